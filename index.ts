@@ -1,0 +1,52 @@
+/**
+ * mcp-bridge: MCP servers' tools as native pi tools. Wiring only; the parts live in ./src.
+ */
+import { fileURLToPath } from "node:url";
+import { type ExtensionAPI, getAgentDir } from "@mariozechner/pi-coding-agent";
+import { McpBridge } from "./src/bridge.ts";
+import { registerMcpCommand, serverRows, show } from "./src/command.ts";
+import { CONFIG_FLAG, configFlagFromArgv } from "./src/config.ts";
+import { formatStartupSummary } from "./src/status-format.ts";
+import { ToolRegistry } from "./src/tool-registry.ts";
+
+const CLIENT_INFO = { name: "pi-mcp-bridge", version: "0.1.0" };
+
+export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
+  pi.registerFlag(CONFIG_FLAG, {
+    type: "string",
+    description: "Also load MCP servers from this JSON file (highest priority)",
+  });
+  const env = process.env;
+  const bridge = new McpBridge({
+    // pi gives a factory no working directory; in its CLI that is the process's own.
+    projectRoot: process.cwd(),
+    agentDir: getAgentDir(),
+    bundledPath: fileURLToPath(new URL("./mcp.json", import.meta.url)),
+    extraPath: configFlagFromArgv(process.argv),
+    env,
+    clientInfo: CLIENT_INFO,
+  });
+  // If pi exits without a session_shutdown, take the server processes along.
+  const killOnExit = () => bridge.killNow();
+  process.once("exit", killOnExit);
+
+  await bridge.start();
+
+  const registry = new ToolRegistry(
+    (tool) => pi.registerTool(tool),
+    (server) => bridge.connection(server),
+  );
+  for (const connection of bridge.connections.values()) {
+    if (connection.status === "connected") registry.registerServer(connection);
+  }
+  registerMcpCommand(pi, bridge, registry, env);
+
+  pi.on("session_start", (_event, ctx) => {
+    const summary = formatStartupSummary(serverRows(bridge, registry, env), bridge.problems, registry.warnings);
+    if (summary) show(ctx, summary, "warning");
+  });
+  pi.on("session_shutdown", async () => {
+    process.off("exit", killOnExit);
+    await bridge.shutdown();
+  });
+}

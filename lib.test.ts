@@ -1,0 +1,647 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { McpError, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { SseError } from "@modelcontextprotocol/sdk/client/sse.js";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import {
+  allocateToolName,
+  BridgeError,
+  classifyError,
+  type ConfigFileInput,
+  type ConfigSource,
+  configFlagFromArgv,
+  configVarRefs,
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  describeError,
+  displayUrl,
+  extractServerEntries,
+  findVarRefs,
+  formatServerList,
+  formatStartupSummary,
+  httpStatusOf,
+  layerConfigs,
+  MAX_TOOL_NAME_LENGTH,
+  normalizeInputSchema,
+  normalizeToolResult,
+  parseConfigText,
+  redact,
+  resolveServerConfig,
+  rawToolName,
+  sanitizeToolName,
+  type ServerConfig,
+  substituteVars,
+  toolNameFor,
+  validateServerEntry,
+} from "./lib.ts";
+
+const project: ConfigSource = { scope: "project", path: "/p/.pi/mcp.json" };
+const user: ConfigSource = { scope: "user", path: "/home/u/.pi/agent/mcp.json" };
+const bundled: ConfigSource = { scope: "bundled", path: "/ext/mcp.json" };
+const flag: ConfigSource = { scope: "flag", path: "/p/demo.json" };
+
+function file(source: ConfigSource, value: unknown): ConfigFileInput {
+  return { source, text: typeof value === "string" ? value : JSON.stringify(value) };
+}
+
+function valid(name: string, entry: unknown, source = project): ServerConfig {
+  const result = validateServerEntry(name, entry, source);
+  assert.ok(result.config, `expected ${name} to be valid, got: ${result.errors.join("; ")}`);
+  return result.config;
+}
+
+function invalid(entry: unknown): string {
+  const result = validateServerEntry("s", entry, project);
+  assert.equal(result.config, undefined, "expected the entry to be rejected");
+  return result.errors.join("; ");
+}
+
+describe("parseConfigText", () => {
+  test("accepts comments, trailing commas and a UTF-8 BOM", () => {
+    const text = '\uFEFF{\n  // a comment\n  "mcpServers": { /* inline */ "a": { "command": "x", }, },\n}';
+    assert.deepEqual(parseConfigText(text).value, { mcpServers: { a: { command: "x" } } });
+  });
+  test("reports invalid JSON with its position", () => {
+    const result = parseConfigText('{\n  "mcpServers": {\n    "a": { "command": "x" \n  }\n');
+    assert.equal(result.value, undefined);
+    assert.match(result.error!, /not valid JSON: .* at line \d+, column \d+/);
+  });
+  test("treats an empty file as no servers", () => {
+    assert.deepEqual(parseConfigText("  \n").value, {});
+  });
+});
+
+describe("config shapes", () => {
+  test("reads mcpServers, servers and mcp", () => {
+    for (const key of ["mcpServers", "servers", "mcp"]) {
+      const { entries, problems } = extractServerEntries({ [key]: { a: { command: "x" } } }, project);
+      assert.deepEqual(problems, []);
+      assert.deepEqual(entries, [{ name: "a", entry: { command: "x" } }]);
+    }
+  });
+  test("a file without a server map has no servers and no problems", () => {
+    assert.deepEqual(extractServerEntries({ other: 1 }, project), { entries: [], problems: [] });
+  });
+  test("a server map that is not an object is reported", () => {
+    const { problems } = extractServerEntries({ servers: [1, 2] }, project);
+    assert.equal(problems.length, 1);
+    assert.match(problems[0]!.message, /`servers` must be an object/);
+  });
+  test("a document that is not an object is reported", () => {
+    assert.match(extractServerEntries([1], project).problems[0]!.message, /JSON object/);
+  });
+  test("the same name under two keys keeps the first and warns", () => {
+    const { entries, problems } = extractServerEntries({ mcpServers: { a: { command: "x" } }, servers: { a: { command: "y" } } }, project);
+    assert.deepEqual(entries, [{ name: "a", entry: { command: "x" } }]);
+    assert.equal(problems[0]!.level, "warning");
+  });
+  test("opencode's local/remote shape with command arrays and `environment`", () => {
+    const local = valid("db", { type: "local", command: ["node", "server.js"], args: ["--v"], environment: { A: "1" } });
+    assert.equal(local.transport, "stdio");
+    assert.equal(local.command, "node");
+    assert.deepEqual(local.args, ["server.js", "--v"]);
+    assert.deepEqual(local.env, { A: "1" });
+    const remote = valid("gh", { type: "remote", url: "https://example.com/mcp" });
+    assert.equal(remote.transport, "http");
+  });
+  test("VS Code's type names", () => {
+    assert.equal(valid("a", { type: "stdio", command: "x" }).transport, "stdio");
+    assert.equal(valid("a", { type: "http", url: "http://h/mcp" }).transport, "http");
+    assert.equal(valid("a", { type: "streamable-http", url: "http://h/mcp" }).transport, "http");
+    assert.equal(valid("a", { type: "sse", url: "http://h/sse" }).transport, "sse");
+  });
+});
+
+describe("validateServerEntry", () => {
+  test("defaults", () => {
+    const config = valid("a", { command: "npx", args: ["-y", "pkg"] });
+    assert.equal(config.transport, "stdio");
+    assert.equal(config.timeout, DEFAULT_CONNECT_TIMEOUT_MS);
+    assert.equal(config.requestTimeout, DEFAULT_REQUEST_TIMEOUT_MS);
+    assert.equal(config.enabled, true);
+    assert.equal(config.prefix, undefined);
+    assert.deepEqual(config.env, {});
+    assert.deepEqual(config.headers, {});
+    assert.equal(valid("b", { url: "https://example.com/mcp" }).transport, "http");
+  });
+  test("all fields", () => {
+    const config = valid("a", {
+      url: "https://example.com/mcp",
+      headers: { Authorization: "Bearer ${T}" },
+      timeout: 5000,
+      requestTimeout: 90000,
+      enabled: false,
+      prefix: "gh",
+    });
+    assert.deepEqual(config.headers, { Authorization: "Bearer ${T}" });
+    assert.equal(config.timeout, 5000);
+    assert.equal(config.requestTimeout, 90000);
+    assert.equal(config.enabled, false);
+    assert.equal(config.prefix, "gh");
+  });
+  test("`disabled: true` (Cline, Roo) disables", () => {
+    assert.equal(valid("a", { command: "x", disabled: true }).enabled, false);
+  });
+  test("numbers in env and args are taken as strings", () => {
+    const config = valid("a", { command: "x", args: ["--port", 8080], env: { PORT: 3000, DEBUG: true } });
+    assert.deepEqual(config.args, ["--port", "8080"]);
+    assert.deepEqual(config.env, { PORT: "3000", DEBUG: "true" });
+  });
+  test("neither url nor command", () => {
+    assert.match(invalid({ env: {} }), /needs either `command`.*or `url`/);
+  });
+  test("both url and command", () => {
+    assert.match(invalid({ command: "x", url: "http://h" }), /both `url` and `command`/);
+  });
+  test("invalid URL", () => {
+    assert.match(invalid({ url: "not a url" }), /not a valid URL/);
+    assert.match(invalid({ url: "ftp://h/x" }), /http or https/);
+  });
+  test("a URL with variables is checked with placeholders", () => {
+    valid("a", { url: "https://${HOST}/mcp?key=${KEY}" });
+    valid("a", { url: "${BASE_URL:-http://localhost:3000}/mcp".replace("${BASE_URL:-http://localhost:3000}", "http://${HOST}:3000") });
+  });
+  test("non-object headers and env", () => {
+    assert.match(invalid({ url: "http://h", headers: "Authorization: x" }), /`headers` must be an object/);
+    assert.match(invalid({ command: "x", env: ["A=1"] }), /`env` must be an object/);
+    assert.match(invalid({ command: "x", env: { A: { nested: 1 } } }), /`env.A` must be a string/);
+  });
+  test("non-array args", () => {
+    assert.match(invalid({ command: "x", args: "--flag" }), /`args` must be an array/);
+    assert.match(invalid({ command: "x", args: [{}] }), /`args` must be an array of strings/);
+  });
+  test("non-positive or non-numeric timeout", () => {
+    assert.match(invalid({ command: "x", timeout: 0 }), /`timeout` must be a positive number/);
+    assert.match(invalid({ command: "x", timeout: -5 }), /`timeout`/);
+    assert.match(invalid({ command: "x", timeout: "10s" }), /`timeout`/);
+    assert.match(invalid({ command: "x", requestTimeout: 0 }), /`requestTimeout`/);
+  });
+  test("unknown type", () => {
+    assert.match(invalid({ command: "x", type: "websocket" }), /unknown `type` "websocket"/);
+  });
+  test("type that contradicts the endpoint", () => {
+    assert.match(invalid({ type: "stdio", url: "http://h" }), /runs a local command/);
+    assert.match(invalid({ type: "sse", command: "x" }), /connects to a URL/);
+  });
+  test("bad command forms", () => {
+    assert.match(invalid({ command: "" }), /must not be empty/);
+    assert.match(invalid({ command: [] }), /array must hold/);
+    assert.match(invalid({ command: ["node", 1] }), /array must hold/);
+    assert.match(invalid({ command: 5 }), /must be a string/);
+  });
+  test("other field types", () => {
+    assert.match(invalid({ command: "x", enabled: "no" }), /`enabled` must be true or false/);
+    assert.match(invalid({ command: "x", prefix: 1 }), /`prefix` must be a string/);
+    assert.match(invalid({ command: "x", cwd: 1 }), /`cwd`/);
+    assert.match(invalid("npx server"), /must be an object/);
+  });
+  test("every problem of an entry is reported together", () => {
+    const errors = invalid({ command: "x", args: "a", timeout: -1, type: "nope" });
+    assert.match(errors, /type/);
+    assert.match(errors, /args/);
+    assert.match(errors, /timeout/);
+  });
+  test("envFile is ignored with a warning", () => {
+    const result = validateServerEntry("a", { command: "x", envFile: ".env" }, project);
+    assert.ok(result.config);
+    assert.match(result.warnings[0]!, /envFile/);
+  });
+});
+
+describe("layerConfigs", () => {
+  test("project over user over bundled, each remembering its file", () => {
+    const { servers, problems } = layerConfigs([
+      file(bundled, { mcpServers: { a: { command: "bundled-a" }, b: { command: "bundled-b" }, c: { command: "bundled-c" } } }),
+      file(user, { mcpServers: { a: { command: "user-a" }, b: { command: "user-b" } } }),
+      file(project, { mcpServers: { a: { command: "project-a" } } }),
+    ]);
+    assert.deepEqual(problems, []);
+    const byName = Object.fromEntries(servers.map((s) => [s.name, s]));
+    assert.equal(byName.a!.command, "project-a");
+    assert.deepEqual(byName.a!.source, project);
+    assert.equal(byName.b!.command, "user-b");
+    assert.deepEqual(byName.b!.source, user);
+    assert.equal(byName.c!.command, "bundled-c");
+    assert.deepEqual(byName.c!.source, bundled);
+  });
+  test("the --mcp-config file is above the project", () => {
+    const { servers } = layerConfigs([file(project, { mcpServers: { a: { command: "p" } } }), file(flag, { mcpServers: { a: { command: "f" } } })]);
+    assert.equal(servers[0]!.command, "f");
+  });
+  test("the order does not depend on the input order and is stable", () => {
+    const inputs = [
+      file(user, { mcpServers: { u1: { command: "x" }, shared: { command: "x" } } }),
+      file(project, { mcpServers: { p1: { command: "x" }, shared: { command: "y" } } }),
+    ];
+    const a = layerConfigs(inputs).servers.map((s) => s.name);
+    const b = layerConfigs([...inputs].reverse()).servers.map((s) => s.name);
+    assert.deepEqual(a, ["p1", "shared", "u1"]);
+    assert.deepEqual(b, a);
+  });
+  test("a missing file is skipped silently; a broken file is reported and the others still load", () => {
+    const { servers, problems } = layerConfigs([
+      { source: bundled, text: undefined },
+      { source: user, text: "{ this is not json" },
+      file(project, { mcpServers: { a: { command: "x" } } }),
+    ]);
+    assert.deepEqual(servers.map((s) => s.name), ["a"]);
+    assert.equal(problems.length, 1);
+    assert.equal(problems[0]!.source, user);
+    assert.match(problems[0]!.message, /not valid JSON/);
+  });
+  test("each bad entry is reported once with its file and skipped; valid entries stay", () => {
+    const { servers, problems } = layerConfigs([
+      file(project, { mcpServers: { good: { command: "x" }, bad: { url: "nope" }, worse: {} } }),
+    ]);
+    assert.deepEqual(servers.map((s) => s.name), ["good"]);
+    assert.equal(problems.length, 2);
+    assert.deepEqual(problems.map((p) => p.server).sort(), ["bad", "worse"]);
+    for (const p of problems) assert.equal(p.source, project);
+  });
+  test("a bad higher entry leaves the lower valid one in effect and says so", () => {
+    const { servers, problems } = layerConfigs([
+      file(user, { mcpServers: { a: { command: "user-a" } } }),
+      file(project, { mcpServers: { a: { command: "x", timeout: -1 } } }),
+    ]);
+    assert.equal(servers[0]!.command, "user-a");
+    assert.match(problems[0]!.message, /the entry from user config .* is used instead/);
+  });
+  test("an entry with only `enabled` toggles the lower layer's server", () => {
+    const { servers, problems } = layerConfigs([
+      file(user, { mcpServers: { a: { command: "user-a" } } }),
+      file(project, { mcpServers: { a: { enabled: false } } }),
+    ]);
+    assert.deepEqual(problems, []);
+    assert.equal(servers[0]!.command, "user-a");
+    assert.equal(servers[0]!.enabled, false);
+    assert.deepEqual(servers[0]!.source, user);
+    assert.deepEqual(servers[0]!.enabledSource, project);
+  });
+  test("a toggle with nothing below it is reported", () => {
+    const { servers, problems } = layerConfigs([file(project, { mcpServers: { a: { enabled: true } } })]);
+    assert.deepEqual(servers, []);
+    assert.match(problems[0]!.message, /no lower-priority config defines/);
+  });
+});
+
+describe("configFlagFromArgv", () => {
+  test("reads --mcp-config in both forms", () => {
+    assert.equal(configFlagFromArgv(["node", "pi", "--mcp-config", "a.json", "-p", "x"]), "a.json");
+    assert.equal(configFlagFromArgv(["node", "pi", "--mcp-config=b.json"]), "b.json");
+    assert.equal(configFlagFromArgv(["node", "pi", "-p", "x"]), undefined);
+    assert.equal(configFlagFromArgv(["node", "pi", "--mcp-config", "--other"]), undefined);
+    assert.equal(configFlagFromArgv(["node", "pi", "--", "--mcp-config", "x"]), undefined);
+  });
+});
+
+describe("substituteVars", () => {
+  const env = { TOKEN: "s3cret-token", EMPTY: "", HOST: "example.com" };
+  test("${VAR}, ${env:VAR} and several in one string", () => {
+    assert.deepEqual(substituteVars("Bearer ${TOKEN}", env), { value: "Bearer s3cret-token", missing: [], secrets: ["s3cret-token"] });
+    assert.equal(substituteVars("${env:HOST}", env).value, "example.com");
+    assert.equal(substituteVars("https://${HOST}/${HOST}", env).value, "https://example.com/example.com");
+  });
+  test("${VAR:-default} when unset or empty", () => {
+    assert.equal(substituteVars("${NOPE:-fallback}", env).value, "fallback");
+    assert.equal(substituteVars("${EMPTY:-fallback}", env).value, "fallback");
+    assert.equal(substituteVars("${HOST:-fallback}", env).value, "example.com");
+    assert.equal(substituteVars("${NOPE:-}", env).missing.length, 0);
+  });
+  test("a missing variable is reported", () => {
+    assert.deepEqual(substituteVars("a${NOPE}b${NOPE}", env), { value: "ab", missing: ["NOPE"], secrets: [] });
+  });
+  test("an empty variable is empty but not missing", () => {
+    assert.deepEqual(substituteVars("x${EMPTY}", env).missing, []);
+  });
+  test("${PROJECT_ROOT}", () => {
+    assert.equal(substituteVars("${PROJECT_ROOT}/lib", env, "/work/p").value, "/work/p/lib");
+  });
+  test("text that is not a reference stays", () => {
+    assert.equal(substituteVars("$HOME ${ not a var} $${X", env).value, "$HOME ${ not a var} $${X");
+  });
+  test("findVarRefs and configVarRefs", () => {
+    assert.deepEqual(findVarRefs("${A} ${B:-x} ${env:C} ${PROJECT_ROOT} ${A}"), ["A", "B", "C"]);
+    const config = valid("a", { url: "https://${HOST}/mcp", headers: { Authorization: "Bearer ${TOKEN}" } });
+    assert.deepEqual(configVarRefs(config).sort(), ["HOST", "TOKEN"]);
+  });
+});
+
+describe("resolveServerConfig", () => {
+  const env = { TOKEN: "s3cret-token", DB_PASSWORD: "hunter22" };
+  test("a local server: command, args, env, cwd relative to the project root", () => {
+    const config = valid("db", {
+      command: ["node", "${PROJECT_ROOT}/server.js"],
+      args: ["--pw", "${DB_PASSWORD}"],
+      env: { PW: "${DB_PASSWORD}", MODE: "prod" },
+      cwd: "./tools",
+    });
+    const r = resolveServerConfig(config, env, "/work/p");
+    assert.deepEqual(r.errors, []);
+    assert.deepEqual(r.warnings, []);
+    assert.deepEqual(r.endpoint, {
+      kind: "stdio",
+      command: "node",
+      args: ["/work/p/server.js", "--pw", "hunter22"],
+      env: { PW: "hunter22", MODE: "prod" },
+      cwd: "/work/p/tools",
+    });
+    assert.ok(r.secrets.includes("hunter22"));
+  });
+  test("a local server's cwd defaults to the project root", () => {
+    const r = resolveServerConfig(valid("a", { command: "x" }), env, "/work/p");
+    assert.equal(r.endpoint?.kind === "stdio" && r.endpoint.cwd, "/work/p");
+  });
+  test("a missing variable for a local server is a warning naming it; an env entry that needs it is left out", () => {
+    const config = valid("db", { command: "x", args: ["--key", "${API_KEY}"], env: { KEY: "${API_KEY}", OTHER: "1" } });
+    const r = resolveServerConfig(config, {}, "/p");
+    assert.deepEqual(r.errors, []);
+    assert.equal(r.endpoint?.kind === "stdio" && "KEY" in r.endpoint.env, false);
+    assert.deepEqual(r.endpoint?.kind === "stdio" && r.endpoint.env, { OTHER: "1" });
+    assert.equal(r.warnings.length, 2);
+    for (const w of r.warnings) assert.match(w, /\$\{API_KEY\} is not set/);
+  });
+  test("a missing variable for a remote server is an error before any connection", () => {
+    const config = valid("gh", { url: "https://${HOST}/mcp", headers: { Authorization: "Bearer ${GH_TOKEN}" } });
+    const r = resolveServerConfig(config, {}, "/p");
+    assert.equal(r.endpoint, undefined);
+    assert.match(r.errors[0]!, /\$\{HOST\} in `url`/);
+    assert.match(r.errors[0]!, /\$\{GH_TOKEN\} in header `Authorization`/);
+  });
+  test("a remote server resolves url and headers and treats header values as secrets", () => {
+    const config = valid("gh", { url: "https://h/mcp?key=${TOKEN}", headers: { Authorization: "Bearer ${TOKEN}", "X-Static": "inline-key-123" } });
+    const r = resolveServerConfig(config, env, "/p");
+    assert.deepEqual(r.endpoint, {
+      kind: "http",
+      url: "https://h/mcp?key=s3cret-token",
+      headers: { Authorization: "Bearer s3cret-token", "X-Static": "inline-key-123" },
+    });
+    assert.ok(r.secrets.includes("s3cret-token"));
+    assert.ok(r.secrets.includes("inline-key-123"));
+  });
+  test("resolved secrets never appear in its messages", () => {
+    const config = valid("gh", { url: "https://h/${TOKEN}/mcp", headers: { A: "${MISSING}" } });
+    const r = resolveServerConfig(config, env, "/p");
+    assert.doesNotMatch(r.errors.join(" "), /s3cret/);
+  });
+});
+
+describe("redact and displayUrl", () => {
+  test("hides each secret, longest first, also URL-encoded", () => {
+    assert.equal(redact("token abcd1234 and abcd12345678", ["abcd1234", "abcd12345678"]), "token *** and ***");
+    assert.equal(redact("q=a%2Fb%2Fc%2Fd", ["a/b/c/d"]), "q=***");
+    assert.equal(redact("short ab stays", ["ab"]), "short ab stays");
+  });
+  test("displayUrl drops credentials, query and fragment", () => {
+    assert.equal(displayUrl("https://user:pw@h:8080/mcp?key=secret#x"), "https://h:8080/mcp");
+    assert.equal(displayUrl("nope"), "(invalid URL)");
+  });
+});
+
+describe("tool naming", () => {
+  test("mcp_<server>_<tool>, a prefix, or the bare name", () => {
+    assert.equal(rawToolName("github", "create_issue"), "mcp_github_create_issue");
+    assert.equal(rawToolName("github", "create_issue", "gh"), "gh_create_issue");
+    assert.equal(rawToolName("github", "create_issue", ""), "create_issue");
+  });
+  test("only [A-Za-z0-9_-], starting with a letter", () => {
+    assert.equal(sanitizeToolName("mcp_my.server_get/item v2"), "mcp_my_server_get_item_v2");
+    assert.equal(sanitizeToolName("mcp_ünïcode_tool"), "mcp__n_code_tool");
+    assert.equal(sanitizeToolName("2fa_tool"), "mcp_2fa_tool");
+    assert.equal(sanitizeToolName("_x"), "mcp__x");
+    assert.equal(sanitizeToolName("get-sum"), "get-sum");
+    assert.match(toolNameFor("my server", "do it!"), /^[A-Za-z][A-Za-z0-9_-]*$/);
+  });
+  test("at most 64 characters, shortened with a deterministic hash", () => {
+    const long = toolNameFor("a-very-long-server-name-for-testing", "and_an_even_longer_tool_name_that_goes_on_and_on");
+    assert.equal(long.length, MAX_TOOL_NAME_LENGTH);
+    assert.match(long, /_[0-9a-f]{8}$/);
+    assert.equal(toolNameFor("a-very-long-server-name-for-testing", "and_an_even_longer_tool_name_that_goes_on_and_on"), long);
+    const other = toolNameFor("a-very-long-server-name-for-testing", "and_an_even_longer_tool_name_that_goes_on_and_on_2");
+    assert.notEqual(other, long, "two long names with the same head stay distinct");
+    assert.equal(toolNameFor("s", "x".repeat(60)).length, 64);
+    assert.equal(toolNameFor("s", "x".repeat(20)), `mcp_s_${"x".repeat(20)}`);
+  });
+  test("collisions get _2, _3 within the length limit", () => {
+    const taken = new Set(["mcp_a_x", "mcp_a_x_2"]);
+    assert.equal(allocateToolName("mcp_a_x", (n) => taken.has(n)), "mcp_a_x_3");
+    assert.equal(allocateToolName("free", (n) => taken.has(n)), "free");
+    const long = "y".repeat(64);
+    const allocated = allocateToolName(long, (n) => n === long);
+    assert.equal(allocated.length, 64);
+    assert.ok(allocated.endsWith("_2"));
+  });
+});
+
+describe("classifyError", () => {
+  test("auth: SDK auth errors and 401/403 statuses", () => {
+    assert.equal(classifyError(new UnauthorizedError()), "auth");
+    assert.equal(classifyError(new StreamableHTTPError(401, "Error POSTing to endpoint: nope")), "auth");
+    assert.equal(classifyError(new StreamableHTTPError(403, "x")), "auth");
+    assert.equal(classifyError(new SseError(401, "x", undefined)), "auth");
+    assert.equal(classifyError(new Error("Error POSTing to endpoint (HTTP 401): Unauthorized")), "auth");
+    assert.equal(classifyError(new Error("request failed with status 403")), "auth");
+    assert.equal(classifyError(new BridgeError("auth", "s", "x")), "auth");
+  });
+  test("transport: closed connections, refused or reset sockets, process exit, expired sessions", () => {
+    assert.equal(classifyError(new McpError(ErrorCode.ConnectionClosed, "Connection closed")), "transport");
+    assert.equal(classifyError(new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }) })), "transport");
+    assert.equal(classifyError(Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" })), "transport");
+    assert.equal(classifyError(Object.assign(new Error("write EPIPE"), { code: "EPIPE" })), "transport");
+    assert.equal(classifyError(new Error("Not connected")), "transport");
+    assert.equal(classifyError(new StreamableHTTPError(404, "Session not found")), "transport");
+    assert.equal(classifyError(new StreamableHTTPError(503, "unavailable")), "transport");
+    assert.equal(classifyError(new Error("socket hang up")), "transport");
+    assert.equal(classifyError(new BridgeError("transport", "s", "x")), "transport");
+  });
+  test("other: server answers, timeouts, bad requests", () => {
+    assert.equal(classifyError(new McpError(ErrorCode.InvalidParams, "bad")), "other");
+    assert.equal(classifyError(new McpError(ErrorCode.RequestTimeout, "Request timed out")), "other");
+    assert.equal(classifyError(new McpError(ErrorCode.InternalError, "Unauthorized access to repo")), "other");
+    assert.equal(classifyError(new StreamableHTTPError(400, "bad request")), "other");
+    assert.equal(classifyError(new Error("something else")), "other");
+    assert.equal(classifyError("a string"), "other");
+    assert.equal(classifyError(new Error("found 401 items")), "other");
+  });
+  test("auth and transport never overlap", () => {
+    const samples: unknown[] = [
+      new UnauthorizedError(),
+      new StreamableHTTPError(401, "x"),
+      new McpError(ErrorCode.ConnectionClosed, "Connection closed"),
+      new Error("Not connected"),
+      new Error("fetch failed: unauthorized"),
+    ];
+    for (const s of samples) assert.ok(["auth", "transport", "other"].includes(classifyError(s)));
+    assert.equal(classifyError(new Error("fetch failed: unauthorized")), "auth", "auth is decided first");
+  });
+  test("httpStatusOf and describeError", () => {
+    assert.equal(httpStatusOf(new StreamableHTTPError(405, "x")), 405);
+    assert.equal(httpStatusOf(new StreamableHTTPError(-1, "x")), undefined);
+    assert.equal(httpStatusOf(new Error("plain")), undefined);
+    const err = new TypeError("fetch failed", { cause: new Error("connect ECONNREFUSED 127.0.0.1:1") });
+    assert.equal(describeError(err), "fetch failed: connect ECONNREFUSED 127.0.0.1:1");
+    assert.equal(describeError(new McpError(ErrorCode.InvalidParams, "bad input")), "bad input");
+  });
+});
+
+describe("normalizeToolResult", () => {
+  test("text parts joined by newlines", () => {
+    const r = normalizeToolResult({ content: [{ type: "text", text: "Issue #42 created" }, { type: "text", text: "URL: https://x" }] });
+    assert.equal(r.text, "Issue #42 created\nURL: https://x");
+    assert.deepEqual(r.content, [{ type: "text", text: "Issue #42 created\nURL: https://x" }]);
+    assert.equal(r.isError, false);
+  });
+  test("images pass as images; unsupported image types are described", () => {
+    const r = normalizeToolResult({
+      content: [
+        { type: "text", text: "here" },
+        { type: "image", data: "aGVsbG8=", mimeType: "image/png" },
+        { type: "image", data: "PHN2Zz4=", mimeType: "image/svg+xml" },
+      ],
+    });
+    assert.deepEqual(r.content[1], { type: "image", data: "aGVsbG8=", mimeType: "image/png" });
+    assert.equal(r.content.length, 2);
+    assert.match(r.text, /\[image: image\/svg\+xml, 5 B, not shown\]/);
+  });
+  test("an image alone has no filler text", () => {
+    const r = normalizeToolResult({ content: [{ type: "image", data: "aGVsbG8=", mimeType: "image/png" }] });
+    assert.deepEqual(r.content, [{ type: "image", data: "aGVsbG8=", mimeType: "image/png" }]);
+  });
+  test("embedded resources: text with URI and MIME type, binary described", () => {
+    const r = normalizeToolResult({
+      content: [
+        { type: "resource", resource: { uri: "file:///a.txt", mimeType: "text/plain", text: "hello" } },
+        { type: "resource", resource: { uri: "file:///b.bin", mimeType: "application/octet-stream", blob: "AAECAw==" } },
+        { type: "resource", resource: { uri: "file:///c.json", mimeType: "application/json", blob: Buffer.from('{"a":1}').toString("base64") } },
+      ],
+    });
+    assert.match(r.text, /\[resource\] file:\/\/\/a.txt \(text\/plain\)\nhello/);
+    assert.match(r.text, /\[resource\] file:\/\/\/b.bin \(application\/octet-stream\): binary, 4 B, not shown/);
+    assert.match(r.text, /\{"a":1\}/);
+    assert.doesNotMatch(r.text, /AAECAw/);
+  });
+  test("resource links as a line with URI and name", () => {
+    const r = normalizeToolResult({ content: [{ type: "resource_link", uri: "file:///x.md", name: "x.md", mimeType: "text/markdown", description: "notes" }] });
+    assert.equal(r.text, "[resource link] file:///x.md (x.md) text/markdown — notes");
+  });
+  test("audio is described", () => {
+    assert.match(normalizeToolResult({ content: [{ type: "audio", data: "AAAA", mimeType: "audio/wav" }] }).text, /\[audio: audio\/wav, 3 B/);
+  });
+  test("structuredContent is used when there is no text, and not duplicated when there is", () => {
+    assert.equal(normalizeToolResult({ content: [], structuredContent: { a: 1 } }).text, '{\n  "a": 1\n}');
+    assert.equal(normalizeToolResult({ content: [{ type: "text", text: "t" }], structuredContent: { a: 1 } }).text, "t");
+  });
+  test("isError is carried", () => {
+    const r = normalizeToolResult({ content: [{ type: "text", text: "boom" }], isError: true });
+    assert.equal(r.isError, true);
+    assert.equal(r.text, "boom");
+  });
+  test("empty results and junk parts", () => {
+    assert.deepEqual(normalizeToolResult({ content: [] }).content, [{ type: "text", text: "(no output)" }]);
+    assert.deepEqual(normalizeToolResult({}).content, [{ type: "text", text: "(no output)" }]);
+    assert.match(normalizeToolResult({ content: [null, 5, { type: "video" }] }).text, /unsupported content type "video"/);
+    assert.equal(normalizeToolResult({ toolResult: { ok: true } }).text, '{\n  "ok": true\n}');
+  });
+});
+
+describe("normalizeInputSchema", () => {
+  test("an empty or missing schema becomes an empty object schema", () => {
+    for (const input of [undefined, null, {}, "x"]) {
+      assert.deepEqual(normalizeInputSchema(input), { schema: { type: "object", properties: {} }, warnings: [] });
+    }
+  });
+  test("adds type and properties; drops $schema", () => {
+    const { schema } = normalizeInputSchema({ $schema: "http://json-schema.org/draft-07/schema#", required: [] });
+    assert.deepEqual(schema, { type: "object", properties: {}, required: [] });
+  });
+  test("keeps an ordinary schema as it is", () => {
+    const input = { type: "object", properties: { a: { type: "string", description: "A" } }, required: ["a"], additionalProperties: false };
+    assert.deepEqual(normalizeInputSchema(input).schema, input);
+  });
+  test("inlines local $refs and drops $defs", () => {
+    const { schema, warnings } = normalizeInputSchema({
+      type: "object",
+      $defs: { Point: { type: "object", properties: { x: { type: "number" } } } },
+      definitions: { Name: { type: "string" } },
+      properties: { p: { $ref: "#/$defs/Point", description: "where" }, n: { $ref: "#/definitions/Name" } },
+    });
+    assert.deepEqual(warnings, []);
+    assert.deepEqual(schema, {
+      type: "object",
+      properties: {
+        p: { type: "object", properties: { x: { type: "number" } }, description: "where" },
+        n: { type: "string" },
+      },
+    });
+  });
+  test("a recursive $ref is cut off with a warning; an unresolvable one accepts anything", () => {
+    const { schema, warnings } = normalizeInputSchema({
+      type: "object",
+      $defs: { Node: { type: "object", properties: { child: { $ref: "#/$defs/Node" } } } },
+      properties: { root: { $ref: "#/$defs/Node" }, bad: { $ref: "#/nowhere" } },
+    });
+    assert.equal(JSON.stringify(schema).includes("$ref"), false);
+    assert.equal(warnings.length, 2);
+    assert.deepEqual((schema.properties as Record<string, unknown>).bad, {});
+  });
+  test("a non-object schema becomes an open object schema with a warning", () => {
+    const { schema, warnings } = normalizeInputSchema({ type: "string" });
+    assert.deepEqual(schema, { type: "object", properties: {}, additionalProperties: true });
+    assert.match(warnings[0]!, /not "object"/);
+  });
+});
+
+describe("status formatting", () => {
+  const rows = [
+    {
+      name: "github",
+      status: "connected",
+      transport: "http",
+      source: "user",
+      enabled: true,
+      toolCount: 2,
+      warnings: [],
+      tools: [
+        { name: "gh_create_issue", originalName: "create_issue" },
+        { name: "search", originalName: "search" },
+      ],
+      vars: [{ name: "GITHUB_TOKEN", set: true }],
+    },
+    {
+      name: "jira",
+      status: "failed",
+      transport: "http",
+      source: "project",
+      enabled: true,
+      toolCount: 0,
+      error: "connection refused",
+      warnings: [],
+      tools: [],
+      vars: [{ name: "JIRA_KEY", set: false }],
+    },
+    { name: "off", status: "disabled", transport: "stdio", source: "bundled", enabled: false, toolCount: 0, warnings: [], tools: [], vars: [] },
+  ];
+  test("the server list shows state, tools, variables (never values) and totals", () => {
+    const text = formatServerList(rows, []);
+    assert.match(text, /github {2}connected {2}http {2}2 tools {2}\(user\)/);
+    assert.match(text, /- gh_create_issue {2}\(create_issue\)/);
+    assert.match(text, /- search$/m);
+    assert.match(text, /jira {2}failed/);
+    assert.match(text, /connection refused/);
+    assert.match(text, /JIRA_KEY NOT SET/);
+    assert.match(text, /GITHUB_TOKEN set/);
+    assert.match(text, /off {2}disabled/);
+    assert.match(text, /3 servers configured \| 1 connected \| 2 tools available/);
+  });
+  test("no servers: how to add one", () => {
+    assert.match(formatServerList([], []), /No MCP servers configured/);
+  });
+  test("the startup summary lists failures and problems, or nothing when all is well", () => {
+    const summary = formatStartupSummary(rows, [{ level: "error", source: project, server: "x", message: "bad" }], ["name clash"]);
+    assert.match(summary!, /1 of 2 servers connected, 2 tools/);
+    assert.match(summary!, /✕ jira: connection refused/);
+    assert.match(summary!, /server 'x' in project config \/p\/.pi\/mcp.json: bad/);
+    assert.match(summary!, /name clash/);
+    assert.equal(formatStartupSummary([rows[0]!], [], []), undefined);
+  });
+});

@@ -1,0 +1,47 @@
+/**
+ * Finds and reads the config layers: `--mcp-config` file, project `.pi/mcp.json`, user `<agent dir>/mcp.json`, and the
+ * `mcp.json` bundled with the extension.
+ */
+import { readFile } from "node:fs/promises";
+import * as path from "node:path";
+import { type ConfigFileInput, type ConfigProblem, type ConfigSource, type LayeredConfig, layerConfigs } from "./config.ts";
+
+export interface ConfigLocations {
+  projectRoot: string;
+  agentDir: string;
+  bundledPath: string;
+  /** From `--mcp-config`; relative paths are taken from the project root. */
+  extraPath?: string;
+}
+
+export const PROJECT_CONFIG_PATH = path.join(".pi", "mcp.json");
+export const USER_CONFIG_NAME = "mcp.json";
+
+export function configSources(locations: ConfigLocations): ConfigSource[] {
+  const sources: ConfigSource[] = [];
+  if (locations.extraPath) sources.push({ scope: "flag", path: path.resolve(locations.projectRoot, locations.extraPath) });
+  sources.push({ scope: "project", path: path.join(locations.projectRoot, PROJECT_CONFIG_PATH) });
+  sources.push({ scope: "user", path: path.join(locations.agentDir, USER_CONFIG_NAME) });
+  sources.push({ scope: "bundled", path: locations.bundledPath });
+  return sources;
+}
+
+async function readSource(source: ConfigSource): Promise<{ input: ConfigFileInput; problem?: ConfigProblem }> {
+  try {
+    return { input: { source, text: await readFile(source.path, "utf8") } };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" && source.scope !== "flag") return { input: { source, text: undefined } };
+    const reason = code === "ENOENT" ? "file not found" : code === "EISDIR" ? "is a directory" : code === "EACCES" ? "permission denied" : String(error);
+    return { input: { source, text: undefined }, problem: { level: "error", source, message: `cannot read the file: ${reason}` } };
+  }
+}
+
+/** Reads every layer (in parallel) and merges them. */
+export async function loadLayeredConfig(locations: ConfigLocations): Promise<LayeredConfig & { sources: ConfigSource[] }> {
+  const sources = configSources(locations);
+  const reads = await Promise.all(sources.map(readSource));
+  const layered = layerConfigs(reads.map((r) => r.input));
+  const readProblems = reads.flatMap((r) => (r.problem ? [r.problem] : []));
+  return { ...layered, problems: [...readProblems, ...layered.problems], sources };
+}

@@ -1,0 +1,117 @@
+/**
+ * Error classes: what went wrong decides what the bridge does next (auth: tell the user; transport: reconnect once).
+ * The SDK's error types and status codes are checked first; message patterns are only a fallback for errors that
+ * reach us without a type (wrapped or stringified by a transport).
+ */
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { SseError } from "@modelcontextprotocol/sdk/client/sse.js";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+
+export type ErrorClass = "auth" | "transport" | "other";
+
+/** Node/undici error codes that mean the connection itself is gone. */
+const TRANSPORT_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENETDOWN",
+  "ERR_STREAM_DESTROYED",
+  "ERR_STREAM_WRITE_AFTER_END",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CLOSED",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+
+/** HTTP statuses after which a fresh connection can help: an expired session (404) or a server restarting behind a proxy. */
+const TRANSPORT_STATUSES = new Set([404, 502, 503, 504]);
+
+const AUTH_PATTERN = /\b(HTTP|status|code)[ :]*40[13]\b|unauthori[sz]ed|forbidden|invalid[_ ]token|authentication (failed|required)/i;
+const TRANSPORT_PATTERN =
+  /not connected|connection closed|ECONNREFUSED|ECONNRESET|EPIPE|socket hang up|fetch failed|other side closed|terminated|stream (was )?destroyed|write after end/i;
+
+/** The HTTP status an SDK transport error carries, if any. */
+export function httpStatusOf(error: unknown): number | undefined {
+  if (error instanceof StreamableHTTPError || error instanceof SseError) {
+    return typeof error.code === "number" && error.code >= 100 ? error.code : undefined;
+  }
+  if (error instanceof Error) {
+    // SSEClientTransport reports POST failures only in its message.
+    const match = /\(HTTP (\d{3})\)/.exec(error.message);
+    if (match) return Number(match[1]);
+  }
+  return undefined;
+}
+
+function causeChain(error: unknown): unknown[] {
+  const chain: unknown[] = [];
+  let current: unknown = error;
+  while (current !== undefined && current !== null && chain.length < 5) {
+    chain.push(current);
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return chain;
+}
+
+function codeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+export function classifyError(error: unknown): ErrorClass {
+  if (error instanceof BridgeError) return error.kind === "auth" ? "auth" : error.kind === "transport" ? "transport" : "other";
+  if (error instanceof UnauthorizedError) return "auth";
+  const status = httpStatusOf(error);
+  if (status === 401 || status === 403) return "auth";
+  if (status !== undefined) return TRANSPORT_STATUSES.has(status) ? "transport" : "other";
+  if (error instanceof McpError) {
+    if (error.code === ErrorCode.ConnectionClosed) return "transport";
+    // Anything else is an answer from a live server (or our own timeout): a new connection would not change it.
+    return "other";
+  }
+  for (const link of causeChain(error)) {
+    const code = codeOf(link);
+    if (code && TRANSPORT_CODES.has(code)) return "transport";
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  if (AUTH_PATTERN.test(message)) return "auth";
+  if (error instanceof TypeError && /fetch failed/i.test(message)) return "transport";
+  if (TRANSPORT_PATTERN.test(message)) return "transport";
+  return "other";
+}
+
+export function isTimeoutError(error: unknown): boolean {
+  return error instanceof McpError && error.code === ErrorCode.RequestTimeout;
+}
+
+/** A short description of an error and its causes (`fetch failed: connect ECONNREFUSED 127.0.0.1:4000`). */
+export function describeError(error: unknown): string {
+  const parts: string[] = [];
+  for (const link of causeChain(error)) {
+    let text = link instanceof Error ? link.message : typeof link === "string" ? link : JSON.stringify(link);
+    // McpError prefixes "MCP error <code>: "; the code means nothing to a reader.
+    text = text.replace(/^MCP error -?\d+: /, "");
+    if (text && !parts.some((p) => p.includes(text))) parts.push(text);
+  }
+  return parts.join(": ") || "unknown error";
+}
+
+export type BridgeErrorKind = "auth" | "transport" | "timeout" | "config" | "tool" | "cancelled" | "other";
+
+/** An error the bridge raises itself, already worded for the user. */
+export class BridgeError extends Error {
+  constructor(
+    readonly kind: BridgeErrorKind,
+    readonly server: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "BridgeError";
+  }
+}

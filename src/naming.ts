@@ -1,0 +1,51 @@
+/**
+ * Tool names that every model provider accepts: `[A-Za-z0-9_-]`, a letter first, at most 64 characters.
+ */
+import { createHash } from "node:crypto";
+
+export const MAX_TOOL_NAME_LENGTH = 64;
+const HASH_LENGTH = 8;
+
+/** pi's built-in tools; an MCP tool never takes one of these names. */
+export const PI_BUILTIN_TOOL_NAMES: readonly string[] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+
+/** The name before sanitising: `mcp_<server>_<tool>`, `<prefix>_<tool>`, or the bare tool name for `prefix: ""`. */
+export function rawToolName(server: string, tool: string, prefix?: string): string {
+  if (prefix === undefined) return `mcp_${server}_${tool}`;
+  if (prefix === "") return tool;
+  return `${prefix}_${tool}`;
+}
+
+export function shortHash(text: string): string {
+  return createHash("sha256").update(text).digest("hex").slice(0, HASH_LENGTH);
+}
+
+/**
+ * Makes a name provider-safe. Invalid characters become `_`; a name that does not start with a letter gets `mcp_` in
+ * front; an over-long name keeps its head and ends in a hash of the full original, so it stays unique and stable.
+ */
+export function sanitizeToolName(raw: string, maxLength = MAX_TOOL_NAME_LENGTH): string {
+  let name = raw.replace(/[^A-Za-z0-9_-]/g, "_");
+  if (!/^[A-Za-z]/.test(name)) name = `mcp_${name}`;
+  if (name.length <= maxLength) return name;
+  const hash = shortHash(raw);
+  return `${name.slice(0, maxLength - HASH_LENGTH - 1)}_${hash}`;
+}
+
+/** The pi tool name for an MCP tool, before collisions are considered. */
+export function toolNameFor(server: string, tool: string, prefix?: string): string {
+  return sanitizeToolName(rawToolName(server, tool, prefix));
+}
+
+/**
+ * The first free name among `name`, `name_2`, `name_3`, …, each kept within the length limit by shortening the base.
+ */
+export function allocateToolName(name: string, isTaken: (candidate: string) => boolean): string {
+  if (!isTaken(name)) return name;
+  for (let n = 2; ; n++) {
+    const suffix = `_${n}`;
+    const base = name.length + suffix.length > MAX_TOOL_NAME_LENGTH ? name.slice(0, MAX_TOOL_NAME_LENGTH - suffix.length) : name;
+    const candidate = `${base}${suffix}`;
+    if (!isTaken(candidate)) return candidate;
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * MCP tool results → pi tool content. Pure.
+ */
+
+export type PiContent = { type: "text"; text: string } | { type: "image"; data: string; mimeType: string };
+
+/** The parts of an MCP `CallToolResult` this module reads; loose on purpose, since servers send what they send. */
+export interface McpToolResult {
+  content?: unknown;
+  structuredContent?: unknown;
+  isError?: unknown;
+  toolResult?: unknown;
+}
+
+export interface NormalizedResult {
+  /** Text first (all text-like parts joined by newlines), then images. */
+  content: PiContent[];
+  /** The joined text alone. */
+  text: string;
+  isError: boolean;
+}
+
+/** Image types every pi provider accepts; others are described instead of sent. */
+const MODEL_IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Size in bytes of base64 data, without decoding it. */
+export function base64Size(data: string): number {
+  const trimmed = data.replace(/\s/g, "");
+  const padding = trimmed.endsWith("==") ? 2 : trimmed.endsWith("=") ? 1 : 0;
+  return Math.max(0, Math.floor((trimmed.length * 3) / 4) - padding);
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+function isTextMime(mime: string | undefined): boolean {
+  if (!mime) return false;
+  return /^text\/|[/+](json|xml|yaml|javascript|csv)\b/.test(mime);
+}
+
+function describeResourceLink(part: Json): string {
+  const name = typeof part.title === "string" ? part.title : typeof part.name === "string" ? part.name : "";
+  const bits = [`[resource link] ${String(part.uri ?? "")}`];
+  if (name) bits.push(`(${name})`);
+  if (typeof part.mimeType === "string") bits.push(part.mimeType);
+  let line = bits.join(" ");
+  if (typeof part.description === "string" && part.description) line += ` — ${part.description}`;
+  return line;
+}
+
+export function normalizeToolResult(result: McpToolResult): NormalizedResult {
+  const texts: string[] = [];
+  const images: PiContent[] = [];
+  // Servers on protocol 2024-10-07 answer with `toolResult` instead of `content`.
+  const parts = Array.isArray(result.content) ? result.content : [];
+  for (const part of parts) {
+    if (!isObject(part)) continue;
+    switch (part.type) {
+      case "text":
+        if (typeof part.text === "string") texts.push(part.text);
+        break;
+      case "image": {
+        const mime = typeof part.mimeType === "string" ? part.mimeType : "application/octet-stream";
+        const data = typeof part.data === "string" ? part.data : "";
+        if (MODEL_IMAGE_TYPES.has(mime) && data) images.push({ type: "image", data, mimeType: mime });
+        else texts.push(`[image: ${mime}, ${formatBytes(base64Size(data))}, not shown]`);
+        break;
+      }
+      case "audio": {
+        const mime = typeof part.mimeType === "string" ? part.mimeType : "audio";
+        const data = typeof part.data === "string" ? part.data : "";
+        texts.push(`[audio: ${mime}, ${formatBytes(base64Size(data))}, not shown]`);
+        break;
+      }
+      case "resource": {
+        const resource = isObject(part.resource) ? part.resource : {};
+        const uri = String(resource.uri ?? "");
+        const mime = typeof resource.mimeType === "string" ? resource.mimeType : undefined;
+        const header = `[resource] ${uri}${mime ? ` (${mime})` : ""}`;
+        if (typeof resource.text === "string") {
+          texts.push(`${header}\n${resource.text}`);
+        } else if (typeof resource.blob === "string") {
+          if (mime && MODEL_IMAGE_TYPES.has(mime)) {
+            texts.push(header);
+            images.push({ type: "image", data: resource.blob, mimeType: mime });
+          } else if (isTextMime(mime)) {
+            texts.push(`${header}\n${Buffer.from(resource.blob, "base64").toString("utf8")}`);
+          } else {
+            texts.push(`${header}: binary, ${formatBytes(base64Size(resource.blob))}, not shown`);
+          }
+        } else {
+          texts.push(header);
+        }
+        break;
+      }
+      case "resource_link":
+        texts.push(describeResourceLink(part));
+        break;
+      default:
+        texts.push(`[unsupported content type ${JSON.stringify(part.type)}]`);
+    }
+  }
+  if (texts.length === 0 && result.structuredContent !== undefined) {
+    texts.push(JSON.stringify(result.structuredContent, null, 2));
+  }
+  if (texts.length === 0 && parts.length === 0 && result.toolResult !== undefined) {
+    texts.push(typeof result.toolResult === "string" ? result.toolResult : JSON.stringify(result.toolResult, null, 2));
+  }
+  const text = texts.join("\n");
+  const content: PiContent[] = [];
+  if (text !== "" || images.length === 0) content.push({ type: "text", text: text === "" ? "(no output)" : text });
+  content.push(...images);
+  return { content, text, isError: result.isError === true };
+}

@@ -1,0 +1,158 @@
+/**
+ * The processes a local server started, so that shutdown ends all of them.
+ *
+ * The SDK spawns a server in pi's own process group, so a group kill is not available; a wrapper such as `npx` or a
+ * shell script would leave its real server behind if only the direct child were killed. Instead the tree below the
+ * child is read before shutdown and whatever is still alive afterwards is ended. Each process is remembered with its
+ * start time, so a recycled pid is never signalled.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+
+export interface ProcessInfo {
+  pid: number;
+  ppid: number;
+  /** Opaque start marker (Linux: clock ticks since boot; elsewhere `ps` start time). */
+  start: string;
+}
+
+interface ProcStat {
+  ppid: number;
+  start: string;
+  state: string;
+}
+
+function parseProcStat(text: string): ProcStat | undefined {
+  // The command name is in parentheses and may itself contain spaces or parentheses.
+  const close = text.lastIndexOf(")");
+  if (close < 0) return undefined;
+  const fields = text.slice(close + 2).split(" ");
+  // fields[0] is the state (field 3 of stat); ppid is field 4, starttime field 22.
+  const ppid = Number(fields[1]);
+  const start = fields[19];
+  if (!Number.isFinite(ppid) || start === undefined) return undefined;
+  return { ppid, start, state: fields[0] ?? "" };
+}
+
+function readProcStat(pid: number): ProcStat | undefined {
+  try {
+    return parseProcStat(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+/** A snapshot of the process table (pid, parent, start). Empty where it cannot be read. */
+export function listProcesses(): ProcessInfo[] {
+  if (process.platform === "linux") {
+    const out: ProcessInfo[] = [];
+    let entries: string[];
+    try {
+      entries = readdirSync("/proc");
+    } catch {
+      return out;
+    }
+    for (const entry of entries) {
+      if (!/^\d+$/.test(entry)) continue;
+      const pid = Number(entry);
+      const stat = readProcStat(pid);
+      if (stat) out.push({ pid, ppid: stat.ppid, start: stat.start });
+    }
+    return out;
+  }
+  if (process.platform === "win32") return [];
+  try {
+    const text = execFileSync("ps", ["-A", "-o", "pid=,ppid=,lstart="], { encoding: "utf8", timeout: 5000, stdio: ["ignore", "pipe", "ignore"] });
+    return text
+      .split("\n")
+      .map((line) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), start: m[3]!.trim() }));
+  } catch {
+    return [];
+  }
+}
+
+/** Every process below `rootPid` in `table` (children, grandchildren, …), not including the root. */
+export function descendantsOf(rootPid: number, table: readonly ProcessInfo[]): ProcessInfo[] {
+  const byParent = new Map<number, ProcessInfo[]>();
+  for (const info of table) {
+    const siblings = byParent.get(info.ppid);
+    if (siblings) siblings.push(info);
+    else byParent.set(info.ppid, [info]);
+  }
+  const out: ProcessInfo[] = [];
+  const queue = [rootPid];
+  const seen = new Set<number>([rootPid]);
+  while (queue.length > 0) {
+    const pid = queue.shift()!;
+    for (const child of byParent.get(pid) ?? []) {
+      if (seen.has(child.pid)) continue;
+      seen.add(child.pid);
+      out.push(child);
+      queue.push(child.pid);
+    }
+  }
+  return out;
+}
+
+/** The process and everything below it, as they are now. */
+export function processTree(rootPid: number): ProcessInfo[] {
+  const table = listProcesses();
+  const root = table.find((p) => p.pid === rootPid);
+  return root ? [root, ...descendantsOf(rootPid, table)] : [];
+}
+
+/** True while the process is the same one that was recorded (not exited, pid not reused). */
+export function isSameProcessAlive(info: ProcessInfo): boolean {
+  try {
+    process.kill(info.pid, 0);
+  } catch {
+    // ESRCH: gone. EPERM: alive but not ours, so certainly not our child any more.
+    return false;
+  }
+  if (process.platform !== "linux") return true;
+  const stat = readProcStat(info.pid);
+  // A zombie has exited already; it only waits for its parent to reap it.
+  return stat !== undefined && stat.start === info.start && stat.state !== "Z";
+}
+
+function signal(info: ProcessInfo, sig: NodeJS.Signals): void {
+  if (process.platform === "win32") {
+    spawnSync("taskkill", ["/F", "/T", "/PID", String(info.pid)], { stdio: "ignore", windowsHide: true });
+    return;
+  }
+  try {
+    process.kill(info.pid, sig);
+  } catch {
+    // Already gone.
+  }
+}
+
+export const DEFAULT_TERMINATE_GRACE_MS = 1000;
+const POLL_MS = 25;
+
+/** SIGTERM every recorded process still alive, then SIGKILL what remains after `graceMs`. */
+export async function terminateProcesses(processes: readonly ProcessInfo[], graceMs = DEFAULT_TERMINATE_GRACE_MS): Promise<void> {
+  let alive = processes.filter(isSameProcessAlive);
+  if (alive.length === 0) return;
+  for (const p of alive) signal(p, "SIGTERM");
+  const deadline = Date.now() + graceMs;
+  while (alive.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    alive = alive.filter(isSameProcessAlive);
+  }
+  for (const p of alive) signal(p, "SIGKILL");
+}
+
+/** Synchronous last resort for `process.on("exit")`: SIGKILL whatever is still alive. */
+export function killProcessesNow(processes: readonly ProcessInfo[]): void {
+  for (const p of processes) if (isSameProcessAlive(p)) signal(p, "SIGKILL");
+}
+
+/** Merges snapshots, keeping one entry per (pid, start). */
+export function mergeProcesses(...lists: ReadonlyArray<readonly ProcessInfo[]>): ProcessInfo[] {
+  const out = new Map<string, ProcessInfo>();
+  for (const list of lists) for (const p of list) out.set(`${p.pid}:${p.start}`, p);
+  return [...out.values()];
+}

@@ -1,0 +1,193 @@
+/**
+ * `${VAR}` substitution in server configs, and what a resolved config looks like. Pure: the environment is passed in.
+ */
+import * as path from "node:path";
+import type { ServerConfig, TransportKind } from "./config.ts";
+
+/** `${NAME}`, `${NAME:-default}` and VS Code's `${env:NAME}`. */
+const VAR_PATTERN = /\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+export const PROJECT_ROOT_VAR = "PROJECT_ROOT";
+
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+export interface Substitution {
+  value: string;
+  /** Variables that were unset and had no default. */
+  missing: string[];
+  /** Values that came from the environment: secrets to keep out of messages. */
+  secrets: string[];
+}
+
+/**
+ * Replaces variable references. `${VAR:-default}` uses the default when VAR is unset or empty (as in a shell);
+ * `${PROJECT_ROOT}` is the session's project root. A missing variable becomes an empty string and is reported.
+ */
+export function substituteVars(input: string, env: Environment, projectRoot?: string): Substitution {
+  const missing: string[] = [];
+  const secrets: string[] = [];
+  const value = input.replace(VAR_PATTERN, (_match, name: string, fallback: string | undefined) => {
+    if (name === PROJECT_ROOT_VAR && projectRoot !== undefined) return projectRoot;
+    const found = env[name];
+    if (found !== undefined && found !== "") {
+      secrets.push(found);
+      return found;
+    }
+    if (fallback !== undefined) return fallback;
+    if (found === "") return "";
+    if (!missing.includes(name)) missing.push(name);
+    return "";
+  });
+  return { value, missing, secrets };
+}
+
+/** The variable names a string refers to (without `PROJECT_ROOT`). */
+export function findVarRefs(input: string): string[] {
+  const names: string[] = [];
+  for (const match of input.matchAll(VAR_PATTERN)) {
+    const name = match[1]!;
+    if (name !== PROJECT_ROOT_VAR && !names.includes(name)) names.push(name);
+  }
+  return names;
+}
+
+/** Every variable a server's config refers to, for status displays (never their values). */
+export function configVarRefs(config: ServerConfig): string[] {
+  const texts = [
+    config.command ?? "",
+    ...config.args,
+    config.cwd ?? "",
+    config.url ?? "",
+    ...Object.values(config.env),
+    ...Object.values(config.headers),
+  ];
+  return [...new Set(texts.flatMap(findVarRefs))];
+}
+
+export interface ResolvedStdio {
+  kind: "stdio";
+  command: string;
+  args: string[];
+  /** Only the configured variables; the transport adds the SDK's safe defaults. */
+  env: Record<string, string>;
+  cwd: string;
+}
+
+export interface ResolvedRemote {
+  kind: "http" | "sse";
+  url: string;
+  headers: Record<string, string>;
+}
+
+export type ResolvedEndpoint = ResolvedStdio | ResolvedRemote;
+
+export interface Resolution {
+  endpoint?: ResolvedEndpoint;
+  /** Reasons not to connect at all. */
+  errors: string[];
+  warnings: string[];
+  /** Strings to redact from anything shown or logged. */
+  secrets: string[];
+}
+
+/** Values shorter than this are too common to redact without mangling ordinary text. */
+const MIN_SECRET_LENGTH = 4;
+
+/**
+ * Resolves a server's `${VAR}` references for one connection attempt. A remote server with a missing variable in its
+ * `url` or `headers` is an error (sending a request without its credentials helps nobody); a local server gets a
+ * warning naming the variable, and an `env` entry whose value needs a missing variable is left out rather than set empty.
+ */
+export function resolveServerConfig(config: ServerConfig, env: Environment, projectRoot: string): Resolution {
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  const secrets: string[] = [];
+  const sub = (text: string) => {
+    const result = substituteVars(text, env, projectRoot);
+    secrets.push(...result.secrets);
+    return result;
+  };
+  const missingText = (names: string[]) => names.map((n) => `\${${n}}`).join(", ");
+
+  if (config.transport === "stdio") {
+    const missingIn: Array<[string, string[]]> = [];
+    const command = sub(config.command ?? "");
+    if (command.missing.length) missingIn.push(["command", command.missing]);
+    const args = config.args.map((arg, i) => {
+      const result = sub(arg);
+      if (result.missing.length) missingIn.push([`args[${i}]`, result.missing]);
+      return result.value;
+    });
+    const childEnv: Record<string, string> = {};
+    for (const [key, value] of Object.entries(config.env)) {
+      const result = sub(value);
+      if (result.missing.length) {
+        warnings.push(`environment variable ${missingText(result.missing)} is not set, so \`env.${key}\` is not passed to the server`);
+        continue;
+      }
+      childEnv[key] = result.value;
+    }
+    let cwd = projectRoot;
+    if (config.cwd !== undefined) {
+      const result = sub(config.cwd);
+      if (result.missing.length) missingIn.push(["cwd", result.missing]);
+      cwd = path.resolve(projectRoot, result.value);
+    }
+    for (const [field, names] of missingIn) {
+      warnings.push(`environment variable ${missingText(names)} is not set; it is empty in \`${field}\``);
+    }
+    if (command.value.trim() === "") errors.push("`command` is empty after variable substitution");
+    return { endpoint: { kind: "stdio", command: command.value, args, env: childEnv, cwd }, errors, warnings, secrets: usable(secrets) };
+  }
+
+  const url = sub(config.url ?? "");
+  const missing: string[] = [...url.missing.map((n) => `${missingText([n])} in \`url\``)];
+  const headers: Record<string, string> = {};
+  for (const [key, value] of Object.entries(config.headers)) {
+    const result = sub(value);
+    for (const n of result.missing) missing.push(`${missingText([n])} in header \`${key}\``);
+    headers[key] = result.value;
+    // A header value is a credential more often than not, even when written inline.
+    secrets.push(result.value.replace(/^(Bearer|Basic|Token)\s+/i, ""));
+  }
+  if (missing.length) {
+    errors.push(`environment variable ${missing.join(", ")} is not set; set it in the environment pi starts from, or give a default with \${VAR:-value}`);
+  } else {
+    try {
+      const parsed = new URL(url.value);
+      if (parsed.protocol !== "http:" && parsed.protocol !== "https:") errors.push("`url` must use http or https");
+      if (parsed.password) secrets.push(decodeURIComponent(parsed.password));
+      for (const v of parsed.searchParams.values()) secrets.push(v);
+    } catch {
+      errors.push("`url` is not a valid URL after variable substitution");
+    }
+  }
+  const kind: TransportKind = config.transport;
+  return { endpoint: errors.length ? undefined : { kind: kind as "http" | "sse", url: url.value, headers }, errors, warnings, secrets: usable(secrets) };
+}
+
+function usable(secrets: string[]): string[] {
+  return [...new Set(secrets.filter((s) => s.length >= MIN_SECRET_LENGTH))];
+}
+
+/** Replaces every secret in `text` with `***`. Longest first, so a secret containing another is fully hidden. */
+export function redact(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
+    if (secret.length < MIN_SECRET_LENGTH) continue;
+    out = out.split(secret).join("***");
+    const encoded = encodeURIComponent(secret);
+    if (encoded !== secret) out = out.split(encoded).join("***");
+  }
+  return out;
+}
+
+/** A URL fit for messages: no credentials, query or fragment. */
+export function displayUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return "(invalid URL)";
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * MCP tools → pi tools: provider-safe unique names, schemas pi validates before a call, and an `execute` that goes
+ * through the server's connection (looked up at call time, so a reconnect is picked up) and normalises the result.
+ */
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import {
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_LINES,
+  type ExtensionAPI,
+  formatSize,
+  type ToolDefinition,
+  truncateHead,
+} from "@mariozechner/pi-coding-agent";
+import type { Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { TSchema } from "typebox";
+import { Compile } from "typebox/compile";
+import { allocateToolName, PI_BUILTIN_TOOL_NAMES, toolNameFor } from "./naming.ts";
+import { normalizeToolResult, type PiContent } from "./output.ts";
+import { normalizeInputSchema } from "./schema.ts";
+import type { ServerConnection } from "./server-connection.ts";
+
+export interface RegisteredTool {
+  /** The name the model sees. */
+  name: string;
+  server: string;
+  /** The tool's name on its MCP server. */
+  originalName: string;
+  description: string;
+}
+
+export interface ToolDetails {
+  server: string;
+  tool: string;
+  structuredContent?: unknown;
+  truncated?: { fullOutputPath: string; totalBytes: number };
+  progress?: Progress;
+}
+
+type RegisterTool = ExtensionAPI["registerTool"];
+
+const OPEN_OBJECT_SCHEMA = { type: "object", properties: {}, additionalProperties: true };
+
+export function progressText(progress: Progress): string {
+  const amount = progress.total !== undefined ? `${progress.progress}/${progress.total}` : `${progress.progress}`;
+  return progress.message ? `progress ${amount}: ${progress.message}` : `progress ${amount}`;
+}
+
+/** Caps text the way pi's own tools do; the whole text goes to a temp file the model is told about. */
+async function capText(text: string, server: string, tool: string): Promise<{ text: string; truncated?: ToolDetails["truncated"] }> {
+  const result = truncateHead(text, { maxBytes: DEFAULT_MAX_BYTES, maxLines: DEFAULT_MAX_LINES });
+  if (!result.truncated) return { text };
+  const dir = await mkdtemp(path.join(tmpdir(), "pi-mcp-"));
+  const file = path.join(dir, `${`${server}-${tool}`.replace(/[^A-Za-z0-9_.-]/g, "_")}.txt`);
+  await writeFile(file, text, { mode: 0o600 });
+  const note =
+    `\n\n[Output truncated: ${result.outputLines} of ${result.totalLines} lines ` +
+    `(${formatSize(result.outputBytes)} of ${formatSize(result.totalBytes)}). Full output saved to: ${file}]`;
+  return { text: result.content + note, truncated: { fullOutputPath: file, totalBytes: result.totalBytes } };
+}
+
+export class ToolRegistry {
+  private readonly byName = new Map<string, RegisteredTool>();
+  /** `server\0tool` → name, so the same tool keeps its name when its server's list is registered again. */
+  private readonly assigned = new Map<string, string>();
+  private readonly reserved: Map<string, string>;
+  readonly warnings: string[] = [];
+
+  constructor(
+    private readonly registerTool: RegisterTool,
+    private readonly connectionFor: (server: string) => ServerConnection | undefined,
+    reservedNames: readonly string[] = PI_BUILTIN_TOOL_NAMES,
+  ) {
+    this.reserved = new Map(reservedNames.map((name) => [name, `pi's built-in tool '${name}'`]));
+  }
+
+  get tools(): RegisteredTool[] {
+    return [...this.byName.values()];
+  }
+
+  toolsOf(server: string): RegisteredTool[] {
+    return this.tools.filter((t) => t.server === server);
+  }
+
+  private ownerOf(name: string): string | undefined {
+    const reserved = this.reserved.get(name);
+    if (reserved) return reserved;
+    const tool = this.byName.get(name);
+    return tool ? `tool '${tool.originalName}' of MCP server '${tool.server}'` : undefined;
+  }
+
+  /** Registers every tool of a connected server with pi. */
+  registerServer(connection: ServerConnection): RegisteredTool[] {
+    return connection.tools.map((tool) => this.registerOne(connection, tool));
+  }
+
+  private registerOne(connection: ServerConnection, tool: Tool): RegisteredTool {
+    const server = connection.name;
+    const key = `${server}\0${tool.name}`;
+    let name = this.assigned.get(key);
+    if (name === undefined) {
+      const wanted = toolNameFor(server, tool.name, connection.config.prefix);
+      name = allocateToolName(wanted, (candidate) => this.ownerOf(candidate) !== undefined);
+      if (name !== wanted) {
+        this.warnings.push(
+          `Tool name '${wanted}' of MCP server '${server}' (tool '${tool.name}') is already taken by ${this.ownerOf(wanted)}; registered as '${name}'`,
+        );
+      }
+      this.assigned.set(key, name);
+    }
+    const description = tool.description?.trim() || `Tool '${tool.name}' from MCP server '${server}'`;
+    const registered: RegisteredTool = { name, server, originalName: tool.name, description };
+    this.byName.set(name, registered);
+    this.registerTool(this.definition(registered, tool));
+    return registered;
+  }
+
+  private parameters(server: string, tool: Tool): TSchema {
+    const { schema, warnings } = normalizeInputSchema(tool.inputSchema);
+    for (const warning of warnings) this.warnings.push(`MCP server '${server}', tool '${tool.name}': ${warning}`);
+    try {
+      // pi validates arguments with TypeBox before execute; a schema it cannot compile would fail every call.
+      Compile(schema as TSchema);
+      return schema as TSchema;
+    } catch (error) {
+      this.warnings.push(`MCP server '${server}', tool '${tool.name}': input schema cannot be used (${String(error)}); arguments are passed through unchecked`);
+      return { ...OPEN_OBJECT_SCHEMA } as TSchema;
+    }
+  }
+
+  private definition(registered: RegisteredTool, tool: Tool): ToolDefinition<TSchema, ToolDetails> {
+    const { server, originalName } = registered;
+    const title = tool.title ?? tool.annotations?.title ?? originalName;
+    return {
+      name: registered.name,
+      label: `${title} (${server})`,
+      description: registered.description,
+      parameters: this.parameters(server, tool),
+      execute: async (_toolCallId, params, signal, onUpdate) => {
+        const connection = this.connectionFor(server);
+        if (!connection) throw new Error(`MCP server '${server}' is no longer configured; its tool '${originalName}' cannot run`);
+        const result = await connection.callTool(originalName, (params ?? {}) as Record<string, unknown>, {
+          signal,
+          onProgress: (progress) =>
+            onUpdate?.({ content: [{ type: "text", text: progressText(progress) }], details: { server, tool: originalName, progress } }),
+        });
+        const normalized = normalizeToolResult(result);
+        if (normalized.isError) {
+          throw new Error(normalized.text || `MCP tool '${originalName}' on server '${server}' reported an error without a message`);
+        }
+        const details: ToolDetails = { server, tool: originalName };
+        if (result.structuredContent !== undefined) details.structuredContent = result.structuredContent;
+        const content: PiContent[] = [];
+        for (const part of normalized.content) {
+          if (part.type !== "text") {
+            content.push(part);
+            continue;
+          }
+          const capped = await capText(part.text, server, originalName);
+          if (capped.truncated) details.truncated = capped.truncated;
+          content.push({ type: "text", text: capped.text });
+        }
+        return { content, details };
+      },
+    };
+  }
+}
