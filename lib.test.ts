@@ -438,7 +438,7 @@ describe("classifyError", () => {
     assert.equal(classifyError(new UnauthorizedError()), "auth");
     assert.equal(classifyError(new StreamableHTTPError(401, "Error POSTing to endpoint: nope")), "auth");
     assert.equal(classifyError(new StreamableHTTPError(403, "x")), "auth");
-    assert.equal(classifyError(new SseError(401, "x", undefined)), "auth");
+    assert.equal(classifyError(new SseError(401, "x", undefined as never)), "auth");
     assert.equal(classifyError(new Error("Error POSTing to endpoint (HTTP 401): Unauthorized")), "auth");
     assert.equal(classifyError(new Error("request failed with status 403")), "auth");
     assert.equal(classifyError(new BridgeError("auth", "s", "x")), "auth");

@@ -4,7 +4,7 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { CallToolResultSchema, type CallToolResult, type Progress, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ServerConfig } from "./config.ts";
@@ -38,6 +38,31 @@ const STDERR_TAIL_LINES = 40;
 const STDERR_TAIL_IN_ERRORS = 12;
 const MAX_TOOL_PAGES = 100;
 const SESSION_TERMINATE_TIMEOUT_MS = 1000;
+/** As long as the SDK waits for a stdio server to exit after closing its stdin. */
+const STDIO_CLOSE_GRACE_MS = 2000;
+
+/** Waits for `promise` at most `ms`; true if it settled (either way) in time. */
+async function settleWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const settled = await Promise.race([
+    promise.then(
+      () => true,
+      () => true,
+    ),
+    new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
+    }),
+  ]);
+  clearTimeout(timer);
+  return settled;
+}
+
+/** The connect deadline passed; `connectError` words the message. */
+class ConnectTimeout extends Error {
+  constructor() {
+    super("connect timed out");
+  }
+}
 
 /** Keeps the last lines a server wrote to stderr. */
 class LineTail {
@@ -107,7 +132,7 @@ export class ServerConnection {
       await this.connectEndpoint(resolution.endpoint, deadline);
       if (this.closed) {
         // Shut down while this attempt was under way: do not keep what it opened.
-        await this.disposeCurrent();
+        await this.disposeCurrent({ graceful: false });
         throw new BridgeError("other", this.name, `MCP server '${this.name}' was shut down while connecting`);
       }
       this.generation++;
@@ -162,7 +187,7 @@ export class ServerConnection {
     };
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new BridgeError("timeout", this.name, "timeout")), remaining());
+      timer = setTimeout(() => reject(new ConnectTimeout()), remaining());
     });
     try {
       await Promise.race([
@@ -174,7 +199,7 @@ export class ServerConnection {
         timedOut,
       ]);
     } catch (error) {
-      await this.disposeClient(client, transport);
+      await this.disposeClient(client, transport, { graceful: false });
       throw error;
     } finally {
       clearTimeout(timer);
@@ -215,24 +240,23 @@ export class ServerConnection {
     if (pid) this.processes = mergeProcesses(this.processes, processTree(pid));
   }
 
-  /** Closes a client and makes sure its server process tree is gone. */
-  private async disposeClient(client: Client, transport: Transport, terminateSession = false): Promise<void> {
+  /**
+   * Closes a client and makes sure its server's process tree is gone. `graceful` runs the SDK's close sequence (stdin
+   * closed, then signals) and, if the server has not ended within the same grace period the SDK gives it, signals the
+   * whole tree at once, since a wrapper like npx would otherwise outlive the SIGTERM sent to it alone.
+   */
+  private async disposeClient(client: Client, transport: Transport, options: { graceful: boolean; terminateSession?: boolean }): Promise<void> {
     const pid = (transport as Partial<StdioClientTransport>).pid ?? undefined;
     const processes = pid ? mergeProcesses(this.processes, processTree(pid)) : this.processes;
-    if (terminateSession && "terminateSession" in transport && (transport as StreamableHTTPClientTransport).sessionId) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        (transport as StreamableHTTPClientTransport).terminateSession().catch(() => undefined),
-        new Promise((resolve) => {
-          timer = setTimeout(resolve, SESSION_TERMINATE_TIMEOUT_MS);
-        }),
-      ]);
-      clearTimeout(timer);
-    }
-    await client.close().catch(() => undefined);
-    await transport.close().catch(() => undefined);
-    await terminateProcesses(processes);
     this.processes = [];
+    if (options.terminateSession && transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
+      await settleWithin(transport.terminateSession(), SESSION_TERMINATE_TIMEOUT_MS);
+    }
+    if (!options.graceful) await terminateProcesses(processes);
+    const closing = client.close().then(() => transport.close());
+    if (!(await settleWithin(closing, STDIO_CLOSE_GRACE_MS))) await terminateProcesses(processes);
+    await closing.catch(() => undefined);
+    await terminateProcesses(processes);
   }
 
   /** Calls a tool by its MCP name. A transport failure triggers one reconnect (shared with concurrent calls) and one retry. */
@@ -333,22 +357,27 @@ export class ServerConnection {
 
   /** Tears down the current connection and connects afresh (re-resolving `${VAR}`s and re-listing tools). */
   async reconnect(): Promise<void> {
-    await this.disposeCurrent();
+    // The old connection is already broken or being replaced: no need to wait politely for it.
+    await this.disposeCurrent({ graceful: false });
     await this.connect();
   }
 
-  private async disposeCurrent(terminateSession = false): Promise<void> {
+  private async disposeCurrent(options: { graceful: boolean; terminateSession?: boolean }): Promise<void> {
     const client = this.client;
     const transport = this.activeTransport;
     this.client = undefined;
     this.activeTransport = undefined;
-    if (client && transport) await this.disposeClient(client, transport, terminateSession);
-    else await terminateProcesses(this.processes);
+    if (client && transport) {
+      await this.disposeClient(client, transport, options);
+    } else {
+      await terminateProcesses(this.processes);
+      this.processes = [];
+    }
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    await this.disposeCurrent(true);
+    await this.disposeCurrent({ graceful: true, terminateSession: true });
     if (this.status !== "disabled") this.status = "closed";
   }
 
@@ -384,7 +413,7 @@ export class ServerConnection {
   }
 
   private connectError(error: unknown): BridgeError {
-    const kind = error instanceof BridgeError && error.kind === "timeout" ? "timeout" : isTimeoutError(error) ? "timeout" : classifyError(error);
+    const kind = error instanceof ConnectTimeout || isTimeoutError(error) ? "timeout" : classifyError(error);
     const where = this.config.transport === "stdio" ? "" : ` at ${displayUrl(this.redact(this.config.url ?? ""))}`;
     let message: string;
     if (kind === "auth") {

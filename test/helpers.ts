@@ -1,0 +1,89 @@
+/**
+ * Shared test plumbing: the fixture server's command line, temp dirs, connections built from config entries, and
+ * bounded waiting.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { type ConfigSource, validateServerEntry } from "../src/config.ts";
+import { ServerConnection } from "../src/server-connection.ts";
+import type { Environment } from "../src/substitute.ts";
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const TSX = import.meta.resolve("tsx");
+export const STDIO_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "stdio-server.ts");
+export const EVERYTHING_SERVER = path.join(REPO_ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
+
+export type FixtureMode = "normal" | "crash-on-start" | "never-init" | "garbage" | "garbage-only" | "grandchild";
+
+/** `command` + `args` for a config entry that runs the stdio fixture. */
+export function fixtureEntry(mode: FixtureMode = "normal"): { command: string; args: string[] } {
+  return { command: process.execPath, args: ["--import", TSX, STDIO_FIXTURE, "--mode", mode] };
+}
+
+export function tempDir(prefix = "mcp-bridge-test-"): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+const TEST_SOURCE: ConfigSource = { scope: "project", path: "/test/.pi/mcp.json" };
+
+/** A connection for one config entry, as the bridge would build it. */
+export function connectionFor(
+  name: string,
+  entry: Record<string, unknown>,
+  options: { env?: Environment; projectRoot?: string } = {},
+): ServerConnection {
+  const result = validateServerEntry(name, entry, TEST_SOURCE);
+  if (!result.config) throw new Error(`invalid test entry: ${result.errors.join("; ")}`);
+  return new ServerConnection(result.config, {
+    projectRoot: options.projectRoot ?? REPO_ROOT,
+    env: options.env ?? process.env,
+    clientInfo: { name: "mcp-bridge-test", version: "0.0.0" },
+  });
+}
+
+export interface LogEvent {
+  pid: number;
+  event: string;
+  [key: string]: unknown;
+}
+
+export function readLog(file: string): LogEvent[] {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return [];
+  }
+  return text
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as LogEvent);
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  // A zombie (exited, not yet reaped) counts as gone.
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+/** Polls `check` until it holds; for states no event announces (a process gone). Bounded in time and count. */
+export async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000, intervalMs = 25): Promise<void> {
+  const attempts = Math.ceil(timeoutMs / intervalMs);
+  for (let i = 0; i < attempts; i++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}

@@ -1,0 +1,371 @@
+/**
+ * Local servers over stdio: real child processes running the SDK-based fixture server.
+ */
+import assert from "node:assert/strict";
+import { realpathSync, mkdirSync } from "node:fs";
+import * as path from "node:path";
+import { after, before, describe, test } from "node:test";
+import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
+import { BridgeError } from "../src/errors.ts";
+import type { ServerConnection } from "../src/server-connection.ts";
+import { ToolRegistry } from "../src/tool-registry.ts";
+import { TINY_PNG } from "./fixtures/fixture-server.ts";
+import { connectionFor, fixtureEntry, isAlive, readLog, tempDir, waitFor } from "./helpers.ts";
+
+type Tool = ToolDefinition;
+
+/** Registers a connection's tools through the real registry, collecting the definitions pi would receive. */
+function toolsOf(connection: ServerConnection): Map<string, Tool> {
+  const tools = new Map<string, Tool>();
+  new ToolRegistry((def) => tools.set(def.name, def as Tool), () => connection).registerServer(connection);
+  return tools;
+}
+
+async function run(tool: Tool | undefined, params: Record<string, unknown>, options: { signal?: AbortSignal; updates?: unknown[] } = {}) {
+  assert.ok(tool, "tool is registered");
+  return tool.execute("call-1", params as never, options.signal, (u) => options.updates?.push(u), undefined as never);
+}
+
+function textOf(result: { content: Array<{ type: string; text?: string }> }): string {
+  return result.content
+    .filter((c) => c.type === "text")
+    .map((c) => c.text)
+    .join("\n");
+}
+
+describe("stdio: a working server", () => {
+  const tmp = tempDir();
+  const log = path.join(tmp.dir, "events.jsonl");
+  let connection: ServerConnection;
+  let tools: Map<string, Tool>;
+
+  before(async () => {
+    connection = connectionFor("fx", { ...fixtureEntry(), env: { FIXTURE_LOG: log }, requestTimeout: 5000 });
+    await connection.connect();
+    tools = toolsOf(connection);
+  });
+  after(async () => {
+    await connection.close();
+    tmp.cleanup();
+  });
+
+  test("lists its tools under mcp_<server>_<tool>", () => {
+    assert.equal(connection.status, "connected");
+    assert.equal(connection.transport, "stdio");
+    assert.ok(tools.has("mcp_fx_echo"));
+    assert.ok(tools.has("mcp_fx_crash_once"));
+    assert.equal(tools.get("mcp_fx_echo")!.description, "Echo the text back");
+    assert.equal(tools.get("mcp_fx_no_schema")!.description, "Tool 'no_schema' from MCP server 'fx'");
+    assert.deepEqual(tools.get("mcp_fx_image")!.parameters, { type: "object", properties: {} });
+  });
+
+  test("calls a tool with its original name and returns its text", async () => {
+    const result = await run(tools.get("mcp_fx_echo"), { text: "hello" });
+    assert.equal(textOf(result), "hello");
+    assert.deepEqual(result.details, { server: "fx", tool: "echo" });
+    const events = readLog(log).filter((e) => e.event === "call");
+    assert.deepEqual(events.at(-1)!.name, "echo");
+  });
+
+  test("structured content is kept in details and shown when there is no text", async () => {
+    const added = await run(tools.get("mcp_fx_add"), { a: 2, b: 3 });
+    assert.equal(textOf(added), "5");
+    assert.deepEqual((added.details as { structuredContent: unknown }).structuredContent, { sum: 5 });
+    const structured = await run(tools.get("mcp_fx_structured"), {});
+    assert.deepEqual(JSON.parse(textOf(structured)), { temperature: 21.5, unit: "C" });
+  });
+
+  test("images reach pi as images", async () => {
+    const result = await run(tools.get("mcp_fx_image"), {});
+    assert.deepEqual(result.content, [
+      { type: "text", text: "a tiny image" },
+      { type: "image", data: TINY_PNG, mimeType: "image/png" },
+    ]);
+  });
+
+  test("embedded resources and links", async () => {
+    const text = textOf(await run(tools.get("mcp_fx_resources"), {}));
+    assert.match(text, /\[resource\] memo:\/\/notes\/today \(text\/plain\)\nbuy milk/);
+    assert.match(text, /\[resource\] memo:\/\/blob\/1 \(application\/octet-stream\): binary, 5 B, not shown/);
+    assert.match(text, /\[resource link\] memo:\/\/notes\/archive \(archive\) text\/plain/);
+  });
+
+  test("progress notifications are streamed through onUpdate", async () => {
+    const updates: Array<{ content: Array<{ text: string }> }> = [];
+    const result = await run(tools.get("mcp_fx_progress"), { steps: 3, delayMs: 5 }, { updates });
+    assert.equal(textOf(result), "done after 3 steps");
+    // The SDK may deliver the last notification after the result, when the call is already over.
+    const texts = updates.map((u) => u.content[0]!.text);
+    assert.ok(texts.length >= 2, `got ${texts.length} updates`);
+    assert.deepEqual(texts, ["progress 1/3: step 1", "progress 2/3: step 2", "progress 3/3: step 3"].slice(0, texts.length));
+  });
+
+  test("an isError result becomes a thrown error carrying the server's text", async () => {
+    await assert.rejects(run(tools.get("mcp_fx_fail"), {}), { message: "it failed on purpose" });
+  });
+
+  test("a JSON-RPC error from the server is reported with its message, without reconnecting", async () => {
+    const startsBefore = readLog(log).filter((e) => e.event === "start").length;
+    await assert.rejects(run(tools.get("mcp_fx_throw"), {}), /MCP server 'fx' failed 'throw': .*the server threw/);
+    assert.equal(readLog(log).filter((e) => e.event === "start").length, startsBefore);
+  });
+
+  test("cancellation reaches the server", async () => {
+    const controller = new AbortController();
+    const calls = () => readLog(log).filter((e) => e.event === "call" && e.name === "slow").length;
+    const before = calls();
+    const pending = run(tools.get("mcp_fx_slow"), { ms: 30_000 }, { signal: controller.signal });
+    await waitFor(() => calls() > before, "the slow call to reach the server");
+    controller.abort();
+    await assert.rejects(pending, (error: unknown) => error instanceof BridgeError && error.kind === "cancelled");
+    await waitFor(() => readLog(log).some((e) => e.event === "cancelled" && e.name === "slow"), "the server to see the cancellation");
+  });
+
+  test("large output is capped, with the whole text in a file", async () => {
+    const result = await run(tools.get("mcp_fx_big"), { kb: 200 });
+    const text = textOf(result);
+    assert.ok(text.length < 60 * 1024, `capped output is ${text.length} chars`);
+    assert.match(text, /\[Output truncated: .* Full output saved to: (.*)\]/);
+    const details = result.details as { truncated?: { fullOutputPath: string; totalBytes: number } };
+    assert.equal(details.truncated!.totalBytes, 200 * 1024);
+  });
+
+  test("the child gets the configured env and the SDK's safe defaults, not the host environment", async () => {
+    process.env.MCP_BRIDGE_TEST_HOST_ONLY = "must-not-leak";
+    try {
+      assert.equal(textOf(await run(tools.get("mcp_fx_env"), { name: "MCP_BRIDGE_TEST_HOST_ONLY" })), "(unset)");
+      assert.equal(textOf(await run(tools.get("mcp_fx_env"), { name: "FIXTURE_LOG" })), log);
+      assert.notEqual(textOf(await run(tools.get("mcp_fx_env"), { name: "PATH" })), "(unset)");
+    } finally {
+      delete process.env.MCP_BRIDGE_TEST_HOST_ONLY;
+    }
+  });
+});
+
+describe("stdio: timeouts", () => {
+  test("a call with no answer and no progress times out; the connection stays usable", async () => {
+    const connection = connectionFor("fx", { ...fixtureEntry(), requestTimeout: 300 });
+    try {
+      await connection.connect();
+      const tools = toolsOf(connection);
+      await assert.rejects(run(tools.get("mcp_fx_slow"), { ms: 30_000 }), (error: unknown) => {
+        assert.ok(error instanceof BridgeError);
+        assert.equal(error.kind, "timeout");
+        assert.match(error.message, /did not answer 'slow' within 0\.3 s without progress; raise `requestTimeout`/);
+        return true;
+      });
+      assert.equal(textOf(await run(tools.get("mcp_fx_echo"), { text: "still here" })), "still here");
+    } finally {
+      await connection.close();
+    }
+  });
+
+  test("progress notifications reset the request timeout", async () => {
+    const connection = connectionFor("fx", { ...fixtureEntry(), requestTimeout: 400 });
+    try {
+      await connection.connect();
+      // Eight steps of 150 ms: three times the timeout in all, but never 400 ms without progress.
+      const result = await run(toolsOf(connection).get("mcp_fx_progress"), { steps: 8, delayMs: 150 });
+      assert.equal(textOf(result), "done after 8 steps");
+    } finally {
+      await connection.close();
+    }
+  });
+});
+
+describe("stdio: servers that misbehave", () => {
+  test("a server that crashes on start: its exit code and stderr in the error, no process left", async () => {
+    const tmp = tempDir();
+    const log = path.join(tmp.dir, "events.jsonl");
+    const connection = connectionFor("broken", { ...fixtureEntry("crash-on-start"), env: { FIXTURE_LOG: log } });
+    try {
+      await assert.rejects(connection.connect(), (error: unknown) => {
+        assert.ok(error instanceof BridgeError);
+        assert.match(error.message, /MCP server 'broken': the process exited with code 3 before completing the MCP handshake/);
+        assert.match(error.message, /fatal: the fixture was told to crash on start/);
+        return true;
+      });
+      assert.equal(connection.status, "failed");
+      const pid = readLog(log)[0]!.pid;
+      await waitFor(() => !isAlive(pid), "the crashed server to be gone");
+    } finally {
+      await connection.close();
+      tmp.cleanup();
+    }
+  });
+
+  test("a command that does not exist", async () => {
+    const connection = connectionFor("missing", { command: "mcp-bridge-no-such-command", args: ["x"] });
+    await assert.rejects(connection.connect(), /command 'mcp-bridge-no-such-command' was not found \(is it installed and on PATH\?\)/);
+    const spaced = connectionFor("spaced", { command: "mcp-bridge-no-such-command --stdio" });
+    await assert.rejects(spaced.connect(), /put its arguments in `args`/);
+  });
+
+  test("a server that never answers initialize is killed at its timeout", async () => {
+    const tmp = tempDir();
+    const log = path.join(tmp.dir, "events.jsonl");
+    const connection = connectionFor("mute", { ...fixtureEntry("never-init"), env: { FIXTURE_LOG: log }, timeout: 1500 });
+    try {
+      await assert.rejects(connection.connect(), (error: unknown) => {
+        assert.ok(error instanceof BridgeError);
+        assert.equal(error.kind, "timeout");
+        assert.match(error.message, /MCP server 'mute' did not complete the MCP handshake within 1\.5 s/);
+        assert.match(error.message, /fixture server starting \(mode never-init\)/, "stderr tail is shown");
+        return true;
+      });
+      const pid = readLog(log)[0]!.pid;
+      assert.equal(isAlive(pid), false, "the hung server was killed before connect() returned");
+    } finally {
+      await connection.close();
+      tmp.cleanup();
+    }
+  });
+
+  test("a server that prints garbage to stdout still works", async () => {
+    const connection = connectionFor("noisy", fixtureEntry("garbage"));
+    try {
+      await connection.connect();
+      assert.equal(textOf(await run(toolsOf(connection).get("mcp_noisy_echo"), { text: "ok" })), "ok");
+    } finally {
+      await connection.close();
+    }
+  });
+
+  test("a server that prints only garbage: the error says what it wrote is not JSON-RPC", async () => {
+    const connection = connectionFor("noisy", { ...fixtureEntry("garbage-only"), timeout: 1500 });
+    try {
+      await assert.rejects(connection.connect(), /wrote 2 line\(s\) to stdout that are not JSON-RPC messages/);
+    } finally {
+      await connection.close();
+    }
+  });
+
+  test("a server that dies mid-call: one reconnect, the retry succeeds", async () => {
+    const tmp = tempDir();
+    const log = path.join(tmp.dir, "events.jsonl");
+    const connection = connectionFor("flaky", {
+      ...fixtureEntry(),
+      env: { FIXTURE_LOG: log, FIXTURE_CRASH_MARKER: path.join(tmp.dir, "crashed") },
+    });
+    try {
+      await connection.connect();
+      const tools = toolsOf(connection);
+      assert.equal(textOf(await run(tools.get("mcp_flaky_crash_once"), {})), "survived");
+      const starts = readLog(log).filter((e) => e.event === "start");
+      assert.equal(starts.length, 2, "exactly one reconnect");
+      assert.equal(isAlive(starts[0]!.pid), false);
+      assert.equal(connection.status, "connected");
+      assert.equal(textOf(await run(tools.get("mcp_flaky_echo"), { text: "after" })), "after");
+    } finally {
+      await connection.close();
+      tmp.cleanup();
+    }
+  });
+
+  test("concurrent calls that lose the connection share one reconnect", async () => {
+    const tmp = tempDir();
+    const log = path.join(tmp.dir, "events.jsonl");
+    const connection = connectionFor("flaky", {
+      ...fixtureEntry(),
+      env: { FIXTURE_LOG: log, FIXTURE_CRASH_MARKER: path.join(tmp.dir, "crashed") },
+    });
+    try {
+      await connection.connect();
+      const tools = toolsOf(connection);
+      const slowCalls = [1, 2, 3].map(() => run(tools.get("mcp_flaky_slow"), { ms: 200 }));
+      await waitFor(() => readLog(log).filter((e) => e.name === "slow").length === 3, "three slow calls in flight");
+      const crash = run(tools.get("mcp_flaky_crash_once"), {});
+      const results = await Promise.all([crash, ...slowCalls]);
+      assert.deepEqual(results.map(textOf), ["survived", "finished", "finished", "finished"]);
+      assert.equal(readLog(log).filter((e) => e.event === "start").length, 2, "one process before, one after: no duplicate connections");
+    } finally {
+      await connection.close();
+      tmp.cleanup();
+    }
+  });
+
+  test("a server that dies again after the reconnect: a clear error with its stderr", async () => {
+    const connection = connectionFor("doomed", fixtureEntry());
+    try {
+      await connection.connect();
+      await assert.rejects(run(toolsOf(connection).get("mcp_doomed_crash_always"), {}), (error: unknown) => {
+        assert.ok(error instanceof BridgeError);
+        assert.equal(error.kind, "transport");
+        assert.match(error.message, /MCP server 'doomed' lost its connection during 'crash_always' again after reconnecting \(the server process exited with code 1\); not retrying/);
+        assert.match(error.message, /fixture server: dying in the middle of a call/);
+        return true;
+      });
+    } finally {
+      await connection.close();
+    }
+  });
+});
+
+describe("stdio: configuration at connect time", () => {
+  test("a missing variable is a warning naming it and the entry is left out of the env", async () => {
+    delete process.env.MCP_BRIDGE_TEST_MISSING;
+    const connection = connectionFor("fx", { ...fixtureEntry(), env: { API_KEY: "${MCP_BRIDGE_TEST_MISSING}", PRESENT: "yes" } });
+    try {
+      await connection.connect();
+      assert.equal(connection.warnings.length, 1);
+      assert.match(connection.warnings[0]!, /\$\{MCP_BRIDGE_TEST_MISSING\} is not set, so `env.API_KEY` is not passed/);
+      const tools = toolsOf(connection);
+      assert.equal(textOf(await run(tools.get("mcp_fx_env"), { name: "API_KEY" })), "(unset)");
+      assert.equal(textOf(await run(tools.get("mcp_fx_env"), { name: "PRESENT" })), "yes");
+    } finally {
+      await connection.close();
+    }
+  });
+
+  test("variables and ${PROJECT_ROOT} in env and cwd, cwd relative to the project root", async () => {
+    const tmp = tempDir();
+    mkdirSync(path.join(tmp.dir, "tools"));
+    const connection = connectionFor(
+      "fx",
+      { ...fixtureEntry(), cwd: "./tools", env: { TOKEN: "${MCP_BRIDGE_TEST_TOKEN}", ROOT: "${PROJECT_ROOT}" } },
+      { projectRoot: tmp.dir, env: { ...process.env, MCP_BRIDGE_TEST_TOKEN: "tok-123456" } },
+    );
+    try {
+      await connection.connect();
+      const tools = toolsOf(connection);
+      assert.equal(textOf(await run(tools.get("mcp_fx_env"), { name: "TOKEN" })), "tok-123456");
+      assert.equal(textOf(await run(tools.get("mcp_fx_env"), { name: "ROOT" })), tmp.dir);
+      assert.equal(realpathSync(textOf(await run(tools.get("mcp_fx_cwd"), {}))), realpathSync(path.join(tmp.dir, "tools")));
+    } finally {
+      await connection.close();
+      tmp.cleanup();
+    }
+  });
+});
+
+describe("stdio: shutdown leaves no process behind", () => {
+  test("the server and a child process it started are gone after close()", async () => {
+    const tmp = tempDir();
+    const log = path.join(tmp.dir, "events.jsonl");
+    const connection = connectionFor("parent", { ...fixtureEntry("grandchild"), env: { FIXTURE_LOG: log } });
+    await connection.connect();
+    const events = readLog(log);
+    const serverPid = events.find((e) => e.event === "start")!.pid;
+    const childPid = events.find((e) => e.event === "grandchild")!.childPid as number;
+    assert.ok(isAlive(serverPid) && isAlive(childPid));
+    await connection.close();
+    await waitFor(() => !isAlive(serverPid) && !isAlive(childPid), "server and grandchild to exit");
+    assert.equal(connection.status, "closed");
+    tmp.cleanup();
+  });
+
+  test("a wrapper (as npx is) and the server it runs are both gone after close()", async () => {
+    const tmp = tempDir();
+    const log = path.join(tmp.dir, "events.jsonl");
+    const { command, args } = fixtureEntry("grandchild");
+    const quoted = [command, ...args].map((a) => `'${a}'`).join(" ");
+    // `; exit $?` keeps the shell alive as the server's parent, the way npx stays the parent of the package's server.
+    const connection = connectionFor("wrapped", { command: "sh", args: ["-c", `${quoted}; exit $?`], env: { FIXTURE_LOG: log } });
+    await connection.connect();
+    const serverPid = readLog(log).find((e) => e.event === "start")!.pid;
+    const childPid = readLog(log).find((e) => e.event === "grandchild")!.childPid as number;
+    await connection.close();
+    await waitFor(() => !isAlive(serverPid) && !isAlive(childPid), "wrapped server and its child to exit");
+    tmp.cleanup();
+  });
+});
