@@ -5,7 +5,8 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { Agent, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from "undici";
 import { CallToolResultSchema, type CallToolResult, type Progress, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ServerConfig } from "./config.ts";
 import { describeSource } from "./config.ts";
@@ -40,6 +41,7 @@ const MAX_TOOL_PAGES = 100;
 const SESSION_TERMINATE_TIMEOUT_MS = 1000;
 /** As long as the SDK waits for a stdio server to exit after closing its stdin. */
 const STDIO_CLOSE_GRACE_MS = 2000;
+const SDK_TIMEOUT_SLACK_MS = 1000;
 
 /** Waits for `promise` at most `ms`; true if it settled (either way) in time. */
 async function settleWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
@@ -55,6 +57,19 @@ async function settleWithin(promise: Promise<unknown>, ms: number): Promise<bool
   ]);
   clearTimeout(timer);
   return settled;
+}
+
+/** What one successful connect holds open. */
+interface LiveConnection {
+  client: Client;
+  transport: Transport;
+  /** A remote server's own connection pool, so closing it closes its sockets at once. */
+  agent?: Agent;
+}
+
+/** `fetch` through a given pool, in the shape the SDK transports take. */
+function fetchVia(agent: Agent): FetchLike {
+  return (url, init) => undiciFetch(url, { ...(init as UndiciRequestInit), dispatcher: agent }) as unknown as Promise<Response>;
 }
 
 /** The connect deadline passed; `connectError` words the message. */
@@ -91,8 +106,8 @@ export class ServerConnection {
   warnings: string[] = [];
   serverInfo?: { name: string; version: string };
 
-  private client?: Client;
-  private activeTransport?: Transport;
+  /** The open connection, if any. */
+  private live?: LiveConnection;
   private secrets: string[] = [];
   private generation = 0;
   private reconnecting?: Promise<void>;
@@ -152,16 +167,17 @@ export class ServerConnection {
       return;
     }
     if (endpoint.kind === "sse") {
-      await this.attempt("sse", () => createSseTransport(endpoint), deadline);
+      await this.attempt("sse", (fetch) => createSseTransport(endpoint, fetch), deadline);
       return;
     }
     try {
-      await this.attempt("http", () => createStreamableHttpTransport(endpoint), deadline);
+      await this.attempt("http", (fetch) => createStreamableHttpTransport(endpoint, fetch), deadline);
+      this.fellBackToSse = false;
     } catch (error) {
       // A server that only speaks the 2024-11-05 HTTP+SSE transport answers the Streamable HTTP POST with 404 or 405.
       const status = httpStatusOf(error);
       if (status !== 404 && status !== 405) throw error;
-      await this.attempt("sse", () => createSseTransport(endpoint as ResolvedRemote), deadline);
+      await this.attempt("sse", (fetch) => createSseTransport(endpoint as ResolvedRemote, fetch), deadline);
       this.fellBackToSse = true;
     }
   }
@@ -176,10 +192,15 @@ export class ServerConnection {
     });
   }
 
-  private async attempt(kind: ActiveTransport, makeTransport: () => Transport, deadline: number): Promise<void> {
+  private async attempt(kind: ActiveTransport, makeTransport: (fetch: FetchLike) => Transport, deadline: number): Promise<void> {
     const remaining = () => Math.max(1, deadline - Date.now());
-    const transport = makeTransport();
+    // Our own timer enforces the deadline. The SDK's request timeout only backs it up: when it fires first, the SDK
+    // sends a cancellation to a server that is not answering, which over HTTP opens one more idle socket.
+    const sdkTimeout = () => remaining() + SDK_TIMEOUT_SLACK_MS;
+    const agent = kind === "stdio" ? undefined : new Agent();
+    const transport = makeTransport(agent ? fetchVia(agent) : fetch);
     const client = new Client(this.options.clientInfo, { capabilities: {} });
+    const live: LiveConnection = { client, transport, agent };
     this.nonJsonLines = 0;
     client.onerror = (error) => {
       // The SDK reports unparsable stdout lines here and carries on; count them for a better error message.
@@ -192,26 +213,24 @@ export class ServerConnection {
     try {
       await Promise.race([
         (async () => {
-          await client.connect(transport, { timeout: remaining() });
+          await client.connect(transport, { timeout: sdkTimeout() });
           if (kind === "stdio") this.rememberProcesses(transport as StdioClientTransport);
-          this.tools = await this.fetchTools(client, remaining);
+          this.tools = await this.fetchTools(client, sdkTimeout);
         })(),
         timedOut,
       ]);
     } catch (error) {
-      await this.disposeClient(client, transport, { graceful: false });
+      await this.dispose(live, { graceful: false });
       throw error;
     } finally {
       clearTimeout(timer);
     }
-    this.client = client;
-    this.activeTransport = transport;
+    this.live = live;
     this.transport = kind;
     this.serverInfo = client.getServerVersion();
     client.onclose = () => {
-      if (this.client !== client) return;
-      this.client = undefined;
-      this.activeTransport = undefined;
+      if (this.live !== live) return;
+      this.live = undefined;
       if (this.status === "connected") {
         this.status = "disconnected";
         this.lastError = this.exitDescription ? `the server process ${this.exitDescription}` : "the connection closed";
@@ -222,12 +241,12 @@ export class ServerConnection {
     };
   }
 
-  private async fetchTools(client: Client, remaining: () => number): Promise<Tool[]> {
+  private async fetchTools(client: Client, timeout: () => number): Promise<Tool[]> {
     if (!client.getServerCapabilities()?.tools) return [];
     const tools: Tool[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-      const result = await client.listTools(cursor ? { cursor } : undefined, { timeout: remaining() });
+      const result = await client.listTools(cursor ? { cursor } : undefined, { timeout: timeout() });
       tools.push(...result.tools);
       cursor = result.nextCursor;
       if (!cursor) break;
@@ -245,7 +264,8 @@ export class ServerConnection {
    * closed, then signals) and, if the server has not ended within the same grace period the SDK gives it, signals the
    * whole tree at once, since a wrapper like npx would otherwise outlive the SIGTERM sent to it alone.
    */
-  private async disposeClient(client: Client, transport: Transport, options: { graceful: boolean; terminateSession?: boolean }): Promise<void> {
+  private async dispose(live: LiveConnection, options: { graceful: boolean; terminateSession?: boolean }): Promise<void> {
+    const { client, transport, agent } = live;
     const pid = (transport as Partial<StdioClientTransport>).pid ?? undefined;
     const processes = pid ? mergeProcesses(this.processes, processTree(pid)) : this.processes;
     this.processes = [];
@@ -256,6 +276,7 @@ export class ServerConnection {
     const closing = client.close().then(() => transport.close());
     if (!(await settleWithin(closing, STDIO_CLOSE_GRACE_MS))) await terminateProcesses(processes);
     await closing.catch(() => undefined);
+    await agent?.destroy().catch(() => undefined);
     await terminateProcesses(processes);
   }
 
@@ -302,7 +323,7 @@ export class ServerConnection {
   }
 
   private async callOnce(toolName: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
-    const client = this.client;
+    const client = this.live?.client;
     if (!client) throw new BridgeError("transport", this.name, "not connected");
     const result = await client.callTool({ name: toolName, arguments: args }, CallToolResultSchema, {
       signal: options.signal,
@@ -346,7 +367,7 @@ export class ServerConnection {
 
   /** Waits for a reconnect that replaces the connection a failed call used; starts one unless another call already has. */
   private async reconnectAfter(generation: number): Promise<void> {
-    if (this.generation !== generation && this.client) return;
+    if (this.generation !== generation && this.live) return;
     if (!this.reconnecting) {
       this.reconnecting = this.reconnect().finally(() => {
         this.reconnecting = undefined;
@@ -363,12 +384,10 @@ export class ServerConnection {
   }
 
   private async disposeCurrent(options: { graceful: boolean; terminateSession?: boolean }): Promise<void> {
-    const client = this.client;
-    const transport = this.activeTransport;
-    this.client = undefined;
-    this.activeTransport = undefined;
-    if (client && transport) {
-      await this.disposeClient(client, transport, options);
+    const live = this.live;
+    this.live = undefined;
+    if (live) {
+      await this.dispose(live, options);
     } else {
       await terminateProcesses(this.processes);
       this.processes = [];
@@ -383,7 +402,7 @@ export class ServerConnection {
 
   /** Synchronous last resort when pi exits without a shutdown event. */
   killNow(): void {
-    const pid = (this.activeTransport as Partial<StdioClientTransport> | undefined)?.pid ?? undefined;
+    const pid = (this.live?.transport as Partial<StdioClientTransport> | undefined)?.pid ?? undefined;
     killProcessesNow(pid ? mergeProcesses(this.processes, processTree(pid)) : this.processes);
   }
 

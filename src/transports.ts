@@ -6,6 +6,7 @@ import type { ChildProcess } from "node:child_process";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { ResolvedRemote, ResolvedStdio } from "./substitute.ts";
 
 export interface StdioHooks {
@@ -50,10 +51,10 @@ export function createStdioTransport(endpoint: ResolvedStdio, hooks: StdioHooks)
   return transport;
 }
 
-export function createStreamableHttpTransport(endpoint: ResolvedRemote): StreamableHTTPClientTransport {
-  return new StreamableHTTPClientTransport(new URL(endpoint.url), { requestInit: { headers: endpoint.headers } });
+export function createStreamableHttpTransport(endpoint: ResolvedRemote, fetch: FetchLike): StreamableHTTPClientTransport {
+  return new StreamableHTTPClientTransport(new URL(endpoint.url), { requestInit: { headers: endpoint.headers }, fetch });
 }
 
-export function createSseTransport(endpoint: ResolvedRemote): SSEClientTransport {
-  return new SSEClientTransport(new URL(endpoint.url), { requestInit: { headers: endpoint.headers } });
+export function createSseTransport(endpoint: ResolvedRemote, fetch: FetchLike): SSEClientTransport {
+  return new SSEClientTransport(new URL(endpoint.url), { requestInit: { headers: endpoint.headers }, fetch });
 }

@@ -1,0 +1,277 @@
+/**
+ * Remote servers over real HTTP on 127.0.0.1: Streamable HTTP, legacy SSE, the SSE fallback, auth failures, hangs.
+ */
+import assert from "node:assert/strict";
+import { createServer } from "node:net";
+import { after, before, describe, test } from "node:test";
+import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
+import { BridgeError } from "../src/errors.ts";
+import type { ServerConnection } from "../src/server-connection.ts";
+import { ToolRegistry } from "../src/tool-registry.ts";
+import { TINY_PNG } from "./fixtures/fixture-server.ts";
+import { type RunningServer, startHanging, startSse, startStreamableHttp, startUnauthorized } from "./fixtures/http-servers.ts";
+import { connectionFor, waitFor } from "./helpers.ts";
+
+type Tool = ToolDefinition;
+
+function toolsOf(connection: ServerConnection): Map<string, Tool> {
+  const tools = new Map<string, Tool>();
+  new ToolRegistry((def) => tools.set(def.name, def as Tool), () => connection).registerServer(connection);
+  return tools;
+}
+
+async function call(connection: ServerConnection, tool: string, params: Record<string, unknown> = {}, signal?: AbortSignal) {
+  const def = toolsOf(connection).get(`mcp_${connection.name}_${tool}`);
+  assert.ok(def, `tool ${tool} is registered`);
+  const updates: string[] = [];
+  const result = await def.execute("id", params as never, signal, (u) => updates.push((u.content[0] as { text: string }).text), undefined as never);
+  const text = result.content
+    .filter((c) => c.type === "text")
+    .map((c) => (c as { text: string }).text)
+    .join("\n");
+  return { result, text, updates };
+}
+
+/** A port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+for (const variant of ["stateful", "stateless"] as const) {
+  describe(`Streamable HTTP (${variant})`, () => {
+    let server: RunningServer;
+    let connection: ServerConnection;
+    before(async () => {
+      server = await startStreamableHttp({ stateless: variant === "stateless" });
+      connection = connectionFor("web", { url: server.url });
+      await connection.connect();
+    });
+    after(async () => {
+      await connection.close();
+      await server.close();
+    });
+
+    test("lists and calls tools", async () => {
+      assert.equal(connection.transport, "http");
+      assert.equal(connection.fellBackToSse, false);
+      assert.ok(connection.tools.some((t) => t.name === "echo"));
+      assert.equal((await call(connection, "echo", { text: "over http" })).text, "over http");
+      assert.deepEqual(server.calls.at(-1), { name: "echo", args: { text: "over http" } });
+    });
+
+    test("images and progress", async () => {
+      const image = await call(connection, "image");
+      assert.deepEqual(image.result.content[1], { type: "image", data: TINY_PNG, mimeType: "image/png" });
+      const progress = await call(connection, "progress", { steps: 3, delayMs: 5 });
+      assert.equal(progress.text, "done after 3 steps");
+      assert.ok(progress.updates.length >= 2);
+      assert.equal(progress.updates[0], "progress 1/3: step 1");
+    });
+
+    test("cancellation reaches the server", { skip: variant === "stateless" && "a stateless server cannot tie a cancellation to a request" }, async () => {
+      const controller = new AbortController();
+      const before = server.calls.length;
+      const pending = call(connection, "slow", { ms: 30_000 }, controller.signal);
+      await waitFor(() => server.calls.length > before, "the call to reach the server");
+      controller.abort();
+      await assert.rejects(pending, (e: unknown) => e instanceof BridgeError && e.kind === "cancelled");
+      await waitFor(() => server.cancelled.includes("slow"), "the server to see the cancellation");
+    });
+  });
+}
+
+describe("closing a remote connection", () => {
+  test("ends the session and closes every socket", async () => {
+    const server = await startStreamableHttp();
+    const connection = connectionFor("web", { url: server.url });
+    try {
+      await connection.connect();
+      await call(connection, "echo", { text: "x" });
+      assert.ok(server.openSockets() > 0);
+      await connection.close();
+      assert.equal(connection.status, "closed");
+      assert.ok(server.requests.some((r) => r.method === "DELETE"), "the session was terminated");
+      await waitFor(() => server.openSockets() === 0, "the client's sockets to close", 2000);
+      await assert.rejects(call(connection, "echo", { text: "y" }), /shut down/);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("legacy SSE", () => {
+  let server: RunningServer;
+  before(async () => {
+    server = await startSse();
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  test('with `type: "sse"` it connects over SSE directly', async () => {
+    const connection = connectionFor("old", { type: "sse", url: server.url });
+    try {
+      await connection.connect();
+      assert.equal(connection.transport, "sse");
+      assert.equal(connection.fellBackToSse, false);
+      assert.equal((await call(connection, "echo", { text: "sse" })).text, "sse");
+      assert.equal(server.requests.filter((r) => r.method === "POST" && r.path === "/sse").length, 0, "no Streamable HTTP attempt");
+    } finally {
+      await connection.close();
+    }
+  });
+
+  test("without a type, a 405 to the Streamable HTTP POST falls back to SSE", async () => {
+    const connection = connectionFor("old", { url: server.url });
+    try {
+      const postsBefore = server.requests.filter((r) => r.method === "POST" && r.path === "/sse").length;
+      await connection.connect();
+      assert.equal(connection.transport, "sse");
+      assert.equal(connection.fellBackToSse, true);
+      assert.equal(server.requests.filter((r) => r.method === "POST" && r.path === "/sse").length, postsBefore + 1);
+      assert.equal((await call(connection, "add", { a: 1, b: 2 })).text, "3");
+    } finally {
+      await connection.close();
+    }
+  });
+
+});
+
+describe("remote failures", () => {
+  test("a 401 server: an auth error naming the header and variable, no fallback, no reconnect loop, no secret shown", async () => {
+    const server = await startUnauthorized();
+    const connection = connectionFor(
+      "locked",
+      { url: server.url, headers: { Authorization: "Bearer ${MCP_TEST_TOKEN}" } },
+      { env: { ...process.env, MCP_TEST_TOKEN: "tok-very-secret-1" } },
+    );
+    try {
+      await assert.rejects(connection.connect(), (error: unknown) => {
+        assert.ok(error instanceof BridgeError);
+        assert.equal(error.kind, "auth");
+        assert.match(error.message, /MCP server 'locked' rejected the request with HTTP 401 \(unauthorized\)/);
+        assert.match(error.message, /check the `Authorization` header of 'locked' in project config .* \$\{MCP_TEST_TOKEN\} holds a valid/);
+        assert.doesNotMatch(error.message, /tok-very-secret-1/);
+        return true;
+      });
+      assert.equal(server.requests.length, 1, "one request, then stop");
+      assert.equal(server.requests[0]!.method, "POST");
+      assert.equal(server.requests[0]!.authorization, "Bearer tok-very-secret-1", "the header was substituted");
+    } finally {
+      await connection.close();
+      await server.close();
+    }
+  });
+
+  test("a token revoked mid-session: the call fails with the auth message and is not retried", async () => {
+    const auth = { token: "tok-first-valid" };
+    const server = await startStreamableHttp({ auth });
+    const connection = connectionFor(
+      "gh",
+      { url: server.url, headers: { Authorization: "Bearer ${MCP_TEST_TOKEN}" } },
+      { env: { ...process.env, MCP_TEST_TOKEN: "tok-first-valid" } },
+    );
+    try {
+      await connection.connect();
+      assert.equal((await call(connection, "echo", { text: "a" })).text, "a");
+      auth.token = "tok-rotated";
+      const postsBefore = server.requests.filter((r) => r.method === "POST").length;
+      await assert.rejects(call(connection, "echo", { text: "b" }), (error: unknown) => {
+        assert.ok(error instanceof BridgeError && error.kind === "auth");
+        assert.match(error.message, /HTTP 401/);
+        assert.doesNotMatch(error.message, /tok-first-valid/);
+        return true;
+      });
+      assert.equal(server.requests.filter((r) => r.method === "POST").length, postsBefore + 1, "no reconnect, no retry");
+    } finally {
+      await connection.close();
+      await server.close();
+    }
+  });
+
+  test("a missing variable in url or headers fails before any request", async () => {
+    const server = await startStreamableHttp();
+    delete process.env.MCP_TEST_UNSET_TOKEN;
+    const connection = connectionFor("gh", { url: server.url, headers: { Authorization: "Bearer ${MCP_TEST_UNSET_TOKEN}" } });
+    try {
+      await assert.rejects(connection.connect(), /environment variable \$\{MCP_TEST_UNSET_TOKEN\} in header `Authorization` is not set/);
+      assert.equal(server.requests.length, 0);
+    } finally {
+      await connection.close();
+      await server.close();
+    }
+  });
+
+  test("a server that never answers: a timeout, no SSE fallback, and no socket left open", async () => {
+    const server = await startHanging();
+    const connection = connectionFor("slowpoke", { url: server.url, timeout: 1000 });
+    try {
+      await assert.rejects(connection.connect(), (error: unknown) => {
+        assert.ok(error instanceof BridgeError && error.kind === "timeout");
+        assert.match(error.message, /MCP server 'slowpoke' at http:\/\/127\.0\.0\.1:\d+\/mcp did not complete the MCP handshake within 1 s/);
+        return true;
+      });
+      assert.deepEqual(server.requests.map((r) => r.method), ["POST"]);
+      // The connection's own pool is destroyed with it; a shared pool would keep an idle socket for its 4 s keep-alive.
+      await waitFor(() => server.openSockets() === 0, "the client to close its socket", 2000);
+    } finally {
+      await connection.close();
+      await server.close();
+    }
+  });
+
+  test("connection refused", async () => {
+    const port = await closedPort();
+    const connection = connectionFor("down", { url: `http://127.0.0.1:${port}/mcp` });
+    await assert.rejects(connection.connect(), (error: unknown) => {
+      assert.ok(error instanceof BridgeError && error.kind === "transport");
+      assert.match(error.message, /MCP server 'down' at http:\/\/127\.0\.0\.1:\d+\/mcp failed to connect: .*ECONNREFUSED.*is the server running\?/);
+      return true;
+    });
+  });
+
+  test("a connection dropped mid-call: reconnect to a new session and retry", async () => {
+    const server = await startStreamableHttp();
+    const connection = connectionFor("web", { url: server.url });
+    try {
+      await connection.connect();
+      const inits = () => server.requests.filter((r) => r.method === "POST").length;
+      assert.equal((await call(connection, "crash_once")).text, "survived");
+      assert.ok(inits() >= 3);
+      assert.equal((await call(connection, "echo", { text: "again" })).text, "again");
+    } finally {
+      await connection.close();
+      await server.close();
+    }
+  });
+
+  test("a server restarted between calls (sessions lost): the next call reconnects and works", async () => {
+    const server = await startStreamableHttp();
+    const connection = connectionFor("web", { url: server.url });
+    try {
+      await connection.connect();
+      assert.equal((await call(connection, "echo", { text: "1" })).text, "1");
+      server.dropConnections();
+      assert.equal((await call(connection, "echo", { text: "2" })).text, "2");
+    } finally {
+      await connection.close();
+      await server.close();
+    }
+  });
+
+  test("a server that drops every connection: one reconnect, then a clear error", async () => {
+    const server = await startStreamableHttp();
+    const connection = connectionFor("web", { url: server.url });
+    try {
+      await connection.connect();
+      await assert.rejects(call(connection, "crash_always"), /MCP server 'web' lost its connection during 'crash_always' again after reconnecting/);
+    } finally {
+      await connection.close();
+      await server.close();
+    }
+  });
+});
