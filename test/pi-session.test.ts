@@ -1,0 +1,196 @@
+/**
+ * The extension inside real pi 0.73.1, in-process: `createAgentSession` with a faux model that calls MCP tools.
+ */
+import assert from "node:assert/strict";
+import { mkdirSync, writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { fauxAssistantMessage, fauxToolCall, registerFauxProvider, type FauxProviderRegistration } from "@mariozechner/pi-ai";
+import {
+  type AgentSession,
+  AuthStorage,
+  createAgentSession,
+  DefaultResourceLoader,
+  ModelRegistry,
+  SessionManager,
+  SettingsManager,
+} from "@mariozechner/pi-coding-agent";
+import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
+import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+
+interface ToolResultMessage {
+  role: "toolResult";
+  toolName: string;
+  isError: boolean;
+  content: Array<{ type: string; text?: string; data?: string }>;
+}
+
+describe("mcp-bridge in pi (in-process, faux model)", () => {
+  const project = tempDir("mcp-bridge-project-");
+  const agentDir = tempDir("mcp-bridge-agent-");
+  const log = path.join(project.dir, "events.jsonl");
+  const originalCwd = process.cwd();
+  let remote: RunningServer;
+  let faux: FauxProviderRegistration;
+  let session: AgentSession;
+  const extensionErrors: string[] = [];
+  const startupOutput: string[] = [];
+
+  before(async () => {
+    remote = await startStreamableHttp();
+    mkdirSync(path.join(project.dir, ".pi"));
+    writeFileSync(
+      path.join(project.dir, ".pi", "mcp.json"),
+      JSON.stringify({
+        mcpServers: {
+          local: { ...fixtureEntry(), env: { FIXTURE_LOG: log } },
+          remote: { url: remote.url, prefix: "web" },
+          broken: { command: "mcp-bridge-no-such-command" },
+        },
+      }),
+    );
+    // A user-level entry with a bad field: reported, not fatal.
+    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { bad: { url: "http://x", timeout: -1 } } }));
+    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
+    // pi gives extension factories no working directory, so the bridge takes the process's own, as pi's CLI has it.
+    process.chdir(project.dir);
+
+    faux = registerFauxProvider();
+    const authStorage = AuthStorage.inMemory();
+    authStorage.setRuntimeApiKey("faux", "test-key");
+    const settingsManager = SettingsManager.inMemory();
+    const resourceLoader = new DefaultResourceLoader({
+      cwd: project.dir,
+      agentDir: agentDir.dir,
+      settingsManager,
+      noExtensions: true,
+      additionalExtensionPaths: [REPO_ROOT],
+      noSkills: true,
+      noPromptTemplates: true,
+      noThemes: true,
+      noContextFiles: true,
+    });
+    await resourceLoader.reload();
+    const loaded = resourceLoader.getExtensions();
+    assert.deepEqual(loaded.errors, [], "the extension loads without errors");
+    ({ session } = await createAgentSession({
+      cwd: project.dir,
+      agentDir: agentDir.dir,
+      authStorage,
+      modelRegistry: ModelRegistry.inMemory(authStorage),
+      settingsManager,
+      resourceLoader,
+      sessionManager: SessionManager.inMemory(project.dir),
+      model: faux.getModel(),
+    }));
+    const originalLog = console.log;
+    console.log = (...args: unknown[]) => startupOutput.push(args.join(" "));
+    try {
+      await session.bindExtensions({ onError: (e) => extensionErrors.push(`${e.extensionPath}: ${e.error}`) });
+    } finally {
+      console.log = originalLog;
+    }
+  });
+
+  after(async () => {
+    await session?.extensionRunner?.emit({ type: "session_shutdown", reason: "quit" });
+    session?.dispose();
+    faux?.unregister();
+    process.chdir(originalCwd);
+    await remote?.close();
+    project.cleanup();
+    agentDir.cleanup();
+  });
+
+  function toolResults(): ToolResultMessage[] {
+    return session.messages.filter((m) => (m as { role: string }).role === "toolResult") as unknown as ToolResultMessage[];
+  }
+
+  test("the tools of both working servers are registered as pi tools", () => {
+    assert.deepEqual(extensionErrors, []);
+    const names = session.getAllTools().map((t) => t.name);
+    assert.ok(names.includes("mcp_local_echo"), "stdio server tool");
+    assert.ok(names.includes("web_add"), "remote server tool with its prefix");
+    assert.ok(names.includes("read") && names.includes("bash"), "pi's own tools are still there");
+    assert.equal(names.filter((n) => n.startsWith("mcp_broken_")).length, 0);
+  });
+
+  test("one startup notice (printed, as there is no UI) lists what failed and why", () => {
+    assert.equal(startupOutput.length, 1);
+    const notice = startupOutput[0]!;
+    assert.match(notice, /MCP: 2 of 3 servers connected/);
+    assert.match(notice, /✕ broken: MCP server 'broken': command 'mcp-bridge-no-such-command' was not found/);
+    assert.match(notice, /server 'bad' in user config .*mcp\.json: `timeout` must be a positive number/);
+  });
+
+  test("the model calls one tool of each server and receives their results", async () => {
+    faux.setResponses([
+      fauxAssistantMessage([fauxToolCall("mcp_local_echo", { text: "from pi" }), fauxToolCall("web_add", { a: 2, b: 3 })], { stopReason: "toolUse" }),
+      (context) => {
+        const results = context.messages.filter((m) => m.role === "toolResult");
+        return fauxAssistantMessage(`saw ${results.length} results`);
+      },
+    ]);
+    await session.prompt("use the tools");
+    const results = toolResults();
+    const echo = results.find((r) => r.toolName === "mcp_local_echo");
+    const add = results.find((r) => r.toolName === "web_add");
+    assert.ok(echo && add);
+    assert.equal(echo.isError, false);
+    assert.deepEqual(echo.content, [{ type: "text", text: "from pi" }]);
+    assert.equal(add.isError, false);
+    assert.deepEqual(add.content, [{ type: "text", text: "5" }]);
+    assert.deepEqual(remote.calls.at(-1), { name: "add", args: { a: 2, b: 3 } });
+    assert.ok(readLog(log).some((e) => e.event === "call" && e.name === "echo"));
+  });
+
+  test("arguments that do not fit the schema are rejected by pi, naming the field, before the server sees them", async () => {
+    const callsBefore = readLog(log).filter((e) => e.event === "call").length;
+    faux.setResponses([
+      fauxAssistantMessage([fauxToolCall("mcp_local_strict", { count: "many", mode: "fast" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage("ok"),
+    ]);
+    await session.prompt("call strict badly");
+    const result = toolResults().at(-1)!;
+    assert.equal(result.toolName, "mcp_local_strict");
+    assert.equal(result.isError, true);
+    assert.match(result.content[0]!.text!, /count/);
+    assert.equal(readLog(log).filter((e) => e.event === "call").length, callsBefore, "nothing reached the server");
+  });
+
+  test("an isError result reaches the model as a tool error with the server's text; images as images", async () => {
+    faux.setResponses([
+      fauxAssistantMessage([fauxToolCall("mcp_local_fail", {}), fauxToolCall("mcp_local_image", {})], { stopReason: "toolUse" }),
+      fauxAssistantMessage("ok"),
+    ]);
+    await session.prompt("fail and draw");
+    const fail = toolResults().find((r) => r.toolName === "mcp_local_fail")!;
+    assert.equal(fail.isError, true);
+    assert.match(fail.content[0]!.text!, /it failed on purpose/);
+    const image = toolResults().find((r) => r.toolName === "mcp_local_image")!;
+    assert.equal(image.isError, false);
+    assert.ok(image.content.some((c) => c.type === "image"));
+  });
+
+  test("/mcp lists the servers, and shutdown stops the local server", async () => {
+    const printed: string[] = [];
+    const originalLog = console.log;
+    console.log = (...args: unknown[]) => printed.push(args.join(" "));
+    try {
+      await session.prompt("/mcp");
+    } finally {
+      console.log = originalLog;
+    }
+    const text = printed.join("\n");
+    assert.match(text, /local {2}connected {2}stdio/);
+    assert.match(text, /remote {2}connected {2}http/);
+    assert.match(text, /broken {2}failed/);
+    assert.match(text, /command 'mcp-bridge-no-such-command' was not found/);
+    assert.match(text, /server 'bad' in user config .*`timeout` must be a positive number/);
+
+    const pid = readLog(log).find((e) => e.event === "start")!.pid;
+    assert.ok(isAlive(pid));
+    await session.extensionRunner.emit({ type: "session_shutdown", reason: "quit" });
+    await waitFor(() => !isAlive(pid), "the local server to stop");
+  });
+});
