@@ -10,6 +10,7 @@ import { formatStartupSummary } from "./src/status-format.ts";
 import { ToolRegistry } from "./src/tool-registry.ts";
 
 const CLIENT_INFO = { name: "pi-mcp-bridge", version: "0.1.0" };
+const STARTUP_SIGNALS: NodeJS.Signals[] = process.platform === "win32" ? ["SIGTERM"] : ["SIGTERM", "SIGHUP"];
 
 export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   pi.registerFlag(CONFIG_FLAG, {
@@ -29,6 +30,18 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   // If pi exits without a session_shutdown, take the server processes along.
   const killOnExit = () => bridge.killNow();
   process.once("exit", killOnExit);
+  // pi installs its SIGTERM/SIGHUP handlers (which run session_shutdown) only once the session has started; a signal
+  // that comes while servers are still connecting would end pi at once and orphan them. Until then, end the servers
+  // and let the signal take its course.
+  const stopGuardingStartup = () => {
+    for (const s of STARTUP_SIGNALS) process.off(s, onStartupSignal);
+  };
+  const onStartupSignal = (signal: NodeJS.Signals) => {
+    bridge.killNow();
+    stopGuardingStartup();
+    process.kill(process.pid, signal);
+  };
+  for (const signal of STARTUP_SIGNALS) process.on(signal, onStartupSignal);
 
   await bridge.start();
 
@@ -42,11 +55,13 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   registerMcpCommand(pi, bridge, registry, env);
 
   pi.on("session_start", (_event, ctx) => {
+    stopGuardingStartup();
     const summary = formatStartupSummary(serverRows(bridge, registry, env), bridge.problems, registry.warnings);
     if (summary) show(ctx, summary, "warning");
   });
   pi.on("session_shutdown", async () => {
     process.off("exit", killOnExit);
+    stopGuardingStartup();
     await bridge.shutdown();
   });
 }

@@ -108,6 +108,8 @@ export class ServerConnection {
 
   /** The open connection, if any. */
   private live?: LiveConnection;
+  /** A connection still being set up, so shutdown can end it too. */
+  private connecting?: LiveConnection;
   private secrets: string[] = [];
   private generation = 0;
   private reconnecting?: Promise<void>;
@@ -201,6 +203,7 @@ export class ServerConnection {
     const transport = makeTransport(agent ? fetchVia(agent) : fetch);
     const client = new Client(this.options.clientInfo, { capabilities: {} });
     const live: LiveConnection = { client, transport, agent };
+    this.connecting = live;
     this.nonJsonLines = 0;
     client.onerror = (error) => {
       // The SDK reports unparsable stdout lines here and carries on; count them for a better error message.
@@ -224,6 +227,7 @@ export class ServerConnection {
       throw error;
     } finally {
       clearTimeout(timer);
+      if (this.connecting === live) this.connecting = undefined;
     }
     this.live = live;
     this.transport = kind;
@@ -396,14 +400,23 @@ export class ServerConnection {
 
   async close(): Promise<void> {
     this.closed = true;
-    await this.disposeCurrent({ graceful: true, terminateSession: true });
+    // A connect still under way is abandoned: its attempt fails and cleans up after itself as well.
+    const connecting = this.connecting;
+    this.connecting = undefined;
+    await Promise.all([
+      connecting ? this.dispose(connecting, { graceful: false }) : undefined,
+      this.disposeCurrent({ graceful: true, terminateSession: true }),
+    ]);
     if (this.status !== "disabled") this.status = "closed";
   }
 
   /** Synchronous last resort when pi exits without a shutdown event. */
   killNow(): void {
-    const pid = (this.live?.transport as Partial<StdioClientTransport> | undefined)?.pid ?? undefined;
-    killProcessesNow(pid ? mergeProcesses(this.processes, processTree(pid)) : this.processes);
+    const trees = [this.live, this.connecting].map((c) => {
+      const pid = (c?.transport as Partial<StdioClientTransport> | undefined)?.pid ?? undefined;
+      return pid ? processTree(pid) : [];
+    });
+    killProcessesNow(mergeProcesses(this.processes, ...trees));
   }
 
   redact(text: string): string {

@@ -354,6 +354,23 @@ describe("stdio: shutdown leaves no process behind", () => {
     tmp.cleanup();
   });
 
+  test("close() while a server is still connecting ends that server and fails the connect", async () => {
+    const tmp = tempDir();
+    const log = path.join(tmp.dir, "events.jsonl");
+    const connection = connectionFor("mute", { ...fixtureEntry("never-init"), env: { FIXTURE_LOG: log }, timeout: 60_000 });
+    const connecting = connection.connect();
+    const outcome = connecting.then(
+      () => "connected",
+      (error: Error) => error.message,
+    );
+    await waitFor(() => readLog(log).length > 0, "the server to start");
+    const pid = readLog(log)[0]!.pid;
+    await connection.close();
+    assert.match(await outcome, /MCP server 'mute'/);
+    await waitFor(() => !isAlive(pid), "the connecting server to be gone");
+    tmp.cleanup();
+  });
+
   test("a wrapper (as npx is) and the server it runs are both gone after close()", async () => {
     const tmp = tempDir();
     const log = path.join(tmp.dir, "events.jsonl");

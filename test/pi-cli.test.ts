@@ -1,0 +1,126 @@
+/**
+ * The real `pi` command line with the extension: the README's demo command, and no orphaned server after SIGTERM.
+ */
+import assert from "node:assert/strict";
+import { execSync, spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { after, describe, test } from "node:test";
+import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+
+const PI_CLI = path.join(REPO_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
+const home = tempDir("mcp-bridge-home-");
+
+/** pi writes its settings and sessions under the agent dir even for --help; keep them out of the real home. */
+function piEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, HOME: home.dir, PI_CODING_AGENT_DIR: path.join(home.dir, "agent"), PI_OFFLINE: "1" };
+}
+
+function runPi(args: string[], timeoutMs = 60_000): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [PI_CLI, ...args], { cwd: REPO_ROOT, env: piEnv(), stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (d) => (output += d));
+    child.stderr.on("data", (d) => (output += d));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`pi did not finish within ${timeoutMs} ms:\n${output}`));
+    }, timeoutMs);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+describe("pi command line", () => {
+  after(() => home.cleanup());
+
+  test("the README demo: `pi -e . --mcp-config examples/demo.json -p /mcp` shows both servers and their tools", async () => {
+    const { code, output } = await runPi(["-e", ".", "--mcp-config", "examples/demo.json", "-p", "/mcp"]);
+    assert.equal(code, 0, output);
+    assert.match(output, /hello {2}connected {2}stdio {2}2 tools {2}\(flag\)/);
+    assert.match(output, /- mcp_hello_greet {2}\(greet\)/);
+    assert.match(output, /everything {2}connected {2}stdio/);
+    assert.match(output, /- ev_get-sum {2}\(get-sum\)/);
+    assert.match(output, /2 servers configured \| 2 connected/);
+  });
+
+  test("--mcp-config is listed in pi --help", async () => {
+    const { code, output } = await runPi(["-e", ".", "--help"]);
+    assert.equal(code, 0, output);
+    assert.match(output, /--mcp-config/);
+  });
+
+  /** Starts `pi --mode rpc` on a config with two servers that each start a child process (one behind a shell wrapper). */
+  function startRpcPi(extraServers: Record<string, unknown> = {}) {
+    const tmp = tempDir();
+    const log = path.join(tmp.dir, "events.jsonl");
+    const direct = fixtureEntry("grandchild");
+    const quoted = [direct.command, ...direct.args].map((a) => `'${a}'`).join(" ");
+    const config = path.join(tmp.dir, "mcp.json");
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: {
+          direct: { ...direct, env: { FIXTURE_LOG: log } },
+          // `; exit $?` keeps the shell alive as the server's parent, as npx stays the parent of a package's server.
+          wrapped: { command: "sh", args: ["-c", `${quoted}; exit $?`], env: { FIXTURE_LOG: log } },
+          ...extraServers,
+        },
+      }),
+    );
+    const pi = spawn(process.execPath, [PI_CLI, "--mode", "rpc", "-e", REPO_ROOT, "--mcp-config", config], {
+      cwd: tmp.dir,
+      env: piEnv(),
+      stdio: ["pipe", "pipe", "ignore"],
+    });
+    let stdout = "";
+    pi.stdout.on("data", (d) => (stdout += d));
+    const exited = new Promise<void>((resolve) => pi.once("exit", () => resolve()));
+    const pids = () => readLog(log).flatMap((e) => (e.event === "start" ? [e.pid] : e.event === "grandchild" ? [e.childPid as number] : []));
+    return { tmp, log, pi, exited, pids, stdout: () => stdout };
+  }
+
+  async function expectAllGone(pids: number[]): Promise<void> {
+    await waitFor(() => pids.every((pid) => !isAlive(pid)), "every server process to be gone", 10_000).catch((error) => {
+      console.error(execSync(`ps -o pid,ppid,stat,args -p ${pids.join(",")}`).toString());
+      throw error;
+    });
+  }
+
+  test("SIGTERM to a running pi ends every server process, including what a wrapper and a server started", async () => {
+    const run = startRpcPi();
+    try {
+      // Ready: pi answers RPC commands only after startup, with its own signal handlers in place.
+      run.pi.stdin.write(`${JSON.stringify({ id: "1", type: "get_state" })}\n`);
+      await waitFor(() => run.stdout().includes('"id":"1"'), "pi to answer over RPC", 60_000);
+      const pids = run.pids();
+      assert.equal(pids.length, 4);
+      for (const pid of pids) assert.ok(isAlive(pid), `${pid} runs before SIGTERM`);
+      run.pi.kill("SIGTERM");
+      await run.exited;
+      await expectAllGone(pids);
+    } finally {
+      if (run.pi.exitCode === null) run.pi.kill("SIGKILL");
+      run.tmp.cleanup();
+    }
+  });
+
+  test("SIGTERM while servers are still connecting ends them too", async () => {
+    const run = startRpcPi({ mute: { ...fixtureEntry("never-init"), timeout: 60_000 } });
+    try {
+      // Both grandchild servers are up, the mute one holds pi's startup: pi's own handlers are not installed yet.
+      await waitFor(() => readLog(run.log).filter((e) => e.event === "grandchild").length === 2, "the servers to start", 60_000);
+      assert.equal(run.stdout(), "", "pi is still starting");
+      const pids = run.pids();
+      run.pi.kill("SIGTERM");
+      await run.exited;
+      assert.equal(run.pi.signalCode, "SIGTERM", "pi still ends by the signal");
+      await expectAllGone(pids);
+    } finally {
+      if (run.pi.exitCode === null) run.pi.kill("SIGKILL");
+      run.tmp.cleanup();
+    }
+  });
+});
