@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { type ExtensionAPI, getAgentDir } from "@mariozechner/pi-coding-agent";
 import { McpBridge } from "./src/bridge.ts";
 import { registerMcpCommand, serverRows, show } from "./src/command.ts";
-import { CONFIG_FLAG, configFlagFromArgv } from "./src/config.ts";
+import { CONFIG_FLAG, configFlagFromArgv, isInfoOnlyInvocation } from "./src/config.ts";
 import { formatStartupSummary } from "./src/status-format.ts";
 import { ToolRegistry } from "./src/tool-registry.ts";
 
@@ -17,6 +17,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     type: "string",
     description: "Also load MCP servers from this JSON file (highest priority)",
   });
+  if (isInfoOnlyInvocation(process.argv)) return;
   const env = process.env;
   const bridge = new McpBridge({
     // pi gives a factory no working directory; in its CLI that is the process's own.

@@ -21,6 +21,7 @@ import {
   formatServerList,
   formatStartupSummary,
   httpStatusOf,
+  isInfoOnlyInvocation,
   layerConfigs,
   MAX_TOOL_NAME_LENGTH,
   normalizeInputSchema,
@@ -292,6 +293,16 @@ describe("configFlagFromArgv", () => {
     assert.equal(configFlagFromArgv(["node", "pi", "-p", "x"]), undefined);
     assert.equal(configFlagFromArgv(["node", "pi", "--mcp-config", "--other"]), undefined);
     assert.equal(configFlagFromArgv(["node", "pi", "--", "--mcp-config", "x"]), undefined);
+  });
+});
+
+describe("isInfoOnlyInvocation", () => {
+  test("--help and --list-models print and exit; anything else runs", () => {
+    assert.equal(isInfoOnlyInvocation(["node", "pi", "--help"]), true);
+    assert.equal(isInfoOnlyInvocation(["node", "pi", "-e", ".", "-h"]), true);
+    assert.equal(isInfoOnlyInvocation(["node", "pi", "--list-models", "claude"]), true);
+    assert.equal(isInfoOnlyInvocation(["node", "pi", "-p", "/mcp"]), false);
+    assert.equal(isInfoOnlyInvocation(["node", "pi", "--", "--help"]), false);
   });
 });
 

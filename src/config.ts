@@ -411,3 +411,15 @@ export function configFlagFromArgv(argv: readonly string[]): string | undefined 
   }
   return value;
 }
+
+/** pi invocations that load extensions only to list things (`--help`, `--list-models`) and then exit. */
+const INFO_ONLY_FLAGS = new Set(["--help", "-h", "--list-models"]);
+
+/** True when pi was started only to print information, so connecting to servers would only slow it down. */
+export function isInfoOnlyInvocation(argv: readonly string[]): boolean {
+  for (const arg of argv.slice(2)) {
+    if (arg === "--") return false;
+    if (INFO_ONLY_FLAGS.has(arg)) return true;
+  }
+  return false;
+}

@@ -3,7 +3,7 @@
  */
 import assert from "node:assert/strict";
 import { execSync, spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
@@ -16,9 +16,9 @@ function piEnv(): NodeJS.ProcessEnv {
   return { ...process.env, HOME: home.dir, PI_CODING_AGENT_DIR: path.join(home.dir, "agent"), PI_OFFLINE: "1" };
 }
 
-function runPi(args: string[], timeoutMs = 60_000): Promise<{ code: number | null; output: string }> {
+function runPi(args: string[], timeoutMs = 60_000, cwd = REPO_ROOT): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [PI_CLI, ...args], { cwd: REPO_ROOT, env: piEnv(), stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [PI_CLI, ...args], { cwd, env: piEnv(), stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     child.stdout.on("data", (d) => (output += d));
     child.stderr.on("data", (d) => (output += d));
@@ -46,10 +46,38 @@ describe("pi command line", () => {
     assert.match(output, /2 servers configured \| 2 connected/);
   });
 
-  test("--mcp-config is listed in pi --help", async () => {
-    const { code, output } = await runPi(["-e", ".", "--help"]);
-    assert.equal(code, 0, output);
-    assert.match(output, /--mcp-config/);
+  test("--mcp-config is listed in pi --help, which starts no server", async () => {
+    const tmp = tempDir();
+    const log = path.join(tmp.dir, "events.jsonl");
+    const config = path.join(tmp.dir, "mcp.json");
+    writeFileSync(config, JSON.stringify({ mcpServers: { fx: { ...fixtureEntry(), env: { FIXTURE_LOG: log } } } }));
+    try {
+      const { code, output } = await runPi(["-e", ".", "--mcp-config", config, "--help"]);
+      assert.equal(code, 0, output);
+      assert.match(output, /--mcp-config/);
+      assert.deepEqual(readLog(log), []);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  test("`pi install <path>` and a project .pi/mcp.json: the tools are there with no build step", async () => {
+    const project = tempDir("mcp-bridge-installed-");
+    try {
+      const install = await runPi(["install", REPO_ROOT]);
+      assert.equal(install.code, 0, install.output);
+      mkdirSync(path.join(project.dir, ".pi"));
+      writeFileSync(
+        path.join(project.dir, ".pi", "mcp.json"),
+        JSON.stringify({ mcpServers: { hello: { command: "node", args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")] } } }),
+      );
+      const { code, output } = await runPi(["-p", "/mcp"], 60_000, project.dir);
+      assert.equal(code, 0, output);
+      assert.match(output, /hello {2}connected {2}stdio {2}2 tools {2}\(project\)/);
+    } finally {
+      await runPi(["remove", REPO_ROOT]);
+      project.cleanup();
+    }
   });
 
   /** Starts `pi --mode rpc` on a config with two servers that each start a child process (one behind a shell wrapper). */

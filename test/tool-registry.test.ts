@@ -1,0 +1,123 @@
+/**
+ * Naming and registration against real servers: collisions across servers and with pi's tools, prefixes, long and
+ * unusual names that must still reach the server under their original name.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
+import type { ServerConnection } from "../src/server-connection.ts";
+import { ToolRegistry } from "../src/tool-registry.ts";
+import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
+import { connectionFor } from "./helpers.ts";
+
+const LONG_NAME = `fetch_${"very_long_segment_".repeat(5)}end`;
+const ODD_NAME = "get.item v2";
+
+describe("tool registration", () => {
+  let alpha: RunningServer;
+  let beta: RunningServer;
+  const connections = new Map<string, ServerConnection>();
+
+  function register(): { tools: Map<string, ToolDefinition>; registry: ToolRegistry } {
+    const tools = new Map<string, ToolDefinition>();
+    const registry = new ToolRegistry((def) => tools.set(def.name, def as ToolDefinition), (name) => connections.get(name));
+    for (const connection of connections.values()) registry.registerServer(connection);
+    return { tools, registry };
+  }
+
+  async function callText(tool: ToolDefinition | undefined, params: Record<string, unknown> = {}): Promise<string> {
+    assert.ok(tool);
+    const result = await tool.execute("id", params as never, undefined, undefined, undefined as never);
+    return (result.content[0] as { text: string }).text;
+  }
+
+  before(async () => {
+    const extraTools = [
+      { name: "read", description: "A tool named like pi's read", inputSchema: { type: "object" as const } },
+      { name: LONG_NAME, inputSchema: { type: "object" as const } },
+      { name: ODD_NAME, inputSchema: { type: "object" as const } },
+    ];
+    alpha = await startStreamableHttp({ extraTools });
+    beta = await startStreamableHttp();
+    // In config order: alpha first, so it keeps the clean names.
+    connections.set("alpha", connectionFor("alpha", { url: alpha.url, prefix: "" }));
+    connections.set("beta", connectionFor("beta", { url: beta.url, prefix: "" }));
+    connections.set("gamma", connectionFor("gamma", { url: beta.url, prefix: "gh" }));
+    for (const connection of connections.values()) await connection.connect();
+  });
+  after(async () => {
+    for (const connection of connections.values()) await connection.close();
+    await alpha.close();
+    await beta.close();
+  });
+
+  test("a name taken by another server gets _2 and a warning naming both sources", () => {
+    const { tools, registry } = register();
+    assert.ok(tools.has("echo"));
+    assert.ok(tools.has("echo_2"));
+    assert.equal(registry.tools.find((t) => t.name === "echo")!.server, "alpha");
+    assert.equal(registry.tools.find((t) => t.name === "echo_2")!.server, "beta");
+    const warning = registry.warnings.find((w) => w.includes("'echo'"));
+    assert.match(warning!, /Tool name 'echo' of MCP server 'beta' \(tool 'echo'\) is already taken by tool 'echo' of MCP server 'alpha'; registered as 'echo_2'/);
+  });
+
+  test("a name of one of pi's tools is never taken over", () => {
+    const { tools, registry } = register();
+    assert.equal(tools.has("read"), false);
+    assert.ok(tools.has("read_2"));
+    assert.match(registry.warnings.join("\n"), /'read' .* is already taken by pi's built-in tool 'read'; registered as 'read_2'/);
+  });
+
+  test("a prefix replaces mcp_<server>", () => {
+    const { tools } = register();
+    assert.ok(tools.has("gh_echo"));
+    assert.ok(tools.has("gh_add"));
+  });
+
+  test("both colliding tools work and reach their own server", async () => {
+    const { tools } = register();
+    assert.equal(await callText(tools.get("echo"), { text: "to alpha" }), "to alpha");
+    assert.equal(await callText(tools.get("echo_2"), { text: "to beta" }), "to beta");
+    assert.deepEqual(alpha.calls.at(-1), { name: "echo", args: { text: "to alpha" } });
+    assert.deepEqual(beta.calls.at(-1), { name: "echo", args: { text: "to beta" } });
+  });
+
+  test("long and unusual names are made safe, and calls still use the original name", async () => {
+    const { tools, registry } = register();
+    const long = registry.tools.find((t) => t.originalName === LONG_NAME)!;
+    assert.equal(long.name.length, 64);
+    assert.match(long.name, /^[A-Za-z][A-Za-z0-9_-]*_[0-9a-f]{8}$/);
+    assert.equal(await callText(tools.get(long.name)), `called ${LONG_NAME}`);
+    const odd = registry.tools.find((t) => t.originalName === ODD_NAME)!;
+    assert.equal(odd.name, "get_item_v2");
+    assert.equal(await callText(tools.get(odd.name)), `called ${ODD_NAME}`);
+    assert.equal(alpha.calls.at(-1)!.name, ODD_NAME);
+  });
+
+  test("the same config always gives the same names", () => {
+    const first = register().registry.tools.map((t) => `${t.server}/${t.originalName}=${t.name}`);
+    const second = register().registry.tools.map((t) => `${t.server}/${t.originalName}=${t.name}`);
+    assert.deepEqual(second, first);
+  });
+
+  test("registering a server again keeps its names", () => {
+    const tools = new Map<string, ToolDefinition>();
+    const registry = new ToolRegistry((def) => tools.set(def.name, def as ToolDefinition), (name) => connections.get(name));
+    registry.registerServer(connections.get("alpha")!);
+    registry.registerServer(connections.get("beta")!);
+    const before = registry.tools.map((t) => t.name);
+    registry.registerServer(connections.get("alpha")!);
+    registry.registerServer(connections.get("beta")!);
+    assert.deepEqual(registry.tools.map((t) => t.name), before);
+    assert.equal(tools.has("echo_3"), false);
+  });
+
+  test("$ref schemas are inlined into the parameters pi sees", () => {
+    const { tools } = register();
+    assert.deepEqual(tools.get("shape")!.parameters, {
+      type: "object",
+      properties: { at: { type: "object", properties: { x: { type: "number" }, y: { type: "number" } }, required: ["x", "y"] } },
+      required: ["at"],
+    });
+  });
+});
