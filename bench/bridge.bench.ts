@@ -1,0 +1,111 @@
+/**
+ * Benchmarks, reported as ratios within one run (the machine is shared and noisy, so absolute times mean little):
+ *
+ *   1. startup: the bridge connecting N local servers vs one. Each server takes START_DELAY_MS to answer
+ *      `initialize` and almost no CPU, so the ratio shows how well connects overlap: ~1 in parallel, ~N in sequence.
+ *   2. call overhead: a tool call through the bridge (pi tool → connection → normalised result) vs the same call
+ *      made directly with the SDK client on the same kind of server.
+ *
+ * Run: npm run bench
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { McpBridge } from "../src/bridge.ts";
+import { ToolRegistry } from "../src/tool-registry.ts";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const SERVER = path.join(ROOT, "examples", "hello-server.mjs");
+const SLOW_START_SERVER = path.join(ROOT, "bench", "slow-start-server.mjs");
+const SERVERS = Number(process.env.BENCH_SERVERS ?? 8);
+const CALLS = Number(process.env.BENCH_CALLS ?? 300);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+async function startBridge(servers: number, script = SERVER): Promise<{ bridge: McpBridge; ms: number; cleanup: () => Promise<void> }> {
+  const dir = mkdtempSync(path.join(tmpdir(), "mcp-bridge-bench-"));
+  mkdirSync(path.join(dir, ".pi"));
+  const mcpServers = Object.fromEntries(Array.from({ length: servers }, (_, i) => [`s${i}`, { command: process.execPath, args: [script] }]));
+  writeFileSync(path.join(dir, ".pi", "mcp.json"), JSON.stringify({ mcpServers }));
+  const bridge = new McpBridge({
+    projectRoot: dir,
+    agentDir: path.join(dir, "agent"),
+    bundledPath: path.join(dir, "none.json"),
+    env: process.env,
+    clientInfo: { name: "bench", version: "0" },
+  });
+  const started = performance.now();
+  await bridge.start();
+  const ms = performance.now() - started;
+  const failed = [...bridge.connections.values()].filter((c) => c.status !== "connected");
+  if (failed.length) throw new Error(`servers failed: ${failed.map((c) => c.lastError).join("; ")}`);
+  return {
+    bridge,
+    ms,
+    cleanup: async () => {
+      await bridge.shutdown();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function benchStartup(): Promise<void> {
+  const one: number[] = [];
+  const many: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [count, into] of [
+      [1, one],
+      [SERVERS, many],
+    ] as const) {
+      const run = await startBridge(count, SLOW_START_SERVER);
+      into.push(run.ms);
+      await run.cleanup();
+    }
+  }
+  const ratio = median(many) / median(one);
+  console.log(`startup: 1 server ${median(one).toFixed(0)} ms, ${SERVERS} servers ${median(many).toFixed(0)} ms (median of ${ROUNDS})`);
+  console.log(`  ratio ${ratio.toFixed(2)} (connecting one at a time would give ~${SERVERS})`);
+}
+
+async function benchCalls(): Promise<void> {
+  const run = await startBridge(1);
+  const connection = run.bridge.connection("s0")!;
+  let greet: ((params: Record<string, unknown>) => Promise<unknown>) | undefined;
+  new ToolRegistry(
+    (def) => {
+      if (def.name === "mcp_s0_greet") greet = (params) => def.execute("bench", params as never, undefined, undefined, undefined as never);
+    },
+    () => connection,
+  ).registerServer(connection);
+
+  const client = new Client({ name: "bench-direct", version: "0" });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [SERVER] }));
+
+  const time = async (call: () => Promise<unknown>): Promise<number> => {
+    for (let i = 0; i < 20; i++) await call();
+    const started = performance.now();
+    for (let i = 0; i < CALLS; i++) await call();
+    return (performance.now() - started) / CALLS;
+  };
+  const bridged: number[] = [];
+  const direct: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    bridged.push(await time(() => greet!({ name: "bench" })));
+    direct.push(await time(() => client.callTool({ name: "greet", arguments: { name: "bench" } })));
+  }
+  await client.close();
+  await run.cleanup();
+  const ratio = median(bridged) / median(direct);
+  console.log(`call: through the bridge ${(median(bridged) * 1000).toFixed(0)} µs, SDK client directly ${(median(direct) * 1000).toFixed(0)} µs (${CALLS} calls, median of ${ROUNDS})`);
+  console.log(`  ratio ${ratio.toFixed(2)} (the bridge's own cost per call is the part above 1)`);
+}
+
+await benchStartup();
+await benchCalls();
