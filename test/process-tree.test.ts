@@ -2,24 +2,30 @@
  * Reading and ending a server's process tree, with real processes.
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { after, describe, test } from "node:test";
 import { descendantsOf, isSameProcessAlive, listProcesses, processTree, terminateProcesses } from "../src/process-tree.ts";
 import { isAlive, waitFor } from "./helpers.ts";
 
-const started: ChildProcess[] = [];
+const started: number[] = [];
 
 /** A shell with two children of its own: the shape of `npx` running a server. */
 async function smallTree(): Promise<number> {
   const sh = spawn("sh", ["-c", "sleep 60 & sleep 60 & wait"], { stdio: "ignore" });
-  started.push(sh);
   await waitFor(() => processTree(sh.pid!).length === 3, "the shell's children to start");
+  started.push(...processTree(sh.pid!).map((p) => p.pid));
   return sh.pid!;
 }
 
 describe("process tree", () => {
   after(() => {
-    for (const child of started) child.kill("SIGKILL");
+    for (const pid of started) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    }
   });
 
   test("descendantsOf walks a table breadth-first and ignores the rest", () => {
