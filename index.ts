@@ -57,6 +57,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
 
   pi.on("session_start", (_event, ctx) => {
     stopGuardingStartup();
+    registry.resolveShadowed(pi.getAllTools());
     const summary = formatStartupSummary(serverRows(bridge, registry, env), bridge.problems, registry.warnings);
     if (summary) show(ctx, summary, "warning");
   });

@@ -60,8 +60,16 @@ async function capText(text: string, server: string, tool: string): Promise<{ te
   return { text: result.content + note, truncated: { fullOutputPath: file, totalBytes: result.totalBytes } };
 }
 
+/** What pi's `getAllTools()` reports of a tool: enough to tell whose it is. */
+export interface PiToolInfo {
+  name: string;
+  parameters: unknown;
+  sourceInfo: { path: string };
+}
+
 export class ToolRegistry {
   private readonly byName = new Map<string, RegisteredTool>();
+  private readonly definitions = new Map<string, ToolDefinition<TSchema, ToolDetails>>();
   /** `server\0tool` → name, so the same tool keeps its name when its server's list is registered again. */
   private readonly assigned = new Map<string, string>();
   private readonly reserved: Map<string, string>;
@@ -112,8 +120,36 @@ export class ToolRegistry {
     const description = tool.description?.trim() || `Tool '${tool.name}' from MCP server '${server}'`;
     const registered: RegisteredTool = { name, server, originalName: tool.name, description };
     this.byName.set(name, registered);
-    this.registerTool(this.definition(registered, tool));
+    const definition = this.definition(registered, tool);
+    this.definitions.set(name, definition);
+    this.registerTool(definition);
     return registered;
+  }
+
+  /**
+   * Moves tools of ours that another extension's tool of the same name shadows (pi keeps the first extension's) to
+   * free names. Other extensions' tools are only known once the session runs, so this runs at session start.
+   */
+  resolveShadowed(piTools: readonly PiToolInfo[]): void {
+    const piByName = new Map(piTools.map((t) => [t.name, t]));
+    const isTaken = (candidate: string) => piByName.has(candidate) || this.ownerOf(candidate) !== undefined;
+    for (const tool of this.tools) {
+      const winner = piByName.get(tool.name);
+      const definition = this.definitions.get(tool.name);
+      if (!winner || !definition || winner.parameters === definition.parameters) continue;
+      const name = allocateToolName(tool.name, isTaken);
+      this.warnings.push(
+        `Tool name '${tool.name}' of MCP server '${tool.server}' (tool '${tool.originalName}') is already used by another extension (${winner.sourceInfo.path}); registered as '${name}'`,
+      );
+      this.byName.delete(tool.name);
+      this.definitions.delete(tool.name);
+      const moved: RegisteredTool = { ...tool, name };
+      this.byName.set(name, moved);
+      this.assigned.set(`${tool.server}\0${tool.originalName}`, name);
+      const renamed = { ...definition, name };
+      this.definitions.set(name, renamed);
+      this.registerTool(renamed);
+    }
   }
 
   private parameters(server: string, tool: Tool): TSchema {

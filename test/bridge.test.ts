@@ -28,7 +28,7 @@ function makeBridge(root: string, extraPath?: string): McpBridge {
   });
 }
 
-describe("McpBridge", () => {
+describe("McpBridge", { timeout: 120_000 }, () => {
   test("layers real files, starts enabled servers only, reports each problem once, and shuts everything down", async () => {
     const tmp = tempDir();
     const log = path.join(tmp.dir, "events.jsonl");

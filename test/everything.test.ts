@@ -8,7 +8,7 @@ import type { ServerConnection } from "../src/server-connection.ts";
 import { ToolRegistry } from "../src/tool-registry.ts";
 import { connectionFor, EVERYTHING_SERVER } from "./helpers.ts";
 
-describe("server-everything over stdio", () => {
+describe("server-everything over stdio", { timeout: 120_000 }, () => {
   let connection: ServerConnection;
   const tools = new Map<string, ToolDefinition>();
 

@@ -42,7 +42,7 @@ async function closedPort(): Promise<number> {
 }
 
 for (const variant of ["stateful", "stateless"] as const) {
-  describe(`Streamable HTTP (${variant})`, () => {
+  describe(`Streamable HTTP (${variant})`, { timeout: 120_000 }, () => {
     let server: RunningServer;
     let connection: ServerConnection;
     before(async () => {
@@ -84,7 +84,7 @@ for (const variant of ["stateful", "stateless"] as const) {
   });
 }
 
-describe("closing a remote connection", () => {
+describe("closing a remote connection", { timeout: 120_000 }, () => {
   test("ends the session and closes every socket", async () => {
     const server = await startStreamableHttp();
     const connection = connectionFor("web", { url: server.url });
@@ -103,7 +103,7 @@ describe("closing a remote connection", () => {
   });
 });
 
-describe("legacy SSE", () => {
+describe("legacy SSE", { timeout: 120_000 }, () => {
   let server: RunningServer;
   before(async () => {
     server = await startSse();
@@ -141,7 +141,7 @@ describe("legacy SSE", () => {
 
 });
 
-describe("remote failures", () => {
+describe("remote failures", { timeout: 120_000 }, () => {
   test("a 401 server: an auth error naming the header and variable, no fallback, no reconnect loop, no secret shown", async () => {
     const server = await startUnauthorized();
     const connection = connectionFor(

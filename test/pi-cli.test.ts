@@ -33,7 +33,7 @@ function runPi(args: string[], timeoutMs = 60_000, cwd = REPO_ROOT): Promise<{ c
   });
 }
 
-describe("pi command line", () => {
+describe("pi command line", { timeout: 120_000 }, () => {
   after(() => home.cleanup());
 
   test("the README demo: `pi -e . --mcp-config examples/demo.json -p /mcp` shows both servers and their tools", async () => {

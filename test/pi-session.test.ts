@@ -25,7 +25,7 @@ interface ToolResultMessage {
   content: Array<{ type: string; text?: string; data?: string }>;
 }
 
-describe("mcp-bridge in pi (in-process, faux model)", () => {
+describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () => {
   const project = tempDir("mcp-bridge-project-");
   const agentDir = tempDir("mcp-bridge-agent-");
   const log = path.join(project.dir, "events.jsonl");
@@ -51,6 +51,16 @@ describe("mcp-bridge in pi (in-process, faux model)", () => {
     );
     // A user-level entry with a bad field: reported, not fatal.
     writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { bad: { url: "http://x", timeout: -1 } } }));
+    // Another extension, loaded first, that already has a tool by one of our names.
+    writeFileSync(
+      path.join(project.dir, "other-extension.ts"),
+      `export default function (pi) {
+        pi.registerTool({
+          name: "mcp_local_add", label: "other", description: "another extension's tool", parameters: { type: "object", properties: {} },
+          async execute() { return { content: [{ type: "text", text: "from the other extension" }], details: {} }; },
+        });
+      }`,
+    );
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
     // pi gives extension factories no working directory, so the bridge takes the process's own, as pi's CLI has it.
     process.chdir(project.dir);
@@ -64,15 +74,18 @@ describe("mcp-bridge in pi (in-process, faux model)", () => {
       agentDir: agentDir.dir,
       settingsManager,
       noExtensions: true,
-      additionalExtensionPaths: [REPO_ROOT],
+      additionalExtensionPaths: [path.join(project.dir, "other-extension.ts"), REPO_ROOT],
       noSkills: true,
       noPromptTemplates: true,
       noThemes: true,
       noContextFiles: true,
     });
     await resourceLoader.reload();
-    const loaded = resourceLoader.getExtensions();
-    assert.deepEqual(loaded.errors, [], "the extension loads without errors");
+    // pi reports the clash of tool names as a diagnostic and keeps both extensions loaded.
+    assert.deepEqual(
+      resourceLoader.getExtensions().errors.map((e) => e.error),
+      [`Tool "mcp_local_add" conflicts with ${path.join(project.dir, "other-extension.ts")}`],
+    );
     ({ session } = await createAgentSession({
       cwd: project.dir,
       agentDir: agentDir.dir,
@@ -121,6 +134,18 @@ describe("mcp-bridge in pi (in-process, faux model)", () => {
     assert.match(notice, /MCP: 2 of 3 servers connected/);
     assert.match(notice, /✕ broken: MCP server 'broken': command 'mcp-bridge-no-such-command' was not found/);
     assert.match(notice, /server 'bad' in user config .*mcp\.json: `timeout` must be a positive number/);
+    assert.match(notice, /Tool name 'mcp_local_add' of MCP server 'local' .* is already used by another extension .*other-extension\.ts.*; registered as 'mcp_local_add_2'/);
+  });
+
+  test("a tool name another extension already has: ours moves to a free name and both work", async () => {
+    faux.setResponses([
+      fauxAssistantMessage([fauxToolCall("mcp_local_add", {}), fauxToolCall("mcp_local_add_2", { a: 20, b: 22 })], { stopReason: "toolUse" }),
+      fauxAssistantMessage("ok"),
+    ]);
+    await session.prompt("add");
+    const results = toolResults();
+    assert.deepEqual(results.find((r) => r.toolName === "mcp_local_add")!.content, [{ type: "text", text: "from the other extension" }]);
+    assert.deepEqual(results.find((r) => r.toolName === "mcp_local_add_2")!.content, [{ type: "text", text: "42" }]);
   });
 
   test("the model calls one tool of each server and receives their results", async () => {

@@ -17,7 +17,7 @@ async function smallTree(): Promise<number> {
   return sh.pid!;
 }
 
-describe("process tree", () => {
+describe("process tree", { timeout: 120_000 }, () => {
   after(() => {
     for (const pid of started) {
       try {

@@ -33,7 +33,7 @@ function textOf(result: { content: Array<{ type: string; text?: string }> }): st
     .join("\n");
 }
 
-describe("stdio: a working server", () => {
+describe("stdio: a working server", { timeout: 120_000 }, () => {
   const tmp = tempDir();
   const log = path.join(tmp.dir, "events.jsonl");
   let connection: ServerConnection;
@@ -142,7 +142,7 @@ describe("stdio: a working server", () => {
   });
 });
 
-describe("stdio: timeouts", () => {
+describe("stdio: timeouts", { timeout: 120_000 }, () => {
   test("a call with no answer and no progress times out; the connection stays usable", async () => {
     const connection = connectionFor("fx", { ...fixtureEntry(), requestTimeout: 300 });
     try {
@@ -173,7 +173,7 @@ describe("stdio: timeouts", () => {
   });
 });
 
-describe("stdio: servers that misbehave", () => {
+describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
   test("a server that crashes on start: its exit code and stderr in the error, no process left", async () => {
     const tmp = tempDir();
     const log = path.join(tmp.dir, "events.jsonl");
@@ -301,7 +301,7 @@ describe("stdio: servers that misbehave", () => {
   });
 });
 
-describe("stdio: configuration at connect time", () => {
+describe("stdio: configuration at connect time", { timeout: 120_000 }, () => {
   test("a missing variable is a warning naming it and the entry is left out of the env", async () => {
     delete process.env.MCP_BRIDGE_TEST_MISSING;
     const connection = connectionFor("fx", { ...fixtureEntry(), env: { API_KEY: "${MCP_BRIDGE_TEST_MISSING}", PRESENT: "yes" } });
@@ -338,7 +338,7 @@ describe("stdio: configuration at connect time", () => {
   });
 });
 
-describe("stdio: shutdown leaves no process behind", () => {
+describe("stdio: shutdown leaves no process behind", { timeout: 120_000 }, () => {
   test("the server and a child process it started are gone after close()", async () => {
     const tmp = tempDir();
     const log = path.join(tmp.dir, "events.jsonl");

@@ -13,7 +13,7 @@ import { connectionFor } from "./helpers.ts";
 const LONG_NAME = `fetch_${"very_long_segment_".repeat(5)}end`;
 const ODD_NAME = "get.item v2";
 
-describe("tool registration", () => {
+describe("tool registration", { timeout: 120_000 }, () => {
   let alpha: RunningServer;
   let beta: RunningServer;
   const connections = new Map<string, ServerConnection>();
