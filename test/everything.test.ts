@@ -5,29 +5,18 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import type { ServerConnection } from "../src/server-connection.ts";
-import { ToolRegistry } from "../src/tool-registry.ts";
-import { connectionFor, EVERYTHING_SERVER } from "./helpers.ts";
+import { connectionFor, EVERYTHING_SERVER, runTool, toolsOf } from "./helpers.ts";
 
 describe("server-everything over stdio", { timeout: 120_000 }, () => {
   let connection: ServerConnection;
-  const tools = new Map<string, ToolDefinition>();
+  let tools: Map<string, ToolDefinition>;
 
-  async function run(name: string, params: Record<string, unknown> = {}) {
-    const tool = tools.get(`mcp_everything_${name}`);
-    assert.ok(tool, `${name} is registered`);
-    const updates: string[] = [];
-    const result = await tool.execute("id", params as never, undefined, (u) => updates.push((u.content[0] as { text: string }).text), undefined as never);
-    const text = result.content
-      .filter((c) => c.type === "text")
-      .map((c) => (c as { text: string }).text)
-      .join("\n");
-    return { result, text, updates };
-  }
+  const run = (name: string, params: Record<string, unknown> = {}) => runTool(tools.get(`mcp_everything_${name}`), params);
 
   before(async () => {
     connection = connectionFor("everything", { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"] });
     await connection.connect();
-    new ToolRegistry((def) => tools.set(def.name, def as ToolDefinition), () => connection).registerServer(connection);
+    tools = toolsOf(connection);
   });
   after(async () => {
     await connection.close();

@@ -7,8 +7,10 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ConfigSource, validateServerEntry } from "../src/config.ts";
+import type { AgentToolResult, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { ServerConnection } from "../src/server-connection.ts";
 import type { Environment } from "../src/substitute.ts";
+import { ToolRegistry } from "../src/tool-registry.ts";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const TSX = import.meta.resolve("tsx");
@@ -86,4 +88,31 @@ export async function waitFor(check: () => boolean | Promise<boolean>, what: str
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}
+
+/** A connection's tools as pi would receive them, registered through the real registry. */
+export function toolsOf(connection: ServerConnection): Map<string, ToolDefinition> {
+  const tools = new Map<string, ToolDefinition>();
+  new ToolRegistry((def) => tools.set(def.name, def as ToolDefinition), () => connection).registerServer(connection);
+  return tools;
+}
+
+export interface ToolRun {
+  result: AgentToolResult<unknown>;
+  /** The text parts, joined. */
+  text: string;
+  /** The text of each progress update. */
+  updates: string[];
+}
+
+/** Runs a tool the way pi does: its `execute` with a signal and an update callback. */
+export async function runTool(tool: ToolDefinition | undefined, params: Record<string, unknown> = {}, signal?: AbortSignal): Promise<ToolRun> {
+  if (!tool) throw new Error("the tool is not registered");
+  const updates: string[] = [];
+  const result = await tool.execute("call-id", params as never, signal, (u) => updates.push((u.content[0] as { text: string }).text), undefined as never);
+  const text = result.content
+    .filter((c) => c.type === "text")
+    .map((c) => (c as { text: string }).text)
+    .join("\n");
+  return { result, text, updates };
 }

@@ -4,32 +4,15 @@
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import { after, before, describe, test } from "node:test";
-import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { BridgeError } from "../src/errors.ts";
 import type { ServerConnection } from "../src/server-connection.ts";
-import { ToolRegistry } from "../src/tool-registry.ts";
 import { TINY_PNG } from "./fixtures/fixture-server.ts";
 import { type RunningServer, startHanging, startSse, startStreamableHttp, startUnauthorized } from "./fixtures/http-servers.ts";
-import { connectionFor, waitFor } from "./helpers.ts";
+import { connectionFor, runTool, type ToolRun, toolsOf, waitFor } from "./helpers.ts";
 
-type Tool = ToolDefinition;
-
-function toolsOf(connection: ServerConnection): Map<string, Tool> {
-  const tools = new Map<string, Tool>();
-  new ToolRegistry((def) => tools.set(def.name, def as Tool), () => connection).registerServer(connection);
-  return tools;
-}
-
-async function call(connection: ServerConnection, tool: string, params: Record<string, unknown> = {}, signal?: AbortSignal) {
-  const def = toolsOf(connection).get(`mcp_${connection.name}_${tool}`);
-  assert.ok(def, `tool ${tool} is registered`);
-  const updates: string[] = [];
-  const result = await def.execute("id", params as never, signal, (u) => updates.push((u.content[0] as { text: string }).text), undefined as never);
-  const text = result.content
-    .filter((c) => c.type === "text")
-    .map((c) => (c as { text: string }).text)
-    .join("\n");
-  return { result, text, updates };
+/** Calls `mcp_<server>_<tool>` of a connection. */
+function call(connection: ServerConnection, tool: string, params: Record<string, unknown> = {}, signal?: AbortSignal): Promise<ToolRun> {
+  return runTool(toolsOf(connection).get(`mcp_${connection.name}_${tool}`), params, signal);
 }
 
 /** A port nothing listens on. */

@@ -8,30 +8,10 @@ import { after, before, describe, test } from "node:test";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { BridgeError } from "../src/errors.ts";
 import type { ServerConnection } from "../src/server-connection.ts";
-import { ToolRegistry } from "../src/tool-registry.ts";
 import { TINY_PNG } from "./fixtures/fixture-server.ts";
-import { connectionFor, fixtureEntry, isAlive, readLog, tempDir, waitFor } from "./helpers.ts";
+import { connectionFor, fixtureEntry, isAlive, readLog, runTool, tempDir, toolsOf, waitFor } from "./helpers.ts";
 
 type Tool = ToolDefinition;
-
-/** Registers a connection's tools through the real registry, collecting the definitions pi would receive. */
-function toolsOf(connection: ServerConnection): Map<string, Tool> {
-  const tools = new Map<string, Tool>();
-  new ToolRegistry((def) => tools.set(def.name, def as Tool), () => connection).registerServer(connection);
-  return tools;
-}
-
-async function run(tool: Tool | undefined, params: Record<string, unknown>, options: { signal?: AbortSignal; updates?: unknown[] } = {}) {
-  assert.ok(tool, "tool is registered");
-  return tool.execute("call-1", params as never, options.signal, (u) => options.updates?.push(u), undefined as never);
-}
-
-function textOf(result: { content: Array<{ type: string; text?: string }> }): string {
-  return result.content
-    .filter((c) => c.type === "text")
-    .map((c) => c.text)
-    .join("\n");
-}
 
 describe("stdio: a working server", { timeout: 120_000 }, () => {
   const tmp = tempDir();
@@ -60,23 +40,23 @@ describe("stdio: a working server", { timeout: 120_000 }, () => {
   });
 
   test("calls a tool with its original name and returns its text", async () => {
-    const result = await run(tools.get("mcp_fx_echo"), { text: "hello" });
-    assert.equal(textOf(result), "hello");
+    const { result, text } = await runTool(tools.get("mcp_fx_echo"), { text: "hello" });
+    assert.equal(text, "hello");
     assert.deepEqual(result.details, { server: "fx", tool: "echo" });
     const events = readLog(log).filter((e) => e.event === "call");
     assert.deepEqual(events.at(-1)!.name, "echo");
   });
 
   test("structured content is kept in details and shown when there is no text", async () => {
-    const added = await run(tools.get("mcp_fx_add"), { a: 2, b: 3 });
-    assert.equal(textOf(added), "5");
-    assert.deepEqual((added.details as { structuredContent: unknown }).structuredContent, { sum: 5 });
-    const structured = await run(tools.get("mcp_fx_structured"), {});
-    assert.deepEqual(JSON.parse(textOf(structured)), { temperature: 21.5, unit: "C" });
+    const added = await runTool(tools.get("mcp_fx_add"), { a: 2, b: 3 });
+    assert.equal(added.text, "5");
+    assert.deepEqual((added.result.details as { structuredContent: unknown }).structuredContent, { sum: 5 });
+    const structured = await runTool(tools.get("mcp_fx_structured"), {});
+    assert.deepEqual(JSON.parse(structured.text), { temperature: 21.5, unit: "C" });
   });
 
   test("images reach pi as images", async () => {
-    const result = await run(tools.get("mcp_fx_image"), {});
+    const { result } = await runTool(tools.get("mcp_fx_image"), {});
     assert.deepEqual(result.content, [
       { type: "text", text: "a tiny image" },
       { type: "image", data: TINY_PNG, mimeType: "image/png" },
@@ -84,29 +64,27 @@ describe("stdio: a working server", { timeout: 120_000 }, () => {
   });
 
   test("embedded resources and links", async () => {
-    const text = textOf(await run(tools.get("mcp_fx_resources"), {}));
+    const text = (await runTool(tools.get("mcp_fx_resources"), {})).text;
     assert.match(text, /\[resource\] memo:\/\/notes\/today \(text\/plain\)\nbuy milk/);
     assert.match(text, /\[resource\] memo:\/\/blob\/1 \(application\/octet-stream\): binary, 5 B, not shown/);
     assert.match(text, /\[resource link\] memo:\/\/notes\/archive \(archive\) text\/plain/);
   });
 
   test("progress notifications are streamed through onUpdate", async () => {
-    const updates: Array<{ content: Array<{ text: string }> }> = [];
-    const result = await run(tools.get("mcp_fx_progress"), { steps: 3, delayMs: 5 }, { updates });
-    assert.equal(textOf(result), "done after 3 steps");
+    const { text, updates: texts } = await runTool(tools.get("mcp_fx_progress"), { steps: 3, delayMs: 5 });
+    assert.equal(text, "done after 3 steps");
     // The SDK may deliver the last notification after the result, when the call is already over.
-    const texts = updates.map((u) => u.content[0]!.text);
     assert.ok(texts.length >= 2, `got ${texts.length} updates`);
     assert.deepEqual(texts, ["progress 1/3: step 1", "progress 2/3: step 2", "progress 3/3: step 3"].slice(0, texts.length));
   });
 
   test("an isError result becomes a thrown error carrying the server's text", async () => {
-    await assert.rejects(run(tools.get("mcp_fx_fail"), {}), { message: "it failed on purpose" });
+    await assert.rejects(runTool(tools.get("mcp_fx_fail"), {}), { message: "it failed on purpose" });
   });
 
   test("a JSON-RPC error from the server is reported with its message, without reconnecting", async () => {
     const startsBefore = readLog(log).filter((e) => e.event === "start").length;
-    await assert.rejects(run(tools.get("mcp_fx_throw"), {}), /MCP server 'fx' failed 'throw': .*the server threw/);
+    await assert.rejects(runTool(tools.get("mcp_fx_throw"), {}), /MCP server 'fx' failed 'throw': .*the server threw/);
     assert.equal(readLog(log).filter((e) => e.event === "start").length, startsBefore);
   });
 
@@ -114,7 +92,7 @@ describe("stdio: a working server", { timeout: 120_000 }, () => {
     const controller = new AbortController();
     const calls = () => readLog(log).filter((e) => e.event === "call" && e.name === "slow").length;
     const before = calls();
-    const pending = run(tools.get("mcp_fx_slow"), { ms: 30_000 }, { signal: controller.signal });
+    const pending = runTool(tools.get("mcp_fx_slow"), { ms: 30_000 }, controller.signal);
     await waitFor(() => calls() > before, "the slow call to reach the server");
     controller.abort();
     await assert.rejects(pending, (error: unknown) => error instanceof BridgeError && error.kind === "cancelled");
@@ -122,8 +100,7 @@ describe("stdio: a working server", { timeout: 120_000 }, () => {
   });
 
   test("large output is capped, with the whole text in a file", async () => {
-    const result = await run(tools.get("mcp_fx_big"), { kb: 200 });
-    const text = textOf(result);
+    const { result, text } = await runTool(tools.get("mcp_fx_big"), { kb: 200 });
     assert.ok(text.length < 60 * 1024, `capped output is ${text.length} chars`);
     assert.match(text, /\[Output truncated: .* Full output saved to: (.*)\]/);
     const details = result.details as { truncated?: { fullOutputPath: string; totalBytes: number } };
@@ -133,9 +110,9 @@ describe("stdio: a working server", { timeout: 120_000 }, () => {
   test("the child gets the configured env and the SDK's safe defaults, not the host environment", async () => {
     process.env.MCP_BRIDGE_TEST_HOST_ONLY = "must-not-leak";
     try {
-      assert.equal(textOf(await run(tools.get("mcp_fx_env"), { name: "MCP_BRIDGE_TEST_HOST_ONLY" })), "(unset)");
-      assert.equal(textOf(await run(tools.get("mcp_fx_env"), { name: "FIXTURE_LOG" })), log);
-      assert.notEqual(textOf(await run(tools.get("mcp_fx_env"), { name: "PATH" })), "(unset)");
+      assert.equal((await runTool(tools.get("mcp_fx_env"), { name: "MCP_BRIDGE_TEST_HOST_ONLY" })).text, "(unset)");
+      assert.equal((await runTool(tools.get("mcp_fx_env"), { name: "FIXTURE_LOG" })).text, log);
+      assert.notEqual((await runTool(tools.get("mcp_fx_env"), { name: "PATH" })).text, "(unset)");
     } finally {
       delete process.env.MCP_BRIDGE_TEST_HOST_ONLY;
     }
@@ -148,13 +125,13 @@ describe("stdio: timeouts", { timeout: 120_000 }, () => {
     try {
       await connection.connect();
       const tools = toolsOf(connection);
-      await assert.rejects(run(tools.get("mcp_fx_slow"), { ms: 30_000 }), (error: unknown) => {
+      await assert.rejects(runTool(tools.get("mcp_fx_slow"), { ms: 30_000 }), (error: unknown) => {
         assert.ok(error instanceof BridgeError);
         assert.equal(error.kind, "timeout");
         assert.match(error.message, /did not answer 'slow' within 0\.3 s without progress; raise `requestTimeout`/);
         return true;
       });
-      assert.equal(textOf(await run(tools.get("mcp_fx_echo"), { text: "still here" })), "still here");
+      assert.equal((await runTool(tools.get("mcp_fx_echo"), { text: "still here" })).text, "still here");
     } finally {
       await connection.close();
     }
@@ -165,8 +142,8 @@ describe("stdio: timeouts", { timeout: 120_000 }, () => {
     try {
       await connection.connect();
       // Eight steps of 150 ms: three times the timeout in all, but never 400 ms without progress.
-      const result = await run(toolsOf(connection).get("mcp_fx_progress"), { steps: 8, delayMs: 150 });
-      assert.equal(textOf(result), "done after 8 steps");
+      const { text } = await runTool(toolsOf(connection).get("mcp_fx_progress"), { steps: 8, delayMs: 150 });
+      assert.equal(text, "done after 8 steps");
     } finally {
       await connection.close();
     }
@@ -225,7 +202,7 @@ describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
     const connection = connectionFor("noisy", fixtureEntry("garbage"));
     try {
       await connection.connect();
-      assert.equal(textOf(await run(toolsOf(connection).get("mcp_noisy_echo"), { text: "ok" })), "ok");
+      assert.equal((await runTool(toolsOf(connection).get("mcp_noisy_echo"), { text: "ok" })).text, "ok");
     } finally {
       await connection.close();
     }
@@ -240,22 +217,28 @@ describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
     }
   });
 
-  test("a server that dies mid-call: one reconnect, the retry succeeds", async () => {
+  /** A server whose `crash_once` tool kills it the first time, and works after. */
+  function flakyServer() {
     const tmp = tempDir();
     const log = path.join(tmp.dir, "events.jsonl");
     const connection = connectionFor("flaky", {
       ...fixtureEntry(),
       env: { FIXTURE_LOG: log, FIXTURE_CRASH_MARKER: path.join(tmp.dir, "crashed") },
     });
+    return { tmp, log, connection };
+  }
+
+  test("a server that dies mid-call: one reconnect, the retry succeeds", async () => {
+    const { tmp, log, connection } = flakyServer();
     try {
       await connection.connect();
       const tools = toolsOf(connection);
-      assert.equal(textOf(await run(tools.get("mcp_flaky_crash_once"), {})), "survived");
+      assert.equal((await runTool(tools.get("mcp_flaky_crash_once"), {})).text, "survived");
       const starts = readLog(log).filter((e) => e.event === "start");
       assert.equal(starts.length, 2, "exactly one reconnect");
       assert.equal(isAlive(starts[0]!.pid), false);
       assert.equal(connection.status, "connected");
-      assert.equal(textOf(await run(tools.get("mcp_flaky_echo"), { text: "after" })), "after");
+      assert.equal((await runTool(tools.get("mcp_flaky_echo"), { text: "after" })).text, "after");
     } finally {
       await connection.close();
       tmp.cleanup();
@@ -263,20 +246,15 @@ describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
   });
 
   test("concurrent calls that lose the connection share one reconnect", async () => {
-    const tmp = tempDir();
-    const log = path.join(tmp.dir, "events.jsonl");
-    const connection = connectionFor("flaky", {
-      ...fixtureEntry(),
-      env: { FIXTURE_LOG: log, FIXTURE_CRASH_MARKER: path.join(tmp.dir, "crashed") },
-    });
+    const { tmp, log, connection } = flakyServer();
     try {
       await connection.connect();
       const tools = toolsOf(connection);
-      const slowCalls = [1, 2, 3].map(() => run(tools.get("mcp_flaky_slow"), { ms: 200 }));
+      const slowCalls = [1, 2, 3].map(() => runTool(tools.get("mcp_flaky_slow"), { ms: 200 }));
       await waitFor(() => readLog(log).filter((e) => e.name === "slow").length === 3, "three slow calls in flight");
-      const crash = run(tools.get("mcp_flaky_crash_once"), {});
+      const crash = runTool(tools.get("mcp_flaky_crash_once"), {});
       const results = await Promise.all([crash, ...slowCalls]);
-      assert.deepEqual(results.map(textOf), ["survived", "finished", "finished", "finished"]);
+      assert.deepEqual(results.map((r) => r.text), ["survived", "finished", "finished", "finished"]);
       assert.equal(readLog(log).filter((e) => e.event === "start").length, 2, "one process before, one after: no duplicate connections");
     } finally {
       await connection.close();
@@ -288,7 +266,7 @@ describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
     const connection = connectionFor("doomed", fixtureEntry());
     try {
       await connection.connect();
-      await assert.rejects(run(toolsOf(connection).get("mcp_doomed_crash_always"), {}), (error: unknown) => {
+      await assert.rejects(runTool(toolsOf(connection).get("mcp_doomed_crash_always"), {}), (error: unknown) => {
         assert.ok(error instanceof BridgeError);
         assert.equal(error.kind, "transport");
         assert.match(error.message, /MCP server 'doomed' lost its connection during 'crash_always' again after reconnecting \(the server process exited with code 1\); not retrying/);
@@ -310,8 +288,8 @@ describe("stdio: configuration at connect time", { timeout: 120_000 }, () => {
       assert.equal(connection.warnings.length, 1);
       assert.match(connection.warnings[0]!, /\$\{MCP_BRIDGE_TEST_MISSING\} is not set, so `env.API_KEY` is not passed/);
       const tools = toolsOf(connection);
-      assert.equal(textOf(await run(tools.get("mcp_fx_env"), { name: "API_KEY" })), "(unset)");
-      assert.equal(textOf(await run(tools.get("mcp_fx_env"), { name: "PRESENT" })), "yes");
+      assert.equal((await runTool(tools.get("mcp_fx_env"), { name: "API_KEY" })).text, "(unset)");
+      assert.equal((await runTool(tools.get("mcp_fx_env"), { name: "PRESENT" })).text, "yes");
     } finally {
       await connection.close();
     }
@@ -328,9 +306,9 @@ describe("stdio: configuration at connect time", { timeout: 120_000 }, () => {
     try {
       await connection.connect();
       const tools = toolsOf(connection);
-      assert.equal(textOf(await run(tools.get("mcp_fx_env"), { name: "TOKEN" })), "tok-123456");
-      assert.equal(textOf(await run(tools.get("mcp_fx_env"), { name: "ROOT" })), tmp.dir);
-      assert.equal(realpathSync(textOf(await run(tools.get("mcp_fx_cwd"), {}))), realpathSync(path.join(tmp.dir, "tools")));
+      assert.equal((await runTool(tools.get("mcp_fx_env"), { name: "TOKEN" })).text, "tok-123456");
+      assert.equal((await runTool(tools.get("mcp_fx_env"), { name: "ROOT" })).text, tmp.dir);
+      assert.equal(realpathSync((await runTool(tools.get("mcp_fx_cwd"), {})).text), realpathSync(path.join(tmp.dir, "tools")));
     } finally {
       await connection.close();
       tmp.cleanup();
