@@ -1,6 +1,7 @@
 /**
  * mcp-bridge: MCP servers' tools as native pi tools. Wiring only; the parts live in ./src.
  */
+import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ExtensionAPI, getAgentDir } from "@mariozechner/pi-coding-agent";
 import { McpBridge } from "./src/bridge.ts";
@@ -58,7 +59,11 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   pi.on("session_start", (_event, ctx) => {
     stopGuardingStartup();
     registry.resolveShadowed(pi.getAllTools());
-    const summary = formatStartupSummary(serverRows(bridge, registry, env), bridge.problems, registry.warnings);
+    const warnings = [...registry.warnings];
+    if (path.resolve(ctx.cwd) !== path.resolve(bridge.projectRoot)) {
+      warnings.push(`the project config was read from ${bridge.projectRoot}, but this session runs in ${ctx.cwd}`);
+    }
+    const summary = formatStartupSummary(serverRows(bridge, registry, env), bridge.problems, warnings);
     if (summary) show(ctx, summary, "warning");
   });
   pi.on("session_shutdown", async () => {

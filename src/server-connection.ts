@@ -452,7 +452,7 @@ export class ServerConnection {
       return new BridgeError("auth", this.name, this.authMessage(error), { cause: error });
     } else if (kind === "timeout") {
       message = `MCP server '${this.name}'${where} did not complete the MCP handshake within ${seconds(this.config.timeout)}`;
-      if (this.nonJsonLines > 0) {
+      if (this.config.transport === "stdio" && this.nonJsonLines > 0) {
         message += `; it wrote ${this.nonJsonLines} line(s) to stdout that are not JSON-RPC messages (a server must log to stderr, not stdout)`;
       }
       message += ` (raise \`timeout\` in ${this.config.source.path} if it is just slow to start)`;

@@ -40,10 +40,10 @@ export function formatProblem(problem: ConfigProblem): string {
 }
 
 /** The one notice shown after startup; `undefined` when there is nothing to report. */
-export function formatStartupSummary(rows: readonly ServerRow[], problems: readonly ConfigProblem[], toolWarnings: readonly string[]): string | undefined {
+export function formatStartupSummary(rows: readonly ServerRow[], problems: readonly ConfigProblem[], warnings: readonly string[]): string | undefined {
   const failed = rows.filter((r) => r.enabled && r.status !== "connected");
   const warned = rows.filter((r) => r.warnings.length > 0);
-  if (failed.length === 0 && problems.length === 0 && toolWarnings.length === 0 && warned.length === 0) return undefined;
+  if (failed.length === 0 && problems.length === 0 && warnings.length === 0 && warned.length === 0) return undefined;
   const connected = rows.filter((r) => r.status === "connected");
   const lines: string[] = [];
   const tools = connected.reduce((n, r) => n + r.toolCount, 0);
@@ -51,7 +51,7 @@ export function formatStartupSummary(rows: readonly ServerRow[], problems: reado
   for (const row of failed) lines.push(indent(`✕ ${row.name}: ${row.error ?? row.status}`, "  "));
   for (const row of warned) for (const warning of row.warnings) lines.push(`  ! ${row.name}: ${warning}`);
   for (const problem of problems) lines.push(`  ! ${formatProblem(problem)}`);
-  for (const warning of toolWarnings) lines.push(`  ! ${warning}`);
+  for (const warning of warnings) lines.push(`  ! ${warning}`);
   return lines.join("\n");
 }
 
