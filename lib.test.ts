@@ -6,6 +6,12 @@ import { SseError } from "@modelcontextprotocol/sdk/client/sse.js";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import {
   allocateToolName,
+  base64Size,
+  checkUrl,
+  formatBytes,
+  isTimeoutError,
+  isToggleOnly,
+  shortHash,
   BridgeError,
   classifyError,
   type ConfigFileInput,
@@ -159,9 +165,10 @@ describe("validateServerEntry", () => {
     assert.match(invalid({ url: "not a url" }), /not a valid URL/);
     assert.match(invalid({ url: "ftp://h/x" }), /http or https/);
   });
-  test("a URL with variables is checked with placeholders", () => {
+  test("a URL with variables is checked when they are known; before that only its scheme", () => {
     valid("a", { url: "https://${HOST}/mcp?key=${KEY}" });
-    valid("a", { url: "${BASE_URL:-http://localhost:3000}/mcp".replace("${BASE_URL:-http://localhost:3000}", "http://${HOST}:3000") });
+    valid("a", { url: "http://localhost:${PORT}/mcp" });
+    valid("a", { url: "${MCP_URL}" });
   });
   test("non-object headers and env", () => {
     assert.match(invalid({ url: "http://h", headers: "Authorization: x" }), /`headers` must be an object/);
@@ -296,6 +303,41 @@ describe("configFlagFromArgv", () => {
   });
 });
 
+describe("small helpers", () => {
+  test("checkUrl", () => {
+    assert.equal(checkUrl("https://example.com/mcp"), undefined);
+    assert.equal(checkUrl("http://${HOST}:${PORT}/mcp"), undefined);
+    assert.equal(checkUrl("${BASE_URL}/mcp"), undefined);
+    assert.match(checkUrl("ftp://${HOST}/x")!, /must start with http/);
+    assert.match(checkUrl("example.com/mcp")!, /not a valid URL/);
+    assert.match(checkUrl("file:///etc/passwd")!, /http or https/);
+  });
+  test("isToggleOnly", () => {
+    assert.equal(isToggleOnly({ enabled: false }), true);
+    assert.equal(isToggleOnly({ disabled: true }), true);
+    assert.equal(isToggleOnly({ enabled: false, command: "x" }), false);
+    assert.equal(isToggleOnly({}), false);
+    assert.equal(isToggleOnly("x"), false);
+  });
+  test("isTimeoutError", () => {
+    assert.equal(isTimeoutError(new McpError(ErrorCode.RequestTimeout, "Request timed out")), true);
+    assert.equal(isTimeoutError(new McpError(ErrorCode.ConnectionClosed, "closed")), false);
+    assert.equal(isTimeoutError(new Error("Request timed out")), false);
+  });
+  test("shortHash is stable and short", () => {
+    assert.equal(shortHash("abc"), shortHash("abc"));
+    assert.notEqual(shortHash("abc"), shortHash("abd"));
+    assert.match(shortHash("abc"), /^[0-9a-f]{8}$/);
+  });
+  test("base64Size and formatBytes", () => {
+    assert.equal(base64Size(Buffer.from("hello world").toString("base64")), 11);
+    assert.equal(base64Size(""), 0);
+    assert.equal(formatBytes(512), "512 B");
+    assert.equal(formatBytes(2048), "2.0 KB");
+    assert.equal(formatBytes(3 * 1024 * 1024), "3.0 MB");
+  });
+});
+
 describe("isInfoOnlyInvocation", () => {
   test("--help and --list-models print and exit; anything else runs", () => {
     assert.equal(isInfoOnlyInvocation(["node", "pi", "--help"]), true);
@@ -389,6 +431,11 @@ describe("resolveServerConfig", () => {
     });
     assert.ok(r.secrets.includes("s3cret-token"));
     assert.ok(r.secrets.includes("inline-key-123"));
+  });
+  test("a URL that is invalid once its variables are filled in is an error", () => {
+    const config = valid("a", { url: "http://localhost:${PORT}/mcp" });
+    assert.match(resolveServerConfig(config, { PORT: "not-a-port" }, "/p").errors[0]!, /not a valid URL after variable substitution/);
+    assert.deepEqual(resolveServerConfig(config, { PORT: "8080" }, "/p").errors, []);
   });
   test("resolved secrets never appear in its messages", () => {
     const config = valid("gh", { url: "https://h/${TOKEN}/mcp", headers: { A: "${MISSING}" } });

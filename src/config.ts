@@ -180,16 +180,17 @@ function positiveNumber(value: unknown, field: string, fallback: number, errors:
   return value;
 }
 
-/** Replaces `${...}` references with a placeholder so a URL can be checked before its variables are known. */
-function withPlaceholders(text: string): string {
-  return text.replace(/\$\{[^}]*\}/g, "placeholder");
-}
-
-/** Returns an error message when `url` is not an absolute http(s) URL. */
+/**
+ * Returns an error message when `url` is not an absolute http(s) URL. A URL built from variables can only be checked
+ * once they are known (at connect time); before that only its scheme is.
+ */
 export function checkUrl(url: string): string | undefined {
+  if (url.includes("${")) {
+    return /^(https?:\/\/|\$\{)/i.test(url.trim()) ? undefined : `\`url\` must start with http:// or https:// (got ${JSON.stringify(url)})`;
+  }
   let parsed: URL;
   try {
-    parsed = new URL(withPlaceholders(url));
+    parsed = new URL(url);
   } catch {
     return `\`url\` is not a valid URL: ${JSON.stringify(url)}`;
   }

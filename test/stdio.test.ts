@@ -171,6 +171,23 @@ describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
     }
   });
 
+  test("a secret the server prints to stderr is redacted in the error", async () => {
+    const connection = connectionFor(
+      "leaky",
+      { ...fixtureEntry("leak-and-crash"), env: { FIXTURE_TOKEN: "${MCP_BRIDGE_TEST_SECRET}" } },
+      { env: { ...process.env, MCP_BRIDGE_TEST_SECRET: "sk-live-0123456789" } },
+    );
+    await assert.rejects(connection.connect(), (error: unknown) => {
+      assert.ok(error instanceof BridgeError);
+      assert.match(error.message, /exited with code 4/);
+      assert.match(error.message, /connecting with token=\*\*\*/);
+      assert.doesNotMatch(error.message, /sk-live/);
+      return true;
+    });
+    assert.doesNotMatch(connection.lastError!, /sk-live/);
+    assert.doesNotMatch(connection.stderrTail().join("\n"), /sk-live/);
+  });
+
   test("a command that does not exist", async () => {
     const connection = connectionFor("missing", { command: "mcp-bridge-no-such-command", args: ["x"] });
     await assert.rejects(connection.connect(), /command 'mcp-bridge-no-such-command' was not found \(is it installed and on PATH\?\)/);
