@@ -1,13 +1,12 @@
 /**
  * mcp-bridge: MCP servers' tools as native pi tools. Wiring only; the parts live in ./src.
  */
-import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ExtensionAPI, getAgentDir } from "@mariozechner/pi-coding-agent";
 import { McpBridge } from "./src/bridge.ts";
 import { registerMcpCommand, serverRows, show } from "./src/command.ts";
 import { CONFIG_FLAG, configFlagFromArgv, isInfoOnlyInvocation } from "./src/config.ts";
-import { formatStartupSummary } from "./src/status-format.ts";
+import { formatStartupSummary, projectRootWarning } from "./src/status-format.ts";
 import { ToolRegistry } from "./src/tool-registry.ts";
 
 const CLIENT_INFO = { name: "pi-mcp-bridge", version: "0.1.0" };
@@ -59,10 +58,8 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   pi.on("session_start", (_event, ctx) => {
     stopGuardingStartup();
     registry.resolveShadowed(pi.getAllTools());
-    const warnings = [...registry.warnings];
-    if (path.resolve(ctx.cwd) !== path.resolve(bridge.projectRoot)) {
-      warnings.push(`the project config was read from ${bridge.projectRoot}, but this session runs in ${ctx.cwd}`);
-    }
+    const rootWarning = projectRootWarning(bridge.projectRoot, ctx.cwd);
+    const warnings = rootWarning ? [...registry.warnings, rootWarning] : registry.warnings;
     const summary = formatStartupSummary(serverRows(bridge, registry, env), bridge.problems, warnings);
     if (summary) show(ctx, summary, "warning");
   });

@@ -33,6 +33,7 @@ import {
   normalizeInputSchema,
   normalizeToolResult,
   parseConfigText,
+  projectRootWarning,
   redact,
   resolveServerConfig,
   rawToolName,
@@ -690,6 +691,10 @@ describe("status formatting", () => {
     assert.match(text, /GITHUB_TOKEN set/);
     assert.match(text, /off {2}disabled/);
     assert.match(text, /3 servers configured \| 1 connected \| 2 tools available/);
+  });
+  test("a session running outside the directory the project config came from is told", () => {
+    assert.equal(projectRootWarning("/work/p", "/work/p/"), undefined);
+    assert.match(projectRootWarning("/work/p", "/elsewhere")!, /read from \/work\/p, but this session runs in \/elsewhere/);
   });
   test("no servers: how to add one", () => {
     assert.match(formatServerList([], []), /No MCP servers configured/);

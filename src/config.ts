@@ -152,7 +152,7 @@ export function extractServerEntries(
 export function isToggleOnly(entry: unknown): entry is Json {
   if (!isObject(entry)) return false;
   const keys = Object.keys(entry);
-  return keys.length > 0 && keys.every((k) => TOGGLE_FIELDS.has(k)) && !("url" in entry) && !("command" in entry);
+  return keys.length > 0 && keys.every((k) => TOGGLE_FIELDS.has(k));
 }
 
 function stringMap(value: unknown, field: string, errors: string[]): Record<string, string> {

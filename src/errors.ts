@@ -101,7 +101,7 @@ export function describeError(error: unknown): string {
   return parts.join(": ") || "unknown error";
 }
 
-export type BridgeErrorKind = "auth" | "transport" | "timeout" | "config" | "tool" | "cancelled" | "other";
+export type BridgeErrorKind = "auth" | "transport" | "timeout" | "config" | "cancelled" | "other";
 
 /** An error the bridge raises itself, already worded for the user. */
 export class BridgeError extends Error {

@@ -60,7 +60,6 @@ function describeResourceLink(part: Json): string {
 export function normalizeToolResult(result: McpToolResult): NormalizedResult {
   const texts: string[] = [];
   const images: PiContent[] = [];
-  // Servers on protocol 2024-10-07 answer with `toolResult` instead of `content`.
   const parts = Array.isArray(result.content) ? result.content : [];
   for (const part of parts) {
     if (!isObject(part)) continue;
@@ -112,6 +111,7 @@ export function normalizeToolResult(result: McpToolResult): NormalizedResult {
   if (texts.length === 0 && result.structuredContent !== undefined) {
     texts.push(JSON.stringify(result.structuredContent, null, 2));
   }
+  // Servers on protocol 2024-10-07 answer with `toolResult` instead of `content`.
   if (texts.length === 0 && parts.length === 0 && result.toolResult !== undefined) {
     texts.push(typeof result.toolResult === "string" ? result.toolResult : JSON.stringify(result.toolResult, null, 2));
   }

@@ -3,8 +3,8 @@
  *
  * The SDK spawns a server in pi's own process group, so a group kill is not available; a wrapper such as `npx` or a
  * shell script would leave its real server behind if only the direct child were killed. Instead the tree below the
- * child is read before shutdown and whatever is still alive afterwards is ended. Each process is remembered with its
- * start time, so a recycled pid is never signalled.
+ * child is read before shutdown and whatever is still alive afterwards is ended. On Linux each process is remembered
+ * with its start time, so a recycled pid is never signalled; elsewhere only that the pid is still alive is checked.
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";

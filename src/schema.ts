@@ -17,6 +17,8 @@ function isObject(value: unknown): value is JsonSchema {
 }
 
 export const EMPTY_OBJECT_SCHEMA: JsonSchema = Object.freeze({ type: "object", properties: {} });
+/** Accepts any arguments: for schemas that cannot be used as they are. */
+export const OPEN_OBJECT_SCHEMA: JsonSchema = Object.freeze({ type: "object", properties: {}, additionalProperties: true });
 
 function resolvePointer(root: JsonSchema, ref: string): unknown {
   if (!ref.startsWith("#/")) return undefined;
@@ -78,7 +80,7 @@ export function normalizeInputSchema(input: unknown): NormalizedSchema {
   const type = input.type;
   if (type !== undefined && type !== "object" && !(Array.isArray(type) && type.includes("object"))) {
     return {
-      schema: { type: "object", properties: {}, additionalProperties: true },
+      schema: { ...OPEN_OBJECT_SCHEMA, properties: {} },
       warnings: [`input schema has type ${JSON.stringify(type)}, not "object"; arguments are passed through unchecked`],
     };
   }

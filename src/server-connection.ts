@@ -104,7 +104,6 @@ export class ServerConnection {
   tools: Tool[] = [];
   lastError?: string;
   warnings: string[] = [];
-  serverInfo?: { name: string; version: string };
 
   /** The open connection, if any. */
   private live?: LiveConnection;
@@ -194,13 +193,13 @@ export class ServerConnection {
     });
   }
 
-  private async attempt(kind: ActiveTransport, makeTransport: (fetch: FetchLike) => Transport, deadline: number): Promise<void> {
+  private async attempt(kind: ActiveTransport, makeTransport: (fetch?: FetchLike) => Transport, deadline: number): Promise<void> {
     const remaining = () => Math.max(1, deadline - Date.now());
     // Our own timer enforces the deadline. The SDK's request timeout only backs it up: when it fires first, the SDK
     // sends a cancellation to a server that is not answering, which over HTTP opens one more idle socket.
     const sdkTimeout = () => remaining() + SDK_TIMEOUT_SLACK_MS;
     const agent = kind === "stdio" ? undefined : new Agent();
-    const transport = makeTransport(agent ? fetchVia(agent) : fetch);
+    const transport = makeTransport(agent && fetchVia(agent));
     const client = new Client(this.options.clientInfo, { capabilities: {} });
     const live: LiveConnection = { client, transport, agent };
     this.connecting = live;
@@ -231,7 +230,6 @@ export class ServerConnection {
     }
     this.live = live;
     this.transport = kind;
-    this.serverInfo = client.getServerVersion();
     client.onclose = () => {
       if (this.live !== live) return;
       this.live = undefined;

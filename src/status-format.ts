@@ -1,6 +1,7 @@
 /**
  * Plain-text reports: the startup notice and the `/mcp` listing. Pure.
  */
+import * as path from "node:path";
 import { type ConfigProblem, describeSource } from "./config.ts";
 
 export interface ServerRow {
@@ -37,6 +38,15 @@ function indent(text: string, prefix: string): string {
 export function formatProblem(problem: ConfigProblem): string {
   const server = problem.server !== undefined ? `server '${problem.server}' in ` : "";
   return `${problem.level === "error" ? "error" : "warning"}: ${server}${describeSource(problem.source)}: ${problem.message}`;
+}
+
+/**
+ * pi gives extension factories no working directory, so the bridge reads the project config from the process's; a
+ * session that runs elsewhere (an SDK embedder's `cwd`) is told, since its project servers may be the wrong ones.
+ */
+export function projectRootWarning(projectRoot: string, sessionCwd: string): string | undefined {
+  if (path.resolve(projectRoot) === path.resolve(sessionCwd)) return undefined;
+  return `the project config was read from ${projectRoot}, but this session runs in ${sessionCwd}`;
 }
 
 /** The one notice shown after startup; `undefined` when there is nothing to report. */

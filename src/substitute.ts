@@ -2,7 +2,7 @@
  * `${VAR}` substitution in server configs, and what a resolved config looks like. Pure: the environment is passed in.
  */
 import * as path from "node:path";
-import type { ServerConfig, TransportKind } from "./config.ts";
+import type { ServerConfig } from "./config.ts";
 
 /** `${NAME}`, `${NAME:-default}` and VS Code's `${env:NAME}`. */
 const VAR_PATTERN = /\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
@@ -162,8 +162,7 @@ export function resolveServerConfig(config: ServerConfig, env: Environment, proj
       errors.push("`url` is not a valid URL after variable substitution");
     }
   }
-  const kind: TransportKind = config.transport;
-  return { endpoint: errors.length ? undefined : { kind: kind as "http" | "sse", url: url.value, headers }, errors, warnings, secrets: usable(secrets) };
+  return { endpoint: errors.length ? undefined : { kind: config.transport, url: url.value, headers }, errors, warnings, secrets: usable(secrets) };
 }
 
 function usable(secrets: string[]): string[] {

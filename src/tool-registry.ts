@@ -18,7 +18,7 @@ import type { TSchema } from "typebox";
 import { Compile } from "typebox/compile";
 import { allocateToolName, PI_BUILTIN_TOOL_NAMES, toolNameFor } from "./naming.ts";
 import { normalizeToolResult, type PiContent } from "./output.ts";
-import { normalizeInputSchema } from "./schema.ts";
+import { normalizeInputSchema, OPEN_OBJECT_SCHEMA } from "./schema.ts";
 import type { ServerConnection } from "./server-connection.ts";
 
 export interface RegisteredTool {
@@ -39,8 +39,6 @@ export interface ToolDetails {
 }
 
 type RegisterTool = ExtensionAPI["registerTool"];
-
-const OPEN_OBJECT_SCHEMA = { type: "object", properties: {}, additionalProperties: true };
 
 export function progressText(progress: Progress): string {
   const amount = progress.total !== undefined ? `${progress.progress}/${progress.total}` : `${progress.progress}`;
@@ -161,7 +159,7 @@ export class ToolRegistry {
       return schema as TSchema;
     } catch (error) {
       this.warnings.push(`MCP server '${server}', tool '${tool.name}': input schema cannot be used (${String(error)}); arguments are passed through unchecked`);
-      return { ...OPEN_OBJECT_SCHEMA } as TSchema;
+      return { ...OPEN_OBJECT_SCHEMA, properties: {} } as TSchema;
     }
   }
 

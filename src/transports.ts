@@ -51,10 +51,10 @@ export function createStdioTransport(endpoint: ResolvedStdio, hooks: StdioHooks)
   return transport;
 }
 
-export function createStreamableHttpTransport(endpoint: ResolvedRemote, fetch: FetchLike): StreamableHTTPClientTransport {
+export function createStreamableHttpTransport(endpoint: ResolvedRemote, fetch?: FetchLike): StreamableHTTPClientTransport {
   return new StreamableHTTPClientTransport(new URL(endpoint.url), { requestInit: { headers: endpoint.headers }, fetch });
 }
 
-export function createSseTransport(endpoint: ResolvedRemote, fetch: FetchLike): SSEClientTransport {
+export function createSseTransport(endpoint: ResolvedRemote, fetch?: FetchLike): SSEClientTransport {
   return new SSEClientTransport(new URL(endpoint.url), { requestInit: { headers: endpoint.headers }, fetch });
 }

@@ -36,6 +36,8 @@ describe("tool registration", { timeout: 120_000 }, () => {
       { name: "read", description: "A tool named like pi's read", inputSchema: { type: "object" as const } },
       { name: LONG_NAME, inputSchema: { type: "object" as const } },
       { name: ODD_NAME, inputSchema: { type: "object" as const } },
+      // A pattern that is not a valid regular expression: TypeBox cannot compile this schema.
+      { name: "bad_pattern", inputSchema: { type: "object" as const, properties: { q: { type: "string", pattern: "(" } } } },
     ];
     alpha = await startStreamableHttp({ extraTools });
     beta = await startStreamableHttp();
@@ -92,6 +94,13 @@ describe("tool registration", { timeout: 120_000 }, () => {
     assert.equal(odd.name, "get_item_v2");
     assert.equal(await callText(tools.get(odd.name)), `called ${ODD_NAME}`);
     assert.equal(alpha.calls.at(-1)!.name, ODD_NAME);
+  });
+
+  test("a schema pi could not compile is replaced by an open one, with a warning, and the tool still works", async () => {
+    const { tools, registry } = register();
+    assert.deepEqual(tools.get("bad_pattern")!.parameters, { type: "object", properties: {}, additionalProperties: true });
+    assert.match(registry.warnings.join("\n"), /MCP server 'alpha', tool 'bad_pattern': input schema cannot be used .*Invalid regular expression/);
+    assert.equal(await callText(tools.get("bad_pattern"), { q: "x" }), "called bad_pattern");
   });
 
   test("the same config always gives the same names", () => {
