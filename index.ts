@@ -1,15 +1,22 @@
 /**
  * mcp-bridge: MCP servers' tools as native pi tools. Wiring only; the parts live in ./src.
  */
+import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ExtensionAPI, getAgentDir } from "@mariozechner/pi-coding-agent";
-import { McpBridge } from "./src/bridge.ts";
+import { DEFAULT_STARTUP_BUDGET_MS, McpBridge } from "./src/bridge.ts";
 import { registerMcpCommand, serverRows, show } from "./src/command.ts";
 import { CONFIG_FLAG, configFlagFromArgv, isInfoOnlyInvocation } from "./src/config.ts";
 import { formatStartupSummary, projectRootWarning } from "./src/status-format.ts";
+import { LogFile } from "./src/log-file.ts";
+import { ToolCache } from "./src/tool-cache.ts";
 import { ToolRegistry } from "./src/tool-registry.ts";
 
 const CLIENT_INFO = { name: "pi-mcp-bridge", version: "0.1.0" };
+/** Where the bridge keeps its log and tool cache, inside pi's agent dir. */
+const DATA_DIR = "mcp-bridge";
+/** Overrides how long pi's startup waits for servers, in ms. */
+const STARTUP_BUDGET_ENV = "PI_MCP_STARTUP_BUDGET_MS";
 const STARTUP_SIGNALS: NodeJS.Signals[] = process.platform === "win32" ? ["SIGTERM"] : ["SIGTERM", "SIGHUP"];
 
 export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
@@ -19,6 +26,10 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   });
   if (isInfoOnlyInvocation(process.argv)) return;
   const env = process.env;
+  const dataDir = path.join(getAgentDir(), DATA_DIR);
+  const logger = new LogFile(path.join(dataDir, "mcp.log"));
+  const emit = (channel: string, payload: Record<string, unknown>) => pi.events.emit(channel, payload);
+  const budget = Number(env[STARTUP_BUDGET_ENV]);
   const bridge = new McpBridge({
     // pi gives a factory no working directory; in its CLI that is the process's own.
     projectRoot: process.cwd(),
@@ -27,9 +38,16 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     extraPath: configFlagFromArgv(process.argv),
     env,
     clientInfo: CLIENT_INFO,
+    events: emit,
+    logger,
+    toolCache: new ToolCache(path.join(dataDir, "tool-cache.json")),
+    startupBudgetMs: Number.isFinite(budget) && budget >= 0 ? budget : DEFAULT_STARTUP_BUDGET_MS,
   });
   // If pi exits without a session_shutdown, take the server processes along.
-  const killOnExit = () => bridge.killNow();
+  const killOnExit = () => {
+    bridge.killNow();
+    logger.flush();
+  };
   process.once("exit", killOnExit);
   // pi installs its SIGTERM/SIGHUP handlers (which run session_shutdown) only once the session has started; a signal
   // that comes while servers are still connecting would end pi at once and orphan them. Until then, end the servers
@@ -44,19 +62,27 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   };
   for (const signal of STARTUP_SIGNALS) process.on(signal, onStartupSignal);
 
-  await bridge.start();
-
   const registry = new ToolRegistry(
     (tool) => pi.registerTool(tool),
     (server) => bridge.connection(server),
+    undefined,
+    emit,
   );
-  for (const connection of bridge.connections.values()) {
-    if (connection.status === "connected") registry.registerServer(connection);
-  }
+  // Every tool list (startup, a late or lazy server, a reconnect, list_changed) goes through one place.
+  bridge.onTools((connection, tools) => registry.syncServer(connection, tools));
+  pi.events.on("mcp.metrics.request", (data) => {
+    const snapshot = { servers: bridge.metrics() };
+    const reply = (data as { reply?: unknown } | undefined)?.reply;
+    if (typeof reply === "function") reply(snapshot);
+    pi.events.emit("mcp.metrics", snapshot);
+  });
+
+  await bridge.start();
   registerMcpCommand(pi, bridge, registry, env);
 
   pi.on("session_start", (_event, ctx) => {
     stopGuardingStartup();
+    registry.bindActivation({ getActiveTools: () => pi.getActiveTools(), setActiveTools: (names) => pi.setActiveTools(names) });
     registry.resolveShadowed(pi.getAllTools());
     const rootWarning = projectRootWarning(bridge.projectRoot, ctx.cwd);
     const warnings = rootWarning ? [...registry.warnings, rootWarning] : registry.warnings;
@@ -67,5 +93,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     process.off("exit", killOnExit);
     stopGuardingStartup();
     await bridge.shutdown();
+    pi.events.emit("mcp.metrics", { servers: bridge.metrics() });
+    await logger.close();
   });
 }

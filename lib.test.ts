@@ -19,7 +19,16 @@ import {
   configFlagFromArgv,
   configVarRefs,
   DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_HEALTH_CHECK_INTERVAL_MS,
+  DEFAULT_INIT_TIMEOUT_MS,
+  DEFAULT_LOCAL_RETRY,
+  DEFAULT_REMOTE_RETRY,
   DEFAULT_REQUEST_TIMEOUT_MS,
+  backoffDelay,
+  backoffSchedule,
+  gaveUpMessage,
+  HealthTracker,
+  retryDetail,
   describeError,
   displayUrl,
   extractServerEntries,
@@ -37,6 +46,7 @@ import {
   redact,
   resolveServerConfig,
   rawToolName,
+  type ServerRow,
   sanitizeToolName,
   type ServerConfig,
   substituteVars,
@@ -125,9 +135,14 @@ describe("validateServerEntry", () => {
   test("defaults", () => {
     const config = valid("a", { command: "npx", args: ["-y", "pkg"] });
     assert.equal(config.transport, "stdio");
-    assert.equal(config.timeout, DEFAULT_CONNECT_TIMEOUT_MS);
+    assert.equal(config.timeout, DEFAULT_INIT_TIMEOUT_MS);
     assert.equal(config.requestTimeout, DEFAULT_REQUEST_TIMEOUT_MS);
     assert.equal(config.enabled, true);
+    assert.equal(config.lazy, false);
+    assert.deepEqual(config.retry, DEFAULT_LOCAL_RETRY);
+    assert.equal(config.healthCheckInterval, DEFAULT_HEALTH_CHECK_INTERVAL_MS);
+    assert.equal(valid("r", { url: "https://example.com/mcp" }).timeout, DEFAULT_CONNECT_TIMEOUT_MS);
+    assert.deepEqual(valid("r", { url: "https://example.com/mcp" }).retry, DEFAULT_REMOTE_RETRY);
     assert.equal(config.prefix, undefined);
     assert.deepEqual(config.env, {});
     assert.deepEqual(config.headers, {});
@@ -179,6 +194,23 @@ describe("validateServerEntry", () => {
   test("non-array args", () => {
     assert.match(invalid({ command: "x", args: "--flag" }), /`args` must be an array/);
     assert.match(invalid({ command: "x", args: [{}] }), /`args` must be an array of strings/);
+  });
+  test("lifecycle fields: lazy, initTimeout, restartOnCrash, maxRestarts, reconnect, health checks", () => {
+    const local = valid("a", { command: "x", lazy: true, initTimeout: 2500, maxRestarts: 2, reconnect: { initialDelay: 10, maxDelay: 40 } });
+    assert.equal(local.lazy, true);
+    assert.equal(local.timeout, 2500);
+    assert.deepEqual(local.retry, { maxAttempts: 2, initialDelayMs: 10, maxDelayMs: 40 });
+    assert.equal(valid("a", { command: "x", restartOnCrash: false }).retry.maxAttempts, 0);
+    assert.equal(valid("a", { command: "x", timeout: 1234 }).timeout, 1234);
+    assert.equal(valid("r", { url: "http://h/mcp", reconnect: false }).retry.maxAttempts, 0);
+    assert.deepEqual(valid("r", { url: "http://h/mcp", reconnect: { maxAttempts: 3 } }).retry, { ...DEFAULT_REMOTE_RETRY, maxAttempts: 3 });
+    assert.equal(valid("r", { url: "http://h/mcp", healthCheckInterval: 0 }).healthCheckInterval, 0);
+    assert.match(invalid({ command: "x", lazy: "yes" }), /`lazy` must be true or false/);
+    assert.match(invalid({ command: "x", maxRestarts: -1 }), /`maxRestarts` must be a whole number/);
+    assert.match(invalid({ command: "x", initTimeout: 0 }), /`initTimeout` must be a positive number/);
+    assert.match(invalid({ url: "http://h/mcp", maxRestarts: 2 }), /`maxRestarts` applies to local \(command\) servers only/);
+    assert.match(invalid({ url: "http://h/mcp", reconnect: "often" }), /`reconnect` must be true, false or an object/);
+    assert.match(invalid({ url: "http://h/mcp", healthCheckInterval: -1 }), /`healthCheckInterval`/);
   });
   test("non-positive or non-numeric timeout", () => {
     assert.match(invalid({ command: "x", timeout: 0 }), /`timeout` must be a positive number/);
@@ -651,7 +683,8 @@ describe("normalizeInputSchema", () => {
 });
 
 describe("status formatting", () => {
-  const rows = [
+  const NOW = 1_000_000;
+  const rows: ServerRow[] = [
     {
       name: "github",
       status: "connected",
@@ -665,15 +698,28 @@ describe("status formatting", () => {
         { name: "search", originalName: "search" },
       ],
       vars: [{ name: "GITHUB_TOKEN", set: true }],
+      lastActive: NOW - 30_000,
+      metrics: {
+        serverId: "github",
+        status: "connected",
+        uptimeMs: 125_000,
+        downtimeMs: 4000,
+        reconnections: 1,
+        averageReconnectMs: 4000,
+        toolCalls: 10,
+        toolCallsSucceeded: 9,
+        successRate: 0.9,
+      },
     },
     {
       name: "jira",
-      status: "failed",
+      status: "error",
       transport: "http",
       source: "project",
       enabled: true,
       toolCount: 0,
       error: "connection refused",
+      detail: "retry 5/10 in 8s",
       warnings: [],
       tools: [],
       vars: [{ name: "JIRA_KEY", set: false }],
@@ -681,11 +727,12 @@ describe("status formatting", () => {
     { name: "off", status: "disabled", transport: "stdio", source: "bundled", enabled: false, toolCount: 0, warnings: [], tools: [], vars: [] },
   ];
   test("the server list shows state, tools, variables (never values) and totals", () => {
-    const text = formatServerList(rows, []);
-    assert.match(text, /github {2}connected {2}http {2}2 tools {2}\(user\)/);
+    const text = formatServerList(rows, [], NOW);
+    assert.match(text, /🟢 github {2}connected {2}http {2}2 tools {2}\(user\) {2}last active 30s ago$/m);
+    assert.match(text, /up 2m, down 4s, 1 reconnection \(avg 4\.0 s\), 10 calls, 90% ok/);
     assert.match(text, /- gh_create_issue {2}\(create_issue\)/);
     assert.match(text, /- search$/m);
-    assert.match(text, /jira {2}failed/);
+    assert.match(text, /🔴 jira {2}error {2}http {2}0 tools {2}\(project\) {2}retry 5\/10 in 8s$/m);
     assert.match(text, /connection refused/);
     assert.match(text, /JIRA_KEY NOT SET/);
     assert.match(text, /GITHUB_TOKEN set/);
@@ -702,9 +749,59 @@ describe("status formatting", () => {
   test("the startup summary lists failures and problems, or nothing when all is well", () => {
     const summary = formatStartupSummary(rows, [{ level: "error", source: project, server: "x", message: "bad" }], ["name clash"]);
     assert.match(summary!, /1 of 2 servers connected, 2 tools/);
-    assert.match(summary!, /✕ jira: connection refused/);
+    assert.match(summary!, /✕ jira: connection refused \(retry 5\/10 in 8s\)/);
     assert.match(summary!, /server 'x' in project config \/p\/.pi\/mcp.json: bad/);
     assert.match(summary!, /name clash/);
     assert.equal(formatStartupSummary([rows[0]!], [], []), undefined);
+  });
+});
+
+describe("health model", () => {
+  test("backoff: min(2^attempt * initial, max), as RISE-056 and RISE-057 give it", () => {
+    assert.deepEqual(backoffSchedule(DEFAULT_REMOTE_RETRY), [1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000, 60000, 60000]);
+    assert.deepEqual(backoffSchedule(DEFAULT_LOCAL_RETRY), [1000, 2000, 4000, 8000, 16000]);
+    assert.equal(backoffDelay(40, DEFAULT_LOCAL_RETRY), 30000);
+    assert.equal(backoffDelay(5000, DEFAULT_REMOTE_RETRY), 60000);
+  });
+  test("transitions: connecting → connected, drop, failed retries, recovery; metrics add up", () => {
+    const h = new HealthTracker("jira", "disconnected", 10);
+    h.connecting(1);
+    assert.equal(h.status, "connecting");
+    assert.equal(h.connected(1000, 50, 3), undefined, "a first connect is not a recovery");
+    assert.equal(h.state.toolCount, 3);
+    assert.equal(h.state.connectTime, 50);
+    h.call(true);
+    h.call(false);
+    h.disconnected(5000, "the connection closed");
+    assert.equal(h.status, "disconnected");
+    h.scheduled(1, 6000);
+    assert.equal(retryDetail(h.state, 5000), "retry 1/10 in 1s");
+    h.connecting(1);
+    h.failed("connection refused", 8000);
+    assert.equal(h.status, "error");
+    assert.equal(h.state.consecutiveFailures, 1);
+    assert.equal(h.state.errorCount, 1);
+    assert.equal(h.connected(9000, 20, 4), 4000, "downtime since the drop");
+    assert.equal(h.state.consecutiveFailures, 0);
+    assert.equal(h.state.lastError, undefined);
+    const m = h.metrics(10_000);
+    assert.equal(m.uptimeMs, 4000 + 1000);
+    assert.equal(m.downtimeMs, 4000);
+    assert.equal(m.reconnections, 1);
+    assert.equal(m.averageReconnectMs, 4000);
+    assert.equal(m.toolCalls, 2);
+    assert.equal(m.successRate, 0.5);
+  });
+  test("giving up, and the spec's message", () => {
+    const h = new HealthTracker("jira", "connected", 10);
+    h.failed("connection refused");
+    h.gaveUp("disconnected");
+    assert.equal(h.status, "disconnected");
+    assert.equal(h.state.gaveUp, true);
+    assert.equal(
+      gaveUpMessage("jira", 10, "connection refused", false),
+      "MCP server 'jira' is disconnected after 10 retry attempts. Last error: connection refused.",
+    );
+    assert.match(gaveUpMessage("db", 5, "exited with code 1", true), /'db' .*5 restart/);
   });
 });

@@ -8,3 +8,4 @@ export * from "./src/errors.ts";
 export * from "./src/output.ts";
 export * from "./src/schema.ts";
 export * from "./src/status-format.ts";
+export * from "./src/health.ts";

@@ -1,18 +1,35 @@
 /**
- * All configured servers together: load the layered config, connect the enabled servers in parallel, report what
- * failed, and shut every one down.
+ * All configured servers together: load the layered config, start the servers that are not lazy in parallel (pi waits
+ * for them only up to a startup budget), give lazy servers their tools from the cache, keep the cache current, and
+ * shut every server down.
  */
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ConfigProblem } from "./config.ts";
 import { type ConfigLocations, loadLayeredConfig } from "./config-files.ts";
-import { type ConnectionOptions, ServerConnection } from "./server-connection.ts";
+import type { ServerMetrics } from "./health.ts";
+import { type ConnectionOptions, type EventSink, ServerConnection } from "./server-connection.ts";
+import type { Logger } from "./log-file.ts";
+import { cacheKey, type ToolCache } from "./tool-cache.ts";
 
-export interface BridgeOptions extends ConfigLocations, Omit<ConnectionOptions, "projectRoot"> {}
+/** How long pi's startup waits for servers; slower ones register their tools when they connect. */
+export const DEFAULT_STARTUP_BUDGET_MS = 3000;
+
+export interface BridgeOptions extends ConfigLocations, Omit<ConnectionOptions, "projectRoot" | "onTools"> {
+  events?: EventSink;
+  logger?: Logger;
+  toolCache?: ToolCache;
+  startupBudgetMs?: number;
+}
+
+export type ToolsListener = (connection: ServerConnection, tools: Tool[]) => void;
 
 export class McpBridge {
   /** In config order: highest-priority file first. */
   readonly connections = new Map<string, ServerConnection>();
   problems: ConfigProblem[] = [];
   private shuttingDown?: Promise<void>;
+  private readonly listeners: ToolsListener[] = [];
+  private readonly cacheKeys = new Map<string, string>();
 
   constructor(private readonly options: BridgeOptions) {}
 
@@ -24,7 +41,35 @@ export class McpBridge {
     return this.connections.get(name);
   }
 
-  /** Loads the config and connects every enabled server at once; each is bounded by its own timeout. Never throws for a server. */
+  /** Called with a server's tool list whenever it is known or changes (including from the cache). */
+  onTools(listener: ToolsListener): void {
+    this.listeners.push(listener);
+  }
+
+  private toolsArrived(connection: ServerConnection, tools: Tool[], fromCache = false): void {
+    if (!fromCache) {
+      const key = this.cacheKeyOf(connection);
+      if (key) void this.options.toolCache?.set(key, { server: connection.name, tools });
+    }
+    for (const listener of this.listeners) listener(connection, tools);
+  }
+
+  private cacheKeyOf(connection: ServerConnection): string | undefined {
+    let key = this.cacheKeys.get(connection.name);
+    if (key === undefined) {
+      const identity = connection.identity();
+      if (identity === undefined) return undefined;
+      key = cacheKey(identity);
+      this.cacheKeys.set(connection.name, key);
+    }
+    return key;
+  }
+
+  /**
+   * Loads the config and starts every enabled server that is not lazy, all at once, each bounded by its own timeout;
+   * returns when they are all done or the startup budget is spent, whichever is first. Lazy servers get their tools
+   * from the cache; one the cache does not know yet starts in the background to fill it. Never throws for a server.
+   */
   async start(): Promise<void> {
     const config = await loadLayeredConfig(this.options);
     this.problems = config.problems;
@@ -32,10 +77,41 @@ export class McpBridge {
       projectRoot: this.options.projectRoot,
       env: this.options.env,
       clientInfo: this.options.clientInfo,
+      events: this.options.events,
+      logger: this.options.logger,
+      onTools: (connection, tools) => this.toolsArrived(connection, tools),
     };
     for (const server of config.servers) this.connections.set(server.name, new ServerConnection(server, connectionOptions));
     const enabled = [...this.connections.values()].filter((c) => c.config.enabled);
-    await Promise.allSettled(enabled.map((c) => c.connect()));
+    const waitFor: Promise<unknown>[] = [];
+    for (const connection of enabled) {
+      if (connection.config.lazy) {
+        const key = this.cacheKeyOf(connection);
+        const cached = key ? this.options.toolCache?.get(key) : undefined;
+        if (cached) {
+          connection.primeTools(cached.tools);
+          this.toolsArrived(connection, cached.tools, true);
+          continue;
+        }
+        // Nothing known about its tools yet: start it once, in the background, to learn them.
+        connection.connect().catch(() => undefined);
+        continue;
+      }
+      waitFor.push(connection.connect());
+    }
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled(waitFor),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, this.options.startupBudgetMs ?? DEFAULT_STARTUP_BUDGET_MS);
+        timer.unref();
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
+  metrics(now = Date.now()): ServerMetrics[] {
+    return [...this.connections.values()].map((c) => c.metrics(now));
   }
 
   async shutdown(): Promise<void> {

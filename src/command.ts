@@ -3,21 +3,35 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { McpBridge } from "./bridge.ts";
+import type { ServerState } from "./health.ts";
+import { retryDetail } from "./health.ts";
 import { formatServerList, type ServerRow } from "./status-format.ts";
 import { configVarRefs, type Environment } from "./substitute.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
 
-export function serverRows(bridge: McpBridge, registry: ToolRegistry, env: Environment): ServerRow[] {
+/** What `/mcp` says a server is doing about being down, or how far a connect has got. */
+function detailOf(state: ServerState, now: number): string | undefined {
+  if (state.status === "connecting") return state.retryAttempt > 0 ? `connecting (attempt ${state.retryAttempt}/${state.maxAttempts})` : "connecting";
+  if (state.gaveUp) return state.retryAttempt > 0 ? `gave up after ${state.retryAttempt} attempts` : "not retried";
+  return retryDetail(state, now);
+}
+
+export function serverRows(bridge: McpBridge, registry: ToolRegistry, env: Environment, now = Date.now()): ServerRow[] {
   return [...bridge.connections.values()].map((c) => {
     const tools = registry.toolsOf(c.name);
     const transport = c.transport ? (c.fellBackToSse ? "sse (fallback)" : c.transport) : c.config.transport;
+    const state = c.state;
     return {
       name: c.name,
       status: c.status,
       transport,
       source: c.config.source.scope,
       enabled: c.config.enabled,
-      toolCount: c.status === "connected" ? tools.length : 0,
+      // A lazy server's tools are registered (from the cache) before it runs.
+      toolCount: c.status === "connected" || c.status === "not started" ? tools.length : 0,
+      lastActive: state.lastSuccessfulCommunication,
+      detail: detailOf(state, now),
+      metrics: c.metrics(now),
       error: c.lastError,
       warnings: c.warnings,
       tools: tools.map((t) => ({ name: t.name, originalName: t.originalName })),

@@ -2,6 +2,14 @@
  * Config parsing, validation and layering. Pure: callers read the files and pass their text in.
  */
 import { parse as parseJsonc, printParseErrorCode, type ParseError } from "jsonc-parser";
+import {
+  DEFAULT_HEALTH_CHECK_INTERVAL_MS,
+  DEFAULT_INIT_TIMEOUT_MS,
+  DEFAULT_LOCAL_RETRY,
+  DEFAULT_PING_TIMEOUT_MS,
+  DEFAULT_REMOTE_RETRY,
+  type RetryPolicy,
+} from "./health.ts";
 
 /** Where a config layer comes from, highest priority first. */
 export type ConfigScope = "flag" | "project" | "user" | "bundled";
@@ -33,13 +41,21 @@ export interface ServerConfig {
   cwd?: string;
   url?: string;
   headers: Record<string, string>;
-  /** Connect (initialize) timeout in ms. */
+  /** Connect (initialize) timeout in ms: `timeout`, or for a local server `initTimeout` (default 10 s). */
   timeout: number;
   /** Per-request timeout in ms; progress notifications reset it. */
   requestTimeout: number;
   enabled: boolean;
   /** Replaces `mcp_<server>` in tool names; `""` means bare tool names. */
   prefix?: string;
+  /** Start only when a tool is first called; tools come from the cache until then. */
+  lazy: boolean;
+  /** Reconnects (remote) or restarts after a crash (local); `maxAttempts: 0` turns them off. */
+  retry: RetryPolicy;
+  /** How often an idle connection is checked, in ms; 0 turns the check off. */
+  healthCheckInterval: number;
+  /** How long a health-check ping may take, in ms. */
+  pingTimeout: number;
   /** The entry as written, for fields later features read. */
   raw: Record<string, unknown>;
 }
@@ -171,6 +187,63 @@ function stringMap(value: unknown, field: string, errors: string[]): Record<stri
   return out;
 }
 
+function booleanField(entry: Json, field: string, fallback: boolean, errors: string[]): boolean {
+  const value = entry[field];
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== "boolean") {
+    errors.push(`\`${field}\` must be true or false (got ${JSON.stringify(value)})`);
+    return fallback;
+  }
+  return value;
+}
+
+function countField(value: unknown, field: string, fallback: number, errors: string[]): number {
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0) {
+    errors.push(`\`${field}\` must be a whole number, 0 or more (got ${JSON.stringify(value)})`);
+    return fallback;
+  }
+  return value;
+}
+
+function nonNegativeMs(value: unknown, field: string, fallback: number, errors: string[]): number {
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+    errors.push(`\`${field}\` must be a number of milliseconds, 0 or more (got ${JSON.stringify(value)})`);
+    return fallback;
+  }
+  return value;
+}
+
+/**
+ * The retry policy: remote servers reconnect (`reconnect`: true/false or `{maxAttempts, initialDelay, maxDelay}`),
+ * local ones restart after a crash (`restartOnCrash`, `maxRestarts`; `reconnect` may tune the delays).
+ */
+function retryPolicy(entry: Json, local: boolean, errors: string[]): RetryPolicy {
+  const base = local ? DEFAULT_LOCAL_RETRY : DEFAULT_REMOTE_RETRY;
+  let policy: RetryPolicy = { ...base };
+  const reconnect = entry.reconnect;
+  if (reconnect === false) policy.maxAttempts = 0;
+  else if (isObject(reconnect)) {
+    policy = {
+      maxAttempts: countField(reconnect.maxAttempts, "reconnect.maxAttempts", base.maxAttempts, errors),
+      initialDelayMs: positiveNumber(reconnect.initialDelay, "reconnect.initialDelay", base.initialDelayMs, errors),
+      maxDelayMs: positiveNumber(reconnect.maxDelay, "reconnect.maxDelay", base.maxDelayMs, errors),
+    };
+  } else if (reconnect !== undefined && reconnect !== null && reconnect !== true) {
+    errors.push("`reconnect` must be true, false or an object with `maxAttempts`, `initialDelay` and `maxDelay`");
+  }
+  if (local) {
+    policy.maxAttempts = countField(entry.maxRestarts, "maxRestarts", policy.maxAttempts, errors);
+    if (!booleanField(entry, "restartOnCrash", true, errors)) policy.maxAttempts = 0;
+  } else {
+    for (const field of ["restartOnCrash", "maxRestarts", "initTimeout"]) {
+      if (entry[field] !== undefined) errors.push(`\`${field}\` applies to local (command) servers only; use \`reconnect\` and \`timeout\` for a remote one`);
+    }
+  }
+  return policy;
+}
+
 function positiveNumber(value: unknown, field: string, fallback: number, errors: string[]): number {
   if (value === undefined || value === null) return fallback;
   if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
@@ -287,7 +360,15 @@ export function validateServerEntry(
     else cwd = entry.cwd;
   }
 
-  const timeout = positiveNumber(entry.timeout, "timeout", DEFAULT_CONNECT_TIMEOUT_MS, errors);
+  const local = kind === "stdio" || (kind === undefined && !hasUrl);
+  // A local server's handshake deadline is `initTimeout` (RISE-057); `timeout` is accepted as its older name.
+  const timeout = local
+    ? positiveNumber(entry.initTimeout ?? entry.timeout, entry.initTimeout !== undefined ? "initTimeout" : "timeout", DEFAULT_INIT_TIMEOUT_MS, errors)
+    : positiveNumber(entry.timeout, "timeout", DEFAULT_CONNECT_TIMEOUT_MS, errors);
+  const lazy = booleanField(entry, "lazy", false, errors);
+  const retry = retryPolicy(entry, local, errors);
+  const healthCheckInterval = nonNegativeMs(entry.healthCheckInterval, "healthCheckInterval", DEFAULT_HEALTH_CHECK_INTERVAL_MS, errors);
+  const pingTimeout = positiveNumber(entry.pingTimeout, "pingTimeout", DEFAULT_PING_TIMEOUT_MS, errors);
   const requestTimeout = positiveNumber(entry.requestTimeout, "requestTimeout", DEFAULT_REQUEST_TIMEOUT_MS, errors);
 
   let enabled = true;
@@ -325,6 +406,10 @@ export function validateServerEntry(
       requestTimeout,
       enabled,
       prefix,
+      lazy,
+      retry,
+      healthCheckInterval,
+      pingTimeout,
       raw: entry,
     },
     errors,

@@ -1,33 +1,51 @@
 /**
- * One MCP server: its client and transport, bounded connect with full clean-up, tool calls with one shared
- * reconnect-and-retry on transport errors, and shutdown that leaves no process behind.
+ * One MCP server over its whole session: connects (at startup, or on first use for a lazy server), keeps its health
+ * state, notices a drop (process exit, transport error, a stale connection that does not answer a ping), reconnects
+ * or restarts with backoff, holds tool calls while it does, follows `tools/list_changed`, and shuts down leaving no
+ * process behind. Messages for the user are worded in ./connection-errors.ts.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { Agent, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from "undici";
-import { CallToolResultSchema, type CallToolResult, type Progress, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolResultSchema,
+  LoggingMessageNotificationSchema,
+  type CallToolResult,
+  type Progress,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { ServerConfig } from "./config.ts";
 import { describeSource } from "./config.ts";
-import { BridgeError, classifyError, describeError, httpStatusOf, isTimeoutError } from "./errors.ts";
 import {
-  type ProcessInfo,
-  killProcessesNow,
-  mergeProcesses,
-  processTree,
-  terminateProcesses,
-} from "./process-tree.ts";
-import { type Environment, type ResolvedEndpoint, type ResolvedRemote, displayUrl, redact, resolveServerConfig } from "./substitute.ts";
+  authMessage,
+  callError,
+  ConnectTimeout,
+  connectError,
+  type FailureKind,
+  seconds,
+} from "./connection-errors.ts";
+import { BridgeError, classifyError, describeError, httpStatusOf, isTimeoutError } from "./errors.ts";
+import { backoffDelay, gaveUpMessage, HealthTracker, type HealthStatus, type ServerMetrics, type ServerState } from "./health.ts";
+import { type Logger, type LogLevel, NULL_LOGGER } from "./log-file.ts";
+import { type ProcessInfo, killProcessesNow, mergeProcesses, processTree, terminateProcesses } from "./process-tree.ts";
+import type { ProcessGroupStdioTransport } from "./stdio-transport.ts";
+import { type Environment, type ResolvedEndpoint, type ResolvedRemote, redact, resolveServerConfig } from "./substitute.ts";
 import { createSseTransport, createStdioTransport, createStreamableHttpTransport } from "./transports.ts";
 
-export type ServerStatus = "disabled" | "idle" | "connecting" | "connected" | "disconnected" | "failed" | "closed";
 export type ActiveTransport = "stdio" | "http" | "sse";
+
+/** Publishes a health event (`mcp.connected`, …) on pi's event bus. */
+export type EventSink = (channel: string, payload: Record<string, unknown>) => void;
 
 export interface ConnectionOptions {
   projectRoot: string;
   env: Environment;
   clientInfo: { name: string; version: string };
+  events?: EventSink;
+  logger?: Logger;
+  /** Called with the server's tool list after every successful fetch: connect, reconnect, `list_changed`. */
+  onTools?: (connection: ServerConnection, tools: Tool[]) => void;
 }
 
 export interface CallOptions {
@@ -39,9 +57,11 @@ const STDERR_TAIL_LINES = 40;
 const STDERR_TAIL_IN_ERRORS = 12;
 const MAX_TOOL_PAGES = 100;
 const SESSION_TERMINATE_TIMEOUT_MS = 1000;
-/** As long as the SDK waits for a stdio server to exit after closing its stdin. */
+/** As long as a stdio server gets to exit after its stdin closes, before signals. */
 const STDIO_CLOSE_GRACE_MS = 2000;
 const SDK_TIMEOUT_SLACK_MS = 1000;
+/** `tools/list_changed` often comes in bursts (a server adding several tools); fetch once per burst. */
+const LIST_CHANGED_DEBOUNCE_MS = 50;
 
 /** Waits for `promise` at most `ms`; true if it settled (either way) in time. */
 async function settleWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
@@ -63,8 +83,11 @@ async function settleWithin(promise: Promise<unknown>, ms: number): Promise<bool
 interface LiveConnection {
   client: Client;
   transport: Transport;
+  kind: ActiveTransport;
   /** A remote server's own connection pool, so closing it closes its sockets at once. */
   agent?: Agent;
+  /** Set once the bridge itself closes this connection, so its `onclose` is not taken for a crash. */
+  closing?: boolean;
 }
 
 /** `fetch` through a given pool, in the shape the SDK transports take. */
@@ -72,11 +95,8 @@ function fetchVia(agent: Agent): FetchLike {
   return (url, init) => undiciFetch(url, { ...(init as UndiciRequestInit), dispatcher: agent }) as unknown as Promise<Response>;
 }
 
-/** The connect deadline passed; `connectError` words the message. */
-class ConnectTimeout extends Error {
-  constructor() {
-    super("connect timed out");
-  }
+function pidOf(transport: Transport | undefined): number | undefined {
+  return (transport as Partial<ProcessGroupStdioTransport> | undefined)?.pid ?? undefined;
 }
 
 /** Keeps the last lines a server wrote to stderr. */
@@ -92,51 +112,136 @@ class LineTail {
   }
 }
 
-function seconds(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
-}
+const MCP_LOG_LEVELS: Record<string, LogLevel> = {
+  debug: "debug",
+  info: "info",
+  notice: "info",
+  warning: "warn",
+  error: "error",
+  critical: "error",
+  alert: "error",
+  emergency: "error",
+};
 
 export class ServerConnection {
-  status: ServerStatus;
   transport?: ActiveTransport;
   /** True when Streamable HTTP was refused and legacy SSE answered instead. */
   fellBackToSse = false;
   tools: Tool[] = [];
-  lastError?: string;
   warnings: string[] = [];
+  readonly health: HealthTracker;
 
   /** The open connection, if any. */
   private live?: LiveConnection;
   /** A connection still being set up, so shutdown can end it too. */
   private connecting?: LiveConnection;
   private secrets: string[] = [];
-  private generation = 0;
-  private reconnecting?: Promise<void>;
+  /** The first connect (startup or lazy start), shared by everyone who needs the server up. */
+  private starting?: Promise<void>;
+  /** The reconnect/restart loop, while one runs. */
+  private recovering?: Promise<void>;
+  /** Wakes a backoff wait early (shutdown). */
+  private wake = new AbortController();
+  private everConnected = false;
   private readonly stderr = new LineTail(STDERR_TAIL_LINES);
   private exitDescription?: string;
   private nonJsonLines = 0;
   private processes: ProcessInfo[] = [];
   private closed = false;
+  private healthTimer?: NodeJS.Timeout;
+  private probing?: Promise<void>;
 
   constructor(
     readonly config: ServerConfig,
     private readonly options: ConnectionOptions,
   ) {
-    this.status = config.enabled ? "idle" : "disabled";
+    this.health = new HealthTracker(config.name, config.enabled ? "not started" : "disabled", config.retry.maxAttempts);
   }
 
   get name(): string {
     return this.config.name;
   }
 
+  get status(): HealthStatus {
+    return this.health.status;
+  }
+
+  get state(): Readonly<ServerState> {
+    return this.health.state;
+  }
+
+  get lastError(): string | undefined {
+    return this.health.state.lastError;
+  }
+
+  get local(): boolean {
+    return this.config.transport === "stdio";
+  }
+
+  /** The pid of a local server's process while it runs. */
+  get pid(): number | undefined {
+    return pidOf(this.live?.transport);
+  }
+
+  metrics(now = Date.now()): ServerMetrics {
+    return this.health.metrics(now);
+  }
+
   stderrTail(n = STDERR_TAIL_LINES): string[] {
     return this.stderr.tail(n).map((line) => this.redact(line));
   }
 
-  /** Connects, runs the MCP handshake and lists tools within the server's `timeout`. Cleans up fully on failure. */
+  /**
+   * What identifies this server's tool list across sessions: its resolved endpoint. Undefined when the config cannot
+   * be resolved (a missing variable in a URL).
+   */
+  identity(): unknown {
+    const resolution = resolveServerConfig(this.config, this.options.env, this.options.projectRoot);
+    return resolution.endpoint ? { name: this.name, endpoint: resolution.endpoint } : undefined;
+  }
+
+  /** Tools known from an earlier session, for a lazy server that has not started. */
+  primeTools(tools: Tool[]): void {
+    if (this.live) return;
+    this.tools = tools;
+    this.health.toolCount(tools.length);
+  }
+
+  private emit(channel: string, payload: Record<string, unknown>): void {
+    try {
+      this.options.events?.(channel, { serverId: this.name, ...payload });
+    } catch {
+      // A listener's failure is the listener's problem: it must not break the connection.
+    }
+  }
+
+  private log(level: LogLevel, event: string, fields: Record<string, unknown> = {}): void {
+    (this.options.logger ?? NULL_LOGGER).log({ level, event, server: this.name, ...fields });
+  }
+
+  /**
+   * Starts the server if nobody has yet, and waits for that first connect. A failure that retrying may fix starts
+   * the reconnect (remote) or restart (local) schedule in the background; the error is thrown either way.
+   */
   async connect(): Promise<void> {
     if (this.closed) throw new BridgeError("other", this.name, `MCP server '${this.name}' is shut down`);
-    this.status = "connecting";
+    if (!this.starting) {
+      this.starting = this.connectOnce(0).catch((error: unknown) => {
+        if (this.retryable(error)) void this.recover();
+        else this.giveUp(error);
+        throw error;
+      });
+    }
+    await this.starting;
+  }
+
+  /** One connect attempt: handshake and tool list within the server's deadline, full clean-up on failure. */
+  private async connectOnce(attempt: number): Promise<void> {
+    if (this.closed) throw new BridgeError("other", this.name, `MCP server '${this.name}' is shut down`);
+    this.emit("mcp.connecting", { attempt, maxAttempts: this.config.retry.maxAttempts });
+    this.health.connecting(attempt);
+    this.log("info", "connecting", { attempt });
+    const started = Date.now();
     try {
       const resolution = resolveServerConfig(this.config, this.options.env, this.options.projectRoot);
       this.secrets = resolution.secrets;
@@ -144,22 +249,26 @@ export class ServerConnection {
       if (!resolution.endpoint) {
         throw new BridgeError("config", this.name, `${resolution.errors.join("; ")} (${describeSource(this.config.source)})`);
       }
-      const deadline = Date.now() + this.config.timeout;
-      await this.connectEndpoint(resolution.endpoint, deadline);
+      await this.connectEndpoint(resolution.endpoint, started + this.config.timeout);
       if (this.closed) {
         // Shut down while this attempt was under way: do not keep what it opened.
         await this.disposeCurrent({ graceful: false });
         throw new BridgeError("other", this.name, `MCP server '${this.name}' was shut down while connecting`);
       }
-      this.generation++;
-      this.status = "connected";
-      this.lastError = undefined;
     } catch (error) {
       const wrapped = error instanceof BridgeError ? error : this.connectError(error);
-      this.status = "failed";
-      this.lastError = wrapped.message;
+      this.health.failed(wrapped.message);
+      this.log("warn", "connect.failed", { attempt, durationMs: Date.now() - started, kind: wrapped.kind, error: wrapped.message });
       throw wrapped;
     }
+    const now = Date.now();
+    this.everConnected = true;
+    const downtime = this.health.connected(now, now - started, this.tools.length);
+    this.log("info", "connected", { attempt, transport: this.transport, durationMs: now - started, toolCount: this.tools.length });
+    this.emit("mcp.connected", { toolCount: this.tools.length, connectTime: now - started });
+    if (downtime !== undefined) this.emit("mcp.health.recovered", { downtime });
+    this.startHealthChecks();
+    this.options.onTools?.(this, this.tools);
   }
 
   private async connectEndpoint(endpoint: ResolvedEndpoint, deadline: number): Promise<void> {
@@ -183,10 +292,13 @@ export class ServerConnection {
     }
   }
 
-  private stdioTransport(endpoint: Extract<ResolvedEndpoint, { kind: "stdio" }>): StdioClientTransport {
+  private stdioTransport(endpoint: Extract<ResolvedEndpoint, { kind: "stdio" }>): ProcessGroupStdioTransport {
     this.exitDescription = undefined;
     return createStdioTransport(endpoint, {
-      onStderrLine: (line) => this.stderr.push(line),
+      onStderrLine: (line) => {
+        this.stderr.push(line);
+        this.log("debug", "stderr", { line: this.redact(line) });
+      },
       onExit: (description) => {
         this.exitDescription = description;
       },
@@ -200,14 +312,36 @@ export class ServerConnection {
     const sdkTimeout = () => remaining() + SDK_TIMEOUT_SLACK_MS;
     const agent = kind === "stdio" ? undefined : new Agent();
     const transport = makeTransport(agent && fetchVia(agent));
-    const client = new Client(this.options.clientInfo, { capabilities: {} });
-    const live: LiveConnection = { client, transport, agent };
+    let live: LiveConnection | undefined;
+    const client = new Client(this.options.clientInfo, {
+      capabilities: {},
+      listChanged: {
+        tools: {
+          autoRefresh: false,
+          debounceMs: LIST_CHANGED_DEBOUNCE_MS,
+          onChanged: () => {
+            if (live) void this.refreshTools(live);
+          },
+        },
+      },
+    });
+    live = { client, transport, kind, agent };
     this.connecting = live;
     this.nonJsonLines = 0;
     client.onerror = (error) => {
       // The SDK reports unparsable stdout lines here and carries on; count them for a better error message.
-      if (error instanceof SyntaxError || /JSON|parse/i.test(error.message)) this.nonJsonLines++;
+      if (error instanceof SyntaxError || /JSON|parse/i.test(error.message)) {
+        this.nonJsonLines++;
+        return;
+      }
+      // A remote stream that broke says nothing else: check whether the server still answers.
+      if (kind !== "stdio" && this.live === live) void this.probe(live, `transport error: ${describeError(error)}`);
     };
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      this.health.heard(Date.now());
+      const { level, logger, data } = notification.params;
+      this.log(MCP_LOG_LEVELS[level] ?? "info", "server.log", { logger, data: this.redact(typeof data === "string" ? data : JSON.stringify(data)) });
+    });
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new ConnectTimeout()), remaining());
@@ -216,7 +350,12 @@ export class ServerConnection {
       await Promise.race([
         (async () => {
           await client.connect(transport, { timeout: sdkTimeout() });
-          if (kind === "stdio") this.rememberProcesses(transport as StdioClientTransport);
+          const pid = pidOf(transport);
+          if (pid) {
+            this.processes = mergeProcesses(this.processes, processTree(pid));
+            this.emit("mcp.local.spawned", { pid, command: this.config.command });
+            this.log("info", "spawned", { pid });
+          }
           this.tools = await this.fetchTools(client, sdkTimeout);
         })(),
         timedOut,
@@ -230,16 +369,11 @@ export class ServerConnection {
     }
     this.live = live;
     this.transport = kind;
+    const connected = live;
     client.onclose = () => {
-      if (this.live !== live) return;
-      this.live = undefined;
-      if (this.status === "connected") {
-        this.status = "disconnected";
-        this.lastError = this.exitDescription ? `the server process ${this.exitDescription}` : "the connection closed";
-      }
-      // A wrapper that exited may have left its real server running.
-      const leftovers = this.processes;
-      void terminateProcesses(leftovers);
+      if (connected.closing) return;
+      const reason = this.exitDescription ? `the server process ${this.exitDescription}` : "the connection closed";
+      this.dropped(connected, reason);
     };
   }
 
@@ -253,52 +387,221 @@ export class ServerConnection {
       cursor = result.nextCursor;
       if (!cursor) break;
     }
+    this.health.heard(Date.now());
     return tools;
   }
 
-  private rememberProcesses(transport: StdioClientTransport): void {
-    const pid = transport.pid;
-    if (pid) this.processes = mergeProcesses(this.processes, processTree(pid));
+  /** `tools/list_changed`: fetch the list again and hand it on. */
+  private async refreshTools(live: LiveConnection): Promise<void> {
+    const started = Date.now();
+    try {
+      const tools = await this.fetchTools(live.client, () => this.config.requestTimeout);
+      if (this.live !== live) return;
+      this.tools = tools;
+      this.health.toolCount(tools.length);
+      this.log("info", "tools.changed", { toolCount: tools.length, durationMs: Date.now() - started });
+      this.options.onTools?.(this, tools);
+    } catch (error) {
+      this.log("warn", "tools.refresh.failed", { error: this.redact(describeError(error)) });
+    }
   }
 
   /**
-   * Closes a client and makes sure its server's process tree is gone. `graceful` runs the SDK's close sequence (stdin
-   * closed, then signals) and, if the server has not ended within the same grace period the SDK gives it, signals the
-   * whole tree at once, since a wrapper like npx would otherwise outlive the SIGTERM sent to it alone.
+   * A live connection was lost: record it, publish it, clean up what is left, and start the reconnect or restart
+   * schedule. Safe to call more than once for the same connection.
+   */
+  private dropped(live: LiveConnection, reason: string): void {
+    if (this.live !== live || this.closed) return;
+    this.live = undefined;
+    this.stopHealthChecks();
+    const now = Date.now();
+    this.health.disconnected(now, reason);
+    this.log("warn", "disconnected", { reason });
+    this.emit("mcp.disconnected", { reason, wasClean: false });
+    const pid = pidOf(live.transport);
+    if (pid !== undefined) {
+      this.emit("mcp.local.crashed", { pid, reason, stderr: this.stderrTail(STDERR_TAIL_IN_ERRORS) });
+    }
+    // A wrapper that exited may have left its real server running; a remote session's sockets must go too.
+    void this.dispose(live, { graceful: false });
+    if (this.config.retry.maxAttempts > 0) void this.recover();
+    else this.health.gaveUp("disconnected");
+  }
+
+  /** Runs the reconnect/restart schedule unless it already runs; resolves when it ends (connected or given up). */
+  private recover(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.recovering ??= this.runRecovery().finally(() => {
+      this.recovering = undefined;
+    });
+    return this.recovering;
+  }
+
+  private async runRecovery(): Promise<void> {
+    const policy = this.config.retry;
+    let lastError: unknown;
+    for (let attempt = 1; attempt <= policy.maxAttempts; attempt++) {
+      const delay = backoffDelay(attempt - 1, policy);
+      this.health.scheduled(attempt, Date.now() + delay);
+      if (!(await this.sleep(delay))) return;
+      try {
+        await this.connectOnce(attempt);
+        return;
+      } catch (error) {
+        lastError = error;
+        if (this.closed) return;
+        const message = error instanceof Error ? error.message : String(error);
+        const more = attempt < policy.maxAttempts && this.retryable(error);
+        const retryIn = more ? backoffDelay(attempt, policy) : null;
+        if (retryIn !== null) this.health.scheduled(attempt + 1, Date.now() + retryIn);
+        this.emit("mcp.error", { error: message, retryIn, attempt });
+        if (!more) break;
+      }
+    }
+    if (!this.closed) this.giveUp(lastError);
+  }
+
+  /** No more attempts: calls now fail at once with the reason. */
+  private giveUp(error: unknown): void {
+    if (this.closed) return;
+    const retried = this.health.state.retryAttempt;
+    const reason = error instanceof Error ? error.message : this.health.state.lastError;
+    const exhausted = this.retryable(error) && retried > 0;
+    this.health.gaveUp(exhausted ? "disconnected" : "error");
+    this.log("error", "gave.up", { attempts: retried, error: reason });
+    if (exhausted) this.emit("mcp.disconnected", { reason: `gave up after ${retried} attempts: ${reason}`, wasClean: false });
+  }
+
+  /** Waits `ms` unless the connection closes first; false if it did. */
+  private sleep(ms: number): Promise<boolean> {
+    const signal = this.wake.signal;
+    if (signal.aborted) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(true);
+      }, ms);
+      const onAbort = () => {
+        clearTimeout(timer);
+        resolve(false);
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  /** Failures a new attempt may fix. A bad config, rejected credentials, a missing command or a hung local server are not. */
+  private retryable(error: unknown): boolean {
+    if (error instanceof BridgeError && (error.kind === "config" || error.kind === "auth")) return false;
+    if (!this.local) return true;
+    if (error instanceof BridgeError && error.kind === "timeout") return false;
+    const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
+    return code !== "ENOENT" && code !== "EACCES";
+  }
+
+  private startHealthChecks(): void {
+    this.stopHealthChecks();
+    const interval = this.config.healthCheckInterval;
+    if (interval <= 0) return;
+    this.healthTimer = setInterval(() => {
+      const live = this.live;
+      const last = this.health.state.lastSuccessfulCommunication ?? 0;
+      if (!live || this.probing || Date.now() - last < interval) return;
+      this.emit("mcp.health.stale", { lastCommunication: new Date(last).toISOString() });
+      this.log("info", "stale", { idleMs: Date.now() - last });
+      void this.probe(live, "stale");
+    }, interval);
+    this.healthTimer.unref();
+  }
+
+  private stopHealthChecks(): void {
+    clearInterval(this.healthTimer);
+    this.healthTimer = undefined;
+  }
+
+  /** Pings the server; no answer within `pingTimeout` (or a dead process) counts as a dropped connection. */
+  private probe(live: LiveConnection, why: string): Promise<void> {
+    this.probing ??= (async () => {
+      const pid = pidOf(live.transport);
+      const started = Date.now();
+      try {
+        if (pid !== undefined) process.kill(pid, 0);
+        await live.client.ping({ timeout: this.config.pingTimeout });
+        this.health.heard(Date.now());
+        this.log("debug", "request", { method: "ping", durationMs: Date.now() - started, ok: true, why });
+      } catch (error) {
+        const detail = isTimeoutError(error) ? `no answer to a ping within ${seconds(this.config.pingTimeout)}` : describeError(error);
+        this.log("warn", "request", { method: "ping", durationMs: Date.now() - started, ok: false, why, error: this.redact(detail) });
+        this.dropped(live, detail);
+      }
+    })().finally(() => {
+      this.probing = undefined;
+    });
+    return this.probing;
+  }
+
+  /**
+   * Closes a client and makes sure its server's process tree is gone. `graceful` runs the transport's close sequence
+   * (stdin closed, then signals to the process group) and, if that has not ended it within the grace period, signals
+   * every recorded process, since a wrapper's child may have left the group.
    */
   private async dispose(live: LiveConnection, options: { graceful: boolean; terminateSession?: boolean }): Promise<void> {
+    live.closing = true;
     const { client, transport, agent } = live;
-    const pid = (transport as Partial<StdioClientTransport>).pid ?? undefined;
+    const pid = pidOf(transport);
     const processes = pid ? mergeProcesses(this.processes, processTree(pid)) : this.processes;
-    this.processes = [];
+    if (this.live !== live) this.processes = this.processes.filter((p) => !processes.includes(p));
+    else this.processes = [];
     if (options.terminateSession && transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
       await settleWithin(transport.terminateSession(), SESSION_TERMINATE_TIMEOUT_MS);
     }
-    if (!options.graceful) await terminateProcesses(processes);
+    if (!options.graceful) {
+      (transport as Partial<ProcessGroupStdioTransport>).killNow?.();
+      await terminateProcesses(processes);
+    }
     const closing = client.close().then(() => transport.close());
-    if (!(await settleWithin(closing, STDIO_CLOSE_GRACE_MS))) await terminateProcesses(processes);
+    if (!(await settleWithin(closing, STDIO_CLOSE_GRACE_MS * 2 + 500))) await terminateProcesses(processes);
     await closing.catch(() => undefined);
     await agent?.destroy().catch(() => undefined);
     await terminateProcesses(processes);
+    if (pid !== undefined && options.graceful) this.emit("mcp.local.shutdown", { pid, graceful: true });
   }
 
-  /** Calls a tool by its MCP name. A transport failure triggers one reconnect (shared with concurrent calls) and one retry. */
+  /**
+   * Calls a tool by its MCP name. Waits for a lazy start or a reconnect under way (within the call's timeout); a
+   * connection lost during the call is retried once after the reconnect.
+   */
   async callTool(toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
-    const generation = this.generation;
+    const started = Date.now();
     try {
-      return await this.callOnce(toolName, args, options);
+      const result = await this.callWithRecovery(toolName, args, options);
+      this.health.call(true);
+      this.log("info", "request", { method: "tools/call", tool: toolName, durationMs: Date.now() - started, ok: true, isError: result.isError === true });
+      return result;
     } catch (error) {
-      const kind = this.failureKind(error, options);
+      this.health.call(false);
+      const kind = error instanceof BridgeError ? error.kind : "other";
+      this.log("warn", "request", { method: "tools/call", tool: toolName, durationMs: Date.now() - started, ok: false, kind, error: (error as Error).message });
+      throw error;
+    }
+  }
+
+  private async callWithRecovery(toolName: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
+    let live = await this.ready(toolName, options);
+    try {
+      return await this.callOn(live, toolName, args, options);
+    } catch (error) {
+      const kind = this.failureKind(live, error, options);
       if (kind !== "transport") throw this.callError(kind, toolName, error);
-      const cause = describeError(error);
+      const cause = this.lostDetail(describeError(error));
+      this.dropped(live, cause);
       try {
-        await this.reconnectAfter(generation);
+        live = await this.ready(toolName, options);
       } catch (reconnectError) {
         throw new BridgeError(
           "transport",
           this.name,
           this.redact(
-            `MCP server '${this.name}' lost its connection during '${toolName}' (${this.lostDetail(cause)}) and reconnecting failed: ${
+            `MCP server '${this.name}' lost its connection during '${toolName}' (${cause}) and reconnecting failed: ${
               reconnectError instanceof Error ? reconnectError.message : String(reconnectError)
             }`,
           ),
@@ -306,10 +609,11 @@ export class ServerConnection {
         );
       }
       try {
-        return await this.callOnce(toolName, args, options);
+        return await this.callOn(live, toolName, args, options);
       } catch (retryError) {
-        const retryKind = this.failureKind(retryError, options);
+        const retryKind = this.failureKind(live, retryError, options);
         if (retryKind !== "transport") throw this.callError(retryKind, toolName, retryError);
+        this.dropped(live, this.lostDetail(describeError(retryError)));
         throw new BridgeError(
           "transport",
           this.name,
@@ -324,64 +628,111 @@ export class ServerConnection {
     }
   }
 
-  private async callOnce(toolName: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
-    const client = this.live?.client;
-    if (!client) throw new BridgeError("transport", this.name, "not connected");
-    const result = await client.callTool({ name: toolName, arguments: args }, CallToolResultSchema, {
+  /**
+   * The live connection a call can use: starts a server nothing has started, waits for a reconnect under way (bounded
+   * by the call's own timeout and signal), and fails at once for a server that gave up.
+   */
+  private async ready(toolName: string, options: CallOptions): Promise<LiveConnection> {
+    if (this.closed) throw new BridgeError("other", this.name, `MCP server '${this.name}' is shut down`);
+    if (this.live) return this.live;
+    if (!this.config.enabled) throw new BridgeError("config", this.name, `MCP server '${this.name}' is disabled in ${describeSource(this.config.enabledSource ?? this.config.source)}`);
+    if (!this.starting) {
+      await this.connect();
+      return this.requireLive();
+    }
+    if (this.recovering && this.everConnected) {
+      await this.waitForRecovery(toolName, options);
+      return this.requireLive();
+    }
+    if (!this.recovering) await this.starting.catch(() => undefined);
+    return this.requireLive();
+  }
+
+  private requireLive(): LiveConnection {
+    if (this.live) return this.live;
+    const state = this.health.state;
+    if (state.gaveUp && state.status === "disconnected") {
+      throw new BridgeError("transport", this.name, this.redact(gaveUpMessage(this.name, state.retryAttempt, state.lastError, this.local)));
+    }
+    const retrying = this.recovering ? ` (retrying in the background: attempt ${state.retryAttempt}/${state.maxAttempts})` : "";
+    throw new BridgeError("transport", this.name, this.redact(`${state.lastError ?? `MCP server '${this.name}' is not connected`}${retrying}`));
+  }
+
+  private async waitForRecovery(toolName: string, options: CallOptions): Promise<void> {
+    const recovering = this.recovering;
+    if (!recovering) return;
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const limit = this.config.requestTimeout;
+    try {
+      await Promise.race([
+        recovering,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () =>
+              reject(
+                new BridgeError(
+                  "timeout",
+                  this.name,
+                  this.redact(
+                    `MCP server '${this.name}' is still reconnecting after ${seconds(limit)} (attempt ${this.health.state.retryAttempt}/${this.health.state.maxAttempts}; last error: ${this.health.state.lastError ?? "none"}); '${toolName}' was not run`,
+                  ),
+                ),
+              ),
+            limit,
+          );
+        }),
+        new Promise<never>((_, reject) => {
+          const signal = options.signal;
+          if (!signal) return;
+          onAbort = () => reject(new BridgeError("cancelled", this.name, `Call to '${toolName}' on MCP server '${this.name}' was cancelled`));
+          if (signal.aborted) onAbort();
+          else signal.addEventListener("abort", onAbort, { once: true });
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) options.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  private async callOn(live: LiveConnection, toolName: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
+    const result = await live.client.callTool({ name: toolName, arguments: args }, CallToolResultSchema, {
       signal: options.signal,
       timeout: this.config.requestTimeout,
       resetTimeoutOnProgress: true,
-      onprogress: options.onProgress,
+      onprogress: (progress) => {
+        this.health.heard(Date.now());
+        options.onProgress?.(progress);
+      },
     });
+    this.health.heard(Date.now());
     return result as CallToolResult;
   }
 
-  private failureKind(error: unknown, options: CallOptions): "cancelled" | "timeout" | "auth" | "transport" | "other" {
+  private failureKind(live: LiveConnection, error: unknown, options: CallOptions): FailureKind {
     if (options.signal?.aborted) return "cancelled";
     if (isTimeoutError(error)) return "timeout";
+    // Streamable HTTP: a 404 for a request that carried a session id means the server forgot the session (it
+    // restarted); the spec has the client start a new one.
+    if (httpStatusOf(error) === 404 && live.transport instanceof StreamableHTTPClientTransport && live.transport.sessionId) return "transport";
     return classifyError(error);
   }
 
-  private callError(kind: "cancelled" | "timeout" | "auth" | "other", toolName: string, error: unknown): BridgeError {
-    switch (kind) {
-      case "cancelled":
-        return new BridgeError("cancelled", this.name, `Call to '${toolName}' on MCP server '${this.name}' was cancelled`, { cause: error });
-      case "timeout":
-        return new BridgeError(
-          "timeout",
-          this.name,
-          `MCP server '${this.name}' did not answer '${toolName}' within ${seconds(this.config.requestTimeout)} without progress; ` +
-            `raise \`requestTimeout\` (ms) for '${this.name}' in ${this.config.source.path} if the tool needs longer`,
-          { cause: error },
-        );
-      case "auth":
-        return new BridgeError("auth", this.name, this.authMessage(error), { cause: error });
-      default:
-        return new BridgeError("other", this.name, this.redact(`MCP server '${this.name}' failed '${toolName}': ${describeError(error)}`), {
-          cause: error,
-        });
-    }
+  private callError(kind: Exclude<FailureKind, "transport">, toolName: string, error: unknown): BridgeError {
+    return callError(this.errorContext(), kind, toolName, error);
   }
 
   private lostDetail(cause: string): string {
     return this.exitDescription ? `the server process ${this.exitDescription}` : cause;
   }
 
-  /** Waits for a reconnect that replaces the connection a failed call used; starts one unless another call already has. */
-  private async reconnectAfter(generation: number): Promise<void> {
-    if (this.generation !== generation && this.live) return;
-    if (!this.reconnecting) {
-      this.reconnecting = this.reconnect().finally(() => {
-        this.reconnecting = undefined;
-      });
-    }
-    await this.reconnecting;
-  }
-
-  /** Tears down the current connection and connects afresh (re-resolving `${VAR}`s and re-listing tools). */
+  /** Starts afresh now: ends the current connection or schedule and connects again, counters reset. */
   async reconnect(): Promise<void> {
-    // The old connection is already broken or being replaced: no need to wait politely for it.
-    await this.disposeCurrent({ graceful: false });
+    const live = this.live;
+    this.live = undefined;
+    if (live) await this.dispose(live, { graceful: false });
+    this.starting = undefined;
     await this.connect();
   }
 
@@ -397,21 +748,33 @@ export class ServerConnection {
   }
 
   async close(): Promise<void> {
+    if (this.closed) return;
     this.closed = true;
+    this.wake.abort();
+    this.stopHealthChecks();
     // A connect still under way is abandoned: its attempt fails and cleans up after itself as well.
     const connecting = this.connecting;
     this.connecting = undefined;
+    const wasLive = this.live !== undefined;
     await Promise.all([
       connecting ? this.dispose(connecting, { graceful: false }) : undefined,
       this.disposeCurrent({ graceful: true, terminateSession: true }),
     ]);
-    if (this.status !== "disabled") this.status = "closed";
+    const now = Date.now();
+    if (this.status !== "disabled") {
+      if (wasLive) this.emit("mcp.disconnected", { reason: "shutdown", wasClean: true });
+      this.health.stopped(now);
+      if (this.status !== "not started") this.health.disconnected(now, this.health.state.lastError);
+      this.health.stopped(now);
+    }
+    this.log("info", "closed");
   }
 
   /** Synchronous last resort when pi exits without a shutdown event. */
   killNow(): void {
     const trees = [this.live, this.connecting].map((c) => {
-      const pid = (c?.transport as Partial<StdioClientTransport> | undefined)?.pid ?? undefined;
+      (c?.transport as Partial<ProcessGroupStdioTransport> | undefined)?.killNow?.();
+      const pid = pidOf(c?.transport);
       return pid ? processTree(pid) : [];
     });
     killProcessesNow(mergeProcesses(this.processes, ...trees));
@@ -426,47 +789,22 @@ export class ServerConnection {
     return tail.length ? `\nLast stderr lines:\n${tail.map((l) => `  ${l}`).join("\n")}` : "";
   }
 
-  private authMessage(error: unknown): string {
-    const status = httpStatusOf(error);
-    const where = describeSource(this.config.source);
-    const headerNames = Object.keys(this.config.headers);
-    const vars = Object.values(this.config.headers).flatMap((v) => [...v.matchAll(/\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]));
-    let fix: string;
-    if (headerNames.length === 0) {
-      fix = `it sends no credentials; add an \`Authorization\` (or API key) header to '${this.name}' in ${where}`;
-    } else {
-      fix = `check the ${headerNames.map((h) => `\`${h}\``).join(", ")} header${headerNames.length > 1 ? "s" : ""} of '${this.name}' in ${where}`;
-      if (vars.length) fix += ` and that ${[...new Set(vars)].map((v) => `\${${v}}`).join(", ")} holds a valid, unexpired credential`;
-    }
-    const statusText = status === 403 ? "HTTP 403 (forbidden)" : status === 401 ? "HTTP 401 (unauthorized)" : "an authentication error";
-    return this.redact(`MCP server '${this.name}' rejected the request with ${statusText}: ${fix}. Reconnecting would not help, so it was not retried.`);
+  private errorContext() {
+    return {
+      config: this.config,
+      redact: (text: string) => this.redact(text),
+      stderr: () => this.stderrForMessage(),
+      exitDescription: this.exitDescription,
+      nonJsonLines: this.nonJsonLines,
+    };
   }
 
   private connectError(error: unknown): BridgeError {
-    const kind = error instanceof ConnectTimeout || isTimeoutError(error) ? "timeout" : classifyError(error);
-    const where = this.config.transport === "stdio" ? "" : ` at ${displayUrl(this.redact(this.config.url ?? ""))}`;
-    let message: string;
-    if (kind === "auth") {
-      return new BridgeError("auth", this.name, this.authMessage(error), { cause: error });
-    } else if (kind === "timeout") {
-      message = `MCP server '${this.name}'${where} did not complete the MCP handshake within ${seconds(this.config.timeout)}`;
-      if (this.config.transport === "stdio" && this.nonJsonLines > 0) {
-        message += `; it wrote ${this.nonJsonLines} line(s) to stdout that are not JSON-RPC messages (a server must log to stderr, not stdout)`;
-      }
-      message += ` (raise \`timeout\` in ${this.config.source.path} if it is just slow to start)`;
-    } else if (this.config.transport === "stdio" && (error as { code?: unknown }).code === "ENOENT") {
-      const command = this.config.command ?? "";
-      message = `MCP server '${this.name}': command '${command}' was not found (is it installed and on PATH?)`;
-      if (/\s/.test(command.trim())) message += `; put its arguments in \`args\` rather than in \`command\``;
-    } else if (this.exitDescription) {
-      message = `MCP server '${this.name}': the process ${this.exitDescription} before completing the MCP handshake`;
-    } else {
-      const detail = describeError(error);
-      const refused = /ECONNREFUSED/.test(detail) ? " (connection refused: is the server running?)" : "";
-      message = `MCP server '${this.name}'${where} failed to connect: ${detail}${refused}`;
-    }
-    message += this.stderrForMessage();
-    const bridgeKind = kind === "timeout" ? "timeout" : kind === "transport" ? "transport" : "other";
-    return new BridgeError(bridgeKind, this.name, this.redact(message), { cause: error });
+    return connectError(this.errorContext(), error);
+  }
+
+  /** For the auth error class: the remediation message for this server. */
+  authMessage(error: unknown): string {
+    return authMessage(this.errorContext(), error);
   }
 }

@@ -65,11 +65,30 @@ export interface PiToolInfo {
   sourceInfo: { path: string };
 }
 
+/** How the registry changes what the model sees; available once pi's session runs (not inside the factory). */
+export interface ToolActivation {
+  getActiveTools(): string[];
+  setActiveTools(names: string[]): void;
+}
+
+export type ToolEventSink = (channel: string, payload: Record<string, unknown>) => void;
+
+/** What the registry remembers of a tool so a changed definition can be told from an unchanged one. */
+function signature(tool: Tool): string {
+  return JSON.stringify([tool.title, tool.description, tool.inputSchema, tool.annotations?.title]);
+}
+
 export class ToolRegistry {
   private readonly byName = new Map<string, RegisteredTool>();
   private readonly definitions = new Map<string, ToolDefinition<TSchema, ToolDetails>>();
   /** `server\0tool` → name, so the same tool keeps its name when its server's list is registered again. */
   private readonly assigned = new Map<string, string>();
+  private readonly signatures = new Map<string, string>();
+  /** Names of tools their server stopped listing; their definitions only explain that. */
+  private readonly withdrawn = new Set<string>();
+  /** Activation changes asked for before pi's session could take them. */
+  private pending: { add: Set<string>; remove: Set<string> } = { add: new Set(), remove: new Set() };
+  private activation?: ToolActivation;
   private readonly reserved: Map<string, string>;
   readonly warnings: string[] = [];
 
@@ -77,6 +96,7 @@ export class ToolRegistry {
     private readonly registerTool: RegisterTool,
     private readonly connectionFor: (server: string) => ServerConnection | undefined,
     reservedNames: readonly string[] = PI_BUILTIN_TOOL_NAMES,
+    private readonly events?: ToolEventSink,
   ) {
     this.reserved = new Map(reservedNames.map((name) => [name, `pi's built-in tool '${name}'`]));
   }
@@ -89,6 +109,11 @@ export class ToolRegistry {
     return this.tools.filter((t) => t.server === server);
   }
 
+  /** True for a name whose tool its server no longer lists. */
+  isWithdrawn(name: string): boolean {
+    return this.withdrawn.has(name);
+  }
+
   private ownerOf(name: string): string | undefined {
     const reserved = this.reserved.get(name);
     if (reserved) return reserved;
@@ -98,7 +123,93 @@ export class ToolRegistry {
 
   /** Registers every tool of a connected server with pi. */
   registerServer(connection: ServerConnection): RegisteredTool[] {
-    return connection.tools.map((tool) => this.registerOne(connection, tool));
+    this.syncServer(connection, connection.tools);
+    return this.toolsOf(connection.name);
+  }
+
+  /**
+   * Brings pi's tools for a server in line with the list it now serves: new tools are registered, changed ones
+   * replaced, and ones it dropped withdrawn (pi cannot unregister: they leave the active set and a call explains).
+   */
+  syncServer(connection: ServerConnection, tools: readonly Tool[]): { added: string[]; updated: string[]; removed: string[] } {
+    const server = connection.name;
+    const added: RegisteredTool[] = [];
+    const updated: RegisteredTool[] = [];
+    const seen = new Set<string>();
+    for (const tool of tools) {
+      const key = `${server}\0${tool.name}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const name = this.assigned.get(key);
+      const known = name !== undefined && this.byName.has(name);
+      if (known && this.signatures.get(key) === signature(tool)) continue;
+      const registered = this.registerOne(connection, tool);
+      this.signatures.set(key, signature(tool));
+      (known ? updated : added).push(registered);
+      if (this.withdrawn.delete(registered.name)) this.activate(registered.name, true);
+    }
+    const removed: RegisteredTool[] = [];
+    for (const tool of this.toolsOf(server)) {
+      if (seen.has(`${server}\0${tool.originalName}`)) continue;
+      this.withdraw(tool);
+      removed.push(tool);
+    }
+    const describe = (list: RegisteredTool[]) => list.map((t) => ({ name: t.name, originalName: t.originalName }));
+    if (added.length) this.events?.("tools.registered", { serverId: server, tools: describe(added) });
+    if (updated.length) this.events?.("tools.updated", { serverId: server, tools: describe(updated) });
+    if (removed.length) this.events?.("tools.deregistered", { serverId: server, tools: describe(removed) });
+    return { added: added.map((t) => t.name), updated: updated.map((t) => t.name), removed: removed.map((t) => t.name) };
+  }
+
+  /** Takes a tool out of the model's view; its name stays reserved, so it comes back under the same name. */
+  private withdraw(tool: RegisteredTool): void {
+    this.byName.delete(tool.name);
+    this.signatures.delete(`${tool.server}\0${tool.originalName}`);
+    this.withdrawn.add(tool.name);
+    const definition = this.definitions.get(tool.name);
+    if (definition) {
+      const stub: ToolDefinition<TSchema, ToolDetails> = {
+        ...definition,
+        description: `(No longer available: MCP server '${tool.server}' removed this tool.) ${tool.description}`,
+        execute: async () => {
+          throw new Error(
+            `Tool '${tool.name}' is no longer available: MCP server '${tool.server}' stopped listing its tool '${tool.originalName}'. Use another tool.`,
+          );
+        },
+      };
+      this.definitions.set(tool.name, stub);
+      this.registerTool(stub);
+    }
+    this.activate(tool.name, false);
+  }
+
+  /** Hands pi's active-tool controls to the registry, and applies what waited for them. */
+  bindActivation(activation: ToolActivation): void {
+    this.activation = activation;
+    const { add, remove } = this.pending;
+    this.pending = { add: new Set(), remove: new Set() };
+    if (add.size || remove.size) this.applyActivation(add, remove);
+  }
+
+  private activate(name: string, on: boolean): void {
+    if (!this.activation) {
+      (on ? this.pending.add : this.pending.remove).add(name);
+      (on ? this.pending.remove : this.pending.add).delete(name);
+      return;
+    }
+    this.applyActivation(on ? new Set([name]) : new Set(), on ? new Set() : new Set([name]));
+  }
+
+  private applyActivation(add: Set<string>, remove: Set<string>): void {
+    try {
+      const active = this.activation!.getActiveTools();
+      const next = active.filter((n) => !remove.has(n));
+      for (const name of add) if (!next.includes(name)) next.push(name);
+      if (next.length !== active.length || next.some((n, i) => n !== active[i])) this.activation!.setActiveTools(next);
+    } catch (error) {
+      // The session this registry was bound to is gone (reload); the next session binds again.
+      this.warnings.push(`Could not update pi's active tools: ${String(error)}`);
+    }
   }
 
   private registerOne(connection: ServerConnection, tool: Tool): RegisteredTool {
@@ -107,10 +218,10 @@ export class ToolRegistry {
     let name = this.assigned.get(key);
     if (name === undefined) {
       const wanted = toolNameFor(server, tool.name, connection.config.prefix);
-      name = allocateToolName(wanted, (candidate) => this.ownerOf(candidate) !== undefined);
+      name = allocateToolName(wanted, (candidate) => this.ownerOf(candidate) !== undefined || this.withdrawn.has(candidate));
       if (name !== wanted) {
         this.warnings.push(
-          `Tool name '${wanted}' of MCP server '${server}' (tool '${tool.name}') is already taken by ${this.ownerOf(wanted)}; registered as '${name}'`,
+          `Tool name '${wanted}' of MCP server '${server}' (tool '${tool.name}') is already taken by ${this.ownerOf(wanted) ?? "a tool its server withdrew"}; registered as '${name}'`,
         );
       }
       this.assigned.set(key, name);
@@ -130,7 +241,7 @@ export class ToolRegistry {
    */
   resolveShadowed(piTools: readonly PiToolInfo[]): void {
     const piByName = new Map(piTools.map((t) => [t.name, t]));
-    const isTaken = (candidate: string) => piByName.has(candidate) || this.ownerOf(candidate) !== undefined;
+    const isTaken = (candidate: string) => piByName.has(candidate) || this.ownerOf(candidate) !== undefined || this.withdrawn.has(candidate);
     for (const tool of this.tools) {
       const winner = piByName.get(tool.name);
       const definition = this.definitions.get(tool.name);

@@ -8,8 +8,7 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ConfigSource, validateServerEntry } from "../src/config.ts";
 import type { AgentToolResult, ToolDefinition } from "@mariozechner/pi-coding-agent";
-import { ServerConnection } from "../src/server-connection.ts";
-import type { Environment } from "../src/substitute.ts";
+import { type ConnectionOptions, ServerConnection } from "../src/server-connection.ts";
 import { ToolRegistry } from "../src/tool-registry.ts";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -31,15 +30,19 @@ export function tempDir(prefix = "mcp-bridge-test-"): { dir: string; cleanup: ()
 
 const TEST_SOURCE: ConfigSource = { scope: "project", path: "/test/.pi/mcp.json" };
 
-/** A connection for one config entry, as the bridge would build it. */
+/** Reconnect delays short enough for tests; the real schedule is unit-tested in lib.test.ts. */
+export const FAST_RECONNECT = { initialDelay: 20, maxDelay: 200 };
+
+/** A connection for one config entry, as the bridge would build it (with `FAST_RECONNECT` unless the entry says). */
 export function connectionFor(
   name: string,
   entry: Record<string, unknown>,
-  options: { env?: Environment; projectRoot?: string } = {},
+  options: Partial<Omit<ConnectionOptions, "clientInfo">> = {},
 ): ServerConnection {
-  const result = validateServerEntry(name, entry, TEST_SOURCE);
+  const result = validateServerEntry(name, { reconnect: FAST_RECONNECT, ...entry }, TEST_SOURCE);
   if (!result.config) throw new Error(`invalid test entry: ${result.errors.join("; ")}`);
   return new ServerConnection(result.config, {
+    ...options,
     projectRoot: options.projectRoot ?? REPO_ROOT,
     env: options.env ?? process.env,
     clientInfo: { name: "mcp-bridge-test", version: "0.0.0" },

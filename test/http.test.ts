@@ -76,7 +76,7 @@ describe("closing a remote connection", { timeout: 120_000 }, () => {
       await call(connection, "echo", { text: "x" });
       assert.ok(server.openSockets() > 0);
       await connection.close();
-      assert.equal(connection.status, "closed");
+      assert.equal(connection.status, "disconnected");
       assert.ok(server.requests.some((r) => r.method === "DELETE"), "the session was terminated");
       await waitFor(() => server.openSockets() === 0, "the client's sockets to close", 2000);
       await assert.rejects(call(connection, "echo", { text: "y" }), /shut down/);

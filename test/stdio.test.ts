@@ -162,7 +162,7 @@ describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
         assert.match(error.message, /fatal: the fixture was told to crash on start/);
         return true;
       });
-      assert.equal(connection.status, "failed");
+      assert.equal(connection.status, "error");
       const pid = readLog(log)[0]!.pid;
       await waitFor(() => !isAlive(pid), "the crashed server to be gone");
     } finally {
@@ -345,7 +345,7 @@ describe("stdio: shutdown leaves no process behind", { timeout: 120_000 }, () =>
     assert.ok(isAlive(serverPid) && isAlive(childPid));
     await connection.close();
     await waitFor(() => !isAlive(serverPid) && !isAlive(childPid), "server and grandchild to exit");
-    assert.equal(connection.status, "closed");
+    assert.equal(connection.status, "disconnected");
     tmp.cleanup();
   });
 

@@ -1,0 +1,256 @@
+/**
+ * The bridge's own log: one JSON object per line, in a file that rotates by size.
+ *
+ * Records are queued and written in batches, one append per batch, so a server that floods its stderr costs the
+ * bridge one write per event-loop turn rather than one per line; the queue is bounded, and what does not fit is
+ * counted and reported in the log instead of growing memory. The log may hold whatever servers print (callers redact
+ * tokens, but redaction is best effort), so the directory is created 0700 and the file is kept at 0600. A log must
+ * never take the bridge down: `log()` does not throw, and the first write failure switches logging off and is kept in
+ * `error` for `/mcp` to show. Nothing here writes to stdout or stderr, which belong to pi's UI.
+ */
+import { appendFileSync, chmodSync, mkdirSync, renameSync, statSync, unlinkSync } from "node:fs";
+import { dirname } from "node:path";
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+export interface LogRecord {
+  level: LogLevel;
+  event: string;
+  server?: string;
+  [field: string]: unknown;
+}
+
+export interface Logger {
+  log(record: LogRecord): void;
+}
+
+/** For callers with no log configured: drops everything. */
+export const NULL_LOGGER: Logger = Object.freeze({ log: () => {} });
+
+export const DEFAULT_LOG_MAX_BYTES = 5 * 1024 * 1024;
+/** Rotated files kept besides the current one: `mcp.log.1`, `mcp.log.2`. */
+export const DEFAULT_LOG_KEEP = 2;
+const DEFAULT_MAX_PENDING = 10_000;
+/** Longer string values (at any depth) are cut here, so one huge stderr chunk cannot fill a file by itself. */
+const MAX_STRING_CHARS = 8 * 1024;
+const TRUNCATION_MARKER = "…";
+const FILE_MODE = 0o600;
+const DIR_MODE = 0o700;
+
+export interface LogFileOptions {
+  /** A batch that would push the file past this rotates it first. */
+  maxBytes?: number;
+  /** How many rotated files to keep (`.1` newest … `.keep` oldest). 0 keeps none. */
+  keep?: number;
+  /** Clock for the `time` field (tests). */
+  now?: () => Date;
+  /** Records queued before a write; more than this are dropped and counted. */
+  maxPending?: number;
+}
+
+function cutLongStrings(_key: string, value: unknown): unknown {
+  if (typeof value !== "string" || value.length <= MAX_STRING_CHARS) return value;
+  let end = MAX_STRING_CHARS;
+  // Do not split a surrogate pair: half of one would be an invalid character in the file.
+  const last = value.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return value.slice(0, end) + TRUNCATION_MARKER;
+}
+
+function stringify(value: object): string {
+  return JSON.stringify(value, cutLongStrings);
+}
+
+function errnoCode(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | null)?.code;
+}
+
+export class LogFile implements Logger {
+  private readonly maxBytes: number;
+  private readonly keep: number;
+  private readonly now: () => Date;
+  private readonly maxPending: number;
+  private pending: string[] = [];
+  private dropped = 0;
+  private scheduled: NodeJS.Immediate | undefined;
+  private prepared = false;
+  private closed = false;
+  private failure: string | undefined;
+
+  constructor(
+    readonly path: string,
+    options: LogFileOptions = {},
+  ) {
+    this.maxBytes = Math.max(1, options.maxBytes ?? DEFAULT_LOG_MAX_BYTES);
+    this.keep = Math.max(0, Math.floor(options.keep ?? DEFAULT_LOG_KEEP));
+    this.now = options.now ?? (() => new Date());
+    this.maxPending = Math.max(1, options.maxPending ?? DEFAULT_MAX_PENDING);
+  }
+
+  /** The first write failure; once set, logging is off for good. */
+  get error(): string | undefined {
+    return this.failure;
+  }
+
+  log(record: LogRecord): void {
+    if (this.closed || this.failure !== undefined) return;
+    if (this.pending.length >= this.maxPending) {
+      this.dropped++;
+      return;
+    }
+    // Serialised now, not at write time: the caller may mutate the object afterwards, and the time is the event's.
+    const line = this.format(record);
+    if (line === undefined) return;
+    this.pending.push(line);
+    this.schedule();
+  }
+
+  /** Writes everything queued, synchronously (for process exit, and tests). */
+  flush(): void {
+    if (this.scheduled) {
+      clearImmediate(this.scheduled);
+      this.scheduled = undefined;
+    }
+    if (this.failure !== undefined || (this.pending.length === 0 && this.dropped === 0)) return;
+    const lines = this.pending;
+    this.pending = [];
+    if (this.dropped > 0) {
+      // After the queued records: the dropped ones came after them.
+      lines.push(stringify({ time: this.time(), level: "warn", event: "log.dropped", count: this.dropped }));
+      this.dropped = 0;
+    }
+    try {
+      this.write(lines);
+    } catch (error) {
+      this.failure = error instanceof Error ? error.message : String(error);
+      this.pending = [];
+      this.dropped = 0;
+    }
+  }
+
+  /** Flushes and stops; later `log()` calls are dropped. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.flush();
+    this.closed = true;
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    // Not unref'd: it runs once, on the next turn, and lets the last records of a run reach the file.
+    this.scheduled = setImmediate(() => {
+      this.scheduled = undefined;
+      this.flush();
+    });
+  }
+
+  private time(): string {
+    try {
+      return this.now().toISOString();
+    } catch {
+      return new Date().toISOString();
+    }
+  }
+
+  /** One line for the record, or `undefined` when not even a placeholder can be made. */
+  private format(record: LogRecord): string | undefined {
+    const time = this.time();
+    try {
+      const { level, event, server, ...rest } = record;
+      const entry: Record<string, unknown> = { time, level, event };
+      if (server !== undefined) entry.server = server;
+      // The fixed fields come first and cannot be overwritten by a field of the same name.
+      for (const [key, value] of Object.entries(rest)) if (!(key in entry)) entry[key] = value;
+      return stringify(entry);
+    } catch {
+      // A cycle, a BigInt, a throwing getter or toJSON: keep that the event happened.
+    }
+    try {
+      const { level, event, server } = record;
+      const entry: Record<string, unknown> = { time, level: typeof level === "string" ? level : "error", event: typeof event === "string" ? event : String(event) };
+      if (typeof server === "string") entry.server = server;
+      entry.unserializable = true;
+      return stringify(entry);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Appends the lines, one append per run of lines that fits the current file, rotating between runs. */
+  private write(lines: string[]): void {
+    if (!this.prepared) {
+      mkdirSync(dirname(this.path), { recursive: true, mode: DIR_MODE });
+      this.prepared = true;
+    }
+    let size = this.currentSize();
+    let chunk = "";
+    let chunkBytes = 0;
+    for (let line of lines) {
+      let bytes = Buffer.byteLength(line) + 1;
+      if (bytes > this.maxBytes) {
+        // Many long fields can still add up past a whole file; keep a trace of the record instead.
+        const placeholder = this.oversized(line, bytes);
+        if (placeholder !== undefined) {
+          line = placeholder;
+          bytes = Buffer.byteLength(line) + 1;
+        }
+      }
+      if (size + chunkBytes + bytes > this.maxBytes && size + chunkBytes > 0) {
+        if (chunkBytes > 0) this.append(chunk);
+        this.rotate();
+        size = 0;
+        chunk = "";
+        chunkBytes = 0;
+      }
+      chunk += line + "\n";
+      chunkBytes += bytes;
+    }
+    if (chunkBytes > 0) this.append(chunk);
+  }
+
+  private oversized(line: string, bytes: number): string | undefined {
+    try {
+      const { time, level, event, server } = JSON.parse(line) as Record<string, unknown>;
+      return stringify({ time, level, event, server, oversized: bytes });
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Size of the file as it is now (another pi may share it, or it may have been removed), fixing a loose mode. */
+  private currentSize(): number {
+    try {
+      const stat = statSync(this.path);
+      if ((stat.mode & 0o077) !== 0) chmodSync(this.path, FILE_MODE);
+      return stat.size;
+    } catch (error) {
+      if (errnoCode(error) === "ENOENT") return 0;
+      throw error;
+    }
+  }
+
+  private append(data: string): void {
+    // `mode` only applies when the file is created; an existing file was checked by currentSize().
+    appendFileSync(this.path, data, { mode: FILE_MODE });
+  }
+
+  /** mcp.log → mcp.log.1 → mcp.log.2 …; the oldest beyond `keep` is overwritten or removed. */
+  private rotate(): void {
+    if (this.keep === 0) {
+      this.ignoreMissing(() => unlinkSync(this.path));
+      return;
+    }
+    for (let i = this.keep - 1; i >= 1; i--) {
+      this.ignoreMissing(() => renameSync(`${this.path}.${i}`, `${this.path}.${i + 1}`));
+    }
+    this.ignoreMissing(() => renameSync(this.path, `${this.path}.1`));
+  }
+
+  private ignoreMissing(action: () => void): void {
+    try {
+      action();
+    } catch (error) {
+      if (errnoCode(error) !== "ENOENT") throw error;
+    }
+  }
+}

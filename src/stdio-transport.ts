@@ -1,0 +1,371 @@
+/**
+ * A stdio client transport that runs an MCP server in a process group of its own.
+ *
+ * The SDK's StdioClientTransport spawns a server in pi's own process group: Ctrl+C in pi's terminal reaches every
+ * server, and ending a server means hunting down its descendants one by one. Here the server is spawned `detached`
+ * (on POSIX a new session and process group whose id is the server's pid), so a signal to the group reaches
+ * everything the server started that did not leave the group. The SDK's message framing (`ReadBuffer`,
+ * `serializeMessage`) and its safe default environment are used as they are.
+ */
+import { type ChildProcessByStdio, spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import type { Readable, Writable } from "node:stream";
+import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
+
+export const DEFAULT_CLOSE_GRACE_MS = 2000;
+/** Longest stderr line kept; a server that writes megabytes without a newline must not grow memory without bound. */
+const MAX_STDERR_LINE = 4096;
+/** How often close() looks at a state no event announces (the rest of the group being gone). */
+const POLL_MS = 25;
+/** How long close() lets output written before the exit arrive, once the process has ended. */
+const STREAM_DRAIN_MS = 250;
+const IS_WINDOWS = process.platform === "win32";
+
+export interface ProcessExitInfo {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** `exited with code 1`, `killed by SIGKILL`. */
+  description: string;
+}
+
+export interface ProcessGroupStdioOptions {
+  command: string;
+  args: string[];
+  /** Added to the SDK's safe defaults (HOME, PATH, SHELL, TERM, USER, LOGNAME), winning over them; the rest of the host environment is not passed. */
+  env: Record<string, string>;
+  cwd?: string;
+  /** Each stderr line (split at `\r?\n`), cut at 4096 characters with `…`; a final line without a newline comes at stream end. */
+  onStderrLine?(line: string): void;
+  /** Called once, when the process exits. Not called when it could not be started (start() rejects instead). */
+  onExit?(info: ProcessExitInfo): void;
+  /** How long close() waits after ending stdin, and again after SIGTERM. Default {@link DEFAULT_CLOSE_GRACE_MS}. */
+  closeGraceMs?: number;
+}
+
+type Child = ChildProcessByStdio<Writable, Readable, Readable>;
+
+/**
+ * A Transport over a child process's stdin/stdout, the child leading its own process group (POSIX).
+ *
+ * `onclose` fires once: when the process has exited and its stdout and stderr have closed (so every message and
+ * stderr line comes first), or `closeGraceMs` after the exit if something outside the process still holds them open,
+ * or when close() finishes, or after a failed start.
+ */
+export class ProcessGroupStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
+  sessionId?: string;
+
+  private readonly options: ProcessGroupStdioOptions;
+  private readonly graceMs: number;
+  private readonly readBuffer = new ReadBuffer();
+  private child?: Child;
+  private started = false;
+  private spawned = false;
+  /** The process has exited, or never started. */
+  private ended = false;
+  private openStreams = 0;
+  private closeFired = false;
+  private closing?: Promise<void>;
+  /** close() has finished: the group is not signalled any more (its id could be reused). */
+  private finished = false;
+  private afterExitTimer?: NodeJS.Timeout;
+  private readonly wakers = new Set<() => void>();
+  private stderrLine = "";
+  private stderrSkipping = false;
+
+  constructor(options: ProcessGroupStdioOptions) {
+    this.options = options;
+    this.graceMs = options.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS;
+  }
+
+  /** The server's pid; on POSIX also its process group id. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  start(): Promise<void> {
+    if (this.started) return Promise.reject(new Error("ProcessGroupStdioTransport already started"));
+    if (this.closing) return Promise.reject(new Error("ProcessGroupStdioTransport is closed"));
+    this.started = true;
+    return new Promise<void>((resolve, reject) => {
+      const fail = (error: unknown) => {
+        this.ended = true;
+        this.wake();
+        reject(error);
+        this.destroyStreams();
+        // As the SDK's transport does: a failed start also closes the transport.
+        process.nextTick(() => this.fireClose());
+      };
+      let child: Child;
+      try {
+        child = spawn(this.options.command, this.options.args, {
+          env: { ...getDefaultEnvironment(), ...this.options.env },
+          cwd: this.options.cwd,
+          stdio: ["pipe", "pipe", "pipe"],
+          // POSIX: setsid(), so the server leads a new session and process group, away from pi's terminal.
+          // (On Windows it would open a console window instead.)
+          detached: !IS_WINDOWS,
+          windowsHide: true,
+          shell: false,
+        });
+      } catch (error) {
+        fail(error);
+        return;
+      }
+      this.child = child;
+      child.once("spawn", () => {
+        this.spawned = true;
+        resolve();
+      });
+      child.on("error", (error) => {
+        if (!this.spawned && !this.ended) fail(error);
+        else this.reportError(error);
+      });
+      child.once("exit", (code, signal) => this.handleExit(code, signal));
+      child.stdin.on("error", (error) => this.reportError(error));
+      child.stdout.on("data", (chunk: Buffer) => this.handleStdout(chunk));
+      child.stdout.on("error", (error) => this.reportError(error));
+      child.stdout.on("close", () => this.streamClosed());
+      child.stderr.setEncoding("utf8");
+      child.stderr.on("data", (text: string) => this.handleStderr(text));
+      child.stderr.on("error", (error) => this.reportError(error));
+      child.stderr.on("close", () => {
+        this.flushStderr();
+        this.streamClosed();
+      });
+      this.openStreams = 2;
+    });
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const stdin = this.child?.stdin;
+      if (!stdin || this.ended || this.closing || stdin.destroyed || stdin.writableEnded) {
+        reject(new Error("Not connected"));
+        return;
+      }
+      // The callback also receives a write error (EPIPE), which the stream reports through 'error' as well.
+      stdin.write(serializeMessage(message), (error) => (error ? reject(error) : resolve()));
+    });
+  }
+
+  /**
+   * Ends stdin and waits up to `closeGraceMs` for the process to exit; then SIGTERMs the group (also when only
+   * leftovers of an exited server remain) and waits up to `closeGraceMs` for the process and the rest of the group;
+   * then SIGKILLs the group. Resolves once the process has exited (or `closeGraceMs` after the SIGKILL). Idempotent.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  /** Synchronous SIGKILL of the whole group, for a process 'exit' handler. */
+  killNow(): void {
+    if (!this.finished) this.signalGroup("SIGKILL");
+  }
+
+  private async shutdown(): Promise<void> {
+    const child = this.child;
+    if (child && !this.ended) {
+      try {
+        child.stdin.end();
+      } catch {
+        // Already closed.
+      }
+      await this.waitUntil(() => this.ended, this.graceMs);
+    }
+    if (child?.pid !== undefined) {
+      if (this.groupAlive()) {
+        this.signalGroup("SIGTERM");
+        await this.waitUntil(() => this.ended && !this.groupAlive(), this.graceMs);
+      }
+      if (!this.ended || this.groupAlive()) {
+        this.signalGroup("SIGKILL");
+        await this.waitUntil(() => this.ended, this.graceMs);
+      }
+    }
+    this.finished = true;
+    // Let what the process wrote before it ended arrive; then let go of pipes that a process outside the group holds.
+    await this.waitUntil(() => this.openStreams === 0, Math.min(this.graceMs, STREAM_DRAIN_MS));
+    this.destroyStreams();
+    this.fireClose();
+  }
+
+  private handleExit(code: number | null, signal: NodeJS.Signals | null): void {
+    this.ended = true;
+    this.wake();
+    this.options.onExit?.({ code, signal, description: signal ? `killed by ${signal}` : `exited with code ${code}` });
+    if (this.openStreams === 0) {
+      this.fireClose();
+    } else if (!this.closing) {
+      // Something that outlived the process (a child that left the group) may hold stdout open indefinitely.
+      this.afterExitTimer = setTimeout(() => this.fireClose(), this.graceMs);
+      this.afterExitTimer.unref();
+    }
+  }
+
+  private streamClosed(): void {
+    this.openStreams = Math.max(0, this.openStreams - 1);
+    this.wake();
+    if (this.openStreams === 0 && this.ended) this.fireClose();
+  }
+
+  private fireClose(): void {
+    if (this.closeFired) return;
+    this.closeFired = true;
+    clearTimeout(this.afterExitTimer);
+    this.readBuffer.clear();
+    this.onclose?.();
+  }
+
+  private handleStdout(chunk: Buffer): void {
+    if (this.closeFired) return;
+    try {
+      this.readBuffer.append(chunk);
+    } catch (error) {
+      // More than the SDK's maximum (10 MB) without a newline: the SDK's transport gives up on the server too.
+      this.reportError(error);
+      void this.close();
+      return;
+    }
+    for (;;) {
+      try {
+        const message = this.readBuffer.readMessage();
+        if (message === null) break;
+        this.onmessage?.(message);
+      } catch (error) {
+        // A line that is not JSON-RPC (the line is consumed) or a throwing handler: report it and go on.
+        this.reportError(error);
+      }
+    }
+  }
+
+  private handleStderr(text: string): void {
+    const pieces = text.split("\n");
+    for (let i = 0; i < pieces.length; i++) {
+      if (!this.stderrSkipping) this.stderrLine += pieces[i];
+      if (i < pieces.length - 1) {
+        if (!this.stderrSkipping) this.emitStderr(this.stderrLine);
+        this.stderrLine = "";
+        this.stderrSkipping = false;
+      } else if (this.stderrLine.length > MAX_STDERR_LINE) {
+        // Report the start of an overlong line now and drop the rest of it, up to its newline.
+        this.emitStderr(this.stderrLine);
+        this.stderrLine = "";
+        this.stderrSkipping = true;
+      }
+    }
+  }
+
+  private flushStderr(): void {
+    if (!this.stderrSkipping && this.stderrLine !== "") this.emitStderr(this.stderrLine);
+    this.stderrLine = "";
+    this.stderrSkipping = false;
+  }
+
+  private emitStderr(line: string): void {
+    if (line.endsWith("\r")) line = line.slice(0, -1);
+    this.options.onStderrLine?.(line.length > MAX_STDERR_LINE ? `${line.slice(0, MAX_STDERR_LINE)}…` : line);
+  }
+
+  private reportError(error: unknown): void {
+    this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+  }
+
+  private destroyStreams(): void {
+    const child = this.child;
+    if (!child) return;
+    child.stdin.destroy();
+    child.stdout.destroy();
+    child.stderr.destroy();
+  }
+
+  /** Whether anything of the server is still running: the process itself, or (POSIX) another live member of its group. */
+  private groupAlive(): boolean {
+    const pid = this.child?.pid;
+    if (pid === undefined) return false;
+    if (!this.ended) return true;
+    if (IS_WINDOWS) return false;
+    try {
+      process.kill(-pid, 0);
+    } catch {
+      // ESRCH: the group is empty. EPERM: nothing in it can be signalled by us.
+      return false;
+    }
+    // Where orphans are not reaped (a container whose pid 1 is not an init), zombies stay in the group; they do not count.
+    return process.platform === "linux" ? linuxGroupHasLiveMember(pid) : true;
+  }
+
+  private signalGroup(signal: NodeJS.Signals): void {
+    const child = this.child;
+    const pid = child?.pid;
+    if (!child || pid === undefined) return;
+    if (IS_WINDOWS) {
+      if (!this.ended) {
+        try {
+          child.kill(signal);
+        } catch {
+          // Already gone.
+        }
+      }
+      return;
+    }
+    try {
+      process.kill(-pid, signal);
+    } catch {
+      // ESRCH: the whole group is gone already.
+    }
+  }
+
+  /** Waits until `done()` holds or `ms` pass; looks again on every exit or stream close, and every POLL_MS. */
+  private async waitUntil(done: () => boolean, ms: number): Promise<boolean> {
+    const deadline = Date.now() + ms;
+    while (!done()) {
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          clearTimeout(timer);
+          this.wakers.delete(wake);
+          resolve();
+        };
+        const timer = setTimeout(wake, Math.min(left, POLL_MS));
+        this.wakers.add(wake);
+      });
+    }
+    return true;
+  }
+
+  private wake(): void {
+    for (const wake of [...this.wakers]) wake();
+  }
+}
+
+/** Whether a process other than a zombie has process group id `pgid` (field 5 of /proc/<pid>/stat). */
+function linuxGroupHasLiveMember(pgid: number): boolean {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return true;
+  }
+  for (const entry of entries) {
+    const first = entry.charCodeAt(0);
+    if (first < 48 || first > 57) continue;
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      continue;
+    }
+    // After the command name in parentheses: state, ppid, pgrp, …
+    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ", 3);
+    if (Number(fields[2]) === pgid && fields[0] !== "Z") return true;
+  }
+  return false;
+}

@@ -1,0 +1,209 @@
+/**
+ * A persistent cache of each server's tool list, so that a lazily started server's tools can be registered at startup
+ * without starting it.
+ *
+ * The cache is one JSON file, normally in pi's agent dir, which several pi processes may share. Every write re-reads
+ * the file and merges into it, and replaces it by renaming a temp file over it, so a reader never sees half a file
+ * and two processes only lose an entry if their writes overlap exactly. A cache must never break startup, so nothing
+ * here throws: a missing, unreadable or corrupt file reads as empty, and a failed write is only recorded in `error`.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { mkdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
+import * as path from "node:path";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+
+export interface CachedTools {
+  server: string;
+  /** ISO timestamp of the write that stored these tools. */
+  savedAt: string;
+  tools: Tool[];
+}
+
+export const DEFAULT_CACHE_MAX_ENTRIES = 200;
+
+const FILE_VERSION = 1;
+
+/** A plain-data copy of `value` with object keys sorted recursively and undefined (or unserialisable) members dropped. */
+function canonicalize(value: unknown): unknown {
+  if (value !== null && typeof value === "object" && typeof (value as { toJSON?: unknown }).toJSON === "function") {
+    value = (value as { toJSON: () => unknown }).toJSON();
+  }
+  if (Array.isArray(value)) {
+    // As JSON.stringify does: a hole in an array becomes null, so positions keep their meaning.
+    return value.map((item) => {
+      const c = canonicalize(item);
+      return c === undefined ? null : c;
+    });
+  }
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value).sort()) {
+      const c = canonicalize((value as Record<string, unknown>)[key]);
+      if (c !== undefined) out[key] = c;
+    }
+    return out;
+  }
+  if (typeof value === "function" || typeof value === "symbol") return undefined;
+  if (typeof value === "bigint") return value.toString();
+  return value;
+}
+
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(canonicalize(value)) ?? "null";
+}
+
+/** sha256 hex of a canonical JSON form (object keys sorted recursively, undefined dropped) of `identity`. */
+export function cacheKey(identity: unknown): string {
+  return createHash("sha256").update(canonicalJson(identity)).digest("hex");
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** Only what a registration can use: anything else in the file is treated as if it were not there. */
+function isValidEntry(value: unknown): value is CachedTools {
+  if (!isObject(value)) return false;
+  if (typeof value.server !== "string" || typeof value.savedAt !== "string" || !Array.isArray(value.tools)) return false;
+  return value.tools.every((tool) => isObject(tool) && typeof tool.name === "string" && isObject(tool.inputSchema));
+}
+
+function parseCacheText(text: string): Map<string, CachedTools> {
+  const entries = new Map<string, CachedTools>();
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return entries;
+  }
+  if (!isObject(data) || data.version !== FILE_VERSION || !isObject(data.entries)) return entries;
+  for (const [key, entry] of Object.entries(data.entries)) {
+    if (isValidEntry(entry)) entries.set(key, { server: entry.server, savedAt: entry.savedAt, tools: entry.tools });
+  }
+  return entries;
+}
+
+/** Sort key for eviction; an unparseable timestamp counts as oldest. */
+function savedTime(entry: CachedTools): number {
+  const t = Date.parse(entry.savedAt);
+  return Number.isNaN(t) ? -Infinity : t;
+}
+
+export class ToolCache {
+  private readonly maxEntries: number;
+  private readonly now: () => Date;
+  /** The file's entries as last read or written; undefined until first needed. */
+  private snapshot: Map<string, CachedTools> | undefined;
+  /** Entries `set` has accepted but not yet written, so `get` sees them at once. */
+  private readonly pending = new Map<string, CachedTools>();
+  /** Serialises this instance's writes so their read-merge-rename cycles never interleave. */
+  private queue: Promise<void> = Promise.resolve();
+  private lastError: string | undefined;
+
+  constructor(
+    readonly file: string,
+    options: { maxEntries?: number; now?: () => Date } = {},
+  ) {
+    this.maxEntries = Math.max(1, Math.floor(options.maxEntries ?? DEFAULT_CACHE_MAX_ENTRIES));
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /** The last write failure, for diagnostics; cleared by a later successful write. */
+  get error(): string | undefined {
+    return this.lastError;
+  }
+
+  /** The cached tools for `key`, or undefined. Reads the file on first use; never throws. Do not mutate the result. */
+  get(key: string): CachedTools | undefined {
+    const pending = this.pending.get(key);
+    if (pending) return pending;
+    if (!this.snapshot) this.snapshot = this.readSync();
+    return this.snapshot.get(key);
+  }
+
+  /** Stores `entry` under `key` and persists it. Never rejects; a failure is recorded in `error`. */
+  set(key: string, entry: { server: string; tools: Tool[] }): Promise<void> {
+    // A JSON copy: what later `get`s return is then exactly what a reader of the file would see, and the caller
+    // mutating its tool objects afterwards cannot change the cache.
+    const stored: CachedTools = {
+      server: entry.server,
+      savedAt: this.now().toISOString(),
+      tools: JSON.parse(JSON.stringify(entry.tools)) as Tool[],
+    };
+    this.pending.set(key, stored);
+    const run = this.queue.then(() => this.write(key, stored));
+    this.queue = run;
+    return run;
+  }
+
+  private readSync(): Map<string, CachedTools> {
+    try {
+      return parseCacheText(readFileSync(this.file, "utf8"));
+    } catch {
+      return new Map();
+    }
+  }
+
+  private async readAsync(): Promise<Map<string, CachedTools>> {
+    try {
+      return parseCacheText(await readFile(this.file, "utf8"));
+    } catch {
+      return new Map();
+    }
+  }
+
+  private async write(key: string, stored: CachedTools): Promise<void> {
+    try {
+      // Re-read right before writing: another pi process may have added entries since this one last looked.
+      const entries = await this.readAsync();
+      const existing = entries.get(key);
+      const unchanged =
+        existing !== undefined && existing.server === stored.server && canonicalJson(existing.tools) === canonicalJson(stored.tools);
+      if (unchanged) {
+        // Same tools as on disk: rewriting the file on every connect would only churn it.
+        this.commit(key, stored, entries);
+        return;
+      }
+      entries.set(key, stored);
+      this.evict(entries, key);
+      await this.writeAtomically(entries);
+      this.lastError = undefined;
+      this.commit(key, stored, entries);
+    } catch (error) {
+      this.lastError = `cannot write tool cache ${this.file}: ${error instanceof Error ? error.message : String(error)}`;
+      // Keep serving the entry from memory for the rest of this process.
+      const entries = this.snapshot ?? this.readSync();
+      entries.set(key, stored);
+      this.commit(key, stored, entries);
+    }
+  }
+
+  /** Adopts `entries` as the in-memory view and retires `stored` from pending, unless a newer `set` replaced it. */
+  private commit(key: string, stored: CachedTools, entries: Map<string, CachedTools>): void {
+    this.snapshot = entries;
+    if (this.pending.get(key) === stored) this.pending.delete(key);
+  }
+
+  /** Drops the oldest entries beyond `maxEntries`; on a tie the entry just written is kept. */
+  private evict(entries: Map<string, CachedTools>, keep: string): void {
+    if (entries.size <= this.maxEntries) return;
+    const byAge = [...entries].sort(([ka, a], [kb, b]) => savedTime(b) - savedTime(a) || Number(kb === keep) - Number(ka === keep));
+    for (const [key] of byAge.slice(this.maxEntries)) entries.delete(key);
+  }
+
+  private async writeAtomically(entries: Map<string, CachedTools>): Promise<void> {
+    const dir = path.dirname(this.file);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const text = `${JSON.stringify({ version: FILE_VERSION, entries: Object.fromEntries(entries) })}\n`;
+    // Same directory, so the rename is atomic; pid + random so concurrent writers never share a temp file.
+    const temp = path.join(dir, `.${path.basename(this.file)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+    try {
+      await writeFile(temp, text, { mode: 0o600 });
+      await rename(temp, this.file);
+    } catch (error) {
+      await unlink(temp).catch(() => {});
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,278 @@
+/**
+ * The process-group stdio transport, with real processes: the fixture server through the SDK client, and small
+ * scripts for the misbehaviours the fixture does not have.
+ */
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import * as path from "node:path";
+import { after, describe, test } from "node:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { type ProcessExitInfo, type ProcessGroupStdioOptions, ProcessGroupStdioTransport } from "../src/stdio-transport.ts";
+import { type FixtureMode, fixtureEntry, isAlive, readLog, tempDir, waitFor } from "./helpers.ts";
+
+const temp = tempDir("mcp-bridge-stdio-transport-");
+const transports: ProcessGroupStdioTransport[] = [];
+const otherPids: number[] = [];
+
+interface Tracked {
+  transport: ProcessGroupStdioTransport;
+  stderr: string[];
+  exits: ProcessExitInfo[];
+  errors: Error[];
+  closes: number;
+}
+
+/** A transport whose stderr lines, exits, errors and closes are recorded; killed in the after hook. */
+function track(options: Omit<ProcessGroupStdioOptions, "env"> & { env?: Record<string, string> }): Tracked {
+  const tracked: Tracked = { transport: undefined as never, stderr: [], exits: [], errors: [], closes: 0 };
+  const transport = new ProcessGroupStdioTransport({
+    ...options,
+    env: options.env ?? {},
+    onStderrLine: (line) => tracked.stderr.push(line),
+    onExit: (info) => tracked.exits.push(info),
+  });
+  transport.onerror = (error) => tracked.errors.push(error);
+  transport.onclose = () => tracked.closes++;
+  tracked.transport = transport;
+  transports.push(transport);
+  return tracked;
+}
+
+function fixture(mode: FixtureMode, env: Record<string, string> = {}, closeGraceMs?: number): Tracked {
+  return track({ ...fixtureEntry(mode), env, closeGraceMs });
+}
+
+/** A node script as the server. */
+function script(source: string, options: Partial<ProcessGroupStdioOptions> = {}): Tracked {
+  return track({ command: process.execPath, args: ["-e", source], ...options });
+}
+
+function newClient(): Client {
+  return new Client({ name: "stdio-transport-test", version: "0.0.0" }, { capabilities: {} });
+}
+
+/** Fields of /proc/<pid>/stat after the command name: state, ppid, pgrp, session, … */
+function statFields(pid: number): string[] {
+  const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return text.slice(text.lastIndexOf(")") + 2).split(" ");
+}
+
+const processGroupOf = (pid: number) => Number(statFields(pid)[2]);
+const sessionOf = (pid: number) => Number(statFields(pid)[3]);
+
+async function grandchildOf(log: string): Promise<number> {
+  await waitFor(() => readLog(log).some((e) => e.event === "grandchild"), "the fixture to start its grandchild");
+  const childPid = readLog(log).find((e) => e.event === "grandchild")!.childPid as number;
+  otherPids.push(childPid);
+  return childPid;
+}
+
+describe("ProcessGroupStdioTransport", { timeout: 120_000 }, () => {
+  after(async () => {
+    for (const transport of transports) transport.killNow();
+    await Promise.all(transports.map((t) => t.close()));
+    for (const pid of otherPids) {
+      if (!isAlive(pid)) continue;
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    }
+    temp.cleanup();
+  });
+
+  test("serves the fixture through the SDK client, in a process group and session of its own", async () => {
+    const t = fixture("normal");
+    const client = newClient();
+    await client.connect(t.transport);
+    const pid = t.transport.pid!;
+    assert.ok(pid > 0);
+
+    const { tools } = await client.listTools();
+    assert.ok(tools.some((tool) => tool.name === "echo"));
+    const result = await client.callTool({ name: "echo", arguments: { text: "hello over a group" } });
+    assert.deepEqual(result.content, [{ type: "text", text: "hello over a group" }]);
+
+    await waitFor(() => t.stderr.includes("fixture server starting (mode normal)"), "the fixture's stderr line");
+    assert.equal(processGroupOf(pid), pid, "the server leads its own process group");
+    assert.equal(sessionOf(pid), pid, "and its own session, away from pi's terminal");
+    assert.notEqual(processGroupOf(process.pid), pid);
+
+    const closing = client.close();
+    assert.equal(t.transport.close(), t.transport.close(), "close() is idempotent");
+    await closing;
+    assert.ok(!isAlive(pid), "close() resolves once the process has exited");
+    assert.equal(t.closes, 1);
+    assert.equal(t.exits.length, 1);
+    await assert.rejects(t.transport.send({ jsonrpc: "2.0", method: "notifications/initialized" }), /Not connected/);
+    await t.transport.close();
+    assert.equal(t.closes, 1, "onclose fires once");
+  });
+
+  test("close() ends the server and the grandchild it started", async () => {
+    const log = path.join(temp.dir, "grandchild.log");
+    const t = fixture("grandchild", { FIXTURE_LOG: log });
+    const client = newClient();
+    await client.connect(t.transport);
+    const pid = t.transport.pid!;
+    const grandchild = await grandchildOf(log);
+    assert.ok(isAlive(grandchild));
+    assert.equal(processGroupOf(grandchild), pid, "the grandchild is in the server's group");
+
+    await t.transport.close();
+    assert.ok(!isAlive(pid));
+    await waitFor(() => !isAlive(grandchild), "the grandchild to be gone", 5000);
+    assert.deepEqual(t.exits, [{ code: null, signal: "SIGTERM", description: "killed by SIGTERM" }], "the group's SIGTERM sufficed");
+    assert.equal(t.closes, 1);
+  });
+
+  test("a server that ignores stdin EOF and SIGTERM is SIGKILLed after the grace periods", async () => {
+    const t = script("process.on('SIGTERM', () => {}); process.stderr.write('ready\\n'); setInterval(() => {}, 1e9)", {
+      closeGraceMs: 200,
+    });
+    await t.transport.start();
+    const pid = t.transport.pid!;
+    await waitFor(() => t.stderr.includes("ready"), "the SIGTERM handler to be installed");
+
+    const startedAt = Date.now();
+    await t.transport.close();
+    const elapsed = Date.now() - startedAt;
+    assert.ok(!isAlive(pid));
+    assert.deepEqual(t.exits, [{ code: null, signal: "SIGKILL", description: "killed by SIGKILL" }]);
+    assert.ok(elapsed >= 350, `waited ${elapsed} ms: the stdin and SIGTERM grace periods came first`);
+    assert.equal(t.closes, 1);
+  });
+
+  test("a server that crashes on start reports its exit code, its stderr, then closes", async () => {
+    const t = fixture("crash-on-start");
+    let stderrAtClose: string[] = [];
+    t.transport.onclose = () => {
+      t.closes++;
+      stderrAtClose = [...t.stderr];
+    };
+    await t.transport.start();
+    await waitFor(() => t.closes === 1, "onclose");
+    assert.deepEqual(t.exits, [{ code: 3, signal: null, description: "exited with code 3" }]);
+    assert.ok(stderrAtClose.includes("fatal: the fixture was told to crash on start"), "stderr arrives before onclose");
+
+    await t.transport.close();
+    assert.equal(t.closes, 1);
+    assert.equal(t.exits.length, 1);
+  });
+
+  test("the SDK client sees a crash on start as a failed connect", async () => {
+    const t = fixture("crash-on-start");
+    await assert.rejects(newClient().connect(t.transport));
+    await waitFor(() => t.closes === 1, "onclose");
+    assert.equal(t.exits[0]?.code, 3);
+  });
+
+  test("a missing command rejects start() with ENOENT", async () => {
+    for (const command of ["/nonexistent/mcp-bridge-no-such-server", "mcp-bridge-no-such-command-on-path"]) {
+      const t = track({ command, args: [] });
+      await assert.rejects(t.transport.start(), (error: NodeJS.ErrnoException) => error.code === "ENOENT");
+      await waitFor(() => t.closes === 1, "onclose after the failed start");
+      assert.deepEqual(t.exits, [], "no exit: the process never ran");
+      await t.transport.close();
+      assert.equal(t.closes, 1);
+    }
+  });
+
+  test("killNow() SIGKILLs the whole group without the event loop", async () => {
+    const log = path.join(temp.dir, "kill-now.log");
+    const t = fixture("grandchild", { FIXTURE_LOG: log });
+    const client = newClient();
+    await client.connect(t.transport);
+    const pid = t.transport.pid!;
+    const grandchild = await grandchildOf(log);
+
+    t.transport.killNow();
+    // Blocks this process, as a process 'exit' handler would: nothing further may depend on the event loop.
+    const gone = (p: number) => `while [ -e /proc/${p} ] && ! grep -q '^State:[[:space:]]*Z' /proc/${p}/status 2>/dev/null; do sleep 0.01; done`;
+    execFileSync("sh", ["-c", `${gone(pid)}; ${gone(grandchild)}`], { timeout: 10_000 });
+    assert.ok(!isAlive(pid));
+    assert.ok(!isAlive(grandchild));
+
+    await waitFor(() => t.closes === 1, "onclose after the kill");
+    assert.deepEqual(t.exits, [{ code: null, signal: "SIGKILL", description: "killed by SIGKILL" }]);
+  });
+
+  test("the server gets the safe defaults and its own env, not the rest of the host environment", async () => {
+    const hostOnly = "MCP_BRIDGE_TRANSPORT_TEST_HOST_ONLY";
+    process.env[hostOnly] = "must not leak";
+    try {
+      const t = script("process.stderr.write(JSON.stringify(process.env) + '\\n')", {
+        env: { MCP_BRIDGE_OPTION: "from options", HOME: "/options/home" },
+      });
+      await t.transport.start();
+      await waitFor(() => t.closes === 1, "the script to finish");
+      const env = JSON.parse(t.stderr[0]!) as Record<string, string>;
+      assert.equal(env.MCP_BRIDGE_OPTION, "from options");
+      assert.equal(env.HOME, "/options/home", "options.env wins over the defaults");
+      assert.equal(env.PATH, process.env.PATH);
+      assert.equal(env[hostOnly], undefined);
+      const expected = new Set([...Object.keys(getDefaultEnvironment()), "MCP_BRIDGE_OPTION", "HOME"]);
+      assert.deepEqual(Object.keys(env).sort(), [...expected].sort());
+    } finally {
+      delete process.env[hostOnly];
+    }
+  });
+
+  test("stderr is split into lines, overlong lines are cut, and a final partial line is delivered", async () => {
+    const t = script(
+      [
+        "process.stderr.write('first\\r\\nsecond\\n');",
+        "process.stderr.write('x'.repeat(100000) + '\\nafter\\n');",
+        "process.stderr.write('é'.repeat(3000) + '\\n');",
+        "process.stderr.write('y'.repeat(2000000));",
+        "process.stderr.write('\\nno newline at the end');",
+      ].join(""),
+    );
+    await t.transport.start();
+    await waitFor(() => t.closes === 1, "the script to finish");
+    assert.deepEqual(t.stderr, [
+      "first",
+      "second",
+      `${"x".repeat(4096)}…`,
+      "after",
+      "é".repeat(3000),
+      `${"y".repeat(4096)}…`,
+      "no newline at the end",
+    ]);
+  });
+
+  test("stdout lines that are not JSON-RPC go to onerror and the connection carries on", async () => {
+    const t = fixture("garbage");
+    const client = newClient();
+    const errors: Error[] = [];
+    client.onerror = (error) => errors.push(error);
+    await client.connect(t.transport);
+    const result = await client.callTool({ name: "echo", arguments: { text: "still here" } });
+    assert.deepEqual(result.content, [{ type: "text", text: "still here" }]);
+    assert.equal(errors.length, 2, errors.map((e) => e.message).join("; "));
+    await client.close();
+  });
+
+  test("writing to a server that closed its stdin rejects the send and reports EPIPE, without crashing", async () => {
+    const t = script("require('fs').closeSync(0); process.stderr.write('closed\\n'); setInterval(() => {}, 1e9)", {
+      closeGraceMs: 200,
+    });
+    await t.transport.start();
+    await waitFor(() => t.stderr.includes("closed"), "the script to close its stdin");
+    await assert.rejects(t.transport.send({ jsonrpc: "2.0", id: 1, method: "ping" }), (error: NodeJS.ErrnoException) => error.code === "EPIPE");
+    assert.ok(t.errors.some((e) => (e as NodeJS.ErrnoException).code === "EPIPE"), "reported through onerror");
+    await t.transport.close();
+    assert.equal(t.closes, 1);
+  });
+
+  test("start() twice is refused", async () => {
+    const t = fixture("normal");
+    await t.transport.start();
+    await assert.rejects(t.transport.start(), /already started/);
+    await t.transport.close();
+    assert.equal(t.exits.length, 1);
+  });
+});
