@@ -574,7 +574,8 @@ export class ServerConnection {
     const started = Date.now();
     try {
       const result = await this.callWithRecovery(toolName, args, options);
-      this.health.call(true);
+      // A result the tool marks as an error counts against the success rate, though the server itself is fine.
+      this.health.call(result.isError !== true);
       this.log("info", "request", { method: "tools/call", tool: toolName, durationMs: Date.now() - started, ok: true, isError: result.isError === true });
       return result;
     } catch (error) {

@@ -2,22 +2,25 @@
  * The bridge as a whole: config files on disk in every layer, parallel connects, what is reported, and shutdown.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
-import { McpBridge } from "../src/bridge.ts";
+import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
+import { type BridgeOptions, McpBridge } from "../src/bridge.ts";
+import { processTree } from "../src/process-tree.ts";
+import { ToolCache } from "../src/tool-cache.ts";
 import { serverRows } from "../src/command.ts";
 import { formatStartupSummary } from "../src/status-format.ts";
 import { ToolRegistry } from "../src/tool-registry.ts";
 import { startHanging } from "./fixtures/http-servers.ts";
-import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { FAST_RECONNECT, fixtureEntry, isAlive, readLog, REPO_ROOT, runTool, tempDir, waitFor } from "./helpers.ts";
 
 function write(file: string, text: string): void {
   mkdirSync(path.dirname(file), { recursive: true });
   writeFileSync(file, text);
 }
 
-function makeBridge(root: string, extraPath?: string): McpBridge {
+function makeBridge(root: string, extraPath?: string, options: Partial<BridgeOptions> = {}): McpBridge {
   return new McpBridge({
     projectRoot: path.join(root, "project"),
     agentDir: path.join(root, "agent"),
@@ -25,7 +28,22 @@ function makeBridge(root: string, extraPath?: string): McpBridge {
     extraPath,
     env: process.env,
     clientInfo: { name: "test", version: "0" },
+    ...options,
   });
+}
+
+/** A bridge whose tool lists go to a registry, as index.ts wires them. */
+function registeredBridge(root: string, options: Partial<BridgeOptions> = {}) {
+  const tools = new Map<string, ToolDefinition>();
+  const bridge = makeBridge(root, undefined, options);
+  const registry = new ToolRegistry((def) => tools.set(def.name, def as ToolDefinition), (name) => bridge.connection(name));
+  bridge.onTools((connection, list) => registry.syncServer(connection, list));
+  return { bridge, registry, tools };
+}
+
+/** Processes this test process has started that are still running. */
+function childCount(): number {
+  return processTree(process.pid).filter((p) => p.pid !== process.pid && isAlive(p.pid)).length;
 }
 
 describe("McpBridge", { timeout: 120_000 }, () => {
@@ -89,9 +107,9 @@ describe("McpBridge", { timeout: 120_000 }, () => {
       path.join(tmp.dir, "project", ".pi", "mcp.json"),
       JSON.stringify({
         mcpServers: {
-          hung1: { url: first.url, timeout: 1500 },
-          hung2: { url: second.url, timeout: 1500 },
-          crashes: { ...fixtureEntry("crash-on-start"), env: { FIXTURE_LOG: log } },
+          hung1: { url: first.url, timeout: 1500, reconnect: false },
+          hung2: { url: second.url, timeout: 1500, reconnect: false },
+          crashes: { ...fixtureEntry("crash-on-start"), env: { FIXTURE_LOG: log }, maxRestarts: 0 },
           works: { ...fixtureEntry(), env: { FIXTURE_LOG: log } },
         },
       }),
@@ -143,5 +161,133 @@ describe("McpBridge", { timeout: 120_000 }, () => {
     await bridge.start();
     assert.equal(bridge.connections.size, 0);
     assert.deepEqual(bridge.problems, []);
+  });
+
+  test("a lazy server: tools from the cache without a process, started on the first call; the cache is filled in the background once", async () => {
+    const tmp = tempDir();
+    const log = path.join(tmp.dir, "events.jsonl");
+    const cacheFile = path.join(tmp.dir, "agent", "mcp-bridge", "tool-cache.json");
+    write(
+      path.join(tmp.dir, "project", ".pi", "mcp.json"),
+      JSON.stringify({ mcpServers: { db: { ...fixtureEntry(), env: { FIXTURE_LOG: log }, lazy: true } } }),
+    );
+    const starts = () => readLog(log).filter((e) => e.event === "start");
+    // First session: nothing cached, so the server starts once in the background and its tools arrive late.
+    const first = registeredBridge(tmp.dir, { toolCache: new ToolCache(cacheFile) });
+    try {
+      await first.bridge.start();
+      await waitFor(() => first.tools.has("mcp_db_echo"), "the tools of the background start");
+    } finally {
+      await first.bridge.shutdown();
+    }
+    assert.equal(starts().length, 1);
+    await waitFor(() => {
+      const entries = Object.values((JSON.parse(readFileSync(cacheFile, "utf8")) as { entries: Record<string, { server: string }> }).entries);
+      return entries.some((e) => e.server === "db");
+    }, "the cache entry");
+
+    // Second session: the cache has the tools; nothing starts until a call.
+    const childrenBefore = childCount();
+    const second = registeredBridge(tmp.dir, { toolCache: new ToolCache(cacheFile) });
+    try {
+      await second.bridge.start();
+      const db = second.bridge.connection("db")!;
+      assert.equal(db.status, "not started");
+      assert.ok(second.tools.has("mcp_db_echo"), "registered from the cache");
+      assert.equal(second.registry.toolsOf("db").length, db.tools.length);
+      assert.equal(starts().length, 1, "no new process");
+      assert.equal(childCount(), childrenBefore, "no child process either");
+      assert.equal((await runTool(second.tools.get("mcp_db_echo"), { text: "wake" })).text, "wake");
+      assert.equal(starts().length, 2, "started by the call");
+      assert.equal(db.status, "connected");
+      assert.equal(childCount(), childrenBefore + 1);
+    } finally {
+      await second.bridge.shutdown();
+    }
+    for (const start of starts()) assert.equal(isAlive(start.pid), false);
+
+    // A project with a different definition under the same name gets its own entry instead of evicting this one.
+    write(
+      path.join(tmp.dir, "project", ".pi", "mcp.json"),
+      JSON.stringify({ mcpServers: { db: { ...fixtureEntry(), env: { FIXTURE_LOG: log, OTHER: "1" }, lazy: true } } }),
+    );
+    const third = registeredBridge(tmp.dir, { toolCache: new ToolCache(cacheFile) });
+    try {
+      await third.bridge.start();
+      assert.equal(third.bridge.connection("db")!.status === "not started", false, "a new definition is not in the cache: it starts");
+      await waitFor(() => third.bridge.connection("db")!.status === "connected", "the background start");
+    } finally {
+      await third.bridge.shutdown();
+    }
+    await waitFor(() => {
+      const entries = Object.values((JSON.parse(readFileSync(cacheFile, "utf8")) as { entries: Record<string, { server: string }> }).entries);
+      return entries.filter((e) => e.server === "db").length === 2;
+    }, "two cache entries for two definitions of 'db'");
+    tmp.cleanup();
+  });
+
+  test("startup waits for servers only up to its budget; a slow server's tools are registered when it connects", async () => {
+    const tmp = tempDir();
+    const log = path.join(tmp.dir, "events.jsonl");
+    write(
+      path.join(tmp.dir, "project", ".pi", "mcp.json"),
+      JSON.stringify({
+        mcpServers: {
+          quick: fixtureEntry(),
+          slow: { command: process.execPath, args: [path.join(REPO_ROOT, "bench", "slow-start-server.mjs")], env: { START_DELAY_MS: "2500" } },
+          mute: { ...fixtureEntry("never-init"), env: { FIXTURE_LOG: log }, initTimeout: 4000 },
+        },
+      }),
+    );
+    const { bridge, tools } = registeredBridge(tmp.dir, { startupBudgetMs: 1500 });
+    try {
+      await bridge.start();
+      assert.equal(bridge.connection("quick")!.status, "connected");
+      assert.equal(bridge.connection("slow")!.status, "connecting", "start() returned before the slow server was ready");
+      assert.equal(bridge.connection("mute")!.status, "connecting", "… and before the mute one's initTimeout");
+      assert.ok(tools.has("mcp_quick_echo"));
+      assert.equal(tools.has("mcp_slow_echo"), false);
+      await waitFor(() => tools.has("mcp_slow_echo"), "the slow server's tools", 15_000);
+      assert.equal((await runTool(tools.get("mcp_slow_echo"), { text: "late" })).text, "late");
+      await waitFor(() => bridge.connection("mute")!.status === "error", "the mute server's initTimeout", 15_000);
+      assert.equal(isAlive(readLog(log)[0]!.pid), false, "killed at its initTimeout");
+    } finally {
+      await bridge.shutdown();
+      tmp.cleanup();
+    }
+  });
+
+  test("after shutdown no process of any server remains: plain, wrapped, with children, restarted, lazily started", async () => {
+    const tmp = tempDir();
+    const log = path.join(tmp.dir, "events.jsonl");
+    const env = { FIXTURE_LOG: log };
+    const { command, args } = fixtureEntry("grandchild");
+    const wrapped = `${[command, ...args].map((a) => `'${a}'`).join(" ")}; exit $?`;
+    write(
+      path.join(tmp.dir, "project", ".pi", "mcp.json"),
+      JSON.stringify({
+        mcpServers: {
+          plain: { ...fixtureEntry(), env },
+          parent: { ...fixtureEntry("grandchild"), env },
+          wrapper: { command: "sh", args: ["-c", wrapped], env },
+          flaky: { ...fixtureEntry(), env: { ...env, FIXTURE_CRASH_MARKER: path.join(tmp.dir, "crashed") }, reconnect: FAST_RECONNECT },
+          lazy: { ...fixtureEntry(), env, lazy: true },
+        },
+      }),
+    );
+    const { bridge, tools } = registeredBridge(tmp.dir);
+    try {
+      await bridge.start();
+      // Past the startup budget on a busy machine, servers still connect and register in the background.
+      await waitFor(() => ["plain", "parent", "wrapper", "flaky", "lazy"].every((s) => tools.has(`mcp_${s}_echo`)), "every server's tools", 20_000);
+      assert.equal((await runTool(tools.get("mcp_flaky_crash_once"))).text, "survived", "restarted once");
+      await runTool(tools.get("mcp_lazy_echo"), { text: "x" });
+    } finally {
+      await bridge.shutdown();
+    }
+    const pids = readLog(log).flatMap((e) => (e.event === "grandchild" ? [e.pid, e.childPid as number] : [e.pid]));
+    assert.equal(new Set(pids).size >= 8, true, `servers, a restart and two grandchildren: ${pids.length}`);
+    await waitFor(() => pids.every((pid) => !isAlive(pid)), "every server process to be gone", 5000);
+    tmp.cleanup();
   });
 });

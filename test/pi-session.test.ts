@@ -55,6 +55,13 @@ describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () =
     writeFileSync(
       path.join(project.dir, "other-extension.ts"),
       `export default function (pi) {
+        // Everything the bridge publishes on pi's shared bus, as another extension sees it.
+        const seen = (globalThis.__mcpBridgeEvents = []);
+        for (const channel of ["mcp.connecting", "mcp.connected", "mcp.disconnected", "mcp.error", "mcp.local.spawned",
+          "mcp.local.shutdown", "tools.registered", "tools.updated", "tools.deregistered", "mcp.metrics"]) {
+          pi.events.on(channel, (payload) => seen.push({ channel, payload }));
+        }
+        globalThis.__mcpBridgeBus = pi.events;
         pi.registerTool({
           name: "mcp_local_add", label: "other", description: "another extension's tool", parameters: { type: "object", properties: {} },
           async execute() { return { content: [{ type: "text", text: "from the other extension" }], details: {} }; },
@@ -114,6 +121,10 @@ describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () =
     project.cleanup();
     agentDir.cleanup();
   });
+
+  function busEvents(): Array<{ channel: string; payload: Record<string, unknown> }> {
+    return (globalThis as { __mcpBridgeEvents?: Array<{ channel: string; payload: Record<string, unknown> }> }).__mcpBridgeEvents ?? [];
+  }
 
   function toolResults(): ToolResultMessage[] {
     return session.messages.filter((m) => (m as { role: string }).role === "toolResult") as unknown as ToolResultMessage[];
@@ -197,6 +208,76 @@ describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () =
     assert.ok(image.content.some((c) => c.type === "image"));
   });
 
+  test("health and tool events reach other extensions on pi's bus", () => {
+    const events = busEvents();
+    const connected = events.filter((e) => e.channel === "mcp.connected").map((e) => e.payload.serverId);
+    assert.deepEqual(connected.sort(), ["local", "remote"]);
+    const spawned = events.find((e) => e.channel === "mcp.local.spawned")!;
+    assert.equal(spawned.payload.serverId, "local");
+    assert.equal(spawned.payload.pid, readLog(log).find((e) => e.event === "start")!.pid);
+    const registered = events.filter((e) => e.channel === "tools.registered");
+    assert.deepEqual(registered.map((e) => e.payload.serverId).sort(), ["local", "remote"]);
+    const webAdd = (registered.find((e) => e.payload.serverId === "remote")!.payload.tools as Array<{ name: string; originalName: string }>).find(
+      (t) => t.originalName === "add",
+    );
+    assert.equal(webAdd?.name, "web_add");
+  });
+
+  test("a server that adds a tool and removes another at run time: the model can call the new one in the same session; the removed one is gone", async () => {
+    const activeBefore = session.getActiveToolNames();
+    assert.ok(activeBefore.includes("mcp_local_cwd"));
+    assert.equal(activeBefore.includes("mcp_local_deploy_preview"), false);
+    faux.setResponses([
+      fauxAssistantMessage([fauxToolCall("mcp_local_mutate_tools", { add: "deploy_preview", remove: "cwd" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage("changed"),
+    ]);
+    await session.prompt("change your tools");
+    await waitFor(() => session.getActiveToolNames().includes("mcp_local_deploy_preview"), "the new tool to become active");
+    await waitFor(() => !session.getActiveToolNames().includes("mcp_local_cwd"), "the removed tool to leave the active set");
+    const deregistered = busEvents().filter((e) => e.channel === "tools.deregistered");
+    assert.deepEqual(deregistered.at(-1)!.payload, { serverId: "local", tools: [{ name: "mcp_local_cwd", originalName: "cwd" }] });
+    assert.ok(busEvents().some((e) => e.channel === "tools.registered" && JSON.stringify(e.payload).includes("deploy_preview")));
+
+    let offered: string[] = [];
+    faux.setResponses([
+      (context) => {
+        offered = (context.tools ?? []).map((t) => t.name);
+        return fauxAssistantMessage([fauxToolCall("mcp_local_deploy_preview", {}), fauxToolCall("mcp_local_cwd", {})], { stopReason: "toolUse" });
+      },
+      fauxAssistantMessage("done"),
+    ]);
+    await session.prompt("use the new tool");
+    assert.ok(offered.includes("mcp_local_deploy_preview"), "the model is offered the new tool");
+    assert.equal(offered.includes("mcp_local_cwd"), false, "… and not the removed one");
+    const results = toolResults();
+    const deploy = results.findLast((r) => r.toolName === "mcp_local_deploy_preview")!;
+    assert.equal(deploy.isError, false);
+    assert.deepEqual(deploy.content, [{ type: "text", text: "called deploy_preview" }]);
+    const removed = results.findLast((r) => r.toolName === "mcp_local_cwd")!;
+    assert.equal(removed.isError, true, "a call to the removed tool fails");
+    assert.equal(readLog(log).filter((e) => e.event === "call" && e.name === "cwd").length, 0, "and never reaches the server");
+
+    // It comes back under the same name when the server lists it again.
+    faux.setResponses([
+      fauxAssistantMessage([fauxToolCall("mcp_local_mutate_tools", { add: "cwd" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage("restored"),
+    ]);
+    await session.prompt("restore");
+    await waitFor(() => session.getActiveToolNames().includes("mcp_local_cwd"), "the restored tool to be active again");
+  });
+
+  test("metrics are answered on the bus and shown by /mcp", async () => {
+    const bus = (globalThis as { __mcpBridgeBus?: { emit(channel: string, data: unknown): void } }).__mcpBridgeBus!;
+    let snapshot: { servers: Array<{ serverId: string; toolCalls: number; successRate: number | null; status: string }> } | undefined;
+    bus.emit("mcp.metrics.request", { reply: (s: typeof snapshot) => (snapshot = s) });
+    assert.ok(snapshot);
+    const local = snapshot.servers.find((s) => s.serverId === "local")!;
+    assert.equal(local.status, "connected");
+    assert.ok(local.toolCalls >= 5, `local calls: ${local.toolCalls}`);
+    assert.ok(local.successRate! > 0 && local.successRate! < 1, "one call failed on purpose");
+    assert.ok(busEvents().some((e) => e.channel === "mcp.metrics"), "also published for listeners");
+  });
+
   test("/mcp lists the servers, and shutdown stops the local server", async () => {
     const printed: string[] = [];
     const originalLog = console.log;
@@ -210,6 +291,7 @@ describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () =
     assert.match(text, /local {2}connected {2}stdio/);
     assert.match(text, /remote {2}connected {2}http/);
     assert.match(text, /🔴 broken {2}error/);
+    assert.match(text, /\d+ calls, \d+% ok/, "metrics per server");
     assert.match(text, /command 'mcp-bridge-no-such-command' was not found/);
     assert.match(text, /server 'bad' in user config .*`timeout` must be a positive number/);
 

@@ -1,0 +1,351 @@
+/**
+ * Connection lifecycle against real servers: a remote server that goes away and comes back on the same port, one that
+ * stays down, local servers that crash, hang or go quiet, and the events, metrics and log lines all of that produces.
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import * as path from "node:path";
+import { after, describe, test } from "node:test";
+import { backoffSchedule } from "../src/health.ts";
+import { LogFile } from "../src/log-file.ts";
+import type { EventSink } from "../src/server-connection.ts";
+import { BridgeError } from "../src/errors.ts";
+import { startStreamableHttp } from "./fixtures/http-servers.ts";
+import { connectionFor, fixtureEntry, isAlive, readLog, runTool, tempDir, toolsOf, waitFor } from "./helpers.ts";
+
+/** Records events as the bridge publishes them on pi's bus. */
+function recorder() {
+  const events: Array<{ channel: string; payload: Record<string, unknown> }> = [];
+  const sink: EventSink = (channel, payload) => events.push({ channel, payload });
+  return {
+    events,
+    sink,
+    channels: () => events.map((e) => e.channel),
+    of: (channel: string) => events.filter((e) => e.channel === channel).map((e) => e.payload),
+  };
+}
+
+/** A free port that nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = await startStreamableHttp();
+  const port = server.port;
+  await server.close();
+  return port;
+}
+
+describe("remote server lifecycle", { timeout: 120_000 }, () => {
+  test("stopped and restarted on the same port: it comes back by itself, a call made during the outage succeeds, events in order, one reconnection", async () => {
+    let server = await startStreamableHttp();
+    const port = server.port;
+    const rec = recorder();
+    const connection = connectionFor("web", { url: server.url, reconnect: { initialDelay: 100, maxDelay: 400 } }, { events: rec.sink });
+    try {
+      await connection.connect();
+      assert.equal((await runTool(toolsOf(connection).get("mcp_web_echo"), { text: "before" })).text, "before");
+      await server.close();
+      // Nobody calls: the broken stream alone shows the connection is gone.
+      await waitFor(() => rec.of("mcp.disconnected").length > 0, "the drop to be noticed", 15_000);
+      assert.equal(connection.status === "connected", false);
+      const during = runTool(toolsOf(connection).get("mcp_web_echo"), { text: "during" });
+      await waitFor(() => rec.of("mcp.error").length > 0, "a failed reconnect attempt while the server is down", 15_000);
+      server = await startStreamableHttp({ port });
+      assert.equal((await during).text, "during");
+      assert.equal(connection.status, "connected");
+
+      const order = rec.channels().filter((c) => c !== "mcp.error" && c !== "mcp.connecting");
+      assert.deepEqual(order, ["mcp.connected", "mcp.disconnected", "mcp.connected", "mcp.health.recovered"]);
+      const connecting = rec.of("mcp.connecting");
+      assert.deepEqual(connecting[0], { serverId: "web", attempt: 0, maxAttempts: 10 });
+      assert.deepEqual(
+        connecting.slice(1).map((e) => e.attempt),
+        connecting.slice(1).map((_, i) => i + 1),
+        "retries are numbered 1, 2, 3 …",
+      );
+      const dropped = rec.of("mcp.disconnected")[0]!;
+      assert.equal(dropped.wasClean, false);
+      assert.equal(typeof dropped.reason, "string");
+      const error = rec.of("mcp.error")[0]!;
+      assert.match(String(error.error), /ECONNREFUSED|connection refused|fetch failed/);
+      assert.equal(error.attempt, 1);
+      assert.equal(error.retryIn, 200, "the second attempt waits twice the first delay");
+      const connected = rec.of("mcp.connected").at(-1)!;
+      assert.equal(connected.toolCount, connection.tools.length);
+      assert.equal(typeof connected.connectTime, "number");
+      assert.equal(typeof rec.of("mcp.health.recovered")[0]!.downtime, "number");
+
+      const metrics = connection.metrics();
+      assert.equal(metrics.reconnections, 1);
+      assert.ok(metrics.downtimeMs > 0);
+      assert.equal(metrics.toolCalls, 2);
+      assert.equal(metrics.successRate, 1);
+      assert.equal(connection.state.consecutiveFailures, 0, "a successful reconnect resets the counters");
+      assert.equal(connection.state.retryAttempt, 0);
+    } finally {
+      await connection.close();
+      await server.close();
+    }
+  });
+
+  test("a server that stays down: attempts back off as specified and end after 10 with the spec's message", async () => {
+    const server = await startStreamableHttp();
+    const policy = { initialDelay: 5, maxDelay: 40 };
+    const rec = recorder();
+    const connection = connectionFor("jira", { url: server.url, reconnect: policy, requestTimeout: 30_000 }, { events: rec.sink });
+    try {
+      await connection.connect();
+      await server.close();
+      // A call during the outage waits for the whole schedule, then fails with the reason.
+      await assert.rejects(runTool(toolsOf(connection).get("mcp_jira_echo"), { text: "x" }), (error: unknown) => {
+        assert.ok(error instanceof BridgeError);
+        assert.match(error.message, /MCP server 'jira' is disconnected after 10 retry attempts\. Last error: .*(ECONNREFUSED|connection refused)/);
+        return true;
+      });
+      const errors = rec.of("mcp.error");
+      assert.equal(errors.length, 10);
+      assert.deepEqual(
+        errors.map((e) => e.attempt),
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+      );
+      const schedule = backoffSchedule({ maxAttempts: 10, initialDelayMs: policy.initialDelay, maxDelayMs: policy.maxDelay });
+      assert.deepEqual(schedule, [5, 10, 20, 40, 40, 40, 40, 40, 40, 40]);
+      assert.deepEqual(
+        errors.map((e) => e.retryIn),
+        [...schedule.slice(1), null],
+        "each failure announces the next delay; the last announces none",
+      );
+      assert.equal(connection.status, "disconnected");
+      assert.equal(connection.state.gaveUp, true);
+      assert.equal(connection.state.consecutiveFailures, 10);
+      const last = rec.events.at(-1)!;
+      assert.equal(last.channel, "mcp.disconnected");
+      assert.match(String(last.payload.reason), /gave up after 10 attempts/);
+      // Later calls fail at once, without another round of attempts.
+      const before = rec.events.length;
+      await assert.rejects(runTool(toolsOf(connection).get("mcp_jira_echo"), { text: "x" }), /is disconnected after 10 retry attempts/);
+      assert.equal(rec.events.length, before);
+    } finally {
+      await connection.close();
+    }
+  });
+
+  test("a server down at startup keeps being retried in the background and its tools arrive when it is up", async () => {
+    const port = await closedPort();
+    const rec = recorder();
+    let toolsSeen = 0;
+    const connection = connectionFor(
+      "late",
+      { url: `http://127.0.0.1:${port}/mcp`, reconnect: { initialDelay: 50, maxDelay: 100 } },
+      { events: rec.sink, onTools: (_c, tools) => (toolsSeen = tools.length) },
+    );
+    const server = { current: undefined as Awaited<ReturnType<typeof startStreamableHttp>> | undefined };
+    try {
+      await assert.rejects(connection.connect(), /ECONNREFUSED|connection refused/);
+      await waitFor(() => rec.of("mcp.error").length > 0, "a retry");
+      server.current = await startStreamableHttp({ port });
+      await waitFor(() => connection.status === "connected", "the late server to connect", 15_000);
+      assert.ok(toolsSeen > 0);
+      assert.equal(rec.of("mcp.health.recovered").length, 0, "never up before, so nothing recovered");
+    } finally {
+      await connection.close();
+      await server.current?.close();
+    }
+  });
+
+  test("with reconnect: false a drop is final and says so", async () => {
+    const server = await startStreamableHttp();
+    const connection = connectionFor("once", { url: server.url, reconnect: false });
+    try {
+      await connection.connect();
+      await server.close();
+      await assert.rejects(runTool(toolsOf(connection).get("mcp_once_echo"), { text: "x" }), /MCP server 'once'/);
+      assert.equal(connection.status, "disconnected");
+    } finally {
+      await connection.close();
+    }
+  });
+});
+
+describe("local server lifecycle", { timeout: 120_000 }, () => {
+  const tmp = tempDir();
+  after(() => tmp.cleanup());
+
+  test("a server that crashes on its third call is restarted and the next call works", async () => {
+    const log = path.join(tmp.dir, "third.jsonl");
+    const rec = recorder();
+    const connection = connectionFor("db", { ...fixtureEntry(), env: { FIXTURE_LOG: log, FIXTURE_CRASH_ON_CALL: "3" } }, { events: rec.sink });
+    try {
+      await connection.connect();
+      const echo = toolsOf(connection).get("mcp_db_echo");
+      assert.equal((await runTool(echo, { text: "1" })).text, "1");
+      assert.equal((await runTool(echo, { text: "2" })).text, "2");
+      // The third call kills the process; the bridge restarts it and runs the call once more.
+      assert.equal((await runTool(echo, { text: "3" })).text, "3");
+      assert.equal((await runTool(echo, { text: "4" })).text, "4");
+      const starts = readLog(log).filter((e) => e.event === "start");
+      assert.equal(starts.length, 2, "one restart");
+      assert.equal(isAlive(starts[0]!.pid), false);
+      const spawned = rec.of("mcp.local.spawned");
+      assert.deepEqual(
+        spawned.map((e) => e.pid),
+        starts.map((s) => s.pid),
+      );
+      const crashed = rec.of("mcp.local.crashed");
+      assert.equal(crashed.length, 1);
+      assert.equal(crashed[0]!.pid, starts[0]!.pid);
+      assert.match(String(crashed[0]!.reason), /exited with code 1/);
+      assert.equal(connection.metrics().reconnections, 1);
+    } finally {
+      await connection.close();
+    }
+    const shutdown = rec.of("mcp.local.shutdown");
+    assert.equal(shutdown.length, 1, "a clean shutdown is published");
+  });
+
+  test("a server that crashes every time stops after maxRestarts, with its last stderr lines in the error", async () => {
+    const log = path.join(tmp.dir, "always.jsonl");
+    const rec = recorder();
+    const connection = connectionFor(
+      "doomed",
+      { ...fixtureEntry("crash-on-start"), env: { FIXTURE_LOG: log }, maxRestarts: 3, reconnect: { initialDelay: 10, maxDelay: 40 } },
+      { events: rec.sink },
+    );
+    try {
+      await assert.rejects(connection.connect(), /exited with code 3/);
+      await waitFor(() => connection.state.gaveUp, "the restarts to run out", 15_000);
+      assert.equal(readLog(log).filter((e) => e.event === "start").length, 4, "the first start and 3 restarts");
+      assert.deepEqual(
+        rec.of("mcp.error").map((e) => e.retryIn),
+        [20, 40, null],
+      );
+      await assert.rejects(runTool(toolsOf(connection).get("mcp_doomed_echo") ?? fakeTool(connection), { text: "x" }), (error: unknown) => {
+        assert.ok(error instanceof Error);
+        assert.match(error.message, /MCP server 'doomed' was not restarted again after 3 restart attempts/);
+        assert.match(error.message, /exited with code 3/);
+        assert.match(error.message, /fatal: the fixture was told to crash on start/, "its stderr is in the error");
+        return true;
+      });
+      for (const start of readLog(log)) assert.equal(isAlive(start.pid), false);
+    } finally {
+      await connection.close();
+    }
+  });
+
+  test("restartOnCrash: false leaves a crashed server down", async () => {
+    const log = path.join(tmp.dir, "norestart.jsonl");
+    const connection = connectionFor("once", { ...fixtureEntry(), env: { FIXTURE_LOG: log, FIXTURE_CRASH_ON_CALL: "1" }, restartOnCrash: false });
+    try {
+      await connection.connect();
+      await assert.rejects(runTool(toolsOf(connection).get("mcp_once_echo"), { text: "x" }), /exited with code 1/);
+      assert.equal(readLog(log).filter((e) => e.event === "start").length, 1);
+      assert.equal(connection.status, "disconnected");
+    } finally {
+      await connection.close();
+    }
+  });
+
+  test("a server that never answers initialize is killed after initTimeout and not restarted", async () => {
+    const log = path.join(tmp.dir, "mute.jsonl");
+    // Plain node, not the tsx fixture: it must be running well within the short initTimeout even on a busy machine.
+    const script = `require("fs").appendFileSync(process.env.FIXTURE_LOG, JSON.stringify({ pid: process.pid, event: "start" }) + "\\n"); process.stdin.resume();`;
+    const connection = connectionFor("mute", { command: process.execPath, args: ["-e", script], env: { FIXTURE_LOG: log }, initTimeout: 1000 });
+    try {
+      await assert.rejects(connection.connect(), (error: unknown) => {
+        assert.ok(error instanceof BridgeError && error.kind === "timeout");
+        assert.match(error.message, /did not complete the MCP handshake within 1 s and was stopped/);
+        assert.match(error.message, /raise `initTimeout`/);
+        return true;
+      });
+      const starts = readLog(log);
+      assert.equal(starts.length, 1, "started once, not restarted");
+      assert.equal(isAlive(starts[0]!.pid), false);
+      assert.equal(connection.state.gaveUp, true);
+      assert.equal(connection.status, "error");
+    } finally {
+      await connection.close();
+    }
+  });
+
+  test("a server that stops answering is found stale, pinged, and restarted", async () => {
+    const log = path.join(tmp.dir, "stale.jsonl");
+    const rec = recorder();
+    const connection = connectionFor(
+      "frozen",
+      { ...fixtureEntry(), env: { FIXTURE_LOG: log }, healthCheckInterval: 150, pingTimeout: 300 },
+      { events: rec.sink },
+    );
+    let frozenPid: number | undefined;
+    try {
+      await connection.connect();
+      frozenPid = connection.pid!;
+      // A stopped process is alive but answers nothing: only a ping can tell.
+      process.kill(frozenPid, "SIGSTOP");
+      await waitFor(() => rec.of("mcp.health.recovered").length > 0, "a stale check, a failed ping and a restart", 20_000);
+      const stale = rec.of("mcp.health.stale")[0]!;
+      assert.equal(typeof stale.lastCommunication, "string");
+      assert.match(String(rec.of("mcp.disconnected")[0]!.reason), /no answer to a ping within 0\.3 s/);
+      assert.notEqual(connection.pid, frozenPid);
+      assert.equal((await runTool(toolsOf(connection).get("mcp_frozen_echo"), { text: "awake" })).text, "awake");
+      await waitFor(() => !isAlive(frozenPid!), "the frozen process to be killed");
+    } finally {
+      if (frozenPid && isAlive(frozenPid)) process.kill(frozenPid, "SIGKILL");
+      await connection.close();
+    }
+  });
+
+  test("the log file: lifecycle, request summaries without argument values, stderr and server log messages; no secrets", async () => {
+    const file = path.join(tmp.dir, "logs", "mcp.log");
+    const logger = new LogFile(file);
+    const secret = "sk-live-supersecret-123";
+    const connection = connectionFor(
+      "logged",
+      { ...fixtureEntry("leak-and-crash"), env: { FIXTURE_TOKEN: "${LOG_TEST_TOKEN}" }, maxRestarts: 0 },
+      { logger, env: { ...process.env, LOG_TEST_TOKEN: secret } },
+    );
+    const working = connectionFor("working", fixtureEntry(), { logger });
+    try {
+      await assert.rejects(connection.connect());
+      await working.connect();
+      await runTool(toolsOf(working).get("mcp_working_echo"), { text: "private argument value" });
+      await runTool(toolsOf(working).get("mcp_working_log_message"), { text: "a warning from the server" });
+      await assert.rejects(runTool(toolsOf(working).get("mcp_working_fail"), {}));
+      await waitFor(() => {
+        logger.flush();
+        return readFileSync(file, "utf8").includes("a warning from the server");
+      }, "the server's log message to reach the file");
+    } finally {
+      await connection.close();
+      await working.close();
+      await logger.close();
+    }
+    const text = readFileSync(file, "utf8");
+    const lines = text.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const events = lines.map((l) => `${l.server}:${l.event}`);
+    for (const expected of ["logged:connecting", "logged:connect.failed", "logged:stderr", "working:connecting", "working:spawned", "working:connected", "working:request", "working:server.log", "working:closed"]) {
+      assert.ok(events.includes(expected), `${expected} in the log`);
+    }
+    const call = lines.find((l) => l.event === "request" && l.tool === "echo")!;
+    assert.equal(call.method, "tools/call");
+    assert.equal(call.ok, true);
+    assert.equal(typeof call.durationMs, "number");
+    const failed = lines.find((l) => l.event === "request" && l.tool === "fail")!;
+    assert.equal(failed.ok, true, "the server answered; its result says isError");
+    assert.equal(failed.isError, true);
+    const serverLog = lines.find((l) => l.event === "server.log")!;
+    assert.equal(serverLog.level, "warn");
+    assert.equal(serverLog.logger, "fixture");
+    assert.doesNotMatch(text, /private argument value/, "argument values are not logged");
+    assert.doesNotMatch(text, /sk-live-supersecret/, "secrets are not logged");
+    assert.match(text, /token=\*\*\*/, "the leaked line is there, redacted");
+  });
+});
+
+/** A tool definition for a server whose tools were never listed (it never started). */
+function fakeTool(connection: { callTool: (name: string, args: Record<string, unknown>) => Promise<unknown> }) {
+  return {
+    name: "x",
+    execute: async () => {
+      await connection.callTool("echo", { text: "x" });
+      return { content: [], details: {} };
+    },
+  } as never;
+}
