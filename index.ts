@@ -3,7 +3,7 @@
  */
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { type ExtensionAPI, getAgentDir } from "@mariozechner/pi-coding-agent";
+import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import { DEFAULT_STARTUP_BUDGET_MS, McpBridge } from "./src/bridge.ts";
 import { registerMcpCommand, serverRows, show } from "./src/command.ts";
 import { CONFIG_FLAG, configFlagFromArgv, isInfoOnlyInvocation } from "./src/config.ts";
@@ -80,8 +80,23 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   await bridge.start();
   registerMcpCommand(pi, bridge, registry, env);
 
+  // Servers still connecting when the session starts say so once when they are ready: their tools just appeared.
+  let lateServers = new Set<string>();
+  let sessionCtx: ExtensionContext | undefined;
+  pi.events.on("mcp.connected", (data) => {
+    const { serverId, toolCount } = data as { serverId: string; toolCount: number };
+    if (!lateServers.delete(serverId) || !sessionCtx) return;
+    try {
+      show(sessionCtx, `MCP server '${serverId}' is ready: ${toolCount} tool${toolCount === 1 ? "" : "s"}`);
+    } catch {
+      // The session this context belonged to is gone (a reload); the new one has its own summary.
+    }
+  });
+
   pi.on("session_start", (_event, ctx) => {
     stopGuardingStartup();
+    sessionCtx = ctx;
+    lateServers = new Set([...bridge.connections.values()].filter((c) => c.status === "connecting").map((c) => c.name));
     registry.bindActivation({ getActiveTools: () => pi.getActiveTools(), setActiveTools: (names) => pi.setActiveTools(names) });
     registry.resolveShadowed(pi.getAllTools());
     const rootWarning = projectRootWarning(bridge.projectRoot, ctx.cwd);

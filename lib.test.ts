@@ -791,6 +791,12 @@ describe("health model", () => {
     assert.equal(m.averageReconnectMs, 4000);
     assert.equal(m.toolCalls, 2);
     assert.equal(m.successRate, 0.5);
+    h.closed(12_000);
+    assert.equal(h.status, "disconnected");
+    assert.equal(h.metrics(99_000).uptimeMs, 4000 + 3000, "nothing counts after shutdown");
+    const lazy = new HealthTracker("db", "not started", 5);
+    lazy.closed(1);
+    assert.equal(lazy.status, "not started", "a lazy server that never ran stays 'not started'");
   });
   test("giving up, and the spec's message", () => {
     const h = new HealthTracker("jira", "connected", 10);

@@ -159,12 +159,14 @@ export class HealthTracker {
     if (ok) this.callsOk++;
   }
 
-  /** Ends the session's accounting (shutdown): uptime stops counting, without counting downtime. */
-  stopped(now: number): void {
+  /** Shutdown: the accounting stops, and a server that was started is now disconnected. */
+  closed(now: number): void {
     if (this.upSince !== undefined) this.uptime += now - this.upSince;
     if (this.downSince !== undefined) this.downtime += now - this.downSince;
     this.upSince = undefined;
     this.downSince = undefined;
+    if (this.state.status !== "disabled" && this.state.status !== "not started") this.state.status = "disconnected";
+    this.state.nextRetryTime = undefined;
   }
 
   metrics(now: number): ServerMetrics {

@@ -256,7 +256,12 @@ export class ServerConnection {
         throw new BridgeError("other", this.name, `MCP server '${this.name}' was shut down while connecting`);
       }
     } catch (error) {
-      const wrapped = error instanceof BridgeError ? error : this.connectError(error);
+      const wrapped =
+        error instanceof BridgeError
+          ? error
+          : this.closed
+            ? new BridgeError("other", this.name, `MCP server '${this.name}' was shut down while connecting`, { cause: error })
+            : this.connectError(error);
       this.health.failed(wrapped.message);
       this.log("warn", "connect.failed", { attempt, durationMs: Date.now() - started, kind: wrapped.kind, error: wrapped.message });
       throw wrapped;
@@ -481,6 +486,8 @@ export class ServerConnection {
         signal.removeEventListener("abort", onAbort);
         resolve(true);
       }, ms);
+      // A pending retry must not keep a pi that is done from exiting.
+      timer.unref();
       const onAbort = () => {
         clearTimeout(timer);
         resolve(false);
@@ -728,11 +735,23 @@ export class ServerConnection {
     return this.exitDescription ? `the server process ${this.exitDescription}` : cause;
   }
 
-  /** Starts afresh now: ends the current connection or schedule and connects again, counters reset. */
+  /**
+   * Starts afresh now (`/mcp reconnect`, a reload of the server): ends the connection and any retry schedule, then
+   * connects again. A server that gave up gets a new set of attempts.
+   */
   async reconnect(): Promise<void> {
+    if (this.closed) throw new BridgeError("other", this.name, `MCP server '${this.name}' is shut down`);
+    this.wake.abort();
+    await this.recovering?.catch(() => undefined);
+    this.wake = new AbortController();
     const live = this.live;
     this.live = undefined;
-    if (live) await this.dispose(live, { graceful: false });
+    if (live) {
+      this.stopHealthChecks();
+      this.health.disconnected(Date.now(), "reconnect requested");
+      this.emit("mcp.disconnected", { reason: "reconnect requested", wasClean: true });
+      await this.dispose(live, { graceful: false, terminateSession: true });
+    }
     this.starting = undefined;
     await this.connect();
   }
@@ -761,13 +780,8 @@ export class ServerConnection {
       connecting ? this.dispose(connecting, { graceful: false }) : undefined,
       this.disposeCurrent({ graceful: true, terminateSession: true }),
     ]);
-    const now = Date.now();
-    if (this.status !== "disabled") {
-      if (wasLive) this.emit("mcp.disconnected", { reason: "shutdown", wasClean: true });
-      this.health.stopped(now);
-      if (this.status !== "not started") this.health.disconnected(now, this.health.state.lastError);
-      this.health.stopped(now);
-    }
+    if (wasLive) this.emit("mcp.disconnected", { reason: "shutdown", wasClean: true });
+    this.health.closed(Date.now());
     this.log("info", "closed");
   }
 

@@ -91,6 +91,7 @@ describe("remote server lifecycle", { timeout: 120_000 }, () => {
     const policy = { initialDelay: 5, maxDelay: 40 };
     const rec = recorder();
     const connection = connectionFor("jira", { url: server.url, reconnect: policy, requestTimeout: 30_000 }, { events: rec.sink });
+    let restarted: Awaited<ReturnType<typeof startStreamableHttp>> | undefined;
     try {
       await connection.connect();
       await server.close();
@@ -123,8 +124,14 @@ describe("remote server lifecycle", { timeout: 120_000 }, () => {
       const before = rec.events.length;
       await assert.rejects(runTool(toolsOf(connection).get("mcp_jira_echo"), { text: "x" }), /is disconnected after 10 retry attempts/);
       assert.equal(rec.events.length, before);
+      // Once it is back, an explicit reconnect (what `/mcp reconnect` does) starts it afresh.
+      restarted = await startStreamableHttp({ port: server.port });
+      await connection.reconnect();
+      assert.equal(connection.state.gaveUp, false);
+      assert.equal((await runTool(toolsOf(connection).get("mcp_jira_echo"), { text: "back" })).text, "back");
     } finally {
       await connection.close();
+      await restarted?.close();
     }
   });
 

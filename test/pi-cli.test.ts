@@ -3,7 +3,7 @@
  */
 import assert from "node:assert/strict";
 import { execSync, spawn } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
@@ -16,9 +16,9 @@ function piEnv(): NodeJS.ProcessEnv {
   return { ...process.env, HOME: home.dir, PI_CODING_AGENT_DIR: path.join(home.dir, "agent"), PI_OFFLINE: "1" };
 }
 
-function runPi(args: string[], timeoutMs = 60_000, cwd = REPO_ROOT): Promise<{ code: number | null; output: string }> {
+function runPi(args: string[], timeoutMs = 60_000, cwd = REPO_ROOT, env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [PI_CLI, ...args], { cwd, env: piEnv(), stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [PI_CLI, ...args], { cwd, env: { ...piEnv(), ...env }, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     child.stdout.on("data", (d) => (output += d));
     child.stderr.on("data", (d) => (output += d));
@@ -44,6 +44,39 @@ describe("pi command line", { timeout: 120_000 }, () => {
     assert.match(output, /everything {2}connected {2}stdio/);
     assert.match(output, /- ev_get-sum {2}\(get-sum\)/);
     assert.match(output, /2 servers configured \| 2 connected/);
+  });
+
+  test("a server slower than the startup budget does not hold pi; it is listed as connecting and its log file is written", async () => {
+    const tmp = tempDir();
+    const log = path.join(tmp.dir, "events.jsonl");
+    const config = path.join(tmp.dir, "mcp.json");
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: {
+          quick: { command: "node", args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")] },
+          mute: { ...fixtureEntry("never-init"), env: { FIXTURE_LOG: log }, initTimeout: 60_000 },
+        },
+      }),
+    );
+    try {
+      const { code, output } = await runPi(["-e", ".", "--mcp-config", config, "-p", "/mcp"], 60_000, REPO_ROOT, { PI_MCP_STARTUP_BUDGET_MS: "5000" });
+      assert.equal(code, 0, output);
+      assert.match(output, /… mute: still connecting; its tools appear when it is ready/);
+      assert.match(output, /🟢 quick {2}connected/);
+      assert.match(output, /🟡 mute {2}connecting/);
+      const starts = readLog(log);
+      assert.equal(starts.length, 1);
+      await waitFor(() => !isAlive(starts[0]!.pid), "the mute server to be stopped when pi exits");
+      const logged = readFileSync(path.join(home.dir, "agent", "mcp-bridge", "mcp.log"), "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { server?: string; event: string });
+      assert.ok(logged.some((l) => l.server === "quick" && l.event === "connected"));
+      assert.ok(logged.some((l) => l.server === "mute" && l.event === "closed"));
+    } finally {
+      tmp.cleanup();
+    }
   });
 
   test("--mcp-config is listed in pi --help, which starts no server", async () => {
