@@ -149,8 +149,17 @@ export class ProcessGroupStdioTransport implements Transport {
         reject(new Error("Not connected"));
         return;
       }
-      // The callback also receives a write error (EPIPE), which the stream reports through 'error' as well.
-      stdin.write(serializeMessage(message), (error) => (error ? reject(error) : resolve()));
+      // Resolve as soon as the data is queued (as the SDK does); waiting for the write callback costs a round of the
+      // event loop per message. A write error (EPIPE) still rejects a send whose data is waiting, and reaches onerror.
+      let settled = false;
+      const done = (error?: Error | null) => {
+        if (settled) return;
+        settled = true;
+        if (error) reject(error);
+        else resolve();
+      };
+      if (stdin.write(serializeMessage(message), (error) => error && done(error))) done();
+      else stdin.once("drain", () => done());
     });
   }
 
