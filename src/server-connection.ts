@@ -88,6 +88,8 @@ interface LiveConnection {
   agent?: Agent;
   /** Set once the bridge itself closes this connection, so its `onclose` is not taken for a crash. */
   closing?: boolean;
+  /** A local server's process tree as seen after connecting, so processes that left it are still ended. */
+  processes: ProcessInfo[];
 }
 
 /** `fetch` through a given pool, in the shape the SDK transports take. */
@@ -146,7 +148,6 @@ export class ServerConnection {
   private readonly stderr = new LineTail(STDERR_TAIL_LINES);
   private exitDescription?: string;
   private nonJsonLines = 0;
-  private processes: ProcessInfo[] = [];
   private closed = false;
   private healthTimer?: NodeJS.Timeout;
   private probing?: Promise<void>;
@@ -330,7 +331,7 @@ export class ServerConnection {
         },
       },
     });
-    live = { client, transport, kind, agent };
+    live = { client, transport, kind, agent, processes: [] };
     this.connecting = live;
     this.nonJsonLines = 0;
     client.onerror = (error) => {
@@ -357,7 +358,7 @@ export class ServerConnection {
           await client.connect(transport, { timeout: sdkTimeout() });
           const pid = pidOf(transport);
           if (pid) {
-            this.processes = mergeProcesses(this.processes, processTree(pid));
+            live!.processes = processTree(pid);
             this.emit("mcp.local.spawned", { pid, command: this.config.command });
             this.log("info", "spawned", { pid });
           }
@@ -555,9 +556,7 @@ export class ServerConnection {
     live.closing = true;
     const { client, transport, agent } = live;
     const pid = pidOf(transport);
-    const processes = pid ? mergeProcesses(this.processes, processTree(pid)) : this.processes;
-    if (this.live !== live) this.processes = this.processes.filter((p) => !processes.includes(p));
-    else this.processes = [];
+    const processes = pid ? mergeProcesses(live.processes, processTree(pid)) : live.processes;
     if (options.terminateSession && transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
       await settleWithin(transport.terminateSession(), SESSION_TERMINATE_TIMEOUT_MS);
     }
@@ -759,12 +758,7 @@ export class ServerConnection {
   private async disposeCurrent(options: { graceful: boolean; terminateSession?: boolean }): Promise<void> {
     const live = this.live;
     this.live = undefined;
-    if (live) {
-      await this.dispose(live, options);
-    } else {
-      await terminateProcesses(this.processes);
-      this.processes = [];
-    }
+    if (live) await this.dispose(live, options);
   }
 
   async close(): Promise<void> {
@@ -787,12 +781,12 @@ export class ServerConnection {
 
   /** Synchronous last resort when pi exits without a shutdown event. */
   killNow(): void {
-    const trees = [this.live, this.connecting].map((c) => {
-      (c?.transport as Partial<ProcessGroupStdioTransport> | undefined)?.killNow?.();
-      const pid = pidOf(c?.transport);
-      return pid ? processTree(pid) : [];
-    });
-    killProcessesNow(mergeProcesses(this.processes, ...trees));
+    for (const c of [this.live, this.connecting]) {
+      if (!c) continue;
+      (c.transport as Partial<ProcessGroupStdioTransport>).killNow?.();
+      const pid = pidOf(c.transport);
+      killProcessesNow(pid ? mergeProcesses(c.processes, processTree(pid)) : c.processes);
+    }
   }
 
   redact(text: string): string {
