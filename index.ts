@@ -7,6 +7,7 @@ import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozec
 import { DEFAULT_STARTUP_BUDGET_MS, McpBridge } from "./src/bridge.ts";
 import { registerMcpCommand, serverRows, show } from "./src/command.ts";
 import { CONFIG_FLAG, configFlagFromArgv, isInfoOnlyInvocation } from "./src/config.ts";
+import { serverLogFileName } from "./src/naming.ts";
 import { formatStartupSummary, projectRootWarning } from "./src/status-format.ts";
 import { LogFile } from "./src/log-file.ts";
 import { ToolCache } from "./src/tool-cache.ts";
@@ -17,6 +18,8 @@ const CLIENT_INFO = { name: "pi-mcp-bridge", version: "0.1.0" };
 const DATA_DIR = "mcp-bridge";
 /** Overrides how long pi's startup waits for servers, in ms. */
 const STARTUP_BUDGET_ENV = "PI_MCP_STARTUP_BUDGET_MS";
+/** Each local server's stderr log is kept small: it is for the last things a server said. */
+const SERVER_LOG_MAX_BYTES = 1024 * 1024;
 const STARTUP_SIGNALS: NodeJS.Signals[] = process.platform === "win32" ? ["SIGTERM"] : ["SIGTERM", "SIGHUP"];
 
 export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
@@ -28,6 +31,12 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   const env = process.env;
   const dataDir = path.join(getAgentDir(), DATA_DIR);
   const logger = new LogFile(path.join(dataDir, "mcp.log"));
+  const serverLogs: LogFile[] = [];
+  const serverLogFor = (server: string) => {
+    const log = new LogFile(path.join(dataDir, "servers", serverLogFileName(server)), { maxBytes: SERVER_LOG_MAX_BYTES, keep: 1 });
+    serverLogs.push(log);
+    return log;
+  };
   const emit = (channel: string, payload: Record<string, unknown>) => pi.events.emit(channel, payload);
   const budget = Number(env[STARTUP_BUDGET_ENV]);
   const bridge = new McpBridge({
@@ -42,11 +51,12 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     logger,
     toolCache: new ToolCache(path.join(dataDir, "tool-cache.json")),
     startupBudgetMs: Number.isFinite(budget) && budget >= 0 ? budget : DEFAULT_STARTUP_BUDGET_MS,
+    serverLogFor,
   });
   // If pi exits without a session_shutdown, take the server processes along.
   const killOnExit = () => {
     bridge.killNow();
-    logger.flush();
+    for (const log of [logger, ...serverLogs]) log.flush();
   };
   process.once("exit", killOnExit);
   // pi installs its SIGTERM/SIGHUP handlers (which run session_shutdown) only once the session has started; a signal
@@ -109,6 +119,6 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     stopGuardingStartup();
     await bridge.shutdown();
     pi.events.emit("mcp.metrics", { servers: bridge.metrics() });
-    await logger.close();
+    await Promise.all([logger, ...serverLogs].map((log) => log.close()));
   });
 }

@@ -48,6 +48,7 @@ import {
   rawToolName,
   type ServerRow,
   sanitizeToolName,
+  serverLogFileName,
   type ServerConfig,
   substituteVars,
   toolNameFor,
@@ -753,6 +754,19 @@ describe("status formatting", () => {
     assert.match(summary!, /server 'x' in project config \/p\/.pi\/mcp.json: bad/);
     assert.match(summary!, /name clash/);
     assert.equal(formatStartupSummary([rows[0]!], [], []), undefined);
+  });
+});
+
+describe("serverLogFileName", () => {
+  test("safe names are kept; others are made safe and told apart by a hash", () => {
+    assert.equal(serverLogFileName("github"), "github.log");
+    assert.equal(serverLogFileName("my-db_2.0"), "my-db_2.0.log");
+    const slash = serverLogFileName("a/b");
+    const colon = serverLogFileName("a:b");
+    assert.match(slash, /^a_b-[0-9a-f]{8}\.log$/);
+    assert.notEqual(slash, colon);
+    assert.match(serverLogFileName(".."), /^_-[0-9a-f]{8}\.log$/);
+    assert.doesNotMatch(serverLogFileName("x".repeat(300)), /x{81}/);
   });
 });
 

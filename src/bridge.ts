@@ -19,6 +19,8 @@ export interface BridgeOptions extends ConfigLocations, Omit<ConnectionOptions, 
   logger?: Logger;
   toolCache?: ToolCache;
   startupBudgetMs?: number;
+  /** A server's own log (its stderr), made when the server is configured. */
+  serverLogFor?: (server: string) => Logger;
 }
 
 export type ToolsListener = (connection: ServerConnection, tools: Tool[]) => void;
@@ -81,7 +83,10 @@ export class McpBridge {
       logger: this.options.logger,
       onTools: (connection, tools) => this.toolsArrived(connection, tools),
     };
-    for (const server of config.servers) this.connections.set(server.name, new ServerConnection(server, connectionOptions));
+    for (const server of config.servers) {
+      const serverLog = server.enabled && server.transport === "stdio" ? this.options.serverLogFor?.(server.name) : undefined;
+      this.connections.set(server.name, new ServerConnection(server, { ...connectionOptions, serverLog }));
+    }
     const enabled = [...this.connections.values()].filter((c) => c.config.enabled);
     const waitFor: Promise<unknown>[] = [];
     for (const connection of enabled) {

@@ -49,3 +49,12 @@ export function allocateToolName(name: string, isTaken: (candidate: string) => b
     if (!isTaken(candidate)) return candidate;
   }
 }
+
+/**
+ * A file name for a server's own log: its name where that is safe on every file system, else a safe form with a hash
+ * of the original, so `a/b` and `a:b` do not share a file.
+ */
+export function serverLogFileName(server: string): string {
+  const safe = server.replace(/[^A-Za-z0-9_.-]/g, "_").replace(/^\.+/, "_").slice(0, 80);
+  return safe === server ? `${server}.log` : `${safe}-${shortHash(server)}.log`;
+}

@@ -44,6 +44,8 @@ export interface ConnectionOptions {
   clientInfo: { name: string; version: string };
   events?: EventSink;
   logger?: Logger;
+  /** This server's own log, for its stderr; without it stderr goes to `logger`. */
+  serverLog?: Logger;
   /** Called with the server's tool list after every successful fetch: connect, reconnect, `list_changed`. */
   onTools?: (connection: ServerConnection, tools: Tool[]) => void;
 }
@@ -303,7 +305,7 @@ export class ServerConnection {
     return createStdioTransport(endpoint, {
       onStderrLine: (line) => {
         this.stderr.push(line);
-        this.log("debug", "stderr", { line: this.redact(line) });
+        (this.options.serverLog ?? this.options.logger ?? NULL_LOGGER).log({ level: "debug", event: "stderr", server: this.name, line: this.redact(line) });
       },
       onExit: (description) => {
         this.exitDescription = description;

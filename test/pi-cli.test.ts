@@ -74,6 +74,8 @@ describe("pi command line", { timeout: 120_000 }, () => {
         .map((line) => JSON.parse(line) as { server?: string; event: string });
       assert.ok(logged.some((l) => l.server === "quick" && l.event === "connected"));
       assert.ok(logged.some((l) => l.server === "mute" && l.event === "closed"));
+      const stderr = readFileSync(path.join(home.dir, "agent", "mcp-bridge", "servers", "mute.log"), "utf8");
+      assert.match(stderr, /"event":"stderr".*fixture server starting \(mode never-init\)/, "the server's stderr is in its own log");
     } finally {
       tmp.cleanup();
     }
