@@ -54,6 +54,7 @@ async function startBridge(servers: number, options: StartOptions = {}): Promise
     env: process.env,
     clientInfo: { name: "bench", version: "0" },
     toolCache: options.cacheFile ? new ToolCache(options.cacheFile) : undefined,
+    startupBudgetMs: 60_000,
   });
   const started = performance.now();
   await bridge.start();

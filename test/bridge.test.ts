@@ -28,6 +28,8 @@ function makeBridge(root: string, extraPath?: string, options: Partial<BridgeOpt
     extraPath,
     env: process.env,
     clientInfo: { name: "test", version: "0" },
+    // These tests look at servers once start() returns; the startup budget has its own test.
+    startupBudgetMs: 60_000,
     ...options,
   });
 }

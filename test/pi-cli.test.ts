@@ -13,7 +13,9 @@ const home = tempDir("mcp-bridge-home-");
 
 /** pi writes its settings and sessions under the agent dir even for --help; keep them out of the real home. */
 function piEnv(): NodeJS.ProcessEnv {
-  return { ...process.env, HOME: home.dir, PI_CODING_AGENT_DIR: path.join(home.dir, "agent"), PI_OFFLINE: "1" };
+  // A generous startup budget: on a loaded machine the fixture servers can take longer than the default to start, and
+  // these tests read what was connected at startup. The budget has its own test.
+  return { ...process.env, HOME: home.dir, PI_CODING_AGENT_DIR: path.join(home.dir, "agent"), PI_OFFLINE: "1", PI_MCP_STARTUP_BUDGET_MS: "60000" };
 }
 
 function runPi(args: string[], timeoutMs = 60_000, cwd = REPO_ROOT, env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; output: string }> {

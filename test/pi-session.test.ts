@@ -69,6 +69,8 @@ describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () =
       }`,
     );
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
+    // The tests read what was registered at startup; on a loaded machine the fixture can take longer than the default budget.
+    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
     // pi gives extension factories no working directory, so the bridge takes the process's own, as pi's CLI has it.
     process.chdir(project.dir);
 
