@@ -76,6 +76,7 @@ export class ProcessGroupStdioTransport implements Transport {
   private afterExitTimer?: NodeJS.Timeout;
   private readonly wakers = new Set<() => void>();
   private stderrLine = "";
+  private draining = false;
   private stderrSkipping = false;
 
   constructor(options: ProcessGroupStdioOptions) {
@@ -242,15 +243,36 @@ export class ProcessGroupStdioTransport implements Transport {
       void this.close();
       return;
     }
-    for (;;) {
-      try {
-        const message = this.readBuffer.readMessage();
+    if (!this.draining) void this.drain();
+  }
+
+  /**
+   * Hands the buffered messages on in order. After a notification it lets the microtask queue run: the SDK dispatches
+   * notifications one microtask later but responses at once, so a progress notification and the result arriving in
+   * one chunk would otherwise reach the SDK as result first, and the progress would be dropped as "unknown token".
+   */
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (!this.closeFired) {
+        let message: JSONRPCMessage | null;
+        try {
+          message = this.readBuffer.readMessage();
+        } catch (error) {
+          // A line that is not JSON-RPC (the line is consumed): report it and go on.
+          this.reportError(error);
+          continue;
+        }
         if (message === null) break;
-        this.onmessage?.(message);
-      } catch (error) {
-        // A line that is not JSON-RPC (the line is consumed) or a throwing handler: report it and go on.
-        this.reportError(error);
+        try {
+          this.onmessage?.(message);
+        } catch (error) {
+          this.reportError(error);
+        }
+        if (!("id" in message)) await Promise.resolve();
       }
+    } finally {
+      this.draining = false;
     }
   }
 

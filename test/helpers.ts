@@ -18,8 +18,12 @@ export const EVERYTHING_SERVER = path.join(REPO_ROOT, "node_modules", "@modelcon
 
 export type FixtureMode = "normal" | "crash-on-start" | "leak-and-crash" | "never-init" | "garbage" | "garbage-only" | "grandchild";
 
-/** `command` + `args` for a config entry that runs the stdio fixture. */
+const PLAIN_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "plain-misbehaving.mjs");
+const PLAIN_MODES: readonly FixtureMode[] = ["crash-on-start", "leak-and-crash", "never-init", "garbage-only"];
+
+/** `command` + `args` for a config entry that runs the stdio fixture (the plain-JavaScript one for modes without the SDK). */
 export function fixtureEntry(mode: FixtureMode = "normal"): { command: string; args: string[] } {
+  if (PLAIN_MODES.includes(mode)) return { command: process.execPath, args: [PLAIN_FIXTURE, "--mode", mode] };
   return { command: process.execPath, args: ["--import", TSX, STDIO_FIXTURE, "--mode", mode] };
 }
 

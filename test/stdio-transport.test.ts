@@ -275,4 +275,32 @@ describe("ProcessGroupStdioTransport", { timeout: 120_000 }, () => {
     await t.transport.close();
     assert.equal(t.exits.length, 1);
   });
+
+  test("progress notifications that arrive in the same chunk as the result all reach the caller first", async () => {
+    // Answers every tools/call with three progress notifications and the result in one write.
+    const t = script(`
+      const out = (ms) => process.stdout.write(ms.map((m) => JSON.stringify({ jsonrpc: "2.0", ...m }) + "\\n").join(""));
+      require("readline").createInterface({ input: process.stdin }).on("line", (line) => {
+        const m = JSON.parse(line);
+        if (m.id === undefined) return;
+        if (m.method === "initialize") {
+          return out([{ id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "burst", version: "1" } } }]);
+        }
+        const token = m.params._meta.progressToken;
+        out([1, 2, 3].map((i) => ({ method: "notifications/progress", params: { progressToken: token, progress: i, total: 3 } }))
+          .concat([{ id: m.id, result: { content: [{ type: "text", text: "done" }] } }]));
+      });`);
+    const client = newClient();
+    const errors: Error[] = [];
+    client.onerror = (error) => errors.push(error);
+    await client.connect(t.transport);
+    for (let round = 0; round < 5; round++) {
+      const seen: number[] = [];
+      const result = await client.callTool({ name: "x", arguments: {} }, undefined, { onprogress: (p) => seen.push(p.progress) });
+      assert.deepEqual(result.content, [{ type: "text", text: "done" }]);
+      assert.deepEqual(seen, [1, 2, 3], `round ${round}`);
+    }
+    assert.deepEqual(errors.map((e) => e.message), [], "no 'unknown token' errors");
+    await client.close();
+  });
 });
