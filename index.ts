@@ -10,6 +10,8 @@ import { CONFIG_FLAG, configFlagFromArgv, isInfoOnlyInvocation } from "./src/con
 import { serverLogFileName } from "./src/naming.ts";
 import { formatStartupSummary, projectRootWarning } from "./src/status-format.ts";
 import { LogFile } from "./src/log-file.ts";
+import { AuthStore, authDir } from "./src/oauth-storage.ts";
+import { interactiveSignIn } from "./src/sign-in.ts";
 import { ToolCache } from "./src/tool-cache.ts";
 import { ToolRegistry } from "./src/tool-registry.ts";
 
@@ -29,6 +31,8 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   });
   if (isInfoOnlyInvocation(process.argv)) return;
   const env = process.env;
+  /** The running session's context, once there is one (for notices and sign-ins). */
+  let sessionCtx: ExtensionContext | undefined;
   const dataDir = path.join(getAgentDir(), DATA_DIR);
   const logger = new LogFile(path.join(dataDir, "mcp.log"));
   const serverLogs: LogFile[] = [];
@@ -52,6 +56,14 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     toolCache: new ToolCache(path.join(dataDir, "tool-cache.json")),
     startupBudgetMs: Number.isFinite(budget) && budget >= 0 ? budget : DEFAULT_STARTUP_BUDGET_MS,
     serverLogFor,
+    authStore: new AuthStore(authDir(getAgentDir())),
+    // A sign-in starts by itself only where someone can do it: in the TUI, once the session runs. Elsewhere the server
+    // reports that it needs one, and /mcp auth starts it.
+    signIn: () => {
+      const ctx = sessionCtx;
+      if (!ctx?.hasUI) return undefined;
+      return interactiveSignIn({ notify: (text) => ctx.ui.notify(text, "info"), input: (prompt) => ctx.ui.input(prompt) });
+    },
   });
   // If pi exits without a session_shutdown, take the server processes along.
   const killOnExit = () => {
@@ -92,7 +104,6 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
 
   // Servers still connecting when the session starts say so once when they are ready: their tools just appeared.
   let lateServers = new Set<string>();
-  let sessionCtx: ExtensionContext | undefined;
   pi.events.on("mcp.connected", (data) => {
     const { serverId, toolCount } = data as { serverId: string; toolCount: number };
     if (!lateServers.delete(serverId) || !sessionCtx) return;

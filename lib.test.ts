@@ -213,6 +213,42 @@ describe("validateServerEntry", () => {
     assert.match(invalid({ url: "http://h/mcp", reconnect: "often" }), /`reconnect` must be true, false or an object/);
     assert.match(invalid({ url: "http://h/mcp", healthCheckInterval: -1 }), /`healthCheckInterval`/);
   });
+  test("auth: OAuth is on for remote servers unless turned off or a static Authorization header is set", () => {
+    assert.deepEqual(valid("r", { url: "https://h/mcp" }).oauth, { callbackPort: 9876 });
+    assert.equal(valid("r", { url: "https://h/mcp", headers: { authorization: "Bearer x" } }).oauth, undefined);
+    assert.equal(valid("r", { url: "https://h/mcp", auth: false }).oauth, undefined);
+    assert.equal(valid("r", { url: "https://h/mcp", auth: "none" }).oauth, undefined);
+    assert.deepEqual(valid("r", { url: "https://h/mcp", headers: { Authorization: "x" }, auth: "oauth" }).oauth, { callbackPort: 9876 });
+    assert.equal(valid("l", { command: "x" }).oauth, undefined);
+    const full = valid("r", {
+      url: "https://h/mcp",
+      auth: {
+        clientId: "pi-client",
+        clientSecret: "${SECRET}",
+        authorizationUrl: "https://as.example/authorize",
+        tokenUrl: "https://as.example/token",
+        scopes: ["read", "write"],
+        callbackPort: 9999,
+      },
+    }).oauth;
+    assert.deepEqual(full, {
+      clientId: "pi-client",
+      clientSecret: "${SECRET}",
+      authorizationUrl: "https://as.example/authorize",
+      tokenUrl: "https://as.example/token",
+      scopes: ["read", "write"],
+      callbackPort: 9999,
+      clientMetadataUrl: undefined,
+    });
+    assert.deepEqual(valid("r", { url: "https://h/mcp", auth: { scopes: "a b" } }).oauth?.scopes, ["a", "b"]);
+    assert.match(invalid({ url: "https://h/mcp", auth: { authorizationUrl: "https://as/a" } }), /go together/);
+    assert.match(invalid({ url: "https://h/mcp", auth: { clientSecret: "s" } }), /needs `auth.clientId`/);
+    assert.match(invalid({ url: "https://h/mcp", auth: { callbackPort: 70000 } }), /`auth.callbackPort` must be a port number/);
+    assert.match(invalid({ url: "https://h/mcp", auth: { clientMetadataUrl: "http://x/y" } }), /must be an https URL/);
+    assert.match(invalid({ url: "https://h/mcp", auth: { tokenURL: "x" } }), /unknown field `auth.tokenURL`/);
+    assert.match(invalid({ url: "https://h/mcp", auth: 5 }), /`auth` must be "oauth", false, or an object/);
+    assert.match(invalid({ command: "x", auth: "oauth" }), /`auth` applies to remote/);
+  });
   test("non-positive or non-numeric timeout", () => {
     assert.match(invalid({ command: "x", timeout: 0 }), /`timeout` must be a positive number/);
     assert.match(invalid({ command: "x", timeout: -5 }), /`timeout`/);

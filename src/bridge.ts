@@ -81,6 +81,9 @@ export class McpBridge {
       clientInfo: this.options.clientInfo,
       events: this.options.events,
       logger: this.options.logger,
+      authStore: this.options.authStore,
+      signIn: this.options.signIn,
+      signInTimeoutMs: this.options.signInTimeoutMs,
       onTools: (connection, tools) => this.toolsArrived(connection, tools),
     };
     for (const server of config.servers) {

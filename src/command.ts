@@ -7,6 +7,7 @@ import type { ServerState } from "./health.ts";
 import { retryDetail } from "./health.ts";
 import { formatServerList, type ServerRow } from "./status-format.ts";
 import { configVarRefs, type Environment } from "./substitute.ts";
+import { interactiveSignIn } from "./sign-in.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
 
 /** What `/mcp` says a server is doing about being down, or how far a connect has got. */
@@ -46,22 +47,74 @@ export function show(ctx: ExtensionContext, text: string, level: "info" | "warni
   else console.log(text);
 }
 
-const SUBCOMMANDS = [{ value: "list", label: "list", description: "Show every server's state and tools" }];
+const SUBCOMMANDS = [
+  { value: "list", label: "list", description: "Show every server's state and tools" },
+  { value: "auth", label: "auth", description: "Sign in to a server that uses OAuth (or sign in again)" },
+  { value: "logout", label: "logout", description: "Forget a server's OAuth tokens and client registration" },
+];
+
+/** The sign-in handler for a command: the browser where there is one, else a pasted redirect URL. */
+function commandSignIn(ctx: ExtensionContext) {
+  return interactiveSignIn({
+    notify: (text) => show(ctx, text),
+    input: ctx.hasUI ? (prompt) => ctx.ui.input(prompt) : undefined,
+  });
+}
+
+async function signIn(bridge: McpBridge, name: string | undefined, ctx: ExtensionContext): Promise<void> {
+  const connection = name ? bridge.connection(name) : undefined;
+  if (!connection) {
+    show(ctx, name ? `No MCP server named '${name}'.` : "Usage: /mcp auth <server>", "warning");
+    return;
+  }
+  try {
+    await connection.signIn(commandSignIn(ctx));
+    show(ctx, `Signed in to MCP server '${connection.name}': ${connection.tools.length} tool${connection.tools.length === 1 ? "" : "s"}.`);
+  } catch (error) {
+    show(ctx, error instanceof Error ? error.message : String(error), "error");
+  }
+}
+
+async function logout(bridge: McpBridge, name: string | undefined, ctx: ExtensionContext): Promise<void> {
+  const connection = name ? bridge.connection(name) : undefined;
+  if (!connection) {
+    show(ctx, name ? `No MCP server named '${name}'.` : "Usage: /mcp logout <server>", "warning");
+    return;
+  }
+  const removed = await connection.logout();
+  show(ctx, removed ? `Signed out of MCP server '${connection.name}': its tokens and client registration are deleted.` : `Nothing stored for MCP server '${connection.name}'.`);
+}
 
 export function registerMcpCommand(pi: ExtensionAPI, bridge: McpBridge, registry: ToolRegistry, env: Environment): void {
   pi.registerCommand("mcp", {
-    description: "Show MCP servers, their state and their tools",
+    description: "Show MCP servers, their state and their tools; sign in and out",
     getArgumentCompletions: (prefix) => {
-      const items = SUBCOMMANDS.filter((s) => s.value.startsWith(prefix.trim()));
-      return items.length ? items : null;
+      const words = prefix.trimStart().split(/\s+/);
+      if (words.length <= 1) {
+        const items = SUBCOMMANDS.filter((s) => s.value.startsWith(words[0] ?? ""));
+        return items.length ? items : null;
+      }
+      const servers = [...bridge.connections.values()]
+        .filter((c) => c.name.startsWith(words[1] ?? ""))
+        .map((c) => ({ value: `${words[0]} ${c.name}`, label: c.name, description: c.status }));
+      return servers.length ? servers : null;
     },
     handler: async (args, ctx) => {
-      const sub = args.trim().split(/\s+/)[0] ?? "";
-      if (sub !== "" && sub !== "list") {
-        show(ctx, `Unknown /mcp subcommand '${sub}'. Available: ${SUBCOMMANDS.map((s) => s.value).join(", ")}`, "warning");
-        return;
+      const [sub = "", name] = args.trim().split(/\s+/);
+      switch (sub) {
+        case "":
+        case "list":
+          show(ctx, formatServerList(serverRows(bridge, registry, env), bridge.problems));
+          return;
+        case "auth":
+          await signIn(bridge, name, ctx);
+          return;
+        case "logout":
+          await logout(bridge, name, ctx);
+          return;
+        default:
+          show(ctx, `Unknown /mcp subcommand '${sub}'. Available: ${SUBCOMMANDS.map((s) => s.value).join(", ")}`, "warning");
       }
-      show(ctx, formatServerList(serverRows(bridge, registry, env), bridge.problems));
     },
   });
 }

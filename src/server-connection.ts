@@ -10,6 +10,9 @@ import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/tran
 import { Agent, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from "undici";
 import {
   CallToolResultSchema,
+  type ElicitRequest,
+  ElicitRequestSchema,
+  type ElicitResult,
   LoggingMessageNotificationSchema,
   type CallToolResult,
   type Progress,
@@ -30,6 +33,9 @@ import { backoffDelay, gaveUpMessage, HealthTracker, type HealthStatus, type Ser
 import { type Logger, type LogLevel, NULL_LOGGER } from "./log-file.ts";
 import { type ProcessInfo, killProcessesNow, mergeProcesses, processTree, terminateProcesses } from "./process-tree.ts";
 import type { ProcessGroupStdioTransport } from "./stdio-transport.ts";
+import type { SignInHandler } from "./oauth-provider.ts";
+import { isUnauthorized, needsSignInMessage, OAuthSession } from "./oauth-session.ts";
+import type { AuthStore } from "./oauth-storage.ts";
 import { type Environment, type ResolvedEndpoint, type ResolvedRemote, redact, resolveServerConfig } from "./substitute.ts";
 import { createSseTransport, createStdioTransport, createStreamableHttpTransport } from "./transports.ts";
 
@@ -46,6 +52,13 @@ export interface ConnectionOptions {
   logger?: Logger;
   /** This server's own log, for its stderr; without it stderr goes to `logger`. */
   serverLog?: Logger;
+  /** Where OAuth tokens and client registrations are kept; without it remote servers get no OAuth. */
+  authStore?: AuthStore;
+  /** Who can send the user to a sign-in page right now, if anyone. */
+  signIn?: () => SignInHandler | undefined;
+  signInTimeoutMs?: number;
+  /** Answers a server's `elicitation/create` requests; without it the client does not offer elicitation. */
+  elicitation?: (request: ElicitRequest["params"]) => Promise<ElicitResult>;
   /** Called with the server's tool list after every successful fetch: connect, reconnect, `list_changed`. */
   onTools?: (connection: ServerConnection, tools: Tool[]) => void;
 }
@@ -103,6 +116,16 @@ function pidOf(transport: Transport | undefined): number | undefined {
   return (transport as Partial<ProcessGroupStdioTransport> | undefined)?.pid ?? undefined;
 }
 
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, it is just not ours to signal.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 /** Keeps the last lines a server wrote to stderr. */
 class LineTail {
   private lines: string[] = [];
@@ -153,6 +176,9 @@ export class ServerConnection {
   private closed = false;
   private healthTimer?: NodeJS.Timeout;
   private probing?: Promise<void>;
+  private oauth?: OAuthSession;
+  /** A sign-in handler given for one explicit sign-in (`/mcp auth`), used before the session's own. */
+  private signInOverride?: SignInHandler;
 
   constructor(
     readonly config: ServerConfig,
@@ -252,7 +278,16 @@ export class ServerConnection {
       if (!resolution.endpoint) {
         throw new BridgeError("config", this.name, `${resolution.errors.join("; ")} (${describeSource(this.config.source)})`);
       }
-      await this.connectEndpoint(resolution.endpoint, started + this.config.timeout);
+      const endpoint = resolution.endpoint;
+      if (endpoint.kind !== "stdio") this.prepareOAuth(endpoint.url);
+      try {
+        await this.connectEndpoint(endpoint, started + this.config.timeout);
+      } catch (error) {
+        if (!this.oauth || !isUnauthorized(error)) throw error;
+        // The SDK has sent the user to sign in (or found nobody to do it): wait for that, then connect with the tokens.
+        await this.oauth.completeSignIn(undefined, (channel, payload) => this.emit(channel, payload), this.wake.signal);
+        await this.connectEndpoint(endpoint, Date.now() + this.config.timeout);
+      }
       if (this.closed) {
         // Shut down while this attempt was under way: do not keep what it opened.
         await this.disposeCurrent({ graceful: false });
@@ -284,20 +319,79 @@ export class ServerConnection {
       await this.attempt("stdio", () => this.stdioTransport(endpoint), deadline);
       return;
     }
+    const authProvider = this.oauth?.provider;
     if (endpoint.kind === "sse") {
-      await this.attempt("sse", (fetch) => createSseTransport(endpoint, fetch), deadline);
+      await this.attempt("sse", (fetch) => createSseTransport(endpoint, fetch, authProvider), deadline);
       return;
     }
     try {
-      await this.attempt("http", (fetch) => createStreamableHttpTransport(endpoint, fetch), deadline);
+      await this.attempt("http", (fetch) => createStreamableHttpTransport(endpoint, fetch, authProvider), deadline);
       this.fellBackToSse = false;
     } catch (error) {
       // A server that only speaks the 2024-11-05 HTTP+SSE transport answers the Streamable HTTP POST with 404 or 405.
       const status = httpStatusOf(error);
       if (status !== 404 && status !== 405) throw error;
-      await this.attempt("sse", (fetch) => createSseTransport(endpoint as ResolvedRemote, fetch), deadline);
+      await this.attempt("sse", (fetch) => createSseTransport(endpoint as ResolvedRemote, fetch, authProvider), deadline);
       this.fellBackToSse = true;
     }
+  }
+
+  /** The OAuth session for this server's URL (a new one if the URL changed), when OAuth is on for it. */
+  private prepareOAuth(serverUrl: string): void {
+    const { authStore } = this.options;
+    const settings = this.config.oauth;
+    if (!settings || !authStore) return;
+    if (this.oauth?.serverUrl === serverUrl) return;
+    this.oauth = new OAuthSession({
+      server: this.name,
+      serverUrl,
+      settings,
+      env: this.options.env,
+      store: authStore,
+      signIn: () => this.signInOverride ?? this.options.signIn?.(),
+      signInTimeoutMs: this.options.signInTimeoutMs,
+      fetch: undiciFetch as unknown as FetchLike,
+    });
+    this.secrets = [...this.secrets, ...this.oauth.secrets];
+  }
+
+  /**
+   * Signs in (again) with `handler` sending the user to the page: the stored tokens are dropped, and the server is
+   * connected afresh. For `/mcp auth`.
+   */
+  async signIn(handler: SignInHandler): Promise<void> {
+    if (!this.config.oauth || !this.options.authStore) {
+      throw new BridgeError("config", this.name, `MCP server '${this.name}' does not use OAuth (${this.local ? "it is a local server" : "its config turns it off or sets an Authorization header"})`);
+    }
+    await this.options.authStore.deleteTokens(this.name);
+    this.signInOverride = handler;
+    try {
+      await this.reconnect();
+    } finally {
+      this.signInOverride = undefined;
+    }
+  }
+
+  /** Forgets this server's tokens and client registration and disconnects it. For `/mcp logout`. */
+  async logout(): Promise<boolean> {
+    const store = this.options.authStore;
+    if (!this.config.oauth || !store) return false;
+    this.wake.abort();
+    await this.recovering?.catch(() => undefined);
+    this.wake = new AbortController();
+    const live = this.live;
+    this.live = undefined;
+    if (live) {
+      this.stopHealthChecks();
+      this.health.disconnected(Date.now(), "signed out");
+      this.emit("mcp.disconnected", { reason: "signed out", wasClean: true });
+      await this.dispose(live, { graceful: false, terminateSession: true });
+    }
+    const removed = await store.logout(this.name);
+    this.oauth = undefined;
+    this.health.failed(`Signed out of MCP server '${this.name}'. Run /mcp auth ${this.name} to sign in again.`);
+    this.health.gaveUp("error");
+    return removed;
   }
 
   private stdioTransport(endpoint: Extract<ResolvedEndpoint, { kind: "stdio" }>): ProcessGroupStdioTransport {
@@ -319,10 +413,13 @@ export class ServerConnection {
     // sends a cancellation to a server that is not answering, which over HTTP opens one more idle socket.
     const sdkTimeout = () => remaining() + SDK_TIMEOUT_SLACK_MS;
     const agent = kind === "stdio" ? undefined : new Agent();
-    const transport = makeTransport(agent && fetchVia(agent));
+    const fetch = agent && fetchVia(agent);
+    const transport = makeTransport(fetch && this.oauth ? this.oauth.wrapFetch(fetch) : fetch);
     let live: LiveConnection | undefined;
+    const elicitation = this.options.elicitation;
     const client = new Client(this.options.clientInfo, {
-      capabilities: {},
+      // applyDefaults: the SDK fills in the defaults of the server's schema that an answer leaves out.
+      capabilities: elicitation ? { elicitation: { form: { applyDefaults: true } } } : {},
       listChanged: {
         tools: {
           autoRefresh: false,
@@ -334,6 +431,7 @@ export class ServerConnection {
       },
     });
     live = { client, transport, kind, agent, processes: [] };
+    if (elicitation) client.setRequestHandler(ElicitRequestSchema, (request) => elicitation(request.params));
     this.connecting = live;
     this.nonJsonLines = 0;
     client.onerror = (error) => {
@@ -343,7 +441,10 @@ export class ServerConnection {
         return;
       }
       // A remote stream that broke says nothing else: check whether the server still answers.
-      if (kind !== "stdio" && this.live === live) void this.probe(live, `transport error: ${describeError(error)}`);
+      // (Not for wanting credentials: the request that met that signs in, and a ping would only start another sign-in.)
+      if (kind !== "stdio" && this.live === live && !isUnauthorized(error) && classifyError(error) !== "auth") {
+        void this.probe(live, `transport error: ${describeError(error)}`);
+      }
     };
     client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
       this.health.heard(Date.now());
@@ -533,13 +634,23 @@ export class ServerConnection {
     this.probing ??= (async () => {
       const pid = pidOf(live.transport);
       const started = Date.now();
+      if (pid !== undefined && !processExists(pid)) {
+        this.dropped(live, "the server process is gone");
+        return;
+      }
       try {
-        if (pid !== undefined) process.kill(pid, 0);
         await live.client.ping({ timeout: this.config.pingTimeout });
         this.health.heard(Date.now());
         this.log("debug", "request", { method: "ping", durationMs: Date.now() - started, ok: true, why });
       } catch (error) {
-        const detail = isTimeoutError(error) ? `no answer to a ping within ${seconds(this.config.pingTimeout)}` : describeError(error);
+        const kind = isTimeoutError(error) ? "timeout" : classifyError(error);
+        if (kind !== "timeout" && kind !== "transport") {
+          // It answered, if only to refuse (no ping support, or it wants credentials: the next call signs in).
+          this.health.heard(Date.now());
+          this.log("debug", "request", { method: "ping", durationMs: Date.now() - started, ok: false, why, kind });
+          return;
+        }
+        const detail = kind === "timeout" ? `no answer to a ping within ${seconds(this.config.pingTimeout)}` : describeError(error);
         this.log("warn", "request", { method: "ping", durationMs: Date.now() - started, ok: false, why, error: this.redact(detail) });
         this.dropped(live, detail);
       }
@@ -599,6 +710,11 @@ export class ServerConnection {
     try {
       return await this.callOn(live, toolName, args, options);
     } catch (error) {
+      if (this.oauth && isUnauthorized(error) && !options.signal?.aborted) {
+        // The tokens stopped working and refreshing them did not help: sign in again (if someone can), then retry.
+        await this.oauth.completeSignIn(undefined, (channel, payload) => this.emit(channel, payload), options.signal);
+        return await this.callOn(this.live ?? (await this.ready(toolName, options)), toolName, args, options);
+      }
       const kind = this.failureKind(live, error, options);
       if (kind !== "transport") throw this.callError(kind, toolName, error);
       const cause = this.lostDetail(describeError(error));
@@ -816,6 +932,7 @@ export class ServerConnection {
 
   /** For the auth error class: the remediation message for this server. */
   authMessage(error: unknown): string {
+    if (this.oauth) return needsSignInMessage(this.name);
     return authMessage(this.errorContext(), error);
   }
 }

@@ -4,6 +4,7 @@
  */
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ProcessGroupStdioTransport } from "./stdio-transport.ts";
 import type { ResolvedRemote, ResolvedStdio } from "./substitute.ts";
@@ -27,10 +28,10 @@ export function createStdioTransport(endpoint: ResolvedStdio, hooks: StdioHooks)
   });
 }
 
-export function createStreamableHttpTransport(endpoint: ResolvedRemote, fetch?: FetchLike): StreamableHTTPClientTransport {
-  return new StreamableHTTPClientTransport(new URL(endpoint.url), { requestInit: { headers: endpoint.headers }, fetch });
+export function createStreamableHttpTransport(endpoint: ResolvedRemote, fetch?: FetchLike, authProvider?: OAuthClientProvider): StreamableHTTPClientTransport {
+  return new StreamableHTTPClientTransport(new URL(endpoint.url), { requestInit: { headers: endpoint.headers }, fetch, authProvider });
 }
 
-export function createSseTransport(endpoint: ResolvedRemote, fetch?: FetchLike): SSEClientTransport {
-  return new SSEClientTransport(new URL(endpoint.url), { requestInit: { headers: endpoint.headers }, fetch });
+export function createSseTransport(endpoint: ResolvedRemote, fetch?: FetchLike, authProvider?: OAuthClientProvider): SSEClientTransport {
+  return new SSEClientTransport(new URL(endpoint.url), { requestInit: { headers: endpoint.headers }, fetch, authProvider });
 }

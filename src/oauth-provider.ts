@@ -1,0 +1,255 @@
+/**
+ * The SDK's `OAuthClientProvider` for one remote server. The SDK's `auth()` does the protocol — discovery (RFC 9728,
+ * RFC 8414, OpenID Connect, the 2025-03-26 fallbacks), client registration (RFC 7591) or a Client ID Metadata
+ * Document, PKCE, the `resource` parameter, refresh, step-up — and calls back here for what is the client's to decide:
+ * where tokens and registrations live (./oauth-storage.ts), which redirect URI and client identity to use, and how
+ * the user gets to the authorization page (a `SignInHandler`, with the loopback server of ./oauth-callback.ts).
+ */
+import { randomBytes } from "node:crypto";
+import { type OAuthClientProvider, type OAuthDiscoveryState, refreshAuthorization } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { AuthorizationServerMetadata, OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { OAuthSettings } from "./config.ts";
+import { CALLBACK_PATH, CALLBACK_PORT_TRIES, CallbackServer, OAuthCallbackError } from "./oauth-callback.ts";
+import { type AuthStore, expiresWithin, toOAuthTokens, toStoredTokens } from "./oauth-storage.ts";
+
+/** An access token this close to its expiry is refreshed before it is used. */
+export const REFRESH_MARGIN_MS = 5 * 60_000;
+export const CLIENT_NAME = "pi (mcp-bridge)";
+
+/**
+ * Brings the user to an authorization page. `callback` receives the redirect; a handler without a browser can let the
+ * user paste the URL they were sent to into `callback.submitRedirectUrl()`. Resolves once the user has been sent
+ * there (not when they are done).
+ */
+export type SignInHandler = (request: { server: string; url: URL; callback: CallbackServer }) => Promise<void> | void;
+
+/** The settings with `${VAR}`s resolved. */
+export type ResolvedOAuthSettings = OAuthSettings;
+
+export interface OAuthProviderOptions {
+  server: string;
+  serverUrl: string;
+  settings: ResolvedOAuthSettings;
+  store: AuthStore;
+  /** Absent when nobody can sign in now (startup, print mode): a needed sign-in is then reported, not started. */
+  signIn?: () => SignInHandler | undefined;
+  /** Bounds a sign-in, in ms. */
+  signInTimeoutMs?: number;
+  fetch?: FetchLike;
+  now?: () => number;
+}
+
+/** A sign-in that has sent the user to the authorization page and waits for the redirect. */
+export interface PendingSignIn {
+  code: Promise<string>;
+  cancel(): void;
+}
+
+/** Why the provider could not go on without the user. */
+export class SignInRequiredError extends Error {
+  constructor(readonly server: string) {
+    super(`MCP server '${server}' needs you to sign in`);
+  }
+}
+
+function base64url(bytes: Buffer): string {
+  return bytes.toString("base64").replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+export class BridgeOAuthProvider implements OAuthClientProvider {
+  /** Set by `redirectToAuthorization` when a sign-in has started; the connection waits on it. */
+  pending?: PendingSignIn;
+  /** Set when a sign-in was needed but no one could do it. */
+  signInRequired = false;
+  private verifier?: string;
+  private currentState?: string;
+  private callback?: CallbackServer;
+  private discovery?: OAuthDiscoveryState;
+  private refreshing?: Promise<void>;
+  private readonly now: () => number;
+
+  constructor(private readonly options: OAuthProviderOptions) {
+    this.now = options.now ?? Date.now;
+    const { authorizationUrl, tokenUrl } = options.settings;
+    if (authorizationUrl && tokenUrl) {
+      // Endpoints from the config replace discovery: the SDK takes cached discovery state as given.
+      const issuer = new URL(authorizationUrl).origin;
+      this.discovery = {
+        authorizationServerUrl: issuer,
+        authorizationServerMetadata: {
+          issuer,
+          authorization_endpoint: authorizationUrl,
+          token_endpoint: tokenUrl,
+          response_types_supported: ["code"],
+          code_challenge_methods_supported: ["S256"],
+          grant_types_supported: ["authorization_code", "refresh_token"],
+        } as AuthorizationServerMetadata,
+      };
+    }
+  }
+
+  private get settings(): ResolvedOAuthSettings {
+    return this.options.settings;
+  }
+
+  /** Every loopback redirect URI the callback server may listen on, so a taken port does not break a registration. */
+  private redirectUris(): string[] {
+    const first = this.settings.callbackPort;
+    const count = Math.min(CALLBACK_PORT_TRIES, 65536 - first);
+    return Array.from({ length: count }, (_, i) => `http://127.0.0.1:${first + i}${CALLBACK_PATH}`);
+  }
+
+  get redirectUrl(): string {
+    return this.callback?.redirectUrl ?? this.redirectUris()[0]!;
+  }
+
+  get clientMetadataUrl(): string | undefined {
+    return this.settings.clientMetadataUrl;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    const metadata: OAuthClientMetadata = {
+      client_name: CLIENT_NAME,
+      redirect_uris: this.redirectUris(),
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      // No token_endpoint_auth_method: the authorization server's answer decides, and the SDK follows it.
+    };
+    if (this.settings.scopes?.length) metadata.scope = this.settings.scopes.join(" ");
+    return metadata;
+  }
+
+  state(): string {
+    // Requests that need authorization while a sign-in is under way join it: its state and verifier stay.
+    if (this.pending && this.currentState) return this.currentState;
+    this.currentState = base64url(randomBytes(32));
+    return this.currentState;
+  }
+
+  clientInformation(): OAuthClientInformationMixed | undefined {
+    const { clientId, clientSecret } = this.settings;
+    if (clientId) return clientSecret ? { client_id: clientId, client_secret: clientSecret } : { client_id: clientId };
+    const stored = this.options.store.client(this.options.server, this.options.serverUrl)?.client;
+    if (!stored) return undefined;
+    // A registration made for other redirect URIs (the callback port was changed) cannot be used: register again.
+    const registered = (stored as { redirect_uris?: string[] }).redirect_uris;
+    if (registered && !this.redirectUris().every((uri) => registered.includes(uri))) return undefined;
+    return stored;
+  }
+
+  async saveClientInformation(client: OAuthClientInformationMixed): Promise<void> {
+    // A client from the config is the config's; nothing to keep.
+    if (this.settings.clientId) return;
+    await this.options.store.saveClient(this.options.server, { serverUrl: this.options.serverUrl, savedAt: new Date(this.now()).toISOString(), client });
+  }
+
+  /** The stored tokens; one close to expiry is refreshed first (one refresh, however many calls ask at once). */
+  async tokens(): Promise<OAuthTokens | undefined> {
+    let stored = this.options.store.tokens(this.options.server, this.options.serverUrl);
+    if (stored?.refreshToken && expiresWithin(stored, REFRESH_MARGIN_MS, this.now()) && this.discovery) {
+      this.refreshing ??= this.refreshNow(stored.refreshToken).finally(() => {
+        this.refreshing = undefined;
+      });
+      await this.refreshing;
+      stored = this.options.store.tokens(this.options.server, this.options.serverUrl);
+    }
+    return stored ? toOAuthTokens(stored, this.now()) : undefined;
+  }
+
+  /** Refreshes ahead of expiry. A failure is left to the server's 401, which runs the SDK's full flow. */
+  private async refreshNow(refreshToken: string): Promise<void> {
+    const discovery = this.discovery;
+    const client = this.clientInformation();
+    if (!discovery || !client) return;
+    try {
+      const tokens = await refreshAuthorization(discovery.authorizationServerUrl, {
+        metadata: discovery.authorizationServerMetadata,
+        clientInformation: client,
+        refreshToken,
+        resource: discovery.resourceMetadata?.resource ? new URL(discovery.resourceMetadata.resource) : undefined,
+        fetchFn: this.options.fetch,
+      });
+      await this.saveTokens({ ...tokens, issuer: String(discovery.authorizationServerUrl) });
+    } catch {
+      // Expired or revoked: the next request gets a 401 and the SDK refreshes or signs in again.
+    }
+  }
+
+  async saveTokens(tokens: OAuthTokens): Promise<void> {
+    // A refresh that does not rotate the refresh token keeps the old one.
+    const previous = this.options.store.tokens(this.options.server, this.options.serverUrl);
+    const merged = tokens.refresh_token || !previous?.refreshToken ? tokens : { ...tokens, refresh_token: previous.refreshToken };
+    await this.options.store.saveTokens(this.options.server, toStoredTokens(merged, this.options.serverUrl, this.now()));
+    this.signInRequired = false;
+  }
+
+  /**
+   * Starts a sign-in: the loopback server listens (the configured port or one of the next five, all of them
+   * registered), and the handler sends the user to the page. Without a handler the sign-in is only recorded as needed.
+   */
+  async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
+    const handler = this.options.signIn?.();
+    if (!handler) {
+      this.signInRequired = true;
+      return;
+    }
+    if (this.pending) return;
+    const callback = await CallbackServer.start({ port: this.settings.callbackPort, timeoutMs: this.options.signInTimeoutMs });
+    this.callback = callback;
+    const url = new URL(authorizationUrl);
+    url.searchParams.set("redirect_uri", callback.redirectUrl);
+    // Scopes from the config come first (the SDK prefers the server's hints).
+    if (this.settings.scopes?.length) url.searchParams.set("scope", this.settings.scopes.join(" "));
+    const state = this.currentState ?? url.searchParams.get("state") ?? "";
+    const code = callback.waitForCode(state);
+    const pending: PendingSignIn = { code, cancel: () => void callback.close() };
+    this.pending = pending;
+    // A sign-in that failed or timed out with no one waiting on it must not block the next one.
+    code.catch(() => {
+      if (this.pending !== pending) return;
+      this.pending = undefined;
+      this.callback = undefined;
+    });
+    try {
+      await handler({ server: this.options.server, url, callback });
+    } catch (error) {
+      await callback.close();
+      throw error;
+    }
+  }
+
+  saveCodeVerifier(verifier: string): void {
+    if (this.pending) return;
+    this.verifier = verifier;
+  }
+
+  codeVerifier(): string {
+    if (!this.verifier) throw new OAuthCallbackError("invalid_redirect", "No sign-in is under way");
+    return this.verifier;
+  }
+
+  saveDiscoveryState(state: OAuthDiscoveryState): void {
+    this.discovery = state;
+  }
+
+  discoveryState(): OAuthDiscoveryState | undefined {
+    return this.discovery;
+  }
+
+  async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {
+    const { store, server } = this.options;
+    if (scope === "all" || scope === "tokens") await store.deleteTokens(server);
+    if ((scope === "all" || scope === "client") && !this.settings.clientId) await store.deleteClient(server);
+    if (scope === "all" || scope === "verifier") this.verifier = undefined;
+    if (scope === "discovery" && !(this.settings.authorizationUrl && this.settings.tokenUrl)) this.discovery = undefined;
+  }
+
+  /** The sign-in is over (done or abandoned): the loopback server stops. */
+  async finishSignIn(): Promise<void> {
+    const callback = this.callback;
+    this.callback = undefined;
+    this.pending = undefined;
+    await callback?.close();
+  }
+}

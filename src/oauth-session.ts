@@ -1,0 +1,112 @@
+/**
+ * OAuth for one remote server's connection: the provider its transports use, one refresh shared by concurrent
+ * requests, and the step the SDK leaves to the client after it has sent the user to sign in — waiting for the
+ * redirect and exchanging its code.
+ */
+import { auth, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { OAuthSettings } from "./config.ts";
+import { BridgeError } from "./errors.ts";
+import { OAuthCallbackError } from "./oauth-callback.ts";
+import { BridgeOAuthProvider, type SignInHandler } from "./oauth-provider.ts";
+import type { AuthStore } from "./oauth-storage.ts";
+import { RefreshDeduper } from "./refresh-dedupe.ts";
+import { type Environment, substituteVars } from "./substitute.ts";
+
+export interface OAuthSessionOptions {
+  server: string;
+  serverUrl: string;
+  settings: OAuthSettings;
+  env: Environment;
+  store: AuthStore;
+  signIn: () => SignInHandler | undefined;
+  signInTimeoutMs?: number;
+  fetch?: FetchLike;
+}
+
+/** True for the SDK's "this request needs (new) authorization" errors. */
+export function isUnauthorized(error: unknown): boolean {
+  return error instanceof UnauthorizedError || (error instanceof Error && error.cause instanceof UnauthorizedError);
+}
+
+export class OAuthSession {
+  readonly provider: BridgeOAuthProvider;
+  /** Values from `${VAR}`s in the auth block (a client secret), for redaction. */
+  readonly secrets: string[];
+  private readonly deduper = new RefreshDeduper();
+
+  constructor(private readonly options: OAuthSessionOptions) {
+    const secrets: string[] = [];
+    const resolve = (value: string | undefined): string | undefined => {
+      if (value === undefined) return undefined;
+      const result = substituteVars(value, options.env);
+      secrets.push(...result.secrets);
+      return result.value;
+    };
+    const { settings } = options;
+    const resolved: OAuthSettings = {
+      ...settings,
+      clientId: resolve(settings.clientId),
+      clientSecret: resolve(settings.clientSecret),
+      authorizationUrl: resolve(settings.authorizationUrl),
+      tokenUrl: resolve(settings.tokenUrl),
+      clientMetadataUrl: resolve(settings.clientMetadataUrl),
+    };
+    if (resolved.clientSecret) secrets.push(resolved.clientSecret);
+    this.secrets = secrets;
+    this.provider = new BridgeOAuthProvider({
+      server: options.server,
+      serverUrl: options.serverUrl,
+      settings: resolved,
+      store: options.store,
+      signIn: options.signIn,
+      signInTimeoutMs: options.signInTimeoutMs,
+      fetch: options.fetch ? this.deduper.wrap(options.fetch) : undefined,
+    });
+  }
+
+  get serverUrl(): string {
+    return this.options.serverUrl;
+  }
+
+  /** The fetch a transport should use: refreshes of one token share one request. */
+  wrapFetch(fetch: FetchLike): FetchLike {
+    return this.deduper.wrap(fetch);
+  }
+
+  /**
+   * After a request failed for want of authorization: if a sign-in was started, waits for its redirect (bounded by the
+   * sign-in timeout, or `signal`) and exchanges the code, so a retry can go through. Throws an auth error saying what
+   * to do when no sign-in could be started, or when it failed. `onEvent` reports the sign-in's progress.
+   */
+  async completeSignIn(fetch: FetchLike | undefined, onEvent: (channel: string, payload: Record<string, unknown>) => void, signal?: AbortSignal): Promise<void> {
+    const { provider } = this;
+    const server = this.options.server;
+    const pending = provider.pending;
+    if (!pending) {
+      throw new BridgeError("auth", server, needsSignInMessage(server));
+    }
+    onEvent("mcp.auth.started", {});
+    const onAbort = () => pending.cancel();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      const code = await pending.code;
+      const result = await auth(provider, { serverUrl: this.options.serverUrl, authorizationCode: code, fetchFn: fetch ? this.deduper.wrap(fetch) : undefined });
+      if (result !== "AUTHORIZED") throw new Error("the authorization server did not issue tokens");
+      onEvent("mcp.auth.completed", {});
+    } catch (error) {
+      const reason = error instanceof OAuthCallbackError ? error.message : error instanceof Error ? error.message : String(error);
+      onEvent("mcp.auth.failed", { error: reason });
+      throw new BridgeError("auth", server, `Signing in to MCP server '${server}' failed: ${reason}. Run /mcp auth ${server} to try again.`, {
+        cause: error,
+      });
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+      await provider.finishSignIn();
+    }
+  }
+}
+
+export function needsSignInMessage(server: string): string {
+  return `MCP server '${server}' needs you to sign in (OAuth). Run /mcp auth ${server} in pi to open the sign-in page.`;
+}

@@ -1,0 +1,275 @@
+/**
+ * Where the OAuth state of remote MCP servers lives on disk: one directory, normally `<pi agent dir>/mcp-auth`, with
+ * `<server>.json` holding a server's tokens and `<server>-client.json` its client registration.
+ *
+ * These files hold secrets, so the directory is kept at 0700 and the files at 0600 (a looser directory is tightened,
+ * and a looser file is replaced, on every write). A write goes to a temp file in the same directory that is then
+ * renamed over the target, so a reader never sees half a file. Tokens and registrations are bound to the MCP server
+ * URL they were obtained for: after the URL in the config changes they read as absent, so they are never presented to
+ * another server. Reads never throw (a missing, unreadable or corrupt file reads as absent); writes and deletes throw
+ * errors that name only the file and the errno code, never what was being written. Nothing here logs.
+ */
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { chmod, mkdir, open, rename, stat, unlink } from "node:fs/promises";
+import * as path from "node:path";
+import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { shortHash } from "./naming.ts";
+
+/** The directory name, inside pi's agent dir, that holds the OAuth files. */
+export const AUTH_DIR_NAME = "mcp-auth";
+
+/** `<agentDir>/mcp-auth`. */
+export function authDir(agentDir: string): string {
+  return path.join(agentDir, AUTH_DIR_NAME);
+}
+
+export interface StoredTokens {
+  accessToken: string;
+  tokenType: string;
+  refreshToken?: string;
+  /** Epoch ms. */
+  expiresAt?: number;
+  scopes?: string[];
+  idToken?: string;
+  /** The authorization server that issued the tokens, as the SDK reported it; handed back to it unchanged. */
+  issuer?: string;
+  /** The MCP server URL the tokens are bound to. */
+  serverUrl: string;
+  /** ISO timestamp. */
+  savedAt: string;
+}
+
+export interface StoredClient {
+  /** The MCP server URL the registration is bound to. */
+  serverUrl: string;
+  /** ISO timestamp. */
+  savedAt: string;
+  client: OAuthClientInformationMixed;
+}
+
+/** The SDK's tokens in stored form: `expires_in` becomes an absolute `expiresAt`, `scope` a list. */
+export function toStoredTokens(tokens: OAuthTokens, serverUrl: string, now: number): StoredTokens {
+  const stored: StoredTokens = {
+    accessToken: tokens.access_token,
+    tokenType: tokens.token_type,
+    serverUrl,
+    savedAt: new Date(now).toISOString(),
+  };
+  if (tokens.refresh_token !== undefined) stored.refreshToken = tokens.refresh_token;
+  if (typeof tokens.expires_in === "number" && Number.isFinite(tokens.expires_in)) {
+    stored.expiresAt = now + Math.round(tokens.expires_in * 1000);
+  }
+  if (tokens.scope !== undefined) stored.scopes = tokens.scope.split(/\s+/).filter((scope) => scope !== "");
+  if (tokens.id_token !== undefined) stored.idToken = tokens.id_token;
+  if (tokens.issuer !== undefined) stored.issuer = tokens.issuer;
+  return stored;
+}
+
+/** Stored tokens in the SDK's form, with `expires_in` the whole seconds left at `now` (0 once expired). */
+export function toOAuthTokens(stored: StoredTokens, now: number): OAuthTokens {
+  const tokens: OAuthTokens = { access_token: stored.accessToken, token_type: stored.tokenType };
+  if (stored.refreshToken !== undefined) tokens.refresh_token = stored.refreshToken;
+  if (stored.expiresAt !== undefined) tokens.expires_in = Math.max(0, Math.floor((stored.expiresAt - now) / 1000));
+  if (stored.scopes !== undefined) tokens.scope = stored.scopes.join(" ");
+  if (stored.idToken !== undefined) tokens.id_token = stored.idToken;
+  if (stored.issuer !== undefined) tokens.issuer = stored.issuer;
+  return tokens;
+}
+
+/** Whether the tokens have an expiry that is at most `ms` after `now` (or already past). */
+export function expiresWithin(stored: StoredTokens, ms: number, now: number): boolean {
+  return stored.expiresAt !== undefined && stored.expiresAt - now <= ms;
+}
+
+const MAX_PLAIN_NAME_LENGTH = 80;
+const CLIENT_SUFFIX = "-client";
+
+/**
+ * The file-name stem for a server: its name where that is safe on every file system, else a safe form with a hash of
+ * the original, so `a/b` and `a:b` never share a file. A name that could be mistaken for another's file (one ending
+ * in `-client`, or in what looks like the hash suffix) is hashed as well, so tokens and client files of different
+ * servers can never coincide.
+ */
+function fileStem(server: string): string {
+  const plain =
+    /^[A-Za-z0-9_.-]+$/.test(server) &&
+    !server.startsWith(".") &&
+    server.length <= MAX_PLAIN_NAME_LENGTH &&
+    !server.endsWith(CLIENT_SUFFIX) &&
+    !/-[0-9a-f]{8}$/.test(server);
+  if (plain) return server;
+  const safe = server.replace(/[^A-Za-z0-9_.-]/g, "_").replace(/^\.+/, "_").slice(0, MAX_PLAIN_NAME_LENGTH);
+  return `${safe || "_"}-${shortHash(server)}`;
+}
+
+function normalizeUrl(url: string): string | undefined {
+  try {
+    return new URL(url).href;
+  } catch {
+    return undefined;
+  }
+}
+
+function sameUrl(a: string, b: string): boolean {
+  const na = normalizeUrl(a);
+  return na !== undefined && na === normalizeUrl(b);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function isOptional(value: unknown, type: "string" | "number"): boolean {
+  return value === undefined || typeof value === type;
+}
+
+function isStoredTokens(value: unknown): value is StoredTokens {
+  if (!isObject(value)) return false;
+  return (
+    typeof value.accessToken === "string" &&
+    typeof value.tokenType === "string" &&
+    typeof value.serverUrl === "string" &&
+    typeof value.savedAt === "string" &&
+    isOptional(value.refreshToken, "string") &&
+    isOptional(value.expiresAt, "number") &&
+    (value.expiresAt === undefined || Number.isFinite(value.expiresAt)) &&
+    (value.scopes === undefined || (Array.isArray(value.scopes) && value.scopes.every((s) => typeof s === "string"))) &&
+    isOptional(value.idToken, "string") &&
+    isOptional(value.issuer, "string")
+  );
+}
+
+function isStoredClient(value: unknown): value is StoredClient {
+  if (!isObject(value)) return false;
+  return (
+    typeof value.serverUrl === "string" &&
+    typeof value.savedAt === "string" &&
+    isObject(value.client) &&
+    typeof value.client.client_id === "string"
+  );
+}
+
+/** The parsed JSON of `file`, or undefined when it is missing, unreadable or not JSON. */
+function readJson(file: string): unknown {
+  try {
+    return JSON.parse(readFileSync(file, "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+/** An error naming only the file and the errno code: never the message of the original, nor what was written. */
+function fsError(action: string, file: string, error: unknown): Error {
+  const code = isObject(error) && typeof error.code === "string" ? error.code : "unknown error";
+  return Object.assign(new Error(`cannot ${action} ${file}: ${code}`), { code });
+}
+
+/** Per file path, the tail of this process's queued writes and deletes, so they never interleave. */
+const queues = new Map<string, Promise<unknown>>();
+
+function serialised<T>(file: string, task: () => Promise<T>): Promise<T> {
+  const previous = queues.get(file) ?? Promise.resolve();
+  const run = previous.then(task, task);
+  const tail = run.catch(() => {});
+  queues.set(file, tail);
+  void tail.then(() => {
+    if (queues.get(file) === tail) queues.delete(file);
+  });
+  return run;
+}
+
+export class AuthStore {
+  constructor(readonly dir: string) {}
+
+  tokensPath(server: string): string {
+    return path.join(this.dir, `${fileStem(server)}.json`);
+  }
+
+  clientPath(server: string): string {
+    return path.join(this.dir, `${fileStem(server)}${CLIENT_SUFFIX}.json`);
+  }
+
+  /** The server's tokens, or undefined when there are none, they are unreadable, or they were stored for another URL. */
+  tokens(server: string, serverUrl: string): StoredTokens | undefined {
+    const data = readJson(this.tokensPath(server));
+    return isStoredTokens(data) && sameUrl(data.serverUrl, serverUrl) ? data : undefined;
+  }
+
+  saveTokens(server: string, tokens: StoredTokens): Promise<void> {
+    return this.write(this.tokensPath(server), tokens);
+  }
+
+  async deleteTokens(server: string): Promise<void> {
+    await this.remove(this.tokensPath(server));
+  }
+
+  /** The server's client registration, or undefined when there is none, it is unreadable, or it is for another URL. */
+  client(server: string, serverUrl: string): StoredClient | undefined {
+    const data = readJson(this.clientPath(server));
+    return isStoredClient(data) && sameUrl(data.serverUrl, serverUrl) ? data : undefined;
+  }
+
+  saveClient(server: string, client: StoredClient): Promise<void> {
+    return this.write(this.clientPath(server), client);
+  }
+
+  async deleteClient(server: string): Promise<void> {
+    await this.remove(this.clientPath(server));
+  }
+
+  /** Deletes both (for `/mcp logout`); resolves true if anything was there. */
+  async logout(server: string): Promise<boolean> {
+    const [tokens, client] = await Promise.all([this.remove(this.tokensPath(server)), this.remove(this.clientPath(server))]);
+    return tokens || client;
+  }
+
+  private write(file: string, value: unknown): Promise<void> {
+    // Serialised now, so a caller mutating `value` after the call cannot change what is written.
+    const text = `${JSON.stringify(value, null, 2)}\n`;
+    return serialised(file, () => this.writeAtomically(file, text));
+  }
+
+  private async writeAtomically(file: string, text: string): Promise<void> {
+    await this.ensureDir();
+    // Same directory, so the rename is atomic; pid + random so concurrent writers never share a temp file. The
+    // renamed file is a new inode created 0600, which also replaces a looser file that was there before.
+    const temp = path.join(this.dir, `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+    try {
+      const handle = await open(temp, "wx", 0o600);
+      try {
+        await handle.writeFile(text, "utf8");
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temp, file);
+    } catch (error) {
+      await unlink(temp).catch(() => {});
+      throw fsError("write", file, error);
+    }
+  }
+
+  /** Creates the directory 0700, or tightens an existing one that others can read or enter. */
+  private async ensureDir(): Promise<void> {
+    try {
+      await mkdir(this.dir, { recursive: true, mode: 0o700 });
+      if (process.platform !== "win32" && ((await stat(this.dir)).mode & 0o077) !== 0) await chmod(this.dir, 0o700);
+    } catch (error) {
+      throw fsError("create directory", this.dir, error);
+    }
+  }
+
+  /** Deletes `file`; true if it was there. */
+  private remove(file: string): Promise<boolean> {
+    return serialised(file, async () => {
+      try {
+        await unlink(file);
+        return true;
+      } catch (error) {
+        if (isObject(error) && error.code === "ENOENT") return false;
+        throw fsError("delete", file, error);
+      }
+    });
+  }
+}

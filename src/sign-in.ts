@@ -1,0 +1,82 @@
+/**
+ * How a user gets to an authorization page: their browser where there is one (the URL is always shown too), or a
+ * pasted redirect URL where there is none (SSH, no display); and, for tests and the conformance driver, no user at all.
+ */
+import { spawn } from "node:child_process";
+import type { SignInHandler } from "./oauth-provider.ts";
+
+export interface SignInUi {
+  /** Shows a message (the URL included): a notice in the TUI, a line on stderr in print mode. */
+  notify(message: string): void;
+  /** Asks for a line of text; undefined when there is no one to ask. */
+  input?(prompt: string): Promise<string | undefined>;
+}
+
+/** Whether this machine can show a browser: macOS and Windows can; Linux and the BSDs need a display, and SSH rarely has one. */
+export function canOpenBrowser(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): boolean {
+  if (env.PI_MCP_NO_BROWSER) return false;
+  if (platform === "darwin" || platform === "win32") return true;
+  return Boolean(env.DISPLAY || env.WAYLAND_DISPLAY);
+}
+
+/** The command that opens `url` in the default browser. */
+export function browserCommand(url: string, platform: NodeJS.Platform = process.platform): { command: string; args: string[] } {
+  if (platform === "darwin") return { command: "open", args: [url] };
+  // `start` is a cmd built-in; its first quoted argument is a window title, hence the empty one.
+  if (platform === "win32") return { command: "cmd", args: ["/c", "start", '""', url.replace(/&/g, "^&")] };
+  return { command: "xdg-open", args: [url] };
+}
+
+function openBrowser(url: string): void {
+  const { command, args } = browserCommand(url);
+  try {
+    const child = spawn(command, args, { stdio: "ignore", detached: true, windowsHide: true });
+    child.on("error", () => undefined);
+    child.unref();
+  } catch {
+    // No opener: the URL is on screen anyway.
+  }
+}
+
+/**
+ * Sends the user to the page: opens the browser where one can be shown, and always shows the URL. Without a browser,
+ * it asks for the URL the browser ended on (the redirect to 127.0.0.1 fails on another machine, but its address has
+ * the code), and hands that to the callback.
+ */
+export function interactiveSignIn(ui: SignInUi, open: (url: string) => void = openBrowser, env: NodeJS.ProcessEnv = process.env): SignInHandler {
+  return ({ server, url, callback }) => {
+    const browser = canOpenBrowser(env);
+    if (browser) open(url.href);
+    ui.notify(
+      browser
+        ? `Signing in to MCP server '${server}': your browser should open. If it does not, open this URL:\n${url.href}`
+        : `Sign in to MCP server '${server}' by opening this URL in a browser:\n${url.href}\nAfterwards, paste the address the browser ended on (it starts with ${callback.redirectUrl}).`,
+    );
+    if (!browser && ui.input) {
+      void ui.input(`Paste the address your browser ended on after signing in to '${server}'`).then((pasted) => {
+        if (!pasted?.trim()) return;
+        try {
+          callback.submitRedirectUrl(pasted.trim());
+        } catch (error) {
+          ui.notify(`That address does not complete the sign-in to '${server}': ${error instanceof Error ? error.message : String(error)}`);
+        }
+      });
+    }
+  };
+}
+
+/**
+ * No user: fetches the authorization URL without following redirects and delivers the redirect it answers with to the
+ * loopback server, as a browser would. For authorization servers that approve at once: test fixtures and the
+ * conformance suite's.
+ */
+export function automaticSignIn(fetchFn: typeof fetch = fetch): SignInHandler {
+  return async ({ url }) => {
+    const response = await fetchFn(url, { redirect: "manual" });
+    const location = response.headers.get("location");
+    await response.body?.cancel();
+    if (!location) throw new Error(`the authorization endpoint answered ${response.status} without a redirect`);
+    const redirected = await fetchFn(new URL(location, url), { redirect: "manual" });
+    await redirected.body?.cancel();
+  };
+}

@@ -1,0 +1,212 @@
+/**
+ * OAuth against a real authorization server started by the tests (test/fixtures/oauth-server.ts): first sign-in
+ * through the loopback callback server, tokens kept 0600 and reused, refresh ahead of expiry and after a 401 (one
+ * refresh for concurrent calls), a revoked refresh token leading to a new sign-in, a taken callback port, a forged
+ * state, sign-out, and no token text in the log or in any message.
+ */
+import assert from "node:assert/strict";
+import { readFileSync, statSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import * as path from "node:path";
+import { after, describe, test } from "node:test";
+import { BridgeError } from "../src/errors.ts";
+import { LogFile } from "../src/log-file.ts";
+import type { SignInHandler } from "../src/oauth-provider.ts";
+import { AuthStore } from "../src/oauth-storage.ts";
+import type { EventSink, ServerConnection } from "../src/server-connection.ts";
+import { automaticSignIn } from "../src/sign-in.ts";
+import { type OAuthFixture, startOAuthServer } from "./fixtures/oauth-server.ts";
+import { connectionFor, runTool, tempDir, toolsOf } from "./helpers.ts";
+
+/** A port nothing listens on now, with the next five free too (most likely). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe("OAuth against a real authorization server", { timeout: 120_000 }, () => {
+  const tmp = tempDir("mcp-bridge-oauth-");
+  const fixtures: OAuthFixture[] = [];
+  const connections: ServerConnection[] = [];
+  const events: Array<{ channel: string; payload: Record<string, unknown> }> = [];
+  const sink: EventSink = (channel, payload) => events.push({ channel, payload });
+  const logger = new LogFile(path.join(tmp.dir, "logs", "mcp.log"));
+  const messages: string[] = [];
+
+  after(async () => {
+    for (const c of connections) await c.close();
+    for (const f of fixtures) await f.close();
+    await logger.close();
+    tmp.cleanup();
+  });
+
+  async function setup(options: { accessTtl?: number; tamperState?: boolean } = {}) {
+    const fixture = await startOAuthServer(options);
+    fixtures.push(fixture);
+    const authDir = path.join(tmp.dir, `auth-${fixtures.length}`);
+    const callbackPort = await freePort();
+    return { fixture, authDir, callbackPort };
+  }
+
+  function connect(
+    fixture: OAuthFixture,
+    authDir: string,
+    callbackPort: number,
+    /** null: nobody can sign in. */
+    signIn: SignInHandler | null = automaticSignIn(),
+    extra: Record<string, unknown> = {},
+  ): ServerConnection {
+    const connection = connectionFor(
+      "secure",
+      { url: fixture.url, auth: { callbackPort }, ...extra },
+      { authStore: new AuthStore(authDir), signIn: () => signIn ?? undefined, signInTimeoutMs: 5000, events: sink, logger },
+    );
+    connections.push(connection);
+    return connection;
+  }
+
+  async function echo(connection: ServerConnection, text: string): Promise<string> {
+    try {
+      return (await runTool(toolsOf(connection).get("mcp_secure_echo"), { text })).text;
+    } catch (error) {
+      messages.push(String(error));
+      throw error;
+    }
+  }
+
+  test("first sign-in through the callback server; tokens 0600 in a 0700 directory; a restart reuses them", async () => {
+    const { fixture, authDir, callbackPort } = await setup();
+    const first = connect(fixture, authDir, callbackPort);
+    await first.connect();
+    assert.equal(await echo(first, "signed in"), "signed in");
+    assert.equal(fixture.registrations.length, 1, "registered itself (RFC 7591)");
+    assert.equal(fixture.registrations[0]!.client_name, "pi (mcp-bridge)");
+    const authorize = fixture.authorizations[0]!;
+    assert.equal(authorize.get("code_challenge_method"), "S256");
+    assert.equal(authorize.get("redirect_uri"), `http://127.0.0.1:${callbackPort}/callback`);
+    assert.equal(authorize.get("resource"), fixture.url, "RFC 8707 resource");
+    assert.equal(authorize.get("scope"), "tools", "scopes_supported, as nothing narrower was asked for");
+    assert.ok((authorize.get("state") ?? "").length >= 32, "a random state");
+    const channels = events.map((e) => e.channel).filter((c) => c.startsWith("mcp.auth"));
+    assert.deepEqual(channels, ["mcp.auth.started", "mcp.auth.completed"]);
+
+    const tokensFile = path.join(authDir, "secure.json");
+    assert.equal(statSync(tokensFile).mode & 0o777, 0o600);
+    assert.equal(statSync(path.join(authDir, "secure-client.json")).mode & 0o777, 0o600);
+    assert.equal(statSync(authDir).mode & 0o777, 0o700);
+    const stored = JSON.parse(readFileSync(tokensFile, "utf8")) as Record<string, unknown>;
+    assert.equal(stored.serverUrl, fixture.url);
+    assert.equal(typeof stored.accessToken, "string");
+    assert.equal(typeof stored.refreshToken, "string");
+    assert.equal(typeof stored.expiresAt, "number");
+    await first.close();
+
+    // A new session: nobody could sign in, and nobody needs to.
+    const second = connect(fixture, authDir, callbackPort, null);
+    await second.connect();
+    assert.equal(await echo(second, "again"), "again");
+    assert.equal(fixture.authorizations.length, 1, "no second sign-in");
+    await second.close();
+  });
+
+  test("an access token close to expiry is refreshed before use; one the server stopped accepting is refreshed after its 401", async () => {
+    const { fixture, authDir, callbackPort } = await setup({ accessTtl: 60 });
+    const connection = connect(fixture, authDir, callbackPort);
+    await connection.connect();
+    const refreshes = () => fixture.tokenRequests.filter((p) => p.get("grant_type") === "refresh_token").length;
+    // 60 s left is inside the 5-minute margin: the next request refreshes first, without a 401.
+    const unauthorizedBefore = fixture.unauthorized;
+    assert.equal(await echo(connection, "early"), "early");
+    assert.ok(refreshes() >= 1, "refreshed ahead of expiry");
+    assert.equal(fixture.unauthorized, unauthorizedBefore, "no request was refused");
+    assert.equal(fixture.authorizations.length, 1);
+  });
+
+  test("concurrent calls after the server expired the token share one refresh", async () => {
+    const { fixture, authDir, callbackPort } = await setup();
+    const connection = connect(fixture, authDir, callbackPort);
+    await connection.connect();
+    fixture.expireAccessTokens();
+    const results = await Promise.all([1, 2, 3, 4, 5].map((i) => echo(connection, `call ${i}`)));
+    assert.deepEqual(results, ["call 1", "call 2", "call 3", "call 4", "call 5"]);
+    const refreshes = fixture.tokenRequests.filter((p) => p.get("grant_type") === "refresh_token").length;
+    assert.equal(refreshes, 1, "one refresh (the server rotates refresh tokens: a second would have failed)");
+    assert.equal(fixture.authorizations.length, 1, "and no new sign-in");
+  });
+
+  test("a revoked refresh token leads to a new sign-in, and the call goes through", async () => {
+    const { fixture, authDir, callbackPort } = await setup();
+    const connection = connect(fixture, authDir, callbackPort);
+    await connection.connect();
+    fixture.revokeAll();
+    assert.equal(await echo(connection, "after revocation"), "after revocation");
+    assert.equal(fixture.authorizations.length, 2, "signed in again");
+  });
+
+  test("the callback port in use: the next port takes the redirect", async () => {
+    const { fixture, authDir, callbackPort } = await setup();
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(callbackPort, "127.0.0.1", resolve));
+    try {
+      const connection = connect(fixture, authDir, callbackPort);
+      await connection.connect();
+      assert.equal(fixture.authorizations[0]!.get("redirect_uri"), `http://127.0.0.1:${callbackPort + 1}/callback`);
+      const redirectUris = fixture.registrations[0]!.redirect_uris as string[];
+      assert.ok(redirectUris.includes(`http://127.0.0.1:${callbackPort + 1}/callback`), "every port it may use is registered");
+      assert.equal(await echo(connection, "next port"), "next port");
+    } finally {
+      await new Promise<void>((resolve) => blocker.close(() => resolve()));
+    }
+  });
+
+  test("a redirect with a forged state is refused: no tokens, a clear error", async () => {
+    const { fixture, authDir, callbackPort } = await setup({ tamperState: true });
+    const connection = connectionFor(
+      "secure",
+      { url: fixture.url, auth: { callbackPort } },
+      { authStore: new AuthStore(authDir), signIn: () => automaticSignIn(), signInTimeoutMs: 1500, events: sink, logger },
+    );
+    connections.push(connection);
+    await assert.rejects(connection.connect(), (error: unknown) => {
+      assert.ok(error instanceof BridgeError && error.kind === "auth");
+      assert.match(error.message, /Signing in to MCP server 'secure' failed: .*No sign-in redirect arrived/);
+      messages.push(error.message);
+      return true;
+    });
+    assert.equal(fixture.tokenRequests.length, 0, "the forged code was never exchanged");
+    assert.equal(new AuthStore(authDir).tokens("secure", fixture.url), undefined);
+    assert.ok(events.some((e) => e.channel === "mcp.auth.failed"));
+  });
+
+  test("with no one to sign in, the error says how to; /mcp logout forgets everything", async () => {
+    const { fixture, authDir, callbackPort } = await setup();
+    const headless = connect(fixture, authDir, callbackPort, null);
+    await assert.rejects(headless.connect(), (error: unknown) => {
+      assert.ok(error instanceof BridgeError && error.kind === "auth");
+      assert.match(error.message, /MCP server 'secure' needs you to sign in \(OAuth\)\. Run \/mcp auth secure/);
+      return true;
+    });
+    assert.equal(headless.state.gaveUp, true, "not retried: retrying cannot sign in");
+    await headless.close();
+
+    const connection = connect(fixture, authDir, callbackPort);
+    await connection.signIn(automaticSignIn());
+    assert.equal(await echo(connection, "in"), "in");
+    assert.equal(await connection.logout(), true);
+    assert.equal(new AuthStore(authDir).tokens("secure", fixture.url), undefined);
+    assert.equal(new AuthStore(authDir).client("secure", fixture.url), undefined);
+    await assert.rejects(echo(connection, "out"), /Signed out of MCP server 'secure'/);
+  });
+
+  test("no token, code or client id appears in the log file, the events or any message", async () => {
+    logger.flush();
+    const texts = [readFileSync(logger.path, "utf8"), JSON.stringify(events), messages.join("\n")];
+    const issued = fixtures.flatMap((f) => f.issued);
+    assert.ok(issued.length > 10);
+    for (const secret of issued) for (const text of texts) assert.equal(text.includes(secret), false, "an issued secret leaked");
+  });
+});
