@@ -447,6 +447,8 @@ describe("substituteVars", () => {
     assert.deepEqual(findVarRefs("${A} ${B:-x} ${env:C} ${PROJECT_ROOT} ${A}"), ["A", "B", "C"]);
     const config = valid("a", { url: "https://${HOST}/mcp", headers: { Authorization: "Bearer ${TOKEN}" } });
     assert.deepEqual(configVarRefs(config).sort(), ["HOST", "TOKEN"]);
+    const oauth = valid("b", { url: "https://h/mcp", auth: { clientId: "${CLIENT_ID}", clientSecret: "${CLIENT_SECRET}" } });
+    assert.deepEqual(configVarRefs(oauth).sort(), ["CLIENT_ID", "CLIENT_SECRET"]);
   });
 });
 

@@ -13,6 +13,7 @@ import type { ToolRegistry } from "./tool-registry.ts";
 /** What `/mcp` says a server is doing about being down, or how far a connect has got. */
 function detailOf(state: ServerState, now: number): string | undefined {
   if (state.status === "connecting") return state.retryAttempt > 0 ? `connecting (attempt ${state.retryAttempt}/${state.maxAttempts})` : "connecting";
+  if (state.lastError?.includes("needs you to sign in")) return "needs sign-in";
   if (state.gaveUp) return state.retryAttempt > 0 ? `gave up after ${state.retryAttempt} attempts` : "not retried";
   return retryDetail(state, now);
 }

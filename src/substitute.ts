@@ -60,6 +60,10 @@ export function configVarRefs(config: ServerConfig): string[] {
     config.url ?? "",
     ...Object.values(config.env),
     ...Object.values(config.headers),
+    config.oauth?.clientId ?? "",
+    config.oauth?.clientSecret ?? "",
+    config.oauth?.authorizationUrl ?? "",
+    config.oauth?.tokenUrl ?? "",
   ];
   return [...new Set(texts.flatMap(findVarRefs))];
 }

@@ -202,6 +202,28 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     await assert.rejects(echo(connection, "out"), /Signed out of MCP server 'secure'/);
   });
 
+  test("endpoints and a pre-registered client from the config replace discovery and registration", async () => {
+    const { fixture, authDir, callbackPort } = await setup();
+    // Register a client by hand, as an administrator would.
+    const registered = await fetch(`${fixture.origin}/register`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ redirect_uris: [`http://127.0.0.1:${callbackPort}/callback`], client_name: "by hand" }),
+    });
+    const clientId = ((await registered.json()) as { client_id: string }).client_id;
+    const registrations = fixture.registrations.length;
+    const connection = connect(fixture, authDir, callbackPort, automaticSignIn(), {
+      auth: { callbackPort, clientId, authorizationUrl: `${fixture.origin}/authorize`, tokenUrl: `${fixture.origin}/token`, scopes: ["tools", "extra"] },
+    });
+    await connection.connect();
+    assert.equal(await echo(connection, "configured"), "configured");
+    assert.equal(fixture.registrations.length, registrations, "no registration: the configured client is used");
+    const authorize = fixture.authorizations.at(-1)!;
+    assert.equal(authorize.get("client_id"), clientId);
+    assert.equal(authorize.get("scope"), "tools extra", "scopes from the config come first");
+    assert.equal(new AuthStore(authDir).client("secure", fixture.url), undefined, "a configured client is not stored");
+  });
+
   test("no token, code or client id appears in the log file, the events or any message", async () => {
     logger.flush();
     const texts = [readFileSync(logger.path, "utf8"), JSON.stringify(events), messages.join("\n")];
