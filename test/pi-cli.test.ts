@@ -3,9 +3,13 @@
  */
 import assert from "node:assert/strict";
 import { execSync, spawn } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
+import { automaticSignIn } from "../src/sign-in.ts";
+import { startOAuthServer } from "./fixtures/oauth-server.ts";
 import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 
 const PI_CLI = path.join(REPO_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
@@ -79,6 +83,54 @@ describe("pi command line", { timeout: 120_000 }, () => {
       const stderr = readFileSync(path.join(home.dir, "agent", "mcp-bridge", "servers", "mute.log"), "utf8");
       assert.match(stderr, /"event":"stderr".*fixture server starting \(mode never-init\)/, "the server's stderr is in its own log");
     } finally {
+      tmp.cleanup();
+    }
+  });
+
+  test("`pi -p \"/mcp auth <server>\"` signs in to an OAuth server: the URL is printed, the redirect completes it, the tokens are kept", async () => {
+    const fixture = await startOAuthServer();
+    const tmp = tempDir();
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const config = path.join(tmp.dir, "mcp.json");
+    writeFileSync(config, JSON.stringify({ mcpServers: { secure: { url: fixture.url, auth: { callbackPort: port } } } }));
+    const pi = spawn(process.execPath, [PI_CLI, "-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp auth secure"], {
+      cwd: tmp.dir,
+      env: { ...piEnv(), PI_MCP_NO_BROWSER: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    pi.stdout.on("data", (d) => (output += d));
+    pi.stderr.on("data", (d) => (output += d));
+    const exited = new Promise<number | null>((resolve) => pi.once("exit", (code) => resolve(code)));
+    try {
+      // Startup has no one to sign in: the server waits for /mcp auth, which prints the page to open.
+      await waitFor(() => /http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+/.test(output), "the sign-in URL", 30_000);
+      const url = /http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+/.exec(output)![0];
+      assert.match(output, /Sign in to MCP server 'secure' by opening this URL/);
+      // What a browser would do: the authorization server redirects to pi's callback server.
+      await automaticSignIn()({ server: "secure", url: new URL(url), callback: undefined as never });
+      assert.equal(await exited, 0, output);
+      assert.match(output, /Signed in to MCP server 'secure': \d+ tools/);
+      const tokens = path.join(home.dir, "agent", "mcp-auth", "secure.json");
+      assert.equal(statSync(tokens).mode & 0o777, 0o600);
+      // The client id is public (it is in the URL shown to the user); tokens and codes are not.
+      for (const secret of fixture.issued.filter((s) => !s.startsWith("client-"))) assert.equal(output.includes(secret), false, "no token in pi's output");
+
+      // A second run has the tokens: /mcp shows the server connected without a sign-in.
+      const again = await runPi(["-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp"], 60_000, tmp.dir);
+      assert.match(again.output, /🟢 secure {2}connected {2}http/);
+      assert.equal(fixture.authorizations.length, 1);
+      const logout = await runPi(["-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp logout secure"], 60_000, tmp.dir);
+      assert.match(logout.output, /Signed out of MCP server 'secure'/);
+      assert.equal(existsSync(tokens), false);
+    } finally {
+      pi.kill("SIGKILL");
+      await fixture.close();
       tmp.cleanup();
     }
   });
