@@ -8,6 +8,8 @@
  * harness judges the rest from what reached its servers.
  */
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { validateServerEntry } from "../src/config.ts";
@@ -53,12 +55,26 @@ async function waitUntilPunctual(maxMs: number): Promise<void> {
   }
 }
 
+/** A port nothing listens on right now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
 async function main(): Promise<number> {
   if (!url) {
     console.error("usage: driver.ts <server URL>");
     return 2;
   }
-  const auth: Record<string, unknown> = { clientMetadataUrl: CIMD_URL };
+  // The suite runs every scenario's client at once: each takes its own callback port rather than all contending for
+  // 9876 and the five after it.
+  const auth: Record<string, unknown> = { clientMetadataUrl: CIMD_URL, callbackPort: await freePort() };
   if (context.client_id) auth.clientId = context.client_id;
   if (context.client_secret) auth.clientSecret = context.client_secret;
   const validated = validateServerEntry("conformance", { url, auth, reconnect: false, timeout: 25_000 }, { scope: "flag", path: "conformance" });
