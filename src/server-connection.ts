@@ -372,21 +372,25 @@ export class ServerConnection {
     }
   }
 
-  /** Forgets this server's tokens and client registration and disconnects it. For `/mcp logout`. */
-  async logout(): Promise<boolean> {
-    const store = this.options.authStore;
-    if (!this.config.oauth || !store) return false;
+  /** Ends the retry schedule and the connection because the user asked for it (not a failure). */
+  private async endOnPurpose(reason: string): Promise<void> {
     this.wake.abort();
     await this.recovering?.catch(() => undefined);
     this.wake = new AbortController();
     const live = this.live;
     this.live = undefined;
-    if (live) {
-      this.stopHealthChecks();
-      this.health.disconnected(Date.now(), "signed out");
-      this.emit("mcp.disconnected", { reason: "signed out", wasClean: true });
-      await this.dispose(live, { graceful: false, terminateSession: true });
-    }
+    if (!live) return;
+    this.stopHealthChecks();
+    this.health.disconnected(Date.now(), reason);
+    this.emit("mcp.disconnected", { reason, wasClean: true });
+    await this.dispose(live, { graceful: false, terminateSession: true });
+  }
+
+  /** Forgets this server's tokens and client registration and disconnects it. For `/mcp logout`. */
+  async logout(): Promise<boolean> {
+    const store = this.options.authStore;
+    if (!this.config.oauth || !store) return false;
+    await this.endOnPurpose("signed out");
     const removed = await store.logout(this.name);
     this.oauth = undefined;
     this.health.failed(`Signed out of MCP server '${this.name}'. Run /mcp auth ${this.name} to sign in again.`);
@@ -858,17 +862,7 @@ export class ServerConnection {
    */
   async reconnect(): Promise<void> {
     if (this.closed) throw new BridgeError("other", this.name, `MCP server '${this.name}' is shut down`);
-    this.wake.abort();
-    await this.recovering?.catch(() => undefined);
-    this.wake = new AbortController();
-    const live = this.live;
-    this.live = undefined;
-    if (live) {
-      this.stopHealthChecks();
-      this.health.disconnected(Date.now(), "reconnect requested");
-      this.emit("mcp.disconnected", { reason: "reconnect requested", wasClean: true });
-      await this.dispose(live, { graceful: false, terminateSession: true });
-    }
+    await this.endOnPurpose("reconnect requested");
     this.starting = undefined;
     await this.connect();
   }
