@@ -1,0 +1,83 @@
+/**
+ * How a user reaches the authorization page: the browser where one can be shown, else the URL and a pasted redirect
+ * address handed to a real loopback callback server.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { CallbackServer } from "../src/oauth-callback.ts";
+import { browserCommand, canOpenBrowser, interactiveSignIn } from "../src/sign-in.ts";
+
+describe("sign-in handlers", { timeout: 60_000 }, () => {
+  test("a browser is used on macOS, Windows and a Linux desktop, not over plain SSH or when turned off", () => {
+    assert.equal(canOpenBrowser({}, "darwin"), true);
+    assert.equal(canOpenBrowser({}, "win32"), true);
+    assert.equal(canOpenBrowser({ DISPLAY: ":0" }, "linux"), true);
+    assert.equal(canOpenBrowser({ WAYLAND_DISPLAY: "wayland-0" }, "linux"), true);
+    assert.equal(canOpenBrowser({ SSH_CONNECTION: "x" }, "linux"), false);
+    assert.equal(canOpenBrowser({ DISPLAY: ":0", PI_MCP_NO_BROWSER: "1" }, "linux"), false);
+    assert.deepEqual(browserCommand("https://a/b?x=1&y=2", "linux"), { command: "xdg-open", args: ["https://a/b?x=1&y=2"] });
+    assert.deepEqual(browserCommand("https://a/b?x=1&y=2", "win32").args.at(-1), "https://a/b?x=1^&y=2", "cmd would split at &");
+  });
+
+  test("with a browser: it is opened and the URL is shown as well", async () => {
+    const callback = await CallbackServer.start({ port: 0, timeoutMs: 5000 });
+    try {
+      const opened: string[] = [];
+      const notices: string[] = [];
+      const url = new URL("https://as.example/authorize?client_id=c&state=s1");
+      await interactiveSignIn({ notify: (t) => notices.push(t) }, (u) => opened.push(u), { DISPLAY: ":0" })({ server: "gh", url, callback });
+      assert.deepEqual(opened, [url.href]);
+      assert.match(notices[0]!, /Signing in to MCP server 'gh': your browser should open\. If it does not, open this URL:\nhttps:\/\/as\.example\/authorize/);
+    } finally {
+      await callback.close();
+    }
+  });
+
+  test("without a browser: the URL is shown, and the pasted redirect address completes the sign-in", async () => {
+    const callback = await CallbackServer.start({ port: 0, timeoutMs: 5000 });
+    const code = callback.waitForCode("s1");
+    const notices: string[] = [];
+    const prompts: string[] = [];
+    const pasted = `${callback.redirectUrl}?code=the-code&state=s1`;
+    await interactiveSignIn(
+      {
+        notify: (t) => notices.push(t),
+        input: async (prompt) => {
+          prompts.push(prompt);
+          return `  ${pasted}  `;
+        },
+      },
+      () => assert.fail("no browser on this machine"),
+      {},
+    )({ server: "gh", url: new URL("https://as.example/authorize?state=s1"), callback });
+    assert.equal(await code, "the-code");
+    assert.match(notices[0]!, /Sign in to MCP server 'gh' by opening this URL in a browser/);
+    assert.match(notices[0]!, new RegExp(`starts with ${callback.redirectUrl.replace(/[.]/g, "\\.")}`));
+    assert.match(prompts[0]!, /Paste the address your browser ended on/);
+    await callback.close();
+  });
+
+  test("a pasted address with the wrong state is refused with a notice, and the sign-in keeps waiting", async () => {
+    const callback = await CallbackServer.start({ port: 0, timeoutMs: 5000 });
+    const code = callback.waitForCode("s1");
+    const notices: string[] = [];
+    let answered!: () => void;
+    const done = new Promise<void>((resolve) => (answered = resolve));
+    await interactiveSignIn(
+      {
+        notify: (t) => {
+          notices.push(t);
+          if (notices.length === 2) answered();
+        },
+        input: async () => `${callback.redirectUrl}?code=forged&state=other`,
+      },
+      () => undefined,
+      {},
+    )({ server: "gh", url: new URL("https://as.example/authorize"), callback });
+    await done;
+    assert.match(notices[1]!, /does not complete the sign-in to 'gh'/);
+    callback.submitRedirectUrl(`${callback.redirectUrl}?code=real&state=s1`);
+    assert.equal(await code, "real");
+    await callback.close();
+  });
+});
