@@ -1,6 +1,7 @@
 /**
  * mcp-bridge: MCP servers' tools as native pi tools. Wiring only; the parts live in ./src.
  */
+import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
@@ -8,8 +9,8 @@ import { DEFAULT_STARTUP_BUDGET_MS, McpBridge } from "./src/bridge.ts";
 import { registerMcpCommand, serverRows, show } from "./src/command.ts";
 import { CONFIG_FLAG, configFlagFromArgv, isInfoOnlyInvocation } from "./src/config.ts";
 import { serverLogFileName } from "./src/naming.ts";
-import { formatStartupSummary, projectRootWarning } from "./src/status-format.ts";
-import { LogFile } from "./src/log-file.ts";
+import { formatStartupSummary, projectRootWarning, statusSummary } from "./src/status-format.ts";
+import { LogFile, readLogTail } from "./src/log-file.ts";
 import { AuthStore, authDir } from "./src/oauth-storage.ts";
 import { interactiveSignIn } from "./src/sign-in.ts";
 import { ToolCache } from "./src/tool-cache.ts";
@@ -100,7 +101,29 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   });
 
   await bridge.start();
-  registerMcpCommand(pi, bridge, registry, env);
+  registerMcpCommand({
+    pi,
+    bridge,
+    registry,
+    env,
+    logTail: (server, lines) => readLogTail(path.join(dataDir, "servers", serverLogFileName(server)), lines),
+    importLocations: () => ({ home: os.homedir(), projectRoot: bridge.projectRoot, platform: process.platform, env }),
+  });
+
+  // The footer: `MCP 2/3`, in the warning colour while a server is down or waits for a sign-in.
+  const updateFooter = () => {
+    const ctx = sessionCtx;
+    if (!ctx?.hasUI) return;
+    try {
+      const summary = statusSummary(serverRows(bridge, registry, env));
+      ctx.ui.setStatus("mcp", summary && (summary.attention ? ctx.ui.theme.fg("warning", summary.text) : summary.text));
+    } catch {
+      // A context from a session that has ended.
+    }
+  };
+  for (const channel of ["mcp.connected", "mcp.disconnected", "mcp.error", "mcp.connecting", "mcp.auth.completed", "tools.registered", "tools.deregistered"]) {
+    pi.events.on(channel, updateFooter);
+  }
 
   // Servers still connecting when the session starts say so once when they are ready: their tools just appeared.
   let lateServers = new Set<string>();
@@ -124,6 +147,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     const warnings = rootWarning ? [...registry.warnings, rootWarning] : registry.warnings;
     const summary = formatStartupSummary(serverRows(bridge, registry, env), bridge.problems, warnings);
     if (summary) show(ctx, summary, "warning");
+    updateFooter();
   });
   pi.on("session_shutdown", async () => {
     process.off("exit", killOnExit);

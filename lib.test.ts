@@ -34,6 +34,8 @@ import {
   extractServerEntries,
   findVarRefs,
   formatServerList,
+  formatStatusTable,
+  displayWidth,
   formatStartupSummary,
   httpStatusOf,
   isInfoOnlyInvocation,
@@ -765,18 +767,28 @@ describe("status formatting", () => {
     },
     { name: "off", status: "disabled", transport: "stdio", source: "bundled", enabled: false, toolCount: 0, warnings: [], tools: [], vars: [] },
   ];
-  test("the server list shows state, tools, variables (never values) and totals", () => {
+  test("the server list: RISE-056's table, then each server in full; variables named, never their values", () => {
     const text = formatServerList(rows, [], NOW);
-    assert.match(text, /🟢 github {2}connected {2}http {2}2 tools {2}\(user\) {2}last active 30s ago$/m);
+    const lines = text.split("\n");
+    assert.equal(lines[0], "MCP Server Status");
+    assert.match(lines[2]!, /^ {2}Server +Status +Transport +Tools +Last Active +Source +Details$/);
+    assert.match(text, /^ {2}github {2}🟢 {6}http {11}2 {2}30s ago {6}user$/m);
+    assert.match(text, /^ {2}jira {4}🔴 {6}http {11}— {2}— {12}project {2}connection refused \(retry 5\/10 in 8s\)$/m);
+    assert.match(text, /^ {2}off {5}⚫ {6}stdio {10}— {2}— {12}bundled {2}disabled$/m, "⚫ is two columns wide, like the others");
+    assert.match(text, /^ {2}3 servers configured \| 1 connected \| 2 tools available$/m);
+    assert.match(text, /github {2}connected {2}http {2}2 tools {2}\(user\)/);
     assert.match(text, /up 2m, down 4s, 1 reconnection \(avg 4\.0 s\), 10 calls, 90% ok/);
     assert.match(text, /- gh_create_issue {2}\(create_issue\)/);
     assert.match(text, /- search$/m);
-    assert.match(text, /🔴 jira {2}error {2}http {2}0 tools {2}\(project\) {2}retry 5\/10 in 8s$/m);
-    assert.match(text, /connection refused/);
     assert.match(text, /JIRA_KEY NOT SET/);
     assert.match(text, /GITHUB_TOKEN set/);
-    assert.match(text, /off {2}disabled/);
-    assert.match(text, /3 servers configured \| 1 connected \| 2 tools available/);
+    assert.equal(displayWidth("⚪ a"), 4);
+    assert.equal(displayWidth("🟢"), 2);
+  });
+  test("the table marks the dashboard's selected row", () => {
+    const table = formatStatusTable(rows, NOW, 1);
+    assert.match(table.find((l) => l.includes("jira"))!, /^> jira/);
+    assert.match(table.find((l) => l.includes("github"))!, /^ {2}github/);
   });
   test("a session running outside the directory the project config came from is told", () => {
     assert.equal(projectRootWarning("/work/p", "/work/p/"), undefined);

@@ -4,8 +4,8 @@
  * shut every server down.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { ConfigProblem } from "./config.ts";
-import { type ConfigLocations, loadLayeredConfig } from "./config-files.ts";
+import type { ConfigProblem, ConfigScope, ConfigSource, ServerConfig } from "./config.ts";
+import { type ConfigLocations, configSources, loadLayeredConfig } from "./config-files.ts";
 import type { ServerMetrics } from "./health.ts";
 import { type ConnectionOptions, type EventSink, ServerConnection } from "./server-connection.ts";
 import type { Logger } from "./log-file.ts";
@@ -116,6 +116,35 @@ export class McpBridge {
       }),
     ]);
     clearTimeout(timer);
+  }
+
+  /** The config files, highest priority first (whether or not they exist). */
+  sources(): ConfigSource[] {
+    return configSources(this.options);
+  }
+
+  /** The file of a scope (`project`, `user`, …), if that scope has one. */
+  sourceOf(scope: ConfigScope): ConfigSource | undefined {
+    return this.sources().find((s) => s.scope === scope);
+  }
+
+  /** A connection for a config that is not (or not yet) one of the bridge's: `/mcp test`. Publishes and registers nothing. */
+  scratchConnection(config: ServerConfig): ServerConnection {
+    return new ServerConnection(config, {
+      projectRoot: this.options.projectRoot,
+      env: this.options.env,
+      clientInfo: this.options.clientInfo,
+      authStore: this.options.authStore,
+      signIn: this.options.signIn,
+      signInTimeoutMs: this.options.signInTimeoutMs,
+    });
+  }
+
+  /** Stops a server and forgets it (its entry was removed). */
+  async remove(name: string): Promise<void> {
+    const connection = this.connections.get(name);
+    this.connections.delete(name);
+    await connection?.close();
   }
 
   metrics(now = Date.now()): ServerMetrics[] {

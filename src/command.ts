@@ -1,14 +1,31 @@
 /**
- * The `/mcp` command: each server's state and its tools. (The full command set is built on this later.)
+ * The `/mcp` command: the dashboard and list, and the subcommands that test, reconnect, sign in and out, and change
+ * which servers there are (add, remove, enable, disable, import — in ./command-config.ts).
  */
-import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { McpBridge } from "./bridge.ts";
+import { addServer, importServers, removeServer, setEnabled } from "./command-config.ts";
+import { McpDashboard } from "./dashboard.ts";
+import { BridgeError } from "./errors.ts";
 import type { ServerState } from "./health.ts";
 import { retryDetail } from "./health.ts";
+import type { ImportLocations } from "./importers.ts";
+import type { ServerConnection } from "./server-connection.ts";
+import { interactiveSignIn } from "./sign-in.ts";
 import { formatServerList, type ServerRow } from "./status-format.ts";
 import { configVarRefs, type Environment } from "./substitute.ts";
-import { interactiveSignIn } from "./sign-in.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
+
+export interface CommandDeps {
+  pi: ExtensionAPI;
+  bridge: McpBridge;
+  registry: ToolRegistry;
+  env: Environment;
+  /** The last lines of a server's own log. */
+  logTail(server: string, lines: number): string[];
+  /** Where other clients keep their configs (for /mcp import). */
+  importLocations(): ImportLocations;
+}
 
 /** What `/mcp` says a server is doing about being down, or how far a connect has got. */
 function detailOf(state: ServerState, now: number): string | undefined {
@@ -16,6 +33,11 @@ function detailOf(state: ServerState, now: number): string | undefined {
   if (state.lastError?.includes("needs you to sign in")) return "needs sign-in";
   if (state.gaveUp) return state.retryAttempt > 0 ? `gave up after ${state.retryAttempt} attempts` : "not retried";
   return retryDetail(state, now);
+}
+
+function sourceLabel(c: ServerConnection): string {
+  const importedFrom = c.config.raw.importedFrom;
+  return typeof importedFrom === "string" ? `${c.config.source.scope}, imported from ${importedFrom}` : c.config.source.scope;
 }
 
 export function serverRows(bridge: McpBridge, registry: ToolRegistry, env: Environment, now = Date.now()): ServerRow[] {
@@ -27,7 +49,7 @@ export function serverRows(bridge: McpBridge, registry: ToolRegistry, env: Envir
       name: c.name,
       status: c.status,
       transport,
-      source: c.config.source.scope,
+      source: sourceLabel(c),
       enabled: c.config.enabled,
       // A lazy server's tools are registered (from the cache) before it runs.
       toolCount: c.status === "connected" || c.status === "not started" ? tools.length : 0,
@@ -48,71 +70,184 @@ export function show(ctx: ExtensionContext, text: string, level: "info" | "warni
   else console.log(text);
 }
 
-const SUBCOMMANDS = [
-  { value: "list", label: "list", description: "Show every server's state and tools" },
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export const SUBCOMMANDS = [
+  { value: "list", label: "list", description: "Every server's state, metrics and tools, as text" },
+  { value: "tools", label: "tools", description: "The MCP tools pi has: registered and original names, server, source, active" },
+  { value: "add", label: "add", description: "Add a server, step by step" },
+  { value: "remove", label: "remove", description: "Remove a server from its config file" },
+  { value: "test", label: "test", description: "Connect to a server, list its tools and their sizes, disconnect" },
+  { value: "reconnect", label: "reconnect", description: "Drop a server's connection and connect again" },
+  { value: "enable", label: "enable", description: "Turn a server on (saved in its config)" },
+  { value: "disable", label: "disable", description: "Turn a server off (saved in its config)" },
+  { value: "import", label: "import", description: "Copy servers from Claude, Cursor, VS Code, Windsurf, Codex or opencode" },
   { value: "auth", label: "auth", description: "Sign in to a server that uses OAuth (or sign in again)" },
   { value: "logout", label: "logout", description: "Forget a server's OAuth tokens and client registration" },
 ];
 
-/** The sign-in handler for a command: the browser where there is one, else a pasted redirect URL. */
-function commandSignIn(ctx: ExtensionContext) {
-  return interactiveSignIn({
-    notify: (text) => show(ctx, text),
-    input: ctx.hasUI ? (prompt) => ctx.ui.input(prompt) : undefined,
-  });
+/** Subcommands that name a server, so completion offers server names after them. */
+const TAKES_SERVER = new Set(["tools", "remove", "test", "reconnect", "enable", "disable", "auth", "logout"]);
+
+/** The named server, or one the user picks; undefined (with a message) when there is none. */
+export async function pickServer(bridge: McpBridge, name: string | undefined, ctx: ExtensionContext, action: string): Promise<ServerConnection | undefined> {
+  if (name) {
+    const connection = bridge.connection(name);
+    if (!connection) show(ctx, `No MCP server named '${name}'. Configured: ${[...bridge.connections.keys()].join(", ") || "none"}.`, "warning");
+    return connection;
+  }
+  const names = [...bridge.connections.keys()];
+  if (names.length === 0) {
+    show(ctx, "No MCP servers configured.", "warning");
+    return undefined;
+  }
+  if (!ctx.hasUI) {
+    show(ctx, `Usage: /mcp ${action} <server>. Configured: ${names.join(", ")}.`, "warning");
+    return undefined;
+  }
+  const choice = await ctx.ui.select(`Which server to ${action}?`, names);
+  return choice ? bridge.connection(choice) : undefined;
 }
 
-async function signIn(bridge: McpBridge, name: string | undefined, ctx: ExtensionContext): Promise<void> {
-  const connection = name ? bridge.connection(name) : undefined;
-  if (!connection) {
-    show(ctx, name ? `No MCP server named '${name}'.` : "Usage: /mcp auth <server>", "warning");
-    return;
+function formatTools(deps: CommandDeps, server: string | undefined): string {
+  const active = new Set(deps.pi.getActiveTools());
+  const tools = deps.registry.tools.filter((t) => server === undefined || t.server === server);
+  if (tools.length === 0) return server ? `MCP server '${server}' has no tools registered.` : "No MCP tools are registered.";
+  const lines = ["Registered name  ·  original name  ·  server (source)  ·  active"];
+  for (const tool of tools) {
+    const source = deps.bridge.connection(tool.server)?.config.source.scope ?? "?";
+    lines.push(`  ${tool.name}  ·  ${tool.originalName}  ·  ${tool.server} (${source})  ·  ${active.has(tool.name) ? "yes" : "no"}`);
   }
+  return lines.join("\n");
+}
+
+/** Connects afresh with the server's config, lists its tools and how big each one's definition is, then disconnects. */
+async function testServer(deps: CommandDeps, connection: ServerConnection, ctx: ExtensionContext): Promise<void> {
+  const scratch = deps.bridge.scratchConnection(connection.config);
+  const started = Date.now();
   try {
-    await connection.signIn(commandSignIn(ctx));
+    await scratch.connect();
+    const sizes = scratch.tools.map((t) => ({ name: t.name, bytes: Buffer.byteLength(JSON.stringify(t)) }));
+    const total = sizes.reduce((n, s) => n + s.bytes, 0);
+    const lines = [
+      `MCP server '${connection.name}' works: connected in ${Date.now() - started} ms over ${scratch.transport}, ${sizes.length} tool${sizes.length === 1 ? "" : "s"}, ${total} bytes of definitions (about ${Math.ceil(total / 4)} tokens).`,
+      ...sizes.map((s) => `  ${s.name}  ${s.bytes} bytes`),
+    ];
+    show(ctx, lines.join("\n"));
+  } catch (error) {
+    const kind = error instanceof BridgeError ? ` [${error.kind}]` : "";
+    show(ctx, `MCP server '${connection.name}' failed the test${kind}: ${errorText(error)}`, "error");
+  } finally {
+    await scratch.close();
+  }
+}
+
+async function reconnect(connection: ServerConnection, ctx: ExtensionContext): Promise<void> {
+  try {
+    await connection.reconnect();
+    show(ctx, `Reconnected to MCP server '${connection.name}': ${connection.tools.length} tool${connection.tools.length === 1 ? "" : "s"}.`);
+  } catch (error) {
+    show(ctx, errorText(error), "error");
+  }
+}
+
+async function signIn(connection: ServerConnection, ctx: ExtensionContext): Promise<void> {
+  try {
+    await connection.signIn(
+      interactiveSignIn({
+        notify: (text) => show(ctx, text),
+        input: ctx.hasUI ? (prompt) => ctx.ui.input(prompt) : undefined,
+      }),
+    );
     show(ctx, `Signed in to MCP server '${connection.name}': ${connection.tools.length} tool${connection.tools.length === 1 ? "" : "s"}.`);
   } catch (error) {
-    show(ctx, error instanceof Error ? error.message : String(error), "error");
+    show(ctx, errorText(error), "error");
   }
 }
 
-async function logout(bridge: McpBridge, name: string | undefined, ctx: ExtensionContext): Promise<void> {
-  const connection = name ? bridge.connection(name) : undefined;
-  if (!connection) {
-    show(ctx, name ? `No MCP server named '${name}'.` : "Usage: /mcp logout <server>", "warning");
-    return;
-  }
+async function logout(connection: ServerConnection, ctx: ExtensionContext): Promise<void> {
   const removed = await connection.logout();
   show(ctx, removed ? `Signed out of MCP server '${connection.name}': its tokens and client registration are deleted.` : `Nothing stored for MCP server '${connection.name}'.`);
 }
 
-export function registerMcpCommand(pi: ExtensionAPI, bridge: McpBridge, registry: ToolRegistry, env: Environment): void {
+async function dashboard(deps: CommandDeps, ctx: ExtensionContext): Promise<void> {
+  const source = { rows: () => serverRows(deps.bridge, deps.registry, deps.env), logTail: (server: string, n: number) => deps.logTail(server, n) };
+  try {
+    await ctx.ui.custom<void>((tui, _theme, _keybindings, done) => new McpDashboard(tui, source, () => done()));
+  } catch {
+    // A UI without custom components (RPC): the same as text.
+    show(ctx, formatServerList(source.rows(), deps.bridge.problems));
+  }
+}
+
+export function registerMcpCommand(deps: CommandDeps): void {
+  const { pi, bridge } = deps;
   pi.registerCommand("mcp", {
-    description: "Show MCP servers, their state and their tools; sign in and out",
+    description: "MCP servers: status, tools, add/remove/test/reconnect/enable/disable/import, sign in and out",
     getArgumentCompletions: (prefix) => {
       const words = prefix.trimStart().split(/\s+/);
       if (words.length <= 1) {
         const items = SUBCOMMANDS.filter((s) => s.value.startsWith(words[0] ?? ""));
         return items.length ? items : null;
       }
+      if (!TAKES_SERVER.has(words[0]!)) return null;
       const servers = [...bridge.connections.values()]
         .filter((c) => c.name.startsWith(words[1] ?? ""))
         .map((c) => ({ value: `${words[0]} ${c.name}`, label: c.name, description: c.status }));
       return servers.length ? servers : null;
     },
-    handler: async (args, ctx) => {
+    handler: async (args, ctx: ExtensionCommandContext) => {
       const [sub = "", name] = args.trim().split(/\s+/);
       switch (sub) {
         case "":
+          if (ctx.hasUI) await dashboard(deps, ctx);
+          else show(ctx, formatServerList(serverRows(bridge, deps.registry, deps.env), bridge.problems));
+          return;
         case "list":
-          show(ctx, formatServerList(serverRows(bridge, registry, env), bridge.problems));
+          show(ctx, formatServerList(serverRows(bridge, deps.registry, deps.env), bridge.problems));
           return;
-        case "auth":
-          await signIn(bridge, name, ctx);
+        case "tools":
+          show(ctx, formatTools(deps, name));
           return;
-        case "logout":
-          await logout(bridge, name, ctx);
+        case "add":
+          await addServer(deps, ctx);
           return;
+        case "import":
+          await importServers(deps, ctx);
+          return;
+        case "enable":
+        case "disable": {
+          const connection = await pickServer(bridge, name, ctx, sub);
+          if (connection) await setEnabled(deps, connection, sub === "enable", ctx);
+          return;
+        }
+        case "remove": {
+          const connection = await pickServer(bridge, name, ctx, "remove");
+          if (connection) await removeServer(deps, connection, ctx);
+          return;
+        }
+        case "test": {
+          const connection = await pickServer(bridge, name, ctx, "test");
+          if (connection) await testServer(deps, connection, ctx);
+          return;
+        }
+        case "reconnect": {
+          const connection = await pickServer(bridge, name, ctx, "reconnect");
+          if (connection) await reconnect(connection, ctx);
+          return;
+        }
+        case "auth": {
+          const connection = await pickServer(bridge, name, ctx, "sign in to");
+          if (connection) await signIn(connection, ctx);
+          return;
+        }
+        case "logout": {
+          const connection = await pickServer(bridge, name, ctx, "sign out of");
+          if (connection) await logout(connection, ctx);
+          return;
+        }
         default:
           show(ctx, `Unknown /mcp subcommand '${sub}'. Available: ${SUBCOMMANDS.map((s) => s.value).join(", ")}`, "warning");
       }

@@ -8,7 +8,7 @@
  * never take the bridge down: `log()` does not throw, and the first write failure switches logging off and is kept in
  * `error` for `/mcp` to show. Nothing here writes to stdout or stderr, which belong to pi's UI.
  */
-import { appendFileSync, chmodSync, mkdirSync, renameSync, statSync, unlinkSync } from "node:fs";
+import { appendFileSync, chmodSync, closeSync, mkdirSync, openSync, readSync, renameSync, statSync, unlinkSync } from "node:fs";
 import { dirname } from "node:path";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -253,4 +253,41 @@ export class LogFile implements Logger {
       if (errnoCode(error) !== "ENOENT") throw error;
     }
   }
+}
+
+/** How much of a log file's end `readLogTail` reads: enough for many lines, never the whole file. */
+const TAIL_BYTES = 64 * 1024;
+
+/**
+ * The last `count` records of a JSON-lines log, each as its `line` (a server's stderr line) or its event and
+ * message, for `/mcp`'s view of a server. Missing or unreadable files give none.
+ */
+export function readLogTail(path: string, count: number): string[] {
+  let text: string;
+  try {
+    const size = statSync(path).size;
+    const fd = openSync(path, "r");
+    try {
+      const length = Math.min(size, TAIL_BYTES);
+      const buffer = Buffer.alloc(length);
+      readSync(fd, buffer, 0, length, size - length);
+      text = buffer.toString("utf8");
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return [];
+  }
+  const lines = text.split("\n").filter((l) => l.trim() !== "");
+  // The first line may be cut in the middle when the file is longer than what was read.
+  if (text.length === TAIL_BYTES) lines.shift();
+  return lines.slice(-count).map((line) => {
+    try {
+      const record = JSON.parse(line) as { time?: string; event?: string; line?: unknown; error?: unknown };
+      const body = typeof record.line === "string" ? record.line : `${record.event ?? ""}${typeof record.error === "string" ? `: ${record.error}` : ""}`;
+      return `${record.time?.slice(11, 19) ?? ""} ${body}`.trim();
+    } catch {
+      return line;
+    }
+  });
 }

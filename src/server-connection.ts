@@ -386,6 +386,12 @@ export class ServerConnection {
     await this.dispose(live, { graceful: false, terminateSession: true });
   }
 
+  /** Stops the server for the rest of the session (`/mcp disable`): closed, and shown as disabled. */
+  async disable(): Promise<void> {
+    await this.close();
+    this.health.state.status = "disabled";
+  }
+
   /** Forgets this server's tokens and client registration and disconnects it. For `/mcp logout`. */
   async logout(): Promise<boolean> {
     const store = this.options.authStore;

@@ -97,32 +97,110 @@ export function formatStartupSummary(rows: readonly ServerRow[], problems: reado
   return lines.join("\n");
 }
 
-/** The `/mcp` listing: each server's state, health, metrics and tools. */
-export function formatServerList(rows: readonly ServerRow[], problems: readonly ConfigProblem[], now = Date.now()): string {
-  if (rows.length === 0 && problems.length === 0) {
-    return "No MCP servers configured. Add them to .pi/mcp.json (project) or ~/.pi/agent/mcp.json (user) under \"mcpServers\".";
+/** ⚪ and ⚫ sit below the emoji block but are drawn two columns wide. */
+const WIDE_SYMBOLS = new Set([0x26aa, 0x26ab]);
+
+/** Display width in a terminal: the status marks are two columns wide; everything else here is one per character. */
+export function displayWidth(text: string): number {
+  let width = 0;
+  for (const char of text) {
+    const code = char.codePointAt(0) ?? 0;
+    width += code >= 0x1f000 || WIDE_SYMBOLS.has(code) ? 2 : 1;
   }
-  const lines: string[] = ["MCP servers"];
-  for (const row of rows) {
-    const status = row.enabled ? row.status : "disabled";
-    const mark = STATUS_MARK[status] ?? "?";
-    const active = row.lastActive !== undefined ? `  last active ${formatDuration(now - row.lastActive)} ago` : "";
-    const detail = row.detail ? `  ${row.detail}` : "";
-    lines.push(`${mark} ${row.name}  ${status}  ${row.transport}  ${row.toolCount} tool${row.toolCount === 1 ? "" : "s"}  (${row.source})${active}${detail}`);
-    if (row.error && row.status !== "connected") lines.push(indent(row.error, "    "));
-    const metrics = row.metrics && formatMetrics(row.metrics);
-    if (metrics) lines.push(`    ${metrics}`);
-    for (const warning of row.warnings) lines.push(`    ! ${warning}`);
-    if (row.vars.length) {
-      lines.push(`    variables: ${row.vars.map((v) => `${v.name} ${v.set ? "set" : "NOT SET"}`).join(", ")}`);
-    }
-    for (const tool of row.tools) {
-      lines.push(tool.name === tool.originalName ? `    - ${tool.name}` : `    - ${tool.name}  (${tool.originalName})`);
-    }
-  }
+  return width;
+}
+
+function pad(text: string, width: number, align: "left" | "right" = "left"): string {
+  const fill = " ".repeat(Math.max(0, width - displayWidth(text)));
+  return align === "left" ? text + fill : fill + text;
+}
+
+function cut(text: string, max: number): string {
+  const line = text.split("\n")[0] ?? "";
+  return displayWidth(line) <= max ? line : `${[...line].slice(0, Math.max(1, max - 1)).join("")}…`;
+}
+
+/** What the Details column says: the first line of the error, with what is being done about it. */
+function detailCell(row: ServerRow): string {
+  if (!row.enabled) return "disabled";
+  const error = row.status !== "connected" && row.error ? row.error.replace(/^MCP server '[^']*'( at \S+)?:? ?/, "") : "";
+  if (error && row.detail) return `${cut(error, 60)} (${row.detail})`;
+  return error ? cut(error, 72) : (row.detail ?? "");
+}
+
+function statusOf(row: ServerRow): string {
+  return row.enabled ? row.status : "disabled";
+}
+
+/** The footer's short form: `MCP 2/3`, and whether something needs attention (a server down or waiting for a sign-in). */
+export function statusSummary(rows: readonly ServerRow[]): { text: string; attention: boolean } | undefined {
+  const enabled = rows.filter((r) => r.enabled && r.status !== "disabled");
+  if (enabled.length === 0) return undefined;
+  const up = enabled.filter((r) => r.status === "connected" || r.status === "not started").length;
+  const attention = enabled.some((r) => r.status === "error" || r.status === "disconnected");
+  return { text: `MCP ${up}/${enabled.length}`, attention };
+}
+
+/** The totals line: servers configured, connected, tools the model can use (a lazy server's cached ones included). */
+export function formatTotals(rows: readonly ServerRow[]): string {
   const connected = rows.filter((r) => r.status === "connected");
   const tools = rows.reduce((n, r) => n + (r.status === "connected" || r.status === "not started" ? r.toolCount : 0), 0);
-  lines.push(`${rows.length} server${rows.length === 1 ? "" : "s"} configured | ${connected.length} connected | ${tools} tools available`);
+  return `${rows.length} server${rows.length === 1 ? "" : "s"} configured | ${connected.length} connected | ${tools} tools available`;
+}
+
+/**
+ * RISE-056's status table: one row a server (mark, name, transport, tools, last active, source, details), then the
+ * totals. `selected` marks a row (the dashboard's cursor).
+ */
+export function formatStatusTable(rows: readonly ServerRow[], now = Date.now(), selected?: number): string[] {
+  const header = ["Server", "Status", "Transport", "Tools", "Last Active", "Source", "Details"];
+  const cells = rows.map((row) => {
+    const status = statusOf(row);
+    const tools = status === "connected" || status === "not started" ? String(row.toolCount) : "—";
+    const active = row.lastActive !== undefined ? `${formatDuration(now - row.lastActive)} ago` : "—";
+    return [row.name, STATUS_MARK[status] ?? "?", row.transport, tools, active, row.source, detailCell(row)];
+  });
+  const widths = header.map((h, i) => Math.max(displayWidth(h), ...cells.map((c) => displayWidth(c[i]!))));
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => (i === header.length - 1 ? v : pad(v, widths[i]!, i === 3 ? "right" : "left")))
+      .join("  ")
+      .trimEnd();
+  const body = [line(header), ...cells.map(line)];
+  const ruleWidth = Math.max(...body.map((l) => displayWidth(l))) + 2;
+  const rule = "─".repeat(Math.min(ruleWidth, 100));
+  return [
+    "MCP Server Status",
+    rule,
+    `  ${body[0]}`,
+    rule,
+    ...body.slice(1).map((l, i) => `${i === selected ? "> " : "  "}${l}`),
+    rule,
+    `  ${formatTotals(rows)}`,
+  ];
+}
+
+/** One server in full: state, error, warnings, variables (set or not, never values), metrics, tools. */
+export function formatServerDetails(row: ServerRow): string[] {
+  const status = statusOf(row);
+  const lines = [`${row.name}  ${status}  ${row.transport}  ${row.toolCount} tool${row.toolCount === 1 ? "" : "s"}  (${row.source})`];
+  if (row.error && row.status !== "connected") lines.push(indent(row.error, "    "));
+  const metrics = row.metrics && formatMetrics(row.metrics);
+  if (metrics) lines.push(`    ${metrics}`);
+  for (const warning of row.warnings) lines.push(`    ! ${warning}`);
+  if (row.vars.length) lines.push(`    variables: ${row.vars.map((v) => `${v.name} ${v.set ? "set" : "NOT SET"}`).join(", ")}`);
+  for (const tool of row.tools) lines.push(tool.name === tool.originalName ? `    - ${tool.name}` : `    - ${tool.name}  (${tool.originalName})`);
+  return lines;
+}
+
+/** The `/mcp` listing as plain text: the table, then each server in full, then config problems. */
+export function formatServerList(rows: readonly ServerRow[], problems: readonly ConfigProblem[], now = Date.now()): string {
+  if (rows.length === 0 && problems.length === 0) {
+    return "No MCP servers configured. Add one with /mcp add, or in .pi/mcp.json (project) or ~/.pi/agent/mcp.json (user) under \"mcpServers\".";
+  }
+  const lines = formatStatusTable(rows, now);
+  for (const row of rows) lines.push("", ...formatServerDetails(row));
+  if (problems.length) lines.push("");
   for (const problem of problems) lines.push(`! ${formatProblem(problem)}`);
   return lines.join("\n");
 }

@@ -1,0 +1,112 @@
+/**
+ * The pure parts of `/mcp add`: a name suggested from a URL or command, a command line split into words, and the
+ * config entry the answers make. Pure.
+ */
+import { findVarRefs } from "./substitute.ts";
+
+export type AddTransport = "stdio" | "http";
+export type AddAuth = { kind: "none" } | { kind: "bearer"; variable: string } | { kind: "api-key"; header: string; variable: string } | { kind: "oauth" };
+
+export interface AddAnswers {
+  transport: AddTransport;
+  /** The URL (http) or the command line (stdio). */
+  endpoint: string;
+  auth: AddAuth;
+}
+
+/** Words of a command line: whitespace separates, single and double quotes group, a backslash escapes. */
+export function splitCommandLine(line: string): string[] {
+  const words: string[] = [];
+  let word = "";
+  let inWord = false;
+  let quote: '"' | "'" | undefined;
+  for (let i = 0; i < line.length; i++) {
+    const char = line[i]!;
+    if (quote) {
+      if (char === quote) quote = undefined;
+      else if (char === "\\" && quote === '"' && i + 1 < line.length) word += line[++i];
+      else word += char;
+    } else if (char === '"' || char === "'") {
+      quote = char;
+      inWord = true;
+    } else if (char === "\\" && i + 1 < line.length) {
+      word += line[++i];
+      inWord = true;
+    } else if (/\s/.test(char)) {
+      if (inWord) words.push(word);
+      word = "";
+      inWord = false;
+    } else {
+      word += char;
+      inWord = true;
+    }
+  }
+  if (inWord) words.push(word);
+  return words;
+}
+
+const NOISE = new Set(["mcp", "www", "api", "server", "app", "com", "io", "dev", "net", "org", "sse", "http", "https"]);
+const RUNNERS = new Set(["npx", "bunx", "pnpx", "uvx", "node", "python", "python3", "deno", "bun", "docker", "run", "-y", "--yes", "exec", "dlx", "pnpm", "yarn"]);
+
+function clean(name: string): string {
+  return name
+    .toLowerCase()
+    .replace(/\.(m?js|ts|py|sh|exe)$/, "")
+    .replace(/^(mcp|server)[-_]+|[-_]+(mcp|server)$/g, "")
+    .replace(/^(mcp|server)[-_]+|[-_]+(mcp|server)$/g, "")
+    .replace(/[^a-z0-9_-]+/g, "-")
+    .replace(/^-+|-+$/g, "");
+}
+
+/** A short name for a server: the telling part of a URL's host or path, or of the package or script a command runs. */
+export function suggestServerName(answers: Pick<AddAnswers, "transport" | "endpoint">): string {
+  if (answers.transport === "http") {
+    try {
+      const url = new URL(answers.endpoint);
+      const labels = url.hostname.split(".").filter((l) => !NOISE.has(l) && !/^\d+$/.test(l));
+      const fromHost = labels.length > 1 ? labels[labels.length - 2] : labels[0];
+      const name = clean(fromHost && url.hostname !== "localhost" && url.hostname !== "127.0.0.1" ? fromHost : (url.pathname.split("/").find((p) => p && !NOISE.has(p)) ?? ""));
+      return name || "remote";
+    } catch {
+      return "remote";
+    }
+  }
+  const base = (word: string) => word.split(/[/\\]/).pop() ?? word;
+  const words = splitCommandLine(answers.endpoint).filter((w) => !RUNNERS.has(base(w).replace(/\.exe$/, "")) && !w.startsWith("-"));
+  const target = words[0] ?? "";
+  // `@scope/server-github` → github; `/path/to/db-server.mjs` → db; `mcp-server-fetch` → fetch.
+  const last = target.split(/[/\\]/).filter(Boolean).pop() ?? "";
+  return clean(last.replace(/^@[^/]+\//, "").replace(/^server-|^mcp-server-/, "")) || "local";
+}
+
+/** The config entry for the answers. Secrets stay in the environment: headers refer to them as `${VAR}`. */
+export function buildEntry(answers: AddAnswers): Record<string, unknown> {
+  if (answers.transport === "stdio") {
+    const [command = "", ...args] = splitCommandLine(answers.endpoint);
+    return args.length ? { command, args } : { command };
+  }
+  const entry: Record<string, unknown> = { url: answers.endpoint.trim() };
+  const auth = answers.auth;
+  if (auth.kind === "bearer") entry.headers = { Authorization: `Bearer \${${auth.variable}}` };
+  else if (auth.kind === "api-key") entry.headers = { [auth.header]: `\${${auth.variable}}` };
+  else if (auth.kind === "oauth") entry.auth = "oauth";
+  else entry.auth = false;
+  return entry;
+}
+
+/** `${VAR}`s the entry uses that the environment does not set. */
+export function unsetVariables(entry: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>): string[] {
+  const texts = JSON.stringify(entry);
+  return findVarRefs(texts).filter((name) => !env[name]);
+}
+
+/** How to set variables, for the message after adding a server that needs them. */
+export function howToSetVariables(names: readonly string[]): string {
+  const exports = names.map((n) => `export ${n}=…`).join("; ");
+  return `Set ${names.join(", ")} in the environment pi starts in (e.g. \`${exports}\` in your shell profile), then /reload.`;
+}
+
+/** A valid environment variable name. */
+export function isVariableName(text: string): boolean {
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(text);
+}

@@ -1,0 +1,262 @@
+/**
+ * The `/mcp` subcommands that change config files: add (a guided flow), remove, enable/disable, and import from other
+ * MCP clients. Files are changed by ./config-writer.ts, which keeps the rest of a file as it was and never writes over
+ * one that does not parse.
+ */
+import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import { type AddAuth, type AddTransport, buildEntry, howToSetVariables, isVariableName, suggestServerName, unsetVariables } from "./add-server.ts";
+import type { CommandDeps } from "./command.ts";
+import { errorText, show } from "./command.ts";
+import { checkUrl, type ConfigScope, validateServerEntry } from "./config.ts";
+import { removeServerEntry, setServerEntry, setServerField, updateConfigFile } from "./config-writer.ts";
+import { discoverImports, type ImportedServer } from "./importers.ts";
+import type { ServerConnection } from "./server-connection.ts";
+
+const TRANSPORT_CHOICES: Record<string, AddTransport> = {
+  "A local command (stdio)": "stdio",
+  "A URL (Streamable HTTP or SSE)": "http",
+};
+const AUTH_CHOICES = ["None", "Bearer token from an environment variable", "API key header from an environment variable", "OAuth (sign in in the browser)"];
+
+function scopeChoices(deps: CommandDeps): Array<{ label: string; scope: ConfigScope; path: string }> {
+  const project = deps.bridge.sourceOf("project");
+  const user = deps.bridge.sourceOf("user");
+  const choices: Array<{ label: string; scope: ConfigScope; path: string }> = [];
+  if (project) choices.push({ label: `This project (${project.path})`, scope: "project", path: project.path });
+  if (user) choices.push({ label: `All projects (${user.path})`, scope: "user", path: user.path });
+  return choices;
+}
+
+async function offerReload(ctx: ExtensionCommandContext, what: string): Promise<void> {
+  if (!ctx.hasUI) {
+    show(ctx, `${what} It takes effect the next time pi starts.`);
+    return;
+  }
+  ctx.ui.notify(what, "info");
+  if (await ctx.ui.confirm("Reload now?", "Reload pi's extensions now so the change takes effect?")) await ctx.reload();
+  else ctx.ui.notify("Run /reload when you want it to take effect.", "info");
+}
+
+/** Asks for a variable name until it is one (or the user gives up). */
+async function askVariable(ctx: ExtensionCommandContext, title: string, placeholder: string): Promise<string | undefined> {
+  for (let tries = 0; tries < 3; tries++) {
+    const answer = (await ctx.ui.input(title, placeholder))?.trim();
+    if (!answer) return undefined;
+    if (isVariableName(answer)) return answer;
+    ctx.ui.notify(`'${answer}' is not an environment variable name (letters, digits and _; not starting with a digit).`, "warning");
+  }
+  return undefined;
+}
+
+/** `/mcp add`: transport, endpoint, name, authentication, where to save; then writes the entry and offers a reload. */
+export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext): Promise<void> {
+  if (!ctx.hasUI) {
+    show(ctx, "/mcp add asks its questions in pi's interactive mode. Without it, add the server to .pi/mcp.json (project) or ~/.pi/agent/mcp.json (user) under \"mcpServers\".", "warning");
+    return;
+  }
+  const cancelled = () => ctx.ui.notify("No server added.", "info");
+  const transportChoice = await ctx.ui.select("Add an MCP server: how does pi reach it?", Object.keys(TRANSPORT_CHOICES));
+  if (!transportChoice) return cancelled();
+  const transport = TRANSPORT_CHOICES[transportChoice]!;
+  const endpoint = (
+    await ctx.ui.input(
+      transport === "stdio" ? "The command that starts the server, with its arguments" : "The server's URL",
+      transport === "stdio" ? "npx -y @modelcontextprotocol/server-everything" : "https://example.com/mcp",
+    )
+  )?.trim();
+  if (!endpoint) return cancelled();
+  if (transport === "http") {
+    const problem = checkUrl(endpoint);
+    if (problem) {
+      ctx.ui.notify(problem.replace("`url`", "The URL"), "error");
+      return;
+    }
+  }
+  const suggested = suggestServerName({ transport, endpoint });
+  const name = (await ctx.ui.input(`A name for it (Enter for '${suggested}')`, suggested))?.trim() || suggested;
+  if (deps.bridge.connection(name) && !(await ctx.ui.confirm("Replace?", `A server named '${name}' exists. Replace its entry?`))) return cancelled();
+
+  let auth: AddAuth = { kind: "none" };
+  if (transport === "http") {
+    const choice = await ctx.ui.select("How does it authenticate?", AUTH_CHOICES);
+    if (!choice) return cancelled();
+    if (choice === AUTH_CHOICES[1]) {
+      const variable = await askVariable(ctx, "The environment variable that holds the token", `${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_TOKEN`);
+      if (!variable) return cancelled();
+      auth = { kind: "bearer", variable };
+    } else if (choice === AUTH_CHOICES[2]) {
+      const header = (await ctx.ui.input("The header that carries the key", "X-API-Key"))?.trim();
+      if (!header) return cancelled();
+      const variable = await askVariable(ctx, "The environment variable that holds the key", `${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`);
+      if (!variable) return cancelled();
+      auth = { kind: "api-key", header, variable };
+    } else if (choice === AUTH_CHOICES[3]) {
+      auth = { kind: "oauth" };
+    }
+  }
+
+  const scopes = scopeChoices(deps);
+  const scopeChoice = await ctx.ui.select("Save it where?", scopes.map((s) => s.label));
+  const target = scopes.find((s) => s.label === scopeChoice);
+  if (!target) return cancelled();
+
+  const entry = buildEntry({ transport, endpoint, auth });
+  const validated = validateServerEntry(name, entry, { scope: target.scope, path: target.path });
+  if (!validated.config) {
+    ctx.ui.notify(`That entry would not work: ${validated.errors.join("; ")}`, "error");
+    return;
+  }
+  try {
+    await updateConfigFile(target.path, (text) => setServerEntry(text, name, entry));
+  } catch (error) {
+    ctx.ui.notify(`Could not save '${name}' to ${target.path}: ${errorText(error)}`, "error");
+    return;
+  }
+  const unset = unsetVariables(entry, deps.env);
+  if (unset.length) ctx.ui.notify(`'${name}' needs ${unset.join(", ")}, which ${unset.length === 1 ? "is" : "are"} not set. ${howToSetVariables(unset)}`, "warning");
+  if (auth.kind === "oauth") ctx.ui.notify(`After the reload, run /mcp auth ${name} to sign in (or call one of its tools).`, "info");
+  await offerReload(ctx, `Added MCP server '${name}' to ${target.path}.`);
+}
+
+/** `/mcp remove`: deletes the entry from the file that defines it; its tools leave pi at once. */
+export async function removeServer(deps: CommandDeps, connection: ServerConnection, ctx: ExtensionCommandContext): Promise<void> {
+  const { source } = connection.config;
+  if (source.scope === "bundled") {
+    show(ctx, `'${connection.name}' comes with the extension (${source.path}) and cannot be removed; /mcp disable ${connection.name} turns it off.`, "warning");
+    return;
+  }
+  if (ctx.hasUI && !(await ctx.ui.confirm("Remove?", `Remove MCP server '${connection.name}' from ${source.path}?`))) {
+    show(ctx, "Nothing removed.");
+    return;
+  }
+  try {
+    await updateConfigFile(source.path, (text) => {
+      if (text === undefined) throw new Error("the file is gone");
+      return removeServerEntry(text, connection.name);
+    });
+  } catch (error) {
+    show(ctx, `Could not remove '${connection.name}' from ${source.path}: ${errorText(error)}`, "error");
+    return;
+  }
+  deps.registry.syncServer(connection, []);
+  await deps.bridge.remove(connection.name);
+  show(ctx, `Removed MCP server '${connection.name}' from ${source.path}; its tools are gone from this session.`);
+}
+
+/**
+ * `/mcp enable` / `/mcp disable`: saves `enabled` in the file that defines the server — or, for a server defined for
+ * every project (user file) or shipped with the extension, as an override in this project's file.
+ */
+export async function setEnabled(deps: CommandDeps, connection: ServerConnection, enabled: boolean, ctx: ExtensionCommandContext): Promise<void> {
+  const { source } = connection.config;
+  const project = deps.bridge.sourceOf("project");
+  let target = source.path;
+  if (source.scope === "bundled" && project) target = project.path;
+  else if (source.scope === "user" && project && ctx.hasUI) {
+    const here = `Only in this project (${project.path})`;
+    const everywhere = `In every project (${source.path})`;
+    const choice = await ctx.ui.select(`${enabled ? "Enable" : "Disable"} '${connection.name}' where?`, [here, everywhere]);
+    if (!choice) return;
+    if (choice === here) target = project.path;
+  }
+  try {
+    await updateConfigFile(target, (text) => setServerField(text, connection.name, "enabled", enabled));
+  } catch (error) {
+    show(ctx, `Could not save it in ${target}: ${errorText(error)}`, "error");
+    return;
+  }
+  const where = `in ${target}`;
+  if (!enabled) {
+    deps.registry.syncServer(connection, []);
+    await connection.disable();
+    show(ctx, `Disabled MCP server '${connection.name}' ${where}; its tools are gone from this session.`);
+    return;
+  }
+  await offerReload(ctx, `Enabled MCP server '${connection.name}' ${where}.`);
+}
+
+function describeImport(server: ImportedServer): string {
+  const what = typeof server.entry.url === "string" ? server.entry.url : [server.entry.command, ...((server.entry.args as string[] | undefined) ?? [])].join(" ");
+  const lines = [`  ${server.name}  (${server.client}, ${server.sourcePath})  ${what}`];
+  for (const note of server.notes) lines.push(`      note: ${note}`);
+  if (server.inlineSecrets.length) lines.push(`      inline secrets: ${server.inlineSecrets.join(", ")}`);
+  return lines.join("\n");
+}
+
+/** `/mcp import`: finds other clients' servers, shows them, and copies the chosen ones into a config file. */
+export async function importServers(deps: CommandDeps, ctx: ExtensionCommandContext): Promise<void> {
+  const { servers, errors } = await discoverImports(deps.importLocations());
+  const problems = errors.length ? `\nCould not read:\n${errors.map((e) => `  ${e}`).join("\n")}` : "";
+  if (servers.length === 0) {
+    show(ctx, `No MCP servers found in the configs of Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Codex or opencode.${problems}`);
+    return;
+  }
+  const preview = `Found ${servers.length} MCP server${servers.length === 1 ? "" : "s"} in other clients:\n${servers.map(describeImport).join("\n")}${problems}`;
+  if (!ctx.hasUI) {
+    show(ctx, `${preview}\nRun /mcp import in pi's interactive mode to copy them.`);
+    return;
+  }
+  ctx.ui.notify(preview, "info");
+  const all = `Import all ${servers.length}`;
+  const oneByOne = "Choose one by one";
+  const how = await ctx.ui.select("Import which servers?", [all, oneByOne, "Cancel"]);
+  if (how !== all && how !== oneByOne) return;
+  let chosen = servers;
+  if (how === oneByOne) {
+    chosen = [];
+    for (const server of servers) if (await ctx.ui.confirm(`Import '${server.name}'?`, describeImport(server))) chosen.push(server);
+  }
+  if (chosen.length === 0) {
+    ctx.ui.notify("Nothing imported.", "info");
+    return;
+  }
+  const scopes = scopeChoices(deps);
+  const scopeChoice = await ctx.ui.select("Save them where?", scopes.map((s) => s.label));
+  const target = scopes.find((s) => s.label === scopeChoice);
+  if (!target) return;
+
+  const skipped: string[] = [];
+  const accepted: ImportedServer[] = [];
+  const seen = new Set<string>();
+  for (const server of chosen) {
+    if (seen.has(server.name)) {
+      skipped.push(`${server.name} (${server.client}): another client's '${server.name}' was taken first`);
+      continue;
+    }
+    if (deps.bridge.connection(server.name) && !(await ctx.ui.confirm("Replace?", `A server named '${server.name}' is configured already. Replace it with ${server.client}'s?`))) {
+      skipped.push(`${server.name}: already configured`);
+      continue;
+    }
+    // A project file is often committed: secrets written into it inline would leave the machine.
+    if (target.scope === "project" && server.inlineSecrets.length) {
+      const ok = await ctx.ui.confirm(
+        "Copy secrets into the project file?",
+        `'${server.name}' has secrets written inline (${server.inlineSecrets.join(", ")}). A project file is often committed to version control. Copy them into ${target.path} anyway?`,
+      );
+      if (!ok) {
+        skipped.push(`${server.name}: has inline secrets (${server.inlineSecrets.join(", ")}); import it into the user config, or replace them with \${VAR}s`);
+        continue;
+      }
+    }
+    seen.add(server.name);
+    accepted.push(server);
+  }
+  if (accepted.length) {
+    try {
+      await updateConfigFile(target.path, (text) => {
+        let next = text;
+        for (const server of accepted) next = setServerEntry(next, server.name, { ...server.entry, importedFrom: server.client });
+        return next ?? "";
+      });
+    } catch (error) {
+      ctx.ui.notify(`Could not write ${target.path}: ${errorText(error)}`, "error");
+      return;
+    }
+  }
+  const report = [
+    accepted.length ? `Imported ${accepted.map((s) => `'${s.name}' (${s.client})`).join(", ")} into ${target.path}.` : "Nothing imported.",
+    ...skipped.map((s) => `Skipped ${s}.`),
+  ].join("\n");
+  if (accepted.length) await offerReload(ctx, report);
+  else ctx.ui.notify(report, "info");
+}

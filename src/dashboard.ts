@@ -1,0 +1,88 @@
+/**
+ * The live `/mcp` dashboard in pi's TUI: RISE-056's status table, redrawn every second while it is open; ↑/↓ pick a
+ * server, Enter shows its tools (as registered and original), metrics and the tail of its log; Esc goes back or
+ * closes.
+ */
+import type { Component, TUI } from "@mariozechner/pi-tui";
+import { truncateToWidth } from "@mariozechner/pi-tui";
+import { formatServerDetails, formatStatusTable, type ServerRow } from "./status-format.ts";
+
+const REFRESH_MS = 1000;
+const LOG_TAIL_LINES = 12;
+
+export interface DashboardSource {
+  rows(): ServerRow[];
+  /** The last lines of a server's own log (its stderr), oldest first. */
+  logTail(server: string, lines: number): string[];
+}
+
+/** Keys as the terminal sends them (pi's matchesKey would need its keybinding setup; these few are fixed). */
+const KEYS = {
+  up: ["\x1b[A", "\x1bOA", "k"],
+  down: ["\x1b[B", "\x1bOB", "j"],
+  enter: ["\r", "\n"],
+  back: ["\x1b", "q", "\x03"],
+};
+
+export class McpDashboard implements Component {
+  private selected = 0;
+  private detail?: string;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly tui: Pick<TUI, "requestRender">,
+    private readonly source: DashboardSource,
+    private readonly done: () => void,
+  ) {
+    this.timer = setInterval(() => this.tui.requestRender(), REFRESH_MS);
+    this.timer.unref();
+  }
+
+  render(width: number): string[] {
+    const rows = this.source.rows();
+    this.selected = Math.min(this.selected, Math.max(0, rows.length - 1));
+    const row = this.detail !== undefined ? rows.find((r) => r.name === this.detail) : undefined;
+    const lines = row ? this.detailLines(row) : this.tableLines(rows);
+    return lines.map((line) => truncateToWidth(line, Math.max(1, width)));
+  }
+
+  private tableLines(rows: ServerRow[]): string[] {
+    if (rows.length === 0) return ["No MCP servers configured. Add one with /mcp add.", "", "Esc to close"];
+    return [...formatStatusTable(rows, Date.now(), this.selected), "", "↑/↓ choose a server · Enter: its tools, metrics and log · Esc: close"];
+  }
+
+  private detailLines(row: ServerRow): string[] {
+    const log = this.source.logTail(row.name, LOG_TAIL_LINES);
+    return [
+      ...formatServerDetails(row),
+      "",
+      log.length ? `Last lines of its log:` : "Its log is empty.",
+      ...log.map((l) => `    ${l}`),
+      "",
+      "Esc: back to the table",
+    ];
+  }
+
+  handleInput(data: string): void {
+    if (this.detail !== undefined) {
+      if (KEYS.back.includes(data)) this.detail = undefined;
+    } else if (KEYS.up.includes(data)) {
+      this.selected = Math.max(0, this.selected - 1);
+    } else if (KEYS.down.includes(data)) {
+      this.selected = Math.min(this.source.rows().length - 1, this.selected + 1);
+    } else if (KEYS.enter.includes(data)) {
+      this.detail = this.source.rows()[this.selected]?.name;
+    } else if (KEYS.back.includes(data)) {
+      this.dispose();
+      this.done();
+      return;
+    }
+    this.tui.requestRender();
+  }
+
+  invalidate(): void {}
+
+  dispose(): void {
+    clearInterval(this.timer);
+  }
+}

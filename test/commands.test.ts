@@ -1,0 +1,283 @@
+/**
+ * Every `/mcp` subcommand through pi's own command API, in-process, with a recording UI whose select/input/confirm
+ * answers are scripted, against real fixture servers and real config files on disk.
+ */
+import assert from "node:assert/strict";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { registerFauxProvider, type FauxProviderRegistration } from "@mariozechner/pi-ai";
+import {
+  type AgentSession,
+  AuthStorage,
+  createAgentSession,
+  DefaultResourceLoader,
+  type ExtensionUIContext,
+  ModelRegistry,
+  SessionManager,
+  SettingsManager,
+} from "@mariozechner/pi-coding-agent";
+import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
+import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+
+const HELLO = path.join(REPO_ROOT, "examples", "hello-server.mjs");
+
+/** A UI that answers from a script and records what it was asked and shown. */
+class RecordingUI {
+  answers: unknown[] = [];
+  asked: string[] = [];
+  notices: string[] = [];
+  statuses = new Map<string, string | undefined>();
+  screens: string[][] = [];
+  /** Keys the dashboard gets, in order, once it is open. */
+  keys: string[] = [];
+
+  private next(kind: string, title: string): unknown {
+    this.asked.push(`${kind}: ${title}`);
+    if (this.answers.length === 0) throw new Error(`unscripted ${kind}: ${title}`);
+    return this.answers.shift();
+  }
+
+  context(): ExtensionUIContext {
+    const ui: Partial<ExtensionUIContext> = {
+      select: async (title, options) => {
+        const answer = this.next("select", title);
+        if (typeof answer === "number") return options[answer];
+        if (answer === undefined) return undefined;
+        const found = options.find((o) => o.startsWith(String(answer)));
+        if (!found) throw new Error(`no option '${String(answer)}' in ${JSON.stringify(options)}`);
+        return found;
+      },
+      input: async (title) => this.next("input", title) as string | undefined,
+      confirm: async (title) => this.next("confirm", title) as boolean,
+      notify: (message) => void this.notices.push(message),
+      setStatus: (key, text) => void this.statuses.set(key, text),
+      theme: { fg: (_color: string, text: string) => `[warn]${text}` } as unknown as ExtensionUIContext["theme"],
+      custom: (async (factory: Parameters<ExtensionUIContext["custom"]>[0]) => {
+        let result: unknown;
+        let closed = false;
+        const tui = { requestRender: () => undefined };
+        const component = await factory(tui as never, undefined as never, undefined as never, (value: unknown) => {
+          closed = true;
+          result = value;
+        });
+        this.screens.push(component.render(200));
+        for (const key of this.keys.splice(0)) {
+          component.handleInput?.(key);
+          if (closed) break;
+          this.screens.push(component.render(200));
+        }
+        component.dispose?.();
+        return result;
+      }) as ExtensionUIContext["custom"],
+    };
+    return new Proxy(ui as ExtensionUIContext, {
+      get: (target, key) => (key in target ? target[key as keyof ExtensionUIContext] : () => undefined),
+    });
+  }
+}
+
+describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 }, () => {
+  const project = tempDir("mcp-bridge-cmd-project-");
+  const agentDir = tempDir("mcp-bridge-cmd-agent-");
+  const home = tempDir("mcp-bridge-cmd-home-");
+  const log = path.join(project.dir, "events.jsonl");
+  const projectConfig = path.join(project.dir, ".pi", "mcp.json");
+  const userConfig = path.join(agentDir.dir, "mcp.json");
+  const originalCwd = process.cwd();
+  const originalHome = process.env.HOME;
+  const ui = new RecordingUI();
+  let remote: RunningServer;
+  let faux: FauxProviderRegistration;
+  let session: AgentSession;
+
+  before(async () => {
+    remote = await startStreamableHttp();
+    mkdirSync(path.dirname(projectConfig), { recursive: true });
+    // Key order and 4-space indentation on purpose: edits must keep them.
+    writeFileSync(
+      projectConfig,
+      `{\n    "mcpServers": {\n        "local": ${JSON.stringify({ ...fixtureEntry(), env: { FIXTURE_LOG: log } })},\n        "web": {"url": "${remote.url}"}\n    }\n}\n`,
+    );
+    writeFileSync(userConfig, JSON.stringify({ mcpServers: { shared: { command: process.execPath, args: [HELLO] } } }, null, 2));
+    // Another client's config for /mcp import, in Cursor's documented format.
+    mkdirSync(path.join(home.dir, ".cursor"));
+    writeFileSync(
+      path.join(home.dir, ".cursor", "mcp.json"),
+      JSON.stringify({ mcpServers: { fromcursor: { command: process.execPath, args: [HELLO] }, leaky: { command: "x", env: { API_TOKEN: "sk-live-abcdef123456" } } } }),
+    );
+    process.env.HOME = home.dir;
+    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
+    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
+    process.chdir(project.dir);
+    faux = registerFauxProvider();
+    const authStorage = AuthStorage.inMemory();
+    authStorage.setRuntimeApiKey("faux", "test-key");
+    const settingsManager = SettingsManager.inMemory();
+    const resourceLoader = new DefaultResourceLoader({
+      cwd: project.dir,
+      agentDir: agentDir.dir,
+      settingsManager,
+      noExtensions: true,
+      additionalExtensionPaths: [REPO_ROOT],
+      noSkills: true,
+      noPromptTemplates: true,
+      noThemes: true,
+      noContextFiles: true,
+    });
+    await resourceLoader.reload();
+    ({ session } = await createAgentSession({
+      cwd: project.dir,
+      agentDir: agentDir.dir,
+      authStorage,
+      modelRegistry: ModelRegistry.inMemory(authStorage),
+      settingsManager,
+      resourceLoader,
+      sessionManager: SessionManager.inMemory(project.dir),
+      model: faux.getModel(),
+    }));
+    await session.bindExtensions({ uiContext: ui.context() });
+  });
+
+  after(async () => {
+    await session?.extensionRunner?.emit({ type: "session_shutdown", reason: "quit" });
+    session?.dispose();
+    faux?.unregister();
+    process.chdir(originalCwd);
+    process.env.HOME = originalHome;
+    await remote?.close();
+    for (const dir of [project, agentDir, home]) dir.cleanup();
+  });
+
+  async function run(command: string, answers: unknown[] = []): Promise<string> {
+    ui.answers = [...answers];
+    const before = ui.notices.length;
+    await session.prompt(command);
+    assert.deepEqual(ui.answers, [], `every scripted answer was used by ${command}`);
+    return ui.notices.slice(before).join("\n");
+  }
+
+  const tools = () => session.getAllTools().map((t) => t.name);
+
+  test("argument completion offers subcommands, then server names", () => {
+    const command = session.extensionRunner.getCommand("mcp")!;
+    const subs = (command.getArgumentCompletions?.("re") ?? []) as Array<{ value: string }>;
+    assert.deepEqual(subs.map((s) => s.value).sort(), ["reconnect", "remove"]);
+    const servers = (command.getArgumentCompletions?.("test lo") ?? []) as Array<{ value: string }>;
+    assert.deepEqual(servers.map((s) => s.value), ["test local"]);
+  });
+
+  test("the footer shows MCP up/total", () => {
+    assert.equal(ui.statuses.get("mcp"), "MCP 3/3");
+  });
+
+  test("/mcp opens the live dashboard: the table, a server's tools, metrics and log, Esc closes", async () => {
+    ui.keys = ["\x1b[B", "\r", "\x1b", "\x1b"];
+    await run("/mcp");
+    const [table, moved, detail, back] = ui.screens.slice(-4);
+    assert.equal(table![0], "MCP Server Status");
+    assert.ok(table!.some((l) => /^> local +🟢/.test(l)), table!.join("\n"));
+    assert.ok(moved!.some((l) => /^> web +🟢/.test(l)), "↓ moved the cursor");
+    assert.match(detail!.join("\n"), /web {2}connected {2}http/);
+    assert.match(detail!.join("\n"), /- mcp_web_echo {2}\(echo\)/);
+    assert.ok(back!.some((l) => /^> web/.test(l)), "Esc went back to the table");
+    const localDetail = ui.screens.length;
+    ui.keys = ["\r", "\x1b", "\x1b"];
+    await run("/mcp");
+    assert.match(ui.screens[localDetail + 1]!.join("\n"), /Last lines of its log:[\s\S]*fixture server starting/, "the server's stderr log tail");
+  });
+
+  test("/mcp list and /mcp tools as text", async () => {
+    const list = await run("/mcp list");
+    assert.match(list, /^ {2}3 servers configured \| 3 connected/m);
+    const all = await run("/mcp tools");
+    assert.match(all, /mcp_local_echo {2}· {2}echo {2}· {2}local \(project\) {2}· {2}yes/);
+    const one = await run("/mcp tools shared");
+    assert.match(one, /mcp_shared_greet/);
+    assert.doesNotMatch(one, /mcp_local_echo/);
+  });
+
+  test("/mcp test connects afresh, lists tools with sizes, registers nothing; a broken server gets its classified error", async () => {
+    const before = readLog(log).filter((e) => e.event === "start").length;
+    const toolsBefore = tools().length;
+    const ok = await run("/mcp test", ["local"]);
+    assert.match(ok, /MCP server 'local' works: connected in \d+ ms over stdio, \d+ tools, \d+ bytes of definitions/);
+    assert.match(ok, /^ {2}echo {2}\d+ bytes$/m);
+    const starts = readLog(log).filter((e) => e.event === "start");
+    assert.equal(starts.length, before + 1, "a process of its own");
+    await waitFor(() => !isAlive(starts.at(-1)!.pid), "the test connection's process to end");
+    assert.equal(tools().length, toolsBefore, "nothing registered");
+    await remote.close();
+    const failed = await run("/mcp test web");
+    assert.match(failed, /MCP server 'web' failed the test \[transport\]: .*(ECONNREFUSED|connection refused)/);
+    remote = await startStreamableHttp({ port: remote.port });
+  });
+
+  test("/mcp reconnect starts a server afresh", async () => {
+    const starts = () => readLog(log).filter((e) => e.event === "start").length;
+    const before = starts();
+    const text = await run("/mcp reconnect local");
+    assert.match(text, /Reconnected to MCP server 'local': \d+ tools/);
+    assert.equal(starts(), before + 1);
+  });
+
+  test("/mcp disable and enable: saved in the defining file, or as this project's override of a user server; tools leave at once", async () => {
+    const text = await run("/mcp disable web");
+    assert.match(text, /Disabled MCP server 'web' in .*\.pi\/mcp\.json; its tools are gone/);
+    const saved = readFileSync(projectConfig, "utf8");
+    assert.match(saved, /"web": \{\s*"url": "[^"]+",\s*"enabled": false\s*\}/);
+    assert.match(saved, /^ {8}"local": /m, "the rest of the file kept its indentation");
+    assert.equal(session.getActiveToolNames().includes("mcp_web_echo"), false);
+    assert.match(await run("/mcp list"), /web +⚫/);
+
+    await run("/mcp disable shared", ["Only in this project"]);
+    assert.match(readFileSync(projectConfig, "utf8"), /"shared": \{\s*"enabled": false\s*\}/);
+    assert.doesNotMatch(readFileSync(userConfig, "utf8"), /enabled/, "the user file is untouched");
+
+    const enabled = await run("/mcp enable web", [false]);
+    assert.match(enabled, /Enabled MCP server 'web' in .*mcp\.json\.\nRun \/reload when you want it to take effect/);
+    assert.match(readFileSync(projectConfig, "utf8"), /"enabled": true/);
+  });
+
+  test("/mcp remove deletes the entry from its file (confirmed) and the tools leave", async () => {
+    const declined = await run("/mcp remove local", [false]);
+    assert.match(declined, /Nothing removed/);
+    const text = await run("/mcp remove", ["local", true]);
+    assert.match(text, /Removed MCP server 'local' from .*mcp\.json; its tools are gone/);
+    assert.doesNotMatch(readFileSync(projectConfig, "utf8"), /"local"/);
+    assert.equal(session.getActiveToolNames().includes("mcp_local_echo"), false);
+    assert.equal((await run("/mcp list")).includes("local"), false);
+  });
+
+  test("/mcp import: finds Cursor's servers, imports the chosen ones, and keeps inline secrets out of the project file", async () => {
+    const text = await run("/mcp import", ["Choose one by one", true, true, "This project", false, false]);
+    assert.match(text, /Found 2 MCP servers in other clients/);
+    assert.match(text, /inline secrets: env\.API_TOKEN/);
+    assert.doesNotMatch(text, /sk-live/, "never the secret's value");
+    assert.match(text, /Imported 'fromcursor' \(cursor\)/);
+    assert.match(text, /Skipped leaky: has inline secrets/);
+    const saved = JSON.parse(readFileSync(projectConfig, "utf8")) as { mcpServers: Record<string, Record<string, unknown>> };
+    assert.equal(saved.mcpServers.fromcursor!.importedFrom, "cursor");
+    assert.equal(saved.mcpServers.leaky, undefined);
+  });
+
+  test("/mcp add: a stdio server, step by step; after the reload its tools are there", async () => {
+    const text = await run("/mcp add", ["A local command", `${process.execPath} ${HELLO}`, "", "This project", false]);
+    assert.match(text, /Added MCP server 'hello' to .*\.pi\/mcp\.json/);
+    assert.match(ui.asked.join("\n"), /input: A name for it \(Enter for 'hello'\)/, "a name suggested from the script's file name");
+    const saved = JSON.parse(readFileSync(projectConfig, "utf8")) as { mcpServers: Record<string, Record<string, unknown>> };
+    assert.deepEqual(saved.mcpServers.hello, { command: process.execPath, args: [HELLO] });
+    assert.match(text, /Run \/reload when you want it to take effect/);
+    // What /reload does (an embedded session's host runs it; pi's TUI does it on the answer "yes", see terminal.test.ts).
+    await session.reload();
+    await waitFor(() => session.getActiveToolNames().includes("mcp_hello_greet"), "the new server's tools after the reload", 30_000);
+  });
+
+  test("/mcp add: a remote server with a token from a variable that is not set says how to set it", async () => {
+    const text = await run("/mcp add", ["A URL", "https://mcp.linear.app/mcp", "", "Bearer", "LINEAR_TOKEN_FOR_TEST", "All projects", false]);
+    assert.match(text, /'linear' needs LINEAR_TOKEN_FOR_TEST, which is not set\. Set LINEAR_TOKEN_FOR_TEST in the environment/);
+    const saved = JSON.parse(readFileSync(userConfig, "utf8")) as { mcpServers: Record<string, Record<string, unknown>> };
+    assert.deepEqual(saved.mcpServers.linear, { url: "https://mcp.linear.app/mcp", headers: { Authorization: "Bearer ${LINEAR_TOKEN_FOR_TEST}" } });
+    assert.match(await run("/mcp add", ["A URL", "not a url"]), /The URL is not a valid URL/);
+  });
+});

@@ -1,0 +1,87 @@
+/**
+ * The real pi TUI (interactive mode) in tmux, with the extension and a faux model: what a user sees when typing /mcp.
+ */
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { after, describe, test } from "node:test";
+import { isAlive, REPO_ROOT, tempDir } from "./helpers.ts";
+import { hasTmux, type PiInTmux, processesWithEnv, startPiInTmux } from "./tmux.ts";
+
+/** The footer shows the selected model once the TUI is up and the editor takes input. */
+const READY = /faux-1\s*$/m;
+
+describe("pi's terminal UI in tmux", { timeout: 120_000, skip: hasTmux() ? false : "tmux not installed" }, () => {
+  const running: PiInTmux[] = [];
+  const temps: Array<{ cleanup: () => void }> = [];
+  after(async () => {
+    await Promise.allSettled(running.map((pi) => pi.stop()));
+    for (const temp of temps) temp.cleanup();
+  });
+
+  test("/mcp lists a connected server and a failing one, with the totals; no server process outlives pi", async () => {
+    const tmp = tempDir();
+    temps.push(tmp);
+    // A value only the hello server's environment holds: how the test finds its process.
+    const marker = `good-${process.pid}-${Date.now()}`;
+    const config = path.join(tmp.dir, "mcp.json");
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: {
+          good: { command: process.execPath, args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")], env: { MCP_TMUX_TEST_SERVER: marker } },
+          bad: { command: "mcp-bridge-no-such-command" },
+        },
+      }),
+    );
+    const pi = startPiInTmux({ args: ["--mcp-config", config], cwd: tmp.dir, env: { PI_MCP_STARTUP_BUDGET_MS: "60000" } });
+    running.push(pi);
+
+    await pi.waitForScreen(READY, 60_000);
+    const servers = processesWithEnv("MCP_TMUX_TEST_SERVER", marker);
+    assert.equal(servers.length, 1, `one hello server runs:\n${pi.capture()}`);
+
+    // A turn of the faux model first: its answer marks where the /mcp output starts (pi's startup notices above it
+    // name the servers too).
+    pi.type("before mcp");
+    pi.press("Enter");
+    await pi.waitForScreen(/^ *faux: before mcp *$/m, 20_000);
+    pi.type("/mcp");
+    pi.press("Enter");
+    const screen = await pi.waitForScreen(/2 servers configured \| 1 connected/, 30_000);
+    // The layout of /mcp may change (a table, a list); these facts should not. Emoji may come with padding in
+    // capture-pane, so each fact is a line that holds the name and one of the marks.
+    const all = screen.split("\n");
+    const lines = all.slice(all.findIndex((l) => /^ *faux: before mcp *$/.test(l)) + 1);
+    assert.ok(
+      lines.some((l) => /\bgood\b/.test(l) && /🟢|\bconnected\b/u.test(l)),
+      `a line shows good as connected:\n${screen}`,
+    );
+    assert.ok(
+      lines.some((l) => /\bbad\b/.test(l) && /🔴|✕|\berror\b|\bfailed\b|not found/iu.test(l)),
+      `a line shows bad with an error:\n${screen}`,
+    );
+    assert.ok(!lines.some((l) => /\bbad\b/.test(l) && /🟢/u.test(l)), `bad is not shown as connected:\n${screen}`);
+
+    await pi.stop();
+    assert.deepEqual(servers.filter(isAlive), [], "the hello server ended with pi");
+    assert.deepEqual(processesWithEnv("MCP_TMUX_TEST_SERVER", marker), []);
+  });
+
+  test("the faux model calls a server's tool from the TUI and the result is shown", async () => {
+    const tmp = tempDir();
+    temps.push(tmp);
+    const config = path.join(tmp.dir, "mcp.json");
+    writeFileSync(config, JSON.stringify({ mcpServers: { good: { command: process.execPath, args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")] } } }));
+    const pi = startPiInTmux({ args: ["--mcp-config", config], cwd: tmp.dir, env: { PI_MCP_STARTUP_BUDGET_MS: "60000" } });
+    running.push(pi);
+
+    await pi.waitForScreen(READY, 60_000);
+    pi.type('call mcp_good_greet {"name":"Terminal"}');
+    pi.press("Enter");
+    // The tool's output in pi's tool box, then the model's answer built from the tool result.
+    const screen = await pi.waitForScreen(/faux: tool result: Hello, Terminal!/, 30_000);
+    assert.match(screen, /mcp_good_greet/);
+    await pi.stop();
+  });
+});
