@@ -35,6 +35,7 @@ import {
   findVarRefs,
   formatServerList,
   formatStatusTable,
+  statusSummary,
   displayWidth,
   formatStartupSummary,
   httpStatusOf,
@@ -784,6 +785,11 @@ describe("status formatting", () => {
     assert.match(text, /GITHUB_TOKEN set/);
     assert.equal(displayWidth("⚪ a"), 4);
     assert.equal(displayWidth("🟢"), 2);
+  });
+  test("the footer's summary: up/total, and attention while a server is down", () => {
+    assert.deepEqual(statusSummary(rows), { text: "MCP 1/2", attention: true });
+    assert.deepEqual(statusSummary([rows[0]!]), { text: "MCP 1/1", attention: false });
+    assert.equal(statusSummary([rows[2]!]), undefined, "only disabled servers: nothing to show");
   });
   test("the table marks the dashboard's selected row", () => {
     const table = formatStatusTable(rows, NOW, 1);

@@ -280,4 +280,11 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     assert.deepEqual(saved.mcpServers.linear, { url: "https://mcp.linear.app/mcp", headers: { Authorization: "Bearer ${LINEAR_TOKEN_FOR_TEST}" } });
     assert.match(await run("/mcp add", ["A URL", "not a url"]), /The URL is not a valid URL/);
   });
+
+  test("/mcp auth and /mcp logout on a server without OAuth say so; unknown names and subcommands are explained", async () => {
+    assert.match(await run("/mcp auth shared"), /MCP server 'shared' does not use OAuth \(it is a local server\)/);
+    assert.match(await run("/mcp logout shared"), /Nothing stored for MCP server 'shared'/);
+    assert.match(await run("/mcp reconnect nosuch"), /No MCP server named 'nosuch'\. Configured: /);
+    assert.match(await run("/mcp frobnicate"), /Unknown \/mcp subcommand 'frobnicate'\. Available: list, tools, add, remove, test, reconnect, enable, disable, import, auth, logout/);
+  });
 });

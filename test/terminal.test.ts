@@ -2,7 +2,7 @@
  * The real pi TUI (interactive mode) in tmux, with the extension and a faux model: what a user sees when typing /mcp.
  */
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { isAlive, REPO_ROOT, tempDir } from "./helpers.ts";
@@ -82,6 +82,38 @@ describe("pi's terminal UI in tmux", { timeout: 120_000, skip: hasTmux() ? false
     // The tool's output in pi's tool box, then the model's answer built from the tool result.
     const screen = await pi.waitForScreen(/faux: tool result: Hello, Terminal!/, 30_000);
     assert.match(screen, /mcp_good_greet/);
+    await pi.stop();
+  });
+
+  test("/mcp add completes a stdio server, step by step; after the reload the model uses its tool", async () => {
+    const tmp = tempDir();
+    temps.push(tmp);
+    const pi = startPiInTmux({ args: [], cwd: tmp.dir, env: { PI_MCP_STARTUP_BUDGET_MS: "60000" } });
+    running.push(pi);
+    await pi.waitForScreen(READY, 60_000);
+    pi.type("/mcp add");
+    pi.press("Enter");
+    // The first Enter may only take the completion pi offers for "add"; then a second one runs the command.
+    await pi.waitForScreen(/Add an MCP server: how does pi reach it\?/, 3000).catch(() => pi.press("Enter"));
+    await pi.waitForScreen(/Add an MCP server: how does pi reach it\?/, 20_000);
+    pi.press("Enter"); // the first choice: a local command
+    await pi.waitForScreen(/The command that starts the server/, 20_000);
+    pi.type(`${process.execPath} ${path.join(REPO_ROOT, "examples", "hello-server.mjs")}`);
+    pi.press("Enter");
+    await pi.waitForScreen(/A name for it \(Enter for 'hello'\)/, 20_000);
+    pi.press("Enter");
+    await pi.waitForScreen(/Save it where\?/, 20_000);
+    pi.press("Enter"); // the first choice: this project
+    await pi.waitForScreen(/Reload pi's extensions now/, 20_000);
+    pi.press("Enter"); // yes
+    const saved = JSON.parse(readFileSync(path.join(tmp.dir, ".pi", "mcp.json"), "utf8")) as { mcpServers: Record<string, unknown> };
+    assert.deepEqual(Object.keys(saved.mcpServers), ["hello"]);
+    // Reloaded, with the new server up (the footer counts it).
+    await pi.waitForScreen(/Reloaded keybindings, extensions/, 60_000);
+    await pi.waitForScreen(/MCP 1\/1/, 60_000);
+    pi.type('call mcp_hello_greet {"name":"Added"}');
+    pi.press("Enter");
+    await pi.waitForScreen(/faux: tool result: Hello, Added!/, 60_000);
     await pi.stop();
   });
 });
