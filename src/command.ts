@@ -174,12 +174,17 @@ async function logout(connection: ServerConnection, ctx: ExtensionContext): Prom
 
 async function dashboard(deps: CommandDeps, ctx: ExtensionContext): Promise<void> {
   const source = { rows: () => serverRows(deps.bridge, deps.registry, deps.env), logTail: (server: string, n: number) => deps.logTail(server, n) };
+  let opened = false;
   try {
-    await ctx.ui.custom<void>((tui, _theme, _keybindings, done) => new McpDashboard(tui, source, () => done()));
+    await ctx.ui.custom<void>((tui, _theme, _keybindings, done) => {
+      opened = true;
+      return new McpDashboard(tui, source, () => done());
+    });
   } catch {
-    // A UI without custom components (RPC): the same as text.
-    show(ctx, formatServerList(source.rows(), deps.bridge.problems));
+    // Reported below as text.
   }
+  // A UI without custom components (RPC mode returns at once, without building one): the same as text.
+  if (!opened) show(ctx, formatServerList(source.rows(), deps.bridge.problems));
 }
 
 export function registerMcpCommand(deps: CommandDeps): void {

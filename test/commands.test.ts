@@ -31,6 +31,8 @@ class RecordingUI {
   screens: string[][] = [];
   /** Keys the dashboard gets, in order, once it is open. */
   keys: string[] = [];
+  /** Behave as pi's RPC mode does: custom components are not supported (resolve at once, build nothing). */
+  noCustom = false;
 
   private next(kind: string, title: string): unknown {
     this.asked.push(`${kind}: ${title}`);
@@ -54,6 +56,7 @@ class RecordingUI {
       setStatus: (key, text) => void this.statuses.set(key, text),
       theme: { fg: (_color: string, text: string) => `[warn]${text}` } as unknown as ExtensionUIContext["theme"],
       custom: (async (factory: Parameters<ExtensionUIContext["custom"]>[0]) => {
+        if (this.noCustom) return undefined;
         let result: unknown;
         let closed = false;
         const tui = { requestRender: () => undefined };
@@ -185,6 +188,15 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     ui.keys = ["\r", "\x1b", "\x1b"];
     await run("/mcp");
     assert.match(ui.screens[localDetail + 1]!.join("\n"), /Last lines of its log:[\s\S]*fixture server starting/, "the server's stderr log tail");
+  });
+
+  test("/mcp in a UI without custom components (pi's RPC mode) shows the table as text", async () => {
+    ui.noCustom = true;
+    try {
+      assert.match(await run("/mcp"), /^MCP Server Status\n/);
+    } finally {
+      ui.noCustom = false;
+    }
   });
 
   test("/mcp list and /mcp tools as text", async () => {
