@@ -94,18 +94,18 @@ export class McpBridge {
     const waitFor: Promise<unknown>[] = [];
     for (const connection of enabled) {
       if (connection.config.lazy) {
-        const key = this.cacheKeyOf(connection);
-        const cached = key ? this.options.toolCache?.get(key) : undefined;
-        if (cached) {
-          connection.primeTools(cached.tools);
-          this.toolsArrived(connection, cached.tools, true);
-          continue;
-        }
+        if (this.registerCached(connection)) continue;
         // Nothing known about its tools yet: start it once, in the background, to learn them.
         connection.connect().catch(() => undefined);
         continue;
       }
-      waitFor.push(connection.connect());
+      waitFor.push(
+        connection.connect().catch((error: unknown) => {
+          // A server waiting for a sign-in keeps the tools an earlier session saw: calling one starts the sign-in.
+          if (connection.needsSignIn) this.registerCached(connection);
+          throw error;
+        }),
+      );
     }
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
@@ -145,6 +145,16 @@ export class McpBridge {
     const connection = this.connections.get(name);
     this.connections.delete(name);
     await connection?.close();
+  }
+
+  /** Registers a server's tools from the cache, if it has them there; true if it did. */
+  private registerCached(connection: ServerConnection): boolean {
+    const key = this.cacheKeyOf(connection);
+    const cached = key ? this.options.toolCache?.get(key) : undefined;
+    if (!cached) return false;
+    connection.primeTools(cached.tools);
+    this.toolsArrived(connection, cached.tools, true);
+    return true;
   }
 
   metrics(now = Date.now()): ServerMetrics[] {

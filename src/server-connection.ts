@@ -207,6 +207,11 @@ export class ServerConnection {
     return this.config.transport === "stdio";
   }
 
+  /** True while the server waits for an OAuth sign-in that nobody could do yet. */
+  get needsSignIn(): boolean {
+    return !this.live && this.oauth?.provider.signInRequired === true;
+  }
+
   /** The pid of a local server's process while it runs. */
   get pid(): number | undefined {
     return pidOf(this.live?.transport);
@@ -780,6 +785,10 @@ export class ServerConnection {
       return this.requireLive();
     }
     if (!this.recovering) await this.starting.catch(() => undefined);
+    // A server that waited for a sign-in nobody could do (at startup, say) signs in now if someone can.
+    if (this.needsSignIn && !this.recovering && this.options.signIn?.()) {
+      await this.reconnect();
+    }
     return this.requireLive();
   }
 

@@ -9,6 +9,10 @@ import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { type BridgeOptions, McpBridge } from "../src/bridge.ts";
 import { processTree } from "../src/process-tree.ts";
 import { ToolCache } from "../src/tool-cache.ts";
+import type { SignInHandler } from "../src/oauth-provider.ts";
+import { AuthStore } from "../src/oauth-storage.ts";
+import { automaticSignIn } from "../src/sign-in.ts";
+import { startOAuthServer } from "./fixtures/oauth-server.ts";
 import { serverRows } from "../src/command.ts";
 import { formatStartupSummary } from "../src/status-format.ts";
 import { ToolRegistry } from "../src/tool-registry.ts";
@@ -291,5 +295,37 @@ describe("McpBridge", { timeout: 120_000 }, () => {
     assert.equal(new Set(pids).size >= 8, true, `servers, a restart and two grandchildren: ${pids.length}`);
     await waitFor(() => pids.every((pid) => !isAlive(pid)), "every server process to be gone", 5000);
     tmp.cleanup();
+  });
+
+  test("a server that waits for a sign-in keeps its cached tools, and calling one signs in once someone can", async () => {
+    const tmp = tempDir();
+    const fixture = await startOAuthServer();
+    const cacheFile = path.join(tmp.dir, "agent", "mcp-bridge", "tool-cache.json");
+    const authDir = path.join(tmp.dir, "agent", "mcp-auth");
+    write(path.join(tmp.dir, "project", ".pi", "mcp.json"), JSON.stringify({ mcpServers: { secure: { url: fixture.url } } }));
+    let handler: SignInHandler | undefined = automaticSignIn();
+    const options = () => ({ toolCache: new ToolCache(cacheFile), authStore: new AuthStore(authDir), signIn: () => handler });
+    try {
+      const first = registeredBridge(tmp.dir, options());
+      await first.bridge.start();
+      assert.ok(first.tools.has("mcp_secure_echo"));
+      await first.bridge.connection("secure")!.logout();
+      await first.bridge.shutdown();
+
+      // A new session: no one can sign in at startup; the tools from last time are registered anyway.
+      handler = undefined;
+      const second = registeredBridge(tmp.dir, options());
+      await second.bridge.start();
+      const secure = second.bridge.connection("secure")!;
+      assert.equal(secure.needsSignIn, true);
+      assert.ok(second.tools.has("mcp_secure_echo"), "registered from the cache");
+      handler = automaticSignIn(); // the session runs now, with a UI
+      assert.equal((await runTool(second.tools.get("mcp_secure_echo"), { text: "signed in by calling" })).text, "signed in by calling");
+      assert.equal(fixture.authorizations.length, 2);
+      await second.bridge.shutdown();
+    } finally {
+      await fixture.close();
+      tmp.cleanup();
+    }
   });
 });

@@ -224,6 +224,23 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     assert.equal(new AuthStore(authDir).client("secure", fixture.url), undefined, "a configured client is not stored");
   });
 
+  test("a server that needed a sign-in nobody could do at startup signs in at its first call once someone can", async () => {
+    const { fixture, authDir, callbackPort } = await setup();
+    let handler: SignInHandler | undefined;
+    const connection = connectionFor(
+      "secure",
+      { url: fixture.url, auth: { callbackPort } },
+      { authStore: new AuthStore(authDir), signIn: () => handler, signInTimeoutMs: 5000, events: sink, logger },
+    );
+    connections.push(connection);
+    await assert.rejects(connection.connect(), /needs you to sign in/);
+    handler = automaticSignIn(); // the session started, with a UI
+    // Its tools are not known yet (a lazy server's would be cached): call by the MCP name.
+    const result = await connection.callTool("echo", { text: "later" });
+    assert.deepEqual(result.content, [{ type: "text", text: "later" }]);
+    assert.equal(fixture.authorizations.length, 1);
+  });
+
   test("no token, code or client id appears in the log file, the events or any message", async () => {
     logger.flush();
     const texts = [readFileSync(logger.path, "utf8"), JSON.stringify(events), messages.join("\n")];
