@@ -6,8 +6,7 @@
 import { auth, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { OAuthSettings } from "./config.ts";
-import { BridgeError } from "./errors.ts";
-import { OAuthCallbackError } from "./oauth-callback.ts";
+import { BridgeError, describeError } from "./errors.ts";
 import { BridgeOAuthProvider, type SignInHandler } from "./oauth-provider.ts";
 import type { AuthStore } from "./oauth-storage.ts";
 import { RefreshDeduper } from "./refresh-dedupe.ts";
@@ -95,7 +94,9 @@ export class OAuthSession {
       if (result !== "AUTHORIZED") throw new Error("the authorization server did not issue tokens");
       onEvent("mcp.auth.completed", {});
     } catch (error) {
-      const reason = error instanceof OAuthCallbackError ? error.message : error instanceof Error ? error.message : String(error);
+      // The SDK's OAuth errors may carry only their code (invalid_grant …), not a message.
+      const code = (error as { errorCode?: unknown }).errorCode;
+      const reason = (error instanceof Error && error.message) || (typeof code === "string" ? code : "") || describeError(error);
       onEvent("mcp.auth.failed", { error: reason });
       throw new BridgeError("auth", server, `Signing in to MCP server '${server}' failed: ${reason}. Run /mcp auth ${server} to try again.`, {
         cause: error,

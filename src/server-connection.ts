@@ -285,6 +285,8 @@ export class ServerConnection {
       }
       const endpoint = resolution.endpoint;
       if (endpoint.kind !== "stdio") this.prepareOAuth(endpoint.url);
+      // A client secret from the auth block is redacted like any other resolved value.
+      if (this.oauth) this.secrets = [...this.secrets, ...this.oauth.secrets];
       try {
         await this.connectEndpoint(endpoint, started + this.config.timeout);
       } catch (error) {
@@ -357,7 +359,6 @@ export class ServerConnection {
       signInTimeoutMs: this.options.signInTimeoutMs,
       fetch: undiciFetch as unknown as FetchLike,
     });
-    this.secrets = [...this.secrets, ...this.oauth.secrets];
   }
 
   /**

@@ -212,10 +212,22 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     });
     const clientId = ((await registered.json()) as { client_id: string }).client_id;
     const registrations = fixture.registrations.length;
+    const secret = "client-secret-value-for-redaction";
+    process.env.OAUTH_TEST_CLIENT_SECRET = secret;
     const connection = connect(fixture, authDir, callbackPort, automaticSignIn(), {
-      auth: { callbackPort, clientId, authorizationUrl: `${fixture.origin}/authorize`, tokenUrl: `${fixture.origin}/token`, scopes: ["tools", "extra"] },
+      auth: {
+        callbackPort,
+        clientId,
+        clientSecret: "${OAUTH_TEST_CLIENT_SECRET}",
+        authorizationUrl: `${fixture.origin}/authorize`,
+        tokenUrl: `${fixture.origin}/token`,
+        scopes: ["tools", "extra"],
+      },
     });
     await connection.connect();
+    assert.equal(connection.redact(`oops: ${secret}`), "oops: ***", "the client secret from ${VAR} is redacted");
+    await connection.reconnect();
+    assert.equal(connection.redact(secret), "***", "also after a reconnect");
     assert.equal(await echo(connection, "configured"), "configured");
     assert.equal(fixture.registrations.length, registrations, "no registration: the configured client is used");
     const authorize = fixture.authorizations.at(-1)!;
