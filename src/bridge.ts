@@ -75,21 +75,7 @@ export class McpBridge {
   async start(): Promise<void> {
     const config = await loadLayeredConfig(this.options);
     this.problems = config.problems;
-    const connectionOptions: ConnectionOptions = {
-      projectRoot: this.options.projectRoot,
-      env: this.options.env,
-      clientInfo: this.options.clientInfo,
-      events: this.options.events,
-      logger: this.options.logger,
-      authStore: this.options.authStore,
-      signIn: this.options.signIn,
-      signInTimeoutMs: this.options.signInTimeoutMs,
-      onTools: (connection, tools) => this.toolsArrived(connection, tools),
-    };
-    for (const server of config.servers) {
-      const serverLog = server.enabled && server.transport === "stdio" ? this.options.serverLogFor?.(server.name) : undefined;
-      this.connections.set(server.name, new ServerConnection(server, { ...connectionOptions, serverLog }));
-    }
+    for (const server of config.servers) this.connections.set(server.name, this.newConnection(server));
     const enabled = [...this.connections.values()].filter((c) => c.config.enabled);
     const waitFor: Promise<unknown>[] = [];
     for (const connection of enabled) {
@@ -145,6 +131,35 @@ export class McpBridge {
     const connection = this.connections.get(name);
     this.connections.delete(name);
     await connection?.close();
+  }
+
+  private newConnection(server: ServerConfig): ServerConnection {
+    const serverLog = server.enabled && server.transport === "stdio" ? this.options.serverLogFor?.(server.name) : undefined;
+    return new ServerConnection(server, {
+      projectRoot: this.options.projectRoot,
+      env: this.options.env,
+      clientInfo: this.options.clientInfo,
+      events: this.options.events,
+      logger: this.options.logger,
+      authStore: this.options.authStore,
+      signIn: this.options.signIn,
+      signInTimeoutMs: this.options.signInTimeoutMs,
+      serverLog,
+      onTools: (connection, tools) => this.toolsArrived(connection, tools),
+    });
+  }
+
+  /**
+   * Replaces a server's connection with one for `config` and starts it (`/mcp enable` without a reload). Its tools
+   * are registered as they arrive; the error of a failed start is thrown.
+   */
+  async replace(config: ServerConfig): Promise<ServerConnection> {
+    await this.connections.get(config.name)?.close();
+    const connection = this.newConnection(config);
+    this.connections.set(config.name, connection);
+    if (config.enabled && !config.lazy) await connection.connect();
+    else if (config.lazy) this.registerCached(connection);
+    return connection;
   }
 
   /** Registers a server's tools from the cache, if it has them there; true if it did. */

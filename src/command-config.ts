@@ -172,7 +172,13 @@ export async function setEnabled(deps: CommandDeps, connection: ServerConnection
     show(ctx, `Disabled MCP server '${connection.name}' ${where}; its tools are gone from this session.`);
     return;
   }
-  await offerReload(ctx, `Enabled MCP server '${connection.name}' ${where}.`);
+  // The saved entry may differ from the one this session started with only in `enabled`: start it now.
+  try {
+    const started = await deps.bridge.replace({ ...connection.config, enabled: true });
+    show(ctx, `Enabled MCP server '${connection.name}' ${where}: ${started.status === "not started" ? "it starts on first use" : `${started.tools.length} tool${started.tools.length === 1 ? "" : "s"}`}.`);
+  } catch (error) {
+    show(ctx, `Enabled MCP server '${connection.name}' ${where}, but it did not start: ${errorText(error)}`, "error");
+  }
 }
 
 function describeImport(server: ImportedServer): string {

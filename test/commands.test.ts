@@ -246,9 +246,11 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     assert.match(readFileSync(projectConfig, "utf8"), /"shared": \{\s*"enabled": false\s*\}/);
     assert.doesNotMatch(readFileSync(userConfig, "utf8"), /enabled/, "the user file is untouched");
 
-    const enabled = await run("/mcp enable web", [false]);
-    assert.match(enabled, /Enabled MCP server 'web' in .*mcp\.json\.\nRun \/reload when you want it to take effect/);
+    const enabled = await run("/mcp enable web");
+    assert.match(enabled, /Enabled MCP server 'web' in .*mcp\.json: \d+ tools\./);
     assert.match(readFileSync(projectConfig, "utf8"), /"enabled": true/);
+    assert.ok(session.getActiveToolNames().includes("mcp_web_echo"), "its tools are back, without a reload");
+    assert.match(await run("/mcp list"), /web +🟢/);
   });
 
   test("/mcp remove deletes the entry from its file (confirmed) and the tools leave", async () => {
