@@ -4,11 +4,12 @@
  * redirect and exchanging its code.
  */
 import { auth, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { OAuthSettings } from "./config.ts";
 import { BridgeError, describeError } from "./errors.ts";
 import { BridgeOAuthProvider, type SignInHandler } from "./oauth-provider.ts";
-import type { AuthStore } from "./oauth-storage.ts";
+import { type AuthStore, toOAuthTokens } from "./oauth-storage.ts";
 import { RefreshDeduper } from "./refresh-dedupe.ts";
 import { type Environment, substituteVars } from "./substitute.ts";
 
@@ -32,9 +33,22 @@ export class OAuthSession {
   readonly provider: BridgeOAuthProvider;
   /** Values from `${VAR}`s in the auth block (a client secret), for redaction. */
   readonly secrets: string[];
-  private readonly deduper = new RefreshDeduper();
+  private readonly deduper: RefreshDeduper;
 
   constructor(private readonly options: OAuthSessionOptions) {
+    const { store, server, serverUrl } = options;
+    // Refreshes are shared across pi processes through the token file: see refresh-dedupe.ts.
+    this.deduper = new RefreshDeduper({
+      lockPath: `${store.tokensPath(server)}.lock`,
+      current: () => {
+        const stored = store.tokens(server, serverUrl);
+        return stored ? (toOAuthTokens(stored, Date.now()) as Record<string, unknown>) : undefined;
+      },
+      save: async (answer) => {
+        const issuer = store.tokens(server, serverUrl)?.issuer;
+        await this.provider.saveTokens({ ...(answer as OAuthTokens), ...(issuer ? { issuer } : {}) });
+      },
+    });
     const secrets: string[] = [];
     const resolve = (value: string | undefined): string | undefined => {
       if (value === undefined) return undefined;

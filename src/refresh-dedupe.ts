@@ -2,18 +2,36 @@
  * One token refresh for many callers. When several requests get a 401 at once, the SDK's `auth()` runs once per
  * request, each posting the same refresh token; an authorization server that rotates refresh tokens accepts only the
  * first and answers the others `invalid_grant`, which would throw away the new tokens and start a sign-in. Wrapping
- * the fetch the SDK uses, the posts of one refresh token share one request and its answer.
+ * the fetch the SDK uses, the posts of one refresh token share one request and its answer — within this process, and,
+ * through a lock file next to the tokens, across pi processes that share them: a process that finds the stored
+ * refresh token already rotated by another answers with the stored tokens instead of asking again.
  */
+import { closeSync, openSync, statSync, unlinkSync } from "node:fs";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 
 /** How long a refresh's answer is reused for a late duplicate (one that was sent just after it finished). */
 const REUSE_MS = 10_000;
+/** A lock older than this was left by a process that died while refreshing. */
+const STALE_LOCK_MS = 30_000;
+/** How long to wait for another process's refresh before going ahead anyway. */
+const LOCK_WAIT_MS = 15_000;
+const LOCK_POLL_MS = 50;
 
 interface Answer {
   status: number;
   statusText: string;
   headers: [string, string][];
   body: ArrayBuffer;
+}
+
+/** What other processes may have stored: the current tokens in the SDK's wire form, and a place to store new ones. */
+export interface SharedTokens {
+  /** Path of the lock file that serialises refreshes across processes. */
+  lockPath: string;
+  /** The stored tokens as a token endpoint would answer them (`refresh_token`, `access_token`, …), if any. */
+  current(): Record<string, unknown> | undefined;
+  /** Stores a token endpoint's successful answer before the lock is released, so the next process sees it. */
+  save(answer: Record<string, unknown>): Promise<void>;
 }
 
 function refreshTokenOf(init: RequestInit | undefined): string | undefined {
@@ -24,8 +42,42 @@ function refreshTokenOf(init: RequestInit | undefined): string | undefined {
   return params.get("refresh_token") ?? undefined;
 }
 
+function jsonAnswer(body: unknown): Answer {
+  const bytes = new TextEncoder().encode(JSON.stringify(body));
+  return { status: 200, statusText: "OK", headers: [["content-type", "application/json"]], body: bytes.buffer.slice(0) as ArrayBuffer };
+}
+
+/** Takes the lock file, waiting for another holder (bounded); a stale lock is broken. Returns its release. */
+async function lock(path: string): Promise<() => void> {
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      closeSync(openSync(path, "wx", 0o600));
+      return () => {
+        try {
+          unlinkSync(path);
+        } catch {
+          // Already gone (broken as stale by another process).
+        }
+      };
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== "EEXIST") return () => {}; // No lock possible here (read-only dir): refresh without one.
+    }
+    try {
+      if (Date.now() - statSync(path).mtimeMs > STALE_LOCK_MS) unlinkSync(path);
+    } catch {
+      // Released meanwhile.
+    }
+    if (Date.now() > deadline) return () => {};
+    await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
+  }
+}
+
 export class RefreshDeduper {
   private readonly answers = new Map<string, Promise<Answer>>();
+
+  constructor(private readonly shared?: SharedTokens) {}
 
   wrap(fetch: FetchLike): FetchLike {
     return async (url, init) => {
@@ -33,15 +85,7 @@ export class RefreshDeduper {
       if (token === undefined) return fetch(url, init);
       let answer = this.answers.get(token);
       if (!answer) {
-        answer = (async () => {
-          const response = await fetch(url, init);
-          return {
-            status: response.status,
-            statusText: response.statusText,
-            headers: [...response.headers.entries()],
-            body: await response.arrayBuffer(),
-          };
-        })();
+        answer = this.refresh(token, () => fetch(url, init));
         this.answers.set(token, answer);
         const forget = () => {
           const timer = setTimeout(() => this.answers.delete(token), REUSE_MS);
@@ -52,5 +96,31 @@ export class RefreshDeduper {
       const { status, statusText, headers, body } = await answer;
       return new Response(body.slice(0), { status, statusText, headers });
     };
+  }
+
+  private async refresh(token: string, send: () => Promise<Response>): Promise<Answer> {
+    const release = this.shared ? await lock(this.shared.lockPath) : () => {};
+    try {
+      const stored = this.shared?.current();
+      // Another process refreshed while this one waited: its tokens are the answer (posting the old token would fail).
+      if (stored && typeof stored.refresh_token === "string" && stored.refresh_token !== token) return jsonAnswer(stored);
+      const response = await send();
+      const answer: Answer = {
+        status: response.status,
+        statusText: response.statusText,
+        headers: [...response.headers.entries()],
+        body: await response.arrayBuffer(),
+      };
+      if (answer.status === 200 && this.shared) {
+        try {
+          await this.shared.save(JSON.parse(new TextDecoder().decode(answer.body)) as Record<string, unknown>);
+        } catch {
+          // Not JSON: the SDK reports it; nothing to share.
+        }
+      }
+      return answer;
+    } finally {
+      release();
+    }
   }
 }

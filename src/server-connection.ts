@@ -865,6 +865,8 @@ export class ServerConnection {
   }
 
   private callError(kind: Exclude<FailureKind, "transport">, toolName: string, error: unknown): BridgeError {
+    // For an OAuth server the fix is a sign-in, not a header.
+    if (kind === "auth" && this.oauth) return new BridgeError("auth", this.name, needsSignInMessage(this.name), { cause: error });
     return callError(this.errorContext(), kind, toolName, error);
   }
 

@@ -138,6 +138,21 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     assert.equal(fixture.authorizations.length, 1, "and no new sign-in");
   });
 
+  test("two pi processes sharing the tokens refresh once: the second uses what the first stored", async () => {
+    const { fixture, authDir, callbackPort } = await setup();
+    const first = connect(fixture, authDir, callbackPort);
+    await first.connect();
+    // A second "process": its own connection, provider and store object over the same files, nobody to sign in.
+    const second = connect(fixture, authDir, callbackPort, null);
+    await second.connect();
+    fixture.expireAccessTokens();
+    const results = await Promise.all([echo(first, "one"), echo(second, "two")]);
+    assert.deepEqual(results, ["one", "two"]);
+    const refreshes = fixture.tokenRequests.filter((p) => p.get("grant_type") === "refresh_token").length;
+    assert.equal(refreshes, 1, "the rotating refresh token was used once");
+    assert.equal(fixture.authorizations.length, 1, "no one had to sign in again");
+  });
+
   test("a revoked refresh token leads to a new sign-in, and the call goes through", async () => {
     const { fixture, authDir, callbackPort } = await setup();
     const connection = connect(fixture, authDir, callbackPort);
