@@ -29,8 +29,9 @@ import {
   seconds,
 } from "./connection-errors.ts";
 import { BridgeError, classifyError, describeError, httpStatusOf, isTimeoutError } from "./errors.ts";
-import { backoffDelay, gaveUpMessage, HealthTracker, type HealthStatus, type ServerMetrics, type ServerState } from "./health.ts";
+import { gaveUpMessage, HealthTracker, type HealthStatus, type ServerMetrics, type ServerState } from "./health.ts";
 import { type Logger, type LogLevel, NULL_LOGGER } from "./log-file.ts";
+import { RetrySchedule } from "./retry-schedule.ts";
 import { type ProcessInfo, killProcessesNow, mergeProcesses, processTree, terminateProcesses } from "./process-tree.ts";
 import type { ProcessGroupStdioTransport } from "./stdio-transport.ts";
 import type { SignInHandler } from "./oauth-provider.ts";
@@ -165,10 +166,8 @@ export class ServerConnection {
   private secrets: string[] = [];
   /** The first connect (startup or lazy start), shared by everyone who needs the server up. */
   private starting?: Promise<void>;
-  /** The reconnect/restart loop, while one runs. */
-  private recovering?: Promise<void>;
-  /** Wakes a backoff wait early (shutdown). */
-  private wake = new AbortController();
+  /** The reconnect (remote) or restart (local) schedule. */
+  private readonly schedule: RetrySchedule;
   private everConnected = false;
   private readonly stderr = new LineTail(STDERR_TAIL_LINES);
   private exitDescription?: string;
@@ -185,6 +184,13 @@ export class ServerConnection {
     private readonly options: ConnectionOptions,
   ) {
     this.health = new HealthTracker(config.name, config.enabled ? "not started" : "disabled", config.retry.maxAttempts);
+    this.schedule = new RetrySchedule(config.retry, {
+      attempt: (n) => this.connectOnce(n),
+      retryable: (error) => this.retryable(error),
+      scheduled: (n, at) => this.health.scheduled(n, at),
+      failed: (n, error, retryIn) => this.emit("mcp.error", { error: error instanceof Error ? error.message : String(error), retryIn, attempt: n }),
+      gaveUp: (error) => this.giveUp(error),
+    });
   }
 
   get name(): string {
@@ -292,7 +298,7 @@ export class ServerConnection {
       } catch (error) {
         if (!this.oauth || !isUnauthorized(error)) throw error;
         // The SDK has sent the user to sign in (or found nobody to do it): wait for that, then connect with the tokens.
-        await this.oauth.completeSignIn(undefined, (channel, payload) => this.emit(channel, payload), this.wake.signal);
+        await this.oauth.completeSignIn(undefined, (channel, payload) => this.emit(channel, payload), this.schedule.signal);
         await this.connectEndpoint(endpoint, Date.now() + this.config.timeout);
       }
       if (this.closed) {
@@ -380,9 +386,7 @@ export class ServerConnection {
 
   /** Ends the retry schedule and the connection because the user asked for it (not a failure). */
   private async endOnPurpose(reason: string): Promise<void> {
-    this.wake.abort();
-    await this.recovering?.catch(() => undefined);
-    this.wake = new AbortController();
+    await this.schedule.stop();
     const live = this.live;
     this.live = undefined;
     if (!live) return;
@@ -556,34 +560,7 @@ export class ServerConnection {
   /** Runs the reconnect/restart schedule unless it already runs; resolves when it ends (connected or given up). */
   private recover(): Promise<void> {
     if (this.closed) return Promise.resolve();
-    this.recovering ??= this.runRecovery().finally(() => {
-      this.recovering = undefined;
-    });
-    return this.recovering;
-  }
-
-  private async runRecovery(): Promise<void> {
-    const policy = this.config.retry;
-    let lastError: unknown;
-    for (let attempt = 1; attempt <= policy.maxAttempts; attempt++) {
-      const delay = backoffDelay(attempt - 1, policy);
-      this.health.scheduled(attempt, Date.now() + delay);
-      if (!(await this.sleep(delay))) return;
-      try {
-        await this.connectOnce(attempt);
-        return;
-      } catch (error) {
-        lastError = error;
-        if (this.closed) return;
-        const message = error instanceof Error ? error.message : String(error);
-        const more = attempt < policy.maxAttempts && this.retryable(error);
-        const retryIn = more ? backoffDelay(attempt, policy) : null;
-        if (retryIn !== null) this.health.scheduled(attempt + 1, Date.now() + retryIn);
-        this.emit("mcp.error", { error: message, retryIn, attempt });
-        if (!more) break;
-      }
-    }
-    if (!this.closed) this.giveUp(lastError);
+    return this.schedule.start();
   }
 
   /** No more attempts: calls now fail at once with the reason. */
@@ -595,25 +572,6 @@ export class ServerConnection {
     this.health.gaveUp(exhausted ? "disconnected" : "error");
     this.log("error", "gave.up", { attempts: retried, error: reason });
     if (exhausted) this.emit("mcp.disconnected", { reason: `gave up after ${retried} attempts: ${reason}`, wasClean: false });
-  }
-
-  /** Waits `ms` unless the connection closes first; false if it did. */
-  private sleep(ms: number): Promise<boolean> {
-    const signal = this.wake.signal;
-    if (signal.aborted) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(true);
-      }, ms);
-      // A pending retry must not keep a pi that is done from exiting.
-      timer.unref();
-      const onAbort = () => {
-        clearTimeout(timer);
-        resolve(false);
-      };
-      signal.addEventListener("abort", onAbort, { once: true });
-    });
   }
 
   /** Failures a new attempt may fix. A bad config, rejected credentials, a missing command or a hung local server are not. */
@@ -781,13 +739,13 @@ export class ServerConnection {
       await this.connect();
       return this.requireLive();
     }
-    if (this.recovering && this.everConnected) {
+    if (this.schedule.running && this.everConnected) {
       await this.waitForRecovery(toolName, options);
       return this.requireLive();
     }
-    if (!this.recovering) await this.starting.catch(() => undefined);
+    if (!this.schedule.running) await this.starting.catch(() => undefined);
     // A server that waited for a sign-in nobody could do (at startup, say) signs in now if someone can.
-    if (this.needsSignIn && !this.recovering && this.options.signIn?.()) {
+    if (this.needsSignIn && !this.schedule.running && this.options.signIn?.()) {
       await this.reconnect();
     }
     return this.requireLive();
@@ -799,12 +757,12 @@ export class ServerConnection {
     if (state.gaveUp && state.status === "disconnected") {
       throw new BridgeError("transport", this.name, this.redact(gaveUpMessage(this.name, state.retryAttempt, state.lastError, this.local)));
     }
-    const retrying = this.recovering ? ` (retrying in the background: attempt ${state.retryAttempt}/${state.maxAttempts})` : "";
+    const retrying = this.schedule.running ? ` (retrying in the background: attempt ${state.retryAttempt}/${state.maxAttempts})` : "";
     throw new BridgeError("transport", this.name, this.redact(`${state.lastError ?? `MCP server '${this.name}' is not connected`}${retrying}`));
   }
 
   private async waitForRecovery(toolName: string, options: CallOptions): Promise<void> {
-    const recovering = this.recovering;
+    const recovering = this.schedule.running;
     if (!recovering) return;
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
@@ -894,7 +852,7 @@ export class ServerConnection {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.wake.abort();
+    this.schedule.close();
     this.stopHealthChecks();
     // A connect still under way is abandoned: its attempt fails and cleans up after itself as well.
     const connecting = this.connecting;
