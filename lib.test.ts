@@ -51,6 +51,7 @@ import {
   rawToolName,
   type ServerRow,
   sanitizeToolName,
+  platformCommand,
   serverLogFileName,
   type ServerConfig,
   substituteVars,
@@ -879,5 +880,16 @@ describe("health model", () => {
       "MCP server 'jira' is disconnected after 10 retry attempts. Last error: connection refused.",
     );
     assert.match(gaveUpMessage("db", 5, "exited with code 1", true), /'db' .*5 restart/);
+  });
+});
+
+describe("platformCommand", () => {
+  test("Windows runs npx and other shims through cmd /c; executables and other platforms run as they are", () => {
+    assert.deepEqual(platformCommand("npx", ["-y", "pkg"], "win32"), { command: "cmd.exe", args: ["/d", "/s", "/c", "npx", "-y", "pkg"] });
+    assert.deepEqual(platformCommand("C:\\tools\\run.CMD", [], "win32"), { command: "cmd.exe", args: ["/d", "/s", "/c", "C:\\tools\\run.CMD"] });
+    assert.deepEqual(platformCommand("node.exe", ["s.js"], "win32"), { command: "node.exe", args: ["s.js"] });
+    assert.deepEqual(platformCommand("cmd", ["/c", "x"], "win32"), { command: "cmd", args: ["/c", "x"] });
+    assert.deepEqual(platformCommand("npx", ["-y", "pkg"], "linux"), { command: "npx", args: ["-y", "pkg"] });
+    assert.deepEqual(platformCommand("npx", [], "darwin"), { command: "npx", args: [] });
   });
 });

@@ -9,3 +9,4 @@ export * from "./src/output.ts";
 export * from "./src/schema.ts";
 export * from "./src/status-format.ts";
 export * from "./src/health.ts";
+export * from "./src/platform-command.ts";

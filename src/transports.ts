@@ -6,6 +6,7 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { platformCommand } from "./platform-command.ts";
 import { ProcessGroupStdioTransport } from "./stdio-transport.ts";
 import type { ResolvedRemote, ResolvedStdio } from "./substitute.ts";
 
@@ -17,9 +18,10 @@ export interface StdioHooks {
 
 /** A local server in its own process group, so it and everything it starts can be signalled together. */
 export function createStdioTransport(endpoint: ResolvedStdio, hooks: StdioHooks): ProcessGroupStdioTransport {
+  const { command, args } = platformCommand(endpoint.command, endpoint.args, process.platform);
   return new ProcessGroupStdioTransport({
-    command: endpoint.command,
-    args: endpoint.args,
+    command,
+    args,
     // The SDK's safe defaults (HOME, PATH, SHELL, TERM, USER, LOGNAME) plus this, not the whole host environment.
     env: endpoint.env,
     cwd: endpoint.cwd,
