@@ -19,6 +19,8 @@ export interface ErrorContext {
   exitDescription?: string;
   /** Lines the server wrote to stdout that were not JSON-RPC. */
   nonJsonLines: number;
+  /** The server uses OAuth: the fix for an auth error is a sign-in, not a header. */
+  oauth: boolean;
 }
 
 /** The connect deadline passed; `connectError` words the message. */
@@ -37,8 +39,13 @@ function timeoutField(config: ServerConfig): string {
   return config.transport === "stdio" ? "initTimeout" : "timeout";
 }
 
+export function needsSignInMessage(server: string): string {
+  return `MCP server '${server}' needs you to sign in (OAuth). Run /mcp auth ${server} in pi to open the sign-in page.`;
+}
+
 export function authMessage(ctx: ErrorContext, error: unknown): string {
   const { config } = ctx;
+  if (ctx.oauth) return needsSignInMessage(config.name);
   const status = httpStatusOf(error);
   const where = describeSource(config.source);
   const headerNames = Object.keys(config.headers);

@@ -24,13 +24,11 @@ export const CLIENT_NAME = "pi (mcp-bridge)";
  */
 export type SignInHandler = (request: { server: string; url: URL; callback: CallbackServer }) => Promise<void> | void;
 
-/** The settings with `${VAR}`s resolved. */
-export type ResolvedOAuthSettings = OAuthSettings;
-
 export interface OAuthProviderOptions {
   server: string;
   serverUrl: string;
-  settings: ResolvedOAuthSettings;
+  /** With `${VAR}`s resolved. */
+  settings: OAuthSettings;
   store: AuthStore;
   /** Absent when nobody can sign in now (startup, print mode): a needed sign-in is then reported, not started. */
   signIn?: () => SignInHandler | undefined;
@@ -44,17 +42,6 @@ export interface OAuthProviderOptions {
 export interface PendingSignIn {
   code: Promise<string>;
   cancel(): void;
-}
-
-/** Why the provider could not go on without the user. */
-export class SignInRequiredError extends Error {
-  constructor(readonly server: string) {
-    super(`MCP server '${server}' needs you to sign in`);
-  }
-}
-
-function base64url(bytes: Buffer): string {
-  return bytes.toString("base64").replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
 export class BridgeOAuthProvider implements OAuthClientProvider {
@@ -89,7 +76,7 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
     }
   }
 
-  private get settings(): ResolvedOAuthSettings {
+  private get settings(): OAuthSettings {
     return this.options.settings;
   }
 
@@ -123,7 +110,7 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
   state(): string {
     // Requests that need authorization while a sign-in is under way join it: its state and verifier stay.
     if (this.pending && this.currentState) return this.currentState;
-    this.currentState = base64url(randomBytes(32));
+    this.currentState = randomBytes(32).toString("base64url");
     return this.currentState;
   }
 

@@ -7,6 +7,7 @@ import { auth, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.j
 import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { OAuthSettings } from "./config.ts";
+import { needsSignInMessage } from "./connection-errors.ts";
 import { BridgeError, describeError } from "./errors.ts";
 import { BridgeOAuthProvider, type SignInHandler } from "./oauth-provider.ts";
 import { type AuthStore, toOAuthTokens } from "./oauth-storage.ts";
@@ -92,7 +93,7 @@ export class OAuthSession {
    * sign-in timeout, or `signal`) and exchanges the code, so a retry can go through. Throws an auth error saying what
    * to do when no sign-in could be started, or when it failed. `onEvent` reports the sign-in's progress.
    */
-  async completeSignIn(fetch: FetchLike | undefined, onEvent: (channel: string, payload: Record<string, unknown>) => void, signal?: AbortSignal): Promise<void> {
+  async completeSignIn(onEvent: (channel: string, payload: Record<string, unknown>) => void, signal?: AbortSignal): Promise<void> {
     const { provider } = this;
     const server = this.options.server;
     const pending = provider.pending;
@@ -104,7 +105,7 @@ export class OAuthSession {
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
       const code = await pending.code;
-      const result = await auth(provider, { serverUrl: this.options.serverUrl, authorizationCode: code, fetchFn: fetch ? this.deduper.wrap(fetch) : undefined });
+      const result = await auth(provider, { serverUrl: this.options.serverUrl, authorizationCode: code });
       if (result !== "AUTHORIZED") throw new Error("the authorization server did not issue tokens");
       onEvent("mcp.auth.completed", {});
     } catch (error) {
@@ -122,6 +123,3 @@ export class OAuthSession {
   }
 }
 
-export function needsSignInMessage(server: string): string {
-  return `MCP server '${server}' needs you to sign in (OAuth). Run /mcp auth ${server} in pi to open the sign-in page.`;
-}

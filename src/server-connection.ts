@@ -21,7 +21,6 @@ import {
 import type { ServerConfig } from "./config.ts";
 import { describeSource } from "./config.ts";
 import {
-  authMessage,
   callError,
   ConnectTimeout,
   connectError,
@@ -35,7 +34,7 @@ import { RetrySchedule } from "./retry-schedule.ts";
 import { type ProcessInfo, killProcessesNow, mergeProcesses, processTree, terminateProcesses } from "./process-tree.ts";
 import type { ProcessGroupStdioTransport } from "./stdio-transport.ts";
 import type { SignInHandler } from "./oauth-provider.ts";
-import { isUnauthorized, needsSignInMessage, OAuthSession } from "./oauth-session.ts";
+import { isUnauthorized, OAuthSession } from "./oauth-session.ts";
 import type { AuthStore } from "./oauth-storage.ts";
 import { type Environment, type ResolvedEndpoint, type ResolvedRemote, redact, resolveServerConfig } from "./substitute.ts";
 import { createSseTransport, createStdioTransport, createStreamableHttpTransport } from "./transports.ts";
@@ -298,7 +297,7 @@ export class ServerConnection {
       } catch (error) {
         if (!this.oauth || !isUnauthorized(error)) throw error;
         // The SDK has sent the user to sign in (or found nobody to do it): wait for that, then connect with the tokens.
-        await this.oauth.completeSignIn(undefined, (channel, payload) => this.emit(channel, payload), this.schedule.signal);
+        await this.oauth.completeSignIn((channel, payload) => this.emit(channel, payload), this.schedule.signal);
         await this.connectEndpoint(endpoint, Date.now() + this.config.timeout);
       }
       if (this.closed) {
@@ -686,7 +685,7 @@ export class ServerConnection {
     } catch (error) {
       if (this.oauth && isUnauthorized(error) && !options.signal?.aborted) {
         // The tokens stopped working and refreshing them did not help: sign in again (if someone can), then retry.
-        await this.oauth.completeSignIn(undefined, (channel, payload) => this.emit(channel, payload), options.signal);
+        await this.oauth.completeSignIn((channel, payload) => this.emit(channel, payload), options.signal);
         return await this.callOn(this.live ?? (await this.ready(toolName, options)), toolName, args, options);
       }
       const kind = this.failureKind(live, error, options);
@@ -823,8 +822,6 @@ export class ServerConnection {
   }
 
   private callError(kind: Exclude<FailureKind, "transport">, toolName: string, error: unknown): BridgeError {
-    // For an OAuth server the fix is a sign-in, not a header.
-    if (kind === "auth" && this.oauth) return new BridgeError("auth", this.name, needsSignInMessage(this.name), { cause: error });
     return callError(this.errorContext(), kind, toolName, error);
   }
 
@@ -893,6 +890,7 @@ export class ServerConnection {
       stderr: () => this.stderrForMessage(),
       exitDescription: this.exitDescription,
       nonJsonLines: this.nonJsonLines,
+      oauth: this.oauth !== undefined,
     };
   }
 
@@ -900,9 +898,4 @@ export class ServerConnection {
     return connectError(this.errorContext(), error);
   }
 
-  /** For the auth error class: the remediation message for this server. */
-  authMessage(error: unknown): string {
-    if (this.oauth) return needsSignInMessage(this.name);
-    return authMessage(this.errorContext(), error);
-  }
 }

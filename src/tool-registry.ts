@@ -109,11 +109,6 @@ export class ToolRegistry {
     return this.tools.filter((t) => t.server === server);
   }
 
-  /** True for a name whose tool its server no longer lists. */
-  isWithdrawn(name: string): boolean {
-    return this.withdrawn.has(name);
-  }
-
   private ownerOf(name: string): string | undefined {
     const reserved = this.reserved.get(name);
     if (reserved) return reserved;
