@@ -116,14 +116,7 @@ export class McpBridge {
 
   /** A connection for a config that is not (or not yet) one of the bridge's: `/mcp test`. Publishes and registers nothing. */
   scratchConnection(config: ServerConfig): ServerConnection {
-    return new ServerConnection(config, {
-      projectRoot: this.options.projectRoot,
-      env: this.options.env,
-      clientInfo: this.options.clientInfo,
-      authStore: this.options.authStore,
-      signIn: this.options.signIn,
-      signInTimeoutMs: this.options.signInTimeoutMs,
-    });
+    return new ServerConnection(config, this.baseOptions());
   }
 
   /** Stops a server and forgets it (its entry was removed). */
@@ -133,17 +126,18 @@ export class McpBridge {
     await connection?.close();
   }
 
+  /** What every connection needs: where it runs, and how it signs in. */
+  private baseOptions(): ConnectionOptions {
+    const { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs } = this.options;
+    return { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs };
+  }
+
   private newConnection(server: ServerConfig): ServerConnection {
     const serverLog = server.enabled && server.transport === "stdio" ? this.options.serverLogFor?.(server.name) : undefined;
     return new ServerConnection(server, {
-      projectRoot: this.options.projectRoot,
-      env: this.options.env,
-      clientInfo: this.options.clientInfo,
+      ...this.baseOptions(),
       events: this.options.events,
       logger: this.options.logger,
-      authStore: this.options.authStore,
-      signIn: this.options.signIn,
-      signInTimeoutMs: this.options.signInTimeoutMs,
       serverLog,
       onTools: (connection, tools) => this.toolsArrived(connection, tools),
     });

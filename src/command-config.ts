@@ -5,8 +5,7 @@
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { type AddAuth, type AddTransport, buildEntry, howToSetVariables, isVariableName, suggestServerName, unsetVariables } from "./add-server.ts";
-import type { CommandDeps } from "./command.ts";
-import { errorText, show } from "./command.ts";
+import { type CommandDeps, errorText, show } from "./command-context.ts";
 import { checkUrl, type ConfigScope, validateServerEntry } from "./config.ts";
 import { removeServerEntry, setServerEntry, setServerField, updateConfigFile } from "./config-writer.ts";
 import { discoverImports, type ImportedServer } from "./importers.ts";

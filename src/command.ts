@@ -2,30 +2,20 @@
  * The `/mcp` command: the dashboard and list, and the subcommands that test, reconnect, sign in and out, and change
  * which servers there are (add, remove, enable, disable, import — in ./command-config.ts).
  */
-import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { ExtensionCommandContext, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { McpBridge } from "./bridge.ts";
 import { addServer, importServers, removeServer, setEnabled } from "./command-config.ts";
+import { type CommandDeps, errorText, show } from "./command-context.ts";
 import { McpDashboard } from "./dashboard.ts";
 import { BridgeError } from "./errors.ts";
 import type { ServerState } from "./health.ts";
 import { retryDetail } from "./health.ts";
-import type { ImportLocations } from "./importers.ts";
 import type { ServerConnection } from "./server-connection.ts";
 import { interactiveSignIn } from "./sign-in.ts";
 import { formatServerList, type ServerRow } from "./status-format.ts";
 import { configVarRefs, type Environment } from "./substitute.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
 
-export interface CommandDeps {
-  pi: ExtensionAPI;
-  bridge: McpBridge;
-  registry: ToolRegistry;
-  env: Environment;
-  /** The last lines of a server's own log. */
-  logTail(server: string, lines: number): string[];
-  /** Where other clients keep their configs (for /mcp import). */
-  importLocations(): ImportLocations;
-}
 
 /** What `/mcp` says a server is doing about being down, or how far a connect has got. */
 function detailOf(state: ServerState, now: number): string | undefined {
@@ -64,17 +54,7 @@ export function serverRows(bridge: McpBridge, registry: ToolRegistry, env: Envir
   });
 }
 
-/** Shows text to the user: a notice in the TUI, stderr-bound console output in print/JSON mode. */
-export function show(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error" = "info"): void {
-  if (ctx.hasUI) ctx.ui.notify(text, level);
-  else console.log(text);
-}
-
-export function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-export const SUBCOMMANDS = [
+const SUBCOMMANDS = [
   { value: "list", label: "list", description: "Every server's state, metrics and tools, as text" },
   { value: "tools", label: "tools", description: "The MCP tools pi has: registered and original names, server, source, active" },
   { value: "add", label: "add", description: "Add a server, step by step" },
@@ -92,7 +72,7 @@ export const SUBCOMMANDS = [
 const TAKES_SERVER = new Set(["tools", "remove", "test", "reconnect", "enable", "disable", "auth", "logout"]);
 
 /** The named server, or one the user picks; undefined (with a message) when there is none. */
-export async function pickServer(bridge: McpBridge, name: string | undefined, ctx: ExtensionContext, action: string): Promise<ServerConnection | undefined> {
+async function pickServer(bridge: McpBridge, name: string | undefined, ctx: ExtensionContext, action: string): Promise<ServerConnection | undefined> {
   if (name) {
     const connection = bridge.connection(name);
     if (!connection) show(ctx, `No MCP server named '${name}'. Configured: ${[...bridge.connections.keys()].join(", ") || "none"}.`, "warning");

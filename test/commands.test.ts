@@ -6,17 +6,8 @@ import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { registerFauxProvider, type FauxProviderRegistration } from "@mariozechner/pi-ai";
-import {
-  type AgentSession,
-  AuthStorage,
-  createAgentSession,
-  DefaultResourceLoader,
-  type ExtensionUIContext,
-  ModelRegistry,
-  SessionManager,
-  SettingsManager,
-} from "@mariozechner/pi-coding-agent";
+import type { AgentSession, ExtensionUIContext } from "@mariozechner/pi-coding-agent";
+import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
 import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 
@@ -91,7 +82,7 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
   const originalHome = process.env.HOME;
   const ui = new RecordingUI();
   let remote: RunningServer;
-  let faux: FauxProviderRegistration;
+  let pi: InProcessPi;
   let session: AgentSession;
 
   before(async () => {
@@ -113,39 +104,14 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
     process.chdir(project.dir);
-    faux = registerFauxProvider();
-    const authStorage = AuthStorage.inMemory();
-    authStorage.setRuntimeApiKey("faux", "test-key");
-    const settingsManager = SettingsManager.inMemory();
-    const resourceLoader = new DefaultResourceLoader({
-      cwd: project.dir,
-      agentDir: agentDir.dir,
-      settingsManager,
-      noExtensions: true,
-      additionalExtensionPaths: [REPO_ROOT],
-      noSkills: true,
-      noPromptTemplates: true,
-      noThemes: true,
-      noContextFiles: true,
-    });
-    await resourceLoader.reload();
-    ({ session } = await createAgentSession({
-      cwd: project.dir,
-      agentDir: agentDir.dir,
-      authStorage,
-      modelRegistry: ModelRegistry.inMemory(authStorage),
-      settingsManager,
-      resourceLoader,
-      sessionManager: SessionManager.inMemory(project.dir),
-      model: faux.getModel(),
-    }));
+    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    ({ session } = pi);
+
     await session.bindExtensions({ uiContext: ui.context() });
   });
 
   after(async () => {
-    await session?.extensionRunner?.emit({ type: "session_shutdown", reason: "quit" });
-    session?.dispose();
-    faux?.unregister();
+    await pi?.close();
     process.chdir(originalCwd);
     process.env.HOME = originalHome;
     await remote?.close();

@@ -5,16 +5,9 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { fauxAssistantMessage, fauxToolCall, registerFauxProvider, type FauxProviderRegistration } from "@mariozechner/pi-ai";
-import {
-  type AgentSession,
-  AuthStorage,
-  createAgentSession,
-  DefaultResourceLoader,
-  ModelRegistry,
-  SessionManager,
-  SettingsManager,
-} from "@mariozechner/pi-coding-agent";
+import { fauxAssistantMessage, fauxToolCall, type FauxProviderRegistration } from "@mariozechner/pi-ai";
+import type { AgentSession } from "@mariozechner/pi-coding-agent";
+import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
 import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 
@@ -32,6 +25,7 @@ describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () =
   const originalCwd = process.cwd();
   let remote: RunningServer;
   let faux: FauxProviderRegistration;
+  let pi: InProcessPi;
   let session: AgentSession;
   const extensionErrors: string[] = [];
   const startupOutput: string[] = [];
@@ -74,37 +68,13 @@ describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () =
     // pi gives extension factories no working directory, so the bridge takes the process's own, as pi's CLI has it.
     process.chdir(project.dir);
 
-    faux = registerFauxProvider();
-    const authStorage = AuthStorage.inMemory();
-    authStorage.setRuntimeApiKey("faux", "test-key");
-    const settingsManager = SettingsManager.inMemory();
-    const resourceLoader = new DefaultResourceLoader({
-      cwd: project.dir,
-      agentDir: agentDir.dir,
-      settingsManager,
-      noExtensions: true,
-      additionalExtensionPaths: [path.join(project.dir, "other-extension.ts"), REPO_ROOT],
-      noSkills: true,
-      noPromptTemplates: true,
-      noThemes: true,
-      noContextFiles: true,
-    });
-    await resourceLoader.reload();
+    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [path.join(project.dir, "other-extension.ts"), REPO_ROOT] });
+    ({ session, faux } = pi);
     // pi reports the clash of tool names as a diagnostic and keeps both extensions loaded.
     assert.deepEqual(
-      resourceLoader.getExtensions().errors.map((e) => e.error),
+      pi.loader.getExtensions().errors.map((e) => e.error),
       [`Tool "mcp_local_add" conflicts with ${path.join(project.dir, "other-extension.ts")}`],
     );
-    ({ session } = await createAgentSession({
-      cwd: project.dir,
-      agentDir: agentDir.dir,
-      authStorage,
-      modelRegistry: ModelRegistry.inMemory(authStorage),
-      settingsManager,
-      resourceLoader,
-      sessionManager: SessionManager.inMemory(project.dir),
-      model: faux.getModel(),
-    }));
     const originalLog = console.log;
     console.log = (...args: unknown[]) => startupOutput.push(args.join(" "));
     try {
@@ -115,9 +85,7 @@ describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () =
   });
 
   after(async () => {
-    await session?.extensionRunner?.emit({ type: "session_shutdown", reason: "quit" });
-    session?.dispose();
-    faux?.unregister();
+    await pi?.close();
     process.chdir(originalCwd);
     await remote?.close();
     project.cleanup();
