@@ -264,8 +264,10 @@ const TAIL_BYTES = 64 * 1024;
  */
 export function readLogTail(path: string, count: number): string[] {
   let text: string;
+  let cut = false;
   try {
     const size = statSync(path).size;
+    cut = size > TAIL_BYTES;
     const fd = openSync(path, "r");
     try {
       const length = Math.min(size, TAIL_BYTES);
@@ -280,7 +282,7 @@ export function readLogTail(path: string, count: number): string[] {
   }
   const lines = text.split("\n").filter((l) => l.trim() !== "");
   // The first line may be cut in the middle when the file is longer than what was read.
-  if (text.length === TAIL_BYTES) lines.shift();
+  if (cut) lines.shift();
   return lines.slice(-count).map((line) => {
     try {
       const record = JSON.parse(line) as { time?: string; event?: string; line?: unknown; error?: unknown };

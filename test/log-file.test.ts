@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
-import { DEFAULT_LOG_KEEP, DEFAULT_LOG_MAX_BYTES, LogFile, NULL_LOGGER } from "../src/log-file.ts";
+import { DEFAULT_LOG_KEEP, DEFAULT_LOG_MAX_BYTES, LogFile, NULL_LOGGER, readLogTail } from "../src/log-file.ts";
 
 const root = mkdtempSync(path.join(tmpdir(), "mcp-bridge-log-"));
 let counter = 0;
@@ -223,5 +223,29 @@ describe("log file", { timeout: 60_000 }, () => {
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(statSync(file).size, size);
     await log.close();
+  });
+});
+
+describe("readLogTail", { timeout: 60_000 }, () => {
+  it("the last records of a long log, stderr lines as they were, a line cut by the read dropped; none for a missing file", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "mcp-log-tail-"));
+    try {
+      const file = path.join(dir, "server.log");
+      const log = new LogFile(file, { maxBytes: 10 * 1024 * 1024 });
+      // Multi-byte text, so a cut by bytes and a count of characters differ.
+      for (let i = 0; i < 2000; i++) log.log({ level: "debug", event: "stderr", line: `ünïcödé line ${i}` });
+      log.log({ level: "warn", event: "disconnected", error: "the process exited" });
+      log.flush();
+      const tail = readLogTail(file, 3);
+      assert.equal(tail.length, 3);
+      assert.match(tail[0]!, /^\d\d:\d\d:\d\d ünïcödé line 1998$/);
+      assert.match(tail[2]!, /disconnected: the process exited$/);
+      const many = readLogTail(file, 100_000);
+      assert.ok(many.length < 2001, "only the end of the file is read");
+      assert.ok(many.every((l) => /ünïcödé line \d+$|disconnected/.test(l)), "no half line from the cut");
+      assert.deepEqual(readLogTail(path.join(dir, "missing.log"), 5), []);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
