@@ -170,7 +170,7 @@ describe("pi command line", { timeout: 120_000 }, () => {
   });
 
   /** Starts `pi --mode rpc` on a config with two servers that each start a child process (one behind a shell wrapper). */
-  function startRpcPi(extraServers: Record<string, unknown> = {}) {
+  function startRpcPi(extraServers: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = {}) {
     const tmp = tempDir();
     const log = path.join(tmp.dir, "events.jsonl");
     const direct = fixtureEntry("grandchild");
@@ -189,7 +189,7 @@ describe("pi command line", { timeout: 120_000 }, () => {
     );
     const pi = spawn(process.execPath, [PI_CLI, "--mode", "rpc", "-e", REPO_ROOT, "--mcp-config", config], {
       cwd: tmp.dir,
-      env: piEnv(),
+      env: { ...piEnv(), ...env },
       stdio: ["pipe", "pipe", "ignore"],
     });
     let stdout = "";
@@ -235,6 +235,21 @@ describe("pi command line", { timeout: 120_000 }, () => {
       await run.exited;
       assert.equal(run.pi.signalCode, "SIGTERM", "pi still ends by the signal");
       await expectAllGone(pids);
+    } finally {
+      if (run.pi.exitCode === null) run.pi.kill("SIGKILL");
+      run.tmp.cleanup();
+    }
+  });
+
+  test("a server that connects after the startup budget is announced when it is ready, and the footer counts it", async () => {
+    const slow = { command: process.execPath, args: [path.join(REPO_ROOT, "bench", "slow-start-server.mjs")], env: { START_DELAY_MS: "4000" } };
+    const run = startRpcPi({ slow }, { PI_MCP_STARTUP_BUDGET_MS: "1000" });
+    try {
+      await waitFor(() => run.stdout().includes("still connecting; its tools appear when it is ready"), "the startup notice", 60_000);
+      await waitFor(() => run.stdout().includes("MCP server 'slow' is ready: 1 tool"), "the notice that it is ready", 60_000);
+      await waitFor(() => run.stdout().includes('"statusText":"MCP 3/3"'), "the footer to count it", 10_000);
+      run.pi.kill("SIGTERM");
+      await run.exited;
     } finally {
       if (run.pi.exitCode === null) run.pi.kill("SIGKILL");
       run.tmp.cleanup();
