@@ -5,17 +5,18 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
-import { DEFAULT_STARTUP_BUDGET_MS, McpBridge } from "./src/bridge.ts";
-import { registerMcpCommand, serverRows } from "./src/command.ts";
-import { show } from "./src/command-context.ts";
-import { CONFIG_FLAG, configFlagFromArgv, isInfoOnlyInvocation } from "./src/config.ts";
-import { serverLogFileName } from "./src/naming.ts";
-import { formatStartupSummary, projectRootWarning, statusSummary } from "./src/status-format.ts";
-import { LogFile, readLogTail } from "./src/log-file.ts";
-import { AuthStore, authDir } from "./src/oauth-storage.ts";
-import { interactiveSignIn } from "./src/sign-in.ts";
-import { ToolCache } from "./src/tool-cache.ts";
-import { ToolRegistry } from "./src/tool-registry.ts";
+import { DEFAULT_STARTUP_BUDGET_MS, McpBridge } from "./src/bridge/mcp-bridge.ts";
+import { registerMcpCommand, serverRows } from "./src/pi/command.ts";
+import { show } from "./src/pi/command-context.ts";
+import { CONFIG_FLAG, configFlagFromArgv, isInfoOnlyInvocation } from "./src/config/config.ts";
+import { serverLogFileName } from "./src/tools/naming.ts";
+import { formatStartupSummary, projectRootWarning, statusSummary } from "./src/pi/status-format.ts";
+import { LogFile, readLogTail } from "./src/common/log-file.ts";
+import { AuthStore, authDir } from "./src/oauth/storage.ts";
+import { interactiveSignIn } from "./src/oauth/sign-in.ts";
+import { ToolCache } from "./src/bridge/tool-cache.ts";
+import { ToolRegistry } from "./src/pi/tool-registry.ts";
+import { plural } from "./src/common/text.ts";
 
 const CLIENT_INFO = { name: "pi-mcp-bridge", version: "0.1.0" };
 /** Where the bridge keeps its log and tool cache, inside pi's agent dir. */
@@ -132,7 +133,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     const { serverId, toolCount } = data as { serverId: string; toolCount: number };
     if (!lateServers.delete(serverId) || !sessionCtx) return;
     try {
-      show(sessionCtx, `MCP server '${serverId}' is ready: ${toolCount} tool${toolCount === 1 ? "" : "s"}`);
+      show(sessionCtx, `MCP server '${serverId}' is ready: ${plural(toolCount, "tool")}`);
     } catch {
       // The session this context belonged to is gone (a reload); the new one has its own summary.
     }

@@ -16,9 +16,9 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { McpBridge } from "../src/bridge.ts";
-import { ToolCache } from "../src/tool-cache.ts";
-import { ToolRegistry } from "../src/tool-registry.ts";
+import { McpBridge } from "../src/bridge/mcp-bridge.ts";
+import { ToolCache } from "../src/bridge/tool-cache.ts";
+import { ToolRegistry } from "../src/pi/tool-registry.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SERVER = path.join(ROOT, "examples", "hello-server.mjs");

@@ -12,10 +12,11 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
-import { validateServerEntry } from "../src/config.ts";
-import { AuthStore } from "../src/oauth-storage.ts";
-import { ServerConnection } from "../src/server-connection.ts";
-import { automaticSignIn } from "../src/sign-in.ts";
+import { validateServerEntry } from "../src/config/config.ts";
+import { AuthStore } from "../src/oauth/storage.ts";
+import { ServerConnection } from "../src/connection/server-connection.ts";
+import { automaticSignIn } from "../src/oauth/sign-in.ts";
+import { errorMessage } from "../src/common/errors.ts";
 
 /** The Client ID Metadata Document URL the suite's CIMD scenario expects. */
 const CIMD_URL = "https://conformance-test.local/client-metadata.json";
@@ -103,7 +104,7 @@ async function main(): Promise<number> {
     }
     return 0;
   } catch (error) {
-    console.error(error instanceof Error ? error.message : String(error));
+    console.error(errorMessage(error));
     return 1;
   } finally {
     await connection.close();

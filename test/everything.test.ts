@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
-import type { ServerConnection } from "../src/server-connection.ts";
+import type { ServerConnection } from "../src/connection/server-connection.ts";
 import { connectionFor, EVERYTHING_SERVER, runTool, toolsOf } from "./helpers.ts";
 
 describe("server-everything over stdio", { timeout: 120_000 }, () => {

@@ -6,10 +6,10 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { type ConfigSource, validateServerEntry } from "../src/config.ts";
+import { type ConfigSource, validateServerEntry } from "../src/config/config.ts";
 import type { AgentToolResult, ToolDefinition } from "@mariozechner/pi-coding-agent";
-import { type ConnectionOptions, ServerConnection } from "../src/server-connection.ts";
-import { ToolRegistry } from "../src/tool-registry.ts";
+import { type ConnectionOptions, ServerConnection } from "../src/connection/server-connection.ts";
+import { ToolRegistry } from "../src/pi/tool-registry.ts";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const TSX = import.meta.resolve("tsx");

@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import { after, before, describe, test } from "node:test";
-import { BridgeError } from "../src/errors.ts";
-import type { ServerConnection } from "../src/server-connection.ts";
+import { BridgeError } from "../src/common/errors.ts";
+import type { ServerConnection } from "../src/connection/server-connection.ts";
 import { TINY_PNG } from "./fixtures/fixture-server.ts";
 import { type RunningServer, startHanging, startSse, startStreamableHttp, startUnauthorized } from "./fixtures/http-servers.ts";
 import { connectionFor, runTool, type ToolRun, toolsOf, waitFor } from "./helpers.ts";

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { validateServerEntry } from "../src/config.ts";
+import { validateServerEntry } from "../src/config/config.ts";
 import {
   type ClientConfigFile,
   type ClientId,
@@ -18,7 +18,7 @@ import {
   discoverImports,
   inputVarName,
   parseClientConfig,
-} from "../src/importers.ts";
+} from "../src/config/importers.ts";
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures", "imports");
 

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
-import { DEFAULT_LOG_KEEP, DEFAULT_LOG_MAX_BYTES, LogFile, NULL_LOGGER, readLogTail } from "../src/log-file.ts";
+import { DEFAULT_LOG_KEEP, DEFAULT_LOG_MAX_BYTES, LogFile, NULL_LOGGER, readLogTail } from "../src/common/log-file.ts";
 
 const root = mkdtempSync(path.join(tmpdir(), "mcp-bridge-log-"));
 let counter = 0;

@@ -13,7 +13,7 @@ import {
   DEFAULT_SIGN_IN_TIMEOUT_MS,
   OAuthCallbackError,
   parseRedirect,
-} from "../src/oauth-callback.ts";
+} from "../src/oauth/callback-server.ts";
 
 const STATE = "state-0123456789abcdef";
 const CODE = "SECRET-AUTH-CODE-42";

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { after, describe, it } from "node:test";
 import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
-import { AuthStore, authDir, expiresWithin, toOAuthTokens, toStoredTokens, type StoredClient, type StoredTokens } from "../src/oauth-storage.ts";
+import { AuthStore, authDir, expiresWithin, toOAuthTokens, toStoredTokens, type StoredClient, type StoredTokens } from "../src/oauth/storage.ts";
 
 const root = mkdtempSync(path.join(tmpdir(), "mcp-bridge-oauth-storage-"));
 let counter = 0;

@@ -10,12 +10,12 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
-import { BridgeError } from "../src/errors.ts";
-import { LogFile } from "../src/log-file.ts";
-import type { SignInHandler } from "../src/oauth-provider.ts";
-import { AuthStore } from "../src/oauth-storage.ts";
-import type { EventSink, ServerConnection } from "../src/server-connection.ts";
-import { automaticSignIn } from "../src/sign-in.ts";
+import { BridgeError } from "../src/common/errors.ts";
+import { LogFile } from "../src/common/log-file.ts";
+import type { SignInHandler } from "../src/oauth/provider.ts";
+import { AuthStore } from "../src/oauth/storage.ts";
+import type { EventSink, ServerConnection } from "../src/connection/server-connection.ts";
+import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { type OAuthFixture, startOAuthServer } from "./fixtures/oauth-server.ts";
 import { connectionFor, runTool, tempDir, toolsOf } from "./helpers.ts";
 

@@ -8,7 +8,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
-import { automaticSignIn } from "../src/sign-in.ts";
+import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { startOAuthServer } from "./fixtures/oauth-server.ts";
 import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 

@@ -3,7 +3,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { RetrySchedule } from "../src/retry-schedule.ts";
+import { RetrySchedule } from "../src/connection/retry-schedule.ts";
 
 function recorder(outcomes: Array<"fail" | "fatal" | "ok">) {
   const calls: string[] = [];

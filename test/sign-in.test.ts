@@ -4,8 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { CallbackServer } from "../src/oauth-callback.ts";
-import { browserCommand, canOpenBrowser, interactiveSignIn } from "../src/sign-in.ts";
+import { CallbackServer } from "../src/oauth/callback-server.ts";
+import { browserCommand, canOpenBrowser, interactiveSignIn } from "../src/oauth/sign-in.ts";
 
 describe("sign-in handlers", { timeout: 60_000 }, () => {
   test("a browser is used on macOS, Windows and a Linux desktop, not over plain SSH or when turned off", () => {

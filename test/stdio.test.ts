@@ -6,8 +6,8 @@ import { realpathSync, mkdirSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
-import { BridgeError } from "../src/errors.ts";
-import type { ServerConnection } from "../src/server-connection.ts";
+import { BridgeError } from "../src/common/errors.ts";
+import type { ServerConnection } from "../src/connection/server-connection.ts";
 import { TINY_PNG } from "./fixtures/fixture-server.ts";
 import { connectionFor, fixtureEntry, isAlive, readLog, runTool, tempDir, toolsOf, waitFor } from "./helpers.ts";
 

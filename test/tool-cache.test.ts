@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { after, describe, it } from "node:test";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { cacheKey, ToolCache } from "../src/tool-cache.ts";
+import { cacheKey, ToolCache } from "../src/bridge/tool-cache.ts";
 
 const root = mkdtempSync(path.join(tmpdir(), "mcp-bridge-tool-cache-"));
 let counter = 0;

@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
-import type { ServerConnection } from "../src/server-connection.ts";
-import { ToolRegistry } from "../src/tool-registry.ts";
+import type { ServerConnection } from "../src/connection/server-connection.ts";
+import { ToolRegistry } from "../src/pi/tool-registry.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
 import { connectionFor } from "./helpers.ts";
 

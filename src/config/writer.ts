@@ -14,6 +14,8 @@ import { chmod, mkdir, readFile, realpath, rename, stat, unlink, writeFile } fro
 import * as path from "node:path";
 import { applyEdits, createScanner, modify, parseTree, type Edit, type JSONPath, type Node } from "jsonc-parser";
 import { extractServerEntries, parseConfigText, SERVER_MAP_KEYS } from "./config.ts";
+import { isObject, type JsonObject } from "../common/values.ts";
+import { errorMessage } from "../common/errors.ts";
 
 export type ConfigWriteErrorReason = "unparsable" | "not-object" | "io" | "missing";
 
@@ -53,11 +55,7 @@ interface Doc {
   colon: string;
 }
 
-type Json = Record<string, unknown>;
 
-function isObject(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function splitBom(text: string): { bom: string; body: string } {
   return text.startsWith(BOM) ? { bom: BOM, body: text.slice(1) } : { bom: "", body: text };
@@ -68,7 +66,7 @@ function isBlank(text: string | undefined): boolean {
 }
 
 /** The text of a file holding only `value`, in the default style. */
-function newFileText(text: string | undefined, value: Json): string {
+function newFileText(text: string | undefined, value: JsonObject): string {
   const { bom, body } = splitBom(text ?? "");
   const eol = detectEol(body);
   return bom + JSON.stringify(value, null, DEFAULT_INDENT).split("\n").join(eol) + eol;
@@ -420,7 +418,7 @@ export function updateConfigFile(file: string, change: (text: string | undefined
 
 function ioError(action: string, file: string, error: unknown): ConfigWriteError {
   const code = (error as NodeJS.ErrnoException).code;
-  const reason = code === "EACCES" || code === "EPERM" ? "permission denied" : code === "EISDIR" ? "is a directory" : error instanceof Error ? error.message : String(error);
+  const reason = code === "EACCES" || code === "EPERM" ? "permission denied" : code === "EISDIR" ? "is a directory" : errorMessage(error);
   return new ConfigWriteError("io", `cannot ${action} ${file}: ${reason}`);
 }
 

@@ -14,7 +14,8 @@ import { readFileSync } from "node:fs";
 import { chmod, mkdir, open, rename, stat, unlink } from "node:fs/promises";
 import * as path from "node:path";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
-import { shortHash } from "./naming.ts";
+import { shortHash } from "../tools/naming.ts";
+import { isObject } from "../common/values.ts";
 
 /** The directory name, inside pi's agent dir, that holds the OAuth files. */
 export const AUTH_DIR_NAME = "mcp-auth";
@@ -116,9 +117,6 @@ function sameUrl(a: string, b: string): boolean {
   return na !== undefined && na === normalizeUrl(b);
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
 
 function isOptional(value: unknown, type: "string" | "number"): boolean {
   return value === undefined || typeof value === type;

@@ -2,8 +2,9 @@
  * Plain-text reports: the startup notice and the `/mcp` listing. Pure.
  */
 import * as path from "node:path";
-import { type ConfigProblem, describeSource } from "./config.ts";
-import type { ServerMetrics } from "./health.ts";
+import { type ConfigProblem, describeSource } from "../config/config.ts";
+import type { ServerMetrics } from "../connection/health.ts";
+import { plural } from "../common/text.ts";
 
 export interface ServerRow {
   name: string;
@@ -50,9 +51,9 @@ export function formatMetrics(m: ServerMetrics): string | undefined {
   const parts = [`up ${formatDuration(m.uptimeMs)}`];
   if (m.downtimeMs > 0) parts.push(`down ${formatDuration(m.downtimeMs)}`);
   if (m.reconnections > 0) {
-    parts.push(`${m.reconnections} reconnection${m.reconnections === 1 ? "" : "s"} (avg ${((m.averageReconnectMs ?? 0) / 1000).toFixed(1)} s)`);
+    parts.push(`${plural(m.reconnections, "reconnection")} (avg ${((m.averageReconnectMs ?? 0) / 1000).toFixed(1)} s)`);
   }
-  if (m.toolCalls > 0) parts.push(`${m.toolCalls} call${m.toolCalls === 1 ? "" : "s"}, ${Math.round((m.successRate ?? 0) * 100)}% ok`);
+  if (m.toolCalls > 0) parts.push(`${plural(m.toolCalls, "call")}, ${Math.round((m.successRate ?? 0) * 100)}% ok`);
   return parts.join(", ");
 }
 
@@ -145,7 +146,7 @@ export function statusSummary(rows: readonly ServerRow[]): { text: string; atten
 export function formatTotals(rows: readonly ServerRow[]): string {
   const connected = rows.filter((r) => r.status === "connected");
   const tools = rows.reduce((n, r) => n + (r.status === "connected" || r.status === "not started" ? r.toolCount : 0), 0);
-  return `${rows.length} server${rows.length === 1 ? "" : "s"} configured | ${connected.length} connected | ${tools} tools available`;
+  return `${plural(rows.length, "server")} configured | ${connected.length} connected | ${tools} tools available`;
 }
 
 /**
@@ -183,7 +184,7 @@ export function formatStatusTable(rows: readonly ServerRow[], now = Date.now(), 
 /** One server in full: state, error, warnings, variables (set or not, never values), metrics, tools. */
 export function formatServerDetails(row: ServerRow): string[] {
   const status = statusOf(row);
-  const lines = [`${row.name}  ${status}  ${row.transport}  ${row.toolCount} tool${row.toolCount === 1 ? "" : "s"}  (${row.source})`];
+  const lines = [`${row.name}  ${status}  ${row.transport}  ${plural(row.toolCount, "tool")}  (${row.source})`];
   if (row.error && row.status !== "connected") lines.push(indent(row.error, "    "));
   const metrics = row.metrics && formatMetrics(row.metrics);
   if (metrics) lines.push(`    ${metrics}`);

@@ -10,6 +10,7 @@
  */
 import { appendFileSync, chmodSync, closeSync, mkdirSync, openSync, readSync, renameSync, statSync, unlinkSync } from "node:fs";
 import { dirname } from "node:path";
+import { errorMessage } from "./errors.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -122,7 +123,7 @@ export class LogFile implements Logger {
     try {
       this.write(lines);
     } catch (error) {
-      this.failure = error instanceof Error ? error.message : String(error);
+      this.failure = errorMessage(error);
       this.pending = [];
       this.dropped = 0;
     }

@@ -2,9 +2,9 @@
  * What every `/mcp` subcommand works with, and how it talks to the user.
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import type { McpBridge } from "./bridge.ts";
-import type { ImportLocations } from "./importers.ts";
-import type { Environment } from "./substitute.ts";
+import type { McpBridge } from "../bridge/mcp-bridge.ts";
+import type { ImportLocations } from "../config/importers.ts";
+import type { Environment } from "../config/substitute.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
 
 export interface CommandDeps {
@@ -22,8 +22,4 @@ export interface CommandDeps {
 export function show(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error" = "info"): void {
   if (ctx.hasUI) ctx.ui.notify(text, level);
   else console.log(text);
-}
-
-export function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

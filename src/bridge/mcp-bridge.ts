@@ -4,11 +4,11 @@
  * shut every server down.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { ConfigProblem, ConfigScope, ConfigSource, ServerConfig } from "./config.ts";
-import { type ConfigLocations, configSources, loadLayeredConfig } from "./config-files.ts";
-import type { ServerMetrics } from "./health.ts";
-import { type ConnectionOptions, type EventSink, ServerConnection } from "./server-connection.ts";
-import type { Logger } from "./log-file.ts";
+import type { ConfigProblem, ConfigScope, ConfigSource, ServerConfig } from "../config/config.ts";
+import { type ConfigLocations, configSources, loadLayeredConfig } from "../config/files.ts";
+import type { ServerMetrics } from "../connection/health.ts";
+import { type ConnectionOptions, type EventSink, ServerConnection } from "../connection/server-connection.ts";
+import type { Logger } from "../common/log-file.ts";
 import { cacheKey, type ToolCache } from "./tool-cache.ts";
 
 /** How long pi's startup waits for servers; slower ones register their tools when they connect. */

@@ -16,10 +16,10 @@ import {
 import type { Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { TSchema } from "typebox";
 import { Compile } from "typebox/compile";
-import { allocateToolName, PI_BUILTIN_TOOL_NAMES, toolNameFor } from "./naming.ts";
-import { normalizeToolResult, type PiContent } from "./output.ts";
-import { normalizeInputSchema, OPEN_OBJECT_SCHEMA } from "./schema.ts";
-import type { ServerConnection } from "./server-connection.ts";
+import { allocateToolName, PI_BUILTIN_TOOL_NAMES, toolNameFor } from "../tools/naming.ts";
+import { normalizeToolResult, type PiContent } from "../tools/output.ts";
+import { normalizeInputSchema, OPEN_OBJECT_SCHEMA } from "../tools/schema.ts";
+import type { ServerConnection } from "../connection/server-connection.ts";
 
 export interface RegisteredTool {
   /** The name the model sees. */

@@ -6,13 +6,13 @@
 import { auth, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { OAuthSettings } from "./config.ts";
-import { needsSignInMessage } from "./connection-errors.ts";
-import { BridgeError, describeError } from "./errors.ts";
-import { BridgeOAuthProvider, type SignInHandler } from "./oauth-provider.ts";
-import { type AuthStore, toOAuthTokens } from "./oauth-storage.ts";
+import type { OAuthSettings } from "../config/config.ts";
+import { needsSignInMessage } from "../connection/error-messages.ts";
+import { BridgeError, describeError } from "../common/errors.ts";
+import { BridgeOAuthProvider, type SignInHandler } from "./provider.ts";
+import { type AuthStore, toOAuthTokens } from "./storage.ts";
 import { RefreshDeduper } from "./refresh-dedupe.ts";
-import { type Environment, substituteVars } from "./substitute.ts";
+import { type Environment, substituteVars } from "../config/substitute.ts";
 
 export interface OAuthSessionOptions {
   server: string;

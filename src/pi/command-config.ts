@@ -4,12 +4,14 @@
  * one that does not parse.
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
-import { type AddAuth, type AddTransport, buildEntry, howToSetVariables, isVariableName, suggestServerName, unsetVariables } from "./add-server.ts";
-import { type CommandDeps, errorText, show } from "./command-context.ts";
-import { checkUrl, type ConfigScope, validateServerEntry } from "./config.ts";
-import { removeServerEntry, setServerEntry, setServerField, updateConfigFile } from "./config-writer.ts";
-import { discoverImports, type ImportedServer } from "./importers.ts";
-import type { ServerConnection } from "./server-connection.ts";
+import { type AddAuth, type AddTransport, buildEntry, howToSetVariables, isVariableName, suggestServerName, unsetVariables } from "../config/add-server.ts";
+import { type CommandDeps, show } from "./command-context.ts";
+import { checkUrl, type ConfigScope, validateServerEntry } from "../config/config.ts";
+import { removeServerEntry, setServerEntry, setServerField, updateConfigFile } from "../config/writer.ts";
+import { discoverImports, type ImportedServer } from "../config/importers.ts";
+import type { ServerConnection } from "../connection/server-connection.ts";
+import { errorMessage } from "../common/errors.ts";
+import { plural } from "../common/text.ts";
 
 const TRANSPORT_CHOICES: Record<string, AddTransport> = {
   "A local command (stdio)": "stdio",
@@ -108,7 +110,7 @@ export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext)
   try {
     await updateConfigFile(target.path, (text) => setServerEntry(text, name, entry));
   } catch (error) {
-    ctx.ui.notify(`Could not save '${name}' to ${target.path}: ${errorText(error)}`, "error");
+    ctx.ui.notify(`Could not save '${name}' to ${target.path}: ${errorMessage(error)}`, "error");
     return;
   }
   const unset = unsetVariables(entry, deps.env);
@@ -134,7 +136,7 @@ export async function removeServer(deps: CommandDeps, connection: ServerConnecti
       return removeServerEntry(text, connection.name);
     });
   } catch (error) {
-    show(ctx, `Could not remove '${connection.name}' from ${source.path}: ${errorText(error)}`, "error");
+    show(ctx, `Could not remove '${connection.name}' from ${source.path}: ${errorMessage(error)}`, "error");
     return;
   }
   deps.registry.syncServer(connection, []);
@@ -161,7 +163,7 @@ export async function setEnabled(deps: CommandDeps, connection: ServerConnection
   try {
     await updateConfigFile(target, (text) => setServerField(text, connection.name, "enabled", enabled));
   } catch (error) {
-    show(ctx, `Could not save it in ${target}: ${errorText(error)}`, "error");
+    show(ctx, `Could not save it in ${target}: ${errorMessage(error)}`, "error");
     return;
   }
   const where = `in ${target}`;
@@ -174,9 +176,9 @@ export async function setEnabled(deps: CommandDeps, connection: ServerConnection
   // The saved entry may differ from the one this session started with only in `enabled`: start it now.
   try {
     const started = await deps.bridge.replace({ ...connection.config, enabled: true });
-    show(ctx, `Enabled MCP server '${connection.name}' ${where}: ${started.status === "not started" ? "it starts on first use" : `${started.tools.length} tool${started.tools.length === 1 ? "" : "s"}`}.`);
+    show(ctx, `Enabled MCP server '${connection.name}' ${where}: ${started.status === "not started" ? "it starts on first use" : `${plural(started.tools.length, "tool")}`}.`);
   } catch (error) {
-    show(ctx, `Enabled MCP server '${connection.name}' ${where}, but it did not start: ${errorText(error)}`, "error");
+    show(ctx, `Enabled MCP server '${connection.name}' ${where}, but it did not start: ${errorMessage(error)}`, "error");
   }
 }
 
@@ -254,7 +256,7 @@ export async function importServers(deps: CommandDeps, ctx: ExtensionCommandCont
         return next ?? "";
       });
     } catch (error) {
-      ctx.ui.notify(`Could not write ${target.path}: ${errorText(error)}`, "error");
+      ctx.ui.notify(`Could not write ${target.path}: ${errorMessage(error)}`, "error");
       return;
     }
   }

@@ -2,6 +2,7 @@
  * The health model of one server (RISE-056): its state, the retry schedule, and session metrics. Pure: the clock is
  * passed in, so the connection that owns a `HealthTracker` decides when things happen.
  */
+import { plural } from "../common/text.ts";
 
 /** `not started`: a lazy server nothing has needed yet. `disabled`: switched off in config. */
 export type HealthStatus = "disabled" | "not started" | "connecting" | "connected" | "disconnected" | "error";
@@ -189,7 +190,7 @@ export class HealthTracker {
 
 /** RISE-056's message for a call to a server that stopped retrying. */
 export function gaveUpMessage(serverId: string, attempts: number, lastError: string | undefined, local: boolean): string {
-  const what = local ? `was not restarted again after ${attempts} restart attempt${attempts === 1 ? "" : "s"}` : `is disconnected after ${attempts} retry attempts`;
+  const what = local ? `was not restarted again after ${plural(attempts, "restart attempt")}` : `is disconnected after ${attempts} retry attempts`;
   return `MCP server '${serverId}' ${what}. Last error: ${lastError ?? "unknown"}.`;
 }
 

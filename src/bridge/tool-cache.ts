@@ -12,6 +12,8 @@ import { readFileSync } from "node:fs";
 import { mkdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { isObject } from "../common/values.ts";
+import { errorMessage } from "../common/errors.ts";
 
 export interface CachedTools {
   server: string;
@@ -58,9 +60,6 @@ export function cacheKey(identity: unknown): string {
   return createHash("sha256").update(canonicalJson(identity)).digest("hex");
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
 
 /** Only what a registration can use: anything else in the file is treated as if it were not there. */
 function isValidEntry(value: unknown): value is CachedTools {
@@ -171,7 +170,7 @@ export class ToolCache {
       this.lastError = undefined;
       this.commit(key, stored, entries);
     } catch (error) {
-      this.lastError = `cannot write tool cache ${this.file}: ${error instanceof Error ? error.message : String(error)}`;
+      this.lastError = `cannot write tool cache ${this.file}: ${errorMessage(error)}`;
       // Keep serving the entry from memory for the rest of this process.
       const entries = this.snapshot ?? this.readSync();
       entries.set(key, stored);

@@ -3,7 +3,8 @@
  * pasted redirect URL where there is none (SSH, no display); and, for tests and the conformance driver, no user at all.
  */
 import { spawn } from "node:child_process";
-import type { SignInHandler } from "./oauth-provider.ts";
+import type { SignInHandler } from "./provider.ts";
+import { errorMessage } from "../common/errors.ts";
 
 export interface SignInUi {
   /** Shows a message (the URL included): a notice in the TUI, a line on stderr in print mode. */
@@ -58,7 +59,7 @@ export function interactiveSignIn(ui: SignInUi, open: (url: string) => void = op
         try {
           callback.submitRedirectUrl(pasted.trim());
         } catch (error) {
-          ui.notify(`That address does not complete the sign-in to '${server}': ${error instanceof Error ? error.message : String(error)}`);
+          ui.notify(`That address does not complete the sign-in to '${server}': ${errorMessage(error)}`);
         }
       });
     }

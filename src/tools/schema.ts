@@ -4,6 +4,7 @@
  * Local `$ref`s (`#/$defs/...`, `#/definitions/...`) are inlined because some providers drop `$defs` and others
  * reject `$ref`; a recursive reference is cut off at its second appearance with an open schema.
  */
+import { isObject } from "../common/values.ts";
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -12,9 +13,6 @@ export interface NormalizedSchema {
   warnings: string[];
 }
 
-function isObject(value: unknown): value is JsonSchema {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 export const EMPTY_OBJECT_SCHEMA: JsonSchema = Object.freeze({ type: "object", properties: {} });
 /** Accepts any arguments: for schemas that cannot be used as they are. */

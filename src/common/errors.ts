@@ -78,11 +78,16 @@ export function classifyError(error: unknown): ErrorClass {
     const code = codeOf(link);
     if (code && TRANSPORT_CODES.has(code)) return "transport";
   }
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   if (AUTH_PATTERN.test(message)) return "auth";
   if (error instanceof TypeError && /fetch failed/i.test(message)) return "transport";
   if (TRANSPORT_PATTERN.test(message)) return "transport";
   return "other";
+}
+
+/** The message of a thrown value, whatever was thrown. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 export function isTimeoutError(error: unknown): boolean {

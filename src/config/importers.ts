@@ -10,6 +10,7 @@ import { readFile } from "node:fs/promises";
 import * as path from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { isToggleOnly, parseConfigText, validateServerEntry } from "./config.ts";
+import { isObject, type JsonObject } from "../common/values.ts";
 
 export type ClientId = "claude-desktop" | "claude-code" | "cursor" | "vscode" | "windsurf" | "codex" | "opencode";
 
@@ -48,11 +49,7 @@ export const CLIENT_LABELS: Readonly<Record<ClientId, string>> = {
   opencode: "opencode",
 };
 
-type Json = Record<string, unknown>;
 
-function isObject(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Where each client keeps its configuration
@@ -164,7 +161,7 @@ interface VsCodeInput {
 
 type Found = { servers: RawServer[]; inputs: Map<string, VsCodeInput> } | { error: string };
 
-function mapEntries(map: Json, notes: string[] = []): RawServer[] {
+function mapEntries(map: JsonObject, notes: string[] = []): RawServer[] {
   return Object.entries(map).map(([name, raw]) => ({ name, raw, notes: [...notes] }));
 }
 
@@ -216,10 +213,10 @@ function jsonServers(file: ClientConfigFile, text: string, loc: ImportLocations)
  * scope (one project only) under `projects["<absolute path>"]`; Claude Code prefers a local server to a user one of the
  * same name, and so does the import.
  */
-function claudeCodeServers(doc: Json, loc: ImportLocations, inputs: Map<string, VsCodeInput>): Found {
+function claudeCodeServers(doc: JsonObject, loc: ImportLocations, inputs: Map<string, VsCodeInput>): Found {
   const user = doc.mcpServers;
   if (user !== undefined && user !== null && !isObject(user)) return { error: "`mcpServers` must be an object mapping server names to their settings" };
-  let local: Json | undefined;
+  let local: JsonObject | undefined;
   if (isObject(doc.projects)) {
     const wanted = projectKey(loc.projectRoot, loc.platform);
     for (const [dir, settings] of Object.entries(doc.projects)) {
@@ -245,7 +242,7 @@ function projectKey(dir: string, platform: NodeJS.Platform): string {
 }
 
 function codexServers(text: string): Found {
-  let doc: Json;
+  let doc: JsonObject;
   try {
     doc = parseToml(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
   } catch (error) {
@@ -276,7 +273,7 @@ class Notes {
 function convertServer(
   file: ClientConfigFile,
   name: string,
-  raw: Json,
+  raw: JsonObject,
   placeNotes: string[],
   inputs: Map<string, VsCodeInput>,
   loc: ImportLocations,
@@ -302,8 +299,8 @@ function convertServer(
 const FIELD_ORDER = ["type", "command", "args", "env", "cwd", "url", "headers", "auth", "timeout", "requestTimeout", "enabled"];
 
 /** The entry's fields in the order a person would write them, since the import writes it into a file people read. */
-function inWritingOrder(entry: Json): Json {
-  const out: Json = {};
+function inWritingOrder(entry: JsonObject): JsonObject {
+  const out: JsonObject = {};
   for (const key of FIELD_ORDER) if (key in entry) out[key] = entry[key];
   for (const key of Object.keys(entry)) if (!(key in out)) out[key] = entry[key];
   return out;
@@ -316,7 +313,7 @@ const TRANSPORT_HTTP = new Set(["http", "streamable-http", "streamablehttp", "st
  * The `type` to write, if any. A type that only says what `command`/`url` already say is left out; `sse` (legacy SSE
  * must not be probed as Streamable HTTP) and anything contradictory or unknown is kept, so validation can report it.
  */
-function keptType(type: unknown, entry: Json): unknown {
+function keptType(type: unknown, entry: JsonObject): unknown {
   if (type === undefined || type === null) return undefined;
   const local = entry.command !== undefined && entry.url === undefined;
   const remote = entry.url !== undefined && entry.command === undefined;
@@ -331,7 +328,7 @@ function keptType(type: unknown, entry: Json): unknown {
 /** Env and header maps: numbers and booleans become the strings a process or request sees; anything else is left for validation. */
 function stringMap(value: unknown): unknown {
   if (!isObject(value)) return value;
-  const out: Json = {};
+  const out: JsonObject = {};
   for (const [k, v] of Object.entries(value)) out[k] = typeof v === "number" || typeof v === "boolean" ? String(v) : v;
   return out;
 }
@@ -342,7 +339,7 @@ function argList(value: unknown): unknown {
 }
 
 /** Sets a field unless it is absent or empty (an empty `env` or `args` says nothing worth writing). */
-function put(entry: Json, key: string, value: unknown): void {
+function put(entry: JsonObject, key: string, value: unknown): void {
   if (value === undefined || value === null) return;
   if (Array.isArray(value) && value.length === 0) return;
   if (isObject(value) && Object.keys(value).length === 0) return;
@@ -354,8 +351,8 @@ function dropped(notes: Notes, field: string, why = "is not supported by mcp-bri
 }
 
 /** An `auth` block for mcp-bridge from another client's OAuth settings; `fields` maps each of ours to their spellings. */
-function authBlock(value: Json, owner: string, fields: Record<"clientId" | "clientSecret" | "scopes" | "callbackPort", string[]>, notes: Notes): Json {
-  const auth: Json = {};
+function authBlock(value: JsonObject, owner: string, fields: Record<"clientId" | "clientSecret" | "scopes" | "callbackPort", string[]>, notes: Notes): JsonObject {
+  const auth: JsonObject = {};
   const used = new Set<string>();
   for (const [ours, theirs] of Object.entries(fields)) {
     for (const key of theirs) {
@@ -369,8 +366,8 @@ function authBlock(value: Json, owner: string, fields: Record<"clientId" | "clie
 }
 
 /** The `mcpServers`/`servers` shape shared by Claude Desktop, Claude Code, Cursor, VS Code and Windsurf. */
-function convertStandard(client: ClientId, raw: Json, notes: Notes): Json {
-  const entry: Json = {};
+function convertStandard(client: ClientId, raw: JsonObject, notes: Notes): JsonObject {
+  const entry: JsonObject = {};
   const handled = new Set(["type", "command", "args", "env", "cwd", "url", "headers", "enabled", "disabled"]);
   let url = raw.url;
   if (client === "windsurf") {
@@ -419,7 +416,7 @@ function convertStandard(client: ClientId, raw: Json, notes: Notes): Json {
   return entry;
 }
 
-function seconds(raw: Json, field: string, factor: number, notes: Notes): number | undefined {
+function seconds(raw: JsonObject, field: string, factor: number, notes: Notes): number | undefined {
   const value = raw[field];
   if (value === undefined) return undefined;
   if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
@@ -430,8 +427,8 @@ function seconds(raw: Json, field: string, factor: number, notes: Notes): number
 }
 
 /** Codex's `[mcp_servers.<name>]` tables (`~/.codex/config.toml`). */
-function convertCodex(raw: Json, notes: Notes): Json {
-  const entry: Json = {};
+function convertCodex(raw: JsonObject, notes: Notes): JsonObject {
+  const entry: JsonObject = {};
   const handled = new Set([
     "command", "args", "env", "env_vars", "cwd", "url", "bearer_token", "bearer_token_env_var", "http_headers", "env_http_headers",
     "enabled", "startup_timeout_sec", "startup_timeout_ms", "tool_timeout_sec", "enabled_tools", "disabled_tools",
@@ -440,7 +437,7 @@ function convertCodex(raw: Json, notes: Notes): Json {
   put(entry, "args", argList(raw.args));
 
   // `env_vars` forwards variables from Codex's own environment; `${NAME}` does the same from pi's.
-  const env: Json = isObject(raw.env) ? { ...(stringMap(raw.env) as Json) } : {};
+  const env: JsonObject = isObject(raw.env) ? { ...(stringMap(raw.env) as JsonObject) } : {};
   if (Array.isArray(raw.env_vars)) {
     for (const name of raw.env_vars) {
       if (typeof name === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
@@ -456,7 +453,7 @@ function convertCodex(raw: Json, notes: Notes): Json {
   put(entry, "cwd", raw.cwd);
   put(entry, "url", raw.url);
 
-  const headers: Json = isObject(raw.http_headers) ? { ...(stringMap(raw.http_headers) as Json) } : {};
+  const headers: JsonObject = isObject(raw.http_headers) ? { ...(stringMap(raw.http_headers) as JsonObject) } : {};
   if (raw.http_headers !== undefined && !isObject(raw.http_headers)) dropped(notes, "http_headers", "is not a table and was left out");
   if (isObject(raw.env_http_headers)) {
     for (const [header, variable] of Object.entries(raw.env_http_headers)) {
@@ -487,8 +484,8 @@ function convertCodex(raw: Json, notes: Notes): Json {
 }
 
 /** opencode's `mcp` entries: `type: "local"` with `command` as an array and `environment`, or `type: "remote"`. */
-function convertOpencode(raw: Json, notes: Notes): Json {
-  const entry: Json = {};
+function convertOpencode(raw: JsonObject, notes: Notes): JsonObject {
+  const entry: JsonObject = {};
   const handled = new Set(["type", "command", "args", "environment", "env", "cwd", "url", "headers", "enabled", "disabled", "timeout", "oauth"]);
   if (Array.isArray(raw.command) && raw.command.length > 0 && raw.command.every((c) => typeof c === "string")) {
     entry.command = raw.command[0];
@@ -497,7 +494,7 @@ function convertOpencode(raw: Json, notes: Notes): Json {
     put(entry, "command", raw.command);
     put(entry, "args", argList(raw.args));
   }
-  const env = { ...(isObject(raw.environment) ? (stringMap(raw.environment) as Json) : {}), ...(isObject(raw.env) ? (stringMap(raw.env) as Json) : {}) };
+  const env = { ...(isObject(raw.environment) ? (stringMap(raw.environment) as JsonObject) : {}), ...(isObject(raw.env) ? (stringMap(raw.env) as JsonObject) : {}) };
   put(entry, "env", env);
   put(entry, "cwd", raw.cwd);
   put(entry, "url", raw.url);
@@ -529,7 +526,7 @@ function convertOpencode(raw: Json, notes: Notes): Json {
 // ---------------------------------------------------------------------------------------------------------------------
 
 /** Applies `fn` to every string a server's variables may appear in, naming the field for notes. */
-function rewriteStrings(entry: Json, fn: (text: string, field: string) => string): void {
+function rewriteStrings(entry: JsonObject, fn: (text: string, field: string) => string): void {
   if (typeof entry.command === "string") entry.command = fn(entry.command, "command");
   if (Array.isArray(entry.args)) entry.args = entry.args.map((a, i) => (typeof a === "string" ? fn(a, `args[${i}]`) : a));
   if (typeof entry.cwd === "string") entry.cwd = fn(entry.cwd, "cwd");
@@ -673,7 +670,7 @@ function isLiteral(value: string): boolean {
 }
 
 /** The keys (`env.X`, `headers.Y`, `args[2]`, `url`, `auth.clientSecret`) whose literal values look like secrets. */
-function findInlineSecrets(entry: Json): string[] {
+function findInlineSecrets(entry: JsonObject): string[] {
   const found: string[] = [];
   for (const field of ["env", "headers"]) {
     const map = entry[field];

@@ -3,18 +3,19 @@
  * which servers there are (add, remove, enable, disable, import — in ./command-config.ts).
  */
 import type { ExtensionCommandContext, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import type { McpBridge } from "./bridge.ts";
+import type { McpBridge } from "../bridge/mcp-bridge.ts";
 import { addServer, importServers, removeServer, setEnabled } from "./command-config.ts";
-import { type CommandDeps, errorText, show } from "./command-context.ts";
+import { type CommandDeps, show } from "./command-context.ts";
 import { McpDashboard } from "./dashboard.ts";
-import { BridgeError } from "./errors.ts";
-import type { ServerState } from "./health.ts";
-import { retryDetail } from "./health.ts";
-import type { ServerConnection } from "./server-connection.ts";
-import { interactiveSignIn } from "./sign-in.ts";
+import { BridgeError, errorMessage } from "../common/errors.ts";
+import type { ServerState } from "../connection/health.ts";
+import { retryDetail } from "../connection/health.ts";
+import type { ServerConnection } from "../connection/server-connection.ts";
+import { interactiveSignIn } from "../oauth/sign-in.ts";
 import { formatServerList, type ServerRow } from "./status-format.ts";
-import { configVarRefs, type Environment } from "./substitute.ts";
+import { configVarRefs, type Environment } from "../config/substitute.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
+import { plural } from "../common/text.ts";
 
 
 /** What `/mcp` says a server is doing about being down, or how far a connect has got. */
@@ -112,13 +113,13 @@ async function testServer(deps: CommandDeps, connection: ServerConnection, ctx: 
     const sizes = scratch.tools.map((t) => ({ name: t.name, bytes: Buffer.byteLength(JSON.stringify(t)) }));
     const total = sizes.reduce((n, s) => n + s.bytes, 0);
     const lines = [
-      `MCP server '${connection.name}' works: connected in ${Date.now() - started} ms over ${scratch.transport}, ${sizes.length} tool${sizes.length === 1 ? "" : "s"}, ${total} bytes of definitions (about ${Math.ceil(total / 4)} tokens).`,
+      `MCP server '${connection.name}' works: connected in ${Date.now() - started} ms over ${scratch.transport}, ${plural(sizes.length, "tool")}, ${total} bytes of definitions (about ${Math.ceil(total / 4)} tokens).`,
       ...sizes.map((s) => `  ${s.name}  ${s.bytes} bytes`),
     ];
     show(ctx, lines.join("\n"));
   } catch (error) {
     const kind = error instanceof BridgeError ? ` [${error.kind}]` : "";
-    show(ctx, `MCP server '${connection.name}' failed the test${kind}: ${errorText(error)}`, "error");
+    show(ctx, `MCP server '${connection.name}' failed the test${kind}: ${errorMessage(error)}`, "error");
   } finally {
     await scratch.close();
   }
@@ -127,9 +128,9 @@ async function testServer(deps: CommandDeps, connection: ServerConnection, ctx: 
 async function reconnect(connection: ServerConnection, ctx: ExtensionContext): Promise<void> {
   try {
     await connection.reconnect();
-    show(ctx, `Reconnected to MCP server '${connection.name}': ${connection.tools.length} tool${connection.tools.length === 1 ? "" : "s"}.`);
+    show(ctx, `Reconnected to MCP server '${connection.name}': ${plural(connection.tools.length, "tool")}.`);
   } catch (error) {
-    show(ctx, errorText(error), "error");
+    show(ctx, errorMessage(error), "error");
   }
 }
 
@@ -141,9 +142,9 @@ async function signIn(connection: ServerConnection, ctx: ExtensionContext): Prom
         input: ctx.hasUI ? (prompt) => ctx.ui.input(prompt) : undefined,
       }),
     );
-    show(ctx, `Signed in to MCP server '${connection.name}': ${connection.tools.length} tool${connection.tools.length === 1 ? "" : "s"}.`);
+    show(ctx, `Signed in to MCP server '${connection.name}': ${plural(connection.tools.length, "tool")}.`);
   } catch (error) {
-    show(ctx, errorText(error), "error");
+    show(ctx, errorMessage(error), "error");
   }
 }
 

@@ -2,10 +2,11 @@
  * The words of a server's errors: what failed, why, and what to change. Every message passes through the server's
  * redaction, since a stderr tail or a URL can carry a secret.
  */
-import type { ServerConfig } from "./config.ts";
-import { describeSource } from "./config.ts";
-import { BridgeError, classifyError, describeError, httpStatusOf, isTimeoutError } from "./errors.ts";
-import { displayUrl } from "./substitute.ts";
+import type { ServerConfig } from "../config/config.ts";
+import { describeSource } from "../config/config.ts";
+import { BridgeError, classifyError, describeError, httpStatusOf, isTimeoutError } from "../common/errors.ts";
+import { displayUrl } from "../config/substitute.ts";
+import { seconds } from "../common/text.ts";
 
 export type FailureKind = "cancelled" | "timeout" | "auth" | "transport" | "other";
 
@@ -30,10 +31,6 @@ export class ConnectTimeout extends Error {
   }
 }
 
-export function seconds(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
-}
-
 /** Which field bounds a server's handshake: `initTimeout` for a local server, `timeout` for a remote one. */
 function timeoutField(config: ServerConfig): string {
   return config.transport === "stdio" ? "initTimeout" : "timeout";
@@ -54,7 +51,7 @@ export function authMessage(ctx: ErrorContext, error: unknown): string {
   if (headerNames.length === 0) {
     fix = `it sends no credentials; add an \`Authorization\` (or API key) header to '${config.name}' in ${where}`;
   } else {
-    fix = `check the ${headerNames.map((h) => `\`${h}\``).join(", ")} header${headerNames.length > 1 ? "s" : ""} of '${config.name}' in ${where}`;
+    fix = `check the ${headerNames.map((h) => `\`${h}\``).join(", ")} ${headerNames.length > 1 ? "headers" : "header"} of '${config.name}' in ${where}`;
     if (vars.length) fix += ` and that ${[...new Set(vars)].map((v) => `\${${v}}`).join(", ")} holds a valid, unexpired credential`;
   }
   const statusText = status === 403 ? "HTTP 403 (forbidden)" : status === 401 ? "HTTP 401 (unauthorized)" : "an authentication error";

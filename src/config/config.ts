@@ -9,7 +9,8 @@ import {
   DEFAULT_PING_TIMEOUT_MS,
   DEFAULT_REMOTE_RETRY,
   type RetryPolicy,
-} from "./health.ts";
+} from "../connection/health.ts";
+import { isObject, type JsonObject } from "../common/values.ts";
 
 /** Where a config layer comes from, highest priority first. */
 export type ConfigScope = "flag" | "project" | "user" | "bundled";
@@ -114,11 +115,7 @@ const TYPE_ALIASES: Record<string, TransportKind> = {
 /** Fields that only toggle a lower layer's server on or off. */
 const TOGGLE_FIELDS = new Set(["enabled", "disabled"]);
 
-type Json = Record<string, unknown>;
 
-function isObject(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 export function describeSource(source: ConfigSource): string {
   return `${source.scope} config ${source.path}`;
@@ -183,7 +180,7 @@ export function extractServerEntries(
 }
 
 /** True for an entry that only switches a server defined in a lower layer on or off. */
-export function isToggleOnly(entry: unknown): entry is Json {
+export function isToggleOnly(entry: unknown): entry is JsonObject {
   if (!isObject(entry)) return false;
   const keys = Object.keys(entry);
   return keys.length > 0 && keys.every((k) => TOGGLE_FIELDS.has(k));
@@ -205,7 +202,7 @@ function stringMap(value: unknown, field: string, errors: string[]): Record<stri
   return out;
 }
 
-function booleanField(entry: Json, field: string, fallback: boolean, errors: string[]): boolean {
+function booleanField(entry: JsonObject, field: string, fallback: boolean, errors: string[]): boolean {
   const value = entry[field];
   if (value === undefined || value === null) return fallback;
   if (typeof value !== "boolean") {
@@ -239,7 +236,7 @@ const OAUTH_FIELDS = new Set(["type", "clientId", "clientSecret", "authorization
  * A remote server's OAuth settings from `auth`: `false`/`"none"` turns OAuth off, `true`/`"oauth"` or an object turns
  * it on; without `auth` it is on unless a static `Authorization` header is configured.
  */
-function oauthSettings(entry: Json, headers: Record<string, string>, errors: string[]): OAuthSettings | undefined {
+function oauthSettings(entry: JsonObject, headers: Record<string, string>, errors: string[]): OAuthSettings | undefined {
   const auth = entry.auth;
   const defaults: OAuthSettings = { callbackPort: DEFAULT_OAUTH_CALLBACK_PORT };
   if (auth === undefined || auth === null) {
@@ -296,7 +293,7 @@ function oauthSettings(entry: Json, headers: Record<string, string>, errors: str
  * The retry policy: remote servers reconnect (`reconnect`: true/false or `{maxAttempts, initialDelay, maxDelay}`),
  * local ones restart after a crash (`restartOnCrash`, `maxRestarts`; `reconnect` may tune the delays).
  */
-function retryPolicy(entry: Json, local: boolean, errors: string[]): RetryPolicy {
+function retryPolicy(entry: JsonObject, local: boolean, errors: string[]): RetryPolicy {
   const base = local ? DEFAULT_LOCAL_RETRY : DEFAULT_REMOTE_RETRY;
   let policy: RetryPolicy = { ...base };
   const reconnect = entry.reconnect;
@@ -551,7 +548,7 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
   return { servers: [...order].map((name) => merged.get(name)!), problems };
 }
 
-function applyToggle(config: ServerConfig, entry: Json, source: ConfigSource): ServerConfig {
+function applyToggle(config: ServerConfig, entry: JsonObject, source: ConfigSource): ServerConfig {
   let enabled = config.enabled;
   if (typeof entry.enabled === "boolean") enabled = entry.enabled;
   if (entry.disabled === true) enabled = false;

@@ -8,7 +8,7 @@ import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { platformCommand } from "./platform-command.ts";
 import { ProcessGroupStdioTransport } from "./stdio-transport.ts";
-import type { ResolvedRemote, ResolvedStdio } from "./substitute.ts";
+import type { ResolvedRemote, ResolvedStdio } from "../config/substitute.ts";
 
 export interface StdioHooks {
   onStderrLine(line: string): void;

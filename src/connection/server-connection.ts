@@ -18,25 +18,25 @@ import {
   type Progress,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { ServerConfig } from "./config.ts";
-import { describeSource } from "./config.ts";
+import type { ServerConfig } from "../config/config.ts";
+import { describeSource } from "../config/config.ts";
 import {
   callError,
   ConnectTimeout,
   connectError,
   type FailureKind,
-  seconds,
-} from "./connection-errors.ts";
-import { BridgeError, classifyError, describeError, httpStatusOf, isTimeoutError } from "./errors.ts";
+} from "./error-messages.ts";
+import { seconds } from "../common/text.ts";
+import { BridgeError, classifyError, describeError, errorMessage, httpStatusOf, isTimeoutError } from "../common/errors.ts";
 import { gaveUpMessage, HealthTracker, type HealthStatus, type ServerMetrics, type ServerState } from "./health.ts";
-import { type Logger, type LogLevel, NULL_LOGGER } from "./log-file.ts";
+import { type Logger, type LogLevel, NULL_LOGGER } from "../common/log-file.ts";
 import { RetrySchedule } from "./retry-schedule.ts";
 import { type ProcessInfo, killProcessesNow, mergeProcesses, processTree, terminateProcesses } from "./process-tree.ts";
 import type { ProcessGroupStdioTransport } from "./stdio-transport.ts";
-import type { SignInHandler } from "./oauth-provider.ts";
-import { isUnauthorized, OAuthSession } from "./oauth-session.ts";
-import type { AuthStore } from "./oauth-storage.ts";
-import { type Environment, type ResolvedEndpoint, type ResolvedRemote, redact, resolveServerConfig } from "./substitute.ts";
+import type { SignInHandler } from "../oauth/provider.ts";
+import { isUnauthorized, OAuthSession } from "../oauth/session.ts";
+import type { AuthStore } from "../oauth/storage.ts";
+import { type Environment, type ResolvedEndpoint, type ResolvedRemote, redact, resolveServerConfig } from "../config/substitute.ts";
 import { createSseTransport, createStdioTransport, createStreamableHttpTransport } from "./transports.ts";
 
 export type ActiveTransport = "stdio" | "http" | "sse";
@@ -187,7 +187,7 @@ export class ServerConnection {
       attempt: (n) => this.connectOnce(n),
       retryable: (error) => this.retryable(error),
       scheduled: (n, at) => this.health.scheduled(n, at),
-      failed: (n, error, retryIn) => this.emit("mcp.error", { error: error instanceof Error ? error.message : String(error), retryIn, attempt: n }),
+      failed: (n, error, retryIn) => this.emit("mcp.error", { error: errorMessage(error), retryIn, attempt: n }),
       gaveUp: (error) => this.giveUp(error),
     });
   }
@@ -700,7 +700,7 @@ export class ServerConnection {
           this.name,
           this.redact(
             `MCP server '${this.name}' lost its connection during '${toolName}' (${cause}) and reconnecting failed: ${
-              reconnectError instanceof Error ? reconnectError.message : String(reconnectError)
+              errorMessage(reconnectError)
             }`,
           ),
           { cause: reconnectError },

@@ -1,6 +1,7 @@
 /**
  * MCP tool results → pi tool content. Pure.
  */
+import { isObject, type JsonObject } from "../common/values.ts";
 
 export type PiContent = { type: "text"; text: string } | { type: "image"; data: string; mimeType: string };
 
@@ -23,11 +24,6 @@ export interface NormalizedResult {
 /** Image types every pi provider accepts; others are described instead of sent. */
 const MODEL_IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
-type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** Size in bytes of base64 data, without decoding it. */
 export function base64Size(data: string): number {
@@ -47,7 +43,7 @@ function isTextMime(mime: string | undefined): boolean {
   return /^text\/|[/+](json|xml|yaml|javascript|csv)\b/.test(mime);
 }
 
-function describeResourceLink(part: Json): string {
+function describeResourceLink(part: JsonObject): string {
   const name = typeof part.title === "string" ? part.title : typeof part.name === "string" ? part.name : "";
   const bits = [`[resource link] ${String(part.uri ?? "")}`];
   if (name) bits.push(`(${name})`);
