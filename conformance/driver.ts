@@ -92,7 +92,7 @@ async function main(): Promise<number> {
     signIn: () => automaticSignIn(),
     signInTimeoutMs: 20_000,
     // Accept with nothing filled in: the SDK applies the defaults of the server's schema.
-    elicitation: async () => ({ action: "accept", content: {} }),
+    features: { elicitation: async () => ({ action: "accept", content: {} }) },
   });
   try {
     await connection.connect();

@@ -13,7 +13,7 @@ import type { SignInHandler } from "../src/oauth/provider.ts";
 import { AuthStore } from "../src/oauth/storage.ts";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { startOAuthServer } from "./fixtures/oauth-server.ts";
-import { serverRows } from "../src/pi/command.ts";
+import { serverRows } from "../src/pi/server-rows.ts";
 import { formatStartupSummary } from "../src/pi/status-format.ts";
 import { ToolRegistry } from "../src/pi/tool-registry.ts";
 import { startHanging } from "./fixtures/http-servers.ts";

@@ -8,7 +8,7 @@ import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { backoffSchedule } from "../src/connection/health.ts";
 import { LogFile } from "../src/common/log-file.ts";
-import type { EventSink } from "../src/connection/server-connection.ts";
+import type { EventSink } from "../src/common/events.ts";
 import { BridgeError } from "../src/common/errors.ts";
 import { startStreamableHttp } from "./fixtures/http-servers.ts";
 import { connectionFor, fixtureEntry, isAlive, readLog, runTool, tempDir, toolsOf, waitFor } from "./helpers.ts";

@@ -7,7 +7,8 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ConfigProblem, ConfigScope, ConfigSource, ServerConfig } from "../config/config.ts";
 import { type ConfigLocations, configSources, loadLayeredConfig } from "../config/files.ts";
 import type { ServerMetrics } from "../connection/health.ts";
-import { type ConnectionOptions, type EventSink, ServerConnection } from "../connection/server-connection.ts";
+import type { EventSink } from "../common/events.ts";
+import { type ConnectionOptions, ServerConnection } from "../connection/server-connection.ts";
 import type { Logger } from "../common/log-file.ts";
 import { cacheKey, type ToolCache } from "./tool-cache.ts";
 

@@ -8,7 +8,12 @@ import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamable
 import { SseError } from "@modelcontextprotocol/sdk/client/sse.js";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 
-export type ErrorClass = "auth" | "transport" | "other";
+/**
+ * What went wrong, as far as deciding what to do next goes: `auth` (credentials: tell the user, never reconnect),
+ * `transport` (the connection is gone: reconnect), `timeout` (no answer in time), `config` (the entry cannot work as
+ * written), `cancelled` (the caller gave up), `other` (the server answered with an error).
+ */
+export type ErrorKind = "auth" | "transport" | "timeout" | "config" | "cancelled" | "other";
 
 /** Node/undici error codes that mean the connection itself is gone. */
 const TRANSPORT_CODES = new Set([
@@ -63,8 +68,12 @@ function codeOf(error: unknown): string | undefined {
   return typeof code === "string" ? code : undefined;
 }
 
-export function classifyError(error: unknown): ErrorClass {
-  if (error instanceof BridgeError) return error.kind === "auth" ? "auth" : error.kind === "transport" ? "transport" : "other";
+/**
+ * Whether an error calls for a new connection (`transport`), for new credentials (`auth`), or neither (`other`; a
+ * bridge error keeps its own kind). Timeouts and cancellation are told apart by {@link kindOf}.
+ */
+export function classifyError(error: unknown): ErrorKind {
+  if (error instanceof BridgeError) return error.kind;
   if (error instanceof UnauthorizedError) return "auth";
   const status = httpStatusOf(error);
   if (status === 401 || status === 403) return "auth";
@@ -91,7 +100,21 @@ export function errorMessage(error: unknown): string {
 }
 
 export function isTimeoutError(error: unknown): boolean {
-  return error instanceof McpError && error.code === ErrorCode.RequestTimeout;
+  return (error instanceof McpError && error.code === ErrorCode.RequestTimeout) || error instanceof ConnectTimeout;
+}
+
+/** The kind of a failed request: cancelled (its signal fired), timed out, or as {@link classifyError} says. */
+export function kindOf(error: unknown, signal?: AbortSignal): ErrorKind {
+  if (signal?.aborted) return "cancelled";
+  if (isTimeoutError(error)) return "timeout";
+  return classifyError(error);
+}
+
+/** A connect's own deadline passed (the SDK's request timeout only backs it up); the message is worded later. */
+export class ConnectTimeout extends Error {
+  constructor() {
+    super("connect timed out");
+  }
 }
 
 /** A short description of an error and its causes (`fetch failed: connect ECONNREFUSED 127.0.0.1:4000`). */
@@ -106,12 +129,10 @@ export function describeError(error: unknown): string {
   return parts.join(": ") || "unknown error";
 }
 
-export type BridgeErrorKind = "auth" | "transport" | "timeout" | "config" | "cancelled" | "other";
-
 /** An error the bridge raises itself, already worded for the user. */
 export class BridgeError extends Error {
   constructor(
-    readonly kind: BridgeErrorKind,
+    readonly kind: ErrorKind,
     readonly server: string,
     message: string,
     options?: { cause?: unknown },

@@ -14,6 +14,18 @@ import { errorMessage } from "./errors.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
+/** The level of ours that an MCP log level (RFC 5424's eight, as servers send them) is written at. */
+export const LEVEL_OF_MCP_LEVEL: Readonly<Record<string, LogLevel>> = {
+  debug: "debug",
+  info: "info",
+  notice: "info",
+  warning: "warn",
+  error: "error",
+  critical: "error",
+  alert: "error",
+  emergency: "error",
+};
+
 export interface LogRecord {
   level: LogLevel;
   event: string;

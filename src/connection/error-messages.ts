@@ -4,11 +4,11 @@
  */
 import type { ServerConfig } from "../config/config.ts";
 import { describeSource } from "../config/config.ts";
-import { BridgeError, classifyError, describeError, httpStatusOf, isTimeoutError } from "../common/errors.ts";
-import { displayUrl } from "../config/substitute.ts";
+import { BridgeError, describeError, errorMessage, type ErrorKind, httpStatusOf, kindOf } from "../common/errors.ts";
 import { seconds } from "../common/text.ts";
-
-export type FailureKind = "cancelled" | "timeout" | "auth" | "transport" | "other";
+import { displayUrl, findVarRefs } from "../config/substitute.ts";
+import { needsSignInMessage } from "../oauth/session.ts";
+import { gaveUpMessage, type ServerState } from "./health.ts";
 
 /** What a message needs to know about its server. */
 export interface ErrorContext {
@@ -24,20 +24,15 @@ export interface ErrorContext {
   oauth: boolean;
 }
 
-/** The connect deadline passed; `connectError` words the message. */
-export class ConnectTimeout extends Error {
-  constructor() {
-    super("connect timed out");
-  }
-}
-
 /** Which field bounds a server's handshake: `initTimeout` for a local server, `timeout` for a remote one. */
 function timeoutField(config: ServerConfig): string {
   return config.transport === "stdio" ? "initTimeout" : "timeout";
 }
 
-export function needsSignInMessage(server: string): string {
-  return `MCP server '${server}' needs you to sign in (OAuth). Run /mcp auth ${server} in pi to open the sign-in page.`;
+/** For anything asked of a server after the bridge shut it down (`whileConnecting`: the shutdown came mid-connect). */
+export function shutDownError(server: string, options: { whileConnecting?: boolean; cause?: unknown } = {}): BridgeError {
+  const what = options.whileConnecting ? "was shut down while connecting" : "is shut down";
+  return new BridgeError("other", server, `MCP server '${server}' ${what}`, { cause: options.cause });
 }
 
 export function authMessage(ctx: ErrorContext, error: unknown): string {
@@ -46,7 +41,7 @@ export function authMessage(ctx: ErrorContext, error: unknown): string {
   const status = httpStatusOf(error);
   const where = describeSource(config.source);
   const headerNames = Object.keys(config.headers);
-  const vars = Object.values(config.headers).flatMap((v) => [...v.matchAll(/\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]));
+  const vars = Object.values(config.headers).flatMap(findVarRefs);
   let fix: string;
   if (headerNames.length === 0) {
     fix = `it sends no credentials; add an \`Authorization\` (or API key) header to '${config.name}' in ${where}`;
@@ -58,11 +53,11 @@ export function authMessage(ctx: ErrorContext, error: unknown): string {
   return ctx.redact(`MCP server '${config.name}' rejected the request with ${statusText}: ${fix}. Reconnecting would not help, so it was not retried.`);
 }
 
-export function callError(ctx: ErrorContext, kind: Exclude<FailureKind, "transport">, toolName: string, error: unknown): BridgeError {
+export function callError(ctx: ErrorContext, kind: Exclude<ErrorKind, "transport">, toolName: string, error: unknown): BridgeError {
   const { config } = ctx;
   switch (kind) {
     case "cancelled":
-      return new BridgeError("cancelled", config.name, `Call to '${toolName}' on MCP server '${config.name}' was cancelled`, { cause: error });
+      return cancelledError(config.name, toolName, error);
     case "timeout":
       return new BridgeError(
         "timeout",
@@ -82,7 +77,7 @@ export function callError(ctx: ErrorContext, kind: Exclude<FailureKind, "transpo
 
 export function connectError(ctx: ErrorContext, error: unknown): BridgeError {
   const { config } = ctx;
-  const kind = error instanceof ConnectTimeout || isTimeoutError(error) ? "timeout" : classifyError(error);
+  const kind = kindOf(error);
   const where = config.transport === "stdio" ? "" : ` at ${displayUrl(ctx.redact(config.url ?? ""))}`;
   let message: string;
   if (kind === "auth") {
@@ -108,4 +103,39 @@ export function connectError(ctx: ErrorContext, error: unknown): BridgeError {
   message += ctx.stderr();
   const bridgeKind = kind === "timeout" ? "timeout" : kind === "transport" ? "transport" : "other";
   return new BridgeError(bridgeKind, config.name, ctx.redact(message), { cause: error });
+}
+
+/** A call lost its connection, and the reconnect it waited for failed. */
+export function reconnectFailedError(ctx: ErrorContext, toolName: string, cause: string, error: unknown): BridgeError {
+  const { name } = ctx.config;
+  const message = `MCP server '${name}' lost its connection during '${toolName}' (${cause}) and reconnecting failed: ${errorMessage(error)}`;
+  return new BridgeError("transport", name, ctx.redact(message), { cause: error });
+}
+
+/** A call lost its connection, was retried once after the reconnect, and lost it again. */
+export function lostAgainError(ctx: ErrorContext, toolName: string, cause: string, error: unknown): BridgeError {
+  const { name } = ctx.config;
+  const message = `MCP server '${name}' lost its connection during '${toolName}' again after reconnecting (${cause}); not retrying.${ctx.stderr()}`;
+  return new BridgeError("transport", name, ctx.redact(message), { cause: error });
+}
+
+export function cancelledError(server: string, toolName: string, cause?: unknown): BridgeError {
+  return new BridgeError("cancelled", server, `Call to '${toolName}' on MCP server '${server}' was cancelled`, { cause });
+}
+
+/** A call waited as long as its own timeout for a reconnect that is still under way. */
+export function stillReconnectingError(ctx: ErrorContext, state: ServerState, toolName: string): BridgeError {
+  const { name, requestTimeout } = ctx.config;
+  const message = `MCP server '${name}' is still reconnecting after ${seconds(requestTimeout)} (attempt ${state.retryAttempt}/${state.maxAttempts}; last error: ${state.lastError ?? "none"}); '${toolName}' was not run`;
+  return new BridgeError("timeout", name, ctx.redact(message));
+}
+
+/** A call found no connection: the server gave up, or its last attempt failed (`retrying`: more are scheduled). */
+export function notConnectedError(ctx: ErrorContext, state: ServerState, retrying: boolean): BridgeError {
+  const { name, transport } = ctx.config;
+  if (state.gaveUp && state.status === "disconnected") {
+    return new BridgeError("transport", name, ctx.redact(gaveUpMessage(name, state.retryAttempt, state.lastError, transport === "stdio")));
+  }
+  const suffix = retrying ? ` (retrying in the background: attempt ${state.retryAttempt}/${state.maxAttempts})` : "";
+  return new BridgeError("transport", name, ctx.redact(`${state.lastError ?? `MCP server '${name}' is not connected`}${suffix}`));
 }

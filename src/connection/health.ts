@@ -4,8 +4,11 @@
  */
 import { plural } from "../common/text.ts";
 
-/** `not started`: a lazy server nothing has needed yet. `disabled`: switched off in config. */
-export type HealthStatus = "disabled" | "not started" | "connecting" | "connected" | "disconnected" | "error";
+/**
+ * `not started`: a lazy server nothing has needed yet. `disabled`: switched off in config. `needs sign-in`: an OAuth
+ * server that wants the user to sign in, which nobody could do yet (no UI at startup, print mode).
+ */
+export type HealthStatus = "disabled" | "not started" | "connecting" | "connected" | "disconnected" | "error" | "needs sign-in";
 
 export interface ServerState {
   serverId: string;
@@ -134,8 +137,14 @@ export class HealthTracker {
     this.state.nextRetryTime = retryAt;
   }
 
+  /** An attempt failed because the server wants a sign-in nobody could do yet; the next connect may sign in. */
+  needsSignIn(message: string): void {
+    this.failed(message);
+    this.state.status = "needs sign-in";
+  }
+
   /** No more attempts: the server stays down until something (a reload, `/mcp reconnect`) starts it again. */
-  gaveUp(status: "disconnected" | "error"): void {
+  gaveUp(status: "disconnected" | "error" | "needs sign-in"): void {
     this.state.status = status;
     this.state.gaveUp = true;
     this.state.nextRetryTime = undefined;

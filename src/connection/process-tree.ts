@@ -1,10 +1,12 @@
 /**
  * The processes a local server started, so that shutdown ends all of them.
  *
- * The SDK spawns a server in pi's own process group, so a group kill is not available; a wrapper such as `npx` or a
- * shell script would leave its real server behind if only the direct child were killed. Instead the tree below the
- * child is read before shutdown and whatever is still alive afterwards is ended. On Linux each process is remembered
- * with its start time, so a recycled pid is never signalled; elsewhere only that the pid is still alive is checked.
+ * A local server runs in a process group of its own (./stdio-transport.ts), but a process it starts may leave the group
+ * (a daemonising wrapper, `setsid`), and a wrapper such as `npx` or a shell script would leave its real server behind
+ * if only the direct child were ended. So the tree below the child is read after it starts and again at shutdown, and
+ * whatever of it is still alive afterwards is ended. On Linux each process is remembered with its start time, so a
+ * recycled pid is never signalled; elsewhere only that the pid is still alive is checked. Everything here that reads
+ * the process table lives in this file.
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
@@ -18,7 +20,10 @@ export interface ProcessInfo {
 
 interface ProcStat {
   ppid: number;
+  /** The process group. */
+  pgrp: number;
   start: string;
+  /** One letter: R running, S sleeping, Z zombie (exited, not yet reaped), … */
   state: string;
 }
 
@@ -27,11 +32,11 @@ function parseProcStat(text: string): ProcStat | undefined {
   const close = text.lastIndexOf(")");
   if (close < 0) return undefined;
   const fields = text.slice(close + 2).split(" ");
-  // fields[0] is the state (field 3 of stat); ppid is field 4, starttime field 22.
+  // fields[0] is the state (field 3 of stat); ppid is field 4, pgrp field 5, starttime field 22.
   const ppid = Number(fields[1]);
   const start = fields[19];
   if (!Number.isFinite(ppid) || start === undefined) return undefined;
-  return { ppid, start, state: fields[0] ?? "" };
+  return { ppid, pgrp: Number(fields[2]), start, state: fields[0] ?? "" };
 }
 
 function readProcStat(pid: number): ProcStat | undefined {
@@ -42,19 +47,22 @@ function readProcStat(pid: number): ProcStat | undefined {
   }
 }
 
+/** The pids listed in /proc (Linux); undefined where it cannot be read. */
+function procPids(): number[] | undefined {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return undefined;
+  }
+  return entries.filter((entry) => /^\d+$/.test(entry)).map(Number);
+}
+
 /** A snapshot of the process table (pid, parent, start). Empty where it cannot be read. */
 export function listProcesses(): ProcessInfo[] {
   if (process.platform === "linux") {
     const out: ProcessInfo[] = [];
-    let entries: string[];
-    try {
-      entries = readdirSync("/proc");
-    } catch {
-      return out;
-    }
-    for (const entry of entries) {
-      if (!/^\d+$/.test(entry)) continue;
-      const pid = Number(entry);
+    for (const pid of procPids() ?? []) {
       const stat = readProcStat(pid);
       if (stat) out.push({ pid, ppid: stat.ppid, start: stat.start });
     }
@@ -147,6 +155,32 @@ function fullScanTree(rootPid: number): ProcessInfo[] {
   const table = listProcesses();
   const root = table.find((p) => p.pid === rootPid);
   return root ? [root, ...descendantsOf(rootPid, table)] : [];
+}
+
+/** Whether a process with this pid exists (ours to signal or not). */
+export function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, it is just not ours to signal.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Whether a process other than a zombie is in process group `pgid` (Linux). Where orphans are not reaped (a container
+ * whose pid 1 is not an init), exited members stay in the group as zombies; they do not count. Where /proc cannot be
+ * read, the group is taken to be alive.
+ */
+export function groupHasLiveMember(pgid: number): boolean {
+  const pids = procPids();
+  if (pids === undefined) return true;
+  for (const pid of pids) {
+    const stat = readProcStat(pid);
+    if (stat && stat.pgrp === pgid && stat.state !== "Z") return true;
+  }
+  return false;
 }
 
 /** True while the process is the same one that was recorded (not exited, pid not reused). */

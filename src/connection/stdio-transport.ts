@@ -8,12 +8,12 @@
  * `serializeMessage`) and its safe default environment are used as they are.
  */
 import { type ChildProcessByStdio, spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
+import { groupHasLiveMember } from "./process-tree.ts";
 
 export const DEFAULT_CLOSE_GRACE_MS = 2000;
 /** Longest stderr line kept; a server that writes megabytes without a newline must not grow memory without bound. */
@@ -328,8 +328,7 @@ export class ProcessGroupStdioTransport implements Transport {
       // ESRCH: the group is empty. EPERM: nothing in it can be signalled by us.
       return false;
     }
-    // Where orphans are not reaped (a container whose pid 1 is not an init), zombies stay in the group; they do not count.
-    return process.platform === "linux" ? linuxGroupHasLiveMember(pid) : true;
+    return process.platform === "linux" ? groupHasLiveMember(pid) : true;
   }
 
   private signalGroup(signal: NodeJS.Signals): void {
@@ -375,28 +374,4 @@ export class ProcessGroupStdioTransport implements Transport {
   private wake(): void {
     for (const wake of [...this.wakers]) wake();
   }
-}
-
-/** Whether a process other than a zombie has process group id `pgid` (field 5 of /proc/<pid>/stat). */
-function linuxGroupHasLiveMember(pgid: number): boolean {
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return true;
-  }
-  for (const entry of entries) {
-    const first = entry.charCodeAt(0);
-    if (first < 48 || first > 57) continue;
-    let text: string;
-    try {
-      text = readFileSync(`/proc/${entry}/stat`, "utf8");
-    } catch {
-      continue;
-    }
-    // After the command name in parentheses: state, ppid, pgrp, …
-    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ", 3);
-    if (Number(fields[2]) === pgid && fields[0] !== "Z") return true;
-  }
-  return false;
 }

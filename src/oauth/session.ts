@@ -7,7 +7,6 @@ import { auth, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.j
 import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { OAuthSettings } from "../config/config.ts";
-import { needsSignInMessage } from "../connection/error-messages.ts";
 import { BridgeError, describeError } from "../common/errors.ts";
 import { BridgeOAuthProvider, type SignInHandler } from "./provider.ts";
 import { type AuthStore, toOAuthTokens } from "./storage.ts";
@@ -23,6 +22,11 @@ export interface OAuthSessionOptions {
   signIn: () => SignInHandler | undefined;
   signInTimeoutMs?: number;
   fetch?: FetchLike;
+}
+
+/** What a server that waits for a sign-in says when it is used. */
+export function needsSignInMessage(server: string): string {
+  return `MCP server '${server}' needs you to sign in (OAuth). Run /mcp auth ${server} in pi to open the sign-in page.`;
 }
 
 /** True for the SDK's "this request needs (new) authorization" errors. */

@@ -8,52 +8,12 @@ import { addServer, importServers, removeServer, setEnabled } from "./command-co
 import { type CommandDeps, show } from "./command-context.ts";
 import { McpDashboard } from "./dashboard.ts";
 import { BridgeError, errorMessage } from "../common/errors.ts";
-import type { ServerState } from "../connection/health.ts";
-import { retryDetail } from "../connection/health.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { interactiveSignIn } from "../oauth/sign-in.ts";
-import { formatServerList, type ServerRow } from "./status-format.ts";
-import { configVarRefs, type Environment } from "../config/substitute.ts";
-import type { ToolRegistry } from "./tool-registry.ts";
+import { serverRows } from "./server-rows.ts";
+import { formatServerList } from "./status-format.ts";
 import { plural } from "../common/text.ts";
 
-
-/** What `/mcp` says a server is doing about being down, or how far a connect has got. */
-function detailOf(state: ServerState, now: number): string | undefined {
-  if (state.status === "connecting") return state.retryAttempt > 0 ? `connecting (attempt ${state.retryAttempt}/${state.maxAttempts})` : "connecting";
-  if (state.lastError?.includes("needs you to sign in")) return "needs sign-in";
-  if (state.gaveUp) return state.retryAttempt > 0 ? `gave up after ${state.retryAttempt} attempts` : "not retried";
-  return retryDetail(state, now);
-}
-
-function sourceLabel(c: ServerConnection): string {
-  const importedFrom = c.config.raw.importedFrom;
-  return typeof importedFrom === "string" ? `${c.config.source.scope}, imported from ${importedFrom}` : c.config.source.scope;
-}
-
-export function serverRows(bridge: McpBridge, registry: ToolRegistry, env: Environment, now = Date.now()): ServerRow[] {
-  return [...bridge.connections.values()].map((c) => {
-    const tools = registry.toolsOf(c.name);
-    const transport = c.transport ? (c.fellBackToSse ? "sse (fallback)" : c.transport) : c.config.transport;
-    const state = c.state;
-    return {
-      name: c.name,
-      status: c.status,
-      transport,
-      source: sourceLabel(c),
-      enabled: c.config.enabled,
-      // A lazy server's tools are registered (from the cache) before it runs.
-      toolCount: c.status === "connected" || c.status === "not started" ? tools.length : 0,
-      lastActive: state.lastSuccessfulCommunication,
-      detail: detailOf(state, now),
-      metrics: c.metrics(now),
-      error: c.lastError,
-      warnings: c.warnings,
-      tools: tools.map((t) => ({ name: t.name, originalName: t.originalName })),
-      vars: configVarRefs(c.config).map((name) => ({ name, set: env[name] !== undefined && env[name] !== "" })),
-    };
-  });
-}
 
 const SUBCOMMANDS = [
   { value: "list", label: "list", description: "Every server's state, metrics and tools, as text" },

@@ -31,6 +31,7 @@ export const STATUS_MARK: Record<string, string> = {
   connecting: "🟡",
   disconnected: "🔴",
   error: "🔴",
+  "needs sign-in": "🔴",
   "not started": "⚪",
   disabled: "⚫",
 };
@@ -138,7 +139,7 @@ export function statusSummary(rows: readonly ServerRow[]): { text: string; atten
   const enabled = rows.filter((r) => r.enabled && r.status !== "disabled");
   if (enabled.length === 0) return undefined;
   const up = enabled.filter((r) => r.status === "connected" || r.status === "not started").length;
-  const attention = enabled.some((r) => r.status === "error" || r.status === "disconnected");
+  const attention = enabled.some((r) => r.status === "error" || r.status === "disconnected" || r.status === "needs sign-in");
   return { text: `MCP ${up}/${enabled.length}`, attention };
 }
 

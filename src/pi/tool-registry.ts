@@ -15,6 +15,7 @@ import {
 } from "@mariozechner/pi-coding-agent";
 import type { Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { TSchema } from "typebox";
+import type { EventSink } from "../common/events.ts";
 import { Compile } from "typebox/compile";
 import { allocateToolName, PI_BUILTIN_TOOL_NAMES, toolNameFor } from "../tools/naming.ts";
 import { normalizeToolResult, type PiContent } from "../tools/output.ts";
@@ -71,8 +72,6 @@ export interface ToolActivation {
   setActiveTools(names: string[]): void;
 }
 
-export type ToolEventSink = (channel: string, payload: Record<string, unknown>) => void;
-
 /** What the registry remembers of a tool so a changed definition can be told from an unchanged one. */
 function signature(tool: Tool): string {
   return JSON.stringify([tool.title, tool.description, tool.inputSchema, tool.annotations?.title]);
@@ -96,7 +95,7 @@ export class ToolRegistry {
     private readonly registerTool: RegisterTool,
     private readonly connectionFor: (server: string) => ServerConnection | undefined,
     reservedNames: readonly string[] = PI_BUILTIN_TOOL_NAMES,
-    private readonly events?: ToolEventSink,
+    private readonly events?: EventSink,
   ) {
     this.reserved = new Map(reservedNames.map((name) => [name, `pi's built-in tool '${name}'`]));
   }

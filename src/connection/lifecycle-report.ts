@@ -1,0 +1,122 @@
+/**
+ * What each step in a server's life tells the rest of pi: the health model (./health.ts) changes, a line goes to the
+ * bridge's log, and an event to pi's bus (`mcp.connecting`, `mcp.connected`, …, documented in the README) — all three
+ * in one call, so they never disagree. The connection decides what happens; this only records it.
+ */
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { BridgeError, errorMessage } from "../common/errors.ts";
+import type { EventSink } from "../common/events.ts";
+import { type Logger, type LogLevel, NULL_LOGGER } from "../common/log-file.ts";
+import { type HealthStatus, HealthTracker } from "./health.ts";
+
+export interface ReportOptions {
+  server: string;
+  /** The status a server starts in: `not started`, or `disabled`. */
+  initialStatus: HealthStatus;
+  maxAttempts: number;
+  events?: EventSink;
+  logger?: Logger;
+}
+
+export class LifecycleReport {
+  readonly health: HealthTracker;
+  private readonly server: string;
+
+  constructor(private readonly options: ReportOptions) {
+    this.server = options.server;
+    this.health = new HealthTracker(options.server, options.initialStatus, options.maxAttempts);
+  }
+
+  /** Publishes an event about this server; a listener that throws cannot break the connection. */
+  emit(channel: string, payload: Record<string, unknown> = {}): void {
+    try {
+      this.options.events?.(channel, { serverId: this.server, ...payload });
+    } catch {
+      // The listener's problem.
+    }
+  }
+
+  log(level: LogLevel, event: string, fields: Record<string, unknown> = {}): void {
+    (this.options.logger ?? NULL_LOGGER).log({ level, event, server: this.server, ...fields });
+  }
+
+  connecting(attempt: number): void {
+    this.emit("mcp.connecting", { attempt, maxAttempts: this.options.maxAttempts });
+    this.health.connecting(attempt);
+    this.log("info", "connecting", { attempt });
+  }
+
+  /** A connect attempt failed with `error` (already worded); `signInNeeded`: it waits for a sign-in nobody could do. */
+  connectFailed(attempt: number, started: number, error: BridgeError, signInNeeded: boolean): void {
+    if (signInNeeded) this.health.needsSignIn(error.message);
+    else this.health.failed(error.message);
+    this.log("warn", "connect.failed", { attempt, durationMs: Date.now() - started, kind: error.kind, error: error.message });
+  }
+
+  /** A local server's process started (pid) for the session being opened. */
+  spawned(pid: number, command: string | undefined): void {
+    this.emit("mcp.local.spawned", { pid, command });
+    this.log("info", "spawned", { pid });
+  }
+
+  connected(attempt: number, started: number, transport: string | undefined, toolCount: number): void {
+    const now = Date.now();
+    const downtime = this.health.connected(now, now - started, toolCount);
+    this.log("info", "connected", { attempt, transport, durationMs: now - started, toolCount });
+    this.emit("mcp.connected", { toolCount, connectTime: now - started });
+    if (downtime !== undefined) this.emit("mcp.health.recovered", { downtime });
+  }
+
+  /** The connection went away: on purpose (`clean`), or it was lost. */
+  disconnected(reason: string, clean: boolean): void {
+    this.health.disconnected(Date.now(), reason);
+    if (!clean) this.log("warn", "disconnected", { reason });
+    this.emit("mcp.disconnected", { reason, wasClean: clean });
+  }
+
+  /** A local server's process ended without being asked to; `stderr` is its last lines, redacted. */
+  crashed(pid: number, reason: string, stderr: string[]): void {
+    this.emit("mcp.local.crashed", { pid, reason, stderr });
+  }
+
+  /** Reconnect attempt `n` failed; the next comes in `retryIn` ms, or none does (null). */
+  retryFailed(n: number, error: unknown, retryIn: number | null): void {
+    this.emit("mcp.error", { error: errorMessage(error), retryIn, attempt: n });
+  }
+
+  /** No more attempts. `exhausted`: retries ran out (rather than a failure retrying cannot fix). */
+  gaveUp(status: "disconnected" | "error" | "needs sign-in", reason: string | undefined, exhausted: boolean): void {
+    const attempts = this.health.state.retryAttempt;
+    this.health.gaveUp(status);
+    this.log("error", "gave.up", { attempts, error: reason });
+    if (exhausted) this.emit("mcp.disconnected", { reason: `gave up after ${attempts} attempts: ${reason}`, wasClean: false });
+  }
+
+  stale(lastHeard: number): void {
+    this.emit("mcp.health.stale", { lastCommunication: new Date(lastHeard).toISOString() });
+    this.log("info", "stale", { idleMs: Date.now() - lastHeard });
+  }
+
+  /** A tool call ended, with a result (which the tool may mark as an error) or a thrown error. */
+  called(tool: string, started: number, outcome: { result: CallToolResult } | { error: unknown }): void {
+    const durationMs = Date.now() - started;
+    if ("result" in outcome) {
+      const isError = outcome.result.isError === true;
+      // A result the tool marks as an error counts against the success rate, though the server itself is fine.
+      this.health.call(!isError);
+      this.log("info", "request", { method: "tools/call", tool, durationMs, ok: true, isError });
+    } else {
+      this.health.call(false);
+      const kind = outcome.error instanceof BridgeError ? outcome.error.kind : "other";
+      this.log("warn", "request", { method: "tools/call", tool, durationMs, ok: false, kind, error: errorMessage(outcome.error) });
+    }
+  }
+
+  /** Shutdown: `pid` of a local server that was running, `wasLive`: a connection was open. */
+  closed(wasLive: boolean, pid: number | undefined): void {
+    if (pid !== undefined) this.emit("mcp.local.shutdown", { pid, graceful: true });
+    if (wasLive) this.emit("mcp.disconnected", { reason: "shutdown", wasClean: true });
+    this.health.closed(Date.now());
+    this.log("info", "closed");
+  }
+}

@@ -1,0 +1,334 @@
+/**
+ * One live connection to an MCP server, from opening it to letting go of it: the SDK `Client`, its transport, a remote
+ * server's own HTTP connection pool, a local server's process tree and the last lines of its stderr.
+ *
+ * It opens (spawn or connect, the MCP handshake, the tool list, all within a deadline), answers requests (call, ping,
+ * list tools), and closes. It decides nothing about retrying: what happens to it (the server went away, a stream
+ * broke, the tool list changed, a log line) is reported through the events it was given, to whoever keeps the server
+ * connected (./server-connection.ts). Everything it holds is released in one place, `release`, which a failed open
+ * goes through too, so no process or socket outlives a session.
+ */
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  type CallToolResult,
+  CallToolResultSchema,
+  type LoggingMessageNotification,
+  type Progress,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import { Agent, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from "undici";
+import { ConnectTimeout, type ErrorKind, httpStatusOf, kindOf } from "../common/errors.ts";
+import { settleWithin, within } from "../common/wait.ts";
+import type { TransportKind } from "../config/config.ts";
+import type { ResolvedEndpoint, ResolvedRemote, ResolvedStdio } from "../config/substitute.ts";
+import { type ClientFeatures, createMcpClient } from "./mcp-client.ts";
+import { killProcessesNow, mergeProcesses, type ProcessInfo, processExists, processTree, terminateProcesses } from "./process-tree.ts";
+import type { ProcessGroupStdioTransport } from "./stdio-transport.ts";
+import { createSseTransport, createStdioTransport, createStreamableHttpTransport } from "./transports.ts";
+
+/** What a session reports to its owner. Called synchronously; none of them may throw. */
+export interface SessionEvents {
+  /** The connection ended without the owner asking (the process exited, the stream closed): `reason` says how. */
+  dropped(reason: string): void;
+  /** A remote stream reported an error: the connection may or may not still work. */
+  streamError(error: Error): void;
+  /** The server says its tool list changed. */
+  toolsChanged(): void;
+  /** The server answered or sent something: it is alive now. */
+  heard(): void;
+  /** A line the local server wrote to stderr (not redacted). */
+  stderrLine(line: string): void;
+  /** A log record the server sent (`notifications/message`). */
+  logMessage(params: LoggingMessageNotification["params"]): void;
+}
+
+/** OAuth for a remote session: the provider its transport asks for tokens, and the fetch that shares refreshes. */
+export interface SessionAuth {
+  provider: OAuthClientProvider;
+  wrapFetch(fetch: FetchLike): FetchLike;
+}
+
+export interface LiveSessionOptions {
+  endpoint: ResolvedEndpoint;
+  clientInfo: { name: string; version: string };
+  features: ClientFeatures;
+  auth?: SessionAuth;
+  events: SessionEvents;
+}
+
+export interface RequestOptions {
+  timeout: number;
+  signal?: AbortSignal;
+  onProgress?: (progress: Progress) => void;
+}
+
+export interface CloseOptions {
+  /** Let a local server exit by itself first (stdin closed), before signals. */
+  graceful: boolean;
+  /** Tell a Streamable HTTP server to end its session (a DELETE), within a second. */
+  terminateSession?: boolean;
+}
+
+const STDERR_TAIL_LINES = 40;
+const MAX_TOOL_PAGES = 100;
+const SESSION_TERMINATE_TIMEOUT_MS = 1000;
+/** As long as a stdio server gets to exit after its stdin closes, before signals. */
+const STDIO_CLOSE_GRACE_MS = 2000;
+/**
+ * The session's own timer enforces an open's deadline; the SDK's request timeout, a little later, only backs it up:
+ * when the SDK's fires first, it sends a cancellation to a server that is not answering, which over HTTP opens one
+ * more idle socket.
+ */
+const SDK_TIMEOUT_SLACK_MS = 1000;
+
+/** What one transport holds open, from its creation until `release` has run. */
+interface Held {
+  client: Client;
+  transport: Transport;
+  kind: TransportKind;
+  /** A remote server's own connection pool, so closing it closes its sockets at once. */
+  agent?: Agent;
+  /** A local server's process tree as seen after it started, so processes that later left it are still ended. */
+  processes: ProcessInfo[];
+  /** Opened, and not released or dropped since. */
+  open: boolean;
+  /** Set once release starts, so the transport's `onclose` is not taken for a drop. */
+  releasing: boolean;
+  released?: Promise<void>;
+}
+
+/** `fetch` through a given pool, in the shape the SDK transports take. */
+function fetchVia(agent: Agent): FetchLike {
+  return (url, init) => undiciFetch(url, { ...(init as UndiciRequestInit), dispatcher: agent }) as unknown as Promise<Response>;
+}
+
+function pidOf(transport: Transport): number | undefined {
+  return (transport as Partial<ProcessGroupStdioTransport>).pid ?? undefined;
+}
+
+export class LiveSession {
+  /** The server's tools as listed when the session opened. */
+  tools: Tool[] = [];
+  /** True when Streamable HTTP was refused and legacy SSE answered instead. */
+  fellBackToSse = false;
+  /** How a local server's process ended, once it has: `exited with code 1`. */
+  exitDescription?: string;
+  /** Lines the server wrote to stdout that are not JSON-RPC (it should log to stderr). */
+  nonJsonLines = 0;
+  private held?: Held;
+  private closed = false;
+  private readonly stderr: string[] = [];
+
+  constructor(private readonly options: LiveSessionOptions) {}
+
+  /** The transport in use (or being tried). */
+  get kind(): TransportKind | undefined {
+    return this.held?.kind;
+  }
+
+  /** Opened, and neither dropped nor closed since. */
+  get isOpen(): boolean {
+    return this.held?.open === true;
+  }
+
+  /** A local server's pid, once spawned. */
+  get pid(): number | undefined {
+    return this.held && pidOf(this.held.transport);
+  }
+
+  /** The last `n` lines the server wrote to stderr (not redacted). */
+  stderrTail(n = STDERR_TAIL_LINES): string[] {
+    return this.stderr.slice(-n);
+  }
+
+  /**
+   * Connects (a local server: spawns it), completes the MCP handshake and lists the tools, all before `deadline`
+   * (epoch ms). A Streamable HTTP server that answers 404 or 405 is tried again as legacy HTTP+SSE. On failure
+   * everything is released and the error thrown as it came (`ConnectTimeout` for the deadline).
+   */
+  async open(deadline: number): Promise<void> {
+    const { endpoint } = this.options;
+    if (endpoint.kind === "stdio") return this.attempt("stdio", () => this.stdioTransport(endpoint), deadline);
+    const authProvider = this.options.auth?.provider;
+    const sse = (remote: ResolvedRemote) => this.attempt("sse", (fetch) => createSseTransport(remote, fetch, authProvider), deadline);
+    if (endpoint.kind === "sse") return sse(endpoint);
+    try {
+      await this.attempt("http", (fetch) => createStreamableHttpTransport(endpoint, fetch, authProvider), deadline);
+    } catch (error) {
+      // A server that only speaks the 2024-11-05 HTTP+SSE transport answers the Streamable HTTP POST with 404 or 405.
+      const status = httpStatusOf(error);
+      if (this.closed || (status !== 404 && status !== 405)) throw error;
+      await sse(endpoint);
+      this.fellBackToSse = true;
+    }
+  }
+
+  private async attempt(kind: TransportKind, makeTransport: (fetch?: FetchLike) => Transport, deadline: number): Promise<void> {
+    if (this.closed) throw new Error("the session was closed");
+    const { clientInfo, features, auth, events } = this.options;
+    const remaining = () => Math.max(1, deadline - Date.now());
+    const sdkTimeout = () => remaining() + SDK_TIMEOUT_SLACK_MS;
+    const agent = kind === "stdio" ? undefined : new Agent();
+    const fetch = agent && fetchVia(agent);
+    const transport = makeTransport(fetch && auth ? auth.wrapFetch(fetch) : fetch);
+    const client = createMcpClient(clientInfo, features, {
+      toolsChanged: () => events.toolsChanged(),
+      logMessage: (params) => {
+        events.heard();
+        events.logMessage(params);
+      },
+    });
+    const held: Held = { client, transport, kind, agent, processes: [], open: false, releasing: false };
+    this.held = held;
+    this.nonJsonLines = 0;
+    client.onerror = (error) => {
+      // The SDK reports unparsable stdout lines here and carries on; count them for a better error message.
+      if (error instanceof SyntaxError || /JSON|parse/i.test(error.message)) {
+        this.nonJsonLines++;
+        return;
+      }
+      if (kind !== "stdio" && held.open) events.streamError(error);
+    };
+    const handshake = async () => {
+      await client.connect(transport, { timeout: sdkTimeout() });
+      const pid = pidOf(transport);
+      if (pid) held.processes = processTree(pid);
+      this.tools = await this.fetchTools(client, sdkTimeout);
+    };
+    try {
+      await within(handshake(), { ms: remaining(), timedOut: () => new ConnectTimeout() });
+      // Closed while the handshake was under way: what it opened must not be kept.
+      if (this.closed) throw new Error("the session was closed while it opened");
+    } catch (error) {
+      await this.release(held, { graceful: false });
+      throw error;
+    }
+    held.open = true;
+    client.onclose = () => {
+      if (held.releasing || !held.open) return;
+      held.open = false;
+      events.dropped(this.exitDescription ? `the server process ${this.exitDescription}` : "the connection closed");
+    };
+  }
+
+  private stdioTransport(endpoint: ResolvedStdio): ProcessGroupStdioTransport {
+    const { events } = this.options;
+    this.exitDescription = undefined;
+    return createStdioTransport(endpoint, {
+      onStderrLine: (line) => {
+        this.stderr.push(line);
+        if (this.stderr.length > STDERR_TAIL_LINES) this.stderr.shift();
+        events.stderrLine(line);
+      },
+      onExit: (description) => {
+        this.exitDescription = description;
+      },
+    });
+  }
+
+  private async fetchTools(client: Client, timeout: () => number): Promise<Tool[]> {
+    if (!client.getServerCapabilities()?.tools) return [];
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+      const result = await client.listTools(cursor ? { cursor } : undefined, { timeout: timeout() });
+      tools.push(...result.tools);
+      cursor = result.nextCursor;
+      if (!cursor) break;
+    }
+    this.options.events.heard();
+    return tools;
+  }
+
+  private get client(): Client {
+    if (!this.held?.open) throw new Error("Not connected");
+    return this.held.client;
+  }
+
+  /** The server's whole tool list now (every page). */
+  listTools(timeout: number): Promise<Tool[]> {
+    return this.fetchTools(this.client, () => timeout);
+  }
+
+  async callTool(name: string, args: Record<string, unknown>, options: RequestOptions): Promise<CallToolResult> {
+    const { events } = this.options;
+    const result = await this.client.callTool({ name, arguments: args }, CallToolResultSchema, {
+      signal: options.signal,
+      timeout: options.timeout,
+      resetTimeoutOnProgress: true,
+      onprogress: (progress) => {
+        events.heard();
+        options.onProgress?.(progress);
+      },
+    });
+    events.heard();
+    return result as CallToolResult;
+  }
+
+  async ping(timeout: number): Promise<void> {
+    await this.client.ping({ timeout });
+    this.options.events.heard();
+  }
+
+  /** False once a local server's process is gone; a remote session has no process to look at. */
+  processAlive(): boolean {
+    const pid = this.pid;
+    return pid === undefined || processExists(pid);
+  }
+
+  /** What a failed request means for this connection: `kindOf`, plus what only the session can tell. */
+  classify(error: unknown): ErrorKind {
+    // Streamable HTTP: a 404 for a request that carried a session id means the server forgot the session (it
+    // restarted); the spec has the client start a new one.
+    const transport = this.held?.transport;
+    if (httpStatusOf(error) === 404 && transport instanceof StreamableHTTPClientTransport && transport.sessionId) return "transport";
+    return kindOf(error);
+  }
+
+  /** Ends the session (an open under way fails) and releases everything it holds. Safe to call more than once. */
+  async close(options: CloseOptions): Promise<void> {
+    this.closed = true;
+    if (this.held) await this.release(this.held, options);
+  }
+
+  /**
+   * The one place that lets go of what a transport holds: closes the client, and makes sure a local server's process
+   * tree is gone. `graceful` runs the transport's close sequence (stdin closed, then signals to the process group);
+   * otherwise the group is killed at once. Either way every recorded process still alive is ended after, since a
+   * wrapper's child may have left the group. The first call's options win; later calls wait for it.
+   */
+  private release(held: Held, options: CloseOptions): Promise<void> {
+    held.released ??= (async () => {
+      held.releasing = true;
+      held.open = false;
+      const { client, transport, agent } = held;
+      const pid = pidOf(transport);
+      const processes = pid ? mergeProcesses(held.processes, processTree(pid)) : held.processes;
+      if (options.terminateSession && transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
+        await settleWithin(transport.terminateSession(), SESSION_TERMINATE_TIMEOUT_MS);
+      }
+      if (!options.graceful) {
+        (transport as Partial<ProcessGroupStdioTransport>).killNow?.();
+        await terminateProcesses(processes);
+      }
+      const closing = client.close().then(() => transport.close());
+      if (!(await settleWithin(closing, STDIO_CLOSE_GRACE_MS * 2 + 500))) await terminateProcesses(processes);
+      await closing.catch(() => undefined);
+      await agent?.destroy().catch(() => undefined);
+      await terminateProcesses(processes);
+    })();
+    return held.released;
+  }
+
+  /** Synchronous last resort when pi exits without a shutdown: SIGKILL to a local server's group and tree. */
+  killNow(): void {
+    const held = this.held;
+    if (!held) return;
+    (held.transport as Partial<ProcessGroupStdioTransport>).killNow?.();
+    const pid = pidOf(held.transport);
+    killProcessesNow(pid ? mergeProcesses(held.processes, processTree(pid)) : held.processes);
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * The SDK `Client` as the bridge builds it: the capabilities it declares to a server, and the handlers for everything
+ * a server sends to the client on its own — requests that want an answer (the MCP spec's "client features":
+ * elicitation today; sampling and roots belong here too) and notifications (its tool list changed, a log message).
+ * A feature is declared only when a handler for it is given, so a server never asks for something nobody answers.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import {
+  type ClientCapabilities,
+  type ElicitRequest,
+  ElicitRequestSchema,
+  type ElicitResult,
+  LoggingMessageNotificationSchema,
+  type LoggingMessageNotification,
+} from "@modelcontextprotocol/sdk/types.js";
+
+/** Answers to the requests a server may send the client. Each one present is declared as a capability. */
+export interface ClientFeatures {
+  /** Asks the user for input on the server's behalf (`elicitation/create`). */
+  elicitation?: (request: ElicitRequest["params"]) => Promise<ElicitResult>;
+}
+
+/** What the client hears from a server without asking. */
+export interface ServerNotifications {
+  /** `notifications/tools/list_changed`, once per burst. */
+  toolsChanged(): void;
+  /** `notifications/message`: a log record from the server. */
+  logMessage(params: LoggingMessageNotification["params"]): void;
+}
+
+/** `tools/list_changed` often comes in bursts (a server adding several tools); fetch once per burst. */
+const LIST_CHANGED_DEBOUNCE_MS = 50;
+
+export function clientCapabilities(features: ClientFeatures): ClientCapabilities {
+  const capabilities: ClientCapabilities = {};
+  // applyDefaults: the SDK fills in the defaults of the server's schema that an answer leaves out.
+  if (features.elicitation) capabilities.elicitation = { form: { applyDefaults: true } };
+  return capabilities;
+}
+
+/** A client that declares `features`, answers a server's requests with them, and passes notifications on. */
+export function createMcpClient(clientInfo: { name: string; version: string }, features: ClientFeatures, notifications: ServerNotifications): Client {
+  const client = new Client(clientInfo, {
+    capabilities: clientCapabilities(features),
+    listChanged: {
+      // The bridge fetches the list itself, so it can bound the fetch and drop a result from a connection since replaced.
+      tools: { autoRefresh: false, debounceMs: LIST_CHANGED_DEBOUNCE_MS, onChanged: () => notifications.toolsChanged() },
+    },
+  });
+  const { elicitation } = features;
+  if (elicitation) client.setRequestHandler(ElicitRequestSchema, (request) => elicitation(request.params));
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => notifications.logMessage(notification.params));
+  return client;
+}

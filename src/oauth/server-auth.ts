@@ -1,0 +1,105 @@
+/**
+ * OAuth for one configured remote server across all its connections: an `OAuthSession` for the URL it connects to
+ * (a new one when the URL changes), what its transports need from it, the sign-in a failed request leads to, and the
+ * explicit sign-in and sign-out of `/mcp auth` and `/mcp logout`.
+ */
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { fetch as undiciFetch } from "undici";
+import type { EventSink } from "../common/events.ts";
+import type { OAuthSettings } from "../config/config.ts";
+import type { Environment } from "../config/substitute.ts";
+import type { SignInHandler } from "./provider.ts";
+import { isUnauthorized, OAuthSession } from "./session.ts";
+import type { AuthStore } from "./storage.ts";
+
+export interface ServerAuthOptions {
+  server: string;
+  /** The server's `auth` settings; undefined when OAuth is off for it. */
+  settings?: OAuthSettings;
+  env: Environment;
+  /** Where tokens and client registrations are kept; without it there is no OAuth. */
+  store?: AuthStore;
+  /** Who can send the user to a sign-in page right now, if anyone. */
+  signIn?: () => SignInHandler | undefined;
+  signInTimeoutMs?: number;
+  /** Reports a sign-in's progress (`mcp.auth.started`, …). */
+  events: EventSink;
+}
+
+export class ServerAuth {
+  private session?: OAuthSession;
+  /** A handler given for one explicit sign-in (`/mcp auth`), used before the session's own. */
+  private override?: SignInHandler;
+
+  constructor(private readonly options: ServerAuthOptions) {}
+
+  /** OAuth is on for this server (its config allows it and tokens can be stored). */
+  get configured(): boolean {
+    return this.options.settings !== undefined && this.options.store !== undefined;
+  }
+
+  /** OAuth is in use for the server's current URL. */
+  get active(): boolean {
+    return this.session !== undefined;
+  }
+
+  /** The last connect needed a sign-in that nobody could do. */
+  get signInRequired(): boolean {
+    return this.session?.provider.signInRequired === true;
+  }
+
+  /** Values resolved from `${VAR}`s in the auth block (a client secret), for redaction. */
+  get secrets(): string[] {
+    return this.session?.secrets ?? [];
+  }
+
+  /** Makes OAuth ready for `serverUrl` (when it is on); what the transports of a connection to it then use. */
+  prepare(serverUrl: string): { provider: OAuthClientProvider; wrapFetch(fetch: FetchLike): FetchLike } | undefined {
+    const { settings, store } = this.options;
+    if (!settings || !store) return undefined;
+    if (this.session?.serverUrl !== serverUrl) {
+      this.session = new OAuthSession({
+        server: this.options.server,
+        serverUrl,
+        settings,
+        env: this.options.env,
+        store,
+        signIn: () => this.override ?? this.options.signIn?.(),
+        signInTimeoutMs: this.options.signInTimeoutMs,
+        // Token requests go through undici, as the transports' requests do.
+        fetch: undiciFetch as unknown as FetchLike,
+      });
+    }
+    const session = this.session;
+    return { provider: session.provider, wrapFetch: (fetch) => session.wrapFetch(fetch) };
+  }
+
+  /** Whether `error` is the server asking for (new) authorization, which a sign-in can answer. */
+  canSignInAfter(error: unknown, signal?: AbortSignal): boolean {
+    return this.session !== undefined && isUnauthorized(error) && !signal?.aborted;
+  }
+
+  /** After a request met `canSignInAfter`: waits for the sign-in the SDK started, or throws saying what to do. */
+  async completeSignIn(signal?: AbortSignal): Promise<void> {
+    await this.session?.completeSignIn(this.options.events, signal);
+  }
+
+  /** Runs `connect` with the user's own sign-in handler first in line, after dropping the stored tokens. */
+  async signInWith<T>(handler: SignInHandler, connect: () => Promise<T>): Promise<T> {
+    await this.options.store?.deleteTokens(this.options.server);
+    this.override = handler;
+    try {
+      return await connect();
+    } finally {
+      this.override = undefined;
+    }
+  }
+
+  /** Forgets the tokens and client registration; true if anything was stored. */
+  async forget(): Promise<boolean> {
+    const removed = (await this.options.store?.logout(this.options.server)) ?? false;
+    this.session = undefined;
+    return removed;
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * Each configured server as `/mcp`, the dashboard and the footer show it: one `ServerRow` built from the server's
+ * connection state and the tools registered for it.
+ */
+import type { McpBridge } from "../bridge/mcp-bridge.ts";
+import { retryDetail, type ServerState } from "../connection/health.ts";
+import type { ServerConnection } from "../connection/server-connection.ts";
+import { configVarRefs, type Environment } from "../config/substitute.ts";
+import type { ServerRow } from "./status-format.ts";
+import type { ToolRegistry } from "./tool-registry.ts";
+
+/** What `/mcp` says a server is doing about being down, or how far a connect has got. */
+function detailOf(state: ServerState, now: number): string | undefined {
+  if (state.status === "connecting") return state.retryAttempt > 0 ? `connecting (attempt ${state.retryAttempt}/${state.maxAttempts})` : "connecting";
+  if (state.status === "needs sign-in") return "needs sign-in";
+  if (state.gaveUp) return state.retryAttempt > 0 ? `gave up after ${state.retryAttempt} attempts` : "not retried";
+  return retryDetail(state, now);
+}
+
+function sourceLabel(c: ServerConnection): string {
+  const importedFrom = c.config.raw.importedFrom;
+  return typeof importedFrom === "string" ? `${c.config.source.scope}, imported from ${importedFrom}` : c.config.source.scope;
+}
+
+export function serverRows(bridge: McpBridge, registry: ToolRegistry, env: Environment, now = Date.now()): ServerRow[] {
+  return [...bridge.connections.values()].map((c) => {
+    const tools = registry.toolsOf(c.name);
+    const transport = c.transport ? (c.fellBackToSse ? "sse (fallback)" : c.transport) : c.config.transport;
+    const state = c.state;
+    return {
+      name: c.name,
+      status: c.status,
+      transport,
+      source: sourceLabel(c),
+      enabled: c.config.enabled,
+      // A lazy server's tools are registered (from the cache) before it runs.
+      toolCount: c.status === "connected" || c.status === "not started" ? tools.length : 0,
+      lastActive: state.lastSuccessfulCommunication,
+      detail: detailOf(state, now),
+      metrics: c.metrics(now),
+      error: c.lastError,
+      warnings: c.warnings,
+      tools: tools.map((t) => ({ name: t.name, originalName: t.originalName })),
+      vars: configVarRefs(c.config).map((name) => ({ name, set: env[name] !== undefined && env[name] !== "" })),
+    };
+  });
+}
