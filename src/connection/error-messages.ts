@@ -139,3 +139,14 @@ export function notConnectedError(ctx: ErrorContext, state: ServerState, retryin
   const suffix = retrying ? ` (retrying in the background: attempt ${state.retryAttempt}/${state.maxAttempts})` : "";
   return new BridgeError("transport", name, ctx.redact(`${state.lastError ?? `MCP server '${name}' is not connected`}${suffix}`));
 }
+
+/** A call to a server switched off in its config. */
+export function disabledError(config: ServerConfig): BridgeError {
+  return new BridgeError("config", config.name, `MCP server '${config.name}' is disabled in ${describeSource(config.enabledSource ?? config.source)}`);
+}
+
+/** `/mcp auth` for a server that does not sign in with OAuth. */
+export function noOAuthError(config: ServerConfig): BridgeError {
+  const why = config.transport === "stdio" ? "it is a local server" : "its config turns it off or sets an Authorization header";
+  return new BridgeError("config", config.name, `MCP server '${config.name}' does not use OAuth (${why})`);
+}

@@ -1,49 +1,42 @@
 /**
- * Finding out whether a session that looks open still works: every `interval` a session that has been quiet that long
- * is probed, and a probe can also be asked for (a remote stream reported an error). A probe looks at a local server's
- * process and pings the server; no answer within `pingTimeout` (or a dead process) counts as a lost connection.
+ * Finding out whether a session that looks open still works. Every `interval`, a session that has been quiet that
+ * long is probed; a remote stream that reports an error is probed at once. A probe looks at a local server's process
+ * and pings the server: no answer within `pingTimeout` (or a dead process) counts as a lost connection.
  */
-import { describeError } from "../common/errors.ts";
+import { classifyError, describeError } from "../common/errors.ts";
 import { seconds } from "../common/text.ts";
-import type { LogLevel } from "../common/log-file.ts";
+import { isUnauthorized } from "../oauth/session.ts";
+import type { LifecycleReport } from "./lifecycle-report.ts";
 import type { LiveSession } from "./live-session.ts";
 
-export interface HealthCheckSettings {
+export interface HealthCheckOptions {
   /** How long a session may be quiet before it is probed, in ms; 0 turns the periodic checks off. */
   interval: number;
   pingTimeout: number;
-}
-
-export interface HealthCheckHooks {
-  /** Epoch ms of the server's last answer or notification. */
-  lastHeard(): number | undefined;
-  /** The server answered something (if only to refuse the ping). */
-  heard(): void;
-  /** The session has been quiet for a whole interval; a probe follows. */
-  stale(lastHeard: number): void;
-  /** The probe found the connection gone. */
+  report: LifecycleReport;
+  redact(text: string): string;
+  /** The probe found the connection gone; `detail` says how. */
   lost(session: LiveSession, detail: string): void;
-  log(level: LogLevel, event: string, fields: Record<string, unknown>): void;
 }
 
 export class HealthChecks {
   private timer?: NodeJS.Timeout;
   private probing?: Promise<void>;
+  /** The session being checked. */
+  private session?: LiveSession;
 
-  constructor(
-    private readonly settings: HealthCheckSettings,
-    private readonly hooks: HealthCheckHooks,
-  ) {}
+  constructor(private readonly options: HealthCheckOptions) {}
 
-  /** Checks `session` every interval from now on (replacing any session checked before). */
+  /** Checks `session` from now on (replacing any session checked before). */
   start(session: LiveSession): void {
     this.stop();
-    const { interval } = this.settings;
+    this.session = session;
+    const { interval, report } = this.options;
     if (interval <= 0) return;
     this.timer = setInterval(() => {
-      const last = this.hooks.lastHeard() ?? 0;
+      const last = report.health.state.lastSuccessfulCommunication ?? 0;
       if (!session.isOpen || this.probing || Date.now() - last < interval) return;
-      this.hooks.stale(last);
+      report.stale(last);
       void this.probe(session, "stale");
     }, interval);
     // A pending check must not keep a pi that is done from exiting.
@@ -53,6 +46,16 @@ export class HealthChecks {
   stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;
+    this.session = undefined;
+  }
+
+  /**
+   * A remote stream of `session` broke, which says nothing else: probe whether the server still answers. Not for an
+   * error that wants credentials: the request that met it signs in, and a ping would only start another sign-in.
+   */
+  streamError(session: LiveSession, error: Error): void {
+    if (session !== this.session || isUnauthorized(error) || classifyError(error) === "auth") return;
+    void this.probe(session, `transport error: ${describeError(error)}`);
   }
 
   /** Probes `session` now, unless a probe is under way already (then waits for that one). `why` goes to the log. */
@@ -64,26 +67,26 @@ export class HealthChecks {
   }
 
   private async probeNow(session: LiveSession, why: string): Promise<void> {
-    const { hooks } = this;
+    const { report, pingTimeout } = this.options;
     const started = Date.now();
     if (!session.processAlive()) {
-      hooks.lost(session, "the server process is gone");
+      this.options.lost(session, "the server process is gone");
       return;
     }
     try {
-      await session.ping(this.settings.pingTimeout);
-      hooks.log("debug", "request", { method: "ping", durationMs: Date.now() - started, ok: true, why });
+      await session.ping(pingTimeout);
+      report.log("debug", "request", { method: "ping", durationMs: Date.now() - started, ok: true, why });
     } catch (error) {
       const kind = session.classify(error);
       if (kind !== "timeout" && kind !== "transport") {
         // It answered, if only to refuse (no ping support, or it wants credentials: the next call signs in).
-        hooks.heard();
-        hooks.log("debug", "request", { method: "ping", durationMs: Date.now() - started, ok: false, why, kind });
+        report.health.heard(Date.now());
+        report.log("debug", "request", { method: "ping", durationMs: Date.now() - started, ok: false, why, kind });
         return;
       }
-      const detail = kind === "timeout" ? `no answer to a ping within ${seconds(this.settings.pingTimeout)}` : describeError(error);
-      hooks.log("warn", "request", { method: "ping", durationMs: Date.now() - started, ok: false, why, error: detail });
-      hooks.lost(session, detail);
+      const detail = kind === "timeout" ? `no answer to a ping within ${seconds(pingTimeout)}` : describeError(error);
+      report.log("warn", "request", { method: "ping", durationMs: Date.now() - started, ok: false, why, error: this.options.redact(detail) });
+      this.options.lost(session, detail);
     }
   }
 }

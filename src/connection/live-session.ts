@@ -32,11 +32,11 @@ import { createSseTransport, createStdioTransport, createStreamableHttpTransport
 /** What a session reports to its owner. Called synchronously; none of them may throw. */
 export interface SessionEvents {
   /** The connection ended without the owner asking (the process exited, the stream closed): `reason` says how. */
-  dropped(reason: string): void;
+  dropped(session: LiveSession, reason: string): void;
   /** A remote stream reported an error: the connection may or may not still work. */
-  streamError(error: Error): void;
+  streamError(session: LiveSession, error: Error): void;
   /** The server says its tool list changed. */
-  toolsChanged(): void;
+  toolsChanged(session: LiveSession): void;
   /** The server answered or sent something: it is alive now. */
   heard(): void;
   /** A line the local server wrote to stderr (not redacted). */
@@ -175,7 +175,7 @@ export class LiveSession {
     const fetch = agent && fetchVia(agent);
     const transport = makeTransport(fetch && auth ? auth.wrapFetch(fetch) : fetch);
     const client = createMcpClient(clientInfo, features, {
-      toolsChanged: () => events.toolsChanged(),
+      toolsChanged: () => events.toolsChanged(this),
       logMessage: (params) => {
         events.heard();
         events.logMessage(params);
@@ -190,7 +190,7 @@ export class LiveSession {
         this.nonJsonLines++;
         return;
       }
-      if (kind !== "stdio" && held.open) events.streamError(error);
+      if (kind !== "stdio" && held.open) events.streamError(this, error);
     };
     const handshake = async () => {
       await client.connect(transport, { timeout: sdkTimeout() });
@@ -210,7 +210,7 @@ export class LiveSession {
     client.onclose = () => {
       if (held.releasing || !held.open) return;
       held.open = false;
-      events.dropped(this.exitDescription ? `the server process ${this.exitDescription}` : "the connection closed");
+      events.dropped(this, this.exitDescription ? `the server process ${this.exitDescription}` : "the connection closed");
     };
   }
 

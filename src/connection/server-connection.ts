@@ -6,33 +6,24 @@
  * What happens is recorded by ./lifecycle-report.ts; messages for the user are worded in ./error-messages.ts.
  */
 import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
-import { BridgeError, classifyError, describeError } from "../common/errors.ts";
+import { BridgeError, describeError } from "../common/errors.ts";
 import type { EventSink } from "../common/events.ts";
+import type { Logger } from "../common/log-file.ts";
 import { within } from "../common/wait.ts";
-import { LEVEL_OF_MCP_LEVEL, type Logger, NULL_LOGGER } from "../common/log-file.ts";
-import { describeSource, type ServerConfig, type TransportKind } from "../config/config.ts";
-import { type Environment, type ResolvedEndpoint, redact, resolveServerConfig } from "../config/substitute.ts";
+import type { ServerConfig, TransportKind } from "../config/config.ts";
+import type { Environment } from "../config/substitute.ts";
 import type { SignInHandler } from "../oauth/provider.ts";
 import { ServerAuth } from "../oauth/server-auth.ts";
-import { isUnauthorized } from "../oauth/session.ts";
 import type { AuthStore } from "../oauth/storage.ts";
-import {
-  callError,
-  cancelledError,
-  connectError,
-  type ErrorContext,
-  lostAgainError,
-  notConnectedError,
-  reconnectFailedError,
-  shutDownError,
-  stillReconnectingError,
-} from "./error-messages.ts";
+import { cancelledError, connectError, disabledError, noOAuthError, notConnectedError, shutDownError, stillReconnectingError } from "./error-messages.ts";
 import { HealthChecks } from "./health-checks.ts";
 import type { HealthStatus, ServerMetrics, ServerState } from "./health.ts";
 import { LifecycleReport } from "./lifecycle-report.ts";
 import { LiveSession, type RequestOptions } from "./live-session.ts";
 import type { ClientFeatures } from "./mcp-client.ts";
+import { type RecoveryHost, withRecovery } from "./request-recovery.ts";
 import { RetrySchedule } from "./retry-schedule.ts";
+import { SessionOpener, STDERR_LINES_QUOTED } from "./session-opener.ts";
 
 export interface ConnectionOptions {
   projectRoot: string;
@@ -58,31 +49,26 @@ export interface CallOptions {
   onProgress?: (progress: Progress) => void;
 }
 
-/** How many stderr lines an error message or a crash event quotes. */
-const STDERR_LINES_QUOTED = 12;
-
 export class ServerConnection {
   /** The transport of the newest open session. */
   transport?: TransportKind;
   /** True when Streamable HTTP was refused and legacy SSE answered instead. */
   fellBackToSse = false;
   tools: Tool[] = [];
-  warnings: string[] = [];
 
   private readonly report: LifecycleReport;
   private readonly auth: ServerAuth;
+  private readonly opener: SessionOpener;
   /** The reconnect (remote) or restart (local) schedule. */
   private readonly schedule: RetrySchedule;
   private readonly checks: HealthChecks;
+  private readonly recoveryHost: RecoveryHost;
   /** The open session, if any. */
   private live?: LiveSession;
-  /** The newest session, open or not (being opened, failed, lost): what errors quote (stderr, how a process ended). */
-  private newest?: LiveSession;
   /** The first connect (startup or lazy start), shared by everyone who needs the server up. */
   private starting?: Promise<void>;
   private everConnected = false;
   private closed = false;
-  private secrets: string[] = [];
 
   constructor(
     readonly config: ServerConfig,
@@ -99,6 +85,17 @@ export class ServerConnection {
     const emit: EventSink = (channel, payload) => this.report.emit(channel, payload);
     const { authStore: store, env, signIn, signInTimeoutMs } = options;
     this.auth = new ServerAuth({ server: name, settings: config.oauth, env, store, signIn, signInTimeoutMs, events: emit });
+    this.opener = new SessionOpener(config, {
+      ...options,
+      features: options.features ?? {},
+      auth: this.auth,
+      report: this.report,
+      events: {
+        dropped: (session, reason) => this.dropped(session, reason),
+        streamError: (session, error) => this.checks.streamError(session, error),
+        toolsChanged: (session) => void this.refreshTools(session),
+      },
+    });
     this.schedule = new RetrySchedule(config.retry, {
       attempt: (n) => this.connectOnce(n),
       retryable: (error) => this.retryable(error),
@@ -106,16 +103,20 @@ export class ServerConnection {
       failed: (n, error, retryIn) => this.report.retryFailed(n, error, retryIn),
       gaveUp: (error) => this.giveUp(error),
     });
-    this.checks = new HealthChecks(
-      { interval: config.healthCheckInterval, pingTimeout: config.pingTimeout },
-      {
-        lastHeard: () => this.health.state.lastSuccessfulCommunication,
-        heard: () => this.health.heard(Date.now()),
-        stale: (last) => this.report.stale(last),
-        lost: (session, detail) => this.dropped(session, detail),
-        log: (level, event, fields) => this.report.log(level, event, typeof fields.error === "string" ? { ...fields, error: this.redact(fields.error) } : fields),
-      },
-    );
+    this.checks = new HealthChecks({
+      interval: config.healthCheckInterval,
+      pingTimeout: config.pingTimeout,
+      report: this.report,
+      redact: (text) => this.redact(text),
+      lost: (session, detail) => this.dropped(session, detail),
+    });
+    this.recoveryHost = {
+      ready: (what, signal) => this.ready(what, signal),
+      current: () => this.live,
+      lost: (session, cause) => this.dropped(session, cause),
+      auth: this.auth,
+      errorContext: () => this.opener.errorContext(),
+    };
   }
 
   get name(): string {
@@ -138,10 +139,6 @@ export class ServerConnection {
     return this.health.state.lastError;
   }
 
-  get local(): boolean {
-    return this.config.transport === "stdio";
-  }
-
   /** True while the server waits for an OAuth sign-in that nobody could do yet. */
   get needsSignIn(): boolean {
     return this.health.status === "needs sign-in";
@@ -156,9 +153,14 @@ export class ServerConnection {
     return this.health.metrics(now);
   }
 
+  /** Warnings from resolving the config (a variable a local server's `env` needs is not set). */
+  get warnings(): string[] {
+    return this.opener.warnings;
+  }
+
   /** The last lines the newest local server process wrote to stderr, redacted. */
   stderrTail(n?: number): string[] {
-    return (this.newest?.stderrTail(n) ?? []).map((line) => this.redact(line));
+    return (this.opener.newest?.stderrTail(n) ?? []).map((line) => this.redact(line));
   }
 
   /**
@@ -166,8 +168,8 @@ export class ServerConnection {
    * be resolved (a missing variable in a URL).
    */
   identity(): unknown {
-    const resolution = resolveServerConfig(this.config, this.options.env, this.options.projectRoot);
-    return resolution.endpoint ? { name: this.name, endpoint: resolution.endpoint } : undefined;
+    const endpoint = this.opener.endpoint();
+    return endpoint ? { name: this.name, endpoint } : undefined;
   }
 
   /** Tools known from an earlier session, for a lazy server that has not started. */
@@ -178,7 +180,7 @@ export class ServerConnection {
   }
 
   redact(text: string): string {
-    return redact(text, this.secrets);
+    return this.opener.redact(text);
   }
 
   /**
@@ -202,22 +204,14 @@ export class ServerConnection {
     const started = Date.now();
     let session: LiveSession;
     try {
-      const endpoint = this.resolveEndpoint();
-      try {
-        session = await this.openSession(endpoint, started + this.config.timeout);
-      } catch (error) {
-        if (!this.auth.canSignInAfter(error)) throw error;
-        // The SDK has sent the user to sign in (or found nobody to do it): wait for that, then connect with the tokens.
-        await this.auth.completeSignIn(this.schedule.signal);
-        session = await this.openSession(endpoint, Date.now() + this.config.timeout);
-      }
+      session = await this.opener.open(started + this.config.timeout, this.schedule.signal);
       if (this.closed) {
         await session.close({ graceful: false });
         throw shutDownError(this.name, { whileConnecting: true });
       }
     } catch (error) {
       const wrapped =
-        error instanceof BridgeError ? error : this.closed ? shutDownError(this.name, { whileConnecting: true, cause: error }) : connectError(this.errorContext(), error);
+        error instanceof BridgeError ? error : this.closed ? shutDownError(this.name, { whileConnecting: true, cause: error }) : connectError(this.opener.errorContext(), error);
       this.report.connectFailed(attempt, started, wrapped, wrapped.kind === "auth" && this.auth.signInRequired);
       throw wrapped;
     }
@@ -230,51 +224,6 @@ export class ServerConnection {
     this.report.connected(attempt, started, this.transport, this.tools.length);
     this.checks.start(session);
     this.options.onTools?.(this, this.tools);
-  }
-
-  /** Resolves the config's `${VAR}`s for this attempt. */
-  private resolveEndpoint(): ResolvedEndpoint {
-    const resolution = resolveServerConfig(this.config, this.options.env, this.options.projectRoot);
-    this.secrets = resolution.secrets;
-    this.warnings = resolution.warnings;
-    if (!resolution.endpoint) throw new BridgeError("config", this.name, `${resolution.errors.join("; ")} (${describeSource(this.config.source)})`);
-    return resolution.endpoint;
-  }
-
-  /** A new session for `endpoint`, opened; it reports to this connection for as long as it is the live one. */
-  private async openSession(endpoint: ResolvedEndpoint, deadline: number): Promise<LiveSession> {
-    const auth = endpoint.kind === "stdio" ? undefined : this.auth.prepare(endpoint.url);
-    // A client secret from the auth block is redacted like any other resolved value.
-    if (auth) this.secrets = [...new Set([...this.secrets, ...this.auth.secrets])];
-    const session: LiveSession = new LiveSession({
-      endpoint,
-      clientInfo: this.options.clientInfo,
-      features: this.options.features ?? {},
-      auth,
-      events: {
-        dropped: (reason) => this.dropped(session, reason),
-        streamError: (error) => {
-          // A remote stream that broke says nothing else: check whether the server still answers. (Not for wanting
-          // credentials: the request that met that signs in, and a ping would only start another sign-in.)
-          if (this.live === session && !isUnauthorized(error) && classifyError(error) !== "auth") {
-            void this.checks.probe(session, `transport error: ${describeError(error)}`);
-          }
-        },
-        toolsChanged: () => void this.refreshTools(session),
-        heard: () => this.health.heard(Date.now()),
-        stderrLine: (line) => {
-          const log = this.options.serverLog ?? this.options.logger ?? NULL_LOGGER;
-          log.log({ level: "debug", event: "stderr", server: this.name, line: this.redact(line) });
-        },
-        logMessage: ({ level, logger, data }) => {
-          const text = this.redact(typeof data === "string" ? data : JSON.stringify(data));
-          this.report.log(LEVEL_OF_MCP_LEVEL[level] ?? "info", "server.log", { logger, data: text });
-        },
-      },
-    });
-    this.newest = session;
-    await session.open(deadline);
-    return session;
   }
 
   /** `tools/list_changed`: fetch the list again and hand it on, if `session` is still the live one by then. */
@@ -325,7 +274,7 @@ export class ServerConnection {
   /** Failures a new attempt may fix. A bad config, rejected credentials, a missing command or a hung local server are not. */
   private retryable(error: unknown): boolean {
     if (error instanceof BridgeError && (error.kind === "config" || error.kind === "auth")) return false;
-    if (!this.local) return true;
+    if (this.config.transport !== "stdio") return true;
     if (error instanceof BridgeError && error.kind === "timeout") return false;
     const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
     return code !== "ENOENT" && code !== "EACCES";
@@ -338,51 +287,14 @@ export class ServerConnection {
   async callTool(toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
     const started = Date.now();
     try {
-      const result = await this.callWithRecovery(toolName, args, options);
+      const request: RequestOptions = { timeout: this.config.requestTimeout, signal: options.signal, onProgress: options.onProgress };
+      const result = await withRecovery(this.recoveryHost, toolName, options.signal, (session) => session.callTool(toolName, args, request));
       this.report.called(toolName, started, { result });
       return result;
     } catch (error) {
       this.report.called(toolName, started, { error });
       throw error;
     }
-  }
-
-  private async callWithRecovery(toolName: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
-    const { signal } = options;
-    const request: RequestOptions = { timeout: this.config.requestTimeout, signal, onProgress: options.onProgress };
-    let session = await this.ready(toolName, signal);
-    try {
-      return await session.callTool(toolName, args, request);
-    } catch (error) {
-      if (this.auth.canSignInAfter(error, signal)) {
-        // The tokens stopped working and refreshing them did not help: sign in again (if someone can), then retry.
-        await this.auth.completeSignIn(signal);
-        return await (this.live ?? (await this.ready(toolName, signal))).callTool(toolName, args, request);
-      }
-      const cause = this.lostOrThrow(session, toolName, error, signal);
-      try {
-        session = await this.ready(toolName, signal);
-      } catch (reconnectError) {
-        throw reconnectFailedError(this.errorContext(), toolName, cause, reconnectError);
-      }
-      try {
-        return await session.callTool(toolName, args, request);
-      } catch (retryError) {
-        throw lostAgainError(this.errorContext(), toolName, this.lostOrThrow(session, toolName, retryError, signal), retryError);
-      }
-    }
-  }
-
-  /**
-   * A call on `session` failed: throws the call's error unless the connection was lost; if it was, drops the session
-   * (starting the reconnect) and returns why it was lost.
-   */
-  private lostOrThrow(session: LiveSession, toolName: string, error: unknown, signal: AbortSignal | undefined): string {
-    const kind = signal?.aborted ? "cancelled" : session.classify(error);
-    if (kind !== "transport") throw callError(this.errorContext(), kind, toolName, error);
-    const cause = session.exitDescription ? `the server process ${session.exitDescription}` : describeError(error);
-    this.dropped(session, cause);
-    return cause;
   }
 
   /**
@@ -392,16 +304,14 @@ export class ServerConnection {
   private async ready(toolName: string, signal: AbortSignal | undefined): Promise<LiveSession> {
     if (this.closed) throw shutDownError(this.name);
     if (this.live) return this.live;
-    if (!this.config.enabled) {
-      throw new BridgeError("config", this.name, `MCP server '${this.name}' is disabled in ${describeSource(this.config.enabledSource ?? this.config.source)}`);
-    }
+    if (!this.config.enabled) throw disabledError(this.config);
     if (!this.starting) {
       await this.connect();
     } else if (this.schedule.running && this.everConnected) {
       // A reconnect is under way: wait for it, as long as the call itself could have taken.
       await within(this.schedule.running, {
         ms: this.config.requestTimeout,
-        timedOut: () => stillReconnectingError(this.errorContext(), this.health.state, toolName),
+        timedOut: () => stillReconnectingError(this.opener.errorContext(), this.health.state, toolName),
         signal,
         aborted: () => cancelledError(this.name, toolName),
       });
@@ -411,7 +321,7 @@ export class ServerConnection {
       if (this.needsSignIn && !this.schedule.running && this.options.signIn?.()) await this.reconnect();
     }
     if (this.live) return this.live;
-    throw notConnectedError(this.errorContext(), this.health.state, this.schedule.running !== undefined);
+    throw notConnectedError(this.opener.errorContext(), this.health.state, this.schedule.running !== undefined);
   }
 
   /**
@@ -441,10 +351,7 @@ export class ServerConnection {
    * connected afresh. For `/mcp auth`.
    */
   async signIn(handler: SignInHandler): Promise<void> {
-    if (!this.auth.configured) {
-      const why = this.local ? "it is a local server" : "its config turns it off or sets an Authorization header";
-      throw new BridgeError("config", this.name, `MCP server '${this.name}' does not use OAuth (${why})`);
-    }
+    if (!this.auth.configured) throw noOAuthError(this.config);
     await this.auth.signInWith(handler, () => this.reconnect());
   }
 
@@ -469,7 +376,8 @@ export class ServerConnection {
     this.closed = true;
     this.schedule.close();
     this.checks.stop();
-    const { live, newest } = this;
+    const { live } = this;
+    const { newest } = this.opener;
     this.live = undefined;
     const pid = live?.pid;
     await Promise.all([
@@ -483,21 +391,6 @@ export class ServerConnection {
   /** Synchronous last resort when pi exits without a shutdown event. */
   killNow(): void {
     this.live?.killNow();
-    if (this.newest !== this.live) this.newest?.killNow();
-  }
-
-  private errorContext(): ErrorContext {
-    const session = this.newest;
-    return {
-      config: this.config,
-      redact: (text: string) => this.redact(text),
-      stderr: () => {
-        const tail = this.stderrTail(STDERR_LINES_QUOTED).filter((line) => line.trim() !== "");
-        return tail.length ? `\nLast stderr lines:\n${tail.map((l) => `  ${l}`).join("\n")}` : "";
-      },
-      exitDescription: session?.exitDescription,
-      nonJsonLines: session?.nonJsonLines ?? 0,
-      oauth: this.auth.active,
-    };
+    if (this.opener.newest !== this.live) this.opener.newest?.killNow();
   }
 }

@@ -1,0 +1,124 @@
+/**
+ * Makes the live sessions of one configured server. Each attempt resolves the config's `${VAR}`s afresh (a variable
+ * changed since the last attempt is picked up), sets up OAuth for a remote server, and opens a session within the
+ * deadline; when the server asks for a sign-in, it waits for that and opens once more. It remembers the newest
+ * session, open or not, and the secrets of the last resolution: what error messages quote and redact. A session's
+ * log lines (stderr, the server's own log messages) go to the logs from here, redacted.
+ */
+import { BridgeError } from "../common/errors.ts";
+import { LEVEL_OF_MCP_LEVEL, type Logger, NULL_LOGGER } from "../common/log-file.ts";
+import { describeSource, type ServerConfig } from "../config/config.ts";
+import { type Environment, type ResolvedEndpoint, redact, resolveServerConfig } from "../config/substitute.ts";
+import type { ServerAuth } from "../oauth/server-auth.ts";
+import type { ErrorContext } from "./error-messages.ts";
+import type { LifecycleReport } from "./lifecycle-report.ts";
+import { LiveSession, type SessionEvents } from "./live-session.ts";
+import type { ClientFeatures } from "./mcp-client.ts";
+
+/** How many stderr lines an error message quotes. */
+export const STDERR_LINES_QUOTED = 12;
+
+export interface SessionOpenerOptions {
+  projectRoot: string;
+  env: Environment;
+  clientInfo: { name: string; version: string };
+  features: ClientFeatures;
+  auth: ServerAuth;
+  report: LifecycleReport;
+  /** The server's own log, for its stderr; without it stderr goes to `logger`. */
+  serverLog?: Logger;
+  logger?: Logger;
+  /** What the owner decides on: a session lost, a stream error, a changed tool list. */
+  events: Pick<SessionEvents, "dropped" | "streamError" | "toolsChanged">;
+}
+
+export class SessionOpener {
+  /** Warnings from the last resolution of the config (a variable a local server's `env` needs is not set). */
+  warnings: string[] = [];
+  /** The newest session, open or not (being opened, failed, lost). */
+  newest?: LiveSession;
+  private secrets: string[] = [];
+  private readonly events: SessionEvents;
+
+  constructor(
+    private readonly config: ServerConfig,
+    private readonly options: SessionOpenerOptions,
+  ) {
+    const { report } = options;
+    const stderrLog = options.serverLog ?? options.logger ?? NULL_LOGGER;
+    this.events = {
+      ...options.events,
+      heard: () => report.health.heard(Date.now()),
+      stderrLine: (line) => stderrLog.log({ level: "debug", event: "stderr", server: config.name, line: this.redact(line) }),
+      logMessage: ({ level, logger, data }) => {
+        const text = this.redact(typeof data === "string" ? data : JSON.stringify(data));
+        report.log(LEVEL_OF_MCP_LEVEL[level] ?? "info", "server.log", { logger, data: text });
+      },
+    };
+  }
+
+  /** Hides every value the config's variables resolved to (tokens, keys) in `text`. */
+  redact(text: string): string {
+    return redact(text, this.secrets);
+  }
+
+  /** The resolved endpoint of the config as it is now; undefined when a variable its URL needs is not set. */
+  endpoint(): ResolvedEndpoint | undefined {
+    return resolveServerConfig(this.config, this.options.env, this.options.projectRoot).endpoint;
+  }
+
+  /**
+   * A new session, open: within `deadline` (epoch ms), and, when the server wants a sign-in, once more after it
+   * (the sign-in bounded by its own timeout and by `signal`). Errors are thrown as they came.
+   */
+  async open(deadline: number, signal?: AbortSignal): Promise<LiveSession> {
+    const endpoint = this.resolve();
+    try {
+      return await this.openOnce(endpoint, deadline);
+    } catch (error) {
+      const { auth } = this.options;
+      if (!auth.canSignInAfter(error)) throw error;
+      // The SDK has sent the user to sign in (or found nobody to do it): wait for that, then connect with the tokens.
+      await auth.completeSignIn(signal);
+      return await this.openOnce(endpoint, Date.now() + this.config.timeout);
+    }
+  }
+
+  private resolve(): ResolvedEndpoint {
+    const resolution = resolveServerConfig(this.config, this.options.env, this.options.projectRoot);
+    this.secrets = resolution.secrets;
+    this.warnings = resolution.warnings;
+    if (!resolution.endpoint) {
+      throw new BridgeError("config", this.config.name, `${resolution.errors.join("; ")} (${describeSource(this.config.source)})`);
+    }
+    return resolution.endpoint;
+  }
+
+  private async openOnce(endpoint: ResolvedEndpoint, deadline: number): Promise<LiveSession> {
+    const { auth } = this.options;
+    const sessionAuth = endpoint.kind === "stdio" ? undefined : auth.prepare(endpoint.url);
+    // A client secret from the auth block is redacted like any other resolved value.
+    if (sessionAuth) this.secrets = [...new Set([...this.secrets, ...auth.secrets])];
+    const { clientInfo, features } = this.options;
+    const session = new LiveSession({ endpoint, clientInfo, features, auth: sessionAuth, events: this.events });
+    this.newest = session;
+    await session.open(deadline);
+    return session;
+  }
+
+  /** What an error message about this server needs: the config, redaction, and the newest session's last words. */
+  errorContext(): ErrorContext {
+    const session = this.newest;
+    return {
+      config: this.config,
+      redact: (text: string) => this.redact(text),
+      stderr: () => {
+        const tail = (session?.stderrTail(STDERR_LINES_QUOTED) ?? []).map((line) => this.redact(line)).filter((line) => line.trim() !== "");
+        return tail.length ? `\nLast stderr lines:\n${tail.map((l) => `  ${l}`).join("\n")}` : "";
+      },
+      exitDescription: session?.exitDescription,
+      nonJsonLines: session?.nonJsonLines ?? 0,
+      oauth: this.options.auth.active,
+    };
+  }
+}
