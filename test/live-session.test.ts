@@ -10,6 +10,7 @@ import { after, describe, test } from "node:test";
 import { ConnectTimeout } from "../src/common/errors.ts";
 import type { ResolvedRemote, ResolvedStdio } from "../src/config/substitute.ts";
 import { LiveSession, type SessionEvents } from "../src/connection/live-session.ts";
+import type { ClientFeatures } from "../src/connection/mcp-client.ts";
 import { startHanging, startSse, startStreamableHttp, type RunningServer } from "./fixtures/http-servers.ts";
 import { fixtureEntry, type FixtureMode, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 
@@ -44,8 +45,8 @@ function remote(url: string, kind: ResolvedRemote["kind"] = "http"): ResolvedRem
   return { kind, url, headers: {} };
 }
 
-function session(endpoint: ResolvedStdio | ResolvedRemote, events: SessionEvents): LiveSession {
-  return new LiveSession({ endpoint, clientInfo: CLIENT_INFO, features: {}, events });
+function session(endpoint: ResolvedStdio | ResolvedRemote, events: SessionEvents, features: ClientFeatures = {}): LiveSession {
+  return new LiveSession({ endpoint, clientInfo: CLIENT_INFO, features, events });
 }
 
 /** The pids the stdio fixture logged at its start (one per process it ran as). */
@@ -195,6 +196,31 @@ describe("a live session on its own", { timeout: 120_000 }, () => {
     assert.deepEqual(result.content, [{ type: "text", text: "over sse" }]);
     await s.close({ graceful: true });
     await waitFor(() => server.openSockets() === 0, "every socket to close");
+  });
+
+  test("client features: elicitation is offered only with a handler, and the server's request reaches it", async () => {
+    const server = await startStreamableHttp();
+    servers.push(server);
+    const plain = session(remote(server.url), recorder().events);
+    await plain.open(Date.now() + 30_000);
+    const refused = await plain.callTool("ask", {}, { timeout: 10_000 });
+    assert.deepEqual(refused.content, [{ type: "text", text: "the client offers no elicitation" }]);
+    await plain.close({ graceful: true });
+
+    const asked: string[] = [];
+    const features: ClientFeatures = {
+      elicitation: async (request) => {
+        asked.push(request.message);
+        // Nothing filled in: the declared capability has the SDK apply the schema's defaults.
+        return { action: "accept", content: {} };
+      },
+    };
+    const answering = session(remote(server.url), recorder().events, features);
+    await answering.open(Date.now() + 30_000);
+    const answered = await answering.callTool("ask", { question: "Who is there?" }, { timeout: 10_000 });
+    assert.deepEqual(asked, ["Who is there?"]);
+    assert.deepEqual(JSON.parse((answered.content[0] as { text: string }).text), { action: "accept", content: { name: "nobody" } });
+    await answering.close({ graceful: true });
   });
 
   test("the live-session module imports nothing from the code that supervises it", () => {
