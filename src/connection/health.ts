@@ -1,5 +1,5 @@
 /**
- * The health model of one server (RISE-056): its state, the retry schedule, and session metrics. Pure: the clock is
+ * The health model of one server: its state, the retry schedule, and session metrics. Pure: the clock is
  * passed in, so the connection that owns a `HealthTracker` decides when things happen.
  */
 import { plural } from "../common/text.ts";
@@ -197,7 +197,7 @@ export class HealthTracker {
   }
 }
 
-/** RISE-056's message for a call to a server that stopped retrying. */
+/** What a call to a server that stopped retrying is told. */
 export function gaveUpMessage(serverId: string, attempts: number, lastError: string | undefined, local: boolean): string {
   const what = local ? `was not restarted again after ${plural(attempts, "restart attempt")}` : `is disconnected after ${attempts} retry attempts`;
   return `MCP server '${serverId}' ${what}. Last error: ${lastError ?? "unknown"}.`;

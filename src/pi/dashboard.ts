@@ -1,7 +1,6 @@
 /**
- * The live `/mcp` dashboard in pi's TUI: RISE-056's status table, redrawn every second while it is open; ↑/↓ pick a
- * server, Enter shows its tools (as registered and original), metrics and the tail of its log; Esc goes back or
- * closes.
+ * The live `/mcp` dashboard in pi's TUI: the status table, redrawn every second while it is open; ↑/↓ pick a server,
+ * Enter shows its tools (as registered and original), metrics and the tail of its log; Esc goes back or closes.
  */
 import type { Component, TUI } from "@mariozechner/pi-tui";
 import { truncateToWidth } from "@mariozechner/pi-tui";

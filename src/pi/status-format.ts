@@ -25,7 +25,7 @@ export interface ServerRow {
   metrics?: ServerMetrics;
 }
 
-/** RISE-056's marks: green up, yellow on the way, red down, white not started. */
+/** The status marks: green up, yellow on the way, red down (or waiting for a sign-in), white not started, black off. */
 export const STATUS_MARK: Record<string, string> = {
   connected: "🟢",
   connecting: "🟡",
@@ -151,7 +151,7 @@ export function formatTotals(rows: readonly ServerRow[]): string {
 }
 
 /**
- * RISE-056's status table: one row a server (mark, name, transport, tools, last active, source, details), then the
+ * The status table: one row a server (mark, name, transport, tools, last active, source, details), then the
  * totals. `selected` marks a row (the dashboard's cursor).
  */
 export function formatStatusTable(rows: readonly ServerRow[], now = Date.now(), selected?: number): string[] {
