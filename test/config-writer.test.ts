@@ -6,7 +6,7 @@ import { chmodSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, s
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { after, describe, it } from "node:test";
-import { parseConfigText, SERVER_MAP_KEYS } from "../src/config/config.ts";
+import { parseConfigText, SERVER_MAP_KEYS } from "../src/config/parse.ts";
 import { ConfigWriteError, removeServerEntry, serverNames, setServerEntry, setServerField, updateConfigFile } from "../src/config/writer.ts";
 
 const root = mkdtempSync(path.join(tmpdir(), "mcp-bridge-config-writer-"));

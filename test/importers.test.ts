@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { validateServerEntry } from "../src/config/config.ts";
+import { validateServerEntry } from "../src/config/validate/entry.ts";
 import {
   type ClientConfigFile,
   type ClientId,

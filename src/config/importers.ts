@@ -9,7 +9,8 @@
 import { readFile } from "node:fs/promises";
 import * as path from "node:path";
 import { parse as parseToml } from "smol-toml";
-import { isToggleOnly, parseConfigText, validateServerEntry } from "./config.ts";
+import { isToggleOnly, parseConfigText } from "./parse.ts";
+import { validateServerEntry } from "./validate/entry.ts";
 import { isObject, type JsonObject } from "../common/values.ts";
 
 export type ClientId = "claude-desktop" | "claude-code" | "cursor" | "vscode" | "windsurf" | "codex" | "opencode";

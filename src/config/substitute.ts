@@ -2,7 +2,7 @@
  * `${VAR}` substitution in server configs, and what a resolved config looks like. Pure: the environment is passed in.
  */
 import * as path from "node:path";
-import type { ServerConfig } from "./config.ts";
+import type { ServerConfig } from "./types.ts";
 
 /** `${NAME}`, `${NAME:-default}` and VS Code's `${env:NAME}`. */
 const VAR_PATTERN = /\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;

@@ -13,7 +13,7 @@ import { randomBytes } from "node:crypto";
 import { chmod, mkdir, readFile, realpath, rename, stat, unlink, writeFile } from "node:fs/promises";
 import * as path from "node:path";
 import { applyEdits, createScanner, modify, parseTree, type Edit, type JSONPath, type Node } from "jsonc-parser";
-import { extractServerEntries, parseConfigText, SERVER_MAP_KEYS } from "./config.ts";
+import { extractServerEntries, parseConfigText, SERVER_MAP_KEYS } from "./parse.ts";
 import { isObject, type JsonObject } from "../common/values.ts";
 import { errorMessage } from "../common/errors.ts";
 

@@ -2,8 +2,8 @@
  * The words of a server's errors: what failed, why, and what to change. Every message passes through the server's
  * redaction, since a stderr tail or a URL can carry a secret.
  */
-import type { ServerConfig } from "../config/config.ts";
-import { describeSource } from "../config/config.ts";
+import type { ServerConfig } from "../config/types.ts";
+import { describeSource } from "../config/types.ts";
 import { BridgeError, classifyError, describeError, httpStatusOf, isTimeoutError } from "../common/errors.ts";
 import { displayUrl } from "../config/substitute.ts";
 import { seconds } from "../common/text.ts";

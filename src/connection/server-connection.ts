@@ -18,8 +18,8 @@ import {
   type Progress,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { ServerConfig } from "../config/config.ts";
-import { describeSource } from "../config/config.ts";
+import type { ServerConfig } from "../config/types.ts";
+import { describeSource } from "../config/types.ts";
 import {
   callError,
   ConnectTimeout,

@@ -6,7 +6,9 @@
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { type AddAuth, type AddTransport, buildEntry, howToSetVariables, isVariableName, suggestServerName, unsetVariables } from "../config/add-server.ts";
 import { type CommandDeps, show } from "./command-context.ts";
-import { checkUrl, type ConfigScope, validateServerEntry } from "../config/config.ts";
+import type { ConfigScope } from "../config/types.ts";
+import { validateServerEntry } from "../config/validate/entry.ts";
+import { checkUrl } from "../config/validate/endpoint.ts";
 import { removeServerEntry, setServerEntry, setServerField, updateConfigFile } from "../config/writer.ts";
 import { discoverImports, type ImportedServer } from "../config/importers.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
