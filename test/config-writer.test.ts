@@ -7,7 +7,9 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { after, describe, it } from "node:test";
 import { parseConfigText, SERVER_MAP_KEYS } from "../src/config/parse.ts";
-import { ConfigWriteError, removeServerEntry, serverNames, setServerEntry, setServerField, updateConfigFile } from "../src/config/writer.ts";
+import { ConfigWriteError } from "../src/config/write/error.ts";
+import { removeServerEntry, serverNames, setServerEntry, setServerField } from "../src/config/write/server-edits.ts";
+import { updateConfigFile } from "../src/config/write/update-file.ts";
 
 const root = mkdtempSync(path.join(tmpdir(), "mcp-bridge-config-writer-"));
 after(() => rmSync(root, { recursive: true, force: true }));
