@@ -4,7 +4,8 @@
  * over one that does not parse.
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
-import { type AddAuth, type AddTransport, buildEntry, howToSetVariables, isVariableName, suggestServerName, unsetVariables } from "../config/add-server.ts";
+import { type AddAuth, type AddTransport, buildEntry, howToSetVariables, suggestServerName, unsetVariables } from "../config/add-server.ts";
+import { isVariableName } from "../config/substitute.ts";
 import { type CommandDeps, show } from "./command-context.ts";
 import type { ConfigScope } from "../config/types.ts";
 import { validateServerEntry } from "../config/validate/entry.ts";

@@ -4,6 +4,7 @@
  * Pure; variables are rewritten afterwards (./variables.ts).
  */
 import { isObject, type JsonObject } from "../../common/values.ts";
+import { isVariableName } from "../substitute.ts";
 import { transportOfType } from "../validate/endpoint.ts";
 import type { ClientId } from "./types.ts";
 
@@ -164,7 +165,7 @@ function convertCodex(raw: JsonObject, notes: Notes): JsonObject {
   const env: JsonObject = isObject(raw.env) ? { ...(stringifyScalars(raw.env) as JsonObject) } : {};
   if (Array.isArray(raw.env_vars)) {
     for (const name of raw.env_vars) {
-      if (typeof name === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+      if (typeof name === "string" && isVariableName(name)) {
         if (env[name] === undefined) env[name] = `\${${name}}`;
       } else {
         dropped(notes, "env_vars", "holds an entry that is not a variable name; it was left out");
@@ -181,7 +182,7 @@ function convertCodex(raw: JsonObject, notes: Notes): JsonObject {
   if (raw.http_headers !== undefined && !isObject(raw.http_headers)) dropped(notes, "http_headers", "is not a table and was left out");
   if (isObject(raw.env_http_headers)) {
     for (const [header, variable] of Object.entries(raw.env_http_headers)) {
-      if (typeof variable === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(variable)) headers[header] = `\${${variable}}`;
+      if (typeof variable === "string" && isVariableName(variable)) headers[header] = `\${${variable}}`;
       else dropped(notes, `env_http_headers.${header}`, "is not a variable name and was left out");
     }
   } else if (raw.env_http_headers !== undefined) {

@@ -4,7 +4,7 @@
  */
 import { parse as parseToml } from "smol-toml";
 import { isObject, type JsonObject } from "../../common/values.ts";
-import { parseConfigText } from "../parse.ts";
+import { parseConfigText, splitBom } from "../parse.ts";
 import type { ClientConfigFile, ImportLocations, VsCodeInput } from "./types.ts";
 
 /** One server as a client wrote it. */
@@ -105,7 +105,7 @@ function projectKey(dir: string, platform: NodeJS.Platform): string {
 function codexServers(text: string): ClientServers {
   let doc: JsonObject;
   try {
-    doc = parseToml(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+    doc = parseToml(splitBom(text).body);
   } catch (error) {
     // smol-toml's message ends with the offending lines, which may hold a token: keep only its first line.
     const line = typeof (error as { line?: unknown }).line === "number" ? (error as { line: number }).line : undefined;

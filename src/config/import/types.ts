@@ -2,6 +2,7 @@
  * What importing other MCP clients' configurations deals in: the clients, where to look, one config file of a
  * client, and a server ready to be written into mcp-bridge's own config.
  */
+import type { Environment } from "../substitute.ts";
 import type { ConfigScope } from "../types.ts";
 
 export type ClientId = "claude-desktop" | "claude-code" | "cursor" | "vscode" | "windsurf" | "codex" | "opencode";
@@ -21,7 +22,7 @@ export interface ImportLocations {
   home: string;
   projectRoot: string;
   platform: NodeJS.Platform;
-  env: Record<string, string | undefined>;
+  env: Environment;
 }
 
 export interface ClientConfigFile {

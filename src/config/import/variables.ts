@@ -4,6 +4,7 @@
  */
 import * as path from "node:path";
 import { isObject, type JsonObject } from "../../common/values.ts";
+import { isVarReference } from "../substitute.ts";
 import type { Notes } from "./convert.ts";
 import type { ClientId, ImportLocations, VsCodeInput } from "./types.ts";
 
@@ -50,9 +51,6 @@ export function inputVarName(id: string): string {
   return /^[0-9]/.test(snake) ? `_${snake}` : snake;
 }
 
-/** A reference mcp-bridge resolves itself: `${VAR}`, `${VAR:-default}`, `${env:VAR}` (and `${PROJECT_ROOT}`). */
-const OWN_REFERENCE = /^(?:env:)?[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?$/;
-
 /** Turns a client's variable syntax into mcp-bridge's, and notes any reference that cannot be carried over. */
 function rewriteText(client: ClientId, text: string, field: string, ctx: RewriteContext): string {
   let out = text;
@@ -65,7 +63,8 @@ function rewriteText(client: ClientId, text: string, field: string, ctx: Rewrite
     }
   }
   for (const match of out.matchAll(/\$\{([^}]*)\}/g)) {
-    if (!OWN_REFERENCE.test(match[1]!)) {
+    // mcp-bridge resolves `${VAR}`, `${VAR:-default}`, `${env:VAR}` (and `${PROJECT_ROOT}`) itself.
+    if (!isVarReference(match[1]!)) {
       ctx.notes.add(`\`${match[0]}\` in \`${field}\` is a ${ctx.label} variable mcp-bridge cannot resolve; it is passed on as written`);
     }
   }

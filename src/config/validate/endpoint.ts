@@ -3,7 +3,7 @@
  * `cwd`. They decide the transport, and with it whether the other validators treat the server as local or remote.
  */
 import type { JsonObject } from "../../common/values.ts";
-import type { TransportKind } from "../types.ts";
+import type { ServerConfig, TransportKind } from "../types.ts";
 import { stringMap } from "./fields.ts";
 
 /** Every spelling of `type` other clients write, and the transport each one means. */
@@ -24,16 +24,8 @@ export function transportOfType(type: string): TransportKind | undefined {
   return key in TYPE_ALIASES ? TYPE_ALIASES[key] : undefined;
 }
 
-export interface Endpoint {
-  transport: TransportKind;
-  type?: string;
-  command?: string;
-  args: string[];
-  url?: string;
-  env: Record<string, string>;
-  headers: Record<string, string>;
-  cwd?: string;
-}
+/** What to start or where to connect. */
+export type Endpoint = Pick<ServerConfig, "transport" | "type" | "command" | "args" | "url" | "env" | "headers" | "cwd">;
 
 /**
  * Returns an error message when `url` is not an absolute http(s) URL. A URL built from variables can only be checked
