@@ -9,7 +9,7 @@ import { DEFAULT_STARTUP_BUDGET_MS, McpBridge } from "./src/bridge/mcp-bridge.ts
 import { registerMcpCommand } from "./src/pi/command.ts";
 import { serverRows } from "./src/pi/server-rows.ts";
 import { show } from "./src/pi/command-context.ts";
-import { CONFIG_FLAG, configFlagFromArgv, isInfoOnlyInvocation } from "./src/config/config.ts";
+import { CONFIG_FLAG, configFlagFromArgv, isInfoOnlyInvocation } from "./src/config/argv.ts";
 import { serverLogFileName } from "./src/tools/naming.ts";
 import { formatStartupSummary, projectRootWarning, statusSummary } from "./src/pi/status-format.ts";
 import { LogFile, readLogTail } from "./src/common/log-file.ts";

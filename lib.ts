@@ -1,7 +1,13 @@
 /**
  * The bridge's pure functions (no I/O), one module per concern, gathered here for callers and for `lib.test.ts`.
  */
-export * from "./src/config/config.ts";
+export * from "./src/config/types.ts";
+export * from "./src/config/defaults.ts";
+export * from "./src/config/parse.ts";
+export * from "./src/config/validate/endpoint.ts";
+export * from "./src/config/validate/entry.ts";
+export * from "./src/config/layers.ts";
+export * from "./src/config/argv.ts";
 export * from "./src/config/substitute.ts";
 export * from "./src/tools/naming.ts";
 export * from "./src/common/errors.ts";

@@ -12,7 +12,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
-import { validateServerEntry } from "../src/config/config.ts";
+import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { AuthStore } from "../src/oauth/storage.ts";
 import { ServerConnection } from "../src/connection/server-connection.ts";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";

@@ -6,8 +6,10 @@ import { chmodSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, s
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { after, describe, it } from "node:test";
-import { parseConfigText, SERVER_MAP_KEYS } from "../src/config/config.ts";
-import { ConfigWriteError, removeServerEntry, serverNames, setServerEntry, setServerField, updateConfigFile } from "../src/config/writer.ts";
+import { parseConfigText, SERVER_MAP_KEYS } from "../src/config/parse.ts";
+import { ConfigWriteError } from "../src/config/write/error.ts";
+import { removeServerEntry, serverNames, setServerEntry, setServerField } from "../src/config/write/server-edits.ts";
+import { updateConfigFile } from "../src/config/write/update-file.ts";
 
 const root = mkdtempSync(path.join(tmpdir(), "mcp-bridge-config-writer-"));
 after(() => rmSync(root, { recursive: true, force: true }));

@@ -8,17 +8,11 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { validateServerEntry } from "../src/config/config.ts";
-import {
-  type ClientConfigFile,
-  type ClientId,
-  type ImportedServer,
-  type ImportLocations,
-  candidateFiles,
-  discoverImports,
-  inputVarName,
-  parseClientConfig,
-} from "../src/config/importers.ts";
+import { validateServerEntry } from "../src/config/validate/entry.ts";
+import type { ClientConfigFile, ClientId, ImportedServer, ImportLocations } from "../src/config/import/types.ts";
+import { candidateFiles } from "../src/config/import/locations.ts";
+import { discoverImports, parseClientConfig } from "../src/config/import/discover.ts";
+import { inputVarName } from "../src/config/import/variables.ts";
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures", "imports");
 

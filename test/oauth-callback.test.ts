@@ -9,11 +9,11 @@ import {
   CALLBACK_PATH,
   CALLBACK_PORT_TRIES,
   CallbackServer,
-  DEFAULT_CALLBACK_PORT,
   DEFAULT_SIGN_IN_TIMEOUT_MS,
   OAuthCallbackError,
   parseRedirect,
 } from "../src/oauth/callback-server.ts";
+import { DEFAULT_OAUTH_CALLBACK_PORT as DEFAULT_CALLBACK_PORT } from "../src/config/defaults.ts";
 
 const STATE = "state-0123456789abcdef";
 const CODE = "SECRET-AUTH-CODE-42";

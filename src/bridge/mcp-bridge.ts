@@ -4,7 +4,7 @@
  * shut every server down.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { ConfigProblem, ConfigScope, ConfigSource, ServerConfig } from "../config/config.ts";
+import type { ConfigProblem, ConfigScope, ConfigSource, ServerConfig } from "../config/types.ts";
 import { type ConfigLocations, configSources, loadLayeredConfig } from "../config/files.ts";
 import type { ServerMetrics } from "../connection/health.ts";
 import type { EventSink } from "../common/events.ts";

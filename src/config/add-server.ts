@@ -2,9 +2,11 @@
  * The pure parts of `/mcp add`: a name suggested from a URL or command, a command line split into words, and the
  * config entry the answers make. Pure.
  */
-import { findVarRefs } from "./substitute.ts";
+import { type Environment, findVarRefs } from "./substitute.ts";
+import type { TransportKind } from "./types.ts";
 
-export type AddTransport = "stdio" | "http";
+/** The transports `/mcp add` offers: a remote server is added as `http`, which falls back to legacy SSE by itself. */
+export type AddTransport = Exclude<TransportKind, "sse">;
 export type AddAuth = { kind: "none" } | { kind: "bearer"; variable: string } | { kind: "api-key"; header: string; variable: string } | { kind: "oauth" };
 
 export interface AddAnswers {
@@ -95,7 +97,7 @@ export function buildEntry(answers: AddAnswers): Record<string, unknown> {
 }
 
 /** `${VAR}`s the entry uses that the environment does not set. */
-export function unsetVariables(entry: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>): string[] {
+export function unsetVariables(entry: Record<string, unknown>, env: Environment): string[] {
   const texts = JSON.stringify(entry);
   return findVarRefs(texts).filter((name) => !env[name]);
 }
@@ -104,9 +106,4 @@ export function unsetVariables(entry: Record<string, unknown>, env: Readonly<Rec
 export function howToSetVariables(names: readonly string[]): string {
   const exports = names.map((n) => `export ${n}=…`).join("; ");
   return `Set ${names.join(", ")} in the environment pi starts in (e.g. \`${exports}\` in your shell profile), then /reload.`;
-}
-
-/** A valid environment variable name. */
-export function isVariableName(text: string): boolean {
-  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(text);
 }

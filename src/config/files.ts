@@ -4,7 +4,8 @@
  */
 import { readFile } from "node:fs/promises";
 import * as path from "node:path";
-import { type ConfigFileInput, type ConfigProblem, type ConfigSource, type LayeredConfig, layerConfigs } from "./config.ts";
+import { layerConfigs } from "./layers.ts";
+import type { ConfigFileInput, ConfigProblem, ConfigSource, LayeredConfig } from "./types.ts";
 
 export interface ConfigLocations {
   projectRoot: string;

@@ -2,10 +2,16 @@
  * `${VAR}` substitution in server configs, and what a resolved config looks like. Pure: the environment is passed in.
  */
 import * as path from "node:path";
-import type { ServerConfig } from "./config.ts";
+import type { ServerConfig, TransportKind } from "./types.ts";
 
+/** A variable's name: a letter or underscore, then letters, digits and underscores. */
+const VAR_NAME = "[A-Za-z_][A-Za-z0-9_]*";
+/** What stands between `${` and `}`: `NAME`, `NAME:-default` or VS Code's `env:NAME`; the name and default captured. */
+const VAR_BODY = `(?:env:)?(${VAR_NAME})(?::-([^}]*))?`;
 /** `${NAME}`, `${NAME:-default}` and VS Code's `${env:NAME}`. */
-const VAR_PATTERN = /\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+const VAR_PATTERN = new RegExp(`\\$\\{${VAR_BODY}\\}`, "g");
+const WHOLE_VAR_NAME = new RegExp(`^${VAR_NAME}$`);
+const WHOLE_VAR_BODY = new RegExp(`^${VAR_BODY}$`);
 
 export const PROJECT_ROOT_VAR = "PROJECT_ROOT";
 
@@ -39,6 +45,16 @@ export function substituteVars(input: string, env: Environment, projectRoot?: st
     return "";
   });
   return { value, missing, secrets };
+}
+
+/** A valid environment variable name. */
+export function isVariableName(text: string): boolean {
+  return WHOLE_VAR_NAME.test(text);
+}
+
+/** True when `${inner}` is a reference `substituteVars` resolves (the text between the braces is passed). */
+export function isVarReference(inner: string): boolean {
+  return WHOLE_VAR_BODY.test(inner);
 }
 
 /** The variable names a string refers to (without `PROJECT_ROOT`). */
@@ -78,7 +94,7 @@ export interface ResolvedStdio {
 }
 
 export interface ResolvedRemote {
-  kind: "http" | "sse";
+  kind: Exclude<TransportKind, "stdio">;
   url: string;
   headers: Record<string, string>;
 }

@@ -2,9 +2,8 @@
  * The words of a server's errors: what failed, why, and what to change. Every message passes through the server's
  * redaction, since a stderr tail or a URL can carry a secret.
  */
-import type { ServerConfig } from "../config/config.ts";
-import { describeSource } from "../config/config.ts";
 import { BridgeError, describeError, errorMessage, type ErrorKind, httpStatusOf, kindOf } from "../common/errors.ts";
+import { describeSource, type ServerConfig } from "../config/types.ts";
 import { seconds } from "../common/text.ts";
 import { displayUrl, findVarRefs } from "../config/substitute.ts";
 import { needsSignInMessage } from "../oauth/session.ts";

@@ -3,6 +3,7 @@
  * passed in, so the connection that owns a `HealthTracker` decides when things happen.
  */
 import { plural } from "../common/text.ts";
+import type { RetryPolicy } from "../config/types.ts";
 
 /**
  * `not started`: a lazy server nothing has needed yet. `disabled`: switched off in config. `needs sign-in`: an OAuth
@@ -32,20 +33,6 @@ export interface ServerState {
   /** True once retries ran out (or the failure cannot be fixed by retrying): calls fail at once. */
   gaveUp: boolean;
 }
-
-export interface RetryPolicy {
-  maxAttempts: number;
-  initialDelayMs: number;
-  maxDelayMs: number;
-}
-
-/** RISE-056: remote servers retry at min(2^attempt * 1 s, 60 s), 10 times. */
-export const DEFAULT_REMOTE_RETRY: RetryPolicy = { maxAttempts: 10, initialDelayMs: 1000, maxDelayMs: 60_000 };
-/** RISE-057: local servers restart at 1 s, 2 s, 4 s … 30 s, `maxRestarts` (5) times. */
-export const DEFAULT_LOCAL_RETRY: RetryPolicy = { maxAttempts: 5, initialDelayMs: 1000, maxDelayMs: 30_000 };
-export const DEFAULT_HEALTH_CHECK_INTERVAL_MS = 5 * 60_000;
-export const DEFAULT_PING_TIMEOUT_MS = 10_000;
-export const DEFAULT_INIT_TIMEOUT_MS = 10_000;
 
 /** Delay before retry `attempt` (0-based): `min(2^attempt * initial, max)`. */
 export function backoffDelay(attempt: number, policy: Pick<RetryPolicy, "initialDelayMs" | "maxDelayMs">): number {

@@ -22,7 +22,7 @@ import {
 import { Agent, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from "undici";
 import { ConnectTimeout, type ErrorKind, httpStatusOf, kindOf } from "../common/errors.ts";
 import { settleWithin, within } from "../common/wait.ts";
-import type { TransportKind } from "../config/config.ts";
+import type { TransportKind } from "../config/types.ts";
 import type { ResolvedEndpoint, ResolvedRemote, ResolvedStdio } from "../config/substitute.ts";
 import { type ClientFeatures, createMcpClient } from "./mcp-client.ts";
 import { killProcessesNow, mergeProcesses, type ProcessInfo, processExists, processTree, terminateProcesses } from "./process-tree.ts";

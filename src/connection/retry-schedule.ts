@@ -3,7 +3,8 @@
  * a failure that retrying may fix schedules the next, until the policy's attempts run out. One schedule at a time;
  * stopping it wakes a wait at once.
  */
-import { backoffDelay, type RetryPolicy } from "./health.ts";
+import type { RetryPolicy } from "../config/types.ts";
+import { backoffDelay } from "./health.ts";
 
 export interface RetryHooks {
   /** One attempt (a connect); resolves when the server is back. */

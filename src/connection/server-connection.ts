@@ -10,7 +10,7 @@ import { BridgeError, describeError } from "../common/errors.ts";
 import type { EventSink } from "../common/events.ts";
 import type { Logger } from "../common/log-file.ts";
 import { within } from "../common/wait.ts";
-import type { ServerConfig, TransportKind } from "../config/config.ts";
+import type { ServerConfig, TransportKind } from "../config/types.ts";
 import type { Environment } from "../config/substitute.ts";
 import type { SignInHandler } from "../oauth/provider.ts";
 import { ServerAuth } from "../oauth/server-auth.ts";

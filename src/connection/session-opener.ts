@@ -7,7 +7,7 @@
  */
 import { BridgeError } from "../common/errors.ts";
 import { LEVEL_OF_MCP_LEVEL, type Logger, NULL_LOGGER } from "../common/log-file.ts";
-import { describeSource, type ServerConfig } from "../config/config.ts";
+import { describeSource, type ServerConfig } from "../config/types.ts";
 import { type Environment, type ResolvedEndpoint, redact, resolveServerConfig } from "../config/substitute.ts";
 import type { ServerAuth } from "../oauth/server-auth.ts";
 import type { ErrorContext } from "./error-messages.ts";

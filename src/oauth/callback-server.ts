@@ -10,8 +10,8 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { DEFAULT_OAUTH_CALLBACK_PORT } from "../config/defaults.ts";
 
-export const DEFAULT_CALLBACK_PORT = 9876;
 /** The port, then the next 5: another pi (or anything else) may hold the first. */
 export const CALLBACK_PORT_TRIES = 6;
 export const CALLBACK_PATH = "/callback";
@@ -189,7 +189,7 @@ export class CallbackServer {
 
   /** Listens on 127.0.0.1, on `port` or, when it is taken, one of the next ports (`CALLBACK_PORT_TRIES` in all). */
   static async start(options: CallbackServerOptions = {}): Promise<CallbackServer> {
-    const first = options.port ?? DEFAULT_CALLBACK_PORT;
+    const first = options.port ?? DEFAULT_OAUTH_CALLBACK_PORT;
     if (!Number.isInteger(first) || first < 0 || first > MAX_PORT) throw new RangeError(`Invalid callback port: ${first}`);
     const requested = options.timeoutMs ?? DEFAULT_SIGN_IN_TIMEOUT_MS;
     if (!(requested > 0)) throw new RangeError(`Invalid sign-in timeout: ${requested}`);

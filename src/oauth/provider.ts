@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import { type OAuthClientProvider, type OAuthDiscoveryState, refreshAuthorization } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { AuthorizationServerMetadata, OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { OAuthSettings } from "../config/config.ts";
+import type { OAuthSettings } from "../config/types.ts";
 import { CALLBACK_PATH, CALLBACK_PORT_TRIES, CallbackServer, OAuthCallbackError } from "./callback-server.ts";
 import { type AuthStore, expiresWithin, toOAuthTokens, toStoredTokens } from "./storage.ts";
 

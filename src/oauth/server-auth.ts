@@ -7,7 +7,7 @@ import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { fetch as undiciFetch } from "undici";
 import type { EventSink } from "../common/events.ts";
-import type { OAuthSettings } from "../config/config.ts";
+import type { OAuthSettings } from "../config/types.ts";
 import type { Environment } from "../config/substitute.ts";
 import type { SignInHandler } from "./provider.ts";
 import { isUnauthorized, OAuthSession } from "./session.ts";

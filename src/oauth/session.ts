@@ -6,7 +6,7 @@
 import { auth, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { OAuthSettings } from "../config/config.ts";
+import type { OAuthSettings } from "../config/types.ts";
 import { BridgeError, describeError } from "../common/errors.ts";
 import { BridgeOAuthProvider, type SignInHandler } from "./provider.ts";
 import { type AuthStore, toOAuthTokens } from "./storage.ts";

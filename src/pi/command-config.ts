@@ -1,14 +1,19 @@
 /**
  * The `/mcp` subcommands that change config files: add (a guided flow), remove, enable/disable, and import from other
- * MCP clients. Files are changed by ./config-writer.ts, which keeps the rest of a file as it was and never writes over
- * one that does not parse.
+ * MCP clients. Files are changed through ../config/write/, which keeps the rest of a file as it was and never writes
+ * over one that does not parse.
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
-import { type AddAuth, type AddTransport, buildEntry, howToSetVariables, isVariableName, suggestServerName, unsetVariables } from "../config/add-server.ts";
+import { type AddAuth, type AddTransport, buildEntry, howToSetVariables, suggestServerName, unsetVariables } from "../config/add-server.ts";
+import { isVariableName } from "../config/substitute.ts";
 import { type CommandDeps, show } from "./command-context.ts";
-import { checkUrl, type ConfigScope, validateServerEntry } from "../config/config.ts";
-import { removeServerEntry, setServerEntry, setServerField, updateConfigFile } from "../config/writer.ts";
-import { discoverImports, type ImportedServer } from "../config/importers.ts";
+import type { ConfigScope } from "../config/types.ts";
+import { validateServerEntry } from "../config/validate/entry.ts";
+import { checkUrl } from "../config/validate/endpoint.ts";
+import { removeServerEntry, setServerEntry, setServerField } from "../config/write/server-edits.ts";
+import { updateConfigFile } from "../config/write/update-file.ts";
+import { discoverImports } from "../config/import/discover.ts";
+import type { ImportedServer } from "../config/import/types.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { errorMessage } from "../common/errors.ts";
 import { plural } from "../common/text.ts";

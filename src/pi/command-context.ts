@@ -3,7 +3,7 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { McpBridge } from "../bridge/mcp-bridge.ts";
-import type { ImportLocations } from "../config/importers.ts";
+import type { ImportLocations } from "../config/import/types.ts";
 import type { Environment } from "../config/substitute.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
 

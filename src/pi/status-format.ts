@@ -2,7 +2,7 @@
  * Plain-text reports: the startup notice and the `/mcp` listing. Pure.
  */
 import * as path from "node:path";
-import { type ConfigProblem, describeSource } from "../config/config.ts";
+import { type ConfigProblem, describeSource } from "../config/types.ts";
 import type { ServerMetrics } from "../connection/health.ts";
 import { plural } from "../common/text.ts";
 

@@ -1,0 +1,40 @@
+/**
+ * What the bridge reads from pi's command line itself: the `--mcp-config <file>` flag, and whether pi was started
+ * only to print information.
+ */
+
+export const CONFIG_FLAG = "mcp-config";
+
+/**
+ * The `--mcp-config <file>` value from a command line. pi hands flag values to extensions only after their factories
+ * have run, and the bridge needs the file inside its factory, so it reads the command line itself.
+ */
+export function configFlagFromArgv(argv: readonly string[]): string | undefined {
+  let value: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--") break;
+    if (arg === `--${CONFIG_FLAG}`) {
+      const next = argv[i + 1];
+      if (next !== undefined && !next.startsWith("-")) {
+        value = next;
+        i++;
+      }
+    } else if (arg.startsWith(`--${CONFIG_FLAG}=`)) {
+      value = arg.slice(CONFIG_FLAG.length + 3);
+    }
+  }
+  return value;
+}
+
+/** pi invocations that load extensions only to list things (`--help`, `--list-models`) and then exit. */
+const INFO_ONLY_FLAGS = new Set(["--help", "-h", "--list-models"]);
+
+/** True when pi was started only to print information, so connecting to servers would only slow it down. */
+export function isInfoOnlyInvocation(argv: readonly string[]): boolean {
+  for (const arg of argv.slice(2)) {
+    if (arg === "--") return false;
+    if (INFO_ONLY_FLAGS.has(arg)) return true;
+  }
+  return false;
+}

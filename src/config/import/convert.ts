@@ -1,0 +1,247 @@
+/**
+ * Converting one client's server entry into mcp-bridge's entry format: fields renamed and reshaped, a `type` that
+ * says nothing dropped, OAuth settings mapped to `auth`, and a note for everything that could not be carried over.
+ * Pure; variables are rewritten afterwards (./variables.ts).
+ */
+import { isObject, type JsonObject } from "../../common/values.ts";
+import { isVariableName } from "../substitute.ts";
+import { transportOfType } from "../validate/endpoint.ts";
+import type { ClientId } from "./types.ts";
+
+/** Collects notes once each, in order. */
+export class Notes {
+  readonly list: string[] = [];
+  add(note: string): void {
+    if (!this.list.includes(note)) this.list.push(note);
+  }
+}
+
+/** The entry in mcp-bridge's format, fields in writing order; what was dropped or changed goes to `notes`. */
+export function convertEntry(client: ClientId, raw: JsonObject, notes: Notes): JsonObject {
+  const entry = client === "codex" ? convertCodex(raw, notes) : client === "opencode" ? convertOpencode(raw, notes) : convertStandard(client, raw, notes);
+  return inWritingOrder(entry);
+}
+
+const FIELD_ORDER = ["type", "command", "args", "env", "cwd", "url", "headers", "auth", "timeout", "requestTimeout", "enabled"];
+
+/** The entry's fields in the order a person would write them, since the import writes it into a file people read. */
+function inWritingOrder(entry: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const key of FIELD_ORDER) if (key in entry) out[key] = entry[key];
+  for (const key of Object.keys(entry)) if (!(key in out)) out[key] = entry[key];
+  return out;
+}
+
+/**
+ * The `type` to write, if any. A type that only says what `command`/`url` already say is left out; `sse` (legacy SSE
+ * must not be probed as Streamable HTTP) and anything contradictory or unknown is kept, so validation can report it.
+ */
+function keptType(type: unknown, entry: JsonObject): unknown {
+  if (type === undefined || type === null) return undefined;
+  const local = entry.command !== undefined && entry.url === undefined;
+  const remote = entry.url !== undefined && entry.command === undefined;
+  if (typeof type === "string") {
+    const kind = transportOfType(type);
+    if (kind === "stdio" && local) return undefined;
+    if (kind === "http" && remote) return undefined;
+  }
+  return type;
+}
+
+/** Env and header maps: numbers and booleans become the strings a process or request sees; anything else is left for validation. */
+function stringifyScalars(value: unknown): unknown {
+  if (!isObject(value)) return value;
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(value)) out[k] = typeof v === "number" || typeof v === "boolean" ? String(v) : v;
+  return out;
+}
+
+/** Arguments: numbers and booleans become strings, as a command line has them; anything else is left for validation. */
+function argList(value: unknown): unknown {
+  if (!Array.isArray(value)) return value;
+  return value.map((a) => (typeof a === "number" || typeof a === "boolean" ? String(a) : a));
+}
+
+/** Sets a field unless it is absent or empty (an empty `env` or `args` says nothing worth writing). */
+function put(entry: JsonObject, key: string, value: unknown): void {
+  if (value === undefined || value === null) return;
+  if (Array.isArray(value) && value.length === 0) return;
+  if (isObject(value) && Object.keys(value).length === 0) return;
+  entry[key] = value;
+}
+
+function dropped(notes: Notes, field: string, why = "is not supported by mcp-bridge and was left out"): void {
+  notes.add(`\`${field}\` ${why}`);
+}
+
+/** An `auth` block for mcp-bridge from another client's OAuth settings; `fields` maps each of ours to their spellings. */
+function authBlock(value: JsonObject, owner: string, fields: Record<"clientId" | "clientSecret" | "scopes" | "callbackPort", string[]>, notes: Notes): JsonObject {
+  const auth: JsonObject = {};
+  const used = new Set<string>();
+  for (const [ours, theirs] of Object.entries(fields)) {
+    for (const key of theirs) {
+      if (value[key] === undefined || value[key] === null) continue;
+      used.add(key);
+      if (auth[ours] === undefined) auth[ours] = value[key];
+    }
+  }
+  for (const key of Object.keys(value)) if (!used.has(key)) dropped(notes, `${owner}.${key}`);
+  return auth;
+}
+
+/** The `mcpServers`/`servers` shape shared by Claude Desktop, Claude Code, Cursor, VS Code and Windsurf. */
+function convertStandard(client: ClientId, raw: JsonObject, notes: Notes): JsonObject {
+  const entry: JsonObject = {};
+  const handled = new Set(["type", "command", "args", "env", "cwd", "url", "headers", "enabled", "disabled"]);
+  let url = raw.url;
+  if (client === "windsurf") {
+    handled.add("serverUrl");
+    if (raw.serverUrl !== undefined && raw.serverUrl !== null) {
+      if (url !== undefined && url !== null) notes.add("has both `serverUrl` and `url`; `serverUrl` is used, as in Windsurf");
+      url = raw.serverUrl;
+    }
+  }
+  put(entry, "command", raw.command);
+  put(entry, "args", argList(raw.args));
+  put(entry, "env", stringifyScalars(raw.env));
+  put(entry, "cwd", raw.cwd);
+  put(entry, "url", url);
+  put(entry, "headers", stringifyScalars(raw.headers));
+  const type = keptType(raw.type, entry);
+  if (type !== undefined) entry.type = type;
+
+  if (raw.envFile !== undefined) {
+    handled.add("envFile");
+    dropped(notes, "envFile", "is not supported: copy the variables it sets into `env`");
+  }
+  if (client === "claude-code") {
+    if (raw.headersHelper !== undefined) {
+      handled.add("headersHelper");
+      dropped(notes, "headersHelper", "(a command that prints headers) is not supported: put the headers under `headers`");
+    }
+    if (isObject(raw.oauth)) {
+      handled.add("oauth");
+      const auth = authBlock(raw.oauth, "oauth", { clientId: ["clientId"], clientSecret: [], scopes: ["scopes"], callbackPort: ["callbackPort"] }, notes);
+      if (entry.url !== undefined) put(entry, "auth", auth);
+    }
+  }
+  if (client === "cursor" && isObject(raw.auth)) {
+    handled.add("auth");
+    // Cursor's static OAuth client: `{"CLIENT_ID": …, "CLIENT_SECRET": …, "scopes": […]}`.
+    const auth = authBlock(raw.auth, "auth", { clientId: ["CLIENT_ID"], clientSecret: ["CLIENT_SECRET"], scopes: ["scopes"], callbackPort: [] }, notes);
+    if (entry.url !== undefined) put(entry, "auth", auth);
+  }
+  if (client === "windsurf" && raw.disabledTools !== undefined) {
+    handled.add("disabledTools");
+    if (Array.isArray(raw.disabledTools) && raw.disabledTools.length > 0) dropped(notes, "disabledTools", "is not supported: all the server's tools are offered");
+  }
+  if (raw.disabled === true || raw.enabled === false) entry.enabled = false;
+  for (const key of Object.keys(raw)) if (!handled.has(key)) dropped(notes, key);
+  return entry;
+}
+
+/** A positive number in `field` as milliseconds (`factor` 1000 for seconds, 1 for ms); anything else is left out, with a note. */
+function durationMs(raw: JsonObject, field: string, factor: number, notes: Notes): number | undefined {
+  const value = raw[field];
+  if (value === undefined) return undefined;
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
+    dropped(notes, field, "is not a positive number and was left out");
+    return undefined;
+  }
+  return Math.round(value * factor);
+}
+
+/** Codex's `[mcp_servers.<name>]` tables (`~/.codex/config.toml`). */
+function convertCodex(raw: JsonObject, notes: Notes): JsonObject {
+  const entry: JsonObject = {};
+  const handled = new Set([
+    "command", "args", "env", "env_vars", "cwd", "url", "bearer_token", "bearer_token_env_var", "http_headers", "env_http_headers",
+    "enabled", "startup_timeout_sec", "startup_timeout_ms", "tool_timeout_sec", "enabled_tools", "disabled_tools",
+  ]);
+  put(entry, "command", raw.command);
+  put(entry, "args", argList(raw.args));
+
+  // `env_vars` forwards variables from Codex's own environment; `${NAME}` does the same from pi's.
+  const env: JsonObject = isObject(raw.env) ? { ...(stringifyScalars(raw.env) as JsonObject) } : {};
+  if (Array.isArray(raw.env_vars)) {
+    for (const name of raw.env_vars) {
+      if (typeof name === "string" && isVariableName(name)) {
+        if (env[name] === undefined) env[name] = `\${${name}}`;
+      } else {
+        dropped(notes, "env_vars", "holds an entry that is not a variable name; it was left out");
+      }
+    }
+  } else if (raw.env_vars !== undefined) {
+    dropped(notes, "env_vars", "is not a list of variable names and was left out");
+  }
+  put(entry, "env", raw.env !== undefined && !isObject(raw.env) ? raw.env : env);
+  put(entry, "cwd", raw.cwd);
+  put(entry, "url", raw.url);
+
+  const headers: JsonObject = isObject(raw.http_headers) ? { ...(stringifyScalars(raw.http_headers) as JsonObject) } : {};
+  if (raw.http_headers !== undefined && !isObject(raw.http_headers)) dropped(notes, "http_headers", "is not a table and was left out");
+  if (isObject(raw.env_http_headers)) {
+    for (const [header, variable] of Object.entries(raw.env_http_headers)) {
+      if (typeof variable === "string" && isVariableName(variable)) headers[header] = `\${${variable}}`;
+      else dropped(notes, `env_http_headers.${header}`, "is not a variable name and was left out");
+    }
+  } else if (raw.env_http_headers !== undefined) {
+    dropped(notes, "env_http_headers", "is not a table and was left out");
+  }
+  if (typeof raw.bearer_token_env_var === "string" && raw.bearer_token_env_var.trim() !== "") {
+    headers.Authorization = `Bearer \${${raw.bearer_token_env_var.trim()}}`;
+  } else if (typeof raw.bearer_token === "string" && raw.bearer_token !== "") {
+    // Older Codex versions took the token itself; it stays inline here and is flagged as an inline secret.
+    headers.Authorization = `Bearer ${raw.bearer_token}`;
+  }
+  put(entry, "headers", headers);
+
+  const timeout = durationMs(raw, "startup_timeout_sec", 1000, notes) ?? durationMs(raw, "startup_timeout_ms", 1, notes);
+  if (timeout !== undefined) entry.timeout = timeout;
+  const requestTimeout = durationMs(raw, "tool_timeout_sec", 1000, notes);
+  if (requestTimeout !== undefined) entry.requestTimeout = requestTimeout;
+  for (const field of ["enabled_tools", "disabled_tools"]) {
+    if (raw[field] !== undefined) dropped(notes, field, "is not supported: all the server's tools are offered");
+  }
+  if (raw.enabled === false) entry.enabled = false;
+  for (const key of Object.keys(raw)) if (!handled.has(key)) dropped(notes, key);
+  return entry;
+}
+
+/** opencode's `mcp` entries: `type: "local"` with `command` as an array and `environment`, or `type: "remote"`. */
+function convertOpencode(raw: JsonObject, notes: Notes): JsonObject {
+  const entry: JsonObject = {};
+  const handled = new Set(["type", "command", "args", "environment", "env", "cwd", "url", "headers", "enabled", "disabled", "timeout", "oauth"]);
+  if (Array.isArray(raw.command) && raw.command.length > 0 && raw.command.every((c) => typeof c === "string")) {
+    entry.command = raw.command[0];
+    put(entry, "args", [...raw.command.slice(1), ...(Array.isArray(raw.args) ? (argList(raw.args) as unknown[]) : [])]);
+  } else {
+    put(entry, "command", raw.command);
+    put(entry, "args", argList(raw.args));
+  }
+  const env = { ...(isObject(raw.environment) ? (stringifyScalars(raw.environment) as JsonObject) : {}), ...(isObject(raw.env) ? (stringifyScalars(raw.env) as JsonObject) : {}) };
+  put(entry, "env", env);
+  put(entry, "cwd", raw.cwd);
+  put(entry, "url", raw.url);
+  put(entry, "headers", stringifyScalars(raw.headers));
+  const type = keptType(raw.type, entry);
+  if (type !== undefined) entry.type = type;
+
+  // opencode's `timeout` (ms) bounds fetching the tool list; newer versions split it into `startup` and `request`.
+  const timeout = raw.timeout;
+  if (typeof timeout === "number" && timeout > 0) entry.timeout = timeout;
+  else if (isObject(timeout)) {
+    if (typeof timeout.startup === "number" && timeout.startup > 0) entry.timeout = timeout.startup;
+    if (typeof timeout.request === "number" && timeout.request > 0) entry.requestTimeout = timeout.request;
+  } else if (timeout !== undefined) dropped(notes, "timeout", "is not a positive number of milliseconds and was left out");
+
+  if (raw.oauth === false) {
+    if (entry.url !== undefined) entry.auth = false;
+  } else if (isObject(raw.oauth)) {
+    const auth = authBlock(raw.oauth, "oauth", { clientId: ["clientId", "client_id"], clientSecret: ["clientSecret", "client_secret"], scopes: ["scope", "scopes"], callbackPort: [] }, notes);
+    if (entry.url !== undefined) put(entry, "auth", auth);
+  }
+  if (raw.enabled === false || raw.disabled === true) entry.enabled = false;
+  for (const key of Object.keys(raw)) if (!handled.has(key)) dropped(notes, key);
+  return entry;
+}

@@ -1,0 +1,90 @@
+/**
+ * Finds and reads other MCP clients' configurations, so `/mcp import` can offer to copy their servers. Ties the
+ * import steps together: where each client keeps its files (./locations.ts), reading them (./parse.ts), converting
+ * each entry (./convert.ts), rewriting its variables (./variables.ts), checking it with `validateServerEntry` and
+ * finding inline secrets (./secrets.ts). Only `discoverImports` touches the file system.
+ *
+ * Values are never echoed into notes or errors: a config file often holds credentials, and the import UI shows both.
+ */
+import { readFile } from "node:fs/promises";
+import { isObject, type JsonObject } from "../../common/values.ts";
+import { isToggleOnly } from "../parse.ts";
+import { validateServerEntry } from "../validate/entry.ts";
+import { convertEntry, Notes } from "./convert.ts";
+import { candidateFiles } from "./locations.ts";
+import { readClientServers } from "./parse.ts";
+import { findInlineSecrets } from "./secrets.ts";
+import { CLIENT_LABELS, type ClientConfigFile, describeClientFile, type ImportedServer, type ImportLocations, type ImportResult, type VsCodeInput } from "./types.ts";
+import { rewriteVariables } from "./variables.ts";
+
+/** Reads every candidate that exists (fs), parses it; missing files are skipped silently, unreadable/invalid ones reported. */
+export async function discoverImports(loc: ImportLocations): Promise<ImportResult> {
+  const results = await Promise.all(
+    candidateFiles(loc).map(async (file): Promise<ImportResult> => {
+      let text: string;
+      try {
+        text = await readFile(file.path, "utf8");
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        // A client that is not installed has no file (or not even its directory): nothing to say about it.
+        if (code === "ENOENT" || code === "ENOTDIR") return { servers: [], errors: [] };
+        const reason = code === "EISDIR" ? "it is a directory" : code === "EACCES" || code === "EPERM" ? "permission denied" : (code ?? "unknown error");
+        return { servers: [], errors: [`${describeClientFile(file)}: cannot read the file: ${reason}`] };
+      }
+      return parseClientConfig(file, text, loc);
+    }),
+  );
+  return { servers: results.flatMap((r) => r.servers), errors: results.flatMap((r) => r.errors) };
+}
+
+/** Parses one file's text. Never throws: problems come back as `errors`. */
+export function parseClientConfig(file: ClientConfigFile, text: string, loc: ImportLocations): ImportResult {
+  const where = describeClientFile(file);
+  try {
+    const found = readClientServers(file, text, loc);
+    if ("error" in found) return { servers: [], errors: [`${where}: ${found.error}`] };
+    const servers: ImportedServer[] = [];
+    const errors: string[] = [];
+    for (const { name, raw, notes } of found.servers) {
+      // `{"enabled": false}` alone switches off a server defined elsewhere (opencode's remote defaults): nothing to copy.
+      if (isToggleOnly(raw)) continue;
+      if (!isObject(raw)) {
+        errors.push(`${where}: server "${name}": the entry must be an object; not imported`);
+        continue;
+      }
+      const result = importServer(file, name, raw, notes, found.inputs, loc);
+      if ("error" in result) errors.push(`${where}: server "${name}": ${result.error}; not imported`);
+      else servers.push(result.server);
+    }
+    return { servers, errors };
+  } catch (error) {
+    // Only a bug gets here; the message is ours (the parsers' messages are not passed through), so it holds no values.
+    return { servers: [], errors: [`${where}: could not be read (${error instanceof Error ? error.name : "unknown error"})`] };
+  }
+}
+
+/** One entry as mcp-bridge would load it, or why it cannot be imported. */
+function importServer(
+  file: ClientConfigFile,
+  name: string,
+  raw: JsonObject,
+  placeNotes: string[],
+  inputs: Map<string, VsCodeInput>,
+  loc: ImportLocations,
+): { server: ImportedServer } | { error: string } {
+  const notes = new Notes();
+  for (const note of placeNotes) notes.add(note);
+  const label = CLIENT_LABELS[file.client];
+  const entry = convertEntry(file.client, raw, notes);
+  rewriteVariables(file.client, entry, { loc, inputs, notes, label });
+  if (entry.enabled === false) notes.add(`disabled in ${label}; imported with "enabled": false`);
+
+  const result = validateServerEntry(name, entry, { scope: file.scope, path: file.path });
+  if (!result.config) {
+    // A URL can carry a key in its query, and `checkUrl` quotes it: keep it out of the message.
+    const url = typeof entry.url === "string" ? entry.url : undefined;
+    const errors = result.errors.map((e) => (url && url.length > 0 ? e.split(JSON.stringify(url)).join("(the url)").split(url).join("(the url)") : e));
+    return { error: errors.join("; ") };
+  }
+  return { server: { name, client: file.client, sourcePath: file.path, entry, notes: notes.list, inlineSecrets: findInlineSecrets(entry) } };
+}

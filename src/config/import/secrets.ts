@@ -1,0 +1,102 @@
+/**
+ * Inline secrets in an imported entry: literal values (not `${VAR}` references) that look like credentials, by their
+ * name or their shape. Only their keys are reported, never the values: `/mcp import` shows them so a user can move
+ * them into the environment. Pure.
+ */
+import { isObject, type JsonObject } from "../../common/values.ts";
+
+const SECRET_NAME = /token|secret|key|password|passwd|auth|credential/i;
+
+/** Shapes of well-known credentials, matched whatever the key is called. */
+const SECRET_VALUES: readonly RegExp[] = [
+  /^(?:bearer|basic|token)\s+\S{8,}/i,
+  /^sk-[A-Za-z0-9_-]{16,}/,
+  /^(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}/,
+  /^gh[pousr]_[A-Za-z0-9]{20,}/,
+  /^github_pat_[A-Za-z0-9_]{20,}/,
+  /^glpat-[A-Za-z0-9_-]{20,}/,
+  /^xox[abposr]-[A-Za-z0-9-]{10,}/,
+  /^AKIA[0-9A-Z]{16}$/,
+  /^AIza[0-9A-Za-z_-]{35}$/,
+  /^eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\./,
+  // A connection string with a password: `postgres://user:pass@host/db`.
+  /^[a-z][a-z0-9+.-]*:\/\/[^/\s:@]+:[^/\s@]+@/i,
+];
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function entropyBitsPerChar(text: string): number {
+  const counts = new Map<string, number>();
+  for (const ch of text) counts.set(ch, (counts.get(ch) ?? 0) + 1);
+  let bits = 0;
+  for (const n of counts.values()) {
+    const p = n / text.length;
+    bits -= p * Math.log2(p);
+  }
+  return bits;
+}
+
+/** A literal that looks like a credential by its shape: a known prefix, or a long random-looking token. */
+function looksLikeSecretValue(value: string): boolean {
+  const v = value.trim();
+  if (SECRET_VALUES.some((re) => re.test(v))) return true;
+  return v.length >= 32 && /^[A-Za-z0-9+/=_.-]+$/.test(v) && /[A-Za-z]/.test(v) && /[0-9]/.test(v) && !UUID.test(v) && entropyBitsPerChar(v) >= 3.5;
+}
+
+/** Values that cannot be a credential even under a secret-sounding name (`AUTH_ENABLED=true`, a key file's path). */
+function isHarmless(value: string): boolean {
+  const v = value.trim();
+  if (v === "" || /^(?:true|false|yes|no|on|off|null|none|\d{1,6})$/i.test(v)) return true;
+  if (/^(?:\/|~[/\\]|\.{1,2}[/\\]|[A-Za-z]:[/\\])/.test(v)) return true;
+  if (/^https?:\/\//i.test(v) && !/^[a-z]+:\/\/[^/@]*@/i.test(v) && !v.includes("?")) return true;
+  return false;
+}
+
+/** False for a value that refers to something else: a `${VAR}`, or an opencode `{file:…}` left as written. */
+function isLiteral(value: string): boolean {
+  return !value.includes("${") && !/\{file:[^}]*\}/.test(value);
+}
+
+/** The keys (`env.X`, `headers.Y`, `args[2]`, `url`, `auth.clientSecret`) whose literal values look like secrets. */
+export function findInlineSecrets(entry: JsonObject): string[] {
+  const found: string[] = [];
+  for (const field of ["env", "headers"]) {
+    const map = entry[field];
+    if (!isObject(map)) continue;
+    for (const [key, value] of Object.entries(map)) {
+      if (typeof value !== "string" || !isLiteral(value)) continue;
+      if (looksLikeSecretValue(value) || (SECRET_NAME.test(key) && !isHarmless(value))) found.push(`${field}.${key}`);
+    }
+  }
+  const args = entry.args;
+  if (Array.isArray(args)) {
+    args.forEach((arg: unknown, i) => {
+      if (typeof arg === "string" && isLiteral(arg) && argHoldsSecret(arg, i > 0 ? args[i - 1] : undefined)) found.push(`args[${i}]`);
+    });
+  }
+  if (typeof entry.url === "string" && isLiteral(entry.url) && urlHoldsSecret(entry.url)) found.push("url");
+  if (isObject(entry.auth) && typeof entry.auth.clientSecret === "string" && isLiteral(entry.auth.clientSecret)) found.push("auth.clientSecret");
+  return found;
+}
+
+/** An argument that carries a credential: `--api-key=…`, the value after `--token`, or a credential-shaped literal. */
+function argHoldsSecret(arg: string, previous: unknown): boolean {
+  const assignment = /^--?([A-Za-z0-9_-]+)=(.*)$/.exec(arg);
+  if (assignment) return (SECRET_NAME.test(assignment[1]!) && !isHarmless(assignment[2]!)) || looksLikeSecretValue(assignment[2]!);
+  const afterSecretFlag = typeof previous === "string" && /^--?[A-Za-z][A-Za-z0-9_-]*$/.test(previous) && SECRET_NAME.test(previous);
+  return (afterSecretFlag && !arg.startsWith("-") && !isHarmless(arg)) || looksLikeSecretValue(arg);
+}
+
+function urlHoldsSecret(url: string): boolean {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return false;
+  }
+  if (parsed.password !== "") return true;
+  for (const [name, value] of parsed.searchParams) {
+    if ((SECRET_NAME.test(name) && !isHarmless(value)) || looksLikeSecretValue(value)) return true;
+  }
+  return false;
+}

@@ -1,0 +1,73 @@
+/**
+ * Merging the config layers (flag, project, user, bundled) into one server list. Pure: the files' texts are passed in.
+ */
+import type { JsonObject } from "../common/values.ts";
+import { extractServerEntries, isToggleOnly, parseConfigText, type ServerEntryText } from "./parse.ts";
+import {
+  type ConfigFileInput,
+  type ConfigProblem,
+  type ConfigScope,
+  type ConfigSource,
+  describeSource,
+  type LayeredConfig,
+  SCOPES_BY_PRIORITY,
+  type ServerConfig,
+} from "./types.ts";
+import { validateServerEntry } from "./validate/entry.ts";
+
+/**
+ * Merges config files into one server list. Higher layers replace lower ones by server name; an entry that only sets
+ * `enabled`/`disabled` switches the lower layer's server instead of replacing it. A bad entry is reported and skipped;
+ * a lower layer's valid entry of the same name then stays in effect.
+ */
+export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
+  const problems: ConfigProblem[] = [];
+  const rank = (scope: ConfigScope) => SCOPES_BY_PRIORITY.indexOf(scope);
+  const byPriority = [...files].sort((a, b) => rank(a.source.scope) - rank(b.source.scope));
+  const parsedFiles: Array<{ source: ConfigSource; entries: ServerEntryText[] }> = [];
+  for (const file of byPriority) {
+    if (file.text === undefined) continue;
+    const parsed = parseConfigText(file.text);
+    if (parsed.error !== undefined) {
+      problems.push({ level: "error", source: file.source, message: `${parsed.error}; its servers are skipped` });
+      continue;
+    }
+    const { entries, problems: shapeProblems } = extractServerEntries(parsed.value, file.source);
+    problems.push(...shapeProblems);
+    parsedFiles.push({ source: file.source, entries });
+  }
+
+  // Apply the lowest layer first, so each higher one lands on top of it.
+  const merged = new Map<string, ServerConfig>();
+  for (const { source, entries } of [...parsedFiles].reverse()) {
+    for (const { name, entry } of entries) {
+      if (isToggleOnly(entry)) {
+        const lower = merged.get(name);
+        if (lower) merged.set(name, applyToggle(lower, entry, source));
+        else problems.push({ level: "error", source, server: name, message: "only sets `enabled`, but no lower-priority config defines this server" });
+        continue;
+      }
+      const result = validateServerEntry(name, entry, source);
+      for (const warning of result.warnings) problems.push({ level: "warning", source, server: name, message: warning });
+      if (!result.config) {
+        const lower = merged.get(name);
+        const fallback = lower ? ` (the entry from ${describeSource(lower.source)} is used instead)` : "";
+        problems.push({ level: "error", source, server: name, message: `${result.errors.join("; ")}; skipped${fallback}` });
+        continue;
+      }
+      merged.set(name, result.config);
+    }
+  }
+
+  // Stable order: highest-priority file first, then the order entries appear in each file.
+  const order = new Set<string>();
+  for (const { entries } of parsedFiles) for (const { name } of entries) if (merged.has(name)) order.add(name);
+  return { servers: [...order].map((name) => merged.get(name)!), problems };
+}
+
+function applyToggle(config: ServerConfig, entry: JsonObject, source: ConfigSource): ServerConfig {
+  let enabled = config.enabled;
+  if (typeof entry.enabled === "boolean") enabled = entry.enabled;
+  if (entry.disabled === true) enabled = false;
+  return { ...config, enabled, enabledSource: source };
+}

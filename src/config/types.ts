@@ -1,0 +1,97 @@
+/**
+ * What a loaded config is made of: where each layer comes from, a validated server entry, and the problems found on
+ * the way. Types only, plus the order of the layers and how a layer is named in messages.
+ */
+
+/** Where a config layer comes from, highest priority first. */
+export type ConfigScope = "flag" | "project" | "user" | "bundled";
+export const SCOPES_BY_PRIORITY: readonly ConfigScope[] = ["flag", "project", "user", "bundled"];
+
+export interface ConfigSource {
+  scope: ConfigScope;
+  path: string;
+}
+
+/** How a config layer is named in messages: `project config /repo/.pi/mcp.json`. */
+export function describeSource(source: ConfigSource): string {
+  return `${source.scope} config ${source.path}`;
+}
+
+/** The transport a server asks for. `http` is Streamable HTTP, with the legacy SSE fallback. */
+export type TransportKind = "stdio" | "http" | "sse";
+
+/** How often, and how far apart, a dropped server is reconnected (remote) or restarted (local). */
+export interface RetryPolicy {
+  maxAttempts: number;
+  initialDelayMs: number;
+  maxDelayMs: number;
+}
+
+/** A validated server entry. Strings may still hold `${VAR}` references: they are resolved at connect time. */
+export interface ServerConfig {
+  name: string;
+  source: ConfigSource;
+  /** Set when a higher layer only toggled `enabled` for this server. */
+  enabledSource?: ConfigSource;
+  transport: TransportKind;
+  /** The `type` field as written, if any. */
+  type?: string;
+  command?: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd?: string;
+  url?: string;
+  headers: Record<string, string>;
+  /** Connect (initialize) timeout in ms: `timeout`, or for a local server `initTimeout` (default 10 s). */
+  timeout: number;
+  /** Per-request timeout in ms; progress notifications reset it. */
+  requestTimeout: number;
+  enabled: boolean;
+  /** Replaces `mcp_<server>` in tool names; `""` means bare tool names. */
+  prefix?: string;
+  /** Start only when a tool is first called; tools come from the cache until then. */
+  lazy: boolean;
+  /** Reconnects (remote) or restarts after a crash (local); `maxAttempts: 0` turns them off. */
+  retry: RetryPolicy;
+  /** How often an idle connection is checked, in ms; 0 turns the check off. */
+  healthCheckInterval: number;
+  /** How long a health-check ping may take, in ms. */
+  pingTimeout: number;
+  /** OAuth for a remote server; undefined when it is off (a local server, `"auth": false`, or a static Authorization header). */
+  oauth?: OAuthSettings;
+  /** The entry as written, for fields later features read. */
+  raw: Record<string, unknown>;
+}
+
+/** A remote server's `auth` block. Strings may hold `${VAR}`s (resolved at sign-in). */
+export interface OAuthSettings {
+  /** A client registered with the authorization server beforehand; without it the bridge registers itself. */
+  clientId?: string;
+  clientSecret?: string;
+  /** Both set: these endpoints are used instead of discovery. */
+  authorizationUrl?: string;
+  tokenUrl?: string;
+  scopes?: string[];
+  callbackPort: number;
+  /** A Client ID Metadata Document (an https URL) to use as the client id where the server supports it. */
+  clientMetadataUrl?: string;
+}
+
+export interface ConfigProblem {
+  level: "error" | "warning";
+  source: ConfigSource;
+  server?: string;
+  message: string;
+}
+
+export interface ConfigFileInput {
+  source: ConfigSource;
+  /** The file's text; `undefined` when the file does not exist. */
+  text: string | undefined;
+}
+
+export interface LayeredConfig {
+  /** Valid servers in a stable order (highest-priority file first, then file order). Disabled ones included. */
+  servers: ServerConfig[];
+  problems: ConfigProblem[];
+}

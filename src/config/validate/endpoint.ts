@@ -1,0 +1,132 @@
+/**
+ * The fields that say what to start or where to connect: `type`, `command` and `args`, `url`, `env`, `headers`,
+ * `cwd`. They decide the transport, and with it whether the other validators treat the server as local or remote.
+ */
+import type { JsonObject } from "../../common/values.ts";
+import type { ServerConfig, TransportKind } from "../types.ts";
+import { stringMap } from "./fields.ts";
+
+/** Every spelling of `type` other clients write, and the transport each one means. */
+const TYPE_ALIASES: Record<string, TransportKind> = {
+  stdio: "stdio",
+  local: "stdio",
+  http: "http",
+  "streamable-http": "http",
+  streamablehttp: "http",
+  "streamable_http": "http",
+  remote: "http",
+  sse: "sse",
+};
+
+/** The transport a `type` value means (any case), or undefined for one no client uses. */
+export function transportOfType(type: string): TransportKind | undefined {
+  const key = type.toLowerCase();
+  return key in TYPE_ALIASES ? TYPE_ALIASES[key] : undefined;
+}
+
+/** What to start or where to connect. */
+export type Endpoint = Pick<ServerConfig, "transport" | "type" | "command" | "args" | "url" | "env" | "headers" | "cwd">;
+
+/**
+ * Returns an error message when `url` is not an absolute http(s) URL. A URL built from variables can only be checked
+ * once they are known (at connect time); before that only its scheme is.
+ */
+export function checkUrl(url: string): string | undefined {
+  if (url.includes("${")) {
+    return /^(https?:\/\/|\$\{)/i.test(url.trim()) ? undefined : `\`url\` must start with http:// or https:// (got ${JSON.stringify(url)})`;
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return `\`url\` is not a valid URL: ${JSON.stringify(url)}`;
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    return `\`url\` must use http or https (got ${parsed.protocol.replace(/:$/, "")})`;
+  }
+  return undefined;
+}
+
+/** Reads the endpoint fields. The transport is `type`'s when it names one, else `url` makes it http and `command` stdio. */
+export function validateEndpoint(entry: JsonObject, errors: string[]): Endpoint {
+  const { type, kind } = typeField(entry, errors);
+  const hasUrl = entry.url !== undefined && entry.url !== null;
+  const hasCommand = entry.command !== undefined && entry.command !== null;
+  if (!hasUrl && !hasCommand) {
+    errors.push("needs either `command` (a local server) or `url` (a remote server)");
+  } else if (hasUrl && hasCommand) {
+    errors.push("has both `url` and `command`; keep one (`url` for a remote server, `command` for a local one)");
+  }
+  const { command, args } = commandLine(entry, hasCommand, errors);
+  const url = hasUrl ? urlField(entry.url, errors) : undefined;
+
+  if (kind === "stdio" && hasUrl && !hasCommand) errors.push(`\`type\` "${type}" runs a local command, but the entry has a \`url\` and no \`command\``);
+  if ((kind === "http" || kind === "sse") && hasCommand && !hasUrl) errors.push(`\`type\` "${type}" connects to a URL, but the entry has a \`command\` and no \`url\``);
+
+  // opencode writes `environment`; everyone else `env`.
+  const env = { ...stringMap(entry.environment, "environment", errors), ...stringMap(entry.env, "env", errors) };
+  const headers = stringMap(entry.headers, "headers", errors);
+
+  let cwd: string | undefined;
+  if (entry.cwd !== undefined && entry.cwd !== null) {
+    if (typeof entry.cwd !== "string" || entry.cwd.trim() === "") errors.push("`cwd` must be a non-empty string");
+    else cwd = entry.cwd;
+  }
+  return { transport: kind ?? (hasUrl ? "http" : "stdio"), type, command, args, url, env, headers, cwd };
+}
+
+/** `type` as written, and the transport it names; neither when it is absent or unknown. */
+function typeField(entry: JsonObject, errors: string[]): { type?: string; kind?: TransportKind } {
+  if (entry.type === undefined) return {};
+  const kind = typeof entry.type === "string" ? transportOfType(entry.type) : undefined;
+  if (kind === undefined) {
+    errors.push(
+      `unknown \`type\` ${JSON.stringify(entry.type)} (use "stdio" or "local" for a command, "http", "streamable-http" or "remote" for Streamable HTTP, "sse" for legacy SSE)`,
+    );
+    return {};
+  }
+  return { type: entry.type as string, kind };
+}
+
+/** `command` as a string (with `args`) or as an array holding the executable and its first arguments. */
+function commandLine(entry: JsonObject, hasCommand: boolean, errors: string[]): { command?: string; args: string[] } {
+  let command: string | undefined;
+  let args: string[] = [];
+  if (hasCommand) {
+    if (typeof entry.command === "string") {
+      if (entry.command.trim() === "") errors.push("`command` must not be empty");
+      command = entry.command;
+    } else if (Array.isArray(entry.command)) {
+      if (entry.command.length === 0 || !entry.command.every((c) => typeof c === "string")) {
+        errors.push("`command` as an array must hold the executable and its arguments, all strings");
+      } else if ((entry.command[0] as string).trim() === "") {
+        errors.push("`command` must not be empty");
+      } else {
+        command = entry.command[0] as string;
+        args = (entry.command as string[]).slice(1);
+      }
+    } else {
+      errors.push("`command` must be a string (with `args`) or an array of strings");
+    }
+  }
+  if (entry.args !== undefined && entry.args !== null) {
+    if (!Array.isArray(entry.args)) {
+      errors.push("`args` must be an array of strings");
+    } else if (!entry.args.every((a) => typeof a === "string" || typeof a === "number" || typeof a === "boolean")) {
+      errors.push("`args` must be an array of strings");
+    } else {
+      args = [...args, ...entry.args.map(String)];
+    }
+  }
+  return { command, args };
+}
+
+function urlField(value: unknown, errors: string[]): string | undefined {
+  if (typeof value !== "string") {
+    errors.push("`url` must be a string");
+    return undefined;
+  }
+  const urlError = checkUrl(value);
+  if (urlError) errors.push(urlError);
+  return value;
+}

@@ -1,0 +1,62 @@
+/**
+ * Validates one server entry as written in a config file, into a `ServerConfig`. Each group of fields has its own
+ * validator; this runs them in a fixed order, so an entry with several problems always lists them the same way.
+ */
+import { isObject } from "../../common/values.ts";
+import type { ConfigSource, ServerConfig } from "../types.ts";
+import { validateEndpoint } from "./endpoint.ts";
+import { validateLifecycle } from "./lifecycle.ts";
+import { validateAuth } from "./oauth.ts";
+import { validateUsage } from "./usage.ts";
+
+/**
+ * Validates one server entry. Returns the config, or the reasons it is unusable.
+ * Unknown fields are kept in `raw` and otherwise ignored, so entries written for other clients still load.
+ */
+export function validateServerEntry(
+  name: string,
+  entry: unknown,
+  source: ConfigSource,
+): { config?: ServerConfig; errors: string[]; warnings: string[] } {
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  if (name.trim() === "") return { errors: ["a server name must not be empty"], warnings };
+  if (!isObject(entry)) return { errors: ["the entry must be an object"], warnings };
+
+  const endpoint = validateEndpoint(entry, errors);
+  const local = endpoint.transport === "stdio";
+  const lifecycle = validateLifecycle(entry, local, errors);
+  const oauth = validateAuth(entry, local, endpoint.headers, errors);
+  const usage = validateUsage(entry, errors, warnings);
+
+  if (errors.length > 0) return { errors, warnings };
+  const { transport, type, command, args, env, cwd, url, headers } = endpoint;
+  const { timeout, lazy, retry, healthCheckInterval, pingTimeout } = lifecycle;
+  const { requestTimeout, enabled, prefix } = usage;
+  return {
+    config: {
+      name,
+      source,
+      transport,
+      type,
+      command,
+      args,
+      env,
+      cwd,
+      url,
+      headers,
+      timeout,
+      requestTimeout,
+      enabled,
+      prefix,
+      lazy,
+      retry,
+      healthCheckInterval,
+      pingTimeout,
+      oauth,
+      raw: entry,
+    },
+    errors,
+    warnings,
+  };
+}

@@ -1,0 +1,58 @@
+/**
+ * The fields that say when a server runs and how it is kept alive: the handshake deadline, `lazy`, reconnecting or
+ * restarting after a failure, and the health check of an idle connection.
+ */
+import { isObject, type JsonObject } from "../../common/values.ts";
+import {
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_HEALTH_CHECK_INTERVAL_MS,
+  DEFAULT_INIT_TIMEOUT_MS,
+  DEFAULT_LOCAL_RETRY,
+  DEFAULT_PING_TIMEOUT_MS,
+  DEFAULT_REMOTE_RETRY,
+} from "../defaults.ts";
+import type { RetryPolicy, ServerConfig } from "../types.ts";
+import { booleanField, countField, nonNegativeMs, positiveMs } from "./fields.ts";
+
+export type Lifecycle = Pick<ServerConfig, "timeout" | "lazy" | "retry" | "healthCheckInterval" | "pingTimeout">;
+
+export function validateLifecycle(entry: JsonObject, local: boolean, errors: string[]): Lifecycle {
+  // A local server's handshake deadline is `initTimeout`; `timeout` is accepted as its older name.
+  const timeout = local
+    ? positiveMs(entry.initTimeout ?? entry.timeout, entry.initTimeout !== undefined ? "initTimeout" : "timeout", DEFAULT_INIT_TIMEOUT_MS, errors)
+    : positiveMs(entry.timeout, "timeout", DEFAULT_CONNECT_TIMEOUT_MS, errors);
+  const lazy = booleanField(entry, "lazy", false, errors);
+  const retry = retryPolicy(entry, local, errors);
+  const healthCheckInterval = nonNegativeMs(entry.healthCheckInterval, "healthCheckInterval", DEFAULT_HEALTH_CHECK_INTERVAL_MS, errors);
+  const pingTimeout = positiveMs(entry.pingTimeout, "pingTimeout", DEFAULT_PING_TIMEOUT_MS, errors);
+  return { timeout, lazy, retry, healthCheckInterval, pingTimeout };
+}
+
+/**
+ * The retry policy: remote servers reconnect (`reconnect`: true/false or `{maxAttempts, initialDelay, maxDelay}`),
+ * local ones restart after a crash (`restartOnCrash`, `maxRestarts`; `reconnect` may tune the delays).
+ */
+function retryPolicy(entry: JsonObject, local: boolean, errors: string[]): RetryPolicy {
+  const base = local ? DEFAULT_LOCAL_RETRY : DEFAULT_REMOTE_RETRY;
+  let policy: RetryPolicy = { ...base };
+  const reconnect = entry.reconnect;
+  if (reconnect === false) policy.maxAttempts = 0;
+  else if (isObject(reconnect)) {
+    policy = {
+      maxAttempts: countField(reconnect.maxAttempts, "reconnect.maxAttempts", base.maxAttempts, errors),
+      initialDelayMs: positiveMs(reconnect.initialDelay, "reconnect.initialDelay", base.initialDelayMs, errors),
+      maxDelayMs: positiveMs(reconnect.maxDelay, "reconnect.maxDelay", base.maxDelayMs, errors),
+    };
+  } else if (reconnect !== undefined && reconnect !== null && reconnect !== true) {
+    errors.push("`reconnect` must be true, false or an object with `maxAttempts`, `initialDelay` and `maxDelay`");
+  }
+  if (local) {
+    policy.maxAttempts = countField(entry.maxRestarts, "maxRestarts", policy.maxAttempts, errors);
+    if (!booleanField(entry, "restartOnCrash", true, errors)) policy.maxAttempts = 0;
+  } else {
+    for (const field of ["restartOnCrash", "maxRestarts", "initTimeout"]) {
+      if (entry[field] !== undefined) errors.push(`\`${field}\` applies to local (command) servers only; use \`reconnect\` and \`timeout\` for a remote one`);
+    }
+  }
+  return policy;
+}
