@@ -7,13 +7,13 @@
  * and two processes only lose an entry if their writes overlap exactly. A cache must never break startup, so nothing
  * here throws: a missing, unreadable or corrupt file reads as empty, and a failed write is only recorded in `error`.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { mkdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
-import * as path from "node:path";
+import { readFile } from "node:fs/promises";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { isObject } from "../common/values.ts";
+import { replaceFile, serialised } from "../common/atomic-file.ts";
 import { errorMessage } from "../common/errors.ts";
+import { isObject } from "../common/values.ts";
 
 export interface CachedTools {
   server: string;
@@ -96,8 +96,6 @@ export class ToolCache {
   private snapshot: Map<string, CachedTools> | undefined;
   /** Entries `set` has accepted but not yet written, so `get` sees them at once. */
   private readonly pending = new Map<string, CachedTools>();
-  /** Serialises this instance's writes so their read-merge-rename cycles never interleave. */
-  private queue: Promise<void> = Promise.resolve();
   private lastError: string | undefined;
 
   constructor(
@@ -131,9 +129,8 @@ export class ToolCache {
       tools: JSON.parse(JSON.stringify(entry.tools)) as Tool[],
     };
     this.pending.set(key, stored);
-    const run = this.queue.then(() => this.write(key, stored));
-    this.queue = run;
-    return run;
+    // One write at a time per file in this process, each reading what the one before it wrote.
+    return serialised(this.file, () => this.write(key, stored));
   }
 
   private readSync(): Map<string, CachedTools> {
@@ -191,18 +188,8 @@ export class ToolCache {
     for (const [key] of byAge.slice(this.maxEntries)) entries.delete(key);
   }
 
-  private async writeAtomically(entries: Map<string, CachedTools>): Promise<void> {
-    const dir = path.dirname(this.file);
-    await mkdir(dir, { recursive: true, mode: 0o700 });
+  private writeAtomically(entries: Map<string, CachedTools>): Promise<void> {
     const text = `${JSON.stringify({ version: FILE_VERSION, entries: Object.fromEntries(entries) })}\n`;
-    // Same directory, so the rename is atomic; pid + random so concurrent writers never share a temp file.
-    const temp = path.join(dir, `.${path.basename(this.file)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
-    try {
-      await writeFile(temp, text, { mode: 0o600 });
-      await rename(temp, this.file);
-    } catch (error) {
-      await unlink(temp).catch(() => {});
-      throw error;
-    }
+    return replaceFile(this.file, text, { mode: 0o600 });
   }
 }

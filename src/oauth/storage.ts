@@ -9,13 +9,13 @@
  * another server. Reads never throw (a missing, unreadable or corrupt file reads as absent); writes and deletes throw
  * errors that name only the file and the errno code, never what was being written. Nothing here logs.
  */
-import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { chmod, mkdir, open, rename, stat, unlink } from "node:fs/promises";
+import { chmod, mkdir, stat, unlink } from "node:fs/promises";
 import * as path from "node:path";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
-import { shortHash } from "../tools/naming.ts";
+import { replaceFile, serialised } from "../common/atomic-file.ts";
 import { isObject } from "../common/values.ts";
+import { shortHash } from "../tools/naming.ts";
 
 /** The directory name, inside pi's agent dir, that holds the OAuth files. */
 export const AUTH_DIR_NAME = "mcp-auth";
@@ -163,20 +163,6 @@ function fsError(action: string, file: string, error: unknown): Error {
   return Object.assign(new Error(`cannot ${action} ${file}: ${code}`), { code });
 }
 
-/** Per file path, the tail of this process's queued writes and deletes, so they never interleave. */
-const queues = new Map<string, Promise<unknown>>();
-
-function serialised<T>(file: string, task: () => Promise<T>): Promise<T> {
-  const previous = queues.get(file) ?? Promise.resolve();
-  const run = previous.then(task, task);
-  const tail = run.catch(() => {});
-  queues.set(file, tail);
-  void tail.then(() => {
-    if (queues.get(file) === tail) queues.delete(file);
-  });
-  return run;
-}
-
 export class AuthStore {
   constructor(readonly dir: string) {}
 
@@ -230,20 +216,10 @@ export class AuthStore {
 
   private async writeAtomically(file: string, text: string): Promise<void> {
     await this.ensureDir();
-    // Same directory, so the rename is atomic; pid + random so concurrent writers never share a temp file. The
-    // renamed file is a new inode created 0600, which also replaces a looser file that was there before.
-    const temp = path.join(this.dir, `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+    // The renamed file is a new inode created 0600, which also replaces a looser file that was there before.
     try {
-      const handle = await open(temp, "wx", 0o600);
-      try {
-        await handle.writeFile(text, "utf8");
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(temp, file);
+      await replaceFile(file, text, { mode: 0o600, sync: true });
     } catch (error) {
-      await unlink(temp).catch(() => {});
       throw fsError("write", file, error);
     }
   }

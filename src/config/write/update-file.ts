@@ -4,15 +4,12 @@
  * mode (a new one gets 0600), and two updates of one file in this process never interleave. A file that does not
  * parse is never written.
  */
-import { randomBytes } from "node:crypto";
-import { chmod, mkdir, readFile, realpath, rename, stat, unlink, writeFile } from "node:fs/promises";
+import { readFile, realpath, stat } from "node:fs/promises";
 import * as path from "node:path";
+import { replaceFile, serialised } from "../../common/atomic-file.ts";
 import { errorMessage } from "../../common/errors.ts";
 import { parseConfigText } from "../parse.ts";
 import { ConfigWriteError } from "./error.ts";
-
-/** Per-path queues, so that two updates of one file in this process never interleave their read-change-write. */
-const queues = new Map<string, Promise<unknown>>();
 
 /**
  * Reads `file` (missing: `undefined`), applies `change` and replaces the file atomically; returns the new text.
@@ -21,17 +18,8 @@ const queues = new Map<string, Promise<unknown>>();
  */
 export function updateConfigFile(file: string, change: (text: string | undefined) => string): Promise<string> {
   const key = path.resolve(file);
-  const previous = queues.get(key) ?? Promise.resolve();
-  const run = previous.then(() => update(key, change));
-  const settled = run.then(
-    () => {},
-    () => {},
-  );
-  queues.set(key, settled);
-  void settled.then(() => {
-    if (queues.get(key) === settled) queues.delete(key);
-  });
-  return run;
+  // Queued, so that two updates of one file in this process never interleave their read-change-write.
+  return serialised(key, () => update(key, change));
 }
 
 function ioError(action: string, file: string, error: unknown): ConfigWriteError {
@@ -63,16 +51,9 @@ async function update(file: string, change: (text: string | undefined) => string
   }
   const next = change(text);
   if (next === text) return next;
-  const dir = path.dirname(target);
-  const temp = path.join(dir, `.${path.basename(target)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
   try {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    await writeFile(temp, next, { mode });
-    // writeFile's mode is masked by the umask; the file must end up with exactly the old (or the private) mode.
-    await chmod(temp, mode);
-    await rename(temp, target);
+    await replaceFile(target, next, { mode });
   } catch (error) {
-    await unlink(temp).catch(() => {});
     throw ioError("write", file, error);
   }
   return next;

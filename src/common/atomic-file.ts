@@ -1,0 +1,54 @@
+/**
+ * Replacing a file so that no reader ever sees half of it, and queueing what this process does to one file so that
+ * two changes never interleave. Config files, OAuth tokens and the tool cache are all written this way.
+ */
+import { randomBytes } from "node:crypto";
+import { chmod, mkdir, open, rename, unlink } from "node:fs/promises";
+import * as path from "node:path";
+
+/** Per key (a file path), the tail of the tasks queued for it. */
+const queues = new Map<string, Promise<unknown>>();
+
+/** Runs `task` once every task queued before it under `key` has finished, however that ended. */
+export function serialised<T>(key: string, task: () => Promise<T>): Promise<T> {
+  const previous = queues.get(key) ?? Promise.resolve();
+  const run = previous.then(task, task);
+  const tail = run.catch(() => {});
+  queues.set(key, tail);
+  void tail.then(() => {
+    if (queues.get(key) === tail) queues.delete(key);
+  });
+  return run;
+}
+
+export interface ReplaceOptions {
+  /** The file's mode, exactly (the umask does not apply). */
+  mode: number;
+  /** Flush the new content to disk before the rename (for what must survive a crash: credentials). */
+  sync?: boolean;
+}
+
+/**
+ * Writes `text` to a new temp file beside `file` and renames it over `file`, creating the directory (0700) if it is
+ * missing. The temp file is in the same directory, so the rename is atomic, and named with the pid and random bytes,
+ * so concurrent writers never share one. On failure the temp file is removed and the error thrown as it came.
+ */
+export async function replaceFile(file: string, text: string, options: ReplaceOptions): Promise<void> {
+  const dir = path.dirname(file);
+  const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const handle = await open(temp, "wx", options.mode);
+    try {
+      await handle.writeFile(text, "utf8");
+      if (options.sync) await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await chmod(temp, options.mode);
+    await rename(temp, file);
+  } catch (error) {
+    await unlink(temp).catch(() => {});
+    throw error;
+  }
+}
