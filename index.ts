@@ -6,18 +6,17 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import { DEFAULT_STARTUP_BUDGET_MS, McpBridge } from "./src/bridge/mcp-bridge.ts";
-import { registerMcpCommand } from "./src/pi/command.ts";
-import { serverRows } from "./src/pi/server-rows.ts";
-import { show } from "./src/pi/command-context.ts";
-import { CONFIG_FLAG, configFlagFromArgv, isInfoOnlyInvocation } from "./src/config/argv.ts";
-import { serverLogFileName } from "./src/tools/naming.ts";
-import { formatStartupSummary, projectRootWarning, statusSummary } from "./src/pi/status-format.ts";
-import { LogFile, readLogTail } from "./src/common/log-file.ts";
-import { AuthStore, authDir } from "./src/oauth/storage.ts";
-import { interactiveSignIn } from "./src/oauth/sign-in.ts";
 import { ToolCache } from "./src/bridge/tool-cache.ts";
+import { LogFile, readLogTail } from "./src/common/log-file.ts";
+import { CONFIG_FLAG, configFlagFromArgv, isInfoOnlyInvocation } from "./src/config/argv.ts";
+import { interactiveSignIn } from "./src/oauth/sign-in.ts";
+import { AuthStore, authDir } from "./src/oauth/storage.ts";
+import { registerMcpCommand } from "./src/pi/command.ts";
+import { guardExit } from "./src/pi/exit-guard.ts";
+import { serverRows } from "./src/pi/server-rows.ts";
+import { SessionNotices } from "./src/pi/session-notices.ts";
 import { ToolRegistry } from "./src/pi/tool-registry.ts";
-import { plural } from "./src/common/text.ts";
+import { serverLogFileName } from "./src/tools/naming.ts";
 
 const CLIENT_INFO = { name: "pi-mcp-bridge", version: "0.1.0" };
 /** Where the bridge keeps its log and tool cache, inside pi's agent dir. */
@@ -26,7 +25,6 @@ const DATA_DIR = "mcp-bridge";
 const STARTUP_BUDGET_ENV = "PI_MCP_STARTUP_BUDGET_MS";
 /** Each local server's stderr log is kept small: it is for the last things a server said. */
 const SERVER_LOG_MAX_BYTES = 1024 * 1024;
-const STARTUP_SIGNALS: NodeJS.Signals[] = process.platform === "win32" ? ["SIGTERM"] : ["SIGTERM", "SIGHUP"];
 
 export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   pi.registerFlag(CONFIG_FLAG, {
@@ -69,24 +67,11 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       return interactiveSignIn({ notify: (text) => ctx.ui.notify(text, "info"), input: (prompt) => ctx.ui.input(prompt) });
     },
   });
-  // If pi exits without a session_shutdown, take the server processes along.
-  const killOnExit = () => {
+  // If pi ends without a session_shutdown, the server processes go with it (and the logs are flushed).
+  const exitGuard = guardExit(() => {
     bridge.killNow();
     for (const log of [logger, ...serverLogs]) log.flush();
-  };
-  process.once("exit", killOnExit);
-  // pi installs its SIGTERM/SIGHUP handlers (which run session_shutdown) only once the session has started; a signal
-  // that comes while servers are still connecting would end pi at once and orphan them. Until then, end the servers
-  // and let the signal take its course.
-  const stopGuardingStartup = () => {
-    for (const s of STARTUP_SIGNALS) process.off(s, onStartupSignal);
-  };
-  const onStartupSignal = (signal: NodeJS.Signals) => {
-    bridge.killNow();
-    stopGuardingStartup();
-    process.kill(process.pid, signal);
-  };
-  for (const signal of STARTUP_SIGNALS) process.on(signal, onStartupSignal);
+  });
 
   const registry = new ToolRegistry(
     (tool) => pi.registerTool(tool),
@@ -113,48 +98,17 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     importLocations: () => ({ home: os.homedir(), projectRoot: bridge.projectRoot, platform: process.platform, env }),
   });
 
-  // The footer: `MCP 2/3`, in the warning colour while a server is down or waits for a sign-in.
-  const updateFooter = () => {
-    const ctx = sessionCtx;
-    if (!ctx?.hasUI) return;
-    try {
-      const summary = statusSummary(serverRows(bridge, registry, env));
-      ctx.ui.setStatus("mcp", summary && (summary.attention ? ctx.ui.theme.fg("warning", summary.text) : summary.text));
-    } catch {
-      // A context from a session that has ended.
-    }
-  };
-  for (const channel of ["mcp.connected", "mcp.disconnected", "mcp.error", "mcp.connecting", "mcp.auth.completed", "tools.registered", "tools.deregistered"]) {
-    pi.events.on(channel, updateFooter);
-  }
-
-  // Servers still connecting when the session starts say so once when they are ready: their tools just appeared.
-  let lateServers = new Set<string>();
-  pi.events.on("mcp.connected", (data) => {
-    const { serverId, toolCount } = data as { serverId: string; toolCount: number };
-    if (!lateServers.delete(serverId) || !sessionCtx) return;
-    try {
-      show(sessionCtx, `MCP server '${serverId}' is ready: ${plural(toolCount, "tool")}`);
-    } catch {
-      // The session this context belonged to is gone (a reload); the new one has its own summary.
-    }
-  });
+  const notices = new SessionNotices(pi, bridge, () => serverRows(bridge, registry, env));
 
   pi.on("session_start", (_event, ctx) => {
-    stopGuardingStartup();
+    exitGuard.sessionStarted();
     sessionCtx = ctx;
-    lateServers = new Set([...bridge.connections.values()].filter((c) => c.status === "connecting").map((c) => c.name));
     registry.bindActivation({ getActiveTools: () => pi.getActiveTools(), setActiveTools: (names) => pi.setActiveTools(names) });
     registry.resolveShadowed(pi.getAllTools());
-    const rootWarning = projectRootWarning(bridge.projectRoot, ctx.cwd);
-    const warnings = rootWarning ? [...registry.warnings, rootWarning] : registry.warnings;
-    const summary = formatStartupSummary(serverRows(bridge, registry, env), bridge.problems, warnings);
-    if (summary) show(ctx, summary, "warning");
-    updateFooter();
+    notices.sessionStarted(ctx, registry.warnings);
   });
   pi.on("session_shutdown", async () => {
-    process.off("exit", killOnExit);
-    stopGuardingStartup();
+    exitGuard.release();
     await bridge.shutdown();
     pi.events.emit("mcp.metrics", { servers: bridge.metrics() });
     await Promise.all([logger, ...serverLogs].map((log) => log.close()));

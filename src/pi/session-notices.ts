@@ -1,0 +1,63 @@
+/**
+ * What the user sees of the servers without asking: the notice after startup (what failed, what is still
+ * connecting, config problems), a notice when a server that was still connecting at startup is ready, and the footer
+ * (`MCP 2/3`, in the warning colour while a server is down or waits for a sign-in), kept current from the bridge's
+ * events.
+ */
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { McpBridge } from "../bridge/mcp-bridge.ts";
+import { plural } from "../common/text.ts";
+import { show } from "./command-context.ts";
+import type { ServerRow } from "./status-format.ts";
+import { formatStartupSummary, projectRootWarning, statusSummary } from "./status-format.ts";
+
+/** The events after which the footer may read differently. */
+const FOOTER_EVENTS = ["mcp.connected", "mcp.disconnected", "mcp.error", "mcp.connecting", "mcp.auth.completed", "tools.registered", "tools.deregistered"];
+
+export class SessionNotices {
+  private ctx?: ExtensionContext;
+  /** Servers still connecting when the session started: each says so once when it is ready. */
+  private late = new Set<string>();
+
+  constructor(
+    pi: ExtensionAPI,
+    private readonly bridge: McpBridge,
+    private readonly rows: () => ServerRow[],
+  ) {
+    for (const channel of FOOTER_EVENTS) pi.events.on(channel, () => this.updateFooter());
+    pi.events.on("mcp.connected", (data) => {
+      const { serverId, toolCount } = data as { serverId: string; toolCount: number };
+      if (this.late.delete(serverId)) this.tell(`MCP server '${serverId}' is ready: ${plural(toolCount, "tool")}`);
+    });
+  }
+
+  /** The session started: the startup notice (if there is anything to say) and the footer. */
+  sessionStarted(ctx: ExtensionContext, warnings: readonly string[]): void {
+    this.ctx = ctx;
+    this.late = new Set([...this.bridge.connections.values()].filter((c) => c.status === "connecting").map((c) => c.name));
+    const rootWarning = projectRootWarning(this.bridge.projectRoot, ctx.cwd);
+    const summary = formatStartupSummary(this.rows(), this.bridge.problems, rootWarning ? [...warnings, rootWarning] : warnings);
+    if (summary) show(ctx, summary, "warning");
+    this.updateFooter();
+  }
+
+  private tell(text: string): void {
+    if (!this.ctx) return;
+    try {
+      show(this.ctx, text);
+    } catch {
+      // The session this context belonged to is gone (a reload); the new one has its own summary.
+    }
+  }
+
+  private updateFooter(): void {
+    const ctx = this.ctx;
+    if (!ctx?.hasUI) return;
+    try {
+      const summary = statusSummary(this.rows());
+      ctx.ui.setStatus("mcp", summary && (summary.attention ? ctx.ui.theme.fg("warning", summary.text) : summary.text));
+    } catch {
+      // A context from a session that has ended.
+    }
+  }
+}
