@@ -63,6 +63,31 @@ describe("tool registration", { timeout: 120_000 }, () => {
     assert.match(warning!, /Tool name 'echo' of MCP server 'beta' \(tool 'echo'\) is already taken by tool 'echo' of MCP server 'alpha'; registered as 'echo_2'/);
   });
 
+  test("three servers whose tools want the same name: _2 and _3 in config order, each reaching its own server", async () => {
+    const delta = await startStreamableHttp();
+    const third = connectionFor("delta", { url: delta.url, prefix: "" });
+    try {
+      await third.connect();
+      const three = new Map([...[...connections].filter(([name]) => name !== "gamma"), ["delta", third]]);
+      assert.deepEqual([...three.keys()], ["alpha", "beta", "delta"]);
+      const tools = new Map<string, ToolDefinition>();
+      const registry = new ToolRegistry((def) => tools.set(def.name, def as ToolDefinition), (name) => three.get(name));
+      for (const connection of three.values()) registry.registerServer(connection);
+      const owner = (name: string) => registry.tools.find((t) => t.name === name)?.server;
+      assert.deepEqual(["echo", "echo_2", "echo_3", "echo_4"].map(owner), ["alpha", "beta", "delta", undefined]);
+      assert.match(registry.warnings.join("\n"), /Tool name 'echo' of MCP server 'delta' \(tool 'echo'\) is already taken by tool 'echo' of MCP server 'alpha'; registered as 'echo_3'/);
+      const servers = { alpha, beta, delta };
+      for (const [name, server] of [["echo", "alpha"], ["echo_2", "beta"], ["echo_3", "delta"]] as const) {
+        assert.equal(await callText(tools.get(name), { text: `to ${server}` }), `to ${server}`);
+        assert.deepEqual(servers[server].calls.at(-1), { name: "echo", args: { text: `to ${server}` } }, `${name} reached ${server}`);
+      }
+      assert.equal(delta.calls.length, 1, "delta got only its own call");
+    } finally {
+      await third.close();
+      await delta.close();
+    }
+  });
+
   test("a name of one of pi's tools is never taken over", () => {
     const { tools, registry } = register();
     assert.equal(tools.has("read"), false);
