@@ -3,7 +3,7 @@
  * unusual names that must still reach the server under their original name.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
@@ -278,11 +278,27 @@ describe("in pi: colliding names go by config order, whichever server connects f
     }
   });
 
+  /** The servers whose tool lists the bridge's cache holds on disk. */
+  function cachedServers(): Set<string> {
+    try {
+      const file = path.join(agentDir.dir, "mcp-bridge", "tool-cache.json");
+      const { entries } = JSON.parse(readFileSync(file, "utf8")) as { entries: Record<string, { server: string }> };
+      return new Set(Object.values(entries).map((e) => e.server));
+    } catch {
+      return new Set();
+    }
+  }
+
   after(async () => {
+    // Shut down first: a server still held back is then abandoned, not connected during the shutdown.
+    await pi?.close();
     releaseFirst.resolve();
     releaseZeroth.resolve();
     delete hook.__mcpOrderEvent;
-    await pi?.close();
+    // The bridge writes each list that arrives to its tool cache in the background, and its shutdown does not wait for
+    // that; the agent dir is removed only once every list that arrived is on disk, or a late write would recreate it.
+    const arrived = new Set(events.filter((e) => e.channel === "tools.registered").map((e) => e.serverId));
+    await waitFor(() => [...arrived].every((server) => cachedServers().has(server)), "the tool cache to hold every list that arrived");
     process.chdir(originalCwd);
     if (originalBudget === undefined) delete process.env.PI_MCP_STARTUP_BUDGET_MS;
     else process.env.PI_MCP_STARTUP_BUDGET_MS = originalBudget;
