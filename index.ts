@@ -78,6 +78,8 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     (server) => bridge.connection(server),
     undefined,
     emit,
+    // Colliding names go by config order; the bridge keeps its servers in that order.
+    () => [...bridge.connections.keys()],
   );
   // Every tool list (startup, a late or lazy server, a reconnect, list_changed) goes through one place.
   bridge.onTools((connection, tools) => registry.syncServer(connection, tools));

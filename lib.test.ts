@@ -14,6 +14,7 @@ import {
   shortHash,
   BridgeError,
   classifyError,
+  type ErrorKind,
   type ConfigFileInput,
   type ConfigSource,
   configFlagFromArgv,
@@ -597,16 +598,42 @@ describe("classifyError", () => {
     assert.equal(classifyError("a string"), "other");
     assert.equal(classifyError(new Error("found 401 items")), "other");
   });
-  test("auth and transport never overlap", () => {
-    const samples: unknown[] = [
-      new UnauthorizedError(),
-      new StreamableHTTPError(401, "x"),
-      new McpError(ErrorCode.ConnectionClosed, "Connection closed"),
-      new Error("Not connected"),
-      new Error("fetch failed: unauthorized"),
+  test("auth and transport never overlap: an error with hints of both gets one class, by a fixed precedence", () => {
+    const coded = (message: string, code: string) => Object.assign(new Error(message), { code });
+    // The precedence: the bridge's own kind; the SDK's UnauthorizedError; an HTTP status; the SDK's McpError code; a
+    // Node error code anywhere in the cause chain; then the message, where auth words win over transport words.
+    const table: Array<[what: string, sample: unknown, expected: ErrorKind]> = [
+      ["plain auth: the SDK's UnauthorizedError", new UnauthorizedError(), "auth"],
+      ["plain auth: HTTP 401", new StreamableHTTPError(401, "x"), "auth"],
+      ["plain transport: the connection closed", new McpError(ErrorCode.ConnectionClosed, "Connection closed"), "transport"],
+      ["plain transport: not connected", new Error("Not connected"), "transport"],
+      ["plain transport: fetch failed", new TypeError("fetch failed"), "transport"],
+      ["plain other: a server's answer", new McpError(ErrorCode.InvalidParams, "bad"), "other"],
+      ["plain other: a number that is no status", new Error("found 401 items"), "other"],
+      ["plain other: not an Error", "a string", "other"],
+      ["plain other: nothing", null, "other"],
+      ["the bridge's kind beats transport words", new BridgeError("auth", "s", "connection closed: fetch failed"), "auth"],
+      ["the bridge's kind beats auth words", new BridgeError("transport", "s", "HTTP 401 unauthorized"), "transport"],
+      ["a bridge error keeps its own kind, whatever its message says", new BridgeError("config", "s", "HTTP 401: connection closed"), "config"],
+      ["UnauthorizedError beats transport words", new UnauthorizedError("fetch failed: connection closed"), "auth"],
+      ["status 401 beats transport words", new StreamableHTTPError(401, "Connection closed"), "auth"],
+      ["SSE status 403 beats transport words", new SseError(403, "socket hang up", undefined as never), "auth"],
+      ["status in an SSE POST message (401) beats transport words", new Error("Error POSTing to endpoint (HTTP 401): socket hang up"), "auth"],
+      ["status 503 beats auth words", new StreamableHTTPError(503, "Unauthorized"), "transport"],
+      ["SSE status 404 beats auth words", new SseError(404, "forbidden", undefined as never), "transport"],
+      ["status in an SSE POST message (502) beats auth words", new Error("Error POSTing to endpoint (HTTP 502): Unauthorized"), "transport"],
+      ["status 400 beats transport words", new StreamableHTTPError(400, "fetch failed"), "other"],
+      ["McpError ConnectionClosed beats auth words", new McpError(ErrorCode.ConnectionClosed, "Connection closed: unauthorized"), "transport"],
+      ["another McpError code beats transport words", new McpError(ErrorCode.InternalError, "fetch failed: ECONNREFUSED"), "other"],
+      ["another McpError code beats auth words", new McpError(ErrorCode.InternalError, "Unauthorized access to repo"), "other"],
+      ["a Node error code beats auth words", coded("unauthorized", "ECONNRESET"), "transport"],
+      ["a Node error code in the cause beats auth words", new TypeError("forbidden", { cause: coded("connect ECONNREFUSED", "ECONNREFUSED") }), "transport"],
+      ["auth words beat 'fetch failed' in a TypeError", new TypeError("fetch failed: invalid_token"), "auth"],
+      ["auth words beat transport words", new Error("fetch failed: unauthorized"), "auth"],
+      ["auth words beat 'connection closed'", new Error("connection closed: authentication required"), "auth"],
     ];
-    for (const s of samples) assert.ok(["auth", "transport", "other"].includes(classifyError(s)));
-    assert.equal(classifyError(new Error("fetch failed: unauthorized")), "auth", "auth is decided first");
+    const wrong = table.filter(([, sample, expected]) => classifyError(sample) !== expected).map(([what, sample, expected]) => `${what}: ${classifyError(sample)}, expected ${expected}`);
+    assert.deepEqual(wrong, []);
   });
   test("httpStatusOf and describeError", () => {
     assert.equal(httpStatusOf(new StreamableHTTPError(405, "x")), 405);

@@ -157,20 +157,30 @@ describe("McpBridge", { timeout: 120_000 }, () => {
   });
 
   test("the bundled mcp.json ships with no servers", async () => {
+    const project = tempDir();
+    const agent = tempDir();
     const bridge = new McpBridge({
-      projectRoot: tempDir().dir,
-      agentDir: tempDir().dir,
+      projectRoot: project.dir,
+      agentDir: agent.dir,
       bundledPath: path.join(REPO_ROOT, "mcp.json"),
       env: process.env,
       clientInfo: { name: "test", version: "0" },
     });
-    await bridge.start();
-    assert.equal(bridge.connections.size, 0);
-    assert.deepEqual(bridge.problems, []);
+    try {
+      await bridge.start();
+      assert.equal(bridge.connections.size, 0);
+      assert.deepEqual(bridge.problems, []);
+    } finally {
+      await bridge.shutdown();
+      project.cleanup();
+      agent.cleanup();
+    }
   });
 
-  test("a lazy server: tools from the cache without a process, started on the first call; the cache is filled in the background once", async () => {
+  test("a lazy server: tools from the cache without a process, started on the first call; the cache is filled in the background once", async (t) => {
     const tmp = tempDir();
+    // Removed however the test ends.
+    t.after(() => tmp.cleanup());
     const log = path.join(tmp.dir, "events.jsonl");
     const cacheFile = path.join(tmp.dir, "agent", "mcp-bridge", "tool-cache.json");
     write(
@@ -229,7 +239,6 @@ describe("McpBridge", { timeout: 120_000 }, () => {
       const entries = Object.values((JSON.parse(readFileSync(cacheFile, "utf8")) as { entries: Record<string, { server: string }> }).entries);
       return entries.filter((e) => e.server === "db").length === 2;
     }, "two cache entries for two definitions of 'db'");
-    tmp.cleanup();
   });
 
   test("startup waits for servers only up to its budget; a slow server's tools are registered when it connects", async () => {
@@ -263,8 +272,10 @@ describe("McpBridge", { timeout: 120_000 }, () => {
     }
   });
 
-  test("after shutdown no process of any server remains: plain, wrapped, with children, restarted, lazily started", async () => {
+  test("after shutdown no process of any server remains: plain, wrapped, with children, restarted, lazily started", async (t) => {
     const tmp = tempDir();
+    // Removed however the test ends.
+    t.after(() => tmp.cleanup());
     const log = path.join(tmp.dir, "events.jsonl");
     const env = { FIXTURE_LOG: log };
     const { command, args } = fixtureEntry("grandchild");
@@ -294,7 +305,6 @@ describe("McpBridge", { timeout: 120_000 }, () => {
     const pids = readLog(log).flatMap((e) => (e.event === "grandchild" ? [e.pid, e.childPid as number] : [e.pid]));
     assert.equal(new Set(pids).size >= 8, true, `servers, a restart and two grandchildren: ${pids.length}`);
     await waitFor(() => pids.every((pid) => !isAlive(pid)), "every server process to be gone", 5000);
-    tmp.cleanup();
   });
 
   test("a server that waits for a sign-in keeps its cached tools, and calling one signs in once someone can", async () => {
@@ -305,8 +315,10 @@ describe("McpBridge", { timeout: 120_000 }, () => {
     write(path.join(tmp.dir, "project", ".pi", "mcp.json"), JSON.stringify({ mcpServers: { secure: { url: fixture.url } } }));
     let handler: SignInHandler | undefined = automaticSignIn();
     const options = () => ({ toolCache: new ToolCache(cacheFile), authStore: new AuthStore(authDir), signIn: () => handler });
+    const bridges: McpBridge[] = [];
     try {
       const first = registeredBridge(tmp.dir, options());
+      bridges.push(first.bridge);
       await first.bridge.start();
       assert.ok(first.tools.has("mcp_secure_echo"));
       await first.bridge.connection("secure")!.logout();
@@ -315,6 +327,7 @@ describe("McpBridge", { timeout: 120_000 }, () => {
       // A new session: no one can sign in at startup; the tools from last time are registered anyway.
       handler = undefined;
       const second = registeredBridge(tmp.dir, options());
+      bridges.push(second.bridge);
       await second.bridge.start();
       const secure = second.bridge.connection("secure")!;
       assert.equal(secure.needsSignIn, true);
@@ -322,8 +335,9 @@ describe("McpBridge", { timeout: 120_000 }, () => {
       handler = automaticSignIn(); // the session runs now, with a UI
       assert.equal((await runTool(second.tools.get("mcp_secure_echo"), { text: "signed in by calling" })).text, "signed in by calling");
       assert.equal(fixture.authorizations.length, 2);
-      await second.bridge.shutdown();
     } finally {
+      // Also when an assertion failed half-way: no bridge outlives the test.
+      await Promise.all(bridges.map((bridge) => bridge.shutdown()));
       await fixture.close();
       tmp.cleanup();
     }

@@ -252,6 +252,9 @@ describe("remote failures", { timeout: 120_000 }, () => {
     try {
       await connection.connect();
       await assert.rejects(call(connection, "crash_always"), /MCP server 'web' lost its connection during 'crash_always' again after reconnecting/);
+      // The server saw the call twice: the first try and the one retry on the new connection; no third.
+      assert.equal(server.calls.filter((c) => c.name === "crash_always").length, 2);
+      assert.equal(server.requests.filter((r) => r.rpc === "initialize").length, 2, "the first connect and one reconnect");
     } finally {
       await connection.close();
       await server.close();

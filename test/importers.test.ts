@@ -3,6 +3,7 @@
  * the candidate locations per platform, and discovery against a temp home and project.
  */
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
@@ -635,17 +636,45 @@ describe("discoverImports", { timeout: 60_000 }, () => {
     assert.deepEqual(await discoverImports({ home: empty, projectRoot: empty, platform: "linux", env: {} }), { servers: [], errors: [] });
   });
 
-  it("reports a file it may not read", { skip: process.getuid?.() === 0 ? "root reads any file" : false }, async () => {
-    const home = path.join(root, "locked");
+  it("reports a file it may not read", { skip: process.platform === "win32" ? "POSIX file modes only" : false }, async () => {
+    // Its own directory, which another user may pass through (0711) but not list.
+    const base = mkdtempSync(path.join(tmpdir(), "mcp-bridge-importers-locked-"));
+    chmodSync(base, 0o711);
+    const home = path.join(base, "home");
     const file = path.join(home, ".cursor", "mcp.json");
     put(file, '{"mcpServers": {"a": {"command": "a"}}}');
     chmodSync(file, 0o000);
+    const loc: ImportLocations = { home, projectRoot: path.join(base, "nowhere"), platform: "linux", env: {} };
     try {
-      const result = await discoverImports({ home, projectRoot: path.join(root, "nowhere"), platform: "linux", env: {} });
+      // Root reads a file whatever its mode, so as root the discovery runs in a child process as an unprivileged user.
+      const result = process.getuid?.() === 0 ? discoverAsUnprivileged(loc) : await discoverImports(loc);
       assert.deepEqual(result.servers, []);
       assert.deepEqual(result.errors, [`Cursor config ${file}: cannot read the file: permission denied`]);
     } finally {
-      chmodSync(file, 0o644);
+      rmSync(base, { recursive: true, force: true });
     }
   });
 });
+
+/** The user `nobody` has on Debian and most Linux systems. */
+const UNPRIVILEGED_ID = 65534;
+
+/** `discoverImports(loc)` in a child process running as `nobody` (for a test run as root). */
+function discoverAsUnprivileged(loc: ImportLocations): Awaited<ReturnType<typeof discoverImports>> {
+  const module = new URL("../src/config/import/discover.ts", import.meta.url).href;
+  const script = [
+    `const { discoverImports } = await import(${JSON.stringify(module)});`,
+    "process.stdout.write(JSON.stringify(await discoverImports(JSON.parse(process.env.IMPORT_LOCATIONS))));",
+  ].join("\n");
+  const child = spawnSync(process.execPath, ["--import", import.meta.resolve("tsx"), "--input-type=module", "-e", script], {
+    uid: UNPRIVILEGED_ID,
+    gid: UNPRIVILEGED_ID,
+    cwd: "/",
+    // tsx keeps a cache in the temp dir unless told not to; nothing of this run should stay behind.
+    env: { PATH: process.env.PATH, IMPORT_LOCATIONS: JSON.stringify(loc), TSX_DISABLE_CACHE: "1" },
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  assert.equal(child.status, 0, `the child running as uid ${UNPRIVILEGED_ID} failed: ${child.error ?? child.stderr}`);
+  return JSON.parse(child.stdout) as Awaited<ReturnType<typeof discoverImports>>;
+}

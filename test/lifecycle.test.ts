@@ -13,10 +13,16 @@ import { BridgeError } from "../src/common/errors.ts";
 import { startStreamableHttp } from "./fixtures/http-servers.ts";
 import { connectionFor, fixtureEntry, isAlive, readLog, runTool, tempDir, toolsOf, waitFor } from "./helpers.ts";
 
-/** Records events as the bridge publishes them on pi's bus. */
+/**
+ * Node's timers count whole milliseconds, so a timer may fire up to 1 ms before its delay has passed as
+ * `performance.now()` measures it. Waits are checked against this lower bound, never against an upper one.
+ */
+const TIMER_GRANULARITY_MS = 1;
+
+/** Records events as the bridge publishes them on pi's bus, with when each came (`performance.now()`). */
 function recorder() {
-  const events: Array<{ channel: string; payload: Record<string, unknown> }> = [];
-  const sink: EventSink = (channel, payload) => events.push({ channel, payload });
+  const events: Array<{ channel: string; payload: Record<string, unknown>; at: number }> = [];
+  const sink: EventSink = (channel, payload) => events.push({ channel, payload, at: performance.now() });
   return {
     events,
     sink,
@@ -114,6 +120,15 @@ describe("remote server lifecycle", { timeout: 120_000 }, () => {
         [...schedule.slice(1), null],
         "each failure announces the next delay; the last announces none",
       );
+      // … and waits it: attempt n starts no earlier than its delay after the failure before it (attempt 1: after the
+      // drop was noticed).
+      const at = (channel: string, attempt: number) => rec.events.find((e) => e.channel === channel && e.payload.attempt === attempt)!.at;
+      const dropNoticed = rec.events.find((e) => e.channel === "mcp.disconnected")!.at;
+      schedule.forEach((delay, i) => {
+        const attempt = i + 1;
+        const waited = at("mcp.connecting", attempt) - (attempt === 1 ? dropNoticed : at("mcp.error", attempt - 1));
+        assert.ok(waited >= delay - TIMER_GRANULARITY_MS, `attempt ${attempt} started ${waited.toFixed(1)} ms after the one before failed, not ${delay}`);
+      });
       assert.equal(connection.status, "disconnected");
       assert.equal(connection.state.gaveUp, true);
       assert.equal(connection.state.consecutiveFailures, 10);

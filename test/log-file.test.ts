@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, chmodSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import { DEFAULT_LOG_KEEP, DEFAULT_LOG_MAX_BYTES, LogFile, NULL_LOGGER, readLogTail } from "../src/common/log-file.ts";
@@ -38,9 +39,44 @@ const skipModes = process.platform === "win32" ? "POSIX modes only" : false;
 describe("log file", { timeout: 60_000 }, () => {
   after(() => rmSync(root, { recursive: true, force: true }));
 
-  it("has sensible defaults and a logger that drops everything", () => {
+  it("has sensible defaults", () => {
     assert.equal(DEFAULT_LOG_MAX_BYTES, 5 * 1024 * 1024);
     assert.equal(DEFAULT_LOG_KEEP, 2);
+  });
+
+  it("NULL_LOGGER writes nothing anywhere: no file, no output", () => {
+    // In a process of its own whose home, temp dir, agent dir and working directory are one empty directory: whatever
+    // it wrote, to a file or to stdout/stderr, would show.
+    const sandbox = mkdtempSync(path.join(tmpdir(), "mcp-bridge-null-log-"));
+    try {
+      const module = new URL("../src/common/log-file.ts", import.meta.url).href;
+      const script = [
+        `const { NULL_LOGGER } = await import(${JSON.stringify(module)});`,
+        `for (let i = 0; i < 100; i++) NULL_LOGGER.log({ level: i % 2 ? "error" : "info", event: "null-logger-test", server: "s", i });`,
+        // Give a logger that batches its writes (as LogFile does) turns of the event loop to write them.
+        "for (let i = 0; i < 3; i++) await new Promise((resolve) => setTimeout(resolve, 0));",
+      ].join("\n");
+      const child = spawnSync(process.execPath, ["--import", import.meta.resolve("tsx"), "--input-type=module", "-e", script], {
+        cwd: sandbox,
+        // tsx, which loads the TypeScript, keeps a cache in the temp dir unless told not to.
+        env: { PATH: process.env.PATH, HOME: sandbox, TMPDIR: sandbox, PI_CODING_AGENT_DIR: sandbox, TSX_DISABLE_CACHE: "1" },
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+      assert.equal(child.status, 0, child.stderr);
+      assert.equal(child.stdout, "");
+      assert.equal(child.stderr, "");
+      assert.deepEqual(readdirSync(sandbox, { recursive: true }), [], "no file appeared");
+    } finally {
+      rmSync(sandbox, { recursive: true, force: true });
+    }
+  });
+
+  it("NULL_LOGGER is frozen: one caller cannot change what every connection without a log shares", () => {
+    assert.ok(Object.isFrozen(NULL_LOGGER));
+    assert.throws(() => {
+      (NULL_LOGGER as { log: unknown }).log = () => assert.fail("replaced");
+    }, TypeError);
     assert.doesNotThrow(() => NULL_LOGGER.log({ level: "info", event: "nothing" }));
   });
 

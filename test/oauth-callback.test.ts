@@ -32,13 +32,15 @@ function closeServer(server: Server): Promise<void> {
 
 /** A port the system just had free, with room for the tries after it. */
 async function freeBasePort(): Promise<number> {
-  for (;;) {
+  // The system hands out ports near the top of the range only now and then: a few draws find one with room.
+  for (let draw = 0; draw < 20; draw++) {
     const server = await listenOn(0);
     assert.ok(server);
     const { port } = server.address() as AddressInfo;
     await closeServer(server);
     if (port + CALLBACK_PORT_TRIES - 1 <= 65_535) return port;
   }
+  assert.fail(`no free port with ${CALLBACK_PORT_TRIES - 1} ports above it in 20 draws`);
 }
 
 /** Holds the port (undefined when something else holds it already: taken either way). */

@@ -5,28 +5,37 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { RetrySchedule } from "../src/connection/retry-schedule.ts";
 
+/**
+ * Node's timers count whole milliseconds, so a timer may fire up to 1 ms before its delay has passed as
+ * `performance.now()` measures it. Waits are checked against this lower bound, never against an upper one.
+ */
+const TIMER_GRANULARITY_MS = 1;
+
 function recorder(outcomes: Array<"fail" | "fatal" | "ok">) {
   const calls: string[] = [];
-  const delays: number[] = [];
+  /** When each attempt started and each failure was reported (`performance.now()`), by attempt number. */
+  const attemptStarted = new Map<number, number>();
+  const failedAt = new Map<number, number>();
   let n = 0;
   const schedule = new RetrySchedule(
-    { maxAttempts: 4, initialDelayMs: 2, maxDelayMs: 6 },
+    { maxAttempts: 4, initialDelayMs: 20, maxDelayMs: 60 },
     {
       attempt: async (attempt) => {
+        attemptStarted.set(attempt, performance.now());
         calls.push(`attempt ${attempt}`);
         const outcome = outcomes[n++] ?? "fail";
         if (outcome !== "ok") throw Object.assign(new Error(outcome), { fatal: outcome === "fatal" });
       },
       retryable: (error) => !(error as { fatal?: boolean }).fatal,
-      scheduled: (attempt, at) => {
-        calls.push(`scheduled ${attempt}`);
-        delays.push(at - Date.now());
+      scheduled: (attempt) => calls.push(`scheduled ${attempt}`),
+      failed: (attempt, _error, retryIn) => {
+        failedAt.set(attempt, performance.now());
+        calls.push(`failed ${attempt} retryIn ${retryIn}`);
       },
-      failed: (attempt, _error, retryIn) => calls.push(`failed ${attempt} retryIn ${retryIn}`),
       gaveUp: (error) => calls.push(`gave up: ${(error as Error).message}`),
     },
   );
-  return { schedule, calls, delays };
+  return { schedule, calls, attemptStarted, failedAt };
 }
 
 describe("RetrySchedule", { timeout: 30_000 }, () => {
@@ -38,25 +47,35 @@ describe("RetrySchedule", { timeout: 30_000 }, () => {
   });
   after(() => clearInterval(keepAlive));
 
-  test("backs off 2, 4, 6, 6 ms and gives up after the last attempt", async () => {
-    const { schedule, calls } = recorder(["fail", "fail", "fail", "fail"]);
+  test("backs off 20, 40, 60, 60 ms and gives up after the last attempt", async () => {
+    const { schedule, calls, attemptStarted, failedAt } = recorder(["fail", "fail", "fail", "fail"]);
+    const started = performance.now();
     await schedule.start();
     assert.deepEqual(calls, [
       "scheduled 1",
       "attempt 1",
       "scheduled 2",
-      "failed 1 retryIn 4",
+      "failed 1 retryIn 40",
       "attempt 2",
       "scheduled 3",
-      "failed 2 retryIn 6",
+      "failed 2 retryIn 60",
       "attempt 3",
       "scheduled 4",
-      "failed 3 retryIn 6",
+      "failed 3 retryIn 60",
       "attempt 4",
       "failed 4 retryIn null",
       "gave up: fail",
     ]);
     assert.equal(schedule.running, undefined);
+    // The waits it announced are the waits it made: each attempt starts no earlier than its delay after the previous
+    // failure (the first: after the start).
+    const waited = [
+      attemptStarted.get(1)! - started,
+      ...[2, 3, 4].map((attempt) => attemptStarted.get(attempt)! - failedAt.get(attempt - 1)!),
+    ];
+    [20, 40, 60, 60].forEach((delay, i) => {
+      assert.ok(waited[i]! >= delay - TIMER_GRANULARITY_MS, `attempt ${i + 1} started ${waited[i]!.toFixed(1)} ms after the one before failed, not ${delay}`);
+    });
   });
 
   test("a failure retrying cannot fix ends it at once; a success ends it quietly", async () => {

@@ -2,7 +2,7 @@
  * Local servers over stdio: real child processes running the SDK-based fixture server.
  */
 import assert from "node:assert/strict";
-import { realpathSync, mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
@@ -101,9 +101,19 @@ describe("stdio: a working server", { timeout: 120_000 }, () => {
   test("large output is capped, with the whole text in a file", async () => {
     const { result, text } = await runTool(tools.get("mcp_fx_big"), { kb: 200 });
     assert.ok(text.length < 60 * 1024, `capped output is ${text.length} chars`);
-    assert.match(text, /\[Output truncated: .* Full output saved to: (.*)\]/);
+    const named = /\[Output truncated: .* Full output saved to: (.*)\]/.exec(text);
+    assert.ok(named, "the model is told where the full output is");
     const details = result.details as { truncated?: { fullOutputPath: string; totalBytes: number } };
     assert.equal(details.truncated!.totalBytes, 200 * 1024);
+    const file = details.truncated!.fullOutputPath;
+    assert.equal(named[1], file);
+    try {
+      // What the fixture's `big` tool sends: 200 lines of 1023 x's, each ending in a newline.
+      assert.equal(readFileSync(file, "utf8"), `${"x".repeat(1023)}\n`.repeat(200), "the file holds the whole text");
+      if (process.platform !== "win32") assert.equal(statSync(file).mode & 0o777, 0o600, "only the user may read it");
+    } finally {
+      rmSync(path.dirname(file), { recursive: true, force: true });
+    }
   });
 
   test("the child gets the configured env and the SDK's safe defaults, not the host environment", async () => {
@@ -119,32 +129,64 @@ describe("stdio: a working server", { timeout: 120_000 }, () => {
 });
 
 describe("stdio: timeouts", { timeout: 120_000 }, () => {
-  test("a call with no answer and no progress times out; the connection stays usable", async () => {
-    const connection = connectionFor("fx", { ...fixtureEntry(), requestTimeout: 300 });
+  test("a call with no answer and no progress times out; the server is told; the connection stays usable", async () => {
+    const tmp = tempDir();
+    const log = path.join(tmp.dir, "events.jsonl");
+    // Long enough that the other requests on this connection (the tool list, the echo after) never come near it.
+    const connection = connectionFor("fx", { ...fixtureEntry(), env: { FIXTURE_LOG: log }, requestTimeout: 2000 });
     try {
       await connection.connect();
       const tools = toolsOf(connection);
-      await assert.rejects(runTool(tools.get("mcp_fx_slow"), { ms: 30_000 }), (error: unknown) => {
+      await assert.rejects(runTool(tools.get("mcp_fx_slow"), { ms: 60_000 }), (error: unknown) => {
         assert.ok(error instanceof BridgeError);
         assert.equal(error.kind, "timeout");
-        assert.match(error.message, /did not answer 'slow' within 0\.3 s without progress; raise `requestTimeout`/);
+        assert.match(error.message, /did not answer 'slow' within 2 s without progress; raise `requestTimeout`/);
         return true;
       });
+      // The call did reach the server and was left unanswered; at the timeout the server was told to stop.
+      await waitFor(() => readLog(log).some((e) => e.event === "cancelled" && e.name === "slow"), "the server to see the cancellation");
+      assert.equal(readLog(log).filter((e) => e.event === "call" && e.name === "slow").length, 1);
       assert.equal((await runTool(tools.get("mcp_fx_echo"), { text: "still here" })).text, "still here");
     } finally {
       await connection.close();
+      tmp.cleanup();
     }
   });
 
   test("progress notifications reset the request timeout", async () => {
-    const connection = connectionFor("fx", { ...fixtureEntry(), requestTimeout: 400 });
+    const tmp = tempDir();
+    const release = path.join(tmp.dir, "release");
+    const requestTimeout = 1000;
+    const connection = connectionFor("fx", { ...fixtureEntry(), requestTimeout });
     try {
       await connection.connect();
-      // Eight steps of 150 ms: three times the timeout in all, but never 400 ms without progress.
-      const { text } = await runTool(toolsOf(connection).get("mcp_fx_progress"), { steps: 8, delayMs: 150 });
-      assert.equal(text, "done after 8 steps");
+      const tool = toolsOf(connection).get("mcp_fx_progress")!;
+      // The server reports progress every 50 ms (a twentieth of the timeout) until the test creates `release`.
+      const delayMs = 50;
+      let updates = 0;
+      const started = performance.now();
+      const call = tool.execute("call-id", { steps: 10_000, delayMs, until: release } as never, undefined, () => void updates++, undefined as never);
+      let ended = false;
+      const outcome = call.then(
+        (result) => ({ result }),
+        (error: unknown) => ({ error }),
+      );
+      void outcome.then(() => (ended = true));
+      // The server waits at least `delayMs` before each notification, so this many span well over twice the timeout.
+      const enough = Math.ceil((2.5 * requestTimeout) / delayMs);
+      await waitFor(() => updates >= enough || ended, `${enough} progress notifications`, 60_000);
+      if (ended) {
+        const early = await outcome;
+        assert.fail(`the call ended before the test released it: ${"error" in early ? String(early.error) : "it answered"}`);
+      }
+      writeFileSync(release, "");
+      const finished = await outcome;
+      assert.ok("result" in finished, `the call failed: ${String((finished as { error: unknown }).error)}`);
+      assert.match((finished.result.content[0] as { text: string }).text, /^done after \d+ steps$/);
+      assert.ok(performance.now() - started >= 2 * requestTimeout, "the call lasted longer than two request timeouts");
     } finally {
       await connection.close();
+      tmp.cleanup();
     }
   });
 });
@@ -266,12 +308,20 @@ describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
     try {
       await connection.connect();
       const tools = toolsOf(connection);
-      const slowCalls = [1, 2, 3].map(() => runTool(tools.get("mcp_flaky_slow"), { ms: 200 }));
-      await waitFor(() => readLog(log).filter((e) => e.name === "slow").length === 3, "three slow calls in flight");
+      // The slow calls wait until the test creates `release`, so they are still running when the server dies.
+      const release = path.join(tmp.dir, "release");
+      const slowCalls = [1, 2, 3].map(() => runTool(tools.get("mcp_flaky_slow"), { ms: 60_000, until: release }));
+      const slowOn = (pid: number) => readLog(log).filter((e) => e.event === "call" && e.name === "slow" && e.pid === pid).length;
+      const firstPid = readLog(log).find((e) => e.event === "start")!.pid;
+      await waitFor(() => slowOn(firstPid) === 3, "three slow calls in flight");
       const crash = runTool(tools.get("mcp_flaky_crash_once"), {});
+      await waitFor(() => !isAlive(firstPid), "the first server process to die");
+      writeFileSync(release, "");
       const results = await Promise.all([crash, ...slowCalls]);
       assert.deepEqual(results.map((r) => r.text), ["survived", "finished", "finished", "finished"]);
-      assert.equal(readLog(log).filter((e) => e.event === "start").length, 2, "one process before, one after: no duplicate connections");
+      const starts = readLog(log).filter((e) => e.event === "start");
+      assert.equal(starts.length, 2, "one process before, one after: no duplicate connections");
+      assert.equal(slowOn(starts[1]!.pid), 3, "each interrupted call ran again on the new process");
     } finally {
       await connection.close();
       tmp.cleanup();

@@ -19,11 +19,19 @@ export const SESSION_MARKER_ENV = "PI_TMUX_TEST_SESSION";
 
 let tmuxAvailable: boolean | undefined;
 
-/** Whether a usable tmux is installed (tests skip without one). Linux only: `stop()` reads processes from /proc. */
+/** Why the tests cannot run without tmux, and how to get it. */
+export const TMUX_MISSING =
+  "tmux is not installed (`tmux -V` failed), and the terminal tests need it: install it, e.g. `apt-get install -y tmux` " +
+  "on Debian or Ubuntu (.ci/run does this in CI)";
+
+/** Whether a usable tmux is installed. */
 export function hasTmux(): boolean {
-  tmuxAvailable ??= process.platform === "linux" && spawnSync("tmux", ["-V"], { stdio: "ignore" }).status === 0;
+  tmuxAvailable ??= spawnSync("tmux", ["-V"], { stdio: "ignore" }).status === 0;
   return tmuxAvailable;
 }
+
+/** Why these tests cannot run on this platform at all, if so: `stop()` reads processes from /proc. */
+export const TMUX_UNSUPPORTED_PLATFORM = process.platform === "linux" ? undefined : "the tmux tests read processes from /proc (Linux only)";
 
 export interface PiInTmuxOptions {
   /** pi's arguments, after `DEFAULT_PI_ARGS` (or alone with `bare`). */
@@ -51,10 +59,19 @@ export interface PiInTmux {
   type(text: string): void;
   /** Presses keys by tmux's names: `Enter`, `Escape`, `Up`, `Down`, `Tab`, `C-c`, `BSpace`, ... */
   press(...keys: string[]): void;
-  /** Polls the screen until `pattern` matches; resolves with that screen, rejects (showing the screen) after `timeoutMs`. */
-  waitForScreen(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  /**
+   * Polls the screen until `pattern` matches (a RegExp, or any `test` of the screen with a `toString` saying what it
+   * waits for); resolves with that screen, rejects (showing the screen) after `timeoutMs`.
+   */
+  waitForScreen(pattern: ScreenPattern, timeoutMs?: number): Promise<string>;
   /** Ends the tmux server and pi; rejects if pi or a process it started is still running 15 s later. Idempotent. */
   stop(): Promise<void>;
+}
+
+/** What `waitForScreen` waits for (a RegExp is one); `toString` names it in the error of a wait that timed out. */
+export interface ScreenPattern {
+  test(screen: string): boolean;
+  toString(): string;
 }
 
 let counter = 0;
@@ -119,7 +136,7 @@ function describeProcesses(pids: number[]): string {
 }
 
 export function startPiInTmux(options: PiInTmuxOptions = {}): PiInTmux {
-  if (!hasTmux()) throw new Error("tmux is not installed");
+  if (!hasTmux()) throw new Error(TMUX_MISSING);
   const { width = 160, height = 50 } = options;
   const session = `pi-test-${process.pid}-${++counter}-${Math.random().toString(36).slice(2, 8)}`;
   const temp = tempDir("mcp-bridge-tmux-");

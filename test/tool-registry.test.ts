@@ -3,12 +3,16 @@
  * unusual names that must still reach the server under their original name.
  */
 import assert from "node:assert/strict";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
+import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
 import { ToolRegistry } from "../src/pi/tool-registry.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
-import { connectionFor } from "./helpers.ts";
+import { connectionFor, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 
 const LONG_NAME = `fetch_${"very_long_segment_".repeat(5)}end`;
 const ODD_NAME = "get.item v2";
@@ -61,6 +65,31 @@ describe("tool registration", { timeout: 120_000 }, () => {
     assert.equal(registry.tools.find((t) => t.name === "echo_2")!.server, "beta");
     const warning = registry.warnings.find((w) => w.includes("'echo'"));
     assert.match(warning!, /Tool name 'echo' of MCP server 'beta' \(tool 'echo'\) is already taken by tool 'echo' of MCP server 'alpha'; registered as 'echo_2'/);
+  });
+
+  test("three servers whose tools want the same name: _2 and _3 in config order, each reaching its own server", async () => {
+    const delta = await startStreamableHttp();
+    const third = connectionFor("delta", { url: delta.url, prefix: "" });
+    try {
+      await third.connect();
+      const three = new Map([...[...connections].filter(([name]) => name !== "gamma"), ["delta", third]]);
+      assert.deepEqual([...three.keys()], ["alpha", "beta", "delta"]);
+      const tools = new Map<string, ToolDefinition>();
+      const registry = new ToolRegistry((def) => tools.set(def.name, def as ToolDefinition), (name) => three.get(name));
+      for (const connection of three.values()) registry.registerServer(connection);
+      const owner = (name: string) => registry.tools.find((t) => t.name === name)?.server;
+      assert.deepEqual(["echo", "echo_2", "echo_3", "echo_4"].map(owner), ["alpha", "beta", "delta", undefined]);
+      assert.match(registry.warnings.join("\n"), /Tool name 'echo' of MCP server 'delta' \(tool 'echo'\) is already taken by tool 'echo' of MCP server 'alpha'; registered as 'echo_3'/);
+      const servers = { alpha, beta, delta };
+      for (const [name, server] of [["echo", "alpha"], ["echo_2", "beta"], ["echo_3", "delta"]] as const) {
+        assert.equal(await callText(tools.get(name), { text: `to ${server}` }), `to ${server}`);
+        assert.deepEqual(servers[server].calls.at(-1), { name: "echo", args: { text: `to ${server}` } }, `${name} reached ${server}`);
+      }
+      assert.equal(delta.calls.length, 1, "delta got only its own call");
+    } finally {
+      await third.close();
+      await delta.close();
+    }
   });
 
   test("a name of one of pi's tools is never taken over", () => {
@@ -121,6 +150,52 @@ describe("tool registration", { timeout: 120_000 }, () => {
     assert.equal(tools.has("echo_3"), false);
   });
 
+  test("before the session, the same names whichever server's list arrives first: config order decides", () => {
+    const order = () => ["alpha", "beta"];
+    const namesAfter = (arrival: string[]) => {
+      const registry = new ToolRegistry(() => {}, (name) => connections.get(name), undefined, undefined, order);
+      for (const server of arrival) registry.registerServer(connections.get(server)!);
+      return registry.tools.map((t) => `${t.server}/${t.originalName}=${t.name}`).sort();
+    };
+    const inOrder = namesAfter(["alpha", "beta"]);
+    assert.ok(inOrder.includes("alpha/echo=echo") && inOrder.includes("beta/echo=echo_2"));
+    assert.deepEqual(namesAfter(["beta", "alpha"]), inOrder);
+  });
+
+  test("before the session, a name a moved tool left behind explains itself and leaves the active set", async () => {
+    const order = () => ["alpha", "beta"];
+    const tools = new Map<string, ToolDefinition>();
+    const events: Array<[string, Record<string, unknown>]> = [];
+    const registry = new ToolRegistry(
+      (def) => tools.set(def.name, def as ToolDefinition),
+      (name) => connections.get(name),
+      undefined,
+      (channel, payload) => events.push([channel, payload]),
+      order,
+    );
+    const alphaConnection = connections.get("alpha")!;
+    const betaConnection = connections.get("beta")!;
+    registry.syncServer(betaConnection, betaConnection.tools);
+    registry.syncServer(alphaConnection, alphaConnection.tools);
+    assert.equal(registry.tools.find((t) => t.name === "echo_2")?.server, "beta", "beta moved to echo_2 when alpha came");
+    const [channel, payload] = events.at(-1)!;
+    assert.equal(channel, "tools.updated");
+    assert.equal(payload.serverId, "beta");
+    assert.ok((payload.tools as Array<{ name: string; originalName: string }>).some((t) => t.name === "echo_2" && t.originalName === "echo"), "the move is announced");
+    // alpha stops listing echo: beta's echo gets the plain name back, and echo_2, which pi still has, is retired.
+    registry.syncServer(alphaConnection, alphaConnection.tools.filter((t) => t.name !== "echo"));
+    assert.equal(registry.tools.find((t) => t.name === "echo")?.server, "beta");
+    assert.equal(registry.tools.some((t) => t.name === "echo_2"), false);
+    let active = [...tools.keys()];
+    registry.bindActivation({ getActiveTools: () => active, setActiveTools: (names) => (active = names) });
+    assert.ok(active.includes("echo"));
+    assert.equal(active.includes("echo_2"), false);
+    assert.equal(await callText(tools.get("echo"), { text: "to beta" }), "to beta");
+    assert.deepEqual(beta.calls.at(-1), { name: "echo", args: { text: "to beta" } });
+    await assert.rejects(callText(tools.get("echo_2"), { text: "x" }), /Tool 'echo_2' is no longer available: tool 'echo' of MCP server 'beta' has another name now/);
+    assert.doesNotMatch(registry.warnings.join("\n"), /'echo' of MCP server 'beta'/, "no warning about a collision that is gone");
+  });
+
   test("$ref schemas are inlined into the parameters pi sees", () => {
     const { tools } = register();
     assert.deepEqual(tools.get("shape")!.parameters, {
@@ -128,5 +203,154 @@ describe("tool registration", { timeout: 120_000 }, () => {
       properties: { at: { type: "object", properties: { x: { type: "number" }, y: { type: "number" } }, required: ["x", "y"] } },
       required: ["at"],
     });
+  });
+});
+
+/** A promise and the function that resolves it (Node 20 has no `Promise.withResolvers`). */
+function gate(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+describe("in pi: colliding names go by config order, whichever server connects first", { timeout: 120_000 }, () => {
+  const project = tempDir("mcp-bridge-order-project-");
+  const agentDir = tempDir("mcp-bridge-order-agent-");
+  const originalCwd = process.cwd();
+  const originalBudget = process.env.PI_MCP_STARTUP_BUDGET_MS;
+  const events: Array<{ channel: string; serverId: string; tools: Array<{ name: string; originalName: string }> }> = [];
+  const hook = globalThis as { __mcpOrderEvent?: (channel: string, payload: (typeof events)[number]) => void };
+  const releaseFirst = gate();
+  const releaseZeroth = gate();
+  let zeroth: RunningServer;
+  let first: RunningServer;
+  let second: RunningServer;
+  let pi: InProcessPi | undefined;
+  /** The startup notice (printed, as there is no UI). */
+  const notice: string[] = [];
+
+  const registered = (server: string) => events.some((e) => e.channel === "tools.registered" && e.serverId === server);
+
+  before(async () => {
+    // zeroth and first come before second in the config, but second is up first: first answers nothing until second's
+    // tools are registered, and zeroth nothing until pi's session runs.
+    zeroth = await startStreamableHttp({ holdRequests: releaseZeroth.promise });
+    first = await startStreamableHttp({ holdRequests: releaseFirst.promise });
+    second = await startStreamableHttp();
+    mkdirSync(path.join(project.dir, ".pi"));
+    writeFileSync(
+      path.join(project.dir, ".pi", "mcp.json"),
+      JSON.stringify({
+        mcpServers: {
+          zeroth: { url: zeroth.url, prefix: "" },
+          first: { url: first.url, prefix: "" },
+          second: { url: second.url, prefix: "" },
+        },
+      }),
+    );
+    // Another extension, loaded first, that passes the bridge's tool events on to this test.
+    writeFileSync(
+      path.join(project.dir, "listener.ts"),
+      `export default function (pi) {
+        for (const channel of ["tools.registered", "tools.updated"]) {
+          pi.events.on(channel, (payload) => globalThis.__mcpOrderEvent?.(channel, payload));
+        }
+      }`,
+    );
+    hook.__mcpOrderEvent = (channel, payload) => {
+      events.push({ ...payload, channel });
+      if (channel === "tools.registered" && payload.serverId === "second") releaseFirst.resolve();
+    };
+    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
+    // pi's startup does not wait for any server: the test decides when the session starts.
+    process.env.PI_MCP_STARTUP_BUDGET_MS = "0";
+    process.chdir(project.dir);
+    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [path.join(project.dir, "listener.ts"), REPO_ROOT] });
+    // Both servers are registered before the session starts (pi has shown no tool to a model yet).
+    await waitFor(() => registered("first"), "the first server's tools, after the second's", 30_000);
+    assert.equal(registered("zeroth"), false, "zeroth is still held back");
+    const originalLog = console.log;
+    console.log = (...args: unknown[]) => notice.push(args.join(" "));
+    try {
+      await pi.session.bindExtensions({});
+    } finally {
+      console.log = originalLog;
+    }
+  });
+
+  /** The servers whose tool lists the bridge's cache holds on disk. */
+  function cachedServers(): Set<string> {
+    try {
+      const file = path.join(agentDir.dir, "mcp-bridge", "tool-cache.json");
+      const { entries } = JSON.parse(readFileSync(file, "utf8")) as { entries: Record<string, { server: string }> };
+      return new Set(Object.values(entries).map((e) => e.server));
+    } catch {
+      return new Set();
+    }
+  }
+
+  after(async () => {
+    // Shut down first: a server still held back is then abandoned, not connected during the shutdown.
+    await pi?.close();
+    releaseFirst.resolve();
+    releaseZeroth.resolve();
+    delete hook.__mcpOrderEvent;
+    // The bridge writes each list that arrives to its tool cache in the background, and its shutdown does not wait for
+    // that; the agent dir is removed only once every list that arrived is on disk, or a late write would recreate it.
+    const arrived = new Set(events.filter((e) => e.channel === "tools.registered").map((e) => e.serverId));
+    await waitFor(() => [...arrived].every((server) => cachedServers().has(server)), "the tool cache to hold every list that arrived");
+    process.chdir(originalCwd);
+    if (originalBudget === undefined) delete process.env.PI_MCP_STARTUP_BUDGET_MS;
+    else process.env.PI_MCP_STARTUP_BUDGET_MS = originalBudget;
+    await Promise.all([zeroth, first, second].map((server) => server?.close()));
+    project.cleanup();
+    agentDir.cleanup();
+  });
+
+  /** The model calls `echo`-named tools with these texts; returns the tool names it was offered. */
+  async function callEchoes(calls: Record<string, string>): Promise<string[]> {
+    let offered: string[] = [];
+    pi!.faux.setResponses([
+      (context) => {
+        offered = (context.tools ?? []).map((t) => t.name);
+        return fauxAssistantMessage(Object.entries(calls).map(([tool, text]) => fauxToolCall(tool, { text })), { stopReason: "toolUse" });
+      },
+      fauxAssistantMessage("done"),
+    ]);
+    await pi!.session.prompt("echo");
+    return offered;
+  }
+
+  test("the server earlier in the config keeps the plain name though it connected second", async () => {
+    assert.ok(
+      events.findIndex((e) => e.channel === "tools.registered" && e.serverId === "second") <
+        events.findIndex((e) => e.channel === "tools.registered" && e.serverId === "first"),
+      "second really was registered first",
+    );
+    const offered = await callEchoes({ echo: "to the plain name", echo_2: "to the suffixed name" });
+    assert.ok(offered.includes("echo") && offered.includes("echo_2"), offered.join(", "));
+    assert.deepEqual(first.calls.at(-1), { name: "echo", args: { text: "to the plain name" } });
+    assert.deepEqual(second.calls.at(-1), { name: "echo", args: { text: "to the suffixed name" } });
+    assert.equal(first.calls.length + second.calls.length, 2);
+    // Every fixture tool collides: the first server has all the plain names, the second all the _2 ones.
+    const tools = pi!.session.getAllTools().map((t) => t.name);
+    for (const name of ["echo", "add", "strict", "pid"]) {
+      assert.ok(tools.includes(name) && tools.includes(`${name}_2`), name);
+    }
+    const moved = events.filter((e) => e.channel === "tools.updated" && e.serverId === "second").flatMap((e) => e.tools);
+    assert.ok(moved.some((t) => t.originalName === "echo" && t.name === "echo_2"), "the move is announced");
+    const text = notice.join("\n");
+    assert.match(text, /Tool name 'echo' of MCP server 'second' \(tool 'echo'\) is already taken by tool 'echo' of MCP server 'first'; registered as 'echo_2'/);
+    assert.doesNotMatch(text, /of MCP server 'first' \(tool '[a-z_]+'\) is already taken/, "no warning left from before the move");
+  });
+
+  test("once the session runs, names stay: a server earlier in the config that comes later gets the next free suffix", async () => {
+    releaseZeroth.resolve();
+    await waitFor(() => registered("zeroth"), "the held-back server's tools", 30_000);
+    const offered = await callEchoes({ echo: "still the first", echo_3: "to zeroth" });
+    assert.ok(offered.includes("echo_3"), offered.join(", "));
+    assert.deepEqual(first.calls.at(-1), { name: "echo", args: { text: "still the first" } });
+    assert.deepEqual(zeroth.calls.at(-1), { name: "echo", args: { text: "to zeroth" } });
+    assert.equal(zeroth.calls.length, 1);
   });
 });

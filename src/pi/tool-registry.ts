@@ -77,6 +77,24 @@ function signature(tool: Tool): string {
   return JSON.stringify([tool.title, tool.description, tool.inputSchema, tool.annotations?.title]);
 }
 
+function takenWarning(wanted: string, server: string, tool: string, owner: string, name: string): string {
+  return `Tool name '${wanted}' of MCP server '${server}' (tool '${tool}') is already taken by ${owner}; registered as '${name}'`;
+}
+
+/** A server's tools, each name once (the first wins, as a server listing a name twice can only run one of them). */
+function uniqueByName(tools: readonly Tool[]): Tool[] {
+  const seen = new Set<string>();
+  return tools.filter((tool) => !seen.has(tool.name) && seen.add(tool.name));
+}
+
+/**
+ * Which tool gets a name two servers want: the rule is config order (the server from the higher-priority file, or
+ * earlier in its file, keeps the plain name; the other gets `_2`), and it must hold whichever server connects first.
+ * Until pi's session runs, no model has seen any name, so whenever a server's list arrives every name is dealt again
+ * in config order and a tool that loses its name moves. Once the session runs (`bindActivation`), a name stays with
+ * its tool: the model may have seen it, and a call it makes later must still reach the same tool. A server that
+ * connects after that (one slower than the startup budget) therefore takes the next free name, not a name in use.
+ */
 export class ToolRegistry {
   private readonly byName = new Map<string, RegisteredTool>();
   private readonly definitions = new Map<string, ToolDefinition<TSchema, ToolDetails>>();
@@ -85,19 +103,32 @@ export class ToolRegistry {
   private readonly signatures = new Map<string, string>();
   /** Names of tools their server stopped listing; their definitions only explain that. */
   private readonly withdrawn = new Set<string>();
+  /** Each server's connection and the tools it lists now; servers in the order their lists first arrived. */
+  private readonly listed = new Map<string, { connection: ServerConnection; tools: Tool[] }>();
+  /** True once pi's session runs: from then on names never move (see the class comment). */
+  private settled = false;
   /** Activation changes asked for before pi's session could take them. */
   private pending: { add: Set<string>; remove: Set<string> } = { add: new Set(), remove: new Set() };
   private activation?: ToolActivation;
   private readonly reserved: Map<string, string>;
-  readonly warnings: string[] = [];
+  /** Why a tool did not get the name it wanted, by `server\0tool`; dealt again with the names. */
+  private readonly collisions = new Map<string, string>();
+  private readonly notes: string[] = [];
 
+  /** `serverOrder` gives the configured servers in config order (highest priority first). */
   constructor(
     private readonly registerTool: RegisterTool,
     private readonly connectionFor: (server: string) => ServerConnection | undefined,
     reservedNames: readonly string[] = PI_BUILTIN_TOOL_NAMES,
     private readonly events?: EventSink,
+    private readonly serverOrder?: () => readonly string[],
   ) {
     this.reserved = new Map(reservedNames.map((name) => [name, `pi's built-in tool '${name}'`]));
+  }
+
+  /** What the user should hear about: names that were taken, schemas that could not be used. */
+  get warnings(): string[] {
+    return [...this.collisions.values(), ...this.notes];
   }
 
   get tools(): RegisteredTool[] {
@@ -127,35 +158,126 @@ export class ToolRegistry {
    */
   syncServer(connection: ServerConnection, tools: readonly Tool[]): { added: string[]; updated: string[]; removed: string[] } {
     const server = connection.name;
+    const list = uniqueByName(tools);
+    const listedNames = new Set(list.map((t) => t.name));
+    // Tools it stopped listing go first, so their names are free when names are dealt again below.
+    const removed = this.toolsOf(server).filter((t) => !listedNames.has(t.originalName));
+    for (const tool of removed) this.withdraw(tool);
+    this.listed.set(server, { connection, tools: list });
+    const { moved, vacated } = this.settled ? { moved: new Map<string, RegisteredTool[]>(), vacated: [] } : this.dealNamesInConfigOrder();
     const added: RegisteredTool[] = [];
     const updated: RegisteredTool[] = [];
-    const seen = new Set<string>();
-    for (const tool of tools) {
+    for (const tool of list) {
       const key = `${server}\0${tool.name}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
       const name = this.assigned.get(key);
-      const known = name !== undefined && this.byName.has(name);
+      const current = name === undefined ? undefined : this.byName.get(name);
+      const known = current !== undefined && current.server === server && current.originalName === tool.name;
       if (known && this.signatures.get(key) === signature(tool)) continue;
       const registered = this.registerOne(connection, tool);
       this.signatures.set(key, signature(tool));
       (known ? updated : added).push(registered);
       if (this.withdrawn.delete(registered.name)) this.activate(registered.name, true);
     }
-    const removed: RegisteredTool[] = [];
-    for (const tool of this.toolsOf(server)) {
-      if (seen.has(`${server}\0${tool.originalName}`)) continue;
-      this.withdraw(tool);
-      removed.push(tool);
-    }
+    for (const { name, tool, definition } of vacated) if (!this.byName.has(name)) this.retire(name, tool, definition);
+    for (const tool of moved.get(server) ?? []) if (!updated.some((t) => t.name === tool.name)) updated.push(tool);
     const describe = (list: RegisteredTool[]) => list.map((t) => ({ name: t.name, originalName: t.originalName }));
     if (added.length) this.events?.("tools.registered", { serverId: server, tools: describe(added) });
     if (updated.length) this.events?.("tools.updated", { serverId: server, tools: describe(updated) });
     if (removed.length) this.events?.("tools.deregistered", { serverId: server, tools: describe(removed) });
+    for (const [other, renamed] of moved) if (other !== server) this.events?.("tools.updated", { serverId: other, tools: describe(renamed) });
     return { added: added.map((t) => t.name), updated: updated.map((t) => t.name), removed: removed.map((t) => t.name) };
   }
 
-  /** Takes a tool out of the model's view; its name stays reserved, so it comes back under the same name. */
+  /** The servers whose lists arrived, in config order; a server the order does not name comes last, as it arrived. */
+  private inConfigOrder(): Array<{ connection: ServerConnection; tools: Tool[] }> {
+    const order = this.serverOrder?.() ?? [];
+    const rank = (server: string) => {
+      const index = order.indexOf(server);
+      return index === -1 ? order.length : index;
+    };
+    return [...this.listed.values()]
+      .map((entry, arrival) => ({ entry, arrival, rank: rank(entry.connection.name) }))
+      .sort((a, b) => a.rank - b.rank || a.arrival - b.arrival)
+      .map(({ entry }) => entry);
+  }
+
+  /**
+   * Before the session runs: gives every listed tool its name afresh, servers in config order and each server's tools
+   * in its own order, and moves the registered tools whose name changed. Returns them by server, and the names they
+   * left (which the caller retires unless a new tool takes them).
+   */
+  private dealNamesInConfigOrder(): {
+    moved: Map<string, RegisteredTool[]>;
+    vacated: Array<{ name: string; tool: RegisteredTool; definition: ToolDefinition<TSchema, ToolDetails> }>;
+  } {
+    const owners = new Map(this.reserved);
+    const names = new Map<string, string>();
+    this.collisions.clear();
+    for (const { connection, tools } of this.inConfigOrder()) {
+      const server = connection.name;
+      for (const tool of tools) {
+        const key = `${server}\0${tool.name}`;
+        const wanted = toolNameFor(server, tool.name, connection.config.prefix);
+        const name = allocateToolName(wanted, (candidate) => owners.has(candidate));
+        if (name !== wanted) this.collisions.set(key, takenWarning(wanted, server, tool.name, owners.get(wanted)!, name));
+        owners.set(name, `tool '${tool.name}' of MCP server '${server}'`);
+        names.set(key, name);
+      }
+    }
+    // A withdrawn tool whose name went to a listed one loses it: should it come back, it gets a name like any other.
+    for (const [key, name] of this.assigned) if (!names.has(key) && owners.has(name)) this.assigned.delete(key);
+    const moves: Array<{ tool: RegisteredTool; definition: ToolDefinition<TSchema, ToolDetails>; to: string }> = [];
+    for (const [key, name] of names) {
+      const from = this.assigned.get(key);
+      this.assigned.set(key, name);
+      if (from === undefined || from === name) continue;
+      const tool = this.byName.get(from);
+      const definition = this.definitions.get(from);
+      if (tool && definition && `${tool.server}\0${tool.originalName}` === key) moves.push({ tool, definition, to: name });
+    }
+    // All out of their old names before any takes a new one: two tools may swap.
+    for (const { tool } of moves) {
+      this.byName.delete(tool.name);
+      this.definitions.delete(tool.name);
+    }
+    const moved = new Map<string, RegisteredTool[]>();
+    for (const { tool, definition, to } of moves) {
+      const renamed: RegisteredTool = { ...tool, name: to };
+      this.byName.set(to, renamed);
+      this.install({ ...definition, name: to });
+      if (this.withdrawn.delete(to)) this.activate(to, true);
+      moved.set(tool.server, [...(moved.get(tool.server) ?? []), renamed]);
+    }
+    return { moved, vacated: moves.map(({ tool, definition }) => ({ name: tool.name, tool, definition })) };
+  }
+
+  private install(definition: ToolDefinition<TSchema, ToolDetails>): void {
+    this.definitions.set(definition.name, definition);
+    this.registerTool(definition);
+  }
+
+  /**
+   * A name pi still has from before the session, whose tool moved to another name and which nothing took over: pi
+   * cannot unregister it, so it leaves the active set and a call to it says where the tool went.
+   */
+  private retire(name: string, tool: RegisteredTool, definition: ToolDefinition<TSchema, ToolDetails>): void {
+    const which = `tool '${tool.originalName}' of MCP server '${tool.server}'`;
+    this.install({
+      ...definition,
+      name,
+      description: `(No longer available: ${which} has another name now.) ${definition.description}`,
+      execute: async () => {
+        throw new Error(`Tool '${name}' is no longer available: ${which} has another name now; use that name from your tool list.`);
+      },
+    });
+    this.withdrawn.add(name);
+    this.activate(name, false);
+  }
+
+  /**
+   * Takes a tool out of the model's view; its name stays reserved, so it comes back under the same name (before the
+   * session runs names are dealt afresh anyway, so there another tool may take it).
+   */
   private withdraw(tool: RegisteredTool): void {
     this.byName.delete(tool.name);
     this.signatures.delete(`${tool.server}\0${tool.originalName}`);
@@ -177,8 +299,12 @@ export class ToolRegistry {
     this.activate(tool.name, false);
   }
 
-  /** Hands pi's active-tool controls to the registry, and applies what waited for them. */
+  /**
+   * Hands pi's active-tool controls to the registry, and applies what waited for them. pi's session runs from here on:
+   * names no longer move.
+   */
   bindActivation(activation: ToolActivation): void {
+    this.settled = true;
     this.activation = activation;
     const { add, remove } = this.pending;
     this.pending = { add: new Set(), remove: new Set() };
@@ -202,7 +328,7 @@ export class ToolRegistry {
       if (next.length !== active.length || next.some((n, i) => n !== active[i])) this.activation!.setActiveTools(next);
     } catch (error) {
       // The session this registry was bound to is gone (reload); the next session binds again.
-      this.warnings.push(`Could not update pi's active tools: ${String(error)}`);
+      this.notes.push(`Could not update pi's active tools: ${String(error)}`);
     }
   }
 
@@ -211,21 +337,16 @@ export class ToolRegistry {
     const key = `${server}\0${tool.name}`;
     let name = this.assigned.get(key);
     if (name === undefined) {
+      // Only once the session runs (before, every name was dealt already): the first name nobody has or had.
       const wanted = toolNameFor(server, tool.name, connection.config.prefix);
       name = allocateToolName(wanted, (candidate) => this.ownerOf(candidate) !== undefined || this.withdrawn.has(candidate));
-      if (name !== wanted) {
-        this.warnings.push(
-          `Tool name '${wanted}' of MCP server '${server}' (tool '${tool.name}') is already taken by ${this.ownerOf(wanted) ?? "a tool its server withdrew"}; registered as '${name}'`,
-        );
-      }
+      if (name !== wanted) this.collisions.set(key, takenWarning(wanted, server, tool.name, this.ownerOf(wanted) ?? "a tool its server withdrew", name));
       this.assigned.set(key, name);
     }
     const description = tool.description?.trim() || `Tool '${tool.name}' from MCP server '${server}'`;
     const registered: RegisteredTool = { name, server, originalName: tool.name, description };
     this.byName.set(name, registered);
-    const definition = this.definition(registered, tool);
-    this.definitions.set(name, definition);
-    this.registerTool(definition);
+    this.install(this.definition(registered, tool));
     return registered;
   }
 
@@ -241,7 +362,7 @@ export class ToolRegistry {
       const definition = this.definitions.get(tool.name);
       if (!winner || !definition || winner.parameters === definition.parameters) continue;
       const name = allocateToolName(tool.name, isTaken);
-      this.warnings.push(
+      this.notes.push(
         `Tool name '${tool.name}' of MCP server '${tool.server}' (tool '${tool.originalName}') is already used by another extension (${winner.sourceInfo.path}); registered as '${name}'`,
       );
       this.byName.delete(tool.name);
@@ -257,13 +378,13 @@ export class ToolRegistry {
 
   private parameters(server: string, tool: Tool): TSchema {
     const { schema, warnings } = normalizeInputSchema(tool.inputSchema);
-    for (const warning of warnings) this.warnings.push(`MCP server '${server}', tool '${tool.name}': ${warning}`);
+    for (const warning of warnings) this.notes.push(`MCP server '${server}', tool '${tool.name}': ${warning}`);
     try {
       // pi validates arguments with TypeBox before execute; a schema it cannot compile would fail every call.
       Compile(schema as TSchema);
       return schema as TSchema;
     } catch (error) {
-      this.warnings.push(`MCP server '${server}', tool '${tool.name}': input schema cannot be used (${String(error)}); arguments are passed through unchecked`);
+      this.notes.push(`MCP server '${server}', tool '${tool.name}': input schema cannot be used (${String(error)}); arguments are passed through unchecked`);
       return { ...OPEN_OBJECT_SCHEMA, properties: {} } as TSchema;
     }
   }
