@@ -241,6 +241,43 @@ describe("McpBridge", { timeout: 120_000 }, () => {
     }, "two cache entries for two definitions of 'db'");
   });
 
+  test("shutdown returns only once the tool lists that arrived are in the cache file", async () => {
+    const tmp = tempDir();
+    const cacheFile = path.join(tmp.dir, "agent", "mcp-bridge", "tool-cache.json");
+    write(path.join(tmp.dir, "project", ".pi", "mcp.json"), JSON.stringify({ mcpServers: { s: fixtureEntry() } }));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    /** The real cache, but each write waits until the test lets it go: a write still under way at shutdown. */
+    class HeldCache extends ToolCache {
+      override async set(key: string, entry: Parameters<ToolCache["set"]>[1]): Promise<void> {
+        await gate;
+        return super.set(key, entry);
+      }
+    }
+    const { bridge } = registeredBridge(tmp.dir, { toolCache: new HeldCache(cacheFile) });
+    try {
+      await bridge.start();
+      let finished = false;
+      const shutdown = bridge.shutdown().then(() => {
+        finished = true;
+      });
+      await waitFor(() => bridge.connection("s")!.status === "disconnected", "the server to be closed");
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(finished, false, "the servers are closed, but a tool list is still being written");
+      release();
+      await shutdown;
+      const { entries } = JSON.parse(readFileSync(cacheFile, "utf8")) as { entries: Record<string, { server: string }> };
+      assert.deepEqual(
+        Object.values(entries).map((e) => e.server),
+        ["s"],
+      );
+    } finally {
+      release();
+      await bridge.shutdown();
+      tmp.cleanup();
+    }
+  });
+
   test("startup waits for servers only up to its budget; a slow server's tools are registered when it connects", async () => {
     const tmp = tempDir();
     const log = path.join(tmp.dir, "events.jsonl");

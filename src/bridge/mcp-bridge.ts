@@ -33,6 +33,8 @@ export class McpBridge {
   private shuttingDown?: Promise<void>;
   private readonly listeners: ToolsListener[] = [];
   private readonly cacheKeys = new Map<string, string>();
+  /** Tool lists still being written to the cache: shutdown waits for them, so none lands after it. */
+  private readonly cacheWrites = new Set<Promise<void>>();
 
   constructor(private readonly options: BridgeOptions) {}
 
@@ -52,7 +54,11 @@ export class McpBridge {
   private toolsArrived(connection: ServerConnection, tools: Tool[], fromCache = false): void {
     if (!fromCache) {
       const key = this.cacheKeyOf(connection);
-      if (key) void this.options.toolCache?.set(key, { server: connection.name, tools });
+      const write = key ? this.options.toolCache?.set(key, { server: connection.name, tools }) : undefined;
+      if (write) {
+        this.cacheWrites.add(write);
+        void write.finally(() => this.cacheWrites.delete(write));
+      }
     }
     for (const listener of this.listeners) listener(connection, tools);
   }
@@ -171,8 +177,12 @@ export class McpBridge {
     return [...this.connections.values()].map((c) => c.metrics(now));
   }
 
+  /** Closes every server, then waits for the tool lists still being written to the cache. */
   async shutdown(): Promise<void> {
-    this.shuttingDown ??= Promise.allSettled([...this.connections.values()].map((c) => c.close())).then(() => undefined);
+    this.shuttingDown ??= (async () => {
+      await Promise.allSettled([...this.connections.values()].map((c) => c.close()));
+      await Promise.allSettled([...this.cacheWrites]);
+    })();
     await this.shuttingDown;
   }
 
