@@ -1,26 +1,13 @@
 /**
- * MCP tools → pi tools: provider-safe unique names, schemas pi validates before a call, and an `execute` that goes
- * through the server's connection (looked up at call time, so a reconnect is picked up) and normalises the result.
+ * The MCP tools pi has: each server's tools registered under provider-safe unique names (one pi tool each, built in
+ * ./tool-definition.ts), kept in line with the lists servers send, and pi's active set kept in line with them.
  */
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import * as path from "node:path";
-import {
-  DEFAULT_MAX_BYTES,
-  DEFAULT_MAX_LINES,
-  type ExtensionAPI,
-  formatSize,
-  type ToolDefinition,
-  truncateHead,
-} from "@mariozechner/pi-coding-agent";
-import type { Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { TSchema } from "typebox";
+import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { EventSink } from "../common/events.ts";
-import { Compile } from "typebox/compile";
-import { allocateToolName, PI_BUILTIN_TOOL_NAMES, toolNameFor } from "../tools/naming.ts";
-import { normalizeToolResult, type PiContent } from "../tools/output.ts";
-import { normalizeInputSchema, OPEN_OBJECT_SCHEMA } from "../tools/schema.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
+import { allocateToolName, PI_BUILTIN_TOOL_NAMES, toolNameFor } from "../tools/naming.ts";
+import { type McpToolDefinition, toolDefinition, unavailableDefinition } from "./tool-definition.ts";
 
 export interface RegisteredTool {
   /** The name the model sees. */
@@ -31,33 +18,7 @@ export interface RegisteredTool {
   description: string;
 }
 
-export interface ToolDetails {
-  server: string;
-  tool: string;
-  structuredContent?: unknown;
-  truncated?: { fullOutputPath: string; totalBytes: number };
-  progress?: Progress;
-}
-
 type RegisterTool = ExtensionAPI["registerTool"];
-
-export function progressText(progress: Progress): string {
-  const amount = progress.total !== undefined ? `${progress.progress}/${progress.total}` : `${progress.progress}`;
-  return progress.message ? `progress ${amount}: ${progress.message}` : `progress ${amount}`;
-}
-
-/** Caps text the way pi's own tools do; the whole text goes to a temp file the model is told about. */
-async function capText(text: string, server: string, tool: string): Promise<{ text: string; truncated?: ToolDetails["truncated"] }> {
-  const result = truncateHead(text, { maxBytes: DEFAULT_MAX_BYTES, maxLines: DEFAULT_MAX_LINES });
-  if (!result.truncated) return { text };
-  const dir = await mkdtemp(path.join(tmpdir(), "pi-mcp-"));
-  const file = path.join(dir, `${`${server}-${tool}`.replace(/[^A-Za-z0-9_.-]/g, "_")}.txt`);
-  await writeFile(file, text, { mode: 0o600 });
-  const note =
-    `\n\n[Output truncated: ${result.outputLines} of ${result.totalLines} lines ` +
-    `(${formatSize(result.outputBytes)} of ${formatSize(result.totalBytes)}). Full output saved to: ${file}]`;
-  return { text: result.content + note, truncated: { fullOutputPath: file, totalBytes: result.totalBytes } };
-}
 
 /** What pi's `getAllTools()` reports of a tool: enough to tell whose it is. */
 export interface PiToolInfo {
@@ -97,7 +58,7 @@ function uniqueByName(tools: readonly Tool[]): Tool[] {
  */
 export class ToolRegistry {
   private readonly byName = new Map<string, RegisteredTool>();
-  private readonly definitions = new Map<string, ToolDefinition<TSchema, ToolDetails>>();
+  private readonly definitions = new Map<string, McpToolDefinition>();
   /** `server\0tool` → name, so the same tool keeps its name when its server's list is registered again. */
   private readonly assigned = new Map<string, string>();
   private readonly signatures = new Map<string, string>();
@@ -208,7 +169,7 @@ export class ToolRegistry {
    */
   private dealNamesInConfigOrder(): {
     moved: Map<string, RegisteredTool[]>;
-    vacated: Array<{ name: string; tool: RegisteredTool; definition: ToolDefinition<TSchema, ToolDetails> }>;
+    vacated: Array<{ name: string; tool: RegisteredTool; definition: McpToolDefinition }>;
   } {
     const owners = new Map(this.reserved);
     const names = new Map<string, string>();
@@ -226,7 +187,7 @@ export class ToolRegistry {
     }
     // A withdrawn tool whose name went to a listed one loses it: should it come back, it gets a name like any other.
     for (const [key, name] of this.assigned) if (!names.has(key) && owners.has(name)) this.assigned.delete(key);
-    const moves: Array<{ tool: RegisteredTool; definition: ToolDefinition<TSchema, ToolDetails>; to: string }> = [];
+    const moves: Array<{ tool: RegisteredTool; definition: McpToolDefinition; to: string }> = [];
     for (const [key, name] of names) {
       const from = this.assigned.get(key);
       this.assigned.set(key, name);
@@ -251,7 +212,7 @@ export class ToolRegistry {
     return { moved, vacated: moves.map(({ tool, definition }) => ({ name: tool.name, tool, definition })) };
   }
 
-  private install(definition: ToolDefinition<TSchema, ToolDetails>): void {
+  private install(definition: McpToolDefinition): void {
     this.definitions.set(definition.name, definition);
     this.registerTool(definition);
   }
@@ -260,16 +221,10 @@ export class ToolRegistry {
    * A name pi still has from before the session, whose tool moved to another name and which nothing took over: pi
    * cannot unregister it, so it leaves the active set and a call to it says where the tool went.
    */
-  private retire(name: string, tool: RegisteredTool, definition: ToolDefinition<TSchema, ToolDetails>): void {
+  private retire(name: string, tool: RegisteredTool, definition: McpToolDefinition): void {
     const which = `tool '${tool.originalName}' of MCP server '${tool.server}'`;
-    this.install({
-      ...definition,
-      name,
-      description: `(No longer available: ${which} has another name now.) ${definition.description}`,
-      execute: async () => {
-        throw new Error(`Tool '${name}' is no longer available: ${which} has another name now; use that name from your tool list.`);
-      },
-    });
+    const message = `Tool '${name}' is no longer available: ${which} has another name now; use that name from your tool list.`;
+    this.install(unavailableDefinition(definition, name, `${which} has another name now`, message));
     this.withdrawn.add(name);
     this.activate(name, false);
   }
@@ -284,17 +239,8 @@ export class ToolRegistry {
     this.withdrawn.add(tool.name);
     const definition = this.definitions.get(tool.name);
     if (definition) {
-      const stub: ToolDefinition<TSchema, ToolDetails> = {
-        ...definition,
-        description: `(No longer available: MCP server '${tool.server}' removed this tool.) ${tool.description}`,
-        execute: async () => {
-          throw new Error(
-            `Tool '${tool.name}' is no longer available: MCP server '${tool.server}' stopped listing its tool '${tool.originalName}'. Use another tool.`,
-          );
-        },
-      };
-      this.definitions.set(tool.name, stub);
-      this.registerTool(stub);
+      const message = `Tool '${tool.name}' is no longer available: MCP server '${tool.server}' stopped listing its tool '${tool.originalName}'. Use another tool.`;
+      this.install(unavailableDefinition(definition, tool.name, `MCP server '${tool.server}' removed this tool`, message));
     }
     this.activate(tool.name, false);
   }
@@ -346,7 +292,9 @@ export class ToolRegistry {
     const description = tool.description?.trim() || `Tool '${tool.name}' from MCP server '${server}'`;
     const registered: RegisteredTool = { name, server, originalName: tool.name, description };
     this.byName.set(name, registered);
-    this.install(this.definition(registered, tool));
+    this.install(
+      toolDefinition({ name, server, tool, description, connectionFor: this.connectionFor, note: (text) => this.notes.push(text) }),
+    );
     return registered;
   }
 
@@ -370,59 +318,7 @@ export class ToolRegistry {
       const moved: RegisteredTool = { ...tool, name };
       this.byName.set(name, moved);
       this.assigned.set(`${tool.server}\0${tool.originalName}`, name);
-      const renamed = { ...definition, name };
-      this.definitions.set(name, renamed);
-      this.registerTool(renamed);
+      this.install({ ...definition, name });
     }
-  }
-
-  private parameters(server: string, tool: Tool): TSchema {
-    const { schema, warnings } = normalizeInputSchema(tool.inputSchema);
-    for (const warning of warnings) this.notes.push(`MCP server '${server}', tool '${tool.name}': ${warning}`);
-    try {
-      // pi validates arguments with TypeBox before execute; a schema it cannot compile would fail every call.
-      Compile(schema as TSchema);
-      return schema as TSchema;
-    } catch (error) {
-      this.notes.push(`MCP server '${server}', tool '${tool.name}': input schema cannot be used (${String(error)}); arguments are passed through unchecked`);
-      return { ...OPEN_OBJECT_SCHEMA, properties: {} } as TSchema;
-    }
-  }
-
-  private definition(registered: RegisteredTool, tool: Tool): ToolDefinition<TSchema, ToolDetails> {
-    const { server, originalName } = registered;
-    const title = tool.title ?? tool.annotations?.title ?? originalName;
-    return {
-      name: registered.name,
-      label: `${title} (${server})`,
-      description: registered.description,
-      parameters: this.parameters(server, tool),
-      execute: async (_toolCallId, params, signal, onUpdate) => {
-        const connection = this.connectionFor(server);
-        if (!connection) throw new Error(`MCP server '${server}' is no longer configured; its tool '${originalName}' cannot run`);
-        const result = await connection.callTool(originalName, (params ?? {}) as Record<string, unknown>, {
-          signal,
-          onProgress: (progress) =>
-            onUpdate?.({ content: [{ type: "text", text: progressText(progress) }], details: { server, tool: originalName, progress } }),
-        });
-        const normalized = normalizeToolResult(result);
-        if (normalized.isError) {
-          throw new Error(normalized.text || `MCP tool '${originalName}' on server '${server}' reported an error without a message`);
-        }
-        const details: ToolDetails = { server, tool: originalName };
-        if (result.structuredContent !== undefined) details.structuredContent = result.structuredContent;
-        const content: PiContent[] = [];
-        for (const part of normalized.content) {
-          if (part.type !== "text") {
-            content.push(part);
-            continue;
-          }
-          const capped = await capText(part.text, server, originalName);
-          if (capped.truncated) details.truncated = capped.truncated;
-          content.push({ type: "text", text: capped.text });
-        }
-        return { content, details };
-      },
-    };
   }
 }

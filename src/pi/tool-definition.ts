@@ -1,0 +1,123 @@
+/**
+ * One MCP tool as a pi tool: its label and description, parameters pi validates before a call, and an `execute` that
+ * calls the tool through its server's connection (looked up at call time, so a reconnect is picked up), streams its
+ * progress, and turns the result into pi content — text over pi's limits cut the way pi's own tools cut it, with the
+ * whole text saved to a file the model is told about.
+ */
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, type ToolDefinition, truncateHead } from "@mariozechner/pi-coding-agent";
+import type { Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { TSchema } from "typebox";
+import { Compile } from "typebox/compile";
+import type { ServerConnection } from "../connection/server-connection.ts";
+import { normalizeToolResult, type PiContent } from "../tools/output.ts";
+import { normalizeInputSchema, OPEN_OBJECT_SCHEMA } from "../tools/schema.ts";
+
+export interface ToolDetails {
+  server: string;
+  tool: string;
+  structuredContent?: unknown;
+  truncated?: { fullOutputPath: string; totalBytes: number };
+  progress?: Progress;
+}
+
+export type McpToolDefinition = ToolDefinition<TSchema, ToolDetails>;
+
+export interface ToolSource {
+  /** The name the model sees. */
+  name: string;
+  server: string;
+  tool: Tool;
+  description: string;
+  /** The server's connection as it is when the tool is called. */
+  connectionFor(server: string): ServerConnection | undefined;
+  /** Tells the user about a schema that had to be changed or could not be used. */
+  note(text: string): void;
+}
+
+function progressText(progress: Progress): string {
+  const amount = progress.total !== undefined ? `${progress.progress}/${progress.total}` : `${progress.progress}`;
+  return progress.message ? `progress ${amount}: ${progress.message}` : `progress ${amount}`;
+}
+
+/** Caps text the way pi's own tools do; the whole text goes to a temp file the model is told about. */
+async function capText(text: string, server: string, tool: string): Promise<{ text: string; truncated?: ToolDetails["truncated"] }> {
+  const result = truncateHead(text, { maxBytes: DEFAULT_MAX_BYTES, maxLines: DEFAULT_MAX_LINES });
+  if (!result.truncated) return { text };
+  const dir = await mkdtemp(path.join(tmpdir(), "pi-mcp-"));
+  const file = path.join(dir, `${`${server}-${tool}`.replace(/[^A-Za-z0-9_.-]/g, "_")}.txt`);
+  await writeFile(file, text, { mode: 0o600 });
+  const note =
+    `\n\n[Output truncated: ${result.outputLines} of ${result.totalLines} lines ` +
+    `(${formatSize(result.outputBytes)} of ${formatSize(result.totalBytes)}). Full output saved to: ${file}]`;
+  return { text: result.content + note, truncated: { fullOutputPath: file, totalBytes: result.totalBytes } };
+}
+
+/** The tool's input schema as pi will validate it; one pi could not compile becomes an open object, with a note. */
+function parameters(server: string, tool: Tool, note: (text: string) => void): TSchema {
+  const { schema, warnings } = normalizeInputSchema(tool.inputSchema);
+  for (const warning of warnings) note(`MCP server '${server}', tool '${tool.name}': ${warning}`);
+  try {
+    // pi validates arguments with TypeBox before execute; a schema it cannot compile would fail every call.
+    Compile(schema as TSchema);
+    return schema as TSchema;
+  } catch (error) {
+    note(`MCP server '${server}', tool '${tool.name}': input schema cannot be used (${String(error)}); arguments are passed through unchecked`);
+    return { ...OPEN_OBJECT_SCHEMA, properties: {} } as TSchema;
+  }
+}
+
+export function toolDefinition(source: ToolSource): McpToolDefinition {
+  const { server, tool } = source;
+  const originalName = tool.name;
+  const title = tool.title ?? tool.annotations?.title ?? originalName;
+  return {
+    name: source.name,
+    label: `${title} (${server})`,
+    description: source.description,
+    parameters: parameters(server, tool, source.note),
+    execute: async (_toolCallId, params, signal, onUpdate) => {
+      const connection = source.connectionFor(server);
+      if (!connection) throw new Error(`MCP server '${server}' is no longer configured; its tool '${originalName}' cannot run`);
+      const result = await connection.callTool(originalName, (params ?? {}) as Record<string, unknown>, {
+        signal,
+        onProgress: (progress) =>
+          onUpdate?.({ content: [{ type: "text", text: progressText(progress) }], details: { server, tool: originalName, progress } }),
+      });
+      const normalized = normalizeToolResult(result);
+      if (normalized.isError) {
+        throw new Error(normalized.text || `MCP tool '${originalName}' on server '${server}' reported an error without a message`);
+      }
+      const details: ToolDetails = { server, tool: originalName };
+      if (result.structuredContent !== undefined) details.structuredContent = result.structuredContent;
+      const content: PiContent[] = [];
+      for (const part of normalized.content) {
+        if (part.type !== "text") {
+          content.push(part);
+          continue;
+        }
+        const capped = await capText(part.text, server, originalName);
+        if (capped.truncated) details.truncated = capped.truncated;
+        content.push({ type: "text", text: capped.text });
+      }
+      return { content, details };
+    },
+  };
+}
+
+/**
+ * A name pi keeps (it cannot unregister one) for a tool that is gone from it: the same definition, its description
+ * saying why, and an `execute` that explains instead of calling anything.
+ */
+export function unavailableDefinition(definition: McpToolDefinition, name: string, why: string, message: string): McpToolDefinition {
+  return {
+    ...definition,
+    name,
+    description: `(No longer available: ${why}.) ${definition.description}`,
+    execute: async () => {
+      throw new Error(message);
+    },
+  };
+}
