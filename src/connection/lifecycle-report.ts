@@ -7,13 +7,10 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { BridgeError, errorMessage } from "../common/errors.ts";
 import type { EventSink } from "../common/events.ts";
 import { type Logger, type LogLevel, NULL_LOGGER } from "../common/log-file.ts";
-import { type HealthStatus, HealthTracker } from "./health.ts";
+import type { ServerConfig } from "../config/types.ts";
+import { HealthTracker } from "./health.ts";
 
 export interface ReportOptions {
-  server: string;
-  /** The status a server starts in: `not started`, or `disabled`. */
-  initialStatus: HealthStatus;
-  maxAttempts: number;
   events?: EventSink;
   logger?: Logger;
 }
@@ -21,10 +18,15 @@ export interface ReportOptions {
 export class LifecycleReport {
   readonly health: HealthTracker;
   private readonly server: string;
+  private readonly maxAttempts: number;
 
-  constructor(private readonly options: ReportOptions) {
-    this.server = options.server;
-    this.health = new HealthTracker(options.server, options.initialStatus, options.maxAttempts);
+  constructor(
+    config: Pick<ServerConfig, "name" | "enabled" | "retry">,
+    private readonly options: ReportOptions,
+  ) {
+    this.server = config.name;
+    this.maxAttempts = config.retry.maxAttempts;
+    this.health = new HealthTracker(config.name, config.enabled ? "not started" : "disabled", this.maxAttempts);
   }
 
   /** Publishes an event about this server; a listener that throws cannot break the connection. */
@@ -41,7 +43,7 @@ export class LifecycleReport {
   }
 
   connecting(attempt: number): void {
-    this.emit("mcp.connecting", { attempt, maxAttempts: this.options.maxAttempts });
+    this.emit("mcp.connecting", { attempt, maxAttempts: this.maxAttempts });
     this.health.connecting(attempt);
     this.log("info", "connecting", { attempt });
   }

@@ -3,8 +3,21 @@
  * a failure that retrying may fix schedules the next, until the policy's attempts run out. One schedule at a time;
  * stopping it wakes a wait at once.
  */
+import { BridgeError } from "../common/errors.ts";
 import type { RetryPolicy } from "../config/types.ts";
 import { backoffDelay } from "./health.ts";
+
+/**
+ * Whether a new attempt may fix a failed connect. A bad config and rejected credentials are never retried; for a
+ * local server, neither is a missing or unrunnable command, or a server that hung in its handshake.
+ */
+export function worthRetrying(error: unknown, local: boolean): boolean {
+  if (error instanceof BridgeError && (error.kind === "config" || error.kind === "auth")) return false;
+  if (!local) return true;
+  if (error instanceof BridgeError && error.kind === "timeout") return false;
+  const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
+  return code !== "ENOENT" && code !== "EACCES";
+}
 
 export interface RetryHooks {
   /** One attempt (a connect); resolves when the server is back. */

@@ -22,7 +22,7 @@ import { LifecycleReport } from "./lifecycle-report.ts";
 import { LiveSession, type RequestOptions } from "./live-session.ts";
 import type { ClientFeatures } from "./mcp-client.ts";
 import { type RecoveryHost, withRecovery } from "./request-recovery.ts";
-import { RetrySchedule } from "./retry-schedule.ts";
+import { RetrySchedule, worthRetrying } from "./retry-schedule.ts";
 import { SessionOpener, STDERR_LINES_QUOTED } from "./session-opener.ts";
 
 export interface ConnectionOptions {
@@ -74,17 +74,10 @@ export class ServerConnection {
     readonly config: ServerConfig,
     private readonly options: ConnectionOptions,
   ) {
-    const { name } = config;
-    this.report = new LifecycleReport({
-      server: name,
-      initialStatus: config.enabled ? "not started" : "disabled",
-      maxAttempts: config.retry.maxAttempts,
-      events: options.events,
-      logger: options.logger,
-    });
-    const emit: EventSink = (channel, payload) => this.report.emit(channel, payload);
+    this.report = new LifecycleReport(config, options);
     const { authStore: store, env, signIn, signInTimeoutMs } = options;
-    this.auth = new ServerAuth({ server: name, settings: config.oauth, env, store, signIn, signInTimeoutMs, events: emit });
+    const events: EventSink = (channel, payload) => this.report.emit(channel, payload);
+    this.auth = new ServerAuth({ server: config.name, settings: config.oauth, env, store, signIn, signInTimeoutMs, events });
     this.opener = new SessionOpener(config, {
       ...options,
       features: options.features ?? {},
@@ -271,13 +264,8 @@ export class ServerConnection {
     this.report.gaveUp(this.needsSignIn ? "needs sign-in" : exhausted ? "disconnected" : "error", reason, exhausted);
   }
 
-  /** Failures a new attempt may fix. A bad config, rejected credentials, a missing command or a hung local server are not. */
   private retryable(error: unknown): boolean {
-    if (error instanceof BridgeError && (error.kind === "config" || error.kind === "auth")) return false;
-    if (this.config.transport !== "stdio") return true;
-    if (error instanceof BridgeError && error.kind === "timeout") return false;
-    const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
-    return code !== "ENOENT" && code !== "EACCES";
+    return worthRetrying(error, this.config.transport === "stdio");
   }
 
   /**
