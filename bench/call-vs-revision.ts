@@ -107,8 +107,8 @@ if (process.platform === "linux" && !process.env.BENCH_PINNED && spawnSync("task
 }
 const work = mkdtempSync(path.join(tmpdir(), "mcp-bridge-bench-vs-"));
 const other = path.join(work, "checkout");
-execFileSync("git", ["-C", ROOT, "worktree", "add", "--detach", other, revision], { stdio: "ignore" });
 try {
+  execFileSync("git", ["-C", ROOT, "worktree", "add", "--detach", other, revision], { stdio: ["ignore", "ignore", "inherit"] });
   symlinkSync(path.join(ROOT, "node_modules"), path.join(other, "node_modules"));
   const mine = await greetOf(ROOT, path.join(work, "mine"));
   const theirs = await greetOf(other, path.join(work, "theirs"));
@@ -140,6 +140,6 @@ try {
   console.log(`  over ${ROUNDS} rounds: ratio ${median(roundRatios).toFixed(3)} (rounds from ${sorted[0]!.toFixed(3)} to ${sorted.at(-1)!.toFixed(3)}; below 1 is faster)`);
   await Promise.all([mine.shutdown(), theirs.shutdown()]);
 } finally {
-  execFileSync("git", ["-C", ROOT, "worktree", "remove", "--force", other], { stdio: "ignore" });
+  if (existsSync(other)) execFileSync("git", ["-C", ROOT, "worktree", "remove", "--force", other], { stdio: "ignore" });
   rmSync(work, { recursive: true, force: true });
 }
