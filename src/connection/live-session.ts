@@ -24,7 +24,7 @@ import { ConnectTimeout, type ErrorKind, httpStatusOf, kindOf } from "../common/
 import { settleWithin, within } from "../common/wait.ts";
 import type { TransportKind } from "../config/types.ts";
 import type { ResolvedEndpoint, ResolvedRemote, ResolvedStdio } from "../config/substitute.ts";
-import { type ClientFeatures, createMcpClient } from "./mcp-client.ts";
+import { type ClientFeatures, type ClientInfo, createMcpClient } from "./mcp-client.ts";
 import { killProcessesNow, mergeProcesses, type ProcessInfo, processExists, processTree, terminateProcesses } from "./process-tree.ts";
 import type { ProcessGroupStdioTransport } from "./stdio-transport.ts";
 import { createSseTransport, createStdioTransport, createStreamableHttpTransport } from "./transports.ts";
@@ -53,7 +53,7 @@ export interface SessionAuth {
 
 export interface LiveSessionOptions {
   endpoint: ResolvedEndpoint;
-  clientInfo: { name: string; version: string };
+  clientInfo: ClientInfo;
   features: ClientFeatures;
   auth?: SessionAuth;
   events: SessionEvents;

@@ -14,6 +14,12 @@ import {
   type LoggingMessageNotification,
 } from "@modelcontextprotocol/sdk/types.js";
 
+/** How the client introduces itself to a server in the handshake. */
+export interface ClientInfo {
+  name: string;
+  version: string;
+}
+
 /** Answers to the requests a server may send the client. Each one present is declared as a capability. */
 export interface ClientFeatures {
   /** Asks the user for input on the server's behalf (`elicitation/create`). */
@@ -39,7 +45,7 @@ export function clientCapabilities(features: ClientFeatures): ClientCapabilities
 }
 
 /** A client that declares `features`, answers a server's requests with them, and passes notifications on. */
-export function createMcpClient(clientInfo: { name: string; version: string }, features: ClientFeatures, notifications: ServerNotifications): Client {
+export function createMcpClient(clientInfo: ClientInfo, features: ClientFeatures, notifications: ServerNotifications): Client {
   const client = new Client(clientInfo, {
     capabilities: clientCapabilities(features),
     listChanged: {

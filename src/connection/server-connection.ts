@@ -20,7 +20,7 @@ import { HealthChecks } from "./health-checks.ts";
 import type { HealthStatus, ServerMetrics, ServerState } from "./health.ts";
 import { LifecycleReport } from "./lifecycle-report.ts";
 import { LiveSession, type RequestOptions } from "./live-session.ts";
-import type { ClientFeatures } from "./mcp-client.ts";
+import type { ClientFeatures, ClientInfo } from "./mcp-client.ts";
 import { type RecoveryHost, withRecovery } from "./request-recovery.ts";
 import { RetrySchedule, worthRetrying } from "./retry-schedule.ts";
 import { SessionOpener, STDERR_LINES_QUOTED } from "./session-opener.ts";
@@ -28,7 +28,7 @@ import { SessionOpener, STDERR_LINES_QUOTED } from "./session-opener.ts";
 export interface ConnectionOptions {
   projectRoot: string;
   env: Environment;
-  clientInfo: { name: string; version: string };
+  clientInfo: ClientInfo;
   events?: EventSink;
   logger?: Logger;
   /** This server's own log, for its stderr; without it stderr goes to `logger`. */

@@ -13,7 +13,7 @@ import type { ServerAuth } from "../oauth/server-auth.ts";
 import type { ErrorContext } from "./error-messages.ts";
 import type { LifecycleReport } from "./lifecycle-report.ts";
 import { LiveSession, type SessionEvents } from "./live-session.ts";
-import type { ClientFeatures } from "./mcp-client.ts";
+import type { ClientFeatures, ClientInfo } from "./mcp-client.ts";
 
 /** How many stderr lines an error message quotes. */
 export const STDERR_LINES_QUOTED = 12;
@@ -21,7 +21,7 @@ export const STDERR_LINES_QUOTED = 12;
 export interface SessionOpenerOptions {
   projectRoot: string;
   env: Environment;
-  clientInfo: { name: string; version: string };
+  clientInfo: ClientInfo;
   features: ClientFeatures;
   auth: ServerAuth;
   report: LifecycleReport;
