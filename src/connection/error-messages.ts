@@ -34,7 +34,7 @@ export function shutDownError(server: string, options: { whileConnecting?: boole
   return new BridgeError("other", server, `MCP server '${server}' ${what}`, { cause: options.cause });
 }
 
-export function authMessage(ctx: ErrorContext, error: unknown): string {
+function authMessage(ctx: ErrorContext, error: unknown): string {
   const { config } = ctx;
   if (ctx.oauth) return needsSignInMessage(config.name);
   const status = httpStatusOf(error);

@@ -8,7 +8,6 @@
  * connected (./server-connection.ts). Everything it holds is released in one place, `release`, which a failed open
  * goes through too, so no process or socket outlives a session.
  */
-import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -24,6 +23,7 @@ import { ConnectTimeout, type ErrorKind, httpStatusOf, kindOf } from "../common/
 import { settleWithin, within } from "../common/wait.ts";
 import type { TransportKind } from "../config/types.ts";
 import type { ResolvedEndpoint, ResolvedRemote, ResolvedStdio } from "../config/substitute.ts";
+import type { TransportAuth } from "../oauth/server-auth.ts";
 import { type ClientFeatures, type ClientInfo, createMcpClient } from "./mcp-client.ts";
 import { killProcessesNow, mergeProcesses, type ProcessInfo, processExists, processTree, terminateProcesses } from "./process-tree.ts";
 import type { ProcessGroupStdioTransport } from "./stdio-transport.ts";
@@ -45,17 +45,12 @@ export interface SessionEvents {
   logMessage(params: LoggingMessageNotification["params"]): void;
 }
 
-/** OAuth for a remote session: the provider its transport asks for tokens, and the fetch that shares refreshes. */
-export interface SessionAuth {
-  provider: OAuthClientProvider;
-  wrapFetch(fetch: FetchLike): FetchLike;
-}
-
 export interface LiveSessionOptions {
   endpoint: ResolvedEndpoint;
   clientInfo: ClientInfo;
   features: ClientFeatures;
-  auth?: SessionAuth;
+  /** OAuth for a remote server, when it uses it. */
+  auth?: TransportAuth;
   events: SessionEvents;
 }
 

@@ -17,7 +17,7 @@ import { ServerAuth } from "../oauth/server-auth.ts";
 import type { AuthStore } from "../oauth/storage.ts";
 import { cancelledError, connectError, disabledError, noOAuthError, notConnectedError, shutDownError, stillReconnectingError } from "./error-messages.ts";
 import { HealthChecks } from "./health-checks.ts";
-import type { HealthStatus, ServerMetrics, ServerState } from "./health.ts";
+import type { HealthStatus, HealthTracker, ServerMetrics, ServerState } from "./health.ts";
 import { LifecycleReport } from "./lifecycle-report.ts";
 import { LiveSession, type RequestOptions } from "./live-session.ts";
 import type { ClientFeatures, ClientInfo } from "./mcp-client.ts";
@@ -116,7 +116,7 @@ export class ServerConnection {
     return this.config.name;
   }
 
-  get health() {
+  get health(): HealthTracker {
     return this.report.health;
   }
 

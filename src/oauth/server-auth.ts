@@ -27,6 +27,12 @@ export interface ServerAuthOptions {
   events: EventSink;
 }
 
+/** What a connection's transports need for OAuth: the provider they ask for tokens, and the fetch that shares refreshes. */
+export interface TransportAuth {
+  provider: OAuthClientProvider;
+  wrapFetch(fetch: FetchLike): FetchLike;
+}
+
 export class ServerAuth {
   private session?: OAuthSession;
   /** A handler given for one explicit sign-in (`/mcp auth`), used before the session's own. */
@@ -55,7 +61,7 @@ export class ServerAuth {
   }
 
   /** Makes OAuth ready for `serverUrl` (when it is on); what the transports of a connection to it then use. */
-  prepare(serverUrl: string): { provider: OAuthClientProvider; wrapFetch(fetch: FetchLike): FetchLike } | undefined {
+  prepare(serverUrl: string): TransportAuth | undefined {
     const { settings, store } = this.options;
     if (!settings || !store) return undefined;
     if (this.session?.serverUrl !== serverUrl) {
