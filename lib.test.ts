@@ -482,14 +482,26 @@ describe("resolveServerConfig", () => {
     const r = resolveServerConfig(valid("a", { command: "x" }), env, "/work/p");
     assert.equal(r.endpoint?.kind === "stdio" && r.endpoint.cwd, "/work/p");
   });
-  test("a missing variable for a local server is a warning naming it; an env entry that needs it is left out", () => {
-    const config = valid("db", { command: "x", args: ["--key", "${API_KEY}"], env: { KEY: "${API_KEY}", OTHER: "1" } });
+  test("a missing variable in a local server's env is a warning naming it, and the entry is left out", () => {
+    const config = valid("db", { command: "x", args: ["--key", "${API_KEY:-none}"], env: { KEY: "${API_KEY}", OTHER: "1" } });
     const r = resolveServerConfig(config, {}, "/p");
     assert.deepEqual(r.errors, []);
-    assert.equal(r.endpoint?.kind === "stdio" && "KEY" in r.endpoint.env, false);
     assert.deepEqual(r.endpoint?.kind === "stdio" && r.endpoint.env, { OTHER: "1" });
-    assert.equal(r.warnings.length, 2);
-    for (const w of r.warnings) assert.match(w, /\$\{API_KEY\} is not set/);
+    assert.equal(r.warnings.length, 1);
+    assert.match(r.warnings[0]!, /\$\{API_KEY\} is not set, so `env.KEY` is not passed/);
+  });
+  test("a missing variable in a local server's command, args or cwd is an error naming it and where", () => {
+    for (const [entry, where] of [
+      [{ command: "x", args: ["${FS_ROOT}"] }, "`args[0]`"],
+      [{ command: "${TOOL_BIN}/server" }, "`command`"],
+      [{ command: "x", cwd: "${WORK_DIR}/sub" }, "`cwd`"],
+    ] as const) {
+      const r = resolveServerConfig(valid("fs", entry), {}, "/p");
+      assert.equal(r.endpoint, undefined, where);
+      assert.equal(r.errors.length, 1);
+      assert.match(r.errors[0]!, /environment variable \$\{[A-Z_]+\} in `[a-z]+(\[0\])?` is not set/);
+      assert.ok(r.errors[0]!.includes(where), r.errors[0]);
+    }
   });
   test("a missing variable for a remote server is an error before any connection", () => {
     const config = valid("gh", { url: "https://${HOST}/mcp", headers: { Authorization: "Bearer ${GH_TOKEN}" } });
