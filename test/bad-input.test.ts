@@ -15,7 +15,7 @@ describe("a missing ${VAR} in a local server's command line", { timeout: 60_000 
     const tmp = tempDir();
     const log = path.join(tmp.dir, "events.jsonl");
     const fixture = fixtureEntry();
-    const env = { ...process.env, FIXTURE_LOG: log };
+    const env: Record<string, string | undefined> = { ...process.env, FIXTURE_LOG: log };
     delete env.MCP_BRIDGE_TEST_FS_ROOT;
     const connection = connectionFor("fs", { ...fixture, args: [...fixture.args, "--root", "${MCP_BRIDGE_TEST_FS_ROOT}"], env: { FIXTURE_LOG: log } }, { env });
     try {
