@@ -10,6 +10,7 @@ import * as path from "node:path";
 import { describe, test } from "node:test";
 import type { AgentSession } from "@mariozechner/pi-coding-agent";
 import { BridgeError } from "../src/common/errors.ts";
+import { parseClientConfig } from "../src/config/import/discover.ts";
 import { layerConfigs } from "../src/config/layers.ts";
 import type { ConfigFileInput, ConfigScope } from "../src/config/types.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
@@ -162,6 +163,22 @@ describe("__proto__, constructor and prototype", () => {
     assert.match(byServer.get("deep")!, /`env\.prototype`/);
     assert.equal(({} as Record<string, unknown>).command, undefined);
     assert.equal(Object.prototype.hasOwnProperty.call(Object.prototype, "command"), false);
+  });
+
+  test("in another client's config (JSON and Codex's TOML), /mcp import refuses them too", () => {
+    const loc = { home: "/h", projectRoot: "/p", platform: "linux" as const, env: {} };
+    const json = parseClientConfig(
+      { client: "cursor", scope: "user", path: "/h/.cursor/mcp.json" },
+      '{"mcpServers": {"__proto__": {"command": "a"}, "envy": {"command": "b", "env": {"__proto__": "x"}}, "ok": {"command": "c"}}}',
+      loc,
+    );
+    assert.deepEqual(json.servers.map((s) => s.name), ["ok"]);
+    assert.match(json.errors.join("\n"), /server "__proto__": "__proto__" cannot be a server name/);
+    assert.match(json.errors.join("\n"), /server "envy": `env\.__proto__`: .* cannot be used as keys/);
+    const toml = parseClientConfig({ client: "codex", scope: "user", path: "/h/.codex/config.toml" }, '[mcp_servers.prototype]\ncommand = "a"\n', loc);
+    assert.deepEqual(toml.servers, []);
+    assert.match(toml.errors.join("\n"), /"prototype" cannot be a server name/);
+    assert.equal(({} as Record<string, unknown>).command, undefined);
   });
 });
 

@@ -50,11 +50,11 @@ export function parseClientConfig(file: ClientConfigFile, text: string, loc: Imp
       // `{"enabled": false}` alone switches off a server defined elsewhere (opencode's remote defaults): nothing to copy.
       if (isToggleOnly(raw)) continue;
       if (!isObject(raw)) {
-        errors.push(`${where}: server "${name}": the entry must be an object; not imported`);
+        errors.push(`${where}: server ${quoteValue(name, 60)}: the entry must be an object; not imported`);
         continue;
       }
       const result = importServer(file, name, raw, notes, found.inputs, loc);
-      if ("error" in result) errors.push(`${where}: server "${name}": ${result.error}; not imported`);
+      if ("error" in result) errors.push(`${where}: server ${quoteValue(name, 60)}: ${result.error}; not imported`);
       else servers.push(result.server);
     }
     return { servers, errors };
