@@ -1,7 +1,6 @@
 /**
  * Merging the config layers (flag, project, user, bundled) into one server list. Pure: the files' texts are passed in.
  */
-import { quoteValue } from "../common/text.ts";
 import type { JsonObject } from "../common/values.ts";
 import { extractServerEntries, isToggleOnly, parseConfigText, type ServerEntryText } from "./parse.ts";
 import {
@@ -15,7 +14,7 @@ import {
   type ServerConfig,
 } from "./types.ts";
 import { validateServerEntry } from "./validate/entry.ts";
-import { serverNameProblem } from "./validate/name.ts";
+import { serverLabel } from "./validate/name.ts";
 
 /**
  * Merges config files into one server list. Higher layers replace lower ones by server name; an entry that only sets
@@ -43,8 +42,7 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
   const merged = new Map<string, ServerConfig>();
   for (const { source, entries } of [...parsedFiles].reverse()) {
     for (const { name, entry } of entries) {
-      // A name that cannot be a server name is shown escaped and cut short: it may hold escape codes or be huge.
-      const server = serverNameProblem(name) ? quoteValue(name, 60) : name;
+      const server = serverLabel(name);
       if (isToggleOnly(entry)) {
         const lower = merged.get(name);
         if (lower) merged.set(name, applyToggle(lower, entry, source));

@@ -6,6 +6,7 @@ import { createScanner, type Node, parseTree, printParseErrorCode, type ParseErr
 import { closestMatch, quoteValue } from "../common/text.ts";
 import { isObject, type JsonObject } from "../common/values.ts";
 import type { ConfigProblem, ConfigSource } from "./types.ts";
+import { serverLabel } from "./validate/name.ts";
 
 /** The top-level keys other clients use for their server map. */
 export const SERVER_MAP_KEYS = ["mcpServers", "servers", "mcp"] as const;
@@ -140,7 +141,7 @@ export function extractServerEntries(doc: unknown, source: ConfigSource): { entr
     for (const [name, entry] of Object.entries(map)) {
       const earlier = seen.get(name);
       if (earlier !== undefined) {
-        problems.push({ level: "warning", source, server: name, message: `defined under both \`${earlier}\` and \`${key}\`; the \`${earlier}\` entry is used` });
+        problems.push({ level: "warning", source, server: serverLabel(name), message: `defined under both \`${earlier}\` and \`${key}\`; the \`${earlier}\` entry is used` });
         continue;
       }
       seen.set(name, key);

@@ -22,7 +22,8 @@ const TYPE_ALIASES: Record<string, TransportKind> = {
 /** The transport a `type` value means (any case), or undefined for one no client uses. */
 export function transportOfType(type: string): TransportKind | undefined {
   const key = type.toLowerCase();
-  return key in TYPE_ALIASES ? TYPE_ALIASES[key] : undefined;
+  // Own keys only: `"constructor" in TYPE_ALIASES` is true through the prototype.
+  return Object.hasOwn(TYPE_ALIASES, key) ? TYPE_ALIASES[key] : undefined;
 }
 
 /** What to start or where to connect. */

@@ -21,6 +21,11 @@ export function serverNameProblem(name: string): string | undefined {
   return undefined;
 }
 
+/** A name as messages show it: as it is, or escaped and cut short when it is no server name (escape codes, 10 MB). */
+export function serverLabel(name: string): string {
+  return serverNameProblem(name) ? quoteValue(name, 60) : name;
+}
+
 /** A server name as `/mcp` takes it: as it is, or in double quotes when it holds spaces or quotes. */
 export function commandArgument(name: string): string {
   return /^[^\s"'\\]+$/.test(name) ? name : `"${name.replace(/(["\\])/g, "\\$1")}"`;
