@@ -152,6 +152,7 @@ describe("__proto__, constructor and prototype", () => {
       "constructor": {"command": "evil-ctor"},
       "smuggled": {"__proto__": {"command": "evil-inherited", "args": ["--all"]}},
       "deep": {"command": "node", "env": {"prototype": "x"}},
+      "typed": {"type": "constructor", "command": "node"},
       "fine": {"command": "node"}
     }}`;
     const { servers, problems } = load({ project: text });
