@@ -162,6 +162,7 @@ describe("__proto__, constructor and prototype", () => {
     assert.match(byServer.get('"constructor"')!, /"constructor" cannot be a server name/);
     assert.match(byServer.get("smuggled")!, /`__proto__`: `__proto__`, `constructor` and `prototype` cannot be used as keys/);
     assert.match(byServer.get("deep")!, /`env\.prototype`/);
+    assert.match(byServer.get("typed")!, /unknown `type` "constructor"/);
     assert.equal(({} as Record<string, unknown>).command, undefined);
     assert.equal(Object.prototype.hasOwnProperty.call(Object.prototype, "command"), false);
   });
