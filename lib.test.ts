@@ -59,6 +59,8 @@ import {
   toolNameFor,
   validateServerEntry,
 } from "./lib.ts";
+import { clip, closestMatch, commandArgument, editDistance, findReservedKey, MAX_NESTING, quoteValue, serverNameProblem } from "./lib.ts";
+import { splitCommandLine } from "./src/config/add-server.ts";
 
 const project: ConfigSource = { scope: "project", path: "/p/.pi/mcp.json" };
 const user: ConfigSource = { scope: "user", path: "/home/u/.pi/agent/mcp.json" };
@@ -930,5 +932,56 @@ describe("platformCommand", () => {
     assert.deepEqual(platformCommand("cmd", ["/c", "x"], "win32"), { command: "cmd", args: ["/c", "x"] });
     assert.deepEqual(platformCommand("npx", ["-y", "pkg"], "linux"), { command: "npx", args: ["-y", "pkg"] });
     assert.deepEqual(platformCommand("npx", [], "darwin"), { command: "npx", args: [] });
+  });
+});
+
+describe("bad input: the pure rules", () => {
+  test("quoteValue quotes as JSON and cuts a long value to 200 characters with its length", () => {
+    assert.equal(quoteValue("abc"), '"abc"');
+    assert.equal(quoteValue(12), "12");
+    assert.equal(quoteValue("\u001b[2J"), '"\\u001b[2J"');
+    const long = quoteValue("x".repeat(5000));
+    assert.equal(long, `"${"x".repeat(200)}…" (5000 characters)`);
+    assert.match(quoteValue({ a: "y".repeat(1000) }), /^\{"a":"y+… \(\d+ characters\)$/);
+    assert.equal(clip("abcdef", 3), "abc… (6 characters)");
+    assert.equal(clip("abc", 3), "abc");
+  });
+  test("closestMatch guesses a near key, case aside, and nothing for a far one", () => {
+    const keys = ["mcpServers", "servers", "mcp", "approval"];
+    assert.equal(editDistance("kitten", "sitting"), 3);
+    assert.equal(closestMatch("mcpservers", keys), "mcpServers");
+    assert.equal(closestMatch("mcpServer", keys), "mcpServers");
+    assert.equal(closestMatch("aproval", keys), "approval");
+    assert.equal(closestMatch("zzz", keys), undefined);
+    assert.equal(closestMatch("x".repeat(10_000), keys), undefined);
+  });
+  test("server names: control characters, outer spaces, reserved words, over 100 characters are refused", () => {
+    for (const ok of ["fs", "my server", "名前", "a/b", "🙂"]) assert.equal(serverNameProblem(ok), undefined, ok);
+    for (const bad of ["", " ", "a\nb", "a\u001bb", "a\u0085", " a", "a ", "__proto__", "constructor", "prototype", "x".repeat(101)]) {
+      assert.ok(serverNameProblem(bad), JSON.stringify(bad));
+    }
+  });
+  test("commandArgument quotes a name /mcp would split, and splitCommandLine reads it back", () => {
+    for (const name of ["fs", "my server", 'say "hi"', "back\\slash", "it's"]) {
+      const typed = `test ${commandArgument(name)}`;
+      assert.deepEqual(splitCommandLine(typed), ["test", name], typed);
+    }
+    assert.equal(commandArgument("fs"), "fs");
+  });
+  test("findReservedKey finds __proto__, constructor or prototype at any depth, without recursion", () => {
+    assert.equal(findReservedKey(JSON.parse('{"a": [{"b": {"__proto__": 1}}]}')), "a[0].b.__proto__");
+    assert.equal(findReservedKey({ env: { PATH: "x" } }), undefined);
+    let deep: unknown = { constructor: 1 };
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    assert.match(findReservedKey(deep)!, /constructor$/);
+  });
+  test("parseConfigText refuses nesting past the limit before parsing, brackets in strings and comments aside", () => {
+    const nested = (n: number) => `${"[".repeat(n)}${"]".repeat(n)}`;
+    assert.equal(parseConfigText(nested(MAX_NESTING)).error, undefined);
+    assert.match(parseConfigText(nested(MAX_NESTING + 1)).error!, /nest more than 64 levels deep \(at line 1, column 65\)/);
+    assert.equal(parseConfigText(`{"a": "${"{".repeat(500)}" /* ${"[".repeat(500)} */}`).error, undefined);
+    const value = parseConfigText('{"__proto__": {"command": "x"}}').value as Record<string, unknown>;
+    assert.equal(Object.getPrototypeOf(value), null);
+    assert.deepEqual(Object.keys(value), ["__proto__"]);
   });
 });
