@@ -117,7 +117,7 @@ describe("tool approval in pi (in-process, faux model, recording UI)", { timeout
   test("the first call asks; after 'Allow for this session' the second does not", async () => {
     const first = await modelCalls("mcp_store_echo", { text: "one" }, ["Allow for this session"]);
     assert.equal(first.asked.length, 1);
-    assert.match(first.asked[0]!, /^select: Allow MCP tool 'echo' of server 'store' \(mcp_store_echo\) to run\? It asks because first use in this session\./);
+    assert.match(first.asked[0]!, /^select: Allow MCP tool 'echo' of server 'store' \(mcp_store_echo\) to run\? \(first use in this session\)$/m);
     assert.match(first.asked[0]!, /Arguments: \{"text":"one"\}/);
     assert.deepEqual(first.offered[0], ["Allow once", "Allow for this session", `Always allow (adds "echo" to autoApprove in ${userConfig})`, "Deny"]);
     assert.equal(first.result.isError, false);
@@ -161,7 +161,7 @@ describe("tool approval in pi (in-process, faux model, recording UI)", { timeout
     for (const round of [1, 2]) {
       const wipe = await modelCalls("mcp_store_wipe", {}, ["Allow once"]);
       assert.equal(wipe.asked.length, 1, `asked on call ${round}`);
-      assert.match(wipe.asked[0]!, /It asks because its server marks it destructive; it asks every time unless autoApprove lists its exact name\./);
+      assert.match(wipe.asked[0]!, /to run\? \(its server marks it destructive; it asks every time unless autoApprove lists its exact name\)$/m);
       assert.deepEqual(wipe.offered[0], ["Allow once", `Always allow (adds "wipe" to autoApprove in ${userConfig})`, "Deny"]);
       assert.equal(callsOf(store, "wipe").length, round);
     }
@@ -169,7 +169,7 @@ describe("tool approval in pi (in-process, faux model, recording UI)", { timeout
     const echo = await modelCalls("mcp_open_echo", { text: "free" });
     assert.deepEqual(echo.asked, []);
     const del = await modelCalls("mcp_open_delete_note", {}, ["Deny"]);
-    assert.match(del.asked[0]!, /It asks because its name says 'delete'/);
+    assert.match(del.asked[0]!, /to run\? \(its name says 'delete'; it asks every time/);
     assert.deepEqual(callsOf(open, "delete_note"), []);
     assert.deepEqual(callsOf(open, "echo").map((c) => c.args), [{ text: "free" }]);
   });

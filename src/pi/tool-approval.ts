@@ -146,9 +146,9 @@ export class ToolApproval {
     const options: Array<[string, Choice]> = [["Allow once", "once"]];
     if (!everyTime) options.push(["Allow for this session", "session"]);
     options.push([`Always allow (adds "${tool.originalName}" to autoApprove in ${config.source.path})`, "always"], ["Deny", "deny"]);
-    const title = printable(
-      `Allow ${describeTool(tool)} (${tool.name}) to run? It asks because ${reason}.\nArguments: ${argsPreview(args)}`,
-    );
+    const title = [`Allow ${describeTool(tool)} (${tool.name}) to run? (${reason})`, `Arguments: ${argsPreview(args)}`]
+      .map(printable)
+      .join("\n");
     const picked = await ctx.ui.select(title, options.map(([label]) => printable(label)), { signal: ctx.signal });
     // Escape, or the agent stopping, closes the dialog with no answer: that is no approval.
     return options.find(([label]) => printable(label) === picked)?.[1] ?? "deny";
