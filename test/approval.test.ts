@@ -17,7 +17,7 @@ import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers
 import { REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
-import { PI_CLI } from "./tmux.ts";
+import { FAUX_MODEL_EXTENSION, PI_CLI } from "./tmux.ts";
 
 const EXTRA_TOOLS: Tool[] = [
   { name: "wipe", description: "Wipes the store", inputSchema: { type: "object" }, annotations: { destructiveHint: true } },
@@ -136,8 +136,13 @@ describe("tool approval in pi (in-process, faux model, recording UI)", { timeout
     assert.equal(denied.asked.length, 1, "asked again");
     assert.equal(denied.result.isError, true);
     assert.equal(denied.result.content[0]!.text, "The user denied the call of MCP tool 'add' of server 'store'.");
+    // Escape (or an RPC client without dialogs cancelling): refused, and the model learns which setting would allow it.
     const escaped = await modelCalls("mcp_store_add", { a: 5, b: 6 }, [undefined]);
     assert.equal(escaped.result.isError, true);
+    assert.equal(
+      escaped.result.content[0]!.text,
+      `The approval dialog for MCP tool 'add' of server 'store' closed without an answer, so it did not run. To allow it, add "add" to "autoApprove" of server "store" in ${userConfig}, or set "approval": "never" in ${userConfig} to turn approval prompts off.`,
+    );
     assert.equal(callsOf(store, "add").length, 1, "neither denied call reached the server");
   });
 
@@ -261,7 +266,7 @@ describe("tool approval in print mode (the real pi command line)", { timeout: 24
 
   /** `pi -p "call <tool> <args>"` with the faux model; pi's output (stdout and stderr). */
   async function printMode(prompt: string, extra: string[] = []): Promise<string> {
-    const args = [PI_CLI, "-e", REPO_ROOT, "-e", path.join(REPO_ROOT, "test", "fixtures", "faux-model-extension.ts"), ...extra];
+    const args = [PI_CLI, "-e", REPO_ROOT, "-e", FAUX_MODEL_EXTENSION, ...extra];
     args.push("--provider", "faux", "--model", "faux-1", "--no-session", "--mcp-config", config, "-p", prompt);
     const run = execFileAsync(process.execPath, args, {
       cwd: home.dir,

@@ -50,7 +50,8 @@ export interface ToolApprovalDeps {
   logger?: Logger;
 }
 
-type Choice = "once" | "session" | "always" | "deny";
+/** "dismissed": the dialog closed without an answer (Escape, the agent stopping, an RPC client that has no dialogs). */
+type Choice = "once" | "session" | "always" | "deny" | "dismissed";
 type Asker = Pick<ExtensionContext, "hasUI" | "ui" | "signal">;
 
 /** Arguments as the dialog shows them: on one line, cut short. */
@@ -72,14 +73,11 @@ function describeTool(tool: RegisteredTool): string {
   return `MCP tool '${tool.originalName}' of server '${tool.server}'`;
 }
 
-/** The refusal without a UI: the exact setting that allows the call, and where it goes. */
-export function noUiMessage(tool: RegisteredTool, configPath: string, everyTime: boolean, userConfigPath: string | undefined): string {
+/** The exact setting that lets a call run without asking, and the file it goes in. */
+function howToAllow(tool: RegisteredTool, configPath: string, everyTime: boolean, userConfigPath: string | undefined): string {
   const exact = everyTime ? " (a destructive tool needs its exact name there; a pattern does not cover it)" : "";
   const never = userConfigPath ? `, or set "approval": "never" in ${userConfigPath} to turn approval prompts off` : "";
-  return (
-    `${describeTool(tool)} needs approval, and there is no UI to ask in. To allow it, add "${tool.originalName}" to ` +
-    `"autoApprove" of server "${tool.server}" in ${configPath}${exact}${never}.`
-  );
+  return `To allow it, add "${tool.originalName}" to "autoApprove" of server "${tool.server}" in ${configPath}${exact}${never}.`;
 }
 
 export class ToolApproval {
@@ -115,12 +113,17 @@ export class ToolApproval {
       const { choice, denied } = await hookAnswer(hooked, tool);
       return this.apply(tool, config, choice, "extension", denied, ctx);
     }
+    const allow = howToAllow(tool, config.source.path, decision.everyTime, this.deps.userConfigPath());
     if (!ctx.hasUI) {
       this.log(tool, "deny", "no-ui");
-      return { block: true, reason: noUiMessage(tool, config.source.path, decision.everyTime, this.deps.userConfigPath()) };
+      return { block: true, reason: `${describeTool(tool)} needs approval, and there is no UI to ask in. ${allow}` };
     }
     const choice = await this.askUser(tool, config, event.input, decision.everyTime, decision.reason, ctx);
-    return this.apply(tool, config, choice, "user", `The user denied the call of ${describeTool(tool)}.`, ctx);
+    const refusal =
+      choice === "dismissed"
+        ? `The approval dialog for ${describeTool(tool)} closed without an answer, so it did not run. ${allow}`
+        : `The user denied the call of ${describeTool(tool)}.`;
+    return this.apply(tool, config, choice, "user", refusal, ctx);
   }
 
   /** Publishes the request; the answer of an extension that responded while it was published, if one did. */
@@ -151,12 +154,12 @@ export class ToolApproval {
       .join("\n");
     const picked = await ctx.ui.select(title, options.map(([label]) => printable(label)), { signal: ctx.signal });
     // Escape, or the agent stopping, closes the dialog with no answer: that is no approval.
-    return options.find(([label]) => printable(label) === picked)?.[1] ?? "deny";
+    return options.find(([label]) => printable(label) === picked)?.[1] ?? "dismissed";
   }
 
-  private async apply(tool: RegisteredTool, config: ServerConfig, choice: Choice, by: string, denied: string, ctx: Asker): Promise<ToolCallEventResult | undefined> {
+  private async apply(tool: RegisteredTool, config: ServerConfig, choice: Choice, by: string, refusal: string, ctx: Asker): Promise<ToolCallEventResult | undefined> {
     this.log(tool, choice, by);
-    if (choice === "deny") return { block: true, reason: denied };
+    if (choice === "deny" || choice === "dismissed") return { block: true, reason: refusal };
     if (choice === "session") this.allowedForSession.add(`${tool.server}\0${tool.originalName}`);
     if (choice === "always") await this.save(tool, config, ctx);
     return undefined;
