@@ -133,7 +133,8 @@ export class ToolApproval {
       serverId: tool.server,
       tool: tool.originalName,
       toolName: tool.name,
-      args,
+      // A copy: what a listener does to it cannot change the call that is being approved.
+      args: structuredClone(args),
       everyTime,
       reason,
       respond: (decision) => {
