@@ -7,8 +7,8 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { AgentSession } from "@mariozechner/pi-coding-agent";
-import { RecordingUI } from "./recording-ui.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { RecordingUI } from "./recording-ui.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
 import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 

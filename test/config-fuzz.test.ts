@@ -39,7 +39,7 @@ type Node = { raw: string } | { obj: Array<[string, Node]> } | { arr: Node[] };
 const FIELDS = [
   "command", "args", "url", "env", "environment", "headers", "cwd", "type", "timeout", "initTimeout", "requestTimeout",
   "healthCheckInterval", "pingTimeout", "reconnect", "maxRestarts", "restartOnCrash", "lazy", "enabled", "disabled",
-  "prefix", "auth", "envFile",
+  "prefix", "auth", "envFile", "autoApprove", "autoApproveReadOnly",
 ];
 const EVIL_KEYS = ["__proto__", "constructor", "prototype", "toString", "hasOwnProperty", "valueOf", "__defineGetter__"];
 const TOP_KEYS = ["mcpServers", "servers", "mcp", "mcpservers", "MCPServers", "server", "approval", "$schema", "inputs", ...EVIL_KEYS];
@@ -104,6 +104,7 @@ class Generator {
       case "command":
         return this.chance(0.7) ? { raw: JSON.stringify(this.pick(["node", "npx", "${BIN}", ""])) } : { arr: [this.scalar(), this.scalar()] };
       case "args":
+      case "autoApprove":
         return { arr: Array.from({ length: this.int(4) }, () => this.scalar()) };
       case "url":
         return { raw: JSON.stringify(this.pick(STRINGS.filter((s) => s.includes(":")))) };
@@ -203,6 +204,8 @@ function checkServer(server: ServerConfig, where: string): void {
   assert.equal(typeof server.enabled, "boolean", `${what}: enabled`);
   assert.equal(typeof server.lazy, "boolean", `${what}: lazy`);
   assert.ok(server.prefix === undefined || typeof server.prefix === "string", `${what}: prefix`);
+  assert.ok(Array.isArray(server.autoApprove) && server.autoApprove.every((t) => typeof t === "string" && t.trim() !== ""), `${what}: autoApprove`);
+  assert.equal(typeof server.autoApproveReadOnly, "boolean", `${what}: autoApproveReadOnly`);
   if (server.oauth) assert.ok(Number.isInteger(server.oauth.callbackPort) && server.oauth.callbackPort >= 1 && server.oauth.callbackPort <= 65535, `${what}: port`);
   assert.equal(findReservedKey(server.raw), undefined, `${what}: a reserved key in raw`);
 }

@@ -1,6 +1,5 @@
 /**
- * A pi UI for in-process tests: select/input/confirm answer from a script, and what was asked, shown and set in the
- * status bar is recorded. Custom components (the dashboard) are rendered and fed scripted keys.
+ * A pi UI for in-process tests: select/input/confirm answer from a script, and everything asked and shown is recorded.
  */
 import type { ExtensionUIContext } from "@mariozechner/pi-coding-agent";
 
@@ -8,7 +7,7 @@ import type { ExtensionUIContext } from "@mariozechner/pi-coding-agent";
 export class RecordingUI {
   answers: unknown[] = [];
   asked: string[] = [];
-  /** The options of each select, in the order they were offered. */
+  /** The options of each select, in order. */
   offered: string[][] = [];
   notices: string[] = [];
   statuses = new Map<string, string | undefined>();

@@ -4,7 +4,7 @@
  * shut every server down.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { ConfigProblem, ConfigScope, ConfigSource, ServerConfig } from "../config/types.ts";
+import type { ApprovalMode, ConfigProblem, ConfigScope, ConfigSource, ServerConfig } from "../config/types.ts";
 import { type ConfigLocations, configSources, loadLayeredConfig } from "../config/files.ts";
 import type { ServerMetrics } from "../connection/health.ts";
 import type { EventSink } from "../common/events.ts";
@@ -31,6 +31,8 @@ export class McpBridge {
   /** In config order: highest-priority file first. */
   readonly connections = new Map<string, ServerConnection>();
   problems: ConfigProblem[] = [];
+  /** Whether MCP tools ask before they run: `"never"` only from the user-level file. */
+  approval: ApprovalMode = "ask";
   private shuttingDown?: Promise<void>;
   private readonly listeners: ToolsListener[] = [];
   private readonly startFailedListeners: StartFailedListener[] = [];
@@ -92,6 +94,7 @@ export class McpBridge {
   async start(): Promise<void> {
     const config = await loadLayeredConfig(this.options);
     this.problems = config.problems;
+    this.approval = config.approval;
     for (const server of config.servers) this.connections.set(server.name, this.newConnection(server));
     const enabled = [...this.connections.values()].filter((c) => c.config.enabled);
     const waitFor: Promise<unknown>[] = [];

@@ -2,8 +2,10 @@
  * Merging the config layers (flag, project, user, bundled) into one server list. Pure: the files' texts are passed in.
  */
 import type { JsonObject } from "../common/values.ts";
+import { approvalSetting } from "./approval-setting.ts";
 import { extractServerEntries, isToggleOnly, parseConfigText, type ServerEntryText } from "./parse.ts";
 import {
+  type ApprovalMode,
   type ConfigFileInput,
   type ConfigProblem,
   type ConfigScope,
@@ -26,6 +28,7 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
   const rank = (scope: ConfigScope) => SCOPES_BY_PRIORITY.indexOf(scope);
   const byPriority = [...files].sort((a, b) => rank(a.source.scope) - rank(b.source.scope));
   const parsedFiles: Array<{ source: ConfigSource; entries: ServerEntryText[] }> = [];
+  let approval: ApprovalMode = "ask";
   for (const file of byPriority) {
     if (file.text === undefined) continue;
     const parsed = parseConfigText(file.text);
@@ -35,6 +38,9 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
     }
     const { entries, problems: shapeProblems } = extractServerEntries(parsed.value, file.source);
     problems.push(...shapeProblems);
+    const setting = approvalSetting(parsed.value, file.source);
+    if (setting.problem) problems.push(setting.problem);
+    if (setting.mode) approval = setting.mode;
     parsedFiles.push({ source: file.source, entries });
   }
 
@@ -64,7 +70,7 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
   // Stable order: highest-priority file first, then the order entries appear in each file.
   const order = new Set<string>();
   for (const { entries } of parsedFiles) for (const { name } of entries) if (merged.has(name)) order.add(name);
-  return { servers: [...order].map((name) => merged.get(name)!), problems };
+  return { servers: [...order].map((name) => merged.get(name)!), problems, approval };
 }
 
 function applyToggle(config: ServerConfig, entry: JsonObject, source: ConfigSource): ServerConfig {

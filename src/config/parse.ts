@@ -5,6 +5,7 @@
 import { createScanner, type Node, parseTree, printParseErrorCode, type ParseError } from "jsonc-parser";
 import { closestMatch, quoteValue } from "../common/text.ts";
 import { isObject, type JsonObject } from "../common/values.ts";
+import { APPROVAL_KEY } from "./approval-setting.ts";
 import type { ConfigProblem, ConfigSource } from "./types.ts";
 import { serverLabel } from "./validate/name.ts";
 
@@ -15,7 +16,7 @@ export const SERVER_MAP_KEYS = ["mcpServers", "servers", "mcp"] as const;
  * Every top-level key a config file may hold: the server maps, `approval`, and keys of files written for other clients
  * that the bridge reads as they are (`$schema`, VS Code's `inputs`). Any other key gets a warning.
  */
-export const KNOWN_TOP_LEVEL_KEYS: readonly string[] = [...SERVER_MAP_KEYS, "approval", "$schema", "inputs"];
+export const KNOWN_TOP_LEVEL_KEYS: readonly string[] = [...SERVER_MAP_KEYS, APPROVAL_KEY, "$schema", "inputs"];
 
 /**
  * How deep objects and arrays may nest. Real configs use five or six levels; the parser and every reader after it

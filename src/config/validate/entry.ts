@@ -38,7 +38,7 @@ export function validateServerEntry(
   if (errors.length > 0) return { errors, warnings };
   const { transport, type, command, args, env, cwd, url, headers } = endpoint;
   const { timeout, lazy, retry, healthCheckInterval, pingTimeout } = lifecycle;
-  const { requestTimeout, enabled, prefix } = usage;
+  const { requestTimeout, enabled, prefix, autoApprove, autoApproveReadOnly } = usage;
   return {
     config: {
       name,
@@ -59,6 +59,8 @@ export function validateServerEntry(
       retry,
       healthCheckInterval,
       pingTimeout,
+      autoApprove,
+      autoApproveReadOnly,
       oauth,
       raw: entry,
     },
