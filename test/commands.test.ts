@@ -173,7 +173,7 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
   });
 
   test("/mcp import: finds Cursor's servers, imports the chosen ones, and keeps inline secrets out of the project file", async () => {
-    const text = await run("/mcp import", ["Choose one by one", true, true, "This project", false, false]);
+    const text = await run("/mcp import", ["Choose one by one", true, true, "This project", "No", false]);
     assert.match(text, /Found 2 MCP servers in other clients/);
     assert.match(text, /inline secrets: env\.API_TOKEN/);
     assert.doesNotMatch(text, /sk-live/, "never the secret's value");

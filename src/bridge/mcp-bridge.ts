@@ -25,6 +25,7 @@ export interface BridgeOptions extends ConfigLocations, Omit<ConnectionOptions, 
 }
 
 export type ToolsListener = (connection: ServerConnection, tools: Tool[]) => void;
+export type StartFailedListener = (connection: ServerConnection, error: unknown) => void;
 
 export class McpBridge {
   /** In config order: highest-priority file first. */
@@ -34,6 +35,7 @@ export class McpBridge {
   approval: ApprovalMode = "ask";
   private shuttingDown?: Promise<void>;
   private readonly listeners: ToolsListener[] = [];
+  private readonly startFailedListeners: StartFailedListener[] = [];
   private readonly cacheKeys = new Map<string, string>();
   /** Tool lists still being written to the cache: shutdown waits for them, so none lands after it. */
   private readonly cacheWrites = new Set<Promise<void>>();
@@ -51,6 +53,14 @@ export class McpBridge {
   /** Called with a server's tool list whenever it is known or changes (including from the cache). */
   onTools(listener: ToolsListener): void {
     this.listeners.push(listener);
+  }
+
+  /**
+   * Called when a server started by {@link start} fails its first connect, also after the startup budget: the only
+   * word of a server that was still connecting when the startup notice was shown.
+   */
+  onStartFailed(listener: StartFailedListener): void {
+    this.startFailedListeners.push(listener);
   }
 
   private toolsArrived(connection: ServerConnection, tools: Tool[], fromCache = false): void {
@@ -99,6 +109,7 @@ export class McpBridge {
         connection.connect().catch((error: unknown) => {
           // A server waiting for a sign-in keeps the tools an earlier session saw: calling one starts the sign-in.
           if (connection.needsSignIn) this.registerCached(connection);
+          for (const listener of this.startFailedListeners) listener(connection, error);
           throw error;
         }),
       );

@@ -3,6 +3,7 @@
  * default) keeps them. Only the user-level file may set it: a project's file comes with the repository, and the
  * tools it would let run unasked are the user's to allow. Pure.
  */
+import { quoteValue } from "../common/text.ts";
 import { isObject } from "../common/values.ts";
 import type { ApprovalMode, ConfigProblem, ConfigSource } from "./types.ts";
 
@@ -14,7 +15,7 @@ export function approvalSetting(doc: unknown, source: ConfigSource): { mode?: Ap
   if (!isObject(doc) || doc[APPROVAL_KEY] === undefined) return {};
   const value = doc[APPROVAL_KEY];
   if (!MODES.includes(value as ApprovalMode)) {
-    const message = `\`${APPROVAL_KEY}\` must be "ask" or "never" (got ${JSON.stringify(value)?.slice(0, 200)}); MCP tools ask before they run`;
+    const message = `\`${APPROVAL_KEY}\` must be "ask" or "never" (got ${quoteValue(value)}); MCP tools ask before they run`;
     return { problem: { level: "warning", source, message } };
   }
   if (source.scope !== "user") {

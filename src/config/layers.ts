@@ -16,6 +16,7 @@ import {
   type ServerConfig,
 } from "./types.ts";
 import { validateServerEntry } from "./validate/entry.ts";
+import { serverLabel } from "./validate/name.ts";
 
 /**
  * Merges config files into one server list. Higher layers replace lower ones by server name; an entry that only sets
@@ -47,18 +48,19 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
   const merged = new Map<string, ServerConfig>();
   for (const { source, entries } of [...parsedFiles].reverse()) {
     for (const { name, entry } of entries) {
+      const server = serverLabel(name);
       if (isToggleOnly(entry)) {
         const lower = merged.get(name);
         if (lower) merged.set(name, applyToggle(lower, entry, source));
-        else problems.push({ level: "error", source, server: name, message: "only sets `enabled`, but no lower-priority config defines this server" });
+        else problems.push({ level: "error", source, server, message: "only sets `enabled`, but no lower-priority config defines this server" });
         continue;
       }
       const result = validateServerEntry(name, entry, source);
-      for (const warning of result.warnings) problems.push({ level: "warning", source, server: name, message: warning });
+      for (const warning of result.warnings) problems.push({ level: "warning", source, server, message: warning });
       if (!result.config) {
         const lower = merged.get(name);
         const fallback = lower ? ` (the entry from ${describeSource(lower.source)} is used instead)` : "";
-        problems.push({ level: "error", source, server: name, message: `${result.errors.join("; ")}; skipped${fallback}` });
+        problems.push({ level: "error", source, server, message: `${result.errors.join("; ")}; skipped${fallback}` });
         continue;
       }
       merged.set(name, result.config);

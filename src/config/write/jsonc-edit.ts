@@ -7,18 +7,9 @@
  */
 import { applyEdits, createScanner, modify, type Edit, type JSONPath, type Node } from "jsonc-parser";
 import { isObject } from "../../common/values.ts";
-import { parseConfigText } from "../parse.ts";
+import { parseConfigText, Token } from "../parse.ts";
 import { type Doc, lineIndent, lineStart, startsLine } from "./jsonc-doc.ts";
 
-/** jsonc-parser's `SyntaxKind` is a const enum, which cannot be imported under per-file transpilation. */
-const Token = {
-  CloseBrace: 2,
-  Comma: 5,
-  LineComment: 12,
-  BlockComment: 13,
-  LineBreak: 14,
-  Whitespace: 15,
-} as const;
 
 function hasLineBreak(text: string): boolean {
   return /[\r\n]/.test(text);
