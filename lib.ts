@@ -11,6 +11,8 @@ export * from "./src/config/argv.ts";
 export * from "./src/config/substitute.ts";
 export * from "./src/tools/naming.ts";
 export * from "./src/common/errors.ts";
+export * from "./src/common/redact.ts";
+export * from "./src/common/terminal-text.ts";
 export * from "./src/tools/output.ts";
 export * from "./src/tools/schema.ts";
 export * from "./src/pi/status-format.ts";
