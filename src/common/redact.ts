@@ -25,6 +25,20 @@ export function redact(text: string, secrets: readonly string[]): string {
   return out;
 }
 
+/**
+ * A value that is plainly not a credential: a number, a boolean, a path. Such a value resolved from a variable (a
+ * `${HOME}` in an argument) is still hidden in messages, but not in tool results, where hiding every path under the
+ * home directory would make a file server's answers useless.
+ */
+export function isPlainValue(value: string): boolean {
+  const text = value.trim();
+  return (
+    /^[-+]?\d+(\.\d+)?$/.test(text) ||
+    /^(true|false|yes|no|on|off)$/i.test(text) ||
+    /^(\/|~\/|\.{1,2}\/|[A-Za-z]:[\\/])[^\s:]*$/.test(text)
+  );
+}
+
 /** Names (of query parameters, JSON keys, variables) whose values are credentials: `access_token`, `API_KEY`, … */
 const SECRET_NAME = "[A-Za-z0-9_-]*(?:token|secret|password|passwd|api[_-]?key|apikey|credentials?)";
 /** In a URL also these: an authorization code, an API key or a signature. */
@@ -90,14 +104,19 @@ export class Redactor {
 
   /**
    * A tool's result for the model: control sequences stripped and the known secrets hidden, but nothing hidden by its
-   * shape, since a result is data (a file the tool read may rightly hold `password=`), and binary fields left alone.
+   * shape and no plain value (see `isPlainValue`), since a result is data (a file the tool read may rightly hold
+   * `password=`, or a path under `${HOME}`); binary fields are left alone.
    */
   result<T>(value: T): T {
-    return this.walk(value, 0, (text) => this.known(text), true) as T;
+    return this.walk(value, 0, (text) => this.knownSecret(text), true) as T;
   }
 
   private known(text: string): string {
     return redact(stripControls(text), this.secrets);
+  }
+
+  private knownSecret(text: string): string {
+    return redact(stripControls(text), this.secrets.filter((secret) => !isPlainValue(secret)));
   }
 
   private walk(value: unknown, depth: number, filter: (text: string) => string, keepBinary: boolean): unknown {

@@ -2,7 +2,7 @@
  * `${VAR}` substitution in server configs, and what a resolved config looks like. Pure: the environment is passed in.
  */
 import * as path from "node:path";
-import { MIN_SECRET_LENGTH } from "../common/redact.ts";
+import { isPlainValue, MIN_SECRET_LENGTH } from "../common/redact.ts";
 import type { ServerConfig, TransportKind } from "./types.ts";
 
 /** A variable's name: a letter or underscore, then letters, digits and underscores. */
@@ -196,10 +196,8 @@ export function inlineEnvSecrets(key: string, value: string): string[] {
   const inline = value.replace(VAR_PATTERN, "\0").split("\0").filter((part) => part !== "");
   if (SECRET_KEY.test(key)) return inline;
   return inline.flatMap((part) => {
-    const text = part.trim();
-    if (/^[-+]?\d+(\.\d+)?$/.test(text) || /^(true|false|yes|no|on|off)$/i.test(text)) return [];
-    if (/^(\/|~\/|\.{1,2}\/|[A-Za-z]:[\\/])[^\s:]*$/.test(text)) return [];
-    if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(text)) return urlSecrets(text);
+    if (isPlainValue(part)) return [];
+    if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(part.trim())) return urlSecrets(part.trim());
     return [part];
   });
 }
