@@ -83,7 +83,8 @@ export class ServerConnection {
     this.report = new LifecycleReport(config, { ...options, redactor: this.redactor });
     const { authStore: store, env, signIn, signInTimeoutMs } = options;
     const events: EventSink = (channel, payload) => this.report.emit(channel, payload);
-    this.auth = new ServerAuth({ server: config.name, settings: config.oauth, env, store, signIn, signInTimeoutMs, events });
+    const onSecrets = (values: string[]) => this.redactor.add(values);
+    this.auth = new ServerAuth({ server: config.name, settings: config.oauth, env, store, signIn, signInTimeoutMs, events, onSecrets });
     this.opener = new SessionOpener(config, {
       ...options,
       features: options.features ?? {},

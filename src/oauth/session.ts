@@ -22,6 +22,8 @@ export interface OAuthSessionOptions {
   signIn: () => SignInHandler | undefined;
   signInTimeoutMs?: number;
   fetch?: FetchLike;
+  /** Told every token, client secret and authorization code handled here, to keep them out of messages. */
+  onSecrets?: (values: string[]) => void;
 }
 
 /** What a server that waits for a sign-in says when it is used. */
@@ -79,6 +81,7 @@ export class OAuthSession {
       store: options.store,
       signIn: options.signIn,
       signInTimeoutMs: options.signInTimeoutMs,
+      onSecrets: options.onSecrets,
       fetch: options.fetch ? this.deduper.wrap(options.fetch) : undefined,
     });
   }
@@ -109,6 +112,7 @@ export class OAuthSession {
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
       const code = await pending.code;
+      this.options.onSecrets?.([code]);
       const result = await auth(provider, { serverUrl: this.options.serverUrl, authorizationCode: code });
       if (result !== "AUTHORIZED") throw new Error("the authorization server did not issue tokens");
       onEvent("mcp.auth.completed", {});
