@@ -67,6 +67,7 @@ export function redactShapes(text: string): string {
 /** Keys of binary payloads (base64 images, blobs): left alone, since a match inside them means nothing. */
 const BINARY_KEYS = new Set(["data", "blob"]);
 const MAX_DEPTH = 64;
+const TOO_DEEP = "(nested too deeply to show)";
 
 /**
  * One server's secrets, and the filter for what leaves the bridge about that server. Secrets are only ever added: a
@@ -122,8 +123,8 @@ export class Redactor {
   private walk(value: unknown, depth: number, filter: (text: string) => string, keepBinary: boolean): unknown {
     if (typeof value === "string") return filter(value);
     if (value === null || typeof value !== "object") return value;
-    // A hostile result nested deeper than any real one is filtered as its JSON text rather than walked.
-    if (depth > MAX_DEPTH) return filter(JSON.stringify(value) ?? "");
+    // Nested deeper than any real payload: a hostile one, replaced rather than walked (or stringified) without end.
+    if (depth > MAX_DEPTH) return TOO_DEEP;
     if (Array.isArray(value)) return value.map((item) => this.walk(item, depth + 1, filter, keepBinary));
     if (value instanceof Error) return filter(value.message);
     const out: Record<string, unknown> = {};
