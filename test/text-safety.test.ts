@@ -8,7 +8,7 @@ import { describe, test } from "node:test";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { isPlainValue, Redactor, redactShapes } from "../src/common/redact.ts";
 import { stripControls, stripControlsLine } from "../src/common/terminal-text.ts";
-import { inlineEnvSecrets, resolveServerConfig } from "../src/config/substitute.ts";
+import { argSecrets, inlineEnvSecrets, resolveServerConfig } from "../src/config/substitute.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { LifecycleReport } from "../src/connection/lifecycle-report.ts";
 import { safeTool } from "../src/tools/server-text.ts";
@@ -102,11 +102,16 @@ describe("what counts as a secret in a config", () => {
     assert.equal(isPlainValue("C:\\Users\\me"), true);
   });
 
+  test("values of secret-looking flags on the command line are secrets", () => {
+    assert.deepEqual(argSecrets(["s.js", "--api-key", "k-1234", "--token=t-5678", "--verbose", "x", "-password", "p-9"]), ["k-1234", "t-5678", "p-9"]);
+  });
+
   test("a local server's inline env value is among the secrets of its resolution, and its variables' values", () => {
-    const config = entry({ command: "node", args: ["s.js"], env: { API_KEY: "PLANTED456", KEY2: "${MY_KEY}", PORT: "8080" } });
+    const config = entry({ command: "node", args: ["s.js", "--token", "flag-tok-5"], env: { API_KEY: "PLANTED456", KEY2: "${MY_KEY}", PORT: "8080" } });
     const { secrets } = resolveServerConfig(config, { MY_KEY: "viavar-789" }, "/p");
     assert.ok(secrets.includes("PLANTED456"));
     assert.ok(secrets.includes("viavar-789"));
+    assert.ok(secrets.includes("flag-tok-5"));
     assert.ok(!secrets.includes("8080"));
   });
 

@@ -136,6 +136,7 @@ export function resolveServerConfig(config: ServerConfig, env: Environment, proj
       if (result.missing.length) missingIn.push([`args[${i}]`, result.missing]);
       return result.value;
     });
+    secrets.push(...argSecrets(args));
     const childEnv: Record<string, string> = {};
     for (const [key, value] of Object.entries(config.env)) {
       const result = sub(value);
@@ -199,6 +200,17 @@ export function inlineEnvSecrets(key: string, value: string): string[] {
     if (isPlainValue(part)) return [];
     if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(part.trim())) return urlSecrets(part.trim());
     return [part];
+  });
+}
+
+/** A command-line flag whose value is a credential: `--api-key`, `--token`, `-password`, … */
+const SECRET_FLAG = /^--?[A-Za-z0-9_-]*(token|secret|passw(or)?d|api[_-]?key|apikey|credentials?)$/i;
+
+/** Values given to secret-looking flags on a command line: `--token X` and `--token=X`. */
+export function argSecrets(args: readonly string[]): string[] {
+  return args.flatMap((arg, i) => {
+    const [flag, value] = arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [args[i - 1] ?? "", arg];
+    return SECRET_FLAG.test(flag) && value !== "" ? [value] : [];
   });
 }
 
