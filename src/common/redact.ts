@@ -26,17 +26,17 @@ export function redact(text: string, secrets: readonly string[]): string {
 }
 
 /**
- * A value that is plainly not a credential: a number, a boolean, a path. Such a value resolved from a variable (a
+ * A value that cannot be a credential even under a secret-sounding name: empty, a boolean, a short number, a path, a
+ * URL with no userinfo and no query (`AUTH_ENABLED=true`, a key file's path). Such a value resolved from a variable (a
  * `${HOME}` in an argument) is still hidden in messages, but not in tool results, where hiding every path under the
  * home directory would make a file server's answers useless.
  */
 export function isPlainValue(value: string): boolean {
-  const text = value.trim();
-  return (
-    /^[-+]?\d+(\.\d+)?$/.test(text) ||
-    /^(true|false|yes|no|on|off)$/i.test(text) ||
-    /^(\/|~\/|\.{1,2}\/|[A-Za-z]:[\\/])[^\s:]*$/.test(text)
-  );
+  const v = value.trim();
+  if (v === "" || /^(?:true|false|yes|no|on|off|null|none|\d{1,6})$/i.test(v)) return true;
+  if (/^(?:\/|~[/\\]|\.{1,2}[/\\]|[A-Za-z]:[/\\])/.test(v)) return true;
+  if (/^https?:\/\//i.test(v) && !/^[a-z]+:\/\/[^/@]*@/i.test(v) && !v.includes("?")) return true;
+  return false;
 }
 
 /** Names (of query parameters, JSON keys, variables) whose values are credentials: `access_token`, `API_KEY`, … */
