@@ -55,7 +55,7 @@ describe("OAuth endpoint schemes", { timeout: 120_000 }, () => {
       assert.ok(error instanceof BridgeError, String(error));
       if (url.startsWith("javascript:")) {
         // The SDK's metadata schema refuses javascript:, data: and vbscript: itself, before the bridge sees them.
-        assert.match(error.message, new RegExp(`${field}[\\s\\S]*cannot use javascript:`));
+        assert.match(error.message, new RegExp(`${field}: URL cannot use javascript:`));
       } else {
         assert.equal(error.kind, "auth");
         assert.ok(error.message.includes(`OAuth ${field} uses ${scheme}`), error.message);
@@ -66,6 +66,29 @@ describe("OAuth endpoint schemes", { timeout: 120_000 }, () => {
       assert.equal(fixture.tokenRequests.length, 0, "no token was requested");
     });
   }
+
+  test("endpoints written in the config are held to the same rule", async () => {
+    const fixture = await startOAuthServer();
+    fixtures.push(fixture);
+    const opened: string[] = [];
+    const connection = connectionFor(
+      "configured",
+      {
+        url: fixture.url,
+        auth: { clientId: "c", authorizationUrl: `${fixture.origin}/authorize`, tokenUrl: "http://198.51.100.7/token" },
+        reconnect: { maxAttempts: 0 },
+      },
+      { authStore: new AuthStore(path.join(tmp.dir, "auth-configured")), signIn: () => ({ url }) => void opened.push(url.href), signInTimeoutMs: 5000 },
+    );
+    connections.push(connection);
+    await assert.rejects(connection.connect(), (error: unknown) => {
+      assert.ok(error instanceof BridgeError && error.kind === "auth", String(error));
+      assert.match(error.message, /OAuth token_endpoint uses plain http to 198\.51\.100\.7/);
+      return true;
+    });
+    assert.deepEqual(opened, []);
+    assert.equal(fixture.tokenRequests.length, 0);
+  });
 
   test("https and loopback http endpoints are used: the same fixture signs in", async () => {
     const fixture = await startOAuthServer();
