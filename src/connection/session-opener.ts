@@ -2,7 +2,7 @@
  * Makes the live sessions of one configured server. Each attempt resolves the config's `${VAR}`s afresh (a variable
  * changed since the last attempt is picked up), sets up OAuth for a remote server, and opens a session within the
  * deadline; when the server asks for a sign-in, it waits for that and opens once more. It remembers the newest
- * session, open or not, and the secrets of the last resolution: what error messages quote and redact. A session's
+ * session, open or not, and adds the secrets of each resolution to the server's redactor. A session's
  * log lines (stderr, the server's own log messages) go to the logs from here, redacted.
  */
 import { BridgeError } from "../common/errors.ts";
@@ -100,9 +100,8 @@ export class SessionOpener {
 
   private async openOnce(endpoint: ResolvedEndpoint, deadline: number): Promise<LiveSession> {
     const { auth } = this.options;
+    // OAuth adds its secrets (client secret, tokens, codes) to the redactor itself, as it meets them.
     const sessionAuth = endpoint.kind === "stdio" ? undefined : auth.prepare(endpoint.url);
-    // A client secret from the auth block is redacted like any other resolved value.
-    if (sessionAuth) this.options.redactor.add(auth.secrets);
     const { clientInfo, features } = this.options;
     const session = new LiveSession({ endpoint, clientInfo, features, auth: sessionAuth, events: this.events });
     this.newest = session;

@@ -57,11 +57,6 @@ export class ServerAuth {
     return this.session?.provider.signInRequired === true;
   }
 
-  /** Values resolved from `${VAR}`s in the auth block (a client secret), for redaction. */
-  get secrets(): string[] {
-    return this.session?.secrets ?? [];
-  }
-
   /** Makes OAuth ready for `serverUrl` (when it is on); what the transports of a connection to it then use. */
   prepare(serverUrl: string): TransportAuth | undefined {
     const { settings, store } = this.options;

@@ -38,8 +38,6 @@ export function isUnauthorized(error: unknown): boolean {
 
 export class OAuthSession {
   readonly provider: BridgeOAuthProvider;
-  /** Values from `${VAR}`s in the auth block (a client secret), for redaction. */
-  readonly secrets: string[];
   private readonly deduper: RefreshDeduper;
 
   constructor(private readonly options: OAuthSessionOptions) {
@@ -73,7 +71,8 @@ export class OAuthSession {
       clientMetadataUrl: resolve(settings.clientMetadataUrl),
     };
     if (resolved.clientSecret) secrets.push(resolved.clientSecret);
-    this.secrets = secrets;
+    // Values from `${VAR}`s in the auth block and the client secret are redacted like the tokens.
+    options.onSecrets?.(secrets);
     this.provider = new BridgeOAuthProvider({
       server: options.server,
       serverUrl: options.serverUrl,
