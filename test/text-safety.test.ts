@@ -53,6 +53,8 @@ describe("Redactor", () => {
     assert.equal(redactShapes(`{"access_token":"t-1","refresh_token" : "r\\"2","token_type":"Bearer"}`), `{"access_token":"***","refresh_token" : "***","token_type":"Bearer"}`);
     assert.equal(redactShapes("OPENAI_API_KEY=sk-123 --client-secret=shh max_tokens=100"), "OPENAI_API_KEY=*** --client-secret=*** max_tokens=100");
     assert.equal(redactShapes("Authorization: Bearer eyJhbGciOi.x.y"), "Authorization: Bearer ***");
+    assert.equal(redactShapes("Basic dXNlcjpwYXNz"), "Basic ***");
+    assert.equal(redactShapes("Basic authentication failed; see https://docs.example/auth?page=2"), "Basic authentication failed; see https://docs.example/auth?page=2");
   });
 
   test("everything it filters loses control sequences; payloads are walked, errors become their filtered message", () => {
