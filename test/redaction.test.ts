@@ -71,10 +71,11 @@ describe("secrets and terminal escapes in pi (in-process, faux model)", { timeou
 
   before(async () => {
     process.env.MCP_BRIDGE_TEST_PLANTED = viaVar;
-    // User-level servers: they need no project trust.
+    // User-level servers: they need no project trust. Approval prompts are turned off: calls here run without a UI.
     writeFileSync(
       path.join(agentDir.dir, "mcp.json"),
       JSON.stringify({
+        approval: "never",
         mcpServers: {
           hostile: { ...fixtureEntry("hostile-text"), env: { FIXTURE_SECRET: inline, FIXTURE_LOG: callLog } },
           viavar: { ...fixtureEntry("hostile-text"), env: { FIXTURE_SECRET: "${MCP_BRIDGE_TEST_PLANTED}" } },
