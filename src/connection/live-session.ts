@@ -25,6 +25,7 @@ import type { TransportKind } from "../config/types.ts";
 import type { ResolvedEndpoint, ResolvedRemote, ResolvedStdio } from "../config/substitute.ts";
 import type { TransportAuth } from "../oauth/server-auth.ts";
 import { type ClientFeatures, type ClientInfo, createMcpClient } from "./mcp-client.ts";
+import { orphanWatchdog } from "./orphan-watchdog.ts";
 import { killProcessesNow, mergeProcesses, type ProcessInfo, processExists, processTree, terminateProcesses } from "./process-tree.ts";
 import type { ProcessGroupStdioTransport } from "./stdio-transport.ts";
 import { createSseTransport, createStdioTransport, createStreamableHttpTransport } from "./transports.ts";
@@ -190,7 +191,11 @@ export class LiveSession {
     const handshake = async () => {
       await client.connect(transport, { timeout: sdkTimeout() });
       const pid = pidOf(transport);
-      if (pid) held.processes = processTree(pid);
+      if (pid) {
+        held.processes = processTree(pid);
+        // The transport has handed the group to the watchdog; these are what runs under it now, for any that left the group.
+        for (const p of held.processes) if (p.pid !== pid) orphanWatchdog.watch("process", p.pid, p.start);
+      }
       this.tools = await this.fetchTools(client, sdkTimeout);
     };
     try {
@@ -314,6 +319,7 @@ export class LiveSession {
       await closing.catch(() => undefined);
       await agent?.destroy().catch(() => undefined);
       await terminateProcesses(processes);
+      for (const p of held.processes) if (p.pid !== pid) orphanWatchdog.forget("process", p.pid);
     })();
     return held.released;
   }

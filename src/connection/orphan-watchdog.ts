@@ -1,0 +1,119 @@
+/**
+ * No server outlives pi, even when pi is killed: one small watchdog process per pi process (./watchdog.sh) holds a
+ * pipe from pi, and when the pipe closes (pi's process ended, however it ended) it ends the server process groups and
+ * processes pi told it about. Node has no parent-death signal, and a SIGKILL, or a SIGINT in print or RPC mode, ends
+ * pi without running any of its own handlers, so this has to work without pi's help.
+ *
+ * The watchdog is a POSIX shell script: it starts in a millisecond or two, uses about a megabyte, and waits in a
+ * blocking read while pi lives. It is started with the first local server and asked to exit (its input ended, with
+ * nothing watched) when the last one has been shut down, so pi without local servers has none. It runs in a session
+ * of its own, so Ctrl+C or a hang-up at pi's terminal, which reach pi's process group, do not reach it. On Windows
+ * there are no process groups to hand over, and no watchdog.
+ */
+import { type ChildProcessByStdio, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import type { Writable } from "node:stream";
+import { processStartTime } from "./process-tree.ts";
+
+/** A process group (a local server and what it started) or a single process (one that left the group). */
+export type WatchKind = "group" | "process";
+
+export interface WatchdogOptions {
+  /** How long the watchdog lets what it SIGTERMed exit before SIGKILL, in whole seconds. */
+  graceSeconds?: number;
+  platform?: NodeJS.Platform;
+}
+
+const SCRIPT = fileURLToPath(new URL("./watchdog.sh", import.meta.url));
+const DEFAULT_GRACE_SECONDS = 2;
+const KIND_LETTER: Record<WatchKind, string> = { group: "g", process: "p" };
+
+type WatchdogProcess = ChildProcessByStdio<Writable, null, null>;
+
+export class OrphanWatchdog {
+  /** What is watched, by `<letter> <pid>`: the line that told the watchdog. */
+  private readonly targets = new Map<string, string>();
+  private child?: WatchdogProcess;
+  private readonly graceSeconds: number;
+  private readonly enabled: boolean;
+
+  constructor(options: WatchdogOptions = {}) {
+    this.graceSeconds = Math.max(0, Math.round(options.graceSeconds ?? DEFAULT_GRACE_SECONDS));
+    this.enabled = (options.platform ?? process.platform) !== "win32";
+  }
+
+  /** The watchdog process's pid while one runs. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /**
+   * Hands a target to the watchdog; it is ended if pi dies before `forget`. Call right after spawning, in the same
+   * tick: the line is in the pipe before pi can do anything else. A target is identified by its pid and its start
+   * time (Linux), so a pid the system has since given to another process is left alone; where the start time cannot
+   * be read, only groups are watched.
+   */
+  watch(kind: WatchKind, pid: number, start = processStartTime(pid)): void {
+    if (!this.enabled || !Number.isSafeInteger(pid) || pid <= 1) return;
+    const known = start !== undefined && /^\d+$/.test(start);
+    // A group's id is not handed out again while the group has members; a lone process's pid can be, at any time.
+    if (!known && kind === "process") return;
+    const key = `${KIND_LETTER[kind]} ${pid}`;
+    const line = `+ ${key} ${known ? start : "-"}\n`;
+    this.targets.set(key, line);
+    if (this.child) this.write(line);
+    else this.start();
+  }
+
+  /** The target was shut down: the watchdog lets go of it, and exits once it watches nothing. */
+  forget(kind: WatchKind, pid: number): void {
+    const key = `${KIND_LETTER[kind]} ${pid}`;
+    if (!this.targets.delete(key)) return;
+    this.write(`- ${key}\n`);
+    if (this.targets.size === 0) this.stop();
+  }
+
+  private start(): void {
+    let child: WatchdogProcess;
+    try {
+      child = spawn("/bin/sh", [SCRIPT, String(this.graceSeconds)], {
+        // A session of its own: signals for pi's process group or terminal do not reach it.
+        detached: true,
+        stdio: ["pipe", "ignore", "ignore"],
+        // Nothing of pi's: no working directory to hold busy, no environment to see.
+        cwd: "/",
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      });
+    } catch {
+      // No shell to run it: servers still end with pi's shutdown, only not when pi is killed.
+      return;
+    }
+    this.child = child;
+    const gone = () => {
+      if (this.child === child) this.child = undefined;
+    };
+    child.once("error", gone);
+    child.once("exit", gone);
+    // EPIPE when the watchdog was killed: the next `watch` starts another.
+    child.stdin.on("error", gone);
+    // The watchdog must never keep pi running.
+    child.unref();
+    (child.stdin as Writable & { unref?(): void }).unref?.();
+    for (const line of this.targets.values()) this.write(line);
+  }
+
+  private write(line: string): void {
+    const stdin = this.child?.stdin;
+    if (!stdin || stdin.destroyed || stdin.writableEnded) return;
+    stdin.write(line);
+  }
+
+  private stop(): void {
+    const child = this.child;
+    this.child = undefined;
+    child?.stdin.end();
+  }
+}
+
+/** The watchdog of this pi process, shared by every local server. */
+export const orphanWatchdog = new OrphanWatchdog();
