@@ -24,8 +24,11 @@ export interface WatchdogOptions {
   platform?: NodeJS.Platform;
 }
 
-const SCRIPT = fileURLToPath(new URL("./watchdog.sh", import.meta.url));
+/** The watchdog's script: a plain file, so it runs without anything of pi's. */
+export const WATCHDOG_SCRIPT = fileURLToPath(new URL("./watchdog.sh", import.meta.url));
 const DEFAULT_GRACE_SECONDS = 2;
+/** How many times a watchdog that died while pi lives is replaced (killed by someone, or unable to start). */
+const MAX_REPLACEMENTS = 3;
 const KIND_LETTER: Record<WatchKind, string> = { group: "g", process: "p" };
 
 type WatchdogProcess = ChildProcessByStdio<Writable, null, null>;
@@ -36,6 +39,7 @@ export class OrphanWatchdog {
   private child?: WatchdogProcess;
   private readonly graceSeconds: number;
   private readonly enabled: boolean;
+  private replacements = 0;
 
   constructor(options: WatchdogOptions = {}) {
     this.graceSeconds = Math.max(0, Math.round(options.graceSeconds ?? DEFAULT_GRACE_SECONDS));
@@ -76,7 +80,7 @@ export class OrphanWatchdog {
   private start(): void {
     let child: WatchdogProcess;
     try {
-      child = spawn("/bin/sh", [SCRIPT, String(this.graceSeconds)], {
+      child = spawn("/bin/sh", [WATCHDOG_SCRIPT, String(this.graceSeconds)], {
         // A session of its own: signals for pi's process group or terminal do not reach it.
         detached: true,
         stdio: ["pipe", "ignore", "ignore"],
@@ -90,11 +94,17 @@ export class OrphanWatchdog {
     }
     this.child = child;
     const gone = () => {
-      if (this.child === child) this.child = undefined;
+      if (this.child !== child) return;
+      this.child = undefined;
+      // It died while pi lives: another takes over everything watched (a line sent meanwhile may have been lost).
+      if (this.targets.size > 0 && this.replacements < MAX_REPLACEMENTS) {
+        this.replacements++;
+        this.start();
+      }
     };
     child.once("error", gone);
     child.once("exit", gone);
-    // EPIPE when the watchdog was killed: the next `watch` starts another.
+    // EPIPE: the watchdog is gone.
     child.stdin.on("error", gone);
     // The watchdog must never keep pi running.
     child.unref();
