@@ -151,11 +151,15 @@ describe("the orphan watchdog", { timeout: 120_000 }, () => {
     const watchdog = new OrphanWatchdog({ graceSeconds: 1 });
     try {
       assert.equal(watchdog.pid, undefined, "no watchdog while nothing is watched");
-      watchdog.watch("group", group.pid);
+      const earlier = watchdog.watch("group", group.pid);
       const pid = watchdog.pid!;
       assert.ok(isAlive(pid));
       assert.equal(sessionOf(pid), pid, "the watchdog leads a session of its own");
-      watchdog.forget("group", group.pid);
+      // The same pid watched again (a new server got the id of one still being shut down): the old forget is stale.
+      const watch = watchdog.watch("group", group.pid);
+      earlier.forget();
+      assert.equal(watchdog.pid, pid, "a stale forget leaves the newer target watched");
+      watch.forget();
       await waitFor(() => !isAlive(pid), "the watchdog to exit");
       assert.ok(group.running(), "what it no longer watched was left alone");
     } finally {

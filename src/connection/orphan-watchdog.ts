@@ -33,9 +33,20 @@ const KIND_LETTER: Record<WatchKind, string> = { group: "g", process: "p" };
 
 type WatchdogProcess = ChildProcessByStdio<Writable, null, null>;
 
+/** One watched target. */
+export interface Watch {
+  /** It was shut down: the watchdog lets go of it, and exits once it watches nothing. Idempotent. */
+  forget(): void;
+}
+
+const NOT_WATCHED: Watch = { forget: () => undefined };
+
 export class OrphanWatchdog {
-  /** What is watched, by `<letter> <pid>`: the line that told the watchdog. */
-  private readonly targets = new Map<string, string>();
+  /**
+   * What is watched, by `<letter> <pid>`, each with the line that told the watchdog. A new target under the same key
+   * (the pid used again) replaces the old one, whose `forget` then does nothing.
+   */
+  private readonly targets = new Map<string, { line: string }>();
   private child?: WatchdogProcess;
   private readonly graceSeconds: number;
   private readonly enabled: boolean;
@@ -57,22 +68,22 @@ export class OrphanWatchdog {
    * time (Linux), so a pid the system has since given to another process is left alone; where the start time cannot
    * be read, only groups are watched.
    */
-  watch(kind: WatchKind, pid: number, start = processStartTime(pid)): void {
-    if (!this.enabled || !Number.isSafeInteger(pid) || pid <= 1) return;
+  watch(kind: WatchKind, pid: number, start = processStartTime(pid)): Watch {
+    if (!this.enabled || !Number.isSafeInteger(pid) || pid <= 1) return NOT_WATCHED;
     const known = start !== undefined && /^\d+$/.test(start);
     // A group's id is not handed out again while the group has members; a lone process's pid can be, at any time.
-    if (!known && kind === "process") return;
+    if (!known && kind === "process") return NOT_WATCHED;
     const key = `${KIND_LETTER[kind]} ${pid}`;
-    const line = `+ ${key} ${known ? start : "-"}\n`;
-    this.targets.set(key, line);
-    if (this.child) this.write(line);
+    const target = { line: `+ ${key} ${known ? start : "-"}\n` };
+    this.targets.set(key, target);
+    if (this.child) this.write(target.line);
     else this.start();
+    return { forget: () => this.forget(key, target) };
   }
 
-  /** The target was shut down: the watchdog lets go of it, and exits once it watches nothing. */
-  forget(kind: WatchKind, pid: number): void {
-    const key = `${KIND_LETTER[kind]} ${pid}`;
-    if (!this.targets.delete(key)) return;
+  private forget(key: string, target: { line: string }): void {
+    if (this.targets.get(key) !== target) return;
+    this.targets.delete(key);
     this.write(`- ${key}\n`);
     if (this.targets.size === 0) this.stop();
   }
@@ -109,7 +120,7 @@ export class OrphanWatchdog {
     // The watchdog must never keep pi running.
     child.unref();
     (child.stdin as Writable & { unref?(): void }).unref?.();
-    for (const line of this.targets.values()) this.write(line);
+    for (const target of this.targets.values()) this.write(target.line);
   }
 
   private write(line: string): void {
