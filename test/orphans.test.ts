@@ -13,7 +13,7 @@ import { after, describe, test } from "node:test";
 import { within } from "../src/common/wait.ts";
 import { OrphanWatchdog, WATCHDOG_SCRIPT } from "../src/connection/orphan-watchdog.ts";
 import { groupHasLiveMember, processStartTime } from "../src/connection/process-tree.ts";
-import { isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { commandLine, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { PI_CLI, processesWithEnv, processTree } from "./tmux.ts";
 
 const HELLO_SERVER = path.join(REPO_ROOT, "examples", "hello-server.mjs");
@@ -21,14 +21,6 @@ const HELLO_SERVER = path.join(REPO_ROOT, "examples", "hello-server.mjs");
 const MARK = "MCP_BRIDGE_ORPHAN_TEST";
 const WATCHDOG_HOST = path.join(REPO_ROOT, "test", "fixtures", "watchdog-host.ts");
 const home = tempDir("mcp-bridge-orphans-");
-
-function commandLine(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
-  } catch {
-    return "";
-  }
-}
 
 function sessionOf(pid: number): number | undefined {
   try {
@@ -86,7 +78,7 @@ async function runWatchdogScript(lines: string[], graceSeconds = 2): Promise<Exi
 }
 
 function watchdogsUnder(pid: number): number[] {
-  return processTree(pid).filter((p) => p !== pid && commandLine(p).includes("watchdog.sh"));
+  return processTree(pid).filter((p) => p !== pid && commandLine(p).includes(WATCHDOG_SCRIPT));
 }
 
 describe("the orphan watchdog", { timeout: 120_000 }, () => {
@@ -230,7 +222,7 @@ async function startPi() {
     stop();
     throw error;
   }
-  const watchdogs = processTree(pi.pid!).filter((pid) => commandLine(pid).includes("watchdog.sh"));
+  const watchdogs = processTree(pi.pid!).filter((pid) => commandLine(pid).includes(WATCHDOG_SCRIPT));
   return { pi, exited, stop, servers: () => processesWithEnv(MARK, mark), watchdogs };
 }
 

@@ -195,8 +195,10 @@ export class LiveSession {
       const pid = pidOf(transport);
       if (pid) {
         held.processes = processTree(pid);
-        // The transport has handed the group to the watchdog; these are what runs under it now, for any that left the group.
-        for (const p of held.processes) if (p.pid !== pid) held.watched.push(orphanWatchdog.watch("process", p.pid, p.start));
+        // The transport handed the group to the watchdog; these are the processes under it now, for any that left it.
+        for (const p of held.processes) {
+          if (p.pid !== pid) held.watched.push(orphanWatchdog.watch("process", p.pid, p.start));
+        }
       }
       this.tools = await this.fetchTools(client, sdkTimeout);
     };

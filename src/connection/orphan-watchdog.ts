@@ -4,8 +4,8 @@
  * processes pi told it about. Node has no parent-death signal, and a SIGKILL, or a SIGINT in print or RPC mode, ends
  * pi without running any of its own handlers, so this has to work without pi's help.
  *
- * The watchdog is a POSIX shell script: it starts in a millisecond or two, uses about a megabyte, and waits in a
- * blocking read while pi lives. It is started with the first local server and asked to exit (its input ended, with
+ * The watchdog is a POSIX shell script: it starts in a millisecond or two, uses under 2 MB, and waits in a blocking
+ * read while pi lives. It is started with the first local server and asked to exit (its input ended, with
  * nothing watched) when the last one has been shut down, so pi without local servers has none. It runs in a session
  * of its own, so Ctrl+C or a hang-up at pi's terminal, which reach pi's process group, do not reach it. On Windows
  * there are no process groups to hand over, and no watchdog.
