@@ -61,10 +61,14 @@ drop() {
 while read -r op kind id start; do
   case $kind in g | p) ;; *) continue ;; esac
   valid_pid "$id" || continue
-  drop "$kind:$id"
-  [ "$op" = + ] || continue
-  case $start in -) ;; '' | *[!0-9]*) continue ;; esac
-  targets="$targets $kind:$id:$start"
+  case $op in
+    -) drop "$kind:$id" ;;
+    +)
+      case $start in -) ;; '' | *[!0-9]*) continue ;; esac
+      drop "$kind:$id"
+      targets="$targets $kind:$id:$start"
+      ;;
+  esac
 done
 
 # pi is gone. Signal what is still ours: a group as -<pgid>, a process as <pid>.
