@@ -7,6 +7,7 @@ import * as path from "node:path";
 import { describe, test } from "node:test";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { type BridgeOptions, McpBridge } from "../src/bridge/mcp-bridge.ts";
+import { WATCHDOG_SCRIPT } from "../src/connection/orphan-watchdog.ts";
 import { processTree } from "../src/connection/process-tree.ts";
 import { ToolCache } from "../src/bridge/tool-cache.ts";
 import type { SignInHandler } from "../src/oauth/provider.ts";
@@ -17,7 +18,7 @@ import { serverRows } from "../src/pi/server-rows.ts";
 import { formatStartupSummary } from "../src/pi/status-format.ts";
 import { ToolRegistry } from "../src/pi/tool-registry.ts";
 import { startHanging } from "./fixtures/http-servers.ts";
-import { FAST_RECONNECT, fixtureEntry, isAlive, readLog, REPO_ROOT, runTool, tempDir, waitFor } from "./helpers.ts";
+import { commandLine, FAST_RECONNECT, fixtureEntry, isAlive, readLog, REPO_ROOT, runTool, tempDir, waitFor } from "./helpers.ts";
 
 function write(file: string, text: string): void {
   mkdirSync(path.dirname(file), { recursive: true });
@@ -48,8 +49,9 @@ function registeredBridge(root: string, options: Partial<BridgeOptions> = {}) {
 }
 
 /** Processes this test process has started that are still running. */
+/** Server processes under this test process (the orphan watchdog that comes with them is not one). */
 function childCount(): number {
-  return processTree(process.pid).filter((p) => p.pid !== process.pid && isAlive(p.pid)).length;
+  return processTree(process.pid).filter((p) => p.pid !== process.pid && isAlive(p.pid) && !commandLine(p.pid).includes(WATCHDOG_SCRIPT)).length;
 }
 
 describe("McpBridge", { timeout: 120_000 }, () => {

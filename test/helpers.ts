@@ -88,6 +88,15 @@ export function isAlive(pid: number): boolean {
   }
 }
 
+/** A process's command line, its arguments joined by spaces; empty once it is gone (Linux). */
+export function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ");
+  } catch {
+    return "";
+  }
+}
+
 /** Polls `check` until it holds; for states no event announces (a process gone). Bounded in time and count. */
 export async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000, intervalMs = 25): Promise<void> {
   const attempts = Math.ceil(timeoutMs / intervalMs);

@@ -25,6 +25,7 @@ import type { TransportKind } from "../config/types.ts";
 import type { ResolvedEndpoint, ResolvedRemote, ResolvedStdio } from "../config/substitute.ts";
 import type { TransportAuth } from "../oauth/server-auth.ts";
 import { type ClientFeatures, type ClientInfo, createMcpClient } from "./mcp-client.ts";
+import { orphanWatchdog, type Watch } from "./orphan-watchdog.ts";
 import { killProcessesNow, mergeProcesses, type ProcessInfo, processExists, processTree, terminateProcesses } from "./process-tree.ts";
 import type { ProcessGroupStdioTransport } from "./stdio-transport.ts";
 import { createSseTransport, createStdioTransport, createStreamableHttpTransport } from "./transports.ts";
@@ -88,6 +89,8 @@ interface Held {
   agent?: Agent;
   /** A local server's process tree as seen after it started, so processes that later left it are still ended. */
   processes: ProcessInfo[];
+  /** Those processes as the orphan watchdog watches them. */
+  watched: Watch[];
   /** Opened, and not released or dropped since. */
   open: boolean;
   /** Set once release starts, so the transport's `onclose` is not taken for a drop. */
@@ -176,7 +179,7 @@ export class LiveSession {
         events.logMessage(params);
       },
     });
-    const held: Held = { client, transport, kind, agent, processes: [], open: false, releasing: false };
+    const held: Held = { client, transport, kind, agent, processes: [], watched: [], open: false, releasing: false };
     this.held = held;
     this.nonJsonLines = 0;
     client.onerror = (error) => {
@@ -190,7 +193,13 @@ export class LiveSession {
     const handshake = async () => {
       await client.connect(transport, { timeout: sdkTimeout() });
       const pid = pidOf(transport);
-      if (pid) held.processes = processTree(pid);
+      if (pid) {
+        held.processes = processTree(pid);
+        // The transport handed the group to the watchdog; these are the processes under it now, for any that left it.
+        for (const p of held.processes) {
+          if (p.pid !== pid) held.watched.push(orphanWatchdog.watch("process", p.pid, p.start));
+        }
+      }
       this.tools = await this.fetchTools(client, sdkTimeout);
     };
     try {
@@ -314,6 +323,7 @@ export class LiveSession {
       await closing.catch(() => undefined);
       await agent?.destroy().catch(() => undefined);
       await terminateProcesses(processes);
+      for (const watch of held.watched) watch.forget();
     })();
     return held.released;
   }

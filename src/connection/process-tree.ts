@@ -183,6 +183,11 @@ export function groupHasLiveMember(pgid: number): boolean {
   return false;
 }
 
+/** When the process started (Linux: clock ticks since boot, as `ProcessInfo.start`); undefined elsewhere or if it is gone. */
+export function processStartTime(pid: number): string | undefined {
+  return process.platform === "linux" ? readProcStat(pid)?.start : undefined;
+}
+
 /** True while the process is the same one that was recorded (not exited, pid not reused). */
 export function isSameProcessAlive(info: ProcessInfo): boolean {
   try {

@@ -13,6 +13,7 @@ import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
+import type { OrphanWatchdog, Watch } from "./orphan-watchdog.ts";
 import { groupHasLiveMember } from "./process-tree.ts";
 
 export const DEFAULT_CLOSE_GRACE_MS = 2000;
@@ -43,6 +44,8 @@ export interface ProcessGroupStdioOptions {
   onExit?(info: ProcessExitInfo): void;
   /** How long close() waits after ending stdin, and again after SIGTERM. Default {@link DEFAULT_CLOSE_GRACE_MS}. */
   closeGraceMs?: number;
+  /** Told about the process group as soon as it exists, and when close() has ended it, so it ends if pi is killed. */
+  watchdog?: Pick<OrphanWatchdog, "watch">;
 }
 
 type Child = ChildProcessByStdio<Writable, Readable, Readable>;
@@ -64,6 +67,8 @@ export class ProcessGroupStdioTransport implements Transport {
   private readonly graceMs: number;
   private readonly readBuffer = new ReadBuffer();
   private child?: Child;
+  /** The process group, as the watchdog watches it. */
+  private watched?: Watch;
   private started = false;
   private spawned = false;
   /** The process has exited, or never started. */
@@ -119,6 +124,8 @@ export class ProcessGroupStdioTransport implements Transport {
         return;
       }
       this.child = child;
+      // At once, in the same tick as the spawn: there is no moment in which pi could die with the group unwatched.
+      if (child.pid !== undefined && !IS_WINDOWS) this.watched = this.options.watchdog?.watch("group", child.pid);
       child.once("spawn", () => {
         this.spawned = true;
         resolve();
@@ -200,6 +207,7 @@ export class ProcessGroupStdioTransport implements Transport {
       }
     }
     this.finished = true;
+    this.watched?.forget();
     // Let what the process wrote before it ended arrive; then let go of pipes that a process outside the group holds.
     await this.waitUntil(() => this.openStreams === 0, Math.min(this.graceMs, STREAM_DRAIN_MS));
     this.destroyStreams();

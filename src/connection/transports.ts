@@ -6,6 +6,7 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { orphanWatchdog } from "./orphan-watchdog.ts";
 import { platformCommand } from "./platform-command.ts";
 import { ProcessGroupStdioTransport } from "./stdio-transport.ts";
 import type { ResolvedRemote, ResolvedStdio } from "../config/substitute.ts";
@@ -16,7 +17,10 @@ export interface StdioHooks {
   onExit(description: string): void;
 }
 
-/** A local server in its own process group, so it and everything it starts can be signalled together. */
+/**
+ * A local server in its own process group, so it and everything it starts can be signalled together; the group is
+ * handed to this pi process's watchdog, which ends it if pi is killed.
+ */
 export function createStdioTransport(endpoint: ResolvedStdio, hooks: StdioHooks): ProcessGroupStdioTransport {
   const { command, args } = platformCommand(endpoint.command, endpoint.args, process.platform);
   return new ProcessGroupStdioTransport({
@@ -27,6 +31,7 @@ export function createStdioTransport(endpoint: ResolvedStdio, hooks: StdioHooks)
     cwd: endpoint.cwd,
     onStderrLine: hooks.onStderrLine,
     onExit: (info) => hooks.onExit(info.description),
+    watchdog: orphanWatchdog,
   });
 }
 

@@ -1,0 +1,140 @@
+/**
+ * No server outlives pi, even when pi is killed: one small watchdog process per pi process (./watchdog.sh) holds a
+ * pipe from pi, and when the pipe closes (pi's process ended, however it ended) it ends the server process groups and
+ * processes pi told it about. Node has no parent-death signal, and a SIGKILL, or a SIGINT in print or RPC mode, ends
+ * pi without running any of its own handlers, so this has to work without pi's help.
+ *
+ * The watchdog is a POSIX shell script: it starts in a millisecond or two, uses under 2 MB, and waits in a blocking
+ * read while pi lives. It is started with the first local server and asked to exit (its input ended, with
+ * nothing watched) when the last one has been shut down, so pi without local servers has none. It runs in a session
+ * of its own, so Ctrl+C or a hang-up at pi's terminal, which reach pi's process group, do not reach it. On Windows
+ * there are no process groups to hand over, and no watchdog.
+ */
+import { type ChildProcessByStdio, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import type { Writable } from "node:stream";
+import { processStartTime } from "./process-tree.ts";
+
+/** A process group (a local server and what it started) or a single process (one that left the group). */
+export type WatchKind = "group" | "process";
+
+export interface WatchdogOptions {
+  /** How long the watchdog lets what it SIGTERMed exit before SIGKILL, in whole seconds. */
+  graceSeconds?: number;
+  platform?: NodeJS.Platform;
+}
+
+/** The watchdog's script: a plain file, so it runs without anything of pi's. */
+export const WATCHDOG_SCRIPT = fileURLToPath(new URL("./watchdog.sh", import.meta.url));
+const DEFAULT_GRACE_SECONDS = 2;
+/** How many times a watchdog that died while pi lives is replaced (killed by someone, or unable to start). */
+const MAX_REPLACEMENTS = 3;
+const KIND_LETTER: Record<WatchKind, string> = { group: "g", process: "p" };
+
+type WatchdogProcess = ChildProcessByStdio<Writable, null, null>;
+
+/** One watched target. */
+export interface Watch {
+  /** It was shut down: the watchdog lets go of it, and exits once it watches nothing. Idempotent. */
+  forget(): void;
+}
+
+const NOT_WATCHED: Watch = { forget: () => undefined };
+
+export class OrphanWatchdog {
+  /**
+   * What is watched, by `<letter> <pid>`, each with the line that told the watchdog. A new target under the same key
+   * (the pid used again) replaces the old one, whose `forget` then does nothing.
+   */
+  private readonly targets = new Map<string, { line: string }>();
+  private child?: WatchdogProcess;
+  private readonly graceSeconds: number;
+  private readonly enabled: boolean;
+  private replacements = 0;
+
+  constructor(options: WatchdogOptions = {}) {
+    this.graceSeconds = Math.max(0, Math.round(options.graceSeconds ?? DEFAULT_GRACE_SECONDS));
+    this.enabled = (options.platform ?? process.platform) !== "win32";
+  }
+
+  /** The watchdog process's pid while one runs. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /**
+   * Hands a target to the watchdog; it is ended if pi dies before `forget`. Call right after spawning, in the same
+   * tick: the line is in the pipe before pi can do anything else. A target is identified by its pid and its start
+   * time (Linux), so a pid the system has since given to another process is left alone; where the start time cannot
+   * be read, only groups are watched.
+   */
+  watch(kind: WatchKind, pid: number, start = processStartTime(pid)): Watch {
+    if (!this.enabled || !Number.isSafeInteger(pid) || pid <= 1) return NOT_WATCHED;
+    const known = start !== undefined && /^\d+$/.test(start);
+    // A group's id is not handed out again while the group has members; a lone process's pid can be, at any time.
+    if (!known && kind === "process") return NOT_WATCHED;
+    const key = `${KIND_LETTER[kind]} ${pid}`;
+    const target = { line: `+ ${key} ${known ? start : "-"}\n` };
+    this.targets.set(key, target);
+    if (this.child) this.write(target.line);
+    else this.start();
+    return { forget: () => this.forget(key, target) };
+  }
+
+  private forget(key: string, target: { line: string }): void {
+    if (this.targets.get(key) !== target) return;
+    this.targets.delete(key);
+    this.write(`- ${key}\n`);
+    if (this.targets.size === 0) this.stop();
+  }
+
+  private start(): void {
+    let child: WatchdogProcess;
+    try {
+      child = spawn("/bin/sh", [WATCHDOG_SCRIPT, String(this.graceSeconds)], {
+        // A session of its own: signals for pi's process group or terminal do not reach it.
+        detached: true,
+        stdio: ["pipe", "ignore", "ignore"],
+        // Nothing of pi's: no working directory to hold busy, no environment to see.
+        cwd: "/",
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      });
+    } catch {
+      // No shell to run it: servers still end with pi's shutdown, only not when pi is killed.
+      return;
+    }
+    this.child = child;
+    const gone = () => {
+      if (this.child !== child) return;
+      this.child = undefined;
+      // It died while pi lives: another takes over everything watched (a line sent meanwhile may have been lost).
+      if (this.targets.size > 0 && this.replacements < MAX_REPLACEMENTS) {
+        this.replacements++;
+        this.start();
+      }
+    };
+    child.once("error", gone);
+    child.once("exit", gone);
+    // EPIPE: the watchdog is gone.
+    child.stdin.on("error", gone);
+    // The watchdog must never keep pi running.
+    child.unref();
+    (child.stdin as Writable & { unref?(): void }).unref?.();
+    for (const target of this.targets.values()) this.write(target.line);
+  }
+
+  private write(line: string): void {
+    const stdin = this.child?.stdin;
+    if (!stdin || stdin.destroyed || stdin.writableEnded) return;
+    stdin.write(line);
+  }
+
+  private stop(): void {
+    const child = this.child;
+    this.child = undefined;
+    child?.stdin.end();
+  }
+}
+
+/** The watchdog of this pi process, shared by every local server. */
+export const orphanWatchdog = new OrphanWatchdog();

@@ -1,0 +1,106 @@
+#!/bin/sh
+# The orphan watchdog of one pi process (started by ./orphan-watchdog.ts): when pi dies, however it dies (SIGKILL,
+# SIGINT, a crash), it ends the local servers pi had running, so none is left behind adopted by pid 1.
+#
+# pi holds the other end of stdin, a pipe; the kernel closes it when pi's process ends, and nothing else holds it.
+# While pi lives this script does nothing but wait in `read` (no polling, no CPU). pi writes one line per change:
+#   + g <pgid> <start>   watch a server's process group (<start>: its leader's start time from /proc, or -)
+#   + p <pid> <start>    watch one process that left the group (same <start>)
+#   - g <pgid>           stop watching (the server was shut down); likewise `- p <pid>`
+# At end of input every watched target that is still the one pi meant gets SIGTERM; whatever is left after $1 seconds
+# (default 2) gets SIGKILL. Then the script exits. pi ends the input itself, with nothing watched, once its last server
+# is shut down.
+#
+# It runs in a session of its own (pi spawns it detached), so a terminal's Ctrl+C or hang-up, which reach pi's process
+# group, do not reach it.
+
+set -f
+trap '' HUP INT
+grace=${1:-2}
+case $grace in '' | *[!0-9]*) grace=2 ;; esac
+targets=
+
+# A pid pi may name: digits, no leading zero, at most 9 of them, above 1 (never `kill -1`, all our processes), not us.
+valid_pid() {
+  case $1 in '' | 0* | *[!0-9]* | ??????????*) return 1 ;; esac
+  [ "$1" -gt 1 ] && [ "$1" != "$$" ]
+}
+
+# Sets `now` to the start time of process $1 (field 22 of /proc/<pid>/stat), or to nothing if it is not there.
+start_of() {
+  now=
+  stat=
+  { IFS= read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 0
+  # The command name, field 2, is in parentheses and may contain anything; the fields after the last ") " are plain.
+  set -- ${stat##*) }
+  [ $# -ge 20 ] && shift 19 && now=$1
+}
+
+# Whether target $1 ($2 = g or p, $3 = the start pi saw) is still the one pi meant, not a reused pid.
+still_ours() {
+  [ "$3" = - ] && return 0
+  start_of "$1"
+  if [ -n "$now" ]; then
+    [ "$now" = "$3" ]
+    return
+  fi
+  # The leader has exited. Its group may live on (a wrapper's background child), and a group id is not handed out
+  # again while the group has members, so a live group is still the server's.
+  [ "$2" = g ]
+}
+
+# Removes target $1 (<kind>:<pid>) from the list, whatever start it was given.
+drop() {
+  rest=
+  for t in $targets; do
+    case $t in "$1":*) ;; *) rest="$rest $t" ;; esac
+  done
+  targets=$rest
+}
+
+while read -r op kind id start; do
+  case $kind in g | p) ;; *) continue ;; esac
+  valid_pid "$id" || continue
+  case $op in
+    -) drop "$kind:$id" ;;
+    +)
+      case $start in -) ;; '' | *[!0-9]*) continue ;; esac
+      drop "$kind:$id"
+      targets="$targets $kind:$id:$start"
+      ;;
+  esac
+done
+
+# pi is gone. Signal what is still ours: a group as -<pgid>, a process as <pid>.
+victims=
+for t in $targets; do
+  kind=${t%%:*}
+  rest=${t#*:}
+  id=${rest%%:*}
+  start=${rest#*:}
+  still_ours "$id" "$kind" "$start" || continue
+  if [ "$kind" = g ]; then victim=-$id; else victim=$id; fi
+  kill -0 "$victim" 2>/dev/null && victims="$victims $victim"
+done
+[ -n "$victims" ] || exit 0
+for v in $victims; do kill -TERM "$v" 2>/dev/null; done
+
+# Wait for them in steps of 0.1 s (or of 1 s where `sleep` takes whole seconds only), at most $grace seconds.
+step=0.1
+steps=$((grace * 10))
+while [ "$steps" -gt 0 ]; do
+  if ! sleep "$step" 2>/dev/null; then
+    step=1
+    steps=$((steps / 10))
+    sleep 1
+  fi
+  steps=$((steps - 1))
+  left=
+  for v in $victims; do
+    kill -0 "$v" 2>/dev/null && left="$left $v"
+  done
+  victims=$left
+  [ -n "$victims" ] || exit 0
+done
+for v in $victims; do kill -KILL "$v" 2>/dev/null; done
+exit 0

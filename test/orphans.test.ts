@@ -1,0 +1,270 @@
+/**
+ * No orphans, ever. The watchdog script on its own (its input ends: what it watches is ended), the watchdog of a
+ * process killed with SIGKILL, and real `pi --mode rpc` with a wrapped local server (`sh -c "sleep 300 & exec node
+ * server"`, plus a child that left the group with `setsid`) killed with SIGKILL or SIGINT, which run none of pi's own
+ * handlers: every server process ends, and then the watchdog too.
+ */
+import assert from "node:assert/strict";
+import { type ChildProcess, execSync, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { after, describe, test } from "node:test";
+import { within } from "../src/common/wait.ts";
+import { OrphanWatchdog, WATCHDOG_SCRIPT } from "../src/connection/orphan-watchdog.ts";
+import { groupHasLiveMember, processStartTime } from "../src/connection/process-tree.ts";
+import { commandLine, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { PI_CLI, processesWithEnv, processTree } from "./tmux.ts";
+
+const HELLO_SERVER = path.join(REPO_ROOT, "examples", "hello-server.mjs");
+/** Every process of the server carries this variable, with a value unique to the test. */
+const MARK = "MCP_BRIDGE_ORPHAN_TEST";
+const WATCHDOG_HOST = path.join(REPO_ROOT, "test", "fixtures", "watchdog-host.ts");
+const home = tempDir("mcp-bridge-orphans-");
+
+function sessionOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[3]);
+  } catch {
+    return undefined;
+  }
+}
+
+function describeProcesses(pids: number[]): string {
+  return pids.length ? execSync(`ps -o pid,ppid,pgid,sid,stat,args -p ${pids.join(",")} || true`).toString() : "(none)";
+}
+
+type Exit = { code: number | null; signal: NodeJS.Signals | null };
+
+/** How `child` exits, once it does. */
+function exitOf(child: ChildProcess): Promise<Exit> {
+  return new Promise<Exit>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+}
+
+/** Waits for an exit that must come, at most 15 s. */
+function expectExit<T>(exit: Promise<T>, what: string): Promise<T> {
+  return within(exit, { ms: 15_000, timedOut: () => new Error(`${what} did not exit within 15 s`) });
+}
+
+/** `sh -c script` leading a process group of its own, as a local server runs; ready once `size` processes are in it. */
+async function startGroup(script: string, size: number) {
+  const child = spawn("sh", ["-c", script], { detached: true, stdio: "ignore" });
+  const pid = child.pid!;
+  const exited = exitOf(child);
+  await waitFor(() => processTree(pid).length === size, `${size} processes in the group`, 10_000);
+  return {
+    pid,
+    start: processStartTime(pid)!,
+    exited,
+    running: () => child.exitCode === null && child.signalCode === null,
+    cleanup: () => {
+      try {
+        process.kill(-pid, "SIGKILL");
+      } catch {
+        // Gone already.
+      }
+    },
+  };
+}
+
+/** Runs the watchdog script on `lines` as its whole input: what it does once pi (the end of its input) is gone. */
+async function runWatchdogScript(lines: string[], graceSeconds = 2): Promise<Exit> {
+  // Detached, as pi starts it: were group 0 ever accepted, it would signal its own group, not the test runner's.
+  const watchdog = spawn("/bin/sh", [WATCHDOG_SCRIPT, String(graceSeconds)], { detached: true, stdio: ["pipe", "ignore", "ignore"] });
+  const exited = exitOf(watchdog);
+  watchdog.stdin.end(lines.map((line) => `${line}\n`).join(""));
+  return expectExit(exited, "the watchdog");
+}
+
+function watchdogsUnder(pid: number): number[] {
+  return processTree(pid).filter((p) => p !== pid && commandLine(p).includes(WATCHDOG_SCRIPT));
+}
+
+describe("the orphan watchdog", { timeout: 120_000 }, () => {
+  test("when its input ends, it ends a watched group, a wrapper's background child included, with SIGTERM, and exits", async () => {
+    const group = await startGroup("sleep 300 & exec sleep 301", 2);
+    try {
+      assert.deepEqual(await runWatchdogScript([`+ g ${group.pid} ${group.start}`]), { code: 0, signal: null });
+      assert.equal((await expectExit(group.exited, "the group leader")).signal, "SIGTERM");
+      await waitFor(() => !groupHasLiveMember(group.pid), "the background child to be gone too");
+    } finally {
+      group.cleanup();
+    }
+  });
+
+  test("what ignores SIGTERM gets SIGKILL after the grace", async () => {
+    const group = await startGroup("trap '' TERM; sleep 300 & exec sleep 301", 2);
+    try {
+      assert.deepEqual(await runWatchdogScript([`+ g ${group.pid} ${group.start}`], 1), { code: 0, signal: null });
+      assert.equal((await expectExit(group.exited, "the group leader")).signal, "SIGKILL");
+      await waitFor(() => !groupHasLiveMember(group.pid), "the background child to be gone too");
+    } finally {
+      group.cleanup();
+    }
+  });
+
+  test("a single process is ended by its pid", async () => {
+    const sleeper = spawn("sleep", ["300"], { stdio: "ignore" });
+    const exited = exitOf(sleeper);
+    try {
+      await runWatchdogScript([`+ p ${sleeper.pid} ${processStartTime(sleeper.pid!)}`]);
+      assert.equal((await expectExit(exited, "the process")).signal, "SIGTERM");
+    } finally {
+      sleeper.kill("SIGKILL");
+    }
+  });
+
+  test("a forgotten target, a pid now another process's (another start time) and lines it cannot use are left alone", async () => {
+    const [forgotten, reused, junk, watched] = await Promise.all([1, 2, 3, 4].map(() => startGroup("exec sleep 300", 1)));
+    try {
+      const exit = await runWatchdogScript([
+        `+ g ${forgotten!.pid} ${forgotten!.start}`,
+        `- g ${forgotten!.pid}`,
+        `+ g ${reused!.pid} ${Number(reused!.start) + 1}`,
+        // Unknown kind, bad start time, no start time, a leading zero, and group 0 (the watchdog's own).
+        `+ x ${junk!.pid} -`,
+        `+ g ${junk!.pid} 12x`,
+        `+ g ${junk!.pid}`,
+        `+ g 0${junk!.pid} -`,
+        "+ g 0 -",
+        `+ g ${watched!.pid} ${watched!.start}`,
+      ]);
+      assert.deepEqual(exit, { code: 0, signal: null }, "the watchdog did not signal its own group");
+      assert.equal((await expectExit(watched!.exited, "the watched group's leader")).signal, "SIGTERM");
+      for (const group of [forgotten!, reused!, junk!]) assert.ok(group.running(), `group ${group.pid} still runs`);
+    } finally {
+      for (const group of [forgotten, reused, junk, watched]) group?.cleanup();
+    }
+  });
+
+  test("it starts with the first target, in a session of its own, and exits once nothing is watched", async () => {
+    const group = await startGroup("exec sleep 300", 1);
+    const watchdog = new OrphanWatchdog({ graceSeconds: 1 });
+    try {
+      assert.equal(watchdog.pid, undefined, "no watchdog while nothing is watched");
+      const earlier = watchdog.watch("group", group.pid);
+      const pid = watchdog.pid!;
+      assert.ok(isAlive(pid));
+      assert.equal(sessionOf(pid), pid, "the watchdog leads a session of its own");
+      // The same pid watched again (a new server got the id of one still being shut down): the old forget is stale.
+      const watch = watchdog.watch("group", group.pid);
+      earlier.forget();
+      assert.equal(watchdog.pid, pid, "a stale forget leaves the newer target watched");
+      watch.forget();
+      await waitFor(() => !isAlive(pid), "the watchdog to exit");
+      assert.ok(group.running(), "what it no longer watched was left alone");
+    } finally {
+      group.cleanup();
+    }
+  });
+
+  test("the watchdog of a process killed with SIGKILL ends what it watched; a killed watchdog is replaced and told everything", async () => {
+    const [first, second] = await Promise.all([startGroup("sleep 300 & exec sleep 301", 2), startGroup("exec sleep 300", 1)]);
+    const host = spawn(process.execPath, ["--import", "tsx", WATCHDOG_HOST], { stdio: ["pipe", "pipe", "inherit"] });
+    const hostExited = exitOf(host);
+    let replies = 0;
+    host.stdout.on("data", (d: Buffer) => (replies += String(d).split("done").length - 1));
+    const send = async (line: string) => {
+      const expected = replies + 1;
+      host.stdin.write(`${line}\n`);
+      await waitFor(() => replies >= expected, `the host to do "${line}"`, 30_000);
+    };
+    try {
+      await send(`watch group ${first.pid}`);
+      const [original] = watchdogsUnder(host.pid!);
+      assert.ok(original, "the host started a watchdog");
+      process.kill(original, "SIGKILL");
+      await waitFor(() => watchdogsUnder(host.pid!).some((pid) => pid !== original), "a new watchdog");
+      const [replacement] = watchdogsUnder(host.pid!);
+      await send(`watch group ${second.pid}`);
+      assert.deepEqual(watchdogsUnder(host.pid!), [replacement], "one watchdog for both");
+      host.kill("SIGKILL");
+      await expectExit(hostExited, "the host");
+      assert.equal((await expectExit(first.exited, "the first group's leader")).signal, "SIGTERM", "the replacement was told about the first group");
+      assert.equal((await expectExit(second.exited, "the second group's leader")).signal, "SIGTERM");
+      await waitFor(() => !groupHasLiveMember(first.pid), "the first group's background child to be gone");
+      await waitFor(() => !isAlive(replacement!), "the watchdog to exit");
+    } finally {
+      host.kill("SIGKILL");
+      first.cleanup();
+      second.cleanup();
+    }
+  });
+});
+
+/** Starts `pi --mode rpc` with one wrapped server and waits until pi answers (its servers connected). */
+async function startPi() {
+  const tmp = tempDir();
+  const mark = randomUUID();
+  const config = path.join(tmp.dir, "mcp.json");
+  // A background child in the server's group, one that left it (setsid), and the server itself, exec'd by the shell.
+  const script = `setsid sleep 300 & sleep 300 & exec node '${HELLO_SERVER}' ${mark}`;
+  writeFileSync(config, JSON.stringify({ mcpServers: { wrapped: { command: "sh", args: ["-c", script], env: { [MARK]: mark } } } }));
+  const pi = spawn(process.execPath, [PI_CLI, "--mode", "rpc", "--no-session", "-e", REPO_ROOT, "--mcp-config", config], {
+    cwd: tmp.dir,
+    env: { ...process.env, HOME: home.dir, PI_CODING_AGENT_DIR: path.join(home.dir, "agent"), PI_OFFLINE: "1", PI_MCP_STARTUP_BUDGET_MS: "60000" },
+    stdio: ["pipe", "pipe", "ignore"],
+  });
+  let stdout = "";
+  pi.stdout.on("data", (d) => (stdout += d));
+  const exited = new Promise<void>((resolve) => pi.once("exit", () => resolve()));
+  const stop = () => {
+    if (pi.exitCode === null && pi.signalCode === null) pi.kill("SIGKILL");
+    for (const pid of processesWithEnv(MARK, mark)) process.kill(pid, "SIGKILL");
+    tmp.cleanup();
+  };
+  try {
+    pi.stdin.write(`${JSON.stringify({ id: "ready", type: "get_state" })}\n`);
+    await waitFor(() => stdout.includes('"id":"ready"'), "pi to answer over RPC", 60_000);
+    await waitFor(() => processesWithEnv(MARK, mark).length === 3, "the server, its background child and the setsid child", 10_000);
+  } catch (error) {
+    stop();
+    throw error;
+  }
+  const watchdogs = processTree(pi.pid!).filter((pid) => commandLine(pid).includes(WATCHDOG_SCRIPT));
+  return { pi, exited, stop, servers: () => processesWithEnv(MARK, mark), watchdogs };
+}
+
+async function expectNothingLeft(run: Awaited<ReturnType<typeof startPi>>, servers: number[]): Promise<void> {
+  await waitFor(() => run.servers().length === 0, "every server process to be gone", 10_000).catch((error) => {
+    throw new Error(`${(error as Error).message}\n${describeProcesses(run.servers())}`);
+  });
+  await waitFor(() => run.watchdogs.every((pid) => !isAlive(pid)), "the watchdog to exit", 10_000);
+  for (const pid of servers) assert.equal(isAlive(pid), false, `${pid} is gone`);
+}
+
+describe("no orphans when pi is killed", { timeout: 180_000 }, () => {
+  after(() => home.cleanup());
+
+  for (const signal of ["SIGKILL", "SIGINT"] as const) {
+    test(`${signal} to pi: no server process, grandchild or watchdog is left`, async () => {
+      const run = await startPi();
+      try {
+        assert.equal(run.watchdogs.length, 1, "one watchdog, started by pi");
+        const [watchdog] = run.watchdogs;
+        assert.notEqual(sessionOf(watchdog!), sessionOf(run.pi.pid!), "the watchdog has a session of its own");
+        const servers = run.servers();
+        run.pi.kill(signal);
+        await expectExit(run.exited, "pi");
+        assert.equal(run.pi.signalCode, signal, "pi ended by the signal, without a shutdown of its own");
+        await expectNothingLeft(run, servers);
+      } finally {
+        run.stop();
+      }
+    });
+  }
+
+  test("a clean shutdown (SIGTERM) ends the servers, and the watchdog exits with them", async () => {
+    const run = await startPi();
+    try {
+      assert.equal(run.watchdogs.length, 1);
+      const servers = run.servers();
+      run.pi.kill("SIGTERM");
+      await expectExit(run.exited, "pi");
+      await expectNothingLeft(run, servers);
+    } finally {
+      run.stop();
+    }
+  });
+});
