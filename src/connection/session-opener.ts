@@ -100,7 +100,7 @@ export class SessionOpener {
     // A client secret from the auth block is redacted like any other resolved value.
     if (sessionAuth) this.secrets = [...new Set([...this.secrets, ...auth.secrets])];
     const { clientInfo, features } = this.options;
-    const session = new LiveSession({ endpoint, clientInfo, features, auth: sessionAuth, events: this.events });
+    const session = new LiveSession({ endpoint, clientInfo, features, auth: sessionAuth, events: this.events, limits: this.config.limits });
     this.newest = session;
     await session.open(deadline);
     return session;
@@ -117,6 +117,8 @@ export class SessionOpener {
         return tail.length ? `\nLast stderr lines:\n${tail.map((l) => `  ${l}`).join("\n")}` : "";
       },
       exitDescription: session?.exitDescription,
+      exitCode: session?.exitCode,
+      violation: session?.violation,
       nonJsonLines: session?.nonJsonLines ?? 0,
       oauth: this.options.auth.active,
     };

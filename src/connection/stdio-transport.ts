@@ -4,16 +4,18 @@
  * The SDK's StdioClientTransport spawns a server in pi's own process group: Ctrl+C in pi's terminal reaches every
  * server, and ending a server means hunting down its descendants one by one. Here the server is spawned `detached`
  * (on POSIX a new session and process group whose id is the server's pid), so a signal to the group reaches
- * everything the server started that did not leave the group. The SDK's message framing (`ReadBuffer`,
- * `serializeMessage`) and its safe default environment are used as they are.
+ * everything the server started that did not leave the group. The SDK's message framing (`serializeMessage`, and
+ * `deserializeMessage` through ./stdio-framing.ts, which bounds one line) and its safe default environment are used.
  */
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
+import { DEFAULT_MAX_MESSAGE_BYTES } from "../config/defaults.ts";
 import { groupHasLiveMember } from "./process-tree.ts";
+import { LineFraming } from "./stdio-framing.ts";
 
 export const DEFAULT_CLOSE_GRACE_MS = 2000;
 /** Longest stderr line kept; a server that writes megabytes without a newline must not grow memory without bound. */
@@ -43,6 +45,8 @@ export interface ProcessGroupStdioOptions {
   onExit?(info: ProcessExitInfo): void;
   /** How long close() waits after ending stdin, and again after SIGTERM. Default {@link DEFAULT_CLOSE_GRACE_MS}. */
   closeGraceMs?: number;
+  /** The longest stdout line accepted; a longer one is reported (`MessageTooLargeError`) and the server stopped. */
+  maxMessageBytes?: number;
 }
 
 type Child = ChildProcessByStdio<Writable, Readable, Readable>;
@@ -62,7 +66,7 @@ export class ProcessGroupStdioTransport implements Transport {
 
   private readonly options: ProcessGroupStdioOptions;
   private readonly graceMs: number;
-  private readonly readBuffer = new ReadBuffer();
+  private readonly readBuffer: LineFraming;
   private child?: Child;
   private started = false;
   private spawned = false;
@@ -82,6 +86,7 @@ export class ProcessGroupStdioTransport implements Transport {
   constructor(options: ProcessGroupStdioOptions) {
     this.options = options;
     this.graceMs = options.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS;
+    this.readBuffer = new LineFraming(options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
   }
 
   /** The server's pid; on POSIX also its process group id. */
@@ -238,7 +243,7 @@ export class ProcessGroupStdioTransport implements Transport {
     try {
       this.readBuffer.append(chunk);
     } catch (error) {
-      // More than the SDK's maximum (10 MB) without a newline: the SDK's transport gives up on the server too.
+      // A line over the limit: nothing after it can be trusted to be framed right, so the server is stopped.
       this.reportError(error);
       void this.close();
       return;

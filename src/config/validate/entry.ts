@@ -6,6 +6,7 @@ import { isObject } from "../../common/values.ts";
 import type { ConfigSource, ServerConfig } from "../types.ts";
 import { validateEndpoint } from "./endpoint.ts";
 import { validateLifecycle } from "./lifecycle.ts";
+import { validateLimits } from "./limits.ts";
 import { validateAuth } from "./oauth.ts";
 import { validateUsage } from "./usage.ts";
 
@@ -28,6 +29,7 @@ export function validateServerEntry(
   const lifecycle = validateLifecycle(entry, local, errors);
   const oauth = validateAuth(entry, local, endpoint.headers, errors);
   const usage = validateUsage(entry, errors, warnings);
+  const limits = validateLimits(entry, local, errors);
 
   if (errors.length > 0) return { errors, warnings };
   const { transport, type, command, args, env, cwd, url, headers } = endpoint;
@@ -54,6 +56,7 @@ export function validateServerEntry(
       healthCheckInterval,
       pingTimeout,
       oauth,
+      limits,
       raw: entry,
     },
     errors,
