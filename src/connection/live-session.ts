@@ -136,6 +136,11 @@ export class LiveSession {
     return this.held && pidOf(this.held.transport);
   }
 
+  /** Why the session ended, when the server's side says: it sent something over a limit, or its process ended. */
+  get endReason(): string | undefined {
+    return this.violation ?? (this.exitDescription ? `the server process ${this.exitDescription}` : undefined);
+  }
+
   /** The last `n` lines the server wrote to stderr (not redacted). */
   stderrTail(n = STDERR_TAIL_LINES): string[] {
     return this.stderr.slice(-n);
@@ -215,7 +220,7 @@ export class LiveSession {
     client.onclose = () => {
       if (held.releasing || !held.open) return;
       held.open = false;
-      events.dropped(this, this.violation ?? (this.exitDescription ? `the server process ${this.exitDescription}` : "the connection closed"));
+      events.dropped(this, this.endReason ?? "the connection closed");
     };
   }
 

@@ -82,6 +82,8 @@ export class ProcessGroupStdioTransport implements Transport {
   private stderrLine = "";
   private draining = false;
   private stderrSkipping = false;
+  /** The server wrote something over a limit: the rest of its stdout is ignored. */
+  private refused = false;
 
   constructor(options: ProcessGroupStdioOptions) {
     this.options = options;
@@ -239,11 +241,13 @@ export class ProcessGroupStdioTransport implements Transport {
   }
 
   private handleStdout(chunk: Buffer): void {
-    if (this.closeFired) return;
+    if (this.closeFired || this.refused) return;
     try {
       this.readBuffer.append(chunk);
     } catch (error) {
-      // A line over the limit: nothing after it can be trusted to be framed right, so the server is stopped.
+      // A line over the limit: nothing after it can be trusted to be framed right, so the server is stopped and
+      // nothing more it writes is read.
+      this.refused = true;
       this.reportError(error);
       void this.close();
       return;
@@ -259,7 +263,7 @@ export class ProcessGroupStdioTransport implements Transport {
   private async drain(): Promise<void> {
     this.draining = true;
     try {
-      while (!this.closeFired) {
+      while (!this.closeFired && !this.refused) {
         let message: JSONRPCMessage | null;
         try {
           message = this.readBuffer.readMessage();
