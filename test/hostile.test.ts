@@ -290,7 +290,9 @@ describe("hostile remote servers", { timeout: 120_000 }, () => {
     const env = await twoServers({ url: server.url, reconnect: FAST });
     try {
       const echo = env.tools.get("mcp_bad_echo");
-      const results = await Promise.all(Array.from({ length: 1000 }, (_, i) => runTool(echo, { text: `n${i}` })));
+      // As pi runs the parallel tool calls of one turn: all with the turn's signal.
+      const turn = new AbortController();
+      const results = await Promise.all(Array.from({ length: 1000 }, (_, i) => runTool(echo, { text: `n${i}` }, turn.signal)));
       assert.deepEqual(
         results.map((r) => r.text),
         Array.from({ length: 1000 }, (_, i) => `n${i}`),

@@ -301,9 +301,13 @@ export class ServerConnection {
    */
   async callTool(toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
     const started = Date.now();
+    // pi gives the parallel tool calls of one turn one signal, and the SDK adds an abort listener to a request's signal
+    // (and never takes it off): a signal of the call's own, which follows the caller's without a listener on it,
+    // keeps hundreds of calls from piling listeners onto the one signal (MaxListenersExceededWarning).
+    const signal = options.signal && AbortSignal.any([options.signal]);
     try {
-      const request: RequestOptions = { timeout: this.config.requestTimeout, signal: options.signal, onProgress: options.onProgress };
-      const result = await withRecovery(this.recoveryHost, toolName, options.signal, (session) => session.callTool(toolName, args, request));
+      const request: RequestOptions = { timeout: this.config.requestTimeout, signal, onProgress: options.onProgress };
+      const result = await withRecovery(this.recoveryHost, toolName, signal, (session) => session.callTool(toolName, args, request));
       this.report.called(toolName, started, { result });
       return result;
     } catch (error) {
