@@ -46,8 +46,10 @@ export class ServerPool {
 
   readonly fetch: FetchLike = (url, init) => {
     const scope = scopes.getStore();
-    let signal = init?.signal ?? undefined;
-    if (scope && !isNotification(init)) signal = signal ? AbortSignal.any([signal, scope]) : scope;
+    // The scope's signal replaces the transport's, which fires only when the transport closes: by then the request has
+    // settled and its scope has ended anyway, and `destroy()` ends every socket. (Combining the two with
+    // `AbortSignal.any` would leave an entry on the transport's long-lived signal for every request.)
+    const signal = scope && !isNotification(init) ? scope : (init?.signal ?? undefined);
     return undiciFetch(url, { ...(init as UndiciRequestInit), signal, dispatcher: this.agent }) as unknown as Promise<Response>;
   };
 
