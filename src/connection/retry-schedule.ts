@@ -95,11 +95,11 @@ export class RetrySchedule {
     let lastError = cause;
     const first = this.used + 1;
     for (let n = first; n <= policy.maxAttempts; n++) {
-      this.used = n;
       const delay = backoffDelay(n - 1, policy);
       // Later attempts were announced when the one before failed, with this same delay.
       if (n === first) hooks.scheduled(n, Date.now() + delay);
       if (!(await this.sleep(delay))) return;
+      this.used = n;
       try {
         await hooks.attempt(n);
         return;
