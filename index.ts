@@ -15,6 +15,7 @@ import { registerMcpCommand } from "./src/pi/command.ts";
 import { guardExit } from "./src/pi/exit-guard.ts";
 import { serverRows } from "./src/pi/server-rows.ts";
 import { SessionNotices } from "./src/pi/session-notices.ts";
+import { ToolApproval } from "./src/pi/tool-approval.ts";
 import { ToolRegistry } from "./src/pi/tool-registry.ts";
 import { serverLogFileName } from "./src/tools/naming.ts";
 
@@ -83,6 +84,16 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   );
   // Every tool list (startup, a late or lazy server, a reconnect, list_changed) goes through one place.
   bridge.onTools((connection, tools) => registry.syncServer(connection, tools));
+  // Each MCP tool call is checked before it runs: the user (or another extension) approves it unless the config does.
+  const approval = new ToolApproval({
+    find: (name) => registry.find(name),
+    configOf: (server) => bridge.connection(server)?.config,
+    approvalMode: () => bridge.approval,
+    userConfigPath: () => bridge.sourceOf("user")?.path,
+    emit: (channel, payload) => pi.events.emit(channel, payload),
+    logger,
+  });
+  pi.on("tool_call", (event, ctx) => approval.check(event, ctx));
   pi.events.on("mcp.metrics.request", (data) => {
     const snapshot = { servers: bridge.metrics() };
     const reply = (data as { reply?: unknown } | undefined)?.reply;
@@ -105,6 +116,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   pi.on("session_start", (_event, ctx) => {
     exitGuard.sessionStarted();
     sessionCtx = ctx;
+    approval.sessionStarted();
     registry.bindActivation({ getActiveTools: () => pi.getActiveTools(), setActiveTools: (names) => pi.setActiveTools(names) });
     registry.resolveShadowed(pi.getAllTools());
     notices.sessionStarted(ctx, registry.warnings);

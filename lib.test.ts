@@ -59,6 +59,8 @@ import {
   toolNameFor,
   validateServerEntry,
 } from "./lib.ts";
+import { clip, closestMatch, commandArgument, editDistance, findReservedKey, MAX_NESTING, quoteValue, serverNameProblem } from "./lib.ts";
+import { splitCommandLine } from "./src/config/add-server.ts";
 
 const project: ConfigSource = { scope: "project", path: "/p/.pi/mcp.json" };
 const user: ConfigSource = { scope: "user", path: "/home/u/.pi/agent/mcp.json" };
@@ -84,7 +86,7 @@ function invalid(entry: unknown): string {
 describe("parseConfigText", () => {
   test("accepts comments, trailing commas and a UTF-8 BOM", () => {
     const text = '\uFEFF{\n  // a comment\n  "mcpServers": { /* inline */ "a": { "command": "x", }, },\n}';
-    assert.deepEqual(parseConfigText(text).value, { mcpServers: { a: { command: "x" } } });
+    assert.deepEqual(JSON.parse(JSON.stringify(parseConfigText(text).value)), { mcpServers: { a: { command: "x" } } });
   });
   test("reports invalid JSON with its position", () => {
     const result = parseConfigText('{\n  "mcpServers": {\n    "a": { "command": "x" \n  }\n');
@@ -92,7 +94,7 @@ describe("parseConfigText", () => {
     assert.match(result.error!, /not valid JSON: .* at line \d+, column \d+/);
   });
   test("treats an empty file as no servers", () => {
-    assert.deepEqual(parseConfigText("  \n").value, {});
+    assert.deepEqual({ ...(parseConfigText("  \n").value as object) }, {});
   });
 });
 
@@ -105,7 +107,7 @@ describe("config shapes", () => {
     }
   });
   test("a file without a server map has no servers and no problems", () => {
-    assert.deepEqual(extractServerEntries({ other: 1 }, project), { entries: [], problems: [] });
+    assert.deepEqual(extractServerEntries({ $schema: "https://example.com/s.json" }, project), { entries: [], problems: [] });
   });
   test("a server map that is not an object is reported", () => {
     const { problems } = extractServerEntries({ servers: [1, 2] }, project);
@@ -482,14 +484,26 @@ describe("resolveServerConfig", () => {
     const r = resolveServerConfig(valid("a", { command: "x" }), env, "/work/p");
     assert.equal(r.endpoint?.kind === "stdio" && r.endpoint.cwd, "/work/p");
   });
-  test("a missing variable for a local server is a warning naming it; an env entry that needs it is left out", () => {
-    const config = valid("db", { command: "x", args: ["--key", "${API_KEY}"], env: { KEY: "${API_KEY}", OTHER: "1" } });
+  test("a missing variable in a local server's env is a warning naming it, and the entry is left out", () => {
+    const config = valid("db", { command: "x", args: ["--key", "${API_KEY:-none}"], env: { KEY: "${API_KEY}", OTHER: "1" } });
     const r = resolveServerConfig(config, {}, "/p");
     assert.deepEqual(r.errors, []);
-    assert.equal(r.endpoint?.kind === "stdio" && "KEY" in r.endpoint.env, false);
     assert.deepEqual(r.endpoint?.kind === "stdio" && r.endpoint.env, { OTHER: "1" });
-    assert.equal(r.warnings.length, 2);
-    for (const w of r.warnings) assert.match(w, /\$\{API_KEY\} is not set/);
+    assert.equal(r.warnings.length, 1);
+    assert.match(r.warnings[0]!, /\$\{API_KEY\} is not set, so `env.KEY` is not passed/);
+  });
+  test("a missing variable in a local server's command, args or cwd is an error naming it and where", () => {
+    for (const [entry, where] of [
+      [{ command: "x", args: ["${FS_ROOT}"] }, "`args[0]`"],
+      [{ command: "${TOOL_BIN}/server" }, "`command`"],
+      [{ command: "x", cwd: "${WORK_DIR}/sub" }, "`cwd`"],
+    ] as const) {
+      const r = resolveServerConfig(valid("fs", entry), {}, "/p");
+      assert.equal(r.endpoint, undefined, where);
+      assert.equal(r.errors.length, 1);
+      assert.match(r.errors[0]!, /environment variable \$\{[A-Z_]+\} in `[a-z]+(\[0\])?` is not set/);
+      assert.ok(r.errors[0]!.includes(where), r.errors[0]);
+    }
   });
   test("a missing variable for a remote server is an error before any connection", () => {
     const config = valid("gh", { url: "https://${HOST}/mcp", headers: { Authorization: "Bearer ${GH_TOKEN}" } });
@@ -918,5 +932,56 @@ describe("platformCommand", () => {
     assert.deepEqual(platformCommand("cmd", ["/c", "x"], "win32"), { command: "cmd", args: ["/c", "x"] });
     assert.deepEqual(platformCommand("npx", ["-y", "pkg"], "linux"), { command: "npx", args: ["-y", "pkg"] });
     assert.deepEqual(platformCommand("npx", [], "darwin"), { command: "npx", args: [] });
+  });
+});
+
+describe("bad input: the pure rules", () => {
+  test("quoteValue quotes as JSON and cuts a long value to 200 characters with its length", () => {
+    assert.equal(quoteValue("abc"), '"abc"');
+    assert.equal(quoteValue(12), "12");
+    assert.equal(quoteValue("\u001b[2J"), '"\\u001b[2J"');
+    const long = quoteValue("x".repeat(5000));
+    assert.equal(long, `"${"x".repeat(200)}…" (5000 characters)`);
+    assert.match(quoteValue({ a: "y".repeat(1000) }), /^\{"a":"y+… \(\d+ characters\)$/);
+    assert.equal(clip("abcdef", 3), "abc… (6 characters)");
+    assert.equal(clip("abc", 3), "abc");
+  });
+  test("closestMatch guesses a near key, case aside, and nothing for a far one", () => {
+    const keys = ["mcpServers", "servers", "mcp", "approval"];
+    assert.equal(editDistance("kitten", "sitting"), 3);
+    assert.equal(closestMatch("mcpservers", keys), "mcpServers");
+    assert.equal(closestMatch("mcpServer", keys), "mcpServers");
+    assert.equal(closestMatch("aproval", keys), "approval");
+    assert.equal(closestMatch("zzz", keys), undefined);
+    assert.equal(closestMatch("x".repeat(10_000), keys), undefined);
+  });
+  test("server names: control characters, outer spaces, reserved words, over 100 characters are refused", () => {
+    for (const ok of ["fs", "my server", "名前", "a/b", "🙂"]) assert.equal(serverNameProblem(ok), undefined, ok);
+    for (const bad of ["", " ", "a\nb", "a\u001bb", "a\u0085", " a", "a ", "__proto__", "constructor", "prototype", "x".repeat(101)]) {
+      assert.ok(serverNameProblem(bad), JSON.stringify(bad));
+    }
+  });
+  test("commandArgument quotes a name /mcp would split, and splitCommandLine reads it back", () => {
+    for (const name of ["fs", "my server", 'say "hi"', "back\\slash", "it's"]) {
+      const typed = `test ${commandArgument(name)}`;
+      assert.deepEqual(splitCommandLine(typed), ["test", name], typed);
+    }
+    assert.equal(commandArgument("fs"), "fs");
+  });
+  test("findReservedKey finds __proto__, constructor or prototype at any depth, without recursion", () => {
+    assert.equal(findReservedKey(JSON.parse('{"a": [{"b": {"__proto__": 1}}]}')), "a[0].b.__proto__");
+    assert.equal(findReservedKey({ env: { PATH: "x" } }), undefined);
+    let deep: unknown = { constructor: 1 };
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    assert.match(findReservedKey(deep)!, /constructor$/);
+  });
+  test("parseConfigText refuses nesting past the limit before parsing, brackets in strings and comments aside", () => {
+    const nested = (n: number) => `${"[".repeat(n)}${"]".repeat(n)}`;
+    assert.equal(parseConfigText(nested(MAX_NESTING)).error, undefined);
+    assert.match(parseConfigText(nested(MAX_NESTING + 1)).error!, /nest more than 64 levels deep \(at line 1, column 65\)/);
+    assert.equal(parseConfigText(`{"a": "${"{".repeat(500)}" /* ${"[".repeat(500)} */}`).error, undefined);
+    const value = parseConfigText('{"__proto__": {"command": "x"}}').value as Record<string, unknown>;
+    assert.equal(Object.getPrototypeOf(value), null);
+    assert.deepEqual(Object.keys(value), ["__proto__"]);
   });
 });

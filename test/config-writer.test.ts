@@ -8,7 +8,7 @@ import * as path from "node:path";
 import { after, describe, it } from "node:test";
 import { parseConfigText, SERVER_MAP_KEYS } from "../src/config/parse.ts";
 import { ConfigWriteError } from "../src/config/write/error.ts";
-import { removeServerEntry, serverNames, setServerEntry, setServerField } from "../src/config/write/server-edits.ts";
+import { addToServerList, removeServerEntry, serverNames, setServerEntry, setServerField } from "../src/config/write/server-edits.ts";
 import { updateConfigFile } from "../src/config/write/update-file.ts";
 
 const root = mkdtempSync(path.join(tmpdir(), "mcp-bridge-config-writer-"));
@@ -399,5 +399,40 @@ describe("updateConfigFile", { timeout: 60_000 }, () => {
     const next = updateConfigFile(file, (t) => setServerEntry(t, "a", {}));
     await assertRejectsWith(failing, "missing");
     assert.deepEqual(serverNames(await next), ["a"]);
+  });
+});
+
+describe("addToServerList (Always allow writes a tool into autoApprove)", { timeout: 60_000 }, () => {
+  const add = (text: string | undefined, tool = "new_tool") => addToServerList(text, "s", "autoApprove", tool);
+
+  it("appends to a list on one line, keeping the comment after it", () => {
+    const text = `{\n  "mcpServers": {\n    "s": {\n      "command": "x",\n      "autoApprove": ["a", "b"] // keep\n    }\n  }\n}\n`;
+    assert.equal(add(text), text.replace(`["a", "b"]`, `["a", "b", "new_tool"]`));
+  });
+
+  it("appends to a list with one element a line, with its indentation; comments stay with their elements", () => {
+    const text = `{\n    "mcpServers": {\n        "s": {\n            "autoApprove": [\n                "a", // first\n                "b" // second\n            ]\n        }\n    }\n}\n`;
+    assert.equal(add(text), text.replace(`"b" // second\n`, `"b", // second\n                "new_tool"\n`));
+    const trailing = `{\r\n  "mcp": {\r\n    "s": {\r\n      "autoApprove": [\r\n        "a",\r\n      ],\r\n    },\r\n  },\r\n}\r\n`;
+    assert.equal(add(trailing), trailing.replace(`"a",\r\n`, `"a",\r\n        "new_tool",\r\n`));
+  });
+
+  it("fills an empty list, and adds the list to an entry without one", () => {
+    assert.equal(add(`{"mcpServers": {"s": {"command": "x", "autoApprove": []}}}`), `{"mcpServers": {"s": {"command": "x", "autoApprove": ["new_tool"]}}}`);
+    assert.equal(add(`{"mcpServers": {"s": {"command": "x"}}}`), `{"mcpServers": {"s": {"command": "x", "autoApprove": ["new_tool"]}}}`);
+    const multi = `{\n  // my servers\n  "servers": {\n    "s": {\n      "command": "x"\n    }\n  }\n}\n`;
+    assert.equal(add(multi), multi.replace(`"command": "x"\n`, `"command": "x",\n      "autoApprove": [\n        "new_tool"\n      ]\n`));
+  });
+
+  it("leaves the text as it is when the list holds the tool already", () => {
+    const text = `{"mcpServers": {"s": {"command": "x", "autoApprove": ["new_tool"]}}}`;
+    assert.equal(add(text), text);
+  });
+
+  it("refuses a file that does not define the server, and a field that is not a list", () => {
+    assertWriteError(() => add(`{"mcpServers": {"other": {"command": "x"}}}`), "missing", /"s"/);
+    assertWriteError(() => add(undefined), "missing", /"s"/);
+    assertWriteError(() => add(`{"mcpServers": {"s": {"command": "x", "autoApprove": "*"}}}`), "not-object", /`autoApprove` of server "s" .* is not a list/);
+    assertWriteError(() => add(`{"mcpServers": {"s": "oops"}}`), "not-object", /"s"/);
   });
 });

@@ -81,6 +81,9 @@ describe("pi's terminal UI in tmux", { timeout: 120_000, skip: TMUX_UNSUPPORTED_
     await pi.waitForScreen(READY, 60_000);
     pi.type('call mcp_good_greet {"name":"Terminal"}');
     pi.press("Enter");
+    // The first call of an MCP tool asks: pi's select dialog, whose first choice is "Allow once".
+    await pi.waitForScreen(/Allow MCP tool 'greet' of server 'good'[\s\S]*Allow for this session/, 30_000);
+    pi.press("Enter");
     // The tool's output in pi's tool box, then the model's answer built from the tool result.
     const screen = await pi.waitForScreen(/faux: tool result: Hello, Terminal!/, 30_000);
     assert.match(screen, /mcp_good_greet/);
@@ -123,6 +126,8 @@ describe("pi's terminal UI in tmux", { timeout: 120_000, skip: TMUX_UNSUPPORTED_
     await pi.waitForScreen(/MCP 1\/1/, 60_000);
     pi.type('call mcp_hello_greet {"name":"Added"}');
     pi.press("Enter");
+    await pi.waitForScreen(/Allow MCP tool 'greet' of server 'hello'/, 60_000);
+    pi.press("Enter"); // Allow once
     await pi.waitForScreen(/faux: tool result: Hello, Added!/, 60_000);
     await pi.stop();
   });

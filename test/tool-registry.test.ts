@@ -241,10 +241,11 @@ describe("in pi: colliding names go by config order, whichever server connects f
     writeFileSync(
       path.join(project.dir, ".pi", "mcp.json"),
       JSON.stringify({
+        // The model calls the tools here without asking anyone (approval has its own tests).
         mcpServers: {
-          zeroth: { url: zeroth.url, prefix: "" },
-          first: { url: first.url, prefix: "" },
-          second: { url: second.url, prefix: "" },
+          zeroth: { url: zeroth.url, prefix: "", autoApprove: ["*"] },
+          first: { url: first.url, prefix: "", autoApprove: ["*"] },
+          second: { url: second.url, prefix: "", autoApprove: ["*"] },
         },
       }),
     );

@@ -4,7 +4,7 @@
  * shut every server down.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { ConfigProblem, ConfigScope, ConfigSource, ServerConfig } from "../config/types.ts";
+import type { ApprovalMode, ConfigProblem, ConfigScope, ConfigSource, ServerConfig } from "../config/types.ts";
 import { type ConfigLocations, configSources, loadLayeredConfig } from "../config/files.ts";
 import type { ServerMetrics } from "../connection/health.ts";
 import type { EventSink } from "../common/events.ts";
@@ -25,13 +25,17 @@ export interface BridgeOptions extends ConfigLocations, Omit<ConnectionOptions, 
 }
 
 export type ToolsListener = (connection: ServerConnection, tools: Tool[]) => void;
+export type StartFailedListener = (connection: ServerConnection, error: unknown) => void;
 
 export class McpBridge {
   /** In config order: highest-priority file first. */
   readonly connections = new Map<string, ServerConnection>();
   problems: ConfigProblem[] = [];
+  /** Whether MCP tools ask before they run: `"never"` only from the user-level file. */
+  approval: ApprovalMode = "ask";
   private shuttingDown?: Promise<void>;
   private readonly listeners: ToolsListener[] = [];
+  private readonly startFailedListeners: StartFailedListener[] = [];
   private readonly cacheKeys = new Map<string, string>();
   /** Tool lists still being written to the cache: shutdown waits for them, so none lands after it. */
   private readonly cacheWrites = new Set<Promise<void>>();
@@ -49,6 +53,14 @@ export class McpBridge {
   /** Called with a server's tool list whenever it is known or changes (including from the cache). */
   onTools(listener: ToolsListener): void {
     this.listeners.push(listener);
+  }
+
+  /**
+   * Called when a server started by {@link start} fails its first connect, also after the startup budget: the only
+   * word of a server that was still connecting when the startup notice was shown.
+   */
+  onStartFailed(listener: StartFailedListener): void {
+    this.startFailedListeners.push(listener);
   }
 
   private toolsArrived(connection: ServerConnection, tools: Tool[], fromCache = false): void {
@@ -82,6 +94,7 @@ export class McpBridge {
   async start(): Promise<void> {
     const config = await loadLayeredConfig(this.options);
     this.problems = config.problems;
+    this.approval = config.approval;
     for (const server of config.servers) this.connections.set(server.name, this.newConnection(server));
     const enabled = [...this.connections.values()].filter((c) => c.config.enabled);
     const waitFor: Promise<unknown>[] = [];
@@ -96,6 +109,7 @@ export class McpBridge {
         connection.connect().catch((error: unknown) => {
           // A server waiting for a sign-in keeps the tools an earlier session saw: calling one starts the sign-in.
           if (connection.needsSignIn) this.registerCached(connection);
+          for (const listener of this.startFailedListeners) listener(connection, error);
           throw error;
         }),
       );

@@ -11,3 +11,61 @@ export function plural(count: number, word: string, pluralWord = `${word}s`): st
 export function seconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
+
+/** How many characters of a value a message quotes at most. */
+export const QUOTE_LIMIT = 200;
+
+/**
+ * A value from a config file or a user, quoted for a message: as JSON, cut to `max` characters with an ellipsis and the
+ * full length, so a huge bad value cannot flood a terminal or a log.
+ */
+export function quoteValue(value: unknown, max = QUOTE_LIMIT): string {
+  // Cut a long string before stringifying it: JSON.stringify of a 10 MB string would build another 10 MB one.
+  if (typeof value === "string") {
+    if (value.length <= max) return JSON.stringify(value);
+    return `${JSON.stringify(value.slice(0, max)).slice(0, -1)}…" (${value.length} characters)`;
+  }
+  return clip(safeJson(value), max);
+}
+
+/** Text cut to `max` characters, with an ellipsis and the full length when it was longer. */
+export function clip(text: string, max = QUOTE_LIMIT): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}
+
+/** How many single-character edits turn `a` into `b` (Levenshtein distance). */
+export function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/** The candidate `word` was most likely meant to be (case aside, at most a third of its letters off), if any. */
+export function closestMatch(word: string, candidates: readonly string[]): string | undefined {
+  // Long words cost length² to compare; no real key is anywhere near this long.
+  if (word.length > 64) return undefined;
+  let best: string | undefined;
+  let bestDistance = Math.max(1, Math.floor(word.length / 3)) + 1;
+  for (const candidate of candidates) {
+    const distance = editDistance(word.toLowerCase(), candidate.toLowerCase());
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}

@@ -2,8 +2,10 @@
  * Merging the config layers (flag, project, user, bundled) into one server list. Pure: the files' texts are passed in.
  */
 import type { JsonObject } from "../common/values.ts";
+import { approvalSetting } from "./approval-setting.ts";
 import { extractServerEntries, isToggleOnly, parseConfigText, type ServerEntryText } from "./parse.ts";
 import {
+  type ApprovalMode,
   type ConfigFileInput,
   type ConfigProblem,
   type ConfigScope,
@@ -14,6 +16,7 @@ import {
   type ServerConfig,
 } from "./types.ts";
 import { validateServerEntry } from "./validate/entry.ts";
+import { serverLabel } from "./validate/name.ts";
 
 /**
  * Merges config files into one server list. Higher layers replace lower ones by server name; an entry that only sets
@@ -25,6 +28,7 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
   const rank = (scope: ConfigScope) => SCOPES_BY_PRIORITY.indexOf(scope);
   const byPriority = [...files].sort((a, b) => rank(a.source.scope) - rank(b.source.scope));
   const parsedFiles: Array<{ source: ConfigSource; entries: ServerEntryText[] }> = [];
+  let approval: ApprovalMode = "ask";
   for (const file of byPriority) {
     if (file.text === undefined) continue;
     const parsed = parseConfigText(file.text);
@@ -34,6 +38,9 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
     }
     const { entries, problems: shapeProblems } = extractServerEntries(parsed.value, file.source);
     problems.push(...shapeProblems);
+    const setting = approvalSetting(parsed.value, file.source);
+    if (setting.problem) problems.push(setting.problem);
+    if (setting.mode) approval = setting.mode;
     parsedFiles.push({ source: file.source, entries });
   }
 
@@ -41,18 +48,19 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
   const merged = new Map<string, ServerConfig>();
   for (const { source, entries } of [...parsedFiles].reverse()) {
     for (const { name, entry } of entries) {
+      const server = serverLabel(name);
       if (isToggleOnly(entry)) {
         const lower = merged.get(name);
         if (lower) merged.set(name, applyToggle(lower, entry, source));
-        else problems.push({ level: "error", source, server: name, message: "only sets `enabled`, but no lower-priority config defines this server" });
+        else problems.push({ level: "error", source, server, message: "only sets `enabled`, but no lower-priority config defines this server" });
         continue;
       }
       const result = validateServerEntry(name, entry, source);
-      for (const warning of result.warnings) problems.push({ level: "warning", source, server: name, message: warning });
+      for (const warning of result.warnings) problems.push({ level: "warning", source, server, message: warning });
       if (!result.config) {
         const lower = merged.get(name);
         const fallback = lower ? ` (the entry from ${describeSource(lower.source)} is used instead)` : "";
-        problems.push({ level: "error", source, server: name, message: `${result.errors.join("; ")}; skipped${fallback}` });
+        problems.push({ level: "error", source, server, message: `${result.errors.join("; ")}; skipped${fallback}` });
         continue;
       }
       merged.set(name, result.config);
@@ -62,7 +70,7 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
   // Stable order: highest-priority file first, then the order entries appear in each file.
   const order = new Set<string>();
   for (const { entries } of parsedFiles) for (const { name } of entries) if (merged.has(name)) order.add(name);
-  return { servers: [...order].map((name) => merged.get(name)!), problems };
+  return { servers: [...order].map((name) => merged.get(name)!), problems, approval };
 }
 
 function applyToggle(config: ServerConfig, entry: JsonObject, source: ConfigSource): ServerConfig {

@@ -114,9 +114,10 @@ export interface Resolution {
 const MIN_SECRET_LENGTH = 4;
 
 /**
- * Resolves a server's `${VAR}` references for one connection attempt. A remote server with a missing variable in its
- * `url` or `headers` is an error (sending a request without its credentials helps nobody); a local server gets a
- * warning naming the variable, and an `env` entry whose value needs a missing variable is left out rather than set empty.
+ * Resolves a server's `${VAR}` references for one connection attempt. A missing variable is an error in a remote
+ * server's `url` or `headers` (sending a request without its credentials helps nobody) and in a local server's
+ * `command`, `args` or `cwd` (an empty path can widen what the server reaches); a local server's `env` entry that
+ * needs one is left out, with a warning naming it, rather than set empty.
  */
 export function resolveServerConfig(config: ServerConfig, env: Environment, projectRoot: string): Resolution {
   const errors: string[] = [];
@@ -153,11 +154,16 @@ export function resolveServerConfig(config: ServerConfig, env: Environment, proj
       if (result.missing.length) missingIn.push(["cwd", result.missing]);
       cwd = path.resolve(projectRoot, result.value);
     }
-    for (const [field, names] of missingIn) {
-      warnings.push(`environment variable ${missingText(names)} is not set; it is empty in \`${field}\``);
+    // An empty argument or directory changes what the server does (a filesystem server given "" serves the project
+    // root): a missing variable there stops the server instead.
+    if (missingIn.length) {
+      const where = missingIn.map(([field, names]) => `${missingText(names)} in \`${field}\``).join(", ");
+      errors.push(`environment variable ${where} is not set; set it in the environment pi starts from, or give a default with \${VAR:-value}`);
+      return { errors, warnings, secrets: usable(secrets) };
     }
     if (command.value.trim() === "") errors.push("`command` is empty after variable substitution");
-    return { endpoint: { kind: "stdio", command: command.value, args, env: childEnv, cwd }, errors, warnings, secrets: usable(secrets) };
+    const endpoint: ResolvedStdio = { kind: "stdio", command: command.value, args, env: childEnv, cwd };
+    return { endpoint: errors.length ? undefined : endpoint, errors, warnings, secrets: usable(secrets) };
   }
 
   const url = sub(config.url ?? "");

@@ -57,6 +57,10 @@ export interface ServerConfig {
   healthCheckInterval: number;
   /** How long a health-check ping may take, in ms. */
   pingTimeout: number;
+  /** Tools that run without asking (`*` and `?` globs; only an exact name covers a destructive tool). */
+  autoApprove: string[];
+  /** Tools the server marks `readOnlyHint: true` run without asking. */
+  autoApproveReadOnly: boolean;
   /** OAuth for a remote server; undefined when it is off (a local server, `"auth": false`, or a static Authorization header). */
   oauth?: OAuthSettings;
   /** What the server may send before the bridge refuses it. */
@@ -102,8 +106,13 @@ export interface ConfigFileInput {
   text: string | undefined;
 }
 
+/** Whether MCP tool calls may ask the user first (`"ask"`, the default) or never do (`"approval": "never"`). */
+export type ApprovalMode = "ask" | "never";
+
 export interface LayeredConfig {
   /** Valid servers in a stable order (highest-priority file first, then file order). Disabled ones included. */
   servers: ServerConfig[];
   problems: ConfigProblem[];
+  /** From the user-level file only: a project or flag file cannot turn approval off. */
+  approval: ApprovalMode;
 }

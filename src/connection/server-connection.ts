@@ -12,6 +12,7 @@ import type { Logger } from "../common/log-file.ts";
 import { within } from "../common/wait.ts";
 import type { ServerConfig, TransportKind } from "../config/types.ts";
 import type { Environment } from "../config/substitute.ts";
+import { commandArgument } from "../config/validate/name.ts";
 import type { SignInHandler } from "../oauth/provider.ts";
 import { ServerAuth } from "../oauth/server-auth.ts";
 import type { AuthStore } from "../oauth/storage.ts";
@@ -380,7 +381,7 @@ export class ServerConnection {
     if (!this.auth.configured) return false;
     await this.endOnPurpose("signed out");
     const removed = await this.auth.forget();
-    this.health.failed(`Signed out of MCP server '${this.name}'. Run /mcp auth ${this.name} to sign in again.`);
+    this.health.failed(`Signed out of MCP server '${this.name}'. Run /mcp auth ${commandArgument(this.name)} to sign in again.`);
     this.health.gaveUp("error");
     return removed;
   }

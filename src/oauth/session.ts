@@ -12,6 +12,7 @@ import { BridgeOAuthProvider, type SignInHandler } from "./provider.ts";
 import { type AuthStore, toOAuthTokens } from "./storage.ts";
 import { RefreshDeduper } from "./refresh-dedupe.ts";
 import { type Environment, substituteVars } from "../config/substitute.ts";
+import { commandArgument } from "../config/validate/name.ts";
 
 export interface OAuthSessionOptions {
   server: string;
@@ -26,7 +27,7 @@ export interface OAuthSessionOptions {
 
 /** What a server that waits for a sign-in says when it is used. */
 export function needsSignInMessage(server: string): string {
-  return `MCP server '${server}' needs you to sign in (OAuth). Run /mcp auth ${server} in pi to open the sign-in page.`;
+  return `MCP server '${server}' needs you to sign in (OAuth). Run /mcp auth ${commandArgument(server)} in pi to open the sign-in page.`;
 }
 
 /** True for the SDK's "this request needs (new) authorization" errors. */
@@ -117,7 +118,7 @@ export class OAuthSession {
       const code = (error as { errorCode?: unknown }).errorCode;
       const reason = (error instanceof Error && error.message) || (typeof code === "string" ? code : "") || describeError(error);
       onEvent("mcp.auth.failed", { error: reason });
-      throw new BridgeError("auth", server, `Signing in to MCP server '${server}' failed: ${reason}. Run /mcp auth ${server} to try again.`, {
+      throw new BridgeError("auth", server, `Signing in to MCP server '${server}' failed: ${reason}. Run /mcp auth ${commandArgument(server)} to try again.`, {
         cause: error,
       });
     } finally {

@@ -10,6 +10,7 @@ import { type CommandDeps, show } from "./command-context.ts";
 import type { ConfigScope } from "../config/types.ts";
 import { validateServerEntry } from "../config/validate/entry.ts";
 import { checkUrl } from "../config/validate/endpoint.ts";
+import { commandArgument } from "../config/validate/name.ts";
 import { removeServerEntry, setServerEntry, setServerField } from "../config/write/server-edits.ts";
 import { updateConfigFile } from "../config/write/update-file.ts";
 import { discoverImports } from "../config/import/discover.ts";
@@ -22,6 +23,7 @@ const TRANSPORT_CHOICES: Record<string, AddTransport> = {
   "A local command (stdio)": "stdio",
   "A URL (Streamable HTTP or SSE)": "http",
 };
+const SKIP_SECRETS = "No, skip this server";
 const AUTH_CHOICES = ["None", "Bearer token from an environment variable", "API key header from an environment variable", "OAuth (sign in in the browser)"];
 
 function scopeChoices(deps: CommandDeps): Array<{ label: string; scope: ConfigScope; path: string }> {
@@ -120,7 +122,7 @@ export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext)
   }
   const unset = unsetVariables(entry, deps.env);
   if (unset.length) ctx.ui.notify(`'${name}' needs ${unset.join(", ")}, which ${unset.length === 1 ? "is" : "are"} not set. ${howToSetVariables(unset)}`, "warning");
-  if (auth.kind === "oauth") ctx.ui.notify(`After the reload, run /mcp auth ${name} to sign in (or call one of its tools).`, "info");
+  if (auth.kind === "oauth") ctx.ui.notify(`After the reload, run /mcp auth ${commandArgument(name)} to sign in (or call one of its tools).`, "info");
   await offerReload(ctx, `Added MCP server '${name}' to ${target.path}.`);
 }
 
@@ -128,7 +130,7 @@ export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext)
 export async function removeServer(deps: CommandDeps, connection: ServerConnection, ctx: ExtensionCommandContext): Promise<void> {
   const { source } = connection.config;
   if (source.scope === "bundled") {
-    show(ctx, `'${connection.name}' comes with the extension (${source.path}) and cannot be removed; /mcp disable ${connection.name} turns it off.`, "warning");
+    show(ctx, `'${connection.name}' comes with the extension (${source.path}) and cannot be removed; /mcp disable ${commandArgument(connection.name)} turns it off.`, "warning");
     return;
   }
   if (ctx.hasUI && !(await ctx.ui.confirm("Remove?", `Remove MCP server '${connection.name}' from ${source.path}?`))) {
@@ -241,11 +243,12 @@ export async function importServers(deps: CommandDeps, ctx: ExtensionCommandCont
     }
     // A project file is often committed: secrets written into it inline would leave the machine.
     if (target.scope === "project" && server.inlineSecrets.length) {
-      const ok = await ctx.ui.confirm(
-        "Copy secrets into the project file?",
-        `'${server.name}' has secrets written inline (${server.inlineSecrets.join(", ")}). A project file is often committed to version control. Copy them into ${target.path} anyway?`,
+      // A select, not a confirm: pi's confirm offers "Yes" first, and Enter must not copy secrets.
+      const answer = await ctx.ui.select(
+        `Copy secrets into the project file? '${server.name}' has secrets written inline (${server.inlineSecrets.join(", ")}). A project file is often committed to version control.`,
+        [SKIP_SECRETS, `Yes, copy them into ${target.path}`],
       );
-      if (!ok) {
+      if (answer === undefined || answer === SKIP_SECRETS) {
         skipped.push(`${server.name}: has inline secrets (${server.inlineSecrets.join(", ")}); import it into the user config, or replace them with \${VAR}s`);
         continue;
       }

@@ -1,10 +1,11 @@
 /**
  * What every `/mcp` subcommand works with, and how it talks to the user.
  */
-import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { McpBridge } from "../bridge/mcp-bridge.ts";
 import type { ImportLocations } from "../config/import/types.ts";
 import type { Environment } from "../config/substitute.ts";
+import { printCommandOutput } from "./print-output.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
 
 export interface CommandDeps {
@@ -18,8 +19,18 @@ export interface CommandDeps {
   importLocations(): ImportLocations;
 }
 
-/** Shows text to the user: a notice in the TUI, stderr-bound console output in print/JSON mode. */
+/**
+ * Shows text to the user: a notice in the TUI. Without a UI, what a command reports (an info from a command's context)
+ * is its output, written where `pi -p "/mcp list" > out.txt` captures it (see ./print-output.ts); warnings, errors and
+ * notices from events go to stderr with pi's own diagnostics.
+ */
 export function show(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error" = "info"): void {
   if (ctx.hasUI) ctx.ui.notify(text, level);
+  else if (level === "info" && isCommandContext(ctx)) printCommandOutput(text);
   else console.log(text);
+}
+
+/** pi hands commands a context with session controls (`waitForIdle` among them); events get a plain one. */
+function isCommandContext(ctx: ExtensionContext): ctx is ExtensionCommandContext {
+  return typeof (ctx as Partial<ExtensionCommandContext>).waitForIdle === "function";
 }

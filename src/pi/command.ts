@@ -13,6 +13,8 @@ import { interactiveSignIn } from "../oauth/sign-in.ts";
 import { serverRows } from "./server-rows.ts";
 import { formatServerList } from "./status-format.ts";
 import { plural } from "../common/text.ts";
+import { splitCommandLine } from "../config/add-server.ts";
+import { commandArgument } from "../config/validate/name.ts";
 
 
 const SUBCOMMANDS = [
@@ -133,7 +135,9 @@ export function registerMcpCommand(deps: CommandDeps): void {
   pi.registerCommand("mcp", {
     description: "MCP servers: status, tools, add/remove/test/reconnect/enable/disable/import, sign in and out",
     getArgumentCompletions: (prefix) => {
-      const words = prefix.trimStart().split(/\s+/);
+      // Quotes group words, as in the handler: `test "my server"`. A trailing space starts the next word.
+      const words = splitCommandLine(prefix);
+      if (/\s$/.test(prefix) && words.length > 0) words.push("");
       if (words.length <= 1) {
         const items = SUBCOMMANDS.filter((s) => s.value.startsWith(words[0] ?? ""));
         return items.length ? items : null;
@@ -141,11 +145,12 @@ export function registerMcpCommand(deps: CommandDeps): void {
       if (!TAKES_SERVER.has(words[0]!)) return null;
       const servers = [...bridge.connections.values()]
         .filter((c) => c.name.startsWith(words[1] ?? ""))
-        .map((c) => ({ value: `${words[0]} ${c.name}`, label: c.name, description: c.status }));
+        .map((c) => ({ value: `${words[0]} ${commandArgument(c.name)}`, label: c.name, description: c.status }));
       return servers.length ? servers : null;
     },
     handler: async (args, ctx: ExtensionCommandContext) => {
-      const [sub = "", name] = args.trim().split(/\s+/);
+      // A server name with spaces comes quoted: /mcp test "my server".
+      const [sub = "", name] = splitCommandLine(args);
       switch (sub) {
         case "":
           if (ctx.hasUI) await dashboard(deps, ctx);

@@ -6,6 +6,7 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { McpBridge } from "../bridge/mcp-bridge.ts";
+import { errorMessage } from "../common/errors.ts";
 import { plural } from "../common/text.ts";
 import { show } from "./command-context.ts";
 import type { ServerRow } from "./status-format.ts";
@@ -29,6 +30,10 @@ export class SessionNotices {
       const { serverId, toolCount } = data as { serverId: string; toolCount: number };
       if (this.late.delete(serverId)) this.tell(`MCP server '${serverId}' is ready: ${plural(toolCount, "tool")}`);
     });
+    // A server that fails after the startup notice (an import's reload, a slow `npx` that ends in an error) says so.
+    bridge.onStartFailed((connection, error) => {
+      if (this.late.delete(connection.name)) this.tell(`MCP server '${connection.name}' failed to start: ${errorMessage(error)}`, "error");
+    });
   }
 
   /** The session started: the startup notice (if there is anything to say) and the footer. */
@@ -41,10 +46,10 @@ export class SessionNotices {
     this.updateFooter();
   }
 
-  private tell(text: string): void {
+  private tell(text: string, level: "info" | "error" = "info"): void {
     if (!this.ctx) return;
     try {
-      show(this.ctx, text);
+      show(this.ctx, text, level);
     } catch {
       // The session this context belonged to is gone (a reload); the new one has its own summary.
     }

@@ -3,7 +3,7 @@
  * ./tool-definition.ts), kept in line with the lists servers send, and pi's active set kept in line with them.
  */
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type { EventSink } from "../common/events.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { allocateToolName, PI_BUILTIN_TOOL_NAMES, toolNameFor } from "../tools/naming.ts";
@@ -16,6 +16,8 @@ export interface RegisteredTool {
   /** The tool's name on its MCP server. */
   originalName: string;
   description: string;
+  /** The server's hints about the tool (read-only, destructive, …), as it listed them. */
+  annotations?: ToolAnnotations;
 }
 
 type RegisterTool = ExtensionAPI["registerTool"];
@@ -35,7 +37,7 @@ export interface ToolActivation {
 
 /** What the registry remembers of a tool so a changed definition can be told from an unchanged one. */
 function signature(tool: Tool): string {
-  return JSON.stringify([tool.title, tool.description, tool.inputSchema, tool.annotations?.title]);
+  return JSON.stringify([tool.title, tool.description, tool.inputSchema, tool.annotations]);
 }
 
 function takenWarning(wanted: string, server: string, tool: string, owner: string, name: string): string {
@@ -94,6 +96,11 @@ export class ToolRegistry {
 
   get tools(): RegisteredTool[] {
     return [...this.byName.values()];
+  }
+
+  /** The MCP tool a pi tool name stands for, if it is one of ours and its server still lists it. */
+  find(name: string): RegisteredTool | undefined {
+    return this.byName.get(name);
   }
 
   toolsOf(server: string): RegisteredTool[] {
@@ -291,6 +298,7 @@ export class ToolRegistry {
     }
     const description = tool.description?.trim() || `Tool '${tool.name}' from MCP server '${server}'`;
     const registered: RegisteredTool = { name, server, originalName: tool.name, description };
+    if (tool.annotations) registered.annotations = tool.annotations;
     this.byName.set(name, registered);
     this.install(
       toolDefinition({ name, server, tool, description, connectionFor: this.connectionFor, note: (text) => this.notes.push(text) }),

@@ -52,7 +52,10 @@ function keptType(type: unknown, entry: JsonObject): unknown {
 function stringifyScalars(value: unknown): unknown {
   if (!isObject(value)) return value;
   const out: JsonObject = {};
-  for (const [k, v] of Object.entries(value)) out[k] = typeof v === "number" || typeof v === "boolean" ? String(v) : v;
+  for (const [k, v] of Object.entries(value)) {
+    // Defined, not assigned: a `__proto__` key stays a key, for validation to refuse, instead of setting a prototype.
+    Object.defineProperty(out, k, { value: typeof v === "number" || typeof v === "boolean" ? String(v) : v, enumerable: true, writable: true, configurable: true });
+  }
   return out;
 }
 

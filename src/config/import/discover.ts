@@ -7,6 +7,7 @@
  * Values are never echoed into notes or errors: a config file often holds credentials, and the import UI shows both.
  */
 import { readFile } from "node:fs/promises";
+import { quoteValue } from "../../common/text.ts";
 import { isObject, type JsonObject } from "../../common/values.ts";
 import { isToggleOnly } from "../parse.ts";
 import { validateServerEntry } from "../validate/entry.ts";
@@ -49,11 +50,11 @@ export function parseClientConfig(file: ClientConfigFile, text: string, loc: Imp
       // `{"enabled": false}` alone switches off a server defined elsewhere (opencode's remote defaults): nothing to copy.
       if (isToggleOnly(raw)) continue;
       if (!isObject(raw)) {
-        errors.push(`${where}: server "${name}": the entry must be an object; not imported`);
+        errors.push(`${where}: server ${quoteValue(name, 60)}: the entry must be an object; not imported`);
         continue;
       }
       const result = importServer(file, name, raw, notes, found.inputs, loc);
-      if ("error" in result) errors.push(`${where}: server "${name}": ${result.error}; not imported`);
+      if ("error" in result) errors.push(`${where}: server ${quoteValue(name, 60)}: ${result.error}; not imported`);
       else servers.push(result.server);
     }
     return { servers, errors };
@@ -83,7 +84,7 @@ function importServer(
   if (!result.config) {
     // A URL can carry a key in its query, and `checkUrl` quotes it: keep it out of the message.
     const url = typeof entry.url === "string" ? entry.url : undefined;
-    const errors = result.errors.map((e) => (url && url.length > 0 ? e.split(JSON.stringify(url)).join("(the url)").split(url).join("(the url)") : e));
+    const errors = result.errors.map((e) => (url && url.length > 0 ? e.split(quoteValue(url)).join("(the url)").split(url).join("(the url)") : e));
     return { error: errors.join("; ") };
   }
   return { server: { name, client: file.client, sourcePath: file.path, entry, notes: notes.list, inlineSecrets: findInlineSecrets(entry) } };

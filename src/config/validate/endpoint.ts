@@ -2,6 +2,7 @@
  * The fields that say what to start or where to connect: `type`, `command` and `args`, `url`, `env`, `headers`,
  * `cwd`. They decide the transport, and with it whether the other validators treat the server as local or remote.
  */
+import { quoteValue } from "../../common/text.ts";
 import type { JsonObject } from "../../common/values.ts";
 import type { ServerConfig, TransportKind } from "../types.ts";
 import { stringMap } from "./fields.ts";
@@ -21,7 +22,8 @@ const TYPE_ALIASES: Record<string, TransportKind> = {
 /** The transport a `type` value means (any case), or undefined for one no client uses. */
 export function transportOfType(type: string): TransportKind | undefined {
   const key = type.toLowerCase();
-  return key in TYPE_ALIASES ? TYPE_ALIASES[key] : undefined;
+  // Own keys only: `"constructor" in TYPE_ALIASES` is true through the prototype.
+  return Object.hasOwn(TYPE_ALIASES, key) ? TYPE_ALIASES[key] : undefined;
 }
 
 /** What to start or where to connect. */
@@ -33,13 +35,13 @@ export type Endpoint = Pick<ServerConfig, "transport" | "type" | "command" | "ar
  */
 export function checkUrl(url: string): string | undefined {
   if (url.includes("${")) {
-    return /^(https?:\/\/|\$\{)/i.test(url.trim()) ? undefined : `\`url\` must start with http:// or https:// (got ${JSON.stringify(url)})`;
+    return /^(https?:\/\/|\$\{)/i.test(url.trim()) ? undefined : `\`url\` must start with http:// or https:// (got ${quoteValue(url)})`;
   }
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    return `\`url\` is not a valid URL: ${JSON.stringify(url)}`;
+    return `\`url\` is not a valid URL: ${quoteValue(url)}`;
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
     return `\`url\` must use http or https (got ${parsed.protocol.replace(/:$/, "")})`;
@@ -60,8 +62,8 @@ export function validateEndpoint(entry: JsonObject, errors: string[]): Endpoint 
   const { command, args } = commandLine(entry, hasCommand, errors);
   const url = hasUrl ? urlField(entry.url, errors) : undefined;
 
-  if (kind === "stdio" && hasUrl && !hasCommand) errors.push(`\`type\` "${type}" runs a local command, but the entry has a \`url\` and no \`command\``);
-  if ((kind === "http" || kind === "sse") && hasCommand && !hasUrl) errors.push(`\`type\` "${type}" connects to a URL, but the entry has a \`command\` and no \`url\``);
+  if (kind === "stdio" && hasUrl && !hasCommand) errors.push(`\`type\` ${quoteValue(type)} runs a local command, but the entry has a \`url\` and no \`command\``);
+  if ((kind === "http" || kind === "sse") && hasCommand && !hasUrl) errors.push(`\`type\` ${quoteValue(type)} connects to a URL, but the entry has a \`command\` and no \`url\``);
 
   // opencode writes `environment`; everyone else `env`.
   const env = { ...stringMap(entry.environment, "environment", errors), ...stringMap(entry.env, "env", errors) };
@@ -81,7 +83,7 @@ function typeField(entry: JsonObject, errors: string[]): { type?: string; kind?:
   const kind = typeof entry.type === "string" ? transportOfType(entry.type) : undefined;
   if (kind === undefined) {
     errors.push(
-      `unknown \`type\` ${JSON.stringify(entry.type)} (use "stdio" or "local" for a command, "http", "streamable-http" or "remote" for Streamable HTTP, "sse" for legacy SSE)`,
+      `unknown \`type\` ${quoteValue(entry.type)} (use "stdio" or "local" for a command, "http", "streamable-http" or "remote" for Streamable HTTP, "sse" for legacy SSE)`,
     );
     return {};
   }

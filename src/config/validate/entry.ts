@@ -2,11 +2,13 @@
  * Validates one server entry as written in a config file, into a `ServerConfig`. Each group of fields has its own
  * validator; this runs them in a fixed order, so an entry with several problems always lists them the same way.
  */
-import { isObject } from "../../common/values.ts";
+import { clip } from "../../common/text.ts";
+import { findReservedKey, isObject } from "../../common/values.ts";
 import type { ConfigSource, ServerConfig } from "../types.ts";
 import { validateEndpoint } from "./endpoint.ts";
 import { validateLifecycle } from "./lifecycle.ts";
 import { validateLimits } from "./limits.ts";
+import { serverNameProblem } from "./name.ts";
 import { validateAuth } from "./oauth.ts";
 import { validateUsage } from "./usage.ts";
 
@@ -21,8 +23,12 @@ export function validateServerEntry(
 ): { config?: ServerConfig; errors: string[]; warnings: string[] } {
   const errors: string[] = [];
   const warnings: string[] = [];
-  if (name.trim() === "") return { errors: ["a server name must not be empty"], warnings };
+  const nameProblem = serverNameProblem(name);
+  if (nameProblem) return { errors: [nameProblem], warnings };
   if (!isObject(entry)) return { errors: ["the entry must be an object"], warnings };
+  // Parsed files hold these as ordinary keys; anywhere else they would set a prototype or shadow a method.
+  const reserved = findReservedKey(entry);
+  if (reserved !== undefined) return { errors: [`\`${clip(reserved, 80)}\`: \`__proto__\`, \`constructor\` and \`prototype\` cannot be used as keys`], warnings };
 
   const endpoint = validateEndpoint(entry, errors);
   const local = endpoint.transport === "stdio";
@@ -34,7 +40,7 @@ export function validateServerEntry(
   if (errors.length > 0) return { errors, warnings };
   const { transport, type, command, args, env, cwd, url, headers } = endpoint;
   const { timeout, lazy, retry, healthCheckInterval, pingTimeout } = lifecycle;
-  const { requestTimeout, enabled, prefix } = usage;
+  const { requestTimeout, enabled, prefix, autoApprove, autoApproveReadOnly } = usage;
   return {
     config: {
       name,
@@ -55,6 +61,8 @@ export function validateServerEntry(
       retry,
       healthCheckInterval,
       pingTimeout,
+      autoApprove,
+      autoApproveReadOnly,
       oauth,
       limits,
       raw: entry,

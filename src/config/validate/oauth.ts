@@ -2,6 +2,7 @@
  * A remote server's `auth` field: whether the bridge signs in with OAuth, and with which client, endpoints, scopes
  * and redirect port.
  */
+import { clip } from "../../common/text.ts";
 import { isObject, type JsonObject } from "../../common/values.ts";
 import { DEFAULT_OAUTH_CALLBACK_PORT } from "../defaults.ts";
 import type { OAuthSettings } from "../types.ts";
@@ -32,7 +33,7 @@ function oauthSettings(entry: JsonObject, headers: Record<string, string>, error
     errors.push('`auth` must be "oauth", false, or an object with `clientId`, `scopes`, `callbackPort` …');
     return undefined;
   }
-  for (const key of Object.keys(auth)) if (!OAUTH_FIELDS.has(key)) errors.push(`unknown field \`auth.${key}\``);
+  for (const key of Object.keys(auth)) if (!OAUTH_FIELDS.has(key)) errors.push(`unknown field \`auth.${clip(key, 60)}\``);
   if (auth.type !== undefined && auth.type !== "oauth") errors.push('`auth.type` must be "oauth"');
   const settings: OAuthSettings = { ...defaults };
   const text = (field: string): string | undefined => {

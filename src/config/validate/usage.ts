@@ -1,13 +1,14 @@
 /**
  * The fields that say how the agent uses a server: whether at all (`enabled`, `disabled`), under which tool names
- * (`prefix`), and how long one call may wait (`requestTimeout`). Also the warning for `envFile`, which is not read.
+ * (`prefix`), how long one call may wait (`requestTimeout`), and which tools run without asking (`autoApprove`,
+ * `autoApproveReadOnly`). Also the warning for `envFile`, which is not read.
  */
 import type { JsonObject } from "../../common/values.ts";
 import { DEFAULT_REQUEST_TIMEOUT_MS } from "../defaults.ts";
 import type { ServerConfig } from "../types.ts";
-import { positiveMs } from "./fields.ts";
+import { booleanField, positiveMs } from "./fields.ts";
 
-export type Usage = Pick<ServerConfig, "requestTimeout" | "enabled" | "prefix">;
+export type Usage = Pick<ServerConfig, "requestTimeout" | "enabled" | "prefix" | "autoApprove" | "autoApproveReadOnly">;
 
 export function validateUsage(entry: JsonObject, errors: string[], warnings: string[]): Usage {
   const requestTimeout = positiveMs(entry.requestTimeout, "requestTimeout", DEFAULT_REQUEST_TIMEOUT_MS, errors);
@@ -28,6 +29,19 @@ export function validateUsage(entry: JsonObject, errors: string[], warnings: str
     else prefix = entry.prefix;
   }
 
+  const autoApprove = toolPatterns(entry.autoApprove, errors);
+  const autoApproveReadOnly = booleanField(entry, "autoApproveReadOnly", false, errors);
+
   if (entry.envFile !== undefined) warnings.push("`envFile` is not supported and is ignored; list the variables under `env`");
-  return { requestTimeout, enabled, prefix };
+  return { requestTimeout, enabled, prefix, autoApprove, autoApproveReadOnly };
+}
+
+/** `autoApprove`: tool names or `*`/`?` patterns. */
+function toolPatterns(value: unknown, errors: string[]): string[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value) || !value.every((item) => typeof item === "string" && item.trim() !== "")) {
+    errors.push('`autoApprove` must be an array of tool names (patterns with `*` and `?` allowed), e.g. ["search_*", "get_issue"]');
+    return [];
+  }
+  return value as string[];
 }

@@ -1,23 +1,15 @@
 /**
- * Format-keeping edits of a parsed config file: add a member to an object, replace a value, remove a member. Each
+ * Format-keeping edits of a parsed config file: add a member to an object or an element to an array, replace a value,
+ * remove a member. Each
  * changes only the bytes it has to: the other members, their key order, comments, the indentation style and the line
  * endings stay as written. A new value is printed in the file's own style, or on one line inside an object that is
  * written on one line. Pure.
  */
 import { applyEdits, createScanner, modify, type Edit, type JSONPath, type Node } from "jsonc-parser";
 import { isObject } from "../../common/values.ts";
-import { parseConfigText } from "../parse.ts";
+import { parseConfigText, Token } from "../parse.ts";
 import { type Doc, lineIndent, lineStart, startsLine } from "./jsonc-doc.ts";
 
-/** jsonc-parser's `SyntaxKind` is a const enum, which cannot be imported under per-file transpilation. */
-const Token = {
-  CloseBrace: 2,
-  Comma: 5,
-  LineComment: 12,
-  BlockComment: 13,
-  LineBreak: 14,
-  Whitespace: 15,
-} as const;
 
 function hasLineBreak(text: string): boolean {
   return /[\r\n]/.test(text);
@@ -112,6 +104,34 @@ export function insertProperty(doc: Doc, obj: Node, key: string, value: unknown)
   return [
     { offset: lastEnd, length: 0, content: "," },
     { offset: tail.end, length: 0, content: `${prefix}${text}` },
+  ];
+}
+
+/**
+ * Edits that add `value` as the last element of `array`: on a line of its own where the last element has one (with
+ * its indentation), else after it on the same line; a comment after the last element stays with it.
+ */
+export function appendElement(doc: Doc, array: Node, value: unknown): Edit[] {
+  const { body } = doc;
+  const items = array.children ?? [];
+  const json = JSON.stringify(value);
+  if (items.length === 0) {
+    const open = array.offset + 1;
+    const close = array.offset + array.length - 1;
+    // Only whitespace inside: `[]` becomes `["x"]`; with comments inside, they stay after the new element.
+    if (body.slice(open, close).trim() === "") return [{ offset: open, length: close - open, content: json }];
+    return [{ offset: open, length: 0, content: json }];
+  }
+  const last = items[items.length - 1]!;
+  const lastEnd = last.offset + last.length;
+  const ownLine = startsLine(body, last.offset) && hasLineBreak(body.slice(array.offset, last.offset));
+  const tail = scanLineTail(body, lastEnd, !ownLine);
+  const text = ownLine ? `${doc.eol}${lineIndent(body, last.offset)}${json}` : ` ${json}`;
+  if (tail.comma) return [{ offset: tail.end, length: 0, content: `${text},` }];
+  if (tail.end === lastEnd) return [{ offset: lastEnd, length: 0, content: `,${text}` }];
+  return [
+    { offset: lastEnd, length: 0, content: "," },
+    { offset: tail.end, length: 0, content: text },
   ];
 }
 

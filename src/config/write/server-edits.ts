@@ -1,6 +1,6 @@
 /**
- * The server-level changes `/mcp add`, `remove`, `enable`, `disable` and `import` make to a config file's text: set or
- * remove a server's entry, set one of its fields, list the servers. Servers are found where config loading finds
+ * The server-level changes `/mcp add`, `remove`, `enable`, `disable` and `import` (and "Always allow" of a tool) make
+ * to a config file's text: set or remove a server's entry, set one of its fields, add to a list field, list the servers. Servers are found where config loading finds
  * them, under any of the map keys. Pure; text that does not parse, or whose top level is not an object, is refused
  * with a `ConfigWriteError`.
  */
@@ -8,7 +8,7 @@ import type { Node } from "jsonc-parser";
 import { extractServerEntries, parseConfigText, SERVER_MAP_KEYS } from "../parse.ts";
 import { ConfigWriteError } from "./error.ts";
 import { type Doc, isBlank, load, newFileText } from "./jsonc-doc.ts";
-import { finish, insertProperty, property, removeProperty, replaceValue } from "./jsonc-edit.ts";
+import { appendElement, finish, insertProperty, property, removeProperty, replaceValue } from "./jsonc-edit.ts";
 
 /** The map key a file without one gets. */
 const DEFAULT_MAP_KEY = "mcpServers";
@@ -94,6 +94,24 @@ export function setServerField(text: string | undefined, name: string, field: st
   const existing = property(entry, field);
   if (existing) return finish(doc, replaceValue(doc, entry, existing, [found.key, name, field], value));
   return finish(doc, insertProperty(doc, entry, field, value));
+}
+
+/**
+ * Adds `item` to the list `field` of server `name` (e.g. a tool to `autoApprove`), creating the list if the entry has
+ * none; the text is returned unchanged if the list holds it already. Throws `ConfigWriteError` when the file does not
+ * define the server, or the field is not a list.
+ */
+export function addToServerList(text: string | undefined, name: string, field: string, item: string): string {
+  const doc = isBlank(text) ? undefined : load(text!);
+  const found = doc && findServer(doc, name);
+  const entry = found?.prop.children?.[1];
+  if (!doc || !found || !entry) throw new ConfigWriteError("missing", `the config has no server "${name}"`);
+  if (entry.type !== "object") throw new ConfigWriteError("not-object", `server "${name}" in the config is not an object`);
+  const list = property(entry, field)?.children?.[1];
+  if (!list) return finish(doc, insertProperty(doc, entry, field, [item]));
+  if (list.type !== "array") throw new ConfigWriteError("not-object", `\`${field}\` of server "${name}" in the config is not a list`);
+  if (list.children?.some((element) => element.value === item)) return text!;
+  return finish(doc, appendElement(doc, list, item));
 }
 
 /** The server names the file defines, in file order (a name under two map keys once). Empty text has none. */

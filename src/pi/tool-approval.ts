@@ -1,0 +1,205 @@
+/**
+ * Asks the user before an MCP tool runs, through pi's `tool_call` event: Allow once, Allow for this session, Always
+ * allow (saved to the server's `autoApprove`), or Deny. What needs asking is decided by ../tools/approval-policy.ts;
+ * another extension can answer first on pi's event bus (`mcp.approval.request`); without a UI a call that needs asking
+ * is refused with the setting that would allow it. Only the bridge's own tools are looked at.
+ */
+import type { ExtensionContext, ToolCallEventResult } from "@mariozechner/pi-coding-agent";
+import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import { errorMessage } from "../common/errors.ts";
+import { type Logger, NULL_LOGGER } from "../common/log-file.ts";
+import type { ApprovalMode, ServerConfig } from "../config/types.ts";
+import { addToServerList } from "../config/write/server-edits.ts";
+import { updateConfigFile } from "../config/write/update-file.ts";
+import { decideApproval } from "../tools/approval-policy.ts";
+import type { RegisteredTool } from "./tool-registry.ts";
+
+/** The bus channel on which another extension may decide instead of the dialog. */
+export const APPROVAL_REQUEST_CHANNEL = "mcp.approval.request";
+
+/** What another extension may answer: this call, every call of the tool in this session, or none. */
+export type HookDecision = "allow" | "allow-session" | "deny";
+const HOOK_DECISIONS: readonly HookDecision[] = ["allow", "allow-session", "deny"];
+
+/** The payload of `mcp.approval.request`: a public interface, documented in the README. */
+export interface ApprovalRequest {
+  serverId: string;
+  /** The tool's name on its MCP server. */
+  tool: string;
+  /** The name the model called. */
+  toolName: string;
+  args: Record<string, unknown>;
+  annotations?: ToolAnnotations;
+  /** A destructive tool: it asks on every call. */
+  everyTime: boolean;
+  /** Why it asks. */
+  reason: string;
+  /** Decides; call it inside the handler, before any `await` (pass a promise to decide later). The first call counts. */
+  respond(decision: HookDecision | Promise<HookDecision>): void;
+}
+
+export interface ToolApprovalDeps {
+  /** The MCP tool behind a pi tool name, if it is one of the bridge's. */
+  find(toolName: string): RegisteredTool | undefined;
+  configOf(server: string): ServerConfig | undefined;
+  approvalMode(): ApprovalMode;
+  /** The user-level config file, where `"approval": "never"` may go. */
+  userConfigPath(): string | undefined;
+  /** pi's shared event bus. */
+  emit(channel: string, payload: unknown): void;
+  logger?: Logger;
+}
+
+/** "dismissed": the dialog closed without an answer (Escape, the agent stopping, an RPC client that has no dialogs). */
+type Choice = "once" | "session" | "always" | "deny" | "dismissed";
+type Asker = Pick<ExtensionContext, "hasUI" | "ui" | "signal">;
+
+/** Arguments as the dialog shows them: on one line, cut short. */
+const MAX_ARGS_SHOWN = 400;
+
+/** Control characters (C0, DEL, C1) a server or model could use to move the cursor or rewrite the screen. */
+function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+function argsPreview(args: Record<string, unknown>): string {
+  const json = JSON.stringify(args) ?? "{}";
+  return json.length > MAX_ARGS_SHOWN ? `${json.slice(0, MAX_ARGS_SHOWN)}…` : json;
+}
+
+/** `tool 'x' of MCP server 's'`, as every message names a tool. */
+function describeTool(tool: RegisteredTool): string {
+  return `MCP tool '${tool.originalName}' of server '${tool.server}'`;
+}
+
+/** The exact setting that lets a call run without asking, and the file it goes in. */
+function howToAllow(tool: RegisteredTool, configPath: string, everyTime: boolean, userConfigPath: string | undefined): string {
+  const exact = everyTime ? " (a destructive tool needs its exact name there; a pattern does not cover it)" : "";
+  const never = userConfigPath ? `, or set "approval": "never" in ${userConfigPath} to turn approval prompts off` : "";
+  return `To allow it, add "${tool.originalName}" to "autoApprove" of server "${tool.server}" in ${configPath}${exact}${never}.`;
+}
+
+export class ToolApproval {
+  /** `server\0tool` the user allowed for this session. */
+  private readonly allowedForSession = new Set<string>();
+  /** Tools saved to `autoApprove` in this session, by server: they count as listed before the config is read again. */
+  private readonly saved = new Map<string, Set<string>>();
+
+  constructor(private readonly deps: ToolApprovalDeps) {}
+
+  /** A new session: what was allowed "for this session" asks again. */
+  sessionStarted(): void {
+    this.allowedForSession.clear();
+  }
+
+  /** pi's `tool_call` handler: `undefined` lets the call run, `{block, reason}` refuses it with that reason. */
+  async check(event: { toolName: string; input: Record<string, unknown> }, ctx: Asker): Promise<ToolCallEventResult | undefined> {
+    const tool = this.deps.find(event.toolName);
+    const config = tool && this.deps.configOf(tool.server);
+    if (!tool || !config) return undefined;
+    const key = `${tool.server}\0${tool.originalName}`;
+    const decision = decideApproval({
+      tool: tool.originalName,
+      rules: { autoApprove: [...config.autoApprove, ...(this.saved.get(tool.server) ?? [])], autoApproveReadOnly: config.autoApproveReadOnly },
+      hints: tool.annotations,
+      allowedForSession: this.allowedForSession.has(key),
+      approvalOff: this.deps.approvalMode() === "never",
+    });
+    if (decision.action === "allow") return undefined;
+
+    const hooked = this.askHook(tool, event.input, decision.everyTime, decision.reason);
+    if (hooked) {
+      const { choice, denied } = await hookAnswer(hooked, tool);
+      return this.apply(tool, config, choice, "extension", denied, ctx);
+    }
+    const allow = howToAllow(tool, config.source.path, decision.everyTime, this.deps.userConfigPath());
+    if (!ctx.hasUI) {
+      this.log(tool, "deny", "no-ui");
+      return { block: true, reason: `${describeTool(tool)} needs approval, and there is no UI to ask in. ${allow}` };
+    }
+    const choice = await this.askUser(tool, config, event.input, decision.everyTime, decision.reason, ctx);
+    const refusal =
+      choice === "dismissed"
+        ? `The approval dialog for ${describeTool(tool)} closed without an answer, so it did not run. ${allow}`
+        : `The user denied the call of ${describeTool(tool)}.`;
+    return this.apply(tool, config, choice, "user", refusal, ctx);
+  }
+
+  /** Publishes the request; the answer of an extension that responded while it was published, if one did. */
+  private askHook(tool: RegisteredTool, args: Record<string, unknown>, everyTime: boolean, reason: string): Promise<unknown> | undefined {
+    let answer: Promise<unknown> | undefined;
+    const request: ApprovalRequest = {
+      serverId: tool.server,
+      tool: tool.originalName,
+      toolName: tool.name,
+      // A copy: what a listener does to it cannot change the call that is being approved.
+      args: structuredClone(args),
+      everyTime,
+      reason,
+      respond: (decision) => {
+        answer ??= Promise.resolve(decision);
+      },
+    };
+    if (tool.annotations) request.annotations = tool.annotations;
+    this.deps.emit(APPROVAL_REQUEST_CHANNEL, request);
+    return answer;
+  }
+
+  private async askUser(tool: RegisteredTool, config: ServerConfig, args: Record<string, unknown>, everyTime: boolean, reason: string, ctx: Asker): Promise<Choice> {
+    const options: Array<[string, Choice]> = [["Allow once", "once"]];
+    if (!everyTime) options.push(["Allow for this session", "session"]);
+    options.push([`Always allow (adds "${tool.originalName}" to autoApprove in ${config.source.path})`, "always"], ["Deny", "deny"]);
+    const title = [`Allow ${describeTool(tool)} (${tool.name}) to run? (${reason})`, `Arguments: ${argsPreview(args)}`]
+      .map(printable)
+      .join("\n");
+    const picked = await ctx.ui.select(title, options.map(([label]) => printable(label)), { signal: ctx.signal });
+    // Escape, or the agent stopping, closes the dialog with no answer: that is no approval.
+    return options.find(([label]) => printable(label) === picked)?.[1] ?? "dismissed";
+  }
+
+  private async apply(tool: RegisteredTool, config: ServerConfig, choice: Choice, by: string, refusal: string, ctx: Asker): Promise<ToolCallEventResult | undefined> {
+    this.log(tool, choice, by);
+    if (choice === "deny" || choice === "dismissed") return { block: true, reason: refusal };
+    if (choice === "session") this.allowedForSession.add(`${tool.server}\0${tool.originalName}`);
+    if (choice === "always") await this.save(tool, config, ctx);
+    return undefined;
+  }
+
+  /** Adds the tool to `autoApprove` in the file that defines its server. A failure is told, and this call still runs. */
+  private async save(tool: RegisteredTool, config: ServerConfig, ctx: Asker): Promise<void> {
+    const file = config.source.path;
+    try {
+      await updateConfigFile(file, (text) => addToServerList(text, tool.server, "autoApprove", tool.originalName));
+      const saved = this.saved.get(tool.server) ?? new Set<string>();
+      saved.add(tool.originalName);
+      this.saved.set(tool.server, saved);
+      ctx.ui.notify(`Added "${tool.originalName}" to autoApprove of MCP server '${tool.server}' in ${file}.`, "info");
+    } catch (error) {
+      ctx.ui.notify(`Could not save "${tool.originalName}" to autoApprove of MCP server '${tool.server}' in ${file}: ${errorMessage(error)}. Allowed this once.`, "error");
+    }
+  }
+
+  private log(tool: RegisteredTool, decision: string, by: string): void {
+    (this.deps.logger ?? NULL_LOGGER).log({ level: "info", event: "approval", server: tool.server, tool: tool.originalName, decision, by });
+  }
+}
+
+/** An extension's answer as a choice; anything but the three decisions (or a failed promise) refuses the call. */
+async function hookAnswer(answer: Promise<unknown>, tool: RegisteredTool): Promise<{ choice: Choice; denied: string }> {
+  let value: unknown;
+  try {
+    value = await answer;
+  } catch (error) {
+    value = `an error (${errorMessage(error)})`;
+  }
+  const choices: Record<HookDecision, Choice> = { allow: "once", "allow-session": "session", deny: "deny" };
+  if (HOOK_DECISIONS.includes(value as HookDecision)) {
+    return { choice: choices[value as HookDecision], denied: `Another extension denied the call of ${describeTool(tool)} (${APPROVAL_REQUEST_CHANNEL}).` };
+  }
+  const shown = (typeof value === "string" ? value : String(JSON.stringify(value))).slice(0, 200);
+  return {
+    choice: "deny",
+    denied: `Another extension answered ${APPROVAL_REQUEST_CHANNEL} for ${describeTool(tool)} with ${shown}, not "allow", "allow-session" or "deny"; the call is refused.`,
+  };
+}
