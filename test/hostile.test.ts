@@ -11,7 +11,7 @@ import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { McpBridge } from "../src/bridge/mcp-bridge.ts";
 import type { EventSink } from "../src/common/events.ts";
 import { LogFile } from "../src/common/log-file.ts";
-import { MAX_CONNECTIONS_PER_SERVER } from "../src/connection/http-pool.ts";
+import { inRequestScope, MAX_CONNECTIONS_PER_SERVER, ServerPool } from "../src/connection/http-pool.ts";
 import { serverRows } from "../src/pi/server-rows.ts";
 import { formatStartupSummary } from "../src/pi/status-format.ts";
 import { ToolRegistry } from "../src/pi/tool-registry.ts";
@@ -264,6 +264,32 @@ describe("hostile remote servers", { timeout: 120_000 }, () => {
       await env.goodAnswers();
     } finally {
       await env.close();
+      await server.close();
+    }
+  });
+
+  test("a request scope ties only its own pool's fetches: work started inside an ended call (a reconnect) is not cut", async () => {
+    const server = await startHostileHttp();
+    const oldPool = new ServerPool();
+    const newPool = new ServerPool();
+    const ping = (pool: ServerPool) => pool.fetch(server.url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: "{}" });
+    try {
+      // What a reconnect started from an error handler inside a call would do, once the call is over.
+      let callEnded!: () => void;
+      const ended = new Promise<void>((resolve) => (callEnded = resolve));
+      let later!: Promise<unknown>;
+      await inRequestScope(oldPool, async () => {
+        // Started inside the call, it runs on in the call's context after the call is over.
+        later = (async () => {
+          await ended;
+          return [await ping(newPool).then((r) => r.status), await ping(oldPool).then(() => "not cut", (e: Error) => e.name)];
+        })();
+      });
+      callEnded();
+      assert.deepEqual(await later, [400, "AbortError"], "the new pool's request goes through; the ended call's own pool is cut");
+    } finally {
+      await oldPool.destroy();
+      await newPool.destroy();
       await server.close();
     }
   });

@@ -18,13 +18,27 @@ import { Agent, fetch as undiciFetch, type RequestInit as UndiciRequestInit } fr
  */
 export const MAX_CONNECTIONS_PER_SERVER = 16;
 
-const scopes = new AsyncLocalStorage<AbortSignal>();
+/**
+ * A request under way and the pool it runs on. Work started inside a scope stays inside it (the async context is
+ * inherited, a reconnect started from an error handler included), so a scope applies only to its own pool's fetches:
+ * a new session opened from there is not tied to a request that has ended.
+ */
+interface RequestScope {
+  pool: ServerPool;
+  signal: AbortSignal;
+}
 
-/** Runs one request; whatever it fetched is aborted once it settles (a response stream the server left open included). */
-export async function inRequestScope<T>(request: () => Promise<T>): Promise<T> {
+const scopes = new AsyncLocalStorage<RequestScope>();
+
+/**
+ * Runs one request on `pool` (none: a local server, nothing to do); whatever it fetched through the pool is aborted
+ * once it settles, a response stream the server left open included.
+ */
+export async function inRequestScope<T>(pool: ServerPool | undefined, request: () => Promise<T>): Promise<T> {
+  if (!pool) return request();
   const done = new AbortController();
   try {
-    return await scopes.run(done.signal, request);
+    return await scopes.run({ pool, signal: done.signal }, request);
   } finally {
     done.abort();
   }
@@ -32,7 +46,7 @@ export async function inRequestScope<T>(request: () => Promise<T>): Promise<T> {
 
 /** True inside a request scope that has ended: an error raised here comes from the bridge ending the exchange. */
 export function requestScopeEnded(): boolean {
-  return scopes.getStore()?.aborted === true;
+  return scopes.getStore()?.signal.aborted === true;
 }
 
 /** A JSON-RPC notification the SDK sends (its body is the serialized message). */
@@ -46,10 +60,11 @@ export class ServerPool {
 
   readonly fetch: FetchLike = (url, init) => {
     const scope = scopes.getStore();
+    const tied = scope?.pool === this && !isNotification(init);
     // The scope's signal replaces the transport's, which fires only when the transport closes: by then the request has
     // settled and its scope has ended anyway, and `destroy()` ends every socket. (Combining the two with
     // `AbortSignal.any` would leave an entry on the transport's long-lived signal for every request.)
-    const signal = scope && !isNotification(init) ? scope : (init?.signal ?? undefined);
+    const signal = tied ? scope.signal : (init?.signal ?? undefined);
     return undiciFetch(url, { ...(init as UndiciRequestInit), signal, dispatcher: this.agent }) as unknown as Promise<Response>;
   };
 

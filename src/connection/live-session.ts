@@ -264,13 +264,13 @@ export class LiveSession {
   /** The server's whole tool list now (every page). */
   listTools(timeout: number): Promise<Tool[]> {
     const client = this.client;
-    return inRequestScope(() => this.fetchTools(client, () => timeout));
+    return inRequestScope(this.held?.pool, () => this.fetchTools(client, () => timeout));
   }
 
   async callTool(name: string, args: Record<string, unknown>, options: RequestOptions): Promise<CallToolResult> {
     const { events } = this.options;
     const client = this.client;
-    const result = await inRequestScope(() =>
+    const result = await inRequestScope(this.held?.pool, () =>
       client.callTool({ name, arguments: args }, CallToolResultSchema, {
         signal: options.signal,
         timeout: options.timeout,
@@ -287,7 +287,7 @@ export class LiveSession {
 
   async ping(timeout: number): Promise<void> {
     const client = this.client;
-    await inRequestScope(() => client.ping({ timeout }));
+    await inRequestScope(this.held?.pool, () => client.ping({ timeout }));
     this.options.events.heard();
   }
 
