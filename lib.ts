@@ -15,6 +15,8 @@ export * from "./src/tools/naming.ts";
 export * from "./src/common/errors.ts";
 export * from "./src/common/text.ts";
 export * from "./src/common/values.ts";
+export * from "./src/common/redact.ts";
+export * from "./src/common/terminal-text.ts";
 export * from "./src/tools/output.ts";
 export * from "./src/tools/schema.ts";
 export * from "./src/tools/approval-policy.ts";

@@ -41,7 +41,7 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     mkdirSync(path.join(home.dir, ".cursor"));
     writeFileSync(
       path.join(home.dir, ".cursor", "mcp.json"),
-      JSON.stringify({ mcpServers: { fromcursor: { command: process.execPath, args: [HELLO] }, leaky: { command: "x", env: { API_TOKEN: "sk-live-abcdef123456" } } } }),
+      JSON.stringify({ mcpServers: { fromcursor: { command: process.execPath, args: [HELLO] }, leaky: { command: "x", args: ["--api-key", "argsecret-98765"], env: { API_TOKEN: "sk-live-abcdef123456" } } } }),
     );
     process.env.HOME = home.dir;
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
@@ -177,6 +177,7 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     assert.match(text, /Found 2 MCP servers in other clients/);
     assert.match(text, /inline secrets: env\.API_TOKEN/);
     assert.doesNotMatch(text, /sk-live/, "never the secret's value");
+    assert.match(text, /x --api-key \*\*\*/, "nor a key on its command line");
     assert.match(text, /Imported 'fromcursor' \(cursor\)/);
     assert.match(text, /Skipped leaky: has inline secrets/);
     const saved = JSON.parse(readFileSync(projectConfig, "utf8")) as { mcpServers: Record<string, Record<string, unknown>> };

@@ -17,7 +17,7 @@ const TSX = import.meta.resolve("tsx");
 export const STDIO_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "stdio-server.ts");
 export const EVERYTHING_SERVER = path.join(REPO_ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
 
-export type FixtureMode = "normal" | "crash-on-start" | "leak-and-crash" | "never-init" | "garbage" | "garbage-only" | "grandchild";
+export type FixtureMode = "normal" | "crash-on-start" | "leak-and-crash" | "never-init" | "garbage" | "garbage-only" | "grandchild" | "hostile-text";
 
 const PLAIN_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "plain-misbehaving.mjs");
 const PLAIN_MODES: readonly FixtureMode[] = ["crash-on-start", "leak-and-crash", "never-init", "garbage-only"];

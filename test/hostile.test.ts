@@ -177,7 +177,7 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
       assert.equal(warnings.length, 1, "one warning for the server");
       assert.match(warnings[0]!, /it lists 600 usable tools; only the first 500 are registered \(`maxTools`\)/);
       assert.match(warnings[0]!, /1 tool left out because the input schema is over the 64\.0 KB limit \(`maxSchemaBytes`\): 'fat' \(2\.\d MB\)/);
-      assert.match(warnings[0]!, /1 tool left out because the input schema is nested deeper than 100 levels: 'deep'/);
+      assert.match(warnings[0]!, /1 tool left out because the input schema is nested deeper than 64 levels: 'deep'/);
       const summary = formatStartupSummary(serverRows(env.bridge, env.registry, process.env), env.bridge.problems, env.registry.warnings) ?? "";
       assert.equal(summary.split("\n").filter((line) => line.includes("maxTools")).length, 1);
       assert.match(summary, /! bad: it lists 600 usable tools/);

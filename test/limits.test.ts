@@ -72,7 +72,14 @@ describe("limitTools", () => {
       tools.map((t) => t.name),
       ["fine"],
     );
-    assert.match(warning ?? "", /^2 tools left out because the input schema is over the 1\.0 KB limit \(`maxSchemaBytes`\): 'big1' \(2\.0 KB\), 'big2' \(2\.0 KB\); 1 tool left out because the input schema is nested deeper than 100 levels: 'deep'$/);
+    assert.match(warning ?? "", /^2 tools left out because the input schema is over the 1\.0 KB limit \(`maxSchemaBytes`\): 'big1' \(2\.0 KB\), 'big2' \(2\.0 KB\); 1 tool left out because the input schema is nested deeper than 64 levels: 'deep'$/);
+  });
+
+  test("a left-out tool's name is shown without control sequences and not at any length", () => {
+    const big = { type: "object", description: "x".repeat(2000) };
+    const { warning } = limitTools([tool(`evil\u001b]52;c;cHduZWQ=\u0007\u001b[2J${"n".repeat(500)}`, big)], { maxTools: 10, maxSchemaBytes: 1024 });
+    assert.doesNotMatch(warning ?? "", /[\u0000-\u001f\u007f\u009b]/);
+    assert.ok((warning ?? "").length < 400, warning);
   });
 
   test("nestedDeeperThan counts objects and arrays, iteratively", () => {

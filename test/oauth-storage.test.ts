@@ -123,6 +123,24 @@ describe("AuthStore", { timeout: 60_000 }, () => {
     assert.equal(mode(store.clientPath("srv")), 0o600);
   });
 
+  it("keeps the dir 0700 and the files 0600 under a permissive umask (000)", { skip: !posix }, async () => {
+    const dir = freshDir();
+    const store = new AuthStore(dir);
+    const previous = process.umask(0);
+    try {
+      await store.saveTokens("srv", tokens());
+      await store.saveClient("srv", client());
+      // A second save replaces the file: the new one must be as tight as the first.
+      await store.saveTokens("srv", tokens({ accessToken: "access-SECRET-789" }));
+    } finally {
+      process.umask(previous);
+    }
+    assert.equal(mode(dir), 0o700);
+    assert.equal(mode(store.tokensPath("srv")), 0o600);
+    assert.equal(mode(store.clientPath("srv")), 0o600);
+    assert.deepEqual(readdirSync(dir).sort(), ["srv-client.json", "srv.json"], "no temp file left behind");
+  });
+
   it("tightens an existing 0644 file and 0755 dir on save", { skip: !posix }, async () => {
     const dir = freshDir();
     const store = new AuthStore(dir);

@@ -273,6 +273,19 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     assert.equal(fixture.authorizations.length, 1);
   });
 
+  test("the tokens and the authorization code it handled are hidden even in what the server sends back", async () => {
+    const { fixture, authDir, callbackPort } = await setup();
+    const connection = connect(fixture, authDir, callbackPort);
+    await connection.connect();
+    // A server that echoes a credential back (in a result, an error) must not show it to the model or the user.
+    const credentials = fixture.issued.filter((value) => !value.startsWith("client-"));
+    assert.equal(credentials.length, 3, "a code, an access token and a refresh token");
+    for (const credential of credentials) {
+      assert.equal(await echo(connection, `got ${credential}`), "got ***");
+      assert.equal(connection.redact(`oops ${credential}`), "oops ***");
+    }
+  });
+
   test("no token, code or client id appears in the log file, the events or any message", async () => {
     logger.flush();
     const texts = [readFileSync(logger.path, "utf8"), JSON.stringify(events), messages.join("\n")];

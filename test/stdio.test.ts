@@ -2,6 +2,7 @@
  * Local servers over stdio: real child processes running the SDK-based fixture server.
  */
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -372,7 +373,9 @@ describe("stdio: configuration at connect time", { timeout: 120_000 }, () => {
     try {
       await connection.connect();
       const tools = toolsOf(connection);
-      assert.equal((await runTool(tools.get("mcp_fx_env"), { name: "TOKEN" })).text, "tok-123456");
+      // The value reached the server; a result that quotes it has it hidden, like every message does.
+      assert.equal((await runTool(tools.get("mcp_fx_env"), { name: "TOKEN", digest: true })).text, createHash("sha256").update("tok-123456").digest("hex"));
+      assert.equal((await runTool(tools.get("mcp_fx_env"), { name: "TOKEN" })).text, "***");
       assert.equal((await runTool(tools.get("mcp_fx_env"), { name: "ROOT" })).text, tmp.dir);
       assert.equal(realpathSync((await runTool(tools.get("mcp_fx_cwd"), {})).text), realpathSync(path.join(tmp.dir, "tools")));
     } finally {

@@ -117,11 +117,26 @@ export class ConnectTimeout extends Error {
   }
 }
 
+/**
+ * A schema validation error (the SDK checks what servers send with zod, whose message is a JSON dump) as
+ * `field: problem; …`, or undefined for any other error.
+ */
+function schemaIssues(error: unknown): string | undefined {
+  const issues = (error as { issues?: unknown } | null)?.issues;
+  if (!(error instanceof Error) || !Array.isArray(issues) || issues.length === 0) return undefined;
+  return issues
+    .map((issue: { path?: unknown; message?: unknown }) => {
+      const where = Array.isArray(issue.path) ? issue.path.join(".") : "";
+      return `${where ? `${where}: ` : ""}${String(issue.message)}`;
+    })
+    .join("; ");
+}
+
 /** A short description of an error and its causes (`fetch failed: connect ECONNREFUSED 127.0.0.1:4000`). */
 export function describeError(error: unknown): string {
   const parts: string[] = [];
   for (const link of causeChain(error)) {
-    let text = link instanceof Error ? link.message : typeof link === "string" ? link : JSON.stringify(link);
+    let text = schemaIssues(link) ?? (link instanceof Error ? link.message : typeof link === "string" ? link : JSON.stringify(link));
     // McpError prefixes "MCP error <code>: "; the code means nothing to a reader.
     text = text.replace(/^MCP error -?\d+: /, "");
     if (text && !parts.some((p) => p.includes(text))) parts.push(text);

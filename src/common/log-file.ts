@@ -11,6 +11,7 @@
 import { appendFileSync, chmodSync, closeSync, mkdirSync, openSync, readSync, renameSync, statSync, unlinkSync } from "node:fs";
 import { dirname } from "node:path";
 import { errorMessage } from "./errors.ts";
+import { stripControls } from "./terminal-text.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -61,8 +62,11 @@ export interface LogFileOptions {
   maxPending?: number;
 }
 
-function cutLongStrings(_key: string, value: unknown): unknown {
-  if (typeof value !== "string" || value.length <= MAX_STRING_CHARS) return value;
+/** A string value as it is written: without terminal control sequences (a log is read in a terminal), and cut short. */
+function safeStrings(_key: string, raw: unknown): unknown {
+  if (typeof raw !== "string") return raw;
+  const value = stripControls(raw);
+  if (value.length <= MAX_STRING_CHARS) return value;
   let end = MAX_STRING_CHARS;
   // Do not split a surrogate pair: half of one would be an invalid character in the file.
   const last = value.charCodeAt(end - 1);
@@ -71,7 +75,7 @@ function cutLongStrings(_key: string, value: unknown): unknown {
 }
 
 function stringify(value: object): string {
-  return JSON.stringify(value, cutLongStrings);
+  return JSON.stringify(value, safeStrings);
 }
 
 function errnoCode(error: unknown): string | undefined {

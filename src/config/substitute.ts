@@ -2,6 +2,7 @@
  * `${VAR}` substitution in server configs, and what a resolved config looks like. Pure: the environment is passed in.
  */
 import * as path from "node:path";
+import { isPlainValue, MIN_SECRET_LENGTH } from "../common/redact.ts";
 import type { ServerConfig, TransportKind } from "./types.ts";
 
 /** A variable's name: a letter or underscore, then letters, digits and underscores. */
@@ -110,9 +111,6 @@ export interface Resolution {
   secrets: string[];
 }
 
-/** Values shorter than this are too common to redact without mangling ordinary text. */
-const MIN_SECRET_LENGTH = 4;
-
 /**
  * Resolves a server's `${VAR}` references for one connection attempt. A missing variable is an error in a remote
  * server's `url` or `headers` (sending a request without its credentials helps nobody) and in a local server's
@@ -139,6 +137,7 @@ export function resolveServerConfig(config: ServerConfig, env: Environment, proj
       if (result.missing.length) missingIn.push([`args[${i}]`, result.missing]);
       return result.value;
     });
+    secrets.push(...argSecrets(args));
     const childEnv: Record<string, string> = {};
     for (const [key, value] of Object.entries(config.env)) {
       const result = sub(value);
@@ -147,6 +146,7 @@ export function resolveServerConfig(config: ServerConfig, env: Environment, proj
         continue;
       }
       childEnv[key] = result.value;
+      secrets.push(...inlineEnvSecrets(key, value));
     }
     let cwd = projectRoot;
     if (config.cwd !== undefined) {
@@ -182,8 +182,7 @@ export function resolveServerConfig(config: ServerConfig, env: Environment, proj
     try {
       const parsed = new URL(url.value);
       if (parsed.protocol !== "http:" && parsed.protocol !== "https:") errors.push("`url` must use http or https");
-      if (parsed.password) secrets.push(decodeURIComponent(parsed.password));
-      for (const v of parsed.searchParams.values()) secrets.push(v);
+      secrets.push(...urlSecrets(url.value));
     } catch {
       errors.push("`url` is not a valid URL after variable substitution");
     }
@@ -191,20 +190,48 @@ export function resolveServerConfig(config: ServerConfig, env: Environment, proj
   return { endpoint: errors.length ? undefined : { kind: config.transport, url: url.value, headers }, errors, warnings, secrets: usable(secrets) };
 }
 
-function usable(secrets: string[]): string[] {
-  return [...new Set(secrets.filter((s) => s.length >= MIN_SECRET_LENGTH))];
+/** A key whose value is a credential by its name, however short or plain the value. */
+const SECRET_KEY = /(key|token|secret|passw(or)?d|pwd|auth|credential|private|session|cookie|pat)s?$/i;
+
+/**
+ * What of an `env` value written inline (not through a `${VAR}`) is secret. Such values are treated as secrets like
+ * variable values are, except what plainly is not one under a key that does not say so: a number, a boolean, a path;
+ * of a URL, only its password and query values are.
+ */
+export function inlineEnvSecrets(key: string, value: string): string[] {
+  // The literal parts around the references (a NUL cannot be in an environment value).
+  const inline = value.replace(VAR_PATTERN, "\0").split("\0").filter((part) => part !== "");
+  if (SECRET_KEY.test(key)) return inline;
+  return inline.flatMap((part) => {
+    if (isPlainValue(part)) return [];
+    if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(part.trim())) return urlSecrets(part.trim());
+    return [part];
+  });
 }
 
-/** Replaces every secret in `text` with `***`. Longest first, so a secret containing another is fully hidden. */
-export function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
-    if (secret.length < MIN_SECRET_LENGTH) continue;
-    out = out.split(secret).join("***");
-    const encoded = encodeURIComponent(secret);
-    if (encoded !== secret) out = out.split(encoded).join("***");
+/** A command-line flag whose value is a credential: `--api-key`, `--token`, `-password`, … */
+const SECRET_FLAG = /^--?[A-Za-z0-9_-]*(token|secret|passw(or)?d|api[_-]?key|apikey|credentials?)$/i;
+
+/** Values given to secret-looking flags on a command line: `--token X` and `--token=X`. */
+export function argSecrets(args: readonly string[]): string[] {
+  return args.flatMap((arg, i) => {
+    const [flag, value] = arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [args[i - 1] ?? "", arg];
+    return SECRET_FLAG.test(flag) && value !== "" ? [value] : [];
+  });
+}
+
+/** The secret parts of a URL: its password and query values. */
+function urlSecrets(text: string): string[] {
+  try {
+    const url = new URL(text);
+    return [...(url.password ? [decodeURIComponent(url.password)] : []), ...url.searchParams.values()];
+  } catch {
+    return [text];
   }
-  return out;
+}
+
+function usable(secrets: string[]): string[] {
+  return [...new Set(secrets.filter((s) => s.length >= MIN_SECRET_LENGTH))];
 }
 
 /** A URL fit for messages: no credentials, query or fragment. */

@@ -7,18 +7,22 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { BridgeError, errorMessage } from "../common/errors.ts";
 import type { EventSink } from "../common/events.ts";
 import { type Logger, type LogLevel, NULL_LOGGER } from "../common/log-file.ts";
+import { Redactor } from "../common/redact.ts";
 import type { ServerConfig } from "../config/types.ts";
 import { HealthTracker } from "./health.ts";
 
 export interface ReportOptions {
   events?: EventSink;
   logger?: Logger;
+  /** The server's secrets: every event payload, log line and state message passes through it on the way out. */
+  redactor?: Redactor;
 }
 
 export class LifecycleReport {
   readonly health: HealthTracker;
   private readonly server: string;
   private readonly maxAttempts: number;
+  private readonly redactor: Redactor;
 
   constructor(
     config: Pick<ServerConfig, "name" | "enabled" | "retry">,
@@ -26,20 +30,21 @@ export class LifecycleReport {
   ) {
     this.server = config.name;
     this.maxAttempts = config.retry.maxAttempts;
+    this.redactor = options.redactor ?? new Redactor();
     this.health = new HealthTracker(config.name, config.enabled ? "not started" : "disabled", this.maxAttempts);
   }
 
   /** Publishes an event about this server; a listener that throws cannot break the connection. */
   emit(channel: string, payload: Record<string, unknown> = {}): void {
     try {
-      this.options.events?.(channel, { serverId: this.server, ...payload });
+      this.options.events?.(channel, { serverId: this.server, ...this.redactor.value(payload) });
     } catch {
       // The listener's problem.
     }
   }
 
   log(level: LogLevel, event: string, fields: Record<string, unknown> = {}): void {
-    (this.options.logger ?? NULL_LOGGER).log({ level, event, server: this.server, ...fields });
+    (this.options.logger ?? NULL_LOGGER).log({ level, event, server: this.server, ...this.redactor.value(fields) });
   }
 
   connecting(attempt: number): void {
@@ -50,8 +55,9 @@ export class LifecycleReport {
 
   /** A connect attempt failed with `error` (already worded); `signInNeeded`: it waits for a sign-in nobody could do. */
   connectFailed(attempt: number, started: number, error: BridgeError, signInNeeded: boolean): void {
-    if (signInNeeded) this.health.needsSignIn(error.message);
-    else this.health.failed(error.message);
+    const message = this.redactor.text(error.message);
+    if (signInNeeded) this.health.needsSignIn(message);
+    else this.health.failed(message);
     this.log("warn", "connect.failed", { attempt, durationMs: Date.now() - started, kind: error.kind, error: error.message });
   }
 
@@ -71,7 +77,7 @@ export class LifecycleReport {
 
   /** The connection went away: on purpose (`clean`), or it was lost. */
   disconnected(reason: string, clean: boolean): void {
-    this.health.disconnected(Date.now(), reason);
+    this.health.disconnected(Date.now(), this.redactor.text(reason));
     if (!clean) this.log("warn", "disconnected", { reason });
     this.emit("mcp.disconnected", { reason, wasClean: clean });
   }

@@ -11,7 +11,6 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { inRequestScope, requestScopeEnded, ServerPool } from "./http-pool.ts";
 import {
   type CallToolResult,
   CallToolResultSchema,
@@ -24,6 +23,7 @@ import { settleWithin, within } from "../common/wait.ts";
 import type { ServerLimits, TransportKind } from "../config/types.ts";
 import type { ResolvedEndpoint, ResolvedRemote, ResolvedStdio } from "../config/substitute.ts";
 import type { TransportAuth } from "../oauth/server-auth.ts";
+import { inRequestScope, requestScopeEnded, ServerPool } from "./http-pool.ts";
 import { type ClientFeatures, type ClientInfo, createMcpClient } from "./mcp-client.ts";
 import { killProcessesNow, mergeProcesses, type ProcessInfo, processExists, processTree, terminateProcesses } from "./process-tree.ts";
 import type { ProcessGroupStdioTransport } from "./stdio-transport.ts";

@@ -9,6 +9,7 @@ import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/t
 import { BridgeError, describeError } from "../common/errors.ts";
 import type { EventSink } from "../common/events.ts";
 import type { Logger } from "../common/log-file.ts";
+import { Redactor } from "../common/redact.ts";
 import { within } from "../common/wait.ts";
 import type { ServerConfig, TransportKind } from "../config/types.ts";
 import type { Environment } from "../config/substitute.ts";
@@ -16,6 +17,8 @@ import { commandArgument } from "../config/validate/name.ts";
 import type { SignInHandler } from "../oauth/provider.ts";
 import { ServerAuth } from "../oauth/server-auth.ts";
 import type { AuthStore } from "../oauth/storage.ts";
+import { limitTools } from "../tools/limits.ts";
+import { safeTool } from "../tools/server-text.ts";
 import { cancelledError, connectError, disabledError, noOAuthError, notConnectedError, shutDownError, stillReconnectingError } from "./error-messages.ts";
 import { HealthChecks } from "./health-checks.ts";
 import type { HealthStatus, HealthTracker, ServerMetrics, ServerState } from "./health.ts";
@@ -25,7 +28,6 @@ import type { ClientFeatures, ClientInfo } from "./mcp-client.ts";
 import { type RecoveryHost, withRecovery } from "./request-recovery.ts";
 import { RetrySchedule, worthRetrying } from "./retry-schedule.ts";
 import { SessionOpener, STDERR_LINES_QUOTED } from "./session-opener.ts";
-import { limitTools } from "../tools/limits.ts";
 
 export interface ConnectionOptions {
   projectRoot: string;
@@ -67,6 +69,10 @@ export class ServerConnection {
   tools: Tool[] = [];
 
   private readonly report: LifecycleReport;
+  /** This server's secrets, applied to all that leaves about it: log lines, events, messages, tool results. */
+  private readonly redactor = new Redactor();
+  /** A tool's name as shown (stripped of control characters) → its name on the server, where the two differ. */
+  private readonly serverToolNames = new Map<string, string>();
   private readonly auth: ServerAuth;
   private readonly opener: SessionOpener;
   /** The reconnect (remote) or restart (local) schedule. */
@@ -88,15 +94,17 @@ export class ServerConnection {
     readonly config: ServerConfig,
     private readonly options: ConnectionOptions,
   ) {
-    this.report = new LifecycleReport(config, options);
+    this.report = new LifecycleReport(config, { ...options, redactor: this.redactor });
     const { authStore: store, env, signIn, signInTimeoutMs } = options;
     const events: EventSink = (channel, payload) => this.report.emit(channel, payload);
-    this.auth = new ServerAuth({ server: config.name, settings: config.oauth, env, store, signIn, signInTimeoutMs, events });
+    const onSecrets = (values: string[]) => this.redactor.add(values);
+    this.auth = new ServerAuth({ server: config.name, settings: config.oauth, env, store, signIn, signInTimeoutMs, events, onSecrets });
     this.opener = new SessionOpener(config, {
       ...options,
       features: options.features ?? {},
       auth: this.auth,
       report: this.report,
+      redactor: this.redactor,
       events: {
         dropped: (session, reason) => this.dropped(session, reason),
         streamError: (session, error) => this.checks.streamError(session, error),
@@ -182,7 +190,7 @@ export class ServerConnection {
   /** Tools known from an earlier session, for a lazy server that has not started. */
   primeTools(tools: Tool[]): void {
     if (this.live) return;
-    this.tools = this.withinLimits(tools);
+    this.tools = this.safeTools(this.withinLimits(tools));
     this.health.toolCount(this.tools.length);
   }
 
@@ -234,12 +242,21 @@ export class ServerConnection {
     this.liveSince = Date.now();
     this.transport = session.kind;
     this.fellBackToSse = session.fellBackToSse;
-    this.tools = this.withinLimits(session.tools);
+    this.tools = this.safeTools(this.withinLimits(session.tools));
     if (session.pid !== undefined) this.report.spawned(session.pid, this.config.command);
     this.everConnected = true;
     this.report.connected(attempt, started, this.transport, this.tools.length);
     this.checks.start(session);
     this.options.onTools?.(this, this.tools);
+  }
+
+  /** The server's tools with their names and text safe to show; the names they had on the server are remembered for calls. */
+  private safeTools(tools: Tool[]): Tool[] {
+    return tools.map((tool) => {
+      const safe = safeTool(tool);
+      if (safe.name !== tool.name) this.serverToolNames.set(safe.name, tool.name);
+      return safe;
+    });
   }
 
   /** `tools/list_changed`: fetch the list again and hand it on, if `session` is still the live one by then. */
@@ -248,10 +265,10 @@ export class ServerConnection {
     try {
       const tools = this.withinLimits(await session.listTools(this.config.requestTimeout));
       if (this.live !== session) return;
-      this.tools = tools;
+      this.tools = this.safeTools(tools);
       this.health.toolCount(tools.length);
       this.report.log("info", "tools.changed", { toolCount: tools.length, durationMs: Date.now() - started });
-      this.options.onTools?.(this, tools);
+      this.options.onTools?.(this, this.tools);
     } catch (error) {
       this.report.log("warn", "tools.refresh.failed", { error: this.redact(describeError(error)) });
     }
@@ -307,12 +324,21 @@ export class ServerConnection {
     // keeps hundreds of calls from piling listeners onto the one signal (MaxListenersExceededWarning).
     const signal = options.signal && AbortSignal.any([options.signal]);
     try {
-      const request: RequestOptions = { timeout: this.config.requestTimeout, signal, onProgress: options.onProgress };
-      const result = await withRecovery(this.recoveryHost, toolName, signal, (session) => session.callTool(toolName, args, request));
+      const { onProgress } = options;
+      const request: RequestOptions = {
+        timeout: this.config.requestTimeout,
+        signal,
+        onProgress: onProgress && ((progress) => onProgress(this.redactor.result(progress))),
+      };
+      const serverName = this.serverToolNames.get(toolName) ?? toolName;
+      const result = await withRecovery(this.recoveryHost, toolName, signal, (session) => session.callTool(serverName, args, request));
       this.report.called(toolName, started, { result });
-      return result;
+      // The model sees no secret of this server's config and no terminal control sequence.
+      return this.redactor.result(result);
     } catch (error) {
       this.report.called(toolName, started, { error });
+      // Most messages were worded with the redaction already; one that came through as it was gets it here.
+      if (error instanceof Error) error.message = this.redactor.text(error.message);
       throw error;
     }
   }

@@ -2,13 +2,14 @@
  * Makes the live sessions of one configured server. Each attempt resolves the config's `${VAR}`s afresh (a variable
  * changed since the last attempt is picked up), sets up OAuth for a remote server, and opens a session within the
  * deadline; when the server asks for a sign-in, it waits for that and opens once more. It remembers the newest
- * session, open or not, and the secrets of the last resolution: what error messages quote and redact. A session's
+ * session, open or not, and adds the secrets of each resolution to the server's redactor. A session's
  * log lines (stderr, the server's own log messages) go to the logs from here, redacted.
  */
 import { BridgeError } from "../common/errors.ts";
 import { LEVEL_OF_MCP_LEVEL, type Logger, NULL_LOGGER } from "../common/log-file.ts";
 import { describeSource, type ServerConfig } from "../config/types.ts";
-import { type Environment, type ResolvedEndpoint, redact, resolveServerConfig } from "../config/substitute.ts";
+import type { Redactor } from "../common/redact.ts";
+import { type Environment, type ResolvedEndpoint, resolveServerConfig } from "../config/substitute.ts";
 import type { ServerAuth } from "../oauth/server-auth.ts";
 import type { ErrorContext } from "./error-messages.ts";
 import type { LifecycleReport } from "./lifecycle-report.ts";
@@ -25,6 +26,8 @@ export interface SessionOpenerOptions {
   features: ClientFeatures;
   auth: ServerAuth;
   report: LifecycleReport;
+  /** The server's secrets: each resolution of the config adds to them. */
+  redactor: Redactor;
   /** The server's own log, for its stderr; without it stderr goes to `logger`. */
   serverLog?: Logger;
   logger?: Logger;
@@ -37,14 +40,15 @@ export class SessionOpener {
   warnings: string[] = [];
   /** The newest session, open or not (being opened, failed, lost). */
   newest?: LiveSession;
-  private secrets: string[] = [];
   private readonly events: SessionEvents;
 
   constructor(
     private readonly config: ServerConfig,
     private readonly options: SessionOpenerOptions,
   ) {
-    const { report } = options;
+    const { report, redactor } = options;
+    // The config's secrets are known before anything is started, so even the first message about it is redacted.
+    redactor.add(resolveServerConfig(config, options.env, options.projectRoot).secrets);
     const stderrLog = options.serverLog ?? options.logger ?? NULL_LOGGER;
     this.events = {
       ...options.events,
@@ -57,9 +61,9 @@ export class SessionOpener {
     };
   }
 
-  /** Hides every value the config's variables resolved to (tokens, keys) in `text`. */
+  /** Hides the server's secrets (inline or resolved values, tokens, keys) in `text`, and strips control sequences. */
   redact(text: string): string {
-    return redact(text, this.secrets);
+    return this.options.redactor.text(text);
   }
 
   /** The resolved endpoint of the config as it is now; undefined when a variable its URL needs is not set. */
@@ -86,7 +90,7 @@ export class SessionOpener {
 
   private resolve(): ResolvedEndpoint {
     const resolution = resolveServerConfig(this.config, this.options.env, this.options.projectRoot);
-    this.secrets = resolution.secrets;
+    this.options.redactor.add(resolution.secrets);
     this.warnings = resolution.warnings;
     if (!resolution.endpoint) {
       throw new BridgeError("config", this.config.name, `${resolution.errors.join("; ")} (${describeSource(this.config.source)})`);
@@ -96,9 +100,8 @@ export class SessionOpener {
 
   private async openOnce(endpoint: ResolvedEndpoint, deadline: number): Promise<LiveSession> {
     const { auth } = this.options;
+    // OAuth adds its secrets (client secret, tokens, codes) to the redactor itself, as it meets them.
     const sessionAuth = endpoint.kind === "stdio" ? undefined : auth.prepare(endpoint.url);
-    // A client secret from the auth block is redacted like any other resolved value.
-    if (sessionAuth) this.secrets = [...new Set([...this.secrets, ...auth.secrets])];
     const { clientInfo, features } = this.options;
     const session = new LiveSession({ endpoint, clientInfo, features, auth: sessionAuth, events: this.events, limits: this.config.limits });
     this.newest = session;

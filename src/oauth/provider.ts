@@ -9,8 +9,10 @@ import { randomBytes } from "node:crypto";
 import { type OAuthClientProvider, type OAuthDiscoveryState, refreshAuthorization } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { AuthorizationServerMetadata, OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { BridgeError } from "../common/errors.ts";
 import type { OAuthSettings } from "../config/types.ts";
 import { CALLBACK_PATH, CALLBACK_PORT_TRIES, CallbackServer, OAuthCallbackError } from "./callback-server.ts";
+import { endpointsProblem } from "./endpoint-policy.ts";
 import { type AuthStore, expiresWithin, toOAuthTokens, toStoredTokens } from "./storage.ts";
 
 /** An access token this close to its expiry is refreshed before it is used. */
@@ -36,6 +38,8 @@ export interface OAuthProviderOptions {
   signInTimeoutMs?: number;
   fetch?: FetchLike;
   now?: () => number;
+  /** Told every token and client secret that passes through, to keep them out of messages. */
+  onSecrets?: (values: string[]) => void;
 }
 
 /** A sign-in that has sent the user to the authorization page and waits for the redirect. */
@@ -119,6 +123,7 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
     if (clientId) return clientSecret ? { client_id: clientId, client_secret: clientSecret } : { client_id: clientId };
     const stored = this.options.store.client(this.options.server, this.options.serverUrl)?.client;
     if (!stored) return undefined;
+    this.secretsSeen(stored.client_secret);
     // A registration made for other redirect URIs (the callback port was changed) cannot be used: register again.
     const registered = (stored as { redirect_uris?: string[] }).redirect_uris;
     if (registered && !this.redirectUris().every((uri) => registered.includes(uri))) return undefined;
@@ -128,6 +133,7 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
   async saveClientInformation(client: OAuthClientInformationMixed): Promise<void> {
     // A client from the config is the config's; nothing to keep.
     if (this.settings.clientId) return;
+    this.secretsSeen(client.client_secret);
     await this.options.store.saveClient(this.options.server, { serverUrl: this.options.serverUrl, savedAt: new Date(this.now()).toISOString(), client });
   }
 
@@ -141,7 +147,13 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
       await this.refreshing;
       stored = this.options.store.tokens(this.options.server, this.options.serverUrl);
     }
-    return stored ? toOAuthTokens(stored, this.now()) : undefined;
+    if (!stored) return undefined;
+    this.secretsSeen(stored.accessToken, stored.refreshToken, stored.idToken);
+    return toOAuthTokens(stored, this.now());
+  }
+
+  private secretsSeen(...values: Array<string | undefined>): void {
+    this.options.onSecrets?.(values.filter((value): value is string => typeof value === "string"));
   }
 
   /** Refreshes ahead of expiry. A failure is left to the server's 401, which runs the SDK's full flow. */
@@ -167,6 +179,7 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
     // A refresh that does not rotate the refresh token keeps the old one.
     const previous = this.options.store.tokens(this.options.server, this.options.serverUrl);
     const merged = tokens.refresh_token || !previous?.refreshToken ? tokens : { ...tokens, refresh_token: previous.refreshToken };
+    this.secretsSeen(merged.access_token, merged.refresh_token, merged.id_token);
     await this.options.store.saveTokens(this.options.server, toStoredTokens(merged, this.options.serverUrl, this.now()));
     this.signInRequired = false;
   }
@@ -176,6 +189,8 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
    * registered), and the handler sends the user to the page. Without a handler the sign-in is only recorded as needed.
    */
   async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
+    // Nothing but an https page (or one on this machine) is opened: never `javascript:`, `file:` or the like.
+    this.refuse({ "authorization URL": authorizationUrl });
     const handler = this.options.signIn?.();
     if (!handler) {
       this.signInRequired = true;
@@ -217,11 +232,34 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
   }
 
   saveDiscoveryState(state: OAuthDiscoveryState): void {
+    // Called by the SDK after discovery and before any registration, token request or browser: the place to refuse.
+    this.refuseBadEndpoints(state);
     this.discovery = state;
   }
 
   discoveryState(): OAuthDiscoveryState | undefined {
+    // Endpoints from the config are checked here, before the SDK uses them.
+    if (this.discovery) this.refuseBadEndpoints(this.discovery);
     return this.discovery;
+  }
+
+  /** Throws an auth error naming the first endpoint of `state` that is neither https nor http on loopback. */
+  private refuseBadEndpoints(state: OAuthDiscoveryState): void {
+    const metadata = state.authorizationServerMetadata;
+    const servers = state.resourceMetadata?.authorization_servers ?? [];
+    this.refuse({
+      "authorization server": state.authorizationServerUrl,
+      "resource metadata URL": state.resourceMetadataUrl,
+      ...Object.fromEntries(servers.map((url, i) => [`authorization_servers[${i}]`, url])),
+      authorization_endpoint: metadata?.authorization_endpoint,
+      token_endpoint: metadata?.token_endpoint,
+      registration_endpoint: metadata?.registration_endpoint,
+    });
+  }
+
+  private refuse(endpoints: Record<string, string | URL | undefined>): void {
+    const problem = endpointsProblem(endpoints);
+    if (problem) throw new BridgeError("auth", this.options.server, `MCP server '${this.options.server}': ${problem}.`);
   }
 
   async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {

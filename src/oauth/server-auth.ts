@@ -25,6 +25,8 @@ export interface ServerAuthOptions {
   signInTimeoutMs?: number;
   /** Reports a sign-in's progress (`mcp.auth.started`, …). */
   events: EventSink;
+  /** Told every token, client secret and authorization code this server's OAuth handles, to keep them out of messages. */
+  onSecrets?: (values: string[]) => void;
 }
 
 /** What a connection's transports need for OAuth: the provider they ask for tokens, and the fetch that shares refreshes. */
@@ -55,11 +57,6 @@ export class ServerAuth {
     return this.session?.provider.signInRequired === true;
   }
 
-  /** Values resolved from `${VAR}`s in the auth block (a client secret), for redaction. */
-  get secrets(): string[] {
-    return this.session?.secrets ?? [];
-  }
-
   /** Makes OAuth ready for `serverUrl` (when it is on); what the transports of a connection to it then use. */
   prepare(serverUrl: string): TransportAuth | undefined {
     const { settings, store } = this.options;
@@ -73,6 +70,7 @@ export class ServerAuth {
         store,
         signIn: () => this.override ?? this.options.signIn?.(),
         signInTimeoutMs: this.options.signInTimeoutMs,
+        onSecrets: this.options.onSecrets,
         // Token requests go through undici, as the transports' requests do.
         fetch: undiciFetch as unknown as FetchLike,
       });

@@ -23,6 +23,8 @@ export interface OAuthSessionOptions {
   signIn: () => SignInHandler | undefined;
   signInTimeoutMs?: number;
   fetch?: FetchLike;
+  /** Told every token, client secret and authorization code handled here, to keep them out of messages. */
+  onSecrets?: (values: string[]) => void;
 }
 
 /** What a server that waits for a sign-in says when it is used. */
@@ -37,8 +39,6 @@ export function isUnauthorized(error: unknown): boolean {
 
 export class OAuthSession {
   readonly provider: BridgeOAuthProvider;
-  /** Values from `${VAR}`s in the auth block (a client secret), for redaction. */
-  readonly secrets: string[];
   private readonly deduper: RefreshDeduper;
 
   constructor(private readonly options: OAuthSessionOptions) {
@@ -72,7 +72,8 @@ export class OAuthSession {
       clientMetadataUrl: resolve(settings.clientMetadataUrl),
     };
     if (resolved.clientSecret) secrets.push(resolved.clientSecret);
-    this.secrets = secrets;
+    // Values from `${VAR}`s in the auth block and the client secret are redacted like the tokens.
+    options.onSecrets?.(secrets);
     this.provider = new BridgeOAuthProvider({
       server: options.server,
       serverUrl: options.serverUrl,
@@ -80,6 +81,7 @@ export class OAuthSession {
       store: options.store,
       signIn: options.signIn,
       signInTimeoutMs: options.signInTimeoutMs,
+      onSecrets: options.onSecrets,
       fetch: options.fetch ? this.deduper.wrap(options.fetch) : undefined,
     });
   }
@@ -110,6 +112,7 @@ export class OAuthSession {
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
       const code = await pending.code;
+      this.options.onSecrets?.([code]);
       const result = await auth(provider, { serverUrl: this.options.serverUrl, authorizationCode: code });
       if (result !== "AUTHORIZED") throw new Error("the authorization server did not issue tokens");
       onEvent("mcp.auth.completed", {});

@@ -5,6 +5,7 @@
 import { spawn } from "node:child_process";
 import type { SignInHandler } from "./provider.ts";
 import { errorMessage } from "../common/errors.ts";
+import { endpointProblem } from "./endpoint-policy.ts";
 
 export interface SignInUi {
   /** Shows a message (the URL included): a notice in the TUI, a line on stderr in print mode. */
@@ -77,7 +78,10 @@ export function automaticSignIn(fetchFn: typeof fetch = fetch): SignInHandler {
     const location = response.headers.get("location");
     await response.body?.cancel();
     if (!location) throw new Error(`the authorization endpoint answered ${response.status} without a redirect`);
-    const redirected = await fetchFn(new URL(location, url), { redirect: "manual" });
+    const target = new URL(location, url);
+    const problem = endpointProblem("redirect target", target);
+    if (problem) throw new Error(problem);
+    const redirected = await fetchFn(target, { redirect: "manual" });
     await redirected.body?.cancel();
   };
 }

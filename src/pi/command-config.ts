@@ -5,7 +5,7 @@
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { type AddAuth, type AddTransport, buildEntry, howToSetVariables, suggestServerName, unsetVariables } from "../config/add-server.ts";
-import { isVariableName } from "../config/substitute.ts";
+import { argSecrets, isVariableName } from "../config/substitute.ts";
 import { type CommandDeps, show } from "./command-context.ts";
 import type { ConfigScope } from "../config/types.ts";
 import { validateServerEntry } from "../config/validate/entry.ts";
@@ -17,6 +17,7 @@ import { discoverImports } from "../config/import/discover.ts";
 import type { ImportedServer } from "../config/import/types.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { errorMessage } from "../common/errors.ts";
+import { Redactor } from "../common/redact.ts";
 import { plural } from "../common/text.ts";
 
 const TRANSPORT_CHOICES: Record<string, AddTransport> = {
@@ -190,7 +191,10 @@ export async function setEnabled(deps: CommandDeps, connection: ServerConnection
 }
 
 function describeImport(server: ImportedServer): string {
-  const what = typeof server.entry.url === "string" ? server.entry.url : [server.entry.command, ...((server.entry.args as string[] | undefined) ?? [])].join(" ");
+  const args = ((server.entry.args as string[] | undefined) ?? []).filter((arg) => typeof arg === "string");
+  const line = typeof server.entry.url === "string" ? server.entry.url : [server.entry.command, ...args].join(" ");
+  // Another client's entry may hold a key inline: shown as `***`, like every secret the bridge shows.
+  const what = new Redactor(argSecrets(args)).text(line);
   const lines = [`  ${server.name}  (${server.client}, ${server.sourcePath})  ${what}`];
   for (const note of server.notes) lines.push(`      note: ${note}`);
   if (server.inlineSecrets.length) lines.push(`      inline secrets: ${server.inlineSecrets.join(", ")}`);

@@ -5,14 +5,16 @@
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ServerLimits } from "../config/types.ts";
-import { plural } from "../common/text.ts";
+import { stripControlsLine } from "../common/terminal-text.ts";
+import { clip, plural } from "../common/text.ts";
 import { formatBytes } from "./output.ts";
 
 /**
  * How deeply a tool's input schema may nest objects and arrays. Real schemas stay within a few dozen levels; a few
- * hundred already overflow the stack of schema compilation, and a few thousand that of `JSON.stringify`.
+ * hundred already overflow the stack of schema compilation, and a few thousand that of `JSON.stringify`. Text in a
+ * schema is made safe to show down to this depth (./server-text.ts), so nothing deeper may be registered.
  */
-export const MAX_SCHEMA_DEPTH = 100;
+export const MAX_SCHEMA_DEPTH = 64;
 
 /** How many skipped tools a warning names. */
 const NAMES_LISTED = 5;
@@ -38,7 +40,11 @@ export function schemaProblem(tool: Tool, maxSchemaBytes: number): { reason: str
 }
 
 function names(tools: Array<{ name: string; detail?: string }>): string {
-  const shown = tools.slice(0, NAMES_LISTED).map((t) => (t.detail ? `'${t.name}' (${t.detail})` : `'${t.name}'`));
+  // A name is the server's text: shown without control sequences, and not at any length.
+  const shown = tools.slice(0, NAMES_LISTED).map((t) => {
+    const name = clip(stripControlsLine(t.name), 80);
+    return t.detail ? `'${name}' (${t.detail})` : `'${name}'`;
+  });
   return tools.length > NAMES_LISTED ? `${shown.join(", ")} and ${tools.length - NAMES_LISTED} more` : shown.join(", ");
 }
 

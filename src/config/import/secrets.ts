@@ -3,6 +3,7 @@
  * name or their shape. Only their keys are reported, never the values: `/mcp import` shows them so a user can move
  * them into the environment. Pure.
  */
+import { isPlainValue } from "../../common/redact.ts";
 import { isObject, type JsonObject } from "../../common/values.ts";
 
 const SECRET_NAME = /token|secret|key|password|passwd|auth|credential/i;
@@ -43,15 +44,6 @@ function looksLikeSecretValue(value: string): boolean {
   return v.length >= 32 && /^[A-Za-z0-9+/=_.-]+$/.test(v) && /[A-Za-z]/.test(v) && /[0-9]/.test(v) && !UUID.test(v) && entropyBitsPerChar(v) >= 3.5;
 }
 
-/** Values that cannot be a credential even under a secret-sounding name (`AUTH_ENABLED=true`, a key file's path). */
-function isHarmless(value: string): boolean {
-  const v = value.trim();
-  if (v === "" || /^(?:true|false|yes|no|on|off|null|none|\d{1,6})$/i.test(v)) return true;
-  if (/^(?:\/|~[/\\]|\.{1,2}[/\\]|[A-Za-z]:[/\\])/.test(v)) return true;
-  if (/^https?:\/\//i.test(v) && !/^[a-z]+:\/\/[^/@]*@/i.test(v) && !v.includes("?")) return true;
-  return false;
-}
-
 /** False for a value that refers to something else: a `${VAR}`, or an opencode `{file:…}` left as written. */
 function isLiteral(value: string): boolean {
   return !value.includes("${") && !/\{file:[^}]*\}/.test(value);
@@ -65,7 +57,7 @@ export function findInlineSecrets(entry: JsonObject): string[] {
     if (!isObject(map)) continue;
     for (const [key, value] of Object.entries(map)) {
       if (typeof value !== "string" || !isLiteral(value)) continue;
-      if (looksLikeSecretValue(value) || (SECRET_NAME.test(key) && !isHarmless(value))) found.push(`${field}.${key}`);
+      if (looksLikeSecretValue(value) || (SECRET_NAME.test(key) && !isPlainValue(value))) found.push(`${field}.${key}`);
     }
   }
   const args = entry.args;
@@ -82,9 +74,9 @@ export function findInlineSecrets(entry: JsonObject): string[] {
 /** An argument that carries a credential: `--api-key=…`, the value after `--token`, or a credential-shaped literal. */
 function argHoldsSecret(arg: string, previous: unknown): boolean {
   const assignment = /^--?([A-Za-z0-9_-]+)=(.*)$/.exec(arg);
-  if (assignment) return (SECRET_NAME.test(assignment[1]!) && !isHarmless(assignment[2]!)) || looksLikeSecretValue(assignment[2]!);
+  if (assignment) return (SECRET_NAME.test(assignment[1]!) && !isPlainValue(assignment[2]!)) || looksLikeSecretValue(assignment[2]!);
   const afterSecretFlag = typeof previous === "string" && /^--?[A-Za-z][A-Za-z0-9_-]*$/.test(previous) && SECRET_NAME.test(previous);
-  return (afterSecretFlag && !arg.startsWith("-") && !isHarmless(arg)) || looksLikeSecretValue(arg);
+  return (afterSecretFlag && !arg.startsWith("-") && !isPlainValue(arg)) || looksLikeSecretValue(arg);
 }
 
 function urlHoldsSecret(url: string): boolean {
@@ -96,7 +88,7 @@ function urlHoldsSecret(url: string): boolean {
   }
   if (parsed.password !== "") return true;
   for (const [name, value] of parsed.searchParams) {
-    if ((SECRET_NAME.test(name) && !isHarmless(value)) || looksLikeSecretValue(value)) return true;
+    if ((SECRET_NAME.test(name) && !isPlainValue(value)) || looksLikeSecretValue(value)) return true;
   }
   return false;
 }

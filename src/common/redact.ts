@@ -1,0 +1,137 @@
+/**
+ * Keeping secrets out of everything the bridge shows, logs or hands on. Two layers: the values known to be secret
+ * (what `${VAR}`s resolved to, inline `env` values, header values, URL passwords and query values, OAuth tokens,
+ * client secrets and authorization codes) are replaced wherever they appear, also percent-encoded; and what looks like
+ * a credential by its shape (URL userinfo, `?access_token=…`, `"refresh_token": "…"`, `API_KEY=…`, `Bearer …`) is
+ * replaced even when nobody told us the value. A `Redactor` holds one server's known secrets and is applied where text
+ * leaves: log lines, events, notices, `/mcp` views, errors and tool results. Pure.
+ */
+import { stripControls } from "./terminal-text.ts";
+
+/** Values shorter than this are too common to redact without mangling ordinary text. */
+export const MIN_SECRET_LENGTH = 4;
+
+const MASK = "***";
+
+/** Replaces every secret in `text` with `***`. Longest first, so a secret containing another is fully hidden. */
+export function redact(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
+    if (secret.length < MIN_SECRET_LENGTH) continue;
+    out = out.split(secret).join(MASK);
+    const encoded = encodeURIComponent(secret);
+    if (encoded !== secret) out = out.split(encoded).join(MASK);
+  }
+  return out;
+}
+
+/**
+ * A value that cannot be a credential even under a secret-sounding name: empty, a boolean, a short number, a path, a
+ * URL with no userinfo and no query (`AUTH_ENABLED=true`, a key file's path). Such a value resolved from a variable (a
+ * `${HOME}` in an argument) is still hidden in messages, but not in tool results, where hiding every path under the
+ * home directory would make a file server's answers useless.
+ */
+export function isPlainValue(value: string): boolean {
+  const v = value.trim();
+  if (v === "" || /^(?:true|false|yes|no|on|off|null|none|\d{1,6})$/i.test(v)) return true;
+  if (/^(?:\/|~[/\\]|\.{1,2}[/\\]|[A-Za-z]:[/\\])/.test(v)) return true;
+  if (/^https?:\/\//i.test(v) && !/^[a-z]+:\/\/[^/@]*@/i.test(v) && !v.includes("?")) return true;
+  return false;
+}
+
+/** Names (of query parameters, JSON keys, variables) whose values are credentials: `access_token`, `API_KEY`, … */
+const SECRET_NAME = "[A-Za-z0-9_-]*(?:token|secret|password|passwd|api[_-]?key|apikey|credentials?)";
+/** In a URL also these: an authorization code, an API key or a signature. */
+const SECRET_QUERY_NAME = `(?:${SECRET_NAME}|code|key|sig|signature)`;
+
+const SECRET_SHAPES: Array<[RegExp, string]> = [
+  // `scheme://user:pass@host`, `https://token@host`: the whole userinfo.
+  [/(\b[A-Za-z][A-Za-z0-9+.-]*:\/\/)[^\s/?#@"'<>]+@/g, `$1${MASK}@`],
+  // `?access_token=…`, `&code=…` in a URL or a form body.
+  [new RegExp(`([?&]${SECRET_QUERY_NAME}=)[^&#\\s"'<>]+`, "gi"), `$1${MASK}`],
+  // `"refresh_token": "…"` in JSON (a token endpoint's answer quoted in an error).
+  [new RegExp(`("${SECRET_NAME}"\\s*:\\s*")(?:[^"\\\\]|\\\\.)+(")`, "gi"), `$1${MASK}$2`],
+  // `API_KEY=…`, `--client-secret=…` on a command line or in a server's own log line.
+  [new RegExp(`(\\b${SECRET_NAME}=)[^\\s&"']+`, "gi"), `$1${MASK}`],
+  // `Authorization: Bearer …`, `Basic …`: a token has a digit, a symbol or a capital after its first letter (prose such
+  // as "Basic authentication" has none of these).
+  [/\b(Bearer|Basic)\s+(?=[A-Za-z]*[0-9._~+/=-]|[A-Za-z][a-z]*[A-Z])[A-Za-z0-9._~+/=-]{8,}/g, `$1 ${MASK}`],
+];
+
+/** Hides what looks like a credential by its shape, whatever its value. */
+export function redactShapes(text: string): string {
+  let out = text;
+  for (const [pattern, replacement] of SECRET_SHAPES) out = out.replace(pattern, replacement);
+  return out;
+}
+
+/** Keys of binary payloads (base64 images, blobs): left alone, since a match inside them means nothing. */
+const BINARY_KEYS = new Set(["data", "blob"]);
+const MAX_DEPTH = 64;
+const TOO_DEEP = "(nested too deeply to show)";
+
+/**
+ * One server's secrets, and the filter for what leaves the bridge about that server. Secrets are only ever added: a
+ * value that was a secret once (a rotated key still in an old stderr line) stays hidden. Text also loses terminal
+ * control sequences here, since every place it goes (a terminal, a log, the model) should not get them.
+ */
+export class Redactor {
+  private secrets: string[] = [];
+
+  constructor(secrets: Iterable<string> = []) {
+    this.add(secrets);
+  }
+
+  /** Adds values to hide; ones too short to redact safely are ignored. */
+  add(values: Iterable<string>): void {
+    const known = new Set(this.secrets);
+    let changed = false;
+    for (const value of values) {
+      if (value.length < MIN_SECRET_LENGTH || known.has(value)) continue;
+      known.add(value);
+      changed = true;
+    }
+    if (changed) this.secrets = [...known].sort((a, b) => b.length - a.length);
+  }
+
+  /** `text` with control sequences stripped and every secret, known or by shape, replaced with `***`. */
+  text(text: string): string {
+    return redactShapes(this.known(text));
+  }
+
+  /** A copy of `value` (an event payload, log fields) with every string in it filtered by `text()`. */
+  value<T>(value: T): T {
+    return this.walk(value, 0, (text) => this.text(text), false) as T;
+  }
+
+  /**
+   * A tool's result for the model: control sequences stripped and the known secrets hidden, but nothing hidden by its
+   * shape and no plain value (see `isPlainValue`), since a result is data (a file the tool read may rightly hold
+   * `password=`, or a path under `${HOME}`); binary fields are left alone.
+   */
+  result<T>(value: T): T {
+    return this.walk(value, 0, (text) => this.knownSecret(text), true) as T;
+  }
+
+  private known(text: string): string {
+    return redact(stripControls(text), this.secrets);
+  }
+
+  private knownSecret(text: string): string {
+    return redact(stripControls(text), this.secrets.filter((secret) => !isPlainValue(secret)));
+  }
+
+  private walk(value: unknown, depth: number, filter: (text: string) => string, keepBinary: boolean): unknown {
+    if (typeof value === "string") return filter(value);
+    if (value === null || typeof value !== "object") return value;
+    // Nested deeper than any real payload: a hostile one, replaced rather than walked (or stringified) without end.
+    if (depth > MAX_DEPTH) return TOO_DEEP;
+    if (Array.isArray(value)) return value.map((item) => this.walk(item, depth + 1, filter, keepBinary));
+    if (value instanceof Error) return filter(value.message);
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      out[key] = keepBinary && BINARY_KEYS.has(key) && typeof item === "string" ? item : this.walk(item, depth + 1, filter, keepBinary);
+    }
+    return out;
+  }
+}

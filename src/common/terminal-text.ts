@@ -1,0 +1,33 @@
+/**
+ * Text that came from a server, made harmless before it reaches the terminal, a notice, a log line or the model. A
+ * server can write anything to stderr or into a tool's description: an escape sequence that clears the screen, moves
+ * the cursor over what pi printed, retitles the window or writes the clipboard (OSC 52). Whole sequences are removed
+ * (7-bit `ESC …` and their 8-bit C1 forms), then every remaining control character; newlines (and tabs, in text that
+ * keeps its lines) stay. Pure.
+ */
+
+// The sequence families, each removed whole: CSI `ESC [ params intermediates final` (8-bit: 0x9B); OSC `ESC ] … BEL
+// or ST` (8-bit: 0x9D … 0x9C), whose unterminated form runs to the end like a terminal would take it; DCS, SOS, PM and
+// APC strings `ESC P|X|^|_ … ST` (8-bit: 0x90, 0x98, 0x9E, 0x9F); and two-character `ESC x` sequences.
+const ESCAPE_SEQUENCES = new RegExp(
+  [
+    "(?:\\x1b\\[|\\x9b)[0-?]*[ -/]*[@-~]?",
+    "(?:\\x1b\\]|\\x9d)[^\\x07\\x1b\\x9c]*(?:\\x07|\\x1b\\\\|\\x9c)?",
+    "(?:\\x1b[PX^_]|[\\x90\\x98\\x9e\\x9f])[^\\x1b\\x9c]*(?:\\x1b\\\\|\\x9c)?",
+    "\\x1b[ -/]*[0-~]?",
+  ].join("|"),
+  "g",
+);
+
+/** C0 controls but tab and newline, DEL, and the C1 range (0x80-0x9F) — what is left once sequences are gone. */
+const CONTROL_CHARS = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
+
+/** `text` without terminal escape sequences or control characters; newlines and tabs stay. */
+export function stripControls(text: string): string {
+  return text.replace(ESCAPE_SEQUENCES, "").replace(CONTROL_CHARS, "");
+}
+
+/** For a name, a title or a one-line label: `stripControls`, with line breaks and tabs as single spaces, trimmed. */
+export function stripControlsLine(text: string): string {
+  return stripControls(text).replace(/\s*[\n\t]+\s*/g, " ").trim();
+}

@@ -1,0 +1,37 @@
+/**
+ * Which URLs OAuth may use: every endpoint an authorization server or a protected resource names (authorization,
+ * token, registration, the metadata documents), and every address a browser is sent to. A hostile or mistaken
+ * server could name `javascript:` or `file:` for the page a browser opens, or plain `http:` to another host for the
+ * token endpoint, where an authorization code or a refresh token would travel unencrypted. Only `https:` is allowed,
+ * and `http:` to this machine (127.0.0.0/8, ::1, localhost), where nothing crosses the network. Pure.
+ */
+
+/** Why `url` may not be used for `what` (a name like `token_endpoint`), or undefined when it may. */
+export function endpointProblem(what: string, url: string | URL): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = typeof url === "string" ? new URL(url) : url;
+  } catch {
+    return `the OAuth ${what} is not a valid URL`;
+  }
+  if (parsed.protocol === "https:") return undefined;
+  if (parsed.protocol === "http:" && isLoopbackHost(parsed.hostname)) return undefined;
+  // The scheme and host only: the rest of the address may carry a secret (a code, a client id in a query).
+  const where = parsed.protocol === "http:" ? `plain http to ${parsed.hostname}` : `the \`${parsed.protocol}\` scheme`;
+  return `the OAuth ${what} uses ${where}; OAuth endpoints must be https (or http on 127.0.0.1, ::1 or localhost), so it was refused`;
+}
+
+/** 127.0.0.0/8, ::1 and localhost: addresses that never leave the machine. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/** The problem with the first of `endpoints` (name → URL; absent ones skipped) that may not be used, if any. */
+export function endpointsProblem(endpoints: Record<string, string | URL | undefined>): string | undefined {
+  for (const [what, url] of Object.entries(endpoints)) {
+    const problem = url === undefined ? undefined : endpointProblem(what, url);
+    if (problem) return problem;
+  }
+  return undefined;
+}

@@ -1,0 +1,36 @@
+/**
+ * What a server says about its tools, made safe to show and to hand to the model: names, titles and descriptions
+ * (the tool's own, and those of its parameters and output fields) lose terminal escape sequences and control
+ * characters (see ../common/terminal-text.ts). Values a schema constrains (enums, defaults, examples) are data and stay
+ * as they are. Pure.
+ */
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { stripControls, stripControlsLine } from "../common/terminal-text.ts";
+// Deeper than any real schema; a tool whose schema nests deeper is not registered at all (./limits.ts).
+import { MAX_SCHEMA_DEPTH } from "./limits.ts";
+
+/** Schema keywords whose string values are prose for people and the model. */
+const PROSE_KEYS = new Set(["description", "title", "$comment"]);
+
+/** A copy of `tool` with its shown text stripped of control sequences. */
+export function safeTool(tool: Tool): Tool {
+  const safe: Tool = { ...tool, name: stripControlsLine(tool.name) };
+  if (typeof tool.title === "string") safe.title = stripControlsLine(tool.title);
+  if (typeof tool.description === "string") safe.description = stripControls(tool.description);
+  if (tool.annotations && typeof tool.annotations.title === "string") safe.annotations = { ...tool.annotations, title: stripControlsLine(tool.annotations.title) };
+  safe.inputSchema = safeSchema(tool.inputSchema, 0) as Tool["inputSchema"];
+  if (tool.outputSchema) safe.outputSchema = safeSchema(tool.outputSchema, 0) as Tool["outputSchema"];
+  return safe;
+}
+
+function safeSchema(value: unknown, depth: number): unknown {
+  if (value === null || typeof value !== "object" || depth > MAX_SCHEMA_DEPTH) return value;
+  if (Array.isArray(value)) return value.map((item) => safeSchema(item, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    if (PROSE_KEYS.has(key) && typeof item === "string") out[key] = key === "title" ? stripControlsLine(item) : stripControls(item);
+    else if (key === "enum" || key === "const" || key === "default" || key === "examples") out[key] = item;
+    else out[key] = safeSchema(item, depth + 1);
+  }
+  return out;
+}

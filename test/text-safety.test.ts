@@ -1,0 +1,173 @@
+/**
+ * The pure pieces that keep secrets and terminal escapes in: stripping control sequences, the redactor and what it
+ * counts as secret (inline `env` values, headers, URL userinfo and query values, credential shapes), a tool's shown
+ * text, and a server's lifecycle report redacting what it publishes and logs.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { isPlainValue, Redactor, redactShapes } from "../src/common/redact.ts";
+import { stripControls, stripControlsLine } from "../src/common/terminal-text.ts";
+import { argSecrets, inlineEnvSecrets, resolveServerConfig } from "../src/config/substitute.ts";
+import { validateServerEntry } from "../src/config/validate/entry.ts";
+import { LifecycleReport } from "../src/connection/lifecycle-report.ts";
+import { safeTool } from "../src/tools/server-text.ts";
+
+const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
+
+describe("stripControls", () => {
+  test("removes whole escape sequences: CSI, OSC (BEL or ST, also unterminated), DCS/APC strings, two-character ESC, 8-bit CSI", () => {
+    assert.equal(stripControls("a\x1b[2Jb\x1b[38;5;196mc\x1b[0m"), "abc");
+    assert.equal(stripControls("x\x1b]52;c;cHduZWQ=\x07y"), "xy");
+    assert.equal(stripControls("x\x1b]0;title\x1b\\y"), "xy");
+    assert.equal(stripControls("x\x1b]8;;https://evil.example\x1b\\link\x1b]8;;\x1b\\y"), "xlinky");
+    assert.equal(stripControls("x\x1bPq#0;2;0;0;0\x1b\\y\x1b_apc\x1b\\z"), "xyz");
+    assert.equal(stripControls("x\x1b(By\x1bcz\x1b7w"), "xyzw");
+    assert.equal(stripControls("x\x9b31my\x9d0;t\x9cz"), "xyz");
+    assert.equal(stripControls("ok \x1b]52;c;unterminated"), "ok ");
+  });
+
+  test("removes lone controls (NUL, BEL, BS, CR, DEL, C1) and keeps newlines, tabs and all printable Unicode", () => {
+    assert.equal(stripControls("a\x00b\x07c\x08d\re\x7ff\x85g\x9f"), "abcdefg");
+    assert.equal(stripControls("line 1\r\nline 2\tcol"), "line 1\nline 2\tcol");
+    const unicode = "héllo → 日本語 🙂 \u00a0nbsp ÿ";
+    assert.equal(stripControls(unicode), unicode);
+  });
+
+  test("the one-line form joins lines and tabs with single spaces and trims", () => {
+    assert.equal(stripControlsLine("  Evil \x1b]0;x\x07title\n\tsecond  line\r\n"), "Evil title second  line");
+  });
+});
+
+describe("Redactor", () => {
+  test("known values, also percent-encoded, longest first; short ones never", () => {
+    const redactor = new Redactor(["abcd1234", "abcd12345678", "a/b/c/d", "ab"]);
+    assert.equal(redactor.text("token abcd1234 and abcd12345678; q=a%2Fb%2Fc%2Fd; ab stays"), "token *** and ***; q=***; ab stays");
+  });
+
+  test("credentials by their shape: URL userinfo, secret query values, JSON token fields, KEY=value, Bearer", () => {
+    assert.equal(redactShapes("see https://user:pa55@host.example/x"), "see https://***@host.example/x");
+    assert.equal(redactShapes("https://ghp_abc123@github.com/o/r"), "https://***@github.com/o/r");
+    assert.equal(redactShapes("GET /cb?code=abc&state=s1&page=2"), "GET /cb?code=***&state=s1&page=2");
+    assert.equal(redactShapes("/x?access_token=t1&api_key=k2&sig=s3"), "/x?access_token=***&api_key=***&sig=***");
+    assert.equal(redactShapes(`{"access_token":"t-1","refresh_token" : "r\\"2","token_type":"Bearer"}`), `{"access_token":"***","refresh_token" : "***","token_type":"Bearer"}`);
+    assert.equal(redactShapes("OPENAI_API_KEY=sk-123 --client-secret=shh max_tokens=100"), "OPENAI_API_KEY=*** --client-secret=*** max_tokens=100");
+    assert.equal(redactShapes("Authorization: Bearer eyJhbGciOi.x.y"), "Authorization: Bearer ***");
+    assert.equal(redactShapes("Basic dXNlcjpwYXNz"), "Basic ***");
+    assert.equal(redactShapes("Basic authentication failed; see https://docs.example/auth?page=2"), "Basic authentication failed; see https://docs.example/auth?page=2");
+  });
+
+  test("everything it filters loses control sequences; payloads are walked, errors become their filtered message", () => {
+    const redactor = new Redactor(["s3cret-value"]);
+    assert.equal(redactor.text("\x1b]52;c;x\x07s3cret-value\x1b[2J"), "***");
+    const payload = redactor.value({ a: ["x s3cret-value"], n: 1, nested: { e: new Error("boom s3cret-value") }, data: "s3cret-value" });
+    assert.deepEqual(payload, { a: ["x ***"], n: 1, nested: { e: "boom ***" }, data: "***" });
+  });
+
+  test("a tool result: known secrets hidden, but no shapes, no plain values (paths) and no binary fields touched", () => {
+    const redactor = new Redactor(["s3cret-value", "/home/someone"]);
+    const result = redactor.result({
+      content: [
+        { type: "text", text: "password=hunter22 s3cret-value /home/someone/file \x1b[2J" },
+        { type: "image", data: "s3cret-value", mimeType: "image/png" },
+      ],
+    });
+    assert.deepEqual(result.content, [
+      { type: "text", text: "password=hunter22 *** /home/someone/file " },
+      { type: "image", data: "s3cret-value", mimeType: "image/png" },
+    ]);
+  });
+
+  test("a payload nested deeper than any real one is cut, not walked without end", () => {
+    let deep: unknown = "s3cret-value";
+    for (let i = 0; i < 10_000; i++) deep = { d: deep };
+    const out = JSON.stringify(new Redactor(["s3cret-value"]).value(deep));
+    assert.ok(!out.includes("s3cret-value"));
+  });
+});
+
+describe("what counts as a secret in a config", () => {
+  const entry = (raw: Record<string, unknown>) => {
+    const result = validateServerEntry("s", raw, { scope: "user", path: "/u/mcp.json" });
+    assert.ok(result.config, result.errors.join("; "));
+    return result.config;
+  };
+
+  test("inline env values are secrets, except plain numbers, booleans and paths under keys that do not say secret", () => {
+    assert.deepEqual(inlineEnvSecrets("SERVICE_ID", "zq-PLANTED-7731"), ["zq-PLANTED-7731"]);
+    assert.deepEqual(inlineEnvSecrets("PORT", "8080"), []);
+    assert.deepEqual(inlineEnvSecrets("DEBUG", "true"), []);
+    assert.deepEqual(inlineEnvSecrets("ROOT", "/srv/data"), []);
+    assert.deepEqual(inlineEnvSecrets("API_KEY", "12345678"), ["12345678"], "a key named as secret hides even a number");
+    assert.deepEqual(inlineEnvSecrets("DATABASE_URL", "postgres://u:pw-9f8e@db.example/x?sslkey=k-7a6b"), ["pw-9f8e", "k-7a6b"]);
+    assert.deepEqual(inlineEnvSecrets("MIXED", "pre-${HOME}-post"), ["pre-", "-post"]);
+    assert.equal(isPlainValue("C:\\Users\\me"), true);
+  });
+
+  test("values of secret-looking flags on the command line are secrets", () => {
+    assert.deepEqual(argSecrets(["s.js", "--api-key", "k-1234", "--token=t-5678", "--verbose", "x", "-password", "p-9"]), ["k-1234", "t-5678", "p-9"]);
+  });
+
+  test("a local server's inline env value is among the secrets of its resolution, and its variables' values", () => {
+    const config = entry({ command: "node", args: ["s.js", "--token", "flag-tok-5"], env: { API_KEY: "PLANTED456", KEY2: "${MY_KEY}", PORT: "8080" } });
+    const { secrets } = resolveServerConfig(config, { MY_KEY: "viavar-789" }, "/p");
+    assert.ok(secrets.includes("PLANTED456"));
+    assert.ok(secrets.includes("viavar-789"));
+    assert.ok(secrets.includes("flag-tok-5"));
+    assert.ok(!secrets.includes("8080"));
+  });
+
+  test("a remote server's header values, URL password and query values are secrets", () => {
+    const config = entry({ url: "https://user:url-pass-1@h.example/mcp?token=query-tok-2", headers: { "X-Api-Key": "header-key-3", Authorization: "Bearer bearer-tok-4" } });
+    const { secrets } = resolveServerConfig(config, {}, "/p");
+    for (const value of ["url-pass-1", "query-tok-2", "header-key-3", "bearer-tok-4"]) assert.ok(secrets.includes(value), value);
+  });
+});
+
+describe("a tool's shown text", () => {
+  test("name, title, description, annotation title and schema prose lose escapes; enums and defaults stay as data", () => {
+    const tool = {
+      name: "evil\x1b[2Jtool",
+      title: "Evil \x1b]0;pwned\x07title",
+      description: "Does \x1b]52;c;cHduZWQ=\x07things\nover lines\x9b2J",
+      annotations: { title: "T\x07" },
+      inputSchema: {
+        type: "object",
+        properties: {
+          q: { type: "string", description: "the \x1b[31mquery\x1b[0m", enum: ["a\x07"], default: "a\x07" },
+          description: { type: "string", title: "x\ry" },
+        },
+      },
+    } as unknown as Tool;
+    const safe = safeTool(tool);
+    assert.equal(safe.name, "eviltool");
+    assert.equal(safe.title, "Evil title");
+    assert.equal(safe.description, "Does things\nover lines");
+    assert.equal(safe.annotations?.title, "T");
+    const props = safe.inputSchema.properties as Record<string, Record<string, unknown>>;
+    assert.equal(props.q!.description, "the query");
+    assert.deepEqual(props.q!.enum, ["a\x07"]);
+    assert.equal(props.q!.default, "a\x07");
+    assert.equal(props.description!.title, "xy");
+    assert.equal(tool.name, "evil\x1b[2Jtool", "the server's own object is left as it was");
+  });
+});
+
+describe("a server's lifecycle report", () => {
+  test("every event payload, log line and state message it publishes is redacted and stripped", () => {
+    const events: unknown[] = [];
+    const lines: unknown[] = [];
+    const report = new LifecycleReport(
+      { name: "s", enabled: true, retry: { maxAttempts: 3 } } as never,
+      { events: (channel, payload) => events.push({ channel, payload }), logger: { log: (entry) => lines.push(entry) }, redactor: new Redactor(["raw-secret-1"]) },
+    );
+    report.crashed(42, "exited raw-secret-1", ["key raw-secret-1 \x1b]52;c;x\x07"]);
+    report.retryFailed(1, new Error("failed with raw-secret-1\x1b[2J"), 100);
+    report.disconnected("lost raw-secret-1", false);
+    report.log("warn", "x", { error: "raw-secret-1\x07" });
+    const published = JSON.stringify([events, lines, report.health.state]);
+    assert.ok(!published.includes("raw-secret-1"), published);
+    assert.ok(!CONTROLS.test(published.replace(/\\u00([01][0-9a-f]|7f)/gi, (m) => JSON.parse(`"${m}"`) as string)), published);
+    assert.match(published, /key \*\*\*/);
+  });
+});
