@@ -87,6 +87,24 @@ describe("RetrySchedule", { timeout: 30_000 }, () => {
     assert.equal(ok.calls.at(-1), "attempt 2");
   });
 
+  test("attempts are counted across runs: a success does not give a new set, reset() does", async () => {
+    const { schedule, calls } = recorder(["fail", "ok", "fail", "fail", "ok"]);
+    await schedule.start();
+    assert.deepEqual(calls.splice(0), ["scheduled 1", "attempt 1", "scheduled 2", "failed 1 retryIn 40", "attempt 2"]);
+    assert.equal(schedule.attemptsMade, 2);
+    // Lost again soon after: the schedule goes on from attempt 3, with attempt 3's delay.
+    await schedule.start(new Error("lost again"));
+    assert.deepEqual(calls.splice(0), ["scheduled 3", "attempt 3", "scheduled 4", "failed 3 retryIn 60", "attempt 4", "failed 4 retryIn null", "gave up: fail"]);
+    assert.equal(schedule.exhausted, true);
+    // No attempt left: a new start gives up at once, with what made it necessary.
+    await schedule.start(new Error("lost a third time"));
+    assert.deepEqual(calls.splice(0), ["gave up: lost a third time"]);
+    schedule.reset();
+    assert.equal(schedule.attemptsMade, 0);
+    await schedule.start();
+    assert.deepEqual(calls.splice(0), ["scheduled 1", "attempt 1"]);
+  });
+
   test("one schedule at a time; stop() ends a wait at once and it can start again", async () => {
     const calls: string[] = [];
     const slow = new RetrySchedule({ maxAttempts: 3, initialDelayMs: 60_000, maxDelayMs: 60_000 }, {
@@ -102,5 +120,6 @@ describe("RetrySchedule", { timeout: 30_000 }, () => {
     await first;
     assert.equal(slow.running, undefined);
     assert.deepEqual(calls, ["scheduled"], "stopped: not given up");
+    assert.equal(slow.attemptsMade, 0, "an attempt stopped before it ran is not counted");
   });
 });

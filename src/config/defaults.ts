@@ -23,3 +23,9 @@ export const DEFAULT_PING_TIMEOUT_MS = 10_000;
 
 /** The first loopback port the OAuth redirect is received on: `auth.callbackPort`. */
 export const DEFAULT_OAUTH_CALLBACK_PORT = 9876;
+
+/** What a server may send before the bridge refuses it: `maxTools`, `maxSchemaBytes`, `maxMessageBytes`. */
+export const DEFAULT_MAX_TOOLS = 500;
+export const DEFAULT_MAX_SCHEMA_BYTES = 64 * 1024;
+/** The longest stdout line (one JSON-RPC message) a local server may write. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;

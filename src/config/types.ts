@@ -63,8 +63,20 @@ export interface ServerConfig {
   autoApproveReadOnly: boolean;
   /** OAuth for a remote server; undefined when it is off (a local server, `"auth": false`, or a static Authorization header). */
   oauth?: OAuthSettings;
+  /** What the server may send before the bridge refuses it. */
+  limits: ServerLimits;
   /** The entry as written, for fields later features read. */
   raw: Record<string, unknown>;
+}
+
+/** Bounds on what one server may send, so a hostile or broken one cannot exhaust pi. */
+export interface ServerLimits {
+  /** Tools registered from its list; the rest are left out, with a warning. */
+  maxTools: number;
+  /** The largest `inputSchema` (as JSON) a tool may have; a tool with a larger one is left out, with a warning. */
+  maxSchemaBytes: number;
+  /** The longest stdout line (one message) a local server may write; a longer one stops the server. */
+  maxMessageBytes: number;
 }
 
 /** A remote server's `auth` block. Strings may hold `${VAR}`s (resolved at sign-in). */

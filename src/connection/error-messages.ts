@@ -17,10 +17,27 @@ export interface ErrorContext {
   stderr(): string;
   /** How the server's process ended, if it did: `exited with code 1`. */
   exitDescription?: string;
+  /** Its exit code, if it exited by itself. */
+  exitCode?: number | null;
+  /** Why the bridge stopped the server, if it did: something it sent was over a limit. */
+  violation?: string;
   /** Lines the server wrote to stdout that were not JSON-RPC. */
   nonJsonLines: number;
   /** The server uses OAuth: the fix for an auth error is a sign-in, not a header. */
   oauth: boolean;
+}
+
+/**
+ * Why a local server's launcher failed in a way no restart can fix, judged from its exit code and stderr: the package
+ * does not exist (npx, npm E404), no version matches (ETARGET), or a shell could not find or run the command (exit
+ * codes 127 and 126). Undefined when nothing says so.
+ */
+export function permanentLaunchFailure(exitCode: number | null | undefined, stderr: string): string | undefined {
+  if (/\bnpm (?:error|ERR!) (?:code E404|404\b)/.test(stderr)) return "the package it runs does not exist in the npm registry (npm E404)";
+  if (/\bnpm (?:error|ERR!) code ETARGET\b/.test(stderr)) return "no version of the package it runs matches the one asked for (npm ETARGET)";
+  if (exitCode === 127) return "its command was not found (exit code 127)";
+  if (exitCode === 126) return "its command could not be run (exit code 126)";
+  return undefined;
 }
 
 /** Which field bounds a server's handshake: `initTimeout` for a local server, `timeout` for a remote one. */
@@ -79,6 +96,7 @@ export function connectError(ctx: ErrorContext, error: unknown): BridgeError {
   const kind = kindOf(error);
   const where = config.transport === "stdio" ? "" : ` at ${displayUrl(ctx.redact(config.url ?? ""))}`;
   let message: string;
+  let permanent: string | undefined;
   if (kind === "auth") {
     return new BridgeError("auth", config.name, authMessage(ctx, error), { cause: error });
   } else if (kind === "timeout") {
@@ -92,6 +110,12 @@ export function connectError(ctx: ErrorContext, error: unknown): BridgeError {
     const command = config.command ?? "";
     message = `MCP server '${config.name}': command '${command}' was not found (is it installed and on PATH?)`;
     if (/\s/.test(command.trim())) message += `; put its arguments in \`args\` rather than in \`command\``;
+  } else if (ctx.violation) {
+    message =
+      `MCP server '${config.name}': ${ctx.violation}, so it was stopped ` +
+      `(raise \`maxMessageBytes\` for '${config.name}' in ${config.source.path} if it really sends messages that large)`;
+  } else if (config.transport === "stdio" && (permanent = permanentLaunchFailure(ctx.exitCode, ctx.stderr()))) {
+    message = `MCP server '${config.name}': ${permanent}; check \`command\` and \`args\` of '${config.name}' in ${config.source.path}. Restarting would not help, so it was not retried`;
   } else if (ctx.exitDescription) {
     message = `MCP server '${config.name}': the process ${ctx.exitDescription} before completing the MCP handshake`;
   } else {
@@ -100,7 +124,8 @@ export function connectError(ctx: ErrorContext, error: unknown): BridgeError {
     message = `MCP server '${config.name}'${where} failed to connect: ${detail}${refused}`;
   }
   message += ctx.stderr();
-  const bridgeKind = kind === "timeout" ? "timeout" : kind === "transport" ? "transport" : "other";
+  // A launcher that failed for good is a mistake in the entry, which no restart fixes.
+  const bridgeKind = permanent ? "config" : kind === "timeout" ? "timeout" : kind === "transport" ? "transport" : "other";
   return new BridgeError(bridgeKind, config.name, ctx.redact(message), { cause: error });
 }
 

@@ -131,8 +131,9 @@ export class HealthTracker {
   }
 
   /** No more attempts: the server stays down until something (a reload, `/mcp reconnect`) starts it again. */
-  gaveUp(status: "disconnected" | "error" | "needs sign-in"): void {
+  gaveUp(status: "disconnected" | "error" | "needs sign-in", attempts?: number): void {
     this.state.status = status;
+    if (attempts !== undefined) this.state.retryAttempt = attempts;
     this.state.gaveUp = true;
     this.state.nextRetryTime = undefined;
   }

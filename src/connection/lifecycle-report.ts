@@ -92,10 +92,9 @@ export class LifecycleReport {
     this.emit("mcp.error", { error: errorMessage(error), retryIn, attempt: n });
   }
 
-  /** No more attempts. `exhausted`: retries ran out (rather than a failure retrying cannot fix). */
-  gaveUp(status: "disconnected" | "error" | "needs sign-in", reason: string | undefined, exhausted: boolean): void {
-    const attempts = this.health.state.retryAttempt;
-    this.health.gaveUp(status);
+  /** No more attempts. `exhausted`: retries ran out (rather than a failure retrying cannot fix); `attempts` were made. */
+  gaveUp(status: "disconnected" | "error" | "needs sign-in", reason: string | undefined, exhausted: boolean, attempts: number): void {
+    this.health.gaveUp(status, attempts);
     this.log("error", "gave.up", { attempts, error: reason });
     if (exhausted) this.emit("mcp.disconnected", { reason: `gave up after ${attempts} attempts: ${reason}`, wasClean: false });
   }

@@ -18,16 +18,17 @@ import {
   type Progress,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import { Agent, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from "undici";
 import { ConnectTimeout, type ErrorKind, httpStatusOf, kindOf } from "../common/errors.ts";
 import { settleWithin, within } from "../common/wait.ts";
-import type { TransportKind } from "../config/types.ts";
+import type { ServerLimits, TransportKind } from "../config/types.ts";
 import type { ResolvedEndpoint, ResolvedRemote, ResolvedStdio } from "../config/substitute.ts";
 import type { TransportAuth } from "../oauth/server-auth.ts";
+import { inRequestScope, requestScopeEnded, ServerPool } from "./http-pool.ts";
 import { type ClientFeatures, type ClientInfo, createMcpClient } from "./mcp-client.ts";
 import { orphanWatchdog, type Watch } from "./orphan-watchdog.ts";
 import { killProcessesNow, mergeProcesses, type ProcessInfo, processExists, processTree, terminateProcesses } from "./process-tree.ts";
 import type { ProcessGroupStdioTransport } from "./stdio-transport.ts";
+import { MessageTooLargeError } from "./stdio-framing.ts";
 import { createSseTransport, createStdioTransport, createStreamableHttpTransport } from "./transports.ts";
 
 /** What a session reports to its owner. Called synchronously; none of them may throw. */
@@ -53,6 +54,8 @@ export interface LiveSessionOptions {
   /** OAuth for a remote server, when it uses it. */
   auth?: TransportAuth;
   events: SessionEvents;
+  /** What the server may send; the defaults without it. */
+  limits?: ServerLimits;
 }
 
 export interface RequestOptions {
@@ -86,7 +89,7 @@ interface Held {
   transport: Transport;
   kind: TransportKind;
   /** A remote server's own connection pool, so closing it closes its sockets at once. */
-  agent?: Agent;
+  pool?: ServerPool;
   /** A local server's process tree as seen after it started, so processes that later left it are still ended. */
   processes: ProcessInfo[];
   /** Those processes as the orphan watchdog watches them. */
@@ -96,11 +99,6 @@ interface Held {
   /** Set once release starts, so the transport's `onclose` is not taken for a drop. */
   releasing: boolean;
   released?: Promise<void>;
-}
-
-/** `fetch` through a given pool, in the shape the SDK transports take. */
-function fetchVia(agent: Agent): FetchLike {
-  return (url, init) => undiciFetch(url, { ...(init as UndiciRequestInit), dispatcher: agent }) as unknown as Promise<Response>;
 }
 
 function pidOf(transport: Transport): number | undefined {
@@ -114,6 +112,10 @@ export class LiveSession {
   fellBackToSse = false;
   /** How a local server's process ended, once it has: `exited with code 1`. */
   exitDescription?: string;
+  /** Its exit code, if it exited (rather than being killed by a signal). */
+  exitCode?: number | null;
+  /** Why the bridge stopped the server itself, when it did: it sent something over a limit. */
+  violation?: string;
   /** Lines the server wrote to stdout that are not JSON-RPC (it should log to stderr). */
   nonJsonLines = 0;
   private held?: Held;
@@ -135,6 +137,11 @@ export class LiveSession {
   /** A local server's pid, once spawned. */
   get pid(): number | undefined {
     return this.held && pidOf(this.held.transport);
+  }
+
+  /** Why the session ended, when the server's side says: it sent something over a limit, or its process ended. */
+  get endReason(): string | undefined {
+    return this.violation ?? (this.exitDescription ? `the server process ${this.exitDescription}` : undefined);
   }
 
   /** The last `n` lines the server wrote to stderr (not redacted). */
@@ -169,8 +176,8 @@ export class LiveSession {
     const { clientInfo, features, auth, events } = this.options;
     const remaining = () => Math.max(1, deadline - Date.now());
     const sdkTimeout = () => remaining() + SDK_TIMEOUT_SLACK_MS;
-    const agent = kind === "stdio" ? undefined : new Agent();
-    const fetch = agent && fetchVia(agent);
+    const pool = kind === "stdio" ? undefined : new ServerPool();
+    const fetch = pool?.fetch;
     const transport = makeTransport(fetch && auth ? auth.wrapFetch(fetch) : fetch);
     const client = createMcpClient(clientInfo, features, {
       toolsChanged: () => events.toolsChanged(this),
@@ -179,10 +186,18 @@ export class LiveSession {
         events.logMessage(params);
       },
     });
-    const held: Held = { client, transport, kind, agent, processes: [], watched: [], open: false, releasing: false };
+    const held: Held = { client, transport, kind, pool, processes: [], watched: [], open: false, releasing: false };
     this.held = held;
     this.nonJsonLines = 0;
+    this.violation = undefined;
     client.onerror = (error) => {
+      // The transport stops a server that sends a line over the limit; that, not its exit, is why the session ended.
+      if (error instanceof MessageTooLargeError) {
+        this.violation = error.message;
+        return;
+      }
+      // A response stream the bridge ended because its request was over (timed out, cancelled, answered).
+      if (requestScopeEnded()) return;
       // The SDK reports unparsable stdout lines here and carries on; count them for a better error message.
       if (error instanceof SyntaxError || /JSON|parse/i.test(error.message)) {
         this.nonJsonLines++;
@@ -214,23 +229,26 @@ export class LiveSession {
     client.onclose = () => {
       if (held.releasing || !held.open) return;
       held.open = false;
-      events.dropped(this, this.exitDescription ? `the server process ${this.exitDescription}` : "the connection closed");
+      events.dropped(this, this.endReason ?? "the connection closed");
     };
   }
 
   private stdioTransport(endpoint: ResolvedStdio): ProcessGroupStdioTransport {
     const { events } = this.options;
     this.exitDescription = undefined;
-    return createStdioTransport(endpoint, {
-      onStderrLine: (line) => {
+    this.exitCode = undefined;
+    const hooks = {
+      onStderrLine: (line: string) => {
         this.stderr.push(line);
         if (this.stderr.length > STDERR_TAIL_LINES) this.stderr.shift();
         events.stderrLine(line);
       },
-      onExit: (description) => {
+      onExit: (description: string, code: number | null) => {
         this.exitDescription = description;
+        this.exitCode = code;
       },
-    });
+    };
+    return createStdioTransport(endpoint, hooks, this.options.limits?.maxMessageBytes);
   }
 
   private async fetchTools(client: Client, timeout: () => number): Promise<Tool[]> {
@@ -254,26 +272,31 @@ export class LiveSession {
 
   /** The server's whole tool list now (every page). */
   listTools(timeout: number): Promise<Tool[]> {
-    return this.fetchTools(this.client, () => timeout);
+    const client = this.client;
+    return inRequestScope(this.held?.pool, () => this.fetchTools(client, () => timeout));
   }
 
   async callTool(name: string, args: Record<string, unknown>, options: RequestOptions): Promise<CallToolResult> {
     const { events } = this.options;
-    const result = await this.client.callTool({ name, arguments: args }, CallToolResultSchema, {
-      signal: options.signal,
-      timeout: options.timeout,
-      resetTimeoutOnProgress: true,
-      onprogress: (progress) => {
-        events.heard();
-        options.onProgress?.(progress);
-      },
-    });
+    const client = this.client;
+    const result = await inRequestScope(this.held?.pool, () =>
+      client.callTool({ name, arguments: args }, CallToolResultSchema, {
+        signal: options.signal,
+        timeout: options.timeout,
+        resetTimeoutOnProgress: true,
+        onprogress: (progress) => {
+          events.heard();
+          options.onProgress?.(progress);
+        },
+      }),
+    );
     events.heard();
     return result as CallToolResult;
   }
 
   async ping(timeout: number): Promise<void> {
-    await this.client.ping({ timeout });
+    const client = this.client;
+    await inRequestScope(this.held?.pool, () => client.ping({ timeout }));
     this.options.events.heard();
   }
 
@@ -308,7 +331,7 @@ export class LiveSession {
     held.released ??= (async () => {
       held.releasing = true;
       held.open = false;
-      const { client, transport, agent } = held;
+      const { client, transport, pool } = held;
       const pid = pidOf(transport);
       const processes = pid ? mergeProcesses(held.processes, processTree(pid)) : held.processes;
       if (options.terminateSession && transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
@@ -321,7 +344,7 @@ export class LiveSession {
       const closing = client.close().then(() => transport.close());
       if (!(await settleWithin(closing, STDIO_CLOSE_GRACE_MS * 2 + 500))) await terminateProcesses(processes);
       await closing.catch(() => undefined);
-      await agent?.destroy().catch(() => undefined);
+      await pool?.destroy();
       await terminateProcesses(processes);
       for (const watch of held.watched) watch.forget();
     })();

@@ -58,7 +58,7 @@ export async function withRecovery<T>(
 function lostOrThrow(host: RecoveryHost, session: LiveSession, what: string, error: unknown, signal: AbortSignal | undefined): string {
   const kind = signal?.aborted ? "cancelled" : session.classify(error);
   if (kind !== "transport") throw callError(host.errorContext(), kind, what, error);
-  const cause = session.exitDescription ? `the server process ${session.exitDescription}` : describeError(error);
+  const cause = session.endReason ?? describeError(error);
   host.lost(session, cause);
   return cause;
 }

@@ -1,7 +1,9 @@
 /**
  * The reconnect (remote) or restart (local) schedule of one server: attempt n waits `backoffDelay(n - 1)`, runs, and on
  * a failure that retrying may fix schedules the next, until the policy's attempts run out. One schedule at a time;
- * stopping it wakes a wait at once.
+ * stopping it wakes a wait at once. The attempts are counted across runs: a server that connects and then fails again
+ * goes on from the attempt it had reached, so one that crashes right after every good connect still runs out; only
+ * `reset()` (the server stayed up for a while, or the user asked for a fresh start) begins again at 1.
  */
 import { BridgeError } from "../common/errors.ts";
 import type { RetryPolicy } from "../config/types.ts";
@@ -35,6 +37,8 @@ export interface RetryHooks {
 export class RetrySchedule {
   private current?: Promise<void>;
   private wake = new AbortController();
+  /** Attempts made since the last `reset()`. */
+  private used = 0;
 
   constructor(
     private readonly policy: RetryPolicy,
@@ -46,9 +50,24 @@ export class RetrySchedule {
     return this.current;
   }
 
-  /** Starts the schedule unless it runs already. */
-  start(): Promise<void> {
-    this.current ??= this.run().finally(() => {
+  /** Attempts made since the last `reset()`, successful ones included. */
+  get attemptsMade(): number {
+    return this.used;
+  }
+
+  /** True when no attempt is left: a start now gives up at once. */
+  get exhausted(): boolean {
+    return this.used >= this.policy.maxAttempts;
+  }
+
+  /** The next failure starts again at attempt 1. */
+  reset(): void {
+    this.used = 0;
+  }
+
+  /** Starts the schedule unless it runs already; `cause` is what made it necessary (given up with, if no attempt is left). */
+  start(cause?: unknown): Promise<void> {
+    this.current ??= this.run(cause).finally(() => {
       this.current = undefined;
     });
     return this.current;
@@ -71,14 +90,16 @@ export class RetrySchedule {
     return this.wake.signal;
   }
 
-  private async run(): Promise<void> {
+  private async run(cause: unknown): Promise<void> {
     const { policy, hooks } = this;
-    let lastError: unknown;
-    for (let n = 1; n <= policy.maxAttempts; n++) {
+    let lastError = cause;
+    const first = this.used + 1;
+    for (let n = first; n <= policy.maxAttempts; n++) {
       const delay = backoffDelay(n - 1, policy);
       // Later attempts were announced when the one before failed, with this same delay.
-      if (n === 1) hooks.scheduled(n, Date.now() + delay);
+      if (n === first) hooks.scheduled(n, Date.now() + delay);
       if (!(await this.sleep(delay))) return;
+      this.used = n;
       try {
         await hooks.attempt(n);
         return;

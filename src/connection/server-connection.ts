@@ -17,6 +17,7 @@ import { commandArgument } from "../config/validate/name.ts";
 import type { SignInHandler } from "../oauth/provider.ts";
 import { ServerAuth } from "../oauth/server-auth.ts";
 import type { AuthStore } from "../oauth/storage.ts";
+import { limitTools } from "../tools/limits.ts";
 import { safeTool } from "../tools/server-text.ts";
 import { cancelledError, connectError, disabledError, noOAuthError, notConnectedError, shutDownError, stillReconnectingError } from "./error-messages.ts";
 import { HealthChecks } from "./health-checks.ts";
@@ -45,7 +46,15 @@ export interface ConnectionOptions {
   features?: ClientFeatures;
   /** Called with the server's tool list after every successful fetch: connect, reconnect, `list_changed`. */
   onTools?: (connection: ServerConnection, tools: Tool[]) => void;
+  /** How long a connection must stay up before a later drop gets a fresh set of attempts. Default {@link STABLE_AFTER_MS}. */
+  stableAfterMs?: number;
 }
+
+/**
+ * A server that stays connected this long has recovered: a later drop starts the restart (reconnect) count again.
+ * Before that, a drop goes on counting, so a server that crashes shortly after every good connect still runs out.
+ */
+export const STABLE_AFTER_MS = 60_000;
 
 export interface CallOptions {
   signal?: AbortSignal;
@@ -75,6 +84,10 @@ export class ServerConnection {
   /** The first connect (startup or lazy start), shared by everyone who needs the server up. */
   private starting?: Promise<void>;
   private everConnected = false;
+  /** What the last tool list had that the server's limits left out, if anything. */
+  private toolsWarning?: string;
+  /** When the live session connected (epoch ms). */
+  private liveSince = 0;
   private closed = false;
 
   constructor(
@@ -155,9 +168,9 @@ export class ServerConnection {
     return this.health.metrics(now);
   }
 
-  /** Warnings from resolving the config (a variable a local server's `env` needs is not set). */
+  /** Warnings about this server: from resolving the config (a variable its `env` needs is not set), and tools its limits left out. */
   get warnings(): string[] {
-    return this.opener.warnings;
+    return this.toolsWarning ? [...this.opener.warnings, this.toolsWarning] : this.opener.warnings;
   }
 
   /** The last lines the newest local server process wrote to stderr, redacted. */
@@ -177,8 +190,16 @@ export class ServerConnection {
   /** Tools known from an earlier session, for a lazy server that has not started. */
   primeTools(tools: Tool[]): void {
     if (this.live) return;
-    this.tools = this.safeTools(tools);
-    this.health.toolCount(tools.length);
+    this.tools = this.safeTools(this.withinLimits(tools));
+    this.health.toolCount(this.tools.length);
+  }
+
+  /** The tools of a list the server's limits allow; what they leave out becomes one warning for this server. */
+  private withinLimits(listed: Tool[]): Tool[] {
+    const { tools, warning } = limitTools(listed, this.config.limits);
+    if (warning && warning !== this.toolsWarning) this.report.log("warn", "tools.limited", { listed: listed.length, kept: tools.length, warning });
+    this.toolsWarning = warning;
+    return tools;
   }
 
   redact(text: string): string {
@@ -218,9 +239,10 @@ export class ServerConnection {
       throw wrapped;
     }
     this.live = session;
+    this.liveSince = Date.now();
     this.transport = session.kind;
     this.fellBackToSse = session.fellBackToSse;
-    this.tools = this.safeTools(session.tools);
+    this.tools = this.safeTools(this.withinLimits(session.tools));
     if (session.pid !== undefined) this.report.spawned(session.pid, this.config.command);
     this.everConnected = true;
     this.report.connected(attempt, started, this.transport, this.tools.length);
@@ -241,7 +263,7 @@ export class ServerConnection {
   private async refreshTools(session: LiveSession): Promise<void> {
     const started = Date.now();
     try {
-      const tools = await session.listTools(this.config.requestTimeout);
+      const tools = this.withinLimits(await session.listTools(this.config.requestTimeout));
       if (this.live !== session) return;
       this.tools = this.safeTools(tools);
       this.health.toolCount(tools.length);
@@ -264,22 +286,27 @@ export class ServerConnection {
     if (session.pid !== undefined) this.report.crashed(session.pid, reason, this.stderrTail(STDERR_LINES_QUOTED));
     // A wrapper that exited may have left its real server running; a remote session's sockets must go too.
     void session.close({ graceful: false });
-    if (this.config.retry.maxAttempts > 0) void this.recover();
+    if (Date.now() - this.liveSince >= (this.options.stableAfterMs ?? STABLE_AFTER_MS)) this.schedule.reset();
+    if (this.config.retry.maxAttempts > 0) void this.recover(new Error(reason));
     else this.health.gaveUp("disconnected");
   }
 
-  /** Runs the reconnect/restart schedule unless it already runs; resolves when it ends (connected or given up). */
-  private recover(): Promise<void> {
+  /**
+   * Runs the reconnect/restart schedule unless it already runs; resolves when it ends (connected or given up). With no
+   * attempt left since the server was last stable, it gives up at once with `cause`.
+   */
+  private recover(cause?: unknown): Promise<void> {
     if (this.closed) return Promise.resolve();
-    return this.schedule.start();
+    return this.schedule.start(cause);
   }
 
   /** No more attempts: calls now fail at once with the reason. */
   private giveUp(error: unknown): void {
     if (this.closed) return;
-    const exhausted = this.retryable(error) && this.health.state.retryAttempt > 0;
+    const attempts = this.schedule.attemptsMade;
+    const exhausted = this.retryable(error) && attempts > 0;
     const reason = error instanceof Error ? error.message : this.health.state.lastError;
-    this.report.gaveUp(this.needsSignIn ? "needs sign-in" : exhausted ? "disconnected" : "error", reason, exhausted);
+    this.report.gaveUp(this.needsSignIn ? "needs sign-in" : exhausted ? "disconnected" : "error", reason, exhausted, attempts);
   }
 
   private retryable(error: unknown): boolean {
@@ -292,15 +319,19 @@ export class ServerConnection {
    */
   async callTool(toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
     const started = Date.now();
+    // pi gives the parallel tool calls of one turn one signal, and the SDK adds an abort listener to a request's signal
+    // (and never takes it off): a signal of the call's own, which follows the caller's without a listener on it,
+    // keeps hundreds of calls from piling listeners onto the one signal (MaxListenersExceededWarning).
+    const signal = options.signal && AbortSignal.any([options.signal]);
     try {
       const { onProgress } = options;
       const request: RequestOptions = {
         timeout: this.config.requestTimeout,
-        signal: options.signal,
+        signal,
         onProgress: onProgress && ((progress) => onProgress(this.redactor.result(progress))),
       };
       const serverName = this.serverToolNames.get(toolName) ?? toolName;
-      const result = await withRecovery(this.recoveryHost, toolName, options.signal, (session) => session.callTool(serverName, args, request));
+      const result = await withRecovery(this.recoveryHost, toolName, signal, (session) => session.callTool(serverName, args, request));
       this.report.called(toolName, started, { result });
       // The model sees no secret of this server's config and no terminal control sequence.
       return this.redactor.result(result);
@@ -346,6 +377,7 @@ export class ServerConnection {
   async reconnect(): Promise<void> {
     if (this.closed) throw shutDownError(this.name);
     await this.endOnPurpose("reconnect requested");
+    this.schedule.reset();
     this.starting = undefined;
     await this.connect();
   }

@@ -103,7 +103,7 @@ export class SessionOpener {
     // OAuth adds its secrets (client secret, tokens, codes) to the redactor itself, as it meets them.
     const sessionAuth = endpoint.kind === "stdio" ? undefined : auth.prepare(endpoint.url);
     const { clientInfo, features } = this.options;
-    const session = new LiveSession({ endpoint, clientInfo, features, auth: sessionAuth, events: this.events });
+    const session = new LiveSession({ endpoint, clientInfo, features, auth: sessionAuth, events: this.events, limits: this.config.limits });
     this.newest = session;
     await session.open(deadline);
     return session;
@@ -120,6 +120,8 @@ export class SessionOpener {
         return tail.length ? `\nLast stderr lines:\n${tail.map((l) => `  ${l}`).join("\n")}` : "";
       },
       exitDescription: session?.exitDescription,
+      exitCode: session?.exitCode,
+      violation: session?.violation,
       nonJsonLines: session?.nonJsonLines ?? 0,
       oauth: this.options.auth.active,
     };

@@ -4,17 +4,19 @@
  * The SDK's StdioClientTransport spawns a server in pi's own process group: Ctrl+C in pi's terminal reaches every
  * server, and ending a server means hunting down its descendants one by one. Here the server is spawned `detached`
  * (on POSIX a new session and process group whose id is the server's pid), so a signal to the group reaches
- * everything the server started that did not leave the group. The SDK's message framing (`ReadBuffer`,
- * `serializeMessage`) and its safe default environment are used as they are.
+ * everything the server started that did not leave the group. The SDK's message framing (`serializeMessage`, and
+ * `deserializeMessage` through ./stdio-framing.ts, which bounds one line) and its safe default environment are used.
  */
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
+import { DEFAULT_MAX_MESSAGE_BYTES } from "../config/defaults.ts";
 import type { OrphanWatchdog, Watch } from "./orphan-watchdog.ts";
 import { groupHasLiveMember } from "./process-tree.ts";
+import { LineFraming } from "./stdio-framing.ts";
 
 export const DEFAULT_CLOSE_GRACE_MS = 2000;
 /** Longest stderr line kept; a server that writes megabytes without a newline must not grow memory without bound. */
@@ -46,6 +48,8 @@ export interface ProcessGroupStdioOptions {
   closeGraceMs?: number;
   /** Told about the process group as soon as it exists, and when close() has ended it, so it ends if pi is killed. */
   watchdog?: Pick<OrphanWatchdog, "watch">;
+  /** The longest stdout line accepted; a longer one is reported (`MessageTooLargeError`) and the server stopped. */
+  maxMessageBytes?: number;
 }
 
 type Child = ChildProcessByStdio<Writable, Readable, Readable>;
@@ -65,7 +69,7 @@ export class ProcessGroupStdioTransport implements Transport {
 
   private readonly options: ProcessGroupStdioOptions;
   private readonly graceMs: number;
-  private readonly readBuffer = new ReadBuffer();
+  private readonly readBuffer: LineFraming;
   private child?: Child;
   /** The process group, as the watchdog watches it. */
   private watched?: Watch;
@@ -83,10 +87,13 @@ export class ProcessGroupStdioTransport implements Transport {
   private stderrLine = "";
   private draining = false;
   private stderrSkipping = false;
+  /** The server wrote something over a limit: the rest of its stdout is ignored. */
+  private refused = false;
 
   constructor(options: ProcessGroupStdioOptions) {
     this.options = options;
     this.graceMs = options.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS;
+    this.readBuffer = new LineFraming(options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
   }
 
   /** The server's pid; on POSIX also its process group id. */
@@ -242,11 +249,13 @@ export class ProcessGroupStdioTransport implements Transport {
   }
 
   private handleStdout(chunk: Buffer): void {
-    if (this.closeFired) return;
+    if (this.closeFired || this.refused) return;
     try {
       this.readBuffer.append(chunk);
     } catch (error) {
-      // More than the SDK's maximum (10 MB) without a newline: the SDK's transport gives up on the server too.
+      // A line over the limit: nothing after it can be trusted to be framed right, so the server is stopped and
+      // nothing more it writes is read.
+      this.refused = true;
       this.reportError(error);
       void this.close();
       return;
@@ -262,7 +271,7 @@ export class ProcessGroupStdioTransport implements Transport {
   private async drain(): Promise<void> {
     this.draining = true;
     try {
-      while (!this.closeFired) {
+      while (!this.closeFired && !this.refused) {
         let message: JSONRPCMessage | null;
         try {
           message = this.readBuffer.readMessage();

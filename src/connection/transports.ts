@@ -13,15 +13,15 @@ import type { ResolvedRemote, ResolvedStdio } from "../config/substitute.ts";
 
 export interface StdioHooks {
   onStderrLine(line: string): void;
-  /** How the process ended: `exited with code 1`, `killed by SIGKILL`. */
-  onExit(description: string): void;
+  /** How the process ended: `exited with code 1`, `killed by SIGKILL`; its exit code, if it exited. */
+  onExit(description: string, code: number | null): void;
 }
 
 /**
  * A local server in its own process group, so it and everything it starts can be signalled together; the group is
  * handed to this pi process's watchdog, which ends it if pi is killed.
  */
-export function createStdioTransport(endpoint: ResolvedStdio, hooks: StdioHooks): ProcessGroupStdioTransport {
+export function createStdioTransport(endpoint: ResolvedStdio, hooks: StdioHooks, maxMessageBytes?: number): ProcessGroupStdioTransport {
   const { command, args } = platformCommand(endpoint.command, endpoint.args, process.platform);
   return new ProcessGroupStdioTransport({
     command,
@@ -30,8 +30,9 @@ export function createStdioTransport(endpoint: ResolvedStdio, hooks: StdioHooks)
     env: endpoint.env,
     cwd: endpoint.cwd,
     onStderrLine: hooks.onStderrLine,
-    onExit: (info) => hooks.onExit(info.description),
+    onExit: (info) => hooks.onExit(info.description, info.code),
     watchdog: orphanWatchdog,
+    maxMessageBytes,
   });
 }
 

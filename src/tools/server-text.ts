@@ -6,11 +6,11 @@
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { stripControls, stripControlsLine } from "../common/terminal-text.ts";
+// Deeper than any real schema; a tool whose schema nests deeper is not registered at all (./limits.ts).
+import { MAX_SCHEMA_DEPTH } from "./limits.ts";
 
 /** Schema keywords whose string values are prose for people and the model. */
 const PROSE_KEYS = new Set(["description", "title", "$comment"]);
-/** Deeper than any real schema; the schema size cap is enforced elsewhere. */
-const MAX_SCHEMA_DEPTH = 64;
 
 /** A copy of `tool` with its shown text stripped of control sequences. */
 export function safeTool(tool: Tool): Tool {

@@ -7,6 +7,7 @@ import { findReservedKey, isObject } from "../../common/values.ts";
 import type { ConfigSource, ServerConfig } from "../types.ts";
 import { validateEndpoint } from "./endpoint.ts";
 import { validateLifecycle } from "./lifecycle.ts";
+import { validateLimits } from "./limits.ts";
 import { serverNameProblem } from "./name.ts";
 import { validateAuth } from "./oauth.ts";
 import { validateUsage } from "./usage.ts";
@@ -34,6 +35,7 @@ export function validateServerEntry(
   const lifecycle = validateLifecycle(entry, local, errors);
   const oauth = validateAuth(entry, local, endpoint.headers, errors);
   const usage = validateUsage(entry, errors, warnings);
+  const limits = validateLimits(entry, local, errors);
 
   if (errors.length > 0) return { errors, warnings };
   const { transport, type, command, args, env, cwd, url, headers } = endpoint;
@@ -62,6 +64,7 @@ export function validateServerEntry(
       autoApprove,
       autoApproveReadOnly,
       oauth,
+      limits,
       raw: entry,
     },
     errors,

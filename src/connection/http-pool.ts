@@ -1,0 +1,75 @@
+/**
+ * A remote server's own HTTP connections: a pool with a bounded number of sockets, and requests whose HTTP exchange
+ * ends with them.
+ *
+ * The SDK's Streamable HTTP transport sends every request with one signal that fires only when the whole transport
+ * closes, so a call that timed out or was cancelled leaves its response stream (an SSE stream the server may never
+ * end) open until shutdown. Here a call, a ping or a tool-list fetch runs in a request scope (`inRequestScope`): what
+ * it fetches is tied to the scope, which is aborted when the request settles, whichever way. Notifications sent from
+ * inside a scope (the cancellation a timeout sends) are not tied to it, so they still reach the server.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { Agent, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from "undici";
+
+/**
+ * At most this many TCP connections to one server; more concurrent requests wait for one to be free. A long SSE
+ * response holds its connection, so this is also how many calls can stream at once.
+ */
+export const MAX_CONNECTIONS_PER_SERVER = 16;
+
+/**
+ * A request under way and the pool it runs on. Work started inside a scope stays inside it (the async context is
+ * inherited, a reconnect started from an error handler included), so a scope applies only to its own pool's fetches:
+ * a new session opened from there is not tied to a request that has ended.
+ */
+interface RequestScope {
+  pool: ServerPool;
+  signal: AbortSignal;
+}
+
+const scopes = new AsyncLocalStorage<RequestScope>();
+
+/**
+ * Runs one request on `pool` (none: a local server, nothing to do); whatever it fetched through the pool is aborted
+ * once it settles, a response stream the server left open included.
+ */
+export async function inRequestScope<T>(pool: ServerPool | undefined, request: () => Promise<T>): Promise<T> {
+  if (!pool) return request();
+  const done = new AbortController();
+  try {
+    return await scopes.run({ pool, signal: done.signal }, request);
+  } finally {
+    done.abort();
+  }
+}
+
+/** True inside a request scope that has ended: an error raised here comes from the bridge ending the exchange. */
+export function requestScopeEnded(): boolean {
+  return scopes.getStore()?.signal.aborted === true;
+}
+
+/** A JSON-RPC notification the SDK sends (its body is the serialized message). */
+function isNotification(init: RequestInit | undefined): boolean {
+  return typeof init?.body === "string" && init.body.includes('"method":"notifications/');
+}
+
+/** One server's connection pool, and `fetch` through it in the shape the SDK transports take. */
+export class ServerPool {
+  private readonly agent = new Agent({ connections: MAX_CONNECTIONS_PER_SERVER });
+
+  readonly fetch: FetchLike = (url, init) => {
+    const scope = scopes.getStore();
+    const tied = scope?.pool === this && !isNotification(init);
+    // The scope's signal replaces the transport's, which fires only when the transport closes: by then the request has
+    // settled and its scope has ended anyway, and `destroy()` ends every socket. (Combining the two with
+    // `AbortSignal.any` would leave an entry on the transport's long-lived signal for every request.)
+    const signal = tied ? scope.signal : (init?.signal ?? undefined);
+    return undiciFetch(url, { ...(init as UndiciRequestInit), signal, dispatcher: this.agent }) as unknown as Promise<Response>;
+  };
+
+  /** Closes every socket at once. */
+  async destroy(): Promise<void> {
+    await this.agent.destroy().catch(() => undefined);
+  }
+}

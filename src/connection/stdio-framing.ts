@@ -1,0 +1,70 @@
+/**
+ * A local server's stdout as JSON-RPC messages, one per line: the SDK's framing (its `deserializeMessage` parses each
+ * line), with a limit on one line that is the bridge's own. The SDK's `ReadBuffer` bounds everything buffered at 10 MB
+ * and copies all it holds on every chunk, so a long line costs time quadratic in its length; here a line costs time
+ * linear in its length and is refused the moment it passes `maxLineBytes`, nothing of it kept.
+ */
+import { deserializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { formatBytes } from "../tools/output.ts";
+
+const NEWLINE = 0x0a;
+
+/** A server wrote a line longer than its limit; the server is stopped, since the rest of its stream cannot be trusted. */
+export class MessageTooLargeError extends Error {
+  constructor(readonly limit: number) {
+    super(`a message from the server was over the ${formatBytes(limit)} limit (\`maxMessageBytes\`)`);
+    this.name = "MessageTooLargeError";
+  }
+}
+
+export class LineFraming {
+  /** The pieces of the line not yet ended by a newline, and their total size. */
+  private partial: Buffer[] = [];
+  private partialBytes = 0;
+  /** Lines ended, not yet read. */
+  private lines: Buffer[] = [];
+  private next = 0;
+
+  constructor(private readonly maxLineBytes: number) {}
+
+  /** Adds what the server wrote. Throws {@link MessageTooLargeError} (and forgets everything) once a line is too long. */
+  append(chunk: Buffer): void {
+    let start = 0;
+    while (start <= chunk.length) {
+      const newline = chunk.indexOf(NEWLINE, start);
+      const end = newline === -1 ? chunk.length : newline;
+      if (this.partialBytes + (end - start) > this.maxLineBytes) {
+        this.clear();
+        throw new MessageTooLargeError(this.maxLineBytes);
+      }
+      if (end > start) {
+        this.partial.push(chunk.subarray(start, end));
+        this.partialBytes += end - start;
+      }
+      if (newline === -1) return;
+      this.lines.push(this.partial.length === 1 ? this.partial[0]! : Buffer.concat(this.partial, this.partialBytes));
+      this.partial = [];
+      this.partialBytes = 0;
+      start = newline + 1;
+    }
+  }
+
+  /** The next whole message, or null when no whole line is waiting. Throws for a line that is not JSON-RPC (it is consumed). */
+  readMessage(): JSONRPCMessage | null {
+    if (this.next >= this.lines.length) {
+      this.lines = [];
+      this.next = 0;
+      return null;
+    }
+    const line = this.lines[this.next++]!;
+    return deserializeMessage(line.toString("utf8").replace(/\r$/, ""));
+  }
+
+  clear(): void {
+    this.partial = [];
+    this.partialBytes = 0;
+    this.lines = [];
+    this.next = 0;
+  }
+}

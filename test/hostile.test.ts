@@ -1,0 +1,340 @@
+/**
+ * Hostile or broken servers cannot take pi down or eat the machine. Each test runs a fixture server that does one
+ * hostile thing next to a healthy server in the same bridge, checks the bound the bridge puts on it, and checks that
+ * the healthy server still answers.
+ */
+import assert from "node:assert/strict";
+import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { after, before, describe, test } from "node:test";
+import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
+import { McpBridge } from "../src/bridge/mcp-bridge.ts";
+import type { EventSink } from "../src/common/events.ts";
+import { LogFile } from "../src/common/log-file.ts";
+import { inRequestScope, MAX_CONNECTIONS_PER_SERVER, ServerPool } from "../src/connection/http-pool.ts";
+import { serverRows } from "../src/pi/server-rows.ts";
+import { formatStartupSummary } from "../src/pi/status-format.ts";
+import { ToolRegistry } from "../src/pi/tool-registry.ts";
+import { startHostileHttp } from "./fixtures/hostile-http.ts";
+import { connectionFor, readLog, REPO_ROOT, runTool, tempDir, waitFor } from "./helpers.ts";
+
+const HOSTILE_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "hostile-stdio.mjs");
+const NPX_E404 = path.join(REPO_ROOT, "test", "fixtures", "npx-e404.sh");
+const FAST = { initialDelay: 20, maxDelay: 100 };
+
+function hostile(mode: string, env: Record<string, string> = {}, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { command: process.execPath, args: [HOSTILE_FIXTURE, "--mode", mode], env, reconnect: FAST, ...extra };
+}
+
+/** Records events as the bridge publishes them on pi's bus. */
+function recorder() {
+  const events: Array<{ channel: string; payload: Record<string, unknown> }> = [];
+  const sink: EventSink = (channel, payload) => events.push({ channel, payload });
+  const of = (channel: string, server?: string) =>
+    events.filter((e) => e.channel === channel && (server === undefined || e.payload.serverId === server)).map((e) => e.payload);
+  return { sink, of };
+}
+
+/**
+ * A bridge with `bad` (the hostile server) and `good` (a healthy one) from a real config file, its tools registered
+ * as index.ts registers them. `close` shuts it down and removes its files.
+ */
+async function twoServers(bad: Record<string, unknown>, options: { logger?: boolean } = {}) {
+  const tmp = tempDir();
+  const rec = recorder();
+  const projectRoot = path.join(tmp.dir, "project");
+  mkdirSync(path.join(projectRoot, ".pi"), { recursive: true });
+  const config = { mcpServers: { bad, good: hostile("healthy") } };
+  writeFileSync(path.join(projectRoot, ".pi", "mcp.json"), JSON.stringify(config));
+  const logPath = path.join(tmp.dir, "mcp.log");
+  const logger = options.logger ? new LogFile(logPath, { maxBytes: 256 * 1024 }) : undefined;
+  const bridge = new McpBridge({
+    projectRoot,
+    agentDir: path.join(tmp.dir, "agent"),
+    bundledPath: path.join(tmp.dir, "bundled.json"),
+    env: process.env,
+    clientInfo: { name: "test", version: "0" },
+    events: rec.sink,
+    logger,
+    startupBudgetMs: 60_000,
+  });
+  const tools = new Map<string, ToolDefinition>();
+  const registry = new ToolRegistry((def) => tools.set(def.name, def as ToolDefinition), (name) => bridge.connection(name));
+  bridge.onTools((connection, list) => registry.syncServer(connection, list));
+  await bridge.start();
+  return {
+    bridge,
+    tools,
+    registry,
+    rec,
+    logPath,
+    dir: tmp.dir,
+    bad: () => bridge.connection("bad")!,
+    /** The healthy server answers a tool call. */
+    goodAnswers: async () => assert.equal((await runTool(tools.get("mcp_good_echo"), { text: "still here" })).text, "still here"),
+    close: async () => {
+      await bridge.shutdown();
+      await logger?.close();
+      tmp.cleanup();
+    },
+  };
+}
+
+function starts(log: string): number {
+  return readLog(log).filter((e) => e.event === "start").length;
+}
+
+describe("hostile local servers", { timeout: 120_000 }, () => {
+  const tmp = tempDir();
+  after(() => tmp.cleanup());
+
+  test("a stdout line over the limit: refused with an error naming the limit, not 'exited with code 0', and counted toward maxRestarts", async () => {
+    const log = path.join(tmp.dir, "huge-start.jsonl");
+    const bad = hostile("huge-line", { FIXTURE_LOG: log, HOSTILE_HUGE_AT: "start", HOSTILE_LINE_BYTES: String(2 * 1024 * 1024) }, { maxMessageBytes: 1024 * 1024, maxRestarts: 2 });
+    const env = await twoServers(bad);
+    try {
+      await waitFor(() => env.bad().state.gaveUp, "the restarts to run out", 30_000);
+      assert.equal(starts(log), 3, "the first start and 2 restarts, then no more");
+      const error = env.bad().lastError ?? "";
+      assert.match(error, /a message from the server was over the 1\.0 MB limit \(`maxMessageBytes`\)/);
+      assert.doesNotMatch(error, /exited with code 0/);
+      assert.deepEqual(
+        env.rec.of("mcp.error", "bad").map((e) => e.attempt),
+        [1, 2],
+      );
+      await env.goodAnswers();
+    } finally {
+      await env.close();
+    }
+  });
+
+  test("a line over the limit in the middle of a call: the call fails naming the limit, and the drop is reported as such", async () => {
+    const log = path.join(tmp.dir, "huge-call.jsonl");
+    const bad = hostile("huge-line", { FIXTURE_LOG: log, HOSTILE_LINE_BYTES: String(2 * 1024 * 1024) }, { maxMessageBytes: 1024 * 1024, maxRestarts: 3 });
+    const env = await twoServers(bad);
+    try {
+      assert.equal(env.bad().status, "connected");
+      await assert.rejects(runTool(env.tools.get("mcp_bad_huge")), /over the 1\.0 MB limit/);
+      const reasons = env.rec.of("mcp.disconnected", "bad").map((e) => String(e.reason));
+      assert.ok(reasons.length >= 1);
+      for (const reason of reasons) assert.match(reason, /a message from the server was over the 1\.0 MB limit/);
+      const crashed = env.rec.of("mcp.local.crashed", "bad").map((e) => String(e.reason));
+      for (const reason of crashed) assert.doesNotMatch(reason, /exited with code/);
+      await env.goodAnswers();
+    } finally {
+      await env.close();
+    }
+  });
+
+  test("a server that crashes after every good connect is restarted maxRestarts times, counting on, then left down", async () => {
+    const log = path.join(tmp.dir, "crash-loop.jsonl");
+    const bad = hostile("crash-after-connect", { FIXTURE_LOG: log, HOSTILE_CRASH_MS: "50" }, { maxRestarts: 3 });
+    const env = await twoServers(bad);
+    try {
+      await waitFor(() => env.bad().state.gaveUp, "the restarts to run out", 30_000);
+      assert.equal(starts(log), 4, "the first start and 3 restarts");
+      // Each restart is the next attempt, not attempt 1 again.
+      assert.deepEqual(
+        env.rec.of("mcp.connecting", "bad").map((e) => e.attempt),
+        [0, 1, 2, 3],
+      );
+      assert.equal(env.bad().status, "disconnected");
+      await assert.rejects(runTool(env.tools.get("mcp_bad_echo"), { text: "x" }), /was not restarted again after 3 restart attempts.*exited with code 1/s);
+      await env.goodAnswers();
+      assert.equal(starts(log), 4, "still no further start");
+    } finally {
+      await env.close();
+    }
+  });
+
+  test("the restart count starts again once a server has stayed up for the stable period", async () => {
+    const log = path.join(tmp.dir, "stable.jsonl");
+    const events = recorder();
+    // Up for 400 ms each time, longer than the 100 ms stable period: every crash is a first one.
+    const connection = connectionFor("steady", hostile("crash-after-connect", { FIXTURE_LOG: log, HOSTILE_CRASH_MS: "400" }, { maxRestarts: 1 }), {
+      events: events.sink,
+      stableAfterMs: 100,
+    });
+    try {
+      await connection.connect();
+      await waitFor(() => starts(log) >= 4, "more restarts than maxRestarts, each after a stable period", 30_000);
+      assert.equal(connection.state.gaveUp, false);
+      for (const attempt of events.of("mcp.connecting").map((e) => e.attempt).slice(1)) assert.equal(attempt, 1);
+    } finally {
+      await connection.close();
+    }
+  });
+
+  test("tools per server and schema size are capped, with one warning naming the server", async () => {
+    const env = await twoServers(hostile("many-tools"));
+    try {
+      const registered = env.registry.toolsOf("bad");
+      assert.equal(registered.length, 500, "the default maxTools");
+      const names = new Set(registered.map((t) => t.originalName));
+      assert.equal(names.has("fat"), false, "a 2 MB schema is left out");
+      assert.equal(names.has("deep"), false, "a schema nested 5,000 levels is left out");
+      const warnings = env.bad().warnings;
+      assert.equal(warnings.length, 1, "one warning for the server");
+      assert.match(warnings[0]!, /it lists 600 usable tools; only the first 500 are registered \(`maxTools`\)/);
+      assert.match(warnings[0]!, /1 tool left out because the input schema is over the 64\.0 KB limit \(`maxSchemaBytes`\): 'fat' \(2\.\d MB\)/);
+      assert.match(warnings[0]!, /1 tool left out because the input schema is nested deeper than 64 levels: 'deep'/);
+      const summary = formatStartupSummary(serverRows(env.bridge, env.registry, process.env), env.bridge.problems, env.registry.warnings) ?? "";
+      assert.equal(summary.split("\n").filter((line) => line.includes("maxTools")).length, 1);
+      assert.match(summary, /! bad: it lists 600 usable tools/);
+      assert.equal((await runTool(env.tools.get("mcp_bad_tool_499"), { n: 1 })).text, "(no output)", "a registered tool can be called");
+      await env.goodAnswers();
+    } finally {
+      await env.close();
+    }
+  });
+
+  test("maxTools and maxSchemaBytes are configurable", async () => {
+    const env = await twoServers(hostile("many-tools", { HOSTILE_TOOLS: "20" }, { maxTools: 10, maxSchemaBytes: 4 * 1024 * 1024 }));
+    try {
+      const names = env.registry.toolsOf("bad").map((t) => t.originalName);
+      assert.equal(names.length, 10);
+      // `fat` fits in the raised maxSchemaBytes and counts; `deep` is still too deep (that bound is not configurable).
+      assert.match(env.bad().warnings[0]!, /it lists 21 usable tools; only the first 10 are registered/);
+      assert.doesNotMatch(env.bad().warnings[0]!, /maxSchemaBytes/);
+      await env.goodAnswers();
+    } finally {
+      await env.close();
+    }
+  });
+
+  test("a notification flood is bounded: the healthy server answers meanwhile and the log stays within its size", async () => {
+    const env = await twoServers(hostile("flood"), { logger: true });
+    try {
+      const flood = runTool(env.tools.get("mcp_bad_flood"), { count: 100_000 });
+      await env.goodAnswers();
+      assert.equal((await flood).text, "sent 100000 notifications");
+      // The flooding server itself still answers afterwards.
+      assert.equal((await runTool(env.tools.get("mcp_bad_echo"), { text: "after" })).text, "after");
+      await env.goodAnswers();
+      assert.ok(statSync(env.logPath).size <= 256 * 1024 + 4096, "the log is rotated at its size limit");
+    } finally {
+      await env.close();
+    }
+  });
+
+  test("a launcher that fails for good (npx E404, command not found) is not retried", async () => {
+    const log = path.join(tmp.dir, "e404.jsonl");
+    const env = await twoServers({ command: NPX_E404, env: { FIXTURE_LOG: log }, reconnect: FAST });
+    const connection = connectionFor("shell", { command: "sh", args: ["-c", "no-such-command-for-mcp-bridge-tests"], reconnect: FAST });
+    try {
+      const bad = env.bad();
+      assert.equal(bad.state.gaveUp, true, "given up at once");
+      assert.equal(starts(log), 1, "started once, not retried");
+      assert.equal(env.rec.of("mcp.connecting", "bad").length, 1);
+      assert.match(bad.lastError ?? "", /the package it runs does not exist in the npm registry \(npm E404\)/);
+      assert.match(bad.lastError ?? "", /not retried/);
+      await assert.rejects(connection.connect(), /its command was not found \(exit code 127\)/);
+      assert.equal(connection.state.gaveUp, true);
+      await env.goodAnswers();
+    } finally {
+      await connection.close();
+      await env.close();
+    }
+  });
+});
+
+describe("hostile remote servers", { timeout: 120_000 }, () => {
+  // The schedule's timers are unref'd; this stands in for pi's own handles.
+  let keepAlive: NodeJS.Timeout;
+  before(() => {
+    keepAlive = setInterval(() => {}, 1000);
+  });
+  after(() => clearInterval(keepAlive));
+
+  test("timed-out and cancelled calls close their response stream", async () => {
+    const server = await startHostileHttp();
+    const env = await twoServers({ url: server.url, requestTimeout: 300, reconnect: FAST });
+    try {
+      const endless = env.tools.get("mcp_bad_endless");
+      for (let i = 0; i < 5; i++) await assert.rejects(runTool(endless), /did not answer 'endless' within 0\.3 s/);
+      const cancel = new AbortController();
+      const cancelled = runTool(endless, {}, cancel.signal);
+      await waitFor(() => server.streamsStarted() === 6, "the sixth stream to start");
+      cancel.abort();
+      await assert.rejects(cancelled, /cancelled/);
+      // As the server sees it: every stream it opened has been closed by the client.
+      await waitFor(() => server.openStreams() === 0, "every endless stream to be closed");
+      assert.equal(env.bad().status, "connected", "the connection itself is fine");
+      assert.equal((await runTool(env.tools.get("mcp_bad_echo"), { text: "ok" })).text, "ok");
+      await env.goodAnswers();
+    } finally {
+      await env.close();
+      await server.close();
+    }
+  });
+
+  test("a request scope ties only its own pool's fetches: work started inside an ended call (a reconnect) is not cut", async () => {
+    const server = await startHostileHttp();
+    const oldPool = new ServerPool();
+    const newPool = new ServerPool();
+    const ping = (pool: ServerPool) => pool.fetch(server.url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: "{}" });
+    try {
+      // What a reconnect started from an error handler inside a call would do, once the call is over.
+      let callEnded!: () => void;
+      const ended = new Promise<void>((resolve) => (callEnded = resolve));
+      let later!: Promise<unknown>;
+      await inRequestScope(oldPool, async () => {
+        // Started inside the call, it runs on in the call's context after the call is over.
+        later = (async () => {
+          await ended;
+          return [await ping(newPool).then((r) => r.status), await ping(oldPool).then(() => "not cut", (e: Error) => e.name)];
+        })();
+      });
+      callEnded();
+      assert.deepEqual(await later, [400, "AbortError"], "the new pool's request goes through; the ended call's own pool is cut");
+    } finally {
+      await oldPool.destroy();
+      await newPool.destroy();
+      await server.close();
+    }
+  });
+
+  test("an endless reply to initialize is cut at the connect timeout and its stream closed", async () => {
+    const server = await startHostileHttp({ endlessInitialize: true });
+    const env = await twoServers({ url: server.url, timeout: 500, reconnect: false });
+    try {
+      assert.match(env.bad().lastError ?? "", /did not complete the MCP handshake within 0\.5 s/);
+      assert.ok(server.streamsStarted() >= 1);
+      await waitFor(() => server.openStreams() === 0, "the initialize stream to be closed");
+      await env.goodAnswers();
+    } finally {
+      await env.close();
+      await server.close();
+    }
+  });
+
+  test("1,000 concurrent calls share a bounded pool of connections and raise no MaxListenersExceededWarning", async () => {
+    const server = await startHostileHttp();
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    const env = await twoServers({ url: server.url, reconnect: FAST });
+    try {
+      const echo = env.tools.get("mcp_bad_echo");
+      // As pi runs the parallel tool calls of one turn: all with the turn's signal.
+      const turn = new AbortController();
+      const results = await Promise.all(Array.from({ length: 1000 }, (_, i) => runTool(echo, { text: `n${i}` }, turn.signal)));
+      assert.deepEqual(
+        results.map((r) => r.text),
+        Array.from({ length: 1000 }, (_, i) => `n${i}`),
+      );
+      assert.ok(server.connections() <= MAX_CONNECTIONS_PER_SERVER, `${server.connections()} connections for 1,000 calls`);
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(
+        warnings.filter((w) => w.name === "MaxListenersExceededWarning").map((w) => w.message),
+        [],
+      );
+      await env.goodAnswers();
+    } finally {
+      process.off("warning", onWarning);
+      await env.close();
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,121 @@
+/**
+ * The bounds on what a server may send, on their own: the stdout line limit, the tool list and schema limits, the
+ * config fields that set them, and which launcher failures no restart can fix.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { validateServerEntry } from "../src/config/validate/entry.ts";
+import { permanentLaunchFailure } from "../src/connection/error-messages.ts";
+import { LineFraming, MessageTooLargeError } from "../src/connection/stdio-framing.ts";
+import { limitTools, MAX_SCHEMA_DEPTH, nestedDeeperThan } from "../src/tools/limits.ts";
+
+const SOURCE = { scope: "project" as const, path: "/p/.pi/mcp.json" };
+
+function tool(name: string, inputSchema: Record<string, unknown> = { type: "object" }): Tool {
+  return { name, inputSchema } as Tool;
+}
+
+describe("LineFraming", () => {
+  test("splits messages across and within chunks, as the SDK's framing does", () => {
+    const framing = new LineFraming(1024);
+    framing.append(Buffer.from('{"jsonrpc":"2.0","method":"a"}\n{"jsonrpc":"2.0",'));
+    framing.append(Buffer.from('"method":"b"}\r\n'));
+    assert.deepEqual(framing.readMessage(), { jsonrpc: "2.0", method: "a" });
+    assert.deepEqual(framing.readMessage(), { jsonrpc: "2.0", method: "b" });
+    assert.equal(framing.readMessage(), null);
+  });
+
+  test("a line over the limit is refused as soon as it passes it, naming the limit, and nothing of it is kept", () => {
+    const framing = new LineFraming(100);
+    framing.append(Buffer.from("x".repeat(60)));
+    assert.throws(() => framing.append(Buffer.from("x".repeat(60))), (error: unknown) => {
+      assert.ok(error instanceof MessageTooLargeError);
+      assert.equal(error.message, "a message from the server was over the 100 B limit (`maxMessageBytes`)");
+      return true;
+    });
+    assert.equal(framing.readMessage(), null);
+    // A line exactly at the limit is fine.
+    const exact = `{"jsonrpc":"2.0","method":"${"m".repeat(100 - 29)}"}`;
+    assert.equal(Buffer.byteLength(exact), 100);
+    framing.append(Buffer.from(`${exact}\n`));
+    assert.equal((framing.readMessage() as { method: string }).method.length, 71);
+  });
+
+  test("a line that is not JSON-RPC throws when read and is consumed", () => {
+    const framing = new LineFraming(1024);
+    framing.append(Buffer.from('Starting server...\n{"jsonrpc":"2.0","method":"ok"}\n'));
+    assert.throws(() => framing.readMessage());
+    assert.deepEqual(framing.readMessage(), { jsonrpc: "2.0", method: "ok" });
+  });
+});
+
+describe("limitTools", () => {
+  test("at most maxTools, in the server's order, with one warning", () => {
+    const tools = Array.from({ length: 12 }, (_, i) => tool(`t${i}`));
+    const { tools: kept, warning } = limitTools(tools, { maxTools: 10, maxSchemaBytes: 64 * 1024 });
+    assert.deepEqual(
+      kept.map((t) => t.name),
+      tools.slice(0, 10).map((t) => t.name),
+    );
+    assert.equal(warning, "it lists 12 usable tools; only the first 10 are registered (`maxTools`)");
+    assert.equal(limitTools(tools, { maxTools: 12, maxSchemaBytes: 64 * 1024 }).warning, undefined);
+  });
+
+  test("schemas over maxSchemaBytes or nested too deeply are left out, named, without overflowing the stack", () => {
+    let deep: Record<string, unknown> = {};
+    for (let i = 0; i < 100_000; i++) deep = { not: deep };
+    const big = { type: "object", properties: { s: { type: "string", description: "x".repeat(2000) } } };
+    const list = [tool("fine"), tool("big1", big), tool("deep", { type: "object", properties: { x: deep } }), tool("big2", big)];
+    const { tools, warning } = limitTools(list, { maxTools: 500, maxSchemaBytes: 1024 });
+    assert.deepEqual(
+      tools.map((t) => t.name),
+      ["fine"],
+    );
+    assert.match(warning ?? "", /^2 tools left out because the input schema is over the 1\.0 KB limit \(`maxSchemaBytes`\): 'big1' \(2\.0 KB\), 'big2' \(2\.0 KB\); 1 tool left out because the input schema is nested deeper than 64 levels: 'deep'$/);
+  });
+
+  test("a left-out tool's name is shown without control sequences and not at any length", () => {
+    const big = { type: "object", description: "x".repeat(2000) };
+    const { warning } = limitTools([tool(`evil\u001b]52;c;cHduZWQ=\u0007\u001b[2J${"n".repeat(500)}`, big)], { maxTools: 10, maxSchemaBytes: 1024 });
+    assert.doesNotMatch(warning ?? "", /[\u0000-\u001f\u007f\u009b]/);
+    assert.ok((warning ?? "").length < 400, warning);
+  });
+
+  test("nestedDeeperThan counts objects and arrays, iteratively", () => {
+    assert.equal(nestedDeeperThan({ a: [{ b: 1 }] }, 3), false);
+    assert.equal(nestedDeeperThan({ a: [{ b: {} }] }, 3), true);
+    let chain: unknown = {};
+    for (let i = 0; i < MAX_SCHEMA_DEPTH - 1; i++) chain = [chain];
+    assert.equal(nestedDeeperThan(chain, MAX_SCHEMA_DEPTH), false);
+    assert.equal(nestedDeeperThan([chain], MAX_SCHEMA_DEPTH), true);
+  });
+});
+
+describe("limit fields", () => {
+  test("defaults, overrides, and bad values", () => {
+    const local = validateServerEntry("s", { command: "node" }, SOURCE).config!;
+    assert.deepEqual(local.limits, { maxTools: 500, maxSchemaBytes: 64 * 1024, maxMessageBytes: 16 * 1024 * 1024 });
+    const set = validateServerEntry("s", { command: "node", maxTools: 20, maxSchemaBytes: 1000, maxMessageBytes: 2048 }, SOURCE).config!;
+    assert.deepEqual(set.limits, { maxTools: 20, maxSchemaBytes: 1000, maxMessageBytes: 2048 });
+    assert.deepEqual(validateServerEntry("s", { command: "node", maxTools: 0, maxSchemaBytes: "big" }, SOURCE).errors, [
+      "`maxTools` must be a whole number, 1 or more (got 0)",
+      '`maxSchemaBytes` must be a whole number, 1 or more (got "big")',
+    ]);
+    assert.deepEqual(validateServerEntry("r", { url: "https://x.example/mcp", maxMessageBytes: 2048 }, SOURCE).errors, [
+      "`maxMessageBytes` applies to local (command) servers only",
+    ]);
+  });
+});
+
+describe("permanentLaunchFailure", () => {
+  test("npm E404 and ETARGET, and a shell's exit codes 127 and 126; not an ordinary crash", () => {
+    assert.match(permanentLaunchFailure(1, "npm error code E404\nnpm error 404 Not Found - GET https://registry.npmjs.org/x") ?? "", /does not exist in the npm registry/);
+    assert.match(permanentLaunchFailure(1, "npm ERR! code E404") ?? "", /npm E404/);
+    assert.match(permanentLaunchFailure(1, "npm error code ETARGET\nnpm error notarget No matching version") ?? "", /ETARGET/);
+    assert.match(permanentLaunchFailure(127, "sh: 1: nope: not found") ?? "", /not found \(exit code 127\)/);
+    assert.match(permanentLaunchFailure(126, "") ?? "", /could not be run/);
+    assert.equal(permanentLaunchFailure(1, "Error: connect ECONNREFUSED 127.0.0.1:5432"), undefined);
+    assert.equal(permanentLaunchFailure(null, "fetching 404 page"), undefined);
+  });
+});
