@@ -15,7 +15,7 @@ import type { Environment } from "../config/substitute.ts";
 import type { SignInHandler } from "../oauth/provider.ts";
 import { ServerAuth } from "../oauth/server-auth.ts";
 import type { AuthStore } from "../oauth/storage.ts";
-import { cancelledError, connectError, disabledError, noOAuthError, notConnectedError, shutDownError, stillReconnectingError } from "./error-messages.ts";
+import { cancelledError, connectError, disabledError, noOAuthError, notConnectedError, shutDownError, stillReconnectingError, untrustedError } from "./error-messages.ts";
 import { HealthChecks } from "./health-checks.ts";
 import type { HealthStatus, HealthTracker, ServerMetrics, ServerState } from "./health.ts";
 import { LifecycleReport } from "./lifecycle-report.ts";
@@ -38,6 +38,11 @@ export interface ConnectionOptions {
   /** Who can send the user to a sign-in page right now, if anyone. */
   signIn?: () => SignInHandler | undefined;
   signInTimeoutMs?: number;
+  /**
+   * False while this server may not run: a project server the user has not trusted. Nothing then starts its process
+   * or connects to it (startup, a call, a reconnect or a sign-in); each says so instead.
+   */
+  trusted?: () => boolean;
   /** Answers to the requests a server sends the client (elicitation, …); only those given are offered to servers. */
   features?: ClientFeatures;
   /** Called with the server's tool list after every successful fetch: connect, reconnect, `list_changed`. */
@@ -142,6 +147,16 @@ export class ServerConnection {
     return this.live?.pid;
   }
 
+  /** False for a project server the user has not trusted: it is never started or connected. */
+  get trusted(): boolean {
+    return this.options.trusted?.() ?? true;
+  }
+
+  /** Throws unless this server may run. */
+  private checkTrusted(): void {
+    if (!this.trusted) throw untrustedError(this.config);
+  }
+
   metrics(now = Date.now()): ServerMetrics {
     return this.health.metrics(now);
   }
@@ -182,6 +197,7 @@ export class ServerConnection {
    */
   async connect(): Promise<void> {
     if (this.closed) throw shutDownError(this.name);
+    this.checkTrusted();
     this.starting ??= this.connectOnce(0).catch((error: unknown) => {
       if (this.retryable(error)) void this.recover();
       else this.giveUp(error);
@@ -193,6 +209,7 @@ export class ServerConnection {
   /** One connect attempt: a new live session, open within the server's deadline (signing in on the way if asked). */
   private async connectOnce(attempt: number): Promise<void> {
     if (this.closed) throw shutDownError(this.name);
+    this.checkTrusted();
     this.report.connecting(attempt);
     const started = Date.now();
     let session: LiveSession;
@@ -291,6 +308,7 @@ export class ServerConnection {
    */
   private async ready(toolName: string, signal: AbortSignal | undefined): Promise<LiveSession> {
     if (this.closed) throw shutDownError(this.name);
+    this.checkTrusted();
     if (this.live) return this.live;
     if (!this.config.enabled) throw disabledError(this.config);
     if (!this.starting) {
@@ -318,6 +336,7 @@ export class ServerConnection {
    */
   async reconnect(): Promise<void> {
     if (this.closed) throw shutDownError(this.name);
+    this.checkTrusted();
     await this.endOnPurpose("reconnect requested");
     this.starting = undefined;
     await this.connect();
@@ -340,6 +359,7 @@ export class ServerConnection {
    */
   async signIn(handler: SignInHandler): Promise<void> {
     if (!this.auth.configured) throw noOAuthError(this.config);
+    this.checkTrusted();
     await this.auth.signInWith(handler, () => this.reconnect());
   }
 
