@@ -6,70 +6,13 @@ import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import type { AgentSession, ExtensionUIContext } from "@mariozechner/pi-coding-agent";
+import type { AgentSession } from "@mariozechner/pi-coding-agent";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { RecordingUI } from "./recording-ui.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
-import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, trustProjectServers, waitFor } from "./helpers.ts";
 
 const HELLO = path.join(REPO_ROOT, "examples", "hello-server.mjs");
-
-/** A UI that answers from a script and records what it was asked and shown. */
-class RecordingUI {
-  answers: unknown[] = [];
-  asked: string[] = [];
-  notices: string[] = [];
-  statuses = new Map<string, string | undefined>();
-  screens: string[][] = [];
-  /** Keys the dashboard gets, in order, once it is open. */
-  keys: string[] = [];
-  /** Behave as pi's RPC mode does: custom components are not supported (resolve at once, build nothing). */
-  noCustom = false;
-
-  private next(kind: string, title: string): unknown {
-    this.asked.push(`${kind}: ${title}`);
-    if (this.answers.length === 0) throw new Error(`unscripted ${kind}: ${title}`);
-    return this.answers.shift();
-  }
-
-  context(): ExtensionUIContext {
-    const ui: Partial<ExtensionUIContext> = {
-      select: async (title, options) => {
-        const answer = this.next("select", title);
-        if (typeof answer === "number") return options[answer];
-        if (answer === undefined) return undefined;
-        const found = options.find((o) => o.startsWith(String(answer)));
-        if (!found) throw new Error(`no option '${String(answer)}' in ${JSON.stringify(options)}`);
-        return found;
-      },
-      input: async (title) => this.next("input", title) as string | undefined,
-      confirm: async (title) => this.next("confirm", title) as boolean,
-      notify: (message) => void this.notices.push(message),
-      setStatus: (key, text) => void this.statuses.set(key, text),
-      theme: { fg: (_color: string, text: string) => `[warn]${text}` } as unknown as ExtensionUIContext["theme"],
-      custom: (async (factory: Parameters<ExtensionUIContext["custom"]>[0]) => {
-        if (this.noCustom) return undefined;
-        let result: unknown;
-        let closed = false;
-        const tui = { requestRender: () => undefined };
-        const component = await factory(tui as never, undefined as never, undefined as never, (value: unknown) => {
-          closed = true;
-          result = value;
-        });
-        this.screens.push(component.render(200));
-        for (const key of this.keys.splice(0)) {
-          component.handleInput?.(key);
-          if (closed) break;
-          this.screens.push(component.render(200));
-        }
-        component.dispose?.();
-        return result;
-      }) as ExtensionUIContext["custom"],
-    };
-    return new Proxy(ui as ExtensionUIContext, {
-      get: (target, key) => (key in target ? target[key as keyof ExtensionUIContext] : () => undefined),
-    });
-  }
-}
 
 describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 }, () => {
   const project = tempDir("mcp-bridge-cmd-project-");
@@ -104,6 +47,8 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
     process.chdir(project.dir);
+    // The project's servers are the test's own: trusted, as "trust all" would record it.
+    await trustProjectServers(project.dir, agentDir.dir);
     pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
     ({ session } = pi);
 

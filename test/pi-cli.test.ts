@@ -10,7 +10,7 @@ import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { startOAuthServer } from "./fixtures/oauth-server.ts";
-import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, trustProjectServers, waitFor } from "./helpers.ts";
 
 const PI_CLI = path.join(REPO_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
 const home = tempDir("mcp-bridge-home-");
@@ -160,6 +160,7 @@ describe("pi command line", { timeout: 120_000 }, () => {
         path.join(project.dir, ".pi", "mcp.json"),
         JSON.stringify({ mcpServers: { hello: { command: "node", args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")] } } }),
       );
+      await trustProjectServers(project.dir, path.join(home.dir, "agent"));
       const { code, output } = await runPi(["-p", "/mcp"], 60_000, project.dir);
       assert.equal(code, 0, output);
       assert.match(output, /hello {2}connected {2}stdio {2}2 tools {2}\(project\)/);

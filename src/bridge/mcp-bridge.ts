@@ -174,6 +174,11 @@ export class McpBridge {
     if (failure) throw failure.error;
   }
 
+  /** Trusts definitions the user wrote into the project's file through pi (`/mcp add`, `/mcp import`): nobody to ask. */
+  async trustWritten(configs: readonly ServerConfig[]): Promise<void> {
+    await this.options.projectTrust?.answer(configs, true);
+  }
+
   /**
    * Records the user's answer: in effect at once, saved for later sessions in the background. Resolves with the
    * error of saving, if any (caught here, so it cannot go unhandled while the servers start).

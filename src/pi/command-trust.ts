@@ -36,6 +36,7 @@ async function trustAndStart(deps: TrustDeps, connections: readonly ServerConnec
     if (error !== undefined) return `  ✕ ${connection.name}: trusted, but it did not start: ${errorMessage(error)}`;
     if (!connection.config.enabled) return `  ${connection.name}: trusted (it is disabled; /mcp enable ${connection.name} starts it)`;
     if (connection.status === "not started") return `  ${connection.name}: trusted; it starts on first use`;
+    if (connection.status === "connecting") return `  ${connection.name}: trusted, starting; its tools appear when it is ready`;
     return `  ${connection.name}: trusted, ${connection.status}, ${plural(connection.tools.length, "tool")}`;
   });
   show(ctx, [`Trusted ${plural(results.length, "MCP server")} of ${deps.bridge.projectRoot}:`, ...lines].join("\n"), results.some((r) => r.error) ? "warning" : "info");
