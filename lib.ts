@@ -9,6 +9,7 @@ export * from "./src/config/validate/entry.ts";
 export * from "./src/config/layers.ts";
 export * from "./src/config/argv.ts";
 export * from "./src/config/substitute.ts";
+export * from "./src/config/trust.ts";
 export * from "./src/tools/naming.ts";
 export * from "./src/common/errors.ts";
 export * from "./src/tools/output.ts";
