@@ -170,6 +170,29 @@ describe("pi command line", { timeout: 120_000 }, () => {
     }
   });
 
+  test("print mode in a project nobody has trusted: no server starts and one notice names /mcp trust; `/mcp trust` then starts it", async () => {
+    const project = tempDir("mcp-bridge-untrusted-");
+    const log = path.join(project.dir, "events.jsonl");
+    try {
+      mkdirSync(path.join(project.dir, ".pi"));
+      const entry = { ...fixtureEntry(), env: { FIXTURE_LOG: log } };
+      writeFileSync(path.join(project.dir, ".pi", "mcp.json"), JSON.stringify({ mcpServers: { local: entry, later: { ...entry, lazy: true } } }));
+      const listed = await runPi(["-e", REPO_ROOT, "-p", "/mcp list"], 60_000, project.dir);
+      assert.equal(listed.code, 0, listed.output);
+      assert.equal(listed.output.match(/\/mcp trust \[server…\] starts them/g)?.length, 1, listed.output);
+      assert.match(listed.output, /not trusted, not started \(project config\): local, later\./);
+      assert.match(listed.output, /local +🔒/);
+      assert.deepEqual(readLog(log), [], "no server process was started, lazy or not");
+
+      const trusted = await runPi(["-e", REPO_ROOT, "-p", "/mcp trust local"], 60_000, project.dir);
+      assert.equal(trusted.code, 0, trusted.output);
+      assert.match(trusted.output, /local: trusted, connected, \d+ tools/);
+      assert.deepEqual(readLog(log).map((e) => e.event).filter((e) => e === "start"), ["start"], "only the trusted server started");
+    } finally {
+      project.cleanup();
+    }
+  });
+
   /** Starts `pi --mode rpc` on a config with two servers that each start a child process (one behind a shell wrapper). */
   function startRpcPi(extraServers: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = {}) {
     const tmp = tempDir();

@@ -97,10 +97,12 @@ export function formatStartupSummary(rows: readonly ServerRow[], problems: reado
   const tools = connected.reduce((n, r) => n + r.toolCount, 0);
   const lazy = rows.filter((r) => r.enabled && r.status === "not started");
   const lazyNote = lazy.length ? ` (${lazy.length} start on first use)` : "";
-  lines.push(`MCP: ${connected.length} of ${rows.filter((r) => r.enabled).length} servers connected${lazyNote}, ${tools} tools`);
+  // Servers held for trust are not counted as ones that could connect: they have their own line.
+  const runnable = rows.filter((r) => r.enabled && r.status !== "not trusted");
+  if (runnable.length) lines.push(`MCP: ${connected.length} of ${runnable.length} servers connected${lazyNote}, ${tools} tools`);
   for (const row of failed) lines.push(indent(`✕ ${row.name}: ${row.error ?? row.status}${row.detail ? ` (${row.detail})` : ""}`, "  "));
   for (const row of pending) lines.push(`  … ${row.name}: still connecting; its tools appear when it is ready`);
-  if (held.length) lines.push(`  🔒 ${formatUntrusted(held.map((r) => r.name))}`);
+  if (held.length) lines.push(`${runnable.length ? "  🔒" : "MCP: 🔒"} ${formatUntrusted(held.map((r) => r.name))}`);
   for (const row of warned) for (const warning of row.warnings) lines.push(`  ! ${row.name}: ${warning}`);
   for (const problem of problems) lines.push(`  ! ${formatProblem(problem)}`);
   for (const warning of warnings) lines.push(`  ! ${warning}`);
@@ -150,7 +152,8 @@ function statusOf(row: ServerRow): string {
 
 /** The footer's short form: `MCP 2/3`, and whether something needs attention (a server down or waiting for a sign-in). */
 export function statusSummary(rows: readonly ServerRow[]): { text: string; attention: boolean } | undefined {
-  const enabled = rows.filter((r) => r.enabled && r.status !== "disabled");
+  // A project server held for trust cannot be up; the startup notice and /mcp say so.
+  const enabled = rows.filter((r) => r.enabled && r.status !== "disabled" && r.status !== "not trusted");
   if (enabled.length === 0) return undefined;
   const up = enabled.filter((r) => r.status === "connected" || r.status === "not started").length;
   const attention = enabled.some((r) => r.status === "error" || r.status === "disconnected" || r.status === "needs sign-in");
