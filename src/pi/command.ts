@@ -142,8 +142,10 @@ export function registerMcpCommand(deps: CommandDeps): void {
         return items.length ? items : null;
       }
       if (!TAKES_SERVER.has(words[0]!)) return null;
+      // Only a project's own servers can be trusted or not.
+      const trustOnly = words[0] === "trust" || words[0] === "untrust";
       const servers = [...bridge.connections.values()]
-        .filter((c) => c.name.startsWith(words[1] ?? ""))
+        .filter((c) => c.name.startsWith(words[1] ?? "") && (!trustOnly || bridge.trustStateOf(c.name) !== undefined))
         .map((c) => ({ value: `${words[0]} ${c.name}`, label: c.name, description: c.status }));
       return servers.length ? servers : null;
     },
