@@ -11,7 +11,6 @@ import { describeForTrust, trustQuestion } from "../config/trust.ts";
 import { describeSource } from "../config/types.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { show } from "./command-context.ts";
-import { formatUntrusted } from "./status-format.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
 
 export interface TrustDeps {
@@ -42,13 +41,10 @@ async function trustAndStart(deps: TrustDeps, connections: readonly ServerConnec
   show(ctx, [`Trusted ${plural(results.length, "MCP server")} of ${deps.bridge.projectRoot}:`, ...lines].join("\n"), results.some((r) => r.error) ? "warning" : "info");
 }
 
-function notTrustedNotice(connections: readonly ServerConnection[]): string {
-  return `MCP: ${formatUntrusted(connections.map((c) => c.name))}`;
-}
-
 /**
  * At session start, in a UI: asks once about the enabled project servers that are new or changed since the user last
- * answered, then starts the ones trusted. A server the user declined is not asked about again until it changes.
+ * answered, then starts the ones trusted. A server the user declined is not asked about again until it changes. The
+ * startup notice, which names the servers left untrusted and `/mcp trust`, comes after this.
  */
 export async function askTrust(deps: TrustDeps, ctx: ExtensionContext): Promise<void> {
   if (!ctx.hasUI || !deps.bridge.asksTrust) return;
@@ -59,10 +55,7 @@ export async function askTrust(deps: TrustDeps, ctx: ExtensionContext): Promise<
   if (pending.length === 0) return;
   const choice = await ctx.ui.select(trustQuestion(deps.bridge.projectRoot, pending), [TRUST_ALL, TRUST_CHOOSE, TRUST_NONE]);
   // Dismissed without an answer: nothing runs, and the question comes again next time.
-  if (choice === undefined) {
-    show(ctx, notTrustedNotice(pending.map((p) => p.connection)), "warning");
-    return;
-  }
+  if (choice === undefined) return;
   let trusted = choice === TRUST_ALL ? pending : [];
   if (choice === TRUST_CHOOSE) {
     trusted = [];
@@ -71,10 +64,7 @@ export async function askTrust(deps: TrustDeps, ctx: ExtensionContext): Promise<
     }
   }
   const declined = pending.filter((p) => !trusted.includes(p)).map((p) => p.connection);
-  if (declined.length) {
-    await deps.bridge.distrust(declined).catch((error: unknown) => show(ctx, `Could not save the answer: ${errorMessage(error)}`, "warning"));
-    show(ctx, notTrustedNotice(declined), "warning");
-  }
+  if (declined.length) await deps.bridge.distrust(declined).catch((error: unknown) => show(ctx, `Could not save the answer: ${errorMessage(error)}`, "warning"));
   if (trusted.length) await trustAndStart(deps, trusted.map((p) => p.connection), ctx);
 }
 
