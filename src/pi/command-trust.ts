@@ -7,7 +7,7 @@ import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { McpBridge } from "../bridge/mcp-bridge.ts";
 import { errorMessage } from "../common/errors.ts";
 import { plural } from "../common/text.ts";
-import { describeForTrust, trustQuestion } from "../config/trust.ts";
+import { describeForTrust, trustQuestion, visible } from "../config/trust.ts";
 import { describeSource } from "../config/types.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { show } from "./command-context.ts";
@@ -60,7 +60,7 @@ export async function askTrust(deps: TrustDeps, ctx: ExtensionContext): Promise<
   if (choice === TRUST_CHOOSE) {
     trusted = [];
     for (const server of pending) {
-      if (await ctx.ui.confirm(`Trust MCP server '${server.connection.name}'?`, describeForTrust(server.config).join("\n"))) trusted.push(server);
+      if (await ctx.ui.confirm(`Trust MCP server '${visible(server.connection.name)}'?`, describeForTrust(server.config).join("\n"))) trusted.push(server);
     }
   }
   const declined = pending.filter((p) => !trusted.includes(p)).map((p) => p.connection);
