@@ -6,12 +6,15 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import { DEFAULT_STARTUP_BUDGET_MS, McpBridge } from "./src/bridge/mcp-bridge.ts";
+import { ProjectTrust } from "./src/bridge/project-trust.ts";
 import { ToolCache } from "./src/bridge/tool-cache.ts";
 import { LogFile, readLogTail } from "./src/common/log-file.ts";
 import { CONFIG_FLAG, configFlagFromArgv, isInfoOnlyInvocation } from "./src/config/argv.ts";
+import { TrustStore } from "./src/config/trust-store.ts";
 import { interactiveSignIn } from "./src/oauth/sign-in.ts";
 import { AuthStore, authDir } from "./src/oauth/storage.ts";
 import { registerMcpCommand } from "./src/pi/command.ts";
+import { askTrust } from "./src/pi/command-trust.ts";
 import { guardExit } from "./src/pi/exit-guard.ts";
 import { serverRows } from "./src/pi/server-rows.ts";
 import { SessionNotices } from "./src/pi/session-notices.ts";
@@ -46,9 +49,10 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   };
   const emit = (channel: string, payload: Record<string, unknown>) => pi.events.emit(channel, payload);
   const budget = Number(env[STARTUP_BUDGET_ENV]);
+  // pi gives a factory no working directory; in its CLI that is the process's own.
+  const projectRoot = process.cwd();
   const bridge = new McpBridge({
-    // pi gives a factory no working directory; in its CLI that is the process's own.
-    projectRoot: process.cwd(),
+    projectRoot,
     agentDir: getAgentDir(),
     bundledPath: fileURLToPath(new URL("./mcp.json", import.meta.url)),
     extraPath: configFlagFromArgv(process.argv),
@@ -60,6 +64,9 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     startupBudgetMs: Number.isFinite(budget) && budget >= 0 ? budget : DEFAULT_STARTUP_BUDGET_MS,
     serverLogFor,
     authStore: new AuthStore(authDir(getAgentDir())),
+    // Project servers run only once the user trusts them. On pi 1.x, pi's own project trust should decide instead (a
+    // `TrustDecider`), so that nobody is asked twice.
+    projectTrust: new ProjectTrust(projectRoot, new TrustStore(path.join(dataDir, "trust.json"))),
     // A sign-in starts by itself only where someone can do it: in the TUI, once the session runs. Elsewhere the server
     // reports that it needs one, and /mcp auth starts it.
     signIn: () => {
@@ -119,7 +126,18 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     approval.sessionStarted();
     registry.bindActivation({ getActiveTools: () => pi.getActiveTools(), setActiveTools: (names) => pi.setActiveTools(names) });
     registry.resolveShadowed(pi.getAllTools());
-    notices.sessionStarted(ctx, registry.warnings);
+    // The question about new or changed project servers waits for the user, and pi's startup must not: it runs on its
+    // own, and the startup notice follows the answer.
+    const startupNotice = () => notices.sessionStarted(ctx, registry.warnings);
+    if (ctx.hasUI && bridge.asksTrust && bridge.untrusted().length) {
+      void askTrust({ bridge, registry }, ctx)
+        .catch((error: unknown) => logger.log({ level: "warn", event: "trust.ask.failed", error: String(error) }))
+        .then(startupNotice)
+        // A context from a session that ended while the question was open.
+        .catch(() => undefined);
+    } else {
+      startupNotice();
+    }
   });
   pi.on("session_shutdown", async () => {
     exitGuard.release();

@@ -11,6 +11,7 @@ export * from "./src/config/layers.ts";
 export * from "./src/config/approval-setting.ts";
 export * from "./src/config/argv.ts";
 export * from "./src/config/substitute.ts";
+export * from "./src/config/trust.ts";
 export * from "./src/tools/naming.ts";
 export * from "./src/common/errors.ts";
 export * from "./src/common/text.ts";

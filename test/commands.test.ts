@@ -10,7 +10,7 @@ import type { AgentSession } from "@mariozechner/pi-coding-agent";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
-import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, trustProjectServers, waitFor } from "./helpers.ts";
 
 const HELLO = path.join(REPO_ROOT, "examples", "hello-server.mjs");
 
@@ -47,6 +47,8 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
     process.chdir(project.dir);
+    // The project's servers are the test's own: trusted, as "trust all" would record it.
+    await trustProjectServers(project.dir, agentDir.dir);
     pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
     ({ session } = pi);
 

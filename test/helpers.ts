@@ -8,6 +8,9 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ConfigSource } from "../src/config/types.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
+import { loadLayeredConfig } from "../src/config/files.ts";
+import { needsTrust, withAnswer } from "../src/config/trust.ts";
+import { TrustStore } from "../src/config/trust-store.ts";
 import type { AgentToolResult, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { type ConnectionOptions, ServerConnection } from "../src/connection/server-connection.ts";
 import { ToolRegistry } from "../src/pi/tool-registry.ts";
@@ -31,6 +34,20 @@ export function fixtureEntry(mode: FixtureMode = "normal"): { command: string; a
 export function tempDir(prefix = "mcp-bridge-test-"): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(path.join(tmpdir(), prefix));
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Where the extension keeps its project-trust answers, in an agent dir. */
+export function trustFile(agentDir: string): string {
+  return path.join(agentDir, "mcp-bridge", "trust.json");
+}
+
+/**
+ * Records the servers of `projectRoot`'s `.pi/mcp.json`, as they are now, as trusted — as answering "trust all" would —
+ * for tests about something else that run the extension in a project.
+ */
+export async function trustProjectServers(projectRoot: string, agentDir: string): Promise<void> {
+  const { servers } = await loadLayeredConfig({ projectRoot, agentDir, bundledPath: path.join(REPO_ROOT, "mcp.json") });
+  await new TrustStore(trustFile(agentDir)).save(projectRoot, withAnswer(new Map(), servers.filter(needsTrust), true));
 }
 
 const TEST_SOURCE: ConfigSource = { scope: "project", path: "/test/.pi/mcp.json" };

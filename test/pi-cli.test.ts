@@ -10,7 +10,7 @@ import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { startOAuthServer } from "./fixtures/oauth-server.ts";
-import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, trustProjectServers, waitFor } from "./helpers.ts";
 
 const PI_CLI = path.join(REPO_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
 const home = tempDir("mcp-bridge-home-");
@@ -160,11 +160,35 @@ describe("pi command line", { timeout: 120_000 }, () => {
         path.join(project.dir, ".pi", "mcp.json"),
         JSON.stringify({ mcpServers: { hello: { command: "node", args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")] } } }),
       );
+      await trustProjectServers(project.dir, path.join(home.dir, "agent"));
       const { code, output } = await runPi(["-p", "/mcp"], 60_000, project.dir);
       assert.equal(code, 0, output);
       assert.match(output, /hello {2}connected {2}stdio {2}2 tools {2}\(project\)/);
     } finally {
       await runPi(["remove", REPO_ROOT]);
+      project.cleanup();
+    }
+  });
+
+  test("print mode in a project nobody has trusted: no server starts and one notice names /mcp trust; `/mcp trust` then starts it", async () => {
+    const project = tempDir("mcp-bridge-untrusted-");
+    const log = path.join(project.dir, "events.jsonl");
+    try {
+      mkdirSync(path.join(project.dir, ".pi"));
+      const entry = { ...fixtureEntry(), env: { FIXTURE_LOG: log } };
+      writeFileSync(path.join(project.dir, ".pi", "mcp.json"), JSON.stringify({ mcpServers: { local: entry, later: { ...entry, lazy: true } } }));
+      const listed = await runPi(["-e", REPO_ROOT, "-p", "/mcp list"], 60_000, project.dir);
+      assert.equal(listed.code, 0, listed.output);
+      assert.equal(listed.output.match(/\/mcp trust \[server…\] starts them/g)?.length, 1, listed.output);
+      assert.match(listed.output, /not trusted, not started \(project config\): local, later\./);
+      assert.match(listed.output, /local +🔒/);
+      assert.deepEqual(readLog(log), [], "no server process was started, lazy or not");
+
+      const trusted = await runPi(["-e", REPO_ROOT, "-p", "/mcp trust local"], 60_000, project.dir);
+      assert.equal(trusted.code, 0, trusted.output);
+      assert.match(trusted.output, /local: trusted, connected, \d+ tools/);
+      assert.deepEqual(readLog(log).map((e) => e.event).filter((e) => e === "start"), ["start"], "only the trusted server started");
+    } finally {
       project.cleanup();
     }
   });

@@ -9,7 +9,7 @@ import { fauxAssistantMessage, fauxToolCall, type FauxProviderRegistration } fro
 import type { AgentSession } from "@mariozechner/pi-coding-agent";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
-import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, trustProjectServers, waitFor } from "./helpers.ts";
 
 interface ToolResultMessage {
   role: "toolResult";
@@ -68,6 +68,8 @@ describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () =
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
     // pi gives extension factories no working directory, so the bridge takes the process's own, as pi's CLI has it.
     process.chdir(project.dir);
+    // The project's servers are the test's own: trusted, as "trust all" would record it.
+    await trustProjectServers(project.dir, agentDir.dir);
 
     pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [path.join(project.dir, "other-extension.ts"), REPO_ROOT] });
     ({ session, faux } = pi);

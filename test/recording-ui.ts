@@ -1,5 +1,6 @@
 /**
- * A pi UI for in-process tests: select/input/confirm answer from a script, and everything asked and shown is recorded.
+ * A pi UI for in-process tests: select/input/confirm answer from a script, and everything asked, notified, put in the
+ * footer or drawn by a custom component (the dashboard) is recorded.
  */
 import type { ExtensionUIContext } from "@mariozechner/pi-coding-agent";
 
@@ -35,7 +36,8 @@ export class RecordingUI {
         return found;
       },
       input: async (title) => this.next("input", title) as string | undefined,
-      confirm: async (title) => this.next("confirm", title) as boolean,
+      // The message is recorded too: it is where a confirmation says what it is about.
+      confirm: async (title, message) => this.next("confirm", `${title}\n${message}`) as boolean,
       notify: (message) => void this.notices.push(message),
       setStatus: (key, text) => void this.statuses.set(key, text),
       theme: { fg: (_color: string, text: string) => `[warn]${text}` } as unknown as ExtensionUIContext["theme"],

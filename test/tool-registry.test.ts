@@ -11,7 +11,7 @@ import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
 import { ToolRegistry } from "../src/pi/tool-registry.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
-import { connectionFor, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { connectionFor, REPO_ROOT, tempDir, trustProjectServers, waitFor } from "./helpers.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 
 const LONG_NAME = `fetch_${"very_long_segment_".repeat(5)}end`;
@@ -266,6 +266,8 @@ describe("in pi: colliding names go by config order, whichever server connects f
     // pi's startup does not wait for any server: the test decides when the session starts.
     process.env.PI_MCP_STARTUP_BUDGET_MS = "0";
     process.chdir(project.dir);
+    // The project's servers are the test's own: trusted, as "trust all" would record it.
+    await trustProjectServers(project.dir, agentDir.dir);
     pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [path.join(project.dir, "listener.ts"), REPO_ROOT] });
     // Both servers are registered before the session starts (pi has shown no tool to a model yet).
     await waitFor(() => registered("first"), "the first server's tools, after the second's", 30_000);

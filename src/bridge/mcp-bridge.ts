@@ -1,7 +1,7 @@
 /**
  * All configured servers together: load the layered config, start the servers that are not lazy in parallel (pi waits
  * for them only up to a startup budget), give lazy servers their tools from the cache, keep the cache current, and
- * shut every server down.
+ * shut every server down. A project server the user has not trusted is held: listed, never started or connected.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ApprovalMode, ConfigProblem, ConfigScope, ConfigSource, ServerConfig } from "../config/types.ts";
@@ -10,6 +10,9 @@ import type { ServerMetrics } from "../connection/health.ts";
 import type { EventSink } from "../common/events.ts";
 import { type ConnectionOptions, ServerConnection } from "../connection/server-connection.ts";
 import type { Logger } from "../common/log-file.ts";
+import type { TrustState } from "../config/trust.ts";
+import { shutDownError, untrustedError } from "../connection/error-messages.ts";
+import type { ProjectTrust } from "./project-trust.ts";
 import { cacheKey, type ToolCache } from "./tool-cache.ts";
 
 /** How long pi's startup waits for servers; slower ones register their tools when they connect. */
@@ -22,6 +25,8 @@ export interface BridgeOptions extends ConfigLocations, Omit<ConnectionOptions, 
   startupBudgetMs?: number;
   /** A server's own log (its stderr), made when the server is configured. */
   serverLogFor?: (server: string) => Logger;
+  /** Which project servers the user trusts. Without it every server may run (a bridge used as a library). */
+  projectTrust?: ProjectTrust;
 }
 
 export type ToolsListener = (connection: ServerConnection, tools: Tool[]) => void;
@@ -92,23 +97,16 @@ export class McpBridge {
    * from the cache; one the cache does not know yet starts in the background to fill it. Never throws for a server.
    */
   async start(): Promise<void> {
-    const config = await loadLayeredConfig(this.options);
+    const [config] = await Promise.all([loadLayeredConfig(this.options), this.options.projectTrust?.load()]);
     this.problems = config.problems;
     this.approval = config.approval;
     for (const server of config.servers) this.connections.set(server.name, this.newConnection(server));
-    const enabled = [...this.connections.values()].filter((c) => c.config.enabled);
     const waitFor: Promise<unknown>[] = [];
-    for (const connection of enabled) {
-      if (connection.config.lazy) {
-        if (this.registerCached(connection)) continue;
-        // Nothing known about its tools yet: start it once, in the background, to learn them.
-        connection.connect().catch(() => undefined);
-        continue;
-      }
+    for (const connection of this.connections.values()) {
+      const started = this.launch(connection);
+      if (!started) continue;
       waitFor.push(
-        connection.connect().catch((error: unknown) => {
-          // A server waiting for a sign-in keeps the tools an earlier session saw: calling one starts the sign-in.
-          if (connection.needsSignIn) this.registerCached(connection);
+        started.catch((error: unknown) => {
           for (const listener of this.startFailedListeners) listener(connection, error);
           throw error;
         }),
@@ -125,6 +123,93 @@ export class McpBridge {
     clearTimeout(timer);
   }
 
+  /**
+   * Starts a server as startup does: not at all if it is disabled or not trusted; a lazy one gets its tools from the
+   * cache, or, when the cache does not know it yet, starts once in the background to learn them. Returns the connect
+   * to wait for, if any.
+   */
+  private launch(connection: ServerConnection): Promise<void> | undefined {
+    const { config } = connection;
+    if (!config.enabled || !this.allows(config)) return undefined;
+    if (config.lazy) {
+      if (!this.registerCached(connection)) connection.connect().catch(() => undefined);
+      return undefined;
+    }
+    return connection.connect().catch((error: unknown) => {
+      // A server waiting for a sign-in keeps the tools an earlier session saw: calling one starts the sign-in.
+      if (connection.needsSignIn) this.registerCached(connection);
+      throw error;
+    });
+  }
+
+  /** Whether a server may run: it needs no trust, or the user trusts its current definition. */
+  private allows(config: ServerConfig): boolean {
+    return this.options.projectTrust?.allows(config) ?? true;
+  }
+
+  /** Where a server stands on trust; `undefined` when it needs none. */
+  trustStateOf(name: string): TrustState | undefined {
+    const connection = this.connections.get(name);
+    return connection && this.options.projectTrust?.stateOf(connection.config);
+  }
+
+  /** Enabled project servers not trusted yet, in config order. */
+  untrusted(): ServerConnection[] {
+    return [...this.connections.values()].filter((c) => c.config.enabled && !this.allows(c.config));
+  }
+
+  /** Whether the user should be asked about servers (not when the host decides trust). */
+  get asksTrust(): boolean {
+    return this.options.projectTrust?.asks ?? false;
+  }
+
+  /**
+   * The user trusts these servers: remembered for this project, and each is started as at startup. Resolves with the
+   * servers that failed to start and why; throws only when the answer could not be saved (it holds for this session).
+   */
+  async trust(connections: readonly ServerConnection[]): Promise<Array<{ connection: ServerConnection; error?: unknown }>> {
+    const saved = this.remember(connections, true);
+    const results = await Promise.all(
+      connections.map(async (old) => {
+        try {
+          const connection = await this.renew(old.config);
+          await this.launch(connection);
+          return { connection };
+        } catch (error) {
+          return { connection: old, error };
+        }
+      }),
+    );
+    const failure = await saved;
+    if (failure) throw failure.error;
+    return results;
+  }
+
+  /** The user does not trust these servers: remembered, and each is stopped (its tools are the caller's to withdraw). */
+  async distrust(connections: readonly ServerConnection[]): Promise<void> {
+    const saved = this.remember(connections, false);
+    await Promise.all(connections.map((c) => this.renew(c.config)));
+    const failure = await saved;
+    if (failure) throw failure.error;
+  }
+
+  /** Trusts definitions the user wrote into the project's file through pi (`/mcp add`, `/mcp import`): nobody to ask. */
+  async trustWritten(configs: readonly ServerConfig[]): Promise<void> {
+    await this.options.projectTrust?.answer(configs, true);
+  }
+
+  /**
+   * Records the user's answer: in effect at once, saved for later sessions in the background. Resolves with the
+   * error of saving, if any (caught here, so it cannot go unhandled while the servers start).
+   */
+  private remember(connections: readonly ServerConnection[], trusted: boolean): Promise<{ error: unknown } | undefined> {
+    const saving = this.options.projectTrust?.answer(connections.map((c) => c.config), trusted) ?? Promise.resolve();
+    return saving.then(
+      () => undefined,
+      (error: unknown) => ({ error }),
+    );
+  }
+
   /** The config files, highest priority first (whether or not they exist). */
   sources(): ConfigSource[] {
     return configSources(this.options);
@@ -137,7 +222,7 @@ export class McpBridge {
 
   /** A connection for a config that is not (or not yet) one of the bridge's: `/mcp test`. Publishes and registers nothing. */
   scratchConnection(config: ServerConfig): ServerConnection {
-    return new ServerConnection(config, this.baseOptions());
+    return new ServerConnection(config, this.baseOptions(config));
   }
 
   /** Stops a server and forgets it (its entry was removed). */
@@ -147,16 +232,16 @@ export class McpBridge {
     await connection?.close();
   }
 
-  /** What every connection needs: where it runs, and how it signs in. */
-  private baseOptions(): ConnectionOptions {
+  /** What every connection needs: where it runs, how it signs in, and whether it may run at all. */
+  private baseOptions(config: ServerConfig): ConnectionOptions {
     const { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs } = this.options;
-    return { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs };
+    return { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs, trusted: () => this.allows(config) };
   }
 
   private newConnection(server: ServerConfig): ServerConnection {
     const serverLog = server.enabled && server.transport === "stdio" ? this.options.serverLogFor?.(server.name) : undefined;
     return new ServerConnection(server, {
-      ...this.baseOptions(),
+      ...this.baseOptions(server),
       events: this.options.events,
       logger: this.options.logger,
       serverLog,
@@ -169,16 +254,27 @@ export class McpBridge {
    * are registered as they arrive; the error of a failed start is thrown.
    */
   async replace(config: ServerConfig): Promise<ServerConnection> {
+    const connection = await this.renew(config);
+    if (config.enabled && !this.allows(config)) throw untrustedError(config);
+    await this.launch(connection);
+    return connection;
+  }
+
+  /** Stops a server's connection and puts a new, unstarted one for `config` in its place. */
+  private async renew(config: ServerConfig): Promise<ServerConnection> {
+    // An answer that comes after the session ended starts nothing.
+    if (this.shuttingDown) throw shutDownError(config.name);
     await this.connections.get(config.name)?.close();
+    if (this.shuttingDown) throw shutDownError(config.name);
     const connection = this.newConnection(config);
     this.connections.set(config.name, connection);
-    if (config.enabled && !config.lazy) await connection.connect();
-    else if (config.lazy) this.registerCached(connection);
     return connection;
   }
 
   /** Registers a server's tools from the cache, if it has them there; true if it did. */
   private registerCached(connection: ServerConnection): boolean {
+    // Tools of a server that may not run would only fail when called.
+    if (!this.allows(connection.config)) return false;
     const key = this.cacheKeyOf(connection);
     const cached = key ? this.options.toolCache?.get(key) : undefined;
     if (!cached) return false;

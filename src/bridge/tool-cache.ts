@@ -7,11 +7,11 @@
  * and two processes only lose an entry if their writes overlap exactly. A cache must never break startup, so nothing
  * here throws: a missing, unreadable or corrupt file reads as empty, and a failed write is only recorded in `error`.
  */
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { replaceFile, serialised } from "../common/atomic-file.ts";
+import { canonicalJson } from "../common/canonical-json.ts";
 import { errorMessage } from "../common/errors.ts";
 import { isObject } from "../common/values.ts";
 
@@ -26,40 +26,8 @@ export const DEFAULT_CACHE_MAX_ENTRIES = 200;
 
 const FILE_VERSION = 1;
 
-/** A plain-data copy of `value` with object keys sorted recursively and undefined (or unserialisable) members dropped. */
-function canonicalize(value: unknown): unknown {
-  if (value !== null && typeof value === "object" && typeof (value as { toJSON?: unknown }).toJSON === "function") {
-    value = (value as { toJSON: () => unknown }).toJSON();
-  }
-  if (Array.isArray(value)) {
-    // As JSON.stringify does: a hole in an array becomes null, so positions keep their meaning.
-    return value.map((item) => {
-      const c = canonicalize(item);
-      return c === undefined ? null : c;
-    });
-  }
-  if (value !== null && typeof value === "object") {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) {
-      const c = canonicalize((value as Record<string, unknown>)[key]);
-      if (c !== undefined) out[key] = c;
-    }
-    return out;
-  }
-  if (typeof value === "function" || typeof value === "symbol") return undefined;
-  if (typeof value === "bigint") return value.toString();
-  return value;
-}
-
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(canonicalize(value)) ?? "null";
-}
-
-/** sha256 hex of a canonical JSON form (object keys sorted recursively, undefined dropped) of `identity`. */
-export function cacheKey(identity: unknown): string {
-  return createHash("sha256").update(canonicalJson(identity)).digest("hex");
-}
-
+/** The cache key of a server: the hash of its identity (see `McpBridge`), whatever its key order. */
+export { canonicalHash as cacheKey } from "../common/canonical-json.ts";
 
 /** Only what a registration can use: anything else in the file is treated as if it were not there. */
 function isValidEntry(value: unknown): value is CachedTools {

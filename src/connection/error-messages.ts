@@ -174,3 +174,12 @@ export function noOAuthError(config: ServerConfig): BridgeError {
   const why = config.transport === "stdio" ? "it is a local server" : "its config turns it off or sets an Authorization header";
   return new BridgeError("config", config.name, `MCP server '${config.name}' does not use OAuth (${why})`);
 }
+
+/** Anything that would start or connect a project server the user has not trusted. */
+export function untrustedError(config: ServerConfig): BridgeError {
+  return new BridgeError(
+    "config",
+    config.name,
+    `MCP server '${config.name}' from ${describeSource(config.source)} is not trusted, so it was not started. Run /mcp trust ${config.name} to trust and start it (/mcp list shows what it runs).`,
+  );
+}

@@ -19,7 +19,7 @@ import { ServerAuth } from "../oauth/server-auth.ts";
 import type { AuthStore } from "../oauth/storage.ts";
 import { limitTools } from "../tools/limits.ts";
 import { safeTool } from "../tools/server-text.ts";
-import { cancelledError, connectError, disabledError, noOAuthError, notConnectedError, shutDownError, stillReconnectingError } from "./error-messages.ts";
+import { cancelledError, connectError, disabledError, noOAuthError, notConnectedError, shutDownError, stillReconnectingError, untrustedError } from "./error-messages.ts";
 import { HealthChecks } from "./health-checks.ts";
 import type { HealthStatus, HealthTracker, ServerMetrics, ServerState } from "./health.ts";
 import { LifecycleReport } from "./lifecycle-report.ts";
@@ -42,6 +42,11 @@ export interface ConnectionOptions {
   /** Who can send the user to a sign-in page right now, if anyone. */
   signIn?: () => SignInHandler | undefined;
   signInTimeoutMs?: number;
+  /**
+   * False while this server may not run: a project server the user has not trusted. Nothing then starts its process
+   * or connects to it (startup, a call, a reconnect or a sign-in); each says so instead.
+   */
+  trusted?: () => boolean;
   /** Answers to the requests a server sends the client (elicitation, …); only those given are offered to servers. */
   features?: ClientFeatures;
   /** Called with the server's tool list after every successful fetch: connect, reconnect, `list_changed`. */
@@ -164,6 +169,16 @@ export class ServerConnection {
     return this.live?.pid;
   }
 
+  /** False for a project server the user has not trusted: it is never started or connected. */
+  get trusted(): boolean {
+    return this.options.trusted?.() ?? true;
+  }
+
+  /** Throws unless this server may run. */
+  private checkTrusted(): void {
+    if (!this.trusted) throw untrustedError(this.config);
+  }
+
   metrics(now = Date.now()): ServerMetrics {
     return this.health.metrics(now);
   }
@@ -212,6 +227,7 @@ export class ServerConnection {
    */
   async connect(): Promise<void> {
     if (this.closed) throw shutDownError(this.name);
+    this.checkTrusted();
     this.starting ??= this.connectOnce(0).catch((error: unknown) => {
       if (this.retryable(error)) void this.recover();
       else this.giveUp(error);
@@ -223,6 +239,7 @@ export class ServerConnection {
   /** One connect attempt: a new live session, open within the server's deadline (signing in on the way if asked). */
   private async connectOnce(attempt: number): Promise<void> {
     if (this.closed) throw shutDownError(this.name);
+    this.checkTrusted();
     this.report.connecting(attempt);
     const started = Date.now();
     let session: LiveSession;
@@ -349,6 +366,7 @@ export class ServerConnection {
    */
   private async ready(toolName: string, signal: AbortSignal | undefined): Promise<LiveSession> {
     if (this.closed) throw shutDownError(this.name);
+    this.checkTrusted();
     if (this.live) return this.live;
     if (!this.config.enabled) throw disabledError(this.config);
     if (!this.starting) {
@@ -376,6 +394,7 @@ export class ServerConnection {
    */
   async reconnect(): Promise<void> {
     if (this.closed) throw shutDownError(this.name);
+    this.checkTrusted();
     await this.endOnPurpose("reconnect requested");
     this.schedule.reset();
     this.starting = undefined;
@@ -399,6 +418,7 @@ export class ServerConnection {
    */
   async signIn(handler: SignInHandler): Promise<void> {
     if (!this.auth.configured) throw noOAuthError(this.config);
+    this.checkTrusted();
     await this.auth.signInWith(handler, () => this.reconnect());
   }
 

@@ -121,6 +121,8 @@ export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext)
     ctx.ui.notify(`Could not save '${name}' to ${target.path}: ${errorMessage(error)}`, "error");
     return;
   }
+  // The user wrote this entry just now: it needs no question about trusting it.
+  await deps.bridge.trustWritten([validated.config]).catch((error: unknown) => ctx.ui.notify(`Could not record '${name}' as trusted: ${errorMessage(error)}`, "warning"));
   const unset = unsetVariables(entry, deps.env);
   if (unset.length) ctx.ui.notify(`'${name}' needs ${unset.join(", ")}, which ${unset.length === 1 ? "is" : "are"} not set. ${howToSetVariables(unset)}`, "warning");
   if (auth.kind === "oauth") ctx.ui.notify(`After the reload, run /mcp auth ${commandArgument(name)} to sign in (or call one of its tools).`, "info");
@@ -271,6 +273,9 @@ export async function importServers(deps: CommandDeps, ctx: ExtensionCommandCont
       ctx.ui.notify(`Could not write ${target.path}: ${errorMessage(error)}`, "error");
       return;
     }
+    // The user picked these servers after seeing them: no second question about trusting them.
+    const written = accepted.flatMap((server) => validateServerEntry(server.name, server.entry, { scope: target.scope, path: target.path }).config ?? []);
+    await deps.bridge.trustWritten(written).catch((error: unknown) => ctx.ui.notify(`Could not record them as trusted: ${errorMessage(error)}`, "warning"));
   }
   const report = [
     accepted.length ? `Imported ${accepted.map((s) => `'${s.name}' (${s.client})`).join(", ")} into ${target.path}.` : "Nothing imported.",

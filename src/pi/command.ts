@@ -5,6 +5,7 @@
 import type { ExtensionCommandContext, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { McpBridge } from "../bridge/mcp-bridge.ts";
 import { addServer, importServers, removeServer, setEnabled } from "./command-config.ts";
+import { trustCommand, untrustCommand } from "./command-trust.ts";
 import { type CommandDeps, show } from "./command-context.ts";
 import { McpDashboard } from "./dashboard.ts";
 import { BridgeError, errorMessage } from "../common/errors.ts";
@@ -29,10 +30,12 @@ const SUBCOMMANDS = [
   { value: "import", label: "import", description: "Copy servers from Claude, Cursor, VS Code, Windsurf, Codex or opencode" },
   { value: "auth", label: "auth", description: "Sign in to a server that uses OAuth (or sign in again)" },
   { value: "logout", label: "logout", description: "Forget a server's OAuth tokens and client registration" },
+  { value: "trust", label: "trust", description: "Trust this project's servers (or the named ones) and start them" },
+  { value: "untrust", label: "untrust", description: "Stop trusting this project's servers (or the named ones) and stop them" },
 ];
 
 /** Subcommands that name a server, so completion offers server names after them. */
-const TAKES_SERVER = new Set(["tools", "remove", "test", "reconnect", "enable", "disable", "auth", "logout"]);
+const TAKES_SERVER = new Set(["tools", "remove", "test", "reconnect", "enable", "disable", "auth", "logout", "trust", "untrust"]);
 
 /** The named server, or one the user picks; undefined (with a message) when there is none. */
 async function pickServer(bridge: McpBridge, name: string | undefined, ctx: ExtensionContext, action: string): Promise<ServerConnection | undefined> {
@@ -133,7 +136,7 @@ async function dashboard(deps: CommandDeps, ctx: ExtensionContext): Promise<void
 export function registerMcpCommand(deps: CommandDeps): void {
   const { pi, bridge } = deps;
   pi.registerCommand("mcp", {
-    description: "MCP servers: status, tools, add/remove/test/reconnect/enable/disable/import, sign in and out",
+    description: "MCP servers: status, tools, add/remove/test/reconnect/enable/disable/import, sign in and out, trust",
     getArgumentCompletions: (prefix) => {
       // Quotes group words, as in the handler: `test "my server"`. A trailing space starts the next word.
       const words = splitCommandLine(prefix);
@@ -143,14 +146,17 @@ export function registerMcpCommand(deps: CommandDeps): void {
         return items.length ? items : null;
       }
       if (!TAKES_SERVER.has(words[0]!)) return null;
+      // Only a project's own servers can be trusted or not.
+      const trustOnly = words[0] === "trust" || words[0] === "untrust";
       const servers = [...bridge.connections.values()]
-        .filter((c) => c.name.startsWith(words[1] ?? ""))
+        .filter((c) => c.name.startsWith(words[1] ?? "") && (!trustOnly || bridge.trustStateOf(c.name) !== undefined))
         .map((c) => ({ value: `${words[0]} ${commandArgument(c.name)}`, label: c.name, description: c.status }));
       return servers.length ? servers : null;
     },
     handler: async (args, ctx: ExtensionCommandContext) => {
       // A server name with spaces comes quoted: /mcp test "my server".
-      const [sub = "", name] = splitCommandLine(args);
+      const [sub = "", ...names] = splitCommandLine(args);
+      const name = names[0];
       switch (sub) {
         case "":
           if (ctx.hasUI) await dashboard(deps, ctx);
@@ -199,6 +205,12 @@ export function registerMcpCommand(deps: CommandDeps): void {
           if (connection) await logout(connection, ctx);
           return;
         }
+        case "trust":
+          await trustCommand(deps, names, ctx);
+          return;
+        case "untrust":
+          await untrustCommand(deps, names, ctx);
+          return;
         default:
           show(ctx, `Unknown /mcp subcommand '${sub}'. Available: ${SUBCOMMANDS.map((s) => s.value).join(", ")}`, "warning");
       }

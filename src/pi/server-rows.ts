@@ -6,6 +6,7 @@ import type { McpBridge } from "../bridge/mcp-bridge.ts";
 import { retryDetail, type ServerState } from "../connection/health.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { configVarRefs, type Environment } from "../config/substitute.ts";
+import { describeForTrust } from "../config/trust.ts";
 import type { ServerRow } from "./status-format.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
 
@@ -27,20 +28,23 @@ export function serverRows(bridge: McpBridge, registry: ToolRegistry, env: Envir
     const tools = registry.toolsOf(c.name);
     const transport = c.transport ? (c.fellBackToSse ? "sse (fallback)" : c.transport) : c.config.transport;
     const state = c.state;
+    // A project server the user has not trusted is held: never started, whatever its own state says.
+    const trusted = c.trusted;
     return {
       name: c.name,
-      status: c.status,
+      status: trusted ? c.status : "not trusted",
       transport,
       source: sourceLabel(c),
       enabled: c.config.enabled,
       // A lazy server's tools are registered (from the cache) before it runs.
       toolCount: c.status === "connected" || c.status === "not started" ? tools.length : 0,
       lastActive: state.lastSuccessfulCommunication,
-      detail: detailOf(state, now),
+      detail: trusted ? detailOf(state, now) : `/mcp trust ${c.name} runs it`,
       metrics: c.metrics(now),
       error: c.lastError,
       warnings: c.warnings,
       tools: tools.map((t) => ({ name: t.name, originalName: t.originalName })),
+      untrustedDefinition: trusted ? undefined : describeForTrust(c.config),
       vars: configVarRefs(c.config).map((name) => ({ name, set: env[name] !== undefined && env[name] !== "" })),
     };
   });

@@ -16,6 +16,8 @@ export interface ServerRow {
   error?: string;
   warnings: string[];
   tools: Array<{ name: string; originalName: string }>;
+  /** For a project server not trusted: what it would run or connect to, as written (`${VAR}` names, no values). */
+  untrustedDefinition?: string[];
   /** `${VAR}` names the config uses and whether each is set. */
   vars: Array<{ name: string; set: boolean }>;
   /** Epoch ms of the server's last answer. */
@@ -25,7 +27,10 @@ export interface ServerRow {
   metrics?: ServerMetrics;
 }
 
-/** The status marks: green up, yellow on the way, red down (or waiting for a sign-in), white not started, black off. */
+/**
+ * The status marks: green up, yellow on the way, red down (or waiting for a sign-in), white not started, black off, a
+ * lock for a project server the user has not trusted.
+ */
 export const STATUS_MARK: Record<string, string> = {
   connected: "🟢",
   connecting: "🟡",
@@ -34,6 +39,7 @@ export const STATUS_MARK: Record<string, string> = {
   "needs sign-in": "🔴",
   "not started": "⚪",
   disabled: "⚫",
+  "not trusted": "🔒",
 };
 
 /** `45s`, `12m`, `3h 5m`: for people, not for parsing. */
@@ -81,22 +87,32 @@ export function projectRootWarning(projectRoot: string, sessionCwd: string): str
 
 /** The one notice shown after startup; `undefined` when there is nothing to report. */
 export function formatStartupSummary(rows: readonly ServerRow[], problems: readonly ConfigProblem[], warnings: readonly string[]): string | undefined {
-  const failed = rows.filter((r) => r.enabled && r.status !== "connected" && r.status !== "not started" && r.status !== "connecting");
+  const held = rows.filter((r) => r.enabled && r.status === "not trusted");
+  const failed = rows.filter((r) => r.enabled && !["connected", "not started", "connecting", "not trusted"].includes(r.status));
   const pending = rows.filter((r) => r.enabled && r.status === "connecting");
   const warned = rows.filter((r) => r.warnings.length > 0);
-  if (failed.length === 0 && pending.length === 0 && problems.length === 0 && warnings.length === 0 && warned.length === 0) return undefined;
+  if (failed.length + pending.length + held.length + problems.length + warnings.length + warned.length === 0) return undefined;
   const connected = rows.filter((r) => r.status === "connected");
   const lines: string[] = [];
   const tools = connected.reduce((n, r) => n + r.toolCount, 0);
   const lazy = rows.filter((r) => r.enabled && r.status === "not started");
   const lazyNote = lazy.length ? ` (${lazy.length} start on first use)` : "";
-  lines.push(`MCP: ${connected.length} of ${rows.filter((r) => r.enabled).length} servers connected${lazyNote}, ${tools} tools`);
+  // Servers held for trust are not counted as ones that could connect: they have their own line.
+  const runnable = rows.filter((r) => r.enabled && r.status !== "not trusted");
+  if (runnable.length) lines.push(`MCP: ${connected.length} of ${runnable.length} servers connected${lazyNote}, ${tools} tools`);
   for (const row of failed) lines.push(indent(`✕ ${row.name}: ${row.error ?? row.status}${row.detail ? ` (${row.detail})` : ""}`, "  "));
   for (const row of pending) lines.push(`  … ${row.name}: still connecting; its tools appear when it is ready`);
+  if (held.length) lines.push(`${runnable.length ? "  🔒" : "MCP: 🔒"} ${formatUntrusted(held.map((r) => r.name))}`);
   for (const row of warned) for (const warning of row.warnings) lines.push(`  ! ${row.name}: ${warning}`);
   for (const problem of problems) lines.push(`  ! ${formatProblem(problem)}`);
   for (const warning of warnings) lines.push(`  ! ${warning}`);
   return lines.join("\n");
+}
+
+/** The one line about project servers held back until the user trusts them. */
+export function formatUntrusted(names: readonly string[]): string {
+  const one = names.length === 1;
+  return `not trusted, not started (project config): ${names.join(", ")}. /mcp list shows what ${one ? "it runs" : "they run"}; /mcp trust ${one ? names[0] : "[server…]"} starts ${one ? "it" : "them"}.`;
 }
 
 /** ⚪ and ⚫ sit below the emoji block but are drawn two columns wide. */
@@ -136,7 +152,8 @@ function statusOf(row: ServerRow): string {
 
 /** The footer's short form: `MCP 2/3`, and whether something needs attention (a server down or waiting for a sign-in). */
 export function statusSummary(rows: readonly ServerRow[]): { text: string; attention: boolean } | undefined {
-  const enabled = rows.filter((r) => r.enabled && r.status !== "disabled");
+  // A project server held for trust cannot be up; the startup notice and /mcp say so.
+  const enabled = rows.filter((r) => r.enabled && r.status !== "disabled" && r.status !== "not trusted");
   if (enabled.length === 0) return undefined;
   const up = enabled.filter((r) => r.status === "connected" || r.status === "not started").length;
   const attention = enabled.some((r) => r.status === "error" || r.status === "disconnected" || r.status === "needs sign-in");
@@ -186,6 +203,9 @@ export function formatStatusTable(rows: readonly ServerRow[], now = Date.now(), 
 export function formatServerDetails(row: ServerRow): string[] {
   const status = statusOf(row);
   const lines = [`${row.name}  ${status}  ${row.transport}  ${plural(row.toolCount, "tool")}  (${row.source})`];
+  if (row.untrustedDefinition) {
+    lines.push(`    not trusted, so not started: /mcp trust ${row.name} starts it`, ...row.untrustedDefinition.map((line) => `    ${line}`));
+  }
   if (row.error && row.status !== "connected") lines.push(indent(row.error, "    "));
   const metrics = row.metrics && formatMetrics(row.metrics);
   if (metrics) lines.push(`    ${metrics}`);

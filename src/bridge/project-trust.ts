@@ -1,0 +1,58 @@
+/**
+ * Project trust for one session: the user's answers for this project, read once at startup and kept current as the
+ * user answers. Says whether a server may run; the bridge asks it before it starts, connects or lists anything.
+ */
+import type { ServerConfig } from "../config/types.ts";
+import { needsTrust, type TrustAnswer, type TrustState, trustState, withAnswer } from "../config/trust.ts";
+import type { TrustStore } from "../config/trust-store.ts";
+
+/**
+ * Decides for the host instead of the bridge's own answers: `true` or `false` for every project server, `undefined`
+ * to leave it to the bridge. pi 1.x has project trust of its own; there its answer should decide, so that the user is
+ * not asked twice — wire it in here when running on pi 1.x.
+ */
+export type TrustDecider = (projectRoot: string) => boolean | undefined;
+
+export class ProjectTrust {
+  private answers: ReadonlyMap<string, TrustAnswer> = new Map();
+
+  constructor(
+    readonly projectRoot: string,
+    private readonly store: TrustStore,
+    private readonly decider?: TrustDecider,
+  ) {}
+
+  /** Reads the answers given for this project in earlier sessions. */
+  async load(): Promise<void> {
+    this.answers = await this.store.read(this.projectRoot);
+  }
+
+  /** Where `config` stands; `undefined` for a server that needs no trust. */
+  stateOf(config: ServerConfig): TrustState | undefined {
+    if (!needsTrust(config)) return undefined;
+    const decided = this.decider?.(this.projectRoot);
+    if (decided !== undefined) return decided ? "trusted" : "declined";
+    return trustState(config, this.answers);
+  }
+
+  allows(config: ServerConfig): boolean {
+    const state = this.stateOf(config);
+    return state === undefined || state === "trusted";
+  }
+
+  /** Whether the bridge may ask the user itself (not when the host decides). */
+  get asks(): boolean {
+    return this.decider?.(this.projectRoot) === undefined;
+  }
+
+  /**
+   * Records the user's answer for these servers' current definitions. It holds for this session at once; the error
+   * of saving it for later sessions is thrown after that.
+   */
+  async answer(configs: readonly ServerConfig[], trusted: boolean): Promise<void> {
+    const project = configs.filter(needsTrust);
+    if (project.length === 0) return;
+    this.answers = withAnswer(this.answers, project, trusted);
+    await this.store.save(this.projectRoot, withAnswer(new Map(), project, trusted));
+  }
+}

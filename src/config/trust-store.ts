@@ -1,0 +1,84 @@
+/**
+ * The user's project-trust answers on disk (`<agent dir>/mcp-bridge/trust.json`, 0600): per project — keyed by the
+ * project directory's real path, so a symlink or `..` does not make a second project — each server's fingerprint and
+ * whether it is trusted. Several pi processes may share the file: every write re-reads it, changes only its own
+ * project's servers, and replaces the file atomically.
+ */
+import { realpathSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import * as path from "node:path";
+import { replaceFile, serialised } from "../common/atomic-file.ts";
+import { isObject } from "../common/values.ts";
+import type { TrustAnswer, TrustRecord } from "./trust.ts";
+
+const FILE_VERSION = 1;
+
+type Projects = Map<string, Map<string, TrustAnswer>>;
+
+/** The directory as the store knows it: its real path where it exists. */
+export function projectKey(projectRoot: string): string {
+  try {
+    return realpathSync(projectRoot);
+  } catch {
+    return path.resolve(projectRoot);
+  }
+}
+
+function parseAnswers(value: unknown): Map<string, TrustAnswer> {
+  const answers = new Map<string, TrustAnswer>();
+  if (!isObject(value)) return answers;
+  for (const [name, answer] of Object.entries(value)) {
+    if (isObject(answer) && typeof answer.hash === "string" && typeof answer.trusted === "boolean") answers.set(name, { hash: answer.hash, trusted: answer.trusted });
+  }
+  return answers;
+}
+
+/** What the file holds; anything unreadable reads as no answers (every server is then asked about again). */
+function parseStore(text: string): Projects {
+  const projects: Projects = new Map();
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return projects;
+  }
+  if (!isObject(data) || data.version !== FILE_VERSION || !isObject(data.projects)) return projects;
+  for (const [key, servers] of Object.entries(data.projects)) projects.set(key, parseAnswers(servers));
+  return projects;
+}
+
+function storeText(projects: Projects): string {
+  // Null-prototype objects: a server or directory named `__proto__` is stored as a plain key.
+  const out: Record<string, Record<string, TrustAnswer>> = Object.create(null);
+  for (const [key, answers] of projects) out[key] = Object.assign(Object.create(null) as Record<string, TrustAnswer>, Object.fromEntries(answers));
+  return `${JSON.stringify({ version: FILE_VERSION, projects: out }, null, 2)}\n`;
+}
+
+export class TrustStore {
+  constructor(readonly file: string) {}
+
+  private async readAll(): Promise<Projects> {
+    try {
+      return parseStore(await readFile(this.file, "utf8"));
+    } catch {
+      return new Map();
+    }
+  }
+
+  /** The answers given for the project at `projectRoot`. Never throws. */
+  async read(projectRoot: string): Promise<TrustRecord> {
+    return (await this.readAll()).get(projectKey(projectRoot)) ?? new Map();
+  }
+
+  /** Saves `answers` for the project at `projectRoot` (other servers' answers stay). Throws if the file cannot be written. */
+  save(projectRoot: string, answers: ReadonlyMap<string, TrustAnswer>): Promise<void> {
+    const key = projectKey(projectRoot);
+    return serialised(this.file, async () => {
+      const projects = await this.readAll();
+      const merged = new Map(projects.get(key));
+      for (const [name, answer] of answers) merged.set(name, answer);
+      projects.set(key, merged);
+      await replaceFile(this.file, storeText(projects), { mode: 0o600 });
+    });
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * Project trust, the pure part: which servers need it, what of a server's definition the user agrees to (its
+ * fingerprint), where each server stands against the user's earlier answers, and how a server is shown when the user
+ * is asked. A cloned repository's `.pi/mcp.json` can name any command, so none of its servers runs before this says so.
+ */
+import { canonicalHash } from "../common/canonical-json.ts";
+import { configVarRefs, findVarRefs } from "./substitute.ts";
+import type { ServerConfig } from "./types.ts";
+
+/** The user's answer about one server, for the definition with this fingerprint. */
+export interface TrustAnswer {
+  hash: string;
+  trusted: boolean;
+}
+
+/** A project's answers, by server name. */
+export type TrustRecord = ReadonlyMap<string, TrustAnswer>;
+
+/**
+ * `trusted`/`declined`: answered for this very definition. `new`: never asked about. `changed`: answered, but what it
+ * runs or where it connects has changed since.
+ */
+export type TrustState = "trusted" | "declined" | "new" | "changed";
+
+/**
+ * Only a project's own file needs trust: it comes with the repository. A file given with `--mcp-config`, the user's
+ * file and the bundled one are the user's own choice. An entry in the project file that only switches a user's server
+ * on or off keeps the user's source, so it needs none either.
+ */
+export function needsTrust(config: ServerConfig): boolean {
+  return config.source.scope === "project";
+}
+
+/**
+ * What the user agrees to: everything that decides what runs and where data goes — command, arguments, working
+ * directory, environment, transport, URL, headers, OAuth endpoints and client, and which of its tools run without
+ * asking (`autoApprove`, `autoApproveReadOnly`) — as written, with `${VAR}` names and never their values (so a changed
+ * variable does not ask again, and no secret is hashed into a file). Timeouts, `lazy`, `prefix` and `enabled` change
+ * none of that.
+ */
+export function trustFingerprint(config: ServerConfig): string {
+  const { transport, command, args, env, cwd, url, headers, oauth, autoApprove, autoApproveReadOnly } = config;
+  return canonicalHash({ transport, command, args, env, cwd, url, headers, oauth, autoApprove, autoApproveReadOnly });
+}
+
+export function trustState(config: ServerConfig, record: TrustRecord): TrustState {
+  const answer = record.get(config.name);
+  if (!answer) return "new";
+  if (answer.hash !== trustFingerprint(config)) return "changed";
+  return answer.trusted ? "trusted" : "declined";
+}
+
+/** `record` with `trusted` as the answer for each of `configs`' current definitions. */
+export function withAnswer(record: TrustRecord, configs: readonly ServerConfig[], trusted: boolean): Map<string, TrustAnswer> {
+  const next = new Map(record);
+  for (const config of configs) next.set(config.name, { hash: trustFingerprint(config), trusted });
+  return next;
+}
+
+/**
+ * Control characters, and Unicode format characters (bidi overrides, zero-width), written as escapes: a definition
+ * must not be able to rewrite the line that shows it, or hide part of a command behind a reordering.
+ */
+export function visible(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/** One word of a command line, quoted when it would not read back as one word. */
+function shellWord(word: string): string {
+  return word !== "" && /^[\w@%+=:,./${}-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * A URL as written, with what must not be shown taken out: a password in it, and query values written inline (a
+ * `${VAR}` in a value stays, so the user sees which variable would be sent where).
+ */
+function urlAsWritten(url: string): string {
+  const [base = "", query] = url.split(/\?(.*)/s, 2);
+  const withoutPassword = base.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/@:]*):[^/@]*@/i, "$1:***@");
+  if (query === undefined) return withoutPassword;
+  const params = query.split("&").map((pair) => {
+    const eq = pair.indexOf("=");
+    if (eq < 0) return pair;
+    const value = pair.slice(eq + 1);
+    return `${pair.slice(0, eq)}=${findVarRefs(value).length ? value : "…"}`;
+  });
+  return `${withoutPassword}?${params.join("&")}`;
+}
+
+/** `NAME ← ${VAR}` for values that read variables, `NAME (inline)` for those written out: names, never values. */
+function namedValues(values: Readonly<Record<string, string>>): string {
+  return Object.entries(values)
+    .map(([name, value]) => {
+      const refs = findVarRefs(value);
+      return refs.length ? `${name} ← ${refs.map((r) => `\${${r}}`).join(" ")}` : `${name} (inline)`;
+    })
+    .join(", ");
+}
+
+/**
+ * A server as the user sees it when asked to trust it: the command line it runs (or the URL it connects to), where,
+ * which environment entries and headers it gets, and which of the user's variables it reads — as written, with
+ * `${VAR}` names and never their values.
+ */
+export function describeForTrust(config: ServerConfig): string[] {
+  const lines: string[] = [];
+  if (config.transport === "stdio") {
+    lines.push(`runs: ${[config.command ?? "", ...config.args].map(shellWord).join(" ")}`);
+    if (config.cwd) lines.push(`in: ${config.cwd}`);
+    if (Object.keys(config.env).length) lines.push(`env: ${namedValues(config.env)}`);
+  } else {
+    lines.push(`connects to: ${urlAsWritten(config.url ?? "")}${config.transport === "sse" ? " (legacy SSE)" : ""}`);
+    if (Object.keys(config.headers).length) lines.push(`headers: ${namedValues(config.headers)}`);
+    const endpoints = [config.oauth?.authorizationUrl, config.oauth?.tokenUrl, config.oauth?.clientMetadataUrl].filter((u) => u !== undefined);
+    if (endpoints.length) lines.push(`OAuth endpoints: ${endpoints.map(urlAsWritten).join(", ")}`);
+  }
+  if (config.autoApprove.length) lines.push(`runs without asking: ${config.autoApprove.join(", ")}`);
+  if (config.autoApproveReadOnly) lines.push("runs without asking: the tools it marks read-only");
+  const vars = configVarRefs(config);
+  if (vars.length) lines.push(`reads your variables: ${vars.map((v) => `\${${v}}`).join(", ")}`);
+  return lines.map(visible);
+}
+
+/** The servers the user is asked about, each with why it is asked (new, or changed since the last answer). */
+export function trustQuestion(projectRoot: string, servers: ReadonlyArray<{ config: ServerConfig; state: TrustState }>): string {
+  const lines = [`This project (${visible(projectRoot)}) defines MCP servers that would run on your machine. Nothing of them has run yet.`];
+  for (const { config, state } of servers) {
+    lines.push("", `${visible(config.name)}  (${state === "changed" ? "changed since you last answered" : "new"})`);
+    for (const line of describeForTrust(config)) lines.push(`    ${line}`);
+  }
+  return lines.join("\n");
+}
