@@ -31,3 +31,12 @@ export function stripControls(text: string): string {
 export function stripControlsLine(text: string): string {
   return stripControls(text).replace(/\s*[\n\t]+\s*/g, " ").trim();
 }
+
+/**
+ * For text the user must judge before saying yes (a command line to trust, the arguments of a call to approve):
+ * control characters and Unicode format characters (bidi overrides, zero-width) written as `\uXXXX` escapes, not
+ * removed, so the text can neither rewrite the line that shows it nor hide part of itself behind a reordering.
+ */
+export function visible(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}

@@ -4,6 +4,7 @@
  * is asked. A cloned repository's `.pi/mcp.json` can name any command, so none of its servers runs before this says so.
  */
 import { canonicalHash } from "../common/canonical-json.ts";
+import { visible } from "../common/terminal-text.ts";
 import { configVarRefs, findVarRefs } from "./substitute.ts";
 import type { ServerConfig } from "./types.ts";
 
@@ -55,14 +56,6 @@ export function withAnswer(record: TrustRecord, configs: readonly ServerConfig[]
   const next = new Map(record);
   for (const config of configs) next.set(config.name, { hash: trustFingerprint(config), trusted });
   return next;
-}
-
-/**
- * Control characters, and Unicode format characters (bidi overrides, zero-width), written as escapes: a definition
- * must not be able to rewrite the line that shows it, or hide part of a command behind a reordering.
- */
-export function visible(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 /** One word of a command line, quoted when it would not read back as one word. */

@@ -8,6 +8,7 @@ import type { ExtensionContext, ToolCallEventResult } from "@mariozechner/pi-cod
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import { errorMessage } from "../common/errors.ts";
 import { type Logger, NULL_LOGGER } from "../common/log-file.ts";
+import { visible } from "../common/terminal-text.ts";
 import type { ApprovalMode, ServerConfig } from "../config/types.ts";
 import { addToServerList } from "../config/write/server-edits.ts";
 import { updateConfigFile } from "../config/write/update-file.ts";
@@ -56,12 +57,6 @@ type Asker = Pick<ExtensionContext, "hasUI" | "ui" | "signal">;
 
 /** Arguments as the dialog shows them: on one line, cut short. */
 const MAX_ARGS_SHOWN = 400;
-
-/** Control characters (C0, DEL, C1) a server or model could use to move the cursor or rewrite the screen. */
-function printable(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-}
 
 function argsPreview(args: Record<string, unknown>): string {
   const json = JSON.stringify(args) ?? "{}";
@@ -151,11 +146,11 @@ export class ToolApproval {
     if (!everyTime) options.push(["Allow for this session", "session"]);
     options.push([`Always allow (adds "${tool.originalName}" to autoApprove in ${config.source.path})`, "always"], ["Deny", "deny"]);
     const title = [`Allow ${describeTool(tool)} (${tool.name}) to run? (${reason})`, `Arguments: ${argsPreview(args)}`]
-      .map(printable)
+      .map(visible)
       .join("\n");
-    const picked = await ctx.ui.select(title, options.map(([label]) => printable(label)), { signal: ctx.signal });
+    const picked = await ctx.ui.select(title, options.map(([label]) => visible(label)), { signal: ctx.signal });
     // Escape, or the agent stopping, closes the dialog with no answer: that is no approval.
-    return options.find(([label]) => printable(label) === picked)?.[1] ?? "dismissed";
+    return options.find(([label]) => visible(label) === picked)?.[1] ?? "dismissed";
   }
 
   private async apply(tool: RegisteredTool, config: ServerConfig, choice: Choice, by: string, refusal: string, ctx: Asker): Promise<ToolCallEventResult | undefined> {
