@@ -3,7 +3,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { RetrySchedule } from "../src/connection/retry-schedule.ts";
+import { RetrySchedule, STABLE_AFTER_MS } from "../src/connection/retry-schedule.ts";
 
 /**
  * Node's timers count whole milliseconds, so a timer may fire up to 1 ms before its delay has passed as
@@ -103,6 +103,18 @@ describe("RetrySchedule", { timeout: 30_000 }, () => {
     assert.equal(schedule.attemptsMade, 0);
     await schedule.start();
     assert.deepEqual(calls.splice(0), ["scheduled 1", "attempt 1"]);
+  });
+
+  test("a drop forgives the attempts used only after the server stayed up for the stable period", async () => {
+    const { schedule } = recorder(["fail", "ok"]);
+    await schedule.start();
+    assert.equal(schedule.attemptsMade, 2);
+    schedule.connected(1_000);
+    schedule.dropped(1_000 + STABLE_AFTER_MS - 1);
+    assert.equal(schedule.attemptsMade, 2, "up for less than the stable period: the count goes on");
+    schedule.connected(5_000);
+    schedule.dropped(5_000 + STABLE_AFTER_MS);
+    assert.equal(schedule.attemptsMade, 0, "stable: a fresh set of attempts");
   });
 
   test("one schedule at a time; stop() ends a wait at once and it can start again", async () => {

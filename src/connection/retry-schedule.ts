@@ -2,8 +2,9 @@
  * The reconnect (remote) or restart (local) schedule of one server: attempt n waits `backoffDelay(n - 1)`, runs, and on
  * a failure that retrying may fix schedules the next, until the policy's attempts run out. One schedule at a time;
  * stopping it wakes a wait at once. The attempts are counted across runs: a server that connects and then fails again
- * goes on from the attempt it had reached, so one that crashes right after every good connect still runs out; only
- * `reset()` (the server stayed up for a while, or the user asked for a fresh start) begins again at 1.
+ * goes on from the attempt it had reached, so one that crashes right after every good connect still runs out; only a
+ * drop after the server stayed up for a while ({@link STABLE_AFTER_MS}), or `reset()` (the user asked for a fresh
+ * start), begins again at 1.
  */
 import { BridgeError } from "../common/errors.ts";
 import type { RetryPolicy } from "../config/types.ts";
@@ -20,6 +21,9 @@ export function worthRetrying(error: unknown, local: boolean): boolean {
   const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
   return code !== "ENOENT" && code !== "EACCES";
 }
+
+/** A server that stays connected this long has recovered: a later drop starts the attempt count again. */
+export const STABLE_AFTER_MS = 60_000;
 
 export interface RetryHooks {
   /** One attempt (a connect); resolves when the server is back. */
@@ -39,10 +43,13 @@ export class RetrySchedule {
   private wake = new AbortController();
   /** Attempts made since the last `reset()`. */
   private used = 0;
+  /** When the server last connected (epoch ms). */
+  private upSince = 0;
 
   constructor(
     private readonly policy: RetryPolicy,
     private readonly hooks: RetryHooks,
+    private readonly stableAfterMs = STABLE_AFTER_MS,
   ) {}
 
   /** The schedule under way, if any: resolves when it ends (back, given up, or stopped). */
@@ -63,6 +70,16 @@ export class RetrySchedule {
   /** The next failure starts again at attempt 1. */
   reset(): void {
     this.used = 0;
+  }
+
+  /** The server connected. */
+  connected(now = Date.now()): void {
+    this.upSince = now;
+  }
+
+  /** The server dropped: if it had stayed up long enough, the attempts it used before are forgiven. */
+  dropped(now = Date.now()): void {
+    if (now - this.upSince >= this.stableAfterMs) this.reset();
   }
 
   /** Starts the schedule unless it runs already; `cause` is what made it necessary (given up with, if no attempt is left). */

@@ -17,8 +17,7 @@ import { commandArgument } from "../config/validate/name.ts";
 import type { SignInHandler } from "../oauth/provider.ts";
 import { ServerAuth } from "../oauth/server-auth.ts";
 import type { AuthStore } from "../oauth/storage.ts";
-import { limitTools } from "../tools/limits.ts";
-import { safeTool } from "../tools/server-text.ts";
+import { ServerToolList } from "../tools/server-tool-list.ts";
 import { cancelledError, connectError, disabledError, noOAuthError, notConnectedError, shutDownError, stillReconnectingError, untrustedError } from "./error-messages.ts";
 import { HealthChecks } from "./health-checks.ts";
 import type { HealthStatus, HealthTracker, ServerMetrics, ServerState } from "./health.ts";
@@ -51,15 +50,9 @@ export interface ConnectionOptions {
   features?: ClientFeatures;
   /** Called with the server's tool list after every successful fetch: connect, reconnect, `list_changed`. */
   onTools?: (connection: ServerConnection, tools: Tool[]) => void;
-  /** How long a connection must stay up before a later drop gets a fresh set of attempts. Default {@link STABLE_AFTER_MS}. */
+  /** How long a connection must stay up before a later drop gets a fresh set of attempts. Default 60 s. */
   stableAfterMs?: number;
 }
-
-/**
- * A server that stays connected this long has recovered: a later drop starts the restart (reconnect) count again.
- * Before that, a drop goes on counting, so a server that crashes shortly after every good connect still runs out.
- */
-export const STABLE_AFTER_MS = 60_000;
 
 export interface CallOptions {
   signal?: AbortSignal;
@@ -71,13 +64,12 @@ export class ServerConnection {
   transport?: TransportKind;
   /** True when Streamable HTTP was refused and legacy SSE answered instead. */
   fellBackToSse = false;
-  tools: Tool[] = [];
 
   private readonly report: LifecycleReport;
   /** This server's secrets, applied to all that leaves about it: log lines, events, messages, tool results. */
   private readonly redactor = new Redactor();
-  /** A tool's name as shown (stripped of control characters) → its name on the server, where the two differ. */
-  private readonly serverToolNames = new Map<string, string>();
+  /** The tools as pi has them: within this server's limits, safe to show. */
+  private readonly toolList: ServerToolList;
   private readonly auth: ServerAuth;
   private readonly opener: SessionOpener;
   /** The reconnect (remote) or restart (local) schedule. */
@@ -89,10 +81,6 @@ export class ServerConnection {
   /** The first connect (startup or lazy start), shared by everyone who needs the server up. */
   private starting?: Promise<void>;
   private everConnected = false;
-  /** What the last tool list had that the server's limits left out, if anything. */
-  private toolsWarning?: string;
-  /** When the live session connected (epoch ms). */
-  private liveSince = 0;
   private closed = false;
 
   constructor(
@@ -100,6 +88,7 @@ export class ServerConnection {
     private readonly options: ConnectionOptions,
   ) {
     this.report = new LifecycleReport(config, { ...options, redactor: this.redactor });
+    this.toolList = new ServerToolList(config.limits);
     const { authStore: store, env, signIn, signInTimeoutMs } = options;
     const events: EventSink = (channel, payload) => this.report.emit(channel, payload);
     const onSecrets = (values: string[]) => this.redactor.add(values);
@@ -122,7 +111,7 @@ export class ServerConnection {
       scheduled: (n, at) => this.health.scheduled(n, at),
       failed: (n, error, retryIn) => this.report.retryFailed(n, error, retryIn),
       gaveUp: (error) => this.giveUp(error),
-    });
+    }, options.stableAfterMs);
     this.checks = new HealthChecks({
       interval: config.healthCheckInterval,
       pingTimeout: config.pingTimeout,
@@ -185,7 +174,8 @@ export class ServerConnection {
 
   /** Warnings about this server: from resolving the config (a variable its `env` needs is not set), and tools its limits left out. */
   get warnings(): string[] {
-    return this.toolsWarning ? [...this.opener.warnings, this.toolsWarning] : this.opener.warnings;
+    const { warning } = this.toolList;
+    return warning ? [...this.opener.warnings, warning] : this.opener.warnings;
   }
 
   /** The last lines the newest local server process wrote to stderr, redacted. */
@@ -205,16 +195,19 @@ export class ServerConnection {
   /** Tools known from an earlier session, for a lazy server that has not started. */
   primeTools(tools: Tool[]): void {
     if (this.live) return;
-    this.tools = this.safeTools(this.withinLimits(tools));
-    this.health.toolCount(this.tools.length);
+    this.acceptTools(tools);
   }
 
-  /** The tools of a list the server's limits allow; what they leave out becomes one warning for this server. */
-  private withinLimits(listed: Tool[]): Tool[] {
-    const { tools, warning } = limitTools(listed, this.config.limits);
-    if (warning && warning !== this.toolsWarning) this.report.log("warn", "tools.limited", { listed: listed.length, kept: tools.length, warning });
-    this.toolsWarning = warning;
-    return tools;
+  /** The server's tools, as pi has them: within its limits, names and text safe to show. */
+  get tools(): Tool[] {
+    return this.toolList.tools;
+  }
+
+  /** Takes a tool list the server sent (or the cache kept); what the limits leave out is logged once. */
+  private acceptTools(listed: Tool[]): void {
+    const warning = this.toolList.accept(listed);
+    if (warning) this.report.log("warn", "tools.limited", { listed: listed.length, kept: this.tools.length, warning });
+    this.health.toolCount(this.tools.length);
   }
 
   redact(text: string): string {
@@ -256,10 +249,10 @@ export class ServerConnection {
       throw wrapped;
     }
     this.live = session;
-    this.liveSince = Date.now();
+    this.schedule.connected();
     this.transport = session.kind;
     this.fellBackToSse = session.fellBackToSse;
-    this.tools = this.safeTools(this.withinLimits(session.tools));
+    this.acceptTools(session.tools);
     if (session.pid !== undefined) this.report.spawned(session.pid, this.config.command);
     this.everConnected = true;
     this.report.connected(attempt, started, this.transport, this.tools.length);
@@ -267,24 +260,14 @@ export class ServerConnection {
     this.options.onTools?.(this, this.tools);
   }
 
-  /** The server's tools with their names and text safe to show; the names they had on the server are remembered for calls. */
-  private safeTools(tools: Tool[]): Tool[] {
-    return tools.map((tool) => {
-      const safe = safeTool(tool);
-      if (safe.name !== tool.name) this.serverToolNames.set(safe.name, tool.name);
-      return safe;
-    });
-  }
-
   /** `tools/list_changed`: fetch the list again and hand it on, if `session` is still the live one by then. */
   private async refreshTools(session: LiveSession): Promise<void> {
     const started = Date.now();
     try {
-      const tools = this.withinLimits(await session.listTools(this.config.requestTimeout));
+      const tools = await session.listTools(this.config.requestTimeout);
       if (this.live !== session) return;
-      this.tools = this.safeTools(tools);
-      this.health.toolCount(tools.length);
-      this.report.log("info", "tools.changed", { toolCount: tools.length, durationMs: Date.now() - started });
+      this.acceptTools(tools);
+      this.report.log("info", "tools.changed", { toolCount: this.tools.length, durationMs: Date.now() - started });
       this.options.onTools?.(this, this.tools);
     } catch (error) {
       this.report.log("warn", "tools.refresh.failed", { error: this.redact(describeError(error)) });
@@ -303,7 +286,7 @@ export class ServerConnection {
     if (session.pid !== undefined) this.report.crashed(session.pid, reason, this.stderrTail(STDERR_LINES_QUOTED));
     // A wrapper that exited may have left its real server running; a remote session's sockets must go too.
     void session.close({ graceful: false });
-    if (Date.now() - this.liveSince >= (this.options.stableAfterMs ?? STABLE_AFTER_MS)) this.schedule.reset();
+    this.schedule.dropped();
     if (this.config.retry.maxAttempts > 0) void this.recover(new Error(reason));
     else this.health.gaveUp("disconnected");
   }
@@ -347,7 +330,7 @@ export class ServerConnection {
         signal,
         onProgress: onProgress && ((progress) => onProgress(this.redactor.result(progress))),
       };
-      const serverName = this.serverToolNames.get(toolName) ?? toolName;
+      const serverName = this.toolList.serverName(toolName);
       const result = await withRecovery(this.recoveryHost, toolName, signal, (session) => session.callTool(serverName, args, request));
       this.report.called(toolName, started, { result });
       // The model sees no secret of this server's config and no terminal control sequence.

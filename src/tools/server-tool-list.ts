@@ -1,0 +1,38 @@
+/**
+ * One server's tools as pi may have them: within the server's limits (./limits.ts), with names and text safe to show
+ * (./server-text.ts). It remembers what the limits left out, as one warning, and the server's own name of a tool whose
+ * name had to change, so calls still reach it. Pure.
+ */
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { ServerLimits } from "../config/types.ts";
+import { limitTools } from "./limits.ts";
+import { safeTool } from "./server-text.ts";
+
+export class ServerToolList {
+  /** The tools as pi registers them. */
+  tools: Tool[] = [];
+  /** What the last list had that the limits left out, if anything. */
+  warning?: string;
+  /** A tool's name as shown → its name on the server, where the two differ. */
+  private readonly serverNames = new Map<string, string>();
+
+  constructor(private readonly limits: ServerLimits) {}
+
+  /** Takes a list the server sent (or the cache kept). Returns the warning if it differs from the last list's, to log once. */
+  accept(listed: Tool[]): string | undefined {
+    const { tools, warning } = limitTools(listed, this.limits);
+    const changed = warning !== this.warning ? warning : undefined;
+    this.warning = warning;
+    this.tools = tools.map((tool) => {
+      const safe = safeTool(tool);
+      if (safe.name !== tool.name) this.serverNames.set(safe.name, tool.name);
+      return safe;
+    });
+    return changed;
+  }
+
+  /** The name to call a tool by on its server. */
+  serverName(shown: string): string {
+    return this.serverNames.get(shown) ?? shown;
+  }
+}
