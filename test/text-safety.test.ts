@@ -30,8 +30,12 @@ describe("stripControls", () => {
   test("removes lone controls (NUL, BEL, BS, CR, DEL, C1) and keeps newlines, tabs and all printable Unicode", () => {
     assert.equal(stripControls("a\x00b\x07c\x08d\re\x7ff\x85g\x9f"), "abcdefg");
     assert.equal(stripControls("line 1\r\nline 2\tcol"), "line 1\nline 2\tcol");
-    const unicode = "héllo → 日本語 🙂 \u00a0nbsp ÿ";
+    const unicode = "héllo → 日本語 🙂 \u00a0nbsp ÿ שלום 👩\u200d💻";
     assert.equal(stripControls(unicode), unicode);
+  });
+
+  test("removes bidi embeddings, overrides and isolates, which can show text in another order than it is read", () => {
+    assert.equal(stripControls("safe\u202e}exe.txt\u202c and \u2067isolated\u2069 \u202aembedded\u202c"), "safe}exe.txt and isolated embedded");
   });
 
   test("the one-line form joins lines and tabs with single spaces and trims", () => {

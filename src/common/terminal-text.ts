@@ -19,8 +19,12 @@ const ESCAPE_SEQUENCES = new RegExp(
   "g",
 );
 
-/** C0 controls but tab and newline, DEL, and the C1 range (0x80-0x9F) — what is left once sequences are gone. */
-const CONTROL_CHARS = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
+/**
+ * C0 controls but tab and newline, DEL, and the C1 range (0x80-0x9F) — what is left once sequences are gone — and the
+ * explicit bidi embeddings, overrides and isolates (U+202A-202E, U+2066-2069), with which text can be shown in an order
+ * other than the one it is read in ("Trojan Source"). Natural right-to-left text needs none of them.
+ */
+const CONTROL_CHARS = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
 
 /** `text` without terminal escape sequences or control characters; newlines and tabs stay. */
 export function stripControls(text: string): string {
