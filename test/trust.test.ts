@@ -80,6 +80,12 @@ describe("what the user is shown", () => {
     assert.doesNotMatch(lines.join("\n"), /sk-live|prod/);
   });
 
+  test("the tools a server would run without asking", () => {
+    const lines = describeForTrust(config({ ...LOCAL, autoApprove: ["*"], autoApproveReadOnly: true }));
+    assert.ok(lines.includes("runs without asking: *"), lines.join("\n"));
+    assert.ok(lines.includes("runs without asking: the tools it marks read-only"), lines.join("\n"));
+  });
+
   test("a remote server: its URL without a password or inline query values, header names, OAuth endpoints", () => {
     const lines = describeForTrust(
       config({
