@@ -13,6 +13,8 @@ import { fauxAssistantMessage, fauxToolCall, type FauxProviderRegistration } fro
 import type { AgentSession } from "@mariozechner/pi-coding-agent";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { layerConfigs } from "../src/config/layers.ts";
+import { validateServerEntry } from "../src/config/validate/entry.ts";
+import { ToolApproval } from "../src/pi/tool-approval.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
 import { REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
@@ -212,7 +214,7 @@ describe("tool approval in pi (in-process, faux model, recording UI)", { timeout
       assert.equal(callsOf(store, "wipe").length, wipes + 1);
       hookGlobals.__approvalHook = (request) => request.respond("yes");
       const odd = await modelCalls("mcp_store_wipe", {});
-      assert.match(odd.result.content[0]!.text!, /answered mcp\.approval\.request .* with yes, not "allow", "allow-session" or "deny"; the call is refused/);
+      assert.match(odd.result.content[0]!.text!, /answered mcp\.approval\.request .* with "yes", not "allow", "allow-session" or "deny"; the call is refused/);
       assert.equal(callsOf(store, "wipe").length, wipes + 1);
     } finally {
       delete hookGlobals.__approvalHook;
@@ -306,5 +308,24 @@ describe("tool approval in print mode (the real pi command line)", { timeout: 24
     } finally {
       rmSync(userConfig);
     }
+  });
+});
+
+describe("approval of a bundled server's tool", () => {
+  test("offers no Always allow: the bundled file belongs to the package, and an update would replace it", async () => {
+    const { config } = validateServerEntry("kit", { url: "http://127.0.0.1:1/mcp" }, { scope: "bundled", path: "/ext/mcp.json" });
+    assert.ok(config);
+    const approval = new ToolApproval({
+      find: (name) => (name === "mcp_kit_echo" ? { name, server: "kit", originalName: "echo", description: "" } : undefined),
+      configOf: () => config,
+      approvalMode: () => "ask",
+      userConfigPath: () => undefined,
+      emit: () => undefined,
+    });
+    const ui = new RecordingUI();
+    ui.answers.push("Allow once");
+    const verdict = await approval.check({ toolName: "mcp_kit_echo", input: {} }, { hasUI: true, ui: ui.context(), signal: undefined });
+    assert.equal(verdict, undefined, "allowed once");
+    assert.deepEqual(ui.offered, [["Allow once", "Allow for this session", "Deny"]]);
   });
 });

@@ -9,6 +9,7 @@ import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import { errorMessage } from "../common/errors.ts";
 import { type Logger, NULL_LOGGER } from "../common/log-file.ts";
 import { visible } from "../common/terminal-text.ts";
+import { quoteValue } from "../common/text.ts";
 import type { ApprovalMode, ServerConfig } from "../config/types.ts";
 import { addToServerList } from "../config/write/server-edits.ts";
 import { updateConfigFile } from "../config/write/update-file.ts";
@@ -144,7 +145,9 @@ export class ToolApproval {
   private async askUser(tool: RegisteredTool, config: ServerConfig, args: Record<string, unknown>, everyTime: boolean, reason: string, ctx: Asker): Promise<Choice> {
     const options: Array<[string, Choice]> = [["Allow once", "once"]];
     if (!everyTime) options.push(["Allow for this session", "session"]);
-    options.push([`Always allow (adds "${tool.originalName}" to autoApprove in ${config.source.path})`, "always"], ["Deny", "deny"]);
+    // The bundled file belongs to the package: an update would replace it, so nothing is saved there.
+    if (config.source.scope !== "bundled") options.push([`Always allow (adds "${tool.originalName}" to autoApprove in ${config.source.path})`, "always"]);
+    options.push(["Deny", "deny"]);
     const title = [`Allow ${describeTool(tool)} (${tool.name}) to run? (${reason})`, `Arguments: ${argsPreview(args)}`]
       .map(visible)
       .join("\n");
@@ -192,9 +195,8 @@ async function hookAnswer(answer: Promise<unknown>, tool: RegisteredTool): Promi
   if (HOOK_DECISIONS.includes(value as HookDecision)) {
     return { choice: choices[value as HookDecision], denied: `Another extension denied the call of ${describeTool(tool)} (${APPROVAL_REQUEST_CHANNEL}).` };
   }
-  const shown = (typeof value === "string" ? value : String(JSON.stringify(value))).slice(0, 200);
   return {
     choice: "deny",
-    denied: `Another extension answered ${APPROVAL_REQUEST_CHANNEL} for ${describeTool(tool)} with ${shown}, not "allow", "allow-session" or "deny"; the call is refused.`,
+    denied: `Another extension answered ${APPROVAL_REQUEST_CHANNEL} for ${describeTool(tool)} with ${quoteValue(value)}, not "allow", "allow-session" or "deny"; the call is refused.`,
   };
 }
