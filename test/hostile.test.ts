@@ -308,6 +308,60 @@ describe("hostile remote servers", { timeout: 120_000 }, () => {
     }
   });
 
+  describe("a message over maxMessageBytes", () => {
+    const LIMIT = { maxMessageBytes: 1024 * 1024, reconnect: FAST };
+    const overLimit = /a message from the server was over the 1\.0 MB limit \(`maxMessageBytes`\)/;
+
+    for (const tool of ["huge_json", "huge_event"]) {
+      test(`${tool}: the call fails naming the limit and its response is closed; the server's other calls go on`, async () => {
+        const server = await startHostileHttp();
+        const env = await twoServers({ url: server.url, ...LIMIT });
+        try {
+          // 4 MB, in one JSON body or one SSE event.
+          await assert.rejects(runTool(env.tools.get(`mcp_bad_${tool}`)), overLimit);
+          await waitFor(() => server.repliesCut() === 1, "the server to see its reply closed");
+          assert.equal(server.repliesFinished(), 0);
+          assert.equal(env.bad().status, "connected", "one message, not the connection");
+          assert.equal((await runTool(env.tools.get("mcp_bad_echo"), { text: "ok" })).text, "ok");
+          await env.goodAnswers();
+        } finally {
+          await env.close();
+          await server.close();
+        }
+      });
+    }
+
+    test("many small SSE events adding up to more than the limit are not cut", async () => {
+      const server = await startHostileHttp();
+      const env = await twoServers({ url: server.url, ...LIMIT });
+      try {
+        // 40 progress events of 64 KB: 2.5 MB on one stream.
+        assert.equal((await runTool(env.tools.get("mcp_bad_many_events"), { count: 40 })).text, "done after 40 events");
+        assert.equal(server.repliesFinished(), 1);
+        assert.equal(server.repliesCut(), 0);
+        await env.goodAnswers();
+      } finally {
+        await env.close();
+        await server.close();
+      }
+    });
+
+    test("an initialize answer over the limit fails the connect naming the limit and the setting", async () => {
+      const server = await startHostileHttp({ hugeInitialize: true });
+      const env = await twoServers({ url: server.url, maxMessageBytes: 1024 * 1024, reconnect: false });
+      try {
+        const error = env.bad().lastError ?? "";
+        assert.match(error, overLimit);
+        assert.match(error, /raise `maxMessageBytes` for 'bad'/);
+        await waitFor(() => server.repliesCut() === 1, "the server to see its reply closed");
+        await env.goodAnswers();
+      } finally {
+        await env.close();
+        await server.close();
+      }
+    });
+  });
+
   test("1,000 concurrent calls share a bounded pool of connections and raise no MaxListenersExceededWarning", async () => {
     const server = await startHostileHttp();
     const warnings: Error[] = [];

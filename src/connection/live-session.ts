@@ -28,7 +28,7 @@ import { type ClientFeatures, type ClientInfo, createMcpClient } from "./mcp-cli
 import { orphanWatchdog, type Watch } from "./orphan-watchdog.ts";
 import { killProcessesNow, mergeProcesses, type ProcessInfo, processExists, processTree, terminateProcesses } from "./process-tree.ts";
 import type { ProcessGroupStdioTransport } from "./stdio-transport.ts";
-import { MessageTooLargeError } from "./stdio-framing.ts";
+import { MessageTooLargeError } from "./message-limit.ts";
 import { createSseTransport, createStdioTransport, createStreamableHttpTransport } from "./transports.ts";
 
 /** What a session reports to its owner. Called synchronously; none of them may throw. */
@@ -176,7 +176,18 @@ export class LiveSession {
     const { clientInfo, features, auth, events } = this.options;
     const remaining = () => Math.max(1, deadline - Date.now());
     const sdkTimeout = () => remaining() + SDK_TIMEOUT_SLACK_MS;
-    const pool = kind === "stdio" ? undefined : new ServerPool();
+    // A message over the limit outside any request (the handshake, a standing stream) ends the session, as a long
+    // line ends a local server: before it is open, the open fails with it; after, it is reported as a drop.
+    let cutOpen!: (error: Error) => void;
+    const cut = new Promise<never>((_, reject) => (cutOpen = reject));
+    const tooLarge = (error: MessageTooLargeError) => {
+      if (held.releasing) return;
+      this.violation = error.message;
+      if (!held.open) return cutOpen(error);
+      held.open = false;
+      events.dropped(this, error.message);
+    };
+    const pool = kind === "stdio" ? undefined : new ServerPool({ maxMessageBytes: this.options.limits?.maxMessageBytes, tooLarge });
     const fetch = pool?.fetch;
     const transport = makeTransport(fetch && auth ? auth.wrapFetch(fetch) : fetch);
     const client = createMcpClient(clientInfo, features, {
@@ -192,6 +203,7 @@ export class LiveSession {
     this.violation = undefined;
     client.onerror = (error) => {
       // The transport stops a server that sends a line over the limit; that, not its exit, is why the session ended.
+      // (A remote server's pool reports its own; the SDK's report of a stream cut for that is not passed on below.)
       if (error instanceof MessageTooLargeError) {
         this.violation = error.message;
         return;
@@ -218,7 +230,7 @@ export class LiveSession {
       this.tools = await this.fetchTools(client, sdkTimeout);
     };
     try {
-      await within(handshake(), { ms: remaining(), timedOut: () => new ConnectTimeout() });
+      await within(Promise.race([handshake(), cut]), { ms: remaining(), timedOut: () => new ConnectTimeout() });
       // Closed while the handshake was under way: what it opened must not be kept.
       if (this.closed) throw new Error("the session was closed while it opened");
     } catch (error) {
