@@ -320,6 +320,7 @@ describe("hostile remote servers", { timeout: 120_000 }, () => {
           // 4 MB, in one JSON body or one SSE event.
           await assert.rejects(runTool(env.tools.get(`mcp_bad_${tool}`)), overLimit);
           await waitFor(() => server.repliesCut() === 1, "the server to see its reply closed");
+          await waitFor(() => server.cancellations() === 1, "the server to be told the call is cancelled");
           assert.equal(server.repliesFinished(), 0);
           assert.equal(env.bad().status, "connected", "one message, not the connection");
           assert.equal((await runTool(env.tools.get("mcp_bad_echo"), { text: "ok" })).text, "ok");

@@ -41,22 +41,26 @@ const scopes = new AsyncLocalStorage<RequestScope>();
 
 /**
  * Runs one request on `pool` (none: a local server, nothing to do); whatever it fetched through the pool is aborted
- * once it settles, a response stream the server left open included.
+ * once it settles, a response stream the server left open included. A message over the limit ends the request at
+ * once with `MessageTooLargeError`; `cut` fires then, for the request to be cancelled on the server too.
  */
-export async function inRequestScope<T>(pool: ServerPool | undefined, request: () => Promise<T>): Promise<T> {
+export async function inRequestScope<T>(pool: ServerPool | undefined, request: (cut?: AbortSignal) => Promise<T>): Promise<T> {
   if (!pool) return request();
   const done = new AbortController();
+  const cut = new AbortController();
   let fail!: (error: Error) => void;
   const failed = new Promise<never>((_, reject) => {
     fail = (error) => {
+      // Rejected before `cut` fires, so this error, not the cancellation's, is what the request ends with.
       reject(error);
+      cut.abort(error);
       // At once, so the transport's report of the stream it lost is seen as the bridge's doing (`requestScopeEnded`).
       done.abort();
     };
   });
   try {
-    // The SDK would wait for an answer that will not come on a cut SSE stream until its timeout.
-    return await Promise.race([scopes.run({ pool, signal: done.signal, fail }, request), failed]);
+    // Without the race, a request whose SSE answer was cut would wait for its timeout.
+    return await Promise.race([scopes.run({ pool, signal: done.signal, fail }, () => request(cut.signal)), failed]);
   } finally {
     done.abort();
   }

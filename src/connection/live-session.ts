@@ -263,12 +263,12 @@ export class LiveSession {
     return createStdioTransport(endpoint, hooks, this.options.limits?.maxMessageBytes);
   }
 
-  private async fetchTools(client: Client, timeout: () => number): Promise<Tool[]> {
+  private async fetchTools(client: Client, timeout: () => number, signal?: AbortSignal): Promise<Tool[]> {
     if (!client.getServerCapabilities()?.tools) return [];
     const tools: Tool[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-      const result = await client.listTools(cursor ? { cursor } : undefined, { timeout: timeout() });
+      const result = await client.listTools(cursor ? { cursor } : undefined, { timeout: timeout(), signal });
       tools.push(...result.tools);
       cursor = result.nextCursor;
       if (!cursor) break;
@@ -285,15 +285,15 @@ export class LiveSession {
   /** The server's whole tool list now (every page). */
   listTools(timeout: number): Promise<Tool[]> {
     const client = this.client;
-    return inRequestScope(this.held?.pool, () => this.fetchTools(client, () => timeout));
+    return inRequestScope(this.held?.pool, (cut) => this.fetchTools(client, () => timeout, cut));
   }
 
   async callTool(name: string, args: Record<string, unknown>, options: RequestOptions): Promise<CallToolResult> {
     const { events } = this.options;
     const client = this.client;
-    const result = await inRequestScope(this.held?.pool, () =>
+    const result = await inRequestScope(this.held?.pool, (cut) =>
       client.callTool({ name, arguments: args }, CallToolResultSchema, {
-        signal: options.signal,
+        signal: cut && options.signal ? AbortSignal.any([options.signal, cut]) : (cut ?? options.signal),
         timeout: options.timeout,
         resetTimeoutOnProgress: true,
         onprogress: (progress) => {
@@ -308,7 +308,7 @@ export class LiveSession {
 
   async ping(timeout: number): Promise<void> {
     const client = this.client;
-    await inRequestScope(this.held?.pool, () => client.ping({ timeout }));
+    await inRequestScope(this.held?.pool, (cut) => client.ping({ timeout, signal: cut }));
     this.options.events.heard();
   }
 
