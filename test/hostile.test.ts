@@ -16,6 +16,7 @@ import { serverRows } from "../src/pi/server-rows.ts";
 import { formatStartupSummary } from "../src/pi/status-format.ts";
 import { ToolRegistry } from "../src/pi/tool-registry.ts";
 import { startHostileHttp } from "./fixtures/hostile-http.ts";
+import { startSse } from "./fixtures/http-servers.ts";
 import { connectionFor, readLog, REPO_ROOT, runTool, tempDir, waitFor } from "./helpers.ts";
 
 const HOSTILE_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "hostile-stdio.mjs");
@@ -347,13 +348,30 @@ describe("hostile remote servers", { timeout: 120_000 }, () => {
       }
     });
 
+    test("legacy SSE: an event over the limit on the one stream ends the session as a drop naming the limit, and it reconnects", async () => {
+      const server = await startSse();
+      const env = await twoServers({ url: server.url, type: "sse", ...LIMIT });
+      try {
+        // The fixture's `big` answers 2 MB of text; a legacy SSE server sends every answer on its one standing stream.
+        await assert.rejects(runTool(env.tools.get("mcp_bad_big"), { kb: 2048 }), overLimit);
+        const reasons = env.rec.of("mcp.disconnected", "bad").map((e) => String(e.reason));
+        assert.ok(reasons.length >= 1);
+        for (const reason of reasons) assert.match(reason, overLimit);
+        assert.equal((await runTool(env.tools.get("mcp_bad_echo"), { text: "back" })).text, "back");
+        await env.goodAnswers();
+      } finally {
+        await env.close();
+        await server.close();
+      }
+    });
+
     test("an initialize answer over the limit fails the connect naming the limit and the setting", async () => {
       const server = await startHostileHttp({ hugeInitialize: true });
       const env = await twoServers({ url: server.url, maxMessageBytes: 1024 * 1024, reconnect: false });
       try {
         const error = env.bad().lastError ?? "";
         assert.match(error, overLimit);
-        assert.match(error, /raise `maxMessageBytes` for 'bad'/);
+        assert.match(error, /, so the connection was closed \(raise `maxMessageBytes` for 'bad'/);
         await waitFor(() => server.repliesCut() === 1, "the server to see its reply closed");
         await env.goodAnswers();
       } finally {
