@@ -6,6 +6,9 @@
  */
 import { MessageSizeCounter, MessageTooLargeError } from "./message-limit.ts";
 
+/** Statuses a Response may not be built with a body for (fetch gives them none anyway). */
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
 /** `text/event-stream; charset=utf-8` → `text/event-stream`. */
 function mediaType(contentType: string | null): string {
   return (contentType ?? "").split(";")[0]!.trim().toLowerCase();
@@ -17,7 +20,7 @@ function mediaType(contentType: string | null): string {
  */
 export function boundedResponse(response: Response, limit: number, tooLarge: (error: MessageTooLargeError) => void): Response {
   const body = response.body;
-  if (!body) return response;
+  if (!body || NULL_BODY_STATUSES.has(response.status)) return response;
   const counter = new MessageSizeCounter(limit, mediaType(response.headers.get("content-type")) === "text/event-stream");
   const counted = body.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
