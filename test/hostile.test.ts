@@ -365,20 +365,22 @@ describe("hostile remote servers", { timeout: 120_000 }, () => {
       }
     });
 
-    test("an initialize answer over the limit fails the connect naming the limit and the setting", async () => {
-      const server = await startHostileHttp({ hugeInitialize: true });
-      const env = await twoServers({ url: server.url, maxMessageBytes: 1024 * 1024, reconnect: false });
-      try {
-        const error = env.bad().lastError ?? "";
-        assert.match(error, overLimit);
-        assert.match(error, /, so the connection was closed \(raise `maxMessageBytes` for 'bad'/);
-        await waitFor(() => server.repliesCut() === 1, "the server to see its reply closed");
-        await env.goodAnswers();
-      } finally {
-        await env.close();
-        await server.close();
-      }
-    });
+    for (const form of ["json", "event"] as const) {
+      test(`an initialize answer over the limit (${form}) fails the connect naming the limit and the setting`, async () => {
+        const server = await startHostileHttp({ hugeInitialize: form });
+        const env = await twoServers({ url: server.url, maxMessageBytes: 1024 * 1024, reconnect: false });
+        try {
+          const error = env.bad().lastError ?? "";
+          assert.match(error, overLimit);
+          assert.match(error, /, so the connection was closed \(raise `maxMessageBytes` for 'bad'/);
+          await waitFor(() => server.repliesCut() === 1, "the server to see its reply closed");
+          await env.goodAnswers();
+        } finally {
+          await env.close();
+          await server.close();
+        }
+      });
+    }
   });
 
   test("1,000 concurrent calls share a bounded pool of connections and raise no MaxListenersExceededWarning", async () => {
