@@ -16,6 +16,7 @@ import { serverRows } from "../src/pi/server-rows.ts";
 import { formatStartupSummary } from "../src/pi/status-format.ts";
 import { ToolRegistry } from "../src/pi/tool-registry.ts";
 import { startHostileHttp } from "./fixtures/hostile-http.ts";
+import { startSse } from "./fixtures/http-servers.ts";
 import { connectionFor, readLog, REPO_ROOT, runTool, tempDir, waitFor } from "./helpers.ts";
 
 const HOSTILE_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "hostile-stdio.mjs");
@@ -305,6 +306,80 @@ describe("hostile remote servers", { timeout: 120_000 }, () => {
     } finally {
       await env.close();
       await server.close();
+    }
+  });
+
+  describe("a message over maxMessageBytes", () => {
+    const LIMIT = { maxMessageBytes: 1024 * 1024, reconnect: FAST };
+    const overLimit = /a message from the server was over the 1\.0 MB limit \(`maxMessageBytes`\)/;
+
+    for (const tool of ["huge_json", "huge_event"]) {
+      test(`${tool}: the call fails naming the limit and its response is closed; the server's other calls go on`, async () => {
+        const server = await startHostileHttp();
+        const env = await twoServers({ url: server.url, ...LIMIT });
+        try {
+          // 4 MB, in one JSON body or one SSE event.
+          await assert.rejects(runTool(env.tools.get(`mcp_bad_${tool}`)), overLimit);
+          await waitFor(() => server.repliesCut() === 1, "the server to see its reply closed");
+          await waitFor(() => server.cancellations() === 1, "the server to be told the call is cancelled");
+          assert.equal(server.repliesFinished(), 0);
+          assert.equal(env.bad().status, "connected", "one message, not the connection");
+          assert.equal((await runTool(env.tools.get("mcp_bad_echo"), { text: "ok" })).text, "ok");
+          await env.goodAnswers();
+        } finally {
+          await env.close();
+          await server.close();
+        }
+      });
+    }
+
+    test("many small SSE events adding up to more than the limit are not cut", async () => {
+      const server = await startHostileHttp();
+      const env = await twoServers({ url: server.url, ...LIMIT });
+      try {
+        // 40 progress events of 64 KB: 2.5 MB on one stream.
+        assert.equal((await runTool(env.tools.get("mcp_bad_many_events"), { count: 40 })).text, "done after 40 events");
+        assert.equal(server.repliesFinished(), 1);
+        assert.equal(server.repliesCut(), 0);
+        await env.goodAnswers();
+      } finally {
+        await env.close();
+        await server.close();
+      }
+    });
+
+    test("legacy SSE: an event over the limit on the one stream ends the session as a drop naming the limit, and it reconnects", async () => {
+      const server = await startSse();
+      const env = await twoServers({ url: server.url, type: "sse", ...LIMIT });
+      try {
+        // The fixture's `big` answers 2 MB of text; a legacy SSE server sends every answer on its one standing stream.
+        await assert.rejects(runTool(env.tools.get("mcp_bad_big"), { kb: 2048 }), overLimit);
+        const reasons = env.rec.of("mcp.disconnected", "bad").map((e) => String(e.reason));
+        assert.ok(reasons.length >= 1);
+        for (const reason of reasons) assert.match(reason, overLimit);
+        assert.equal((await runTool(env.tools.get("mcp_bad_echo"), { text: "back" })).text, "back");
+        await env.goodAnswers();
+      } finally {
+        await env.close();
+        await server.close();
+      }
+    });
+
+    for (const form of ["json", "event"] as const) {
+      test(`an initialize answer over the limit (${form}) fails the connect naming the limit and the setting`, async () => {
+        const server = await startHostileHttp({ hugeInitialize: form });
+        const env = await twoServers({ url: server.url, maxMessageBytes: 1024 * 1024, reconnect: false });
+        try {
+          const error = env.bad().lastError ?? "";
+          assert.match(error, overLimit);
+          assert.match(error, /, so the connection was closed \(raise `maxMessageBytes` for 'bad'/);
+          await waitFor(() => server.repliesCut() === 1, "the server to see its reply closed");
+          await env.goodAnswers();
+        } finally {
+          await env.close();
+          await server.close();
+        }
+      });
     }
   });
 

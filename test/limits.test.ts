@@ -7,7 +7,8 @@ import { describe, test } from "node:test";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { permanentLaunchFailure } from "../src/connection/error-messages.ts";
-import { LineFraming, MessageTooLargeError } from "../src/connection/stdio-framing.ts";
+import { MessageSizeCounter, MessageTooLargeError } from "../src/connection/message-limit.ts";
+import { LineFraming } from "../src/connection/stdio-framing.ts";
 import { limitTools, MAX_SCHEMA_DEPTH, nestedDeeperThan } from "../src/tools/limits.ts";
 
 const SOURCE = { scope: "project" as const, path: "/p/.pi/mcp.json" };
@@ -47,6 +48,45 @@ describe("LineFraming", () => {
     framing.append(Buffer.from('Starting server...\n{"jsonrpc":"2.0","method":"ok"}\n'));
     assert.throws(() => framing.readMessage());
     assert.deepEqual(framing.readMessage(), { jsonrpc: "2.0", method: "ok" });
+  });
+});
+
+describe("MessageSizeCounter", () => {
+  const bytes = (text: string) => Buffer.from(text);
+
+  test("a JSON body is one message: every byte counts, up to and including the limit", () => {
+    const counter = new MessageSizeCounter(10, false);
+    assert.equal(counter.add(bytes("{\"a\":\n\n")), true);
+    assert.equal(counter.add(bytes("123")), true, "10 bytes: at the limit");
+    assert.equal(counter.add(bytes("4")), false, "11 bytes: over it, blank lines or not");
+  });
+
+  test("an SSE stream counts only since the last blank line, whichever line endings it uses", () => {
+    for (const end of ["\n\n", "\r\n\r\n", "\r\r", "\r\n\n"]) {
+      const counter = new MessageSizeCounter(20, true);
+      // Many events, 100 times the limit in total, each within it.
+      for (let i = 0; i < 100; i++) assert.equal(counter.add(bytes(`data: ${"x".repeat(10)}${end}`)), true, JSON.stringify(end));
+      assert.equal(counter.add(bytes(`data: ${"x".repeat(20)}`)), false, `one event over the limit (${JSON.stringify(end)})`);
+    }
+  });
+
+  test("an SSE boundary split across chunks still ends the event; single line endings do not", () => {
+    const split = new MessageSizeCounter(20, true);
+    for (let i = 0; i < 10; i++) {
+      assert.equal(split.add(bytes("data: 0123456789\r")), true);
+      assert.equal(split.add(bytes("\n")), true);
+      assert.equal(split.add(bytes("\r\n")), true);
+    }
+    const lines = new MessageSizeCounter(20, true);
+    // One event of many short lines: no blank line, so it grows past the limit.
+    assert.equal(lines.add(bytes("data: 1\ndata: 2\r\n")), true);
+    assert.equal(lines.add(bytes("data: 3\rdata: 4\n")), false);
+  });
+
+  test("an event that ends in the chunk that takes it over the limit is still over it", () => {
+    const counter = new MessageSizeCounter(20, true);
+    assert.equal(counter.add(bytes("data: 0123456789")), true);
+    assert.equal(counter.add(bytes("0123456789\n\ndata: x\n\n")), false);
   });
 });
 
@@ -102,9 +142,8 @@ describe("limit fields", () => {
       "`maxTools` must be a whole number, 1 or more (got 0)",
       '`maxSchemaBytes` must be a whole number, 1 or more (got "big")',
     ]);
-    assert.deepEqual(validateServerEntry("r", { url: "https://x.example/mcp", maxMessageBytes: 2048 }, SOURCE).errors, [
-      "`maxMessageBytes` applies to local (command) servers only",
-    ]);
+    // A remote server's messages are bounded too (its JSON responses and SSE events).
+    assert.deepEqual(validateServerEntry("r", { url: "https://x.example/mcp", maxMessageBytes: 2048 }, SOURCE).config?.limits.maxMessageBytes, 2048);
   });
 });
 

@@ -27,5 +27,5 @@ export const DEFAULT_OAUTH_CALLBACK_PORT = 9876;
 /** What a server may send before the bridge refuses it: `maxTools`, `maxSchemaBytes`, `maxMessageBytes`. */
 export const DEFAULT_MAX_TOOLS = 500;
 export const DEFAULT_MAX_SCHEMA_BYTES = 64 * 1024;
-/** The longest stdout line (one JSON-RPC message) a local server may write. */
+/** The largest one JSON-RPC message may be: a local server's stdout line, a remote server's JSON response or SSE event. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;

@@ -112,7 +112,7 @@ export function connectError(ctx: ErrorContext, error: unknown): BridgeError {
     if (/\s/.test(command.trim())) message += `; put its arguments in \`args\` rather than in \`command\``;
   } else if (ctx.violation) {
     message =
-      `MCP server '${config.name}': ${ctx.violation}, so it was stopped ` +
+      `MCP server '${config.name}': ${ctx.violation}, so ${config.transport === "stdio" ? "it was stopped" : "the connection was closed"} ` +
       `(raise \`maxMessageBytes\` for '${config.name}' in ${config.source.path} if it really sends messages that large)`;
   } else if (config.transport === "stdio" && (permanent = permanentLaunchFailure(ctx.exitCode, ctx.stderr()))) {
     message = `MCP server '${config.name}': ${permanent}; check \`command\` and \`args\` of '${config.name}' in ${config.source.path}. Restarting would not help, so it was not retried`;

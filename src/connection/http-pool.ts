@@ -7,10 +7,17 @@
  * end) open until shutdown. Here a call, a ping or a tool-list fetch runs in a request scope (`inRequestScope`): what
  * it fetches is tied to the scope, which is aborted when the request settles, whichever way. Notifications sent from
  * inside a scope (the cancellation a timeout sends) are not tied to it, so they still reach the server.
+ *
+ * Every response body is bounded by `maxMessageBytes` here (./bounded-response.ts). A message over it fails the request
+ * whose scope fetched it, with `MessageTooLargeError`, and nothing else; one on an exchange outside any request (the
+ * handshake, a standing stream) is the pool owner's to handle.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { Agent, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from "undici";
+import { DEFAULT_MAX_MESSAGE_BYTES } from "../config/defaults.ts";
+import { boundedResponse } from "./bounded-response.ts";
+import type { MessageTooLargeError } from "./message-limit.ts";
 
 /**
  * At most this many TCP connections to one server; more concurrent requests wait for one to be free. A long SSE
@@ -26,19 +33,34 @@ export const MAX_CONNECTIONS_PER_SERVER = 16;
 interface RequestScope {
   pool: ServerPool;
   signal: AbortSignal;
+  /** Ends the request at once with `error` (a message over the limit), and with it everything it fetched. */
+  fail(error: Error): void;
 }
 
 const scopes = new AsyncLocalStorage<RequestScope>();
 
 /**
  * Runs one request on `pool` (none: a local server, nothing to do); whatever it fetched through the pool is aborted
- * once it settles, a response stream the server left open included.
+ * once it settles, a response stream the server left open included. A message over the limit ends the request at
+ * once with `MessageTooLargeError`; `cut` fires then, for the request to be cancelled on the server too.
  */
-export async function inRequestScope<T>(pool: ServerPool | undefined, request: () => Promise<T>): Promise<T> {
+export async function inRequestScope<T>(pool: ServerPool | undefined, request: (cut?: AbortSignal) => Promise<T>): Promise<T> {
   if (!pool) return request();
   const done = new AbortController();
+  const cut = new AbortController();
+  let fail!: (error: Error) => void;
+  const failed = new Promise<never>((_, reject) => {
+    fail = (error) => {
+      // Rejected before `cut` fires, so this error, not the cancellation's, is what the request ends with.
+      reject(error);
+      cut.abort(error);
+      // At once, so the transport's report of the stream it lost is seen as the bridge's doing (`requestScopeEnded`).
+      done.abort();
+    };
+  });
   try {
-    return await scopes.run({ pool, signal: done.signal }, request);
+    // Without the race, a request whose SSE answer was cut would wait for its timeout.
+    return await Promise.race([scopes.run({ pool, signal: done.signal, fail }, () => request(cut.signal)), failed]);
   } finally {
     done.abort();
   }
@@ -54,9 +76,18 @@ function isNotification(init: RequestInit | undefined): boolean {
   return typeof init?.body === "string" && init.body.includes('"method":"notifications/');
 }
 
+export interface ServerPoolOptions {
+  /** The longest message a response may carry; the default without it. */
+  maxMessageBytes?: number;
+  /** A message over the limit came on an exchange outside any request of this pool (its stream is closed already). */
+  tooLarge?: (error: MessageTooLargeError) => void;
+}
+
 /** One server's connection pool, and `fetch` through it in the shape the SDK transports take. */
 export class ServerPool {
   private readonly agent = new Agent({ connections: MAX_CONNECTIONS_PER_SERVER });
+
+  constructor(private readonly options: ServerPoolOptions = {}) {}
 
   readonly fetch: FetchLike = (url, init) => {
     const scope = scopes.getStore();
@@ -65,7 +96,11 @@ export class ServerPool {
     // settled and its scope has ended anyway, and `destroy()` ends every socket. (Combining the two with
     // `AbortSignal.any` would leave an entry on the transport's long-lived signal for every request.)
     const signal = tied ? scope.signal : (init?.signal ?? undefined);
-    return undiciFetch(url, { ...(init as UndiciRequestInit), signal, dispatcher: this.agent }) as unknown as Promise<Response>;
+    const fetched = undiciFetch(url, { ...(init as UndiciRequestInit), signal, dispatcher: this.agent }) as unknown as Promise<Response>;
+    const limit = this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    return fetched.then((response) =>
+      boundedResponse(response, limit, (error) => (tied ? scope.fail(error) : this.options.tooLarge?.(error))),
+    );
   };
 
   /** Closes every socket at once. */

@@ -28,7 +28,7 @@ import { type ClientFeatures, type ClientInfo, createMcpClient } from "./mcp-cli
 import { orphanWatchdog, type Watch } from "./orphan-watchdog.ts";
 import { killProcessesNow, mergeProcesses, type ProcessInfo, processExists, processTree, terminateProcesses } from "./process-tree.ts";
 import type { ProcessGroupStdioTransport } from "./stdio-transport.ts";
-import { MessageTooLargeError } from "./stdio-framing.ts";
+import { MessageTooLargeError } from "./message-limit.ts";
 import { createSseTransport, createStdioTransport, createStreamableHttpTransport } from "./transports.ts";
 
 /** What a session reports to its owner. Called synchronously; none of them may throw. */
@@ -176,7 +176,18 @@ export class LiveSession {
     const { clientInfo, features, auth, events } = this.options;
     const remaining = () => Math.max(1, deadline - Date.now());
     const sdkTimeout = () => remaining() + SDK_TIMEOUT_SLACK_MS;
-    const pool = kind === "stdio" ? undefined : new ServerPool();
+    // A message over the limit outside any request (the handshake, a standing stream) ends the session, as a long
+    // line ends a local server: before it is open, the open fails with it; after, it is reported as a drop.
+    let cutOpen!: (error: Error) => void;
+    const cut = new Promise<never>((_, reject) => (cutOpen = reject));
+    const tooLarge = (error: MessageTooLargeError) => {
+      if (held.releasing) return;
+      this.violation = error.message;
+      if (!held.open) return cutOpen(error);
+      held.open = false;
+      events.dropped(this, error.message);
+    };
+    const pool = kind === "stdio" ? undefined : new ServerPool({ maxMessageBytes: this.options.limits?.maxMessageBytes, tooLarge });
     const fetch = pool?.fetch;
     const transport = makeTransport(fetch && auth ? auth.wrapFetch(fetch) : fetch);
     const client = createMcpClient(clientInfo, features, {
@@ -192,6 +203,7 @@ export class LiveSession {
     this.violation = undefined;
     client.onerror = (error) => {
       // The transport stops a server that sends a line over the limit; that, not its exit, is why the session ended.
+      // (A remote server's pool reports its own; the SDK's report of a stream cut for that is not passed on below.)
       if (error instanceof MessageTooLargeError) {
         this.violation = error.message;
         return;
@@ -218,7 +230,7 @@ export class LiveSession {
       this.tools = await this.fetchTools(client, sdkTimeout);
     };
     try {
-      await within(handshake(), { ms: remaining(), timedOut: () => new ConnectTimeout() });
+      await within(Promise.race([handshake(), cut]), { ms: remaining(), timedOut: () => new ConnectTimeout() });
       // Closed while the handshake was under way: what it opened must not be kept.
       if (this.closed) throw new Error("the session was closed while it opened");
     } catch (error) {
@@ -251,12 +263,12 @@ export class LiveSession {
     return createStdioTransport(endpoint, hooks, this.options.limits?.maxMessageBytes);
   }
 
-  private async fetchTools(client: Client, timeout: () => number): Promise<Tool[]> {
+  private async fetchTools(client: Client, timeout: () => number, signal?: AbortSignal): Promise<Tool[]> {
     if (!client.getServerCapabilities()?.tools) return [];
     const tools: Tool[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-      const result = await client.listTools(cursor ? { cursor } : undefined, { timeout: timeout() });
+      const result = await client.listTools(cursor ? { cursor } : undefined, { timeout: timeout(), signal });
       tools.push(...result.tools);
       cursor = result.nextCursor;
       if (!cursor) break;
@@ -273,15 +285,15 @@ export class LiveSession {
   /** The server's whole tool list now (every page). */
   listTools(timeout: number): Promise<Tool[]> {
     const client = this.client;
-    return inRequestScope(this.held?.pool, () => this.fetchTools(client, () => timeout));
+    return inRequestScope(this.held?.pool, (cut) => this.fetchTools(client, () => timeout, cut));
   }
 
   async callTool(name: string, args: Record<string, unknown>, options: RequestOptions): Promise<CallToolResult> {
     const { events } = this.options;
     const client = this.client;
-    const result = await inRequestScope(this.held?.pool, () =>
+    const result = await inRequestScope(this.held?.pool, (cut) =>
       client.callTool({ name, arguments: args }, CallToolResultSchema, {
-        signal: options.signal,
+        signal: cut && options.signal ? AbortSignal.any([options.signal, cut]) : (cut ?? options.signal),
         timeout: options.timeout,
         resetTimeoutOnProgress: true,
         onprogress: (progress) => {
@@ -296,7 +308,7 @@ export class LiveSession {
 
   async ping(timeout: number): Promise<void> {
     const client = this.client;
-    await inRequestScope(this.held?.pool, () => client.ping({ timeout }));
+    await inRequestScope(this.held?.pool, (cut) => client.ping({ timeout, signal: cut }));
     this.options.events.heard();
   }
 

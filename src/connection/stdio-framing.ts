@@ -6,17 +6,9 @@
  */
 import { deserializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { formatBytes } from "../tools/output.ts";
+import { MessageTooLargeError } from "./message-limit.ts";
 
 const NEWLINE = 0x0a;
-
-/** A server wrote a line longer than its limit; the server is stopped, since the rest of its stream cannot be trusted. */
-export class MessageTooLargeError extends Error {
-  constructor(readonly limit: number) {
-    super(`a message from the server was over the ${formatBytes(limit)} limit (\`maxMessageBytes\`)`);
-    this.name = "MessageTooLargeError";
-  }
-}
 
 export class LineFraming {
   /** The pieces of the line not yet ended by a newline, and their total size. */

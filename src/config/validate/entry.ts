@@ -35,7 +35,7 @@ export function validateServerEntry(
   const lifecycle = validateLifecycle(entry, local, errors);
   const oauth = validateAuth(entry, local, endpoint.headers, errors);
   const usage = validateUsage(entry, errors, warnings);
-  const limits = validateLimits(entry, local, errors);
+  const limits = validateLimits(entry, errors);
 
   if (errors.length > 0) return { errors, warnings };
   const { transport, type, command, args, env, cwd, url, headers } = endpoint;

@@ -1,6 +1,7 @@
 /**
  * The bounds on what a server may send: how many tools it registers (`maxTools`), how large one tool's input schema
- * may be (`maxSchemaBytes`), and, for a local server, how long one stdout line may be (`maxMessageBytes`).
+ * may be (`maxSchemaBytes`), and how large one message may be (`maxMessageBytes`: a local server's stdout line, a
+ * remote server's JSON response or SSE event).
  */
 import { quoteValue } from "../../common/text.ts";
 import type { JsonObject } from "../../common/values.ts";
@@ -17,12 +18,9 @@ function positiveCount(value: unknown, field: string, fallback: number, errors: 
   return value;
 }
 
-export function validateLimits(entry: JsonObject, local: boolean, errors: string[]): ServerLimits {
+export function validateLimits(entry: JsonObject, errors: string[]): ServerLimits {
   const maxTools = positiveCount(entry.maxTools, "maxTools", DEFAULT_MAX_TOOLS, errors);
   const maxSchemaBytes = positiveCount(entry.maxSchemaBytes, "maxSchemaBytes", DEFAULT_MAX_SCHEMA_BYTES, errors);
   const maxMessageBytes = positiveCount(entry.maxMessageBytes, "maxMessageBytes", DEFAULT_MAX_MESSAGE_BYTES, errors);
-  if (!local && entry.maxMessageBytes !== undefined) {
-    errors.push("`maxMessageBytes` applies to local (command) servers only");
-  }
   return { maxTools, maxSchemaBytes, maxMessageBytes };
 }
