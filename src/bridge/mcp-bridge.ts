@@ -234,8 +234,8 @@ export class McpBridge {
 
   /** What every connection needs: where it runs, how it signs in, and whether it may run at all. */
   private baseOptions(config: ServerConfig): ConnectionOptions {
-    const { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs } = this.options;
-    return { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs, trusted: () => this.allows(config) };
+    const { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs, features } = this.options;
+    return { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs, features, trusted: () => this.allows(config) };
   }
 
   private newConnection(server: ServerConfig): ServerConnection {
@@ -281,6 +281,15 @@ export class McpBridge {
     connection.primeTools(cached.tools);
     this.toolsArrived(connection, cached.tools, true);
     return true;
+  }
+
+  /**
+   * Tells every connected server that the roots changed (`notifications/roots/list_changed`), so each asks for them
+   * again. pi's project root stays the same for the whole process, so pi never calls this; a host that gives its own
+   * `features.roots` calls it when what that returns changes.
+   */
+  async rootsChanged(): Promise<void> {
+    await Promise.all([...this.connections.values()].map((c) => c.rootsChanged()));
   }
 
   metrics(now = Date.now()): ServerMetrics[] {
