@@ -56,7 +56,7 @@ describe("roots", { timeout: 120_000 }, () => {
       env: process.env,
       clientInfo: { name: "test", version: "0" },
       startupBudgetMs: 60_000,
-      features: { roots: () => roots },
+      featuresFor: () => ({ roots: () => roots }),
     });
     try {
       await bridge.start();
