@@ -17,6 +17,7 @@ import { registerMcpCommand } from "./src/pi/command.ts";
 import { askTrust } from "./src/pi/command-trust.ts";
 import { answerElicitation } from "./src/pi/elicitation-dialog.ts";
 import { guardExit } from "./src/pi/exit-guard.ts";
+import { serverGuideHandler } from "./src/pi/server-guide.ts";
 import { serverRows } from "./src/pi/server-rows.ts";
 import { SessionNotices } from "./src/pi/session-notices.ts";
 import { ToolApproval } from "./src/pi/tool-approval.ts";
@@ -104,6 +105,8 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     logger,
   });
   pi.on("tool_call", (event, ctx) => approval.check(event, ctx));
+  // What each server is for (its config's `description`, its own `instructions`) goes into the system prompt.
+  pi.on("before_agent_start", serverGuideHandler(bridge, registry));
   pi.events.on("mcp.metrics.request", (data) => {
     const snapshot = { servers: bridge.metrics() };
     const reply = (data as { reply?: unknown } | undefined)?.reply;

@@ -287,6 +287,15 @@ export class McpBridge {
     return true;
   }
 
+  /**
+   * Tells every connected server that the roots changed (`notifications/roots/list_changed`), so each asks for them
+   * again. pi's project root stays the same for the whole process, so pi never calls this; a host that gives its own
+   * roots (`featuresFor`) calls it when what they return changes.
+   */
+  async rootsChanged(): Promise<void> {
+    await Promise.all([...this.connections.values()].map((c) => c.rootsChanged()));
+  }
+
   metrics(now = Date.now()): ServerMetrics[] {
     return [...this.connections.values()].map((c) => c.metrics(now));
   }

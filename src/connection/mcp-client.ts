@@ -1,17 +1,21 @@
 /**
  * The SDK `Client` as the bridge builds it: the capabilities it declares to a server, and the handlers for everything
  * a server sends to the client on its own — requests that want an answer (the MCP spec's "client features":
- * elicitation today; sampling and roots belong here too) and notifications (its tool list changed, a log message).
+ * elicitation and roots today; sampling belongs here too) and notifications (its tool list changed, a log message).
  * A feature is declared only when a handler for it is given, so a server never asks for something nobody answers.
  */
+import * as path from "node:path";
+import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
   type ClientCapabilities,
   type ElicitRequest,
   ElicitRequestSchema,
   type ElicitResult,
+  ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
   type LoggingMessageNotification,
+  type Root,
 } from "@modelcontextprotocol/sdk/types.js";
 
 /** How the client introduces itself to a server in the handshake. */
@@ -24,6 +28,8 @@ export interface ClientInfo {
 export interface ClientFeatures {
   /** Asks the user for input on the server's behalf (`elicitation/create`). */
   elicitation?: (request: ElicitRequest["params"]) => Promise<ElicitResult>;
+  /** The directories the server may work in (`roots/list`), as they are at the time of asking. */
+  roots?: () => Root[];
 }
 
 /** What the client hears from a server without asking. */
@@ -41,6 +47,8 @@ export function clientCapabilities(features: ClientFeatures): ClientCapabilities
   const capabilities: ClientCapabilities = {};
   // applyDefaults: the SDK fills in the defaults of the server's schema that an answer leaves out.
   if (features.elicitation) capabilities.elicitation = { form: { applyDefaults: true } };
+  // listChanged: the client says when its roots change (`notifications/roots/list_changed`).
+  if (features.roots) capabilities.roots = { listChanged: true };
   return capabilities;
 }
 
@@ -53,8 +61,15 @@ export function createMcpClient(clientInfo: ClientInfo, features: ClientFeatures
       tools: { autoRefresh: false, debounceMs: LIST_CHANGED_DEBOUNCE_MS, onChanged: () => notifications.toolsChanged() },
     },
   });
-  const { elicitation } = features;
+  const { elicitation, roots } = features;
   if (elicitation) client.setRequestHandler(ElicitRequestSchema, (request) => elicitation(request.params));
+  if (roots) client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: roots() }));
   client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => notifications.logMessage(notification.params));
   return client;
+}
+
+/** A directory as an MCP root: its `file://` URL, named after its last path segment. */
+export function directoryRoot(directory: string): Root {
+  const absolute = path.resolve(directory);
+  return { uri: pathToFileURL(absolute).href, name: path.basename(absolute) || absolute };
 }
