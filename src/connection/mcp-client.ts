@@ -10,6 +10,8 @@ import {
   type ElicitRequest,
   ElicitRequestSchema,
   type ElicitResult,
+  ElicitationCompleteNotificationSchema,
+  type ElicitRequestURLParams,
   LoggingMessageNotificationSchema,
   type LoggingMessageNotification,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -24,6 +26,13 @@ export interface ClientInfo {
 export interface ClientFeatures {
   /** Asks the user for input on the server's behalf (`elicitation/create`). */
   elicitation?: (request: ElicitRequest["params"]) => Promise<ElicitResult>;
+  /**
+   * A request failed because the server first needs the user on these pages (error -32042): sends the user there and
+   * says whether to run the request again. Given, it also declares URL-mode elicitation, which `elicitation` answers.
+   */
+  urlElicitationRequired?: (elicitations: ElicitRequestURLParams[]) => Promise<boolean>;
+  /** `notifications/elicitation/complete`: a page flow the user was sent to has finished. */
+  elicitationComplete?: (elicitationId: string) => void;
 }
 
 /** What the client hears from a server without asking. */
@@ -40,7 +49,9 @@ const LIST_CHANGED_DEBOUNCE_MS = 50;
 export function clientCapabilities(features: ClientFeatures): ClientCapabilities {
   const capabilities: ClientCapabilities = {};
   // applyDefaults: the SDK fills in the defaults of the server's schema that an answer leaves out.
-  if (features.elicitation) capabilities.elicitation = { form: { applyDefaults: true } };
+  if (features.elicitation) {
+    capabilities.elicitation = { form: { applyDefaults: true }, ...(features.urlElicitationRequired ? { url: {} } : {}) };
+  }
   return capabilities;
 }
 
@@ -53,8 +64,9 @@ export function createMcpClient(clientInfo: ClientInfo, features: ClientFeatures
       tools: { autoRefresh: false, debounceMs: LIST_CHANGED_DEBOUNCE_MS, onChanged: () => notifications.toolsChanged() },
     },
   });
-  const { elicitation } = features;
+  const { elicitation, elicitationComplete } = features;
   if (elicitation) client.setRequestHandler(ElicitRequestSchema, (request) => elicitation(request.params));
+  if (elicitationComplete) client.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => elicitationComplete(n.params.elicitationId));
   client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => notifications.logMessage(notification.params));
   return client;
 }
