@@ -15,7 +15,7 @@ import { interactiveSignIn } from "./src/oauth/sign-in.ts";
 import { AuthStore, authDir } from "./src/oauth/storage.ts";
 import { registerMcpCommand } from "./src/pi/command.ts";
 import { askTrust } from "./src/pi/command-trust.ts";
-import { answerElicitation } from "./src/pi/elicitation-dialog.ts";
+import { elicitationFeatures } from "./src/pi/elicitation-dialog.ts";
 import { guardExit } from "./src/pi/exit-guard.ts";
 import { serverGuideHandler } from "./src/pi/server-guide.ts";
 import { serverRows } from "./src/pi/server-rows.ts";
@@ -68,8 +68,9 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     authStore: new AuthStore(authDir(getAgentDir())),
     // Project servers run only once the user trusts them. On pi 1.x, pi's own project trust should decide instead (a
     // `TrustDecider`), so that nobody is asked twice.
-    // A server that asks the user for input gets pi's dialogs, naming the server; without a UI it is declined.
-    featuresFor: (server) => ({ elicitation: (params) => answerElicitation(server, params, sessionCtx?.hasUI ? sessionCtx.ui : undefined) }),
+    // A server that asks the user for input (a form, or a page to open) gets pi's dialogs, naming the server; without a
+    // UI it is declined.
+    featuresFor: (server) => elicitationFeatures(server, () => (sessionCtx?.hasUI ? sessionCtx.ui : undefined)),
     projectTrust: new ProjectTrust(projectRoot, new TrustStore(path.join(dataDir, "trust.json"))),
     // A sign-in starts by itself only where someone can do it: in the TUI, once the session runs. Elsewhere the server
     // reports that it needs one, and /mcp auth starts it.

@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import type { ElicitRequestFormParams } from "@modelcontextprotocol/sdk/types.js";
-import { answerElicitation } from "../src/pi/elicitation-dialog.ts";
+import { answerElicitation, sendToRequiredPages } from "../src/pi/elicitation-dialog.ts";
 import { checkPicks, fieldHint, type FormField, formFields, parseTypedAnswer } from "../src/pi/elicitation-form.ts";
 import { EVERYTHING_SERVER, REPO_ROOT, tempDir } from "./helpers.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
@@ -108,6 +108,53 @@ describe("the elicitation dialogs", () => {
   });
 });
 
+describe("URL mode: a page to open", () => {
+  const page = { mode: "url" as const, elicitationId: "e1", url: "https://auth.example.com/flow?x=1", message: "Link your \x1b]52;c;Zm9v\x07account" };
+
+  test("the server, its message and the page are shown; the browser opens only on the user's word", async () => {
+    const ui = new RecordingUI();
+    const opened: string[] = [];
+    ui.answers = ["Open in browser"];
+    assert.deepEqual(await answerElicitation("crm", page, ui.context(), (url) => opened.push(url)), { action: "accept" });
+    assert.equal(ui.asked[0], "select: MCP server 'crm' asks you to open a page:\nLink your account\nhttps://auth.example.com/flow?x=1");
+    assert.deepEqual(opened, [page.url]);
+    ui.answers = ["Decline"];
+    assert.deepEqual(await answerElicitation("crm", page, ui.context(), (url) => opened.push(url)), { action: "decline" });
+    ui.answers = [undefined];
+    assert.deepEqual(await answerElicitation("crm", page, ui.context(), (url) => opened.push(url)), { action: "cancel" });
+    assert.equal(opened.length, 1, "declined and cancelled pages stay closed");
+  });
+
+  test("a javascript:, file: or remote plain-http page is declined without asking or opening", async () => {
+    const ui = new RecordingUI();
+    const opened: string[] = [];
+    for (const url of ["javascript:alert(1)", "file:///etc/passwd", "http://evil.example.com/x", "not a url"]) {
+      assert.deepEqual(await answerElicitation("crm", { ...page, url }, ui.context(), (u) => opened.push(u)), { action: "decline" }, url);
+    }
+    assert.deepEqual(ui.asked, []);
+    assert.equal(opened.length, 0);
+    assert.equal(ui.notices.length, 4);
+    assert.match(ui.notices[0]!, /the `javascript:` scheme \(only https is opened\); declined/);
+    ui.answers = ["Open in browser"];
+    assert.deepEqual(await answerElicitation("crm", { ...page, url: "http://127.0.0.1:8080/cb" }, ui.context(), (u) => opened.push(u)), { action: "accept" }, "loopback http is fine");
+  });
+
+  test("pages a call needs first: each opened, then the call is retried only if the user says so", async () => {
+    const ui = new RecordingUI();
+    const opened: string[] = [];
+    const open = (url: string) => opened.push(url);
+    ui.answers = ["Open in browser", "Open in browser", "Retry"];
+    assert.equal(await sendToRequiredPages("crm", [page, { ...page, url: "https://two.example.com/" }], ui.context(), open), true);
+    assert.deepEqual(opened, [page.url, "https://two.example.com/"]);
+    ui.answers = ["Open in browser", "Cancel"];
+    assert.equal(await sendToRequiredPages("crm", [page], ui.context(), open), false);
+    ui.answers = ["Decline"];
+    assert.equal(await sendToRequiredPages("crm", [page, page], ui.context(), open), false, "one declined: no retry, and not asked further");
+    assert.deepEqual(ui.answers, []);
+    assert.equal(await sendToRequiredPages("crm", [page], undefined, open), false, "no UI");
+  });
+});
+
 describe("server-everything's elicitation through pi", { timeout: 120_000 }, () => {
   const project = tempDir("mcp-bridge-elicit-project-");
   const agentDir = tempDir("mcp-bridge-elicit-agent-");
@@ -120,6 +167,8 @@ describe("server-everything's elicitation through pi", { timeout: 120_000 }, () 
     writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { everything: entry } }));
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
+    // The pages of the URL tests are shown, never opened in a browser.
+    process.env.PI_MCP_NO_BROWSER = "1";
     process.chdir(project.dir);
   });
   after(() => {
@@ -128,13 +177,13 @@ describe("server-everything's elicitation through pi", { timeout: 120_000 }, () 
     agentDir.cleanup();
   });
 
-  async function callElicitation(ui: RecordingUI | undefined): Promise<string> {
+  async function callElicitation(ui: RecordingUI | undefined, call: { tool: string; args: Record<string, unknown> } = { tool, args: {} }): Promise<string> {
     let pi: InProcessPi | undefined;
     try {
       pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
       await pi.session.bindExtensions(ui ? { uiContext: ui.context() } : {});
-      assert.ok(pi.session.getAllTools().some((t) => t.name === tool), "offered: the bridge declares elicitation");
-      pi.faux.setResponses([fauxAssistantMessage([fauxToolCall(tool, {})], { stopReason: "toolUse" }), fauxAssistantMessage("done")]);
+      assert.ok(pi.session.getAllTools().some((t) => t.name === call.tool), "offered: the bridge declares elicitation (form and URL)");
+      pi.faux.setResponses([fauxAssistantMessage([fauxToolCall(call.tool, call.args)], { stopReason: "toolUse" }), fauxAssistantMessage("done")]);
       await pi.session.prompt("ask me");
       const result = pi.session.messages.filter((m) => (m as { role: string }).role === "toolResult").at(-1) as unknown as { content: Array<{ text?: string }> };
       return result.content.map((c) => c.text ?? "").join("\n");
@@ -182,5 +231,66 @@ describe("server-everything's elicitation through pi", { timeout: 120_000 }, () 
   test("without a UI it is declined, and the model is told so by the server's result", async () => {
     const text = await callElicitation(undefined);
     assert.match(text, /User declined to provide the requested information/);
+  });
+});
+
+describe("server-everything's URL elicitation through pi", { timeout: 120_000 }, () => {
+  const project = tempDir("mcp-bridge-elicit-url-project-");
+  const agentDir = tempDir("mcp-bridge-elicit-url-agent-");
+  const originalCwd = process.cwd();
+  const tool = "mcp_everything_trigger-url-elicitation";
+  const url = "https://example.com/consent";
+
+  before(() => {
+    const entry = { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"], autoApprove: ["*"] };
+    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { everything: entry } }));
+    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
+    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
+    process.env.PI_MCP_NO_BROWSER = "1";
+    process.chdir(project.dir);
+  });
+  after(() => {
+    process.chdir(originalCwd);
+    project.cleanup();
+    agentDir.cleanup();
+  });
+
+  async function callUrlTool(ui: RecordingUI | undefined, args: Record<string, unknown>): Promise<{ text: string; isError: boolean }> {
+    let pi: InProcessPi | undefined;
+    try {
+      pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+      await pi.session.bindExtensions(ui ? { uiContext: ui.context() } : {});
+      pi.faux.setResponses([fauxAssistantMessage([fauxToolCall(tool, args)], { stopReason: "toolUse" }), fauxAssistantMessage("done")]);
+      await pi.session.prompt("open it");
+      const result = pi.session.messages.filter((m) => (m as { role: string }).role === "toolResult").at(-1) as unknown as { content: Array<{ text?: string }>; isError: boolean };
+      return { text: result.content.map((c) => c.text ?? "").join("\n"), isError: result.isError };
+    } finally {
+      await pi?.close();
+    }
+  }
+
+  test("the request path: the page is shown and accepted, and the server hears so", async () => {
+    const ui = new RecordingUI();
+    ui.answers = ["Open in browser"];
+    const { text } = await callUrlTool(ui, { url, message: "Approve the demo" });
+    assert.match(ui.asked[0]!, /^select: MCP server 'everything' asks you to open a page:\nApprove the demo\nhttps:\/\/example\.com\/consent$/);
+    assert.match(text, /User completed the URL elicitation flow/);
+  });
+
+  test("the error path (-32042): the prerequisite page, then the call retried, which asks for its own page", async () => {
+    const ui = new RecordingUI();
+    ui.answers = ["Open in browser", "Retry", "Open in browser"];
+    const { text, isError } = await callUrlTool(ui, { url, message: "Approve the demo", errorPath: true });
+    assert.deepEqual(ui.answers, []);
+    assert.match(ui.asked[0]!, /asks you to open a page:\nOpen this link to satisfy the prerequisite, then retry the request\.\nhttps:\/\/modelcontextprotocol\.io/);
+    assert.match(ui.asked[1]!, /needs that done before the call can run/);
+    assert.equal(isError, false);
+    assert.match(text, /User completed the URL elicitation flow/);
+  });
+
+  test("the error path without a UI: the call fails with the server's reason, and nothing is retried", async () => {
+    const { text, isError } = await callUrlTool(undefined, { url, errorPath: true });
+    assert.equal(isError, true);
+    assert.match(text, /requires browser-based authorization/);
   });
 });

@@ -13,6 +13,8 @@ import {
   ElicitRequestSchema,
   type ElicitResult,
   ListRootsRequestSchema,
+  ElicitationCompleteNotificationSchema,
+  type ElicitRequestURLParams,
   LoggingMessageNotificationSchema,
   type LoggingMessageNotification,
   type Root,
@@ -30,6 +32,13 @@ export interface ClientFeatures {
   elicitation?: (request: ElicitRequest["params"]) => Promise<ElicitResult>;
   /** The directories the server may work in (`roots/list`), as they are at the time of asking. */
   roots?: () => Root[];
+  /**
+   * A request failed because the server first needs the user on these pages (error -32042): sends the user there and
+   * says whether to run the request again. Given, it also declares URL-mode elicitation, which `elicitation` answers.
+   */
+  urlElicitationRequired?: (elicitations: ElicitRequestURLParams[]) => Promise<boolean>;
+  /** `notifications/elicitation/complete`: a page flow the user was sent to has finished. */
+  elicitationComplete?: (elicitationId: string) => void;
 }
 
 /** What the client hears from a server without asking. */
@@ -46,7 +55,9 @@ const LIST_CHANGED_DEBOUNCE_MS = 50;
 export function clientCapabilities(features: ClientFeatures): ClientCapabilities {
   const capabilities: ClientCapabilities = {};
   // applyDefaults: the SDK fills in the defaults of the server's schema that an answer leaves out.
-  if (features.elicitation) capabilities.elicitation = { form: { applyDefaults: true } };
+  if (features.elicitation) {
+    capabilities.elicitation = { form: { applyDefaults: true }, ...(features.urlElicitationRequired ? { url: {} } : {}) };
+  }
   // listChanged: the client says when its roots change (`notifications/roots/list_changed`).
   if (features.roots) capabilities.roots = { listChanged: true };
   return capabilities;
@@ -61,8 +72,9 @@ export function createMcpClient(clientInfo: ClientInfo, features: ClientFeatures
       tools: { autoRefresh: false, debounceMs: LIST_CHANGED_DEBOUNCE_MS, onChanged: () => notifications.toolsChanged() },
     },
   });
-  const { elicitation, roots } = features;
+  const { elicitation, elicitationComplete, roots } = features;
   if (elicitation) client.setRequestHandler(ElicitRequestSchema, (request) => elicitation(request.params));
+  if (elicitationComplete) client.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => elicitationComplete(n.params.elicitationId));
   if (roots) client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: roots() }));
   client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => notifications.logMessage(notification.params));
   return client;

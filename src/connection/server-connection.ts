@@ -127,6 +127,7 @@ export class ServerConnection {
       lost: (session, cause) => this.dropped(session, cause),
       auth: this.auth,
       errorContext: () => this.opener.errorContext(),
+      urlElicitationRequired: options.features?.urlElicitationRequired,
     };
   }
 

@@ -1,11 +1,17 @@
 /**
- * Answers a server's `elicitation/create` through pi's dialogs: which server asks and its message first, then one
- * question per field (./elicitation-form.ts), then what will be sent, for the user to send, decline or cancel. Only
- * what the user entered (or a default shown to them) is sent. Without a UI the request is declined: nobody can answer.
+ * Answers a server's `elicitation/create` through pi's dialogs. Form mode: which server asks and its message first,
+ * then one question per field (./elicitation-form.ts), then what will be sent, for the user to send, decline or cancel;
+ * only what the user entered (or a default shown to them) is sent. URL mode: the server's message and the page, opened
+ * in the browser only on the user's word; the same when a call fails because the server first needs the user on a page
+ * (error -32042), after which the call runs again if the user says so. Without a UI everything is declined: nobody can
+ * answer.
  */
 import type { ExtensionUIContext } from "@mariozechner/pi-coding-agent";
-import type { ElicitRequest, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
-import { stripControls } from "../common/terminal-text.ts";
+import type { ElicitRequest, ElicitRequestURLParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import { stripControls, visible } from "../common/terminal-text.ts";
+import type { ClientFeatures } from "../connection/mcp-client.ts";
+import { isLoopbackHost } from "../oauth/endpoint-policy.ts";
+import { canOpenBrowser, openBrowser } from "../oauth/sign-in.ts";
 import { checkPicks, type FieldValue, fieldHint, type FormField, formFields, parseTypedAnswer } from "./elicitation-form.ts";
 
 export type ElicitationUi = Pick<ExtensionUIContext, "select" | "input" | "notify">;
@@ -18,6 +24,25 @@ const DECLINE = "Decline";
 const CANCEL = "Cancel";
 const SKIP = "(skip)";
 const DONE = "Done";
+const OPEN = "Open in browser";
+const RETRY = "Retry the call";
+
+/** Opens a page the user agreed to; the URL is shown to the user as well. */
+export type PageOpener = (url: string) => void;
+
+/** The browser where this machine can show one; elsewhere the URL on screen is all there is. */
+const openIfPossible: PageOpener = (url) => {
+  if (canOpenBrowser()) openBrowser(url);
+};
+
+/** The client features that answer a server's requests for input on `server`'s behalf, through the current UI. */
+export function elicitationFeatures(server: string, ui: () => ElicitationUi | undefined, open: PageOpener = openIfPossible): ClientFeatures {
+  return {
+    elicitation: (params) => answerElicitation(server, params, ui(), open),
+    urlElicitationRequired: (elicitations) => sendToRequiredPages(server, elicitations, ui(), open),
+    elicitationComplete: () => ui()?.notify(`MCP server '${server}' says the page you were sent to is done.`, "info"),
+  };
+}
 
 /** Stands for Escape (or a closed dialog) anywhere in the form: the user cancelled. */
 class Cancelled extends Error {}
@@ -27,9 +52,10 @@ function picked<T>(answer: T | undefined): T {
   return answer;
 }
 
-export async function answerElicitation(server: string, params: ElicitRequest["params"], ui: ElicitationUi | undefined): Promise<ElicitResult> {
-  // Only form mode is declared to servers; anything else is not something this client agreed to answer.
-  if (!ui || params.mode === "url" || !("requestedSchema" in params)) return { action: "decline" };
+export async function answerElicitation(server: string, params: ElicitRequest["params"], ui: ElicitationUi | undefined, open: PageOpener = openIfPossible): Promise<ElicitResult> {
+  if (!ui) return { action: "decline" };
+  if (params.mode === "url") return answerUrl(server, params, ui, open);
+  if (!("requestedSchema" in params)) return { action: "decline" };
   const { fields, unsupported } = formFields(params);
   const who = `MCP server '${server}'`;
   const intro = `${who} asks for input:\n${stripControls(params.message)}`;
@@ -108,4 +134,38 @@ async function askPicks(field: Extract<FormField, { kind: "multi" }>, title: str
     if (choice) chosen.has(choice.value) ? chosen.delete(choice.value) : chosen.add(choice.value);
   }
   throw new Cancelled();
+}
+
+/** Why a server's page may not be opened: only https, or http on this machine (a `javascript:` or `file:` never). */
+function pageProblem(url: string): string | undefined {
+  if (!URL.canParse(url)) return "its address is not a valid URL";
+  const { protocol, hostname } = new URL(url);
+  if (protocol === "https:" || (protocol === "http:" && isLoopbackHost(hostname))) return undefined;
+  return `its address uses ${protocol === "http:" ? `plain http to ${hostname}` : `the \`${protocol}\` scheme`} (only https is opened)`;
+}
+
+/** URL mode: which server, its message and the page; the browser is opened only when the user says so. */
+async function answerUrl(server: string, params: ElicitRequestURLParams, ui: ElicitationUi, open: PageOpener): Promise<ElicitResult> {
+  const who = `MCP server '${server}'`;
+  const problem = pageProblem(params.url);
+  if (problem) {
+    ui.notify(`${who} wanted to send you to a page, but ${problem}; declined.`, "warning");
+    return { action: "decline" };
+  }
+  const answer = await ui.select(`${who} asks you to open a page:\n${stripControls(params.message)}\n${visible(params.url)}`, [OPEN, DECLINE, CANCEL]);
+  if (answer === undefined || answer === CANCEL) return { action: "cancel" };
+  if (answer === DECLINE) return { action: "decline" };
+  open(params.url);
+  ui.notify(`Opening the page of ${who} (if no browser appears, open it yourself):\n${visible(params.url)}`, "info");
+  return { action: "accept" };
+}
+
+/** A call needs the user on these pages first: each is asked for as in URL mode, then whether to run the call again. */
+export async function sendToRequiredPages(server: string, elicitations: ElicitRequestURLParams[], ui: ElicitationUi | undefined, open: PageOpener = openIfPossible): Promise<boolean> {
+  if (!ui || elicitations.length === 0) return false;
+  for (const params of elicitations) {
+    if ((await answerUrl(server, params, ui, open)).action !== "accept") return false;
+  }
+  const again = await ui.select(`MCP server '${server}' needs that done before the call can run. Retry it once you have finished in the browser.`, [RETRY, CANCEL]);
+  return again === RETRY;
 }
