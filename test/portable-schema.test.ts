@@ -187,6 +187,15 @@ describe("portable schema rules", () => {
     const { warnings } = portableSchema(deep);
     assert.match(warnings[0]!, /nested deeper/);
   });
+  test("a parameter named __proto__ stays a parameter and sets no prototype", () => {
+    const input = JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string"},"a":{"type":"number"}},"required":["__proto__"]}');
+    const { schema } = normalizeInputSchema(input);
+    const properties = schema.properties as Schema;
+    assert.equal(Object.getPrototypeOf(properties), Object.prototype);
+    assert.deepEqual(Object.keys(properties), ["__proto__", "a"]);
+    assert.deepEqual(Object.getOwnPropertyDescriptor(properties, "__proto__")!.value, { type: "string" });
+    assert.deepEqual(schema.required, ["__proto__"]);
+  });
   test("a non-object top falls back to an open object schema with a warning", () => {
     const { schema, warnings } = normalizeInputSchema({ type: "string" });
     assert.deepEqual(schema, { type: "object", properties: {} });

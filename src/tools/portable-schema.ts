@@ -9,7 +9,7 @@
  * (../pi/tool-definition.ts). Schemas are hostile input: nesting is bounded by {@link MAX_SCHEMA_DEPTH} and inlining
  * by {@link MAX_PORTABLE_NODES}, so a `$ref` bomb cannot exhaust memory.
  */
-import { isObject } from "../common/values.ts";
+import { defineOwn, isObject } from "../common/values.ts";
 import { MAX_SCHEMA_DEPTH } from "./limits.ts";
 
 export type JsonSchema = Record<string, unknown>;
@@ -103,7 +103,7 @@ function mergeAll(branches: JsonSchema[]): JsonSchema {
       sawProperties = true;
       for (const [name, schema] of Object.entries(branch.properties)) {
         // Two branches constraining one property: the merge keeps neither constraint rather than one of them.
-        properties[name] = Object.hasOwn(properties, name) ? {} : schema;
+        defineOwn(properties, name, Object.hasOwn(properties, name) ? {} : schema);
       }
     }
     for (const [key, value] of Object.entries(branch)) {
@@ -130,7 +130,7 @@ export function mergeAlternatives(branches: JsonSchema[]): JsonSchema | undefine
   const properties: JsonSchema = {};
   for (const branch of branches) {
     for (const [name, schema] of Object.entries(isObject(branch.properties) ? branch.properties : {})) {
-      properties[name] = Object.hasOwn(properties, name) && JSON.stringify(properties[name]) !== JSON.stringify(schema) ? {} : schema;
+      defineOwn(properties, name, Object.hasOwn(properties, name) && JSON.stringify(properties[name]) !== JSON.stringify(schema) ? {} : schema);
     }
   }
   const requiredOf = (b: JsonSchema) => new Set(Array.isArray(b.required) ? b.required.filter((n) => typeof n === "string") : []);
@@ -267,7 +267,8 @@ function portableNode(input: unknown, ctx: Context, depth: number, active: reado
   const body: JsonSchema = {};
   if (isObject(node.properties)) {
     const properties: JsonSchema = {};
-    for (const [name, schema] of Object.entries(node.properties)) properties[name] = next(schema);
+    // Defined, not assigned: a parameter named `__proto__` stays a parameter.
+    for (const [name, schema] of Object.entries(node.properties)) defineOwn(properties, name, next(schema));
     body.properties = properties;
   }
   if (Array.isArray(node.required)) {
