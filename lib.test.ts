@@ -725,13 +725,13 @@ describe("normalizeInputSchema", () => {
       assert.deepEqual(normalizeInputSchema(input), { schema: { type: "object", properties: {} }, warnings: [] });
     }
   });
-  test("adds type and properties; drops $schema", () => {
+  test("adds type and properties; drops $schema and an empty required", () => {
     const { schema } = normalizeInputSchema({ $schema: "http://json-schema.org/draft-07/schema#", required: [] });
-    assert.deepEqual(schema, { type: "object", properties: {}, required: [] });
+    assert.deepEqual(schema, { type: "object", properties: {} });
   });
-  test("keeps an ordinary schema as it is", () => {
-    const input = { type: "object", properties: { a: { type: "string", description: "A" } }, required: ["a"], additionalProperties: false };
-    assert.deepEqual(normalizeInputSchema(input).schema, input);
+  test("keeps an ordinary schema as it is, less the keywords a provider rejects", () => {
+    const input = { type: "object", properties: { a: { type: "string", description: "A" } }, required: ["a"] };
+    assert.deepEqual(normalizeInputSchema({ ...input, additionalProperties: false }).schema, input);
   });
   test("inlines local $refs and drops $defs", () => {
     const { schema, warnings } = normalizeInputSchema({
@@ -758,10 +758,11 @@ describe("normalizeInputSchema", () => {
     assert.equal(JSON.stringify(schema).includes("$ref"), false);
     assert.equal(warnings.length, 2);
     assert.deepEqual((schema.properties as Record<string, unknown>).bad, {});
+    assert.match(String(((schema.properties as Record<string, Record<string, Record<string, Record<string, unknown>>>>).root!.properties!.child!).description), /Recursive/);
   });
   test("a non-object schema becomes an open object schema with a warning", () => {
     const { schema, warnings } = normalizeInputSchema({ type: "string" });
-    assert.deepEqual(schema, { type: "object", properties: {}, additionalProperties: true });
+    assert.deepEqual(schema, { type: "object", properties: {} });
     assert.match(warnings[0]!, /not "object"/);
   });
 });

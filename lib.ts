@@ -20,6 +20,8 @@ export * from "./src/common/redact.ts";
 export * from "./src/common/terminal-text.ts";
 export * from "./src/tools/output.ts";
 export * from "./src/tools/schema.ts";
+export * from "./src/tools/portable-schema.ts";
+export * from "./src/tools/provenance.ts";
 export * from "./src/tools/approval-policy.ts";
 export * from "./src/tools/limits.ts";
 export * from "./src/tools/server-guide.ts";

@@ -17,6 +17,7 @@ import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { ToolApproval } from "../src/pi/tool-approval.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
 import { REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { mcpProvenance } from "../src/tools/provenance.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { FAUX_MODEL_EXTENSION, PI_CLI } from "./tmux.ts";
@@ -316,7 +317,7 @@ describe("approval of a bundled server's tool", () => {
     const { config } = validateServerEntry("kit", { url: "http://127.0.0.1:1/mcp" }, { scope: "bundled", path: "/ext/mcp.json" });
     assert.ok(config);
     const approval = new ToolApproval({
-      find: (name) => (name === "mcp_kit_echo" ? { name, server: "kit", originalName: "echo", description: "" } : undefined),
+      find: (name) => (name === "mcp_kit_echo" ? { name, server: "kit", originalName: "echo", description: "", provenance: mcpProvenance("kit", "echo") } : undefined),
       configOf: () => config,
       approvalMode: () => "ask",
       userConfigPath: () => undefined,

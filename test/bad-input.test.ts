@@ -214,7 +214,7 @@ describe("server names /mcp cannot address", () => {
       await waitFor(() => run.session.getActiveToolNames().includes("mcp_my_server_greet"), "the server's tools", 30_000);
       assert.match(await run.run('/mcp test "my server"'), /MCP server 'my server' works: connected in \d+ ms over stdio, 2 tools/);
       assert.match(await run.run("/mcp reconnect 'my server'"), /Reconnected to MCP server 'my server': 2 tools/);
-      assert.match(await run.run("/mcp tools my\\ server"), /mcp_my_server_greet {2}·  greet {2}·  my server/);
+      assert.match(await run.run("/mcp tools my\\ server"), /mcp_my_server_greet {2}· {2}mcp:my server\/greet {2}· /);
       const command = run.session.extensionRunner.getCommand("mcp")!;
       for (const typed of ["test my", 'test "my s', "test "]) {
         const offered = (command.getArgumentCompletions?.(typed) ?? []) as Array<{ value: string }>;

@@ -194,6 +194,7 @@ describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () =
       (t) => t.originalName === "add",
     );
     assert.equal(webAdd?.name, "web_add");
+    assert.deepEqual((webAdd as { provenance?: unknown }).provenance, { source: "mcp", serverId: "remote", originalName: "add" });
   });
 
   test("a server that adds a tool and removes another at run time: the model can call the new one in the same session; the removed one is gone", async () => {
@@ -208,7 +209,7 @@ describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () =
     await waitFor(() => session.getActiveToolNames().includes("mcp_local_deploy_preview"), "the new tool to become active");
     await waitFor(() => !session.getActiveToolNames().includes("mcp_local_cwd"), "the removed tool to leave the active set");
     const deregistered = busEvents().filter((e) => e.channel === "tools.deregistered");
-    assert.deepEqual(deregistered.at(-1)!.payload, { serverId: "local", tools: [{ name: "mcp_local_cwd", originalName: "cwd" }] });
+    assert.deepEqual(deregistered.at(-1)!.payload, { serverId: "local", tools: [{ name: "mcp_local_cwd", originalName: "cwd", provenance: { source: "mcp", serverId: "local", originalName: "cwd" } }] });
     assert.ok(busEvents().some((e) => e.channel === "tools.registered" && JSON.stringify(e.payload).includes("deploy_preview")));
 
     let offered: string[] = [];

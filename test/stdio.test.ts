@@ -43,7 +43,7 @@ describe("stdio: a working server", { timeout: 120_000 }, () => {
   test("calls a tool with its original name and returns its text", async () => {
     const { result, text } = await runTool(tools.get("mcp_fx_echo"), { text: "hello" });
     assert.equal(text, "hello");
-    assert.deepEqual(result.details, { server: "fx", tool: "echo" });
+    assert.deepEqual(result.details, { server: "fx", tool: "echo", provenance: { source: "mcp", serverId: "fx", originalName: "echo" } });
     const events = readLog(log).filter((e) => e.event === "call");
     assert.deepEqual(events.at(-1)!.name, "echo");
   });

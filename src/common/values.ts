@@ -36,3 +36,8 @@ export function findReservedKey(value: unknown): string | undefined {
   }
   return undefined;
 }
+
+/** Sets `key` on `target` as its own property, so a key such as `__proto__` stays a key instead of setting a prototype. */
+export function defineOwn(target: JsonObject, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}

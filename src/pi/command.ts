@@ -16,6 +16,7 @@ import { formatServerList } from "./status-format.ts";
 import { plural } from "../common/text.ts";
 import { splitCommandLine } from "../config/add-server.ts";
 import { commandArgument } from "../config/validate/name.ts";
+import { formatProvenance } from "../tools/provenance.ts";
 
 
 const SUBCOMMANDS = [
@@ -61,10 +62,10 @@ function formatTools(deps: CommandDeps, server: string | undefined): string {
   const active = new Set(deps.pi.getActiveTools());
   const tools = deps.registry.tools.filter((t) => server === undefined || t.server === server);
   if (tools.length === 0) return server ? `MCP server '${server}' has no tools registered.` : "No MCP tools are registered.";
-  const lines = ["Registered name  ·  original name  ·  server (source)  ·  active"];
+  const lines = ["Registered name  ·  provenance  ·  config scope  ·  active"];
   for (const tool of tools) {
-    const source = deps.bridge.connection(tool.server)?.config.source.scope ?? "?";
-    lines.push(`  ${tool.name}  ·  ${tool.originalName}  ·  ${tool.server} (${source})  ·  ${active.has(tool.name) ? "yes" : "no"}`);
+    const scope = deps.bridge.connection(tool.server)?.config.source.scope ?? "?";
+    lines.push(`  ${tool.name}  ·  ${formatProvenance(tool.provenance)}  ·  ${scope}  ·  ${active.has(tool.name) ? "yes" : "no"}`);
   }
   return lines.join("\n");
 }

@@ -12,12 +12,15 @@ import type { Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { TSchema } from "typebox";
 import { Compile } from "typebox/compile";
 import type { ServerConnection } from "../connection/server-connection.ts";
+import { argumentCheck, type ArgumentCheck } from "../tools/argument-check.ts";
 import { normalizeToolResult, type PiContent } from "../tools/output.ts";
+import { type McpProvenance, mcpProvenance } from "../tools/provenance.ts";
 import { normalizeInputSchema, OPEN_OBJECT_SCHEMA } from "../tools/schema.ts";
 
 export interface ToolDetails {
   server: string;
   tool: string;
+  provenance: McpProvenance;
   structuredContent?: unknown;
   truncated?: { fullOutputPath: string; totalBytes: number };
   progress?: Progress;
@@ -69,10 +72,28 @@ function parameters(server: string, tool: Tool, note: (text: string) => void): T
   }
 }
 
+/**
+ * The server's own schema as a check on the arguments, built at the first call: the model's copy may be wider (see
+ * ../tools/portable-schema.ts), and a mistake caught here gets the model a clear message without a round trip.
+ */
+function serverSchemaCheck(server: string, tool: Tool, note: (text: string) => void): () => ArgumentCheck | undefined {
+  let built: { check?: ArgumentCheck } | undefined;
+  return () => {
+    if (!built) {
+      built = argumentCheck(tool.inputSchema);
+      const { error } = built as { error?: string };
+      if (error) note(`MCP server '${server}', tool '${tool.name}': its input schema cannot be compiled (${error}); only the server checks the arguments`);
+    }
+    return built.check;
+  };
+}
+
 export function toolDefinition(source: ToolSource): McpToolDefinition {
   const { server, tool } = source;
   const originalName = tool.name;
   const title = tool.title ?? tool.annotations?.title ?? originalName;
+  const provenance = mcpProvenance(server, originalName);
+  const checkFor = serverSchemaCheck(server, tool, source.note);
   return {
     name: source.name,
     label: `${title} (${server})`,
@@ -81,16 +102,20 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
     execute: async (_toolCallId, params, signal, onUpdate) => {
       const connection = source.connectionFor(server);
       if (!connection) throw new Error(`MCP server '${server}' is no longer configured; its tool '${originalName}' cannot run`);
+      const mismatch = checkFor()?.((params ?? {}) as Record<string, unknown>);
+      if (mismatch) {
+        throw new Error(`The arguments do not match the input schema of tool '${originalName}' (MCP server '${server}'): ${mismatch}. Fix the arguments and call the tool again.`);
+      }
       const result = await connection.callTool(originalName, (params ?? {}) as Record<string, unknown>, {
         signal,
         onProgress: (progress) =>
-          onUpdate?.({ content: [{ type: "text", text: progressText(progress) }], details: { server, tool: originalName, progress } }),
+          onUpdate?.({ content: [{ type: "text", text: progressText(progress) }], details: { server, tool: originalName, provenance, progress } }),
       });
       const normalized = normalizeToolResult(result);
       if (normalized.isError) {
         throw new Error(normalized.text || `MCP tool '${originalName}' on server '${server}' reported an error without a message`);
       }
-      const details: ToolDetails = { server, tool: originalName };
+      const details: ToolDetails = { server, tool: originalName, provenance };
       if (result.structuredContent !== undefined) details.structuredContent = result.structuredContent;
       const content: PiContent[] = [];
       for (const part of normalized.content) {

@@ -7,6 +7,7 @@ import type { Tool, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type { EventSink } from "../common/events.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { allocateToolName, PI_BUILTIN_TOOL_NAMES, toolNameFor } from "../tools/naming.ts";
+import { type McpProvenance, mcpProvenance } from "../tools/provenance.ts";
 import { type McpToolDefinition, toolDefinition, unavailableDefinition } from "./tool-definition.ts";
 
 export interface RegisteredTool {
@@ -16,8 +17,14 @@ export interface RegisteredTool {
   /** The tool's name on its MCP server. */
   originalName: string;
   description: string;
+  /** Where the tool comes from: `{source: "mcp", serverId, originalName}`, also in the bus events. */
+  provenance: McpProvenance;
+  /** The server's display name for the tool. */
+  title?: string;
   /** The server's hints about the tool (read-only, destructive, …), as it listed them. */
   annotations?: ToolAnnotations;
+  /** The shape of the tool's `structuredContent`, as the server declared it (the SDK checks results against it). */
+  outputSchema?: Tool["outputSchema"];
 }
 
 type RegisterTool = ExtensionAPI["registerTool"];
@@ -37,7 +44,7 @@ export interface ToolActivation {
 
 /** What the registry remembers of a tool so a changed definition can be told from an unchanged one. */
 function signature(tool: Tool): string {
-  return JSON.stringify([tool.title, tool.description, tool.inputSchema, tool.annotations]);
+  return JSON.stringify([tool.title, tool.description, tool.inputSchema, tool.annotations, tool.outputSchema]);
 }
 
 function takenWarning(wanted: string, server: string, tool: string, owner: string, name: string): string {
@@ -148,7 +155,7 @@ export class ToolRegistry {
     }
     for (const { name, tool, definition } of vacated) if (!this.byName.has(name)) this.retire(name, tool, definition);
     for (const tool of moved.get(server) ?? []) if (!updated.some((t) => t.name === tool.name)) updated.push(tool);
-    const describe = (list: RegisteredTool[]) => list.map((t) => ({ name: t.name, originalName: t.originalName }));
+    const describe = (list: RegisteredTool[]) => list.map((t) => ({ name: t.name, originalName: t.originalName, provenance: t.provenance }));
     if (added.length) this.events?.("tools.registered", { serverId: server, tools: describe(added) });
     if (updated.length) this.events?.("tools.updated", { serverId: server, tools: describe(updated) });
     if (removed.length) this.events?.("tools.deregistered", { serverId: server, tools: describe(removed) });
@@ -297,8 +304,11 @@ export class ToolRegistry {
       this.assigned.set(key, name);
     }
     const description = tool.description?.trim() || `Tool '${tool.name}' from MCP server '${server}'`;
-    const registered: RegisteredTool = { name, server, originalName: tool.name, description };
+    const registered: RegisteredTool = { name, server, originalName: tool.name, description, provenance: mcpProvenance(server, tool.name) };
+    const title = tool.title ?? tool.annotations?.title;
+    if (title) registered.title = title;
     if (tool.annotations) registered.annotations = tool.annotations;
+    if (tool.outputSchema) registered.outputSchema = tool.outputSchema;
     this.byName.set(name, registered);
     this.install(
       toolDefinition({ name, server, tool, description, connectionFor: this.connectionFor, note: (text) => this.notes.push(text) }),

@@ -1,0 +1,86 @@
+/**
+ * A tool as pi gets it, against a real server: the portable parameters pi validates with, the server's own schema
+ * checked before a call, `structuredContent` checked against `outputSchema`, and where each tool came from.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { validateToolArguments } from "@mariozechner/pi-ai";
+import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { ServerConnection } from "../src/connection/server-connection.ts";
+import { ToolRegistry } from "../src/pi/tool-registry.ts";
+import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
+import { connectionFor, runTool } from "./helpers.ts";
+
+const TYPED: Tool = {
+  name: "typed",
+  title: "Typed weather",
+  description: "Structured weather",
+  inputSchema: { type: "object", properties: { fit: { type: "boolean" } } },
+  outputSchema: { type: "object", properties: { temperature: { type: "number" } }, required: ["temperature"] },
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+};
+
+describe("tool schemas against a real server", { timeout: 60_000 }, () => {
+  let server: RunningServer;
+  let connection: ServerConnection;
+  const tools = new Map<string, ToolDefinition>();
+  const events: Array<{ channel: string; payload: Record<string, unknown> }> = [];
+  let registry: ToolRegistry;
+
+  before(async () => {
+    server = await startStreamableHttp({ extraTools: [TYPED] });
+    connection = connectionFor("wx", { url: server.url, prefix: "" });
+    await connection.connect();
+    registry = new ToolRegistry(
+      (def) => tools.set(def.name, def as ToolDefinition),
+      () => connection,
+      undefined,
+      (channel, payload) => events.push({ channel, payload }),
+    );
+    registry.registerServer(connection);
+  });
+  after(async () => {
+    await connection.close();
+    await server.close();
+  });
+
+  test("arguments pi's wider copy lets through but the server's schema refuses get a clear error; the server sees nothing", async () => {
+    const strict = tools.get("strict")!;
+    const args = { count: 2, mode: "fast", extra: true };
+    // The portable copy has no `additionalProperties: false` (Gemini rejects the keyword): pi lets these through.
+    assert.doesNotThrow(() => validateToolArguments(strict as never, { type: "toolCall", id: "1", name: "strict", arguments: args } as never));
+    const calls = server.calls.length;
+    await assert.rejects(runTool(strict, args), (error: Error) => {
+      assert.match(error.message, /The arguments do not match the input schema of tool 'strict' \(MCP server 'wx'\): .*additional properties.*Fix the arguments/);
+      return true;
+    });
+    assert.equal(server.calls.length, calls, "nothing reached the server");
+    assert.equal((await runTool(strict, { count: 2, mode: "fast" })).text, "count=2 mode=fast");
+  });
+
+  test("structuredContent that fits the outputSchema comes back in the details; one that does not is a clear tool error", async () => {
+    const typed = tools.get("typed")!;
+    const ok = await runTool(typed, { fit: true });
+    assert.deepEqual((ok.result.details as { structuredContent?: unknown }).structuredContent, { temperature: 21.5 });
+    await assert.rejects(runTool(typed, { fit: false }), (error: Error) => {
+      assert.match(error.message, /Structured content does not match the tool's output schema: .*temperature.*must be number/);
+      return true;
+    });
+  });
+
+  test("title, annotations and outputSchema are kept; every tool carries its provenance, in the details and the bus events", async () => {
+    const typed = registry.find("typed")!;
+    assert.equal(typed.title, "Typed weather");
+    assert.deepEqual(typed.annotations, TYPED.annotations);
+    assert.deepEqual(typed.outputSchema, TYPED.outputSchema);
+    assert.equal(tools.get("typed")!.label, "Typed weather (wx)");
+    for (const tool of registry.tools) assert.deepEqual(tool.provenance, { source: "mcp", serverId: "wx", originalName: tool.originalName });
+    const ok = await runTool(tools.get("echo"), { text: "hi" });
+    assert.deepEqual((ok.result.details as { provenance?: unknown }).provenance, { source: "mcp", serverId: "wx", originalName: "echo" });
+    const registered = events.find((e) => e.channel === "tools.registered")!;
+    const listed = registered.payload.tools as Array<{ name: string; provenance: unknown }>;
+    assert.equal(listed.length, registry.tools.length);
+    assert.deepEqual(listed.find((t) => t.name === "typed")!.provenance, { source: "mcp", serverId: "wx", originalName: "typed" });
+  });
+});
