@@ -16,6 +16,7 @@ import { AuthStore, authDir } from "./src/oauth/storage.ts";
 import { registerMcpCommand } from "./src/pi/command.ts";
 import { askTrust } from "./src/pi/command-trust.ts";
 import { elicitationFeatures } from "./src/pi/elicitation-dialog.ts";
+import { samplingHandler } from "./src/pi/sampling.ts";
 import { guardExit } from "./src/pi/exit-guard.ts";
 import { serverGuideHandler } from "./src/pi/server-guide.ts";
 import { serverRows } from "./src/pi/server-rows.ts";
@@ -69,8 +70,12 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     // Project servers run only once the user trusts them. On pi 1.x, pi's own project trust should decide instead (a
     // `TrustDecider`), so that nobody is asked twice.
     // A server that asks the user for input (a form, or a page to open) gets pi's dialogs, naming the server; without a
-    // UI it is declined.
-    featuresFor: (server) => elicitationFeatures(server, () => (sessionCtx?.hasUI ? sessionCtx.ui : undefined)),
+    // UI it is declined. One that asks for a model's answer (sampling) gets it with the user's approval, unless its
+    // `sampling` setting says otherwise.
+    featuresFor: (server) => ({
+      ...elicitationFeatures(server.name, () => (sessionCtx?.hasUI ? sessionCtx.ui : undefined)),
+      ...(server.sampling === "off" ? {} : { sampling: samplingHandler(server.name, server.sampling, () => sessionCtx) }),
+    }),
     projectTrust: new ProjectTrust(projectRoot, new TrustStore(path.join(dataDir, "trust.json"))),
     // A sign-in starts by itself only where someone can do it: in the TUI, once the session runs. Elsewhere the server
     // reports that it needs one, and /mcp auth starts it.

@@ -36,6 +36,7 @@ export class RecordingUI {
         return found;
       },
       input: async (title) => this.next("input", title) as string | undefined,
+      editor: async (title) => this.next("editor", title) as string | undefined,
       // The message is recorded too: it is where a confirmation says what it is about.
       confirm: async (title, message) => this.next("confirm", `${title}\n${message}`) as boolean,
       notify: (message) => void this.notices.push(message),

@@ -26,8 +26,8 @@ export interface BridgeOptions extends ConfigLocations, Omit<ConnectionOptions, 
   startupBudgetMs?: number;
   /** A server's own log (its stderr), made when the server is configured. */
   serverLogFor?: (server: string) => Logger;
-  /** What the client answers when a server asks it something (elicitation, …), per server so the answer can name it. */
-  featuresFor?: (server: string) => ClientFeatures;
+  /** What the client answers when a server asks it something (elicitation, sampling, …), per server: its settings decide. */
+  featuresFor?: (server: ServerConfig) => ClientFeatures;
   /** Which project servers the user trusts. Without it every server may run (a bridge used as a library). */
   projectTrust?: ProjectTrust;
 }
@@ -238,7 +238,7 @@ export class McpBridge {
   /** What every connection needs: where it runs, how it signs in, and whether it may run at all. */
   private baseOptions(config: ServerConfig): ConnectionOptions {
     const { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs } = this.options;
-    const features = this.options.featuresFor?.(config.name);
+    const features = this.options.featuresFor?.(config);
     return { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs, features, trusted: () => this.allows(config) };
   }
 

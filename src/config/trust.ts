@@ -41,8 +41,10 @@ export function needsTrust(config: ServerConfig): boolean {
  */
 export function trustFingerprint(config: ServerConfig): string {
   const { transport, command, args, env, cwd, url, headers, oauth, autoApprove, autoApproveReadOnly, description } = config;
-  // An entry without `description` hashes as it did before the field existed: undefined members are left out.
-  return canonicalHash({ transport, command, args, env, cwd, url, headers, oauth, autoApprove, autoApproveReadOnly, description });
+  // Sampling without asking runs the user's model at the server's word, so it is part of what is trusted. An entry
+  // without `description` or that `sampling` hashes as it did before those fields existed: undefined members are left out.
+  const sampling = config.sampling === "allow" ? config.sampling : undefined;
+  return canonicalHash({ transport, command, args, env, cwd, url, headers, oauth, autoApprove, autoApproveReadOnly, description, sampling });
 }
 
 export function trustState(config: ServerConfig, record: TrustRecord): TrustState {

@@ -63,6 +63,8 @@ export interface ServerConfig {
   autoApprove: string[];
   /** Tools the server marks `readOnlyHint: true` run without asking. */
   autoApproveReadOnly: boolean;
+  /** Whether the server may have pi's model answer it (`sampling/createMessage`): asking the user each time, or not. */
+  sampling: SamplingMode;
   /** OAuth for a remote server; undefined when it is off (a local server, `"auth": false`, or a static Authorization header). */
   oauth?: OAuthSettings;
   /** What the server may send before the bridge refuses it. */
@@ -70,6 +72,9 @@ export interface ServerConfig {
   /** The entry as written, for fields later features read. */
   raw: Record<string, unknown>;
 }
+
+/** `ask`: each request is shown for approval; `allow`: no question (the answer is still shown in the TUI); `off`: not offered. */
+export type SamplingMode = "ask" | "allow" | "off";
 
 /** Bounds on what one server may send, so a hostile or broken one cannot exhaust pi. */
 export interface ServerLimits {

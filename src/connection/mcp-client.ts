@@ -9,6 +9,9 @@ import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
   type ClientCapabilities,
+  type CreateMessageRequest,
+  CreateMessageRequestSchema,
+  type CreateMessageResult,
   type ElicitRequest,
   ElicitRequestSchema,
   type ElicitResult,
@@ -30,6 +33,8 @@ export interface ClientInfo {
 export interface ClientFeatures {
   /** Asks the user for input on the server's behalf (`elicitation/create`). */
   elicitation?: (request: ElicitRequest["params"]) => Promise<ElicitResult>;
+  /** Has the client's model answer the server (`sampling/createMessage`); without tool use inside sampling. */
+  sampling?: (request: CreateMessageRequest["params"]) => Promise<CreateMessageResult>;
   /** The directories the server may work in (`roots/list`), as they are at the time of asking. */
   roots?: () => Root[];
   /**
@@ -58,6 +63,7 @@ export function clientCapabilities(features: ClientFeatures): ClientCapabilities
   if (features.elicitation) {
     capabilities.elicitation = { form: { applyDefaults: true }, ...(features.urlElicitationRequired ? { url: {} } : {}) };
   }
+  if (features.sampling) capabilities.sampling = {};
   // listChanged: the client says when its roots change (`notifications/roots/list_changed`).
   if (features.roots) capabilities.roots = { listChanged: true };
   return capabilities;
@@ -72,7 +78,8 @@ export function createMcpClient(clientInfo: ClientInfo, features: ClientFeatures
       tools: { autoRefresh: false, debounceMs: LIST_CHANGED_DEBOUNCE_MS, onChanged: () => notifications.toolsChanged() },
     },
   });
-  const { elicitation, elicitationComplete, roots } = features;
+  const { elicitation, elicitationComplete, roots, sampling } = features;
+  if (sampling) client.setRequestHandler(CreateMessageRequestSchema, (request) => sampling(request.params));
   if (elicitation) client.setRequestHandler(ElicitRequestSchema, (request) => elicitation(request.params));
   if (elicitationComplete) client.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => elicitationComplete(n.params.elicitationId));
   if (roots) client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: roots() }));

@@ -40,7 +40,7 @@ export function validateServerEntry(
   if (errors.length > 0) return { errors, warnings };
   const { transport, type, command, args, env, cwd, url, headers } = endpoint;
   const { timeout, lazy, retry, healthCheckInterval, pingTimeout } = lifecycle;
-  const { requestTimeout, enabled, prefix, autoApprove, autoApproveReadOnly, description } = usage;
+  const { requestTimeout, enabled, prefix, autoApprove, autoApproveReadOnly, description, sampling } = usage;
   return {
     config: {
       name,
@@ -64,6 +64,7 @@ export function validateServerEntry(
       pingTimeout,
       autoApprove,
       autoApproveReadOnly,
+      sampling,
       oauth,
       limits,
       raw: entry,

@@ -1,15 +1,16 @@
 /**
  * The fields that say how the agent uses a server: whether at all (`enabled`, `disabled`), under which tool names
  * (`prefix`), how long one call may wait (`requestTimeout`), and which tools run without asking (`autoApprove`,
- * `autoApproveReadOnly`), and what it is for (`description`, for the model). Also the warning for `envFile`, which is not
+ * `autoApproveReadOnly`), whether it may have pi's model answer it (`sampling`), and what it is for (`description`, for
+ * the model). Also the warning for `envFile`, which is not
  * read.
  */
 import type { JsonObject } from "../../common/values.ts";
 import { DEFAULT_REQUEST_TIMEOUT_MS } from "../defaults.ts";
-import type { ServerConfig } from "../types.ts";
+import type { SamplingMode, ServerConfig } from "../types.ts";
 import { booleanField, positiveMs } from "./fields.ts";
 
-export type Usage = Pick<ServerConfig, "requestTimeout" | "enabled" | "prefix" | "autoApprove" | "autoApproveReadOnly" | "description">;
+export type Usage = Pick<ServerConfig, "requestTimeout" | "enabled" | "prefix" | "autoApprove" | "autoApproveReadOnly" | "description" | "sampling">;
 
 /** The longest `description`: it goes into the model's system prompt on every turn. */
 export const MAX_DESCRIPTION_CHARS = 200;
@@ -37,8 +38,14 @@ export function validateUsage(entry: JsonObject, errors: string[], warnings: str
   const autoApprove = toolPatterns(entry.autoApprove, errors);
   const autoApproveReadOnly = booleanField(entry, "autoApproveReadOnly", false, errors);
 
+  let sampling: SamplingMode = "ask";
+  if (entry.sampling !== undefined) {
+    if (entry.sampling === "ask" || entry.sampling === "allow" || entry.sampling === "off") sampling = entry.sampling;
+    else errors.push('`sampling` must be "ask", "allow" or "off"');
+  }
+
   if (entry.envFile !== undefined) warnings.push("`envFile` is not supported and is ignored; list the variables under `env`");
-  return { requestTimeout, enabled, prefix, autoApprove, autoApproveReadOnly, description };
+  return { requestTimeout, enabled, prefix, autoApprove, autoApproveReadOnly, description, sampling };
 }
 
 /** `description`: one short line of plain text saying what the server is for. */

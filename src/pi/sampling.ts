@@ -1,0 +1,122 @@
+/**
+ * Answers a server's `sampling/createMessage` with pi's model. The request is shown for approval first (which server,
+ * its system prompt, its messages, the token limit), then the model's answer before it goes back (send, edit or
+ * refuse). The model is the session's current one, or one the server's `modelPreferences` hints name where such a
+ * model is configured with a key. Without a UI a request is refused, unless the server's `sampling` setting is
+ * `"allow"`. Tool use inside sampling is not offered, and a request that carries it is refused.
+ */
+import { type Api, type AssistantMessage, complete, type Context, type ImageContent, type Model, type TextContent } from "@mariozechner/pi-ai";
+import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { type CreateMessageRequest, type CreateMessageResult, McpError, type SamplingMessage } from "@modelcontextprotocol/sdk/types.js";
+import { stripControls } from "../common/terminal-text.ts";
+import { clip } from "../common/text.ts";
+import type { SamplingMode } from "../config/types.ts";
+
+type SamplingParams = CreateMessageRequest["params"];
+type SamplingContext = Pick<ExtensionContext, "hasUI" | "ui" | "model" | "modelRegistry" | "signal">;
+
+/** The MCP error code for a request the user (or the client on the user's behalf) refused. */
+const USER_REJECTED = -1;
+/** How much of each message the approval dialog shows. */
+const SHOWN_CHARS = 600;
+const ALLOW = "Allow";
+const DENY = "Deny";
+const SEND = "Send";
+const EDIT = "Edit, then send";
+const REFUSE = "Refuse";
+
+function refused(message: string): McpError {
+  return new McpError(USER_REJECTED, message);
+}
+
+/** A message's content blocks: one block or a list, as the spec allows both. */
+function blocks(message: SamplingMessage): Array<Record<string, unknown>> {
+  const content = message.content as unknown;
+  return (Array.isArray(content) ? content : [content]) as Array<Record<string, unknown>>;
+}
+
+/** The request as pi-ai's context for `model`. Text and images pass; audio is named; tool use is refused. Pure. */
+export function samplingContext(params: SamplingParams, model: Model<Api>, now = Date.now()): Context {
+  const messages: Context["messages"] = params.messages.map((message) => {
+    const parts: Array<TextContent | ImageContent> = blocks(message).map((block) => {
+      if (block.type === "text") return { type: "text", text: String(block.text) };
+      if (block.type === "image") return { type: "image", data: String(block.data), mimeType: String(block.mimeType) };
+      if (block.type === "audio") return { type: "text", text: "[audio left out: the model here takes no audio]" };
+      throw new McpError(-32602, `sampling content of type '${String(block.type)}' is not supported by this client (it offers no tool use in sampling)`);
+    });
+    if (message.role === "user") return { role: "user", content: parts, timestamp: now };
+    const text = parts.filter((p): p is TextContent => p.type === "text");
+    const answer: AssistantMessage = {
+      role: "assistant",
+      content: text,
+      api: model.api,
+      provider: model.provider,
+      model: model.id,
+      usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+      stopReason: "stop",
+      timestamp: now,
+    };
+    return answer;
+  });
+  return { systemPrompt: params.systemPrompt, messages };
+}
+
+/** The model a server's hints name, among those configured with a key; else the current one. Pure. */
+export function pickModel(params: SamplingParams, current: Model<Api> | undefined, available: readonly Model<Api>[]): Model<Api> | undefined {
+  for (const hint of params.modelPreferences?.hints ?? []) {
+    const name = hint.name?.toLowerCase();
+    if (!name) continue;
+    if (current?.id.toLowerCase().includes(name)) return current;
+    const match = available.find((m) => m.id.toLowerCase().includes(name));
+    if (match) return match;
+  }
+  return current;
+}
+
+/** What the user sees before the model is asked: who asks, for what, with which limit. Pure. */
+export function describeSamplingRequest(server: string, params: SamplingParams, model: Model<Api>): string {
+  const lines = [`MCP server '${server}' wants ${model.id} to answer it (at most ${params.maxTokens} tokens).`];
+  if (params.systemPrompt) lines.push(`System prompt: ${clip(stripControls(params.systemPrompt), SHOWN_CHARS)}`);
+  for (const message of params.messages) {
+    const text = blocks(message)
+      .map((b) => (b.type === "text" ? String(b.text) : `[${String(b.type)}]`))
+      .join(" ");
+    lines.push(`${message.role}: ${clip(stripControls(text), SHOWN_CHARS)}`);
+  }
+  return lines.join("\n");
+}
+
+/** The sampling handler for one server; `ctx` gives the running session's context, if there is one. */
+export function samplingHandler(server: string, mode: SamplingMode, ctx: () => SamplingContext | undefined): (params: SamplingParams) => Promise<CreateMessageResult> {
+  return async (params) => {
+    const session = ctx();
+    if (!session) throw refused(`pi has no session running to answer MCP server '${server}' with a model`);
+    const askUser = session.hasUI;
+    if (!askUser && mode !== "allow") {
+      throw refused(`Sampling for MCP server '${server}' needs the user's approval and there is no UI to ask in; set "sampling": "allow" for it to answer without asking`);
+    }
+    const model = pickModel(params, session.model, session.modelRegistry.getAvailable());
+    if (!model) throw refused("pi has no model selected to answer with");
+    const context = samplingContext(params, model);
+    if (askUser && mode === "ask") {
+      const answer = await session.ui.select(describeSamplingRequest(server, params, model), [ALLOW, DENY]);
+      if (answer !== ALLOW) throw refused(`The user declined MCP server '${server}''s sampling request`);
+    }
+    const auth = await session.modelRegistry.getApiKeyAndHeaders(model);
+    if (!auth.ok) throw refused(`No key for ${model.provider}: ${auth.error}`);
+    const reply = await complete(model, context, { apiKey: auth.apiKey, headers: auth.headers, maxTokens: params.maxTokens, temperature: params.temperature, signal: session.signal });
+    if (reply.stopReason === "error" || reply.stopReason === "aborted") throw new McpError(-32603, `The model failed: ${reply.errorMessage ?? reply.stopReason}`);
+    let text = reply.content.flatMap((c) => (c.type === "text" ? [c.text] : [])).join("");
+    if (askUser) {
+      const choice = await session.ui.select(`${model.id} answered MCP server '${server}':\n${text}`, [SEND, EDIT, REFUSE]);
+      if (choice === EDIT) {
+        const edited = await session.ui.editor(`The answer MCP server '${server}' will get`, text);
+        if (edited === undefined) throw refused(`The user withheld the answer to MCP server '${server}'`);
+        text = edited;
+      } else if (choice !== SEND) {
+        throw refused(`The user withheld the answer to MCP server '${server}'`);
+      }
+    }
+    return { role: "assistant", content: { type: "text", text }, model: model.id, stopReason: reply.stopReason === "length" ? "maxTokens" : "endTurn" };
+  };
+}

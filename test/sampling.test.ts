@@ -1,0 +1,159 @@
+/**
+ * Sampling: the request as the model's context, the model a server's hints pick, what the user is shown (pure), and the
+ * reference server's `trigger-sampling-request` through pi in-process, answered by the faux model: approved and sent,
+ * edited, denied, refused without a UI, and answered without asking where the server's setting allows it.
+ */
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { type Context, fauxAssistantMessage, fauxToolCall, type Model, type Api } from "@mariozechner/pi-ai";
+import type { CreateMessageRequest } from "@modelcontextprotocol/sdk/types.js";
+import { describeSamplingRequest, pickModel, samplingContext } from "../src/pi/sampling.ts";
+import { EVERYTHING_SERVER, REPO_ROOT, tempDir } from "./helpers.ts";
+import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { RecordingUI } from "./recording-ui.ts";
+
+const model = (id: string) => ({ id, api: "faux", provider: "faux" }) as unknown as Model<Api>;
+const params = (extra: Partial<CreateMessageRequest["params"]> = {}): CreateMessageRequest["params"] => ({
+  messages: [
+    { role: "user", content: { type: "text", text: "Summarise \x1b[2Jthis" } },
+    { role: "assistant", content: { type: "text", text: "Which part?" } },
+    { role: "user", content: [{ type: "text", text: "All of it" }, { type: "image", data: "aGk=", mimeType: "image/png" }] },
+  ],
+  systemPrompt: "Be brief",
+  maxTokens: 64,
+  ...extra,
+});
+
+describe("sampling requests (pure)", () => {
+  test("the messages become the model's context: text and images, both roles, the system prompt", () => {
+    const context = samplingContext(params(), model("m1"), 5);
+    assert.equal(context.systemPrompt, "Be brief");
+    assert.deepEqual(context.messages[0], { role: "user", content: [{ type: "text", text: "Summarise \x1b[2Jthis" }], timestamp: 5 });
+    assert.equal(context.messages[1]!.role, "assistant");
+    assert.deepEqual((context.messages[1] as { content: unknown }).content, [{ type: "text", text: "Which part?" }]);
+    assert.deepEqual(context.messages[2], { role: "user", content: [{ type: "text", text: "All of it" }, { type: "image", data: "aGk=", mimeType: "image/png" }], timestamp: 5 });
+  });
+
+  test("tool use inside sampling is refused; audio is named, not sent", () => {
+    const withTool = params({ messages: [{ role: "assistant", content: { type: "tool_use", id: "t", name: "x", input: {} } } as never] });
+    assert.throws(() => samplingContext(withTool, model("m1")), /not supported by this client/);
+    const audio = samplingContext(params({ messages: [{ role: "user", content: { type: "audio", data: "AA==", mimeType: "audio/wav" } }] }), model("m1"));
+    assert.match(JSON.stringify(audio.messages[0]), /audio left out/);
+  });
+
+  test("a hint picks a configured model; none that matches leaves the current one", () => {
+    const current = model("faux-1");
+    const available = [current, model("claude-sonnet-9"), model("gpt-9-mini")];
+    assert.equal(pickModel(params({ modelPreferences: { hints: [{ name: "sonnet" }] } }), current, available)?.id, "claude-sonnet-9");
+    assert.equal(pickModel(params({ modelPreferences: { hints: [{ name: "gemini" }, { name: "gpt" }] } }), current, available)?.id, "gpt-9-mini");
+    assert.equal(pickModel(params({ modelPreferences: { hints: [{ name: "llama" }] } }), current, available)?.id, "faux-1");
+    assert.equal(pickModel(params(), current, available)?.id, "faux-1");
+  });
+
+  test("the approval text names the server, the model and the limit, and strips escapes", () => {
+    const text = describeSamplingRequest("notes", params(), model("m1"));
+    assert.match(text, /^MCP server 'notes' wants m1 to answer it \(at most 64 tokens\)\.\nSystem prompt: Be brief\nuser: Summarise this\nassistant: Which part\?\nuser: All of it \[image\]$/);
+  });
+});
+
+describe("server-everything's sampling through pi", { timeout: 120_000 }, () => {
+  const project = tempDir("mcp-bridge-sampling-project-");
+  const agentDir = tempDir("mcp-bridge-sampling-agent-");
+  const originalCwd = process.cwd();
+  const tool = "mcp_everything_trigger-sampling-request";
+
+  function writeConfig(sampling?: string): void {
+    const entry = { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"], autoApprove: ["*"], ...(sampling ? { sampling } : {}) };
+    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { everything: entry } }));
+  }
+
+  before(() => {
+    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
+    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
+    process.chdir(project.dir);
+  });
+  after(() => {
+    process.chdir(originalCwd);
+    project.cleanup();
+    agentDir.cleanup();
+  });
+
+  /** The model calls the tool; the sampling request gets the faux model's second answer. Returns the tool's result. */
+  async function sample(ui: RecordingUI | undefined): Promise<{ text: string; asked: Context[] }> {
+    let pi: InProcessPi | undefined;
+    const asked: Context[] = [];
+    try {
+      pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+      await pi.session.bindExtensions(ui ? { uiContext: ui.context() } : {});
+      assert.ok(pi.session.getAllTools().some((t) => t.name === tool), "offered: the bridge declares sampling");
+      pi.faux.setResponses([
+        fauxAssistantMessage([fauxToolCall(tool, { prompt: "a haiku", maxTokens: 50 })], { stopReason: "toolUse" }),
+        // The sampling request, if the model is asked; else the agent's next turn takes this answer.
+        (context: Context) => {
+          if (context.systemPrompt === "You are a helpful test server.") asked.push(context);
+          return fauxAssistantMessage("Autumn moon rising");
+        },
+        fauxAssistantMessage("done"),
+      ]);
+      await pi.session.prompt("sample");
+      const result = pi.session.messages.filter((m) => (m as { role: string }).role === "toolResult").at(-1) as unknown as { content: Array<{ text?: string }> };
+      return { text: result.content.map((c) => c.text ?? "").join("\n"), asked };
+    } finally {
+      await pi?.close();
+    }
+  }
+
+  test("approved and sent: the server gets the faux model's answer; the model got the server's prompt", async () => {
+    writeConfig();
+    const ui = new RecordingUI();
+    ui.answers = ["Allow", "Send"];
+    const { text, asked } = await sample(ui);
+    assert.match(ui.asked[0]!, /^select: MCP server 'everything' wants .+ to answer it \(at most 50 tokens\)\.\nSystem prompt: You are a helpful test server\.\nuser: Resource trigger-sampling-request context: a haiku$/);
+    assert.match(ui.asked[1]!, /answered MCP server 'everything':\nAutumn moon rising$/);
+    assert.equal(asked.length, 1);
+    assert.equal(asked[0]!.systemPrompt, "You are a helpful test server.");
+    assert.match(text, /"text": "Autumn moon rising"/);
+    assert.match(text, /"stopReason": "endTurn"/);
+  });
+
+  test("edited before it is sent", async () => {
+    writeConfig();
+    const ui = new RecordingUI();
+    ui.answers = ["Allow", "Edit", "Winter sun setting"];
+    const { text } = await sample(ui);
+    assert.match(text, /"text": "Winter sun setting"/);
+  });
+
+  test("denied: the model is never asked, and the server hears the user declined", async () => {
+    writeConfig();
+    const ui = new RecordingUI();
+    ui.answers = ["Deny"];
+    const { text, asked } = await sample(ui);
+    assert.equal(asked.length, 0);
+    assert.match(text, /declined MCP server 'everything''s sampling request/);
+  });
+
+  test("without a UI it is refused with the setting that allows it; with \"sampling\": \"allow\" it is answered", async () => {
+    writeConfig();
+    const refused = await sample(undefined);
+    assert.equal(refused.asked.length, 0);
+    assert.match(refused.text, /needs the user's approval and there is no UI to ask in; set "sampling": "allow"/);
+    writeConfig("allow");
+    const allowed = await sample(undefined);
+    assert.match(allowed.text, /"text": "Autumn moon rising"/);
+  });
+
+  test('"sampling": "off": not declared, so the server does not offer its sampling tool', async () => {
+    writeConfig("off");
+    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    try {
+      await pi.session.bindExtensions({});
+      assert.ok(pi.session.getAllTools().some((t) => t.name === "mcp_everything_echo"), "the server is up");
+      assert.equal(pi.session.getAllTools().some((t) => t.name === tool), false);
+    } finally {
+      await pi.close();
+    }
+  });
+});
