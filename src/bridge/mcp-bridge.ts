@@ -234,8 +234,8 @@ export class McpBridge {
 
   /** What every connection needs: where it runs, how it signs in, and whether it may run at all. */
   private baseOptions(config: ServerConfig): ConnectionOptions {
-    const { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs } = this.options;
-    return { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs, trusted: () => this.allows(config) };
+    const { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs, onServerChange } = this.options;
+    return { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs, onServerChange, trusted: () => this.allows(config) };
   }
 
   private newConnection(server: ServerConfig): ServerConnection {

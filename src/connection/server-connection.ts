@@ -341,7 +341,7 @@ export class ServerConnection {
 
   /** What the server offers (tools, resources, …) as its newest session said; kept while it reconnects. */
   get capabilities(): ServerCapabilities | undefined {
-    return this.live?.capabilities ?? this.lastCapabilities;
+    return this.closed ? undefined : (this.live?.capabilities ?? this.lastCapabilities);
   }
 
   /**
