@@ -11,9 +11,11 @@ import { gunzipSync } from "node:zlib";
 import { after, before, describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall, type FauxProviderRegistration } from "@mariozechner/pi-ai";
 import type { AgentSession } from "@mariozechner/pi-coding-agent";
+import type { ServerConnection } from "../src/connection/server-connection.ts";
+import { listResources, readResource } from "../src/connection/server-resources.ts";
 import { formatListing, resourceFileName, resourceOutput } from "../src/tools/resource-output.ts";
 import { normalizeToolResult } from "../src/tools/output.ts";
-import { EVERYTHING_SERVER, fixtureEntry, REPO_ROOT, tempDir, trustProjectServers, waitFor } from "./helpers.ts";
+import { connectionFor, EVERYTHING_SERVER, fixtureEntry, REPO_ROOT, tempDir, trustProjectServers, waitFor } from "./helpers.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 
 const RESOURCE_TOOLS = ["list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"];
@@ -223,5 +225,30 @@ describe("no resource tools without a server that offers resources", { timeout: 
       project.cleanup();
       agentDir.cleanup();
     }
+  });
+});
+
+describe("resource requests go through the connection's request seam", { timeout: 120_000 }, () => {
+  let connection: ServerConnection;
+  before(async () => {
+    connection = connectionFor("everything", { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"] });
+    await connection.connect();
+  });
+  after(async () => {
+    await connection.close();
+  });
+
+  test("a read whose server died under it is retried once the server is restarted", async () => {
+    const pid = connection.pid!;
+    // Killed, and the read sent before the bridge could notice: the connection is lost under the request.
+    process.kill(pid, "SIGKILL");
+    const result = await readResource(connection, "demo://resource/dynamic/text/4");
+    assert.match(String((result.contents[0] as { text?: string }).text), /^Resource 4: This is a plaintext resource/);
+    assert.notEqual(connection.pid, pid, "a new process answered");
+  });
+
+  test("a request the server refuses is its own error, worded with the server's name", async () => {
+    await assert.rejects(readResource(connection, "demo://resource/dynamic/text/0"), /MCP server 'everything' failed 'resources\/read demo:\/\/resource\/dynamic\/text\/0'/);
+    assert.ok((await listResources(connection)).resources.length > 0, "the connection still works");
   });
 });
