@@ -70,7 +70,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     projectTrust: new ProjectTrust(projectRoot, new TrustStore(path.join(dataDir, "trust.json"))),
     // A sign-in starts by itself only where someone can do it: in the TUI, once the session runs. Elsewhere the server
     // reports that it needs one, and /mcp auth starts it.
-    // A server's resource list changed, or a resource it was asked to watch.
+    // A server's resource list changed, a resource it was asked to watch, or it closed for good.
     onServerChange: (connection, change) => resourceTools.changed(connection, change),
     signIn: () => {
       const ctx = sessionCtx;

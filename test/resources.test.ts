@@ -186,6 +186,8 @@ describe("resource tools in pi against server-everything", { timeout: 180_000 },
     const file = match[1]!;
     assert.equal(path.basename(file), "notes.txt.gz");
     assert.equal(gunzipSync(readFileSync(file)).toString("utf8"), original);
+    // The new resource changed the server's list, which it announced.
+    await waitFor(() => busEvents().some((e) => e.channel === "mcp.resources.changed" && e.payload.serverId === "everything"), "list_changed", 15_000);
   });
 
   test("a resource read is subscribed to; the server's update reaches pi", async () => {
@@ -207,6 +209,18 @@ describe("resource tools in pi against server-everything", { timeout: 180_000 },
     assert.match(textOf(unknown!), /There is no MCP server 'nope'\. Servers with resources: 'everything'\./);
     assert.equal(cursor!.isError, true);
     assert.match(textOf(cursor!), /`cursor` needs `server`/);
+  });
+
+  test("the last server with resources disabled: the resource tools leave the model's view", async () => {
+    const originalLog = console.log;
+    console.log = () => undefined;
+    try {
+      await session.prompt("/mcp disable everything");
+    } finally {
+      console.log = originalLog;
+    }
+    const active = session.getActiveToolNames();
+    for (const name of RESOURCE_TOOLS) assert.ok(!active.includes(name), `${name} is not active`);
   });
 });
 

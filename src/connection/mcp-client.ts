@@ -31,8 +31,11 @@ export interface ClientFeatures {
 /** The lists a server may say changed (`notifications/<list>/list_changed`); prompts belong here too. */
 export type ServerList = "tools" | "resources";
 
-/** A change a server announced besides its tool list (which the connection fetches itself). */
-export type ServerChange = { kind: "list"; list: Exclude<ServerList, "tools"> } | { kind: "updated"; uri: string };
+/**
+ * A change a server announced besides its tool list (which the connection fetches itself), or its connection closed
+ * for good (disabled, removed, shut down), so what it offered is gone.
+ */
+export type ServerChange = { kind: "list"; list: Exclude<ServerList, "tools"> } | { kind: "updated"; uri: string } | { kind: "closed" };
 
 /** What the client hears from a server without asking. */
 export interface ServerNotifications {

@@ -437,6 +437,7 @@ export class ServerConnection {
       live?.close({ graceful: true, terminateSession: true }),
     ]);
     this.report.closed(live !== undefined, pid);
+    this.options.onServerChange?.(this, { kind: "closed" });
   }
 
   /** Synchronous last resort when pi exits without a shutdown event. */

@@ -108,8 +108,9 @@ export class ResourceTools {
     for (const name of RESOURCE_TOOL_NAMES) this.deps.activate(name, wanted);
   }
 
-  /** A server changed its resource list or a resource the bridge subscribed to. */
+  /** A server changed its resource list or a resource the bridge subscribed to, or closed for good. */
   changed(connection: ServerConnection, change: ServerChange): void {
+    if (change.kind === "closed") return this.sync();
     if (change.kind === "list") {
       // Listings are always fetched afresh, so the next one shows the change; others may want to know now.
       this.deps.events?.("mcp.resources.changed", { serverId: connection.name });
