@@ -68,10 +68,10 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     // Project servers run only once the user trusts them. On pi 1.x, pi's own project trust should decide instead (a
     // `TrustDecider`), so that nobody is asked twice.
     projectTrust: new ProjectTrust(projectRoot, new TrustStore(path.join(dataDir, "trust.json"))),
-    // A sign-in starts by itself only where someone can do it: in the TUI, once the session runs. Elsewhere the server
-    // reports that it needs one, and /mcp auth starts it.
     // A server's resource list changed, a resource it was asked to watch, or it closed for good.
     onServerChange: (connection, change) => resourceTools.changed(connection, change),
+    // A sign-in starts by itself only where someone can do it: in the TUI, once the session runs. Elsewhere the server
+    // reports that it needs one, and /mcp auth starts it.
     signIn: () => {
       const ctx = sessionCtx;
       if (!ctx?.hasUI) return undefined;
