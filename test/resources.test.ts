@@ -54,7 +54,7 @@ describe("resource output (pure)", () => {
   test("a listing names each item's server, the next pages and the servers that failed", () => {
     const listing = JSON.parse(
       formatListing("resources", [
-        { server: "a", items: [{ uri: "a://1", name: "one" }], nextCursor: "c2" },
+        { server: "a", items: [{ uri: "a://1", name: "one", server: "b" } as never], nextCursor: "c2" },
         { server: "b", error: "MCP server 'b' is not connected" },
       ]),
     );

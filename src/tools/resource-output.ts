@@ -19,7 +19,8 @@ export function formatListing<T extends Resource | ResourceTemplate>(key: "resou
       errors.push({ server: page.server, error: page.error });
       continue;
     }
-    for (const item of page.items) items.push({ server: page.server, ...item });
+    // The server's name is the bridge's to give: an item's own `server` field does not replace it.
+    for (const item of page.items) items.push({ ...(item as Record<string, unknown>), server: page.server });
     if (page.nextCursor) more.push({ server: page.server, cursor: page.nextCursor });
   }
   const listing: Record<string, unknown> = { [key]: items };
