@@ -16,7 +16,9 @@ import { AuthStore, authDir } from "./src/oauth/storage.ts";
 import { registerMcpCommand } from "./src/pi/command.ts";
 import { ResourceTools } from "./src/pi/resource-tools.ts";
 import { askTrust } from "./src/pi/command-trust.ts";
+import { elicitationFeatures } from "./src/pi/elicitation-dialog.ts";
 import { guardExit } from "./src/pi/exit-guard.ts";
+import { serverGuideHandler } from "./src/pi/server-guide.ts";
 import { serverRows } from "./src/pi/server-rows.ts";
 import { SessionNotices } from "./src/pi/session-notices.ts";
 import { ToolApproval } from "./src/pi/tool-approval.ts";
@@ -67,6 +69,9 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     authStore: new AuthStore(authDir(getAgentDir())),
     // Project servers run only once the user trusts them. On pi 1.x, pi's own project trust should decide instead (a
     // `TrustDecider`), so that nobody is asked twice.
+    // A server that asks the user for input (a form, or a page to open) gets pi's dialogs, naming the server; without a
+    // UI it is declined.
+    featuresFor: (server) => elicitationFeatures(server, () => (sessionCtx?.hasUI ? sessionCtx.ui : undefined)),
     projectTrust: new ProjectTrust(projectRoot, new TrustStore(path.join(dataDir, "trust.json"))),
     // A server's resource list changed, a resource it was asked to watch, or it closed for good.
     onServerChange: (connection, change) => resourceTools.changed(connection, change),
@@ -118,6 +123,8 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     logger,
   });
   pi.on("tool_call", (event, ctx) => approval.check(event, ctx));
+  // What each server is for (its config's `description`, its own `instructions`) goes into the system prompt.
+  pi.on("before_agent_start", serverGuideHandler(bridge, registry));
   pi.events.on("mcp.metrics.request", (data) => {
     const snapshot = { servers: bridge.metrics() };
     const reply = (data as { reply?: unknown } | undefined)?.reply;

@@ -23,6 +23,7 @@ export * from "./src/tools/resource-output.ts";
 export * from "./src/tools/schema.ts";
 export * from "./src/tools/approval-policy.ts";
 export * from "./src/tools/limits.ts";
+export * from "./src/tools/server-guide.ts";
 export * from "./src/pi/status-format.ts";
 export * from "./src/connection/health.ts";
 export * from "./src/connection/platform-command.ts";

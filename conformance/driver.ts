@@ -17,6 +17,7 @@ import { AuthStore } from "../src/oauth/storage.ts";
 import { ServerConnection } from "../src/connection/server-connection.ts";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { errorMessage } from "../src/common/errors.ts";
+import { type ElicitationUi, elicitationFeatures } from "../src/pi/elicitation-dialog.ts";
 
 /** The Client ID Metadata Document URL the suite's CIMD scenario expects. */
 const CIMD_URL = "https://conformance-test.local/client-metadata.json";
@@ -26,6 +27,13 @@ const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
 const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as { client_id?: string; client_secret?: string };
 
 /** The tool each scenario wants called (the auth scenarios: whatever the server offers first). */
+/** A user who presses Enter at every dialog. */
+const PRESS_ENTER: ElicitationUi = {
+  select: async (_title, options) => options[0],
+  input: async () => "",
+  notify: () => undefined,
+};
+
 function toolFor(scenario: string, tools: string[]): { name: string; args: Record<string, unknown> } | undefined {
   switch (scenario) {
     case "initialize":
@@ -91,8 +99,9 @@ async function main(): Promise<number> {
     authStore: new AuthStore(authDir),
     signIn: () => automaticSignIn(),
     signInTimeoutMs: 20_000,
-    // Accept with nothing filled in: the SDK applies the defaults of the server's schema.
-    features: { elicitation: async () => ({ action: "accept", content: {} }) },
+    // pi's own elicitation dialogs, answered as a user pressing Enter at each: the first option (Fill in, a field's
+    // default, Send) and an empty line (a field's default). The scenario checks the defaults arrive.
+    features: elicitationFeatures("conformance", () => PRESS_ENTER),
   });
   try {
     await connection.connect();

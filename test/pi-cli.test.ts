@@ -49,6 +49,8 @@ describe("pi command line", { timeout: 120_000 }, () => {
     assert.match(output, /- mcp_hello_greet {2}\(greet\)/);
     assert.match(output, /everything {2}connected {2}stdio/);
     assert.match(output, /- ev_get-sum {2}\(get-sum\)/);
+    // Roots are declared in print mode too, so the reference server lists the tool it keeps for clients with roots.
+    assert.match(output, /- ev_get-roots-list {2}\(get-roots-list\)/);
     assert.match(output, /2 servers configured \| 2 connected/);
   });
 

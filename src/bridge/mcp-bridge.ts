@@ -8,6 +8,7 @@ import type { ApprovalMode, ConfigProblem, ConfigScope, ConfigSource, ServerConf
 import { type ConfigLocations, configSources, loadLayeredConfig } from "../config/files.ts";
 import type { ServerMetrics } from "../connection/health.ts";
 import type { EventSink } from "../common/events.ts";
+import type { ClientFeatures } from "../connection/mcp-client.ts";
 import { type ConnectionOptions, ServerConnection } from "../connection/server-connection.ts";
 import type { Logger } from "../common/log-file.ts";
 import type { TrustState } from "../config/trust.ts";
@@ -18,13 +19,15 @@ import { cacheKey, type ToolCache } from "./tool-cache.ts";
 /** How long pi's startup waits for servers; slower ones register their tools when they connect. */
 export const DEFAULT_STARTUP_BUDGET_MS = 3000;
 
-export interface BridgeOptions extends ConfigLocations, Omit<ConnectionOptions, "projectRoot" | "onTools"> {
+export interface BridgeOptions extends ConfigLocations, Omit<ConnectionOptions, "projectRoot" | "onTools" | "features"> {
   events?: EventSink;
   logger?: Logger;
   toolCache?: ToolCache;
   startupBudgetMs?: number;
   /** A server's own log (its stderr), made when the server is configured. */
   serverLogFor?: (server: string) => Logger;
+  /** What the client answers when a server asks it something (elicitation, …), per server so the answer can name it. */
+  featuresFor?: (server: string) => ClientFeatures;
   /** Which project servers the user trusts. Without it every server may run (a bridge used as a library). */
   projectTrust?: ProjectTrust;
 }
@@ -235,7 +238,8 @@ export class McpBridge {
   /** What every connection needs: where it runs, how it signs in, and whether it may run at all. */
   private baseOptions(config: ServerConfig): ConnectionOptions {
     const { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs, onServerChange } = this.options;
-    return { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs, onServerChange, trusted: () => this.allows(config) };
+    const features = this.options.featuresFor?.(config.name);
+    return { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs, features, onServerChange, trusted: () => this.allows(config) };
   }
 
   private newConnection(server: ServerConfig): ServerConnection {
@@ -281,6 +285,15 @@ export class McpBridge {
     connection.primeTools(cached.tools);
     this.toolsArrived(connection, cached.tools, true);
     return true;
+  }
+
+  /**
+   * Tells every connected server that the roots changed (`notifications/roots/list_changed`), so each asks for them
+   * again. pi's project root stays the same for the whole process, so pi never calls this; a host that gives its own
+   * roots (`featuresFor`) calls it when what they return changes.
+   */
+  async rootsChanged(): Promise<void> {
+    await Promise.all([...this.connections.values()].map((c) => c.rootsChanged()));
   }
 
   metrics(now = Date.now()): ServerMetrics[] {

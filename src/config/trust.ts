@@ -34,14 +34,15 @@ export function needsTrust(config: ServerConfig): boolean {
 
 /**
  * What the user agrees to: everything that decides what runs and where data goes — command, arguments, working
- * directory, environment, transport, URL, headers, OAuth endpoints and client, and which of its tools run without
- * asking (`autoApprove`, `autoApproveReadOnly`) — as written, with `${VAR}` names and never their values (so a changed
- * variable does not ask again, and no secret is hashed into a file). Timeouts, `lazy`, `prefix` and `enabled` change
- * none of that.
+ * directory, environment, transport, URL, headers, OAuth endpoints and client, which of its tools run without asking
+ * (`autoApprove`, `autoApproveReadOnly`), and what the model is told it is for (`description`) — as written, with
+ * `${VAR}` names and never their values (so a changed variable does not ask again, and no secret is hashed into a
+ * file). Timeouts, `lazy`, `prefix` and `enabled` change none of that.
  */
 export function trustFingerprint(config: ServerConfig): string {
-  const { transport, command, args, env, cwd, url, headers, oauth, autoApprove, autoApproveReadOnly } = config;
-  return canonicalHash({ transport, command, args, env, cwd, url, headers, oauth, autoApprove, autoApproveReadOnly });
+  const { transport, command, args, env, cwd, url, headers, oauth, autoApprove, autoApproveReadOnly, description } = config;
+  // An entry without `description` hashes as it did before the field existed: undefined members are left out.
+  return canonicalHash({ transport, command, args, env, cwd, url, headers, oauth, autoApprove, autoApproveReadOnly, description });
 }
 
 export function trustState(config: ServerConfig, record: TrustRecord): TrustState {
@@ -109,6 +110,7 @@ export function describeForTrust(config: ServerConfig): string[] {
   }
   if (config.autoApprove.length) lines.push(`runs without asking: ${config.autoApprove.join(", ")}`);
   if (config.autoApproveReadOnly) lines.push("runs without asking: the tools it marks read-only");
+  if (config.description) lines.push(`tells the model: ${config.description}`);
   const vars = configVarRefs(config);
   if (vars.length) lines.push(`reads your variables: ${vars.map((v) => `\${${v}}`).join(", ")}`);
   return lines.map(visible);

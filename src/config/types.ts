@@ -47,6 +47,8 @@ export interface ServerConfig {
   /** Per-request timeout in ms; progress notifications reset it. */
   requestTimeout: number;
   enabled: boolean;
+  /** What the server is for, in a line the model reads in the system prompt. */
+  description?: string;
   /** Replaces `mcp_<server>` in tool names; `""` means bare tool names. */
   prefix?: string;
   /** Start only when a tool is first called; tools come from the cache until then. */

@@ -125,6 +125,8 @@ export class LiveSession {
   violation?: string;
   /** Lines the server wrote to stdout that are not JSON-RPC (it should log to stderr). */
   nonJsonLines = 0;
+  /** What the server said at initialize about how to use it (`instructions`), as it came: not yet made safe. */
+  instructions?: string;
   private held?: Held;
   private closed = false;
   private readonly stderr: string[] = [];
@@ -235,6 +237,7 @@ export class LiveSession {
           if (p.pid !== pid) held.watched.push(orphanWatchdog.watch("process", p.pid, p.start));
         }
       }
+      this.instructions = client.getInstructions();
       this.tools = await this.fetchTools(client, sdkTimeout);
     };
     try {
@@ -326,6 +329,11 @@ export class LiveSession {
 
   callTool(name: string, args: Record<string, unknown>, options: RequestOptions): Promise<CallToolResult> {
     return this.request((client, sdk) => client.callTool({ name, arguments: args }, CallToolResultSchema, sdk) as Promise<CallToolResult>, options);
+  }
+
+  /** Tells the server the client's roots changed (`notifications/roots/list_changed`); it asks for them again. */
+  async rootsChanged(): Promise<void> {
+    await this.client.sendRootsListChanged();
   }
 
   async ping(timeout: number): Promise<void> {

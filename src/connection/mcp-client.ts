@@ -1,19 +1,25 @@
 /**
  * The SDK `Client` as the bridge builds it: the capabilities it declares to a server, and the handlers for everything
  * a server sends to the client on its own — requests that want an answer (the MCP spec's "client features":
- * elicitation today; sampling and roots belong here too) and notifications (a list of its changed, a resource it
+ * elicitation and roots today; sampling belongs here too) and notifications (a list of its changed, a resource it
  * was asked to watch changed, a log message).
  * A feature is declared only when a handler for it is given, so a server never asks for something nobody answers.
  */
+import * as path from "node:path";
+import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
   type ClientCapabilities,
   type ElicitRequest,
   ElicitRequestSchema,
   type ElicitResult,
+  ListRootsRequestSchema,
+  ElicitationCompleteNotificationSchema,
+  type ElicitRequestURLParams,
   LoggingMessageNotificationSchema,
   type LoggingMessageNotification,
   ResourceUpdatedNotificationSchema,
+  type Root,
 } from "@modelcontextprotocol/sdk/types.js";
 
 /** How the client introduces itself to a server in the handshake. */
@@ -26,6 +32,15 @@ export interface ClientInfo {
 export interface ClientFeatures {
   /** Asks the user for input on the server's behalf (`elicitation/create`). */
   elicitation?: (request: ElicitRequest["params"]) => Promise<ElicitResult>;
+  /** The directories the server may work in (`roots/list`), as they are at the time of asking. */
+  roots?: () => Root[];
+  /**
+   * A request failed because the server first needs the user on these pages (error -32042): sends the user there and
+   * says whether to run the request again. Given, it also declares URL-mode elicitation, which `elicitation` answers.
+   */
+  urlElicitationRequired?: (elicitations: ElicitRequestURLParams[]) => Promise<boolean>;
+  /** `notifications/elicitation/complete`: a page flow the user was sent to has finished. */
+  elicitationComplete?: (elicitationId: string) => void;
 }
 
 /** The lists a server may say changed (`notifications/<list>/list_changed`); prompts belong here too. */
@@ -53,7 +68,11 @@ const LIST_CHANGED_DEBOUNCE_MS = 50;
 export function clientCapabilities(features: ClientFeatures): ClientCapabilities {
   const capabilities: ClientCapabilities = {};
   // applyDefaults: the SDK fills in the defaults of the server's schema that an answer leaves out.
-  if (features.elicitation) capabilities.elicitation = { form: { applyDefaults: true } };
+  if (features.elicitation) {
+    capabilities.elicitation = { form: { applyDefaults: true }, ...(features.urlElicitationRequired ? { url: {} } : {}) };
+  }
+  // listChanged: the client says when its roots change (`notifications/roots/list_changed`).
+  if (features.roots) capabilities.roots = { listChanged: true };
   return capabilities;
 }
 
@@ -65,9 +84,17 @@ export function createMcpClient(clientInfo: ClientInfo, features: ClientFeatures
     capabilities: clientCapabilities(features),
     listChanged: { tools: changed("tools"), resources: changed("resources") },
   });
-  const { elicitation } = features;
+  const { elicitation, elicitationComplete, roots } = features;
   if (elicitation) client.setRequestHandler(ElicitRequestSchema, (request) => elicitation(request.params));
+  if (elicitationComplete) client.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => elicitationComplete(n.params.elicitationId));
+  if (roots) client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: roots() }));
   client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => notifications.resourceUpdated(notification.params.uri));
   client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => notifications.logMessage(notification.params));
   return client;
+}
+
+/** A directory as an MCP root: its `file://` URL, named after its last path segment. */
+export function directoryRoot(directory: string): Root {
+  const absolute = path.resolve(directory);
+  return { uri: pathToFileURL(absolute).href, name: path.basename(absolute) || absolute };
 }

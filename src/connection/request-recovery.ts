@@ -1,10 +1,13 @@
 /**
  * A request to a server that outlives a lost connection. It runs on the live session; when the connection was lost
  * under it, that session is let go (which starts the reconnect) and the request runs once more on the next live
- * session; when the server wants a new sign-in, it waits for that and runs again. Any other failure is the request's
- * own and is thrown at once, worded for the user. Tool calls go through here; so can any other request to a server.
+ * session; when the server wants a new sign-in, it waits for that and runs again; when it first needs the user on a
+ * web page (URL elicitation, error -32042), it runs again once the user has been there. Any other failure is the
+ * request's own and is thrown at once, worded for the user. Tool calls go through here; so can any other request to a server.
  */
+import { UrlElicitationRequiredError } from "@modelcontextprotocol/sdk/types.js";
 import { describeError } from "../common/errors.ts";
+import type { ClientFeatures } from "./mcp-client.ts";
 import type { ServerAuth } from "../oauth/server-auth.ts";
 import { callError, type ErrorContext, lostAgainError, reconnectFailedError } from "./error-messages.ts";
 import type { Redactor } from "../common/redact.ts";
@@ -27,6 +30,8 @@ export interface RecoveryHost {
   lost(session: LiveSession, cause: string): void;
   auth: ServerAuth;
   errorContext(): ErrorContext;
+  /** Sends the user to the pages a server needs first; true to run the request again. */
+  urlElicitationRequired?: ClientFeatures["urlElicitationRequired"];
 }
 
 /** Runs `run` on the server's live session, recovering once from a lost connection or an expired sign-in. */
@@ -40,6 +45,15 @@ export async function withRecovery<T>(
   try {
     return await run(session);
   } catch (error) {
+    if (error instanceof UrlElicitationRequiredError && !signal?.aborted && (await host.urlElicitationRequired?.(error.elicitations))) {
+      // Once: a server that asks again after the user was there gets its error through.
+      session = host.current() ?? (await host.ready(what, signal));
+      try {
+        return await run(session);
+      } catch (retryError) {
+        throw lostAgainError(host.errorContext(), what, lostOrThrow(host, session, what, retryError, signal), retryError);
+      }
+    }
     if (host.auth.canSignInAfter(error, signal)) {
       // The tokens stopped working and refreshing them did not help: sign in again (if someone can), then retry.
       await host.auth.completeSignIn(signal);

@@ -46,7 +46,7 @@ export interface ConnectionOptions {
    * or connects to it (startup, a call, a reconnect or a sign-in); each says so instead.
    */
   trusted?: () => boolean;
-  /** Answers to the requests a server sends the client (elicitation, …); only those given are offered to servers. */
+  /** Answers to the requests a server sends the client (elicitation, …); roots default to the project root. */
   features?: ClientFeatures;
   /** Called with the server's tool list after every successful fetch: connect, reconnect, `list_changed`. */
   onTools?: (connection: ServerConnection, tools: Tool[]) => void;
@@ -61,6 +61,10 @@ export class ServerConnection {
   transport?: TransportKind;
   /** True when Streamable HTTP was refused and legacy SSE answered instead. */
   fellBackToSse = false;
+  /** The server's `instructions` from its newest initialize, redacted; kept while it reconnects. */
+  instructions?: string;
+  /** What the server offers (tools, resources, …) as its newest session said; kept while it reconnects, not once closed. */
+  capabilities?: ServerCapabilities;
 
   private readonly report: LifecycleReport;
   /** This server's secrets, applied to all that leaves about it: log lines, events, messages, tool results. */
@@ -78,7 +82,6 @@ export class ServerConnection {
   /** The first connect (startup or lazy start), shared by everyone who needs the server up. */
   private starting?: Promise<void>;
   private everConnected = false;
-  private lastCapabilities?: ServerCapabilities;
   private closed = false;
 
   constructor(
@@ -124,6 +127,7 @@ export class ServerConnection {
       lost: (session, cause) => this.dropped(session, cause),
       auth: this.auth,
       errorContext: () => this.opener.errorContext(),
+      urlElicitationRequired: options.features?.urlElicitationRequired,
     };
   }
 
@@ -182,10 +186,7 @@ export class ServerConnection {
     return (this.opener.newest?.stderrTail(n) ?? []).map((line) => this.redact(line));
   }
 
-  /**
-   * What identifies this server's tool list across sessions: its resolved endpoint. Undefined when the config cannot
-   * be resolved (a missing variable in a URL).
-   */
+  /** What identifies this server's tool list across sessions: its resolved endpoint (undefined while it cannot be resolved). */
   identity(): unknown {
     const endpoint = this.opener.endpoint();
     return endpoint ? { name: this.name, endpoint } : undefined;
@@ -195,6 +196,11 @@ export class ServerConnection {
   primeTools(tools: Tool[]): void {
     if (this.live) return;
     this.acceptTools(tools);
+  }
+
+  /** Tells the live session, if any, that the roots changed: the server asks for them again. Never throws. */
+  async rootsChanged(): Promise<void> {
+    await this.live?.rootsChanged().catch((error: unknown) => this.report.log("warn", "roots.notify.failed", { error: this.redact(describeError(error)) }));
   }
 
   /** The server's tools, as pi has them: within its limits, names and text safe to show. */
@@ -248,10 +254,11 @@ export class ServerConnection {
       throw wrapped;
     }
     this.live = session;
-    this.lastCapabilities = session.capabilities;
+    this.capabilities = session.capabilities;
     this.schedule.connected();
     this.transport = session.kind;
     this.fellBackToSse = session.fellBackToSse;
+    this.instructions = session.instructions && this.redact(session.instructions);
     this.acceptTools(session.tools);
     if (session.pid !== undefined) this.report.spawned(session.pid, this.config.command);
     this.everConnected = true;
@@ -339,11 +346,6 @@ export class ServerConnection {
   /** A change the live session's server announced, besides its tools, for whoever handles it. */
   private changed = (session: LiveSession, change: ServerChange) => this.live === session && this.options.onServerChange?.(this, change);
 
-  /** What the server offers (tools, resources, …) as its newest session said; kept while it reconnects. */
-  get capabilities(): ServerCapabilities | undefined {
-    return this.closed ? undefined : (this.live?.capabilities ?? this.lastCapabilities);
-  }
-
   /**
    * The live session a call can use: starts a server nothing has started, waits for a reconnect under way (bounded
    * by the call's own timeout and signal), and fails at once for a server that gave up.
@@ -396,10 +398,7 @@ export class ServerConnection {
     await session.close({ graceful: false, terminateSession: true });
   }
 
-  /**
-   * Signs in (again) with `handler` sending the user to the page: the stored tokens are dropped, and the server is
-   * connected afresh. For `/mcp auth`.
-   */
+  /** `/mcp auth`: signs in (again) with `handler` sending the user to the page, drops the old tokens, connects afresh. */
   async signIn(handler: SignInHandler): Promise<void> {
     if (!this.auth.configured) throw noOAuthError(this.config);
     this.checkTrusted();
@@ -425,6 +424,7 @@ export class ServerConnection {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.capabilities = undefined;
     this.schedule.close();
     this.checks.stop();
     const { live } = this;

@@ -14,7 +14,7 @@ import type { ServerAuth } from "../oauth/server-auth.ts";
 import type { ErrorContext } from "./error-messages.ts";
 import type { LifecycleReport } from "./lifecycle-report.ts";
 import { LiveSession, type SessionEvents } from "./live-session.ts";
-import type { ClientFeatures, ClientInfo } from "./mcp-client.ts";
+import { type ClientFeatures, type ClientInfo, directoryRoot } from "./mcp-client.ts";
 
 /** How many stderr lines an error message quotes. */
 export const STDERR_LINES_QUOTED = 12;
@@ -23,6 +23,7 @@ export interface SessionOpenerOptions {
   projectRoot: string;
   env: Environment;
   clientInfo: ClientInfo;
+  /** What the client answers; roots default to the project root. */
   features: ClientFeatures;
   auth: ServerAuth;
   report: LifecycleReport;
@@ -102,7 +103,9 @@ export class SessionOpener {
     const { auth } = this.options;
     // OAuth adds its secrets (client secret, tokens, codes) to the redactor itself, as it meets them.
     const sessionAuth = endpoint.kind === "stdio" ? undefined : auth.prepare(endpoint.url);
-    const { clientInfo, features } = this.options;
+    const { clientInfo, projectRoot } = this.options;
+    // Roots for every server, so it lists the same tools wherever pi runs (some list a tool only for a client with roots).
+    const features: ClientFeatures = { roots: () => [directoryRoot(projectRoot)], ...this.options.features };
     const session = new LiveSession({ endpoint, clientInfo, features, auth: sessionAuth, events: this.events, limits: this.config.limits });
     this.newest = session;
     await session.open(deadline);

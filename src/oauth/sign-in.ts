@@ -29,7 +29,8 @@ export function browserCommand(url: string, platform: NodeJS.Platform = process.
   return { command: "xdg-open", args: [url] };
 }
 
-function openBrowser(url: string): void {
+/** Opens `url` in the default browser, if there is an opener; callers show the URL as well. */
+export function openBrowser(url: string): void {
   const { command, args } = browserCommand(url);
   try {
     const child = spawn(command, args, { stdio: "ignore", detached: true, windowsHide: true });

@@ -40,7 +40,7 @@ export function validateServerEntry(
   if (errors.length > 0) return { errors, warnings };
   const { transport, type, command, args, env, cwd, url, headers } = endpoint;
   const { timeout, lazy, retry, healthCheckInterval, pingTimeout } = lifecycle;
-  const { requestTimeout, enabled, prefix, autoApprove, autoApproveReadOnly } = usage;
+  const { requestTimeout, enabled, prefix, autoApprove, autoApproveReadOnly, description } = usage;
   return {
     config: {
       name,
@@ -56,6 +56,7 @@ export function validateServerEntry(
       timeout,
       requestTimeout,
       enabled,
+      description,
       prefix,
       lazy,
       retry,

@@ -1,14 +1,18 @@
 /**
  * The fields that say how the agent uses a server: whether at all (`enabled`, `disabled`), under which tool names
  * (`prefix`), how long one call may wait (`requestTimeout`), and which tools run without asking (`autoApprove`,
- * `autoApproveReadOnly`). Also the warning for `envFile`, which is not read.
+ * `autoApproveReadOnly`), and what it is for (`description`, for the model). Also the warning for `envFile`, which is not
+ * read.
  */
 import type { JsonObject } from "../../common/values.ts";
 import { DEFAULT_REQUEST_TIMEOUT_MS } from "../defaults.ts";
 import type { ServerConfig } from "../types.ts";
 import { booleanField, positiveMs } from "./fields.ts";
 
-export type Usage = Pick<ServerConfig, "requestTimeout" | "enabled" | "prefix" | "autoApprove" | "autoApproveReadOnly">;
+export type Usage = Pick<ServerConfig, "requestTimeout" | "enabled" | "prefix" | "autoApprove" | "autoApproveReadOnly" | "description">;
+
+/** The longest `description`: it goes into the model's system prompt on every turn. */
+export const MAX_DESCRIPTION_CHARS = 200;
 
 export function validateUsage(entry: JsonObject, errors: string[], warnings: string[]): Usage {
   const requestTimeout = positiveMs(entry.requestTimeout, "requestTimeout", DEFAULT_REQUEST_TIMEOUT_MS, errors);
@@ -29,11 +33,23 @@ export function validateUsage(entry: JsonObject, errors: string[], warnings: str
     else prefix = entry.prefix;
   }
 
+  const description = descriptionField(entry.description, errors);
   const autoApprove = toolPatterns(entry.autoApprove, errors);
   const autoApproveReadOnly = booleanField(entry, "autoApproveReadOnly", false, errors);
 
   if (entry.envFile !== undefined) warnings.push("`envFile` is not supported and is ignored; list the variables under `env`");
-  return { requestTimeout, enabled, prefix, autoApprove, autoApproveReadOnly };
+  return { requestTimeout, enabled, prefix, autoApprove, autoApproveReadOnly, description };
+}
+
+/** `description`: one short line of plain text saying what the server is for. */
+function descriptionField(value: unknown, errors: string[]): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  const problem = `\`description\` must be one line of text of at most ${MAX_DESCRIPTION_CHARS} characters saying what the server is for`;
+  if (typeof value !== "string") errors.push(`${problem}; it is a ${Array.isArray(value) ? "list" : typeof value}`);
+  else if (value.length > MAX_DESCRIPTION_CHARS) errors.push(`${problem}; it has ${value.length}`);
+  else if (/[\x00-\x1f\x7f-\x9f]/.test(value)) errors.push(`${problem}; it has a line break or control character`);
+  else return value.trim() || undefined;
+  return undefined;
 }
 
 /** `autoApprove`: tool names or `*`/`?` patterns. */

@@ -1,0 +1,171 @@
+/**
+ * Answers a server's `elicitation/create` through pi's dialogs. Form mode: which server asks and its message first,
+ * then one question per field (./elicitation-form.ts), then what will be sent, for the user to send, decline or cancel;
+ * only what the user entered (or a default shown to them) is sent. URL mode: the server's message and the page, opened
+ * in the browser only on the user's word; the same when a call fails because the server first needs the user on a page
+ * (error -32042), after which the call runs again if the user says so. Without a UI everything is declined: nobody can
+ * answer.
+ */
+import type { ExtensionUIContext } from "@mariozechner/pi-coding-agent";
+import type { ElicitRequest, ElicitRequestURLParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import { stripControls, visible } from "../common/terminal-text.ts";
+import type { ClientFeatures } from "../connection/mcp-client.ts";
+import { isLoopbackHost } from "../oauth/endpoint-policy.ts";
+import { canOpenBrowser, openBrowser } from "../oauth/sign-in.ts";
+import { checkPicks, type FieldValue, fieldHint, type FormField, formFields, parseTypedAnswer } from "./elicitation-form.ts";
+
+export type ElicitationUi = Pick<ExtensionUIContext, "select" | "input" | "notify">;
+
+/** How often a field is asked again after an answer it cannot take, before the whole request is cancelled. */
+const MAX_TRIES = 3;
+const FILL_IN = "Fill in";
+const SEND = "Send";
+const DECLINE = "Decline";
+const CANCEL = "Cancel";
+const SKIP = "(skip)";
+const DONE = "Done";
+const OPEN = "Open in browser";
+const RETRY = "Retry the call";
+
+/** Opens a page the user agreed to; the URL is shown to the user as well. */
+export type PageOpener = (url: string) => void;
+
+/** The browser where this machine can show one; elsewhere the URL on screen is all there is. */
+const openIfPossible: PageOpener = (url) => {
+  if (canOpenBrowser()) openBrowser(url);
+};
+
+/** The client features that answer a server's requests for input on `server`'s behalf, through the current UI. */
+export function elicitationFeatures(server: string, ui: () => ElicitationUi | undefined, open: PageOpener = openIfPossible): ClientFeatures {
+  return {
+    elicitation: (params) => answerElicitation(server, params, ui(), open),
+    urlElicitationRequired: (elicitations) => sendToRequiredPages(server, elicitations, ui(), open),
+    elicitationComplete: () => ui()?.notify(`MCP server '${server}' says the page you were sent to is done.`, "info"),
+  };
+}
+
+/** Stands for Escape (or a closed dialog) anywhere in the form: the user cancelled. */
+class Cancelled extends Error {}
+
+function picked<T>(answer: T | undefined): T {
+  if (answer === undefined) throw new Cancelled();
+  return answer;
+}
+
+export async function answerElicitation(server: string, params: ElicitRequest["params"], ui: ElicitationUi | undefined, open: PageOpener = openIfPossible): Promise<ElicitResult> {
+  if (!ui) return { action: "decline" };
+  if (params.mode === "url") return answerUrl(server, params, ui, open);
+  if (!("requestedSchema" in params)) return { action: "decline" };
+  const { fields, unsupported } = formFields(params);
+  const who = `MCP server '${server}'`;
+  const intro = `${who} asks for input:\n${stripControls(params.message)}`;
+  try {
+    if (unsupported.length) {
+      ui.notify(`${who} asked for fields pi cannot show (${unsupported.join(", ")}); the request is declined.`, "warning");
+      return { action: "decline" };
+    }
+    const start = picked(await ui.select(intro, [FILL_IN, DECLINE, CANCEL]));
+    if (start !== FILL_IN) return { action: start === DECLINE ? "decline" : "cancel" };
+    const content: Record<string, FieldValue> = {};
+    for (const field of fields) {
+      const value = await ask(field, `${who}: ${field.label}${fieldHint(field)}${field.description ? `\n${field.description}` : ""}`, ui);
+      if (value !== undefined) content[field.key] = value;
+    }
+    const summary = fields.map((f) => `${f.label}: ${f.key in content ? show(content[f.key]!) : "(not given)"}`).join("\n");
+    const end = picked(await ui.select(`Send this to ${who}?\n${summary}`, [SEND, DECLINE, CANCEL]));
+    if (end === SEND) return { action: "accept", content };
+    return { action: end === DECLINE ? "decline" : "cancel" };
+  } catch (error) {
+    if (error instanceof Cancelled) return { action: "cancel" };
+    throw error;
+  }
+}
+
+function show(value: FieldValue): string {
+  return Array.isArray(value) ? value.join(", ") || "(none)" : String(value);
+}
+
+/** One field's answer; `undefined` when an optional field is skipped. */
+async function ask(field: FormField, title: string, ui: ElicitationUi): Promise<FieldValue | undefined> {
+  const skip = field.required ? [] : [SKIP];
+  switch (field.kind) {
+    case "boolean": {
+      const yes = "Yes";
+      const no = "No";
+      const options = field.default === false ? [no, yes] : [yes, no];
+      const answer = picked(await ui.select(title, [...options, ...skip]));
+      return answer === SKIP ? undefined : answer === yes;
+    }
+    case "choice": {
+      // The default first, so Enter takes it.
+      const choices = [...field.choices].sort((a, b) => Number(b.value === field.default) - Number(a.value === field.default));
+      const answer = picked(await ui.select(title, [...choices.map((c) => c.title), ...skip]));
+      return answer === SKIP ? undefined : choices.find((c) => c.title === answer)?.value;
+    }
+    case "multi":
+      return askPicks(field, title, ui);
+    default:
+      for (let tries = 0; tries < MAX_TRIES; tries++) {
+        const placeholder = field.default === undefined ? undefined : String(field.default);
+        const { value, error } = parseTypedAnswer(field, picked(await ui.input(title, placeholder)));
+        if (!error) return value;
+        ui.notify(error, "warning");
+      }
+      throw new Cancelled();
+  }
+}
+
+/** A multi-select as a list to toggle: each pick flips one choice, "Done" ends it once the count is allowed. */
+async function askPicks(field: Extract<FormField, { kind: "multi" }>, title: string, ui: ElicitationUi): Promise<string[] | undefined> {
+  const chosen = new Set(field.default ?? []);
+  // Each choice can be flipped on and off a few times; a form is not a place to stay forever.
+  for (let round = 0; round < field.choices.length * 2 + MAX_TRIES; round++) {
+    const options = field.choices.map((c) => `${chosen.has(c.value) ? "[x]" : "[ ]"} ${c.title}`);
+    const answer = picked(await ui.select(title, [DONE, ...options, ...(field.required ? [] : [SKIP])]));
+    if (answer === SKIP) return undefined;
+    if (answer === DONE) {
+      const values = field.choices.map((c) => c.value).filter((v) => chosen.has(v));
+      const error = checkPicks(field, values);
+      if (!error) return values;
+      ui.notify(error, "warning");
+      continue;
+    }
+    const choice = field.choices[options.indexOf(answer)];
+    if (choice) chosen.has(choice.value) ? chosen.delete(choice.value) : chosen.add(choice.value);
+  }
+  throw new Cancelled();
+}
+
+/** Why a server's page may not be opened: only https, or http on this machine (a `javascript:` or `file:` never). */
+function pageProblem(url: string): string | undefined {
+  if (!URL.canParse(url)) return "its address is not a valid URL";
+  const { protocol, hostname } = new URL(url);
+  if (protocol === "https:" || (protocol === "http:" && isLoopbackHost(hostname))) return undefined;
+  return `its address uses ${protocol === "http:" ? `plain http to ${hostname}` : `the \`${protocol}\` scheme`} (only https is opened)`;
+}
+
+/** URL mode: which server, its message and the page; the browser is opened only when the user says so. */
+async function answerUrl(server: string, params: ElicitRequestURLParams, ui: ElicitationUi, open: PageOpener): Promise<ElicitResult> {
+  const who = `MCP server '${server}'`;
+  const problem = pageProblem(params.url);
+  if (problem) {
+    ui.notify(`${who} wanted to send you to a page, but ${problem}; declined.`, "warning");
+    return { action: "decline" };
+  }
+  const answer = await ui.select(`${who} asks you to open a page:\n${stripControls(params.message)}\n${visible(params.url)}`, [OPEN, DECLINE, CANCEL]);
+  if (answer === undefined || answer === CANCEL) return { action: "cancel" };
+  if (answer === DECLINE) return { action: "decline" };
+  open(params.url);
+  ui.notify(`Opening the page of ${who} (if no browser appears, open it yourself):\n${visible(params.url)}`, "info");
+  return { action: "accept" };
+}
+
+/** A call needs the user on these pages first: each is asked for as in URL mode, then whether to run the call again. */
+export async function sendToRequiredPages(server: string, elicitations: ElicitRequestURLParams[], ui: ElicitationUi | undefined, open: PageOpener = openIfPossible): Promise<boolean> {
+  if (!ui || elicitations.length === 0) return false;
+  for (const params of elicitations) {
+    if ((await answerUrl(server, params, ui, open)).action !== "accept") return false;
+  }
+  const again = await ui.select(`MCP server '${server}' needs that done before the call can run. Retry it once you have finished in the browser.`, [RETRY, CANCEL]);
+  return again === RETRY;
+}

@@ -1,0 +1,296 @@
+/**
+ * Elicitation in form mode: the form's fields and the checks on typed answers (pure), the dialogs on their own with a
+ * recording UI, and the reference server's `trigger-elicitation-request` through pi in-process — answered field by
+ * field in the UI, and declined where there is no UI.
+ */
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import type { ElicitRequestFormParams } from "@modelcontextprotocol/sdk/types.js";
+import { answerElicitation, sendToRequiredPages } from "../src/pi/elicitation-dialog.ts";
+import { checkPicks, fieldHint, type FormField, formFields, parseTypedAnswer } from "../src/pi/elicitation-form.ts";
+import { EVERYTHING_SERVER, REPO_ROOT, tempDir } from "./helpers.ts";
+import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { RecordingUI } from "./recording-ui.ts";
+
+const FORM: ElicitRequestFormParams = {
+  message: "Tell us \x1b[2Jabout you",
+  requestedSchema: {
+    type: "object",
+    properties: {
+      name: { type: "string", title: "Name\x07", minLength: 2 },
+      agree: { type: "boolean", title: "Agree", default: false },
+      email: { type: "string", format: "email" },
+      born: { type: "string", format: "date" },
+      age: { type: "integer", minimum: 1, maximum: 130, default: 30 },
+      hero: { type: "string", oneOf: [{ const: "h1", title: "Superman" }, { const: "h2", title: "Wonder Woman" }], default: "h2" },
+      pet: { type: "string", enum: ["p1", "p2"], enumNames: ["Cats", "Dogs"] },
+      tools: { type: "array", minItems: 1, maxItems: 2, items: { type: "string", enum: ["saw", "drill", "glue"] }, default: ["glue"] },
+    },
+    required: ["name", "email"],
+  },
+};
+
+describe("an elicitation form's fields", () => {
+  const { fields, unsupported } = formFields(FORM);
+  const field = (key: string) => fields.find((f) => f.key === key)!;
+
+  test("every spec shape becomes a field, in the server's order, with its label stripped of control sequences", () => {
+    assert.deepEqual(unsupported, []);
+    assert.deepEqual(fields.map((f) => `${f.key}:${f.kind}`), ["name:text", "agree:boolean", "email:text", "born:text", "age:number", "hero:choice", "pet:choice", "tools:multi"]);
+    assert.equal(field("name").label, "Name");
+    assert.equal(field("email").label, "email", "the key when there is no title");
+    assert.deepEqual((field("pet") as Extract<FormField, { kind: "choice" }>).choices, [{ value: "p1", title: "Cats" }, { value: "p2", title: "Dogs" }]);
+    assert.deepEqual((field("hero") as Extract<FormField, { kind: "choice" }>).choices.map((c) => c.title), ["Superman", "Wonder Woman"]);
+    assert.equal(fieldHint(field("age")), " (optional; a whole number; 1 to 130; default 30)");
+    assert.equal(fieldHint(field("email")), " (email)");
+  });
+
+  test("a shape outside the spec (an object, an array of numbers) is reported, not guessed at", () => {
+    const odd = formFields({ requestedSchema: { type: "object", properties: { where: { type: "object" } as never, ns: { type: "array", items: { type: "number" } } as never } } });
+    assert.deepEqual(odd.unsupported, ["where", "ns"]);
+  });
+
+  test("typed answers are checked: required, length, email, date, whole numbers and bounds; empty takes the default", () => {
+    const text = (key: string) => field(key) as Extract<FormField, { kind: "text" | "number" }>;
+    assert.deepEqual(parseTypedAnswer(text("name"), "  "), { error: "Name is required." });
+    assert.match(parseTypedAnswer(text("name"), "A").error!, /at least 2 characters/);
+    assert.deepEqual(parseTypedAnswer(text("name"), " Ada "), { value: "Ada" });
+    assert.match(parseTypedAnswer(text("email"), "ada@").error!, /email address/);
+    assert.deepEqual(parseTypedAnswer(text("email"), "ada@example.com"), { value: "ada@example.com" });
+    assert.match(parseTypedAnswer(text("born"), "2023-02-30").error!, /YYYY-MM-DD/, "a date that does not exist");
+    assert.deepEqual(parseTypedAnswer(text("born"), "1815-12-10"), { value: "1815-12-10" });
+    assert.deepEqual(parseTypedAnswer(text("born"), ""), {}, "optional and no default: left out");
+    assert.deepEqual(parseTypedAnswer(text("age"), ""), { value: 30 });
+    assert.match(parseTypedAnswer(text("age"), "4.5").error!, /whole number/);
+    assert.match(parseTypedAnswer(text("age"), "131").error!, /at most 130/);
+    assert.match(parseTypedAnswer(text("age"), "abc").error!, /must be a number/);
+    assert.deepEqual(parseTypedAnswer(text("age"), "42"), { value: 42 });
+  });
+
+  test("a multi-select's picks are counted against its bounds", () => {
+    const tools = field("tools") as Extract<FormField, { kind: "multi" }>;
+    assert.match(checkPicks(tools, [])!, /at least 1/);
+    assert.match(checkPicks(tools, ["saw", "drill", "glue"])!, /at most 2/);
+    assert.equal(checkPicks(tools, ["saw"]), undefined);
+  });
+});
+
+describe("the elicitation dialogs", () => {
+  test("a whole form: the server is named, a bad answer is asked again, toggles and defaults, then sent", async () => {
+    const ui = new RecordingUI();
+    ui.answers = ["Fill in", "Ada", "Yes", "ada@", "ada@example.com", "", "", "Superman", "(skip)", "[ ] saw", "[x] glue", "[ ] drill", "Done", "Send"];
+    const result = await answerElicitation("crm", FORM, ui.context());
+    assert.deepEqual(result, { action: "accept", content: { name: "Ada", agree: true, email: "ada@example.com", age: 30, hero: "h1", tools: ["saw", "drill"] } });
+    assert.match(ui.asked[0]!, /^select: MCP server 'crm' asks for input:\nTell us about you$/);
+    assert.ok(ui.asked.every((q) => q.includes("MCP server 'crm'")), "every question names the server");
+    assert.deepEqual(ui.offered[1], ["No", "Yes", "(skip)"], "the default first");
+    assert.deepEqual(ui.notices, ["email must be an email address."]);
+    assert.match(ui.asked.at(-1)!, /Send this to MCP server 'crm'\?\nName: Ada\nAgree: true\nemail: ada@example.com\nborn: \(not given\)/);
+  });
+
+  test("Decline and Cancel at the start or the end, Escape anywhere; a form nobody can answer is declined", async () => {
+    const ui = new RecordingUI();
+    ui.answers = ["Decline"];
+    assert.deepEqual(await answerElicitation("crm", FORM, ui.context()), { action: "decline" });
+    ui.answers = ["Fill in", "Ada", undefined];
+    assert.deepEqual(await answerElicitation("crm", FORM, ui.context()), { action: "cancel" }, "Escape on the second field");
+    assert.deepEqual(await answerElicitation("crm", FORM, undefined), { action: "decline" }, "no UI");
+    ui.answers = ["Fill in", "x", "xy", "z", "ww"];
+    assert.deepEqual(
+      await answerElicitation("crm", { message: "name?", requestedSchema: { type: "object", properties: { name: { type: "string", minLength: 3 } }, required: ["name"] } }, ui.context()),
+      { action: "cancel" },
+      "three answers it cannot take end the form",
+    );
+    assert.deepEqual(ui.answers, ["ww"], "and it stops asking");
+  });
+});
+
+describe("URL mode: a page to open", () => {
+  const page = { mode: "url" as const, elicitationId: "e1", url: "https://auth.example.com/flow?x=1", message: "Link your \x1b]52;c;Zm9v\x07account" };
+
+  test("the server, its message and the page are shown; the browser opens only on the user's word", async () => {
+    const ui = new RecordingUI();
+    const opened: string[] = [];
+    ui.answers = ["Open in browser"];
+    assert.deepEqual(await answerElicitation("crm", page, ui.context(), (url) => opened.push(url)), { action: "accept" });
+    assert.equal(ui.asked[0], "select: MCP server 'crm' asks you to open a page:\nLink your account\nhttps://auth.example.com/flow?x=1");
+    assert.deepEqual(opened, [page.url]);
+    ui.answers = ["Decline"];
+    assert.deepEqual(await answerElicitation("crm", page, ui.context(), (url) => opened.push(url)), { action: "decline" });
+    ui.answers = [undefined];
+    assert.deepEqual(await answerElicitation("crm", page, ui.context(), (url) => opened.push(url)), { action: "cancel" });
+    assert.equal(opened.length, 1, "declined and cancelled pages stay closed");
+  });
+
+  test("a javascript:, file: or remote plain-http page is declined without asking or opening", async () => {
+    const ui = new RecordingUI();
+    const opened: string[] = [];
+    for (const url of ["javascript:alert(1)", "file:///etc/passwd", "http://evil.example.com/x", "not a url"]) {
+      assert.deepEqual(await answerElicitation("crm", { ...page, url }, ui.context(), (u) => opened.push(u)), { action: "decline" }, url);
+    }
+    assert.deepEqual(ui.asked, []);
+    assert.equal(opened.length, 0);
+    assert.equal(ui.notices.length, 4);
+    assert.match(ui.notices[0]!, /the `javascript:` scheme \(only https is opened\); declined/);
+    ui.answers = ["Open in browser"];
+    assert.deepEqual(await answerElicitation("crm", { ...page, url: "http://127.0.0.1:8080/cb" }, ui.context(), (u) => opened.push(u)), { action: "accept" }, "loopback http is fine");
+  });
+
+  test("pages a call needs first: each opened, then the call is retried only if the user says so", async () => {
+    const ui = new RecordingUI();
+    const opened: string[] = [];
+    const open = (url: string) => opened.push(url);
+    ui.answers = ["Open in browser", "Open in browser", "Retry"];
+    assert.equal(await sendToRequiredPages("crm", [page, { ...page, url: "https://two.example.com/" }], ui.context(), open), true);
+    assert.deepEqual(opened, [page.url, "https://two.example.com/"]);
+    ui.answers = ["Open in browser", "Cancel"];
+    assert.equal(await sendToRequiredPages("crm", [page], ui.context(), open), false);
+    ui.answers = ["Decline"];
+    assert.equal(await sendToRequiredPages("crm", [page, page], ui.context(), open), false, "one declined: no retry, and not asked further");
+    assert.deepEqual(ui.answers, []);
+    assert.equal(await sendToRequiredPages("crm", [page], undefined, open), false, "no UI");
+  });
+});
+
+describe("server-everything's elicitation through pi", { timeout: 120_000 }, () => {
+  const project = tempDir("mcp-bridge-elicit-project-");
+  const agentDir = tempDir("mcp-bridge-elicit-agent-");
+  const originalCwd = process.cwd();
+  const tool = "mcp_everything_trigger-elicitation-request";
+
+  before(() => {
+    // User-level, so no project trust; its tools run without approval prompts.
+    const entry = { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"], autoApprove: ["*"] };
+    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { everything: entry } }));
+    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
+    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
+    // The pages of the URL tests are shown, never opened in a browser.
+    process.env.PI_MCP_NO_BROWSER = "1";
+    process.chdir(project.dir);
+  });
+  after(() => {
+    process.chdir(originalCwd);
+    project.cleanup();
+    agentDir.cleanup();
+  });
+
+  async function callElicitation(ui: RecordingUI | undefined, call: { tool: string; args: Record<string, unknown> } = { tool, args: {} }): Promise<string> {
+    let pi: InProcessPi | undefined;
+    try {
+      pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+      await pi.session.bindExtensions(ui ? { uiContext: ui.context() } : {});
+      assert.ok(pi.session.getAllTools().some((t) => t.name === call.tool), "offered: the bridge declares elicitation (form and URL)");
+      pi.faux.setResponses([fauxAssistantMessage([fauxToolCall(call.tool, call.args)], { stopReason: "toolUse" }), fauxAssistantMessage("done")]);
+      await pi.session.prompt("ask me");
+      const result = pi.session.messages.filter((m) => (m as { role: string }).role === "toolResult").at(-1) as unknown as { content: Array<{ text?: string }> };
+      return result.content.map((c) => c.text ?? "").join("\n");
+    } finally {
+      await pi?.close();
+    }
+  }
+
+  test("answered in the UI: the server gets what the user entered, its defaults for the rest", async () => {
+    const ui = new RecordingUI();
+    ui.answers = [
+      "Fill in",
+      "Ada Lovelace", // name
+      "Yes", // check
+      "", // firstLine: its default
+      "ada@example.com",
+      "", // homepage: left out
+      "1815-12-10",
+      "500", // integer: over its maximum, asked again
+      "7",
+      "2.5",
+      "Joey",
+      "[ ] Piano", // added to the default Guitar
+      "Done",
+      "Wonder Woman",
+      "Done", // the default fish
+      "Dogs",
+      "Send",
+    ];
+    const text = await callElicitation(ui);
+    assert.deepEqual(ui.answers, [], "every field was asked");
+    assert.match(text, /User provided the requested information/);
+    for (const line of ["- Name: Ada Lovelace", "- Agreed to terms: true", "- Email: ada@example.com", "- Birthdate: 1815-12-10", "- Favorite Integer: 7", "- Favorite Number: 2.5"]) {
+      assert.ok(text.includes(line), `${line} in:\n${text}`);
+    }
+    const raw = JSON.parse(text.slice(text.indexOf("{"))) as { content: Record<string, unknown> };
+    assert.deepEqual(raw.content.untitledMultipleSelectEnum, ["Guitar", "Piano"]);
+    assert.equal(raw.content.titledSingleSelectEnum, "hero-3");
+    assert.deepEqual(raw.content.titledMultipleSelectEnum, ["fish-1"]);
+    assert.equal(raw.content.legacyTitledEnum, "pet-2");
+    assert.equal(raw.content.homepage, undefined, "nothing the user left out is made up");
+    assert.deepEqual(ui.notices.filter((n) => n.includes("must")), ["Integer must be at most 100."]);
+  });
+
+  test("without a UI it is declined, and the model is told so by the server's result", async () => {
+    const text = await callElicitation(undefined);
+    assert.match(text, /User declined to provide the requested information/);
+  });
+});
+
+describe("server-everything's URL elicitation through pi", { timeout: 120_000 }, () => {
+  const project = tempDir("mcp-bridge-elicit-url-project-");
+  const agentDir = tempDir("mcp-bridge-elicit-url-agent-");
+  const originalCwd = process.cwd();
+  const tool = "mcp_everything_trigger-url-elicitation";
+  const url = "https://example.com/consent";
+
+  before(() => {
+    const entry = { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"], autoApprove: ["*"] };
+    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { everything: entry } }));
+    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
+    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
+    process.env.PI_MCP_NO_BROWSER = "1";
+    process.chdir(project.dir);
+  });
+  after(() => {
+    process.chdir(originalCwd);
+    project.cleanup();
+    agentDir.cleanup();
+  });
+
+  async function callUrlTool(ui: RecordingUI | undefined, args: Record<string, unknown>): Promise<{ text: string; isError: boolean }> {
+    let pi: InProcessPi | undefined;
+    try {
+      pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+      await pi.session.bindExtensions(ui ? { uiContext: ui.context() } : {});
+      pi.faux.setResponses([fauxAssistantMessage([fauxToolCall(tool, args)], { stopReason: "toolUse" }), fauxAssistantMessage("done")]);
+      await pi.session.prompt("open it");
+      const result = pi.session.messages.filter((m) => (m as { role: string }).role === "toolResult").at(-1) as unknown as { content: Array<{ text?: string }>; isError: boolean };
+      return { text: result.content.map((c) => c.text ?? "").join("\n"), isError: result.isError };
+    } finally {
+      await pi?.close();
+    }
+  }
+
+  test("the request path: the page is shown and accepted, and the server hears so", async () => {
+    const ui = new RecordingUI();
+    ui.answers = ["Open in browser"];
+    const { text } = await callUrlTool(ui, { url, message: "Approve the demo" });
+    assert.match(ui.asked[0]!, /^select: MCP server 'everything' asks you to open a page:\nApprove the demo\nhttps:\/\/example\.com\/consent$/);
+    assert.match(text, /User completed the URL elicitation flow/);
+  });
+
+  test("the error path (-32042): the prerequisite page, then the call retried, which asks for its own page", async () => {
+    const ui = new RecordingUI();
+    ui.answers = ["Open in browser", "Retry", "Open in browser"];
+    const { text, isError } = await callUrlTool(ui, { url, message: "Approve the demo", errorPath: true });
+    assert.deepEqual(ui.answers, []);
+    assert.match(ui.asked[0]!, /asks you to open a page:\nOpen this link to satisfy the prerequisite, then retry the request\.\nhttps:\/\/modelcontextprotocol\.io/);
+    assert.match(ui.asked[1]!, /needs that done before the call can run/);
+    assert.equal(isError, false);
+    assert.match(text, /User completed the URL elicitation flow/);
+  });
+
+  test("the error path without a UI: the call fails with the server's reason, and nothing is retried", async () => {
+    const { text, isError } = await callUrlTool(undefined, { url, errorPath: true });
+    assert.equal(isError, true);
+    assert.match(text, /requires browser-based authorization/);
+  });
+});
