@@ -14,6 +14,7 @@ import { TrustStore } from "./src/config/trust-store.ts";
 import { interactiveSignIn } from "./src/oauth/sign-in.ts";
 import { AuthStore, authDir } from "./src/oauth/storage.ts";
 import { registerMcpCommand } from "./src/pi/command.ts";
+import { ResourceTools } from "./src/pi/resource-tools.ts";
 import { askTrust } from "./src/pi/command-trust.ts";
 import { elicitationFeatures } from "./src/pi/elicitation-dialog.ts";
 import { samplingHandler } from "./src/pi/sampling.ts";
@@ -77,6 +78,8 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       ...(server.sampling === "off" ? {} : { sampling: samplingHandler(server.name, server.sampling, () => sessionCtx) }),
     }),
     projectTrust: new ProjectTrust(projectRoot, new TrustStore(path.join(dataDir, "trust.json"))),
+    // A server's resource list changed, a resource it was asked to watch, or it closed for good.
+    onServerChange: (connection, change) => resourceTools.changed(connection, change),
     // A sign-in starts by itself only where someone can do it: in the TUI, once the session runs. Elsewhere the server
     // reports that it needs one, and /mcp auth starts it.
     signIn: () => {
@@ -99,8 +102,22 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     // Colliding names go by config order; the bridge keeps its servers in that order.
     () => [...bridge.connections.keys()],
   );
+  // The resource tools, shared by every server that offers resources; they exist while one does.
+  const resourceTools = new ResourceTools({
+    registerTool: (tool) => pi.registerTool(tool),
+    activate: (name, on) => registry.activate(name, on),
+    connections: () => bridge.connections.values(),
+    notify: (text) => {
+      if (sessionCtx?.hasUI) sessionCtx.ui.notify(text, "info");
+      else logger.log({ level: "info", event: "resources.updated", message: text });
+    },
+    events: emit,
+  });
   // Every tool list (startup, a late or lazy server, a reconnect, list_changed) goes through one place.
-  bridge.onTools((connection, tools) => registry.syncServer(connection, tools));
+  bridge.onTools((connection, tools) => {
+    registry.syncServer(connection, tools);
+    resourceTools.sync(connection);
+  });
   // Each MCP tool call is checked before it runs: the user (or another extension) approves it unless the config does.
   const approval = new ToolApproval({
     find: (name) => registry.find(name),

@@ -22,7 +22,8 @@ function recorder() {
   const events: SessionEvents = {
     dropped: (_session, reason) => seen.push({ event: "dropped", detail: reason }),
     streamError: (_session, error) => seen.push({ event: "streamError", detail: error.message }),
-    toolsChanged: () => seen.push({ event: "toolsChanged" }),
+    listChanged: (_session, list) => seen.push({ event: "listChanged", detail: list }),
+    resourceUpdated: (_session, uri) => seen.push({ event: "resourceUpdated", detail: uri }),
     heard: () => seen.push({ event: "heard" }),
     stderrLine: (line) => seen.push({ event: "stderrLine", detail: line }),
     logMessage: (params) => seen.push({ event: "logMessage", detail: params }),

@@ -237,9 +237,9 @@ export class McpBridge {
 
   /** What every connection needs: where it runs, how it signs in, and whether it may run at all. */
   private baseOptions(config: ServerConfig): ConnectionOptions {
-    const { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs } = this.options;
+    const { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs, onServerChange } = this.options;
     const features = this.options.featuresFor?.(config);
-    return { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs, features, trusted: () => this.allows(config) };
+    return { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs, features, onServerChange, trusted: () => this.allows(config) };
   }
 
   private newConnection(server: ServerConfig): ServerConnection {

@@ -10,12 +10,14 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { RequestOptions as SdkRequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   type CallToolResult,
   CallToolResultSchema,
   type LoggingMessageNotification,
   type Progress,
+  type ServerCapabilities,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { ConnectTimeout, type ErrorKind, httpStatusOf, kindOf } from "../common/errors.ts";
@@ -24,7 +26,7 @@ import type { ServerLimits, TransportKind } from "../config/types.ts";
 import type { ResolvedEndpoint, ResolvedRemote, ResolvedStdio } from "../config/substitute.ts";
 import type { TransportAuth } from "../oauth/server-auth.ts";
 import { inRequestScope, requestScopeEnded, ServerPool } from "./http-pool.ts";
-import { type ClientFeatures, type ClientInfo, createMcpClient } from "./mcp-client.ts";
+import { type ClientFeatures, type ClientInfo, createMcpClient, type ServerList } from "./mcp-client.ts";
 import { orphanWatchdog, type Watch } from "./orphan-watchdog.ts";
 import { killProcessesNow, mergeProcesses, type ProcessInfo, processExists, processTree, terminateProcesses } from "./process-tree.ts";
 import type { ProcessGroupStdioTransport } from "./stdio-transport.ts";
@@ -37,8 +39,10 @@ export interface SessionEvents {
   dropped(session: LiveSession, reason: string): void;
   /** A remote stream reported an error: the connection may or may not still work. */
   streamError(session: LiveSession, error: Error): void;
-  /** The server says its tool list changed. */
-  toolsChanged(session: LiveSession): void;
+  /** The server says one of its lists (tools, resources) changed. */
+  listChanged(session: LiveSession, list: ServerList): void;
+  /** A resource the client subscribed to changed. */
+  resourceUpdated(session: LiveSession, uri: string): void;
   /** The server answered or sent something: it is alive now. */
   heard(): void;
   /** A line the local server wrote to stderr (not redacted). */
@@ -63,6 +67,9 @@ export interface RequestOptions {
   signal?: AbortSignal;
   onProgress?: (progress: Progress) => void;
 }
+
+/** Sends one request on the session's client with the options it is given (see `LiveSession.request`). */
+export type Run<T> = (client: Client, options: SdkRequestOptions) => Promise<T>;
 
 export interface CloseOptions {
   /** Let a local server exit by itself first (stdin closed), before signals. */
@@ -193,7 +200,8 @@ export class LiveSession {
     const fetch = pool?.fetch;
     const transport = makeTransport(fetch && auth ? auth.wrapFetch(fetch) : fetch);
     const client = createMcpClient(clientInfo, features, {
-      toolsChanged: () => events.toolsChanged(this),
+      listChanged: (list) => events.listChanged(this, list),
+      resourceUpdated: (uri) => events.resourceUpdated(this, uri),
       logMessage: (params) => {
         events.heard();
         events.logMessage(params);
@@ -291,11 +299,21 @@ export class LiveSession {
     return inRequestScope(this.held?.pool, (cut) => this.fetchTools(client, () => timeout, cut));
   }
 
-  async callTool(name: string, args: Record<string, unknown>, options: RequestOptions): Promise<CallToolResult> {
+  /** What the server said it offers in the handshake (tools, resources, …); undefined before it opened. */
+  get capabilities(): ServerCapabilities | undefined {
+    return this.held?.client.getServerCapabilities();
+  }
+
+  /**
+   * One request to the server, whatever it is (call a tool, read a resource, …): `run` sends it with the options given
+   * to it — the caller's timeout (reset by progress) and signal, and for a remote server the request's own scope, whose
+   * response stream is closed once the request is over (answered, timed out or cancelled).
+   */
+  async request<T>(run: Run<T>, options: RequestOptions): Promise<T> {
     const { events } = this.options;
     const client = this.client;
     const result = await inRequestScope(this.held?.pool, (cut) =>
-      client.callTool({ name, arguments: args }, CallToolResultSchema, {
+      run(client, {
         signal: cut && options.signal ? AbortSignal.any([options.signal, cut]) : (cut ?? options.signal),
         timeout: options.timeout,
         resetTimeoutOnProgress: true,
@@ -306,7 +324,11 @@ export class LiveSession {
       }),
     );
     events.heard();
-    return result as CallToolResult;
+    return result;
+  }
+
+  callTool(name: string, args: Record<string, unknown>, options: RequestOptions): Promise<CallToolResult> {
+    return this.request((client, sdk) => client.callTool({ name, arguments: args }, CallToolResultSchema, sdk) as Promise<CallToolResult>, options);
   }
 
   /** Tells the server the client's roots changed (`notifications/roots/list_changed`); it asks for them again. */

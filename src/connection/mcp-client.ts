@@ -1,7 +1,8 @@
 /**
  * The SDK `Client` as the bridge builds it: the capabilities it declares to a server, and the handlers for everything
  * a server sends to the client on its own — requests that want an answer (the MCP spec's "client features":
- * elicitation and roots today; sampling belongs here too) and notifications (its tool list changed, a log message).
+ * elicitation and roots today; sampling belongs here too) and notifications (a list of its changed, a resource it
+ * was asked to watch changed, a log message).
  * A feature is declared only when a handler for it is given, so a server never asks for something nobody answers.
  */
 import * as path from "node:path";
@@ -20,6 +21,7 @@ import {
   type ElicitRequestURLParams,
   LoggingMessageNotificationSchema,
   type LoggingMessageNotification,
+  ResourceUpdatedNotificationSchema,
   type Root,
 } from "@modelcontextprotocol/sdk/types.js";
 
@@ -46,15 +48,26 @@ export interface ClientFeatures {
   elicitationComplete?: (elicitationId: string) => void;
 }
 
+/** The lists a server may say changed (`notifications/<list>/list_changed`); prompts belong here too. */
+export type ServerList = "tools" | "resources";
+
+/**
+ * A change a server announced besides its tool list (which the connection fetches itself), or its connection closed
+ * for good (disabled, removed, shut down), so what it offered is gone.
+ */
+export type ServerChange = { kind: "list"; list: Exclude<ServerList, "tools"> } | { kind: "updated"; uri: string } | { kind: "closed" };
+
 /** What the client hears from a server without asking. */
 export interface ServerNotifications {
-  /** `notifications/tools/list_changed`, once per burst. */
-  toolsChanged(): void;
+  /** `notifications/<list>/list_changed`, once per burst. */
+  listChanged(list: ServerList): void;
+  /** `notifications/resources/updated`: a resource the client subscribed to changed. */
+  resourceUpdated(uri: string): void;
   /** `notifications/message`: a log record from the server. */
   logMessage(params: LoggingMessageNotification["params"]): void;
 }
 
-/** `tools/list_changed` often comes in bursts (a server adding several tools); fetch once per burst. */
+/** `list_changed` often comes in bursts (a server adding several tools); fetch once per burst. */
 const LIST_CHANGED_DEBOUNCE_MS = 50;
 
 export function clientCapabilities(features: ClientFeatures): ClientCapabilities {
@@ -71,18 +84,18 @@ export function clientCapabilities(features: ClientFeatures): ClientCapabilities
 
 /** A client that declares `features`, answers a server's requests with them, and passes notifications on. */
 export function createMcpClient(clientInfo: ClientInfo, features: ClientFeatures, notifications: ServerNotifications): Client {
+  // The bridge fetches a list itself, so it can bound the fetch and drop a result from a connection since replaced.
+  const changed = (list: ServerList) => ({ autoRefresh: false, debounceMs: LIST_CHANGED_DEBOUNCE_MS, onChanged: () => notifications.listChanged(list) });
   const client = new Client(clientInfo, {
     capabilities: clientCapabilities(features),
-    listChanged: {
-      // The bridge fetches the list itself, so it can bound the fetch and drop a result from a connection since replaced.
-      tools: { autoRefresh: false, debounceMs: LIST_CHANGED_DEBOUNCE_MS, onChanged: () => notifications.toolsChanged() },
-    },
+    listChanged: { tools: changed("tools"), resources: changed("resources") },
   });
   const { elicitation, elicitationComplete, roots, sampling } = features;
   if (sampling) client.setRequestHandler(CreateMessageRequestSchema, (request) => sampling(request.params));
   if (elicitation) client.setRequestHandler(ElicitRequestSchema, (request) => elicitation(request.params));
   if (elicitationComplete) client.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => elicitationComplete(n.params.elicitationId));
   if (roots) client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: roots() }));
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => notifications.resourceUpdated(notification.params.uri));
   client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => notifications.logMessage(notification.params));
   return client;
 }

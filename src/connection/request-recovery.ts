@@ -10,7 +10,15 @@ import { describeError } from "../common/errors.ts";
 import type { ClientFeatures } from "./mcp-client.ts";
 import type { ServerAuth } from "../oauth/server-auth.ts";
 import { callError, type ErrorContext, lostAgainError, reconnectFailedError } from "./error-messages.ts";
-import type { LiveSession } from "./live-session.ts";
+import type { Redactor } from "../common/redact.ts";
+import type { Progress } from "@modelcontextprotocol/sdk/types.js";
+import type { LiveSession, RequestOptions, Run } from "./live-session.ts";
+
+/** What the caller of a request may add: its own signal, and where progress goes. */
+export interface CallOptions {
+  signal?: AbortSignal;
+  onProgress?: (progress: Progress) => void;
+}
 
 /** What a request needs from the connection that keeps its server up. */
 export interface RecoveryHost {
@@ -75,4 +83,34 @@ function lostOrThrow(host: RecoveryHost, session: LiveSession, what: string, err
   const cause = session.endReason ?? describeError(error);
   host.lost(session, cause);
   return cause;
+}
+
+/**
+ * Any request to a server (`what` names it in errors), as a tool call goes: on the live session (after a lazy start or
+ * a reconnect under way), within `timeout` (reset by progress), recovered as {@link withRecovery} does; its progress,
+ * result and error redacted.
+ */
+export async function serverRequest<T>(
+  host: RecoveryHost,
+  redactor: Redactor,
+  timeout: number,
+  what: string,
+  run: Run<T>,
+  options: CallOptions,
+): Promise<T> {
+  // pi gives the parallel tool calls of one turn one signal, and the SDK adds an abort listener to a request's signal
+  // (and never takes it off): a signal of the call's own, which follows the caller's without a listener on it,
+  // keeps hundreds of calls from piling listeners onto the one signal (MaxListenersExceededWarning).
+  const signal = options.signal && AbortSignal.any([options.signal]);
+  const { onProgress } = options;
+  const request: RequestOptions = { timeout, signal, onProgress: onProgress && ((progress) => onProgress(redactor.result(progress))) };
+  try {
+    const result = await withRecovery(host, what, signal, (session) => session.request(run, request));
+    // The model sees no secret of this server's config and no terminal control sequence.
+    return redactor.result(result);
+  } catch (error) {
+    // Most messages were worded with the redaction already; one that came through as it was gets it here.
+    if (error instanceof Error) error.message = redactor.text(error.message);
+    throw error;
+  }
 }

@@ -5,7 +5,7 @@
  * retries once a call whose connection was lost under it. It signs in (OAuth) when a server asks for it.
  * What happens is recorded by ./lifecycle-report.ts; messages for the user are worded in ./error-messages.ts.
  */
-import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, CallToolResultSchema, type ServerCapabilities, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { BridgeError, describeError } from "../common/errors.ts";
 import type { EventSink } from "../common/events.ts";
 import type { Logger } from "../common/log-file.ts";
@@ -22,9 +22,9 @@ import { cancelledError, connectError, disabledError, noOAuthError, notConnected
 import { HealthChecks } from "./health-checks.ts";
 import type { HealthStatus, HealthTracker, ServerMetrics, ServerState } from "./health.ts";
 import { LifecycleReport } from "./lifecycle-report.ts";
-import { LiveSession, type RequestOptions } from "./live-session.ts";
-import type { ClientFeatures, ClientInfo } from "./mcp-client.ts";
-import { type RecoveryHost, withRecovery } from "./request-recovery.ts";
+import { LiveSession, type Run } from "./live-session.ts";
+import type { ClientFeatures, ClientInfo, ServerChange } from "./mcp-client.ts";
+import { type CallOptions, type RecoveryHost, serverRequest } from "./request-recovery.ts";
 import { RetrySchedule, worthRetrying } from "./retry-schedule.ts";
 import { SessionOpener, STDERR_LINES_QUOTED } from "./session-opener.ts";
 
@@ -50,13 +50,10 @@ export interface ConnectionOptions {
   features?: ClientFeatures;
   /** Called with the server's tool list after every successful fetch: connect, reconnect, `list_changed`. */
   onTools?: (connection: ServerConnection, tools: Tool[]) => void;
+  /** The server changed something besides its tools: another list, or a resource the client subscribed to. */
+  onServerChange?: (connection: ServerConnection, change: ServerChange) => void;
   /** How long a connection must stay up before a later drop gets a fresh set of attempts. Default 60 s. */
   stableAfterMs?: number;
-}
-
-export interface CallOptions {
-  signal?: AbortSignal;
-  onProgress?: (progress: Progress) => void;
 }
 
 export class ServerConnection {
@@ -66,6 +63,8 @@ export class ServerConnection {
   fellBackToSse = false;
   /** The server's `instructions` from its newest initialize, redacted; kept while it reconnects. */
   instructions?: string;
+  /** What the server offers (tools, resources, …) as its newest session said; kept while it reconnects, not once closed. */
+  capabilities?: ServerCapabilities;
 
   private readonly report: LifecycleReport;
   /** This server's secrets, applied to all that leaves about it: log lines, events, messages, tool results. */
@@ -104,7 +103,8 @@ export class ServerConnection {
       events: {
         dropped: (session, reason) => this.dropped(session, reason),
         streamError: (session, error) => this.checks.streamError(session, error),
-        toolsChanged: (session) => void this.refreshTools(session),
+        listChanged: (session, list) => (list === "tools" ? void this.refreshTools(session) : this.changed(session, { kind: "list", list })),
+        resourceUpdated: (session, uri) => this.changed(session, { kind: "updated", uri }),
       },
     });
     this.schedule = new RetrySchedule(config.retry, {
@@ -254,6 +254,7 @@ export class ServerConnection {
       throw wrapped;
     }
     this.live = session;
+    this.capabilities = session.capabilities;
     this.schedule.connected();
     this.transport = session.kind;
     this.fellBackToSse = session.fellBackToSse;
@@ -325,29 +326,25 @@ export class ServerConnection {
    */
   async callTool(toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
     const started = Date.now();
-    // pi gives the parallel tool calls of one turn one signal, and the SDK adds an abort listener to a request's signal
-    // (and never takes it off): a signal of the call's own, which follows the caller's without a listener on it,
-    // keeps hundreds of calls from piling listeners onto the one signal (MaxListenersExceededWarning).
-    const signal = options.signal && AbortSignal.any([options.signal]);
+    const name = this.toolList.serverName(toolName);
+    const run: Run<CallToolResult> = (client, sdk) => client.callTool({ name, arguments: args }, CallToolResultSchema, sdk) as Promise<CallToolResult>;
     try {
-      const { onProgress } = options;
-      const request: RequestOptions = {
-        timeout: this.config.requestTimeout,
-        signal,
-        onProgress: onProgress && ((progress) => onProgress(this.redactor.result(progress))),
-      };
-      const serverName = this.toolList.serverName(toolName);
-      const result = await withRecovery(this.recoveryHost, toolName, signal, (session) => session.callTool(serverName, args, request));
+      const result = await this.request(toolName, run, options);
       this.report.called(toolName, started, { result });
-      // The model sees no secret of this server's config and no terminal control sequence.
-      return this.redactor.result(result);
+      return result;
     } catch (error) {
       this.report.called(toolName, started, { error });
-      // Most messages were worded with the redaction already; one that came through as it was gets it here.
-      if (error instanceof Error) error.message = this.redactor.text(error.message);
       throw error;
     }
   }
+
+  /** Any request to the server (`what` names it in errors), as a tool call goes: see `serverRequest`. */
+  request<T>(what: string, run: Run<T>, options: CallOptions = {}): Promise<T> {
+    return serverRequest(this.recoveryHost, this.redactor, this.config.requestTimeout, what, run, options);
+  }
+
+  /** A change the live session's server announced, besides its tools, for whoever handles it. */
+  private changed = (session: LiveSession, change: ServerChange) => this.live === session && this.options.onServerChange?.(this, change);
 
   /**
    * The live session a call can use: starts a server nothing has started, waits for a reconnect under way (bounded
@@ -427,6 +424,7 @@ export class ServerConnection {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.capabilities = undefined;
     this.schedule.close();
     this.checks.stop();
     const { live } = this;
@@ -439,6 +437,7 @@ export class ServerConnection {
       live?.close({ graceful: true, terminateSession: true }),
     ]);
     this.report.closed(live !== undefined, pid);
+    this.options.onServerChange?.(this, { kind: "closed" });
   }
 
   /** Synchronous last resort when pi exits without a shutdown event. */

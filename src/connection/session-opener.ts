@@ -32,8 +32,8 @@ export interface SessionOpenerOptions {
   /** The server's own log, for its stderr; without it stderr goes to `logger`. */
   serverLog?: Logger;
   logger?: Logger;
-  /** What the owner decides on: a session lost, a stream error, a changed tool list. */
-  events: Pick<SessionEvents, "dropped" | "streamError" | "toolsChanged">;
+  /** What the owner decides on: a session lost, a stream error, a changed list or resource. */
+  events: Pick<SessionEvents, "dropped" | "streamError" | "listChanged" | "resourceUpdated">;
 }
 
 export class SessionOpener {

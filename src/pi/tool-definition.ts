@@ -46,7 +46,7 @@ function progressText(progress: Progress): string {
 }
 
 /** Caps text the way pi's own tools do; the whole text goes to a temp file the model is told about. */
-async function capText(text: string, server: string, tool: string): Promise<{ text: string; truncated?: ToolDetails["truncated"] }> {
+export async function capText(text: string, server: string, tool: string): Promise<{ text: string; truncated?: ToolDetails["truncated"] }> {
   const result = truncateHead(text, { maxBytes: DEFAULT_MAX_BYTES, maxLines: DEFAULT_MAX_LINES });
   if (!result.truncated) return { text };
   const dir = await mkdtemp(path.join(tmpdir(), "pi-mcp-"));
@@ -111,7 +111,7 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
         onProgress: (progress) =>
           onUpdate?.({ content: [{ type: "text", text: progressText(progress) }], details: { server, tool: originalName, provenance, progress } }),
       });
-      const normalized = normalizeToolResult(result);
+      const normalized = normalizeToolResult(result, server);
       if (normalized.isError) {
         throw new Error(normalized.text || `MCP tool '${originalName}' on server '${server}' reported an error without a message`);
       }

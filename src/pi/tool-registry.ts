@@ -271,7 +271,8 @@ export class ToolRegistry {
     if (add.size || remove.size) this.applyActivation(add, remove);
   }
 
-  private activate(name: string, on: boolean): void {
+  /** Shows a tool to the model or hides it; before pi's session runs, the change waits for it. */
+  activate(name: string, on: boolean): void {
     if (!this.activation) {
       (on ? this.pending.add : this.pending.remove).add(name);
       (on ? this.pending.remove : this.pending.add).delete(name);

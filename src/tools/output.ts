@@ -22,7 +22,7 @@ export interface NormalizedResult {
 }
 
 /** Image types every pi provider accepts; others are described instead of sent. */
-const MODEL_IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+export const MODEL_IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
 
 /** Size in bytes of base64 data, without decoding it. */
@@ -38,22 +38,25 @@ export function formatBytes(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
-function isTextMime(mime: string | undefined): boolean {
+export function isTextMime(mime: string | undefined): boolean {
   if (!mime) return false;
   return /^text\/|[/+](json|xml|yaml|javascript|csv)\b/.test(mime);
 }
 
-function describeResourceLink(part: JsonObject): string {
+/** The line for a `resource_link`; with the server that sent it, so the model knows where to read it. */
+function describeResourceLink(part: JsonObject, server: string | undefined): string {
   const name = typeof part.title === "string" ? part.title : typeof part.name === "string" ? part.name : "";
   const bits = [`[resource link] ${String(part.uri ?? "")}`];
   if (name) bits.push(`(${name})`);
   if (typeof part.mimeType === "string") bits.push(part.mimeType);
   let line = bits.join(" ");
   if (typeof part.description === "string" && part.description) line += ` — ${part.description}`;
+  if (server !== undefined) line += ` (MCP server '${server}': read it with read_mcp_resource)`;
   return line;
 }
 
-export function normalizeToolResult(result: McpToolResult): NormalizedResult {
+/** `server` is the MCP server that answered, named in the lines for the resources it links to. */
+export function normalizeToolResult(result: McpToolResult, server?: string): NormalizedResult {
   const texts: string[] = [];
   const images: PiContent[] = [];
   const parts = Array.isArray(result.content) ? result.content : [];
@@ -98,7 +101,7 @@ export function normalizeToolResult(result: McpToolResult): NormalizedResult {
         break;
       }
       case "resource_link":
-        texts.push(describeResourceLink(part));
+        texts.push(describeResourceLink(part, server));
         break;
       default:
         texts.push(`[unsupported content type ${JSON.stringify(part.type)}]`);

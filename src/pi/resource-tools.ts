@@ -1,0 +1,242 @@
+/**
+ * MCP resources as three pi tools, named as pi 1.x, Codex and OpenCode name them so models already know them:
+ * `list_mcp_resources`, `list_mcp_resource_templates` and `read_mcp_resource`. They belong to the bridge, not to one
+ * server: registered when the first connected server offers resources, and taken out of the model's view while none
+ * does (pi cannot unregister). Reading is read-only, so they do not ask for approval; a project server still needs the
+ * user's trust to be connected at all. A read's text is bounded like a tool result's, images go to the model as
+ * images, and other binary content is saved to a file under the temp dir (named by the bridge, never by the server)
+ * whose path the model gets. A resource read from a server that supports it is subscribed to; its updates are shown
+ * as notices.
+ */
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
+import type { ListResourcesResult, ListResourceTemplatesResult } from "@modelcontextprotocol/sdk/types.js";
+import type { TSchema } from "typebox";
+import { describeError } from "../common/errors.ts";
+import type { EventSink } from "../common/events.ts";
+import type { ServerChange } from "../connection/mcp-client.ts";
+import type { ServerConnection } from "../connection/server-connection.ts";
+import { canSubscribe, listResources, listResourceTemplates, offersResources, readResource, subscribeResource } from "../connection/server-resources.ts";
+import type { PiContent } from "../tools/output.ts";
+import { formatListing, resourceOutput, type ServerPage } from "../tools/resource-output.ts";
+import { capText } from "./tool-definition.ts";
+
+export const LIST_RESOURCES = "list_mcp_resources";
+export const LIST_TEMPLATES = "list_mcp_resource_templates";
+export const READ_RESOURCE = "read_mcp_resource";
+export const RESOURCE_TOOL_NAMES = [LIST_RESOURCES, LIST_TEMPLATES, READ_RESOURCE] as const;
+
+export interface ResourceToolDetails {
+  server?: string;
+  uri?: string;
+  /** Files the binary contents of a read were saved to. */
+  files?: string[];
+  truncated?: { fullOutputPath: string; totalBytes: number };
+}
+
+type ResourceToolDefinition = ToolDefinition<TSchema, ResourceToolDetails>;
+
+export interface ResourceToolsDeps {
+  registerTool(definition: ResourceToolDefinition): void;
+  /** Shows a tool to the model or hides it (pi's active set). */
+  activate(name: string, on: boolean): void;
+  /** Every configured server's connection, in config order. */
+  connections(): Iterable<ServerConnection>;
+  /** Tells the user something a server said on its own (a subscribed resource changed). */
+  notify(text: string): void;
+  events?: EventSink;
+}
+
+interface ListParams {
+  server?: string;
+  cursor?: string;
+}
+
+const SERVER_PROPERTY = { type: "string", description: "The MCP server's name, as in mcp.json" };
+
+function listParameters(what: string): TSchema {
+  return {
+    type: "object",
+    properties: {
+      server: { ...SERVER_PROPERTY, description: `Only this MCP server's ${what} (default: every server that offers resources)` },
+      cursor: { type: "string", description: "The cursor a previous listing gave for `server`, for its next page" },
+    },
+    additionalProperties: false,
+  } as unknown as TSchema;
+}
+
+const READ_PARAMETERS = {
+  type: "object",
+  properties: {
+    server: SERVER_PROPERTY,
+    uri: { type: "string", description: "The resource's URI, from list_mcp_resources, a template, or a resource link in a tool result" },
+  },
+  required: ["server", "uri"],
+  additionalProperties: false,
+} as unknown as TSchema;
+
+export class ResourceTools {
+  private registered = false;
+  private active = false;
+  /** The URIs subscribed to on each connection's current session. */
+  private readonly subscribed = new WeakMap<ServerConnection, Set<string>>();
+
+  constructor(private readonly deps: ResourceToolsDeps) {}
+
+  /** The servers whose tools the resource tools reach now: connected (or reconnecting) and offering resources. */
+  offering(): ServerConnection[] {
+    return [...this.deps.connections()].filter((c) => c.status !== "disabled" && offersResources(c));
+  }
+
+  /**
+   * Brings the tools in line with the servers: registered once the first server offers resources, shown while any
+   * does. `connected` is a server whose session just opened (its subscriptions went with the old one).
+   */
+  sync(connected?: ServerConnection): void {
+    if (connected) this.subscribed.delete(connected);
+    const wanted = this.offering().length > 0;
+    if (wanted && !this.registered) {
+      this.registered = true;
+      this.active = true;
+      for (const definition of this.definitions()) this.deps.registerTool(definition);
+      return;
+    }
+    if (!this.registered || wanted === this.active) return;
+    this.active = wanted;
+    for (const name of RESOURCE_TOOL_NAMES) this.deps.activate(name, wanted);
+  }
+
+  /** A server changed its resource list or a resource the bridge subscribed to, or closed for good. */
+  changed(connection: ServerConnection, change: ServerChange): void {
+    if (change.kind === "closed") return this.sync();
+    if (change.kind === "list") {
+      // Listings are always fetched afresh, so the next one shows the change; others may want to know now.
+      this.deps.events?.("mcp.resources.changed", { serverId: connection.name });
+      this.sync();
+      return;
+    }
+    this.deps.events?.("mcp.resources.updated", { serverId: connection.name, uri: change.uri });
+    this.deps.notify(`MCP server '${connection.name}': resource ${change.uri} changed (read it again with ${READ_RESOURCE} for the new contents)`);
+  }
+
+  private definitions(): ResourceToolDefinition[] {
+    return [
+      {
+        name: LIST_RESOURCES,
+        label: "List MCP resources",
+        description:
+          "Lists the resources MCP servers offer (files, documents, data), each with its server and URI; read one with read_mcp_resource. " +
+          "Give `server` for one server only; a long listing comes in pages (`cursor`).",
+        parameters: listParameters("resources"),
+        execute: (_id, params, signal) =>
+          this.list(LIST_RESOURCES, params as ListParams, signal, async (c, cursor) => {
+            const result: ListResourcesResult = await listResources(c, cursor, signal);
+            return { items: result.resources, nextCursor: result.nextCursor };
+          }, "resources"),
+      },
+      {
+        name: LIST_TEMPLATES,
+        label: "List MCP resource templates",
+        description:
+          "Lists the resource templates MCP servers offer: URI patterns (RFC 6570) whose variables you fill in to read a resource with read_mcp_resource. " +
+          "Give `server` for one server only; a long listing comes in pages (`cursor`).",
+        parameters: listParameters("resource templates"),
+        execute: (_id, params, signal) =>
+          this.list(LIST_TEMPLATES, params as ListParams, signal, async (c, cursor) => {
+            const result: ListResourceTemplatesResult = await listResourceTemplates(c, cursor, signal);
+            return { items: result.resourceTemplates, nextCursor: result.nextCursor };
+          }, "resourceTemplates"),
+      },
+      {
+        name: READ_RESOURCE,
+        label: "Read MCP resource",
+        description:
+          "Reads one resource of an MCP server by its URI (from list_mcp_resources, a template, or a resource link in a tool result). " +
+          "Text comes back as text, images as images; other binary content is saved to a file whose path is given.",
+        parameters: READ_PARAMETERS,
+        execute: (_id, params, signal) => this.read(params as { server: string; uri: string }, signal),
+      },
+    ];
+  }
+
+  /** The connection of a server the model named, or an error that says which servers it can use. */
+  private target(server: string): ServerConnection {
+    const offering = this.offering();
+    const connection = offering.find((c) => c.name === server);
+    if (connection) return connection;
+    const known = offering.map((c) => `'${c.name}'`).join(", ") || "none";
+    const exists = [...this.deps.connections()].some((c) => c.name === server);
+    throw new Error(`${exists ? `MCP server '${server}' offers no resources` : `There is no MCP server '${server}'`}. Servers with resources: ${known}.`);
+  }
+
+  private async list<T>(
+    tool: string,
+    params: ListParams,
+    signal: AbortSignal | undefined,
+    page: (connection: ServerConnection, cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string }>,
+    key: "resources" | "resourceTemplates",
+  ) {
+    if (params.cursor && !params.server) throw new Error("`cursor` needs `server`: each server pages its own listing.");
+    const targets = params.server ? [this.target(params.server)] : this.offering();
+    const pages: ServerPage<T>[] = await Promise.all(
+      targets.map(async (c) => {
+        try {
+          return { server: c.name, ...(await page(c, params.cursor)) };
+        } catch (error) {
+          return { server: c.name, error: describeError(error) };
+        }
+      }),
+    );
+    const only = pages[0];
+    if (params.server && only && "error" in only) throw new Error(only.error);
+    const capped = await capText(formatListing(key, pages as ServerPage<never>[]), "mcp", tool);
+    const details: ResourceToolDetails = params.server ? { server: params.server } : {};
+    if (capped.truncated) details.truncated = capped.truncated;
+    return { content: [{ type: "text" as const, text: capped.text }], details };
+  }
+
+  private async read(params: { server: string; uri: string }, signal: AbortSignal | undefined) {
+    const connection = this.target(params.server);
+    const result = await readResource(connection, params.uri, signal);
+    const { content, binaries } = resourceOutput(result.contents);
+    const details: ResourceToolDetails = { server: connection.name, uri: params.uri };
+    if (binaries.length) {
+      const dir = await mkdtemp(path.join(tmpdir(), "pi-mcp-resource-"));
+      details.files = [];
+      for (const binary of binaries) {
+        const file = path.join(dir, binary.fileName);
+        await writeFile(file, Buffer.from(binary.data, "base64"), { mode: 0o600 });
+        details.files.push(file);
+        const line = content[binary.at] as { type: "text"; text: string };
+        line.text += `, saved to: ${file}`;
+      }
+    }
+    const out: PiContent[] = [];
+    for (const part of content) {
+      if (part.type !== "text") {
+        out.push(part);
+        continue;
+      }
+      const capped = await capText(part.text, connection.name, "resource");
+      if (capped.truncated) details.truncated = capped.truncated;
+      out.push({ type: "text", text: capped.text });
+    }
+    this.subscribe(connection, params.uri);
+    return { content: out, details };
+  }
+
+  /** Asks the server to say when a resource just read changes, once per session, where the server can. */
+  private subscribe(connection: ServerConnection, uri: string): void {
+    if (!canSubscribe(connection)) return;
+    let uris = this.subscribed.get(connection);
+    if (!uris) this.subscribed.set(connection, (uris = new Set()));
+    if (uris.has(uri)) return;
+    uris.add(uri);
+    subscribeResource(connection, uri).catch((error: unknown) => {
+      uris.delete(uri);
+      this.deps.events?.("mcp.resources.subscribe.failed", { serverId: connection.name, uri, error: describeError(error) });
+    });
+  }
+}

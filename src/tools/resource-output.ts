@@ -1,0 +1,115 @@
+/**
+ * MCP resources as the model sees them: listings of resources and templates from several servers as one JSON text,
+ * and the contents of a read resource as pi content (text, images) plus the binary parts to be saved to files, with
+ * a safe file name for each. Pure.
+ */
+import type { ReadResourceResult, Resource, ResourceTemplate } from "@modelcontextprotocol/sdk/types.js";
+import { base64Size, formatBytes, isTextMime, MODEL_IMAGE_TYPES, type PiContent } from "./output.ts";
+
+/** One server's page of a listing, or why it could not be listed. */
+export type ServerPage<T> = { server: string; items: T[]; nextCursor?: string } | { server: string; error: string };
+
+/** A listing as the model gets it: every item names its server; more pages and failures are said plainly. */
+export function formatListing<T extends Resource | ResourceTemplate>(key: "resources" | "resourceTemplates", pages: ServerPage<T>[]): string {
+  const items: Array<Record<string, unknown>> = [];
+  const more: Array<{ server: string; cursor: string }> = [];
+  const errors: Array<{ server: string; error: string }> = [];
+  for (const page of pages) {
+    if ("error" in page) {
+      errors.push({ server: page.server, error: page.error });
+      continue;
+    }
+    // The server's name is the bridge's to give: an item's own `server` field does not replace it.
+    for (const item of page.items) items.push({ ...(item as Record<string, unknown>), server: page.server });
+    if (page.nextCursor) more.push({ server: page.server, cursor: page.nextCursor });
+  }
+  const listing: Record<string, unknown> = { [key]: items };
+  if (more.length) {
+    listing.nextCursors = more;
+    listing.note = "More items exist: call again with `server` and that server's `cursor`.";
+  }
+  if (errors.length) listing.errors = errors;
+  return JSON.stringify(listing, null, 2);
+}
+
+/** A binary part of a resource, to be saved to a file whose path the model is told. */
+export interface BinaryPart {
+  uri: string;
+  mimeType: string;
+  /** Base64, as the server sent it. */
+  data: string;
+  fileName: string;
+  /** The index in `content` of the line that stands for it, for the caller to add where it was saved. */
+  at: number;
+}
+
+export interface ResourceOutput {
+  /** In the server's order: a text part per text (or text-typed) content, an image part per image. */
+  content: PiContent[];
+  /** Content that is neither text nor an image a model takes; `content` holds a placeholder line for each. */
+  binaries: BinaryPart[];
+}
+
+/** Extensions for binary types a user is likely to open; any other gets `.bin`. */
+const EXTENSIONS: Record<string, string> = {
+  "application/gzip": ".gz",
+  "application/zip": ".zip",
+  "application/pdf": ".pdf",
+  "application/octet-stream": ".bin",
+  "image/svg+xml": ".svg",
+  "image/bmp": ".bmp",
+  "image/tiff": ".tiff",
+  "audio/mpeg": ".mp3",
+  "audio/wav": ".wav",
+};
+
+/**
+ * A file name for a resource's content, from the last segment of its URI: only letters, digits, `_`, `-` and `.`,
+ * never starting with a dot, at most 80 characters, never a path (the server chooses the URI, not where it is saved).
+ */
+export function resourceFileName(uri: string, mimeType: string, index = 0): string {
+  const lastSegment = uri.replace(/[?#].*$/, "").split(/[/\\:]/).filter(Boolean).pop() ?? "";
+  let decoded = lastSegment;
+  try {
+    decoded = decodeURIComponent(lastSegment);
+  } catch {
+    // A malformed escape: the segment as it is.
+  }
+  let base = decoded.replace(/[^A-Za-z0-9_.-]/g, "_").replace(/^[.]+/, "").slice(0, 80) || "resource";
+  if (index > 0) base = `${index + 1}-${base}`;
+  const extension = EXTENSIONS[mimeType] ?? ".bin";
+  return /\.[A-Za-z0-9]{1,8}$/.test(base) ? base : `${base}${extension}`;
+}
+
+/** The contents of `resources/read` as pi content; binary parts are left for the caller to save. */
+export function resourceOutput(contents: ReadResourceResult["contents"]): ResourceOutput {
+  const content: PiContent[] = [];
+  const binaries: BinaryPart[] = [];
+  const names = new Set<string>();
+  contents.forEach((listed, index) => {
+    // Loose on purpose: servers send what they send.
+    const part = listed as { uri?: unknown; mimeType?: unknown; text?: unknown; blob?: unknown };
+    const uri = String(part.uri ?? "");
+    const mime = typeof part.mimeType === "string" ? part.mimeType : undefined;
+    const header = `[resource] ${uri}${mime ? ` (${mime})` : ""}`;
+    if (typeof part.text === "string") {
+      content.push({ type: "text", text: `${header}\n${part.text}` });
+    } else if (typeof part.blob === "string") {
+      if (mime && MODEL_IMAGE_TYPES.has(mime)) {
+        content.push({ type: "text", text: header }, { type: "image", data: part.blob, mimeType: mime });
+      } else if (isTextMime(mime)) {
+        content.push({ type: "text", text: `${header}\n${Buffer.from(part.blob, "base64").toString("utf8")}` });
+      } else {
+        let fileName = resourceFileName(uri, mime ?? "application/octet-stream");
+        if (names.has(fileName)) fileName = resourceFileName(uri, mime ?? "application/octet-stream", index);
+        names.add(fileName);
+        binaries.push({ uri, mimeType: mime ?? "application/octet-stream", data: part.blob, fileName, at: content.length });
+        content.push({ type: "text", text: `${header}: binary, ${formatBytes(base64Size(part.blob))}` });
+      }
+    } else {
+      content.push({ type: "text", text: `${header}: no content` });
+    }
+  });
+  if (content.length === 0) content.push({ type: "text", text: "(the resource has no contents)" });
+  return { content, binaries };
+}

@@ -1,0 +1,94 @@
+/**
+ * The resource tools against a server built for them (Streamable HTTP on 127.0.0.1, the SDK's server classes): a
+ * listing in pages, an image read as an image, and a secret of the server's config hidden in what the model reads.
+ */
+import assert from "node:assert/strict";
+import { createServer, type Server as HttpServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { after, before, describe, test } from "node:test";
+import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { ListResourcesRequestSchema, ReadResourceRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { ServerConnection } from "../src/connection/server-connection.ts";
+import { ResourceTools } from "../src/pi/resource-tools.ts";
+import { connectionFor, runTool } from "./helpers.ts";
+
+const SECRET = "sk-resource-secret-0123456789";
+const ITEMS = Array.from({ length: 5 }, (_, i) => ({ uri: `paged://item/${i}`, name: `item ${i}` }));
+const PAGE = 2;
+const PNG = Buffer.from("not really a png, but the bytes the model gets").toString("base64");
+
+function pagedServer(): Server {
+  const server = new Server({ name: "paged", version: "1.0.0" }, { capabilities: { resources: {} } });
+  server.setRequestHandler(ListResourcesRequestSchema, (request) => {
+    const start = Number(request.params?.cursor ?? 0);
+    const next = start + PAGE;
+    return { resources: ITEMS.slice(start, next), ...(next < ITEMS.length ? { nextCursor: String(next) } : {}) };
+  });
+  server.setRequestHandler(ReadResourceRequestSchema, (request) => {
+    if (request.params.uri === "paged://image") return { contents: [{ uri: "paged://image", mimeType: "image/png", blob: PNG }] };
+    return { contents: [{ uri: request.params.uri, mimeType: "text/plain", text: `the token is ${SECRET}` }] };
+  });
+  return server;
+}
+
+describe("resource tools: pages, images, redaction", { timeout: 60_000 }, () => {
+  let http: HttpServer;
+  let connection: ServerConnection;
+  const tools = new Map<string, ToolDefinition>();
+
+  before(async () => {
+    http = createServer(async (req, res) => {
+      // Stateless: a fresh server for every request.
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      const server = pagedServer();
+      res.on("close", () => void server.close());
+      await server.connect(transport);
+      await transport.handleRequest(req, res);
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    const { port } = http.address() as AddressInfo;
+    connection = connectionFor("paged", { url: `http://127.0.0.1:${port}/mcp`, headers: { Authorization: `Bearer ${SECRET}` } });
+    await connection.connect();
+    const resourceTools = new ResourceTools({
+      registerTool: (definition) => tools.set(definition.name, definition as unknown as ToolDefinition),
+      activate: () => undefined,
+      connections: () => [connection],
+      notify: () => undefined,
+    });
+    resourceTools.sync(connection);
+  });
+  after(async () => {
+    await connection?.close();
+    await new Promise((resolve) => http?.close(resolve));
+  });
+
+  test("a listing comes in pages: each gives the cursor for the next, until the last", async () => {
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 5; page++) {
+      const { text } = await runTool(tools.get("list_mcp_resources"), cursor ? { server: "paged", cursor } : { server: "paged" });
+      const listing = JSON.parse(text) as { resources: Array<{ uri: string; server: string }>; nextCursors?: Array<{ server: string; cursor: string }> };
+      for (const item of listing.resources) seen.push(`${item.server} ${item.uri}`);
+      cursor = listing.nextCursors?.[0]?.cursor;
+      if (!cursor) break;
+      assert.equal(listing.nextCursors![0]!.server, "paged");
+    }
+    assert.deepEqual(seen, ITEMS.map((item) => `paged ${item.uri}`));
+  });
+
+  test("an image resource reaches the model as an image", async () => {
+    const { result } = await runTool(tools.get("read_mcp_resource"), { server: "paged", uri: "paged://image" });
+    assert.deepEqual(result.content, [
+      { type: "text", text: "[resource] paged://image (image/png)" },
+      { type: "image", data: PNG, mimeType: "image/png" },
+    ]);
+  });
+
+  test("a secret of the server's config is hidden in the text the model reads", async () => {
+    const { text } = await runTool(tools.get("read_mcp_resource"), { server: "paged", uri: "paged://note" });
+    assert.match(text, /^\[resource\] paged:\/\/note \(text\/plain\)\nthe token is /);
+    assert.ok(!text.includes(SECRET), text);
+  });
+});
