@@ -74,6 +74,7 @@ interface ToolResultMessage {
   toolName: string;
   isError: boolean;
   content: Array<{ type: string; text?: string; data?: string; mimeType?: string }>;
+  details?: { provenance?: unknown };
 }
 
 /**
@@ -161,6 +162,8 @@ describe("resource tools in pi against server-everything", { timeout: 180_000 },
     );
     assert.ok(uris.includes("everything demo://resource/dynamic/text/{resourceId}"), uris.join(", "));
     assert.ok(uris.includes("everything demo://resource/dynamic/blob/{resourceId}"), uris.join(", "));
+    assert.deepEqual(templates!.details?.provenance, { source: "mcp", serverId: "everything", originalName: "resources/templates/list" });
+    assert.equal(resources!.details?.provenance, undefined, "a listing of every server names each in its text");
   });
 
   test("read_mcp_resource: a static document, a template's text, and a template's blob of text", async () => {
@@ -173,6 +176,7 @@ describe("resource tools in pi against server-everything", { timeout: 180_000 },
     assert.equal(textOf(document!), `[resource] demo://resource/static/document/instructions.md (text/markdown)\n${instructions}`);
     assert.match(textOf(text!), /^\[resource\] demo:\/\/resource\/dynamic\/text\/7 \(text\/plain\)\nResource 7: This is a plaintext resource/);
     assert.match(textOf(blob!), /^\[resource\] demo:\/\/resource\/dynamic\/blob\/3 \(text\/plain\)\nResource 3: This is a base64 blob/);
+    assert.deepEqual(text!.details?.provenance, { source: "mcp", serverId: "everything", originalName: "demo://resource/dynamic/text/7" });
   });
 
   test("binary content: the tool's resource link names the server, and reading it saves the bytes to a file", async () => {

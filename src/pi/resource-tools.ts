@@ -20,6 +20,7 @@ import type { ServerChange } from "../connection/mcp-client.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { canSubscribe, listResources, listResourceTemplates, offersResources, readResource, subscribeResource } from "../connection/server-resources.ts";
 import type { PiContent } from "../tools/output.ts";
+import { type McpProvenance, mcpProvenance } from "../tools/provenance.ts";
 import { formatListing, resourceOutput, type ServerPage } from "../tools/resource-output.ts";
 import { capText } from "./tool-definition.ts";
 
@@ -29,6 +30,8 @@ export const READ_RESOURCE = "read_mcp_resource";
 export const RESOURCE_TOOL_NAMES = [LIST_RESOURCES, LIST_TEMPLATES, READ_RESOURCE] as const;
 
 export interface ResourceToolDetails {
+  /** Where the answer came from: the server, and what was asked of it (a listing, or the resource's URI). */
+  provenance?: McpProvenance;
   server?: string;
   uri?: string;
   /** Files the binary contents of a read were saved to. */
@@ -192,7 +195,9 @@ export class ResourceTools {
     const only = pages[0];
     if (params.server && only && "error" in only) throw new Error(only.error);
     const capped = await capText(formatListing(key, pages as ServerPage<never>[]), "mcp", tool);
-    const details: ResourceToolDetails = params.server ? { server: params.server } : {};
+    // One server's listing is that server's; a listing of all of them names each server in its text.
+    const method = key === "resources" ? "resources/list" : "resources/templates/list";
+    const details: ResourceToolDetails = params.server ? { server: params.server, provenance: mcpProvenance(params.server, method) } : {};
     if (capped.truncated) details.truncated = capped.truncated;
     return { content: [{ type: "text" as const, text: capped.text }], details };
   }
@@ -201,7 +206,7 @@ export class ResourceTools {
     const connection = this.target(params.server);
     const result = await readResource(connection, params.uri, signal);
     const { content, binaries } = resourceOutput(result.contents);
-    const details: ResourceToolDetails = { server: connection.name, uri: params.uri };
+    const details: ResourceToolDetails = { server: connection.name, uri: params.uri, provenance: mcpProvenance(connection.name, params.uri) };
     if (binaries.length) {
       const dir = await mkdtemp(path.join(tmpdir(), "pi-mcp-resource-"));
       details.files = [];
