@@ -7,12 +7,11 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import type { ElicitRequestFormParams } from "@modelcontextprotocol/sdk/types.js";
 import { answerElicitation, sendToRequiredPages } from "../src/pi/elicitation-dialog.ts";
 import { checkPicks, fieldHint, type FormField, formFields, parseTypedAnswer } from "../src/pi/elicitation-form.ts";
 import { EVERYTHING_SERVER, REPO_ROOT, tempDir } from "./helpers.ts";
-import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { callOnceInPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 
 const FORM: ElicitRequestFormParams = {
@@ -159,7 +158,9 @@ describe("server-everything's elicitation through pi", { timeout: 120_000 }, () 
   const project = tempDir("mcp-bridge-elicit-project-");
   const agentDir = tempDir("mcp-bridge-elicit-agent-");
   const originalCwd = process.cwd();
-  const tool = "mcp_everything_trigger-elicitation-request";
+  const form = "mcp_everything_trigger-elicitation-request";
+  const page = "mcp_everything_trigger-url-elicitation";
+  const url = "https://example.com/consent";
 
   before(() => {
     // User-level, so no project trust; its tools run without approval prompts.
@@ -177,22 +178,13 @@ describe("server-everything's elicitation through pi", { timeout: 120_000 }, () 
     agentDir.cleanup();
   });
 
-  async function callElicitation(ui: RecordingUI | undefined, call: { tool: string; args: Record<string, unknown> } = { tool, args: {} }): Promise<string> {
-    let pi: InProcessPi | undefined;
-    try {
-      pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
-      await pi.session.bindExtensions(ui ? { uiContext: ui.context() } : {});
-      assert.ok(pi.session.getAllTools().some((t) => t.name === call.tool), "offered: the bridge declares elicitation (form and URL)");
-      pi.faux.setResponses([fauxAssistantMessage([fauxToolCall(call.tool, call.args)], { stopReason: "toolUse" }), fauxAssistantMessage("done")]);
-      await pi.session.prompt("ask me");
-      const result = pi.session.messages.filter((m) => (m as { role: string }).role === "toolResult").at(-1) as unknown as { content: Array<{ text?: string }> };
-      return result.content.map((c) => c.text ?? "").join("\n");
-    } finally {
-      await pi?.close();
-    }
+  async function call(ui: RecordingUI | undefined, tool: string, args: Record<string, unknown> = {}) {
+    const result = await callOnceInPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT], uiContext: ui?.context(), tool, args });
+    assert.ok(result.offered, "offered: the bridge declares elicitation (form and URL)");
+    return result;
   }
 
-  test("answered in the UI: the server gets what the user entered, its defaults for the rest", async () => {
+  test("a form answered in the UI: the server gets what the user entered, its defaults for the rest", async () => {
     const ui = new RecordingUI();
     ui.answers = [
       "Fill in",
@@ -213,7 +205,7 @@ describe("server-everything's elicitation through pi", { timeout: 120_000 }, () 
       "Dogs",
       "Send",
     ];
-    const text = await callElicitation(ui);
+    const { text } = await call(ui, form);
     assert.deepEqual(ui.answers, [], "every field was asked");
     assert.match(text, /User provided the requested information/);
     for (const line of ["- Name: Ada Lovelace", "- Agreed to terms: true", "- Email: ada@example.com", "- Birthdate: 1815-12-10", "- Favorite Integer: 7", "- Favorite Number: 2.5"]) {
@@ -228,59 +220,23 @@ describe("server-everything's elicitation through pi", { timeout: 120_000 }, () 
     assert.deepEqual(ui.notices.filter((n) => n.includes("must")), ["Integer must be at most 100."]);
   });
 
-  test("without a UI it is declined, and the model is told so by the server's result", async () => {
-    const text = await callElicitation(undefined);
+  test("a form without a UI is declined, and the model is told so by the server's result", async () => {
+    const { text } = await call(undefined, form);
     assert.match(text, /User declined to provide the requested information/);
   });
-});
 
-describe("server-everything's URL elicitation through pi", { timeout: 120_000 }, () => {
-  const project = tempDir("mcp-bridge-elicit-url-project-");
-  const agentDir = tempDir("mcp-bridge-elicit-url-agent-");
-  const originalCwd = process.cwd();
-  const tool = "mcp_everything_trigger-url-elicitation";
-  const url = "https://example.com/consent";
-
-  before(() => {
-    const entry = { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"], autoApprove: ["*"] };
-    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { everything: entry } }));
-    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
-    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
-    process.env.PI_MCP_NO_BROWSER = "1";
-    process.chdir(project.dir);
-  });
-  after(() => {
-    process.chdir(originalCwd);
-    project.cleanup();
-    agentDir.cleanup();
-  });
-
-  async function callUrlTool(ui: RecordingUI | undefined, args: Record<string, unknown>): Promise<{ text: string; isError: boolean }> {
-    let pi: InProcessPi | undefined;
-    try {
-      pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
-      await pi.session.bindExtensions(ui ? { uiContext: ui.context() } : {});
-      pi.faux.setResponses([fauxAssistantMessage([fauxToolCall(tool, args)], { stopReason: "toolUse" }), fauxAssistantMessage("done")]);
-      await pi.session.prompt("open it");
-      const result = pi.session.messages.filter((m) => (m as { role: string }).role === "toolResult").at(-1) as unknown as { content: Array<{ text?: string }>; isError: boolean };
-      return { text: result.content.map((c) => c.text ?? "").join("\n"), isError: result.isError };
-    } finally {
-      await pi?.close();
-    }
-  }
-
-  test("the request path: the page is shown and accepted, and the server hears so", async () => {
+  test("a page by the request path: shown and accepted, and the server hears so", async () => {
     const ui = new RecordingUI();
     ui.answers = ["Open in browser"];
-    const { text } = await callUrlTool(ui, { url, message: "Approve the demo" });
+    const { text } = await call(ui, page, { url, message: "Approve the demo" });
     assert.match(ui.asked[0]!, /^select: MCP server 'everything' asks you to open a page:\nApprove the demo\nhttps:\/\/example\.com\/consent$/);
     assert.match(text, /User completed the URL elicitation flow/);
   });
 
-  test("the error path (-32042): the prerequisite page, then the call retried, which asks for its own page", async () => {
+  test("a page by the error path (-32042): the prerequisite page, then the call retried, which asks for its own page", async () => {
     const ui = new RecordingUI();
     ui.answers = ["Open in browser", "Retry", "Open in browser"];
-    const { text, isError } = await callUrlTool(ui, { url, message: "Approve the demo", errorPath: true });
+    const { text, isError } = await call(ui, page, { url, message: "Approve the demo", errorPath: true });
     assert.deepEqual(ui.answers, []);
     assert.match(ui.asked[0]!, /asks you to open a page:\nOpen this link to satisfy the prerequisite, then retry the request\.\nhttps:\/\/modelcontextprotocol\.io/);
     assert.match(ui.asked[1]!, /needs that done before the call can run/);
@@ -289,7 +245,7 @@ describe("server-everything's URL elicitation through pi", { timeout: 120_000 },
   });
 
   test("the error path without a UI: the call fails with the server's reason, and nothing is retried", async () => {
-    const { text, isError } = await callUrlTool(undefined, { url, errorPath: true });
+    const { text, isError } = await call(undefined, page, { url, errorPath: true });
     assert.equal(isError, true);
     assert.match(text, /requires browser-based authorization/);
   });

@@ -2,9 +2,10 @@
  * pi 0.73.1 in-process, as the SDK embeds it: a session with only the given extensions, in-memory settings, auth and
  * session storage, and pi-ai's faux model. The caller binds the extensions (with or without a UI) and closes it.
  */
-import { registerFauxProvider, type FauxProviderRegistration } from "@mariozechner/pi-ai";
+import { fauxAssistantMessage, fauxToolCall, registerFauxProvider, type FauxProviderRegistration, type FauxResponseStep } from "@mariozechner/pi-ai";
 import {
   type AgentSession,
+  type ExtensionUIContext,
   AuthStorage,
   createAgentSession,
   DefaultResourceLoader,
@@ -58,4 +59,37 @@ export async function startInProcessPi(options: { cwd: string; agentDir: string;
       faux.unregister();
     },
   };
+}
+
+export interface OneCall {
+  cwd: string;
+  agentDir: string;
+  extensionPaths: string[];
+  /** Bound as pi's UI; without it pi runs as in print mode. */
+  uiContext?: ExtensionUIContext;
+  tool: string;
+  args: Record<string, unknown>;
+  /** What the faux model answers to calls made while the tool runs (a server's sampling request). */
+  meanwhile?: FauxResponseStep[];
+}
+
+/** A fresh pi whose faux model calls one tool once; the tool's result, and whether the tool was there to call. */
+export async function callOnceInPi(call: OneCall): Promise<{ text: string; isError: boolean; offered: boolean }> {
+  const pi = await startInProcessPi(call);
+  try {
+    await pi.session.bindExtensions(call.uiContext ? { uiContext: call.uiContext } : {});
+    const offered = pi.session.getAllTools().some((t) => t.name === call.tool);
+    pi.faux.setResponses([
+      fauxAssistantMessage([fauxToolCall(call.tool, call.args)], { stopReason: "toolUse" }),
+      ...(call.meanwhile ?? []),
+      fauxAssistantMessage("done"),
+    ]);
+    await pi.session.prompt(`call ${call.tool}`);
+    const result = pi.session.messages.filter((m) => (m as { role: string }).role === "toolResult").at(-1) as unknown as
+      | { content: Array<{ text?: string }>; isError: boolean }
+      | undefined;
+    return { text: result?.content.map((c) => c.text ?? "").join("\n") ?? "", isError: result?.isError ?? false, offered };
+  } finally {
+    await pi.close();
+  }
 }

@@ -7,11 +7,11 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { type Context, fauxAssistantMessage, fauxToolCall, type Model, type Api } from "@mariozechner/pi-ai";
+import { type Api, type Context, fauxAssistantMessage, type Model } from "@mariozechner/pi-ai";
 import type { CreateMessageRequest } from "@modelcontextprotocol/sdk/types.js";
 import { describeSamplingRequest, pickModel, samplingContext } from "../src/pi/sampling.ts";
 import { EVERYTHING_SERVER, REPO_ROOT, tempDir } from "./helpers.ts";
-import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { callOnceInPi, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 
 const model = (id: string) => ({ id, api: "faux", provider: "faux" }) as unknown as Model<Api>;
@@ -80,29 +80,26 @@ describe("server-everything's sampling through pi", { timeout: 120_000 }, () => 
     agentDir.cleanup();
   });
 
-  /** The model calls the tool; the sampling request gets the faux model's second answer. Returns the tool's result. */
+  /** The model calls the tool; the sampling request, if it reaches the model, gets the faux model's second answer. */
   async function sample(ui: RecordingUI | undefined): Promise<{ text: string; asked: Context[] }> {
-    let pi: InProcessPi | undefined;
     const asked: Context[] = [];
-    try {
-      pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
-      await pi.session.bindExtensions(ui ? { uiContext: ui.context() } : {});
-      assert.ok(pi.session.getAllTools().some((t) => t.name === tool), "offered: the bridge declares sampling");
-      pi.faux.setResponses([
-        fauxAssistantMessage([fauxToolCall(tool, { prompt: "a haiku", maxTokens: 50 })], { stopReason: "toolUse" }),
+    const { text, offered } = await callOnceInPi({
+      cwd: project.dir,
+      agentDir: agentDir.dir,
+      extensionPaths: [REPO_ROOT],
+      uiContext: ui?.context(),
+      tool,
+      args: { prompt: "a haiku", maxTokens: 50 },
+      meanwhile: [
         // The sampling request, if the model is asked; else the agent's next turn takes this answer.
         (context: Context) => {
           if (context.systemPrompt === "You are a helpful test server.") asked.push(context);
           return fauxAssistantMessage("Autumn moon rising");
         },
-        fauxAssistantMessage("done"),
-      ]);
-      await pi.session.prompt("sample");
-      const result = pi.session.messages.filter((m) => (m as { role: string }).role === "toolResult").at(-1) as unknown as { content: Array<{ text?: string }> };
-      return { text: result.content.map((c) => c.text ?? "").join("\n"), asked };
-    } finally {
-      await pi?.close();
-    }
+      ],
+    });
+    assert.ok(offered, "offered: the bridge declares sampling");
+    return { text, asked };
   }
 
   test("approved and sent: the server gets the faux model's answer; the model got the server's prompt", async () => {
