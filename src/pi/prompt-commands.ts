@@ -121,7 +121,7 @@ export class PromptCommands {
       serverId: server,
       commands: commands.map((c) => ({ name: c.name, live: c.live, provenance: c.provenance })),
     });
-    if (added) this.deps.commandsAdded?.();
+    if (added) quietly(() => this.deps.commandsAdded?.());
   }
 
   /** `name`, or `name_2`, `name_3`, … where another server's prompt already has it. */
@@ -135,11 +135,13 @@ export class PromptCommands {
     const description = command.live
       ? promptCommandDescription(command.server, command.prompt)
       : `(no longer offered by MCP server '${stripControlsLine(command.server)}')`;
-    this.deps.registerCommand(command.name, {
-      description,
-      getArgumentCompletions: (line) => this.complete(command, line),
-      handler: (line, ctx) => this.run(command, line, ctx),
-    });
+    quietly(() =>
+      this.deps.registerCommand(command.name, {
+        description,
+        getArgumentCompletions: (line) => this.complete(command, line),
+        handler: (line, ctx) => this.run(command, line, ctx),
+      }),
+    );
   }
 
   private async complete(command: PromptCommand, line: string): Promise<AutocompleteItem[] | null> {
@@ -200,6 +202,15 @@ export class PromptCommands {
     }
     this.deps.events?.("mcp.prompt.sent", { serverId: command.server, command: command.name, provenance: command.provenance });
     this.deps.sendUserMessage(content, ctx.isIdle() ? undefined : { deliverAs: "followUp" });
+  }
+}
+
+/** pi refuses registrations once it let go of this extension (shut down, reloaded): there is nothing left to update. */
+function quietly(update: () => void): void {
+  try {
+    update();
+  } catch {
+    // The session these commands were for is gone.
   }
 }
 
