@@ -38,7 +38,7 @@ describe("prompt commands (pure)", () => {
   test("the description has the argument hints, required bare and optional in brackets, without escapes", () => {
     assert.equal(argumentHint(ARGS), "city=<Name of the city> [state=<Name of the state>]");
     const description = promptCommandDescription("everything", { name: "args-prompt", description: "Two \x1b]0;x\x07args", arguments: ARGS });
-    assert.equal(description, "Two args — city=<Name of the city> [state=<value>] (MCP server 'everything')");
+    assert.equal(description, "Two args — city=<Name of the city> [state=<Name of the state>] (MCP server 'everything')");
   });
 
   test("arguments: named, positional in declared order, quoted, and too many", () => {
