@@ -1,7 +1,7 @@
 /**
  * The SDK `Client` as the bridge builds it: the capabilities it declares to a server, and the handlers for everything
  * a server sends to the client on its own — requests that want an answer (the MCP spec's "client features":
- * elicitation and roots today; sampling belongs here too) and notifications (a list of its changed, a resource it
+ * elicitation, roots and sampling) and notifications (one of its lists changed, a resource it
  * was asked to watch changed, a log message).
  * A feature is declared only when a handler for it is given, so a server never asks for something nobody answers.
  */
