@@ -157,6 +157,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     pi,
     bridge,
     registry,
+    promptCommands: () => promptCommands.commands(),
     env,
     logTail: (server, lines) => readLogTail(path.join(dataDir, "servers", serverLogFileName(server)), lines),
     importLocations: () => ({ home: os.homedir(), projectRoot: bridge.projectRoot, platform: process.platform, env }),

@@ -130,7 +130,10 @@ describe("server-everything's prompts through pi", { timeout: 180_000 }, () => {
     agentDir.cleanup();
   });
 
-  test("simple-prompt and args-prompt are commands, described with their arguments", () => {
+  test("simple-prompt and args-prompt are commands, described with their arguments, listed with provenance by /mcp tools", async () => {
+    ui.notices = [];
+    await pi.session.prompt("/mcp tools everything");
+    assert.match(ui.notices.join("\n"), /\nPrompt commands {2}· {2}provenance\n(?: {2}.+\n)* {2}\/mcp:everything:args-prompt {2}· {2}mcp:everything\/args-prompt\n/);
     assert.ok(command("mcp:everything:simple-prompt"));
     // The SDK server drops the description of an optional argument.
     assert.equal(command("mcp:everything:args-prompt")!.description, "A prompt with two arguments, one required and one optional — city=<Name of the city> [state=<value>] (MCP server 'everything')");
