@@ -14,6 +14,7 @@ import { TrustStore } from "./src/config/trust-store.ts";
 import { interactiveSignIn } from "./src/oauth/sign-in.ts";
 import { AuthStore, authDir } from "./src/oauth/storage.ts";
 import { registerMcpCommand } from "./src/pi/command.ts";
+import { PromptCommands } from "./src/pi/prompt-commands.ts";
 import { ResourceTools } from "./src/pi/resource-tools.ts";
 import { askTrust } from "./src/pi/command-trust.ts";
 import { elicitationFeatures } from "./src/pi/elicitation-dialog.ts";
@@ -78,8 +79,11 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       ...(server.sampling === "off" ? {} : { sampling: samplingHandler(server.name, server.sampling, () => sessionCtx) }),
     }),
     projectTrust: new ProjectTrust(projectRoot, new TrustStore(path.join(dataDir, "trust.json"))),
-    // A server's resource list changed, a resource it was asked to watch, or it closed for good.
-    onServerChange: (connection, change) => resourceTools.changed(connection, change),
+    // A server's resource or prompt list changed, a resource it was asked to watch, or it closed for good.
+    onServerChange: (connection, change) => {
+      resourceTools.changed(connection, change);
+      void promptCommands.changed(connection, change);
+    },
     // A sign-in starts by itself only where someone can do it: in the TUI, once the session runs. Elsewhere the server
     // reports that it needs one, and /mcp auth starts it.
     signIn: () => {
@@ -113,10 +117,21 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     },
     events: emit,
   });
+  // Each server's prompts as `/mcp:<server>:<prompt>` commands, registered as they arrive.
+  const promptCommands = new PromptCommands({
+    registerCommand: (name, options) => pi.registerCommand(name, options),
+    sendUserMessage: (content, options) => pi.sendUserMessage(content, options),
+    connection: (server) => bridge.connection(server),
+    // The TUI builds its list of commands once; a command that arrives later needs it built again.
+    commandsAdded: () => sessionCtx?.hasUI && sessionCtx.ui.addAutocompleteProvider((provider) => provider),
+    events: emit,
+    warn: (server, error) => logger.log({ level: "warn", event: "prompts.list.failed", server, error }),
+  });
   // Every tool list (startup, a late or lazy server, a reconnect, list_changed) goes through one place.
   bridge.onTools((connection, tools) => {
     registry.syncServer(connection, tools);
     resourceTools.sync(connection);
+    void promptCommands.sync(connection);
   });
   // Each MCP tool call is checked before it runs: the user (or another extension) approves it unless the config does.
   const approval = new ToolApproval({
@@ -142,6 +157,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     pi,
     bridge,
     registry,
+    promptCommands: () => promptCommands.commands(),
     env,
     logTail: (server, lines) => readLogTail(path.join(dataDir, "servers", serverLogFileName(server)), lines),
     importLocations: () => ({ home: os.homedir(), projectRoot: bridge.projectRoot, platform: process.platform, env }),

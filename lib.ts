@@ -20,6 +20,7 @@ export * from "./src/common/redact.ts";
 export * from "./src/common/terminal-text.ts";
 export * from "./src/tools/output.ts";
 export * from "./src/tools/resource-output.ts";
+export * from "./src/tools/prompt-text.ts";
 export * from "./src/tools/schema.ts";
 export * from "./src/tools/portable-schema.ts";
 export * from "./src/tools/provenance.ts";

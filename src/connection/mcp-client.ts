@@ -1,7 +1,7 @@
 /**
  * The SDK `Client` as the bridge builds it: the capabilities it declares to a server, and the handlers for everything
  * a server sends to the client on its own — requests that want an answer (the MCP spec's "client features":
- * elicitation and roots today; sampling belongs here too) and notifications (a list of its changed, a resource it
+ * elicitation, roots and sampling) and notifications (one of its lists changed, a resource it
  * was asked to watch changed, a log message).
  * A feature is declared only when a handler for it is given, so a server never asks for something nobody answers.
  */
@@ -48,8 +48,8 @@ export interface ClientFeatures {
   elicitationComplete?: (elicitationId: string) => void;
 }
 
-/** The lists a server may say changed (`notifications/<list>/list_changed`); prompts belong here too. */
-export type ServerList = "tools" | "resources";
+/** The lists a server may say changed (`notifications/<list>/list_changed`). */
+export type ServerList = "tools" | "resources" | "prompts";
 
 /**
  * A change a server announced besides its tool list (which the connection fetches itself), or its connection closed
@@ -88,7 +88,7 @@ export function createMcpClient(clientInfo: ClientInfo, features: ClientFeatures
   const changed = (list: ServerList) => ({ autoRefresh: false, debounceMs: LIST_CHANGED_DEBOUNCE_MS, onChanged: () => notifications.listChanged(list) });
   const client = new Client(clientInfo, {
     capabilities: clientCapabilities(features),
-    listChanged: { tools: changed("tools"), resources: changed("resources") },
+    listChanged: { tools: changed("tools"), resources: changed("resources"), prompts: changed("prompts") },
   });
   const { elicitation, elicitationComplete, roots, sampling } = features;
   if (sampling) client.setRequestHandler(CreateMessageRequestSchema, (request) => sampling(request.params));

@@ -5,6 +5,7 @@ import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@m
 import type { McpBridge } from "../bridge/mcp-bridge.ts";
 import type { ImportLocations } from "../config/import/types.ts";
 import type { Environment } from "../config/substitute.ts";
+import type { McpProvenance } from "../tools/provenance.ts";
 import { printCommandOutput } from "./print-output.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
 
@@ -12,6 +13,8 @@ export interface CommandDeps {
   pi: ExtensionAPI;
   bridge: McpBridge;
   registry: ToolRegistry;
+  /** The prompt commands whose servers offer their prompts now (for /mcp tools). */
+  promptCommands?: () => Array<{ name: string; server: string; provenance: McpProvenance }>;
   env: Environment;
   /** The last lines of a server's own log. */
   logTail(server: string, lines: number): string[];

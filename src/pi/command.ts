@@ -61,12 +61,15 @@ async function pickServer(bridge: McpBridge, name: string | undefined, ctx: Exte
 function formatTools(deps: CommandDeps, server: string | undefined): string {
   const active = new Set(deps.pi.getActiveTools());
   const tools = deps.registry.tools.filter((t) => server === undefined || t.server === server);
-  if (tools.length === 0) return server ? `MCP server '${server}' has no tools registered.` : "No MCP tools are registered.";
-  const lines = ["Registered name  ·  provenance  ·  config scope  ·  active"];
+  const prompts = (deps.promptCommands?.() ?? []).filter((p) => server === undefined || p.server === server);
+  const lines: string[] = [];
+  if (tools.length === 0) lines.push(server ? `MCP server '${server}' has no tools registered.` : "No MCP tools are registered.");
+  else lines.push("Registered name  ·  provenance  ·  config scope  ·  active");
   for (const tool of tools) {
     const scope = deps.bridge.connection(tool.server)?.config.source.scope ?? "?";
     lines.push(`  ${tool.name}  ·  ${formatProvenance(tool.provenance)}  ·  ${scope}  ·  ${active.has(tool.name) ? "yes" : "no"}`);
   }
+  if (prompts.length) lines.push("Prompt commands  ·  provenance", ...prompts.map((p) => `  /${p.name}  ·  ${formatProvenance(p.provenance)}`));
   return lines.join("\n");
 }
 

@@ -1,0 +1,55 @@
+/**
+ * A server's prompts through its connection: list them (every page), get one with its arguments filled in, and ask
+ * the server to complete an argument's value (`completion/complete`) where it offers completions. Each goes through
+ * the connection's one request seam, so it waits for a start or reconnect, is retried once after a lost connection,
+ * is bounded by the request timeout and comes back redacted, as a tool call does.
+ */
+import type { GetPromptResult, Prompt } from "@modelcontextprotocol/sdk/types.js";
+import type { ServerConnection } from "./server-connection.ts";
+
+/** A server that pages its prompt list without end is cut off here. */
+const MAX_PROMPT_PAGES = 50;
+
+/** True when the server's newest session said it offers prompts. */
+export function offersPrompts(connection: ServerConnection): boolean {
+  return connection.capabilities?.prompts !== undefined;
+}
+
+/** True when the server can complete argument values (`completion/complete`). */
+export function offersCompletions(connection: ServerConnection): boolean {
+  return connection.capabilities?.completions !== undefined;
+}
+
+/** Every prompt the server lists, page after page (at most {@link MAX_PROMPT_PAGES}). */
+export async function listPrompts(connection: ServerConnection, signal?: AbortSignal): Promise<Prompt[]> {
+  const prompts: Prompt[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_PROMPT_PAGES; page++) {
+    const params = cursor ? { cursor } : undefined;
+    const result = await connection.request("prompts/list", (client, options) => client.listPrompts(params, options), { signal });
+    prompts.push(...result.prompts);
+    cursor = result.nextCursor;
+    if (!cursor) break;
+  }
+  return prompts;
+}
+
+export function getPrompt(connection: ServerConnection, name: string, args: Record<string, string>, signal?: AbortSignal): Promise<GetPromptResult> {
+  return connection.request(`prompts/get ${name}`, (client, options) => client.getPrompt({ name, arguments: args }, options), { signal });
+}
+
+/**
+ * The values the server suggests for `argument` of prompt `prompt`, starting with `value`; `context` holds the
+ * arguments already given (a later argument's values may depend on an earlier one's).
+ */
+export async function completePromptArgument(
+  connection: ServerConnection,
+  prompt: string,
+  argument: { name: string; value: string },
+  context: Record<string, string>,
+  signal?: AbortSignal,
+): Promise<string[]> {
+  const params = { ref: { type: "ref/prompt" as const, name: prompt }, argument, ...(Object.keys(context).length ? { context: { arguments: context } } : {}) };
+  const result = await connection.request(`completion/complete ${prompt}`, (client, options) => client.complete(params, options), { signal });
+  return result.completion.values;
+}

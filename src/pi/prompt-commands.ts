@@ -1,0 +1,221 @@
+/**
+ * Each connected server's prompts as pi slash commands, `/mcp:<server>:<prompt>` (as pi names its skills
+ * `/skill:<name>`). The list is fetched when a server connects or reconnects and when it says its prompts changed;
+ * commands for new prompts are registered then (pi takes commands at any time). pi cannot unregister a command, so one
+ * whose prompt went away (or whose server closed for good) stays, says it is gone and sends nothing.
+ * Running one reads the arguments given, asks for each missing required one in a pi dialog (without a UI it names
+ * them in an error), fetches the prompt and sends its messages as the user's message. The argument completion offers
+ * the prompt's argument names, and their values from the server where it offers `completion/complete`.
+ */
+import type { AutocompleteItem } from "@mariozechner/pi-tui";
+import type { ExtensionCommandContext, RegisteredCommand } from "@mariozechner/pi-coding-agent";
+import type { Prompt } from "@modelcontextprotocol/sdk/types.js";
+import { describeError } from "../common/errors.ts";
+import type { EventSink } from "../common/events.ts";
+import { stripControlsLine } from "../common/terminal-text.ts";
+import type { ServerChange } from "../connection/mcp-client.ts";
+import type { ServerConnection } from "../connection/server-connection.ts";
+import { completePromptArgument, getPrompt, listPrompts, offersCompletions, offersPrompts } from "../connection/server-prompts.ts";
+import type { PiContent } from "../tools/output.ts";
+import { type McpProvenance, mcpProvenance } from "../tools/provenance.ts";
+import {
+  completionTarget,
+  missingArguments,
+  parsePromptArguments,
+  promptCommandDescription,
+  promptCommandName,
+  promptMessageContent,
+} from "../tools/prompt-text.ts";
+
+/** Completing a value waits this long for the server at most: the user is typing. */
+const COMPLETION_TIMEOUT_MS = 5_000;
+/** A server may suggest many values; the menu shows the first ones. */
+const MAX_COMPLETIONS = 50;
+
+type CommandOptions = Omit<RegisteredCommand, "name" | "sourceInfo">;
+
+export interface PromptCommandsDeps {
+  registerCommand(name: string, options: CommandOptions): void;
+  /** pi's `sendUserMessage`: starts a turn, or follows the current one up. */
+  sendUserMessage(content: PiContent[], options?: { deliverAs: "followUp" }): void;
+  /** A configured server's connection by its name. */
+  connection(server: string): ServerConnection | undefined;
+  /** Commands were added after pi built its list of them (the TUI's autocomplete): have it build the list again. */
+  commandsAdded?(): void;
+  events?: EventSink;
+  /** A prompt list that could not be fetched: the server's tools still work, its prompts wait for the next change. */
+  warn?(server: string, error: string): void;
+}
+
+/** One prompt command: which prompt of which server, and whether that server still offers it. */
+export interface PromptCommand {
+  name: string;
+  server: string;
+  prompt: Prompt;
+  provenance: McpProvenance;
+  live: boolean;
+}
+
+export class PromptCommands {
+  private readonly byName = new Map<string, PromptCommand>();
+  /** Each server's newest list fetch, so an older answer that arrives late does not undo a newer one. */
+  private readonly fetches = new Map<string, number>();
+
+  constructor(private readonly deps: PromptCommandsDeps) {}
+
+  /** The commands whose prompts their servers offer now, in the order they were registered. */
+  commands(): PromptCommand[] {
+    return [...this.byName.values()].filter((command) => command.live);
+  }
+
+  /** Fetches the server's prompt list (it connected, reconnected or said its prompts changed) and updates its commands. */
+  async sync(connection: ServerConnection): Promise<void> {
+    const server = connection.name;
+    const fetch = (this.fetches.get(server) ?? 0) + 1;
+    this.fetches.set(server, fetch);
+    if (connection.status === "disabled" || !offersPrompts(connection)) return this.update(server, []);
+    let prompts: Prompt[];
+    try {
+      prompts = await listPrompts(connection);
+    } catch (error) {
+      this.deps.warn?.(server, describeError(error));
+      return;
+    }
+    if (this.fetches.get(server) === fetch) this.update(server, prompts);
+  }
+
+  /** A server said its prompts changed, or closed for good (its commands then say they are gone). */
+  changed(connection: ServerConnection, change: ServerChange): Promise<void> | void {
+    if (change.kind === "closed") {
+      this.fetches.set(connection.name, (this.fetches.get(connection.name) ?? 0) + 1);
+      return this.update(connection.name, []);
+    }
+    if (change.kind === "list" && change.list === "prompts") return this.sync(connection);
+  }
+
+  private update(server: string, prompts: Prompt[]): void {
+    const mine = new Map([...this.byName.values()].filter((c) => c.server === server).map((c) => [c.prompt.name, c]));
+    let added = false;
+    for (const prompt of prompts) {
+      const known = mine.get(prompt.name);
+      mine.delete(prompt.name);
+      if (known) {
+        known.prompt = prompt;
+        known.live = true;
+        this.register(known);
+        continue;
+      }
+      const command: PromptCommand = { name: this.freeName(promptCommandName(server, prompt.name)), server, prompt, provenance: mcpProvenance(server, prompt.name), live: true };
+      this.byName.set(command.name, command);
+      this.register(command);
+      added = true;
+    }
+    // What is left is gone: its command stays registered (pi cannot take it back) but says so.
+    for (const gone of mine.values()) {
+      if (!gone.live) continue;
+      gone.live = false;
+      this.register(gone);
+    }
+    const commands = [...this.byName.values()].filter((c) => c.server === server);
+    this.deps.events?.("mcp.prompts.changed", {
+      serverId: server,
+      commands: commands.map((c) => ({ name: c.name, live: c.live, provenance: c.provenance })),
+    });
+    if (added) quietly(() => this.deps.commandsAdded?.());
+  }
+
+  /** `name`, or `name_2`, `name_3`, … where another server's prompt already has it. */
+  private freeName(name: string): string {
+    let candidate = name;
+    for (let n = 2; this.byName.has(candidate); n++) candidate = `${name}_${n}`;
+    return candidate;
+  }
+
+  private register(command: PromptCommand): void {
+    const description = command.live
+      ? promptCommandDescription(command.server, command.prompt)
+      : `(no longer offered by MCP server '${stripControlsLine(command.server)}')`;
+    quietly(() =>
+      this.deps.registerCommand(command.name, {
+        description,
+        getArgumentCompletions: (line) => this.complete(command, line),
+        handler: (line, ctx) => this.run(command, line, ctx),
+      }),
+    );
+  }
+
+  private async complete(command: PromptCommand, line: string): Promise<AutocompleteItem[] | null> {
+    if (!command.live) return null;
+    const target = completionTarget(line, command.prompt.arguments);
+    if (!target) return null;
+    if (target.kind === "name") {
+      return target.candidates.map((arg) => ({
+        value: `${target.before}${arg.name}=`,
+        label: `${stripControlsLine(arg.name)}=`,
+        ...(arg.description ? { description: stripControlsLine(arg.description) } : {}),
+      }));
+    }
+    const connection = this.deps.connection(command.server);
+    if (!connection || !offersCompletions(connection)) return null;
+    try {
+      const values = await completePromptArgument(
+        connection,
+        command.prompt.name,
+        { name: target.name, value: target.prefix },
+        target.given,
+        AbortSignal.timeout(COMPLETION_TIMEOUT_MS),
+      );
+      const items = values.slice(0, MAX_COMPLETIONS).map((raw) => {
+        const value = stripControlsLine(raw);
+        return { value: `${target.before}${/[\s"'\\]/.test(value) ? JSON.stringify(value) : value}`, label: value };
+      });
+      return items.length ? items : null;
+    } catch {
+      // A server that cannot complete leaves the user typing; the prompt itself still runs.
+      return null;
+    }
+  }
+
+  private async run(command: PromptCommand, line: string, ctx: ExtensionCommandContext): Promise<void> {
+    const where = `/${command.name}`;
+    const connection = this.deps.connection(command.server);
+    if (!command.live || !connection) return fail(ctx, `${where}: MCP server '${command.server}' no longer offers this prompt.`);
+    const parsed = parsePromptArguments(line, command.prompt.arguments);
+    if (!parsed.ok) return fail(ctx, `${where}: ${parsed.error}.`);
+    const values = parsed.values;
+    const missing = missingArguments(command.prompt.arguments, values);
+    if (missing.length && !ctx.hasUI) {
+      const names = missing.map((arg) => arg.name).join(", ");
+      return fail(ctx, `${where}: missing required argument${missing.length > 1 ? "s" : ""} ${names} (give them as name=value).`);
+    }
+    for (const arg of missing) {
+      const about = arg.description ? ` (${stripControlsLine(arg.description)})` : "";
+      const answer = await ctx.ui.input(`MCP server '${stripControlsLine(command.server)}', prompt ${stripControlsLine(command.prompt.name)}: ${stripControlsLine(arg.name)}${about}`);
+      if (!answer) return ctx.ui.notify(`${where} cancelled: no value for ${arg.name}.`, "info");
+      values[arg.name] = answer;
+    }
+    let content;
+    try {
+      content = promptMessageContent(await getPrompt(connection, command.prompt.name, values, ctx.signal), command.server);
+    } catch (error) {
+      return fail(ctx, `${where}: ${describeError(error)}`);
+    }
+    this.deps.events?.("mcp.prompt.sent", { serverId: command.server, command: command.name, provenance: command.provenance });
+    this.deps.sendUserMessage(content, ctx.isIdle() ? undefined : { deliverAs: "followUp" });
+  }
+}
+
+/** pi refuses registrations once it let go of this extension (shut down, reloaded): there is nothing left to update. */
+function quietly(update: () => void): void {
+  try {
+    update();
+  } catch {
+    // The session these commands were for is gone.
+  }
+}
+
+/** Tells the user in the TUI; elsewhere the error goes to pi, which reports a failed command. */
+function fail(ctx: ExtensionCommandContext, message: string): void {
+  if (ctx.hasUI) return ctx.ui.notify(message, "error");
+  throw new Error(message);
+}

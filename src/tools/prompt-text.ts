@@ -1,0 +1,139 @@
+/**
+ * MCP prompts as pi slash commands, the pure parts: the command's name (`mcp:<server>:<prompt>`), its description with
+ * argument hints, reading the argument line the user typed, what to complete at its end, and the prompt's messages as
+ * the content of one user message. Pure.
+ *
+ * Arguments are named or positional, as the user likes: `city=Paris "state=Île de France"` or `Paris "Île de France"`
+ * (positional ones fill the prompt's arguments in the order it declares them); quotes keep spaces in a value.
+ */
+import type { GetPromptResult, Prompt, PromptArgument } from "@modelcontextprotocol/sdk/types.js";
+import { stripControlsLine } from "../common/terminal-text.ts";
+import { normalizeToolResult, type PiContent } from "./output.ts";
+
+/** A name pi can take as one command word: no spaces, no control characters, nothing a shell-like reader trips on. */
+function commandPart(name: string): string {
+  return name.replace(/[^A-Za-z0-9_.-]/g, "_") || "_";
+}
+
+/** `mcp:<server>:<prompt>`, each part made safe; the caller makes it unique. */
+export function promptCommandName(server: string, prompt: string): string {
+  return `mcp:${commandPart(server)}:${commandPart(prompt)}`;
+}
+
+/** `city=<Name of the city> [state=<…>]`: required arguments bare, optional ones in brackets. Empty without arguments. */
+export function argumentHint(args: readonly PromptArgument[] | undefined): string {
+  return (args ?? [])
+    .map((arg) => {
+      const about = arg.description ? `<${stripControlsLine(arg.description)}>` : "<value>";
+      const word = `${stripControlsLine(arg.name)}=${about}`;
+      return arg.required ? word : `[${word}]`;
+    })
+    .join(" ");
+}
+
+/** The command's description as pi lists it: the prompt's title or description, its arguments, its server. */
+export function promptCommandDescription(server: string, prompt: Prompt): string {
+  const about = stripControlsLine(prompt.description || prompt.title || prompt.name);
+  const hint = argumentHint(prompt.arguments);
+  return `${about}${hint ? ` — ${hint}` : ""} (MCP server '${stripControlsLine(server)}')`;
+}
+
+/** Splits an argument line into words; double or single quotes keep spaces, a backslash keeps the next character. */
+export function splitWords(line: string): string[] {
+  const words: string[] = [];
+  let word: string | undefined;
+  let quote: string | undefined;
+  for (let i = 0; i < line.length; i++) {
+    const char = line[i]!;
+    if (char === "\\" && i + 1 < line.length) {
+      word = (word ?? "") + line[++i];
+    } else if (quote) {
+      if (char === quote) quote = undefined;
+      else word = (word ?? "") + char;
+    } else if (char === '"' || char === "'") {
+      quote = char;
+      word ??= "";
+    } else if (/\s/.test(char)) {
+      if (word !== undefined) words.push(word);
+      word = undefined;
+    } else {
+      word = (word ?? "") + char;
+    }
+  }
+  if (word !== undefined) words.push(word);
+  return words;
+}
+
+export type ParsedArguments = { ok: true; values: Record<string, string> } | { ok: false; error: string };
+
+/** Reads `line` against the prompt's declared arguments: `name=value` words by name, the rest in declared order. */
+export function parsePromptArguments(line: string, args: readonly PromptArgument[] | undefined): ParsedArguments {
+  const declared = args ?? [];
+  const names = new Set(declared.map((arg) => arg.name));
+  const values: Record<string, string> = {};
+  const positional: string[] = [];
+  for (const word of splitWords(line)) {
+    const eq = word.indexOf("=");
+    const name = eq > 0 ? word.slice(0, eq) : undefined;
+    if (name !== undefined && names.has(name)) values[name] = word.slice(eq + 1);
+    else positional.push(word);
+  }
+  for (const word of positional) {
+    const free = declared.find((arg) => !(arg.name in values));
+    if (!free) {
+      if (declared.length === 0) return { ok: false, error: "this prompt takes no arguments" };
+      return { ok: false, error: `too many arguments: '${word}' has no argument left to fill (arguments: ${declared.map((a) => a.name).join(", ")})` };
+    }
+    values[free.name] = word;
+  }
+  return { ok: true, values };
+}
+
+/** The required arguments `values` lacks (an empty value counts as missing). */
+export function missingArguments(args: readonly PromptArgument[] | undefined, values: Record<string, string>): PromptArgument[] {
+  return (args ?? []).filter((arg) => arg.required && !values[arg.name]);
+}
+
+/** What the end of an argument line asks to complete: an argument's name, or the value of a named one. */
+export type CompletionTarget =
+  | { kind: "name"; before: string; prefix: string; candidates: PromptArgument[] }
+  | { kind: "value"; before: string; name: string; prefix: string; given: Record<string, string> };
+
+/** What to complete at the end of `line` (what pi hands a command's argument completion), if anything. */
+export function completionTarget(line: string, args: readonly PromptArgument[] | undefined): CompletionTarget | undefined {
+  const declared = args ?? [];
+  if (declared.length === 0) return undefined;
+  // The word being typed runs from the last space; completing inside quotes is left alone.
+  const start = line.search(/\S*$/);
+  const before = line.slice(0, start);
+  const word = line.slice(start);
+  if (/["'\\]/.test(word)) return undefined;
+  const parsed = parsePromptArguments(before, declared);
+  const given = parsed.ok ? parsed.values : {};
+  const eq = word.indexOf("=");
+  if (eq > 0) {
+    const name = word.slice(0, eq);
+    if (!declared.some((arg) => arg.name === name)) return undefined;
+    return { kind: "value", before: `${before}${name}=`, name, prefix: word.slice(eq + 1), given };
+  }
+  const candidates = declared.filter((arg) => !(arg.name in given) && arg.name.startsWith(word));
+  return candidates.length ? { kind: "name", before, prefix: word, candidates } : undefined;
+}
+
+/**
+ * The prompt's messages as the content of one user message: text, images as images, embedded resources as their text
+ * (or image), resource links named with the server to read them from. With assistant turns among them, each message
+ * says whose it is, so the model can tell the example answers from the request.
+ */
+export function promptMessageContent(result: GetPromptResult, server: string): PiContent[] {
+  const labelled = result.messages.some((message) => message.role !== "user");
+  const texts: string[] = [];
+  const images: PiContent[] = [];
+  for (const message of result.messages) {
+    const normalized = normalizeToolResult({ content: [message.content] }, server);
+    if (normalized.text) texts.push(labelled ? `[${message.role}]\n${normalized.text}` : normalized.text);
+    images.push(...normalized.content.filter((part) => part.type === "image"));
+  }
+  const text = texts.join("\n\n");
+  return [...(text || images.length === 0 ? [{ type: "text" as const, text: text || "(the prompt has no messages)" }] : []), ...images];
+}

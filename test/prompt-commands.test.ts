@@ -1,0 +1,218 @@
+/**
+ * Prompts as commands: names, argument hints, reading the argument line, what to complete and the messages as user
+ * content (pure); then through pi in-process with the faux model and a recording UI: server-everything's prompts run
+ * as `/mcp:everything:<prompt>` (arguments named, positional, asked for, missing without a UI; an embedded resource
+ * kept), argument completion (names, and values through `completion/complete`), and a server whose prompts change
+ * (`notifications/prompts/list_changed`): the new prompt's command appears and the removed one's says it is gone.
+ */
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import type { GetPromptResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  argumentHint,
+  completionTarget,
+  missingArguments,
+  parsePromptArguments,
+  promptCommandDescription,
+  promptCommandName,
+  promptMessageContent,
+} from "../src/tools/prompt-text.ts";
+import { EVERYTHING_SERVER, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { RecordingUI } from "./recording-ui.ts";
+
+const ARGS = [
+  { name: "city", description: "Name of the city", required: true },
+  { name: "state", description: "Name of the state" },
+];
+
+describe("prompt commands (pure)", () => {
+  test("names: mcp:<server>:<prompt>, with what pi cannot take in a command word made safe", () => {
+    assert.equal(promptCommandName("everything", "args-prompt"), "mcp:everything:args-prompt");
+    assert.equal(promptCommandName("my server", "do it\x1b[2J/now"), "mcp:my_server:do_it__2J_now");
+  });
+
+  test("the description has the argument hints, required bare and optional in brackets, without escapes", () => {
+    assert.equal(argumentHint(ARGS), "city=<Name of the city> [state=<Name of the state>]");
+    const description = promptCommandDescription("everything", { name: "args-prompt", description: "Two \x1b]0;x\x07args", arguments: ARGS });
+    assert.equal(description, "Two args — city=<Name of the city> [state=<Name of the state>] (MCP server 'everything')");
+  });
+
+  test("arguments: named, positional in declared order, quoted, and too many", () => {
+    assert.deepEqual(parsePromptArguments('state=TX "city=El Paso"', ARGS), { ok: true, values: { state: "TX", city: "El Paso" } });
+    assert.deepEqual(parsePromptArguments("Paris 'Île de France'", ARGS), { ok: true, values: { city: "Paris", state: "Île de France" } });
+    assert.deepEqual(parsePromptArguments("state=TX Austin", ARGS), { ok: true, values: { state: "TX", city: "Austin" } });
+    assert.deepEqual(parsePromptArguments("a=b", ARGS), { ok: true, values: { city: "a=b" } });
+    const tooMany = parsePromptArguments("a b c", ARGS);
+    assert.ok(!tooMany.ok && /too many arguments: 'c'/.test(tooMany.error));
+    assert.ok(!parsePromptArguments("x", []).ok);
+    assert.deepEqual(missingArguments(ARGS, { state: "TX" }).map((a) => a.name), ["city"]);
+    assert.deepEqual(missingArguments(ARGS, { city: "" }).map((a) => a.name), ["city"]);
+  });
+
+  test("completion: names not yet given, or the value of a named one with the others as context", () => {
+    assert.deepEqual(completionTarget("", ARGS), { kind: "name", before: "", prefix: "", candidates: ARGS });
+    assert.deepEqual(completionTarget("city=Paris s", ARGS), { kind: "name", before: "city=Paris ", prefix: "s", candidates: [ARGS[1]] });
+    assert.deepEqual(completionTarget("city=Paris state=Te", ARGS), { kind: "value", before: "city=Paris state=", name: "state", prefix: "Te", given: { city: "Paris" } });
+    assert.equal(completionTarget("city=Paris state=TX x", ARGS), undefined);
+    assert.equal(completionTarget("", []), undefined);
+  });
+
+  test("messages: text, images and embedded resources in one user message; roles named when an assistant speaks", () => {
+    const result: GetPromptResult = {
+      messages: [
+        { role: "user", content: { type: "text", text: "Look at this" } },
+        { role: "user", content: { type: "image", data: "aGk=", mimeType: "image/png" } },
+        { role: "user", content: { type: "resource", resource: { uri: "file:///a.txt", mimeType: "text/plain", text: "alpha" } } },
+        { role: "user", content: { type: "resource_link", uri: "file:///b.txt", name: "b" } },
+      ],
+    };
+    assert.deepEqual(promptMessageContent(result, "srv"), [
+      { type: "text", text: "Look at this\n\n[resource] file:///a.txt (text/plain)\nalpha\n\n[resource link] file:///b.txt (b) (MCP server 'srv': read it with read_mcp_resource)" },
+      { type: "image", data: "aGk=", mimeType: "image/png" },
+    ]);
+    const dialogue: GetPromptResult = {
+      messages: [
+        { role: "user", content: { type: "text", text: "Hi" } },
+        { role: "assistant", content: { type: "text", text: "Hello" } },
+      ],
+    };
+    assert.deepEqual(promptMessageContent(dialogue, "srv"), [{ type: "text", text: "[user]\nHi\n\n[assistant]\nHello" }]);
+  });
+});
+
+describe("server-everything's prompts through pi", { timeout: 180_000 }, () => {
+  const project = tempDir("mcp-bridge-prompts-project-");
+  const agentDir = tempDir("mcp-bridge-prompts-agent-");
+  const originalCwd = process.cwd();
+  const ui = new RecordingUI();
+  let pi: InProcessPi;
+  /** The last message the faux model was given, per turn. */
+  const seen: Context["messages"] = [];
+
+  const command = (name: string) => pi.session.extensionRunner.getCommand(name);
+
+  /** Runs the command line as the user typed it; returns what the model got as the user's message. */
+  async function run(line: string): Promise<string> {
+    const before = seen.length;
+    pi.faux.setResponses([
+      (context: Context) => {
+        seen.push(context.messages.at(-1)!);
+        return fauxAssistantMessage("noted");
+      },
+    ]);
+    await pi.session.prompt(line);
+    await waitFor(() => seen.length > before, `the model's turn after ${line}`, 30_000);
+    await pi.session.agent.waitForIdle();
+    const message = seen.at(-1) as { role: string; content: Array<{ type: string; text?: string }> };
+    assert.equal(message.role, "user");
+    return message.content.map((part) => (part.type === "text" ? part.text : `[${part.type}]`)).join("|");
+  }
+
+  before(async () => {
+    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
+    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
+    process.chdir(project.dir);
+    const everything = { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"] };
+    const changing = { command: process.execPath, args: ["--import", import.meta.resolve("tsx"), path.join(REPO_ROOT, "test", "fixtures", "prompt-server.ts")], autoApprove: ["*"] };
+    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { everything, changing } }));
+    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    await pi.session.bindExtensions({ uiContext: ui.context() });
+    await waitFor(() => command("mcp:everything:args-prompt") !== undefined && command("mcp:changing:greet") !== undefined, "the prompt commands", 30_000);
+  });
+  after(async () => {
+    await pi?.close();
+    process.chdir(originalCwd);
+    project.cleanup();
+    agentDir.cleanup();
+  });
+
+  test("simple-prompt and args-prompt are commands, described with their arguments, listed with provenance by /mcp tools", async () => {
+    ui.notices = [];
+    await pi.session.prompt("/mcp tools everything");
+    assert.match(ui.notices.join("\n"), /\nPrompt commands {2}· {2}provenance\n(?: {2}.+\n)* {2}\/mcp:everything:args-prompt {2}· {2}mcp:everything\/args-prompt\n/);
+    assert.ok(command("mcp:everything:simple-prompt"));
+    // The SDK server drops the description of an optional argument.
+    assert.equal(command("mcp:everything:args-prompt")!.description, "A prompt with two arguments, one required and one optional — city=<Name of the city> [state=<value>] (MCP server 'everything')");
+  });
+
+  test("simple-prompt sends the prompt's text as the user's message", async () => {
+    assert.equal(await run("/mcp:everything:simple-prompt"), "This is a simple prompt without arguments.");
+  });
+
+  test("args-prompt with its arguments given, named or positional", async () => {
+    assert.equal(await run('/mcp:everything:args-prompt city=Paris "state=Île de France"'), "What's weather in Paris, Île de France?");
+    assert.equal(await run("/mcp:everything:args-prompt Austin"), "What's weather in Austin?");
+  });
+
+  test("args-prompt asks for its missing required argument through pi's dialog", async () => {
+    ui.asked = [];
+    ui.answers = ["Lyon"];
+    assert.equal(await run("/mcp:everything:args-prompt state=Rhône"), "What's weather in Lyon, Rhône?");
+    assert.deepEqual(ui.asked, ["input: MCP server 'everything', prompt args-prompt: city (Name of the city)"]);
+  });
+
+  test("an embedded resource is kept: its text goes with the prompt", async () => {
+    const text = await run("/mcp:everything:resource-prompt resourceType=Text resourceId=1");
+    assert.match(text, /^This prompt includes the Text resource with id: 1\. Please analyze the following resource:\n\n\[resource\] demo:\/\/resource\/dynamic\/text\/1 \(text\/plain\)\n\S/);
+  });
+
+  test("completion: args-prompt offers its argument names; values come from the server's completion/complete", async () => {
+    const names = await command("mcp:everything:args-prompt")!.getArgumentCompletions!("");
+    assert.deepEqual(names?.map((item) => item.value), ["city=", "state="]);
+    const completable = command("mcp:everything:completable-prompt")!;
+    const departments = await completable.getArgumentCompletions!("department=Eng");
+    assert.deepEqual(departments?.map((item) => item.value), ["department=Engineering"]);
+    // The department given narrows the names the server suggests.
+    const people = await completable.getArgumentCompletions!("department=Sales name=");
+    assert.deepEqual(people?.map((item) => item.label), ["David", "Eve", "Frank"]);
+  });
+
+  test("prompts/list_changed: a new prompt becomes a command; a removed one's command says it is gone", async () => {
+    // The model calls the fixture's tool, which swaps its prompts; the server then announces its new prompt list.
+    pi.faux.setResponses([fauxAssistantMessage([fauxToolCall("mcp_changing_swap_prompts", {})], { stopReason: "toolUse" }), fauxAssistantMessage("done")]);
+    await pi.session.prompt("swap the prompts");
+    await waitFor(() => command("mcp:changing:farewell") !== undefined, "the farewell command", 15_000);
+    assert.equal(await run("/mcp:changing:farewell"), "Say goodbye");
+    assert.match(command("mcp:changing:greet")!.description!, /no longer offered by MCP server 'changing'/);
+    ui.notices = [];
+    await pi.session.prompt("/mcp:changing:greet someone");
+    assert.deepEqual(ui.notices, ["/mcp:changing:greet: MCP server 'changing' no longer offers this prompt."]);
+  });
+});
+
+describe("prompt commands without a UI", { timeout: 120_000 }, () => {
+  const project = tempDir("mcp-bridge-prompts-noui-project-");
+  const agentDir = tempDir("mcp-bridge-prompts-noui-agent-");
+  const originalCwd = process.cwd();
+
+  before(() => {
+    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
+    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
+    process.chdir(project.dir);
+    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"] } } }));
+  });
+  after(() => {
+    process.chdir(originalCwd);
+    project.cleanup();
+    agentDir.cleanup();
+  });
+
+  test("a missing required argument is an error naming it, and nothing is sent", async () => {
+    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    try {
+      await pi.session.bindExtensions({});
+      await waitFor(() => pi.session.extensionRunner.getCommand("mcp:everything:args-prompt") !== undefined, "the prompt commands", 30_000);
+      const errors: string[] = [];
+      pi.session.extensionRunner.onError((error) => errors.push(error.error));
+      await pi.session.prompt("/mcp:everything:args-prompt state=TX");
+      assert.deepEqual(errors, ["/mcp:everything:args-prompt: missing required argument city (give them as name=value)."]);
+      assert.equal(pi.session.messages.length, 0);
+    } finally {
+      await pi.close();
+    }
+  });
+});
