@@ -158,6 +158,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     bridge,
     registry,
     promptCommands: () => promptCommands.commands(),
+    resourceServers: () => resourceTools.offering().map((c) => c.name),
     env,
     logTail: (server, lines) => readLogTail(path.join(dataDir, "servers", serverLogFileName(server)), lines),
     importLocations: () => ({ home: os.homedir(), projectRoot: bridge.projectRoot, platform: process.platform, env }),

@@ -134,6 +134,8 @@ describe("server-everything's prompts through pi", { timeout: 180_000 }, () => {
     ui.notices = [];
     await pi.session.prompt("/mcp tools everything");
     assert.match(ui.notices.join("\n"), /\nPrompt commands {2}· {2}provenance\n(?: {2}.+\n)* {2}\/mcp:everything:args-prompt {2}· {2}mcp:everything\/args-prompt\n/);
+    // server-everything offers resources too: the bridge's resource tools reach it.
+    assert.match(ui.notices.join("\n"), /\nResource tools {2}· {2}servers they reach {2}· {2}active\n {2}list_mcp_resources {2}· {2}mcp:everything\/resources {2}· {2}yes\n/);
     assert.ok(command("mcp:everything:simple-prompt"));
     // The SDK server drops the description of an optional argument.
     assert.equal(command("mcp:everything:args-prompt")!.description, "A prompt with two arguments, one required and one optional — city=<Name of the city> [state=<value>] (MCP server 'everything')");

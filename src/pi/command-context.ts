@@ -15,6 +15,8 @@ export interface CommandDeps {
   registry: ToolRegistry;
   /** The prompt commands whose servers offer their prompts now (for /mcp tools). */
   promptCommands?: () => Array<{ name: string; server: string; provenance: McpProvenance }>;
+  /** The servers the resource tools reach now (for /mcp tools); none while the tools are not there. */
+  resourceServers?: () => string[];
   env: Environment;
   /** The last lines of a server's own log. */
   logTail(server: string, lines: number): string[];

@@ -17,6 +17,7 @@ import { plural } from "../common/text.ts";
 import { splitCommandLine } from "../config/add-server.ts";
 import { commandArgument } from "../config/validate/name.ts";
 import { formatProvenance } from "../tools/provenance.ts";
+import { RESOURCE_TOOL_NAMES } from "./resource-tools.ts";
 
 
 const SUBCOMMANDS = [
@@ -70,6 +71,12 @@ function formatTools(deps: CommandDeps, server: string | undefined): string {
     lines.push(`  ${tool.name}  ·  ${formatProvenance(tool.provenance)}  ·  ${scope}  ·  ${active.has(tool.name) ? "yes" : "no"}`);
   }
   if (prompts.length) lines.push("Prompt commands  ·  provenance", ...prompts.map((p) => `  /${p.name}  ·  ${formatProvenance(p.provenance)}`));
+  // The resource tools belong to no one server: each call names the server it reads from.
+  const resourceServers = (deps.resourceServers?.() ?? []).filter((s) => server === undefined || s === server);
+  if (resourceServers.length) {
+    const reach = resourceServers.map((s) => `mcp:${s}/resources`).join(", ");
+    lines.push("Resource tools  ·  servers they reach  ·  active", ...RESOURCE_TOOL_NAMES.map((name) => `  ${name}  ·  ${reach}  ·  ${active.has(name) ? "yes" : "no"}`));
+  }
   return lines.join("\n");
 }
 
