@@ -69,8 +69,6 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     startupBudgetMs: Number.isFinite(budget) && budget >= 0 ? budget : DEFAULT_STARTUP_BUDGET_MS,
     serverLogFor,
     authStore: new AuthStore(authDir(getAgentDir())),
-    // Project servers run only once the user trusts them. On pi 1.x, pi's own project trust should decide instead (a
-    // `TrustDecider`), so that nobody is asked twice.
     // A server that asks the user for input (a form, or a page to open) gets pi's dialogs, naming the server; without a
     // UI it is declined. One that asks for a model's answer (sampling) gets it with the user's approval, unless its
     // `sampling` setting says otherwise.
@@ -78,6 +76,8 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       ...elicitationFeatures(server.name, () => (sessionCtx?.hasUI ? sessionCtx.ui : undefined)),
       ...(server.sampling === "off" ? {} : { sampling: samplingHandler(server.name, server.sampling, () => sessionCtx) }),
     }),
+    // Project servers run only once the user trusts them. On pi 1.x, pi's own project trust should decide instead (a
+    // `TrustDecider`), so that nobody is asked twice.
     projectTrust: new ProjectTrust(projectRoot, new TrustStore(path.join(dataDir, "trust.json"))),
     // A server's resource or prompt list changed, a resource it was asked to watch, or it closed for good.
     onServerChange: (connection, change) => {

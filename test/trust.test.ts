@@ -38,6 +38,7 @@ describe("trust fingerprint", () => {
       // A project that could widen what runs without asking would not need its command changed to do harm.
       { ...LOCAL, autoApprove: ["*"] },
       { ...LOCAL, autoApproveReadOnly: true },
+      { ...LOCAL, sampling: "allow" },
     ];
     for (const changed of changes) assert.notEqual(trustFingerprint(config(changed)), base, JSON.stringify(changed));
     const remote = trustFingerprint(config(REMOTE));
@@ -81,7 +82,8 @@ describe("what the user is shown", () => {
   });
 
   test("the tools a server would run without asking", () => {
-    const lines = describeForTrust(config({ ...LOCAL, autoApprove: ["*"], autoApproveReadOnly: true }));
+    const lines = describeForTrust(config({ ...LOCAL, autoApprove: ["*"], autoApproveReadOnly: true, sampling: "allow" }));
+    assert.ok(lines.includes("may have your model answer it without asking (sampling)"), lines.join("\n"));
     assert.ok(lines.includes("runs without asking: *"), lines.join("\n"));
     assert.ok(lines.includes("runs without asking: the tools it marks read-only"), lines.join("\n"));
   });

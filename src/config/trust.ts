@@ -112,6 +112,7 @@ export function describeForTrust(config: ServerConfig): string[] {
   }
   if (config.autoApprove.length) lines.push(`runs without asking: ${config.autoApprove.join(", ")}`);
   if (config.autoApproveReadOnly) lines.push("runs without asking: the tools it marks read-only");
+  if (config.sampling === "allow") lines.push("may have your model answer it without asking (sampling)");
   if (config.description) lines.push(`tells the model: ${config.description}`);
   const vars = configVarRefs(config);
   if (vars.length) lines.push(`reads your variables: ${vars.map((v) => `\${${v}}`).join(", ")}`);
