@@ -24,7 +24,11 @@ import { serverGuideHandler } from "./src/pi/server-guide.ts";
 import { serverRows } from "./src/pi/server-rows.ts";
 import { SessionNotices } from "./src/pi/session-notices.ts";
 import { ToolApproval } from "./src/pi/tool-approval.ts";
+import { LOADED_TOOLS_ENTRY, ToolExposure } from "./src/pi/tool-exposure.ts";
 import { ToolRegistry } from "./src/pi/tool-registry.ts";
+import { ToolSearch } from "./src/pi/tool-search.ts";
+import { deferredServersLine } from "./src/tools/tool-search-text.ts";
+import { withoutTools } from "./src/tools/payload-tools.ts";
 import { serverLogFileName } from "./src/tools/naming.ts";
 
 const CLIENT_INFO = { name: "pi-mcp-bridge", version: "0.1.0" };
@@ -98,6 +102,11 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     for (const log of [logger, ...serverLogs]) log.flush();
   });
 
+  // Which tools the model is told about: direct ones, and deferred ones once tool_search has loaded them.
+  const exposure = new ToolExposure(
+    () => bridge.exposureDefaults,
+    (server) => bridge.connection(server)?.config,
+  );
   const registry = new ToolRegistry(
     (tool) => pi.registerTool(tool),
     (server) => bridge.connection(server),
@@ -105,7 +114,20 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     emit,
     // Colliding names go by config order; the bridge keeps its servers in that order.
     () => [...bridge.connections.keys()],
+    (server, tool) => exposure.exposureOf(server, tool) === "hidden",
   );
+  const toolSearch = new ToolSearch({
+    registerTool: (tool) => pi.registerTool(tool),
+    registry,
+    exposure,
+    serverDescription: (server) => {
+      const connection = bridge.connection(server);
+      const description = connection?.config.description;
+      return description && connection.redact(description);
+    },
+    record: (tools) => pi.appendEntry(LOADED_TOOLS_ENTRY, { tools }),
+  });
+  toolSearch.register();
   // The resource tools, shared by every server that offers resources; they exist while one does.
   const resourceTools = new ResourceTools({
     registerTool: (tool) => pi.registerTool(tool),
@@ -130,6 +152,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   // Every tool list (startup, a late or lazy server, a reconnect, list_changed) goes through one place.
   bridge.onTools((connection, tools) => {
     registry.syncServer(connection, tools);
+    toolSearch.sync();
     resourceTools.sync(connection);
     void promptCommands.sync(connection);
   });
@@ -144,7 +167,19 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   });
   pi.on("tool_call", (event, ctx) => approval.check(event, ctx));
   // What each server is for (its config's `description`, its own `instructions`) goes into the system prompt.
-  pi.on("before_agent_start", serverGuideHandler(bridge, registry));
+  pi.on(
+    "before_agent_start",
+    serverGuideHandler(bridge, registry, {
+      isDeclared: (tool) => exposure.isDeclared(tool.server, tool.originalName),
+      deferredLine: () => deferredServersLine(toolSearch.deferredServers()),
+    }),
+  );
+  // Deferred tools stay in pi's tool set, so one loaded mid-run can be called at once; each request to the model leaves
+  // out the ones not loaded yet (and tool_search while nothing is deferred).
+  pi.on("before_provider_request", (event) => {
+    const undeclared = toolSearch.undeclared();
+    return undeclared.size ? withoutTools(event.payload, (name) => undeclared.has(name)) : undefined;
+  });
   pi.events.on("mcp.metrics.request", (data) => {
     const snapshot = { servers: bridge.metrics() };
     const reply = (data as { reply?: unknown } | undefined)?.reply;
@@ -170,6 +205,11 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     exitGuard.sessionStarted();
     sessionCtx = ctx;
     approval.sessionStarted();
+    // Tools loaded on this branch earlier (before a /reload, a resume or a fork) are loaded again; `auto` is decided
+    // once, from the tools known now, against the model's context window.
+    exposure.restore(ctx.sessionManager.getBranch());
+    exposure.decideAuto(toolSearch.costedTools(), ctx.model?.contextWindow);
+    toolSearch.sync();
     registry.bindActivation({ getActiveTools: () => pi.getActiveTools(), setActiveTools: (names) => pi.setActiveTools(names) });
     registry.resolveShadowed(pi.getAllTools());
     // The question about new or changed project servers waits for the user, and pi's startup must not: it runs on its

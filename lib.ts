@@ -25,6 +25,7 @@ export * from "./src/tools/schema.ts";
 export * from "./src/tools/portable-schema.ts";
 export * from "./src/tools/provenance.ts";
 export * from "./src/tools/approval-policy.ts";
+export * from "./src/tools/tool-pattern.ts";
 export * from "./src/tools/limits.ts";
 export * from "./src/tools/server-guide.ts";
 export * from "./src/pi/status-format.ts";

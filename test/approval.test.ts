@@ -317,7 +317,7 @@ describe("approval of a bundled server's tool", () => {
     const { config } = validateServerEntry("kit", { url: "http://127.0.0.1:1/mcp" }, { scope: "bundled", path: "/ext/mcp.json" });
     assert.ok(config);
     const approval = new ToolApproval({
-      find: (name) => (name === "mcp_kit_echo" ? { name, server: "kit", originalName: "echo", description: "", provenance: mcpProvenance("kit", "echo") } : undefined),
+      find: (name) => (name === "mcp_kit_echo" ? { name, server: "kit", originalName: "echo", description: "", provenance: mcpProvenance("kit", "echo"), inputSchema: { type: "object" } } : undefined),
       configOf: () => config,
       approvalMode: () => "ask",
       userConfigPath: () => undefined,

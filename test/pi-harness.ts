@@ -2,7 +2,7 @@
  * pi 0.73.1 in-process, as the SDK embeds it: a session with only the given extensions, in-memory settings, auth and
  * session storage, and pi-ai's faux model. The caller binds the extensions (with or without a UI) and closes it.
  */
-import { fauxAssistantMessage, fauxToolCall, registerFauxProvider, type FauxProviderRegistration, type FauxResponseStep } from "@mariozechner/pi-ai";
+import { fauxAssistantMessage, fauxToolCall, registerFauxProvider, type FauxProviderRegistration, type FauxResponseStep, type Model, type Api } from "@mariozechner/pi-ai";
 import {
   type AgentSession,
   type ExtensionUIContext,
@@ -22,10 +22,21 @@ export interface InProcessPi {
   close(): Promise<void>;
 }
 
-export async function startInProcessPi(options: { cwd: string; agentDir: string; extensionPaths: string[] }): Promise<InProcessPi> {
+export interface InProcessOptions {
+  cwd: string;
+  agentDir: string;
+  extensionPaths: string[];
+  /** Another model than the faux one (a fake provider on 127.0.0.1, say); its provider gets a test key. */
+  model?: Model<Api>;
+  /** The session's storage; in memory by default. */
+  sessionManager?: SessionManager;
+}
+
+export async function startInProcessPi(options: InProcessOptions): Promise<InProcessPi> {
   const faux = registerFauxProvider();
   const authStorage = AuthStorage.inMemory();
   authStorage.setRuntimeApiKey("faux", "test-key");
+  if (options.model) authStorage.setRuntimeApiKey(options.model.provider, "test-key");
   const settingsManager = SettingsManager.inMemory();
   const loader = new DefaultResourceLoader({
     cwd: options.cwd,
@@ -46,8 +57,8 @@ export async function startInProcessPi(options: { cwd: string; agentDir: string;
     modelRegistry: ModelRegistry.inMemory(authStorage),
     settingsManager,
     resourceLoader: loader,
-    sessionManager: SessionManager.inMemory(options.cwd),
-    model: faux.getModel(),
+    sessionManager: options.sessionManager ?? SessionManager.inMemory(options.cwd),
+    model: options.model ?? faux.getModel(),
   });
   return {
     session,

@@ -4,7 +4,8 @@
  * shut every server down. A project server the user has not trusted is held: listed, never started or connected.
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { ApprovalMode, ConfigProblem, ConfigScope, ConfigSource, ServerConfig } from "../config/types.ts";
+import type { ApprovalMode, ConfigProblem, ConfigScope, ConfigSource, ExposureDefaults, ServerConfig } from "../config/types.ts";
+import { DEFAULT_EXPOSURE } from "../config/exposure-setting.ts";
 import { type ConfigLocations, configSources, loadLayeredConfig } from "../config/files.ts";
 import type { ServerMetrics } from "../connection/health.ts";
 import type { EventSink } from "../common/events.ts";
@@ -41,6 +42,8 @@ export class McpBridge {
   problems: ConfigProblem[] = [];
   /** Whether MCP tools ask before they run: `"never"` only from the user-level file. */
   approval: ApprovalMode = "ask";
+  /** The top-level `exposure` default and its `auto` threshold. */
+  exposureDefaults: ExposureDefaults = DEFAULT_EXPOSURE;
   private shuttingDown?: Promise<void>;
   private readonly listeners: ToolsListener[] = [];
   private readonly startFailedListeners: StartFailedListener[] = [];
@@ -103,6 +106,7 @@ export class McpBridge {
     const [config] = await Promise.all([loadLayeredConfig(this.options), this.options.projectTrust?.load()]);
     this.problems = config.problems;
     this.approval = config.approval;
+    this.exposureDefaults = config.exposure;
     for (const server of config.servers) this.connections.set(server.name, this.newConnection(server));
     const waitFor: Promise<unknown>[] = [];
     for (const connection of this.connections.values()) {

@@ -44,3 +44,15 @@ export function stripControlsLine(text: string): string {
 export function visible(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
+
+/**
+ * For server text put in front of the model on one line (the system prompt, a search result): `stripControlsLine`, runs
+ * of spaces as one, and cut to `max` characters ending in `…` (never in half a surrogate pair).
+ */
+export function promptLine(text: string, max = Number.POSITIVE_INFINITY): string {
+  const flat = stripControlsLine(text).replace(/\s+/g, " ").trim();
+  if (flat.length <= max) return flat;
+  let kept = flat.slice(0, max - 1);
+  if (/[\ud800-\udbff]$/.test(kept)) kept = kept.slice(0, -1);
+  return `${kept.trimEnd()}…`;
+}

@@ -3,6 +3,7 @@
  */
 import type { JsonObject } from "../common/values.ts";
 import { approvalSetting } from "./approval-setting.ts";
+import { DEFAULT_EXPOSURE, exposureDefaults, validateExposure } from "./exposure-setting.ts";
 import { extractServerEntries, isToggleOnly, parseConfigText, type ServerEntryText } from "./parse.ts";
 import {
   type ApprovalMode,
@@ -11,6 +12,7 @@ import {
   type ConfigScope,
   type ConfigSource,
   describeSource,
+  type ExposureDefaults,
   type LayeredConfig,
   SCOPES_BY_PRIORITY,
   type ServerConfig,
@@ -29,6 +31,7 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
   const byPriority = [...files].sort((a, b) => rank(a.source.scope) - rank(b.source.scope));
   const parsedFiles: Array<{ source: ConfigSource; entries: ServerEntryText[] }> = [];
   let approval: ApprovalMode = "ask";
+  const exposure: Partial<ExposureDefaults> = {};
   for (const file of byPriority) {
     if (file.text === undefined) continue;
     const parsed = parseConfigText(file.text);
@@ -41,6 +44,11 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
     const setting = approvalSetting(parsed.value, file.source);
     if (setting.problem) problems.push(setting.problem);
     if (setting.mode) approval = setting.mode;
+    // Files come highest priority first: the first to set a default keeps it.
+    const defaults = exposureDefaults(parsed.value, file.source);
+    problems.push(...defaults.problems);
+    exposure.exposure ??= defaults.exposure;
+    exposure.threshold ??= defaults.threshold;
     parsedFiles.push({ source: file.source, entries });
   }
 
@@ -51,8 +59,8 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
       const server = serverLabel(name);
       if (isToggleOnly(entry)) {
         const lower = merged.get(name);
-        if (lower) merged.set(name, applyToggle(lower, entry, source));
-        else problems.push({ level: "error", source, server, message: "only sets `enabled`, but no lower-priority config defines this server" });
+        if (lower) merged.set(name, applyToggle(lower, entry, source, problems));
+        else problems.push({ level: "error", source, server, message: `only sets ${Object.keys(entry).map((k) => `\`${k}\``).join(", ")}, but no lower-priority config defines this server` });
         continue;
       }
       const result = validateServerEntry(name, entry, source);
@@ -70,12 +78,30 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
   // Stable order: highest-priority file first, then the order entries appear in each file.
   const order = new Set<string>();
   for (const { entries } of parsedFiles) for (const { name } of entries) if (merged.has(name)) order.add(name);
-  return { servers: [...order].map((name) => merged.get(name)!), problems, approval };
+  return {
+    servers: [...order].map((name) => merged.get(name)!),
+    problems,
+    approval,
+    exposure: { exposure: exposure.exposure ?? DEFAULT_EXPOSURE.exposure, threshold: exposure.threshold ?? DEFAULT_EXPOSURE.threshold },
+  };
 }
 
-function applyToggle(config: ServerConfig, entry: JsonObject, source: ConfigSource): ServerConfig {
+function applyToggle(config: ServerConfig, entry: JsonObject, source: ConfigSource, problems: ConfigProblem[]): ServerConfig {
   let enabled = config.enabled;
   if (typeof entry.enabled === "boolean") enabled = entry.enabled;
   if (entry.disabled === true) enabled = false;
-  return { ...config, enabled, enabledSource: source };
+  const next: ServerConfig = { ...config, enabled };
+  if ("enabled" in entry || "disabled" in entry) next.enabledSource = source;
+  if ("exposure" in entry || "toolExposure" in entry) {
+    const errors: string[] = [];
+    const warnings: string[] = [];
+    const read = validateExposure(entry, errors, warnings);
+    const server = serverLabel(config.name);
+    for (const message of warnings) problems.push({ level: "warning", source, server, message });
+    for (const message of errors) problems.push({ level: "warning", source, server, message: `${message}; ignored` });
+    if (read.exposure !== undefined) next.exposure = read.exposure;
+    // A layer's rules come before the lower layer's, so its patterns win among patterns.
+    if (read.toolExposure.length) next.toolExposure = [...read.toolExposure, ...config.toolExposure];
+  }
+  return next;
 }

@@ -6,6 +6,7 @@ import { createScanner, type Node, parseTree, printParseErrorCode, type ParseErr
 import { closestMatch, quoteValue } from "../common/text.ts";
 import { isObject, type JsonObject } from "../common/values.ts";
 import { APPROVAL_KEY } from "./approval-setting.ts";
+import { EXPOSURE_KEY, THRESHOLD_KEY } from "./exposure-setting.ts";
 import type { ConfigProblem, ConfigSource } from "./types.ts";
 import { serverLabel } from "./validate/name.ts";
 
@@ -13,10 +14,10 @@ import { serverLabel } from "./validate/name.ts";
 export const SERVER_MAP_KEYS = ["mcpServers", "servers", "mcp"] as const;
 
 /**
- * Every top-level key a config file may hold: the server maps, `approval`, and keys of files written for other clients
+ * Every top-level key a config file may hold: the server maps, `approval`, `exposure`, `exposureThreshold`, and keys of files written for other clients
  * that the bridge reads as they are (`$schema`, VS Code's `inputs`). Any other key gets a warning.
  */
-export const KNOWN_TOP_LEVEL_KEYS: readonly string[] = [...SERVER_MAP_KEYS, APPROVAL_KEY, "$schema", "inputs"];
+export const KNOWN_TOP_LEVEL_KEYS: readonly string[] = [...SERVER_MAP_KEYS, APPROVAL_KEY, EXPOSURE_KEY, THRESHOLD_KEY, "$schema", "inputs"];
 
 /**
  * How deep objects and arrays may nest. Real configs use five or six levels; the parser and every reader after it
@@ -30,8 +31,11 @@ export interface ServerEntryText {
   entry: unknown;
 }
 
-/** Fields that only toggle a lower layer's server on or off. */
-const TOGGLE_FIELDS = new Set(["enabled", "disabled"]);
+/**
+ * Fields an entry may set alone to adjust a lower layer's server without redefining it: on or off, and how its tools
+ * reach the model (as pi 1.x lets a project do).
+ */
+const TOGGLE_FIELDS = new Set(["enabled", "disabled", "exposure", "toolExposure"]);
 
 const BOM = "\ufeff";
 
@@ -152,7 +156,7 @@ export function extractServerEntries(doc: unknown, source: ConfigSource): { entr
   return { entries, problems };
 }
 
-/** True for an entry that only switches a server defined in a lower layer on or off. */
+/** True for an entry that only adjusts a server defined in a lower layer (on or off, its exposure). */
 export function isToggleOnly(entry: unknown): entry is JsonObject {
   if (!isObject(entry)) return false;
   const keys = Object.keys(entry);

@@ -63,6 +63,10 @@ export interface ServerConfig {
   autoApprove: string[];
   /** Tools the server marks `readOnlyHint: true` run without asking. */
   autoApproveReadOnly: boolean;
+  /** How its tools reach the model; undefined follows the top-level default. */
+  exposure?: ExposureSetting;
+  /** Per-tool exposure, exact names before patterns, patterns in file order. */
+  toolExposure: ToolExposureRule[];
   /** Whether the server may have pi's model answer it (`sampling/createMessage`): asking the user each time, or not. */
   sampling: SamplingMode;
   /** OAuth for a remote server; undefined when it is off (a local server, `"auth": false`, or a static Authorization header). */
@@ -71,6 +75,24 @@ export interface ServerConfig {
   limits: ServerLimits;
   /** The entry as written, for fields later features read. */
   raw: Record<string, unknown>;
+}
+
+/** How a server's tools reach the model (see ./exposure-setting.ts). */
+export type Exposure = "direct" | "deferred" | "hidden";
+export type ExposureSetting = Exposure | "auto";
+
+/** A `toolExposure` entry: a tool name or pattern, in the order the file lists them. */
+export interface ToolExposureRule {
+  pattern: string;
+  exposure: Exposure;
+}
+
+/** When `auto` defers: past a share of the model's context window, or past a number of tokens. */
+export type ExposureThreshold = { share: number } | { tokens: number };
+
+export interface ExposureDefaults {
+  exposure: ExposureSetting;
+  threshold: ExposureThreshold;
 }
 
 /** `ask`: each request is shown for approval; `allow`: no question (the answer is still shown in the TUI); `off`: not offered. */
@@ -122,4 +144,6 @@ export interface LayeredConfig {
   problems: ConfigProblem[];
   /** From the user-level file only: a project or flag file cannot turn approval off. */
   approval: ApprovalMode;
+  /** The top-level `exposure` and `exposureThreshold`, from the highest-priority file that sets each. */
+  exposure: ExposureDefaults;
 }

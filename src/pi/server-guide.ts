@@ -1,18 +1,29 @@
 /**
  * Puts the line about each MCP server (./../tools/server-guide.ts) into the system prompt of every turn, through pi's
- * `before_agent_start` event: from the servers whose tools pi has now, in config order, so it follows servers that
- * connect late, reconnect with new instructions, or go away.
+ * `before_agent_start` event: from the servers whose tools the model is told about now, in config order, so it follows
+ * servers that connect late, reconnect with new instructions, or go away. Servers whose tools wait behind
+ * `tool_search` get one shared line instead, naming them so the model knows to search.
  */
 import type { BeforeAgentStartEvent, BeforeAgentStartEventResult } from "@mariozechner/pi-coding-agent";
 import type { McpBridge } from "../bridge/mcp-bridge.ts";
 import { formatServerGuide, type ServerGuideEntry } from "../tools/server-guide.ts";
-import type { ToolRegistry } from "./tool-registry.ts";
+import type { RegisteredTool, ToolRegistry } from "./tool-registry.ts";
 
-/** The guide as things stand: servers with tools registered, their description and instructions redacted. */
-export function currentServerGuide(bridge: McpBridge, registry: ToolRegistry): string | undefined {
+export interface GuideScope {
+  /** Whether the model is told about the tool in its requests now. */
+  isDeclared(tool: RegisteredTool): boolean;
+  /** The line about servers whose tools are found with `tool_search`, if any are. */
+  deferredLine(): string | undefined;
+}
+
+/** The guide as things stand: servers with declared tools, their description and instructions redacted. */
+export function currentServerGuide(bridge: McpBridge, registry: ToolRegistry, scope?: GuideScope): string | undefined {
   const entries: ServerGuideEntry[] = [];
   for (const connection of bridge.connections.values()) {
-    const toolNames = registry.toolsOf(connection.name).map((t) => t.name);
+    const toolNames = registry
+      .toolsOf(connection.name)
+      .filter((t) => !scope || scope.isDeclared(t))
+      .map((t) => t.name);
     const { description } = connection.config;
     entries.push({
       server: connection.name,
@@ -21,13 +32,18 @@ export function currentServerGuide(bridge: McpBridge, registry: ToolRegistry): s
       instructions: connection.instructions,
     });
   }
-  return formatServerGuide(entries);
+  const parts = [formatServerGuide(entries), scope?.deferredLine()].filter((part) => part !== undefined);
+  return parts.length ? parts.join("\n\n") : undefined;
 }
 
 /** The `before_agent_start` handler: the guide after pi's own system prompt (and other extensions' changes to it). */
-export function serverGuideHandler(bridge: McpBridge, registry: ToolRegistry): (event: BeforeAgentStartEvent) => BeforeAgentStartEventResult | undefined {
+export function serverGuideHandler(
+  bridge: McpBridge,
+  registry: ToolRegistry,
+  scope?: GuideScope,
+): (event: BeforeAgentStartEvent) => BeforeAgentStartEventResult | undefined {
   return (event) => {
-    const guide = currentServerGuide(bridge, registry);
+    const guide = currentServerGuide(bridge, registry, scope);
     return guide ? { systemPrompt: `${event.systemPrompt}\n\n${guide}` } : undefined;
   };
 }

@@ -25,6 +25,8 @@ export interface RegisteredTool {
   annotations?: ToolAnnotations;
   /** The shape of the tool's `structuredContent`, as the server declared it (the SDK checks results against it). */
   outputSchema?: Tool["outputSchema"];
+  /** The tool's parameters as the server declared them (tool search reads their names and descriptions). */
+  inputSchema: Tool["inputSchema"];
 }
 
 type RegisterTool = ExtensionAPI["registerTool"];
@@ -92,6 +94,8 @@ export class ToolRegistry {
     reservedNames: readonly string[] = PI_BUILTIN_TOOL_NAMES,
     private readonly events?: EventSink,
     private readonly serverOrder?: () => readonly string[],
+    /** Tools the model must never reach: they get a name and a definition, but pi never has them. */
+    private readonly isHidden: (server: string, tool: string) => boolean = () => false,
   ) {
     this.reserved = new Map(reservedNames.map((name) => [name, `pi's built-in tool '${name}'`]));
   }
@@ -103,6 +107,11 @@ export class ToolRegistry {
 
   get tools(): RegisteredTool[] {
     return [...this.byName.values()];
+  }
+
+  /** What the model is sent of a tool (name, description, parameters), if it is one of ours. */
+  definition(name: string): McpToolDefinition | undefined {
+    return this.definitions.get(name);
   }
 
   /** The MCP tool a pi tool name stands for, if it is one of ours and its server still lists it. */
@@ -228,6 +237,8 @@ export class ToolRegistry {
 
   private install(definition: McpToolDefinition): void {
     this.definitions.set(definition.name, definition);
+    const tool = this.byName.get(definition.name);
+    if (tool && this.isHidden(tool.server, tool.originalName)) return;
     this.registerTool(definition);
   }
 
@@ -236,6 +247,8 @@ export class ToolRegistry {
    * cannot unregister it, so it leaves the active set and a call to it says where the tool went.
    */
   private retire(name: string, tool: RegisteredTool, definition: McpToolDefinition): void {
+    // pi never had a hidden tool's name: there is nothing to retire.
+    if (this.isHidden(tool.server, tool.originalName)) return;
     const which = `tool '${tool.originalName}' of MCP server '${tool.server}'`;
     const message = `Tool '${name}' is no longer available: ${which} has another name now; use that name from your tool list.`;
     this.install(unavailableDefinition(definition, name, `${which} has another name now`, message));
@@ -250,6 +263,10 @@ export class ToolRegistry {
   private withdraw(tool: RegisteredTool): void {
     this.byName.delete(tool.name);
     this.signatures.delete(`${tool.server}\0${tool.originalName}`);
+    if (this.isHidden(tool.server, tool.originalName)) {
+      this.definitions.delete(tool.name);
+      return;
+    }
     this.withdrawn.add(tool.name);
     const definition = this.definitions.get(tool.name);
     if (definition) {
@@ -305,7 +322,14 @@ export class ToolRegistry {
       this.assigned.set(key, name);
     }
     const description = tool.description?.trim() || `Tool '${tool.name}' from MCP server '${server}'`;
-    const registered: RegisteredTool = { name, server, originalName: tool.name, description, provenance: mcpProvenance(server, tool.name) };
+    const registered: RegisteredTool = {
+      name,
+      server,
+      originalName: tool.name,
+      description,
+      provenance: mcpProvenance(server, tool.name),
+      inputSchema: tool.inputSchema,
+    };
     const title = tool.title ?? tool.annotations?.title;
     if (title) registered.title = title;
     if (tool.annotations) registered.annotations = tool.annotations;

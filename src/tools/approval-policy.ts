@@ -2,6 +2,7 @@
  * Whether a call of an MCP tool may run without asking the user, from the server's `autoApprove` and
  * `autoApproveReadOnly`, the tool's annotations and name, and what the user allowed earlier in the session. Pure.
  */
+import { isExactName, matchesToolPattern } from "./tool-pattern.ts";
 
 /** A server's approval settings. */
 export interface ApprovalRules {
@@ -62,38 +63,6 @@ export function nameWords(name: string): string[] {
 /** The word of a tool's name that says it deletes, removes, drops, deploys, destroys or purges, if there is one. */
 export function destructiveWord(name: string): string | undefined {
   return nameWords(name).find((word) => DESTRUCTIVE_WORDS.has(word));
-}
-
-/**
- * Whether `name` matches `pattern`, where `*` stands for any run of characters (none included) and `?` for exactly one;
- * every other character stands for itself, case included. No regular expression: at most pattern × name steps.
- */
-export function matchesToolPattern(pattern: string, name: string): boolean {
-  let p = 0;
-  let n = 0;
-  let star = -1;
-  let resume = 0;
-  while (n < name.length) {
-    if (p < pattern.length && (pattern[p] === "?" || pattern[p] === name[n])) {
-      p++;
-      n++;
-    } else if (p < pattern.length && pattern[p] === "*") {
-      star = p++;
-      resume = n;
-    } else if (star !== -1) {
-      p = star + 1;
-      n = ++resume;
-    } else {
-      return false;
-    }
-  }
-  while (pattern[p] === "*") p++;
-  return p === pattern.length;
-}
-
-/** A pattern with no wildcard: it names one tool. */
-function isExactName(pattern: string): boolean {
-  return !pattern.includes("*") && !pattern.includes("?");
 }
 
 /**

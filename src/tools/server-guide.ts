@@ -4,7 +4,7 @@
  * once, rather than into every tool's description. Server text is folded onto one line, stripped of control
  * characters and cut to a fixed length, so a server cannot take over the prompt with a long or many-line text. Pure.
  */
-import { stripControlsLine } from "../common/terminal-text.ts";
+import { promptLine } from "../common/terminal-text.ts";
 
 /** The longest line one server gets, heading and ellipsis included. */
 export const MAX_SERVER_GUIDE_LINE = 300;
@@ -32,9 +32,9 @@ export function formatServerGuide(entries: readonly ServerGuideEntry[]): string 
 /** `- github (tools gh_*): Issues and PRs of our org — Use search_issues before …`, at most MAX_SERVER_GUIDE_LINE characters. */
 export function serverGuideLine(entry: ServerGuideEntry): string | undefined {
   if (entry.toolNames.length === 0) return undefined;
-  const said = [entry.description, entry.instructions].map((text) => oneLine(text ?? "")).filter((text) => text !== "");
+  const said = [entry.description, entry.instructions].map((text) => promptLine(text ?? "")).filter((text) => text !== "");
   if (said.length === 0) return undefined;
-  return cut(`- ${oneLine(entry.server)} (tools ${toolsHint(entry.toolNames)}): ${said.join(" — ")}`, MAX_SERVER_GUIDE_LINE);
+  return promptLine(`- ${promptLine(entry.server)} (tools ${toolsHint(entry.toolNames)}): ${said.join(" — ")}`, MAX_SERVER_GUIDE_LINE);
 }
 
 /** `mcp_github_*` when the names share a prefix ending in `_`; otherwise the first few names. */
@@ -42,7 +42,7 @@ export function toolsHint(names: readonly string[]): string {
   const prefix = commonPrefix(names);
   const cutAt = prefix.lastIndexOf("_");
   if (cutAt > 0 && names.length > 1) return `${prefix.slice(0, cutAt + 1)}*`;
-  const quoted = names.slice(0, NAMES_QUOTED).map(oneLine).join(", ");
+  const quoted = names.slice(0, NAMES_QUOTED).map((name) => promptLine(name)).join(", ");
   return names.length > NAMES_QUOTED ? `${quoted}, …` : quoted;
 }
 
@@ -52,17 +52,4 @@ function commonPrefix(names: readonly string[]): string {
     while (!name.startsWith(prefix)) prefix = prefix.slice(0, -1);
   }
   return prefix;
-}
-
-/** Control characters gone, line breaks and runs of spaces as one space. */
-function oneLine(text: string): string {
-  return stripControlsLine(text).replace(/\s+/g, " ").trim();
-}
-
-/** `text` within `max` characters, ending in `…` when cut (never in half a surrogate pair). */
-function cut(text: string, max: number): string {
-  if (text.length <= max) return text;
-  let kept = text.slice(0, max - 1);
-  if (/[\ud800-\udbff]$/.test(kept)) kept = kept.slice(0, -1);
-  return `${kept.trimEnd()}…`;
 }

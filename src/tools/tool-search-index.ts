@@ -141,6 +141,10 @@ export class ToolSearchIndex {
     return this.tools.get(name);
   }
 
+  names(): string[] {
+    return [...this.tools.keys()];
+  }
+
   /** Adds a tool, or replaces the one of the same name. */
   add(tool: SearchableTool): void {
     if (this.tools.has(tool.name)) this.search.discard(tool.name);

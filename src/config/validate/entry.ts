@@ -5,6 +5,7 @@
 import { clip } from "../../common/text.ts";
 import { findReservedKey, isObject } from "../../common/values.ts";
 import type { ConfigSource, ServerConfig } from "../types.ts";
+import { validateExposure } from "../exposure-setting.ts";
 import { validateEndpoint } from "./endpoint.ts";
 import { validateLifecycle } from "./lifecycle.ts";
 import { validateLimits } from "./limits.ts";
@@ -36,6 +37,7 @@ export function validateServerEntry(
   const oauth = validateAuth(entry, local, endpoint.headers, errors);
   const usage = validateUsage(entry, errors, warnings);
   const limits = validateLimits(entry, errors);
+  const { exposure, toolExposure } = validateExposure(entry, errors, warnings);
 
   if (errors.length > 0) return { errors, warnings };
   const { transport, type, command, args, env, cwd, url, headers } = endpoint;
@@ -65,6 +67,8 @@ export function validateServerEntry(
       autoApprove,
       autoApproveReadOnly,
       sampling,
+      exposure,
+      toolExposure,
       oauth,
       limits,
       raw: entry,

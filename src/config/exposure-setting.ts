@@ -1,0 +1,101 @@
+/**
+ * How a server's tools reach the model, as configs write it, in the words pi 1.x uses so one file serves both:
+ * `"direct"` (each tool declared in every request), `"deferred"` (registered, declared only once `tool_search` loads it;
+ * `"search"` is the same), `"hidden"` (connected, never reachable by the model), or `"auto"` (direct while all MCP tool
+ * definitions stay under a share of the model's context window, deferred beyond it). Per server (`exposure`), per
+ * tool (`toolExposure`: exact names or `*`/`?` patterns), and as the top-level default with its threshold. Pure.
+ */
+import { quoteValue } from "../common/text.ts";
+import { isObject } from "../common/values.ts";
+import type { ConfigProblem, ConfigSource, Exposure, ExposureDefaults, ExposureSetting, ExposureThreshold, ToolExposureRule } from "./types.ts";
+
+export const EXPOSURE_KEY = "exposure";
+export const THRESHOLD_KEY = "exposureThreshold";
+export const DEFAULT_EXPOSURE_THRESHOLD: ExposureThreshold = { share: 0.1 };
+export const DEFAULT_EXPOSURE: ExposureDefaults = { exposure: "auto", threshold: DEFAULT_EXPOSURE_THRESHOLD };
+
+/** Names other clients use for the same modes. pi 1.x's code mode is not the bridge's: its tools are deferred instead. */
+const ALIASES: Record<string, { exposure: Exposure; note?: string }> = {
+  search: { exposure: "deferred" },
+  codemode: { exposure: "deferred", note: "the bridge has no code mode; its tools are deferred behind tool_search instead" },
+  "codemode-deferred": { exposure: "deferred", note: "the bridge has no code mode; its tools are deferred behind tool_search instead" },
+};
+
+const MODES = ["direct", "deferred", "hidden"] as const;
+
+/** Reads one exposure value; `allowAuto` for the server-wide and top-level settings (not per tool). */
+export function readExposure(
+  value: unknown,
+  field: string,
+  allowAuto: boolean,
+): { exposure?: ExposureSetting; error?: string; warning?: string } {
+  if (typeof value === "string") {
+    if ((MODES as readonly string[]).includes(value)) return { exposure: value as Exposure };
+    if (allowAuto && value === "auto") return { exposure: "auto" };
+    const alias = ALIASES[value];
+    if (alias) return { exposure: alias.exposure, warning: alias.note && `\`${field}\` ${quoteValue(value)}: ${alias.note}` };
+  }
+  const choices = [...MODES, ...(allowAuto ? ["auto"] : []), "search"].map((m) => `"${m}"`).join(", ");
+  return { error: `\`${field}\` must be one of ${choices} (got ${quoteValue(value)})` };
+}
+
+/** A server entry's `exposure` and `toolExposure`. */
+export function validateExposure(
+  entry: Record<string, unknown>,
+  errors: string[],
+  warnings: string[],
+): { exposure?: ExposureSetting; toolExposure: ToolExposureRule[] } {
+  let exposure: ExposureSetting | undefined;
+  if (entry.exposure !== undefined && entry.exposure !== null) {
+    const read = readExposure(entry.exposure, "exposure", true);
+    if (read.error) errors.push(read.error);
+    if (read.warning) warnings.push(read.warning);
+    exposure = read.exposure;
+  }
+  const toolExposure: ToolExposureRule[] = [];
+  const rules = entry.toolExposure;
+  if (rules !== undefined && rules !== null) {
+    if (!isObject(rules)) {
+      errors.push('`toolExposure` must be an object of tool names or patterns to "direct", "deferred" or "hidden", e.g. {"search_code": "direct", "delete_*": "hidden"}');
+    } else {
+      for (const [pattern, value] of Object.entries(rules)) {
+        const read = readExposure(value, `toolExposure.${pattern}`, false);
+        if (read.error) errors.push(read.error);
+        if (read.warning) warnings.push(read.warning);
+        if (read.exposure && read.exposure !== "auto") toolExposure.push({ pattern, exposure: read.exposure });
+      }
+    }
+  }
+  return { exposure, toolExposure };
+}
+
+/** `"10%"` (of the model's context window) or a number of tokens. */
+export function readThreshold(value: unknown): { threshold?: ExposureThreshold; error?: string } {
+  if (typeof value === "string") {
+    const match = /^\s*(\d+(?:\.\d+)?)\s*%\s*$/.exec(value);
+    const percent = match ? Number(match[1]) : Number.NaN;
+    if (percent > 0 && percent <= 100) return { threshold: { share: percent / 100 } };
+  } else if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) {
+    return { threshold: { tokens: value } };
+  }
+  return { error: `\`${THRESHOLD_KEY}\` must be a share of the model's context window such as "10%", or a number of tokens (got ${quoteValue(value)})` };
+}
+
+/** The top-level `exposure` and `exposureThreshold` a parsed file sets, and what is wrong with them. */
+export function exposureDefaults(doc: unknown, source: ConfigSource): { exposure?: ExposureSetting; threshold?: ExposureThreshold; problems: ConfigProblem[] } {
+  const problems: ConfigProblem[] = [];
+  if (!isObject(doc)) return { problems };
+  const out: { exposure?: ExposureSetting; threshold?: ExposureThreshold; problems: ConfigProblem[] } = { problems };
+  if (doc[EXPOSURE_KEY] !== undefined) {
+    const read = readExposure(doc[EXPOSURE_KEY], EXPOSURE_KEY, true);
+    const message = read.error ? `${read.error}; the default, "auto", is used` : read.warning;
+    if (message) problems.push({ level: "warning", source, message });
+    if (read.exposure) out.exposure = read.exposure;
+  }
+  if (doc[THRESHOLD_KEY] !== undefined) {
+    const read = readThreshold(doc[THRESHOLD_KEY]);
+    if (read.error) problems.push({ level: "warning", source, message: `${read.error}; the default, "10%", is used` });
+    else out.threshold = read.threshold;
+  }
+  return out;
+}

@@ -1,0 +1,110 @@
+/**
+ * Which MCP tools the model is told about this session: each tool's exposure from the config (./../tools/exposure.ts),
+ * what `auto` became at session start, and the deferred tools `tool_search` has loaded. Loads are recorded in pi's
+ * session (a custom entry), so they come back on `/reload`, on resume and in a fork of the branch they were made on.
+ */
+import type { Exposure, ExposureDefaults, ExposureSetting, ServerConfig } from "../config/types.ts";
+import { isObject } from "../common/values.ts";
+import { autoLimitTokens, decideAuto, exposureSetting } from "../tools/exposure.ts";
+
+/** The custom session entry type that records tools loaded by `tool_search`. */
+export const LOADED_TOOLS_ENTRY = "mcp-bridge.tools-loaded";
+
+export interface ToolRef {
+  server: string;
+  /** The tool's name on its server. */
+  tool: string;
+}
+
+/** What `auto` became this session, and why. */
+export interface AutoDecision {
+  exposure: Exposure;
+  /** Estimated tokens of the definitions `auto` covered. */
+  tokens: number;
+  limitTokens: number;
+}
+
+/** A tool as the decision sees it: where it comes from and what its definition costs. */
+export interface CostedTool extends ToolRef {
+  chars: number;
+}
+
+const key = (server: string, tool: string) => `${server}\0${tool}`;
+
+/** The tools a session entry records, or none when it is not one of ours or is malformed. */
+function refsIn(entry: unknown): ToolRef[] {
+  if (!isObject(entry) || entry.type !== "custom" || entry.customType !== LOADED_TOOLS_ENTRY) return [];
+  const data = entry.data;
+  if (!isObject(data) || !Array.isArray(data.tools)) return [];
+  return data.tools.filter((t): t is ToolRef => isObject(t) && typeof t.server === "string" && typeof t.tool === "string");
+}
+
+export class ToolExposure {
+  private decision?: AutoDecision;
+  private readonly loaded = new Set<string>();
+
+  constructor(
+    private readonly defaults: () => ExposureDefaults,
+    private readonly configOf: (server: string) => ServerConfig | undefined,
+  ) {}
+
+  /** The tool's setting as configured, `auto` included. */
+  setting(server: string, tool: string): ExposureSetting {
+    const config = this.configOf(server);
+    return exposureSetting(tool, config?.toolExposure ?? [], config?.exposure, this.defaults().exposure);
+  }
+
+  /** The tool's exposure now; `auto` counts as direct until the session decides it. */
+  exposureOf(server: string, tool: string): Exposure {
+    const setting = this.setting(server, tool);
+    return setting === "auto" ? (this.decision?.exposure ?? "direct") : setting;
+  }
+
+  isLoaded(server: string, tool: string): boolean {
+    return this.loaded.has(key(server, tool));
+  }
+
+  /** Whether the model is told about the tool in its requests. */
+  isDeclared(server: string, tool: string): boolean {
+    const exposure = this.exposureOf(server, tool);
+    return exposure === "direct" || (exposure === "deferred" && this.isLoaded(server, tool));
+  }
+
+  get autoDecision(): AutoDecision | undefined {
+    return this.decision;
+  }
+
+  /**
+   * Decides `auto` once, at session start, from the tools known then (a late server's tools follow the decision, so
+   * the tool list does not change under the model): what the tools set to `auto` or `direct` would cost in each request
+   * against the threshold.
+   */
+  decideAuto(tools: readonly CostedTool[], contextWindow: number | undefined): AutoDecision {
+    if (this.decision) return this.decision;
+    let chars = 0;
+    for (const tool of tools) {
+      const setting = this.setting(tool.server, tool.tool);
+      if (setting === "auto" || setting === "direct") chars += tool.chars;
+    }
+    this.decision = decideAuto(chars, autoLimitTokens(this.defaults().threshold, contextWindow));
+    return this.decision;
+  }
+
+  /** Marks tools loaded; returns the ones that were not already. */
+  load(refs: readonly ToolRef[]): ToolRef[] {
+    const added: ToolRef[] = [];
+    for (const ref of refs) {
+      const k = key(ref.server, ref.tool);
+      if (this.loaded.has(k)) continue;
+      this.loaded.add(k);
+      added.push(ref);
+    }
+    return added;
+  }
+
+  /** Takes the loads recorded on the session's current branch, in place of any held before. */
+  restore(entries: readonly unknown[]): void {
+    this.loaded.clear();
+    for (const entry of entries) this.load(refsIn(entry));
+  }
+}

@@ -1,0 +1,134 @@
+/**
+ * The `tool_search` tool: finds deferred MCP tools by what the model needs done (../tools/tool-search-index.ts), loads
+ * the best matches so the following requests declare them, and records the loads in pi's session. Also says which
+ * tools each request leaves out: deferred tools not loaded yet, and `tool_search` itself while nothing is deferred.
+ */
+import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { isObject } from "../common/values.ts";
+import { definitionChars } from "../tools/definition-cost.ts";
+import { type SearchableTool, ToolSearchIndex } from "../tools/tool-search-index.ts";
+import {
+  DEFAULT_SEARCH_LIMIT,
+  type DeferredServer,
+  formatSearchResult,
+  MAX_SEARCH_LIMIT,
+  TOOL_SEARCH_DESCRIPTION,
+  TOOL_SEARCH_NAME,
+  TOOL_SEARCH_PARAMETERS,
+} from "../tools/tool-search-text.ts";
+import type { CostedTool, ToolExposure, ToolRef } from "./tool-exposure.ts";
+import type { RegisteredTool, ToolRegistry } from "./tool-registry.ts";
+
+export interface ToolSearchDeps {
+  registerTool: ExtensionAPI["registerTool"];
+  registry: ToolRegistry;
+  exposure: ToolExposure;
+  /** The server's `description` from its config, redacted. */
+  serverDescription(server: string): string | undefined;
+  /** Records loaded tools in pi's session. */
+  record(refs: ToolRef[]): void;
+}
+
+export interface ToolSearchDetails {
+  query: string;
+  loaded: ToolRef[];
+}
+
+/** The names and descriptions of a schema's top-level properties: what a search for a tool's inputs matches. */
+function parameterText(schema: unknown): string[] {
+  if (!isObject(schema) || !isObject(schema.properties)) return [];
+  const parts: string[] = [];
+  for (const [name, property] of Object.entries(schema.properties)) {
+    parts.push(name);
+    if (isObject(property) && typeof property.description === "string") parts.push(property.description);
+  }
+  return parts;
+}
+
+function searchable(tool: RegisteredTool, serverDescription: string | undefined): SearchableTool {
+  return {
+    name: tool.name,
+    server: tool.server,
+    originalName: tool.originalName,
+    title: tool.title,
+    description: tool.description,
+    parameters: parameterText(tool.inputSchema),
+    serverDescription,
+  };
+}
+
+export class ToolSearch {
+  private readonly index = new ToolSearchIndex();
+
+  constructor(private readonly deps: ToolSearchDeps) {}
+
+  /** Registers `tool_search` with pi; requests leave it out while no tool is deferred. */
+  register(): void {
+    this.deps.registerTool({
+      name: TOOL_SEARCH_NAME,
+      label: "MCP tool search",
+      description: TOOL_SEARCH_DESCRIPTION,
+      parameters: TOOL_SEARCH_PARAMETERS as never,
+      execute: async (_id, params: { query?: unknown; limit?: unknown }) => {
+        const query = typeof params.query === "string" ? params.query : "";
+        const limit = typeof params.limit === "number" && Number.isFinite(params.limit) ? Math.min(Math.max(1, Math.floor(params.limit)), MAX_SEARCH_LIMIT) : DEFAULT_SEARCH_LIMIT;
+        const { text, loaded } = this.search(query, limit);
+        return { content: [{ type: "text", text }], details: { query, loaded } satisfies ToolSearchDetails };
+      },
+    });
+  }
+
+  /** Brings the index in line with the tools the registry has now (after a server's list arrives, or `auto` is decided). */
+  sync(): void {
+    const { registry, exposure } = this.deps;
+    const current = new Set<string>();
+    for (const tool of registry.tools) {
+      if (exposure.exposureOf(tool.server, tool.originalName) !== "deferred") continue;
+      current.add(tool.name);
+      const doc = searchable(tool, this.deps.serverDescription(tool.server));
+      const known = this.index.get(tool.name);
+      if (!known || JSON.stringify(known) !== JSON.stringify(doc)) this.index.add(doc);
+    }
+    for (const name of this.index.names()) if (!current.has(name)) this.index.remove(name);
+  }
+
+  /** Ranks the deferred tools for a request, loads the best and records them. */
+  search(query: string, limit: number): { text: string; loaded: ToolRef[] } {
+    const hits = this.index.find(query, limit);
+    const tools = hits.map((hit) => this.index.get(hit.name)!);
+    const refs = tools.map((t) => ({ server: t.server, tool: t.originalName }));
+    const added = this.deps.exposure.load(refs);
+    if (added.length) this.deps.record(added);
+    const lines = tools.map((t) => ({ name: t.name, server: t.server, description: t.description }));
+    return { text: formatSearchResult(query, lines, this.index.size), loaded: refs };
+  }
+
+  /** The tools a request to the model leaves out now. */
+  undeclared(): Set<string> {
+    const { registry, exposure } = this.deps;
+    const names = new Set<string>();
+    for (const tool of registry.tools) if (!exposure.isDeclared(tool.server, tool.originalName)) names.add(tool.name);
+    if (this.index.size === 0) names.add(TOOL_SEARCH_NAME);
+    return names;
+  }
+
+  /** The servers with deferred tools, for the system prompt's line about them. */
+  deferredServers(): DeferredServer[] {
+    const servers = new Map<string, DeferredServer>();
+    for (const name of this.index.names()) {
+      const tool = this.index.get(name)!;
+      if (!servers.has(tool.server)) servers.set(tool.server, { server: tool.server, description: tool.serverDescription });
+    }
+    return [...servers.values()];
+  }
+
+  /** Every MCP tool with what its definition costs each request, for the `auto` decision. */
+  costedTools(): CostedTool[] {
+    const { registry } = this.deps;
+    return registry.tools.flatMap((tool) => {
+      const definition = registry.definition(tool.name);
+      if (!definition) return [];
+      return [{ server: tool.server, tool: tool.originalName, chars: definitionChars(definition) }];
+    });
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * Takes tool declarations out of a provider request body, whatever the provider's shape: `tools: [{name}]`
+ * (Anthropic, OpenAI Responses), `tools: [{function: {name}}]` (OpenAI Chat Completions, Mistral),
+ * `tools|config.tools: [{functionDeclarations: [{name}]}]` (Google), `toolConfig.tools: [{toolSpec: {name}}]`
+ * (Bedrock). This is how a deferred tool stays callable (pi keeps it in its tool set) yet undeclared: pi 0.73 fixes a
+ * run's tool set when the run starts, so a tool loaded by a search mid-run could not be called until the next prompt
+ * otherwise. Pure; the body comes back unchanged (the same object) when nothing is dropped.
+ */
+import { isObject } from "../common/values.ts";
+
+type Drop = (name: string) => boolean;
+
+/** The name a tool declaration carries, in any of the shapes above. */
+function declaredName(item: unknown): string | undefined {
+  if (!isObject(item)) return undefined;
+  if (typeof item.name === "string") return item.name;
+  if (isObject(item.function) && typeof item.function.name === "string") return item.function.name;
+  if (isObject(item.toolSpec) && typeof item.toolSpec.name === "string") return item.toolSpec.name;
+  return undefined;
+}
+
+/** A `tools` array without the dropped declarations; Google's groups keep their other functions. */
+function filterTools(tools: unknown[], drop: Drop): unknown[] {
+  let changed = false;
+  const kept: unknown[] = [];
+  for (const item of tools) {
+    if (isObject(item) && Array.isArray(item.functionDeclarations)) {
+      const declarations = item.functionDeclarations.filter((d) => {
+        const name = declaredName(d);
+        return name === undefined || !drop(name);
+      });
+      if (declarations.length === item.functionDeclarations.length) kept.push(item);
+      else {
+        changed = true;
+        if (declarations.length) kept.push({ ...item, functionDeclarations: declarations });
+      }
+      continue;
+    }
+    const name = declaredName(item);
+    if (name !== undefined && drop(name)) changed = true;
+    else kept.push(item);
+  }
+  return changed ? kept : tools;
+}
+
+/** `holder[key]` filtered, as a new holder when it changed; an empty list goes (some APIs refuse `tools: []`). */
+function withFiltered<T extends Record<string, unknown>>(holder: T, key: string, drop: Drop): T {
+  const tools = holder[key];
+  if (!Array.isArray(tools)) return holder;
+  const kept = filterTools(tools, drop);
+  if (kept === tools) return holder;
+  const next: Record<string, unknown> = { ...holder, [key]: kept };
+  if (kept.length === 0) delete next[key];
+  return next as T;
+}
+
+/** The request body without the tools `drop` names. */
+export function withoutTools(payload: unknown, drop: Drop): unknown {
+  if (!isObject(payload)) return payload;
+  let next = withFiltered(payload, "tools", drop);
+  for (const key of ["config", "toolConfig"]) {
+    const holder = next[key];
+    if (!isObject(holder)) continue;
+    const filtered = withFiltered(holder, "tools", drop);
+    if (filtered !== holder) next = { ...next, [key]: filtered };
+  }
+  return next;
+}

@@ -1,0 +1,59 @@
+/**
+ * What the model reads of tool search: the `tool_search` tool's definition (constant, so it never changes as servers
+ * connect or tools change, and provider prompt caches stay valid), its answer, and the one system-prompt line that
+ * names the servers whose tools wait behind it. Pure.
+ */
+import { promptLine } from "../common/terminal-text.ts";
+
+export const TOOL_SEARCH_NAME = "tool_search";
+export const DEFAULT_SEARCH_LIMIT = 5;
+export const MAX_SEARCH_LIMIT = 10;
+
+export const TOOL_SEARCH_DESCRIPTION =
+  "Find and load tools of connected MCP servers that are not in your tool list yet. Describe what you need done in a few words " +
+  "(e.g. \"create a GitHub issue\", \"screenshot a web page\"). The best matches are loaded: call them by the names returned.";
+
+/** Plain JSON Schema, as pi sends tool parameters. */
+export const TOOL_SEARCH_PARAMETERS = {
+  type: "object",
+  properties: {
+    query: { type: "string", description: "What the tool should do, in a few words" },
+    limit: { type: "integer", minimum: 1, maximum: MAX_SEARCH_LIMIT, description: `How many tools to load (default ${DEFAULT_SEARCH_LIMIT})` },
+  },
+  required: ["query"],
+} as const;
+
+/** The longest description a result line quotes, and a server's description in the prompt line. */
+const RESULT_DESCRIPTION_CHARS = 160;
+const SERVER_DESCRIPTION_CHARS = 80;
+
+export interface SearchResultLine {
+  name: string;
+  server: string;
+  description: string;
+}
+
+/** The tool's answer: the loaded tools with a line each, or why there are none. */
+export function formatSearchResult(query: string, hits: readonly SearchResultLine[], searchable: number): string {
+  if (searchable === 0) return "No MCP tools are waiting to be loaded: every MCP tool you can use is already in your tool list.";
+  if (hits.length === 0) {
+    return `No tool matched "${promptLine(query, 80)}" among ${searchable} MCP tools not in your list. Try other words: what the tool acts on, or the service's name.`;
+  }
+  const lines = hits.map((hit) => `- ${hit.name} (MCP server ${promptLine(hit.server, 40)}): ${promptLine(hit.description, RESULT_DESCRIPTION_CHARS)}`);
+  return [`Loaded ${hits.length === 1 ? "1 tool" : `${hits.length} tools`}; call ${hits.length === 1 ? "it" : "them"} by name:`, ...lines].join("\n");
+}
+
+export interface DeferredServer {
+  server: string;
+  description?: string;
+}
+
+/** The one system-prompt line naming the servers whose tools are behind `tool_search`; undefined when none is. */
+export function deferredServersLine(servers: readonly DeferredServer[]): string | undefined {
+  if (servers.length === 0) return undefined;
+  const named = servers.map(({ server, description }) => {
+    const name = promptLine(server, 40);
+    return description ? `${name} (${promptLine(description, SERVER_DESCRIPTION_CHARS)})` : name;
+  });
+  return `More MCP tools are available but not loaded; find them with ${TOOL_SEARCH_NAME}. Their servers: ${named.join("; ")}.`;
+}

@@ -1,0 +1,179 @@
+/**
+ * Exposure and tool search inside real pi 0.73.1, in-process, with a fake model that speaks OpenAI's Chat Completions
+ * API on 127.0.0.1: what the tests check is the request body pi-ai really sends (after the bridge's
+ * `before_provider_request` change), not pi's idea of its tools. A deferred server's tools are left out until
+ * `tool_search` loads them; the loaded tool is declared in the next request and callable in the same run; loads
+ * survive `/reload`; hidden tools are never sent nor callable; `toolExposure` precedence; `auto` past its threshold;
+ * and a tool a deferred server adds at run time is found at once.
+ */
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { afterEach, describe, test } from "node:test";
+import { TOOL_SEARCH_NAME } from "../src/tools/tool-search-text.ts";
+import { type FakeOpenAi, type RecordedRequest, startFakeOpenAi } from "./fixtures/fake-openai.ts";
+import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+
+const TSX = import.meta.resolve("tsx");
+const CATALOG = path.join(REPO_ROOT, "test", "fixtures", "catalog-server.ts");
+
+interface ToolResultMessage {
+  role: "toolResult";
+  toolName: string;
+  isError: boolean;
+  content: Array<{ type: string; text?: string }>;
+}
+
+interface Setup {
+  pi: InProcessPi;
+  model: FakeOpenAi;
+  log: string;
+}
+
+const catalogTools = (request: RecordedRequest) => request.tools.filter((name) => name.startsWith("mcp_catalog_")).sort();
+
+function calls(log: string): Array<{ event: string; name?: string; pid?: number }> {
+  let text = "";
+  try {
+    text = readFileSync(log, "utf8");
+  } catch {
+    return [];
+  }
+  return text
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { event: string; name?: string; pid?: number });
+}
+
+function toolResults(pi: InProcessPi): ToolResultMessage[] {
+  return pi.session.messages.filter((m) => (m as { role: string }).role === "toolResult") as unknown as ToolResultMessage[];
+}
+
+describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible model)", { timeout: 120_000 }, () => {
+  const cleanups: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  /** pi with the catalog server configured at user level as `entry` says, plus any top-level keys. */
+  async function start(entry: Record<string, unknown>, topLevel: Record<string, unknown> = {}, contextWindow?: number): Promise<Setup> {
+    const project = tempDir("mcp-bridge-exposure-");
+    const agentDir = tempDir("mcp-bridge-agent-");
+    const log = path.join(project.dir, "catalog.log");
+    const catalog = { command: process.execPath, args: ["--import", TSX, CATALOG], env: { CATALOG_LOG: log }, ...entry };
+    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ approval: "never", ...topLevel, mcpServers: { catalog } }));
+    const originalCwd = process.cwd();
+    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
+    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
+    process.chdir(project.dir);
+    const model = await startFakeOpenAi({ contextWindow });
+    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT], model: model.model });
+    cleanups.push(() => {
+      process.chdir(originalCwd);
+      project.cleanup();
+      agentDir.cleanup();
+    });
+    cleanups.push(() => model.close());
+    cleanups.push(() => pi.close());
+    // An error listener, as every pi host binds one: pi fires session_start after a reload only to a bound session.
+    await pi.session.bindExtensions({ onError: (error) => assert.fail(`extension error: ${JSON.stringify(error)}`) });
+    return { pi, model, log };
+  }
+
+  test("a deferred server's tools wait behind tool_search; the one found is declared next and callable; /reload keeps it", async () => {
+    const { pi, model, log } = await start({ exposure: "deferred", description: "Code hosting: issues, pull requests, branches" });
+    let searchAnswer = "";
+    model.script([
+      { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "open an issue about the crash" } }] },
+      (request) => {
+        searchAnswer = JSON.stringify(request.body.messages);
+        return { toolCalls: [{ name: "mcp_catalog_create_issue", args: { repo: "acme/app", title: "Crash on start" } }] };
+      },
+      { text: "filed" },
+    ]);
+    await pi.session.prompt("report the crash");
+
+    const [first, second] = model.requests;
+    assert.ok(first && second, "two requests at least");
+    assert.deepEqual(catalogTools(first), [], "no catalog tool in the first request");
+    assert.ok(first.tools.includes(TOOL_SEARCH_NAME), "tool_search is declared");
+    const system = JSON.stringify((first.body.messages as Array<{ role: string; content: unknown }>).find((m) => m.role === "system" || m.role === "developer"));
+    assert.match(system, /find them with tool_search\. Their servers: catalog \(Code hosting: issues, pull requests, branches\)/);
+
+    const search = toolResults(pi).find((r) => r.toolName === TOOL_SEARCH_NAME);
+    const lines = (search?.content[0]?.text ?? "").split("\n").filter((line) => line.startsWith("- "));
+    assert.ok(lines.slice(0, 3).some((line) => line.startsWith("- mcp_catalog_create_issue ")), `create_issue among the top 3:\n${lines.join("\n")}`);
+    assert.ok(searchAnswer.includes("mcp_catalog_create_issue"), "the model got the search's answer");
+    assert.ok(second.tools.includes("mcp_catalog_create_issue"), "the loaded tool is declared in the next request");
+    assert.ok(catalogTools(second).length <= 5, "only the loaded tools are declared");
+    const created = toolResults(pi).find((r) => r.toolName === "mcp_catalog_create_issue");
+    assert.equal(created?.isError, false, JSON.stringify(created?.content));
+    assert.ok(calls(log).some((c) => c.event === "call" && c.name === "create_issue"), "the call reached the server");
+
+    // After /reload the extension starts afresh; the load recorded in the session brings the tool back.
+    await pi.session.reload();
+    const before = model.requests.length;
+    model.script([{ text: "ok" }]);
+    await pi.session.prompt("anything else?");
+    const afterReload = model.requests[before];
+    assert.ok(afterReload, "a request after the reload");
+    assert.ok(afterReload.tools.includes("mcp_catalog_create_issue"), "still loaded after /reload");
+    assert.ok(!afterReload.tools.includes("mcp_catalog_delete_branch"), "the others still wait");
+  });
+
+  test("hidden tools are never sent and a call to one is refused; exact names win over patterns, the first pattern wins", async () => {
+    const { pi, model, log } = await start({
+      exposure: "direct",
+      toolExposure: {
+        "delete_*": "hidden",
+        delete_comment: "direct",
+        "*_pull_request*": "deferred",
+        "merge_*": "hidden",
+      },
+    });
+    model.script([{ toolCalls: [{ name: "mcp_catalog_delete_branch", args: { repo: "acme/app", branch: "main" } }] }, { text: "done" }]);
+    await pi.session.prompt("delete main");
+    const [first] = model.requests;
+    assert.deepEqual(catalogTools(first!), ["mcp_catalog_create_issue", "mcp_catalog_delete_comment", "mcp_catalog_get_file_contents", "mcp_catalog_search_code"]);
+    for (const request of model.requests) assert.ok(!request.tools.includes("mcp_catalog_delete_branch"), "the hidden tool is in no request");
+    const refused = toolResults(pi).find((r) => r.toolName === "mcp_catalog_delete_branch");
+    assert.equal(refused?.isError, true, "the call is refused");
+    assert.ok(!calls(log).some((c) => c.event === "call"), "nothing reached the server");
+    // merge_pull_request: `*_pull_request*` comes first, so it is deferred (searchable), not hidden.
+    model.script([{ toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "merge a pull request" } }] }, { text: "done" }]);
+    await pi.session.prompt("merge it");
+    const search = toolResults(pi).find((r) => r.toolName === TOOL_SEARCH_NAME);
+    assert.match(search?.content[0]?.text ?? "", /mcp_catalog_merge_pull_request/);
+    assert.doesNotMatch(search?.content[0]?.text ?? "", /delete_branch/, "hidden tools are not searchable");
+  });
+
+  test("auto: direct under the threshold, deferred past it (decided at session start)", async () => {
+    const under = await start({}, { exposure: "auto", exposureThreshold: "10%" });
+    under.model.script([{ text: "hi" }]);
+    await under.pi.session.prompt("hello");
+    assert.equal(catalogTools(under.model.requests[0]!).length, 7, "all seven catalog tools are direct under 10% of 200k tokens");
+    assert.ok(!under.model.requests[0]!.tools.includes(TOOL_SEARCH_NAME), "no tool_search while nothing is deferred");
+
+    // The same tools against a small window: 10% of 4,000 tokens is less than they cost.
+    const past = await start({}, {}, 4_000);
+    past.model.script([{ text: "hi" }]);
+    await past.pi.session.prompt("hello");
+    assert.deepEqual(catalogTools(past.model.requests[0]!), [], "auto (the default) defers past 10% of the window");
+    assert.ok(past.model.requests[0]!.tools.includes(TOOL_SEARCH_NAME));
+  });
+
+  test("a tool a deferred server adds at run time is found by tool_search at once", async () => {
+    const { pi, model, log } = await start({ exposure: "search" });
+    const started = calls(log).find((c) => c.event === "start");
+    assert.ok(started?.pid, "the server wrote its pid");
+    process.kill(started.pid, "SIGUSR2");
+    await waitFor(() => pi.session.getAllTools().some((t) => t.name === "mcp_catalog_rotate_deploy_key"), "the added tool to be registered", 20_000);
+    model.script([{ toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "rotate the repository's ssh key", limit: 3 } }] }, { text: "done" }]);
+    await pi.session.prompt("rotate the key");
+    const search = toolResults(pi).find((r) => r.toolName === TOOL_SEARCH_NAME);
+    const first = (search?.content[0]?.text ?? "").split("\n").find((line) => line.startsWith("- "));
+    assert.match(first ?? "", /^- mcp_catalog_rotate_deploy_key /, search?.content[0]?.text);
+    assert.ok(model.requests[1]!.tools.includes("mcp_catalog_rotate_deploy_key"));
+  });
+});
