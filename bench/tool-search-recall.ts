@@ -25,8 +25,23 @@ export interface Recall {
 
 const SET = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures", "tool-search-relevance.json");
 
+interface RelevanceSet {
+  queries: RelevanceQuery[];
+  afterTuning: { queries: RelevanceQuery[] };
+}
+
+function relevanceSet(): RelevanceSet {
+  return JSON.parse(readFileSync(SET, "utf8")) as RelevanceSet;
+}
+
+/** The requests written before the ranking was tuned: the set the recall figure is measured on. */
 export function relevanceQueries(): RelevanceQuery[] {
-  return (JSON.parse(readFileSync(SET, "utf8")) as { queries: RelevanceQuery[] }).queries;
+  return relevanceSet().queries;
+}
+
+/** Requests written after the tuning and never tuned on: how far it carries to requests it has not seen. */
+export function laterQueries(): RelevanceQuery[] {
+  return relevanceSet().afterTuning.queries;
 }
 
 /** The pi tool name of a `server/tool` answer. */
