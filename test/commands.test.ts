@@ -124,8 +124,16 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     const before = readLog(log).filter((e) => e.event === "start").length;
     const toolsBefore = tools().length;
     const ok = await run("/mcp test", ["local"]);
-    assert.match(ok, /MCP server 'local' works: connected in \d+ ms over stdio, \d+ tools, \d+ bytes of definitions/);
-    assert.match(ok, /^ {2}echo {2}\d+ bytes$/m);
+    const total = /MCP server 'local' works: connected in \d+ ms over stdio, \d+ tools; declared directly they would add ([\d,]+) characters to each request \(about ([\d,]+) tokens\)/.exec(ok);
+    assert.ok(total, ok);
+    // The estimate counts what the model is sent of each tool, exactly: pi's own name, description and parameters.
+    const sent = session
+      .getAllTools()
+      .filter((t) => t.name.startsWith("mcp_local_"))
+      .reduce((n, t) => n + JSON.stringify({ name: t.name, description: t.description, parameters: t.parameters }).length, 0);
+    assert.equal(Number(total[1]!.replace(/,/g, "")), sent);
+    assert.equal(Number(total[2]!.replace(/,/g, "")), Math.ceil(sent / 4));
+    assert.match(ok, /^ {2}echo {2}[\d,]+ characters \(about [\d,]+ tokens\)$/m);
     const starts = readLog(log).filter((e) => e.event === "start");
     assert.equal(starts.length, before + 1, "a process of its own");
     await waitFor(() => !isAlive(starts.at(-1)!.pid), "the test connection's process to end");

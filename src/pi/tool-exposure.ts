@@ -70,6 +70,13 @@ export class ToolExposure {
     return exposure === "direct" || (exposure === "deferred" && this.isLoaded(server, tool));
   }
 
+  /** How `/mcp` names a tool's exposure: `direct`, `deferred`, `deferred, loaded`, `hidden`; `(auto)` when `auto` chose it. */
+  label(server: string, tool: string): string {
+    const exposure = this.exposureOf(server, tool);
+    const shown = exposure === "deferred" && this.isLoaded(server, tool) ? "deferred, loaded" : exposure;
+    return this.setting(server, tool) === "auto" ? `${shown} (auto)` : shown;
+  }
+
   get autoDecision(): AutoDecision | undefined {
     return this.decision;
   }
@@ -88,6 +95,17 @@ export class ToolExposure {
     }
     this.decision = decideAuto(chars, autoLimitTokens(this.defaults().threshold, contextWindow));
     return this.decision;
+  }
+
+  /** One line on what `auto` chose this session and why; undefined before the session decided. */
+  autoNote(): string | undefined {
+    const decision = this.decision;
+    if (!decision) return undefined;
+    const threshold = this.defaults().threshold;
+    const limit = "share" in threshold ? `${Math.round(threshold.share * 1000) / 10}% of the model's context window` : "the configured exposureThreshold";
+    const n = (value: number) => value.toLocaleString("en-US");
+    const relation = decision.exposure === "deferred" ? "over" : "within";
+    return `Tool exposure "auto" is ${decision.exposure} this session: MCP tool definitions of about ${n(decision.tokens)} tokens are ${relation} the limit of ${n(decision.limitTokens)} (${limit}).`;
   }
 
   /** Marks tools loaded; returns the ones that were not already. */
