@@ -114,7 +114,7 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     const list = await run("/mcp list");
     assert.match(list, /^ {2}3 servers configured \| 3 connected/m);
     const all = await run("/mcp tools");
-    assert.match(all, /mcp_local_echo {2}· {2}mcp:local\/echo {2}· {2}project {2}· {2}yes/);
+    assert.match(all, /mcp_local_echo {2}· {2}mcp:local\/echo {2}· {2}project {2}· {2}direct \(auto\)/);
     const one = await run("/mcp tools shared");
     assert.match(one, /mcp_shared_greet/);
     assert.doesNotMatch(one, /mcp_local_echo/);
