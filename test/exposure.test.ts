@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, test } from "node:test";
+import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { TOOL_SEARCH_NAME } from "../src/tools/tool-search-text.ts";
 import { type FakeOpenAi, type RecordedRequest, startFakeOpenAi } from "./fixtures/fake-openai.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
@@ -58,7 +59,13 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
   });
 
   /** pi with the catalog server configured at user level as `entry` says, plus any top-level keys. */
-  async function start(entry: Record<string, unknown>, topLevel: Record<string, unknown> = {}, contextWindow?: number, ui?: RecordingUI): Promise<Setup> {
+  async function start(
+    entry: Record<string, unknown>,
+    topLevel: Record<string, unknown> = {},
+    contextWindow?: number,
+    ui?: RecordingUI,
+    sessionManager?: (cwd: string) => SessionManager,
+  ): Promise<Setup> {
     const project = tempDir("mcp-bridge-exposure-");
     const agentDir = tempDir("mcp-bridge-agent-");
     const log = path.join(project.dir, "catalog.log");
@@ -69,7 +76,7 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
     process.chdir(project.dir);
     const model = await startFakeOpenAi({ contextWindow });
-    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT], model: model.model });
+    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT], model: model.model, sessionManager: sessionManager?.(project.dir) });
     cleanups.push(() => {
       process.chdir(originalCwd);
       project.cleanup();
@@ -202,5 +209,27 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
       .filter((t) => t.name === "mcp_catalog_search_code" || t.name === "mcp_catalog_list_pull_requests")
       .reduce((n, t) => n + JSON.stringify({ name: t.name, description: t.description, parameters: t.parameters }).length, 0);
     assert.match(list, new RegExp(`catalog .* 7 tools  about ${Math.ceil(declared / 4)} tokens per request`));
+  });
+
+  test("a resumed session and a fork of it still have the tools loaded before", async () => {
+    const sessions = tempDir("mcp-bridge-sessions-");
+    cleanups.push(() => sessions.cleanup());
+    const deferred = { exposure: "deferred" };
+    const first = await start(deferred, {}, undefined, undefined, (cwd) => SessionManager.create(cwd, sessions.dir));
+    first.model.script([{ toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "search the code", limit: 1 } }] }, { text: "done" }]);
+    await first.pi.session.prompt("where is main defined?");
+    const file = first.pi.session.sessionManager.getSessionFile();
+    assert.ok(file, "the session is saved to a file");
+    assert.ok(first.model.requests[1]!.tools.includes("mcp_catalog_search_code"));
+
+    for (const [how, open] of [
+      ["resumed", (_cwd: string) => SessionManager.open(file)],
+      ["forked", (cwd: string) => SessionManager.forkFrom(file, cwd, sessions.dir)],
+    ] as const) {
+      const again = await start(deferred, {}, undefined, undefined, open);
+      again.model.script([{ text: "ok" }]);
+      await again.pi.session.prompt("and now?");
+      assert.deepEqual(catalogTools(again.model.requests[0]!), ["mcp_catalog_search_code"], `${how}: the loaded tool and no other`);
+    }
   });
 });
