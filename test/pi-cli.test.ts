@@ -165,7 +165,7 @@ describe("pi command line", { timeout: 120_000 }, () => {
       await trustProjectServers(project.dir, path.join(home.dir, "agent"));
       const { code, output } = await runPi(["-p", "/mcp"], 60_000, project.dir);
       assert.equal(code, 0, output);
-      assert.match(output, /hello {2}connected {2}stdio {2}2 tools {2}\(project\)/);
+      assert.match(output, /hello {2}connected {2}stdio {2}2 tools {2}about \d+ tokens per request {2}\(project\)/);
     } finally {
       await runPi(["remove", REPO_ROOT]);
       project.cleanup();
