@@ -192,6 +192,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     pi,
     bridge,
     registry,
+    exposure,
     promptCommands: () => promptCommands.commands(),
     resourceServers: () => resourceTools.offering().map((c) => c.name),
     env,
@@ -199,7 +200,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     importLocations: () => ({ home: os.homedir(), projectRoot: bridge.projectRoot, platform: process.platform, env }),
   });
 
-  const notices = new SessionNotices(pi, bridge, () => serverRows(bridge, registry, env));
+  const notices = new SessionNotices(pi, bridge, () => serverRows(bridge, registry, env, exposure));
 
   pi.on("session_start", (_event, ctx) => {
     exitGuard.sessionStarted();

@@ -31,3 +31,8 @@ export * from "./src/tools/server-guide.ts";
 export * from "./src/pi/status-format.ts";
 export * from "./src/connection/health.ts";
 export * from "./src/connection/platform-command.ts";
+export * from "./src/config/exposure-setting.ts";
+export * from "./src/tools/exposure.ts";
+export * from "./src/tools/definition-cost.ts";
+export * from "./src/tools/payload-tools.ts";
+export * from "./src/tools/tool-search-text.ts";

@@ -234,7 +234,7 @@ describe("an unknown top-level key", () => {
       problems.map((p) => [p.level, p.message]),
       [
         ["warning", "unknown top-level key \"mcpservers\" is ignored; did you mean `mcpServers`?"],
-        ["warning", "unknown top-level key \"zzz\" is ignored; the keys read here are `mcpServers`, `servers`, `mcp`, `approval`, `$schema`, `inputs`"],
+        ["warning", "unknown top-level key \"zzz\" is ignored; the keys read here are `mcpServers`, `servers`, `mcp`, `approval`, `exposure`, `exposureThreshold`, `$schema`, `inputs`"],
       ],
     );
   });
@@ -286,7 +286,7 @@ describe("print mode", { timeout: 120_000 }, () => {
       clearTimeout(timer);
       assert.equal(code, 0, stderr);
       assert.match(stdout, /MCP Server Status/);
-      assert.match(stdout, /hello {2}connected {2}stdio {2}2 tools {2}\(flag\)/);
+      assert.match(stdout, /hello {2}connected {2}stdio {2}2 tools {2}about \d+ tokens per request {2}\(flag\)/);
       assert.doesNotMatch(stderr, /MCP Server Status/);
     } finally {
       tmp.cleanup();

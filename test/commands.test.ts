@@ -114,7 +114,7 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     const list = await run("/mcp list");
     assert.match(list, /^ {2}3 servers configured \| 3 connected/m);
     const all = await run("/mcp tools");
-    assert.match(all, /mcp_local_echo {2}· {2}mcp:local\/echo {2}· {2}project {2}· {2}yes/);
+    assert.match(all, /mcp_local_echo {2}· {2}mcp:local\/echo {2}· {2}project {2}· {2}direct \(auto\)/);
     const one = await run("/mcp tools shared");
     assert.match(one, /mcp_shared_greet/);
     assert.doesNotMatch(one, /mcp_local_echo/);
@@ -124,8 +124,16 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     const before = readLog(log).filter((e) => e.event === "start").length;
     const toolsBefore = tools().length;
     const ok = await run("/mcp test", ["local"]);
-    assert.match(ok, /MCP server 'local' works: connected in \d+ ms over stdio, \d+ tools, \d+ bytes of definitions/);
-    assert.match(ok, /^ {2}echo {2}\d+ bytes$/m);
+    const total = /MCP server 'local' works: connected in \d+ ms over stdio, \d+ tools; declared directly they would add ([\d,]+) characters to each request \(about ([\d,]+) tokens\)/.exec(ok);
+    assert.ok(total, ok);
+    // The estimate counts what the model is sent of each tool, exactly: pi's own name, description and parameters.
+    const sent = session
+      .getAllTools()
+      .filter((t) => t.name.startsWith("mcp_local_"))
+      .reduce((n, t) => n + JSON.stringify({ name: t.name, description: t.description, parameters: t.parameters }).length, 0);
+    assert.equal(Number(total[1]!.replace(/,/g, "")), sent);
+    assert.equal(Number(total[2]!.replace(/,/g, "")), Math.ceil(sent / 4));
+    assert.match(ok, /^ {2}echo {2}[\d,]+ characters \(about [\d,]+ tokens\)$/m);
     const starts = readLog(log).filter((e) => e.event === "start");
     assert.equal(starts.length, before + 1, "a process of its own");
     await waitFor(() => !isAlive(starts.at(-1)!.pid), "the test connection's process to end");

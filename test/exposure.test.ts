@@ -10,9 +10,11 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, test } from "node:test";
+import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { TOOL_SEARCH_NAME } from "../src/tools/tool-search-text.ts";
 import { type FakeOpenAi, type RecordedRequest, startFakeOpenAi } from "./fixtures/fake-openai.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { RecordingUI } from "./recording-ui.ts";
 import { REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 
 const TSX = import.meta.resolve("tsx");
@@ -57,7 +59,13 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
   });
 
   /** pi with the catalog server configured at user level as `entry` says, plus any top-level keys. */
-  async function start(entry: Record<string, unknown>, topLevel: Record<string, unknown> = {}, contextWindow?: number): Promise<Setup> {
+  async function start(
+    entry: Record<string, unknown>,
+    topLevel: Record<string, unknown> = {},
+    contextWindow?: number,
+    ui?: RecordingUI,
+    sessionManager?: (cwd: string) => SessionManager,
+  ): Promise<Setup> {
     const project = tempDir("mcp-bridge-exposure-");
     const agentDir = tempDir("mcp-bridge-agent-");
     const log = path.join(project.dir, "catalog.log");
@@ -68,7 +76,7 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
     process.chdir(project.dir);
     const model = await startFakeOpenAi({ contextWindow });
-    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT], model: model.model });
+    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT], model: model.model, sessionManager: sessionManager?.(project.dir) });
     cleanups.push(() => {
       process.chdir(originalCwd);
       project.cleanup();
@@ -77,7 +85,7 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     cleanups.push(() => model.close());
     cleanups.push(() => pi.close());
     // An error listener, as every pi host binds one: pi fires session_start after a reload only to a bound session.
-    await pi.session.bindExtensions({ onError: (error) => assert.fail(`extension error: ${JSON.stringify(error)}`) });
+    await pi.session.bindExtensions({ onError: (error) => assert.fail(`extension error: ${JSON.stringify(error)}`), ...(ui ? { uiContext: ui.context() } : {}) });
     return { pi, model, log };
   }
 
@@ -175,5 +183,53 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     const first = (search?.content[0]?.text ?? "").split("\n").find((line) => line.startsWith("- "));
     assert.match(first ?? "", /^- mcp_catalog_rotate_deploy_key /, search?.content[0]?.text);
     assert.ok(model.requests[1]!.tools.includes("mcp_catalog_rotate_deploy_key"));
+  });
+
+  test("/mcp and /mcp tools show each tool's exposure, what auto chose, and each server's cost per request", async () => {
+    const ui = new RecordingUI();
+    const { pi, model } = await start({ toolExposure: { "delete_*": "hidden", search_code: "direct" } }, { exposureThreshold: 100 }, undefined, ui);
+    const run = async (command: string) => {
+      const before = ui.notices.length;
+      await pi.session.prompt(command);
+      return ui.notices.slice(before).join("\n");
+    };
+    const tools = await run("/mcp tools catalog");
+    assert.match(tools, /mcp_catalog_search_code .*·\s+direct$/m, "an exact name set direct");
+    assert.match(tools, /mcp_catalog_delete_branch .*·\s+hidden$/m);
+    assert.match(tools, /mcp_catalog_create_issue .*·\s+deferred \(auto\)$/m, "auto chose deferred past 100 tokens");
+    assert.match(tools, /Tool exposure "auto" is deferred this session: MCP tool definitions of about [\d,]+ tokens are over the limit of 100/);
+
+    model.script([{ toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "list pull requests", limit: 1 } }] }, { text: "done" }]);
+    await pi.session.prompt("which PRs are open?");
+    const list = await run("/mcp list");
+    assert.match(list, /mcp_catalog_list_pull_requests .*· deferred, loaded \(auto\)$/m);
+    // The cost shown is what the declared tools (search_code, and list_pull_requests now loaded) add to a request.
+    const declared = pi.session
+      .getAllTools()
+      .filter((t) => t.name === "mcp_catalog_search_code" || t.name === "mcp_catalog_list_pull_requests")
+      .reduce((n, t) => n + JSON.stringify({ name: t.name, description: t.description, parameters: t.parameters }).length, 0);
+    assert.match(list, new RegExp(`catalog .* 7 tools  about ${Math.ceil(declared / 4)} tokens per request`));
+  });
+
+  test("a resumed session and a fork of it still have the tools loaded before", async () => {
+    const sessions = tempDir("mcp-bridge-sessions-");
+    cleanups.push(() => sessions.cleanup());
+    const deferred = { exposure: "deferred" };
+    const first = await start(deferred, {}, undefined, undefined, (cwd) => SessionManager.create(cwd, sessions.dir));
+    first.model.script([{ toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "search the code", limit: 1 } }] }, { text: "done" }]);
+    await first.pi.session.prompt("where is main defined?");
+    const file = first.pi.session.sessionManager.getSessionFile();
+    assert.ok(file, "the session is saved to a file");
+    assert.ok(first.model.requests[1]!.tools.includes("mcp_catalog_search_code"));
+
+    for (const [how, open] of [
+      ["resumed", (_cwd: string) => SessionManager.open(file)],
+      ["forked", (cwd: string) => SessionManager.forkFrom(file, cwd, sessions.dir)],
+    ] as const) {
+      const again = await start(deferred, {}, undefined, undefined, open);
+      again.model.script([{ text: "ok" }]);
+      await again.pi.session.prompt("and now?");
+      assert.deepEqual(catalogTools(again.model.requests[0]!), ["mcp_catalog_search_code"], `${how}: the loaded tool and no other`);
+    }
   });
 });

@@ -7,12 +7,15 @@ import type { ImportLocations } from "../config/import/types.ts";
 import type { Environment } from "../config/substitute.ts";
 import type { McpProvenance } from "../tools/provenance.ts";
 import { printCommandOutput } from "./print-output.ts";
+import type { ToolExposure } from "./tool-exposure.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
 
 export interface CommandDeps {
   pi: ExtensionAPI;
   bridge: McpBridge;
   registry: ToolRegistry;
+  /** Each tool's exposure, for /mcp and /mcp tools. */
+  exposure?: ToolExposure;
   /** The prompt commands whose servers offer their prompts now (for /mcp tools). */
   promptCommands?: () => Array<{ name: string; server: string; provenance: McpProvenance }>;
   /** The servers the resource tools reach now (for /mcp tools); none while the tools are not there. */

@@ -16,13 +16,14 @@ import { formatServerList } from "./status-format.ts";
 import { plural } from "../common/text.ts";
 import { splitCommandLine } from "../config/add-server.ts";
 import { commandArgument } from "../config/validate/name.ts";
+import { definitionChars, estimatedTokens, modelFacingTool } from "../tools/definition-cost.ts";
 import { formatProvenance } from "../tools/provenance.ts";
 import { RESOURCE_TOOL_NAMES } from "./resource-tools.ts";
 
 
 const SUBCOMMANDS = [
   { value: "list", label: "list", description: "Every server's state, metrics and tools, as text" },
-  { value: "tools", label: "tools", description: "The MCP tools pi has: registered and original names, server, source, active" },
+  { value: "tools", label: "tools", description: "The MCP tools pi has: registered and original names, server, source, exposure" },
   { value: "add", label: "add", description: "Add a server, step by step" },
   { value: "remove", label: "remove", description: "Remove a server from its config file" },
   { value: "test", label: "test", description: "Connect to a server, list its tools and their sizes, disconnect" },
@@ -59,17 +60,25 @@ async function pickServer(bridge: McpBridge, name: string | undefined, ctx: Exte
   return choice ? bridge.connection(choice) : undefined;
 }
 
+/** What `/mcp` says about the session's `auto` exposure, if it decided. */
+function autoNotes(deps: CommandDeps): string[] {
+  const note = deps.exposure?.autoNote();
+  return note ? [note] : [];
+}
+
 function formatTools(deps: CommandDeps, server: string | undefined): string {
   const active = new Set(deps.pi.getActiveTools());
   const tools = deps.registry.tools.filter((t) => server === undefined || t.server === server);
   const prompts = (deps.promptCommands?.() ?? []).filter((p) => server === undefined || p.server === server);
   const lines: string[] = [];
   if (tools.length === 0) lines.push(server ? `MCP server '${server}' has no tools registered.` : "No MCP tools are registered.");
-  else lines.push("Registered name  ·  provenance  ·  config scope  ·  active");
+  else lines.push("Registered name  ·  provenance  ·  config scope  ·  exposure");
   for (const tool of tools) {
     const scope = deps.bridge.connection(tool.server)?.config.source.scope ?? "?";
-    lines.push(`  ${tool.name}  ·  ${formatProvenance(tool.provenance)}  ·  ${scope}  ·  ${active.has(tool.name) ? "yes" : "no"}`);
+    const exposure = deps.exposure?.label(tool.server, tool.originalName) ?? (active.has(tool.name) ? "direct" : "inactive");
+    lines.push(`  ${tool.name}  ·  ${formatProvenance(tool.provenance)}  ·  ${scope}  ·  ${exposure}`);
   }
+  lines.push(...autoNotes(deps));
   if (prompts.length) lines.push("Prompt commands  ·  provenance", ...prompts.map((p) => `  /${p.name}  ·  ${formatProvenance(p.provenance)}`));
   // The resource tools belong to no one server: each call names the server it reads from.
   const resourceServers = (deps.resourceServers?.() ?? []).filter((s) => server === undefined || s === server);
@@ -86,11 +95,16 @@ async function testServer(deps: CommandDeps, connection: ServerConnection, ctx: 
   const started = Date.now();
   try {
     await scratch.connect();
-    const sizes = scratch.tools.map((t) => ({ name: t.name, bytes: Buffer.byteLength(JSON.stringify(t)) }));
-    const total = sizes.reduce((n, s) => n + s.bytes, 0);
+    // What the model is sent of each tool (name, description, parameters as pi sends them), not the whole listing.
+    const sizes = scratch.tools.map((tool) => {
+      const sent = modelFacingTool(connection.name, tool, connection.config.prefix);
+      return { name: tool.name, chars: definitionChars(sent) };
+    });
+    const total = sizes.reduce((n, s) => n + s.chars, 0);
     const lines = [
-      `MCP server '${connection.name}' works: connected in ${Date.now() - started} ms over ${scratch.transport}, ${plural(sizes.length, "tool")}, ${total} bytes of definitions (about ${Math.ceil(total / 4)} tokens).`,
-      ...sizes.map((s) => `  ${s.name}  ${s.bytes} bytes`),
+      `MCP server '${connection.name}' works: connected in ${Date.now() - started} ms over ${scratch.transport}, ${plural(sizes.length, "tool")}; ` +
+        `declared directly they would add ${total.toLocaleString("en-US")} characters to each request (about ${estimatedTokens(total).toLocaleString("en-US")} tokens).`,
+      ...sizes.map((s) => `  ${s.name}  ${s.chars.toLocaleString("en-US")} characters (about ${estimatedTokens(s.chars).toLocaleString("en-US")} tokens)`),
     ];
     show(ctx, lines.join("\n"));
   } catch (error) {
@@ -130,7 +144,7 @@ async function logout(connection: ServerConnection, ctx: ExtensionContext): Prom
 }
 
 async function dashboard(deps: CommandDeps, ctx: ExtensionContext): Promise<void> {
-  const source = { rows: () => serverRows(deps.bridge, deps.registry, deps.env), logTail: (server: string, n: number) => deps.logTail(server, n) };
+  const source = { rows: () => serverRows(deps.bridge, deps.registry, deps.env, deps.exposure), logTail: (server: string, n: number) => deps.logTail(server, n) };
   let opened = false;
   try {
     await ctx.ui.custom<void>((tui, _theme, _keybindings, done) => {
@@ -171,10 +185,10 @@ export function registerMcpCommand(deps: CommandDeps): void {
       switch (sub) {
         case "":
           if (ctx.hasUI) await dashboard(deps, ctx);
-          else show(ctx, formatServerList(serverRows(bridge, deps.registry, deps.env), bridge.problems));
+          else show(ctx, formatServerList(serverRows(bridge, deps.registry, deps.env, deps.exposure), bridge.problems, Date.now(), autoNotes(deps)));
           return;
         case "list":
-          show(ctx, formatServerList(serverRows(bridge, deps.registry, deps.env), bridge.problems));
+          show(ctx, formatServerList(serverRows(bridge, deps.registry, deps.env, deps.exposure), bridge.problems, Date.now(), autoNotes(deps)));
           return;
         case "tools":
           show(ctx, formatTools(deps, name));

@@ -8,6 +8,8 @@ import type { ServerConnection } from "../connection/server-connection.ts";
 import { configVarRefs, type Environment } from "../config/substitute.ts";
 import { describeForTrust } from "../config/trust.ts";
 import type { ServerRow } from "./status-format.ts";
+import { definitionChars, estimatedTokens } from "../tools/definition-cost.ts";
+import type { ToolExposure } from "./tool-exposure.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
 
 /** What `/mcp` says a server is doing about being down, or how far a connect has got. */
@@ -18,12 +20,23 @@ function detailOf(state: ServerState, now: number): string | undefined {
   return retryDetail(state, now);
 }
 
+/** The tokens a server's tools add to each request now: the declared ones only. */
+function requestTokens(registry: ToolRegistry, tools: ReturnType<ToolRegistry["toolsOf"]>, exposure: ToolExposure): number {
+  let chars = 0;
+  for (const tool of tools) {
+    const definition = registry.definition(tool.name);
+    if (definition && exposure.isDeclared(tool.server, tool.originalName)) chars += definitionChars(definition);
+  }
+  return estimatedTokens(chars);
+}
+
 function sourceLabel(c: ServerConnection): string {
   const importedFrom = c.config.raw.importedFrom;
   return typeof importedFrom === "string" ? `${c.config.source.scope}, imported from ${importedFrom}` : c.config.source.scope;
 }
 
-export function serverRows(bridge: McpBridge, registry: ToolRegistry, env: Environment, now = Date.now()): ServerRow[] {
+/** Each server's row; with `exposure`, each tool's exposure and what the server's declared tools cost per request. */
+export function serverRows(bridge: McpBridge, registry: ToolRegistry, env: Environment, exposure?: ToolExposure, now = Date.now()): ServerRow[] {
   return [...bridge.connections.values()].map((c) => {
     const tools = registry.toolsOf(c.name);
     const transport = c.transport ? (c.fellBackToSse ? "sse (fallback)" : c.transport) : c.config.transport;
@@ -43,7 +56,8 @@ export function serverRows(bridge: McpBridge, registry: ToolRegistry, env: Envir
       metrics: c.metrics(now),
       error: c.lastError,
       warnings: c.warnings,
-      tools: tools.map((t) => ({ name: t.name, originalName: t.originalName })),
+      tools: tools.map((t) => ({ name: t.name, originalName: t.originalName, exposure: exposure?.label(t.server, t.originalName) })),
+      requestTokens: exposure && requestTokens(registry, tools, exposure),
       untrustedDefinition: trusted ? undefined : describeForTrust(c.config),
       vars: configVarRefs(c.config).map((name) => ({ name, set: env[name] !== undefined && env[name] !== "" })),
     };

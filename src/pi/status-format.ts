@@ -15,7 +15,10 @@ export interface ServerRow {
   toolCount: number;
   error?: string;
   warnings: string[];
-  tools: Array<{ name: string; originalName: string }>;
+  /** Each tool's names and, where known, its exposure (`direct`, `deferred, loaded`, `hidden (auto)`, …). */
+  tools: Array<{ name: string; originalName: string; exposure?: string }>;
+  /** Estimated tokens the server's declared tools add to each request to the model. */
+  requestTokens?: number;
   /** For a project server not trusted: what it would run or connect to, as written (`${VAR}` names, no values). */
   untrustedDefinition?: string[];
   /** `${VAR}` names the config uses and whether each is set. */
@@ -202,7 +205,8 @@ export function formatStatusTable(rows: readonly ServerRow[], now = Date.now(), 
 /** One server in full: state, error, warnings, variables (set or not, never values), metrics, tools. */
 export function formatServerDetails(row: ServerRow): string[] {
   const status = statusOf(row);
-  const lines = [`${row.name}  ${status}  ${row.transport}  ${plural(row.toolCount, "tool")}  (${row.source})`];
+  const cost = row.requestTokens !== undefined && row.toolCount > 0 ? `  about ${row.requestTokens.toLocaleString("en-US")} tokens per request` : "";
+  const lines = [`${row.name}  ${status}  ${row.transport}  ${plural(row.toolCount, "tool")}${cost}  (${row.source})`];
   if (row.untrustedDefinition) {
     lines.push(`    not trusted, so not started: /mcp trust ${row.name} starts it`, ...row.untrustedDefinition.map((line) => `    ${line}`));
   }
@@ -211,16 +215,20 @@ export function formatServerDetails(row: ServerRow): string[] {
   if (metrics) lines.push(`    ${metrics}`);
   for (const warning of row.warnings) lines.push(`    ! ${warning}`);
   if (row.vars.length) lines.push(`    variables: ${row.vars.map((v) => `${v.name} ${v.set ? "set" : "NOT SET"}`).join(", ")}`);
-  for (const tool of row.tools) lines.push(tool.name === tool.originalName ? `    - ${tool.name}` : `    - ${tool.name}  (${tool.originalName})`);
+  for (const tool of row.tools) {
+    const names = tool.name === tool.originalName ? tool.name : `${tool.name}  (${tool.originalName})`;
+    lines.push(tool.exposure ? `    - ${names}  · ${tool.exposure}` : `    - ${names}`);
+  }
   return lines;
 }
 
 /** The `/mcp` listing as plain text: the table, then each server in full, then config problems. */
-export function formatServerList(rows: readonly ServerRow[], problems: readonly ConfigProblem[], now = Date.now()): string {
+export function formatServerList(rows: readonly ServerRow[], problems: readonly ConfigProblem[], now = Date.now(), notes: readonly string[] = []): string {
   if (rows.length === 0 && problems.length === 0) {
     return "No MCP servers configured. Add one with /mcp add, or in .pi/mcp.json (project) or ~/.pi/agent/mcp.json (user) under \"mcpServers\".";
   }
   const lines = formatStatusTable(rows, now);
+  if (notes.length) lines.push(...notes.map((note) => `  ${note}`));
   for (const row of rows) lines.push("", ...formatServerDetails(row));
   if (problems.length) lines.push("");
   for (const problem of problems) lines.push(`! ${formatProblem(problem)}`);

@@ -5,7 +5,7 @@
  */
 import type { Exposure, ExposureDefaults, ExposureSetting, ServerConfig } from "../config/types.ts";
 import { isObject } from "../common/values.ts";
-import { autoLimitTokens, decideAuto, exposureSetting } from "../tools/exposure.ts";
+import { autoLimitTokens, decideAuto, exposureSetting, FALLBACK_CONTEXT_WINDOW } from "../tools/exposure.ts";
 
 /** The custom session entry type that records tools loaded by `tool_search`. */
 export const LOADED_TOOLS_ENTRY = "mcp-bridge.tools-loaded";
@@ -22,6 +22,8 @@ export interface AutoDecision {
   /** Estimated tokens of the definitions `auto` covered. */
   tokens: number;
   limitTokens: number;
+  /** The model's context window, when pi had a model to ask. */
+  contextWindow?: number;
 }
 
 /** A tool as the decision sees it: where it comes from and what its definition costs. */
@@ -70,6 +72,13 @@ export class ToolExposure {
     return exposure === "direct" || (exposure === "deferred" && this.isLoaded(server, tool));
   }
 
+  /** How `/mcp` names a tool's exposure: `direct`, `deferred`, `deferred, loaded`, `hidden`; `(auto)` when `auto` chose it. */
+  label(server: string, tool: string): string {
+    const exposure = this.exposureOf(server, tool);
+    const shown = exposure === "deferred" && this.isLoaded(server, tool) ? "deferred, loaded" : exposure;
+    return this.setting(server, tool) === "auto" ? `${shown} (auto)` : shown;
+  }
+
   get autoDecision(): AutoDecision | undefined {
     return this.decision;
   }
@@ -86,8 +95,21 @@ export class ToolExposure {
       const setting = this.setting(tool.server, tool.tool);
       if (setting === "auto" || setting === "direct") chars += tool.chars;
     }
-    this.decision = decideAuto(chars, autoLimitTokens(this.defaults().threshold, contextWindow));
+    this.decision = { ...decideAuto(chars, autoLimitTokens(this.defaults().threshold, contextWindow)), contextWindow };
     return this.decision;
+  }
+
+  /** One line on what `auto` chose this session and why; undefined before the session decided. */
+  autoNote(): string | undefined {
+    const decision = this.decision;
+    if (!decision) return undefined;
+    const threshold = this.defaults().threshold;
+    const n = (value: number) => value.toLocaleString("en-US");
+    const share = "share" in threshold ? `${Math.round(threshold.share * 1000) / 10}%` : undefined;
+    const window = decision.contextWindow ? "the model's context window" : `a ${n(FALLBACK_CONTEXT_WINDOW)}-token context window, assumed as no model was selected`;
+    const limit = share ? `${share} of ${window}` : "the configured exposureThreshold";
+    const relation = decision.exposure === "deferred" ? "over" : "within";
+    return `Tool exposure "auto" is ${decision.exposure} this session: MCP tool definitions of about ${n(decision.tokens)} tokens are ${relation} the limit of ${n(decision.limitTokens)} (${limit}).`;
   }
 
   /** Marks tools loaded; returns the ones that were not already. */

@@ -6,6 +6,7 @@ import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import type { Tool, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type { EventSink } from "../common/events.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
+import { toolDescription } from "../tools/definition-cost.ts";
 import { allocateToolName, PI_BUILTIN_TOOL_NAMES, toolNameFor } from "../tools/naming.ts";
 import { type McpProvenance, mcpProvenance } from "../tools/provenance.ts";
 import { type McpToolDefinition, toolDefinition, unavailableDefinition } from "./tool-definition.ts";
@@ -321,7 +322,7 @@ export class ToolRegistry {
       if (name !== wanted) this.collisions.set(key, takenWarning(wanted, server, tool.name, this.ownerOf(wanted) ?? "a tool its server withdrew", name));
       this.assigned.set(key, name);
     }
-    const description = tool.description?.trim() || `Tool '${tool.name}' from MCP server '${server}'`;
+    const description = toolDescription(server, tool);
     const registered: RegisteredTool = {
       name,
       server,

@@ -3,6 +3,9 @@
  * as characters and as estimated tokens (a quarter of the characters, the usual rule of thumb for English and JSON).
  * Titles, annotations and `outputSchema` stay with the bridge and are not counted. Pure.
  */
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { toolNameFor } from "./naming.ts";
+import { normalizeInputSchema } from "./schema.ts";
 
 /** What the model is sent of one tool. */
 export interface ModelFacingTool {
@@ -28,4 +31,14 @@ export function totalDefinitionChars(tools: Iterable<ModelFacingTool>): number {
   let total = 0;
   for (const tool of tools) total += definitionChars(tool);
   return total;
+}
+
+/** The description the model gets for a tool: the server's, or a plain one when the server gave none. */
+export function toolDescription(server: string, tool: Pick<Tool, "name" | "description">): string {
+  return tool.description?.trim() || `Tool '${tool.name}' from MCP server '${server}'`;
+}
+
+/** What the model would be sent of a server's tool, before any name collision moves it. */
+export function modelFacingTool(server: string, tool: Tool, prefix?: string): ModelFacingTool {
+  return { name: toolNameFor(server, tool.name, prefix), description: toolDescription(server, tool), parameters: normalizeInputSchema(tool.inputSchema).schema };
 }

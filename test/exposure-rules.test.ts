@@ -1,0 +1,188 @@
+/**
+ * The pure side of exposure: the config fields (per server, per tool, top-level default and threshold, a project
+ * entry that only changes a lower layer's exposure), which exposure a tool gets, what `auto` decides, the provider
+ * request bodies the bridge takes undeclared tools out of (one shape per provider family pi-ai speaks), and the text
+ * of tool search.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { type Api, type Model, streamSimple } from "@mariozechner/pi-ai";
+import {
+  autoLimitTokens,
+  type ConfigSource,
+  decideAuto,
+  deferredServersLine,
+  exposureSetting,
+  FALLBACK_CONTEXT_WINDOW,
+  formatSearchResult,
+  layerConfigs,
+  readThreshold,
+  TOOL_SEARCH_DESCRIPTION,
+  validateServerEntry,
+  withoutTools,
+} from "../lib.ts";
+
+const user: ConfigSource = { scope: "user", path: "/home/u/.pi/agent/mcp.json" };
+const project: ConfigSource = { scope: "project", path: "/p/.pi/mcp.json" };
+const entry = { command: "node", args: ["s.js"] };
+
+describe("exposure in a server entry", () => {
+  test("exposure and toolExposure are read in file order; `search` is deferred; pi 1.x's code mode is deferred with a note", () => {
+    const { config, warnings } = validateServerEntry("gh", { ...entry, exposure: "search", toolExposure: { "delete_*": "hidden", get_me: "direct" } }, user);
+    assert.equal(config?.exposure, "deferred");
+    assert.deepEqual(config?.toolExposure, [
+      { pattern: "delete_*", exposure: "hidden" },
+      { pattern: "get_me", exposure: "direct" },
+    ]);
+    assert.deepEqual(warnings, []);
+    const codemode = validateServerEntry("gh", { ...entry, exposure: "codemode" }, user);
+    assert.equal(codemode.config?.exposure, "deferred");
+    assert.match(codemode.warnings.join("\n"), /no code mode; its tools are deferred behind tool_search/);
+    assert.equal(validateServerEntry("gh", { ...entry, exposure: "auto" }, user).config?.exposure, "auto");
+    assert.equal(validateServerEntry("gh", entry, user).config?.exposure, undefined, "unset follows the default");
+  });
+
+  test("a wrong value is an error that says what is allowed; `auto` is not a per-tool value", () => {
+    assert.match(validateServerEntry("gh", { ...entry, exposure: "lazy" }, user).errors.join("\n"), /`exposure` must be one of "direct", "deferred", "hidden", "auto", "search" \(got "lazy"\)/);
+    assert.match(validateServerEntry("gh", { ...entry, toolExposure: { x: "auto" } }, user).errors.join("\n"), /`toolExposure.x` must be one of "direct", "deferred", "hidden", "search"/);
+    assert.match(validateServerEntry("gh", { ...entry, toolExposure: ["x"] }, user).errors.join("\n"), /`toolExposure` must be an object of tool names or patterns/);
+  });
+});
+
+describe("top-level exposure and threshold", () => {
+  test("the highest-priority file that sets each wins; the defaults are auto and 10%", () => {
+    const none = layerConfigs([{ source: user, text: JSON.stringify({ mcpServers: {} }) }]);
+    assert.deepEqual(none.exposure, { exposure: "auto", threshold: { share: 0.1 } });
+    const both = layerConfigs([
+      { source: user, text: JSON.stringify({ exposure: "direct", exposureThreshold: "25%", mcpServers: {} }) },
+      { source: project, text: JSON.stringify({ exposure: "deferred", mcpServers: {} }) },
+    ]);
+    assert.deepEqual(both.exposure, { exposure: "deferred", threshold: { share: 0.25 } });
+    assert.deepEqual(both.problems, [], "both keys are known top-level keys");
+  });
+
+  test("thresholds: a share or a number of tokens; anything else is a warning and the default stays", () => {
+    assert.deepEqual(readThreshold("10%"), { threshold: { share: 0.1 } });
+    assert.deepEqual(readThreshold(" 2.5 % "), { threshold: { share: 0.025 } });
+    assert.deepEqual(readThreshold(20000), { threshold: { tokens: 20000 } });
+    for (const bad of ["0%", "150%", "ten", -1, 1.5, true]) assert.ok(readThreshold(bad).error, String(bad));
+    const layered = layerConfigs([{ source: user, text: JSON.stringify({ exposure: "sometimes", exposureThreshold: "lots", mcpServers: {} }) }]);
+    assert.deepEqual(layered.exposure, { exposure: "auto", threshold: { share: 0.1 } });
+    assert.deepEqual(
+      layered.problems.map((p) => p.message),
+      [
+        '`exposure` must be one of "direct", "deferred", "hidden", "auto", "search" (got "sometimes"); the default, "auto", is used',
+        '`exposureThreshold` must be a share of the model\'s context window such as "10%", or a number of tokens (got "lots"); the default, "10%", is used',
+      ],
+    );
+  });
+
+  test("a project entry with only exposure fields adjusts the user's server without redefining it, and its patterns come first", () => {
+    const layered = layerConfigs([
+      { source: user, text: JSON.stringify({ mcpServers: { gh: { ...entry, toolExposure: { "get_*": "direct" } } } }) },
+      { source: project, text: JSON.stringify({ mcpServers: { gh: { exposure: "deferred", toolExposure: { "get_*": "hidden" } } } }) },
+    ]);
+    const gh = layered.servers[0]!;
+    assert.equal(gh.source.scope, "user", "still the user's definition (nothing to trust)");
+    assert.equal(gh.command, "node");
+    assert.equal(gh.exposure, "deferred");
+    assert.equal(exposureSetting("get_file", gh.toolExposure, gh.exposure, "auto"), "hidden", "the project's pattern comes first");
+    const orphan = layerConfigs([{ source: project, text: JSON.stringify({ mcpServers: { nope: { exposure: "hidden" } } }) }]);
+    assert.match(orphan.problems[0]!.message, /only sets `exposure`, but no lower-priority config defines this server/);
+  });
+});
+
+describe("which exposure a tool gets", () => {
+  const rules = [
+    { pattern: "delete_*", exposure: "hidden" as const },
+    { pattern: "*_issue", exposure: "deferred" as const },
+    { pattern: "delete_issue", exposure: "direct" as const },
+  ];
+  test("an exact name wins over patterns wherever it is listed; among patterns the first wins; then the server, then the default", () => {
+    assert.equal(exposureSetting("delete_issue", rules, "deferred", "auto"), "direct");
+    assert.equal(exposureSetting("delete_repo", rules, "deferred", "auto"), "hidden");
+    assert.equal(exposureSetting("get_issue", rules, "direct", "auto"), "deferred");
+    assert.equal(exposureSetting("list_repos", rules, "direct", "auto"), "direct");
+    assert.equal(exposureSetting("list_repos", rules, undefined, "auto"), "auto");
+    assert.equal(exposureSetting("Delete_repo", rules, undefined, "direct"), "direct", "patterns are case-sensitive, as tool names are");
+  });
+
+  test("auto: direct up to the limit, deferred past it; the limit is a share of the window, or tokens", () => {
+    assert.equal(autoLimitTokens({ share: 0.1 }, 200_000), 20_000);
+    assert.equal(autoLimitTokens({ share: 0.1 }, undefined), FALLBACK_CONTEXT_WINDOW / 10);
+    assert.equal(autoLimitTokens({ tokens: 5_000 }, 200_000), 5_000);
+    assert.deepEqual(decideAuto(80_000, 20_000), { exposure: "direct", tokens: 20_000, limitTokens: 20_000 });
+    assert.deepEqual(decideAuto(80_004, 20_000), { exposure: "deferred", tokens: 20_001, limitTokens: 20_000 });
+  });
+});
+
+/** The request body pi-ai's own client for `api` builds (captured before anything is sent), with two tools. */
+async function providerBody(api: string): Promise<unknown> {
+  const model = { id: "m", name: "m", api, provider: "p", baseUrl: "http://127.0.0.1:9", reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1000, maxTokens: 100 };
+  const parameters = { type: "object", properties: { path: { type: "string" } } };
+  const context = {
+    systemPrompt: "s",
+    messages: [{ role: "user" as const, content: "hi", timestamp: 0 }],
+    tools: [
+      { name: "read", description: "Read a file", parameters },
+      { name: "mcp_gh_get", description: "Get an issue", parameters },
+    ],
+  };
+  let captured: unknown;
+  const stream = streamSimple(model as unknown as Model<Api>, context as never, {
+    apiKey: "x",
+    onPayload: (payload: unknown) => {
+      captured = payload;
+      throw new Error("captured; nothing is sent");
+    },
+  } as never);
+  for await (const _event of stream) {
+    // The stream ends with the error thrown above.
+  }
+  return captured;
+}
+
+describe("taking undeclared tools out of a provider request", () => {
+  const drop = (name: string) => name.startsWith("mcp_gh_");
+  // Every provider family pi-ai builds request bodies for: Anthropic, OpenAI Chat Completions and Responses (and
+  // Azure's), Google (Gemini and Vertex), Bedrock, Mistral.
+  const apis = ["anthropic-messages", "openai-completions", "openai-responses", "azure-openai-responses", "google-generative-ai", "google-vertex", "bedrock-converse-stream", "mistral-conversations"];
+  for (const api of apis) {
+    test(`${api}: the body pi-ai builds loses the dropped tool and keeps the other`, async () => {
+      const body = await providerBody(api);
+      const text = JSON.stringify(body);
+      assert.ok(text.includes("mcp_gh_get") && text.includes('"read"'), `pi-ai built a body with both tools: ${text.slice(0, 200)}`);
+      const filtered = JSON.stringify(withoutTools(body, drop));
+      assert.ok(!filtered.includes("mcp_gh_get"), filtered);
+      assert.ok(filtered.includes('"read"'), "the other tool stays");
+      assert.equal(JSON.stringify(body), text, "the original body is left as it was");
+    });
+  }
+
+  test("nothing to drop: the same object back; everything dropped: no empty list (some APIs refuse one)", () => {
+    const body = { tools: [{ name: "read" }] };
+    assert.equal(withoutTools(body, drop), body);
+    assert.deepEqual(withoutTools({ tools: [{ name: "mcp_gh_a" }], stream: true }, drop), { stream: true });
+    assert.deepEqual(withoutTools({ config: { tools: [{ functionDeclarations: [{ name: "mcp_gh_x" }] }] } }, drop), { config: {} });
+    assert.equal(withoutTools("not an object", drop), "not an object");
+  });
+});
+
+describe("tool search text", () => {
+  test("the tool's description names no server or tool (it never changes) and stays short", () => {
+    assert.ok(TOOL_SEARCH_DESCRIPTION.length < 400);
+    assert.doesNotMatch(TOOL_SEARCH_DESCRIPTION, /mcp_/);
+  });
+  test("results: one line per tool, server text on one line; none found says what to try", () => {
+    const text = formatSearchResult("make an issue", [{ name: "mcp_gh_create_issue", server: "gh", description: "Create an issue.\nSecond line\x1b[31m" }], 12);
+    assert.equal(text, "Loaded 1 tool; call it by name:\n- mcp_gh_create_issue (MCP server gh): Create an issue. Second line");
+    assert.match(formatSearchResult("zzz", [], 12), /No tool matched "zzz" among 12 MCP tools/);
+    assert.match(formatSearchResult("zzz", [], 0), /No MCP tools are waiting to be loaded/);
+  });
+  test("the system prompt line: the deferred servers with short descriptions, or nothing", () => {
+    assert.equal(deferredServersLine([]), undefined);
+    const line = deferredServersLine([{ server: "gh", description: "GitHub: issues, PRs" }, { server: "fs" }, { server: "long", description: "x".repeat(300) }])!;
+    assert.match(line, /^More MCP tools are available but not loaded; find them with tool_search\. Their servers: gh \(GitHub: issues, PRs\); fs; long \(x+…\)\.$/);
+    assert.ok(line.length < 300);
+  });
+});
