@@ -67,7 +67,7 @@ export function formatNumber(value: number): string {
   if (size >= 100) return Math.round(value).toLocaleString("en-US");
   if (size >= 10) return value.toFixed(1);
   if (size >= 0.1 || size === 0) return value.toFixed(2);
-  return value.toPrecision(2);
+  return String(Number(value.toPrecision(2)));
 }
 
 function withUnit(value: number, unit: string): string {

@@ -5,6 +5,9 @@
  * processes. Then lazy servers whose tools are in the tool cache vs the same servers started eagerly: a lazy server
  * starts no process, so pi's startup should not grow with them.
  *
+ * The same counts with bare SDK clients (connect and list tools, all at once) give the floor: what starting that many
+ * node processes and waiting for them costs on this machine, whatever the client does.
+ *
  * Each round runs every count once (1, 5, 20, then 20, 5, 1 the next round, so neither side always goes first), and
  * the ratios are medians of the rounds' own ratios.
  */
@@ -12,6 +15,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpBridge } from "../../src/bridge/mcp-bridge.ts";
 import { ToolCache } from "../../src/bridge/tool-cache.ts";
 import { envCount, median, repeatRounds, summary } from "../stats.ts";
@@ -76,6 +81,23 @@ async function timeStart(servers: number, options?: StartOptions): Promise<numbe
   return run.ms;
 }
 
+/** The floor: `servers` bare SDK clients connecting and listing tools at once. */
+async function timeSdkStart(servers: number): Promise<number> {
+  const clients = Array.from({ length: servers }, () => new Client({ name: "bench-sdk", version: "0" }));
+  const started = performance.now();
+  try {
+    await Promise.all(
+      clients.map(async (client) => {
+        await client.connect(new StdioClientTransport({ command: process.execPath, args: [SLOW_START_SERVER] }));
+        await client.listTools();
+      }),
+    );
+    return performance.now() - started;
+  } finally {
+    await Promise.all(clients.map((client) => client.close()));
+  }
+}
+
 function ratioFigure(id: string, label: string, ratios: number[], target?: Figure["target"]): Figure {
   return { id, label, value: Number(median(ratios).toFixed(3)), unit: "×", ...(target ? { target } : {}), detail: { rounds: ratios.length, ...summary("ratio", ratios) } };
 }
@@ -84,9 +106,10 @@ async function measureCounts(): Promise<Figure[]> {
   const rounds = await repeatRounds(
     { ...ROUNDS, target: 1.5 },
     async (index) => {
-      const order = index % 2 === 0 ? COUNTS : [...COUNTS].reverse();
+      // Bridge runs keyed by count, bare SDK runs by minus the count.
+      const sides = [...COUNTS, -1, -MANY];
       const ms = new Map<number, number>();
-      for (const count of order) ms.set(count, await timeStart(count));
+      for (const side of index % 2 === 0 ? sides : sides.reverse()) ms.set(side, side > 0 ? await timeStart(side) : await timeSdkStart(-side));
       return ms;
     },
     (ms) => ms.get(MANY)! / ms.get(1)!,
@@ -105,6 +128,8 @@ async function measureCounts(): Promise<Figure[]> {
     ),
     ratioFigure("startup.ratio5", "5 servers vs 1", ratios(5)),
     ratioFigure(`startup.ratio${MANY}`, `${MANY} servers vs 1`, ratios(MANY), { op: "<=", value: 1.5 }),
+    ratioFigure(`startup.sdkRatio${MANY}`, `floor: ${MANY} vs 1 with bare SDK clients`, times(-MANY).map((t, i) => t / times(-1)[i]!)),
+    ratioFigure(`startup.vsSdk${MANY}`, `${MANY} servers: bridge vs bare SDK clients`, times(MANY).map((t, i) => t / times(-MANY)[i]!)),
   ];
 }
 
