@@ -5,8 +5,8 @@
  * the rounds.
  *
  * RSS is what the operating system sees, but V8 keeps heap pages it no longer needs, so two identical processes differ
- * by a few MB: RSS per server is noisy. The live JS heap after a full collection is the steady measure of what the
- * bridge keeps per server; both are reported.
+ * by a few MB even with a small young generation: RSS per server is the noisier figure. The live JS heap after a full
+ * collection is the steady measure of what the bridge's objects take per server; both are reported.
  */
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -18,7 +18,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 const CHILD = path.join(ROOT, "bench", "memory-child.ts");
 const SERVERS = envCount("BENCH_MEMORY_SERVERS", 20);
 // RSS per server wanders by a third between identical rounds; a quarter is as settled as it gets in a few rounds.
-const ROUNDS = { min: envCount("BENCH_MEMORY_ROUNDS", 5), max: envCount("BENCH_MEMORY_MAX_ROUNDS", 9), spread: 0.25 };
+const ROUNDS = { min: envCount("BENCH_MEMORY_ROUNDS", 5), max: envCount("BENCH_MEMORY_MAX_ROUNDS", 7), spread: 0.25 };
 const MB = 1024 * 1024;
 
 interface Sample {
@@ -28,7 +28,10 @@ interface Sample {
 }
 
 function sample(servers: number): Promise<Sample> {
-  return childJson<Sample>({ args: ["--import", "tsx", "--expose-gc", CHILD, String(servers)], cwd: ROOT, timeoutMs: 90_000 });
+  // A young generation of 1 MB: otherwise how much of it stays committed after the last collection varies by up to
+  // ~15 MB from one process to the next and buries the servers' share. What the bridge keeps is in the old generation.
+  const args = ["--import", "tsx", "--expose-gc", "--max-semi-space-size=1", CHILD, String(servers)];
+  return childJson<Sample>({ args, cwd: ROOT, timeoutMs: 90_000 });
 }
 
 interface Round {

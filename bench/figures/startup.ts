@@ -5,7 +5,7 @@
  * processes. Then lazy servers whose tools are in the tool cache vs the same servers started eagerly: a lazy server
  * starts no process, so pi's startup should not grow with them.
  *
- * The same counts with bare SDK clients (connect and list tools, all at once) give the floor: what starting that many
+ * The same servers spawned and asked over bare JSON-RPC, no client at all, give the floor: what starting that many
  * node processes and waiting for them costs on this machine, whatever the client does.
  *
  * Each round runs every count once (1, 5, 20, then 20, 5, 1 the next round, so neither side always goes first), and
@@ -15,8 +15,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import { McpBridge } from "../../src/bridge/mcp-bridge.ts";
 import { ToolCache } from "../../src/bridge/tool-cache.ts";
 import { envCount, median, repeatRounds, summary } from "../stats.ts";
@@ -81,20 +83,31 @@ async function timeStart(servers: number, options?: StartOptions): Promise<numbe
   return run.ms;
 }
 
-/** The floor: `servers` bare SDK clients connecting and listing tools at once. */
-async function timeSdkStart(servers: number): Promise<number> {
-  const clients = Array.from({ length: servers }, () => new Client({ name: "bench-sdk", version: "0" }));
+/**
+ * The floor: `servers` slow-start servers spawned at once and each asked `initialize` and `tools/list` over bare
+ * JSON-RPC lines, no client library: what starting that many node processes costs on this machine. They get the
+ * environment the bridge gives a server (the SDK's default one): a variable such as NODE_EXTRA_CA_CERTS, which
+ * the bridge does not pass on, makes every node process start slower.
+ */
+async function timeBareStart(servers: number): Promise<number> {
   const started = performance.now();
+  const children = Array.from({ length: servers }, () => spawn(process.execPath, [SLOW_START_SERVER], { env: getDefaultEnvironment(), stdio: ["pipe", "pipe", "ignore"] }));
   try {
     await Promise.all(
-      clients.map(async (client) => {
-        await client.connect(new StdioClientTransport({ command: process.execPath, args: [SLOW_START_SERVER] }));
-        await client.listTools();
+      children.map(async (child) => {
+        const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+        const send = (message: object) => child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
+        send({ id: 1, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "bench-bare", version: "0" } } });
+        await lines.next();
+        send({ method: "notifications/initialized" });
+        send({ id: 2, method: "tools/list" });
+        const listed = await lines.next();
+        if (listed.done) throw new Error("a bare slow-start server closed before listing its tools");
       }),
     );
     return performance.now() - started;
   } finally {
-    await Promise.all(clients.map((client) => client.close()));
+    for (const child of children) child.kill();
   }
 }
 
@@ -106,10 +119,10 @@ async function measureCounts(): Promise<Figure[]> {
   const rounds = await repeatRounds(
     { ...ROUNDS, target: 1.5 },
     async (index) => {
-      // Bridge runs keyed by count, bare SDK runs by minus the count.
+      // Bridge runs keyed by count, bare-process runs by minus the count.
       const sides = [...COUNTS, -1, -MANY];
       const ms = new Map<number, number>();
-      for (const side of index % 2 === 0 ? sides : sides.reverse()) ms.set(side, side > 0 ? await timeStart(side) : await timeSdkStart(-side));
+      for (const side of index % 2 === 0 ? sides : sides.reverse()) ms.set(side, side > 0 ? await timeStart(side) : await timeBareStart(-side));
       return ms;
     },
     (ms) => ms.get(MANY)! / ms.get(1)!,
@@ -128,8 +141,8 @@ async function measureCounts(): Promise<Figure[]> {
     ),
     ratioFigure("startup.ratio5", "5 servers vs 1", ratios(5)),
     ratioFigure(`startup.ratio${MANY}`, `${MANY} servers vs 1`, ratios(MANY), { op: "<=", value: 1.5 }),
-    ratioFigure(`startup.sdkRatio${MANY}`, `floor: ${MANY} vs 1 with bare SDK clients`, times(-MANY).map((t, i) => t / times(-1)[i]!)),
-    ratioFigure(`startup.vsSdk${MANY}`, `${MANY} servers: bridge vs bare SDK clients`, times(MANY).map((t, i) => t / times(-MANY)[i]!)),
+    ratioFigure(`startup.floorRatio${MANY}`, `floor: ${MANY} vs 1 bare processes, no client`, times(-MANY).map((t, i) => t / times(-1)[i]!)),
+    ratioFigure(`startup.vsFloor${MANY}`, `${MANY} servers: bridge vs bare processes`, times(MANY).map((t, i) => t / times(-MANY)[i]!)),
   ];
 }
 
