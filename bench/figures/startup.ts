@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
@@ -107,7 +108,11 @@ async function timeBareStart(servers: number): Promise<number> {
     );
     return performance.now() - started;
   } finally {
+    // Gone before the next run starts, as the bridge's shutdown waits for its servers, so neither run pays for the
+    // other's exits.
+    const exited = children.map((child) => (child.exitCode === null && child.signalCode === null ? once(child, "exit") : undefined));
     for (const child of children) child.kill();
+    await Promise.all(exited);
   }
 }
 
