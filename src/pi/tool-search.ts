@@ -4,9 +4,8 @@
  * tools each request leaves out: deferred tools not loaded yet, and `tool_search` itself while nothing is deferred.
  */
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
-import { isObject } from "../common/values.ts";
 import { definitionChars } from "../tools/definition-cost.ts";
-import { type SearchableTool, ToolSearchIndex } from "../tools/tool-search-index.ts";
+import { type SearchableTool, searchableTool, ToolSearchIndex } from "../tools/tool-search-index.ts";
 import {
   DEFAULT_SEARCH_LIMIT,
   type DeferredServer,
@@ -34,27 +33,10 @@ export interface ToolSearchDetails {
   loaded: ToolRef[];
 }
 
-/** The names and descriptions of a schema's top-level properties: what a search for a tool's inputs matches. */
-function parameterText(schema: unknown): string[] {
-  if (!isObject(schema) || !isObject(schema.properties)) return [];
-  const parts: string[] = [];
-  for (const [name, property] of Object.entries(schema.properties)) {
-    parts.push(name);
-    if (isObject(property) && typeof property.description === "string") parts.push(property.description);
-  }
-  return parts;
-}
-
+/** A registered tool as the index takes it: the same reading of a tool that the bench's recall figure measures. */
 function searchable(tool: RegisteredTool, serverDescription: string | undefined): SearchableTool {
-  return {
-    name: tool.name,
-    server: tool.server,
-    originalName: tool.originalName,
-    title: tool.title,
-    description: tool.description,
-    parameters: parameterText(tool.inputSchema),
-    serverDescription,
-  };
+  const { originalName, title, description, inputSchema } = tool;
+  return searchableTool({ name: originalName, title, description, inputSchema }, tool.server, tool.name, serverDescription);
 }
 
 export class ToolSearch {

@@ -1,0 +1,133 @@
+/**
+ * The tool search over the tools of real public MCP servers (test/fixtures/public-tools, 16 servers): how a tool is
+ * read into the index, synonyms, a few requests a model makes, and recall@3 on the whole relevance set
+ * (bench/fixtures/tool-search-relevance.json), which the bench reports as `search.recall_at_3`.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { answerToolName, laterQueries, recallAt, relevanceQueries } from "../bench/tool-search-recall.ts";
+import { toolNameFor } from "../src/tools/naming.ts";
+import { canonicalWords, GROUP_MARK } from "../src/tools/search-synonyms.ts";
+import { searchableTool, ToolSearchIndex } from "../src/tools/tool-search-index.ts";
+import { publicServers, publicToolsIndex } from "./fixtures/public-tools.ts";
+
+const index = publicToolsIndex();
+
+function top(query: string, k = 3): string[] {
+  return index.find(query, k).map((hit) => hit.name);
+}
+
+describe("public tool fixtures", () => {
+  test("hold at least 240 tools of real servers, each with its package, version and capture date", () => {
+    const servers = publicServers();
+    assert.ok(servers.length >= 10, `${servers.length} servers`);
+    let tools = 0;
+    for (const server of servers) {
+      assert.match(server.package, /^(@[\w.-]+\/)?[\w.-]+$/, server.server);
+      assert.match(server.version, /^\d+\.\d+\.\d+/, server.server);
+      assert.match(server.captured, /^\d{4}-\d{2}-\d{2}$/, server.server);
+      assert.ok(server.tools.length > 0, server.server);
+      assert.equal(new Set(server.tools.map((tool) => tool.name)).size, server.tools.length, `${server.server}: tool names repeat`);
+      tools += server.tools.length;
+    }
+    assert.ok(tools >= 240, `${tools} tools`);
+    assert.equal(index.size, tools, "every tool has its own pi name in the index");
+  });
+
+  test("the relevance set has at least 60 requests, each answered by tools the fixtures have", () => {
+    const queries = relevanceQueries();
+    assert.ok(queries.length >= 60, `${queries.length} queries`);
+    for (const { query, answers } of [...queries, ...laterQueries()]) {
+      assert.ok(answers.length > 0, query);
+      for (const answer of answers) assert.ok(index.has(answerToolName(answer)), `${query}: no tool ${answer}`);
+    }
+  });
+});
+
+describe("searchableTool", () => {
+  test("reads names, title, description, and each parameter's name, description and values", () => {
+    const tool: Tool = {
+      name: "update_issue",
+      description: "Update an existing issue",
+      annotations: { title: "Update issue" },
+      inputSchema: {
+        type: "object",
+        properties: {
+          issue_number: { type: "number", description: "The issue's number" },
+          state: { type: "string", enum: ["open", "closed"] },
+          labels: { type: "array", items: { type: "string" } },
+        },
+      },
+    };
+    assert.deepEqual(searchableTool(tool, "github", "mcp_github_update_issue", "Code hosting"), {
+      name: "mcp_github_update_issue",
+      server: "github",
+      originalName: "update_issue",
+      title: "Update issue",
+      description: "Update an existing issue",
+      parameters: ["issue_number", "The issue's number", "state", "open", "closed", "labels"],
+      serverDescription: "Code hosting",
+    });
+  });
+
+  test("a tool without a description or parameters still makes a document", () => {
+    const doc = searchableTool({ name: "ping", inputSchema: { type: "object" } }, "kubernetes", "mcp_kubernetes_ping");
+    assert.deepEqual(doc, { name: "mcp_kubernetes_ping", server: "kubernetes", originalName: "ping", description: "", parameters: [] });
+  });
+});
+
+describe("synonyms", () => {
+  test("a word or phrase of a group becomes the group's token, the longest phrase first", () => {
+    assert.deepEqual(canonicalWords(["open", "a", "pr"]), ["open", "a", `${GROUP_MARK}pull request`]);
+    assert.deepEqual(canonicalWords(["create", "pull", "request"]), [`${GROUP_MARK}create`, `${GROUP_MARK}pull request`]);
+    assert.deepEqual(canonicalWords(["folders", "and", "directories"]), [`${GROUP_MARK}directory`, "and", `${GROUP_MARK}directory`]);
+    assert.deepEqual(canonicalWords(["widget"]), ["widget"]);
+  });
+
+  test("a request in other words than the tool's finds it", () => {
+    // "folder" for "directory"
+    assert.ok(top("make a new folder").some((name) => name.endsWith("_create_directory")), top("make a new folder").join());
+    // "PR" for "pull request"
+    assert.ok(top("open a PR from my feature branch into main").includes("mcp_github_create_pull_request"));
+  });
+});
+
+describe("requests a model makes", () => {
+  const cases: [string, string[]][] = [
+    ["take a screenshot of the page", ["playwright/browser_take_screenshot", "chrome-devtools/take_screenshot", "puppeteer/puppeteer_screenshot"]],
+    ["show the logs of the crashing pod", ["kubernetes/kubectl_logs"]],
+    ["close issue 17 on github", ["github/update_issue"]],
+    // only a parameter's allowed values ("APPROVE") say that a review approves
+    ["approve the pull request", ["github/create_pull_request_review"]],
+    ["send a message to the #general channel", ["slack/slack_post_message"]],
+  ];
+  for (const [query, answers] of cases) {
+    test(query, () => {
+      const got = top(query);
+      assert.ok(answers.some((answer) => got.includes(answerToolName(answer))), `got ${got.join(", ")}`);
+    });
+  }
+
+  test("the server's name narrows a request to its tools", () => {
+    const got = top("list the databases on the mongo server", 1);
+    assert.deepEqual(got, [toolNameFor("mongodb", "list-databases")]);
+  });
+
+  test("a tool added later is found, and a removed one no longer", () => {
+    const small = new ToolSearchIndex();
+    const tool: Tool = { name: "render_chart", description: "Draw a bar chart from numbers", inputSchema: { type: "object" } };
+    small.add(searchableTool(tool, "charts", toolNameFor("charts", tool.name)));
+    assert.deepEqual(small.find("plot a bar chart", 3).map((hit) => hit.name), ["mcp_charts_render_chart"]);
+    small.remove("mcp_charts_render_chart");
+    assert.deepEqual(small.find("plot a bar chart", 3), []);
+  });
+});
+
+describe("recall@3 on the relevance set", () => {
+  test("stays at or above the measured 76 of 85 (0.894; the issue's target is 0.9)", () => {
+    const recall = recallAt(index, relevanceQueries(), 3);
+    const misses = recall.misses.map((miss) => `${miss.query} → ${miss.got.join(", ")}`).join("\n");
+    assert.ok(recall.found >= 76, `recall@3 ${recall.found}/${recall.total}; missed:\n${misses}`);
+  });
+});
