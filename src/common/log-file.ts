@@ -1,9 +1,10 @@
 /**
  * The bridge's own log: one JSON object per line, in a file that rotates by size.
  *
- * Records are queued and written in batches, one append per batch, so a server that floods its stderr costs the
- * bridge one write per event-loop turn rather than one per line; the queue is bounded, and what does not fit is
- * counted and reported in the log instead of growing memory. The log may hold whatever servers print (callers redact
+ * Records are queued and written in batches, one append per batch: a batch is written BATCH_MS after its first record
+ * (so a tool call's log line costs no file write of its own), or on the next event-loop turn once BATCH_LINES are
+ * waiting (so a server that floods its stderr costs one write per turn rather than one per line); the queue is
+ * bounded, and what does not fit is counted and reported in the log instead of growing memory. The log may hold whatever servers print (callers redact
  * tokens, but redaction is best effort), so the directory is created 0700 and the file is kept at 0600. A log must
  * never take the bridge down: `log()` does not throw, and the first write failure switches logging off and is kept in
  * `error` for `/mcp` to show. Nothing here writes to stdout or stderr, which belong to pi's UI.
@@ -45,6 +46,10 @@ export const DEFAULT_LOG_MAX_BYTES = 5 * 1024 * 1024;
 /** Rotated files kept besides the current one: `mcp.log.1`, `mcp.log.2`. */
 export const DEFAULT_LOG_KEEP = 2;
 const DEFAULT_MAX_PENDING = 10_000;
+/** How long a record may wait for others to be written with it. */
+const BATCH_MS = 100;
+/** This many waiting are written on the next turn instead. */
+const BATCH_LINES = 256;
 /** Longer string values (at any depth) are cut here, so one huge stderr chunk cannot fill a file by itself. */
 const MAX_STRING_CHARS = 8 * 1024;
 const TRUNCATION_MARKER = "…";
@@ -89,7 +94,7 @@ export class LogFile implements Logger {
   private readonly maxPending: number;
   private pending: string[] = [];
   private dropped = 0;
-  private scheduled: NodeJS.Immediate | undefined;
+  private scheduled: { kind: "timer"; handle: NodeJS.Timeout } | { kind: "turn"; handle: NodeJS.Immediate } | undefined;
   private prepared = false;
   private closed = false;
   private failure: string | undefined;
@@ -124,10 +129,7 @@ export class LogFile implements Logger {
 
   /** Writes everything queued, synchronously (for process exit, and tests). */
   flush(): void {
-    if (this.scheduled) {
-      clearImmediate(this.scheduled);
-      this.scheduled = undefined;
-    }
+    this.unschedule();
     if (this.failure !== undefined || (this.pending.length === 0 && this.dropped === 0)) return;
     const lines = this.pending;
     this.pending = [];
@@ -153,12 +155,20 @@ export class LogFile implements Logger {
   }
 
   private schedule(): void {
-    if (this.scheduled) return;
-    // Not unref'd: it runs once, on the next turn, and lets the last records of a run reach the file.
-    this.scheduled = setImmediate(() => {
-      this.scheduled = undefined;
-      this.flush();
-    });
+    if (this.scheduled?.kind === "turn") return;
+    if (this.pending.length >= BATCH_LINES) {
+      this.unschedule();
+      this.scheduled = { kind: "turn", handle: setImmediate(() => this.flush()) };
+      return;
+    }
+    // Not unref'd: it runs once, and lets the last records of a run reach the file.
+    if (!this.scheduled) this.scheduled = { kind: "timer", handle: setTimeout(() => this.flush(), BATCH_MS) };
+  }
+
+  private unschedule(): void {
+    if (this.scheduled?.kind === "timer") clearTimeout(this.scheduled.handle);
+    else if (this.scheduled?.kind === "turn") clearImmediate(this.scheduled.handle);
+    this.scheduled = undefined;
   }
 
   private time(): string {

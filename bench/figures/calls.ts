@@ -1,0 +1,264 @@
+/**
+ * What a tool call through the bridge costs next to the same call made with a bare SDK `Client`, on the same kind of
+ * server (stdio: two processes of examples/hello-server.mjs; Streamable HTTP: one process of ./http-hello-server.mjs
+ * on 127.0.0.1, one session each).
+ *
+ * The bridge's side is the path a pi tool call takes: the registered tool definition's `execute` (argument check,
+ * connection, recovery, the SDK client on the bridge's own transport, redaction, result normalisation, log line,
+ * metrics), with a log file as pi's session has one and a turn's abort signal, as pi passes it.
+ *
+ * - Per-call latency: the two sides called alternately, one call at a time (which goes first swapped each pair), each
+ *   call timed on its own; a round's ratio is the median of the bridge's calls over the median of the SDK's. The
+ *   figure is the median of the rounds, their spread in `detail`.
+ * - Throughput: 200 calls at once, the two sides alternately run by run; a round's ratio is the SDK's median time
+ *   for the 200 over the bridge's (calls per second, bridge over SDK), the figure the median of the rounds.
+ *
+ * Counts: BENCH_CALLS calls per side per round (default 1000), BENCH_CALL_ROUNDS rounds (default 5), BENCH_BURSTS
+ * runs of 200 per side per round (default 10).
+ */
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { McpBridge } from "../../src/bridge/mcp-bridge.ts";
+import { LogFile } from "../../src/common/log-file.ts";
+import { ToolRegistry } from "../../src/pi/tool-registry.ts";
+import type { Figure, FigureSection } from "./figure.ts";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+const STDIO_SERVER = path.join(ROOT, "examples", "hello-server.mjs");
+const HTTP_SERVER = path.join(ROOT, "bench", "http-hello-server.mjs");
+const CALLS = Number(process.env.BENCH_CALLS ?? 1000);
+const ROUNDS = Number(process.env.BENCH_CALL_ROUNDS ?? 5);
+const BURSTS = Number(process.env.BENCH_BURSTS ?? 10);
+const CONCURRENT = 200;
+const WARMUP_CALLS = 300;
+
+type Call = () => Promise<unknown>;
+
+export interface Side {
+  call: Call;
+  close(): Promise<void>;
+}
+
+function quantile(values: number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+const median = (values: number[]): number => quantile(values, 0.5);
+
+async function timed(call: Call): Promise<number> {
+  const started = performance.now();
+  await call();
+  return performance.now() - started;
+}
+
+/** A bridge with one server (`entry` as mcp.json has it), wired as pi's session wires it, and its `greet` as pi calls it. */
+export async function bridgeSide(entry: Record<string, unknown>): Promise<Side> {
+  const dir = mkdtempSync(path.join(tmpdir(), "mcp-bridge-bench-calls-"));
+  mkdirSync(path.join(dir, "servers"));
+  const config = path.join(dir, "mcp.json");
+  writeFileSync(config, JSON.stringify({ mcpServers: { s: entry } }));
+  const logs = [new LogFile(path.join(dir, "mcp.log"))];
+  const bridge = new McpBridge({
+    projectRoot: dir,
+    agentDir: path.join(dir, "agent"),
+    bundledPath: path.join(dir, "none.json"),
+    extraPath: config,
+    env: process.env,
+    clientInfo: { name: "bench", version: "0" },
+    events: () => {},
+    logger: logs[0],
+    serverLogFor: (server) => {
+      const log = new LogFile(path.join(dir, "servers", `${server}.log`));
+      logs.push(log);
+      return log;
+    },
+    startupBudgetMs: 60_000,
+  });
+  await bridge.start();
+  const connection = bridge.connection("s");
+  if (connection?.status !== "connected") throw new Error(`the bench server did not connect: ${connection?.lastError}`);
+  // One turn's signal for every call, as pi gives the tool calls of a turn.
+  const turn = new AbortController();
+  let call: Call | undefined;
+  new ToolRegistry(
+    (def) => {
+      if (def.name === "mcp_s_greet") call = () => def.execute("bench", { name: "bench" } as never, turn.signal, () => {}, undefined as never);
+    },
+    () => connection,
+  ).registerServer(connection);
+  if (!call) throw new Error("the bridge registered no mcp_s_greet tool");
+  return {
+    call,
+    close: async () => {
+      await bridge.shutdown();
+      for (const log of logs) await log.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A bare SDK client on `transport`, and its `greet`. */
+export async function sdkSide(transport: Transport): Promise<Side> {
+  const client = new Client({ name: "bench-sdk", version: "0" });
+  await client.connect(transport);
+  return { call: () => client.callTool({ name: "greet", arguments: { name: "bench" } }), close: () => client.close() };
+}
+
+/** The HTTP bench server as a child process, and its URL once it listens. */
+export async function httpServer(): Promise<{ url: string; close(): void }> {
+  const child = spawn(process.execPath, [HTTP_SERVER], { stdio: ["pipe", "pipe", "inherit"] });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (text: string) => {
+      out += text;
+      const match = /port (\d+)\n/.exec(out);
+      if (match) resolve(Number(match[1]));
+    });
+    child.once("exit", (code) => reject(new Error(`the HTTP bench server exited (${code}) before it listened`)));
+    child.once("error", reject);
+  });
+  return { url: `http://127.0.0.1:${port}/mcp`, close: () => child.stdin.end() };
+}
+
+/** Per-call latency, the sides alternating call by call; per round the two medians and their ratio. */
+async function latency(bridge: Side, sdk: Side): Promise<{ bridge: number[]; sdk: number[]; ratios: number[] }> {
+  for (let i = 0; i < WARMUP_CALLS; i++) {
+    await bridge.call();
+    await sdk.call();
+  }
+  const out = { bridge: [] as number[], sdk: [] as number[], ratios: [] as number[] };
+  for (let round = 0; round < ROUNDS; round++) {
+    const a: number[] = [];
+    const b: number[] = [];
+    for (let i = 0; i < CALLS; i++) {
+      if (i % 2 === 0) {
+        a.push(await timed(bridge.call));
+        b.push(await timed(sdk.call));
+      } else {
+        b.push(await timed(sdk.call));
+        a.push(await timed(bridge.call));
+      }
+    }
+    out.bridge.push(median(a));
+    out.sdk.push(median(b));
+    out.ratios.push(median(a) / median(b));
+  }
+  return out;
+}
+
+/** 200 calls at once, the sides alternating run by run; per round the two median times and the throughput ratio. */
+async function throughput(bridge: Side, sdk: Side): Promise<{ bridge: number[]; sdk: number[]; ratios: number[] }> {
+  const burst = (side: Side) => timed(() => Promise.all(Array.from({ length: CONCURRENT }, () => side.call())));
+  await burst(bridge);
+  await burst(sdk);
+  const out = { bridge: [] as number[], sdk: [] as number[], ratios: [] as number[] };
+  for (let round = 0; round < ROUNDS; round++) {
+    const a: number[] = [];
+    const b: number[] = [];
+    for (let i = 0; i < BURSTS; i++) {
+      if (i % 2 === 0) {
+        a.push(await burst(bridge));
+        b.push(await burst(sdk));
+      } else {
+        b.push(await burst(sdk));
+        a.push(await burst(bridge));
+      }
+    }
+    out.bridge.push(median(a));
+    out.sdk.push(median(b));
+    out.ratios.push(median(b) / median(a));
+  }
+  return out;
+}
+
+const µs = (ms: number) => Math.round(ms * 1000);
+const round3 = (value: number) => Math.round(value * 1000) / 1000;
+
+function spread(ratios: number[]): Record<string, number> {
+  return { roundMin: round3(Math.min(...ratios)), roundMax: round3(Math.max(...ratios)), rounds: ratios.length };
+}
+
+async function measureTransport(kind: "stdio" | "http", bridge: Side, sdk: Side): Promise<Figure[]> {
+  const calls = await latency(bridge, sdk);
+  const bursts = await throughput(bridge, sdk);
+  const name = kind === "stdio" ? "stdio" : "Streamable HTTP";
+  return [
+    {
+      id: `call.${kind}.ratio`,
+      label: `Per-call latency over ${name}, bridge / bare SDK`,
+      value: round3(median(calls.ratios)),
+      unit: "×",
+      target: { op: "<=", value: 1.05 },
+      detail: {
+        bridgeMedianUs: µs(median(calls.bridge)),
+        sdkMedianUs: µs(median(calls.sdk)),
+        extraUs: µs(median(calls.bridge) - median(calls.sdk)),
+        callsPerRound: CALLS,
+        ...spread(calls.ratios),
+      },
+    },
+    {
+      id: `throughput.${kind}.ratio`,
+      label: `Throughput of ${CONCURRENT} concurrent calls over ${name}, bridge / bare SDK`,
+      value: round3(median(bursts.ratios)),
+      unit: "×",
+      target: { op: ">=", value: 0.95 },
+      detail: {
+        bridgeCallsPerSecond: Math.round(CONCURRENT / (median(bursts.bridge) / 1000)),
+        sdkCallsPerSecond: Math.round(CONCURRENT / (median(bursts.sdk) / 1000)),
+        runsPerRound: BURSTS,
+        ...spread(bursts.ratios),
+      },
+    },
+  ];
+}
+
+async function measureStdio(): Promise<Figure[]> {
+  const bridge = await bridgeSide({ command: process.execPath, args: [STDIO_SERVER] });
+  const sdk = await sdkSide(new StdioClientTransport({ command: process.execPath, args: [STDIO_SERVER] })).catch(async (error: unknown) => {
+    await bridge.close();
+    throw error;
+  });
+  try {
+    return await measureTransport("stdio", bridge, sdk);
+  } finally {
+    await Promise.all([bridge.close(), sdk.close()]);
+  }
+}
+
+async function measureHttp(): Promise<Figure[]> {
+  const server = await httpServer();
+  try {
+    const bridge = await bridgeSide({ url: server.url });
+    try {
+      const sdk = await sdkSide(new StreamableHTTPClientTransport(new URL(server.url)));
+      try {
+        return await measureTransport("http", bridge, sdk);
+      } finally {
+        await sdk.close();
+      }
+    } finally {
+      await bridge.close();
+    }
+  } finally {
+    server.close();
+  }
+}
+
+export const callsSection: FigureSection = {
+  title: "Tool calls: the bridge's path vs a bare SDK client",
+  async measure() {
+    return [...(await measureStdio()), ...(await measureHttp())];
+  },
+};
+
+export default callsSection;
