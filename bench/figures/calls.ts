@@ -17,6 +17,7 @@
  * runs of 200 per side per round (default 10).
  */
 import { spawn } from "node:child_process";
+import { setMaxListeners } from "node:events";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
@@ -25,9 +26,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { McpBridge } from "../../src/bridge/mcp-bridge.ts";
-import { LogFile } from "../../src/common/log-file.ts";
-import { ToolRegistry } from "../../src/pi/tool-registry.ts";
+import { createJiti } from "jiti";
 import type { Figure, FigureSection } from "./figure.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -59,8 +58,24 @@ async function timed(call: Call): Promise<number> {
   return performance.now() - started;
 }
 
+/**
+ * The bridge's modules compiled the way pi compiles an extension (with jiti), not the way this script is run (tsx,
+ * which also wraps every named function it makes to keep its name: a cost per closure that pi's users do not pay).
+ */
+async function bridgeModules() {
+  const jiti = createJiti(import.meta.url, { moduleCache: false });
+  const load = <T>(file: string) => jiti.import<T>(path.join(ROOT, file));
+  const [{ McpBridge }, { LogFile }, { ToolRegistry }] = await Promise.all([
+    load<typeof import("../../src/bridge/mcp-bridge.ts")>("src/bridge/mcp-bridge.ts"),
+    load<typeof import("../../src/common/log-file.ts")>("src/common/log-file.ts"),
+    load<typeof import("../../src/pi/tool-registry.ts")>("src/pi/tool-registry.ts"),
+  ]);
+  return { McpBridge, LogFile, ToolRegistry };
+}
+
 /** A bridge with one server (`entry` as mcp.json has it), wired as pi's session wires it, and its `greet` as pi calls it. */
 export async function bridgeSide(entry: Record<string, unknown>): Promise<Side> {
+  const { McpBridge, LogFile, ToolRegistry } = await bridgeModules();
   const dir = mkdtempSync(path.join(tmpdir(), "mcp-bridge-bench-calls-"));
   mkdirSync(path.join(dir, "servers"));
   const config = path.join(dir, "mcp.json");
@@ -109,6 +124,11 @@ export async function bridgeSide(entry: Record<string, unknown>): Promise<Side> 
 export async function sdkSide(transport: Transport): Promise<Side> {
   const client = new Client({ name: "bench-sdk", version: "0" });
   await client.connect(transport);
+  // The SDK's Streamable HTTP transport gives every fetch the one signal it keeps for its whole life, and fetch hangs
+  // a listener on it per request until the request is collected: hundreds of concurrent calls print a flood of
+  // MaxListenersExceededWarning. Only the warning is switched off; the listeners stay, as they do for its users.
+  const signal = (transport as { _abortController?: AbortController })._abortController?.signal;
+  if (signal) setMaxListeners(0, signal);
   return { call: () => client.callTool({ name: "greet", arguments: { name: "bench" } }), close: () => client.close() };
 }
 

@@ -83,6 +83,24 @@ function stringify(value: object): string {
   return JSON.stringify(value, safeStrings);
 }
 
+/**
+ * `stringify` for a record whose values are all primitives, as most are (a tool call's line): its strings are made
+ * safe here, so JSON.stringify runs without a replacer, which would cost more than all the rest of the line. Undefined
+ * for a record with a nested value, which `stringify` takes.
+ */
+function stringifyFlat(entry: Record<string, unknown>): string | undefined {
+  const keys = Object.keys(entry);
+  for (const key of keys) {
+    const value = entry[key];
+    if (typeof value === "object" && value !== null) return undefined;
+  }
+  for (const key of keys) {
+    const value = entry[key];
+    if (typeof value === "string") entry[key] = safeStrings(key, value);
+  }
+  return JSON.stringify(entry);
+}
+
 function errnoCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | null)?.code;
 }
@@ -98,6 +116,7 @@ export class LogFile implements Logger {
   private prepared = false;
   private closed = false;
   private failure: string | undefined;
+  private lastTime?: { ms: number; text: string };
 
   constructor(
     readonly path: string,
@@ -172,8 +191,15 @@ export class LogFile implements Logger {
   }
 
   private time(): string {
+    let date: Date;
     try {
-      return this.now().toISOString();
+      date = this.now();
+      // Many lines share a millisecond (the calls of one turn): the text is made once for it.
+      const ms = date.getTime();
+      if (ms === this.lastTime?.ms) return this.lastTime.text;
+      const text = date.toISOString();
+      this.lastTime = { ms, text };
+      return text;
     } catch {
       return new Date().toISOString();
     }
@@ -183,12 +209,12 @@ export class LogFile implements Logger {
   private format(record: LogRecord): string | undefined {
     const time = this.time();
     try {
-      const { level, event, server, ...rest } = record;
+      const { level, event, server } = record;
       const entry: Record<string, unknown> = { time, level, event };
       if (server !== undefined) entry.server = server;
       // The fixed fields come first and cannot be overwritten by a field of the same name.
-      for (const [key, value] of Object.entries(rest)) if (!(key in entry)) entry[key] = value;
-      return stringify(entry);
+      for (const key of Object.keys(record)) if (!(key in entry) && key !== "server") entry[key] = record[key];
+      return stringifyFlat(entry) ?? stringify(entry);
     } catch {
       // A cycle, a BigInt, a throwing getter or toJSON: keep that the event happened.
     }

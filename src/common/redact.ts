@@ -143,12 +143,28 @@ export class Redactor {
     if (value === null || typeof value !== "object") return value;
     // Nested deeper than any real payload: a hostile one, replaced rather than walked (or stringified) without end.
     if (depth > MAX_DEPTH) return TOO_DEEP;
-    if (Array.isArray(value)) return value.map((item) => this.walk(item, depth + 1, filter, keepBinary));
-    if (value instanceof Error) return filter(value.message);
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) {
-      out[key] = keepBinary && BINARY_KEYS.has(key) && typeof item === "string" ? item : this.walk(item, depth + 1, filter, keepBinary);
+    // A plain array or object in which nothing changes is returned as it is: a tool result is walked on every call,
+    // and most have nothing to hide. Anything else (a class instance) becomes a plain copy, as it always did.
+    if (Array.isArray(value)) {
+      let out: unknown[] | undefined;
+      for (let i = 0; i < value.length; i++) {
+        const item: unknown = value[i];
+        const walked = this.walk(item, depth + 1, filter, keepBinary);
+        if (walked !== item && !out) out = value.slice(0, i);
+        out?.push(walked);
+      }
+      return out ?? (Object.getPrototypeOf(value) === Array.prototype ? value : [...value]);
     }
-    return out;
+    if (value instanceof Error) return filter(value.message);
+    const proto: unknown = Object.getPrototypeOf(value);
+    let out: Record<string, unknown> | undefined = proto === Object.prototype ? undefined : {};
+    const entries = Object.entries(value);
+    for (let i = 0; i < entries.length; i++) {
+      const [key, item] = entries[i]!;
+      const walked = keepBinary && BINARY_KEYS.has(key) && typeof item === "string" ? item : this.walk(item, depth + 1, filter, keepBinary);
+      if (walked !== item && !out) out = Object.fromEntries(entries.slice(0, i));
+      if (out) out[key] = walked;
+    }
+    return out ?? value;
   }
 }
