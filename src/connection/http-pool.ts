@@ -40,10 +40,10 @@ interface RequestScope {
 const scopes = new AsyncLocalStorage<RequestScope>();
 
 /**
- * Why a request's exchanges are aborted once it is over. Only what is left of a settled request sees it (a response
- * stream still open); made once, since `abort()` without a reason makes a DOMException, stack and all, every time.
+ * Why a request's exchanges are aborted once it is over: what `abort()` gives without a reason (an AbortError), made
+ * once instead of once per request, stack and all. Only what is left of a settled request sees it.
  */
-const REQUEST_OVER = new Error("the request is over");
+const REQUEST_OVER = new DOMException("This operation was aborted", "AbortError");
 
 /**
  * Runs one request on `pool` (none: a local server, nothing to do); whatever it fetched through the pool is aborted
