@@ -14,7 +14,7 @@
  *   for the 200 over the bridge's (calls per second, bridge over SDK), the figure the median of the rounds.
  *
  * Counts: BENCH_CALLS calls per side per round (default 1000), BENCH_CALL_ROUNDS rounds (default 5), BENCH_BURSTS
- * runs of 200 per side per round (default 10).
+ * runs of 200 per side per round (default 20).
  */
 import { spawn } from "node:child_process";
 import { setMaxListeners } from "node:events";
@@ -34,7 +34,7 @@ const STDIO_SERVER = path.join(ROOT, "examples", "hello-server.mjs");
 const HTTP_SERVER = path.join(ROOT, "bench", "http-hello-server.mjs");
 const CALLS = Number(process.env.BENCH_CALLS ?? 1000);
 const ROUNDS = Number(process.env.BENCH_CALL_ROUNDS ?? 5);
-const BURSTS = Number(process.env.BENCH_BURSTS ?? 10);
+const BURSTS = Number(process.env.BENCH_BURSTS ?? 20);
 const CONCURRENT = 200;
 const WARMUP_CALLS = 300;
 
