@@ -4,10 +4,11 @@
  * Records are queued and written in batches, one append per batch: a batch is written BATCH_MS after its first record
  * (so a tool call's log line costs no file write of its own), or on the next event-loop turn once BATCH_LINES are
  * waiting (so a server that floods its stderr costs one write per turn rather than one per line); the queue is
- * bounded, and what does not fit is counted and reported in the log instead of growing memory. The log may hold whatever servers print (callers redact
- * tokens, but redaction is best effort), so the directory is created 0700 and the file is kept at 0600. A log must
- * never take the bridge down: `log()` does not throw, and the first write failure switches logging off and is kept in
- * `error` for `/mcp` to show. Nothing here writes to stdout or stderr, which belong to pi's UI.
+ * bounded, and what does not fit is counted and reported in the log instead of growing memory. The log may hold
+ * whatever servers print (callers redact tokens, but redaction is best effort), so the directory is created 0700 and
+ * the file is kept at 0600. A log must never take the bridge down: `log()` does not throw, and the first write failure
+ * switches logging off and is kept in `error` for `/mcp` to show. Nothing here writes to stdout or stderr, which belong
+ * to pi's UI.
  */
 import { appendFileSync, chmodSync, closeSync, mkdirSync, openSync, readSync, renameSync, statSync, unlinkSync } from "node:fs";
 import { dirname } from "node:path";
@@ -191,9 +192,8 @@ export class LogFile implements Logger {
   }
 
   private time(): string {
-    let date: Date;
     try {
-      date = this.now();
+      const date = this.now();
       // Many lines share a millisecond (the calls of one turn): the text is made once for it.
       const ms = date.getTime();
       if (ms === this.lastTime?.ms) return this.lastTime.text;
