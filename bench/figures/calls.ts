@@ -8,13 +8,13 @@
  * metrics), with a log file as pi's session has one and a turn's abort signal, as pi passes it.
  *
  * - Per-call latency: the two sides called alternately, one call at a time (which goes first swapped each pair), each
- *   call timed on its own; a round's ratio is the median of the bridge's calls over the median of the SDK's. The
- *   figure is the median of the rounds, their spread in `detail`.
+ *   call timed on its own; a round's ratio is the median of the bridge's calls over the median of the SDK's.
  * - Throughput: 200 calls at once, the two sides alternately run by run; a round's ratio is the SDK's median time
- *   for the 200 over the bridge's (calls per second, bridge over SDK), the figure the median of the rounds.
+ *   for the 200 over the bridge's (calls per second, bridge over SDK).
+ * Each figure is the median of its rounds, repeated until they settle (../stats.ts), their quartiles in `detail`.
  *
- * Counts: BENCH_CALLS calls per side per round (default 1000), BENCH_CALL_ROUNDS rounds (default 5), BENCH_BURSTS
- * runs of 200 per side per round (default 20).
+ * Counts: BENCH_CALLS calls per side per round (default 1000), BENCH_BURSTS runs of 200 per side per round (default
+ * 20), BENCH_CALL_ROUNDS/BENCH_CALL_MAX_ROUNDS rounds (default 5 to 9).
  */
 import { spawn } from "node:child_process";
 import { setMaxListeners } from "node:events";
@@ -27,14 +27,15 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { createJiti } from "jiti";
+import { envCount, median, repeatRounds, summary } from "../stats.ts";
 import type { Figure, FigureSection } from "./figure.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 const STDIO_SERVER = path.join(ROOT, "examples", "hello-server.mjs");
 const HTTP_SERVER = path.join(ROOT, "bench", "http-hello-server.mjs");
-const CALLS = Number(process.env.BENCH_CALLS ?? 1000);
-const ROUNDS = Number(process.env.BENCH_CALL_ROUNDS ?? 5);
-const BURSTS = Number(process.env.BENCH_BURSTS ?? 20);
+const CALLS = envCount("BENCH_CALLS", 1000);
+const BURSTS = envCount("BENCH_BURSTS", 20);
+const ROUNDS = { min: envCount("BENCH_CALL_ROUNDS", 5), max: envCount("BENCH_CALL_MAX_ROUNDS", 9), spread: 0.05 };
 const CONCURRENT = 200;
 const WARMUP_CALLS = 300;
 
@@ -44,13 +45,6 @@ export interface Side {
   call: Call;
   close(): Promise<void>;
 }
-
-function quantile(values: number[], q: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-}
-
-const median = (values: number[]): number => quantile(values, 0.5);
 
 async function timed(call: Call): Promise<number> {
   const started = performance.now();
@@ -149,94 +143,81 @@ export async function httpServer(): Promise<{ url: string; close(): void }> {
   return { url: `http://127.0.0.1:${port}/mcp`, close: () => child.stdin.end() };
 }
 
-/** Per-call latency, the sides alternating call by call; per round the two medians and their ratio. */
-async function latency(bridge: Side, sdk: Side): Promise<{ bridge: number[]; sdk: number[]; ratios: number[] }> {
+interface Round {
+  /** The bridge's median, the SDK's median (ms), and the figure's ratio for the round. */
+  bridge: number;
+  sdk: number;
+  ratio: number;
+}
+
+/**
+ * Rounds of `count` runs of each side, alternating (which goes first swapped each pair), repeated until their ratios
+ * settle or are clearly on one side of `target`. `ratio` makes a round's figure of the two medians.
+ */
+function interleavedRounds(bridge: Call, sdk: Call, count: number, target: number, ratio: (bridge: number, sdk: number) => number): Promise<Round[]> {
+  return repeatRounds(
+    { ...ROUNDS, target },
+    async () => {
+      const a: number[] = [];
+      const b: number[] = [];
+      for (let i = 0; i < count; i++) {
+        if (i % 2 === 0) {
+          a.push(await timed(bridge));
+          b.push(await timed(sdk));
+        } else {
+          b.push(await timed(sdk));
+          a.push(await timed(bridge));
+        }
+      }
+      return { bridge: median(a), sdk: median(b), ratio: ratio(median(a), median(b)) };
+    },
+    (round) => round.ratio,
+  );
+}
+
+const µs = (ms: number) => Math.round(ms * 1000);
+
+async function measureTransport(kind: "stdio" | "http", bridge: Side, sdk: Side): Promise<Figure[]> {
   for (let i = 0; i < WARMUP_CALLS; i++) {
     await bridge.call();
     await sdk.call();
   }
-  const out = { bridge: [] as number[], sdk: [] as number[], ratios: [] as number[] };
-  for (let round = 0; round < ROUNDS; round++) {
-    const a: number[] = [];
-    const b: number[] = [];
-    for (let i = 0; i < CALLS; i++) {
-      if (i % 2 === 0) {
-        a.push(await timed(bridge.call));
-        b.push(await timed(sdk.call));
-      } else {
-        b.push(await timed(sdk.call));
-        a.push(await timed(bridge.call));
-      }
-    }
-    out.bridge.push(median(a));
-    out.sdk.push(median(b));
-    out.ratios.push(median(a) / median(b));
-  }
-  return out;
-}
-
-/** 200 calls at once, the sides alternating run by run; per round the two median times and the throughput ratio. */
-async function throughput(bridge: Side, sdk: Side): Promise<{ bridge: number[]; sdk: number[]; ratios: number[] }> {
-  const burst = (side: Side) => timed(() => Promise.all(Array.from({ length: CONCURRENT }, () => side.call())));
-  await burst(bridge);
-  await burst(sdk);
-  const out = { bridge: [] as number[], sdk: [] as number[], ratios: [] as number[] };
-  for (let round = 0; round < ROUNDS; round++) {
-    const a: number[] = [];
-    const b: number[] = [];
-    for (let i = 0; i < BURSTS; i++) {
-      if (i % 2 === 0) {
-        a.push(await burst(bridge));
-        b.push(await burst(sdk));
-      } else {
-        b.push(await burst(sdk));
-        a.push(await burst(bridge));
-      }
-    }
-    out.bridge.push(median(a));
-    out.sdk.push(median(b));
-    out.ratios.push(median(b) / median(a));
-  }
-  return out;
-}
-
-const µs = (ms: number) => Math.round(ms * 1000);
-const round3 = (value: number) => Math.round(value * 1000) / 1000;
-
-function spread(ratios: number[]): Record<string, number> {
-  return { roundMin: round3(Math.min(...ratios)), roundMax: round3(Math.max(...ratios)), rounds: ratios.length };
-}
-
-async function measureTransport(kind: "stdio" | "http", bridge: Side, sdk: Side): Promise<Figure[]> {
-  const calls = await latency(bridge, sdk);
-  const bursts = await throughput(bridge, sdk);
+  // Per-call latency: bridge over SDK. Throughput of a burst: the SDK's time over the bridge's.
+  const calls = await interleavedRounds(bridge.call, sdk.call, CALLS, 1.05, (a, b) => a / b);
+  const burst = (side: Side) => () => Promise.all(Array.from({ length: CONCURRENT }, () => side.call()));
+  const bursts = await interleavedRounds(burst(bridge), burst(sdk), BURSTS, 0.95, (a, b) => b / a);
   const name = kind === "stdio" ? "stdio" : "Streamable HTTP";
+  const ratios = (rounds: Round[]) => rounds.map((r) => r.ratio);
+  const bridgeMs = median(calls.map((r) => r.bridge));
+  const sdkMs = median(calls.map((r) => r.sdk));
   return [
     {
       id: `call.${kind}.ratio`,
       label: `Per-call latency over ${name}, bridge / bare SDK`,
-      value: round3(median(calls.ratios)),
+      value: Number(median(ratios(calls)).toFixed(3)),
       unit: "×",
       target: { op: "<=", value: 1.05 },
       detail: {
-        bridgeMedianUs: µs(median(calls.bridge)),
-        sdkMedianUs: µs(median(calls.sdk)),
-        extraUs: µs(median(calls.bridge) - median(calls.sdk)),
+        bridgeMedianUs: µs(bridgeMs),
+        sdkMedianUs: µs(sdkMs),
+        extraUs: µs(bridgeMs - sdkMs),
         callsPerRound: CALLS,
-        ...spread(calls.ratios),
+        rounds: calls.length,
+        ...summary("ratio", ratios(calls)),
       },
     },
     {
       id: `throughput.${kind}.ratio`,
       label: `Throughput of ${CONCURRENT} concurrent calls over ${name}, bridge / bare SDK`,
-      value: round3(median(bursts.ratios)),
+      value: Number(median(ratios(bursts)).toFixed(3)),
       unit: "×",
       target: { op: ">=", value: 0.95 },
       detail: {
-        bridgeCallsPerSecond: Math.round(CONCURRENT / (median(bursts.bridge) / 1000)),
-        sdkCallsPerSecond: Math.round(CONCURRENT / (median(bursts.sdk) / 1000)),
+        bridgeCallsPerSecond: Math.round(CONCURRENT / (median(bursts.map((r) => r.bridge)) / 1000)),
+        sdkCallsPerSecond: Math.round(CONCURRENT / (median(bursts.map((r) => r.sdk)) / 1000)),
         runsPerRound: BURSTS,
-        ...spread(bursts.ratios),
+        rounds: bursts.length,
+        ...summary("ratio", ratios(bursts)),
       },
     },
   ];
