@@ -196,7 +196,12 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     promptCommands: () => promptCommands.commands(),
     resourceServers: () => resourceTools.offering().map((c) => c.name),
     env,
-    logTail: (server, lines) => readLogTail(path.join(dataDir, "servers", serverLogFileName(server)), lines),
+    logTail: (server, lines) => {
+      const file = path.join(dataDir, "servers", serverLogFileName(server));
+      // Lines still waiting for their batch belong in the view too.
+      for (const log of serverLogs) if (log.path === file) log.flush();
+      return readLogTail(file, lines);
+    },
     importLocations: () => ({ home: os.homedir(), projectRoot: bridge.projectRoot, platform: process.platform, env }),
   });
 

@@ -11,6 +11,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
+import { callsSection } from "./figures/calls.ts";
 import { contextSection } from "./figures/context.ts";
 import type { FigureSection } from "./figures/figure.ts";
 import { installSection } from "./figures/install.ts";
@@ -20,8 +21,7 @@ import { formatTable, type Machine, reportOf, runSections } from "./report.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
-// The call latency and throughput section (figures/calls.ts) joins this list when it lands.
-const SECTIONS: FigureSection[] = [startupSection, memorySection, installSection, contextSection];
+const SECTIONS: FigureSection[] = [callsSection, startupSection, memorySection, installSection, contextSection];
 
 function option(name: string): string | undefined {
   const args = process.argv.slice(2);

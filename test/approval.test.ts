@@ -234,10 +234,11 @@ describe("tool approval in pi (in-process, faux model, recording UI)", { timeout
         return [];
       }
     };
+    const lines = () => approvals().map((l) => JSON.parse(l) as Record<string, unknown>);
+    // Lines reach the file in batches, so each is waited for.
     await waitFor(() => approvals().some((l) => l.includes('"decision":"always"')), "the log's approval lines", 10_000);
-    const lines = approvals().map((l) => JSON.parse(l) as Record<string, unknown>);
-    assert.ok(lines.some((l) => l.server === "store" && l.tool === "echo" && l.decision === "session" && l.by === "user"));
-    assert.ok(lines.some((l) => l.tool === "add" && l.decision === "once" && l.by === "extension"));
+    await waitFor(() => lines().some((l) => l.server === "store" && l.tool === "echo" && l.decision === "session" && l.by === "user"), "the session decision", 10_000);
+    await waitFor(() => lines().some((l) => l.tool === "add" && l.decision === "once" && l.by === "extension"), "the extension's decision", 10_000);
     assert.ok(!approvals().some((l) => l.includes("free") || l.includes('"a":')), "no argument values");
   });
 });

@@ -82,6 +82,27 @@ describe("Redactor", () => {
     ]);
   });
 
+  test("what is filtered is a copy: the original is never changed, and parts with nothing to hide are kept as they are", () => {
+    const redactor = new Redactor(["s3cret-value"]);
+    const clean = { type: "text", text: "nothing to hide" };
+    const dirty = { type: "text", text: "a s3cret-value here" };
+    const original = { content: [clean, dirty], structuredContent: { list: [1, "two"] } };
+    const before = structuredClone(original);
+    const result = redactor.result(original);
+    assert.deepEqual(original, before, "the server's result is untouched");
+    assert.deepEqual(result.content, [clean, { type: "text", text: "a *** here" }]);
+    assert.equal(result.content[0], clean, "a part with nothing to hide is not copied");
+    assert.equal(result.structuredContent, original.structuredContent);
+    assert.equal(redactor.result(clean), clean);
+    // A class instance becomes a plain object, as it always did.
+    class Box {
+      constructor(readonly text: string) {}
+    }
+    const boxed = redactor.value({ box: new Box("plain") }).box;
+    assert.equal(Object.getPrototypeOf(boxed), Object.prototype);
+    assert.deepEqual({ ...boxed }, { text: "plain" });
+  });
+
   test("a payload nested deeper than any real one is cut, not walked without end", () => {
     let deep: unknown = "s3cret-value";
     for (let i = 0; i < 10_000; i++) deep = { d: deep };

@@ -1,12 +1,14 @@
 /**
  * The bridge's own log: one JSON object per line, in a file that rotates by size.
  *
- * Records are queued and written in batches, one append per batch, so a server that floods its stderr costs the
- * bridge one write per event-loop turn rather than one per line; the queue is bounded, and what does not fit is
- * counted and reported in the log instead of growing memory. The log may hold whatever servers print (callers redact
- * tokens, but redaction is best effort), so the directory is created 0700 and the file is kept at 0600. A log must
- * never take the bridge down: `log()` does not throw, and the first write failure switches logging off and is kept in
- * `error` for `/mcp` to show. Nothing here writes to stdout or stderr, which belong to pi's UI.
+ * Records are queued and written in batches, one append per batch: a batch is written BATCH_MS after its first record
+ * (so a tool call's log line costs no file write of its own), or on the next event-loop turn once BATCH_LINES are
+ * waiting (so a server that floods its stderr costs one write per turn rather than one per line); the queue is
+ * bounded, and what does not fit is counted and reported in the log instead of growing memory. The log may hold
+ * whatever servers print (callers redact tokens, but redaction is best effort), so the directory is created 0700 and
+ * the file is kept at 0600. A log must never take the bridge down: `log()` does not throw, and the first write failure
+ * switches logging off and is kept in `error` for `/mcp` to show. Nothing here writes to stdout or stderr, which belong
+ * to pi's UI.
  */
 import { appendFileSync, chmodSync, closeSync, mkdirSync, openSync, readSync, renameSync, statSync, unlinkSync } from "node:fs";
 import { dirname } from "node:path";
@@ -45,6 +47,10 @@ export const DEFAULT_LOG_MAX_BYTES = 5 * 1024 * 1024;
 /** Rotated files kept besides the current one: `mcp.log.1`, `mcp.log.2`. */
 export const DEFAULT_LOG_KEEP = 2;
 const DEFAULT_MAX_PENDING = 10_000;
+/** How long a record may wait for others to be written with it. */
+const BATCH_MS = 100;
+/** This many waiting are written on the next turn instead. */
+const BATCH_LINES = 256;
 /** Longer string values (at any depth) are cut here, so one huge stderr chunk cannot fill a file by itself. */
 const MAX_STRING_CHARS = 8 * 1024;
 const TRUNCATION_MARKER = "…";
@@ -78,6 +84,24 @@ function stringify(value: object): string {
   return JSON.stringify(value, safeStrings);
 }
 
+/**
+ * `stringify` for a record whose values are all primitives, as most are (a tool call's line): its strings are made
+ * safe here, so JSON.stringify runs without a replacer, which would cost more than all the rest of the line. Undefined
+ * for a record with a nested value, which `stringify` takes.
+ */
+function stringifyFlat(entry: Record<string, unknown>): string | undefined {
+  const keys = Object.keys(entry);
+  for (const key of keys) {
+    const value = entry[key];
+    if (typeof value === "object" && value !== null) return undefined;
+  }
+  for (const key of keys) {
+    const value = entry[key];
+    if (typeof value === "string") entry[key] = safeStrings(key, value);
+  }
+  return JSON.stringify(entry);
+}
+
 function errnoCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | null)?.code;
 }
@@ -89,10 +113,11 @@ export class LogFile implements Logger {
   private readonly maxPending: number;
   private pending: string[] = [];
   private dropped = 0;
-  private scheduled: NodeJS.Immediate | undefined;
+  private scheduled: { kind: "timer"; handle: NodeJS.Timeout } | { kind: "turn"; handle: NodeJS.Immediate } | undefined;
   private prepared = false;
   private closed = false;
   private failure: string | undefined;
+  private lastTime?: { ms: number; text: string };
 
   constructor(
     readonly path: string,
@@ -124,10 +149,7 @@ export class LogFile implements Logger {
 
   /** Writes everything queued, synchronously (for process exit, and tests). */
   flush(): void {
-    if (this.scheduled) {
-      clearImmediate(this.scheduled);
-      this.scheduled = undefined;
-    }
+    this.unschedule();
     if (this.failure !== undefined || (this.pending.length === 0 && this.dropped === 0)) return;
     const lines = this.pending;
     this.pending = [];
@@ -153,17 +175,31 @@ export class LogFile implements Logger {
   }
 
   private schedule(): void {
-    if (this.scheduled) return;
-    // Not unref'd: it runs once, on the next turn, and lets the last records of a run reach the file.
-    this.scheduled = setImmediate(() => {
-      this.scheduled = undefined;
-      this.flush();
-    });
+    if (this.scheduled?.kind === "turn") return;
+    if (this.pending.length >= BATCH_LINES) {
+      this.unschedule();
+      this.scheduled = { kind: "turn", handle: setImmediate(() => this.flush()) };
+      return;
+    }
+    // Not unref'd: it runs once, and lets the last records of a run reach the file.
+    if (!this.scheduled) this.scheduled = { kind: "timer", handle: setTimeout(() => this.flush(), BATCH_MS) };
+  }
+
+  private unschedule(): void {
+    if (this.scheduled?.kind === "timer") clearTimeout(this.scheduled.handle);
+    else if (this.scheduled?.kind === "turn") clearImmediate(this.scheduled.handle);
+    this.scheduled = undefined;
   }
 
   private time(): string {
     try {
-      return this.now().toISOString();
+      const date = this.now();
+      // Many lines share a millisecond (the calls of one turn): the text is made once for it.
+      const ms = date.getTime();
+      if (ms === this.lastTime?.ms) return this.lastTime.text;
+      const text = date.toISOString();
+      this.lastTime = { ms, text };
+      return text;
     } catch {
       return new Date().toISOString();
     }
@@ -173,12 +209,12 @@ export class LogFile implements Logger {
   private format(record: LogRecord): string | undefined {
     const time = this.time();
     try {
-      const { level, event, server, ...rest } = record;
+      const { level, event, server } = record;
       const entry: Record<string, unknown> = { time, level, event };
       if (server !== undefined) entry.server = server;
       // The fixed fields come first and cannot be overwritten by a field of the same name.
-      for (const [key, value] of Object.entries(rest)) if (!(key in entry)) entry[key] = value;
-      return stringify(entry);
+      for (const key of Object.keys(record)) if (!(key in entry) && key !== "server") entry[key] = record[key];
+      return stringifyFlat(entry) ?? stringify(entry);
     } catch {
       // A cycle, a BigInt, a throwing getter or toJSON: keep that the event happened.
     }

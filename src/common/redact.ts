@@ -15,12 +15,17 @@ const MASK = "***";
 
 /** Replaces every secret in `text` with `***`. Longest first, so a secret containing another is fully hidden. */
 export function redact(text: string, secrets: readonly string[]): string {
+  return redactSorted(text, [...secrets].sort((a, b) => b.length - a.length));
+}
+
+/** `redact` for secrets already sorted longest first. */
+function redactSorted(text: string, secrets: readonly string[]): string {
   let out = text;
-  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
+  for (const secret of secrets) {
     if (secret.length < MIN_SECRET_LENGTH) continue;
-    out = out.split(secret).join(MASK);
+    if (out.includes(secret)) out = out.split(secret).join(MASK);
     const encoded = encodeURIComponent(secret);
-    if (encoded !== secret) out = out.split(encoded).join(MASK);
+    if (encoded !== secret && out.includes(encoded)) out = out.split(encoded).join(MASK);
   }
   return out;
 }
@@ -58,8 +63,15 @@ const SECRET_SHAPES: Array<[RegExp, string]> = [
   [/\b(Bearer|Basic)\s+(?=[A-Za-z]*[0-9._~+/=-]|[A-Za-z][a-z]*[A-Z])[A-Za-z0-9._~+/=-]{8,}/g, `$1 ${MASK}`],
 ];
 
+/**
+ * What every shape above needs: `=` (a query or `NAME=` value), `"` (JSON), `:` (a URL's userinfo) or `Bearer`/`Basic`.
+ * Text with none of them (a tool name, a method, most log fields) is left as it is without running the five patterns.
+ */
+const SHAPE_HINT = /[=":]|Bearer|Basic/i;
+
 /** Hides what looks like a credential by its shape, whatever its value. */
 export function redactShapes(text: string): string {
+  if (!SHAPE_HINT.test(text)) return text;
   let out = text;
   for (const [pattern, replacement] of SECRET_SHAPES) out = out.replace(pattern, replacement);
   return out;
@@ -76,7 +88,10 @@ const TOO_DEEP = "(nested too deeply to show)";
  * control sequences here, since every place it goes (a terminal, a log, the model) should not get them.
  */
 export class Redactor {
+  /** Longest first. */
   private secrets: string[] = [];
+  /** The ones a tool result hides: those that are not plain values (see `result`). Longest first. */
+  private resultSecrets: string[] = [];
 
   constructor(secrets: Iterable<string> = []) {
     this.add(secrets);
@@ -91,7 +106,9 @@ export class Redactor {
       known.add(value);
       changed = true;
     }
-    if (changed) this.secrets = [...known].sort((a, b) => b.length - a.length);
+    if (!changed) return;
+    this.secrets = [...known].sort((a, b) => b.length - a.length);
+    this.resultSecrets = this.secrets.filter((secret) => !isPlainValue(secret));
   }
 
   /** `text` with control sequences stripped and every secret, known or by shape, replaced with `***`. */
@@ -114,11 +131,11 @@ export class Redactor {
   }
 
   private known(text: string): string {
-    return redact(stripControls(text), this.secrets);
+    return redactSorted(stripControls(text), this.secrets);
   }
 
   private knownSecret(text: string): string {
-    return redact(stripControls(text), this.secrets.filter((secret) => !isPlainValue(secret)));
+    return redactSorted(stripControls(text), this.resultSecrets);
   }
 
   private walk(value: unknown, depth: number, filter: (text: string) => string, keepBinary: boolean): unknown {
@@ -126,12 +143,28 @@ export class Redactor {
     if (value === null || typeof value !== "object") return value;
     // Nested deeper than any real payload: a hostile one, replaced rather than walked (or stringified) without end.
     if (depth > MAX_DEPTH) return TOO_DEEP;
-    if (Array.isArray(value)) return value.map((item) => this.walk(item, depth + 1, filter, keepBinary));
-    if (value instanceof Error) return filter(value.message);
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) {
-      out[key] = keepBinary && BINARY_KEYS.has(key) && typeof item === "string" ? item : this.walk(item, depth + 1, filter, keepBinary);
+    // A plain array or object in which nothing changes is returned as it is: a tool result is walked on every call,
+    // and most have nothing to hide. Anything else (a class instance) becomes a plain copy, as it always did.
+    if (Array.isArray(value)) {
+      let out: unknown[] | undefined;
+      for (let i = 0; i < value.length; i++) {
+        const item: unknown = value[i];
+        const walked = this.walk(item, depth + 1, filter, keepBinary);
+        if (walked !== item && !out) out = value.slice(0, i);
+        out?.push(walked);
+      }
+      return out ?? (Object.getPrototypeOf(value) === Array.prototype ? value : [...value]);
     }
-    return out;
+    if (value instanceof Error) return filter(value.message);
+    const proto: unknown = Object.getPrototypeOf(value);
+    let out: Record<string, unknown> | undefined = proto === Object.prototype ? undefined : {};
+    const entries = Object.entries(value);
+    for (let i = 0; i < entries.length; i++) {
+      const [key, item] = entries[i]!;
+      const walked = keepBinary && BINARY_KEYS.has(key) && typeof item === "string" ? item : this.walk(item, depth + 1, filter, keepBinary);
+      if (walked !== item && !out) out = Object.fromEntries(entries.slice(0, i));
+      if (out) out[key] = walked;
+    }
+    return out ?? value;
   }
 }

@@ -26,8 +26,16 @@ const ESCAPE_SEQUENCES = new RegExp(
  */
 const CONTROL_CHARS = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
 
+/**
+ * Whether `text` has anything `stripControls` removes. Every escape sequence starts with ESC or a C1 character, both
+ * in CONTROL_CHARS, so text without one of those is left as it is: most text has none, and one test is cheaper than
+ * two replacements (this runs on every string of every tool result and log line).
+ */
+const ANY_CONTROL = new RegExp(CONTROL_CHARS.source);
+
 /** `text` without terminal escape sequences or control characters; newlines and tabs stay. */
 export function stripControls(text: string): string {
+  if (!ANY_CONTROL.test(text)) return text;
   return text.replace(ESCAPE_SEQUENCES, "").replace(CONTROL_CHARS, "");
 }
 

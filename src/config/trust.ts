@@ -40,6 +40,19 @@ export function needsTrust(config: ServerConfig): boolean {
  * file). Timeouts, `lazy`, `prefix` and `enabled` change none of that.
  */
 export function trustFingerprint(config: ServerConfig): string {
+  // A config is never changed in place (a reload makes new ones), and this is asked before every call of a project
+  // server's tool: hashed once per config.
+  let hash = fingerprints.get(config);
+  if (hash === undefined) {
+    hash = fingerprintOf(config);
+    fingerprints.set(config, hash);
+  }
+  return hash;
+}
+
+const fingerprints = new WeakMap<ServerConfig, string>();
+
+function fingerprintOf(config: ServerConfig): string {
   const { transport, command, args, env, cwd, url, headers, oauth, autoApprove, autoApproveReadOnly, description } = config;
   // Sampling without asking runs the user's model at the server's word, so it is part of what is trusted. An entry
   // without `description` or that `sampling` hashes as it did before those fields existed: undefined members are left out.

@@ -40,12 +40,21 @@ interface RequestScope {
 const scopes = new AsyncLocalStorage<RequestScope>();
 
 /**
+ * Why a request's exchanges are aborted once it is over: what `abort()` gives without a reason (an AbortError), made
+ * once instead of once per request, stack and all. Only what is left of a settled request sees it.
+ */
+const REQUEST_OVER = new DOMException("This operation was aborted", "AbortError");
+
+/**
  * Runs one request on `pool` (none: a local server, nothing to do); whatever it fetched through the pool is aborted
  * once it settles, a response stream the server left open included. A message over the limit ends the request at
  * once with `MessageTooLargeError`; `cut` fires then, for the request to be cancelled on the server too.
  */
-export async function inRequestScope<T>(pool: ServerPool | undefined, request: (cut?: AbortSignal) => Promise<T>): Promise<T> {
-  if (!pool) return request();
+export function inRequestScope<T>(pool: ServerPool | undefined, request: (cut?: AbortSignal) => Promise<T>): Promise<T> {
+  return pool ? inScope(pool, request) : request();
+}
+
+async function inScope<T>(pool: ServerPool, request: (cut: AbortSignal) => Promise<T>): Promise<T> {
   const done = new AbortController();
   const cut = new AbortController();
   let fail!: (error: Error) => void;
@@ -55,14 +64,14 @@ export async function inRequestScope<T>(pool: ServerPool | undefined, request: (
       reject(error);
       cut.abort(error);
       // At once, so the transport's report of the stream it lost is seen as the bridge's doing (`requestScopeEnded`).
-      done.abort();
+      done.abort(REQUEST_OVER);
     };
   });
   try {
     // Without the race, a request whose SSE answer was cut would wait for its timeout.
     return await Promise.race([scopes.run({ pool, signal: done.signal, fail }, () => request(cut.signal)), failed]);
   } finally {
-    done.abort();
+    done.abort(REQUEST_OVER);
   }
 }
 

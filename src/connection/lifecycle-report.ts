@@ -23,6 +23,8 @@ export class LifecycleReport {
   private readonly server: string;
   private readonly maxAttempts: number;
   private readonly redactor: Redactor;
+  /** Tool calls' log lines not written yet (see `called`), in order. */
+  private callLines: Array<{ level: LogLevel; fields: Record<string, unknown> }> = [];
 
   constructor(
     config: Pick<ServerConfig, "name" | "enabled" | "retry">,
@@ -44,7 +46,28 @@ export class LifecycleReport {
   }
 
   log(level: LogLevel, event: string, fields: Record<string, unknown> = {}): void {
+    // Lines stay in the order things happened.
+    if (this.callLines.length > 0) this.writeCallLines();
+    this.write(level, event, fields);
+  }
+
+  private write(level: LogLevel, event: string, fields: Record<string, unknown>): void {
     (this.options.logger ?? NULL_LOGGER).log({ level, event, server: this.server, ...this.redactor.value(fields) });
+  }
+
+  /**
+   * A tool call's line is redacted and formatted once the call's result is on its way back: on the next turn of the
+   * event loop (one for all the calls that ended in this turn), or before any other line of this server.
+   */
+  private logCall(level: LogLevel, fields: Record<string, unknown>): void {
+    this.callLines.push({ level, fields });
+    if (this.callLines.length === 1) setImmediate(() => this.writeCallLines());
+  }
+
+  private writeCallLines(): void {
+    const lines = this.callLines;
+    this.callLines = [];
+    for (const { level, fields } of lines) this.write(level, "request", fields);
   }
 
   connecting(attempt: number): void {
@@ -111,11 +134,11 @@ export class LifecycleReport {
       const isError = outcome.result.isError === true;
       // A result the tool marks as an error counts against the success rate, though the server itself is fine.
       this.health.call(!isError);
-      this.log("info", "request", { method: "tools/call", tool, durationMs, ok: true, isError });
+      this.logCall("info", { method: "tools/call", tool, durationMs, ok: true, isError });
     } else {
       this.health.call(false);
       const kind = outcome.error instanceof BridgeError ? outcome.error.kind : "other";
-      this.log("warn", "request", { method: "tools/call", tool, durationMs, ok: false, kind, error: errorMessage(outcome.error) });
+      this.logCall("warn", { method: "tools/call", tool, durationMs, ok: false, kind, error: errorMessage(outcome.error) });
     }
   }
 

@@ -7,6 +7,7 @@
  */
 import { UrlElicitationRequiredError } from "@modelcontextprotocol/sdk/types.js";
 import { describeError } from "../common/errors.ts";
+import { followSignal } from "../common/follow-signal.ts";
 import type { ClientFeatures } from "./mcp-client.ts";
 import type { ServerAuth } from "../oauth/server-auth.ts";
 import { callError, type ErrorContext, lostAgainError, reconnectFailedError } from "./error-messages.ts";
@@ -99,9 +100,10 @@ export async function serverRequest<T>(
   options: CallOptions,
 ): Promise<T> {
   // pi gives the parallel tool calls of one turn one signal, and the SDK adds an abort listener to a request's signal
-  // (and never takes it off): a signal of the call's own, which follows the caller's without a listener on it,
-  // keeps hundreds of calls from piling listeners onto the one signal (MaxListenersExceededWarning).
-  const signal = options.signal && AbortSignal.any([options.signal]);
+  // (and never takes it off): a signal of the call's own, which follows the caller's, keeps hundreds of calls from
+  // piling listeners onto the one signal (MaxListenersExceededWarning).
+  const own = options.signal && followSignal(options.signal);
+  const signal = own?.signal;
   const { onProgress } = options;
   const request: RequestOptions = { timeout, signal, onProgress: onProgress && ((progress) => onProgress(redactor.result(progress))) };
   try {
@@ -112,5 +114,7 @@ export async function serverRequest<T>(
     // Most messages were worded with the redaction already; one that came through as it was gets it here.
     if (error instanceof Error) error.message = redactor.text(error.message);
     throw error;
+  } finally {
+    own?.release();
   }
 }

@@ -1,0 +1,265 @@
+/**
+ * What a tool call through the bridge costs next to the same call made with a bare SDK `Client`, on the same kind of
+ * server (stdio: two processes of examples/hello-server.mjs; Streamable HTTP: one process of ./http-hello-server.mjs
+ * on 127.0.0.1, one session each).
+ *
+ * The bridge's side is the path a pi tool call takes: the registered tool definition's `execute` (argument check,
+ * connection, recovery, the SDK client on the bridge's own transport, redaction, result normalisation, log line,
+ * metrics), with a log file as pi's session has one and a turn's abort signal, as pi passes it.
+ *
+ * - Per-call latency: the two sides called alternately, one call at a time (which goes first swapped each pair), each
+ *   call timed on its own; a round's ratio is the median of the bridge's calls over the median of the SDK's.
+ * - Throughput: 200 calls at once, the two sides alternately run by run; a round's ratio is the SDK's median time
+ *   for the 200 over the bridge's (calls per second, bridge over SDK).
+ * Each figure is the median of its rounds, repeated until they settle (../stats.ts), their quartiles in `detail`.
+ *
+ * Counts: BENCH_CALLS calls per side per round (default 1000), BENCH_BURSTS runs of 200 per side per round (default
+ * 20), BENCH_CALL_ROUNDS/BENCH_CALL_MAX_ROUNDS rounds (default 5 to 9).
+ */
+import { spawn } from "node:child_process";
+import { setMaxListeners } from "node:events";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { createJiti } from "jiti";
+import { envCount, median, repeatRounds, summary } from "../stats.ts";
+import type { Figure, FigureSection } from "./figure.ts";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
+const STDIO_SERVER = path.join(ROOT, "examples", "hello-server.mjs");
+const HTTP_SERVER = path.join(ROOT, "bench", "http-hello-server.mjs");
+const CALLS = envCount("BENCH_CALLS", 1000);
+const BURSTS = envCount("BENCH_BURSTS", 20);
+const ROUNDS = { min: envCount("BENCH_CALL_ROUNDS", 5), max: envCount("BENCH_CALL_MAX_ROUNDS", 9), spread: 0.05 };
+const CONCURRENT = 200;
+const WARMUP_CALLS = 300;
+
+type Call = () => Promise<unknown>;
+
+export interface Side {
+  call: Call;
+  close(): Promise<void>;
+}
+
+async function timed(call: Call): Promise<number> {
+  const started = performance.now();
+  await call();
+  return performance.now() - started;
+}
+
+/**
+ * The bridge's modules compiled the way pi compiles an extension (with jiti), not the way this script is run (tsx,
+ * which also wraps every named function it makes to keep its name: a cost per closure that pi's users do not pay).
+ */
+async function bridgeModules() {
+  const jiti = createJiti(import.meta.url, { moduleCache: false });
+  const load = <T>(file: string) => jiti.import<T>(path.join(ROOT, file));
+  const [{ McpBridge }, { LogFile }, { ToolRegistry }] = await Promise.all([
+    load<typeof import("../../src/bridge/mcp-bridge.ts")>("src/bridge/mcp-bridge.ts"),
+    load<typeof import("../../src/common/log-file.ts")>("src/common/log-file.ts"),
+    load<typeof import("../../src/pi/tool-registry.ts")>("src/pi/tool-registry.ts"),
+  ]);
+  return { McpBridge, LogFile, ToolRegistry };
+}
+
+/** A bridge with one server (`entry` as mcp.json has it), wired as pi's session wires it, and its `greet` as pi calls it. */
+export async function bridgeSide(entry: Record<string, unknown>): Promise<Side> {
+  const { McpBridge, LogFile, ToolRegistry } = await bridgeModules();
+  const dir = mkdtempSync(path.join(tmpdir(), "mcp-bridge-bench-calls-"));
+  mkdirSync(path.join(dir, "servers"));
+  const config = path.join(dir, "mcp.json");
+  writeFileSync(config, JSON.stringify({ mcpServers: { s: entry } }));
+  const logs = [new LogFile(path.join(dir, "mcp.log"))];
+  const bridge = new McpBridge({
+    projectRoot: dir,
+    agentDir: path.join(dir, "agent"),
+    bundledPath: path.join(dir, "none.json"),
+    extraPath: config,
+    env: process.env,
+    clientInfo: { name: "bench", version: "0" },
+    events: () => {},
+    logger: logs[0],
+    serverLogFor: (server) => {
+      const log = new LogFile(path.join(dir, "servers", `${server}.log`));
+      logs.push(log);
+      return log;
+    },
+    startupBudgetMs: 60_000,
+  });
+  await bridge.start();
+  const connection = bridge.connection("s");
+  if (connection?.status !== "connected") throw new Error(`the bench server did not connect: ${connection?.lastError}`);
+  // One turn's signal for every call, as pi gives the tool calls of a turn.
+  const turn = new AbortController();
+  let call: Call | undefined;
+  new ToolRegistry(
+    (def) => {
+      if (def.name === "mcp_s_greet") call = () => def.execute("bench", { name: "bench" } as never, turn.signal, () => {}, undefined as never);
+    },
+    () => connection,
+  ).registerServer(connection);
+  if (!call) throw new Error("the bridge registered no mcp_s_greet tool");
+  return {
+    call,
+    close: async () => {
+      await bridge.shutdown();
+      for (const log of logs) await log.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A bare SDK client on `transport`, and its `greet`. */
+export async function sdkSide(transport: Transport): Promise<Side> {
+  const client = new Client({ name: "bench-sdk", version: "0" });
+  await client.connect(transport);
+  // The SDK's Streamable HTTP transport gives every fetch the one signal it keeps for its whole life, and fetch hangs
+  // a listener on it per request until the request is collected: hundreds of concurrent calls print a flood of
+  // MaxListenersExceededWarning. Only the warning is switched off; the listeners stay, as they do for its users.
+  const signal = (transport as { _abortController?: AbortController })._abortController?.signal;
+  if (signal) setMaxListeners(0, signal);
+  return { call: () => client.callTool({ name: "greet", arguments: { name: "bench" } }), close: () => client.close() };
+}
+
+/** The HTTP bench server as a child process, and its URL once it listens. */
+export async function httpServer(): Promise<{ url: string; close(): void }> {
+  const child = spawn(process.execPath, [HTTP_SERVER], { stdio: ["pipe", "pipe", "inherit"] });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (text: string) => {
+      out += text;
+      const match = /port (\d+)\n/.exec(out);
+      if (match) resolve(Number(match[1]));
+    });
+    child.once("exit", (code) => reject(new Error(`the HTTP bench server exited (${code}) before it listened`)));
+    child.once("error", reject);
+  });
+  return { url: `http://127.0.0.1:${port}/mcp`, close: () => child.stdin.end() };
+}
+
+interface Round {
+  /** The bridge's median, the SDK's median (ms), and the figure's ratio for the round. */
+  bridge: number;
+  sdk: number;
+  ratio: number;
+}
+
+/**
+ * Rounds of `count` runs of each side, alternating (which goes first swapped each pair), repeated until their ratios
+ * settle or are clearly on one side of `target`. `ratio` makes a round's figure of the two medians.
+ */
+function interleavedRounds(bridge: Call, sdk: Call, count: number, target: number, ratio: (bridge: number, sdk: number) => number): Promise<Round[]> {
+  return repeatRounds(
+    { ...ROUNDS, target },
+    async () => {
+      const a: number[] = [];
+      const b: number[] = [];
+      for (let i = 0; i < count; i++) {
+        if (i % 2 === 0) {
+          a.push(await timed(bridge));
+          b.push(await timed(sdk));
+        } else {
+          b.push(await timed(sdk));
+          a.push(await timed(bridge));
+        }
+      }
+      return { bridge: median(a), sdk: median(b), ratio: ratio(median(a), median(b)) };
+    },
+    (round) => round.ratio,
+  );
+}
+
+const µs = (ms: number) => Math.round(ms * 1000);
+
+async function measureTransport(kind: "stdio" | "http", bridge: Side, sdk: Side): Promise<Figure[]> {
+  for (let i = 0; i < WARMUP_CALLS; i++) {
+    await bridge.call();
+    await sdk.call();
+  }
+  // Per-call latency: bridge over SDK. Throughput of a burst: the SDK's time over the bridge's.
+  const calls = await interleavedRounds(bridge.call, sdk.call, CALLS, 1.05, (a, b) => a / b);
+  const burst = (side: Side) => () => Promise.all(Array.from({ length: CONCURRENT }, () => side.call()));
+  const bursts = await interleavedRounds(burst(bridge), burst(sdk), BURSTS, 0.95, (a, b) => b / a);
+  const name = kind === "stdio" ? "stdio" : "Streamable HTTP";
+  const ratios = (rounds: Round[]) => rounds.map((r) => r.ratio);
+  const bridgeMs = median(calls.map((r) => r.bridge));
+  const sdkMs = median(calls.map((r) => r.sdk));
+  return [
+    {
+      id: `call.${kind}.ratio`,
+      label: `Per-call latency over ${name}, bridge / bare SDK`,
+      value: Number(median(ratios(calls)).toFixed(3)),
+      unit: "×",
+      target: { op: "<=", value: 1.05 },
+      detail: {
+        bridgeMedianUs: µs(bridgeMs),
+        sdkMedianUs: µs(sdkMs),
+        extraUs: µs(bridgeMs - sdkMs),
+        callsPerRound: CALLS,
+        rounds: calls.length,
+        ...summary("ratio", ratios(calls)),
+      },
+    },
+    {
+      id: `throughput.${kind}.ratio`,
+      label: `Throughput of ${CONCURRENT} concurrent calls over ${name}, bridge / bare SDK`,
+      value: Number(median(ratios(bursts)).toFixed(3)),
+      unit: "×",
+      target: { op: ">=", value: 0.95 },
+      detail: {
+        bridgeCallsPerSecond: Math.round(CONCURRENT / (median(bursts.map((r) => r.bridge)) / 1000)),
+        sdkCallsPerSecond: Math.round(CONCURRENT / (median(bursts.map((r) => r.sdk)) / 1000)),
+        runsPerRound: BURSTS,
+        rounds: bursts.length,
+        ...summary("ratio", ratios(bursts)),
+      },
+    },
+  ];
+}
+
+async function measureStdio(): Promise<Figure[]> {
+  const bridge = await bridgeSide({ command: process.execPath, args: [STDIO_SERVER] });
+  const sdk = await sdkSide(new StdioClientTransport({ command: process.execPath, args: [STDIO_SERVER] })).catch(async (error: unknown) => {
+    await bridge.close();
+    throw error;
+  });
+  try {
+    return await measureTransport("stdio", bridge, sdk);
+  } finally {
+    await Promise.all([bridge.close(), sdk.close()]);
+  }
+}
+
+async function measureHttp(): Promise<Figure[]> {
+  const server = await httpServer();
+  try {
+    const bridge = await bridgeSide({ url: server.url });
+    try {
+      const sdk = await sdkSide(new StreamableHTTPClientTransport(new URL(server.url)));
+      try {
+        return await measureTransport("http", bridge, sdk);
+      } finally {
+        await sdk.close();
+      }
+    } finally {
+      await bridge.close();
+    }
+  } finally {
+    server.close();
+  }
+}
+
+export const callsSection: FigureSection = {
+  title: "Tool calls: the bridge's path vs a bare SDK client",
+  async measure() {
+    return [...(await measureStdio()), ...(await measureHttp())];
+  },
+};
+
+export default callsSection;
