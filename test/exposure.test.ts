@@ -7,7 +7,7 @@
  * and a tool a deferred server adds at run time is found at once.
  */
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, test } from "node:test";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
@@ -15,7 +15,7 @@ import { TOOL_SEARCH_NAME } from "../src/tools/tool-search-text.ts";
 import { type FakeOpenAi, type RecordedRequest, startFakeOpenAi } from "./fixtures/fake-openai.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
-import { REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { type LogEvent, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 
 const TSX = import.meta.resolve("tsx");
 const CATALOG = path.join(REPO_ROOT, "test", "fixtures", "catalog-server.ts");
@@ -35,18 +35,8 @@ interface Setup {
 
 const catalogTools = (request: RecordedRequest) => request.tools.filter((name) => name.startsWith("mcp_catalog_")).sort();
 
-function calls(log: string): Array<{ event: string; name?: string; pid?: number }> {
-  let text = "";
-  try {
-    text = readFileSync(log, "utf8");
-  } catch {
-    return [];
-  }
-  return text
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as { event: string; name?: string; pid?: number });
-}
+/** The catalog server's log: its start (with its pid), the calls that reached it. */
+const calls = (log: string) => readLog(log) as Array<LogEvent & { name?: string }>;
 
 function toolResults(pi: InProcessPi): ToolResultMessage[] {
   return pi.session.messages.filter((m) => (m as { role: string }).role === "toolResult") as unknown as ToolResultMessage[];
