@@ -558,6 +558,10 @@ describe("inline secrets", { timeout: 60_000 }, () => {
         TOKEN_FILE: "./secrets/token",
         AUTH_URL: "https://auth.example.com/oauth",
         MAX_TOKENS: "4096",
+        SERVER_PATH: "/work/scratch/clean2/examples/hello-server.mjs",
+        CONFIG: "./config/prod-eu2/settings-v3.yaml",
+        HOME_BIN: "~/tools/mcp-server-2025.1.3/bin",
+        SCRIPT: "packages/server2/dist/index-1a2b3c.js",
       },
       args: ["--token=abc-literal-value", "--verbose", "--password", "${PW}"],
     });

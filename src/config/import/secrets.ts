@@ -26,6 +26,12 @@ const SECRET_VALUES: readonly RegExp[] = [
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/**
+ * A file path: long, mixed letters and digits, so random-looking by entropy alone (`/srv/app2/bin/server-v3.mjs`),
+ * yet no credential. Absolute, home- or dot-relative, or ending in a file extension after a directory.
+ */
+const PATH = /^(?:\.{0,2}\/|~\/)|\/[^/]*\.[A-Za-z][A-Za-z0-9]{0,4}$/;
+
 function entropyBitsPerChar(text: string): number {
   const counts = new Map<string, number>();
   for (const ch of text) counts.set(ch, (counts.get(ch) ?? 0) + 1);
@@ -41,7 +47,15 @@ function entropyBitsPerChar(text: string): number {
 function looksLikeSecretValue(value: string): boolean {
   const v = value.trim();
   if (SECRET_VALUES.some((re) => re.test(v))) return true;
-  return v.length >= 32 && /^[A-Za-z0-9+/=_.-]+$/.test(v) && /[A-Za-z]/.test(v) && /[0-9]/.test(v) && !UUID.test(v) && entropyBitsPerChar(v) >= 3.5;
+  return (
+    v.length >= 32 &&
+    /^[A-Za-z0-9+/=_.-]+$/.test(v) &&
+    /[A-Za-z]/.test(v) &&
+    /[0-9]/.test(v) &&
+    !UUID.test(v) &&
+    !PATH.test(v) &&
+    entropyBitsPerChar(v) >= 3.5
+  );
 }
 
 /** False for a value that refers to something else: a `${VAR}`, or an opencode `{file:…}` left as written. */
