@@ -19,6 +19,7 @@ import { ResourceTools } from "./src/pi/resource-tools.ts";
 import { askTrust } from "./src/pi/command-trust.ts";
 import { elicitationFeatures } from "./src/pi/elicitation-dialog.ts";
 import { samplingHandler } from "./src/pi/sampling.ts";
+import { piDecidesProjectTrust, piTrustsProject } from "./src/pi/pi-line.ts";
 import { guardExit } from "./src/pi/exit-guard.ts";
 import { serverGuideHandler } from "./src/pi/server-guide.ts";
 import { serverRows } from "./src/pi/server-rows.ts";
@@ -48,6 +49,8 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   const env = process.env;
   /** The running session's context, once there is one (for notices and sign-ins). */
   let sessionCtx: ExtensionContext | undefined;
+  // pi 1.x's own answer on trusting this project, once a session tells it (see `projectTrust` below).
+  let piTrust: boolean | undefined;
   const dataDir = path.join(getAgentDir(), DATA_DIR);
   const logger = new LogFile(path.join(dataDir, "mcp.log"));
   const serverLogs: LogFile[] = [];
@@ -80,9 +83,10 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       ...elicitationFeatures(server.name, () => (sessionCtx?.hasUI ? sessionCtx.ui : undefined)),
       ...(server.sampling === "off" ? {} : { sampling: samplingHandler(server.name, server.sampling, () => sessionCtx) }),
     }),
-    // Project servers run only once the user trusts them. On pi 1.x, pi's own project trust should decide instead (a
-    // `TrustDecider`), so that nobody is asked twice.
-    projectTrust: new ProjectTrust(projectRoot, new TrustStore(path.join(dataDir, "trust.json"))),
+    // Project servers run only once the user trusts them. pi 1.x decides project trust itself, so there its answer
+    // stands and nobody is asked twice. It is known once the session starts; until then the user's earlier answers
+    // to the bridge hold (a project server never runs without one or the other).
+    projectTrust: new ProjectTrust(projectRoot, new TrustStore(path.join(dataDir, "trust.json")), piDecidesProjectTrust(pi) ? () => piTrust : undefined),
     // A server's resource or prompt list changed, a resource it was asked to watch, or it closed for good.
     onServerChange: (connection, change) => {
       resourceTools.changed(connection, change);
@@ -207,9 +211,13 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
 
   const notices = new SessionNotices(pi, bridge, () => serverRows(bridge, registry, env, exposure));
 
-  pi.on("session_start", (_event, ctx) => {
+  pi.on("session_start", async (_event, ctx) => {
     exitGuard.sessionStarted();
     sessionCtx = ctx;
+    // pi 1.x's answer on trusting the project now decides: the project servers it trusts start (as the others did at
+    // load), and those it does not are stopped.
+    piTrust = piTrustsProject(ctx);
+    if (piTrust !== undefined) for (const stopped of await bridge.followTrust()) registry.syncServer(stopped, []);
     approval.sessionStarted();
     // Tools loaded on this branch earlier (before a /reload, a resume or a fork) are loaded again; `auto` is decided
     // once, from the tools known now, against the model's context window.

@@ -5,7 +5,7 @@
  * call for each and never checks which pi it runs in.
  */
 import { type Api, type AssistantMessage, complete, type Context, type Model } from "@mariozechner/pi-ai";
-import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 
 type ModelRegistry = ExtensionContext["modelRegistry"];
@@ -51,6 +51,14 @@ export function withToolHints<T extends object>(definition: T, annotations: Tool
     if (typeof annotations[key] === "boolean") hints[key] = annotations[key];
   }
   return Object.keys(hints).length ? { ...definition, annotations: hints } : definition;
+}
+
+/**
+ * Whether this pi resolves project trust itself (pi 1.x, which asks at startup and keeps its own trust store), so the
+ * bridge must not ask again. Told by its extension API, which pi 0.73 lacks the MCP part of.
+ */
+export function piDecidesProjectTrust(pi: ExtensionAPI): boolean {
+  return typeof (pi as unknown as { registerMcpServer?: unknown }).registerMcpServer === "function";
 }
 
 /**
