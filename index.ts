@@ -19,7 +19,7 @@ import { ResourceTools } from "./src/pi/resource-tools.ts";
 import { askTrust } from "./src/pi/command-trust.ts";
 import { elicitationFeatures } from "./src/pi/elicitation-dialog.ts";
 import { samplingHandler } from "./src/pi/sampling.ts";
-import { piDecidesProjectTrust, piTrustsProject } from "./src/pi/pi-line.ts";
+import { deferredToolsInactive, piDecidesProjectTrust, piTrustsProject } from "./src/pi/pi-line.ts";
 import { guardExit } from "./src/pi/exit-guard.ts";
 import { serverGuideHandler } from "./src/pi/server-guide.ts";
 import { serverRows } from "./src/pi/server-rows.ts";
@@ -129,8 +129,16 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       const description = connection?.config.description;
       return description && connection.redact(description);
     },
-    record: (tools) => pi.appendEntry(LOADED_TOOLS_ENTRY, { tools }),
+    record: (tools) => {
+      pi.appendEntry(LOADED_TOOLS_ENTRY, { tools });
+      declareTools();
+    },
   });
+  // pi 1.x: a deferred tool is inactive until tool_search loads it; pi declares the active set from the next request on.
+  const inactiveDeferred = deferredToolsInactive(pi);
+  function declareTools(): void {
+    if (inactiveDeferred) registry.activateAll(toolSearch.declarations());
+  }
   toolSearch.register();
   // The resource tools, shared by every server that offers resources; they exist while one does.
   const resourceTools = new ResourceTools({
@@ -157,6 +165,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   bridge.onTools((connection, tools) => {
     registry.syncServer(connection, tools);
     toolSearch.sync();
+    declareTools();
     resourceTools.sync(connection);
     void promptCommands.sync(connection);
   });
@@ -178,12 +187,14 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       deferredLine: () => deferredServersLine(toolSearch.deferredServers()),
     }),
   );
-  // Deferred tools stay in pi's tool set, so one loaded mid-run can be called at once; each request to the model leaves
-  // out the ones not loaded yet (and tool_search while nothing is deferred).
-  pi.on("before_provider_request", (event) => {
-    const undeclared = toolSearch.undeclared();
-    return undeclared.size ? withoutTools(event.payload, (name) => undeclared.has(name)) : undefined;
-  });
+  // pi 0.73: deferred tools stay in pi's tool set, so one loaded mid-run can be called at once; each request to the
+  // model leaves out the ones not loaded yet (and tool_search while nothing is deferred). pi 1.x: see `declareTools`.
+  if (!inactiveDeferred) {
+    pi.on("before_provider_request", (event) => {
+      const undeclared = toolSearch.undeclared();
+      return undeclared.size ? withoutTools(event.payload, (name) => undeclared.has(name)) : undefined;
+    });
+  }
   pi.events.on("mcp.metrics.request", (data) => {
     const snapshot = { servers: bridge.metrics() };
     const reply = (data as { reply?: unknown } | undefined)?.reply;
@@ -224,6 +235,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     exposure.restore(ctx.sessionManager.getBranch());
     exposure.decideAuto(toolSearch.costedTools(), ctx.model?.contextWindow);
     toolSearch.sync();
+    declareTools();
     registry.bindActivation({ getActiveTools: () => pi.getActiveTools(), setActiveTools: (names) => pi.setActiveTools(names) });
     registry.resolveShadowed(pi.getAllTools());
     // The question about new or changed project servers waits for the user, and pi's startup must not: it runs on its
