@@ -5,6 +5,7 @@
  */
 import { canonicalHash } from "../common/canonical-json.ts";
 import { visible } from "../common/terminal-text.ts";
+import { commandText, isCommandValue } from "./command-value.ts";
 import { configVarRefs, findVarRefs } from "./substitute.ts";
 import type { ServerConfig } from "./types.ts";
 
@@ -96,10 +97,14 @@ function urlAsWritten(url: string): string {
   return `${withoutPassword}?${params.join("&")}`;
 }
 
-/** `NAME ← ${VAR}` for values that read variables, `NAME (inline)` for those written out: names, never values. */
+/**
+ * `NAME ← ${VAR}` for values that read variables, `NAME (inline)` for those written out: names, never values. A
+ * `!command` value is shown with its command, since trusting the server runs it.
+ */
 function namedValues(values: Readonly<Record<string, string>>): string {
   return Object.entries(values)
     .map(([name, value]) => {
+      if (isCommandValue(value)) return `${name} ← output of: ${commandText(value)}`;
       const refs = findVarRefs(value);
       return refs.length ? `${name} ← ${refs.map((r) => `\${${r}}`).join(" ")}` : `${name} (inline)`;
     })

@@ -1,6 +1,6 @@
 /**
  * Makes the live sessions of one configured server. Each attempt resolves the config's `${VAR}`s afresh (a variable
- * changed since the last attempt is picked up), sets up OAuth for a remote server, and opens a session within the
+ * changed since the last attempt is picked up) and runs its `!command` values again, sets up OAuth for a remote server, and opens a session within the
  * deadline; when the server asks for a sign-in, it waits for that and opens once more. It remembers the newest
  * session, open or not, and adds the secrets of each resolution to the server's redactor. A session's
  * log lines (stderr, the server's own log messages) go to the logs from here, redacted.
@@ -10,6 +10,8 @@ import { LEVEL_OF_MCP_LEVEL, type Logger, NULL_LOGGER } from "../common/log-file
 import { describeSource, type ServerConfig } from "../config/types.ts";
 import type { Redactor } from "../common/redact.ts";
 import { type Environment, type ResolvedEndpoint, resolveServerConfig } from "../config/substitute.ts";
+import { runCommandValues } from "../config/command-runner.ts";
+import { needsTrust } from "../config/trust.ts";
 import type { ServerAuth } from "../oauth/server-auth.ts";
 import type { ErrorContext } from "./error-messages.ts";
 import type { LifecycleReport } from "./lifecycle-report.ts";
@@ -31,6 +33,8 @@ export interface SessionOpenerOptions {
   redactor: Redactor;
   /** The server's own log, for its stderr; without it stderr goes to `logger`. */
   serverLog?: Logger;
+  /** Whether a project server is trusted; a project server's `!command` values run only when this says so. */
+  trusted?: () => boolean;
   logger?: Logger;
   /** What the owner decides on: a session lost, a stream error, a changed list or resource. */
   events: Pick<SessionEvents, "dropped" | "streamError" | "listChanged" | "resourceUpdated">;
@@ -77,7 +81,7 @@ export class SessionOpener {
    * (the sign-in bounded by its own timeout and by `signal`). Errors are thrown as they came.
    */
   async open(deadline: number, signal?: AbortSignal): Promise<LiveSession> {
-    const endpoint = this.resolve();
+    const endpoint = await this.resolve();
     try {
       return await this.openOnce(endpoint, deadline);
     } catch (error) {
@@ -89,9 +93,17 @@ export class SessionOpener {
     }
   }
 
-  private resolve(): ResolvedEndpoint {
-    const resolution = resolveServerConfig(this.config, this.options.env, this.options.projectRoot);
-    this.options.redactor.add(resolution.secrets);
+  private async resolve(): Promise<ResolvedEndpoint> {
+    const { env, projectRoot, redactor, trusted } = this.options;
+    // Never on the word of a project file alone: its commands need the user's trust, given in so many words.
+    const allowed = !needsTrust(this.config) || trusted?.() === true;
+    const commands = await runCommandValues(this.config, { allowed, env, cwd: projectRoot });
+    redactor.add(commands.secrets);
+    if (commands.errors.length) {
+      throw new BridgeError("config", this.config.name, commands.errors.join("; "));
+    }
+    const resolution = resolveServerConfig(this.config, env, projectRoot, { commandOutputs: commands.outputs });
+    redactor.add(resolution.secrets);
     this.warnings = resolution.warnings;
     if (!resolution.endpoint) {
       throw new BridgeError("config", this.config.name, `${resolution.errors.join("; ")} (${describeSource(this.config.source)})`);
