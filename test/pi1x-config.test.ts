@@ -12,6 +12,7 @@ import { configVarRefs, expandHome, resolveServerConfig } from "../src/config/su
 import { describeForTrust, trustFingerprint } from "../src/config/trust.ts";
 import type { ConfigSource, ServerConfig } from "../src/config/types.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
+import { redirectPlan } from "../src/oauth/redirect.ts";
 import { toolNameFor } from "../src/tools/naming.ts";
 
 const USER: ConfigSource = { scope: "user", path: "/home/me/.pi/agent/mcp.json" };
@@ -167,5 +168,85 @@ describe("tool names", () => {
     assert.equal(config.prefix, undefined);
     assert.equal(toolNameFor("my-files", "read_file", config.prefix), "mcp_my-files_read_file");
     assert.equal(toolNameFor("my-files", "read_file", valid({ command: "x", prefix: "fs" }).config.prefix), "fs_read_file");
+  });
+});
+
+describe("`oauth`, pi 1.x's name for `auth`", () => {
+  const url = "https://mcp.example.com/mcp";
+  const errorsOf = (entry: Record<string, unknown>) => validateServerEntry("srv", { url, ...entry }, USER).errors.join("; ");
+
+  test("read as `auth`, with pi 1.x's keys", () => {
+    const { config } = valid({
+      url,
+      oauth: {
+        clientId: "my-client",
+        clientSecret: "${EXAMPLE_SECRET}",
+        callbackPort: 8765,
+        callbackUrl: "http://localhost/oauth/callback",
+        scope: "read write",
+        authServerMetadataUrl: "https://example.okta.com/.well-known/openid-configuration",
+      },
+    });
+    assert.deepEqual(config.oauth, {
+      callbackPort: 8765,
+      clientId: "my-client",
+      clientSecret: "${EXAMPLE_SECRET}",
+      authorizationUrl: undefined,
+      tokenUrl: undefined,
+      clientMetadataUrl: undefined,
+      scopes: ["read", "write"],
+      callbackUrl: "http://localhost/oauth/callback",
+      authServerMetadataUrl: "https://example.okta.com/.well-known/openid-configuration",
+    });
+    assert.equal(valid({ url, oauth: { clientName: "Claude Code", clientRegistration: "dcr" } }).config.oauth?.clientName, "Claude Code");
+  });
+
+  test("both `auth` and `oauth`: an error", () => {
+    assert.match(errorsOf({ auth: { clientId: "a" }, oauth: { clientId: "b" } }), /has both `auth` and `oauth`: they are one setting .*keep one/);
+  });
+
+  test("callbackUrl: http on localhost, 127.0.0.1 or [::1] only, no query or fragment, its port agreeing with callbackPort", () => {
+    for (const ok of ["http://localhost/callback", "http://127.0.0.1:8765/cb", "http://[::1]:9000/x"]) assert.equal(errorsOf({ oauth: { callbackUrl: ok } }), "", ok);
+    for (const bad of ["https://localhost/cb", "http://example.com/cb", "http://127.0.0.2/cb", "http://localhost/cb?x=1", "http://localhost/cb#f", "callback"]) {
+      assert.match(errorsOf({ oauth: { callbackUrl: bad } }), /`oauth\.callbackUrl` must be an http URL on localhost, 127\.0\.0\.1 or \[::1\]/, bad);
+    }
+    assert.match(errorsOf({ oauth: { callbackUrl: "http://localhost:1234/cb", callbackPort: 4321 } }), /name different ports/);
+  });
+
+  test("clientRegistration: auto, dcr or cimd; cimd needs a document of the user's and no clientId or clientName", () => {
+    assert.match(errorsOf({ oauth: { clientRegistration: "always" } }), /must be "auto", "dcr" or "cimd"/);
+    assert.match(errorsOf({ oauth: { clientRegistration: "cimd" } }), /"cimd" needs `oauth\.clientMetadataUrl`.*the bridge has none of its own/);
+    assert.match(errorsOf({ oauth: { clientRegistration: "cimd", clientId: "x", clientMetadataUrl: "https://a.example/c.json" } }), /cannot go with/);
+    assert.equal(errorsOf({ oauth: { clientRegistration: "cimd", clientMetadataUrl: "https://a.example/c.json" } }), "");
+  });
+
+  test("authServerMetadataUrl: https, or http on loopback; not with configured endpoints", () => {
+    assert.equal(errorsOf({ oauth: { authServerMetadataUrl: "http://127.0.0.1:8080/.well-known/oauth-authorization-server" } }), "");
+    assert.match(errorsOf({ oauth: { authServerMetadataUrl: "http://auth.example.com/meta" } }), /must be an https URL, or http on localhost/);
+    assert.match(
+      errorsOf({ oauth: { authServerMetadataUrl: "https://a.example/m", authorizationUrl: "https://a.example/auth", tokenUrl: "https://a.example/token" } }),
+      /both replace discovery/,
+    );
+  });
+
+  test("pi 1.x's `auth.provider` is refused with what to do instead", () => {
+    assert.match(errorsOf({ auth: { provider: "github" } }), /`auth\.provider` \(pi 1\.x's token of a \/login provider\) is not supported here/);
+  });
+
+  test("the trust question names the redirect and metadata URLs", () => {
+    const { config } = valid({ url, oauth: { authServerMetadataUrl: "https://a.example/meta", callbackUrl: "http://localhost/cb" } });
+    assert.ok(describeForTrust(config).includes("OAuth endpoints: https://a.example/meta, http://localhost/cb"));
+  });
+});
+
+describe("where the OAuth redirect comes back", () => {
+  test("default, a callbackUrl with a port (as written), one without (the port put in)", () => {
+    const plain = redirectPlan({ callbackPort: 9876 });
+    assert.deepEqual([plain.host, plain.path, plain.ports.length, plain.uri(9877)], ["127.0.0.1", "/callback", 6, "http://127.0.0.1:9877/callback"]);
+    const fixed = redirectPlan({ callbackPort: 9876, callbackUrl: "http://localhost:8765/oauth/cb" });
+    assert.deepEqual([fixed.host, fixed.path, fixed.ports, fixed.uri(8765)], ["127.0.0.1", "/oauth/cb", [8765], "http://localhost:8765/oauth/cb"]);
+    const open = redirectPlan({ callbackPort: 5000, callbackUrl: "http://[::1]/cb" });
+    assert.deepEqual([open.host, open.path, open.ports[0], open.uri(5001)], ["::1", "/cb", 5000, "http://[::1]:5001/cb"]);
+    assert.deepEqual(redirectPlan({ callbackPort: 65_534 }).ports, [65_534, 65_535]);
   });
 });

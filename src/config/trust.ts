@@ -125,7 +125,8 @@ export function describeForTrust(config: ServerConfig): string[] {
   } else {
     lines.push(`connects to: ${urlAsWritten(config.url ?? "")}${config.transport === "sse" ? " (legacy SSE)" : ""}`);
     if (Object.keys(config.headers).length) lines.push(`headers: ${namedValues(config.headers)}`);
-    const endpoints = [config.oauth?.authorizationUrl, config.oauth?.tokenUrl, config.oauth?.clientMetadataUrl].filter((u) => u !== undefined);
+    const { authorizationUrl, tokenUrl, clientMetadataUrl, authServerMetadataUrl, callbackUrl } = config.oauth ?? {};
+    const endpoints = [authorizationUrl, tokenUrl, clientMetadataUrl, authServerMetadataUrl, callbackUrl].filter((u) => u !== undefined);
     if (endpoints.length) lines.push(`OAuth endpoints: ${endpoints.map(urlAsWritten).join(", ")}`);
   }
   if (config.autoApprove.length) lines.push(`runs without asking: ${config.autoApprove.join(", ")}`);

@@ -70,6 +70,7 @@ export class OAuthSession {
       authorizationUrl: resolve(settings.authorizationUrl),
       tokenUrl: resolve(settings.tokenUrl),
       clientMetadataUrl: resolve(settings.clientMetadataUrl),
+      authServerMetadataUrl: resolve(settings.authServerMetadataUrl),
     };
     if (resolved.clientSecret) secrets.push(resolved.clientSecret);
     // Values from `${VAR}`s in the auth block and the client secret are redacted like the tokens.
