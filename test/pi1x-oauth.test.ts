@@ -128,3 +128,35 @@ describe("pi 1.x's oauth block against a real authorization server", { timeout: 
     assert.equal(fixture.authorizations.length, 1);
   });
 });
+
+describe("a client secret from a command", { timeout: 60_000 }, () => {
+  const tmp = tempDir("mcp-bridge-pi1x-secret-");
+  let fixture: OAuthFixture | undefined;
+  let connection: ServerConnection | undefined;
+  after(async () => {
+    await connection?.close();
+    await fixture?.close();
+    tmp.cleanup();
+  });
+
+  test("`clientSecret: \"!…\"` sends what the command printed, hidden like any secret", async () => {
+    fixture = await startOAuthServer({ secretInForm: true });
+    const callbackPort = await freePort();
+    const registered = await fetch(`${fixture.origin}/register`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ redirect_uris: [`http://127.0.0.1:${callbackPort}/callback`], client_name: "by hand" }),
+    });
+    const clientId = ((await registered.json()) as { client_id: string }).client_id;
+    const secret = `printed-secret-${Date.now()}`;
+    connection = connectionFor(
+      "secure",
+      { url: fixture.url, oauth: { clientId, clientSecret: `!printf ${secret}`, callbackPort }, reconnect: false },
+      { authStore: new AuthStore(path.join(tmp.dir, "auth")), signIn: () => automaticSignIn(), signInTimeoutMs: 10_000, trusted: () => true },
+    );
+    await connection.connect();
+    assert.equal((await runTool(toolsOf(connection).get("mcp_secure_echo"), { text: `the secret is ${secret}` })).text, "the secret is ***");
+    const exchange = fixture.tokenRequests.find((form) => form.get("grant_type") === "authorization_code");
+    assert.equal(exchange?.get("client_secret"), secret, "the command's output went to the token endpoint");
+  });
+});

@@ -1,5 +1,5 @@
 /**
- * `!command` values, as pi 1.x writes them in `env` and `headers`: a value that starts with `!` is a command, and what
+ * `!command` values, as pi 1.x writes them in `env`, `headers` and an OAuth client secret: a value that starts with `!` is a command, and what
  * it prints (trimmed) is the value — `"Authorization": "!echo Bearer $(gh auth token)"`. This file says which values
  * are commands and how one is run; ./command-runner.ts runs them. A command without shell syntax runs as it is
  * (split into words, no shell); one with any (`$`, quotes, pipes, `&&`, redirections, globs, `~` …) runs under
@@ -28,15 +28,23 @@ export interface CommandValue {
   command: string;
 }
 
+/** Where a remote server's OAuth client secret is written: `oauth.clientSecret` (pi 1.x) or `auth.clientSecret`. */
+export function clientSecretField(config: ServerConfig): string {
+  return `${config.raw.oauth !== undefined ? "oauth" : "auth"}.clientSecret`;
+}
+
 /**
- * The command values a server's connection needs: a local server's `env`, a remote server's `headers` (each server
- * reads only its own kind, as ./substitute.ts does).
+ * The command values a server's connection needs: a local server's `env`; a remote server's `headers` and OAuth
+ * client secret (each server reads only its own kind, as ./substitute.ts does).
  */
 export function commandValues(config: ServerConfig): CommandValue[] {
   const [group, values] = config.transport === "stdio" ? ["env", config.env] : ["headers", config.headers];
-  return Object.entries(values)
+  const found = Object.entries(values)
     .filter(([, value]) => isCommandValue(value))
     .map(([key, value]) => ({ field: `${group}.${key}`, command: commandText(value) }));
+  const secret = config.transport === "stdio" ? undefined : config.oauth?.clientSecret;
+  if (secret !== undefined && isCommandValue(secret)) found.push({ field: clientSecretField(config), command: commandText(secret) });
+  return found;
 }
 
 /** How a command is started: its program and arguments, or a command line for the shell. */

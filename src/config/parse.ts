@@ -13,11 +13,14 @@ import { serverLabel } from "./validate/name.ts";
 /** The top-level keys other clients use for their server map. */
 export const SERVER_MAP_KEYS = ["mcpServers", "servers", "mcp"] as const;
 
+/** pi 1.x's switch for turning its code mode on by itself; the bridge has no code mode, so it changes nothing here. */
+const PI1_CODEMODE_KEY = "autoEnableCodemode";
+
 /**
  * Every top-level key a config file may hold: the server maps, `approval`, `exposure`, `exposureThreshold`, and keys of files written for other clients
- * that the bridge reads as they are (`$schema`, VS Code's `inputs`). Any other key gets a warning.
+ * that the bridge reads as they are (`$schema`, VS Code's `inputs`, pi 1.x's `autoEnableCodemode`). Any other key gets a warning.
  */
-export const KNOWN_TOP_LEVEL_KEYS: readonly string[] = [...SERVER_MAP_KEYS, APPROVAL_KEY, EXPOSURE_KEY, THRESHOLD_KEY, "$schema", "inputs"];
+export const KNOWN_TOP_LEVEL_KEYS: readonly string[] = [...SERVER_MAP_KEYS, APPROVAL_KEY, EXPOSURE_KEY, THRESHOLD_KEY, "$schema", "inputs", PI1_CODEMODE_KEY];
 
 /**
  * How deep objects and arrays may nest. Real configs use five or six levels; the parser and every reader after it

@@ -81,7 +81,7 @@ export function configVarRefs(config: ServerConfig): string[] {
     ...Object.values(config.env).filter((value) => !isCommandValue(value)),
     ...Object.values(config.headers).filter((value) => !isCommandValue(value)),
     config.oauth?.clientId ?? "",
-    config.oauth?.clientSecret ?? "",
+    config.oauth?.clientSecret !== undefined && !isCommandValue(config.oauth.clientSecret) ? config.oauth.clientSecret : "",
     config.oauth?.authorizationUrl ?? "",
     config.oauth?.tokenUrl ?? "",
   ];

@@ -128,6 +128,8 @@ export function describeForTrust(config: ServerConfig): string[] {
     const { authorizationUrl, tokenUrl, clientMetadataUrl, authServerMetadataUrl, callbackUrl } = config.oauth ?? {};
     const endpoints = [authorizationUrl, tokenUrl, clientMetadataUrl, authServerMetadataUrl, callbackUrl].filter((u) => u !== undefined);
     if (endpoints.length) lines.push(`OAuth endpoints: ${endpoints.map(urlAsWritten).join(", ")}`);
+    const secret = config.oauth?.clientSecret;
+    if (secret !== undefined && isCommandValue(secret)) lines.push(`OAuth client secret ← output of: ${commandText(secret)}`);
   }
   if (config.autoApprove.length) lines.push(`runs without asking: ${config.autoApprove.join(", ")}`);
   if (config.autoApproveReadOnly) lines.push("runs without asking: the tools it marks read-only");

@@ -11,6 +11,7 @@ import { describeSource, type ServerConfig } from "../config/types.ts";
 import type { Redactor } from "../common/redact.ts";
 import { type Environment, type ResolvedEndpoint, resolveServerConfig } from "../config/substitute.ts";
 import { runCommandValues } from "../config/command-runner.ts";
+import { clientSecretField } from "../config/command-value.ts";
 import { needsTrust } from "../config/trust.ts";
 import type { ServerAuth } from "../oauth/server-auth.ts";
 import type { ErrorContext } from "./error-messages.ts";
@@ -81,19 +82,20 @@ export class SessionOpener {
    * (the sign-in bounded by its own timeout and by `signal`). Errors are thrown as they came.
    */
   async open(deadline: number, signal?: AbortSignal): Promise<LiveSession> {
-    const endpoint = await this.resolve();
+    const { endpoint, clientSecret } = await this.resolve();
     try {
-      return await this.openOnce(endpoint, deadline);
+      return await this.openOnce(endpoint, deadline, clientSecret);
     } catch (error) {
       const { auth } = this.options;
       if (!auth.canSignInAfter(error)) throw error;
       // The SDK has sent the user to sign in (or found nobody to do it): wait for that, then connect with the tokens.
       await auth.completeSignIn(signal);
-      return await this.openOnce(endpoint, Date.now() + this.config.timeout);
+      return await this.openOnce(endpoint, Date.now() + this.config.timeout, clientSecret);
     }
   }
 
-  private async resolve(): Promise<ResolvedEndpoint> {
+  /** The endpoint for one attempt, and the OAuth client secret when a `!command` printed it. */
+  private async resolve(): Promise<{ endpoint: ResolvedEndpoint; clientSecret?: string }> {
     const { env, projectRoot, redactor, trusted } = this.options;
     // Never on the word of a project file alone: its commands need the user's trust, given in so many words.
     const allowed = !needsTrust(this.config) || trusted?.() === true;
@@ -108,13 +110,13 @@ export class SessionOpener {
     if (!resolution.endpoint) {
       throw new BridgeError("config", this.config.name, `${resolution.errors.join("; ")} (${describeSource(this.config.source)})`);
     }
-    return resolution.endpoint;
+    return { endpoint: resolution.endpoint, clientSecret: commands.outputs.get(clientSecretField(this.config)) };
   }
 
-  private async openOnce(endpoint: ResolvedEndpoint, deadline: number): Promise<LiveSession> {
+  private async openOnce(endpoint: ResolvedEndpoint, deadline: number, clientSecret?: string): Promise<LiveSession> {
     const { auth } = this.options;
     // OAuth adds its secrets (client secret, tokens, codes) to the redactor itself, as it meets them.
-    const sessionAuth = endpoint.kind === "stdio" ? undefined : auth.prepare(endpoint.url);
+    const sessionAuth = endpoint.kind === "stdio" ? undefined : auth.prepare(endpoint.url, clientSecret);
     const { clientInfo, projectRoot } = this.options;
     // Roots for every server, so it lists the same tools wherever pi runs (some list a tool only for a client with roots).
     const features: ClientFeatures = { roots: () => [directoryRoot(projectRoot)], ...this.options.features };
