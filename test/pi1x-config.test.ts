@@ -58,6 +58,11 @@ describe("`timeout` as pi 1.x writes it", () => {
     for (const timeout of [0, -5, "30"]) assert.match(validateServerEntry("srv", { command: "x", timeout }, USER).errors.join(";"), /`timeout` must be/);
   });
 
+  test("pi 1.x's top-level autoEnableCodemode is read without a warning (the bridge has no code mode)", () => {
+    const layered = layerConfigs([{ source: USER, text: JSON.stringify({ autoEnableCodemode: false, mcpServers: {} }) }]);
+    assert.deepEqual(layered.problems, []);
+  });
+
   test("the notice is a config warning of the file, shown with the other config problems", () => {
     const layered = layerConfigs([{ source: USER, text: JSON.stringify({ mcpServers: { slow: { command: "x", timeout: 45 } } }) }]);
     assert.equal(layered.servers[0]!.requestTimeout, 45_000);
@@ -105,6 +110,14 @@ describe("`!command` values", () => {
     assert.deepEqual(commandValues(local), [{ field: "env.TOKEN", command: "gh auth token" }]);
     const remote = valid({ url: "https://example.com/mcp", headers: { Authorization: "!echo Bearer $(gh auth token)" } }).config;
     assert.deepEqual(commandValues(remote), [{ field: "headers.Authorization", command: "echo Bearer $(gh auth token)" }]);
+  });
+
+  test("a remote server's OAuth client secret may be one, named as the file names it", () => {
+    const remote = valid({ url: "https://example.com/mcp", oauth: { clientId: "c", clientSecret: "!pass show oauth" } }).config;
+    assert.deepEqual(commandValues(remote), [{ field: "oauth.clientSecret", command: "pass show oauth" }]);
+    assert.ok(describeForTrust(remote).includes("OAuth client secret ← output of: pass show oauth"));
+    const written = valid({ url: "https://example.com/mcp", auth: { clientId: "c", clientSecret: "!pass show oauth" } }).config;
+    assert.equal(commandValues(written)[0]!.field, "auth.clientSecret");
   });
 
   test("a command without shell syntax runs without a shell; anything else under /bin/sh -c", () => {
