@@ -7,7 +7,7 @@ import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall, type FauxProviderRegistration } from "@mariozechner/pi-ai";
 import type { AgentSession } from "@mariozechner/pi-coding-agent";
-import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { type InProcessPi, requestTools, startInProcessPi } from "./pi-harness.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
 import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, trustProjectServers, waitFor } from "./helpers.ts";
 
@@ -215,7 +215,7 @@ describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () =
     let offered: string[] = [];
     faux.setResponses([
       (context) => {
-        offered = (context.tools ?? []).map((t) => t.name);
+        offered = requestTools(context).map((t) => t.name);
         return fauxAssistantMessage([fauxToolCall("mcp_local_deploy_preview", {}), fauxToolCall("mcp_local_cwd", {})], { stopReason: "toolUse" });
       },
       fauxAssistantMessage("done"),

@@ -61,6 +61,14 @@ describe("secrets and terminal escapes in pi (in-process, faux model)", { timeou
     }
   }
 
+  /** The event names in the README's table of events (its first column). */
+  function documentedChannels(): string[] {
+    const table = readFileSync(path.join(REPO_ROOT, "README.md"), "utf8").split("\n### Events")[1]!.split("\n### ")[0]!;
+    const channels = table.split("\n").filter((line) => line.startsWith("| `")).flatMap((line) => [...line.split(" | ")[0]!.matchAll(/`([a-z.]+)`/g)].map((m) => m[1]!));
+    assert.ok(channels.includes("mcp.local.crashed") && channels.length > 15, channels.join(", "));
+    return channels;
+  }
+
   function busEvents(): Array<{ channel: string; payload: unknown }> {
     return (globalThis as { __redactionEvents?: Array<{ channel: string; payload: unknown }> }).__redactionEvents ?? [];
   }
@@ -91,13 +99,12 @@ describe("secrets and terminal escapes in pi (in-process, faux model)", { timeou
         },
       }),
     );
-    // Another extension that records everything published on pi's shared bus.
+    // Another extension that records every event the README documents, as any subscriber on pi's shared bus gets it.
     writeFileSync(
       path.join(project.dir, "bus-recorder.ts"),
       `export default function (pi) {
         const seen = (globalThis.__redactionEvents = []);
-        const emit = pi.events.emit.bind(pi.events);
-        pi.events.emit = (channel, payload) => { seen.push({ channel, payload }); return emit(channel, payload); };
+        for (const channel of ${JSON.stringify(documentedChannels())}) pi.events.on(channel, (payload) => seen.push({ channel, payload }));
       }`,
     );
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;

@@ -11,7 +11,7 @@ import { type Api, type Context, fauxAssistantMessage, type Model } from "@mario
 import type { CreateMessageRequest } from "@modelcontextprotocol/sdk/types.js";
 import { describeSamplingRequest, pickModel, samplingContext } from "../src/pi/sampling.ts";
 import { EVERYTHING_SERVER, REPO_ROOT, tempDir } from "./helpers.ts";
-import { callOnceInPi, startInProcessPi } from "./pi-harness.ts";
+import { callOnceInPi, requestSystemPrompt, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 
 const model = (id: string) => ({ id, api: "faux", provider: "faux" }) as unknown as Model<Api>;
@@ -29,7 +29,7 @@ const params = (extra: Partial<CreateMessageRequest["params"]> = {}): CreateMess
 describe("sampling requests (pure)", () => {
   test("the messages become the model's context: text and images, both roles, the system prompt", () => {
     const context = samplingContext(params(), model("m1"), 5);
-    assert.equal(context.systemPrompt, "Be brief");
+    assert.equal(requestSystemPrompt(context), "Be brief");
     assert.deepEqual(context.messages[0], { role: "user", content: [{ type: "text", text: "Summarise \x1b[2Jthis" }], timestamp: 5 });
     assert.equal(context.messages[1]!.role, "assistant");
     assert.deepEqual((context.messages[1] as { content: unknown }).content, [{ type: "text", text: "Which part?" }]);
@@ -93,7 +93,7 @@ describe("server-everything's sampling through pi", { timeout: 120_000 }, () => 
       meanwhile: [
         // The sampling request, if the model is asked; else the agent's next turn takes this answer.
         (context: Context) => {
-          if (context.systemPrompt === "You are a helpful test server.") asked.push(context);
+          if (requestSystemPrompt(context) === "You are a helpful test server.") asked.push(context);
           return fauxAssistantMessage("Autumn moon rising");
         },
       ],
@@ -110,7 +110,7 @@ describe("server-everything's sampling through pi", { timeout: 120_000 }, () => 
     assert.match(ui.asked[0]!, /^select: MCP server 'everything' wants .+ to answer it \(at most 50 tokens\)\.\nSystem prompt: You are a helpful test server\.\nuser: Resource trigger-sampling-request context: a haiku$/);
     assert.match(ui.asked[1]!, /answered MCP server 'everything':\nAutumn moon rising$/);
     assert.equal(asked.length, 1);
-    assert.equal(asked[0]!.systemPrompt, "You are a helpful test server.");
+    assert.equal(requestSystemPrompt(asked[0]!), "You are a helpful test server.");
     assert.match(text, /"text": "Autumn moon rising"/);
     assert.match(text, /"stopReason": "endTurn"/);
   });

@@ -11,7 +11,7 @@ import { pathToFileURL } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { MAX_SERVER_GUIDE_LINE, SERVER_GUIDE_HEADING } from "../src/tools/server-guide.ts";
-import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { type InProcessPi, requestSystemPrompt, requestTools, startInProcessPi } from "./pi-harness.ts";
 import { EVERYTHING_SERVER, fixtureEntry, REPO_ROOT, tempDir, trustProjectServers } from "./helpers.ts";
 
 interface ToolResultMessage {
@@ -69,7 +69,7 @@ describe("roots and server instructions in pi (in-process, faux model)", { timeo
   });
 
   const record = (reply: () => ReturnType<typeof fauxAssistantMessage>) => (context: Context) => {
-    seen.push({ systemPrompt: context.systemPrompt, tools: (context.tools ?? []).map(({ name, description }) => ({ name, description })) });
+    seen.push({ systemPrompt: requestSystemPrompt(context), tools: requestTools(context).map(({ name, description }) => ({ name, description })) });
     return reply();
   };
 

@@ -12,7 +12,7 @@ import type { ServerConnection } from "../src/connection/server-connection.ts";
 import { ToolRegistry } from "../src/pi/tool-registry.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
 import { connectionFor, REPO_ROOT, tempDir, trustProjectServers, waitFor } from "./helpers.ts";
-import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { type InProcessPi, requestTools, startInProcessPi } from "./pi-harness.ts";
 
 const LONG_NAME = `fetch_${"very_long_segment_".repeat(5)}end`;
 const ODD_NAME = "get.item v2";
@@ -315,7 +315,7 @@ describe("in pi: colliding names go by config order, whichever server connects f
     let offered: string[] = [];
     pi!.faux.setResponses([
       (context) => {
-        offered = (context.tools ?? []).map((t) => t.name);
+        offered = requestTools(context).map((t) => t.name);
         return fauxAssistantMessage(Object.entries(calls).map(([tool, text]) => fauxToolCall(tool, { text })), { stopReason: "toolUse" });
       },
       fauxAssistantMessage("done"),

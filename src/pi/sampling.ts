@@ -5,12 +5,13 @@
  * model is configured with a key. Without a UI a request is refused, unless the server's `sampling` setting is
  * `"allow"`. Tool use inside sampling is not offered, and a request that carries it is refused.
  */
-import { type Api, type AssistantMessage, complete, type Context, type ImageContent, type Model, type TextContent } from "@mariozechner/pi-ai";
+import { type Api, type AssistantMessage, type Context, type ImageContent, type Model, type TextContent } from "@mariozechner/pi-ai";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { type CreateMessageRequest, type CreateMessageResult, McpError, type SamplingMessage } from "@modelcontextprotocol/sdk/types.js";
 import { stripControls } from "../common/terminal-text.ts";
 import { clip } from "../common/text.ts";
 import type { SamplingMode } from "../config/types.ts";
+import { completeWithPi } from "./pi-line.ts";
 
 type SamplingParams = CreateMessageRequest["params"];
 type SamplingContext = Pick<ExtensionContext, "hasUI" | "ui" | "model" | "modelRegistry" | "signal">;
@@ -102,9 +103,11 @@ export function samplingHandler(server: string, mode: SamplingMode, ctx: () => S
       const answer = await session.ui.select(describeSamplingRequest(server, params, model), [ALLOW, DENY]);
       if (answer !== ALLOW) throw refused(`The user declined MCP server '${server}''s sampling request`);
     }
-    const auth = await session.modelRegistry.getApiKeyAndHeaders(model);
-    if (!auth.ok) throw refused(`No key for ${model.provider}: ${auth.error}`);
-    const reply = await complete(model, context, { apiKey: auth.apiKey, headers: auth.headers, maxTokens: params.maxTokens, temperature: params.temperature, signal: session.signal });
+    const reply = await completeWithPi(session.modelRegistry, model, context, { maxTokens: params.maxTokens, temperature: params.temperature, signal: session.signal }).catch(
+      (error: unknown) => {
+        throw refused(error instanceof Error ? error.message : String(error));
+      },
+    );
     if (reply.stopReason === "error" || reply.stopReason === "aborted") throw new McpError(-32603, `The model failed: ${reply.errorMessage ?? reply.stopReason}`);
     let text = reply.content.flatMap((c) => (c.type === "text" ? [c.text] : [])).join("");
     if (askUser) {

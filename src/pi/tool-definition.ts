@@ -16,6 +16,7 @@ import { argumentCheck, type ArgumentCheck } from "../tools/argument-check.ts";
 import { normalizeToolResult, type PiContent } from "../tools/output.ts";
 import { type McpProvenance, mcpProvenance } from "../tools/provenance.ts";
 import { normalizeInputSchema, OPEN_OBJECT_SCHEMA } from "../tools/schema.ts";
+import { withToolHints } from "./pi-line.ts";
 
 export interface ToolDetails {
   server: string;
@@ -94,7 +95,8 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
   const title = tool.title ?? tool.annotations?.title ?? originalName;
   const provenance = mcpProvenance(server, originalName);
   const checkFor = serverSchemaCheck(server, tool, source.note);
-  return {
+  // Permission extensions on pi 1.x read the server's hints (read-only, destructive…) from pi's tool list.
+  return withToolHints<McpToolDefinition>({
     name: source.name,
     label: `${title} (${server})`,
     description: source.description,
@@ -129,7 +131,7 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
       }
       return { content, details };
     },
-  };
+  }, tool.annotations);
 }
 
 /**

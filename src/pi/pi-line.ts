@@ -1,0 +1,64 @@
+/**
+ * Where pi 0.73 (`@mariozechner/pi-coding-agent`) and pi 1.x (`@earendil-works/pi-coding-agent`, which loads this
+ * package with the `@mariozechner/*` imports mapped to its own packages) differ for the bridge. Each difference is
+ * decided here, by what the running pi offers rather than by its version number, so the rest of the code has one
+ * call for each and never checks which pi it runs in.
+ */
+import { type Api, type AssistantMessage, complete, type Context, type Model } from "@mariozechner/pi-ai";
+import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+
+type ModelRegistry = ExtensionContext["modelRegistry"];
+
+/** pi 1.x's model registry calls the provider itself, with the credentials it resolves (pi 0.73's only hands them out). */
+interface CallingRegistry {
+  complete(model: Model<Api>, context: Context, options?: { maxTokens?: number; temperature?: number; signal?: AbortSignal }): Promise<AssistantMessage>;
+}
+
+function callsModels(registry: ModelRegistry): registry is ModelRegistry & CallingRegistry {
+  return typeof (registry as Partial<CallingRegistry>).complete === "function";
+}
+
+export interface CompleteOptions {
+  maxTokens?: number;
+  temperature?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * One answer from a model pi knows, with pi's credentials for it. On pi 1.x through its model registry (pi-ai's own
+ * `complete` there sees only built-in providers, not those an extension or the SDK registered); on pi 0.73 with the
+ * key and headers its registry resolves. A missing key is an error naming the provider.
+ */
+export async function completeWithPi(registry: ModelRegistry, model: Model<Api>, context: Context, options: CompleteOptions): Promise<AssistantMessage> {
+  if (callsModels(registry)) return registry.complete(model, context, options);
+  const auth = await registry.getApiKeyAndHeaders(model);
+  if (!auth.ok) throw new Error(`No key for ${model.provider}: ${auth.error}`);
+  return complete(model, context, { apiKey: auth.apiKey, headers: auth.headers, ...options });
+}
+
+/** The MCP hints pi 1.x reports in `pi.getAllTools()` for permission extensions to read; pi 0.73 has no such field. */
+export type ToolHints = Pick<ToolAnnotations, "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint">;
+
+/**
+ * A tool definition carrying the server's hints. pi 1.x keeps `annotations` on the tool; pi 0.73 ignores the field,
+ * so it is set on both rather than guessed at.
+ */
+export function withToolHints<T extends object>(definition: T, annotations: ToolAnnotations | undefined): T {
+  if (!annotations) return definition;
+  const hints: ToolHints = {};
+  for (const key of ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const) {
+    if (typeof annotations[key] === "boolean") hints[key] = annotations[key];
+  }
+  return Object.keys(hints).length ? { ...definition, annotations: hints } : definition;
+}
+
+/**
+ * Whether pi itself trusts the project of this context: pi 1.x resolves project trust before it reads a project's
+ * `.pi` folder (asking the user, or from its trust store), so its answer stands for the bridge's project servers too
+ * and nobody is asked twice. `undefined` where pi has no project trust (pi 0.73): the bridge asks itself.
+ */
+export function piTrustsProject(ctx: ExtensionContext): boolean | undefined {
+  const isTrusted = (ctx as unknown as { isProjectTrusted?: () => boolean }).isProjectTrusted;
+  return typeof isTrusted === "function" ? isTrusted.call(ctx) : undefined;
+}
