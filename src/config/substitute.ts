@@ -1,5 +1,7 @@
 /**
- * `${VAR}` substitution in server configs, and what a resolved config looks like. Pure: the environment is passed in.
+ * `${VAR}` substitution and `~/` expansion in server configs, and what a resolved config looks like. Pure: the
+ * environment, the home directory and what `!command` values printed are passed in (the home directory defaults to
+ * the user's).
  */
 import * as os from "node:os";
 import * as path from "node:path";

@@ -1,9 +1,10 @@
 /**
- * Makes the live sessions of one configured server. Each attempt resolves the config's `${VAR}`s afresh (a variable
- * changed since the last attempt is picked up) and runs its `!command` values again, sets up OAuth for a remote server, and opens a session within the
- * deadline; when the server asks for a sign-in, it waits for that and opens once more. It remembers the newest
- * session, open or not, and adds the secrets of each resolution to the server's redactor. A session's
- * log lines (stderr, the server's own log messages) go to the logs from here, redacted.
+ * Makes the live sessions of one configured server. Each attempt runs the config's `!command` values and resolves its
+ * `${VAR}`s afresh (a variable changed since the last attempt is picked up), sets up OAuth for a remote server, and
+ * opens a session within the deadline; when the server asks for a sign-in, it waits for that and opens once more. It
+ * remembers the newest session, open or not, and adds the secrets of each resolution (what the commands printed
+ * included) to the server's redactor. A session's log lines (stderr, the server's own log messages) go to the logs
+ * from here, redacted.
  */
 import { BridgeError } from "../common/errors.ts";
 import { LEVEL_OF_MCP_LEVEL, type Logger, NULL_LOGGER } from "../common/log-file.ts";
