@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import { commandValues, invocationOf, isCommandValue, outputSecrets } from "../src/config/command-value.ts";
+import { convertEntry, Notes } from "../src/config/import/convert.ts";
 import { layerConfigs } from "../src/config/layers.ts";
 import { configVarRefs, expandHome, resolveServerConfig } from "../src/config/substitute.ts";
 import { describeForTrust, trustFingerprint } from "../src/config/trust.ts";
@@ -52,6 +53,13 @@ describe("`timeout` as pi 1.x writes it", () => {
     const init = valid({ command: "x", timeout: 30, initTimeout: 2000 });
     assert.equal(init.config.timeout, 2000);
     assert.equal(init.config.requestTimeout, 30_000);
+  });
+
+  test("an import writes a connect timeout of at least 1000 ms, so it is not read as seconds", () => {
+    const notes = new Notes();
+    assert.equal(convertEntry("opencode", { type: "local", command: ["x"], timeout: 500 }, notes).timeout, 1000);
+    assert.deepEqual(notes.list, ["`timeout` of 500 ms is raised to 1000 ms, the shortest `timeout` read as milliseconds"]);
+    assert.equal(convertEntry("opencode", { type: "local", command: ["x"], timeout: 5000 }, new Notes()).timeout, 5000);
   });
 
   test("bad values are still errors", () => {
