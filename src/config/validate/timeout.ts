@@ -42,6 +42,13 @@ export function timeoutSetting(entry: JsonObject, local: boolean, errors: string
   };
 }
 
+/** The field a user raises for longer requests, as they would write it: pi 1.x's `timeout` in seconds, or `requestTimeout`. */
+export function requestTimeoutField(entry: JsonObject): string {
+  const value = entry.timeout;
+  const fromSeconds = typeof value === "number" && value > 0 && value < SECONDS_BELOW && (entry.requestTimeout === undefined || entry.requestTimeout === null);
+  return fromSeconds ? "`timeout` (seconds)" : "`requestTimeout` (ms)";
+}
+
 /** The notice that the seconds reading applied, and how to get the other one. */
 function secondsNote(value: number, explicitRequest: boolean): string {
   const applies = explicitRequest ? "the handshake may take" : "each request may take";
