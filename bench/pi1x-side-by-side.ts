@@ -153,23 +153,25 @@ try {
   // What each side connects and offers, on the full config (one run each; they are deterministic).
   const seen = new Map<Side, Map<string, ServerSeen>>();
   const starts = new Map<Side, number>();
+  const retries = new Map<Side, string>();
   for (const side of sides) {
     rmSync(crashLog, { force: true });
     const result = await run(side, dirs.full);
     starts.set(side, countStarts(crashLog));
     seen.set(side, parse(side, result.stdout));
+    retries.set(side, /\(retry \d+\/\d+ in [^)]+\)/.exec(result.stdout)?.[0] ?? "none shown");
     const warning = result.stderr.split("\n").find((l) => l.includes("registers command `/mcp`"));
     console.log(`\n${side}: exit code ${result.exitCode}, ${result.seconds.toFixed(2)} s${warning ? "\n  pi says: " + warning.replace(/^Warning: /, "").slice(0, 160) + "…" : ""}`);
   }
-  console.log(`\n${"server".padEnd(12)}${"built-in".padEnd(56)}bridge`);
+  console.log(`\n${"server".padEnd(12)}${"built-in".padEnd(60)}bridge`);
   for (const name of Object.keys(full)) {
     const cell = (side: Side) => {
       const s = seen.get(side)!.get(name);
       if (!s) return "not listed";
       const tools = s.tools.length > 0 ? `, ${s.tools.length} tools` : "";
-      return `${s.status}${tools}${s.detail ? `: ${s.detail.slice(0, 50)}` : ""}`;
+      return `${s.status}${tools}${s.detail ? `: ${s.detail.slice(0, 48)}` : ""}`.slice(0, 58);
     };
-    console.log(`${name.padEnd(12)}${cell("built-in").padEnd(56)}${cell("bridge")}`);
+    console.log(`${name.padEnd(12)}${cell("built-in").padEnd(60)}${cell("bridge")}`);
   }
   for (const name of Object.keys(full)) {
     const [a, b] = sides.map((side) => new Set(seen.get(side)!.get(name)?.tools ?? []));
@@ -178,7 +180,10 @@ try {
     if (onlyA.length) console.log(`${name}: tools only the built-in gets: ${onlyA.join(", ")}`);
     if (onlyB.length) console.log(`${name}: tools only the bridge gets: ${onlyB.join(", ")}`);
   }
-  console.log(`crashes: started ${starts.get("built-in")} time(s) under the built-in, ${starts.get("bridge")} under the bridge before the run ended`);
+  console.log(
+    `crashes: started ${starts.get("built-in")} time(s) under the built-in, ${starts.get("bridge")} under the bridge before the run ended; ` +
+      `restart scheduled: built-in ${retries.get("built-in")}, bridge ${retries.get("bridge")}`,
+  );
 
   // Time to list, interleaved: every round runs each (side, config) pair once, in an order that alternates.
   const configs = ["empty", "healthy", "full"] as const;
