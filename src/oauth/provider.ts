@@ -11,8 +11,10 @@ import type { AuthorizationServerMetadata, OAuthClientInformationMixed, OAuthCli
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { BridgeError } from "../common/errors.ts";
 import type { OAuthSettings } from "../config/types.ts";
+import { commandArgument } from "../config/validate/name.ts";
 import { CALLBACK_PATH, CALLBACK_PORT_TRIES, CallbackServer, OAuthCallbackError } from "./callback-server.ts";
 import { endpointsProblem } from "./endpoint-policy.ts";
+import { importPiSignIn, type PiImportOutcome } from "./pi-sign-in-import.ts";
 import { type AuthStore, expiresWithin, toOAuthTokens, toStoredTokens } from "./storage.ts";
 
 /** An access token this close to its expiry is refreshed before it is used. */
@@ -40,6 +42,10 @@ export interface OAuthProviderOptions {
   now?: () => number;
   /** Told every token and client secret that passes through, to keep them out of messages. */
   onSecrets?: (values: string[]) => void;
+  /** Whether pi 1.x's sign-in may be taken over now (not while the user asked for a sign-in of their own). */
+  mayImport?: () => boolean;
+  /** Told what came of looking for pi 1.x's sign-in (see ./pi-sign-in-import.ts). */
+  onImport?: (outcome: PiImportOutcome) => void;
 }
 
 /** A sign-in that has sent the user to the authorization page and waits for the redirect. */
@@ -58,6 +64,8 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
   private callback?: CallbackServer;
   private discovery?: OAuthDiscoveryState;
   private refreshing?: Promise<void>;
+  /** The one look for pi 1.x's sign-in this provider makes, shared by the requests that wait on it. */
+  private importing?: Promise<void>;
   private readonly now: () => number;
 
   constructor(private readonly options: OAuthProviderOptions) {
@@ -121,13 +129,22 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
   clientInformation(): OAuthClientInformationMixed | undefined {
     const { clientId, clientSecret } = this.settings;
     if (clientId) return clientSecret ? { client_id: clientId, client_secret: clientSecret } : { client_id: clientId };
-    const stored = this.options.store.client(this.options.server, this.options.serverUrl)?.client;
-    if (!stored) return undefined;
+    const record = this.options.store.client(this.options.server, this.options.serverUrl);
+    if (!record) return undefined;
+    const stored = record.client;
     this.secretsSeen(stored.client_secret);
     // A registration made for other redirect URIs (the callback port was changed) cannot be used: register again.
     const registered = (stored as { redirect_uris?: string[] }).redirect_uris;
-    if (registered && !this.redirectUris().every((uri) => registered.includes(uri))) return undefined;
+    if (registered && !this.redirectUris().every((uri) => registered.includes(uri))) {
+      // Except pi's, taken over with its sign-in: it refreshes the tokens issued to it (a refresh sends no redirect
+      // URI), and once they are gone the bridge registers itself.
+      return this.importedClientRefreshes(record.importedFrom) ? stored : undefined;
+    }
     return stored;
+  }
+
+  private importedClientRefreshes(importedFrom: string | undefined): boolean {
+    return importedFrom !== undefined && this.options.store.tokens(this.options.server, this.options.serverUrl)?.refreshToken !== undefined;
   }
 
   async saveClientInformation(client: OAuthClientInformationMixed): Promise<void> {
@@ -140,6 +157,12 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
   /** The stored tokens; one close to expiry is refreshed first (one refresh, however many calls ask at once). */
   async tokens(): Promise<OAuthTokens | undefined> {
     let stored = this.options.store.tokens(this.options.server, this.options.serverUrl);
+    if (!stored && this.options.store.piAuthFile) {
+      // Looked for once: not while the user signs in on purpose, and not again after tokens of its own were dropped.
+      this.importing ??= this.options.mayImport?.() === false ? Promise.resolve() : this.importFromPi();
+      await this.importing;
+      stored = this.options.store.tokens(this.options.server, this.options.serverUrl);
+    }
     if (stored?.refreshToken && expiresWithin(stored, REFRESH_MARGIN_MS, this.now()) && this.discovery) {
       this.refreshing ??= this.refreshNow(stored.refreshToken).finally(() => {
         this.refreshing = undefined;
@@ -150,6 +173,13 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
     if (!stored) return undefined;
     this.secretsSeen(stored.accessToken, stored.refreshToken, stored.idToken);
     return toOAuthTokens(stored, this.now());
+  }
+
+  /** Looks once for the sign-in pi 1.x stored for the server, and takes it over if the bridge can use it. */
+  private async importFromPi(): Promise<void> {
+    const { store, server, serverUrl } = this.options;
+    const outcome = await importPiSignIn({ store, server, serverUrl, configuredClient: Boolean(this.settings.clientId), now: this.now() });
+    this.options.onImport?.(outcome);
   }
 
   private secretsSeen(...values: Array<string | undefined>): void {
@@ -191,6 +221,13 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
   async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
     // Nothing but an https page (or one on this machine) is opened: never `javascript:`, `file:` or the like.
     this.refuse({ "authorization URL": authorizationUrl });
+    // The SDK signs in with the client it refreshed with when a refresh failed for a reason other than a refused
+    // grant (the authorization server is down, say). pi's registration cannot sign in here: it lists pi's redirect URIs.
+    const record = this.options.store.client(this.options.server, this.options.serverUrl);
+    if (record?.importedFrom !== undefined && record.client.client_id === authorizationUrl.searchParams.get("client_id")) {
+      const { server } = this.options;
+      throw new BridgeError("auth", server, `MCP server '${server}': the sign-in taken over from pi 1.x could not be refreshed. Run /mcp auth ${commandArgument(server)} to sign in here.`);
+    }
     const handler = this.options.signIn?.();
     if (!handler) {
       this.signInRequired = true;
