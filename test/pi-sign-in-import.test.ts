@@ -215,6 +215,7 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     // The user signs in here instead: the bridge's own sign-in works beside pi's broken file, and the warning goes.
     await connection.signIn(automaticSignIn());
     assert.equal(await echo(connection, "own sign-in"), "own sign-in");
+    assert.deepEqual(connection.warnings, []);
     assert.deepEqual(snapshot(piFile), before);
   });
 

@@ -3,7 +3,8 @@
  * RFC 8414, OpenID Connect, the 2025-03-26 fallbacks), client registration (RFC 7591) or a Client ID Metadata
  * Document, PKCE, the `resource` parameter, refresh, step-up — and calls back here for what is the client's to decide:
  * where tokens and registrations live (./oauth-storage.ts), which redirect URI and client identity to use, and how
- * the user gets to the authorization page (a `SignInHandler`, with the loopback server of ./oauth-callback.ts).
+ * the user gets to the authorization page (a `SignInHandler`, with the loopback server of ./oauth-callback.ts). A
+ * server with no tokens takes over pi 1.x's sign-in first, where there is one it can use (./pi-sign-in-import.ts).
  */
 import { randomBytes } from "node:crypto";
 import { type OAuthClientProvider, type OAuthDiscoveryState, refreshAuthorization } from "@modelcontextprotocol/sdk/client/auth.js";

@@ -88,9 +88,15 @@ export class ServerAuth {
     return { provider: session.provider, wrapFetch: (fetch) => session.wrapFetch(fetch) };
   }
 
-  /** What the user should know about this server's OAuth: a file of pi 1.x's sign-ins that was not trusted or not understood. */
+  /**
+   * What the user should know about this server's OAuth: a file of pi 1.x's sign-ins that was not trusted or not
+   * understood, while the server has no sign-in of its own.
+   */
   get warnings(): string[] {
-    return this.importWarning ? [this.importWarning] : [];
+    const { store, server } = this.options;
+    const url = this.session?.serverUrl;
+    if (!this.importWarning || (url && store?.tokens(server, url))) return [];
+    return [this.importWarning];
   }
 
   private imported(outcome: PiImportOutcome): void {
