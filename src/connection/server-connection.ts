@@ -406,6 +406,11 @@ export class ServerConnection {
     await this.auth.signInWith(handler, () => this.reconnect());
   }
 
+  /** pi 1.x's file, when it holds a sign-in for this server that `logout` left in place (only the bridge's copy goes). */
+  get piSignInKept(): string | undefined {
+    return this.auth.piSignInKept;
+  }
+
   /** Forgets this server's tokens and client registration and disconnects it. For `/mcp logout`. */
   async logout(): Promise<boolean> {
     if (!this.auth.configured) return false;

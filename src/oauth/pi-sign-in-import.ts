@@ -111,14 +111,16 @@ export async function importPiSignIn(options: PiImportOptions): Promise<PiImport
 
 /**
  * Records pi's current sign-in for the server as signed out of (for `/mcp logout`), so that it is not taken over
- * again; a sign-in pi makes later is. pi's file keeps it: signing out of pi is pi's own `/mcp logout`.
+ * again; a sign-in pi makes later is. pi's file keeps it: signing out of pi is pi's own `/mcp logout`. Resolves to
+ * pi's file when it holds a sign-in for the server.
  */
-export async function declinePiSignIn(store: AuthStore, server: string, serverUrl: string, now = Date.now()): Promise<void> {
+export async function declinePiSignIn(store: AuthStore, server: string, serverUrl: string, now = Date.now()): Promise<string | undefined> {
   const file = store.piAuthFile;
-  if (!file) return;
+  if (!file) return undefined;
   const read = await readPiAuthFile(file);
-  if (read.kind !== "read") return;
+  if (read.kind !== "read") return undefined;
   const lookup = findPiSignIn(read.text, server, serverUrl);
-  if (lookup.kind !== "found") return;
+  if (lookup.kind !== "found") return undefined;
   await store.saveImportRecord(server, { serverUrl, fingerprint: lookup.fingerprint, savedAt: new Date(now).toISOString() });
+  return file;
 }

@@ -45,6 +45,8 @@ export class ServerAuth {
   private override?: SignInHandler;
   /** Why pi 1.x's sign-in for the server was not taken over, when that is something the user should fix. */
   private importWarning?: string;
+  /** pi 1.x's file, when it holds a sign-in for the server that the last sign-out here left in place. */
+  piSignInKept?: string;
 
   constructor(private readonly options: ServerAuthOptions) {}
 
@@ -142,7 +144,7 @@ export class ServerAuth {
     const { store, server } = this.options;
     const url = this.session?.serverUrl ?? serverUrl;
     const removed = (await store?.logout(server)) ?? false;
-    if (store && url) await declinePiSignIn(store, server, url);
+    this.piSignInKept = store && url ? await declinePiSignIn(store, server, url) : undefined;
     this.session = undefined;
     return removed;
   }
