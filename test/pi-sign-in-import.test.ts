@@ -285,6 +285,20 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     assert.equal(new AuthStore(authDir).client("secure", fixture.url)?.importedFrom, undefined);
   });
 
+  test("pi's registration never starts a sign-in here, even one that names no redirect URIs", async () => {
+    const { fixture, piFile, authDir } = await setup();
+    const state = await signInAsPi(fixture);
+    const { redirect_uris: _, ...client } = state.clientInformation!;
+    writePiAuthFile(piFile, { [piKey("secure", fixture.url)]: { ...state, clientInformation: client } });
+    const connection = connect(fixture, { authDir, piFile });
+    await connection.connect();
+    assert.equal(await echo(connection, "taken over"), "taken over");
+    await connection.signIn(automaticSignIn());
+    assert.equal(await echo(connection, "signed in here"), "signed in here");
+    assert.equal(fixture.registrations.at(-1)!.client_name, "pi (mcp-bridge)", "the bridge registered itself");
+    assert.notEqual(fixture.authorizations.at(-1)!.get("client_id"), client.client_id);
+  });
+
   test("no token, code or client id appears in the log file, the events or any message", async () => {
     logger.flush();
     const log = readFileSync(logger.path, "utf8");

@@ -134,18 +134,18 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
     if (!record) return undefined;
     const stored = record.client;
     this.secretsSeen(stored.client_secret);
+    // pi 1.x's registration, taken over with its sign-in, refreshes the tokens issued to it (a refresh sends no
+    // redirect URI) and nothing else: it was made for pi's redirect URIs. Once those tokens are gone, the bridge
+    // registers itself.
+    if (record.importedFrom !== undefined) return this.refreshableTokens() ? stored : undefined;
     // A registration made for other redirect URIs (the callback port was changed) cannot be used: register again.
     const registered = (stored as { redirect_uris?: string[] }).redirect_uris;
-    if (registered && !this.redirectUris().every((uri) => registered.includes(uri))) {
-      // Except pi's, taken over with its sign-in: it refreshes the tokens issued to it (a refresh sends no redirect
-      // URI), and once they are gone the bridge registers itself.
-      return this.importedClientRefreshes(record.importedFrom) ? stored : undefined;
-    }
+    if (registered && !this.redirectUris().every((uri) => registered.includes(uri))) return undefined;
     return stored;
   }
 
-  private importedClientRefreshes(importedFrom: string | undefined): boolean {
-    return importedFrom !== undefined && this.options.store.tokens(this.options.server, this.options.serverUrl)?.refreshToken !== undefined;
+  private refreshableTokens(): boolean {
+    return this.options.store.tokens(this.options.server, this.options.serverUrl)?.refreshToken !== undefined;
   }
 
   async saveClientInformation(client: OAuthClientInformationMixed): Promise<void> {
