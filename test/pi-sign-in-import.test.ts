@@ -168,6 +168,33 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     assert.deepEqual(snapshot(piFile), before, "pi keeps its (now rotated) tokens untouched: the bridge never writes there");
   });
 
+  test("a sign-in pi made as the config's clientId is refreshed as that client", async () => {
+    const { fixture, piFile, authDir } = await setup();
+    // An administrator registered the client; the config names it, for pi and the bridge alike.
+    const registered = await fetch(`${fixture.origin}/register`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ redirect_uris: ["http://127.0.0.1:45123/callback"], client_name: "by hand" }),
+    });
+    const clientId = ((await registered.json()) as { client_id: string }).client_id;
+    const state = await signInAsPi(fixture, { clientId });
+    assert.equal(state.clientInformation, undefined, "pi stores no registration for a configured client");
+    fixture.expireAccessTokens();
+    writePiAuthFile(piFile, { [piKey("secure", fixture.url)]: { ...state, tokensExpireAt: Date.now() - 60_000 } });
+    const connection = connectionFor(
+      "secure",
+      { url: fixture.url, auth: { callbackPort: 45_123, clientId } },
+      { authStore: new AuthStore(authDir, { piAuthFile: piFile }), signIn: () => undefined, events: sink, logger },
+    );
+    connections.push(connection);
+    await connection.connect();
+    assert.equal(await echo(connection, "configured client"), "configured client");
+    const refreshes = refreshRequests(fixture);
+    assert.ok(refreshes.length >= 1);
+    for (const request of refreshes) assert.equal(request.get("client_id"), clientId);
+    assert.equal(fixture.authorizations.length, 1, "only pi's sign-in");
+  });
+
   test("a sign-in made with pi's client document (no registration stored) is used until it expires, never refreshed", async () => {
     const { fixture, piFile, authDir } = await setup();
     const { clientInformation: _, ...state } = await signInAsPi(fixture);
