@@ -20,6 +20,7 @@ import { ResourceTools } from "./src/pi/resource-tools.ts";
 import { askTrust } from "./src/pi/command-trust.ts";
 import { elicitationFeatures } from "./src/pi/elicitation-dialog.ts";
 import { samplingHandler } from "./src/pi/sampling.ts";
+import { deferredToolsInactive, piDecidesProjectTrust, piTrustsProject } from "./src/pi/pi-line.ts";
 import { guardExit } from "./src/pi/exit-guard.ts";
 import { serverGuideHandler } from "./src/pi/server-guide.ts";
 import { serverRows } from "./src/pi/server-rows.ts";
@@ -49,6 +50,8 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   const env = process.env;
   /** The running session's context, once there is one (for notices and sign-ins). */
   let sessionCtx: ExtensionContext | undefined;
+  // pi 1.x's own answer on trusting this project, once a session tells it (see `projectTrust` below).
+  let piTrust: boolean | undefined;
   const dataDir = path.join(getAgentDir(), DATA_DIR);
   const logger = new LogFile(path.join(dataDir, "mcp.log"));
   const serverLogs: LogFile[] = [];
@@ -82,9 +85,10 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       ...elicitationFeatures(server.name, () => (sessionCtx?.hasUI ? sessionCtx.ui : undefined)),
       ...(server.sampling === "off" ? {} : { sampling: samplingHandler(server.name, server.sampling, () => sessionCtx) }),
     }),
-    // Project servers run only once the user trusts them. On pi 1.x, pi's own project trust should decide instead (a
-    // `TrustDecider`), so that nobody is asked twice.
-    projectTrust: new ProjectTrust(projectRoot, new TrustStore(path.join(dataDir, "trust.json"))),
+    // Project servers run only once the user trusts them. pi 1.x decides project trust itself, so there its answer
+    // stands and nobody is asked twice. It is known once the session starts; until then the user's earlier answers
+    // to the bridge hold (a project server never runs without one or the other).
+    projectTrust: new ProjectTrust(projectRoot, new TrustStore(path.join(dataDir, "trust.json")), piDecidesProjectTrust(pi) ? () => piTrust : undefined),
     // A server's resource or prompt list changed, a resource it was asked to watch, or it closed for good.
     onServerChange: (connection, change) => {
       resourceTools.changed(connection, change);
@@ -127,8 +131,16 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       const description = connection?.config.description;
       return description && connection.redact(description);
     },
-    record: (tools) => pi.appendEntry(LOADED_TOOLS_ENTRY, { tools }),
+    record: (tools) => {
+      pi.appendEntry(LOADED_TOOLS_ENTRY, { tools });
+      declareTools();
+    },
   });
+  // pi 1.x: a deferred tool is inactive until tool_search loads it; pi declares the active set from the next request on.
+  const inactiveDeferred = deferredToolsInactive(pi);
+  function declareTools(): void {
+    if (inactiveDeferred) registry.activateAll(toolSearch.declarations());
+  }
   toolSearch.register();
   // The resource tools, shared by every server that offers resources; they exist while one does.
   const resourceTools = new ResourceTools({
@@ -155,6 +167,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   bridge.onTools((connection, tools) => {
     registry.syncServer(connection, tools);
     toolSearch.sync();
+    declareTools();
     resourceTools.sync(connection);
     void promptCommands.sync(connection);
   });
@@ -176,12 +189,14 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       deferredLine: () => deferredServersLine(toolSearch.deferredServers()),
     }),
   );
-  // Deferred tools stay in pi's tool set, so one loaded mid-run can be called at once; each request to the model leaves
-  // out the ones not loaded yet (and tool_search while nothing is deferred).
-  pi.on("before_provider_request", (event) => {
-    const undeclared = toolSearch.undeclared();
-    return undeclared.size ? withoutTools(event.payload, (name) => undeclared.has(name)) : undefined;
-  });
+  // pi 0.73: deferred tools stay in pi's tool set, so one loaded mid-run can be called at once; each request to the
+  // model leaves out the ones not loaded yet (and tool_search while nothing is deferred). pi 1.x: see `declareTools`.
+  if (!inactiveDeferred) {
+    pi.on("before_provider_request", (event) => {
+      const undeclared = toolSearch.undeclared();
+      return undeclared.size ? withoutTools(event.payload, (name) => undeclared.has(name)) : undefined;
+    });
+  }
   pi.events.on("mcp.metrics.request", (data) => {
     const snapshot = { servers: bridge.metrics() };
     const reply = (data as { reply?: unknown } | undefined)?.reply;
@@ -209,15 +224,20 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
 
   const notices = new SessionNotices(pi, bridge, () => serverRows(bridge, registry, env, exposure));
 
-  pi.on("session_start", (_event, ctx) => {
+  pi.on("session_start", async (_event, ctx) => {
     exitGuard.sessionStarted();
     sessionCtx = ctx;
+    // pi 1.x's answer on trusting the project now decides: the project servers it trusts start (as the others did at
+    // load), and those it does not are stopped.
+    piTrust = piTrustsProject(ctx);
+    if (piTrust !== undefined) for (const stopped of await bridge.followTrust()) registry.syncServer(stopped, []);
     approval.sessionStarted();
     // Tools loaded on this branch earlier (before a /reload, a resume or a fork) are loaded again; `auto` is decided
     // once, from the tools known now, against the model's context window.
     exposure.restore(ctx.sessionManager.getBranch());
     exposure.decideAuto(toolSearch.costedTools(), ctx.model?.contextWindow);
     toolSearch.sync();
+    declareTools();
     registry.bindActivation({ getActiveTools: () => pi.getActiveTools(), setActiveTools: (names) => pi.setActiveTools(names) });
     registry.resolveShadowed(pi.getAllTools());
     // The question about new or changed project servers waits for the user, and pi's startup must not: it runs on its

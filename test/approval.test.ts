@@ -19,6 +19,7 @@ import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers
 import { REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { mcpProvenance } from "../src/tools/provenance.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { PI_LINE } from "./pi-line.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { FAUX_MODEL_EXTENSION, PI_CLI } from "./tmux.ts";
 
@@ -116,6 +117,13 @@ describe("tool approval in pi (in-process, faux model, recording UI)", { timeout
   }
 
   const callsOf = (server: RunningServer, name: string) => server.calls.filter((c) => c.name === name);
+
+  test("pi 1.x's tool list carries each server's hints, for permission extensions to read", { skip: PI_LINE === "1.x" ? false : "pi 0.73's tool list has no annotations" }, () => {
+    const hints = (name: string) => (session.getAllTools().find((t) => t.name === name) as { annotations?: unknown } | undefined)?.annotations;
+    assert.deepEqual(hints("mcp_store_wipe"), { destructiveHint: true });
+    assert.deepEqual(hints("mcp_store_peek"), { readOnlyHint: true });
+    assert.equal(hints("mcp_store_delete_note"), undefined, "no hints declared: pi's defaults apply");
+  });
 
   test("the first call asks; after 'Allow for this session' the second does not", async () => {
     const first = await modelCalls("mcp_store_echo", { text: "one" }, ["Allow for this session"]);

@@ -3,6 +3,8 @@
  * bounded waiting.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -149,4 +151,13 @@ export async function runTool(tool: ToolDefinition | undefined, params: Record<s
     .map((c) => (c as { text: string }).text)
     .join("\n");
   return { result, text, updates };
+}
+
+/** A port nothing listens on now on 127.0.0.1, with the next five free too (most likely). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }

@@ -7,7 +7,6 @@
 import assert from "node:assert/strict";
 import { readFileSync, statSync } from "node:fs";
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { BridgeError } from "../src/common/errors.ts";
@@ -18,16 +17,7 @@ import type { EventSink } from "../src/common/events.ts";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { type OAuthFixture, startOAuthServer } from "./fixtures/oauth-server.ts";
-import { connectionFor, runTool, tempDir, toolsOf } from "./helpers.ts";
-
-/** A port nothing listens on now, with the next five free too (most likely). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+import { connectionFor, freePort, runTool, tempDir, toolsOf } from "./helpers.ts";
 
 describe("OAuth against a real authorization server", { timeout: 120_000 }, () => {
   const tmp = tempDir("mcp-bridge-oauth-");

@@ -28,6 +28,8 @@ export interface InProcessOptions {
   model?: Model<Api>;
   /** The session's storage; in memory by default. */
   sessionManager?: SessionManager;
+  /** pi 1.x's own answer on trusting the project (its SDK sessions trust it unless told otherwise); pi 0.73 has none. */
+  projectTrusted?: boolean;
 }
 
 /** pi 1.x's model runtime and faux provider, as far as the tests use them (this file compiles against pi 0.73's types). */
@@ -76,7 +78,10 @@ async function modelAccess(model: Model<Api> | undefined): Promise<ModelAccess> 
 export async function startInProcessPi(options: InProcessOptions): Promise<InProcessPi> {
   const access = await modelAccess(options.model);
   const faux = access.faux;
-  const settingsManager = SettingsManager.inMemory();
+  const settingsManager = (SettingsManager.inMemory as (settings?: object, options?: object) => SettingsManager)(
+    {},
+    options.projectTrusted === undefined ? {} : { projectTrusted: options.projectTrusted },
+  );
   const loader = new DefaultResourceLoader({
     cwd: options.cwd,
     agentDir: options.agentDir,

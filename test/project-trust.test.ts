@@ -11,6 +11,7 @@ import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { TRUST_CHOOSE, TRUST_NONE } from "../src/pi/command-trust.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { PI_LINE } from "./pi-line.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { processesWithEnv } from "./tmux.ts";
@@ -30,6 +31,10 @@ const running = (server: string) => processesWithEnv(MARKER, marker(server)).len
 function server(name: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { command: process.execPath, args: [HELLO, `--token=\${${SECRET_VAR}}`], env: { [MARKER]: marker(name) }, ...extra };
 }
+
+/** pi 0.73 has no project trust: the bridge asks. pi 1.x decides it itself, and the bridge follows its answer. */
+const bridgeAsks = PI_LINE === "1.x" ? "pi 1.x decides project trust itself (tested at the end)" : false;
+const piDecides = PI_LINE === "1.x" ? false : "pi 0.73 has no project trust of its own (the bridge asks; tested above)";
 
 describe("project trust (in-process pi, recording UI and print mode)", { timeout: 180_000 }, () => {
   const project = tempDir("mcp-bridge-trust-project-");
@@ -64,10 +69,10 @@ describe("project trust (in-process pi, recording UI and print mode)", { timeout
   });
 
   /** pi with the bridge, its session started with `ui` (or, without one, as print mode has it; its printed output kept). */
-  async function startPi(ui?: RecordingUI): Promise<{ pi: InProcessPi; printed: string[] }> {
+  async function startPi(ui?: RecordingUI, projectTrusted?: boolean): Promise<{ pi: InProcessPi; printed: string[] }> {
     // One pi at a time, also after a test that failed before closing its own.
     await closePi();
-    const started = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    const started = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT], projectTrusted });
     pi = started;
     const printed: string[] = [];
     const originalLog = console.log;
@@ -102,7 +107,7 @@ describe("project trust (in-process pi, recording UI and print mode)", { timeout
 
   const mcpTools = (current: InProcessPi) => current.session.getAllTools().map((t) => t.name).filter((n) => n.startsWith("mcp_"));
 
-  test("asked once in the UI: declined, neither the eager nor the lazy server is spawned, and nothing can start them", async () => {
+  test("asked once in the UI: declined, neither the eager nor the lazy server is spawned, and nothing can start them", { skip: bridgeAsks }, async () => {
     const ui = new RecordingUI();
     ui.answers = [TRUST_NONE];
     const { pi: current } = await startPi(ui);
@@ -142,7 +147,7 @@ describe("project trust (in-process pi, recording UI and print mode)", { timeout
     await closePi();
   });
 
-  test("a declined server is not asked about again; /mcp trust starts them all, and trusted servers start by themselves next time", async () => {
+  test("a declined server is not asked about again; /mcp trust starts them all, and trusted servers start by themselves next time", { skip: bridgeAsks }, async () => {
     const ui = new RecordingUI();
     let { pi: current } = await startPi(ui);
     await waitFor(() => ui.notices.some((n) => n.includes("not trusted")), "the startup notice", 30_000);
@@ -166,7 +171,7 @@ describe("project trust (in-process pi, recording UI and print mode)", { timeout
     await closePi();
   });
 
-  test("a changed command asks again, only about that server; /mcp untrust stops it", async () => {
+  test("a changed command asks again, only about that server; /mcp untrust stops it", { skip: bridgeAsks }, async () => {
     writeProject({ eager: server("eager", { args: [HELLO, "--changed"] }), sleepy: server("sleepy", { lazy: true }), web: web() });
     const ui = new RecordingUI();
     ui.answers = [TRUST_CHOOSE, true];
@@ -190,7 +195,7 @@ describe("project trust (in-process pi, recording UI and print mode)", { timeout
     await closePi();
   });
 
-  test("print mode spawns nothing and prints one notice naming /mcp trust; /mcp trust in print mode then starts it", async () => {
+  test("print mode spawns nothing and prints one notice naming /mcp trust; /mcp trust in print mode then starts it", { skip: bridgeAsks }, async () => {
     writeProject({ eager: server("eager", { args: [HELLO, "--print-mode"] }), sleepy: server("sleepy", { lazy: true, args: [HELLO, "--print-mode"] }), web: web() });
     const { pi: current, printed } = await startPi();
     assert.ok(running("mine"));
@@ -206,5 +211,28 @@ describe("project trust (in-process pi, recording UI and print mode)", { timeout
     assert.equal(running("sleepy"), false, "only the named server");
     await closePi();
   });
-});
 
+  test("on pi 1.x, pi's own answer decides: an untrusted project's servers never start, and nobody is asked", { skip: piDecides }, async () => {
+    writeProject({ eager: server("eager"), sleepy: server("sleepy", { lazy: true }), web: web() });
+    const ui = new RecordingUI();
+    const { pi: current } = await startPi(ui, false);
+    assert.ok(running("mine"), "the user's own server runs");
+    assert.deepEqual(ui.asked, [], "the bridge asks nothing: pi has answered");
+    assert.equal(running("eager"), false, "not spawned");
+    assert.equal(running("sleepy"), false, "not spawned, lazy or not");
+    assert.deepEqual(remote.requests, [], "nothing connected to the remote server");
+    assert.deepEqual(mcpTools(current).filter((n) => !n.startsWith("mcp_mine_")), []);
+    assert.match(await command(current, "/mcp list", ui), /eager/);
+    await closePi();
+  });
+
+  test("on pi 1.x, a project pi trusts: its servers start without a question, their tools are there", { skip: piDecides }, async () => {
+    const ui = new RecordingUI();
+    const { pi: current } = await startPi(ui, true);
+    assert.deepEqual(ui.asked, [], "the bridge asks nothing: pi has answered");
+    assert.ok(running("eager"), "the eager project server runs");
+    assert.ok(mcpTools(current).some((n) => n.startsWith("mcp_eager_")), mcpTools(current).join(", "));
+    assert.ok(mcpTools(current).some((n) => n.startsWith("mcp_web_")), mcpTools(current).join(", "));
+    await closePi();
+  });
+});

@@ -12,7 +12,7 @@ import type { EventSink } from "../common/events.ts";
 import type { ClientFeatures } from "../connection/mcp-client.ts";
 import { type ConnectionOptions, ServerConnection } from "../connection/server-connection.ts";
 import type { Logger } from "../common/log-file.ts";
-import type { TrustState } from "../config/trust.ts";
+import { needsTrust, type TrustState } from "../config/trust.ts";
 import { shutDownError, untrustedError } from "../connection/error-messages.ts";
 import type { ProjectTrust } from "./project-trust.ts";
 import { cacheKey, type ToolCache } from "./tool-cache.ts";
@@ -108,8 +108,13 @@ export class McpBridge {
     this.approval = config.approval;
     this.exposureDefaults = config.exposure;
     for (const server of config.servers) this.connections.set(server.name, this.newConnection(server));
+    await this.launchWithinBudget([...this.connections.values()]);
+  }
+
+  /** Starts these servers at once; returns when they are all done or the startup budget is spent. Never throws. */
+  private async launchWithinBudget(connections: readonly ServerConnection[]): Promise<void> {
     const waitFor: Promise<unknown>[] = [];
-    for (const connection of this.connections.values()) {
+    for (const connection of connections) {
       const started = this.launch(connection);
       if (!started) continue;
       waitFor.push(
@@ -190,6 +195,19 @@ export class McpBridge {
     const failure = await saved;
     if (failure) throw failure.error;
     return results;
+  }
+
+  /**
+   * Trust has just been decided by the host (pi 1.x, which decides it itself, at session start): project servers it
+   * allows that have not started yet start as at load, within the startup budget; those it does not allow are stopped
+   * and returned (their tools are the caller's to withdraw). The answer is the host's to keep; nothing is saved here.
+   */
+  async followTrust(): Promise<ServerConnection[]> {
+    const project = [...this.connections.values()].filter((c) => needsTrust(c.config));
+    const refused = project.filter((c) => !this.allows(c.config) && c.status !== "not started");
+    await Promise.all(refused.map((c) => this.renew(c.config).catch(() => undefined)));
+    await this.launchWithinBudget(project.filter((c) => this.allows(c.config) && c.status === "not started"));
+    return refused;
   }
 
   /** The user does not trust these servers: remembered, and each is stopped (its tools are the caller's to withdraw). */

@@ -15,9 +15,12 @@ export const SERVER_MAP_KEYS = ["mcpServers", "servers", "mcp"] as const;
 
 /**
  * Every top-level key a config file may hold: the server maps, `approval`, `exposure`, `exposureThreshold`, and keys of files written for other clients
- * that the bridge reads as they are (`$schema`, VS Code's `inputs`). Any other key gets a warning.
+ * that the bridge reads as they are (`$schema`, VS Code's `inputs`). Any other key gets a warning, except {@link IGNORED_TOP_LEVEL_KEYS}.
  */
 export const KNOWN_TOP_LEVEL_KEYS: readonly string[] = [...SERVER_MAP_KEYS, APPROVAL_KEY, EXPOSURE_KEY, THRESHOLD_KEY, "$schema", "inputs"];
+
+/** Keys of other clients that mean nothing here and are left alone without a warning: pi 1.x's switch for its code mode. */
+const IGNORED_TOP_LEVEL_KEYS: readonly string[] = ["autoEnableCodemode"];
 
 /**
  * How deep objects and arrays may nest. Real configs use five or six levels; the parser and every reader after it
@@ -130,7 +133,7 @@ export function extractServerEntries(doc: unknown, source: ConfigSource): { entr
     return { entries, problems };
   }
   for (const key of Object.keys(doc)) {
-    if (KNOWN_TOP_LEVEL_KEYS.includes(key)) continue;
+    if (KNOWN_TOP_LEVEL_KEYS.includes(key) || IGNORED_TOP_LEVEL_KEYS.includes(key)) continue;
     const guess = closestMatch(key, KNOWN_TOP_LEVEL_KEYS);
     const hint = guess ? `did you mean \`${guess}\`?` : `the keys read here are ${KNOWN_TOP_LEVEL_KEYS.map((k) => `\`${k}\``).join(", ")}`;
     problems.push({ level: "warning", source, message: `unknown top-level key ${quoteValue(key, 60)} is ignored; ${hint}` });

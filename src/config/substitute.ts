@@ -1,8 +1,12 @@
 /**
- * `${VAR}` substitution in server configs, and what a resolved config looks like. Pure: the environment is passed in.
+ * `${VAR}` substitution and `~/` expansion in server configs, and what a resolved config looks like. Pure: the
+ * environment, the home directory and what `!command` values printed are passed in (the home directory defaults to
+ * the user's).
  */
+import * as os from "node:os";
 import * as path from "node:path";
 import { isPlainValue, MIN_SECRET_LENGTH } from "../common/redact.ts";
+import { isCommandValue, outputSecrets } from "./command-value.ts";
 import type { ServerConfig, TransportKind } from "./types.ts";
 
 /** A variable's name: a letter or underscore, then letters, digits and underscores. */
@@ -75,10 +79,11 @@ export function configVarRefs(config: ServerConfig): string[] {
     ...config.args,
     config.cwd ?? "",
     config.url ?? "",
-    ...Object.values(config.env),
-    ...Object.values(config.headers),
+    // A `!command` value's `${…}` is the shell's to expand, when it runs.
+    ...Object.values(config.env).filter((value) => !isCommandValue(value)),
+    ...Object.values(config.headers).filter((value) => !isCommandValue(value)),
     config.oauth?.clientId ?? "",
-    config.oauth?.clientSecret ?? "",
+    config.oauth?.clientSecret !== undefined && !isCommandValue(config.oauth.clientSecret) ? config.oauth.clientSecret : "",
     config.oauth?.authorizationUrl ?? "",
     config.oauth?.tokenUrl ?? "",
   ];
@@ -111,13 +116,31 @@ export interface Resolution {
   secrets: string[];
 }
 
+/** `~` or a leading `~/` (`~\\` on Windows) names the home directory, as in a shell and in pi 1.x's configs. */
+export function expandHome(text: string, home: string, platform: NodeJS.Platform = process.platform): string {
+  if (text === "~") return home;
+  if (text.startsWith("~/") || (platform === "win32" && text.startsWith("~\\"))) return path.join(home, text.slice(2));
+  return text;
+}
+
+export interface ResolveOptions {
+  /** What `~/` stands for; the user's home directory by default. */
+  home?: string;
+  /**
+   * What each `!command` value's command printed, by field (`env.TOKEN`, `headers.Authorization`); see
+   * ./command-runner.ts. Without it nothing is run and such a value stays as written (the server's identity, its
+   * secrets as far as they are known); with it a field it lacks is an error.
+   */
+  commandOutputs?: ReadonlyMap<string, string>;
+}
+
 /**
  * Resolves a server's `${VAR}` references for one connection attempt. A missing variable is an error in a remote
  * server's `url` or `headers` (sending a request without its credentials helps nobody) and in a local server's
  * `command`, `args` or `cwd` (an empty path can widen what the server reaches); a local server's `env` entry that
  * needs one is left out, with a warning naming it, rather than set empty.
  */
-export function resolveServerConfig(config: ServerConfig, env: Environment, projectRoot: string): Resolution {
+export function resolveServerConfig(config: ServerConfig, env: Environment, projectRoot: string, options: ResolveOptions = {}): Resolution {
   const errors: string[] = [];
   const warnings: string[] = [];
   const secrets: string[] = [];
@@ -126,20 +149,34 @@ export function resolveServerConfig(config: ServerConfig, env: Environment, proj
     secrets.push(...result.secrets);
     return result;
   };
+  const home = options.home ?? os.homedir();
+  /** A path as written: `~/` expanded, then its variables. */
+  const subPath = (text: string) => sub(expandHome(text, home));
+  /** A `!command` value's output (a secret), or undefined when it was not run. */
+  const commandOutput = (field: string): string | undefined => {
+    const output = options.commandOutputs?.get(field);
+    if (output !== undefined) secrets.push(...outputSecrets(output));
+    else if (options.commandOutputs) errors.push(`\`${field}\`'s command has not run`);
+    return output;
+  };
   const missingText = (names: string[]) => names.map((n) => `\${${n}}`).join(", ");
 
   if (config.transport === "stdio") {
     const missingIn: Array<[string, string[]]> = [];
-    const command = sub(config.command ?? "");
+    const command = subPath(config.command ?? "");
     if (command.missing.length) missingIn.push(["command", command.missing]);
     const args = config.args.map((arg, i) => {
-      const result = sub(arg);
+      const result = subPath(arg);
       if (result.missing.length) missingIn.push([`args[${i}]`, result.missing]);
       return result.value;
     });
     secrets.push(...argSecrets(args));
     const childEnv: Record<string, string> = {};
     for (const [key, value] of Object.entries(config.env)) {
+      if (isCommandValue(value)) {
+        childEnv[key] = commandOutput(`env.${key}`) ?? value;
+        continue;
+      }
       const result = sub(value);
       if (result.missing.length) {
         warnings.push(`environment variable ${missingText(result.missing)} is not set, so \`env.${key}\` is not passed to the server`);
@@ -150,7 +187,7 @@ export function resolveServerConfig(config: ServerConfig, env: Environment, proj
     }
     let cwd = projectRoot;
     if (config.cwd !== undefined) {
-      const result = sub(config.cwd);
+      const result = subPath(config.cwd);
       if (result.missing.length) missingIn.push(["cwd", result.missing]);
       cwd = path.resolve(projectRoot, result.value);
     }
@@ -170,6 +207,10 @@ export function resolveServerConfig(config: ServerConfig, env: Environment, proj
   const missing: string[] = [...url.missing.map((n) => `${missingText([n])} in \`url\``)];
   const headers: Record<string, string> = {};
   for (const [key, value] of Object.entries(config.headers)) {
+    if (isCommandValue(value)) {
+      headers[key] = commandOutput(`headers.${key}`) ?? value;
+      continue;
+    }
     const result = sub(value);
     for (const n of result.missing) missing.push(`${missingText([n])} in header \`${key}\``);
     headers[key] = result.value;

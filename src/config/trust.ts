@@ -5,6 +5,7 @@
  */
 import { canonicalHash } from "../common/canonical-json.ts";
 import { visible } from "../common/terminal-text.ts";
+import { commandText, isCommandValue } from "./command-value.ts";
 import { configVarRefs, findVarRefs } from "./substitute.ts";
 import type { ServerConfig } from "./types.ts";
 
@@ -96,10 +97,14 @@ function urlAsWritten(url: string): string {
   return `${withoutPassword}?${params.join("&")}`;
 }
 
-/** `NAME ← ${VAR}` for values that read variables, `NAME (inline)` for those written out: names, never values. */
+/**
+ * `NAME ← ${VAR}` for values that read variables, `NAME (inline)` for those written out: names, never values. A
+ * `!command` value is shown with its command, since trusting the server runs it.
+ */
 function namedValues(values: Readonly<Record<string, string>>): string {
   return Object.entries(values)
     .map(([name, value]) => {
+      if (isCommandValue(value)) return `${name} ← output of: ${commandText(value)}`;
       const refs = findVarRefs(value);
       return refs.length ? `${name} ← ${refs.map((r) => `\${${r}}`).join(" ")}` : `${name} (inline)`;
     })
@@ -120,8 +125,11 @@ export function describeForTrust(config: ServerConfig): string[] {
   } else {
     lines.push(`connects to: ${urlAsWritten(config.url ?? "")}${config.transport === "sse" ? " (legacy SSE)" : ""}`);
     if (Object.keys(config.headers).length) lines.push(`headers: ${namedValues(config.headers)}`);
-    const endpoints = [config.oauth?.authorizationUrl, config.oauth?.tokenUrl, config.oauth?.clientMetadataUrl].filter((u) => u !== undefined);
+    const { authorizationUrl, tokenUrl, clientMetadataUrl, authServerMetadataUrl, callbackUrl } = config.oauth ?? {};
+    const endpoints = [authorizationUrl, tokenUrl, clientMetadataUrl, authServerMetadataUrl, callbackUrl].filter((u) => u !== undefined);
     if (endpoints.length) lines.push(`OAuth endpoints: ${endpoints.map(urlAsWritten).join(", ")}`);
+    const secret = config.oauth?.clientSecret;
+    if (secret !== undefined && isCommandValue(secret)) lines.push(`OAuth client secret ← output of: ${commandText(secret)}`);
   }
   if (config.autoApprove.length) lines.push(`runs without asking: ${config.autoApprove.join(", ")}`);
   if (config.autoApproveReadOnly) lines.push("runs without asking: the tools it marks read-only");

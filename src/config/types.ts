@@ -108,7 +108,7 @@ export interface ServerLimits {
   maxMessageBytes: number;
 }
 
-/** A remote server's `auth` block. Strings may hold `${VAR}`s (resolved at sign-in). */
+/** A remote server's `auth` block (`oauth` in pi 1.x's configs). Strings may hold `${VAR}`s (resolved at sign-in). */
 export interface OAuthSettings {
   /** A client registered with the authorization server beforehand; without it the bridge registers itself. */
   clientId?: string;
@@ -118,9 +118,22 @@ export interface OAuthSettings {
   tokenUrl?: string;
   scopes?: string[];
   callbackPort: number;
+  /**
+   * The redirect URI as the client was registered with it (pi 1.x's `callbackUrl`): http on a loopback host, sent as
+   * written; without a port in it, `callbackPort` (or one of the next five) is put in.
+   */
+  callbackUrl?: string;
   /** A Client ID Metadata Document (an https URL) to use as the client id where the server supports it. */
   clientMetadataUrl?: string;
+  /** The `client_name` sent when the bridge registers itself. */
+  clientName?: string;
+  /** `auto`: the document where one is set, supported and no `clientName` is; `dcr`: always register; `cimd`: only the document. */
+  clientRegistration?: ClientRegistration;
+  /** The authorization server's metadata document, used instead of discovery (https, or http on loopback). */
+  authServerMetadataUrl?: string;
 }
+
+export type ClientRegistration = "auto" | "dcr" | "cimd";
 
 export interface ConfigProblem {
   level: "error" | "warning";

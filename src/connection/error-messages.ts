@@ -6,6 +6,7 @@ import { BridgeError, describeError, errorMessage, type ErrorKind, httpStatusOf,
 import { describeSource, type ServerConfig } from "../config/types.ts";
 import { seconds } from "../common/text.ts";
 import { displayUrl, findVarRefs } from "../config/substitute.ts";
+import { requestTimeoutField } from "../config/validate/timeout.ts";
 import { needsSignInMessage } from "../oauth/session.ts";
 import { gaveUpMessage, type ServerState } from "./health.ts";
 
@@ -79,7 +80,7 @@ export function callError(ctx: ErrorContext, kind: Exclude<ErrorKind, "transport
         "timeout",
         config.name,
         `MCP server '${config.name}' did not answer '${toolName}' within ${seconds(config.requestTimeout)} without progress; ` +
-          `raise \`requestTimeout\` (ms) for '${config.name}' in ${config.source.path} if the tool needs longer`,
+          `raise ${requestTimeoutField(config.raw)} for '${config.name}' in ${config.source.path} if the tool needs longer`,
         { cause: error },
       );
     case "auth":

@@ -1,15 +1,19 @@
 /**
- * Makes the live sessions of one configured server. Each attempt resolves the config's `${VAR}`s afresh (a variable
- * changed since the last attempt is picked up), sets up OAuth for a remote server, and opens a session within the
- * deadline; when the server asks for a sign-in, it waits for that and opens once more. It remembers the newest
- * session, open or not, and adds the secrets of each resolution to the server's redactor. A session's
- * log lines (stderr, the server's own log messages) go to the logs from here, redacted.
+ * Makes the live sessions of one configured server. Each attempt runs the config's `!command` values and resolves its
+ * `${VAR}`s afresh (a variable changed since the last attempt is picked up), sets up OAuth for a remote server, and
+ * opens a session within the deadline; when the server asks for a sign-in, it waits for that and opens once more. It
+ * remembers the newest session, open or not, and adds the secrets of each resolution (what the commands printed
+ * included) to the server's redactor. A session's log lines (stderr, the server's own log messages) go to the logs
+ * from here, redacted.
  */
 import { BridgeError } from "../common/errors.ts";
 import { LEVEL_OF_MCP_LEVEL, type Logger, NULL_LOGGER } from "../common/log-file.ts";
 import { describeSource, type ServerConfig } from "../config/types.ts";
 import type { Redactor } from "../common/redact.ts";
 import { type Environment, type ResolvedEndpoint, resolveServerConfig } from "../config/substitute.ts";
+import { runCommandValues } from "../config/command-runner.ts";
+import { clientSecretField } from "../config/command-value.ts";
+import { needsTrust } from "../config/trust.ts";
 import type { ServerAuth } from "../oauth/server-auth.ts";
 import type { ErrorContext } from "./error-messages.ts";
 import type { LifecycleReport } from "./lifecycle-report.ts";
@@ -31,6 +35,8 @@ export interface SessionOpenerOptions {
   redactor: Redactor;
   /** The server's own log, for its stderr; without it stderr goes to `logger`. */
   serverLog?: Logger;
+  /** Whether a project server is trusted; a project server's `!command` values run only when this says so. */
+  trusted?: () => boolean;
   logger?: Logger;
   /** What the owner decides on: a session lost, a stream error, a changed list or resource. */
   events: Pick<SessionEvents, "dropped" | "streamError" | "listChanged" | "resourceUpdated">;
@@ -77,32 +83,41 @@ export class SessionOpener {
    * (the sign-in bounded by its own timeout and by `signal`). Errors are thrown as they came.
    */
   async open(deadline: number, signal?: AbortSignal): Promise<LiveSession> {
-    const endpoint = this.resolve();
+    const { endpoint, clientSecret } = await this.resolve();
     try {
-      return await this.openOnce(endpoint, deadline);
+      return await this.openOnce(endpoint, deadline, clientSecret);
     } catch (error) {
       const { auth } = this.options;
       if (!auth.canSignInAfter(error)) throw error;
       // The SDK has sent the user to sign in (or found nobody to do it): wait for that, then connect with the tokens.
       await auth.completeSignIn(signal);
-      return await this.openOnce(endpoint, Date.now() + this.config.timeout);
+      return await this.openOnce(endpoint, Date.now() + this.config.timeout, clientSecret);
     }
   }
 
-  private resolve(): ResolvedEndpoint {
-    const resolution = resolveServerConfig(this.config, this.options.env, this.options.projectRoot);
-    this.options.redactor.add(resolution.secrets);
+  /** The endpoint for one attempt, and the OAuth client secret when a `!command` printed it. */
+  private async resolve(): Promise<{ endpoint: ResolvedEndpoint; clientSecret?: string }> {
+    const { env, projectRoot, redactor, trusted } = this.options;
+    // Never on the word of a project file alone: its commands need the user's trust, given in so many words.
+    const allowed = !needsTrust(this.config) || trusted?.() === true;
+    const commands = await runCommandValues(this.config, { allowed, env, cwd: projectRoot });
+    redactor.add(commands.secrets);
+    if (commands.errors.length) {
+      throw new BridgeError("config", this.config.name, commands.errors.join("; "));
+    }
+    const resolution = resolveServerConfig(this.config, env, projectRoot, { commandOutputs: commands.outputs });
+    redactor.add(resolution.secrets);
     this.warnings = resolution.warnings;
     if (!resolution.endpoint) {
       throw new BridgeError("config", this.config.name, `${resolution.errors.join("; ")} (${describeSource(this.config.source)})`);
     }
-    return resolution.endpoint;
+    return { endpoint: resolution.endpoint, clientSecret: commands.outputs.get(clientSecretField(this.config)) };
   }
 
-  private async openOnce(endpoint: ResolvedEndpoint, deadline: number): Promise<LiveSession> {
+  private async openOnce(endpoint: ResolvedEndpoint, deadline: number, clientSecret?: string): Promise<LiveSession> {
     const { auth } = this.options;
     // OAuth adds its secrets (client secret, tokens, codes) to the redactor itself, as it meets them.
-    const sessionAuth = endpoint.kind === "stdio" ? undefined : auth.prepare(endpoint.url);
+    const sessionAuth = endpoint.kind === "stdio" ? undefined : auth.prepare(endpoint.url, clientSecret);
     const { clientInfo, projectRoot } = this.options;
     // Roots for every server, so it lists the same tools wherever pi runs (some list a tool only for a client with roots).
     const features: ClientFeatures = { roots: () => [directoryRoot(projectRoot)], ...this.options.features };

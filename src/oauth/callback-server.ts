@@ -11,15 +11,13 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { DEFAULT_OAUTH_CALLBACK_PORT } from "../config/defaults.ts";
+import { type RedirectPlan, redirectPlan } from "./redirect.ts";
 
-/** The port, then the next 5: another pi (or anything else) may hold the first. */
-export const CALLBACK_PORT_TRIES = 6;
-export const CALLBACK_PATH = "/callback";
+export { CALLBACK_PATH, CALLBACK_PORT_TRIES } from "./redirect.ts";
 export const DEFAULT_SIGN_IN_TIMEOUT_MS = 5 * 60_000;
 
-/** An IP literal, not `localhost`: the name may resolve to ::1 or elsewhere, and RFC 8252 asks for the literal. */
-const HOST = "127.0.0.1";
-const ORIGIN = `http://${HOST}`;
+/** Only to parse a request's target (`/path?query`); the Host header is neither trusted nor needed. */
+const ORIGIN = "http://127.0.0.1";
 const MAX_PORT = 65_535;
 /** setTimeout's limit; a longer delay would fire at once. */
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
@@ -43,6 +41,8 @@ export class OAuthCallbackError extends Error {
 export interface CallbackServerOptions {
   /** First port to try; the next `CALLBACK_PORT_TRIES - 1` follow when it is taken. 0 lets the system choose. */
   port?: number;
+  /** Where to listen and which redirect URI that makes (a configured `callbackUrl`); by default from `port`. */
+  redirect?: RedirectPlan;
   /** How long the sign-in may take, counted from `start()`, so an abandoned sign-in does not keep a port open. */
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -149,7 +149,7 @@ function errnoCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | null)?.code;
 }
 
-function listen(server: Server, port: number): Promise<void> {
+function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (error: Error): void => {
       server.off("listening", onListening);
@@ -161,7 +161,7 @@ function listen(server: Server, port: number): Promise<void> {
     };
     server.once("error", onError);
     server.once("listening", onListening);
-    server.listen({ port, host: HOST, exclusive: true });
+    server.listen({ port, host, exclusive: true });
   });
 }
 
@@ -187,21 +187,23 @@ export class CallbackServer {
   private readonly timer: NodeJS.Timeout;
   private readonly onAbort = (): void => this.finish({ error: cancelled() });
 
-  /** Listens on 127.0.0.1, on `port` or, when it is taken, one of the next ports (`CALLBACK_PORT_TRIES` in all). */
+  /**
+   * Listens on 127.0.0.1 (or where `redirect` says), on `port` or, when it is taken, one of the next ports
+   * (`CALLBACK_PORT_TRIES` in all).
+   */
   static async start(options: CallbackServerOptions = {}): Promise<CallbackServer> {
     const first = options.port ?? DEFAULT_OAUTH_CALLBACK_PORT;
-    if (!Number.isInteger(first) || first < 0 || first > MAX_PORT) throw new RangeError(`Invalid callback port: ${first}`);
+    if (!options.redirect && (!Number.isInteger(first) || first < 0 || first > MAX_PORT)) throw new RangeError(`Invalid callback port: ${first}`);
+    const plan = options.redirect ?? redirectPlan({ callbackPort: first });
     const requested = options.timeoutMs ?? DEFAULT_SIGN_IN_TIMEOUT_MS;
     if (!(requested > 0)) throw new RangeError(`Invalid sign-in timeout: ${requested}`);
     const timeoutMs = Math.min(MAX_TIMEOUT_MS, Math.ceil(requested));
     const { signal } = options;
-    // Port 0 lets the system choose, so one try is enough.
-    const last = first === 0 ? 0 : Math.min(MAX_PORT, first + CALLBACK_PORT_TRIES - 1);
-    for (let port = first; port <= last; port++) {
+    for (const port of plan.ports) {
       if (signal?.aborted) throw cancelled();
       const server = createServer();
       try {
-        await listen(server, port);
+        await listen(server, port, plan.host);
       } catch (error) {
         if (errnoCode(error) === "EADDRINUSE") continue;
         throw error;
@@ -211,19 +213,24 @@ export class CallbackServer {
         throw cancelled();
       }
       const address = server.address();
-      return new CallbackServer(server, typeof address === "object" && address !== null ? address.port : port, timeoutMs, signal);
+      return new CallbackServer(server, typeof address === "object" && address !== null ? address.port : port, plan, timeoutMs, signal);
     }
-    const range = first === last ? `port ${first}` : `ports ${first}-${last}`;
-    throw new OAuthCallbackError("ports_in_use", `Cannot receive the sign-in redirect: ${range} on ${HOST} ${first === last ? "is" : "are all"} in use.`);
+    const [low, high] = [plan.ports[0], plan.ports.at(-1)];
+    const range = low === high ? `port ${low}` : `ports ${low}-${high}`;
+    throw new OAuthCallbackError("ports_in_use", `Cannot receive the sign-in redirect: ${range} on ${plan.host} ${low === high ? "is" : "are all"} in use.`);
   }
+
+  private readonly path: string;
 
   private constructor(
     private readonly server: Server,
     readonly port: number,
+    plan: RedirectPlan,
     timeoutMs: number,
     private readonly signal: AbortSignal | undefined,
   ) {
-    this.redirectUrl = `${ORIGIN}:${port}${CALLBACK_PATH}`;
+    this.redirectUrl = plan.uri(port);
+    this.path = plan.path;
     this.result = new Promise<string>((resolve, reject) => {
       this.resolveResult = resolve;
       this.rejectResult = reject;
@@ -274,7 +281,7 @@ export class CallbackServer {
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const url = requestUrl(req);
-    if (req.method !== "GET" || url?.pathname !== CALLBACK_PATH) {
+    if (req.method !== "GET" || url?.pathname !== this.path) {
       respond(res, 404, NOT_FOUND_PAGE);
       return;
     }

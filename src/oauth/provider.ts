@@ -13,9 +13,11 @@ import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { BridgeError } from "../common/errors.ts";
 import type { OAuthSettings } from "../config/types.ts";
 import { commandArgument } from "../config/validate/name.ts";
-import { CALLBACK_PATH, CALLBACK_PORT_TRIES, CallbackServer, OAuthCallbackError } from "./callback-server.ts";
+import { CallbackServer, OAuthCallbackError } from "./callback-server.ts";
+import { configuredDiscovery } from "./configured-metadata.ts";
 import { endpointsProblem } from "./endpoint-policy.ts";
 import { importPiSignIn, type PiImportOutcome } from "./pi-sign-in-import.ts";
+import { redirectPlan } from "./redirect.ts";
 import { type AuthStore, expiresWithin, toOAuthTokens, toStoredTokens } from "./storage.ts";
 
 /** An access token this close to its expiry is refreshed before it is used. */
@@ -95,22 +97,27 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
 
   /** Every loopback redirect URI the callback server may listen on, so a taken port does not break a registration. */
   private redirectUris(): string[] {
-    const first = this.settings.callbackPort;
-    const count = Math.min(CALLBACK_PORT_TRIES, 65536 - first);
-    return Array.from({ length: count }, (_, i) => `http://127.0.0.1:${first + i}${CALLBACK_PATH}`);
+    const plan = redirectPlan(this.settings);
+    return plan.ports.map((port) => plan.uri(port));
   }
 
   get redirectUrl(): string {
     return this.callback?.redirectUrl ?? this.redirectUris()[0]!;
   }
 
+  /**
+   * The Client ID Metadata Document to offer, if any. As in pi 1.x, `clientRegistration: "dcr"` always registers, and
+   * `auto` registers when a `clientName` is set (a document cannot carry it); `cimd` insists on the document.
+   */
   get clientMetadataUrl(): string | undefined {
-    return this.settings.clientMetadataUrl;
+    const { clientRegistration = "auto", clientName, clientMetadataUrl } = this.settings;
+    if (clientRegistration === "dcr" || (clientRegistration === "auto" && clientName !== undefined)) return undefined;
+    return clientMetadataUrl;
   }
 
   get clientMetadata(): OAuthClientMetadata {
     const metadata: OAuthClientMetadata = {
-      client_name: CLIENT_NAME,
+      client_name: this.settings.clientName ?? CLIENT_NAME,
       redirect_uris: this.redirectUris(),
       grant_types: ["authorization_code", "refresh_token"],
       response_types: ["code"],
@@ -235,7 +242,7 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
       return;
     }
     if (this.pending) return;
-    const callback = await CallbackServer.start({ port: this.settings.callbackPort, timeoutMs: this.options.signInTimeoutMs });
+    const callback = await CallbackServer.start({ redirect: redirectPlan(this.settings), timeoutMs: this.options.signInTimeoutMs });
     this.callback = callback;
     const url = new URL(authorizationUrl);
     url.searchParams.set("redirect_uri", callback.redirectUrl);
@@ -271,14 +278,31 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
 
   saveDiscoveryState(state: OAuthDiscoveryState): void {
     // Called by the SDK after discovery and before any registration, token request or browser: the place to refuse.
-    this.refuseBadEndpoints(state);
+    this.refuseDiscovery(state);
     this.discovery = state;
   }
 
-  discoveryState(): OAuthDiscoveryState | undefined {
+  async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
+    const metadataUrl = this.settings.authServerMetadataUrl;
+    if (!this.discovery && metadataUrl) {
+      this.refuse({ "authorization server metadata URL": metadataUrl });
+      this.discovery = await configuredDiscovery(this.options.server, metadataUrl, this.options.fetch);
+    }
     // Endpoints from the config are checked here, before the SDK uses them.
-    if (this.discovery) this.refuseBadEndpoints(this.discovery);
+    if (this.discovery) this.refuseDiscovery(this.discovery);
     return this.discovery;
+  }
+
+  /** Refuses what discovery found (or the config named) when the bridge may not use it. */
+  private refuseDiscovery(state: OAuthDiscoveryState): void {
+    this.refuseBadEndpoints(state);
+    if (this.settings.clientRegistration === "cimd" && state.authorizationServerMetadata?.client_id_metadata_document_supported !== true) {
+      throw new BridgeError(
+        "auth",
+        this.options.server,
+        `MCP server '${this.options.server}': its authorization server does not support Client ID Metadata Documents, and \`clientRegistration\` is "cimd"; use "auto" or "dcr".`,
+      );
+    }
   }
 
   /** Throws an auth error naming the first endpoint of `state` that is neither https nor http on loopback. */

@@ -65,15 +65,19 @@ export class ServerAuth {
     return this.session?.provider.signInRequired === true;
   }
 
-  /** Makes OAuth ready for `serverUrl` (when it is on); what the transports of a connection to it then use. */
-  prepare(serverUrl: string): TransportAuth | undefined {
+  /**
+   * Makes OAuth ready for `serverUrl` (when it is on); what the transports of a connection to it then use.
+   * `clientSecret` is what a `!command` client secret printed for this connection.
+   */
+  prepare(serverUrl: string, clientSecret?: string): TransportAuth | undefined {
     const { settings, store } = this.options;
     if (!settings || !store) return undefined;
-    if (this.session?.serverUrl !== serverUrl) {
+    if (this.session?.serverUrl !== serverUrl || this.session.clientSecret !== clientSecret) {
       this.session = new OAuthSession({
         server: this.options.server,
         serverUrl,
         settings,
+        clientSecret,
         env: this.options.env,
         store,
         signIn: () => this.override ?? this.options.signIn?.(),

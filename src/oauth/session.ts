@@ -19,6 +19,8 @@ export interface OAuthSessionOptions {
   server: string;
   serverUrl: string;
   settings: OAuthSettings;
+  /** The client secret as a `!command` printed it, used instead of the written one. */
+  clientSecret?: string;
   env: Environment;
   store: AuthStore;
   signIn: () => SignInHandler | undefined;
@@ -69,10 +71,11 @@ export class OAuthSession {
     const resolved: OAuthSettings = {
       ...settings,
       clientId: resolve(settings.clientId),
-      clientSecret: resolve(settings.clientSecret),
+      clientSecret: options.clientSecret ?? resolve(settings.clientSecret),
       authorizationUrl: resolve(settings.authorizationUrl),
       tokenUrl: resolve(settings.tokenUrl),
       clientMetadataUrl: resolve(settings.clientMetadataUrl),
+      authServerMetadataUrl: resolve(settings.authServerMetadataUrl),
     };
     if (resolved.clientSecret) secrets.push(resolved.clientSecret);
     // Values from `${VAR}`s in the auth block and the client secret are redacted like the tokens.
@@ -93,6 +96,11 @@ export class OAuthSession {
 
   get serverUrl(): string {
     return this.options.serverUrl;
+  }
+
+  /** The client secret a `!command` printed for this session, if any. */
+  get clientSecret(): string | undefined {
+    return this.options.clientSecret;
   }
 
   /** The fetch a transport should use: refreshes of one token share one request. */

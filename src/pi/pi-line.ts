@@ -5,7 +5,7 @@
  * call for each and never checks which pi it runs in.
  */
 import { type Api, type AssistantMessage, complete, type Context, type Model } from "@mariozechner/pi-ai";
-import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 
 type ModelRegistry = ExtensionContext["modelRegistry"];
@@ -51,6 +51,29 @@ export function withToolHints<T extends object>(definition: T, annotations: Tool
     if (typeof annotations[key] === "boolean") hints[key] = annotations[key];
   }
   return Object.keys(hints).length ? { ...definition, annotations: hints } : definition;
+}
+
+/**
+ * How deferred tools are kept from the model. pi 1.x takes `setActiveTools` mid-run (the next request of the same run
+ * declares the new set, recorded in the transcript), so there a deferred tool is simply inactive until `tool_search`
+ * loads it. pi 0.73 fixes a run's tools when it starts, so a tool loaded mid-run must already be active: there every
+ * tool stays active and each provider request leaves out the ones not loaded. Told by the same part of the API as
+ */
+export function deferredToolsInactive(pi: ExtensionAPI): boolean {
+  return isPi1x(pi);
+}
+
+/** pi 1.x, told by its extension API: it lets extensions register MCP servers, which pi 0.73 has no notion of. */
+function isPi1x(pi: ExtensionAPI): boolean {
+  return typeof (pi as unknown as { registerMcpServer?: unknown }).registerMcpServer === "function";
+}
+
+/**
+ * Whether this pi resolves project trust itself (pi 1.x, which asks at startup and keeps its own trust store), so the
+ * bridge must not ask again.
+ */
+export function piDecidesProjectTrust(pi: ExtensionAPI): boolean {
+  return isPi1x(pi);
 }
 
 /**

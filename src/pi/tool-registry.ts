@@ -299,6 +299,18 @@ export class ToolRegistry {
     this.applyActivation(on ? new Set([name]) : new Set(), on ? new Set() : new Set([name]));
   }
 
+  /** Shows these tools to the model and hides those, in one change of pi's active set. */
+  activateAll(changes: ReadonlyMap<string, boolean>): void {
+    if (!this.activation) {
+      for (const [name, on] of changes) this.activate(name, on);
+      return;
+    }
+    const add = new Set<string>();
+    const remove = new Set<string>();
+    for (const [name, on] of changes) (on ? add : remove).add(name);
+    this.applyActivation(add, remove);
+  }
+
   private applyActivation(add: Set<string>, remove: Set<string>): void {
     try {
       const active = this.activation!.getActiveTools();

@@ -94,6 +94,13 @@ export class ToolSearch {
     return names;
   }
 
+  /** Every tool this search decides the declaration of (the MCP tools and `tool_search`), and whether it is declared now. */
+  declarations(): Map<string, boolean> {
+    const undeclared = this.undeclared();
+    const names = [...this.deps.registry.tools.map((t) => t.name), TOOL_SEARCH_NAME];
+    return new Map(names.map((name) => [name, !undeclared.has(name)]));
+  }
+
   /** The servers with deferred tools, for the system prompt's line about them. */
   deferredServers(): DeferredServer[] {
     const servers = new Map<string, DeferredServer>();

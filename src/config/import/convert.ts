@@ -6,6 +6,7 @@
 import { isObject, type JsonObject } from "../../common/values.ts";
 import { isVariableName } from "../substitute.ts";
 import { transportOfType } from "../validate/endpoint.ts";
+import { SECONDS_BELOW } from "../validate/timeout.ts";
 import type { ClientId } from "./types.ts";
 
 /** Collects notes once each, in order. */
@@ -75,6 +76,15 @@ function put(entry: JsonObject, key: string, value: unknown): void {
 
 function dropped(notes: Notes, field: string, why = "is not supported by mcp-bridge and was left out"): void {
   notes.add(`\`${field}\` ${why}`);
+}
+
+/**
+ * A handshake deadline in ms as `timeout`: below 1000 the bridge reads `timeout` as pi 1.x's seconds (see
+ * ../validate/timeout.ts), so a shorter one is raised to 1000 ms, with a note.
+ */
+function putConnectTimeout(entry: JsonObject, ms: number, field: string, notes: Notes): void {
+  if (ms < SECONDS_BELOW) notes.add(`\`${field}\` of ${ms} ms is raised to ${SECONDS_BELOW} ms, the shortest \`timeout\` read as milliseconds`);
+  entry.timeout = Math.max(ms, SECONDS_BELOW);
 }
 
 /** An `auth` block for mcp-bridge from another client's OAuth settings; `fields` maps each of ours to their spellings. */
@@ -200,7 +210,7 @@ function convertCodex(raw: JsonObject, notes: Notes): JsonObject {
   put(entry, "headers", headers);
 
   const timeout = durationMs(raw, "startup_timeout_sec", 1000, notes) ?? durationMs(raw, "startup_timeout_ms", 1, notes);
-  if (timeout !== undefined) entry.timeout = timeout;
+  if (timeout !== undefined) putConnectTimeout(entry, timeout, raw.startup_timeout_sec !== undefined ? "startup_timeout_sec" : "startup_timeout_ms", notes);
   const requestTimeout = durationMs(raw, "tool_timeout_sec", 1000, notes);
   if (requestTimeout !== undefined) entry.requestTimeout = requestTimeout;
   for (const field of ["enabled_tools", "disabled_tools"]) {
@@ -232,9 +242,9 @@ function convertOpencode(raw: JsonObject, notes: Notes): JsonObject {
 
   // opencode's `timeout` (ms) bounds fetching the tool list; newer versions split it into `startup` and `request`.
   const timeout = raw.timeout;
-  if (typeof timeout === "number" && timeout > 0) entry.timeout = timeout;
+  if (typeof timeout === "number" && timeout > 0) putConnectTimeout(entry, timeout, "timeout", notes);
   else if (isObject(timeout)) {
-    if (typeof timeout.startup === "number" && timeout.startup > 0) entry.timeout = timeout.startup;
+    if (typeof timeout.startup === "number" && timeout.startup > 0) putConnectTimeout(entry, timeout.startup, "timeout.startup", notes);
     if (typeof timeout.request === "number" && timeout.request > 0) entry.requestTimeout = timeout.request;
   } else if (timeout !== undefined) dropped(notes, "timeout", "is not a positive number of milliseconds and was left out");
 

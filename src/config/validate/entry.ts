@@ -33,7 +33,7 @@ export function validateServerEntry(
 
   const endpoint = validateEndpoint(entry, errors);
   const local = endpoint.transport === "stdio";
-  const lifecycle = validateLifecycle(entry, local, errors);
+  const lifecycle = validateLifecycle(entry, local, errors, warnings);
   const oauth = validateAuth(entry, local, endpoint.headers, errors);
   const usage = validateUsage(entry, errors, warnings);
   const limits = validateLimits(entry, errors);
@@ -42,7 +42,9 @@ export function validateServerEntry(
   if (errors.length > 0) return { errors, warnings };
   const { transport, type, command, args, env, cwd, url, headers } = endpoint;
   const { timeout, lazy, retry, healthCheckInterval, pingTimeout } = lifecycle;
-  const { requestTimeout, enabled, prefix, autoApprove, autoApproveReadOnly, description, sampling } = usage;
+  // A `timeout` in pi 1.x's seconds is the request deadline too, unless `requestTimeout` says otherwise.
+  const requestTimeout = lifecycle.requestTimeout ?? usage.requestTimeout;
+  const { enabled, prefix, autoApprove, autoApproveReadOnly, description, sampling } = usage;
   return {
     config: {
       name,

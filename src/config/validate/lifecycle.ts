@@ -4,28 +4,25 @@
  */
 import { isObject, type JsonObject } from "../../common/values.ts";
 import {
-  DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_HEALTH_CHECK_INTERVAL_MS,
-  DEFAULT_INIT_TIMEOUT_MS,
   DEFAULT_LOCAL_RETRY,
   DEFAULT_PING_TIMEOUT_MS,
   DEFAULT_REMOTE_RETRY,
 } from "../defaults.ts";
 import type { RetryPolicy, ServerConfig } from "../types.ts";
 import { booleanField, countField, nonNegativeMs, positiveMs } from "./fields.ts";
+import { timeoutSetting } from "./timeout.ts";
 
-export type Lifecycle = Pick<ServerConfig, "timeout" | "lazy" | "retry" | "healthCheckInterval" | "pingTimeout">;
+/** `requestTimeout` is set only when `timeout` was read as pi 1.x's seconds (see ./timeout.ts). */
+export type Lifecycle = Pick<ServerConfig, "timeout" | "lazy" | "retry" | "healthCheckInterval" | "pingTimeout"> & { requestTimeout?: number };
 
-export function validateLifecycle(entry: JsonObject, local: boolean, errors: string[]): Lifecycle {
-  // A local server's handshake deadline is `initTimeout`; `timeout` is accepted as its older name.
-  const timeout = local
-    ? positiveMs(entry.initTimeout ?? entry.timeout, entry.initTimeout !== undefined ? "initTimeout" : "timeout", DEFAULT_INIT_TIMEOUT_MS, errors)
-    : positiveMs(entry.timeout, "timeout", DEFAULT_CONNECT_TIMEOUT_MS, errors);
+export function validateLifecycle(entry: JsonObject, local: boolean, errors: string[], warnings: string[]): Lifecycle {
+  const { timeout, requestTimeout } = timeoutSetting(entry, local, errors, warnings);
   const lazy = booleanField(entry, "lazy", false, errors);
   const retry = retryPolicy(entry, local, errors);
   const healthCheckInterval = nonNegativeMs(entry.healthCheckInterval, "healthCheckInterval", DEFAULT_HEALTH_CHECK_INTERVAL_MS, errors);
   const pingTimeout = positiveMs(entry.pingTimeout, "pingTimeout", DEFAULT_PING_TIMEOUT_MS, errors);
-  return { timeout, lazy, retry, healthCheckInterval, pingTimeout };
+  return { timeout, requestTimeout, lazy, retry, healthCheckInterval, pingTimeout };
 }
 
 /**

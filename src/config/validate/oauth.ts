@@ -1,28 +1,38 @@
 /**
- * A remote server's `auth` field: whether the bridge signs in with OAuth, and with which client, endpoints, scopes
- * and redirect port.
+ * A remote server's `auth` field — `oauth` in pi 1.x's configs, read the same — : whether the bridge signs in with
+ * OAuth, and with which client, endpoints, scopes and redirect.
  */
-import { clip } from "../../common/text.ts";
+import { clip, quoteValue } from "../../common/text.ts";
 import { isObject, type JsonObject } from "../../common/values.ts";
 import { DEFAULT_OAUTH_CALLBACK_PORT } from "../defaults.ts";
-import type { OAuthSettings } from "../types.ts";
+import type { ClientRegistration, OAuthSettings } from "../types.ts";
 import { checkUrl } from "./endpoint.ts";
 
-const OAUTH_FIELDS = new Set(["type", "clientId", "clientSecret", "authorizationUrl", "tokenUrl", "scopes", "scope", "callbackPort", "clientMetadataUrl"]);
+const OAUTH_FIELDS = new Set([
+  "type", "clientId", "clientSecret", "authorizationUrl", "tokenUrl", "scopes", "scope", "callbackPort", "clientMetadataUrl",
+  // pi 1.x's
+  "callbackUrl", "clientName", "clientRegistration", "authServerMetadataUrl",
+]);
+const REGISTRATIONS: readonly ClientRegistration[] = ["auto", "dcr", "cimd"];
+/** Where a redirect URI or a trusted metadata document may be over plain http, as pi 1.x has it. */
+const LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "[::1]"];
 
 /** The OAuth settings, or undefined when OAuth is off; a local server may only say so (`false`, `"none"`). */
 export function validateAuth(entry: JsonObject, local: boolean, headers: Record<string, string>, errors: string[]): OAuthSettings | undefined {
-  if (!local) return oauthSettings(entry, headers, errors);
-  if (entry.auth !== undefined && entry.auth !== null && entry.auth !== false && entry.auth !== "none") errors.push("`auth` applies to remote (url) servers only");
+  const both = entry.auth !== undefined && entry.oauth !== undefined;
+  if (both) errors.push("has both `auth` and `oauth`: they are one setting (`oauth` is pi 1.x's name for it); keep one");
+  const field = entry.auth === undefined && entry.oauth !== undefined ? "oauth" : "auth";
+  const auth = entry[field];
+  if (!local) return both ? undefined : oauthSettings(auth, field, headers, errors);
+  if (auth !== undefined && auth !== null && auth !== false && auth !== "none") errors.push(`\`${field}\` applies to remote (url) servers only`);
   return undefined;
 }
 
 /**
- * A remote server's OAuth settings from `auth`: `false`/`"none"` turns OAuth off, `true`/`"oauth"` or an object turns
- * it on; without `auth` it is on unless a static `Authorization` header is configured.
+ * A remote server's OAuth settings from `auth` (or `oauth`): `false`/`"none"` turns OAuth off, `true`/`"oauth"` or
+ * an object turns it on; without it OAuth is on unless a static `Authorization` header is configured.
  */
-function oauthSettings(entry: JsonObject, headers: Record<string, string>, errors: string[]): OAuthSettings | undefined {
-  const auth = entry.auth;
+function oauthSettings(auth: unknown, field: string, headers: Record<string, string>, errors: string[]): OAuthSettings | undefined {
   const defaults: OAuthSettings = { callbackPort: DEFAULT_OAUTH_CALLBACK_PORT };
   if (auth === undefined || auth === null) {
     return Object.keys(headers).some((h) => h.toLowerCase() === "authorization") ? undefined : defaults;
@@ -30,17 +40,20 @@ function oauthSettings(entry: JsonObject, headers: Record<string, string>, error
   if (auth === false || auth === "none") return undefined;
   if (auth === true || auth === "oauth") return defaults;
   if (!isObject(auth)) {
-    errors.push('`auth` must be "oauth", false, or an object with `clientId`, `scopes`, `callbackPort` …');
+    errors.push(`\`${field}\` must be "oauth", false, or an object with \`clientId\`, \`scopes\`, \`callbackPort\` …`);
     return undefined;
   }
-  for (const key of Object.keys(auth)) if (!OAUTH_FIELDS.has(key)) errors.push(`unknown field \`auth.${clip(key, 60)}\``);
-  if (auth.type !== undefined && auth.type !== "oauth") errors.push('`auth.type` must be "oauth"');
+  for (const key of Object.keys(auth)) {
+    if (key === "provider") errors.push(`\`${field}.provider\` (pi 1.x's token of a /login provider) is not supported here; send the token in \`headers\` with a \`\${VAR}\` or a \`!command\``);
+    else if (!OAUTH_FIELDS.has(key)) errors.push(`unknown field \`${field}.${clip(key, 60)}\``);
+  }
+  if (auth.type !== undefined && auth.type !== "oauth") errors.push(`\`${field}.type\` must be "oauth"`);
   const settings: OAuthSettings = { ...defaults };
-  const text = (field: string): string | undefined => {
-    const value = auth[field];
+  const text = (key: string): string | undefined => {
+    const value = auth[key];
     if (value === undefined || value === null) return undefined;
     if (typeof value !== "string" || value.trim() === "") {
-      errors.push(`\`auth.${field}\` must be a non-empty string`);
+      errors.push(`\`${field}.${key}\` must be a non-empty string`);
       return undefined;
     }
     return value;
@@ -50,26 +63,90 @@ function oauthSettings(entry: JsonObject, headers: Record<string, string>, error
   settings.authorizationUrl = text("authorizationUrl");
   settings.tokenUrl = text("tokenUrl");
   settings.clientMetadataUrl = text("clientMetadataUrl");
-  for (const field of ["authorizationUrl", "tokenUrl"] as const) {
-    const url = settings[field];
+  const clientName = text("clientName");
+  if (clientName !== undefined) settings.clientName = clientName;
+  for (const key of ["authorizationUrl", "tokenUrl"] as const) {
+    const url = settings[key];
     const problem = url === undefined ? undefined : checkUrl(url);
-    if (problem) errors.push(problem.replace("`url`", `\`auth.${field}\``));
+    if (problem) errors.push(problem.replace("`url`", `\`${field}.${key}\``));
   }
   if ((settings.authorizationUrl === undefined) !== (settings.tokenUrl === undefined)) {
-    errors.push("`auth.authorizationUrl` and `auth.tokenUrl` go together: set both, or neither to use discovery");
+    errors.push(`\`${field}.authorizationUrl\` and \`${field}.tokenUrl\` go together: set both, or neither to use discovery`);
   }
-  if (settings.clientSecret !== undefined && settings.clientId === undefined) errors.push("`auth.clientSecret` needs `auth.clientId`");
+  if (settings.clientSecret !== undefined && settings.clientId === undefined) errors.push(`\`${field}.clientSecret\` needs \`${field}.clientId\``);
   if (settings.clientMetadataUrl !== undefined && !/^https:\/\/[^/]+\/./.test(settings.clientMetadataUrl)) {
-    errors.push("`auth.clientMetadataUrl` must be an https URL with a path");
+    errors.push(`\`${field}.clientMetadataUrl\` must be an https URL with a path`);
   }
   const scopes = auth.scopes ?? auth.scope;
   if (typeof scopes === "string") settings.scopes = scopes.split(/\s+/).filter(Boolean);
   else if (Array.isArray(scopes) && scopes.every((x) => typeof x === "string")) settings.scopes = scopes as string[];
-  else if (scopes !== undefined) errors.push("`auth.scopes` must be an array of strings (or one space-separated string)");
+  else if (scopes !== undefined) errors.push(`\`${field}.scopes\` must be an array of strings (or one space-separated string)`);
   if (auth.callbackPort !== undefined) {
     const port = auth.callbackPort;
-    if (typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65535) errors.push("`auth.callbackPort` must be a port number, 1 to 65535");
+    if (typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65535) errors.push(`\`${field}.callbackPort\` must be a port number, 1 to 65535`);
     else settings.callbackPort = port;
   }
+  // pi 1.x's keys are set only when written, so an entry without them reads (and hashes for trust) as before.
+  const redirect = callbackUrl(auth, field, errors);
+  if (redirect !== undefined) settings.callbackUrl = redirect;
+  const registration = clientRegistration(auth, settings, field, errors);
+  if (registration !== undefined) settings.clientRegistration = registration;
+  const metadata = metadataUrl(auth, settings, field, errors);
+  if (metadata !== undefined) settings.authServerMetadataUrl = metadata;
   return settings;
+}
+
+/** `callbackUrl`: http on localhost, 127.0.0.1 or [::1], no query or fragment, and a port that agrees with `callbackPort`. */
+function callbackUrl(auth: JsonObject, field: string, errors: string[]): string | undefined {
+  const value = auth.callbackUrl;
+  if (value === undefined || value === null) return undefined;
+  const url = typeof value === "string" && URL.canParse(value) ? new URL(value) : undefined;
+  if (!url || url.protocol !== "http:" || !LOOPBACK_HOSTS.includes(url.hostname) || url.search !== "" || url.hash !== "" || url.username || url.password) {
+    errors.push(`\`${field}.callbackUrl\` must be an http URL on localhost, 127.0.0.1 or [::1], without a query or fragment (got ${quoteValue(value)})`);
+    return undefined;
+  }
+  if (url.port && typeof auth.callbackPort === "number" && Number(url.port) !== auth.callbackPort) {
+    errors.push(`\`${field}.callbackUrl\` and \`${field}.callbackPort\` name different ports; keep one`);
+  }
+  return value as string;
+}
+
+/**
+ * `clientRegistration`. The bridge has no Client ID Metadata Document of its own (pi 1.x uses one on pi.dev), so
+ * `cimd` needs the URL of the user's own in `clientMetadataUrl`; and, as in pi 1.x, it cannot go with a client of
+ * the config's own (`clientId`) or a name to register under (`clientName`).
+ */
+function clientRegistration(auth: JsonObject, settings: OAuthSettings, field: string, errors: string[]): ClientRegistration | undefined {
+  const value = auth.clientRegistration;
+  if (value === undefined || value === null) return undefined;
+  if (!REGISTRATIONS.includes(value as ClientRegistration)) {
+    errors.push(`\`${field}.clientRegistration\` must be "auto", "dcr" or "cimd" (got ${quoteValue(value)})`);
+    return undefined;
+  }
+  if (value === "cimd") {
+    if (settings.clientId !== undefined || settings.clientName !== undefined) {
+      errors.push(`\`${field}.clientRegistration\` "cimd" cannot go with \`${field}.clientId\` or \`${field}.clientName\``);
+    } else if (settings.clientMetadataUrl === undefined) {
+      errors.push(
+        `\`${field}.clientRegistration\` "cimd" needs \`${field}.clientMetadataUrl\`, the https URL of a Client ID Metadata Document of yours: ` +
+          'the bridge has none of its own (pi 1.x uses one on pi.dev); or use "auto" or "dcr"',
+      );
+    }
+  }
+  return value as ClientRegistration;
+}
+
+/** `authServerMetadataUrl`: https, or http on loopback; it replaces discovery, so it cannot go with configured endpoints. */
+function metadataUrl(auth: JsonObject, settings: OAuthSettings, field: string, errors: string[]): string | undefined {
+  const value = auth.authServerMetadataUrl;
+  if (value === undefined || value === null) return undefined;
+  const url = typeof value === "string" && URL.canParse(value) ? new URL(value) : undefined;
+  if (!url || !(url.protocol === "https:" || (url.protocol === "http:" && LOOPBACK_HOSTS.includes(url.hostname)))) {
+    errors.push(`\`${field}.authServerMetadataUrl\` must be an https URL, or http on localhost, 127.0.0.1 or [::1] (got ${quoteValue(value)})`);
+    return undefined;
+  }
+  if (settings.authorizationUrl !== undefined) {
+    errors.push(`\`${field}.authServerMetadataUrl\` and \`${field}.authorizationUrl\`/\`tokenUrl\` both replace discovery; keep one`);
+  }
+  return value as string;
 }
