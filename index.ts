@@ -12,6 +12,7 @@ import { LogFile, readLogTail } from "./src/common/log-file.ts";
 import { CONFIG_FLAG, configFlagFromArgv, isInfoOnlyInvocation } from "./src/config/argv.ts";
 import { TrustStore } from "./src/config/trust-store.ts";
 import { interactiveSignIn } from "./src/oauth/sign-in.ts";
+import { piAuthFile } from "./src/oauth/pi-sign-in-import.ts";
 import { AuthStore, authDir } from "./src/oauth/storage.ts";
 import { registerMcpCommand } from "./src/pi/command.ts";
 import { PromptCommands } from "./src/pi/prompt-commands.ts";
@@ -75,7 +76,8 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     toolCache: new ToolCache(path.join(dataDir, "tool-cache.json")),
     startupBudgetMs: Number.isFinite(budget) && budget >= 0 ? budget : DEFAULT_STARTUP_BUDGET_MS,
     serverLogFor,
-    authStore: new AuthStore(authDir(getAgentDir())),
+    // A server with no sign-in of its own takes over the one pi 1.x's built-in MCP stored, where it can.
+    authStore: new AuthStore(authDir(getAgentDir()), { piAuthFile: piAuthFile(getAgentDir()) }),
     // A server that asks the user for input (a form, or a page to open) gets pi's dialogs, naming the server; without a
     // UI it is declined. One that asks for a model's answer (sampling) gets it with the user's approval, unless its
     // `sampling` setting says otherwise.

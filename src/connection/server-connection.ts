@@ -8,7 +8,7 @@
 import { type CallToolResult, CallToolResultSchema, type ServerCapabilities, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { BridgeError, describeError } from "../common/errors.ts";
 import type { EventSink } from "../common/events.ts";
-import type { Logger } from "../common/log-file.ts";
+import type { Logger, LogLevel } from "../common/log-file.ts";
 import { Redactor } from "../common/redact.ts";
 import { within } from "../common/wait.ts";
 import type { ServerConfig, TransportKind } from "../config/types.ts";
@@ -93,7 +93,8 @@ export class ServerConnection {
     const { authStore: store, env, signIn, signInTimeoutMs } = options;
     const events: EventSink = (channel, payload) => this.report.emit(channel, payload);
     const onSecrets = (values: string[]) => this.redactor.add(values);
-    this.auth = new ServerAuth({ server: config.name, settings: config.oauth, env, store, signIn, signInTimeoutMs, events, onSecrets });
+    const log = (level: LogLevel, event: string, fields: Record<string, unknown>) => this.report.log(level, event, fields);
+    this.auth = new ServerAuth({ server: config.name, settings: config.oauth, env, store, signIn, signInTimeoutMs, events, onSecrets, log });
     this.opener = new SessionOpener(config, {
       ...options,
       features: options.features ?? {},
@@ -178,7 +179,7 @@ export class ServerConnection {
   /** Warnings about this server: from resolving the config (a variable its `env` needs is not set), and tools its limits left out. */
   get warnings(): string[] {
     const { warning } = this.toolList;
-    return warning ? [...this.opener.warnings, warning] : this.opener.warnings;
+    return [...this.opener.warnings, ...this.auth.warnings, ...(warning ? [warning] : [])];
   }
 
   /** The last lines the newest local server process wrote to stderr, redacted. */
@@ -405,11 +406,17 @@ export class ServerConnection {
     await this.auth.signInWith(handler, () => this.reconnect());
   }
 
+  /** pi 1.x's file, when it holds a sign-in for this server that `logout` left in place (only the bridge's copy goes). */
+  get piSignInKept(): string | undefined {
+    return this.auth.piSignInKept;
+  }
+
   /** Forgets this server's tokens and client registration and disconnects it. For `/mcp logout`. */
   async logout(): Promise<boolean> {
     if (!this.auth.configured) return false;
     await this.endOnPurpose("signed out");
-    const removed = await this.auth.forget();
+    const endpoint = this.opener.endpoint();
+    const removed = await this.auth.forget(endpoint?.kind === "stdio" ? undefined : endpoint?.url);
     this.health.failed(`Signed out of MCP server '${this.name}'. Run /mcp auth ${commandArgument(this.name)} to sign in again.`);
     this.health.gaveUp("error");
     return removed;

@@ -3,7 +3,8 @@
  * RFC 8414, OpenID Connect, the 2025-03-26 fallbacks), client registration (RFC 7591) or a Client ID Metadata
  * Document, PKCE, the `resource` parameter, refresh, step-up — and calls back here for what is the client's to decide:
  * where tokens and registrations live (./oauth-storage.ts), which redirect URI and client identity to use, and how
- * the user gets to the authorization page (a `SignInHandler`, with the loopback server of ./oauth-callback.ts).
+ * the user gets to the authorization page (a `SignInHandler`, with the loopback server of ./oauth-callback.ts). A
+ * server with no tokens takes over pi 1.x's sign-in first, where there is one it can use (./pi-sign-in-import.ts).
  */
 import { randomBytes } from "node:crypto";
 import { type OAuthClientProvider, type OAuthDiscoveryState, refreshAuthorization } from "@modelcontextprotocol/sdk/client/auth.js";
@@ -11,9 +12,11 @@ import type { AuthorizationServerMetadata, OAuthClientInformationMixed, OAuthCli
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { BridgeError } from "../common/errors.ts";
 import type { OAuthSettings } from "../config/types.ts";
+import { commandArgument } from "../config/validate/name.ts";
 import { CallbackServer, OAuthCallbackError } from "./callback-server.ts";
 import { configuredDiscovery } from "./configured-metadata.ts";
 import { endpointsProblem } from "./endpoint-policy.ts";
+import { importPiSignIn, type PiImportOutcome } from "./pi-sign-in-import.ts";
 import { redirectPlan } from "./redirect.ts";
 import { type AuthStore, expiresWithin, toOAuthTokens, toStoredTokens } from "./storage.ts";
 
@@ -42,6 +45,10 @@ export interface OAuthProviderOptions {
   now?: () => number;
   /** Told every token and client secret that passes through, to keep them out of messages. */
   onSecrets?: (values: string[]) => void;
+  /** Whether pi 1.x's sign-in may be taken over now (not while the user asked for a sign-in of their own). */
+  mayImport?: () => boolean;
+  /** Told what came of looking for pi 1.x's sign-in (see ./pi-sign-in-import.ts). */
+  onImport?: (outcome: PiImportOutcome) => void;
 }
 
 /** A sign-in that has sent the user to the authorization page and waits for the redirect. */
@@ -60,6 +67,8 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
   private callback?: CallbackServer;
   private discovery?: OAuthDiscoveryState;
   private refreshing?: Promise<void>;
+  /** The one look for pi 1.x's sign-in this provider makes, shared by the requests that wait on it. */
+  private importing?: Promise<void>;
   private readonly now: () => number;
 
   constructor(private readonly options: OAuthProviderOptions) {
@@ -128,13 +137,22 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
   clientInformation(): OAuthClientInformationMixed | undefined {
     const { clientId, clientSecret } = this.settings;
     if (clientId) return clientSecret ? { client_id: clientId, client_secret: clientSecret } : { client_id: clientId };
-    const stored = this.options.store.client(this.options.server, this.options.serverUrl)?.client;
-    if (!stored) return undefined;
+    const record = this.options.store.client(this.options.server, this.options.serverUrl);
+    if (!record) return undefined;
+    const stored = record.client;
     this.secretsSeen(stored.client_secret);
+    // pi 1.x's registration, taken over with its sign-in, refreshes the tokens issued to it (a refresh sends no
+    // redirect URI) and nothing else: it was made for pi's redirect URIs. Once those tokens are gone, the bridge
+    // registers itself.
+    if (record.importedFrom !== undefined) return this.refreshableTokens() ? stored : undefined;
     // A registration made for other redirect URIs (the callback port was changed) cannot be used: register again.
     const registered = (stored as { redirect_uris?: string[] }).redirect_uris;
     if (registered && !this.redirectUris().every((uri) => registered.includes(uri))) return undefined;
     return stored;
+  }
+
+  private refreshableTokens(): boolean {
+    return this.options.store.tokens(this.options.server, this.options.serverUrl)?.refreshToken !== undefined;
   }
 
   async saveClientInformation(client: OAuthClientInformationMixed): Promise<void> {
@@ -147,6 +165,12 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
   /** The stored tokens; one close to expiry is refreshed first (one refresh, however many calls ask at once). */
   async tokens(): Promise<OAuthTokens | undefined> {
     let stored = this.options.store.tokens(this.options.server, this.options.serverUrl);
+    if (!stored && this.options.store.piAuthFile) {
+      // Looked for once: not while the user signs in on purpose, and not again after tokens of its own were dropped.
+      this.importing ??= this.options.mayImport?.() === false ? Promise.resolve() : this.importFromPi();
+      await this.importing;
+      stored = this.options.store.tokens(this.options.server, this.options.serverUrl);
+    }
     if (stored?.refreshToken && expiresWithin(stored, REFRESH_MARGIN_MS, this.now()) && this.discovery) {
       this.refreshing ??= this.refreshNow(stored.refreshToken).finally(() => {
         this.refreshing = undefined;
@@ -157,6 +181,13 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
     if (!stored) return undefined;
     this.secretsSeen(stored.accessToken, stored.refreshToken, stored.idToken);
     return toOAuthTokens(stored, this.now());
+  }
+
+  /** Looks once for the sign-in pi 1.x stored for the server, and takes it over if the bridge can use it. */
+  private async importFromPi(): Promise<void> {
+    const { store, server, serverUrl } = this.options;
+    const outcome = await importPiSignIn({ store, server, serverUrl, configuredClient: Boolean(this.settings.clientId), now: this.now() });
+    this.options.onImport?.(outcome);
   }
 
   private secretsSeen(...values: Array<string | undefined>): void {
@@ -198,6 +229,13 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
   async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
     // Nothing but an https page (or one on this machine) is opened: never `javascript:`, `file:` or the like.
     this.refuse({ "authorization URL": authorizationUrl });
+    // The SDK signs in with the client it refreshed with when a refresh failed for a reason other than a refused
+    // grant (the authorization server is down, say). pi's registration cannot sign in here: it lists pi's redirect URIs.
+    const record = this.options.store.client(this.options.server, this.options.serverUrl);
+    if (record?.importedFrom !== undefined && record.client.client_id === authorizationUrl.searchParams.get("client_id")) {
+      const { server } = this.options;
+      throw new BridgeError("auth", server, `MCP server '${server}': the sign-in taken over from pi 1.x could not be refreshed. Run /mcp auth ${commandArgument(server)} to sign in here.`);
+    }
     const handler = this.options.signIn?.();
     if (!handler) {
       this.signInRequired = true;

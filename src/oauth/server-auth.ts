@@ -7,8 +7,10 @@ import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { fetch as undiciFetch } from "undici";
 import type { EventSink } from "../common/events.ts";
+import type { LogLevel } from "../common/log-file.ts";
 import type { OAuthSettings } from "../config/types.ts";
 import type { Environment } from "../config/substitute.ts";
+import { declinePiSignIn, type PiImportOutcome } from "./pi-sign-in-import.ts";
 import type { SignInHandler } from "./provider.ts";
 import { isUnauthorized, OAuthSession } from "./session.ts";
 import type { AuthStore } from "./storage.ts";
@@ -27,6 +29,8 @@ export interface ServerAuthOptions {
   events: EventSink;
   /** Told every token, client secret and authorization code this server's OAuth handles, to keep them out of messages. */
   onSecrets?: (values: string[]) => void;
+  /** A line for the bridge's log (taking over pi 1.x's sign-in). */
+  log?: (level: LogLevel, event: string, fields: Record<string, unknown>) => void;
 }
 
 /** What a connection's transports need for OAuth: the provider they ask for tokens, and the fetch that shares refreshes. */
@@ -39,6 +43,10 @@ export class ServerAuth {
   private session?: OAuthSession;
   /** A handler given for one explicit sign-in (`/mcp auth`), used before the session's own. */
   private override?: SignInHandler;
+  /** Why pi 1.x's sign-in for the server was not taken over, when that is something the user should fix. */
+  private importWarning?: string;
+  /** pi 1.x's file, when it holds a sign-in for the server that the last sign-out here left in place. */
+  piSignInKept?: string;
 
   constructor(private readonly options: ServerAuthOptions) {}
 
@@ -75,12 +83,40 @@ export class ServerAuth {
         signIn: () => this.override ?? this.options.signIn?.(),
         signInTimeoutMs: this.options.signInTimeoutMs,
         onSecrets: this.options.onSecrets,
+        // A sign-in the user asked for gets tokens of its own, not pi's.
+        mayImport: () => this.override === undefined,
+        onImport: (outcome) => this.imported(outcome),
         // Token requests go through undici, as the transports' requests do.
         fetch: undiciFetch as unknown as FetchLike,
       });
     }
     const session = this.session;
     return { provider: session.provider, wrapFetch: (fetch) => session.wrapFetch(fetch) };
+  }
+
+  /**
+   * What the user should know about this server's OAuth: a file of pi 1.x's sign-ins that was not trusted or not
+   * understood, while the server has no sign-in of its own.
+   */
+  get warnings(): string[] {
+    const { store, server } = this.options;
+    const url = this.session?.serverUrl;
+    if (!this.importWarning || (url && store?.tokens(server, url))) return [];
+    return [this.importWarning];
+  }
+
+  private imported(outcome: PiImportOutcome): void {
+    this.importWarning = undefined;
+    const { log, events } = this.options;
+    if (outcome.kind === "imported") {
+      log?.("info", "auth.imported", { from: outcome.file, refreshable: outcome.refreshable });
+      events("mcp.auth.imported", { from: outcome.file, refreshable: outcome.refreshable });
+    } else if (outcome.kind === "unusable") {
+      log?.("info", "auth.import.skipped", { from: outcome.file, reason: outcome.reason });
+    } else if (outcome.kind === "ignored") {
+      this.importWarning = outcome.warning;
+      log?.("warn", "auth.import.ignored", { from: outcome.file, warning: outcome.warning });
+    }
   }
 
   /** Whether `error` is the server asking for (new) authorization, which a sign-in can answer. */
@@ -104,9 +140,15 @@ export class ServerAuth {
     }
   }
 
-  /** Forgets the tokens and client registration; true if anything was stored. */
-  async forget(): Promise<boolean> {
-    const removed = (await this.options.store?.logout(this.options.server)) ?? false;
+  /**
+   * Forgets the tokens and client registration; true if anything was stored. pi 1.x's sign-in for the server at
+   * `serverUrl` (or the URL in use) stays in pi's file, and is not taken over again.
+   */
+  async forget(serverUrl?: string): Promise<boolean> {
+    const { store, server } = this.options;
+    const url = this.session?.serverUrl ?? serverUrl;
+    const removed = (await store?.logout(server)) ?? false;
+    this.piSignInKept = store && url ? await declinePiSignIn(store, server, url) : undefined;
     this.session = undefined;
     return removed;
   }

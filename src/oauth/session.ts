@@ -8,6 +8,7 @@ import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { OAuthSettings } from "../config/types.ts";
 import { BridgeError, describeError } from "../common/errors.ts";
+import type { PiImportOutcome } from "./pi-sign-in-import.ts";
 import { BridgeOAuthProvider, type SignInHandler } from "./provider.ts";
 import { type AuthStore, toOAuthTokens } from "./storage.ts";
 import { RefreshDeduper } from "./refresh-dedupe.ts";
@@ -27,6 +28,8 @@ export interface OAuthSessionOptions {
   fetch?: FetchLike;
   /** Told every token, client secret and authorization code handled here, to keep them out of messages. */
   onSecrets?: (values: string[]) => void;
+  mayImport?: () => boolean;
+  onImport?: (outcome: PiImportOutcome) => void;
 }
 
 /** What a server that waits for a sign-in says when it is used. */
@@ -85,6 +88,8 @@ export class OAuthSession {
       signIn: options.signIn,
       signInTimeoutMs: options.signInTimeoutMs,
       onSecrets: options.onSecrets,
+      mayImport: options.mayImport,
+      onImport: options.onImport,
       fetch: options.fetch ? this.deduper.wrap(options.fetch) : undefined,
     });
   }

@@ -1,6 +1,7 @@
 /**
  * Where the OAuth state of remote MCP servers lives on disk: one directory, normally `<pi agent dir>/mcp-auth`, with
- * `<server>.json` holding a server's tokens and `<server>-client.json` its client registration.
+ * `<server>.json` holding a server's tokens, `<server>-client.json` its client registration, and
+ * `.<server>-from-pi.json` which of pi 1.x's sign-ins for it was taken over (a digest only).
  *
  * These files hold secrets, so the directory is kept at 0700 and the files at 0600 (a looser directory is tightened,
  * and a looser file is replaced, on every write). A write goes to a temp file in the same directory that is then
@@ -47,6 +48,22 @@ export interface StoredClient {
   /** ISO timestamp. */
   savedAt: string;
   client: OAuthClientInformationMixed;
+  /** The file of pi 1.x's sign-ins this registration was taken from, with the tokens issued to it (./pi-sign-ins.ts). */
+  importedFrom?: string;
+}
+
+/** Which of pi 1.x's sign-ins for a server the bridge took over or signed out of: the next one it may take over is another. */
+export interface ImportRecord {
+  serverUrl: string;
+  /** ./pi-sign-ins.ts `fingerprintOf`: a digest, not the tokens. */
+  fingerprint: string;
+  /** ISO timestamp. */
+  savedAt: string;
+}
+
+export interface AuthStoreOptions {
+  /** pi 1.x's `mcp-auth.json`, whose sign-ins a server without tokens of its own takes over (./pi-sign-in-import.ts). */
+  piAuthFile?: string;
 }
 
 /** The SDK's tokens in stored form: `expires_in` becomes an absolute `expiresAt`, `scope` a list. */
@@ -144,8 +161,13 @@ function isStoredClient(value: unknown): value is StoredClient {
     typeof value.serverUrl === "string" &&
     typeof value.savedAt === "string" &&
     isObject(value.client) &&
-    typeof value.client.client_id === "string"
+    typeof value.client.client_id === "string" &&
+    isOptional(value.importedFrom, "string")
   );
+}
+
+function isImportRecord(value: unknown): value is ImportRecord {
+  return isObject(value) && typeof value.serverUrl === "string" && typeof value.fingerprint === "string" && typeof value.savedAt === "string";
 }
 
 /** The parsed JSON of `file`, or undefined when it is missing, unreadable or not JSON. */
@@ -164,7 +186,14 @@ function fsError(action: string, file: string, error: unknown): Error {
 }
 
 export class AuthStore {
-  constructor(readonly dir: string) {}
+  constructor(
+    readonly dir: string,
+    private readonly options: AuthStoreOptions = {},
+  ) {}
+
+  get piAuthFile(): string | undefined {
+    return this.options.piAuthFile;
+  }
 
   tokensPath(server: string): string {
     return path.join(this.dir, `${fileStem(server)}.json`);
@@ -202,7 +231,25 @@ export class AuthStore {
     await this.remove(this.clientPath(server));
   }
 
-  /** Deletes both (for `/mcp logout`); resolves true if anything was there. */
+  /** Where the import record is: a leading dot, so no server's own file (see `fileStem`) can have its name. */
+  importRecordPath(server: string): string {
+    return path.join(this.dir, `.${fileStem(server)}-from-pi.json`);
+  }
+
+  /** Which of pi's sign-ins for the server at `serverUrl` was taken over or signed out of last, if any. */
+  importRecord(server: string, serverUrl: string): ImportRecord | undefined {
+    const data = readJson(this.importRecordPath(server));
+    return isImportRecord(data) && sameUrl(data.serverUrl, serverUrl) ? data : undefined;
+  }
+
+  saveImportRecord(server: string, record: ImportRecord): Promise<void> {
+    return this.write(this.importRecordPath(server), record);
+  }
+
+  /**
+   * Deletes both (for `/mcp logout`); resolves true if anything was there. The import record stays: a sign-in taken
+   * over from pi and signed out of here is not taken over again.
+   */
   async logout(server: string): Promise<boolean> {
     const [tokens, client] = await Promise.all([this.remove(this.tokensPath(server)), this.remove(this.clientPath(server))]);
     return tokens || client;

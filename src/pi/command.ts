@@ -140,7 +140,10 @@ async function signIn(connection: ServerConnection, ctx: ExtensionContext): Prom
 
 async function logout(connection: ServerConnection, ctx: ExtensionContext): Promise<void> {
   const removed = await connection.logout();
-  show(ctx, removed ? `Signed out of MCP server '${connection.name}': its tokens and client registration are deleted.` : `Nothing stored for MCP server '${connection.name}'.`);
+  const kept = connection.piSignInKept;
+  // Only the bridge's copy goes: pi 1.x's file is pi's.
+  const inPi = kept ? ` The sign-in pi 1.x stored in ${kept} stays there (pi's own /mcp logout removes it); it is not taken over again.` : "";
+  show(ctx, (removed ? `Signed out of MCP server '${connection.name}': its tokens and client registration are deleted.` : `Nothing stored for MCP server '${connection.name}'.`) + inPi);
 }
 
 async function dashboard(deps: CommandDeps, ctx: ExtensionContext): Promise<void> {
