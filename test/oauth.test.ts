@@ -206,7 +206,7 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     const connection = connect(fixture, authDir, callbackPort);
     await connection.signIn(automaticSignIn());
     assert.equal(await echo(connection, "in"), "in");
-    assert.equal(await connection.logout(), true);
+    assert.equal((await connection.logout()).removed, true);
     assert.equal(new AuthStore(authDir).tokens("secure", fixture.url), undefined);
     assert.equal(new AuthStore(authDir).client("secure", fixture.url), undefined);
     await assert.rejects(echo(connection, "out"), /Signed out of MCP server 'secure'/);

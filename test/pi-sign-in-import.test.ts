@@ -279,8 +279,7 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     const before = snapshot(piFile);
     const connection = connect(fixture, { authDir, piFile });
     await connection.connect();
-    assert.equal(await connection.logout(), true);
-    assert.equal(connection.piSignInKept, piFile, "what /mcp logout tells the user it left in place");
+    assert.deepEqual(await connection.logout(), { removed: true, piFileKept: piFile }, "what /mcp logout tells the user it left in place");
     assert.deepEqual(snapshot(piFile), before, "pi's sign-in stays in pi's file");
     assert.equal(new AuthStore(authDir).tokens("secure", fixture.url), undefined);
     await needsSignIn(connect(fixture, { authDir, piFile }));
@@ -297,7 +296,7 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     const connection = connect(fixture, { authDir, piFile }, { signIn: automaticSignIn() });
     await connection.connect();
     writePiAuthFile(piFile, { [piKey("secure", fixture.url)]: await signInAsPi(fixture) });
-    assert.equal(await connection.logout(), true);
+    assert.equal((await connection.logout()).removed, true);
     await needsSignIn(connect(fixture, { authDir, piFile }));
   });
 

@@ -8,7 +8,7 @@
 import { type CallToolResult, CallToolResultSchema, type ServerCapabilities, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { BridgeError, describeError } from "../common/errors.ts";
 import type { EventSink } from "../common/events.ts";
-import type { Logger, LogLevel } from "../common/log-file.ts";
+import type { Logger } from "../common/log-file.ts";
 import { Redactor } from "../common/redact.ts";
 import { within } from "../common/wait.ts";
 import type { ServerConfig, TransportKind } from "../config/types.ts";
@@ -91,10 +91,9 @@ export class ServerConnection {
     this.report = new LifecycleReport(config, { ...options, redactor: this.redactor });
     this.toolList = new ServerToolList(config.limits);
     const { authStore: store, env, signIn, signInTimeoutMs } = options;
-    const events: EventSink = (channel, payload) => this.report.emit(channel, payload);
+    const report = this.report;
     const onSecrets = (values: string[]) => this.redactor.add(values);
-    const log = (level: LogLevel, event: string, fields: Record<string, unknown>) => this.report.log(level, event, fields);
-    this.auth = new ServerAuth({ server: config.name, settings: config.oauth, env, store, signIn, signInTimeoutMs, events, onSecrets, log });
+    this.auth = new ServerAuth({ server: config.name, settings: config.oauth, env, store, signIn, signInTimeoutMs, events: report.emit.bind(report), onSecrets, log: report.log.bind(report) });
     this.opener = new SessionOpener(config, {
       ...options,
       features: options.features ?? {},
@@ -406,20 +405,18 @@ export class ServerConnection {
     await this.auth.signInWith(handler, () => this.reconnect());
   }
 
-  /** pi 1.x's file, when it holds a sign-in for this server that `logout` left in place (only the bridge's copy goes). */
-  get piSignInKept(): string | undefined {
-    return this.auth.piSignInKept;
-  }
-
-  /** Forgets this server's tokens and client registration and disconnects it. For `/mcp logout`. */
-  async logout(): Promise<boolean> {
-    if (!this.auth.configured) return false;
+  /**
+   * Forgets this server's tokens and client registration and disconnects it (`/mcp logout`). Says whether anything
+   * was stored, and pi 1.x's file when it holds a sign-in for this server, which stays there (it is pi's).
+   */
+  async logout(): Promise<{ removed: boolean; piFileKept?: string }> {
+    if (!this.auth.configured) return { removed: false };
     await this.endOnPurpose("signed out");
     const endpoint = this.opener.endpoint();
     const removed = await this.auth.forget(endpoint?.kind === "stdio" ? undefined : endpoint?.url);
     this.health.failed(`Signed out of MCP server '${this.name}'. Run /mcp auth ${commandArgument(this.name)} to sign in again.`);
     this.health.gaveUp("error");
-    return removed;
+    return { removed, piFileKept: this.auth.piSignInKept };
   }
 
   /** Stops the server for the rest of the session (`/mcp disable`): closed, and shown as disabled. */

@@ -139,8 +139,7 @@ async function signIn(connection: ServerConnection, ctx: ExtensionContext): Prom
 }
 
 async function logout(connection: ServerConnection, ctx: ExtensionContext): Promise<void> {
-  const removed = await connection.logout();
-  const kept = connection.piSignInKept;
+  const { removed, piFileKept: kept } = await connection.logout();
   // Only the bridge's copy goes: pi 1.x's file is pi's.
   const inPi = kept ? ` The sign-in pi 1.x stored in ${kept} stays there (pi's own /mcp logout removes it); it is not taken over again.` : "";
   show(ctx, (removed ? `Signed out of MCP server '${connection.name}': its tokens and client registration are deleted.` : `Nothing stored for MCP server '${connection.name}'.`) + inPi);
