@@ -57,7 +57,7 @@ export function withToolHints<T extends object>(definition: T, annotations: Tool
  * How deferred tools are kept from the model. pi 1.x takes `setActiveTools` mid-run (the next request of the same run
  * declares the new set, recorded in the transcript), so there a deferred tool is simply inactive until `tool_search`
  * loads it. pi 0.73 fixes a run's tools when it starts, so a tool loaded mid-run must already be active: there every
- * tool stays active and each provider request leaves out the ones not loaded. Told by the same part of the API as
+ * tool stays active and each provider request leaves out the ones not loaded.
  */
 export function deferredToolsInactive(pi: ExtensionAPI): boolean {
   return isPi1x(pi);
