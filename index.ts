@@ -85,9 +85,9 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       ...elicitationFeatures(server.name, () => (sessionCtx?.hasUI ? sessionCtx.ui : undefined)),
       ...(server.sampling === "off" ? {} : { sampling: samplingHandler(server.name, server.sampling, () => sessionCtx) }),
     }),
-    // Project servers run only once the user trusts them. pi 1.x decides project trust itself, so there its answer
-    // stands and nobody is asked twice. It is known once the session starts; until then the user's earlier answers
-    // to the bridge hold (a project server never runs without one or the other).
+    // Project servers run only once the user trusts them. pi 1.x decides project trust itself, so there its answer on
+    // the project stands for every server the user has not answered about in the bridge, and nobody is asked twice.
+    // It is known once the session starts; until then only the user's answers to the bridge count.
     projectTrust: new ProjectTrust(projectRoot, new TrustStore(path.join(dataDir, "trust.json")), piDecidesProjectTrust(pi) ? () => piTrust : undefined),
     // A server's resource or prompt list changed, a resource it was asked to watch, or it closed for good.
     onServerChange: (connection, change) => {

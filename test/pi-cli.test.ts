@@ -11,8 +11,9 @@ import { after, describe, test } from "node:test";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { startOAuthServer } from "./fixtures/oauth-server.ts";
 import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, trustProjectServers, waitFor } from "./helpers.ts";
+import { PI_LINE } from "./pi-line.ts";
+import { PI_CLI } from "./tmux.ts";
 
-const PI_CLI = path.join(REPO_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
 const home = tempDir("mcp-bridge-home-");
 
 /** pi writes its settings and sessions under the agent dir even for --help; keep them out of the real home. */
@@ -52,6 +53,9 @@ describe("pi command line", { timeout: 120_000 }, () => {
     // Roots are declared in print mode too, so the reference server lists the tool it keeps for clients with roots.
     assert.match(output, /- ev_get-roots-list {2}\(get-roots-list\) {2}· deferred/);
     assert.match(output, /2 servers configured \| 2 connected/);
+    // pi 1.x has MCP and tool_search built in: an extension that registers /mcp and tool_search replaces both.
+    if (PI_LINE === "1.x") assert.match(output, /registers command `\/mcp`, so built-in extension `mcp` was not loaded/);
+    if (PI_LINE === "1.x") assert.match(output, /registers tool `tool_search`, so built-in extension `tool-search` was not loaded/);
   });
 
   test("a server slower than the startup budget does not hold pi; it is listed as connecting and its log file is written", async () => {

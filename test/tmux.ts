@@ -9,8 +9,13 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { REPO_ROOT, isAlive, tempDir, waitFor } from "./helpers.ts";
+import { PI_LINE } from "./pi-line.ts";
 
-export const PI_CLI = path.join(REPO_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
+/** pi's command line, of the pi line the tests run on (see ./pi-line.ts); run it with this process's Node. */
+export const PI_CLI =
+  PI_LINE === "1.x"
+    ? path.join(REPO_ROOT, "test", "pi1x", "node_modules", "@earendil-works", "pi-coding-agent", "dist", "cli.js")
+    : path.join(REPO_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
 export const FAUX_MODEL_EXTENSION = path.join(REPO_ROOT, "test", "fixtures", "faux-model-extension.ts");
 /** pi's arguments that load this repo's extension and start on the faux model. */
 export const DEFAULT_PI_ARGS: readonly string[] = ["-e", REPO_ROOT, "-e", FAUX_MODEL_EXTENSION, "--provider", "faux", "--model", "faux-1"];

@@ -7,9 +7,9 @@ import { needsTrust, type TrustAnswer, type TrustState, trustState, withAnswer }
 import type { TrustStore } from "../config/trust-store.ts";
 
 /**
- * Decides for the host instead of the bridge's own answers: `true` or `false` for every project server, `undefined`
- * to leave it to the bridge. pi 1.x has project trust of its own; there its answer should decide, so that the user is
- * not asked twice — wire it in here when running on pi 1.x.
+ * The host's answer on trusting the whole project: `true` or `false` for every project server the user has not
+ * answered about in the bridge, `undefined` to leave those to the bridge (which then asks). pi 1.x has project trust
+ * of its own, so there its answer decides and the user is not asked twice.
  */
 export type TrustDecider = (projectRoot: string) => boolean | undefined;
 
@@ -30,9 +30,13 @@ export class ProjectTrust {
   /** Where `config` stands; `undefined` for a server that needs no trust. */
   stateOf(config: ServerConfig): TrustState | undefined {
     if (!needsTrust(config)) return undefined;
+    // What the user told the bridge about this very definition (/mcp trust, /mcp untrust) stands; the host's answer
+    // on the whole project decides the rest.
+    const own = trustState(config, this.answers);
+    if (own === "trusted" || own === "declined") return own;
     const decided = this.decider?.(this.projectRoot);
     if (decided !== undefined) return decided ? "trusted" : "declined";
-    return trustState(config, this.answers);
+    return own;
   }
 
   allows(config: ServerConfig): boolean {

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 /**
  * The end-to-end tests again, on pi 1.x: installs pi 1.x and the Node 22 it needs into this folder from its own
- * lockfile (once, and again when the lockfile changes), then runs every test file that starts pi in-process
- * (those importing ./pi-harness.ts) on that Node, with the tests' `@mariozechner/*` imports mapped to pi 1.x's
- * packages (./aliases.mjs). Arguments, if any, replace the list of test files.
+ * lockfile (once, and again when the lockfile changes), then runs every test file that starts pi (those importing
+ * ../pi-harness.ts, or ../pi-line.ts to say which pi they run) on that Node, with the tests' `@mariozechner/*`
+ * imports mapped to pi 1.x's packages (./aliases.mjs). Arguments, if any, replace the list of test files.
  */
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -42,7 +42,7 @@ function node22() {
 function endToEndTests() {
   const dir = path.join(root, "test");
   return readdirSync(dir)
-    .filter((name) => name.endsWith(".test.ts") && readFileSync(path.join(dir, name), "utf8").includes('from "./pi-harness.ts"'))
+    .filter((name) => name.endsWith(".test.ts") && /from "\.\/pi-(harness|line)\.ts"/.test(readFileSync(path.join(dir, name), "utf8")))
     .map((name) => path.join("test", name));
 }
 
