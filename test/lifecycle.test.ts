@@ -79,7 +79,7 @@ describe("remote server lifecycle", { timeout: 120_000 }, () => {
       assert.equal(typeof connected.connectTime, "number");
       assert.equal(typeof rec.of("mcp.health.recovered")[0]!.downtime, "number");
 
-      const metrics = connection.metrics();
+      const metrics = connection.health.metrics(Date.now());
       assert.equal(metrics.reconnections, 1);
       assert.ok(metrics.downtimeMs > 0);
       assert.equal(metrics.toolCalls, 2);
@@ -215,7 +215,7 @@ describe("local server lifecycle", { timeout: 120_000 }, () => {
       assert.equal(crashed.length, 1);
       assert.equal(crashed[0]!.pid, starts[0]!.pid);
       assert.match(String(crashed[0]!.reason), /exited with code 1/);
-      assert.equal(connection.metrics().reconnections, 1);
+      assert.equal(connection.health.metrics(Date.now()).reconnections, 1);
     } finally {
       await connection.close();
     }

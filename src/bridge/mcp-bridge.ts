@@ -319,7 +319,7 @@ export class McpBridge {
   }
 
   metrics(now = Date.now()): ServerMetrics[] {
-    return [...this.connections.values()].map((c) => c.metrics(now));
+    return [...this.connections.values()].map((c) => c.health.metrics(now));
   }
 
   /** Closes every server, then waits for the tool lists still being written to the cache. */

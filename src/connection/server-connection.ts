@@ -20,7 +20,7 @@ import type { AuthStore } from "../oauth/storage.ts";
 import { ServerToolList } from "../tools/server-tool-list.ts";
 import { cancelledError, connectError, disabledError, noOAuthError, notConnectedError, shutDownError, stillReconnectingError, untrustedError } from "./error-messages.ts";
 import { HealthChecks } from "./health-checks.ts";
-import type { HealthStatus, HealthTracker, ServerMetrics, ServerState } from "./health.ts";
+import type { HealthStatus, HealthTracker, ServerState } from "./health.ts";
 import { LifecycleReport } from "./lifecycle-report.ts";
 import { LiveSession, type Run } from "./live-session.ts";
 import type { ClientFeatures, ClientInfo, ServerChange } from "./mcp-client.ts";
@@ -91,9 +91,8 @@ export class ServerConnection {
     this.report = new LifecycleReport(config, { ...options, redactor: this.redactor });
     this.toolList = new ServerToolList(config.limits);
     const { authStore: store, env, signIn, signInTimeoutMs } = options;
-    const report = this.report;
     const onSecrets = (values: string[]) => this.redactor.add(values);
-    this.auth = new ServerAuth({ server: config.name, settings: config.oauth, env, store, signIn, signInTimeoutMs, events: report.emit.bind(report), onSecrets, log: report.log.bind(report) });
+    this.auth = new ServerAuth({ server: config.name, settings: config.oauth, env, store, signIn, signInTimeoutMs, report: this.report, onSecrets });
     this.opener = new SessionOpener(config, {
       ...options,
       features: options.features ?? {},
@@ -169,10 +168,6 @@ export class ServerConnection {
   /** Throws unless this server may run. */
   private checkTrusted(): void {
     if (!this.trusted) throw untrustedError(this.config);
-  }
-
-  metrics(now = Date.now()): ServerMetrics {
-    return this.health.metrics(now);
   }
 
   /** Warnings about this server: from resolving the config (a variable its `env` needs is not set), and tools its limits left out. */

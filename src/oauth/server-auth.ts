@@ -25,12 +25,16 @@ export interface ServerAuthOptions {
   /** Who can send the user to a sign-in page right now, if anyone. */
   signIn?: () => SignInHandler | undefined;
   signInTimeoutMs?: number;
-  /** Reports a sign-in's progress (`mcp.auth.started`, …). */
-  events: EventSink;
+  /** Where its progress goes: events on pi's bus (`mcp.auth.started`, …) and lines in the bridge's log. */
+  report: AuthReport;
   /** Told every token, client secret and authorization code this server's OAuth handles, to keep them out of messages. */
   onSecrets?: (values: string[]) => void;
-  /** A line for the bridge's log (taking over pi 1.x's sign-in). */
-  log?: (level: LogLevel, event: string, fields: Record<string, unknown>) => void;
+}
+
+/** The part of a server's lifecycle report OAuth writes to. */
+export interface AuthReport {
+  emit: EventSink;
+  log(level: LogLevel, event: string, fields: Record<string, unknown>): void;
 }
 
 /** What a connection's transports need for OAuth: the provider they ask for tokens, and the fetch that shares refreshes. */
@@ -107,15 +111,15 @@ export class ServerAuth {
 
   private imported(outcome: PiImportOutcome): void {
     this.importWarning = undefined;
-    const { log, events } = this.options;
+    const { report } = this.options;
     if (outcome.kind === "imported") {
-      log?.("info", "auth.imported", { from: outcome.file, refreshable: outcome.refreshable });
-      events("mcp.auth.imported", { from: outcome.file, refreshable: outcome.refreshable });
+      report.log("info", "auth.imported", { from: outcome.file, refreshable: outcome.refreshable });
+      report.emit("mcp.auth.imported", { from: outcome.file, refreshable: outcome.refreshable });
     } else if (outcome.kind === "unusable") {
-      log?.("info", "auth.import.skipped", { from: outcome.file, reason: outcome.reason });
+      report.log("info", "auth.import.skipped", { from: outcome.file, reason: outcome.reason });
     } else if (outcome.kind === "ignored") {
       this.importWarning = outcome.warning;
-      log?.("warn", "auth.import.ignored", { from: outcome.file, warning: outcome.warning });
+      report.log("warn", "auth.import.ignored", { from: outcome.file, warning: outcome.warning });
     }
   }
 
@@ -126,7 +130,8 @@ export class ServerAuth {
 
   /** After a request met `canSignInAfter`: waits for the sign-in the SDK started, or throws saying what to do. */
   async completeSignIn(signal?: AbortSignal): Promise<void> {
-    await this.session?.completeSignIn(this.options.events, signal);
+    const { report } = this.options;
+    await this.session?.completeSignIn((channel, payload) => report.emit(channel, payload), signal);
   }
 
   /** Runs `connect` with the user's own sign-in handler first in line, after dropping the stored tokens. */

@@ -53,7 +53,7 @@ export function serverRows(bridge: McpBridge, registry: ToolRegistry, env: Envir
       toolCount: c.status === "connected" || c.status === "not started" ? tools.length : 0,
       lastActive: state.lastSuccessfulCommunication,
       detail: trusted ? detailOf(state, now) : `/mcp trust ${c.name} runs it`,
-      metrics: c.metrics(now),
+      metrics: c.health.metrics(now),
       error: c.lastError,
       warnings: c.warnings,
       tools: tools.map((t) => ({ name: t.name, originalName: t.originalName, exposure: exposure?.label(t.server, t.originalName) })),
