@@ -5,25 +5,18 @@
  */
 import assert from "node:assert/strict";
 import * as path from "node:path";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { BridgeError } from "../src/common/errors.ts";
-import type { ServerConnection } from "../src/connection/server-connection.ts";
 import { endpointProblem } from "../src/oauth/endpoint-policy.ts";
 import type { SignInHandler } from "../src/oauth/provider.ts";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { AuthStore } from "../src/oauth/storage.ts";
-import { type OAuthFixture, startOAuthServer } from "./fixtures/oauth-server.ts";
-import { connectionFor, tempDir } from "./helpers.ts";
+import { startOAuthServer } from "./fixtures/oauth-server.ts";
+import { connectionFor } from "./helpers.ts";
+import { oauthBed } from "./oauth-bed.ts";
 
 describe("OAuth endpoint schemes", { timeout: 120_000 }, () => {
-  const tmp = tempDir("mcp-bridge-oauth-endpoints-");
-  const fixtures: OAuthFixture[] = [];
-  const connections: ServerConnection[] = [];
-  after(async () => {
-    for (const c of connections) await c.close();
-    for (const f of fixtures) await f.close();
-    tmp.cleanup();
-  });
+  const { tmp, fixtures, connections } = oauthBed("mcp-bridge-oauth-endpoints-");
 
   /** Connects through a fixture advertising `advertise`; returns the error, what the browser hook saw, and the fixture. */
   async function tryConnect(advertise: Record<string, string>) {

@@ -8,32 +8,18 @@ import assert from "node:assert/strict";
 import { readFileSync, statSync } from "node:fs";
 import { createServer } from "node:http";
 import * as path from "node:path";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { BridgeError } from "../src/common/errors.ts";
-import { LogFile } from "../src/common/log-file.ts";
 import type { SignInHandler } from "../src/oauth/provider.ts";
 import { AuthStore } from "../src/oauth/storage.ts";
-import type { EventSink } from "../src/common/events.ts";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { type OAuthFixture, startOAuthServer } from "./fixtures/oauth-server.ts";
-import { connectionFor, freePort, runTool, tempDir, toolsOf } from "./helpers.ts";
+import { connectionFor, freePort, runTool, toolsOf } from "./helpers.ts";
+import { oauthBed } from "./oauth-bed.ts";
 
 describe("OAuth against a real authorization server", { timeout: 120_000 }, () => {
-  const tmp = tempDir("mcp-bridge-oauth-");
-  const fixtures: OAuthFixture[] = [];
-  const connections: ServerConnection[] = [];
-  const events: Array<{ channel: string; payload: Record<string, unknown> }> = [];
-  const sink: EventSink = (channel, payload) => events.push({ channel, payload });
-  const logger = new LogFile(path.join(tmp.dir, "logs", "mcp.log"));
-  const messages: string[] = [];
-
-  after(async () => {
-    for (const c of connections) await c.close();
-    for (const f of fixtures) await f.close();
-    await logger.close();
-    tmp.cleanup();
-  });
+  const { tmp, fixtures, connections, events, sink, logger, messages } = oauthBed("mcp-bridge-oauth-");
 
   async function setup(options: { accessTtl?: number; tamperState?: boolean } = {}) {
     const fixture = await startOAuthServer(options);

@@ -8,17 +8,16 @@
 import assert from "node:assert/strict";
 import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { BridgeError } from "../src/common/errors.ts";
-import type { EventSink } from "../src/common/events.ts";
-import { LogFile } from "../src/common/log-file.ts";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
 import type { SignInHandler } from "../src/oauth/provider.ts";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { AuthStore } from "../src/oauth/storage.ts";
 import { type OAuthFixture, type OAuthFixtureOptions, startOAuthServer } from "./fixtures/oauth-server.ts";
 import { piKey, signInAsPi, writePiAuthFile } from "./fixtures/pi-auth-file.ts";
-import { connectionFor, runTool, tempDir, toolsOf } from "./helpers.ts";
+import { connectionFor, runTool, toolsOf } from "./helpers.ts";
+import { oauthBed } from "./oauth-bed.ts";
 
 /** The file's bytes and modification time: pi's file must come out of every test as it went in. */
 function snapshot(file: string): { bytes: Buffer; mtimeMs: number; mode: number } {
@@ -27,20 +26,7 @@ function snapshot(file: string): { bytes: Buffer; mtimeMs: number; mode: number 
 }
 
 describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
-  const tmp = tempDir("mcp-bridge-pi-auth-");
-  const fixtures: OAuthFixture[] = [];
-  const connections: ServerConnection[] = [];
-  const events: Array<{ channel: string; payload: Record<string, unknown> }> = [];
-  const sink: EventSink = (channel, payload) => events.push({ channel, payload });
-  const logger = new LogFile(path.join(tmp.dir, "logs", "mcp.log"));
-  const messages: string[] = [];
-
-  after(async () => {
-    for (const c of connections) await c.close();
-    for (const f of fixtures) await f.close();
-    await logger.close();
-    tmp.cleanup();
-  });
+  const { tmp, fixtures, connections, events, sink, logger, messages } = oauthBed("mcp-bridge-pi-auth-");
 
   /** An authorization server, and an agent dir with pi's file path and the bridge's auth dir in it. */
   async function setup(options: OAuthFixtureOptions = {}) {

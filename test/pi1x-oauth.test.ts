@@ -13,18 +13,12 @@ import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { AuthStore } from "../src/oauth/storage.ts";
 import { type OAuthFixture, type OAuthFixtureOptions, startOAuthServer } from "./fixtures/oauth-server.ts";
 import { connectionFor, freePort, runTool, tempDir, toolsOf } from "./helpers.ts";
+import { oauthBed } from "./oauth-bed.ts";
 
 const DOCUMENT = "https://client.example.com/mcp-bridge/client.json";
 
 describe("pi 1.x's oauth block against a real authorization server", { timeout: 120_000 }, () => {
-  const tmp = tempDir("mcp-bridge-pi1x-oauth-");
-  const fixtures: OAuthFixture[] = [];
-  const connections: ServerConnection[] = [];
-  after(async () => {
-    for (const c of connections) await c.close();
-    for (const f of fixtures) await f.close();
-    tmp.cleanup();
-  });
+  const { tmp, fixtures, connections } = oauthBed("mcp-bridge-pi1x-oauth-");
 
   async function serverWith(options: OAuthFixtureOptions = {}): Promise<OAuthFixture> {
     const fixture = await startOAuthServer(options);
