@@ -39,6 +39,8 @@ export type StartFailedListener = (connection: ServerConnection, error: unknown)
 export class McpBridge {
   /** In config order: highest-priority file first. */
   readonly connections = new Map<string, ServerConnection>();
+  /** Enabled servers that were not started for want of trust, until trust lets them start (`followTrust`). */
+  private readonly held = new Set<ServerConnection>();
   problems: ConfigProblem[] = [];
   /** Whether MCP tools ask before they run: `"never"` only from the user-level file. */
   approval: ApprovalMode = "ask";
@@ -142,7 +144,12 @@ export class McpBridge {
    */
   private launch(connection: ServerConnection): Promise<void> | undefined {
     const { config } = connection;
-    if (!config.enabled || !this.allows(config)) return undefined;
+    if (!config.enabled) return undefined;
+    if (!this.allows(config)) {
+      this.held.add(connection);
+      return undefined;
+    }
+    this.held.delete(connection);
     if (config.lazy) {
       if (!this.registerCached(connection)) connection.connect().catch(() => undefined);
       return undefined;
@@ -198,15 +205,15 @@ export class McpBridge {
   }
 
   /**
-   * Trust has just been decided by the host (pi 1.x, which decides it itself, at session start): project servers it
-   * allows that have not started yet start as at load, within the startup budget; those it does not allow are stopped
-   * and returned (their tools are the caller's to withdraw). The answer is the host's to keep; nothing is saved here.
+   * Trust has just been decided by the host (pi 1.x, which decides it itself, at session start): servers held for
+   * want of trust that it allows now start as at load, within the startup budget; running project servers it does not
+   * allow are stopped and returned (their tools are the caller's to withdraw). The answer is the host's to keep.
    */
   async followTrust(): Promise<ServerConnection[]> {
-    const project = [...this.connections.values()].filter((c) => needsTrust(c.config));
-    const refused = project.filter((c) => !this.allows(c.config) && c.status !== "not started");
+    const current = [...this.connections.values()];
+    const refused = current.filter((c) => needsTrust(c.config) && !this.allows(c.config) && c.status !== "not started");
     await Promise.all(refused.map((c) => this.renew(c.config).catch(() => undefined)));
-    await this.launchWithinBudget(project.filter((c) => this.allows(c.config) && c.status === "not started"));
+    await this.launchWithinBudget(current.filter((c) => this.held.has(c) && this.allows(c.config)));
     return refused;
   }
 
@@ -290,7 +297,9 @@ export class McpBridge {
   private async renew(config: ServerConfig): Promise<ServerConnection> {
     // An answer that comes after the session ended starts nothing.
     if (this.shuttingDown) throw shutDownError(config.name);
-    await this.connections.get(config.name)?.close();
+    const old = this.connections.get(config.name);
+    if (old) this.held.delete(old);
+    await old?.close();
     if (this.shuttingDown) throw shutDownError(config.name);
     const connection = this.newConnection(config);
     this.connections.set(config.name, connection);
