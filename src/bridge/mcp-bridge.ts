@@ -3,7 +3,7 @@
  * for them only up to a startup budget), give lazy servers their tools from the cache, keep the cache current, and
  * shut every server down. A project server the user has not trusted is held: listed, never started or connected.
  */
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/client";
 import type { ApprovalMode, ConfigProblem, ConfigScope, ConfigSource, ExposureDefaults, ServerConfig } from "../config/types.ts";
 import { DEFAULT_EXPOSURE } from "../config/exposure-setting.ts";
 import { type ConfigLocations, configSources, loadLayeredConfig } from "../config/files.ts";

@@ -9,7 +9,7 @@
  */
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/client";
 import { replaceFile, serialised } from "../common/atomic-file.ts";
 import { canonicalJson } from "../common/canonical-json.ts";
 import { errorMessage } from "../common/errors.ts";

@@ -13,7 +13,7 @@
  * handshake, a standing stream) is the pool owner's to handle.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { FetchLike } from "@modelcontextprotocol/client";
 import { Agent, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from "undici";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../config/defaults.ts";
 import { boundedResponse } from "./bounded-response.ts";

@@ -8,18 +8,18 @@
  * connected (./server-connection.ts). Everything it holds is released in one place, `release`, which a failed open
  * goes through too, so no process or socket outlives a session.
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { RequestOptions as SdkRequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   type CallToolResult,
-  CallToolResultSchema,
+  type Client,
+  type FetchLike,
   type LoggingMessageNotification,
   type Progress,
+  type RequestOptions as SdkRequestOptions,
   type ServerCapabilities,
+  StreamableHTTPClientTransport,
   type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+  type Transport,
+} from "@modelcontextprotocol/client";
 import { ConnectTimeout, type ErrorKind, httpStatusOf, kindOf } from "../common/errors.ts";
 import { settleWithin, within } from "../common/wait.ts";
 import type { ServerLimits, TransportKind } from "../config/types.ts";
@@ -31,6 +31,7 @@ import { orphanWatchdog, type Watch } from "./orphan-watchdog.ts";
 import { killProcessesNow, mergeProcesses, type ProcessInfo, processExists, processTree, terminateProcesses } from "./process-tree.ts";
 import type { ProcessGroupStdioTransport } from "./stdio-transport.ts";
 import { MessageTooLargeError } from "./message-limit.ts";
+import { guardNesting } from "./nesting-guard.ts";
 import { createSseTransport, createStdioTransport, createStreamableHttpTransport } from "./transports.ts";
 
 /** What a session reports to its owner. Called synchronously; none of them may throw. */
@@ -198,7 +199,7 @@ export class LiveSession {
     };
     const pool = kind === "stdio" ? undefined : new ServerPool({ maxMessageBytes: this.options.limits?.maxMessageBytes, tooLarge });
     const fetch = pool?.fetch;
-    const transport = makeTransport(fetch && auth ? auth.wrapFetch(fetch) : fetch);
+    const transport = guardNesting(makeTransport(fetch && auth ? auth.wrapFetch(fetch) : fetch));
     const client = createMcpClient(clientInfo, features, {
       listChanged: (list) => events.listChanged(this, list),
       resourceUpdated: (uri) => events.resourceUpdated(this, uri),
@@ -328,7 +329,7 @@ export class LiveSession {
   }
 
   callTool(name: string, args: Record<string, unknown>, options: RequestOptions): Promise<CallToolResult> {
-    return this.request((client, sdk) => client.callTool({ name, arguments: args }, CallToolResultSchema, sdk) as Promise<CallToolResult>, options);
+    return this.request((client, sdk) => client.callTool({ name, arguments: args }, sdk), options);
   }
 
   /** Tells the server the client's roots changed (`notifications/roots/list_changed`); it asks for them again. */

@@ -7,23 +7,17 @@
  */
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
+  Client,
   type ClientCapabilities,
   type CreateMessageRequest,
-  CreateMessageRequestSchema,
   type CreateMessageResult,
   type ElicitRequest,
-  ElicitRequestSchema,
-  type ElicitResult,
-  ListRootsRequestSchema,
-  ElicitationCompleteNotificationSchema,
   type ElicitRequestURLParams,
-  LoggingMessageNotificationSchema,
+  type ElicitResult,
   type LoggingMessageNotification,
-  ResourceUpdatedNotificationSchema,
   type Root,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "@modelcontextprotocol/client";
 
 /** How the client introduces itself to a server in the handshake. */
 export interface ClientInfo {
@@ -91,12 +85,12 @@ export function createMcpClient(clientInfo: ClientInfo, features: ClientFeatures
     listChanged: { tools: changed("tools"), resources: changed("resources"), prompts: changed("prompts") },
   });
   const { elicitation, elicitationComplete, roots, sampling } = features;
-  if (sampling) client.setRequestHandler(CreateMessageRequestSchema, (request) => sampling(request.params));
-  if (elicitation) client.setRequestHandler(ElicitRequestSchema, (request) => elicitation(request.params));
-  if (elicitationComplete) client.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => elicitationComplete(n.params.elicitationId));
-  if (roots) client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: roots() }));
-  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => notifications.resourceUpdated(notification.params.uri));
-  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => notifications.logMessage(notification.params));
+  if (sampling) client.setRequestHandler("sampling/createMessage", (request) => sampling(request.params));
+  if (elicitation) client.setRequestHandler("elicitation/create", (request) => elicitation(request.params));
+  if (elicitationComplete) client.setNotificationHandler("notifications/elicitation/complete", (n) => elicitationComplete(n.params.elicitationId));
+  if (roots) client.setRequestHandler("roots/list", () => ({ roots: roots() }));
+  client.setNotificationHandler("notifications/resources/updated", (notification) => notifications.resourceUpdated(notification.params.uri));
+  client.setNotificationHandler("notifications/message", (notification) => notifications.logMessage(notification.params));
   return client;
 }
 

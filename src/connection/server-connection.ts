@@ -5,7 +5,7 @@
  * retries once a call whose connection was lost under it. It signs in (OAuth) when a server asks for it.
  * What happens is recorded by ./lifecycle-report.ts; messages for the user are worded in ./error-messages.ts.
  */
-import { type CallToolResult, CallToolResultSchema, type ServerCapabilities, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, type ServerCapabilities, type Tool } from "@modelcontextprotocol/client";
 import { BridgeError, describeError } from "../common/errors.ts";
 import type { EventSink } from "../common/events.ts";
 import type { Logger } from "../common/log-file.ts";
@@ -322,7 +322,7 @@ export class ServerConnection {
   async callTool(toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
     const started = Date.now();
     const name = this.toolList.serverName(toolName);
-    const run: Run<CallToolResult> = (client, sdk) => client.callTool({ name, arguments: args }, CallToolResultSchema, sdk) as Promise<CallToolResult>;
+    const run: Run<CallToolResult> = (client, sdk) => client.callTool({ name, arguments: args }, sdk);
     try {
       const result = await this.request(toolName, run, options);
       this.report.called(toolName, started, { result });

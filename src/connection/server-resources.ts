@@ -4,7 +4,7 @@
  * waits for a start or reconnect, is retried once after a lost connection, is bounded by the request timeout and comes
  * back redacted, as a tool call does.
  */
-import type { ListResourcesResult, ListResourceTemplatesResult, ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ListResourcesResult, ListResourceTemplatesResult, ReadResourceResult } from "@modelcontextprotocol/client";
 import type { ServerConnection } from "./server-connection.ts";
 
 /** True when the server's newest session said it offers resources. */

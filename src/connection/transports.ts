@@ -2,10 +2,7 @@
  * Transports for a resolved endpoint: the SDK's for remote servers, ./stdio-transport.ts (the SDK's framing, our own
  * process handling) for local ones.
  */
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { type FetchLike, type OAuthClientProvider, SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { orphanWatchdog } from "./orphan-watchdog.ts";
 import { platformCommand } from "./platform-command.ts";
 import { ProcessGroupStdioTransport } from "./stdio-transport.ts";

@@ -3,8 +3,7 @@
  * (a new one when the URL changes), what its transports need from it, the sign-in a failed request leads to, and the
  * explicit sign-in and sign-out of `/mcp auth` and `/mcp logout`.
  */
-import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { FetchLike, OAuthClientProvider } from "@modelcontextprotocol/client";
 import { fetch as undiciFetch } from "undici";
 import type { EventSink } from "../common/events.ts";
 import type { LogLevel } from "../common/log-file.ts";

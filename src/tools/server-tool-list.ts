@@ -3,7 +3,7 @@
  * (./server-text.ts). It remembers what the limits left out, as one warning, and the server's own name of a tool whose
  * name had to change, so calls still reach it. Pure.
  */
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/client";
 import type { ServerLimits } from "../config/types.ts";
 import { limitTools } from "./limits.ts";
 import { safeTool } from "./server-text.ts";
