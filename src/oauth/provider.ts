@@ -20,7 +20,7 @@ import {
 import { BridgeError } from "../common/errors.ts";
 import type { OAuthSettings } from "../config/types.ts";
 import { commandArgument } from "../config/validate/name.ts";
-import { CallbackServer, OAuthCallbackError } from "./callback-server.ts";
+import { type AuthorizationGrant, CallbackServer, OAuthCallbackError } from "./callback-server.ts";
 import { configuredDiscovery } from "./configured-metadata.ts";
 import { endpointsProblem } from "./endpoint-policy.ts";
 import { importPiSignIn, type PiImportOutcome } from "./pi-sign-in-import.ts";
@@ -60,7 +60,7 @@ export interface OAuthProviderOptions {
 
 /** A sign-in that has sent the user to the authorization page and waits for the redirect. */
 export interface PendingSignIn {
-  code: Promise<string>;
+  grant: Promise<AuthorizationGrant>;
   cancel(): void;
 }
 
@@ -256,11 +256,11 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
     // Scopes from the config come first (the SDK prefers the server's hints).
     if (this.settings.scopes?.length) url.searchParams.set("scope", this.settings.scopes.join(" "));
     const state = this.currentState ?? url.searchParams.get("state") ?? "";
-    const code = callback.waitForCode(state);
-    const pending: PendingSignIn = { code, cancel: () => void callback.close() };
+    const grant = callback.waitForGrant(state);
+    const pending: PendingSignIn = { grant, cancel: () => void callback.close() };
     this.pending = pending;
     // A sign-in that failed or timed out with no one waiting on it must not block the next one.
-    code.catch(() => {
+    grant.catch(() => {
       if (this.pending !== pending) return;
       this.pending = undefined;
       this.callback = undefined;

@@ -122,9 +122,9 @@ export class OAuthSession {
     const onAbort = () => pending.cancel();
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
-      const code = await pending.code;
+      const { code, iss } = await pending.grant;
       this.options.onSecrets?.([code]);
-      const result = await auth(provider, { serverUrl: this.options.serverUrl, authorizationCode: code });
+      const result = await auth(provider, { serverUrl: this.options.serverUrl, authorizationCode: code, iss });
       if (result !== "AUTHORIZED") throw new Error("the authorization server did not issue tokens");
       onEvent("mcp.auth.completed", {});
     } catch (error) {
