@@ -58,6 +58,7 @@ import {
 } from "./lib.ts";
 import { clip, closestMatch, commandArgument, editDistance, findReservedKey, MAX_NESTING, quoteValue, serverNameProblem } from "./lib.ts";
 import { splitCommandLine } from "./src/config/add-server.ts";
+import { closedDuringProbe, cutDeepNesting, negotiationFor, protocolSetting, validateServerEntry as validateEntry } from "./lib.ts";
 
 /** The SDK's error for an HTTP answer the transport could not use. */
 function httpError(status: number, message: string): SdkHttpError {
@@ -777,6 +778,7 @@ describe("status formatting", () => {
       name: "github",
       status: "connected",
       transport: "http",
+      protocol: "2026-07-28",
       source: "user",
       enabled: true,
       toolCount: 2,
@@ -818,12 +820,12 @@ describe("status formatting", () => {
     const text = formatServerList(rows, [], NOW);
     const lines = text.split("\n");
     assert.equal(lines[0], "MCP Server Status");
-    assert.match(lines[2]!, /^ {2}Server +Status +Transport +Tools +Last Active +Source +Details$/);
-    assert.match(text, /^ {2}github {2}🟢 {6}http {11}2 {2}30s ago {6}user$/m);
-    assert.match(text, /^ {2}jira {4}🔴 {6}http {11}— {2}— {12}project {2}connection refused \(retry 5\/10 in 8s\)$/m);
-    assert.match(text, /^ {2}off {5}⚫ {6}stdio {10}— {2}— {12}bundled {2}disabled$/m, "⚫ is two columns wide, like the others");
+    assert.match(lines[2]!, /^ {2}Server +Status +Transport +Protocol +Tools +Last Active +Source +Details$/);
+    assert.match(text, /^ {2}github {2}🟢 {6}http {7}2026-07-28 {6}2 {2}30s ago {6}user$/m);
+    assert.match(text, /^ {2}jira {4}🔴 {6}http {7}— {15}— {2}— {12}project {2}connection refused \(retry 5\/10 in 8s\)$/m);
+    assert.match(text, /^ {2}off {5}⚫ {6}stdio {6}— {15}— {2}— {12}bundled {2}disabled$/m, "⚫ is two columns wide, like the others");
     assert.match(text, /^ {2}3 servers configured \| 1 connected \| 2 tools available$/m);
-    assert.match(text, /github {2}connected {2}http {2}2 tools {2}\(user\)/);
+    assert.match(text, /github {2}connected {2}http {2}MCP 2026-07-28 {2}2 tools {2}\(user\)/);
     assert.match(text, /up 2m, down 4s, 1 reconnection \(avg 4\.0 s\), 10 calls, 90% ok/);
     assert.match(text, /- gh_create_issue {2}\(create_issue\)/);
     assert.match(text, /- search$/m);
@@ -987,5 +989,56 @@ describe("bad input: the pure rules", () => {
     const value = parseConfigText('{"__proto__": {"command": "x"}}').value as Record<string, unknown>;
     assert.equal(Object.getPrototypeOf(value), null);
     assert.deepEqual(Object.keys(value), ["__proto__"]);
+  });
+});
+
+describe("protocol revisions", () => {
+  test("`protocolVersion`: absent or \"auto\", or a revision by name; anything else is an error naming the choices", () => {
+    const errors: string[] = [];
+    assert.equal(protocolSetting(undefined, errors), "auto");
+    assert.equal(protocolSetting("auto", errors), "auto");
+    assert.equal(protocolSetting("2026-07-28", errors), "2026-07-28");
+    assert.equal(protocolSetting("2024-11-05", errors), "2024-11-05");
+    assert.deepEqual(errors, []);
+    assert.equal(protocolSetting("2026-01-01", errors), "auto");
+    assert.match(errors[0]!, /`protocolVersion` must be "auto" or one of "2026-07-28", "2025-11-25", .* \(got "2026-01-01"\)/);
+    const entry = validateEntry("s", { command: "x", protocolVersion: 7 }, { scope: "user", path: "/u/mcp.json" });
+    assert.match(entry.errors.join(), /protocolVersion/);
+  });
+  test("auto probes (briefly, for a local server), then starts from what worked; a revision by name is asked for as such", () => {
+    assert.deepEqual(negotiationFor("auto", undefined, false), { versionNegotiation: { mode: "auto" } });
+    assert.deepEqual(negotiationFor("auto", undefined, true), { versionNegotiation: { mode: "auto", probe: { timeoutMs: 3000 } } });
+    assert.deepEqual(negotiationFor("auto", "2026-07-28", false), { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+    assert.deepEqual(negotiationFor("auto", "2025-06-18", false), { versionNegotiation: { mode: "auto" }, prior: { kind: "legacy" } });
+    assert.deepEqual(negotiationFor("2026-07-28", "2025-11-25", false), { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+    assert.deepEqual(negotiationFor("2025-06-18", "2026-07-28", false), {
+      versionNegotiation: { mode: "legacy" },
+      supportedProtocolVersions: ["2025-06-18", "2025-03-26", "2024-11-05"],
+    });
+  });
+  test("a connection that closed during the revision probe is told apart from other negotiation failures", () => {
+    assert.equal(closedDuringProbe(new SdkError(SdkErrorCode.EraNegotiationFailed, "Version negotiation probe failed: Connection closed during the probe")), true);
+    assert.equal(closedDuringProbe(new SdkError(SdkErrorCode.EraNegotiationFailed, "the server does not offer 2026-07-28")), false);
+    assert.equal(closedDuringProbe(new SdkError(SdkErrorCode.ConnectionClosed, "Connection closed")), false);
+  });
+});
+
+describe("nesting guard", () => {
+  test("values nested past the bound are cut to {}; shallower ones are returned as they are, the same objects", () => {
+    const shallow = { a: [1, { b: "c" }] };
+    assert.equal(cutDeepNesting(shallow, 3), shallow);
+    let deep: unknown = { leaf: true };
+    for (let i = 0; i < 10_000; i++) deep = { x: [deep] };
+    const cut = cutDeepNesting({ tools: [{ name: "deep", inputSchema: deep }, { name: "ok" }] }, 256);
+    // Levels down to the schema: the message object, `tools`, the tool; then `{x: [...]}` pairs down to the cut.
+    let depth = 3;
+    let node: unknown = cut.tools[0]!.inputSchema;
+    while (node !== null && typeof node === "object" && Object.keys(node).length > 0) {
+      node = Array.isArray(node) ? node[0] : (node as { x: unknown }).x;
+      depth++;
+    }
+    assert.deepEqual(node, {});
+    assert.equal(depth, 256, "cut at the bound");
+    assert.deepEqual(cut.tools[1], { name: "ok" });
   });
 });

@@ -74,8 +74,11 @@ export function classifyError(error: unknown): ErrorKind {
   const status = httpStatusOf(error);
   if (status === 401 || status === 403) return "auth";
   if (status !== undefined) return TRANSPORT_STATUSES.has(status) ? "transport" : "other";
+  if (closedDuringProbe(error)) return "transport";
   if (error instanceof SdkError) {
     if (error.code === SdkErrorCode.ConnectionClosed || error.code === SdkErrorCode.NotConnected || error.code === SdkErrorCode.SendFailed) return "transport";
+    // A failed revision probe wraps what went wrong (the connection refused, an HTTP status): that decides.
+    if (error.code === SdkErrorCode.EraNegotiationFailed && error.cause !== undefined) return classifyError(error.cause);
     // Anything else is the SDK's own verdict on what a live server sent (or our own timeout).
     return "other";
   }
@@ -90,6 +93,14 @@ export function classifyError(error: unknown): ErrorKind {
   if (error instanceof TypeError && /fetch failed/i.test(message)) return "transport";
   if (TRANSPORT_PATTERN.test(message)) return "transport";
   return "other";
+}
+
+/**
+ * The connection closed while the SDK asked which revision the server speaks (`server/discover`): the server is gone,
+ * or it is one that exits on a method it does not know. The SDK says which only in its message.
+ */
+export function closedDuringProbe(error: unknown): boolean {
+  return error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed && /connection closed/i.test(error.message);
 }
 
 /** The message of a thrown value, whatever was thrown. */

@@ -3,6 +3,8 @@
  * the way. Types only, plus the order of the layers and how a layer is named in messages.
  */
 
+import type { ProtocolSetting } from "./protocol-setting.ts";
+
 /** Where a config layer comes from, highest priority first. */
 export type ConfigScope = "flag" | "project" | "user" | "bundled";
 export const SCOPES_BY_PRIORITY: readonly ConfigScope[] = ["flag", "project", "user", "bundled"];
@@ -73,6 +75,8 @@ export interface ServerConfig {
   oauth?: OAuthSettings;
   /** What the server may send before the bridge refuses it. */
   limits: ServerLimits;
+  /** Which MCP revision to speak (`protocolVersion`, see ./protocol-setting.ts). */
+  protocol: ProtocolSetting;
   /** The entry as written, for fields later features read. */
   raw: Record<string, unknown>;
 }

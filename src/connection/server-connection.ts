@@ -54,6 +54,8 @@ export interface ConnectionOptions {
   onServerChange?: (connection: ServerConnection, change: ServerChange) => void;
   /** How long a connection must stay up before a later drop gets a fresh set of attempts. Default 60 s. */
   stableAfterMs?: number;
+  /** The revision the server spoke when it last connected, as kept with its tools (`protocolVersion: "auto"` starts there). */
+  recallProtocol?: () => string | undefined;
 }
 
 export class ServerConnection {
@@ -61,6 +63,8 @@ export class ServerConnection {
   transport?: TransportKind;
   /** True when Streamable HTTP was refused and legacy SSE answered instead. */
   fellBackToSse = false;
+  /** The MCP revision the newest open session speaks (`2026-07-28`, `2025-11-25`, …); kept while it reconnects. */
+  protocolVersion?: string;
   /** The server's `instructions` from its newest initialize, redacted; kept while it reconnects. */
   instructions?: string;
   /** What the server offers (tools, resources, …) as its newest session said; kept while it reconnects, not once closed. */
@@ -253,6 +257,7 @@ export class ServerConnection {
     this.schedule.connected();
     this.transport = session.kind;
     this.fellBackToSse = session.fellBackToSse;
+    this.protocolVersion = session.protocolVersion;
     this.instructions = session.instructions && this.redact(session.instructions);
     this.acceptTools(session.tools);
     if (session.pid !== undefined) this.report.spawned(session.pid, this.config.command);

@@ -12,6 +12,8 @@ export interface StdioHooks {
   onStderrLine(line: string): void;
   /** How the process ended: `exited with code 1`, `killed by SIGKILL`; its exit code, if it exited. */
   onExit(description: string, code: number | null): void;
+  /** It wrote a line over the limit, and is being stopped for it. */
+  onRefused(error: Error): void;
 }
 
 /**
@@ -28,6 +30,7 @@ export function createStdioTransport(endpoint: ResolvedStdio, hooks: StdioHooks,
     cwd: endpoint.cwd,
     onStderrLine: hooks.onStderrLine,
     onExit: (info) => hooks.onExit(info.description, info.code),
+    onRefused: hooks.onRefused,
     watchdog: orphanWatchdog,
     maxMessageBytes,
   });
