@@ -24,7 +24,13 @@ const CIMD_URL = "https://conformance-test.local/client-metadata.json";
 
 const url = process.argv.at(-1);
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
-const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as { client_id?: string; client_secret?: string };
+/** What the harness passes a scenario's client: pre-registered credentials, and for some the exact calls to make. */
+interface ScenarioContext {
+  client_id?: string;
+  client_secret?: string;
+  toolCalls?: Array<{ name: string; arguments?: Record<string, unknown> }>;
+}
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as ScenarioContext;
 
 /** The tool each scenario wants called (the auth scenarios: whatever the server offers first). */
 /** A user who presses Enter at every dialog. */
@@ -33,6 +39,14 @@ const PRESS_ENTER: ElicitationUi = {
   input: async () => "",
   notify: () => undefined,
 };
+
+/** The calls a scenario wants: those its context lists, every tool for the multi-round-trip ones, else {@link toolFor}'s. */
+function callsFor(scenario: string, tools: string[]): Array<{ name: string; args: Record<string, unknown> }> {
+  if (context.toolCalls) return context.toolCalls.map((call) => ({ name: call.name, args: call.arguments ?? {} }));
+  if (scenario.startsWith("sep-2322")) return tools.map((name) => ({ name, args: {} }));
+  const tool = toolFor(scenario, tools);
+  return tool ? [tool] : [];
+}
 
 function toolFor(scenario: string, tools: string[]): { name: string; args: Record<string, unknown> } | undefined {
   switch (scenario) {
@@ -105,13 +119,19 @@ async function main(): Promise<number> {
   });
   try {
     await connection.connect();
-    const tool = toolFor(scenario, connection.tools.map((t) => t.name));
+    const calls = callsFor(scenario, connection.tools.map((t) => t.name));
     if (scenario === "sse-retry") await waitUntilPunctual(15_000);
-    if (tool) {
-      const result = await connection.callTool(tool.name, tool.args);
-      console.log(JSON.stringify(result));
+    // Every call is made even when one fails: the scenario judges each from what reached its server.
+    let failed = false;
+    for (const call of calls) {
+      try {
+        console.log(JSON.stringify(await connection.callTool(call.name, call.args)));
+      } catch (error) {
+        console.error(`${call.name}: ${errorMessage(error)}`);
+        failed = true;
+      }
     }
-    return 0;
+    return failed ? 1 : 0;
   } catch (error) {
     console.error(errorMessage(error));
     return 1;

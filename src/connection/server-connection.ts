@@ -327,7 +327,8 @@ export class ServerConnection {
   async callTool(toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
     const started = Date.now();
     const name = this.toolList.serverName(toolName);
-    const run: Run<CallToolResult> = (client, sdk) => client.callTool({ name, arguments: args }, sdk);
+    const toolDefinition = this.toolList.definition(toolName);
+    const run: Run<CallToolResult> = (client, sdk) => client.callTool({ name, arguments: args }, { ...sdk, ...(toolDefinition ? { toolDefinition } : {}) });
     try {
       const result = await this.request(toolName, run, options);
       this.report.called(toolName, started, { result });

@@ -10,6 +10,7 @@ import { randomBytes } from "node:crypto";
 import {
   type AuthorizationServerMetadata,
   type FetchLike,
+  type OAuthClientInformationContext,
   type OAuthClientInformationMixed,
   type OAuthClientMetadata,
   type OAuthClientProvider,
@@ -141,11 +142,13 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
     return this.currentState;
   }
 
-  clientInformation(): OAuthClientInformationMixed | undefined {
+  clientInformation(context?: OAuthClientInformationContext): OAuthClientInformationMixed | undefined {
     const { clientId, clientSecret } = this.settings;
     if (clientId) return clientSecret ? { client_id: clientId, client_secret: clientSecret } : { client_id: clientId };
     const record = this.options.store.client(this.options.server, this.options.serverUrl);
     if (!record) return undefined;
+    // The server moved to another authorization server: a client id is only good where it was issued.
+    if (context?.issuer !== undefined && record.issuer !== undefined && record.issuer !== context.issuer) return undefined;
     const stored = record.client;
     this.secretsSeen(stored.client_secret);
     // pi 1.x's registration, taken over with its sign-in, refreshes the tokens issued to it (a refresh sends no
@@ -162,11 +165,12 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
     return this.options.store.tokens(this.options.server, this.options.serverUrl)?.refreshToken !== undefined;
   }
 
-  async saveClientInformation(client: OAuthClientInformationMixed): Promise<void> {
+  async saveClientInformation(client: OAuthClientInformationMixed, context?: OAuthClientInformationContext): Promise<void> {
     // A client from the config is the config's; nothing to keep.
     if (this.settings.clientId) return;
     this.secretsSeen(client.client_secret);
-    await this.options.store.saveClient(this.options.server, { serverUrl: this.options.serverUrl, savedAt: new Date(this.now()).toISOString(), client });
+    const savedAt = new Date(this.now()).toISOString();
+    await this.options.store.saveClient(this.options.server, { serverUrl: this.options.serverUrl, savedAt, client, ...(context ? { issuer: context.issuer } : {}) });
   }
 
   /** The stored tokens; one close to expiry is refreshed first (one refresh, however many calls ask at once). */

@@ -103,7 +103,16 @@ export class OAuthSession {
 
   /** The fetch a transport should use: refreshes of one token share one request. */
   wrapFetch(fetch: FetchLike): FetchLike {
-    return this.deduper.wrap(fetch);
+    const deduped = this.deduper.wrap(fetch);
+    return async (url, init) => {
+      const response = await deduped(url, init);
+      // A token refused: the server may have moved to another authorization server (its resource metadata lists a new
+      // one), so what discovery found is looked up again rather than reused; a client id is then registered there.
+      if (response.status === 401 && /^bearer /i.test(new Headers(init?.headers).get("authorization") ?? "")) {
+        await this.provider.invalidateCredentials("discovery");
+      }
+      return response;
+    };
   }
 
   /**
