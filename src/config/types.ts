@@ -131,9 +131,19 @@ export interface OAuthSettings {
   clientRegistration?: ClientRegistration;
   /** The authorization server's metadata document, used instead of discovery (https, or http on loopback). */
   authServerMetadataUrl?: string;
+  /** `client_credentials`: the bridge gets tokens as the client itself, with no browser and no sign-in. */
+  grantType?: GrantType;
+  /** How a `client_credentials` client proves itself at the token endpoint; unset with a secret, the server's metadata decides. */
+  tokenEndpointAuthMethod?: MachineAuthMethod;
+  /** `private_key_jwt`: the private key (a PEM or JWK file, `~/` expanded), its JWS algorithm and key id. */
+  privateKeyFile?: string;
+  signingAlgorithm?: string;
+  keyId?: string;
 }
 
 export type ClientRegistration = "auto" | "dcr" | "cimd";
+export type GrantType = "authorization_code" | "client_credentials";
+export type MachineAuthMethod = "client_secret_basic" | "client_secret_post" | "private_key_jwt";
 
 export interface ConfigProblem {
   level: "error" | "warning";

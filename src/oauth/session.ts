@@ -3,6 +3,7 @@
  * requests, and the step the SDK leaves to the client after it has sent the user to sign in — waiting for the
  * redirect and exchanging its code.
  */
+import * as os from "node:os";
 import { auth, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -10,9 +11,10 @@ import type { OAuthSettings } from "../config/types.ts";
 import { BridgeError, describeError } from "../common/errors.ts";
 import type { PiImportOutcome } from "./pi-sign-in-import.ts";
 import { BridgeOAuthProvider, type SignInHandler } from "./provider.ts";
+import { MachineOAuthProvider } from "./machine-provider.ts";
 import { type AuthStore, toOAuthTokens } from "./storage.ts";
 import { RefreshDeduper } from "./refresh-dedupe.ts";
-import { type Environment, substituteVars } from "../config/substitute.ts";
+import { type Environment, expandHome, substituteVars } from "../config/substitute.ts";
 import { commandArgument } from "../config/validate/name.ts";
 
 export interface OAuthSessionOptions {
@@ -43,7 +45,7 @@ export function isUnauthorized(error: unknown): boolean {
 }
 
 export class OAuthSession {
-  readonly provider: BridgeOAuthProvider;
+  readonly provider: BridgeOAuthProvider | MachineOAuthProvider;
   private readonly deduper: RefreshDeduper;
 
   constructor(private readonly options: OAuthSessionOptions) {
@@ -80,6 +82,18 @@ export class OAuthSession {
     if (resolved.clientSecret) secrets.push(resolved.clientSecret);
     // Values from `${VAR}`s in the auth block and the client secret are redacted like the tokens.
     options.onSecrets?.(secrets);
+    if (settings.grantType === "client_credentials") {
+      const privateKeyFile = settings.privateKeyFile === undefined ? undefined : resolve(expandHome(settings.privateKeyFile, os.homedir()));
+      this.provider = new MachineOAuthProvider({
+        server: options.server,
+        serverUrl: options.serverUrl,
+        settings: { ...resolved, privateKeyFile, keyId: resolve(settings.keyId) },
+        store: options.store,
+        fetch: options.fetch,
+        onSecrets: options.onSecrets,
+      });
+      return;
+    }
     this.provider = new BridgeOAuthProvider({
       server: options.server,
       serverUrl: options.serverUrl,
@@ -116,6 +130,8 @@ export class OAuthSession {
   async completeSignIn(onEvent: (channel: string, payload: Record<string, unknown>) => void, signal?: AbortSignal): Promise<void> {
     const { provider } = this;
     const server = this.options.server;
+    // A machine client signs in by itself: a token the server refused is replaced, with no one to wait for.
+    if (provider instanceof MachineOAuthProvider) return await provider.fetchAgain();
     const pending = provider.pending;
     if (!pending) {
       throw new BridgeError("auth", server, needsSignInMessage(server));

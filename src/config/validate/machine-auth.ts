@@ -1,0 +1,92 @@
+/**
+ * The machine part of a remote server's `auth` block: `"grantType": "client_credentials"`, where the bridge gets
+ * tokens as the client itself (a CI job, a script) with a client secret (`client_secret_basic`, `client_secret_post`)
+ * or a signed JWT (`private_key_jwt`, RFC 7523), and never opens a browser. The names follow the OAuth parameters
+ * they set (`grant_type`, `token_endpoint_auth_method`), written in the block's camelCase.
+ */
+import { quoteValue } from "../../common/text.ts";
+import type { JsonObject } from "../../common/values.ts";
+import type { GrantType, MachineAuthMethod, OAuthSettings } from "../types.ts";
+
+const GRANT_TYPES: readonly GrantType[] = ["authorization_code", "client_credentials"];
+const METHODS: readonly MachineAuthMethod[] = ["client_secret_basic", "client_secret_post", "private_key_jwt"];
+/** The JWS algorithms a `private_key_jwt` assertion may be signed with: asymmetric ones only (RFC 7523, RFC 7518). */
+export const SIGNING_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"] as const;
+/** Keys of the machine grant, which mean nothing to a browser sign-in. */
+export const MACHINE_FIELDS = ["grantType", "tokenEndpointAuthMethod", "privateKeyFile", "signingAlgorithm", "keyId"] as const;
+/** Keys of a browser sign-in, which a machine client has no use for. */
+const BROWSER_FIELDS = ["callbackPort", "callbackUrl", "clientRegistration", "clientMetadataUrl", "clientName"] as const;
+
+type MachineSettings = Pick<OAuthSettings, "grantType" | "tokenEndpointAuthMethod" | "privateKeyFile" | "signingAlgorithm" | "keyId">;
+
+/** The machine settings of `auth` (nothing for a browser sign-in); problems go to `errors`, each saying what to change. */
+export function machineSettings(auth: JsonObject, field: string, errors: string[]): MachineSettings {
+  const grant = auth.grantType;
+  if (grant !== undefined && grant !== null && !GRANT_TYPES.includes(grant as GrantType)) {
+    errors.push(
+      `\`${field}.grantType\` must be "authorization_code" (sign in in a browser, the default) or "client_credentials" ` +
+        `(the client's own credentials, no browser) (got ${quoteValue(grant)})`,
+    );
+    return {};
+  }
+  if (grant !== "client_credentials") {
+    for (const key of MACHINE_FIELDS.slice(1)) {
+      if (auth[key] !== undefined) errors.push(`\`${field}.${key}\` is for \`"grantType": "client_credentials"\`; add that, or remove it`);
+    }
+    return grant === "authorization_code" ? { grantType: grant } : {};
+  }
+  for (const key of BROWSER_FIELDS) {
+    if (auth[key] !== undefined) errors.push(`\`${field}.${key}\` is for signing in in a browser, which a "client_credentials" client never does; remove it`);
+  }
+  if (auth.authorizationUrl !== undefined || auth.tokenUrl !== undefined) {
+    errors.push(`\`${field}.authorizationUrl\`/\`tokenUrl\` are for signing in in a browser; for "client_credentials" use discovery, or \`${field}.authServerMetadataUrl\``);
+  }
+  const settings: MachineSettings = { grantType: "client_credentials" };
+  const text = (key: "privateKeyFile" | "keyId" | "tokenEndpointAuthMethod" | "signingAlgorithm"): string | undefined => {
+    const value = auth[key];
+    if (value === undefined || value === null) return undefined;
+    if (typeof value === "string" && value.trim() !== "") return value;
+    errors.push(`\`${field}.${key}\` must be a non-empty string`);
+    return undefined;
+  };
+  const hasSecret = auth.clientSecret !== undefined && auth.clientSecret !== null;
+  const keyFile = text("privateKeyFile");
+  // With a secret, ./oauth.ts already says the secret needs a client id.
+  if ((auth.clientId === undefined || auth.clientId === null) && !hasSecret) {
+    errors.push(`\`${field}.grantType\` "client_credentials" needs \`${field}.clientId\`: the client registered for this machine with the authorization server`);
+  }
+  if (!hasSecret && keyFile === undefined) {
+    errors.push(
+      `\`${field}.grantType\` "client_credentials" needs \`${field}.clientSecret\` (client_secret_basic or client_secret_post) ` +
+        `or \`${field}.privateKeyFile\` (private_key_jwt)`,
+    );
+  }
+  if (hasSecret && keyFile !== undefined) errors.push(`\`${field}.clientSecret\` and \`${field}.privateKeyFile\` are two ways to prove the client; keep one`);
+  const method = text("tokenEndpointAuthMethod");
+  if (method !== undefined && !METHODS.includes(method as MachineAuthMethod)) {
+    errors.push(`\`${field}.tokenEndpointAuthMethod\` must be "client_secret_basic", "client_secret_post" or "private_key_jwt" (got ${quoteValue(method)})`);
+  } else if (method === "private_key_jwt" && hasSecret) {
+    errors.push(`\`${field}.tokenEndpointAuthMethod\` "private_key_jwt" signs with \`${field}.privateKeyFile\`, not \`${field}.clientSecret\``);
+  } else if (method !== undefined && method !== "private_key_jwt" && keyFile !== undefined) {
+    errors.push(`\`${field}.tokenEndpointAuthMethod\` "${method}" sends \`${field}.clientSecret\`; with \`${field}.privateKeyFile\` it is "private_key_jwt"`);
+  } else if (method !== undefined) {
+    settings.tokenEndpointAuthMethod = method as MachineAuthMethod;
+  } else if (keyFile !== undefined) {
+    settings.tokenEndpointAuthMethod = "private_key_jwt";
+  }
+  const algorithm = text("signingAlgorithm");
+  const keyId = text("keyId");
+  if ((algorithm !== undefined || keyId !== undefined) && keyFile === undefined) {
+    errors.push(`\`${field}.signingAlgorithm\` and \`${field}.keyId\` go with \`${field}.privateKeyFile\``);
+  }
+  if (algorithm !== undefined && !(SIGNING_ALGORITHMS as readonly string[]).includes(algorithm)) {
+    errors.push(`\`${field}.signingAlgorithm\` must be one of ${SIGNING_ALGORITHMS.join(", ")} (got ${quoteValue(algorithm)}); or leave it out to take the key's own`);
+  }
+  if (keyFile !== undefined && !/^(~[/\\]|\$\{|\/|[A-Za-z]:[/\\])/.test(keyFile)) {
+    errors.push(`\`${field}.privateKeyFile\` must be an absolute path, or start with ~/ or a \${VAR} (got ${quoteValue(keyFile)})`);
+  }
+  if (keyFile !== undefined) settings.privateKeyFile = keyFile;
+  if (algorithm !== undefined) settings.signingAlgorithm = algorithm;
+  if (keyId !== undefined) settings.keyId = keyId;
+  return settings;
+}

@@ -1,0 +1,255 @@
+/**
+ * The `OAuthClientProvider` of a machine client (`"grantType": "client_credentials"`): the bridge gets its access
+ * tokens with the client's own credentials — a client secret (`client_secret_basic`/`client_secret_post`) or a JWT
+ * signed with its key (`private_key_jwt`, RFC 7523, signed by the SDK's `createPrivateKeyJwtAuth`) — and never sends
+ * anyone to a browser. The SDK's `auth()` does discovery, the resource indicator, issuer checks and the token request
+ * (a provider without a redirect URL is a non-interactive one to it, as the SDK's `ClientCredentialsProvider` is);
+ * this class adds what those providers keep in memory only: tokens stored with the server's other tokens (0600),
+ * fetched again shortly before they expire, one request for concurrent callers, and errors that name the server
+ * and quote the token endpoint's answer with no secret in it.
+ */
+import {
+  type AddClientAuthentication,
+  auth,
+  createPrivateKeyJwtAuth,
+  type FetchLike,
+  type OAuthClientInformationMixed,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+  OAuthError,
+  type OAuthTokens,
+} from "@modelcontextprotocol/client";
+import { BridgeError, classifyError, describeError } from "../common/errors.ts";
+import { redact } from "../common/redact.ts";
+import type { OAuthSettings } from "../config/types.ts";
+import { configuredDiscovery } from "./configured-metadata.ts";
+import { discoveryEndpoints, endpointsProblem } from "./endpoint-policy.ts";
+import { loadSigningKey } from "./machine-key.ts";
+import { CLIENT_NAME } from "./provider.ts";
+import { type AuthStore, expiresWithin, toOAuthTokens, toStoredTokens } from "./storage.ts";
+
+/** A token this close to its expiry is fetched again before it is used: a new one costs one request, and no user. */
+export const MACHINE_REFRESH_MARGIN_MS = 60_000;
+const JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+
+export interface MachineProviderOptions {
+  server: string;
+  serverUrl: string;
+  /** With `${VAR}`s resolved, the client secret as its `!command` printed it, and `privateKeyFile` a path. */
+  settings: OAuthSettings;
+  store: AuthStore;
+  fetch?: FetchLike;
+  now?: () => number;
+  /** Told every token that passes through, to keep them out of messages. */
+  onSecrets?: (values: string[]) => void;
+}
+
+/** True for an error the token endpoint answered (RFC 6749 section 5.2), from either SDK line. */
+export function isTokenEndpointError(error: unknown): boolean {
+  return error instanceof OAuthError || (error instanceof Error && typeof (error as { errorCode?: unknown }).errorCode === "string");
+}
+
+export class MachineOAuthProvider implements OAuthClientProvider {
+  /** A machine client never waits for anyone: nothing to sign in to, nothing pending. */
+  readonly signInRequired = false;
+  readonly pending = undefined;
+  private discovery?: OAuthDiscoveryState;
+  private fetching?: Promise<void>;
+  private signer?: AddClientAuthentication;
+  private readonly now: () => number;
+
+  constructor(private readonly options: MachineProviderOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  private get settings(): OAuthSettings {
+    return this.options.settings;
+  }
+
+  /** No redirect: to the SDK, the mark of a non-interactive grant. */
+  get redirectUrl(): undefined {
+    return undefined;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    const metadata: OAuthClientMetadata = { client_name: CLIENT_NAME, redirect_uris: [], grant_types: ["client_credentials"] };
+    if (this.settings.tokenEndpointAuthMethod) metadata.token_endpoint_auth_method = this.settings.tokenEndpointAuthMethod;
+    if (this.settings.scopes?.length) metadata.scope = this.settings.scopes.join(" ");
+    return metadata;
+  }
+
+  clientInformation(): OAuthClientInformationMixed {
+    const { clientId = "", clientSecret, tokenEndpointAuthMethod } = this.settings;
+    const client: OAuthClientInformationMixed & { token_endpoint_auth_method?: string } = { client_id: clientId };
+    if (clientSecret !== undefined) client.client_secret = clientSecret;
+    // Unset, the SDK takes what the authorization server's metadata supports (basic first).
+    if (tokenEndpointAuthMethod && tokenEndpointAuthMethod !== "private_key_jwt") client.token_endpoint_auth_method = tokenEndpointAuthMethod;
+    return client;
+  }
+
+  /** The grant: client credentials, for the configured scopes (or what the SDK chose from the server's metadata). */
+  prepareTokenRequest(scope?: string): URLSearchParams {
+    const params = new URLSearchParams({ grant_type: "client_credentials" });
+    const wanted = this.settings.scopes?.length ? this.settings.scopes.join(" ") : scope;
+    if (wanted) params.set("scope", wanted);
+    return params;
+  }
+
+  /** Absent for a client secret (the SDK sends it as the method says); a fresh signed assertion for `private_key_jwt`. */
+  get addClientAuthentication(): AddClientAuthentication | undefined {
+    if (this.settings.tokenEndpointAuthMethod !== "private_key_jwt") return undefined;
+    return async (headers, params, url, metadata) => {
+      const sign = this.signer ?? this.makeSigner();
+      await sign(headers, params, url, metadata);
+    };
+  }
+
+  /** The key file is read at the first token request, and again after a failure (the file may have been fixed). */
+  private makeSigner(): AddClientAuthentication {
+    const { clientId = "", privateKeyFile = "", signingAlgorithm, keyId } = this.settings;
+    let key: ReturnType<typeof loadSigningKey>;
+    try {
+      key = loadSigningKey(privateKeyFile, signingAlgorithm);
+    } catch (error) {
+      const { server } = this.options;
+      throw new BridgeError("config", server, `MCP server '${server}': ${describeError(error)}; fix \`auth.privateKeyFile\`.`);
+    }
+    const kid = keyId ?? (typeof key.jwk.kid === "string" ? key.jwk.kid : undefined);
+    this.signer = kid === undefined ? createPrivateKeyJwtAuth({ issuer: clientId, subject: clientId, privateKey: key.jwk, alg: key.algorithm }) : signWithKeyId(clientId, key.jwk, key.algorithm, kid);
+    return this.signer;
+  }
+
+  /** The stored token, or a new one when there is none or it is about to expire (one request for all who ask). */
+  async tokens(): Promise<OAuthTokens | undefined> {
+    let stored = this.stored();
+    if (!stored || expiresWithin(stored, MACHINE_REFRESH_MARGIN_MS, this.now())) {
+      await this.fetchTokens();
+      stored = this.stored();
+    }
+    if (!stored) return undefined;
+    this.options.onSecrets?.([stored.accessToken]);
+    return toOAuthTokens(stored, this.now());
+  }
+
+  private stored() {
+    return this.options.store.tokens(this.options.server, this.options.serverUrl);
+  }
+
+  /** Drops the stored token and gets a new one: after the server refused the old one. */
+  async fetchAgain(): Promise<void> {
+    await this.options.store.deleteTokens(this.options.server);
+    await this.fetchTokens();
+  }
+
+  private fetchTokens(): Promise<void> {
+    this.fetching ??= this.requestTokens().finally(() => {
+      this.fetching = undefined;
+    });
+    return this.fetching;
+  }
+
+  private async requestTokens(): Promise<void> {
+    try {
+      const result = await auth(this, { serverUrl: this.options.serverUrl, fetchFn: this.options.fetch });
+      if (result !== "AUTHORIZED") throw new Error("the authorization server issued no token");
+    } catch (error) {
+      throw this.tokenError(error);
+    }
+  }
+
+  /** What went wrong getting a token, worded for the user: the server, the token endpoint, its answer; no secret. */
+  private tokenError(error: unknown): BridgeError {
+    if (error instanceof BridgeError) return error;
+    const { server } = this.options;
+    const { clientId, clientSecret, tokenEndpointAuthMethod } = this.settings;
+    const endpoint = this.discovery?.authorizationServerMetadata?.token_endpoint ?? "its token endpoint";
+    const hide = (text: string) => redact(text, clientSecret ? [clientSecret] : []);
+    if (isTokenEndpointError(error)) {
+      const code = (error as { code?: unknown; errorCode?: unknown }).code ?? (error as { errorCode?: unknown }).errorCode;
+      const description = (error as Error).message;
+      const answer = description && description !== code ? `${String(code)} (${description})` : String(code);
+      const proof = tokenEndpointAuthMethod === "private_key_jwt" ? "`auth.privateKeyFile` (and the key registered for the client)" : "`auth.clientSecret`";
+      return new BridgeError(
+        "auth",
+        server,
+        hide(`MCP server '${server}': the authorization server refused client '${clientId}' at ${endpoint}: ${answer}. Check \`auth.clientId\` and ${proof}.`),
+        { cause: error },
+      );
+    }
+    const kind = classifyError(error) === "transport" ? "transport" : "auth";
+    return new BridgeError(kind, server, hide(`MCP server '${server}': no access token from ${endpoint}: ${describeError(error)}`), { cause: error });
+  }
+
+  async saveTokens(tokens: OAuthTokens): Promise<void> {
+    this.options.onSecrets?.([tokens.access_token, tokens.refresh_token ?? ""].filter(Boolean));
+    await this.options.store.saveTokens(this.options.server, toStoredTokens(tokens, this.options.serverUrl, this.now()));
+  }
+
+  saveDiscoveryState(state: OAuthDiscoveryState): void {
+    this.refuse(state);
+    this.discovery = state;
+  }
+
+  async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
+    const metadataUrl = this.settings.authServerMetadataUrl;
+    if (!this.discovery && metadataUrl) {
+      this.refuseEndpoints({ "authorization server metadata URL": metadataUrl });
+      this.discovery = await configuredDiscovery(this.options.server, metadataUrl, this.options.fetch);
+    }
+    if (this.discovery) this.refuse(this.discovery);
+    return this.discovery;
+  }
+
+  /** Client secrets and assertions go to https endpoints only (or http on this machine). */
+  private refuse(state: OAuthDiscoveryState): void {
+    this.refuseEndpoints(discoveryEndpoints(state));
+  }
+
+  private refuseEndpoints(endpoints: Record<string, string | undefined>): void {
+    const problem = endpointsProblem(endpoints);
+    if (problem) throw new BridgeError("auth", this.options.server, `MCP server '${this.options.server}': ${problem}.`);
+  }
+
+  async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {
+    if (scope === "all" || scope === "tokens") await this.options.store.deleteTokens(this.options.server);
+    if (scope === "discovery" && !this.settings.authServerMetadataUrl) this.discovery = undefined;
+  }
+
+  redirectToAuthorization(): void {
+    throw new BridgeError("auth", this.options.server, `MCP server '${this.options.server}': a "client_credentials" client never signs in in a browser.`);
+  }
+
+  saveCodeVerifier(): void {}
+
+  codeVerifier(): string {
+    throw new BridgeError("auth", this.options.server, `MCP server '${this.options.server}': a "client_credentials" client has no sign-in under way.`);
+  }
+
+  /** Nothing to close: there is no callback server. */
+  async finishSignIn(): Promise<void> {}
+}
+
+/**
+ * A `private_key_jwt` assertion with a `kid` in its header, for authorization servers that hold several keys of a
+ * client: the SDK's `createPrivateKeyJwtAuth` sets none. Same claims as the SDK's (RFC 7523 section 3), signed by
+ * jose, the library the SDK signs with.
+ */
+function signWithKeyId(clientId: string, jwk: Record<string, unknown>, alg: string, kid: string): AddClientAuthentication {
+  return async (_headers, params, url, metadata) => {
+    const jose = await import("jose");
+    const key = await jose.importJWK(jwk, alg);
+    const audience = String(metadata?.issuer ?? url);
+    const assertion = await new jose.SignJWT({})
+      .setProtectedHeader({ alg, typ: "JWT", kid })
+      .setIssuer(clientId)
+      .setSubject(clientId)
+      .setAudience(audience)
+      .setIssuedAt()
+      .setExpirationTime("5m")
+      .setJti(crypto.randomUUID())
+      .sign(key);
+    params.set("client_assertion", assertion);
+    params.set("client_assertion_type", JWT_BEARER);
+  };
+}
