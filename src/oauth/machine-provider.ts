@@ -59,8 +59,11 @@ export class MachineOAuthProvider implements OAuthClientProvider {
   private signer?: AddClientAuthentication;
   private readonly now: () => number;
 
+  private readonly fetchFn?: FetchLike;
+
   constructor(private readonly options: MachineProviderOptions) {
     this.now = options.now ?? Date.now;
+    this.fetchFn = options.fetch && globalResponses(options.fetch);
   }
 
   private get settings(): OAuthSettings {
@@ -151,7 +154,7 @@ export class MachineOAuthProvider implements OAuthClientProvider {
 
   private async requestTokens(): Promise<void> {
     try {
-      const result = await auth(this, { serverUrl: this.options.serverUrl, fetchFn: this.options.fetch });
+      const result = await auth(this, { serverUrl: this.options.serverUrl, fetchFn: this.fetchFn });
       if (result !== "AUTHORIZED") throw new Error("the authorization server issued no token");
     } catch (error) {
       throw this.tokenError(error);
@@ -195,7 +198,7 @@ export class MachineOAuthProvider implements OAuthClientProvider {
     const metadataUrl = this.settings.authServerMetadataUrl;
     if (!this.discovery && metadataUrl) {
       this.refuseEndpoints({ "authorization server metadata URL": metadataUrl });
-      this.discovery = await configuredDiscovery(this.options.server, metadataUrl, this.options.fetch);
+      this.discovery = await configuredDiscovery(this.options.server, metadataUrl, this.fetchFn);
     }
     if (this.discovery) this.refuse(this.discovery);
     return this.discovery;
@@ -228,6 +231,18 @@ export class MachineOAuthProvider implements OAuthClientProvider {
 
   /** Nothing to close: there is no callback server. */
   async finishSignIn(): Promise<void> {}
+}
+
+/**
+ * The SDK reads a token endpoint's error only from the global `Response` class (`instanceof Response`); undici's own
+ * (the bridge's requests go through undici) is passed on as one.
+ */
+function globalResponses(fetchFn: FetchLike): FetchLike {
+  return async (url, init) => {
+    const response: Pick<Response, "body" | "status" | "statusText" | "headers"> = await fetchFn(url, init);
+    if (response instanceof Response) return response;
+    return new Response(response.body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  };
 }
 
 /**

@@ -1,0 +1,193 @@
+/**
+ * OAuth for machines (`"grantType": "client_credentials"`) against a real authorization server started by the tests
+ * (test/fixtures/oauth-server.ts with ./fixtures/client-credentials.ts), protecting a real MCP server: a client secret
+ * sent as HTTP Basic or in the form, a JWT signed with a PEM or JWK key file (verified with jose, `kid` included), no
+ * browser and no sign-in at any point, tokens stored 0600 and reused, fetched again before they expire and after the
+ * server refuses one, and a wrong secret or key failing with a message that names the server and quotes the token
+ * endpoint's answer, with no secret in any message, event or log line.
+ */
+import assert from "node:assert/strict";
+import { generateKeyPairSync } from "node:crypto";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { describe, test } from "node:test";
+import { BridgeError } from "../src/common/errors.ts";
+import type { ServerConnection } from "../src/connection/server-connection.ts";
+import { AuthStore } from "../src/oauth/storage.ts";
+import type { MachineClient } from "./fixtures/client-credentials.ts";
+import { type OAuthFixture, type OAuthFixtureOptions, startOAuthServer } from "./fixtures/oauth-server.ts";
+import { connectionFor, runTool, toolsOf } from "./helpers.ts";
+import { oauthBed } from "./oauth-bed.ts";
+
+const SECRET = "s3cret-of-the-ci-job-9f2c";
+
+describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 }, () => {
+  const { tmp, fixtures, connections, events, sink, logger, messages } = oauthBed("mcp-bridge-machine-auth-");
+
+  async function setup(machineClients: MachineClient[], options: OAuthFixtureOptions = {}) {
+    const fixture = await startOAuthServer({ ...options, machineClients });
+    fixtures.push(fixture);
+    return { fixture, authDir: path.join(tmp.dir, `auth-${fixtures.length}`) };
+  }
+
+  /** A connection no one can sign in through: a machine client must never need that. */
+  function connect(fixture: OAuthFixture, authDir: string, auth: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): ServerConnection {
+    const connection = connectionFor(
+      "machine",
+      { url: fixture.url, auth: { grantType: "client_credentials", ...auth }, reconnect: false },
+      { authStore: new AuthStore(authDir), signIn: () => undefined, events: sink, logger, env },
+    );
+    connections.push(connection);
+    return connection;
+  }
+
+  async function echo(connection: ServerConnection, text: string): Promise<string> {
+    try {
+      return (await runTool(toolsOf(connection).get("mcp_machine_echo"), { text })).text;
+    } catch (error) {
+      messages.push(String(error));
+      throw error;
+    }
+  }
+
+  const grants = (fixture: OAuthFixture) => fixture.tokenRequests.filter((p) => p.get("grant_type") === "client_credentials");
+
+  test("client_secret_basic from a ${VAR}: connects and calls a tool with no sign-in; the token is stored 0600 and reused", async () => {
+    const { fixture, authDir } = await setup([{ clientId: "ci-job", method: "client_secret_basic", secret: SECRET }]);
+    const first = connect(fixture, authDir, { clientId: "ci-job", clientSecret: "${CI_SECRET}" }, { ...process.env, CI_SECRET: SECRET });
+    await first.connect();
+    assert.equal(await echo(first, "machine"), "machine");
+    assert.equal(first.status, "connected");
+    assert.equal(first.needsSignIn, false);
+    assert.deepEqual(
+      fixture.clientAuth.map((a) => [a.method, a.clientId, a.ok]),
+      [["client_secret_basic", "ci-job", true]],
+      "one token request, authenticated with HTTP Basic",
+    );
+    assert.equal(fixture.authorizations.length, 0, "no browser sign-in");
+    assert.equal(fixture.registrations.length, 0, "no registration");
+    assert.equal(grants(fixture)[0]!.get("resource"), fixture.url, "RFC 8707 resource");
+    assert.equal(grants(fixture)[0]!.get("client_secret"), null, "the secret is not in the form");
+    assert.equal(fixture.unauthorized, 0, "the token was there before the first request");
+    const tokensFile = path.join(authDir, "machine.json");
+    assert.equal(statSync(tokensFile).mode & 0o777, 0o600);
+    const stored = JSON.parse(readFileSync(tokensFile, "utf8")) as Record<string, unknown>;
+    assert.equal(typeof stored.accessToken, "string");
+    assert.equal(stored.refreshToken, undefined);
+    assert.equal(readFileSync(tokensFile, "utf8").includes(SECRET), false, "the secret is not stored");
+    await first.close();
+
+    const second = connect(fixture, authDir, { clientId: "ci-job", clientSecret: "${CI_SECRET}" }, { ...process.env, CI_SECRET: SECRET });
+    await second.connect();
+    assert.equal(await echo(second, "again"), "again");
+    assert.equal(grants(fixture).length, 1, "the stored token was reused");
+    await second.close();
+  });
+
+  test("client_secret_post when the config says so: the secret goes in the form, not a header", async () => {
+    const { fixture, authDir } = await setup([{ clientId: "poster", method: "client_secret_post", secret: SECRET }]);
+    const connection = connect(fixture, authDir, { clientId: "poster", clientSecret: SECRET, tokenEndpointAuthMethod: "client_secret_post", scopes: ["tools"] });
+    await connection.connect();
+    assert.equal(await echo(connection, "posted"), "posted");
+    assert.deepEqual(fixture.clientAuth.map((a) => [a.method, a.ok]), [["client_secret_post", true]]);
+    assert.equal(grants(fixture)[0]!.get("scope"), "tools", "the configured scopes");
+  });
+
+  test("private_key_jwt with a PEM key (SEC1 EC): the assertion verifies against the client's public key", async () => {
+    const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+    const { fixture, authDir } = await setup([{ clientId: "signer", method: "private_key_jwt", publicKey }]);
+    const keyFile = path.join(tmp.dir, "signer.pem");
+    writeFileSync(keyFile, privateKey.export({ format: "pem", type: "sec1" }), { mode: 0o600 });
+    const connection = connect(fixture, authDir, { clientId: "signer", privateKeyFile: keyFile });
+    await connection.connect();
+    assert.equal(await echo(connection, "signed"), "signed");
+    assert.deepEqual(fixture.clientAuth.map((a) => [a.method, a.clientId, a.ok, a.kid]), [["private_key_jwt", "signer", true, undefined]]);
+  });
+
+  test("private_key_jwt with a JWK key file and keyId: the assertion's header names the key", async () => {
+    const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+    const { fixture, authDir } = await setup([{ clientId: "rotating", method: "private_key_jwt", publicKey, keyId: "key-2026" }]);
+    const keyFile = path.join(tmp.dir, "rotating.jwk.json");
+    writeFileSync(keyFile, JSON.stringify(privateKey.export({ format: "jwk" })), { mode: 0o600 });
+    const connection = connect(fixture, authDir, { clientId: "rotating", privateKeyFile: keyFile, signingAlgorithm: "PS256", keyId: "key-2026" });
+    await connection.connect();
+    assert.equal(await echo(connection, "rotated"), "rotated");
+    assert.deepEqual(fixture.clientAuth.map((a) => [a.method, a.ok, a.kid]), [["private_key_jwt", true, "key-2026"]]);
+  });
+
+  test("a token about to expire is fetched again before use (no 401); one the server stopped accepting is replaced after its 401", async () => {
+    // 30 s is inside the bridge's 60 s margin: every use asks for a new token first.
+    const { fixture, authDir } = await setup([{ clientId: "short", method: "client_secret_basic", secret: SECRET }], { accessTtl: 30 });
+    const connection = connect(fixture, authDir, { clientId: "short", clientSecret: SECRET });
+    await connection.connect();
+    const before = grants(fixture).length;
+    assert.equal(await echo(connection, "fresh"), "fresh");
+    assert.ok(grants(fixture).length > before, "a new token was fetched ahead of expiry");
+    assert.equal(fixture.unauthorized, 0, "no request was refused");
+
+    const { fixture: other, authDir: otherDir } = await setup([{ clientId: "long", method: "client_secret_basic", secret: SECRET }]);
+    const lasting = connect(other, otherDir, { clientId: "long", clientSecret: SECRET });
+    await lasting.connect();
+    assert.equal(grants(other).length, 1);
+    other.expireAccessTokens();
+    assert.equal(await echo(lasting, "after 401"), "after 401");
+    assert.ok(other.unauthorized >= 1, "the server refused the old token");
+    assert.equal(grants(other).length, 2, "one new token");
+    assert.equal(lasting.needsSignIn, false);
+  });
+
+  test("a wrong secret fails clearly: the server, the token endpoint and its answer, never the secret; not 'needs sign-in'", async () => {
+    const { fixture, authDir } = await setup([{ clientId: "ci-job", method: "client_secret_basic", secret: "the-right-one-1234" }], { echoSecrets: true });
+    const connection = connect(fixture, authDir, { clientId: "ci-job", clientSecret: SECRET });
+    await assert.rejects(connection.connect(), (error: unknown) => {
+      messages.push(String(error));
+      assert.ok(error instanceof BridgeError && error.kind === "auth", String(error));
+      assert.match(error.message, /^MCP server 'machine': the authorization server refused client 'ci-job' at http:\/\/127\.0\.0\.1:\d+\/token: invalid_client \(client authentication failed \(wrong secret '\*\*\*'\)\)/);
+      assert.match(error.message, /Check `auth\.clientId` and `auth\.clientSecret`/);
+      assert.equal(error.message.includes(SECRET), false);
+      return true;
+    });
+    assert.ok(fixture.clientAuth.length >= 1 && fixture.clientAuth.every((a) => !a.ok));
+    assert.equal(connection.needsSignIn, false);
+    assert.notEqual(connection.status, "needs sign-in");
+    assert.equal(connection.lastError?.includes(SECRET), false);
+    assert.match(connection.lastError ?? "", /refused client 'ci-job'/);
+  });
+
+  test("a server that refuses every token: one new token is tried, then a clear error; no sign-in is asked for", async () => {
+    const { fixture, authDir } = await setup([{ clientId: "ci-job", method: "client_secret_basic", secret: SECRET }], { refuseTokens: true });
+    const connection = connect(fixture, authDir, { clientId: "ci-job", clientSecret: SECRET });
+    await assert.rejects(connection.connect(), (error: unknown) => {
+      messages.push(String(error));
+      assert.ok(error instanceof BridgeError && error.kind === "auth", String(error));
+      assert.match(error.message, /MCP server 'machine' refused the access token its authorization server issued to client 'ci-job' \(a new one as well\)/);
+      return true;
+    });
+    assert.ok(grants(fixture).length >= 2, "a new token was tried");
+    assert.equal(connection.needsSignIn, false);
+    assert.equal(fixture.authorizations.length, 0);
+  });
+
+  test("a key file that is missing, or holds a public key, is named with what to fix", async () => {
+    const { publicKey } = generateKeyPairSync("ed25519");
+    const { fixture, authDir } = await setup([{ clientId: "signer", method: "private_key_jwt", publicKey }]);
+    const missing = connect(fixture, authDir, { clientId: "signer", privateKeyFile: path.join(tmp.dir, "nowhere.pem") });
+    await assert.rejects(missing.connect(), /MCP server 'machine': the private key file .*nowhere\.pem cannot be read \(it does not exist\); fix `auth\.privateKeyFile`/);
+    const publicFile = path.join(tmp.dir, "public.pem");
+    writeFileSync(publicFile, publicKey.export({ format: "pem", type: "spki" }));
+    const wrong = connect(fixture, authDir, { clientId: "signer", privateKeyFile: publicFile });
+    await assert.rejects(wrong.connect(), /holds no usable private key: it holds a public key or certificate/);
+    assert.equal(fixture.clientAuth.length, 0, "nothing was sent");
+  });
+
+  test("no secret, token or key appears in the log file, the events or any message", async () => {
+    logger.flush();
+    const texts = [readFileSync(logger.path, "utf8"), JSON.stringify(events), messages.join("\n")];
+    const issued = fixtures.flatMap((f) => f.issued);
+    assert.ok(issued.length >= 5);
+    for (const secret of [SECRET, ...issued]) for (const text of texts) assert.equal(text.includes(secret), false, "a secret leaked");
+    const assertions = fixtures.flatMap((f) => f.tokenRequests.map((p) => p.get("client_assertion")).filter((a): a is string => a !== null));
+    assert.ok(assertions.length >= 2);
+    for (const assertion of assertions) for (const text of texts) assert.equal(text.includes(assertion), false, "an assertion leaked");
+  });
+});
