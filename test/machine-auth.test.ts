@@ -12,6 +12,7 @@ import { readFileSync, statSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import { BridgeError } from "../src/common/errors.ts";
+import { validateServerEntry } from "../src/config/validate/entry.ts";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
 import { AuthStore } from "../src/oauth/storage.ts";
 import type { MachineClient } from "./fixtures/client-credentials.ts";
@@ -85,7 +86,11 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
   });
 
   test("client_secret_post when the config says so: the secret goes in the form, not a header", async () => {
-    const { fixture, authDir } = await setup([{ clientId: "poster", method: "client_secret_post", secret: SECRET }]);
+    // The server takes both; without the setting the SDK would choose Basic.
+    const { fixture, authDir } = await setup([
+      { clientId: "poster", method: "client_secret_post", secret: SECRET },
+      { clientId: "other", method: "client_secret_basic", secret: SECRET },
+    ]);
     const connection = connect(fixture, authDir, { clientId: "poster", clientSecret: SECRET, tokenEndpointAuthMethod: "client_secret_post", scopes: ["tools"] });
     await connection.connect();
     assert.equal(await echo(connection, "posted"), "posted");
@@ -154,6 +159,22 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     assert.match(connection.lastError ?? "", /refused client 'ci-job'/);
   });
 
+  test("a secret revoked while connected: the next call, refused, fails with the token endpoint's answer, not 'sign in'", async () => {
+    const client: MachineClient = { clientId: "ci-job", method: "client_secret_basic", secret: SECRET };
+    const { fixture, authDir } = await setup([client]);
+    const connection = connect(fixture, authDir, { clientId: "ci-job", clientSecret: SECRET });
+    await connection.connect();
+    assert.equal(await echo(connection, "before"), "before");
+    client.secret = "rotated-by-the-admin";
+    fixture.expireAccessTokens();
+    await assert.rejects(echo(connection, "after"), (error: unknown) => {
+      assert.ok(error instanceof BridgeError && error.kind === "auth", String(error));
+      assert.match(error.message, /MCP server 'machine': the authorization server refused client 'ci-job' at \S+\/token: invalid_client \(client authentication failed \(wrong secret\)\)/);
+      return true;
+    });
+    assert.equal(connection.needsSignIn, false);
+  });
+
   test("a server that refuses every token: one new token is tried, then a clear error; no sign-in is asked for", async () => {
     const { fixture, authDir } = await setup([{ clientId: "ci-job", method: "client_secret_basic", secret: SECRET }], { refuseTokens: true });
     const connection = connect(fixture, authDir, { clientId: "ci-job", clientSecret: SECRET });
@@ -189,5 +210,39 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     const assertions = fixtures.flatMap((f) => f.tokenRequests.map((p) => p.get("client_assertion")).filter((a): a is string => a !== null));
     assert.ok(assertions.length >= 2);
     for (const assertion of assertions) for (const text of texts) assert.equal(text.includes(assertion), false, "an assertion leaked");
+  });
+});
+
+describe("the client-credentials config: each mistake said with what to change", () => {
+  const errorsOf = (auth: Record<string, unknown>, field = "auth") =>
+    validateServerEntry("m", { url: "https://mcp.example.com/mcp", [field]: auth }, { scope: "user", path: "/home/u/.pi/agent/mcp.json" }).errors;
+
+  test("complete entries pass, and read as written (pi 1.x's `oauth` block too)", () => {
+    assert.deepEqual(errorsOf({ grantType: "client_credentials", clientId: "job", clientSecret: "${JOB_SECRET}", scopes: ["read"] }), []);
+    assert.deepEqual(errorsOf({ grantType: "client_credentials", clientId: "job", privateKeyFile: "~/keys/job.pem", signingAlgorithm: "ES256", keyId: "k1" }, "oauth"), []);
+    const config = validateServerEntry("m", { url: "https://x/mcp", auth: { grantType: "client_credentials", clientId: "job", privateKeyFile: "~/k.pem" } }, { scope: "user", path: "/p" }).config;
+    assert.equal(config?.oauth?.tokenEndpointAuthMethod, "private_key_jwt", "a key file means private_key_jwt");
+  });
+
+  test("what is missing, contradictory or meant for a browser sign-in", () => {
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [{ grantType: "client_credentials", clientSecret: "x" }, /`auth.clientSecret` needs `auth.clientId`/],
+      [{ grantType: "client_credentials", clientId: "job" }, /needs `auth.clientSecret` \(client_secret_basic or client_secret_post\) or `auth.privateKeyFile` \(private_key_jwt\)/],
+      [{ grantType: "client_credentials", clientId: "job", clientSecret: "x", privateKeyFile: "/k.pem" }, /two ways to prove the client; keep one/],
+      [{ grantType: "client_credentials", clientId: "job", clientSecret: "x", tokenEndpointAuthMethod: "private_key_jwt" }, /"private_key_jwt" signs with `auth.privateKeyFile`/],
+      [{ grantType: "client_credentials", clientId: "job", privateKeyFile: "/k.pem", tokenEndpointAuthMethod: "client_secret_post" }, /with `auth.privateKeyFile` it is "private_key_jwt"/],
+      [{ grantType: "client_credentials", clientId: "job", clientSecret: "x", tokenEndpointAuthMethod: "tls_client_auth" }, /must be "client_secret_basic", "client_secret_post" or "private_key_jwt"/],
+      [{ grantType: "client_credentials", clientId: "job", privateKeyFile: "/k.pem", signingAlgorithm: "HS256" }, /must be one of RS256, .*EdDSA \(got "HS256"\)/],
+      [{ grantType: "client_credentials", clientId: "job", privateKeyFile: "keys/k.pem" }, /must be an absolute path, or start with ~\/ or a \$\{VAR\}/],
+      [{ grantType: "client_credentials", clientId: "job", clientSecret: "x", keyId: "k1" }, /`auth.keyId` go with `auth.privateKeyFile`/],
+      [{ grantType: "client_credentials", clientId: "job", clientSecret: "x", callbackPort: 9000 }, /`auth.callbackPort` is for signing in in a browser/],
+      [{ grantType: "client_credentials", clientId: "job", clientSecret: "x", authorizationUrl: "https://a/authorize", tokenUrl: "https://a/token" }, /use discovery, or `auth.authServerMetadataUrl`/],
+      [{ grantType: "password", clientId: "job" }, /`auth.grantType` must be "authorization_code" .* or "client_credentials"/],
+      [{ clientId: "job", privateKeyFile: "/k.pem" }, /`auth.privateKeyFile` is for `"grantType": "client_credentials"`; add that, or remove it/],
+    ];
+    for (const [auth, expected] of cases) {
+      const errors = errorsOf(auth);
+      assert.ok(errors.some((e) => expected.test(e)), `${JSON.stringify(auth)} → ${JSON.stringify(errors)}`);
+    }
   });
 });
