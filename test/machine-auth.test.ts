@@ -12,6 +12,7 @@ import { readFileSync, statSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import { BridgeError } from "../src/common/errors.ts";
+import { describeForTrust, trustFingerprint } from "../src/config/trust.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
 import { AuthStore } from "../src/oauth/storage.ts";
@@ -222,6 +223,13 @@ describe("the client-credentials config: each mistake said with what to change",
     assert.deepEqual(errorsOf({ grantType: "client_credentials", clientId: "job", privateKeyFile: "~/keys/job.pem", signingAlgorithm: "ES256", keyId: "k1" }, "oauth"), []);
     const config = validateServerEntry("m", { url: "https://x/mcp", auth: { grantType: "client_credentials", clientId: "job", privateKeyFile: "~/k.pem" } }, { scope: "user", path: "/p" }).config;
     assert.equal(config?.oauth?.tokenEndpointAuthMethod, "private_key_jwt", "a key file means private_key_jwt");
+  });
+
+  test("a project server's key file is shown when trust is asked, and a changed one asks again", () => {
+    const entry = (file: string) =>
+      validateServerEntry("m", { url: "https://x/mcp", auth: { grantType: "client_credentials", clientId: "job", privateKeyFile: file } }, { scope: "project", path: "/p/.pi/mcp.json" }).config!;
+    assert.ok(describeForTrust(entry("~/keys/job.pem")).includes("signs its OAuth token requests with the key in: ~/keys/job.pem"));
+    assert.notEqual(trustFingerprint(entry("~/keys/job.pem")), trustFingerprint(entry("~/.ssh/id_ed25519")));
   });
 
   test("what is missing, contradictory or meant for a browser sign-in", () => {
