@@ -29,6 +29,7 @@ const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as {
   client_secret?: string;
   private_key_pem?: string;
   signing_algorithm?: string;
+  valid_jwt?: string;
 };
 
 /** The tool each scenario wants called (the auth scenarios: whatever the server offers first). */
@@ -102,6 +103,12 @@ function machineAuth(dir: string): Record<string, unknown> {
   return auth;
 }
 
+/** The workload identity scenario's client: its JWT in a variable, as a CI system hands it over. */
+function workloadAuth(): Record<string, unknown> {
+  process.env.CONFORMANCE_WORKLOAD_JWT = context.valid_jwt ?? "";
+  return { grantType: "urn:ietf:params:oauth:grant-type:jwt-bearer", clientId: context.client_id, assertion: "${CONFORMANCE_WORKLOAD_JWT}" };
+}
+
 async function main(): Promise<number> {
   if (!url) {
     console.error("usage: driver.ts <server URL>");
@@ -110,7 +117,11 @@ async function main(): Promise<number> {
   // The suite runs every scenario's client at once: each takes its own callback port rather than all contending for
   // 9876 and the five after it.
   const authDir = mkdtempSync(path.join(tmpdir(), "mcp-bridge-conformance-"));
-  const auth = scenario.startsWith("auth/client-credentials-") ? machineAuth(authDir) : { clientMetadataUrl: CIMD_URL, callbackPort: await freePort(), ...preRegistered() };
+  const auth = scenario.startsWith("auth/client-credentials-")
+    ? machineAuth(authDir)
+    : scenario === "auth/wif-jwt-bearer"
+      ? workloadAuth()
+      : { clientMetadataUrl: CIMD_URL, callbackPort: await freePort(), ...preRegistered() };
   const validated = validateServerEntry("conformance", { url, auth, reconnect: false, timeout: 25_000 }, { scope: "flag", path: "conformance" });
   if (!validated.config) {
     console.error(validated.errors.join("; "));

@@ -7,7 +7,7 @@
  * endpoint's answer, with no secret in any message, event or log line.
  */
 import assert from "node:assert/strict";
-import { generateKeyPairSync } from "node:crypto";
+import { generateKeyPairSync, type KeyObject } from "node:crypto";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
@@ -20,6 +20,7 @@ import type { MachineClient } from "./fixtures/client-credentials.ts";
 import { type OAuthFixture, type OAuthFixtureOptions, startOAuthServer } from "./fixtures/oauth-server.ts";
 import { connectionFor, runTool, toolsOf } from "./helpers.ts";
 import { oauthBed } from "./oauth-bed.ts";
+import { SignJWT } from "jose";
 
 const SECRET = "s3cret-of-the-ci-job-9f2c";
 
@@ -52,6 +53,8 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     }
   }
 
+  /** Secrets made by the tests themselves (workload JWTs): they must not show up either. */
+  const issuedElsewhere: string[] = [];
   const grants = (fixture: OAuthFixture) => fixture.tokenRequests.filter((p) => p.get("grant_type") === "client_credentials");
 
   test("client_secret_basic from a ${VAR}: connects and calls a tool with no sign-in; the token is stored 0600 and reused", async () => {
@@ -190,6 +193,50 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     assert.equal(fixture.authorizations.length, 0);
   });
 
+  describe("the JWT bearer grant: a workload's identity token", () => {
+    const WORKLOAD_ISSUER = "https://token.actions.example.com";
+    const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+    const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+
+    function workloadJwt(key: KeyObject, audience: string, expires: string | number = "10m"): Promise<string> {
+      return new SignJWT({}).setProtectedHeader({ alg: "ES256" }).setIssuer(WORKLOAD_ISSUER).setSubject("repo:acme/app:ref:main").setAudience(audience).setIssuedAt().setExpirationTime(expires).setJti(crypto.randomUUID()).sign(key);
+    }
+
+    test("a JWT from a file is exchanged for a token with no sign-in, and the file is read again for the next token", async () => {
+      const { fixture, authDir } = await setup([], { workloadIssuer: { issuer: WORKLOAD_ISSUER, publicKey }, accessTtl: 30 });
+      const jwtFile = path.join(tmp.dir, "workload-token");
+      const first = await workloadJwt(privateKey, fixture.origin);
+      writeFileSync(jwtFile, `${first}\n`);
+      const connection = connect(fixture, authDir, { grantType: JWT_BEARER, clientId: "workload", assertionFile: jwtFile });
+      await connection.connect();
+      assert.equal(await echo(connection, "workload"), "workload");
+      assert.ok(fixture.workloadGrants.length >= 1 && fixture.workloadGrants.every((g) => g.ok && g.assertion === first && g.clientId === "workload"));
+      assert.equal(fixture.authorizations.length + fixture.registrations.length, 0, "no sign-in, no registration");
+      // The platform replaces the file with a new token; the next token request (30 s tokens: every use) sends it.
+      const second = await workloadJwt(privateKey, fixture.origin);
+      writeFileSync(jwtFile, second);
+      assert.equal(await echo(connection, "rotated"), "rotated");
+      assert.equal(fixture.workloadGrants.at(-1)!.assertion, second);
+      issuedElsewhere.push(first, second);
+    });
+
+    test("an expired JWT from a variable fails with the token endpoint's answer, the JWT hidden even where the server quotes it", async () => {
+      const { fixture, authDir } = await setup([], { workloadIssuer: { issuer: WORKLOAD_ISSUER, publicKey }, echoSecrets: true });
+      const expired = await workloadJwt(privateKey, fixture.origin, Math.floor(Date.now() / 1000) - 60);
+      issuedElsewhere.push(expired);
+      const connection = connect(fixture, authDir, { grantType: JWT_BEARER, clientId: "workload", assertion: "${WORKLOAD_JWT}" }, { ...process.env, WORKLOAD_JWT: expired });
+      await assert.rejects(connection.connect(), (error: unknown) => {
+        messages.push(String(error));
+        assert.ok(error instanceof BridgeError && error.kind === "auth", String(error));
+        assert.match(error.message, /refused client 'workload' at \S+\/token: invalid_grant \(assertion rejected: "exp" claim timestamp check failed in \*\*\*\)/);
+        assert.match(error.message, /Check `auth.clientId` and the workload's JWT/);
+        assert.equal(error.message.includes(expired), false);
+        return true;
+      });
+      assert.equal(connection.needsSignIn, false);
+    });
+  });
+
   test("a key file that is missing, or holds a public key, is named with what to fix", async () => {
     const { publicKey } = generateKeyPairSync("ed25519");
     const { fixture, authDir } = await setup([{ clientId: "signer", method: "private_key_jwt", publicKey }]);
@@ -205,7 +252,7 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
   test("no secret, token or key appears in the log file, the events or any message", async () => {
     logger.flush();
     const texts = [readFileSync(logger.path, "utf8"), JSON.stringify(events), messages.join("\n")];
-    const issued = fixtures.flatMap((f) => f.issued);
+    const issued = [...fixtures.flatMap((f) => f.issued), ...issuedElsewhere];
     assert.ok(issued.length >= 5);
     for (const secret of [SECRET, ...issued]) for (const text of texts) assert.equal(text.includes(secret), false, "a secret leaked");
     const assertions = fixtures.flatMap((f) => f.tokenRequests.map((p) => p.get("client_assertion")).filter((a): a is string => a !== null));
@@ -221,6 +268,8 @@ describe("the client-credentials config: each mistake said with what to change",
   test("complete entries pass, and read as written (pi 1.x's `oauth` block too)", () => {
     assert.deepEqual(errorsOf({ grantType: "client_credentials", clientId: "job", clientSecret: "${JOB_SECRET}", scopes: ["read"] }), []);
     assert.deepEqual(errorsOf({ grantType: "client_credentials", clientId: "job", privateKeyFile: "~/keys/job.pem", signingAlgorithm: "ES256", keyId: "k1" }, "oauth"), []);
+    assert.deepEqual(errorsOf({ grantType: "urn:ietf:params:oauth:grant-type:jwt-bearer", clientId: "w", assertionFile: "/var/run/secrets/tokens/mcp" }), []);
+    assert.deepEqual(errorsOf({ grantType: "urn:ietf:params:oauth:grant-type:jwt-bearer", clientId: "w", assertion: "${ACTIONS_ID_TOKEN}", clientSecret: "${S}" }), []);
     const config = validateServerEntry("m", { url: "https://x/mcp", auth: { grantType: "client_credentials", clientId: "job", privateKeyFile: "~/k.pem" } }, { scope: "user", path: "/p" }).config;
     assert.equal(config?.oauth?.tokenEndpointAuthMethod, "private_key_jwt", "a key file means private_key_jwt");
   });
@@ -233,6 +282,7 @@ describe("the client-credentials config: each mistake said with what to change",
   });
 
   test("what is missing, contradictory or meant for a browser sign-in", () => {
+    const JWT = "urn:ietf:params:oauth:grant-type:jwt-bearer";
     const cases: Array<[Record<string, unknown>, RegExp]> = [
       [{ grantType: "client_credentials", clientSecret: "x" }, /`auth.clientSecret` needs `auth.clientId`/],
       [{ grantType: "client_credentials", clientId: "job" }, /needs `auth.clientSecret` \(client_secret_basic or client_secret_post\) or `auth.privateKeyFile` \(private_key_jwt\)/],
@@ -245,8 +295,13 @@ describe("the client-credentials config: each mistake said with what to change",
       [{ grantType: "client_credentials", clientId: "job", clientSecret: "x", keyId: "k1" }, /`auth.keyId` go with `auth.privateKeyFile`/],
       [{ grantType: "client_credentials", clientId: "job", clientSecret: "x", callbackPort: 9000 }, /`auth.callbackPort` is for signing in in a browser/],
       [{ grantType: "client_credentials", clientId: "job", clientSecret: "x", authorizationUrl: "https://a/authorize", tokenUrl: "https://a/token" }, /use discovery, or `auth.authServerMetadataUrl`/],
-      [{ grantType: "password", clientId: "job" }, /`auth.grantType` must be "authorization_code" .* or "client_credentials"/],
-      [{ clientId: "job", privateKeyFile: "/k.pem" }, /`auth.privateKeyFile` is for `"grantType": "client_credentials"`; add that, or remove it/],
+      [{ grantType: "password", clientId: "job" }, /`auth.grantType` must be "authorization_code" .*, "client_credentials" .* or "urn:ietf:params:oauth:grant-type:jwt-bearer"/],
+      [{ clientId: "job", privateKeyFile: "/k.pem" }, /`auth.privateKeyFile` is for `"grantType": "client_credentials"` or "urn:ietf:params:oauth:grant-type:jwt-bearer"; add one, or remove it/],
+      [{ grantType: JWT, clientId: "w" }, /needs one of `auth.assertion` \(the workload's JWT, from a \$\{VAR\}\) or `auth.assertionFile`/],
+      [{ grantType: JWT, clientId: "w", assertion: "${T}", assertionFile: "/t" }, /needs one of `auth.assertion`/],
+      [{ grantType: JWT, clientId: "w", assertionFile: "token" }, /`auth.assertionFile` must be an absolute path/],
+      [{ grantType: "client_credentials", clientId: "job", clientSecret: "x", assertion: "${T}" }, /`auth.assertion` and `auth.assertionFile` are for `"grantType": "urn:ietf:params:oauth:grant-type:jwt-bearer"`/],
+      [{ grantType: JWT, clientId: "w", assertion: "${T}", callbackPort: 1 }, /`auth.callbackPort` is for signing in in a browser, which a "urn:ietf:params:oauth:grant-type:jwt-bearer" client never does/],
     ];
     for (const [auth, expected] of cases) {
       const errors = errorsOf(auth);

@@ -86,6 +86,9 @@ export function configVarRefs(config: ServerConfig): string[] {
     config.oauth?.clientSecret !== undefined && !isCommandValue(config.oauth.clientSecret) ? config.oauth.clientSecret : "",
     config.oauth?.authorizationUrl ?? "",
     config.oauth?.tokenUrl ?? "",
+    config.oauth?.privateKeyFile ?? "",
+    config.oauth?.assertion ?? "",
+    config.oauth?.assertionFile ?? "",
   ];
   return [...new Set(texts.flatMap(findVarRefs))];
 }

@@ -1,13 +1,14 @@
 /**
- * The `OAuthClientProvider` of a machine client (`"grantType": "client_credentials"`): the bridge gets its access
- * tokens with the client's own credentials — a client secret (`client_secret_basic`/`client_secret_post`) or a JWT
- * signed with its key (`private_key_jwt`, RFC 7523, signed by the SDK's `createPrivateKeyJwtAuth`) — and never sends
- * anyone to a browser. The SDK's `auth()` does discovery, the resource indicator, issuer checks and the token request
+ * The `OAuthClientProvider` of a machine client: the bridge gets its access tokens with the client's own credentials
+ * (`"grantType": "client_credentials"`: a client secret, `client_secret_basic`/`client_secret_post`, or a JWT signed
+ * with its key, `private_key_jwt`, RFC 7523 section 2.2, by the SDK's `createPrivateKeyJwtAuth`), or with a workload's
+ * identity token (RFC 7523's JWT bearer grant, section 2.1), and never sends anyone to a browser. The SDK's `auth()` does discovery, the resource indicator, issuer checks and the token request
  * (a provider without a redirect URL is a non-interactive one to it, as the SDK's `ClientCredentialsProvider` is);
  * this class adds what those providers keep in memory only: tokens stored with the server's other tokens (0600),
  * fetched again shortly before they expire, one request for concurrent callers, and errors that name the server
  * and quote the token endpoint's answer with no secret in it.
  */
+import { readFile } from "node:fs/promises";
 import {
   type AddClientAuthentication,
   auth,
@@ -22,7 +23,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { BridgeError, classifyError, describeError } from "../common/errors.ts";
 import { redact } from "../common/redact.ts";
-import type { OAuthSettings } from "../config/types.ts";
+import { type GrantType, JWT_BEARER_GRANT, type OAuthSettings } from "../config/types.ts";
 import { configuredDiscovery } from "./configured-metadata.ts";
 import { discoveryEndpoints, endpointsProblem } from "./endpoint-policy.ts";
 import { loadSigningKey } from "./machine-key.ts";
@@ -45,6 +46,11 @@ export interface MachineProviderOptions {
   onSecrets?: (values: string[]) => void;
 }
 
+/** The grants a machine runs by itself, with no browser. */
+export function isMachineGrant(grant: GrantType | undefined): boolean {
+  return grant === "client_credentials" || grant === JWT_BEARER_GRANT;
+}
+
 /** True for an error the token endpoint answered (RFC 6749 section 5.2), from either SDK line. */
 export function isTokenEndpointError(error: unknown): boolean {
   return error instanceof OAuthError || (error instanceof Error && typeof (error as { errorCode?: unknown }).errorCode === "string");
@@ -57,6 +63,8 @@ export class MachineOAuthProvider implements OAuthClientProvider {
   private discovery?: OAuthDiscoveryState;
   private fetching?: Promise<void>;
   private signer?: AddClientAuthentication;
+  /** The workload JWT last read from `assertionFile`: hidden in errors like the configured secrets. */
+  private lastAssertion?: string;
   private readonly now: () => number;
 
   private readonly fetchFn?: FetchLike;
@@ -76,7 +84,7 @@ export class MachineOAuthProvider implements OAuthClientProvider {
   }
 
   get clientMetadata(): OAuthClientMetadata {
-    const metadata: OAuthClientMetadata = { client_name: CLIENT_NAME, redirect_uris: [], grant_types: ["client_credentials"] };
+    const metadata: OAuthClientMetadata = { client_name: CLIENT_NAME, redirect_uris: [], grant_types: [this.settings.grantType ?? "client_credentials"] };
     if (this.settings.tokenEndpointAuthMethod) metadata.token_endpoint_auth_method = this.settings.tokenEndpointAuthMethod;
     if (this.settings.scopes?.length) metadata.scope = this.settings.scopes.join(" ");
     return metadata;
@@ -91,12 +99,33 @@ export class MachineOAuthProvider implements OAuthClientProvider {
     return client;
   }
 
-  /** The grant: client credentials, for the configured scopes (or what the SDK chose from the server's metadata). */
-  prepareTokenRequest(scope?: string): URLSearchParams {
-    const params = new URLSearchParams({ grant_type: "client_credentials" });
+  /**
+   * The grant, for the configured scopes (or what the SDK chose from the server's metadata): client credentials, or the
+   * workload's JWT (its file read now: such tokens are short-lived and replaced in place).
+   */
+  async prepareTokenRequest(scope?: string): Promise<URLSearchParams> {
+    const params = new URLSearchParams({ grant_type: this.settings.grantType === JWT_BEARER_GRANT ? JWT_BEARER_GRANT : "client_credentials" });
+    if (this.settings.grantType === JWT_BEARER_GRANT) params.set("assertion", await this.assertion());
     const wanted = this.settings.scopes?.length ? this.settings.scopes.join(" ") : scope;
     if (wanted) params.set("scope", wanted);
     return params;
+  }
+
+  private async assertion(): Promise<string> {
+    const { assertion, assertionFile } = this.settings;
+    if (assertion !== undefined) return assertion;
+    const { server } = this.options;
+    let text: string;
+    try {
+      text = (await readFile(assertionFile ?? "", "utf8")).trim();
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      throw new BridgeError("config", server, `MCP server '${server}': the assertion file ${assertionFile} cannot be read (${code === "ENOENT" ? "it does not exist" : describeError(error)}); fix \`auth.assertionFile\`.`);
+    }
+    if (text === "") throw new BridgeError("config", server, `MCP server '${server}': the assertion file ${assertionFile} is empty; it should hold the workload's JWT.`);
+    this.options.onSecrets?.([text]);
+    this.lastAssertion = text;
+    return text;
   }
 
   /** Absent for a client secret (the SDK sends it as the method says); a fresh signed assertion for `private_key_jwt`. */
@@ -167,12 +196,18 @@ export class MachineOAuthProvider implements OAuthClientProvider {
     const { server } = this.options;
     const { clientId, clientSecret, tokenEndpointAuthMethod } = this.settings;
     const endpoint = this.discovery?.authorizationServerMetadata?.token_endpoint ?? "its token endpoint";
-    const hide = (text: string) => redact(text, clientSecret ? [clientSecret] : []);
+    const secrets = [clientSecret, this.settings.assertion, this.lastAssertion].filter((value): value is string => value !== undefined);
+    const hide = (text: string) => redact(text, secrets);
     if (isTokenEndpointError(error)) {
       const code = (error as { code?: unknown; errorCode?: unknown }).code ?? (error as { errorCode?: unknown }).errorCode;
       const description = (error as Error).message;
       const answer = description && description !== code ? `${String(code)} (${description})` : String(code);
-      const proof = tokenEndpointAuthMethod === "private_key_jwt" ? "`auth.privateKeyFile` (and the key registered for the client)" : "`auth.clientSecret`";
+      const proof =
+        this.settings.grantType === JWT_BEARER_GRANT
+          ? "the workload's JWT (`auth.assertion` or `auth.assertionFile`: its audience, expiry, and that the authorization server trusts its issuer)"
+          : tokenEndpointAuthMethod === "private_key_jwt"
+            ? "`auth.privateKeyFile` (and the key registered for the client)"
+            : "`auth.clientSecret`";
       return new BridgeError(
         "auth",
         server,

@@ -13,7 +13,7 @@ import type { Environment } from "../config/substitute.ts";
 import { declinePiSignIn, type PiImportOutcome } from "./pi-sign-in-import.ts";
 import type { SignInHandler } from "./provider.ts";
 import { isUnauthorized, needsSignInMessage, OAuthSession } from "./session.ts";
-import { isTokenEndpointError } from "./machine-provider.ts";
+import { isMachineGrant, isTokenEndpointError } from "./machine-provider.ts";
 import type { AuthStore } from "./storage.ts";
 
 export interface ServerAuthOptions {
@@ -131,9 +131,9 @@ export class ServerAuth {
     return isUnauthorized(error) || (this.machine && isTokenEndpointError(error));
   }
 
-  /** OAuth with the client's own credentials (`client_credentials`): tokens come without a sign-in. */
+  /** OAuth with the client's own credentials or a workload's JWT: tokens come without a sign-in. */
   get machine(): boolean {
-    return this.options.settings?.grantType === "client_credentials";
+    return isMachineGrant(this.options.settings?.grantType);
   }
 
   /** What to tell the user when the server refuses its tokens: sign in again, or (a machine client) check the client. */

@@ -11,7 +11,7 @@ import type { OAuthSettings } from "../config/types.ts";
 import { BridgeError, describeError } from "../common/errors.ts";
 import type { PiImportOutcome } from "./pi-sign-in-import.ts";
 import { BridgeOAuthProvider, type SignInHandler } from "./provider.ts";
-import { MachineOAuthProvider } from "./machine-provider.ts";
+import { isMachineGrant, MachineOAuthProvider } from "./machine-provider.ts";
 import { type AuthStore, toOAuthTokens } from "./storage.ts";
 import { RefreshDeduper } from "./refresh-dedupe.ts";
 import { type Environment, expandHome, substituteVars } from "../config/substitute.ts";
@@ -82,12 +82,15 @@ export class OAuthSession {
     if (resolved.clientSecret) secrets.push(resolved.clientSecret);
     // Values from `${VAR}`s in the auth block and the client secret are redacted like the tokens.
     options.onSecrets?.(secrets);
-    if (settings.grantType === "client_credentials") {
-      const privateKeyFile = settings.privateKeyFile === undefined ? undefined : resolve(expandHome(settings.privateKeyFile, os.homedir()));
+    if (isMachineGrant(settings.grantType)) {
+      const file = (value: string | undefined) => (value === undefined ? undefined : resolve(expandHome(value, os.homedir())));
+      const assertion = resolve(settings.assertion);
+      // An assertion written out is a secret as well as one from a variable.
+      if (assertion) options.onSecrets?.([assertion]);
       this.provider = new MachineOAuthProvider({
         server: options.server,
         serverUrl: options.serverUrl,
-        settings: { ...resolved, privateKeyFile, keyId: resolve(settings.keyId) },
+        settings: { ...resolved, privateKeyFile: file(settings.privateKeyFile), keyId: resolve(settings.keyId), assertion, assertionFile: file(settings.assertionFile) },
         store: options.store,
         fetch: options.fetch,
         onSecrets: options.onSecrets,

@@ -1,48 +1,59 @@
 /**
- * The machine part of a remote server's `auth` block: `"grantType": "client_credentials"`, where the bridge gets
- * tokens as the client itself (a CI job, a script) with a client secret (`client_secret_basic`, `client_secret_post`)
- * or a signed JWT (`private_key_jwt`, RFC 7523), and never opens a browser. The names follow the OAuth parameters
- * they set (`grant_type`, `token_endpoint_auth_method`), written in the block's camelCase.
+ * The machine part of a remote server's `auth` block, where the bridge never opens a browser:
+ * `"grantType": "client_credentials"`, tokens for the client itself (a CI job, a script) proven with a client secret
+ * (`client_secret_basic`, `client_secret_post`) or a signed JWT (`private_key_jwt`, RFC 7523 section 2.2); or RFC
+ * 7523's JWT bearer grant, a workload identity token (`assertion`, `assertionFile`) exchanged for an access token.
+ * The names follow the OAuth parameters they set (`grant_type`, `token_endpoint_auth_method`, `assertion`), written
+ * in the block's camelCase.
  */
 import { quoteValue } from "../../common/text.ts";
 import type { JsonObject } from "../../common/values.ts";
-import type { GrantType, MachineAuthMethod, OAuthSettings } from "../types.ts";
+import { type GrantType, JWT_BEARER_GRANT, type MachineAuthMethod, type OAuthSettings } from "../types.ts";
 
-const GRANT_TYPES: readonly GrantType[] = ["authorization_code", "client_credentials"];
+const GRANT_TYPES: readonly GrantType[] = ["authorization_code", "client_credentials", JWT_BEARER_GRANT];
 const METHODS: readonly MachineAuthMethod[] = ["client_secret_basic", "client_secret_post", "private_key_jwt"];
 /** The JWS algorithms a `private_key_jwt` assertion may be signed with: asymmetric ones only (RFC 7523, RFC 7518). */
 export const SIGNING_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"] as const;
 /** Keys of the machine grant, which mean nothing to a browser sign-in. */
-export const MACHINE_FIELDS = ["grantType", "tokenEndpointAuthMethod", "privateKeyFile", "signingAlgorithm", "keyId"] as const;
+export const MACHINE_FIELDS = ["grantType", "tokenEndpointAuthMethod", "privateKeyFile", "signingAlgorithm", "keyId", "assertion", "assertionFile"] as const;
 /** Keys of a browser sign-in, which a machine client has no use for. */
 const BROWSER_FIELDS = ["callbackPort", "callbackUrl", "clientRegistration", "clientMetadataUrl", "clientName"] as const;
 
-type MachineSettings = Pick<OAuthSettings, "grantType" | "tokenEndpointAuthMethod" | "privateKeyFile" | "signingAlgorithm" | "keyId">;
+type MachineSettings = Pick<
+  OAuthSettings,
+  "grantType" | "tokenEndpointAuthMethod" | "privateKeyFile" | "signingAlgorithm" | "keyId" | "assertion" | "assertionFile"
+>;
+
+/** A path the bridge can find wherever pi runs: absolute, in the home directory, or from a variable. */
+function isRootedPath(file: string): boolean {
+  return /^(~[/\\]|\$\{|\/|[A-Za-z]:[/\\])/.test(file);
+}
 
 /** The machine settings of `auth` (nothing for a browser sign-in); problems go to `errors`, each saying what to change. */
 export function machineSettings(auth: JsonObject, field: string, errors: string[]): MachineSettings {
   const grant = auth.grantType;
   if (grant !== undefined && grant !== null && !GRANT_TYPES.includes(grant as GrantType)) {
     errors.push(
-      `\`${field}.grantType\` must be "authorization_code" (sign in in a browser, the default) or "client_credentials" ` +
-        `(the client's own credentials, no browser) (got ${quoteValue(grant)})`,
+      `\`${field}.grantType\` must be "authorization_code" (sign in in a browser, the default), "client_credentials" ` +
+        `(the client's own credentials, no browser) or "${JWT_BEARER_GRANT}" (a workload's JWT, no browser) (got ${quoteValue(grant)})`,
     );
     return {};
   }
-  if (grant !== "client_credentials") {
+  if (grant !== "client_credentials" && grant !== JWT_BEARER_GRANT) {
     for (const key of MACHINE_FIELDS.slice(1)) {
-      if (auth[key] !== undefined) errors.push(`\`${field}.${key}\` is for \`"grantType": "client_credentials"\`; add that, or remove it`);
+      if (auth[key] !== undefined) errors.push(`\`${field}.${key}\` is for \`"grantType": "client_credentials"\` or "${JWT_BEARER_GRANT}"; add one, or remove it`);
     }
     return grant === "authorization_code" ? { grantType: grant } : {};
   }
+  const bearer = grant === JWT_BEARER_GRANT;
   for (const key of BROWSER_FIELDS) {
-    if (auth[key] !== undefined) errors.push(`\`${field}.${key}\` is for signing in in a browser, which a "client_credentials" client never does; remove it`);
+    if (auth[key] !== undefined) errors.push(`\`${field}.${key}\` is for signing in in a browser, which a "${grant}" client never does; remove it`);
   }
   if (auth.authorizationUrl !== undefined || auth.tokenUrl !== undefined) {
-    errors.push(`\`${field}.authorizationUrl\`/\`tokenUrl\` are for signing in in a browser; for "client_credentials" use discovery, or \`${field}.authServerMetadataUrl\``);
+    errors.push(`\`${field}.authorizationUrl\`/\`tokenUrl\` are for signing in in a browser; for "${grant}" use discovery, or \`${field}.authServerMetadataUrl\``);
   }
-  const settings: MachineSettings = { grantType: "client_credentials" };
-  const text = (key: "privateKeyFile" | "keyId" | "tokenEndpointAuthMethod" | "signingAlgorithm"): string | undefined => {
+  const settings: MachineSettings = { grantType: grant };
+  const text = (key: "privateKeyFile" | "keyId" | "tokenEndpointAuthMethod" | "signingAlgorithm" | "assertion" | "assertionFile"): string | undefined => {
     const value = auth[key];
     if (value === undefined || value === null) return undefined;
     if (typeof value === "string" && value.trim() !== "") return value;
@@ -53,9 +64,22 @@ export function machineSettings(auth: JsonObject, field: string, errors: string[
   const keyFile = text("privateKeyFile");
   // With a secret, ./oauth.ts already says the secret needs a client id.
   if ((auth.clientId === undefined || auth.clientId === null) && !hasSecret) {
-    errors.push(`\`${field}.grantType\` "client_credentials" needs \`${field}.clientId\`: the client registered for this machine with the authorization server`);
+    errors.push(`\`${field}.grantType\` "${grant}" needs \`${field}.clientId\`: the client registered for this machine with the authorization server`);
   }
-  if (!hasSecret && keyFile === undefined) {
+  const assertion = text("assertion");
+  const assertionFile = text("assertionFile");
+  if (!bearer && (assertion !== undefined || assertionFile !== undefined)) {
+    errors.push(`\`${field}.assertion\` and \`${field}.assertionFile\` are for \`"grantType": "${JWT_BEARER_GRANT}"\``);
+  } else if (bearer && (assertion === undefined) === (assertionFile === undefined)) {
+    errors.push(`\`${field}.grantType\` "${JWT_BEARER_GRANT}" needs one of \`${field}.assertion\` (the workload's JWT, from a \${VAR}) or \`${field}.assertionFile\` (a file holding it, read at each token request)`);
+  }
+  if (assertionFile !== undefined && !isRootedPath(assertionFile)) {
+    errors.push(`\`${field}.assertionFile\` must be an absolute path, or start with ~/ or a \${VAR} (got ${quoteValue(assertionFile)})`);
+  }
+  if (bearer && assertion !== undefined) settings.assertion = assertion;
+  if (bearer && assertionFile !== undefined) settings.assertionFile = assertionFile;
+  // The JWT bearer grant may authenticate the client as well, or send only its id (a public client).
+  if (!bearer && !hasSecret && keyFile === undefined) {
     errors.push(
       `\`${field}.grantType\` "client_credentials" needs \`${field}.clientSecret\` (client_secret_basic or client_secret_post) ` +
         `or \`${field}.privateKeyFile\` (private_key_jwt)`,
@@ -82,7 +106,7 @@ export function machineSettings(auth: JsonObject, field: string, errors: string[
   if (algorithm !== undefined && !(SIGNING_ALGORITHMS as readonly string[]).includes(algorithm)) {
     errors.push(`\`${field}.signingAlgorithm\` must be one of ${SIGNING_ALGORITHMS.join(", ")} (got ${quoteValue(algorithm)}); or leave it out to take the key's own`);
   }
-  if (keyFile !== undefined && !/^(~[/\\]|\$\{|\/|[A-Za-z]:[/\\])/.test(keyFile)) {
+  if (keyFile !== undefined && !isRootedPath(keyFile)) {
     errors.push(`\`${field}.privateKeyFile\` must be an absolute path, or start with ~/ or a \${VAR} (got ${quoteValue(keyFile)})`);
   }
   if (keyFile !== undefined) settings.privateKeyFile = keyFile;
