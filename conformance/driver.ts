@@ -30,6 +30,9 @@ const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as {
   private_key_pem?: string;
   signing_algorithm?: string;
   valid_jwt?: string;
+  idp_client_id?: string;
+  idp_id_token?: string;
+  idp_token_endpoint?: string;
 };
 
 /** The tool each scenario wants called (the auth scenarios: whatever the server offers first). */
@@ -109,6 +112,19 @@ function workloadAuth(): Record<string, unknown> {
   return { grantType: "urn:ietf:params:oauth:grant-type:jwt-bearer", clientId: context.client_id, assertion: "${CONFORMANCE_WORKLOAD_JWT}" };
 }
 
+/** Enterprise-managed authorization: the user's ID token (from the enterprise sign-in) and the IdP to exchange it at. */
+function enterpriseAuth(): Record<string, unknown> {
+  process.env.CONFORMANCE_ID_TOKEN = context.idp_id_token ?? "";
+  return {
+    grantType: "urn:ietf:params:oauth:grant-type:jwt-bearer",
+    clientId: context.client_id,
+    clientSecret: context.client_secret,
+    idpTokenUrl: context.idp_token_endpoint,
+    idpClientId: context.idp_client_id,
+    idToken: "${CONFORMANCE_ID_TOKEN}",
+  };
+}
+
 async function main(): Promise<number> {
   if (!url) {
     console.error("usage: driver.ts <server URL>");
@@ -121,6 +137,8 @@ async function main(): Promise<number> {
     ? machineAuth(authDir)
     : scenario === "auth/wif-jwt-bearer"
       ? workloadAuth()
+      : scenario === "auth/enterprise-managed-authorization"
+        ? enterpriseAuth()
       : { clientMetadataUrl: CIMD_URL, callbackPort: await freePort(), ...preRegistered() };
   const validated = validateServerEntry("conformance", { url, auth, reconnect: false, timeout: 25_000 }, { scope: "flag", path: "conformance" });
   if (!validated.config) {

@@ -21,6 +21,7 @@ import { type OAuthFixture, type OAuthFixtureOptions, startOAuthServer } from ".
 import { connectionFor, runTool, toolsOf } from "./helpers.ts";
 import { oauthBed } from "./oauth-bed.ts";
 import { SignJWT } from "jose";
+import { startEnterpriseIdp } from "./fixtures/enterprise-idp.ts";
 
 const SECRET = "s3cret-of-the-ci-job-9f2c";
 
@@ -237,6 +238,66 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     });
   });
 
+  describe("enterprise-managed authorization: the user's ID token exchanged at the enterprise's identity provider", () => {
+    const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+    const IDP_SECRET = "idp-client-secret-77aa";
+
+    async function enterprise(options: OAuthFixtureOptions = {}) {
+      const idp = await startEnterpriseIdp({ clientId: "pi-at-acme", clientSecret: IDP_SECRET, mcpClientId: "mcp-client" });
+      const { fixture, authDir } = await setup([{ clientId: "mcp-client", method: "client_secret_basic", secret: SECRET }], {
+        ...options,
+        enterpriseIdp: { issuer: idp.issuer, publicKey: idp.publicKey },
+      });
+      const auth = { grantType: JWT_BEARER, clientId: "mcp-client", clientSecret: SECRET, idpTokenUrl: idp.tokenUrl, idpClientId: "pi-at-acme", idpClientSecret: "${IDP_SECRET}" };
+      return { idp, fixture, authDir, auth };
+    }
+
+    test("an ID token from a file becomes an ID-JAG for this server, then a token: no sign-in; the file is read again", async () => {
+      const { idp, fixture, authDir, auth } = await enterprise({ accessTtl: 30 });
+      const idTokenFile = path.join(tmp.dir, "id-token");
+      const alice = await idp.idToken("alice");
+      writeFileSync(idTokenFile, alice);
+      const connection = connect(fixture, authDir, { ...auth, idTokenFile }, { ...process.env, IDP_SECRET });
+      try {
+        await connection.connect();
+        assert.equal(await echo(connection, "enterprise"), "enterprise");
+        assert.ok(idp.exchanges.length >= 1 && idp.exchanges.every((e) => e.ok), JSON.stringify(idp.exchanges));
+        assert.equal(idp.exchanges[0]!.audience, fixture.origin, "the ID-JAG is for this authorization server");
+        assert.equal(idp.exchanges[0]!.resource, fixture.url, "and for this MCP server");
+        assert.ok(fixture.workloadGrants.length >= 1 && fixture.workloadGrants.every((g) => g.ok && g.clientId === "mcp-client"), JSON.stringify(fixture.workloadGrants.map((g) => g.error)));
+        assert.equal(fixture.authorizations.length + fixture.registrations.length, 0);
+        // The user signs in again elsewhere; the next token (30 s tokens: every use) is asked for with the new ID token.
+        const before = idp.exchanges.length;
+        writeFileSync(idTokenFile, await idp.idToken("alice"));
+        assert.equal(await echo(connection, "again"), "again");
+        assert.ok(idp.exchanges.length > before);
+      } finally {
+        issuedElsewhere.push(alice, ...idp.issued);
+        await idp.close();
+      }
+    });
+
+    test("an expired ID token fails with the identity provider's answer; no secret or token in the message", async () => {
+      const { idp, fixture, authDir, auth } = await enterprise();
+      const expired = await idp.idToken("bob", true);
+      issuedElsewhere.push(expired);
+      const connection = connect(fixture, authDir, { ...auth, idToken: "${ID_TOKEN}" }, { ...process.env, IDP_SECRET, ID_TOKEN: expired });
+      try {
+        await assert.rejects(connection.connect(), (error: unknown) => {
+          messages.push(String(error));
+          assert.ok(error instanceof BridgeError && error.kind === "auth", String(error));
+          assert.match(error.message, /^MCP server 'machine': the identity provider http:\/\/127\.0\.0\.1:\d+\/token did not exchange the ID token for an authorization grant: Token exchange failed: invalid_grant - ID token rejected: "exp" claim timestamp check failed\. Check `auth\.idToken`/);
+          for (const secret of [expired, IDP_SECRET, SECRET]) assert.equal(error.message.includes(secret), false);
+          return true;
+        });
+        assert.equal(fixture.workloadGrants.length, 0, "nothing reached the authorization server");
+        assert.equal(connection.needsSignIn, false);
+      } finally {
+        await idp.close();
+      }
+    });
+  });
+
   test("a key file that is missing, or holds a public key, is named with what to fix", async () => {
     const { publicKey } = generateKeyPairSync("ed25519");
     const { fixture, authDir } = await setup([{ clientId: "signer", method: "private_key_jwt", publicKey }]);
@@ -257,6 +318,7 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     for (const secret of [SECRET, ...issued]) for (const text of texts) assert.equal(text.includes(secret), false, "a secret leaked");
     const assertions = fixtures.flatMap((f) => f.tokenRequests.map((p) => p.get("client_assertion")).filter((a): a is string => a !== null));
     assert.ok(assertions.length >= 2);
+    for (const text of texts) assert.equal(text.includes("idp-client-secret-77aa"), false, "the IdP client secret leaked");
     for (const assertion of assertions) for (const text of texts) assert.equal(text.includes(assertion), false, "an assertion leaked");
   });
 });
@@ -270,6 +332,9 @@ describe("the client-credentials config: each mistake said with what to change",
     assert.deepEqual(errorsOf({ grantType: "client_credentials", clientId: "job", privateKeyFile: "~/keys/job.pem", signingAlgorithm: "ES256", keyId: "k1" }, "oauth"), []);
     assert.deepEqual(errorsOf({ grantType: "urn:ietf:params:oauth:grant-type:jwt-bearer", clientId: "w", assertionFile: "/var/run/secrets/tokens/mcp" }), []);
     assert.deepEqual(errorsOf({ grantType: "urn:ietf:params:oauth:grant-type:jwt-bearer", clientId: "w", assertion: "${ACTIONS_ID_TOKEN}", clientSecret: "${S}" }), []);
+    const enterprise = { grantType: "urn:ietf:params:oauth:grant-type:jwt-bearer", clientId: "w", clientSecret: "${S}", idpClientId: "c", idToken: "${ID_TOKEN}" };
+    assert.deepEqual(errorsOf({ ...enterprise, idpUrl: "https://acme.okta.com" }), []);
+    assert.deepEqual(errorsOf({ ...enterprise, idpTokenUrl: "https://acme.okta.com/oauth2/v1/token", idpClientSecret: "${IDP_SECRET}" }), []);
     const config = validateServerEntry("m", { url: "https://x/mcp", auth: { grantType: "client_credentials", clientId: "job", privateKeyFile: "~/k.pem" } }, { scope: "user", path: "/p" }).config;
     assert.equal(config?.oauth?.tokenEndpointAuthMethod, "private_key_jwt", "a key file means private_key_jwt");
   });
@@ -297,10 +362,16 @@ describe("the client-credentials config: each mistake said with what to change",
       [{ grantType: "client_credentials", clientId: "job", clientSecret: "x", authorizationUrl: "https://a/authorize", tokenUrl: "https://a/token" }, /use discovery, or `auth.authServerMetadataUrl`/],
       [{ grantType: "password", clientId: "job" }, /`auth.grantType` must be "authorization_code" .*, "client_credentials" .* or "urn:ietf:params:oauth:grant-type:jwt-bearer"/],
       [{ clientId: "job", privateKeyFile: "/k.pem" }, /`auth.privateKeyFile` is for `"grantType": "client_credentials"` or "urn:ietf:params:oauth:grant-type:jwt-bearer"; add one, or remove it/],
-      [{ grantType: JWT, clientId: "w" }, /needs one of `auth.assertion` \(the workload's JWT, from a \$\{VAR\}\) or `auth.assertionFile`/],
+      [{ grantType: JWT, clientId: "w" }, /needs one of `auth.assertion` \(the workload's JWT, from a \$\{VAR\}\), `auth.assertionFile` .* or an identity provider/],
       [{ grantType: JWT, clientId: "w", assertion: "${T}", assertionFile: "/t" }, /needs one of `auth.assertion`/],
       [{ grantType: JWT, clientId: "w", assertionFile: "token" }, /`auth.assertionFile` must be an absolute path/],
-      [{ grantType: "client_credentials", clientId: "job", clientSecret: "x", assertion: "${T}" }, /`auth.assertion` and `auth.assertionFile` are for `"grantType": "urn:ietf:params:oauth:grant-type:jwt-bearer"`/],
+      [{ grantType: "client_credentials", clientId: "job", clientSecret: "x", assertion: "${T}" }, /`auth.assertion`, `auth.assertionFile` and the `auth.idp…`\/`idToken` keys are for `"grantType": "urn:ietf:params:oauth:grant-type:jwt-bearer"`/],
+      [{ grantType: JWT, clientId: "w", idpUrl: "https://idp.example.com", idToken: "${T}" }, /enterprise-managed authorization needs `auth.idpClientId`/],
+      [{ grantType: JWT, clientId: "w", idpClientId: "c", idToken: "${T}" }, /needs one of `auth.idpUrl` \(the identity provider's issuer\) or `auth.idpTokenUrl`/],
+      [{ grantType: JWT, clientId: "w", idpTokenUrl: "ftp://idp/token", idpClientId: "c", idToken: "${T}" }, /`auth.idpTokenUrl`/],
+      [{ grantType: JWT, clientId: "w", idpUrl: "https://idp.example.com", idpClientId: "c" }, /needs one of `auth.idToken` \(the user's ID token, from a \$\{VAR\}\) or `auth.idTokenFile`/],
+      [{ grantType: JWT, clientId: "w", assertion: "${A}", idpUrl: "https://idp.example.com", idpClientId: "c", idToken: "${T}" }, /needs one of `auth.assertion`/],
+      [{ grantType: "client_credentials", clientId: "job", clientSecret: "x", idToken: "${T}" }, /the `auth.idp…`\/`idToken` keys are for/],
       [{ grantType: JWT, clientId: "w", assertion: "${T}", callbackPort: 1 }, /`auth.callbackPort` is for signing in in a browser, which a "urn:ietf:params:oauth:grant-type:jwt-bearer" client never does/],
     ];
     for (const [auth, expected] of cases) {

@@ -145,6 +145,17 @@ export interface OAuthSettings {
   /** The JWT bearer grant's assertion (a workload identity token), or the file it is read from at each token request. */
   assertion?: string;
   assertionFile?: string;
+  /**
+   * Enterprise-managed authorization (SEP-990): the assertion is an authorization grant (ID-JAG) the enterprise's
+   * identity provider issues for the user's ID token (RFC 8693 token exchange), at `idpTokenUrl` or the token endpoint
+   * of the `idpUrl` issuer, as the client `idpClientId`.
+   */
+  idpUrl?: string;
+  idpTokenUrl?: string;
+  idpClientId?: string;
+  idpClientSecret?: string;
+  idToken?: string;
+  idTokenFile?: string;
 }
 
 export type ClientRegistration = "auto" | "dcr" | "cimd";

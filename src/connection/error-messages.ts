@@ -56,7 +56,8 @@ export function shutDownError(server: string, options: { whileConnecting?: boole
 
 function authMessage(ctx: ErrorContext, error: unknown): string {
   const { config } = ctx;
-  if (ctx.oauth) return ctx.oauthRefused ?? needsSignInMessage(config.name);
+  // An OAuth error the bridge worded already (a token endpoint's or an identity provider's answer) keeps its words.
+  if (ctx.oauth) return error instanceof BridgeError ? error.message : (ctx.oauthRefused ?? needsSignInMessage(config.name));
   const status = httpStatusOf(error);
   const where = describeSource(config.source);
   const headerNames = Object.keys(config.headers);

@@ -13,6 +13,7 @@ import {
   type AddClientAuthentication,
   auth,
   createPrivateKeyJwtAuth,
+  discoverAndRequestJwtAuthGrant,
   type FetchLike,
   type OAuthClientInformationMixed,
   type OAuthClientMetadata,
@@ -20,6 +21,7 @@ import {
   type OAuthDiscoveryState,
   OAuthError,
   type OAuthTokens,
+  requestJwtAuthorizationGrant,
 } from "@modelcontextprotocol/client";
 import { BridgeError, classifyError, describeError } from "../common/errors.ts";
 import { redact } from "../common/redact.ts";
@@ -63,8 +65,11 @@ export class MachineOAuthProvider implements OAuthClientProvider {
   private discovery?: OAuthDiscoveryState;
   private fetching?: Promise<void>;
   private signer?: AddClientAuthentication;
-  /** The workload JWT last read from `assertionFile`: hidden in errors like the configured secrets. */
-  private lastAssertion?: string;
+  /** What was read from files or obtained on the way (a workload JWT, an ID token, an ID-JAG): hidden in errors too. */
+  private readonly seen: string[] = [];
+  /** The authorization server's issuer and the server's resource, as the SDK found them: an ID-JAG is asked for both. */
+  private issuer?: string;
+  private resource?: string;
   private readonly now: () => number;
 
   private readonly fetchFn?: FetchLike;
@@ -100,32 +105,91 @@ export class MachineOAuthProvider implements OAuthClientProvider {
   }
 
   /**
-   * The grant, for the configured scopes (or what the SDK chose from the server's metadata): client credentials, or the
-   * workload's JWT (its file read now: such tokens are short-lived and replaced in place).
+   * The grant, for the configured scopes (or what the SDK chose from the server's metadata): client credentials, or a
+   * JWT bearer grant with its assertion got now (a file is read again: such tokens are short-lived and replaced in
+   * place; an ID-JAG is asked for anew).
    */
   async prepareTokenRequest(scope?: string): Promise<URLSearchParams> {
     const params = new URLSearchParams({ grant_type: this.settings.grantType === JWT_BEARER_GRANT ? JWT_BEARER_GRANT : "client_credentials" });
-    if (this.settings.grantType === JWT_BEARER_GRANT) params.set("assertion", await this.assertion());
     const wanted = this.settings.scopes?.length ? this.settings.scopes.join(" ") : scope;
+    if (this.settings.grantType === JWT_BEARER_GRANT) params.set("assertion", await this.assertion(wanted));
     if (wanted) params.set("scope", wanted);
     return params;
   }
 
-  private async assertion(): Promise<string> {
-    const { assertion, assertionFile } = this.settings;
-    if (assertion !== undefined) return assertion;
+  /** The JWT bearer grant's assertion: the workload's JWT as configured or in its file, or an ID-JAG from the IdP. */
+  private async assertion(scope: string | undefined): Promise<string> {
+    const { assertion, assertionFile, idpClientId } = this.settings;
+    if (idpClientId !== undefined) return await this.authorizationGrant(scope);
+    return assertion ?? (await this.secretFile(assertionFile ?? "", "assertionFile", "the workload's JWT"));
+  }
+
+  /** A token kept in a file (read at each use: the platform replaces it in place), trimmed, and hidden from then on. */
+  private async secretFile(file: string, key: string, what: string): Promise<string> {
     const { server } = this.options;
     let text: string;
     try {
-      text = (await readFile(assertionFile ?? "", "utf8")).trim();
+      text = (await readFile(file, "utf8")).trim();
     } catch (error) {
       const code = (error as { code?: unknown }).code;
-      throw new BridgeError("config", server, `MCP server '${server}': the assertion file ${assertionFile} cannot be read (${code === "ENOENT" ? "it does not exist" : describeError(error)}); fix \`auth.assertionFile\`.`);
+      throw new BridgeError("config", server, `MCP server '${server}': the file ${file} cannot be read (${code === "ENOENT" ? "it does not exist" : describeError(error)}); fix \`auth.${key}\`.`);
     }
-    if (text === "") throw new BridgeError("config", server, `MCP server '${server}': the assertion file ${assertionFile} is empty; it should hold the workload's JWT.`);
-    this.options.onSecrets?.([text]);
-    this.lastAssertion = text;
+    if (text === "") throw new BridgeError("config", server, `MCP server '${server}': the file ${file} is empty; \`auth.${key}\` should hold ${what}.`);
+    this.hideFromNowOn(text);
     return text;
+  }
+
+  private hideFromNowOn(value: string): void {
+    this.seen.push(value);
+    this.options.onSecrets?.([value]);
+  }
+
+  /**
+   * Enterprise-managed authorization: the user's ID token exchanged at the identity provider (RFC 8693, by the SDK's
+   * `requestJwtAuthorizationGrant`) for an ID-JAG for this authorization server and resource.
+   */
+  private async authorizationGrant(scope: string | undefined): Promise<string> {
+    const { idpUrl, idpTokenUrl, idpClientId = "", idpClientSecret, idToken, idTokenFile } = this.settings;
+    const { server } = this.options;
+    this.refuseEndpoints({ "identity provider": idpUrl, "identity provider's token endpoint": idpTokenUrl });
+    const token = idToken ?? (await this.secretFile(idTokenFile ?? "", "idTokenFile", "the user's ID token"));
+    const request = {
+      audience: this.issuer ?? "",
+      resource: this.resource ?? this.options.serverUrl,
+      idToken: token,
+      clientId: idpClientId,
+      clientSecret: idpClientSecret,
+      scope,
+      fetchFn: this.fetchFn,
+    };
+    try {
+      const result = idpTokenUrl ? await requestJwtAuthorizationGrant({ tokenEndpoint: idpTokenUrl, ...request }) : await discoverAndRequestJwtAuthGrant({ idpUrl: idpUrl ?? "", ...request });
+      this.hideFromNowOn(result.jwtAuthGrant);
+      return result.jwtAuthGrant;
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      const answer = isTokenEndpointError(error) && typeof code === "string" && code !== (error as Error).message ? `${code} (${(error as Error).message})` : describeError(error);
+      throw new BridgeError(
+        "auth",
+        server,
+        this.hide(`MCP server '${server}': the identity provider ${idpTokenUrl ?? idpUrl} did not exchange the ID token for an authorization grant: ${answer}. Check \`auth.idToken\` (is it current?) and \`auth.idpClientId\`.`),
+        { cause: error },
+      );
+    }
+  }
+
+  /** `text` with every secret this client knows hidden. */
+  private hide(text: string): string {
+    const { clientSecret, assertion, idToken, idpClientSecret } = this.settings;
+    return redact(text, [clientSecret, assertion, idToken, idpClientSecret, ...this.seen].filter((value): value is string => value !== undefined));
+  }
+
+  saveAuthorizationServerUrl(issuer: string): void {
+    this.issuer = issuer;
+  }
+
+  saveResourceUrl(resource: string): void {
+    this.resource = resource;
   }
 
   /** Absent for a client secret (the SDK sends it as the method says); a fresh signed assertion for `private_key_jwt`. */
@@ -194,10 +258,9 @@ export class MachineOAuthProvider implements OAuthClientProvider {
   private tokenError(error: unknown): BridgeError {
     if (error instanceof BridgeError) return error;
     const { server } = this.options;
-    const { clientId, clientSecret, tokenEndpointAuthMethod } = this.settings;
+    const { clientId, tokenEndpointAuthMethod } = this.settings;
     const endpoint = this.discovery?.authorizationServerMetadata?.token_endpoint ?? "its token endpoint";
-    const secrets = [clientSecret, this.settings.assertion, this.lastAssertion].filter((value): value is string => value !== undefined);
-    const hide = (text: string) => redact(text, secrets);
+    const hide = (text: string) => this.hide(text);
     if (isTokenEndpointError(error)) {
       const code = (error as { code?: unknown; errorCode?: unknown }).code ?? (error as { errorCode?: unknown }).errorCode;
       const description = (error as Error).message;

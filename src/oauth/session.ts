@@ -85,12 +85,26 @@ export class OAuthSession {
     if (isMachineGrant(settings.grantType)) {
       const file = (value: string | undefined) => (value === undefined ? undefined : resolve(expandHome(value, os.homedir())));
       const assertion = resolve(settings.assertion);
-      // An assertion written out is a secret as well as one from a variable.
-      if (assertion) options.onSecrets?.([assertion]);
+      const idToken = resolve(settings.idToken);
+      const idpClientSecret = resolve(settings.idpClientSecret);
+      // Written out, these are secrets as well as when they come from a variable.
+      options.onSecrets?.([assertion, idToken, idpClientSecret].filter((value): value is string => Boolean(value)));
       this.provider = new MachineOAuthProvider({
         server: options.server,
         serverUrl: options.serverUrl,
-        settings: { ...resolved, privateKeyFile: file(settings.privateKeyFile), keyId: resolve(settings.keyId), assertion, assertionFile: file(settings.assertionFile) },
+        settings: {
+          ...resolved,
+          privateKeyFile: file(settings.privateKeyFile),
+          keyId: resolve(settings.keyId),
+          assertion,
+          assertionFile: file(settings.assertionFile),
+          idpUrl: resolve(settings.idpUrl),
+          idpTokenUrl: resolve(settings.idpTokenUrl),
+          idpClientId: resolve(settings.idpClientId),
+          idpClientSecret,
+          idToken,
+          idTokenFile: file(settings.idTokenFile),
+        },
         store: options.store,
         fetch: options.fetch,
         onSecrets: options.onSecrets,

@@ -7,6 +7,7 @@
  * in the block's camelCase.
  */
 import { quoteValue } from "../../common/text.ts";
+import { checkUrl } from "./endpoint.ts";
 import type { JsonObject } from "../../common/values.ts";
 import { type GrantType, JWT_BEARER_GRANT, type MachineAuthMethod, type OAuthSettings } from "../types.ts";
 
@@ -14,14 +15,19 @@ const GRANT_TYPES: readonly GrantType[] = ["authorization_code", "client_credent
 const METHODS: readonly MachineAuthMethod[] = ["client_secret_basic", "client_secret_post", "private_key_jwt"];
 /** The JWS algorithms a `private_key_jwt` assertion may be signed with: asymmetric ones only (RFC 7523, RFC 7518). */
 export const SIGNING_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"] as const;
+/** Keys of enterprise-managed authorization: where the user's ID token is exchanged for an authorization grant. */
+const ENTERPRISE_FIELDS = ["idpUrl", "idpTokenUrl", "idpClientId", "idpClientSecret", "idToken", "idTokenFile"] as const;
 /** Keys of the machine grant, which mean nothing to a browser sign-in. */
-export const MACHINE_FIELDS = ["grantType", "tokenEndpointAuthMethod", "privateKeyFile", "signingAlgorithm", "keyId", "assertion", "assertionFile"] as const;
+export const MACHINE_FIELDS = [
+  "grantType", "tokenEndpointAuthMethod", "privateKeyFile", "signingAlgorithm", "keyId", "assertion", "assertionFile",
+  ...ENTERPRISE_FIELDS,
+] as const;
 /** Keys of a browser sign-in, which a machine client has no use for. */
 const BROWSER_FIELDS = ["callbackPort", "callbackUrl", "clientRegistration", "clientMetadataUrl", "clientName"] as const;
 
 type MachineSettings = Pick<
   OAuthSettings,
-  "grantType" | "tokenEndpointAuthMethod" | "privateKeyFile" | "signingAlgorithm" | "keyId" | "assertion" | "assertionFile"
+  "grantType" | "tokenEndpointAuthMethod" | "privateKeyFile" | "signingAlgorithm" | "keyId" | "assertion" | "assertionFile" | (typeof ENTERPRISE_FIELDS)[number]
 >;
 
 /** A path the bridge can find wherever pi runs: absolute, in the home directory, or from a variable. */
@@ -53,7 +59,7 @@ export function machineSettings(auth: JsonObject, field: string, errors: string[
     errors.push(`\`${field}.authorizationUrl\`/\`tokenUrl\` are for signing in in a browser; for "${grant}" use discovery, or \`${field}.authServerMetadataUrl\``);
   }
   const settings: MachineSettings = { grantType: grant };
-  const text = (key: "privateKeyFile" | "keyId" | "tokenEndpointAuthMethod" | "signingAlgorithm" | "assertion" | "assertionFile"): string | undefined => {
+  const text = (key: (typeof MACHINE_FIELDS)[number]): string | undefined => {
     const value = auth[key];
     if (value === undefined || value === null) return undefined;
     if (typeof value === "string" && value.trim() !== "") return value;
@@ -68,16 +74,24 @@ export function machineSettings(auth: JsonObject, field: string, errors: string[
   }
   const assertion = text("assertion");
   const assertionFile = text("assertionFile");
-  if (!bearer && (assertion !== undefined || assertionFile !== undefined)) {
-    errors.push(`\`${field}.assertion\` and \`${field}.assertionFile\` are for \`"grantType": "${JWT_BEARER_GRANT}"\``);
-  } else if (bearer && (assertion === undefined) === (assertionFile === undefined)) {
-    errors.push(`\`${field}.grantType\` "${JWT_BEARER_GRANT}" needs one of \`${field}.assertion\` (the workload's JWT, from a \${VAR}) or \`${field}.assertionFile\` (a file holding it, read at each token request)`);
+  const enterprise = enterpriseSettings(auth, field, text, errors);
+  const sources = [assertion, assertionFile, enterprise].filter((source) => source !== undefined).length;
+  if (!bearer && sources > 0) {
+    errors.push(`\`${field}.assertion\`, \`${field}.assertionFile\` and the \`${field}.idp…\`/\`idToken\` keys are for \`"grantType": "${JWT_BEARER_GRANT}"\``);
+  } else if (bearer && sources !== 1) {
+    errors.push(
+      `\`${field}.grantType\` "${JWT_BEARER_GRANT}" needs one of \`${field}.assertion\` (the workload's JWT, from a \${VAR}), ` +
+        `\`${field}.assertionFile\` (a file holding it, read at each token request) or an identity provider to exchange the user's ID token at ` +
+        `(\`${field}.idpUrl\` or \`idpTokenUrl\`, \`idpClientId\`, \`idToken\` or \`idTokenFile\`)`,
+    );
   }
-  if (assertionFile !== undefined && !isRootedPath(assertionFile)) {
-    errors.push(`\`${field}.assertionFile\` must be an absolute path, or start with ~/ or a \${VAR} (got ${quoteValue(assertionFile)})`);
+  for (const key of ["assertionFile", "idTokenFile"] as const) {
+    const file = text(key);
+    if (file !== undefined && !isRootedPath(file)) errors.push(`\`${field}.${key}\` must be an absolute path, or start with ~/ or a \${VAR} (got ${quoteValue(file)})`);
   }
   if (bearer && assertion !== undefined) settings.assertion = assertion;
   if (bearer && assertionFile !== undefined) settings.assertionFile = assertionFile;
+  if (bearer && enterprise !== undefined) Object.assign(settings, enterprise);
   // The JWT bearer grant may authenticate the client as well, or send only its id (a public client).
   if (!bearer && !hasSecret && keyFile === undefined) {
     errors.push(
@@ -112,5 +126,36 @@ export function machineSettings(auth: JsonObject, field: string, errors: string[
   if (keyFile !== undefined) settings.privateKeyFile = keyFile;
   if (algorithm !== undefined) settings.signingAlgorithm = algorithm;
   if (keyId !== undefined) settings.keyId = keyId;
+  return settings;
+}
+
+/**
+ * The identity provider of enterprise-managed authorization, when any of its keys is written: where (`idpUrl`, its
+ * issuer, or `idpTokenUrl`), as which client, and the user's ID token (`idToken` from a variable, or `idTokenFile`).
+ */
+function enterpriseSettings(
+  auth: JsonObject,
+  field: string,
+  text: (key: (typeof MACHINE_FIELDS)[number]) => string | undefined,
+  errors: string[],
+): Partial<Record<(typeof ENTERPRISE_FIELDS)[number], string>> | undefined {
+  if (!ENTERPRISE_FIELDS.some((key) => auth[key] !== undefined)) return undefined;
+  const settings: Partial<Record<(typeof ENTERPRISE_FIELDS)[number], string>> = {};
+  for (const key of ENTERPRISE_FIELDS) {
+    const value = text(key);
+    if (value !== undefined) settings[key] = value;
+  }
+  if ((settings.idpUrl === undefined) === (settings.idpTokenUrl === undefined)) {
+    errors.push(`enterprise-managed authorization needs one of \`${field}.idpUrl\` (the identity provider's issuer) or \`${field}.idpTokenUrl\` (its token endpoint)`);
+  }
+  for (const key of ["idpUrl", "idpTokenUrl"] as const) {
+    const url = settings[key];
+    const problem = url === undefined ? undefined : checkUrl(url);
+    if (problem) errors.push(problem.replace("`url`", `\`${field}.${key}\``));
+  }
+  if (settings.idpClientId === undefined) errors.push(`enterprise-managed authorization needs \`${field}.idpClientId\`: the client registered with the identity provider`);
+  if ((settings.idToken === undefined) === (settings.idTokenFile === undefined)) {
+    errors.push(`enterprise-managed authorization needs one of \`${field}.idToken\` (the user's ID token, from a \${VAR}) or \`${field}.idTokenFile\``);
+  }
   return settings;
 }
