@@ -266,11 +266,11 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
         assert.equal(idp.exchanges[0]!.resource, fixture.url, "and for this MCP server");
         assert.ok(fixture.workloadGrants.length >= 1 && fixture.workloadGrants.every((g) => g.ok && g.clientId === "mcp-client"), JSON.stringify(fixture.workloadGrants.map((g) => g.error)));
         assert.equal(fixture.authorizations.length + fixture.registrations.length, 0);
-        // The user signs in again elsewhere; the next token (30 s tokens: every use) is asked for with the new ID token.
-        const before = idp.exchanges.length;
-        writeFileSync(idTokenFile, await idp.idToken("alice"));
+        assert.equal(idp.exchanges[0]!.user, "alice");
+        // Another sign-in replaces the file; the next token (30 s tokens: every use) is asked for with the new ID token.
+        writeFileSync(idTokenFile, await idp.idToken("alice-again"));
         assert.equal(await echo(connection, "again"), "again");
-        assert.ok(idp.exchanges.length > before);
+        assert.equal(idp.exchanges.at(-1)!.user, "alice-again");
       } finally {
         issuedElsewhere.push(alice, ...idp.issued);
         await idp.close();
