@@ -15,6 +15,7 @@ import { BridgeError } from "../src/common/errors.ts";
 import { describeForTrust, trustFingerprint } from "../src/config/trust.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
+import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { AuthStore } from "../src/oauth/storage.ts";
 import type { MachineClient } from "./fixtures/client-credentials.ts";
 import { type OAuthFixture, type OAuthFixtureOptions, startOAuthServer } from "./fixtures/oauth-server.ts";
@@ -87,6 +88,13 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     await second.connect();
     assert.equal(await echo(second, "again"), "again");
     assert.equal(grants(fixture).length, 1, "the stored token was reused");
+    // `/mcp auth`: a new token, still without a browser; `/mcp logout`: the token is gone.
+    await second.signIn(automaticSignIn());
+    assert.equal(await echo(second, "new token"), "new token");
+    assert.equal(grants(fixture).length, 2);
+    assert.equal(fixture.authorizations.length, 0);
+    assert.equal((await second.logout()).removed, true);
+    assert.equal(new AuthStore(authDir).tokens("machine", fixture.url), undefined);
     await second.close();
   });
 
