@@ -352,6 +352,12 @@ describe("the client-credentials config: each mistake said with what to change",
       validateServerEntry("m", { url: "https://x/mcp", auth: { grantType: "client_credentials", clientId: "job", privateKeyFile: file } }, { scope: "project", path: "/p/.pi/mcp.json" }).config!;
     assert.ok(describeForTrust(entry("~/keys/job.pem")).includes("signs its OAuth token requests with the key in: ~/keys/job.pem"));
     assert.notEqual(trustFingerprint(entry("~/keys/job.pem")), trustFingerprint(entry("~/.ssh/id_ed25519")));
+    const enterprise = validateServerEntry(
+      "m",
+      { url: "https://x/mcp", auth: { grantType: "urn:ietf:params:oauth:grant-type:jwt-bearer", clientId: "c", idpUrl: "https://idp", idpClientId: "i", idpClientSecret: "${IDP_SECRET}", idToken: "${ID_TOKEN}" } },
+      { scope: "project", path: "/p/.pi/mcp.json" },
+    ).config!;
+    assert.ok(describeForTrust(enterprise).includes("reads your variables: ${IDP_SECRET}, ${ID_TOKEN}"), describeForTrust(enterprise).join("\n"));
   });
 
   test("what is missing, contradictory or meant for a browser sign-in", () => {
