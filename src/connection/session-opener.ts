@@ -163,6 +163,7 @@ export class SessionOpener {
       violation: session?.violation,
       nonJsonLines: session?.nonJsonLines ?? 0,
       oauth: this.options.auth.active,
+      oauthRefused: this.options.auth.refusedMessage,
     };
   }
 }

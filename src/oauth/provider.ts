@@ -23,7 +23,7 @@ import type { OAuthSettings } from "../config/types.ts";
 import { commandArgument } from "../config/validate/name.ts";
 import { type AuthorizationGrant, CallbackServer, OAuthCallbackError } from "./callback-server.ts";
 import { configuredDiscovery } from "./configured-metadata.ts";
-import { endpointsProblem } from "./endpoint-policy.ts";
+import { discoveryEndpoints, endpointsProblem } from "./endpoint-policy.ts";
 import { importPiSignIn, type PiImportOutcome } from "./pi-sign-in-import.ts";
 import { redirectPlan } from "./redirect.ts";
 import { type AuthStore, expiresWithin, toOAuthTokens, toStoredTokens } from "./storage.ts";
@@ -318,16 +318,7 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
 
   /** Throws an auth error naming the first endpoint of `state` that is neither https nor http on loopback. */
   private refuseBadEndpoints(state: OAuthDiscoveryState): void {
-    const metadata = state.authorizationServerMetadata;
-    const servers = state.resourceMetadata?.authorization_servers ?? [];
-    this.refuse({
-      "authorization server": state.authorizationServerUrl,
-      "resource metadata URL": state.resourceMetadataUrl,
-      ...Object.fromEntries(servers.map((url, i) => [`authorization_servers[${i}]`, url])),
-      authorization_endpoint: metadata?.authorization_endpoint,
-      token_endpoint: metadata?.token_endpoint,
-      registration_endpoint: metadata?.registration_endpoint,
-    });
+    this.refuse(discoveryEndpoints(state));
   }
 
   private refuse(endpoints: Record<string, string | URL | undefined>): void {

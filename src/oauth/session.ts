@@ -3,14 +3,16 @@
  * requests, and the step the SDK leaves to the client after it has sent the user to sign in — waiting for the
  * redirect and exchanging its code.
  */
+import * as os from "node:os";
 import { auth, type FetchLike, type OAuthTokens, UnauthorizedError } from "@modelcontextprotocol/client";
 import type { OAuthSettings } from "../config/types.ts";
 import { BridgeError, describeError } from "../common/errors.ts";
 import type { PiImportOutcome } from "./pi-sign-in-import.ts";
 import { BridgeOAuthProvider, type SignInHandler } from "./provider.ts";
+import { isMachineGrant, MachineOAuthProvider } from "./machine-provider.ts";
 import { type AuthStore, toOAuthTokens } from "./storage.ts";
 import { RefreshDeduper } from "./refresh-dedupe.ts";
-import { type Environment, substituteVars } from "../config/substitute.ts";
+import { type Environment, expandHome, substituteVars } from "../config/substitute.ts";
 import { commandArgument } from "../config/validate/name.ts";
 
 export interface OAuthSessionOptions {
@@ -41,7 +43,7 @@ export function isUnauthorized(error: unknown): boolean {
 }
 
 export class OAuthSession {
-  readonly provider: BridgeOAuthProvider;
+  readonly provider: BridgeOAuthProvider | MachineOAuthProvider;
   private readonly deduper: RefreshDeduper;
 
   constructor(private readonly options: OAuthSessionOptions) {
@@ -78,6 +80,35 @@ export class OAuthSession {
     if (resolved.clientSecret) secrets.push(resolved.clientSecret);
     // Values from `${VAR}`s in the auth block and the client secret are redacted like the tokens.
     options.onSecrets?.(secrets);
+    if (isMachineGrant(settings.grantType)) {
+      const file = (value: string | undefined) => (value === undefined ? undefined : resolve(expandHome(value, os.homedir())));
+      const assertion = resolve(settings.assertion);
+      const idToken = resolve(settings.idToken);
+      const idpClientSecret = resolve(settings.idpClientSecret);
+      // Written out, these are secrets as well as when they come from a variable.
+      options.onSecrets?.([assertion, idToken, idpClientSecret].filter((value): value is string => Boolean(value)));
+      this.provider = new MachineOAuthProvider({
+        server: options.server,
+        serverUrl: options.serverUrl,
+        settings: {
+          ...resolved,
+          privateKeyFile: file(settings.privateKeyFile),
+          keyId: resolve(settings.keyId),
+          assertion,
+          assertionFile: file(settings.assertionFile),
+          idpUrl: resolve(settings.idpUrl),
+          idpTokenUrl: resolve(settings.idpTokenUrl),
+          idpClientId: resolve(settings.idpClientId),
+          idpClientSecret,
+          idToken,
+          idTokenFile: file(settings.idTokenFile),
+        },
+        store: options.store,
+        fetch: options.fetch,
+        onSecrets: options.onSecrets,
+      });
+      return;
+    }
     this.provider = new BridgeOAuthProvider({
       server: options.server,
       serverUrl: options.serverUrl,
@@ -123,6 +154,8 @@ export class OAuthSession {
   async completeSignIn(onEvent: (channel: string, payload: Record<string, unknown>) => void, signal?: AbortSignal): Promise<void> {
     const { provider } = this;
     const server = this.options.server;
+    // A machine client signs in by itself: a token the server refused is replaced, with no one to wait for.
+    if (provider instanceof MachineOAuthProvider) return await provider.fetchAgain();
     const pending = provider.pending;
     if (!pending) {
       throw new BridgeError("auth", server, needsSignInMessage(server));
