@@ -148,9 +148,10 @@ async function main(): Promise<number> {
     ? machineAuth(authDir)
     : scenario === "auth/wif-jwt-bearer"
       ? workloadAuth()
-      : scenario === "auth/enterprise-managed-authorization"
+      : // The same flow (SEP-990) under its earlier name in the 0.1 releases of the suite.
+        scenario === "auth/enterprise-managed-authorization" || scenario === "auth/cross-app-access-complete-flow"
         ? enterpriseAuth()
-      : { clientMetadataUrl: CIMD_URL, callbackPort: await freePort(), ...preRegistered() };
+        : { clientMetadataUrl: CIMD_URL, callbackPort: await freePort(), ...preRegistered() };
   const validated = validateServerEntry("conformance", { url, auth, reconnect: false, timeout: 25_000 }, { scope: "flag", path: "conformance" });
   if (!validated.config) {
     console.error(validated.errors.join("; "));

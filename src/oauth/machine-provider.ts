@@ -15,6 +15,7 @@ import {
   createPrivateKeyJwtAuth,
   discoverAndRequestJwtAuthGrant,
   type FetchLike,
+  type OAuthClientInformationContext,
   type OAuthClientInformationMixed,
   type OAuthClientMetadata,
   type OAuthClientProvider,
@@ -95,9 +96,10 @@ export class MachineOAuthProvider implements OAuthClientProvider {
     return metadata;
   }
 
-  clientInformation(): OAuthClientInformationMixed {
+  clientInformation(context?: OAuthClientInformationContext): OAuthClientInformationMixed {
     const { clientId = "", clientSecret, tokenEndpointAuthMethod } = this.settings;
-    const client: OAuthClientInformationMixed & { token_endpoint_auth_method?: string } = { client_id: clientId };
+    // The configured client is for whichever authorization server the server names: bound to the one asked about.
+    const client: OAuthClientInformationMixed & { token_endpoint_auth_method?: string; issuer?: string } = { client_id: clientId, ...(context ? { issuer: context.issuer } : {}) };
     if (clientSecret !== undefined) client.client_secret = clientSecret;
     // Unset, the SDK takes what the authorization server's metadata supports (basic first).
     if (tokenEndpointAuthMethod && tokenEndpointAuthMethod !== "private_key_jwt") client.token_endpoint_auth_method = tokenEndpointAuthMethod;

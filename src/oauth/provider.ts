@@ -144,7 +144,11 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
 
   clientInformation(context?: OAuthClientInformationContext): OAuthClientInformationMixed | undefined {
     const { clientId, clientSecret } = this.settings;
-    if (clientId) return clientSecret ? { client_id: clientId, client_secret: clientSecret } : { client_id: clientId };
+    if (clientId) {
+      // The configured client is for whichever authorization server the server names: bound to the one asked about.
+      const stamp = context ? { issuer: context.issuer } : {};
+      return clientSecret ? { client_id: clientId, client_secret: clientSecret, ...stamp } : { client_id: clientId, ...stamp };
+    }
     const record = this.options.store.client(this.options.server, this.options.serverUrl);
     if (!record) return undefined;
     // The server moved to another authorization server: a client id is only good where it was issued.
