@@ -14,7 +14,10 @@ import {
   callToolAsTask,
   resumeToolTask,
   TaskCancelledError,
+  TaskFailedError,
   TaskInterruptedError,
+  TaskTimeoutError,
+  TaskUnknownError,
   toolTaskDialect,
   type TaskDialect,
   type TaskState,
@@ -99,11 +102,6 @@ for (const bed of BEDS) {
       assert.equal(toolTaskDialect(client, { execution: { taskSupport: "forbidden" } }), bed.dialect === "extension" ? "extension" : undefined);
     });
 
-    it("a plain tool still works", async () => {
-      const result = await client.callTool({ name: "echo", arguments: { text: "plain" } });
-      assert.equal(textOf(result as { content: unknown[] }), "plain");
-    });
-
     it("a task completes, reporting its progress, with its id given at once", async () => {
       const watch = progressWatch();
       let created: string | undefined;
@@ -137,6 +135,34 @@ for (const bed of BEDS) {
       assert.ok(server.store.cancelled.includes(created!), "the server saw the cancel");
       assert.equal(server.store.get(created!)?.status, "cancelled");
       assert.ok(!existsSync(gate));
+    });
+
+    it("a task that fails, a task the server does not know, and a task past its time end in typed errors", async () => {
+      const failed = await callToolAsTask(client, { name: "long_job", arguments: { steps: 1, stepMs: 10, fail: true } }, base()).then(
+        (result) => result,
+        (error: unknown) => error,
+      );
+      // The 1.x SDK's tasks/result hands back what its store kept for a failed task: a tool result marked as an error.
+      if (bed.fixture === LEGACY_FIXTURE) assert.equal((failed as { isError?: boolean }).isError, true, String(failed));
+      else assert.ok(failed instanceof TaskFailedError && /failed on purpose/.test(failed.message), String(failed));
+
+      const unknown = "00000000-0000-4000-8000-000000000000";
+      await assert.rejects(resumeToolTask(client, unknown, base()), (error: unknown) => error instanceof TaskUnknownError && error.taskId === unknown);
+
+      let created: string | undefined;
+      const gate = path.join(tmp.dir, `late-${bed.dialect}-${bed.mode}`);
+      await assert.rejects(
+        callToolAsTask(client, { name: "long_job", arguments: { steps: 1, gate } }, base({ timeoutMs: 400, onTaskCreated: (id) => (created = id) })),
+        (error: unknown) => error instanceof TaskTimeoutError && error.taskId === created,
+      );
+      assert.equal(server.store.get(created!)?.status, "cancelled", "a task past its time is cancelled, not left running");
+    });
+
+    it("a plain tool still works, on the connection the task calls went through", async () => {
+      const result = await client.callTool({ name: "echo", arguments: { text: "plain" } });
+      assert.equal(textOf(result as { content: unknown[] }), "plain");
+      const inline = await client.callTool({ name: "long_job", arguments: { steps: 1, stepMs: 0 } });
+      assert.equal(textOf(inline as { content: unknown[] }), "done after 1 steps (no task)", "a call that asks for no task gets none");
     });
   });
 
