@@ -192,6 +192,8 @@ async function follow(run: Run, taskId: string, first: DetailedTask | undefined)
         task = await getTask(run, taskId);
       } catch (error) {
         if (options.signal?.aborted) return cancelled(run, taskId);
+        // A request cut short by the call's own deadline is the call timing out, not the connection failing.
+        if (remaining(run) <= 0) break;
         throw error;
       }
     }
@@ -203,8 +205,12 @@ async function follow(run: Run, taskId: string, first: DetailedTask | undefined)
     task = undefined;
     if (!(await pause(delay, options.signal))) return cancelled(run, taskId);
   }
+  return timedOut(run, taskId);
+}
+
+async function timedOut(run: Run, taskId: string): Promise<never> {
   await cancelQuietly(run, taskId);
-  throw new TaskTimeoutError(taskId, options.timeoutMs);
+  throw new TaskTimeoutError(taskId, run.options.timeoutMs);
 }
 
 function stateOf(task: DetailedTask): TaskState {
@@ -246,6 +252,7 @@ async function finish(run: Run, task: DetailedTask): Promise<CallToolResult> {
     answer = await taskRequest(run, "tasks/result", { taskId: task.taskId }, requestOptions(run));
   } catch (error) {
     if (run.options.signal?.aborted) return cancelled(run, task.taskId);
+    if (remaining(run) <= 0) return timedOut(run, task.taskId);
     if (error instanceof ProtocolError && error.code !== -32602) throw new TaskFailedError(task.taskId, error.message, error.code);
     throw asTaskError(error, task.taskId);
   }
