@@ -27,12 +27,55 @@ import { spawnServer } from "./fixtures/child-server.ts";
 import { startLegacyTaskServer, type RunningLegacyTaskServer } from "./fixtures/legacy-task-server.ts";
 import { startModernServer, type RunningModernServer } from "./fixtures/modern-server.ts";
 import type { JobStore } from "./fixtures/task-jobs.ts";
+import { dialectOfVersion, parseCreation, parseTask, pollDelay, taskDialectFor } from "../src/connection/task-wire.ts";
 import { REPO_ROOT, tempDir } from "./helpers.ts";
 
 const MODERN_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "modern-server.ts");
 const LEGACY_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "legacy-task-server.ts");
 
 type Mode = "auto" | "legacy";
+
+describe("task wire shapes (pure)", () => {
+  const base = { taskId: "t1", status: "working", createdAt: "2026-01-01T00:00:00Z", lastUpdatedAt: "2026-01-01T00:00:00Z" };
+
+  it("reads a task in either revision's shape, and nothing else", () => {
+    assert.deepEqual(parseTask({ ...base, ttl: 1000, pollInterval: 50 }), { ...base, statusMessage: undefined, ttlMs: 1000, pollIntervalMs: 50 });
+    assert.equal(parseTask({ ...base, ttlMs: null, pollIntervalMs: 20 })?.ttlMs, null);
+    assert.equal(parseTask({ ...base, status: "sleeping" }), undefined);
+    assert.equal(parseTask({ ...base, taskId: "" }), undefined);
+    assert.equal(parseTask([base]), undefined);
+    assert.deepEqual(parseTask({ ...base, status: "completed", result: { content: [] } })?.result, { content: [] });
+  });
+
+  it("tells a created task (nested or flat) from a plain result", () => {
+    assert.equal((parseCreation({ task: base }) as { task: { taskId: string } }).task.taskId, "t1");
+    assert.equal((parseCreation({ resultType: "task", ...base }) as { task: { taskId: string } }).task.taskId, "t1");
+    assert.deepEqual(parseCreation({ content: [{ type: "text", text: "x" }] }), { result: { content: [{ type: "text", text: "x" }] } });
+    assert.equal(parseCreation({ resultType: "task" }), undefined);
+    assert.equal(parseCreation("nope"), undefined);
+  });
+
+  it("waits as the server suggests, within bounds and never past the deadline", () => {
+    const bounds = { minMs: 100, maxMs: 5000 };
+    assert.equal(pollDelay({ taskId: "t", status: "working", pollIntervalMs: 250 }, bounds, 10_000), 250);
+    assert.equal(pollDelay({ taskId: "t", status: "working", pollIntervalMs: 1 }, bounds, 10_000), 100);
+    assert.equal(pollDelay({ taskId: "t", status: "working", pollIntervalMs: 60_000 }, bounds, 10_000), 5000);
+    assert.equal(pollDelay({ taskId: "t", status: "working" }, bounds, 10_000), 100);
+    assert.equal(pollDelay({ taskId: "t", status: "working", pollIntervalMs: 250 }, bounds, 30), 30);
+  });
+
+  it("asks for a task only where the server (and on 2025-11-25 the tool) allows it", () => {
+    assert.equal(dialectOfVersion("2026-07-28"), "extension");
+    assert.equal(dialectOfVersion("2025-11-25"), "core");
+    assert.equal(dialectOfVersion(undefined), "core");
+    const core = { tasks: { requests: { tools: { call: {} } } } };
+    assert.equal(taskDialectFor("core", core, { execution: { taskSupport: "required" } }), "core");
+    assert.equal(taskDialectFor("core", core, {}), undefined);
+    assert.equal(taskDialectFor("core", {}, { execution: { taskSupport: "optional" } }), undefined);
+    assert.equal(taskDialectFor("extension", { extensions: { "io.modelcontextprotocol/tasks": {} } }, undefined), "extension");
+    assert.equal(taskDialectFor("extension", core, { execution: { taskSupport: "optional" } }), undefined);
+  });
+});
 
 async function connect(url: string, mode: Mode): Promise<Client> {
   const client = new Client({ name: "tool-tasks-test", version: "0.0.0" }, { versionNegotiation: { mode }, capabilities: { elicitation: {} } });
