@@ -15,6 +15,7 @@ import {
   resumeToolTask,
   TaskCancelledError,
   TaskFailedError,
+  TaskInputRequiredError,
   TaskInterruptedError,
   TaskTimeoutError,
   TaskUnknownError,
@@ -199,6 +200,33 @@ for (const bed of BEDS) {
         (error: unknown) => error instanceof TaskTimeoutError && error.taskId === created,
       );
       assert.equal(server.store.get(created!)?.status, "cancelled", "a task past its time is cancelled, not left running");
+    });
+
+    it("a task that asks for input is answered through the caller (2026-07-28), or cancelled when it cannot be", { skip: bed.dialect !== "extension" }, async () => {
+      const asked: Array<Record<string, unknown>> = [];
+      const watch = progressWatch();
+      const result = await callToolAsTask(
+        client,
+        { name: "long_job", arguments: { steps: 2, stepMs: 10, ask: true } },
+        base({
+          onProgress: watch.onProgress,
+          onInputRequired: async (requests) => {
+            asked.push(requests);
+            return Object.fromEntries(Object.keys(requests).map((key) => [key, { action: "accept", content: { go: true } }]));
+          },
+        }),
+      );
+      assert.match(textOf(result), /^done after 2 steps \(pid \d+\), answer: accept \{"go":true\}$/);
+      assert.equal(asked.length, 1, "asked once, however many polls saw the question");
+      assert.equal((Object.values(asked[0]!)[0] as { method?: string }).method, "elicitation/create");
+      assert.ok(watch.seen.some((s) => s.status === "input_required"));
+
+      let created: string | undefined;
+      await assert.rejects(
+        callToolAsTask(client, { name: "long_job", arguments: { steps: 1, stepMs: 10, ask: true } }, base({ onTaskCreated: (id) => (created = id) })),
+        (error: unknown) => error instanceof TaskInputRequiredError && error.taskId === created,
+      );
+      assert.equal(server.store.get(created!)?.status, "cancelled");
     });
 
     it("a plain tool still works, on the connection the task calls went through", async () => {

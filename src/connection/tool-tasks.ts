@@ -230,10 +230,13 @@ async function getTask(run: Run, taskId: string): Promise<DetailedTask> {
   return task;
 }
 
-/** A protocol error about the task as a typed error; a lost connection as TaskInterruptedError. */
-function asTaskError(error: unknown, taskId: string): Error {
+/**
+ * A lost connection as TaskInterruptedError; on the requests that read a task (`tasks/get`, `tasks/result`),
+ * invalid params (-32602) is how both revisions say the task is unknown or expired.
+ */
+function asTaskError(error: unknown, taskId: string, readsTask = true): Error {
   if (error instanceof ProtocolError) {
-    if (error.code === -32602) return new TaskUnknownError(taskId, error.message);
+    if (readsTask && error.code === -32602) return new TaskUnknownError(taskId, error.message);
     return error;
   }
   return new TaskInterruptedError(taskId, error);
@@ -276,7 +279,7 @@ async function answerInput(run: Run, task: DetailedTask, answered: Set<string>):
   try {
     await taskRequest(run, "tasks/update", { taskId: task.taskId, inputResponses: responses }, requestOptions(run));
   } catch (error) {
-    throw asTaskError(error, task.taskId);
+    throw asTaskError(error, task.taskId, false);
   }
 }
 
