@@ -27,6 +27,7 @@ import type { ClientFeatures, ClientInfo, ServerChange } from "./mcp-client.ts";
 import { type CallOptions, type RecoveryHost, serverRequest } from "./request-recovery.ts";
 import { RetrySchedule, worthRetrying } from "./retry-schedule.ts";
 import { SessionOpener, STDERR_LINES_QUOTED } from "./session-opener.ts";
+import { toolCallRun } from "./tool-call.ts";
 
 export interface ConnectionOptions {
   projectRoot: string;
@@ -327,8 +328,7 @@ export class ServerConnection {
   async callTool(toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
     const started = Date.now();
     const name = this.toolList.serverName(toolName);
-    const toolDefinition = this.toolList.definition(toolName);
-    const run: Run<CallToolResult> = (client, sdk) => client.callTool({ name, arguments: args }, { ...sdk, ...(toolDefinition ? { toolDefinition } : {}) });
+    const run = toolCallRun(name, args, this.toolList.definition(toolName), this.options.features ?? {});
     try {
       const result = await this.request(toolName, run, options);
       this.report.called(toolName, started, { result });
