@@ -26,10 +26,10 @@ import { LiveSession, type Run } from "./live-session.ts";
 import type { ClientFeatures, ClientInfo, ServerChange } from "./mcp-client.ts";
 import { type CallOptions, type RecoveryHost, serverRequest } from "./request-recovery.ts";
 import { RetrySchedule, worthRetrying } from "./retry-schedule.ts";
-import { SessionOpener, STDERR_LINES_QUOTED } from "./session-opener.ts";
+import { SessionOpener, type SessionOpenerOptions, STDERR_LINES_QUOTED } from "./session-opener.ts";
 import { toolCallRun } from "./tool-call.ts";
 
-export interface ConnectionOptions {
+export interface ConnectionOptions extends Pick<SessionOpenerOptions, "recallProtocol"> {
   projectRoot: string;
   env: Environment;
   clientInfo: ClientInfo;
@@ -55,8 +55,6 @@ export interface ConnectionOptions {
   onServerChange?: (connection: ServerConnection, change: ServerChange) => void;
   /** How long a connection must stay up before a later drop gets a fresh set of attempts. Default 60 s. */
   stableAfterMs?: number;
-  /** The revision the server spoke when it last connected, as kept with its tools (`protocolVersion: "auto"` starts there). */
-  recallProtocol?: () => string | undefined;
 }
 
 export class ServerConnection {
@@ -327,8 +325,7 @@ export class ServerConnection {
    */
   async callTool(toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
     const started = Date.now();
-    const name = this.toolList.serverName(toolName);
-    const run = toolCallRun(name, args, this.toolList.definition(toolName), this.options.features ?? {});
+    const run = toolCallRun(this.toolList.serverName(toolName), args, this.toolList.definition(toolName), this.options.features ?? {});
     try {
       const result = await this.request(toolName, run, options);
       this.report.called(toolName, started, { result });
