@@ -54,6 +54,11 @@ export function inRequestScope<T>(pool: ServerPool | undefined, request: (cut?: 
   return pool ? inScope(pool, request) : request();
 }
 
+/** Runs `start` outside any request's scope: a stream it opens (a standing subscription) outlives the request. */
+export function outsideRequestScope<T>(start: () => T): T {
+  return scopes.exit(start);
+}
+
 async function inScope<T>(pool: ServerPool, request: (cut: AbortSignal) => Promise<T>): Promise<T> {
   const done = new AbortController();
   const cut = new AbortController();
