@@ -1010,6 +1010,7 @@ describe("protocol revisions", () => {
     assert.deepEqual(negotiationFor("auto", undefined, true), { versionNegotiation: { mode: "auto", probe: { timeoutMs: 3000 } } });
     assert.deepEqual(negotiationFor("auto", "2026-07-28", false), { versionNegotiation: { mode: { pin: "2026-07-28" } } });
     assert.deepEqual(negotiationFor("auto", "2025-06-18", false), { versionNegotiation: { mode: "auto" }, prior: { kind: "legacy" } });
+    assert.deepEqual(negotiationFor("auto", "legacy", true), { versionNegotiation: { mode: "auto", probe: { timeoutMs: 3000 } }, prior: { kind: "legacy" } });
     assert.deepEqual(negotiationFor("2026-07-28", "2025-11-25", false), { versionNegotiation: { mode: { pin: "2026-07-28" } } });
     assert.deepEqual(negotiationFor("2025-06-18", "2026-07-28", false), {
       versionNegotiation: { mode: "legacy" },

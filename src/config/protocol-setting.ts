@@ -16,7 +16,7 @@ export type ProtocolSetting = "auto" | ProtocolRevision;
  * `server/discover` describes the server). Every one after 2025-11-25 is one of them.
  */
 export function isStateless(revision: string): boolean {
-  return revision > "2025-11-25";
+  return /^\d{4}-\d{2}-\d{2}$/.test(revision) && revision > "2025-11-25";
 }
 
 /** The revisions of the handshake era at `revision` and older, newest first: what a client pinned there accepts. */
