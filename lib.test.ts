@@ -1,9 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { McpError, ErrorCode } from "@modelcontextprotocol/sdk/types.js";
-import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { SseError } from "@modelcontextprotocol/sdk/client/sse.js";
-import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, SdkHttpError, SseError, UnauthorizedError } from "@modelcontextprotocol/client";
 import {
   allocateToolName,
   base64Size,
@@ -61,6 +58,12 @@ import {
 } from "./lib.ts";
 import { clip, closestMatch, commandArgument, editDistance, findReservedKey, MAX_NESTING, quoteValue, serverNameProblem } from "./lib.ts";
 import { splitCommandLine } from "./src/config/add-server.ts";
+import { closedDuringProbe, cutDeepNesting, negotiationFor, protocolSetting, validateServerEntry as validateEntry } from "./lib.ts";
+
+/** The SDK's error for an HTTP answer the transport could not use. */
+function httpError(status: number, message: string): SdkHttpError {
+  return new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, message, { status });
+}
 
 const project: ConfigSource = { scope: "project", path: "/p/.pi/mcp.json" };
 const user: ConfigSource = { scope: "user", path: "/home/u/.pi/agent/mcp.json" };
@@ -397,8 +400,8 @@ describe("small helpers", () => {
     assert.equal(isToggleOnly("x"), false);
   });
   test("isTimeoutError", () => {
-    assert.equal(isTimeoutError(new McpError(ErrorCode.RequestTimeout, "Request timed out")), true);
-    assert.equal(isTimeoutError(new McpError(ErrorCode.ConnectionClosed, "closed")), false);
+    assert.equal(isTimeoutError(new SdkError(SdkErrorCode.RequestTimeout, "Request timed out")), true);
+    assert.equal(isTimeoutError(new SdkError(SdkErrorCode.ConnectionClosed, "closed")), false);
     assert.equal(isTimeoutError(new Error("Request timed out")), false);
   });
   test("shortHash is stable and short", () => {
@@ -585,44 +588,45 @@ describe("tool naming", () => {
 describe("classifyError", () => {
   test("auth: SDK auth errors and 401/403 statuses", () => {
     assert.equal(classifyError(new UnauthorizedError()), "auth");
-    assert.equal(classifyError(new StreamableHTTPError(401, "Error POSTing to endpoint: nope")), "auth");
-    assert.equal(classifyError(new StreamableHTTPError(403, "x")), "auth");
+    assert.equal(classifyError(httpError(401, "Error POSTing to endpoint: nope")), "auth");
+    assert.equal(classifyError(httpError(403, "x")), "auth");
     assert.equal(classifyError(new SseError(401, "x", undefined as never)), "auth");
     assert.equal(classifyError(new Error("Error POSTing to endpoint (HTTP 401): Unauthorized")), "auth");
     assert.equal(classifyError(new Error("request failed with status 403")), "auth");
     assert.equal(classifyError(new BridgeError("auth", "s", "x")), "auth");
   });
   test("transport: closed connections, refused or reset sockets, process exit, expired sessions", () => {
-    assert.equal(classifyError(new McpError(ErrorCode.ConnectionClosed, "Connection closed")), "transport");
+    assert.equal(classifyError(new SdkError(SdkErrorCode.ConnectionClosed, "Connection closed")), "transport");
     assert.equal(classifyError(new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }) })), "transport");
     assert.equal(classifyError(Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" })), "transport");
     assert.equal(classifyError(Object.assign(new Error("write EPIPE"), { code: "EPIPE" })), "transport");
     assert.equal(classifyError(new Error("Not connected")), "transport");
-    assert.equal(classifyError(new StreamableHTTPError(404, "Session not found")), "transport");
-    assert.equal(classifyError(new StreamableHTTPError(503, "unavailable")), "transport");
+    assert.equal(classifyError(httpError(404, "Session not found")), "transport");
+    assert.equal(classifyError(httpError(503, "unavailable")), "transport");
     assert.equal(classifyError(new Error("socket hang up")), "transport");
     assert.equal(classifyError(new BridgeError("transport", "s", "x")), "transport");
   });
   test("other: server answers, timeouts, bad requests", () => {
-    assert.equal(classifyError(new McpError(ErrorCode.InvalidParams, "bad")), "other");
-    assert.equal(classifyError(new McpError(ErrorCode.RequestTimeout, "Request timed out")), "other");
-    assert.equal(classifyError(new McpError(ErrorCode.InternalError, "Unauthorized access to repo")), "other");
-    assert.equal(classifyError(new StreamableHTTPError(400, "bad request")), "other");
+    assert.equal(classifyError(new ProtocolError(ProtocolErrorCode.InvalidParams, "bad")), "other");
+    assert.equal(classifyError(new SdkError(SdkErrorCode.RequestTimeout, "Request timed out")), "other");
+    assert.equal(classifyError(new ProtocolError(ProtocolErrorCode.InternalError, "Unauthorized access to repo")), "other");
+    assert.equal(classifyError(httpError(400, "bad request")), "other");
     assert.equal(classifyError(new Error("something else")), "other");
     assert.equal(classifyError("a string"), "other");
     assert.equal(classifyError(new Error("found 401 items")), "other");
   });
   test("auth and transport never overlap: an error with hints of both gets one class, by a fixed precedence", () => {
     const coded = (message: string, code: string) => Object.assign(new Error(message), { code });
-    // The precedence: the bridge's own kind; the SDK's UnauthorizedError; an HTTP status; the SDK's McpError code; a
-    // Node error code anywhere in the cause chain; then the message, where auth words win over transport words.
+    // The precedence: the bridge's own kind; the SDK's UnauthorizedError; an HTTP status; the SDK's own error code or a
+    // server's error answer; a Node error code anywhere in the cause chain; then the message, where auth words win over
+    // transport words.
     const table: Array<[what: string, sample: unknown, expected: ErrorKind]> = [
       ["plain auth: the SDK's UnauthorizedError", new UnauthorizedError(), "auth"],
-      ["plain auth: HTTP 401", new StreamableHTTPError(401, "x"), "auth"],
-      ["plain transport: the connection closed", new McpError(ErrorCode.ConnectionClosed, "Connection closed"), "transport"],
+      ["plain auth: HTTP 401", httpError(401, "x"), "auth"],
+      ["plain transport: the connection closed", new SdkError(SdkErrorCode.ConnectionClosed, "Connection closed"), "transport"],
       ["plain transport: not connected", new Error("Not connected"), "transport"],
       ["plain transport: fetch failed", new TypeError("fetch failed"), "transport"],
-      ["plain other: a server's answer", new McpError(ErrorCode.InvalidParams, "bad"), "other"],
+      ["plain other: a server's answer", new ProtocolError(ProtocolErrorCode.InvalidParams, "bad"), "other"],
       ["plain other: a number that is no status", new Error("found 401 items"), "other"],
       ["plain other: not an Error", "a string", "other"],
       ["plain other: nothing", null, "other"],
@@ -630,16 +634,16 @@ describe("classifyError", () => {
       ["the bridge's kind beats auth words", new BridgeError("transport", "s", "HTTP 401 unauthorized"), "transport"],
       ["a bridge error keeps its own kind, whatever its message says", new BridgeError("config", "s", "HTTP 401: connection closed"), "config"],
       ["UnauthorizedError beats transport words", new UnauthorizedError("fetch failed: connection closed"), "auth"],
-      ["status 401 beats transport words", new StreamableHTTPError(401, "Connection closed"), "auth"],
+      ["status 401 beats transport words", httpError(401, "Connection closed"), "auth"],
       ["SSE status 403 beats transport words", new SseError(403, "socket hang up", undefined as never), "auth"],
       ["status in an SSE POST message (401) beats transport words", new Error("Error POSTing to endpoint (HTTP 401): socket hang up"), "auth"],
-      ["status 503 beats auth words", new StreamableHTTPError(503, "Unauthorized"), "transport"],
+      ["status 503 beats auth words", httpError(503, "Unauthorized"), "transport"],
       ["SSE status 404 beats auth words", new SseError(404, "forbidden", undefined as never), "transport"],
       ["status in an SSE POST message (502) beats auth words", new Error("Error POSTing to endpoint (HTTP 502): Unauthorized"), "transport"],
-      ["status 400 beats transport words", new StreamableHTTPError(400, "fetch failed"), "other"],
-      ["McpError ConnectionClosed beats auth words", new McpError(ErrorCode.ConnectionClosed, "Connection closed: unauthorized"), "transport"],
-      ["another McpError code beats transport words", new McpError(ErrorCode.InternalError, "fetch failed: ECONNREFUSED"), "other"],
-      ["another McpError code beats auth words", new McpError(ErrorCode.InternalError, "Unauthorized access to repo"), "other"],
+      ["status 400 beats transport words", httpError(400, "fetch failed"), "other"],
+      ["the SDK's ConnectionClosed beats auth words", new SdkError(SdkErrorCode.ConnectionClosed, "Connection closed: unauthorized"), "transport"],
+      ["a server's error answer beats transport words", new ProtocolError(ProtocolErrorCode.InternalError, "fetch failed: ECONNREFUSED"), "other"],
+      ["a server's error answer beats auth words", new ProtocolError(ProtocolErrorCode.InternalError, "Unauthorized access to repo"), "other"],
       ["a Node error code beats auth words", coded("unauthorized", "ECONNRESET"), "transport"],
       ["a Node error code in the cause beats auth words", new TypeError("forbidden", { cause: coded("connect ECONNREFUSED", "ECONNREFUSED") }), "transport"],
       ["auth words beat 'fetch failed' in a TypeError", new TypeError("fetch failed: invalid_token"), "auth"],
@@ -650,12 +654,12 @@ describe("classifyError", () => {
     assert.deepEqual(wrong, []);
   });
   test("httpStatusOf and describeError", () => {
-    assert.equal(httpStatusOf(new StreamableHTTPError(405, "x")), 405);
-    assert.equal(httpStatusOf(new StreamableHTTPError(-1, "x")), undefined);
+    assert.equal(httpStatusOf(httpError(405, "x")), 405);
+    assert.equal(httpStatusOf(httpError(-1, "x")), undefined);
     assert.equal(httpStatusOf(new Error("plain")), undefined);
     const err = new TypeError("fetch failed", { cause: new Error("connect ECONNREFUSED 127.0.0.1:1") });
     assert.equal(describeError(err), "fetch failed: connect ECONNREFUSED 127.0.0.1:1");
-    assert.equal(describeError(new McpError(ErrorCode.InvalidParams, "bad input")), "bad input");
+    assert.equal(describeError(new ProtocolError(ProtocolErrorCode.InvalidParams, "bad input")), "bad input");
   });
 });
 
@@ -774,6 +778,7 @@ describe("status formatting", () => {
       name: "github",
       status: "connected",
       transport: "http",
+      protocol: "2026-07-28",
       source: "user",
       enabled: true,
       toolCount: 2,
@@ -815,12 +820,12 @@ describe("status formatting", () => {
     const text = formatServerList(rows, [], NOW);
     const lines = text.split("\n");
     assert.equal(lines[0], "MCP Server Status");
-    assert.match(lines[2]!, /^ {2}Server +Status +Transport +Tools +Last Active +Source +Details$/);
-    assert.match(text, /^ {2}github {2}🟢 {6}http {11}2 {2}30s ago {6}user$/m);
-    assert.match(text, /^ {2}jira {4}🔴 {6}http {11}— {2}— {12}project {2}connection refused \(retry 5\/10 in 8s\)$/m);
-    assert.match(text, /^ {2}off {5}⚫ {6}stdio {10}— {2}— {12}bundled {2}disabled$/m, "⚫ is two columns wide, like the others");
+    assert.match(lines[2]!, /^ {2}Server +Status +Transport +Protocol +Tools +Last Active +Source +Details$/);
+    assert.match(text, /^ {2}github {2}🟢 {6}http {7}2026-07-28 {6}2 {2}30s ago {6}user$/m);
+    assert.match(text, /^ {2}jira {4}🔴 {6}http {7}— {15}— {2}— {12}project {2}connection refused \(retry 5\/10 in 8s\)$/m);
+    assert.match(text, /^ {2}off {5}⚫ {6}stdio {6}— {15}— {2}— {12}bundled {2}disabled$/m, "⚫ is two columns wide, like the others");
     assert.match(text, /^ {2}3 servers configured \| 1 connected \| 2 tools available$/m);
-    assert.match(text, /github {2}connected {2}http {2}2 tools {2}\(user\)/);
+    assert.match(text, /github {2}connected {2}http {2}MCP 2026-07-28 {2}2 tools {2}\(user\)/);
     assert.match(text, /up 2m, down 4s, 1 reconnection \(avg 4\.0 s\), 10 calls, 90% ok/);
     assert.match(text, /- gh_create_issue {2}\(create_issue\)/);
     assert.match(text, /- search$/m);
@@ -984,5 +989,57 @@ describe("bad input: the pure rules", () => {
     const value = parseConfigText('{"__proto__": {"command": "x"}}').value as Record<string, unknown>;
     assert.equal(Object.getPrototypeOf(value), null);
     assert.deepEqual(Object.keys(value), ["__proto__"]);
+  });
+});
+
+describe("protocol revisions", () => {
+  test("`protocolVersion`: absent or \"auto\", or a revision by name; anything else is an error naming the choices", () => {
+    const errors: string[] = [];
+    assert.equal(protocolSetting(undefined, errors), "auto");
+    assert.equal(protocolSetting("auto", errors), "auto");
+    assert.equal(protocolSetting("2026-07-28", errors), "2026-07-28");
+    assert.equal(protocolSetting("2024-11-05", errors), "2024-11-05");
+    assert.deepEqual(errors, []);
+    assert.equal(protocolSetting("2026-01-01", errors), "auto");
+    assert.match(errors[0]!, /`protocolVersion` must be "auto" or one of "2026-07-28", "2025-11-25", .* \(got "2026-01-01"\)/);
+    const entry = validateEntry("s", { command: "x", protocolVersion: 7 }, { scope: "user", path: "/u/mcp.json" });
+    assert.match(entry.errors.join(), /protocolVersion/);
+  });
+  test("auto probes (briefly, for a local server), then starts from what worked; a revision by name is asked for as such", () => {
+    assert.deepEqual(negotiationFor("auto", undefined, false), { versionNegotiation: { mode: "auto" } });
+    assert.deepEqual(negotiationFor("auto", undefined, true), { versionNegotiation: { mode: "auto", probe: { timeoutMs: 3000 } } });
+    assert.deepEqual(negotiationFor("auto", "2026-07-28", false), { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+    assert.deepEqual(negotiationFor("auto", "2025-06-18", false), { versionNegotiation: { mode: "auto" }, prior: { kind: "legacy" } });
+    assert.deepEqual(negotiationFor("auto", "legacy", true), { versionNegotiation: { mode: "auto", probe: { timeoutMs: 3000 } }, prior: { kind: "legacy" } });
+    assert.deepEqual(negotiationFor("2026-07-28", "2025-11-25", false), { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+    assert.deepEqual(negotiationFor("2025-06-18", "2026-07-28", false), {
+      versionNegotiation: { mode: "legacy" },
+      supportedProtocolVersions: ["2025-06-18", "2025-03-26", "2024-11-05"],
+    });
+  });
+  test("a connection that closed during the revision probe is told apart from other negotiation failures", () => {
+    assert.equal(closedDuringProbe(new SdkError(SdkErrorCode.EraNegotiationFailed, "Version negotiation probe failed: Connection closed during the probe")), true);
+    assert.equal(closedDuringProbe(new SdkError(SdkErrorCode.EraNegotiationFailed, "the server does not offer 2026-07-28")), false);
+    assert.equal(closedDuringProbe(new SdkError(SdkErrorCode.ConnectionClosed, "Connection closed")), false);
+  });
+});
+
+describe("nesting guard", () => {
+  test("values nested past the bound are cut to {}; shallower ones are returned as they are, the same objects", () => {
+    const shallow = { a: [1, { b: "c" }] };
+    assert.equal(cutDeepNesting(shallow, 3), shallow);
+    let deep: unknown = { leaf: true };
+    for (let i = 0; i < 10_000; i++) deep = { x: [deep] };
+    const cut = cutDeepNesting({ tools: [{ name: "deep", inputSchema: deep }, { name: "ok" }] }, 256);
+    // Levels down to the schema: the message object, `tools`, the tool; then `{x: [...]}` pairs down to the cut.
+    let depth = 3;
+    let node: unknown = cut.tools[0]!.inputSchema;
+    while (node !== null && typeof node === "object" && Object.keys(node).length > 0) {
+      node = Array.isArray(node) ? node[0] : (node as { x: unknown }).x;
+      depth++;
+    }
+    assert.deepEqual(node, {});
+    assert.equal(depth, 256, "cut at the bound");
+    assert.deepEqual(cut.tools[1], { name: "ok" });
   });
 });

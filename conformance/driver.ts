@@ -7,7 +7,7 @@
  * MCP_CONFORMANCE_CONTEXT with their credentials). Exit code 0 when the scenario's steps ran, 1 otherwise; the
  * harness judges the rest from what reached its servers.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -24,7 +24,19 @@ const CIMD_URL = "https://conformance-test.local/client-metadata.json";
 
 const url = process.argv.at(-1);
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
-const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as { client_id?: string; client_secret?: string };
+/** What the harness passes a scenario's client: credentials of the kind it tests, and for some the exact calls to make. */
+interface ScenarioContext {
+  client_id?: string;
+  client_secret?: string;
+  private_key_pem?: string;
+  signing_algorithm?: string;
+  valid_jwt?: string;
+  idp_client_id?: string;
+  idp_id_token?: string;
+  idp_token_endpoint?: string;
+  toolCalls?: Array<{ name: string; arguments?: Record<string, unknown> }>;
+}
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as ScenarioContext;
 
 /** The tool each scenario wants called (the auth scenarios: whatever the server offers first). */
 /** A user who presses Enter at every dialog. */
@@ -33,6 +45,14 @@ const PRESS_ENTER: ElicitationUi = {
   input: async () => "",
   notify: () => undefined,
 };
+
+/** The calls a scenario wants: those its context lists, every tool for the multi-round-trip ones, else {@link toolFor}'s. */
+function callsFor(scenario: string, tools: string[]): Array<{ name: string; args: Record<string, unknown> }> {
+  if (context.toolCalls) return context.toolCalls.map((call) => ({ name: call.name, args: call.arguments ?? {} }));
+  if (scenario.startsWith("sep-2322")) return tools.map((name) => ({ name, args: {} }));
+  const tool = toolFor(scenario, tools);
+  return tool ? [tool] : [];
+}
 
 function toolFor(scenario: string, tools: string[]): { name: string; args: Record<string, unknown> } | undefined {
   switch (scenario) {
@@ -76,6 +96,46 @@ function freePort(): Promise<number> {
   });
 }
 
+/** A client the scenario registered beforehand, for the authorization-code sign-in. */
+function preRegistered(): Record<string, string> {
+  const auth: Record<string, string> = {};
+  if (context.client_id) auth.clientId = context.client_id;
+  if (context.client_secret) auth.clientSecret = context.client_secret;
+  return auth;
+}
+
+/** The client-credentials scenarios' machine client: its secret, or its key written to a file as a user would keep it. */
+function machineAuth(dir: string): Record<string, unknown> {
+  const auth: Record<string, unknown> = { grantType: "client_credentials", clientId: context.client_id };
+  if (context.client_secret) auth.clientSecret = context.client_secret;
+  if (context.private_key_pem) {
+    const keyFile = path.join(dir, "client-key.pem");
+    writeFileSync(keyFile, context.private_key_pem, { mode: 0o600 });
+    auth.privateKeyFile = keyFile;
+    if (context.signing_algorithm) auth.signingAlgorithm = context.signing_algorithm;
+  }
+  return auth;
+}
+
+/** The workload identity scenario's client: its JWT in a variable, as a CI system hands it over. */
+function workloadAuth(): Record<string, unknown> {
+  process.env.CONFORMANCE_WORKLOAD_JWT = context.valid_jwt ?? "";
+  return { grantType: "urn:ietf:params:oauth:grant-type:jwt-bearer", clientId: context.client_id, assertion: "${CONFORMANCE_WORKLOAD_JWT}" };
+}
+
+/** Enterprise-managed authorization: the user's ID token (from the enterprise sign-in) and the IdP to exchange it at. */
+function enterpriseAuth(): Record<string, unknown> {
+  process.env.CONFORMANCE_ID_TOKEN = context.idp_id_token ?? "";
+  return {
+    grantType: "urn:ietf:params:oauth:grant-type:jwt-bearer",
+    clientId: context.client_id,
+    clientSecret: context.client_secret,
+    idpTokenUrl: context.idp_token_endpoint,
+    idpClientId: context.idp_client_id,
+    idToken: "${CONFORMANCE_ID_TOKEN}",
+  };
+}
+
 async function main(): Promise<number> {
   if (!url) {
     console.error("usage: driver.ts <server URL>");
@@ -83,15 +143,21 @@ async function main(): Promise<number> {
   }
   // The suite runs every scenario's client at once: each takes its own callback port rather than all contending for
   // 9876 and the five after it.
-  const auth: Record<string, unknown> = { clientMetadataUrl: CIMD_URL, callbackPort: await freePort() };
-  if (context.client_id) auth.clientId = context.client_id;
-  if (context.client_secret) auth.clientSecret = context.client_secret;
+  const authDir = mkdtempSync(path.join(tmpdir(), "mcp-bridge-conformance-"));
+  const auth = scenario.startsWith("auth/client-credentials-")
+    ? machineAuth(authDir)
+    : scenario === "auth/wif-jwt-bearer"
+      ? workloadAuth()
+      : // The same flow (SEP-990) under its earlier name in the 0.1 releases of the suite.
+        scenario === "auth/enterprise-managed-authorization" || scenario === "auth/cross-app-access-complete-flow"
+        ? enterpriseAuth()
+        : { clientMetadataUrl: CIMD_URL, callbackPort: await freePort(), ...preRegistered() };
   const validated = validateServerEntry("conformance", { url, auth, reconnect: false, timeout: 25_000 }, { scope: "flag", path: "conformance" });
   if (!validated.config) {
     console.error(validated.errors.join("; "));
+    rmSync(authDir, { recursive: true, force: true });
     return 1;
   }
-  const authDir = mkdtempSync(path.join(tmpdir(), "mcp-bridge-conformance-"));
   const connection = new ServerConnection(validated.config, {
     projectRoot: process.cwd(),
     env: process.env,
@@ -105,13 +171,19 @@ async function main(): Promise<number> {
   });
   try {
     await connection.connect();
-    const tool = toolFor(scenario, connection.tools.map((t) => t.name));
+    const calls = callsFor(scenario, connection.tools.map((t) => t.name));
     if (scenario === "sse-retry") await waitUntilPunctual(15_000);
-    if (tool) {
-      const result = await connection.callTool(tool.name, tool.args);
-      console.log(JSON.stringify(result));
+    // Every call is made even when one fails: the scenario judges each from what reached its server.
+    let failed = false;
+    for (const call of calls) {
+      try {
+        console.log(JSON.stringify(await connection.callTool(call.name, call.args)));
+      } catch (error) {
+        console.error(`${call.name}: ${errorMessage(error)}`);
+        failed = true;
+      }
     }
-    return 0;
+    return failed ? 1 : 0;
   } catch (error) {
     console.error(errorMessage(error));
     return 1;

@@ -1,9 +1,14 @@
 #!/usr/bin/env node
 /**
- * Runs the scenarios a spec revision requires (the harness's `--requirements <revision>`, frozen at the revision's
- * release) against conformance/driver.ts: for 2025-11-25 by default, or for the revisions given as arguments. The
- * harness that has requirement sets needs Node 22, so it is installed in ./harness from its own lockfile and run on
- * the Node 22 the pi 1.x tests install (../scripts/node22.mjs); the driver runs on this Node.
+ * Runs the MCP project's conformance harness against conformance/driver.ts in the two ways that need Node 22:
+ *
+ * - `[revision…]`: the scenarios each spec revision requires (the harness's `--requirements <revision>`, frozen at the
+ *   revision's release); 2025-11-25 and 2026-07-28 when none is given.
+ * - `--suite-all`: every scenario of the last 0.1 release (`--suite all`), the extensions included, with the scenarios
+ *   the README lists as unsupported in ./expected-failures-release.yml.
+ *
+ * Both harness releases are installed in ./harness from its own lockfile and run on the Node 22 the pi 1.x tests
+ * install (../scripts/node22.mjs); the driver runs on this Node.
  */
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -11,19 +16,30 @@ import { ensureInstalled, node22, PI1X_DIR, run } from "../scripts/node22.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const harness = path.join(here, "harness");
-const revisions = process.argv.length > 2 ? process.argv.slice(2) : ["2025-11-25"];
+const args = process.argv.slice(2);
+const suiteAll = args.includes("--suite-all");
+const named = args.filter((arg) => arg !== "--suite-all");
+const revisions = named.length > 0 ? named : suiteAll ? [] : ["2025-11-25", "2026-07-28"];
 
 ensureInstalled(harness, "the conformance harness");
 ensureInstalled(PI1X_DIR, "pi 1.x and Node 22");
 const node = node22();
 if (!node) {
-  console.log(`conformance requirement sets skipped: the harness needs Node >= 22.19, and none is installed for ${process.platform}-${process.arch}`);
+  console.log(`conformance on Node 22 skipped: the harness needs Node >= 22.19, and none is installed for ${process.platform}-${process.arch}`);
   process.exit(0);
 }
-const cli = path.join(harness, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js");
+const cliOf = (pkg) => path.join(harness, "node_modules", ...pkg.split("/"), "dist", "index.js");
 const driver = `${JSON.stringify(process.execPath)} --import tsx conformance/driver.ts`;
+const common = ["client", "--command", driver, "--timeout", "90000"];
+const cwd = path.resolve(here, "..");
 for (const revision of revisions) {
   console.log(`conformance: the requirement set of ${revision}`);
-  const status = run(node, [cli, "client", "--command", driver, "--timeout", "90000", "--requirements", revision], { cwd: path.resolve(here, "..") });
+  const status = run(node, [cliOf("@modelcontextprotocol/conformance"), ...common, "--requirements", revision], { cwd });
+  if (status !== 0) process.exit(status);
+}
+if (suiteAll) {
+  console.log("conformance: every scenario of the 0.1.16 release");
+  const expected = path.join("conformance", "expected-failures-release.yml");
+  const status = run(node, [cliOf("conformance-release"), ...common, "--suite", "all", "--expected-failures", expected], { cwd });
   if (status !== 0) process.exit(status);
 }

@@ -286,7 +286,7 @@ describe("print mode", { timeout: 120_000 }, () => {
       clearTimeout(timer);
       assert.equal(code, 0, stderr);
       assert.match(stdout, /MCP Server Status/);
-      assert.match(stdout, /hello {2}connected {2}stdio {2}2 tools {2}about \d+ tokens per request {2}\(flag\)/);
+      assert.match(stdout, /hello {2}connected {2}stdio {2}MCP 2025-11-25 {2}2 tools {2}about \d+ tokens per request {2}\(flag\)/);
       assert.doesNotMatch(stderr, /MCP Server Status/);
     } finally {
       tmp.cleanup();

@@ -115,7 +115,8 @@ describe("legacy SSE", { timeout: 120_000 }, () => {
       await connection.connect();
       assert.equal(connection.transport, "sse");
       assert.equal(connection.fellBackToSse, true);
-      assert.equal(server.requests.filter((r) => r.method === "POST" && r.path === "/sse").length, postsBefore + 1);
+      // Two Streamable HTTP POSTs, each refused: the revision probe (`server/discover`), then `initialize`.
+      assert.equal(server.requests.filter((r) => r.method === "POST" && r.path === "/sse").length, postsBefore + 2);
       assert.equal((await call(connection, "add", { a: 1, b: 2 })).text, "3");
     } finally {
       await connection.close();

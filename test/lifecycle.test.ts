@@ -234,7 +234,9 @@ describe("local server lifecycle", { timeout: 120_000 }, () => {
     try {
       await assert.rejects(connection.connect(), /exited with code 3/);
       await waitFor(() => connection.state.gaveUp, "the restarts to run out", 15_000);
-      assert.equal(readLog(log).filter((e) => e.event === "start").length, 4, "the first start and 3 restarts");
+      // A server that dies before it answers the revision probe may be one that exits on a method it does not know:
+      // its first start is tried once more at once with `initialize` alone. Then the 3 restarts.
+      assert.equal(readLog(log).filter((e) => e.event === "start").length, 5, "the first start, its retry with initialize alone, 3 restarts");
       assert.deepEqual(
         rec.of("mcp.error").map((e) => e.retryIn),
         [20, 40, null],

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/client";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { permanentLaunchFailure } from "../src/connection/error-messages.ts";
 import { MessageSizeCounter, MessageTooLargeError } from "../src/connection/message-limit.ts";

@@ -108,7 +108,7 @@ describe("oauth callback server", { timeout: 60_000 }, () => {
     const { server, base } = await startOnFreePort();
     assert.equal(server.port, base);
     assert.equal(server.redirectUrl, `http://127.0.0.1:${base}/callback`);
-    const wait = server.waitForCode(STATE);
+    const wait = server.waitForGrant(STATE);
     const response = await get(redirect(server, { code: CODE, state: STATE }));
     assert.equal(response.status, 200);
     assert.match(response.body, /Signed in\. You can close this tab and return to pi\./);
@@ -117,7 +117,7 @@ describe("oauth callback server", { timeout: 60_000 }, () => {
     assert.equal(response.headers.get("cache-control"), "no-store");
     assert.equal(response.headers.get("x-content-type-options"), "nosniff");
     assert.match(response.headers.get("content-security-policy") ?? "", /^default-src 'none'/);
-    assert.equal(await wait, CODE);
+    assert.deepEqual(await wait, { code: CODE });
     assert.equal(await refused(base), true, "the server stops listening once the sign-in is over");
     await server.close();
     await server.close();
@@ -125,7 +125,7 @@ describe("oauth callback server", { timeout: 60_000 }, () => {
 
   it("answers a wrong state with 400 and keeps waiting for the right one", async () => {
     const { server } = await startOnFreePort();
-    const wait = server.waitForCode(STATE);
+    const wait = server.waitForGrant(STATE);
     const watched = watch(wait);
     const wrong = await get(redirect(server, { code: "forged-code", state: "other-state" }));
     assert.equal(wrong.status, 400);
@@ -134,12 +134,12 @@ describe("oauth callback server", { timeout: 60_000 }, () => {
     assert.equal(watched.settled(), false, "a forged redirect must not end the wait");
     const right = await get(redirect(server, { code: CODE, state: STATE }));
     assert.equal(right.status, 200);
-    assert.equal(await wait, CODE);
+    assert.deepEqual(await wait, { code: CODE });
   });
 
   it("answers a missing state with 400, also for an error redirect, and keeps waiting", async () => {
     const { server } = await startOnFreePort();
-    const wait = server.waitForCode(STATE);
+    const wait = server.waitForGrant(STATE);
     const watched = watch(wait);
     assert.equal((await get(redirect(server, { code: CODE }))).status, 400);
     assert.equal((await get(redirect(server, { error: "access_denied" }))).status, 400);
@@ -152,7 +152,7 @@ describe("oauth callback server", { timeout: 60_000 }, () => {
 
   it("rejects an error redirect as denied without reflecting anything into the page", async () => {
     const { server, base } = await startOnFreePort();
-    const wait = server.waitForCode(STATE);
+    const wait = server.waitForGrant(STATE);
     const script = "<script>alert('pwned')</script>";
     const response = await get(redirect(server, { error: "access_denied", error_description: `User said no ${script}`, state: STATE }));
     assert.equal(response.status, 200);
@@ -173,7 +173,7 @@ describe("oauth callback server", { timeout: 60_000 }, () => {
 
   it("serves nothing but GET /callback", async () => {
     const { server } = await startOnFreePort();
-    const wait = server.waitForCode(STATE);
+    const wait = server.waitForGrant(STATE);
     const watched = watch(wait);
     const marker = "reflect-me-please";
     const query = `?code=${CODE}&state=${STATE}&x=${marker}`;
@@ -191,14 +191,14 @@ describe("oauth callback server", { timeout: 60_000 }, () => {
     await assert.rejects(wait, isReason("cancelled"));
   });
 
-  it("holds a redirect that arrives before waitForCode() and answers it once the state is known", async () => {
+  it("holds a redirect that arrives before waitForGrant() and answers it once the state is known", async () => {
     const { server } = await startOnFreePort();
     const early = get(redirect(server, { code: CODE, state: STATE }));
     await tick();
-    const wait = server.waitForCode(STATE);
+    const wait = server.waitForGrant(STATE);
     const response = await early;
     assert.equal(response.status, 200);
-    assert.equal(await wait, CODE);
+    assert.deepEqual(await wait, { code: CODE });
   });
 
   it("moves to the next port when the first is taken, and gives up after all tries", async () => {
@@ -233,7 +233,7 @@ describe("oauth callback server", { timeout: 60_000 }, () => {
 
   it("times out, and frees the port", async () => {
     const { server, base } = await startOnFreePort({ timeoutMs: 200 });
-    const wait = server.waitForCode(STATE);
+    const wait = server.waitForGrant(STATE);
     await assert.rejects(wait, isReason("timeout"));
     const again = await occupy(base);
     assert.ok(again, "the port is free again after the timeout");
@@ -244,7 +244,7 @@ describe("oauth callback server", { timeout: 60_000 }, () => {
   it("is cancelled by its AbortSignal", async () => {
     const controller = new AbortController();
     const { server, base } = await startOnFreePort({ signal: controller.signal });
-    const wait = server.waitForCode(STATE);
+    const wait = server.waitForGrant(STATE);
     controller.abort();
     await assert.rejects(wait, isReason("cancelled"));
     assert.equal(await refused(base), true);
@@ -257,40 +257,40 @@ describe("oauth callback server", { timeout: 60_000 }, () => {
 
   it("close() while waiting rejects with cancelled and is idempotent", async () => {
     const { server, base } = await startOnFreePort();
-    const wait = server.waitForCode(STATE);
+    const wait = server.waitForGrant(STATE);
     await Promise.all([server.close(), server.close()]);
     await assert.rejects(wait, isReason("cancelled"));
     await server.close();
     assert.equal(await refused(base), true);
     // A redirect after the wait is over changes nothing.
     server.submitRedirectUrl(redirect(server, { code: CODE, state: STATE }));
-    await assert.rejects(server.waitForCode(STATE), isReason("cancelled"));
+    await assert.rejects(server.waitForGrant(STATE), isReason("cancelled"));
   });
 
   it("accepts a pasted redirect URL with the same checks", async () => {
     const { server, base } = await startOnFreePort();
-    const wait = server.waitForCode(STATE);
+    const wait = server.waitForGrant(STATE);
     assert.throws(() => server.submitRedirectUrl(redirect(server, { code: CODE, state: "wrong" })), isReason("state_mismatch"));
     assert.throws(() => server.submitRedirectUrl(redirect(server, { code: CODE })), isReason("state_mismatch"));
     assert.throws(() => server.submitRedirectUrl("just some text"), isReason("invalid_redirect"));
     assert.throws(() => server.submitRedirectUrl(`${server.redirectUrl}?state=${STATE}`), isReason("invalid_redirect"));
     assert.equal(watch(wait).settled(), false);
     server.submitRedirectUrl(redirect(server, { code: CODE, state: STATE }));
-    assert.equal(await wait, CODE);
+    assert.deepEqual(await wait, { code: CODE });
     assert.equal(await refused(base), true);
 
     const { server: denied } = await startOnFreePort();
-    const deniedWait = denied.waitForCode(STATE);
+    const deniedWait = denied.waitForGrant(STATE);
     denied.submitRedirectUrl(`?error=access_denied&state=${STATE}`);
     await assert.rejects(deniedWait, isReason("denied"));
   });
 
-  it("refuses misuse of waitForCode()", async () => {
+  it("refuses misuse of waitForGrant()", async () => {
     const { server } = await startOnFreePort();
-    assert.throws(() => server.waitForCode(""), TypeError);
-    const wait = server.waitForCode(STATE);
-    assert.equal(server.waitForCode(STATE), wait);
-    assert.throws(() => server.waitForCode("another-state"));
+    assert.throws(() => server.waitForGrant(""), TypeError);
+    const wait = server.waitForGrant(STATE);
+    assert.equal(server.waitForGrant(STATE), wait);
+    assert.throws(() => server.waitForGrant("another-state"));
     await server.close();
     await assert.rejects(wait, isReason("cancelled"));
   });
@@ -306,6 +306,12 @@ describe("parseRedirect", { timeout: 60_000 }, () => {
     assert.deepEqual(parseRedirect(`code=${CODE}&state=${STATE}`, STATE), { code: CODE });
     assert.deepEqual(parseRedirect(`127.0.0.1:9876/callback?code=${CODE}&state=${STATE}`, STATE), { code: CODE });
     assert.deepEqual(parseRedirect(`?code=a%2Bb%3D&state=${STATE}`, STATE), { code: "a+b=" });
+  });
+
+  it("returns the authorization server's `iss` with the code, decoded, for the RFC 9207 check", () => {
+    const iss = "https://as.example.com/tenant";
+    assert.deepEqual(parseRedirect(`?code=${CODE}&state=${STATE}&iss=${encodeURIComponent(iss)}`, STATE), { code: CODE, iss });
+    assert.deepEqual(parseRedirect(`?code=${CODE}&state=${STATE}&iss=`, STATE), { code: CODE, iss: "" }, "an empty iss is kept, to fail the check");
   });
 
   it("returns the error, which wins over a code, with its description cleaned and cut", () => {

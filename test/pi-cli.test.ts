@@ -46,9 +46,9 @@ describe("pi command line", { timeout: 120_000 }, () => {
   test("the README demo: `pi -e . --mcp-config examples/demo.json -p /mcp` shows both servers and their tools", async () => {
     const { code, output } = await runPi(["-e", ".", "--mcp-config", "examples/demo.json", "-p", "/mcp"]);
     assert.equal(code, 0, output);
-    assert.match(output, /hello {2}connected {2}stdio {2}2 tools {2}about \d+ tokens per request {2}\(flag\)/);
+    assert.match(output, /hello {2}connected {2}stdio {2}MCP 2025-11-25 {2}2 tools {2}about \d+ tokens per request {2}\(flag\)/);
     assert.match(output, /- mcp_hello_greet {2}\(greet\) {2}· direct \(auto\)/);
-    assert.match(output, /everything {2}connected {2}stdio {2}17 tools {2}about 0 tokens per request/);
+    assert.match(output, /everything {2}connected {2}stdio {2}MCP 2025-11-25 {2}17 tools {2}about 0 tokens per request/);
     assert.match(output, /- ev_get-sum {2}\(get-sum\) {2}· deferred/);
     // Roots are declared in print mode too, so the reference server lists the tool it keeps for clients with roots.
     assert.match(output, /- ev_get-roots-list {2}\(get-roots-list\) {2}· deferred/);
@@ -169,7 +169,7 @@ describe("pi command line", { timeout: 120_000 }, () => {
       await trustProjectServers(project.dir, path.join(home.dir, "agent"));
       const { code, output } = await runPi(["-p", "/mcp"], 60_000, project.dir);
       assert.equal(code, 0, output);
-      assert.match(output, /hello {2}connected {2}stdio {2}2 tools {2}about \d+ tokens per request {2}\(project\)/);
+      assert.match(output, /hello {2}connected {2}stdio {2}MCP 2025-11-25 {2}2 tools {2}about \d+ tokens per request {2}\(project\)/);
     } finally {
       await runPi(["remove", REPO_ROOT]);
       project.cleanup();

@@ -8,7 +8,7 @@ import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type Api, type Context, fauxAssistantMessage, type Model } from "@mariozechner/pi-ai";
-import type { CreateMessageRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { CreateMessageRequest } from "@modelcontextprotocol/client";
 import { describeSamplingRequest, pickModel, samplingContext } from "../src/pi/sampling.ts";
 import { EVERYTHING_SERVER, REPO_ROOT, tempDir } from "./helpers.ts";
 import { callOnceInPi, requestSystemPrompt, startInProcessPi } from "./pi-harness.ts";

@@ -35,7 +35,7 @@ describe("sign-in handlers", { timeout: 60_000 }, () => {
 
   test("without a browser: the URL is shown, and the pasted redirect address completes the sign-in", async () => {
     const callback = await CallbackServer.start({ port: 0, timeoutMs: 5000 });
-    const code = callback.waitForCode("s1");
+    const grant = callback.waitForGrant("s1");
     const notices: string[] = [];
     const prompts: string[] = [];
     const pasted = `${callback.redirectUrl}?code=the-code&state=s1`;
@@ -50,7 +50,7 @@ describe("sign-in handlers", { timeout: 60_000 }, () => {
       () => assert.fail("no browser on this machine"),
       {},
     )({ server: "gh", url: new URL("https://as.example/authorize?state=s1"), callback });
-    assert.equal(await code, "the-code");
+    assert.deepEqual(await grant, { code: "the-code" });
     assert.match(notices[0]!, /Sign in to MCP server 'gh' by opening this URL in a browser/);
     assert.match(notices[0]!, new RegExp(`starts with ${callback.redirectUrl.replace(/[.]/g, "\\.")}`));
     assert.match(prompts[0]!, /Paste the address your browser ended on/);
@@ -59,7 +59,7 @@ describe("sign-in handlers", { timeout: 60_000 }, () => {
 
   test("a pasted address with the wrong state is refused with a notice, and the sign-in keeps waiting", async () => {
     const callback = await CallbackServer.start({ port: 0, timeoutMs: 5000 });
-    const code = callback.waitForCode("s1");
+    const grant = callback.waitForGrant("s1");
     const notices: string[] = [];
     let answered!: () => void;
     const done = new Promise<void>((resolve) => (answered = resolve));
@@ -77,7 +77,7 @@ describe("sign-in handlers", { timeout: 60_000 }, () => {
     await done;
     assert.match(notices[1]!, /does not complete the sign-in to 'gh'/);
     callback.submitRedirectUrl(`${callback.redirectUrl}?code=real&state=s1`);
-    assert.equal(await code, "real");
+    assert.deepEqual(await grant, { code: "real" });
     await callback.close();
   });
 });

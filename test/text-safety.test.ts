@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/client";
 import { isPlainValue, Redactor, redactShapes } from "../src/common/redact.ts";
 import { stripControls, stripControlsLine } from "../src/common/terminal-text.ts";
 import { argSecrets, inlineEnvSecrets, resolveServerConfig } from "../src/config/substitute.ts";

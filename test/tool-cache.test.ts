@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { after, describe, it } from "node:test";
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/client";
 import { cacheKey, ToolCache } from "../src/bridge/tool-cache.ts";
 
 const root = mkdtempSync(path.join(tmpdir(), "mcp-bridge-tool-cache-"));

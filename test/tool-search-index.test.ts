@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/client";
 import { answerToolName, laterQueries, recallAt, relevanceQueries } from "../bench/tool-search-recall.ts";
 import { toolNameFor } from "../src/tools/naming.ts";
 import { canonicalWords, GROUP_MARK } from "../src/tools/search-synonyms.ts";

@@ -16,7 +16,7 @@
  * Tokens are characters / 4 (`estimatedTokens`). Every figure here is computed, not timed: one run gives the same
  * numbers as any other, so there is nothing to repeat or take a median of.
  */
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/client";
 import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_SCHEMA_BYTES, DEFAULT_MAX_TOOLS } from "../../src/config/defaults.ts";
 import type { ServerConnection } from "../../src/connection/server-connection.ts";
 import { ToolRegistry } from "../../src/pi/tool-registry.ts";

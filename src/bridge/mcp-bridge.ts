@@ -3,7 +3,7 @@
  * for them only up to a startup budget), give lazy servers their tools from the cache, keep the cache current, and
  * shut every server down. A project server the user has not trusted is held: listed, never started or connected.
  */
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/client";
 import type { ApprovalMode, ConfigProblem, ConfigScope, ConfigSource, ExposureDefaults, ServerConfig } from "../config/types.ts";
 import { DEFAULT_EXPOSURE } from "../config/exposure-setting.ts";
 import { type ConfigLocations, configSources, loadLayeredConfig } from "../config/files.ts";
@@ -15,7 +15,7 @@ import type { Logger } from "../common/log-file.ts";
 import { needsTrust, type TrustState } from "../config/trust.ts";
 import { shutDownError, untrustedError } from "../connection/error-messages.ts";
 import type { ProjectTrust } from "./project-trust.ts";
-import { cacheKey, type ToolCache } from "./tool-cache.ts";
+import { type CachedTools, cacheKey, type ToolCache } from "./tool-cache.ts";
 
 /** How long pi's startup waits for servers; slower ones register their tools when they connect. */
 export const DEFAULT_STARTUP_BUDGET_MS = 3000;
@@ -79,7 +79,7 @@ export class McpBridge {
   private toolsArrived(connection: ServerConnection, tools: Tool[], fromCache = false): void {
     if (!fromCache) {
       const key = this.cacheKeyOf(connection);
-      const write = key ? this.options.toolCache?.set(key, { server: connection.name, tools }) : undefined;
+      const write = key ? this.options.toolCache?.set(key, { server: connection.name, tools, protocolVersion: connection.protocolVersion }) : undefined;
       if (write) {
         this.cacheWrites.add(write);
         void write.finally(() => this.cacheWrites.delete(write));
@@ -273,13 +273,15 @@ export class McpBridge {
 
   private newConnection(server: ServerConfig): ServerConnection {
     const serverLog = server.enabled && server.transport === "stdio" ? this.options.serverLogFor?.(server.name) : undefined;
-    return new ServerConnection(server, {
+    const connection: ServerConnection = new ServerConnection(server, {
       ...this.baseOptions(server),
       events: this.options.events,
       logger: this.options.logger,
       serverLog,
       onTools: (connection, tools) => this.toolsArrived(connection, tools),
+      recallProtocol: () => this.cached(connection)?.protocolVersion,
     });
+    return connection;
   }
 
   /**
@@ -306,12 +308,17 @@ export class McpBridge {
     return connection;
   }
 
+  /** What the tool cache holds for a server. */
+  private cached(connection: ServerConnection): CachedTools | undefined {
+    const key = this.cacheKeyOf(connection);
+    return key ? this.options.toolCache?.get(key) : undefined;
+  }
+
   /** Registers a server's tools from the cache, if it has them there; true if it did. */
   private registerCached(connection: ServerConnection): boolean {
     // Tools of a server that may not run would only fail when called.
     if (!this.allows(connection.config)) return false;
-    const key = this.cacheKeyOf(connection);
-    const cached = key ? this.options.toolCache?.get(key) : undefined;
+    const cached = this.cached(connection);
     if (!cached) return false;
     connection.primeTools(cached.tools);
     this.toolsArrived(connection, cached.tools, true);

@@ -9,7 +9,7 @@
  */
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/client";
 import { replaceFile, serialised } from "../common/atomic-file.ts";
 import { canonicalJson } from "../common/canonical-json.ts";
 import { errorMessage } from "../common/errors.ts";
@@ -20,6 +20,8 @@ export interface CachedTools {
   /** ISO timestamp of the write that stored these tools. */
   savedAt: string;
   tools: Tool[];
+  /** The MCP revision the server spoke when it listed them, so the next start asks for it without probing. */
+  protocolVersion?: string;
 }
 
 export const DEFAULT_CACHE_MAX_ENTRIES = 200;
@@ -46,7 +48,9 @@ function parseCacheText(text: string): Map<string, CachedTools> {
   }
   if (!isObject(data) || data.version !== FILE_VERSION || !isObject(data.entries)) return entries;
   for (const [key, entry] of Object.entries(data.entries)) {
-    if (isValidEntry(entry)) entries.set(key, { server: entry.server, savedAt: entry.savedAt, tools: entry.tools });
+    if (!isValidEntry(entry)) continue;
+    const protocolVersion = typeof entry.protocolVersion === "string" ? entry.protocolVersion : undefined;
+    entries.set(key, { server: entry.server, savedAt: entry.savedAt, tools: entry.tools, ...(protocolVersion ? { protocolVersion } : {}) });
   }
   return entries;
 }
@@ -88,13 +92,14 @@ export class ToolCache {
   }
 
   /** Stores `entry` under `key` and persists it. Never rejects; a failure is recorded in `error`. */
-  set(key: string, entry: { server: string; tools: Tool[] }): Promise<void> {
+  set(key: string, entry: { server: string; tools: Tool[]; protocolVersion?: string }): Promise<void> {
     // A JSON copy: what later `get`s return is then exactly what a reader of the file would see, and the caller
     // mutating its tool objects afterwards cannot change the cache.
     const stored: CachedTools = {
       server: entry.server,
       savedAt: this.now().toISOString(),
       tools: JSON.parse(JSON.stringify(entry.tools)) as Tool[],
+      ...(entry.protocolVersion ? { protocolVersion: entry.protocolVersion } : {}),
     };
     this.pending.set(key, stored);
     // One write at a time per file in this process, each reading what the one before it wrote.

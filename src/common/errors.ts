@@ -3,10 +3,7 @@
  * The SDK's error types and status codes are checked first; message patterns are only a fallback for errors that
  * reach us without a type (wrapped or stringified by a transport).
  */
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { SseError } from "@modelcontextprotocol/sdk/client/sse.js";
-import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError, SseError, UnauthorizedError } from "@modelcontextprotocol/client";
 
 /**
  * What went wrong, as far as deciding what to do next goes: `auth` (credentials: tell the user, never reconnect),
@@ -42,9 +39,8 @@ const TRANSPORT_PATTERN =
 
 /** The HTTP status an SDK transport error carries, if any. */
 export function httpStatusOf(error: unknown): number | undefined {
-  if (error instanceof StreamableHTTPError || error instanceof SseError) {
-    return typeof error.code === "number" && error.code >= 100 ? error.code : undefined;
-  }
+  if (error instanceof SdkHttpError) return error.status >= 100 ? error.status : undefined;
+  if (error instanceof SseError) return typeof error.code === "number" && error.code >= 100 ? error.code : undefined;
   if (error instanceof Error) {
     // SSEClientTransport reports POST failures only in its message.
     const match = /\(HTTP (\d{3})\)/.exec(error.message);
@@ -78,11 +74,16 @@ export function classifyError(error: unknown): ErrorKind {
   const status = httpStatusOf(error);
   if (status === 401 || status === 403) return "auth";
   if (status !== undefined) return TRANSPORT_STATUSES.has(status) ? "transport" : "other";
-  if (error instanceof McpError) {
-    if (error.code === ErrorCode.ConnectionClosed) return "transport";
-    // Anything else is an answer from a live server (or our own timeout): a new connection would not change it.
+  if (closedDuringProbe(error)) return "transport";
+  if (error instanceof SdkError) {
+    if (error.code === SdkErrorCode.ConnectionClosed || error.code === SdkErrorCode.NotConnected || error.code === SdkErrorCode.SendFailed) return "transport";
+    // A failed revision probe wraps what went wrong (the connection refused, an HTTP status): that decides.
+    if (error.code === SdkErrorCode.EraNegotiationFailed && error.cause !== undefined) return classifyError(error.cause);
+    // Anything else is the SDK's own verdict on what a live server sent (or our own timeout).
     return "other";
   }
+  // An error response from a live server: a new connection would not change it.
+  if (error instanceof ProtocolError) return "other";
   for (const link of causeChain(error)) {
     const code = codeOf(link);
     if (code && TRANSPORT_CODES.has(code)) return "transport";
@@ -94,13 +95,21 @@ export function classifyError(error: unknown): ErrorKind {
   return "other";
 }
 
+/**
+ * The connection closed while the SDK asked which revision the server speaks (`server/discover`): the server is gone,
+ * or it is one that exits on a method it does not know. The SDK says which only in its message.
+ */
+export function closedDuringProbe(error: unknown): boolean {
+  return error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed && /connection closed/i.test(error.message);
+}
+
 /** The message of a thrown value, whatever was thrown. */
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
 export function isTimeoutError(error: unknown): boolean {
-  return (error instanceof McpError && error.code === ErrorCode.RequestTimeout) || error instanceof ConnectTimeout;
+  return (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) || error instanceof ConnectTimeout;
 }
 
 /** The kind of a failed request: cancelled (its signal fired), timed out, or as {@link classifyError} says. */
@@ -137,7 +146,7 @@ export function describeError(error: unknown): string {
   const parts: string[] = [];
   for (const link of causeChain(error)) {
     let text = schemaIssues(link) ?? (link instanceof Error ? link.message : typeof link === "string" ? link : JSON.stringify(link));
-    // McpError prefixes "MCP error <code>: "; the code means nothing to a reader.
+    // A server error response reads "MCP error <code>: …"; the code means nothing to a reader.
     text = text.replace(/^MCP error -?\d+: /, "");
     if (text && !parts.some((p) => p.includes(text))) parts.push(text);
   }

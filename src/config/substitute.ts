@@ -86,6 +86,17 @@ export function configVarRefs(config: ServerConfig): string[] {
     config.oauth?.clientSecret !== undefined && !isCommandValue(config.oauth.clientSecret) ? config.oauth.clientSecret : "",
     config.oauth?.authorizationUrl ?? "",
     config.oauth?.tokenUrl ?? "",
+    ...[
+      config.oauth?.privateKeyFile,
+      config.oauth?.assertion,
+      config.oauth?.assertionFile,
+      config.oauth?.idpUrl,
+      config.oauth?.idpTokenUrl,
+      config.oauth?.idpClientId,
+      config.oauth?.idpClientSecret,
+      config.oauth?.idToken,
+      config.oauth?.idTokenFile,
+    ].map((value) => value ?? ""),
   ];
   return [...new Set(texts.flatMap(findVarRefs))];
 }

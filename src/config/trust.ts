@@ -130,6 +130,8 @@ export function describeForTrust(config: ServerConfig): string[] {
     if (endpoints.length) lines.push(`OAuth endpoints: ${endpoints.map(urlAsWritten).join(", ")}`);
     const secret = config.oauth?.clientSecret;
     if (secret !== undefined && isCommandValue(secret)) lines.push(`OAuth client secret ← output of: ${commandText(secret)}`);
+    const keyFile = config.oauth?.privateKeyFile;
+    if (keyFile !== undefined) lines.push(`signs its OAuth token requests with the key in: ${keyFile}`);
   }
   if (config.autoApprove.length) lines.push(`runs without asking: ${config.autoApprove.join(", ")}`);
   if (config.autoApproveReadOnly) lines.push("runs without asking: the tools it marks read-only");

@@ -3,6 +3,8 @@
  * the way. Types only, plus the order of the layers and how a layer is named in messages.
  */
 
+import type { ProtocolSetting } from "./protocol-setting.ts";
+
 /** Where a config layer comes from, highest priority first. */
 export type ConfigScope = "flag" | "project" | "user" | "bundled";
 export const SCOPES_BY_PRIORITY: readonly ConfigScope[] = ["flag", "project", "user", "bundled"];
@@ -73,6 +75,8 @@ export interface ServerConfig {
   oauth?: OAuthSettings;
   /** What the server may send before the bridge refuses it. */
   limits: ServerLimits;
+  /** Which MCP revision to speak (`protocolVersion`, see ./protocol-setting.ts). */
+  protocol: ProtocolSetting;
   /** The entry as written, for fields later features read. */
   raw: Record<string, unknown>;
 }
@@ -131,9 +135,38 @@ export interface OAuthSettings {
   clientRegistration?: ClientRegistration;
   /** The authorization server's metadata document, used instead of discovery (https, or http on loopback). */
   authServerMetadataUrl?: string;
+  /**
+   * `client_credentials`: the bridge gets tokens as the client itself; the JWT bearer grant (RFC 7523): with a
+   * workload's JWT (`assertion`, `assertionFile`). Either way with no browser and no sign-in.
+   */
+  grantType?: GrantType;
+  /** How a `client_credentials` client proves itself at the token endpoint; unset with a secret, the server's metadata decides. */
+  tokenEndpointAuthMethod?: MachineAuthMethod;
+  /** `private_key_jwt`: the private key (a PEM or JWK file, `~/` expanded), its JWS algorithm and key id. */
+  privateKeyFile?: string;
+  signingAlgorithm?: string;
+  keyId?: string;
+  /** The JWT bearer grant's assertion (a workload identity token), or the file it is read from at each token request. */
+  assertion?: string;
+  assertionFile?: string;
+  /**
+   * Enterprise-managed authorization (SEP-990): the assertion is an authorization grant (ID-JAG) the enterprise's
+   * identity provider issues for the user's ID token (RFC 8693 token exchange), at `idpTokenUrl` or the token endpoint
+   * of the `idpUrl` issuer, as the client `idpClientId`.
+   */
+  idpUrl?: string;
+  idpTokenUrl?: string;
+  idpClientId?: string;
+  idpClientSecret?: string;
+  idToken?: string;
+  idTokenFile?: string;
 }
 
 export type ClientRegistration = "auto" | "dcr" | "cimd";
+export type GrantType = "authorization_code" | "client_credentials" | typeof JWT_BEARER_GRANT;
+/** RFC 7523's grant type: a JWT (a workload identity token) is exchanged for an access token. */
+export const JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+export type MachineAuthMethod = "client_secret_basic" | "client_secret_post" | "private_key_jwt";
 
 export interface ConfigProblem {
   level: "error" | "warning";

@@ -26,6 +26,8 @@ export interface ErrorContext {
   nonJsonLines: number;
   /** The server uses OAuth: the fix for an auth error is a sign-in, not a header. */
   oauth: boolean;
+  /** What to say when a server with OAuth refuses its token (a sign-in, or for a machine client, its access). */
+  oauthRefused?: string;
 }
 
 /**
@@ -54,7 +56,8 @@ export function shutDownError(server: string, options: { whileConnecting?: boole
 
 function authMessage(ctx: ErrorContext, error: unknown): string {
   const { config } = ctx;
-  if (ctx.oauth) return needsSignInMessage(config.name);
+  // An OAuth error the bridge worded already (a token endpoint's or an identity provider's answer) keeps its words.
+  if (ctx.oauth) return error instanceof BridgeError ? error.message : (ctx.oauthRefused ?? needsSignInMessage(config.name));
   const status = httpStatusOf(error);
   const where = describeSource(config.source);
   const headerNames = Object.keys(config.headers);

@@ -13,7 +13,7 @@
  * handshake, a standing stream) is the pool owner's to handle.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { FetchLike } from "@modelcontextprotocol/client";
 import { Agent, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from "undici";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../config/defaults.ts";
 import { boundedResponse } from "./bounded-response.ts";
@@ -52,6 +52,11 @@ const REQUEST_OVER = new DOMException("This operation was aborted", "AbortError"
  */
 export function inRequestScope<T>(pool: ServerPool | undefined, request: (cut?: AbortSignal) => Promise<T>): Promise<T> {
   return pool ? inScope(pool, request) : request();
+}
+
+/** Runs `start` outside any request's scope: a stream it opens (a standing subscription) outlives the request. */
+export function outsideRequestScope<T>(start: () => T): T {
+  return scopes.exit(start);
 }
 
 async function inScope<T>(pool: ServerPool, request: (cut: AbortSignal) => Promise<T>): Promise<T> {

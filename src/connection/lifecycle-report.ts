@@ -3,7 +3,7 @@
  * bridge's log, and an event to pi's bus (`mcp.connecting`, `mcp.connected`, …, documented in the README) — all three
  * in one call, so they never disagree. The connection decides what happens; this only records it.
  */
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/client";
 import { BridgeError, errorMessage } from "../common/errors.ts";
 import type { EventSink } from "../common/events.ts";
 import { type Logger, type LogLevel, NULL_LOGGER } from "../common/log-file.ts";

@@ -8,20 +8,21 @@
  * connected (./server-connection.ts). Everything it holds is released in one place, `release`, which a failed open
  * goes through too, so no process or socket outlives a session.
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { RequestOptions as SdkRequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   type CallToolResult,
-  CallToolResultSchema,
+  type Client,
+  type FetchLike,
   type LoggingMessageNotification,
   type Progress,
+  type RequestOptions as SdkRequestOptions,
   type ServerCapabilities,
+  StreamableHTTPClientTransport,
   type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+  type Transport,
+} from "@modelcontextprotocol/client";
 import { ConnectTimeout, type ErrorKind, httpStatusOf, kindOf } from "../common/errors.ts";
 import { settleWithin, within } from "../common/wait.ts";
+import type { ProtocolSetting } from "../config/protocol-setting.ts";
 import type { ServerLimits, TransportKind } from "../config/types.ts";
 import type { ResolvedEndpoint, ResolvedRemote, ResolvedStdio } from "../config/substitute.ts";
 import type { TransportAuth } from "../oauth/server-auth.ts";
@@ -31,6 +32,8 @@ import { orphanWatchdog, type Watch } from "./orphan-watchdog.ts";
 import { killProcessesNow, mergeProcesses, type ProcessInfo, processExists, processTree, terminateProcesses } from "./process-tree.ts";
 import type { ProcessGroupStdioTransport } from "./stdio-transport.ts";
 import { MessageTooLargeError } from "./message-limit.ts";
+import { guardNesting } from "./nesting-guard.ts";
+import { negotiationFor } from "./protocol-negotiation.ts";
 import { createSseTransport, createStdioTransport, createStreamableHttpTransport } from "./transports.ts";
 
 /** What a session reports to its owner. Called synchronously; none of them may throw. */
@@ -60,6 +63,10 @@ export interface LiveSessionOptions {
   events: SessionEvents;
   /** What the server may send; the defaults without it. */
   limits?: ServerLimits;
+  /** Which revision to speak (`"auto"` when absent). */
+  protocol?: ProtocolSetting;
+  /** The revision the server spoke last time (`"legacy"`: one of the handshake's), for `"auto"` to start from. */
+  remembered?: string;
 }
 
 export interface RequestOptions {
@@ -123,10 +130,10 @@ export class LiveSession {
   exitCode?: number | null;
   /** Why the bridge stopped the server itself, when it did: it sent something over a limit. */
   violation?: string;
-  /** Lines the server wrote to stdout that are not JSON-RPC (it should log to stderr). */
-  nonJsonLines = 0;
   /** What the server said at initialize about how to use it (`instructions`), as it came: not yet made safe. */
   instructions?: string;
+  /** The revision the session speaks, once open: `2026-07-28`, `2025-11-25`, … */
+  protocolVersion?: string;
   private held?: Held;
   private closed = false;
   private readonly stderr: string[] = [];
@@ -146,6 +153,11 @@ export class LiveSession {
   /** A local server's pid, once spawned. */
   get pid(): number | undefined {
     return this.held && pidOf(this.held.transport);
+  }
+
+  /** Lines a local server wrote to stdout that are not JSON-RPC (it should log to stderr). */
+  get nonJsonLines(): number {
+    return (this.held?.transport as Partial<ProcessGroupStdioTransport> | undefined)?.nonJsonLines ?? 0;
   }
 
   /** Why the session ended, when the server's side says: it sent something over a limit, or its process ended. */
@@ -198,7 +210,8 @@ export class LiveSession {
     };
     const pool = kind === "stdio" ? undefined : new ServerPool({ maxMessageBytes: this.options.limits?.maxMessageBytes, tooLarge });
     const fetch = pool?.fetch;
-    const transport = makeTransport(fetch && auth ? auth.wrapFetch(fetch) : fetch);
+    const transport = guardNesting(makeTransport(fetch && auth ? auth.wrapFetch(fetch) : fetch));
+    const negotiation = negotiationFor(this.options.protocol ?? "auto", this.options.remembered, kind === "stdio");
     const client = createMcpClient(clientInfo, features, {
       listChanged: (list) => events.listChanged(this, list),
       resourceUpdated: (uri) => events.resourceUpdated(this, uri),
@@ -206,10 +219,9 @@ export class LiveSession {
         events.heard();
         events.logMessage(params);
       },
-    });
+    }, negotiation);
     const held: Held = { client, transport, kind, pool, processes: [], watched: [], open: false, releasing: false };
     this.held = held;
-    this.nonJsonLines = 0;
     this.violation = undefined;
     client.onerror = (error) => {
       // The transport stops a server that sends a line over the limit; that, not its exit, is why the session ended.
@@ -220,15 +232,13 @@ export class LiveSession {
       }
       // A response stream the bridge ended because its request was over (timed out, cancelled, answered).
       if (requestScopeEnded()) return;
-      // The SDK reports unparsable stdout lines here and carries on; count them for a better error message.
-      if (error instanceof SyntaxError || /JSON|parse/i.test(error.message)) {
-        this.nonJsonLines++;
-        return;
-      }
+      // Unparsable stdout lines: the transport counts them (see `nonJsonLines`) and carries on.
+      if (error instanceof SyntaxError || /JSON|parse/i.test(error.message)) return;
       if (kind !== "stdio" && held.open) events.streamError(this, error);
     };
     const handshake = async () => {
-      await client.connect(transport, { timeout: sdkTimeout() });
+      await client.connect(transport, { timeout: sdkTimeout(), ...(negotiation.prior ? { prior: negotiation.prior } : {}) });
+      this.protocolVersion = client.getNegotiatedProtocolVersion();
       const pid = pidOf(transport);
       if (pid) {
         held.processes = processTree(pid);
@@ -269,6 +279,9 @@ export class LiveSession {
       onExit: (description: string, code: number | null) => {
         this.exitDescription = description;
         this.exitCode = code;
+      },
+      onRefused: (error: Error) => {
+        this.violation = error.message;
       },
     };
     return createStdioTransport(endpoint, hooks, this.options.limits?.maxMessageBytes);
@@ -328,7 +341,7 @@ export class LiveSession {
   }
 
   callTool(name: string, args: Record<string, unknown>, options: RequestOptions): Promise<CallToolResult> {
-    return this.request((client, sdk) => client.callTool({ name, arguments: args }, CallToolResultSchema, sdk) as Promise<CallToolResult>, options);
+    return this.request((client, sdk) => client.callTool({ name, arguments: args }, sdk), options);
   }
 
   /** Tells the server the client's roots changed (`notifications/roots/list_changed`); it asks for them again. */

@@ -7,23 +7,18 @@
  */
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import {
+  Client,
   type ClientCapabilities,
   type CreateMessageRequest,
-  CreateMessageRequestSchema,
   type CreateMessageResult,
   type ElicitRequest,
-  ElicitRequestSchema,
-  type ElicitResult,
-  ListRootsRequestSchema,
-  ElicitationCompleteNotificationSchema,
   type ElicitRequestURLParams,
-  LoggingMessageNotificationSchema,
+  type ElicitResult,
   type LoggingMessageNotification,
-  ResourceUpdatedNotificationSchema,
   type Root,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "@modelcontextprotocol/client";
+import type { Negotiation } from "./protocol-negotiation.ts";
 
 /** How the client introduces itself to a server in the handshake. */
 export interface ClientInfo {
@@ -83,20 +78,22 @@ export function clientCapabilities(features: ClientFeatures): ClientCapabilities
 }
 
 /** A client that declares `features`, answers a server's requests with them, and passes notifications on. */
-export function createMcpClient(clientInfo: ClientInfo, features: ClientFeatures, notifications: ServerNotifications): Client {
+export function createMcpClient(clientInfo: ClientInfo, features: ClientFeatures, notifications: ServerNotifications, negotiation: Negotiation): Client {
   // The bridge fetches a list itself, so it can bound the fetch and drop a result from a connection since replaced.
   const changed = (list: ServerList) => ({ autoRefresh: false, debounceMs: LIST_CHANGED_DEBOUNCE_MS, onChanged: () => notifications.listChanged(list) });
   const client = new Client(clientInfo, {
+    versionNegotiation: negotiation.versionNegotiation,
+    ...(negotiation.supportedProtocolVersions ? { supportedProtocolVersions: negotiation.supportedProtocolVersions } : {}),
     capabilities: clientCapabilities(features),
     listChanged: { tools: changed("tools"), resources: changed("resources"), prompts: changed("prompts") },
   });
   const { elicitation, elicitationComplete, roots, sampling } = features;
-  if (sampling) client.setRequestHandler(CreateMessageRequestSchema, (request) => sampling(request.params));
-  if (elicitation) client.setRequestHandler(ElicitRequestSchema, (request) => elicitation(request.params));
-  if (elicitationComplete) client.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => elicitationComplete(n.params.elicitationId));
-  if (roots) client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: roots() }));
-  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => notifications.resourceUpdated(notification.params.uri));
-  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => notifications.logMessage(notification.params));
+  if (sampling) client.setRequestHandler("sampling/createMessage", (request) => sampling(request.params));
+  if (elicitation) client.setRequestHandler("elicitation/create", (request) => elicitation(request.params));
+  if (elicitationComplete) client.setNotificationHandler("notifications/elicitation/complete", (n) => elicitationComplete(n.params.elicitationId));
+  if (roots) client.setRequestHandler("roots/list", () => ({ roots: roots() }));
+  client.setNotificationHandler("notifications/resources/updated", (notification) => notifications.resourceUpdated(notification.params.uri));
+  client.setNotificationHandler("notifications/message", (notification) => notifications.logMessage(notification.params));
   return client;
 }
 

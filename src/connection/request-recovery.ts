@@ -5,14 +5,13 @@
  * web page (URL elicitation, error -32042), it runs again once the user has been there. Any other failure is the
  * request's own and is thrown at once, worded for the user. Tool calls go through here; so can any other request to a server.
  */
-import { UrlElicitationRequiredError } from "@modelcontextprotocol/sdk/types.js";
+import { type Progress, UrlElicitationRequiredError } from "@modelcontextprotocol/client";
 import { describeError } from "../common/errors.ts";
 import { followSignal } from "../common/follow-signal.ts";
 import type { ClientFeatures } from "./mcp-client.ts";
 import type { ServerAuth } from "../oauth/server-auth.ts";
 import { callError, type ErrorContext, lostAgainError, reconnectFailedError } from "./error-messages.ts";
 import type { Redactor } from "../common/redact.ts";
-import type { Progress } from "@modelcontextprotocol/sdk/types.js";
 import type { LiveSession, RequestOptions, Run } from "./live-session.ts";
 
 /** What the caller of a request may add: its own signal, and where progress goes. */

@@ -5,7 +5,7 @@
  * retries once a call whose connection was lost under it. It signs in (OAuth) when a server asks for it.
  * What happens is recorded by ./lifecycle-report.ts; messages for the user are worded in ./error-messages.ts.
  */
-import { type CallToolResult, CallToolResultSchema, type ServerCapabilities, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, type ServerCapabilities, type Tool } from "@modelcontextprotocol/client";
 import { BridgeError, describeError } from "../common/errors.ts";
 import type { EventSink } from "../common/events.ts";
 import type { Logger } from "../common/log-file.ts";
@@ -26,9 +26,10 @@ import { LiveSession, type Run } from "./live-session.ts";
 import type { ClientFeatures, ClientInfo, ServerChange } from "./mcp-client.ts";
 import { type CallOptions, type RecoveryHost, serverRequest } from "./request-recovery.ts";
 import { RetrySchedule, worthRetrying } from "./retry-schedule.ts";
-import { SessionOpener, STDERR_LINES_QUOTED } from "./session-opener.ts";
+import { SessionOpener, type SessionOpenerOptions, STDERR_LINES_QUOTED } from "./session-opener.ts";
+import { toolCallRun } from "./tool-call.ts";
 
-export interface ConnectionOptions {
+export interface ConnectionOptions extends Pick<SessionOpenerOptions, "recallProtocol"> {
   projectRoot: string;
   env: Environment;
   clientInfo: ClientInfo;
@@ -61,6 +62,8 @@ export class ServerConnection {
   transport?: TransportKind;
   /** True when Streamable HTTP was refused and legacy SSE answered instead. */
   fellBackToSse = false;
+  /** The MCP revision the newest open session speaks (`2026-07-28`, `2025-11-25`, …); kept while it reconnects. */
+  protocolVersion?: string;
   /** The server's `instructions` from its newest initialize, redacted; kept while it reconnects. */
   instructions?: string;
   /** What the server offers (tools, resources, …) as its newest session said; kept while it reconnects, not once closed. */
@@ -253,6 +256,7 @@ export class ServerConnection {
     this.schedule.connected();
     this.transport = session.kind;
     this.fellBackToSse = session.fellBackToSse;
+    this.protocolVersion = session.protocolVersion;
     this.instructions = session.instructions && this.redact(session.instructions);
     this.acceptTools(session.tools);
     if (session.pid !== undefined) this.report.spawned(session.pid, this.config.command);
@@ -321,8 +325,7 @@ export class ServerConnection {
    */
   async callTool(toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
     const started = Date.now();
-    const name = this.toolList.serverName(toolName);
-    const run: Run<CallToolResult> = (client, sdk) => client.callTool({ name, arguments: args }, CallToolResultSchema, sdk) as Promise<CallToolResult>;
+    const run = toolCallRun(this.toolList.serverName(toolName), args, this.toolList.definition(toolName), this.options.features ?? {});
     try {
       const result = await this.request(toolName, run, options);
       this.report.called(toolName, started, { result });

@@ -4,7 +4,7 @@
  * the connection's one request seam, so it waits for a start or reconnect, is retried once after a lost connection,
  * is bounded by the request timeout and comes back redacted, as a tool call does.
  */
-import type { GetPromptResult, Prompt } from "@modelcontextprotocol/sdk/types.js";
+import type { GetPromptResult, Prompt } from "@modelcontextprotocol/client";
 import type { ServerConnection } from "./server-connection.ts";
 
 /** A server that pages its prompt list without end is cut off here. */

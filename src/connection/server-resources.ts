@@ -4,7 +4,8 @@
  * waits for a start or reconnect, is retried once after a lost connection, is bounded by the request timeout and comes
  * back redacted, as a tool call does.
  */
-import type { ListResourcesResult, ListResourceTemplatesResult, ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ListResourcesResult, ListResourceTemplatesResult, ReadResourceResult } from "@modelcontextprotocol/client";
+import { outsideRequestScope } from "./http-pool.ts";
 import type { ServerConnection } from "./server-connection.ts";
 
 /** True when the server's newest session said it offers resources. */
@@ -30,6 +31,14 @@ export function readResource(connection: ServerConnection, uri: string, signal?:
   return connection.request(`resources/read ${uri}`, (client, options) => client.readResource({ uri }, options), { signal });
 }
 
+/**
+ * Asks to hear when a resource changes: `resources/subscribe` up to 2025-11-25; on 2026-07-28 a standing
+ * `subscriptions/listen` stream for it, which lives as long as the session (it is opened outside the request's scope,
+ * which would close it once the request is answered).
+ */
 export async function subscribeResource(connection: ServerConnection, uri: string): Promise<void> {
-  await connection.request(`resources/subscribe ${uri}`, (client, options) => client.subscribeResource({ uri }, options));
+  await connection.request(`resources/subscribe ${uri}`, async (client, options) => {
+    if (client.getProtocolEra() === "modern") await outsideRequestScope(() => client.listen({ resourceSubscriptions: [uri] }));
+    else await client.subscribeResource({ uri }, options);
+  });
 }

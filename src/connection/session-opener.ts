@@ -6,7 +6,7 @@
  * included) to the server's redactor. A session's log lines (stderr, the server's own log messages) go to the logs
  * from here, redacted.
  */
-import { BridgeError } from "../common/errors.ts";
+import { BridgeError, closedDuringProbe } from "../common/errors.ts";
 import { LEVEL_OF_MCP_LEVEL, type Logger, NULL_LOGGER } from "../common/log-file.ts";
 import { describeSource, type ServerConfig } from "../config/types.ts";
 import type { Redactor } from "../common/redact.ts";
@@ -40,6 +40,8 @@ export interface SessionOpenerOptions {
   logger?: Logger;
   /** What the owner decides on: a session lost, a stream error, a changed list or resource. */
   events: Pick<SessionEvents, "dropped" | "streamError" | "listChanged" | "resourceUpdated">;
+  /** The revision the server spoke when it last connected (kept with its tools), for `protocolVersion: "auto"`. */
+  recallProtocol?: () => string | undefined;
 }
 
 export class SessionOpener {
@@ -48,6 +50,10 @@ export class SessionOpener {
   /** The newest session, open or not (being opened, failed, lost). */
   newest?: LiveSession;
   private readonly events: SessionEvents;
+  /** What was remembered of the server's revision (see `recallProtocol`); null once an open starting from it failed. */
+  private recalled?: string | null;
+  /** Set when a local server died of the revision probe itself: from then on it is asked with `initialize` alone. */
+  private probeKills = false;
 
   constructor(
     private readonly config: ServerConfig,
@@ -121,9 +127,24 @@ export class SessionOpener {
     const { clientInfo, projectRoot } = this.options;
     // Roots for every server, so it lists the same tools wherever pi runs (some list a tool only for a client with roots).
     const features: ClientFeatures = { roots: () => [directoryRoot(projectRoot)], ...this.options.features };
-    const session = new LiveSession({ endpoint, clientInfo, features, auth: sessionAuth, events: this.events, limits: this.config.limits });
+    const { limits, protocol } = this.config;
+    if (this.recalled === undefined) this.recalled = this.options.recallProtocol?.() ?? null;
+    const remembered = this.probeKills ? "legacy" : (this.recalled ?? undefined);
+    const session = new LiveSession({ endpoint, clientInfo, features, auth: sessionAuth, events: this.events, limits, protocol, remembered });
     this.newest = session;
-    await session.open(deadline);
+    try {
+      await session.open(deadline);
+    } catch (error) {
+      if (protocol !== "auto") throw error;
+      // What worked last time no longer does (the server changed): the next attempt starts over from a probe.
+      if (remembered !== undefined && !this.probeKills) this.recalled = null;
+      // Some local servers exit on a method they do not know before `initialize`: such a one is asked again, at once
+      // and from then on, with `initialize` alone. Once only, so a server that dies whatever it is asked is not
+      // started more often than its restarts allow, but for this one time.
+      if (remembered !== undefined || endpoint.kind !== "stdio" || !closedDuringProbe(error) || session.violation || Date.now() >= deadline) throw error;
+      this.probeKills = true;
+      return this.openOnce(endpoint, deadline, clientSecret);
+    }
     return session;
   }
 
@@ -142,6 +163,7 @@ export class SessionOpener {
       violation: session?.violation,
       nonJsonLines: session?.nonJsonLines ?? 0,
       oauth: this.options.auth.active,
+      oauthRefused: this.options.auth.refusedMessage,
     };
   }
 }

@@ -4,8 +4,7 @@
  * and copies all it holds on every chunk, so a long line costs time quadratic in its length; here a line costs time
  * linear in its length and is refused the moment it passes `maxLineBytes`, nothing of it kept.
  */
-import { deserializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { deserializeMessage, type JSONRPCMessage } from "@modelcontextprotocol/client";
 import { MessageTooLargeError } from "./message-limit.ts";
 
 const NEWLINE = 0x0a;

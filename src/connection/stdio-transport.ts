@@ -9,10 +9,8 @@
  */
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
-import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage, MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
+import { getDefaultEnvironment } from "@modelcontextprotocol/client/stdio";
+import { type JSONRPCMessage, type MessageExtraInfo, serializeMessage, type Transport } from "@modelcontextprotocol/client";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../config/defaults.ts";
 import type { OrphanWatchdog, Watch } from "./orphan-watchdog.ts";
 import { groupHasLiveMember } from "./process-tree.ts";
@@ -50,6 +48,11 @@ export interface ProcessGroupStdioOptions {
   watchdog?: Pick<OrphanWatchdog, "watch">;
   /** The longest stdout line accepted; a longer one is reported (`MessageTooLargeError`) and the server stopped. */
   maxMessageBytes?: number;
+  /**
+   * Told of a line over the limit before anyone else: `onerror` may not reach the owner while the SDK holds the
+   * transport to itself (its revision probe).
+   */
+  onRefused?(error: Error): void;
 }
 
 type Child = ChildProcessByStdio<Writable, Readable, Readable>;
@@ -64,6 +67,8 @@ type Child = ChildProcessByStdio<Writable, Readable, Readable>;
 export class ProcessGroupStdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
+  /** Lines the server wrote to stdout that are not JSON-RPC messages. */
+  nonJsonLines = 0;
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
   sessionId?: string;
 
@@ -256,6 +261,7 @@ export class ProcessGroupStdioTransport implements Transport {
       // A line over the limit: nothing after it can be trusted to be framed right, so the server is stopped and
       // nothing more it writes is read.
       this.refused = true;
+      this.options.onRefused?.(error instanceof Error ? error : new Error(String(error)));
       this.reportError(error);
       void this.close();
       return;
@@ -276,7 +282,8 @@ export class ProcessGroupStdioTransport implements Transport {
         try {
           message = this.readBuffer.readMessage();
         } catch (error) {
-          // A line that is not JSON-RPC (the line is consumed): report it and go on.
+          // A line that is not JSON-RPC (the line is consumed): count and report it, and go on.
+          this.nonJsonLines++;
           this.reportError(error);
           continue;
         }

@@ -2,10 +2,7 @@
  * Transports for a resolved endpoint: the SDK's for remote servers, ./stdio-transport.ts (the SDK's framing, our own
  * process handling) for local ones.
  */
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { type FetchLike, type OAuthClientProvider, SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { orphanWatchdog } from "./orphan-watchdog.ts";
 import { platformCommand } from "./platform-command.ts";
 import { ProcessGroupStdioTransport } from "./stdio-transport.ts";
@@ -15,6 +12,8 @@ export interface StdioHooks {
   onStderrLine(line: string): void;
   /** How the process ended: `exited with code 1`, `killed by SIGKILL`; its exit code, if it exited. */
   onExit(description: string, code: number | null): void;
+  /** It wrote a line over the limit, and is being stopped for it. */
+  onRefused(error: Error): void;
 }
 
 /**
@@ -31,6 +30,7 @@ export function createStdioTransport(endpoint: ResolvedStdio, hooks: StdioHooks,
     cwd: endpoint.cwd,
     onStderrLine: hooks.onStderrLine,
     onExit: (info) => hooks.onExit(info.description, info.code),
+    onRefused: hooks.onRefused,
     watchdog: orphanWatchdog,
     maxMessageBytes,
   });

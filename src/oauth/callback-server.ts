@@ -48,7 +48,16 @@ export interface CallbackServerOptions {
   signal?: AbortSignal;
 }
 
-export type ParsedRedirect = { code: string } | { error: string; description?: string };
+/**
+ * What a successful redirect carries: the authorization code, and the authorization server's `iss` when it sends one
+ * (RFC 9207), which is checked against the server the sign-in went to before the code is redeemed.
+ */
+export interface AuthorizationGrant {
+  code: string;
+  iss?: string;
+}
+
+export type ParsedRedirect = AuthorizationGrant | { error: string; description?: string };
 
 function page(title: string, text: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><p>${text}</p></body></html>`;
@@ -124,13 +133,14 @@ export function parseRedirect(url: string | URL, expectedState: string): ParsedR
     const errorCode = clean(error, MAX_ERROR_CODE_CHARS) || "unknown_error";
     return description ? { error: errorCode, description } : { error: errorCode };
   }
-  return { code: code! };
+  const iss = params.get("iss");
+  return iss === null ? { code: code! } : { code: code!, iss };
 }
 
-type Outcome = { code: string } | { error: OAuthCallbackError };
+type Outcome = { grant: AuthorizationGrant } | { error: OAuthCallbackError };
 
 function outcomeOf(redirect: ParsedRedirect): Outcome {
-  if ("code" in redirect) return { code: redirect.code };
+  if ("code" in redirect) return { grant: redirect };
   const detail = redirect.description ? `: ${redirect.description}` : "";
   return { error: new OAuthCallbackError("denied", `The authorization server refused the sign-in (${redirect.error})${detail}`) };
 }
@@ -180,8 +190,8 @@ export class CallbackServer {
   private delivered = false;
   private shutDown = false;
   private readonly parked: Array<{ url: URL; res: ServerResponse }> = [];
-  private readonly result: Promise<string>;
-  private resolveResult: (code: string) => void = () => {};
+  private readonly result: Promise<AuthorizationGrant>;
+  private resolveResult: (grant: AuthorizationGrant) => void = () => {};
   private rejectResult: (error: OAuthCallbackError) => void = () => {};
   private readonly closed: Promise<void>;
   private readonly timer: NodeJS.Timeout;
@@ -231,11 +241,11 @@ export class CallbackServer {
   ) {
     this.redirectUrl = plan.uri(port);
     this.path = plan.path;
-    this.result = new Promise<string>((resolve, reject) => {
+    this.result = new Promise<AuthorizationGrant>((resolve, reject) => {
       this.resolveResult = resolve;
       this.rejectResult = reject;
     });
-    // Nobody may be waiting yet, or ever: the outcome is kept for waitForCode(), not reported as unhandled.
+    // Nobody may be waiting yet, or ever: the outcome is kept for waitForGrant(), not reported as unhandled.
     this.result.catch(() => {});
     this.closed = new Promise((resolve) => server.once("close", () => resolve()));
     server.on("request", (req: IncomingMessage, res: ServerResponse) => this.handle(req, res));
@@ -248,11 +258,12 @@ export class CallbackServer {
   }
 
   /**
-   * Resolves with the code of the first redirect whose `state` equals `expectedState`; rejects with "denied" for an
-   * error redirect, "timeout", or "cancelled". One server serves one sign-in: another state is a programming error.
+   * Resolves with the code (and `iss`) of the first redirect whose `state` equals `expectedState`; rejects with "denied"
+   * for an error redirect, "timeout", or "cancelled". One server serves one sign-in: another state is a programming
+   * error.
    */
-  waitForCode(expectedState: string): Promise<string> {
-    if (expectedState === "") throw new TypeError("waitForCode() needs the state sent with the authorization request");
+  waitForGrant(expectedState: string): Promise<AuthorizationGrant> {
+    if (expectedState === "") throw new TypeError("waiting for a sign-in needs the state sent with the authorization request");
     if (this.expectedState === undefined) {
       this.expectedState = expectedState;
       for (const { url, res } of this.parked.splice(0)) this.answer(url, res);
@@ -264,7 +275,7 @@ export class CallbackServer {
 
   /**
    * For the headless path: the user pastes the URL their browser was sent to. Same checks as a real redirect, and it
-   * settles `waitForCode()` the same way. Throws `invalid_redirect` or `state_mismatch` for a URL that cannot be
+   * settles `waitForGrant()` the same way. Throws `invalid_redirect` or `state_mismatch` for a URL that cannot be
    * used; does nothing once the wait has settled.
    */
   submitRedirectUrl(url: string): void {
@@ -286,7 +297,7 @@ export class CallbackServer {
       return;
     }
     if (this.expectedState === undefined && this.outcome === undefined) {
-      // The browser can come back before the caller has called waitForCode() (a provider that remembers consent
+      // The browser can come back before the caller has called waitForGrant() (a provider that remembers consent
       // redirects at once): hold the request until the state is known rather than fail a good sign-in.
       if (this.parked.length >= MAX_PARKED) {
         respond(res, 400, INVALID_PAGE);
@@ -338,7 +349,7 @@ export class CallbackServer {
   private deliver(): void {
     if (this.delivered || this.outcome === undefined) return;
     this.delivered = true;
-    if ("code" in this.outcome) this.resolveResult(this.outcome.code);
+    if ("grant" in this.outcome) this.resolveResult(this.outcome.grant);
     else this.rejectResult(this.outcome.error);
     // The server exists for this one sign-in.
     this.shutdown();

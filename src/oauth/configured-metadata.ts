@@ -4,9 +4,8 @@
  * configured: its issuer is not checked against the URL (RFC 8414 discovery would), only the address itself against
  * the endpoint policy. Read with the SDK's schemas, as discovery reads what it finds.
  */
-import type { OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
-import { OAuthMetadataSchema, OpenIdProviderDiscoveryMetadataSchema } from "@modelcontextprotocol/sdk/shared/auth.js";
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { FetchLike, OAuthDiscoveryState } from "@modelcontextprotocol/client";
+import { OAuthMetadataSchema, OpenIdProviderDiscoveryMetadataSchema } from "@modelcontextprotocol/core";
 import { BridgeError } from "../common/errors.ts";
 
 /** Fetches and reads the document; an auth error saying what is wrong when it cannot be used. */

@@ -5,6 +5,7 @@
  * token endpoint, where an authorization code or a refresh token would travel unencrypted. Only `https:` is allowed,
  * and `http:` to this machine (127.0.0.0/8, ::1, localhost), where nothing crosses the network. Pure.
  */
+import type { OAuthDiscoveryState } from "@modelcontextprotocol/client";
 
 /** Why `url` may not be used for `what` (a name like `token_endpoint`), or undefined when it may. */
 export function endpointProblem(what: string, url: string | URL): string | undefined {
@@ -34,4 +35,18 @@ export function endpointsProblem(endpoints: Record<string, string | URL | undefi
     if (problem) return problem;
   }
   return undefined;
+}
+
+/** Every endpoint discovery found (or the config named), by name, for `endpointsProblem`. */
+export function discoveryEndpoints(state: OAuthDiscoveryState): Record<string, string | undefined> {
+  const metadata = state.authorizationServerMetadata;
+  const servers = state.resourceMetadata?.authorization_servers ?? [];
+  return {
+    "authorization server": String(state.authorizationServerUrl),
+    "resource metadata URL": state.resourceMetadataUrl,
+    ...Object.fromEntries(servers.map((url, i) => [`authorization_servers[${i}]`, url])),
+    authorization_endpoint: metadata?.authorization_endpoint,
+    token_endpoint: metadata?.token_endpoint,
+    registration_endpoint: metadata?.registration_endpoint,
+  };
 }

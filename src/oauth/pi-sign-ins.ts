@@ -19,7 +19,7 @@
  * `https://pi.dev/oauth/…`) cannot be refreshed here: the bridge would have to present itself as pi.
  */
 import { createHash } from "node:crypto";
-import type { OAuthClientInformationMixed } from "@modelcontextprotocol/sdk/shared/auth.js";
+import type { OAuthClientInformationMixed } from "@modelcontextprotocol/client";
 import { isObject, type JsonObject } from "../common/values.ts";
 import type { StoredClient, StoredTokens } from "./storage.ts";
 

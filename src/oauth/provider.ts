@@ -7,15 +7,23 @@
  * server with no tokens takes over pi 1.x's sign-in first, where there is one it can use (./pi-sign-in-import.ts).
  */
 import { randomBytes } from "node:crypto";
-import { type OAuthClientProvider, type OAuthDiscoveryState, refreshAuthorization } from "@modelcontextprotocol/sdk/client/auth.js";
-import type { AuthorizationServerMetadata, OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  type AuthorizationServerMetadata,
+  type FetchLike,
+  type OAuthClientInformationContext,
+  type OAuthClientInformationMixed,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+  type OAuthTokens,
+  refreshAuthorization,
+} from "@modelcontextprotocol/client";
 import { BridgeError } from "../common/errors.ts";
 import type { OAuthSettings } from "../config/types.ts";
 import { commandArgument } from "../config/validate/name.ts";
-import { CallbackServer, OAuthCallbackError } from "./callback-server.ts";
+import { type AuthorizationGrant, CallbackServer, OAuthCallbackError } from "./callback-server.ts";
 import { configuredDiscovery } from "./configured-metadata.ts";
-import { endpointsProblem } from "./endpoint-policy.ts";
+import { discoveryEndpoints, endpointsProblem } from "./endpoint-policy.ts";
 import { importPiSignIn, type PiImportOutcome } from "./pi-sign-in-import.ts";
 import { redirectPlan } from "./redirect.ts";
 import { type AuthStore, expiresWithin, toOAuthTokens, toStoredTokens } from "./storage.ts";
@@ -53,7 +61,7 @@ export interface OAuthProviderOptions {
 
 /** A sign-in that has sent the user to the authorization page and waits for the redirect. */
 export interface PendingSignIn {
-  code: Promise<string>;
+  grant: Promise<AuthorizationGrant>;
   cancel(): void;
 }
 
@@ -134,11 +142,17 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
     return this.currentState;
   }
 
-  clientInformation(): OAuthClientInformationMixed | undefined {
+  clientInformation(context?: OAuthClientInformationContext): OAuthClientInformationMixed | undefined {
     const { clientId, clientSecret } = this.settings;
-    if (clientId) return clientSecret ? { client_id: clientId, client_secret: clientSecret } : { client_id: clientId };
+    if (clientId) {
+      // The configured client is for whichever authorization server the server names: bound to the one asked about.
+      const stamp = context ? { issuer: context.issuer } : {};
+      return clientSecret ? { client_id: clientId, client_secret: clientSecret, ...stamp } : { client_id: clientId, ...stamp };
+    }
     const record = this.options.store.client(this.options.server, this.options.serverUrl);
     if (!record) return undefined;
+    // The server moved to another authorization server: a client id is only good where it was issued.
+    if (context?.issuer !== undefined && record.issuer !== undefined && record.issuer !== context.issuer) return undefined;
     const stored = record.client;
     this.secretsSeen(stored.client_secret);
     // pi 1.x's registration, taken over with its sign-in, refreshes the tokens issued to it (a refresh sends no
@@ -155,11 +169,12 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
     return this.options.store.tokens(this.options.server, this.options.serverUrl)?.refreshToken !== undefined;
   }
 
-  async saveClientInformation(client: OAuthClientInformationMixed): Promise<void> {
+  async saveClientInformation(client: OAuthClientInformationMixed, context?: OAuthClientInformationContext): Promise<void> {
     // A client from the config is the config's; nothing to keep.
     if (this.settings.clientId) return;
     this.secretsSeen(client.client_secret);
-    await this.options.store.saveClient(this.options.server, { serverUrl: this.options.serverUrl, savedAt: new Date(this.now()).toISOString(), client });
+    const savedAt = new Date(this.now()).toISOString();
+    await this.options.store.saveClient(this.options.server, { serverUrl: this.options.serverUrl, savedAt, client, ...(context ? { issuer: context.issuer } : {}) });
   }
 
   /** The stored tokens; one close to expiry is refreshed first (one refresh, however many calls ask at once). */
@@ -249,11 +264,11 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
     // Scopes from the config come first (the SDK prefers the server's hints).
     if (this.settings.scopes?.length) url.searchParams.set("scope", this.settings.scopes.join(" "));
     const state = this.currentState ?? url.searchParams.get("state") ?? "";
-    const code = callback.waitForCode(state);
-    const pending: PendingSignIn = { code, cancel: () => void callback.close() };
+    const grant = callback.waitForGrant(state);
+    const pending: PendingSignIn = { grant, cancel: () => void callback.close() };
     this.pending = pending;
     // A sign-in that failed or timed out with no one waiting on it must not block the next one.
-    code.catch(() => {
+    grant.catch(() => {
       if (this.pending !== pending) return;
       this.pending = undefined;
       this.callback = undefined;
@@ -307,16 +322,7 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
 
   /** Throws an auth error naming the first endpoint of `state` that is neither https nor http on loopback. */
   private refuseBadEndpoints(state: OAuthDiscoveryState): void {
-    const metadata = state.authorizationServerMetadata;
-    const servers = state.resourceMetadata?.authorization_servers ?? [];
-    this.refuse({
-      "authorization server": state.authorizationServerUrl,
-      "resource metadata URL": state.resourceMetadataUrl,
-      ...Object.fromEntries(servers.map((url, i) => [`authorization_servers[${i}]`, url])),
-      authorization_endpoint: metadata?.authorization_endpoint,
-      token_endpoint: metadata?.token_endpoint,
-      registration_endpoint: metadata?.registration_endpoint,
-    });
+    this.refuse(discoveryEndpoints(state));
   }
 
   private refuse(endpoints: Record<string, string | URL | undefined>): void {

@@ -7,7 +7,7 @@
  * refresh token already rotated by another answers with the stored tokens instead of asking again.
  */
 import { closeSync, openSync, statSync, unlinkSync } from "node:fs";
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { FetchLike } from "@modelcontextprotocol/client";
 
 /** How long a refresh's answer is reused for a late duplicate (one that was sent just after it finished). */
 const REUSE_MS = 10_000;

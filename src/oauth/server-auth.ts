@@ -3,8 +3,7 @@
  * (a new one when the URL changes), what its transports need from it, the sign-in a failed request leads to, and the
  * explicit sign-in and sign-out of `/mcp auth` and `/mcp logout`.
  */
-import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { FetchLike, OAuthClientProvider } from "@modelcontextprotocol/client";
 import { fetch as undiciFetch } from "undici";
 import type { EventSink } from "../common/events.ts";
 import type { LogLevel } from "../common/log-file.ts";
@@ -12,7 +11,8 @@ import type { OAuthSettings } from "../config/types.ts";
 import type { Environment } from "../config/substitute.ts";
 import { declinePiSignIn, type PiImportOutcome } from "./pi-sign-in-import.ts";
 import type { SignInHandler } from "./provider.ts";
-import { isUnauthorized, OAuthSession } from "./session.ts";
+import { isUnauthorized, needsSignInMessage, OAuthSession } from "./session.ts";
+import { isMachineGrant, isTokenEndpointError } from "./machine-provider.ts";
 import type { AuthStore } from "./storage.ts";
 
 export interface ServerAuthOptions {
@@ -125,7 +125,21 @@ export class ServerAuth {
 
   /** Whether `error` is the server asking for (new) authorization, which a sign-in can answer. */
   canSignInAfter(error: unknown, signal?: AbortSignal): boolean {
-    return this.session !== undefined && isUnauthorized(error) && !signal?.aborted;
+    if (this.session === undefined || signal?.aborted) return false;
+    // A machine client also gets a new token when the SDK's own attempt at the token endpoint failed on the way.
+    return isUnauthorized(error) || (this.machine && isTokenEndpointError(error));
+  }
+
+  /** OAuth with the client's own credentials or a workload's JWT: tokens come without a sign-in. */
+  get machine(): boolean {
+    return isMachineGrant(this.options.settings?.grantType);
+  }
+
+  /** What to tell the user when the server refuses its tokens: sign in again, or (a machine client) check the client. */
+  get refusedMessage(): string {
+    const { server, settings } = this.options;
+    if (!this.machine) return needsSignInMessage(server);
+    return `MCP server '${server}' refused the access token its authorization server issued to client '${settings?.clientId ?? ""}' (a new one as well): check what the client may access there.`;
   }
 
   /** After a request met `canSignInAfter`: waits for the sign-in the SDK started, or throws saying what to do. */

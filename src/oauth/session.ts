@@ -3,16 +3,16 @@
  * requests, and the step the SDK leaves to the client after it has sent the user to sign in — waiting for the
  * redirect and exchanging its code.
  */
-import { auth, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
-import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import * as os from "node:os";
+import { auth, type FetchLike, type OAuthTokens, UnauthorizedError } from "@modelcontextprotocol/client";
 import type { OAuthSettings } from "../config/types.ts";
 import { BridgeError, describeError } from "../common/errors.ts";
 import type { PiImportOutcome } from "./pi-sign-in-import.ts";
 import { BridgeOAuthProvider, type SignInHandler } from "./provider.ts";
+import { isMachineGrant, MachineOAuthProvider } from "./machine-provider.ts";
 import { type AuthStore, toOAuthTokens } from "./storage.ts";
 import { RefreshDeduper } from "./refresh-dedupe.ts";
-import { type Environment, substituteVars } from "../config/substitute.ts";
+import { type Environment, expandHome, substituteVars } from "../config/substitute.ts";
 import { commandArgument } from "../config/validate/name.ts";
 
 export interface OAuthSessionOptions {
@@ -43,7 +43,7 @@ export function isUnauthorized(error: unknown): boolean {
 }
 
 export class OAuthSession {
-  readonly provider: BridgeOAuthProvider;
+  readonly provider: BridgeOAuthProvider | MachineOAuthProvider;
   private readonly deduper: RefreshDeduper;
 
   constructor(private readonly options: OAuthSessionOptions) {
@@ -80,6 +80,35 @@ export class OAuthSession {
     if (resolved.clientSecret) secrets.push(resolved.clientSecret);
     // Values from `${VAR}`s in the auth block and the client secret are redacted like the tokens.
     options.onSecrets?.(secrets);
+    if (isMachineGrant(settings.grantType)) {
+      const file = (value: string | undefined) => (value === undefined ? undefined : resolve(expandHome(value, os.homedir())));
+      const assertion = resolve(settings.assertion);
+      const idToken = resolve(settings.idToken);
+      const idpClientSecret = resolve(settings.idpClientSecret);
+      // Written out, these are secrets as well as when they come from a variable.
+      options.onSecrets?.([assertion, idToken, idpClientSecret].filter((value): value is string => Boolean(value)));
+      this.provider = new MachineOAuthProvider({
+        server: options.server,
+        serverUrl: options.serverUrl,
+        settings: {
+          ...resolved,
+          privateKeyFile: file(settings.privateKeyFile),
+          keyId: resolve(settings.keyId),
+          assertion,
+          assertionFile: file(settings.assertionFile),
+          idpUrl: resolve(settings.idpUrl),
+          idpTokenUrl: resolve(settings.idpTokenUrl),
+          idpClientId: resolve(settings.idpClientId),
+          idpClientSecret,
+          idToken,
+          idTokenFile: file(settings.idTokenFile),
+        },
+        store: options.store,
+        fetch: options.fetch,
+        onSecrets: options.onSecrets,
+      });
+      return;
+    }
     this.provider = new BridgeOAuthProvider({
       server: options.server,
       serverUrl: options.serverUrl,
@@ -105,7 +134,16 @@ export class OAuthSession {
 
   /** The fetch a transport should use: refreshes of one token share one request. */
   wrapFetch(fetch: FetchLike): FetchLike {
-    return this.deduper.wrap(fetch);
+    const deduped = this.deduper.wrap(fetch);
+    return async (url, init) => {
+      const response = await deduped(url, init);
+      // A token refused: the server may have moved to another authorization server (its resource metadata lists a new
+      // one), so what discovery found is looked up again rather than reused; a client id is then registered there.
+      if (response.status === 401 && /^bearer /i.test(new Headers(init?.headers).get("authorization") ?? "")) {
+        await this.provider.invalidateCredentials("discovery");
+      }
+      return response;
+    };
   }
 
   /**
@@ -116,6 +154,8 @@ export class OAuthSession {
   async completeSignIn(onEvent: (channel: string, payload: Record<string, unknown>) => void, signal?: AbortSignal): Promise<void> {
     const { provider } = this;
     const server = this.options.server;
+    // A machine client signs in by itself: a token the server refused is replaced, with no one to wait for.
+    if (provider instanceof MachineOAuthProvider) return await provider.fetchAgain();
     const pending = provider.pending;
     if (!pending) {
       throw new BridgeError("auth", server, needsSignInMessage(server));
@@ -124,9 +164,9 @@ export class OAuthSession {
     const onAbort = () => pending.cancel();
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
-      const code = await pending.code;
+      const { code, iss } = await pending.grant;
       this.options.onSecrets?.([code]);
-      const result = await auth(provider, { serverUrl: this.options.serverUrl, authorizationCode: code });
+      const result = await auth(provider, { serverUrl: this.options.serverUrl, authorizationCode: code, iss });
       if (result !== "AUTHORIZED") throw new Error("the authorization server did not issue tokens");
       onEvent("mcp.auth.completed", {});
     } catch (error) {

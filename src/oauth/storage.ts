@@ -13,7 +13,7 @@
 import { readFileSync } from "node:fs";
 import { chmod, mkdir, stat, unlink } from "node:fs/promises";
 import * as path from "node:path";
-import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/client";
 import { replaceFile, serialised } from "../common/atomic-file.ts";
 import { isObject } from "../common/values.ts";
 import { shortHash } from "../tools/naming.ts";
@@ -48,6 +48,8 @@ export interface StoredClient {
   /** ISO timestamp. */
   savedAt: string;
   client: OAuthClientInformationMixed;
+  /** The authorization server (its `issuer`) that issued the registration: another one needs its own. */
+  issuer?: string;
   /** The file of pi 1.x's sign-ins this registration was taken from, with the tokens issued to it (./pi-sign-ins.ts). */
   importedFrom?: string;
 }
@@ -162,6 +164,7 @@ function isStoredClient(value: unknown): value is StoredClient {
     typeof value.savedAt === "string" &&
     isObject(value.client) &&
     typeof value.client.client_id === "string" &&
+    isOptional(value.issuer, "string") &&
     isOptional(value.importedFrom, "string")
   );
 }

@@ -7,7 +7,7 @@
  * answer.
  */
 import type { ExtensionUIContext } from "@mariozechner/pi-coding-agent";
-import type { ElicitRequest, ElicitRequestURLParams, ElicitResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ElicitRequest, ElicitRequestURLParams, ElicitResult } from "@modelcontextprotocol/client";
 import { stripControls, visible } from "../common/terminal-text.ts";
 import type { ClientFeatures } from "../connection/mcp-client.ts";
 import { isLoopbackHost } from "../oauth/endpoint-policy.ts";

@@ -5,7 +5,7 @@
  * enums (plain, with `enumNames`, or `oneOf` with titles) and multi-select enums (`items.enum` or `items.anyOf`). Server
  * text is stripped of terminal control sequences here, once. Pure.
  */
-import type { ElicitRequestFormParams } from "@modelcontextprotocol/sdk/types.js";
+import type { ElicitRequestFormParams } from "@modelcontextprotocol/client";
 import { stripControls, stripControlsLine } from "../common/terminal-text.ts";
 import { isObject } from "../common/values.ts";
 

@@ -6,7 +6,7 @@
  */
 import { type Api, type AssistantMessage, complete, type Context, type Model } from "@mariozechner/pi-ai";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolAnnotations } from "@modelcontextprotocol/client";
 
 type ModelRegistry = ExtensionContext["modelRegistry"];
 

@@ -9,7 +9,7 @@
  */
 import type { AutocompleteItem } from "@mariozechner/pi-tui";
 import type { ExtensionCommandContext, RegisteredCommand } from "@mariozechner/pi-coding-agent";
-import type { Prompt } from "@modelcontextprotocol/sdk/types.js";
+import type { Prompt } from "@modelcontextprotocol/client";
 import { describeError } from "../common/errors.ts";
 import type { EventSink } from "../common/events.ts";
 import { stripControlsLine } from "../common/terminal-text.ts";

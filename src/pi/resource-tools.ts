@@ -12,7 +12,7 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
-import type { ListResourcesResult, ListResourceTemplatesResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ListResourcesResult, ListResourceTemplatesResult } from "@modelcontextprotocol/client";
 import type { TSchema } from "typebox";
 import { describeError } from "../common/errors.ts";
 import type { EventSink } from "../common/events.ts";

@@ -7,7 +7,7 @@
  */
 import { type Api, type AssistantMessage, type Context, type ImageContent, type Model, type TextContent } from "@mariozechner/pi-ai";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { type CreateMessageRequest, type CreateMessageResult, McpError, type SamplingMessage } from "@modelcontextprotocol/sdk/types.js";
+import { type CreateMessageRequest, type CreateMessageResult, ProtocolError, type SamplingMessage } from "@modelcontextprotocol/client";
 import { stripControls } from "../common/terminal-text.ts";
 import { clip } from "../common/text.ts";
 import type { SamplingMode } from "../config/types.ts";
@@ -26,8 +26,8 @@ const SEND = "Send";
 const EDIT = "Edit, then send";
 const REFUSE = "Refuse";
 
-function refused(message: string): McpError {
-  return new McpError(USER_REJECTED, message);
+function refused(message: string): ProtocolError {
+  return new ProtocolError(USER_REJECTED, message);
 }
 
 /** A message's content blocks: one block or a list, as the spec allows both. */
@@ -43,7 +43,7 @@ export function samplingContext(params: SamplingParams, model: Model<Api>, now =
       if (block.type === "text") return { type: "text", text: String(block.text) };
       if (block.type === "image") return { type: "image", data: String(block.data), mimeType: String(block.mimeType) };
       if (block.type === "audio") return { type: "text", text: "[audio left out: the model here takes no audio]" };
-      throw new McpError(-32602, `sampling content of type '${String(block.type)}' is not supported by this client (it offers no tool use in sampling)`);
+      throw new ProtocolError(-32602, `sampling content of type '${String(block.type)}' is not supported by this client (it offers no tool use in sampling)`);
     });
     if (message.role === "user") return { role: "user", content: parts, timestamp: now };
     const text = parts.filter((p): p is TextContent => p.type === "text");
@@ -108,7 +108,7 @@ export function samplingHandler(server: string, mode: SamplingMode, ctx: () => S
         throw refused(error instanceof Error ? error.message : String(error));
       },
     );
-    if (reply.stopReason === "error" || reply.stopReason === "aborted") throw new McpError(-32603, `The model failed: ${reply.errorMessage ?? reply.stopReason}`);
+    if (reply.stopReason === "error" || reply.stopReason === "aborted") throw new ProtocolError(-32603, `The model failed: ${reply.errorMessage ?? reply.stopReason}`);
     let text = reply.content.flatMap((c) => (c.type === "text" ? [c.text] : [])).join("");
     if (askUser) {
       const choice = await session.ui.select(`${model.id} answered MCP server '${server}':\n${text}`, [SEND, EDIT, REFUSE]);

@@ -47,6 +47,8 @@ export function serverRows(bridge: McpBridge, registry: ToolRegistry, env: Envir
       name: c.name,
       status: trusted ? c.status : "not trusted",
       transport,
+      // What it speaks once it has connected; before that, a revision its config pins ("auto" says nothing yet).
+      protocol: c.protocolVersion ?? (c.config.protocol === "auto" ? undefined : c.config.protocol),
       source: sourceLabel(c),
       enabled: c.config.enabled,
       // A lazy server's tools are registered (from the cache) before it runs.

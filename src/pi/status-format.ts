@@ -10,6 +10,8 @@ export interface ServerRow {
   name: string;
   status: string;
   transport: string;
+  /** The MCP revision the server speaks (`2026-07-28`, `2025-11-25`, …), once known; else what its config asks for. */
+  protocol?: string;
   source: string;
   enabled: boolean;
   toolCount: number;
@@ -171,21 +173,21 @@ export function formatTotals(rows: readonly ServerRow[]): string {
 }
 
 /**
- * The status table: one row a server (mark, name, transport, tools, last active, source, details), then the
+ * The status table: one row a server (mark, name, transport, protocol revision, tools, last active, source, details), then the
  * totals. `selected` marks a row (the dashboard's cursor).
  */
 export function formatStatusTable(rows: readonly ServerRow[], now = Date.now(), selected?: number): string[] {
-  const header = ["Server", "Status", "Transport", "Tools", "Last Active", "Source", "Details"];
+  const header = ["Server", "Status", "Transport", "Protocol", "Tools", "Last Active", "Source", "Details"];
   const cells = rows.map((row) => {
     const status = statusOf(row);
     const tools = status === "connected" || status === "not started" ? String(row.toolCount) : "—";
     const active = row.lastActive !== undefined ? `${formatDuration(now - row.lastActive)} ago` : "—";
-    return [row.name, STATUS_MARK[status] ?? "?", row.transport, tools, active, row.source, detailCell(row)];
+    return [row.name, STATUS_MARK[status] ?? "?", row.transport, row.protocol ?? "—", tools, active, row.source, detailCell(row)];
   });
   const widths = header.map((h, i) => Math.max(displayWidth(h), ...cells.map((c) => displayWidth(c[i]!))));
   const line = (values: string[]) =>
     values
-      .map((v, i) => (i === header.length - 1 ? v : pad(v, widths[i]!, i === 3 ? "right" : "left")))
+      .map((v, i) => (i === header.length - 1 ? v : pad(v, widths[i]!, i === 4 ? "right" : "left")))
       .join("  ")
       .trimEnd();
   const body = [line(header), ...cells.map(line)];
@@ -206,7 +208,8 @@ export function formatStatusTable(rows: readonly ServerRow[], now = Date.now(), 
 export function formatServerDetails(row: ServerRow): string[] {
   const status = statusOf(row);
   const cost = row.requestTokens !== undefined && row.toolCount > 0 ? `  about ${row.requestTokens.toLocaleString("en-US")} tokens per request` : "";
-  const lines = [`${row.name}  ${status}  ${row.transport}  ${plural(row.toolCount, "tool")}${cost}  (${row.source})`];
+  const protocol = row.protocol ? `  MCP ${row.protocol}` : "";
+  const lines = [`${row.name}  ${status}  ${row.transport}${protocol}  ${plural(row.toolCount, "tool")}${cost}  (${row.source})`];
   if (row.untrustedDefinition) {
     lines.push(`    not trusted, so not started: /mcp trust ${row.name} starts it`, ...row.untrustedDefinition.map((line) => `    ${line}`));
   }

@@ -5,7 +5,7 @@
  * is refused with the setting that would allow it. Only the bridge's own tools are looked at.
  */
 import type { ExtensionContext, ToolCallEventResult } from "@mariozechner/pi-coding-agent";
-import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolAnnotations } from "@modelcontextprotocol/client";
 import { errorMessage } from "../common/errors.ts";
 import { type Logger, NULL_LOGGER } from "../common/log-file.ts";
 import { visible } from "../common/terminal-text.ts";

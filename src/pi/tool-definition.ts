@@ -8,7 +8,7 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, type ToolDefinition, truncateHead } from "@mariozechner/pi-coding-agent";
-import type { Progress, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Progress, Tool } from "@modelcontextprotocol/client";
 import type { TSchema } from "typebox";
 import { Compile } from "typebox/compile";
 import type { ServerConnection } from "../connection/server-connection.ts";

@@ -3,7 +3,7 @@
  * ./tool-definition.ts), kept in line with the lists servers send, and pi's active set kept in line with them.
  */
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
-import type { Tool, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool, ToolAnnotations } from "@modelcontextprotocol/client";
 import type { EventSink } from "../common/events.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { toolDescription } from "../tools/definition-cost.ts";

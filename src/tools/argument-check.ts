@@ -3,7 +3,7 @@
  * (./portable-schema.ts widens where a provider cannot express a rule; this is where that rule still holds). Uses the
  * SDK's JSON Schema validator.
  */
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/client/validators/ajv";
 import { isObject } from "../common/values.ts";
 import { clip } from "../common/text.ts";
 

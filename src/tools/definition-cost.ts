@@ -3,7 +3,7 @@
  * as characters and as estimated tokens (a quarter of the characters, the usual rule of thumb for English and JSON).
  * Titles, annotations and `outputSchema` stay with the bridge and are not counted. Pure.
  */
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/client";
 import { toolNameFor } from "./naming.ts";
 import { normalizeInputSchema } from "./schema.ts";
 

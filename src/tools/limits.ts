@@ -3,7 +3,7 @@
  * that exhaust memory or the stack: at most `maxTools` tools, none whose input schema is over `maxSchemaBytes` as
  * JSON or nested deeper than {@link MAX_SCHEMA_DEPTH}. Pure.
  */
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/client";
 import type { ServerLimits } from "../config/types.ts";
 import { stripControlsLine } from "../common/terminal-text.ts";
 import { clip, plural } from "../common/text.ts";

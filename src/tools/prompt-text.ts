@@ -6,7 +6,7 @@
  * Arguments are named or positional, as the user likes: `city=Paris "state=Île de France"` or `Paris "Île de France"`
  * (positional ones fill the prompt's arguments in the order it declares them); quotes keep spaces in a value.
  */
-import type { GetPromptResult, Prompt, PromptArgument } from "@modelcontextprotocol/sdk/types.js";
+import type { GetPromptResult, Prompt, PromptArgument } from "@modelcontextprotocol/client";
 import { stripControlsLine } from "../common/terminal-text.ts";
 import { normalizeToolResult, type PiContent } from "./output.ts";
 

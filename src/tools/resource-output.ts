@@ -3,7 +3,7 @@
  * and the contents of a read resource as pi content (text, images) plus the binary parts to be saved to files, with
  * a safe file name for each. Pure.
  */
-import type { ReadResourceResult, Resource, ResourceTemplate } from "@modelcontextprotocol/sdk/types.js";
+import type { ReadResourceResult, Resource, ResourceTemplateType as ResourceTemplate } from "@modelcontextprotocol/client";
 import { base64Size, formatBytes, isTextMime, MODEL_IMAGE_TYPES, type PiContent } from "./output.ts";
 
 /** One server's page of a listing, or why it could not be listed. */

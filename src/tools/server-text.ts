@@ -4,7 +4,7 @@
  * characters (see ../common/terminal-text.ts). Values a schema constrains (enums, defaults, examples) are data and stay
  * as they are. Pure.
  */
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/client";
 import { stripControls, stripControlsLine } from "../common/terminal-text.ts";
 // Deeper than any real schema; a tool whose schema nests deeper is not registered at all (./limits.ts).
 import { MAX_SCHEMA_DEPTH } from "./limits.ts";

@@ -4,7 +4,7 @@
  * camelCase) and reduced to their stems (Porter's stemmer), so "listing files" finds `list_files`; a word of a common
  * synonym group stands for its group ("folder" finds `create_directory`). Pure, in memory.
  */
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/client";
 import MiniSearch from "minisearch";
 import { stemmer } from "stemmer";
 import { canonicalWords, GROUP_MARK } from "./search-synonyms.ts";

@@ -6,6 +6,7 @@ import { clip } from "../../common/text.ts";
 import { findReservedKey, isObject } from "../../common/values.ts";
 import type { ConfigSource, ServerConfig } from "../types.ts";
 import { validateExposure } from "../exposure-setting.ts";
+import { protocolSetting } from "../protocol-setting.ts";
 import { validateEndpoint } from "./endpoint.ts";
 import { validateLifecycle } from "./lifecycle.ts";
 import { validateLimits } from "./limits.ts";
@@ -38,6 +39,7 @@ export function validateServerEntry(
   const usage = validateUsage(entry, errors, warnings);
   const limits = validateLimits(entry, errors);
   const { exposure, toolExposure } = validateExposure(entry, errors, warnings);
+  const protocol = protocolSetting(entry.protocolVersion, errors);
 
   if (errors.length > 0) return { errors, warnings };
   const { transport, type, command, args, env, cwd, url, headers } = endpoint;
@@ -73,6 +75,7 @@ export function validateServerEntry(
       toolExposure,
       oauth,
       limits,
+      protocol,
       raw: entry,
     },
     errors,

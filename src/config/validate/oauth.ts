@@ -7,11 +7,13 @@ import { isObject, type JsonObject } from "../../common/values.ts";
 import { DEFAULT_OAUTH_CALLBACK_PORT } from "../defaults.ts";
 import type { ClientRegistration, OAuthSettings } from "../types.ts";
 import { checkUrl } from "./endpoint.ts";
+import { MACHINE_FIELDS, machineSettings } from "./machine-auth.ts";
 
 const OAUTH_FIELDS = new Set([
   "type", "clientId", "clientSecret", "authorizationUrl", "tokenUrl", "scopes", "scope", "callbackPort", "clientMetadataUrl",
   // pi 1.x's
   "callbackUrl", "clientName", "clientRegistration", "authServerMetadataUrl",
+  ...MACHINE_FIELDS,
 ]);
 const REGISTRATIONS: readonly ClientRegistration[] = ["auto", "dcr", "cimd"];
 /** Where a redirect URI or a trusted metadata document may be over plain http, as pi 1.x has it. */
@@ -86,7 +88,9 @@ function oauthSettings(auth: unknown, field: string, headers: Record<string, str
     if (typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65535) errors.push(`\`${field}.callbackPort\` must be a port number, 1 to 65535`);
     else settings.callbackPort = port;
   }
-  // pi 1.x's keys are set only when written, so an entry without them reads (and hashes for trust) as before.
+  // pi 1.x's keys, and the machine grant's, are set only when written, so an entry without them reads (and hashes
+  // for trust) as before.
+  Object.assign(settings, machineSettings(auth, field, errors));
   const redirect = callbackUrl(auth, field, errors);
   if (redirect !== undefined) settings.callbackUrl = redirect;
   const registration = clientRegistration(auth, settings, field, errors);

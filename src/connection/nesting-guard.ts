@@ -1,0 +1,52 @@
+/**
+ * A server's message nested thousands of levels deep (a tool schema built to hurt) overflows the stack of the SDK's
+ * recursive result validation, and the whole answer is lost with it: one bad tool would take the server's whole
+ * list down. So every message a transport hands up is cut first at a depth no honest message reaches; what was below
+ * becomes `{}`. What the cut value sits in stays nested past the bridge's own schema limits (../tools/limits.ts), so
+ * the tool it belongs to is still refused there, by name, with the usual warning.
+ */
+import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
+
+/** Far deeper than any real message, far shallower than what overflows a validator's stack. */
+export const MAX_MESSAGE_DEPTH = 256;
+
+/** `value` with everything below `maxDepth` levels replaced by `{}`; the same object when nothing is that deep. */
+export function cutDeepNesting<T>(value: T, maxDepth = MAX_MESSAGE_DEPTH): T {
+  return cut(value, maxDepth) as T;
+}
+
+function cut(value: unknown, depthLeft: number): unknown {
+  if (value === null || typeof value !== "object") return value;
+  if (depthLeft <= 0) return {};
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    value.forEach((item, i) => {
+      const next = cut(item, depthLeft - 1);
+      if (next !== item) (copy ??= [...value])[i] = next;
+    });
+    return copy ?? value;
+  }
+  let copy: Record<string, unknown> | undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const next = cut(item, depthLeft - 1);
+    if (next !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = next;
+  }
+  return copy ?? value;
+}
+
+/**
+ * Makes `transport` cut every message it hands up (see {@link cutDeepNesting}) before whoever listens sees it. The
+ * listener is installed later, by the SDK's `connect`, so the cut wraps whatever handler is set.
+ */
+export function guardNesting<T extends Transport>(transport: T): T {
+  let handler: Transport["onmessage"];
+  Object.defineProperty(transport, "onmessage", {
+    configurable: true,
+    enumerable: true,
+    get: () => handler,
+    set: (next: Transport["onmessage"]) => {
+      handler = next && ((message, extra) => next(cutDeepNesting(message as JSONRPCMessage), extra));
+    },
+  });
+  return transport;
+}

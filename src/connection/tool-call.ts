@@ -1,0 +1,63 @@
+/**
+ * One tool call as the connection sends it: a plain `tools/call`, or, where the server runs the tool as a task
+ * (./tool-tasks.ts), the task followed to its result. A task outlives the connection it was made on: when the
+ * connection is lost while it runs, the request is run again on the next live session (../connection/request-recovery.ts),
+ * and that second run follows the same task by its id instead of starting the work over.
+ */
+import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/client";
+import type { ClientFeatures } from "./mcp-client.ts";
+import type { Run } from "./live-session.ts";
+import { callToolAsTask, resumeToolTask, TaskInterruptedError, type TaskState, type ToolTaskOptions, toolTaskDialect } from "./tool-tasks.ts";
+
+/**
+ * How long a task may run before the call gives up on it (and cancels it). A task is the server's way of saying the
+ * work is long; pi's own abort (Escape) cancels it at any time.
+ */
+export const TASK_DEADLINE_MS = 60 * 60_000;
+
+/** The client features a task's own questions are answered with (2026-07-28 tasks ask through `input_required`). */
+type Answers = Pick<ClientFeatures, "elicitation" | "sampling" | "roots">;
+
+/** The request that calls `name` with `args`; each run of it (after a reconnect) goes on with the same task, if any. */
+export function toolCallRun(name: string, args: Record<string, unknown>, definition: Tool | undefined, answers: Answers): Run<CallToolResult> {
+  let taskId: string | undefined;
+  return async (client, sdk) => {
+    if (taskId === undefined && !toolTaskDialect(client, definition)) {
+      return client.callTool({ name, arguments: args }, { ...sdk, ...(definition ? { toolDefinition: definition } : {}) });
+    }
+    const options: ToolTaskOptions = {
+      timeoutMs: TASK_DEADLINE_MS,
+      signal: sdk.signal,
+      requestTimeoutMs: sdk.timeout,
+      onTaskCreated: (id) => (taskId = id),
+      onProgress: taskProgress(sdk.onprogress),
+      onInputRequired: (requests) => answerInputRequests(requests, answers),
+    };
+    try {
+      return taskId === undefined ? await callToolAsTask(client, { name, arguments: args }, options) : await resumeToolTask(client, taskId, options);
+    } catch (error) {
+      // The connection was lost, not the task: what lost it decides the recovery, which then resumes the task.
+      throw error instanceof TaskInterruptedError ? error.cause : error;
+    }
+  };
+}
+
+/** A task's changes as progress: a count that goes up with each, and its status message. */
+function taskProgress(onProgress: ((progress: Progress) => void) | undefined): ((task: TaskState) => void) | undefined {
+  if (!onProgress) return undefined;
+  let seen = 0;
+  return (task) => onProgress({ progress: ++seen, message: task.statusMessage ?? task.status });
+}
+
+/** Answers a task's keyed questions with the client's own handlers, as the SDK answers them outside tasks. */
+async function answerInputRequests(requests: Record<string, unknown>, answers: Answers): Promise<Record<string, unknown>> {
+  const responses: Record<string, unknown> = {};
+  for (const [key, request] of Object.entries(requests)) {
+    const { method, params } = (request ?? {}) as { method?: string; params?: never };
+    if (method === "elicitation/create" && answers.elicitation) responses[key] = await answers.elicitation(params!);
+    else if (method === "sampling/createMessage" && answers.sampling) responses[key] = await answers.sampling(params!);
+    else if (method === "roots/list" && answers.roots) responses[key] = { roots: answers.roots() };
+    else throw new Error(`the task asked for ${method ?? "something"}, which this client does not answer`);
+  }
+  return responses;
+}
