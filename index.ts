@@ -9,6 +9,7 @@ import { DEFAULT_STARTUP_BUDGET_MS, McpBridge } from "./src/bridge/mcp-bridge.ts
 import { ProjectTrust } from "./src/bridge/project-trust.ts";
 import { ToolCache } from "./src/bridge/tool-cache.ts";
 import { LogFile, readLogTail } from "./src/common/log-file.ts";
+import { routeSdkConsole } from "./src/common/sdk-console.ts";
 import { CONFIG_FLAG, configFlagFromArgv, isInfoOnlyInvocation } from "./src/config/argv.ts";
 import { TrustStore } from "./src/config/trust-store.ts";
 import { interactiveSignIn } from "./src/oauth/sign-in.ts";
@@ -54,6 +55,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   let piTrust: boolean | undefined;
   const dataDir = path.join(getAgentDir(), DATA_DIR);
   const logger = new LogFile(path.join(dataDir, "mcp.log"));
+  routeSdkConsole(logger);
   const serverLogs: LogFile[] = [];
   const serverLogFor = (server: string) => {
     const log = new LogFile(path.join(dataDir, "servers", serverLogFileName(server)), { maxBytes: SERVER_LOG_MAX_BYTES, keep: 1 });

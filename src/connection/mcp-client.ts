@@ -18,6 +18,7 @@ import {
   type LoggingMessageNotification,
   type Root,
 } from "@modelcontextprotocol/client";
+import { routeSdkConsole } from "../common/sdk-console.ts";
 import type { Negotiation } from "./protocol-negotiation.ts";
 
 /** How the client introduces itself to a server in the handshake. */
@@ -79,6 +80,8 @@ export function clientCapabilities(features: ClientFeatures): ClientCapabilities
 
 /** A client that declares `features`, answers a server's requests with them, and passes notifications on. */
 export function createMcpClient(clientInfo: ClientInfo, features: ClientFeatures, notifications: ServerNotifications, negotiation: Negotiation): Client {
+  // The SDK's own console notices must not reach pi's terminal (see ../common/sdk-console.ts).
+  routeSdkConsole();
   // The bridge fetches a list itself, so it can bound the fetch and drop a result from a connection since replaced.
   const changed = (list: ServerList) => ({ autoRefresh: false, debounceMs: LIST_CHANGED_DEBOUNCE_MS, onChanged: () => notifications.listChanged(list) });
   const client = new Client(clientInfo, {
