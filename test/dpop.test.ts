@@ -124,6 +124,19 @@ describe("DPoP-bound tokens against a real authorization server and MCP server",
     assert.equal(await thumbprintOf(tokens), jkt, "the refreshed tokens keep the key");
   });
 
+  test("tokens that are gone take their key with them: the sign-in after a revocation binds the new tokens to a new key", async () => {
+    const { fixture, authDir, callbackPort } = await setup({ dpop: {} });
+    const connection = connect(fixture, authDir, { callbackPort });
+    await connection.connect();
+    const first = await thumbprintOf(stored(authDir));
+    fixture.revokeAll();
+    assert.equal(await echo(connection, "signed in again"), "signed in again");
+    assert.equal(fixture.authorizations.length, 2, "the refresh was refused: a new sign-in");
+    const second = await thumbprintOf(stored(authDir));
+    assert.notEqual(second, first, "a new key for the new tokens");
+    assert.equal(proofsAt(fixture, "mcp").at(-1)?.jkt, second);
+  });
+
   test("nonces: the token endpoint and the MCP server demand theirs; the bridge retries with each, also after both change", async () => {
     const { fixture, authDir, callbackPort } = await setup({ dpop: { asNonce: true, rsNonce: true } });
     const connection = connect(fixture, authDir, { callbackPort });
