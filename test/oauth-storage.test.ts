@@ -182,6 +182,14 @@ describe("AuthStore", { timeout: 60_000 }, () => {
     writeFileSync(store.clientPath("srv"), JSON.stringify({ ...client(), client: { client_secret: "s" } }));
     assert.equal(store.tokens("srv", URL_A), undefined);
     assert.equal(store.client("srv", URL_A), undefined);
+    // DPoP-bound tokens whose key is unreadable cannot be used: they read as absent too.
+    const key = { alg: "ES256", jwk: { kty: "EC", crv: "P-256", x: "x", y: "y", d: "d-SECRET" } } as const;
+    writeFileSync(store.tokensPath("srv"), JSON.stringify({ ...tokens({ tokenType: "DPoP" }), dpopKey: key }));
+    assert.equal(store.tokens("srv", URL_A)?.dpopKey?.jwk.d, "d-SECRET", "a well-formed key is read with its tokens");
+    for (const dpopKey of [null, "key", { alg: "HS256", jwk: key.jwk }, { alg: "ES256", jwk: { kty: "EC", x: "x" } }, { alg: "ES256" }]) {
+      writeFileSync(store.tokensPath("srv"), JSON.stringify({ ...tokens({ tokenType: "DPoP" }), dpopKey }));
+      assert.equal(store.tokens("srv", URL_A), undefined, JSON.stringify(dpopKey));
+    }
     // A directory where the file should be.
     mkdirSync(store.tokensPath("dirred"));
     assert.equal(store.tokens("dirred", URL_A), undefined);

@@ -135,6 +135,8 @@ export interface OAuthSettings {
   clientRegistration?: ClientRegistration;
   /** The authorization server's metadata document, used instead of discovery (https, or http on loopback). */
   authServerMetadataUrl?: string;
+  /** DPoP-bound tokens (RFC 9449): unset, where the authorization server advertises DPoP; `true` always; `false` never. */
+  dpop?: boolean;
   /**
    * `client_credentials`: the bridge gets tokens as the client itself; the JWT bearer grant (RFC 7523): with a
    * workload's JWT (`assertion`, `assertionFile`). Either way with no browser and no sign-in.

@@ -14,6 +14,7 @@ import {
   auth,
   createPrivateKeyJwtAuth,
   discoverAndRequestJwtAuthGrant,
+  type DpopSession,
   type FetchLike,
   type OAuthClientInformationContext,
   type OAuthClientInformationMixed,
@@ -28,6 +29,7 @@ import { BridgeError, classifyError, describeError } from "../common/errors.ts";
 import { redact } from "../common/redact.ts";
 import { type GrantType, JWT_BEARER_GRANT, type OAuthSettings } from "../config/types.ts";
 import { configuredDiscovery } from "./configured-metadata.ts";
+import { DpopKeys } from "./dpop.ts";
 import { discoveryEndpoints, endpointsProblem } from "./endpoint-policy.ts";
 import { loadSigningKey } from "./machine-key.ts";
 import { CLIENT_NAME } from "./provider.ts";
@@ -74,10 +76,18 @@ export class MachineOAuthProvider implements OAuthClientProvider {
   private readonly now: () => number;
 
   private readonly fetchFn?: FetchLike;
+  private readonly dpopKeys: DpopKeys;
 
   constructor(private readonly options: MachineProviderOptions) {
     this.now = options.now ?? Date.now;
     this.fetchFn = options.fetch && globalResponses(options.fetch);
+    this.dpopKeys = new DpopKeys({
+      server: options.server,
+      setting: options.settings.dpop,
+      storedKey: () => this.stored()?.dpopKey,
+      metadata: () => this.discovery?.authorizationServerMetadata,
+      onSecrets: (values) => values.forEach((value) => this.hideFromNowOn(value)),
+    });
   }
 
   private get settings(): OAuthSettings {
@@ -286,7 +296,13 @@ export class MachineOAuthProvider implements OAuthClientProvider {
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
     this.options.onSecrets?.([tokens.access_token, tokens.refresh_token ?? ""].filter(Boolean));
-    await this.options.store.saveTokens(this.options.server, toStoredTokens(tokens, this.options.serverUrl, this.now()));
+    const dpopKey = this.dpopKeys.keyFor(tokens.token_type);
+    await this.options.store.saveTokens(this.options.server, toStoredTokens(tokens, this.options.serverUrl, this.now(), dpopKey));
+  }
+
+  /** The key DPoP-bound tokens are (to be) bound to, where DPoP is used (./dpop.ts); the SDK signs the proofs. */
+  dpop(): Promise<DpopSession | undefined> {
+    return this.dpopKeys.session();
   }
 
   saveDiscoveryState(state: OAuthDiscoveryState): void {

@@ -9,6 +9,7 @@
 import { randomBytes } from "node:crypto";
 import {
   type AuthorizationServerMetadata,
+  type DpopSession,
   type FetchLike,
   type OAuthClientInformationContext,
   type OAuthClientInformationMixed,
@@ -23,6 +24,7 @@ import type { OAuthSettings } from "../config/types.ts";
 import { commandArgument } from "../config/validate/name.ts";
 import { type AuthorizationGrant, CallbackServer, OAuthCallbackError } from "./callback-server.ts";
 import { configuredDiscovery } from "./configured-metadata.ts";
+import { DpopKeys } from "./dpop.ts";
 import { discoveryEndpoints, endpointsProblem } from "./endpoint-policy.ts";
 import { importPiSignIn, type PiImportOutcome } from "./pi-sign-in-import.ts";
 import { redirectPlan } from "./redirect.ts";
@@ -78,9 +80,17 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
   /** The one look for pi 1.x's sign-in this provider makes, shared by the requests that wait on it. */
   private importing?: Promise<void>;
   private readonly now: () => number;
+  private readonly dpopKeys: DpopKeys;
 
   constructor(private readonly options: OAuthProviderOptions) {
     this.now = options.now ?? Date.now;
+    this.dpopKeys = new DpopKeys({
+      server: options.server,
+      setting: options.settings.dpop,
+      storedKey: () => options.store.tokens(options.server, options.serverUrl)?.dpopKey,
+      metadata: () => this.discovery?.authorizationServerMetadata,
+      onSecrets: options.onSecrets,
+    });
     const { authorizationUrl, tokenUrl } = options.settings;
     if (authorizationUrl && tokenUrl) {
       // Endpoints from the config replace discovery: the SDK takes cached discovery state as given.
@@ -220,6 +230,7 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
         clientInformation: client,
         refreshToken,
         resource: discovery.resourceMetadata?.resource ? new URL(discovery.resourceMetadata.resource) : undefined,
+        dpop: await this.dpop(),
         fetchFn: this.options.fetch,
       });
       await this.saveTokens({ ...tokens, issuer: String(discovery.authorizationServerUrl) });
@@ -233,8 +244,14 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
     const previous = this.options.store.tokens(this.options.server, this.options.serverUrl);
     const merged = tokens.refresh_token || !previous?.refreshToken ? tokens : { ...tokens, refresh_token: previous.refreshToken };
     this.secretsSeen(merged.access_token, merged.refresh_token, merged.id_token);
-    await this.options.store.saveTokens(this.options.server, toStoredTokens(merged, this.options.serverUrl, this.now()));
+    const dpopKey = this.dpopKeys.keyFor(merged.token_type);
+    await this.options.store.saveTokens(this.options.server, toStoredTokens(merged, this.options.serverUrl, this.now(), dpopKey));
     this.signInRequired = false;
+  }
+
+  /** The key DPoP-bound tokens are (to be) bound to, where DPoP is used (./dpop.ts); the SDK signs the proofs. */
+  dpop(): Promise<DpopSession | undefined> {
+    return this.dpopKeys.session();
   }
 
   /**

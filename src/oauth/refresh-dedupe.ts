@@ -47,6 +47,19 @@ function jsonAnswer(body: unknown): Answer {
   return { status: 200, statusText: "OK", headers: [["content-type", "application/json"]], body: bytes.buffer.slice(0) as ArrayBuffer };
 }
 
+/**
+ * An authorization server's DPoP nonce challenge (RFC 9449 section 8): the SDK posts the same refresh token again at
+ * once with the nonce, and that post must reach the server, not get this answer back.
+ */
+function isNonceChallenge(answer: Answer): boolean {
+  if (answer.status !== 400) return false;
+  try {
+    return (JSON.parse(new TextDecoder().decode(answer.body)) as { error?: unknown }).error === "use_dpop_nonce";
+  } catch {
+    return false;
+  }
+}
+
 /** Takes the lock file, waiting for another holder (bounded); a stale lock is broken. Returns its release. */
 async function lock(path: string): Promise<() => void> {
   const deadline = Date.now() + LOCK_WAIT_MS;
@@ -91,7 +104,7 @@ export class RefreshDeduper {
           const timer = setTimeout(() => this.answers.delete(token), REUSE_MS);
           timer.unref();
         };
-        answer.then(forget, () => this.answers.delete(token));
+        answer.then((done) => (isNonceChallenge(done) ? this.answers.delete(token) : forget()), () => this.answers.delete(token));
       }
       const { status, statusText, headers, body } = await answer;
       return new Response(body.slice(0), { status, statusText, headers });

@@ -4,7 +4,7 @@
  * redirect and exchanging its code.
  */
 import * as os from "node:os";
-import { auth, type FetchLike, type OAuthTokens, UnauthorizedError } from "@modelcontextprotocol/client";
+import { auth, type FetchLike, isDpopNonceChallenge, type OAuthTokens, UnauthorizedError } from "@modelcontextprotocol/client";
 import type { OAuthSettings } from "../config/types.ts";
 import { BridgeError, describeError } from "../common/errors.ts";
 import type { PiImportOutcome } from "./pi-sign-in-import.ts";
@@ -139,7 +139,8 @@ export class OAuthSession {
       const response = await deduped(url, init);
       // A token refused: the server may have moved to another authorization server (its resource metadata lists a new
       // one), so what discovery found is looked up again rather than reused; a client id is then registered there.
-      if (response.status === 401 && /^bearer /i.test(new Headers(init?.headers).get("authorization") ?? "")) {
+      // A DPoP nonce challenge is not a refusal: the SDK sends the request again with the nonce.
+      if (response.status === 401 && /^(bearer|dpop) /i.test(new Headers(init?.headers).get("authorization") ?? "") && !isDpopNonceChallenge(response as Response)) {
         await this.provider.invalidateCredentials("discovery");
       }
       return response;

@@ -1,7 +1,7 @@
 /**
  * Where the OAuth state of remote MCP servers lives on disk: one directory, normally `<pi agent dir>/mcp-auth`, with
- * `<server>.json` holding a server's tokens, `<server>-client.json` its client registration, and
- * `.<server>-from-pi.json` which of pi 1.x's sign-ins for it was taken over (a digest only).
+ * `<server>.json` holding a server's tokens (and the DPoP key they are bound to, if any), `<server>-client.json` its
+ * client registration, and `.<server>-from-pi.json` which of pi 1.x's sign-ins for it was taken over (a digest only).
  *
  * These files hold secrets, so the directory is kept at 0700 and the files at 0600 (a looser directory is tightened,
  * and a looser file is replaced, on every write). A write goes to a temp file in the same directory that is then
@@ -17,6 +17,7 @@ import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprot
 import { replaceFile, serialised } from "../common/atomic-file.ts";
 import { isObject } from "../common/values.ts";
 import { shortHash } from "../tools/naming.ts";
+import { isStoredDpopKey, type StoredDpopKey } from "./dpop.ts";
 
 /** The directory name, inside pi's agent dir, that holds the OAuth files. */
 export const AUTH_DIR_NAME = "mcp-auth";
@@ -40,6 +41,8 @@ export interface StoredTokens {
   serverUrl: string;
   /** ISO timestamp. */
   savedAt: string;
+  /** The private key DPoP-bound tokens are bound to (./dpop.ts): it lives and dies with them. */
+  dpopKey?: StoredDpopKey;
 }
 
 export interface StoredClient {
@@ -68,8 +71,11 @@ export interface AuthStoreOptions {
   piAuthFile?: string;
 }
 
-/** The SDK's tokens in stored form: `expires_in` becomes an absolute `expiresAt`, `scope` a list. */
-export function toStoredTokens(tokens: OAuthTokens, serverUrl: string, now: number): StoredTokens {
+/**
+ * The SDK's tokens in stored form: `expires_in` becomes an absolute `expiresAt`, `scope` a list; `dpopKey` is the key
+ * DPoP-bound tokens are bound to.
+ */
+export function toStoredTokens(tokens: OAuthTokens, serverUrl: string, now: number, dpopKey?: StoredDpopKey): StoredTokens {
   const stored: StoredTokens = {
     accessToken: tokens.access_token,
     tokenType: tokens.token_type,
@@ -83,6 +89,7 @@ export function toStoredTokens(tokens: OAuthTokens, serverUrl: string, now: numb
   if (tokens.scope !== undefined) stored.scopes = tokens.scope.split(/\s+/).filter((scope) => scope !== "");
   if (tokens.id_token !== undefined) stored.idToken = tokens.id_token;
   if (tokens.issuer !== undefined) stored.issuer = tokens.issuer;
+  if (dpopKey !== undefined) stored.dpopKey = dpopKey;
   return stored;
 }
 
@@ -153,7 +160,8 @@ function isStoredTokens(value: unknown): value is StoredTokens {
     (value.expiresAt === undefined || Number.isFinite(value.expiresAt)) &&
     (value.scopes === undefined || (Array.isArray(value.scopes) && value.scopes.every((s) => typeof s === "string"))) &&
     isOptional(value.idToken, "string") &&
-    isOptional(value.issuer, "string")
+    isOptional(value.issuer, "string") &&
+    (value.dpopKey === undefined || isStoredDpopKey(value.dpopKey))
   );
 }
 

@@ -13,6 +13,7 @@ const OAUTH_FIELDS = new Set([
   "type", "clientId", "clientSecret", "authorizationUrl", "tokenUrl", "scopes", "scope", "callbackPort", "clientMetadataUrl",
   // pi 1.x's
   "callbackUrl", "clientName", "clientRegistration", "authServerMetadataUrl",
+  "dpop",
   ...MACHINE_FIELDS,
 ]);
 const REGISTRATIONS: readonly ClientRegistration[] = ["auto", "dcr", "cimd"];
@@ -97,6 +98,10 @@ function oauthSettings(auth: unknown, field: string, headers: Record<string, str
   if (registration !== undefined) settings.clientRegistration = registration;
   const metadata = metadataUrl(auth, settings, field, errors);
   if (metadata !== undefined) settings.authServerMetadataUrl = metadata;
+  if (typeof auth.dpop === "boolean") settings.dpop = auth.dpop;
+  else if (auth.dpop !== undefined && auth.dpop !== null) {
+    errors.push(`\`${field}.dpop\` must be true (always ask for DPoP-bound tokens) or false (never); leave it out to use DPoP where the authorization server offers it (got ${quoteValue(auth.dpop)})`);
+  }
   return settings;
 }
 
