@@ -3,7 +3,8 @@
  * Runs the MCP project's conformance harness against conformance/driver.ts in the two ways that need Node 22:
  *
  * - `[revision…]`: the scenarios each spec revision requires (the harness's `--requirements <revision>`, frozen at the
- *   revision's release); 2025-11-25 and 2026-07-28 when none is given.
+ *   revision's release); 2025-11-25 and 2026-07-28 when none is given, and then each extension scenario the bridge
+ *   supports on its own (a requirement set runs them but does not score them, so a regression would pass unseen).
  * - `--suite-all`: every scenario of the last 0.1 release (`--suite all`), the extensions included, with the scenarios
  *   the README lists as unsupported in ./expected-failures-release.yml.
  *
@@ -20,6 +21,16 @@ const args = process.argv.slice(2);
 const suiteAll = args.includes("--suite-all");
 const named = args.filter((arg) => arg !== "--suite-all");
 const revisions = named.length > 0 ? named : suiteAll ? [] : ["2025-11-25", "2026-07-28"];
+/** The OAuth extensions the README says are supported: machine clients, enterprise-managed, workload identity, DPoP. */
+const EXTENSIONS = [
+  "auth/client-credentials-basic",
+  "auth/client-credentials-jwt",
+  "auth/enterprise-managed-authorization",
+  "auth/wif-jwt-bearer",
+  "auth/dpop",
+  "auth/dpop-nonce",
+];
+const extensions = named.length === 0 && !suiteAll ? EXTENSIONS : [];
 
 ensureInstalled(harness, "the conformance harness");
 ensureInstalled(PI1X_DIR, "pi 1.x and Node 22");
@@ -35,6 +46,11 @@ const cwd = path.resolve(here, "..");
 for (const revision of revisions) {
   console.log(`conformance: the requirement set of ${revision}`);
   const status = run(node, [cliOf("@modelcontextprotocol/conformance"), ...common, "--requirements", revision], { cwd });
+  if (status !== 0) process.exit(status);
+}
+for (const scenario of extensions) {
+  console.log(`conformance: the extension scenario ${scenario}`);
+  const status = run(node, [cliOf("@modelcontextprotocol/conformance"), ...common, "--scenario", scenario], { cwd });
   if (status !== 0) process.exit(status);
 }
 if (suiteAll) {
