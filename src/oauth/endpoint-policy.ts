@@ -6,6 +6,7 @@
  * and `http:` to this machine (127.0.0.0/8, ::1, localhost), where nothing crosses the network. Pure.
  */
 import type { OAuthDiscoveryState } from "@modelcontextprotocol/client";
+import { BridgeError } from "../common/errors.ts";
 
 /** Why `url` may not be used for `what` (a name like `token_endpoint`), or undefined when it may. */
 export function endpointProblem(what: string, url: string | URL): string | undefined {
@@ -35,6 +36,12 @@ export function endpointsProblem(endpoints: Record<string, string | URL | undefi
     if (problem) return problem;
   }
   return undefined;
+}
+
+/** Throws an auth error for `server` naming the first of `endpoints` that may not be used. */
+export function refuseEndpoints(server: string, endpoints: Record<string, string | URL | undefined>): void {
+  const problem = endpointsProblem(endpoints);
+  if (problem) throw new BridgeError("auth", server, `MCP server '${server}': ${problem}.`);
 }
 
 /** Every endpoint discovery found (or the config named), by name, for `endpointsProblem`. */

@@ -30,7 +30,7 @@ import { redact } from "../common/redact.ts";
 import { type GrantType, JWT_BEARER_GRANT, type OAuthSettings } from "../config/types.ts";
 import { configuredDiscovery } from "./configured-metadata.ts";
 import { DpopKeys } from "./dpop.ts";
-import { discoveryEndpoints, endpointsProblem } from "./endpoint-policy.ts";
+import { discoveryEndpoints, refuseEndpoints } from "./endpoint-policy.ts";
 import { loadSigningKey } from "./machine-key.ts";
 import { CLIENT_NAME } from "./provider.ts";
 import { type AuthStore, expiresWithin, toOAuthTokens, toStoredTokens } from "./storage.ts";
@@ -163,7 +163,7 @@ export class MachineOAuthProvider implements OAuthClientProvider {
   private async authorizationGrant(scope: string | undefined): Promise<string> {
     const { idpUrl, idpTokenUrl, idpClientId = "", idpClientSecret, idToken, idTokenFile } = this.settings;
     const { server } = this.options;
-    this.refuseEndpoints({ "identity provider": idpUrl, "identity provider's token endpoint": idpTokenUrl });
+    refuseEndpoints(this.options.server, { "identity provider": idpUrl, "identity provider's token endpoint": idpTokenUrl });
     const token = idToken ?? (await this.secretFile(idTokenFile ?? "", "idTokenFile", "the user's ID token"));
     const request = {
       audience: this.issuer ?? "",
@@ -313,7 +313,7 @@ export class MachineOAuthProvider implements OAuthClientProvider {
   async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
     const metadataUrl = this.settings.authServerMetadataUrl;
     if (!this.discovery && metadataUrl) {
-      this.refuseEndpoints({ "authorization server metadata URL": metadataUrl });
+      refuseEndpoints(this.options.server, { "authorization server metadata URL": metadataUrl });
       this.discovery = await configuredDiscovery(this.options.server, metadataUrl, this.fetchFn);
     }
     if (this.discovery) this.refuse(this.discovery);
@@ -322,12 +322,7 @@ export class MachineOAuthProvider implements OAuthClientProvider {
 
   /** Client secrets and assertions go to https endpoints only (or http on this machine). */
   private refuse(state: OAuthDiscoveryState): void {
-    this.refuseEndpoints(discoveryEndpoints(state));
-  }
-
-  private refuseEndpoints(endpoints: Record<string, string | undefined>): void {
-    const problem = endpointsProblem(endpoints);
-    if (problem) throw new BridgeError("auth", this.options.server, `MCP server '${this.options.server}': ${problem}.`);
+    refuseEndpoints(this.options.server, discoveryEndpoints(state));
   }
 
   async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {

@@ -25,7 +25,7 @@ import { commandArgument } from "../config/validate/name.ts";
 import { type AuthorizationGrant, CallbackServer, OAuthCallbackError } from "./callback-server.ts";
 import { configuredDiscovery } from "./configured-metadata.ts";
 import { DpopKeys } from "./dpop.ts";
-import { discoveryEndpoints, endpointsProblem } from "./endpoint-policy.ts";
+import { discoveryEndpoints, refuseEndpoints } from "./endpoint-policy.ts";
 import { importPiSignIn, type PiImportOutcome } from "./pi-sign-in-import.ts";
 import { redirectPlan } from "./redirect.ts";
 import { type AuthStore, expiresWithin, toOAuthTokens, toStoredTokens } from "./storage.ts";
@@ -260,7 +260,7 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
    */
   async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
     // Nothing but an https page (or one on this machine) is opened: never `javascript:`, `file:` or the like.
-    this.refuse({ "authorization URL": authorizationUrl });
+    refuseEndpoints(this.options.server, { "authorization URL": authorizationUrl });
     // The SDK signs in with the client it refreshed with when a refresh failed for a reason other than a refused
     // grant (the authorization server is down, say). pi's registration cannot sign in here: it lists pi's redirect URIs.
     const record = this.options.store.client(this.options.server, this.options.serverUrl);
@@ -317,7 +317,7 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
   async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
     const metadataUrl = this.settings.authServerMetadataUrl;
     if (!this.discovery && metadataUrl) {
-      this.refuse({ "authorization server metadata URL": metadataUrl });
+      refuseEndpoints(this.options.server, { "authorization server metadata URL": metadataUrl });
       this.discovery = await configuredDiscovery(this.options.server, metadataUrl, this.options.fetch);
     }
     // Endpoints from the config are checked here, before the SDK uses them.
@@ -327,7 +327,7 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
 
   /** Refuses what discovery found (or the config named) when the bridge may not use it. */
   private refuseDiscovery(state: OAuthDiscoveryState): void {
-    this.refuseBadEndpoints(state);
+    refuseEndpoints(this.options.server, discoveryEndpoints(state));
     if (this.settings.clientRegistration === "cimd" && state.authorizationServerMetadata?.client_id_metadata_document_supported !== true) {
       throw new BridgeError(
         "auth",
@@ -337,15 +337,6 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
     }
   }
 
-  /** Throws an auth error naming the first endpoint of `state` that is neither https nor http on loopback. */
-  private refuseBadEndpoints(state: OAuthDiscoveryState): void {
-    this.refuse(discoveryEndpoints(state));
-  }
-
-  private refuse(endpoints: Record<string, string | URL | undefined>): void {
-    const problem = endpointsProblem(endpoints);
-    if (problem) throw new BridgeError("auth", this.options.server, `MCP server '${this.options.server}': ${problem}.`);
-  }
 
   async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {
     const { store, server } = this.options;
