@@ -204,6 +204,18 @@ describe("resource tools in pi against server-everything", { timeout: 180_000 },
     await call([["mcp_everything_toggle-subscriber-updates", {}]]);
   });
 
+  test("after a reconnect the subscription is asked for again: the new session's update reaches pi too", async () => {
+    const uri = "demo://resource/dynamic/text/9";
+    const updates = () => busEvents().filter((e) => e.channel === "mcp.resources.updated" && e.payload.uri === uri).length;
+    await session.prompt("/mcp reconnect everything");
+    // The new server process knows no subscription but the one the bridge asks for again.
+    const before = updates();
+    const [toggled] = await call([["mcp_everything_toggle-subscriber-updates", {}]]);
+    assert.equal(toggled!.isError, false, textOf(toggled!));
+    await waitFor(() => updates() > before, "an update on the new session", 15_000);
+    await call([["mcp_everything_toggle-subscriber-updates", {}]]);
+  });
+
   test("a server that is not there, or a cursor without a server: an error that says what to do", async () => {
     const [unknown, cursor] = await call([
       ["read_mcp_resource", { server: "nope", uri: "demo://x" }],

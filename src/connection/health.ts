@@ -24,6 +24,8 @@ export interface ServerState {
   toolCount: number;
   /** How long the last successful connect took, in ms. */
   connectTime?: number;
+  /** Epoch ms of the last successful connect: a new value means a new session (what the old one held is gone). */
+  connectedAt?: number;
   /** Epoch ms of the next reconnect or restart attempt, while one is scheduled. */
   nextRetryTime?: number;
   /** The attempt under way or scheduled (1-based); 0 when none is. */
@@ -99,6 +101,7 @@ export class HealthTracker {
       consecutiveFailures: 0,
       toolCount,
       connectTime,
+      connectedAt: now,
       nextRetryTime: undefined,
       retryAttempt: 0,
       gaveUp: false,

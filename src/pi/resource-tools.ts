@@ -83,8 +83,8 @@ const READ_PARAMETERS = {
 export class ResourceTools {
   private registered = false;
   private active = false;
-  /** The URIs subscribed to on each connection's current session. */
-  private readonly subscribed = new WeakMap<ServerConnection, Set<string>>();
+  /** The URIs subscribed to on each connection, and the session (its `connectedAt`) they were last asked on. */
+  private readonly subscribed = new WeakMap<ServerConnection, { session?: number; uris: Set<string> }>();
 
   constructor(private readonly deps: ResourceToolsDeps) {}
 
@@ -95,10 +95,11 @@ export class ResourceTools {
 
   /**
    * Brings the tools in line with the servers: registered once the first server offers resources, shown while any
-   * does. `connected` is a server whose session just opened (its subscriptions went with the old one).
+   * does. `connected` is a server whose tools just arrived: when that is a new session (a reconnect), its
+   * subscriptions went with the old one and are asked for again.
    */
   sync(connected?: ServerConnection): void {
-    if (connected) this.subscribed.delete(connected);
+    if (connected) this.renew(connected);
     const wanted = this.offering().length > 0;
     if (wanted && !this.registered) {
       this.registered = true;
@@ -235,10 +236,24 @@ export class ResourceTools {
   /** Asks the server to say when a resource just read changes, once per session, where the server can. */
   private subscribe(connection: ServerConnection, uri: string): void {
     if (!canSubscribe(connection)) return;
-    let uris = this.subscribed.get(connection);
-    if (!uris) this.subscribed.set(connection, (uris = new Set()));
-    if (uris.has(uri)) return;
-    uris.add(uri);
+    let entry = this.subscribed.get(connection);
+    if (!entry) this.subscribed.set(connection, (entry = { session: connection.state.connectedAt, uris: new Set() }));
+    if (entry.uris.has(uri)) return;
+    entry.uris.add(uri);
+    this.send(connection, entry.uris, uri);
+  }
+
+  /** A server on a new session is asked again for every resource subscribed to on the one before. */
+  private renew(connection: ServerConnection): void {
+    const entry = this.subscribed.get(connection);
+    const session = connection.state.connectedAt;
+    if (!entry || entry.session === session || connection.status !== "connected") return;
+    entry.session = session;
+    if (!canSubscribe(connection)) return entry.uris.clear();
+    for (const uri of entry.uris) this.send(connection, entry.uris, uri);
+  }
+
+  private send(connection: ServerConnection, uris: Set<string>, uri: string): void {
     subscribeResource(connection, uri).catch((error: unknown) => {
       uris.delete(uri);
       this.deps.events?.("mcp.resources.subscribe.failed", { serverId: connection.name, uri, error: describeError(error) });
