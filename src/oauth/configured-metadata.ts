@@ -7,6 +7,7 @@
 import type { FetchLike, OAuthDiscoveryState } from "@modelcontextprotocol/client";
 import { OAuthMetadataSchema, OpenIdProviderDiscoveryMetadataSchema } from "@modelcontextprotocol/core";
 import { BridgeError } from "../common/errors.ts";
+import { refuseEndpoints } from "./endpoint-policy.ts";
 
 /** Fetches and reads the document; an auth error saying what is wrong when it cannot be used. */
 export async function configuredDiscovery(server: string, metadataUrl: string, fetchFn: FetchLike = fetch): Promise<OAuthDiscoveryState> {
@@ -32,4 +33,19 @@ export async function configuredDiscovery(server: string, metadataUrl: string, f
   const metadata = parsed.success ? parsed.data : OpenIdProviderDiscoveryMetadataSchema.safeParse(body).data;
   if (!metadata) throw fail("is not an OAuth or OpenID Connect metadata document (it lacks `issuer`, `authorization_endpoint` or `token_endpoint`)");
   return { authorizationServerUrl: metadata.issuer, authorizationServerMetadata: metadata };
+}
+
+/**
+ * What a provider's `discoveryState()` starts from: what discovery already found, or else the document the config
+ * names (its address checked against the endpoint policy first), or nothing.
+ */
+export async function knownDiscovery(
+  found: OAuthDiscoveryState | undefined,
+  server: string,
+  metadataUrl: string | undefined,
+  fetchFn?: FetchLike,
+): Promise<OAuthDiscoveryState | undefined> {
+  if (found || !metadataUrl) return found;
+  refuseEndpoints(server, { "authorization server metadata URL": metadataUrl });
+  return configuredDiscovery(server, metadataUrl, fetchFn);
 }

@@ -28,7 +28,7 @@ import {
 import { BridgeError, classifyError, describeError } from "../common/errors.ts";
 import { redact } from "../common/redact.ts";
 import { type GrantType, JWT_BEARER_GRANT, type OAuthSettings } from "../config/types.ts";
-import { configuredDiscovery } from "./configured-metadata.ts";
+import { knownDiscovery } from "./configured-metadata.ts";
 import { DpopKeys } from "./dpop.ts";
 import { discoveryEndpoints, refuseEndpoints } from "./endpoint-policy.ts";
 import { loadSigningKey } from "./machine-key.ts";
@@ -311,11 +311,7 @@ export class MachineOAuthProvider implements OAuthClientProvider {
   }
 
   async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
-    const metadataUrl = this.settings.authServerMetadataUrl;
-    if (!this.discovery && metadataUrl) {
-      refuseEndpoints(this.options.server, { "authorization server metadata URL": metadataUrl });
-      this.discovery = await configuredDiscovery(this.options.server, metadataUrl, this.fetchFn);
-    }
+    this.discovery = await knownDiscovery(this.discovery, this.options.server, this.settings.authServerMetadataUrl, this.fetchFn);
     if (this.discovery) this.refuse(this.discovery);
     return this.discovery;
   }

@@ -23,7 +23,7 @@ import { BridgeError } from "../common/errors.ts";
 import type { OAuthSettings } from "../config/types.ts";
 import { commandArgument } from "../config/validate/name.ts";
 import { type AuthorizationGrant, CallbackServer, OAuthCallbackError } from "./callback-server.ts";
-import { configuredDiscovery } from "./configured-metadata.ts";
+import { knownDiscovery } from "./configured-metadata.ts";
 import { DpopKeys } from "./dpop.ts";
 import { discoveryEndpoints, refuseEndpoints } from "./endpoint-policy.ts";
 import { importPiSignIn, type PiImportOutcome } from "./pi-sign-in-import.ts";
@@ -315,11 +315,7 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
   }
 
   async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
-    const metadataUrl = this.settings.authServerMetadataUrl;
-    if (!this.discovery && metadataUrl) {
-      refuseEndpoints(this.options.server, { "authorization server metadata URL": metadataUrl });
-      this.discovery = await configuredDiscovery(this.options.server, metadataUrl, this.options.fetch);
-    }
+    this.discovery = await knownDiscovery(this.discovery, this.options.server, this.settings.authServerMetadataUrl, this.options.fetch);
     // Endpoints from the config are checked here, before the SDK uses them.
     if (this.discovery) this.refuseDiscovery(this.discovery);
     return this.discovery;
