@@ -1005,16 +1005,17 @@ describe("protocol revisions", () => {
     const entry = validateEntry("s", { command: "x", protocolVersion: 7 }, { scope: "user", path: "/u/mcp.json" });
     assert.match(entry.errors.join(), /protocolVersion/);
   });
-  test("auto probes (briefly, for a local server), then starts from what worked; a revision by name is asked for as such", () => {
-    assert.deepEqual(negotiationFor("auto", undefined, false), { versionNegotiation: { mode: "auto" } });
-    assert.deepEqual(negotiationFor("auto", undefined, true), { versionNegotiation: { mode: "auto", probe: { timeoutMs: 3000 } } });
-    assert.deepEqual(negotiationFor("auto", "2026-07-28", false), { versionNegotiation: { mode: { pin: "2026-07-28" } } });
-    assert.deepEqual(negotiationFor("auto", "2025-06-18", false), { versionNegotiation: { mode: "auto" }, prior: { kind: "legacy" } });
-    assert.deepEqual(negotiationFor("auto", "legacy", true), { versionNegotiation: { mode: "auto", probe: { timeoutMs: 3000 } }, prior: { kind: "legacy" } });
-    assert.deepEqual(negotiationFor("2026-07-28", "2025-11-25", false), { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+  test("auto probes (a local server once it has answered a ping), then starts from what worked; a revision by name is asked for as such", () => {
+    assert.deepEqual(negotiationFor("auto", undefined, false), { versionNegotiation: { mode: "auto" }, awaitStart: false });
+    assert.deepEqual(negotiationFor("auto", undefined, true), { versionNegotiation: { mode: "auto", probe: { timeoutMs: 3000 } }, awaitStart: true });
+    assert.deepEqual(negotiationFor("auto", "2026-07-28", false), { versionNegotiation: { mode: { pin: "2026-07-28" } }, awaitStart: false });
+    assert.deepEqual(negotiationFor("auto", "2025-06-18", false), { versionNegotiation: { mode: "auto" }, prior: { kind: "legacy" }, awaitStart: false });
+    assert.deepEqual(negotiationFor("auto", "legacy", true), { versionNegotiation: { mode: "auto", probe: { timeoutMs: 3000 } }, prior: { kind: "legacy" }, awaitStart: false });
+    assert.deepEqual(negotiationFor("2026-07-28", "2025-11-25", false), { versionNegotiation: { mode: { pin: "2026-07-28" } }, awaitStart: false });
     assert.deepEqual(negotiationFor("2025-06-18", "2026-07-28", false), {
       versionNegotiation: { mode: "legacy" },
       supportedProtocolVersions: ["2025-06-18", "2025-03-26", "2024-11-05"],
+      awaitStart: false,
     });
   });
   test("a connection that closed during the revision probe is told apart from other negotiation failures", () => {

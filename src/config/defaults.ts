@@ -6,8 +6,11 @@ import type { RetryPolicy } from "./types.ts";
 
 /** How long a remote server's connect (initialize handshake) may take: `timeout`. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 15_000;
-/** How long a local server's handshake may take: `initTimeout`. */
-export const DEFAULT_INIT_TIMEOUT_MS = 10_000;
+/**
+ * How long a local server has to start and complete its handshake: `initTimeout`. As long as pi 1.x gives its own: the
+ * first start of an `npx` server downloads it, which takes many seconds, more on a slow network or a loaded machine.
+ */
+export const DEFAULT_INIT_TIMEOUT_MS = 60_000;
 /** How long one request may wait for its answer (progress notifications restart the wait): `requestTimeout`. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 

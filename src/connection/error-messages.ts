@@ -6,9 +6,10 @@ import { BridgeError, describeError, errorMessage, type ErrorKind, httpStatusOf,
 import { describeSource, type ServerConfig } from "../config/types.ts";
 import { seconds } from "../common/text.ts";
 import { displayUrl, findVarRefs } from "../config/substitute.ts";
-import { requestTimeoutField } from "../config/validate/timeout.ts";
+import { handshakeTimeoutField, requestTimeoutField } from "../config/validate/timeout.ts";
 import { needsSignInMessage } from "../oauth/session.ts";
 import { gaveUpMessage, type ServerState } from "./health.ts";
+import type { OpenStage } from "./live-session.ts";
 
 /** What a message needs to know about its server. */
 export interface ErrorContext {
@@ -20,6 +21,12 @@ export interface ErrorContext {
   exitDescription?: string;
   /** Its exit code, if it exited by itself. */
   exitCode?: number | null;
+  /** How long after its spawn it ended, in ms. */
+  exitedAfterMs?: number;
+  /** How far the newest open got. */
+  stage?: OpenStage;
+  /** Whether a local server wrote anything to stdout in its newest start. */
+  wroteToStdout?: boolean;
   /** Why the bridge stopped the server, if it did: something it sent was over a limit. */
   violation?: string;
   /** Lines the server wrote to stdout that were not JSON-RPC. */
@@ -43,10 +50,6 @@ export function permanentLaunchFailure(exitCode: number | null | undefined, stde
   return undefined;
 }
 
-/** Which field bounds a server's handshake: `initTimeout` for a local server, `timeout` for a remote one. */
-function timeoutField(config: ServerConfig): string {
-  return config.transport === "stdio" ? "initTimeout" : "timeout";
-}
 
 /** For anything asked of a server after the bridge shut it down (`whileConnecting`: the shutdown came mid-connect). */
 export function shutDownError(server: string, options: { whileConnecting?: boolean; cause?: unknown } = {}): BridgeError {
@@ -95,7 +98,36 @@ export function callError(ctx: ErrorContext, kind: Exclude<ErrorKind, "transport
   }
 }
 
-export function connectError(ctx: ErrorContext, error: unknown): BridgeError {
+/** A duration measured by the bridge, to a tenth of a second: `20 s`, `0.4 s`. */
+function measured(ms: number): string {
+  return seconds(Math.max(100, Math.round(ms / 100) * 100));
+}
+
+/**
+ * A connect that ran out of its time: which timer fired, after how long, how far the server got, and what to change.
+ * `elapsedMs` is how long the attempt took.
+ */
+function handshakeTimeoutMessage(ctx: ErrorContext, elapsedMs: number, where: string): string {
+  const { config } = ctx;
+  const local = config.transport === "stdio";
+  const field = handshakeTimeoutField(config.raw, local);
+  const timer = `when its \`${field}\` of ${seconds(config.timeout)} ran out`;
+  let message: string;
+  if (ctx.stage === "tools") {
+    message = `MCP server '${config.name}'${where} completed the MCP handshake, but its tool list had not arrived after ${measured(elapsedMs)}, ${timer}`;
+  } else {
+    message = `MCP server '${config.name}'${where}: no answer to the MCP handshake after ${measured(elapsedMs)}, ${timer}`;
+    if (local) message += ctx.wroteToStdout ? "; it wrote to stdout but did not complete the handshake" : "; its process was running but had written nothing to stdout";
+  }
+  if (local) message += ", so it was stopped";
+  if (local && ctx.nonJsonLines > 0) {
+    message += `; it wrote ${ctx.nonJsonLines} line(s) to stdout that are not JSON-RPC messages (a server must log to stderr, not stdout)`;
+  }
+  const slow = local ? "it is just slow to start (the first `npx` download of a server can take a minute)" : "the server is just slow to answer";
+  return `${message}. Raise \`${field}\` for '${config.name}' in ${config.source.path} if ${slow}.`;
+}
+
+export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: number): BridgeError {
   const { config } = ctx;
   const kind = kindOf(error);
   const where = config.transport === "stdio" ? "" : ` at ${displayUrl(ctx.redact(config.url ?? ""))}`;
@@ -104,16 +136,15 @@ export function connectError(ctx: ErrorContext, error: unknown): BridgeError {
   if (kind === "auth") {
     return new BridgeError("auth", config.name, authMessage(ctx, error), { cause: error });
   } else if (kind === "timeout") {
-    message = `MCP server '${config.name}'${where} did not complete the MCP handshake within ${seconds(config.timeout)}`;
-    if (config.transport === "stdio") message += " and was stopped";
-    if (config.transport === "stdio" && ctx.nonJsonLines > 0) {
-      message += `; it wrote ${ctx.nonJsonLines} line(s) to stdout that are not JSON-RPC messages (a server must log to stderr, not stdout)`;
-    }
-    message += ` (raise \`${timeoutField(config)}\` in ${config.source.path} if it is just slow to start)`;
+    message = handshakeTimeoutMessage(ctx, elapsedMs, where);
   } else if (config.transport === "stdio" && (error as { code?: unknown }).code === "ENOENT") {
     const command = config.command ?? "";
     message = `MCP server '${config.name}': command '${command}' was not found (is it installed and on PATH?)`;
     if (/\s/.test(command.trim())) message += `; put its arguments in \`args\` rather than in \`command\``;
+  } else if (config.transport === "stdio" && (error as { code?: unknown }).code === "EACCES") {
+    message = `MCP server '${config.name}': command '${config.command ?? ""}' could not be run (permission denied: is it executable?)`;
+  } else if (config.transport === "stdio" && (error as { code?: unknown }).code === "E2BIG") {
+    message = `MCP server '${config.name}': its command line and environment are longer than the system allows (E2BIG); shorten \`args\` or \`env\` of '${config.name}' in ${config.source.path}`;
   } else if (ctx.violation) {
     message =
       `MCP server '${config.name}': ${ctx.violation}, so ${config.transport === "stdio" ? "it was stopped" : "the connection was closed"} ` +
@@ -121,7 +152,10 @@ export function connectError(ctx: ErrorContext, error: unknown): BridgeError {
   } else if (config.transport === "stdio" && (permanent = permanentLaunchFailure(ctx.exitCode, ctx.stderr()))) {
     message = `MCP server '${config.name}': ${permanent}; check \`command\` and \`args\` of '${config.name}' in ${config.source.path}. Restarting would not help, so it was not retried`;
   } else if (ctx.exitDescription) {
-    message = `MCP server '${config.name}': the process ${ctx.exitDescription} before completing the MCP handshake`;
+    const after = ctx.exitedAfterMs === undefined ? "" : ` after ${measured(ctx.exitedAfterMs)}`;
+    message =
+      `MCP server '${config.name}': the process ${ctx.exitDescription}${after}, before completing the MCP handshake; ` +
+      `its stderr (below, and in /mcp) usually says why: check \`command\`, \`args\` and \`env\` of '${config.name}' in ${config.source.path}`;
   } else {
     const detail = describeError(error);
     const refused = /ECONNREFUSED/.test(detail) ? " (connection refused: is the server running?)" : "";

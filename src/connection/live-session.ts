@@ -34,6 +34,7 @@ import type { ProcessGroupStdioTransport } from "./stdio-transport.ts";
 import { MessageTooLargeError } from "./message-limit.ts";
 import { guardNesting } from "./nesting-guard.ts";
 import { negotiationFor } from "./protocol-negotiation.ts";
+import { untilServerAnswers } from "./server-started.ts";
 import { createSseTransport, createStdioTransport, createStreamableHttpTransport } from "./transports.ts";
 
 /** What a session reports to its owner. Called synchronously; none of them may throw. */
@@ -74,6 +75,12 @@ export interface RequestOptions {
   signal?: AbortSignal;
   onProgress?: (progress: Progress) => void;
 }
+
+/**
+ * How far an open got: a local server `starting` (spawned, nothing answered yet), the `handshake` (the revision probe
+ * and `initialize`, or `server/discover`), the tool list (`tools`), `open`. A connect that runs out of time says where.
+ */
+export type OpenStage = "starting" | "handshake" | "tools" | "open";
 
 /** Sends one request on the session's client with the options it is given (see `LiveSession.request`). */
 export type Run<T> = (client: Client, options: SdkRequestOptions) => Promise<T>;
@@ -128,6 +135,10 @@ export class LiveSession {
   exitDescription?: string;
   /** Its exit code, if it exited (rather than being killed by a signal). */
   exitCode?: number | null;
+  /** How long after its spawn it ended, in ms. */
+  exitedAfterMs?: number;
+  /** How far the newest open got (see {@link OpenStage}). */
+  stage?: OpenStage;
   /** Why the bridge stopped the server itself, when it did: it sent something over a limit. */
   violation?: string;
   /** What the server said at initialize about how to use it (`instructions`), as it came: not yet made safe. */
@@ -157,7 +168,17 @@ export class LiveSession {
 
   /** Lines a local server wrote to stdout that are not JSON-RPC (it should log to stderr). */
   get nonJsonLines(): number {
-    return (this.held?.transport as Partial<ProcessGroupStdioTransport> | undefined)?.nonJsonLines ?? 0;
+    return this.localTransport?.nonJsonLines ?? 0;
+  }
+
+  /** Whether a local server wrote anything to stdout yet; undefined for a remote one. */
+  get wroteToStdout(): boolean | undefined {
+    const transport = this.localTransport;
+    return transport && transport.linesRead > 0;
+  }
+
+  private get localTransport(): ProcessGroupStdioTransport | undefined {
+    return this.held?.kind === "stdio" ? (this.held.transport as ProcessGroupStdioTransport) : undefined;
   }
 
   /** Why the session ended, when the server's side says: it sent something over a limit, or its process ended. */
@@ -237,6 +258,11 @@ export class LiveSession {
       if (kind !== "stdio" && held.open) events.streamError(this, error);
     };
     const handshake = async () => {
+      if (negotiation.awaitStart) {
+        this.stage = "starting";
+        await untilServerAnswers(transport);
+      }
+      this.stage = "handshake";
       await client.connect(transport, { timeout: sdkTimeout(), ...(negotiation.prior ? { prior: negotiation.prior } : {}) });
       this.protocolVersion = client.getNegotiatedProtocolVersion();
       const pid = pidOf(transport);
@@ -248,6 +274,7 @@ export class LiveSession {
         }
       }
       this.instructions = client.getInstructions();
+      this.stage = "tools";
       this.tools = await this.fetchTools(client, sdkTimeout);
     };
     try {
@@ -259,6 +286,7 @@ export class LiveSession {
       throw error;
     }
     held.open = true;
+    this.stage = "open";
     client.onclose = () => {
       if (held.releasing || !held.open) return;
       held.open = false;
@@ -270,6 +298,8 @@ export class LiveSession {
     const { events } = this.options;
     this.exitDescription = undefined;
     this.exitCode = undefined;
+    this.exitedAfterMs = undefined;
+    const spawnedAt = Date.now();
     const hooks = {
       onStderrLine: (line: string) => {
         this.stderr.push(line);
@@ -279,6 +309,7 @@ export class LiveSession {
       onExit: (description: string, code: number | null) => {
         this.exitDescription = description;
         this.exitCode = code;
+        this.exitedAfterMs = Date.now() - spawnedAt;
       },
       onRefused: (error: Error) => {
         this.violation = error.message;

@@ -3,7 +3,7 @@
  * worked last time (remembered with its tools in the tool cache). Pure.
  *
  * - `"auto"` with nothing remembered probes with `server/discover` and falls back to `initialize` on a server's
- *   answer that it does not know the method (or, on stdio, its silence within the probe time).
+ *   answer that it does not know the method (or, on stdio, its silence for a while after it has answered a ping).
  * - `"auto"` remembering a stateless revision asks for exactly that one again (its `server/discover` is the
  *   handshake, so nothing is spent on probing); remembering a handshake revision skips the probe.
  * - A revision by name: the stateless one exactly; a handshake one offered, older ones the server counters with
@@ -12,24 +12,35 @@
 import type { ConnectOptions, VersionNegotiationOptions } from "@modelcontextprotocol/client";
 import { handshakeRevisionsUpTo, isStateless, type ProtocolSetting } from "../config/protocol-setting.ts";
 
-/** At most this long for a local server to answer the probe before it is taken for one that only knows `initialize`. */
-export const STDIO_PROBE_TIMEOUT_MS = 3000;
+/**
+ * How long a local server that has already answered (see ./server-started.ts) may stay silent on the revision probe
+ * before it is taken for one that ignores methods it does not know, and asked with `initialize` on the same pipe.
+ * This decides only which revision is spoken, never whether the server connects: every server that answers
+ * `initialize` connects after it, however long it took to start.
+ */
+export const PROBE_SILENCE_MS = 3000;
 
 export interface Negotiation {
   versionNegotiation: VersionNegotiationOptions;
   /** The handshake revisions offered and accepted, newest first; the SDK's own list when absent. */
   supportedProtocolVersions?: string[];
   prior?: ConnectOptions["prior"];
+  /**
+   * Wait for the server's first answer before the probe is sent: its silence is judged by a short window, which
+   * must not run while the server is still starting.
+   */
+  awaitStart: boolean;
 }
 
 /** `remembered` is the revision the server spoke last time, `"legacy"` when it is only known not to be stateless. */
 export function negotiationFor(setting: ProtocolSetting, remembered: string | undefined, local: boolean): Negotiation {
   if (setting !== "auto") {
-    if (isStateless(setting)) return { versionNegotiation: { mode: { pin: setting } } };
-    return { versionNegotiation: { mode: "legacy" }, supportedProtocolVersions: handshakeRevisionsUpTo(setting) };
+    if (isStateless(setting)) return { versionNegotiation: { mode: { pin: setting } }, awaitStart: false };
+    return { versionNegotiation: { mode: "legacy" }, supportedProtocolVersions: handshakeRevisionsUpTo(setting), awaitStart: false };
   }
-  if (remembered !== undefined && isStateless(remembered)) return { versionNegotiation: { mode: { pin: remembered } } };
-  const auto: VersionNegotiationOptions = { mode: "auto", ...(local ? { probe: { timeoutMs: STDIO_PROBE_TIMEOUT_MS } } : {}) };
-  if (remembered !== undefined) return { versionNegotiation: auto, prior: { kind: "legacy" } };
-  return { versionNegotiation: auto };
+  if (remembered !== undefined && isStateless(remembered)) return { versionNegotiation: { mode: { pin: remembered } }, awaitStart: false };
+  // A remote server's silence is an outage, not an answer: its probe may take the whole connect timeout.
+  const auto: VersionNegotiationOptions = { mode: "auto", ...(local ? { probe: { timeoutMs: PROBE_SILENCE_MS } } : {}) };
+  if (remembered !== undefined) return { versionNegotiation: auto, prior: { kind: "legacy" }, awaitStart: false };
+  return { versionNegotiation: auto, awaitStart: local };
 }

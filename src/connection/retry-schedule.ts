@@ -10,16 +10,20 @@ import { BridgeError } from "../common/errors.ts";
 import type { RetryPolicy } from "../config/types.ts";
 import { backoffDelay } from "./health.ts";
 
+/** Why a local server's process could not be spawned at all, where no restart changes that. */
+const PERMANENT_SPAWN_CODES = new Set(["ENOENT", "EACCES", "E2BIG"]);
+
 /**
  * Whether a new attempt may fix a failed connect. A bad config and rejected credentials are never retried; for a
- * local server, neither is a missing or unrunnable command, or a server that hung in its handshake.
+ * local server, neither is a command that cannot be run at all (missing, not executable, its arguments too long, or
+ * a package the registry does not have: those are reported as config errors). A server that ran out of time is
+ * retried: a slow start (an `npx` download, a loaded machine) is often faster the second time.
  */
 export function worthRetrying(error: unknown, local: boolean): boolean {
   if (error instanceof BridgeError && (error.kind === "config" || error.kind === "auth")) return false;
   if (!local) return true;
-  if (error instanceof BridgeError && error.kind === "timeout") return false;
   const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
-  return code !== "ENOENT" && code !== "EACCES";
+  return typeof code !== "string" || !PERMANENT_SPAWN_CODES.has(code);
 }
 
 /** A server that stays connected this long has recovered: a later drop starts the attempt count again. */

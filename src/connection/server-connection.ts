@@ -247,7 +247,7 @@ export class ServerConnection {
       }
     } catch (error) {
       const wrapped =
-        error instanceof BridgeError ? error : this.closed ? shutDownError(this.name, { whileConnecting: true, cause: error }) : connectError(this.opener.errorContext(), error);
+        error instanceof BridgeError ? error : this.closed ? shutDownError(this.name, { whileConnecting: true, cause: error }) : connectError(this.opener.errorContext(), error, Date.now() - started);
       this.report.connectFailed(attempt, started, wrapped, wrapped.kind === "auth" && this.auth.signInRequired);
       throw wrapped;
     }

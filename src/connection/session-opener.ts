@@ -15,10 +15,11 @@ import { runCommandValues } from "../config/command-runner.ts";
 import { clientSecretField } from "../config/command-value.ts";
 import { needsTrust } from "../config/trust.ts";
 import type { ServerAuth } from "../oauth/server-auth.ts";
-import type { ErrorContext } from "./error-messages.ts";
+import { type ErrorContext, permanentLaunchFailure } from "./error-messages.ts";
 import type { LifecycleReport } from "./lifecycle-report.ts";
 import { LiveSession, type SessionEvents } from "./live-session.ts";
 import { type ClientFeatures, type ClientInfo, directoryRoot } from "./mcp-client.ts";
+import { ClosedBeforeAnswer } from "./server-started.ts";
 
 /** How many stderr lines an error message quotes. */
 export const STDERR_LINES_QUOTED = 12;
@@ -138,10 +139,12 @@ export class SessionOpener {
       if (protocol !== "auto") throw error;
       // What worked last time no longer does (the server changed): the next attempt starts over from a probe.
       if (remembered !== undefined && !this.probeKills) this.recalled = null;
-      // Some local servers exit on a method they do not know before `initialize`: such a one is asked again, at once
-      // and from then on, with `initialize` alone. Once only, so a server that dies whatever it is asked is not
-      // started more often than its restarts allow, but for this one time.
-      if (remembered !== undefined || endpoint.kind !== "stdio" || !closedDuringProbe(error) || session.violation || Date.now() >= deadline) throw error;
+      // Some local servers exit on any request before `initialize` (the first ping, or the revision probe): such a one
+      // is asked again, at once and from then on, with `initialize` alone. Once only, so a server that dies whatever it
+      // is asked is not started more often than its restarts allow, but for this one time.
+      // A launcher that failed for good (npm E404, command not found) died of that, not of what it was asked.
+      const diedAsked = (closedDuringProbe(error) || error instanceof ClosedBeforeAnswer) && !permanentLaunchFailure(session.exitCode, session.stderrTail().join("\n"));
+      if (remembered !== undefined || endpoint.kind !== "stdio" || !diedAsked || session.violation || Date.now() >= deadline) throw error;
       this.probeKills = true;
       return this.openOnce(endpoint, deadline, clientSecret);
     }
@@ -160,6 +163,9 @@ export class SessionOpener {
       },
       exitDescription: session?.exitDescription,
       exitCode: session?.exitCode,
+      exitedAfterMs: session?.exitedAfterMs,
+      stage: session?.stage,
+      wroteToStdout: session?.wroteToStdout,
       violation: session?.violation,
       nonJsonLines: session?.nonJsonLines ?? 0,
       oauth: this.options.auth.active,

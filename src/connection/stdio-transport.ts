@@ -69,6 +69,8 @@ export class ProcessGroupStdioTransport implements Transport {
   onerror?: (error: Error) => void;
   /** Lines the server wrote to stdout that are not JSON-RPC messages. */
   nonJsonLines = 0;
+  /** Lines the server wrote to stdout, messages or not. */
+  linesRead = 0;
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
   sessionId?: string;
 
@@ -104,6 +106,15 @@ export class ProcessGroupStdioTransport implements Transport {
   /** The server's pid; on POSIX also its process group id. */
   get pid(): number | undefined {
     return this.child?.pid;
+  }
+
+  /**
+   * The SDK tells a stdio transport from an HTTP one by its `pid` and `stderr`, as its own stdio transport has them,
+   * and judges a revision probe's silence by that (on stdio: an older server; on HTTP: an outage). stderr is read
+   * here line by line (`onStderrLine`), so no stream is handed out.
+   */
+  get stderr(): null {
+    return null;
   }
 
   start(): Promise<void> {
@@ -284,10 +295,12 @@ export class ProcessGroupStdioTransport implements Transport {
         } catch (error) {
           // A line that is not JSON-RPC (the line is consumed): count and report it, and go on.
           this.nonJsonLines++;
+          this.linesRead++;
           this.reportError(error);
           continue;
         }
         if (message === null) break;
+        this.linesRead++;
         try {
           this.onmessage?.(message);
         } catch (error) {

@@ -42,6 +42,13 @@ export function timeoutSetting(entry: JsonObject, local: boolean, errors: string
   };
 }
 
+/** The field that bounds a server's handshake as the entry writes it: `initTimeout` (local) or `timeout`, else the default's. */
+export function handshakeTimeoutField(entry: JsonObject, local: boolean): "initTimeout" | "timeout" {
+  if (local && entry.initTimeout !== undefined && entry.initTimeout !== null) return "initTimeout";
+  if (entry.timeout !== undefined && entry.timeout !== null) return "timeout";
+  return local ? "initTimeout" : "timeout";
+}
+
 /** The field a user raises for longer requests, as they would write it: pi 1.x's `timeout` in seconds, or `requestTimeout`. */
 export function requestTimeoutField(entry: JsonObject): string {
   const value = entry.timeout;
