@@ -180,6 +180,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     approvalMode: () => bridge.approval,
     userConfigPath: () => bridge.sourceOf("user")?.path,
     emit: (channel, payload) => pi.events.emit(channel, payload),
+    writeConfig: (file, change) => bridge.writeConfig(file, change),
     logger,
   });
   pi.on("tool_call", (event, ctx) => approval.check(event, ctx));

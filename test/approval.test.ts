@@ -331,6 +331,7 @@ describe("approval of a bundled server's tool", () => {
       approvalMode: () => "ask",
       userConfigPath: () => undefined,
       emit: () => undefined,
+      writeConfig: () => Promise.reject(new Error("a bundled server's file is never written")),
     });
     const ui = new RecordingUI();
     ui.answers.push("Allow once");

@@ -6,11 +6,14 @@ import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "n
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import { visible } from "../src/common/terminal-text.ts";
-import { describeForTrust, needsTrust, trustFingerprint, trustQuestion, trustState, withAnswer } from "../src/config/trust.ts";
+import { McpBridge } from "../src/bridge/mcp-bridge.ts";
+import { ProjectTrust } from "../src/bridge/project-trust.ts";
+import { describeForTrust, needsTrust, trustAfterWrite, trustFingerprint, trustNotRecorded, trustQuestion, trustState, withAnswer } from "../src/config/trust.ts";
 import { TrustStore } from "../src/config/trust-store.ts";
 import type { ConfigScope, ServerConfig } from "../src/config/types.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
-import { tempDir } from "./helpers.ts";
+import { addToServerList, setServerEntry, setServerField } from "../src/config/write/server-edits.ts";
+import { tempDir, trustFile } from "./helpers.ts";
 
 function config(entry: Record<string, unknown>, name = "srv", scope: ConfigScope = "project"): ServerConfig {
   const result = validateServerEntry(name, entry, { scope, path: `/p/${scope}.json` });
@@ -164,6 +167,146 @@ describe("trust store", () => {
       const read = await store.read(tmp.dir);
       assert.equal(trustState(proto, read), "trusted");
       assert.equal(({} as Record<string, unknown>).hash, undefined, "no prototype was touched");
+    } finally {
+      tmp.cleanup();
+    }
+  });
+});
+
+describe("trust after a write by the bridge (trustAfterWrite)", () => {
+  const old = config(LOCAL, "srv");
+  const withTool = config({ ...LOCAL, autoApprove: ["greet"] }, "srv");
+  const hashOf = (answers: Map<string, { hash: string; trusted: boolean }>) => Object.fromEntries([...answers].map(([name, a]) => [name, a.trusted && a.hash]));
+
+  test("a trusted server stays trusted with the change written: its new definition is recorded", () => {
+    const added = trustAfterWrite([old], [withTool], withAnswer(new Map(), [old], true), new Set());
+    assert.deepEqual(hashOf(added), { srv: trustFingerprint(withTool) });
+  });
+
+  test("an untrusted server never becomes trusted: declined, never answered, or changed by someone else since the answer", () => {
+    assert.equal(trustAfterWrite([old], [withTool], withAnswer(new Map(), [old], false), new Set()).size, 0, "declined");
+    assert.equal(trustAfterWrite([old], [withTool], new Map(), new Set()).size, 0, "never answered");
+    // The user trusted `old`; someone edited its args since, and the bridge's write lands on the edited definition.
+    const edited = config({ ...LOCAL, args: ["-y", "evil"] }, "srv");
+    const editedWithTool = config({ ...LOCAL, args: ["-y", "evil"], autoApprove: ["greet"] }, "srv");
+    assert.equal(trustAfterWrite([edited], [editedWithTool], withAnswer(new Map(), [old], true), new Set()).size, 0, "changed since");
+    // A server the write brings in without the user writing it (its name not authored) is not trusted either.
+    assert.equal(trustAfterWrite([], [config(REMOTE, "other")], new Map(), new Set()).size, 0, "new, not authored");
+  });
+
+  test("a server the user wrote whole is trusted as written; what the write left as it was is not recorded again", () => {
+    const replaced = config(REMOTE, "srv");
+    const added = trustAfterWrite([old], [replaced, config(REMOTE, "kept")], withAnswer(new Map(), [old], false), new Set(["srv"]));
+    assert.deepEqual(hashOf(added), { srv: trustFingerprint(replaced) }, "authored, whatever the answer about what it replaced");
+    const same = trustAfterWrite([old], [config({ ...LOCAL, enabled: false }, "srv")], withAnswer(new Map(), [old], true), new Set());
+    assert.equal(same.size, 0, "enabled is not part of the definition: nothing to record");
+  });
+
+  test("only project servers: a write to another file records nothing", () => {
+    const user = (entry: Record<string, unknown>) => config(entry, "srv", "user");
+    assert.equal(trustAfterWrite([user(LOCAL)], [user({ ...LOCAL, autoApprove: ["greet"] })], new Map(), new Set(["srv"])).size, 0);
+  });
+
+  test("the warning when the record could not be saved names the command that trusts again", () => {
+    assert.equal(
+      trustNotRecorded(["a b", "c"], new Error("disk full")),
+      `The change is saved, but not that MCP servers 'a b', 'c' are trusted with it (disk full). If the next session does not trust them, /mcp trust "a b" c trusts them again.`,
+    );
+  });
+});
+
+describe("McpBridge.writeConfig: the bridge's own writes to config files keep project trust in step", () => {
+  /** A project with a trusted server, a declined one, and a user file; the bridge over them with a trust store. */
+  function setUp() {
+    const tmp = tempDir();
+    const projectRoot = path.join(tmp.dir, "project");
+    const agentDir = path.join(tmp.dir, "agent");
+    const projectFile = path.join(projectRoot, ".pi", "mcp.json");
+    const userFile = path.join(agentDir, "mcp.json");
+    mkdirSync(path.dirname(projectFile), { recursive: true });
+    mkdirSync(agentDir);
+    const entries = { trusted: LOCAL, declined: { ...LOCAL, args: ["other"] } };
+    writeFileSync(projectFile, JSON.stringify({ mcpServers: entries }, null, 2));
+    writeFileSync(userFile, JSON.stringify({ mcpServers: { mine: LOCAL } }));
+    const source = { scope: "project" as const, path: projectFile };
+    const defined = (name: keyof typeof entries, entry: Record<string, unknown> = entries[name]) => {
+      const result = validateServerEntry(name, entry, source);
+      if (!result.config) throw new Error(result.errors.join("; "));
+      return result.config;
+    };
+    const store = new TrustStore(trustFile(agentDir));
+    const bridge = (trustStore = store) =>
+      new McpBridge({
+        projectRoot,
+        agentDir,
+        bundledPath: path.join(tmp.dir, "bundled.json"),
+        env: {},
+        clientInfo: { name: "test", version: "0" },
+        projectTrust: new ProjectTrust(projectRoot, trustStore),
+      });
+    return { tmp, projectRoot, projectFile, userFile, entries, defined, store, bridge };
+  }
+
+  test("a trusted server's change is recorded as trusted; a declined one's is not; the other servers' answers stay", async () => {
+    const { tmp, projectRoot, projectFile, defined, store, bridge } = setUp();
+    try {
+      await store.save(projectRoot, new Map([...withAnswer(new Map(), [defined("trusted")], true), ...withAnswer(new Map(), [defined("declined")], false)]));
+      const written = await bridge().writeConfig(projectFile, (text) => addToServerList(addToServerList(text, "trusted", "autoApprove", "greet"), "declined", "autoApprove", "greet"));
+      assert.deepEqual(written, {});
+      const record = await store.read(projectRoot);
+      assert.equal(trustState(defined("trusted", { ...LOCAL, autoApprove: ["greet"] }), record), "trusted");
+      assert.equal(trustState(defined("declined", { ...LOCAL, args: ["other"], autoApprove: ["greet"] }), record), "changed", "still asked about");
+      assert.equal(record.get("declined")?.trusted, false);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  test("someone else's change in between is not blessed: the write is judged on the file as it is when written", async () => {
+    const { tmp, projectRoot, projectFile, entries, defined, store, bridge } = setUp();
+    try {
+      await store.save(projectRoot, withAnswer(new Map(), [defined("trusted")], true));
+      const theirs = { ...entries, trusted: { ...LOCAL, args: ["--edited"] } };
+      writeFileSync(projectFile, JSON.stringify({ mcpServers: theirs }));
+      await bridge().writeConfig(projectFile, (text) => addToServerList(text, "trusted", "autoApprove", "greet"));
+      const record = await store.read(projectRoot);
+      assert.equal(record.get("trusted")?.hash, trustFingerprint(defined("trusted")), "the answer is still about the user's definition");
+      assert.equal(trustState(defined("trusted", { ...LOCAL, args: ["--edited"], autoApprove: ["greet"] }), record), "changed");
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  test("a write that fails records nothing; a write to another file records nothing", async () => {
+    const { tmp, projectRoot, projectFile, userFile, defined, store, bridge } = setUp();
+    try {
+      await store.save(projectRoot, withAnswer(new Map(), [defined("trusted")], true));
+      const stored = readFileSync(trustFile(path.dirname(userFile)), "utf8");
+      const text = readFileSync(projectFile, "utf8");
+      // The change itself refuses (a server the file lacks), and a file that does not parse is never written.
+      await assert.rejects(bridge().writeConfig(projectFile, (t) => addToServerList(setServerEntry(t, "trusted", { command: "x" }), "nope", "autoApprove", "greet"), ["trusted"]), /no server "nope"/);
+      writeFileSync(projectFile, "{ broken");
+      await assert.rejects(bridge().writeConfig(projectFile, (t) => setServerEntry(t, "trusted", { command: "x" }), ["trusted"]), /fix it by hand/);
+      writeFileSync(projectFile, text);
+      await bridge().writeConfig(userFile, (t) => setServerEntry(t, "trusted", { command: "x" }), ["trusted"]);
+      assert.equal(readFileSync(trustFile(path.dirname(userFile)), "utf8"), stored, "the answers are untouched");
+      // enable/disable changes nothing that is trusted: nothing to record.
+      await bridge().writeConfig(projectFile, (t) => setServerField(t, "trusted", "enabled", false));
+      assert.equal(readFileSync(trustFile(path.dirname(userFile)), "utf8"), stored);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  test("the file is written even when the answer cannot be saved: that error comes back as a value", async () => {
+    const { tmp, projectFile, bridge } = setUp();
+    try {
+      // A directory where the store's file would be: it reads as no answers, and saving fails.
+      const blocked = path.join(tmp.dir, "blocked");
+      mkdirSync(path.join(blocked, "inside"), { recursive: true });
+      const written = await bridge(new TrustStore(blocked)).writeConfig(projectFile, (t) => setServerEntry(t, "added", REMOTE), ["added"]);
+      assert.ok(written.trustError instanceof Error, String(written.trustError));
+      assert.match(readFileSync(projectFile, "utf8"), /"added"/);
     } finally {
       tmp.cleanup();
     }

@@ -3,10 +3,13 @@
  * for them only up to a startup budget), give lazy servers their tools from the cache, keep the cache current, and
  * shut every server down. A project server the user has not trusted is held: listed, never started or connected.
  */
+import * as path from "node:path";
 import type { Tool } from "@modelcontextprotocol/client";
 import type { ApprovalMode, ConfigProblem, ConfigScope, ConfigSource, ExposureDefaults, ServerConfig } from "../config/types.ts";
 import { DEFAULT_EXPOSURE } from "../config/exposure-setting.ts";
 import { type ConfigLocations, configSources, loadLayeredConfig } from "../config/files.ts";
+import { layerConfigs } from "../config/layers.ts";
+import { updateConfigFile } from "../config/write/update-file.ts";
 import type { ServerMetrics } from "../connection/health.ts";
 import type { EventSink } from "../common/events.ts";
 import type { ClientFeatures } from "../connection/mcp-client.ts";
@@ -225,9 +228,30 @@ export class McpBridge {
     if (failure) throw failure.error;
   }
 
-  /** Trusts definitions the user wrote into the project's file through pi (`/mcp add`, `/mcp import`): nobody to ask. */
-  async trustWritten(configs: readonly ServerConfig[]): Promise<void> {
-    await this.options.projectTrust?.answer(configs, true);
+  /**
+   * Changes a config file as the user asked (`/mcp add`, `import`, `enable`, `disable`, `remove`, "Always allow"),
+   * keeping the rest of it as written (`updateConfigFile`). When it is the project's file, trust follows the change
+   * (`ProjectTrust.written`): the servers named in `authored` the user wrote whole and trusts as written; any other
+   * server the change touched keeps the trust it had. Throws when the file could not be changed, and then records
+   * nothing. The error of recording trust comes back as a value: the file is changed either way.
+   */
+  async writeConfig(file: string, change: (text: string | undefined) => string, authored: readonly string[] = []): Promise<{ trustError?: unknown }> {
+    let before: string | undefined;
+    const after = await updateConfigFile(file, (text) => {
+      before = text;
+      return change(text);
+    });
+    const project = this.sourceOf("project");
+    const trust = this.options.projectTrust;
+    if (!trust || !project || path.resolve(project.path) !== path.resolve(file)) return {};
+    // The definitions as the next session will load them from this file.
+    const definitions = (text: string | undefined) => layerConfigs([{ source: project, text }]).servers;
+    try {
+      await trust.written(definitions(before), definitions(after), new Set(authored));
+      return {};
+    } catch (error) {
+      return { trustError: error };
+    }
   }
 
   /**

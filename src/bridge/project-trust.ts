@@ -3,7 +3,7 @@
  * user answers. Says whether a server may run; the bridge asks it before it starts, connects or lists anything.
  */
 import type { ServerConfig } from "../config/types.ts";
-import { needsTrust, type TrustAnswer, type TrustState, trustState, withAnswer } from "../config/trust.ts";
+import { needsTrust, type TrustAnswer, trustAfterWrite, type TrustState, trustState, withAnswer } from "../config/trust.ts";
 import type { TrustStore } from "../config/trust-store.ts";
 
 /**
@@ -58,5 +58,16 @@ export class ProjectTrust {
     if (project.length === 0) return;
     this.answers = withAnswer(this.answers, project, trusted);
     await this.store.save(this.projectRoot, withAnswer(new Map(), project, trusted));
+  }
+
+  /**
+   * Keeps trust in step with a change the bridge wrote to the project's file with the user's word (`trustAfterWrite`):
+   * `before` and `after` are the servers the file defined just before the write and as written. Judged by the answers
+   * on disk — the user's own, never the host's answer on the whole project, which covers the new definition as it
+   * covered the old one, and which a recorded answer would outlive — and saved for later sessions only: this session
+   * goes on running the definitions it loaded, under the answers it has.
+   */
+  async written(before: readonly ServerConfig[], after: readonly ServerConfig[], authored: ReadonlySet<string>): Promise<void> {
+    await this.store.update(this.projectRoot, (record) => trustAfterWrite(before, after, record, authored));
   }
 }

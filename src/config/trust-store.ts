@@ -72,10 +72,20 @@ export class TrustStore {
 
   /** Saves `answers` for the project at `projectRoot` (other servers' answers stay). Throws if the file cannot be written. */
   save(projectRoot: string, answers: ReadonlyMap<string, TrustAnswer>): Promise<void> {
+    return this.update(projectRoot, () => answers);
+  }
+
+  /**
+   * Saves the answers `change` gives from the project's answers on disk, read in the same step (no other save of this
+   * process comes between); nothing is written when it gives none. Throws if the file cannot be written.
+   */
+  update(projectRoot: string, change: (answers: TrustRecord) => ReadonlyMap<string, TrustAnswer>): Promise<void> {
     const key = projectKey(projectRoot);
     return serialised(this.file, async () => {
       const projects = await this.readAll();
       const merged = new Map(projects.get(key));
+      const answers = change(merged);
+      if (answers.size === 0) return;
       for (const [name, answer] of answers) merged.set(name, answer);
       projects.set(key, merged);
       await replaceFile(this.file, storeText(projects), { mode: 0o600 });

@@ -4,10 +4,12 @@
  * is asked. A cloned repository's `.pi/mcp.json` can name any command, so none of its servers runs before this says so.
  */
 import { canonicalHash } from "../common/canonical-json.ts";
+import { errorMessage } from "../common/errors.ts";
 import { visible } from "../common/terminal-text.ts";
 import { commandText, isCommandValue } from "./command-value.ts";
 import { configVarRefs, findVarRefs } from "./substitute.ts";
 import type { ServerConfig } from "./types.ts";
+import { commandArgument } from "./validate/name.ts";
 
 /** The user's answer about one server, for the definition with this fingerprint. */
 export interface TrustAnswer {
@@ -54,6 +56,10 @@ export function trustFingerprint(config: ServerConfig): string {
 const fingerprints = new WeakMap<ServerConfig, string>();
 
 function fingerprintOf(config: ServerConfig): string {
+  // `autoApprove` and `autoApproveReadOnly` change no process or address, yet they stay in: they decide which tool calls
+  // run without the user being asked, so a project that widened them (a `"*"`, a tool that writes files) would need no
+  // new command to do harm. The user's own "Always allow" changes them too; that write records its new definition as
+  // trusted itself (`trustAfterWrite`), so only someone else's change asks again.
   const { transport, command, args, env, cwd, url, headers, oauth, autoApprove, autoApproveReadOnly, description } = config;
   // Sampling without asking runs the user's model at the server's word, so it is part of what is trusted. An entry
   // without `description` or that `sampling` hashes as it did before those fields existed: undefined members are left out.
@@ -73,6 +79,32 @@ export function withAnswer(record: TrustRecord, configs: readonly ServerConfig[]
   const next = new Map(record);
   for (const config of configs) next.set(config.name, { hash: trustFingerprint(config), trusted });
   return next;
+}
+
+/**
+ * The answers a change the bridge wrote to the project's file with the user's word adds to `record` (the answers on
+ * disk, which the next session goes by). `before` and `after`: the servers the file defined just before the write and
+ * as written. A server the user wrote whole (`authored`: `/mcp add`, `/mcp import`) is trusted as written. Any other
+ * server the write changed keeps its trust: trusted as written exactly when the record trusts the definition the file
+ * held just before. So an untrusted server never becomes trusted by a write, and a change someone else made to the
+ * file since the user last answered (an editor, a `git pull`) is not blessed by a write that lands on top of it.
+ */
+export function trustAfterWrite(
+  before: readonly ServerConfig[],
+  after: readonly ServerConfig[],
+  record: TrustRecord,
+  authored: ReadonlySet<string>,
+): Map<string, TrustAnswer> {
+  const previous = new Map(before.filter(needsTrust).map((config) => [config.name, config]));
+  const answers = new Map<string, TrustAnswer>();
+  for (const config of after.filter(needsTrust)) {
+    const old = previous.get(config.name);
+    const changed = old !== undefined && trustFingerprint(old) !== trustFingerprint(config);
+    if (authored.has(config.name) || (changed && trustState(old, record) === "trusted")) {
+      answers.set(config.name, { hash: trustFingerprint(config), trusted: true });
+    }
+  }
+  return answers;
 }
 
 /** One word of a command line, quoted when it would not read back as one word. */
@@ -140,6 +172,14 @@ export function describeForTrust(config: ServerConfig): string[] {
   const vars = configVarRefs(config);
   if (vars.length) lines.push(`reads your variables: ${vars.map((v) => `\${${v}}`).join(", ")}`);
   return lines.map(visible);
+}
+
+/** A change saved to the project's file without its record of trust (why: `error`), and how to trust the servers again. */
+export function trustNotRecorded(servers: readonly string[], error: unknown): string {
+  const [them, are] = servers.length === 1 ? ["it", "is"] : ["them", "are"];
+  const names = servers.map((name) => `'${visible(name)}'`).join(", ");
+  const command = `/mcp trust ${servers.map((name) => commandArgument(visible(name))).join(" ")}`;
+  return `The change is saved, but not that MCP server${servers.length === 1 ? "" : "s"} ${names} ${are} trusted with it (${errorMessage(error)}). If the next session does not trust ${them}, ${command} trusts ${them} again.`;
 }
 
 /** The servers the user is asked about, each with why it is asked (new, or changed since the last answer). */

@@ -1,7 +1,7 @@
 /**
  * The `/mcp` subcommands that change config files: add (a guided flow), remove, enable/disable, and import from other
- * MCP clients. Files are changed through ../config/write/, which keeps the rest of a file as it was and never writes
- * over one that does not parse.
+ * MCP clients. Files are changed through the bridge (`McpBridge.writeConfig`, on ../config/write/), which keeps the
+ * rest of a file as it was, never writes over one that does not parse, and keeps project trust in step with the change.
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { type AddAuth, type AddTransport, buildEntry, howToSetVariables, suggestServerName, unsetVariables } from "../config/add-server.ts";
@@ -12,7 +12,7 @@ import { validateServerEntry } from "../config/validate/entry.ts";
 import { checkUrl } from "../config/validate/endpoint.ts";
 import { commandArgument } from "../config/validate/name.ts";
 import { removeServerEntry, setServerEntry, setServerField } from "../config/write/server-edits.ts";
-import { updateConfigFile } from "../config/write/update-file.ts";
+import { trustNotRecorded } from "../config/trust.ts";
 import { discoverImports } from "../config/import/discover.ts";
 import type { ImportedServer } from "../config/import/types.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
@@ -34,6 +34,11 @@ function scopeChoices(deps: CommandDeps): Array<{ label: string; scope: ConfigSc
   if (project) choices.push({ label: `This project (${project.path})`, scope: "project", path: project.path });
   if (user) choices.push({ label: `All projects (${user.path})`, scope: "user", path: user.path });
   return choices;
+}
+
+/** Says when a change was saved but its record of trust was not. */
+function reportTrust(ctx: ExtensionCommandContext, written: { trustError?: unknown }, servers: readonly string[]): void {
+  if (written.trustError !== undefined) show(ctx, trustNotRecorded(servers, written.trustError), "warning");
 }
 
 async function offerReload(ctx: ExtensionCommandContext, what: string): Promise<void> {
@@ -116,13 +121,12 @@ export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext)
     return;
   }
   try {
-    await updateConfigFile(target.path, (text) => setServerEntry(text, name, entry));
+    // The user wrote this entry just now: it needs no question about trusting it.
+    reportTrust(ctx, await deps.bridge.writeConfig(target.path, (text) => setServerEntry(text, name, entry), [name]), [name]);
   } catch (error) {
     ctx.ui.notify(`Could not save '${name}' to ${target.path}: ${errorMessage(error)}`, "error");
     return;
   }
-  // The user wrote this entry just now: it needs no question about trusting it.
-  await deps.bridge.trustWritten([validated.config]).catch((error: unknown) => ctx.ui.notify(`Could not record '${name}' as trusted: ${errorMessage(error)}`, "warning"));
   const unset = unsetVariables(entry, deps.env);
   if (unset.length) ctx.ui.notify(`'${name}' needs ${unset.join(", ")}, which ${unset.length === 1 ? "is" : "are"} not set. ${howToSetVariables(unset)}`, "warning");
   if (auth.kind === "oauth") ctx.ui.notify(`After the reload, run /mcp auth ${commandArgument(name)} to sign in (or call one of its tools).`, "info");
@@ -141,10 +145,11 @@ export async function removeServer(deps: CommandDeps, connection: ServerConnecti
     return;
   }
   try {
-    await updateConfigFile(source.path, (text) => {
+    const written = await deps.bridge.writeConfig(source.path, (text) => {
       if (text === undefined) throw new Error("the file is gone");
       return removeServerEntry(text, connection.name);
     });
+    reportTrust(ctx, written, [connection.name]);
   } catch (error) {
     show(ctx, `Could not remove '${connection.name}' from ${source.path}: ${errorMessage(error)}`, "error");
     return;
@@ -171,7 +176,7 @@ export async function setEnabled(deps: CommandDeps, connection: ServerConnection
     if (choice === here) target = project.path;
   }
   try {
-    await updateConfigFile(target, (text) => setServerField(text, connection.name, "enabled", enabled));
+    reportTrust(ctx, await deps.bridge.writeConfig(target, (text) => setServerField(text, connection.name, "enabled", enabled)), [connection.name]);
   } catch (error) {
     show(ctx, `Could not save it in ${target}: ${errorMessage(error)}`, "error");
     return;
@@ -263,19 +268,23 @@ export async function importServers(deps: CommandDeps, ctx: ExtensionCommandCont
     accepted.push(server);
   }
   if (accepted.length) {
+    const names = accepted.map((server) => server.name);
     try {
-      await updateConfigFile(target.path, (text) => {
-        let next = text;
-        for (const server of accepted) next = setServerEntry(next, server.name, { ...server.entry, importedFrom: server.client });
-        return next ?? "";
-      });
+      // The user picked these servers after seeing them: no second question about trusting them.
+      const written = await deps.bridge.writeConfig(
+        target.path,
+        (text) => {
+          let next = text;
+          for (const server of accepted) next = setServerEntry(next, server.name, { ...server.entry, importedFrom: server.client });
+          return next ?? "";
+        },
+        names,
+      );
+      reportTrust(ctx, written, names);
     } catch (error) {
       ctx.ui.notify(`Could not write ${target.path}: ${errorMessage(error)}`, "error");
       return;
     }
-    // The user picked these servers after seeing them: no second question about trusting them.
-    const written = accepted.flatMap((server) => validateServerEntry(server.name, server.entry, { scope: target.scope, path: target.path }).config ?? []);
-    await deps.bridge.trustWritten(written).catch((error: unknown) => ctx.ui.notify(`Could not record them as trusted: ${errorMessage(error)}`, "warning"));
   }
   const report = [
     accepted.length ? `Imported ${accepted.map((s) => `'${s.name}' (${s.client})`).join(", ")} into ${target.path}.` : "Nothing imported.",

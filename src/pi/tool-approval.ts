@@ -10,9 +10,10 @@ import { errorMessage } from "../common/errors.ts";
 import { type Logger, NULL_LOGGER } from "../common/log-file.ts";
 import { visible } from "../common/terminal-text.ts";
 import { quoteValue } from "../common/text.ts";
+import { trustNotRecorded } from "../config/trust.ts";
 import type { ApprovalMode, ServerConfig } from "../config/types.ts";
+import type { McpBridge } from "../bridge/mcp-bridge.ts";
 import { addToServerList } from "../config/write/server-edits.ts";
-import { updateConfigFile } from "../config/write/update-file.ts";
 import { decideApproval } from "../tools/approval-policy.ts";
 import type { RegisteredTool } from "./tool-registry.ts";
 
@@ -49,6 +50,8 @@ export interface ToolApprovalDeps {
   userConfigPath(): string | undefined;
   /** pi's shared event bus. */
   emit(channel: string, payload: unknown): void;
+  /** Changes a config file as the user asked, keeping the server's project trust (`McpBridge.writeConfig`). */
+  writeConfig: McpBridge["writeConfig"];
   logger?: Logger;
 }
 
@@ -168,11 +171,13 @@ export class ToolApproval {
   private async save(tool: RegisteredTool, config: ServerConfig, ctx: Asker): Promise<void> {
     const file = config.source.path;
     try {
-      await updateConfigFile(file, (text) => addToServerList(text, tool.server, "autoApprove", tool.originalName));
+      // The user's word on a server they trust: it stays trusted with the tool added (a change made by anyone else asks).
+      const { trustError } = await this.deps.writeConfig(file, (text) => addToServerList(text, tool.server, "autoApprove", tool.originalName));
       const saved = this.saved.get(tool.server) ?? new Set<string>();
       saved.add(tool.originalName);
       this.saved.set(tool.server, saved);
       ctx.ui.notify(`Added "${tool.originalName}" to autoApprove of MCP server '${tool.server}' in ${file}.`, "info");
+      if (trustError !== undefined) ctx.ui.notify(trustNotRecorded([tool.server], trustError), "warning");
     } catch (error) {
       ctx.ui.notify(`Could not save "${tool.originalName}" to autoApprove of MCP server '${tool.server}' in ${file}: ${errorMessage(error)}. Allowed this once.`, "error");
     }
