@@ -234,6 +234,9 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     // load), and those it does not are stopped.
     piTrust = piTrustsProject(ctx);
     if (piTrust !== undefined) for (const stopped of await bridge.followTrust()) registry.syncServer(stopped, []);
+    // Without a UI (print mode, JSON mode, an embedding) nobody would see a late server's tools arrive: the session
+    // runs once every server has connected or failed, each within its own timeout. With a UI, startup never waits.
+    if (!ctx.hasUI) await bridge.settled();
     approval.sessionStarted();
     // Tools loaded on this branch earlier (before a /reload, a resume or a fork) are loaded again; `auto` is decided
     // once, from the tools known now, against the model's context window.

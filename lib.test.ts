@@ -839,6 +839,15 @@ describe("status formatting", () => {
     assert.deepEqual(statusSummary([rows[0]!]), { text: "MCP 1/1", attention: false });
     assert.equal(statusSummary([rows[2]!]), undefined, "only disabled servers: nothing to show");
   });
+  test("the footer counts servers still starting; one that failed and is tried again needs attention instead", () => {
+    const first = { ...rows[1]!, name: "slow", status: "connecting", error: undefined, detail: "connecting" };
+    const again = { ...rows[1]!, name: "flaky", status: "connecting", detail: "connecting (attempt 1/5)" };
+    assert.deepEqual(statusSummary([rows[0]!, first, { ...first, name: "slower" }]), { text: "MCP 1/3, 2 starting", attention: false });
+    assert.deepEqual(statusSummary([rows[0]!, again]), { text: "MCP 1/2", attention: true });
+    const notice = formatStartupSummary([rows[0]!, first, again], [], []) ?? "";
+    assert.match(notice, /… slow: still connecting; its tools appear when it is ready/);
+    assert.match(notice, /✕ flaky: connection refused; connecting \(attempt 1\/5\)/);
+  });
   test("the table marks the dashboard's selected row", () => {
     const table = formatStatusTable(rows, NOW, 1);
     assert.match(table.find((l) => l.includes("jira"))!, /^> jira/);

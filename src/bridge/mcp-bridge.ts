@@ -17,6 +17,7 @@ import { type ConnectionOptions, ServerConnection } from "../connection/server-c
 import type { Logger } from "../common/log-file.ts";
 import { needsTrust, type TrustState } from "../config/trust.ts";
 import { shutDownError, untrustedError } from "../connection/error-messages.ts";
+import { ShutDownError } from "../common/errors.ts";
 import type { ProjectTrust } from "./project-trust.ts";
 import { type CachedTools, cacheKey, type ToolCache } from "./tool-cache.ts";
 
@@ -55,6 +56,8 @@ export class McpBridge {
   private readonly cacheKeys = new Map<string, string>();
   /** Tool lists still being written to the cache: shutdown waits for them, so none lands after it. */
   private readonly cacheWrites = new Set<Promise<void>>();
+  /** First connects under way (at load, or since: trust given, a server enabled), until each has settled. */
+  private readonly firstConnects = new Set<Promise<unknown>>();
 
   constructor(private readonly options: BridgeOptions) {}
 
@@ -124,7 +127,8 @@ export class McpBridge {
       if (!started) continue;
       waitFor.push(
         started.catch((error: unknown) => {
-          for (const listener of this.startFailedListeners) listener(connection, error);
+          // A server the bridge stopped itself (the session ended while it connected) did not fail.
+          if (!(error instanceof ShutDownError)) for (const listener of this.startFailedListeners) listener(connection, error);
           throw error;
         }),
       );
@@ -157,11 +161,24 @@ export class McpBridge {
       if (!this.registerCached(connection)) connection.connect().catch(() => undefined);
       return undefined;
     }
-    return connection.connect().catch((error: unknown) => {
+    const started = connection.connect().catch((error: unknown) => {
       // A server waiting for a sign-in keeps the tools an earlier session saw: calling one starts the sign-in.
       if (connection.needsSignIn) this.registerCached(connection);
       throw error;
     });
+    const settled = started.catch(() => undefined);
+    this.firstConnects.add(settled);
+    void settled.then(() => this.firstConnects.delete(settled));
+    return started;
+  }
+
+  /**
+   * Resolves once every server being started has connected or failed its first connect (each bounded by its own
+   * `initTimeout` or `timeout`), servers started while it waits included. Without a UI (print mode, JSON mode, an
+   * embedding) nobody sees tools arrive later, so a session waits for this before it runs. Never throws.
+   */
+  async settled(): Promise<void> {
+    while (this.firstConnects.size > 0) await Promise.all([...this.firstConnects]);
   }
 
   /** Whether a server may run: it needs no trust, or the user trusts its current definition. */

@@ -165,3 +165,11 @@ export class BridgeError extends Error {
     this.name = "BridgeError";
   }
 }
+
+/** Something was asked of a server the bridge had shut down (or shut down while it connected): nobody's failure. */
+export class ShutDownError extends BridgeError {
+  constructor(server: string, message: string, options?: { cause?: unknown }) {
+    super("other", server, message, options);
+    this.name = "ShutDownError";
+  }
+}

@@ -2,7 +2,7 @@
  * The words of a server's errors: what failed, why, and what to change. Every message passes through the server's
  * redaction, since a stderr tail or a URL can carry a secret.
  */
-import { BridgeError, describeError, errorMessage, type ErrorKind, httpStatusOf, kindOf } from "../common/errors.ts";
+import { BridgeError, describeError, errorMessage, type ErrorKind, httpStatusOf, kindOf, ShutDownError } from "../common/errors.ts";
 import { describeSource, type ServerConfig } from "../config/types.ts";
 import { seconds } from "../common/text.ts";
 import { displayUrl, findVarRefs } from "../config/substitute.ts";
@@ -52,9 +52,9 @@ export function permanentLaunchFailure(exitCode: number | null | undefined, stde
 
 
 /** For anything asked of a server after the bridge shut it down (`whileConnecting`: the shutdown came mid-connect). */
-export function shutDownError(server: string, options: { whileConnecting?: boolean; cause?: unknown } = {}): BridgeError {
+export function shutDownError(server: string, options: { whileConnecting?: boolean; cause?: unknown } = {}): ShutDownError {
   const what = options.whileConnecting ? "was shut down while connecting" : "is shut down";
-  return new BridgeError("other", server, `MCP server '${server}' ${what}`, { cause: options.cause });
+  return new ShutDownError(server, `MCP server '${server}' ${what}`, { cause: options.cause });
 }
 
 function authMessage(ctx: ErrorContext, error: unknown): string {

@@ -110,6 +110,8 @@ async function testServer(deps: CommandDeps, connection: ServerConnection, ctx: 
   } catch (error) {
     const kind = error instanceof BridgeError ? ` [${error.kind}]` : "";
     show(ctx, `MCP server '${connection.name}' failed the test${kind}: ${errorMessage(error)}`, "error");
+    // `pi -p "/mcp test x"` in a script: pi keeps an exit code an extension set unless its own run failed.
+    if (!ctx.hasUI) process.exitCode = 1;
   } finally {
     await scratch.close();
   }

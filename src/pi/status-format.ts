@@ -90,11 +90,19 @@ export function projectRootWarning(projectRoot: string, sessionCwd: string): str
   return `the project config was read from ${projectRoot}, but this session runs in ${sessionCwd}`;
 }
 
+/**
+ * A server on its way up that has not failed yet: its first connect (or one after a drop) under way. One that failed
+ * and is being tried again is not: it is reported with its error.
+ */
+function starting(row: ServerRow): boolean {
+  return row.enabled && row.status === "connecting" && row.error === undefined;
+}
+
 /** The one notice shown after startup; `undefined` when there is nothing to report. */
 export function formatStartupSummary(rows: readonly ServerRow[], problems: readonly ConfigProblem[], warnings: readonly string[]): string | undefined {
   const held = rows.filter((r) => r.enabled && r.status === "not trusted");
-  const failed = rows.filter((r) => r.enabled && !["connected", "not started", "connecting", "not trusted"].includes(r.status));
-  const pending = rows.filter((r) => r.enabled && r.status === "connecting");
+  const failed = rows.filter((r) => r.enabled && !["connected", "not started", "not trusted"].includes(r.status) && !starting(r));
+  const pending = rows.filter(starting);
   const warned = rows.filter((r) => r.warnings.length > 0);
   if (failed.length + pending.length + held.length + problems.length + warnings.length + warned.length === 0) return undefined;
   const connected = rows.filter((r) => r.status === "connected");
@@ -105,7 +113,11 @@ export function formatStartupSummary(rows: readonly ServerRow[], problems: reado
   // Servers held for trust are not counted as ones that could connect: they have their own line.
   const runnable = rows.filter((r) => r.enabled && r.status !== "not trusted");
   if (runnable.length) lines.push(`MCP: ${connected.length} of ${runnable.length} servers connected${lazyNote}, ${tools} tools`);
-  for (const row of failed) lines.push(indent(`✕ ${row.name}: ${row.error ?? row.status}${row.detail ? ` (${row.detail})` : ""}`, "  "));
+  for (const row of failed) {
+    // What is being done about it goes on the error's first line, before a stderr tail it may quote.
+    const [first = "", ...rest] = (row.error ?? row.status).split("\n");
+    lines.push(indent([`✕ ${row.name}: ${withDetail(first, row.detail)}`, ...rest].join("\n"), "  "));
+  }
   for (const row of pending) lines.push(`  … ${row.name}: still connecting; its tools appear when it is ready`);
   if (held.length) lines.push(`${runnable.length ? "  🔒" : "MCP: 🔒"} ${formatUntrusted(held.map((r) => r.name))}`);
   for (const row of warned) for (const warning of row.warnings) lines.push(`  ! ${row.name}: ${warning}`);
@@ -143,11 +155,17 @@ function cut(text: string, max: number): string {
   return displayWidth(line) <= max ? line : `${[...line].slice(0, Math.max(1, max - 1)).join("")}…`;
 }
 
+/** `text (detail)`, or `text; detail` when the detail has its own parentheses (`connecting (attempt 1/5)`). */
+function withDetail(text: string, detail: string | undefined): string {
+  if (!detail) return text;
+  return detail.includes("(") ? `${text}; ${detail}` : `${text} (${detail})`;
+}
+
 /** What the Details column says: the first line of the error, with what is being done about it. */
 function detailCell(row: ServerRow): string {
   if (!row.enabled) return "disabled";
   const error = row.status !== "connected" && row.error ? row.error.replace(/^MCP server '[^']*'( at \S+)?:? ?/, "") : "";
-  if (error && row.detail) return `${cut(error, 60)} (${row.detail})`;
+  if (error && row.detail) return withDetail(cut(error, 60), row.detail);
   return error ? cut(error, 72) : (row.detail ?? "");
 }
 
@@ -155,14 +173,18 @@ function statusOf(row: ServerRow): string {
   return row.enabled ? row.status : "disabled";
 }
 
-/** The footer's short form: `MCP 2/3`, and whether something needs attention (a server down or waiting for a sign-in). */
+/**
+ * The footer's short form: `MCP 2/3`, `MCP 1/3, 2 starting` while servers are still on their way up, and whether
+ * something needs attention (a server down, failing, or waiting for a sign-in).
+ */
 export function statusSummary(rows: readonly ServerRow[]): { text: string; attention: boolean } | undefined {
   // A project server held for trust cannot be up; the startup notice and /mcp say so.
   const enabled = rows.filter((r) => r.enabled && r.status !== "disabled" && r.status !== "not trusted");
   if (enabled.length === 0) return undefined;
   const up = enabled.filter((r) => r.status === "connected" || r.status === "not started").length;
-  const attention = enabled.some((r) => r.status === "error" || r.status === "disconnected" || r.status === "needs sign-in");
-  return { text: `MCP ${up}/${enabled.length}`, attention };
+  const pending = enabled.filter(starting).length;
+  const attention = enabled.some((r) => r.status === "error" || r.status === "disconnected" || r.status === "needs sign-in" || (r.status === "connecting" && !starting(r)));
+  return { text: `MCP ${up}/${enabled.length}${pending ? `, ${pending} starting` : ""}`, attention };
 }
 
 /** The totals line: servers configured, connected, tools the model can use (a lazy server's cached ones included). */
