@@ -27,7 +27,7 @@ import type { ServerLimits, TransportKind } from "../config/types.ts";
 import type { ResolvedEndpoint, ResolvedRemote, ResolvedStdio } from "../config/substitute.ts";
 import type { TransportAuth } from "../oauth/server-auth.ts";
 import { inRequestScope, requestScopeEnded, ServerPool } from "./http-pool.ts";
-import { type ClientFeatures, type ClientInfo, createMcpClient, type ServerList } from "./mcp-client.ts";
+import { type ClientFeatures, type ClientInfo, createMcpClient, newestRevisionEnvelope, type ServerList } from "./mcp-client.ts";
 import { orphanWatchdog, type Watch } from "./orphan-watchdog.ts";
 import { killProcessesNow, mergeProcesses, type ProcessInfo, processExists, processTree, terminateProcesses } from "./process-tree.ts";
 import type { ProcessGroupStdioTransport } from "./stdio-transport.ts";
@@ -260,7 +260,7 @@ export class LiveSession {
     const handshake = async () => {
       if (negotiation.awaitStart) {
         this.stage = "starting";
-        await untilServerAnswers(transport);
+        await untilServerAnswers(transport, newestRevisionEnvelope(clientInfo, features));
       }
       this.stage = "handshake";
       await client.connect(transport, { timeout: sdkTimeout(), ...(negotiation.prior ? { prior: negotiation.prior } : {}) });

@@ -9,6 +9,9 @@ import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import {
   Client,
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
   type ClientCapabilities,
   type CreateMessageRequest,
   type CreateMessageResult,
@@ -19,6 +22,7 @@ import {
   type Root,
 } from "@modelcontextprotocol/client";
 import { routeSdkConsole } from "../common/sdk-console.ts";
+import { PROTOCOL_REVISIONS } from "../config/protocol-setting.ts";
 import type { Negotiation } from "./protocol-negotiation.ts";
 
 /** How the client introduces itself to a server in the handshake. */
@@ -76,6 +80,18 @@ export function clientCapabilities(features: ClientFeatures): ClientCapabilities
   // listChanged: the client says when its roots change (`notifications/roots/list_changed`).
   if (features.roots) capabilities.roots = { listChanged: true };
   return capabilities;
+}
+
+/**
+ * The `_meta` envelope a request of the newest revision carries (its version, the client, what the client can do): what
+ * the SDK's own revision probe sends, for a request the bridge sends itself before the SDK takes over.
+ */
+export function newestRevisionEnvelope(clientInfo: ClientInfo, features: ClientFeatures): Record<string, unknown> {
+  return {
+    [PROTOCOL_VERSION_META_KEY]: PROTOCOL_REVISIONS[0],
+    [CLIENT_INFO_META_KEY]: clientInfo,
+    [CLIENT_CAPABILITIES_META_KEY]: clientCapabilities(features),
+  };
 }
 
 /** A client that declares `features`, answers a server's requests with them, and passes notifications on. */

@@ -7,9 +7,12 @@
  * while the server is still starting: an `npx` server takes 5–90 s before it reads a single line, and a loaded machine
  * slows every start. So the question waits until the server has answered something. What is sent first is a `ping`:
  * the one request every revision allows before the handshake (2024-11-05 onward: "the client SHOULD NOT send
- * requests other than pings before the server has responded to the initialize request"). Any message from the server
- * counts as its answer (a log line it sends while starting, too). The wait itself is bounded only by the connect's own
- * deadline (`initTimeout`): nothing shorter decides whether a server connects.
+ * requests other than pings before the server has responded to the initialize request"). It carries the newest
+ * revision's `_meta` envelope, as the probe does: a 2026-07-28 server on stdio takes the revision of the whole
+ * connection from the first message it reads, and one without the envelope would make it speak 2025-11-25; an older
+ * server answers a ping whatever metadata it carries. Any message from the server counts as its answer (a log line it
+ * sends while starting, too). The wait itself is bounded only by the connect's own deadline (`initTimeout`): nothing
+ * shorter decides whether a server connects.
  */
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 
@@ -28,11 +31,11 @@ export class ClosedBeforeAnswer extends Error {
 }
 
 /**
- * Starts `transport`, sends the ping, and resolves at the server's first message (rejects with
+ * Starts `transport`, sends the ping (with `envelope` as its `_meta`), and resolves at the server's first message (rejects with
  * {@link ClosedBeforeAnswer} if it closes first). The transport is then handed back started and without handlers;
  * its next `start()` (the SDK's, when it takes it over) does nothing, as for a transport the SDK started itself.
  */
-export async function untilServerAnswers(transport: Transport): Promise<void> {
+export async function untilServerAnswers(transport: Transport, envelope: Record<string, unknown>): Promise<void> {
   const answered = new Promise<void>((resolve, reject) => {
     transport.onmessage = () => resolve();
     transport.onclose = () => reject(new ClosedBeforeAnswer());
@@ -44,7 +47,8 @@ export async function untilServerAnswers(transport: Transport): Promise<void> {
   try {
     await transport.start();
     // A process that is already gone fails the write; its close follows and says so.
-    await transport.send({ jsonrpc: "2.0", id: START_PING_ID, method: "ping" } as JSONRPCMessage).catch(() => answered);
+    const ping = { jsonrpc: "2.0", id: START_PING_ID, method: "ping", params: { _meta: envelope } } as JSONRPCMessage;
+    await transport.send(ping).catch(() => answered);
     await answered;
   } finally {
     transport.onmessage = undefined;
