@@ -237,9 +237,15 @@ describe("local server lifecycle", { timeout: 120_000 }, () => {
       // A server that dies before it answers the revision probe may be one that exits on a method it does not know:
       // its first start is tried once more at once with `initialize` alone. Then the 3 restarts.
       assert.equal(readLog(log).filter((e) => e.event === "start").length, 5, "the first start, its retry with initialize alone, 3 restarts");
+      // Every failed attempt is published, the first start's too, each with the wait before the next (none after the last).
       assert.deepEqual(
-        rec.of("mcp.error").map((e) => e.retryIn),
-        [20, 40, null],
+        rec.of("mcp.error").map((e) => [e.attempt, e.retryIn]),
+        [
+          [0, 10],
+          [1, 20],
+          [2, 40],
+          [3, null],
+        ],
       );
       await assert.rejects(runTool(toolsOf(connection).get("mcp_doomed_echo") ?? fakeTool(connection), { text: "x" }), (error: unknown) => {
         assert.ok(error instanceof Error);

@@ -20,7 +20,7 @@ import type { AuthStore } from "../oauth/storage.ts";
 import { ServerToolList } from "../tools/server-tool-list.ts";
 import { cancelledError, connectError, disabledError, noOAuthError, notConnectedError, shutDownError, stillReconnectingError, untrustedError } from "./error-messages.ts";
 import { HealthChecks } from "./health-checks.ts";
-import type { HealthStatus, HealthTracker, ServerState } from "./health.ts";
+import { backoffDelay, type HealthStatus, type HealthTracker, type ServerState } from "./health.ts";
 import { LifecycleReport } from "./lifecycle-report.ts";
 import { LiveSession, type Run } from "./live-session.ts";
 import type { ClientFeatures, ClientInfo, ServerChange } from "./mcp-client.ts";
@@ -225,7 +225,11 @@ export class ServerConnection {
     if (this.closed) throw shutDownError(this.name);
     this.checkTrusted();
     this.starting ??= this.connectOnce(0).catch((error: unknown) => {
-      if (this.retryable(error)) void this.recover();
+      if (this.closed) throw error;
+      const retry = this.retryable(error) && !this.schedule.exhausted;
+      // Said on the bus as every later failed attempt is, with when the next one comes (if one does).
+      this.report.retryFailed(0, error, retry ? backoffDelay(this.schedule.attemptsMade, this.config.retry) : null);
+      if (retry) void this.recover();
       else this.giveUp(error);
       throw error;
     });

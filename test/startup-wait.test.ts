@@ -1,0 +1,128 @@
+/**
+ * Servers slower than pi's startup, in real pi in-process (both pi lines): a session without a UI (print mode, JSON
+ * mode, an embedding) starts once every server has connected or failed, so its first prompt has their tools; a session
+ * with a UI starts at once, its footer counts the servers still starting, and a late server's tools reach the next
+ * prompt.
+ */
+import assert from "node:assert/strict";
+import { rmSync, writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { after, afterEach, before, describe, test } from "node:test";
+import type { Context } from "@mariozechner/pi-ai";
+import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { type InProcessPi, requestTools, startInProcessPi } from "./pi-harness.ts";
+import { RecordingUI } from "./recording-ui.ts";
+import { REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+
+const SLOW_START = path.join(REPO_ROOT, "test", "fixtures", "slow-start.mjs");
+
+interface ToolResultMessage {
+  role: "toolResult";
+  toolName: string;
+  isError: boolean;
+  content: Array<{ type: string; text?: string }>;
+}
+
+describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
+  const project = tempDir("mcp-bridge-wait-project-");
+  const agentDir = tempDir("mcp-bridge-wait-agent-");
+  const gate = path.join(project.dir, "ready");
+  const originalCwd = process.cwd();
+  const originalBudget = process.env.PI_MCP_STARTUP_BUDGET_MS;
+  let pi: InProcessPi | undefined;
+
+  before(() => {
+    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
+    // Startup gives up on servers at once: only the session's own wait (or the footer) can make them count.
+    process.env.PI_MCP_STARTUP_BUDGET_MS = "0";
+    process.chdir(project.dir);
+    writeFileSync(
+      path.join(agentDir.dir, "mcp.json"),
+      JSON.stringify({
+        approval: "never",
+        mcpServers: {
+          // Deaf until the test creates the gate file: ready exactly when the test says.
+          late: { command: process.execPath, args: [SLOW_START, "--until", gate] },
+          mute: { command: process.execPath, args: [SLOW_START, "--delay", "600000"], initTimeout: 1500, maxRestarts: 0 },
+        },
+      }),
+    );
+  });
+  afterEach(async () => {
+    await pi?.close();
+    pi = undefined;
+  });
+  after(() => {
+    process.chdir(originalCwd);
+    if (originalBudget === undefined) delete process.env.PI_MCP_STARTUP_BUDGET_MS;
+    else process.env.PI_MCP_STARTUP_BUDGET_MS = originalBudget;
+    project.cleanup();
+    agentDir.cleanup();
+  });
+
+  test("without a UI the session starts once every server has settled: the first prompt has the late server's tool, the mute one failed", async () => {
+    writeFileSync(gate, "");
+    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    await pi.session.bindExtensions({});
+    const names = pi.session.getAllTools().map((t) => t.name);
+    assert.ok(names.includes("mcp_late_hello"), `the late server's tool is there when the session starts: ${names.join(", ")}`);
+    let offered: string[] = [];
+    pi.faux.setResponses([
+      (context: Context) => {
+        offered = requestTools(context).map((t) => t.name);
+        return fauxAssistantMessage([fauxToolCall("mcp_late_hello", {})], { stopReason: "toolUse" });
+      },
+      fauxAssistantMessage("done"),
+    ]);
+    await pi.session.prompt("say hello");
+    assert.ok(offered.includes("mcp_late_hello"), "the first request to the model declares it");
+    const result = pi.session.messages.find((m) => (m as unknown as ToolResultMessage).role === "toolResult") as unknown as ToolResultMessage;
+    assert.equal(result.isError, false);
+    assert.match(result.content[0]?.text ?? "", /^hello after/);
+    // The mute server ran out of its own time before the session started, and is reported as failed, not as starting.
+    const listed = await listing(pi);
+    assert.match(listed, /mute +🔴/);
+    assert.match(listed, /no answer to the MCP handshake after [\d.]+ s, when its `initTimeout` of 1\.5 s ran out/);
+  });
+
+  test("with a UI the session starts at once; the footer counts the server still starting, and its tools reach the next prompt", async () => {
+    // The server stays deaf until the test creates the gate.
+    rmSync(gate, { force: true });
+    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    const ui = new RecordingUI();
+    await pi.session.bindExtensions({ uiContext: ui.context() });
+    assert.equal(pi.session.getAllTools().some((t) => t.name === "mcp_late_hello"), false, "the session did not wait for it");
+    // The mute server fails within its 1.5 s (in the warning colour); the late one is still starting.
+    await waitFor(() => ui.statuses.get("mcp") === "[warn]MCP 0/2, 1 starting", "the footer to count the server still starting", 30_000);
+    writeFileSync(gate, "");
+    await waitFor(() => pi!.session.getAllTools().some((t) => t.name === "mcp_late_hello"), "the late server's tool", 30_000);
+    await waitFor(() => ui.notices.some((n) => n === "MCP server 'late' is ready: 1 tool"), "the notice that it is ready", 10_000);
+    let offered: string[] = [];
+    pi.faux.setResponses([
+      (context: Context) => {
+        offered = requestTools(context).map((t) => t.name);
+        return fauxAssistantMessage([fauxToolCall("mcp_late_hello", {})], { stopReason: "toolUse" });
+      },
+      fauxAssistantMessage("done"),
+    ]);
+    await pi.session.prompt("say hello");
+    assert.ok(offered.includes("mcp_late_hello"), "the next request to the model declares the late server's tool");
+    const result = pi.session.messages.find((m) => (m as unknown as ToolResultMessage).role === "toolResult") as unknown as ToolResultMessage;
+    assert.equal(result.isError, false, JSON.stringify(result.content));
+    await waitFor(() => /^(\[warn\])?MCP 1\/2$/.test(ui.statuses.get("mcp") ?? ""), "the footer to count it as up", 30_000);
+  });
+});
+
+/** `/mcp list` as pi shows it without a UI (print mode writes it to stdout; here it is captured). */
+async function listing(pi: InProcessPi): Promise<string> {
+  const written: string[] = [];
+  const original = console.log;
+  console.log = (text: unknown) => void written.push(String(text));
+  try {
+    await pi.session.prompt("/mcp list");
+  } finally {
+    console.log = original;
+  }
+  return written.join("\n");
+}
+
