@@ -215,6 +215,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     exposure,
     promptCommands: () => promptCommands.commands(),
     resourceServers: () => resourceTools.offering().map((c) => c.name),
+    fetchPrompts: (connection, signal) => promptCommands.refresh(connection, signal),
     env,
     logTail: (server, lines) => {
       const file = path.join(dataDir, "servers", serverLogFileName(server));

@@ -76,7 +76,7 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
   test("argument completion offers subcommands, then server names", () => {
     const command = session.extensionRunner.getCommand("mcp")!;
     const subs = (command.getArgumentCompletions?.("re") ?? []) as Array<{ value: string }>;
-    assert.deepEqual(subs.map((s) => s.value).sort(), ["reconnect", "remove"]);
+    assert.deepEqual(subs.map((s) => s.value).sort(), ["reconnect", "remove", "resources"]);
     const servers = (command.getArgumentCompletions?.("test lo") ?? []) as Array<{ value: string }>;
     assert.deepEqual(servers.map((s) => s.value), ["test local"]);
   });
@@ -219,6 +219,6 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     assert.match(await run("/mcp auth shared"), /MCP server 'shared' does not use OAuth \(it is a local server\)/);
     assert.match(await run("/mcp logout shared"), /Nothing stored for MCP server 'shared'/);
     assert.match(await run("/mcp reconnect nosuch"), /No MCP server named 'nosuch'\. Configured: /);
-    assert.match(await run("/mcp frobnicate"), /Unknown \/mcp subcommand 'frobnicate'\. Available: list, tools, add, remove, test, reconnect, enable, disable, import, auth, logout/);
+    assert.match(await run("/mcp frobnicate"), /Unknown \/mcp subcommand 'frobnicate'\. Available: list, tools, prompts, resources, add, remove, test, reconnect, enable, disable, import, auth, logout/);
   });
 });

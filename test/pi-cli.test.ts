@@ -1,5 +1,6 @@
 /**
- * The real `pi` command line with the extension: the README's demo command, and no orphaned server after SIGTERM.
+ * The real `pi` command line with the extension: the README's demo command, `/mcp prompts` in print mode, and no
+ * orphaned server after SIGTERM.
  */
 import assert from "node:assert/strict";
 import { execSync, spawn } from "node:child_process";
@@ -56,6 +57,14 @@ describe("pi command line", { timeout: 120_000 }, () => {
     // pi 1.x has MCP and tool_search built in: an extension that registers /mcp and tool_search replaces both.
     if (PI_LINE === "1.x") assert.match(output, /registers command `\/mcp`, so built-in extension `mcp` was not loaded/);
     if (PI_LINE === "1.x") assert.match(output, /registers tool `tool_search`, so built-in extension `tool-search` was not loaded/);
+  });
+
+  test("`pi -p \"/mcp prompts\"` lists each server's prompts with the commands that run them", async () => {
+    const { code, output } = await runPi(["-e", ".", "--mcp-config", "examples/demo.json", "-p", "/mcp prompts"]);
+    assert.equal(code, 0, output);
+    assert.match(output, /^MCP server 'hello': offers no prompts\nMCP server 'everything': 4 prompts\n {2}\/mcp:everything:simple-prompt {2}· {2}A prompt with no arguments\n/m);
+    assert.match(output, /\n {2}\/mcp:everything:args-prompt {2}· {2}A prompt with two arguments, one required and one optional\n {6}city \(required\) {2}· {2}Name of the city\n {6}state \(optional\)\n/);
+    assert.doesNotMatch(output, /no command/, "every prompt listed has its command by the time the list is shown");
   });
 
   test("a server slower than the startup budget does not hold pi; it is listed as connecting and its log file is written", async () => {

@@ -3,14 +3,22 @@
  * content (pure); then through pi in-process with the faux model and a recording UI: server-everything's prompts run
  * as `/mcp:everything:<prompt>` (arguments named, positional, asked for, missing without a UI; an embedded resource
  * kept), argument completion (names, and values through `completion/complete`), and a server whose prompts change
- * (`notifications/prompts/list_changed`): the new prompt's command appears and the removed one's says it is gone.
+ * (`notifications/prompts/list_changed`): the new prompt's command appears and the removed one's says it is gone. Last,
+ * prompt lists that answer out of turn (a server over Streamable HTTP on 127.0.0.1 that holds each answer until the test
+ * releases it): each answer registers its commands at once, and an older one that comes late does not undo a newer one.
  */
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
+import { createServer, type Server as HttpServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
-import type { GetPromptResult } from "@modelcontextprotocol/sdk/types.js";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { type GetPromptResult, ListPromptsRequestSchema, type Prompt } from "@modelcontextprotocol/sdk/types.js";
+import type { ServerConnection } from "../src/connection/server-connection.ts";
+import { PromptCommands } from "../src/pi/prompt-commands.ts";
 import {
   argumentHint,
   completionTarget,
@@ -20,7 +28,7 @@ import {
   promptCommandName,
   promptMessageContent,
 } from "../src/tools/prompt-text.ts";
-import { EVERYTHING_SERVER, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { connectionFor, EVERYTHING_SERVER, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 
@@ -216,5 +224,65 @@ describe("prompt commands without a UI", { timeout: 120_000 }, () => {
     } finally {
       await pi.close();
     }
+  });
+});
+
+describe("prompt lists that answer out of turn", { timeout: 60_000 }, () => {
+  /** Each `prompts/list` waiting for the test to answer it, in the order they came. */
+  const held: Array<(prompts: Prompt[]) => void> = [];
+  const registered = new Map<string, string>();
+  let http: HttpServer;
+  let connection: ServerConnection;
+  let commands: PromptCommands;
+
+  before(async () => {
+    http = createServer(async (req, res) => {
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      const server = new Server({ name: "held", version: "1.0.0" }, { capabilities: { prompts: {} } });
+      server.setRequestHandler(ListPromptsRequestSchema, () => new Promise((resolve) => held.push((prompts) => resolve({ prompts }))));
+      res.on("close", () => void server.close());
+      await server.connect(transport);
+      await transport.handleRequest(req, res);
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    connection = connectionFor("held", { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp` });
+    await connection.connect();
+    commands = new PromptCommands({
+      registerCommand: (name, options) => void registered.set(name, options.description ?? ""),
+      sendUserMessage: () => undefined,
+      connection: () => connection,
+    });
+  });
+  after(async () => {
+    await connection?.close();
+    await new Promise((resolve) => http?.close(resolve));
+  });
+
+  const prompt = (name: string): Prompt => ({ name, description: `the ${name} prompt` });
+  const listed = (listing: Awaited<ReturnType<PromptCommands["refresh"]>>) => ("error" in listing ? [listing.error] : listing.prompts.map((p) => `${p.prompt.name} ${p.command ?? "-"}`));
+
+  test("an answer that comes while a newer fetch is under way registers its commands at once", async () => {
+    const first = commands.refresh(connection);
+    const second = commands.refresh(connection);
+    await waitFor(() => held.length === 2, "both prompts/list requests at the server");
+    held.shift()!([prompt("greet")]);
+    assert.deepEqual(listed(await first), ["greet mcp:held:greet"]);
+    assert.ok(registered.has("mcp:held:greet"));
+    held.shift()!([prompt("greet"), prompt("farewell")]);
+    assert.deepEqual(listed(await second), ["greet mcp:held:greet", "farewell mcp:held:farewell"]);
+  });
+
+  test("an older answer that comes after a newer one does not undo it", async () => {
+    const older = commands.refresh(connection);
+    const newer = commands.refresh(connection);
+    await waitFor(() => held.length === 2, "both prompts/list requests at the server");
+    const [answerOlder, answerNewer] = held.splice(0, 2);
+    answerNewer!([prompt("greet")]);
+    assert.deepEqual(listed(await newer), ["greet mcp:held:greet"]);
+    answerOlder!([prompt("greet"), prompt("farewell")]);
+    // The older list still has farewell; the newer one, applied, does not: farewell has no command now.
+    assert.deepEqual(listed(await older), ["greet mcp:held:greet", "farewell -"]);
+    assert.deepEqual(commands.commands().map((c) => c.name), ["mcp:held:greet"]);
+    assert.match(registered.get("mcp:held:farewell")!, /no longer offered by MCP server 'held'/);
   });
 });

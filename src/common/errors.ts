@@ -3,7 +3,7 @@
  * The SDK's error types and status codes are checked first; message patterns are only a fallback for errors that
  * reach us without a type (wrapped or stringified by a transport).
  */
-import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError, SseError, UnauthorizedError } from "@modelcontextprotocol/client";
+import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, SdkHttpError, SseError, UnauthorizedError } from "@modelcontextprotocol/client";
 
 /**
  * What went wrong, as far as deciding what to do next goes: `auth` (credentials: tell the user, never reconnect),
@@ -101,6 +101,11 @@ export function classifyError(error: unknown): ErrorKind {
  */
 export function closedDuringProbe(error: unknown): boolean {
   return error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed && /connection closed/i.test(error.message);
+}
+
+/** The server answered that it does not know the method (-32601): it does not offer what was asked for. */
+export function isMethodNotFound(error: unknown): boolean {
+  return causeChain(error).some((link) => link instanceof ProtocolError && link.code === ProtocolErrorCode.MethodNotFound);
 }
 
 /** The message of a thrown value, whatever was thrown. */

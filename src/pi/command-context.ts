@@ -7,6 +7,7 @@ import type { ImportLocations } from "../config/import/types.ts";
 import type { Environment } from "../config/substitute.ts";
 import type { McpProvenance } from "../tools/provenance.ts";
 import { printCommandOutput } from "./print-output.ts";
+import type { PromptFetch } from "./offer-listing.ts";
 import type { ToolExposure } from "./tool-exposure.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
 
@@ -20,6 +21,8 @@ export interface CommandDeps {
   promptCommands?: () => Array<{ name: string; server: string; provenance: McpProvenance }>;
   /** The servers the resource tools reach now (for /mcp tools); none while the tools are not there. */
   resourceServers?: () => string[];
+  /** A server's prompts with the commands that run them, fetched afresh (for /mcp prompts). */
+  fetchPrompts: PromptFetch;
   env: Environment;
   /** The last lines of a server's own log. */
   logTail(server: string, lines: number): string[];

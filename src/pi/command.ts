@@ -19,11 +19,14 @@ import { commandArgument } from "../config/validate/name.ts";
 import { definitionChars, estimatedTokens, modelFacingTool } from "../tools/definition-cost.ts";
 import { formatProvenance } from "../tools/provenance.ts";
 import { RESOURCE_TOOL_NAMES } from "./resource-tools.ts";
+import { promptListingText, resourceListingText } from "./offer-listing.ts";
 
 
 const SUBCOMMANDS = [
   { value: "list", label: "list", description: "Every server's state, metrics and tools, as text" },
   { value: "tools", label: "tools", description: "The MCP tools pi has: registered and original names, server, source, exposure" },
+  { value: "prompts", label: "prompts", description: "Each server's prompts: the command that runs each, and its arguments" },
+  { value: "resources", label: "resources", description: "Each server's resources and resource templates" },
   { value: "add", label: "add", description: "Add a server, step by step" },
   { value: "remove", label: "remove", description: "Remove a server from its config file" },
   { value: "test", label: "test", description: "Connect to a server, list its tools and their sizes, disconnect" },
@@ -38,7 +41,7 @@ const SUBCOMMANDS = [
 ];
 
 /** Subcommands that name a server, so completion offers server names after them. */
-const TAKES_SERVER = new Set(["tools", "remove", "test", "reconnect", "enable", "disable", "auth", "logout", "trust", "untrust"]);
+const TAKES_SERVER = new Set(["tools", "prompts", "resources", "remove", "test", "reconnect", "enable", "disable", "auth", "logout", "trust", "untrust"]);
 
 /** The named server, or one the user picks; undefined (with a message) when there is none. */
 async function pickServer(bridge: McpBridge, name: string | undefined, ctx: ExtensionContext, action: string): Promise<ServerConnection | undefined> {
@@ -197,6 +200,14 @@ export function registerMcpCommand(deps: CommandDeps): void {
         case "tools":
           show(ctx, formatTools(deps, name));
           return;
+        case "prompts":
+        case "resources": {
+          const connection = name === undefined ? undefined : await pickServer(bridge, name, ctx, sub);
+          if (name !== undefined && !connection) return;
+          const servers = connection ? [connection] : [...bridge.connections.values()];
+          show(ctx, sub === "prompts" ? await promptListingText(servers, deps.fetchPrompts, ctx.signal) : await resourceListingText(servers, ctx.signal));
+          return;
+        }
         case "add":
           await addServer(deps, ctx);
           return;

@@ -1,11 +1,12 @@
 /**
  * Each connected server's prompts as pi slash commands, `/mcp:<server>:<prompt>` (as pi names its skills
- * `/skill:<name>`). The list is fetched when a server connects or reconnects and when it says its prompts changed;
- * commands for new prompts are registered then (pi takes commands at any time). pi cannot unregister a command, so one
- * whose prompt went away (or whose server closed for good) stays, says it is gone and sends nothing.
- * Running one reads the arguments given, asks for each missing required one in a pi dialog (without a UI it names
- * them in an error), fetches the prompt and sends its messages as the user's message. The argument completion offers
- * the prompt's argument names, and their values from the server where it offers `completion/complete`.
+ * `/skill:<name>`). The list is fetched when a server connects or reconnects, when it says its prompts changed and when
+ * `/mcp prompts` lists them; commands for new prompts are registered then (pi takes commands at any time). pi cannot
+ * unregister a command, so one whose prompt went away (or whose server closed for good) stays, says it is gone and
+ * sends nothing. Running one reads the arguments given, asks for each missing required one in a pi dialog (without a
+ * UI it names them in an error), fetches the prompt and sends its messages as the user's message. The argument
+ * completion offers the prompt's argument names, and their values from the server where it offers
+ * `completion/complete`.
  */
 import type { AutocompleteItem } from "@mariozechner/pi-tui";
 import type { ExtensionCommandContext, RegisteredCommand } from "@mariozechner/pi-coding-agent";
@@ -56,10 +57,16 @@ export interface PromptCommand {
   live: boolean;
 }
 
+/**
+ * A server's prompts, each with the command that runs it (none when the server's newer answer, in first, no longer
+ * lists it), or why they could not be listed.
+ */
+export type PromptListing = { prompts: Array<{ prompt: Prompt; command?: string }> } | { error: string };
+
 export class PromptCommands {
   private readonly byName = new Map<string, PromptCommand>();
-  /** Each server's newest list fetch, so an older answer that arrives late does not undo a newer one. */
-  private readonly fetches = new Map<string, number>();
+  /** Each server's newest list fetch started, and the newest whose answer was applied (an older answer that comes late does not undo it). */
+  private readonly fetches = new Map<string, { started: number; applied: number }>();
 
   constructor(private readonly deps: PromptCommandsDeps) {}
 
@@ -70,27 +77,56 @@ export class PromptCommands {
 
   /** Fetches the server's prompt list (it connected, reconnected or said its prompts changed) and updates its commands. */
   async sync(connection: ServerConnection): Promise<void> {
+    await this.refresh(connection);
+  }
+
+  /**
+   * `sync`, saying what it found: each prompt with the command that runs it, or why the list could not be read. The
+   * commands are updated before it answers, so a prompt it lists can be run at once.
+   */
+  async refresh(connection: ServerConnection, signal?: AbortSignal): Promise<PromptListing> {
     const server = connection.name;
-    const fetch = (this.fetches.get(server) ?? 0) + 1;
-    this.fetches.set(server, fetch);
-    if (connection.status === "disabled" || !offersPrompts(connection)) return this.update(server, []);
+    const fetch = this.nextFetch(server);
+    if (connection.status === "disabled" || !offersPrompts(connection)) {
+      this.apply(server, fetch, []);
+      return { prompts: [] };
+    }
     let prompts: Prompt[];
     try {
-      prompts = await listPrompts(connection);
+      prompts = await listPrompts(connection, signal);
     } catch (error) {
-      this.deps.warn?.(server, describeError(error));
-      return;
+      const message = describeError(error);
+      this.deps.warn?.(server, message);
+      return { error: message };
     }
-    if (this.fetches.get(server) === fetch) this.update(server, prompts);
+    this.apply(server, fetch, prompts);
+    // Only a newer answer, applied first, can leave one of these without a command: the prompt is gone from it.
+    const commands = new Map(this.commands().filter((c) => c.server === server).map((c) => [c.prompt.name, c.name]));
+    return { prompts: prompts.map((prompt) => ({ prompt, command: commands.get(prompt.name) })) };
   }
 
   /** A server said its prompts changed, or closed for good (its commands then say they are gone). */
   changed(connection: ServerConnection, change: ServerChange): Promise<void> | void {
-    if (change.kind === "closed") {
-      this.fetches.set(connection.name, (this.fetches.get(connection.name) ?? 0) + 1);
-      return this.update(connection.name, []);
-    }
+    if (change.kind === "closed") return this.apply(connection.name, this.nextFetch(connection.name), []);
     if (change.kind === "list" && change.list === "prompts") return this.sync(connection);
+  }
+
+  private nextFetch(server: string): number {
+    const fetches = this.fetches.get(server) ?? { started: 0, applied: 0 };
+    fetches.started++;
+    this.fetches.set(server, fetches);
+    return fetches.started;
+  }
+
+  /**
+   * The answer of fetch number `fetch`, unless a newer one's is in: answers that come in the order their fetches
+   * started are all applied (the newest last), so a command exists as soon as its prompt has been listed.
+   */
+  private apply(server: string, fetch: number, prompts: Prompt[]): void {
+    const fetches = this.fetches.get(server);
+    if (!fetches || fetch < fetches.applied) return;
+    fetches.applied = fetch;
+    this.update(server, prompts);
   }
 
   private update(server: string, prompts: Prompt[]): void {

@@ -1,0 +1,69 @@
+/**
+ * `/mcp prompts` and `/mcp resources`: asks each connected server for its prompts or its resources and resource
+ * templates (every page, within bounds), all servers at once, each request bounded by the server's request timeout
+ * and redacted as a tool call's result is. A server that is not connected is not started for this: its line says
+ * why and what starts it. The text is ./offer-format.ts's.
+ */
+import { describeError, isMethodNotFound } from "../common/errors.ts";
+import type { ServerConnection } from "../connection/server-connection.ts";
+import { offersPrompts } from "../connection/server-prompts.ts";
+import { listAllResources, listAllResourceTemplates, offersResources } from "../connection/server-resources.ts";
+import { formatPromptListing, formatResourceListing, type ListResult, type PromptEntry, type ResourceListing, type ServerOffer, whyNotListed } from "./offer-format.ts";
+import type { PromptListing } from "./prompt-commands.ts";
+
+/** Fetches a server's prompts and brings its prompt commands up to date (`PromptCommands.refresh`). */
+export type PromptFetch = (connection: ServerConnection, signal?: AbortSignal) => Promise<PromptListing>;
+
+/** The server's offer, fetched with `fetch` when it is connected and `offers` says it has any. */
+async function offerOf<T>(
+  connection: ServerConnection,
+  offers: (connection: ServerConnection) => boolean,
+  fetch: () => Promise<ServerOffer<T>>,
+): Promise<ServerOffer<T>> {
+  const server = connection.name;
+  const reason = whyNotListed({ name: server, status: connection.status, trusted: connection.trusted, lastError: connection.lastError });
+  if (reason) return { server, kind: "unavailable", reason };
+  if (!offers(connection)) return { server, kind: "none" };
+  return fetch();
+}
+
+/** `/mcp prompts` for these servers. */
+export async function promptListingText(connections: readonly ServerConnection[], fetchPrompts: PromptFetch, signal?: AbortSignal): Promise<string> {
+  const offers = await Promise.all(
+    connections.map((connection) =>
+      offerOf<PromptEntry[]>(connection, offersPrompts, async () => {
+        const listing = await fetchPrompts(connection, signal);
+        if ("error" in listing) return { server: connection.name, kind: "failed", error: listing.error };
+        return { server: connection.name, kind: "listed", listing: listing.prompts };
+      }),
+    ),
+  );
+  return formatPromptListing(offers);
+}
+
+/** A whole list, or why it could not be read; a server that does not know the method has none. */
+async function listResult<T>(list: () => Promise<{ items: T[]; more: boolean }>): Promise<ListResult<T>> {
+  try {
+    return await list();
+  } catch (error) {
+    // Templates are optional: a server with resources may not answer `resources/templates/list` at all.
+    if (isMethodNotFound(error)) return { items: [], more: false };
+    return { error: describeError(error) };
+  }
+}
+
+/** `/mcp resources` for these servers. */
+export async function resourceListingText(connections: readonly ServerConnection[], signal?: AbortSignal): Promise<string> {
+  const offers = await Promise.all(
+    connections.map((connection) =>
+      offerOf<ResourceListing>(connection, offersResources, async () => {
+        const [resources, templates] = await Promise.all([
+          listResult(() => listAllResources(connection, signal)),
+          listResult(() => listAllResourceTemplates(connection, signal)),
+        ]);
+        return { server: connection.name, kind: "listed", listing: { resources, templates } };
+      }),
+    ),
+  );
+  return formatResourceListing(offers);
+}
