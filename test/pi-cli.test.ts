@@ -67,7 +67,7 @@ describe("pi command line", { timeout: 120_000 }, () => {
     assert.doesNotMatch(output, /no command/, "every prompt listed has its command by the time the list is shown");
   });
 
-  test("a server slower than the startup budget does not hold pi; it is listed as connecting and its log file is written", async () => {
+  test("print mode waits for every server, each within its own timeout: a slow one connects, a mute one fails naming its timer; logs are written", async () => {
     const tmp = tempDir();
     const log = path.join(tmp.dir, "events.jsonl");
     const config = path.join(tmp.dir, "mcp.json");
@@ -76,19 +76,23 @@ describe("pi command line", { timeout: 120_000 }, () => {
       JSON.stringify({
         mcpServers: {
           quick: { command: "node", args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")] },
-          mute: { ...fixtureEntry("never-init"), env: { FIXTURE_LOG: log }, initTimeout: 60_000 },
+          // Slower than the startup budget and than the revision probe's window, with the default settings.
+          slow: { command: "node", args: [path.join(REPO_ROOT, "test", "fixtures", "slow-start.mjs"), "--delay", "4000"] },
+          mute: { ...fixtureEntry("never-init"), env: { FIXTURE_LOG: log }, initTimeout: 3000, maxRestarts: 0 },
         },
       }),
     );
     try {
-      const { code, output } = await runPi(["-e", ".", "--mcp-config", config, "-p", "/mcp"], 60_000, REPO_ROOT, { PI_MCP_STARTUP_BUDGET_MS: "5000" });
+      const { code, output } = await runPi(["-e", ".", "--mcp-config", config, "-p", "/mcp"], 60_000, REPO_ROOT, { PI_MCP_STARTUP_BUDGET_MS: "500" });
       assert.equal(code, 0, output);
-      assert.match(output, /… mute: still connecting; its tools appear when it is ready/);
       assert.match(output, /quick +🟢/);
-      assert.match(output, /mute +🟡/);
+      assert.match(output, /slow +🟢 +stdio +2025-11-25 +1 /);
+      assert.match(output, /mute +🔴/);
+      assert.match(output, /✕ mute: MCP server 'mute': no answer to the MCP handshake after [\d.]+ s, when its `initTimeout` of 3 s ran out/);
+      assert.doesNotMatch(output, /still connecting|shut down while connecting|failed to start/, "nothing is left connecting, and nothing pi stopped itself is reported");
       const starts = readLog(log);
       assert.equal(starts.length, 1);
-      await waitFor(() => !isAlive(starts[0]!.pid), "the mute server to be stopped when pi exits");
+      await waitFor(() => !isAlive(starts[0]!.pid), "the mute server to be stopped");
       const logged = readFileSync(path.join(home.dir, "agent", "mcp-bridge", "mcp.log"), "utf8")
         .trim()
         .split("\n")
@@ -97,6 +101,21 @@ describe("pi command line", { timeout: 120_000 }, () => {
       assert.ok(logged.some((l) => l.server === "mute" && l.event === "closed"));
       const stderr = readFileSync(path.join(home.dir, "agent", "mcp-bridge", "servers", "mute.log"), "utf8");
       assert.match(stderr, /"event":"stderr".*fixture server starting \(mode never-init\)/, "the server's stderr is in its own log");
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  test("print mode with 20 local servers started at once lists all 20 connected, with the default settings", async () => {
+    const tmp = tempDir();
+    const config = path.join(tmp.dir, "mcp.json");
+    const hello = { command: "node", args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")] };
+    writeFileSync(config, JSON.stringify({ mcpServers: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`s${i + 1}`, hello])) }));
+    try {
+      // The default startup budget: the listing itself waits for the servers.
+      const { code, output } = await runPi(["-e", ".", "--mcp-config", config, "-p", "/mcp list"], 120_000, REPO_ROOT, { PI_MCP_STARTUP_BUDGET_MS: "3000" });
+      assert.equal(code, 0, output);
+      assert.match(output, /20 servers configured \| 20 connected \| 40 tools available/);
     } finally {
       tmp.cleanup();
     }
