@@ -147,6 +147,7 @@ describe("servers users run, started as they start them, with the default settin
     const offline = npxOffline(npmCache.dir);
     const servers: Record<string, Record<string, unknown>> = {
       memory: npxEntry("server-memory", [], { ...offline, MEMORY_FILE_PATH: memoryFile }),
+      // The bridge gives every server the project root as its root, which this server takes in place of its arguments.
       filesystem: npxEntry("server-filesystem", [projectDir], offline),
       "sequential-thinking": npxEntry("server-sequential-thinking", [], offline),
       everything: npxEntry("server-everything", [], offline),
@@ -166,7 +167,7 @@ describe("servers users run, started as they start them, with the default settin
     writeFileSync(
       recorder,
       `export default function (pi) {
-        for (const channel of ["mcp.connected", "mcp.error", "mcp.local.spawned", "tools.registered", "tools.updated"]) {
+        for (const channel of ["mcp.connected", "mcp.local.spawned", "tools.registered", "tools.updated"]) {
           pi.events.on(channel, (payload) => globalThis.__realServersEvent?.(channel, payload));
         }
       }`,
