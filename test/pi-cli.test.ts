@@ -13,32 +13,21 @@ import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { startOAuthServer } from "./fixtures/oauth-server.ts";
 import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, trustProjectServers, waitFor } from "./helpers.ts";
 import { PI_LINE } from "./pi-line.ts";
+import { piCliEnv, runPiCli } from "./pi-print.ts";
 import { PI_CLI } from "./tmux.ts";
 
 const home = tempDir("mcp-bridge-home-");
 
-/** pi writes its settings and sessions under the agent dir even for --help; keep them out of the real home. */
+// A generous startup budget: on a loaded machine the fixture servers can take longer than the default to start, and
+// these tests read what was connected at startup. The budget has its own test.
+const GENEROUS_BUDGET = { PI_MCP_STARTUP_BUDGET_MS: "60000" };
+
 function piEnv(): NodeJS.ProcessEnv {
-  // A generous startup budget: on a loaded machine the fixture servers can take longer than the default to start, and
-  // these tests read what was connected at startup. The budget has its own test.
-  return { ...process.env, HOME: home.dir, PI_CODING_AGENT_DIR: path.join(home.dir, "agent"), PI_OFFLINE: "1", PI_MCP_STARTUP_BUDGET_MS: "60000" };
+  return piCliEnv(home.dir, GENEROUS_BUDGET);
 }
 
 function runPi(args: string[], timeoutMs = 60_000, cwd = REPO_ROOT, env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [PI_CLI, ...args], { cwd, env: { ...piEnv(), ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    child.stdout.on("data", (d) => (output += d));
-    child.stderr.on("data", (d) => (output += d));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`pi did not finish within ${timeoutMs} ms:\n${output}`));
-    }, timeoutMs);
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
+  return runPiCli(args, { home: home.dir, cwd, env: { ...GENEROUS_BUDGET, ...env }, timeoutMs });
 }
 
 describe("pi command line", { timeout: 120_000 }, () => {
