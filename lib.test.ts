@@ -58,7 +58,7 @@ import {
 } from "./lib.ts";
 import { clip, closestMatch, commandArgument, editDistance, findReservedKey, MAX_NESTING, quoteValue, serverNameProblem } from "./lib.ts";
 import { splitCommandLine } from "./src/config/add-server.ts";
-import { closedDuringProbe, cutDeepNesting, negotiationFor, protocolSetting, validateServerEntry as validateEntry } from "./lib.ts";
+import { closedDuringProbe, cutDeepNesting, negotiationFor, probeInconclusive, protocolSetting, validateServerEntry as validateEntry } from "./lib.ts";
 
 /** The SDK's error for an HTTP answer the transport could not use. */
 function httpError(status: number, message: string): SdkHttpError {
@@ -1014,18 +1014,30 @@ describe("protocol revisions", () => {
     const entry = validateEntry("s", { command: "x", protocolVersion: 7 }, { scope: "user", path: "/u/mcp.json" });
     assert.match(entry.errors.join(), /protocolVersion/);
   });
-  test("auto probes (a local server once it has answered a ping), then starts from what worked; a revision by name is asked for as such", () => {
-    assert.deepEqual(negotiationFor("auto", undefined, false), { versionNegotiation: { mode: "auto" }, awaitStart: false });
-    assert.deepEqual(negotiationFor("auto", undefined, true), { versionNegotiation: { mode: "auto", probe: { timeoutMs: 3000 } }, awaitStart: true });
-    assert.deepEqual(negotiationFor("auto", "2026-07-28", false), { versionNegotiation: { mode: { pin: "2026-07-28" } }, awaitStart: false });
-    assert.deepEqual(negotiationFor("auto", "2025-06-18", false), { versionNegotiation: { mode: "auto" }, prior: { kind: "legacy" }, awaitStart: false });
-    assert.deepEqual(negotiationFor("auto", "legacy", true), { versionNegotiation: { mode: "auto", probe: { timeoutMs: 3000 } }, prior: { kind: "legacy" }, awaitStart: false });
-    assert.deepEqual(negotiationFor("2026-07-28", "2025-11-25", false), { versionNegotiation: { mode: { pin: "2026-07-28" } }, awaitStart: false });
-    assert.deepEqual(negotiationFor("2025-06-18", "2026-07-28", false), {
+  test("auto probes (a local server once it has answered a ping; a remote one for half the time left), then starts from what worked; a revision by name is asked for as such", () => {
+    assert.deepEqual(negotiationFor("auto", undefined, false, 15_000), { versionNegotiation: { mode: "auto", probe: { timeoutMs: 7500 } }, awaitStart: false });
+    assert.deepEqual(negotiationFor("auto", undefined, true, 60_000), { versionNegotiation: { mode: "auto", probe: { timeoutMs: 3000 } }, awaitStart: true });
+    assert.deepEqual(negotiationFor("auto", "2026-07-28", false, 15_000), { versionNegotiation: { mode: { pin: "2026-07-28" } }, awaitStart: false });
+    assert.deepEqual(negotiationFor("auto", "2025-06-18", false, 15_000), { versionNegotiation: { mode: "auto", probe: { timeoutMs: 7500 } }, prior: { kind: "legacy" }, awaitStart: false });
+    assert.deepEqual(negotiationFor("auto", "legacy", true, 60_000), { versionNegotiation: { mode: "auto", probe: { timeoutMs: 3000 } }, prior: { kind: "legacy" }, awaitStart: false });
+    assert.deepEqual(negotiationFor("2026-07-28", "2025-11-25", false, 15_000), { versionNegotiation: { mode: { pin: "2026-07-28" } }, awaitStart: false });
+    assert.deepEqual(negotiationFor("2025-06-18", "2026-07-28", false, 15_000), {
       versionNegotiation: { mode: "legacy" },
       supportedProtocolVersions: ["2025-06-18", "2025-03-26", "2024-11-05"],
       awaitStart: false,
     });
+  });
+  test("a remote server's probe is inconclusive when it got no usable answer; an outage, a refused credential or the SDK's verdict is an answer", () => {
+    const failed = (message: string, cause?: unknown) => new SdkError(SdkErrorCode.EraNegotiationFailed, message, undefined, cause === undefined ? undefined : { cause });
+    assert.equal(probeInconclusive(new SdkError(SdkErrorCode.RequestTimeout, "Version negotiation probe timed out after 7500ms")), true);
+    assert.equal(probeInconclusive(new SdkError(SdkErrorCode.RequestTimeout, "Request timed out")), false);
+    assert.equal(probeInconclusive(failed("Version negotiation probe failed: the server answered with an unusable reply", new SyntaxError("Unexpected token"))), true);
+    assert.equal(probeInconclusive(failed("Version negotiation probe failed", new Error("Connection closed during the version negotiation probe"))), true);
+    assert.equal(probeInconclusive(new SdkHttpError(SdkErrorCode.EraNegotiationFailed, "the server answered the probe with HTTP 500", { status: 500, statusText: "", text: "" })), true);
+    assert.equal(probeInconclusive(new SdkHttpError(SdkErrorCode.ClientHttpAuthentication, "HTTP 401", { status: 401, statusText: "", text: "" })), false);
+    const refused = Object.assign(new TypeError("fetch failed"), { cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }) });
+    assert.equal(probeInconclusive(failed("Version negotiation probe failed: fetch failed", refused)), false);
+    assert.equal(probeInconclusive(failed("the server did not offer pinned protocol version 2026-07-28")), false);
   });
   test("a connection that closed during the revision probe is told apart from other negotiation failures", () => {
     assert.equal(closedDuringProbe(new SdkError(SdkErrorCode.EraNegotiationFailed, "Version negotiation probe failed: Connection closed during the probe")), true);

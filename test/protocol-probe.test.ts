@@ -1,8 +1,11 @@
 /**
- * `protocolVersion: "auto"` against local servers that do not speak 2026-07-28: one that answers the probe with an
- * error, and one that exits on it. Real child processes on the 1.x SDK.
+ * `protocolVersion: "auto"` against servers that do not speak 2026-07-28: local ones that answer the probe with an
+ * error or exit on it (real child processes on the 1.x SDK), and remote ones that give it no usable answer at all
+ * (silence, an empty reply, a server error) but answer `initialize` (a plain HTTP server on 127.0.0.1).
  */
 import assert from "node:assert/strict";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { connectionFor, fixtureEntry, readLog, REPO_ROOT, tempDir } from "./helpers.ts";
@@ -40,4 +43,71 @@ describe("auto against handshake-only local servers", { timeout: 60_000 }, () =>
       await connection.close();
     }
   });
+});
+
+type ProbeAnswer = "silence" | "empty" | "error";
+
+/**
+ * A Streamable HTTP server of the handshake era that gives `server/discover` no usable answer (`answer`) and answers
+ * everything else as a 2025-11-25 server does. `methods` records every request method it was sent, in order.
+ */
+async function handshakeOnlyHttp(answer: ProbeAnswer): Promise<{ url: string; methods: string[]; server: Server }> {
+  const methods: string[] = [];
+  const json = (res: ServerResponse, body: unknown, headers: Record<string, string> = {}) => {
+    res.writeHead(200, { "content-type": "application/json", ...headers });
+    res.end(JSON.stringify(body));
+  };
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === "DELETE") return void res.writeHead(200).end();
+    if (req.method !== "POST") return void res.writeHead(405).end();
+    let text = "";
+    req.on("data", (chunk) => (text += chunk));
+    req.on("end", () => {
+      const message = JSON.parse(text) as { id?: number | string; method: string };
+      methods.push(message.method);
+      if (message.id === undefined) return void res.writeHead(202).end();
+      switch (message.method) {
+        case "server/discover":
+          if (answer === "silence") return; // never answered: the request hangs until the client gives up on it
+          if (answer === "empty") return void res.writeHead(200, { "content-type": "text/plain" }).end("");
+          return void res.writeHead(500).end("internal error");
+        case "initialize":
+          return json(res, { jsonrpc: "2.0", id: message.id, result: { protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "old", version: "1" } } }, { "mcp-session-id": "s1" });
+        case "tools/list":
+          return json(res, { jsonrpc: "2.0", id: message.id, result: { tools: [{ name: "hello", inputSchema: { type: "object" } }] } });
+        default:
+          return json(res, { jsonrpc: "2.0", id: message.id, result: {} });
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, methods, server };
+}
+
+describe("auto against remote servers that give the probe no usable answer", { timeout: 60_000 }, () => {
+  const servers: Server[] = [];
+  after(async () => {
+    for (const server of servers) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  for (const answer of ["silence", "empty", "error"] as const) {
+    test(`${answer} on server/discover: asked with initialize in the time left, and from then on without the probe`, async () => {
+      const fixture = await handshakeOnlyHttp(answer);
+      servers.push(fixture.server);
+      const connection = connectionFor("old", { url: fixture.url, timeout: 2000 });
+      try {
+        await connection.connect();
+        assert.equal(connection.protocolVersion, "2025-11-25");
+        assert.deepEqual(connection.tools.map((t) => t.name), ["hello"]);
+        assert.deepEqual(fixture.methods, ["server/discover", "initialize", "notifications/initialized", "tools/list"]);
+        await connection.reconnect();
+        assert.deepEqual(fixture.methods.slice(4), ["initialize", "notifications/initialized", "tools/list"], "a reconnect asks with initialize alone");
+      } finally {
+        await connection.close();
+      }
+    });
+  }
 });

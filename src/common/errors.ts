@@ -108,6 +108,24 @@ export function isMethodNotFound(error: unknown): boolean {
   return causeChain(error).some((link) => link instanceof ProtocolError && link.code === ProtocolErrorCode.MethodNotFound);
 }
 
+/**
+ * The revision probe got no usable answer from a remote server that is there to ask: silence within the time it was
+ * given, a reply that is no answer (an empty or non-JSON body, a stream closed without one), or a server error. Such a
+ * server may still answer `initialize`. An outage (refused, reset), a refused credential, or the SDK's own verdict on
+ * what the server said (a pinned revision it does not offer) is an answer, not this.
+ */
+export function probeInconclusive(error: unknown): boolean {
+  if (!(error instanceof SdkError)) return false;
+  if (error.code === SdkErrorCode.RequestTimeout) return /negotiation probe/i.test(error.message);
+  if (error.code !== SdkErrorCode.EraNegotiationFailed) return false;
+  if (error instanceof SdkHttpError) return error.status !== 401 && error.status !== 403;
+  const cause = error.cause;
+  if (cause === undefined) return false;
+  if (cause instanceof Error && /closed during the version negotiation probe/i.test(cause.message)) return true;
+  const kind = classifyError(cause);
+  return kind !== "transport" && kind !== "auth";
+}
+
 /** The message of a thrown value, whatever was thrown. */
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

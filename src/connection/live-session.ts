@@ -232,7 +232,7 @@ export class LiveSession {
     const pool = kind === "stdio" ? undefined : new ServerPool({ maxMessageBytes: this.options.limits?.maxMessageBytes, tooLarge });
     const fetch = pool?.fetch;
     const transport = guardNesting(makeTransport(fetch && auth ? auth.wrapFetch(fetch) : fetch));
-    const negotiation = negotiationFor(this.options.protocol ?? "auto", this.options.remembered, kind === "stdio");
+    const negotiation = negotiationFor(this.options.protocol ?? "auto", this.options.remembered, kind === "stdio", remaining());
     const client = createMcpClient(clientInfo, features, {
       listChanged: (list) => events.listChanged(this, list),
       resourceUpdated: (uri) => events.resourceUpdated(this, uri),

@@ -32,15 +32,20 @@ export interface Negotiation {
   awaitStart: boolean;
 }
 
-/** `remembered` is the revision the server spoke last time, `"legacy"` when it is only known not to be stateless. */
-export function negotiationFor(setting: ProtocolSetting, remembered: string | undefined, local: boolean): Negotiation {
+/**
+ * `remembered` is the revision the server spoke last time, `"legacy"` when it is only known not to be stateless;
+ * `remainingMs` is the time the connect has left.
+ */
+export function negotiationFor(setting: ProtocolSetting, remembered: string | undefined, local: boolean, remainingMs: number): Negotiation {
   if (setting !== "auto") {
     if (isStateless(setting)) return { versionNegotiation: { mode: { pin: setting } }, awaitStart: false };
     return { versionNegotiation: { mode: "legacy" }, supportedProtocolVersions: handshakeRevisionsUpTo(setting), awaitStart: false };
   }
   if (remembered !== undefined && isStateless(remembered)) return { versionNegotiation: { mode: { pin: remembered } }, awaitStart: false };
-  // A remote server's silence is an outage, not an answer: its probe may take the whole connect timeout.
-  const auto: VersionNegotiationOptions = { mode: "auto", ...(local ? { probe: { timeoutMs: PROBE_SILENCE_MS } } : {}) };
+  // A remote server is running already, but its silence may be an outage as well as an older server ignoring the
+  // question: the probe gets half the time, and `initialize` the rest (see ./session-opener.ts).
+  const timeoutMs = local ? PROBE_SILENCE_MS : Math.max(1, Math.floor(remainingMs / 2));
+  const auto: VersionNegotiationOptions = { mode: "auto", probe: { timeoutMs } };
   if (remembered !== undefined) return { versionNegotiation: auto, prior: { kind: "legacy" }, awaitStart: false };
   return { versionNegotiation: auto, awaitStart: local };
 }

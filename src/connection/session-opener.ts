@@ -6,7 +6,7 @@
  * included) to the server's redactor. A session's log lines (stderr, the server's own log messages) go to the logs
  * from here, redacted.
  */
-import { BridgeError, closedDuringProbe } from "../common/errors.ts";
+import { BridgeError, closedDuringProbe, probeInconclusive } from "../common/errors.ts";
 import { LEVEL_OF_MCP_LEVEL, type Logger, NULL_LOGGER } from "../common/log-file.ts";
 import { describeSource, type ServerConfig } from "../config/types.ts";
 import type { Redactor } from "../common/redact.ts";
@@ -53,8 +53,11 @@ export class SessionOpener {
   private readonly events: SessionEvents;
   /** What was remembered of the server's revision (see `recallProtocol`); null once an open starting from it failed. */
   private recalled?: string | null;
-  /** Set when a local server died of the revision probe itself: from then on it is asked with `initialize` alone. */
-  private probeKills = false;
+  /**
+   * Set when the revision probe cost a connect (a local server died of it; a remote one gave no usable answer to it):
+   * from then on the server is asked with `initialize` alone.
+   */
+  private initializeOnly = false;
 
   constructor(
     private readonly config: ServerConfig,
@@ -130,7 +133,7 @@ export class SessionOpener {
     const features: ClientFeatures = { roots: () => [directoryRoot(projectRoot)], ...this.options.features };
     const { limits, protocol } = this.config;
     if (this.recalled === undefined) this.recalled = this.options.recallProtocol?.() ?? null;
-    const remembered = this.probeKills ? "legacy" : (this.recalled ?? undefined);
+    const remembered = this.initializeOnly ? "legacy" : (this.recalled ?? undefined);
     const session = new LiveSession({ endpoint, clientInfo, features, auth: sessionAuth, events: this.events, limits, protocol, remembered });
     this.newest = session;
     try {
@@ -138,17 +141,26 @@ export class SessionOpener {
     } catch (error) {
       if (protocol !== "auto") throw error;
       // What worked last time no longer does (the server changed): the next attempt starts over from a probe.
-      if (remembered !== undefined && !this.probeKills) this.recalled = null;
-      // Some local servers exit on any request before `initialize` (the first ping, or the revision probe): such a one
-      // is asked again, at once and from then on, with `initialize` alone. Once only, so a server that dies whatever it
-      // is asked is not started more often than its restarts allow, but for this one time.
-      // A launcher that failed for good (npm E404, command not found) died of that, not of what it was asked.
-      const diedAsked = (closedDuringProbe(error) || error instanceof ClosedBeforeAnswer) && !permanentLaunchFailure(session.exitCode, session.stderrTail().join("\n"));
-      if (remembered !== undefined || endpoint.kind !== "stdio" || !diedAsked || session.violation || Date.now() >= deadline) throw error;
-      this.probeKills = true;
+      if (remembered !== undefined && !this.initializeOnly) this.recalled = null;
+      if (remembered !== undefined || session.violation || Date.now() >= deadline || !this.probeCostTheConnect(endpoint, session, error)) throw error;
+      // Asked again, at once (in the time left) and from then on, with `initialize` alone. Once only, so a local server
+      // that dies whatever it is asked is not started more often than its restarts allow, but for this one time.
+      this.initializeOnly = true;
       return this.openOnce(endpoint, deadline, clientSecret);
     }
     return session;
+  }
+
+  /**
+   * Whether an open failed because of the revision probe rather than the server: a local server that exits on any
+   * request before `initialize` (the first ping, or the probe; a launcher that failed for good, npm E404 or a command
+   * not found, died of that instead), or a remote one that gave the probe no usable answer (no answer within half its
+   * time, an answer that is none, a server error) while it is there to ask.
+   */
+  private probeCostTheConnect(endpoint: ResolvedEndpoint, session: LiveSession, error: unknown): boolean {
+    if (endpoint.kind !== "stdio") return probeInconclusive(error);
+    if (!closedDuringProbe(error) && !(error instanceof ClosedBeforeAnswer)) return false;
+    return !permanentLaunchFailure(session.exitCode, session.stderrTail().join("\n"));
   }
 
   /** What an error message about this server needs: the config, redaction, and the newest session's last words. */
