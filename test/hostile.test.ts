@@ -101,7 +101,7 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
       assert.doesNotMatch(error, /exited with code 0/);
       assert.deepEqual(
         env.rec.of("mcp.error", "bad").map((e) => e.attempt),
-        [1, 2],
+        [0, 1, 2],
       );
       await env.goodAnswers();
     } finally {

@@ -199,7 +199,8 @@ describe("remote failures", { timeout: 120_000 }, () => {
         assert.match(error.message, /MCP server 'slowpoke' at http:\/\/127\.0\.0\.1:\d+\/mcp: no answer to the MCP handshake after [\d.]+ s, when its `timeout` of 1 s ran out/);
         return true;
       });
-      assert.deepEqual(server.requests.map((r) => r.method), ["POST"]);
+      // The revision probe for half the time, then `initialize` for the rest; no GET for an SSE fallback.
+      assert.deepEqual(server.requests.map((r) => r.method), ["POST", "POST"]);
       // The connection's own pool is destroyed with it; a shared pool would keep an idle socket for its 4 s keep-alive.
       await waitFor(() => server.openSockets() === 0, "the client to close its socket", 2000);
     } finally {
