@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, SdkHttpError, SseError, UnauthorizedError } from "@modelcontextprotocol/client";
 import {
@@ -847,6 +848,27 @@ describe("status formatting", () => {
     const notice = formatStartupSummary([rows[0]!, first, again], [], []) ?? "";
     assert.match(notice, /… slow: still connecting; its tools appear when it is ready/);
     assert.match(notice, /✕ flaky: connection refused; connecting \(attempt 1\/5\)/);
+  });
+  test("the README's /mcp table is what the code prints for its servers", () => {
+    const base = { enabled: true, warnings: [], tools: [], vars: [] };
+    const readmeRows: ServerRow[] = [
+      { ...base, name: "github", status: "connected", transport: "http", protocol: "2026-07-28", source: "user", toolCount: 12, lastActive: NOW - 30_000 },
+      {
+        ...base,
+        name: "jira",
+        status: "error",
+        transport: "http",
+        source: "project",
+        toolCount: 0,
+        error: "MCP server 'jira' at https://jira.example.com/mcp failed to connect: connection refused",
+        detail: "retry 5/10 in 8s",
+      },
+      { ...base, name: "local-db", status: "not started", transport: "stdio", source: "project", toolCount: 5 },
+    ];
+    const readme = readFileSync(new URL("./README.md", import.meta.url), "utf8");
+    const start = readme.indexOf("## `/mcp`\n\n```\n") + "## `/mcp`\n\n```\n".length;
+    const block = readme.slice(start, readme.indexOf("```", start)).trimEnd();
+    assert.equal(block, formatStatusTable(readmeRows, NOW).join("\n"));
   });
   test("the table marks the dashboard's selected row", () => {
     const table = formatStatusTable(rows, NOW, 1);

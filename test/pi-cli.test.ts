@@ -46,6 +46,15 @@ describe("pi command line", { timeout: 120_000 }, () => {
     // pi 1.x has MCP and tool_search built in: an extension that registers /mcp and tool_search replaces both.
     if (PI_LINE === "1.x") assert.match(output, /registers command `\/mcp`, so built-in extension `mcp` was not loaded/);
     if (PI_LINE === "1.x") assert.match(output, /registers tool `tool_search`, so built-in extension `tool-search` was not loaded/);
+    // The README shows this run's output (on the pi line its `npx pi` installs): every line it shows is one pi printed.
+    if (PI_LINE === "0.73") {
+      const readme = readFileSync(path.join(REPO_ROOT, "README.md"), "utf8");
+      const start = readme.indexOf("```\n", readme.indexOf("The first prints")) + 4;
+      const shown = readme.slice(start, readme.indexOf("```", start)).split("\n");
+      const ago = (line: string) => line.replace(/\d+s ago/g, "Ns ago").trimEnd();
+      const printed = new Set(output.split("\n").map(ago));
+      for (const line of shown) if (line !== "…") assert.ok(printed.has(ago(line)), `the README shows a line pi did not print: ${JSON.stringify(line)}`);
+    }
   });
 
   test("`pi -p \"/mcp prompts\"` lists each server's prompts with the commands that run them", async () => {
