@@ -6,11 +6,13 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import { DEFAULT_STARTUP_BUDGET_MS, McpBridge } from "./src/bridge/mcp-bridge.ts";
+import { NoticeMemory } from "./src/bridge/notice-memory.ts";
 import { ProjectTrust } from "./src/bridge/project-trust.ts";
 import { ToolCache } from "./src/bridge/tool-cache.ts";
 import { LogFile, readLogTail } from "./src/common/log-file.ts";
 import { routeSdkConsole } from "./src/common/sdk-console.ts";
 import { CONFIG_FLAG, configFlagFromArgv, isInfoOnlyInvocation } from "./src/config/argv.ts";
+import { secondsNotices } from "./src/config/validate/timeout.ts";
 import { TrustStore } from "./src/config/trust-store.ts";
 import { interactiveSignIn } from "./src/oauth/sign-in.ts";
 import { piAuthFile } from "./src/oauth/pi-sign-in-import.ts";
@@ -21,7 +23,7 @@ import { ResourceTools } from "./src/pi/resource-tools.ts";
 import { askTrust } from "./src/pi/command-trust.ts";
 import { elicitationFeatures } from "./src/pi/elicitation-dialog.ts";
 import { samplingHandler } from "./src/pi/sampling.ts";
-import { deferredToolsInactive, piDecidesProjectTrust, piTrustsProject } from "./src/pi/pi-line.ts";
+import { deferredToolsInactive, piDecidesProjectTrust, piMeansTimeoutInSeconds, piTrustsProject } from "./src/pi/pi-line.ts";
 import { guardExit } from "./src/pi/exit-guard.ts";
 import { serverGuideHandler } from "./src/pi/server-guide.ts";
 import { serverRows } from "./src/pi/server-rows.ts";
@@ -225,6 +227,14 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   });
 
   const notices = new SessionNotices(pi, bridge, () => serverRows(bridge, registry, env, exposure));
+  // Notices worth giving once, not at every start: a `timeout` read as seconds where that is not pi's own meaning.
+  const noticeMemory = new NoticeMemory(path.join(dataDir, "notices.json"));
+  const onceNotices = async () => {
+    const configs = [...bridge.connections.values()].map((c) => c.config);
+    const fresh = await noticeMemory.firstTime(secondsNotices(configs, piMeansTimeoutInSeconds(pi)));
+    if (noticeMemory.error) logger.log({ level: "warn", event: "notices.write.failed", error: noticeMemory.error });
+    return fresh.map((notice) => notice.problem);
+  };
 
   pi.on("session_start", async (_event, ctx) => {
     exitGuard.sessionStarted();
@@ -242,9 +252,10 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     declareTools();
     registry.bindActivation({ getActiveTools: () => pi.getActiveTools(), setActiveTools: (names) => pi.setActiveTools(names) });
     registry.resolveShadowed(pi.getAllTools());
+    const once = await onceNotices();
     // The question about new or changed project servers waits for the user, and pi's startup must not: it runs on its
     // own, and the startup notice follows the answer.
-    const startupNotice = () => notices.sessionStarted(ctx, registry.warnings);
+    const startupNotice = () => notices.sessionStarted(ctx, registry.warnings, once);
     if (ctx.hasUI && bridge.asksTrust && bridge.untrusted().length) {
       void askTrust({ bridge, registry }, ctx)
         .catch((error: unknown) => logger.log({ level: "warn", event: "trust.ask.failed", error: String(error) }))

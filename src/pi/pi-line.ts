@@ -63,6 +63,11 @@ export function deferredToolsInactive(pi: ExtensionAPI): boolean {
   return isPi1x(pi);
 }
 
+/** Whether this pi's own docs say `timeout` is seconds (pi 1.x's built-in MCP reads it so), so reading it so needs no word. */
+export function piMeansTimeoutInSeconds(pi: ExtensionAPI): boolean {
+  return isPi1x(pi);
+}
+
 /** pi 1.x, told by its extension API: it lets extensions register MCP servers, which pi 0.73 has no notion of. */
 function isPi1x(pi: ExtensionAPI): boolean {
   return typeof (pi as unknown as { registerMcpServer?: unknown }).registerMcpServer === "function";
