@@ -12,6 +12,7 @@ import { ToolCache } from "./src/bridge/tool-cache.ts";
 import { LogFile, readLogTail } from "./src/common/log-file.ts";
 import { routeSdkConsole } from "./src/common/sdk-console.ts";
 import { CONFIG_FLAG, configFlagFromArgv, isInfoOnlyInvocation } from "./src/config/argv.ts";
+import { exposureDefaultsOr } from "./src/config/exposure-setting.ts";
 import { secondsNotices } from "./src/config/validate/timeout.ts";
 import { TrustStore } from "./src/config/trust-store.ts";
 import { interactiveSignIn } from "./src/oauth/sign-in.ts";
@@ -23,7 +24,7 @@ import { ResourceTools } from "./src/pi/resource-tools.ts";
 import { askTrust } from "./src/pi/command-trust.ts";
 import { elicitationFeatures } from "./src/pi/elicitation-dialog.ts";
 import { samplingHandler } from "./src/pi/sampling.ts";
-import { deferredToolsInactive, piDecidesProjectTrust, piMeansTimeoutInSeconds, piTrustsProject } from "./src/pi/pi-line.ts";
+import { deferredToolsInactive, piDecidesProjectTrust, piMeansTimeoutInSeconds, piTrustsProject, unsetExposure } from "./src/pi/pi-line.ts";
 import { guardExit } from "./src/pi/exit-guard.ts";
 import { serverGuideHandler } from "./src/pi/server-guide.ts";
 import { serverRows } from "./src/pi/server-rows.ts";
@@ -96,6 +97,9 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     // A server's resource or prompt list changed, a resource it was asked to watch, or it closed for good.
     onServerChange: (connection, change) => {
       resourceTools.changed(connection, change);
+      // The resource tools may reach other servers now, and so take another exposure.
+      toolSearch.sync();
+      declareTools();
       void promptCommands.changed(connection, change);
     },
     // A sign-in starts by itself only where someone can do it: in the TUI, once the session runs. Elsewhere the server
@@ -112,9 +116,11 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     for (const log of [logger, ...serverLogs]) log.flush();
   });
 
-  // Which tools the model is told about: direct ones, and deferred ones once tool_search has loaded them.
+  // Which tools the model is told about: direct ones, and deferred ones once tool_search has loaded them. Where no
+  // config sets the default, this pi line's applies.
+  const defaultExposure = unsetExposure(pi);
   const exposure = new ToolExposure(
-    () => bridge.exposureDefaults,
+    () => exposureDefaultsOr(bridge.exposureDefaults, defaultExposure),
     (server) => bridge.connection(server)?.config,
   );
   const registry = new ToolRegistry(
@@ -130,6 +136,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     registerTool: (tool) => pi.registerTool(tool),
     registry,
     exposure,
+    sharedTools: () => resourceTools.tools(),
     serverDescription: (server) => {
       const connection = bridge.connection(server);
       const description = connection?.config.description;
@@ -168,11 +175,12 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     warn: (server, error) => logger.log({ level: "warn", event: "prompts.list.failed", server, error }),
   });
   // Every tool list (startup, a late or lazy server, a reconnect, list_changed) goes through one place.
+  // The resource tools first: their exposure follows the servers they reach, and tool search decides it with the rest.
   bridge.onTools((connection, tools) => {
     registry.syncServer(connection, tools);
+    resourceTools.sync(connection);
     toolSearch.sync();
     declareTools();
-    resourceTools.sync(connection);
     void promptCommands.sync(connection);
   });
   // Each MCP tool call is checked before it runs: the user (or another extension) approves it unless the config does.
