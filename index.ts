@@ -6,11 +6,14 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import { DEFAULT_STARTUP_BUDGET_MS, McpBridge } from "./src/bridge/mcp-bridge.ts";
+import { NoticeMemory } from "./src/bridge/notice-memory.ts";
 import { ProjectTrust } from "./src/bridge/project-trust.ts";
 import { ToolCache } from "./src/bridge/tool-cache.ts";
 import { LogFile, readLogTail } from "./src/common/log-file.ts";
 import { routeSdkConsole } from "./src/common/sdk-console.ts";
 import { CONFIG_FLAG, configFlagFromArgv, isInfoOnlyInvocation } from "./src/config/argv.ts";
+import { exposureDefaultsOr } from "./src/config/exposure-setting.ts";
+import { secondsNotices } from "./src/config/validate/timeout.ts";
 import { TrustStore } from "./src/config/trust-store.ts";
 import { interactiveSignIn } from "./src/oauth/sign-in.ts";
 import { piAuthFile } from "./src/oauth/pi-sign-in-import.ts";
@@ -21,7 +24,7 @@ import { ResourceTools } from "./src/pi/resource-tools.ts";
 import { askTrust } from "./src/pi/command-trust.ts";
 import { elicitationFeatures } from "./src/pi/elicitation-dialog.ts";
 import { samplingHandler } from "./src/pi/sampling.ts";
-import { deferredToolsInactive, piDecidesProjectTrust, piTrustsProject } from "./src/pi/pi-line.ts";
+import { deferredToolsInactive, piDecidesProjectTrust, piMeansTimeoutInSeconds, piTrustsProject, unsetExposure } from "./src/pi/pi-line.ts";
 import { guardExit } from "./src/pi/exit-guard.ts";
 import { serverGuideHandler } from "./src/pi/server-guide.ts";
 import { serverRows } from "./src/pi/server-rows.ts";
@@ -94,6 +97,9 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     // A server's resource or prompt list changed, a resource it was asked to watch, or it closed for good.
     onServerChange: (connection, change) => {
       resourceTools.changed(connection, change);
+      // The resource tools may reach other servers now, and so take another exposure.
+      toolSearch.sync();
+      declareTools();
       void promptCommands.changed(connection, change);
     },
     // A sign-in starts by itself only where someone can do it: in the TUI, once the session runs. Elsewhere the server
@@ -110,9 +116,11 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     for (const log of [logger, ...serverLogs]) log.flush();
   });
 
-  // Which tools the model is told about: direct ones, and deferred ones once tool_search has loaded them.
+  // Which tools the model is told about: direct ones, and deferred ones once tool_search has loaded them. Where no
+  // config sets the default, this pi line's applies.
+  const defaultExposure = unsetExposure(pi);
   const exposure = new ToolExposure(
-    () => bridge.exposureDefaults,
+    () => exposureDefaultsOr(bridge.exposureDefaults, defaultExposure),
     (server) => bridge.connection(server)?.config,
   );
   const registry = new ToolRegistry(
@@ -128,6 +136,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     registerTool: (tool) => pi.registerTool(tool),
     registry,
     exposure,
+    sharedTools: () => resourceTools.tools(),
     serverDescription: (server) => {
       const connection = bridge.connection(server);
       const description = connection?.config.description;
@@ -166,11 +175,12 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     warn: (server, error) => logger.log({ level: "warn", event: "prompts.list.failed", server, error }),
   });
   // Every tool list (startup, a late or lazy server, a reconnect, list_changed) goes through one place.
+  // The resource tools first: their exposure follows the servers they reach, and tool search decides it with the rest.
   bridge.onTools((connection, tools) => {
     registry.syncServer(connection, tools);
+    resourceTools.sync(connection);
     toolSearch.sync();
     declareTools();
-    resourceTools.sync(connection);
     void promptCommands.sync(connection);
   });
   // Each MCP tool call is checked before it runs: the user (or another extension) approves it unless the config does.
@@ -227,6 +237,14 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   });
 
   const notices = new SessionNotices(pi, bridge, () => serverRows(bridge, registry, env, exposure));
+  // Notices worth giving once, not at every start: a `timeout` read as seconds where that is not pi's own meaning.
+  const noticeMemory = new NoticeMemory(path.join(dataDir, "notices.json"));
+  const onceNotices = async () => {
+    const configs = [...bridge.connections.values()].map((c) => c.config);
+    const fresh = await noticeMemory.firstTime(secondsNotices(configs, piMeansTimeoutInSeconds(pi)));
+    if (noticeMemory.error) logger.log({ level: "warn", event: "notices.write.failed", error: noticeMemory.error });
+    return fresh.map((notice) => notice.problem);
+  };
 
   pi.on("session_start", async (_event, ctx) => {
     exitGuard.sessionStarted();
@@ -247,9 +265,10 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     declareTools();
     registry.bindActivation({ getActiveTools: () => pi.getActiveTools(), setActiveTools: (names) => pi.setActiveTools(names) });
     registry.resolveShadowed(pi.getAllTools());
+    const once = await onceNotices();
     // The question about new or changed project servers waits for the user, and pi's startup must not: it runs on its
     // own, and the startup notice follows the answer.
-    const startupNotice = () => notices.sessionStarted(ctx, registry.warnings);
+    const startupNotice = () => notices.sessionStarted(ctx, registry.warnings, once);
     if (ctx.hasUI && bridge.asksTrust && bridge.untrusted().length) {
       void askTrust({ bridge, registry }, ctx)
         .catch((error: unknown) => logger.log({ level: "warn", event: "trust.ask.failed", error: String(error) }))

@@ -70,7 +70,8 @@ describe("tool approval in pi (in-process, faux model, recording UI)", { timeout
     // The user-level file (no project trust involved), with a comment and 4-space indentation that "Always allow" keeps.
     written = [
       "{",
-      "    // servers for the approval test",
+      "    // servers for the approval test, whose tools the model calls directly",
+      '    "exposure": "direct",',
       '    "mcpServers": {',
       `        "store": { "url": "${store.url}", "autoApproveReadOnly": true },`,
       '        "open": {',
@@ -264,7 +265,7 @@ describe("tool approval in print mode (the real pi command line)", { timeout: 24
   before(async () => {
     store = await startStreamableHttp({ extraTools: EXTRA_TOOLS });
     mkdirSync(agent, { recursive: true });
-    writeFileSync(config, JSON.stringify({ mcpServers: { store: { url: store.url } } }));
+    writeFileSync(config, JSON.stringify({ exposure: "direct", mcpServers: { store: { url: store.url } } }));
     // A project file cannot turn approval off.
     mkdirSync(path.join(home.dir, ".pi"));
     writeFileSync(path.join(home.dir, ".pi", "mcp.json"), JSON.stringify({ approval: "never" }));

@@ -113,7 +113,8 @@ describe("config text nested thousands deep", { timeout: 60_000 }, () => {
     const run = await startPi({ project: deeplyNested(), user: JSON.stringify({ mcpServers: { hello: HELLO_ENTRY } }) });
     try {
       assert.deepEqual(run.loadErrors, []);
-      await waitFor(() => run.session.getActiveToolNames().includes("mcp_hello_greet"), "the user server's tools", 30_000);
+      // Registered: connected (whether the model is sent them is the default exposure's business).
+      await waitFor(() => run.session.getAllTools().some((t) => t.name === "mcp_hello_greet"), "the user server's tools", 30_000);
       assert.match(run.ui.notices.join("\n"), /project config .*\.pi\/mcp\.json.*nest more than 64 levels deep/);
     } finally {
       await run.close();
@@ -211,7 +212,7 @@ describe("server names /mcp cannot address", () => {
   test("a name with spaces is addressed in quotes by /mcp subcommands, and completion quotes it", async () => {
     const run = await startPi({ user: JSON.stringify({ mcpServers: { "my server": HELLO_ENTRY } }) });
     try {
-      await waitFor(() => run.session.getActiveToolNames().includes("mcp_my_server_greet"), "the server's tools", 30_000);
+      await waitFor(() => run.session.getAllTools().some((t) => t.name === "mcp_my_server_greet"), "the server's tools", 30_000);
       assert.match(await run.run('/mcp test "my server"'), /MCP server 'my server' works: connected in \d+ ms over stdio, 2 tools/);
       assert.match(await run.run("/mcp reconnect 'my server'"), /Reconnected to MCP server 'my server': 2 tools/);
       assert.match(await run.run("/mcp tools my\\ server"), /mcp_my_server_greet {2}· {2}mcp:my server\/greet {2}· /);

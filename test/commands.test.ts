@@ -36,7 +36,8 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
       projectConfig,
       `{\n    "mcpServers": {\n        "local": ${JSON.stringify({ ...fixtureEntry(), env: { FIXTURE_LOG: log } })},\n        "web": {"url": "${remote.url}"}\n    }\n}\n`,
     );
-    writeFileSync(userConfig, JSON.stringify({ mcpServers: { shared: { command: process.execPath, args: [HELLO] } } }, null, 2));
+    // `auto`, the default on pi 0.73, on both pi lines: these tests watch tools enter and leave the model's view.
+    writeFileSync(userConfig, JSON.stringify({ exposure: "auto", mcpServers: { shared: { command: process.execPath, args: [HELLO] } } }, null, 2));
     // Another client's config for /mcp import, in Cursor's documented format.
     mkdirSync(path.join(home.dir, ".cursor"));
     writeFileSync(

@@ -163,8 +163,8 @@ describe("server-everything's elicitation through pi", { timeout: 120_000 }, () 
   const url = "https://example.com/consent";
 
   before(() => {
-    // User-level, so no project trust; its tools run without approval prompts.
-    const entry = { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"], autoApprove: ["*"] };
+    // User-level, so no project trust; its tools run without approval prompts, and the model calls them directly.
+    const entry = { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"], autoApprove: ["*"], exposure: "direct" };
     writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { everything: entry } }));
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";

@@ -12,6 +12,7 @@ import {
   type ConfigSource,
   decideAuto,
   deferredServersLine,
+  exposureDefaultsOr,
   exposureSetting,
   FALLBACK_CONTEXT_WINDOW,
   formatSearchResult,
@@ -50,9 +51,11 @@ describe("exposure in a server entry", () => {
 });
 
 describe("top-level exposure and threshold", () => {
-  test("the highest-priority file that sets each wins; the defaults are auto and 10%", () => {
+  test("the highest-priority file that sets each wins; unset, the exposure is the pi line's and the threshold 10%", () => {
     const none = layerConfigs([{ source: user, text: JSON.stringify({ mcpServers: {} }) }]);
-    assert.deepEqual(none.exposure, { exposure: "auto", threshold: { share: 0.1 } });
+    assert.deepEqual(none.exposure, { threshold: { share: 0.1 } }, "no exposure: the pi line decides it");
+    assert.deepEqual(exposureDefaultsOr(none.exposure, "deferred"), { exposure: "deferred", threshold: { share: 0.1 } });
+    assert.deepEqual(exposureDefaultsOr({ exposure: "direct", threshold: { tokens: 5 } }, "deferred"), { exposure: "direct", threshold: { tokens: 5 } }, "a configured one wins");
     const both = layerConfigs([
       { source: user, text: JSON.stringify({ exposure: "direct", exposureThreshold: "25%", mcpServers: {} }) },
       { source: project, text: JSON.stringify({ exposure: "deferred", mcpServers: {} }) },
@@ -67,11 +70,11 @@ describe("top-level exposure and threshold", () => {
     assert.deepEqual(readThreshold(20000), { threshold: { tokens: 20000 } });
     for (const bad of ["0%", "150%", "ten", -1, 1.5, true]) assert.ok(readThreshold(bad).error, String(bad));
     const layered = layerConfigs([{ source: user, text: JSON.stringify({ exposure: "sometimes", exposureThreshold: "lots", mcpServers: {} }) }]);
-    assert.deepEqual(layered.exposure, { exposure: "auto", threshold: { share: 0.1 } });
+    assert.deepEqual(layered.exposure, { threshold: { share: 0.1 } });
     assert.deepEqual(
       layered.problems.map((p) => p.message),
       [
-        '`exposure` must be one of "direct", "deferred", "hidden", "auto", "search" (got "sometimes"); the default, "auto", is used',
+        '`exposure` must be one of "direct", "deferred", "hidden", "auto", "search" (got "sometimes"); ignored, as if it were not set',
         '`exposureThreshold` must be a share of the model\'s context window such as "10%", or a number of tokens (got "lots"); the default, "10%", is used',
       ],
     );
@@ -176,6 +179,11 @@ describe("tool search text", () => {
   test("results: one line per tool, server text on one line; none found says what to try", () => {
     const text = formatSearchResult("make an issue", [{ name: "mcp_gh_create_issue", server: "gh", description: "Create an issue.\nSecond line\x1b[31m" }], 12);
     assert.equal(text, "Loaded 1 tool; call it by name:\n- mcp_gh_create_issue (MCP server gh): Create an issue. Second line");
+    assert.equal(
+      formatSearchResult("read a file", [{ name: "read_mcp_resource", description: "Reads one resource." }], 12),
+      "Loaded 1 tool; call it by name:\n- read_mcp_resource (MCP resources): Reads one resource.",
+      "a resource tool belongs to no one server",
+    );
     assert.match(formatSearchResult("zzz", [], 12), /No tool matched "zzz" among 12 MCP tools/);
     assert.match(formatSearchResult("zzz", [], 0), /No MCP tools are waiting to be loaded/);
   });

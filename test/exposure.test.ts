@@ -4,7 +4,7 @@
  * `before_provider_request` change), not pi's idea of its tools. A deferred server's tools are left out until
  * `tool_search` loads them; the loaded tool is declared in the next request and callable in the same run; loads
  * survive `/reload`; hidden tools are never sent nor callable; `toolExposure` precedence; `auto` past its threshold;
- * and a tool a deferred server adds at run time is found at once.
+ * a deferred server's resources behind tool_search too; and a tool a deferred server adds at run time is found at once.
  */
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
@@ -15,7 +15,7 @@ import { TOOL_SEARCH_NAME } from "../src/tools/tool-search-text.ts";
 import { type FakeOpenAi, type RecordedRequest, startFakeOpenAi } from "./fixtures/fake-openai.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
-import { type LogEvent, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { EVERYTHING_SERVER, type LogEvent, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 
 const TSX = import.meta.resolve("tsx");
 const CATALOG = path.join(REPO_ROOT, "test", "fixtures", "catalog-server.ts");
@@ -154,11 +154,32 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     assert.ok(!under.model.requests[0]!.tools.includes(TOOL_SEARCH_NAME), "no tool_search while nothing is deferred");
 
     // The same tools against a small window: 10% of 4,000 tokens is less than they cost.
-    const past = await start({}, {}, 4_000);
+    const past = await start({}, { exposure: "auto" }, 4_000);
     past.model.script([{ text: "hi" }]);
     await past.pi.session.prompt("hello");
-    assert.deepEqual(catalogTools(past.model.requests[0]!), [], "auto (the default) defers past 10% of the window");
+    assert.deepEqual(catalogTools(past.model.requests[0]!), [], "auto defers past 10% of the window");
     assert.ok(past.model.requests[0]!.tools.includes(TOOL_SEARCH_NAME));
+  });
+
+  test("a deferred server's resources: the resource tools wait behind tool_search too, and are callable once found", async () => {
+    // server-everything under the catalog's name: it offers resources, and its tools are deferred.
+    const { pi, model } = await start({ command: process.execPath, args: [EVERYTHING_SERVER, "stdio"], exposure: "deferred" });
+    const uri = "demo://resource/static/document/instructions.md";
+    model.script([
+      { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "read a resource by its URI", limit: 1 } }] },
+      { toolCalls: [{ name: "read_mcp_resource", args: { server: "catalog", uri } }] },
+      { text: "read" },
+    ]);
+    await pi.session.prompt("read the server's instructions");
+    const [first, second] = model.requests;
+    assert.ok(first && second, "two requests at least");
+    assert.deepEqual(first.tools.filter((name) => name.includes("resource")), [], "no resource tool (and no tool of the server) before the search");
+    assert.ok(first.tools.includes(TOOL_SEARCH_NAME));
+    assert.match(toolResults(pi).find((r) => r.toolName === TOOL_SEARCH_NAME)?.content[0]?.text ?? "", /^- read_mcp_resource \(MCP resources\): /m);
+    assert.deepEqual(second.tools.filter((name) => name.includes("_mcp_resource")), ["read_mcp_resource"], "the one found is declared next");
+    const read = toolResults(pi).find((r) => r.toolName === "read_mcp_resource");
+    assert.equal(read?.isError, false, JSON.stringify(read?.content));
+    assert.match(read?.content[0]?.text ?? "", new RegExp(`^\\[resource\\] ${uri}`));
   });
 
   test("a tool a deferred server adds at run time is found by tool_search at once", async () => {
@@ -177,7 +198,7 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
 
   test("/mcp and /mcp tools show each tool's exposure, what auto chose, and each server's cost per request", async () => {
     const ui = new RecordingUI();
-    const { pi, model } = await start({ toolExposure: { "delete_*": "hidden", search_code: "direct" } }, { exposureThreshold: 100 }, undefined, ui);
+    const { pi, model } = await start({ toolExposure: { "delete_*": "hidden", search_code: "direct" } }, { exposure: "auto", exposureThreshold: 100 }, undefined, ui);
     const run = async (command: string) => {
       const before = ui.notices.length;
       await pi.session.prompt(command);

@@ -44,8 +44,8 @@ describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () =
       }),
     );
     // A user-level entry with a bad field: reported, not fatal. Approval prompts are off, as a user may set them: the
-    // model here calls tools with no UI to ask in (approval has its own tests).
-    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ approval: "never", mcpServers: { bad: { url: "http://x", timeout: -1 } } }));
+    // model here calls tools with no UI to ask in (approval has its own tests), and directly (so does exposure).
+    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ approval: "never", exposure: "direct", mcpServers: { bad: { url: "http://x", timeout: -1 } } }));
     // Another extension, loaded first, that already has a tool by one of our names.
     writeFileSync(
       path.join(project.dir, "other-extension.ts"),

@@ -85,7 +85,7 @@ describe("pi's own sign-in, in a pi session", { timeout: 120_000 }, () => {
     fixtures.push(fixture);
     const agentDir = tempDir("mcp-bridge-pi-sign-in-agent-");
     agentDirs.push(agentDir);
-    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { secure: { url: fixture.url, autoApprove: ["echo"] } } }));
+    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { secure: { url: fixture.url, autoApprove: ["echo"], exposure: "direct" } } }));
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
     return { fixture, agentDir: agentDir.dir, piFile: path.join(agentDir.dir, "mcp-auth.json") };
   }

@@ -1,9 +1,10 @@
 /**
- * Configs written for pi 1.x's built-in MCP, the pure parts: `timeout` below 1000 read as seconds (with its notice),
- * `~/` in paths, which `!command` values there are and how each would run, how the trust question shows them, and
- * tool names that stay `mcp_<server>_<tool>`.
+ * Configs written for pi 1.x's built-in MCP, the pure parts: `timeout` below 1000 read as seconds (and where that is
+ * said, once), `~/` in paths, which `!command` values there are and how each would run, how the trust question shows
+ * them, and tool names that stay `mcp_<server>_<tool>`.
  */
 import assert from "node:assert/strict";
+import { statSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import { commandValues, invocationOf, isCommandValue, outputSecrets } from "../src/config/command-value.ts";
@@ -13,8 +14,11 @@ import { configVarRefs, expandHome, resolveServerConfig } from "../src/config/su
 import { describeForTrust, trustFingerprint } from "../src/config/trust.ts";
 import type { ConfigSource, ServerConfig } from "../src/config/types.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
+import { secondsNotices } from "../src/config/validate/timeout.ts";
+import { NoticeMemory } from "../src/bridge/notice-memory.ts";
 import { redirectPlan } from "../src/oauth/redirect.ts";
 import { toolNameFor } from "../src/tools/naming.ts";
+import { tempDir } from "./helpers.ts";
 
 const USER: ConfigSource = { scope: "user", path: "/home/me/.pi/agent/mcp.json" };
 
@@ -25,23 +29,23 @@ function valid(entry: Record<string, unknown>): { config: ServerConfig; warnings
 }
 
 describe("`timeout` as pi 1.x writes it", () => {
-  test("below 1000 it is seconds: each request's deadline and the handshake's, with a notice", () => {
+  test("below 1000 it is seconds: each request's deadline and the handshake's", () => {
     for (const entry of [{ command: "x", timeout: 30 }, { url: "https://example.com/mcp", timeout: 30 }]) {
       const { config, warnings } = valid(entry);
       assert.equal(config.timeout, 30_000);
       assert.equal(config.requestTimeout, 30_000);
-      assert.equal(warnings.length, 1);
-      assert.match(warnings[0]!, /`timeout` 30 is below 1000, so it is read as seconds, as pi 1\.x means it: each request may take 30 s/);
+      assert.deepEqual(warnings, [], "not a config warning at every start: see the notices below");
     }
     assert.equal(valid({ command: "x", timeout: 0.5 }).config.requestTimeout, 500, "fractions of a second");
   });
 
-  test("1000 and more stays milliseconds, the handshake's deadline, without a notice", () => {
+  test("1000 and more stays milliseconds, the handshake's deadline, without a notice on either pi", () => {
     for (const timeout of [1000, 15_000]) {
       const { config, warnings } = valid({ url: "https://example.com/mcp", timeout });
       assert.equal(config.timeout, timeout);
       assert.equal(config.requestTimeout, 60_000, "requests keep the default");
       assert.deepEqual(warnings, []);
+      assert.deepEqual(secondsNotices([config], false), []);
     }
   });
 
@@ -49,7 +53,7 @@ describe("`timeout` as pi 1.x writes it", () => {
     const explicit = valid({ command: "x", timeout: 30, requestTimeout: 5000 });
     assert.equal(explicit.config.requestTimeout, 5000);
     assert.equal(explicit.config.timeout, 30_000);
-    assert.match(explicit.warnings[0]!, /the handshake may take 30 s \(`requestTimeout` sets the requests'\)/);
+    assert.match(secondsNotices([explicit.config], false)[0]!.problem.message, /the handshake may take 30 s \(`requestTimeout` sets the requests'\)/);
     const init = valid({ command: "x", timeout: 30, initTimeout: 2000 });
     assert.equal(init.config.timeout, 2000);
     assert.equal(init.config.requestTimeout, 30_000);
@@ -71,13 +75,64 @@ describe("`timeout` as pi 1.x writes it", () => {
     assert.deepEqual(layered.problems, []);
   });
 
-  test("the notice is a config warning of the file, shown with the other config problems", () => {
-    const layered = layerConfigs([{ source: USER, text: JSON.stringify({ mcpServers: { slow: { command: "x", timeout: 45 } } }) }]);
+  test("the seconds reading is said where pi does not mean seconds (pi 0.73), as a warning of the file and server, keyed to be said once", () => {
+    const layered = layerConfigs([{ source: USER, text: JSON.stringify({ mcpServers: { slow: { command: "x", timeout: 45 }, fast: { command: "x", timeout: 5000 } } }) }]);
     assert.equal(layered.servers[0]!.requestTimeout, 45_000);
+    assert.deepEqual(layered.problems, [], "nothing at every start");
+    const notices = secondsNotices(layered.servers, false);
     assert.deepEqual(
-      layered.problems.map((p) => [p.level, p.server]),
-      [["warning", "slow"]],
+      notices.map((n) => [n.problem.level, n.problem.server, n.problem.source.path]),
+      [["warning", "slow", USER.path]],
     );
+    assert.match(notices[0]!.problem.message, /`timeout` 45 is below 1000, so it is read as seconds, as pi 1\.x means it: each request may take 45 s/);
+    // The key names the file, the server and the value: the same setting is said once; a changed value is said again.
+    const changed = layerConfigs([{ source: USER, text: JSON.stringify({ mcpServers: { slow: { command: "x", timeout: 90 } } }) }]);
+    assert.notEqual(secondsNotices(changed.servers, false)[0]!.key, notices[0]!.key);
+    assert.equal(secondsNotices(layerConfigs([{ source: USER, text: JSON.stringify({ mcpServers: { slow: { url: "https://x.example/mcp", timeout: 45 } } }) }]).servers, false)[0]!.key, notices[0]!.key);
+  });
+
+  test("on pi 1.x, where `timeout` in seconds is what pi's own docs say, nothing is said", () => {
+    const layered = layerConfigs([{ source: USER, text: JSON.stringify({ mcpServers: { slow: { command: "x", timeout: 45 } } }) }]);
+    assert.deepEqual(secondsNotices(layered.servers, true), []);
+  });
+});
+
+describe("notices given once", () => {
+  const notice = (key: string) => ({ key, problem: { level: "warning" as const, source: USER, message: key } });
+
+  test("each is given the first time only, also to another process sharing the file; nothing is lost between them", async () => {
+    const dir = tempDir("mcp-bridge-notices-");
+    try {
+      const file = path.join(dir.dir, "mcp-bridge", "notices.json");
+      const one = new NoticeMemory(file);
+      assert.deepEqual((await one.firstTime([notice("a"), notice("b")])).map((n) => n.key), ["a", "b"]);
+      assert.deepEqual(await one.firstTime([notice("a")]), []);
+      // Another pi process: its own instance on the same file.
+      const other = new NoticeMemory(file);
+      assert.deepEqual((await other.firstTime([notice("b"), notice("c")])).map((n) => n.key), ["c"]);
+      assert.deepEqual(await one.firstTime([notice("c")]), [], "what the other process gave is known here too");
+      assert.equal((statSync(file).mode & 0o777).toString(8), "600");
+      assert.equal(one.error, undefined);
+    } finally {
+      dir.cleanup();
+    }
+  });
+
+  test("a corrupt file reads as nothing given; a file that cannot be written gives the notice and says why", async () => {
+    const dir = tempDir("mcp-bridge-notices-");
+    try {
+      const file = path.join(dir.dir, "notices.json");
+      writeFileSync(file, "{ not json");
+      assert.deepEqual((await new NoticeMemory(file).firstTime([notice("a")])).map((n) => n.key), ["a"]);
+      // A directory where the file's folder should be: nothing can be written there.
+      writeFileSync(path.join(dir.dir, "blocked"), "");
+      const blocked = new NoticeMemory(path.join(dir.dir, "blocked", "notices.json"));
+      assert.deepEqual((await blocked.firstTime([notice("a")])).map((n) => n.key), ["a"]);
+      assert.match(blocked.error ?? "", /cannot write .*blocked\/notices\.json/);
+      assert.deepEqual((await blocked.firstTime([notice("a")])).map((n) => n.key), ["a"], "not remembered, so given again");
+    } finally {
+      dir.cleanup();
+    }
   });
 });
 

@@ -30,6 +30,7 @@ import {
 } from "../src/tools/prompt-text.ts";
 import { connectionFor, EVERYTHING_SERVER, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { PI_LINE } from "./pi-line.ts";
 import { RecordingUI } from "./recording-ui.ts";
 
 const ARGS = [
@@ -125,7 +126,8 @@ describe("server-everything's prompts through pi", { timeout: 180_000 }, () => {
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
     process.chdir(project.dir);
     const everything = { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"] };
-    const changing = { command: process.execPath, args: ["--import", import.meta.resolve("tsx"), path.join(REPO_ROOT, "test", "fixtures", "prompt-server.ts")], autoApprove: ["*"] };
+    // The model calls this one's tool directly.
+    const changing = { command: process.execPath, args: ["--import", import.meta.resolve("tsx"), path.join(REPO_ROOT, "test", "fixtures", "prompt-server.ts")], autoApprove: ["*"], exposure: "direct" };
     writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { everything, changing } }));
     pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
     await pi.session.bindExtensions({ uiContext: ui.context() });
@@ -143,7 +145,9 @@ describe("server-everything's prompts through pi", { timeout: 180_000 }, () => {
     await pi.session.prompt("/mcp tools everything");
     assert.match(ui.notices.join("\n"), /\nPrompt commands {2}· {2}provenance\n(?: {2}.+\n)* {2}\/mcp:everything:args-prompt {2}· {2}mcp:everything\/args-prompt\n/);
     // server-everything offers resources too: the bridge's resource tools reach it.
-    assert.match(ui.notices.join("\n"), /\nResource tools {2}· {2}servers they reach {2}· {2}active\n {2}list_mcp_resources {2}· {2}mcp:everything\/resources {2}· {2}yes\n/);
+    // Their exposure is the server's: the default, `auto` (direct here) on pi 0.73, `deferred` on pi 1.x.
+    const resources = PI_LINE === "1.x" ? "deferred" : "direct";
+    assert.match(ui.notices.join("\n"), new RegExp(`\nResource tools {2}· {2}servers they reach {2}· {2}exposure\n {2}list_mcp_resources {2}· {2}mcp:everything/resources {2}· {2}${resources}\n`));
     assert.ok(command("mcp:everything:simple-prompt"));
     // The SDK server drops the description of an optional argument.
     assert.equal(command("mcp:everything:args-prompt")!.description, "A prompt with two arguments, one required and one optional — city=<Name of the city> [state=<value>] (MCP server 'everything')");

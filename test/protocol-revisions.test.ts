@@ -35,8 +35,9 @@ describe("a 2026-07-28 server and a 2025-11-25 server in one pi session", { time
   before(async () => {
     modern = await spawnServer(MODERN_SERVER, ["--state", state.dir, "--poll-ms", "50"]);
     const servers = { modern: { url: modern.url }, legacy: fixtureEntry() };
-    // User-level, so no project trust; approval prompts off, as a user may set them (approval has its own tests).
-    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ approval: "never", mcpServers: servers }));
+    // User-level, so no project trust; approval prompts off, as a user may set them (approval has its own tests); the
+    // model calls the tools directly.
+    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ approval: "never", exposure: "direct", mcpServers: servers }));
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
     process.chdir(project.dir);

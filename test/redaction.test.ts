@@ -79,11 +79,13 @@ describe("secrets and terminal escapes in pi (in-process, faux model)", { timeou
 
   before(async () => {
     process.env.MCP_BRIDGE_TEST_PLANTED = viaVar;
-    // User-level servers: they need no project trust. Approval prompts are turned off: calls here run without a UI.
+    // User-level servers: they need no project trust. Approval prompts are turned off: calls here run without a UI,
+    // made by the model directly.
     writeFileSync(
       path.join(agentDir.dir, "mcp.json"),
       JSON.stringify({
         approval: "never",
+        exposure: "direct",
         mcpServers: {
           hostile: { ...fixtureEntry("hostile-text"), env: { FIXTURE_SECRET: inline, FIXTURE_LOG: callLog } },
           viavar: { ...fixtureEntry("hostile-text"), env: { FIXTURE_SECRET: "${MCP_BRIDGE_TEST_PLANTED}" } },

@@ -78,8 +78,8 @@ interface ToolResultMessage {
 }
 
 /**
- * pi in-process in a fresh project whose `.pi/mcp.json` has `servers`, with approval off (no UI to ask in); `extensions`
- * are written to the project and loaded before the bridge.
+ * pi in-process in a fresh project whose `.pi/mcp.json` has `servers`, with approval off (no UI to ask in) and the
+ * tools declared directly (the model calls them); `extensions` are written to the project and loaded before the bridge.
  */
 async function startPi(servers: Record<string, unknown>, extensions: Record<string, string> = {}) {
   const project = tempDir("mcp-bridge-resources-project-");
@@ -87,7 +87,7 @@ async function startPi(servers: Record<string, unknown>, extensions: Record<stri
   mkdirSync(path.join(project.dir, ".pi"));
   for (const [file, source] of Object.entries(extensions)) writeFileSync(path.join(project.dir, file), source);
   writeFileSync(path.join(project.dir, ".pi", "mcp.json"), JSON.stringify({ mcpServers: servers }));
-  writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ approval: "never", mcpServers: {} }));
+  writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ approval: "never", exposure: "direct", mcpServers: {} }));
   process.env.PI_CODING_AGENT_DIR = agentDir.dir;
   process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
   process.chdir(project.dir);

@@ -65,7 +65,8 @@ describe("server-everything's sampling through pi", { timeout: 120_000 }, () => 
   const tool = "mcp_everything_trigger-sampling-request";
 
   function writeConfig(sampling?: string): void {
-    const entry = { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"], autoApprove: ["*"], ...(sampling ? { sampling } : {}) };
+    // The model calls the server's tool directly.
+    const entry = { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"], autoApprove: ["*"], exposure: "direct", ...(sampling ? { sampling } : {}) };
     writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { everything: entry } }));
   }
 

@@ -51,8 +51,8 @@ describe("roots and server instructions in pi (in-process, faux model)", { timeo
         },
       }),
     );
-    // No UI to approve calls in: the user has turned approval off.
-    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ approval: "never", mcpServers: {} }));
+    // No UI to approve calls in: the user has turned approval off. The tools are declared (the guide is for those).
+    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ approval: "never", exposure: "direct", mcpServers: {} }));
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
     process.chdir(project.dir);

@@ -241,7 +241,8 @@ describe("in pi: colliding names go by config order, whichever server connects f
     writeFileSync(
       path.join(project.dir, ".pi", "mcp.json"),
       JSON.stringify({
-        // The model calls the tools here without asking anyone (approval has its own tests).
+        // The model calls the tools here directly, without asking anyone (approval has its own tests).
+        exposure: "direct",
         mcpServers: {
           zeroth: { url: zeroth.url, prefix: "", autoApprove: ["*"] },
           first: { url: first.url, prefix: "", autoApprove: ["*"] },

@@ -5,8 +5,8 @@
  */
 import * as path from "node:path";
 import type { Tool } from "@modelcontextprotocol/client";
-import type { ApprovalMode, ConfigProblem, ConfigScope, ConfigSource, ExposureDefaults, ServerConfig } from "../config/types.ts";
-import { DEFAULT_EXPOSURE } from "../config/exposure-setting.ts";
+import type { ApprovalMode, ConfigProblem, ConfigScope, ConfigSource, ConfiguredExposure, ServerConfig } from "../config/types.ts";
+import { NO_CONFIGURED_EXPOSURE } from "../config/exposure-setting.ts";
 import { type ConfigLocations, configSources, loadLayeredConfig } from "../config/files.ts";
 import { layerConfigs } from "../config/layers.ts";
 import { updateConfigFile } from "../config/write/update-file.ts";
@@ -48,8 +48,8 @@ export class McpBridge {
   problems: ConfigProblem[] = [];
   /** Whether MCP tools ask before they run: `"never"` only from the user-level file. */
   approval: ApprovalMode = "ask";
-  /** The top-level `exposure` default and its `auto` threshold. */
-  exposureDefaults: ExposureDefaults = DEFAULT_EXPOSURE;
+  /** The top-level `exposure` default (undefined where no file sets it) and its `auto` threshold. */
+  exposureDefaults: ConfiguredExposure = NO_CONFIGURED_EXPOSURE;
   private shuttingDown?: Promise<void>;
   private readonly listeners: ToolsListener[] = [];
   private readonly startFailedListeners: StartFailedListener[] = [];

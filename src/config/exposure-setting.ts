@@ -3,16 +3,23 @@
  * `"direct"` (each tool declared in every request), `"deferred"` (registered, declared only once `tool_search` loads it;
  * `"search"` is the same), `"hidden"` (connected, never reachable by the model), or `"auto"` (direct while all MCP tool
  * definitions stay under a share of the model's context window, deferred beyond it). Per server (`exposure`), per
- * tool (`toolExposure`: exact names or `*`/`?` patterns), and as the top-level default with its threshold. Pure.
+ * tool (`toolExposure`: exact names or `*`/`?` patterns), and as the top-level default with its threshold. Where no
+ * file sets the top-level default, the pi line decides it (../pi/pi-line.ts). Pure.
  */
 import { quoteValue } from "../common/text.ts";
 import { isObject } from "../common/values.ts";
-import type { ConfigProblem, ConfigSource, Exposure, ExposureDefaults, ExposureSetting, ExposureThreshold, ToolExposureRule } from "./types.ts";
+import type { ConfigProblem, ConfigSource, ConfiguredExposure, Exposure, ExposureDefaults, ExposureSetting, ExposureThreshold, ToolExposureRule } from "./types.ts";
 
 export const EXPOSURE_KEY = "exposure";
 export const THRESHOLD_KEY = "exposureThreshold";
 export const DEFAULT_EXPOSURE_THRESHOLD: ExposureThreshold = { share: 0.1 };
-export const DEFAULT_EXPOSURE: ExposureDefaults = { exposure: "auto", threshold: DEFAULT_EXPOSURE_THRESHOLD };
+/** Before a config is read: no top-level `exposure` set. */
+export const NO_CONFIGURED_EXPOSURE: ConfiguredExposure = { threshold: DEFAULT_EXPOSURE_THRESHOLD };
+
+/** The defaults a session works with: the configured top-level `exposure`, or `unset` where no file sets one. */
+export function exposureDefaultsOr(configured: ConfiguredExposure, unset: ExposureSetting): ExposureDefaults {
+  return { exposure: configured.exposure ?? unset, threshold: configured.threshold };
+}
 
 /** Names other clients use for the same modes. pi 1.x's code mode is not the bridge's: its tools are deferred instead. */
 const ALIASES: Record<string, { exposure: Exposure; note?: string }> = {
@@ -88,7 +95,7 @@ export function exposureDefaults(doc: unknown, source: ConfigSource): { exposure
   const out: { exposure?: ExposureSetting; threshold?: ExposureThreshold; problems: ConfigProblem[] } = { problems };
   if (doc[EXPOSURE_KEY] !== undefined) {
     const read = readExposure(doc[EXPOSURE_KEY], EXPOSURE_KEY, true);
-    const message = read.error ? `${read.error}; the default, "auto", is used` : read.warning;
+    const message = read.error ? `${read.error}; ignored, as if it were not set` : read.warning;
     if (message) problems.push({ level: "warning", source, message });
     if (read.exposure) out.exposure = read.exposure;
   }

@@ -3,7 +3,7 @@
  */
 import type { JsonObject } from "../common/values.ts";
 import { approvalSetting } from "./approval-setting.ts";
-import { DEFAULT_EXPOSURE, exposureDefaults, validateExposure } from "./exposure-setting.ts";
+import { DEFAULT_EXPOSURE_THRESHOLD, exposureDefaults, validateExposure } from "./exposure-setting.ts";
 import { extractServerEntries, isToggleOnly, parseConfigText, type ServerEntryText } from "./parse.ts";
 import {
   type ApprovalMode,
@@ -11,8 +11,8 @@ import {
   type ConfigProblem,
   type ConfigScope,
   type ConfigSource,
+  type ConfiguredExposure,
   describeSource,
-  type ExposureDefaults,
   type LayeredConfig,
   SCOPES_BY_PRIORITY,
   type ServerConfig,
@@ -31,7 +31,7 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
   const byPriority = [...files].sort((a, b) => rank(a.source.scope) - rank(b.source.scope));
   const parsedFiles: Array<{ source: ConfigSource; entries: ServerEntryText[] }> = [];
   let approval: ApprovalMode = "ask";
-  const exposure: Partial<ExposureDefaults> = {};
+  const exposure: Partial<ConfiguredExposure> = {};
   for (const file of byPriority) {
     if (file.text === undefined) continue;
     const parsed = parseConfigText(file.text);
@@ -82,7 +82,7 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
     servers: [...order].map((name) => merged.get(name)!),
     problems,
     approval,
-    exposure: { exposure: exposure.exposure ?? DEFAULT_EXPOSURE.exposure, threshold: exposure.threshold ?? DEFAULT_EXPOSURE.threshold },
+    exposure: { ...(exposure.exposure ? { exposure: exposure.exposure } : {}), threshold: exposure.threshold ?? DEFAULT_EXPOSURE_THRESHOLD },
   };
 }
 

@@ -99,6 +99,9 @@ export interface ExposureDefaults {
   threshold: ExposureThreshold;
 }
 
+/** The top-level defaults as the files set them: `exposure` is undefined where none does, and the pi line decides it. */
+export type ConfiguredExposure = Omit<ExposureDefaults, "exposure"> & { exposure?: ExposureSetting };
+
 /** `ask`: each request is shown for approval; `allow`: no question (the answer is still shown in the TUI); `off`: not offered. */
 export type SamplingMode = "ask" | "allow" | "off";
 
@@ -193,5 +196,5 @@ export interface LayeredConfig {
   /** From the user-level file only: a project or flag file cannot turn approval off. */
   approval: ApprovalMode;
   /** The top-level `exposure` and `exposureThreshold`, from the highest-priority file that sets each. */
-  exposure: ExposureDefaults;
+  exposure: ConfiguredExposure;
 }

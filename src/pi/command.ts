@@ -84,10 +84,12 @@ function formatTools(deps: CommandDeps, server: string | undefined): string {
   lines.push(...autoNotes(deps));
   if (prompts.length) lines.push("Prompt commands  ·  provenance", ...prompts.map((p) => `  /${p.name}  ·  ${formatProvenance(p.provenance)}`));
   // The resource tools belong to no one server: each call names the server it reads from.
-  const resourceServers = (deps.resourceServers?.() ?? []).filter((s) => server === undefined || s === server);
+  const offering = deps.resourceServers?.() ?? [];
+  const resourceServers = offering.filter((s) => server === undefined || s === server);
   if (resourceServers.length) {
     const reach = resourceServers.map((s) => `mcp:${s}/resources`).join(", ");
-    lines.push("Resource tools  ·  servers they reach  ·  active", ...RESOURCE_TOOL_NAMES.map((name) => `  ${name}  ·  ${reach}  ·  ${active.has(name) ? "yes" : "no"}`));
+    const exposure = (name: string) => deps.exposure?.sharedLabel(name, offering) ?? (active.has(name) ? "direct" : "inactive");
+    lines.push("Resource tools  ·  servers they reach  ·  exposure", ...RESOURCE_TOOL_NAMES.map((name) => `  ${name}  ·  ${reach}  ·  ${exposure(name)}`));
   }
   return lines.join("\n");
 }

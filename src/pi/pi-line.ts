@@ -7,6 +7,7 @@
 import { type Api, type AssistantMessage, complete, type Context, type Model } from "@mariozechner/pi-ai";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { ToolAnnotations } from "@modelcontextprotocol/client";
+import type { ExposureSetting } from "../config/types.ts";
 
 type ModelRegistry = ExtensionContext["modelRegistry"];
 
@@ -60,6 +61,23 @@ export function withToolHints<T extends object>(definition: T, annotations: Tool
  * tool stays active and each provider request leaves out the ones not loaded.
  */
 export function deferredToolsInactive(pi: ExtensionAPI): boolean {
+  return isPi1x(pi);
+}
+
+/**
+ * How MCP tools reach the model where no config sets a top-level `exposure`. pi 1.x's built-in MCP keeps them out of
+ * the model's requests by default (its `codemode`: only the one `codemode` tool is declared), and the configs its users
+ * bring were written for that. So there the default is `deferred`, the bridge's nearest: only `tool_search` is declared
+ * until it loads a tool, and switching to the bridge never sends the model more tool definitions than the built-in did.
+ * pi 0.73 has no MCP of its own to match: there it is `auto` (direct while the definitions stay under a share of the
+ * context window), as the bridge has always had it. A file that sets `exposure` decides on both.
+ */
+export function unsetExposure(pi: ExtensionAPI): ExposureSetting {
+  return isPi1x(pi) ? "deferred" : "auto";
+}
+
+/** Whether this pi's own docs say `timeout` is seconds (pi 1.x's built-in MCP reads it so), so reading it so needs no word. */
+export function piMeansTimeoutInSeconds(pi: ExtensionAPI): boolean {
   return isPi1x(pi);
 }
 

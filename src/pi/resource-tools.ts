@@ -3,10 +3,11 @@
  * `list_mcp_resources`, `list_mcp_resource_templates` and `read_mcp_resource`. They belong to the bridge, not to one
  * server: registered when the first connected server offers resources, and taken out of the model's view while none
  * does (pi cannot unregister). Reading is read-only, so they do not ask for approval; a project server still needs the
- * user's trust to be connected at all. A read's text is bounded like a tool result's, images go to the model as
- * images, and other binary content is saved to a file under the temp dir (named by the bridge, never by the server)
- * whose path the model gets. A resource read from a server that supports it is subscribed to; its updates are shown
- * as notices.
+ * user's trust to be connected at all. How they reach the model follows the servers they reach (the widest of their
+ * exposures, see ./tool-exposure.ts): behind `tool_search` where those servers' tools are. A read's text is bounded
+ * like a tool result's, images go to the model as images, and other binary content is saved to a file under the temp
+ * dir (named by the bridge, never by the server) whose path the model gets. A resource read from a server that
+ * supports it is subscribed to; its updates are shown as notices.
  */
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -23,6 +24,7 @@ import type { PiContent } from "../tools/output.ts";
 import { type McpProvenance, mcpProvenance } from "../tools/provenance.ts";
 import { formatListing, resourceOutput, type ServerPage } from "../tools/resource-output.ts";
 import { capText } from "./tool-definition.ts";
+import type { SharedTool } from "./tool-search.ts";
 
 export const LIST_RESOURCES = "list_mcp_resources";
 export const LIST_TEMPLATES = "list_mcp_resource_templates";
@@ -87,6 +89,13 @@ export class ResourceTools {
   private readonly subscribed = new WeakMap<ServerConnection, { session?: number; uris: Set<string> }>();
 
   constructor(private readonly deps: ResourceToolsDeps) {}
+
+  /** The resource tools once registered, each with the servers it reaches now, for tool search and exposure. */
+  tools(): SharedTool[] {
+    if (!this.registered) return [];
+    const servers = this.offering().map((c) => c.name);
+    return this.definitions().map(({ name, description, parameters }) => ({ name, description, inputSchema: parameters as SharedTool["inputSchema"], servers }));
+  }
 
   /** The servers whose tools the resource tools reach now: connected (or reconnecting) and offering resources. */
   offering(): ServerConnection[] {

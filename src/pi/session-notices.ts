@@ -6,6 +6,7 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { McpBridge } from "../bridge/mcp-bridge.ts";
+import type { ConfigProblem } from "../config/types.ts";
 import { errorMessage } from "../common/errors.ts";
 import { plural } from "../common/text.ts";
 import { show } from "./command-context.ts";
@@ -36,12 +37,15 @@ export class SessionNotices {
     });
   }
 
-  /** The session started: the startup notice (if there is anything to say) and the footer. */
-  sessionStarted(ctx: ExtensionContext, warnings: readonly string[]): void {
+  /**
+   * The session started: the startup notice (if there is anything to say) and the footer. `once` are config notices
+   * given this time only, beside the config's problems.
+   */
+  sessionStarted(ctx: ExtensionContext, warnings: readonly string[], once: readonly ConfigProblem[] = []): void {
     this.ctx = ctx;
     this.late = new Set([...this.bridge.connections.values()].filter((c) => c.status === "connecting").map((c) => c.name));
     const rootWarning = projectRootWarning(this.bridge.projectRoot, ctx.cwd);
-    const summary = formatStartupSummary(this.rows(), this.bridge.problems, rootWarning ? [...warnings, rootWarning] : warnings);
+    const summary = formatStartupSummary(this.rows(), [...this.bridge.problems, ...once], rootWarning ? [...warnings, rootWarning] : warnings);
     if (summary) show(ctx, summary, "warning");
     this.updateFooter();
   }

@@ -2,6 +2,7 @@
  * Which MCP tools the model is told about this session: each tool's exposure from the config (./../tools/exposure.ts),
  * what `auto` became at session start, and the deferred tools `tool_search` has loaded. Loads are recorded in pi's
  * session (a custom entry), so they come back on `/reload`, on resume and in a fork of the branch they were made on.
+ * The bridge's own tools that reach several servers (the resource tools) take the widest exposure of those servers.
  */
 import type { Exposure, ExposureDefaults, ExposureSetting, ServerConfig } from "../config/types.ts";
 import { isObject } from "../common/values.ts";
@@ -9,6 +10,12 @@ import { autoLimitTokens, decideAuto, exposureSetting, FALLBACK_CONTEXT_WINDOW }
 
 /** The custom session entry type that records tools loaded by `tool_search`. */
 export const LOADED_TOOLS_ENTRY = "mcp-bridge.tools-loaded";
+
+/**
+ * The server a tool of the bridge's own is recorded under (the resource tools, which reach every server that offers
+ * resources): an empty name, which no configured server can have.
+ */
+export const NO_SERVER = "";
 
 export interface ToolRef {
   server: string;
@@ -24,6 +31,8 @@ export interface AutoDecision {
   limitTokens: number;
   /** The model's context window, when pi had a model to ask. */
   contextWindow?: number;
+  /** How many of the tools known then were set to `auto`. */
+  covered: number;
 }
 
 /** A tool as the decision sees it: where it comes from and what its definition costs. */
@@ -79,6 +88,33 @@ export class ToolExposure {
     return this.setting(server, tool) === "auto" ? `${shown} (auto)` : shown;
   }
 
+  /** A server's own exposure, the one its tools get without a `toolExposure` rule: its `exposure` or the default, `auto` as decided. */
+  serverExposure(server: string): Exposure {
+    const setting = this.configOf(server)?.exposure ?? this.defaults().exposure;
+    return setting === "auto" ? (this.decision?.exposure ?? "direct") : setting;
+  }
+
+  /**
+   * The exposure of a tool of the bridge's own that reaches these servers: the widest of theirs, as pi 1.x's built-in
+   * gives its resource tools — direct if one server is, else deferred if one is, else (or with no server) hidden.
+   */
+  sharedExposure(servers: readonly string[]): Exposure {
+    const exposures = new Set(servers.map((server) => this.serverExposure(server)));
+    return exposures.has("direct") ? "direct" : exposures.has("deferred") ? "deferred" : "hidden";
+  }
+
+  /** Whether the model is told about such a tool in its requests. */
+  isSharedDeclared(name: string, servers: readonly string[]): boolean {
+    const exposure = this.sharedExposure(servers);
+    return exposure === "direct" || (exposure === "deferred" && this.isLoaded(NO_SERVER, name));
+  }
+
+  /** How `/mcp` names such a tool's exposure. */
+  sharedLabel(name: string, servers: readonly string[]): string {
+    const exposure = this.sharedExposure(servers);
+    return exposure === "deferred" && this.isLoaded(NO_SERVER, name) ? "deferred, loaded" : exposure;
+  }
+
   get autoDecision(): AutoDecision | undefined {
     return this.decision;
   }
@@ -91,18 +127,20 @@ export class ToolExposure {
   decideAuto(tools: readonly CostedTool[], contextWindow: number | undefined): AutoDecision {
     if (this.decision) return this.decision;
     let chars = 0;
+    let covered = 0;
     for (const tool of tools) {
       const setting = this.setting(tool.server, tool.tool);
       if (setting === "auto" || setting === "direct") chars += tool.chars;
+      if (setting === "auto") covered++;
     }
-    this.decision = { ...decideAuto(chars, autoLimitTokens(this.defaults().threshold, contextWindow)), contextWindow };
+    this.decision = { ...decideAuto(chars, autoLimitTokens(this.defaults().threshold, contextWindow)), contextWindow, covered };
     return this.decision;
   }
 
-  /** One line on what `auto` chose this session and why; undefined before the session decided. */
+  /** One line on what `auto` chose this session and why; undefined before the session decided, and where nothing is `auto`. */
   autoNote(): string | undefined {
     const decision = this.decision;
-    if (!decision) return undefined;
+    if (!decision || (decision.covered === 0 && this.defaults().exposure !== "auto")) return undefined;
     const threshold = this.defaults().threshold;
     const n = (value: number) => value.toLocaleString("en-US");
     const share = "share" in threshold ? `${Math.round(threshold.share * 1000) / 10}%` : undefined;

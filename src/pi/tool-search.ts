@@ -2,8 +2,11 @@
  * The `tool_search` tool: finds deferred MCP tools by what the model needs done (../tools/tool-search-index.ts), loads
  * the best matches so the following requests declare them, and records the loads in pi's session. Also says which
  * tools each request leaves out: deferred tools not loaded yet, and `tool_search` itself while nothing is deferred.
+ * The bridge's own tools that reach several servers (the resource tools) are deferred, found and loaded alike when
+ * their exposure, the widest of those servers', is deferred.
  */
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import type { Tool } from "@modelcontextprotocol/client";
 import { definitionChars } from "../tools/definition-cost.ts";
 import { type SearchableTool, searchableTool, ToolSearchIndex } from "../tools/tool-search-index.ts";
 import {
@@ -15,13 +18,24 @@ import {
   TOOL_SEARCH_NAME,
   TOOL_SEARCH_PARAMETERS,
 } from "../tools/tool-search-text.ts";
-import type { CostedTool, ToolExposure, ToolRef } from "./tool-exposure.ts";
+import { type CostedTool, NO_SERVER, type ToolExposure, type ToolRef } from "./tool-exposure.ts";
 import type { RegisteredTool, ToolRegistry } from "./tool-registry.ts";
+
+/** A tool of the bridge's own that reaches several servers (a resource tool), as tool search sees it. */
+export interface SharedTool {
+  name: string;
+  description: string;
+  inputSchema: Tool["inputSchema"];
+  /** The servers it reaches now; none while no server offers what it is for. */
+  servers: string[];
+}
 
 export interface ToolSearchDeps {
   registerTool: ExtensionAPI["registerTool"];
   registry: ToolRegistry;
   exposure: ToolExposure;
+  /** The bridge's own tools that reach several servers, once registered. */
+  sharedTools(): SharedTool[];
   /** The server's `description` from its config, redacted. */
   serverDescription(server: string): string | undefined;
   /** Records loaded tools in pi's session. */
@@ -60,15 +74,25 @@ export class ToolSearch {
     });
   }
 
-  /** Brings the index in line with the tools the registry has now (after a server's list arrives, or `auto` is decided). */
+  /**
+   * Brings the index in line with the tools the registry has now (after a server's list arrives, or `auto` is
+   * decided), and with which servers the shared tools reach.
+   */
   sync(): void {
     const { registry, exposure } = this.deps;
-    const current = new Set<string>();
+    const docs: SearchableTool[] = [];
     for (const tool of registry.tools) {
-      if (exposure.exposureOf(tool.server, tool.originalName) !== "deferred") continue;
-      current.add(tool.name);
-      const doc = searchable(tool, this.deps.serverDescription(tool.server));
-      const known = this.index.get(tool.name);
+      if (exposure.exposureOf(tool.server, tool.originalName) === "deferred") docs.push(searchable(tool, this.deps.serverDescription(tool.server)));
+    }
+    for (const tool of this.deps.sharedTools()) {
+      if (exposure.sharedExposure(tool.servers) !== "deferred") continue;
+      // Found by what it does and by the names of the servers it reaches.
+      const { name, description, inputSchema } = tool;
+      docs.push(searchableTool({ name, description, inputSchema }, NO_SERVER, name, `MCP resources of ${tool.servers.join(", ")}`));
+    }
+    const current = new Set(docs.map((doc) => doc.name));
+    for (const doc of docs) {
+      const known = this.index.get(doc.name);
       if (!known || JSON.stringify(known) !== JSON.stringify(doc)) this.index.add(doc);
     }
     for (const name of this.index.names()) if (!current.has(name)) this.index.remove(name);
@@ -81,7 +105,7 @@ export class ToolSearch {
     const refs = tools.map((t) => ({ server: t.server, tool: t.originalName }));
     const added = this.deps.exposure.load(refs);
     if (added.length) this.deps.record(added);
-    const lines = tools.map((t) => ({ name: t.name, server: t.server, description: t.description }));
+    const lines = tools.map((t) => ({ name: t.name, ...(t.server === NO_SERVER ? {} : { server: t.server }), description: t.description }));
     return { text: formatSearchResult(query, lines, this.index.size), loaded: refs };
   }
 
@@ -90,23 +114,32 @@ export class ToolSearch {
     const { registry, exposure } = this.deps;
     const names = new Set<string>();
     for (const tool of registry.tools) if (!exposure.isDeclared(tool.server, tool.originalName)) names.add(tool.name);
+    for (const tool of this.deps.sharedTools()) if (!exposure.isSharedDeclared(tool.name, tool.servers)) names.add(tool.name);
     if (this.index.size === 0) names.add(TOOL_SEARCH_NAME);
     return names;
   }
 
-  /** Every tool this search decides the declaration of (the MCP tools and `tool_search`), and whether it is declared now. */
+  /**
+   * Every tool this search decides the declaration of (the MCP tools, the shared tools and `tool_search`), and whether
+   * it is declared now.
+   */
   declarations(): Map<string, boolean> {
     const undeclared = this.undeclared();
-    const names = [...this.deps.registry.tools.map((t) => t.name), TOOL_SEARCH_NAME];
+    const names = [...this.deps.registry.tools.map((t) => t.name), ...this.deps.sharedTools().map((t) => t.name), TOOL_SEARCH_NAME];
     return new Map(names.map((name) => [name, !undeclared.has(name)]));
   }
 
-  /** The servers with deferred tools, for the system prompt's line about them. */
+  /** The servers with deferred tools (a deferred shared tool's servers among them), for the system prompt's line about them. */
   deferredServers(): DeferredServer[] {
     const servers = new Map<string, DeferredServer>();
+    const add = (server: string, description: string | undefined) => {
+      if (!servers.has(server)) servers.set(server, { server, description });
+    };
+    const shared = new Map(this.deps.sharedTools().map((tool) => [tool.name, tool]));
     for (const name of this.index.names()) {
       const tool = this.index.get(name)!;
-      if (!servers.has(tool.server)) servers.set(tool.server, { server: tool.server, description: tool.serverDescription });
+      if (tool.server !== NO_SERVER) add(tool.server, tool.serverDescription);
+      else for (const server of shared.get(name)?.servers ?? []) add(server, this.deps.serverDescription(server));
     }
     return [...servers.values()];
   }

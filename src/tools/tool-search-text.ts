@@ -29,7 +29,8 @@ const SERVER_DESCRIPTION_CHARS = 80;
 
 export interface SearchResultLine {
   name: string;
-  server: string;
+  /** Its MCP server; none for a tool of the bridge's own that reaches several (a resource tool). */
+  server?: string;
   description: string;
 }
 
@@ -39,7 +40,8 @@ export function formatSearchResult(query: string, hits: readonly SearchResultLin
   if (hits.length === 0) {
     return `No tool matched "${promptLine(query, 80)}" among ${searchable} MCP tools not in your list. Try other words: what the tool acts on, or the service's name.`;
   }
-  const lines = hits.map((hit) => `- ${hit.name} (MCP server ${promptLine(hit.server, 40)}): ${promptLine(hit.description, RESULT_DESCRIPTION_CHARS)}`);
+  const from = (hit: SearchResultLine) => (hit.server === undefined ? "MCP resources" : `MCP server ${promptLine(hit.server, 40)}`);
+  const lines = hits.map((hit) => `- ${hit.name} (${from(hit)}): ${promptLine(hit.description, RESULT_DESCRIPTION_CHARS)}`);
   return [`Loaded ${hits.length === 1 ? "1 tool" : `${hits.length} tools`}; call ${hits.length === 1 ? "it" : "them"} by name:`, ...lines].join("\n");
 }
 

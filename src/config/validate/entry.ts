@@ -34,7 +34,7 @@ export function validateServerEntry(
 
   const endpoint = validateEndpoint(entry, errors);
   const local = endpoint.transport === "stdio";
-  const lifecycle = validateLifecycle(entry, local, errors, warnings);
+  const lifecycle = validateLifecycle(entry, local, errors);
   const oauth = validateAuth(entry, local, endpoint.headers, errors);
   const usage = validateUsage(entry, errors, warnings);
   const limits = validateLimits(entry, errors);

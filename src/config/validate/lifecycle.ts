@@ -16,8 +16,8 @@ import { timeoutSetting } from "./timeout.ts";
 /** `requestTimeout` is set only when `timeout` was read as pi 1.x's seconds (see ./timeout.ts). */
 export type Lifecycle = Pick<ServerConfig, "timeout" | "lazy" | "retry" | "healthCheckInterval" | "pingTimeout"> & { requestTimeout?: number };
 
-export function validateLifecycle(entry: JsonObject, local: boolean, errors: string[], warnings: string[]): Lifecycle {
-  const { timeout, requestTimeout } = timeoutSetting(entry, local, errors, warnings);
+export function validateLifecycle(entry: JsonObject, local: boolean, errors: string[]): Lifecycle {
+  const { timeout, requestTimeout } = timeoutSetting(entry, local, errors);
   const lazy = booleanField(entry, "lazy", false, errors);
   const retry = retryPolicy(entry, local, errors);
   const healthCheckInterval = nonNegativeMs(entry.healthCheckInterval, "healthCheckInterval", DEFAULT_HEALTH_CHECK_INTERVAL_MS, errors);

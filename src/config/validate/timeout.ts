@@ -2,10 +2,12 @@
  * `timeout`, read the way both kinds of config mean it. The bridge's own configs write it in milliseconds, as the
  * handshake deadline; pi 1.x's write it in seconds, as the deadline of each request (its handshake included). One
  * rule tells them apart: a value below {@link SECONDS_BELOW} is seconds, with pi 1.x's meaning; from there up it is
- * milliseconds, as before. Nobody means a 999 ms handshake, nor a request that may take 17 minutes. Pure.
+ * milliseconds, as before. Nobody means a 999 ms handshake, nor a request that may take 17 minutes. Where the
+ * seconds reading needs saying, and how often, is decided here too ({@link secondsNotices}). Pure.
  */
 import { quoteValue } from "../../common/text.ts";
 import type { JsonObject } from "../../common/values.ts";
+import type { ConfigProblem, ServerConfig } from "../types.ts";
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_INIT_TIMEOUT_MS } from "../defaults.ts";
 import { positiveMs } from "./fields.ts";
 
@@ -23,19 +25,17 @@ export interface TimeoutSetting {
  * The handshake deadline (and, for a `timeout` in seconds, the request deadline). A local server's `initTimeout`
  * (ms) wins for its handshake; an explicit `requestTimeout` (ms) wins for its requests.
  */
-export function timeoutSetting(entry: JsonObject, local: boolean, errors: string[], warnings: string[]): TimeoutSetting {
+export function timeoutSetting(entry: JsonObject, local: boolean, errors: string[]): TimeoutSetting {
   const fallback = local ? DEFAULT_INIT_TIMEOUT_MS : DEFAULT_CONNECT_TIMEOUT_MS;
   const value = entry.timeout;
-  const inSeconds = typeof value === "number" && Number.isFinite(value) && value > 0 && value < SECONDS_BELOW;
   const initTimeout = local && entry.initTimeout !== undefined && entry.initTimeout !== null;
-  if (!inSeconds) {
+  if (!inSeconds(value)) {
     // A local server's handshake deadline is `initTimeout`; `timeout` is accepted as its older name.
     if (initTimeout) return { timeout: positiveMs(entry.initTimeout, "initTimeout", fallback, errors) };
     return { timeout: positiveMs(value, "timeout", fallback, errors) };
   }
   const ms = value * 1000;
-  const explicitRequest = entry.requestTimeout !== undefined && entry.requestTimeout !== null;
-  warnings.push(secondsNote(value, explicitRequest));
+  const explicitRequest = hasRequestTimeout(entry);
   return {
     timeout: initTimeout ? positiveMs(entry.initTimeout, "initTimeout", fallback, errors) : ms,
     ...(explicitRequest ? {} : { requestTimeout: ms }),
@@ -49,11 +49,44 @@ export function handshakeTimeoutField(entry: JsonObject, local: boolean): "initT
   return local ? "initTimeout" : "timeout";
 }
 
+function inSeconds(value: unknown): value is number {
+  return typeof value === "number" && Number.isFinite(value) && value > 0 && value < SECONDS_BELOW;
+}
+
+function hasRequestTimeout(entry: JsonObject): boolean {
+  return entry.requestTimeout !== undefined && entry.requestTimeout !== null;
+}
+
 /** The field a user raises for longer requests, as they would write it: pi 1.x's `timeout` in seconds, or `requestTimeout`. */
 export function requestTimeoutField(entry: JsonObject): string {
-  const value = entry.timeout;
-  const fromSeconds = typeof value === "number" && value > 0 && value < SECONDS_BELOW && (entry.requestTimeout === undefined || entry.requestTimeout === null);
-  return fromSeconds ? "`timeout` (seconds)" : "`requestTimeout` (ms)";
+  return inSeconds(entry.timeout) && !hasRequestTimeout(entry) ? "`timeout` (seconds)" : "`requestTimeout` (ms)";
+}
+
+/** A notice to give once, and the key it is remembered by once given. */
+export interface OnceNotice {
+  key: string;
+  problem: ConfigProblem;
+}
+
+/**
+ * The notices about `timeout`s read as seconds that are worth giving, each to be given once, not at every start.
+ *
+ * Whether the reading needs saying depends on the pi that runs. Where pi's own docs say `timeout` is seconds (pi 1.x,
+ * whose built-in MCP reads it so: `piMeansSeconds`), the seconds reading is simply what the user wrote, and nothing is
+ * said. On pi 0.73 the value is ambiguous: the bridge's docs there long said `timeout` is the connect timeout in
+ * milliseconds, so a value below 1000 may be an older config's milliseconds as well as a pi 1.x config's seconds; the
+ * user hears once which reading applies and how to write the other. Each such value is said once per file and server
+ * (the key holds all three): a value changed later is a new question. 1000 and more is milliseconds on both lines
+ * and needs no notice.
+ */
+export function secondsNotices(servers: readonly ServerConfig[], piMeansSeconds: boolean): OnceNotice[] {
+  if (piMeansSeconds) return [];
+  return servers.flatMap((server) => {
+    const value = server.raw.timeout;
+    if (!inSeconds(value)) return [];
+    const problem: ConfigProblem = { level: "warning", source: server.source, server: server.name, message: secondsNote(value, hasRequestTimeout(server.raw)) };
+    return [{ key: JSON.stringify(["timeout-seconds", server.source.path, server.name, value]), problem }];
+  });
 }
 
 /** The notice that the seconds reading applied, and how to get the other one. */

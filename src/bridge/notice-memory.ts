@@ -1,0 +1,61 @@
+/**
+ * Which one-time notices the user has been given, on disk (`<agent dir>/mcp-bridge/notices.json`), so a notice worth
+ * giving once is not repeated at every start. Several pi processes may share the file: every write re-reads it, adds
+ * its keys and replaces the file atomically. Remembering must never break startup: an unreadable file reads as
+ * nothing told (the notice comes again), and a failed write is only recorded in `error`.
+ */
+import { readFile } from "node:fs/promises";
+import { replaceFile, serialised } from "../common/atomic-file.ts";
+import { errorMessage } from "../common/errors.ts";
+import { isObject } from "../common/values.ts";
+
+const FILE_VERSION = 1;
+
+function parseTold(text: string): Set<string> {
+  try {
+    const data: unknown = JSON.parse(text);
+    if (isObject(data) && data.version === FILE_VERSION && Array.isArray(data.told)) {
+      return new Set(data.told.filter((key): key is string => typeof key === "string"));
+    }
+  } catch {
+    // Not JSON: as if nothing was told.
+  }
+  return new Set();
+}
+
+export class NoticeMemory {
+  private lastError: string | undefined;
+
+  constructor(readonly file: string) {}
+
+  /** The last write failure, for the log; cleared by a later successful write. */
+  get error(): string | undefined {
+    return this.lastError;
+  }
+
+  private async told(): Promise<Set<string>> {
+    try {
+      return parseTold(await readFile(this.file, "utf8"));
+    } catch {
+      return new Set();
+    }
+  }
+
+  /** The notices among these not given before, now remembered as given. Never rejects. */
+  firstTime<T extends { key: string }>(notices: readonly T[]): Promise<T[]> {
+    if (notices.length === 0) return Promise.resolve([]);
+    return serialised(this.file, async () => {
+      const told = await this.told();
+      const fresh = notices.filter((notice) => !told.has(notice.key));
+      if (fresh.length === 0) return [];
+      for (const notice of fresh) told.add(notice.key);
+      try {
+        await replaceFile(this.file, `${JSON.stringify({ version: FILE_VERSION, told: [...told] }, null, 2)}\n`, { mode: 0o600 });
+        this.lastError = undefined;
+      } catch (error) {
+        this.lastError = `cannot write ${this.file}: ${errorMessage(error)}`;
+      }
+      return fresh;
+    });
+  }
+}
