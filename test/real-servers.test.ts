@@ -15,6 +15,7 @@ import { after, before, describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { processTree } from "../src/connection/process-tree.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { PI_LINE } from "./pi-line.ts";
 import { runPiCli } from "./pi-print.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { commandLine, fixtureEntry, REPO_ROOT, tempDir } from "./helpers.ts";
@@ -125,11 +126,15 @@ describe("servers users run, started as they start them, with the default settin
     return tool.name;
   }
 
-  /** The model calls each tool given (each list is one turn), then ends; the results, in order. */
+  /**
+   * The model calls each tool given (each list is one turn), then ends; the results, in order. On pi 1.x, where MCP tools
+   * wait behind `tool_search` by default (as pi's own MCP keeps them out of the request), it finds them there first.
+   */
   async function modelCalls(...turns: Array<Array<[string, Record<string, unknown>]>>): Promise<ToolResult[]> {
     const start = pi.session.messages.length;
+    const search: Array<Array<[string, Record<string, unknown>]>> = PI_LINE === "1.x" ? [turns.flat().map(([name]) => ["tool_search", { query: name }])] : [];
     pi.faux.setResponses([
-      ...turns.map((calls) => fauxAssistantMessage(calls.map(([name, args]) => fauxToolCall(name, args)), { stopReason: "toolUse" })),
+      ...[...search, ...turns].map((calls) => fauxAssistantMessage(calls.map(([name, args]) => fauxToolCall(name, args)), { stopReason: "toolUse" })),
       fauxAssistantMessage("done"),
     ]);
     await pi.session.prompt("use the tools");

@@ -40,6 +40,8 @@ describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
       path.join(agentDir.dir, "mcp.json"),
       JSON.stringify({
         approval: "never",
+        // The model calls the tools by name, so they are declared to it on both pi lines (pi 1.x defers them otherwise).
+        exposure: "direct",
         mcpServers: {
           // Deaf until the test creates the gate file: ready exactly when the test says.
           late: { command: process.execPath, args: [SLOW_START, "--until", gate] },

@@ -50,6 +50,8 @@ describe("project trust across the bridge's own writes (in-process pi, recording
     process.env.HOME = home.dir;
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
+    // The model calls the tools by name, so they are declared to it on both pi lines (pi 1.x defers them otherwise).
+    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ exposure: "direct" }));
     process.chdir(project.dir);
   });
 
