@@ -106,9 +106,17 @@ describe("a 2026-07-28 server and a 2025-11-25 server in one pi session", { time
 
   test("a task-based call survives its server's restart: the bridge reconnects and fetches the task's result", async () => {
     const gate = path.join(state.dir, "gate");
+    // The task's status, reported as the call's progress, means the bridge has the task's id (from the server's answer
+    // to the call) and has followed it: only then may the server go away. A record on disk alone is not enough on a
+    // busy machine: the answer carrying the id may not have left the server yet, and a call never answered is sent again.
+    let statusSeen = false;
+    const unsubscribe = pi.session.subscribe((event) => {
+      if (event.type === "tool_execution_update" && event.toolName === "mcp_modern_long_job") statusSeen = true;
+    });
     const calling = modelCalls(["mcp_modern_long_job", { steps: 2, stepMs: 20, gate }]);
-    // The task exists on the server (its record is on disk) before the server goes away.
-    await waitFor(() => readdirSync(state.dir).some((f) => f.endsWith(".json")), "the task to be created", 30_000);
+    await waitFor(() => statusSeen, "the task's first status to reach the call", 30_000);
+    unsubscribe();
+    assert.equal(readdirSync(state.dir).filter((f) => f.endsWith(".json")).length, 1, "the task exists on the server");
     const firstPid = modern.pid;
     await modern.kill();
     modern = await spawnServer(MODERN_SERVER, ["--state", state.dir, "--port", String(modern.port), "--poll-ms", "50"]);
