@@ -31,9 +31,9 @@ export class ClosedBeforeAnswer extends Error {
 }
 
 /**
- * Starts `transport`, sends the ping (with `envelope` as its `_meta`), and resolves at the server's first message (rejects with
- * {@link ClosedBeforeAnswer} if it closes first). The transport is then handed back started and without handlers;
- * its next `start()` (the SDK's, when it takes it over) does nothing, as for a transport the SDK started itself.
+ * Starts `transport`, sends the ping (with `envelope` as its `_meta`), and resolves at the server's first message
+ * (rejects with {@link ClosedBeforeAnswer} if it closes first). The transport is then handed back started and without
+ * handlers.
  */
 export async function untilServerAnswers(transport: Transport, envelope: Record<string, unknown>): Promise<void> {
   const answered = new Promise<void>((resolve, reject) => {
@@ -55,6 +55,7 @@ export async function untilServerAnswers(transport: Transport, envelope: Record<
     transport.onclose = undefined;
     transport.onerror = undefined;
   }
+  // The SDK starts the transport it takes over; this one runs already, so that start does nothing, once.
   const start = transport.start;
   transport.start = async () => {
     transport.start = start;
