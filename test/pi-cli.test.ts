@@ -105,6 +105,30 @@ describe("pi command line", { timeout: 120_000 }, () => {
     }
   });
 
+  test("`pi -p \"/mcp test <server>\"` exits 1 when the server fails the test, 0 when it works", async () => {
+    const tmp = tempDir();
+    const config = path.join(tmp.dir, "mcp.json");
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: {
+          quick: { command: "node", args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")] },
+          broken: { command: "sh", args: ["-c", "echo 'cannot open the database' >&2; exit 3"] },
+        },
+      }),
+    );
+    try {
+      const failing = await runPi(["-e", ".", "--mcp-config", config, "-p", "/mcp test broken"]);
+      assert.equal(failing.code, 1, failing.output);
+      assert.match(failing.output, /MCP server 'broken' failed the test \[other\]: MCP server 'broken': the process exited with code 3 after [\d.]+ s/);
+      const working = await runPi(["-e", ".", "--mcp-config", config, "-p", "/mcp test quick"]);
+      assert.equal(working.code, 0, working.output);
+      assert.match(working.output, /MCP server 'quick' works: connected in \d+ ms over stdio, 2 tools/);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
   test("print mode with 20 local servers started at once lists all 20 connected, with the default settings", async () => {
     const tmp = tempDir();
     const config = path.join(tmp.dir, "mcp.json");

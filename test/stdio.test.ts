@@ -413,7 +413,9 @@ describe("stdio: shutdown leaves no process behind", { timeout: 120_000 }, () =>
     await waitFor(() => readLog(log).length > 0, "the server to start");
     const pid = readLog(log)[0]!.pid;
     await connection.close();
-    assert.match(await outcome, /MCP server 'mute'/);
+    assert.match(await outcome, /MCP server 'mute' was shut down while connecting/);
+    // Nothing was started in its place: a closed connection is not asked again with `initialize` alone.
+    assert.equal(readLog(log).length, 1, "one start");
     await waitFor(() => !isAlive(pid), "the connecting server to be gone");
     tmp.cleanup();
   });

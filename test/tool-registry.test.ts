@@ -13,6 +13,7 @@ import { ToolRegistry } from "../src/pi/tool-registry.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
 import { connectionFor, REPO_ROOT, tempDir, trustProjectServers, waitFor } from "./helpers.ts";
 import { type InProcessPi, requestTools, startInProcessPi } from "./pi-harness.ts";
+import { RecordingUI } from "./recording-ui.ts";
 
 const LONG_NAME = `fetch_${"very_long_segment_".repeat(5)}end`;
 const ODD_NAME = "get.item v2";
@@ -226,8 +227,11 @@ describe("in pi: colliding names go by config order, whichever server connects f
   let first: RunningServer;
   let second: RunningServer;
   let pi: InProcessPi | undefined;
-  /** The startup notice (printed, as there is no UI). */
-  const notice: string[] = [];
+  /**
+   * pi's UI: with one the session starts at once, as in the TUI, while zeroth is still held back (a session without one
+   * waits for every server). The startup notice is shown in it.
+   */
+  const ui = new RecordingUI();
 
   const registered = (server: string) => events.some((e) => e.channel === "tools.registered" && e.serverId === server);
 
@@ -273,13 +277,7 @@ describe("in pi: colliding names go by config order, whichever server connects f
     // Both servers are registered before the session starts (pi has shown no tool to a model yet).
     await waitFor(() => registered("first"), "the first server's tools, after the second's", 30_000);
     assert.equal(registered("zeroth"), false, "zeroth is still held back");
-    const originalLog = console.log;
-    console.log = (...args: unknown[]) => notice.push(args.join(" "));
-    try {
-      await pi.session.bindExtensions({});
-    } finally {
-      console.log = originalLog;
-    }
+    await pi.session.bindExtensions({ uiContext: ui.context() });
   });
 
   /** The servers whose tool lists the bridge's cache holds on disk. */
@@ -343,7 +341,7 @@ describe("in pi: colliding names go by config order, whichever server connects f
     }
     const moved = events.filter((e) => e.channel === "tools.updated" && e.serverId === "second").flatMap((e) => e.tools);
     assert.ok(moved.some((t) => t.originalName === "echo" && t.name === "echo_2"), "the move is announced");
-    const text = notice.join("\n");
+    const text = ui.notices.join("\n");
     assert.match(text, /Tool name 'echo' of MCP server 'second' \(tool 'echo'\) is already taken by tool 'echo' of MCP server 'first'; registered as 'echo_2'/);
     assert.doesNotMatch(text, /of MCP server 'first' \(tool '[a-z_]+'\) is already taken/, "no warning left from before the move");
   });

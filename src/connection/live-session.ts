@@ -156,6 +156,11 @@ export class LiveSession {
     return this.held?.kind;
   }
 
+  /** Its owner closed it (an open under way then fails, and nothing is to be opened in its place). */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
   /** Opened, and neither dropped nor closed since. */
   get isOpen(): boolean {
     return this.held?.open === true;

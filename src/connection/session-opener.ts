@@ -139,7 +139,8 @@ export class SessionOpener {
     try {
       await session.open(deadline);
     } catch (error) {
-      if (protocol !== "auto") throw error;
+      // Closed by its owner (pi is shutting down, the server was disabled): nothing is started in its place.
+      if (protocol !== "auto" || session.isClosed) throw error;
       // What worked last time no longer does (the server changed): the next attempt starts over from a probe.
       if (remembered !== undefined && !this.initializeOnly) this.recalled = null;
       if (remembered !== undefined || session.violation || Date.now() >= deadline || !this.probeCostTheConnect(endpoint, session, error)) throw error;
