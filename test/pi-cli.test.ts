@@ -120,7 +120,7 @@ describe("pi command line", { timeout: 120_000 }, () => {
     try {
       const failing = await runPi(["-e", ".", "--mcp-config", config, "-p", "/mcp test broken"]);
       assert.equal(failing.code, 1, failing.output);
-      assert.match(failing.output, /MCP server 'broken' failed the test \[other\]: MCP server 'broken': the process exited with code 3 after [\d.]+ s/);
+      assert.match(failing.output, /MCP server 'broken' failed the test \[transport\]: MCP server 'broken': the process exited with code 3 after [\d.]+ s/);
       const working = await runPi(["-e", ".", "--mcp-config", config, "-p", "/mcp test quick"]);
       assert.equal(working.code, 0, working.output);
       assert.match(working.output, /MCP server 'quick' works: connected in \d+ ms over stdio, 2 tools/);
