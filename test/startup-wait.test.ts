@@ -68,17 +68,8 @@ describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
     await pi.session.bindExtensions({});
     const names = pi.session.getAllTools().map((t) => t.name);
     assert.ok(names.includes("mcp_late_hello"), `the late server's tool is there when the session starts: ${names.join(", ")}`);
-    let offered: string[] = [];
-    pi.faux.setResponses([
-      (context: Context) => {
-        offered = requestTools(context).map((t) => t.name);
-        return fauxAssistantMessage([fauxToolCall("mcp_late_hello", {})], { stopReason: "toolUse" });
-      },
-      fauxAssistantMessage("done"),
-    ]);
-    await pi.session.prompt("say hello");
+    const { offered, result } = await callLateHello(pi);
     assert.ok(offered.includes("mcp_late_hello"), "the first request to the model declares it");
-    const result = pi.session.messages.find((m) => (m as unknown as ToolResultMessage).role === "toolResult") as unknown as ToolResultMessage;
     assert.equal(result.isError, false);
     assert.match(result.content[0]?.text ?? "", /^hello after/);
     // The mute server ran out of its own time before the session started, and is reported as failed, not as starting.
@@ -99,21 +90,27 @@ describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
     writeFileSync(gate, "");
     await waitFor(() => pi!.session.getAllTools().some((t) => t.name === "mcp_late_hello"), "the late server's tool", 30_000);
     await waitFor(() => ui.notices.some((n) => n === "MCP server 'late' is ready: 1 tool"), "the notice that it is ready", 10_000);
-    let offered: string[] = [];
-    pi.faux.setResponses([
-      (context: Context) => {
-        offered = requestTools(context).map((t) => t.name);
-        return fauxAssistantMessage([fauxToolCall("mcp_late_hello", {})], { stopReason: "toolUse" });
-      },
-      fauxAssistantMessage("done"),
-    ]);
-    await pi.session.prompt("say hello");
+    const { offered, result } = await callLateHello(pi);
     assert.ok(offered.includes("mcp_late_hello"), "the next request to the model declares the late server's tool");
-    const result = pi.session.messages.find((m) => (m as unknown as ToolResultMessage).role === "toolResult") as unknown as ToolResultMessage;
     assert.equal(result.isError, false, JSON.stringify(result.content));
     await waitFor(() => /^(\[warn\])?MCP 1\/2$/.test(ui.statuses.get("mcp") ?? ""), "the footer to count it as up", 30_000);
   });
 });
+
+/** The model calls the late server's tool once; the tools its request declared, and the call's result. */
+async function callLateHello(pi: InProcessPi): Promise<{ offered: string[]; result: ToolResultMessage }> {
+  let offered: string[] = [];
+  pi.faux.setResponses([
+    (context: Context) => {
+      offered = requestTools(context).map((t) => t.name);
+      return fauxAssistantMessage([fauxToolCall("mcp_late_hello", {})], { stopReason: "toolUse" });
+    },
+    fauxAssistantMessage("done"),
+  ]);
+  await pi.session.prompt("say hello");
+  const result = pi.session.messages.find((m) => (m as unknown as ToolResultMessage).role === "toolResult") as unknown as ToolResultMessage;
+  return { offered, result };
+}
 
 /** `/mcp list` as pi shows it without a UI (print mode writes it to stdout; here it is captured). */
 async function listing(pi: InProcessPi): Promise<string> {
