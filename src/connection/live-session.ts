@@ -171,19 +171,11 @@ export class LiveSession {
     return this.held && pidOf(this.held.transport);
   }
 
-  /** Lines a local server wrote to stdout that are not JSON-RPC (it should log to stderr). */
-  get nonJsonLines(): number {
-    return this.localTransport?.nonJsonLines ?? 0;
-  }
-
-  /** Whether a local server wrote anything to stdout yet; undefined for a remote one. */
-  get wroteToStdout(): boolean | undefined {
-    const transport = this.localTransport;
-    return transport && transport.linesRead > 0;
-  }
-
-  private get localTransport(): ProcessGroupStdioTransport | undefined {
-    return this.held?.kind === "stdio" ? (this.held.transport as ProcessGroupStdioTransport) : undefined;
+  /** A local server's stdout lines: all, and those that are not JSON-RPC (it should log to stderr); none for a remote one. */
+  get stdoutLines(): { read: number; nonJson: number } | undefined {
+    if (this.held?.kind !== "stdio") return undefined;
+    const transport = this.held.transport as ProcessGroupStdioTransport;
+    return { read: transport.linesRead, nonJson: transport.nonJsonLines };
   }
 
   /** Why the session ended, when the server's side says: it sent something over a limit, or its process ended. */
@@ -258,7 +250,7 @@ export class LiveSession {
       }
       // A response stream the bridge ended because its request was over (timed out, cancelled, answered).
       if (requestScopeEnded()) return;
-      // Unparsable stdout lines: the transport counts them (see `nonJsonLines`) and carries on.
+      // Unparsable stdout lines: the transport counts them (see `stdoutLines`) and carries on.
       if (error instanceof SyntaxError || /JSON|parse/i.test(error.message)) return;
       if (kind !== "stdio" && held.open) events.streamError(this, error);
     };

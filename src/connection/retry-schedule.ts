@@ -71,6 +71,11 @@ export class RetrySchedule {
     return this.used >= this.policy.maxAttempts;
   }
 
+  /** The wait before the next attempt after a failure with `error`; null when none is left or retrying cannot help. */
+  retryIn(error: unknown): number | null {
+    return this.exhausted || !this.hooks.retryable(error) ? null : backoffDelay(this.used, this.policy);
+  }
+
   /** The next failure starts again at attempt 1. */
   reset(): void {
     this.used = 0;
@@ -127,11 +132,10 @@ export class RetrySchedule {
       } catch (error) {
         lastError = error;
         if (this.wake.signal.aborted) return;
-        const more = n < policy.maxAttempts && hooks.retryable(error);
-        const retryIn = more ? backoffDelay(n, policy) : null;
+        const retryIn = this.retryIn(error);
         if (retryIn !== null) hooks.scheduled(n + 1, Date.now() + retryIn);
         hooks.failed(n, error, retryIn);
-        if (!more) break;
+        if (retryIn === null) break;
       }
     }
     if (!this.wake.signal.aborted) hooks.gaveUp(lastError);

@@ -20,7 +20,7 @@ import type { AuthStore } from "../oauth/storage.ts";
 import { ServerToolList } from "../tools/server-tool-list.ts";
 import { cancelledError, connectError, disabledError, noOAuthError, notConnectedError, shutDownError, stillReconnectingError, untrustedError } from "./error-messages.ts";
 import { HealthChecks } from "./health-checks.ts";
-import { backoffDelay, type HealthStatus, type HealthTracker, type ServerState } from "./health.ts";
+import type { HealthStatus, HealthTracker, ServerState } from "./health.ts";
 import { LifecycleReport } from "./lifecycle-report.ts";
 import { LiveSession, type Run } from "./live-session.ts";
 import type { ClientFeatures, ClientInfo, ServerChange } from "./mcp-client.ts";
@@ -111,7 +111,7 @@ export class ServerConnection {
     });
     this.schedule = new RetrySchedule(config.retry, {
       attempt: (n) => this.connectOnce(n),
-      retryable: (error) => this.retryable(error),
+      retryable: (error) => worthRetrying(error, config.transport === "stdio"),
       scheduled: (n, at) => this.health.scheduled(n, at),
       failed: (n, error, retryIn) => this.report.retryFailed(n, error, retryIn),
       gaveUp: (error) => this.giveUp(error),
@@ -226,10 +226,10 @@ export class ServerConnection {
     this.checkTrusted();
     this.starting ??= this.connectOnce(0).catch((error: unknown) => {
       if (this.closed) throw error;
-      const retry = this.retryable(error) && !this.schedule.exhausted;
       // Said on the bus as every later failed attempt is, with when the next one comes (if one does).
-      this.report.retryFailed(0, error, retry ? backoffDelay(this.schedule.attemptsMade, this.config.retry) : null);
-      if (retry) void this.recover();
+      const retryIn = this.schedule.retryIn(error);
+      this.report.retryFailed(0, error, retryIn);
+      if (retryIn !== null) void this.recover();
       else this.giveUp(error);
       throw error;
     });
@@ -314,13 +314,9 @@ export class ServerConnection {
   private giveUp(error: unknown): void {
     if (this.closed) return;
     const attempts = this.schedule.attemptsMade;
-    const exhausted = this.retryable(error) && attempts > 0;
+    const exhausted = worthRetrying(error, this.config.transport === "stdio") && attempts > 0;
     const reason = error instanceof Error ? error.message : this.health.state.lastError;
     this.report.gaveUp(this.needsSignIn ? "needs sign-in" : exhausted ? "disconnected" : "error", reason, exhausted, attempts);
-  }
-
-  private retryable(error: unknown): boolean {
-    return worthRetrying(error, this.config.transport === "stdio");
   }
 
   /**

@@ -178,9 +178,9 @@ export class SessionOpener {
       exitCode: session?.exitCode,
       exitedAfterMs: session?.exitedAfterMs,
       stage: session?.stage,
-      wroteToStdout: session?.wroteToStdout,
+      wroteToStdout: session?.stdoutLines && session.stdoutLines.read > 0,
       violation: session?.violation,
-      nonJsonLines: session?.nonJsonLines ?? 0,
+      nonJsonLines: session?.stdoutLines?.nonJson ?? 0,
       oauth: this.options.auth.active,
       oauthRefused: this.options.auth.refusedMessage,
     };
