@@ -134,7 +134,9 @@ describe("links between the documents", () => {
         const [file, anchor] = target!.split("#");
         const resolved = file ? path.resolve(REPO_ROOT, path.dirname(doc), file) : path.join(REPO_ROOT, doc);
         if (!existsSync(resolved)) broken.push(`${target}: no such file`);
-        else if (anchor && resolved.endsWith(".md") && !anchors(resolved).has(anchor)) broken.push(`${target}: no such heading`);
+        else if (anchor && resolved.endsWith(".md") && !anchors(resolved).has(anchor)) {
+          broken.push(`${target}: no such heading`);
+        }
       }
       assert.deepEqual(broken, []);
     });
