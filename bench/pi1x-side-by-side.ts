@@ -1,6 +1,6 @@
 /**
  * `npm run bench:pi1x`: pi 1.x's built-in MCP and this bridge side by side, on the same config and the same machine
- * (README: "For pi 1.x users"). Both run in pi 1.6 on Node 22 from test/pi1x (installed by `npm run test:pi1x`):
+ * (docs/pi1x-builtin.md). Both run in pi 1.6 on Node 22 from test/pi1x (installed by `npm run test:pi1x`):
  *   built-in  `pi mcp list`            (the built-in's own status command; it connects every server, then exits)
  *   bridge    `pi -e <repo> -p /mcp`   (the bridge replaces the built-in for the session and prints its table)
  * The config holds the repo's hello server, the MCP reference server `server-everything`, a legacy HTTP+SSE server

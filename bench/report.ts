@@ -23,7 +23,7 @@ export interface Machine {
   date: string;
 }
 
-/** The JSON file: where and when it ran, then every section's figures. README's Benchmarks section documents it. */
+/** The JSON file: where and when it ran, then every section's figures. bench/README.md documents it. */
 export interface BenchReport {
   machine: Machine;
   sections: Array<{ title: string; ok: boolean; error?: string; seconds: number; figures: Array<Figure & { met: boolean | null }> }>;

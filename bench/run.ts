@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: measures every section below, prints a table and writes the figures as JSON (README: Benchmarks).
+ * `npm run bench`: measures every section below, prints a table and writes the figures as JSON (bench/README.md).
  *
  *   npm run bench                          all sections, JSON to bench/results.json
  *   npm run bench -- --out /tmp/b.json     (or BENCH_OUT=/tmp/b.json) the JSON elsewhere

@@ -6,7 +6,7 @@
  *   revision's release); 2025-11-25 and 2026-07-28 when none is given, and then each extension scenario the bridge
  *   supports on its own (a requirement set runs them but does not score them, so a regression would pass unseen).
  * - `--suite-all`: every scenario of the last 0.1 release (`--suite all`), the extensions included, with the scenarios
- *   the README lists as unsupported in ./expected-failures-release.yml.
+ *   docs/lifecycle-and-protocol.md lists as unsupported in ./expected-failures-release.yml.
  *
  * Both harness releases are installed in ./harness from its own lockfile and run on the Node 22 the pi 1.x tests
  * install (../scripts/node22.mjs); the driver runs on this Node.
@@ -21,7 +21,7 @@ const args = process.argv.slice(2);
 const suiteAll = args.includes("--suite-all");
 const named = args.filter((arg) => arg !== "--suite-all");
 const revisions = named.length > 0 ? named : suiteAll ? [] : ["2025-11-25", "2026-07-28"];
-/** The OAuth extensions the README says are supported: machine clients, enterprise-managed, workload identity, DPoP. */
+/** The OAuth extensions docs/oauth.md says are supported: machine clients, enterprise-managed, workload identity, DPoP. */
 const EXTENSIONS = [
   "auth/client-credentials-basic",
   "auth/client-credentials-jwt",

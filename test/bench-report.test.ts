@@ -1,6 +1,6 @@
 /**
  * The bench runner's own logic: sections run in order and a throwing one does not stop the rest, the table's verdicts,
- * the JSON shape README documents, the statistics and the round loop. (The figures themselves are measured by
+ * the JSON shape bench/README.md documents, the statistics and the round loop. (The figures themselves are measured by
  * `npm run bench`, not here: no timing is asserted.)
  */
 import assert from "node:assert/strict";

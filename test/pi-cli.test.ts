@@ -1,6 +1,6 @@
 /**
- * The real `pi` command line with the extension: the README's demo command, `/mcp prompts` in print mode, and no
- * orphaned server after SIGTERM.
+ * The real `pi` command line with the extension: the README's demo command (`npm run demo`), `/mcp prompts` in print
+ * mode, and no orphaned server after SIGTERM.
  */
 import assert from "node:assert/strict";
 import { execSync, spawn } from "node:child_process";
@@ -50,6 +50,11 @@ describe("pi command line", { timeout: 120_000 }, () => {
     // The README shows this run's output (on the pi line its `npx pi` installs): every line it shows is one pi printed.
     if (PI_LINE === "0.73") {
       const readme = readFileSync(path.join(REPO_ROOT, "README.md"), "utf8");
+      // The README's first command is `npm run demo`, and that script is the command this test runs.
+      assert.match(readme, /\nnpm ci && npm run demo\n/);
+      type Package = { scripts: Record<string, string> };
+      const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as Package;
+      assert.equal(pkg.scripts.demo, "pi -e . --mcp-config examples/demo.json -p /mcp");
       const start = readme.indexOf("```\n", readme.indexOf("The first prints")) + 4;
       const shown = readme.slice(start, readme.indexOf("```", start)).split("\n");
       const ago = (line: string) => line.replace(/\d+s ago/g, "Ns ago").trimEnd();

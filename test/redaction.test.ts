@@ -61,9 +61,10 @@ describe("secrets and terminal escapes in pi (in-process, faux model)", { timeou
     }
   }
 
-  /** The event names in the README's table of events (its first column). */
+  /** The event names in the table of events of docs/events-and-logs.md (its first column). */
   function documentedChannels(): string[] {
-    const table = readFileSync(path.join(REPO_ROOT, "README.md"), "utf8").split("\n### Events")[1]!.split("\n### ")[0]!;
+    const page = readFileSync(path.join(REPO_ROOT, "docs", "events-and-logs.md"), "utf8");
+    const table = page.split("\n## Events")[1]!.split("\n## ")[0]!;
     const channels = table.split("\n").filter((line) => line.startsWith("| `")).flatMap((line) => [...line.split(" | ")[0]!.matchAll(/`([a-z.]+)`/g)].map((m) => m[1]!));
     assert.ok(channels.includes("mcp.local.crashed") && channels.length > 15, channels.join(", "));
     return channels;
@@ -101,7 +102,7 @@ describe("secrets and terminal escapes in pi (in-process, faux model)", { timeou
         },
       }),
     );
-    // Another extension that records every event the README documents, as any subscriber on pi's shared bus gets it.
+    // Another extension that records every event docs/events-and-logs.md lists, as any subscriber on pi's bus gets it.
     writeFileSync(
       path.join(project.dir, "bus-recorder.ts"),
       `export default function (pi) {

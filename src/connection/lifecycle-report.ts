@@ -1,6 +1,6 @@
 /**
  * What each step in a server's life tells the rest of pi: the health model (./health.ts) changes, a line goes to the
- * bridge's log, and an event to pi's bus (`mcp.connecting`, `mcp.connected`, …, documented in the README) — all three
+ * bridge's log, and an event to pi's bus (`mcp.connecting`, `mcp.connected`, …, documented in docs/events-and-logs.md) — all three
  * in one call, so they never disagree. The connection decides what happens; this only records it.
  */
 import type { CallToolResult } from "@modelcontextprotocol/client";

@@ -24,7 +24,7 @@ export const APPROVAL_REQUEST_CHANNEL = "mcp.approval.request";
 export type HookDecision = "allow" | "allow-session" | "deny";
 const HOOK_DECISIONS: readonly HookDecision[] = ["allow", "allow-session", "deny"];
 
-/** The payload of `mcp.approval.request`: a public interface, documented in the README. */
+/** The payload of `mcp.approval.request`: a public interface, documented in docs/events-and-logs.md. */
 export interface ApprovalRequest {
   serverId: string;
   /** The tool's name on its MCP server. */
