@@ -4,14 +4,14 @@
  * redirect and exchanging its code.
  */
 import * as os from "node:os";
-import { auth, type FetchLike, isDpopNonceChallenge, type OAuthTokens, UnauthorizedError } from "@modelcontextprotocol/client";
+import { applyMiddlewares, auth, type FetchLike, isDpopNonceChallenge, type Middleware, type OAuthTokens, UnauthorizedError } from "@modelcontextprotocol/client";
 import type { OAuthSettings } from "../config/types.ts";
 import { BridgeError, describeError } from "../common/errors.ts";
 import type { PiImportOutcome } from "./pi-sign-in-import.ts";
 import { BridgeOAuthProvider, type SignInHandler } from "./provider.ts";
 import { isMachineGrant, MachineOAuthProvider } from "./machine-provider.ts";
 import { type AuthStore, toOAuthTokens } from "./storage.ts";
-import { RefreshDeduper } from "./refresh-dedupe.ts";
+import { withGlobalResponses, withSharedRefresh } from "./refresh-dedupe.ts";
 import { type Environment, expandHome, substituteVars } from "../config/substitute.ts";
 import { commandArgument } from "../config/validate/name.ts";
 
@@ -44,12 +44,13 @@ export function isUnauthorized(error: unknown): boolean {
 
 export class OAuthSession {
   readonly provider: BridgeOAuthProvider | MachineOAuthProvider;
-  private readonly deduper: RefreshDeduper;
+  /** What the transports' fetch goes through (outermost last): shared refreshes, then a look for a moved server. */
+  readonly middleware: Middleware;
 
   constructor(private readonly options: OAuthSessionOptions) {
     const { store, server, serverUrl } = options;
     // Refreshes are shared across pi processes through the token file: see refresh-dedupe.ts.
-    this.deduper = new RefreshDeduper({
+    const sharedRefresh = withSharedRefresh({
       lockPath: `${store.tokensPath(server)}.lock`,
       current: () => {
         const stored = store.tokens(server, serverUrl);
@@ -60,6 +61,9 @@ export class OAuthSession {
         await this.provider.saveTokens({ ...(answer as OAuthTokens), ...(issuer ? { issuer } : {}) });
       },
     });
+    this.middleware = applyMiddlewares(sharedRefresh, this.rediscoverOnRefusal);
+    // Token requests (the provider's own, not the transports'): undici's answers read as the SDK reads them.
+    const fetch = options.fetch && applyMiddlewares(withGlobalResponses, sharedRefresh)(options.fetch);
     const secrets: string[] = [];
     const resolve = (value: string | undefined): string | undefined => {
       if (value === undefined) return undefined;
@@ -104,7 +108,7 @@ export class OAuthSession {
           idTokenFile: file(settings.idTokenFile),
         },
         store: options.store,
-        fetch: options.fetch,
+        fetch,
         onSecrets: options.onSecrets,
       });
       return;
@@ -119,7 +123,7 @@ export class OAuthSession {
       onSecrets: options.onSecrets,
       mayImport: options.mayImport,
       onImport: options.onImport,
-      fetch: options.fetch ? this.deduper.wrap(options.fetch) : undefined,
+      fetch,
     });
   }
 
@@ -132,20 +136,17 @@ export class OAuthSession {
     return this.options.clientSecret;
   }
 
-  /** The fetch a transport should use: refreshes of one token share one request. */
-  wrapFetch(fetch: FetchLike): FetchLike {
-    const deduped = this.deduper.wrap(fetch);
-    return async (url, init) => {
-      const response = await deduped(url, init);
-      // A token refused: the server may have moved to another authorization server (its resource metadata lists a new
-      // one), so what discovery found is looked up again rather than reused; a client id is then registered there.
-      // A DPoP nonce challenge is not a refusal: the SDK sends the request again with the nonce.
-      if (response.status === 401 && /^(bearer|dpop) /i.test(new Headers(init?.headers).get("authorization") ?? "") && !isDpopNonceChallenge(response as Response)) {
-        await this.provider.invalidateCredentials("discovery");
-      }
-      return response;
-    };
-  }
+  /**
+   * A token refused: the server may have moved to another authorization server (its resource metadata lists a new
+   * one), so what discovery found is looked up again rather than reused; a client id is then registered there.
+   * A DPoP nonce challenge is not a refusal: the SDK sends the request again with the nonce.
+   */
+  private readonly rediscoverOnRefusal: Middleware = (next) => async (url, init) => {
+    const response = await next(url, init);
+    const presented = /^(bearer|dpop) /i.test(new Headers(init?.headers).get("authorization") ?? "");
+    if (response.status === 401 && presented && !isDpopNonceChallenge(response)) await this.provider.invalidateCredentials("discovery");
+    return response;
+  };
 
   /**
    * After a request failed for want of authorization: if a sign-in was started, waits for its redirect (bounded by the
