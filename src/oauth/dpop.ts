@@ -9,13 +9,15 @@
  */
 import { type AuthorizationServerMetadata, DPOP_SUPPORTED_ALGS, type DpopAlg, type DpopKeyPair, DpopSession, generateDpopKeyPair } from "@modelcontextprotocol/client";
 import { BridgeError } from "../common/errors.ts";
-import { isObject } from "../common/values.ts";
+import { Type } from "typebox";
 
 /** A DPoP key as stored with the tokens it binds: the private JWK (public members included) and its algorithm. */
 export interface StoredDpopKey {
   alg: DpopAlg;
   jwk: Record<string, unknown>;
 }
+const KeyShape = Type.Object({ alg: Type.Union(DPOP_SUPPORTED_ALGS.map((alg) => Type.Literal(alg))), jwk: Type.Object({ kty: Type.String(), d: Type.String() }) });
+export const StoredDpopKeySchema = Type.Unsafe<StoredDpopKey>(KeyShape);
 
 /** The JWK members that are private key material (EC/OKP `d`; RSA's `d`, primes and CRT values). */
 const PRIVATE_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "oth"] as const;
@@ -24,10 +26,6 @@ const PREFERRED_ALG: DpopAlg = "ES256";
 
 export function isDpopAlg(value: unknown): value is DpopAlg {
   return typeof value === "string" && (DPOP_SUPPORTED_ALGS as readonly string[]).includes(value);
-}
-
-export function isStoredDpopKey(value: unknown): value is StoredDpopKey {
-  return isObject(value) && isDpopAlg(value.alg) && isObject(value.jwk) && typeof value.jwk.kty === "string" && typeof value.jwk.d === "string";
 }
 
 /** The secret parts of a stored key, to keep out of every message. */

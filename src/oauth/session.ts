@@ -42,6 +42,10 @@ export function isUnauthorized(error: unknown): boolean {
   return error instanceof UnauthorizedError || (error instanceof Error && error.cause instanceof UnauthorizedError);
 }
 
+/** The settings that may hold `${VAR}`s, and those that name a file (`~/` expanded). */
+const TEXT_SETTINGS = ["clientId", "clientSecret", "authorizationUrl", "tokenUrl", "clientMetadataUrl", "authServerMetadataUrl", "keyId", "assertion", "idpUrl", "idpTokenUrl", "idpClientId", "idpClientSecret", "idToken"] as const;
+const FILE_SETTINGS = ["privateKeyFile", "assertionFile", "idTokenFile"] as const;
+
 export class OAuthSession {
   readonly provider: BridgeOAuthProvider | MachineOAuthProvider;
   /** What the transports' fetch goes through (outermost last): shared refreshes, then a look for a moved server. */
@@ -71,60 +75,15 @@ export class OAuthSession {
       secrets.push(...result.secrets);
       return result.value;
     };
-    const { settings } = options;
-    const resolved: OAuthSettings = {
-      ...settings,
-      clientId: resolve(settings.clientId),
-      clientSecret: options.clientSecret ?? resolve(settings.clientSecret),
-      authorizationUrl: resolve(settings.authorizationUrl),
-      tokenUrl: resolve(settings.tokenUrl),
-      clientMetadataUrl: resolve(settings.clientMetadataUrl),
-      authServerMetadataUrl: resolve(settings.authServerMetadataUrl),
-    };
-    if (resolved.clientSecret) secrets.push(resolved.clientSecret);
-    // Values from `${VAR}`s in the auth block and the client secret are redacted like the tokens.
-    options.onSecrets?.(secrets);
-    if (isMachineGrant(settings.grantType)) {
-      const file = (value: string | undefined) => (value === undefined ? undefined : resolve(expandHome(value, os.homedir())));
-      const assertion = resolve(settings.assertion);
-      const idToken = resolve(settings.idToken);
-      const idpClientSecret = resolve(settings.idpClientSecret);
-      // Written out, these are secrets as well as when they come from a variable.
-      options.onSecrets?.([assertion, idToken, idpClientSecret].filter((value): value is string => Boolean(value)));
-      this.provider = new MachineOAuthProvider({
-        server: options.server,
-        serverUrl: options.serverUrl,
-        settings: {
-          ...resolved,
-          privateKeyFile: file(settings.privateKeyFile),
-          keyId: resolve(settings.keyId),
-          assertion,
-          assertionFile: file(settings.assertionFile),
-          idpUrl: resolve(settings.idpUrl),
-          idpTokenUrl: resolve(settings.idpTokenUrl),
-          idpClientId: resolve(settings.idpClientId),
-          idpClientSecret,
-          idToken,
-          idTokenFile: file(settings.idTokenFile),
-        },
-        store: options.store,
-        fetch,
-        onSecrets: options.onSecrets,
-      });
-      return;
-    }
-    this.provider = new BridgeOAuthProvider({
-      server: options.server,
-      serverUrl: options.serverUrl,
-      settings: resolved,
-      store: options.store,
-      signIn: options.signIn,
-      signInTimeoutMs: options.signInTimeoutMs,
-      onSecrets: options.onSecrets,
-      mayImport: options.mayImport,
-      onImport: options.onImport,
-      fetch,
-    });
+    const settings: OAuthSettings = { ...options.settings };
+    for (const key of TEXT_SETTINGS) settings[key] = resolve(settings[key]);
+    for (const key of FILE_SETTINGS) settings[key] = settings[key] === undefined ? undefined : resolve(expandHome(settings[key], os.homedir()));
+    if (options.clientSecret !== undefined) settings.clientSecret = options.clientSecret;
+    // Values from `${VAR}`s and these, even written out, are redacted like the tokens.
+    const { clientSecret, assertion, idToken, idpClientSecret } = settings;
+    options.onSecrets?.([...secrets, clientSecret, assertion, idToken, idpClientSecret].filter((value): value is string => Boolean(value)));
+    const common = { server, serverUrl, settings, store, fetch, onSecrets: options.onSecrets };
+    this.provider = isMachineGrant(settings.grantType) ? new MachineOAuthProvider(common) : new BridgeOAuthProvider({ ...options, ...common });
   }
 
   get serverUrl(): string {
