@@ -31,7 +31,7 @@ export interface ConnectDefaults {
   signIn?: SignInHandler | null;
   /** Who can sign in at the moment it is asked (over `signIn`): a session whose UI comes later. */
   signInNow?: () => SignInHandler | undefined;
-  /** The store takes over pi 1.x's sign-ins from `<authDir>.json` (`mcp-auth.json` beside `mcp-auth/`, as in pi's agent dir). */
+  /** The store takes over pi 1.x's sign-ins from `<authDir>.json` (`mcp-auth.json` beside `mcp-auth/`, as pi has it). */
   piSignIns?: boolean;
   /** Bounds a sign-in (10 s unless set). */
   signInTimeoutMs?: number;
@@ -57,10 +57,12 @@ export interface OAuthBed {
    * A new authorization server (closed with the suite), and for it a fresh agent dir with the bridge's auth dir and
    * the path of pi 1.x's file of sign-ins in it, and a free callback port.
    */
-  setup(options?: OAuthFixtureOptions): Promise<{ fixture: OAuthFixture; authDir: string; piFile: string; callbackPort: number }>;
+  setup(options?: OAuthFixtureOptions): Promise<{
+    fixture: OAuthFixture; authDir: string; piFile: string; callbackPort: number;
+  }>;
   /** A fresh auth dir (`<agent dir>/mcp-auth`, the agent dir made) in the bed's temp dir. */
   newAuthDir(): string;
-  /** A connection to `fixture` with `auth` (over the suite's defaults), its tokens in `authDir`; closed with the suite. */
+  /** A connection to `fixture` with `auth` (over the suite's), its tokens in `authDir`; closed with the suite. */
   connect(fixture: OAuthFixture, authDir: string, auth?: Record<string, unknown>, options?: ConnectOptions): ServerConnection;
   /** The server's echo tool called with `text`; the message of a failure is kept for the secret checks. */
   echo(connection: ServerConnection, text: string): Promise<string>;
@@ -91,8 +93,9 @@ export function oauthBed(prefix: string, defaults: ConnectDefaults = {}): OAuthB
       return { fixture, authDir, piFile: `${authDir}.json`, callbackPort: await freePort() };
     },
     connect(fixture, authDir, auth = {}, options = {}) {
-      const { name = "secure", authKey = "auth", url = fixture.url, env, piSignIns, signInTimeoutMs = 10_000 } = { ...defaults, ...options };
-      const signIn = options.signIn !== undefined ? options.signIn : defaults.signIn !== undefined ? defaults.signIn : automaticSignIn();
+      const settings = { ...defaults, ...options };
+      const { name = "secure", authKey = "auth", url = fixture.url, env, piSignIns, signInTimeoutMs = 10_000 } = settings;
+      const signIn = settings.signIn === undefined ? automaticSignIn() : settings.signIn;
       const entry = { url, [authKey]: { ...defaults.auth, ...auth }, ...defaults.entry, ...options.entry };
       const store = new AuthStore(authDir, piSignIns ? { piAuthFile: `${authDir}.json` } : {});
       const connection = connectionFor(name, entry, {

@@ -114,9 +114,10 @@ export class ServerPool {
   /** undici through this pool: the request scope's signal instead of the transport's, which fires only at its close. */
   private readonly send: FetchLike = (url, init) => {
     const scope = scopes.getStore();
-    // (Combining both signals with `AbortSignal.any` would leave an entry on the transport's long-lived one per request.)
+    // (Combining both with `AbortSignal.any` would leave an entry on the transport's long-lived signal per request.)
     const signal = scope?.pool === this && !isNotification(init) ? scope.signal : (init?.signal ?? undefined);
-    return undiciFetch(url, { ...(init as UndiciRequestInit), signal, dispatcher: this.agent }) as unknown as Promise<Response>;
+    const sent = undiciFetch(url, { ...(init as UndiciRequestInit), signal, dispatcher: this.agent });
+    return sent as unknown as Promise<Response>;
   };
 
   /** Every response body bounded; past the bound, the request whose scope fetched it fails, or the owner is told. */
@@ -124,7 +125,8 @@ export class ServerPool {
     const scope = scopes.getStore();
     const tied = scope?.pool === this && !isNotification(init) ? scope : undefined;
     const limit = this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-    return boundedResponse(await next(url, init), limit, (error) => (tied ? tied.fail(error) : this.options.tooLarge?.(error)));
+    const tooLarge = (error: MessageTooLargeError) => (tied ? tied.fail(error) : this.options.tooLarge?.(error));
+    return boundedResponse(await next(url, init), limit, tooLarge);
   };
 
   /** Closes every socket at once. */

@@ -1,4 +1,6 @@
 /**
+ * Kept here: the SDK's `DpopSession` keeps its key in memory only, and tokens outlive the process.
+ *
  * DPoP (RFC 9449, the MCP extension `io.modelcontextprotocol/auth/dpop`, SEP-1932) for one server's tokens: whether
  * to ask for DPoP-bound tokens, and the key they are bound to. The SDK does the protocol once a provider's `dpop()`
  * returns a `DpopSession`: a proof in every token request (retried with the authorization server's nonce on

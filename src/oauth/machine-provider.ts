@@ -42,7 +42,7 @@ export function isMachineGrant(grant: GrantType | undefined): boolean {
 
 /** True for an error the token endpoint answered (RFC 6749 section 5.2), from either SDK line. */
 export function isTokenEndpointError(error: unknown): boolean {
-  return error instanceof OAuthError || (error instanceof Error && typeof (error as { errorCode?: unknown }).errorCode === "string");
+  return error instanceof OAuthError || (error instanceof Error && typeof Reflect.get(error, "errorCode") === "string");
 }
 
 export class MachineOAuthProvider extends PersistedProvider implements OAuthClientProvider {
@@ -66,10 +66,13 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
 
   get clientMetadata(): OAuthClientMetadata {
     const { grantType = "client_credentials", tokenEndpointAuthMethod: method, scopes } = this.settings;
-    return { client_name: CLIENT_NAME, redirect_uris: [], grant_types: [grantType], ...(method ? { token_endpoint_auth_method: method } : {}), ...(scopes?.length ? { scope: scopes.join(" ") } : {}) };
+    const metadata: OAuthClientMetadata = { client_name: CLIENT_NAME, redirect_uris: [], grant_types: [grantType] };
+    if (method) metadata.token_endpoint_auth_method = method;
+    if (scopes?.length) metadata.scope = scopes.join(" ");
+    return metadata;
   }
 
-  /** The configured client, bound to whichever authorization server is asked about; unset, the SDK picks the auth method. */
+  /** The configured client, for whichever authorization server is asked about; no method: the SDK picks one. */
   clientInformation(context?: OAuthClientInformationContext): OAuthClientInformationMixed {
     const { clientId = "", clientSecret, tokenEndpointAuthMethod: method } = this.settings;
     return {
@@ -83,16 +86,20 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
   /** The SDK provider for the configured grant (their own client records are unused: the issuer is stamped above). */
   private sdkProvider(): OAuthClientProvider {
     if (this.grant) return this.grant;
-    const { clientId = "", clientSecret = "", tokenEndpointAuthMethod, privateKeyFile = "", signingAlgorithm, keyId } = this.settings;
+    const { clientId = "", clientSecret = "", tokenEndpointAuthMethod, privateKeyFile = "", signingAlgorithm, keyId } =
+      this.settings;
     // Only to keep the SDK from warning that no issuer was named: the record it stamps is not the one used.
     const common = { clientId, clientName: CLIENT_NAME, expectedIssuer: this.options.serverUrl };
     if (this.settings.grantType === JWT_BEARER_GRANT) {
-      const grant = new CrossAppAccessProvider({ ...common, clientSecret, fetchFn: this.options.fetch, assertion: (context) => this.assertion(context) });
+      const assertion = (context: CrossAppAccessContext) => this.assertion(context);
+      const grant = new CrossAppAccessProvider({ ...common, clientSecret, fetchFn: this.options.fetch, assertion });
       // Where the server publishes no resource metadata, the grant is for the server's URL.
       grant.saveResourceUrl?.(this.options.serverUrl);
       return (this.grant = grant);
     }
-    if (tokenEndpointAuthMethod !== "private_key_jwt") return (this.grant = new ClientCredentialsProvider({ ...common, clientSecret }));
+    if (tokenEndpointAuthMethod !== "private_key_jwt") {
+      return (this.grant = new ClientCredentialsProvider({ ...common, clientSecret }));
+    }
     let key: ReturnType<typeof loadSigningKey>;
     try {
       key = loadSigningKey(privateKeyFile, signingAlgorithm);
@@ -155,19 +162,23 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
   }
 
   /** Enterprise-managed authorization: the user's ID token exchanged at the identity provider (RFC 8693) for an ID-JAG. */
-  private async authorizationGrant({ authorizationServerUrl, resourceUrl, scope, fetchFn }: CrossAppAccessContext): Promise<string> {
+  private async authorizationGrant(context: CrossAppAccessContext): Promise<string> {
     const { idpUrl, idpTokenUrl, idpClientId = "", idpClientSecret, idToken, idTokenFile } = this.settings;
     const { server } = this.options;
     refuseEndpoints(server, { "identity provider": idpUrl, "identity provider's token endpoint": idpTokenUrl });
     const token = idToken ?? (await this.secretFile(idTokenFile ?? "", "idTokenFile", "the user's ID token"));
-    const request = { audience: authorizationServerUrl, resource: resourceUrl, idToken: token, clientId: idpClientId, clientSecret: idpClientSecret, scope, fetchFn };
+    const { authorizationServerUrl: audience, resourceUrl: resource, scope, fetchFn } = context;
+    const request = { audience, resource, idToken: token, clientId: idpClientId, clientSecret: idpClientSecret, scope, fetchFn };
     try {
-      const result = idpTokenUrl ? await requestJwtAuthorizationGrant({ tokenEndpoint: idpTokenUrl, ...request }) : await discoverAndRequestJwtAuthGrant({ idpUrl: idpUrl ?? "", ...request });
+      const result = idpTokenUrl
+        ? await requestJwtAuthorizationGrant({ tokenEndpoint: idpTokenUrl, ...request })
+        : await discoverAndRequestJwtAuthGrant({ idpUrl: idpUrl ?? "", ...request });
       this.secretsSeen(result.jwtAuthGrant);
       return result.jwtAuthGrant;
     } catch (error) {
       const code = (error as { code?: unknown }).code;
-      const answer = isTokenEndpointError(error) && typeof code === "string" && code !== (error as Error).message ? `${code} (${(error as Error).message})` : describeError(error);
+      const said = isTokenEndpointError(error) && typeof code === "string" && code !== (error as Error).message;
+      const answer = said ? `${code} (${(error as Error).message})` : describeError(error);
       const message = `MCP server '${server}': the identity provider ${idpTokenUrl ?? idpUrl} did not exchange the ID token for an authorization grant: ${answer}. Check \`auth.idToken\` (is it current?) and \`auth.idpClientId\`.`;
       throw new BridgeError("auth", server, this.hide(message), { cause: error });
     }
@@ -176,7 +187,8 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
   /** `text` with every secret this client knows hidden. */
   private hide(text: string): string {
     const { clientSecret, assertion, idToken, idpClientSecret } = this.settings;
-    return redact(text, [clientSecret, assertion, idToken, idpClientSecret, ...this.seen].filter((value): value is string => value !== undefined));
+    const secrets = [clientSecret, assertion, idToken, idpClientSecret, ...this.seen];
+    return redact(text, secrets.filter((value): value is string => value !== undefined));
   }
 
   /** The stored token, or a new one when there is none or it is about to expire (one request for all who ask). */
@@ -219,7 +231,8 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
     const endpoint = this.discovery?.authorizationServerMetadata?.token_endpoint ?? "its token endpoint";
     if (!isTokenEndpointError(error)) {
       const kind = classifyError(error) === "transport" ? "transport" : "auth";
-      return new BridgeError(kind, server, this.hide(`MCP server '${server}': no access token from ${endpoint}: ${describeError(error)}`), { cause: error });
+      const message = `MCP server '${server}': no access token from ${endpoint}: ${describeError(error)}`;
+      return new BridgeError(kind, server, this.hide(message), { cause: error });
     }
     const code = (error as { code?: unknown }).code ?? (error as { errorCode?: unknown }).errorCode;
     const description = (error as Error).message;
@@ -252,12 +265,13 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
  * A `private_key_jwt` assertion with a `kid` in its header: the SDK's `createPrivateKeyJwtAuth` sets none. Same claims
  * as the SDK's (RFC 7523 section 3), signed by jose, the library the SDK signs with.
  */
-function signWithKeyId(clientId: string, jwk: Record<string, unknown>, alg: string, kid: string): AddClientAuthentication {
-  return async (_headers, params, url, metadata) => {
+function signWithKeyId(clientId: string, jwk: Record<string, unknown>, alg: string, kid: string) {
+  const sign: AddClientAuthentication = async (_headers, params, url, metadata) => {
     const jose = await import("jose");
     const claims = { iss: clientId, sub: clientId, aud: String(metadata?.issuer ?? url), jti: crypto.randomUUID() };
-    const assertion = await new jose.SignJWT(claims).setProtectedHeader({ alg, typ: "JWT", kid }).setIssuedAt().setExpirationTime("5m").sign(await jose.importJWK(jwk, alg));
-    params.set("client_assertion", assertion);
+    const jwt = new jose.SignJWT(claims).setProtectedHeader({ alg, typ: "JWT", kid }).setIssuedAt().setExpirationTime("5m");
+    params.set("client_assertion", await jwt.sign(await jose.importJWK(jwk, alg)));
     params.set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
   };
+  return sign;
 }

@@ -52,9 +52,15 @@ export abstract class PersistedProvider {
     if (authorizationUrl && tokenUrl) {
       // Endpoints from the config replace discovery: the SDK takes cached discovery state as given.
       const issuer = new URL(authorizationUrl).origin;
-      const metadata = { issuer, authorization_endpoint: authorizationUrl, token_endpoint: tokenUrl, response_types_supported: ["code"] };
-      const grants = { code_challenge_methods_supported: ["S256"], grant_types_supported: ["authorization_code", "refresh_token"] };
-      this.discovery = { authorizationServerUrl: issuer, authorizationServerMetadata: { ...metadata, ...grants } as AuthorizationServerMetadata };
+      const metadata: AuthorizationServerMetadata = {
+        issuer,
+        authorization_endpoint: authorizationUrl,
+        token_endpoint: tokenUrl,
+        response_types_supported: ["code"],
+        code_challenge_methods_supported: ["S256"],
+        grant_types_supported: ["authorization_code", "refresh_token"],
+      };
+      this.discovery = { authorizationServerUrl: issuer, authorizationServerMetadata: metadata };
     }
   }
 
@@ -72,11 +78,12 @@ export abstract class PersistedProvider {
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
     // A refresh that does not rotate the refresh token keeps the old one.
-    const previous = this.stored();
-    const merged = tokens.refresh_token || !previous?.refreshToken ? tokens : { ...tokens, refresh_token: previous.refreshToken };
+    const { store, server, serverUrl } = this.options;
+    const kept = this.stored()?.refreshToken;
+    const merged = tokens.refresh_token || !kept ? tokens : { ...tokens, refresh_token: kept };
     this.secretsSeen(merged.access_token, merged.refresh_token, merged.id_token);
     const dpopKey = this.dpopKeys.keyFor(merged.token_type);
-    await this.options.store.saveTokens(this.options.server, toStoredTokens(merged, this.options.serverUrl, this.now(), dpopKey));
+    await store.saveTokens(server, toStoredTokens(merged, serverUrl, this.now(), dpopKey));
   }
 
   /** The key DPoP-bound tokens are (to be) bound to, where DPoP is used; the SDK's `withDpop` signs the proofs. */

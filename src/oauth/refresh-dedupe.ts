@@ -114,7 +114,8 @@ async function refresh(token: string, send: () => Promise<Response>, shared?: Sh
     // Another process refreshed while this one waited: its tokens are the answer (posting the old token would fail).
     if (stored && typeof stored.refresh_token === "string" && stored.refresh_token !== token) return jsonAnswer(stored);
     const response = await send();
-    const answer: Answer = { status: response.status, statusText: response.statusText, headers: [...response.headers.entries()], body: await response.arrayBuffer() };
+    const { status, statusText, headers } = response;
+    const answer: Answer = { status, statusText, headers: [...headers.entries()], body: await response.arrayBuffer() };
     if (answer.status === 200 && shared) {
       try {
         await shared.save(JSON.parse(new TextDecoder().decode(answer.body)) as Record<string, unknown>);
@@ -131,5 +132,6 @@ async function refresh(token: string, send: () => Promise<Response>, shared?: Sh
 /** The SDK reads a token endpoint's error only from the global `Response` class; undici's own is passed on as one. */
 export const withGlobalResponses: Middleware = (next) => async (url, init) => {
   const response: Pick<Response, "body" | "status" | "statusText" | "headers"> = await next(url, init);
-  return response instanceof Response ? response : new Response(response.body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  if (response instanceof Response) return response;
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers: response.headers });
 };

@@ -4,7 +4,15 @@
  * redirect and exchanging its code.
  */
 import * as os from "node:os";
-import { applyMiddlewares, auth, type FetchLike, isDpopNonceChallenge, type Middleware, type OAuthTokens, UnauthorizedError } from "@modelcontextprotocol/client";
+import {
+  applyMiddlewares,
+  auth,
+  type FetchLike,
+  isDpopNonceChallenge,
+  type Middleware,
+  type OAuthTokens,
+  UnauthorizedError,
+} from "@modelcontextprotocol/client";
 import type { OAuthSettings } from "../config/types.ts";
 import { BridgeError, describeError } from "../common/errors.ts";
 import type { PiImportOutcome } from "./pi-sign-in-import.ts";
@@ -43,7 +51,10 @@ export function isUnauthorized(error: unknown): boolean {
 }
 
 /** The settings that may hold `${VAR}`s, and those that name a file (`~/` expanded). */
-const TEXT_SETTINGS = ["clientId", "clientSecret", "authorizationUrl", "tokenUrl", "clientMetadataUrl", "authServerMetadataUrl", "keyId", "assertion", "idpUrl", "idpTokenUrl", "idpClientId", "idpClientSecret", "idToken"] as const;
+const TEXT_SETTINGS = [
+  ...["clientId", "clientSecret", "authorizationUrl", "tokenUrl", "clientMetadataUrl", "authServerMetadataUrl"] as const,
+  ...["keyId", "assertion", "idpUrl", "idpTokenUrl", "idpClientId", "idpClientSecret", "idToken"] as const,
+];
 const FILE_SETTINGS = ["privateKeyFile", "assertionFile", "idTokenFile"] as const;
 
 export class OAuthSession {
@@ -77,13 +88,18 @@ export class OAuthSession {
     };
     const settings: OAuthSettings = { ...options.settings };
     for (const key of TEXT_SETTINGS) settings[key] = resolve(settings[key]);
-    for (const key of FILE_SETTINGS) settings[key] = settings[key] === undefined ? undefined : resolve(expandHome(settings[key], os.homedir()));
+    for (const key of FILE_SETTINGS) {
+      const file = settings[key];
+      settings[key] = file === undefined ? undefined : resolve(expandHome(file, os.homedir()));
+    }
     if (options.clientSecret !== undefined) settings.clientSecret = options.clientSecret;
     // Values from `${VAR}`s and these, even written out, are redacted like the tokens.
     const { clientSecret, assertion, idToken, idpClientSecret } = settings;
-    options.onSecrets?.([...secrets, clientSecret, assertion, idToken, idpClientSecret].filter((value): value is string => Boolean(value)));
+    const written = [clientSecret, assertion, idToken, idpClientSecret];
+    options.onSecrets?.([...secrets, ...written].filter((value): value is string => Boolean(value)));
     const common = { server, serverUrl, settings, store, fetch, onSecrets: options.onSecrets };
-    this.provider = isMachineGrant(settings.grantType) ? new MachineOAuthProvider(common) : new BridgeOAuthProvider({ ...options, ...common });
+    const machine = isMachineGrant(settings.grantType);
+    this.provider = machine ? new MachineOAuthProvider(common) : new BridgeOAuthProvider({ ...options, ...common });
   }
 
   get serverUrl(): string {
@@ -103,7 +119,8 @@ export class OAuthSession {
   private readonly rediscoverOnRefusal: Middleware = (next) => async (url, init) => {
     const response = await next(url, init);
     const presented = /^(bearer|dpop) /i.test(new Headers(init?.headers).get("authorization") ?? "");
-    if (response.status === 401 && presented && !isDpopNonceChallenge(response)) await this.provider.invalidateCredentials("discovery");
+    const refused = response.status === 401 && presented && !isDpopNonceChallenge(response);
+    if (refused) await this.provider.invalidateCredentials("discovery");
     return response;
   };
 

@@ -1,4 +1,6 @@
 /**
+ * Kept here: the SDK's providers keep tokens in memory only.
+ *
  * Where the OAuth state of remote MCP servers lives on disk: one directory, normally `<pi agent dir>/mcp-auth`, with
  * `<server>.json` holding a server's tokens (and the DPoP key they are bound to, if any), `<server>-client.json` its
  * client registration, and `.<server>-from-pi.json` which of pi 1.x's sign-ins for it was taken over (a digest only).
