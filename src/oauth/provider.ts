@@ -1,10 +1,9 @@
 /**
- * The SDK's `OAuthClientProvider` for one remote server. The SDK's `auth()` does the protocol — discovery (RFC 9728,
- * RFC 8414, OpenID Connect, the 2025-03-26 fallbacks), client registration (RFC 7591) or a Client ID Metadata
- * Document, PKCE, the `resource` parameter, refresh, step-up — and calls back here for what is the client's to decide:
- * where tokens and registrations live (./oauth-storage.ts), which redirect URI and client identity to use, and how
- * the user gets to the authorization page (a `SignInHandler`, with the loopback server of ./oauth-callback.ts). A
- * server with no tokens takes over pi 1.x's sign-in first, where there is one it can use (./pi-sign-in-import.ts).
+ * The provider of a server the user signs in to (the SDK has providers for machines only). The SDK's `auth()` does the
+ * protocol — discovery, registration (RFC 7591) or a Client ID Metadata Document, PKCE, the `resource` parameter,
+ * refresh, step-up — and calls back here for what is the client's to decide: which redirect URI and client identity
+ * to use, how the user gets to the authorization page (a `SignInHandler`, with ./callback-server.ts), refreshing ahead
+ * of expiry, and taking over pi 1.x's sign-in (./pi-sign-in-import.ts). Tokens are kept by ./persisted-provider.ts.
  */
 import { randomBytes } from "node:crypto";
 import {

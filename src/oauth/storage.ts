@@ -15,7 +15,7 @@
 import { readFileSync } from "node:fs";
 import { chmod, mkdir, stat, unlink } from "node:fs/promises";
 import * as path from "node:path";
-import { type Static, Type } from "typebox";
+import { type Static, type TSchema, Type } from "typebox";
 import { Value } from "typebox/value";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/client";
 import { replaceFile, serialised } from "../common/atomic-file.ts";
@@ -186,8 +186,13 @@ export class AuthStore {
 
   /** The server's tokens, or undefined when there are none, they are unreadable, or they were stored for another URL. */
   tokens(server: string, serverUrl: string): StoredTokens | undefined {
-    const data = readJson(this.tokensPath(server));
-    return Value.Check(StoredTokensSchema, data) && sameUrl(data.serverUrl, serverUrl) ? data : undefined;
+    return this.read(this.tokensPath(server), StoredTokensSchema, serverUrl);
+  }
+
+  /** What `file` holds if it has the shape of `schema` and is for `serverUrl`. */
+  private read<T extends TSchema>(file: string, schema: T, serverUrl: string): Static<T> | undefined {
+    const data: unknown = readJson(file);
+    return Value.Check(schema, data) && sameUrl((data as { serverUrl: string }).serverUrl, serverUrl) ? data : undefined;
   }
 
   saveTokens(server: string, tokens: StoredTokens): Promise<void> {
@@ -200,8 +205,7 @@ export class AuthStore {
 
   /** The server's client registration, or undefined when there is none, it is unreadable, or it is for another URL. */
   client(server: string, serverUrl: string): StoredClient | undefined {
-    const data = readJson(this.clientPath(server));
-    return Value.Check(StoredClientSchema, data) && sameUrl(data.serverUrl, serverUrl) ? (data as StoredClient) : undefined;
+    return this.read(this.clientPath(server), StoredClientSchema, serverUrl) as StoredClient | undefined;
   }
 
   saveClient(server: string, client: StoredClient): Promise<void> {
@@ -219,8 +223,7 @@ export class AuthStore {
 
   /** Which of pi's sign-ins for the server at `serverUrl` was taken over or signed out of last, if any. */
   importRecord(server: string, serverUrl: string): ImportRecord | undefined {
-    const data = readJson(this.importRecordPath(server));
-    return Value.Check(ImportRecordSchema, data) && sameUrl(data.serverUrl, serverUrl) ? data : undefined;
+    return this.read(this.importRecordPath(server), ImportRecordSchema, serverUrl);
   }
 
   saveImportRecord(server: string, record: ImportRecord): Promise<void> {
