@@ -13,45 +13,19 @@ import { describe, test } from "node:test";
 import type { AuthorizationServerMetadata } from "@modelcontextprotocol/client";
 import { calculateJwkThumbprint, type JWK } from "jose";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
-import type { ServerConnection } from "../src/connection/server-connection.ts";
 import { dpopAlgorithm } from "../src/oauth/dpop.ts";
-import type { SignInHandler } from "../src/oauth/provider.ts";
-import { automaticSignIn } from "../src/oauth/sign-in.ts";
-import { AuthStore, type StoredTokens } from "../src/oauth/storage.ts";
-import { type OAuthFixture, type OAuthFixtureOptions, startOAuthServer } from "./fixtures/oauth-server.ts";
-import { connectionFor, freePort, runTool, toolsOf } from "./helpers.ts";
+import type { StoredTokens } from "../src/oauth/storage.ts";
+import type { OAuthFixture } from "./fixtures/oauth-server.ts";
 import { oauthBed } from "./oauth-bed.ts";
 
 describe("DPoP-bound tokens against a real authorization server and MCP server", { timeout: 120_000 }, () => {
-  const { tmp, fixtures, connections, events, sink, logger, messages } = oauthBed("mcp-bridge-dpop-");
+  const { setup, connect, echo, fixtures, connections, events, logger, messages } = oauthBed("mcp-bridge-dpop-", {
+    name: "bound",
+    entry: { reconnect: false },
+    signInTimeoutMs: 5000,
+  });
   /** Every private key the bridge stored: none may show up anywhere. */
   const privateKeys: string[] = [];
-
-  async function setup(options: OAuthFixtureOptions) {
-    const fixture = await startOAuthServer(options);
-    fixtures.push(fixture);
-    return { fixture, authDir: path.join(tmp.dir, `auth-${fixtures.length}`), callbackPort: await freePort() };
-  }
-
-  /** A browser sign-in (answered at once), or none (`null`). */
-  function connect(fixture: OAuthFixture, authDir: string, auth: Record<string, unknown>, signIn: SignInHandler | null = automaticSignIn()): ServerConnection {
-    const connection = connectionFor(
-      "bound",
-      { url: fixture.url, auth, reconnect: false },
-      { authStore: new AuthStore(authDir), signIn: () => signIn ?? undefined, signInTimeoutMs: 5000, events: sink, logger },
-    );
-    connections.push(connection);
-    return connection;
-  }
-
-  async function echo(connection: ServerConnection, text: string): Promise<string> {
-    try {
-      return (await runTool(toolsOf(connection).get("mcp_bound_echo"), { text })).text;
-    } catch (error) {
-      messages.push(String(error));
-      throw error;
-    }
-  }
 
   function stored(authDir: string): StoredTokens {
     const file = path.join(authDir, "bound.json");
@@ -92,7 +66,7 @@ describe("DPoP-bound tokens against a real authorization server and MCP server",
 
     // pi started again: nobody can sign in, and nobody needs to.
     const proofsBefore = mcpProofs.length;
-    const second = connect(fixture, authDir, { callbackPort }, null);
+    const second = connect(fixture, authDir, { callbackPort }, { signIn: null });
     await second.connect();
     assert.equal(await echo(second, "again"), "again");
     assert.equal(fixture.authorizations.length, 1, "no second sign-in");
@@ -165,7 +139,7 @@ describe("DPoP-bound tokens against a real authorization server and MCP server",
   test("a machine client (client credentials) gets a bound token; the one fetched after a refusal is bound to the same key", async () => {
     const secret = "dpop-machine-secret-7d1e";
     const { fixture, authDir } = await setup({ dpop: {}, machineClients: [{ clientId: "ci-job", method: "client_secret_basic", secret }] });
-    const connection = connect(fixture, authDir, { grantType: "client_credentials", clientId: "ci-job", clientSecret: secret }, null);
+    const connection = connect(fixture, authDir, { grantType: "client_credentials", clientId: "ci-job", clientSecret: secret }, { signIn: null });
     await connection.connect();
     assert.equal(await echo(connection, "machine"), "machine");
     const jkt = await thumbprintOf(stored(authDir));

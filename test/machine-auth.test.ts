@@ -14,12 +14,10 @@ import { describe, test } from "node:test";
 import { BridgeError } from "../src/common/errors.ts";
 import { describeForTrust, trustFingerprint } from "../src/config/trust.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
-import type { ServerConnection } from "../src/connection/server-connection.ts";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { AuthStore } from "../src/oauth/storage.ts";
 import type { MachineClient } from "./fixtures/client-credentials.ts";
-import { type OAuthFixture, type OAuthFixtureOptions, startOAuthServer } from "./fixtures/oauth-server.ts";
-import { connectionFor, runTool, toolsOf } from "./helpers.ts";
+import type { OAuthFixture, OAuthFixtureOptions } from "./fixtures/oauth-server.ts";
 import { oauthBed } from "./oauth-bed.ts";
 import { SignJWT } from "jose";
 import { startEnterpriseIdp } from "./fixtures/enterprise-idp.ts";
@@ -27,41 +25,21 @@ import { startEnterpriseIdp } from "./fixtures/enterprise-idp.ts";
 const SECRET = "s3cret-of-the-ci-job-9f2c";
 
 describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 }, () => {
-  const { tmp, fixtures, connections, events, sink, logger, messages } = oauthBed("mcp-bridge-machine-auth-");
-
-  async function setup(machineClients: MachineClient[], options: OAuthFixtureOptions = {}) {
-    const fixture = await startOAuthServer({ ...options, machineClients });
-    fixtures.push(fixture);
-    return { fixture, authDir: path.join(tmp.dir, `auth-${fixtures.length}`) };
-  }
-
-  /** A connection no one can sign in through: a machine client must never need that. */
-  function connect(fixture: OAuthFixture, authDir: string, auth: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): ServerConnection {
-    const connection = connectionFor(
-      "machine",
-      { url: fixture.url, auth: { grantType: "client_credentials", ...auth }, reconnect: false },
-      { authStore: new AuthStore(authDir), signIn: () => undefined, events: sink, logger, env },
-    );
-    connections.push(connection);
-    return connection;
-  }
-
-  async function echo(connection: ServerConnection, text: string): Promise<string> {
-    try {
-      return (await runTool(toolsOf(connection).get("mcp_machine_echo"), { text })).text;
-    } catch (error) {
-      messages.push(String(error));
-      throw error;
-    }
-  }
+  // A connection no one can sign in through: a machine client must never need that.
+  const { setup, connect, echo, tmp, fixtures, events, logger, messages } = oauthBed("mcp-bridge-machine-auth-", {
+    name: "machine",
+    auth: { grantType: "client_credentials" },
+    entry: { reconnect: false },
+    signIn: null,
+  });
 
   /** Secrets made by the tests themselves (workload JWTs): they must not show up either. */
   const issuedElsewhere: string[] = [];
   const grants = (fixture: OAuthFixture) => fixture.tokenRequests.filter((p) => p.get("grant_type") === "client_credentials");
 
   test("client_secret_basic from a ${VAR}: connects and calls a tool with no sign-in; the token is stored 0600 and reused", async () => {
-    const { fixture, authDir } = await setup([{ clientId: "ci-job", method: "client_secret_basic", secret: SECRET }]);
-    const first = connect(fixture, authDir, { clientId: "ci-job", clientSecret: "${CI_SECRET}" }, { ...process.env, CI_SECRET: SECRET });
+    const { fixture, authDir } = await setup({ machineClients: [{ clientId: "ci-job", method: "client_secret_basic", secret: SECRET }] });
+    const first = connect(fixture, authDir, { clientId: "ci-job", clientSecret: "${CI_SECRET}" }, { env: { ...process.env, CI_SECRET: SECRET } });
     await first.connect();
     assert.equal(await echo(first, "machine"), "machine");
     assert.equal(first.status, "connected");
@@ -84,7 +62,7 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     assert.equal(readFileSync(tokensFile, "utf8").includes(SECRET), false, "the secret is not stored");
     await first.close();
 
-    const second = connect(fixture, authDir, { clientId: "ci-job", clientSecret: "${CI_SECRET}" }, { ...process.env, CI_SECRET: SECRET });
+    const second = connect(fixture, authDir, { clientId: "ci-job", clientSecret: "${CI_SECRET}" }, { env: { ...process.env, CI_SECRET: SECRET } });
     await second.connect();
     assert.equal(await echo(second, "again"), "again");
     assert.equal(grants(fixture).length, 1, "the stored token was reused");
@@ -100,10 +78,10 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
 
   test("client_secret_post when the config says so: the secret goes in the form, not a header", async () => {
     // The server takes both; without the setting the SDK would choose Basic.
-    const { fixture, authDir } = await setup([
+    const { fixture, authDir } = await setup({ machineClients: [
       { clientId: "poster", method: "client_secret_post", secret: SECRET },
       { clientId: "other", method: "client_secret_basic", secret: SECRET },
-    ]);
+    ] });
     const connection = connect(fixture, authDir, { clientId: "poster", clientSecret: SECRET, tokenEndpointAuthMethod: "client_secret_post", scopes: ["tools"] });
     await connection.connect();
     assert.equal(await echo(connection, "posted"), "posted");
@@ -113,7 +91,7 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
 
   test("private_key_jwt with a PEM key (SEC1 EC): the assertion verifies against the client's public key", async () => {
     const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
-    const { fixture, authDir } = await setup([{ clientId: "signer", method: "private_key_jwt", publicKey }]);
+    const { fixture, authDir } = await setup({ machineClients: [{ clientId: "signer", method: "private_key_jwt", publicKey }] });
     const keyFile = path.join(tmp.dir, "signer.pem");
     writeFileSync(keyFile, privateKey.export({ format: "pem", type: "sec1" }), { mode: 0o600 });
     const connection = connect(fixture, authDir, { clientId: "signer", privateKeyFile: keyFile });
@@ -124,7 +102,7 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
 
   test("private_key_jwt with a JWK key file and keyId: the assertion's header names the key", async () => {
     const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
-    const { fixture, authDir } = await setup([{ clientId: "rotating", method: "private_key_jwt", publicKey, keyId: "key-2026" }]);
+    const { fixture, authDir } = await setup({ machineClients: [{ clientId: "rotating", method: "private_key_jwt", publicKey, keyId: "key-2026" }] });
     const keyFile = path.join(tmp.dir, "rotating.jwk.json");
     writeFileSync(keyFile, JSON.stringify(privateKey.export({ format: "jwk" })), { mode: 0o600 });
     const connection = connect(fixture, authDir, { clientId: "rotating", privateKeyFile: keyFile, signingAlgorithm: "PS256", keyId: "key-2026" });
@@ -135,7 +113,7 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
 
   test("a token about to expire is fetched again before use (no 401); one the server stopped accepting is replaced after its 401", async () => {
     // 30 s is inside the bridge's 60 s margin: every use asks for a new token first.
-    const { fixture, authDir } = await setup([{ clientId: "short", method: "client_secret_basic", secret: SECRET }], { accessTtl: 30 });
+    const { fixture, authDir } = await setup({ machineClients: [{ clientId: "short", method: "client_secret_basic", secret: SECRET }], accessTtl: 30 });
     const connection = connect(fixture, authDir, { clientId: "short", clientSecret: SECRET });
     await connection.connect();
     const before = grants(fixture).length;
@@ -143,7 +121,7 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     assert.ok(grants(fixture).length > before, "a new token was fetched ahead of expiry");
     assert.equal(fixture.unauthorized, 0, "no request was refused");
 
-    const { fixture: other, authDir: otherDir } = await setup([{ clientId: "long", method: "client_secret_basic", secret: SECRET }]);
+    const { fixture: other, authDir: otherDir } = await setup({ machineClients: [{ clientId: "long", method: "client_secret_basic", secret: SECRET }] });
     const lasting = connect(other, otherDir, { clientId: "long", clientSecret: SECRET });
     await lasting.connect();
     assert.equal(grants(other).length, 1);
@@ -155,7 +133,7 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
   });
 
   test("a wrong secret fails clearly: the server, the token endpoint and its answer, never the secret; not 'needs sign-in'", async () => {
-    const { fixture, authDir } = await setup([{ clientId: "ci-job", method: "client_secret_basic", secret: "the-right-one-1234" }], { echoSecrets: true });
+    const { fixture, authDir } = await setup({ machineClients: [{ clientId: "ci-job", method: "client_secret_basic", secret: "the-right-one-1234" }], echoSecrets: true });
     const connection = connect(fixture, authDir, { clientId: "ci-job", clientSecret: SECRET });
     await assert.rejects(connection.connect(), (error: unknown) => {
       messages.push(String(error));
@@ -174,7 +152,7 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
 
   test("a secret revoked while connected: the next call, refused, fails with the token endpoint's answer, not 'sign in'", async () => {
     const client: MachineClient = { clientId: "ci-job", method: "client_secret_basic", secret: SECRET };
-    const { fixture, authDir } = await setup([client]);
+    const { fixture, authDir } = await setup({ machineClients: [client] });
     const connection = connect(fixture, authDir, { clientId: "ci-job", clientSecret: SECRET });
     await connection.connect();
     assert.equal(await echo(connection, "before"), "before");
@@ -189,7 +167,7 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
   });
 
   test("a server that refuses every token: one new token is tried, then a clear error; no sign-in is asked for", async () => {
-    const { fixture, authDir } = await setup([{ clientId: "ci-job", method: "client_secret_basic", secret: SECRET }], { refuseTokens: true });
+    const { fixture, authDir } = await setup({ machineClients: [{ clientId: "ci-job", method: "client_secret_basic", secret: SECRET }], refuseTokens: true });
     const connection = connect(fixture, authDir, { clientId: "ci-job", clientSecret: SECRET });
     await assert.rejects(connection.connect(), (error: unknown) => {
       messages.push(String(error));
@@ -212,7 +190,7 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     }
 
     test("a JWT from a file is exchanged for a token with no sign-in, and the file is read again for the next token", async () => {
-      const { fixture, authDir } = await setup([], { workloadIssuer: { issuer: WORKLOAD_ISSUER, publicKey }, accessTtl: 30 });
+      const { fixture, authDir } = await setup({ machineClients: [], workloadIssuer: { issuer: WORKLOAD_ISSUER, publicKey }, accessTtl: 30 });
       const jwtFile = path.join(tmp.dir, "workload-token");
       const first = await workloadJwt(privateKey, fixture.origin);
       writeFileSync(jwtFile, `${first}\n`);
@@ -230,10 +208,10 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     });
 
     test("an expired JWT from a variable fails with the token endpoint's answer, the JWT hidden even where the server quotes it", async () => {
-      const { fixture, authDir } = await setup([], { workloadIssuer: { issuer: WORKLOAD_ISSUER, publicKey }, echoSecrets: true });
+      const { fixture, authDir } = await setup({ machineClients: [], workloadIssuer: { issuer: WORKLOAD_ISSUER, publicKey }, echoSecrets: true });
       const expired = await workloadJwt(privateKey, fixture.origin, Math.floor(Date.now() / 1000) - 60);
       issuedElsewhere.push(expired);
-      const connection = connect(fixture, authDir, { grantType: JWT_BEARER, clientId: "workload", assertion: "${WORKLOAD_JWT}" }, { ...process.env, WORKLOAD_JWT: expired });
+      const connection = connect(fixture, authDir, { grantType: JWT_BEARER, clientId: "workload", assertion: "${WORKLOAD_JWT}" }, { env: { ...process.env, WORKLOAD_JWT: expired } });
       await assert.rejects(connection.connect(), (error: unknown) => {
         messages.push(String(error));
         assert.ok(error instanceof BridgeError && error.kind === "auth", String(error));
@@ -252,7 +230,8 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
 
     async function enterprise(options: OAuthFixtureOptions = {}) {
       const idp = await startEnterpriseIdp({ clientId: "pi-at-acme", clientSecret: IDP_SECRET, mcpClientId: "mcp-client" });
-      const { fixture, authDir } = await setup([{ clientId: "mcp-client", method: "client_secret_basic", secret: SECRET }], {
+      const { fixture, authDir } = await setup({
+        machineClients: [{ clientId: "mcp-client", method: "client_secret_basic", secret: SECRET }],
         ...options,
         enterpriseIdp: { issuer: idp.issuer, publicKey: idp.publicKey },
       });
@@ -265,7 +244,7 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
       const idTokenFile = path.join(tmp.dir, "id-token");
       const alice = await idp.idToken("alice");
       writeFileSync(idTokenFile, alice);
-      const connection = connect(fixture, authDir, { ...auth, idTokenFile }, { ...process.env, IDP_SECRET });
+      const connection = connect(fixture, authDir, { ...auth, idTokenFile }, { env: { ...process.env, IDP_SECRET } });
       try {
         await connection.connect();
         assert.equal(await echo(connection, "enterprise"), "enterprise");
@@ -289,7 +268,7 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
       const { idp, fixture, authDir, auth } = await enterprise();
       const expired = await idp.idToken("bob", true);
       issuedElsewhere.push(expired);
-      const connection = connect(fixture, authDir, { ...auth, idToken: "${ID_TOKEN}" }, { ...process.env, IDP_SECRET, ID_TOKEN: expired });
+      const connection = connect(fixture, authDir, { ...auth, idToken: "${ID_TOKEN}" }, { env: { ...process.env, IDP_SECRET, ID_TOKEN: expired } });
       try {
         await assert.rejects(connection.connect(), (error: unknown) => {
           messages.push(String(error));
@@ -308,7 +287,7 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
 
   test("a key file that is missing, or holds a public key, is named with what to fix", async () => {
     const { publicKey } = generateKeyPairSync("ed25519");
-    const { fixture, authDir } = await setup([{ clientId: "signer", method: "private_key_jwt", publicKey }]);
+    const { fixture, authDir } = await setup({ machineClients: [{ clientId: "signer", method: "private_key_jwt", publicKey }] });
     const missing = connect(fixture, authDir, { clientId: "signer", privateKeyFile: path.join(tmp.dir, "nowhere.pem") });
     await assert.rejects(missing.connect(), /MCP server 'machine': the private key file .*nowhere\.pem cannot be read \(it does not exist\); fix `auth\.privateKeyFile`/);
     const publicFile = path.join(tmp.dir, "public.pem");

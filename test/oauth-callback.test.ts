@@ -79,7 +79,28 @@ function watch(promise: Promise<unknown>): { settled: () => boolean } {
   return { settled: () => settled };
 }
 
-const tick = (ms = 50): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Resolves once the server has answered a request sent after everything before it: by then it has read what was sent
+ * earlier (a request already written to it is read no later than a later one), and done all it does for a request
+ * it answered (its page goes out with `Connection: close`, and the server is done with it when it closes the socket).
+ */
+async function served(server: CallbackServer): Promise<void> {
+  assert.equal((await get(`http://127.0.0.1:${server.port}/`)).status, 404);
+}
+
+/** A GET written to the server on a socket of its own: `sent` once it is out, `answered` with the status line. */
+function rawGet(url: string): { sent: Promise<void>; answered: Promise<string> } {
+  const { port, pathname, search } = new URL(url);
+  const socket = connect({ port: Number(port), host: "127.0.0.1" });
+  const sent = new Promise<void>((resolve, reject) => {
+    socket.once("error", reject);
+    socket.once("connect", () => socket.write(`GET ${pathname}${search} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`, () => resolve()));
+  });
+  let text = "";
+  socket.on("data", (chunk) => (text += chunk.toString()));
+  const answered = new Promise<string>((resolve) => socket.once("close", () => resolve(text.split("\r\n")[0] ?? "")));
+  return { sent, answered };
+}
 
 function isReason(reason: OAuthCallbackError["reason"]) {
   return (error: unknown): boolean => {
@@ -130,7 +151,7 @@ describe("oauth callback server", { timeout: 60_000 }, () => {
     const wrong = await get(redirect(server, { code: "forged-code", state: "other-state" }));
     assert.equal(wrong.status, 400);
     assert.ok(!wrong.body.includes("forged-code") && !wrong.body.includes("other-state"));
-    await tick();
+    await served(server);
     assert.equal(watched.settled(), false, "a forged redirect must not end the wait");
     const right = await get(redirect(server, { code: CODE, state: STATE }));
     assert.equal(right.status, 200);
@@ -144,7 +165,7 @@ describe("oauth callback server", { timeout: 60_000 }, () => {
     assert.equal((await get(redirect(server, { code: CODE }))).status, 400);
     assert.equal((await get(redirect(server, { error: "access_denied" }))).status, 400);
     assert.equal((await get(redirect(server, { state: STATE }))).status, 400, "neither code nor error");
-    await tick();
+    await served(server);
     assert.equal(watched.settled(), false);
     await server.close();
     await assert.rejects(wait, isReason("cancelled"));
@@ -185,7 +206,7 @@ describe("oauth callback server", { timeout: 60_000 }, () => {
     const post = await get(`${server.redirectUrl}${query}`, { method: "POST", body: marker });
     assert.equal(post.status, 404);
     assert.ok(!post.body.includes(marker));
-    await tick();
+    await served(server);
     assert.equal(watched.settled(), false);
     await server.close();
     await assert.rejects(wait, isReason("cancelled"));
@@ -193,11 +214,11 @@ describe("oauth callback server", { timeout: 60_000 }, () => {
 
   it("holds a redirect that arrives before waitForGrant() and answers it once the state is known", async () => {
     const { server } = await startOnFreePort();
-    const early = get(redirect(server, { code: CODE, state: STATE }));
-    await tick();
+    const early = rawGet(redirect(server, { code: CODE, state: STATE }));
+    await early.sent;
+    await served(server);
     const wait = server.waitForGrant(STATE);
-    const response = await early;
-    assert.equal(response.status, 200);
+    assert.match(await early.answered, /^HTTP\/1\.1 200 /);
     assert.deepEqual(await wait, { code: CODE });
   });
 

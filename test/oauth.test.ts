@@ -12,52 +12,15 @@ import { describe, test } from "node:test";
 import { BridgeError } from "../src/common/errors.ts";
 import type { SignInHandler } from "../src/oauth/provider.ts";
 import { AuthStore } from "../src/oauth/storage.ts";
-import type { ServerConnection } from "../src/connection/server-connection.ts";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
-import { type OAuthFixture, startOAuthServer } from "./fixtures/oauth-server.ts";
-import { connectionFor, freePort, runTool, toolsOf } from "./helpers.ts";
 import { oauthBed } from "./oauth-bed.ts";
 
 describe("OAuth against a real authorization server", { timeout: 120_000 }, () => {
-  const { tmp, fixtures, connections, events, sink, logger, messages } = oauthBed("mcp-bridge-oauth-");
-
-  async function setup(options: { accessTtl?: number; tamperState?: boolean } = {}) {
-    const fixture = await startOAuthServer(options);
-    fixtures.push(fixture);
-    const authDir = path.join(tmp.dir, `auth-${fixtures.length}`);
-    const callbackPort = await freePort();
-    return { fixture, authDir, callbackPort };
-  }
-
-  function connect(
-    fixture: OAuthFixture,
-    authDir: string,
-    callbackPort: number,
-    /** null: nobody can sign in. */
-    signIn: SignInHandler | null = automaticSignIn(),
-    extra: Record<string, unknown> = {},
-  ): ServerConnection {
-    const connection = connectionFor(
-      "secure",
-      { url: fixture.url, auth: { callbackPort }, ...extra },
-      { authStore: new AuthStore(authDir), signIn: () => signIn ?? undefined, signInTimeoutMs: 5000, events: sink, logger },
-    );
-    connections.push(connection);
-    return connection;
-  }
-
-  async function echo(connection: ServerConnection, text: string): Promise<string> {
-    try {
-      return (await runTool(toolsOf(connection).get("mcp_secure_echo"), { text })).text;
-    } catch (error) {
-      messages.push(String(error));
-      throw error;
-    }
-  }
+  const { setup, connect, echo, fixtures, events, messages, logger } = oauthBed("mcp-bridge-oauth-", { signInTimeoutMs: 5000 });
 
   test("first sign-in through the callback server; tokens 0600 in a 0700 directory; a restart reuses them", async () => {
     const { fixture, authDir, callbackPort } = await setup();
-    const first = connect(fixture, authDir, callbackPort);
+    const first = connect(fixture, authDir, { callbackPort });
     await first.connect();
     assert.equal(await echo(first, "signed in"), "signed in");
     assert.equal(fixture.registrations.length, 1, "registered itself (RFC 7591)");
@@ -83,7 +46,7 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     await first.close();
 
     // A new session: nobody could sign in, and nobody needs to.
-    const second = connect(fixture, authDir, callbackPort, null);
+    const second = connect(fixture, authDir, { callbackPort }, { signIn: null });
     await second.connect();
     assert.equal(await echo(second, "again"), "again");
     assert.equal(fixture.authorizations.length, 1, "no second sign-in");
@@ -92,7 +55,7 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
 
   test("an access token close to expiry is refreshed before use; one the server stopped accepting is refreshed after its 401", async () => {
     const { fixture, authDir, callbackPort } = await setup({ accessTtl: 60 });
-    const connection = connect(fixture, authDir, callbackPort);
+    const connection = connect(fixture, authDir, { callbackPort });
     await connection.connect();
     const refreshes = () => fixture.tokenRequests.filter((p) => p.get("grant_type") === "refresh_token").length;
     // 60 s left is inside the 5-minute margin: the next request refreshes first, without a 401.
@@ -105,7 +68,7 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
 
   test("concurrent calls after the server expired the token share one refresh", async () => {
     const { fixture, authDir, callbackPort } = await setup();
-    const connection = connect(fixture, authDir, callbackPort);
+    const connection = connect(fixture, authDir, { callbackPort });
     await connection.connect();
     fixture.expireAccessTokens();
     const results = await Promise.all([1, 2, 3, 4, 5].map((i) => echo(connection, `call ${i}`)));
@@ -117,10 +80,10 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
 
   test("two pi processes sharing the tokens refresh once: the second uses what the first stored", async () => {
     const { fixture, authDir, callbackPort } = await setup();
-    const first = connect(fixture, authDir, callbackPort);
+    const first = connect(fixture, authDir, { callbackPort });
     await first.connect();
     // A second "process": its own connection, provider and store object over the same files, nobody to sign in.
-    const second = connect(fixture, authDir, callbackPort, null);
+    const second = connect(fixture, authDir, { callbackPort }, { signIn: null });
     await second.connect();
     fixture.expireAccessTokens();
     const results = await Promise.all([echo(first, "one"), echo(second, "two")]);
@@ -132,7 +95,7 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
 
   test("a revoked refresh token leads to a new sign-in, and the call goes through", async () => {
     const { fixture, authDir, callbackPort } = await setup();
-    const connection = connect(fixture, authDir, callbackPort);
+    const connection = connect(fixture, authDir, { callbackPort });
     await connection.connect();
     fixture.revokeAll();
     assert.equal(await echo(connection, "after revocation"), "after revocation");
@@ -144,7 +107,7 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(callbackPort, "127.0.0.1", resolve));
     try {
-      const connection = connect(fixture, authDir, callbackPort);
+      const connection = connect(fixture, authDir, { callbackPort });
       await connection.connect();
       // The next free port: callbackPort + 1 unless something else on this machine took that one too.
       const used = new URL(fixture.authorizations[0]!.get("redirect_uri")!);
@@ -161,12 +124,7 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
 
   test("a redirect with a forged state is refused: no tokens, a clear error", async () => {
     const { fixture, authDir, callbackPort } = await setup({ tamperState: true });
-    const connection = connectionFor(
-      "secure",
-      { url: fixture.url, auth: { callbackPort } },
-      { authStore: new AuthStore(authDir), signIn: () => automaticSignIn(), signInTimeoutMs: 1500, events: sink, logger },
-    );
-    connections.push(connection);
+    const connection = connect(fixture, authDir, { callbackPort }, { signInTimeoutMs: 1500 });
     await assert.rejects(connection.connect(), (error: unknown) => {
       assert.ok(error instanceof BridgeError && error.kind === "auth");
       assert.match(error.message, /Signing in to MCP server 'secure' failed: .*No sign-in redirect arrived/);
@@ -180,7 +138,7 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
 
   test("with no one to sign in, the error says how to; /mcp logout forgets everything", async () => {
     const { fixture, authDir, callbackPort } = await setup();
-    const headless = connect(fixture, authDir, callbackPort, null);
+    const headless = connect(fixture, authDir, { callbackPort }, { signIn: null });
     await assert.rejects(headless.connect(), (error: unknown) => {
       assert.ok(error instanceof BridgeError && error.kind === "auth");
       assert.match(error.message, /MCP server 'secure' needs you to sign in \(OAuth\)\. Run \/mcp auth secure/);
@@ -189,7 +147,7 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     assert.equal(headless.state.gaveUp, true, "not retried: retrying cannot sign in");
     await headless.close();
 
-    const connection = connect(fixture, authDir, callbackPort);
+    const connection = connect(fixture, authDir, { callbackPort });
     await connection.signIn(automaticSignIn());
     assert.equal(await echo(connection, "in"), "in");
     assert.equal((await connection.logout()).removed, true);
@@ -210,15 +168,13 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     const registrations = fixture.registrations.length;
     const secret = "client-secret-value-for-redaction";
     process.env.OAUTH_TEST_CLIENT_SECRET = secret;
-    const connection = connect(fixture, authDir, callbackPort, automaticSignIn(), {
-      auth: {
-        callbackPort,
-        clientId,
-        clientSecret: "${OAUTH_TEST_CLIENT_SECRET}",
-        authorizationUrl: `${fixture.origin}/authorize`,
-        tokenUrl: `${fixture.origin}/token`,
-        scopes: ["tools", "extra"],
-      },
+    const connection = connect(fixture, authDir, {
+      callbackPort,
+      clientId,
+      clientSecret: "${OAUTH_TEST_CLIENT_SECRET}",
+      authorizationUrl: `${fixture.origin}/authorize`,
+      tokenUrl: `${fixture.origin}/token`,
+      scopes: ["tools", "extra"],
     });
     await connection.connect();
     assert.equal(connection.redact(`oops: ${secret}`), "oops: ***", "the client secret from ${VAR} is redacted");
@@ -235,12 +191,7 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
   test("a server that needed a sign-in nobody could do at startup signs in at its first call once someone can", async () => {
     const { fixture, authDir, callbackPort } = await setup();
     let handler: SignInHandler | undefined;
-    const connection = connectionFor(
-      "secure",
-      { url: fixture.url, auth: { callbackPort } },
-      { authStore: new AuthStore(authDir), signIn: () => handler, signInTimeoutMs: 5000, events: sink, logger },
-    );
-    connections.push(connection);
+    const connection = connect(fixture, authDir, { callbackPort }, { signInNow: () => handler });
     await assert.rejects(connection.connect(), /needs you to sign in/);
     handler = automaticSignIn(); // the session started, with a UI
     // Its tools are not known yet (a lazy server's would be cached): call by the MCP name.
@@ -251,7 +202,7 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
 
   test("the tokens and the authorization code it handled are hidden even in what the server sends back", async () => {
     const { fixture, authDir, callbackPort } = await setup();
-    const connection = connect(fixture, authDir, callbackPort);
+    const connection = connect(fixture, authDir, { callbackPort });
     await connection.connect();
     // A server that echoes a credential back (in a result, an error) must not show it to the model or the user.
     const credentials = fixture.issued.filter((value) => !value.startsWith("client-"));

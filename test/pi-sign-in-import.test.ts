@@ -7,16 +7,13 @@
  */
 import assert from "node:assert/strict";
 import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import * as path from "node:path";
 import { describe, test } from "node:test";
 import { BridgeError } from "../src/common/errors.ts";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
-import type { SignInHandler } from "../src/oauth/provider.ts";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { AuthStore } from "../src/oauth/storage.ts";
-import { type OAuthFixture, type OAuthFixtureOptions, startOAuthServer } from "./fixtures/oauth-server.ts";
+import type { OAuthFixture } from "./fixtures/oauth-server.ts";
 import { piKey, signInAsPi, writePiAuthFile } from "./fixtures/pi-auth-file.ts";
-import { connectionFor, runTool, toolsOf } from "./helpers.ts";
 import { oauthBed } from "./oauth-bed.ts";
 
 /** The file's bytes and modification time: pi's file must come out of every test as it went in. */
@@ -26,45 +23,12 @@ function snapshot(file: string): { bytes: Buffer; mtimeMs: number; mode: number 
 }
 
 describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
-  const { tmp, fixtures, connections, events, sink, logger, messages } = oauthBed("mcp-bridge-pi-auth-");
-
-  /** An authorization server, and an agent dir with pi's file path and the bridge's auth dir in it. */
-  async function setup(options: OAuthFixtureOptions = {}) {
-    const fixture = await startOAuthServer(options);
-    fixtures.push(fixture);
-    const agentDir = path.join(tmp.dir, `agent-${fixtures.length}`);
-    mkdirSync(agentDir, { recursive: true });
-    return { fixture, agentDir, piFile: path.join(agentDir, "mcp-auth.json"), authDir: path.join(agentDir, "mcp-auth") };
-  }
-
-  function connect(
-    fixture: OAuthFixture,
-    dirs: { authDir: string; piFile: string },
-    options: { name?: string; url?: string; signIn?: SignInHandler } = {},
-  ): ServerConnection {
-    const connection = connectionFor(
-      options.name ?? "secure",
-      { url: options.url ?? fixture.url, auth: { callbackPort: 45_200 } },
-      {
-        authStore: new AuthStore(dirs.authDir, { piAuthFile: dirs.piFile }),
-        signIn: () => options.signIn,
-        signInTimeoutMs: 5000,
-        events: sink,
-        logger,
-      },
-    );
-    connections.push(connection);
-    return connection;
-  }
-
-  async function echo(connection: ServerConnection, text: string): Promise<string> {
-    try {
-      return (await runTool(toolsOf(connection).get("mcp_secure_echo"), { text })).text;
-    } catch (error) {
-      messages.push(String(error));
-      throw error;
-    }
-  }
+  const { setup, connect, echo, fixtures, events, logger, messages } = oauthBed("mcp-bridge-pi-auth-", {
+    auth: { callbackPort: 45_200 },
+    signIn: null,
+    piSignIns: true,
+    signInTimeoutMs: 5000,
+  });
 
   async function needsSignIn(connection: ServerConnection): Promise<void> {
     await assert.rejects(connection.connect(), (error: unknown) => {
@@ -82,7 +46,7 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     const state = await signInAsPi(fixture);
     writePiAuthFile(piFile, { [piKey("secure", fixture.url)]: state });
     const before = snapshot(piFile);
-    const connection = connect(fixture, { authDir, piFile });
+    const connection = connect(fixture, authDir);
     await connection.connect();
     assert.equal(await echo(connection, "taken over"), "taken over");
     assert.equal(fixture.authorizations.length, 1, "only pi's own sign-in");
@@ -105,11 +69,11 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
       [piKey("secure", otherUrl)]: { ...state, serverUrl: otherUrl },
       [piKey("work-account", fixture.url)]: state,
     });
-    await needsSignIn(connect(fixture, { authDir, piFile }));
+    await needsSignIn(connect(fixture, authDir));
     assert.equal(new AuthStore(authDir).tokens("secure", fixture.url), undefined);
     // The same state under the server's own name is used: the two above were told apart by URL and by name alone.
     writePiAuthFile(piFile, { [piKey("secure", fixture.url)]: state });
-    const connection = connect(fixture, { authDir, piFile });
+    const connection = connect(fixture, authDir);
     await connection.connect();
     assert.equal(await echo(connection, "own name"), "own name");
   });
@@ -119,7 +83,7 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     const state = await signInAsPi(fixture);
     // pi keys `my-server` as `mcp__my_server`; the bridge's config spells the host in capitals.
     writePiAuthFile(piFile, { [piKey("my-server", fixture.url)]: state });
-    const connection = connect(fixture, { authDir, piFile }, { name: "my-server", url: fixture.url.replace("http://", "HTTP://") });
+    const connection = connect(fixture, authDir, {}, { name: "my-server", url: fixture.url.replace("http://", "HTTP://") });
     await connection.connect();
     const result = await connection.callTool("echo", { text: "keyed" });
     assert.deepEqual(result.content, [{ type: "text", text: "keyed" }]);
@@ -127,7 +91,7 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     const legacy = await setup();
     const legacyState = await signInAsPi(legacy.fixture);
     writePiAuthFile(legacy.piFile, { [new URL(legacy.fixture.url).href]: legacyState });
-    const old = connect(legacy.fixture, legacy);
+    const old = connect(legacy.fixture, legacy.authDir);
     await old.connect();
     assert.equal(await echo(old, "legacy key"), "legacy key");
   });
@@ -138,7 +102,7 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     fixture.expireAccessTokens();
     writePiAuthFile(piFile, { [piKey("secure", fixture.url)]: { ...state, tokensExpireAt: Date.now() - 60_000 } });
     const before = snapshot(piFile);
-    const connection = connect(fixture, { authDir, piFile });
+    const connection = connect(fixture, authDir);
     await connection.connect();
     assert.equal(await echo(connection, "refreshed"), "refreshed");
     const refreshes = refreshRequests(fixture);
@@ -167,12 +131,7 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     assert.equal(state.clientInformation, undefined, "pi stores no registration for a configured client");
     fixture.expireAccessTokens();
     writePiAuthFile(piFile, { [piKey("secure", fixture.url)]: { ...state, tokensExpireAt: Date.now() - 60_000 } });
-    const connection = connectionFor(
-      "secure",
-      { url: fixture.url, auth: { callbackPort: 45_123, clientId } },
-      { authStore: new AuthStore(authDir, { piAuthFile: piFile }), signIn: () => undefined, events: sink, logger },
-    );
-    connections.push(connection);
+    const connection = connect(fixture, authDir, { callbackPort: 45_123, clientId });
     await connection.connect();
     assert.equal(await echo(connection, "configured client"), "configured client");
     const refreshes = refreshRequests(fixture);
@@ -185,7 +144,7 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     const { fixture, piFile, authDir } = await setup();
     const { clientInformation: _, ...state } = await signInAsPi(fixture);
     writePiAuthFile(piFile, { [piKey("secure", fixture.url)]: state });
-    const connection = connect(fixture, { authDir, piFile });
+    const connection = connect(fixture, authDir);
     await connection.connect();
     assert.equal(await echo(connection, "until expiry"), "until expiry");
     assert.equal(new AuthStore(authDir).tokens("secure", fixture.url)?.refreshToken, undefined, "the refresh token was not taken");
@@ -200,7 +159,7 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     fixture.expireAccessTokens();
     writePiAuthFile(piFile, { [piKey("secure", fixture.url)]: { ...state, tokensExpireAt: Date.now() - 60_000 } });
     let pagesOpened = 0;
-    const connection = connect(fixture, { authDir, piFile }, { signIn: () => void pagesOpened++ });
+    const connection = connect(fixture, authDir, {}, { signIn: () => void pagesOpened++ });
     await assert.rejects(connection.connect(), (error: unknown) => {
       assert.ok(error instanceof BridgeError && error.kind === "auth", String(error));
       assert.match(error.message, /the sign-in taken over from pi 1\.x could not be refreshed\. Run \/mcp auth secure/);
@@ -216,7 +175,7 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     const { fixture, piFile, authDir } = await setup();
     writeFileSync(piFile, '{ "mcp__secure|x": { "tokens": { "access_token": "leaky-secret-value" ', { mode: 0o600 });
     const before = snapshot(piFile);
-    const connection = connect(fixture, { authDir, piFile });
+    const connection = connect(fixture, authDir);
     await needsSignIn(connection);
     const [warning] = connection.warnings;
     assert.match(warning ?? "", /MCP server 'secure' was not used: .*mcp-auth\.json: it is not valid JSON\. Run \/mcp auth secure/);
@@ -237,7 +196,7 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     const state = await signInAsPi(fixture);
     writePiAuthFile(piFile, { [piKey("secure", fixture.url)]: state }, 0o620);
     const before = snapshot(piFile);
-    const loose = connect(fixture, { authDir, piFile });
+    const loose = connect(fixture, authDir);
     await needsSignIn(loose);
     assert.match(loose.warnings.join("\n"), /mcp-auth\.json: other users can write it \(mode 0620; `chmod 600` it to have its sign-ins used\)/);
     messages.push(...loose.warnings);
@@ -245,7 +204,7 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     await loose.close();
 
     chmodSync(piFile, 0o600);
-    const fixed = connect(fixture, { authDir, piFile });
+    const fixed = connect(fixture, authDir);
     await fixed.connect();
     assert.equal(await echo(fixed, "fixed"), "fixed");
     assert.deepEqual(fixed.warnings, []);
@@ -254,7 +213,7 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
   test("a directory in the file's place is ignored with a warning", async () => {
     const { fixture, piFile, authDir } = await setup();
     mkdirSync(piFile);
-    const connection = connect(fixture, { authDir, piFile });
+    const connection = connect(fixture, authDir);
     await needsSignIn(connection);
     assert.match(connection.warnings.join("\n"), /mcp-auth\.json: it is not a regular file/);
   });
@@ -263,33 +222,33 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     const { fixture, piFile, authDir } = await setup();
     writePiAuthFile(piFile, { [piKey("secure", fixture.url)]: await signInAsPi(fixture) });
     const before = snapshot(piFile);
-    const connection = connect(fixture, { authDir, piFile });
+    const connection = connect(fixture, authDir);
     await connection.connect();
     assert.deepEqual(await connection.logout(), { removed: true, piFileKept: piFile }, "what /mcp logout tells the user it left in place");
     assert.deepEqual(snapshot(piFile), before, "pi's sign-in stays in pi's file");
     assert.equal(new AuthStore(authDir).tokens("secure", fixture.url), undefined);
-    await needsSignIn(connect(fixture, { authDir, piFile }));
+    await needsSignIn(connect(fixture, authDir));
 
     // The user signs in again in pi: that sign-in is a new one, and is taken over.
     writePiAuthFile(piFile, { [piKey("secure", fixture.url)]: await signInAsPi(fixture) });
-    const again = connect(fixture, { authDir, piFile });
+    const again = connect(fixture, authDir);
     await again.connect();
     assert.equal(await echo(again, "pi signed in again"), "pi signed in again");
   });
 
   test("/mcp logout of a server that used its own sign-in does not let pi's replace it either", async () => {
     const { fixture, piFile, authDir } = await setup();
-    const connection = connect(fixture, { authDir, piFile }, { signIn: automaticSignIn() });
+    const connection = connect(fixture, authDir, {}, { signIn: automaticSignIn() });
     await connection.connect();
     writePiAuthFile(piFile, { [piKey("secure", fixture.url)]: await signInAsPi(fixture) });
     assert.equal((await connection.logout()).removed, true);
-    await needsSignIn(connect(fixture, { authDir, piFile }));
+    await needsSignIn(connect(fixture, authDir));
   });
 
   test("/mcp auth signs in as the bridge even where pi has a sign-in", async () => {
     const { fixture, piFile, authDir } = await setup();
     writePiAuthFile(piFile, { [piKey("secure", fixture.url)]: await signInAsPi(fixture) });
-    const connection = connect(fixture, { authDir, piFile });
+    const connection = connect(fixture, authDir);
     await connection.signIn(automaticSignIn());
     assert.equal(await echo(connection, "own"), "own");
     assert.equal(fixture.authorizations.length, 2, "pi's and the bridge's");
@@ -302,7 +261,7 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     const state = await signInAsPi(fixture);
     const { redirect_uris: _, ...client } = state.clientInformation!;
     writePiAuthFile(piFile, { [piKey("secure", fixture.url)]: { ...state, clientInformation: client } });
-    const connection = connect(fixture, { authDir, piFile });
+    const connection = connect(fixture, authDir);
     await connection.connect();
     assert.equal(await echo(connection, "taken over"), "taken over");
     await connection.signIn(automaticSignIn());

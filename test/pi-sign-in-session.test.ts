@@ -10,7 +10,8 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { type OAuthFixture, startOAuthServer } from "./fixtures/oauth-server.ts";
+import type { OAuthFixture } from "./fixtures/oauth-server.ts";
+import { oauthBed } from "./oauth-bed.ts";
 import { piKey, signInAsPi, writePiAuthFile } from "./fixtures/pi-auth-file.ts";
 import { callOnceInPi } from "./pi-harness.ts";
 import { REPO_ROOT, tempDir } from "./helpers.ts";
@@ -64,8 +65,7 @@ function piLogin(server: string, agentDir: string, home: string, timeoutMs = 60_
 
 describe("pi's own sign-in, in a pi session", { timeout: 120_000 }, () => {
   const project = tempDir("mcp-bridge-pi-sign-in-project-");
-  const agentDirs: Array<{ dir: string; cleanup(): void }> = [];
-  const fixtures: OAuthFixture[] = [];
+  const { setup } = oauthBed("mcp-bridge-pi-sign-in-");
   const originalCwd = process.cwd();
 
   before(() => {
@@ -74,25 +74,22 @@ describe("pi's own sign-in, in a pi session", { timeout: 120_000 }, () => {
   });
   after(async () => {
     process.chdir(originalCwd);
-    for (const fixture of fixtures) await fixture.close();
-    for (const dir of agentDirs) dir.cleanup();
     project.cleanup();
   });
 
-  /** An authorization server, and an agent dir whose mcp.json lists it as `secure`; pi's agent dir from now on. */
-  async function setup(): Promise<{ fixture: OAuthFixture; agentDir: string; piFile: string }> {
-    const fixture = await startOAuthServer();
-    fixtures.push(fixture);
-    const agentDir = tempDir("mcp-bridge-pi-sign-in-agent-");
-    agentDirs.push(agentDir);
-    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { secure: { url: fixture.url, autoApprove: ["echo"], exposure: "direct" } } }));
-    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
-    return { fixture, agentDir: agentDir.dir, piFile: path.join(agentDir.dir, "mcp-auth.json") };
+  /** The bed's server and agent dir, whose mcp.json lists it as `secure`; pi's agent dir from now on. */
+  async function agentWithServer(): Promise<{ fixture: OAuthFixture; agentDir: string; piFile: string }> {
+    const { fixture, authDir, piFile } = await setup();
+    const agentDir = path.dirname(authDir);
+    writeFileSync(path.join(agentDir, "mcp.json"), JSON.stringify({ mcpServers: { secure: { url: fixture.url, autoApprove: ["echo"], exposure: "direct" } } }));
+    process.env.PI_CODING_AGENT_DIR = agentDir;
+    return { fixture, agentDir, piFile };
   }
 
   const snapshot = (file: string) => ({ bytes: readFileSync(file), mtimeMs: statSync(file).mtimeMs });
 
-  async function echo(agentDir: string, text: string): Promise<string> {
+  /** The echo tool called by the model in a pi session in `agentDir`. */
+  async function echoInPi(agentDir: string, text: string): Promise<string> {
     const result = await callOnceInPi({ cwd: project.dir, agentDir, extensionPaths: [REPO_ROOT], tool: "mcp_secure_echo", args: { text } });
     assert.ok(result.offered, "the server's tools were there");
     assert.equal(result.isError, false, result.text);
@@ -100,17 +97,17 @@ describe("pi's own sign-in, in a pi session", { timeout: 120_000 }, () => {
   }
 
   test("the model calls a tool of a server pi 1.x signed in to, and nobody signs in", async () => {
-    const { fixture, agentDir, piFile } = await setup();
+    const { fixture, agentDir, piFile } = await agentWithServer();
     writePiAuthFile(piFile, { [piKey("secure", fixture.url)]: await signInAsPi(fixture) });
     const before = snapshot(piFile);
-    assert.equal(await echo(agentDir, "through pi's sign-in"), "through pi's sign-in");
+    assert.equal(await echoInPi(agentDir, "through pi's sign-in"), "through pi's sign-in");
     assert.equal(fixture.authorizations.length, 1, "only pi's sign-in");
     assert.ok(existsSync(path.join(agentDir, "mcp-auth", "secure.json")), "the bridge's own copy, in its own folder");
     assert.deepEqual(snapshot(piFile), before, "pi's file as pi left it");
   });
 
   test("a sign-in the real pi 1.6 made (`pi mcp login`) is used, and refreshed as pi's client", { skip: missing }, async () => {
-    const { fixture, agentDir, piFile } = await setup();
+    const { fixture, agentDir, piFile } = await agentWithServer();
     const login = await piLogin("secure", agentDir, project.dir);
     assert.equal(login.code, 0, "pi mcp login succeeded");
     assert.equal(fixture.registrations.length, 1, "pi registered itself");
@@ -119,9 +116,9 @@ describe("pi's own sign-in, in a pi session", { timeout: 120_000 }, () => {
     assert.ok(piClientId, "pi stored its registration under the key test/fixtures/pi-auth-file.ts writes");
     const before = snapshot(piFile);
 
-    assert.equal(await echo(agentDir, "pi made this sign-in"), "pi made this sign-in");
+    assert.equal(await echoInPi(agentDir, "pi made this sign-in"), "pi made this sign-in");
     fixture.expireAccessTokens();
-    assert.equal(await echo(agentDir, "and it was refreshed"), "and it was refreshed");
+    assert.equal(await echoInPi(agentDir, "and it was refreshed"), "and it was refreshed");
     const refreshes = fixture.tokenRequests.filter((p) => p.get("grant_type") === "refresh_token");
     assert.ok(refreshes.length >= 1, "refreshed");
     for (const request of refreshes) assert.equal(request.get("client_id"), piClientId, "as pi's client");

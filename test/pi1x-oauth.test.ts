@@ -5,45 +5,20 @@
  * registering, and `authServerMetadataUrl` used instead of a discovery that leads nowhere.
  */
 import assert from "node:assert/strict";
-import * as path from "node:path";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { BridgeError } from "../src/common/errors.ts";
-import type { ServerConnection } from "../src/connection/server-connection.ts";
-import { automaticSignIn } from "../src/oauth/sign-in.ts";
-import { AuthStore } from "../src/oauth/storage.ts";
-import { type OAuthFixture, type OAuthFixtureOptions, startOAuthServer } from "./fixtures/oauth-server.ts";
-import { connectionFor, freePort, runTool, tempDir, toolsOf } from "./helpers.ts";
+import { freePort } from "./helpers.ts";
 import { oauthBed } from "./oauth-bed.ts";
 
 const DOCUMENT = "https://client.example.com/mcp-bridge/client.json";
 
 describe("pi 1.x's oauth block against a real authorization server", { timeout: 120_000 }, () => {
-  const { tmp, fixtures, connections } = oauthBed("mcp-bridge-pi1x-oauth-");
-
-  async function serverWith(options: OAuthFixtureOptions = {}): Promise<OAuthFixture> {
-    const fixture = await startOAuthServer(options);
-    fixtures.push(fixture);
-    return fixture;
-  }
-
-  function connect(fixture: OAuthFixture, oauth: Record<string, unknown>): ServerConnection {
-    const connection = connectionFor(
-      "secure",
-      { url: fixture.url, oauth, reconnect: false },
-      { authStore: new AuthStore(path.join(tmp.dir, `auth-${connections.length}`)), signIn: () => automaticSignIn(), signInTimeoutMs: 10_000 },
-    );
-    connections.push(connection);
-    return connection;
-  }
-
-  async function echo(connection: ServerConnection, text: string): Promise<string> {
-    return (await runTool(toolsOf(connection).get("mcp_secure_echo"), { text })).text;
-  }
+  const { setup, connect, echo, newAuthDir } = oauthBed("mcp-bridge-pi1x-oauth-", { authKey: "oauth", entry: { reconnect: false } });
 
   test("`oauth` is read as `auth`: clientName is sent at registration, scope is a space-separated string", async () => {
-    const fixture = await serverWith();
+    const { fixture } = await setup();
     const callbackPort = await freePort();
-    const connection = connect(fixture, { callbackPort, clientName: "Claude Code", scope: "tools extra" });
+    const connection = connect(fixture, newAuthDir(), { callbackPort, clientName: "Claude Code", scope: "tools extra" });
     await connection.connect();
     assert.equal(await echo(connection, "named"), "named");
     assert.equal(fixture.registrations.length, 1);
@@ -53,9 +28,9 @@ describe("pi 1.x's oauth block against a real authorization server", { timeout: 
   });
 
   test("a callbackUrl without a port: callbackPort is put in, its path served; registered and sent as that", async () => {
-    const fixture = await serverWith();
+    const { fixture } = await setup();
     const callbackPort = await freePort();
-    const connection = connect(fixture, { callbackUrl: "http://127.0.0.1/oauth/back", callbackPort });
+    const connection = connect(fixture, newAuthDir(), { callbackUrl: "http://127.0.0.1/oauth/back", callbackPort });
     await connection.connect();
     assert.equal(await echo(connection, "back"), "back");
     const sent = fixture.authorizations[0]!.get("redirect_uri");
@@ -64,9 +39,9 @@ describe("pi 1.x's oauth block against a real authorization server", { timeout: 
   });
 
   test("a callbackUrl with a port is sent exactly as written (localhost stays localhost), the only one registered", async () => {
-    const fixture = await serverWith();
+    const { fixture } = await setup();
     const written = `http://localhost:${await freePort()}/cb`;
-    const connection = connect(fixture, { callbackUrl: written });
+    const connection = connect(fixture, newAuthDir(), { callbackUrl: written });
     await connection.connect();
     assert.equal(await echo(connection, "exact"), "exact");
     assert.equal(fixture.authorizations[0]!.get("redirect_uri"), written);
@@ -74,30 +49,30 @@ describe("pi 1.x's oauth block against a real authorization server", { timeout: 
   });
 
   test('clientRegistration: "auto" uses a Client ID Metadata Document where the server supports one; "dcr" registers anyway', async () => {
-    const auto = await serverWith({ clientIdDocuments: true });
-    const first = connect(auto, { callbackPort: await freePort(), clientMetadataUrl: DOCUMENT });
+    const { fixture: auto } = await setup({ clientIdDocuments: true });
+    const first = connect(auto, newAuthDir(), { callbackPort: await freePort(), clientMetadataUrl: DOCUMENT });
     await first.connect();
     assert.equal(await echo(first, "document"), "document");
     assert.equal(auto.registrations.length, 0, "no registration");
     assert.equal(auto.authorizations[0]!.get("client_id"), DOCUMENT);
 
-    const dcr = await serverWith({ clientIdDocuments: true });
-    const second = connect(dcr, { callbackPort: await freePort(), clientMetadataUrl: DOCUMENT, clientRegistration: "dcr" });
+    const { fixture: dcr } = await setup({ clientIdDocuments: true });
+    const second = connect(dcr, newAuthDir(), { callbackPort: await freePort(), clientMetadataUrl: DOCUMENT, clientRegistration: "dcr" });
     await second.connect();
     assert.equal(await echo(second, "registered"), "registered");
     assert.equal(dcr.registrations.length, 1, "registered itself");
     assert.notEqual(dcr.authorizations[0]!.get("client_id"), DOCUMENT);
 
     // As in pi 1.x, a clientName means registering: a document cannot carry the name.
-    const named = await serverWith({ clientIdDocuments: true });
-    const third = connect(named, { callbackPort: await freePort(), clientMetadataUrl: DOCUMENT, clientName: "Claude Code" });
+    const { fixture: named } = await setup({ clientIdDocuments: true });
+    const third = connect(named, newAuthDir(), { callbackPort: await freePort(), clientMetadataUrl: DOCUMENT, clientName: "Claude Code" });
     await third.connect();
     assert.equal(named.registrations[0]?.client_name, "Claude Code");
   });
 
   test('clientRegistration "cimd" against a server without document support: a clear error, nothing registered', async () => {
-    const fixture = await serverWith();
-    const connection = connect(fixture, { callbackPort: await freePort(), clientMetadataUrl: DOCUMENT, clientRegistration: "cimd" });
+    const { fixture } = await setup();
+    const connection = connect(fixture, newAuthDir(), { callbackPort: await freePort(), clientMetadataUrl: DOCUMENT, clientRegistration: "cimd" });
     await assert.rejects(connection.connect(), (error: unknown) => {
       assert.ok(error instanceof BridgeError && error.kind === "auth", String(error));
       assert.match(error.message, /does not support Client ID Metadata Documents, and `clientRegistration` is "cimd"; use "auto" or "dcr"/);
@@ -109,13 +84,13 @@ describe("pi 1.x's oauth block against a real authorization server", { timeout: 
 
   test("authServerMetadataUrl replaces a discovery that leads nowhere", async () => {
     // The resource names an authorization server on a port nothing listens on.
-    const lost = await serverWith({ advertiseAuthServer: `http://127.0.0.1:${await freePort()}` });
-    const without = connect(lost, { callbackPort: await freePort() });
+    const { fixture: lost } = await setup({ advertiseAuthServer: `http://127.0.0.1:${await freePort()}` });
+    const without = connect(lost, newAuthDir(), { callbackPort: await freePort() });
     await assert.rejects(without.connect());
     assert.equal(lost.authorizations.length, 0, "discovery alone finds no way to sign in");
 
-    const fixture = await serverWith({ advertiseAuthServer: `http://127.0.0.1:${await freePort()}` });
-    const connection = connect(fixture, { callbackPort: await freePort(), authServerMetadataUrl: `${fixture.origin}/custom/openid-configuration` });
+    const { fixture } = await setup({ advertiseAuthServer: `http://127.0.0.1:${await freePort()}` });
+    const connection = connect(fixture, newAuthDir(), { callbackPort: await freePort(), authServerMetadataUrl: `${fixture.origin}/custom/openid-configuration` });
     await connection.connect();
     assert.equal(await echo(connection, "configured metadata"), "configured metadata");
     assert.ok(fixture.metadataRequests.includes("/custom/openid-configuration"));
@@ -124,18 +99,10 @@ describe("pi 1.x's oauth block against a real authorization server", { timeout: 
 });
 
 describe("a client secret from a command", { timeout: 60_000 }, () => {
-  const tmp = tempDir("mcp-bridge-pi1x-secret-");
-  let fixture: OAuthFixture | undefined;
-  let connection: ServerConnection | undefined;
-  after(async () => {
-    await connection?.close();
-    await fixture?.close();
-    tmp.cleanup();
-  });
+  const { setup, connect, echo } = oauthBed("mcp-bridge-pi1x-secret-", { authKey: "oauth", entry: { reconnect: false } });
 
   test("`clientSecret: \"!…\"` sends what the command printed, hidden like any secret", async () => {
-    fixture = await startOAuthServer({ secretInForm: true });
-    const callbackPort = await freePort();
+    const { fixture, authDir, callbackPort } = await setup({ secretInForm: true });
     const registered = await fetch(`${fixture.origin}/register`, {
       method: "POST",
       headers: { "Content-Type": "application/json" },
@@ -143,13 +110,9 @@ describe("a client secret from a command", { timeout: 60_000 }, () => {
     });
     const clientId = ((await registered.json()) as { client_id: string }).client_id;
     const secret = `printed-secret-${Date.now()}`;
-    connection = connectionFor(
-      "secure",
-      { url: fixture.url, oauth: { clientId, clientSecret: `!printf ${secret}`, callbackPort }, reconnect: false },
-      { authStore: new AuthStore(path.join(tmp.dir, "auth")), signIn: () => automaticSignIn(), signInTimeoutMs: 10_000, trusted: () => true },
-    );
+    const connection = connect(fixture, authDir, { clientId, clientSecret: `!printf ${secret}`, callbackPort }, { trusted: () => true });
     await connection.connect();
-    assert.equal((await runTool(toolsOf(connection).get("mcp_secure_echo"), { text: `the secret is ${secret}` })).text, "the secret is ***");
+    assert.equal(await echo(connection, `the secret is ${secret}`), "the secret is ***");
     const exchange = fixture.tokenRequests.find((form) => form.get("grant_type") === "authorization_code");
     assert.equal(exchange?.get("client_secret"), secret, "the command's output went to the token endpoint");
   });

@@ -13,7 +13,7 @@
  * handshake, a standing stream) is the pool owner's to handle.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { FetchLike } from "@modelcontextprotocol/client";
+import { applyMiddlewares, type FetchLike, type Middleware } from "@modelcontextprotocol/client";
 import { Agent, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from "undici";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../config/defaults.ts";
 import { boundedResponse } from "./bounded-response.ts";
@@ -95,26 +95,38 @@ export interface ServerPoolOptions {
   maxMessageBytes?: number;
   /** A message over the limit came on an exchange outside any request of this pool (its stream is closed already). */
   tooLarge?: (error: MessageTooLargeError) => void;
+  /** More middleware on every request (OAuth's), outside the pool's own. */
+  middleware?: Middleware;
 }
 
 /** One server's connection pool, and `fetch` through it in the shape the SDK transports take. */
 export class ServerPool {
   private readonly agent = new Agent({ connections: MAX_CONNECTIONS_PER_SERVER });
 
-  constructor(private readonly options: ServerPoolOptions = {}) {}
+  /** The fetch the SDK transports take: the one place its path is composed (innermost first). */
+  readonly fetch: FetchLike;
 
-  readonly fetch: FetchLike = (url, init) => {
+  constructor(private readonly options: ServerPoolOptions = {}) {
+    // The SDK transports add DPoP (`withDpopFromProvider`) outside these, as their provider has `dpop()`.
+    this.fetch = applyMiddlewares(this.bounded, ...(options.middleware ? [options.middleware] : []))(this.send);
+  }
+
+  /** undici through this pool: the request scope's signal instead of the transport's, which fires only at its close. */
+  private readonly send: FetchLike = (url, init) => {
     const scope = scopes.getStore();
-    const tied = scope?.pool === this && !isNotification(init);
-    // The scope's signal replaces the transport's, which fires only when the transport closes: by then the request has
-    // settled and its scope has ended anyway, and `destroy()` ends every socket. (Combining the two with
-    // `AbortSignal.any` would leave an entry on the transport's long-lived signal for every request.)
-    const signal = tied ? scope.signal : (init?.signal ?? undefined);
-    const fetched = undiciFetch(url, { ...(init as UndiciRequestInit), signal, dispatcher: this.agent }) as unknown as Promise<Response>;
+    // (Combining both with `AbortSignal.any` would leave an entry on the transport's long-lived signal per request.)
+    const signal = scope?.pool === this && !isNotification(init) ? scope.signal : (init?.signal ?? undefined);
+    const sent = undiciFetch(url, { ...(init as UndiciRequestInit), signal, dispatcher: this.agent });
+    return sent as unknown as Promise<Response>;
+  };
+
+  /** Every response body bounded; past the bound, the request whose scope fetched it fails, or the owner is told. */
+  private readonly bounded: Middleware = (next) => async (url, init) => {
+    const scope = scopes.getStore();
+    const tied = scope?.pool === this && !isNotification(init) ? scope : undefined;
     const limit = this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-    return fetched.then((response) =>
-      boundedResponse(response, limit, (error) => (tied ? scope.fail(error) : this.options.tooLarge?.(error))),
-    );
+    const tooLarge = (error: MessageTooLargeError) => (tied ? tied.fail(error) : this.options.tooLarge?.(error));
+    return boundedResponse(await next(url, init), limit, tooLarge);
   };
 
   /** Closes every socket at once. */

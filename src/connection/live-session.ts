@@ -226,9 +226,8 @@ export class LiveSession {
       held.open = false;
       events.dropped(this, error.message);
     };
-    const pool = kind === "stdio" ? undefined : new ServerPool({ maxMessageBytes: this.options.limits?.maxMessageBytes, tooLarge });
-    const fetch = pool?.fetch;
-    const transport = guardNesting(makeTransport(fetch && auth ? auth.wrapFetch(fetch) : fetch));
+    const pool = kind === "stdio" ? undefined : new ServerPool({ maxMessageBytes: this.options.limits?.maxMessageBytes, tooLarge, middleware: auth?.middleware });
+    const transport = guardNesting(makeTransport(pool?.fetch));
     const negotiation = negotiationFor(this.options.protocol ?? "auto", this.options.remembered, kind === "stdio", remaining());
     const client = createMcpClient(clientInfo, features, {
       listChanged: (list) => events.listChanged(this, list),

@@ -1,4 +1,6 @@
 /**
+ * Kept here: the SDK leaves receiving the redirect to the client, and has no loopback server.
+ *
  * The loopback HTTP server that receives the OAuth authorization redirect (authorization code flow with PKCE).
  *
  * It listens on 127.0.0.1 only, and only while one sign-in waits: the first redirect that carries the expected
@@ -9,6 +11,7 @@
  * an error message.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
+import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { DEFAULT_OAUTH_CALLBACK_PORT } from "../config/defaults.ts";
 import { type RedirectPlan, redirectPlan } from "./redirect.ts";
@@ -155,26 +158,6 @@ function describeDuration(ms: number): string {
   return `${ms} ms`;
 }
 
-function errnoCode(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException | null)?.code;
-}
-
-function listen(server: Server, port: number, host: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onError = (error: Error): void => {
-      server.off("listening", onListening);
-      reject(error);
-    };
-    const onListening = (): void => {
-      server.off("error", onError);
-      resolve();
-    };
-    server.once("error", onError);
-    server.once("listening", onListening);
-    server.listen({ port, host, exclusive: true });
-  });
-}
-
 /** The request target, parsed only in origin form (`/path?query`); the Host header is neither trusted nor needed. */
 function requestUrl(req: IncomingMessage): URL | undefined {
   const target = req.url;
@@ -213,9 +196,9 @@ export class CallbackServer {
       if (signal?.aborted) throw cancelled();
       const server = createServer();
       try {
-        await listen(server, port, plan.host);
+        await once(server.listen({ port, host: plan.host, exclusive: true }), "listening");
       } catch (error) {
-        if (errnoCode(error) === "EADDRINUSE") continue;
+        if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") continue;
         throw error;
       }
       if (signal?.aborted) {

@@ -1,4 +1,6 @@
 /**
+ * Kept here: the SDK discovers metadata, but cannot be given a document to use instead.
+ *
  * The authorization server's metadata from the document a config names (`authServerMetadataUrl`, pi 1.x's), used
  * instead of discovery for servers that advertise the wrong authorization server or none. It is trusted as
  * configured: its issuer is not checked against the URL (RFC 8414 discovery would), only the address itself against

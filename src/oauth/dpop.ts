@@ -1,4 +1,6 @@
 /**
+ * Kept here: the SDK's `DpopSession` keeps its key in memory only, and tokens outlive the process.
+ *
  * DPoP (RFC 9449, the MCP extension `io.modelcontextprotocol/auth/dpop`, SEP-1932) for one server's tokens: whether
  * to ask for DPoP-bound tokens, and the key they are bound to. The SDK does the protocol once a provider's `dpop()`
  * returns a `DpopSession`: a proof in every token request (retried with the authorization server's nonce on
@@ -9,13 +11,15 @@
  */
 import { type AuthorizationServerMetadata, DPOP_SUPPORTED_ALGS, type DpopAlg, type DpopKeyPair, DpopSession, generateDpopKeyPair } from "@modelcontextprotocol/client";
 import { BridgeError } from "../common/errors.ts";
-import { isObject } from "../common/values.ts";
+import { Type } from "typebox";
 
 /** A DPoP key as stored with the tokens it binds: the private JWK (public members included) and its algorithm. */
 export interface StoredDpopKey {
   alg: DpopAlg;
   jwk: Record<string, unknown>;
 }
+const KeyShape = Type.Object({ alg: Type.Union(DPOP_SUPPORTED_ALGS.map((alg) => Type.Literal(alg))), jwk: Type.Object({ kty: Type.String(), d: Type.String() }) });
+export const StoredDpopKeySchema = Type.Unsafe<StoredDpopKey>(KeyShape);
 
 /** The JWK members that are private key material (EC/OKP `d`; RSA's `d`, primes and CRT values). */
 const PRIVATE_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "oth"] as const;
@@ -24,10 +28,6 @@ const PREFERRED_ALG: DpopAlg = "ES256";
 
 export function isDpopAlg(value: unknown): value is DpopAlg {
   return typeof value === "string" && (DPOP_SUPPORTED_ALGS as readonly string[]).includes(value);
-}
-
-export function isStoredDpopKey(value: unknown): value is StoredDpopKey {
-  return isObject(value) && isDpopAlg(value.alg) && isObject(value.jwk) && typeof value.jwk.kty === "string" && typeof value.jwk.d === "string";
 }
 
 /** The secret parts of a stored key, to keep out of every message. */

@@ -1,4 +1,6 @@
 /**
+ * Kept here: the SDK checks only the token endpoint (`assertSecureTokenEndpoint`), not what a browser is sent to.
+ *
  * Which URLs OAuth may use: every endpoint an authorization server or a protected resource names (authorization,
  * token, registration, the metadata documents), and every address a browser is sent to. A hostile or mistaken
  * server could name `javascript:` or `file:` for the page a browser opens, or plain `http:` to another host for the

@@ -1,4 +1,6 @@
 /**
+ * Kept here: the SDK's signer imports only a PKCS#8 PEM or a JWK, with the algorithm named by the caller.
+ *
  * The private key of a `private_key_jwt` client (RFC 7523): read from its file (PEM — PKCS#8, PKCS#1 or SEC1 — or a
  * JWK), checked against the algorithm it is to sign with (or that algorithm taken from the key), and handed on as a
  * JWK, the form the SDK's signer takes for every algorithm. Errors name the file and what is wrong with it, never

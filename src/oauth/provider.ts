@@ -1,16 +1,12 @@
 /**
- * The SDK's `OAuthClientProvider` for one remote server. The SDK's `auth()` does the protocol — discovery (RFC 9728,
- * RFC 8414, OpenID Connect, the 2025-03-26 fallbacks), client registration (RFC 7591) or a Client ID Metadata
- * Document, PKCE, the `resource` parameter, refresh, step-up — and calls back here for what is the client's to decide:
- * where tokens and registrations live (./oauth-storage.ts), which redirect URI and client identity to use, and how
- * the user gets to the authorization page (a `SignInHandler`, with the loopback server of ./oauth-callback.ts). A
- * server with no tokens takes over pi 1.x's sign-in first, where there is one it can use (./pi-sign-in-import.ts).
+ * The provider of a server the user signs in to (the SDK has providers for machines only). The SDK's `auth()` does the
+ * protocol — discovery, registration (RFC 7591) or a Client ID Metadata Document, PKCE, the `resource` parameter,
+ * refresh, step-up — and calls back here for what is the client's to decide: which redirect URI and client identity
+ * to use, how the user gets to the authorization page (a `SignInHandler`, with ./callback-server.ts), refreshing ahead
+ * of expiry, and taking over pi 1.x's sign-in (./pi-sign-in-import.ts). Tokens are kept by ./persisted-provider.ts.
  */
 import { randomBytes } from "node:crypto";
 import {
-  type AuthorizationServerMetadata,
-  type DpopSession,
-  type FetchLike,
   type OAuthClientInformationContext,
   type OAuthClientInformationMixed,
   type OAuthClientMetadata,
@@ -20,19 +16,16 @@ import {
   refreshAuthorization,
 } from "@modelcontextprotocol/client";
 import { BridgeError } from "../common/errors.ts";
-import type { OAuthSettings } from "../config/types.ts";
 import { commandArgument } from "../config/validate/name.ts";
 import { type AuthorizationGrant, CallbackServer, OAuthCallbackError } from "./callback-server.ts";
-import { knownDiscovery } from "./configured-metadata.ts";
-import { DpopKeys } from "./dpop.ts";
-import { discoveryEndpoints, refuseEndpoints } from "./endpoint-policy.ts";
+import { refuseEndpoints } from "./endpoint-policy.ts";
+import { CLIENT_NAME, PersistedProvider, type PersistedOptions } from "./persisted-provider.ts";
 import { importPiSignIn, type PiImportOutcome } from "./pi-sign-in-import.ts";
 import { redirectPlan } from "./redirect.ts";
-import { type AuthStore, expiresWithin, toOAuthTokens, toStoredTokens } from "./storage.ts";
+import { expiresWithin, toOAuthTokens } from "./storage.ts";
 
 /** An access token this close to its expiry is refreshed before it is used. */
 export const REFRESH_MARGIN_MS = 5 * 60_000;
-export const CLIENT_NAME = "pi (mcp-bridge)";
 
 /**
  * Brings the user to an authorization page. `callback` receives the redirect; a handler without a browser can let the
@@ -41,20 +34,11 @@ export const CLIENT_NAME = "pi (mcp-bridge)";
  */
 export type SignInHandler = (request: { server: string; url: URL; callback: CallbackServer }) => Promise<void> | void;
 
-export interface OAuthProviderOptions {
-  server: string;
-  serverUrl: string;
-  /** With `${VAR}`s resolved. */
-  settings: OAuthSettings;
-  store: AuthStore;
+export interface OAuthProviderOptions extends PersistedOptions {
   /** Absent when nobody can sign in now (startup, print mode): a needed sign-in is then reported, not started. */
   signIn?: () => SignInHandler | undefined;
   /** Bounds a sign-in, in ms. */
   signInTimeoutMs?: number;
-  fetch?: FetchLike;
-  now?: () => number;
-  /** Told every token and client secret that passes through, to keep them out of messages. */
-  onSecrets?: (values: string[]) => void;
   /** Whether pi 1.x's sign-in may be taken over now (not while the user asked for a sign-in of their own). */
   mayImport?: () => boolean;
   /** Told what came of looking for pi 1.x's sign-in (see ./pi-sign-in-import.ts). */
@@ -67,7 +51,7 @@ export interface PendingSignIn {
   cancel(): void;
 }
 
-export class BridgeOAuthProvider implements OAuthClientProvider {
+export class BridgeOAuthProvider extends PersistedProvider implements OAuthClientProvider {
   /** Set by `redirectToAuthorization` when a sign-in has started; the connection waits on it. */
   pending?: PendingSignIn;
   /** Set when a sign-in was needed but no one could do it. */
@@ -75,42 +59,12 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
   private verifier?: string;
   private currentState?: string;
   private callback?: CallbackServer;
-  private discovery?: OAuthDiscoveryState;
   private refreshing?: Promise<void>;
   /** The one look for pi 1.x's sign-in this provider makes, shared by the requests that wait on it. */
   private importing?: Promise<void>;
-  private readonly now: () => number;
-  private readonly dpopKeys: DpopKeys;
 
-  constructor(private readonly options: OAuthProviderOptions) {
-    this.now = options.now ?? Date.now;
-    this.dpopKeys = new DpopKeys({
-      server: options.server,
-      setting: options.settings.dpop,
-      storedKey: () => options.store.tokens(options.server, options.serverUrl)?.dpopKey,
-      metadata: () => this.discovery?.authorizationServerMetadata,
-      onSecrets: options.onSecrets,
-    });
-    const { authorizationUrl, tokenUrl } = options.settings;
-    if (authorizationUrl && tokenUrl) {
-      // Endpoints from the config replace discovery: the SDK takes cached discovery state as given.
-      const issuer = new URL(authorizationUrl).origin;
-      this.discovery = {
-        authorizationServerUrl: issuer,
-        authorizationServerMetadata: {
-          issuer,
-          authorization_endpoint: authorizationUrl,
-          token_endpoint: tokenUrl,
-          response_types_supported: ["code"],
-          code_challenge_methods_supported: ["S256"],
-          grant_types_supported: ["authorization_code", "refresh_token"],
-        } as AuthorizationServerMetadata,
-      };
-    }
-  }
-
-  private get settings(): OAuthSettings {
-    return this.options.settings;
+  constructor(protected override readonly options: OAuthProviderOptions) {
+    super(options);
   }
 
   /** Every loopback redirect URI the callback server may listen on, so a taken port does not break a registration. */
@@ -215,10 +169,6 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
     this.options.onImport?.(outcome);
   }
 
-  private secretsSeen(...values: Array<string | undefined>): void {
-    this.options.onSecrets?.(values.filter((value): value is string => typeof value === "string"));
-  }
-
   /** Refreshes ahead of expiry. A failure is left to the server's 401, which runs the SDK's full flow. */
   private async refreshNow(refreshToken: string): Promise<void> {
     const discovery = this.discovery;
@@ -239,19 +189,9 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
     }
   }
 
-  async saveTokens(tokens: OAuthTokens): Promise<void> {
-    // A refresh that does not rotate the refresh token keeps the old one.
-    const previous = this.options.store.tokens(this.options.server, this.options.serverUrl);
-    const merged = tokens.refresh_token || !previous?.refreshToken ? tokens : { ...tokens, refresh_token: previous.refreshToken };
-    this.secretsSeen(merged.access_token, merged.refresh_token, merged.id_token);
-    const dpopKey = this.dpopKeys.keyFor(merged.token_type);
-    await this.options.store.saveTokens(this.options.server, toStoredTokens(merged, this.options.serverUrl, this.now(), dpopKey));
+  override async saveTokens(tokens: OAuthTokens): Promise<void> {
+    await super.saveTokens(tokens);
     this.signInRequired = false;
-  }
-
-  /** The key DPoP-bound tokens are (to be) bound to, where DPoP is used (./dpop.ts); the SDK signs the proofs. */
-  dpop(): Promise<DpopSession | undefined> {
-    return this.dpopKeys.session();
   }
 
   /**
@@ -308,38 +248,20 @@ export class BridgeOAuthProvider implements OAuthClientProvider {
     return this.verifier;
   }
 
-  saveDiscoveryState(state: OAuthDiscoveryState): void {
-    // Called by the SDK after discovery and before any registration, token request or browser: the place to refuse.
-    this.refuseDiscovery(state);
-    this.discovery = state;
-  }
-
-  async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
-    this.discovery = await knownDiscovery(this.discovery, this.options.server, this.settings.authServerMetadataUrl, this.options.fetch);
-    // Endpoints from the config are checked here, before the SDK uses them.
-    if (this.discovery) this.refuseDiscovery(this.discovery);
-    return this.discovery;
-  }
-
   /** Refuses what discovery found (or the config named) when the bridge may not use it. */
-  private refuseDiscovery(state: OAuthDiscoveryState): void {
-    refuseEndpoints(this.options.server, discoveryEndpoints(state));
+  protected override refuse(state: OAuthDiscoveryState): void {
+    super.refuse(state);
     if (this.settings.clientRegistration === "cimd" && state.authorizationServerMetadata?.client_id_metadata_document_supported !== true) {
-      throw new BridgeError(
-        "auth",
-        this.options.server,
-        `MCP server '${this.options.server}': its authorization server does not support Client ID Metadata Documents, and \`clientRegistration\` is "cimd"; use "auto" or "dcr".`,
-      );
+      const { server } = this.options;
+      const why = `its authorization server does not support Client ID Metadata Documents, and \`clientRegistration\` is "cimd"; use "auto" or "dcr".`;
+      throw new BridgeError("auth", server, `MCP server '${server}': ${why}`);
     }
   }
 
-
-  async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {
-    const { store, server } = this.options;
-    if (scope === "all" || scope === "tokens") await store.deleteTokens(server);
-    if ((scope === "all" || scope === "client") && !this.settings.clientId) await store.deleteClient(server);
+  override async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {
+    await super.invalidateCredentials(scope);
+    if ((scope === "all" || scope === "client") && !this.settings.clientId) await this.options.store.deleteClient(this.options.server);
     if (scope === "all" || scope === "verifier") this.verifier = undefined;
-    if (scope === "discovery" && !(this.settings.authorizationUrl && this.settings.tokenUrl)) this.discovery = undefined;
   }
 
   /** The sign-in is over (done or abandoned): the loopback server stops. */

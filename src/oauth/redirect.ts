@@ -1,4 +1,6 @@
 /**
+ * Kept here: the SDK takes one redirect URL; the ports to try and their URIs are the client's.
+ *
  * Where the OAuth redirect comes back to: the loopback address and path the callback server listens on, the ports it
  * tries, and the redirect URI for each. By default `http://127.0.0.1:<port>/callback` on `callbackPort` or one of the
  * next five (all registered, so a taken port does not break a registration). A `callbackUrl` (pi 1.x's, for a client

@@ -1,13 +1,12 @@
 /**
- * One token refresh for many callers. When several requests get a 401 at once, the SDK's `auth()` runs once per
- * request, each posting the same refresh token; an authorization server that rotates refresh tokens accepts only the
- * first and answers the others `invalid_grant`, which would throw away the new tokens and start a sign-in. Wrapping
- * the fetch the SDK uses, the posts of one refresh token share one request and its answer — within this process, and,
- * through a lock file next to the tokens, across pi processes that share them: a process that finds the stored
- * refresh token already rotated by another answers with the stored tokens instead of asking again.
- */
+ * One token refresh for many callers, which the SDK lacks. When several requests get a 401 at once, the SDK's `auth()`
+ * runs once per request, each posting the same refresh token; an authorization server that rotates refresh tokens
+ * accepts only the first and answers the others `invalid_grant`, which would throw away the new tokens and start a
+ * sign-in. As a middleware on the fetch the SDK uses, the posts of one refresh token share one request and its answer
+ * — within this process, and, through a lock file next to the tokens, across pi processes that share them: a process
+ * that finds the stored refresh token already rotated by another answers with the stored tokens instead of asking. */
 import { closeSync, openSync, statSync, unlinkSync } from "node:fs";
-import type { FetchLike } from "@modelcontextprotocol/client";
+import type { Middleware } from "@modelcontextprotocol/client";
 
 /** How long a refresh's answer is reused for a late duplicate (one that was sent just after it finished). */
 const REUSE_MS = 10_000;
@@ -87,53 +86,52 @@ async function lock(path: string): Promise<() => void> {
   }
 }
 
-export class RefreshDeduper {
-  private readonly answers = new Map<string, Promise<Answer>>();
-
-  constructor(private readonly shared?: SharedTokens) {}
-
-  wrap(fetch: FetchLike): FetchLike {
-    return async (url, init) => {
-      const token = refreshTokenOf(init);
-      if (token === undefined) return fetch(url, init);
-      let answer = this.answers.get(token);
-      if (!answer) {
-        answer = this.refresh(token, () => fetch(url, init));
-        this.answers.set(token, answer);
-        const forget = () => {
-          const timer = setTimeout(() => this.answers.delete(token), REUSE_MS);
-          timer.unref();
-        };
-        answer.then((done) => (isNonceChallenge(done) ? this.answers.delete(token) : forget()), () => this.answers.delete(token));
-      }
-      const { status, statusText, headers, body } = await answer;
-      return new Response(body.slice(0), { status, statusText, headers });
-    };
-  }
-
-  private async refresh(token: string, send: () => Promise<Response>): Promise<Answer> {
-    const release = this.shared ? await lock(this.shared.lockPath) : () => {};
-    try {
-      const stored = this.shared?.current();
-      // Another process refreshed while this one waited: its tokens are the answer (posting the old token would fail).
-      if (stored && typeof stored.refresh_token === "string" && stored.refresh_token !== token) return jsonAnswer(stored);
-      const response = await send();
-      const answer: Answer = {
-        status: response.status,
-        statusText: response.statusText,
-        headers: [...response.headers.entries()],
-        body: await response.arrayBuffer(),
-      };
-      if (answer.status === 200 && this.shared) {
-        try {
-          await this.shared.save(JSON.parse(new TextDecoder().decode(answer.body)) as Record<string, unknown>);
-        } catch {
-          // Not JSON: the SDK reports it; nothing to share.
-        }
-      }
-      return answer;
-    } finally {
-      release();
+/**
+ * The middleware: posts of one refresh token share one request and its answer. Answers come back as the global
+ * `Response` class, the only one the SDK reads a token endpoint's error from.
+ */
+export function withSharedRefresh(shared?: SharedTokens): Middleware {
+  const answers = new Map<string, Promise<Answer>>();
+  return (next) => async (url, init) => {
+    const token = refreshTokenOf(init);
+    if (token === undefined) return next(url, init);
+    let answer = answers.get(token);
+    if (!answer) {
+      answer = refresh(token, () => next(url, init), shared);
+      answers.set(token, answer);
+      const forget = () => setTimeout(() => answers.delete(token), REUSE_MS).unref();
+      answer.then((done) => (isNonceChallenge(done) ? answers.delete(token) : forget()), () => answers.delete(token));
     }
+    const { status, statusText, headers, body } = await answer;
+    return new Response(body.slice(0), { status, statusText, headers });
+  };
+}
+
+async function refresh(token: string, send: () => Promise<Response>, shared?: SharedTokens): Promise<Answer> {
+  const release = shared ? await lock(shared.lockPath) : () => {};
+  try {
+    const stored = shared?.current();
+    // Another process refreshed while this one waited: its tokens are the answer (posting the old token would fail).
+    if (stored && typeof stored.refresh_token === "string" && stored.refresh_token !== token) return jsonAnswer(stored);
+    const response = await send();
+    const { status, statusText, headers } = response;
+    const answer: Answer = { status, statusText, headers: [...headers.entries()], body: await response.arrayBuffer() };
+    if (answer.status === 200 && shared) {
+      try {
+        await shared.save(JSON.parse(new TextDecoder().decode(answer.body)) as Record<string, unknown>);
+      } catch {
+        // Not JSON: the SDK reports it; nothing to share.
+      }
+    }
+    return answer;
+  } finally {
+    release();
   }
 }
+
+/** The SDK reads a token endpoint's error only from the global `Response` class; undici's own is passed on as one. */
+export const withGlobalResponses: Middleware = (next) => async (url, init) => {
+  const response: Pick<Response, "body" | "status" | "statusText" | "headers"> = await next(url, init);
+  if (response instanceof Response) return response;
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers: response.headers });
+};

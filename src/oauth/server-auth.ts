@@ -3,7 +3,7 @@
  * (a new one when the URL changes), what its transports need from it, the sign-in a failed request leads to, and the
  * explicit sign-in and sign-out of `/mcp auth` and `/mcp logout`.
  */
-import type { FetchLike, OAuthClientProvider } from "@modelcontextprotocol/client";
+import type { FetchLike, Middleware, OAuthClientProvider } from "@modelcontextprotocol/client";
 import { fetch as undiciFetch } from "undici";
 import type { EventSink } from "../common/events.ts";
 import type { LogLevel } from "../common/log-file.ts";
@@ -37,10 +37,10 @@ export interface AuthReport {
   log(level: LogLevel, event: string, fields: Record<string, unknown>): void;
 }
 
-/** What a connection's transports need for OAuth: the provider they ask for tokens, and the fetch that shares refreshes. */
+/** What a connection's transports need for OAuth: the provider they ask for tokens, and the middleware on their fetch. */
 export interface TransportAuth {
   provider: OAuthClientProvider;
-  wrapFetch(fetch: FetchLike): FetchLike;
+  middleware: Middleware;
 }
 
 export class ServerAuth {
@@ -94,8 +94,7 @@ export class ServerAuth {
         fetch: undiciFetch as unknown as FetchLike,
       });
     }
-    const session = this.session;
-    return { provider: session.provider, wrapFetch: (fetch) => session.wrapFetch(fetch) };
+    return { provider: this.session.provider, middleware: this.session.middleware };
   }
 
   /**

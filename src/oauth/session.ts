@@ -4,14 +4,22 @@
  * redirect and exchanging its code.
  */
 import * as os from "node:os";
-import { auth, type FetchLike, isDpopNonceChallenge, type OAuthTokens, UnauthorizedError } from "@modelcontextprotocol/client";
+import {
+  applyMiddlewares,
+  auth,
+  type FetchLike,
+  isDpopNonceChallenge,
+  type Middleware,
+  type OAuthTokens,
+  UnauthorizedError,
+} from "@modelcontextprotocol/client";
 import type { OAuthSettings } from "../config/types.ts";
 import { BridgeError, describeError } from "../common/errors.ts";
 import type { PiImportOutcome } from "./pi-sign-in-import.ts";
 import { BridgeOAuthProvider, type SignInHandler } from "./provider.ts";
 import { isMachineGrant, MachineOAuthProvider } from "./machine-provider.ts";
 import { type AuthStore, toOAuthTokens } from "./storage.ts";
-import { RefreshDeduper } from "./refresh-dedupe.ts";
+import { withGlobalResponses, withSharedRefresh } from "./refresh-dedupe.ts";
 import { type Environment, expandHome, substituteVars } from "../config/substitute.ts";
 import { commandArgument } from "../config/validate/name.ts";
 
@@ -42,14 +50,22 @@ export function isUnauthorized(error: unknown): boolean {
   return error instanceof UnauthorizedError || (error instanceof Error && error.cause instanceof UnauthorizedError);
 }
 
+/** The settings that may hold `${VAR}`s, and those that name a file (`~/` expanded). */
+const TEXT_SETTINGS = [
+  ...["clientId", "clientSecret", "authorizationUrl", "tokenUrl", "clientMetadataUrl", "authServerMetadataUrl"] as const,
+  ...["keyId", "assertion", "idpUrl", "idpTokenUrl", "idpClientId", "idpClientSecret", "idToken"] as const,
+];
+const FILE_SETTINGS = ["privateKeyFile", "assertionFile", "idTokenFile"] as const;
+
 export class OAuthSession {
   readonly provider: BridgeOAuthProvider | MachineOAuthProvider;
-  private readonly deduper: RefreshDeduper;
+  /** What the transports' fetch goes through (outermost last): shared refreshes, then a look for a moved server. */
+  readonly middleware: Middleware;
 
   constructor(private readonly options: OAuthSessionOptions) {
     const { store, server, serverUrl } = options;
     // Refreshes are shared across pi processes through the token file: see refresh-dedupe.ts.
-    this.deduper = new RefreshDeduper({
+    const sharedRefresh = withSharedRefresh({
       lockPath: `${store.tokensPath(server)}.lock`,
       current: () => {
         const stored = store.tokens(server, serverUrl);
@@ -60,6 +76,9 @@ export class OAuthSession {
         await this.provider.saveTokens({ ...(answer as OAuthTokens), ...(issuer ? { issuer } : {}) });
       },
     });
+    this.middleware = applyMiddlewares(sharedRefresh, this.rediscoverOnRefusal);
+    // Token requests (the provider's own, not the transports'): undici's answers read as the SDK reads them.
+    const fetch = options.fetch && applyMiddlewares(withGlobalResponses, sharedRefresh)(options.fetch);
     const secrets: string[] = [];
     const resolve = (value: string | undefined): string | undefined => {
       if (value === undefined) return undefined;
@@ -67,60 +86,20 @@ export class OAuthSession {
       secrets.push(...result.secrets);
       return result.value;
     };
-    const { settings } = options;
-    const resolved: OAuthSettings = {
-      ...settings,
-      clientId: resolve(settings.clientId),
-      clientSecret: options.clientSecret ?? resolve(settings.clientSecret),
-      authorizationUrl: resolve(settings.authorizationUrl),
-      tokenUrl: resolve(settings.tokenUrl),
-      clientMetadataUrl: resolve(settings.clientMetadataUrl),
-      authServerMetadataUrl: resolve(settings.authServerMetadataUrl),
-    };
-    if (resolved.clientSecret) secrets.push(resolved.clientSecret);
-    // Values from `${VAR}`s in the auth block and the client secret are redacted like the tokens.
-    options.onSecrets?.(secrets);
-    if (isMachineGrant(settings.grantType)) {
-      const file = (value: string | undefined) => (value === undefined ? undefined : resolve(expandHome(value, os.homedir())));
-      const assertion = resolve(settings.assertion);
-      const idToken = resolve(settings.idToken);
-      const idpClientSecret = resolve(settings.idpClientSecret);
-      // Written out, these are secrets as well as when they come from a variable.
-      options.onSecrets?.([assertion, idToken, idpClientSecret].filter((value): value is string => Boolean(value)));
-      this.provider = new MachineOAuthProvider({
-        server: options.server,
-        serverUrl: options.serverUrl,
-        settings: {
-          ...resolved,
-          privateKeyFile: file(settings.privateKeyFile),
-          keyId: resolve(settings.keyId),
-          assertion,
-          assertionFile: file(settings.assertionFile),
-          idpUrl: resolve(settings.idpUrl),
-          idpTokenUrl: resolve(settings.idpTokenUrl),
-          idpClientId: resolve(settings.idpClientId),
-          idpClientSecret,
-          idToken,
-          idTokenFile: file(settings.idTokenFile),
-        },
-        store: options.store,
-        fetch: options.fetch,
-        onSecrets: options.onSecrets,
-      });
-      return;
+    const settings: OAuthSettings = { ...options.settings };
+    for (const key of TEXT_SETTINGS) settings[key] = resolve(settings[key]);
+    for (const key of FILE_SETTINGS) {
+      const file = settings[key];
+      settings[key] = file === undefined ? undefined : resolve(expandHome(file, os.homedir()));
     }
-    this.provider = new BridgeOAuthProvider({
-      server: options.server,
-      serverUrl: options.serverUrl,
-      settings: resolved,
-      store: options.store,
-      signIn: options.signIn,
-      signInTimeoutMs: options.signInTimeoutMs,
-      onSecrets: options.onSecrets,
-      mayImport: options.mayImport,
-      onImport: options.onImport,
-      fetch: options.fetch ? this.deduper.wrap(options.fetch) : undefined,
-    });
+    if (options.clientSecret !== undefined) settings.clientSecret = options.clientSecret;
+    // Values from `${VAR}`s and these, even written out, are redacted like the tokens.
+    const { clientSecret, assertion, idToken, idpClientSecret } = settings;
+    const written = [clientSecret, assertion, idToken, idpClientSecret];
+    options.onSecrets?.([...secrets, ...written].filter((value): value is string => Boolean(value)));
+    const common = { server, serverUrl, settings, store, fetch, onSecrets: options.onSecrets };
+    const machine = isMachineGrant(settings.grantType);
+    this.provider = machine ? new MachineOAuthProvider(common) : new BridgeOAuthProvider({ ...options, ...common });
   }
 
   get serverUrl(): string {
@@ -132,20 +111,18 @@ export class OAuthSession {
     return this.options.clientSecret;
   }
 
-  /** The fetch a transport should use: refreshes of one token share one request. */
-  wrapFetch(fetch: FetchLike): FetchLike {
-    const deduped = this.deduper.wrap(fetch);
-    return async (url, init) => {
-      const response = await deduped(url, init);
-      // A token refused: the server may have moved to another authorization server (its resource metadata lists a new
-      // one), so what discovery found is looked up again rather than reused; a client id is then registered there.
-      // A DPoP nonce challenge is not a refusal: the SDK sends the request again with the nonce.
-      if (response.status === 401 && /^(bearer|dpop) /i.test(new Headers(init?.headers).get("authorization") ?? "") && !isDpopNonceChallenge(response as Response)) {
-        await this.provider.invalidateCredentials("discovery");
-      }
-      return response;
-    };
-  }
+  /**
+   * A token refused: the server may have moved to another authorization server (its resource metadata lists a new
+   * one), so what discovery found is looked up again rather than reused; a client id is then registered there.
+   * A DPoP nonce challenge is not a refusal: the SDK sends the request again with the nonce.
+   */
+  private readonly rediscoverOnRefusal: Middleware = (next) => async (url, init) => {
+    const response = await next(url, init);
+    const presented = /^(bearer|dpop) /i.test(new Headers(init?.headers).get("authorization") ?? "");
+    const refused = response.status === 401 && presented && !isDpopNonceChallenge(response);
+    if (refused) await this.provider.invalidateCredentials("discovery");
+    return response;
+  };
 
   /**
    * After a request failed for want of authorization: if a sign-in was started, waits for its redirect (bounded by the

@@ -1,4 +1,6 @@
 /**
+ * Kept here: the SDK's providers keep tokens in memory only.
+ *
  * Where the OAuth state of remote MCP servers lives on disk: one directory, normally `<pi agent dir>/mcp-auth`, with
  * `<server>.json` holding a server's tokens (and the DPoP key they are bound to, if any), `<server>-client.json` its
  * client registration, and `.<server>-from-pi.json` which of pi 1.x's sign-ins for it was taken over (a digest only).
@@ -13,11 +15,13 @@
 import { readFileSync } from "node:fs";
 import { chmod, mkdir, stat, unlink } from "node:fs/promises";
 import * as path from "node:path";
+import { type Static, type TSchema, Type } from "typebox";
+import { Value } from "typebox/value";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/client";
 import { replaceFile, serialised } from "../common/atomic-file.ts";
 import { isObject } from "../common/values.ts";
 import { shortHash } from "../tools/naming.ts";
-import { isStoredDpopKey, type StoredDpopKey } from "./dpop.ts";
+import { type StoredDpopKey, StoredDpopKeySchema } from "./dpop.ts";
 
 /** The directory name, inside pi's agent dir, that holds the OAuth files. */
 export const AUTH_DIR_NAME = "mcp-auth";
@@ -27,44 +31,48 @@ export function authDir(agentDir: string): string {
   return path.join(agentDir, AUTH_DIR_NAME);
 }
 
-export interface StoredTokens {
-  accessToken: string;
-  tokenType: string;
-  refreshToken?: string;
+const Text = Type.String();
+const StoredTokensSchema = Type.Object({
+  accessToken: Text,
+  tokenType: Text,
+  refreshToken: Type.Optional(Text),
   /** Epoch ms. */
-  expiresAt?: number;
-  scopes?: string[];
-  idToken?: string;
+  expiresAt: Type.Optional(Type.Number()),
+  scopes: Type.Optional(Type.Array(Text)),
+  idToken: Type.Optional(Text),
   /** The authorization server that issued the tokens, as the SDK reported it; handed back to it unchanged. */
-  issuer?: string;
+  issuer: Type.Optional(Text),
   /** The MCP server URL the tokens are bound to. */
-  serverUrl: string;
+  serverUrl: Text,
   /** ISO timestamp. */
-  savedAt: string;
+  savedAt: Text,
   /** The private key DPoP-bound tokens are bound to (./dpop.ts): it lives and dies with them. */
-  dpopKey?: StoredDpopKey;
-}
+  dpopKey: Type.Optional(StoredDpopKeySchema),
+});
+export type StoredTokens = Static<typeof StoredTokensSchema>;
 
-export interface StoredClient {
+const StoredClientSchema = Type.Object({
   /** The MCP server URL the registration is bound to. */
-  serverUrl: string;
+  serverUrl: Text,
   /** ISO timestamp. */
-  savedAt: string;
-  client: OAuthClientInformationMixed;
+  savedAt: Text,
+  client: Type.Object({ client_id: Text }),
   /** The authorization server (its `issuer`) that issued the registration: another one needs its own. */
-  issuer?: string;
+  issuer: Type.Optional(Text),
   /** The file of pi 1.x's sign-ins this registration was taken from, with the tokens issued to it (./pi-sign-ins.ts). */
-  importedFrom?: string;
-}
+  importedFrom: Type.Optional(Text),
+});
+export type StoredClient = Static<typeof StoredClientSchema> & { client: OAuthClientInformationMixed };
 
 /** Which of pi 1.x's sign-ins for a server the bridge took over or signed out of: the next one it may take over is another. */
-export interface ImportRecord {
-  serverUrl: string;
+const ImportRecordSchema = Type.Object({
+  serverUrl: Text,
   /** ./pi-sign-ins.ts `fingerprintOf`: a digest, not the tokens. */
-  fingerprint: string;
+  fingerprint: Text,
   /** ISO timestamp. */
-  savedAt: string;
-}
+  savedAt: Text,
+});
+export type ImportRecord = Static<typeof ImportRecordSchema>;
 
 export interface AuthStoreOptions {
   /** pi 1.x's `mcp-auth.json`, whose sign-ins a server without tokens of its own takes over (./pi-sign-in-import.ts). */
@@ -143,44 +151,6 @@ function sameUrl(a: string, b: string): boolean {
   return na !== undefined && na === normalizeUrl(b);
 }
 
-
-function isOptional(value: unknown, type: "string" | "number"): boolean {
-  return value === undefined || typeof value === type;
-}
-
-function isStoredTokens(value: unknown): value is StoredTokens {
-  if (!isObject(value)) return false;
-  return (
-    typeof value.accessToken === "string" &&
-    typeof value.tokenType === "string" &&
-    typeof value.serverUrl === "string" &&
-    typeof value.savedAt === "string" &&
-    isOptional(value.refreshToken, "string") &&
-    isOptional(value.expiresAt, "number") &&
-    (value.expiresAt === undefined || Number.isFinite(value.expiresAt)) &&
-    (value.scopes === undefined || (Array.isArray(value.scopes) && value.scopes.every((s) => typeof s === "string"))) &&
-    isOptional(value.idToken, "string") &&
-    isOptional(value.issuer, "string") &&
-    (value.dpopKey === undefined || isStoredDpopKey(value.dpopKey))
-  );
-}
-
-function isStoredClient(value: unknown): value is StoredClient {
-  if (!isObject(value)) return false;
-  return (
-    typeof value.serverUrl === "string" &&
-    typeof value.savedAt === "string" &&
-    isObject(value.client) &&
-    typeof value.client.client_id === "string" &&
-    isOptional(value.issuer, "string") &&
-    isOptional(value.importedFrom, "string")
-  );
-}
-
-function isImportRecord(value: unknown): value is ImportRecord {
-  return isObject(value) && typeof value.serverUrl === "string" && typeof value.fingerprint === "string" && typeof value.savedAt === "string";
-}
-
 /** The parsed JSON of `file`, or undefined when it is missing, unreadable or not JSON. */
 function readJson(file: string): unknown {
   try {
@@ -216,8 +186,13 @@ export class AuthStore {
 
   /** The server's tokens, or undefined when there are none, they are unreadable, or they were stored for another URL. */
   tokens(server: string, serverUrl: string): StoredTokens | undefined {
-    const data = readJson(this.tokensPath(server));
-    return isStoredTokens(data) && sameUrl(data.serverUrl, serverUrl) ? data : undefined;
+    return this.read(this.tokensPath(server), StoredTokensSchema, serverUrl);
+  }
+
+  /** What `file` holds if it has the shape of `schema` and is for `serverUrl`. */
+  private read<T extends TSchema>(file: string, schema: T, serverUrl: string): Static<T> | undefined {
+    const data: unknown = readJson(file);
+    return Value.Check(schema, data) && sameUrl((data as { serverUrl: string }).serverUrl, serverUrl) ? data : undefined;
   }
 
   saveTokens(server: string, tokens: StoredTokens): Promise<void> {
@@ -230,8 +205,7 @@ export class AuthStore {
 
   /** The server's client registration, or undefined when there is none, it is unreadable, or it is for another URL. */
   client(server: string, serverUrl: string): StoredClient | undefined {
-    const data = readJson(this.clientPath(server));
-    return isStoredClient(data) && sameUrl(data.serverUrl, serverUrl) ? data : undefined;
+    return this.read(this.clientPath(server), StoredClientSchema, serverUrl) as StoredClient | undefined;
   }
 
   saveClient(server: string, client: StoredClient): Promise<void> {
@@ -249,8 +223,7 @@ export class AuthStore {
 
   /** Which of pi's sign-ins for the server at `serverUrl` was taken over or signed out of last, if any. */
   importRecord(server: string, serverUrl: string): ImportRecord | undefined {
-    const data = readJson(this.importRecordPath(server));
-    return isImportRecord(data) && sameUrl(data.serverUrl, serverUrl) ? data : undefined;
+    return this.read(this.importRecordPath(server), ImportRecordSchema, serverUrl);
   }
 
   saveImportRecord(server: string, record: ImportRecord): Promise<void> {

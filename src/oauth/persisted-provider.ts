@@ -1,0 +1,118 @@
+/**
+ * The one persisting wrapper under both providers (./provider.ts for a sign-in, ./machine-provider.ts around the SDK's
+ * machine providers): the SDK's providers keep tokens in memory, so here they live in the bridge's store
+ * (./storage.ts: 0600, the format existing users' files have) with the DPoP key they are bound to (./dpop.ts), every
+ * secret is reported for redaction, and what discovery found is checked against the endpoint policy before the SDK
+ * sends anything there.
+ */
+import type {
+  AuthorizationServerMetadata,
+  DpopSession,
+  FetchLike,
+  OAuthDiscoveryState,
+  OAuthTokens,
+} from "@modelcontextprotocol/client";
+import type { OAuthSettings } from "../config/types.ts";
+import { knownDiscovery } from "./configured-metadata.ts";
+import { DpopKeys } from "./dpop.ts";
+import { discoveryEndpoints, refuseEndpoints } from "./endpoint-policy.ts";
+import { type AuthStore, type StoredTokens, toStoredTokens } from "./storage.ts";
+
+export const CLIENT_NAME = "pi (mcp-bridge)";
+
+export interface PersistedOptions {
+  server: string;
+  serverUrl: string;
+  /** With `${VAR}`s resolved. */
+  settings: OAuthSettings;
+  store: AuthStore;
+  /** What token and metadata requests go through (./session.ts composes it). */
+  fetch?: FetchLike;
+  now?: () => number;
+  /** Told every token and secret that passes through, to keep them out of messages. */
+  onSecrets?: (values: string[]) => void;
+}
+
+export abstract class PersistedProvider {
+  protected discovery?: OAuthDiscoveryState;
+  protected readonly now: () => number;
+  private readonly dpopKeys: DpopKeys;
+
+  constructor(protected readonly options: PersistedOptions) {
+    const { server, settings } = options;
+    this.now = options.now ?? Date.now;
+    this.dpopKeys = new DpopKeys({
+      server,
+      setting: settings.dpop,
+      storedKey: () => this.stored()?.dpopKey,
+      metadata: () => this.discovery?.authorizationServerMetadata,
+      onSecrets: (values) => this.secretsSeen(...values),
+    });
+    const { authorizationUrl, tokenUrl } = settings;
+    if (authorizationUrl && tokenUrl) {
+      // Endpoints from the config replace discovery: the SDK takes cached discovery state as given.
+      const issuer = new URL(authorizationUrl).origin;
+      const metadata: AuthorizationServerMetadata = {
+        issuer,
+        authorization_endpoint: authorizationUrl,
+        token_endpoint: tokenUrl,
+        response_types_supported: ["code"],
+        code_challenge_methods_supported: ["S256"],
+        grant_types_supported: ["authorization_code", "refresh_token"],
+      };
+      this.discovery = { authorizationServerUrl: issuer, authorizationServerMetadata: metadata };
+    }
+  }
+
+  protected get settings(): OAuthSettings {
+    return this.options.settings;
+  }
+
+  protected stored(): StoredTokens | undefined {
+    return this.options.store.tokens(this.options.server, this.options.serverUrl);
+  }
+
+  protected secretsSeen(...values: Array<string | undefined>): void {
+    this.options.onSecrets?.(values.filter((value): value is string => typeof value === "string" && value !== ""));
+  }
+
+  async saveTokens(tokens: OAuthTokens): Promise<void> {
+    // A refresh that does not rotate the refresh token keeps the old one.
+    const { store, server, serverUrl } = this.options;
+    const kept = this.stored()?.refreshToken;
+    const merged = tokens.refresh_token || !kept ? tokens : { ...tokens, refresh_token: kept };
+    this.secretsSeen(merged.access_token, merged.refresh_token, merged.id_token);
+    const dpopKey = this.dpopKeys.keyFor(merged.token_type);
+    await store.saveTokens(server, toStoredTokens(merged, serverUrl, this.now(), dpopKey));
+  }
+
+  /** The key DPoP-bound tokens are (to be) bound to, where DPoP is used; the SDK's `withDpop` signs the proofs. */
+  dpop(): Promise<DpopSession | undefined> {
+    return this.dpopKeys.session();
+  }
+
+  /** Called by the SDK after discovery and before any registration, token request or browser: the place to refuse. */
+  saveDiscoveryState(state: OAuthDiscoveryState): void {
+    this.refuse(state);
+    this.discovery = state;
+  }
+
+  async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
+    const { server, settings, fetch } = this.options;
+    this.discovery = await knownDiscovery(this.discovery, server, settings.authServerMetadataUrl, fetch);
+    // Endpoints from the config are checked here, before the SDK uses them.
+    if (this.discovery) this.refuse(this.discovery);
+    return this.discovery;
+  }
+
+  protected refuse(state: OAuthDiscoveryState): void {
+    refuseEndpoints(this.options.server, discoveryEndpoints(state));
+  }
+
+  async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {
+    if (scope === "all" || scope === "tokens") await this.options.store.deleteTokens(this.options.server);
+    const { authorizationUrl, tokenUrl, authServerMetadataUrl } = this.settings;
+    // Discovery is looked up again (the server may have moved), unless the config names where to look.
+    if (scope === "discovery" && !(authorizationUrl && tokenUrl) && !authServerMetadataUrl) this.discovery = undefined;
+  }
+}
