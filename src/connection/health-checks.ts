@@ -34,7 +34,7 @@ export class HealthChecks {
     const { interval, report } = this.options;
     if (interval <= 0) return;
     this.timer = setInterval(() => {
-      const last = report.health.state.lastSuccessfulCommunication ?? 0;
+      const last = report.health.lastHeard ?? 0;
       if (!session.isOpen || this.probing || Date.now() - last < interval) return;
       report.stale(last);
       void this.probe(session, "stale");

@@ -20,7 +20,8 @@ import type { AuthStore } from "../oauth/storage.ts";
 import { ServerToolList } from "../tools/server-tool-list.ts";
 import { cancelledError, connectError, disabledError, noOAuthError, notConnectedError, shutDownError, stillReconnectingError, untrustedError } from "./error-messages.ts";
 import { HealthChecks } from "./health-checks.ts";
-import type { HealthStatus, HealthTracker, ServerState } from "./health.ts";
+import { type ConnectionEvent, type ConnectionState, errorOf, inSchedule, liveSession, statusOf, transition } from "./connection-state.ts";
+import type { HealthStatus, HealthTracker } from "./health.ts";
 import { LifecycleReport } from "./lifecycle-report.ts";
 import { LiveSession, type Run } from "./live-session.ts";
 import type { ClientFeatures, ClientInfo, ServerChange } from "./mcp-client.ts";
@@ -80,18 +81,17 @@ export class ServerConnection {
   private readonly schedule: RetrySchedule;
   private readonly checks: HealthChecks;
   private readonly recoveryHost: RecoveryHost;
-  /** The open session, if any. */
-  private live?: LiveSession;
-  /** The first connect (startup or lazy start), shared by everyone who needs the server up. */
+  /** What the connection is doing; only `apply` changes it. */
+  private current: ConnectionState<LiveSession>;
+  /** The first connect of a run (startup, first use, `/mcp reconnect`), shared by everyone who needs the server up. */
   private starting?: Promise<void>;
-  private everConnected = false;
-  private closed = false;
 
   constructor(
     readonly config: ServerConfig,
     private readonly options: ConnectionOptions,
   ) {
-    this.report = new LifecycleReport(config, { ...options, redactor: this.redactor });
+    this.current = config.enabled ? { kind: "idle" } : { kind: "disabled" };
+    this.report = new LifecycleReport(config, { ...options, redactor: this.redactor }, () => this.status);
     this.toolList = new ServerToolList(config.limits);
     const { authStore: store, env, signIn, signInTimeoutMs } = options;
     const onSecrets = (values: string[]) => this.redactor.add(values);
@@ -112,7 +112,7 @@ export class ServerConnection {
     this.schedule = new RetrySchedule(config.retry, {
       attempt: (n) => this.connectOnce(n),
       retryable: (error) => worthRetrying(error, config.transport === "stdio"),
-      scheduled: (n, at) => this.health.scheduled(n, at),
+      scheduled: (attempt, at) => this.apply({ type: "scheduled", attempt, at }),
       failed: (n, error, retryIn) => this.report.retryFailed(n, error, retryIn),
       gaveUp: (error) => this.giveUp(error),
     }, options.stableAfterMs);
@@ -141,21 +141,44 @@ export class ServerConnection {
     return this.report.health;
   }
 
-  get status(): HealthStatus {
-    return this.health.status;
+  get state(): ConnectionState<LiveSession> {
+    return this.current;
   }
 
-  get state(): Readonly<ServerState> {
-    return this.health.state;
+  get status(): HealthStatus {
+    return statusOf(this.current);
   }
 
   get lastError(): string | undefined {
-    return this.health.state.lastError;
+    return errorOf(this.current);
   }
 
   /** True while the server waits for an OAuth sign-in that nobody could do yet. */
   get needsSignIn(): boolean {
-    return this.health.status === "needs sign-in";
+    return this.current.kind === "needsSignIn";
+  }
+
+  /** When the live session opened: a new value means a new session (what the old one held is gone). */
+  get connectedAt(): number | undefined {
+    return this.current.kind === "live" ? this.current.since : undefined;
+  }
+
+  private get closed(): boolean {
+    return this.current.kind === "closed";
+  }
+
+  /** The open session, if any. */
+  private get live(): LiveSession | undefined {
+    return liveSession(this.current);
+  }
+
+  /** The one writer of the state: the report records the change with it. False when `event` changed nothing. */
+  private apply(event: ConnectionEvent<LiveSession>): boolean {
+    const before = this.current;
+    this.current = transition(before, event);
+    if (this.current === before) return false;
+    this.report.record(event, before);
+    return true;
   }
 
   /** The pid of a local server's process while it runs. */
@@ -210,7 +233,6 @@ export class ServerConnection {
   private acceptTools(listed: Tool[]): void {
     const warning = this.toolList.accept(listed);
     if (warning) this.report.log("warn", "tools.limited", { listed: listed.length, kept: this.tools.length, warning });
-    this.health.toolCount(this.tools.length);
   }
 
   redact(text: string): string {
@@ -240,7 +262,7 @@ export class ServerConnection {
   private async connectOnce(attempt: number): Promise<void> {
     if (this.closed) throw shutDownError(this.name);
     this.checkTrusted();
-    this.report.connecting(attempt);
+    this.apply({ type: "attempt", attempt });
     const started = Date.now();
     let session: LiveSession;
     try {
@@ -252,10 +274,10 @@ export class ServerConnection {
     } catch (error) {
       const wrapped =
         error instanceof BridgeError ? error : this.closed ? shutDownError(this.name, { whileConnecting: true, cause: error }) : connectError(this.opener.errorContext(), error, Date.now() - started);
-      this.report.connectFailed(attempt, started, wrapped, wrapped.kind === "auth" && this.auth.signInRequired);
+      const signIn = wrapped.kind === "auth" && this.auth.signInRequired;
+      this.apply({ type: "failed", error: this.redactor.text(wrapped.message), kind: wrapped.kind, durationMs: Date.now() - started, signIn });
       throw wrapped;
     }
-    this.live = session;
     this.capabilities = session.capabilities;
     this.schedule.connected();
     this.transport = session.kind;
@@ -264,8 +286,8 @@ export class ServerConnection {
     this.instructions = session.instructions && this.redact(session.instructions);
     this.acceptTools(session.tools);
     if (session.pid !== undefined) this.report.spawned(session.pid, this.config.command);
-    this.everConnected = true;
-    this.report.connected(attempt, started, this.transport, this.tools.length);
+    const now = Date.now();
+    this.apply({ type: "connected", session, at: now, durationMs: now - started, transport: this.transport, toolCount: this.tools.length });
     this.checks.start(session);
     this.options.onTools?.(this, this.tools);
   }
@@ -289,16 +311,14 @@ export class ServerConnection {
    * Does nothing for a session that is not the live one any more, so it is safe to call more than once.
    */
   private dropped(session: LiveSession, reason: string): void {
-    if (this.live !== session || this.closed) return;
-    this.live = undefined;
+    const retry = this.config.retry.maxAttempts > 0;
+    if (!this.apply({ type: "dropped", session, reason: this.redactor.text(reason), retry })) return;
     this.checks.stop();
-    this.report.disconnected(reason, false);
     if (session.pid !== undefined) this.report.crashed(session.pid, reason, this.stderrTail(STDERR_LINES_QUOTED));
     // A wrapper that exited may have left its real server running; a remote session's sockets must go too.
     void session.close({ graceful: false });
     this.schedule.dropped();
-    if (this.config.retry.maxAttempts > 0) void this.recover(new Error(reason));
-    else this.health.gaveUp("disconnected");
+    if (retry) void this.recover(new Error(reason));
   }
 
   /**
@@ -312,11 +332,9 @@ export class ServerConnection {
 
   /** No more attempts: calls now fail at once with the reason. */
   private giveUp(error: unknown): void {
-    if (this.closed) return;
     const attempts = this.schedule.attemptsMade;
     const exhausted = worthRetrying(error, this.config.transport === "stdio") && attempts > 0;
-    const reason = error instanceof Error ? error.message : this.health.state.lastError;
-    this.report.gaveUp(this.needsSignIn ? "needs sign-in" : exhausted ? "disconnected" : "error", reason, exhausted, attempts);
+    this.apply({ type: "gaveUp", reason: error instanceof Error ? error.message : this.lastError, attempts, exhausted });
   }
 
   /**
@@ -349,27 +367,29 @@ export class ServerConnection {
    * by the call's own timeout and signal), and fails at once for a server that gave up.
    */
   private async ready(toolName: string, signal: AbortSignal | undefined): Promise<LiveSession> {
-    if (this.closed) throw shutDownError(this.name);
+    const state = this.current;
+    if (state.kind === "closed") throw shutDownError(this.name);
     this.checkTrusted();
-    if (this.live) return this.live;
-    if (!this.config.enabled) throw disabledError(this.config);
-    if (!this.starting) {
+    if (state.kind === "live") return state.session;
+    if (state.kind === "disabled") throw disabledError(this.config);
+    if (state.kind === "idle" || !this.starting) {
       await this.connect();
-    } else if (this.schedule.running && this.everConnected) {
-      // A reconnect is under way: wait for it, as long as the call itself could have taken.
-      await within(this.schedule.running, {
+    } else if (inSchedule(state) && "wasUp" in state && state.wasUp) {
+      // A reconnect is under way: wait for it, as long as the call itself could have taken. (A server that never
+      // came up this session is not waited for: each call would wait its whole timeout for what may never come.)
+      await within(this.schedule.running ?? Promise.resolve(), {
         ms: this.config.requestTimeout,
-        timedOut: () => stillReconnectingError(this.opener.errorContext(), this.health.state, toolName),
+        timedOut: () => stillReconnectingError(this.opener.errorContext(), this.current, this.config.retry.maxAttempts, toolName),
         signal,
         aborted: () => cancelledError(this.name, toolName),
       });
-    } else {
-      if (!this.schedule.running) await this.starting.catch(() => undefined);
+    } else if (!inSchedule(state)) {
+      await this.starting.catch(() => undefined);
       // A server that waited for a sign-in nobody could do (at startup, say) signs in now if someone can.
-      if (this.needsSignIn && !this.schedule.running && this.options.signIn?.()) await this.reconnect();
+      if (this.current.kind === "needsSignIn" && this.options.signIn?.()) await this.reconnect();
     }
     if (this.live) return this.live;
-    throw notConnectedError(this.opener.errorContext(), this.health.state, this.schedule.running !== undefined);
+    throw notConnectedError(this.opener.errorContext(), this.current, this.config.retry.maxAttempts);
   }
 
   /**
@@ -389,10 +409,9 @@ export class ServerConnection {
   private async endOnPurpose(reason: string): Promise<void> {
     await this.schedule.stop();
     const session = this.live;
-    this.live = undefined;
+    this.apply({ type: "stopped", reason });
     if (!session) return;
     this.checks.stop();
-    this.report.disconnected(reason, true);
     await session.close({ graceful: false, terminateSession: true });
   }
 
@@ -412,33 +431,29 @@ export class ServerConnection {
     await this.endOnPurpose("signed out");
     const endpoint = this.opener.endpoint();
     const removed = await this.auth.forget(endpoint?.kind === "stdio" ? undefined : endpoint?.url);
-    this.health.failed(`Signed out of MCP server '${this.name}'. Run /mcp auth ${commandArgument(this.name)} to sign in again.`);
-    this.health.gaveUp("error");
+    this.apply({ type: "signedOut", message: `Signed out of MCP server '${this.name}'. Run /mcp auth ${commandArgument(this.name)} to sign in again.` });
     return { removed, piFileKept: this.auth.piSignInKept };
   }
 
   /** Stops the server for the rest of the session (`/mcp disable`): closed, and shown as disabled. */
   async disable(): Promise<void> {
     await this.close();
-    this.health.state.status = "disabled";
+    this.apply({ type: "disable" });
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
+    const live = this.live;
+    const { newest } = this.opener;
+    // Closed at once, so nothing starts while the processes end.
+    if (!this.apply({ type: "closed", pid: live?.pid })) return;
     this.capabilities = undefined;
     this.schedule.close();
     this.checks.stop();
-    const { live } = this;
-    const { newest } = this.opener;
-    this.live = undefined;
-    const pid = live?.pid;
     await Promise.all([
       // A session still being opened is abandoned: its open fails and cleans up after itself as well.
       newest !== live ? newest?.close({ graceful: false }) : undefined,
       live?.close({ graceful: true, terminateSession: true }),
     ]);
-    this.report.closed(live !== undefined, pid);
     this.options.onServerChange?.(this, { kind: "closed" });
   }
 
