@@ -59,7 +59,7 @@ export class HealthChecks {
   }
 
   /** Probes `session` now, unless a probe is under way already (then waits for that one). `why` goes to the log. */
-  probe(session: LiveSession, why: string): Promise<void> {
+  private probe(session: LiveSession, why: string): Promise<void> {
     this.probing ??= this.probeNow(session, why).finally(() => {
       this.probing = undefined;
     });

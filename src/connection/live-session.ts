@@ -9,7 +9,6 @@
  * goes through too, so no process or socket outlives a session.
  */
 import {
-  type CallToolResult,
   type Client,
   type FetchLike,
   type LoggingMessageNotification,
@@ -366,10 +365,6 @@ export class LiveSession {
     );
     events.heard();
     return result;
-  }
-
-  callTool(name: string, args: Record<string, unknown>, options: RequestOptions): Promise<CallToolResult> {
-    return this.request((client, sdk) => client.callTool({ name, arguments: args }, sdk), options);
   }
 
   /** Tells the server the client's roots changed (`notifications/roots/list_changed`); it asks for them again. */
