@@ -217,7 +217,8 @@ export class ServerConnection {
     if (this.closed) throw shutDownError(this.name);
     this.checkTrusted();
     this.starting ??= this.connectOnce(0).catch((error: unknown) => {
-      if (this.closed) throw error;
+      // Unless it was closed or stopped meanwhile: then this failure decides nothing.
+      if (this.current.kind !== "retrying" && this.current.kind !== "needsSignIn") throw error;
       // Said on the bus as every later failed attempt is, with when the next one comes (if one does).
       const retryIn = this.schedule.retryIn(error);
       this.report.retryFailed(0, error, retryIn);
@@ -237,7 +238,8 @@ export class ServerConnection {
     let session: LiveSession;
     try {
       session = await this.opener.open(started + this.config.timeout, this.schedule.signal);
-      if (this.closed) {
+      // Closed, or stopped on purpose (`/mcp logout`), while it opened: what it opened is not kept.
+      if (this.current.kind !== "connecting") {
         await session.close({ graceful: false });
         throw shutDownError(this.name, { whileConnecting: true });
       }
