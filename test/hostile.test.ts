@@ -11,7 +11,7 @@ import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { McpBridge } from "../src/bridge/mcp-bridge.ts";
 import type { EventSink } from "../src/common/events.ts";
 import { LogFile } from "../src/common/log-file.ts";
-import { inRequestScope, MAX_CONNECTIONS_PER_SERVER, ServerPool } from "../src/connection/http-pool.ts";
+import { inRequestScope, MAX_CONNECTIONS_PER_SERVER, ServerPool } from "../src/connection/http/http-pool.ts";
 import { serverRows } from "../src/pi/server-rows.ts";
 import { formatStartupSummary } from "../src/pi/status-format.ts";
 import { ToolRegistry } from "../src/pi/tool-registry.ts";

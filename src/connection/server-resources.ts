@@ -5,7 +5,7 @@
  * bounded by the request timeout and comes back redacted, as a tool call does.
  */
 import type { ListResourcesResult, ListResourceTemplatesResult, ReadResourceResult, Resource, ResourceTemplateType as ResourceTemplate } from "@modelcontextprotocol/client";
-import { outsideRequestScope } from "./http-pool.ts";
+import { outsideRequestScope } from "./http/http-pool.ts";
 import { type PagedList, readPages } from "./paged-list.ts";
 import type { ServerConnection } from "./server-connection.ts";
 
