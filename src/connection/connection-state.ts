@@ -3,10 +3,11 @@
  * (./server-connection.ts) feeds it what happened and acts on the state it gets back; what `/mcp`, the footer and
  * the dashboard show is read off the state here too, so it cannot disagree with what the connection does.
  *
- *   idle ──attempt──▶ connecting ──connected──▶ live ──dropped──▶ retrying ──attempt──▶ connecting …
- *   connecting ──failed──▶ retrying (scheduled) | needsSignIn | gaveUp;  retrying ──gaveUp──▶ gaveUp
- *   any but idle/disabled/closed ──stopped──▶ stopped ──attempt──▶ connecting (`/mcp reconnect`)
- *   anything ──closed──▶ closed (final; `/mcp disable` marks it disabled)
+ *   idle ─attempt→ connecting ─connected→ live ─dropped→ retrying ─scheduled→ retrying ─attempt→ connecting …
+ *   connecting ─failed→ retrying | needsSignIn;   retrying ─gaveUp→ gaveUp;   live ─dropped, no retries→ gaveUp
+ *   any but idle/disabled/closed ─stopped→ stopped (`/mcp reconnect`, `/mcp logout` ─signedOut→ gaveUp)
+ *   stopped | gaveUp | needsSignIn ─attempt→ connecting (`/mcp reconnect`; a call, once someone can sign in)
+ *   any ─closed→ closed (final; `/mcp disable` shows it as disabled)
  *
  * `wasUp`: the server was connected earlier in this session, so a call waits for its reconnect instead of failing.
  */
