@@ -1,9 +1,10 @@
 /**
  * Keeps one MCP server connected over the whole pi session. It opens a live session (./live-session.ts) at startup
  * or on first use, notices when the session is lost (process exit, a broken stream, no answer to a health check),
- * reconnects a remote server or restarts a local one on a backoff schedule, holds tool calls while it does, and
- * retries once a call whose connection was lost under it. It signs in (OAuth) when a server asks for it.
- * What happens is recorded by ./lifecycle-report.ts; messages for the user are worded in ./error-messages.ts.
+ * reconnects a remote server or restarts a local one on a backoff schedule, holds requests while it does, and
+ * retries once a request whose connection was lost under it (`withSession`, the one way to the server). It signs in
+ * (OAuth) when a server asks for it. What it is doing is one value (./connection-state.ts) that only `apply` changes,
+ * recorded by ./lifecycle-report.ts; messages for the user are worded in ./error-messages.ts.
  */
 import { type CallToolResult, type ServerCapabilities, type Tool, UrlElicitationRequiredError } from "@modelcontextprotocol/client";
 import { BridgeError, describeError } from "../common/errors.ts";
