@@ -27,7 +27,6 @@ import {
   backoffSchedule,
   gaveUpMessage,
   HealthTracker,
-  retryDetail,
   describeError,
   displayUrl,
   extractServerEntries,
@@ -57,6 +56,7 @@ import {
   toolNameFor,
   validateServerEntry,
 } from "./lib.ts";
+import { type ConnectionEvent, type ConnectionState, errorOf, inSchedule, stateDetail, statusOf, transition } from "./src/connection/connection-state.ts";
 import { clip, closestMatch, commandArgument, editDistance, findReservedKey, MAX_NESTING, quoteValue, serverNameProblem } from "./lib.ts";
 import { splitCommandLine } from "./src/config/add-server.ts";
 import { closedDuringProbe, cutDeepNesting, negotiationFor, probeInconclusive, protocolSetting, validateServerEntry as validateEntry } from "./lib.ts";
@@ -913,51 +913,87 @@ describe("health model", () => {
     assert.equal(backoffDelay(5000, DEFAULT_REMOTE_RETRY), 60000);
   });
   test("transitions: connecting → connected, drop, failed retries, recovery; metrics add up", () => {
-    const h = new HealthTracker("jira", "disconnected", 10);
-    h.connecting(1);
-    assert.equal(h.status, "connecting");
-    assert.equal(h.connected(1000, 50, 3), undefined, "a first connect is not a recovery");
-    assert.equal(h.state.toolCount, 3);
-    assert.equal(h.state.connectTime, 50);
+    type S = ConnectionState<string>;
+    let s: S = { kind: "idle" };
+    const step = (event: ConnectionEvent<string>) => (s = transition(s, event));
+    const h = new HealthTracker("jira", () => statusOf(s));
+    assert.equal(statusOf(s), "not started");
+    step({ type: "attempt", attempt: 0 });
+    assert.equal(statusOf(s), "connecting");
+    assert.equal(stateDetail(s, 10, 0), "connecting");
+    step({ type: "connected", session: "one", at: 1000, durationMs: 50, toolCount: 3 });
+    assert.deepEqual(s, { kind: "live", session: "one", since: 1000 });
+    assert.equal(h.connected(1000), undefined, "a first connect is not a recovery");
     h.call(true);
     h.call(false);
-    h.disconnected(5000, "the connection closed");
-    assert.equal(h.status, "disconnected");
-    h.scheduled(1, 6000);
-    assert.equal(retryDetail(h.state, 5000), "retry 1/10 in 1s");
-    h.connecting(1);
-    h.failed("connection refused", 8000);
-    assert.equal(h.status, "error");
-    assert.equal(h.state.consecutiveFailures, 1);
-    assert.equal(h.state.errorCount, 1);
-    assert.equal(h.connected(9000, 20, 4), 4000, "downtime since the drop");
-    assert.equal(h.state.consecutiveFailures, 0);
-    assert.equal(h.state.lastError, undefined);
+    assert.equal(transition(s, { type: "dropped", session: "stale", reason: "x", retry: true }), s, "a stale session's drop changes nothing");
+    step({ type: "dropped", session: "one", reason: "the connection closed", retry: true });
+    h.disconnected(5000);
+    assert.equal(statusOf(s), "disconnected");
+    assert.equal(errorOf(s), "the connection closed");
+    step({ type: "scheduled", attempt: 1, at: 6000 });
+    assert.equal(stateDetail(s, 10, 5000), "retry 1/10 in 1s");
+    step({ type: "attempt", attempt: 1 });
+    assert.equal(stateDetail(s, 10, 5000), "connecting (attempt 1/10)");
+    assert.equal(errorOf(s), "the connection closed", "the last error stays while it tries again");
+    step({ type: "failed", error: "connection refused", kind: "transport", durationMs: 1, signIn: false });
+    assert.equal(statusOf(s), "error");
+    assert.equal(inSchedule(s), true);
+    step({ type: "scheduled", attempt: 2, at: 8000 });
+    step({ type: "attempt", attempt: 2 });
+    step({ type: "connected", session: "two", at: 9000, durationMs: 20, toolCount: 4 });
+    assert.equal(h.connected(9000), 4000, "downtime since the drop");
+    assert.equal(errorOf(s), undefined);
+    assert.equal(statusOf(s), "connected");
     const m = h.metrics(10_000);
+    assert.equal(m.status, "connected");
     assert.equal(m.uptimeMs, 4000 + 1000);
     assert.equal(m.downtimeMs, 4000);
     assert.equal(m.reconnections, 1);
     assert.equal(m.averageReconnectMs, 4000);
     assert.equal(m.toolCalls, 2);
     assert.equal(m.successRate, 0.5);
+    step({ type: "closed" });
     h.closed(12_000);
-    assert.equal(h.status, "disconnected");
+    assert.equal(statusOf(s), "disconnected");
+    assert.equal(transition(s, { type: "attempt", attempt: 0 }), s, "nothing starts once closed");
     assert.equal(h.metrics(99_000).uptimeMs, 4000 + 3000, "nothing counts after shutdown");
-    const lazy = new HealthTracker("db", "not started", 5);
-    lazy.closed(1);
-    assert.equal(lazy.status, "not started", "a lazy server that never ran stays 'not started'");
+    assert.equal(statusOf(transition({ kind: "idle" }, { type: "closed" })), "not started", "a lazy server that never ran stays 'not started'");
+    assert.equal(statusOf(transition(s, { type: "disable" })), "disabled", "/mcp disable");
   });
   test("giving up, and the spec's message", () => {
-    const h = new HealthTracker("jira", "connected", 10);
-    h.failed("connection refused");
-    h.gaveUp("disconnected");
-    assert.equal(h.status, "disconnected");
-    assert.equal(h.state.gaveUp, true);
+    const retrying: ConnectionState = { kind: "retrying", attempt: 10, error: "connection refused", dropped: false, wasUp: true };
+    const gaveUp = transition(retrying, { type: "gaveUp", reason: "connection refused", attempts: 10, exhausted: true });
+    assert.equal(statusOf(gaveUp), "disconnected");
+    assert.equal(gaveUp.kind, "gaveUp");
+    assert.equal(stateDetail(gaveUp, 10, 0), "gave up after 10 attempts");
+    assert.equal(errorOf(gaveUp), "connection refused");
+    const useless = transition(retrying, { type: "gaveUp", attempts: 1, exhausted: false });
+    assert.equal(statusOf(useless), "error", "retrying could not help: not 'disconnected'");
+    const once = transition({ kind: "live", session: 1, since: 0 }, { type: "dropped", session: 1, reason: "gone", retry: false });
+    assert.deepEqual([statusOf(once), stateDetail(once, 0, 0)], ["disconnected", "not retried"], "reconnect: false");
     assert.equal(
       gaveUpMessage("jira", 10, "connection refused", false),
       "MCP server 'jira' is disconnected after 10 retry attempts. Last error: connection refused.",
     );
     assert.match(gaveUpMessage("db", 5, "exited with code 1", true), /'db' .*5 restart/);
+  });
+  test("a sign-in nobody could do is waited for, not retried; /mcp reconnect and logout stop on purpose", () => {
+    const connecting: ConnectionState = { kind: "connecting", attempt: 0, wasUp: false };
+    const waiting = transition(connecting, { type: "failed", error: "sign in", kind: "auth", durationMs: 1, signIn: true });
+    assert.deepEqual([statusOf(waiting), stateDetail(waiting, 3, 0), inSchedule(waiting)], ["needs sign-in", "needs sign-in", false]);
+    const stillWaiting = transition(waiting, { type: "gaveUp", attempts: 0, exhausted: false });
+    assert.equal(stillWaiting.kind, "needsSignIn", "giving up leaves it waiting for the sign-in");
+    assert.notEqual(stillWaiting, waiting, "… and is still recorded");
+    const stopped = transition({ kind: "live", session: 1, since: 0 }, { type: "stopped", reason: "reconnect requested" });
+    assert.deepEqual(stopped, { kind: "stopped", reason: "reconnect requested", wasUp: true });
+    assert.equal(statusOf(stopped), "disconnected");
+    const again = transition(stopped, { type: "attempt", attempt: 0 });
+    assert.deepEqual([again.kind, inSchedule(again), "wasUp" in again && again.wasUp], ["connecting", false, true], "calls wait for a server that was up");
+    const out = transition(stopped, { type: "signedOut", message: "Signed out" });
+    assert.deepEqual([statusOf(out), errorOf(out), stateDetail(out, 3, 0)], ["error", "Signed out", "not retried"]);
+    assert.equal(transition({ kind: "idle" }, { type: "stopped", reason: "x" }).kind, "idle", "nothing to stop");
+    assert.equal(transition({ kind: "idle" }, { type: "connected", session: 1, at: 0, durationMs: 0, toolCount: 0 }).kind, "idle", "only an attempt connects");
   });
 });
 

@@ -59,8 +59,9 @@ describe("a call's own signal, following a turn's", () => {
 describe("a tool call's log line", () => {
   const report = (lines: LogRecord[]) =>
     new LifecycleReport(
-      { name: "s", enabled: true, retry: { maxAttempts: 1, initialDelayMs: 1, maxDelayMs: 1 } },
+      { name: "s", retry: { maxAttempts: 1, initialDelayMs: 1, maxDelayMs: 1 } },
       { logger: { log: (line) => lines.push(line) }, redactor: new Redactor(["call-secret-1"]) },
+      () => "connected",
     );
 
   test("is written on the next turn, not while the call returns; the call is counted at once", async () => {
@@ -86,7 +87,7 @@ describe("a tool call's log line", () => {
     const r = report(lines);
     r.called("echo", Date.now(), { result: { content: [] } });
     r.log("info", "tools.changed");
-    r.closed(true, undefined);
+    r.record({ type: "closed" }, { kind: "live", session: undefined, since: 0 });
     assert.deepEqual(
       lines.map((l) => l.event),
       ["request", "tools.changed", "closed"],

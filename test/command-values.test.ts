@@ -163,7 +163,7 @@ describe("a project's `!command` values and project trust (real config files, tr
     await bridge.start();
 
     const mine = bridge.connection("mine")!;
-    assert.equal(mine.state.status, "connected", mine.lastError);
+    assert.equal(mine.status, "connected", mine.lastError);
     assert.ok(existsSync(userMarker), "the user's command ran");
     assert.equal((await runTool(toolsOf(mine).get("mcp_mine_env"), { name: "FROM_COMMAND", digest: true })).text, sha256(`user-output-${run}`));
 
@@ -175,7 +175,7 @@ describe("a project's `!command` values and project trust (real config files, tr
     const [result] = await bridge.trust([proj]);
     assert.equal(result?.error, undefined);
     const trusted = bridge.connection("proj")!;
-    assert.equal(trusted.state.status, "connected", trusted.lastError);
+    assert.equal(trusted.status, "connected", trusted.lastError);
     assert.ok(existsSync(projectMarker), "once trusted, the project's command ran");
     assert.equal((await runTool(toolsOf(trusted).get("mcp_proj_env"), { name: "FROM_COMMAND", digest: true })).text, sha256(`project-output-${run}`));
   });

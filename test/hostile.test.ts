@@ -11,7 +11,7 @@ import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { McpBridge } from "../src/bridge/mcp-bridge.ts";
 import type { EventSink } from "../src/common/events.ts";
 import { LogFile } from "../src/common/log-file.ts";
-import { inRequestScope, MAX_CONNECTIONS_PER_SERVER, ServerPool } from "../src/connection/http-pool.ts";
+import { inRequestScope, MAX_CONNECTIONS_PER_SERVER, ServerPool } from "../src/connection/http/http-pool.ts";
 import { serverRows } from "../src/pi/server-rows.ts";
 import { formatStartupSummary } from "../src/pi/status-format.ts";
 import { ToolRegistry } from "../src/pi/tool-registry.ts";
@@ -94,7 +94,7 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
     const bad = hostile("huge-line", { FIXTURE_LOG: log, HOSTILE_HUGE_AT: "start", HOSTILE_LINE_BYTES: String(2 * 1024 * 1024) }, { maxMessageBytes: 1024 * 1024, maxRestarts: 2 });
     const env = await twoServers(bad);
     try {
-      await waitFor(() => env.bad().state.gaveUp, "the restarts to run out", 30_000);
+      await waitFor(() => env.bad().state.kind === "gaveUp", "the restarts to run out", 30_000);
       assert.equal(starts(log), 3, "the first start and 2 restarts, then no more");
       const error = env.bad().lastError ?? "";
       assert.match(error, /a message from the server was over the 1\.0 MB limit \(`maxMessageBytes`\)/);
@@ -132,7 +132,7 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
     const bad = hostile("crash-after-connect", { FIXTURE_LOG: log, HOSTILE_CRASH_MS: "50" }, { maxRestarts: 3 });
     const env = await twoServers(bad);
     try {
-      await waitFor(() => env.bad().state.gaveUp, "the restarts to run out", 30_000);
+      await waitFor(() => env.bad().state.kind === "gaveUp", "the restarts to run out", 30_000);
       assert.equal(starts(log), 4, "the first start and 3 restarts");
       // Each restart is the next attempt, not attempt 1 again.
       assert.deepEqual(
@@ -159,7 +159,7 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
     try {
       await connection.connect();
       await waitFor(() => starts(log) >= 4, "more restarts than maxRestarts, each after a stable period", 30_000);
-      assert.equal(connection.state.gaveUp, false);
+      assert.notEqual(connection.state.kind, "gaveUp");
       for (const attempt of events.of("mcp.connecting").map((e) => e.attempt).slice(1)) assert.equal(attempt, 1);
     } finally {
       await connection.close();
@@ -224,13 +224,13 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
     const connection = connectionFor("shell", { command: "sh", args: ["-c", "no-such-command-for-mcp-bridge-tests"], reconnect: FAST });
     try {
       const bad = env.bad();
-      assert.equal(bad.state.gaveUp, true, "given up at once");
+      assert.equal(bad.state.kind, "gaveUp", "given up at once");
       assert.equal(starts(log), 1, "started once, not retried");
       assert.equal(env.rec.of("mcp.connecting", "bad").length, 1);
       assert.match(bad.lastError ?? "", /the package it runs does not exist in the npm registry \(npm E404\)/);
       assert.match(bad.lastError ?? "", /not retried/);
       await assert.rejects(connection.connect(), /its command was not found \(exit code 127\)/);
-      assert.equal(connection.state.gaveUp, true);
+      assert.equal(connection.state.kind, "gaveUp");
       await env.goodAnswers();
     } finally {
       await connection.close();

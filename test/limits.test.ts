@@ -8,7 +8,7 @@ import type { Tool } from "@modelcontextprotocol/client";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { permanentLaunchFailure } from "../src/connection/error-messages.ts";
 import { MessageSizeCounter, MessageTooLargeError } from "../src/connection/message-limit.ts";
-import { LineFraming } from "../src/connection/stdio-framing.ts";
+import { LineFraming } from "../src/connection/local/stdio-framing.ts";
 import { limitTools, MAX_SCHEMA_DEPTH, nestedDeeperThan } from "../src/tools/limits.ts";
 
 const SOURCE = { scope: "project" as const, path: "/p/.pi/mcp.json" };

@@ -9,8 +9,9 @@ import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { ConnectTimeout, probeInconclusive } from "../src/common/errors.ts";
 import type { ResolvedRemote, ResolvedStdio } from "../src/config/substitute.ts";
-import { LiveSession, type SessionEvents } from "../src/connection/live-session.ts";
+import { LiveSession, type RequestOptions, type SessionEvents } from "../src/connection/live-session.ts";
 import type { ClientFeatures } from "../src/connection/mcp-client.ts";
+import { toolCallRun } from "../src/connection/tool-call.ts";
 import { startHanging, startSse, startStreamableHttp, type RunningServer } from "./fixtures/http-servers.ts";
 import { fixtureEntry, type FixtureMode, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 
@@ -51,6 +52,11 @@ function session(endpoint: ResolvedStdio | ResolvedRemote, events: SessionEvents
 }
 
 /** The pids the stdio fixture logged at its start (one per process it ran as). */
+/** A tool call as the connection sends one: its request, on the session. */
+function callTool(s: LiveSession, name: string, args: Record<string, unknown>, options: RequestOptions) {
+  return s.request(toolCallRun(name, args, undefined, {}), options);
+}
+
 function startedPids(log: string): number[] {
   return readLog(log)
     .filter((e) => e.event === "start")
@@ -71,7 +77,7 @@ describe("a live session on its own", { timeout: 120_000 }, () => {
     assert.equal(s.isOpen, true);
     assert.equal(s.kind, "stdio");
     assert.ok(s.tools.some((t) => t.name === "echo"));
-    const result = await s.callTool("echo", { text: "hello" }, { timeout: 10_000 });
+    const result = await callTool(s, "echo", { text: "hello" }, { timeout: 10_000 });
     assert.deepEqual(result.content, [{ type: "text", text: "hello" }]);
     await s.ping(10_000);
     assert.ok(rec.of("heard").length >= 3, "the list, the call and the ping were heard");
@@ -84,7 +90,7 @@ describe("a live session on its own", { timeout: 120_000 }, () => {
     assert.equal(isAlive(pid), false, "the server process is gone");
     await waitFor(() => !isAlive(grandchild), "the process the server started to end");
     assert.equal(rec.of("dropped").length, 0, "a close asked for is not a drop");
-    await assert.rejects(s.callTool("echo", { text: "x" }, { timeout: 1000 }), /Not connected/);
+    await assert.rejects(callTool(s, "echo", { text: "x" }, { timeout: 1000 }), /Not connected/);
   });
 
   test("stdio: a handshake that never completes fails at the deadline and leaves no process", async () => {
@@ -128,7 +134,7 @@ describe("a live session on its own", { timeout: 120_000 }, () => {
     const s = session(endpoint, rec.events);
     await s.open(Date.now() + 30_000);
     const pid = s.pid!;
-    await assert.rejects(s.callTool("echo", { text: "boom" }, { timeout: 10_000 }));
+    await assert.rejects(callTool(s, "echo", { text: "boom" }, { timeout: 10_000 }));
     await waitFor(() => rec.of("dropped").length > 0, "the drop to be reported");
     assert.deepEqual(
       rec.of("dropped").map((e) => e.detail),
@@ -151,7 +157,7 @@ describe("a live session on its own", { timeout: 120_000 }, () => {
     assert.equal(s.fellBackToSse, false);
     assert.equal(s.pid, undefined);
     assert.equal(s.processAlive(), true, "a remote session has no process to lose");
-    const result = await s.callTool("add", { a: 2, b: 3 }, { timeout: 10_000 });
+    const result = await callTool(s, "add", { a: 2, b: 3 }, { timeout: 10_000 });
     assert.deepEqual(result.content, [{ type: "text", text: "5" }]);
     assert.ok(server.openSockets() > 0);
     await s.close({ graceful: true, terminateSession: true });
@@ -194,7 +200,7 @@ describe("a live session on its own", { timeout: 120_000 }, () => {
     await s.open(Date.now() + 30_000);
     assert.equal(s.kind, "sse");
     assert.equal(s.fellBackToSse, true);
-    const result = await s.callTool("echo", { text: "over sse" }, { timeout: 10_000 });
+    const result = await callTool(s, "echo", { text: "over sse" }, { timeout: 10_000 });
     assert.deepEqual(result.content, [{ type: "text", text: "over sse" }]);
     await s.close({ graceful: true });
     await waitFor(() => server.openSockets() === 0, "every socket to close");
@@ -205,7 +211,7 @@ describe("a live session on its own", { timeout: 120_000 }, () => {
     servers.push(server);
     const plain = session(remote(server.url), recorder().events);
     await plain.open(Date.now() + 30_000);
-    const refused = await plain.callTool("ask", {}, { timeout: 10_000 });
+    const refused = await callTool(plain, "ask", {}, { timeout: 10_000 });
     assert.deepEqual(refused.content, [{ type: "text", text: "the client offers no elicitation" }]);
     await plain.close({ graceful: true });
 
@@ -219,7 +225,7 @@ describe("a live session on its own", { timeout: 120_000 }, () => {
     };
     const answering = session(remote(server.url), recorder().events, features);
     await answering.open(Date.now() + 30_000);
-    const answered = await answering.callTool("ask", { question: "Who is there?" }, { timeout: 10_000 });
+    const answered = await callTool(answering, "ask", { question: "Who is there?" }, { timeout: 10_000 });
     assert.deepEqual(asked, ["Who is there?"]);
     assert.deepEqual(JSON.parse((answered.content[0] as { text: string }).text), { action: "accept", content: { name: "nobody" } });
     await answering.close({ graceful: true });

@@ -8,7 +8,7 @@ import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { Client, StreamableHTTPClientTransport, type Tool } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { callToolAsTask } from "../src/connection/tool-tasks.ts";
+import { callToolAsTask } from "../src/connection/tasks/tool-tasks.ts";
 import { startModernServer, type RunningModernServer } from "./fixtures/modern-server.ts";
 import { REPO_ROOT, tempDir } from "./helpers.ts";
 

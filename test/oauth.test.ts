@@ -144,7 +144,7 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
       assert.match(error.message, /MCP server 'secure' needs you to sign in \(OAuth\)\. Run \/mcp auth secure/);
       return true;
     });
-    assert.equal(headless.state.gaveUp, true, "not retried: retrying cannot sign in");
+    assert.equal(headless.state.kind, "needsSignIn", "not retried: retrying cannot sign in");
     await headless.close();
 
     const connection = connect(fixture, authDir, { callbackPort });

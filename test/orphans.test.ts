@@ -11,8 +11,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { within } from "../src/common/wait.ts";
-import { OrphanWatchdog, WATCHDOG_SCRIPT } from "../src/connection/orphan-watchdog.ts";
-import { groupHasLiveMember, processStartTime } from "../src/connection/process-tree.ts";
+import { OrphanWatchdog, WATCHDOG_SCRIPT } from "../src/connection/local/orphan-watchdog.ts";
+import { groupHasLiveMember, processStartTime } from "../src/connection/local/process-tree.ts";
 import { commandLine, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { PI_CLI, processesWithEnv, processTree } from "./tmux.ts";
 

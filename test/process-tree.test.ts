@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { after, describe, test } from "node:test";
-import { descendantsOf, isSameProcessAlive, listProcesses, processTree, terminateProcesses } from "../src/connection/process-tree.ts";
+import { descendantsOf, isSameProcessAlive, listProcesses, processTree, terminateProcesses } from "../src/connection/local/process-tree.ts";
 import { isAlive, waitFor } from "./helpers.ts";
 
 const started: number[] = [];

@@ -13,7 +13,7 @@ import { readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs"
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
-import { processTree } from "../src/connection/process-tree.ts";
+import { processTree } from "../src/connection/local/process-tree.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { runPiCli } from "./pi-print.ts";

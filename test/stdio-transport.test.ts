@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { type ProcessExitInfo, type ProcessGroupStdioOptions, ProcessGroupStdioTransport } from "../src/connection/stdio-transport.ts";
+import { type ProcessExitInfo, type ProcessGroupStdioOptions, ProcessGroupStdioTransport } from "../src/connection/local/stdio-transport.ts";
 import { type FixtureMode, fixtureEntry, isAlive, readLog, tempDir, waitFor } from "./helpers.ts";
 
 const temp = tempDir("mcp-bridge-stdio-transport-");

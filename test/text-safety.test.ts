@@ -185,12 +185,13 @@ describe("a server's lifecycle report", () => {
     const report = new LifecycleReport(
       { name: "s", enabled: true, retry: { maxAttempts: 3 } } as never,
       { events: (channel, payload) => events.push({ channel, payload }), logger: { log: (entry) => lines.push(entry) }, redactor: new Redactor(["raw-secret-1"]) },
+      () => "connected",
     );
     report.crashed(42, "exited raw-secret-1", ["key raw-secret-1 \x1b]52;c;x\x07"]);
     report.retryFailed(1, new Error("failed with raw-secret-1\x1b[2J"), 100);
-    report.disconnected("lost raw-secret-1", false);
+    report.record({ type: "dropped", session: undefined, reason: "lost raw-secret-1", retry: true }, { kind: "live", session: undefined, since: 0 });
     report.log("warn", "x", { error: "raw-secret-1\x07" });
-    const published = JSON.stringify([events, lines, report.health.state]);
+    const published = JSON.stringify([events, lines, report.health.metrics(Date.now())]);
     assert.ok(!published.includes("raw-secret-1"), published);
     assert.ok(!CONTROLS.test(published.replace(/\\u00([01][0-9a-f]|7f)/gi, (m) => JSON.parse(`"${m}"`) as string)), published);
     assert.match(published, /key \*\*\*/);

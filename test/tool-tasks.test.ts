@@ -1,5 +1,5 @@
 /**
- * Tool calls run as tasks (src/connection/tool-tasks.ts) on the v2 client, against real servers over HTTP on
+ * Tool calls run as tasks (src/connection/tasks/tool-tasks.ts) on the v2 client, against real servers over HTTP on
  * 127.0.0.1: a v2-SDK server speaking 2026-07-28 (the tasks extension) and, through the SDK's fallback, 2025-11-25;
  * and a 1.x-SDK server with the SDK's own experimental tasks (2025-11-25). Each: the task completes with progress,
  * aborting cancels it on the server, a task outlives a killed server and is resumed on a new client, and a plain tool
@@ -23,12 +23,12 @@ import {
   type TaskDialect,
   type TaskState,
   type ToolTaskOptions,
-} from "../src/connection/tool-tasks.ts";
+} from "../src/connection/tasks/tool-tasks.ts";
 import { spawnServer } from "./fixtures/child-server.ts";
 import { startLegacyTaskServer, type RunningLegacyTaskServer } from "./fixtures/legacy-task-server.ts";
 import { startModernServer, type RunningModernServer } from "./fixtures/modern-server.ts";
 import type { JobStore } from "./fixtures/task-jobs.ts";
-import { dialectOfVersion, parseCreation, parseTask, pollDelay, taskDialectFor } from "../src/connection/task-wire.ts";
+import { dialectOfVersion, parseCreation, parseTask, pollDelay, taskDialectFor } from "../src/connection/tasks/task-wire.ts";
 import { REPO_ROOT, tempDir } from "./helpers.ts";
 
 const MODERN_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "modern-server.ts");

@@ -8,7 +8,8 @@ import { seconds } from "../common/text.ts";
 import { displayUrl, findVarRefs } from "../config/substitute.ts";
 import { handshakeTimeoutField, requestTimeoutField } from "../config/validate/timeout.ts";
 import { needsSignInMessage } from "../oauth/session.ts";
-import { gaveUpMessage, type ServerState } from "./health.ts";
+import { type ConnectionState, errorOf, inSchedule } from "./connection-state.ts";
+import { gaveUpMessage } from "./health.ts";
 import type { OpenStage } from "./live-session.ts";
 
 /** What a message needs to know about its server. */
@@ -186,20 +187,22 @@ export function cancelledError(server: string, toolName: string, cause?: unknown
 }
 
 /** A call waited as long as its own timeout for a reconnect that is still under way. */
-export function stillReconnectingError(ctx: ErrorContext, state: ServerState, toolName: string): BridgeError {
+export function stillReconnectingError(ctx: ErrorContext, state: ConnectionState, maxAttempts: number, toolName: string): BridgeError {
   const { name, requestTimeout } = ctx.config;
-  const message = `MCP server '${name}' is still reconnecting after ${seconds(requestTimeout)} (attempt ${state.retryAttempt}/${state.maxAttempts}; last error: ${state.lastError ?? "none"}); '${toolName}' was not run`;
+  const attempt = "attempt" in state ? state.attempt : 0;
+  const message = `MCP server '${name}' is still reconnecting after ${seconds(requestTimeout)} (attempt ${attempt}/${maxAttempts}; last error: ${errorOf(state) ?? "none"}); '${toolName}' was not run`;
   return new BridgeError("timeout", name, ctx.redact(message));
 }
 
-/** A call found no connection: the server gave up, or its last attempt failed (`retrying`: more are scheduled). */
-export function notConnectedError(ctx: ErrorContext, state: ServerState, retrying: boolean): BridgeError {
+/** A call found no connection: the server gave up, or its last attempt failed (and more may be scheduled). */
+export function notConnectedError(ctx: ErrorContext, state: ConnectionState, maxAttempts: number): BridgeError {
   const { name, transport } = ctx.config;
-  if (state.gaveUp && state.status === "disconnected") {
-    return new BridgeError("transport", name, ctx.redact(gaveUpMessage(name, state.retryAttempt, state.lastError, transport === "stdio")));
+  const lastError = errorOf(state);
+  if (state.kind === "gaveUp" && state.exhausted) {
+    return new BridgeError("transport", name, ctx.redact(gaveUpMessage(name, state.attempts, lastError, transport === "stdio")));
   }
-  const suffix = retrying ? ` (retrying in the background: attempt ${state.retryAttempt}/${state.maxAttempts})` : "";
-  return new BridgeError("transport", name, ctx.redact(`${state.lastError ?? `MCP server '${name}' is not connected`}${suffix}`));
+  const suffix = inSchedule(state) && "attempt" in state ? ` (retrying in the background: attempt ${state.attempt}/${maxAttempts})` : "";
+  return new BridgeError("transport", name, ctx.redact(`${lastError ?? `MCP server '${name}' is not connected`}${suffix}`));
 }
 
 /** A call to a server switched off in its config. */

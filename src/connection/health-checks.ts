@@ -34,7 +34,7 @@ export class HealthChecks {
     const { interval, report } = this.options;
     if (interval <= 0) return;
     this.timer = setInterval(() => {
-      const last = report.health.state.lastSuccessfulCommunication ?? 0;
+      const last = report.health.lastHeard ?? 0;
       if (!session.isOpen || this.probing || Date.now() - last < interval) return;
       report.stale(last);
       void this.probe(session, "stale");
@@ -59,7 +59,7 @@ export class HealthChecks {
   }
 
   /** Probes `session` now, unless a probe is under way already (then waits for that one). `why` goes to the log. */
-  probe(session: LiveSession, why: string): Promise<void> {
+  private probe(session: LiveSession, why: string): Promise<void> {
     this.probing ??= this.probeNow(session, why).finally(() => {
       this.probing = undefined;
     });

@@ -1,7 +1,7 @@
 /**
- * What each step in a server's life tells the rest of pi: the health model (./health.ts) changes, a line goes to the
- * bridge's log, and an event to pi's bus (`mcp.connecting`, `mcp.connected`, …, documented in docs/events-and-logs.md) — all three
- * in one call, so they never disagree. The connection decides what happens; this only records it.
+ * What each step in a server's life tells the rest of pi: the metrics (./health.ts) change, a line goes to the bridge's
+ * log, and an event to pi's bus (`mcp.connecting`, `mcp.connected`, …, documented in docs/events-and-logs.md) — all
+ * three in one call, so they never disagree. The connection's state (./connection-state.ts) decides; this only records it.
  */
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import { BridgeError, errorMessage } from "../common/errors.ts";
@@ -9,7 +9,8 @@ import type { EventSink } from "../common/events.ts";
 import { type Logger, type LogLevel, NULL_LOGGER } from "../common/log-file.ts";
 import { Redactor } from "../common/redact.ts";
 import type { ServerConfig } from "../config/types.ts";
-import { HealthTracker } from "./health.ts";
+import type { ConnectionEvent, ConnectionState } from "./connection-state.ts";
+import { type HealthStatus, HealthTracker } from "./health.ts";
 
 export interface ReportOptions {
   events?: EventSink;
@@ -27,13 +28,14 @@ export class LifecycleReport {
   private callLines: Array<{ level: LogLevel; fields: Record<string, unknown> }> = [];
 
   constructor(
-    config: Pick<ServerConfig, "name" | "enabled" | "retry">,
+    config: Pick<ServerConfig, "name" | "retry">,
     private readonly options: ReportOptions,
+    status: () => HealthStatus,
   ) {
     this.server = config.name;
     this.maxAttempts = config.retry.maxAttempts;
     this.redactor = options.redactor ?? new Redactor();
-    this.health = new HealthTracker(config.name, config.enabled ? "not started" : "disabled", this.maxAttempts);
+    this.health = new HealthTracker(config.name, status);
   }
 
   /** Publishes an event about this server; a listener that throws cannot break the connection. */
@@ -70,39 +72,10 @@ export class LifecycleReport {
     for (const { level, fields } of lines) this.write(level, "request", fields);
   }
 
-  connecting(attempt: number): void {
-    this.emit("mcp.connecting", { attempt, maxAttempts: this.maxAttempts });
-    this.health.connecting(attempt);
-    this.log("info", "connecting", { attempt });
-  }
-
-  /** A connect attempt failed with `error` (already worded); `signInNeeded`: it waits for a sign-in nobody could do. */
-  connectFailed(attempt: number, started: number, error: BridgeError, signInNeeded: boolean): void {
-    const message = this.redactor.text(error.message);
-    if (signInNeeded) this.health.needsSignIn(message);
-    else this.health.failed(message);
-    this.log("warn", "connect.failed", { attempt, durationMs: Date.now() - started, kind: error.kind, error: error.message });
-  }
-
   /** A local server's process started (pid) for the session being opened. */
   spawned(pid: number, command: string | undefined): void {
     this.emit("mcp.local.spawned", { pid, command });
     this.log("info", "spawned", { pid });
-  }
-
-  connected(attempt: number, started: number, transport: string | undefined, toolCount: number): void {
-    const now = Date.now();
-    const downtime = this.health.connected(now, now - started, toolCount);
-    this.log("info", "connected", { attempt, transport, durationMs: now - started, toolCount });
-    this.emit("mcp.connected", { toolCount, connectTime: now - started });
-    if (downtime !== undefined) this.emit("mcp.health.recovered", { downtime });
-  }
-
-  /** The connection went away: on purpose (`clean`), or it was lost. */
-  disconnected(reason: string, clean: boolean): void {
-    this.health.disconnected(Date.now(), this.redactor.text(reason));
-    if (!clean) this.log("warn", "disconnected", { reason });
-    this.emit("mcp.disconnected", { reason, wasClean: clean });
   }
 
   /** A local server's process ended without being asked to; `stderr` is its last lines, redacted. */
@@ -113,13 +86,6 @@ export class LifecycleReport {
   /** Reconnect attempt `n` failed; the next comes in `retryIn` ms, or none does (null). */
   retryFailed(n: number, error: unknown, retryIn: number | null): void {
     this.emit("mcp.error", { error: errorMessage(error), retryIn, attempt: n });
-  }
-
-  /** No more attempts. `exhausted`: retries ran out (rather than a failure retrying cannot fix); `attempts` were made. */
-  gaveUp(status: "disconnected" | "error" | "needs sign-in", reason: string | undefined, exhausted: boolean, attempts: number): void {
-    this.health.gaveUp(status, attempts);
-    this.log("error", "gave.up", { attempts, error: reason });
-    if (exhausted) this.emit("mcp.disconnected", { reason: `gave up after ${attempts} attempts: ${reason}`, wasClean: false });
   }
 
   stale(lastHeard: number): void {
@@ -142,11 +108,43 @@ export class LifecycleReport {
     }
   }
 
-  /** Shutdown: `pid` of a local server that was running, `wasLive`: a connection was open. */
-  closed(wasLive: boolean, pid: number | undefined): void {
-    if (pid !== undefined) this.emit("mcp.local.shutdown", { pid, graceful: true });
-    if (wasLive) this.emit("mcp.disconnected", { reason: "shutdown", wasClean: true });
-    this.health.closed(Date.now());
-    this.log("info", "closed");
+  /** What a change of state from `before` tells the log, the bus and the metrics: the connection's one writer of its state calls this. */
+  record(event: ConnectionEvent, before: ConnectionState): void {
+    const now = Date.now();
+    const attempt = before.kind === "connecting" ? before.attempt : undefined;
+    switch (event.type) {
+      case "attempt":
+        this.emit("mcp.connecting", { attempt: event.attempt, maxAttempts: this.maxAttempts });
+        return this.log("info", "connecting", { attempt: event.attempt });
+      case "failed":
+        return this.log("warn", "connect.failed", { attempt, durationMs: event.durationMs, kind: event.kind, error: event.error });
+      case "connected": {
+        const { durationMs, toolCount, transport } = event;
+        const downtime = this.health.connected(now);
+        this.log("info", "connected", { attempt, transport, durationMs, toolCount });
+        this.emit("mcp.connected", { toolCount, connectTime: durationMs });
+        if (downtime !== undefined) this.emit("mcp.health.recovered", { downtime });
+        return;
+      }
+      case "dropped":
+      case "stopped": {
+        if (before.kind !== "live") return;
+        const clean = event.type === "stopped";
+        this.health.disconnected(now);
+        if (!clean) this.log("warn", "disconnected", { reason: event.reason });
+        return this.emit("mcp.disconnected", { reason: event.reason, wasClean: clean });
+      }
+      case "gaveUp": {
+        const { attempts, reason } = event;
+        this.log("error", "gave.up", { attempts, error: reason });
+        if (event.exhausted) this.emit("mcp.disconnected", { reason: `gave up after ${attempts} attempts: ${reason}`, wasClean: false });
+        return;
+      }
+      case "closed":
+        if (event.pid !== undefined) this.emit("mcp.local.shutdown", { pid: event.pid, graceful: true });
+        if (before.kind === "live") this.emit("mcp.disconnected", { reason: "shutdown", wasClean: true });
+        this.health.closed(now);
+        return this.log("info", "closed");
+    }
   }
 }

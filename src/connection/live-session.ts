@@ -9,7 +9,6 @@
  * goes through too, so no process or socket outlives a session.
  */
 import {
-  type CallToolResult,
   type Client,
   type FetchLike,
   type LoggingMessageNotification,
@@ -26,16 +25,16 @@ import type { ProtocolSetting } from "../config/protocol-setting.ts";
 import type { ServerLimits, TransportKind } from "../config/types.ts";
 import type { ResolvedEndpoint, ResolvedRemote, ResolvedStdio } from "../config/substitute.ts";
 import type { TransportAuth } from "../oauth/server-auth.ts";
-import { inRequestScope, requestScopeEnded, ServerPool } from "./http-pool.ts";
+import { inRequestScope, requestScopeEnded, ServerPool } from "./http/http-pool.ts";
 import { type ClientFeatures, type ClientInfo, createMcpClient, newestRevisionEnvelope, type ServerList } from "./mcp-client.ts";
-import { orphanWatchdog, type Watch } from "./orphan-watchdog.ts";
-import { killProcessesNow, mergeProcesses, type ProcessInfo, processExists, processTree, terminateProcesses } from "./process-tree.ts";
-import type { ProcessGroupStdioTransport } from "./stdio-transport.ts";
+import { orphanWatchdog, type Watch } from "./local/orphan-watchdog.ts";
+import { killProcessesNow, mergeProcesses, type ProcessInfo, processExists, processTree, terminateProcesses } from "./local/process-tree.ts";
+import type { ProcessGroupStdioTransport } from "./local/stdio-transport.ts";
 import { MessageTooLargeError } from "./message-limit.ts";
-import { guardNesting } from "./nesting-guard.ts";
+import { guardNesting } from "./local/nesting-guard.ts";
 import { negotiationFor } from "./protocol-negotiation.ts";
-import { untilServerAnswers } from "./server-started.ts";
-import { createSseTransport, createStdioTransport, createStreamableHttpTransport } from "./transports.ts";
+import { untilServerAnswers } from "./local/server-started.ts";
+import { createSseTransport, createStdioTransport, createStreamableHttpTransport } from "./http/transports.ts";
 
 /** What a session reports to its owner. Called synchronously; none of them may throw. */
 export interface SessionEvents {
@@ -365,10 +364,6 @@ export class LiveSession {
     );
     events.heard();
     return result;
-  }
-
-  callTool(name: string, args: Record<string, unknown>, options: RequestOptions): Promise<CallToolResult> {
-    return this.request((client, sdk) => client.callTool({ name, arguments: args }, sdk), options);
   }
 
   /** Tells the server the client's roots changed (`notifications/roots/list_changed`); it asks for them again. */

@@ -13,7 +13,7 @@ import type { ConnectOptions, VersionNegotiationOptions } from "@modelcontextpro
 import { handshakeRevisionsUpTo, isStateless, type ProtocolSetting } from "../config/protocol-setting.ts";
 
 /**
- * How long a local server that has already answered (see ./server-started.ts) may stay silent on the revision probe
+ * How long a local server that has already answered (see ./local/server-started.ts) may stay silent on the revision probe
  * before it is taken for one that ignores methods it does not know, and asked with `initialize` on the same pipe.
  * This decides only which revision is spoken, never whether the server connects: every server that answers
  * `initialize` connects after it, however long it took to start.

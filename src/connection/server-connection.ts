@@ -1,51 +1,42 @@
 /**
  * Keeps one MCP server connected over the whole pi session. It opens a live session (./live-session.ts) at startup
  * or on first use, notices when the session is lost (process exit, a broken stream, no answer to a health check),
- * reconnects a remote server or restarts a local one on a backoff schedule, holds tool calls while it does, and
- * retries once a call whose connection was lost under it. It signs in (OAuth) when a server asks for it.
- * What happens is recorded by ./lifecycle-report.ts; messages for the user are worded in ./error-messages.ts.
+ * reconnects a remote server or restarts a local one on a backoff schedule, holds requests while it does, and
+ * retries once a request whose connection was lost under it (`withSession`, the one way to the server). It signs in
+ * (OAuth) when a server asks for it. What it is doing is one value (./connection-state.ts) that only `apply` changes,
+ * recorded by ./lifecycle-report.ts; messages for the user are worded in ./error-messages.ts.
  */
-import { type CallToolResult, type ServerCapabilities, type Tool } from "@modelcontextprotocol/client";
+import { type CallToolResult, type ServerCapabilities, type Tool, UrlElicitationRequiredError } from "@modelcontextprotocol/client";
 import { BridgeError, describeError } from "../common/errors.ts";
 import type { EventSink } from "../common/events.ts";
-import type { Logger } from "../common/log-file.ts";
 import { Redactor } from "../common/redact.ts";
 import { within } from "../common/wait.ts";
 import type { ServerConfig, TransportKind } from "../config/types.ts";
-import type { Environment } from "../config/substitute.ts";
 import { commandArgument } from "../config/validate/name.ts";
 import type { SignInHandler } from "../oauth/provider.ts";
 import { ServerAuth } from "../oauth/server-auth.ts";
 import type { AuthStore } from "../oauth/storage.ts";
 import { ServerToolList } from "../tools/server-tool-list.ts";
-import { cancelledError, connectError, disabledError, noOAuthError, notConnectedError, shutDownError, stillReconnectingError, untrustedError } from "./error-messages.ts";
+import { cancelledError, connectError, disabledError, lostAgainError, noOAuthError, notConnectedError, reconnectFailedError, shutDownError, stillReconnectingError, untrustedError } from "./error-messages.ts";
 import { HealthChecks } from "./health-checks.ts";
-import type { HealthStatus, HealthTracker, ServerState } from "./health.ts";
+import { type ConnectionEvent, type ConnectionState, errorOf, inSchedule, liveSession, statusOf, transition } from "./connection-state.ts";
+import type { HealthStatus, HealthTracker } from "./health.ts";
 import { LifecycleReport } from "./lifecycle-report.ts";
 import { LiveSession, type Run } from "./live-session.ts";
-import type { ClientFeatures, ClientInfo, ServerChange } from "./mcp-client.ts";
-import { type CallOptions, type RecoveryHost, serverRequest } from "./request-recovery.ts";
+import type { ClientFeatures, ServerChange } from "./mcp-client.ts";
+import { type CallOptions, lostCause, redactedRequest } from "./request-recovery.ts";
 import { RetrySchedule, worthRetrying } from "./retry-schedule.ts";
 import { SessionOpener, type SessionOpenerOptions, STDERR_LINES_QUOTED } from "./session-opener.ts";
 import { toolCallRun } from "./tool-call.ts";
 
-export interface ConnectionOptions extends Pick<SessionOpenerOptions, "recallProtocol"> {
-  projectRoot: string;
-  env: Environment;
-  clientInfo: ClientInfo;
+export interface ConnectionOptions extends Pick<SessionOpenerOptions, "recallProtocol" | "projectRoot" | "env" | "clientInfo" | "logger" | "serverLog"> {
   events?: EventSink;
-  logger?: Logger;
-  /** This server's own log, for its stderr; without it stderr goes to `logger`. */
-  serverLog?: Logger;
   /** Where OAuth tokens and client registrations are kept; without it remote servers get no OAuth. */
   authStore?: AuthStore;
   /** Who can send the user to a sign-in page right now, if anyone. */
   signIn?: () => SignInHandler | undefined;
   signInTimeoutMs?: number;
-  /**
-   * False while this server may not run: a project server the user has not trusted. Nothing then starts its process
-   * or connects to it (startup, a call, a reconnect or a sign-in); each says so instead.
-   */
+  /** False while a project server is not trusted: nothing starts or connects it (startup, call, reconnect, sign-in). */
   trusted?: () => boolean;
   /** Answers to the requests a server sends the client (elicitation, …); roots default to the project root. */
   features?: ClientFeatures;
@@ -58,13 +49,10 @@ export interface ConnectionOptions extends Pick<SessionOpenerOptions, "recallPro
 }
 
 export class ServerConnection {
-  /** The transport of the newest open session. */
+  /** As the newest open session has them, kept while it reconnects: transport, legacy SSE fallback, MCP revision, `instructions` (redacted). */
   transport?: TransportKind;
-  /** True when Streamable HTTP was refused and legacy SSE answered instead. */
   fellBackToSse = false;
-  /** The MCP revision the newest open session speaks (`2026-07-28`, `2025-11-25`, …); kept while it reconnects. */
   protocolVersion?: string;
-  /** The server's `instructions` from its newest initialize, redacted; kept while it reconnects. */
   instructions?: string;
   /** What the server offers (tools, resources, …) as its newest session said; kept while it reconnects, not once closed. */
   capabilities?: ServerCapabilities;
@@ -72,26 +60,23 @@ export class ServerConnection {
   private readonly report: LifecycleReport;
   /** This server's secrets, applied to all that leaves about it: log lines, events, messages, tool results. */
   private readonly redactor = new Redactor();
-  /** The tools as pi has them: within this server's limits, safe to show. */
   private readonly toolList: ServerToolList;
   private readonly auth: ServerAuth;
   private readonly opener: SessionOpener;
   /** The reconnect (remote) or restart (local) schedule. */
   private readonly schedule: RetrySchedule;
   private readonly checks: HealthChecks;
-  private readonly recoveryHost: RecoveryHost;
-  /** The open session, if any. */
-  private live?: LiveSession;
-  /** The first connect (startup or lazy start), shared by everyone who needs the server up. */
+  /** What the connection is doing; only `apply` changes it. */
+  private current: ConnectionState<LiveSession>;
+  /** The first connect of a run (startup, first use, `/mcp reconnect`), shared by everyone who needs the server up. */
   private starting?: Promise<void>;
-  private everConnected = false;
-  private closed = false;
 
   constructor(
     readonly config: ServerConfig,
     private readonly options: ConnectionOptions,
   ) {
-    this.report = new LifecycleReport(config, { ...options, redactor: this.redactor });
+    this.current = config.enabled ? { kind: "idle" } : { kind: "disabled" };
+    this.report = new LifecycleReport(config, { ...options, redactor: this.redactor }, () => this.status);
     this.toolList = new ServerToolList(config.limits);
     const { authStore: store, env, signIn, signInTimeoutMs } = options;
     const onSecrets = (values: string[]) => this.redactor.add(values);
@@ -112,7 +97,7 @@ export class ServerConnection {
     this.schedule = new RetrySchedule(config.retry, {
       attempt: (n) => this.connectOnce(n),
       retryable: (error) => worthRetrying(error, config.transport === "stdio"),
-      scheduled: (n, at) => this.health.scheduled(n, at),
+      scheduled: (attempt, at) => this.apply({ type: "scheduled", attempt, at }),
       failed: (n, error, retryIn) => this.report.retryFailed(n, error, retryIn),
       gaveUp: (error) => this.giveUp(error),
     }, options.stableAfterMs);
@@ -123,14 +108,6 @@ export class ServerConnection {
       redact: (text) => this.redact(text),
       lost: (session, detail) => this.dropped(session, detail),
     });
-    this.recoveryHost = {
-      ready: (what, signal) => this.ready(what, signal),
-      current: () => this.live,
-      lost: (session, cause) => this.dropped(session, cause),
-      auth: this.auth,
-      errorContext: () => this.opener.errorContext(),
-      urlElicitationRequired: options.features?.urlElicitationRequired,
-    };
   }
 
   get name(): string {
@@ -141,21 +118,44 @@ export class ServerConnection {
     return this.report.health;
   }
 
-  get status(): HealthStatus {
-    return this.health.status;
+  get state(): ConnectionState<LiveSession> {
+    return this.current;
   }
 
-  get state(): Readonly<ServerState> {
-    return this.health.state;
+  get status(): HealthStatus {
+    return statusOf(this.current);
   }
 
   get lastError(): string | undefined {
-    return this.health.state.lastError;
+    return errorOf(this.current);
   }
 
   /** True while the server waits for an OAuth sign-in that nobody could do yet. */
   get needsSignIn(): boolean {
-    return this.health.status === "needs sign-in";
+    return this.current.kind === "needsSignIn";
+  }
+
+  /** When the live session opened: a new value means a new session (what the old one held is gone). */
+  get connectedAt(): number | undefined {
+    return this.current.kind === "live" ? this.current.since : undefined;
+  }
+
+  private get closed(): boolean {
+    return this.current.kind === "closed";
+  }
+
+  /** The open session, if any. */
+  private get live(): LiveSession | undefined {
+    return liveSession(this.current);
+  }
+
+  /** The one writer of the state: the report records the change with it. False when `event` changed nothing. */
+  private apply(event: ConnectionEvent<LiveSession>): boolean {
+    const before = this.current;
+    this.current = transition(before, event);
+    if (this.current === before) return false;
+    this.report.record(event, before);
+    return true;
   }
 
   /** The pid of a local server's process while it runs. */
@@ -163,12 +163,10 @@ export class ServerConnection {
     return this.live?.pid;
   }
 
-  /** False for a project server the user has not trusted: it is never started or connected. */
   get trusted(): boolean {
     return this.options.trusted?.() ?? true;
   }
 
-  /** Throws unless this server may run. */
   private checkTrusted(): void {
     if (!this.trusted) throw untrustedError(this.config);
   }
@@ -192,11 +190,10 @@ export class ServerConnection {
 
   /** Tools known from an earlier session, for a lazy server that has not started. */
   primeTools(tools: Tool[]): void {
-    if (this.live) return;
-    this.acceptTools(tools);
+    if (!this.live) this.acceptTools(tools);
   }
 
-  /** Tells the live session, if any, that the roots changed: the server asks for them again. Never throws. */
+  /** Tells the live session, if any, that the roots changed (the server asks for them again). Never throws. */
   async rootsChanged(): Promise<void> {
     await this.live?.rootsChanged().catch((error: unknown) => this.report.log("warn", "roots.notify.failed", { error: this.redact(describeError(error)) }));
   }
@@ -210,26 +207,23 @@ export class ServerConnection {
   private acceptTools(listed: Tool[]): void {
     const warning = this.toolList.accept(listed);
     if (warning) this.report.log("warn", "tools.limited", { listed: listed.length, kept: this.tools.length, warning });
-    this.health.toolCount(this.tools.length);
   }
 
   redact(text: string): string {
     return this.opener.redact(text);
   }
 
-  /**
-   * Starts the server if nobody has yet, and waits for that first connect. A failure that retrying may fix starts
-   * the reconnect (remote) or restart (local) schedule in the background; the error is thrown either way.
-   */
+  /** Starts the server if nobody has, and waits for that connect; a failure retrying may fix starts the schedule. */
   async connect(): Promise<void> {
     if (this.closed) throw shutDownError(this.name);
     this.checkTrusted();
     this.starting ??= this.connectOnce(0).catch((error: unknown) => {
-      if (this.closed) throw error;
+      // Unless it was closed or stopped meanwhile: then this failure decides nothing.
+      if (this.current.kind !== "retrying" && this.current.kind !== "needsSignIn") throw error;
       // Said on the bus as every later failed attempt is, with when the next one comes (if one does).
       const retryIn = this.schedule.retryIn(error);
       this.report.retryFailed(0, error, retryIn);
-      if (retryIn !== null) void this.recover();
+      if (retryIn !== null) void this.schedule.start();
       else this.giveUp(error);
       throw error;
     });
@@ -240,22 +234,23 @@ export class ServerConnection {
   private async connectOnce(attempt: number): Promise<void> {
     if (this.closed) throw shutDownError(this.name);
     this.checkTrusted();
-    this.report.connecting(attempt);
+    this.apply({ type: "attempt", attempt });
     const started = Date.now();
     let session: LiveSession;
     try {
       session = await this.opener.open(started + this.config.timeout, this.schedule.signal);
-      if (this.closed) {
+      // Closed, or stopped on purpose (`/mcp logout`), while it opened: what it opened is not kept.
+      if (this.current.kind !== "connecting") {
         await session.close({ graceful: false });
         throw shutDownError(this.name, { whileConnecting: true });
       }
     } catch (error) {
       const wrapped =
         error instanceof BridgeError ? error : this.closed ? shutDownError(this.name, { whileConnecting: true, cause: error }) : connectError(this.opener.errorContext(), error, Date.now() - started);
-      this.report.connectFailed(attempt, started, wrapped, wrapped.kind === "auth" && this.auth.signInRequired);
+      const signIn = wrapped.kind === "auth" && this.auth.signInRequired;
+      this.apply({ type: "failed", error: this.redactor.text(wrapped.message), kind: wrapped.kind, durationMs: Date.now() - started, signIn });
       throw wrapped;
     }
-    this.live = session;
     this.capabilities = session.capabilities;
     this.schedule.connected();
     this.transport = session.kind;
@@ -264,8 +259,8 @@ export class ServerConnection {
     this.instructions = session.instructions && this.redact(session.instructions);
     this.acceptTools(session.tools);
     if (session.pid !== undefined) this.report.spawned(session.pid, this.config.command);
-    this.everConnected = true;
-    this.report.connected(attempt, started, this.transport, this.tools.length);
+    const now = Date.now();
+    this.apply({ type: "connected", session, at: now, durationMs: now - started, transport: this.transport, toolCount: this.tools.length });
     this.checks.start(session);
     this.options.onTools?.(this, this.tools);
   }
@@ -284,50 +279,32 @@ export class ServerConnection {
     }
   }
 
-  /**
-   * The live session was lost: record it, release what is left of it, and start the reconnect or restart schedule.
-   * Does nothing for a session that is not the live one any more, so it is safe to call more than once.
-   */
+  /** The live session was lost: release what is left of it and start the schedule. Nothing for a stale session. */
   private dropped(session: LiveSession, reason: string): void {
-    if (this.live !== session || this.closed) return;
-    this.live = undefined;
+    const retry = this.config.retry.maxAttempts > 0;
+    if (!this.apply({ type: "dropped", session, reason: this.redactor.text(reason), retry })) return;
     this.checks.stop();
-    this.report.disconnected(reason, false);
     if (session.pid !== undefined) this.report.crashed(session.pid, reason, this.stderrTail(STDERR_LINES_QUOTED));
     // A wrapper that exited may have left its real server running; a remote session's sockets must go too.
     void session.close({ graceful: false });
     this.schedule.dropped();
-    if (this.config.retry.maxAttempts > 0) void this.recover(new Error(reason));
-    else this.health.gaveUp("disconnected");
-  }
-
-  /**
-   * Runs the reconnect/restart schedule unless it already runs; resolves when it ends (connected or given up). With no
-   * attempt left since the server was last stable, it gives up at once with `cause`.
-   */
-  private recover(cause?: unknown): Promise<void> {
-    if (this.closed) return Promise.resolve();
-    return this.schedule.start(cause);
+    // With no attempt left since the server was last stable, the schedule gives up at once with this cause.
+    if (retry) void this.schedule.start(new Error(reason));
   }
 
   /** No more attempts: calls now fail at once with the reason. */
   private giveUp(error: unknown): void {
-    if (this.closed) return;
     const attempts = this.schedule.attemptsMade;
     const exhausted = worthRetrying(error, this.config.transport === "stdio") && attempts > 0;
-    const reason = error instanceof Error ? error.message : this.health.state.lastError;
-    this.report.gaveUp(this.needsSignIn ? "needs sign-in" : exhausted ? "disconnected" : "error", reason, exhausted, attempts);
+    this.apply({ type: "gaveUp", reason: error instanceof Error ? error.message : this.lastError, attempts, exhausted });
   }
 
-  /**
-   * Calls a tool by its MCP name. Waits for a lazy start or a reconnect under way (within the call's timeout); a
-   * connection lost during the call is retried once after the reconnect.
-   */
+  /** Calls a tool by its MCP name, through `withSession`. */
   async callTool(toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
     const started = Date.now();
     const run = toolCallRun(this.toolList.serverName(toolName), args, this.toolList.definition(toolName), this.options.features ?? {});
     try {
-      const result = await this.request(toolName, run, options);
+      const result = await this.withSession(toolName, run, options);
       this.report.called(toolName, started, { result });
       return result;
     } catch (error) {
@@ -336,46 +313,77 @@ export class ServerConnection {
     }
   }
 
-  /** Any request to the server (`what` names it in errors), as a tool call goes: see `serverRequest`. */
-  request<T>(what: string, run: Run<T>, options: CallOptions = {}): Promise<T> {
-    return serverRequest(this.recoveryHost, this.redactor, this.config.requestTimeout, what, run, options);
+  /**
+   * Every request to the server (`what` names it in errors: a tool, `prompts/list`, …): `run` is sent on the live
+   * session (after a lazy start or a reconnect under way), bounded and redacted by `redactedRequest`, and sent once
+   * more on the next session when the connection was lost under it, after a new sign-in the server wanted, or once
+   * the user has been on the web page it asked for (URL elicitation, -32042). Other failures are thrown at once.
+   */
+  withSession<T>(what: string, run: Run<T>, options: CallOptions = {}): Promise<T> {
+    return redactedRequest(this.redactor, this.config.requestTimeout, options, async (request) => {
+      const { signal } = request;
+      const ctx = () => this.opener.errorContext();
+      // The connection was lost under `session` (else the error is thrown as the request's): let it go, say how.
+      const lost = (session: LiveSession, error: unknown) => {
+        const cause = lostCause(ctx(), session, what, error, signal);
+        this.dropped(session, cause);
+        return cause;
+      };
+      // Once more: a second failure is final.
+      const again = (session: LiveSession) =>
+        session.request(run, request).catch((error: unknown) => {
+          throw lostAgainError(ctx(), what, lost(session, error), error);
+        });
+      const session = await this.ready(what, signal);
+      try {
+        return await session.request(run, request);
+      } catch (error) {
+        const elicited = error instanceof UrlElicitationRequiredError && !signal?.aborted;
+        if (elicited && (await this.options.features?.urlElicitationRequired?.(error.elicitations))) return again(this.live ?? (await this.ready(what, signal)));
+        if (this.auth.canSignInAfter(error, signal)) {
+          // The tokens stopped working and refreshing them did not help: sign in again (if someone can), then retry.
+          await this.auth.completeSignIn(signal);
+          return (this.live ?? (await this.ready(what, signal))).request(run, request);
+        }
+        const cause = lost(session, error);
+        const next = await this.ready(what, signal).catch((reconnectError: unknown) => {
+          throw reconnectFailedError(ctx(), what, cause, reconnectError);
+        });
+        return again(next);
+      }
+    });
   }
 
   /** A change the live session's server announced, besides its tools, for whoever handles it. */
   private changed = (session: LiveSession, change: ServerChange) => this.live === session && this.options.onServerChange?.(this, change);
 
-  /**
-   * The live session a call can use: starts a server nothing has started, waits for a reconnect under way (bounded
-   * by the call's own timeout and signal), and fails at once for a server that gave up.
-   */
+  /** The live session for a request: starts an idle server, waits for a reconnect under way, fails for one that gave up. */
   private async ready(toolName: string, signal: AbortSignal | undefined): Promise<LiveSession> {
-    if (this.closed) throw shutDownError(this.name);
+    const state = this.current;
+    if (state.kind === "closed") throw shutDownError(this.name);
     this.checkTrusted();
-    if (this.live) return this.live;
-    if (!this.config.enabled) throw disabledError(this.config);
-    if (!this.starting) {
-      await this.connect();
-    } else if (this.schedule.running && this.everConnected) {
-      // A reconnect is under way: wait for it, as long as the call itself could have taken.
-      await within(this.schedule.running, {
+    if (state.kind === "live") return state.session;
+    if (state.kind === "disabled") throw disabledError(this.config);
+    if (state.kind === "idle") await this.connect();
+    else if (inSchedule(state) && "wasUp" in state && state.wasUp) {
+      // A reconnect is under way: wait for it, as long as the call itself could have taken. (A server that never
+      // came up this session is not waited for: each call would wait its whole timeout for what may never come.)
+      await within(this.schedule.running ?? Promise.resolve(), {
         ms: this.config.requestTimeout,
-        timedOut: () => stillReconnectingError(this.opener.errorContext(), this.health.state, toolName),
+        timedOut: () => stillReconnectingError(this.opener.errorContext(), this.current, this.config.retry.maxAttempts, toolName),
         signal,
         aborted: () => cancelledError(this.name, toolName),
       });
-    } else {
-      if (!this.schedule.running) await this.starting.catch(() => undefined);
+    } else if (!inSchedule(state)) {
+      await this.starting?.catch(() => undefined);
       // A server that waited for a sign-in nobody could do (at startup, say) signs in now if someone can.
-      if (this.needsSignIn && !this.schedule.running && this.options.signIn?.()) await this.reconnect();
+      if (this.current.kind === "needsSignIn" && this.options.signIn?.()) await this.reconnect();
     }
     if (this.live) return this.live;
-    throw notConnectedError(this.opener.errorContext(), this.health.state, this.schedule.running !== undefined);
+    throw notConnectedError(this.opener.errorContext(), this.current, this.config.retry.maxAttempts);
   }
 
-  /**
-   * Starts afresh now (`/mcp reconnect`, a reload of the server): ends the session and any retry schedule, then
-   * connects again. A server that gave up gets a new set of attempts.
-   */
+  /** Starts afresh (`/mcp reconnect`, a reload): ends the session and schedule, connects with a new set of attempts. */
   async reconnect(): Promise<void> {
     if (this.closed) throw shutDownError(this.name);
     this.checkTrusted();
@@ -389,11 +397,9 @@ export class ServerConnection {
   private async endOnPurpose(reason: string): Promise<void> {
     await this.schedule.stop();
     const session = this.live;
-    this.live = undefined;
-    if (!session) return;
+    this.apply({ type: "stopped", reason });
     this.checks.stop();
-    this.report.disconnected(reason, true);
-    await session.close({ graceful: false, terminateSession: true });
+    await session?.close({ graceful: false, terminateSession: true });
   }
 
   /** `/mcp auth`: signs in (again) with `handler` sending the user to the page, drops the old tokens, connects afresh. */
@@ -403,42 +409,35 @@ export class ServerConnection {
     await this.auth.signInWith(handler, () => this.reconnect());
   }
 
-  /**
-   * Forgets this server's tokens and client registration and disconnects it (`/mcp logout`). Says whether anything
-   * was stored, and pi 1.x's file when it holds a sign-in for this server, which stays there (it is pi's).
-   */
+  /** `/mcp logout`: forgets tokens and registration, disconnects. Names pi 1.x's file if it holds a sign-in (it is pi's). */
   async logout(): Promise<{ removed: boolean; piFileKept?: string }> {
     if (!this.auth.configured) return { removed: false };
     await this.endOnPurpose("signed out");
     const endpoint = this.opener.endpoint();
     const removed = await this.auth.forget(endpoint?.kind === "stdio" ? undefined : endpoint?.url);
-    this.health.failed(`Signed out of MCP server '${this.name}'. Run /mcp auth ${commandArgument(this.name)} to sign in again.`);
-    this.health.gaveUp("error");
+    this.apply({ type: "signedOut", message: `Signed out of MCP server '${this.name}'. Run /mcp auth ${commandArgument(this.name)} to sign in again.` });
     return { removed, piFileKept: this.auth.piSignInKept };
   }
 
   /** Stops the server for the rest of the session (`/mcp disable`): closed, and shown as disabled. */
   async disable(): Promise<void> {
     await this.close();
-    this.health.state.status = "disabled";
+    this.apply({ type: "disable" });
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
+    const live = this.live;
+    const { newest } = this.opener;
+    // Closed at once, so nothing starts while the processes end.
+    if (!this.apply({ type: "closed", pid: live?.pid })) return;
     this.capabilities = undefined;
     this.schedule.close();
     this.checks.stop();
-    const { live } = this;
-    const { newest } = this.opener;
-    this.live = undefined;
-    const pid = live?.pid;
     await Promise.all([
       // A session still being opened is abandoned: its open fails and cleans up after itself as well.
       newest !== live ? newest?.close({ graceful: false }) : undefined,
       live?.close({ graceful: true, terminateSession: true }),
     ]);
-    this.report.closed(live !== undefined, pid);
     this.options.onServerChange?.(this, { kind: "closed" });
   }
 

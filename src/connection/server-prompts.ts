@@ -26,7 +26,7 @@ export async function listPrompts(connection: ServerConnection, signal?: AbortSi
   let cursor: string | undefined;
   for (let page = 0; page < MAX_PROMPT_PAGES; page++) {
     const params = cursor ? { cursor } : undefined;
-    const result = await connection.request("prompts/list", (client, options) => client.listPrompts(params, options), { signal });
+    const result = await connection.withSession("prompts/list", (client, options) => client.listPrompts(params, options), { signal });
     prompts.push(...result.prompts);
     cursor = result.nextCursor;
     if (!cursor) break;
@@ -35,7 +35,7 @@ export async function listPrompts(connection: ServerConnection, signal?: AbortSi
 }
 
 export function getPrompt(connection: ServerConnection, name: string, args: Record<string, string>, signal?: AbortSignal): Promise<GetPromptResult> {
-  return connection.request(`prompts/get ${name}`, (client, options) => client.getPrompt({ name, arguments: args }, options), { signal });
+  return connection.withSession(`prompts/get ${name}`, (client, options) => client.getPrompt({ name, arguments: args }, options), { signal });
 }
 
 /**
@@ -50,6 +50,6 @@ export async function completePromptArgument(
   signal?: AbortSignal,
 ): Promise<string[]> {
   const params = { ref: { type: "ref/prompt" as const, name: prompt }, argument, ...(Object.keys(context).length ? { context: { arguments: context } } : {}) };
-  const result = await connection.request(`completion/complete ${prompt}`, (client, options) => client.complete(params, options), { signal });
+  const result = await connection.withSession(`completion/complete ${prompt}`, (client, options) => client.complete(params, options), { signal });
   return result.completion.values;
 }

@@ -5,7 +5,7 @@
  * bounded by the request timeout and comes back redacted, as a tool call does.
  */
 import type { ListResourcesResult, ListResourceTemplatesResult, ReadResourceResult, Resource, ResourceTemplateType as ResourceTemplate } from "@modelcontextprotocol/client";
-import { outsideRequestScope } from "./http-pool.ts";
+import { outsideRequestScope } from "./http/http-pool.ts";
 import { type PagedList, readPages } from "./paged-list.ts";
 import type { ServerConnection } from "./server-connection.ts";
 
@@ -20,12 +20,12 @@ export function canSubscribe(connection: ServerConnection): boolean {
 }
 
 export function listResources(connection: ServerConnection, cursor?: string, signal?: AbortSignal): Promise<ListResourcesResult> {
-  return connection.request("resources/list", (client, options) => client.listResources(cursor ? { cursor } : undefined, options), { signal });
+  return connection.withSession("resources/list", (client, options) => client.listResources(cursor ? { cursor } : undefined, options), { signal });
 }
 
 export function listResourceTemplates(connection: ServerConnection, cursor?: string, signal?: AbortSignal): Promise<ListResourceTemplatesResult> {
   const params = cursor ? { cursor } : undefined;
-  return connection.request("resources/templates/list", (client, options) => client.listResourceTemplates(params, options), { signal });
+  return connection.withSession("resources/templates/list", (client, options) => client.listResourceTemplates(params, options), { signal });
 }
 
 /** How far a whole list is read: a server that pages without end, or lists very many resources, is cut off here. */
@@ -38,7 +38,7 @@ export const WHOLE_LIST_BOUNDS = { maxPages: 20, maxItems: 1_000 };
 export function listAllResources(connection: ServerConnection, signal?: AbortSignal): Promise<PagedList<Resource>> {
   return readPages(async (cursor) => {
     const params = cursor ? { params: { cursor } } : {};
-    const result = await connection.request("resources/list", (client, options) => client.request({ method: "resources/list", ...params }, options), { signal });
+    const result = await connection.withSession("resources/list", (client, options) => client.request({ method: "resources/list", ...params }, options), { signal });
     return { items: result.resources, nextCursor: result.nextCursor };
   }, WHOLE_LIST_BOUNDS);
 }
@@ -47,7 +47,7 @@ export function listAllResources(connection: ServerConnection, signal?: AbortSig
 export function listAllResourceTemplates(connection: ServerConnection, signal?: AbortSignal): Promise<PagedList<ResourceTemplate>> {
   return readPages(async (cursor) => {
     const params = cursor ? { params: { cursor } } : {};
-    const result = await connection.request("resources/templates/list", (client, options) => client.request({ method: "resources/templates/list", ...params }, options), {
+    const result = await connection.withSession("resources/templates/list", (client, options) => client.request({ method: "resources/templates/list", ...params }, options), {
       signal,
     });
     return { items: result.resourceTemplates, nextCursor: result.nextCursor };
@@ -55,7 +55,7 @@ export function listAllResourceTemplates(connection: ServerConnection, signal?: 
 }
 
 export function readResource(connection: ServerConnection, uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
-  return connection.request(`resources/read ${uri}`, (client, options) => client.readResource({ uri }, options), { signal });
+  return connection.withSession(`resources/read ${uri}`, (client, options) => client.readResource({ uri }, options), { signal });
 }
 
 /**
@@ -64,7 +64,7 @@ export function readResource(connection: ServerConnection, uri: string, signal?:
  * which would close it once the request is answered).
  */
 export async function subscribeResource(connection: ServerConnection, uri: string): Promise<void> {
-  await connection.request(`resources/subscribe ${uri}`, async (client, options) => {
+  await connection.withSession(`resources/subscribe ${uri}`, async (client, options) => {
     if (client.getProtocolEra() === "modern") await outsideRequestScope(() => client.listen({ resourceSubscriptions: [uri] }));
     else await client.subscribeResource({ uri }, options);
   });

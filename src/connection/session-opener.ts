@@ -19,7 +19,7 @@ import { type ErrorContext, permanentLaunchFailure } from "./error-messages.ts";
 import type { LifecycleReport } from "./lifecycle-report.ts";
 import { LiveSession, type SessionEvents } from "./live-session.ts";
 import { type ClientFeatures, type ClientInfo, directoryRoot } from "./mcp-client.ts";
-import { ClosedBeforeAnswer } from "./server-started.ts";
+import { ClosedBeforeAnswer } from "./local/server-started.ts";
 
 /** How many stderr lines an error message quotes. */
 export const STDERR_LINES_QUOTED = 12;

@@ -1,13 +1,13 @@
 /**
  * One tool call as the connection sends it: a plain `tools/call`, or, where the server runs the tool as a task
- * (./tool-tasks.ts), the task followed to its result. A task outlives the connection it was made on: when the
- * connection is lost while it runs, the request is run again on the next live session (../connection/request-recovery.ts),
+ * (./tasks/tool-tasks.ts), the task followed to its result. A task outlives the connection it was made on: when the
+ * connection is lost while it runs, the request is run again on the next live session (`withSession` in ./server-connection.ts),
  * and that second run follows the same task by its id instead of starting the work over.
  */
 import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/client";
 import type { ClientFeatures } from "./mcp-client.ts";
 import type { Run } from "./live-session.ts";
-import { callToolAsTask, resumeToolTask, TaskInterruptedError, type TaskState, type ToolTaskOptions, toolTaskDialect } from "./tool-tasks.ts";
+import { callToolAsTask, resumeToolTask, TaskInterruptedError, type TaskState, type ToolTaskOptions, toolTaskDialect } from "./tasks/tool-tasks.ts";
 
 /**
  * How long a task may run before the call gives up on it (and cancels it). A task is the server's way of saying the

@@ -4,7 +4,7 @@
  * pi's process ending without a shutdown (`exit`: what is left is killed, synchronously), and a signal that comes
  * while servers are still connecting, before pi's own handlers exist (the servers are killed, then the signal takes
  * its course). When pi is killed outright (SIGKILL, or SIGINT in print and RPC modes) nothing of pi runs: the watchdog
- * of ../connection/orphan-watchdog.ts ends the servers then.
+ * of ../connection/local/orphan-watchdog.ts ends the servers then.
  */
 
 const STARTUP_SIGNALS: NodeJS.Signals[] = process.platform === "win32" ? ["SIGTERM"] : ["SIGTERM", "SIGHUP"];

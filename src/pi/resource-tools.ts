@@ -246,7 +246,7 @@ export class ResourceTools {
   private subscribe(connection: ServerConnection, uri: string): void {
     if (!canSubscribe(connection)) return;
     let entry = this.subscribed.get(connection);
-    if (!entry) this.subscribed.set(connection, (entry = { session: connection.state.connectedAt, uris: new Set() }));
+    if (!entry) this.subscribed.set(connection, (entry = { session: connection.connectedAt, uris: new Set() }));
     if (entry.uris.has(uri)) return;
     entry.uris.add(uri);
     this.send(connection, entry.uris, uri);
@@ -255,7 +255,7 @@ export class ResourceTools {
   /** A server on a new session is asked again for every resource subscribed to on the one before. */
   private renew(connection: ServerConnection): void {
     const entry = this.subscribed.get(connection);
-    const session = connection.state.connectedAt;
+    const session = connection.connectedAt;
     if (!entry || entry.session === session || connection.status !== "connected") return;
     entry.session = session;
     if (!canSubscribe(connection)) return entry.uris.clear();

@@ -3,7 +3,7 @@
  * connection state and the tools registered for it.
  */
 import type { McpBridge } from "../bridge/mcp-bridge.ts";
-import { retryDetail, type ServerState } from "../connection/health.ts";
+import { stateDetail } from "../connection/connection-state.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { configVarRefs, type Environment } from "../config/substitute.ts";
 import { describeForTrust } from "../config/trust.ts";
@@ -11,14 +11,6 @@ import type { ServerRow } from "./status-format.ts";
 import { definitionChars, estimatedTokens } from "../tools/definition-cost.ts";
 import type { ToolExposure } from "./tool-exposure.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
-
-/** What `/mcp` says a server is doing about being down, or how far a connect has got. */
-function detailOf(state: ServerState, now: number): string | undefined {
-  if (state.status === "connecting") return state.retryAttempt > 0 ? `connecting (attempt ${state.retryAttempt}/${state.maxAttempts})` : "connecting";
-  if (state.status === "needs sign-in") return "needs sign-in";
-  if (state.gaveUp) return state.retryAttempt > 0 ? `gave up after ${state.retryAttempt} attempts` : "not retried";
-  return retryDetail(state, now);
-}
 
 /** The tokens a server's tools add to each request now: the declared ones only. */
 function requestTokens(registry: ToolRegistry, tools: ReturnType<ToolRegistry["toolsOf"]>, exposure: ToolExposure): number {
@@ -40,7 +32,6 @@ export function serverRows(bridge: McpBridge, registry: ToolRegistry, env: Envir
   return [...bridge.connections.values()].map((c) => {
     const tools = registry.toolsOf(c.name);
     const transport = c.transport ? (c.fellBackToSse ? "sse (fallback)" : c.transport) : c.config.transport;
-    const state = c.state;
     // A project server the user has not trusted is held: never started, whatever its own state says.
     const trusted = c.trusted;
     return {
@@ -53,8 +44,8 @@ export function serverRows(bridge: McpBridge, registry: ToolRegistry, env: Envir
       enabled: c.config.enabled,
       // A lazy server's tools are registered (from the cache) before it runs.
       toolCount: c.status === "connected" || c.status === "not started" ? tools.length : 0,
-      lastActive: state.lastSuccessfulCommunication,
-      detail: trusted ? detailOf(state, now) : `/mcp trust ${c.name} runs it`,
+      lastActive: c.health.lastHeard,
+      detail: trusted ? stateDetail(c.state, c.config.retry.maxAttempts, now) : `/mcp trust ${c.name} runs it`,
       metrics: c.health.metrics(now),
       error: c.lastError,
       warnings: c.warnings,

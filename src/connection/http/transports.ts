@@ -1,12 +1,12 @@
 /**
- * Transports for a resolved endpoint: the SDK's for remote servers, ./stdio-transport.ts (the SDK's framing, our own
+ * Transports for a resolved endpoint: the SDK's for remote servers, ../local/stdio-transport.ts (the SDK's framing, our own
  * process handling) for local ones.
  */
 import { type FetchLike, type OAuthClientProvider, SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { orphanWatchdog } from "./orphan-watchdog.ts";
-import { platformCommand } from "./platform-command.ts";
-import { ProcessGroupStdioTransport } from "./stdio-transport.ts";
-import type { ResolvedRemote, ResolvedStdio } from "../config/substitute.ts";
+import { orphanWatchdog } from "../local/orphan-watchdog.ts";
+import { platformCommand } from "../local/platform-command.ts";
+import { ProcessGroupStdioTransport } from "../local/stdio-transport.ts";
+import type { ResolvedRemote, ResolvedStdio } from "../../config/substitute.ts";
 
 export interface StdioHooks {
   onStderrLine(line: string): void;

@@ -5,7 +5,7 @@
  * linear in its length and is refused the moment it passes `maxLineBytes`, nothing of it kept.
  */
 import { deserializeMessage, type JSONRPCMessage } from "@modelcontextprotocol/client";
-import { MessageTooLargeError } from "./message-limit.ts";
+import { MessageTooLargeError } from "../message-limit.ts";
 
 const NEWLINE = 0x0a;
 

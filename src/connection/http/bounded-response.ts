@@ -1,10 +1,10 @@
 /**
  * A remote server's HTTP response with its body bounded by `maxMessageBytes`: the SDK reads a JSON response whole and
  * buffers an SSE event until its blank line, so without a bound one enormous message would fill pi's memory. The body
- * is counted as it streams (./message-limit.ts); once a message passes the limit the stream fails with
+ * is counted as it streams (../message-limit.ts); once a message passes the limit the stream fails with
  * `MessageTooLargeError` and the response body is cancelled, which closes the HTTP exchange.
  */
-import { MessageSizeCounter, MessageTooLargeError } from "./message-limit.ts";
+import { MessageSizeCounter, MessageTooLargeError } from "../message-limit.ts";
 
 /** Statuses a Response may not be built with a body for (fetch gives them none anyway). */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);

@@ -15,9 +15,9 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { applyMiddlewares, type FetchLike, type Middleware } from "@modelcontextprotocol/client";
 import { Agent, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from "undici";
-import { DEFAULT_MAX_MESSAGE_BYTES } from "../config/defaults.ts";
+import { DEFAULT_MAX_MESSAGE_BYTES } from "../../config/defaults.ts";
 import { boundedResponse } from "./bounded-response.ts";
-import type { MessageTooLargeError } from "./message-limit.ts";
+import type { MessageTooLargeError } from "../message-limit.ts";
 
 /**
  * At most this many TCP connections to one server; more concurrent requests wait for one to be free. A long SSE
