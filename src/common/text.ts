@@ -13,7 +13,7 @@ export function seconds(ms: number): string {
 }
 
 /** How many characters of a value a message quotes at most. */
-export const QUOTE_LIMIT = 200;
+const QUOTE_LIMIT = 200;
 
 /**
  * A value from a config file or a user, quoted for a message: as JSON, cut to `max` characters with an ellipsis and the

@@ -15,8 +15,8 @@ export interface ConfigLocations {
   extraPath?: string;
 }
 
-export const PROJECT_CONFIG_PATH = path.join(".pi", "mcp.json");
-export const USER_CONFIG_NAME = "mcp.json";
+const PROJECT_CONFIG_PATH = path.join(".pi", "mcp.json");
+const USER_CONFIG_NAME = "mcp.json";
 
 export function configSources(locations: ConfigLocations): ConfigSource[] {
   const sources: ConfigSource[] = [];

@@ -16,7 +16,7 @@ const FILE_VERSION = 1;
 type Projects = Map<string, Map<string, TrustAnswer>>;
 
 /** The directory as the store knows it: its real path where it exists. */
-export function projectKey(projectRoot: string): string {
+function projectKey(projectRoot: string): string {
   try {
     return realpathSync(projectRoot);
   } catch {

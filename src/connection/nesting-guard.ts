@@ -8,7 +8,7 @@
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 
 /** Far deeper than any real message, far shallower than what overflows a validator's stack. */
-export const MAX_MESSAGE_DEPTH = 256;
+const MAX_MESSAGE_DEPTH = 256;
 
 /** `value` with everything below `maxDepth` levels replaced by `{}`; the same object when nothing is that deep. */
 export function cutDeepNesting<T>(value: T, maxDepth = MAX_MESSAGE_DEPTH): T {

@@ -31,7 +31,7 @@ export const LIST_TEMPLATES = "list_mcp_resource_templates";
 export const READ_RESOURCE = "read_mcp_resource";
 export const RESOURCE_TOOL_NAMES = [LIST_RESOURCES, LIST_TEMPLATES, READ_RESOURCE] as const;
 
-export interface ResourceToolDetails {
+interface ResourceToolDetails {
   /** Where the answer came from: the server, and what was asked of it (a listing, or the resource's URI). */
   provenance?: McpProvenance;
   server?: string;

@@ -17,7 +17,7 @@ export interface GuideScope {
 }
 
 /** The guide as things stand: servers with declared tools, their description and instructions redacted. */
-export function currentServerGuide(bridge: McpBridge, registry: ToolRegistry, scope?: GuideScope): string | undefined {
+function currentServerGuide(bridge: McpBridge, registry: ToolRegistry, scope?: GuideScope): string | undefined {
   const entries: ServerGuideEntry[] = [];
   for (const connection of bridge.connections.values()) {
     const toolNames = registry

@@ -18,14 +18,14 @@ import { decideApproval } from "../tools/approval-policy.ts";
 import type { RegisteredTool } from "./tool-registry.ts";
 
 /** The bus channel on which another extension may decide instead of the dialog. */
-export const APPROVAL_REQUEST_CHANNEL = "mcp.approval.request";
+const APPROVAL_REQUEST_CHANNEL = "mcp.approval.request";
 
 /** What another extension may answer: this call, every call of the tool in this session, or none. */
-export type HookDecision = "allow" | "allow-session" | "deny";
+type HookDecision = "allow" | "allow-session" | "deny";
 const HOOK_DECISIONS: readonly HookDecision[] = ["allow", "allow-session", "deny"];
 
 /** The payload of `mcp.approval.request`: a public interface, documented in the README. */
-export interface ApprovalRequest {
+interface ApprovalRequest {
   serverId: string;
   /** The tool's name on its MCP server. */
   tool: string;

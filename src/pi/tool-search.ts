@@ -42,7 +42,7 @@ export interface ToolSearchDeps {
   record(refs: ToolRef[]): void;
 }
 
-export interface ToolSearchDetails {
+interface ToolSearchDetails {
   query: string;
   loaded: ToolRef[];
 }

@@ -33,7 +33,7 @@ export function formatListing<T extends Resource | ResourceTemplate>(key: "resou
 }
 
 /** A binary part of a resource, to be saved to a file whose path the model is told. */
-export interface BinaryPart {
+interface BinaryPart {
   uri: string;
   mimeType: string;
   /** Base64, as the server sent it. */

@@ -8,7 +8,7 @@ import { parseConfigText, splitBom } from "../parse.ts";
 import type { ClientConfigFile, ImportLocations, VsCodeInput } from "./types.ts";
 
 /** One server as a client wrote it. */
-export interface RawServer {
+interface RawServer {
   name: string;
   raw: unknown;
   /** Notes that come from where the entry was found, not from its fields. */
