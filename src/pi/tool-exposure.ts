@@ -115,10 +115,6 @@ export class ToolExposure {
     return exposure === "deferred" && this.isLoaded(NO_SERVER, name) ? "deferred, loaded" : exposure;
   }
 
-  get autoDecision(): AutoDecision | undefined {
-    return this.decision;
-  }
-
   /**
    * Decides `auto` once, at session start, from the tools known then (a late server's tools follow the decision, so
    * the tool list does not change under the model): what the tools set to `auto` or `direct` would cost in each request
