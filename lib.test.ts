@@ -59,9 +59,9 @@ import {
   sanitizeToolName,
   serverLogFileName,
   toolNameFor,
-} from "./src/tools/naming.ts";
-import { base64Size, formatBytes, normalizeToolResult } from "./src/tools/output.ts";
-import { normalizeInputSchema } from "./src/tools/schema.ts";
+} from "./src/translate/naming.ts";
+import { base64Size, formatBytes, normalizeToolResult } from "./src/translate/output.ts";
+import { normalizeInputSchema } from "./src/translate/schema.ts";
 import { splitCommandLine } from "./src/config/add-server.ts";
 
 /** The SDK's error for an HTTP answer the transport could not use. */

@@ -7,8 +7,8 @@ import { describe, test } from "node:test";
 import { layerConfigs } from "../src/config/layers.ts";
 import { type ConfigSource } from "../src/config/types.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
-import { type ApprovalQuestion, decideApproval, destructiveWord, nameWords } from "../src/tools/approval-policy.ts";
-import { matchesToolPattern } from "../src/tools/tool-pattern.ts";
+import { type ApprovalQuestion, decideApproval, destructiveWord, nameWords } from "../src/trust/approval-policy.ts";
+import { matchesToolPattern } from "../src/common/tool-pattern.ts";
 
 const project: ConfigSource = { scope: "project", path: "/p/.pi/mcp.json" };
 const user: ConfigSource = { scope: "user", path: "/home/u/.pi/agent/mcp.json" };

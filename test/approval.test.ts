@@ -17,7 +17,7 @@ import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { ToolApproval } from "../src/pi/tool-approval.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
 import { REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
-import { mcpProvenance } from "../src/tools/provenance.ts";
+import { mcpProvenance } from "../src/translate/provenance.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { RecordingUI } from "./recording-ui.ts";

@@ -11,9 +11,9 @@ import { exposureDefaultsOr, readThreshold } from "../src/config/exposure-settin
 import { layerConfigs } from "../src/config/layers.ts";
 import { type ConfigSource } from "../src/config/types.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
-import { autoLimitTokens, decideAuto, exposureSetting, FALLBACK_CONTEXT_WINDOW } from "../src/tools/exposure.ts";
-import { withoutTools } from "../src/tools/payload-tools.ts";
-import { deferredServersLine, formatSearchResult, TOOL_SEARCH_DESCRIPTION } from "../src/tools/tool-search-text.ts";
+import { autoLimitTokens, decideAuto, exposureSetting, FALLBACK_CONTEXT_WINDOW } from "../src/exposure/exposure-rules.ts";
+import { withoutTools } from "../src/exposure/payload-tools.ts";
+import { deferredServersLine, formatSearchResult, TOOL_SEARCH_DESCRIPTION } from "../src/exposure/tool-search-text.ts";
 
 const user: ConfigSource = { scope: "user", path: "/home/u/.pi/agent/mcp.json" };
 const project: ConfigSource = { scope: "project", path: "/p/.pi/mcp.json" };

@@ -15,10 +15,10 @@ import type { EventSink } from "../common/events.ts";
 import type { ClientFeatures } from "../connection/mcp-client.ts";
 import { type ConnectionOptions, ServerConnection } from "../connection/server-connection.ts";
 import type { Logger } from "../common/log-file.ts";
-import { needsTrust, type TrustState } from "../config/trust.ts";
+import { needsTrust, type TrustState } from "../trust/trust-rules.ts";
 import { shutDownError, untrustedError } from "../connection/error-messages.ts";
 import { ShutDownError } from "../common/errors.ts";
-import type { ProjectTrust } from "./project-trust.ts";
+import type { ProjectTrust } from "../trust/project-trust.ts";
 import { type CachedTools, cacheKey, type ToolCache } from "./tool-cache.ts";
 
 /** How long pi's startup waits for servers; slower ones register their tools when they connect. */

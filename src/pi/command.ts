@@ -16,8 +16,8 @@ import { formatServerList } from "./status-format.ts";
 import { plural } from "../common/text.ts";
 import { splitCommandLine } from "../config/add-server.ts";
 import { commandArgument } from "../config/validate/name.ts";
-import { definitionChars, estimatedTokens, modelFacingTool } from "../tools/definition-cost.ts";
-import { formatProvenance } from "../tools/provenance.ts";
+import { definitionChars, estimatedTokens, modelFacingTool } from "../exposure/definition-cost.ts";
+import { formatProvenance } from "../translate/provenance.ts";
 import { RESOURCE_TOOL_NAMES } from "./resource-tools.ts";
 import { promptListingText, resourceListingText } from "./offer-listing.ts";
 

@@ -20,9 +20,9 @@ import type { EventSink } from "../common/events.ts";
 import type { ServerChange } from "../connection/mcp-client.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { canSubscribe, listResources, listResourceTemplates, offersResources, readResource, subscribeResource } from "../connection/server-resources.ts";
-import type { PiContent } from "../tools/output.ts";
-import { type McpProvenance, mcpProvenance } from "../tools/provenance.ts";
-import { formatListing, resourceOutput, type ServerPage } from "../tools/resource-output.ts";
+import type { PiContent } from "../translate/output.ts";
+import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
+import { formatListing, resourceOutput, type ServerPage } from "../translate/resource-output.ts";
 import { capText } from "./tool-definition.ts";
 import type { SharedTool } from "./tool-search.ts";
 

@@ -10,11 +10,11 @@ import { errorMessage } from "../common/errors.ts";
 import { type Logger, NULL_LOGGER } from "../common/log-file.ts";
 import { visible } from "../common/terminal-text.ts";
 import { quoteValue } from "../common/text.ts";
-import { trustNotRecorded } from "../config/trust.ts";
+import { trustNotRecorded } from "../trust/trust-rules.ts";
 import type { ApprovalMode, ServerConfig } from "../config/types.ts";
 import type { McpBridge } from "../bridge/mcp-bridge.ts";
 import { addToServerList } from "../config/write/server-edits.ts";
-import { decideApproval } from "../tools/approval-policy.ts";
+import { decideApproval } from "../trust/approval-policy.ts";
 import type { RegisteredTool } from "./tool-registry.ts";
 
 /** The bus channel on which another extension may decide instead of the dialog. */

@@ -12,10 +12,10 @@ import type { Progress, Tool } from "@modelcontextprotocol/client";
 import type { TSchema } from "typebox";
 import { Compile } from "typebox/compile";
 import type { ServerConnection } from "../connection/server-connection.ts";
-import { argumentCheck, type ArgumentCheck } from "../tools/argument-check.ts";
-import { normalizeToolResult, type PiContent } from "../tools/output.ts";
-import { type McpProvenance, mcpProvenance } from "../tools/provenance.ts";
-import { normalizeInputSchema, OPEN_OBJECT_SCHEMA } from "../tools/schema.ts";
+import { argumentCheck, type ArgumentCheck } from "../translate/argument-check.ts";
+import { normalizeToolResult, type PiContent } from "../translate/output.ts";
+import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
+import { normalizeInputSchema, OPEN_OBJECT_SCHEMA } from "../translate/schema.ts";
 import { withToolHints } from "./pi-line.ts";
 
 export interface ToolDetails {

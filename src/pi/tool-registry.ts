@@ -6,9 +6,9 @@ import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import type { Tool, ToolAnnotations } from "@modelcontextprotocol/client";
 import type { EventSink } from "../common/events.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
-import { toolDescription } from "../tools/definition-cost.ts";
-import { allocateToolName, PI_BUILTIN_TOOL_NAMES, toolNameFor } from "../tools/naming.ts";
-import { type McpProvenance, mcpProvenance } from "../tools/provenance.ts";
+import { toolDescription } from "../exposure/definition-cost.ts";
+import { allocateToolName, PI_BUILTIN_TOOL_NAMES, toolNameFor } from "../translate/naming.ts";
+import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
 import { type McpToolDefinition, toolDefinition, unavailableDefinition } from "./tool-definition.ts";
 
 export interface RegisteredTool {

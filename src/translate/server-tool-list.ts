@@ -5,7 +5,7 @@
  */
 import type { Tool } from "@modelcontextprotocol/client";
 import type { ServerLimits } from "../config/types.ts";
-import { limitTools } from "./limits.ts";
+import { limitTools } from "./tool-list-limits.ts";
 import { safeTool } from "./server-text.ts";
 
 export class ServerToolList {

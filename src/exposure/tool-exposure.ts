@@ -6,7 +6,7 @@
  */
 import type { Exposure, ExposureDefaults, ExposureSetting, ServerConfig } from "../config/types.ts";
 import { isObject } from "../common/values.ts";
-import { autoLimitTokens, decideAuto, exposureSetting, FALLBACK_CONTEXT_WINDOW } from "../tools/exposure.ts";
+import { autoLimitTokens, decideAuto, exposureSetting, FALLBACK_CONTEXT_WINDOW } from "./exposure-rules.ts";
 
 /** The custom session entry type that records tools loaded by `tool_search`. */
 export const LOADED_TOOLS_ENTRY = "mcp-bridge.tools-loaded";

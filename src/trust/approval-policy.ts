@@ -2,7 +2,7 @@
  * Whether a call of an MCP tool may run without asking the user, from the server's `autoApprove` and
  * `autoApproveReadOnly`, the tool's annotations and name, and what the user allowed earlier in the session. Pure.
  */
-import { isExactName, matchesToolPattern } from "./tool-pattern.ts";
+import { isExactName, matchesToolPattern } from "../common/tool-pattern.ts";
 
 /** A server's approval settings. */
 interface ApprovalRules {

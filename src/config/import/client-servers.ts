@@ -5,7 +5,7 @@
 import { parse as parseToml } from "smol-toml";
 import { isObject, type JsonObject } from "../../common/values.ts";
 import { parseConfigText, splitBom } from "../parse.ts";
-import type { ClientConfigFile, ImportLocations, VsCodeInput } from "./types.ts";
+import type { ClientConfigFile, ImportLocations, VsCodeInput } from "./import-types.ts";
 
 /** One server as a client wrote it. */
 interface RawServer {

@@ -6,7 +6,7 @@
  */
 import type { BeforeAgentStartEvent, BeforeAgentStartEventResult } from "@mariozechner/pi-coding-agent";
 import type { McpBridge } from "../bridge/mcp-bridge.ts";
-import { formatServerGuide, type ServerGuideEntry } from "../tools/server-guide.ts";
+import { formatServerGuide, type ServerGuideEntry } from "../translate/server-guide-text.ts";
 import type { RegisteredTool, ToolRegistry } from "./tool-registry.ts";
 
 export interface GuideScope {

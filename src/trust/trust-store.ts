@@ -9,7 +9,7 @@ import { readFile } from "node:fs/promises";
 import * as path from "node:path";
 import { replaceFile, serialised } from "../common/atomic-file.ts";
 import { isObject } from "../common/values.ts";
-import type { TrustAnswer, TrustRecord } from "./trust.ts";
+import type { TrustAnswer, TrustRecord } from "./trust-rules.ts";
 
 const FILE_VERSION = 1;
 

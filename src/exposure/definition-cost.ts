@@ -4,8 +4,8 @@
  * Titles, annotations and `outputSchema` stay with the bridge and are not counted. Pure.
  */
 import type { Tool } from "@modelcontextprotocol/client";
-import { toolNameFor } from "./naming.ts";
-import { normalizeInputSchema } from "./schema.ts";
+import { toolNameFor } from "../translate/naming.ts";
+import { normalizeInputSchema } from "../translate/schema.ts";
 
 /** What the model is sent of one tool. */
 export interface ModelFacingTool {
