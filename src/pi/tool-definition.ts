@@ -75,7 +75,7 @@ function parameters(server: string, tool: Tool, note: (text: string) => void): T
 
 /**
  * The server's own schema as a check on the arguments, built at the first call: the model's copy may be wider (see
- * ../tools/portable-schema.ts), and a mistake caught here gets the model a clear message without a round trip.
+ * ../translate/portable-schema.ts), and a mistake caught here gets the model a clear message without a round trip.
  */
 function serverSchemaCheck(server: string, tool: Tool, note: (text: string) => void): () => ArgumentCheck | undefined {
   let built: { check?: ArgumentCheck } | undefined;

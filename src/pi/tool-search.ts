@@ -1,5 +1,5 @@
 /**
- * The `tool_search` tool: finds deferred MCP tools by what the model needs done (../tools/tool-search-index.ts), loads
+ * The `tool_search` tool: finds deferred MCP tools by what the model needs done (../exposure/tool-search-index.ts), loads
  * the best matches so the following requests declare them, and records the loads in pi's session. Also says which
  * tools each request leaves out: deferred tools not loaded yet, and `tool_search` itself while nothing is deferred.
  * The bridge's own tools that reach several servers (the resource tools) are deferred, found and loaded alike when

@@ -1,5 +1,5 @@
 /**
- * One server's tools as pi may have them: within the server's limits (./limits.ts), with names and text safe to show
+ * One server's tools as pi may have them: within the server's limits (./tool-list-limits.ts), with names and text safe to show
  * (./server-text.ts). It remembers what the limits left out, as one warning, and the server's own name of a tool whose
  * name had to change, so calls still reach it. Pure.
  */
