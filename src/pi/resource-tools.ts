@@ -4,10 +4,10 @@
  * server: registered when the first connected server offers resources, and taken out of the model's view while none
  * does (pi cannot unregister). Reading is read-only, so they do not ask for approval; a project server still needs the
  * user's trust to be connected at all. How they reach the model follows the servers they reach (the widest of their
- * exposures, see ../exposure/tool-exposure.ts): behind `tool_search` where those servers' tools are. A read's text is bounded
- * like a tool result's, images go to the model as images, and other binary content is saved to a file under the temp
- * dir (named by the bridge, never by the server) whose path the model gets. A resource read from a server that
- * supports it is subscribed to; its updates are shown as notices.
+ * exposures, see ../exposure/tool-exposure.ts): behind `tool_search` where those servers' tools are. A read's text is
+ * bounded like a tool result's, images go to the model as images, and other binary content is saved to a file under
+ * the temp dir (named by the bridge, never by the server) whose path the model gets. A resource read from a server
+ * that supports it is subscribed to; its updates are shown as notices.
  */
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";

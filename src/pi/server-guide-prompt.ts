@@ -1,8 +1,8 @@
 /**
- * Puts the line about each MCP server (../translate/server-guide-text.ts) into the system prompt of every turn, through pi's
- * `before_agent_start` event: from the servers whose tools the model is told about now, in config order, so it follows
- * servers that connect late, reconnect with new instructions, or go away. Servers whose tools wait behind
- * `tool_search` get one shared line instead, naming them so the model knows to search.
+ * Puts the line about each MCP server (../translate/server-guide-text.ts) into the system prompt of every turn,
+ * through pi's `before_agent_start` event: from the servers whose tools the model is told about now, in config order,
+ * so it follows servers that connect late, reconnect with new instructions, or go away. Servers whose tools wait
+ * behind `tool_search` get one shared line instead, naming them so the model knows to search.
  */
 import type { BeforeAgentStartEvent, BeforeAgentStartEventResult } from "@mariozechner/pi-coding-agent";
 import type { McpBridge } from "../bridge/mcp-bridge.ts";

@@ -1,7 +1,7 @@
 /**
- * Finds and reads other MCP clients' configurations, so `/mcp import` can offer to copy their servers. Ties the
- * import steps together: where each client keeps its files (./locations.ts), reading them (./client-servers.ts),
- * converting each entry (./convert.ts), rewriting its variables (./variables.ts), checking it with `validateServerEntry` and
+ * Finds and reads other MCP clients' configurations, so `/mcp import` can offer to copy their servers. Ties the import
+ * steps together: where each client keeps its files (./locations.ts), reading them (./client-servers.ts), converting
+ * each entry (./convert.ts), rewriting its variables (./variables.ts), checking it with `validateServerEntry` and
  * finding inline secrets (./secrets.ts). Only `discoverImports` touches the file system.
  *
  * Values are never echoed into notes or errors: a config file often holds credentials, and the import UI shows both.
