@@ -13,7 +13,7 @@ import {
   probeInconclusive,
 } from "./src/common/errors.ts";
 import { redact } from "./src/common/redact.ts";
-import { clip, closestMatch, editDistance, quoteValue } from "./src/common/text.ts";
+import { clip, closestMatch, editDistance, formatBytes, quoteValue, shortHash } from "./src/common/text.ts";
 import { findReservedKey } from "./src/common/values.ts";
 import { configFlagFromArgv, isInfoOnlyInvocation } from "./src/config/argv.ts";
 import {
@@ -53,14 +53,13 @@ import {
 } from "./src/pi/status-format.ts";
 import {
   allocateToolName,
-  shortHash,
   MAX_TOOL_NAME_LENGTH,
   rawToolName,
   sanitizeToolName,
   serverLogFileName,
   toolNameFor,
 } from "./src/translate/naming.ts";
-import { base64Size, formatBytes, normalizeToolResult } from "./src/translate/output.ts";
+import { base64Size, normalizeToolResult } from "./src/translate/output.ts";
 import { normalizeInputSchema } from "./src/translate/schema.ts";
 import { splitCommandLine } from "./src/config/add-server.ts";
 

@@ -16,7 +16,7 @@ import * as path from "node:path";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/client";
 import { replaceFile, serialised } from "../common/atomic-file.ts";
 import { isObject } from "../common/values.ts";
-import { shortHash } from "../translate/naming.ts";
+import { shortHash } from "../common/text.ts";
 import { isStoredDpopKey, type StoredDpopKey } from "./dpop.ts";
 
 /** The directory name, inside pi's agent dir, that holds the OAuth files. */

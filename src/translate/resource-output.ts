@@ -4,7 +4,8 @@
  * a safe file name for each. Pure.
  */
 import type { ReadResourceResult, Resource, ResourceTemplateType as ResourceTemplate } from "@modelcontextprotocol/client";
-import { base64Size, formatBytes, isTextMime, MODEL_IMAGE_TYPES, type PiContent } from "./output.ts";
+import { formatBytes } from "../common/text.ts";
+import { base64Size, isTextMime, MODEL_IMAGE_TYPES, type PiContent } from "./output.ts";
 
 /** One server's page of a listing, or why it could not be listed. */
 export type ServerPage<T> = { server: string; items: T[]; nextCursor?: string } | { server: string; error: string };

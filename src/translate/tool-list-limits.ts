@@ -6,8 +6,7 @@
 import type { Tool } from "@modelcontextprotocol/client";
 import type { ServerLimits } from "../config/types.ts";
 import { stripControlsLine } from "../common/terminal-text.ts";
-import { clip, plural } from "../common/text.ts";
-import { formatBytes } from "./output.ts";
+import { clip, formatBytes, plural } from "../common/text.ts";
 
 /**
  * How deeply a tool's input schema may nest objects and arrays. Real schemas stay within a few dozen levels; a few
