@@ -126,11 +126,12 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   const registry = new ToolRegistry(
     (tool) => pi.registerTool(tool),
     (server) => bridge.connection(server),
-    undefined,
-    emit,
-    // Colliding names go by config order; the bridge keeps its servers in that order.
-    () => [...bridge.connections.keys()],
-    (server, tool) => exposure.exposureOf(server, tool) === "hidden",
+    {
+      events: emit,
+      // Colliding names go by config order; the bridge keeps its servers in that order.
+      serverOrder: () => [...bridge.connections.keys()],
+      isHidden: (server, tool) => exposure.exposureOf(server, tool) === "hidden",
+    },
   );
   const toolSearch = new ToolSearch({
     registerTool: (tool) => pi.registerTool(tool),
