@@ -7,7 +7,7 @@
  */
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import type { Tool } from "@modelcontextprotocol/client";
-import { definitionChars } from "../exposure/definition-cost.ts";
+import { definitionChars, type ModelFacingTool } from "../exposure/definition-cost.ts";
 import { type SearchableTool, searchableTool, ToolSearchIndex } from "../exposure/tool-search-index.ts";
 import {
   DEFAULT_SEARCH_LIMIT,
@@ -19,7 +19,6 @@ import {
   TOOL_SEARCH_PARAMETERS,
 } from "../exposure/tool-search-text.ts";
 import { type CostedTool, NO_SERVER, type ToolExposure, type ToolRef } from "../exposure/tool-exposure.ts";
-import type { RegisteredTool, ToolRegistry } from "./tool-registry.ts";
 
 /** A tool of the bridge's own that reaches several servers (a resource tool), as tool search sees it. */
 export interface SharedTool {
@@ -30,9 +29,22 @@ export interface SharedTool {
   servers: string[];
 }
 
+/** An MCP tool pi has, as tool search reads it. */
+export interface ListedTool {
+  /** The name the model sees. */
+  name: string;
+  server: string;
+  /** The tool's name on its MCP server. */
+  originalName: string;
+  title?: string;
+  description: string;
+  inputSchema: Tool["inputSchema"];
+}
+
 export interface ToolSearchDeps {
   registerTool: ExtensionAPI["registerTool"];
-  registry: ToolRegistry;
+  /** The MCP tools pi has, and the definition each was registered with (the tool registry). */
+  registry: { readonly tools: readonly ListedTool[]; definition(name: string): ModelFacingTool | undefined };
   exposure: ToolExposure;
   /** The bridge's own tools that reach several servers, once registered. */
   sharedTools(): SharedTool[];
@@ -48,7 +60,7 @@ interface ToolSearchDetails {
 }
 
 /** A registered tool as the index takes it: the same reading of a tool that the bench's recall figure measures. */
-function searchable(tool: RegisteredTool, serverDescription: string | undefined): SearchableTool {
+function searchable(tool: ListedTool, serverDescription: string | undefined): SearchableTool {
   const { originalName, title, description, inputSchema } = tool;
   return searchableTool({ name: originalName, title, description, inputSchema }, tool.server, tool.name, serverDescription);
 }
