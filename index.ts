@@ -32,7 +32,7 @@ import { SessionNotices } from "./src/pi/session-notices.ts";
 import { ToolApproval } from "./src/pi/tool-approval.ts";
 import { LOADED_TOOLS_ENTRY, ToolExposure } from "./src/exposure/tool-exposure.ts";
 import { ToolRegistry } from "./src/pi/tool-registry.ts";
-import { ToolSearch } from "./src/pi/tool-search.ts";
+import { ToolSearch } from "./src/exposure/tool-search.ts";
 import { deferredServersLine } from "./src/exposure/tool-search-text.ts";
 import { withoutTools } from "./src/exposure/payload-tools.ts";
 import { serverLogFileName } from "./src/translate/naming.ts";

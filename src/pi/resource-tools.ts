@@ -24,7 +24,7 @@ import type { PiContent } from "../translate/output.ts";
 import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
 import { formatListing, resourceOutput, type ServerPage } from "../translate/resource-output.ts";
 import { capText } from "./tool-definition.ts";
-import type { SharedTool } from "./tool-search.ts";
+import type { SharedTool } from "../exposure/tool-search.ts";
 
 export const LIST_RESOURCES = "list_mcp_resources";
 export const LIST_TEMPLATES = "list_mcp_resource_templates";

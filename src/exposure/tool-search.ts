@@ -7,8 +7,8 @@
  */
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import type { Tool } from "@modelcontextprotocol/client";
-import { definitionChars, type ModelFacingTool } from "../exposure/definition-cost.ts";
-import { type SearchableTool, searchableTool, ToolSearchIndex } from "../exposure/tool-search-index.ts";
+import { definitionChars, type ModelFacingTool } from "./definition-cost.ts";
+import { type SearchableTool, searchableTool, ToolSearchIndex } from "./tool-search-index.ts";
 import {
   DEFAULT_SEARCH_LIMIT,
   type DeferredServer,
@@ -17,8 +17,8 @@ import {
   TOOL_SEARCH_DESCRIPTION,
   TOOL_SEARCH_NAME,
   TOOL_SEARCH_PARAMETERS,
-} from "../exposure/tool-search-text.ts";
-import { type CostedTool, NO_SERVER, type ToolExposure, type ToolRef } from "../exposure/tool-exposure.ts";
+} from "./tool-search-text.ts";
+import { type CostedTool, NO_SERVER, type ToolExposure, type ToolRef } from "./tool-exposure.ts";
 
 /** A tool of the bridge's own that reaches several servers (a resource tool), as tool search sees it. */
 export interface SharedTool {
