@@ -29,7 +29,7 @@ import { guardExit } from "./src/pi/exit-guard.ts";
 import { serverGuideHandler } from "./src/pi/server-guide-prompt.ts";
 import { serverRows } from "./src/pi/server-rows.ts";
 import { SessionNotices } from "./src/pi/session-notices.ts";
-import { ToolApproval } from "./src/pi/tool-approval.ts";
+import { ToolApproval } from "./src/trust/tool-approval.ts";
 import { LOADED_TOOLS_ENTRY, ToolExposure } from "./src/exposure/tool-exposure.ts";
 import { ToolRegistry } from "./src/pi/tool-registry.ts";
 import { ToolSearch } from "./src/exposure/tool-search.ts";

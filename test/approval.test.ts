@@ -14,7 +14,7 @@ import type { AgentSession } from "@mariozechner/pi-coding-agent";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { layerConfigs } from "../src/config/layers.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
-import { ToolApproval } from "../src/pi/tool-approval.ts";
+import { ToolApproval } from "../src/trust/tool-approval.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
 import { REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { mcpProvenance } from "../src/translate/provenance.ts";

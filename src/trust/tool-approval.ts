@@ -10,10 +10,10 @@ import { errorMessage } from "../common/errors.ts";
 import { type Logger, NULL_LOGGER } from "../common/log-file.ts";
 import { visible } from "../common/terminal-text.ts";
 import { quoteValue } from "../common/text.ts";
-import { trustNotRecorded } from "../trust/trust-rules.ts";
+import { trustNotRecorded } from "./trust-rules.ts";
 import type { ApprovalMode, ServerConfig } from "../config/types.ts";
 import { addToServerList } from "../config/write/server-edits.ts";
-import { decideApproval } from "../trust/approval-policy.ts";
+import { decideApproval } from "./approval-policy.ts";
 
 /** The bus channel on which another extension may decide instead of the dialog. */
 const APPROVAL_REQUEST_CHANNEL = "mcp.approval.request";
