@@ -1,6 +1,6 @@
 /**
  * Asks the user before an MCP tool runs, through pi's `tool_call` event: Allow once, Allow for this session, Always
- * allow (saved to the server's `autoApprove`), or Deny. What needs asking is decided by ../trust/approval-policy.ts;
+ * allow (saved to the server's `autoApprove`), or Deny. What needs asking is decided by ./approval-policy.ts;
  * another extension can answer first on pi's event bus (`mcp.approval.request`); without a UI a call that needs asking
  * is refused with the setting that would allow it. Only the bridge's own tools are looked at.
  */
