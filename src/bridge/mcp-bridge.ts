@@ -69,7 +69,7 @@ export class McpBridge {
     return this.connections.get(name);
   }
 
-  /** Called with a server's tool list whenever it is known or changes (including from the cache). Returns the disposer. */
+  /** Called with a server's tool list whenever it is known or changes (the cache included); returns the disposer. */
   onTools(listener: ToolsListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
