@@ -7,14 +7,14 @@ import { fileURLToPath } from "node:url";
 import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import { DEFAULT_STARTUP_BUDGET_MS, McpBridge } from "./src/bridge/mcp-bridge.ts";
 import { NoticeMemory } from "./src/bridge/notice-memory.ts";
-import { ProjectTrust } from "./src/bridge/project-trust.ts";
+import { ProjectTrust } from "./src/trust/project-trust.ts";
 import { ToolCache } from "./src/bridge/tool-cache.ts";
 import { LogFile, readLogTail } from "./src/common/log-file.ts";
 import { routeSdkConsole } from "./src/common/sdk-console.ts";
 import { CONFIG_FLAG, configFlagFromArgv, isInfoOnlyInvocation } from "./src/config/argv.ts";
 import { exposureDefaultsOr } from "./src/config/exposure-setting.ts";
 import { secondsNotices } from "./src/config/validate/timeout.ts";
-import { TrustStore } from "./src/config/trust-store.ts";
+import { TrustStore } from "./src/trust/trust-store.ts";
 import { interactiveSignIn } from "./src/oauth/sign-in.ts";
 import { piAuthFile } from "./src/oauth/pi-sign-in-import.ts";
 import { AuthStore, authDir } from "./src/oauth/storage.ts";
@@ -26,16 +26,16 @@ import { elicitationFeatures } from "./src/pi/elicitation-dialog.ts";
 import { samplingHandler } from "./src/pi/sampling.ts";
 import { deferredToolsInactive, piDecidesProjectTrust, piMeansTimeoutInSeconds, piTrustsProject, unsetExposure } from "./src/pi/pi-line.ts";
 import { guardExit } from "./src/pi/exit-guard.ts";
-import { serverGuideHandler } from "./src/pi/server-guide.ts";
+import { serverGuideHandler } from "./src/pi/server-guide-prompt.ts";
 import { serverRows } from "./src/pi/server-rows.ts";
 import { SessionNotices } from "./src/pi/session-notices.ts";
-import { ToolApproval } from "./src/pi/tool-approval.ts";
-import { LOADED_TOOLS_ENTRY, ToolExposure } from "./src/pi/tool-exposure.ts";
+import { ToolApproval } from "./src/trust/tool-approval.ts";
+import { LOADED_TOOLS_ENTRY, ToolExposure } from "./src/exposure/tool-exposure.ts";
 import { ToolRegistry } from "./src/pi/tool-registry.ts";
-import { ToolSearch } from "./src/pi/tool-search.ts";
-import { deferredServersLine } from "./src/tools/tool-search-text.ts";
-import { withoutTools } from "./src/tools/payload-tools.ts";
-import { serverLogFileName } from "./src/tools/naming.ts";
+import { ToolSearch } from "./src/exposure/tool-search.ts";
+import { deferredServersLine } from "./src/exposure/tool-search-text.ts";
+import { withoutTools } from "./src/exposure/payload-tools.ts";
+import { serverLogFileName } from "./src/translate/naming.ts";
 
 const CLIENT_INFO = { name: "pi-mcp-bridge", version: "0.1.0" };
 /** Where the bridge keeps its log and tool cache, inside pi's agent dir. */
@@ -126,11 +126,12 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   const registry = new ToolRegistry(
     (tool) => pi.registerTool(tool),
     (server) => bridge.connection(server),
-    undefined,
-    emit,
-    // Colliding names go by config order; the bridge keeps its servers in that order.
-    () => [...bridge.connections.keys()],
-    (server, tool) => exposure.exposureOf(server, tool) === "hidden",
+    {
+      events: emit,
+      // Colliding names go by config order; the bridge keeps its servers in that order.
+      serverOrder: () => [...bridge.connections.keys()],
+      isHidden: (server, tool) => exposure.exposureOf(server, tool) === "hidden",
+    },
   );
   const toolSearch = new ToolSearch({
     registerTool: (tool) => pi.registerTool(tool),

@@ -3,63 +3,66 @@ import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, SdkHttpError, SseError, UnauthorizedError } from "@modelcontextprotocol/client";
 import {
-  allocateToolName,
-  base64Size,
-  checkUrl,
-  formatBytes,
   isTimeoutError,
-  isToggleOnly,
-  shortHash,
   BridgeError,
   classifyError,
   type ErrorKind,
-  type ConfigFileInput,
-  type ConfigSource,
-  configFlagFromArgv,
-  configVarRefs,
+  describeError,
+  httpStatusOf,
+  closedDuringProbe,
+  probeInconclusive,
+} from "./src/common/errors.ts";
+import { redact } from "./src/common/redact.ts";
+import { clip, closestMatch, editDistance, formatBytes, quoteValue, shortHash } from "./src/common/text.ts";
+import { findReservedKey } from "./src/common/values.ts";
+import { configFlagFromArgv, isInfoOnlyInvocation } from "./src/config/argv.ts";
+import {
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_HEALTH_CHECK_INTERVAL_MS,
   DEFAULT_INIT_TIMEOUT_MS,
   DEFAULT_LOCAL_RETRY,
   DEFAULT_REMOTE_RETRY,
   DEFAULT_REQUEST_TIMEOUT_MS,
-  backoffDelay,
-  backoffSchedule,
-  gaveUpMessage,
-  HealthTracker,
-  describeError,
+} from "./src/config/defaults.ts";
+import { layerConfigs } from "./src/config/layers.ts";
+import { isToggleOnly, extractServerEntries, parseConfigText, MAX_NESTING } from "./src/config/parse.ts";
+import { protocolSetting } from "./src/config/protocol-setting.ts";
+import {
+  configVarRefs,
   displayUrl,
-  extractServerEntries,
   findVarRefs,
+  resolveServerConfig,
+  substituteVars,
+} from "./src/config/substitute.ts";
+import { type ConfigFileInput, type ConfigSource, type ServerConfig } from "./src/config/types.ts";
+import { checkUrl } from "./src/config/validate/endpoint.ts";
+import { validateServerEntry, validateServerEntry as validateEntry } from "./src/config/validate/entry.ts";
+import { commandArgument, serverNameProblem } from "./src/config/validate/name.ts";
+import { backoffDelay, backoffSchedule, gaveUpMessage, HealthTracker } from "./src/connection/health.ts";
+import { type ConnectionEvent, type ConnectionState, errorOf, inSchedule, stateDetail, statusOf, transition } from "./src/connection/connection-state.ts";
+import { cutDeepNesting } from "./src/connection/local/nesting-guard.ts";
+import { platformCommand } from "./src/connection/local/platform-command.ts";
+import { negotiationFor } from "./src/connection/protocol-negotiation.ts";
+import {
   formatServerList,
   formatStatusTable,
   statusSummary,
   displayWidth,
   formatStartupSummary,
-  httpStatusOf,
-  isInfoOnlyInvocation,
-  layerConfigs,
-  MAX_TOOL_NAME_LENGTH,
-  normalizeInputSchema,
-  normalizeToolResult,
-  parseConfigText,
   projectRootWarning,
-  redact,
-  resolveServerConfig,
-  rawToolName,
   type ServerRow,
+} from "./src/pi/status-format.ts";
+import {
+  allocateToolName,
+  MAX_TOOL_NAME_LENGTH,
+  rawToolName,
   sanitizeToolName,
-  platformCommand,
   serverLogFileName,
-  type ServerConfig,
-  substituteVars,
   toolNameFor,
-  validateServerEntry,
-} from "./lib.ts";
-import { type ConnectionEvent, type ConnectionState, errorOf, inSchedule, stateDetail, statusOf, transition } from "./src/connection/connection-state.ts";
-import { clip, closestMatch, commandArgument, editDistance, findReservedKey, MAX_NESTING, quoteValue, serverNameProblem } from "./lib.ts";
+} from "./src/translate/naming.ts";
+import { base64Size, normalizeToolResult } from "./src/translate/output.ts";
+import { normalizeInputSchema } from "./src/translate/schema.ts";
 import { splitCommandLine } from "./src/config/add-server.ts";
-import { closedDuringProbe, cutDeepNesting, negotiationFor, probeInconclusive, protocolSetting, validateServerEntry as validateEntry } from "./lib.ts";
 
 /** The SDK's error for an HTTP answer the transport could not use. */
 function httpError(status: number, message: string): SdkHttpError {

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { toolNameFor } from "../src/tools/naming.ts";
+import { toolNameFor } from "../src/translate/naming.ts";
 import { startInProcessPi } from "../test/pi-harness.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");

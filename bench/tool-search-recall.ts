@@ -5,8 +5,8 @@
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { toolNameFor } from "../src/tools/naming.ts";
-import type { ToolSearchIndex } from "../src/tools/tool-search-index.ts";
+import { toolNameFor } from "../src/translate/naming.ts";
+import type { ToolSearchIndex } from "../src/exposure/tool-search-index.ts";
 
 export interface RelevanceQuery {
   query: string;

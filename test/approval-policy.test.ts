@@ -4,16 +4,11 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import {
-  type ApprovalQuestion,
-  type ConfigSource,
-  decideApproval,
-  destructiveWord,
-  layerConfigs,
-  matchesToolPattern,
-  nameWords,
-  validateServerEntry,
-} from "../lib.ts";
+import { layerConfigs } from "../src/config/layers.ts";
+import { type ConfigSource } from "../src/config/types.ts";
+import { validateServerEntry } from "../src/config/validate/entry.ts";
+import { type ApprovalQuestion, decideApproval, destructiveWord, nameWords } from "../src/trust/approval-policy.ts";
+import { matchesToolPattern } from "../src/common/tool-pattern.ts";
 
 const project: ConfigSource = { scope: "project", path: "/p/.pi/mcp.json" };
 const user: ConfigSource = { scope: "user", path: "/home/u/.pi/agent/mcp.json" };

@@ -280,6 +280,23 @@ describe("McpBridge", { timeout: 120_000 }, () => {
     }
   });
 
+  test("a tools listener that was disposed is not called; the others still are", async () => {
+    const tmp = tempDir();
+    write(path.join(tmp.dir, "project", ".pi", "mcp.json"), JSON.stringify({ mcpServers: { s: fixtureEntry() } }));
+    const bridge = makeBridge(tmp.dir);
+    const heard: string[] = [];
+    const dispose = bridge.onTools((connection) => heard.push(`disposed ${connection.name}`));
+    bridge.onTools((connection) => heard.push(`kept ${connection.name}`));
+    dispose();
+    try {
+      await bridge.start();
+      assert.deepEqual(heard, ["kept s"]);
+    } finally {
+      await bridge.shutdown();
+      tmp.cleanup();
+    }
+  });
+
   test("startup waits for servers only up to its budget; a slow server's tools are registered when it connects", async () => {
     const tmp = tempDir();
     const log = path.join(tmp.dir, "events.jsonl");

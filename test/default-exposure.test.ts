@@ -11,7 +11,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
-import { TOOL_SEARCH_NAME } from "../src/tools/tool-search-text.ts";
+import { TOOL_SEARCH_NAME } from "../src/exposure/tool-search-text.ts";
 import { type FakeOpenAi, type RecordedRequest, type ScriptStep, startFakeOpenAi } from "./fixtures/fake-openai.ts";
 import { EVERYTHING_SERVER, REPO_ROOT, tempDir } from "./helpers.ts";
 import { PI_LINE } from "./pi-line.ts";

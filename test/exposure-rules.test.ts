@@ -7,21 +7,13 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { type Api, type Model, streamSimple } from "@mariozechner/pi-ai";
-import {
-  autoLimitTokens,
-  type ConfigSource,
-  decideAuto,
-  deferredServersLine,
-  exposureDefaultsOr,
-  exposureSetting,
-  FALLBACK_CONTEXT_WINDOW,
-  formatSearchResult,
-  layerConfigs,
-  readThreshold,
-  TOOL_SEARCH_DESCRIPTION,
-  validateServerEntry,
-  withoutTools,
-} from "../lib.ts";
+import { exposureDefaultsOr, readThreshold } from "../src/config/exposure-setting.ts";
+import { layerConfigs } from "../src/config/layers.ts";
+import { type ConfigSource } from "../src/config/types.ts";
+import { validateServerEntry } from "../src/config/validate/entry.ts";
+import { autoLimitTokens, decideAuto, exposureSetting, FALLBACK_CONTEXT_WINDOW } from "../src/exposure/exposure-rules.ts";
+import { withoutTools } from "../src/exposure/payload-tools.ts";
+import { deferredServersLine, formatSearchResult, TOOL_SEARCH_DESCRIPTION } from "../src/exposure/tool-search-text.ts";
 
 const user: ConfigSource = { scope: "user", path: "/home/u/.pi/agent/mcp.json" };
 const project: ConfigSource = { scope: "project", path: "/p/.pi/mcp.json" };

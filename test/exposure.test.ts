@@ -11,7 +11,7 @@ import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, test } from "node:test";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
-import { TOOL_SEARCH_NAME } from "../src/tools/tool-search-text.ts";
+import { TOOL_SEARCH_NAME } from "../src/exposure/tool-search-text.ts";
 import { type FakeOpenAi, type RecordedRequest, startFakeOpenAi } from "./fixtures/fake-openai.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";

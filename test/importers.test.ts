@@ -10,7 +10,7 @@ import * as path from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
-import type { ClientConfigFile, ClientId, ImportedServer, ImportLocations } from "../src/config/import/types.ts";
+import type { ClientConfigFile, ClientId, ImportedServer, ImportLocations } from "../src/config/import/import-types.ts";
 import { candidateFiles } from "../src/config/import/locations.ts";
 import { discoverImports, parseClientConfig } from "../src/config/import/discover.ts";
 import { inputVarName } from "../src/config/import/variables.ts";

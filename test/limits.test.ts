@@ -9,7 +9,7 @@ import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { permanentLaunchFailure } from "../src/connection/error-messages.ts";
 import { MessageSizeCounter, MessageTooLargeError } from "../src/connection/message-limit.ts";
 import { LineFraming } from "../src/connection/local/stdio-framing.ts";
-import { limitTools, MAX_SCHEMA_DEPTH, nestedDeeperThan } from "../src/tools/limits.ts";
+import { limitTools, MAX_SCHEMA_DEPTH, nestedDeeperThan } from "../src/translate/tool-list-limits.ts";
 
 const SOURCE = { scope: "project" as const, path: "/p/.pi/mcp.json" };
 

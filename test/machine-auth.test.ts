@@ -12,7 +12,7 @@ import { readFileSync, statSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import { BridgeError } from "../src/common/errors.ts";
-import { describeForTrust, trustFingerprint } from "../src/config/trust.ts";
+import { describeForTrust, trustFingerprint } from "../src/trust/trust-rules.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { AuthStore } from "../src/oauth/storage.ts";

@@ -11,13 +11,13 @@ import { commandValues, invocationOf, isCommandValue, outputSecrets } from "../s
 import { convertEntry, Notes } from "../src/config/import/convert.ts";
 import { layerConfigs } from "../src/config/layers.ts";
 import { configVarRefs, expandHome, resolveServerConfig } from "../src/config/substitute.ts";
-import { describeForTrust, trustFingerprint } from "../src/config/trust.ts";
+import { describeForTrust, trustFingerprint } from "../src/trust/trust-rules.ts";
 import type { ConfigSource, ServerConfig } from "../src/config/types.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { secondsNotices } from "../src/config/validate/timeout.ts";
 import { NoticeMemory } from "../src/bridge/notice-memory.ts";
 import { redirectPlan } from "../src/oauth/redirect.ts";
-import { toolNameFor } from "../src/tools/naming.ts";
+import { toolNameFor } from "../src/translate/naming.ts";
 import { tempDir } from "./helpers.ts";
 
 const USER: ConfigSource = { scope: "user", path: "/home/me/.pi/agent/mcp.json" };

@@ -11,7 +11,7 @@ import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { TOOL_SEARCH_NAME } from "../src/tools/tool-search-text.ts";
+import { TOOL_SEARCH_NAME } from "../src/exposure/tool-search-text.ts";
 import { type FakeOpenAi, startFakeOpenAi } from "./fixtures/fake-openai.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";

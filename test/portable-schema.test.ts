@@ -4,9 +4,9 @@ import * as path from "node:path";
 import { describe, test } from "node:test";
 import { validateToolArguments } from "@mariozechner/pi-ai";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { argumentCheck } from "../src/tools/argument-check.ts";
-import { MAX_PORTABLE_NODES, portableSchema } from "../src/tools/portable-schema.ts";
-import { normalizeInputSchema } from "../src/tools/schema.ts";
+import { argumentCheck } from "../src/translate/argument-check.ts";
+import { MAX_PORTABLE_NODES, portableSchema } from "../src/translate/portable-schema.ts";
+import { normalizeInputSchema } from "../src/translate/schema.ts";
 import { geminiProblems, openAiProblems } from "./schema-rules.ts";
 
 type Schema = Record<string, unknown>;

@@ -27,7 +27,7 @@ import {
   promptCommandDescription,
   promptCommandName,
   promptMessageContent,
-} from "../src/tools/prompt-text.ts";
+} from "../src/translate/prompt-text.ts";
 import { connectionFor, EVERYTHING_SERVER, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";

@@ -13,8 +13,8 @@ import { fauxAssistantMessage, fauxToolCall, type FauxProviderRegistration } fro
 import type { AgentSession } from "@mariozechner/pi-coding-agent";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
 import { listResources, readResource } from "../src/connection/server-resources.ts";
-import { formatListing, resourceFileName, resourceOutput } from "../src/tools/resource-output.ts";
-import { normalizeToolResult } from "../src/tools/output.ts";
+import { formatListing, resourceFileName, resourceOutput } from "../src/translate/resource-output.ts";
+import { normalizeToolResult } from "../src/translate/output.ts";
 import { connectionFor, EVERYTHING_SERVER, fixtureEntry, REPO_ROOT, tempDir, trustProjectServers, waitFor } from "./helpers.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 

@@ -10,7 +10,7 @@ import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
-import { MAX_SERVER_GUIDE_LINE, SERVER_GUIDE_HEADING } from "../src/tools/server-guide.ts";
+import { MAX_SERVER_GUIDE_LINE, SERVER_GUIDE_HEADING } from "../src/translate/server-guide-text.ts";
 import { type InProcessPi, requestSystemPrompt, requestTools, startInProcessPi } from "./pi-harness.ts";
 import { EVERYTHING_SERVER, fixtureEntry, REPO_ROOT, tempDir, trustProjectServers } from "./helpers.ts";
 

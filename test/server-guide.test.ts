@@ -5,10 +5,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { ConfigSource } from "../src/config/types.ts";
-import { trustFingerprint } from "../src/config/trust.ts";
+import { trustFingerprint } from "../src/trust/trust-rules.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { MAX_DESCRIPTION_CHARS } from "../src/config/validate/usage.ts";
-import { formatServerGuide, MAX_SERVER_GUIDE_LINE, SERVER_GUIDE_HEADING, serverGuideLine, toolsHint } from "../src/tools/server-guide.ts";
+import { formatServerGuide, MAX_SERVER_GUIDE_LINE, SERVER_GUIDE_HEADING, serverGuideLine, toolsHint } from "../src/translate/server-guide-text.ts";
 
 const SOURCE: ConfigSource = { scope: "project", path: "/p/.pi/mcp.json" };
 

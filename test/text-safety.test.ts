@@ -11,7 +11,7 @@ import { stripControls, stripControlsLine } from "../src/common/terminal-text.ts
 import { argSecrets, inlineEnvSecrets, resolveServerConfig } from "../src/config/substitute.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { LifecycleReport } from "../src/connection/lifecycle-report.ts";
-import { safeTool } from "../src/tools/server-text.ts";
+import { safeTool } from "../src/translate/server-text.ts";
 
 const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
 

@@ -154,7 +154,7 @@ describe("tool registration", { timeout: 120_000 }, () => {
   test("before the session, the same names whichever server's list arrives first: config order decides", () => {
     const order = () => ["alpha", "beta"];
     const namesAfter = (arrival: string[]) => {
-      const registry = new ToolRegistry(() => {}, (name) => connections.get(name), undefined, undefined, order);
+      const registry = new ToolRegistry(() => {}, (name) => connections.get(name), { serverOrder: order });
       for (const server of arrival) registry.registerServer(connections.get(server)!);
       return registry.tools.map((t) => `${t.server}/${t.originalName}=${t.name}`).sort();
     };
@@ -170,9 +170,7 @@ describe("tool registration", { timeout: 120_000 }, () => {
     const registry = new ToolRegistry(
       (def) => tools.set(def.name, def as ToolDefinition),
       (name) => connections.get(name),
-      undefined,
-      (channel, payload) => events.push([channel, payload]),
-      order,
+      { events: (channel, payload) => events.push([channel, payload]), serverOrder: order },
     );
     const alphaConnection = connections.get("alpha")!;
     const betaConnection = connections.get("beta")!;

@@ -35,8 +35,7 @@ describe("tool schemas against a real server", { timeout: 60_000 }, () => {
     registry = new ToolRegistry(
       (def) => tools.set(def.name, def as ToolDefinition),
       () => connection,
-      undefined,
-      (channel, payload) => events.push({ channel, payload }),
+      { events: (channel, payload) => events.push({ channel, payload }) },
     );
     registry.registerServer(connection);
   });

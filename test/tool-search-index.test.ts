@@ -7,9 +7,9 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Tool } from "@modelcontextprotocol/client";
 import { answerToolName, laterQueries, recallAt, relevanceQueries } from "../bench/tool-search-recall.ts";
-import { toolNameFor } from "../src/tools/naming.ts";
-import { canonicalWords, GROUP_MARK } from "../src/tools/search-synonyms.ts";
-import { searchableTool, ToolSearchIndex } from "../src/tools/tool-search-index.ts";
+import { toolNameFor } from "../src/translate/naming.ts";
+import { canonicalWords, GROUP_MARK } from "../src/exposure/search-synonyms.ts";
+import { searchableTool, ToolSearchIndex } from "../src/exposure/tool-search-index.ts";
 import { publicServers, publicToolsIndex } from "./fixtures/public-tools.ts";
 
 const index = publicToolsIndex();

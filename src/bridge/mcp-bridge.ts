@@ -15,10 +15,10 @@ import type { EventSink } from "../common/events.ts";
 import type { ClientFeatures } from "../connection/mcp-client.ts";
 import { type ConnectionOptions, ServerConnection } from "../connection/server-connection.ts";
 import type { Logger } from "../common/log-file.ts";
-import { needsTrust, type TrustState } from "../config/trust.ts";
+import { needsTrust, type TrustState } from "../trust/trust-rules.ts";
 import { shutDownError, untrustedError } from "../connection/error-messages.ts";
 import { ShutDownError } from "../common/errors.ts";
-import type { ProjectTrust } from "./project-trust.ts";
+import type { ProjectTrust } from "../trust/project-trust.ts";
 import { type CachedTools, cacheKey, type ToolCache } from "./tool-cache.ts";
 
 /** How long pi's startup waits for servers; slower ones register their tools when they connect. */
@@ -51,8 +51,8 @@ export class McpBridge {
   /** The top-level `exposure` default (undefined where no file sets it) and its `auto` threshold. */
   exposureDefaults: ConfiguredExposure = NO_CONFIGURED_EXPOSURE;
   private shuttingDown?: Promise<void>;
-  private readonly listeners: ToolsListener[] = [];
-  private readonly startFailedListeners: StartFailedListener[] = [];
+  private readonly listeners = new Set<ToolsListener>();
+  private readonly startFailedListeners = new Set<StartFailedListener>();
   private readonly cacheKeys = new Map<string, string>();
   /** Tool lists still being written to the cache: shutdown waits for them, so none lands after it. */
   private readonly cacheWrites = new Set<Promise<void>>();
@@ -69,17 +69,19 @@ export class McpBridge {
     return this.connections.get(name);
   }
 
-  /** Called with a server's tool list whenever it is known or changes (including from the cache). */
-  onTools(listener: ToolsListener): void {
-    this.listeners.push(listener);
+  /** Called with a server's tool list whenever it is known or changes (the cache included); returns the disposer. */
+  onTools(listener: ToolsListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /**
    * Called when a server started by {@link start} fails its first connect, also after the startup budget: the only
    * word of a server that was still connecting when the startup notice was shown.
    */
-  onStartFailed(listener: StartFailedListener): void {
-    this.startFailedListeners.push(listener);
+  onStartFailed(listener: StartFailedListener): () => void {
+    this.startFailedListeners.add(listener);
+    return () => this.startFailedListeners.delete(listener);
   }
 
   private toolsArrived(connection: ServerConnection, tools: Tool[], fromCache = false): void {

@@ -24,7 +24,7 @@ export interface CachedTools {
   protocolVersion?: string;
 }
 
-export const DEFAULT_CACHE_MAX_ENTRIES = 200;
+const DEFAULT_CACHE_MAX_ENTRIES = 200;
 
 const FILE_VERSION = 1;
 

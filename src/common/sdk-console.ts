@@ -18,7 +18,7 @@ let sink: Logger | undefined;
 let installed = false;
 
 /** What an SDK notice may say in the bridge's log: its own words, not what it quotes. */
-export function sdkNoticeText(text: string): string {
+function sdkNoticeText(text: string): string {
   return stripControlsLine(text.replace(CAUSE, "")).slice(0, 500);
 }
 

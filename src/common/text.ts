@@ -1,6 +1,7 @@
 /**
- * Wording shared by every message the bridge writes.
+ * Wording shared by every message the bridge writes, and the short forms it writes values in (sizes, hashes).
  */
+import { createHash } from "node:crypto";
 
 /** `1 tool`, `3 tools`; `word` is the singular, `plural` its irregular plural if it has one. */
 export function plural(count: number, word: string, pluralWord = `${word}s`): string {
@@ -13,7 +14,7 @@ export function seconds(ms: number): string {
 }
 
 /** How many characters of a value a message quotes at most. */
-export const QUOTE_LIMIT = 200;
+const QUOTE_LIMIT = 200;
 
 /**
  * A value from a config file or a user, quoted for a message: as JSON, cut to `max` characters with an ellipsis and the
@@ -68,4 +69,16 @@ export function closestMatch(word: string, candidates: readonly string[]): strin
     }
   }
   return best;
+}
+
+/** `512 B`, `2.0 KB`, `3.0 MB`. */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+/** Eight hex digits of the text's SHA-256: stable across runs, short enough for a name or a file name. */
+export function shortHash(text: string): string {
+  return createHash("sha256").update(text).digest("hex").slice(0, 8);
 }

@@ -13,9 +13,9 @@ import { describeSource, type ServerConfig } from "./types.ts";
 import { commandArgument } from "./validate/name.ts";
 
 /** How long one command may run. */
-export const COMMAND_TIMEOUT_MS = 10_000;
+const COMMAND_TIMEOUT_MS = 10_000;
 /** How much one command may print: a token or a header value, not a file. */
-export const COMMAND_MAX_OUTPUT_BYTES = 64 * 1024;
+const COMMAND_MAX_OUTPUT_BYTES = 64 * 1024;
 
 export interface CommandRunOptions {
   env: Environment;

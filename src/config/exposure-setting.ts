@@ -31,7 +31,7 @@ const ALIASES: Record<string, { exposure: Exposure; note?: string }> = {
 const MODES = ["direct", "deferred", "hidden"] as const;
 
 /** Reads one exposure value; `allowAuto` for the server-wide and top-level settings (not per tool). */
-export function readExposure(
+function readExposure(
   value: unknown,
   field: string,
   allowAuto: boolean,

@@ -17,7 +17,7 @@ export const SERVER_MAP_KEYS = ["mcpServers", "servers", "mcp"] as const;
  * Every top-level key a config file may hold: the server maps, `approval`, `exposure`, `exposureThreshold`, and keys of files written for other clients
  * that the bridge reads as they are (`$schema`, VS Code's `inputs`). Any other key gets a warning, except {@link IGNORED_TOP_LEVEL_KEYS}.
  */
-export const KNOWN_TOP_LEVEL_KEYS: readonly string[] = [...SERVER_MAP_KEYS, APPROVAL_KEY, EXPOSURE_KEY, THRESHOLD_KEY, "$schema", "inputs"];
+const KNOWN_TOP_LEVEL_KEYS: readonly string[] = [...SERVER_MAP_KEYS, APPROVAL_KEY, EXPOSURE_KEY, THRESHOLD_KEY, "$schema", "inputs"];
 
 /** Keys of other clients that mean nothing here and are left alone without a warning: pi 1.x's switch for its code mode. */
 const IGNORED_TOP_LEVEL_KEYS: readonly string[] = ["autoEnableCodemode"];

@@ -8,7 +8,7 @@ import { quoteValue } from "../common/text.ts";
 
 /** Every revision the bridge speaks, newest first. */
 export const PROTOCOL_REVISIONS = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"] as const;
-export type ProtocolRevision = (typeof PROTOCOL_REVISIONS)[number];
+type ProtocolRevision = (typeof PROTOCOL_REVISIONS)[number];
 export type ProtocolSetting = "auto" | ProtocolRevision;
 
 /**

@@ -18,7 +18,7 @@ const VAR_PATTERN = new RegExp(`\\$\\{${VAR_BODY}\\}`, "g");
 const WHOLE_VAR_NAME = new RegExp(`^${VAR_NAME}$`);
 const WHOLE_VAR_BODY = new RegExp(`^${VAR_BODY}$`);
 
-export const PROJECT_ROOT_VAR = "PROJECT_ROOT";
+const PROJECT_ROOT_VAR = "PROJECT_ROOT";
 
 export type Environment = Readonly<Record<string, string | undefined>>;
 

@@ -2,7 +2,7 @@
  * The bound on one message from a server (`maxMessageBytes`): its error, and the byte counter a remote server's
  * response bodies go through. A local server's lines are bounded by ./stdio-framing.ts.
  */
-import { formatBytes } from "../tools/output.ts";
+import { formatBytes } from "../common/text.ts";
 
 const LF = 0x0a;
 const CR = 0x0d;

@@ -16,7 +16,7 @@ import { commandArgument } from "../config/validate/name.ts";
 import type { SignInHandler } from "../oauth/provider.ts";
 import { ServerAuth } from "../oauth/server-auth.ts";
 import type { AuthStore } from "../oauth/storage.ts";
-import { ServerToolList } from "../tools/server-tool-list.ts";
+import { ServerToolList } from "../translate/server-tool-list.ts";
 import { cancelledError, connectError, disabledError, lostAgainError, noOAuthError, notConnectedError, reconnectFailedError, shutDownError, stillReconnectingError, untrustedError } from "./error-messages.ts";
 import { HealthChecks } from "./health-checks.ts";
 import { type ConnectionEvent, type ConnectionState, errorOf, inSchedule, liveSession, statusOf, transition } from "./connection-state.ts";

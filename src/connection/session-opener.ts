@@ -13,7 +13,7 @@ import type { Redactor } from "../common/redact.ts";
 import { type Environment, type ResolvedEndpoint, resolveServerConfig } from "../config/substitute.ts";
 import { runCommandValues } from "../config/command-runner.ts";
 import { clientSecretField } from "../config/command-value.ts";
-import { needsTrust } from "../config/trust.ts";
+import { needsTrust } from "../trust/trust-rules.ts";
 import type { ServerAuth } from "../oauth/server-auth.ts";
 import { type ErrorContext, permanentLaunchFailure } from "./error-messages.ts";
 import type { LifecycleReport } from "./lifecycle-report.ts";

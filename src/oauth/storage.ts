@@ -20,7 +20,7 @@ import { Value } from "typebox/value";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/client";
 import { replaceFile, serialised } from "../common/atomic-file.ts";
 import { isObject } from "../common/values.ts";
-import { shortHash } from "../tools/naming.ts";
+import { shortHash } from "../common/text.ts";
 import { type StoredDpopKey, StoredDpopKeySchema } from "./dpop.ts";
 
 /** The directory name, inside pi's agent dir, that holds the OAuth files. */

@@ -3,12 +3,12 @@
  */
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { McpBridge } from "../bridge/mcp-bridge.ts";
-import type { ImportLocations } from "../config/import/types.ts";
+import type { ImportLocations } from "../config/import/import-types.ts";
 import type { Environment } from "../config/substitute.ts";
-import type { McpProvenance } from "../tools/provenance.ts";
+import type { McpProvenance } from "../translate/provenance.ts";
 import { printCommandOutput } from "./print-output.ts";
 import type { PromptFetch } from "./offer-listing.ts";
-import type { ToolExposure } from "./tool-exposure.ts";
+import type { ToolExposure } from "../exposure/tool-exposure.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
 
 export interface CommandDeps {

@@ -8,7 +8,7 @@ import type { McpBridge } from "../bridge/mcp-bridge.ts";
 import { errorMessage } from "../common/errors.ts";
 import { plural } from "../common/text.ts";
 import { visible } from "../common/terminal-text.ts";
-import { describeForTrust, trustQuestion } from "../config/trust.ts";
+import { describeForTrust, trustQuestion } from "../trust/trust-rules.ts";
 import { describeSource } from "../config/types.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { show } from "./command-context.ts";

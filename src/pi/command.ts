@@ -16,32 +16,11 @@ import { formatServerList } from "./status-format.ts";
 import { plural } from "../common/text.ts";
 import { splitCommandLine } from "../config/add-server.ts";
 import { commandArgument } from "../config/validate/name.ts";
-import { definitionChars, estimatedTokens, modelFacingTool } from "../tools/definition-cost.ts";
-import { formatProvenance } from "../tools/provenance.ts";
+import { definitionChars, estimatedTokens, modelFacingTool } from "../exposure/definition-cost.ts";
+import { formatProvenance } from "../translate/provenance.ts";
 import { RESOURCE_TOOL_NAMES } from "./resource-tools.ts";
 import { promptListingText, resourceListingText } from "./offer-listing.ts";
 
-
-const SUBCOMMANDS = [
-  { value: "list", label: "list", description: "Every server's state, metrics and tools, as text" },
-  { value: "tools", label: "tools", description: "The MCP tools pi has: registered and original names, server, source, exposure" },
-  { value: "prompts", label: "prompts", description: "Each server's prompts: the command that runs each, and its arguments" },
-  { value: "resources", label: "resources", description: "Each server's resources and resource templates" },
-  { value: "add", label: "add", description: "Add a server, step by step" },
-  { value: "remove", label: "remove", description: "Remove a server from its config file" },
-  { value: "test", label: "test", description: "Connect to a server, list its tools and their sizes, disconnect" },
-  { value: "reconnect", label: "reconnect", description: "Drop a server's connection and connect again" },
-  { value: "enable", label: "enable", description: "Turn a server on (saved in its config)" },
-  { value: "disable", label: "disable", description: "Turn a server off (saved in its config)" },
-  { value: "import", label: "import", description: "Copy servers from Claude, Cursor, VS Code, Windsurf, Codex or opencode" },
-  { value: "auth", label: "auth", description: "Sign in to a server that uses OAuth (or sign in again)" },
-  { value: "logout", label: "logout", description: "Forget a server's OAuth tokens and client registration" },
-  { value: "trust", label: "trust", description: "Trust this project's servers (or the named ones) and start them" },
-  { value: "untrust", label: "untrust", description: "Stop trusting this project's servers (or the named ones) and stop them" },
-];
-
-/** Subcommands that name a server, so completion offers server names after them. */
-const TAKES_SERVER = new Set(["tools", "prompts", "resources", "remove", "test", "reconnect", "enable", "disable", "auth", "logout", "trust", "untrust"]);
 
 /** The named server, or one the user picks; undefined (with a message) when there is none. */
 async function pickServer(bridge: McpBridge, name: string | undefined, ctx: ExtensionContext, action: string): Promise<ServerConnection | undefined> {
@@ -167,95 +146,131 @@ async function dashboard(deps: CommandDeps, ctx: ExtensionContext): Promise<void
   if (!opened) show(ctx, formatServerList(source.rows(), deps.bridge.problems));
 }
 
+/** Runs `action` on the named server, or on one the user picks. */
+function onServer(verb: string, action: (deps: CommandDeps, connection: ServerConnection, ctx: ExtensionCommandContext) => Promise<void>) {
+  return async (deps: CommandDeps, [name]: string[], ctx: ExtensionCommandContext) => {
+    const connection = await pickServer(deps.bridge, name, ctx, verb);
+    if (connection) await action(deps, connection, ctx);
+  };
+}
+
+/** A prompt or resource listing: of the named server, or of every server. */
+function listing(kind: "prompts" | "resources") {
+  return async (deps: CommandDeps, [name]: string[], ctx: ExtensionContext) => {
+    const connection = name === undefined ? undefined : await pickServer(deps.bridge, name, ctx, kind);
+    if (name !== undefined && !connection) return;
+    const servers = connection ? [connection] : [...deps.bridge.connections.values()];
+    const text = kind === "prompts" ? await promptListingText(servers, deps.fetchPrompts, ctx.signal) : await resourceListingText(servers, ctx.signal);
+    show(ctx, text);
+  };
+}
+
+function listText(deps: CommandDeps): string {
+  return formatServerList(serverRows(deps.bridge, deps.registry, deps.env, deps.exposure), deps.bridge.problems, Date.now(), autoNotes(deps));
+}
+
+interface Subcommand {
+  name: string;
+  help: string;
+  /** Which servers completion offers as the argument: any, those that need trust, or none (no argument). */
+  completes?: "server" | "project server";
+  run: (deps: CommandDeps, args: string[], ctx: ExtensionCommandContext) => Promise<void> | void;
+}
+
+/** Every `/mcp` subcommand, in the order completion offers them. */
+const SUBCOMMANDS: readonly Subcommand[] = [
+  { name: "list", help: "Every server's state, metrics and tools, as text", run: (deps, _, ctx) => show(ctx, listText(deps)) },
+  {
+    name: "tools",
+    help: "The MCP tools pi has: registered and original names, server, source, exposure",
+    completes: "server",
+    run: (deps, [name], ctx) => show(ctx, formatTools(deps, name)),
+  },
+  { name: "prompts", help: "Each server's prompts: the command that runs each, and its arguments", completes: "server", run: listing("prompts") },
+  { name: "resources", help: "Each server's resources and resource templates", completes: "server", run: listing("resources") },
+  { name: "add", help: "Add a server, step by step", run: (deps, _, ctx) => addServer(deps, ctx) },
+  { name: "remove", help: "Remove a server from its config file", completes: "server", run: onServer("remove", removeServer) },
+  {
+    name: "test",
+    help: "Connect to a server, list its tools and their sizes, disconnect",
+    completes: "server",
+    run: onServer("test", testServer),
+  },
+  {
+    name: "reconnect",
+    help: "Drop a server's connection and connect again",
+    completes: "server",
+    run: onServer("reconnect", (_, connection, ctx) => reconnect(connection, ctx)),
+  },
+  {
+    name: "enable",
+    help: "Turn a server on (saved in its config)",
+    completes: "server",
+    run: onServer("enable", (deps, connection, ctx) => setEnabled(deps, connection, true, ctx)),
+  },
+  {
+    name: "disable",
+    help: "Turn a server off (saved in its config)",
+    completes: "server",
+    run: onServer("disable", (deps, connection, ctx) => setEnabled(deps, connection, false, ctx)),
+  },
+  { name: "import", help: "Copy servers from Claude, Cursor, VS Code, Windsurf, Codex or opencode", run: (deps, _, ctx) => importServers(deps, ctx) },
+  {
+    name: "auth",
+    help: "Sign in to a server that uses OAuth (or sign in again)",
+    completes: "server",
+    run: onServer("sign in to", (_, connection, ctx) => signIn(connection, ctx)),
+  },
+  {
+    name: "logout",
+    help: "Forget a server's OAuth tokens and client registration",
+    completes: "server",
+    run: onServer("sign out of", (_, connection, ctx) => logout(connection, ctx)),
+  },
+  {
+    name: "trust",
+    help: "Trust this project's servers (or the named ones) and start them",
+    completes: "project server",
+    run: (deps, names, ctx) => trustCommand(deps, names, ctx),
+  },
+  {
+    name: "untrust",
+    help: "Stop trusting this project's servers (or the named ones) and stop them",
+    completes: "project server",
+    run: (deps, names, ctx) => untrustCommand(deps, names, ctx),
+  },
+];
+
 export function registerMcpCommand(deps: CommandDeps): void {
   const { pi, bridge } = deps;
   pi.registerCommand("mcp", {
-    description: "MCP servers: status, tools, add/remove/test/reconnect/enable/disable/import, sign in and out, trust",
+    description: `MCP servers: status, ${SUBCOMMANDS.map((s) => s.name).join(", ")}`,
     getArgumentCompletions: (prefix) => {
       // Quotes group words, as in the handler: `test "my server"`. A trailing space starts the next word.
       const words = splitCommandLine(prefix);
       if (/\s$/.test(prefix) && words.length > 0) words.push("");
       if (words.length <= 1) {
-        const items = SUBCOMMANDS.filter((s) => s.value.startsWith(words[0] ?? ""));
-        return items.length ? items : null;
+        const items = SUBCOMMANDS.filter((s) => s.name.startsWith(words[0] ?? ""));
+        return items.length ? items.map((s) => ({ value: s.name, label: s.name, description: s.help })) : null;
       }
-      if (!TAKES_SERVER.has(words[0]!)) return null;
-      // Only a project's own servers can be trusted or not.
-      const trustOnly = words[0] === "trust" || words[0] === "untrust";
+      const completes = SUBCOMMANDS.find((s) => s.name === words[0])?.completes;
+      if (!completes) return null;
       const servers = [...bridge.connections.values()]
-        .filter((c) => c.name.startsWith(words[1] ?? "") && (!trustOnly || bridge.trustStateOf(c.name) !== undefined))
+        .filter((c) => c.name.startsWith(words[1] ?? "") && (completes === "server" || bridge.trustStateOf(c.name) !== undefined))
         .map((c) => ({ value: `${words[0]} ${commandArgument(c.name)}`, label: c.name, description: c.status }));
       return servers.length ? servers : null;
     },
     handler: async (args, ctx: ExtensionCommandContext) => {
       // A server name with spaces comes quoted: /mcp test "my server".
       const [sub = "", ...names] = splitCommandLine(args);
-      const name = names[0];
-      switch (sub) {
-        case "":
-          if (ctx.hasUI) await dashboard(deps, ctx);
-          else show(ctx, formatServerList(serverRows(bridge, deps.registry, deps.env, deps.exposure), bridge.problems, Date.now(), autoNotes(deps)));
-          return;
-        case "list":
-          show(ctx, formatServerList(serverRows(bridge, deps.registry, deps.env, deps.exposure), bridge.problems, Date.now(), autoNotes(deps)));
-          return;
-        case "tools":
-          show(ctx, formatTools(deps, name));
-          return;
-        case "prompts":
-        case "resources": {
-          const connection = name === undefined ? undefined : await pickServer(bridge, name, ctx, sub);
-          if (name !== undefined && !connection) return;
-          const servers = connection ? [connection] : [...bridge.connections.values()];
-          show(ctx, sub === "prompts" ? await promptListingText(servers, deps.fetchPrompts, ctx.signal) : await resourceListingText(servers, ctx.signal));
-          return;
-        }
-        case "add":
-          await addServer(deps, ctx);
-          return;
-        case "import":
-          await importServers(deps, ctx);
-          return;
-        case "enable":
-        case "disable": {
-          const connection = await pickServer(bridge, name, ctx, sub);
-          if (connection) await setEnabled(deps, connection, sub === "enable", ctx);
-          return;
-        }
-        case "remove": {
-          const connection = await pickServer(bridge, name, ctx, "remove");
-          if (connection) await removeServer(deps, connection, ctx);
-          return;
-        }
-        case "test": {
-          const connection = await pickServer(bridge, name, ctx, "test");
-          if (connection) await testServer(deps, connection, ctx);
-          return;
-        }
-        case "reconnect": {
-          const connection = await pickServer(bridge, name, ctx, "reconnect");
-          if (connection) await reconnect(connection, ctx);
-          return;
-        }
-        case "auth": {
-          const connection = await pickServer(bridge, name, ctx, "sign in to");
-          if (connection) await signIn(connection, ctx);
-          return;
-        }
-        case "logout": {
-          const connection = await pickServer(bridge, name, ctx, "sign out of");
-          if (connection) await logout(connection, ctx);
-          return;
-        }
-        case "trust":
-          await trustCommand(deps, names, ctx);
-          return;
-        case "untrust":
-          await untrustCommand(deps, names, ctx);
-          return;
-        default:
-          show(ctx, `Unknown /mcp subcommand '${sub}'. Available: ${SUBCOMMANDS.map((s) => s.value).join(", ")}`, "warning");
+      if (sub === "") {
+        if (ctx.hasUI) await dashboard(deps, ctx);
+        else show(ctx, listText(deps));
+        return;
       }
+      const subcommand = SUBCOMMANDS.find((s) => s.name === sub);
+      if (subcommand) await subcommand.run(deps, names, ctx);
+      else show(ctx, `Unknown /mcp subcommand '${sub}'. Available: ${SUBCOMMANDS.map((s) => s.name).join(", ")}`, "warning");
     },
   });
 }

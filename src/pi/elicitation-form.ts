@@ -9,8 +9,8 @@ import type { ElicitRequestFormParams } from "@modelcontextprotocol/client";
 import { stripControls, stripControlsLine } from "../common/terminal-text.ts";
 import { isObject } from "../common/values.ts";
 
-export type TextFormat = "email" | "uri" | "date" | "date-time";
-export interface Choice {
+type TextFormat = "email" | "uri" | "date" | "date-time";
+interface Choice {
   value: string;
   title: string;
 }

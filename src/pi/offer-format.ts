@@ -29,7 +29,7 @@ export interface ServerStanding {
 }
 
 /** Why a server has no listing: it offers none, cannot be asked now (and why), or failed to answer. */
-export type Unlisted = { kind: "none" } | { kind: "unavailable"; reason: string } | { kind: "failed"; error: string };
+type Unlisted = { kind: "none" } | { kind: "unavailable"; reason: string } | { kind: "failed"; error: string };
 
 /** One server's listing, or why it has none. */
 export type ServerOffer<T> = { server: string } & ({ kind: "listed"; listing: T } | Unlisted);

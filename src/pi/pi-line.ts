@@ -39,7 +39,7 @@ export async function completeWithPi(registry: ModelRegistry, model: Model<Api>,
 }
 
 /** The MCP hints pi 1.x reports in `pi.getAllTools()` for permission extensions to read; pi 0.73 has no such field. */
-export type ToolHints = Pick<ToolAnnotations, "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint">;
+type ToolHints = Pick<ToolAnnotations, "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint">;
 
 /**
  * A tool definition carrying the server's hints. pi 1.x keeps `annotations` on the tool; pi 0.73 ignores the field,

@@ -17,8 +17,8 @@ import { stripControlsLine } from "../common/terminal-text.ts";
 import type { ServerChange } from "../connection/mcp-client.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { completePromptArgument, getPrompt, listPrompts, offersCompletions, offersPrompts } from "../connection/server-prompts.ts";
-import type { PiContent } from "../tools/output.ts";
-import { type McpProvenance, mcpProvenance } from "../tools/provenance.ts";
+import type { PiContent } from "../translate/output.ts";
+import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
 import {
   completionTarget,
   missingArguments,
@@ -26,7 +26,7 @@ import {
   promptCommandDescription,
   promptCommandName,
   promptMessageContent,
-} from "../tools/prompt-text.ts";
+} from "../translate/prompt-text.ts";
 
 /** Completing a value waits this long for the server at most: the user is typing. */
 const COMPLETION_TIMEOUT_MS = 5_000;

@@ -4,34 +4,34 @@
  * server: registered when the first connected server offers resources, and taken out of the model's view while none
  * does (pi cannot unregister). Reading is read-only, so they do not ask for approval; a project server still needs the
  * user's trust to be connected at all. How they reach the model follows the servers they reach (the widest of their
- * exposures, see ./tool-exposure.ts): behind `tool_search` where those servers' tools are. A read's text is bounded
- * like a tool result's, images go to the model as images, and other binary content is saved to a file under the temp
- * dir (named by the bridge, never by the server) whose path the model gets. A resource read from a server that
- * supports it is subscribed to; its updates are shown as notices.
+ * exposures, see ../exposure/tool-exposure.ts): behind `tool_search` where those servers' tools are. A read's text is
+ * bounded like a tool result's, images go to the model as images, and other binary content is saved to a file under
+ * the temp dir (named by the bridge, never by the server) whose path the model gets. A resource read from a server
+ * that supports it is subscribed to; its updates are shown as notices.
  */
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import type { ListResourcesResult, ListResourceTemplatesResult } from "@modelcontextprotocol/client";
-import type { TSchema } from "typebox";
+import { type Static, type TSchema, Type } from "typebox";
 import { describeError } from "../common/errors.ts";
 import type { EventSink } from "../common/events.ts";
 import type { ServerChange } from "../connection/mcp-client.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { canSubscribe, listResources, listResourceTemplates, offersResources, readResource, subscribeResource } from "../connection/server-resources.ts";
-import type { PiContent } from "../tools/output.ts";
-import { type McpProvenance, mcpProvenance } from "../tools/provenance.ts";
-import { formatListing, resourceOutput, type ServerPage } from "../tools/resource-output.ts";
+import type { PiContent } from "../translate/output.ts";
+import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
+import { formatListing, resourceOutput, type ServerPage } from "../translate/resource-output.ts";
 import { capText } from "./tool-definition.ts";
-import type { SharedTool } from "./tool-search.ts";
+import type { SharedTool } from "../exposure/tool-search.ts";
 
 export const LIST_RESOURCES = "list_mcp_resources";
 export const LIST_TEMPLATES = "list_mcp_resource_templates";
 export const READ_RESOURCE = "read_mcp_resource";
 export const RESOURCE_TOOL_NAMES = [LIST_RESOURCES, LIST_TEMPLATES, READ_RESOURCE] as const;
 
-export interface ResourceToolDetails {
+interface ResourceToolDetails {
   /** Where the answer came from: the server, and what was asked of it (a listing, or the resource's URI). */
   provenance?: McpProvenance;
   server?: string;
@@ -41,10 +41,8 @@ export interface ResourceToolDetails {
   truncated?: { fullOutputPath: string; totalBytes: number };
 }
 
-type ResourceToolDefinition = ToolDefinition<TSchema, ResourceToolDetails>;
-
 export interface ResourceToolsDeps {
-  registerTool(definition: ResourceToolDefinition): void;
+  registerTool<T extends TSchema>(definition: ToolDefinition<T, ResourceToolDetails>): void;
   /** Shows a tool to the model or hides it (pi's active set). */
   activate(name: string, on: boolean): void;
   /** Every configured server's connection, in config order. */
@@ -54,33 +52,28 @@ export interface ResourceToolsDeps {
   events?: EventSink;
 }
 
-interface ListParams {
-  server?: string;
-  cursor?: string;
-}
+type ListTool = ToolDefinition<ReturnType<typeof listParameters>, ResourceToolDetails>;
+type ReadTool = ToolDefinition<typeof READ_PARAMETERS, ResourceToolDetails>;
 
-const SERVER_PROPERTY = { type: "string", description: "The MCP server's name, as in mcp.json" };
-
-function listParameters(what: string): TSchema {
-  return {
-    type: "object",
-    properties: {
-      server: { ...SERVER_PROPERTY, description: `Only this MCP server's ${what} (default: every server that offers resources)` },
-      cursor: { type: "string", description: "The cursor a previous listing gave for `server`, for its next page" },
+function listParameters(what: string) {
+  return Type.Object(
+    {
+      server: Type.Optional(Type.String({ description: `Only this MCP server's ${what} (default: every server that offers resources)` })),
+      cursor: Type.Optional(Type.String({ description: "The cursor a previous listing gave for `server`, for its next page" })),
     },
-    additionalProperties: false,
-  } as unknown as TSchema;
+    { additionalProperties: false },
+  );
 }
 
-const READ_PARAMETERS = {
-  type: "object",
-  properties: {
-    server: SERVER_PROPERTY,
-    uri: { type: "string", description: "The resource's URI, from list_mcp_resources, a template, or a resource link in a tool result" },
+type ListParams = Static<ReturnType<typeof listParameters>>;
+
+const READ_PARAMETERS = Type.Object(
+  {
+    server: Type.String({ description: "The MCP server's name, as in mcp.json" }),
+    uri: Type.String({ description: "The resource's URI, from list_mcp_resources, a template, or a resource link in a tool result" }),
   },
-  required: ["server", "uri"],
-  additionalProperties: false,
-} as unknown as TSchema;
+  { additionalProperties: false },
+);
 
 export class ResourceTools {
   private registered = false;
@@ -94,7 +87,8 @@ export class ResourceTools {
   tools(): SharedTool[] {
     if (!this.registered) return [];
     const servers = this.offering().map((c) => c.name);
-    return this.definitions().map(({ name, description, parameters }) => ({ name, description, inputSchema: parameters as SharedTool["inputSchema"], servers }));
+    const definitions: ToolDefinition<TSchema, ResourceToolDetails>[] = this.definitions();
+    return definitions.map(({ name, description, parameters }) => ({ name, description, inputSchema: parameters as SharedTool["inputSchema"], servers }));
   }
 
   /** The servers whose tools the resource tools reach now: connected (or reconnecting) and offering resources. */
@@ -113,7 +107,7 @@ export class ResourceTools {
     if (wanted && !this.registered) {
       this.registered = true;
       this.active = true;
-      for (const definition of this.definitions()) this.deps.registerTool(definition);
+      for (const definition of this.definitions()) this.deps.registerTool<TSchema>(definition);
       return;
     }
     if (!this.registered || wanted === this.active) return;
@@ -134,7 +128,7 @@ export class ResourceTools {
     this.deps.notify(`MCP server '${connection.name}': resource ${change.uri} changed (read it again with ${READ_RESOURCE} for the new contents)`);
   }
 
-  private definitions(): ResourceToolDefinition[] {
+  private definitions(): [ListTool, ListTool, ReadTool] {
     return [
       {
         name: LIST_RESOURCES,
@@ -144,7 +138,7 @@ export class ResourceTools {
           "Give `server` for one server only; a long listing comes in pages (`cursor`).",
         parameters: listParameters("resources"),
         execute: (_id, params, signal) =>
-          this.list(LIST_RESOURCES, params as ListParams, signal, async (c, cursor) => {
+          this.list(LIST_RESOURCES, params, signal, async (c, cursor) => {
             const result: ListResourcesResult = await listResources(c, cursor, signal);
             return { items: result.resources, nextCursor: result.nextCursor };
           }, "resources"),
@@ -157,7 +151,7 @@ export class ResourceTools {
           "Give `server` for one server only; a long listing comes in pages (`cursor`).",
         parameters: listParameters("resource templates"),
         execute: (_id, params, signal) =>
-          this.list(LIST_TEMPLATES, params as ListParams, signal, async (c, cursor) => {
+          this.list(LIST_TEMPLATES, params, signal, async (c, cursor) => {
             const result: ListResourceTemplatesResult = await listResourceTemplates(c, cursor, signal);
             return { items: result.resourceTemplates, nextCursor: result.nextCursor };
           }, "resourceTemplates"),
@@ -169,7 +163,7 @@ export class ResourceTools {
           "Reads one resource of an MCP server by its URI (from list_mcp_resources, a template, or a resource link in a tool result). " +
           "Text comes back as text, images as images; other binary content is saved to a file whose path is given.",
         parameters: READ_PARAMETERS,
-        execute: (_id, params, signal) => this.read(params as { server: string; uri: string }, signal),
+        execute: (_id, params, signal) => this.read(params, signal),
       },
     ];
   }
@@ -212,7 +206,7 @@ export class ResourceTools {
     return { content: [{ type: "text" as const, text: capped.text }], details };
   }
 
-  private async read(params: { server: string; uri: string }, signal: AbortSignal | undefined) {
+  private async read(params: Static<typeof READ_PARAMETERS>, signal: AbortSignal | undefined) {
     const connection = this.target(params.server);
     const result = await readResource(connection, params.uri, signal);
     const { content, binaries } = resourceOutput(result.contents);

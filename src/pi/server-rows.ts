@@ -6,10 +6,10 @@ import type { McpBridge } from "../bridge/mcp-bridge.ts";
 import { stateDetail } from "../connection/connection-state.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { configVarRefs, type Environment } from "../config/substitute.ts";
-import { describeForTrust } from "../config/trust.ts";
+import { describeForTrust } from "../trust/trust-rules.ts";
 import type { ServerRow } from "./status-format.ts";
-import { definitionChars, estimatedTokens } from "../tools/definition-cost.ts";
-import type { ToolExposure } from "./tool-exposure.ts";
+import { definitionChars, estimatedTokens } from "../exposure/definition-cost.ts";
+import type { ToolExposure } from "../exposure/tool-exposure.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
 
 /** The tokens a server's tools add to each request now: the declared ones only. */

@@ -12,10 +12,10 @@ import type { Progress, Tool } from "@modelcontextprotocol/client";
 import type { TSchema } from "typebox";
 import { Compile } from "typebox/compile";
 import type { ServerConnection } from "../connection/server-connection.ts";
-import { argumentCheck, type ArgumentCheck } from "../tools/argument-check.ts";
-import { normalizeToolResult, type PiContent } from "../tools/output.ts";
-import { type McpProvenance, mcpProvenance } from "../tools/provenance.ts";
-import { normalizeInputSchema, OPEN_OBJECT_SCHEMA } from "../tools/schema.ts";
+import { argumentCheck, type ArgumentCheck } from "../translate/argument-check.ts";
+import { normalizeToolResult, type PiContent } from "../translate/output.ts";
+import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
+import { normalizeInputSchema, OPEN_OBJECT_SCHEMA } from "../translate/schema.ts";
 import { withToolHints } from "./pi-line.ts";
 
 export interface ToolDetails {
@@ -75,7 +75,7 @@ function parameters(server: string, tool: Tool, note: (text: string) => void): T
 
 /**
  * The server's own schema as a check on the arguments, built at the first call: the model's copy may be wider (see
- * ../tools/portable-schema.ts), and a mistake caught here gets the model a clear message without a round trip.
+ * ../translate/portable-schema.ts), and a mistake caught here gets the model a clear message without a round trip.
  */
 function serverSchemaCheck(server: string, tool: Tool, note: (text: string) => void): () => ArgumentCheck | undefined {
   let built: { check?: ArgumentCheck } | undefined;

@@ -6,9 +6,9 @@ import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import type { Tool, ToolAnnotations } from "@modelcontextprotocol/client";
 import type { EventSink } from "../common/events.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
-import { toolDescription } from "../tools/definition-cost.ts";
-import { allocateToolName, PI_BUILTIN_TOOL_NAMES, toolNameFor } from "../tools/naming.ts";
-import { type McpProvenance, mcpProvenance } from "../tools/provenance.ts";
+import { toolDescription } from "../exposure/definition-cost.ts";
+import { allocateToolName, PI_BUILTIN_TOOL_NAMES, toolNameFor } from "../translate/naming.ts";
+import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
 import { type McpToolDefinition, toolDefinition, unavailableDefinition } from "./tool-definition.ts";
 
 export interface RegisteredTool {
@@ -60,6 +60,16 @@ function uniqueByName(tools: readonly Tool[]): Tool[] {
   return tools.filter((tool) => !seen.has(tool.name) && seen.add(tool.name));
 }
 
+export interface ToolRegistryOptions {
+  /** Names no MCP tool may take (pi's built-in tools unless given). */
+  reservedNames?: readonly string[];
+  events?: EventSink;
+  /** The configured servers in config order (highest priority first): who keeps a contested name. */
+  serverOrder?: () => readonly string[];
+  /** Tools the model must never reach: they get a name and a definition, but pi never has them. */
+  isHidden?: (server: string, tool: string) => boolean;
+}
+
 /**
  * Which tool gets a name two servers want: the rule is config order (the server from the higher-priority file, or
  * earlier in its file, keeps the plain name; the other gets `_2`), and it must hold whichever server connects first.
@@ -88,16 +98,12 @@ export class ToolRegistry {
   private readonly collisions = new Map<string, string>();
   private readonly notes: string[] = [];
 
-  /** `serverOrder` gives the configured servers in config order (highest priority first). */
   constructor(
     private readonly registerTool: RegisterTool,
     private readonly connectionFor: (server: string) => ServerConnection | undefined,
-    reservedNames: readonly string[] = PI_BUILTIN_TOOL_NAMES,
-    private readonly events?: EventSink,
-    private readonly serverOrder?: () => readonly string[],
-    /** Tools the model must never reach: they get a name and a definition, but pi never has them. */
-    private readonly isHidden: (server: string, tool: string) => boolean = () => false,
+    private readonly options: ToolRegistryOptions = {},
   ) {
+    const reservedNames = options.reservedNames ?? PI_BUILTIN_TOOL_NAMES;
     this.reserved = new Map(reservedNames.map((name) => [name, `pi's built-in tool '${name}'`]));
   }
 
@@ -166,16 +172,16 @@ export class ToolRegistry {
     for (const { name, tool, definition } of vacated) if (!this.byName.has(name)) this.retire(name, tool, definition);
     for (const tool of moved.get(server) ?? []) if (!updated.some((t) => t.name === tool.name)) updated.push(tool);
     const describe = (list: RegisteredTool[]) => list.map((t) => ({ name: t.name, originalName: t.originalName, provenance: t.provenance }));
-    if (added.length) this.events?.("tools.registered", { serverId: server, tools: describe(added) });
-    if (updated.length) this.events?.("tools.updated", { serverId: server, tools: describe(updated) });
-    if (removed.length) this.events?.("tools.deregistered", { serverId: server, tools: describe(removed) });
-    for (const [other, renamed] of moved) if (other !== server) this.events?.("tools.updated", { serverId: other, tools: describe(renamed) });
+    if (added.length) this.options.events?.("tools.registered", { serverId: server, tools: describe(added) });
+    if (updated.length) this.options.events?.("tools.updated", { serverId: server, tools: describe(updated) });
+    if (removed.length) this.options.events?.("tools.deregistered", { serverId: server, tools: describe(removed) });
+    for (const [other, renamed] of moved) if (other !== server) this.options.events?.("tools.updated", { serverId: other, tools: describe(renamed) });
     return { added: added.map((t) => t.name), updated: updated.map((t) => t.name), removed: removed.map((t) => t.name) };
   }
 
   /** The servers whose lists arrived, in config order; a server the order does not name comes last, as it arrived. */
   private inConfigOrder(): Array<{ connection: ServerConnection; tools: Tool[] }> {
-    const order = this.serverOrder?.() ?? [];
+    const order = this.options.serverOrder?.() ?? [];
     const rank = (server: string) => {
       const index = order.indexOf(server);
       return index === -1 ? order.length : index;
@@ -239,7 +245,7 @@ export class ToolRegistry {
   private install(definition: McpToolDefinition): void {
     this.definitions.set(definition.name, definition);
     const tool = this.byName.get(definition.name);
-    if (tool && this.isHidden(tool.server, tool.originalName)) return;
+    if (tool && this.options.isHidden?.(tool.server, tool.originalName)) return;
     this.registerTool(definition);
   }
 
@@ -249,7 +255,7 @@ export class ToolRegistry {
    */
   private retire(name: string, tool: RegisteredTool, definition: McpToolDefinition): void {
     // pi never had a hidden tool's name: there is nothing to retire.
-    if (this.isHidden(tool.server, tool.originalName)) return;
+    if (this.options.isHidden?.(tool.server, tool.originalName)) return;
     const which = `tool '${tool.originalName}' of MCP server '${tool.server}'`;
     const message = `Tool '${name}' is no longer available: ${which} has another name now; use that name from your tool list.`;
     this.install(unavailableDefinition(definition, name, `${which} has another name now`, message));
@@ -264,7 +270,7 @@ export class ToolRegistry {
   private withdraw(tool: RegisteredTool): void {
     this.byName.delete(tool.name);
     this.signatures.delete(`${tool.server}\0${tool.originalName}`);
-    if (this.isHidden(tool.server, tool.originalName)) {
+    if (this.options.isHidden?.(tool.server, tool.originalName)) {
       this.definitions.delete(tool.name);
       return;
     }

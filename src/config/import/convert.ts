@@ -7,7 +7,7 @@ import { isObject, type JsonObject } from "../../common/values.ts";
 import { isVariableName } from "../substitute.ts";
 import { transportOfType } from "../validate/endpoint.ts";
 import { SECONDS_BELOW } from "../validate/timeout.ts";
-import type { ClientId } from "./types.ts";
+import type { ClientId } from "./import-types.ts";
 
 /** Collects notes once each, in order. */
 export class Notes {

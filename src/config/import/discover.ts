@@ -1,6 +1,6 @@
 /**
- * Finds and reads other MCP clients' configurations, so `/mcp import` can offer to copy their servers. Ties the
- * import steps together: where each client keeps its files (./locations.ts), reading them (./parse.ts), converting
+ * Finds and reads other MCP clients' configurations, so `/mcp import` can offer to copy their servers. Ties the import
+ * steps together: where each client keeps its files (./locations.ts), reading them (./client-servers.ts), converting
  * each entry (./convert.ts), rewriting its variables (./variables.ts), checking it with `validateServerEntry` and
  * finding inline secrets (./secrets.ts). Only `discoverImports` touches the file system.
  *
@@ -13,9 +13,9 @@ import { isToggleOnly } from "../parse.ts";
 import { validateServerEntry } from "../validate/entry.ts";
 import { convertEntry, Notes } from "./convert.ts";
 import { candidateFiles } from "./locations.ts";
-import { readClientServers } from "./parse.ts";
+import { readClientServers } from "./client-servers.ts";
 import { findInlineSecrets } from "./secrets.ts";
-import { CLIENT_LABELS, type ClientConfigFile, describeClientFile, type ImportedServer, type ImportLocations, type ImportResult, type VsCodeInput } from "./types.ts";
+import { CLIENT_LABELS, type ClientConfigFile, describeClientFile, type ImportedServer, type ImportLocations, type ImportResult, type VsCodeInput } from "./import-types.ts";
 import { rewriteVariables } from "./variables.ts";
 
 /** Reads every candidate that exists (fs), parses it; missing files are skipped silently, unreadable/invalid ones reported. */

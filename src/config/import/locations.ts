@@ -3,7 +3,7 @@
  * and environment come from the `ImportLocations` passed in.
  */
 import * as path from "node:path";
-import type { ClientConfigFile, ImportLocations } from "./types.ts";
+import type { ClientConfigFile, ImportLocations } from "./import-types.ts";
 
 /** Every config file each client documents, for this platform (whether or not it exists). */
 export function candidateFiles(loc: ImportLocations): ClientConfigFile[] {

@@ -6,7 +6,7 @@ import * as path from "node:path";
 import { isObject, type JsonObject } from "../../common/values.ts";
 import { isVarReference } from "../substitute.ts";
 import type { Notes } from "./convert.ts";
-import type { ClientId, ImportLocations, VsCodeInput } from "./types.ts";
+import type { ClientId, ImportLocations, VsCodeInput } from "./import-types.ts";
 
 export interface RewriteContext {
   loc: ImportLocations;

@@ -9,7 +9,7 @@ import { validateExposure } from "../exposure-setting.ts";
 import { protocolSetting } from "../protocol-setting.ts";
 import { validateEndpoint } from "./endpoint.ts";
 import { validateLifecycle } from "./lifecycle.ts";
-import { validateLimits } from "./limits.ts";
+import { validateLimits } from "./server-limits.ts";
 import { serverNameProblem } from "./name.ts";
 import { validateAuth } from "./oauth.ts";
 import { validateUsage } from "./usage.ts";

@@ -14,7 +14,7 @@ import { type GrantType, JWT_BEARER_GRANT, type MachineAuthMethod, type OAuthSet
 const GRANT_TYPES: readonly GrantType[] = ["authorization_code", "client_credentials", JWT_BEARER_GRANT];
 const METHODS: readonly MachineAuthMethod[] = ["client_secret_basic", "client_secret_post", "private_key_jwt"];
 /** The JWS algorithms a `private_key_jwt` assertion may be signed with: asymmetric ones only (RFC 7523, RFC 7518). */
-export const SIGNING_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"] as const;
+const SIGNING_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"] as const;
 /** Keys of enterprise-managed authorization: where the user's ID token is exchanged for an authorization grant. */
 const ENTERPRISE_FIELDS = ["idpUrl", "idpTokenUrl", "idpClientId", "idpClientSecret", "idToken", "idTokenFile"] as const;
 /** Keys of the machine grant, which mean nothing to a browser sign-in. */

@@ -6,7 +6,7 @@ import { quoteValue } from "../../common/text.ts";
 import { RESERVED_KEYS } from "../../common/values.ts";
 
 /** Longer names are typos or attacks: tool names keep only 64 characters anyway. */
-export const MAX_SERVER_NAME_LENGTH = 100;
+const MAX_SERVER_NAME_LENGTH = 100;
 
 /** Control characters (C0, DEL, C1) and the Unicode line and paragraph separators: nothing a user can type in `/mcp`. */
 const UNTYPABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;

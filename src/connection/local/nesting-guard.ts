@@ -1,14 +1,15 @@
 /**
  * A server's message nested thousands of levels deep (a tool schema built to hurt) overflows the stack of the SDK's
- * recursive result validation, and the whole answer is lost with it: one bad tool would take the server's whole
- * list down. So every message a transport hands up is cut first at a depth no honest message reaches; what was below
- * becomes `{}`. What the cut value sits in stays nested past the bridge's own schema limits (../../tools/limits.ts), so
- * the tool it belongs to is still refused there, by name, with the usual warning.
+ * recursive result validation, and the whole answer is lost with it: one bad tool would take the server's whole list
+ * down. So every message a transport hands up is cut first at a depth no honest message reaches; what was below
+ * becomes `{}`. What the cut value sits in stays nested past the bridge's own schema limits
+ * (../../translate/tool-list-limits.ts), so the tool it belongs to is still refused there, by name, with the usual
+ * warning.
  */
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
 
 /** Far deeper than any real message, far shallower than what overflows a validator's stack. */
-export const MAX_MESSAGE_DEPTH = 256;
+const MAX_MESSAGE_DEPTH = 256;
 
 /** `value` with everything below `maxDepth` levels replaced by `{}`; the same object when nothing is that deep. */
 export function cutDeepNesting<T>(value: T, maxDepth = MAX_MESSAGE_DEPTH): T {

@@ -214,7 +214,7 @@ function signal(info: ProcessInfo, sig: NodeJS.Signals): void {
   }
 }
 
-export const DEFAULT_TERMINATE_GRACE_MS = 1000;
+const DEFAULT_TERMINATE_GRACE_MS = 1000;
 const POLL_MS = 25;
 
 /** SIGTERM every recorded process still alive, then SIGKILL what remains after `graceMs`. */

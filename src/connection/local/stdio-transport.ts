@@ -16,7 +16,7 @@ import type { OrphanWatchdog, Watch } from "./orphan-watchdog.ts";
 import { groupHasLiveMember } from "./process-tree.ts";
 import { LineFraming } from "./stdio-framing.ts";
 
-export const DEFAULT_CLOSE_GRACE_MS = 2000;
+const DEFAULT_CLOSE_GRACE_MS = 2000;
 /** Longest stderr line kept; a server that writes megabytes without a newline must not grow memory without bound. */
 const MAX_STDERR_LINE = 4096;
 /** How often close() looks at a state no event announces (the rest of the group being gone). */

@@ -11,6 +11,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Client, JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
+import { isObject } from "../../common/values.ts";
 import { TASKS_EXTENSION } from "./task-wire.ts";
 
 /** Marks a request (in its `_meta`) for the interceptor; never sent. */
@@ -29,10 +30,6 @@ interface Interceptor {
 const interceptors = new WeakMap<Transport, Interceptor>();
 
 type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** The request with the mark taken off and the tasks extension declared next to the client's own capabilities. */
 function unmark(message: Json & { params: Json & { _meta: Json } }): JSONRPCMessage {

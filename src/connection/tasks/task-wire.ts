@@ -7,6 +7,7 @@
  * inlined in `tasks/get`, no `tasks/result`).
  */
 import type { CallToolResult, ServerCapabilities } from "@modelcontextprotocol/client";
+import { isObject } from "../../common/values.ts";
 
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 
@@ -67,10 +68,6 @@ export function taskDialectFor(dialect: TaskDialect, server: ServerCapabilities 
   if (tasks?.requests?.tools?.call === undefined) return undefined;
   const support = tool?.execution?.taskSupport;
   return support === "optional" || support === "required" ? "core" : undefined;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function optionalNumber(value: unknown): number | undefined {

@@ -22,10 +22,10 @@ import {
   type ToolExecutionHint,
 } from "./task-wire.ts";
 
-export { TASKS_EXTENSION, type TaskDialect, type TaskState, type TaskStatus } from "./task-wire.ts";
+export { type TaskDialect, type TaskState } from "./task-wire.ts";
 
 /** Any task error: which task it was, so the caller can tell the user or resume it. */
-export class ToolTaskError extends Error {
+class ToolTaskError extends Error {
   constructor(
     message: string,
     readonly taskId: string,

@@ -4,7 +4,8 @@
  * a safe file name for each. Pure.
  */
 import type { ReadResourceResult, Resource, ResourceTemplateType as ResourceTemplate } from "@modelcontextprotocol/client";
-import { base64Size, formatBytes, isTextMime, MODEL_IMAGE_TYPES, type PiContent } from "./output.ts";
+import { formatBytes } from "../common/text.ts";
+import { base64Size, isTextMime, MODEL_IMAGE_TYPES, type PiContent } from "./output.ts";
 
 /** One server's page of a listing, or why it could not be listed. */
 export type ServerPage<T> = { server: string; items: T[]; nextCursor?: string } | { server: string; error: string };
@@ -33,7 +34,7 @@ export function formatListing<T extends Resource | ResourceTemplate>(key: "resou
 }
 
 /** A binary part of a resource, to be saved to a file whose path the model is told. */
-export interface BinaryPart {
+interface BinaryPart {
   uri: string;
   mimeType: string;
   /** Base64, as the server sent it. */

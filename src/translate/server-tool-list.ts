@@ -1,11 +1,11 @@
 /**
- * One server's tools as pi may have them: within the server's limits (./limits.ts), with names and text safe to show
- * (./server-text.ts). It remembers what the limits left out, as one warning, and the server's own name of a tool whose
- * name had to change, so calls still reach it. Pure.
+ * One server's tools as pi may have them: within the server's limits (./tool-list-limits.ts), with names and text safe
+ * to show (./server-text.ts). It remembers what the limits left out, as one warning, and the server's own name of a
+ * tool whose name had to change, so calls still reach it. Pure.
  */
 import type { Tool } from "@modelcontextprotocol/client";
 import type { ServerLimits } from "../config/types.ts";
-import { limitTools } from "./limits.ts";
+import { limitTools } from "./tool-list-limits.ts";
 import { safeTool } from "./server-text.ts";
 
 export class ServerToolList {
@@ -36,8 +36,8 @@ export class ServerToolList {
   }
 
   /**
-   * A tool as its server defined it: the SDK copies parameters a schema marks (`x-mcp-header`) into request headers, and
-   * checks a result against the output schema, from this.
+   * A tool as its server defined it: the SDK copies parameters a schema marks (`x-mcp-header`) into request headers,
+   * and checks a result against the output schema, from this.
    */
   definition(shown: string): Tool | undefined {
     return this.definitions.get(shown);

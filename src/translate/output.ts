@@ -1,6 +1,7 @@
 /**
  * MCP tool results → pi tool content. Pure.
  */
+import { formatBytes } from "../common/text.ts";
 import { isObject, type JsonObject } from "../common/values.ts";
 
 export type PiContent = { type: "text"; text: string } | { type: "image"; data: string; mimeType: string };
@@ -30,12 +31,6 @@ export function base64Size(data: string): number {
   const trimmed = data.replace(/\s/g, "");
   const padding = trimmed.endsWith("==") ? 2 : trimmed.endsWith("=") ? 1 : 0;
   return Math.max(0, Math.floor((trimmed.length * 3) / 4) - padding);
-}
-
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
 export function isTextMime(mime: string | undefined): boolean {

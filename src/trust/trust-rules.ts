@@ -6,10 +6,10 @@
 import { canonicalHash } from "../common/canonical-json.ts";
 import { errorMessage } from "../common/errors.ts";
 import { visible } from "../common/terminal-text.ts";
-import { commandText, isCommandValue } from "./command-value.ts";
-import { configVarRefs, findVarRefs } from "./substitute.ts";
-import type { ServerConfig } from "./types.ts";
-import { commandArgument } from "./validate/name.ts";
+import { commandText, isCommandValue } from "../config/command-value.ts";
+import { configVarRefs, findVarRefs } from "../config/substitute.ts";
+import type { ServerConfig } from "../config/types.ts";
+import { commandArgument } from "../config/validate/name.ts";
 
 /** The user's answer about one server, for the definition with this fingerprint. */
 export interface TrustAnswer {

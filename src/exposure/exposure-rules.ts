@@ -5,7 +5,7 @@
  */
 import type { Exposure, ExposureSetting, ExposureThreshold, ToolExposureRule } from "../config/types.ts";
 import { estimatedTokens } from "./definition-cost.ts";
-import { isExactName, matchesToolPattern } from "./tool-pattern.ts";
+import { isExactName, matchesToolPattern } from "../common/tool-pattern.ts";
 
 /** The context window assumed when pi has no model yet (print mode without one, a command before any model is set). */
 export const FALLBACK_CONTEXT_WINDOW = 128_000;

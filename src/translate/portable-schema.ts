@@ -10,7 +10,7 @@
  * by {@link MAX_PORTABLE_NODES}, so a `$ref` bomb cannot exhaust memory.
  */
 import { defineOwn, isObject } from "../common/values.ts";
-import { MAX_SCHEMA_DEPTH } from "./limits.ts";
+import { MAX_SCHEMA_DEPTH } from "./tool-list-limits.ts";
 
 export type JsonSchema = Record<string, unknown>;
 

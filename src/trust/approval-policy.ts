@@ -2,10 +2,10 @@
  * Whether a call of an MCP tool may run without asking the user, from the server's `autoApprove` and
  * `autoApproveReadOnly`, the tool's annotations and name, and what the user allowed earlier in the session. Pure.
  */
-import { isExactName, matchesToolPattern } from "./tool-pattern.ts";
+import { isExactName, matchesToolPattern } from "../common/tool-pattern.ts";
 
 /** A server's approval settings. */
-export interface ApprovalRules {
+interface ApprovalRules {
   /** Tool names and `*`/`?` patterns that run without asking. */
   autoApprove: readonly string[];
   /** Tools the server marks read-only run without asking. */
@@ -13,7 +13,7 @@ export interface ApprovalRules {
 }
 
 /** The annotations of a tool that matter here, as its server sent them (hints, not guarantees). */
-export interface ToolHints {
+interface ToolHints {
   destructiveHint?: boolean;
   readOnlyHint?: boolean;
 }

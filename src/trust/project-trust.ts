@@ -3,8 +3,8 @@
  * user answers. Says whether a server may run; the bridge asks it before it starts, connects or lists anything.
  */
 import type { ServerConfig } from "../config/types.ts";
-import { needsTrust, type TrustAnswer, trustAfterWrite, type TrustState, trustState, withAnswer } from "../config/trust.ts";
-import type { TrustStore } from "../config/trust-store.ts";
+import { needsTrust, type TrustAnswer, trustAfterWrite, type TrustState, trustState, withAnswer } from "./trust-rules.ts";
+import type { TrustStore } from "./trust-store.ts";
 
 /**
  * The host's answer on trusting the whole project: `true` or `false` for every project server the user has not

@@ -1,10 +1,9 @@
 /**
  * Tool names that every model provider accepts: `[A-Za-z0-9_-]`, a letter first, at most 64 characters.
  */
-import { createHash } from "node:crypto";
+import { shortHash } from "../common/text.ts";
 
 export const MAX_TOOL_NAME_LENGTH = 64;
-const HASH_LENGTH = 8;
 
 /** pi's built-in tools; an MCP tool never takes one of these names. */
 export const PI_BUILTIN_TOOL_NAMES: readonly string[] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
@@ -16,10 +15,6 @@ export function rawToolName(server: string, tool: string, prefix?: string): stri
   return `${prefix}_${tool}`;
 }
 
-export function shortHash(text: string): string {
-  return createHash("sha256").update(text).digest("hex").slice(0, HASH_LENGTH);
-}
-
 /**
  * Makes a name provider-safe. Invalid characters become `_`; a name that does not start with a letter gets `mcp_` in
  * front; an over-long name keeps its head and ends in a hash of the full original, so it stays unique and stable.
@@ -29,7 +24,7 @@ export function sanitizeToolName(raw: string, maxLength = MAX_TOOL_NAME_LENGTH):
   if (!/^[A-Za-z]/.test(name)) name = `mcp_${name}`;
   if (name.length <= maxLength) return name;
   const hash = shortHash(raw);
-  return `${name.slice(0, maxLength - HASH_LENGTH - 1)}_${hash}`;
+  return `${name.slice(0, maxLength - hash.length - 1)}_${hash}`;
 }
 
 /** The pi tool name for an MCP tool, before collisions are considered. */

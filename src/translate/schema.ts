@@ -13,7 +13,7 @@ export interface NormalizedSchema {
   warnings: string[];
 }
 
-export const EMPTY_OBJECT_SCHEMA: JsonSchema = Object.freeze({ type: "object", properties: {} });
+const EMPTY_OBJECT_SCHEMA: JsonSchema = Object.freeze({ type: "object", properties: {} });
 /**
  * Accepts any arguments: for schemas that cannot be used as they are. Without `additionalProperties` (which Gemini
  * rejects) an object schema already allows any property.

@@ -1,12 +1,12 @@
 /**
- * Puts the line about each MCP server (./../tools/server-guide.ts) into the system prompt of every turn, through pi's
- * `before_agent_start` event: from the servers whose tools the model is told about now, in config order, so it follows
- * servers that connect late, reconnect with new instructions, or go away. Servers whose tools wait behind
- * `tool_search` get one shared line instead, naming them so the model knows to search.
+ * Puts the line about each MCP server (../translate/server-guide-text.ts) into the system prompt of every turn,
+ * through pi's `before_agent_start` event: from the servers whose tools the model is told about now, in config order,
+ * so it follows servers that connect late, reconnect with new instructions, or go away. Servers whose tools wait
+ * behind `tool_search` get one shared line instead, naming them so the model knows to search.
  */
 import type { BeforeAgentStartEvent, BeforeAgentStartEventResult } from "@mariozechner/pi-coding-agent";
 import type { McpBridge } from "../bridge/mcp-bridge.ts";
-import { formatServerGuide, type ServerGuideEntry } from "../tools/server-guide.ts";
+import { formatServerGuide, type ServerGuideEntry } from "../translate/server-guide-text.ts";
 import type { RegisteredTool, ToolRegistry } from "./tool-registry.ts";
 
 export interface GuideScope {
@@ -17,7 +17,7 @@ export interface GuideScope {
 }
 
 /** The guide as things stand: servers with declared tools, their description and instructions redacted. */
-export function currentServerGuide(bridge: McpBridge, registry: ToolRegistry, scope?: GuideScope): string | undefined {
+function currentServerGuide(bridge: McpBridge, registry: ToolRegistry, scope?: GuideScope): string | undefined {
   const entries: ServerGuideEntry[] = [];
   for (const connection of bridge.connections.values()) {
     const toolNames = registry

@@ -1,12 +1,12 @@
 /**
- * Which MCP tools the model is told about this session: each tool's exposure from the config (./../tools/exposure.ts),
+ * Which MCP tools the model is told about this session: each tool's exposure from the config (./exposure-rules.ts),
  * what `auto` became at session start, and the deferred tools `tool_search` has loaded. Loads are recorded in pi's
  * session (a custom entry), so they come back on `/reload`, on resume and in a fork of the branch they were made on.
  * The bridge's own tools that reach several servers (the resource tools) take the widest exposure of those servers.
  */
 import type { Exposure, ExposureDefaults, ExposureSetting, ServerConfig } from "../config/types.ts";
 import { isObject } from "../common/values.ts";
-import { autoLimitTokens, decideAuto, exposureSetting, FALLBACK_CONTEXT_WINDOW } from "../tools/exposure.ts";
+import { autoLimitTokens, decideAuto, exposureSetting, FALLBACK_CONTEXT_WINDOW } from "./exposure-rules.ts";
 
 /** The custom session entry type that records tools loaded by `tool_search`. */
 export const LOADED_TOOLS_ENTRY = "mcp-bridge.tools-loaded";
@@ -113,10 +113,6 @@ export class ToolExposure {
   sharedLabel(name: string, servers: readonly string[]): string {
     const exposure = this.sharedExposure(servers);
     return exposure === "deferred" && this.isLoaded(NO_SERVER, name) ? "deferred, loaded" : exposure;
-  }
-
-  get autoDecision(): AutoDecision | undefined {
-    return this.decision;
   }
 
   /**

@@ -5,10 +5,10 @@
 import { parse as parseToml } from "smol-toml";
 import { isObject, type JsonObject } from "../../common/values.ts";
 import { parseConfigText, splitBom } from "../parse.ts";
-import type { ClientConfigFile, ImportLocations, VsCodeInput } from "./types.ts";
+import type { ClientConfigFile, ImportLocations, VsCodeInput } from "./import-types.ts";
 
 /** One server as a client wrote it. */
-export interface RawServer {
+interface RawServer {
   name: string;
   raw: unknown;
   /** Notes that come from where the entry was found, not from its fields. */

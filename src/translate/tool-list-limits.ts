@@ -6,8 +6,7 @@
 import type { Tool } from "@modelcontextprotocol/client";
 import type { ServerLimits } from "../config/types.ts";
 import { stripControlsLine } from "../common/terminal-text.ts";
-import { clip, plural } from "../common/text.ts";
-import { formatBytes } from "./output.ts";
+import { clip, formatBytes, plural } from "../common/text.ts";
 
 /**
  * How deeply a tool's input schema may nest objects and arrays. Real schemas stay within a few dozen levels; a few
@@ -32,7 +31,7 @@ export function nestedDeeperThan(value: unknown, max: number): boolean {
 }
 
 /** Why a tool's input schema is refused (`reason` is shared by every tool refused for it), or undefined when it is within the limits. */
-export function schemaProblem(tool: Tool, maxSchemaBytes: number): { reason: string; detail?: string } | undefined {
+function schemaProblem(tool: Tool, maxSchemaBytes: number): { reason: string; detail?: string } | undefined {
   if (nestedDeeperThan(tool.inputSchema, MAX_SCHEMA_DEPTH)) return { reason: `nested deeper than ${MAX_SCHEMA_DEPTH} levels` };
   const bytes = Buffer.byteLength(JSON.stringify(tool.inputSchema ?? {}));
   if (bytes > maxSchemaBytes) return { reason: `over the ${formatBytes(maxSchemaBytes)} limit (\`maxSchemaBytes\`)`, detail: formatBytes(bytes) };

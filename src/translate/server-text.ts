@@ -6,8 +6,8 @@
  */
 import type { Tool } from "@modelcontextprotocol/client";
 import { stripControls, stripControlsLine } from "../common/terminal-text.ts";
-// Deeper than any real schema; a tool whose schema nests deeper is not registered at all (./limits.ts).
-import { MAX_SCHEMA_DEPTH } from "./limits.ts";
+// Deeper than any real schema; a tool whose schema nests deeper is not registered at all (./tool-list-limits.ts).
+import { MAX_SCHEMA_DEPTH } from "./tool-list-limits.ts";
 
 /** Schema keywords whose string values are prose for people and the model. */
 const PROSE_KEYS = new Set(["description", "title", "$comment"]);

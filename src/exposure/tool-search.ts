@@ -1,14 +1,14 @@
 /**
- * The `tool_search` tool: finds deferred MCP tools by what the model needs done (../tools/tool-search-index.ts), loads
- * the best matches so the following requests declare them, and records the loads in pi's session. Also says which
- * tools each request leaves out: deferred tools not loaded yet, and `tool_search` itself while nothing is deferred.
- * The bridge's own tools that reach several servers (the resource tools) are deferred, found and loaded alike when
- * their exposure, the widest of those servers', is deferred.
+ * The `tool_search` tool: finds deferred MCP tools by what the model needs done (../exposure/tool-search-index.ts),
+ * loads the best matches so the following requests declare them, and records the loads in pi's session. Also says
+ * which tools each request leaves out: deferred tools not loaded yet, and `tool_search` itself while nothing is
+ * deferred. The bridge's own tools that reach several servers (the resource tools) are deferred, found and loaded
+ * alike when their exposure, the widest of those servers', is deferred.
  */
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import type { Tool } from "@modelcontextprotocol/client";
-import { definitionChars } from "../tools/definition-cost.ts";
-import { type SearchableTool, searchableTool, ToolSearchIndex } from "../tools/tool-search-index.ts";
+import { definitionChars, type ModelFacingTool } from "./definition-cost.ts";
+import { type SearchableTool, searchableTool, ToolSearchIndex } from "./tool-search-index.ts";
 import {
   DEFAULT_SEARCH_LIMIT,
   type DeferredServer,
@@ -17,9 +17,8 @@ import {
   TOOL_SEARCH_DESCRIPTION,
   TOOL_SEARCH_NAME,
   TOOL_SEARCH_PARAMETERS,
-} from "../tools/tool-search-text.ts";
+} from "./tool-search-text.ts";
 import { type CostedTool, NO_SERVER, type ToolExposure, type ToolRef } from "./tool-exposure.ts";
-import type { RegisteredTool, ToolRegistry } from "./tool-registry.ts";
 
 /** A tool of the bridge's own that reaches several servers (a resource tool), as tool search sees it. */
 export interface SharedTool {
@@ -30,9 +29,22 @@ export interface SharedTool {
   servers: string[];
 }
 
+/** An MCP tool pi has, as tool search reads it. */
+export interface ListedTool {
+  /** The name the model sees. */
+  name: string;
+  server: string;
+  /** The tool's name on its MCP server. */
+  originalName: string;
+  title?: string;
+  description: string;
+  inputSchema: Tool["inputSchema"];
+}
+
 export interface ToolSearchDeps {
   registerTool: ExtensionAPI["registerTool"];
-  registry: ToolRegistry;
+  /** The MCP tools pi has, and the definition each was registered with (the tool registry). */
+  registry: { readonly tools: readonly ListedTool[]; definition(name: string): ModelFacingTool | undefined };
   exposure: ToolExposure;
   /** The bridge's own tools that reach several servers, once registered. */
   sharedTools(): SharedTool[];
@@ -42,13 +54,13 @@ export interface ToolSearchDeps {
   record(refs: ToolRef[]): void;
 }
 
-export interface ToolSearchDetails {
+interface ToolSearchDetails {
   query: string;
   loaded: ToolRef[];
 }
 
 /** A registered tool as the index takes it: the same reading of a tool that the bench's recall figure measures. */
-function searchable(tool: RegisteredTool, serverDescription: string | undefined): SearchableTool {
+function searchable(tool: ListedTool, serverDescription: string | undefined): SearchableTool {
   const { originalName, title, description, inputSchema } = tool;
   return searchableTool({ name: originalName, title, description, inputSchema }, tool.server, tool.name, serverDescription);
 }

@@ -80,7 +80,7 @@ const STOP_WORDS = new Set(
  * Splits text into lower-case words at `_`, `-`, spaces and punctuation; a word written in camelCase also gives its
  * parts (`getHTTPStatus` → gethttpstatus get http status), so both "GitHub" and "github" find it.
  */
-export function splitWords(text: string): string[] {
+function splitWords(text: string): string[] {
   const words: string[] = [];
   for (const chunk of text.split(/[^\p{L}\p{N}]+/u)) {
     if (chunk.length === 0) continue;

@@ -9,14 +9,14 @@ import { readFile } from "node:fs/promises";
 import * as path from "node:path";
 import { replaceFile, serialised } from "../common/atomic-file.ts";
 import { isObject } from "../common/values.ts";
-import type { TrustAnswer, TrustRecord } from "./trust.ts";
+import type { TrustAnswer, TrustRecord } from "./trust-rules.ts";
 
 const FILE_VERSION = 1;
 
 type Projects = Map<string, Map<string, TrustAnswer>>;
 
 /** The directory as the store knows it: its real path where it exists. */
-export function projectKey(projectRoot: string): string {
+function projectKey(projectRoot: string): string {
   try {
     return realpathSync(projectRoot);
   } catch {

@@ -39,7 +39,7 @@ export function promptCommandDescription(server: string, prompt: Prompt): string
 }
 
 /** Splits an argument line into words; double or single quotes keep spaces, a backslash keeps the next character. */
-export function splitWords(line: string): string[] {
+function splitWords(line: string): string[] {
   const words: string[] = [];
   let word: string | undefined;
   let quote: string | undefined;

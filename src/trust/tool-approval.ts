@@ -1,6 +1,6 @@
 /**
  * Asks the user before an MCP tool runs, through pi's `tool_call` event: Allow once, Allow for this session, Always
- * allow (saved to the server's `autoApprove`), or Deny. What needs asking is decided by ../tools/approval-policy.ts;
+ * allow (saved to the server's `autoApprove`), or Deny. What needs asking is decided by ./approval-policy.ts;
  * another extension can answer first on pi's event bus (`mcp.approval.request`); without a UI a call that needs asking
  * is refused with the setting that would allow it. Only the bridge's own tools are looked at.
  */
@@ -10,22 +10,20 @@ import { errorMessage } from "../common/errors.ts";
 import { type Logger, NULL_LOGGER } from "../common/log-file.ts";
 import { visible } from "../common/terminal-text.ts";
 import { quoteValue } from "../common/text.ts";
-import { trustNotRecorded } from "../config/trust.ts";
+import { trustNotRecorded } from "./trust-rules.ts";
 import type { ApprovalMode, ServerConfig } from "../config/types.ts";
-import type { McpBridge } from "../bridge/mcp-bridge.ts";
 import { addToServerList } from "../config/write/server-edits.ts";
-import { decideApproval } from "../tools/approval-policy.ts";
-import type { RegisteredTool } from "./tool-registry.ts";
+import { decideApproval } from "./approval-policy.ts";
 
 /** The bus channel on which another extension may decide instead of the dialog. */
-export const APPROVAL_REQUEST_CHANNEL = "mcp.approval.request";
+const APPROVAL_REQUEST_CHANNEL = "mcp.approval.request";
 
 /** What another extension may answer: this call, every call of the tool in this session, or none. */
-export type HookDecision = "allow" | "allow-session" | "deny";
+type HookDecision = "allow" | "allow-session" | "deny";
 const HOOK_DECISIONS: readonly HookDecision[] = ["allow", "allow-session", "deny"];
 
 /** The payload of `mcp.approval.request`: a public interface, documented in docs/events-and-logs.md. */
-export interface ApprovalRequest {
+interface ApprovalRequest {
   serverId: string;
   /** The tool's name on its MCP server. */
   tool: string;
@@ -41,9 +39,19 @@ export interface ApprovalRequest {
   respond(decision: HookDecision | Promise<HookDecision>): void;
 }
 
+/** An MCP tool pi has, as approval reads it. */
+interface ApprovedTool {
+  /** The name the model called. */
+  name: string;
+  server: string;
+  /** The tool's name on its MCP server. */
+  originalName: string;
+  annotations?: ToolAnnotations;
+}
+
 export interface ToolApprovalDeps {
-  /** The MCP tool behind a pi tool name, if it is one of the bridge's. */
-  find(toolName: string): RegisteredTool | undefined;
+  /** The MCP tool behind a pi tool name, if it is one of the bridge's (the tool registry). */
+  find(toolName: string): ApprovedTool | undefined;
   configOf(server: string): ServerConfig | undefined;
   approvalMode(): ApprovalMode;
   /** The user-level config file, where `"approval": "never"` may go. */
@@ -51,7 +59,7 @@ export interface ToolApprovalDeps {
   /** pi's shared event bus. */
   emit(channel: string, payload: unknown): void;
   /** Changes a config file as the user asked, keeping the server's project trust (`McpBridge.writeConfig`). */
-  writeConfig: McpBridge["writeConfig"];
+  writeConfig(file: string, change: (text: string | undefined) => string): Promise<{ trustError?: unknown }>;
   logger?: Logger;
 }
 
@@ -68,12 +76,12 @@ function argsPreview(args: Record<string, unknown>): string {
 }
 
 /** `tool 'x' of MCP server 's'`, as every message names a tool. */
-function describeTool(tool: RegisteredTool): string {
+function describeTool(tool: ApprovedTool): string {
   return `MCP tool '${tool.originalName}' of server '${tool.server}'`;
 }
 
 /** The exact setting that lets a call run without asking, and the file it goes in. */
-function howToAllow(tool: RegisteredTool, configPath: string, everyTime: boolean, userConfigPath: string | undefined): string {
+function howToAllow(tool: ApprovedTool, configPath: string, everyTime: boolean, userConfigPath: string | undefined): string {
   const exact = everyTime ? " (a destructive tool needs its exact name there; a pattern does not cover it)" : "";
   const never = userConfigPath ? `, or set "approval": "never" in ${userConfigPath} to turn approval prompts off` : "";
   return `To allow it, add "${tool.originalName}" to "autoApprove" of server "${tool.server}" in ${configPath}${exact}${never}.`;
@@ -126,7 +134,7 @@ export class ToolApproval {
   }
 
   /** Publishes the request; the answer of an extension that responded while it was published, if one did. */
-  private askHook(tool: RegisteredTool, args: Record<string, unknown>, everyTime: boolean, reason: string): Promise<unknown> | undefined {
+  private askHook(tool: ApprovedTool, args: Record<string, unknown>, everyTime: boolean, reason: string): Promise<unknown> | undefined {
     let answer: Promise<unknown> | undefined;
     const request: ApprovalRequest = {
       serverId: tool.server,
@@ -145,7 +153,7 @@ export class ToolApproval {
     return answer;
   }
 
-  private async askUser(tool: RegisteredTool, config: ServerConfig, args: Record<string, unknown>, everyTime: boolean, reason: string, ctx: Asker): Promise<Choice> {
+  private async askUser(tool: ApprovedTool, config: ServerConfig, args: Record<string, unknown>, everyTime: boolean, reason: string, ctx: Asker): Promise<Choice> {
     const options: Array<[string, Choice]> = [["Allow once", "once"]];
     if (!everyTime) options.push(["Allow for this session", "session"]);
     // The bundled file belongs to the package: an update would replace it, so nothing is saved there.
@@ -159,7 +167,7 @@ export class ToolApproval {
     return options.find(([label]) => visible(label) === picked)?.[1] ?? "dismissed";
   }
 
-  private async apply(tool: RegisteredTool, config: ServerConfig, choice: Choice, by: string, refusal: string, ctx: Asker): Promise<ToolCallEventResult | undefined> {
+  private async apply(tool: ApprovedTool, config: ServerConfig, choice: Choice, by: string, refusal: string, ctx: Asker): Promise<ToolCallEventResult | undefined> {
     this.log(tool, choice, by);
     if (choice === "deny" || choice === "dismissed") return { block: true, reason: refusal };
     if (choice === "session") this.allowedForSession.add(`${tool.server}\0${tool.originalName}`);
@@ -168,7 +176,7 @@ export class ToolApproval {
   }
 
   /** Adds the tool to `autoApprove` in the file that defines its server. A failure is told, and this call still runs. */
-  private async save(tool: RegisteredTool, config: ServerConfig, ctx: Asker): Promise<void> {
+  private async save(tool: ApprovedTool, config: ServerConfig, ctx: Asker): Promise<void> {
     const file = config.source.path;
     try {
       // The user's word on a server they trust: it stays trusted with the tool added (a change made by anyone else asks).
@@ -183,13 +191,13 @@ export class ToolApproval {
     }
   }
 
-  private log(tool: RegisteredTool, decision: string, by: string): void {
+  private log(tool: ApprovedTool, decision: string, by: string): void {
     (this.deps.logger ?? NULL_LOGGER).log({ level: "info", event: "approval", server: tool.server, tool: tool.originalName, decision, by });
   }
 }
 
 /** An extension's answer as a choice; anything but the three decisions (or a failed promise) refuses the call. */
-async function hookAnswer(answer: Promise<unknown>, tool: RegisteredTool): Promise<{ choice: Choice; denied: string }> {
+async function hookAnswer(answer: Promise<unknown>, tool: ApprovedTool): Promise<{ choice: Choice; denied: string }> {
   let value: unknown;
   try {
     value = await answer;

@@ -4,8 +4,8 @@
  * Titles, annotations and `outputSchema` stay with the bridge and are not counted. Pure.
  */
 import type { Tool } from "@modelcontextprotocol/client";
-import { toolNameFor } from "./naming.ts";
-import { normalizeInputSchema } from "./schema.ts";
+import { toolNameFor } from "../translate/naming.ts";
+import { normalizeInputSchema } from "../translate/schema.ts";
 
 /** What the model is sent of one tool. */
 export interface ModelFacingTool {
@@ -15,7 +15,7 @@ export interface ModelFacingTool {
 }
 
 /** Characters per token in the estimates shown to users and in the bench. */
-export const CHARS_PER_TOKEN = 4;
+const CHARS_PER_TOKEN = 4;
 
 /** The characters one tool adds to a request. */
 export function definitionChars(tool: ModelFacingTool): number {
@@ -24,13 +24,6 @@ export function definitionChars(tool: ModelFacingTool): number {
 
 export function estimatedTokens(chars: number): number {
   return Math.ceil(chars / CHARS_PER_TOKEN);
-}
-
-/** The characters a set of tools adds to each request. */
-export function totalDefinitionChars(tools: Iterable<ModelFacingTool>): number {
-  let total = 0;
-  for (const tool of tools) total += definitionChars(tool);
-  return total;
 }
 
 /** The description the model gets for a tool: the server's, or a plain one when the server gave none. */

@@ -8,7 +8,7 @@ import { stemmer } from "stemmer";
  */
 
 /** Each group: words that mean the same in a request for a tool. A group's words may be phrases ("pull request"). */
-export const SYNONYM_GROUPS: readonly (readonly string[])[] = [
+const SYNONYM_GROUPS: readonly (readonly string[])[] = [
   // verbs
   ["create", "new"],
   ["update", "modify", "change", "edit", "set", "switch", "up to date"],
