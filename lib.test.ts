@@ -11,39 +11,55 @@ import {
   httpStatusOf,
   closedDuringProbe,
   probeInconclusive,
-} from "./src/common/errors.ts";
-import { redact } from "./src/common/redact.ts";
-import { clip, closestMatch, editDistance, formatBytes, quoteValue, shortHash } from "./src/common/text.ts";
-import { findReservedKey } from "./src/common/values.ts";
-import { configFlagFromArgv, isInfoOnlyInvocation } from "./src/config/argv.ts";
-import {
+  redact,
+  clip,
+  closestMatch,
+  editDistance,
+  formatBytes,
+  quoteValue,
+  shortHash,
+  findReservedKey,
+  configFlagFromArgv,
+  isInfoOnlyInvocation,
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_HEALTH_CHECK_INTERVAL_MS,
   DEFAULT_INIT_TIMEOUT_MS,
   DEFAULT_LOCAL_RETRY,
   DEFAULT_REMOTE_RETRY,
   DEFAULT_REQUEST_TIMEOUT_MS,
-} from "./src/config/defaults.ts";
-import { layerConfigs } from "./src/config/layers.ts";
-import { isToggleOnly, extractServerEntries, parseConfigText, MAX_NESTING } from "./src/config/parse.ts";
-import { protocolSetting } from "./src/config/protocol-setting.ts";
-import {
+  layerConfigs,
+  isToggleOnly,
+  extractServerEntries,
+  parseConfigText,
+  MAX_NESTING,
+  protocolSetting,
   configVarRefs,
   displayUrl,
   findVarRefs,
   resolveServerConfig,
   substituteVars,
-} from "./src/config/substitute.ts";
-import { type ConfigFileInput, type ConfigSource, type ServerConfig } from "./src/config/types.ts";
-import { checkUrl } from "./src/config/validate/endpoint.ts";
-import { validateServerEntry, validateServerEntry as validateEntry } from "./src/config/validate/entry.ts";
-import { commandArgument, serverNameProblem } from "./src/config/validate/name.ts";
-import { backoffDelay, backoffSchedule, gaveUpMessage, HealthTracker } from "./src/connection/health.ts";
-import { type ConnectionEvent, type ConnectionState, errorOf, inSchedule, stateDetail, statusOf, transition } from "./src/connection/connection-state.ts";
-import { cutDeepNesting } from "./src/connection/local/nesting-guard.ts";
-import { platformCommand } from "./src/connection/local/platform-command.ts";
-import { negotiationFor } from "./src/connection/protocol-negotiation.ts";
-import {
+  type ConfigFileInput,
+  type ConfigSource,
+  type ServerConfig,
+  checkUrl,
+  validateServerEntry,
+  validateServerEntry as validateEntry,
+  commandArgument,
+  serverNameProblem,
+  backoffDelay,
+  backoffSchedule,
+  gaveUpMessage,
+  HealthTracker,
+  type ConnectionEvent,
+  type ConnectionState,
+  errorOf,
+  inSchedule,
+  stateDetail,
+  statusOf,
+  transition,
+  cutDeepNesting,
+  platformCommand,
+  negotiationFor,
   formatServerList,
   formatStatusTable,
   statusSummary,
@@ -51,18 +67,17 @@ import {
   formatStartupSummary,
   projectRootWarning,
   type ServerRow,
-} from "./src/pi/status-format.ts";
-import {
   allocateToolName,
   MAX_TOOL_NAME_LENGTH,
   rawToolName,
   sanitizeToolName,
   serverLogFileName,
   toolNameFor,
-} from "./src/translate/naming.ts";
-import { base64Size, normalizeToolResult } from "./src/translate/output.ts";
-import { normalizeInputSchema } from "./src/translate/schema.ts";
-import { splitCommandLine } from "./src/config/add-server.ts";
+  base64Size,
+  normalizeToolResult,
+  normalizeInputSchema,
+  splitCommandLine,
+} from "./lib.ts";
 
 /** The SDK's error for an HTTP answer the transport could not use. */
 function httpError(status: number, message: string): SdkHttpError {

@@ -13,7 +13,7 @@ import { callToolAsTask, resumeToolTask, TaskInterruptedError, type TaskState, t
  * How long a task may run before the call gives up on it (and cancels it). A task is the server's way of saying the
  * work is long; pi's own abort (Escape) cancels it at any time.
  */
-export const TASK_DEADLINE_MS = 60 * 60_000;
+const TASK_DEADLINE_MS = 60 * 60_000;
 
 /** The client features a task's own questions are answered with (2026-07-28 tasks ask through `input_required`). */
 type Answers = Pick<ClientFeatures, "elicitation" | "sampling" | "roots">;

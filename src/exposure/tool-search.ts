@@ -30,7 +30,7 @@ export interface SharedTool {
 }
 
 /** An MCP tool pi has, as tool search reads it. */
-export interface ListedTool {
+interface ListedTool {
   /** The name the model sees. */
   name: string;
   server: string;

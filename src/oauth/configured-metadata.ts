@@ -12,7 +12,7 @@ import { BridgeError } from "../common/errors.ts";
 import { refuseEndpoints } from "./endpoint-policy.ts";
 
 /** Fetches and reads the document; an auth error saying what is wrong when it cannot be used. */
-export async function configuredDiscovery(server: string, metadataUrl: string, fetchFn: FetchLike = fetch): Promise<OAuthDiscoveryState> {
+async function configuredDiscovery(server: string, metadataUrl: string, fetchFn: FetchLike = fetch): Promise<OAuthDiscoveryState> {
   const fail = (why: string) => new BridgeError("auth", server, `MCP server '${server}': the authorization server metadata at \`authServerMetadataUrl\` ${why}.`);
   let response: Response;
   try {

@@ -26,12 +26,12 @@ const PRIVATE_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "oth"] as const;
 /** The algorithm asked for when the authorization server allows it: short proofs, fast signing, the SDK's default. */
 const PREFERRED_ALG: DpopAlg = "ES256";
 
-export function isDpopAlg(value: unknown): value is DpopAlg {
+function isDpopAlg(value: unknown): value is DpopAlg {
   return typeof value === "string" && (DPOP_SUPPORTED_ALGS as readonly string[]).includes(value);
 }
 
 /** The secret parts of a stored key, to keep out of every message. */
-export function dpopSecrets(key: StoredDpopKey): string[] {
+function dpopSecrets(key: StoredDpopKey): string[] {
   return PRIVATE_MEMBERS.map((member) => key.jwk[member]).filter((value): value is string => typeof value === "string");
 }
 
@@ -42,7 +42,7 @@ function advertisedAlgs(metadata: AuthorizationServerMetadata | undefined): stri
 }
 
 /** Why DPoP cannot be used although the config asks for it. */
-export class DpopUnavailableError extends Error {}
+class DpopUnavailableError extends Error {}
 
 /**
  * The algorithm to sign proofs with, or undefined for plain Bearer tokens. `setting` is `auth.dpop`: unset, DPoP is

@@ -32,7 +32,7 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 /** The problem with the first of `endpoints` (name → URL; absent ones skipped) that may not be used, if any. */
-export function endpointsProblem(endpoints: Record<string, string | URL | undefined>): string | undefined {
+function endpointsProblem(endpoints: Record<string, string | URL | undefined>): string | undefined {
   for (const [what, url] of Object.entries(endpoints)) {
     const problem = url === undefined ? undefined : endpointProblem(what, url);
     if (problem) return problem;

@@ -33,7 +33,7 @@ import { CLIENT_NAME, PersistedProvider, type PersistedOptions } from "./persist
 import { expiresWithin, toOAuthTokens } from "./storage.ts";
 
 /** A token this close to its expiry is fetched again before it is used: a new one costs one request, and no user. */
-export const MACHINE_REFRESH_MARGIN_MS = 60_000;
+const MACHINE_REFRESH_MARGIN_MS = 60_000;
 
 /** The grants a machine runs by itself, with no browser. */
 export function isMachineGrant(grant: GrantType | undefined): boolean {

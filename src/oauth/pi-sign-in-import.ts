@@ -14,7 +14,7 @@ import { findPiSignIn, planPiImport } from "./pi-sign-ins.ts";
 import type { AuthStore } from "./storage.ts";
 
 /** The file's name in pi's agent dir. */
-export const PI_AUTH_FILE_NAME = "mcp-auth.json";
+const PI_AUTH_FILE_NAME = "mcp-auth.json";
 
 export function piAuthFile(agentDir: string): string {
   return path.join(agentDir, PI_AUTH_FILE_NAME);

@@ -106,7 +106,7 @@ function signInOf(state: JsonObject, serverUrl: string): PiSignIn | string {
  * A short digest of a sign-in's tokens: tells a sign-in already taken over (or signed out of) from a new one pi made
  * since, without keeping the tokens themselves.
  */
-export function fingerprintOf(signIn: PiSignIn): string {
+function fingerprintOf(signIn: PiSignIn): string {
   return createHash("sha256").update(JSON.stringify([signIn.accessToken, signIn.refreshToken ?? ""])).digest("hex").slice(0, 32);
 }
 

@@ -25,7 +25,7 @@ import { redirectPlan } from "./redirect.ts";
 import { expiresWithin, toOAuthTokens } from "./storage.ts";
 
 /** An access token this close to its expiry is refreshed before it is used. */
-export const REFRESH_MARGIN_MS = 5 * 60_000;
+const REFRESH_MARGIN_MS = 5 * 60_000;
 
 /**
  * Brings the user to an authorization page. `callback` receives the redirect; a handler without a browser can let the

@@ -32,7 +32,7 @@ export interface ServerAuthOptions {
 }
 
 /** The part of a server's lifecycle report OAuth writes to. */
-export interface AuthReport {
+interface AuthReport {
   emit: EventSink;
   log(level: LogLevel, event: string, fields: Record<string, unknown>): void;
 }

@@ -24,7 +24,7 @@ import { shortHash } from "../common/text.ts";
 import { type StoredDpopKey, StoredDpopKeySchema } from "./dpop.ts";
 
 /** The directory name, inside pi's agent dir, that holds the OAuth files. */
-export const AUTH_DIR_NAME = "mcp-auth";
+const AUTH_DIR_NAME = "mcp-auth";
 
 /** `<agentDir>/mcp-auth`. */
 export function authDir(agentDir: string): string {

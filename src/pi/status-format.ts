@@ -36,7 +36,7 @@ export interface ServerRow {
  * The status marks: green up, yellow on the way, red down (or waiting for a sign-in), white not started, black off, a
  * lock for a project server the user has not trusted.
  */
-export const STATUS_MARK: Record<string, string> = {
+const STATUS_MARK: Record<string, string> = {
   connected: "🟢",
   connecting: "🟡",
   disconnected: "🔴",
@@ -48,7 +48,7 @@ export const STATUS_MARK: Record<string, string> = {
 };
 
 /** `45s`, `12m`, `3h 5m`: for people, not for parsing. */
-export function formatDuration(ms: number): string {
+function formatDuration(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));
   if (s < 60) return `${s}s`;
   const m = Math.floor(s / 60);
@@ -58,7 +58,7 @@ export function formatDuration(ms: number): string {
 }
 
 /** One line of a server's session metrics; undefined before anything happened. */
-export function formatMetrics(m: ServerMetrics): string | undefined {
+function formatMetrics(m: ServerMetrics): string | undefined {
   if (m.downtimeMs === 0 && m.reconnections === 0 && m.toolCalls === 0) return undefined;
   const parts = [`up ${formatDuration(m.uptimeMs)}`];
   if (m.downtimeMs > 0) parts.push(`down ${formatDuration(m.downtimeMs)}`);
@@ -76,7 +76,7 @@ function indent(text: string, prefix: string): string {
     .join("\n");
 }
 
-export function formatProblem(problem: ConfigProblem): string {
+function formatProblem(problem: ConfigProblem): string {
   const server = problem.server !== undefined ? `server '${problem.server}' in ` : "";
   return `${problem.level === "error" ? "error" : "warning"}: ${server}${describeSource(problem.source)}: ${problem.message}`;
 }
@@ -127,7 +127,7 @@ export function formatStartupSummary(rows: readonly ServerRow[], problems: reado
 }
 
 /** The one line about project servers held back until the user trusts them. */
-export function formatUntrusted(names: readonly string[]): string {
+function formatUntrusted(names: readonly string[]): string {
   const one = names.length === 1;
   return `not trusted, not started (project config): ${names.join(", ")}. /mcp list shows what ${one ? "it runs" : "they run"}; /mcp trust ${one ? names[0] : "[server…]"} starts ${one ? "it" : "them"}.`;
 }
@@ -188,7 +188,7 @@ export function statusSummary(rows: readonly ServerRow[]): { text: string; atten
 }
 
 /** The totals line: servers configured, connected, tools the model can use (a lazy server's cached ones included). */
-export function formatTotals(rows: readonly ServerRow[]): string {
+function formatTotals(rows: readonly ServerRow[]): string {
   const connected = rows.filter((r) => r.status === "connected");
   const tools = rows.reduce((n, r) => n + (r.status === "connected" || r.status === "not started" ? r.toolCount : 0), 0);
   return `${plural(rows.length, "server")} configured | ${connected.length} connected | ${tools} tools available`;

@@ -20,7 +20,7 @@ import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
  * A string id, so a late answer can never be taken for one of the SDK's own requests (it numbers them from 0); one
  * arriving after the SDK took the transport over is an answer to nothing, which a stdio session ignores.
  */
-export const START_PING_ID = "mcp-bridge-started";
+const START_PING_ID = "mcp-bridge-started";
 
 /** The server's process ended (or its output closed) before it answered anything. */
 export class ClosedBeforeAnswer extends Error {
