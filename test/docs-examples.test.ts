@@ -142,3 +142,14 @@ describe("links between the documents", () => {
     });
   }
 });
+
+describe("source paths the documents name", () => {
+  // Files move; a page that still names the old path sends a reader nowhere.
+  for (const doc of LINKED_DOCS.filter((d) => !d.startsWith("bench/results"))) {
+    test(`${doc}: every src/ path it names exists`, () => {
+      const text = readFileSync(path.join(REPO_ROOT, doc), "utf8");
+      const named = [...text.matchAll(/\b(src\/[\w./-]+\.(?:ts|sh|mjs))\b/g)].map((m) => m[1]!);
+      assert.deepEqual(named.filter((file) => !existsSync(path.join(REPO_ROOT, file))), []);
+    });
+  }
+});
