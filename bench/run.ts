@@ -12,6 +12,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { callsSection } from "./figures/calls.ts";
+import { cliStartSection } from "./figures/cli-start.ts";
 import { contextSection } from "./figures/context.ts";
 import type { FigureSection } from "./figures/figure.ts";
 import { installSection } from "./figures/install.ts";
@@ -21,7 +22,7 @@ import { formatTable, type Machine, reportOf, runSections } from "./report.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
-const SECTIONS: FigureSection[] = [callsSection, startupSection, memorySection, installSection, contextSection];
+const SECTIONS: FigureSection[] = [callsSection, cliStartSection, startupSection, memorySection, installSection, contextSection];
 
 function option(name: string): string | undefined {
   const args = process.argv.slice(2);
