@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: measures every section below, prints a table and writes the figures as JSON (README: Benchmarks).
  *
- *   npm run bench                          all sections, JSON to bench/results.json
+ *   npm run bench                          all sections, JSON to bench/results/<today's date>.json (kept in git)
  *   npm run bench -- --out /tmp/b.json     (or BENCH_OUT=/tmp/b.json) the JSON elsewhere
  *   npm run bench -- --only startup,install (or BENCH_ONLY=…) only the sections whose title contains one of the words
  *
@@ -45,7 +45,8 @@ function machine(): Machine {
   };
 }
 
-const out = path.resolve(option("out") ?? process.env.BENCH_OUT ?? path.join(ROOT, "bench", "results.json"));
+const dated = path.join(ROOT, "bench", "results", `${new Date().toISOString().slice(0, 10)}.json`);
+const out = path.resolve(option("out") ?? process.env.BENCH_OUT ?? dated);
 const only = (option("only") ?? process.env.BENCH_ONLY)?.split(",").map((w) => w.trim().toLowerCase()).filter(Boolean);
 const sections = only?.length ? SECTIONS.filter((s) => only.some((w) => s.title.toLowerCase().includes(w))) : SECTIONS;
 if (sections.length === 0) {

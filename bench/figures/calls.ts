@@ -222,6 +222,34 @@ async function measureTransport(kind: "stdio" | "http", bridge: Side, sdk: Side)
   ];
 }
 
+/**
+ * The bridge starts a local server as the leader of its own session (so that its whole process group can be ended);
+ * on Linux that also puts it in a scheduling group of its own (autogroup), which under load changes how soon it runs
+ * after a request is written. The same bare client with its server started by `setsid` shows how much of the
+ * difference is that, and how much is the bridge's code.
+ */
+async function sameLayoutFigure(bridge: Side): Promise<Figure[]> {
+  if (process.platform !== "linux") return [];
+  const sdk = await sdkSide(new StdioClientTransport({ command: "setsid", args: [process.execPath, STDIO_SERVER] })).catch(() => undefined);
+  if (!sdk) return [];
+  try {
+    for (let i = 0; i < WARMUP_CALLS; i++) await Promise.all([bridge.call(), sdk.call()]);
+    const calls = await interleavedRounds(bridge.call, sdk.call, CALLS, 1.1, (a, b) => a / b);
+    const ratios = calls.map((r) => r.ratio);
+    return [
+      {
+        id: "call.stdio.ratioOwnSession",
+        label: "Per-call latency over stdio, bridge / bare SDK whose server leads its own session too",
+        value: Number(median(ratios).toFixed(3)),
+        unit: "×",
+        detail: { bridgeMedianUs: µs(median(calls.map((r) => r.bridge))), sdkMedianUs: µs(median(calls.map((r) => r.sdk))), rounds: calls.length, ...summary("ratio", ratios) },
+      },
+    ];
+  } finally {
+    await sdk.close();
+  }
+}
+
 async function measureStdio(): Promise<Figure[]> {
   const bridge = await bridgeSide({ command: process.execPath, args: [STDIO_SERVER] });
   const sdk = await sdkSide(new StdioClientTransport({ command: process.execPath, args: [STDIO_SERVER] })).catch(async (error: unknown) => {
@@ -229,7 +257,7 @@ async function measureStdio(): Promise<Figure[]> {
     throw error;
   });
   try {
-    return await measureTransport("stdio", bridge, sdk);
+    return [...(await measureTransport("stdio", bridge, sdk)), ...(await sameLayoutFigure(bridge))];
   } finally {
     await Promise.all([bridge.close(), sdk.close()]);
   }
