@@ -56,7 +56,8 @@ async function importFirst(root: string, candidates: string[]): Promise<Record<s
   const found = candidates.find((file) => existsSync(path.join(root, file)));
   if (!found) throw new Error(`none of ${candidates.join(", ")} in ${root}`);
   // Compiled as pi compiles an extension (jiti), not as this script runs (tsx, which wraps every named function).
-  return await createJiti(import.meta.url, { moduleCache: false }).import<Record<string, unknown>>(path.join(root, found));
+  const jiti = createJiti(import.meta.url, { moduleCache: false });
+  return await jiti.import<Record<string, unknown>>(path.join(root, found));
 }
 
 /** A bridge of `root`'s version with one local server, and its `greet` tool as pi would call it. */
@@ -67,7 +68,8 @@ async function greetOf(root: string, dir: string): Promise<{ call: Call; shutdow
   const config = path.join(dir, "mcp.json");
   writeFileSync(config, JSON.stringify({ mcpServers: { s: { command: process.execPath, args: [SERVER] } } }));
   // Wired as pi's session wires it (a log file, a server log, an event sink, a turn's signal), as calls.ts does.
-  const { LogFile } = (await importFirst(root, ["src/common/log-file.ts"])) as { LogFile: new (file: string) => unknown };
+  type LogFileClass = new (file: string) => unknown;
+  const { LogFile } = (await importFirst(root, ["src/common/log-file.ts"])) as { LogFile: LogFileClass };
   mkdirSync(path.join(dir, "servers"), { recursive: true });
   const bridge = new McpBridge({
     events: () => {},
@@ -88,7 +90,8 @@ async function greetOf(root: string, dir: string): Promise<{ call: Call; shutdow
   let call: Call | undefined;
   new ToolRegistry(
     (def) => {
-      if (def.name === "mcp_s_greet") call = () => def.execute("bench", { name: "bench" }, turn.signal, () => {}, undefined);
+      if (def.name !== "mcp_s_greet") return;
+      call = () => def.execute("bench", { name: "bench" }, turn.signal, () => {}, undefined);
     },
     () => connection,
   ).registerServer(connection);

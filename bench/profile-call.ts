@@ -20,7 +20,11 @@ const entry = http ? { url: http.url } : { command: process.execPath, args: [SER
 const made: Side =
   side === "bridge"
     ? await bridgeSide(entry)
-    : await sdkSide(http ? new StreamableHTTPClientTransport(new URL(http.url)) : new StdioClientTransport({ command: process.execPath, args: [SERVER] }));
+    : await sdkSide(
+        http
+          ? new StreamableHTTPClientTransport(new URL(http.url))
+          : new StdioClientTransport({ command: process.execPath, args: [SERVER] }),
+      );
 for (let i = 0; i < 500; i++) await made.call();
 const inspector = new Session();
 inspector.connect();

@@ -22,7 +22,14 @@ import { formatTable, type Machine, reportOf, runSections } from "./report.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
-const SECTIONS: FigureSection[] = [callsSection, cliStartSection, startupSection, memorySection, installSection, contextSection];
+const SECTIONS: FigureSection[] = [
+  callsSection,
+  cliStartSection,
+  startupSection,
+  memorySection,
+  installSection,
+  contextSection,
+];
 
 function option(name: string): string | undefined {
   const args = process.argv.slice(2);

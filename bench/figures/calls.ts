@@ -14,8 +14,8 @@
  *   for the burst over the bridge's (calls per second, bridge over SDK).
  * Each figure is the median of its rounds, repeated until they settle (../stats.ts), their quartiles in `detail`.
  *
- * Counts: BENCH_CALLS calls per side per round (default 1000), BENCH_BURSTS runs of BENCH_CONCURRENT (1,000) per side per round
- * (default 10), BENCH_CALL_ROUNDS/BENCH_CALL_MAX_ROUNDS rounds (default 5 to 9).
+ * Counts: BENCH_CALLS calls per side per round (default 1000), BENCH_BURSTS runs of BENCH_CONCURRENT (1,000)
+ * per side per round (default 10), BENCH_CALL_ROUNDS/BENCH_CALL_MAX_ROUNDS rounds (default 5 to 9).
  */
 import { spawn } from "node:child_process";
 import { setMaxListeners } from "node:events";
@@ -230,7 +230,8 @@ async function measureTransport(kind: "stdio" | "http", bridge: Side, sdk: Side)
  */
 async function sameLayoutFigure(bridge: Side): Promise<Figure[]> {
   if (process.platform !== "linux") return [];
-  const sdk = await sdkSide(new StdioClientTransport({ command: "setsid", args: [process.execPath, STDIO_SERVER] })).catch(() => undefined);
+  const transport = new StdioClientTransport({ command: "setsid", args: [process.execPath, STDIO_SERVER] });
+  const sdk = await sdkSide(transport).catch(() => undefined);
   if (!sdk) return [];
   try {
     for (let i = 0; i < WARMUP_CALLS; i++) await Promise.all([bridge.call(), sdk.call()]);
@@ -242,7 +243,12 @@ async function sameLayoutFigure(bridge: Side): Promise<Figure[]> {
         label: "Per-call latency over stdio, bridge / bare SDK whose server leads its own session too",
         value: Number(median(ratios).toFixed(3)),
         unit: "×",
-        detail: { bridgeMedianUs: µs(median(calls.map((r) => r.bridge))), sdkMedianUs: µs(median(calls.map((r) => r.sdk))), rounds: calls.length, ...summary("ratio", ratios) },
+        detail: {
+          bridgeMedianUs: µs(median(calls.map((r) => r.bridge))),
+          sdkMedianUs: µs(median(calls.map((r) => r.sdk))),
+          rounds: calls.length,
+          ...summary("ratio", ratios),
+        },
       },
     ];
   } finally {

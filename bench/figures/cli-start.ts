@@ -34,7 +34,8 @@ async function runPi(dir: string, extension: { config: string } | undefined): Pr
   const model = ["-e", path.join(ROOT, "examples", "scripted-model.ts"), "--provider", "scripted", "--model", "demo"];
   const bridge = extension ? ["-e", ROOT, "--mcp-config", extension.config] : [];
   const args = ["--import", CPU_HOOK, PI_CLI, ...model, ...bridge, "--no-session", "--offline", "-p", "greet Ada"];
-  const env = { ...process.env, HOME: dir, PI_CODING_AGENT_DIR: path.join(dir, "agent"), PI_OFFLINE: "1", BENCH_CPU_FILE: cpuFile };
+  const agentDir = path.join(dir, "agent");
+  const env = { ...process.env, HOME: dir, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", BENCH_CPU_FILE: cpuFile };
   const started = performance.now();
   const child = spawn(process.execPath, args, { cwd: dir, env, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
@@ -56,6 +57,7 @@ interface Round {
 }
 
 async function measureConfig(dir: string, name: string, config: string, target: boolean): Promise<Figure[]> {
+  const which = name === "empty" ? "no servers" : "demo config (2 servers)";
   await runPi(dir, undefined);
   await runPi(dir, { config });
   const rounds = await repeatRounds<Round>(
@@ -82,15 +84,21 @@ async function measureConfig(dir: string, name: string, config: string, target: 
   return [
     {
       id: `cli.${name}.extraMs`,
-      label: `pi -p with the extension vs without, ${name === "empty" ? "no servers" : "demo config (2 servers)"}: added wall time`,
+      label: `pi -p with the extension vs without, ${which}: added wall time`,
       value: Math.round(median(wall)),
       unit: "ms",
       ...(target ? { target: { op: "<=", value: TARGET_MS } } : {}),
-      detail: { pairsPerRound: PAIRS, rounds: rounds.length, ...summary("wallMs", wall, 1), ...summary("cpuMs", cpu, 1), ...summary("ratio", rounds.map((r) => r.ratio)) },
+      detail: {
+        pairsPerRound: PAIRS,
+        rounds: rounds.length,
+        ...summary("wallMs", wall, 1),
+        ...summary("cpuMs", cpu, 1),
+        ...summary("ratio", rounds.map((r) => r.ratio)),
+      },
     },
     {
       id: `cli.${name}.extraCpuMs`,
-      label: `pi -p with the extension vs without, ${name === "empty" ? "no servers" : "demo config (2 servers)"}: added CPU time of pi's process`,
+      label: `pi -p with the extension vs without, ${which}: added CPU time of pi's process`,
       value: Math.round(median(cpu)),
       unit: "ms",
       detail: { rounds: rounds.length, ...summary("cpuMs", cpu, 1) },
