@@ -219,7 +219,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
 
   await bridge.start();
   // /mcp's code (the dashboard, its dialogs, config import and its TOML parser) loads when /mcp is first used.
-  registerLazyCommand(pi, "mcp", MCP_COMMAND_DESCRIPTION, async (pi) => (await import("./src/pi/command.ts")).registerMcpCommand({
+  const loadMcpCommand = async (pi: ExtensionAPI) => (await import("./src/pi/command.ts")).registerMcpCommand({
     pi,
     bridge,
     registry,
@@ -235,7 +235,8 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       return readLogTail(file, lines);
     },
     importLocations: () => ({ home: os.homedir(), projectRoot: bridge.projectRoot, platform: process.platform, env }),
-  }));
+  });
+  registerLazyCommand(pi, "mcp", MCP_COMMAND_DESCRIPTION, loadMcpCommand);
 
   const notices = new SessionNotices(pi, bridge, () => serverRows(bridge, registry, env, exposure));
   // Notices worth giving once, not at every start: a `timeout` read as seconds where that is not pi's own meaning.

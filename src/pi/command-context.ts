@@ -12,7 +12,8 @@ import type { ToolExposure } from "./tool-exposure.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
 
 /** /mcp in pi's command list (here, apart from the command's code, which loads on first use). */
-export const MCP_COMMAND_DESCRIPTION = "MCP servers: status, tools, add/remove/test/reconnect/enable/disable/import, sign in and out, trust";
+export const MCP_COMMAND_DESCRIPTION =
+  "MCP servers: status, tools, add/remove/test/reconnect/enable/disable/import, sign in and out, trust";
 
 export interface CommandDeps {
   pi: ExtensionAPI;

@@ -10,11 +10,17 @@ type CommandOptions = Parameters<ExtensionAPI["registerCommand"]>[1];
  * Registers `/name`; `load` imports the command's module and has it register the command on the `pi` it is given,
  * which hands that registration here (anything else it registers goes to pi).
  */
-export function registerLazyCommand(pi: ExtensionAPI, name: string, description: string, load: (pi: ExtensionAPI) => Promise<void>): void {
+export function registerLazyCommand(
+  pi: ExtensionAPI,
+  name: string,
+  description: string,
+  load: (pi: ExtensionAPI) => Promise<void>,
+): void {
   let loaded: Promise<CommandOptions> | undefined;
   const command = () =>
     (loaded ??= new Promise<CommandOptions>((resolve, reject) => {
-      const registerCommand = (registered: string, options: CommandOptions) => (registered === name ? resolve(options) : pi.registerCommand(registered, options));
+      const registerCommand = (registered: string, options: CommandOptions) =>
+        registered === name ? resolve(options) : pi.registerCommand(registered, options);
       load(Object.create(pi, { registerCommand: { value: registerCommand } }) as ExtensionAPI).then(
         () => reject(new Error(`The module behind /${name} did not register it`)),
         reject,
