@@ -18,10 +18,10 @@ import { TrustStore } from "./src/trust/trust-store.ts";
 import { interactiveSignIn } from "./src/oauth/sign-in.ts";
 import { piAuthFile } from "./src/oauth/pi-sign-in-import.ts";
 import { AuthStore, authDir } from "./src/oauth/storage.ts";
-import { registerMcpCommand } from "./src/pi/command.ts";
+import { MCP_COMMAND_DESCRIPTION } from "./src/pi/command-context.ts";
+import { registerLazyCommand } from "./src/pi/lazy-command.ts";
 import { PromptCommands } from "./src/pi/prompt-commands.ts";
 import { ResourceTools } from "./src/pi/resource-tools.ts";
-import { askTrust } from "./src/pi/command-trust.ts";
 import { elicitationFeatures } from "./src/pi/elicitation-dialog.ts";
 import { samplingHandler } from "./src/pi/sampling.ts";
 import { deferredToolsInactive, piDecidesProjectTrust, piMeansTimeoutInSeconds, piTrustsProject, unsetExposure } from "./src/pi/pi-line.ts";
@@ -219,7 +219,8 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   });
 
   await bridge.start();
-  registerMcpCommand({
+  // /mcp's code (the dashboard, its dialogs, config import and its TOML parser) loads when /mcp is first used.
+  const loadMcpCommand = async (pi: ExtensionAPI) => (await import("./src/pi/command.ts")).registerMcpCommand({
     pi,
     bridge,
     registry,
@@ -236,6 +237,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     },
     importLocations: () => ({ home: os.homedir(), projectRoot: bridge.projectRoot, platform: process.platform, env }),
   });
+  registerLazyCommand(pi, "mcp", MCP_COMMAND_DESCRIPTION, loadMcpCommand);
 
   const notices = new SessionNotices(pi, bridge, () => serverRows(bridge, registry, env, exposure));
   // Notices worth giving once, not at every start: a `timeout` read as seconds where that is not pi's own meaning.
@@ -271,7 +273,8 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     // own, and the startup notice follows the answer.
     const startupNotice = () => notices.sessionStarted(ctx, registry.warnings, once);
     if (ctx.hasUI && bridge.asksTrust && bridge.untrusted().length) {
-      void askTrust({ bridge, registry }, ctx)
+      void import("./src/pi/command-trust.ts")
+        .then(({ askTrust }) => askTrust({ bridge, registry }, ctx))
         .catch((error: unknown) => logger.log({ level: "warn", event: "trust.ask.failed", error: String(error) }))
         .then(startupNotice)
         // A context from a session that ended while the question was open.

@@ -15,7 +15,8 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
+import { createJiti } from "jiti";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SERVER = path.join(ROOT, "examples", "hello-server.mjs");
@@ -54,7 +55,9 @@ function median(values: number[]): number {
 async function importFirst(root: string, candidates: string[]): Promise<Record<string, unknown>> {
   const found = candidates.find((file) => existsSync(path.join(root, file)));
   if (!found) throw new Error(`none of ${candidates.join(", ")} in ${root}`);
-  return (await import(pathToFileURL(path.join(root, found)).href)) as Record<string, unknown>;
+  // Compiled as pi compiles an extension (jiti), not as this script runs (tsx, which wraps every named function).
+  const jiti = createJiti(import.meta.url, { moduleCache: false });
+  return await jiti.import<Record<string, unknown>>(path.join(root, found));
 }
 
 /** A bridge of `root`'s version with one local server, and its `greet` tool as pi would call it. */
@@ -64,7 +67,14 @@ async function greetOf(root: string, dir: string): Promise<{ call: Call; shutdow
   mkdirSync(dir, { recursive: true });
   const config = path.join(dir, "mcp.json");
   writeFileSync(config, JSON.stringify({ mcpServers: { s: { command: process.execPath, args: [SERVER] } } }));
+  // Wired as pi's session wires it (a log file, a server log, an event sink, a turn's signal), as calls.ts does.
+  type LogFileClass = new (file: string) => unknown;
+  const { LogFile } = (await importFirst(root, ["src/common/log-file.ts"])) as { LogFile: LogFileClass };
+  mkdirSync(path.join(dir, "servers"), { recursive: true });
   const bridge = new McpBridge({
+    events: () => {},
+    logger: new LogFile(path.join(dir, "mcp.log")),
+    serverLogFor: (server: string) => new LogFile(path.join(dir, "servers", `${server}.log`)),
     projectRoot: dir,
     agentDir: path.join(dir, "agent"),
     bundledPath: path.join(dir, "none.json"),
@@ -76,10 +86,12 @@ async function greetOf(root: string, dir: string): Promise<{ call: Call; shutdow
   await bridge.start();
   const connection = bridge.connection("s");
   if (connection?.status !== "connected") throw new Error(`${root}: the server did not connect: ${connection?.lastError}`);
+  const turn = new AbortController();
   let call: Call | undefined;
   new ToolRegistry(
     (def) => {
-      if (def.name === "mcp_s_greet") call = () => def.execute("bench", { name: "bench" }, undefined, undefined, undefined);
+      if (def.name !== "mcp_s_greet") return;
+      call = () => def.execute("bench", { name: "bench" }, turn.signal, () => {}, undefined);
     },
     () => connection,
   ).registerServer(connection);

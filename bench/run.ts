@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: measures every section below, prints a table and writes the figures as JSON (bench/README.md).
  *
- *   npm run bench                          all sections, JSON to bench/results.json
+ *   npm run bench                          all sections, JSON to bench/results/<today's date>.json (kept in git)
  *   npm run bench -- --out /tmp/b.json     (or BENCH_OUT=/tmp/b.json) the JSON elsewhere
  *   npm run bench -- --only startup,install (or BENCH_ONLY=…) only the sections whose title contains one of the words
  *
@@ -12,6 +12,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { callsSection } from "./figures/calls.ts";
+import { cliStartSection } from "./figures/cli-start.ts";
 import { contextSection } from "./figures/context.ts";
 import type { FigureSection } from "./figures/figure.ts";
 import { installSection } from "./figures/install.ts";
@@ -21,7 +22,14 @@ import { formatTable, type Machine, reportOf, runSections } from "./report.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
-const SECTIONS: FigureSection[] = [callsSection, startupSection, memorySection, installSection, contextSection];
+const SECTIONS: FigureSection[] = [
+  callsSection,
+  cliStartSection,
+  startupSection,
+  memorySection,
+  installSection,
+  contextSection,
+];
 
 function option(name: string): string | undefined {
   const args = process.argv.slice(2);
@@ -44,7 +52,8 @@ function machine(): Machine {
   };
 }
 
-const out = path.resolve(option("out") ?? process.env.BENCH_OUT ?? path.join(ROOT, "bench", "results.json"));
+const dated = path.join(ROOT, "bench", "results", `${new Date().toISOString().slice(0, 10)}.json`);
+const out = path.resolve(option("out") ?? process.env.BENCH_OUT ?? dated);
 const only = (option("only") ?? process.env.BENCH_ONLY)?.split(",").map((w) => w.trim().toLowerCase()).filter(Boolean);
 const sections = only?.length ? SECTIONS.filter((s) => only.some((w) => s.title.toLowerCase().includes(w))) : SECTIONS;
 if (sections.length === 0) {

@@ -218,7 +218,7 @@ describe("server names /mcp cannot address", () => {
       assert.match(await run.run("/mcp tools my\\ server"), /mcp_my_server_greet {2}· {2}mcp:my server\/greet {2}· /);
       const command = run.session.extensionRunner.getCommand("mcp")!;
       for (const typed of ["test my", 'test "my s', "test "]) {
-        const offered = (command.getArgumentCompletions?.(typed) ?? []) as Array<{ value: string }>;
+        const offered = ((await command.getArgumentCompletions?.(typed)) ?? []) as Array<{ value: string }>;
         assert.deepEqual(offered.map((o) => o.value), ['test "my server"'], typed);
       }
     } finally {

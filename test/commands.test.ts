@@ -74,11 +74,12 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
 
   const tools = () => session.getAllTools().map((t) => t.name);
 
-  test("argument completion offers subcommands, then server names", () => {
+  test("argument completion offers subcommands, then server names", async () => {
     const command = session.extensionRunner.getCommand("mcp")!;
-    const subs = (command.getArgumentCompletions?.("re") ?? []) as Array<{ value: string }>;
+    // The first completion loads the command's code (pi awaits a completion).
+    const subs = ((await command.getArgumentCompletions?.("re")) ?? []) as Array<{ value: string }>;
     assert.deepEqual(subs.map((s) => s.value).sort(), ["reconnect", "remove", "resources"]);
-    const servers = (command.getArgumentCompletions?.("test lo") ?? []) as Array<{ value: string }>;
+    const servers = ((await command.getArgumentCompletions?.("test lo")) ?? []) as Array<{ value: string }>;
     assert.deepEqual(servers.map((s) => s.value), ["test local"]);
   });
 

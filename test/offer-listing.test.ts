@@ -144,11 +144,11 @@ describe("/mcp prompts and /mcp resources through pi", { timeout: 180_000 }, () 
     agentDir.cleanup();
   });
 
-  test("completion offers both subcommands, then server names", () => {
+  test("completion offers both subcommands, then server names", async () => {
     const command = pi.session.extensionRunner.getCommand("mcp")!;
-    const subs = (command.getArgumentCompletions?.("pro") ?? []) as Array<{ value: string }>;
+    const subs = ((await command.getArgumentCompletions?.("pro")) ?? []) as Array<{ value: string }>;
     assert.deepEqual(subs.map((s) => s.value), ["prompts"]);
-    const servers = (command.getArgumentCompletions?.("resources ev") ?? []) as Array<{ value: string }>;
+    const servers = ((await command.getArgumentCompletions?.("resources ev")) ?? []) as Array<{ value: string }>;
     assert.deepEqual(servers.map((s) => s.value), ["resources everything"]);
   });
 

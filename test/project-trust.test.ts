@@ -129,7 +129,8 @@ describe("project trust (in-process pi, recording UI and print mode)", { timeout
     assert.equal(running("sleepy"), false, "the untrusted lazy server was not spawned to learn its tools");
     assert.deepEqual(mcpTools(current).filter((n) => !n.startsWith("mcp_mine_")), [], "no tool of an untrusted server is registered");
 
-    const completions = (current.session.extensionRunner.getCommand("mcp")?.getArgumentCompletions?.("trust ") ?? []) as Array<{ value: string }>;
+    const mcp = current.session.extensionRunner.getCommand("mcp");
+    const completions = ((await mcp?.getArgumentCompletions?.("trust ")) ?? []) as Array<{ value: string }>;
     assert.deepEqual(completions.map((c) => c.value), ["trust eager", "trust sleepy", "trust web"], "only project servers are offered");
 
     const listing = await command(current, "/mcp list", ui);

@@ -93,6 +93,10 @@ export class Redactor {
   /** The ones a tool result hides: those that are not plain values (see `result`). Longest first. */
   private resultSecrets: string[] = [];
 
+  // Made once: every tool result and log line is walked with one of them.
+  private readonly textFilter = (text: string) => this.text(text);
+  private readonly resultFilter = (text: string) => this.knownSecret(text);
+
   constructor(secrets: Iterable<string> = []) {
     this.add(secrets);
   }
@@ -118,7 +122,7 @@ export class Redactor {
 
   /** A copy of `value` (an event payload, log fields) with every string in it filtered by `text()`. */
   value<T>(value: T): T {
-    return this.walk(value, 0, (text) => this.text(text), false) as T;
+    return this.walk(value, 0, this.textFilter, false) as T;
   }
 
   /**
@@ -127,7 +131,7 @@ export class Redactor {
    * `password=`, or a path under `${HOME}`); binary fields are left alone.
    */
   result<T>(value: T): T {
-    return this.walk(value, 0, (text) => this.knownSecret(text), true) as T;
+    return this.walk(value, 0, this.resultFilter, true) as T;
   }
 
   private known(text: string): string {
@@ -158,11 +162,16 @@ export class Redactor {
     if (value instanceof Error) return filter(value.message);
     const proto: unknown = Object.getPrototypeOf(value);
     let out: Record<string, unknown> | undefined = proto === Object.prototype ? undefined : {};
-    const entries = Object.entries(value);
-    for (let i = 0; i < entries.length; i++) {
-      const [key, item] = entries[i]!;
+    const record = value as Record<string, unknown>;
+    const keys = Object.keys(record);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
+      const item = record[key];
       const walked = keepBinary && BINARY_KEYS.has(key) && typeof item === "string" ? item : this.walk(item, depth + 1, filter, keepBinary);
-      if (walked !== item && !out) out = Object.fromEntries(entries.slice(0, i));
+      if (walked !== item && !out) {
+        out = {};
+        for (let j = 0; j < i; j++) out[keys[j]!] = record[keys[j]!];
+      }
       if (out) out[key] = walked;
     }
     return out ?? value;

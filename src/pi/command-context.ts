@@ -11,6 +11,10 @@ import type { PromptFetch } from "./offer-listing.ts";
 import type { ToolExposure } from "../exposure/tool-exposure.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
 
+/** /mcp in pi's command list (here, apart from the command's code, which loads on first use). */
+export const MCP_COMMAND_DESCRIPTION =
+  "MCP servers: status, tools, add/remove/test/reconnect/enable/disable/import, sign in and out, trust";
+
 export interface CommandDeps {
   pi: ExtensionAPI;
   bridge: McpBridge;

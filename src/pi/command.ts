@@ -6,7 +6,7 @@ import type { ExtensionCommandContext, ExtensionContext } from "@mariozechner/pi
 import type { McpBridge } from "../bridge/mcp-bridge.ts";
 import { addServer, importServers, removeServer, setEnabled } from "./command-config.ts";
 import { trustCommand, untrustCommand } from "./command-trust.ts";
-import { type CommandDeps, show } from "./command-context.ts";
+import { type CommandDeps, MCP_COMMAND_DESCRIPTION, show } from "./command-context.ts";
 import { McpDashboard } from "./dashboard.ts";
 import { BridgeError, errorMessage } from "../common/errors.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
@@ -244,7 +244,7 @@ const SUBCOMMANDS: readonly Subcommand[] = [
 export function registerMcpCommand(deps: CommandDeps): void {
   const { pi, bridge } = deps;
   pi.registerCommand("mcp", {
-    description: `MCP servers: status, ${SUBCOMMANDS.map((s) => s.name).join(", ")}`,
+    description: MCP_COMMAND_DESCRIPTION,
     getArgumentCompletions: (prefix) => {
       // Quotes group words, as in the handler: `test "my server"`. A trailing space starts the next word.
       const words = splitCommandLine(prefix);

@@ -46,6 +46,14 @@ function progressText(progress: Progress): string {
   return progress.message ? `progress ${amount}: ${progress.message}` : `progress ${amount}`;
 }
 
+/**
+ * Whether `text` is surely under both caps without counting: at most 3 UTF-8 bytes per UTF-16 unit, and no more
+ * lines than characters. Most tool results are, and are passed on without the line count.
+ */
+function surelyUncapped(text: string): boolean {
+  return text.length * 3 <= DEFAULT_MAX_BYTES && text.length < DEFAULT_MAX_LINES;
+}
+
 /** Caps text the way pi's own tools do; the whole text goes to a temp file the model is told about. */
 export async function capText(text: string, server: string, tool: string): Promise<{ text: string; truncated?: ToolDetails["truncated"] }> {
   const result = truncateHead(text, { maxBytes: DEFAULT_MAX_BYTES, maxLines: DEFAULT_MAX_LINES });
@@ -125,7 +133,7 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
           content.push(part);
           continue;
         }
-        const capped = await capText(part.text, server, originalName);
+        const capped = surelyUncapped(part.text) ? { text: part.text } : await capText(part.text, server, originalName);
         if (capped.truncated) details.truncated = capped.truncated;
         content.push({ type: "text", text: capped.text });
       }

@@ -19,18 +19,23 @@ export function cutDeepNesting<T>(value: T, maxDepth = MAX_MESSAGE_DEPTH): T {
 function cut(value: unknown, depthLeft: number): unknown {
   if (value === null || typeof value !== "object") return value;
   if (depthLeft <= 0) return {};
+  // Every message passes here: plain loops, so a message with nothing to cut allocates nothing.
   if (Array.isArray(value)) {
     let copy: unknown[] | undefined;
-    value.forEach((item, i) => {
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
       const next = cut(item, depthLeft - 1);
       if (next !== item) (copy ??= [...value])[i] = next;
-    });
+    }
     return copy ?? value;
   }
   let copy: Record<string, unknown> | undefined;
-  for (const [key, item] of Object.entries(value)) {
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
+    const item = record[key];
     const next = cut(item, depthLeft - 1);
-    if (next !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = next;
+    if (next !== item) (copy ??= { ...record })[key] = next;
   }
   return copy ?? value;
 }

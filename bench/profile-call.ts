@@ -1,0 +1,40 @@
+/**
+ * Where a tool call's time goes: N calls one after another through the bridge's path (as ./figures/calls.ts makes
+ * it) or through a bare SDK v2 client, profiled after set-up and warm-up (as `node --cpu-prof` would, without the
+ * loading), the profile written to PROFILE (default /tmp/<side>-<kind>.cpuprofile), with the CPU time a call took.
+ *
+ * Run: node --import tsx bench/profile-call.ts bridge|sdk [stdio|http] [calls]
+ */
+import { writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { bridgeSide, httpServer, type Side, sdkSide } from "./figures/calls.ts";
+
+const SERVER = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "examples", "hello-server.mjs");
+const [side = "bridge", kind = "stdio", count = "20000"] = process.argv.slice(2);
+const http = kind === "http" ? await httpServer() : undefined;
+const entry = http ? { url: http.url } : { command: process.execPath, args: [SERVER] };
+const made: Side =
+  side === "bridge"
+    ? await bridgeSide(entry)
+    : await sdkSide(
+        http
+          ? new StreamableHTTPClientTransport(new URL(http.url))
+          : new StdioClientTransport({ command: process.execPath, args: [SERVER] }),
+      );
+for (let i = 0; i < 500; i++) await made.call();
+const inspector = new Session();
+inspector.connect();
+await inspector.post("Profiler.enable");
+await inspector.post("Profiler.start");
+const cpu = process.cpuUsage();
+for (let i = 0; i < Number(count); i++) await made.call();
+const used = process.cpuUsage(cpu);
+const { profile } = await inspector.post("Profiler.stop");
+writeFileSync(process.env.PROFILE ?? `/tmp/${side}-${kind}.cpuprofile`, JSON.stringify(profile));
+console.log(`${side} ${kind}: ${((used.user + used.system) / Number(count)).toFixed(0)} µs of CPU a call`);
+await made.close();
+http?.close();

@@ -1,0 +1,34 @@
+/**
+ * A command registered at once, under its name and description, whose code loads on its first use (a completion or
+ * a run): pi's start does not pay for the modules behind a command that most sessions never run.
+ */
+import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+
+type CommandOptions = Parameters<ExtensionAPI["registerCommand"]>[1];
+
+/**
+ * Registers `/name`; `load` imports the command's module and has it register the command on the `pi` it is given,
+ * which hands that registration here (anything else it registers goes to pi).
+ */
+export function registerLazyCommand(
+  pi: ExtensionAPI,
+  name: string,
+  description: string,
+  load: (pi: ExtensionAPI) => Promise<void>,
+): void {
+  let loaded: Promise<CommandOptions> | undefined;
+  const command = () =>
+    (loaded ??= new Promise<CommandOptions>((resolve, reject) => {
+      const registerCommand = (registered: string, options: CommandOptions) =>
+        registered === name ? resolve(options) : pi.registerCommand(registered, options);
+      load(Object.create(pi, { registerCommand: { value: registerCommand } }) as ExtensionAPI).then(
+        () => reject(new Error(`The module behind /${name} did not register it`)),
+        reject,
+      );
+    }));
+  pi.registerCommand(name, {
+    description,
+    getArgumentCompletions: async (prefix) => (await command()).getArgumentCompletions?.(prefix) ?? null,
+    handler: async (args, ctx) => (await command()).handler(args, ctx),
+  });
+}
