@@ -49,7 +49,10 @@ if (files.length === 0) {
   console.error("pi 1.x tests: no test file imports ./pi-harness.ts or ./pi-line.ts; nothing would run.");
   process.exit(1);
 }
-const status = run(node, ["--import", "tsx", "--import", "./test/pi1x/aliases.mjs", "--test", "--test-reporter=spec", ...files], {
+// Three files at once, as `npm test`'s first pass: on 2 cores the tests keep about one busy alone, as they wait on
+// the processes and servers they start; each file has its own temp dirs, HOME and ports.
+const runner = ["--test", "--test-concurrency=3", "--test-reporter=spec"];
+const status = run(node, ["--import", "tsx", "--import", "./test/pi1x/aliases.mjs", ...runner, ...files], {
   cwd: root,
   env: { ...process.env, MCP_BRIDGE_TEST_PI: "1.x" },
 });
