@@ -144,6 +144,9 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     const failed = await run("/mcp test web");
     assert.match(failed, /MCP server 'web' failed the test \[transport\]: .*(ECONNREFUSED|connection refused)/);
     remote = await startStreamableHttp({ port: remote.port });
+    // The live connection dropped with the server: the next tests start from all three connected again.
+    const webConnected = async () => /^ {2}web +🟢/m.test(await run("/mcp list"));
+    await waitFor(webConnected, "'web' to reconnect to its restarted server", 60_000, 250);
   });
 
   test("/mcp reconnect starts a server afresh", async () => {

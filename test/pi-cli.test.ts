@@ -1,36 +1,25 @@
 /**
- * The real `pi` command line with the extension: the README's demo command (`npm run demo`), `/mcp prompts` in print
- * mode, and no orphaned server after SIGTERM.
+ * The real `pi` command line with the extension: the README's demo command (`npm run demo`), print mode's wait for servers, `/mcp
+ * prompts`, `/mcp test`, `/mcp auth` and `--help`. Projects are in ./pi-cli-projects.test.ts, rpc mode in ./pi-rpc.test.ts.
  */
 import assert from "node:assert/strict";
-import { execSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { startOAuthServer } from "./fixtures/oauth-server.ts";
-import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, trustProjectServers, waitFor } from "./helpers.ts";
+import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { PI_LINE } from "./pi-line.ts";
-import { piCliEnv, runPiCli } from "./pi-print.ts";
+import { piCliIn } from "./pi-print.ts";
 import { PI_CLI } from "./tmux.ts";
 
 const home = tempDir("mcp-bridge-home-");
+const { run: runPi, env: piEnv } = piCliIn(home.dir);
 
-// A generous startup budget: on a loaded machine the fixture servers can take longer than the default to start, and
-// these tests read what was connected at startup. The budget has its own test.
-const GENEROUS_BUDGET = { PI_MCP_STARTUP_BUDGET_MS: "60000" };
-
-function piEnv(): NodeJS.ProcessEnv {
-  return piCliEnv(home.dir, GENEROUS_BUDGET);
-}
-
-function runPi(args: string[], timeoutMs = 60_000, cwd = REPO_ROOT, env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; output: string }> {
-  return runPiCli(args, { home: home.dir, cwd, env: { ...GENEROUS_BUDGET, ...env }, timeoutMs });
-}
-
-describe("pi command line", { timeout: 120_000 }, () => {
+describe("pi command line", { timeout: 300_000 }, () => {
   after(() => home.cleanup());
 
   test("the README demo: `pi -e . --mcp-config examples/demo.json -p /mcp` shows both servers and their tools", async () => {
@@ -209,136 +198,6 @@ describe("pi command line", { timeout: 120_000 }, () => {
       assert.deepEqual(readLog(log), []);
     } finally {
       tmp.cleanup();
-    }
-  });
-
-  test("`pi install <path>` and a project .pi/mcp.json: the tools are there with no build step", async () => {
-    const project = tempDir("mcp-bridge-installed-");
-    try {
-      const install = await runPi(["install", REPO_ROOT]);
-      assert.equal(install.code, 0, install.output);
-      mkdirSync(path.join(project.dir, ".pi"));
-      writeFileSync(
-        path.join(project.dir, ".pi", "mcp.json"),
-        JSON.stringify({ mcpServers: { hello: { command: "node", args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")] } } }),
-      );
-      await trustProjectServers(project.dir, path.join(home.dir, "agent"));
-      const { code, output } = await runPi(["-p", "/mcp"], 60_000, project.dir);
-      assert.equal(code, 0, output);
-      assert.match(output, /hello {2}connected {2}stdio {2}MCP 2025-11-25 {2}2 tools {2}about \d+ tokens per request {2}\(project\)/);
-    } finally {
-      await runPi(["remove", REPO_ROOT]);
-      project.cleanup();
-    }
-  });
-
-  test("print mode in a project nobody has trusted: no server starts and one notice names /mcp trust; `/mcp trust` then starts it", async () => {
-    const project = tempDir("mcp-bridge-untrusted-");
-    const log = path.join(project.dir, "events.jsonl");
-    try {
-      mkdirSync(path.join(project.dir, ".pi"));
-      const entry = { ...fixtureEntry(), env: { FIXTURE_LOG: log } };
-      writeFileSync(path.join(project.dir, ".pi", "mcp.json"), JSON.stringify({ mcpServers: { local: entry, later: { ...entry, lazy: true } } }));
-      const listed = await runPi(["-e", REPO_ROOT, "-p", "/mcp list"], 60_000, project.dir);
-      assert.equal(listed.code, 0, listed.output);
-      assert.equal(listed.output.match(/\/mcp trust \[server…\] starts them/g)?.length, 1, listed.output);
-      assert.match(listed.output, /not trusted, not started \(project config\): local, later\./);
-      assert.match(listed.output, /local +🔒/);
-      assert.deepEqual(readLog(log), [], "no server process was started, lazy or not");
-
-      const trusted = await runPi(["-e", REPO_ROOT, "-p", "/mcp trust local"], 60_000, project.dir);
-      assert.equal(trusted.code, 0, trusted.output);
-      assert.match(trusted.output, /local: trusted, connected, \d+ tools/);
-      assert.deepEqual(readLog(log).map((e) => e.event).filter((e) => e === "start"), ["start"], "only the trusted server started");
-    } finally {
-      project.cleanup();
-    }
-  });
-
-  /** Starts `pi --mode rpc` on a config with two servers that each start a child process (one behind a shell wrapper). */
-  function startRpcPi(extraServers: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = {}) {
-    const tmp = tempDir();
-    const log = path.join(tmp.dir, "events.jsonl");
-    const direct = fixtureEntry("grandchild");
-    const quoted = [direct.command, ...direct.args].map((a) => `'${a}'`).join(" ");
-    const config = path.join(tmp.dir, "mcp.json");
-    writeFileSync(
-      config,
-      JSON.stringify({
-        mcpServers: {
-          direct: { ...direct, env: { FIXTURE_LOG: log } },
-          // `; exit $?` keeps the shell alive as the server's parent, as npx stays the parent of a package's server.
-          wrapped: { command: "sh", args: ["-c", `${quoted}; exit $?`], env: { FIXTURE_LOG: log } },
-          ...extraServers,
-        },
-      }),
-    );
-    const pi = spawn(process.execPath, [PI_CLI, "--mode", "rpc", "-e", REPO_ROOT, "--mcp-config", config], {
-      cwd: tmp.dir,
-      env: { ...piEnv(), ...env },
-      stdio: ["pipe", "pipe", "ignore"],
-    });
-    let stdout = "";
-    pi.stdout.on("data", (d) => (stdout += d));
-    const exited = new Promise<void>((resolve) => pi.once("exit", () => resolve()));
-    const pids = () => readLog(log).flatMap((e) => (e.event === "start" ? [e.pid] : e.event === "grandchild" ? [e.childPid as number] : []));
-    return { tmp, log, pi, exited, pids, stdout: () => stdout };
-  }
-
-  async function expectAllGone(pids: number[]): Promise<void> {
-    await waitFor(() => pids.every((pid) => !isAlive(pid)), "every server process to be gone", 10_000).catch((error) => {
-      console.error(execSync(`ps -o pid,ppid,stat,args -p ${pids.join(",")}`).toString());
-      throw error;
-    });
-  }
-
-  test("SIGTERM to a running pi ends every server process, including what a wrapper and a server started", async () => {
-    const run = startRpcPi();
-    try {
-      // Ready: pi answers RPC commands only after startup, with its own signal handlers in place.
-      run.pi.stdin.write(`${JSON.stringify({ id: "1", type: "get_state" })}\n`);
-      await waitFor(() => run.stdout().includes('"id":"1"'), "pi to answer over RPC", 60_000);
-      const pids = run.pids();
-      assert.equal(pids.length, 4);
-      for (const pid of pids) assert.ok(isAlive(pid), `${pid} runs before SIGTERM`);
-      run.pi.kill("SIGTERM");
-      await run.exited;
-      await expectAllGone(pids);
-    } finally {
-      if (run.pi.exitCode === null) run.pi.kill("SIGKILL");
-      run.tmp.cleanup();
-    }
-  });
-
-  test("SIGTERM while servers are still connecting ends them too", async () => {
-    const run = startRpcPi({ mute: { ...fixtureEntry("never-init"), timeout: 60_000 } });
-    try {
-      // Both grandchild servers are up, the mute one holds pi's startup: pi's own handlers are not installed yet.
-      await waitFor(() => readLog(run.log).filter((e) => e.event === "grandchild").length === 2, "the servers to start", 60_000);
-      assert.equal(run.stdout(), "", "pi is still starting");
-      const pids = run.pids();
-      run.pi.kill("SIGTERM");
-      await run.exited;
-      assert.equal(run.pi.signalCode, "SIGTERM", "pi still ends by the signal");
-      await expectAllGone(pids);
-    } finally {
-      if (run.pi.exitCode === null) run.pi.kill("SIGKILL");
-      run.tmp.cleanup();
-    }
-  });
-
-  test("a server that connects after the startup budget is announced when it is ready, and the footer counts it", async () => {
-    const slow = { command: process.execPath, args: [path.join(REPO_ROOT, "bench", "slow-start-server.mjs")], env: { START_DELAY_MS: "4000" } };
-    const run = startRpcPi({ slow }, { PI_MCP_STARTUP_BUDGET_MS: "1000" });
-    try {
-      await waitFor(() => run.stdout().includes("still connecting; its tools appear when it is ready"), "the startup notice", 60_000);
-      await waitFor(() => run.stdout().includes("MCP server 'slow' is ready: 1 tool"), "the notice that it is ready", 60_000);
-      await waitFor(() => run.stdout().includes('"statusText":"MCP 3/3"'), "the footer to count it", 10_000);
-      run.pi.kill("SIGTERM");
-      await run.exited;
-    } finally {
-      if (run.pi.exitCode === null) run.pi.kill("SIGKILL");
-      run.tmp.cleanup();
     }
   });
 });

@@ -37,3 +37,18 @@ export function runPiCli(args: string[], run: PiCliRun): Promise<{ code: number 
     });
   });
 }
+
+/**
+ * A startup budget long enough for a loaded machine: tests that read what connected at startup need the servers
+ * connected by then. The budget has its own tests.
+ */
+export const GENEROUS_BUDGET = { PI_MCP_STARTUP_BUDGET_MS: "60000" };
+
+/** pi's environment and `runPiCli` for one test file's `home`, with GENEROUS_BUDGET unless `env` says otherwise. */
+export function piCliIn(home: string) {
+  return {
+    env: (): NodeJS.ProcessEnv => piCliEnv(home, GENEROUS_BUDGET),
+    run: (args: string[], timeoutMs = 60_000, cwd = REPO_ROOT, env: NodeJS.ProcessEnv = {}) =>
+      runPiCli(args, { home, cwd, env: { ...GENEROUS_BUDGET, ...env }, timeoutMs }),
+  };
+}

@@ -9,6 +9,7 @@ import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, test } from "node:test";
 import type { Root } from "@modelcontextprotocol/sdk/types.js";
+import type { LogRecord } from "../src/common/log-file.ts";
 import { McpBridge } from "../src/bridge/mcp-bridge.ts";
 import { clientCapabilities, directoryRoot } from "../src/connection/mcp-client.ts";
 import { connectionFor, EVERYTHING_SERVER, fixtureEntry, readLog, runTool, tempDir, toolsOf, waitFor } from "./helpers.ts";
@@ -77,9 +78,27 @@ describe("roots", { timeout: 120_000 }, () => {
   });
 
   test("a server with no live session is not told (and nothing throws)", async () => {
-    const connection = connectionFor("fixture", fixtureEntry());
-    await connection.rootsChanged();
-    await connection.close();
+    const tmp = tempDir("mcp-bridge-roots-");
+    const log = path.join(tmp.dir, "events.jsonl");
+    const records: LogRecord[] = [];
+    const logger = { log: (r: LogRecord) => records.push(r) };
+    const connection = connectionFor("fixture", { ...fixtureEntry(), env: { FIXTURE_LOG: log } }, { logger });
+    const heard = () => readLog(log).map((e) => e.event);
+    try {
+      // Not started yet: the change starts no process to tell it.
+      await connection.rootsChanged();
+      assert.deepEqual(heard(), []);
+      await connection.connect();
+      await connection.close();
+      // Its session closed: the change reaches no process, and none is started again.
+      await connection.rootsChanged();
+      assert.deepEqual(heard(), ["start"]);
+      const failed = records.filter((r) => r.event === "roots.notify.failed");
+      assert.deepEqual(failed, [], "no attempt to tell a closed session");
+    } finally {
+      await connection.close();
+      tmp.cleanup();
+    }
   });
 
   test("server-everything lists get-roots-list, and it returns the project root", async () => {

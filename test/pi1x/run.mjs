@@ -4,7 +4,9 @@
  * lockfile (see ../../scripts/node22.mjs), then runs every test file that starts pi (those importing
  * ../pi-harness.ts, or ../pi-line.ts to say which pi they run) on that Node, with the tests' `@mariozechner/*`
  * imports mapped to pi 1.x's packages (./aliases.mjs). Arguments, if any, replace the list of test files.
+ * Without a Node that can run pi 1.x it skips, saying why; in CI (`CI` set) it fails instead.
  */
+import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,14 +22,37 @@ function endToEndTests() {
     .map((name) => path.join("test", name));
 }
 
+/**
+ * Why `node` cannot run pi 1.x (missing, not runnable, or older than 22.19), or undefined when it can.
+ * `MCP_BRIDGE_PI1X_NODE` names the Node to use instead of the one found.
+ */
+function unusable(node) {
+  if (!node) return `they need Node >= 22.19, and none is installed for ${process.platform}-${process.arch}`;
+  const probe = spawnSync(node, ["-p", "process.versions.node"], { encoding: "utf8" });
+  if (probe.error || probe.status !== 0) return `${node} does not run (${probe.error?.message ?? `exit ${probe.status}`})`;
+  const [major, minor] = probe.stdout.trim().split(".").map(Number);
+  return major > 22 || (major === 22 && minor >= 19) ? undefined : `${node} is Node ${probe.stdout.trim()}; they need >= 22.19`;
+}
+
 ensureInstalled(here, "pi 1.x and Node 22");
-const node = node22();
-if (!node) {
-  console.log(`pi 1.x tests skipped: they need Node >= 22.19, and none is installed for ${process.platform}-${process.arch}. Run them with Node 22: node test/pi1x/run.mjs`);
-  process.exit(0);
+const node = process.env.MCP_BRIDGE_PI1X_NODE || node22();
+const why = unusable(node);
+if (why) {
+  // In CI (`CI` set, as CI services and .ci/run do) a pass that cannot run fails the run; a skip there would go unseen.
+  const ci = !/^(|0|false)$/i.test(process.env.CI ?? "");
+  if (ci) console.error(`pi 1.x tests cannot run: ${why}. CI is set, so this fails the run.`);
+  else console.log(`pi 1.x tests skipped: ${why}. Run them with Node 22: node test/pi1x/run.mjs`);
+  process.exit(ci ? 1 : 0);
 }
 const files = process.argv.length > 2 ? process.argv.slice(2) : endToEndTests();
-const status = run(node, ["--import", "tsx", "--import", "./test/pi1x/aliases.mjs", "--test", "--test-reporter=spec", ...files], {
+if (files.length === 0) {
+  console.error("pi 1.x tests: no test file imports ./pi-harness.ts or ./pi-line.ts; nothing would run.");
+  process.exit(1);
+}
+// Three files at once, as `npm test`'s first pass: on 2 cores the tests keep about one busy alone, as they wait on
+// the processes and servers they start; each file has its own temp dirs, HOME and ports.
+const runner = ["--test", "--test-concurrency=3", "--test-reporter=spec"];
+const status = run(node, ["--import", "tsx", "--import", "./test/pi1x/aliases.mjs", ...runner, ...files], {
   cwd: root,
   env: { ...process.env, MCP_BRIDGE_TEST_PI: "1.x" },
 });
