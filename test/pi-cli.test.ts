@@ -1,6 +1,7 @@
 /**
- * The real `pi` command line with the extension: the README's demo command (`npm run demo`), print mode's wait for servers, `/mcp
- * prompts`, `/mcp test`, `/mcp auth` and `--help`. Projects are in ./pi-cli-projects.test.ts, rpc mode in ./pi-rpc.test.ts.
+ * The real `pi` command line with the extension: the README's demo command (`npm run demo`), print mode's wait for
+ * servers, `/mcp prompts`, `/mcp test`, `/mcp auth` and `--help`. Projects are in ./pi-cli-projects.test.ts, rpc mode
+ * in ./pi-rpc.test.ts.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
