@@ -130,7 +130,8 @@ try {
   const mine = await greetOf(ROOT, path.join(work, "mine"));
   const theirs = await greetOf(other, path.join(work, "theirs"));
   for (let i = 0; i < WARMUP; i++) await Promise.all([mine.call(), theirs.call()]).then(() => undefined);
-  console.log(`call path: this tree vs ${revision}, ${CALLS} interleaved pairs of stdio tool calls${CONCURRENT > 1 ? ` (bursts of ${CONCURRENT})` : ""} a round`);
+  const calls = CONCURRENT > 1 ? `stdio tool calls (bursts of ${CONCURRENT})` : "stdio tool calls";
+  console.log(`call path: this tree vs ${revision}, ${CALLS} interleaved pairs of ${calls} a round`);
   const roundRatios: number[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     const a: number[] = [];

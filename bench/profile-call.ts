@@ -29,7 +29,9 @@ const made: Side =
       );
 const width = Math.max(1, Number(concurrent));
 const run = async (calls: number) => {
-  for (let i = 0; i < calls; i += width) await Promise.all(Array.from({ length: Math.min(width, calls - i) }, () => made.call()));
+  for (let i = 0; i < calls; i += width) {
+    await Promise.all(Array.from({ length: Math.min(width, calls - i) }, () => made.call()));
+  }
 };
 await run(width === 1 ? 500 : 5 * width);
 const inspector = new Session();

@@ -351,7 +351,10 @@ export class LiveSession {
   async request<T>(run: Run<T>, options: RequestOptions): Promise<T> {
     const pool = this.held?.pool;
     const client = this.client;
-    const result = await (pool ? inRequestScope(pool, (cut) => run(client, this.sdkOptions(options, cut))) : run(client, this.sdkOptions(options)));
+    const sent = pool
+      ? inRequestScope(pool, (cut) => run(client, this.sdkOptions(options, cut)))
+      : run(client, this.sdkOptions(options));
+    const result = await sent;
     this.options.events.heard();
     return result;
   }

@@ -312,7 +312,7 @@ export class ServerConnection {
    * the user has been on the web page it asked for (URL elicitation, -32042). Other failures are thrown at once.
    */
   withSession<T>(what: string, run: Run<T>, options: CallOptions = {}): Promise<T> {
-    return redactedRequest(this.redactor, this.config.requestTimeout, options, (request) => this.firstTry(what, run, request));
+    return redactedRequest(this.redactor, this.config.requestTimeout, options, (r) => this.firstTry(what, run, r));
   }
 
   /** On a live session (the usual case) a request waits for nothing and makes nothing for the retry it may need. */
@@ -326,8 +326,8 @@ export class ServerConnection {
     }
   }
 
-  private async retry<T>(what: string, run: Run<T>, request: RequestOptions, session: LiveSession, error: unknown): Promise<T> {
-    const { signal } = request;
+  private async retry<T>(what: string, run: Run<T>, sent: RequestOptions, on: LiveSession, error: unknown): Promise<T> {
+    const { signal } = sent;
     const ctx = () => this.opener.errorContext();
     // The connection was lost under `session` (else the error is thrown as the request's): let it go, say how.
     const lost = (session: LiveSession, error: unknown) => {
@@ -337,7 +337,7 @@ export class ServerConnection {
     };
     // Once more: a second failure is final.
     const again = (session: LiveSession) =>
-      session.request(run, request).catch((error: unknown) => {
+      session.request(run, sent).catch((error: unknown) => {
         throw lostAgainError(ctx(), what, lost(session, error), error);
       });
     const elicited = error instanceof UrlElicitationRequiredError && !signal?.aborted;
@@ -345,9 +345,9 @@ export class ServerConnection {
     if (this.auth.canSignInAfter(error, signal)) {
       // The tokens stopped working and refreshing them did not help: sign in again (if someone can), then retry.
       await this.auth.completeSignIn(signal);
-      return (this.live ?? (await this.ready(what, signal))).request(run, request);
+      return (this.live ?? (await this.ready(what, signal))).request(run, sent);
     }
-    const cause = lost(session, error);
+    const cause = lost(on, error);
     const next = await this.ready(what, signal).catch((reconnectError: unknown) => {
       throw reconnectFailedError(ctx(), what, cause, reconnectError);
     });

@@ -4,7 +4,7 @@
  * connection is lost while it runs, the request is run again on the next live session (`withSession` in ./server-connection.ts),
  * and that second run follows the same task by its id instead of starting the work over.
  */
-import type { CallToolResult, Client, Progress, RequestOptions as SdkRequestOptions, Tool } from "@modelcontextprotocol/client";
+import type { CallToolResult, Client, Progress, RequestOptions, Tool } from "@modelcontextprotocol/client";
 import type { ClientFeatures } from "./mcp-client.ts";
 import type { Run } from "./live-session.ts";
 import { callToolAsTask, resumeToolTask, TaskInterruptedError, type TaskState, type ToolTaskOptions, toolTaskDialect } from "./tasks/tool-tasks.ts";
@@ -25,10 +25,13 @@ export function toolCallRun(name: string, args: Record<string, unknown>, definit
   return (client, sdk) =>
     task.id === undefined && !toolTaskDialect(client, definition)
       ? client.callTool({ name, arguments: args }, definition ? { ...sdk, toolDefinition: definition } : sdk)
-      : runTask(client, sdk, name, args, answers, task);
+      : runTask(client, sdk, { name, args, answers, task });
 }
 
-async function runTask(client: Client, sdk: SdkRequestOptions, name: string, args: Record<string, unknown>, answers: Answers, task: { id?: string }): Promise<CallToolResult> {
+type TaskRun = { name: string; args: Record<string, unknown>; answers: Answers; task: { id?: string } };
+
+async function runTask(client: Client, sdk: RequestOptions, run: TaskRun): Promise<CallToolResult> {
+  const { name, args, answers, task } = run;
   const options: ToolTaskOptions = {
     timeoutMs: TASK_DEADLINE_MS,
     signal: sdk.signal,
@@ -38,7 +41,8 @@ async function runTask(client: Client, sdk: SdkRequestOptions, name: string, arg
     onInputRequired: (requests) => answerInputRequests(requests, answers),
   };
   try {
-    return task.id === undefined ? await callToolAsTask(client, { name, arguments: args }, options) : await resumeToolTask(client, task.id, options);
+    if (task.id !== undefined) return await resumeToolTask(client, task.id, options);
+    return await callToolAsTask(client, { name, arguments: args }, options);
   } catch (error) {
     // The connection was lost, not the task: what lost it decides the recovery, which then resumes the task.
     throw error instanceof TaskInterruptedError ? error.cause : error;
