@@ -9,6 +9,8 @@
  * servers free to land on either of two cores, which side's server shares the client's core changed the ratio by up
  * to 30% between rounds; on one core the rounds agree within a few percent.
  *
+ * With BENCH_CONCURRENT=n each side's turn is a burst of n calls at once, timed as one (set BENCH_CALLS lower).
+ *
  * Run: npm run bench:vs -- <revision>        (e.g. `npm run bench:vs -- HEAD~3`)
  */
 import { execFileSync, spawnSync } from "node:child_process";
@@ -22,7 +24,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SERVER = path.join(ROOT, "examples", "hello-server.mjs");
 const CALLS = Number(process.env.BENCH_CALLS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-const WARMUP = 200;
+const CONCURRENT = Number(process.env.BENCH_CONCURRENT ?? 1);
+const WARMUP = CONCURRENT > 1 ? 10 : 200;
 
 /** Where a module lived over the project's history, newest first. */
 const MODULES = {
@@ -96,6 +99,8 @@ async function greetOf(root: string, dir: string): Promise<{ call: Call; shutdow
     () => connection,
   ).registerServer(connection);
   if (!call) throw new Error(`${root}: no mcp_s_greet tool`);
+  const one = call;
+  if (CONCURRENT > 1) call = () => Promise.all(Array.from({ length: CONCURRENT }, () => one()));
   return { call, shutdown: () => bridge.shutdown() };
 }
 
@@ -125,7 +130,8 @@ try {
   const mine = await greetOf(ROOT, path.join(work, "mine"));
   const theirs = await greetOf(other, path.join(work, "theirs"));
   for (let i = 0; i < WARMUP; i++) await Promise.all([mine.call(), theirs.call()]).then(() => undefined);
-  console.log(`call path: this tree vs ${revision}, ${CALLS} interleaved pairs of stdio tool calls a round`);
+  const calls = CONCURRENT > 1 ? `stdio tool calls (bursts of ${CONCURRENT})` : "stdio tool calls";
+  console.log(`call path: this tree vs ${revision}, ${CALLS} interleaved pairs of ${calls} a round`);
   const roundRatios: number[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     const a: number[] = [];

@@ -93,6 +93,18 @@ export class LifecycleReport {
     this.log("info", "stale", { idleMs: Date.now() - lastHeard });
   }
 
+  /** Reports `call` (started at `started`) as `called` does, once it settles; its outcome is passed on. */
+  async timed(tool: string, started: number, call: Promise<CallToolResult>): Promise<CallToolResult> {
+    try {
+      const result = await call;
+      this.called(tool, started, { result });
+      return result;
+    } catch (error) {
+      this.called(tool, started, { error });
+      throw error;
+    }
+  }
+
   /** A tool call ended, with a result (which the tool may mark as an error) or a thrown error. */
   called(tool: string, started: number, outcome: { result: CallToolResult } | { error: unknown }): void {
     const durationMs = Date.now() - started;

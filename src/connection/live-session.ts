@@ -349,21 +349,27 @@ export class LiveSession {
    * response stream is closed once the request is over (answered, timed out or cancelled).
    */
   async request<T>(run: Run<T>, options: RequestOptions): Promise<T> {
-    const { events } = this.options;
+    const pool = this.held?.pool;
     const client = this.client;
-    const result = await inRequestScope(this.held?.pool, (cut) =>
-      run(client, {
-        signal: cut && options.signal ? AbortSignal.any([options.signal, cut]) : (cut ?? options.signal),
-        timeout: options.timeout,
-        resetTimeoutOnProgress: true,
-        onprogress: (progress) => {
-          events.heard();
-          options.onProgress?.(progress);
-        },
-      }),
-    );
-    events.heard();
+    const sent = pool
+      ? inRequestScope(pool, (cut) => run(client, this.sdkOptions(options, cut)))
+      : run(client, this.sdkOptions(options));
+    const result = await sent;
+    this.options.events.heard();
     return result;
+  }
+
+  private sdkOptions({ signal, timeout, onProgress }: RequestOptions, cut?: AbortSignal): SdkRequestOptions {
+    const { events } = this.options;
+    return {
+      signal: cut && signal ? AbortSignal.any([signal, cut]) : (cut ?? signal),
+      timeout,
+      resetTimeoutOnProgress: true,
+      onprogress: (progress) => {
+        events.heard();
+        onProgress?.(progress);
+      },
+    };
   }
 
   /** Tells the server the client's roots changed (`notifications/roots/list_changed`); it asks for them again. */

@@ -22,7 +22,7 @@ import { HealthChecks } from "./health-checks.ts";
 import { type ConnectionEvent, type ConnectionState, errorOf, inSchedule, liveSession, statusOf, transition } from "./connection-state.ts";
 import type { HealthStatus, HealthTracker } from "./health.ts";
 import { LifecycleReport } from "./lifecycle-report.ts";
-import { LiveSession, type Run } from "./live-session.ts";
+import { LiveSession, type RequestOptions, type Run } from "./live-session.ts";
 import type { ClientFeatures, ServerChange } from "./mcp-client.ts";
 import { type CallOptions, lostCause, redactedRequest } from "./request-recovery.ts";
 import { RetrySchedule, worthRetrying } from "./retry-schedule.ts";
@@ -300,17 +300,9 @@ export class ServerConnection {
   }
 
   /** Calls a tool by its MCP name, through `withSession`. */
-  async callTool(toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
-    const started = Date.now();
+  callTool(toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
     const run = toolCallRun(this.toolList.serverName(toolName), args, this.toolList.definition(toolName), this.options.features ?? {});
-    try {
-      const result = await this.withSession(toolName, run, options);
-      this.report.called(toolName, started, { result });
-      return result;
-    } catch (error) {
-      this.report.called(toolName, started, { error });
-      throw error;
-    }
+    return this.report.timed(toolName, Date.now(), this.withSession(toolName, run, options));
   }
 
   /**
@@ -320,38 +312,46 @@ export class ServerConnection {
    * the user has been on the web page it asked for (URL elicitation, -32042). Other failures are thrown at once.
    */
   withSession<T>(what: string, run: Run<T>, options: CallOptions = {}): Promise<T> {
-    return redactedRequest(this.redactor, this.config.requestTimeout, options, async (request) => {
-      const { signal } = request;
-      const ctx = () => this.opener.errorContext();
-      // The connection was lost under `session` (else the error is thrown as the request's): let it go, say how.
-      const lost = (session: LiveSession, error: unknown) => {
-        const cause = lostCause(ctx(), session, what, error, signal);
-        this.dropped(session, cause);
-        return cause;
-      };
-      // Once more: a second failure is final.
-      const again = (session: LiveSession) =>
-        session.request(run, request).catch((error: unknown) => {
-          throw lostAgainError(ctx(), what, lost(session, error), error);
-        });
-      const session = await this.ready(what, signal);
-      try {
-        return await session.request(run, request);
-      } catch (error) {
-        const elicited = error instanceof UrlElicitationRequiredError && !signal?.aborted;
-        if (elicited && (await this.options.features?.urlElicitationRequired?.(error.elicitations))) return again(this.live ?? (await this.ready(what, signal)));
-        if (this.auth.canSignInAfter(error, signal)) {
-          // The tokens stopped working and refreshing them did not help: sign in again (if someone can), then retry.
-          await this.auth.completeSignIn(signal);
-          return (this.live ?? (await this.ready(what, signal))).request(run, request);
-        }
-        const cause = lost(session, error);
-        const next = await this.ready(what, signal).catch((reconnectError: unknown) => {
-          throw reconnectFailedError(ctx(), what, cause, reconnectError);
-        });
-        return again(next);
-      }
+    return redactedRequest(this.redactor, this.config.requestTimeout, options, (r) => this.firstTry(what, run, r));
+  }
+
+  /** On a live session (the usual case) a request waits for nothing and makes nothing for the retry it may need. */
+  private async firstTry<T>(what: string, run: Run<T>, request: RequestOptions): Promise<T> {
+    const state = this.current;
+    const session = state.kind === "live" && this.trusted ? state.session : await this.ready(what, request.signal);
+    try {
+      return await session.request(run, request);
+    } catch (error) {
+      return this.retry(what, run, request, session, error);
+    }
+  }
+
+  private async retry<T>(what: string, run: Run<T>, sent: RequestOptions, on: LiveSession, error: unknown): Promise<T> {
+    const { signal } = sent;
+    const ctx = () => this.opener.errorContext();
+    // The connection was lost under `session` (else the error is thrown as the request's): let it go, say how.
+    const lost = (session: LiveSession, error: unknown) => {
+      const cause = lostCause(ctx(), session, what, error, signal);
+      this.dropped(session, cause);
+      return cause;
+    };
+    // Once more: a second failure is final.
+    const again = (session: LiveSession) =>
+      session.request(run, sent).catch((error: unknown) => {
+        throw lostAgainError(ctx(), what, lost(session, error), error);
+      });
+    const elicited = error instanceof UrlElicitationRequiredError && !signal?.aborted;
+    if (elicited && (await this.options.features?.urlElicitationRequired?.(error.elicitations))) return again(this.live ?? (await this.ready(what, signal)));
+    if (this.auth.canSignInAfter(error, signal)) {
+      // The tokens stopped working and refreshing them did not help: sign in again (if someone can), then retry.
+      await this.auth.completeSignIn(signal);
+      return (this.live ?? (await this.ready(what, signal))).request(run, sent);
+    }
+    const cause = lost(on, error);
+    const next = await this.ready(what, signal).catch((reconnectError: unknown) => {
+      throw reconnectFailedError(ctx(), what, cause, reconnectError);
     });
+    return again(next);
   }
 
   /** A change the live session's server announced, besides its tools, for whoever handles it. */

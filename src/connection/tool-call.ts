@@ -4,7 +4,7 @@
  * connection is lost while it runs, the request is run again on the next live session (`withSession` in ./server-connection.ts),
  * and that second run follows the same task by its id instead of starting the work over.
  */
-import type { CallToolResult, Progress, Tool } from "@modelcontextprotocol/client";
+import type { CallToolResult, Client, Progress, RequestOptions, Tool } from "@modelcontextprotocol/client";
 import type { ClientFeatures } from "./mcp-client.ts";
 import type { Run } from "./live-session.ts";
 import { callToolAsTask, resumeToolTask, TaskInterruptedError, type TaskState, type ToolTaskOptions, toolTaskDialect } from "./tasks/tool-tasks.ts";
@@ -20,26 +20,33 @@ type Answers = Pick<ClientFeatures, "elicitation" | "sampling" | "roots">;
 
 /** The request that calls `name` with `args`; each run of it (after a reconnect) goes on with the same task, if any. */
 export function toolCallRun(name: string, args: Record<string, unknown>, definition: Tool | undefined, answers: Answers): Run<CallToolResult> {
-  let taskId: string | undefined;
-  return async (client, sdk) => {
-    if (taskId === undefined && !toolTaskDialect(client, definition)) {
-      return client.callTool({ name, arguments: args }, { ...sdk, ...(definition ? { toolDefinition: definition } : {}) });
-    }
-    const options: ToolTaskOptions = {
-      timeoutMs: TASK_DEADLINE_MS,
-      signal: sdk.signal,
-      requestTimeoutMs: sdk.timeout,
-      onTaskCreated: (id) => (taskId = id),
-      onProgress: taskProgress(sdk.onprogress),
-      onInputRequired: (requests) => answerInputRequests(requests, answers),
-    };
-    try {
-      return taskId === undefined ? await callToolAsTask(client, { name, arguments: args }, options) : await resumeToolTask(client, taskId, options);
-    } catch (error) {
-      // The connection was lost, not the task: what lost it decides the recovery, which then resumes the task.
-      throw error instanceof TaskInterruptedError ? error.cause : error;
-    }
+  const task: { id?: string } = {};
+  // A plain call is the SDK's own promise: no async frame of the bridge's stays open while it runs.
+  return (client, sdk) =>
+    task.id === undefined && !toolTaskDialect(client, definition)
+      ? client.callTool({ name, arguments: args }, definition ? { ...sdk, toolDefinition: definition } : sdk)
+      : runTask(client, sdk, { name, args, answers, task });
+}
+
+type TaskRun = { name: string; args: Record<string, unknown>; answers: Answers; task: { id?: string } };
+
+async function runTask(client: Client, sdk: RequestOptions, run: TaskRun): Promise<CallToolResult> {
+  const { name, args, answers, task } = run;
+  const options: ToolTaskOptions = {
+    timeoutMs: TASK_DEADLINE_MS,
+    signal: sdk.signal,
+    requestTimeoutMs: sdk.timeout,
+    onTaskCreated: (id) => (task.id = id),
+    onProgress: taskProgress(sdk.onprogress),
+    onInputRequired: (requests) => answerInputRequests(requests, answers),
   };
+  try {
+    if (task.id !== undefined) return await resumeToolTask(client, task.id, options);
+    return await callToolAsTask(client, { name, arguments: args }, options);
+  } catch (error) {
+    // The connection was lost, not the task: what lost it decides the recovery, which then resumes the task.
+    throw error instanceof TaskInterruptedError ? error.cause : error;
+  }
 }
 
 /** A task's changes as progress: a count that goes up with each, and its status message. */

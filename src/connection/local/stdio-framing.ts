@@ -13,8 +13,8 @@ export class LineFraming {
   /** The pieces of the line not yet ended by a newline, and their total size. */
   private partial: Buffer[] = [];
   private partialBytes = 0;
-  /** Lines ended, not yet read. */
-  private lines: Buffer[] = [];
+  /** Lines ended, not yet read (as text: a line within one chunk is decoded straight from it). */
+  private lines: string[] = [];
   private next = 0;
 
   constructor(private readonly maxLineBytes: number) {}
@@ -29,14 +29,18 @@ export class LineFraming {
         this.clear();
         throw new MessageTooLargeError(this.maxLineBytes);
       }
-      if (end > start) {
-        this.partial.push(chunk.subarray(start, end));
+      if (newline === -1) {
+        if (end > start) this.partial.push(chunk.subarray(start, end));
         this.partialBytes += end - start;
+        return;
       }
-      if (newline === -1) return;
-      this.lines.push(this.partial.length === 1 ? this.partial[0]! : Buffer.concat(this.partial, this.partialBytes));
-      this.partial = [];
-      this.partialBytes = 0;
+      if (this.partialBytes === 0) this.lines.push(chunk.toString("utf8", start, end));
+      else {
+        this.partial.push(chunk.subarray(start, end));
+        this.lines.push(Buffer.concat(this.partial, this.partialBytes + end - start).toString("utf8"));
+        this.partial = [];
+        this.partialBytes = 0;
+      }
       start = newline + 1;
     }
   }
@@ -49,7 +53,7 @@ export class LineFraming {
       return null;
     }
     const line = this.lines[this.next++]!;
-    return deserializeMessage(line.toString("utf8").replace(/\r$/, ""));
+    return deserializeMessage(line.endsWith("\r") ? line.slice(0, -1) : line);
   }
 
   clear(): void {

@@ -24,6 +24,7 @@ const POLL_MS = 25;
 /** How long close() lets output written before the exit arrive, once the process has ended. */
 const STREAM_DRAIN_MS = 250;
 const IS_WINDOWS = process.platform === "win32";
+const QUEUED = Promise.resolve();
 
 export interface ProcessExitInfo {
   code: number | null;
@@ -96,6 +97,10 @@ export class ProcessGroupStdioTransport implements Transport {
   private stderrSkipping = false;
   /** The server wrote something over a limit: the rest of its stdout is ignored. */
   private refused = false;
+  /** Writes to stdin made and finished, and the sends that wait for theirs (past the high-water mark). */
+  private writesIssued = 0;
+  private writesDone = 0;
+  private readonly writesWaiting: { seq: number; resolve(): void; reject(error: Error): void }[] = [];
 
   constructor(options: ProcessGroupStdioOptions) {
     this.options = options;
@@ -174,25 +179,25 @@ export class ProcessGroupStdioTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const stdin = this.child?.stdin;
-      if (!stdin || this.ended || this.closing || stdin.destroyed || stdin.writableEnded) {
-        reject(new Error("Not connected"));
-        return;
-      }
-      // Resolve as soon as the data is queued (as the SDK does); waiting for the write callback costs a round of the
-      // event loop per message. A write error (EPIPE) still rejects a send whose data is waiting, and reaches onerror.
-      let settled = false;
-      const done = (error?: Error | null) => {
-        if (settled) return;
-        settled = true;
-        if (error) reject(error);
-        else resolve();
-      };
-      if (stdin.write(serializeMessage(message), (error) => error && done(error))) done();
-      else stdin.once("drain", () => done());
-    });
+    const stdin = this.child?.stdin;
+    const closed = !stdin || this.ended || this.closing || stdin.destroyed || stdin.writableEnded;
+    if (closed) return Promise.reject(new Error("Not connected"));
+    // Resolved as soon as the data is queued (as the SDK does). Past the stream's high-water mark (hundreds of calls
+    // at once) the send waits for its own write to finish, or to fail (EPIPE, which also reaches onerror); all writes
+    // share one callback, so a call's send allocates nothing more than its line.
+    const seq = ++this.writesIssued;
+    if (stdin.write(serializeMessage(message), this.written)) return QUEUED;
+    return new Promise<void>((resolve, reject) => this.writesWaiting.push({ seq, resolve, reject }));
   }
+
+  /** Node calls a stream's write callbacks once each, in the order of the writes. */
+  private readonly written = (error?: Error | null) => {
+    const waiting = this.writesWaiting[0];
+    if (waiting?.seq !== ++this.writesDone) return;
+    this.writesWaiting.shift();
+    if (error) waiting.reject(error);
+    else waiting.resolve();
+  };
 
   /**
    * Ends stdin and waits up to `closeGraceMs` for the process to exit; then SIGTERMs the group (also when only
