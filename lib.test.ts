@@ -1028,10 +1028,11 @@ describe("health model", () => {
     const failed = { type: "failed", id: old, error: "x", kind: "transport", durationMs: 0, signIn: false } as const;
     assert.equal(transition(again, failed), again, "nor does its failure count");
     assert.equal(transition(again, { ...late, id: fresh }).kind, "live");
-    const retrying: ConnectionState<string> = { kind: "retrying", attempt: 2, error: "refused", dropped: true, wasUp: true };
+    const retrying: ConnectionState<string> = { kind: "retrying", attempt: 2, error: "x", dropped: true, wasUp: true };
     for (const state of [first, retrying, stopped]) {
       const disabled = transition(state, { type: "closed", disabled: true });
-      assert.deepEqual([statusOf(disabled), transition(disabled, { ...late, id: old })], ["disabled", disabled], state.kind);
+      const after = transition(disabled, { ...late, id: old });
+      assert.deepEqual([statusOf(disabled), after], ["disabled", disabled], state.kind);
     }
   });
 });

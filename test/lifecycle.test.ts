@@ -423,7 +423,7 @@ describe("one attempt at a time, and what ends it", { timeout: 120_000 }, () => 
     }
   });
 
-  test("/mcp reconnect during the first connect ends that attempt first: one process at once, one session", async () => {
+  test("/mcp reconnect in the first connect ends that attempt first: one process at once, one session", async () => {
     const gate = path.join(tmp.dir, "first.gate");
     const log = path.join(tmp.dir, "first.jsonl");
     const connection = connectionFor("twice", held(gate, log));
