@@ -82,9 +82,10 @@ export function transition<S>(state: ConnectionState<S>, event: ConnectionEvent<
       return state.kind === "idle" || state.kind === "disabled" ? state : { kind: "stopped", reason: event.reason, wasUp };
     case "signedOut":
       return { kind: "gaveUp", error: event.message, attempts: 0, exhausted: false, wasUp };
-    case "closed":
+    case "closed": {
       const started = state.kind !== "idle" && state.kind !== "disabled";
       return { kind: "closed", started, disabled: state.kind === "disabled" || event.disabled === true, error };
+    }
   }
 }
 
