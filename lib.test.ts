@@ -934,12 +934,13 @@ describe("health model", () => {
     type S = ConnectionState<string>;
     let s: S = { kind: "idle" };
     const step = (event: ConnectionEvent<string>) => (s = transition(s, event));
+    const [first, second, third] = [Symbol("first"), Symbol("second"), Symbol("third")];
     const h = new HealthTracker("jira", () => statusOf(s));
     assert.equal(statusOf(s), "not started");
-    step({ type: "attempt", attempt: 0 });
+    step({ type: "attempt", attempt: 0, id: first });
     assert.equal(statusOf(s), "connecting");
     assert.equal(stateDetail(s, 10, 0), "connecting");
-    step({ type: "connected", session: "one", at: 1000, durationMs: 50, toolCount: 3 });
+    step({ type: "connected", id: first, session: "one", at: 1000, durationMs: 50, toolCount: 3 });
     assert.deepEqual(s, { kind: "live", session: "one", since: 1000 });
     assert.equal(h.connected(1000), undefined, "a first connect is not a recovery");
     h.call(true);
@@ -951,15 +952,15 @@ describe("health model", () => {
     assert.equal(errorOf(s), "the connection closed");
     step({ type: "scheduled", attempt: 1, at: 6000 });
     assert.equal(stateDetail(s, 10, 5000), "retry 1/10 in 1s");
-    step({ type: "attempt", attempt: 1 });
+    step({ type: "attempt", attempt: 1, id: second });
     assert.equal(stateDetail(s, 10, 5000), "connecting (attempt 1/10)");
     assert.equal(errorOf(s), "the connection closed", "the last error stays while it tries again");
-    step({ type: "failed", error: "connection refused", kind: "transport", durationMs: 1, signIn: false });
+    step({ type: "failed", id: second, error: "connection refused", kind: "transport", durationMs: 1, signIn: false });
     assert.equal(statusOf(s), "error");
     assert.equal(inSchedule(s), true);
     step({ type: "scheduled", attempt: 2, at: 8000 });
-    step({ type: "attempt", attempt: 2 });
-    step({ type: "connected", session: "two", at: 9000, durationMs: 20, toolCount: 4 });
+    step({ type: "attempt", attempt: 2, id: third });
+    step({ type: "connected", id: third, session: "two", at: 9000, durationMs: 20, toolCount: 4 });
     assert.equal(h.connected(9000), 4000, "downtime since the drop");
     assert.equal(errorOf(s), undefined);
     assert.equal(statusOf(s), "connected");
@@ -974,10 +975,10 @@ describe("health model", () => {
     step({ type: "closed" });
     h.closed(12_000);
     assert.equal(statusOf(s), "disconnected");
-    assert.equal(transition(s, { type: "attempt", attempt: 0 }), s, "nothing starts once closed");
+    assert.equal(transition(s, { type: "attempt", attempt: 0, id: Symbol() }), s, "nothing starts once closed");
     assert.equal(h.metrics(99_000).uptimeMs, 4000 + 3000, "nothing counts after shutdown");
     assert.equal(statusOf(transition({ kind: "idle" }, { type: "closed" })), "not started", "a lazy server that never ran stays 'not started'");
-    assert.equal(statusOf(transition(s, { type: "disable" })), "disabled", "/mcp disable");
+    assert.equal(statusOf(transition(s, { type: "closed", disabled: true })), "disabled", "/mcp disable after a close");
   });
   test("giving up, and the spec's message", () => {
     const retrying: ConnectionState = { kind: "retrying", attempt: 10, error: "connection refused", dropped: false, wasUp: true };
@@ -997,8 +998,10 @@ describe("health model", () => {
     assert.match(gaveUpMessage("db", 5, "exited with code 1", true), /'db' .*5 restart/);
   });
   test("a sign-in nobody could do is waited for, not retried; /mcp reconnect and logout stop on purpose", () => {
-    const connecting: ConnectionState = { kind: "connecting", attempt: 0, wasUp: false };
-    const waiting = transition(connecting, { type: "failed", error: "sign in", kind: "auth", durationMs: 1, signIn: true });
+    const id = Symbol("attempt");
+    const connecting: ConnectionState = { kind: "connecting", attempt: 0, id, wasUp: false };
+    const signInFailed = { type: "failed", id, error: "sign in", kind: "auth", durationMs: 1, signIn: true } as const;
+    const waiting = transition(connecting, signInFailed);
     assert.deepEqual([statusOf(waiting), stateDetail(waiting, 3, 0), inSchedule(waiting)], ["needs sign-in", "needs sign-in", false]);
     const stillWaiting = transition(waiting, { type: "gaveUp", attempts: 0, exhausted: false });
     assert.equal(stillWaiting.kind, "needsSignIn", "giving up leaves it waiting for the sign-in");
@@ -1006,12 +1009,31 @@ describe("health model", () => {
     const stopped = transition({ kind: "live", session: 1, since: 0 }, { type: "stopped", reason: "reconnect requested" });
     assert.deepEqual(stopped, { kind: "stopped", reason: "reconnect requested", wasUp: true });
     assert.equal(statusOf(stopped), "disconnected");
-    const again = transition(stopped, { type: "attempt", attempt: 0 });
+    const again = transition(stopped, { type: "attempt", attempt: 0, id });
     assert.deepEqual([again.kind, inSchedule(again), "wasUp" in again && again.wasUp], ["connecting", false, true], "calls wait for a server that was up");
     const out = transition(stopped, { type: "signedOut", message: "Signed out" });
     assert.deepEqual([statusOf(out), errorOf(out), stateDetail(out, 3, 0)], ["error", "Signed out", "not retried"]);
     assert.equal(transition({ kind: "idle" }, { type: "stopped", reason: "x" }).kind, "idle", "nothing to stop");
-    assert.equal(transition({ kind: "idle" }, { type: "connected", session: 1, at: 0, durationMs: 0, toolCount: 0 }).kind, "idle", "only an attempt connects");
+    const connected = { type: "connected", id, session: 1, at: 0, durationMs: 0, toolCount: 0 } as const;
+    assert.equal(transition({ kind: "idle" }, connected).kind, "idle", "only an attempt connects");
+  });
+  test("one attempt at a time: a superseded attempt keeps nothing; /mcp disable shows disabled at once", () => {
+    const [old, fresh] = [Symbol("old"), Symbol("fresh")];
+    const first: ConnectionState<string> = transition({ kind: "idle" }, { type: "attempt", attempt: 0, id: old });
+    assert.equal(transition(first, { type: "attempt", attempt: 0, id: fresh }), first, "none beside the one under way");
+    const stopped = transition(first, { type: "stopped", reason: "reconnect requested" });
+    const again = transition(stopped, { type: "attempt", attempt: 0, id: fresh });
+    const late = { type: "connected", id: old, session: "old", at: 0, durationMs: 0, toolCount: 0 } as const;
+    assert.equal(transition(again, late), again, "the stopped attempt's session is not kept");
+    const failed = { type: "failed", id: old, error: "x", kind: "transport", durationMs: 0, signIn: false } as const;
+    assert.equal(transition(again, failed), again, "nor does its failure count");
+    assert.equal(transition(again, { ...late, id: fresh }).kind, "live");
+    const retrying: ConnectionState<string> = { kind: "retrying", attempt: 2, error: "x", dropped: true, wasUp: true };
+    for (const state of [first, retrying, stopped]) {
+      const disabled = transition(state, { type: "closed", disabled: true });
+      const after = transition(disabled, { ...late, id: old });
+      assert.deepEqual([statusOf(disabled), after], ["disabled", disabled], state.kind);
+    }
   });
 });
 

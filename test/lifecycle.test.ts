@@ -3,15 +3,17 @@
  * stays down, local servers that crash, hang or go quiet, and the events, metrics and log lines all of that produces.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { backoffSchedule } from "../src/connection/health.ts";
 import { LogFile } from "../src/common/log-file.ts";
 import type { EventSink } from "../src/common/events.ts";
-import { BridgeError } from "../src/common/errors.ts";
+import { BridgeError, ShutDownError } from "../src/common/errors.ts";
+import { inSchedule } from "../src/connection/connection-state.ts";
 import { startStreamableHttp } from "./fixtures/http-servers.ts";
-import { connectionFor, fixtureEntry, isAlive, readLog, runTool, tempDir, toolsOf, waitFor } from "./helpers.ts";
+import { connectionFor, fixtureEntry, isAlive, readLog, REPO_ROOT, runTool, tempDir, toolsOf } from "./helpers.ts";
+import { waitFor } from "./helpers.ts";
 
 /**
  * Node's timers count whole milliseconds, so a timer may fire up to 1 ms before its delay has passed as
@@ -379,3 +381,71 @@ function fakeTool(connection: { callTool: (name: string, args: Record<string, un
     },
   } as never;
 }
+
+describe("one attempt at a time, and what ends it", { timeout: 120_000 }, () => {
+  const tmp = tempDir();
+  after(() => tmp.cleanup());
+  const SLOW_START = path.join(REPO_ROOT, "test", "fixtures", "slow-start.mjs");
+  /** A local server that reads nothing until `gate` exists: a test holds a connect attempt open as long as it likes. */
+  const held = (gate: string, log: string) => ({
+    command: process.execPath,
+    args: [SLOW_START, "--until", gate],
+    env: { FIXTURE_LOG: log },
+  });
+  const starts = (log: string) => readLog(log).filter((e) => e.event === "start");
+
+  test("/mcp disable during a restart: disabled at once, the attempt under way keeps nothing, no retry", async () => {
+    const gate = path.join(tmp.dir, "restart.gate");
+    const log = path.join(tmp.dir, "restart.jsonl");
+    writeFileSync(gate, "");
+    const connection = connectionFor("held", held(gate, log));
+    try {
+      await connection.connect();
+      // The restart's process stays deaf: the attempt is under way when the server is disabled.
+      rmSync(gate);
+      process.kill(connection.pid!, "SIGKILL");
+      await waitFor(() => starts(log).length === 2, "the restart's process to start");
+      assert.deepEqual([connection.state.kind, inSchedule(connection.state)], ["connecting", true]);
+      const disabling = connection.disable();
+      assert.equal(connection.status, "disabled", "shown as disabled from the moment it is disabled, not as down");
+      await disabling;
+      assert.equal(connection.status, "disabled");
+      const restart = starts(log)[1]!.pid;
+      await waitFor(() => !isAlive(restart), "the abandoned attempt's process to end");
+      // The server would answer now, to an attempt the schedule made.
+      writeFileSync(gate, "");
+      // Nothing to await when nothing may happen: a wait well past the schedule's next delays (20 ms, then 40 ms).
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.equal(starts(log).length, 2, "no retry after the disable");
+      assert.deepEqual([connection.status, connection.pid, connection.state.kind], ["disabled", undefined, "closed"]);
+    } finally {
+      await connection.close();
+    }
+  });
+
+  test("/mcp reconnect in the first connect ends that attempt first: one process at once, one session", async () => {
+    const gate = path.join(tmp.dir, "first.gate");
+    const log = path.join(tmp.dir, "first.jsonl");
+    const connection = connectionFor("twice", held(gate, log));
+    try {
+      const first = connection.connect().then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      await waitFor(() => starts(log).length === 1, "the first connect's process to start");
+      const reconnecting = connection.reconnect();
+      await waitFor(() => starts(log).length === 2, "the reconnect's process to start");
+      const [a, b] = starts(log).map((s) => s.pid);
+      assert.equal(isAlive(a!), false, "the first attempt's process ended before the reconnect started another");
+      writeFileSync(gate, "");
+      await reconnecting;
+      assert.ok((await first) instanceof ShutDownError, "the superseded connect reports nobody's failure");
+      assert.deepEqual([connection.state.kind, connection.pid, starts(log).length], ["live", b, 2]);
+      assert.equal(isAlive(b!), true);
+    } finally {
+      await connection.close();
+    }
+    const last = starts(log).at(-1)!.pid;
+    await waitFor(() => !isAlive(last), "no process left behind");
+  });
+});

@@ -5,9 +5,11 @@
  *
  *   idle ─attempt→ connecting ─connected→ live ─dropped→ retrying ─scheduled→ retrying ─attempt→ connecting …
  *   connecting ─failed→ retrying | needsSignIn;   retrying ─gaveUp→ gaveUp;   live ─dropped, no retries→ gaveUp
+ *   One attempt at a time: none starts while one is under way, and only that one (its `id`) connects or fails;
+ *   an attempt that was stopped or closed under it keeps nothing.
  *   any but idle/disabled/closed ─stopped→ stopped (`/mcp reconnect`, `/mcp logout` ─signedOut→ gaveUp)
  *   stopped | gaveUp | needsSignIn ─attempt→ connecting (`/mcp reconnect`; a call, once someone can sign in)
- *   any ─closed→ closed (final; `/mcp disable` shows it as disabled)
+ *   any ─closed→ closed (final; `/mcp disable` closes it as disabled at once, whatever it was doing)
  *
  * `wasUp`: the server was connected earlier in this session, so a call waits for its reconnect instead of failing.
  */
@@ -19,7 +21,7 @@ export type ConnectionState<S = unknown> =
   /** Switched off in its config. */
   | { kind: "disabled" }
   /** An attempt under way: 0 the first of a run (startup, first use, `/mcp reconnect`), then the schedule's. */
-  | { kind: "connecting"; attempt: number; error?: string; wasUp: boolean }
+  | { kind: "connecting"; attempt: number; id: symbol; error?: string; wasUp: boolean }
   | { kind: "live"; session: S; since: number }
   /** Down, with the schedule on: attempt `attempt` is due at `at` (unset until it is scheduled). */
   | { kind: "retrying"; attempt: number; at?: number; error: string; dropped: boolean; wasUp: boolean }
@@ -31,11 +33,14 @@ export type ConnectionState<S = unknown> =
   | { kind: "stopped"; reason: string; wasUp: boolean }
   | { kind: "closed"; started: boolean; disabled: boolean; error?: string };
 
+type Connecting<S> = Extract<ConnectionState<S>, { kind: "connecting" }>;
+
 /** What happened, with what the report says about it (./lifecycle-report.ts); messages are redacted already. */
 export type ConnectionEvent<S = unknown> =
-  | { type: "attempt"; attempt: number }
-  | { type: "connected"; session: S; at: number; durationMs: number; transport?: string; toolCount: number }
-  | { type: "failed"; error: string; kind: string; durationMs: number; signIn: boolean }
+  /** `id` names the attempt: its `connected` or `failed` counts only while it is the attempt under way. */
+  | { type: "attempt"; attempt: number; id: symbol }
+  | { type: "connected"; id: symbol; session: S; at: number; durationMs: number; transport?: string; toolCount: number }
+  | { type: "failed"; id: symbol; error: string; kind: string; durationMs: number; signIn: boolean }
   | { type: "scheduled"; attempt: number; at: number }
   /** The live session `session` was lost; `retry`: the schedule starts (false: `reconnect: false`). */
   | { type: "dropped"; session: S; reason: string; retry: boolean }
@@ -43,21 +48,24 @@ export type ConnectionEvent<S = unknown> =
   | { type: "gaveUp"; reason?: string; attempts: number; exhausted: boolean }
   | { type: "stopped"; reason: string }
   | { type: "signedOut"; message: string }
-  | { type: "closed"; pid?: number }
-  | { type: "disable" };
+  /** `disabled`: `/mcp disable`, shown as such from this moment on. */
+  | { type: "closed"; pid?: number; disabled?: boolean };
 
 /** The next state after `event`; the same object when the event does not apply (a stale session's drop, anything after close). */
 export function transition<S>(state: ConnectionState<S>, event: ConnectionEvent<S>): ConnectionState<S> {
   const wasUp = "wasUp" in state ? state.wasUp : state.kind === "live";
   const error = errorOf(state);
-  if (state.kind === "closed") return event.type === "disable" ? { ...state, disabled: true } : state;
+  if (state.kind === "closed") {
+    return event.type === "closed" && event.disabled && !state.disabled ? { ...state, disabled: true } : state;
+  }
   switch (event.type) {
     case "attempt":
-      return state.kind === "live" ? state : { kind: "connecting", attempt: event.attempt, error, wasUp };
+      if (state.kind === "live" || state.kind === "connecting") return state;
+      return { kind: "connecting", attempt: event.attempt, id: event.id, error, wasUp };
     case "connected":
-      return state.kind === "connecting" ? { kind: "live", session: event.session, since: event.at } : state;
+      return ownsAttempt(state, event.id) ? { kind: "live", session: event.session, since: event.at } : state;
     case "failed":
-      if (state.kind !== "connecting") return state;
+      if (!ownsAttempt(state, event.id)) return state;
       if (event.signIn) return { kind: "needsSignIn", error: event.error, wasUp };
       return { kind: "retrying", attempt: state.attempt, error: event.error, dropped: false, wasUp };
     case "scheduled":
@@ -74,11 +82,16 @@ export function transition<S>(state: ConnectionState<S>, event: ConnectionEvent<
       return state.kind === "idle" || state.kind === "disabled" ? state : { kind: "stopped", reason: event.reason, wasUp };
     case "signedOut":
       return { kind: "gaveUp", error: event.message, attempts: 0, exhausted: false, wasUp };
-    case "closed":
-      return { kind: "closed", started: state.kind !== "idle" && state.kind !== "disabled", disabled: state.kind === "disabled", error };
-    case "disable":
-      return state;
+    case "closed": {
+      const started = state.kind !== "idle" && state.kind !== "disabled";
+      return { kind: "closed", started, disabled: state.kind === "disabled" || event.disabled === true, error };
+    }
   }
+}
+
+/** Whether attempt `id` is the one under way: one stopped, closed or started afresh under it keeps nothing. */
+export function ownsAttempt<S>(state: ConnectionState<S>, id: symbol): state is Connecting<S> {
+  return state.kind === "connecting" && state.id === id;
 }
 
 /** The session calls can use now, if any. */

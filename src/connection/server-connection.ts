@@ -19,7 +19,8 @@ import type { AuthStore } from "../oauth/storage.ts";
 import { ServerToolList } from "../translate/server-tool-list.ts";
 import { cancelledError, connectError, disabledError, lostAgainError, noOAuthError, notConnectedError, reconnectFailedError, shutDownError, stillReconnectingError, untrustedError } from "./error-messages.ts";
 import { HealthChecks } from "./health-checks.ts";
-import { type ConnectionEvent, type ConnectionState, errorOf, inSchedule, liveSession, statusOf, transition } from "./connection-state.ts";
+import { type ConnectionEvent, type ConnectionState, errorOf, inSchedule, liveSession } from "./connection-state.ts";
+import { ownsAttempt, statusOf, transition } from "./connection-state.ts";
 import type { HealthStatus, HealthTracker } from "./health.ts";
 import { LifecycleReport } from "./lifecycle-report.ts";
 import { LiveSession, type RequestOptions, type Run } from "./live-session.ts";
@@ -232,23 +233,27 @@ export class ServerConnection {
 
   /** One connect attempt: a new live session, open within the server's deadline (signing in on the way if asked). */
   private async connectOnce(attempt: number): Promise<void> {
-    if (this.closed) throw shutDownError(this.name);
     this.checkTrusted();
-    this.apply({ type: "attempt", attempt });
+    const id = Symbol(this.name);
+    // Refused once closed, and while another attempt is under way (never, as `endOnPurpose` ends that one first).
+    if (!this.apply({ type: "attempt", attempt, id })) throw shutDownError(this.name);
     const started = Date.now();
     let session: LiveSession;
     try {
       session = await this.opener.open(started + this.config.timeout, this.schedule.signal);
-      // Closed, or stopped on purpose (`/mcp logout`), while it opened: what it opened is not kept.
-      if (this.current.kind !== "connecting") {
+      // Closed, or stopped on purpose (`/mcp reconnect`, `/mcp logout`), while it opened: what it opened is not kept.
+      if (!ownsAttempt(this.current, id)) {
         await session.close({ graceful: false });
         throw shutDownError(this.name, { whileConnecting: true });
       }
     } catch (error) {
-      const wrapped =
-        error instanceof BridgeError ? error : this.closed ? shutDownError(this.name, { whileConnecting: true, cause: error }) : connectError(this.opener.errorContext(), error, Date.now() - started);
-      const signIn = wrapped.kind === "auth" && this.auth.signInRequired;
-      this.apply({ type: "failed", error: this.redactor.text(wrapped.message), kind: wrapped.kind, durationMs: Date.now() - started, signIn });
+      const durationMs = Date.now() - started;
+      const wrapped = error instanceof BridgeError ? error : ownsAttempt(this.current, id)
+        ? connectError(this.opener.errorContext(), error, durationMs)
+        : shutDownError(this.name, { whileConnecting: true, cause: error });
+      const { kind, message } = wrapped;
+      const signIn = kind === "auth" && this.auth.signInRequired;
+      this.apply({ type: "failed", id, error: this.redactor.text(message), kind, durationMs, signIn });
       throw wrapped;
     }
     this.capabilities = session.capabilities;
@@ -259,8 +264,9 @@ export class ServerConnection {
     this.instructions = session.instructions && this.redact(session.instructions);
     this.acceptTools(session.tools);
     if (session.pid !== undefined) this.report.spawned(session.pid, this.config.command);
-    const now = Date.now();
-    this.apply({ type: "connected", session, at: now, durationMs: now - started, transport: this.transport, toolCount: this.tools.length });
+    const at = Date.now();
+    const toolCount = this.tools.length;
+    this.apply({ type: "connected", id, session, at, durationMs: at - started, transport: this.transport, toolCount });
     this.checks.start(session);
     this.options.onTools?.(this, this.tools);
   }
@@ -393,13 +399,13 @@ export class ServerConnection {
     await this.connect();
   }
 
-  /** Ends the retry schedule and the session because the user asked for it (not a failure). */
+  /** Ends session, schedule and an attempt under way (waited for, so none runs beside the next) as the user asked. */
   private async endOnPurpose(reason: string): Promise<void> {
-    await this.schedule.stop();
     const session = this.live;
     this.apply({ type: "stopped", reason });
     this.checks.stop();
-    await session?.close({ graceful: false, terminateSession: true });
+    const ending = [session?.close({ graceful: false, terminateSession: true }), this.opener.abandon(session)];
+    await Promise.all([this.schedule.stop(), this.starting?.catch(() => undefined), ...ending]);
   }
 
   /** `/mcp auth`: signs in (again) with `handler` sending the user to the page, drops the old tokens, connects afresh. */
@@ -419,31 +425,20 @@ export class ServerConnection {
     return { removed, piFileKept: this.auth.piSignInKept };
   }
 
-  /** Stops the server for the rest of the session (`/mcp disable`): closed, and shown as disabled. */
-  async disable(): Promise<void> {
-    await this.close();
-    this.apply({ type: "disable" });
-  }
+  /** Stops the server for the rest of the session (`/mcp disable`): shown as disabled at once, whatever it did. */
+  disable = (): Promise<void> => this.close(true);
 
-  async close(): Promise<void> {
+  async close(disabled = false): Promise<void> {
     const live = this.live;
-    const { newest } = this.opener;
-    // Closed at once, so nothing starts while the processes end.
-    if (!this.apply({ type: "closed", pid: live?.pid })) return;
+    // Closed at once, so nothing starts while the processes end; an attempt under way keeps nothing.
+    if (!this.apply({ type: "closed", pid: live?.pid, disabled })) return;
     this.capabilities = undefined;
     this.schedule.close();
     this.checks.stop();
-    await Promise.all([
-      // A session still being opened is abandoned: its open fails and cleans up after itself as well.
-      newest !== live ? newest?.close({ graceful: false }) : undefined,
-      live?.close({ graceful: true, terminateSession: true }),
-    ]);
+    await Promise.all([this.opener.abandon(live), live?.close({ graceful: true, terminateSession: true })]);
     this.options.onServerChange?.(this, { kind: "closed" });
   }
 
   /** Synchronous last resort when pi exits without a shutdown event. */
-  killNow(): void {
-    this.live?.killNow();
-    if (this.opener.newest !== this.live) this.opener.newest?.killNow();
-  }
+  killNow = (): void => this.opener.killNow(this.live);
 }

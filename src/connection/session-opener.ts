@@ -164,6 +164,17 @@ export class SessionOpener {
     return !permanentLaunchFailure(session.exitCode, session.stderrTail().join("\n"));
   }
 
+  /** Ends the session being opened, if any (the newest, unless it is `live`): its open fails and cleans up. */
+  abandon(live: LiveSession | undefined): Promise<void> | undefined {
+    return this.newest !== live ? this.newest?.close({ graceful: false }) : undefined;
+  }
+
+  /** Synchronous last resort when pi exits without a shutdown event: kills `live` and a session being opened. */
+  killNow(live: LiveSession | undefined): void {
+    live?.killNow();
+    if (this.newest !== live) this.newest?.killNow();
+  }
+
   /** What an error message about this server needs: the config, redaction, and the newest session's last words. */
   errorContext(): ErrorContext {
     const session = this.newest;
