@@ -24,7 +24,13 @@ import { PromptCommands } from "./src/pi/prompt-commands.ts";
 import { ResourceTools } from "./src/pi/resource-tools.ts";
 import { elicitationFeatures } from "./src/pi/elicitation-dialog.ts";
 import { samplingHandler } from "./src/pi/sampling.ts";
-import { deferredToolsInactive, piDecidesProjectTrust, piMeansTimeoutInSeconds, piTrustsProject, unsetExposure } from "./src/pi/pi-line.ts";
+import {
+  deferredToolsInactive,
+  piDecidesProjectTrust,
+  piMeansTimeoutInSeconds,
+  piTrustsProject,
+  unsetExposure,
+} from "./src/pi/pi-line.ts";
 import { guardExit } from "./src/pi/exit-guard.ts";
 import { serverGuideHandler } from "./src/pi/server-guide-prompt.ts";
 import { serverRows } from "./src/pi/server-rows.ts";
@@ -61,7 +67,10 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   routeSdkConsole(logger);
   const serverLogs: LogFile[] = [];
   const serverLogFor = (server: string) => {
-    const log = new LogFile(path.join(dataDir, "servers", serverLogFileName(server)), { maxBytes: SERVER_LOG_MAX_BYTES, keep: 1 });
+    const log = new LogFile(path.join(dataDir, "servers", serverLogFileName(server)), {
+      maxBytes: SERVER_LOG_MAX_BYTES,
+      keep: 1,
+    });
     serverLogs.push(log);
     return log;
   };
@@ -88,12 +97,18 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     // `sampling` setting says otherwise.
     featuresFor: (server) => ({
       ...elicitationFeatures(server.name, () => (sessionCtx?.hasUI ? sessionCtx.ui : undefined)),
-      ...(server.sampling === "off" ? {} : { sampling: samplingHandler(server.name, server.sampling, () => sessionCtx) }),
+      ...(server.sampling === "off"
+        ? {}
+        : { sampling: samplingHandler(server.name, server.sampling, () => sessionCtx) }),
     }),
     // Project servers run only once the user trusts them. pi 1.x decides project trust itself, so there its answer on
     // the project stands for every server the user has not answered about in the bridge, and nobody is asked twice.
     // It is known once the session starts; until then only the user's answers to the bridge count.
-    projectTrust: new ProjectTrust(projectRoot, new TrustStore(path.join(dataDir, "trust.json")), piDecidesProjectTrust(pi) ? () => piTrust : undefined),
+    projectTrust: new ProjectTrust(
+      projectRoot,
+      new TrustStore(path.join(dataDir, "trust.json")),
+      piDecidesProjectTrust(pi) ? () => piTrust : undefined,
+    ),
     // A server's resource or prompt list changed, a resource it was asked to watch, or it closed for good.
     onServerChange: (connection, change) => {
       resourceTools.changed(connection, change);
@@ -107,7 +122,10 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     signIn: () => {
       const ctx = sessionCtx;
       if (!ctx?.hasUI) return undefined;
-      return interactiveSignIn({ notify: (text) => ctx.ui.notify(text, "info"), input: (prompt) => ctx.ui.input(prompt) });
+      return interactiveSignIn({
+        notify: (text) => ctx.ui.notify(text, "info"),
+        input: (prompt) => ctx.ui.input(prompt),
+      });
     },
   });
   // If pi ends without a session_shutdown, the server processes go with it (and the logs are flushed).
@@ -220,23 +238,24 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
 
   await bridge.start();
   // /mcp's code (the dashboard, its dialogs, config import and its TOML parser) loads when /mcp is first used.
-  const loadMcpCommand = async (pi: ExtensionAPI) => (await import("./src/pi/command.ts")).registerMcpCommand({
-    pi,
-    bridge,
-    registry,
-    exposure,
-    promptCommands: () => promptCommands.commands(),
-    resourceServers: () => resourceTools.offering().map((c) => c.name),
-    fetchPrompts: (connection, signal) => promptCommands.refresh(connection, signal),
-    env,
-    logTail: (server, lines) => {
-      const file = path.join(dataDir, "servers", serverLogFileName(server));
-      // Lines still waiting for their batch belong in the view too.
-      for (const log of serverLogs) if (log.path === file) log.flush();
-      return readLogTail(file, lines);
-    },
-    importLocations: () => ({ home: os.homedir(), projectRoot: bridge.projectRoot, platform: process.platform, env }),
-  });
+  const loadMcpCommand = async (pi: ExtensionAPI) =>
+    (await import("./src/pi/command.ts")).registerMcpCommand({
+      pi,
+      bridge,
+      registry,
+      exposure,
+      promptCommands: () => promptCommands.commands(),
+      resourceServers: () => resourceTools.offering().map((c) => c.name),
+      fetchPrompts: (connection, signal) => promptCommands.refresh(connection, signal),
+      env,
+      logTail: (server, lines) => {
+        const file = path.join(dataDir, "servers", serverLogFileName(server));
+        // Lines still waiting for their batch belong in the view too.
+        for (const log of serverLogs) if (log.path === file) log.flush();
+        return readLogTail(file, lines);
+      },
+      importLocations: () => ({ home: os.homedir(), projectRoot: bridge.projectRoot, platform: process.platform, env }),
+    });
   registerLazyCommand(pi, "mcp", MCP_COMMAND_DESCRIPTION, loadMcpCommand);
 
   const notices = new SessionNotices(pi, bridge, () => serverRows(bridge, registry, env, exposure));
@@ -266,7 +285,10 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     exposure.decideAuto(toolSearch.costedTools(), ctx.model?.contextWindow);
     toolSearch.sync();
     declareTools();
-    registry.bindActivation({ getActiveTools: () => pi.getActiveTools(), setActiveTools: (names) => pi.setActiveTools(names) });
+    registry.bindActivation({
+      getActiveTools: () => pi.getActiveTools(),
+      setActiveTools: (names) => pi.setActiveTools(names),
+    });
     registry.resolveShadowed(pi.getAllTools());
     const once = await onceNotices();
     // The question about new or changed project servers waits for the user, and pi's startup must not: it runs on its

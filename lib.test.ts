@@ -1,7 +1,15 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
-import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, SdkHttpError, SseError, UnauthorizedError } from "@modelcontextprotocol/client";
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  SseError,
+  UnauthorizedError,
+} from "@modelcontextprotocol/client";
 import {
   isTimeoutError,
   BridgeError,
@@ -129,7 +137,10 @@ describe("config shapes", () => {
     }
   });
   test("a file without a server map has no servers and no problems", () => {
-    assert.deepEqual(extractServerEntries({ $schema: "https://example.com/s.json" }, project), { entries: [], problems: [] });
+    assert.deepEqual(extractServerEntries({ $schema: "https://example.com/s.json" }, project), {
+      entries: [],
+      problems: [],
+    });
   });
   test("a server map that is not an object is reported", () => {
     const { problems } = extractServerEntries({ servers: [1, 2] }, project);
@@ -140,12 +151,20 @@ describe("config shapes", () => {
     assert.match(extractServerEntries([1], project).problems[0]!.message, /JSON object/);
   });
   test("the same name under two keys keeps the first and warns", () => {
-    const { entries, problems } = extractServerEntries({ mcpServers: { a: { command: "x" } }, servers: { a: { command: "y" } } }, project);
+    const { entries, problems } = extractServerEntries(
+      { mcpServers: { a: { command: "x" } }, servers: { a: { command: "y" } } },
+      project,
+    );
     assert.deepEqual(entries, [{ name: "a", entry: { command: "x" } }]);
     assert.equal(problems[0]!.level, "warning");
   });
   test("opencode's local/remote shape with command arrays and `environment`", () => {
-    const local = valid("db", { type: "local", command: ["node", "server.js"], args: ["--v"], environment: { A: "1" } });
+    const local = valid("db", {
+      type: "local",
+      command: ["node", "server.js"],
+      args: ["--v"],
+      environment: { A: "1" },
+    });
     assert.equal(local.transport, "stdio");
     assert.equal(local.command, "node");
     assert.deepEqual(local.args, ["server.js", "--v"]);
@@ -226,19 +245,31 @@ describe("validateServerEntry", () => {
     assert.match(invalid({ command: "x", args: [{}] }), /`args` must be an array of strings/);
   });
   test("lifecycle fields: lazy, initTimeout, restartOnCrash, maxRestarts, reconnect, health checks", () => {
-    const local = valid("a", { command: "x", lazy: true, initTimeout: 2500, maxRestarts: 2, reconnect: { initialDelay: 10, maxDelay: 40 } });
+    const local = valid("a", {
+      command: "x",
+      lazy: true,
+      initTimeout: 2500,
+      maxRestarts: 2,
+      reconnect: { initialDelay: 10, maxDelay: 40 },
+    });
     assert.equal(local.lazy, true);
     assert.equal(local.timeout, 2500);
     assert.deepEqual(local.retry, { maxAttempts: 2, initialDelayMs: 10, maxDelayMs: 40 });
     assert.equal(valid("a", { command: "x", restartOnCrash: false }).retry.maxAttempts, 0);
     assert.equal(valid("a", { command: "x", timeout: 1234 }).timeout, 1234);
     assert.equal(valid("r", { url: "http://h/mcp", reconnect: false }).retry.maxAttempts, 0);
-    assert.deepEqual(valid("r", { url: "http://h/mcp", reconnect: { maxAttempts: 3 } }).retry, { ...DEFAULT_REMOTE_RETRY, maxAttempts: 3 });
+    assert.deepEqual(valid("r", { url: "http://h/mcp", reconnect: { maxAttempts: 3 } }).retry, {
+      ...DEFAULT_REMOTE_RETRY,
+      maxAttempts: 3,
+    });
     assert.equal(valid("r", { url: "http://h/mcp", healthCheckInterval: 0 }).healthCheckInterval, 0);
     assert.match(invalid({ command: "x", lazy: "yes" }), /`lazy` must be true or false/);
     assert.match(invalid({ command: "x", maxRestarts: -1 }), /`maxRestarts` must be a whole number/);
     assert.match(invalid({ command: "x", initTimeout: 0 }), /`initTimeout` must be a positive number/);
-    assert.match(invalid({ url: "http://h/mcp", maxRestarts: 2 }), /`maxRestarts` applies to local \(command\) servers only/);
+    assert.match(
+      invalid({ url: "http://h/mcp", maxRestarts: 2 }),
+      /`maxRestarts` applies to local \(command\) servers only/,
+    );
     assert.match(invalid({ url: "http://h/mcp", reconnect: "often" }), /`reconnect` must be true, false or an object/);
     assert.match(invalid({ url: "http://h/mcp", healthCheckInterval: -1 }), /`healthCheckInterval`/);
   });
@@ -247,7 +278,9 @@ describe("validateServerEntry", () => {
     assert.equal(valid("r", { url: "https://h/mcp", headers: { authorization: "Bearer x" } }).oauth, undefined);
     assert.equal(valid("r", { url: "https://h/mcp", auth: false }).oauth, undefined);
     assert.equal(valid("r", { url: "https://h/mcp", auth: "none" }).oauth, undefined);
-    assert.deepEqual(valid("r", { url: "https://h/mcp", headers: { Authorization: "x" }, auth: "oauth" }).oauth, { callbackPort: 9876 });
+    assert.deepEqual(valid("r", { url: "https://h/mcp", headers: { Authorization: "x" }, auth: "oauth" }).oauth, {
+      callbackPort: 9876,
+    });
     assert.equal(valid("l", { command: "x" }).oauth, undefined);
     const full = valid("r", {
       url: "https://h/mcp",
@@ -272,7 +305,10 @@ describe("validateServerEntry", () => {
     assert.deepEqual(valid("r", { url: "https://h/mcp", auth: { scopes: "a b" } }).oauth?.scopes, ["a", "b"]);
     assert.match(invalid({ url: "https://h/mcp", auth: { authorizationUrl: "https://as/a" } }), /go together/);
     assert.match(invalid({ url: "https://h/mcp", auth: { clientSecret: "s" } }), /needs `auth.clientId`/);
-    assert.match(invalid({ url: "https://h/mcp", auth: { callbackPort: 70000 } }), /`auth.callbackPort` must be a port number/);
+    assert.match(
+      invalid({ url: "https://h/mcp", auth: { callbackPort: 70000 } }),
+      /`auth.callbackPort` must be a port number/,
+    );
     assert.match(invalid({ url: "https://h/mcp", auth: { clientMetadataUrl: "http://x/y" } }), /must be an https URL/);
     assert.match(invalid({ url: "https://h/mcp", auth: { tokenURL: "x" } }), /unknown field `auth.tokenURL`/);
     assert.match(invalid({ url: "https://h/mcp", auth: 5 }), /`auth` must be "oauth", false, or an object/);
@@ -319,7 +355,9 @@ describe("validateServerEntry", () => {
 describe("layerConfigs", () => {
   test("project over user over bundled, each remembering its file", () => {
     const { servers, problems } = layerConfigs([
-      file(bundled, { mcpServers: { a: { command: "bundled-a" }, b: { command: "bundled-b" }, c: { command: "bundled-c" } } }),
+      file(bundled, {
+        mcpServers: { a: { command: "bundled-a" }, b: { command: "bundled-b" }, c: { command: "bundled-c" } },
+      }),
       file(user, { mcpServers: { a: { command: "user-a" }, b: { command: "user-b" } } }),
       file(project, { mcpServers: { a: { command: "project-a" } } }),
     ]);
@@ -333,7 +371,10 @@ describe("layerConfigs", () => {
     assert.deepEqual(byName.c!.source, bundled);
   });
   test("the --mcp-config file is above the project", () => {
-    const { servers } = layerConfigs([file(project, { mcpServers: { a: { command: "p" } } }), file(flag, { mcpServers: { a: { command: "f" } } })]);
+    const { servers } = layerConfigs([
+      file(project, { mcpServers: { a: { command: "p" } } }),
+      file(flag, { mcpServers: { a: { command: "f" } } }),
+    ]);
     assert.equal(servers[0]!.command, "f");
   });
   test("the order does not depend on the input order and is stable", () => {
@@ -352,7 +393,10 @@ describe("layerConfigs", () => {
       { source: user, text: "{ this is not json" },
       file(project, { mcpServers: { a: { command: "x" } } }),
     ]);
-    assert.deepEqual(servers.map((s) => s.name), ["a"]);
+    assert.deepEqual(
+      servers.map((s) => s.name),
+      ["a"],
+    );
     assert.equal(problems.length, 1);
     assert.equal(problems[0]!.source, user);
     assert.match(problems[0]!.message, /not valid JSON/);
@@ -361,7 +405,10 @@ describe("layerConfigs", () => {
     const { servers, problems } = layerConfigs([
       file(project, { mcpServers: { good: { command: "x" }, bad: { url: "nope" }, worse: {} } }),
     ]);
-    assert.deepEqual(servers.map((s) => s.name), ["good"]);
+    assert.deepEqual(
+      servers.map((s) => s.name),
+      ["good"],
+    );
     assert.equal(problems.length, 2);
     assert.deepEqual(problems.map((p) => p.server).sort(), ["bad", "worse"]);
     for (const p of problems) assert.equal(p.source, project);
@@ -450,7 +497,11 @@ describe("isInfoOnlyInvocation", () => {
 describe("substituteVars", () => {
   const env = { TOKEN: "s3cret-token", EMPTY: "", HOST: "example.com" };
   test("${VAR}, ${env:VAR} and several in one string", () => {
-    assert.deepEqual(substituteVars("Bearer ${TOKEN}", env), { value: "Bearer s3cret-token", missing: [], secrets: ["s3cret-token"] });
+    assert.deepEqual(substituteVars("Bearer ${TOKEN}", env), {
+      value: "Bearer s3cret-token",
+      missing: [],
+      secrets: ["s3cret-token"],
+    });
     assert.equal(substituteVars("${env:HOST}", env).value, "example.com");
     assert.equal(substituteVars("https://${HOST}/${HOST}", env).value, "https://example.com/example.com");
   });
@@ -476,7 +527,10 @@ describe("substituteVars", () => {
     assert.deepEqual(findVarRefs("${A} ${B:-x} ${env:C} ${PROJECT_ROOT} ${A}"), ["A", "B", "C"]);
     const config = valid("a", { url: "https://${HOST}/mcp", headers: { Authorization: "Bearer ${TOKEN}" } });
     assert.deepEqual(configVarRefs(config).sort(), ["HOST", "TOKEN"]);
-    const oauth = valid("b", { url: "https://h/mcp", auth: { clientId: "${CLIENT_ID}", clientSecret: "${CLIENT_SECRET}" } });
+    const oauth = valid("b", {
+      url: "https://h/mcp",
+      auth: { clientId: "${CLIENT_ID}", clientSecret: "${CLIENT_SECRET}" },
+    });
     assert.deepEqual(configVarRefs(oauth).sort(), ["CLIENT_ID", "CLIENT_SECRET"]);
   });
 });
@@ -507,7 +561,11 @@ describe("resolveServerConfig", () => {
     assert.equal(r.endpoint?.kind === "stdio" && r.endpoint.cwd, "/work/p");
   });
   test("a missing variable in a local server's env is a warning naming it, and the entry is left out", () => {
-    const config = valid("db", { command: "x", args: ["--key", "${API_KEY:-none}"], env: { KEY: "${API_KEY}", OTHER: "1" } });
+    const config = valid("db", {
+      command: "x",
+      args: ["--key", "${API_KEY:-none}"],
+      env: { KEY: "${API_KEY}", OTHER: "1" },
+    });
     const r = resolveServerConfig(config, {}, "/p");
     assert.deepEqual(r.errors, []);
     assert.deepEqual(r.endpoint?.kind === "stdio" && r.endpoint.env, { OTHER: "1" });
@@ -535,7 +593,10 @@ describe("resolveServerConfig", () => {
     assert.match(r.errors[0]!, /\$\{GH_TOKEN\} in header `Authorization`/);
   });
   test("a remote server resolves url and headers and treats header values as secrets", () => {
-    const config = valid("gh", { url: "https://h/mcp?key=${TOKEN}", headers: { Authorization: "Bearer ${TOKEN}", "X-Static": "inline-key-123" } });
+    const config = valid("gh", {
+      url: "https://h/mcp?key=${TOKEN}",
+      headers: { Authorization: "Bearer ${TOKEN}", "X-Static": "inline-key-123" },
+    });
     const r = resolveServerConfig(config, env, "/p");
     assert.deepEqual(r.endpoint, {
       kind: "http",
@@ -547,7 +608,10 @@ describe("resolveServerConfig", () => {
   });
   test("a URL that is invalid once its variables are filled in is an error", () => {
     const config = valid("a", { url: "http://localhost:${PORT}/mcp" });
-    assert.match(resolveServerConfig(config, { PORT: "not-a-port" }, "/p").errors[0]!, /not a valid URL after variable substitution/);
+    assert.match(
+      resolveServerConfig(config, { PORT: "not-a-port" }, "/p").errors[0]!,
+      /not a valid URL after variable substitution/,
+    );
     assert.deepEqual(resolveServerConfig(config, { PORT: "8080" }, "/p").errors, []);
   });
   test("resolved secrets never appear in its messages", () => {
@@ -587,16 +651,28 @@ describe("tool naming", () => {
     const long = toolNameFor("a-very-long-server-name-for-testing", "and_an_even_longer_tool_name_that_goes_on_and_on");
     assert.equal(long.length, MAX_TOOL_NAME_LENGTH);
     assert.match(long, /_[0-9a-f]{8}$/);
-    assert.equal(toolNameFor("a-very-long-server-name-for-testing", "and_an_even_longer_tool_name_that_goes_on_and_on"), long);
-    const other = toolNameFor("a-very-long-server-name-for-testing", "and_an_even_longer_tool_name_that_goes_on_and_on_2");
+    assert.equal(
+      toolNameFor("a-very-long-server-name-for-testing", "and_an_even_longer_tool_name_that_goes_on_and_on"),
+      long,
+    );
+    const other = toolNameFor(
+      "a-very-long-server-name-for-testing",
+      "and_an_even_longer_tool_name_that_goes_on_and_on_2",
+    );
     assert.notEqual(other, long, "two long names with the same head stay distinct");
     assert.equal(toolNameFor("s", "x".repeat(60)).length, 64);
     assert.equal(toolNameFor("s", "x".repeat(20)), `mcp_s_${"x".repeat(20)}`);
   });
   test("collisions get _2, _3 within the length limit", () => {
     const taken = new Set(["mcp_a_x", "mcp_a_x_2"]);
-    assert.equal(allocateToolName("mcp_a_x", (n) => taken.has(n)), "mcp_a_x_3");
-    assert.equal(allocateToolName("free", (n) => taken.has(n)), "free");
+    assert.equal(
+      allocateToolName("mcp_a_x", (n) => taken.has(n)),
+      "mcp_a_x_3",
+    );
+    assert.equal(
+      allocateToolName("free", (n) => taken.has(n)),
+      "free",
+    );
     const long = "y".repeat(64);
     const allocated = allocateToolName(long, (n) => n === long);
     assert.equal(allocated.length, 64);
@@ -616,7 +692,14 @@ describe("classifyError", () => {
   });
   test("transport: closed connections, refused or reset sockets, process exit, expired sessions", () => {
     assert.equal(classifyError(new SdkError(SdkErrorCode.ConnectionClosed, "Connection closed")), "transport");
-    assert.equal(classifyError(new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }) })), "transport");
+    assert.equal(
+      classifyError(
+        new TypeError("fetch failed", {
+          cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }),
+        }),
+      ),
+      "transport",
+    );
     assert.equal(classifyError(Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" })), "transport");
     assert.equal(classifyError(Object.assign(new Error("write EPIPE"), { code: "EPIPE" })), "transport");
     assert.equal(classifyError(new Error("Not connected")), "transport");
@@ -628,7 +711,10 @@ describe("classifyError", () => {
   test("other: server answers, timeouts, bad requests", () => {
     assert.equal(classifyError(new ProtocolError(ProtocolErrorCode.InvalidParams, "bad")), "other");
     assert.equal(classifyError(new SdkError(SdkErrorCode.RequestTimeout, "Request timed out")), "other");
-    assert.equal(classifyError(new ProtocolError(ProtocolErrorCode.InternalError, "Unauthorized access to repo")), "other");
+    assert.equal(
+      classifyError(new ProtocolError(ProtocolErrorCode.InternalError, "Unauthorized access to repo")),
+      "other",
+    );
     assert.equal(classifyError(httpError(400, "bad request")), "other");
     assert.equal(classifyError(new Error("something else")), "other");
     assert.equal(classifyError("a string"), "other");
@@ -642,34 +728,72 @@ describe("classifyError", () => {
     const table: Array<[what: string, sample: unknown, expected: ErrorKind]> = [
       ["plain auth: the SDK's UnauthorizedError", new UnauthorizedError(), "auth"],
       ["plain auth: HTTP 401", httpError(401, "x"), "auth"],
-      ["plain transport: the connection closed", new SdkError(SdkErrorCode.ConnectionClosed, "Connection closed"), "transport"],
+      [
+        "plain transport: the connection closed",
+        new SdkError(SdkErrorCode.ConnectionClosed, "Connection closed"),
+        "transport",
+      ],
       ["plain transport: not connected", new Error("Not connected"), "transport"],
       ["plain transport: fetch failed", new TypeError("fetch failed"), "transport"],
       ["plain other: a server's answer", new ProtocolError(ProtocolErrorCode.InvalidParams, "bad"), "other"],
       ["plain other: a number that is no status", new Error("found 401 items"), "other"],
       ["plain other: not an Error", "a string", "other"],
       ["plain other: nothing", null, "other"],
-      ["the bridge's kind beats transport words", new BridgeError("auth", "s", "connection closed: fetch failed"), "auth"],
+      [
+        "the bridge's kind beats transport words",
+        new BridgeError("auth", "s", "connection closed: fetch failed"),
+        "auth",
+      ],
       ["the bridge's kind beats auth words", new BridgeError("transport", "s", "HTTP 401 unauthorized"), "transport"],
-      ["a bridge error keeps its own kind, whatever its message says", new BridgeError("config", "s", "HTTP 401: connection closed"), "config"],
+      [
+        "a bridge error keeps its own kind, whatever its message says",
+        new BridgeError("config", "s", "HTTP 401: connection closed"),
+        "config",
+      ],
       ["UnauthorizedError beats transport words", new UnauthorizedError("fetch failed: connection closed"), "auth"],
       ["status 401 beats transport words", httpError(401, "Connection closed"), "auth"],
       ["SSE status 403 beats transport words", new SseError(403, "socket hang up", undefined as never), "auth"],
-      ["status in an SSE POST message (401) beats transport words", new Error("Error POSTing to endpoint (HTTP 401): socket hang up"), "auth"],
+      [
+        "status in an SSE POST message (401) beats transport words",
+        new Error("Error POSTing to endpoint (HTTP 401): socket hang up"),
+        "auth",
+      ],
       ["status 503 beats auth words", httpError(503, "Unauthorized"), "transport"],
       ["SSE status 404 beats auth words", new SseError(404, "forbidden", undefined as never), "transport"],
-      ["status in an SSE POST message (502) beats auth words", new Error("Error POSTing to endpoint (HTTP 502): Unauthorized"), "transport"],
+      [
+        "status in an SSE POST message (502) beats auth words",
+        new Error("Error POSTing to endpoint (HTTP 502): Unauthorized"),
+        "transport",
+      ],
       ["status 400 beats transport words", httpError(400, "fetch failed"), "other"],
-      ["the SDK's ConnectionClosed beats auth words", new SdkError(SdkErrorCode.ConnectionClosed, "Connection closed: unauthorized"), "transport"],
-      ["a server's error answer beats transport words", new ProtocolError(ProtocolErrorCode.InternalError, "fetch failed: ECONNREFUSED"), "other"],
-      ["a server's error answer beats auth words", new ProtocolError(ProtocolErrorCode.InternalError, "Unauthorized access to repo"), "other"],
+      [
+        "the SDK's ConnectionClosed beats auth words",
+        new SdkError(SdkErrorCode.ConnectionClosed, "Connection closed: unauthorized"),
+        "transport",
+      ],
+      [
+        "a server's error answer beats transport words",
+        new ProtocolError(ProtocolErrorCode.InternalError, "fetch failed: ECONNREFUSED"),
+        "other",
+      ],
+      [
+        "a server's error answer beats auth words",
+        new ProtocolError(ProtocolErrorCode.InternalError, "Unauthorized access to repo"),
+        "other",
+      ],
       ["a Node error code beats auth words", coded("unauthorized", "ECONNRESET"), "transport"],
-      ["a Node error code in the cause beats auth words", new TypeError("forbidden", { cause: coded("connect ECONNREFUSED", "ECONNREFUSED") }), "transport"],
+      [
+        "a Node error code in the cause beats auth words",
+        new TypeError("forbidden", { cause: coded("connect ECONNREFUSED", "ECONNREFUSED") }),
+        "transport",
+      ],
       ["auth words beat 'fetch failed' in a TypeError", new TypeError("fetch failed: invalid_token"), "auth"],
       ["auth words beat transport words", new Error("fetch failed: unauthorized"), "auth"],
       ["auth words beat 'connection closed'", new Error("connection closed: authentication required"), "auth"],
     ];
-    const wrong = table.filter(([, sample, expected]) => classifyError(sample) !== expected).map(([what, sample, expected]) => `${what}: ${classifyError(sample)}, expected ${expected}`);
+    const wrong = table
+      .filter(([, sample, expected]) => classifyError(sample) !== expected)
+      .map(([what, sample, expected]) => `${what}: ${classifyError(sample)}, expected ${expected}`);
     assert.deepEqual(wrong, []);
   });
   test("httpStatusOf and describeError", () => {
@@ -684,7 +808,12 @@ describe("classifyError", () => {
 
 describe("normalizeToolResult", () => {
   test("text parts joined by newlines", () => {
-    const r = normalizeToolResult({ content: [{ type: "text", text: "Issue #42 created" }, { type: "text", text: "URL: https://x" }] });
+    const r = normalizeToolResult({
+      content: [
+        { type: "text", text: "Issue #42 created" },
+        { type: "text", text: "URL: https://x" },
+      ],
+    });
     assert.equal(r.text, "Issue #42 created\nURL: https://x");
     assert.deepEqual(r.content, [{ type: "text", text: "Issue #42 created\nURL: https://x" }]);
     assert.equal(r.isError, false);
@@ -709,8 +838,18 @@ describe("normalizeToolResult", () => {
     const r = normalizeToolResult({
       content: [
         { type: "resource", resource: { uri: "file:///a.txt", mimeType: "text/plain", text: "hello" } },
-        { type: "resource", resource: { uri: "file:///b.bin", mimeType: "application/octet-stream", blob: "AAECAw==" } },
-        { type: "resource", resource: { uri: "file:///c.json", mimeType: "application/json", blob: Buffer.from('{"a":1}').toString("base64") } },
+        {
+          type: "resource",
+          resource: { uri: "file:///b.bin", mimeType: "application/octet-stream", blob: "AAECAw==" },
+        },
+        {
+          type: "resource",
+          resource: {
+            uri: "file:///c.json",
+            mimeType: "application/json",
+            blob: Buffer.from('{"a":1}').toString("base64"),
+          },
+        },
       ],
     });
     assert.match(r.text, /\[resource\] file:\/\/\/a.txt \(text\/plain\)\nhello/);
@@ -719,15 +858,25 @@ describe("normalizeToolResult", () => {
     assert.doesNotMatch(r.text, /AAECAw/);
   });
   test("resource links as a line with URI and name", () => {
-    const r = normalizeToolResult({ content: [{ type: "resource_link", uri: "file:///x.md", name: "x.md", mimeType: "text/markdown", description: "notes" }] });
+    const r = normalizeToolResult({
+      content: [
+        { type: "resource_link", uri: "file:///x.md", name: "x.md", mimeType: "text/markdown", description: "notes" },
+      ],
+    });
     assert.equal(r.text, "[resource link] file:///x.md (x.md) text/markdown — notes");
   });
   test("audio is described", () => {
-    assert.match(normalizeToolResult({ content: [{ type: "audio", data: "AAAA", mimeType: "audio/wav" }] }).text, /\[audio: audio\/wav, 3 B/);
+    assert.match(
+      normalizeToolResult({ content: [{ type: "audio", data: "AAAA", mimeType: "audio/wav" }] }).text,
+      /\[audio: audio\/wav, 3 B/,
+    );
   });
   test("structuredContent is used when there is no text, and not duplicated when there is", () => {
     assert.equal(normalizeToolResult({ content: [], structuredContent: { a: 1 } }).text, '{\n  "a": 1\n}');
-    assert.equal(normalizeToolResult({ content: [{ type: "text", text: "t" }], structuredContent: { a: 1 } }).text, "t");
+    assert.equal(
+      normalizeToolResult({ content: [{ type: "text", text: "t" }], structuredContent: { a: 1 } }).text,
+      "t",
+    );
   });
   test("isError is carried", () => {
     const r = normalizeToolResult({ content: [{ type: "text", text: "boom" }], isError: true });
@@ -737,7 +886,10 @@ describe("normalizeToolResult", () => {
   test("empty results and junk parts", () => {
     assert.deepEqual(normalizeToolResult({ content: [] }).content, [{ type: "text", text: "(no output)" }]);
     assert.deepEqual(normalizeToolResult({}).content, [{ type: "text", text: "(no output)" }]);
-    assert.match(normalizeToolResult({ content: [null, 5, { type: "video" }] }).text, /unsupported content type "video"/);
+    assert.match(
+      normalizeToolResult({ content: [null, 5, { type: "video" }] }).text,
+      /unsupported content type "video"/,
+    );
     assert.equal(normalizeToolResult({ toolResult: { ok: true } }).text, '{\n  "ok": true\n}');
   });
 });
@@ -781,7 +933,13 @@ describe("normalizeInputSchema", () => {
     assert.equal(JSON.stringify(schema).includes("$ref"), false);
     assert.equal(warnings.length, 2);
     assert.deepEqual((schema.properties as Record<string, unknown>).bad, {});
-    assert.match(String(((schema.properties as Record<string, Record<string, Record<string, Record<string, unknown>>>>).root!.properties!.child!).description), /Recursive/);
+    assert.match(
+      String(
+        (schema.properties as Record<string, Record<string, Record<string, Record<string, unknown>>>>).root!.properties!
+          .child!.description,
+      ),
+      /Recursive/,
+    );
   });
   test("a non-object schema becomes an open object schema with a warning", () => {
     const { schema, warnings } = normalizeInputSchema({ type: "string" });
@@ -833,7 +991,17 @@ describe("status formatting", () => {
       tools: [],
       vars: [{ name: "JIRA_KEY", set: false }],
     },
-    { name: "off", status: "disabled", transport: "stdio", source: "bundled", enabled: false, toolCount: 0, warnings: [], tools: [], vars: [] },
+    {
+      name: "off",
+      status: "disabled",
+      transport: "stdio",
+      source: "bundled",
+      enabled: false,
+      toolCount: 0,
+      warnings: [],
+      tools: [],
+      vars: [],
+    },
   ];
   test("the server list: RISE-056's table, then each server in full; variables named, never their values", () => {
     const text = formatServerList(rows, [], NOW);
@@ -841,8 +1009,15 @@ describe("status formatting", () => {
     assert.equal(lines[0], "MCP Server Status");
     assert.match(lines[2]!, /^ {2}Server +Status +Transport +Protocol +Tools +Last Active +Source +Details$/);
     assert.match(text, /^ {2}github {2}🟢 {6}http {7}2026-07-28 {6}2 {2}30s ago {6}user$/m);
-    assert.match(text, /^ {2}jira {4}🔴 {6}http {7}— {15}— {2}— {12}project {2}connection refused \(retry 5\/10 in 8s\)$/m);
-    assert.match(text, /^ {2}off {5}⚫ {6}stdio {6}— {15}— {2}— {12}bundled {2}disabled$/m, "⚫ is two columns wide, like the others");
+    assert.match(
+      text,
+      /^ {2}jira {4}🔴 {6}http {7}— {15}— {2}— {12}project {2}connection refused \(retry 5\/10 in 8s\)$/m,
+    );
+    assert.match(
+      text,
+      /^ {2}off {5}⚫ {6}stdio {6}— {15}— {2}— {12}bundled {2}disabled$/m,
+      "⚫ is two columns wide, like the others",
+    );
     assert.match(text, /^ {2}3 servers configured \| 1 connected \| 2 tools available$/m);
     assert.match(text, /github {2}connected {2}http {2}MCP 2026-07-28 {2}2 tools {2}\(user\)/);
     assert.match(text, /up 2m, down 4s, 1 reconnection \(avg 4\.0 s\), 10 calls, 90% ok/);
@@ -861,7 +1036,10 @@ describe("status formatting", () => {
   test("the footer counts servers still starting; one that failed and is tried again needs attention instead", () => {
     const first = { ...rows[1]!, name: "slow", status: "connecting", error: undefined, detail: "connecting" };
     const again = { ...rows[1]!, name: "flaky", status: "connecting", detail: "connecting (attempt 1/5)" };
-    assert.deepEqual(statusSummary([rows[0]!, first, { ...first, name: "slower" }]), { text: "MCP 1/3, 2 starting", attention: false });
+    assert.deepEqual(statusSummary([rows[0]!, first, { ...first, name: "slower" }]), {
+      text: "MCP 1/3, 2 starting",
+      attention: false,
+    });
     assert.deepEqual(statusSummary([rows[0]!, again]), { text: "MCP 1/2", attention: true });
     const notice = formatStartupSummary([rows[0]!, first, again], [], []) ?? "";
     assert.match(notice, /… slow: still connecting; its tools appear when it is ready/);
@@ -870,7 +1048,16 @@ describe("status formatting", () => {
   test("the README's /mcp table is what the code prints for its servers", () => {
     const base = { enabled: true, warnings: [], tools: [], vars: [] };
     const readmeRows: ServerRow[] = [
-      { ...base, name: "github", status: "connected", transport: "http", protocol: "2026-07-28", source: "user", toolCount: 12, lastActive: NOW - 30_000 },
+      {
+        ...base,
+        name: "github",
+        status: "connected",
+        transport: "http",
+        protocol: "2026-07-28",
+        source: "user",
+        toolCount: 12,
+        lastActive: NOW - 30_000,
+      },
       {
         ...base,
         name: "jira",
@@ -890,18 +1077,31 @@ describe("status formatting", () => {
   });
   test("the table marks the dashboard's selected row", () => {
     const table = formatStatusTable(rows, NOW, 1);
-    assert.match(table.find((l) => l.includes("jira"))!, /^> jira/);
-    assert.match(table.find((l) => l.includes("github"))!, /^ {2}github/);
+    assert.match(
+      table.find((l) => l.includes("jira"))!,
+      /^> jira/,
+    );
+    assert.match(
+      table.find((l) => l.includes("github"))!,
+      /^ {2}github/,
+    );
   });
   test("a session running outside the directory the project config came from is told", () => {
     assert.equal(projectRootWarning("/work/p", "/work/p/"), undefined);
-    assert.match(projectRootWarning("/work/p", "/elsewhere")!, /read from \/work\/p, but this session runs in \/elsewhere/);
+    assert.match(
+      projectRootWarning("/work/p", "/elsewhere")!,
+      /read from \/work\/p, but this session runs in \/elsewhere/,
+    );
   });
   test("no servers: how to add one", () => {
     assert.match(formatServerList([], []), /No MCP servers configured/);
   });
   test("the startup summary lists failures and problems, or nothing when all is well", () => {
-    const summary = formatStartupSummary(rows, [{ level: "error", source: project, server: "x", message: "bad" }], ["name clash"]);
+    const summary = formatStartupSummary(
+      rows,
+      [{ level: "error", source: project, server: "x", message: "bad" }],
+      ["name clash"],
+    );
     assert.match(summary!, /1 of 2 servers connected, 2 tools/);
     assert.match(summary!, /✕ jira: connection refused \(retry 5\/10 in 8s\)/);
     assert.match(summary!, /server 'x' in project config \/p\/.pi\/mcp.json: bad/);
@@ -925,7 +1125,10 @@ describe("serverLogFileName", () => {
 
 describe("health model", () => {
   test("backoff: min(2^attempt * initial, max), as RISE-056 and RISE-057 give it", () => {
-    assert.deepEqual(backoffSchedule(DEFAULT_REMOTE_RETRY), [1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000, 60000, 60000]);
+    assert.deepEqual(
+      backoffSchedule(DEFAULT_REMOTE_RETRY),
+      [1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000, 60000, 60000],
+    );
     assert.deepEqual(backoffSchedule(DEFAULT_LOCAL_RETRY), [1000, 2000, 4000, 8000, 16000]);
     assert.equal(backoffDelay(40, DEFAULT_LOCAL_RETRY), 30000);
     assert.equal(backoffDelay(5000, DEFAULT_REMOTE_RETRY), 60000);
@@ -945,7 +1148,11 @@ describe("health model", () => {
     assert.equal(h.connected(1000), undefined, "a first connect is not a recovery");
     h.call(true);
     h.call(false);
-    assert.equal(transition(s, { type: "dropped", session: "stale", reason: "x", retry: true }), s, "a stale session's drop changes nothing");
+    assert.equal(
+      transition(s, { type: "dropped", session: "stale", reason: "x", retry: true }),
+      s,
+      "a stale session's drop changes nothing",
+    );
     step({ type: "dropped", session: "one", reason: "the connection closed", retry: true });
     h.disconnected(5000);
     assert.equal(statusOf(s), "disconnected");
@@ -977,19 +1184,37 @@ describe("health model", () => {
     assert.equal(statusOf(s), "disconnected");
     assert.equal(transition(s, { type: "attempt", attempt: 0, id: Symbol() }), s, "nothing starts once closed");
     assert.equal(h.metrics(99_000).uptimeMs, 4000 + 3000, "nothing counts after shutdown");
-    assert.equal(statusOf(transition({ kind: "idle" }, { type: "closed" })), "not started", "a lazy server that never ran stays 'not started'");
+    assert.equal(
+      statusOf(transition({ kind: "idle" }, { type: "closed" })),
+      "not started",
+      "a lazy server that never ran stays 'not started'",
+    );
     assert.equal(statusOf(transition(s, { type: "closed", disabled: true })), "disabled", "/mcp disable after a close");
   });
   test("giving up, and the spec's message", () => {
-    const retrying: ConnectionState = { kind: "retrying", attempt: 10, error: "connection refused", dropped: false, wasUp: true };
-    const gaveUp = transition(retrying, { type: "gaveUp", reason: "connection refused", attempts: 10, exhausted: true });
+    const retrying: ConnectionState = {
+      kind: "retrying",
+      attempt: 10,
+      error: "connection refused",
+      dropped: false,
+      wasUp: true,
+    };
+    const gaveUp = transition(retrying, {
+      type: "gaveUp",
+      reason: "connection refused",
+      attempts: 10,
+      exhausted: true,
+    });
     assert.equal(statusOf(gaveUp), "disconnected");
     assert.equal(gaveUp.kind, "gaveUp");
     assert.equal(stateDetail(gaveUp, 10, 0), "gave up after 10 attempts");
     assert.equal(errorOf(gaveUp), "connection refused");
     const useless = transition(retrying, { type: "gaveUp", attempts: 1, exhausted: false });
     assert.equal(statusOf(useless), "error", "retrying could not help: not 'disconnected'");
-    const once = transition({ kind: "live", session: 1, since: 0 }, { type: "dropped", session: 1, reason: "gone", retry: false });
+    const once = transition(
+      { kind: "live", session: 1, since: 0 },
+      { type: "dropped", session: 1, reason: "gone", retry: false },
+    );
     assert.deepEqual([statusOf(once), stateDetail(once, 0, 0)], ["disconnected", "not retried"], "reconnect: false");
     assert.equal(
       gaveUpMessage("jira", 10, "connection refused", false),
@@ -1002,15 +1227,25 @@ describe("health model", () => {
     const connecting: ConnectionState = { kind: "connecting", attempt: 0, id, wasUp: false };
     const signInFailed = { type: "failed", id, error: "sign in", kind: "auth", durationMs: 1, signIn: true } as const;
     const waiting = transition(connecting, signInFailed);
-    assert.deepEqual([statusOf(waiting), stateDetail(waiting, 3, 0), inSchedule(waiting)], ["needs sign-in", "needs sign-in", false]);
+    assert.deepEqual(
+      [statusOf(waiting), stateDetail(waiting, 3, 0), inSchedule(waiting)],
+      ["needs sign-in", "needs sign-in", false],
+    );
     const stillWaiting = transition(waiting, { type: "gaveUp", attempts: 0, exhausted: false });
     assert.equal(stillWaiting.kind, "needsSignIn", "giving up leaves it waiting for the sign-in");
     assert.notEqual(stillWaiting, waiting, "… and is still recorded");
-    const stopped = transition({ kind: "live", session: 1, since: 0 }, { type: "stopped", reason: "reconnect requested" });
+    const stopped = transition(
+      { kind: "live", session: 1, since: 0 },
+      { type: "stopped", reason: "reconnect requested" },
+    );
     assert.deepEqual(stopped, { kind: "stopped", reason: "reconnect requested", wasUp: true });
     assert.equal(statusOf(stopped), "disconnected");
     const again = transition(stopped, { type: "attempt", attempt: 0, id });
-    assert.deepEqual([again.kind, inSchedule(again), "wasUp" in again && again.wasUp], ["connecting", false, true], "calls wait for a server that was up");
+    assert.deepEqual(
+      [again.kind, inSchedule(again), "wasUp" in again && again.wasUp],
+      ["connecting", false, true],
+      "calls wait for a server that was up",
+    );
     const out = transition(stopped, { type: "signedOut", message: "Signed out" });
     assert.deepEqual([statusOf(out), errorOf(out), stateDetail(out, 3, 0)], ["error", "Signed out", "not retried"]);
     assert.equal(transition({ kind: "idle" }, { type: "stopped", reason: "x" }).kind, "idle", "nothing to stop");
@@ -1039,8 +1274,14 @@ describe("health model", () => {
 
 describe("platformCommand", () => {
   test("Windows runs npx and other shims through cmd /c; executables and other platforms run as they are", () => {
-    assert.deepEqual(platformCommand("npx", ["-y", "pkg"], "win32"), { command: "cmd.exe", args: ["/d", "/s", "/c", "npx", "-y", "pkg"] });
-    assert.deepEqual(platformCommand("C:\\tools\\run.CMD", [], "win32"), { command: "cmd.exe", args: ["/d", "/s", "/c", "C:\\tools\\run.CMD"] });
+    assert.deepEqual(platformCommand("npx", ["-y", "pkg"], "win32"), {
+      command: "cmd.exe",
+      args: ["/d", "/s", "/c", "npx", "-y", "pkg"],
+    });
+    assert.deepEqual(platformCommand("C:\\tools\\run.CMD", [], "win32"), {
+      command: "cmd.exe",
+      args: ["/d", "/s", "/c", "C:\\tools\\run.CMD"],
+    });
     assert.deepEqual(platformCommand("node.exe", ["s.js"], "win32"), { command: "node.exe", args: ["s.js"] });
     assert.deepEqual(platformCommand("cmd", ["/c", "x"], "win32"), { command: "cmd", args: ["/c", "x"] });
     assert.deepEqual(platformCommand("npx", ["-y", "pkg"], "linux"), { command: "npx", args: ["-y", "pkg"] });
@@ -1070,7 +1311,19 @@ describe("bad input: the pure rules", () => {
   });
   test("server names: control characters, outer spaces, reserved words, over 100 characters are refused", () => {
     for (const ok of ["fs", "my server", "名前", "a/b", "🙂"]) assert.equal(serverNameProblem(ok), undefined, ok);
-    for (const bad of ["", " ", "a\nb", "a\u001bb", "a\u0085", " a", "a ", "__proto__", "constructor", "prototype", "x".repeat(101)]) {
+    for (const bad of [
+      "",
+      " ",
+      "a\nb",
+      "a\u001bb",
+      "a\u0085",
+      " a",
+      "a ",
+      "__proto__",
+      "constructor",
+      "prototype",
+      "x".repeat(101),
+    ]) {
       assert.ok(serverNameProblem(bad), JSON.stringify(bad));
     }
   });
@@ -1091,7 +1344,10 @@ describe("bad input: the pure rules", () => {
   test("parseConfigText refuses nesting past the limit before parsing, brackets in strings and comments aside", () => {
     const nested = (n: number) => `${"[".repeat(n)}${"]".repeat(n)}`;
     assert.equal(parseConfigText(nested(MAX_NESTING)).error, undefined);
-    assert.match(parseConfigText(nested(MAX_NESTING + 1)).error!, /nest more than 64 levels deep \(at line 1, column 65\)/);
+    assert.match(
+      parseConfigText(nested(MAX_NESTING + 1)).error!,
+      /nest more than 64 levels deep \(at line 1, column 65\)/,
+    );
     assert.equal(parseConfigText(`{"a": "${"{".repeat(500)}" /* ${"[".repeat(500)} */}`).error, undefined);
     const value = parseConfigText('{"__proto__": {"command": "x"}}').value as Record<string, unknown>;
     assert.equal(Object.getPrototypeOf(value), null);
@@ -1100,7 +1356,7 @@ describe("bad input: the pure rules", () => {
 });
 
 describe("protocol revisions", () => {
-  test("`protocolVersion`: absent or \"auto\", or a revision by name; anything else is an error naming the choices", () => {
+  test('`protocolVersion`: absent or "auto", or a revision by name; anything else is an error naming the choices', () => {
     const errors: string[] = [];
     assert.equal(protocolSetting(undefined, errors), "auto");
     assert.equal(protocolSetting("auto", errors), "auto");
@@ -1108,17 +1364,40 @@ describe("protocol revisions", () => {
     assert.equal(protocolSetting("2024-11-05", errors), "2024-11-05");
     assert.deepEqual(errors, []);
     assert.equal(protocolSetting("2026-01-01", errors), "auto");
-    assert.match(errors[0]!, /`protocolVersion` must be "auto" or one of "2026-07-28", "2025-11-25", .* \(got "2026-01-01"\)/);
+    assert.match(
+      errors[0]!,
+      /`protocolVersion` must be "auto" or one of "2026-07-28", "2025-11-25", .* \(got "2026-01-01"\)/,
+    );
     const entry = validateEntry("s", { command: "x", protocolVersion: 7 }, { scope: "user", path: "/u/mcp.json" });
     assert.match(entry.errors.join(), /protocolVersion/);
   });
   test("auto probes (a local server once it has answered a ping; a remote one for half the time left), then starts from what worked; a revision by name is asked for as such", () => {
-    assert.deepEqual(negotiationFor("auto", undefined, false, 15_000), { versionNegotiation: { mode: "auto", probe: { timeoutMs: 7500 } }, awaitStart: false });
-    assert.deepEqual(negotiationFor("auto", undefined, true, 60_000), { versionNegotiation: { mode: "auto", probe: { timeoutMs: 3000 } }, awaitStart: true });
-    assert.deepEqual(negotiationFor("auto", "2026-07-28", false, 15_000), { versionNegotiation: { mode: { pin: "2026-07-28" } }, awaitStart: false });
-    assert.deepEqual(negotiationFor("auto", "2025-06-18", false, 15_000), { versionNegotiation: { mode: "auto", probe: { timeoutMs: 7500 } }, prior: { kind: "legacy" }, awaitStart: false });
-    assert.deepEqual(negotiationFor("auto", "legacy", true, 60_000), { versionNegotiation: { mode: "auto", probe: { timeoutMs: 3000 } }, prior: { kind: "legacy" }, awaitStart: false });
-    assert.deepEqual(negotiationFor("2026-07-28", "2025-11-25", false, 15_000), { versionNegotiation: { mode: { pin: "2026-07-28" } }, awaitStart: false });
+    assert.deepEqual(negotiationFor("auto", undefined, false, 15_000), {
+      versionNegotiation: { mode: "auto", probe: { timeoutMs: 7500 } },
+      awaitStart: false,
+    });
+    assert.deepEqual(negotiationFor("auto", undefined, true, 60_000), {
+      versionNegotiation: { mode: "auto", probe: { timeoutMs: 3000 } },
+      awaitStart: true,
+    });
+    assert.deepEqual(negotiationFor("auto", "2026-07-28", false, 15_000), {
+      versionNegotiation: { mode: { pin: "2026-07-28" } },
+      awaitStart: false,
+    });
+    assert.deepEqual(negotiationFor("auto", "2025-06-18", false, 15_000), {
+      versionNegotiation: { mode: "auto", probe: { timeoutMs: 7500 } },
+      prior: { kind: "legacy" },
+      awaitStart: false,
+    });
+    assert.deepEqual(negotiationFor("auto", "legacy", true, 60_000), {
+      versionNegotiation: { mode: "auto", probe: { timeoutMs: 3000 } },
+      prior: { kind: "legacy" },
+      awaitStart: false,
+    });
+    assert.deepEqual(negotiationFor("2026-07-28", "2025-11-25", false, 15_000), {
+      versionNegotiation: { mode: { pin: "2026-07-28" } },
+      awaitStart: false,
+    });
     assert.deepEqual(negotiationFor("2025-06-18", "2026-07-28", false, 15_000), {
       versionNegotiation: { mode: "legacy" },
       supportedProtocolVersions: ["2025-06-18", "2025-03-26", "2024-11-05"],
@@ -1126,20 +1405,64 @@ describe("protocol revisions", () => {
     });
   });
   test("a remote server's probe is inconclusive when it got no usable answer; an outage, a refused credential or the SDK's verdict is an answer", () => {
-    const failed = (message: string, cause?: unknown) => new SdkError(SdkErrorCode.EraNegotiationFailed, message, undefined, cause === undefined ? undefined : { cause });
-    assert.equal(probeInconclusive(new SdkError(SdkErrorCode.RequestTimeout, "Version negotiation probe timed out after 7500ms")), true);
+    const failed = (message: string, cause?: unknown) =>
+      new SdkError(SdkErrorCode.EraNegotiationFailed, message, undefined, cause === undefined ? undefined : { cause });
+    assert.equal(
+      probeInconclusive(new SdkError(SdkErrorCode.RequestTimeout, "Version negotiation probe timed out after 7500ms")),
+      true,
+    );
     assert.equal(probeInconclusive(new SdkError(SdkErrorCode.RequestTimeout, "Request timed out")), false);
-    assert.equal(probeInconclusive(failed("Version negotiation probe failed: the server answered with an unusable reply", new SyntaxError("Unexpected token"))), true);
-    assert.equal(probeInconclusive(failed("Version negotiation probe failed", new Error("Connection closed during the version negotiation probe"))), true);
-    assert.equal(probeInconclusive(new SdkHttpError(SdkErrorCode.EraNegotiationFailed, "the server answered the probe with HTTP 500", { status: 500, statusText: "", text: "" })), true);
-    assert.equal(probeInconclusive(new SdkHttpError(SdkErrorCode.ClientHttpAuthentication, "HTTP 401", { status: 401, statusText: "", text: "" })), false);
-    const refused = Object.assign(new TypeError("fetch failed"), { cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }) });
+    assert.equal(
+      probeInconclusive(
+        failed(
+          "Version negotiation probe failed: the server answered with an unusable reply",
+          new SyntaxError("Unexpected token"),
+        ),
+      ),
+      true,
+    );
+    assert.equal(
+      probeInconclusive(
+        failed("Version negotiation probe failed", new Error("Connection closed during the version negotiation probe")),
+      ),
+      true,
+    );
+    assert.equal(
+      probeInconclusive(
+        new SdkHttpError(SdkErrorCode.EraNegotiationFailed, "the server answered the probe with HTTP 500", {
+          status: 500,
+          statusText: "",
+          text: "",
+        }),
+      ),
+      true,
+    );
+    assert.equal(
+      probeInconclusive(
+        new SdkHttpError(SdkErrorCode.ClientHttpAuthentication, "HTTP 401", { status: 401, statusText: "", text: "" }),
+      ),
+      false,
+    );
+    const refused = Object.assign(new TypeError("fetch failed"), {
+      cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }),
+    });
     assert.equal(probeInconclusive(failed("Version negotiation probe failed: fetch failed", refused)), false);
     assert.equal(probeInconclusive(failed("the server did not offer pinned protocol version 2026-07-28")), false);
   });
   test("a connection that closed during the revision probe is told apart from other negotiation failures", () => {
-    assert.equal(closedDuringProbe(new SdkError(SdkErrorCode.EraNegotiationFailed, "Version negotiation probe failed: Connection closed during the probe")), true);
-    assert.equal(closedDuringProbe(new SdkError(SdkErrorCode.EraNegotiationFailed, "the server does not offer 2026-07-28")), false);
+    assert.equal(
+      closedDuringProbe(
+        new SdkError(
+          SdkErrorCode.EraNegotiationFailed,
+          "Version negotiation probe failed: Connection closed during the probe",
+        ),
+      ),
+      true,
+    );
+    assert.equal(
+      closedDuringProbe(new SdkError(SdkErrorCode.EraNegotiationFailed, "the server does not offer 2026-07-28")),
+      false,
+    );
     assert.equal(closedDuringProbe(new SdkError(SdkErrorCode.ConnectionClosed, "Connection closed")), false);
   });
 });

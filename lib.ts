@@ -2,18 +2,39 @@
  * The pure functions of src/ (rules and formatting, no I/O), by name: the ones lib.test.ts tests, and where a reader
  * finds them.
  */
-export { isTimeoutError, BridgeError, classifyError, describeError, httpStatusOf, closedDuringProbe, probeInconclusive } from "./src/common/errors.ts";
+export {
+  isTimeoutError,
+  BridgeError,
+  classifyError,
+  describeError,
+  httpStatusOf,
+  closedDuringProbe,
+  probeInconclusive,
+} from "./src/common/errors.ts";
 export type { ErrorKind } from "./src/common/errors.ts";
 export { redact } from "./src/common/redact.ts";
 export { clip, closestMatch, editDistance, formatBytes, quoteValue, shortHash } from "./src/common/text.ts";
 export { findReservedKey } from "./src/common/values.ts";
 export { splitCommandLine } from "./src/config/add-server.ts";
 export { configFlagFromArgv, isInfoOnlyInvocation } from "./src/config/argv.ts";
-export { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_HEALTH_CHECK_INTERVAL_MS, DEFAULT_INIT_TIMEOUT_MS, DEFAULT_LOCAL_RETRY, DEFAULT_REMOTE_RETRY, DEFAULT_REQUEST_TIMEOUT_MS } from "./src/config/defaults.ts";
+export {
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_HEALTH_CHECK_INTERVAL_MS,
+  DEFAULT_INIT_TIMEOUT_MS,
+  DEFAULT_LOCAL_RETRY,
+  DEFAULT_REMOTE_RETRY,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+} from "./src/config/defaults.ts";
 export { layerConfigs } from "./src/config/layers.ts";
 export { isToggleOnly, extractServerEntries, parseConfigText, MAX_NESTING } from "./src/config/parse.ts";
 export { protocolSetting } from "./src/config/protocol-setting.ts";
-export { configVarRefs, displayUrl, findVarRefs, resolveServerConfig, substituteVars } from "./src/config/substitute.ts";
+export {
+  configVarRefs,
+  displayUrl,
+  findVarRefs,
+  resolveServerConfig,
+  substituteVars,
+} from "./src/config/substitute.ts";
 export type { ConfigFileInput, ConfigSource, ServerConfig } from "./src/config/types.ts";
 export { checkUrl } from "./src/config/validate/endpoint.ts";
 export { validateServerEntry } from "./src/config/validate/entry.ts";
@@ -24,8 +45,22 @@ export { backoffDelay, backoffSchedule, gaveUpMessage, HealthTracker } from "./s
 export { cutDeepNesting } from "./src/connection/local/nesting-guard.ts";
 export { platformCommand } from "./src/connection/local/platform-command.ts";
 export { negotiationFor } from "./src/connection/protocol-negotiation.ts";
-export { formatServerList, formatStatusTable, statusSummary, displayWidth, formatStartupSummary, projectRootWarning } from "./src/pi/status-format.ts";
+export {
+  formatServerList,
+  formatStatusTable,
+  statusSummary,
+  displayWidth,
+  formatStartupSummary,
+  projectRootWarning,
+} from "./src/pi/status-format.ts";
 export type { ServerRow } from "./src/pi/status-format.ts";
-export { allocateToolName, MAX_TOOL_NAME_LENGTH, rawToolName, sanitizeToolName, serverLogFileName, toolNameFor } from "./src/translate/naming.ts";
+export {
+  allocateToolName,
+  MAX_TOOL_NAME_LENGTH,
+  rawToolName,
+  sanitizeToolName,
+  serverLogFileName,
+  toolNameFor,
+} from "./src/translate/naming.ts";
 export { base64Size, normalizeToolResult } from "./src/translate/output.ts";
 export { normalizeInputSchema } from "./src/translate/schema.ts";

@@ -45,14 +45,20 @@ interface ToolDef {
   name: string;
   execute: (...args: unknown[]) => Promise<unknown>;
 }
-type RegistryClass = new (register: (def: ToolDef) => void, connectionFor: () => unknown) => { registerServer(connection: unknown): unknown };
+type RegistryClass = new (
+  register: (def: ToolDef) => void,
+  connectionFor: () => unknown,
+) => { registerServer(connection: unknown): unknown };
 
 function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
 function median(values: number[]): number {
-  return quantile([...values].sort((a, b) => a - b), 0.5);
+  return quantile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  );
 }
 
 async function importFirst(root: string, candidates: string[]): Promise<Record<string, unknown>> {
@@ -65,7 +71,9 @@ async function importFirst(root: string, candidates: string[]): Promise<Record<s
 
 /** A bridge of `root`'s version with one local server, and its `greet` tool as pi would call it. */
 async function greetOf(root: string, dir: string): Promise<{ call: Call; shutdown: () => Promise<void> }> {
-  const { McpBridge } = (await importFirst(root, MODULES.bridge)) as { McpBridge: new (options: unknown) => BridgeLike };
+  const { McpBridge } = (await importFirst(root, MODULES.bridge)) as {
+    McpBridge: new (options: unknown) => BridgeLike;
+  };
   const { ToolRegistry } = (await importFirst(root, MODULES.registry)) as { ToolRegistry: RegistryClass };
   mkdirSync(dir, { recursive: true });
   const config = path.join(dir, "mcp.json");
@@ -88,7 +96,8 @@ async function greetOf(root: string, dir: string): Promise<{ call: Call; shutdow
   });
   await bridge.start();
   const connection = bridge.connection("s");
-  if (connection?.status !== "connected") throw new Error(`${root}: the server did not connect: ${connection?.lastError}`);
+  if (connection?.status !== "connected")
+    throw new Error(`${root}: the server did not connect: ${connection?.lastError}`);
   const turn = new AbortController();
   let call: Call | undefined;
   new ToolRegistry(
@@ -115,7 +124,11 @@ if (!revision) {
   console.error("usage: npm run bench:vs -- <revision>");
   process.exit(2);
 }
-if (process.platform === "linux" && !process.env.BENCH_PINNED && spawnSync("taskset", ["-V"], { stdio: "ignore" }).status === 0) {
+if (
+  process.platform === "linux" &&
+  !process.env.BENCH_PINNED &&
+  spawnSync("taskset", ["-V"], { stdio: "ignore" }).status === 0
+) {
   const pinned = spawnSync("taskset", ["-c", "0", process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
     stdio: "inherit",
     env: { ...process.env, BENCH_PINNED: "1" },
@@ -125,7 +138,9 @@ if (process.platform === "linux" && !process.env.BENCH_PINNED && spawnSync("task
 const work = mkdtempSync(path.join(tmpdir(), "mcp-bridge-bench-vs-"));
 const other = path.join(work, "checkout");
 try {
-  execFileSync("git", ["-C", ROOT, "worktree", "add", "--detach", other, revision], { stdio: ["ignore", "ignore", "inherit"] });
+  execFileSync("git", ["-C", ROOT, "worktree", "add", "--detach", other, revision], {
+    stdio: ["ignore", "ignore", "inherit"],
+  });
   symlinkSync(path.join(ROOT, "node_modules"), path.join(other, "node_modules"));
   const mine = await greetOf(ROOT, path.join(work, "mine"));
   const theirs = await greetOf(other, path.join(work, "theirs"));
@@ -155,7 +170,9 @@ try {
     );
   }
   const sorted = [...roundRatios].sort((p, q) => p - q);
-  console.log(`  over ${ROUNDS} rounds: ratio ${median(roundRatios).toFixed(3)} (rounds from ${sorted[0]!.toFixed(3)} to ${sorted.at(-1)!.toFixed(3)}; below 1 is faster)`);
+  console.log(
+    `  over ${ROUNDS} rounds: ratio ${median(roundRatios).toFixed(3)} (rounds from ${sorted[0]!.toFixed(3)} to ${sorted.at(-1)!.toFixed(3)}; below 1 is faster)`,
+  );
   await Promise.all([mine.shutdown(), theirs.shutdown()]);
 } finally {
   if (existsSync(other)) execFileSync("git", ["-C", ROOT, "worktree", "remove", "--force", other], { stdio: "ignore" });

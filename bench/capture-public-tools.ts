@@ -37,10 +37,18 @@ export const PUBLIC_SERVERS: PublicServer[] = [
   { name: "playwright", package: "@playwright/mcp", args: ["--headless"] },
   { name: "chrome-devtools", package: "chrome-devtools-mcp", args: ["--headless"] },
   { name: "github", package: "@modelcontextprotocol/server-github", env: { GITHUB_PERSONAL_ACCESS_TOKEN: "dummy" } },
-  { name: "slack", package: "@modelcontextprotocol/server-slack", env: { SLACK_BOT_TOKEN: "xoxb-dummy", SLACK_TEAM_ID: "T0000" } },
+  {
+    name: "slack",
+    package: "@modelcontextprotocol/server-slack",
+    env: { SLACK_BOT_TOKEN: "xoxb-dummy", SLACK_TEAM_ID: "T0000" },
+  },
   { name: "puppeteer", package: "@modelcontextprotocol/server-puppeteer" },
   { name: "notion", package: "@notionhq/notion-mcp-server", env: { NOTION_TOKEN: "ntn_dummy" } },
-  { name: "supabase", package: "@supabase/mcp-server-supabase", args: ["--access-token", "dummy", "--project-ref", "dummy"] },
+  {
+    name: "supabase",
+    package: "@supabase/mcp-server-supabase",
+    args: ["--access-token", "dummy", "--project-ref", "dummy"],
+  },
   { name: "kubernetes", package: "mcp-server-kubernetes" },
   { name: "sentry", package: "@sentry/mcp-server", args: ["--access-token=dummy"] },
   { name: "mongodb", package: "mongodb-mcp-server", env: { MDB_MCP_TELEMETRY: "disabled" } },
@@ -58,7 +66,8 @@ function installed(dir: string, pkg: string): { version: string; bin: string } {
     version: string;
     bin?: string | Record<string, string>;
   };
-  const bins = typeof manifest.bin === "string" ? { [pkg.split("/").pop() ?? pkg]: manifest.bin } : (manifest.bin ?? {});
+  const bins =
+    typeof manifest.bin === "string" ? { [pkg.split("/").pop() ?? pkg]: manifest.bin } : (manifest.bin ?? {});
   const first = Object.keys(bins)[0];
   if (!first) throw new Error(`${pkg} has no executable`);
   return { version: manifest.version, bin: first };
@@ -82,7 +91,10 @@ async function capture(server: PublicServer): Promise<void> {
   try {
     // Browsers are not downloaded: listing tools does not start one.
     const installEnv = { ...process.env, PUPPETEER_SKIP_DOWNLOAD: "1", PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: "1" };
-    execFileSync("npm", ["install", "--no-audit", "--no-fund", "--prefix", dir, server.package], { stdio: "inherit", env: installEnv });
+    execFileSync("npm", ["install", "--no-audit", "--no-fund", "--prefix", dir, server.package], {
+      stdio: "inherit",
+      env: installEnv,
+    });
     const { version, bin } = installed(dir, server.package);
     const command = path.join(dir, "node_modules", ".bin", server.bin ?? bin);
     const args = (server.args ?? []).map(fill);

@@ -13,7 +13,11 @@ export interface ChildRun {
 }
 
 export async function childJson<T>(run: ChildRun): Promise<T> {
-  const child = spawn(process.execPath, run.args, { cwd: run.cwd, env: run.env ?? process.env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, run.args, {
+    cwd: run.cwd,
+    env: run.env ?? process.env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));

@@ -16,7 +16,11 @@ function helloServer() {
       {
         name: "greet",
         description: "Greet someone by name",
-        inputSchema: { type: "object", properties: { name: { type: "string", description: "Who to greet" } }, required: ["name"] },
+        inputSchema: {
+          type: "object",
+          properties: { name: { type: "string", description: "Who to greet" } },
+          required: ["name"],
+        },
       },
     ],
   }));

@@ -18,7 +18,8 @@ const SERVER = path.join(ROOT, "examples", "hello-server.mjs");
 const HELLO_TOOLS = ["greet", "word_count"];
 
 const servers = Number(process.argv[2]);
-if (!Number.isInteger(servers) || servers < 0) throw new Error(`usage: memory-child.ts <servers>, got ${process.argv[2]}`);
+if (!Number.isInteger(servers) || servers < 0)
+  throw new Error(`usage: memory-child.ts <servers>, got ${process.argv[2]}`);
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error("run with --expose-gc, so each sample is taken after a full collection");
 
@@ -28,7 +29,9 @@ const agentDir = path.join(dir, "agent");
 mkdirSync(project);
 mkdirSync(agentDir);
 // User-level servers (the agent dir's mcp.json) need no project trust; the bench's pi has no UI to ask approval in.
-const mcpServers = Object.fromEntries(Array.from({ length: servers }, (_, i) => [`s${i}`, { command: process.execPath, args: [SERVER] }]));
+const mcpServers = Object.fromEntries(
+  Array.from({ length: servers }, (_, i) => [`s${i}`, { command: process.execPath, args: [SERVER] }]),
+);
 writeFileSync(path.join(agentDir, "mcp.json"), JSON.stringify({ approval: "never", mcpServers }));
 process.env.PI_CODING_AGENT_DIR = agentDir;
 process.env.HOME = dir;

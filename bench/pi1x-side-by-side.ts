@@ -60,7 +60,13 @@ function run(side: Side, agentDir: string): Promise<Run> {
     child.once("error", reject);
     child.once("close", (code) => {
       clearTimeout(timer);
-      resolve({ listed: (listedAt - started) / 1000, seconds: (performance.now() - started) / 1000, exitCode: code, stdout, stderr });
+      resolve({
+        listed: (listedAt - started) / 1000,
+        seconds: (performance.now() - started) / 1000,
+        exitCode: code,
+        stdout,
+        stderr,
+      });
     });
   });
 }
@@ -75,8 +81,17 @@ function parseBuiltIn(output: string): Map<string, ServerSeen> {
       current = { status: head[2]!, tools: [], detail: "" };
       servers.set(head[1]!, current);
     } else if (current && line.startsWith("  tools: ")) {
-      current.tools = line.slice("  tools: ".length).split(", ").map((t) => t.trim());
-    } else if (current && line.startsWith("  ") && !current.detail && current.status !== "connected" && !/^ {2}(node|https?:)/.test(line)) {
+      current.tools = line
+        .slice("  tools: ".length)
+        .split(", ")
+        .map((t) => t.trim());
+    } else if (
+      current &&
+      line.startsWith("  ") &&
+      !current.detail &&
+      current.status !== "connected" &&
+      !/^ {2}(node|https?:)/.test(line)
+    ) {
       current.detail = line.trim();
     }
   }
@@ -115,7 +130,11 @@ function figure(values: readonly number[]): string {
 }
 
 function countStarts(logFile: string): number {
-  return existsSync(logFile) ? readFileSync(logFile, "utf8").split("\n").filter((l) => l.includes('"start"')).length : 0;
+  return existsSync(logFile)
+    ? readFileSync(logFile, "utf8")
+        .split("\n")
+        .filter((l) => l.includes('"start"')).length
+    : 0;
 }
 
 /** The Node 22 pi 1.x runs on, with pi 1.x installed beside it; exits saying why when there is none. */
@@ -134,13 +153,20 @@ const sse = await startSse();
 const crashLog = path.join(scratch, "crash.log");
 const healthy: Record<string, unknown> = {
   hello: { command: "node", args: [path.join(ROOT, "examples", "hello-server.mjs")] },
-  everything: { command: "node", args: [path.join(ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"), "stdio"] },
+  everything: {
+    command: "node",
+    args: [path.join(ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"), "stdio"],
+  },
   // A legacy HTTP+SSE endpoint written as a plain `url`, the way its README would show it.
   legacy: { url: sse.url },
 };
 const full = {
   ...healthy,
-  crashes: { command: "node", args: [path.join(ROOT, "test", "fixtures", "plain-misbehaving.mjs"), "--mode", "crash-on-start"], env: { FIXTURE_LOG: crashLog } },
+  crashes: {
+    command: "node",
+    args: [path.join(ROOT, "test", "fixtures", "plain-misbehaving.mjs"), "--mode", "crash-on-start"],
+    env: { FIXTURE_LOG: crashLog },
+  },
 };
 const dirs = {
   empty: agentDirWith(scratch, "empty", {}),
@@ -151,8 +177,12 @@ const sides: Side[] = ["built-in", "bridge"];
 const parse = (side: Side, output: string) => (side === "built-in" ? parseBuiltIn(output) : parseBridge(output));
 
 try {
-  console.log(`pi 1.x side by side: ${os.availableParallelism?.() ?? os.cpus().length} CPUs, ${os.cpus()[0]?.model.trim() ?? "?"}, ${new Date().toISOString()}`);
-  console.log(`built-in: pi mcp list   bridge: pi -e ${path.relative(process.cwd(), ROOT) || "."} -p /mcp   (pi 1.6, ${NODE22.replace(ROOT + path.sep, "")})`);
+  console.log(
+    `pi 1.x side by side: ${os.availableParallelism?.() ?? os.cpus().length} CPUs, ${os.cpus()[0]?.model.trim() ?? "?"}, ${new Date().toISOString()}`,
+  );
+  console.log(
+    `built-in: pi mcp list   bridge: pi -e ${path.relative(process.cwd(), ROOT) || "."} -p /mcp   (pi 1.6, ${NODE22.replace(ROOT + path.sep, "")})`,
+  );
 
   // What each side connects and offers, on the full config (one run each; they are deterministic).
   const seen = new Map<Side, Map<string, ServerSeen>>();
@@ -165,7 +195,9 @@ try {
     seen.set(side, parse(side, result.stdout));
     retries.set(side, /\(retry \d+\/\d+ in [^)]+\)/.exec(result.stdout)?.[0] ?? "none shown");
     const warning = result.stderr.split("\n").find((l) => l.includes("registers command `/mcp`"));
-    console.log(`\n${side}: exit code ${result.exitCode}, ${result.seconds.toFixed(2)} s${warning ? "\n  pi says: " + warning.replace(/^Warning: /, "").slice(0, 160) + "…" : ""}`);
+    console.log(
+      `\n${side}: exit code ${result.exitCode}, ${result.seconds.toFixed(2)} s${warning ? "\n  pi says: " + warning.replace(/^Warning: /, "").slice(0, 160) + "…" : ""}`,
+    );
   }
   console.log(`\n${"server".padEnd(12)}${"built-in".padEnd(60)}bridge`);
   for (const name of Object.keys(full)) {
@@ -197,7 +229,10 @@ try {
     if (round % 2 === 1) order.reverse();
     for (const [side, config] of order) {
       const result = await run(side, dirs[config]);
-      for (const [measure, value] of [["listed", result.listed], ["exit", result.seconds]] as const) {
+      for (const [measure, value] of [
+        ["listed", result.listed],
+        ["exit", result.seconds],
+      ] as const) {
         const key = `${measure}/${side}/${config}`;
         times.set(key, [...(times.get(key) ?? []), value]);
       }
@@ -213,7 +248,11 @@ try {
     for (const side of sides) {
       const of = (config: string) => times.get(`${measure}/${side}/${config}`)!;
       for (const config of configs) {
-        const label = { empty: "no servers", healthy: "hello + everything + legacy SSE", full: "the same + the crashing server" }[config];
+        const label = {
+          empty: "no servers",
+          healthy: "hello + everything + legacy SSE",
+          full: "the same + the crashing server",
+        }[config];
         console.log(`  ${side.padEnd(9)} ${label.padEnd(34)} ${figure(of(config))}`);
       }
       const cost = of("healthy").map((t, i) => t - of("empty")[i]!);

@@ -26,10 +26,19 @@ export interface Machine {
 /** The JSON file: where and when it ran, then every section's figures. bench/README.md documents it. */
 export interface BenchReport {
   machine: Machine;
-  sections: Array<{ title: string; ok: boolean; error?: string; seconds: number; figures: Array<Figure & { met: boolean | null }> }>;
+  sections: Array<{
+    title: string;
+    ok: boolean;
+    error?: string;
+    seconds: number;
+    figures: Array<Figure & { met: boolean | null }>;
+  }>;
 }
 
-export async function runSections(sections: readonly FigureSection[], onSection?: (result: SectionResult) => void): Promise<SectionResult[]> {
+export async function runSections(
+  sections: readonly FigureSection[],
+  onSection?: (result: SectionResult) => void,
+): Promise<SectionResult[]> {
   const results: SectionResult[] = [];
   for (const section of sections) {
     const started = performance.now();
@@ -37,7 +46,12 @@ export async function runSections(sections: readonly FigureSection[], onSection?
     try {
       result = { title: section.title, figures: await section.measure(), seconds: 0 };
     } catch (error) {
-      result = { title: section.title, figures: [], error: error instanceof Error ? error.message : String(error), seconds: 0 };
+      result = {
+        title: section.title,
+        figures: [],
+        error: error instanceof Error ? error.message : String(error),
+        seconds: 0,
+      };
     }
     result.seconds = Number(((performance.now() - started) / 1000).toFixed(1));
     results.push(result);

@@ -54,17 +54,24 @@ function machine(): Machine {
 
 const dated = path.join(ROOT, "bench", "results", `${new Date().toISOString().slice(0, 10)}.json`);
 const out = path.resolve(option("out") ?? process.env.BENCH_OUT ?? dated);
-const only = (option("only") ?? process.env.BENCH_ONLY)?.split(",").map((w) => w.trim().toLowerCase()).filter(Boolean);
+const only = (option("only") ?? process.env.BENCH_ONLY)
+  ?.split(",")
+  .map((w) => w.trim().toLowerCase())
+  .filter(Boolean);
 const sections = only?.length ? SECTIONS.filter((s) => only.some((w) => s.title.toLowerCase().includes(w))) : SECTIONS;
 if (sections.length === 0) {
-  console.error(`No section matches ${JSON.stringify(only)}; the sections are: ${SECTIONS.map((s) => s.title).join(", ")}`);
+  console.error(
+    `No section matches ${JSON.stringify(only)}; the sections are: ${SECTIONS.map((s) => s.title).join(", ")}`,
+  );
   process.exit(2);
 }
 
 const host = machine();
 console.error(`bench: ${sections.map((s) => s.title).join(", ")} on ${host.cpus} CPUs, node ${host.node}`);
 const results = await runSections(sections, (r) =>
-  console.error(`bench: ${r.title} ${r.error === undefined ? `done in ${r.seconds} s` : `FAILED after ${r.seconds} s: ${r.error}`}`),
+  console.error(
+    `bench: ${r.title} ${r.error === undefined ? `done in ${r.seconds} s` : `FAILED after ${r.seconds} s: ${r.error}`}`,
+  ),
 );
 console.log(formatTable(results));
 mkdirSync(path.dirname(out), { recursive: true });

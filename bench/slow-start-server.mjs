@@ -15,7 +15,11 @@ createInterface({ input: process.stdin }).on("line", (line) => {
         () =>
           send({
             id: message.id,
-            result: { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "slow-start", version: "1" } },
+            result: {
+              protocolVersion: message.params.protocolVersion,
+              capabilities: { tools: {} },
+              serverInfo: { name: "slow-start", version: "1" },
+            },
           }),
         delay,
       );
@@ -24,7 +28,10 @@ createInterface({ input: process.stdin }).on("line", (line) => {
       send({ id: message.id, result: { tools } });
       break;
     case "tools/call":
-      send({ id: message.id, result: { content: [{ type: "text", text: String(message.params.arguments?.text ?? "") }] } });
+      send({
+        id: message.id,
+        result: { content: [{ type: "text", text: String(message.params.arguments?.text ?? "") }] },
+      });
       break;
     default:
       send({ id: message.id, error: { code: -32601, message: "Method not found" } });

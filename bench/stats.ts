@@ -65,7 +65,11 @@ export function settled(values: readonly number[], rounds: Pick<Rounds, "spread"
  * Runs `round` (one interleaved round of every side, returning the value to watch, e.g. the round's ratio) until the
  * watched values settle or `max` rounds have run. Returns every round's result, in order.
  */
-export async function repeatRounds<T>(rounds: Rounds, round: (index: number) => Promise<T>, watched: (result: T) => number): Promise<T[]> {
+export async function repeatRounds<T>(
+  rounds: Rounds,
+  round: (index: number) => Promise<T>,
+  watched: (result: T) => number,
+): Promise<T[]> {
   const results: T[] = [];
   while (results.length < rounds.max) {
     results.push(await round(results.length));

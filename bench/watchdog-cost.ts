@@ -30,7 +30,9 @@ function cpuTicks(pid: number): number | undefined {
 
 /** A size from /proc/<pid>/status, in kB. */
 function statusKb(pid: number, name: string): string {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith(`${name}:`));
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith(`${name}:`));
   return line?.split(/\s+/)[1] ?? "?";
 }
 
@@ -40,7 +42,8 @@ function watchdogOf(piPid: number): number | undefined {
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (ppid === piPid && readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("watchdog.sh")) return Number(entry);
+      if (ppid === piPid && readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("watchdog.sh"))
+        return Number(entry);
     } catch {
       // Gone meanwhile.
     }
@@ -51,13 +54,24 @@ function watchdogOf(piPid: number): number | undefined {
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), "mcp-bridge-watchdog-bench-"));
   const servers: Record<string, unknown> = {};
-  for (let i = 0; i < SERVERS; i++) servers[`s${i}`] = { command: "sh", args: ["-c", `sleep 600 & exec node '${SERVER}'`] };
+  for (let i = 0; i < SERVERS; i++)
+    servers[`s${i}`] = { command: "sh", args: ["-c", `sleep 600 & exec node '${SERVER}'`] };
   writeFileSync(path.join(dir, "mcp.json"), JSON.stringify({ mcpServers: servers }));
-  const pi = spawn(process.execPath, [PI_CLI, "--mode", "rpc", "--no-session", "-e", ROOT, "--mcp-config", path.join(dir, "mcp.json")], {
-    cwd: dir,
-    env: { ...process.env, HOME: dir, PI_CODING_AGENT_DIR: path.join(dir, "agent"), PI_OFFLINE: "1", PI_MCP_STARTUP_BUDGET_MS: "60000" },
-    stdio: ["pipe", "pipe", "ignore"],
-  });
+  const pi = spawn(
+    process.execPath,
+    [PI_CLI, "--mode", "rpc", "--no-session", "-e", ROOT, "--mcp-config", path.join(dir, "mcp.json")],
+    {
+      cwd: dir,
+      env: {
+        ...process.env,
+        HOME: dir,
+        PI_CODING_AGENT_DIR: path.join(dir, "agent"),
+        PI_OFFLINE: "1",
+        PI_MCP_STARTUP_BUDGET_MS: "60000",
+      },
+      stdio: ["pipe", "pipe", "ignore"],
+    },
+  );
   try {
     let stdout = "";
     pi.stdout.on("data", (d) => (stdout += d));
@@ -71,10 +85,16 @@ async function main(): Promise<void> {
     const elapsed = (Date.now() - started) / 1000;
     const after = { watchdog: cpuTicks(watchdog)!, pi: cpuTicks(pi.pid!)! };
     const percent = (ticks: number) => ((100 * ticks) / TICKS_PER_SECOND / elapsed).toFixed(3);
-    console.log(`${SERVERS} local servers, ${elapsed.toFixed(1)} s with pi idle (clock ticks of 1/${TICKS_PER_SECOND} s)`);
-    console.log(`  watchdog: ${before.watchdog} ticks to start and take the servers; ${after.watchdog - before.watchdog} ticks since = ${percent(after.watchdog - before.watchdog)}% CPU`);
+    console.log(
+      `${SERVERS} local servers, ${elapsed.toFixed(1)} s with pi idle (clock ticks of 1/${TICKS_PER_SECOND} s)`,
+    );
+    console.log(
+      `  watchdog: ${before.watchdog} ticks to start and take the servers; ${after.watchdog - before.watchdog} ticks since = ${percent(after.watchdog - before.watchdog)}% CPU`,
+    );
     console.log(`  pi:       ${after.pi - before.pi} ticks in the same time = ${percent(after.pi - before.pi)}% CPU`);
-    console.log(`  watchdog memory: VmRSS ${statusKb(watchdog, "VmRSS")} kB, of it anonymous ${statusKb(watchdog, "RssAnon")} kB`);
+    console.log(
+      `  watchdog memory: VmRSS ${statusKb(watchdog, "VmRSS")} kB, of it anonymous ${statusKb(watchdog, "RssAnon")} kB`,
+    );
   } finally {
     pi.kill("SIGTERM");
     await new Promise((r) => pi.once("exit", r));

@@ -120,7 +120,11 @@ function machineAuth(dir: string): Record<string, unknown> {
 /** The workload identity scenario's client: its JWT in a variable, as a CI system hands it over. */
 function workloadAuth(): Record<string, unknown> {
   process.env.CONFORMANCE_WORKLOAD_JWT = context.valid_jwt ?? "";
-  return { grantType: "urn:ietf:params:oauth:grant-type:jwt-bearer", clientId: context.client_id, assertion: "${CONFORMANCE_WORKLOAD_JWT}" };
+  return {
+    grantType: "urn:ietf:params:oauth:grant-type:jwt-bearer",
+    clientId: context.client_id,
+    assertion: "${CONFORMANCE_WORKLOAD_JWT}",
+  };
 }
 
 /** Enterprise-managed authorization: the user's ID token (from the enterprise sign-in) and the IdP to exchange it at. */
@@ -152,7 +156,11 @@ async function main(): Promise<number> {
         scenario === "auth/enterprise-managed-authorization" || scenario === "auth/cross-app-access-complete-flow"
         ? enterpriseAuth()
         : { clientMetadataUrl: CIMD_URL, callbackPort: await freePort(), ...preRegistered() };
-  const validated = validateServerEntry("conformance", { url, auth, reconnect: false, timeout: 25_000 }, { scope: "flag", path: "conformance" });
+  const validated = validateServerEntry(
+    "conformance",
+    { url, auth, reconnect: false, timeout: 25_000 },
+    { scope: "flag", path: "conformance" },
+  );
   if (!validated.config) {
     console.error(validated.errors.join("; "));
     rmSync(authDir, { recursive: true, force: true });
@@ -171,7 +179,10 @@ async function main(): Promise<number> {
   });
   try {
     await connection.connect();
-    const calls = callsFor(scenario, connection.tools.map((t) => t.name));
+    const calls = callsFor(
+      scenario,
+      connection.tools.map((t) => t.name),
+    );
     if (scenario === "sse-retry") await waitUntilPunctual(15_000);
     // Every call is made even when one fails: the scenario judges each from what reached its server.
     let failed = false;

@@ -36,7 +36,9 @@ ensureInstalled(harness, "the conformance harness");
 ensureInstalled(PI1X_DIR, "pi 1.x and Node 22");
 const node = node22();
 if (!node) {
-  console.log(`conformance on Node 22 skipped: the harness needs Node >= 22.19, and none is installed for ${process.platform}-${process.arch}`);
+  console.log(
+    `conformance on Node 22 skipped: the harness needs Node >= 22.19, and none is installed for ${process.platform}-${process.arch}`,
+  );
   process.exit(0);
 }
 const cliOf = (pkg) => path.join(harness, "node_modules", ...pkg.split("/"), "dist", "index.js");
@@ -45,7 +47,9 @@ const common = ["client", "--command", driver, "--timeout", "90000"];
 const cwd = path.resolve(here, "..");
 for (const revision of revisions) {
   console.log(`conformance: the requirement set of ${revision}`);
-  const status = run(node, [cliOf("@modelcontextprotocol/conformance"), ...common, "--requirements", revision], { cwd });
+  const status = run(node, [cliOf("@modelcontextprotocol/conformance"), ...common, "--requirements", revision], {
+    cwd,
+  });
   if (status !== 0) process.exit(status);
 }
 for (const scenario of extensions) {
@@ -56,6 +60,10 @@ for (const scenario of extensions) {
 if (suiteAll) {
   console.log("conformance: every scenario of the 0.1.16 release");
   const expected = path.join("conformance", "expected-failures-release.yml");
-  const status = run(node, [cliOf("conformance-release"), ...common, "--suite", "all", "--expected-failures", expected], { cwd });
+  const status = run(
+    node,
+    [cliOf("conformance-release"), ...common, "--suite", "all", "--expected-failures", expected],
+    { cwd },
+  );
   if (status !== 0) process.exit(status);
 }

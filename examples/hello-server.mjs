@@ -11,7 +11,11 @@ server.setRequestHandler(ListToolsRequestSchema, async () => ({
     {
       name: "greet",
       description: "Greet someone by name",
-      inputSchema: { type: "object", properties: { name: { type: "string", description: "Who to greet" } }, required: ["name"] },
+      inputSchema: {
+        type: "object",
+        properties: { name: { type: "string", description: "Who to greet" } },
+        required: ["name"],
+      },
     },
     {
       name: "word_count",

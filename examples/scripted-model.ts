@@ -61,7 +61,9 @@ function textParameter(tool: Tool): string | undefined {
   const schema: unknown = tool.parameters;
   if (!isRecord(schema) || !isRecord(schema.properties)) return undefined;
   const properties = schema.properties;
-  const required = Array.isArray(schema.required) ? schema.required.filter((n): n is string => typeof n === "string") : [];
+  const required = Array.isArray(schema.required)
+    ? schema.required.filter((n): n is string => typeof n === "string")
+    : [];
   const isText = (name: string) => isRecord(properties[name]) && properties[name].type === "string";
   return [...required, ...Object.keys(properties)].find(isText);
 }
@@ -80,10 +82,15 @@ function argumentsFrom(rest: string, tool: Tool): Record<string, unknown> {
 }
 
 /** The first word of the prompt that names an offered tool, as a call of that tool with the rest of the prompt. */
-export function pickToolCall(prompt: string, tools: readonly Tool[]): { tool: string; args: Record<string, unknown> } | undefined {
+export function pickToolCall(
+  prompt: string,
+  tools: readonly Tool[],
+): { tool: string; args: Record<string, unknown> } | undefined {
   for (const word of prompt.matchAll(/\S+/g)) {
     const wanted = word[0].toLowerCase();
-    const tool = tools.find((t) => t.name.toLowerCase() === wanted) ?? tools.find((t) => t.name.toLowerCase().endsWith(`_${wanted}`));
+    const tool =
+      tools.find((t) => t.name.toLowerCase() === wanted) ??
+      tools.find((t) => t.name.toLowerCase().endsWith(`_${wanted}`));
     if (!tool) continue;
     const rest = prompt.slice(word.index + word[0].length).trim();
     return { tool: tool.name, args: argumentsFrom(rest, tool) };
@@ -104,7 +111,9 @@ export function demoStep({ messages, tools }: ScriptedRequest): ScriptedStep {
   const searched = messages.slice(promptAt + 1).some((m) => m.role === "toolResult" && m.toolName === TOOL_SEARCH);
   if (!searched && tools.some((t) => t.name === TOOL_SEARCH)) return { tool: TOOL_SEARCH, args: { query: prompt } };
   const offered = tools.map((t) => t.name).join(", ") || "none";
-  return { text: `No tool I was offered matches "${prompt}". Start the prompt with a tool's name, then its argument (e.g. "greet Ada"). Tools offered: ${offered}.` };
+  return {
+    text: `No tool I was offered matches "${prompt}". Start the prompt with a tool's name, then its argument (e.g. "greet Ada"). Tools offered: ${offered}.`,
+  };
 }
 
 function toMessage(step: ScriptedStep): AssistantMessage {
@@ -124,8 +133,10 @@ function toolsOf(context: Context): Tool[] {
   const tools = new Map((context.tools ?? []).map((tool) => [tool.name, tool]));
   for (const message of context.messages as readonly unknown[]) {
     if (!isRecord(message) || message.role !== "system") continue;
-    for (const tool of Array.isArray(message.toolsAdded) ? message.toolsAdded : []) if (isTool(tool)) tools.set(tool.name, tool);
-    for (const ref of Array.isArray(message.toolsRemoved) ? message.toolsRemoved : []) if (isTool(ref)) tools.delete(ref.name);
+    for (const tool of Array.isArray(message.toolsAdded) ? message.toolsAdded : [])
+      if (isTool(tool)) tools.set(tool.name, tool);
+    for (const ref of Array.isArray(message.toolsRemoved) ? message.toolsRemoved : [])
+      if (isTool(ref)) tools.delete(ref.name);
   }
   return [...tools.values()];
 }
@@ -135,10 +146,17 @@ function toolsOf(context: Context): Tool[] {
  * request body (`tools: [{name, description, input_schema}]`, Anthropic's shape), and the model gets the ones that
  * are still there. The bridge leaves out deferred tools there on pi 0.73, so the model sees what a real one would.
  */
-async function requestOf(context: Context, streamOptions: StreamOptions | undefined, model: Model<string>): Promise<ScriptedRequest> {
+async function requestOf(
+  context: Context,
+  streamOptions: StreamOptions | undefined,
+  model: Model<string>,
+): Promise<ScriptedRequest> {
   const messages = context.messages.filter((m) => (m as { role: string }).role !== "system");
   const tools = toolsOf(context);
-  const body = { model: model.id, tools: tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })) };
+  const body = {
+    model: model.id,
+    tools: tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })),
+  };
   const changed: unknown = await streamOptions?.onPayload?.(body, model);
   if (!isRecord(changed)) return { messages, tools };
   const kept = new Set((Array.isArray(changed.tools) ? changed.tools : []).filter(isTool).map((t) => t.name));
@@ -162,7 +180,8 @@ export function registerScriptedModel(pi: ExtensionAPI, options: ScriptedModelOp
   // pi's own copy (they may be different module instances when pi loads extensions).
   const faux = registerFauxProvider({ provider: options.provider, models: [definition] });
   const fauxStream = getApiProvider(faux.api)!.streamSimple;
-  const answer: FauxResponseStep = async (context, streamOptions, _state, model) => toMessage(options.step(await requestOf(context, streamOptions, model)));
+  const answer: FauxResponseStep = async (context, streamOptions, _state, model) =>
+    toMessage(options.step(await requestOf(context, streamOptions, model)));
   pi.registerProvider(options.provider, {
     name: options.label,
     baseUrl: "http://localhost:0",
@@ -174,11 +193,23 @@ export function registerScriptedModel(pi: ExtensionAPI, options: ScriptedModelOp
       if (faux.getPendingResponseCount() === 0) faux.appendResponses([answer]);
       return fauxStream(model, context, streamOptions);
     },
-    models: [{ ...definition, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 128_000, maxTokens: 16_384 }],
+    models: [
+      {
+        ...definition,
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+        contextWindow: 128_000,
+        maxTokens: 16_384,
+      },
+    ],
   });
   pi.on("session_shutdown", () => faux.unregister());
 }
 
 export default function scriptedModelExtension(pi: ExtensionAPI): void {
-  registerScriptedModel(pi, { provider: SCRIPTED_PROVIDER, model: SCRIPTED_MODEL, label: "Scripted (demo)", step: demoStep });
+  registerScriptedModel(pi, {
+    provider: SCRIPTED_PROVIDER,
+    model: SCRIPTED_MODEL,
+    label: "Scripted (demo)",
+    step: demoStep,
+  });
 }

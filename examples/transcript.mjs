@@ -32,7 +32,8 @@ for await (const line of createInterface({ input: process.stdin })) {
   }
   if (event.type === "message_end" && event.message?.role === "user") show("prompt", textOf(event.message.content));
   if (event.type === "tool_execution_start") show("tool call", `${event.toolName} ${JSON.stringify(event.args)}`);
-  if (event.type === "tool_execution_end") show(event.isError ? "tool error" : "tool result", textOf(event.result?.content));
+  if (event.type === "tool_execution_end")
+    show(event.isError ? "tool error" : "tool result", textOf(event.result?.content));
   if (event.type === "message_end" && event.message?.role === "assistant") {
     const text = textOf(event.message.content);
     if (text) show("answer", text);

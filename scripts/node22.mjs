@@ -20,7 +20,9 @@ export function run(command, args, options = {}) {
 /** `npm ci` in `dir` unless what is installed there came from its current lockfile; exits on a failed install. */
 export function ensureInstalled(dir, what) {
   const marker = path.join(dir, "node_modules", ".lockfile-hash");
-  const hash = createHash("sha256").update(readFileSync(path.join(dir, "package-lock.json"))).digest("hex");
+  const hash = createHash("sha256")
+    .update(readFileSync(path.join(dir, "package-lock.json")))
+    .digest("hex");
   if (existsSync(marker) && readFileSync(marker, "utf8") === hash) return;
   console.log(`installing ${what} from ${path.relative(root, path.join(dir, "package-lock.json"))}`);
   const npm = process.platform === "win32" ? "npm.cmd" : "npm";

@@ -27,6 +27,8 @@ const started = Date.now();
 const tests = spawn("npm", ["test"], { stdio: "inherit" });
 tests.on("exit", (code, signal) => {
   stopHogs();
-  console.log(`test:loaded: npm test ${signal ? `ended by ${signal}` : `exited with ${code}`} after ${Math.round((Date.now() - started) / 1000)} s`);
+  console.log(
+    `test:loaded: npm test ${signal ? `ended by ${signal}` : `exited with ${code}`} after ${Math.round((Date.now() - started) / 1000)} s`,
+  );
   process.exit(code ?? 1);
 });

@@ -108,7 +108,10 @@ describe("decideApproval", () => {
   });
 
   test("autoApprove by name or by pattern: runs", () => {
-    assert.equal(decideApproval(ask({ rules: { autoApprove: ["get_issue"], autoApproveReadOnly: false } })).action, "allow");
+    assert.equal(
+      decideApproval(ask({ rules: { autoApprove: ["get_issue"], autoApproveReadOnly: false } })).action,
+      "allow",
+    );
     const byPattern = decideApproval(ask({ rules: { autoApprove: ["other", "get_*"], autoApproveReadOnly: false } }));
     assert.deepEqual(byPattern, { action: "allow", reason: 'matches "get_*" in autoApprove' });
     assert.equal(decideApproval(ask({ rules: { autoApprove: ["list_*"], autoApproveReadOnly: false } })).action, "ask");
@@ -137,8 +140,14 @@ describe("decideApproval", () => {
   });
 
   test("a tool whose name says delete asks every time, naming the word", () => {
-    const decision = decideApproval(ask({ tool: "delete_issue", allowedForSession: true, rules: { autoApprove: ["*"], autoApproveReadOnly: false } }));
-    assert.deepEqual(decision, { action: "ask", everyTime: true, reason: "its name says 'delete'; it asks every time unless autoApprove lists its exact name" });
+    const decision = decideApproval(
+      ask({ tool: "delete_issue", allowedForSession: true, rules: { autoApprove: ["*"], autoApproveReadOnly: false } }),
+    );
+    assert.deepEqual(decision, {
+      action: "ask",
+      everyTime: true,
+      reason: "its name says 'delete'; it asks every time unless autoApprove lists its exact name",
+    });
   });
 
   test("destructiveHint false is not destructive; an unannotated tool is not either", () => {
@@ -148,11 +157,17 @@ describe("decideApproval", () => {
   test("a destructive tool autoApprove lists by its exact name runs", () => {
     const rules = { autoApprove: ["delete_issue"], autoApproveReadOnly: false };
     assert.equal(decideApproval(ask({ tool: "delete_issue", rules })).action, "allow");
-    assert.equal(decideApproval(ask({ tool: "delete_issue", rules, hints: { destructiveHint: true } })).action, "allow");
+    assert.equal(
+      decideApproval(ask({ tool: "delete_issue", rules, hints: { destructiveHint: true } })).action,
+      "allow",
+    );
   });
 
   test('approval off ("approval": "never") runs everything, destructive tools included', () => {
-    assert.equal(decideApproval(ask({ tool: "drop_database", hints: { destructiveHint: true }, approvalOff: true })).action, "allow");
+    assert.equal(
+      decideApproval(ask({ tool: "drop_database", hints: { destructiveHint: true }, approvalOff: true })).action,
+      "allow",
+    );
   });
 });
 
@@ -164,7 +179,11 @@ describe("approval settings in config files", () => {
   });
 
   test("autoApprove takes names and patterns; autoApproveReadOnly a boolean", () => {
-    const { config, errors } = validateServerEntry("s", { url: "https://x.example/mcp", autoApprove: ["a", "b_*"], autoApproveReadOnly: true }, project);
+    const { config, errors } = validateServerEntry(
+      "s",
+      { url: "https://x.example/mcp", autoApprove: ["a", "b_*"], autoApproveReadOnly: true },
+      project,
+    );
     assert.deepEqual(errors, []);
     assert.deepEqual(config?.autoApprove, ["a", "b_*"]);
     assert.equal(config?.autoApproveReadOnly, true);
@@ -196,7 +215,10 @@ describe("approval settings in config files", () => {
       assert.equal(layered.problems.length, 1);
       assert.equal(layered.problems[0]!.level, "warning");
       assert.equal(layered.problems[0]!.source, source);
-      assert.match(layered.problems[0]!.message, /`approval` is ignored here: only the user-level file .* can turn approval prompts off/);
+      assert.match(
+        layered.problems[0]!.message,
+        /`approval` is ignored here: only the user-level file .* can turn approval prompts off/,
+      );
     }
   });
 

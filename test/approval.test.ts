@@ -24,8 +24,18 @@ import { RecordingUI } from "./recording-ui.ts";
 import { FAUX_MODEL_EXTENSION, PI_CLI } from "./tmux.ts";
 
 const EXTRA_TOOLS: Tool[] = [
-  { name: "wipe", description: "Wipes the store", inputSchema: { type: "object" }, annotations: { destructiveHint: true } },
-  { name: "peek", description: "Reads the store", inputSchema: { type: "object" }, annotations: { readOnlyHint: true } },
+  {
+    name: "wipe",
+    description: "Wipes the store",
+    inputSchema: { type: "object" },
+    annotations: { destructiveHint: true },
+  },
+  {
+    name: "peek",
+    description: "Reads the store",
+    inputSchema: { type: "object" },
+    annotations: { readOnlyHint: true },
+  },
   { name: "delete_note", description: "Deletes a note", inputSchema: { type: "object" } },
 ];
 
@@ -87,10 +97,17 @@ describe("tool approval in pi (in-process, faux model, recording UI)", { timeout
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
     process.chdir(project.dir);
-    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [path.join(project.dir, "hook-extension.ts"), REPO_ROOT] });
+    pi = await startInProcessPi({
+      cwd: project.dir,
+      agentDir: agentDir.dir,
+      extensionPaths: [path.join(project.dir, "hook-extension.ts"), REPO_ROOT],
+    });
     ({ session, faux } = pi);
     await session.bindExtensions({ uiContext: ui.context() });
-    assert.ok(session.getAllTools().some((t) => t.name === "mcp_store_wipe"), "the store's tools are registered");
+    assert.ok(
+      session.getAllTools().some((t) => t.name === "mcp_store_wipe"),
+      "the store's tools are registered",
+    );
   });
 
   after(async () => {
@@ -104,14 +121,23 @@ describe("tool approval in pi (in-process, faux model, recording UI)", { timeout
   });
 
   /** The model makes one call; returns its result and what the UI was asked meanwhile. */
-  async function modelCalls(tool: string, args: Record<string, unknown>, answers: unknown[] = []): Promise<{ result: ToolResultMessage; asked: string[]; offered: string[][] }> {
+  async function modelCalls(
+    tool: string,
+    args: Record<string, unknown>,
+    answers: unknown[] = [],
+  ): Promise<{ result: ToolResultMessage; asked: string[]; offered: string[][] }> {
     ui.answers = [...answers];
     const asked = ui.asked.length;
     const offered = ui.offered.length;
-    faux.setResponses([fauxAssistantMessage([fauxToolCall(tool, args)], { stopReason: "toolUse" }), fauxAssistantMessage("done")]);
+    faux.setResponses([
+      fauxAssistantMessage([fauxToolCall(tool, args)], { stopReason: "toolUse" }),
+      fauxAssistantMessage("done"),
+    ]);
     await session.prompt(`call ${tool}`);
     assert.deepEqual(ui.answers, [], "every scripted answer was used");
-    const results = session.messages.filter((m) => (m as { role: string }).role === "toolResult") as unknown as ToolResultMessage[];
+    const results = session.messages.filter(
+      (m) => (m as { role: string }).role === "toolResult",
+    ) as unknown as ToolResultMessage[];
     const result = results.at(-1)!;
     assert.equal(result.toolName, tool);
     return { result, asked: ui.asked.slice(asked), offered: ui.offered.slice(offered) };
@@ -119,26 +145,45 @@ describe("tool approval in pi (in-process, faux model, recording UI)", { timeout
 
   const callsOf = (server: RunningServer, name: string) => server.calls.filter((c) => c.name === name);
 
-  test("pi 1.x's tool list carries each server's hints, for permission extensions to read", { skip: PI_LINE === "1.x" ? false : "pi 0.73's tool list has no annotations" }, () => {
-    const hints = (name: string) => (session.getAllTools().find((t) => t.name === name) as { annotations?: unknown } | undefined)?.annotations;
-    assert.deepEqual(hints("mcp_store_wipe"), { destructiveHint: true });
-    assert.deepEqual(hints("mcp_store_peek"), { readOnlyHint: true });
-    assert.equal(hints("mcp_store_delete_note"), undefined, "no hints declared: pi's defaults apply");
-  });
+  test(
+    "pi 1.x's tool list carries each server's hints, for permission extensions to read",
+    { skip: PI_LINE === "1.x" ? false : "pi 0.73's tool list has no annotations" },
+    () => {
+      const hints = (name: string) =>
+        (session.getAllTools().find((t) => t.name === name) as { annotations?: unknown } | undefined)?.annotations;
+      assert.deepEqual(hints("mcp_store_wipe"), { destructiveHint: true });
+      assert.deepEqual(hints("mcp_store_peek"), { readOnlyHint: true });
+      assert.equal(hints("mcp_store_delete_note"), undefined, "no hints declared: pi's defaults apply");
+    },
+  );
 
   test("the first call asks; after 'Allow for this session' the second does not", async () => {
     const first = await modelCalls("mcp_store_echo", { text: "one" }, ["Allow for this session"]);
     assert.equal(first.asked.length, 1);
-    assert.match(first.asked[0]!, /^select: Allow MCP tool 'echo' of server 'store' \(mcp_store_echo\) to run\? \(first use in this session\)$/m);
+    assert.match(
+      first.asked[0]!,
+      /^select: Allow MCP tool 'echo' of server 'store' \(mcp_store_echo\) to run\? \(first use in this session\)$/m,
+    );
     assert.match(first.asked[0]!, /Arguments: \{"text":"one"\}/);
-    assert.deepEqual(first.offered[0], ["Allow once", "Allow for this session", `Always allow (adds "echo" to autoApprove in ${userConfig})`, "Deny"]);
+    assert.deepEqual(first.offered[0], [
+      "Allow once",
+      "Allow for this session",
+      `Always allow (adds "echo" to autoApprove in ${userConfig})`,
+      "Deny",
+    ]);
     assert.equal(first.result.isError, false);
-    assert.deepEqual(callsOf(store, "echo").map((c) => c.args), [{ text: "one" }]);
+    assert.deepEqual(
+      callsOf(store, "echo").map((c) => c.args),
+      [{ text: "one" }],
+    );
 
     const second = await modelCalls("mcp_store_echo", { text: "two" });
     assert.deepEqual(second.asked, []);
     assert.deepEqual(second.result.content, [{ type: "text", text: "two" }]);
-    assert.deepEqual(callsOf(store, "echo").map((c) => c.args), [{ text: "one" }, { text: "two" }]);
+    assert.deepEqual(
+      callsOf(store, "echo").map((c) => c.args),
+      [{ text: "one" }, { text: "two" }],
+    );
   });
 
   test("'Allow once' asks again next time; 'Deny' and Escape keep the call from the server and tell the model", async () => {
@@ -163,10 +208,15 @@ describe("tool approval in pi (in-process, faux model, recording UI)", { timeout
     assert.equal(always.result.isError, false);
     assert.equal(callsOf(store, "structured").length, 1);
     const text = readFileSync(userConfig, "utf8");
-    assert.equal(text, written.replace(`"autoApproveReadOnly": true }`, `"autoApproveReadOnly": true, "autoApprove": ["structured"] }`));
+    assert.equal(
+      text,
+      written.replace(`"autoApproveReadOnly": true }`, `"autoApproveReadOnly": true, "autoApprove": ["structured"] }`),
+    );
     assert.ok(ui.notices.includes(`Added "structured" to autoApprove of MCP server 'store' in ${userConfig}.`));
     // The next pi reads it from the file.
-    const store2 = layerConfigs([{ source: { scope: "user", path: userConfig }, text }]).servers.find((s) => s.name === "store");
+    const store2 = layerConfigs([{ source: { scope: "user", path: userConfig }, text }]).servers.find(
+      (s) => s.name === "store",
+    );
     assert.deepEqual(store2?.autoApprove, ["structured"]);
 
     const again = await modelCalls("mcp_store_structured", {});
@@ -178,8 +228,15 @@ describe("tool approval in pi (in-process, faux model, recording UI)", { timeout
     for (const round of [1, 2]) {
       const wipe = await modelCalls("mcp_store_wipe", {}, ["Allow once"]);
       assert.equal(wipe.asked.length, 1, `asked on call ${round}`);
-      assert.match(wipe.asked[0]!, /to run\? \(its server marks it destructive; it asks every time unless autoApprove lists its exact name\)$/m);
-      assert.deepEqual(wipe.offered[0], ["Allow once", `Always allow (adds "wipe" to autoApprove in ${userConfig})`, "Deny"]);
+      assert.match(
+        wipe.asked[0]!,
+        /to run\? \(its server marks it destructive; it asks every time unless autoApprove lists its exact name\)$/m,
+      );
+      assert.deepEqual(wipe.offered[0], [
+        "Allow once",
+        `Always allow (adds "wipe" to autoApprove in ${userConfig})`,
+        "Deny",
+      ]);
       assert.equal(callsOf(store, "wipe").length, round);
     }
     // "open" approves every tool with "*", except the one whose name says delete.
@@ -188,7 +245,10 @@ describe("tool approval in pi (in-process, faux model, recording UI)", { timeout
     const del = await modelCalls("mcp_open_delete_note", {}, ["Deny"]);
     assert.match(del.asked[0]!, /to run\? \(its name says 'delete'; it asks every time/);
     assert.deepEqual(callsOf(open, "delete_note"), []);
-    assert.deepEqual(callsOf(open, "echo").map((c) => c.args), [{ text: "free" }]);
+    assert.deepEqual(
+      callsOf(open, "echo").map((c) => c.args),
+      [{ text: "free" }],
+    );
   });
 
   test("autoApproveReadOnly runs a tool its server marks read-only without asking", async () => {
@@ -208,23 +268,38 @@ describe("tool approval in pi (in-process, faux model, recording UI)", { timeout
       const request = hookGlobals.__approvalRequests[0]!;
       assert.deepEqual(
         { ...request, respond: typeof request.respond },
-        { serverId: "store", tool: "add", toolName: "mcp_store_add", args: { a: 20, b: 22 }, everyTime: false, reason: "first use in this session", respond: "function" },
+        {
+          serverId: "store",
+          tool: "add",
+          toolName: "mcp_store_add",
+          args: { a: 20, b: 22 },
+          everyTime: false,
+          reason: "first use in this session",
+          respond: "function",
+        },
       );
 
       const wipes = callsOf(store, "wipe").length;
       const denied = await modelCalls("mcp_store_wipe", {});
-      assert.equal(denied.result.content[0]!.text, "Another extension denied the call of MCP tool 'wipe' of server 'store' (mcp.approval.request).");
+      assert.equal(
+        denied.result.content[0]!.text,
+        "Another extension denied the call of MCP tool 'wipe' of server 'store' (mcp.approval.request).",
+      );
       assert.equal(hookGlobals.__approvalRequests.at(-1)!.everyTime, true);
       assert.deepEqual(hookGlobals.__approvalRequests.at(-1)!.annotations, { destructiveHint: true });
       assert.equal(callsOf(store, "wipe").length, wipes, "the server did not get it");
 
       // A decision that comes later, as a promise; then one that is not a decision at all.
-      hookGlobals.__approvalHook = (request) => request.respond(new Promise((resolve) => setImmediate(() => resolve("allow"))));
+      hookGlobals.__approvalHook = (request) =>
+        request.respond(new Promise((resolve) => setImmediate(() => resolve("allow"))));
       await modelCalls("mcp_store_wipe", {});
       assert.equal(callsOf(store, "wipe").length, wipes + 1);
       hookGlobals.__approvalHook = (request) => request.respond("yes");
       const odd = await modelCalls("mcp_store_wipe", {});
-      assert.match(odd.result.content[0]!.text!, /answered mcp\.approval\.request .* with "yes", not "allow", "allow-session" or "deny"; the call is refused/);
+      assert.match(
+        odd.result.content[0]!.text!,
+        /answered mcp\.approval\.request .* with "yes", not "allow", "allow-session" or "deny"; the call is refused/,
+      );
       assert.equal(callsOf(store, "wipe").length, wipes + 1);
     } finally {
       delete hookGlobals.__approvalHook;
@@ -238,7 +313,9 @@ describe("tool approval in pi (in-process, faux model, recording UI)", { timeout
     const logFile = path.join(agentDir.dir, "mcp-bridge", "mcp.log");
     const approvals = () => {
       try {
-        return readFileSync(logFile, "utf8").split("\n").filter((l) => l.includes('"event":"approval"'));
+        return readFileSync(logFile, "utf8")
+          .split("\n")
+          .filter((l) => l.includes('"event":"approval"'));
       } catch {
         return [];
       }
@@ -246,8 +323,17 @@ describe("tool approval in pi (in-process, faux model, recording UI)", { timeout
     const lines = () => approvals().map((l) => JSON.parse(l) as Record<string, unknown>);
     // Lines reach the file in batches, so each is waited for.
     await waitFor(() => approvals().some((l) => l.includes('"decision":"always"')), "the log's approval lines", 10_000);
-    await waitFor(() => lines().some((l) => l.server === "store" && l.tool === "echo" && l.decision === "session" && l.by === "user"), "the session decision", 10_000);
-    await waitFor(() => lines().some((l) => l.tool === "add" && l.decision === "once" && l.by === "extension"), "the extension's decision", 10_000);
+    await waitFor(
+      () =>
+        lines().some((l) => l.server === "store" && l.tool === "echo" && l.decision === "session" && l.by === "user"),
+      "the session decision",
+      10_000,
+    );
+    await waitFor(
+      () => lines().some((l) => l.tool === "add" && l.decision === "once" && l.by === "extension"),
+      "the extension's decision",
+      10_000,
+    );
     assert.ok(!approvals().some((l) => l.includes("free") || l.includes('"a":')), "no argument values");
   });
 });
@@ -269,7 +355,10 @@ describe("tool approval in print mode (the real pi command line)", { timeout: 24
     // A project file cannot turn approval off.
     mkdirSync(path.join(home.dir, ".pi"));
     writeFileSync(path.join(home.dir, ".pi", "mcp.json"), JSON.stringify({ approval: "never" }));
-    writeFileSync(hookExtension, `export default function (pi) { pi.events.on("mcp.approval.request", (r) => r.respond("allow")); }`);
+    writeFileSync(
+      hookExtension,
+      `export default function (pi) { pi.events.on("mcp.approval.request", (r) => r.respond("allow")); }`,
+    );
   });
 
   after(async () => {
@@ -283,7 +372,13 @@ describe("tool approval in print mode (the real pi command line)", { timeout: 24
     args.push("--provider", "faux", "--model", "faux-1", "--no-session", "--mcp-config", config, "-p", prompt);
     const run = execFileAsync(process.execPath, args, {
       cwd: home.dir,
-      env: { ...process.env, HOME: home.dir, PI_CODING_AGENT_DIR: agent, PI_OFFLINE: "1", PI_MCP_STARTUP_BUDGET_MS: "60000" },
+      env: {
+        ...process.env,
+        HOME: home.dir,
+        PI_CODING_AGENT_DIR: agent,
+        PI_OFFLINE: "1",
+        PI_MCP_STARTUP_BUDGET_MS: "60000",
+      },
       timeout: 90_000,
       killSignal: "SIGKILL",
     });
@@ -300,7 +395,11 @@ describe("tool approval in print mode (the real pi command line)", { timeout: 24
       ),
       output,
     );
-    assert.match(output, /`approval` is ignored here: only the user-level file/, "the project file's approval: never is reported as ignored");
+    assert.match(
+      output,
+      /`approval` is ignored here: only the user-level file/,
+      "the project file's approval: never is reported as ignored",
+    );
     assert.deepEqual(store.calls, []);
   });
 
@@ -324,10 +423,24 @@ describe("tool approval in print mode (the real pi command line)", { timeout: 24
 
 describe("approval of a bundled server's tool", () => {
   test("offers no Always allow: the bundled file belongs to the package, and an update would replace it", async () => {
-    const { config } = validateServerEntry("kit", { url: "http://127.0.0.1:1/mcp" }, { scope: "bundled", path: "/ext/mcp.json" });
+    const { config } = validateServerEntry(
+      "kit",
+      { url: "http://127.0.0.1:1/mcp" },
+      { scope: "bundled", path: "/ext/mcp.json" },
+    );
     assert.ok(config);
     const approval = new ToolApproval({
-      find: (name) => (name === "mcp_kit_echo" ? { name, server: "kit", originalName: "echo", description: "", provenance: mcpProvenance("kit", "echo"), inputSchema: { type: "object" } } : undefined),
+      find: (name) =>
+        name === "mcp_kit_echo"
+          ? {
+              name,
+              server: "kit",
+              originalName: "echo",
+              description: "",
+              provenance: mcpProvenance("kit", "echo"),
+              inputSchema: { type: "object" },
+            }
+          : undefined,
       configOf: () => config,
       approvalMode: () => "ask",
       userConfigPath: () => undefined,
@@ -336,7 +449,10 @@ describe("approval of a bundled server's tool", () => {
     });
     const ui = new RecordingUI();
     ui.answers.push("Allow once");
-    const verdict = await approval.check({ toolName: "mcp_kit_echo", input: {} }, { hasUI: true, ui: ui.context(), signal: undefined });
+    const verdict = await approval.check(
+      { toolName: "mcp_kit_echo", input: {} },
+      { hasUI: true, ui: ui.context(), signal: undefined },
+    );
     assert.equal(verdict, undefined, "allowed once");
     assert.deepEqual(ui.offered, [["Allow once", "Allow for this session", "Deny"]]);
   });

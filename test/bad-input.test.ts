@@ -23,7 +23,10 @@ const HELLO_ENTRY = { command: process.execPath, args: [HELLO] };
 
 /** The loader over config texts, one per scope. */
 function load(texts: Partial<Record<ConfigScope, string>>) {
-  const files: ConfigFileInput[] = Object.entries(texts).map(([scope, text]) => ({ source: { scope: scope as ConfigScope, path: `/${scope}/mcp.json` }, text }));
+  const files: ConfigFileInput[] = Object.entries(texts).map(([scope, text]) => ({
+    source: { scope: scope as ConfigScope, path: `/${scope}/mcp.json` },
+    text,
+  }));
   return layerConfigs(files);
 }
 
@@ -33,7 +36,10 @@ function deeplyNested(levels = 10_000): string {
 }
 
 /** pi in-process with this extension and a recording UI, in a scratch project, home and agent dir. */
-async function startPi(files: { project?: string; user?: string; home?: Record<string, string> }, env: Record<string, string> = {}) {
+async function startPi(
+  files: { project?: string; user?: string; home?: Record<string, string> },
+  env: Record<string, string> = {},
+) {
   const project = tempDir("mcp-bridge-bad-project-");
   const agentDir = tempDir("mcp-bridge-bad-agent-");
   const home = tempDir("mcp-bridge-bad-home-");
@@ -45,10 +51,19 @@ async function startPi(files: { project?: string; user?: string; home?: Record<s
   if (files.user !== undefined) write(path.join(agentDir.dir, "mcp.json"), files.user);
   for (const [file, text] of Object.entries(files.home ?? {})) write(path.join(home.dir, file), text);
   const saved = { cwd: process.cwd(), env: { ...process.env } };
-  Object.assign(process.env, { HOME: home.dir, PI_CODING_AGENT_DIR: agentDir.dir, PI_MCP_STARTUP_BUDGET_MS: "60000", ...env });
+  Object.assign(process.env, {
+    HOME: home.dir,
+    PI_CODING_AGENT_DIR: agentDir.dir,
+    PI_MCP_STARTUP_BUDGET_MS: "60000",
+    ...env,
+  });
   process.chdir(project.dir);
   const ui = new RecordingUI();
-  const pi: InProcessPi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+  const pi: InProcessPi = await startInProcessPi({
+    cwd: project.dir,
+    agentDir: agentDir.dir,
+    extensionPaths: [REPO_ROOT],
+  });
   const extensionErrors: string[] = [];
   await pi.session.bindExtensions({ uiContext: ui.context(), onError: (e) => extensionErrors.push(String(e.error)) });
   const run = async (command: string, answers: unknown[] = []): Promise<string> => {
@@ -82,7 +97,11 @@ describe("a missing ${VAR} in a local server's command line", { timeout: 60_000 
     const fixture = fixtureEntry();
     const env: Record<string, string | undefined> = { ...process.env, FIXTURE_LOG: log };
     delete env.MCP_BRIDGE_TEST_FS_ROOT;
-    const connection = connectionFor("fs", { ...fixture, args: [...fixture.args, "--root", "${MCP_BRIDGE_TEST_FS_ROOT}"], env: { FIXTURE_LOG: log } }, { env });
+    const connection = connectionFor(
+      "fs",
+      { ...fixture, args: [...fixture.args, "--root", "${MCP_BRIDGE_TEST_FS_ROOT}"], env: { FIXTURE_LOG: log } },
+      { env },
+    );
     try {
       await assert.rejects(connection.connect(), (error: unknown) => {
         assert.ok(error instanceof BridgeError);
@@ -92,7 +111,11 @@ describe("a missing ${VAR} in a local server's command line", { timeout: 60_000 
       });
       assert.equal(connection.status, "error");
       // The fixture logs "start" as its first act: no file means no process was started.
-      assert.equal(existsSync(log), false, `the server started: ${JSON.stringify(existsSync(log) ? readLog(log) : [])}`);
+      assert.equal(
+        existsSync(log),
+        false,
+        `the server started: ${JSON.stringify(existsSync(log) ? readLog(log) : [])}`,
+      );
     } finally {
       await connection.close();
       tmp.cleanup();
@@ -102,19 +125,35 @@ describe("a missing ${VAR} in a local server's command line", { timeout: 60_000 
 
 describe("config text nested thousands deep", { timeout: 60_000 }, () => {
   test("the loader reports one error for that file and keeps the other files' servers", () => {
-    const { servers, problems } = load({ project: deeplyNested(), user: JSON.stringify({ mcpServers: { hello: HELLO_ENTRY } }) });
-    assert.deepEqual(servers.map((s) => s.name), ["hello"]);
+    const { servers, problems } = load({
+      project: deeplyNested(),
+      user: JSON.stringify({ mcpServers: { hello: HELLO_ENTRY } }),
+    });
+    assert.deepEqual(
+      servers.map((s) => s.name),
+      ["hello"],
+    );
     assert.equal(problems.length, 1, JSON.stringify(problems));
     assert.equal(problems[0]!.source.scope, "project");
-    assert.match(problems[0]!.message, /nest more than 64 levels deep \(at line 1, column \d+\); its servers are skipped/);
+    assert.match(
+      problems[0]!.message,
+      /nest more than 64 levels deep \(at line 1, column \d+\); its servers are skipped/,
+    );
   });
 
   test("pi starts: no extension error, the user file's server connects, and the startup notice names the file", async () => {
-    const run = await startPi({ project: deeplyNested(), user: JSON.stringify({ mcpServers: { hello: HELLO_ENTRY } }) });
+    const run = await startPi({
+      project: deeplyNested(),
+      user: JSON.stringify({ mcpServers: { hello: HELLO_ENTRY } }),
+    });
     try {
       assert.deepEqual(run.loadErrors, []);
       // Registered: connected (whether the model is sent them is the default exposure's business).
-      await waitFor(() => run.session.getAllTools().some((t) => t.name === "mcp_hello_greet"), "the user server's tools", 30_000);
+      await waitFor(
+        () => run.session.getAllTools().some((t) => t.name === "mcp_hello_greet"),
+        "the user server's tools",
+        30_000,
+      );
       assert.match(run.ui.notices.join("\n"), /project config .*\.pi\/mcp\.json.*nest more than 64 levels deep/);
     } finally {
       await run.close();
@@ -140,8 +179,16 @@ describe("timeouts and delays over 2^31-1 ms", () => {
       };
       const over = load({ project: JSON.stringify({ mcpServers: { s: entry(2 ** 31) } }) });
       assert.deepEqual(over.servers, [], field);
-      assert.match(over.problems[0]!.message, new RegExp(`\`${field.replace(".", "\\.")}\` must be at most 2147483647 ms.*\\(got 2147483648\\)`), field);
-      assert.equal(load({ project: JSON.stringify({ mcpServers: { s: entry(2 ** 31 - 1) } }) }).servers.length, 1, field);
+      assert.match(
+        over.problems[0]!.message,
+        new RegExp(`\`${field.replace(".", "\\.")}\` must be at most 2147483647 ms.*\\(got 2147483648\\)`),
+        field,
+      );
+      assert.equal(
+        load({ project: JSON.stringify({ mcpServers: { s: entry(2 ** 31 - 1) } }) }).servers.length,
+        1,
+        field,
+      );
     }
   });
 });
@@ -157,11 +204,17 @@ describe("__proto__, constructor and prototype", () => {
       "fine": {"command": "node"}
     }}`;
     const { servers, problems } = load({ project: text });
-    assert.deepEqual(servers.map((s) => s.name), ["fine"]);
+    assert.deepEqual(
+      servers.map((s) => s.name),
+      ["fine"],
+    );
     const byServer = new Map(problems.map((p) => [p.server, p.message]));
     assert.match(byServer.get('"__proto__"')!, /"__proto__" cannot be a server name/);
     assert.match(byServer.get('"constructor"')!, /"constructor" cannot be a server name/);
-    assert.match(byServer.get("smuggled")!, /`__proto__`: `__proto__`, `constructor` and `prototype` cannot be used as keys/);
+    assert.match(
+      byServer.get("smuggled")!,
+      /`__proto__`: `__proto__`, `constructor` and `prototype` cannot be used as keys/,
+    );
     assert.match(byServer.get("deep")!, /`env\.prototype`/);
     assert.match(byServer.get("typed")!, /unknown `type` "constructor"/);
     assert.equal(({} as Record<string, unknown>).command, undefined);
@@ -175,10 +228,17 @@ describe("__proto__, constructor and prototype", () => {
       '{"mcpServers": {"__proto__": {"command": "a"}, "envy": {"command": "b", "env": {"__proto__": "x"}}, "ok": {"command": "c"}}}',
       loc,
     );
-    assert.deepEqual(json.servers.map((s) => s.name), ["ok"]);
+    assert.deepEqual(
+      json.servers.map((s) => s.name),
+      ["ok"],
+    );
     assert.match(json.errors.join("\n"), /server "__proto__": "__proto__" cannot be a server name/);
     assert.match(json.errors.join("\n"), /server "envy": `env\.__proto__`: .* cannot be used as keys/);
-    const toml = parseClientConfig({ client: "codex", scope: "user", path: "/h/.codex/config.toml" }, '[mcp_servers.prototype]\ncommand = "a"\n', loc);
+    const toml = parseClientConfig(
+      { client: "codex", scope: "user", path: "/h/.codex/config.toml" },
+      '[mcp_servers.prototype]\ncommand = "a"\n',
+      loc,
+    );
     assert.deepEqual(toml.servers, []);
     assert.match(toml.errors.join("\n"), /"prototype" cannot be a server name/);
     assert.equal(({} as Record<string, unknown>).command, undefined);
@@ -188,7 +248,9 @@ describe("__proto__, constructor and prototype", () => {
 describe("a huge bad value", () => {
   test("is quoted at most about 200 characters, with its length", () => {
     const huge = "x".repeat(10 * 1024 * 1024);
-    const text = JSON.stringify({ mcpServers: { big: { command: "node", timeout: huge }, url: { url: huge }, kind: { type: huge, command: "x" } } });
+    const text = JSON.stringify({
+      mcpServers: { big: { command: "node", timeout: huge }, url: { url: huge }, kind: { type: huge, command: "x" } },
+    });
     const { problems } = load({ project: text });
     assert.equal(problems.length, 3, JSON.stringify(problems).slice(0, 2000));
     for (const problem of problems) {
@@ -200,7 +262,11 @@ describe("a huge bad value", () => {
 
 describe("server names /mcp cannot address", () => {
   test("a name with control characters or outer spaces is rejected, escaped in the message", () => {
-    const { servers, problems } = load({ project: JSON.stringify({ mcpServers: { "evil\u001b[2J": HELLO_ENTRY, " padded ": HELLO_ENTRY, "": HELLO_ENTRY } }) });
+    const { servers, problems } = load({
+      project: JSON.stringify({
+        mcpServers: { "evil\u001b[2J": HELLO_ENTRY, " padded ": HELLO_ENTRY, "": HELLO_ENTRY },
+      }),
+    });
     assert.deepEqual(servers, []);
     const text = problems.map((p) => `${p.server}: ${p.message}`).join("\n");
     assert.doesNotMatch(text, /\u001b/, "no raw escape code");
@@ -212,14 +278,25 @@ describe("server names /mcp cannot address", () => {
   test("a name with spaces is addressed in quotes by /mcp subcommands, and completion quotes it", async () => {
     const run = await startPi({ user: JSON.stringify({ mcpServers: { "my server": HELLO_ENTRY } }) });
     try {
-      await waitFor(() => run.session.getAllTools().some((t) => t.name === "mcp_my_server_greet"), "the server's tools", 30_000);
-      assert.match(await run.run('/mcp test "my server"'), /MCP server 'my server' works: connected in \d+ ms over stdio, 2 tools/);
+      await waitFor(
+        () => run.session.getAllTools().some((t) => t.name === "mcp_my_server_greet"),
+        "the server's tools",
+        30_000,
+      );
+      assert.match(
+        await run.run('/mcp test "my server"'),
+        /MCP server 'my server' works: connected in \d+ ms over stdio, 2 tools/,
+      );
       assert.match(await run.run("/mcp reconnect 'my server'"), /Reconnected to MCP server 'my server': 2 tools/);
       assert.match(await run.run("/mcp tools my\\ server"), /mcp_my_server_greet {2}· {2}mcp:my server\/greet {2}· /);
       const command = run.session.extensionRunner.getCommand("mcp")!;
       for (const typed of ["test my", 'test "my s', "test "]) {
         const offered = ((await command.getArgumentCompletions?.(typed)) ?? []) as Array<{ value: string }>;
-        assert.deepEqual(offered.map((o) => o.value), ['test "my server"'], typed);
+        assert.deepEqual(
+          offered.map((o) => o.value),
+          ['test "my server"'],
+          typed,
+        );
       }
     } finally {
       await run.close();
@@ -229,13 +306,21 @@ describe("server names /mcp cannot address", () => {
 
 describe("an unknown top-level key", () => {
   test("gets a warning with a guess, and the file's servers still load", () => {
-    const { servers, problems } = load({ project: JSON.stringify({ mcpservers: { lost: HELLO_ENTRY }, mcpServers: { kept: HELLO_ENTRY }, zzz: 1 }) });
-    assert.deepEqual(servers.map((s) => s.name), ["kept"]);
+    const { servers, problems } = load({
+      project: JSON.stringify({ mcpservers: { lost: HELLO_ENTRY }, mcpServers: { kept: HELLO_ENTRY }, zzz: 1 }),
+    });
+    assert.deepEqual(
+      servers.map((s) => s.name),
+      ["kept"],
+    );
     assert.deepEqual(
       problems.map((p) => [p.level, p.message]),
       [
-        ["warning", "unknown top-level key \"mcpservers\" is ignored; did you mean `mcpServers`?"],
-        ["warning", "unknown top-level key \"zzz\" is ignored; the keys read here are `mcpServers`, `servers`, `mcp`, `approval`, `exposure`, `exposureThreshold`, `$schema`, `inputs`"],
+        ["warning", 'unknown top-level key "mcpservers" is ignored; did you mean `mcpServers`?'],
+        [
+          "warning",
+          'unknown top-level key "zzz" is ignored; the keys read here are `mcpServers`, `servers`, `mcp`, `approval`, `exposure`, `exposureThreshold`, `$schema`, `inputs`',
+        ],
       ],
     );
   });
@@ -250,7 +335,10 @@ describe("/mcp import", { timeout: 120_000 }, () => {
         slowfail: { command: process.execPath, args: ["-e", "setTimeout(() => process.exit(3), 1500)"] },
       },
     };
-    const run = await startPi({ project: "{}", home: { ".cursor/mcp.json": JSON.stringify(cursor) } }, { PI_MCP_STARTUP_BUDGET_MS: "200" });
+    const run = await startPi(
+      { project: "{}", home: { ".cursor/mcp.json": JSON.stringify(cursor) } },
+      { PI_MCP_STARTUP_BUDGET_MS: "200" },
+    );
     try {
       // Import all, into this project, the default (first) answer to the secrets question, no reload yet.
       const text = await run.run("/mcp import", ["Import all", "This project", 0, false]);
@@ -263,7 +351,11 @@ describe("/mcp import", { timeout: 120_000 }, () => {
       assert.doesNotMatch(readFileSync(run.projectConfig, "utf8"), /sk-live/);
       // What the reload the import offers does.
       await run.session.reload();
-      await waitFor(() => /MCP server 'slowfail' failed to start: .*exited with code 3/s.test(run.ui.notices.join("\n")), "the failure notice", 30_000);
+      await waitFor(
+        () => /MCP server 'slowfail' failed to start: .*exited with code 3/s.test(run.ui.notices.join("\n")),
+        "the failure notice",
+        30_000,
+      );
     } finally {
       await run.close();
     }
@@ -271,13 +363,23 @@ describe("/mcp import", { timeout: 120_000 }, () => {
 });
 
 describe("print mode", { timeout: 120_000 }, () => {
-  test("`pi -p \"/mcp list\"` writes the listing to stdout, so `> out.txt` captures it", async () => {
+  test('`pi -p "/mcp list"` writes the listing to stdout, so `> out.txt` captures it', async () => {
     const tmp = tempDir();
     const config = path.join(tmp.dir, "mcp.json");
     writeFileSync(config, JSON.stringify({ mcpServers: { hello: HELLO_ENTRY } }));
-    const env = { ...process.env, HOME: tmp.dir, PI_CODING_AGENT_DIR: path.join(tmp.dir, "agent"), PI_OFFLINE: "1", PI_MCP_STARTUP_BUDGET_MS: "60000" };
+    const env = {
+      ...process.env,
+      HOME: tmp.dir,
+      PI_CODING_AGENT_DIR: path.join(tmp.dir, "agent"),
+      PI_OFFLINE: "1",
+      PI_MCP_STARTUP_BUDGET_MS: "60000",
+    };
     try {
-      const child = spawn(process.execPath, [PI_CLI, "--no-session", "-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp list"], { cwd: tmp.dir, env, stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(
+        process.execPath,
+        [PI_CLI, "--no-session", "-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp list"],
+        { cwd: tmp.dir, env, stdio: ["ignore", "pipe", "pipe"] },
+      );
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (d) => (stdout += d));
@@ -287,7 +389,10 @@ describe("print mode", { timeout: 120_000 }, () => {
       clearTimeout(timer);
       assert.equal(code, 0, stderr);
       assert.match(stdout, /MCP Server Status/);
-      assert.match(stdout, /hello {2}connected {2}stdio {2}MCP 2025-11-25 {2}2 tools {2}about \d+ tokens per request {2}\(flag\)/);
+      assert.match(
+        stdout,
+        /hello {2}connected {2}stdio {2}MCP 2025-11-25 {2}2 tools {2}about \d+ tokens per request {2}\(flag\)/,
+      );
       assert.doesNotMatch(stderr, /MCP Server Status/);
     } finally {
       tmp.cleanup();

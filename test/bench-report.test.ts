@@ -11,7 +11,15 @@ import { packageOf } from "../bench/figures/install.ts";
 import { formatTable, type Machine, reportOf, runSections, verdict } from "../bench/report.ts";
 import { median, quantile, repeatRounds, settled } from "../bench/stats.ts";
 
-const MACHINE: Machine = { cpus: 2, cpuModel: "test", memoryGB: 1, node: "v20", platform: "linux", arch: "x64", date: "2026-01-01T00:00:00.000Z" };
+const MACHINE: Machine = {
+  cpus: 2,
+  cpuModel: "test",
+  memoryGB: 1,
+  node: "v20",
+  platform: "linux",
+  arch: "x64",
+  date: "2026-01-01T00:00:00.000Z",
+};
 
 const figure = (over: Partial<Figure>): Figure => ({ id: "x.ratio", label: "a ratio", value: 1, unit: "×", ...over });
 const section = (title: string, figures: Figure[] | Error): FigureSection => ({
@@ -59,8 +67,14 @@ describe("bench runner", () => {
   test("verdicts: met, missed by how much in the figure's unit and in percent, nothing without a target", () => {
     assert.equal(verdict(figure({ value: 1.62, target: { op: "<=", value: 1.5 } })), "missed by 0.12× (8%)");
     assert.equal(verdict(figure({ value: 1.5, target: { op: "<=", value: 1.5 } })), "met");
-    assert.equal(verdict(figure({ value: 0.9, unit: "calls/s", target: { op: ">=", value: 0.95 } })), "missed by 0.05 calls/s (5%)");
-    assert.equal(verdict(figure({ value: 40, unit: "MB", target: { op: "<=", value: 35 } })), "missed by 5.00 MB (14%)");
+    assert.equal(
+      verdict(figure({ value: 0.9, unit: "calls/s", target: { op: ">=", value: 0.95 } })),
+      "missed by 0.05 calls/s (5%)",
+    );
+    assert.equal(
+      verdict(figure({ value: 40, unit: "MB", target: { op: "<=", value: 35 } })),
+      "missed by 5.00 MB (14%)",
+    );
     assert.equal(verdict(figure({ value: 3 })), "");
   });
 
@@ -87,7 +101,14 @@ describe("bench runner", () => {
         ["c.none", null],
       ],
     );
-    assert.deepEqual(json.sections[0].figures[2], { id: "c.none", label: "plain", value: 412.7, unit: "ms", detail: { rounds: 5 }, met: null });
+    assert.deepEqual(json.sections[0].figures[2], {
+      id: "c.none",
+      label: "plain",
+      value: 412.7,
+      unit: "ms",
+      detail: { rounds: 5 },
+      met: null,
+    });
   });
 });
 
@@ -107,15 +128,26 @@ describe("bench statistics", () => {
   });
 
   test("rounds stop at the minimum once settled, and at the maximum when they never settle", async () => {
-    const steady = await repeatRounds({ min: 3, max: 10, spread: 0.1 }, async () => 5, (v) => v);
+    const steady = await repeatRounds(
+      { min: 3, max: 10, spread: 0.1 },
+      async () => 5,
+      (v) => v,
+    );
     assert.equal(steady.length, 3);
-    const wild = await repeatRounds({ min: 3, max: 6, spread: 0.1 }, async (i) => (i % 2 ? 1 : 100), (v) => v);
+    const wild = await repeatRounds(
+      { min: 3, max: 6, spread: 0.1 },
+      async (i) => (i % 2 ? 1 : 100),
+      (v) => v,
+    );
     assert.equal(wild.length, 6);
   });
 
   test("install sizes are counted by the package a file sits in, nested and scoped ones included", () => {
     assert.equal(packageOf(path.join("node_modules", "zod", "v4", "core.js")), "zod");
-    assert.equal(packageOf(path.join("node_modules", "@modelcontextprotocol", "sdk", "dist", "a.js")), "@modelcontextprotocol/sdk");
+    assert.equal(
+      packageOf(path.join("node_modules", "@modelcontextprotocol", "sdk", "dist", "a.js")),
+      "@modelcontextprotocol/sdk",
+    );
     assert.equal(packageOf(path.join("node_modules", "express", "node_modules", "qs", "lib", "x.js")), "qs");
   });
 });

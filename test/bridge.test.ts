@@ -18,7 +18,17 @@ import { serverRows } from "../src/pi/server-rows.ts";
 import { formatStartupSummary } from "../src/pi/status-format.ts";
 import { ToolRegistry } from "../src/pi/tool-registry.ts";
 import { startHanging } from "./fixtures/http-servers.ts";
-import { commandLine, FAST_RECONNECT, fixtureEntry, isAlive, readLog, REPO_ROOT, runTool, tempDir, waitFor } from "./helpers.ts";
+import {
+  commandLine,
+  FAST_RECONNECT,
+  fixtureEntry,
+  isAlive,
+  readLog,
+  REPO_ROOT,
+  runTool,
+  tempDir,
+  waitFor,
+} from "./helpers.ts";
 
 function write(file: string, text: string): void {
   mkdirSync(path.dirname(file), { recursive: true });
@@ -43,7 +53,10 @@ function makeBridge(root: string, extraPath?: string, options: Partial<BridgeOpt
 function registeredBridge(root: string, options: Partial<BridgeOptions> = {}) {
   const tools = new Map<string, ToolDefinition>();
   const bridge = makeBridge(root, undefined, options);
-  const registry = new ToolRegistry((def) => tools.set(def.name, def as ToolDefinition), (name) => bridge.connection(name));
+  const registry = new ToolRegistry(
+    (def) => tools.set(def.name, def as ToolDefinition),
+    (name) => bridge.connection(name),
+  );
   bridge.onTools((connection, list) => registry.syncServer(connection, list));
   return { bridge, registry, tools };
 }
@@ -51,23 +64,35 @@ function registeredBridge(root: string, options: Partial<BridgeOptions> = {}) {
 /** Processes this test process has started that are still running. */
 /** Server processes under this test process (the orphan watchdog that comes with them is not one). */
 function childCount(): number {
-  return processTree(process.pid).filter((p) => p.pid !== process.pid && isAlive(p.pid) && !commandLine(p.pid).includes(WATCHDOG_SCRIPT)).length;
+  return processTree(process.pid).filter(
+    (p) => p.pid !== process.pid && isAlive(p.pid) && !commandLine(p.pid).includes(WATCHDOG_SCRIPT),
+  ).length;
 }
 
 describe("McpBridge", { timeout: 120_000 }, () => {
   test("layers real files, starts enabled servers only, reports each problem once, and shuts everything down", async () => {
     const tmp = tempDir();
     const log = path.join(tmp.dir, "events.jsonl");
-    const server = (extra: Record<string, unknown> = {}) => ({ ...fixtureEntry(), env: { FIXTURE_LOG: log }, ...extra });
+    const server = (extra: Record<string, unknown> = {}) => ({
+      ...fixtureEntry(),
+      env: { FIXTURE_LOG: log },
+      ...extra,
+    });
     // Bundled: one server the user file overrides and one it does not.
-    write(path.join(tmp.dir, "bundled", "mcp.json"), JSON.stringify({ mcpServers: { shared: { command: "bundled-only" }, fromBundle: server() } }));
+    write(
+      path.join(tmp.dir, "bundled", "mcp.json"),
+      JSON.stringify({ mcpServers: { shared: { command: "bundled-only" }, fromBundle: server() } }),
+    );
     // User: comments and a BOM; a server the project switches off; a broken entry.
     write(
       path.join(tmp.dir, "agent", "mcp.json"),
       `\uFEFF{\n  // user servers\n  "servers": {\n    "shared": ${JSON.stringify(server())},\n    "switchedOff": ${JSON.stringify(server())},\n    "broken": { "url": "not a url" },\n  },\n}`,
     );
     // Project: opencode's shape, switching the user server off.
-    write(path.join(tmp.dir, "project", ".pi", "mcp.json"), JSON.stringify({ mcp: { switchedOff: { enabled: false }, local: { type: "local", ...server() } } }));
+    write(
+      path.join(tmp.dir, "project", ".pi", "mcp.json"),
+      JSON.stringify({ mcp: { switchedOff: { enabled: false }, local: { type: "local", ...server() } } }),
+    );
     // --mcp-config file, relative to the project root.
     write(path.join(tmp.dir, "project", "extra.json"), JSON.stringify({ mcpServers: { fromFlag: server() } }));
 
@@ -81,7 +106,8 @@ describe("McpBridge", { timeout: 120_000 }, () => {
       assert.equal(byName.local!.config.source.scope, "project");
       assert.equal(byName.shared!.config.source.scope, "user");
       assert.equal(byName.fromBundle!.config.source.scope, "bundled");
-      for (const name of ["fromFlag", "local", "shared", "fromBundle"]) assert.equal(byName[name]!.status, "connected", name);
+      for (const name of ["fromFlag", "local", "shared", "fromBundle"])
+        assert.equal(byName[name]!.status, "connected", name);
       assert.equal(byName.switchedOff!.status, "disabled");
       assert.equal(readLog(log).filter((e) => e.event === "start").length, 4, "the disabled server was never started");
 
@@ -89,9 +115,16 @@ describe("McpBridge", { timeout: 120_000 }, () => {
       assert.equal(bridge.problems[0]!.server, "broken");
       assert.match(bridge.problems[0]!.source.path, /agent\/mcp\.json$/);
 
-      const registry = new ToolRegistry(() => {}, (name) => bridge.connection(name));
+      const registry = new ToolRegistry(
+        () => {},
+        (name) => bridge.connection(name),
+      );
       for (const c of bridge.connections.values()) if (c.status === "connected") registry.registerServer(c);
-      const summary = formatStartupSummary(serverRows(bridge, registry, process.env), bridge.problems, registry.warnings);
+      const summary = formatStartupSummary(
+        serverRows(bridge, registry, process.env),
+        bridge.problems,
+        registry.warnings,
+      );
       assert.match(summary!, /MCP: 4 of 4 servers connected/);
       assert.match(summary!, /server 'broken' in user config .*: `url` is not a valid URL/);
     } finally {
@@ -128,9 +161,16 @@ describe("McpBridge", { timeout: 120_000 }, () => {
       assert.equal(firstStillWaiting, true);
       assert.equal(bridge.connection("works")!.status, "connected");
       for (const name of ["hung1", "hung2", "crashes"]) assert.equal(bridge.connection(name)!.status, "error", name);
-      assert.match(bridge.connection("hung1")!.lastError!, /no answer to the MCP handshake after [\d.]+ s, when its `timeout` of 1\.5 s ran out/);
+      assert.match(
+        bridge.connection("hung1")!.lastError!,
+        /no answer to the MCP handshake after [\d.]+ s, when its `timeout` of 1\.5 s ran out/,
+      );
       assert.match(bridge.connection("crashes")!.lastError!, /exited with code 3/);
-      await waitFor(() => first.openSockets() === 0 && second.openSockets() === 0, "no socket left to the hung servers", 2000);
+      await waitFor(
+        () => first.openSockets() === 0 && second.openSockets() === 0,
+        "no socket left to the hung servers",
+        2000,
+      );
     } finally {
       await bridge.shutdown();
       await first.close();
@@ -200,7 +240,9 @@ describe("McpBridge", { timeout: 120_000 }, () => {
     }
     assert.equal(starts().length, 1);
     await waitFor(() => {
-      const entries = Object.values((JSON.parse(readFileSync(cacheFile, "utf8")) as { entries: Record<string, { server: string }> }).entries);
+      const entries = Object.values(
+        (JSON.parse(readFileSync(cacheFile, "utf8")) as { entries: Record<string, { server: string }> }).entries,
+      );
       return entries.some((e) => e.server === "db");
     }, "the cache entry");
 
@@ -232,13 +274,19 @@ describe("McpBridge", { timeout: 120_000 }, () => {
     const third = registeredBridge(tmp.dir, { toolCache: new ToolCache(cacheFile) });
     try {
       await third.bridge.start();
-      assert.equal(third.bridge.connection("db")!.status === "not started", false, "a new definition is not in the cache: it starts");
+      assert.equal(
+        third.bridge.connection("db")!.status === "not started",
+        false,
+        "a new definition is not in the cache: it starts",
+      );
       await waitFor(() => third.bridge.connection("db")!.status === "connected", "the background start");
     } finally {
       await third.bridge.shutdown();
     }
     await waitFor(() => {
-      const entries = Object.values((JSON.parse(readFileSync(cacheFile, "utf8")) as { entries: Record<string, { server: string }> }).entries);
+      const entries = Object.values(
+        (JSON.parse(readFileSync(cacheFile, "utf8")) as { entries: Record<string, { server: string }> }).entries,
+      );
       return entries.filter((e) => e.server === "db").length === 2;
     }, "two cache entries for two definitions of 'db'");
   });
@@ -268,7 +316,9 @@ describe("McpBridge", { timeout: 120_000 }, () => {
       assert.equal(finished, false, "the servers are closed, but a tool list is still being written");
       release();
       await shutdown;
-      const { entries } = JSON.parse(readFileSync(cacheFile, "utf8")) as { entries: Record<string, { server: string }> };
+      const { entries } = JSON.parse(readFileSync(cacheFile, "utf8")) as {
+        entries: Record<string, { server: string }>;
+      };
       assert.deepEqual(
         Object.values(entries).map((e) => e.server),
         ["s"],
@@ -305,7 +355,11 @@ describe("McpBridge", { timeout: 120_000 }, () => {
       JSON.stringify({
         mcpServers: {
           quick: fixtureEntry(),
-          slow: { command: process.execPath, args: [path.join(REPO_ROOT, "bench", "slow-start-server.mjs")], env: { START_DELAY_MS: "4000" } },
+          slow: {
+            command: process.execPath,
+            args: [path.join(REPO_ROOT, "bench", "slow-start-server.mjs")],
+            env: { START_DELAY_MS: "4000" },
+          },
           mute: { ...fixtureEntry("never-init"), env: { FIXTURE_LOG: log }, initTimeout: 5000 },
         },
       }),
@@ -313,7 +367,11 @@ describe("McpBridge", { timeout: 120_000 }, () => {
     const { bridge, tools } = registeredBridge(tmp.dir, { startupBudgetMs: 1000 });
     try {
       await bridge.start();
-      assert.equal(bridge.connection("slow")!.status, "connecting", "start() returned before the slow server was ready");
+      assert.equal(
+        bridge.connection("slow")!.status,
+        "connecting",
+        "start() returned before the slow server was ready",
+      );
       assert.equal(bridge.connection("mute")!.status, "connecting", "… and before the mute one's initTimeout");
       assert.equal(tools.has("mcp_slow_echo"), false);
       // On a loaded machine even the quick one may need longer than the budget; it registers when it is ready.
@@ -343,7 +401,11 @@ describe("McpBridge", { timeout: 120_000 }, () => {
           plain: { ...fixtureEntry(), env },
           parent: { ...fixtureEntry("grandchild"), env },
           wrapper: { command: "sh", args: ["-c", wrapped], env },
-          flaky: { ...fixtureEntry(), env: { ...env, FIXTURE_CRASH_MARKER: path.join(tmp.dir, "crashed") }, reconnect: FAST_RECONNECT },
+          flaky: {
+            ...fixtureEntry(),
+            env: { ...env, FIXTURE_CRASH_MARKER: path.join(tmp.dir, "crashed") },
+            reconnect: FAST_RECONNECT,
+          },
           lazy: { ...fixtureEntry(), env, lazy: true },
         },
       }),
@@ -352,7 +414,11 @@ describe("McpBridge", { timeout: 120_000 }, () => {
     try {
       await bridge.start();
       // Past the startup budget on a busy machine, servers still connect and register in the background.
-      await waitFor(() => ["plain", "parent", "wrapper", "flaky", "lazy"].every((s) => tools.has(`mcp_${s}_echo`)), "every server's tools", 20_000);
+      await waitFor(
+        () => ["plain", "parent", "wrapper", "flaky", "lazy"].every((s) => tools.has(`mcp_${s}_echo`)),
+        "every server's tools",
+        20_000,
+      );
       assert.equal((await runTool(tools.get("mcp_flaky_crash_once"))).text, "survived", "restarted once");
       await runTool(tools.get("mcp_lazy_echo"), { text: "x" });
     } finally {
@@ -368,9 +434,16 @@ describe("McpBridge", { timeout: 120_000 }, () => {
     const fixture = await startOAuthServer();
     const cacheFile = path.join(tmp.dir, "agent", "mcp-bridge", "tool-cache.json");
     const authDir = path.join(tmp.dir, "agent", "mcp-auth");
-    write(path.join(tmp.dir, "project", ".pi", "mcp.json"), JSON.stringify({ mcpServers: { secure: { url: fixture.url } } }));
+    write(
+      path.join(tmp.dir, "project", ".pi", "mcp.json"),
+      JSON.stringify({ mcpServers: { secure: { url: fixture.url } } }),
+    );
     let handler: SignInHandler | undefined = automaticSignIn();
-    const options = () => ({ toolCache: new ToolCache(cacheFile), authStore: new AuthStore(authDir), signIn: () => handler });
+    const options = () => ({
+      toolCache: new ToolCache(cacheFile),
+      authStore: new AuthStore(authDir),
+      signIn: () => handler,
+    });
     const bridges: McpBridge[] = [];
     try {
       const first = registeredBridge(tmp.dir, options());
@@ -389,7 +462,10 @@ describe("McpBridge", { timeout: 120_000 }, () => {
       assert.equal(secure.needsSignIn, true);
       assert.ok(second.tools.has("mcp_secure_echo"), "registered from the cache");
       handler = automaticSignIn(); // the session runs now, with a UI
-      assert.equal((await runTool(second.tools.get("mcp_secure_echo"), { text: "signed in by calling" })).text, "signed in by calling");
+      assert.equal(
+        (await runTool(second.tools.get("mcp_secure_echo"), { text: "signed in by calling" })).text,
+        "signed in by calling",
+      );
       assert.equal(fixture.authorizations.length, 2);
     } finally {
       // Also when an assertion failed half-way: no bridge outlives the test.

@@ -37,12 +37,24 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
       `{\n    "mcpServers": {\n        "local": ${JSON.stringify({ ...fixtureEntry(), env: { FIXTURE_LOG: log } })},\n        "web": {"url": "${remote.url}"}\n    }\n}\n`,
     );
     // `auto`, the default on pi 0.73, on both pi lines: these tests watch tools enter and leave the model's view.
-    writeFileSync(userConfig, JSON.stringify({ exposure: "auto", mcpServers: { shared: { command: process.execPath, args: [HELLO] } } }, null, 2));
+    writeFileSync(
+      userConfig,
+      JSON.stringify(
+        { exposure: "auto", mcpServers: { shared: { command: process.execPath, args: [HELLO] } } },
+        null,
+        2,
+      ),
+    );
     // Another client's config for /mcp import, in Cursor's documented format.
     mkdirSync(path.join(home.dir, ".cursor"));
     writeFileSync(
       path.join(home.dir, ".cursor", "mcp.json"),
-      JSON.stringify({ mcpServers: { fromcursor: { command: process.execPath, args: [HELLO] }, leaky: { command: "x", args: ["--api-key", "argsecret-98765"], env: { API_TOKEN: "sk-live-abcdef123456" } } } }),
+      JSON.stringify({
+        mcpServers: {
+          fromcursor: { command: process.execPath, args: [HELLO] },
+          leaky: { command: "x", args: ["--api-key", "argsecret-98765"], env: { API_TOKEN: "sk-live-abcdef123456" } },
+        },
+      }),
     );
     process.env.HOME = home.dir;
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
@@ -80,7 +92,10 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     const subs = ((await command.getArgumentCompletions?.("re")) ?? []) as Array<{ value: string }>;
     assert.deepEqual(subs.map((s) => s.value).sort(), ["reconnect", "remove", "resources"]);
     const servers = ((await command.getArgumentCompletions?.("test lo")) ?? []) as Array<{ value: string }>;
-    assert.deepEqual(servers.map((s) => s.value), ["test local"]);
+    assert.deepEqual(
+      servers.map((s) => s.value),
+      ["test local"],
+    );
   });
 
   test("the footer shows MCP up/total", () => {
@@ -92,15 +107,28 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     await run("/mcp");
     const [table, moved, detail, back] = ui.screens.slice(-4);
     assert.equal(table![0], "MCP Server Status");
-    assert.ok(table!.some((l) => /^> local +🟢/.test(l)), table!.join("\n"));
-    assert.ok(moved!.some((l) => /^> web +🟢/.test(l)), "↓ moved the cursor");
+    assert.ok(
+      table!.some((l) => /^> local +🟢/.test(l)),
+      table!.join("\n"),
+    );
+    assert.ok(
+      moved!.some((l) => /^> web +🟢/.test(l)),
+      "↓ moved the cursor",
+    );
     assert.match(detail!.join("\n"), /web {2}connected {2}http/);
     assert.match(detail!.join("\n"), /- mcp_web_echo {2}\(echo\)/);
-    assert.ok(back!.some((l) => /^> web/.test(l)), "Esc went back to the table");
+    assert.ok(
+      back!.some((l) => /^> web/.test(l)),
+      "Esc went back to the table",
+    );
     const localDetail = ui.screens.length;
     ui.keys = ["\r", "\x1b", "\x1b"];
     await run("/mcp");
-    assert.match(ui.screens[localDetail + 1]!.join("\n"), /Last lines of its log:[\s\S]*fixture server starting/, "the server's stderr log tail");
+    assert.match(
+      ui.screens[localDetail + 1]!.join("\n"),
+      /Last lines of its log:[\s\S]*fixture server starting/,
+      "the server's stderr log tail",
+    );
   });
 
   test("/mcp in a UI without custom components (pi's RPC mode) shows the table as text", async () => {
@@ -126,13 +154,19 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     const before = readLog(log).filter((e) => e.event === "start").length;
     const toolsBefore = tools().length;
     const ok = await run("/mcp test", ["local"]);
-    const total = /MCP server 'local' works: connected in \d+ ms over stdio, \d+ tools; declared directly they would add ([\d,]+) characters to each request \(about ([\d,]+) tokens\)/.exec(ok);
+    const total =
+      /MCP server 'local' works: connected in \d+ ms over stdio, \d+ tools; declared directly they would add ([\d,]+) characters to each request \(about ([\d,]+) tokens\)/.exec(
+        ok,
+      );
     assert.ok(total, ok);
     // The estimate counts what the model is sent of each tool, exactly: pi's own name, description and parameters.
     const sent = session
       .getAllTools()
       .filter((t) => t.name.startsWith("mcp_local_"))
-      .reduce((n, t) => n + JSON.stringify({ name: t.name, description: t.description, parameters: t.parameters }).length, 0);
+      .reduce(
+        (n, t) => n + JSON.stringify({ name: t.name, description: t.description, parameters: t.parameters }).length,
+        0,
+      );
     assert.equal(Number(total[1]!.replace(/,/g, "")), sent);
     assert.equal(Number(total[2]!.replace(/,/g, "")), Math.ceil(sent / 4));
     assert.match(ok, /^ {2}echo {2}[\d,]+ characters \(about [\d,]+ tokens\)$/m);
@@ -195,7 +229,9 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     assert.match(text, /x --api-key \*\*\*/, "nor a key on its command line");
     assert.match(text, /Imported 'fromcursor' \(cursor\)/);
     assert.match(text, /Skipped leaky: has inline secrets/);
-    const saved = JSON.parse(readFileSync(projectConfig, "utf8")) as { mcpServers: Record<string, Record<string, unknown>> };
+    const saved = JSON.parse(readFileSync(projectConfig, "utf8")) as {
+      mcpServers: Record<string, Record<string, unknown>>;
+    };
     assert.equal(saved.mcpServers.fromcursor!.importedFrom, "cursor");
     assert.equal(saved.mcpServers.leaky, undefined);
   });
@@ -203,20 +239,46 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
   test("/mcp add: a stdio server, step by step; after the reload its tools are there", async () => {
     const text = await run("/mcp add", ["A local command", `${process.execPath} ${HELLO}`, "", "This project", false]);
     assert.match(text, /Added MCP server 'hello' to .*\.pi\/mcp\.json/);
-    assert.match(ui.asked.join("\n"), /input: A name for it \(Enter for 'hello'\)/, "a name suggested from the script's file name");
-    const saved = JSON.parse(readFileSync(projectConfig, "utf8")) as { mcpServers: Record<string, Record<string, unknown>> };
+    assert.match(
+      ui.asked.join("\n"),
+      /input: A name for it \(Enter for 'hello'\)/,
+      "a name suggested from the script's file name",
+    );
+    const saved = JSON.parse(readFileSync(projectConfig, "utf8")) as {
+      mcpServers: Record<string, Record<string, unknown>>;
+    };
     assert.deepEqual(saved.mcpServers.hello, { command: process.execPath, args: [HELLO] });
     assert.match(text, /Run \/reload when you want it to take effect/);
     // What /reload does (an embedded session's host runs it; pi's TUI does it on the answer "yes", see terminal.test.ts).
     await session.reload();
-    await waitFor(() => session.getActiveToolNames().includes("mcp_hello_greet"), "the new server's tools after the reload", 30_000);
+    await waitFor(
+      () => session.getActiveToolNames().includes("mcp_hello_greet"),
+      "the new server's tools after the reload",
+      30_000,
+    );
   });
 
   test("/mcp add: a remote server with a token from a variable that is not set says how to set it", async () => {
-    const text = await run("/mcp add", ["A URL", "https://mcp.linear.app/mcp", "", "Bearer", "LINEAR_TOKEN_FOR_TEST", "All projects", false]);
-    assert.match(text, /'linear' needs LINEAR_TOKEN_FOR_TEST, which is not set\. Set LINEAR_TOKEN_FOR_TEST in the environment/);
-    const saved = JSON.parse(readFileSync(userConfig, "utf8")) as { mcpServers: Record<string, Record<string, unknown>> };
-    assert.deepEqual(saved.mcpServers.linear, { url: "https://mcp.linear.app/mcp", headers: { Authorization: "Bearer ${LINEAR_TOKEN_FOR_TEST}" } });
+    const text = await run("/mcp add", [
+      "A URL",
+      "https://mcp.linear.app/mcp",
+      "",
+      "Bearer",
+      "LINEAR_TOKEN_FOR_TEST",
+      "All projects",
+      false,
+    ]);
+    assert.match(
+      text,
+      /'linear' needs LINEAR_TOKEN_FOR_TEST, which is not set\. Set LINEAR_TOKEN_FOR_TEST in the environment/,
+    );
+    const saved = JSON.parse(readFileSync(userConfig, "utf8")) as {
+      mcpServers: Record<string, Record<string, unknown>>;
+    };
+    assert.deepEqual(saved.mcpServers.linear, {
+      url: "https://mcp.linear.app/mcp",
+      headers: { Authorization: "Bearer ${LINEAR_TOKEN_FOR_TEST}" },
+    });
     assert.match(await run("/mcp add", ["A URL", "not a url"]), /The URL is not a valid URL/);
   });
 
@@ -224,6 +286,9 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     assert.match(await run("/mcp auth shared"), /MCP server 'shared' does not use OAuth \(it is a local server\)/);
     assert.match(await run("/mcp logout shared"), /Nothing stored for MCP server 'shared'/);
     assert.match(await run("/mcp reconnect nosuch"), /No MCP server named 'nosuch'\. Configured: /);
-    assert.match(await run("/mcp frobnicate"), /Unknown \/mcp subcommand 'frobnicate'\. Available: list, tools, prompts, resources, add, remove, test, reconnect, enable, disable, import, auth, logout/);
+    assert.match(
+      await run("/mcp frobnicate"),
+      /Unknown \/mcp subcommand 'frobnicate'\. Available: list, tools, prompts, resources, add, remove, test, reconnect, enable, disable, import, auth, logout/,
+    );
   });
 });

@@ -37,24 +37,124 @@ function prng(seed: number): () => number {
 type Node = { raw: string } | { obj: Array<[string, Node]> } | { arr: Node[] };
 
 const FIELDS = [
-  "command", "args", "url", "env", "environment", "headers", "cwd", "type", "timeout", "initTimeout", "requestTimeout",
-  "healthCheckInterval", "pingTimeout", "reconnect", "maxRestarts", "restartOnCrash", "lazy", "enabled", "disabled",
-  "prefix", "auth", "envFile", "autoApprove", "autoApproveReadOnly",
+  "command",
+  "args",
+  "url",
+  "env",
+  "environment",
+  "headers",
+  "cwd",
+  "type",
+  "timeout",
+  "initTimeout",
+  "requestTimeout",
+  "healthCheckInterval",
+  "pingTimeout",
+  "reconnect",
+  "maxRestarts",
+  "restartOnCrash",
+  "lazy",
+  "enabled",
+  "disabled",
+  "prefix",
+  "auth",
+  "envFile",
+  "autoApprove",
+  "autoApproveReadOnly",
 ];
-const EVIL_KEYS = ["__proto__", "constructor", "prototype", "toString", "hasOwnProperty", "valueOf", "__defineGetter__"];
-const TOP_KEYS = ["mcpServers", "servers", "mcp", "mcpservers", "MCPServers", "server", "approval", "$schema", "inputs", ...EVIL_KEYS];
+const EVIL_KEYS = [
+  "__proto__",
+  "constructor",
+  "prototype",
+  "toString",
+  "hasOwnProperty",
+  "valueOf",
+  "__defineGetter__",
+];
+const TOP_KEYS = [
+  "mcpServers",
+  "servers",
+  "mcp",
+  "mcpservers",
+  "MCPServers",
+  "server",
+  "approval",
+  "$schema",
+  "inputs",
+  ...EVIL_KEYS,
+];
 const NAMES = [
-  "", " ", "a", "fs", "my server", " lead", "trail ", "名前", "🙂", "a/b", "a\"b", "a\\b", "tab\there", "nl\nx", "nul\u0000",
-  "esc\u001b[2J", "bell\u0007", "\u202eevil", "line\u2028sep", "x".repeat(101), "y".repeat(100), ...EVIL_KEYS,
+  "",
+  " ",
+  "a",
+  "fs",
+  "my server",
+  " lead",
+  "trail ",
+  "名前",
+  "🙂",
+  "a/b",
+  'a"b',
+  "a\\b",
+  "tab\there",
+  "nl\nx",
+  "nul\u0000",
+  "esc\u001b[2J",
+  "bell\u0007",
+  "\u202eevil",
+  "line\u2028sep",
+  "x".repeat(101),
+  "y".repeat(100),
+  ...EVIL_KEYS,
 ];
 const STRINGS = [
-  "", " ", "node", "npx", "${HOME}", "${", "${NOPE}", "${A:-b}", "${env:X}", "http://127.0.0.1:1/mcp", "https://example.com/mcp",
-  "file:///etc/passwd", "javascript:alert(1)", "ftp://x", "stdio", "http", "sse", "local", "remote", "oauth", "none",
-  "日本語", "🙂".repeat(50), "\u0000", "\u001b]52;c;cHduZWQ=\u0007", "\ud800", "a".repeat(300), "Bearer ${TOKEN}",
+  "",
+  " ",
+  "node",
+  "npx",
+  "${HOME}",
+  "${",
+  "${NOPE}",
+  "${A:-b}",
+  "${env:X}",
+  "http://127.0.0.1:1/mcp",
+  "https://example.com/mcp",
+  "file:///etc/passwd",
+  "javascript:alert(1)",
+  "ftp://x",
+  "stdio",
+  "http",
+  "sse",
+  "local",
+  "remote",
+  "oauth",
+  "none",
+  "日本語",
+  "🙂".repeat(50),
+  "\u0000",
+  "\u001b]52;c;cHduZWQ=\u0007",
+  "\ud800",
+  "a".repeat(300),
+  "Bearer ${TOKEN}",
 ];
 const NUMBERS = [
-  "0", "-0", "1", "-1", "1.5", "2147483647", "2147483648", "4294967296", "9007199254740993", "1e308", "-1e308", "1e-300",
-  "1e309", "65535", "65536", "0.0000001", "123456789012345678901234567890",
+  "0",
+  "-0",
+  "1",
+  "-1",
+  "1.5",
+  "2147483647",
+  "2147483648",
+  "4294967296",
+  "9007199254740993",
+  "1e308",
+  "-1e308",
+  "1e-300",
+  "1e309",
+  "65535",
+  "65536",
+  "0.0000001",
+  "123456789012345678901234567890",
 ];
 
 class Generator {
@@ -83,7 +183,9 @@ class Generator {
       case 3:
         return { raw: JSON.stringify(this.pick(NAMES)) };
       default:
-        return { raw: JSON.stringify(String.fromCodePoint(...Array.from({ length: this.int(8) }, () => this.int(0x3000)))) };
+        return {
+          raw: JSON.stringify(String.fromCodePoint(...Array.from({ length: this.int(8) }, () => this.int(0x3000)))),
+        };
     }
   }
 
@@ -102,7 +204,9 @@ class Generator {
     if (this.chance(0.4)) return this.value(1);
     switch (name) {
       case "command":
-        return this.chance(0.7) ? { raw: JSON.stringify(this.pick(["node", "npx", "${BIN}", ""])) } : { arr: [this.scalar(), this.scalar()] };
+        return this.chance(0.7)
+          ? { raw: JSON.stringify(this.pick(["node", "npx", "${BIN}", ""])) }
+          : { arr: [this.scalar(), this.scalar()] };
       case "args":
       case "autoApprove":
         return { arr: Array.from({ length: this.int(4) }, () => this.scalar()) };
@@ -135,10 +239,14 @@ class Generator {
     for (let i = 1 + this.int(2); i > 0; i--) {
       const servers: Array<[string, Node]> = [];
       for (let j = this.int(5); j > 0; j--) servers.push([this.pick(NAMES), this.entry()]);
-      pairs.push([this.chance(0.8) ? this.pick(["mcpServers", "servers", "mcp"]) : this.pick(TOP_KEYS), { obj: servers }]);
+      pairs.push([
+        this.chance(0.8) ? this.pick(["mcpServers", "servers", "mcp"]) : this.pick(TOP_KEYS),
+        { obj: servers },
+      ]);
     }
     let text = render({ obj: pairs });
-    if (caseIndex % HUGE_STRING_EVERY === 1) text = text.replace(/"node"/, JSON.stringify(HUGE)).replace(/^\{/, `{"big":${JSON.stringify(HUGE)},`);
+    if (caseIndex % HUGE_STRING_EVERY === 1)
+      text = text.replace(/"node"/, JSON.stringify(HUGE)).replace(/^\{/, `{"big":${JSON.stringify(HUGE)},`);
     if (caseIndex % DEEP_EVERY === 2) {
       const levels = MAX_NESTING + this.int(20_000);
       const open = this.chance(0.5) ? '{"a":' : "[";
@@ -160,7 +268,18 @@ class Generator {
         return `${text.slice(0, at)}${this.pick(["{", "}", "[", "]", '"', ",", ":", "/*", "\u0000", "\\"])}${text.slice(at)}`;
       }
       case 3:
-        return this.pick(["", "null", "[]", "42", '"text"', "{", "}", "{}", '{"mcpServers": null}', '{"mcpServers": []}']);
+        return this.pick([
+          "",
+          "null",
+          "[]",
+          "42",
+          '"text"',
+          "{",
+          "}",
+          "{}",
+          '{"mcpServers": null}',
+          '{"mcpServers": []}',
+        ]);
       default:
         return text;
     }
@@ -184,7 +303,16 @@ function checkServer(server: ServerConfig, where: string): void {
   // Checked here on its own terms, not with the validator's own function.
   const name = server.name;
   assert.ok(name.length > 0 && name.length <= 100 && name === name.trim() && serverKeyOk(name), `${what}: name`);
-  assert.ok(![...name].some((c) => c.codePointAt(0)! < 0x20 || (c.codePointAt(0)! >= 0x7f && c.codePointAt(0)! <= 0x9f) || c === "\u2028" || c === "\u2029"), `${what}: untypable name`);
+  assert.ok(
+    ![...name].some(
+      (c) =>
+        c.codePointAt(0)! < 0x20 ||
+        (c.codePointAt(0)! >= 0x7f && c.codePointAt(0)! <= 0x9f) ||
+        c === "\u2028" ||
+        c === "\u2029",
+    ),
+    `${what}: untypable name`,
+  );
   assert.ok(["stdio", "http", "sse"].includes(server.transport), `${what}: transport`);
   if (server.transport === "stdio") {
     assert.ok(typeof server.command === "string" && server.command.trim() !== "", `${what}: command`);
@@ -197,28 +325,48 @@ function checkServer(server: ServerConfig, where: string): void {
   assert.ok(isStringRecord(server.env), `${what}: env`);
   assert.ok(isStringRecord(server.headers), `${what}: headers`);
   assert.ok(server.cwd === undefined || (typeof server.cwd === "string" && server.cwd.trim() !== ""), `${what}: cwd`);
-  for (const field of ["timeout", "requestTimeout", "pingTimeout"] as const) assert.ok(msOk(server[field], Number.MIN_VALUE), `${what}: ${field} ${server[field]}`);
+  for (const field of ["timeout", "requestTimeout", "pingTimeout"] as const)
+    assert.ok(msOk(server[field], Number.MIN_VALUE), `${what}: ${field} ${server[field]}`);
   assert.ok(msOk(server.healthCheckInterval, 0), `${what}: healthCheckInterval`);
   assert.ok(Number.isSafeInteger(server.retry.maxAttempts) && server.retry.maxAttempts >= 0, `${what}: maxAttempts`);
-  assert.ok(msOk(server.retry.initialDelayMs, Number.MIN_VALUE) && msOk(server.retry.maxDelayMs, Number.MIN_VALUE), `${what}: retry delays`);
+  assert.ok(
+    msOk(server.retry.initialDelayMs, Number.MIN_VALUE) && msOk(server.retry.maxDelayMs, Number.MIN_VALUE),
+    `${what}: retry delays`,
+  );
   assert.equal(typeof server.enabled, "boolean", `${what}: enabled`);
   assert.equal(typeof server.lazy, "boolean", `${what}: lazy`);
   assert.ok(server.prefix === undefined || typeof server.prefix === "string", `${what}: prefix`);
-  assert.ok(Array.isArray(server.autoApprove) && server.autoApprove.every((t) => typeof t === "string" && t.trim() !== ""), `${what}: autoApprove`);
+  assert.ok(
+    Array.isArray(server.autoApprove) && server.autoApprove.every((t) => typeof t === "string" && t.trim() !== ""),
+    `${what}: autoApprove`,
+  );
   assert.equal(typeof server.autoApproveReadOnly, "boolean", `${what}: autoApproveReadOnly`);
-  if (server.oauth) assert.ok(Number.isInteger(server.oauth.callbackPort) && server.oauth.callbackPort >= 1 && server.oauth.callbackPort <= 65535, `${what}: port`);
+  if (server.oauth)
+    assert.ok(
+      Number.isInteger(server.oauth.callbackPort) &&
+        server.oauth.callbackPort >= 1 &&
+        server.oauth.callbackPort <= 65535,
+      `${what}: port`,
+    );
   assert.equal(findReservedKey(server.raw), undefined, `${what}: a reserved key in raw`);
 }
 
 /** Everything a polluted prototype would show. */
 function prototypeSnapshot(): string {
   const names = (o: object) => Object.getOwnPropertyNames(o).sort().join(",");
-  return [names(Object.prototype), names(Array.prototype), names(String.prototype), names(Function.prototype), String(Object.getPrototypeOf({}) === Object.prototype)].join("|");
+  return [
+    names(Object.prototype),
+    names(Array.prototype),
+    names(String.prototype),
+    names(Function.prototype),
+    String(Object.getPrototypeOf({}) === Object.prototype),
+  ].join("|");
 }
 
 function assertNoPollution(before: string, where: string): void {
   const probe = {} as Record<string, unknown>;
-  for (const key of ["command", "args", "url", "env", "polluted", "a", "enabled"]) assert.equal(probe[key], undefined, `${where}: ({}).${key}`);
+  for (const key of ["command", "args", "url", "env", "polluted", "a", "enabled"])
+    assert.equal(probe[key], undefined, `${where}: ({}).${key}`);
   assert.equal(prototypeSnapshot(), before, `${where}: a built-in prototype changed`);
 }
 
@@ -232,12 +380,17 @@ describe("config fuzzing", () => {
     let problems = 0;
     for (let i = 0; i < CASES; i++) {
       const where = `seed ${SEED}, case ${i}`;
-      const files: ConfigFileInput[] = SCOPES.filter(() => gen.chance(0.5)).map((scope) => ({ source: { scope, path: `/${scope}/mcp.json` }, text: gen.file(i) }));
+      const files: ConfigFileInput[] = SCOPES.filter(() => gen.chance(0.5)).map((scope) => ({
+        source: { scope, path: `/${scope}/mcp.json` },
+        text: gen.file(i),
+      }));
       let result: ReturnType<typeof layerConfigs>;
       try {
         result = layerConfigs(files);
       } catch (error) {
-        assert.fail(`${where}: the loader threw ${error instanceof Error ? error.stack : String(error)}\n${files.map((f) => f.text!.slice(0, 500)).join("\n---\n")}`);
+        assert.fail(
+          `${where}: the loader threw ${error instanceof Error ? error.stack : String(error)}\n${files.map((f) => f.text!.slice(0, 500)).join("\n---\n")}`,
+        );
       }
       for (const server of result.servers) checkServer(server, where);
       for (const problem of result.problems) {

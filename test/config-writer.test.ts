@@ -2,13 +2,30 @@
  * Config file edits: pure text changes that keep everything else byte-for-byte, and atomic file updates.
  */
 import assert from "node:assert/strict";
-import { chmodSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { after, describe, it } from "node:test";
 import { parseConfigText, SERVER_MAP_KEYS } from "../src/config/parse.ts";
 import { ConfigWriteError } from "../src/config/write/error.ts";
-import { addToServerList, removeServerEntry, serverNames, setServerEntry, setServerField } from "../src/config/write/server-edits.ts";
+import {
+  addToServerList,
+  removeServerEntry,
+  serverNames,
+  setServerEntry,
+  setServerField,
+} from "../src/config/write/server-edits.ts";
 import { updateConfigFile } from "../src/config/write/update-file.ts";
 
 const root = mkdtempSync(path.join(tmpdir(), "mcp-bridge-config-writer-"));
@@ -47,7 +64,11 @@ function assertWriteError(fn: () => unknown, reason: ConfigWriteError["reason"],
   });
 }
 
-async function assertRejectsWith(promise: Promise<unknown>, reason: ConfigWriteError["reason"], message?: RegExp): Promise<void> {
+async function assertRejectsWith(
+  promise: Promise<unknown>,
+  reason: ConfigWriteError["reason"],
+  message?: RegExp,
+): Promise<void> {
   await assert.rejects(promise, (error: unknown) => {
     assert.ok(error instanceof ConfigWriteError, `expected a ConfigWriteError, got ${String(error)}`);
     assert.equal(error.reason, reason);
@@ -155,7 +176,10 @@ describe("setServerEntry and removeServerEntry keep the rest of the file", { tim
     );
     assert.equal(removeServerEntry(added, "b"), text);
     const toggled = setServerField(text, "a", "enabled", false);
-    assert.equal(toggled, `{\r\n\t"mcpServers": {\r\n\t\t"a": {\r\n\t\t\t"command": "a",\r\n\t\t\t"enabled": false\r\n\t\t}\r\n\t}\r\n}\r\n`);
+    assert.equal(
+      toggled,
+      `{\r\n\t"mcpServers": {\r\n\t\t"a": {\r\n\t\t\t"command": "a",\r\n\t\t\t"enabled": false\r\n\t\t}\r\n\t}\r\n}\r\n`,
+    );
     assert.doesNotMatch(added.replace(/\r\n/g, ""), /\n/);
   });
 
@@ -176,9 +200,15 @@ describe("setServerEntry and removeServerEntry keep the rest of the file", { tim
     const added = setServerEntry(text, "web", { url: "https://web.example/mcp" });
     assert.equal(
       added,
-      splice(text, after1(text, `"files": { "command": "fs" }, // local`), 0, `\n    "web": {\n      "url": "https://web.example/mcp"\n    },`),
+      splice(
+        text,
+        after1(text, `"files": { "command": "fs" }, // local`),
+        0,
+        `\n    "web": {\n      "url": "https://web.example/mcp"\n    },`,
+      ),
     );
-    for (const comment of ["// my servers", "/* the map */", "// GitHub, via docker", "// pinned", "// local"]) assert.ok(added.includes(comment));
+    for (const comment of ["// my servers", "/* the map */", "// GitHub, via docker", "// pinned", "// local"])
+      assert.ok(added.includes(comment));
 
     const replaced = setServerEntry(text, "files", { command: "fs2" });
     assert.equal(replaced, text.replace(`{ "command": "fs" }`, `{\n      "command": "fs2"\n    }`));
@@ -188,7 +218,13 @@ describe("setServerEntry and removeServerEntry keep the rest of the file", { tim
     assert.deepEqual(serverNames(removed), ["github"]);
 
     const toggled = setServerField(text, "github", "enabled", false);
-    assert.equal(toggled, text.replace(`"ghcr.io/github/github-mcp-server"],\n`, `"ghcr.io/github/github-mcp-server"],\n      "enabled": false,\n`));
+    assert.equal(
+      toggled,
+      text.replace(
+        `"ghcr.io/github/github-mcp-server"],\n`,
+        `"ghcr.io/github/github-mcp-server"],\n      "enabled": false,\n`,
+      ),
+    );
   });
 
   it("moves a same-line comment's comma in front of it", () => {
@@ -201,7 +237,10 @@ describe("setServerEntry and removeServerEntry keep the rest of the file", { tim
 
   it("keeps a one-line file on one line", () => {
     const text = `{"mcpServers":{"a":{"command":"a"}}}`;
-    assert.equal(setServerEntry(text, "b", { command: "b" }), `{"mcpServers":{"a":{"command":"a"},"b":{"command":"b"}}}`);
+    assert.equal(
+      setServerEntry(text, "b", { command: "b" }),
+      `{"mcpServers":{"a":{"command":"a"},"b":{"command":"b"}}}`,
+    );
     assert.equal(removeServerEntry(text, "a"), `{"mcpServers":{}}`);
     assert.equal(setServerField(text, "a", "enabled", false), `{"mcpServers":{"a":{"command":"a","enabled":false}}}`);
   });
@@ -217,25 +256,43 @@ describe("setServerEntry and removeServerEntry keep the rest of the file", { tim
     it(`uses the file's \`${key}\` map`, () => {
       const text = `{\n  "${key}": {\n    "a": { "command": "a" }\n  }\n}\n`;
       const added = setServerEntry(text, "b", { command: "b" });
-      assert.equal(added, `{\n  "${key}": {\n    "a": { "command": "a" },\n    "b": {\n      "command": "b"\n    }\n  }\n}\n`);
+      assert.equal(
+        added,
+        `{\n  "${key}": {\n    "a": { "command": "a" },\n    "b": {\n      "command": "b"\n    }\n  }\n}\n`,
+      );
       assert.deepEqual(Object.keys(parsed(added)), [key]);
       assert.deepEqual(serverNames(added), ["a", "b"]);
-      assert.equal(setServerEntry(text, "a", { url: "https://a" }), `{\n  "${key}": {\n    "a": {\n      "url": "https://a"\n    }\n  }\n}\n`);
+      assert.equal(
+        setServerEntry(text, "a", { url: "https://a" }),
+        `{\n  "${key}": {\n    "a": {\n      "url": "https://a"\n    }\n  }\n}\n`,
+      );
       assert.equal(removeServerEntry(added, "b"), text);
-      assert.equal(setServerField(text, "a", "enabled", false), `{\n  "${key}": {\n    "a": { "command": "a", "enabled": false }\n  }\n}\n`);
+      assert.equal(
+        setServerField(text, "a", "enabled", false),
+        `{\n  "${key}": {\n    "a": { "command": "a", "enabled": false }\n  }\n}\n`,
+      );
     });
   }
 
   it("replaces a server under the key that holds it, and adds new ones to the first map", () => {
     const text = `{\n  "mcpServers": {\n    "a": {}\n  },\n  "servers": {\n    "b": {}\n  }\n}\n`;
-    assert.equal(setServerEntry(text, "b", { command: "b" }), text.replace(`"b": {}`, `"b": {\n      "command": "b"\n    }`));
+    assert.equal(
+      setServerEntry(text, "b", { command: "b" }),
+      text.replace(`"b": {}`, `"b": {\n      "command": "b"\n    }`),
+    );
     assert.equal(setServerEntry(text, "c", {}), text.replace(`"a": {}\n`, `"a": {},\n    "c": {}\n`));
   });
 
   it("adds an `mcpServers` map to a file without one", () => {
     const text = `{\n    "theme": "dark"\n}\n`;
-    assert.equal(setServerEntry(text, "a", { command: "a" }), `{\n    "theme": "dark",\n    "mcpServers": {\n        "a": {\n            "command": "a"\n        }\n    }\n}\n`);
-    assert.equal(setServerEntry("{}\n", "a", { command: "a" }), `{\n  "mcpServers": {\n    "a": {\n      "command": "a"\n    }\n  }\n}\n`);
+    assert.equal(
+      setServerEntry(text, "a", { command: "a" }),
+      `{\n    "theme": "dark",\n    "mcpServers": {\n        "a": {\n            "command": "a"\n        }\n    }\n}\n`,
+    );
+    assert.equal(
+      setServerEntry("{}\n", "a", { command: "a" }),
+      `{\n  "mcpServers": {\n    "a": {\n      "command": "a"\n    }\n  }\n}\n`,
+    );
   });
 
   it("writes a new file for missing or empty text", () => {
@@ -246,7 +303,11 @@ describe("setServerEntry and removeServerEntry keep the rest of the file", { tim
   });
 
   it("refuses text that does not parse, with its line and column", () => {
-    assertWriteError(() => setServerEntry(`{\n  "mcpServers": {\n    "a": { "command": }\n  }\n}\n`, "b", {}), "unparsable", /line 3, column \d+/);
+    assertWriteError(
+      () => setServerEntry(`{\n  "mcpServers": {\n    "a": { "command": }\n  }\n}\n`, "b", {}),
+      "unparsable",
+      /line 3, column \d+/,
+    );
     assertWriteError(() => removeServerEntry(`{ "mcpServers": `, "a"), "unparsable", /line 1, column \d+/);
     assertWriteError(() => setServerField("{ oops }", "a", "enabled", false), "unparsable", /line 1/);
     assertWriteError(() => serverNames("[1,"), "unparsable");
@@ -269,7 +330,10 @@ describe("setServerField", { timeout: 60_000 }, () => {
     const on = setServerField(off, "alpha", "enabled", true);
     assert.equal(on, splice(FOUR_SPACE, at, 0, `,\n            "enabled": true`));
     // A one-line entry gets the field on its line.
-    assert.equal(setServerField(FOUR_SPACE, "mid", "enabled", false), FOUR_SPACE.replace(`"lazy": true}`, `"lazy": true, "enabled": false}`));
+    assert.equal(
+      setServerField(FOUR_SPACE, "mid", "enabled", false),
+      FOUR_SPACE.replace(`"lazy": true}`, `"lazy": true, "enabled": false}`),
+    );
   });
 
   it("removes the field when the value is undefined", () => {
@@ -282,11 +346,18 @@ describe("setServerField", { timeout: 60_000 }, () => {
     const out = setServerField(FOUR_SPACE, "github", "enabled", false);
     const at = after1(FOUR_SPACE, `"mid": {"command": "mid", "lazy": true}`);
     assert.equal(out, splice(FOUR_SPACE, at, 0, `,\n        "github": {\n            "enabled": false\n        }`));
-    assert.equal(setServerField(undefined, "github", "enabled", false), `{\n  "mcpServers": {\n    "github": {\n      "enabled": false\n    }\n  }\n}\n`);
+    assert.equal(
+      setServerField(undefined, "github", "enabled", false),
+      `{\n  "mcpServers": {\n    "github": {\n      "enabled": false\n    }\n  }\n}\n`,
+    );
   });
 
   it("refuses an entry that is not an object", () => {
-    assertWriteError(() => setServerField(`{ "mcpServers": { "a": "oops" } }`, "a", "enabled", false), "not-object", /"a"/);
+    assertWriteError(
+      () => setServerField(`{ "mcpServers": { "a": "oops" } }`, "a", "enabled", false),
+      "not-object",
+      /"a"/,
+    );
   });
 });
 
@@ -383,7 +454,9 @@ describe("updateConfigFile", { timeout: 60_000 }, () => {
     const file = freshFile();
     await updateConfigFile(file, () => FOUR_SPACE);
     const names = Array.from({ length: 10 }, (_, i) => `server-${i}`);
-    const results = await Promise.all(names.map((name) => updateConfigFile(file, (t) => setServerEntry(t, name, { command: name }))));
+    const results = await Promise.all(
+      names.map((name) => updateConfigFile(file, (t) => setServerEntry(t, name, { command: name }))),
+    );
     const final = readFileSync(file, "utf8");
     assert.equal(results[results.length - 1], final);
     assert.deepEqual(serverNames(final), ["zeta", "alpha", "mid", ...names]);
@@ -418,10 +491,19 @@ describe("addToServerList (Always allow writes a tool into autoApprove)", { time
   });
 
   it("fills an empty list, and adds the list to an entry without one", () => {
-    assert.equal(add(`{"mcpServers": {"s": {"command": "x", "autoApprove": []}}}`), `{"mcpServers": {"s": {"command": "x", "autoApprove": ["new_tool"]}}}`);
-    assert.equal(add(`{"mcpServers": {"s": {"command": "x"}}}`), `{"mcpServers": {"s": {"command": "x", "autoApprove": ["new_tool"]}}}`);
+    assert.equal(
+      add(`{"mcpServers": {"s": {"command": "x", "autoApprove": []}}}`),
+      `{"mcpServers": {"s": {"command": "x", "autoApprove": ["new_tool"]}}}`,
+    );
+    assert.equal(
+      add(`{"mcpServers": {"s": {"command": "x"}}}`),
+      `{"mcpServers": {"s": {"command": "x", "autoApprove": ["new_tool"]}}}`,
+    );
     const multi = `{\n  // my servers\n  "servers": {\n    "s": {\n      "command": "x"\n    }\n  }\n}\n`;
-    assert.equal(add(multi), multi.replace(`"command": "x"\n`, `"command": "x",\n      "autoApprove": [\n        "new_tool"\n      ]\n`));
+    assert.equal(
+      add(multi),
+      multi.replace(`"command": "x"\n`, `"command": "x",\n      "autoApprove": [\n        "new_tool"\n      ]\n`),
+    );
   });
 
   it("leaves the text as it is when the list holds the tool already", () => {
@@ -432,7 +514,11 @@ describe("addToServerList (Always allow writes a tool into autoApprove)", { time
   it("refuses a file that does not define the server, and a field that is not a list", () => {
     assertWriteError(() => add(`{"mcpServers": {"other": {"command": "x"}}}`), "missing", /"s"/);
     assertWriteError(() => add(undefined), "missing", /"s"/);
-    assertWriteError(() => add(`{"mcpServers": {"s": {"command": "x", "autoApprove": "*"}}}`), "not-object", /`autoApprove` of server "s" .* is not a list/);
+    assertWriteError(
+      () => add(`{"mcpServers": {"s": {"command": "x", "autoApprove": "*"}}}`),
+      "not-object",
+      /`autoApprove` of server "s" .* is not a list/,
+    );
     assertWriteError(() => add(`{"mcpServers": {"s": "oops"}}`), "not-object", /"s"/);
   });
 });

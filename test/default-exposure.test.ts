@@ -24,7 +24,8 @@ const SERVERS = {
 };
 
 /** The MCP tools a request declares, by either side's names (`mcp_<server>_…` here, `mcp__<server>__…` built in). */
-const mcpTools = (request: RecordedRequest) => request.tools.filter((name) => name.startsWith("mcp_") || RESOURCE_TOOLS.includes(name));
+const mcpTools = (request: RecordedRequest) =>
+  request.tools.filter((name) => name.startsWith("mcp_") || RESOURCE_TOOLS.includes(name));
 
 /** The request's system prompt, where the bridge names the servers whose tools wait behind tool_search. */
 function systemPrompt(request: RecordedRequest): string {
@@ -35,83 +36,127 @@ function systemPrompt(request: RecordedRequest): string {
     .join("\n");
 }
 
-describe("with no `exposure` set: the tool definitions the model is sent (real pi, a fake OpenAI-compatible model)", { timeout: 240_000 }, () => {
-  const scratch = tempDir("mcp-bridge-default-exposure-");
-  const models: FakeOpenAi[] = [];
-  after(async () => {
-    for (const model of models) await model.close();
-    scratch.cleanup();
-  });
-
-  /**
-   * One `pi -p` run in a fresh HOME whose agent dir has these servers in `mcp.json` (read by the built-in and by the
-   * bridge alike) and the fake model in `models.json`; the bridge loaded with `-e` unless `builtIn`. Returns the
-   * requests the model received.
-   */
-  async function runPi(name: string, builtIn: boolean, script: ScriptStep[]): Promise<RecordedRequest[]> {
-    const model = await startFakeOpenAi();
-    models.push(model);
-    model.script(script);
-    const home = path.join(scratch.dir, name);
-    const agentDir = path.join(home, "agent");
-    mkdirSync(agentDir, { recursive: true });
-    writeFileSync(path.join(agentDir, "mcp.json"), JSON.stringify({ approval: "never", mcpServers: SERVERS }, null, 2));
-    const { id, contextWindow } = model.model;
-    const provider = { baseUrl: model.model.baseUrl, api: "openai-completions", apiKey: "test-key", models: [{ id, contextWindow }] };
-    writeFileSync(path.join(agentDir, "models.json"), JSON.stringify({ providers: { [model.provider]: provider } }));
-    const args = [PI_CLI, ...(builtIn ? [] : ["-e", REPO_ROOT]), "--model", `${model.provider}/${id}`, "-p", "what can you do?"];
-    // Every server connected before the first request, so a default that declared their tools would show it.
-    const env = { ...process.env, HOME: home, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", PI_MCP_STARTUP_BUDGET_MS: "60000" };
-    const output = await new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, args, { cwd: home, env, stdio: ["ignore", "pipe", "pipe"] });
-      let text = "";
-      child.stdout.on("data", (d) => (text += d));
-      child.stderr.on("data", (d) => (text += d));
-      const timer = setTimeout(() => {
-        child.kill("SIGKILL");
-        reject(new Error(`pi did not finish within 120 s:\n${text}`));
-      }, 120_000);
-      child.on("exit", (code) => {
-        clearTimeout(timer);
-        if (code === 0) resolve(text);
-        else reject(new Error(`pi exited with ${code}:\n${text}`));
-      });
+describe(
+  "with no `exposure` set: the tool definitions the model is sent (real pi, a fake OpenAI-compatible model)",
+  { timeout: 240_000 },
+  () => {
+    const scratch = tempDir("mcp-bridge-default-exposure-");
+    const models: FakeOpenAi[] = [];
+    after(async () => {
+      for (const model of models) await model.close();
+      scratch.cleanup();
     });
-    assert.ok(model.requests.length > 0, `the model got a request:\n${output}`);
-    return model.requests;
-  }
 
-  test("pi 1.x: no more tool definitions than its built-in MCP sends; tool_search loads an MCP tool and a resource tool", { skip: PI_LINE !== "1.x" && "pi 0.73 has no MCP of its own to compare with" }, async () => {
-    const [builtIn] = await runPi("built-in", true, [{ text: "done" }]);
-    // The premise: the built-in declares none of the servers' tools by default (code mode), only `codemode`.
-    assert.deepEqual(builtIn!.tools.filter((name) => name.startsWith("mcp__") || RESOURCE_TOOLS.includes(name)), [], "the built-in declares no MCP tool");
-    assert.ok(builtIn!.tools.includes("codemode"), `the built-in declares codemode: ${builtIn!.tools.join(", ")}`);
+    /**
+     * One `pi -p` run in a fresh HOME whose agent dir has these servers in `mcp.json` (read by the built-in and by the
+     * bridge alike) and the fake model in `models.json`; the bridge loaded with `-e` unless `builtIn`. Returns the
+     * requests the model received.
+     */
+    async function runPi(name: string, builtIn: boolean, script: ScriptStep[]): Promise<RecordedRequest[]> {
+      const model = await startFakeOpenAi();
+      models.push(model);
+      model.script(script);
+      const home = path.join(scratch.dir, name);
+      const agentDir = path.join(home, "agent");
+      mkdirSync(agentDir, { recursive: true });
+      writeFileSync(
+        path.join(agentDir, "mcp.json"),
+        JSON.stringify({ approval: "never", mcpServers: SERVERS }, null, 2),
+      );
+      const { id, contextWindow } = model.model;
+      const provider = {
+        baseUrl: model.model.baseUrl,
+        api: "openai-completions",
+        apiKey: "test-key",
+        models: [{ id, contextWindow }],
+      };
+      writeFileSync(path.join(agentDir, "models.json"), JSON.stringify({ providers: { [model.provider]: provider } }));
+      const args = [
+        PI_CLI,
+        ...(builtIn ? [] : ["-e", REPO_ROOT]),
+        "--model",
+        `${model.provider}/${id}`,
+        "-p",
+        "what can you do?",
+      ];
+      // Every server connected before the first request, so a default that declared their tools would show it.
+      const env = {
+        ...process.env,
+        HOME: home,
+        PI_CODING_AGENT_DIR: agentDir,
+        PI_OFFLINE: "1",
+        PI_MCP_STARTUP_BUDGET_MS: "60000",
+      };
+      const output = await new Promise<string>((resolve, reject) => {
+        const child = spawn(process.execPath, args, { cwd: home, env, stdio: ["ignore", "pipe", "pipe"] });
+        let text = "";
+        child.stdout.on("data", (d) => (text += d));
+        child.stderr.on("data", (d) => (text += d));
+        const timer = setTimeout(() => {
+          child.kill("SIGKILL");
+          reject(new Error(`pi did not finish within 120 s:\n${text}`));
+        }, 120_000);
+        child.on("exit", (code) => {
+          clearTimeout(timer);
+          if (code === 0) resolve(text);
+          else reject(new Error(`pi exited with ${code}:\n${text}`));
+        });
+      });
+      assert.ok(model.requests.length > 0, `the model got a request:\n${output}`);
+      return model.requests;
+    }
 
-    const bridge = await runPi("bridge", false, [
-      { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "read a resource by its URI", limit: 1 } }] },
-      { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "greet someone by name", limit: 1 } }] },
-      { text: "done" },
-    ]);
-    const [first, second, third] = bridge;
-    assert.ok(first && second && third, "three requests");
-    assert.ok(
-      first.tools.length <= builtIn!.tools.length,
-      `the bridge sends ${first.tools.length} tool definitions (${first.tools.join(", ")}), the built-in ${builtIn!.tools.length} (${builtIn!.tools.join(", ")})`,
+    test(
+      "pi 1.x: no more tool definitions than its built-in MCP sends; tool_search loads an MCP tool and a resource tool",
+      { skip: PI_LINE !== "1.x" && "pi 0.73 has no MCP of its own to compare with" },
+      async () => {
+        const [builtIn] = await runPi("built-in", true, [{ text: "done" }]);
+        // The premise: the built-in declares none of the servers' tools by default (code mode), only `codemode`.
+        assert.deepEqual(
+          builtIn!.tools.filter((name) => name.startsWith("mcp__") || RESOURCE_TOOLS.includes(name)),
+          [],
+          "the built-in declares no MCP tool",
+        );
+        assert.ok(builtIn!.tools.includes("codemode"), `the built-in declares codemode: ${builtIn!.tools.join(", ")}`);
+
+        const bridge = await runPi("bridge", false, [
+          { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "read a resource by its URI", limit: 1 } }] },
+          { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "greet someone by name", limit: 1 } }] },
+          { text: "done" },
+        ]);
+        const [first, second, third] = bridge;
+        assert.ok(first && second && third, "three requests");
+        assert.ok(
+          first.tools.length <= builtIn!.tools.length,
+          `the bridge sends ${first.tools.length} tool definitions (${first.tools.join(", ")}), the built-in ${builtIn!.tools.length} (${builtIn!.tools.join(", ")})`,
+        );
+        assert.deepEqual(mcpTools(first), [], "no MCP or resource tool is declared until tool_search loads it");
+        assert.ok(first.tools.includes(TOOL_SEARCH_NAME));
+        // Both servers connected and wait behind tool_search: the system prompt names them.
+        const waiting = /find them with tool_search\. Their servers: (.*)\./.exec(systemPrompt(first))?.[1];
+        assert.deepEqual(waiting?.split("; ").sort(), ["everything", "hello"], systemPrompt(first));
+        assert.deepEqual(mcpTools(second), ["read_mcp_resource"], "the resource tool found is declared next");
+        assert.deepEqual(
+          mcpTools(third).sort(),
+          ["mcp_hello_greet", "read_mcp_resource"],
+          "and the MCP tool found after it",
+        );
+      },
     );
-    assert.deepEqual(mcpTools(first), [], "no MCP or resource tool is declared until tool_search loads it");
-    assert.ok(first.tools.includes(TOOL_SEARCH_NAME));
-    // Both servers connected and wait behind tool_search: the system prompt names them.
-    const waiting = /find them with tool_search\. Their servers: (.*)\./.exec(systemPrompt(first))?.[1];
-    assert.deepEqual(waiting?.split("; ").sort(), ["everything", "hello"], systemPrompt(first));
-    assert.deepEqual(mcpTools(second), ["read_mcp_resource"], "the resource tool found is declared next");
-    assert.deepEqual(mcpTools(third).sort(), ["mcp_hello_greet", "read_mcp_resource"], "and the MCP tool found after it");
-  });
 
-  test("pi 0.73: the default is auto, and under its threshold every MCP tool is declared", { skip: PI_LINE !== "0.73" && "pi 1.x: see the test above" }, async () => {
-    const [first] = await runPi("bridge", false, [{ text: "done" }]);
-    assert.equal(mcpTools(first!).filter((name) => name.startsWith("mcp_hello_")).length, 2);
-    assert.ok(mcpTools(first!).filter((name) => name.startsWith("mcp_everything_")).length >= 13, mcpTools(first!).join(", "));
-    for (const name of RESOURCE_TOOLS) assert.ok(first!.tools.includes(name), `${name} is declared`);
-    assert.ok(!first!.tools.includes(TOOL_SEARCH_NAME), "nothing is deferred");
-  });
-});
+    test(
+      "pi 0.73: the default is auto, and under its threshold every MCP tool is declared",
+      { skip: PI_LINE !== "0.73" && "pi 1.x: see the test above" },
+      async () => {
+        const [first] = await runPi("bridge", false, [{ text: "done" }]);
+        assert.equal(mcpTools(first!).filter((name) => name.startsWith("mcp_hello_")).length, 2);
+        assert.ok(
+          mcpTools(first!).filter((name) => name.startsWith("mcp_everything_")).length >= 13,
+          mcpTools(first!).join(", "),
+        );
+        for (const name of RESOURCE_TOOLS) assert.ok(first!.tools.includes(name), `${name} is declared`);
+        assert.ok(!first!.tools.includes(TOOL_SEARCH_NAME), "nothing is deferred");
+      },
+    );
+  },
+);

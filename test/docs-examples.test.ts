@@ -83,7 +83,10 @@ describe("the mcp.json examples of README.md and docs/", () => {
 
   test("are found: the documents show configs, and at least one invalid one", () => {
     assert.ok(all.length >= 10, `only ${all.length} examples found`);
-    assert.ok(all.some((e) => e.mark === "invalid"), "no example is marked <!-- invalid -->");
+    assert.ok(
+      all.some((e) => e.mark === "invalid"),
+      "no example is marked <!-- invalid -->",
+    );
   });
 
   for (const example of all) {
@@ -99,7 +102,11 @@ describe("the mcp.json examples of README.md and docs/", () => {
     } else {
       test(`${where} loads without a problem, every server in it`, async () => {
         const { config, names } = await load(example);
-        assert.deepEqual(config.problems.map((p) => `${p.level}: ${p.server ?? ""} ${p.message}`), [], where);
+        assert.deepEqual(
+          config.problems.map((p) => `${p.level}: ${p.server ?? ""} ${p.message}`),
+          [],
+          where,
+        );
         assert.ok(names.length > 0, `${where} names no server`);
         assert.deepEqual(config.servers.map((s) => s.name).sort(), [...names].sort(), where);
       });
@@ -116,7 +123,11 @@ function anchors(file: string): Set<string> {
     if (line.startsWith("```")) fenced = !fenced;
     const heading = fenced ? null : /^#{1,6} (.*)$/.exec(line);
     if (!heading) continue;
-    const slug = heading[1]!.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, "").replace(/ /g, "-");
+    const slug = heading[1]!
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N} _-]/gu, "")
+      .replace(/ /g, "-");
     const count = seen.get(slug) ?? 0;
     seen.set(slug, count + 1);
     found.add(count ? `${slug}-${count}` : slug);
@@ -149,7 +160,10 @@ describe("source paths the documents name", () => {
     test(`${doc}: every src/ path it names exists`, () => {
       const text = readFileSync(path.join(REPO_ROOT, doc), "utf8");
       const named = [...text.matchAll(/\b(src\/[\w./-]+\.(?:ts|sh|mjs))\b/g)].map((m) => m[1]!);
-      assert.deepEqual(named.filter((file) => !existsSync(path.join(REPO_ROOT, file))), []);
+      assert.deepEqual(
+        named.filter((file) => !existsSync(path.join(REPO_ROOT, file))),
+        [],
+      );
     });
   }
 });

@@ -41,7 +41,8 @@ describe("DPoP-bound tokens against a real authorization server and MCP server",
   }
 
   const proofsAt = (fixture: OAuthFixture, at: "token" | "mcp") => fixture.dpop.proofs.filter((p) => p.at === at);
-  const grants = (fixture: OAuthFixture, grant: string) => fixture.tokenRequests.filter((p) => p.get("grant_type") === grant);
+  const grants = (fixture: OAuthFixture, grant: string) =>
+    fixture.tokenRequests.filter((p) => p.get("grant_type") === grant);
 
   test("a sign-in where the authorization server offers DPoP: a bound token, the DPoP scheme with a valid proof on every request; a restart uses the stored key", async () => {
     const { fixture, authDir, callbackPort } = await setup({ dpop: {} });
@@ -59,9 +60,17 @@ describe("DPoP-bound tokens against a real authorization server and MCP server",
 
     const mcpProofs = proofsAt(fixture, "mcp");
     assert.ok(mcpProofs.length >= 2, "the MCP requests (at least the listing and the call) each had a proof");
-    assert.deepEqual(mcpProofs.filter((p) => !p.ok), [], "every proof verified: htm, htu, iat, a new jti, ath, the bound key");
+    assert.deepEqual(
+      mcpProofs.filter((p) => !p.ok),
+      [],
+      "every proof verified: htm, htu, iat, a new jti, ath, the bound key",
+    );
     assert.ok(fixture.presented.length >= 2);
-    assert.deepEqual([...new Set(fixture.presented.map((p) => `${p.scheme} ${p.ok}`))], ["DPoP true"], "never as Bearer");
+    assert.deepEqual(
+      [...new Set(fixture.presented.map((p) => `${p.scheme} ${p.ok}`))],
+      ["DPoP true"],
+      "never as Bearer",
+    );
     await first.close();
 
     // pi started again: nobody can sign in, and nobody needs to.
@@ -92,7 +101,11 @@ describe("DPoP-bound tokens against a real authorization server and MCP server",
     assert.equal(fixture.authorizations.length, 1, "no new sign-in");
     const refreshProofs = proofsAt(fixture, "token").slice(1);
     assert.ok(refreshProofs.length >= 2);
-    assert.deepEqual([...new Set(refreshProofs.map((p) => `${p.ok} ${p.jkt}`))], [`true ${jkt}`], "every refresh signed by the same key");
+    assert.deepEqual(
+      [...new Set(refreshProofs.map((p) => `${p.ok} ${p.jkt}`))],
+      [`true ${jkt}`],
+      "every refresh signed by the same key",
+    );
     const tokens = stored(authDir);
     assert.equal(tokens.tokenType, "DPoP");
     assert.equal(await thumbprintOf(tokens), jkt, "the refreshed tokens keep the key");
@@ -138,8 +151,16 @@ describe("DPoP-bound tokens against a real authorization server and MCP server",
 
   test("a machine client (client credentials) gets a bound token; the one fetched after a refusal is bound to the same key", async () => {
     const secret = "dpop-machine-secret-7d1e";
-    const { fixture, authDir } = await setup({ dpop: {}, machineClients: [{ clientId: "ci-job", method: "client_secret_basic", secret }] });
-    const connection = connect(fixture, authDir, { grantType: "client_credentials", clientId: "ci-job", clientSecret: secret }, { signIn: null });
+    const { fixture, authDir } = await setup({
+      dpop: {},
+      machineClients: [{ clientId: "ci-job", method: "client_secret_basic", secret }],
+    });
+    const connection = connect(
+      fixture,
+      authDir,
+      { grantType: "client_credentials", clientId: "ci-job", clientSecret: secret },
+      { signIn: null },
+    );
     await connection.connect();
     assert.equal(await echo(connection, "machine"), "machine");
     const jkt = await thumbprintOf(stored(authDir));
@@ -154,7 +175,10 @@ describe("DPoP-bound tokens against a real authorization server and MCP server",
     assert.equal(await echo(connection, "refused, then new"), "refused, then new");
     assert.equal(grants(fixture, "client_credentials").length, 2);
     assert.equal(await thumbprintOf(stored(authDir)), jkt);
-    assert.deepEqual(proofsAt(fixture, "mcp").filter((p) => !p.ok), []);
+    assert.deepEqual(
+      proofsAt(fixture, "mcp").filter((p) => !p.ok),
+      [],
+    );
   });
 
   test("`auth.dpop` false: Bearer tokens from a server that offers DPoP; a Bearer-only server gets no proof", async () => {
@@ -198,14 +222,28 @@ describe("DPoP-bound tokens against a real authorization server and MCP server",
     const texts = [readFileSync(logger.path, "utf8"), JSON.stringify(events), messages.join("\n")];
     assert.ok(privateKeys.length >= 5, "the tests above stored keys");
     const secrets = [...privateKeys, ...fixtures.flatMap((f) => f.issued)];
-    for (const secret of secrets) for (const text of texts) assert.equal(text.includes(secret), false, `a secret leaked: ${secret} in ${text.slice(Math.max(0, text.indexOf(secret) - 300), text.indexOf(secret) + 100)}`);
+    for (const secret of secrets)
+      for (const text of texts)
+        assert.equal(
+          text.includes(secret),
+          false,
+          `a secret leaked: ${secret} in ${text.slice(Math.max(0, text.indexOf(secret) - 300), text.indexOf(secret) + 100)}`,
+        );
     // Each key is hidden by the connection that holds it, wherever a server might send it back.
-    for (const key of new Set(privateKeys)) assert.ok(connections.some((connection) => connection.redact(`k=${key}`) === "k=***"), "a key is redacted");
+    for (const key of new Set(privateKeys))
+      assert.ok(
+        connections.some((connection) => connection.redact(`k=${key}`) === "k=***"),
+        "a key is redacted",
+      );
   });
 });
 
 describe("which DPoP algorithm, and `auth.dpop` in the config", () => {
-  const metadata = (algs?: string[]) => ({ issuer: "https://as.example", ...(algs ? { dpop_signing_alg_values_supported: algs } : {}) }) as unknown as AuthorizationServerMetadata;
+  const metadata = (algs?: string[]) =>
+    ({
+      issuer: "https://as.example",
+      ...(algs ? { dpop_signing_alg_values_supported: algs } : {}),
+    }) as unknown as AuthorizationServerMetadata;
 
   test("unset: DPoP where advertised (ES256 first, else the first the SDK signs); true: always; false: never", () => {
     assert.equal(dpopAlgorithm(undefined, metadata(["RS256", "ES256"])), "ES256");
@@ -217,17 +255,35 @@ describe("which DPoP algorithm, and `auth.dpop` in the config", () => {
     assert.equal(dpopAlgorithm(true, metadata()), "ES256");
     assert.equal(dpopAlgorithm(true, undefined), "ES256");
     assert.equal(dpopAlgorithm(false, metadata(["ES256"])), undefined);
-    assert.throws(() => dpopAlgorithm(true, metadata(["ES256K"])), /verifies DPoP proofs only with ES256K.*set it to false/);
+    assert.throws(
+      () => dpopAlgorithm(true, metadata(["ES256K"])),
+      /verifies DPoP proofs only with ES256K.*set it to false/,
+    );
   });
 
   test("`auth.dpop` is true or false; anything else says so", () => {
-    const entry = (dpop: unknown) => validateServerEntry("s", { url: "https://mcp.example.com/mcp", auth: { dpop } }, { scope: "flag", path: "test" });
+    const entry = (dpop: unknown) =>
+      validateServerEntry("s", { url: "https://mcp.example.com/mcp", auth: { dpop } }, { scope: "flag", path: "test" });
     assert.equal(entry(true).config?.oauth?.dpop, true);
     assert.equal(entry(false).config?.oauth?.dpop, false);
-    assert.equal(validateServerEntry("s", { url: "https://mcp.example.com/mcp", auth: {} }, { scope: "flag", path: "test" }).config?.oauth?.dpop, undefined);
+    assert.equal(
+      validateServerEntry("s", { url: "https://mcp.example.com/mcp", auth: {} }, { scope: "flag", path: "test" }).config
+        ?.oauth?.dpop,
+      undefined,
+    );
     const errors = entry("yes").errors.join("\n");
-    assert.match(errors, /`auth\.dpop` must be true \(always ask for DPoP-bound tokens\) or false \(never\); leave it out .* \(got "yes"\)/);
-    const machine = validateServerEntry("s", { url: "https://mcp.example.com/mcp", auth: { grantType: "client_credentials", clientId: "c", clientSecret: "x", dpop: true } }, { scope: "flag", path: "test" });
+    assert.match(
+      errors,
+      /`auth\.dpop` must be true \(always ask for DPoP-bound tokens\) or false \(never\); leave it out .* \(got "yes"\)/,
+    );
+    const machine = validateServerEntry(
+      "s",
+      {
+        url: "https://mcp.example.com/mcp",
+        auth: { grantType: "client_credentials", clientId: "c", clientSecret: "x", dpop: true },
+      },
+      { scope: "flag", path: "test" },
+    );
     assert.deepEqual(machine.errors, []);
     assert.equal(machine.config?.oauth?.dpop, true);
   });

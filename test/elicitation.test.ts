@@ -24,9 +24,22 @@ const FORM: ElicitRequestFormParams = {
       email: { type: "string", format: "email" },
       born: { type: "string", format: "date" },
       age: { type: "integer", minimum: 1, maximum: 130, default: 30 },
-      hero: { type: "string", oneOf: [{ const: "h1", title: "Superman" }, { const: "h2", title: "Wonder Woman" }], default: "h2" },
+      hero: {
+        type: "string",
+        oneOf: [
+          { const: "h1", title: "Superman" },
+          { const: "h2", title: "Wonder Woman" },
+        ],
+        default: "h2",
+      },
       pet: { type: "string", enum: ["p1", "p2"], enumNames: ["Cats", "Dogs"] },
-      tools: { type: "array", minItems: 1, maxItems: 2, items: { type: "string", enum: ["saw", "drill", "glue"] }, default: ["glue"] },
+      tools: {
+        type: "array",
+        minItems: 1,
+        maxItems: 2,
+        items: { type: "string", enum: ["saw", "drill", "glue"] },
+        default: ["glue"],
+      },
     },
     required: ["name", "email"],
   },
@@ -38,17 +51,40 @@ describe("an elicitation form's fields", () => {
 
   test("every spec shape becomes a field, in the server's order, with its label stripped of control sequences", () => {
     assert.deepEqual(unsupported, []);
-    assert.deepEqual(fields.map((f) => `${f.key}:${f.kind}`), ["name:text", "agree:boolean", "email:text", "born:text", "age:number", "hero:choice", "pet:choice", "tools:multi"]);
+    assert.deepEqual(
+      fields.map((f) => `${f.key}:${f.kind}`),
+      [
+        "name:text",
+        "agree:boolean",
+        "email:text",
+        "born:text",
+        "age:number",
+        "hero:choice",
+        "pet:choice",
+        "tools:multi",
+      ],
+    );
     assert.equal(field("name").label, "Name");
     assert.equal(field("email").label, "email", "the key when there is no title");
-    assert.deepEqual((field("pet") as Extract<FormField, { kind: "choice" }>).choices, [{ value: "p1", title: "Cats" }, { value: "p2", title: "Dogs" }]);
-    assert.deepEqual((field("hero") as Extract<FormField, { kind: "choice" }>).choices.map((c) => c.title), ["Superman", "Wonder Woman"]);
+    assert.deepEqual((field("pet") as Extract<FormField, { kind: "choice" }>).choices, [
+      { value: "p1", title: "Cats" },
+      { value: "p2", title: "Dogs" },
+    ]);
+    assert.deepEqual(
+      (field("hero") as Extract<FormField, { kind: "choice" }>).choices.map((c) => c.title),
+      ["Superman", "Wonder Woman"],
+    );
     assert.equal(fieldHint(field("age")), " (optional; a whole number; 1 to 130; default 30)");
     assert.equal(fieldHint(field("email")), " (email)");
   });
 
   test("a shape outside the spec (an object, an array of numbers) is reported, not guessed at", () => {
-    const odd = formFields({ requestedSchema: { type: "object", properties: { where: { type: "object" } as never, ns: { type: "array", items: { type: "number" } } as never } } });
+    const odd = formFields({
+      requestedSchema: {
+        type: "object",
+        properties: { where: { type: "object" } as never, ns: { type: "array", items: { type: "number" } } as never },
+      },
+    });
     assert.deepEqual(odd.unsupported, ["where", "ns"]);
   });
 
@@ -80,14 +116,38 @@ describe("an elicitation form's fields", () => {
 describe("the elicitation dialogs", () => {
   test("a whole form: the server is named, a bad answer is asked again, toggles and defaults, then sent", async () => {
     const ui = new RecordingUI();
-    ui.answers = ["Fill in", "Ada", "Yes", "ada@", "ada@example.com", "", "", "Superman", "(skip)", "[ ] saw", "[x] glue", "[ ] drill", "Done", "Send"];
+    ui.answers = [
+      "Fill in",
+      "Ada",
+      "Yes",
+      "ada@",
+      "ada@example.com",
+      "",
+      "",
+      "Superman",
+      "(skip)",
+      "[ ] saw",
+      "[x] glue",
+      "[ ] drill",
+      "Done",
+      "Send",
+    ];
     const result = await answerElicitation("crm", FORM, ui.context());
-    assert.deepEqual(result, { action: "accept", content: { name: "Ada", agree: true, email: "ada@example.com", age: 30, hero: "h1", tools: ["saw", "drill"] } });
+    assert.deepEqual(result, {
+      action: "accept",
+      content: { name: "Ada", agree: true, email: "ada@example.com", age: 30, hero: "h1", tools: ["saw", "drill"] },
+    });
     assert.match(ui.asked[0]!, /^select: MCP server 'crm' asks for input:\nTell us about you$/);
-    assert.ok(ui.asked.every((q) => q.includes("MCP server 'crm'")), "every question names the server");
+    assert.ok(
+      ui.asked.every((q) => q.includes("MCP server 'crm'")),
+      "every question names the server",
+    );
     assert.deepEqual(ui.offered[1], ["No", "Yes", "(skip)"], "the default first");
     assert.deepEqual(ui.notices, ["email must be an email address."]);
-    assert.match(ui.asked.at(-1)!, /Send this to MCP server 'crm'\?\nName: Ada\nAgree: true\nemail: ada@example.com\nborn: \(not given\)/);
+    assert.match(
+      ui.asked.at(-1)!,
+      /Send this to MCP server 'crm'\?\nName: Ada\nAgree: true\nemail: ada@example.com\nborn: \(not given\)/,
+    );
   });
 
   test("Decline and Cancel at the start or the end, Escape anywhere; a form nobody can answer is declined", async () => {
@@ -95,11 +155,26 @@ describe("the elicitation dialogs", () => {
     ui.answers = ["Decline"];
     assert.deepEqual(await answerElicitation("crm", FORM, ui.context()), { action: "decline" });
     ui.answers = ["Fill in", "Ada", undefined];
-    assert.deepEqual(await answerElicitation("crm", FORM, ui.context()), { action: "cancel" }, "Escape on the second field");
+    assert.deepEqual(
+      await answerElicitation("crm", FORM, ui.context()),
+      { action: "cancel" },
+      "Escape on the second field",
+    );
     assert.deepEqual(await answerElicitation("crm", FORM, undefined), { action: "decline" }, "no UI");
     ui.answers = ["Fill in", "x", "xy", "z", "ww"];
     assert.deepEqual(
-      await answerElicitation("crm", { message: "name?", requestedSchema: { type: "object", properties: { name: { type: "string", minLength: 3 } }, required: ["name"] } }, ui.context()),
+      await answerElicitation(
+        "crm",
+        {
+          message: "name?",
+          requestedSchema: {
+            type: "object",
+            properties: { name: { type: "string", minLength: 3 } },
+            required: ["name"],
+          },
+        },
+        ui.context(),
+      ),
       { action: "cancel" },
       "three answers it cannot take end the form",
     );
@@ -108,19 +183,33 @@ describe("the elicitation dialogs", () => {
 });
 
 describe("URL mode: a page to open", () => {
-  const page = { mode: "url" as const, elicitationId: "e1", url: "https://auth.example.com/flow?x=1", message: "Link your \x1b]52;c;Zm9v\x07account" };
+  const page = {
+    mode: "url" as const,
+    elicitationId: "e1",
+    url: "https://auth.example.com/flow?x=1",
+    message: "Link your \x1b]52;c;Zm9v\x07account",
+  };
 
   test("the server, its message and the page are shown; the browser opens only on the user's word", async () => {
     const ui = new RecordingUI();
     const opened: string[] = [];
     ui.answers = ["Open in browser"];
-    assert.deepEqual(await answerElicitation("crm", page, ui.context(), (url) => opened.push(url)), { action: "accept" });
-    assert.equal(ui.asked[0], "select: MCP server 'crm' asks you to open a page:\nLink your account\nhttps://auth.example.com/flow?x=1");
+    assert.deepEqual(await answerElicitation("crm", page, ui.context(), (url) => opened.push(url)), {
+      action: "accept",
+    });
+    assert.equal(
+      ui.asked[0],
+      "select: MCP server 'crm' asks you to open a page:\nLink your account\nhttps://auth.example.com/flow?x=1",
+    );
     assert.deepEqual(opened, [page.url]);
     ui.answers = ["Decline"];
-    assert.deepEqual(await answerElicitation("crm", page, ui.context(), (url) => opened.push(url)), { action: "decline" });
+    assert.deepEqual(await answerElicitation("crm", page, ui.context(), (url) => opened.push(url)), {
+      action: "decline",
+    });
     ui.answers = [undefined];
-    assert.deepEqual(await answerElicitation("crm", page, ui.context(), (url) => opened.push(url)), { action: "cancel" });
+    assert.deepEqual(await answerElicitation("crm", page, ui.context(), (url) => opened.push(url)), {
+      action: "cancel",
+    });
     assert.equal(opened.length, 1, "declined and cancelled pages stay closed");
   });
 
@@ -128,14 +217,22 @@ describe("URL mode: a page to open", () => {
     const ui = new RecordingUI();
     const opened: string[] = [];
     for (const url of ["javascript:alert(1)", "file:///etc/passwd", "http://evil.example.com/x", "not a url"]) {
-      assert.deepEqual(await answerElicitation("crm", { ...page, url }, ui.context(), (u) => opened.push(u)), { action: "decline" }, url);
+      assert.deepEqual(
+        await answerElicitation("crm", { ...page, url }, ui.context(), (u) => opened.push(u)),
+        { action: "decline" },
+        url,
+      );
     }
     assert.deepEqual(ui.asked, []);
     assert.equal(opened.length, 0);
     assert.equal(ui.notices.length, 4);
     assert.match(ui.notices[0]!, /the `javascript:` scheme \(only https is opened\); declined/);
     ui.answers = ["Open in browser"];
-    assert.deepEqual(await answerElicitation("crm", { ...page, url: "http://127.0.0.1:8080/cb" }, ui.context(), (u) => opened.push(u)), { action: "accept" }, "loopback http is fine");
+    assert.deepEqual(
+      await answerElicitation("crm", { ...page, url: "http://127.0.0.1:8080/cb" }, ui.context(), (u) => opened.push(u)),
+      { action: "accept" },
+      "loopback http is fine",
+    );
   });
 
   test("pages a call needs first: each opened, then the call is retried only if the user says so", async () => {
@@ -143,12 +240,19 @@ describe("URL mode: a page to open", () => {
     const opened: string[] = [];
     const open = (url: string) => opened.push(url);
     ui.answers = ["Open in browser", "Open in browser", "Retry"];
-    assert.equal(await sendToRequiredPages("crm", [page, { ...page, url: "https://two.example.com/" }], ui.context(), open), true);
+    assert.equal(
+      await sendToRequiredPages("crm", [page, { ...page, url: "https://two.example.com/" }], ui.context(), open),
+      true,
+    );
     assert.deepEqual(opened, [page.url, "https://two.example.com/"]);
     ui.answers = ["Open in browser", "Cancel"];
     assert.equal(await sendToRequiredPages("crm", [page], ui.context(), open), false);
     ui.answers = ["Decline"];
-    assert.equal(await sendToRequiredPages("crm", [page, page], ui.context(), open), false, "one declined: no retry, and not asked further");
+    assert.equal(
+      await sendToRequiredPages("crm", [page, page], ui.context(), open),
+      false,
+      "one declined: no retry, and not asked further",
+    );
     assert.deepEqual(ui.answers, []);
     assert.equal(await sendToRequiredPages("crm", [page], undefined, open), false, "no UI");
   });
@@ -164,7 +268,12 @@ describe("server-everything's elicitation through pi", { timeout: 120_000 }, () 
 
   before(() => {
     // User-level, so no project trust; its tools run without approval prompts, and the model calls them directly.
-    const entry = { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"], autoApprove: ["*"], exposure: "direct" };
+    const entry = {
+      command: process.execPath,
+      args: [EVERYTHING_SERVER, "stdio"],
+      autoApprove: ["*"],
+      exposure: "direct",
+    };
     writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { everything: entry } }));
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
@@ -179,7 +288,14 @@ describe("server-everything's elicitation through pi", { timeout: 120_000 }, () 
   });
 
   async function call(ui: RecordingUI | undefined, tool: string, args: Record<string, unknown> = {}) {
-    const result = await callOnceInPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT], uiContext: ui?.context(), tool, args });
+    const result = await callOnceInPi({
+      cwd: project.dir,
+      agentDir: agentDir.dir,
+      extensionPaths: [REPO_ROOT],
+      uiContext: ui?.context(),
+      tool,
+      args,
+    });
     assert.ok(result.offered, "offered: the bridge declares elicitation (form and URL)");
     return result;
   }
@@ -208,7 +324,14 @@ describe("server-everything's elicitation through pi", { timeout: 120_000 }, () 
     const { text } = await call(ui, form);
     assert.deepEqual(ui.answers, [], "every field was asked");
     assert.match(text, /User provided the requested information/);
-    for (const line of ["- Name: Ada Lovelace", "- Agreed to terms: true", "- Email: ada@example.com", "- Birthdate: 1815-12-10", "- Favorite Integer: 7", "- Favorite Number: 2.5"]) {
+    for (const line of [
+      "- Name: Ada Lovelace",
+      "- Agreed to terms: true",
+      "- Email: ada@example.com",
+      "- Birthdate: 1815-12-10",
+      "- Favorite Integer: 7",
+      "- Favorite Number: 2.5",
+    ]) {
       assert.ok(text.includes(line), `${line} in:\n${text}`);
     }
     const raw = JSON.parse(text.slice(text.indexOf("{"))) as { content: Record<string, unknown> };
@@ -217,7 +340,10 @@ describe("server-everything's elicitation through pi", { timeout: 120_000 }, () 
     assert.deepEqual(raw.content.titledMultipleSelectEnum, ["fish-1"]);
     assert.equal(raw.content.legacyTitledEnum, "pet-2");
     assert.equal(raw.content.homepage, undefined, "nothing the user left out is made up");
-    assert.deepEqual(ui.notices.filter((n) => n.includes("must")), ["Integer must be at most 100."]);
+    assert.deepEqual(
+      ui.notices.filter((n) => n.includes("must")),
+      ["Integer must be at most 100."],
+    );
   });
 
   test("a form without a UI is declined, and the model is told so by the server's result", async () => {
@@ -229,7 +355,10 @@ describe("server-everything's elicitation through pi", { timeout: 120_000 }, () 
     const ui = new RecordingUI();
     ui.answers = ["Open in browser"];
     const { text } = await call(ui, page, { url, message: "Approve the demo" });
-    assert.match(ui.asked[0]!, /^select: MCP server 'everything' asks you to open a page:\nApprove the demo\nhttps:\/\/example\.com\/consent$/);
+    assert.match(
+      ui.asked[0]!,
+      /^select: MCP server 'everything' asks you to open a page:\nApprove the demo\nhttps:\/\/example\.com\/consent$/,
+    );
     assert.match(text, /User completed the URL elicitation flow/);
   });
 
@@ -238,7 +367,10 @@ describe("server-everything's elicitation through pi", { timeout: 120_000 }, () 
     ui.answers = ["Open in browser", "Retry", "Open in browser"];
     const { text, isError } = await call(ui, page, { url, message: "Approve the demo", errorPath: true });
     assert.deepEqual(ui.answers, []);
-    assert.match(ui.asked[0]!, /asks you to open a page:\nOpen this link to satisfy the prerequisite, then retry the request\.\nhttps:\/\/modelcontextprotocol\.io/);
+    assert.match(
+      ui.asked[0]!,
+      /asks you to open a page:\nOpen this link to satisfy the prerequisite, then retry the request\.\nhttps:\/\/modelcontextprotocol\.io/,
+    );
     assert.match(ui.asked[1]!, /needs that done before the call can run/);
     assert.equal(isError, false);
     assert.match(text, /User completed the URL elicitation flow/);

@@ -11,7 +11,8 @@ describe("server-everything over stdio", { timeout: 120_000 }, () => {
   let connection: ServerConnection;
   let tools: Map<string, ToolDefinition>;
 
-  const run = (name: string, params: Record<string, unknown> = {}) => runTool(tools.get(`mcp_everything_${name}`), params);
+  const run = (name: string, params: Record<string, unknown> = {}) =>
+    runTool(tools.get(`mcp_everything_${name}`), params);
 
   before(async () => {
     connection = connectionFor("everything", { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"] });
@@ -23,7 +24,14 @@ describe("server-everything over stdio", { timeout: 120_000 }, () => {
   });
 
   test("its tools are registered with provider-safe names", () => {
-    for (const name of ["echo", "get-sum", "get-tiny-image", "get-resource-reference", "get-resource-links", "trigger-long-running-operation"]) {
+    for (const name of [
+      "echo",
+      "get-sum",
+      "get-tiny-image",
+      "get-resource-reference",
+      "get-resource-links",
+      "trigger-long-running-operation",
+    ]) {
       assert.ok(tools.has(`mcp_everything_${name}`), name);
     }
     for (const name of tools.keys()) assert.match(name, /^[A-Za-z][A-Za-z0-9_-]{0,63}$/);
@@ -47,7 +55,10 @@ describe("server-everything over stdio", { timeout: 120_000 }, () => {
 
   test("an embedded resource and resource links", async () => {
     const reference = await run("get-resource-reference", { resourceType: "Text", resourceId: 2 });
-    assert.match(reference.text, /\[resource\] demo:\/\/resource\/dynamic\/text\/2 \(text\/plain\)\nResource 2: This is a plaintext resource/);
+    assert.match(
+      reference.text,
+      /\[resource\] demo:\/\/resource\/dynamic\/text\/2 \(text\/plain\)\nResource 2: This is a plaintext resource/,
+    );
     const links = await run("get-resource-links", { count: 2 });
     assert.match(links.text, /\[resource link\] demo:\/\/resource\/dynamic\/blob\/1 \(Blob Resource 1\) text\/plain/);
   });

@@ -11,7 +11,12 @@ import { exposureDefaultsOr, readThreshold } from "../src/config/exposure-settin
 import { layerConfigs } from "../src/config/layers.ts";
 import { type ConfigSource } from "../src/config/types.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
-import { autoLimitTokens, decideAuto, exposureSetting, FALLBACK_CONTEXT_WINDOW } from "../src/exposure/exposure-rules.ts";
+import {
+  autoLimitTokens,
+  decideAuto,
+  exposureSetting,
+  FALLBACK_CONTEXT_WINDOW,
+} from "../src/exposure/exposure-rules.ts";
 import { withoutTools } from "../src/exposure/payload-tools.ts";
 import { deferredServersLine, formatSearchResult, TOOL_SEARCH_DESCRIPTION } from "../src/exposure/tool-search-text.ts";
 
@@ -21,7 +26,11 @@ const entry = { command: "node", args: ["s.js"] };
 
 describe("exposure in a server entry", () => {
   test("exposure and toolExposure are read in file order; `search` is deferred; pi 1.x's code mode is deferred with a note", () => {
-    const { config, warnings } = validateServerEntry("gh", { ...entry, exposure: "search", toolExposure: { "delete_*": "hidden", get_me: "direct" } }, user);
+    const { config, warnings } = validateServerEntry(
+      "gh",
+      { ...entry, exposure: "search", toolExposure: { "delete_*": "hidden", get_me: "direct" } },
+      user,
+    );
     assert.equal(config?.exposure, "deferred");
     assert.deepEqual(config?.toolExposure, [
       { pattern: "delete_*", exposure: "hidden" },
@@ -36,9 +45,18 @@ describe("exposure in a server entry", () => {
   });
 
   test("a wrong value is an error that says what is allowed; `auto` is not a per-tool value", () => {
-    assert.match(validateServerEntry("gh", { ...entry, exposure: "lazy" }, user).errors.join("\n"), /`exposure` must be one of "direct", "deferred", "hidden", "auto", "search" \(got "lazy"\)/);
-    assert.match(validateServerEntry("gh", { ...entry, toolExposure: { x: "auto" } }, user).errors.join("\n"), /`toolExposure.x` must be one of "direct", "deferred", "hidden", "search"/);
-    assert.match(validateServerEntry("gh", { ...entry, toolExposure: ["x"] }, user).errors.join("\n"), /`toolExposure` must be an object of tool names or patterns/);
+    assert.match(
+      validateServerEntry("gh", { ...entry, exposure: "lazy" }, user).errors.join("\n"),
+      /`exposure` must be one of "direct", "deferred", "hidden", "auto", "search" \(got "lazy"\)/,
+    );
+    assert.match(
+      validateServerEntry("gh", { ...entry, toolExposure: { x: "auto" } }, user).errors.join("\n"),
+      /`toolExposure.x` must be one of "direct", "deferred", "hidden", "search"/,
+    );
+    assert.match(
+      validateServerEntry("gh", { ...entry, toolExposure: ["x"] }, user).errors.join("\n"),
+      /`toolExposure` must be an object of tool names or patterns/,
+    );
   });
 });
 
@@ -46,8 +64,15 @@ describe("top-level exposure and threshold", () => {
   test("the highest-priority file that sets each wins; unset, the exposure is the pi line's and the threshold 10%", () => {
     const none = layerConfigs([{ source: user, text: JSON.stringify({ mcpServers: {} }) }]);
     assert.deepEqual(none.exposure, { threshold: { share: 0.1 } }, "no exposure: the pi line decides it");
-    assert.deepEqual(exposureDefaultsOr(none.exposure, "deferred"), { exposure: "deferred", threshold: { share: 0.1 } });
-    assert.deepEqual(exposureDefaultsOr({ exposure: "direct", threshold: { tokens: 5 } }, "deferred"), { exposure: "direct", threshold: { tokens: 5 } }, "a configured one wins");
+    assert.deepEqual(exposureDefaultsOr(none.exposure, "deferred"), {
+      exposure: "deferred",
+      threshold: { share: 0.1 },
+    });
+    assert.deepEqual(
+      exposureDefaultsOr({ exposure: "direct", threshold: { tokens: 5 } }, "deferred"),
+      { exposure: "direct", threshold: { tokens: 5 } },
+      "a configured one wins",
+    );
     const both = layerConfigs([
       { source: user, text: JSON.stringify({ exposure: "direct", exposureThreshold: "25%", mcpServers: {} }) },
       { source: project, text: JSON.stringify({ exposure: "deferred", mcpServers: {} }) },
@@ -61,7 +86,9 @@ describe("top-level exposure and threshold", () => {
     assert.deepEqual(readThreshold(" 2.5 % "), { threshold: { share: 0.025 } });
     assert.deepEqual(readThreshold(20000), { threshold: { tokens: 20000 } });
     for (const bad of ["0%", "150%", "ten", -1, 1.5, true]) assert.ok(readThreshold(bad).error, String(bad));
-    const layered = layerConfigs([{ source: user, text: JSON.stringify({ exposure: "sometimes", exposureThreshold: "lots", mcpServers: {} }) }]);
+    const layered = layerConfigs([
+      { source: user, text: JSON.stringify({ exposure: "sometimes", exposureThreshold: "lots", mcpServers: {} }) },
+    ]);
     assert.deepEqual(layered.exposure, { threshold: { share: 0.1 } });
     assert.deepEqual(
       layered.problems.map((p) => p.message),
@@ -75,14 +102,23 @@ describe("top-level exposure and threshold", () => {
   test("a project entry with only exposure fields adjusts the user's server without redefining it, and its patterns come first", () => {
     const layered = layerConfigs([
       { source: user, text: JSON.stringify({ mcpServers: { gh: { ...entry, toolExposure: { "get_*": "direct" } } } }) },
-      { source: project, text: JSON.stringify({ mcpServers: { gh: { exposure: "deferred", toolExposure: { "get_*": "hidden" } } } }) },
+      {
+        source: project,
+        text: JSON.stringify({ mcpServers: { gh: { exposure: "deferred", toolExposure: { "get_*": "hidden" } } } }),
+      },
     ]);
     const gh = layered.servers[0]!;
     assert.equal(gh.source.scope, "user", "still the user's definition (nothing to trust)");
     assert.equal(gh.command, "node");
     assert.equal(gh.exposure, "deferred");
-    assert.equal(exposureSetting("get_file", gh.toolExposure, gh.exposure, "auto"), "hidden", "the project's pattern comes first");
-    const orphan = layerConfigs([{ source: project, text: JSON.stringify({ mcpServers: { nope: { exposure: "hidden" } } }) }]);
+    assert.equal(
+      exposureSetting("get_file", gh.toolExposure, gh.exposure, "auto"),
+      "hidden",
+      "the project's pattern comes first",
+    );
+    const orphan = layerConfigs([
+      { source: project, text: JSON.stringify({ mcpServers: { nope: { exposure: "hidden" } } }) },
+    ]);
     assert.match(orphan.problems[0]!.message, /only sets `exposure`, but no lower-priority config defines this server/);
   });
 });
@@ -99,7 +135,11 @@ describe("which exposure a tool gets", () => {
     assert.equal(exposureSetting("get_issue", rules, "direct", "auto"), "deferred");
     assert.equal(exposureSetting("list_repos", rules, "direct", "auto"), "direct");
     assert.equal(exposureSetting("list_repos", rules, undefined, "auto"), "auto");
-    assert.equal(exposureSetting("Delete_repo", rules, undefined, "direct"), "direct", "patterns are case-sensitive, as tool names are");
+    assert.equal(
+      exposureSetting("Delete_repo", rules, undefined, "direct"),
+      "direct",
+      "patterns are case-sensitive, as tool names are",
+    );
   });
 
   test("auto: direct up to the limit, deferred past it; the limit is a share of the window, or tokens", () => {
@@ -113,7 +153,18 @@ describe("which exposure a tool gets", () => {
 
 /** The request body pi-ai's own client for `api` builds (captured before anything is sent), with two tools. */
 async function providerBody(api: string): Promise<unknown> {
-  const model = { id: "m", name: "m", api, provider: "p", baseUrl: "http://127.0.0.1:9", reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1000, maxTokens: 100 };
+  const model = {
+    id: "m",
+    name: "m",
+    api,
+    provider: "p",
+    baseUrl: "http://127.0.0.1:9",
+    reasoning: false,
+    input: ["text"],
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    contextWindow: 1000,
+    maxTokens: 100,
+  };
   const parameters = { type: "object", properties: { path: { type: "string" } } };
   const context = {
     systemPrompt: "s",
@@ -124,13 +175,17 @@ async function providerBody(api: string): Promise<unknown> {
     ],
   };
   let captured: unknown;
-  const stream = streamSimple(model as unknown as Model<Api>, context as never, {
-    apiKey: "x",
-    onPayload: (payload: unknown) => {
-      captured = payload;
-      throw new Error("captured; nothing is sent");
-    },
-  } as never);
+  const stream = streamSimple(
+    model as unknown as Model<Api>,
+    context as never,
+    {
+      apiKey: "x",
+      onPayload: (payload: unknown) => {
+        captured = payload;
+        throw new Error("captured; nothing is sent");
+      },
+    } as never,
+  );
   for await (const _event of stream) {
     // The stream ends with the error thrown above.
   }
@@ -141,12 +196,24 @@ describe("taking undeclared tools out of a provider request", () => {
   const drop = (name: string) => name.startsWith("mcp_gh_");
   // Every provider family pi-ai builds request bodies for: Anthropic, OpenAI Chat Completions and Responses (and
   // Azure's), Google (Gemini and Vertex), Bedrock, Mistral.
-  const apis = ["anthropic-messages", "openai-completions", "openai-responses", "azure-openai-responses", "google-generative-ai", "google-vertex", "bedrock-converse-stream", "mistral-conversations"];
+  const apis = [
+    "anthropic-messages",
+    "openai-completions",
+    "openai-responses",
+    "azure-openai-responses",
+    "google-generative-ai",
+    "google-vertex",
+    "bedrock-converse-stream",
+    "mistral-conversations",
+  ];
   for (const api of apis) {
     test(`${api}: the body pi-ai builds loses the dropped tool and keeps the other`, async () => {
       const body = await providerBody(api);
       const text = JSON.stringify(body);
-      assert.ok(text.includes("mcp_gh_get") && text.includes('"read"'), `pi-ai built a body with both tools: ${text.slice(0, 200)}`);
+      assert.ok(
+        text.includes("mcp_gh_get") && text.includes('"read"'),
+        `pi-ai built a body with both tools: ${text.slice(0, 200)}`,
+      );
       const filtered = JSON.stringify(withoutTools(body, drop));
       assert.ok(!filtered.includes("mcp_gh_get"), filtered);
       assert.ok(filtered.includes('"read"'), "the other tool stays");
@@ -158,7 +225,9 @@ describe("taking undeclared tools out of a provider request", () => {
     const body = { tools: [{ name: "read" }] };
     assert.equal(withoutTools(body, drop), body);
     assert.deepEqual(withoutTools({ tools: [{ name: "mcp_gh_a" }], stream: true }, drop), { stream: true });
-    assert.deepEqual(withoutTools({ config: { tools: [{ functionDeclarations: [{ name: "mcp_gh_x" }] }] } }, drop), { config: {} });
+    assert.deepEqual(withoutTools({ config: { tools: [{ functionDeclarations: [{ name: "mcp_gh_x" }] }] } }, drop), {
+      config: {},
+    });
     assert.equal(withoutTools("not an object", drop), "not an object");
   });
 });
@@ -169,8 +238,15 @@ describe("tool search text", () => {
     assert.doesNotMatch(TOOL_SEARCH_DESCRIPTION, /mcp_/);
   });
   test("results: one line per tool, server text on one line; none found says what to try", () => {
-    const text = formatSearchResult("make an issue", [{ name: "mcp_gh_create_issue", server: "gh", description: "Create an issue.\nSecond line\x1b[31m" }], 12);
-    assert.equal(text, "Loaded 1 tool; call it by name:\n- mcp_gh_create_issue (MCP server gh): Create an issue. Second line");
+    const text = formatSearchResult(
+      "make an issue",
+      [{ name: "mcp_gh_create_issue", server: "gh", description: "Create an issue.\nSecond line\x1b[31m" }],
+      12,
+    );
+    assert.equal(
+      text,
+      "Loaded 1 tool; call it by name:\n- mcp_gh_create_issue (MCP server gh): Create an issue. Second line",
+    );
     assert.equal(
       formatSearchResult("read a file", [{ name: "read_mcp_resource", description: "Reads one resource." }], 12),
       "Loaded 1 tool; call it by name:\n- read_mcp_resource (MCP resources): Reads one resource.",
@@ -181,8 +257,15 @@ describe("tool search text", () => {
   });
   test("the system prompt line: the deferred servers with short descriptions, or nothing", () => {
     assert.equal(deferredServersLine([]), undefined);
-    const line = deferredServersLine([{ server: "gh", description: "GitHub: issues, PRs" }, { server: "fs" }, { server: "long", description: "x".repeat(300) }])!;
-    assert.match(line, /^More MCP tools are available but not loaded; find them with tool_search\. Their servers: gh \(GitHub: issues, PRs\); fs; long \(x+…\)\.$/);
+    const line = deferredServersLine([
+      { server: "gh", description: "GitHub: issues, PRs" },
+      { server: "fs" },
+      { server: "long", description: "x".repeat(300) },
+    ])!;
+    assert.match(
+      line,
+      /^More MCP tools are available but not loaded; find them with tool_search\. Their servers: gh \(GitHub: issues, PRs\); fs; long \(x+…\)\.$/,
+    );
     assert.ok(line.length < 300);
   });
 });

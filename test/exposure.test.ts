@@ -33,13 +33,16 @@ interface Setup {
   log: string;
 }
 
-const catalogTools = (request: RecordedRequest) => request.tools.filter((name) => name.startsWith("mcp_catalog_")).sort();
+const catalogTools = (request: RecordedRequest) =>
+  request.tools.filter((name) => name.startsWith("mcp_catalog_")).sort();
 
 /** The catalog server's log: its start (with its pid), the calls that reached it. */
 const calls = (log: string) => readLog(log) as Array<LogEvent & { name?: string }>;
 
 function toolResults(pi: InProcessPi): ToolResultMessage[] {
-  return pi.session.messages.filter((m) => (m as { role: string }).role === "toolResult") as unknown as ToolResultMessage[];
+  return pi.session.messages.filter(
+    (m) => (m as { role: string }).role === "toolResult",
+  ) as unknown as ToolResultMessage[];
 }
 
 describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible model)", { timeout: 120_000 }, () => {
@@ -59,14 +62,28 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     const project = tempDir("mcp-bridge-exposure-");
     const agentDir = tempDir("mcp-bridge-agent-");
     const log = path.join(project.dir, "catalog.log");
-    const catalog = { command: process.execPath, args: ["--import", TSX, CATALOG], env: { CATALOG_LOG: log }, ...entry };
-    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ approval: "never", ...topLevel, mcpServers: { catalog } }));
+    const catalog = {
+      command: process.execPath,
+      args: ["--import", TSX, CATALOG],
+      env: { CATALOG_LOG: log },
+      ...entry,
+    };
+    writeFileSync(
+      path.join(agentDir.dir, "mcp.json"),
+      JSON.stringify({ approval: "never", ...topLevel, mcpServers: { catalog } }),
+    );
     const originalCwd = process.cwd();
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
     process.chdir(project.dir);
     const model = await startFakeOpenAi({ contextWindow });
-    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT], model: model.model, sessionManager: sessionManager?.(project.dir) });
+    const pi = await startInProcessPi({
+      cwd: project.dir,
+      agentDir: agentDir.dir,
+      extensionPaths: [REPO_ROOT],
+      model: model.model,
+      sessionManager: sessionManager?.(project.dir),
+    });
     cleanups.push(() => {
       process.chdir(originalCwd);
       project.cleanup();
@@ -75,18 +92,26 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     cleanups.push(() => model.close());
     cleanups.push(() => pi.close());
     // An error listener, as every pi host binds one: pi fires session_start after a reload only to a bound session.
-    await pi.session.bindExtensions({ onError: (error) => assert.fail(`extension error: ${JSON.stringify(error)}`), ...(ui ? { uiContext: ui.context() } : {}) });
+    await pi.session.bindExtensions({
+      onError: (error) => assert.fail(`extension error: ${JSON.stringify(error)}`),
+      ...(ui ? { uiContext: ui.context() } : {}),
+    });
     return { pi, model, log };
   }
 
   test("a deferred server's tools wait behind tool_search; the one found is declared next and callable; /reload keeps it", async () => {
-    const { pi, model, log } = await start({ exposure: "deferred", description: "Code hosting: issues, pull requests, branches" });
+    const { pi, model, log } = await start({
+      exposure: "deferred",
+      description: "Code hosting: issues, pull requests, branches",
+    });
     let searchAnswer = "";
     model.script([
       { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "open an issue about the crash" } }] },
       (request) => {
         searchAnswer = JSON.stringify(request.body.messages);
-        return { toolCalls: [{ name: "mcp_catalog_create_issue", args: { repo: "acme/app", title: "Crash on start" } }] };
+        return {
+          toolCalls: [{ name: "mcp_catalog_create_issue", args: { repo: "acme/app", title: "Crash on start" } }],
+        };
       },
       { text: "filed" },
     ]);
@@ -96,18 +121,31 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     assert.ok(first && second, "two requests at least");
     assert.deepEqual(catalogTools(first), [], "no catalog tool in the first request");
     assert.ok(first.tools.includes(TOOL_SEARCH_NAME), "tool_search is declared");
-    const system = JSON.stringify((first.body.messages as Array<{ role: string; content: unknown }>).find((m) => m.role === "system" || m.role === "developer"));
-    assert.match(system, /find them with tool_search\. Their servers: catalog \(Code hosting: issues, pull requests, branches\)/);
+    const system = JSON.stringify(
+      (first.body.messages as Array<{ role: string; content: unknown }>).find(
+        (m) => m.role === "system" || m.role === "developer",
+      ),
+    );
+    assert.match(
+      system,
+      /find them with tool_search\. Their servers: catalog \(Code hosting: issues, pull requests, branches\)/,
+    );
 
     const search = toolResults(pi).find((r) => r.toolName === TOOL_SEARCH_NAME);
     const lines = (search?.content[0]?.text ?? "").split("\n").filter((line) => line.startsWith("- "));
-    assert.ok(lines.slice(0, 3).some((line) => line.startsWith("- mcp_catalog_create_issue ")), `create_issue among the top 3:\n${lines.join("\n")}`);
+    assert.ok(
+      lines.slice(0, 3).some((line) => line.startsWith("- mcp_catalog_create_issue ")),
+      `create_issue among the top 3:\n${lines.join("\n")}`,
+    );
     assert.ok(searchAnswer.includes("mcp_catalog_create_issue"), "the model got the search's answer");
     assert.ok(second.tools.includes("mcp_catalog_create_issue"), "the loaded tool is declared in the next request");
     assert.ok(catalogTools(second).length <= 5, "only the loaded tools are declared");
     const created = toolResults(pi).find((r) => r.toolName === "mcp_catalog_create_issue");
     assert.equal(created?.isError, false, JSON.stringify(created?.content));
-    assert.ok(calls(log).some((c) => c.event === "call" && c.name === "create_issue"), "the call reached the server");
+    assert.ok(
+      calls(log).some((c) => c.event === "call" && c.name === "create_issue"),
+      "the call reached the server",
+    );
 
     // After /reload the extension starts afresh; the load recorded in the session brings the tool back.
     await pi.session.reload();
@@ -130,16 +168,28 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
         "merge_*": "hidden",
       },
     });
-    model.script([{ toolCalls: [{ name: "mcp_catalog_delete_branch", args: { repo: "acme/app", branch: "main" } }] }, { text: "done" }]);
+    model.script([
+      { toolCalls: [{ name: "mcp_catalog_delete_branch", args: { repo: "acme/app", branch: "main" } }] },
+      { text: "done" },
+    ]);
     await pi.session.prompt("delete main");
     const [first] = model.requests;
-    assert.deepEqual(catalogTools(first!), ["mcp_catalog_create_issue", "mcp_catalog_delete_comment", "mcp_catalog_get_file_contents", "mcp_catalog_search_code"]);
-    for (const request of model.requests) assert.ok(!request.tools.includes("mcp_catalog_delete_branch"), "the hidden tool is in no request");
+    assert.deepEqual(catalogTools(first!), [
+      "mcp_catalog_create_issue",
+      "mcp_catalog_delete_comment",
+      "mcp_catalog_get_file_contents",
+      "mcp_catalog_search_code",
+    ]);
+    for (const request of model.requests)
+      assert.ok(!request.tools.includes("mcp_catalog_delete_branch"), "the hidden tool is in no request");
     const refused = toolResults(pi).find((r) => r.toolName === "mcp_catalog_delete_branch");
     assert.equal(refused?.isError, true, "the call is refused");
     assert.ok(!calls(log).some((c) => c.event === "call"), "nothing reached the server");
     // merge_pull_request: `*_pull_request*` comes first, so it is deferred (searchable), not hidden.
-    model.script([{ toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "merge a pull request" } }] }, { text: "done" }]);
+    model.script([
+      { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "merge a pull request" } }] },
+      { text: "done" },
+    ]);
     await pi.session.prompt("merge it");
     const search = toolResults(pi).find((r) => r.toolName === TOOL_SEARCH_NAME);
     assert.match(search?.content[0]?.text ?? "", /mcp_catalog_merge_pull_request/);
@@ -150,7 +200,11 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     const under = await start({}, { exposure: "auto", exposureThreshold: "10%" });
     under.model.script([{ text: "hi" }]);
     await under.pi.session.prompt("hello");
-    assert.equal(catalogTools(under.model.requests[0]!).length, 7, "all seven catalog tools are direct under 10% of 200k tokens");
+    assert.equal(
+      catalogTools(under.model.requests[0]!).length,
+      7,
+      "all seven catalog tools are direct under 10% of 200k tokens",
+    );
     assert.ok(!under.model.requests[0]!.tools.includes(TOOL_SEARCH_NAME), "no tool_search while nothing is deferred");
 
     // The same tools against a small window: 10% of 4,000 tokens is less than they cost.
@@ -163,7 +217,11 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
 
   test("a deferred server's resources: the resource tools wait behind tool_search too, and are callable once found", async () => {
     // server-everything under the catalog's name: it offers resources, and its tools are deferred.
-    const { pi, model } = await start({ command: process.execPath, args: [EVERYTHING_SERVER, "stdio"], exposure: "deferred" });
+    const { pi, model } = await start({
+      command: process.execPath,
+      args: [EVERYTHING_SERVER, "stdio"],
+      exposure: "deferred",
+    });
     const uri = "demo://resource/static/document/instructions.md";
     model.script([
       { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "read a resource by its URI", limit: 1 } }] },
@@ -173,10 +231,21 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     await pi.session.prompt("read the server's instructions");
     const [first, second] = model.requests;
     assert.ok(first && second, "two requests at least");
-    assert.deepEqual(first.tools.filter((name) => name.includes("resource")), [], "no resource tool (and no tool of the server) before the search");
+    assert.deepEqual(
+      first.tools.filter((name) => name.includes("resource")),
+      [],
+      "no resource tool (and no tool of the server) before the search",
+    );
     assert.ok(first.tools.includes(TOOL_SEARCH_NAME));
-    assert.match(toolResults(pi).find((r) => r.toolName === TOOL_SEARCH_NAME)?.content[0]?.text ?? "", /^- read_mcp_resource \(MCP resources\): /m);
-    assert.deepEqual(second.tools.filter((name) => name.includes("_mcp_resource")), ["read_mcp_resource"], "the one found is declared next");
+    assert.match(
+      toolResults(pi).find((r) => r.toolName === TOOL_SEARCH_NAME)?.content[0]?.text ?? "",
+      /^- read_mcp_resource \(MCP resources\): /m,
+    );
+    assert.deepEqual(
+      second.tools.filter((name) => name.includes("_mcp_resource")),
+      ["read_mcp_resource"],
+      "the one found is declared next",
+    );
     const read = toolResults(pi).find((r) => r.toolName === "read_mcp_resource");
     assert.equal(read?.isError, false, JSON.stringify(read?.content));
     assert.match(read?.content[0]?.text ?? "", new RegExp(`^\\[resource\\] ${uri}`));
@@ -187,8 +256,15 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     const started = calls(log).find((c) => c.event === "start");
     assert.ok(started?.pid, "the server wrote its pid");
     process.kill(started.pid, "SIGUSR2");
-    await waitFor(() => pi.session.getAllTools().some((t) => t.name === "mcp_catalog_rotate_deploy_key"), "the added tool to be registered", 20_000);
-    model.script([{ toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "rotate the repository's ssh key", limit: 3 } }] }, { text: "done" }]);
+    await waitFor(
+      () => pi.session.getAllTools().some((t) => t.name === "mcp_catalog_rotate_deploy_key"),
+      "the added tool to be registered",
+      20_000,
+    );
+    model.script([
+      { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "rotate the repository's ssh key", limit: 3 } }] },
+      { text: "done" },
+    ]);
     await pi.session.prompt("rotate the key");
     const search = toolResults(pi).find((r) => r.toolName === TOOL_SEARCH_NAME);
     const first = (search?.content[0]?.text ?? "").split("\n").find((line) => line.startsWith("- "));
@@ -198,7 +274,12 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
 
   test("/mcp and /mcp tools show each tool's exposure, what auto chose, and each server's cost per request", async () => {
     const ui = new RecordingUI();
-    const { pi, model } = await start({ toolExposure: { "delete_*": "hidden", search_code: "direct" } }, { exposure: "auto", exposureThreshold: 100 }, undefined, ui);
+    const { pi, model } = await start(
+      { toolExposure: { "delete_*": "hidden", search_code: "direct" } },
+      { exposure: "auto", exposureThreshold: 100 },
+      undefined,
+      ui,
+    );
     const run = async (command: string) => {
       const before = ui.notices.length;
       await pi.session.prompt(command);
@@ -208,9 +289,15 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     assert.match(tools, /mcp_catalog_search_code .*·\s+direct$/m, "an exact name set direct");
     assert.match(tools, /mcp_catalog_delete_branch .*·\s+hidden$/m);
     assert.match(tools, /mcp_catalog_create_issue .*·\s+deferred \(auto\)$/m, "auto chose deferred past 100 tokens");
-    assert.match(tools, /Tool exposure "auto" is deferred this session: MCP tool definitions of about [\d,]+ tokens are over the limit of 100/);
+    assert.match(
+      tools,
+      /Tool exposure "auto" is deferred this session: MCP tool definitions of about [\d,]+ tokens are over the limit of 100/,
+    );
 
-    model.script([{ toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "list pull requests", limit: 1 } }] }, { text: "done" }]);
+    model.script([
+      { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "list pull requests", limit: 1 } }] },
+      { text: "done" },
+    ]);
     await pi.session.prompt("which PRs are open?");
     const list = await run("/mcp list");
     assert.match(list, /mcp_catalog_list_pull_requests .*· deferred, loaded \(auto\)$/m);
@@ -218,7 +305,10 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     const declared = pi.session
       .getAllTools()
       .filter((t) => t.name === "mcp_catalog_search_code" || t.name === "mcp_catalog_list_pull_requests")
-      .reduce((n, t) => n + JSON.stringify({ name: t.name, description: t.description, parameters: t.parameters }).length, 0);
+      .reduce(
+        (n, t) => n + JSON.stringify({ name: t.name, description: t.description, parameters: t.parameters }).length,
+        0,
+      );
     assert.match(list, new RegExp(`catalog .* 7 tools  about ${Math.ceil(declared / 4)} tokens per request`));
   });
 
@@ -227,7 +317,10 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     cleanups.push(() => sessions.cleanup());
     const deferred = { exposure: "deferred" };
     const first = await start(deferred, {}, undefined, undefined, (cwd) => SessionManager.create(cwd, sessions.dir));
-    first.model.script([{ toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "search the code", limit: 1 } }] }, { text: "done" }]);
+    first.model.script([
+      { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "search the code", limit: 1 } }] },
+      { text: "done" },
+    ]);
     await first.pi.session.prompt("where is main defined?");
     const file = first.pi.session.sessionManager.getSessionFile();
     assert.ok(file, "the session is saved to a file");
@@ -240,7 +333,11 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
       const again = await start(deferred, {}, undefined, undefined, open);
       again.model.script([{ text: "ok" }]);
       await again.pi.session.prompt("and now?");
-      assert.deepEqual(catalogTools(again.model.requests[0]!), ["mcp_catalog_search_code"], `${how}: the loaded tool and no other`);
+      assert.deepEqual(
+        catalogTools(again.model.requests[0]!),
+        ["mcp_catalog_search_code"],
+        `${how}: the loaded tool and no other`,
+      );
     }
   });
 });

@@ -20,9 +20,24 @@ import { ToolRegistry } from "../src/pi/tool-registry.ts";
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const TSX = import.meta.resolve("tsx");
 export const STDIO_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "stdio-server.ts");
-export const EVERYTHING_SERVER = path.join(REPO_ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
+export const EVERYTHING_SERVER = path.join(
+  REPO_ROOT,
+  "node_modules",
+  "@modelcontextprotocol",
+  "server-everything",
+  "dist",
+  "index.js",
+);
 
-export type FixtureMode = "normal" | "crash-on-start" | "leak-and-crash" | "never-init" | "garbage" | "garbage-only" | "grandchild" | "hostile-text";
+export type FixtureMode =
+  | "normal"
+  | "crash-on-start"
+  | "leak-and-crash"
+  | "never-init"
+  | "garbage"
+  | "garbage-only"
+  | "grandchild"
+  | "hostile-text";
 
 const PLAIN_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "plain-misbehaving.mjs");
 const PLAIN_MODES: readonly FixtureMode[] = ["crash-on-start", "leak-and-crash", "never-init", "garbage-only"];
@@ -117,7 +132,12 @@ export function commandLine(pid: number): string {
 }
 
 /** Polls `check` until it holds; for states no event announces (a process gone). Bounded in time and count. */
-export async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000, intervalMs = 25): Promise<void> {
+export async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 10_000,
+  intervalMs = 25,
+): Promise<void> {
   const attempts = Math.ceil(timeoutMs / intervalMs);
   for (let i = 0; i < attempts; i++) {
     if (await check()) return;
@@ -129,7 +149,10 @@ export async function waitFor(check: () => boolean | Promise<boolean>, what: str
 /** A connection's tools as pi would receive them, registered through the real registry. */
 export function toolsOf(connection: ServerConnection): Map<string, ToolDefinition> {
   const tools = new Map<string, ToolDefinition>();
-  new ToolRegistry((def) => tools.set(def.name, def as ToolDefinition), () => connection).registerServer(connection);
+  new ToolRegistry(
+    (def) => tools.set(def.name, def as ToolDefinition),
+    () => connection,
+  ).registerServer(connection);
   return tools;
 }
 
@@ -142,10 +165,20 @@ export interface ToolRun {
 }
 
 /** Runs a tool the way pi does: its `execute` with a signal and an update callback. */
-export async function runTool(tool: ToolDefinition | undefined, params: Record<string, unknown> = {}, signal?: AbortSignal): Promise<ToolRun> {
+export async function runTool(
+  tool: ToolDefinition | undefined,
+  params: Record<string, unknown> = {},
+  signal?: AbortSignal,
+): Promise<ToolRun> {
   if (!tool) throw new Error("the tool is not registered");
   const updates: string[] = [];
-  const result = await tool.execute("call-id", params as never, signal, (u) => updates.push((u.content[0] as { text: string }).text), undefined as never);
+  const result = await tool.execute(
+    "call-id",
+    params as never,
+    signal,
+    (u) => updates.push((u.content[0] as { text: string }).text),
+    undefined as never,
+  );
   const text = result.content
     .filter((c) => c.type === "text")
     .map((c) => (c as { text: string }).text)

@@ -23,7 +23,11 @@ const HOSTILE_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "hostile-stdio.
 const NPX_E404 = path.join(REPO_ROOT, "test", "fixtures", "npx-e404.sh");
 const FAST = { initialDelay: 20, maxDelay: 100 };
 
-function hostile(mode: string, env: Record<string, string> = {}, extra: Record<string, unknown> = {}): Record<string, unknown> {
+function hostile(
+  mode: string,
+  env: Record<string, string> = {},
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return { command: process.execPath, args: [HOSTILE_FIXTURE, "--mode", mode], env, reconnect: FAST, ...extra };
 }
 
@@ -32,7 +36,9 @@ function recorder() {
   const events: Array<{ channel: string; payload: Record<string, unknown> }> = [];
   const sink: EventSink = (channel, payload) => events.push({ channel, payload });
   const of = (channel: string, server?: string) =>
-    events.filter((e) => e.channel === channel && (server === undefined || e.payload.serverId === server)).map((e) => e.payload);
+    events
+      .filter((e) => e.channel === channel && (server === undefined || e.payload.serverId === server))
+      .map((e) => e.payload);
   return { sink, of };
 }
 
@@ -60,7 +66,10 @@ async function twoServers(bad: Record<string, unknown>, options: { logger?: bool
     startupBudgetMs: 60_000,
   });
   const tools = new Map<string, ToolDefinition>();
-  const registry = new ToolRegistry((def) => tools.set(def.name, def as ToolDefinition), (name) => bridge.connection(name));
+  const registry = new ToolRegistry(
+    (def) => tools.set(def.name, def as ToolDefinition),
+    (name) => bridge.connection(name),
+  );
   bridge.onTools((connection, list) => registry.syncServer(connection, list));
   await bridge.start();
   return {
@@ -72,7 +81,8 @@ async function twoServers(bad: Record<string, unknown>, options: { logger?: bool
     dir: tmp.dir,
     bad: () => bridge.connection("bad")!,
     /** The healthy server answers a tool call. */
-    goodAnswers: async () => assert.equal((await runTool(tools.get("mcp_good_echo"), { text: "still here" })).text, "still here"),
+    goodAnswers: async () =>
+      assert.equal((await runTool(tools.get("mcp_good_echo"), { text: "still here" })).text, "still here"),
     close: async () => {
       await bridge.shutdown();
       await logger?.close();
@@ -91,7 +101,11 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
 
   test("a stdout line over the limit: refused with an error naming the limit, not 'exited with code 0', and counted toward maxRestarts", async () => {
     const log = path.join(tmp.dir, "huge-start.jsonl");
-    const bad = hostile("huge-line", { FIXTURE_LOG: log, HOSTILE_HUGE_AT: "start", HOSTILE_LINE_BYTES: String(2 * 1024 * 1024) }, { maxMessageBytes: 1024 * 1024, maxRestarts: 2 });
+    const bad = hostile(
+      "huge-line",
+      { FIXTURE_LOG: log, HOSTILE_HUGE_AT: "start", HOSTILE_LINE_BYTES: String(2 * 1024 * 1024) },
+      { maxMessageBytes: 1024 * 1024, maxRestarts: 2 },
+    );
     const env = await twoServers(bad);
     try {
       await waitFor(() => env.bad().state.kind === "gaveUp", "the restarts to run out", 30_000);
@@ -111,7 +125,11 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
 
   test("a line over the limit in the middle of a call: the call fails naming the limit, and the drop is reported as such", async () => {
     const log = path.join(tmp.dir, "huge-call.jsonl");
-    const bad = hostile("huge-line", { FIXTURE_LOG: log, HOSTILE_LINE_BYTES: String(2 * 1024 * 1024) }, { maxMessageBytes: 1024 * 1024, maxRestarts: 3 });
+    const bad = hostile(
+      "huge-line",
+      { FIXTURE_LOG: log, HOSTILE_LINE_BYTES: String(2 * 1024 * 1024) },
+      { maxMessageBytes: 1024 * 1024, maxRestarts: 3 },
+    );
     const env = await twoServers(bad);
     try {
       assert.equal(env.bad().status, "connected");
@@ -140,7 +158,10 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
         [0, 1, 2, 3],
       );
       assert.equal(env.bad().status, "disconnected");
-      await assert.rejects(runTool(env.tools.get("mcp_bad_echo"), { text: "x" }), /was not restarted again after 3 restart attempts.*exited with code 1/s);
+      await assert.rejects(
+        runTool(env.tools.get("mcp_bad_echo"), { text: "x" }),
+        /was not restarted again after 3 restart attempts.*exited with code 1/s,
+      );
       await env.goodAnswers();
       assert.equal(starts(log), 4, "still no further start");
     } finally {
@@ -152,15 +173,23 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
     const log = path.join(tmp.dir, "stable.jsonl");
     const events = recorder();
     // Up for 400 ms each time, longer than the 100 ms stable period: every crash is a first one.
-    const connection = connectionFor("steady", hostile("crash-after-connect", { FIXTURE_LOG: log, HOSTILE_CRASH_MS: "400" }, { maxRestarts: 1 }), {
-      events: events.sink,
-      stableAfterMs: 100,
-    });
+    const connection = connectionFor(
+      "steady",
+      hostile("crash-after-connect", { FIXTURE_LOG: log, HOSTILE_CRASH_MS: "400" }, { maxRestarts: 1 }),
+      {
+        events: events.sink,
+        stableAfterMs: 100,
+      },
+    );
     try {
       await connection.connect();
       await waitFor(() => starts(log) >= 4, "more restarts than maxRestarts, each after a stable period", 30_000);
       assert.notEqual(connection.state.kind, "gaveUp");
-      for (const attempt of events.of("mcp.connecting").map((e) => e.attempt).slice(1)) assert.equal(attempt, 1);
+      for (const attempt of events
+        .of("mcp.connecting")
+        .map((e) => e.attempt)
+        .slice(1))
+        assert.equal(attempt, 1);
     } finally {
       await connection.close();
     }
@@ -177,12 +206,24 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
       const warnings = env.bad().warnings;
       assert.equal(warnings.length, 1, "one warning for the server");
       assert.match(warnings[0]!, /it lists 600 usable tools; only the first 500 are registered \(`maxTools`\)/);
-      assert.match(warnings[0]!, /1 tool left out because the input schema is over the 64\.0 KB limit \(`maxSchemaBytes`\): 'fat' \(2\.\d MB\)/);
+      assert.match(
+        warnings[0]!,
+        /1 tool left out because the input schema is over the 64\.0 KB limit \(`maxSchemaBytes`\): 'fat' \(2\.\d MB\)/,
+      );
       assert.match(warnings[0]!, /1 tool left out because the input schema is nested deeper than 64 levels: 'deep'/);
-      const summary = formatStartupSummary(serverRows(env.bridge, env.registry, process.env), env.bridge.problems, env.registry.warnings) ?? "";
+      const summary =
+        formatStartupSummary(
+          serverRows(env.bridge, env.registry, process.env),
+          env.bridge.problems,
+          env.registry.warnings,
+        ) ?? "";
       assert.equal(summary.split("\n").filter((line) => line.includes("maxTools")).length, 1);
       assert.match(summary, /! bad: it lists 600 usable tools/);
-      assert.equal((await runTool(env.tools.get("mcp_bad_tool_499"), { n: 1 })).text, "(no output)", "a registered tool can be called");
+      assert.equal(
+        (await runTool(env.tools.get("mcp_bad_tool_499"), { n: 1 })).text,
+        "(no output)",
+        "a registered tool can be called",
+      );
       await env.goodAnswers();
     } finally {
       await env.close();
@@ -190,7 +231,9 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
   });
 
   test("maxTools and maxSchemaBytes are configurable", async () => {
-    const env = await twoServers(hostile("many-tools", { HOSTILE_TOOLS: "20" }, { maxTools: 10, maxSchemaBytes: 4 * 1024 * 1024 }));
+    const env = await twoServers(
+      hostile("many-tools", { HOSTILE_TOOLS: "20" }, { maxTools: 10, maxSchemaBytes: 4 * 1024 * 1024 }),
+    );
     try {
       const names = env.registry.toolsOf("bad").map((t) => t.originalName);
       assert.equal(names.length, 10);
@@ -221,7 +264,11 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
   test("a launcher that fails for good (npx E404, command not found) is not retried", async () => {
     const log = path.join(tmp.dir, "e404.jsonl");
     const env = await twoServers({ command: NPX_E404, env: { FIXTURE_LOG: log }, reconnect: FAST });
-    const connection = connectionFor("shell", { command: "sh", args: ["-c", "no-such-command-for-mcp-bridge-tests"], reconnect: FAST });
+    const connection = connectionFor("shell", {
+      command: "sh",
+      args: ["-c", "no-such-command-for-mcp-bridge-tests"],
+      reconnect: FAST,
+    });
     try {
       const bad = env.bad();
       assert.equal(bad.state.kind, "gaveUp", "given up at once");
@@ -273,7 +320,12 @@ describe("hostile remote servers", { timeout: 120_000 }, () => {
     const server = await startHostileHttp();
     const oldPool = new ServerPool();
     const newPool = new ServerPool();
-    const ping = (pool: ServerPool) => pool.fetch(server.url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: "{}" });
+    const ping = (pool: ServerPool) =>
+      pool.fetch(server.url, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: "{}",
+      });
     try {
       // What a reconnect started from an error handler inside a call would do, once the call is over.
       let callEnded!: () => void;
@@ -283,11 +335,21 @@ describe("hostile remote servers", { timeout: 120_000 }, () => {
         // Started inside the call, it runs on in the call's context after the call is over.
         later = (async () => {
           await ended;
-          return [await ping(newPool).then((r) => r.status), await ping(oldPool).then(() => "not cut", (e: Error) => e.name)];
+          return [
+            await ping(newPool).then((r) => r.status),
+            await ping(oldPool).then(
+              () => "not cut",
+              (e: Error) => e.name,
+            ),
+          ];
         })();
       });
       callEnded();
-      assert.deepEqual(await later, [400, "AbortError"], "the new pool's request goes through; the ended call's own pool is cut");
+      assert.deepEqual(
+        await later,
+        [400, "AbortError"],
+        "the new pool's request goes through; the ended call's own pool is cut",
+      );
     } finally {
       await oldPool.destroy();
       await newPool.destroy();
@@ -299,7 +361,10 @@ describe("hostile remote servers", { timeout: 120_000 }, () => {
     const server = await startHostileHttp({ endlessInitialize: true });
     const env = await twoServers({ url: server.url, timeout: 1000, reconnect: false });
     try {
-      assert.match(env.bad().lastError ?? "", /no answer to the MCP handshake after [\d.]+ s, when its `timeout` of 1 s ran out/);
+      assert.match(
+        env.bad().lastError ?? "",
+        /no answer to the MCP handshake after [\d.]+ s, when its `timeout` of 1 s ran out/,
+      );
       assert.ok(server.streamsStarted() >= 1);
       await waitFor(() => server.openStreams() === 0, "the initialize stream to be closed");
       await env.goodAnswers();
@@ -393,12 +458,17 @@ describe("hostile remote servers", { timeout: 120_000 }, () => {
       const echo = env.tools.get("mcp_bad_echo");
       // As pi runs the parallel tool calls of one turn: all with the turn's signal.
       const turn = new AbortController();
-      const results = await Promise.all(Array.from({ length: 1000 }, (_, i) => runTool(echo, { text: `n${i}` }, turn.signal)));
+      const results = await Promise.all(
+        Array.from({ length: 1000 }, (_, i) => runTool(echo, { text: `n${i}` }, turn.signal)),
+      );
       assert.deepEqual(
         results.map((r) => r.text),
         Array.from({ length: 1000 }, (_, i) => `n${i}`),
       );
-      assert.ok(server.connections() <= MAX_CONNECTIONS_PER_SERVER, `${server.connections()} connections for 1,000 calls`);
+      assert.ok(
+        server.connections() <= MAX_CONNECTIONS_PER_SERVER,
+        `${server.connections()} connections for 1,000 calls`,
+      );
       // Warnings are emitted on the next tick.
       await new Promise((resolve) => setImmediate(resolve));
       assert.deepEqual(

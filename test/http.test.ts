@@ -7,11 +7,22 @@ import { after, before, describe, test } from "node:test";
 import { BridgeError } from "../src/common/errors.ts";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
 import { TINY_PNG } from "./fixtures/fixture-server.ts";
-import { type RunningServer, startHanging, startSse, startStreamableHttp, startUnauthorized } from "./fixtures/http-servers.ts";
+import {
+  type RunningServer,
+  startHanging,
+  startSse,
+  startStreamableHttp,
+  startUnauthorized,
+} from "./fixtures/http-servers.ts";
 import { connectionFor, runTool, type ToolRun, toolsOf, waitFor } from "./helpers.ts";
 
 /** Calls `mcp_<server>_<tool>` of a connection. */
-function call(connection: ServerConnection, tool: string, params: Record<string, unknown> = {}, signal?: AbortSignal): Promise<ToolRun> {
+function call(
+  connection: ServerConnection,
+  tool: string,
+  params: Record<string, unknown> = {},
+  signal?: AbortSignal,
+): Promise<ToolRun> {
   return runTool(toolsOf(connection).get(`mcp_${connection.name}_${tool}`), params, signal);
 }
 
@@ -55,15 +66,19 @@ for (const variant of ["stateful", "stateless"] as const) {
       assert.equal(progress.updates[0], "progress 1/3: step 1");
     });
 
-    test("cancellation reaches the server", { skip: variant === "stateless" && "a stateless server cannot tie a cancellation to a request" }, async () => {
-      const controller = new AbortController();
-      const before = server.calls.length;
-      const pending = call(connection, "slow", { ms: 30_000 }, controller.signal);
-      await waitFor(() => server.calls.length > before, "the call to reach the server");
-      controller.abort();
-      await assert.rejects(pending, (e: unknown) => e instanceof BridgeError && e.kind === "cancelled");
-      await waitFor(() => server.cancelled.includes("slow"), "the server to see the cancellation");
-    });
+    test(
+      "cancellation reaches the server",
+      { skip: variant === "stateless" && "a stateless server cannot tie a cancellation to a request" },
+      async () => {
+        const controller = new AbortController();
+        const before = server.calls.length;
+        const pending = call(connection, "slow", { ms: 30_000 }, controller.signal);
+        await waitFor(() => server.calls.length > before, "the call to reach the server");
+        controller.abort();
+        await assert.rejects(pending, (e: unknown) => e instanceof BridgeError && e.kind === "cancelled");
+        await waitFor(() => server.cancelled.includes("slow"), "the server to see the cancellation");
+      },
+    );
   });
 }
 
@@ -77,7 +92,10 @@ describe("closing a remote connection", { timeout: 120_000 }, () => {
       assert.ok(server.openSockets() > 0);
       await connection.close();
       assert.equal(connection.status, "disconnected");
-      assert.ok(server.requests.some((r) => r.method === "DELETE"), "the session was terminated");
+      assert.ok(
+        server.requests.some((r) => r.method === "DELETE"),
+        "the session was terminated",
+      );
       await waitFor(() => server.openSockets() === 0, "the client's sockets to close", 2000);
       await assert.rejects(call(connection, "echo", { text: "y" }), /shut down/);
     } finally {
@@ -102,7 +120,11 @@ describe("legacy SSE", { timeout: 120_000 }, () => {
       assert.equal(connection.transport, "sse");
       assert.equal(connection.fellBackToSse, false);
       assert.equal((await call(connection, "echo", { text: "sse" })).text, "sse");
-      assert.equal(server.requests.filter((r) => r.method === "POST" && r.path === "/sse").length, 0, "no Streamable HTTP attempt");
+      assert.equal(
+        server.requests.filter((r) => r.method === "POST" && r.path === "/sse").length,
+        0,
+        "no Streamable HTTP attempt",
+      );
     } finally {
       await connection.close();
     }
@@ -122,7 +144,6 @@ describe("legacy SSE", { timeout: 120_000 }, () => {
       await connection.close();
     }
   });
-
 });
 
 describe("remote failures", { timeout: 120_000 }, () => {
@@ -138,7 +159,10 @@ describe("remote failures", { timeout: 120_000 }, () => {
         assert.ok(error instanceof BridgeError);
         assert.equal(error.kind, "auth");
         assert.match(error.message, /MCP server 'locked' rejected the request with HTTP 401 \(unauthorized\)/);
-        assert.match(error.message, /check the `Authorization` header of 'locked' in project config .* \$\{MCP_TEST_TOKEN\} holds a valid/);
+        assert.match(
+          error.message,
+          /check the `Authorization` header of 'locked' in project config .* \$\{MCP_TEST_TOKEN\} holds a valid/,
+        );
         assert.doesNotMatch(error.message, /tok-very-secret-1/);
         return true;
       });
@@ -170,7 +194,11 @@ describe("remote failures", { timeout: 120_000 }, () => {
         assert.doesNotMatch(error.message, /tok-first-valid/);
         return true;
       });
-      assert.equal(server.requests.filter((r) => r.method === "POST").length, postsBefore + 1, "no reconnect, no retry");
+      assert.equal(
+        server.requests.filter((r) => r.method === "POST").length,
+        postsBefore + 1,
+        "no reconnect, no retry",
+      );
     } finally {
       await connection.close();
       await server.close();
@@ -180,9 +208,15 @@ describe("remote failures", { timeout: 120_000 }, () => {
   test("a missing variable in url or headers fails before any request", async () => {
     const server = await startStreamableHttp();
     delete process.env.MCP_TEST_UNSET_TOKEN;
-    const connection = connectionFor("gh", { url: server.url, headers: { Authorization: "Bearer ${MCP_TEST_UNSET_TOKEN}" } });
+    const connection = connectionFor("gh", {
+      url: server.url,
+      headers: { Authorization: "Bearer ${MCP_TEST_UNSET_TOKEN}" },
+    });
     try {
-      await assert.rejects(connection.connect(), /environment variable \$\{MCP_TEST_UNSET_TOKEN\} in header `Authorization` is not set/);
+      await assert.rejects(
+        connection.connect(),
+        /environment variable \$\{MCP_TEST_UNSET_TOKEN\} in header `Authorization` is not set/,
+      );
       assert.equal(server.requests.length, 0);
     } finally {
       await connection.close();
@@ -196,11 +230,17 @@ describe("remote failures", { timeout: 120_000 }, () => {
     try {
       await assert.rejects(connection.connect(), (error: unknown) => {
         assert.ok(error instanceof BridgeError && error.kind === "timeout");
-        assert.match(error.message, /MCP server 'slowpoke' at http:\/\/127\.0\.0\.1:\d+\/mcp: no answer to the MCP handshake after [\d.]+ s, when its `timeout` of 1 s ran out/);
+        assert.match(
+          error.message,
+          /MCP server 'slowpoke' at http:\/\/127\.0\.0\.1:\d+\/mcp: no answer to the MCP handshake after [\d.]+ s, when its `timeout` of 1 s ran out/,
+        );
         return true;
       });
       // The revision probe for half the time, then `initialize` for the rest; no GET for an SSE fallback.
-      assert.deepEqual(server.requests.map((r) => r.method), ["POST", "POST"]);
+      assert.deepEqual(
+        server.requests.map((r) => r.method),
+        ["POST", "POST"],
+      );
       // The connection's own pool is destroyed with it; a shared pool would keep an idle socket for its 4 s keep-alive.
       await waitFor(() => server.openSockets() === 0, "the client to close its socket", 2000);
     } finally {
@@ -214,7 +254,10 @@ describe("remote failures", { timeout: 120_000 }, () => {
     const connection = connectionFor("down", { url: `http://127.0.0.1:${port}/mcp` });
     await assert.rejects(connection.connect(), (error: unknown) => {
       assert.ok(error instanceof BridgeError && error.kind === "transport");
-      assert.match(error.message, /MCP server 'down' at http:\/\/127\.0\.0\.1:\d+\/mcp failed to connect: .*ECONNREFUSED.*is the server running\?/);
+      assert.match(
+        error.message,
+        /MCP server 'down' at http:\/\/127\.0\.0\.1:\d+\/mcp failed to connect: .*ECONNREFUSED.*is the server running\?/,
+      );
       return true;
     });
   });
@@ -253,10 +296,17 @@ describe("remote failures", { timeout: 120_000 }, () => {
     const connection = connectionFor("web", { url: server.url });
     try {
       await connection.connect();
-      await assert.rejects(call(connection, "crash_always"), /MCP server 'web' lost its connection during 'crash_always' again after reconnecting/);
+      await assert.rejects(
+        call(connection, "crash_always"),
+        /MCP server 'web' lost its connection during 'crash_always' again after reconnecting/,
+      );
       // The server saw the call twice: the first try and the one retry on the new connection; no third.
       assert.equal(server.calls.filter((c) => c.name === "crash_always").length, 2);
-      assert.equal(server.requests.filter((r) => r.rpc === "initialize").length, 2, "the first connect and one reconnect");
+      assert.equal(
+        server.requests.filter((r) => r.rpc === "initialize").length,
+        2,
+        "the first connect and one reconnect",
+      );
     } finally {
       await connection.close();
       await server.close();

@@ -58,9 +58,13 @@ function assertImportable(servers: ImportedServer[]): void {
   }
 }
 
-function assertNoSecretValues(result: { servers: ImportedServer[]; errors: string[] }, secrets: readonly string[] = FIXTURE_SECRETS): void {
+function assertNoSecretValues(
+  result: { servers: ImportedServer[]; errors: string[] },
+  secrets: readonly string[] = FIXTURE_SECRETS,
+): void {
   const shown = JSON.stringify([result.errors, result.servers.map((s) => [s.notes, s.inlineSecrets])]);
-  for (const secret of secrets) assert.ok(!shown.includes(secret), `a secret value leaked into notes or errors: ${secret.slice(0, 4)}…`);
+  for (const secret of secrets)
+    assert.ok(!shown.includes(secret), `a secret value leaked into notes or errors: ${secret.slice(0, 4)}…`);
 }
 
 /** name → entry, for exact comparison. */
@@ -98,8 +102,13 @@ describe("candidateFiles", { timeout: 60_000 }, () => {
   it("uses ~/Library/Application Support for Claude Desktop and VS Code on macOS", () => {
     const files = candidateFiles({ home: "/Users/ann", projectRoot: "/Users/ann/shop", platform: "darwin", env: {} });
     const paths = (client: ClientId) => files.filter((f) => f.client === client).map((f) => f.path);
-    assert.deepEqual(paths("claude-desktop"), ["/Users/ann/Library/Application Support/Claude/claude_desktop_config.json"]);
-    assert.deepEqual(paths("vscode"), ["/Users/ann/shop/.vscode/mcp.json", "/Users/ann/Library/Application Support/Code/User/mcp.json"]);
+    assert.deepEqual(paths("claude-desktop"), [
+      "/Users/ann/Library/Application Support/Claude/claude_desktop_config.json",
+    ]);
+    assert.deepEqual(paths("vscode"), [
+      "/Users/ann/shop/.vscode/mcp.json",
+      "/Users/ann/Library/Application Support/Code/User/mcp.json",
+    ]);
     assert.deepEqual(paths("windsurf"), ["/Users/ann/.codeium/windsurf/mcp_config.json"]);
     // opencode keeps to XDG locations on macOS too.
     assert.deepEqual(paths("opencode").slice(2), [
@@ -144,7 +153,12 @@ describe("candidateFiles", { timeout: 60_000 }, () => {
   it("follows CODEX_HOME, CLAUDE_CONFIG_DIR, XDG_CONFIG_HOME and OPENCODE_CONFIG", () => {
     const files = candidateFiles({
       ...LOC,
-      env: { CODEX_HOME: "/opt/codex", CLAUDE_CONFIG_DIR: "/opt/claude", XDG_CONFIG_HOME: "/xdg", OPENCODE_CONFIG: "config/opencode.json" },
+      env: {
+        CODEX_HOME: "/opt/codex",
+        CLAUDE_CONFIG_DIR: "/opt/claude",
+        XDG_CONFIG_HOME: "/xdg",
+        OPENCODE_CONFIG: "config/opencode.json",
+      },
     });
     const paths = files.map((f) => f.path);
     assert.ok(paths.includes("/opt/codex/config.toml"));
@@ -154,9 +168,15 @@ describe("candidateFiles", { timeout: 60_000 }, () => {
     assert.ok(paths.includes("/xdg/Code/User/mcp.json"));
     assert.ok(paths.includes("/xdg/opencode/opencode.json"));
     // A relative OPENCODE_CONFIG is taken from the project root.
-    assert.deepEqual(files.at(-1), { client: "opencode", scope: "user", path: "/home/ann/work/shop/config/opencode.json" });
+    assert.deepEqual(files.at(-1), {
+      client: "opencode",
+      scope: "user",
+      path: "/home/ann/work/shop/config/opencode.json",
+    });
     // An empty variable counts as unset.
-    assert.ok(candidateFiles({ ...LOC, env: { CODEX_HOME: "" } }).some((f) => f.path === "/home/ann/.codex/config.toml"));
+    assert.ok(
+      candidateFiles({ ...LOC, env: { CODEX_HOME: "" } }).some((f) => f.path === "/home/ann/.codex/config.toml"),
+    );
   });
 
   it("lists a file once when the project root is the home directory, as the user file it is", () => {
@@ -175,7 +195,10 @@ describe("Claude Desktop", { timeout: 60_000 }, () => {
   it("imports mcpServers, stringifies env values, and reports an entry without a command", () => {
     const { servers, errors } = parseFixture("claude-desktop", "claude-desktop/claude_desktop_config.json");
     assert.deepEqual(entries(servers), {
-      filesystem: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/Users/ann/Desktop", "/Users/ann/Downloads"] },
+      filesystem: {
+        command: "npx",
+        args: ["-y", "@modelcontextprotocol/server-filesystem", "/Users/ann/Desktop", "/Users/ann/Downloads"],
+      },
       github: {
         command: "docker",
         args: ["run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", "ghcr.io/github/github-mcp-server"],
@@ -184,7 +207,11 @@ describe("Claude Desktop", { timeout: 60_000 }, () => {
       "brave-search": {
         command: "npx",
         args: ["-y", "@modelcontextprotocol/server-brave-search"],
-        env: { BRAVE_API_KEY: "BSAexampleOnlyNotARealKey", GOOGLE_APPLICATION_CREDENTIALS: "/Users/ann/.config/gcloud/key.json", AUTH_ENABLED: "true" },
+        env: {
+          BRAVE_API_KEY: "BSAexampleOnlyNotARealKey",
+          GOOGLE_APPLICATION_CREDENTIALS: "/Users/ann/.config/gcloud/key.json",
+          AUTH_ENABLED: "true",
+        },
       },
       sqlite: { command: "uvx", args: ["mcp-server-sqlite", "--db-path", "/Users/ann/test.db"] },
       linear: { url: "https://mcp.linear.app/mcp" },
@@ -209,15 +236,30 @@ describe("Claude Code", { timeout: 60_000 }, () => {
     const { servers, errors } = parseFixture("claude-code", "claude-code/mcp.json", "project");
     assert.deepEqual(entries(servers), {
       sentry: { url: "https://mcp.sentry.dev/mcp" },
-      "api-server": { url: "${API_BASE_URL:-https://api.example.com}/mcp", headers: { Authorization: "Bearer ${API_KEY}" } },
+      "api-server": {
+        url: "${API_BASE_URL:-https://api.example.com}/mcp",
+        headers: { Authorization: "Bearer ${API_KEY}" },
+      },
       events: { type: "sse", url: "https://events.example.com/sse", headers: { "X-API-Key": "${EVENTS_API_KEY}" } },
-      db: { command: "npx", args: ["-y", "@bytebase/dbhub", "--dsn", "${DATABASE_URL}"], env: { LOG_LEVEL: "${LOG_LEVEL:-info}" } },
-      internal: { url: "https://mcp.internal.example.com/mcp", auth: { clientId: "pi-bridge-client", callbackPort: 8080, scopes: "tools:read tools:write" } },
+      db: {
+        command: "npx",
+        args: ["-y", "@bytebase/dbhub", "--dsn", "${DATABASE_URL}"],
+        env: { LOG_LEVEL: "${LOG_LEVEL:-info}" },
+      },
+      internal: {
+        url: "https://mcp.internal.example.com/mcp",
+        auth: { clientId: "pi-bridge-client", callbackPort: 8080, scopes: "tools:read tools:write" },
+      },
     });
-    assert.deepEqual(server(servers, "internal").notes, ["`headersHelper` (a command that prints headers) is not supported: put the headers under `headers`"]);
+    assert.deepEqual(server(servers, "internal").notes, [
+      "`headersHelper` (a command that prints headers) is not supported: put the headers under `headers`",
+    ]);
     assert.ok(servers.every((s) => s.inlineSecrets.length === 0));
     assert.equal(errors.length, 1);
-    assert.match(errors[0]!, /^Claude Code config \/fixtures\/claude-code\/mcp\.json: server "socket": unknown `type` "ws"/);
+    assert.match(
+      errors[0]!,
+      /^Claude Code config \/fixtures\/claude-code\/mcp\.json: server "socket": unknown `type` "ws"/,
+    );
     assert.match(errors[0]!, /not imported$/);
   });
 
@@ -229,12 +271,20 @@ describe("Claude Code", { timeout: 60_000 }, () => {
       ["postgres", "playwright", "context7"],
     );
     assert.deepEqual(entries(servers), {
-      postgres: { command: "npx", args: ["-y", "@modelcontextprotocol/server-postgres", "postgresql://shop:hunter2example@localhost:5432/shop"] },
+      postgres: {
+        command: "npx",
+        args: ["-y", "@modelcontextprotocol/server-postgres", "postgresql://shop:hunter2example@localhost:5432/shop"],
+      },
       // The local entry wins over the user entry of the same name, as in Claude Code.
       playwright: { command: "npx", args: ["@playwright/mcp@latest", "--headless"] },
-      context7: { url: "https://mcp.context7.com/mcp", headers: { CONTEXT7_API_KEY: "ctx7sk-example-only-not-a-real-key" } },
+      context7: {
+        url: "https://mcp.context7.com/mcp",
+        headers: { CONTEXT7_API_KEY: "ctx7sk-example-only-not-a-real-key" },
+      },
     });
-    assert.deepEqual(server(servers, "postgres").notes, ["from Claude Code's local scope: it applies to this project only"]);
+    assert.deepEqual(server(servers, "postgres").notes, [
+      "from Claude Code's local scope: it applies to this project only",
+    ]);
     assert.deepEqual(server(servers, "playwright").notes, [
       "from Claude Code's local scope: it applies to this project only",
       "replaces Claude Code's user-scope server of the same name, as in Claude Code",
@@ -247,12 +297,17 @@ describe("Claude Code", { timeout: 60_000 }, () => {
 
   it("picks the project entry for the right project only", () => {
     const names = (projectRoot: string, platform: NodeJS.Platform = "linux") =>
-      parseFixture("claude-code", "claude-code/claude.json", "user", { ...LOC, projectRoot, platform }).servers.map((s) => s.name);
+      parseFixture("claude-code", "claude-code/claude.json", "user", { ...LOC, projectRoot, platform }).servers.map(
+        (s) => s.name,
+      );
     assert.deepEqual(names("/home/ann/work/blog"), ["wordpress", "context7", "playwright"]);
     assert.deepEqual(names("/home/ann/work/shop/"), ["postgres", "playwright", "context7"]);
     assert.deepEqual(names("/home/ann/work"), ["context7", "playwright"]);
     assert.deepEqual(names("/home/ann/work/shop-old"), ["context7", "playwright"]);
-    const blog = parseFixture("claude-code", "claude-code/claude.json", "user", { ...LOC, projectRoot: "/home/ann/work/blog" }).servers;
+    const blog = parseFixture("claude-code", "claude-code/claude.json", "user", {
+      ...LOC,
+      projectRoot: "/home/ann/work/blog",
+    }).servers;
     assert.deepEqual(server(blog, "playwright").entry, { command: "npx", args: ["@playwright/mcp@latest"] });
   });
 
@@ -263,8 +318,17 @@ describe("Claude Code", { timeout: 60_000 }, () => {
         "C:/Users/ann/blog": { mcpServers: { wp: { type: "stdio", command: "npx", args: ["wp-mcp"] } } },
       },
     });
-    const loc: ImportLocations = { home: "C:\\Users\\ann", projectRoot: "C:\\Users\\Ann\\shop\\", platform: "win32", env: {} };
-    const { servers, errors } = parseClientConfig({ client: "claude-code", scope: "user", path: "C:\\Users\\ann\\.claude.json" }, text, loc);
+    const loc: ImportLocations = {
+      home: "C:\\Users\\ann",
+      projectRoot: "C:\\Users\\Ann\\shop\\",
+      platform: "win32",
+      env: {},
+    };
+    const { servers, errors } = parseClientConfig(
+      { client: "claude-code", scope: "user", path: "C:\\Users\\ann\\.claude.json" },
+      text,
+      loc,
+    );
     assert.deepEqual(errors, []);
     assert.deepEqual(entries(servers), { db: { command: "npx", args: ["db-mcp"] } });
   });
@@ -281,10 +345,19 @@ describe("Cursor", { timeout: 60_000 }, () => {
         env: { SUPABASE_ACCESS_TOKEN: "${env:SUPABASE_ACCESS_TOKEN}" },
       },
       notion: { url: "https://mcp.notion.com/mcp" },
-      stripe: { url: "https://mcp.stripe.com", headers: { Authorization: "Bearer sk_test_EXAMPLEonlyNotARealKey0000" } },
+      stripe: {
+        url: "https://mcp.stripe.com",
+        headers: { Authorization: "Bearer sk_test_EXAMPLEonlyNotARealKey0000" },
+      },
       "local-tools": {
         command: "node",
-        args: ["${PROJECT_ROOT}/tools/mcp-server.js", "--home", "/home/ann/.local-tools", "--api-key", "example-inline-key"],
+        args: [
+          "${PROJECT_ROOT}/tools/mcp-server.js",
+          "--home",
+          "/home/ann/.local-tools",
+          "--api-key",
+          "example-inline-key",
+        ],
         env: { DEPLOY_HOOK: "q8Vz2LmX7pR4tN1wK9cJ5hB3fD6gY0sAe4Uu" },
       },
       "company-docs": {
@@ -310,9 +383,17 @@ describe("VS Code", { timeout: 60_000 }, () => {
     assert.deepEqual(errors, []);
     assert.deepEqual(entries(servers), {
       github: { url: "https://api.githubcopilot.com/mcp/", headers: { Authorization: "Bearer ${GITHUB_TOKEN}" } },
-      perplexity: { command: "npx", args: ["-y", "server-perplexity-ask"], env: { PERPLEXITY_API_KEY: "${PERPLEXITY_KEY}", LOG_LEVEL: "${LOG_LEVEL:-info}" } },
+      perplexity: {
+        command: "npx",
+        args: ["-y", "server-perplexity-ask"],
+        env: { PERPLEXITY_API_KEY: "${PERPLEXITY_KEY}", LOG_LEVEL: "${LOG_LEVEL:-info}" },
+      },
       fetch: { command: "uvx", args: ["mcp-server-fetch"] },
-      memory: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"], env: { MEMORY_FILE_PATH: "${PROJECT_ROOT}/.vscode/memory.jsonl" } },
+      memory: {
+        command: "npx",
+        args: ["-y", "@modelcontextprotocol/server-memory"],
+        env: { MEMORY_FILE_PATH: "${PROJECT_ROOT}/.vscode/memory.jsonl" },
+      },
       "my-python": { command: "uv", args: ["run", "server.py", "--name", "shop"], cwd: "${PROJECT_ROOT}/mcp" },
       "legacy-sse": { type: "sse", url: "http://localhost:3001/sse" },
       picker: { command: "node", args: ["${command:pickServerScript}"], env: { NODE_ENV: "development" } },
@@ -350,14 +431,25 @@ describe("VS Code", { timeout: 60_000 }, () => {
 
   it("handles an input without a declaration, and a password prompt's default is not copied", () => {
     const text = JSON.stringify({
-      inputs: [{ type: "promptString", id: "db-pass", description: "Database password", password: true, default: "changeme-please" }],
+      inputs: [
+        {
+          type: "promptString",
+          id: "db-pass",
+          description: "Database password",
+          password: true,
+          default: "changeme-please",
+        },
+      ],
       servers: {
         db: { type: "stdio", command: "db-mcp", env: { DB_PASSWORD: "${input:db-pass}", DB_USER: "${input:db_user}" } },
       },
     });
     const { servers, errors } = parseClientConfig({ client: "vscode", scope: "user", path: "/u/mcp.json" }, text, LOC);
     assert.deepEqual(errors, []);
-    assert.deepEqual(servers[0]!.entry, { command: "db-mcp", env: { DB_PASSWORD: "${DB_PASS}", DB_USER: "${DB_USER}" } });
+    assert.deepEqual(servers[0]!.entry, {
+      command: "db-mcp",
+      env: { DB_PASSWORD: "${DB_PASS}", DB_USER: "${DB_USER}" },
+    });
     assert.deepEqual(servers[0]!.notes, [
       'VS Code input "db-pass" (Database password) became ${DB_PASS}: set DB_PASS in the environment pi starts from',
       'VS Code input "db_user" became ${DB_USER}: set DB_USER in the environment pi starts from',
@@ -366,9 +458,14 @@ describe("VS Code", { timeout: 60_000 }, () => {
   });
 
   it("reads the user-level mcp.json, where ${userHome} is this home", () => {
-    const text = '{ "servers": { "notes": { "command": "notes-mcp", "args": ["--dir", "${userHome}${pathSeparator}notes"] } } }';
+    const text =
+      '{ "servers": { "notes": { "command": "notes-mcp", "args": ["--dir", "${userHome}${pathSeparator}notes"] } } }';
     const loc: ImportLocations = { home: "C:\\Users\\ann", projectRoot: "C:\\src\\shop", platform: "win32", env: {} };
-    const { servers } = parseClientConfig({ client: "vscode", scope: "user", path: "C:\\Users\\ann\\AppData\\Roaming\\Code\\User\\mcp.json" }, text, loc);
+    const { servers } = parseClientConfig(
+      { client: "vscode", scope: "user", path: "C:\\Users\\ann\\AppData\\Roaming\\Code\\User\\mcp.json" },
+      text,
+      loc,
+    );
     assert.deepEqual(servers[0]!.entry, { command: "notes-mcp", args: ["--dir", "C:\\Users\\ann\\notes"] });
   });
 });
@@ -378,10 +475,17 @@ describe("Windsurf", { timeout: 60_000 }, () => {
     const { servers, errors } = parseFixture("windsurf", "windsurf/mcp_config.json");
     assert.deepEqual(errors, []);
     assert.deepEqual(entries(servers), {
-      github: { command: "npx", args: ["-y", "@modelcontextprotocol/server-github"], env: { GITHUB_PERSONAL_ACCESS_TOKEN: "${env:GITHUB_TOKEN}" } },
+      github: {
+        command: "npx",
+        args: ["-y", "@modelcontextprotocol/server-github"],
+        env: { GITHUB_PERSONAL_ACCESS_TOKEN: "${env:GITHUB_TOKEN}" },
+      },
       figma: { url: "https://mcp.figma.com/mcp", headers: { "X-Figma-Token": "figd_example-only-not-a-real-token" } },
       puppeteer: { command: "npx", args: ["-y", "@modelcontextprotocol/server-puppeteer"], enabled: false },
-      notes: { command: "npx", args: ["-y", "@example/notes-mcp", "--dir", "${file:/Users/ann/.config/notes-dir.txt}"] },
+      notes: {
+        command: "npx",
+        args: ["-y", "@example/notes-mcp", "--dir", "${file:/Users/ann/.config/notes-dir.txt}"],
+      },
     });
     assert.deepEqual(server(servers, "puppeteer").notes, [
       "`disabledTools` is not supported: all the server's tools are offered",
@@ -411,9 +515,15 @@ describe("Codex", { timeout: 60_000 }, () => {
         enabled: false,
       },
       docs: { command: "uvx", args: ["docs-mcp", "--port", "8123"], env: { DOCS_ROOT: "/srv/docs" }, timeout: 15_000 },
-      figma: { url: "https://mcp.figma.com/mcp", headers: { "X-Figma-Region": "us-east-1", Authorization: "Bearer ${FIGMA_OAUTH_TOKEN}" } },
+      figma: {
+        url: "https://mcp.figma.com/mcp",
+        headers: { "X-Figma-Region": "us-east-1", Authorization: "Bearer ${FIGMA_OAUTH_TOKEN}" },
+      },
       linear: { url: "https://mcp.linear.app/mcp", headers: { "X-Linear-Key": "${LINEAR_API_KEY}" } },
-      legacy: { url: "https://mcp.example.com/mcp", headers: { Authorization: "Bearer sk-EXAMPLEonlyNotARealKey000000" } },
+      legacy: {
+        url: "https://mcp.example.com/mcp",
+        headers: { Authorization: "Bearer sk-EXAMPLEonlyNotARealKey000000" },
+      },
     });
     assert.deepEqual(errors, [
       'Codex config /fixtures/codex/config.toml: server "unfinished": needs either `command` (a local server) or `url` (a remote server); not imported',
@@ -435,7 +545,10 @@ describe("Codex", { timeout: 60_000 }, () => {
     const text = '[mcp_servers.gh]\ncommand = "gh-mcp"\nenv_vars = ["GITHUB_TOKEN", "HTTPS_PROXY"]\n';
     const { servers, errors } = parseClientConfig({ client: "codex", scope: "user", path: "/c.toml" }, text, LOC);
     assert.deepEqual(errors, []);
-    assert.deepEqual(servers[0]!.entry, { command: "gh-mcp", env: { GITHUB_TOKEN: "${GITHUB_TOKEN}", HTTPS_PROXY: "${HTTPS_PROXY}" } });
+    assert.deepEqual(servers[0]!.entry, {
+      command: "gh-mcp",
+      env: { GITHUB_TOKEN: "${GITHUB_TOKEN}", HTTPS_PROXY: "${HTTPS_PROXY}" },
+    });
     assert.deepEqual(servers[0]!.inlineSecrets, []);
   });
 
@@ -462,12 +575,28 @@ describe("opencode", { timeout: 60_000 }, () => {
     const { servers, errors } = parseFixture("opencode", "opencode/opencode.jsonc", "project");
     assert.deepEqual(errors, []);
     assert.deepEqual(entries(servers), {
-      jira: { command: "bun", args: ["x", "mcp-jira", "--project", "SHOP"], env: { JIRA_API_TOKEN: "${JIRA_API_TOKEN}", JIRA_URL: "https://shop.atlassian.net" } },
-      everything: { command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"], timeout: 10_000, enabled: false },
+      jira: {
+        command: "bun",
+        args: ["x", "mcp-jira", "--project", "SHOP"],
+        env: { JIRA_API_TOKEN: "${JIRA_API_TOKEN}", JIRA_URL: "https://shop.atlassian.net" },
+      },
+      everything: {
+        command: "npx",
+        args: ["-y", "@modelcontextprotocol/server-everything"],
+        timeout: 10_000,
+        enabled: false,
+      },
       "secrets-file": { command: "node", args: ["tools/srv.js"], env: { API_KEY: "{file:~/.secrets/api-key}" } },
       context7: { url: "https://mcp.context7.com/mcp", headers: { CONTEXT7_API_KEY: "${CONTEXT7_API_KEY}" } },
-      sentry: { url: "https://mcp.sentry.dev/mcp", auth: { clientId: "${SENTRY_CLIENT_ID}", scopes: "org:read project:read" } },
-      internal: { url: "https://mcp.internal.example.com", headers: { Authorization: "Bearer MY_API_KEY_example_only" }, auth: false },
+      sentry: {
+        url: "https://mcp.sentry.dev/mcp",
+        auth: { clientId: "${SENTRY_CLIENT_ID}", scopes: "org:read project:read" },
+      },
+      internal: {
+        url: "https://mcp.internal.example.com",
+        headers: { Authorization: "Bearer MY_API_KEY_example_only" },
+        auth: false,
+      },
     });
     // `gh_grep` only switches off a server defined elsewhere: nothing to import, and nothing to report.
     assert.ok(!servers.some((s) => s.name === "gh_grep"));
@@ -485,14 +614,24 @@ describe("opencode", { timeout: 60_000 }, () => {
     const { servers, errors } = parseFixture("opencode", "opencode/opencode.v2.jsonc", "project");
     assert.deepEqual(errors, []);
     assert.deepEqual(entries(servers), {
-      everything: { command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"], cwd: "tools", timeout: 20_000, requestTimeout: 120_000 },
+      everything: {
+        command: "npx",
+        args: ["-y", "@modelcontextprotocol/server-everything"],
+        cwd: "tools",
+        timeout: 20_000,
+        requestTimeout: 120_000,
+      },
       docs: { url: "https://mcp.example.com/mcp", enabled: false },
     });
   });
 
   it("still takes a v1 server that happens to be called `servers`", () => {
     const text = '{ "mcp": { "servers": { "type": "local", "command": ["srv"] } } }';
-    const { servers } = parseClientConfig({ client: "opencode", scope: "project", path: "/p/opencode.json" }, text, LOC);
+    const { servers } = parseClientConfig(
+      { client: "opencode", scope: "project", path: "/p/opencode.json" },
+      text,
+      LOC,
+    );
     assert.deepEqual(entries(servers), { servers: { command: "srv" } });
   });
 });
@@ -503,22 +642,37 @@ describe("parseClientConfig on bad input", { timeout: 60_000 }, () => {
   it("never throws, and reports each problem", () => {
     assert.deepEqual(parseClientConfig(file, "", LOC), { servers: [], errors: [] });
     assert.deepEqual(parseClientConfig(file, "{}", LOC), { servers: [], errors: [] });
-    assert.deepEqual(parseClientConfig(file, "[]", LOC).errors, ["Cursor config /home/ann/.cursor/mcp.json: the file does not hold a JSON object"]);
-    assert.deepEqual(parseClientConfig(file, "null", LOC).errors, ["Cursor config /home/ann/.cursor/mcp.json: the file does not hold a JSON object"]);
+    assert.deepEqual(parseClientConfig(file, "[]", LOC).errors, [
+      "Cursor config /home/ann/.cursor/mcp.json: the file does not hold a JSON object",
+    ]);
+    assert.deepEqual(parseClientConfig(file, "null", LOC).errors, [
+      "Cursor config /home/ann/.cursor/mcp.json: the file does not hold a JSON object",
+    ]);
     assert.deepEqual(parseClientConfig(file, '{"mcpServers": []}', LOC).errors, [
       "Cursor config /home/ann/.cursor/mcp.json: `mcpServers` must be an object mapping server names to their settings",
     ]);
     assert.deepEqual(parseClientConfig(file, '{"mcpServers": {"a": "npx a"}}', LOC).errors, [
       'Cursor config /home/ann/.cursor/mcp.json: server "a": the entry must be an object; not imported',
     ]);
-    const bad = parseClientConfig(file, '{"mcpServers": {"a": {"command": "npx", "env": {"TOKEN": "ghp_AbcdefghijklmnopQRSTUVWX1234"},}', LOC);
+    const bad = parseClientConfig(
+      file,
+      '{"mcpServers": {"a": {"command": "npx", "env": {"TOKEN": "ghp_AbcdefghijklmnopQRSTUVWX1234"},}',
+      LOC,
+    );
     assert.deepEqual(bad.servers, []);
-    assert.match(bad.errors[0]!, /^Cursor config \/home\/ann\/\.cursor\/mcp\.json: not valid JSON: \w+ at line 1, column \d+$/);
+    assert.match(
+      bad.errors[0]!,
+      /^Cursor config \/home\/ann\/\.cursor\/mcp\.json: not valid JSON: \w+ at line 1, column \d+$/,
+    );
     assertNoSecretValues(bad, ["ghp_AbcdefghijklmnopQRSTUVWX1234"]);
   });
 
   it("keeps a secret in an invalid URL out of the error", () => {
-    const result = parseClientConfig(file, '{"mcpServers": {"a": {"url": "ftp://files.example.com/mcp?token=tok-Secret123456"}}}', LOC);
+    const result = parseClientConfig(
+      file,
+      '{"mcpServers": {"a": {"url": "ftp://files.example.com/mcp?token=tok-Secret123456"}}}',
+      LOC,
+    );
     assert.deepEqual(result.servers, []);
     assert.equal(result.errors.length, 1);
     assert.match(result.errors[0]!, /server "a": `url` must use http or https/);
@@ -526,7 +680,11 @@ describe("parseClientConfig on bad input", { timeout: 60_000 }, () => {
   });
 
   it("reports an entry whose type contradicts it", () => {
-    const result = parseClientConfig(file, '{"mcpServers": {"a": {"type": "stdio", "url": "https://x.example.com/mcp"}}}', LOC);
+    const result = parseClientConfig(
+      file,
+      '{"mcpServers": {"a": {"type": "stdio", "url": "https://x.example.com/mcp"}}}',
+      LOC,
+    );
     assert.deepEqual(result.servers, []);
     assert.match(result.errors[0]!, /`type` "stdio" runs a local command/);
   });
@@ -565,12 +723,33 @@ describe("inline secrets", { timeout: 60_000 }, () => {
       },
       args: ["--token=abc-literal-value", "--verbose", "--password", "${PW}"],
     });
-    assert.deepEqual(imported.inlineSecrets, ["env.OPENAI_API_KEY", "env.DB_PASSWORD", "env.SLACK", "env.AWS", "env.JWT", "env.DATABASE_URL", "args[0]"]);
-    assertNoSecretValues({ servers: [imported], errors: [] }, ["sk-proj-abcdefghijklmnopqrstuv", "correct horse", "pw-example-1", "abc-literal-value"]);
+    assert.deepEqual(imported.inlineSecrets, [
+      "env.OPENAI_API_KEY",
+      "env.DB_PASSWORD",
+      "env.SLACK",
+      "env.AWS",
+      "env.JWT",
+      "env.DATABASE_URL",
+      "args[0]",
+    ]);
+    assertNoSecretValues({ servers: [imported], errors: [] }, [
+      "sk-proj-abcdefghijklmnopqrstuv",
+      "correct horse",
+      "pw-example-1",
+      "abc-literal-value",
+    ]);
 
-    const remote = secretsOf({ type: "http", url: "https://user:pw@mcp.example.com/mcp", headers: { Authorization: "Basic dXNlcjpwYXNzd29yZA==", "X-Request-Source": "pi" } });
+    const remote = secretsOf({
+      type: "http",
+      url: "https://user:pw@mcp.example.com/mcp",
+      headers: { Authorization: "Basic dXNlcjpwYXNzd29yZA==", "X-Request-Source": "pi" },
+    });
     assert.deepEqual(remote.inlineSecrets, ["headers.Authorization", "url"]);
-    const referenced = secretsOf({ type: "http", url: "https://mcp.example.com/mcp?key=${KEY}", headers: { Authorization: "Bearer ${TOKEN}" } });
+    const referenced = secretsOf({
+      type: "http",
+      url: "https://mcp.example.com/mcp?key=${KEY}",
+      headers: { Authorization: "Bearer ${TOKEN}" },
+    });
     assert.deepEqual(referenced.inlineSecrets, []);
   });
 });
@@ -588,9 +767,15 @@ describe("discoverImports", { timeout: 60_000 }, () => {
     const home = path.join(root, "home");
     const project = path.join(root, "work", "shop");
     const loc: ImportLocations = { home, projectRoot: project, platform: "linux", env: {} };
-    put(path.join(home, ".config", "Claude", "claude_desktop_config.json"), fixture("claude-desktop/claude_desktop_config.json"));
+    put(
+      path.join(home, ".config", "Claude", "claude_desktop_config.json"),
+      fixture("claude-desktop/claude_desktop_config.json"),
+    );
     put(path.join(project, ".mcp.json"), fixture("claude-code/mcp.json"));
-    put(path.join(home, ".claude.json"), fixture("claude-code/claude.json").replace('"/home/ann/work/shop"', JSON.stringify(project)));
+    put(
+      path.join(home, ".claude.json"),
+      fixture("claude-code/claude.json").replace('"/home/ann/work/shop"', JSON.stringify(project)),
+    );
     put(path.join(project, ".cursor", "mcp.json"), '{\n  "mcpServers": {\n    "broken": { "command": "npx", }\n');
     put(path.join(home, ".codex", "config.toml"), fixture("codex/config.toml"));
     put(path.join(project, "opencode.jsonc"), fixture("opencode/opencode.jsonc"));
@@ -612,7 +797,9 @@ describe("discoverImports", { timeout: 60_000 }, () => {
     assert.equal(count("codex"), 6);
     assert.equal(count("opencode"), 6);
     assert.deepEqual(
-      result.servers.filter((s) => s.client === "claude-code").map((s) => `${s.name} ${path.relative(root, s.sourcePath)}`),
+      result.servers
+        .filter((s) => s.client === "claude-code")
+        .map((s) => `${s.name} ${path.relative(root, s.sourcePath)}`),
       [
         "sentry work/shop/.mcp.json",
         "api-server work/shop/.mcp.json",
@@ -627,37 +814,53 @@ describe("discoverImports", { timeout: 60_000 }, () => {
 
     const relative = result.errors.map((e) => e.split(root).join("<tmp>"));
     assert.equal(relative.length, 5);
-    assert.match(relative[0]!, /^Claude Desktop config <tmp>\/home\/\.config\/Claude\/claude_desktop_config\.json: server "half-written": /);
+    assert.match(
+      relative[0]!,
+      /^Claude Desktop config <tmp>\/home\/\.config\/Claude\/claude_desktop_config\.json: server "half-written": /,
+    );
     assert.match(relative[1]!, /^Claude Code config <tmp>\/work\/shop\/\.mcp\.json: server "socket": /);
-    assert.match(relative[2]!, /^Cursor config <tmp>\/work\/shop\/\.cursor\/mcp\.json: not valid JSON: CloseBraceExpected at line 4, column 1$/);
-    assert.equal(relative[3], "VS Code config <tmp>/home/.config/Code/User/mcp.json: cannot read the file: it is a directory");
+    assert.match(
+      relative[2]!,
+      /^Cursor config <tmp>\/work\/shop\/\.cursor\/mcp\.json: not valid JSON: CloseBraceExpected at line 4, column 1$/,
+    );
+    assert.equal(
+      relative[3],
+      "VS Code config <tmp>/home/.config/Code/User/mcp.json: cannot read the file: it is a directory",
+    );
     assert.match(relative[4]!, /^Codex config <tmp>\/home\/\.codex\/config\.toml: server "unfinished": /);
   });
 
   it("finds nothing, and says nothing, in an empty home", async () => {
     const empty = path.join(root, "empty");
     mkdirSync(empty);
-    assert.deepEqual(await discoverImports({ home: empty, projectRoot: empty, platform: "linux", env: {} }), { servers: [], errors: [] });
+    assert.deepEqual(await discoverImports({ home: empty, projectRoot: empty, platform: "linux", env: {} }), {
+      servers: [],
+      errors: [],
+    });
   });
 
-  it("reports a file it may not read", { skip: process.platform === "win32" ? "POSIX file modes only" : false }, async () => {
-    // Its own directory, which another user may pass through (0711) but not list.
-    const base = mkdtempSync(path.join(tmpdir(), "mcp-bridge-importers-locked-"));
-    chmodSync(base, 0o711);
-    const home = path.join(base, "home");
-    const file = path.join(home, ".cursor", "mcp.json");
-    put(file, '{"mcpServers": {"a": {"command": "a"}}}');
-    chmodSync(file, 0o000);
-    const loc: ImportLocations = { home, projectRoot: path.join(base, "nowhere"), platform: "linux", env: {} };
-    try {
-      // Root reads a file whatever its mode, so as root the discovery runs in a child process as an unprivileged user.
-      const result = process.getuid?.() === 0 ? discoverAsUnprivileged(loc) : await discoverImports(loc);
-      assert.deepEqual(result.servers, []);
-      assert.deepEqual(result.errors, [`Cursor config ${file}: cannot read the file: permission denied`]);
-    } finally {
-      rmSync(base, { recursive: true, force: true });
-    }
-  });
+  it(
+    "reports a file it may not read",
+    { skip: process.platform === "win32" ? "POSIX file modes only" : false },
+    async () => {
+      // Its own directory, which another user may pass through (0711) but not list.
+      const base = mkdtempSync(path.join(tmpdir(), "mcp-bridge-importers-locked-"));
+      chmodSync(base, 0o711);
+      const home = path.join(base, "home");
+      const file = path.join(home, ".cursor", "mcp.json");
+      put(file, '{"mcpServers": {"a": {"command": "a"}}}');
+      chmodSync(file, 0o000);
+      const loc: ImportLocations = { home, projectRoot: path.join(base, "nowhere"), platform: "linux", env: {} };
+      try {
+        // Root reads a file whatever its mode, so as root the discovery runs in a child process as an unprivileged user.
+        const result = process.getuid?.() === 0 ? discoverAsUnprivileged(loc) : await discoverImports(loc);
+        assert.deepEqual(result.servers, []);
+        assert.deepEqual(result.errors, [`Cursor config ${file}: cannot read the file: permission denied`]);
+      } finally {
+        rmSync(base, { recursive: true, force: true });
+      }
+    },
+  );
 });
 
 /** The user `nobody` has on Debian and most Linux systems. */
@@ -670,15 +873,19 @@ function discoverAsUnprivileged(loc: ImportLocations): Awaited<ReturnType<typeof
     `const { discoverImports } = await import(${JSON.stringify(module)});`,
     "process.stdout.write(JSON.stringify(await discoverImports(JSON.parse(process.env.IMPORT_LOCATIONS))));",
   ].join("\n");
-  const child = spawnSync(process.execPath, ["--import", import.meta.resolve("tsx"), "--input-type=module", "-e", script], {
-    uid: UNPRIVILEGED_ID,
-    gid: UNPRIVILEGED_ID,
-    cwd: "/",
-    // tsx keeps a cache in the temp dir unless told not to; nothing of this run should stay behind.
-    env: { PATH: process.env.PATH, IMPORT_LOCATIONS: JSON.stringify(loc), TSX_DISABLE_CACHE: "1" },
-    encoding: "utf8",
-    timeout: 60_000,
-  });
+  const child = spawnSync(
+    process.execPath,
+    ["--import", import.meta.resolve("tsx"), "--input-type=module", "-e", script],
+    {
+      uid: UNPRIVILEGED_ID,
+      gid: UNPRIVILEGED_ID,
+      cwd: "/",
+      // tsx keeps a cache in the temp dir unless told not to; nothing of this run should stay behind.
+      env: { PATH: process.env.PATH, IMPORT_LOCATIONS: JSON.stringify(loc), TSX_DISABLE_CACHE: "1" },
+      encoding: "utf8",
+      timeout: 60_000,
+    },
+  );
   assert.equal(child.status, 0, `the child running as uid ${UNPRIVILEGED_ID} failed: ${child.error ?? child.stderr}`);
   return JSON.parse(child.stdout) as Awaited<ReturnType<typeof discoverImports>>;
 }

@@ -46,7 +46,11 @@ describe("remote server lifecycle", { timeout: 120_000 }, () => {
     let server = await startStreamableHttp();
     const port = server.port;
     const rec = recorder();
-    const connection = connectionFor("web", { url: server.url, reconnect: { initialDelay: 100, maxDelay: 400 } }, { events: rec.sink });
+    const connection = connectionFor(
+      "web",
+      { url: server.url, reconnect: { initialDelay: 100, maxDelay: 400 } },
+      { events: rec.sink },
+    );
     try {
       await connection.connect();
       assert.equal((await runTool(toolsOf(connection).get("mcp_web_echo"), { text: "before" })).text, "before");
@@ -55,7 +59,11 @@ describe("remote server lifecycle", { timeout: 120_000 }, () => {
       await waitFor(() => rec.of("mcp.disconnected").length > 0, "the drop to be noticed", 15_000);
       assert.equal(connection.status === "connected", false);
       const during = runTool(toolsOf(connection).get("mcp_web_echo"), { text: "during" });
-      await waitFor(() => rec.of("mcp.error").length > 0, "a failed reconnect attempt while the server is down", 15_000);
+      await waitFor(
+        () => rec.of("mcp.error").length > 0,
+        "a failed reconnect attempt while the server is down",
+        15_000,
+      );
       server = await startStreamableHttp({ port });
       assert.equal((await during).text, "during");
       assert.equal(connection.status, "connected");
@@ -98,7 +106,11 @@ describe("remote server lifecycle", { timeout: 120_000 }, () => {
     const server = await startStreamableHttp();
     const policy = { initialDelay: 5, maxDelay: 40 };
     const rec = recorder();
-    const connection = connectionFor("jira", { url: server.url, reconnect: policy, requestTimeout: 30_000 }, { events: rec.sink });
+    const connection = connectionFor(
+      "jira",
+      { url: server.url, reconnect: policy, requestTimeout: 30_000 },
+      { events: rec.sink },
+    );
     let restarted: Awaited<ReturnType<typeof startStreamableHttp>> | undefined;
     try {
       await connection.connect();
@@ -106,7 +118,10 @@ describe("remote server lifecycle", { timeout: 120_000 }, () => {
       // A call during the outage waits for the whole schedule, then fails with the reason.
       await assert.rejects(runTool(toolsOf(connection).get("mcp_jira_echo"), { text: "x" }), (error: unknown) => {
         assert.ok(error instanceof BridgeError);
-        assert.match(error.message, /MCP server 'jira' is disconnected after 10 retry attempts\. Last error: .*(ECONNREFUSED|connection refused)/);
+        assert.match(
+          error.message,
+          /MCP server 'jira' is disconnected after 10 retry attempts\. Last error: .*(ECONNREFUSED|connection refused)/,
+        );
         return true;
       });
       const errors = rec.of("mcp.error");
@@ -115,7 +130,11 @@ describe("remote server lifecycle", { timeout: 120_000 }, () => {
         errors.map((e) => e.attempt),
         [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
       );
-      const schedule = backoffSchedule({ maxAttempts: 10, initialDelayMs: policy.initialDelay, maxDelayMs: policy.maxDelay });
+      const schedule = backoffSchedule({
+        maxAttempts: 10,
+        initialDelayMs: policy.initialDelay,
+        maxDelayMs: policy.maxDelay,
+      });
       assert.deepEqual(schedule, [5, 10, 20, 40, 40, 40, 40, 40, 40, 40]);
       assert.deepEqual(
         errors.map((e) => e.retryIn),
@@ -124,21 +143,31 @@ describe("remote server lifecycle", { timeout: 120_000 }, () => {
       );
       // … and waits it: attempt n starts no earlier than its delay after the failure before it (attempt 1: after the
       // drop was noticed).
-      const at = (channel: string, attempt: number) => rec.events.find((e) => e.channel === channel && e.payload.attempt === attempt)!.at;
+      const at = (channel: string, attempt: number) =>
+        rec.events.find((e) => e.channel === channel && e.payload.attempt === attempt)!.at;
       const dropNoticed = rec.events.find((e) => e.channel === "mcp.disconnected")!.at;
       schedule.forEach((delay, i) => {
         const attempt = i + 1;
         const waited = at("mcp.connecting", attempt) - (attempt === 1 ? dropNoticed : at("mcp.error", attempt - 1));
-        assert.ok(waited >= delay - TIMER_GRANULARITY_MS, `attempt ${attempt} started ${waited.toFixed(1)} ms after the one before failed, not ${delay}`);
+        assert.ok(
+          waited >= delay - TIMER_GRANULARITY_MS,
+          `attempt ${attempt} started ${waited.toFixed(1)} ms after the one before failed, not ${delay}`,
+        );
       });
       assert.equal(connection.status, "disconnected");
-      assert.deepEqual(connection.state.kind === "gaveUp" && [connection.state.attempts, connection.state.exhausted], [10, true]);
+      assert.deepEqual(connection.state.kind === "gaveUp" && [connection.state.attempts, connection.state.exhausted], [
+        10,
+        true,
+      ]);
       const last = rec.events.at(-1)!;
       assert.equal(last.channel, "mcp.disconnected");
       assert.match(String(last.payload.reason), /gave up after 10 attempts/);
       // Later calls fail at once, without another round of attempts.
       const before = rec.events.length;
-      await assert.rejects(runTool(toolsOf(connection).get("mcp_jira_echo"), { text: "x" }), /is disconnected after 10 retry attempts/);
+      await assert.rejects(
+        runTool(toolsOf(connection).get("mcp_jira_echo"), { text: "x" }),
+        /is disconnected after 10 retry attempts/,
+      );
       assert.equal(rec.events.length, before);
       // Once it is back, an explicit reconnect (what `/mcp reconnect` does) starts it afresh.
       restarted = await startStreamableHttp({ port: server.port });
@@ -195,7 +224,11 @@ describe("local server lifecycle", { timeout: 120_000 }, () => {
   test("a server that crashes on its third call is restarted and the next call works", async () => {
     const log = path.join(tmp.dir, "third.jsonl");
     const rec = recorder();
-    const connection = connectionFor("db", { ...fixtureEntry(), env: { FIXTURE_LOG: log, FIXTURE_CRASH_ON_CALL: "3" } }, { events: rec.sink });
+    const connection = connectionFor(
+      "db",
+      { ...fixtureEntry(), env: { FIXTURE_LOG: log, FIXTURE_CRASH_ON_CALL: "3" } },
+      { events: rec.sink },
+    );
     try {
       await connection.connect();
       const echo = toolsOf(connection).get("mcp_db_echo");
@@ -229,7 +262,12 @@ describe("local server lifecycle", { timeout: 120_000 }, () => {
     const rec = recorder();
     const connection = connectionFor(
       "doomed",
-      { ...fixtureEntry("crash-on-start"), env: { FIXTURE_LOG: log }, maxRestarts: 3, reconnect: { initialDelay: 10, maxDelay: 40 } },
+      {
+        ...fixtureEntry("crash-on-start"),
+        env: { FIXTURE_LOG: log },
+        maxRestarts: 3,
+        reconnect: { initialDelay: 10, maxDelay: 40 },
+      },
       { events: rec.sink },
     );
     try {
@@ -237,7 +275,11 @@ describe("local server lifecycle", { timeout: 120_000 }, () => {
       await waitFor(() => connection.state.kind === "gaveUp", "the restarts to run out", 15_000);
       // A server that dies before it answers the revision probe may be one that exits on a method it does not know:
       // its first start is tried once more at once with `initialize` alone. Then the 3 restarts.
-      assert.equal(readLog(log).filter((e) => e.event === "start").length, 5, "the first start, its retry with initialize alone, 3 restarts");
+      assert.equal(
+        readLog(log).filter((e) => e.event === "start").length,
+        5,
+        "the first start, its retry with initialize alone, 3 restarts",
+      );
       // Every failed attempt is published, the first start's too, each with the wait before the next (none after the last).
       assert.deepEqual(
         rec.of("mcp.error").map((e) => [e.attempt, e.retryIn]),
@@ -248,13 +290,16 @@ describe("local server lifecycle", { timeout: 120_000 }, () => {
           [3, null],
         ],
       );
-      await assert.rejects(runTool(toolsOf(connection).get("mcp_doomed_echo") ?? fakeTool(connection), { text: "x" }), (error: unknown) => {
-        assert.ok(error instanceof Error);
-        assert.match(error.message, /MCP server 'doomed' was not restarted again after 3 restart attempts/);
-        assert.match(error.message, /exited with code 3/);
-        assert.match(error.message, /fatal: the fixture was told to crash on start/, "its stderr is in the error");
-        return true;
-      });
+      await assert.rejects(
+        runTool(toolsOf(connection).get("mcp_doomed_echo") ?? fakeTool(connection), { text: "x" }),
+        (error: unknown) => {
+          assert.ok(error instanceof Error);
+          assert.match(error.message, /MCP server 'doomed' was not restarted again after 3 restart attempts/);
+          assert.match(error.message, /exited with code 3/);
+          assert.match(error.message, /fatal: the fixture was told to crash on start/, "its stderr is in the error");
+          return true;
+        },
+      );
       for (const start of readLog(log)) assert.equal(isAlive(start.pid), false);
     } finally {
       await connection.close();
@@ -263,7 +308,11 @@ describe("local server lifecycle", { timeout: 120_000 }, () => {
 
   test("restartOnCrash: false leaves a crashed server down", async () => {
     const log = path.join(tmp.dir, "norestart.jsonl");
-    const connection = connectionFor("once", { ...fixtureEntry(), env: { FIXTURE_LOG: log, FIXTURE_CRASH_ON_CALL: "1" }, restartOnCrash: false });
+    const connection = connectionFor("once", {
+      ...fixtureEntry(),
+      env: { FIXTURE_LOG: log, FIXTURE_CRASH_ON_CALL: "1" },
+      restartOnCrash: false,
+    });
     try {
       await connection.connect();
       await assert.rejects(runTool(toolsOf(connection).get("mcp_once_echo"), { text: "x" }), /exited with code 1/);
@@ -278,11 +327,20 @@ describe("local server lifecycle", { timeout: 120_000 }, () => {
     const log = path.join(tmp.dir, "mute.jsonl");
     // Plain node, not the tsx fixture: it must be running well within the short initTimeout even on a busy machine.
     const script = `require("fs").appendFileSync(process.env.FIXTURE_LOG, JSON.stringify({ pid: process.pid, event: "start" }) + "\\n"); process.stdin.resume();`;
-    const connection = connectionFor("mute", { command: process.execPath, args: ["-e", script], env: { FIXTURE_LOG: log }, initTimeout: 1000, maxRestarts: 1 });
+    const connection = connectionFor("mute", {
+      command: process.execPath,
+      args: ["-e", script],
+      env: { FIXTURE_LOG: log },
+      initTimeout: 1000,
+      maxRestarts: 1,
+    });
     try {
       await assert.rejects(connection.connect(), (error: unknown) => {
         assert.ok(error instanceof BridgeError && error.kind === "timeout");
-        assert.match(error.message, /no answer to the MCP handshake after [\d.]+ s, when its `initTimeout` of 1 s ran out; its process was running but had written nothing to stdout, so it was stopped/);
+        assert.match(
+          error.message,
+          /no answer to the MCP handshake after [\d.]+ s, when its `initTimeout` of 1 s ran out; its process was running but had written nothing to stdout, so it was stopped/,
+        );
         assert.match(error.message, /Raise `initTimeout` for 'mute'/);
         return true;
       });
@@ -290,7 +348,10 @@ describe("local server lifecycle", { timeout: 120_000 }, () => {
       await waitFor(() => connection.state.kind === "gaveUp", "the restart schedule to end", 20_000);
       const starts = readLog(log);
       assert.equal(starts.length, 2, "started, then restarted once (maxRestarts: 1)");
-      assert.ok(starts.every((s) => !isAlive(s.pid)), "each start was stopped at its timeout");
+      assert.ok(
+        starts.every((s) => !isAlive(s.pid)),
+        "each start was stopped at its timeout",
+      );
       assert.equal(connection.status, "disconnected");
     } finally {
       await connection.close();
@@ -311,7 +372,11 @@ describe("local server lifecycle", { timeout: 120_000 }, () => {
       frozenPid = connection.pid!;
       // A stopped process is alive but answers nothing: only a ping can tell.
       process.kill(frozenPid, "SIGSTOP");
-      await waitFor(() => rec.of("mcp.health.recovered").length > 0, "a stale check, a failed ping and a restart", 20_000);
+      await waitFor(
+        () => rec.of("mcp.health.recovered").length > 0,
+        "a stale check, a failed ping and a restart",
+        20_000,
+      );
       const stale = rec.of("mcp.health.stale")[0]!;
       assert.equal(typeof stale.lastCommunication, "string");
       assert.match(String(rec.of("mcp.disconnected")[0]!.reason), /no answer to a ping within 0\.3 s/);
@@ -350,9 +415,22 @@ describe("local server lifecycle", { timeout: 120_000 }, () => {
       await logger.close();
     }
     const text = readFileSync(file, "utf8");
-    const lines = text.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = text
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const events = lines.map((l) => `${l.server}:${l.event}`);
-    for (const expected of ["logged:connecting", "logged:connect.failed", "logged:stderr", "working:connecting", "working:spawned", "working:connected", "working:request", "working:server.log", "working:closed"]) {
+    for (const expected of [
+      "logged:connecting",
+      "logged:connect.failed",
+      "logged:stderr",
+      "working:connecting",
+      "working:spawned",
+      "working:connected",
+      "working:request",
+      "working:server.log",
+      "working:closed",
+    ]) {
       assert.ok(events.includes(expected), `${expected} in the log`);
     }
     const call = lines.find((l) => l.event === "request" && l.tool === "echo")!;

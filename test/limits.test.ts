@@ -30,11 +30,14 @@ describe("LineFraming", () => {
   test("a line over the limit is refused as soon as it passes it, naming the limit, and nothing of it is kept", () => {
     const framing = new LineFraming(100);
     framing.append(Buffer.from("x".repeat(60)));
-    assert.throws(() => framing.append(Buffer.from("x".repeat(60))), (error: unknown) => {
-      assert.ok(error instanceof MessageTooLargeError);
-      assert.equal(error.message, "a message from the server was over the 100 B limit (`maxMessageBytes`)");
-      return true;
-    });
+    assert.throws(
+      () => framing.append(Buffer.from("x".repeat(60))),
+      (error: unknown) => {
+        assert.ok(error instanceof MessageTooLargeError);
+        assert.equal(error.message, "a message from the server was over the 100 B limit (`maxMessageBytes`)");
+        return true;
+      },
+    );
     assert.equal(framing.readMessage(), null);
     // A line exactly at the limit is fine.
     const exact = `{"jsonrpc":"2.0","method":"${"m".repeat(100 - 29)}"}`;
@@ -56,7 +59,7 @@ describe("MessageSizeCounter", () => {
 
   test("a JSON body is one message: every byte counts, up to and including the limit", () => {
     const counter = new MessageSizeCounter(10, false);
-    assert.equal(counter.add(bytes("{\"a\":\n\n")), true);
+    assert.equal(counter.add(bytes('{"a":\n\n')), true);
     assert.equal(counter.add(bytes("123")), true, "10 bytes: at the limit");
     assert.equal(counter.add(bytes("4")), false, "11 bytes: over it, blank lines or not");
   });
@@ -65,8 +68,13 @@ describe("MessageSizeCounter", () => {
     for (const end of ["\n\n", "\r\n\r\n", "\r\r", "\r\n\n"]) {
       const counter = new MessageSizeCounter(20, true);
       // Many events, 100 times the limit in total, each within it.
-      for (let i = 0; i < 100; i++) assert.equal(counter.add(bytes(`data: ${"x".repeat(10)}${end}`)), true, JSON.stringify(end));
-      assert.equal(counter.add(bytes(`data: ${"x".repeat(20)}`)), false, `one event over the limit (${JSON.stringify(end)})`);
+      for (let i = 0; i < 100; i++)
+        assert.equal(counter.add(bytes(`data: ${"x".repeat(10)}${end}`)), true, JSON.stringify(end));
+      assert.equal(
+        counter.add(bytes(`data: ${"x".repeat(20)}`)),
+        false,
+        `one event over the limit (${JSON.stringify(end)})`,
+      );
     }
   });
 
@@ -106,18 +114,29 @@ describe("limitTools", () => {
     let deep: Record<string, unknown> = {};
     for (let i = 0; i < 100_000; i++) deep = { not: deep };
     const big = { type: "object", properties: { s: { type: "string", description: "x".repeat(2000) } } };
-    const list = [tool("fine"), tool("big1", big), tool("deep", { type: "object", properties: { x: deep } }), tool("big2", big)];
+    const list = [
+      tool("fine"),
+      tool("big1", big),
+      tool("deep", { type: "object", properties: { x: deep } }),
+      tool("big2", big),
+    ];
     const { tools, warning } = limitTools(list, { maxTools: 500, maxSchemaBytes: 1024 });
     assert.deepEqual(
       tools.map((t) => t.name),
       ["fine"],
     );
-    assert.match(warning ?? "", /^2 tools left out because the input schema is over the 1\.0 KB limit \(`maxSchemaBytes`\): 'big1' \(2\.0 KB\), 'big2' \(2\.0 KB\); 1 tool left out because the input schema is nested deeper than 64 levels: 'deep'$/);
+    assert.match(
+      warning ?? "",
+      /^2 tools left out because the input schema is over the 1\.0 KB limit \(`maxSchemaBytes`\): 'big1' \(2\.0 KB\), 'big2' \(2\.0 KB\); 1 tool left out because the input schema is nested deeper than 64 levels: 'deep'$/,
+    );
   });
 
   test("a left-out tool's name is shown without control sequences and not at any length", () => {
     const big = { type: "object", description: "x".repeat(2000) };
-    const { warning } = limitTools([tool(`evil\u001b]52;c;cHduZWQ=\u0007\u001b[2J${"n".repeat(500)}`, big)], { maxTools: 10, maxSchemaBytes: 1024 });
+    const { warning } = limitTools([tool(`evil\u001b]52;c;cHduZWQ=\u0007\u001b[2J${"n".repeat(500)}`, big)], {
+      maxTools: 10,
+      maxSchemaBytes: 1024,
+    });
     assert.doesNotMatch(warning ?? "", /[\u0000-\u001f\u007f\u009b]/);
     assert.ok((warning ?? "").length < 400, warning);
   });
@@ -136,22 +155,37 @@ describe("limit fields", () => {
   test("defaults, overrides, and bad values", () => {
     const local = validateServerEntry("s", { command: "node" }, SOURCE).config!;
     assert.deepEqual(local.limits, { maxTools: 500, maxSchemaBytes: 64 * 1024, maxMessageBytes: 16 * 1024 * 1024 });
-    const set = validateServerEntry("s", { command: "node", maxTools: 20, maxSchemaBytes: 1000, maxMessageBytes: 2048 }, SOURCE).config!;
+    const set = validateServerEntry(
+      "s",
+      { command: "node", maxTools: 20, maxSchemaBytes: 1000, maxMessageBytes: 2048 },
+      SOURCE,
+    ).config!;
     assert.deepEqual(set.limits, { maxTools: 20, maxSchemaBytes: 1000, maxMessageBytes: 2048 });
     assert.deepEqual(validateServerEntry("s", { command: "node", maxTools: 0, maxSchemaBytes: "big" }, SOURCE).errors, [
       "`maxTools` must be a whole number, 1 or more (got 0)",
       '`maxSchemaBytes` must be a whole number, 1 or more (got "big")',
     ]);
     // A remote server's messages are bounded too (its JSON responses and SSE events).
-    assert.deepEqual(validateServerEntry("r", { url: "https://x.example/mcp", maxMessageBytes: 2048 }, SOURCE).config?.limits.maxMessageBytes, 2048);
+    assert.deepEqual(
+      validateServerEntry("r", { url: "https://x.example/mcp", maxMessageBytes: 2048 }, SOURCE).config?.limits
+        .maxMessageBytes,
+      2048,
+    );
   });
 });
 
 describe("permanentLaunchFailure", () => {
   test("npm E404 and ETARGET, and a shell's exit codes 127 and 126; not an ordinary crash", () => {
-    assert.match(permanentLaunchFailure(1, "npm error code E404\nnpm error 404 Not Found - GET https://registry.npmjs.org/x") ?? "", /does not exist in the npm registry/);
+    assert.match(
+      permanentLaunchFailure(1, "npm error code E404\nnpm error 404 Not Found - GET https://registry.npmjs.org/x") ??
+        "",
+      /does not exist in the npm registry/,
+    );
     assert.match(permanentLaunchFailure(1, "npm ERR! code E404") ?? "", /npm E404/);
-    assert.match(permanentLaunchFailure(1, "npm error code ETARGET\nnpm error notarget No matching version") ?? "", /ETARGET/);
+    assert.match(
+      permanentLaunchFailure(1, "npm error code ETARGET\nnpm error notarget No matching version") ?? "",
+      /ETARGET/,
+    );
     assert.match(permanentLaunchFailure(127, "sh: 1: nope: not found") ?? "", /not found \(exit code 127\)/);
     assert.match(permanentLaunchFailure(126, "") ?? "", /could not be run/);
     assert.equal(permanentLaunchFailure(1, "Error: connect ECONNREFUSED 127.0.0.1:5432"), undefined);

@@ -47,7 +47,11 @@ function remote(url: string, kind: ResolvedRemote["kind"] = "http"): ResolvedRem
   return { kind, url, headers: {} };
 }
 
-function session(endpoint: ResolvedStdio | ResolvedRemote, events: SessionEvents, features: ClientFeatures = {}): LiveSession {
+function session(
+  endpoint: ResolvedStdio | ResolvedRemote,
+  events: SessionEvents,
+  features: ClientFeatures = {},
+): LiveSession {
   return new LiveSession({ endpoint, clientInfo: CLIENT_INFO, features, events });
 }
 
@@ -113,7 +117,10 @@ describe("a live session on its own", { timeout: 120_000 }, () => {
   });
 
   test("stdio: a command that does not exist fails with ENOENT and holds nothing", async () => {
-    const s = session({ kind: "stdio", command: "/nonexistent/mcp-server", args: [], env: {}, cwd: REPO_ROOT }, recorder().events);
+    const s = session(
+      { kind: "stdio", command: "/nonexistent/mcp-server", args: [], env: {}, cwd: REPO_ROOT },
+      recorder().events,
+    );
     await assert.rejects(s.open(Date.now() + 10_000), (error: NodeJS.ErrnoException) => error.code === "ENOENT");
     assert.equal(s.pid, undefined);
   });
@@ -227,23 +234,32 @@ describe("a live session on its own", { timeout: 120_000 }, () => {
     await answering.open(Date.now() + 30_000);
     const answered = await callTool(answering, "ask", { question: "Who is there?" }, { timeout: 10_000 });
     assert.deepEqual(asked, ["Who is there?"]);
-    assert.deepEqual(JSON.parse((answered.content[0] as { text: string }).text), { action: "accept", content: { name: "nobody" } });
+    assert.deepEqual(JSON.parse((answered.content[0] as { text: string }).text), {
+      action: "accept",
+      content: { name: "nobody" },
+    });
     await answering.close({ graceful: true });
   });
 
   test("the live-session module imports nothing from the code that supervises it", () => {
     const srcDir = path.join(REPO_ROOT, "src");
-    const supervisor = ["server-connection.ts", "session-opener.ts", "request-recovery.ts", "health-checks.ts", "lifecycle-report.ts"].map((f) =>
-      path.join(srcDir, "connection", f),
-    );
+    const supervisor = [
+      "server-connection.ts",
+      "session-opener.ts",
+      "request-recovery.ts",
+      "health-checks.ts",
+      "lifecycle-report.ts",
+    ].map((f) => path.join(srcDir, "connection", f));
     const seen = new Set<string>();
     const visit = (file: string) => {
       if (seen.has(file)) return;
       seen.add(file);
-      for (const match of readFileSync(file, "utf8").matchAll(/^import[^"]*"(\.[^"]+)"/gm)) visit(path.resolve(path.dirname(file), match[1]!));
+      for (const match of readFileSync(file, "utf8").matchAll(/^import[^"]*"(\.[^"]+)"/gm))
+        visit(path.resolve(path.dirname(file), match[1]!));
     };
     visit(path.join(srcDir, "connection", "live-session.ts"));
     assert.ok(seen.size > 3, "the import walk found the session's own modules");
-    for (const file of supervisor) assert.equal(seen.has(file), false, `live-session.ts reaches ${path.relative(srcDir, file)}`);
+    for (const file of supervisor)
+      assert.equal(seen.has(file), false, `live-session.ts reaches ${path.relative(srcDir, file)}`);
   });
 });

@@ -2,7 +2,17 @@
  * The bridge's JSON-lines log file: format, batching, rotation, permissions and failure handling, on a real disk.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, chmodSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  chmodSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { spawnSync } from "node:child_process";
 import path from "node:path";
@@ -56,13 +66,23 @@ describe("log file", { timeout: 60_000 }, () => {
         // Give a logger that batches its writes (as LogFile does) turns of the event loop to write them.
         "for (let i = 0; i < 3; i++) await new Promise((resolve) => setTimeout(resolve, 0));",
       ].join("\n");
-      const child = spawnSync(process.execPath, ["--import", import.meta.resolve("tsx"), "--input-type=module", "-e", script], {
-        cwd: sandbox,
-        // tsx, which loads the TypeScript, keeps a cache in the temp dir unless told not to.
-        env: { PATH: process.env.PATH, HOME: sandbox, TMPDIR: sandbox, PI_CODING_AGENT_DIR: sandbox, TSX_DISABLE_CACHE: "1" },
-        encoding: "utf8",
-        timeout: 60_000,
-      });
+      const child = spawnSync(
+        process.execPath,
+        ["--import", import.meta.resolve("tsx"), "--input-type=module", "-e", script],
+        {
+          cwd: sandbox,
+          // tsx, which loads the TypeScript, keeps a cache in the temp dir unless told not to.
+          env: {
+            PATH: process.env.PATH,
+            HOME: sandbox,
+            TMPDIR: sandbox,
+            PI_CODING_AGENT_DIR: sandbox,
+            TSX_DISABLE_CACHE: "1",
+          },
+          encoding: "utf8",
+          timeout: 60_000,
+        },
+      );
       assert.equal(child.status, 0, child.stderr);
       assert.equal(child.stdout, "");
       assert.equal(child.stderr, "");
@@ -93,7 +113,14 @@ describe("log file", { timeout: 60_000 }, () => {
     assert.equal(lines[2], "");
     const first = JSON.parse(lines[0]!) as Record<string, unknown>;
     assert.deepEqual(Object.keys(first), ["time", "level", "event", "server", "tools", "note"]);
-    assert.deepEqual(first, { time: fixed.toISOString(), level: "info", event: "server.connected", server: "github", tools: 3, note: "two\nlines" });
+    assert.deepEqual(first, {
+      time: fixed.toISOString(),
+      level: "info",
+      event: "server.connected",
+      server: "github",
+      tools: 3,
+      note: "two\nlines",
+    });
     const second = JSON.parse(lines[1]!) as Record<string, unknown>;
     assert.deepEqual(second, { time: fixed.toISOString(), level: "debug", event: "bridge.start" });
     assert.equal(log.error, undefined);
@@ -113,11 +140,17 @@ describe("log file", { timeout: 60_000 }, () => {
     for (let i = 0; i < 2000; i++) log.log({ level: "info", event: "line", server: "s", i });
     assert.equal(existsSync(file), false, "no write per log() call");
     await until(() => readLines(file).length === 2000, "the scheduled batch");
-    assert.deepEqual(readLines(file).map((r) => r.i), Array.from({ length: 2000 }, (_, i) => i));
+    assert.deepEqual(
+      readLines(file).map((r) => r.i),
+      Array.from({ length: 2000 }, (_, i) => i),
+    );
 
     for (let i = 2000; i < 3000; i++) log.log({ level: "info", event: "line", i });
     log.flush();
-    assert.deepEqual(readLines(file).map((r) => r.i), Array.from({ length: 3000 }, (_, i) => i));
+    assert.deepEqual(
+      readLines(file).map((r) => r.i),
+      Array.from({ length: 3000 }, (_, i) => i),
+    );
     await log.close();
   });
 
@@ -144,7 +177,10 @@ describe("log file", { timeout: 60_000 }, () => {
     // Oldest to newest, the surviving records are one unbroken run that ends with the last one logged.
     const seqs = [file + ".2", file + ".1", file].flatMap((f) => readLines(f).map((r) => r.seq as number));
     assert.equal(seqs.at(-1), total - 1);
-    assert.deepEqual(seqs, Array.from({ length: seqs.length }, (_, k) => total - seqs.length + k));
+    assert.deepEqual(
+      seqs,
+      Array.from({ length: seqs.length }, (_, k) => total - seqs.length + k),
+    );
     assert.equal(readLines(file).at(-1)!.seq, total - 1);
     assert.equal(log.error, undefined);
   });
@@ -198,9 +234,15 @@ describe("log file", { timeout: 60_000 }, () => {
     for (let i = 0; i < 12; i++) log.log({ level: "info", event: "flood", i });
     log.flush();
     let records = readLines(file);
-    assert.deepEqual(records.slice(0, 5).map((r) => r.i), [0, 1, 2, 3, 4]);
+    assert.deepEqual(
+      records.slice(0, 5).map((r) => r.i),
+      [0, 1, 2, 3, 4],
+    );
     assert.equal(records.length, 6);
-    assert.deepEqual({ level: records[5]!.level, event: records[5]!.event, count: records[5]!.count }, { level: "warn", event: "log.dropped", count: 7 });
+    assert.deepEqual(
+      { level: records[5]!.level, event: records[5]!.event, count: records[5]!.count },
+      { level: "warn", event: "log.dropped", count: 7 },
+    );
 
     log.log({ level: "info", event: "calm" });
     log.flush();
@@ -252,7 +294,11 @@ describe("log file", { timeout: 60_000 }, () => {
     const log = new LogFile(file);
     log.log({ level: "info", event: "before" });
     await log.close();
-    assert.deepEqual(readLines(file).map((r) => r.event), ["before"], "close() flushes");
+    assert.deepEqual(
+      readLines(file).map((r) => r.event),
+      ["before"],
+      "close() flushes",
+    );
     const size = statSync(file).size;
     log.log({ level: "info", event: "after" });
     log.flush();
@@ -278,7 +324,10 @@ describe("readLogTail", { timeout: 60_000 }, () => {
       assert.match(tail[2]!, /disconnected: the process exited$/);
       const many = readLogTail(file, 100_000);
       assert.ok(many.length < 2001, "only the end of the file is read");
-      assert.ok(many.every((l) => /ünïcödé line \d+$|disconnected/.test(l)), "no half line from the cut");
+      assert.ok(
+        many.every((l) => /ünïcödé line \d+$|disconnected/.test(l)),
+        "no half line from the cut",
+      );
       assert.deepEqual(readLogTail(path.join(dir, "missing.log"), 5), []);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -35,11 +35,19 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
 
   /** Secrets made by the tests themselves (workload JWTs): they must not show up either. */
   const issuedElsewhere: string[] = [];
-  const grants = (fixture: OAuthFixture) => fixture.tokenRequests.filter((p) => p.get("grant_type") === "client_credentials");
+  const grants = (fixture: OAuthFixture) =>
+    fixture.tokenRequests.filter((p) => p.get("grant_type") === "client_credentials");
 
   test("client_secret_basic from a ${VAR}: connects and calls a tool with no sign-in; the token is stored 0600 and reused", async () => {
-    const { fixture, authDir } = await setup({ machineClients: [{ clientId: "ci-job", method: "client_secret_basic", secret: SECRET }] });
-    const first = connect(fixture, authDir, { clientId: "ci-job", clientSecret: "${CI_SECRET}" }, { env: { ...process.env, CI_SECRET: SECRET } });
+    const { fixture, authDir } = await setup({
+      machineClients: [{ clientId: "ci-job", method: "client_secret_basic", secret: SECRET }],
+    });
+    const first = connect(
+      fixture,
+      authDir,
+      { clientId: "ci-job", clientSecret: "${CI_SECRET}" },
+      { env: { ...process.env, CI_SECRET: SECRET } },
+    );
     await first.connect();
     assert.equal(await echo(first, "machine"), "machine");
     assert.equal(first.status, "connected");
@@ -62,7 +70,12 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     assert.equal(readFileSync(tokensFile, "utf8").includes(SECRET), false, "the secret is not stored");
     await first.close();
 
-    const second = connect(fixture, authDir, { clientId: "ci-job", clientSecret: "${CI_SECRET}" }, { env: { ...process.env, CI_SECRET: SECRET } });
+    const second = connect(
+      fixture,
+      authDir,
+      { clientId: "ci-job", clientSecret: "${CI_SECRET}" },
+      { env: { ...process.env, CI_SECRET: SECRET } },
+    );
     await second.connect();
     assert.equal(await echo(second, "again"), "again");
     assert.equal(grants(fixture).length, 1, "the stored token was reused");
@@ -78,42 +91,70 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
 
   test("client_secret_post when the config says so: the secret goes in the form, not a header", async () => {
     // The server takes both; without the setting the SDK would choose Basic.
-    const { fixture, authDir } = await setup({ machineClients: [
-      { clientId: "poster", method: "client_secret_post", secret: SECRET },
-      { clientId: "other", method: "client_secret_basic", secret: SECRET },
-    ] });
-    const connection = connect(fixture, authDir, { clientId: "poster", clientSecret: SECRET, tokenEndpointAuthMethod: "client_secret_post", scopes: ["tools"] });
+    const { fixture, authDir } = await setup({
+      machineClients: [
+        { clientId: "poster", method: "client_secret_post", secret: SECRET },
+        { clientId: "other", method: "client_secret_basic", secret: SECRET },
+      ],
+    });
+    const connection = connect(fixture, authDir, {
+      clientId: "poster",
+      clientSecret: SECRET,
+      tokenEndpointAuthMethod: "client_secret_post",
+      scopes: ["tools"],
+    });
     await connection.connect();
     assert.equal(await echo(connection, "posted"), "posted");
-    assert.deepEqual(fixture.clientAuth.map((a) => [a.method, a.ok]), [["client_secret_post", true]]);
+    assert.deepEqual(
+      fixture.clientAuth.map((a) => [a.method, a.ok]),
+      [["client_secret_post", true]],
+    );
     assert.equal(grants(fixture)[0]!.get("scope"), "tools", "the configured scopes");
   });
 
   test("private_key_jwt with a PEM key (SEC1 EC): the assertion verifies against the client's public key", async () => {
     const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
-    const { fixture, authDir } = await setup({ machineClients: [{ clientId: "signer", method: "private_key_jwt", publicKey }] });
+    const { fixture, authDir } = await setup({
+      machineClients: [{ clientId: "signer", method: "private_key_jwt", publicKey }],
+    });
     const keyFile = path.join(tmp.dir, "signer.pem");
     writeFileSync(keyFile, privateKey.export({ format: "pem", type: "sec1" }), { mode: 0o600 });
     const connection = connect(fixture, authDir, { clientId: "signer", privateKeyFile: keyFile });
     await connection.connect();
     assert.equal(await echo(connection, "signed"), "signed");
-    assert.deepEqual(fixture.clientAuth.map((a) => [a.method, a.clientId, a.ok, a.kid]), [["private_key_jwt", "signer", true, undefined]]);
+    assert.deepEqual(
+      fixture.clientAuth.map((a) => [a.method, a.clientId, a.ok, a.kid]),
+      [["private_key_jwt", "signer", true, undefined]],
+    );
   });
 
   test("private_key_jwt with a JWK key file and keyId: the assertion's header names the key", async () => {
     const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
-    const { fixture, authDir } = await setup({ machineClients: [{ clientId: "rotating", method: "private_key_jwt", publicKey, keyId: "key-2026" }] });
+    const { fixture, authDir } = await setup({
+      machineClients: [{ clientId: "rotating", method: "private_key_jwt", publicKey, keyId: "key-2026" }],
+    });
     const keyFile = path.join(tmp.dir, "rotating.jwk.json");
     writeFileSync(keyFile, JSON.stringify(privateKey.export({ format: "jwk" })), { mode: 0o600 });
-    const connection = connect(fixture, authDir, { clientId: "rotating", privateKeyFile: keyFile, signingAlgorithm: "PS256", keyId: "key-2026" });
+    const connection = connect(fixture, authDir, {
+      clientId: "rotating",
+      privateKeyFile: keyFile,
+      signingAlgorithm: "PS256",
+      keyId: "key-2026",
+    });
     await connection.connect();
     assert.equal(await echo(connection, "rotated"), "rotated");
-    assert.deepEqual(fixture.clientAuth.map((a) => [a.method, a.ok, a.kid]), [["private_key_jwt", true, "key-2026"]]);
+    assert.deepEqual(
+      fixture.clientAuth.map((a) => [a.method, a.ok, a.kid]),
+      [["private_key_jwt", true, "key-2026"]],
+    );
   });
 
   test("a token about to expire is fetched again before use (no 401); one the server stopped accepting is replaced after its 401", async () => {
     // 30 s is inside the bridge's 60 s margin: every use asks for a new token first.
-    const { fixture, authDir } = await setup({ machineClients: [{ clientId: "short", method: "client_secret_basic", secret: SECRET }], accessTtl: 30 });
+    const { fixture, authDir } = await setup({
+      machineClients: [{ clientId: "short", method: "client_secret_basic", secret: SECRET }],
+      accessTtl: 30,
+    });
     const connection = connect(fixture, authDir, { clientId: "short", clientSecret: SECRET });
     await connection.connect();
     const before = grants(fixture).length;
@@ -121,7 +162,9 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     assert.ok(grants(fixture).length > before, "a new token was fetched ahead of expiry");
     assert.equal(fixture.unauthorized, 0, "no request was refused");
 
-    const { fixture: other, authDir: otherDir } = await setup({ machineClients: [{ clientId: "long", method: "client_secret_basic", secret: SECRET }] });
+    const { fixture: other, authDir: otherDir } = await setup({
+      machineClients: [{ clientId: "long", method: "client_secret_basic", secret: SECRET }],
+    });
     const lasting = connect(other, otherDir, { clientId: "long", clientSecret: SECRET });
     await lasting.connect();
     assert.equal(grants(other).length, 1);
@@ -133,12 +176,18 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
   });
 
   test("a wrong secret fails clearly: the server, the token endpoint and its answer, never the secret; not 'needs sign-in'", async () => {
-    const { fixture, authDir } = await setup({ machineClients: [{ clientId: "ci-job", method: "client_secret_basic", secret: "the-right-one-1234" }], echoSecrets: true });
+    const { fixture, authDir } = await setup({
+      machineClients: [{ clientId: "ci-job", method: "client_secret_basic", secret: "the-right-one-1234" }],
+      echoSecrets: true,
+    });
     const connection = connect(fixture, authDir, { clientId: "ci-job", clientSecret: SECRET });
     await assert.rejects(connection.connect(), (error: unknown) => {
       messages.push(String(error));
       assert.ok(error instanceof BridgeError && error.kind === "auth", String(error));
-      assert.match(error.message, /^MCP server 'machine': the authorization server refused client 'ci-job' at http:\/\/127\.0\.0\.1:\d+\/token: invalid_client \(client authentication failed \(wrong secret '\*\*\*'\)\)/);
+      assert.match(
+        error.message,
+        /^MCP server 'machine': the authorization server refused client 'ci-job' at http:\/\/127\.0\.0\.1:\d+\/token: invalid_client \(client authentication failed \(wrong secret '\*\*\*'\)\)/,
+      );
       assert.match(error.message, /Check `auth\.clientId` and `auth\.clientSecret`/);
       assert.equal(error.message.includes(SECRET), false);
       return true;
@@ -160,19 +209,28 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     fixture.expireAccessTokens();
     await assert.rejects(echo(connection, "after"), (error: unknown) => {
       assert.ok(error instanceof BridgeError && error.kind === "auth", String(error));
-      assert.match(error.message, /MCP server 'machine': the authorization server refused client 'ci-job' at \S+\/token: invalid_client \(client authentication failed \(wrong secret\)\)/);
+      assert.match(
+        error.message,
+        /MCP server 'machine': the authorization server refused client 'ci-job' at \S+\/token: invalid_client \(client authentication failed \(wrong secret\)\)/,
+      );
       return true;
     });
     assert.equal(connection.needsSignIn, false);
   });
 
   test("a server that refuses every token: one new token is tried, then a clear error; no sign-in is asked for", async () => {
-    const { fixture, authDir } = await setup({ machineClients: [{ clientId: "ci-job", method: "client_secret_basic", secret: SECRET }], refuseTokens: true });
+    const { fixture, authDir } = await setup({
+      machineClients: [{ clientId: "ci-job", method: "client_secret_basic", secret: SECRET }],
+      refuseTokens: true,
+    });
     const connection = connect(fixture, authDir, { clientId: "ci-job", clientSecret: SECRET });
     await assert.rejects(connection.connect(), (error: unknown) => {
       messages.push(String(error));
       assert.ok(error instanceof BridgeError && error.kind === "auth", String(error));
-      assert.match(error.message, /MCP server 'machine' refused the access token its authorization server issued to client 'ci-job' \(a new one as well\)/);
+      assert.match(
+        error.message,
+        /MCP server 'machine' refused the access token its authorization server issued to client 'ci-job' \(a new one as well\)/,
+      );
       return true;
     });
     assert.ok(grants(fixture).length >= 2, "a new token was tried");
@@ -186,18 +244,37 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
 
     function workloadJwt(key: KeyObject, audience: string, expires: string | number = "10m"): Promise<string> {
-      return new SignJWT({}).setProtectedHeader({ alg: "ES256" }).setIssuer(WORKLOAD_ISSUER).setSubject("repo:acme/app:ref:main").setAudience(audience).setIssuedAt().setExpirationTime(expires).setJti(crypto.randomUUID()).sign(key);
+      return new SignJWT({})
+        .setProtectedHeader({ alg: "ES256" })
+        .setIssuer(WORKLOAD_ISSUER)
+        .setSubject("repo:acme/app:ref:main")
+        .setAudience(audience)
+        .setIssuedAt()
+        .setExpirationTime(expires)
+        .setJti(crypto.randomUUID())
+        .sign(key);
     }
 
     test("a JWT from a file is exchanged for a token with no sign-in, and the file is read again for the next token", async () => {
-      const { fixture, authDir } = await setup({ machineClients: [], workloadIssuer: { issuer: WORKLOAD_ISSUER, publicKey }, accessTtl: 30 });
+      const { fixture, authDir } = await setup({
+        machineClients: [],
+        workloadIssuer: { issuer: WORKLOAD_ISSUER, publicKey },
+        accessTtl: 30,
+      });
       const jwtFile = path.join(tmp.dir, "workload-token");
       const first = await workloadJwt(privateKey, fixture.origin);
       writeFileSync(jwtFile, `${first}\n`);
-      const connection = connect(fixture, authDir, { grantType: JWT_BEARER, clientId: "workload", assertionFile: jwtFile });
+      const connection = connect(fixture, authDir, {
+        grantType: JWT_BEARER,
+        clientId: "workload",
+        assertionFile: jwtFile,
+      });
       await connection.connect();
       assert.equal(await echo(connection, "workload"), "workload");
-      assert.ok(fixture.workloadGrants.length >= 1 && fixture.workloadGrants.every((g) => g.ok && g.assertion === first && g.clientId === "workload"));
+      assert.ok(
+        fixture.workloadGrants.length >= 1 &&
+          fixture.workloadGrants.every((g) => g.ok && g.assertion === first && g.clientId === "workload"),
+      );
       assert.equal(fixture.authorizations.length + fixture.registrations.length, 0, "no sign-in, no registration");
       // The platform replaces the file with a new token; the next token request (30 s tokens: every use) sends it.
       const second = await workloadJwt(privateKey, fixture.origin);
@@ -208,14 +285,26 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     });
 
     test("an expired JWT from a variable fails with the token endpoint's answer, the JWT hidden even where the server quotes it", async () => {
-      const { fixture, authDir } = await setup({ machineClients: [], workloadIssuer: { issuer: WORKLOAD_ISSUER, publicKey }, echoSecrets: true });
+      const { fixture, authDir } = await setup({
+        machineClients: [],
+        workloadIssuer: { issuer: WORKLOAD_ISSUER, publicKey },
+        echoSecrets: true,
+      });
       const expired = await workloadJwt(privateKey, fixture.origin, Math.floor(Date.now() / 1000) - 60);
       issuedElsewhere.push(expired);
-      const connection = connect(fixture, authDir, { grantType: JWT_BEARER, clientId: "workload", assertion: "${WORKLOAD_JWT}" }, { env: { ...process.env, WORKLOAD_JWT: expired } });
+      const connection = connect(
+        fixture,
+        authDir,
+        { grantType: JWT_BEARER, clientId: "workload", assertion: "${WORKLOAD_JWT}" },
+        { env: { ...process.env, WORKLOAD_JWT: expired } },
+      );
       await assert.rejects(connection.connect(), (error: unknown) => {
         messages.push(String(error));
         assert.ok(error instanceof BridgeError && error.kind === "auth", String(error));
-        assert.match(error.message, /refused client 'workload' at \S+\/token: invalid_grant \(assertion rejected: "exp" claim timestamp check failed in \*\*\*\)/);
+        assert.match(
+          error.message,
+          /refused client 'workload' at \S+\/token: invalid_grant \(assertion rejected: "exp" claim timestamp check failed in \*\*\*\)/,
+        );
         assert.match(error.message, /Check `auth.clientId` and the workload's JWT/);
         assert.equal(error.message.includes(expired), false);
         return true;
@@ -229,13 +318,24 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     const IDP_SECRET = "idp-client-secret-77aa";
 
     async function enterprise(options: OAuthFixtureOptions = {}) {
-      const idp = await startEnterpriseIdp({ clientId: "pi-at-acme", clientSecret: IDP_SECRET, mcpClientId: "mcp-client" });
+      const idp = await startEnterpriseIdp({
+        clientId: "pi-at-acme",
+        clientSecret: IDP_SECRET,
+        mcpClientId: "mcp-client",
+      });
       const { fixture, authDir } = await setup({
         machineClients: [{ clientId: "mcp-client", method: "client_secret_basic", secret: SECRET }],
         ...options,
         enterpriseIdp: { issuer: idp.issuer, publicKey: idp.publicKey },
       });
-      const auth = { grantType: JWT_BEARER, clientId: "mcp-client", clientSecret: SECRET, idpTokenUrl: idp.tokenUrl, idpClientId: "pi-at-acme", idpClientSecret: "${IDP_SECRET}" };
+      const auth = {
+        grantType: JWT_BEARER,
+        clientId: "mcp-client",
+        clientSecret: SECRET,
+        idpTokenUrl: idp.tokenUrl,
+        idpClientId: "pi-at-acme",
+        idpClientSecret: "${IDP_SECRET}",
+      };
       return { idp, fixture, authDir, auth };
     }
 
@@ -251,7 +351,11 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
         assert.ok(idp.exchanges.length >= 1 && idp.exchanges.every((e) => e.ok), JSON.stringify(idp.exchanges));
         assert.equal(idp.exchanges[0]!.audience, fixture.origin, "the ID-JAG is for this authorization server");
         assert.equal(idp.exchanges[0]!.resource, fixture.url, "and for this MCP server");
-        assert.ok(fixture.workloadGrants.length >= 1 && fixture.workloadGrants.every((g) => g.ok && g.clientId === "mcp-client"), JSON.stringify(fixture.workloadGrants.map((g) => g.error)));
+        assert.ok(
+          fixture.workloadGrants.length >= 1 &&
+            fixture.workloadGrants.every((g) => g.ok && g.clientId === "mcp-client"),
+          JSON.stringify(fixture.workloadGrants.map((g) => g.error)),
+        );
         assert.equal(fixture.authorizations.length + fixture.registrations.length, 0);
         assert.equal(idp.exchanges[0]!.user, "alice");
         // Another sign-in replaces the file; the next token (30 s tokens: every use) is asked for with the new ID token.
@@ -268,12 +372,20 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
       const { idp, fixture, authDir, auth } = await enterprise();
       const expired = await idp.idToken("bob", true);
       issuedElsewhere.push(expired);
-      const connection = connect(fixture, authDir, { ...auth, idToken: "${ID_TOKEN}" }, { env: { ...process.env, IDP_SECRET, ID_TOKEN: expired } });
+      const connection = connect(
+        fixture,
+        authDir,
+        { ...auth, idToken: "${ID_TOKEN}" },
+        { env: { ...process.env, IDP_SECRET, ID_TOKEN: expired } },
+      );
       try {
         await assert.rejects(connection.connect(), (error: unknown) => {
           messages.push(String(error));
           assert.ok(error instanceof BridgeError && error.kind === "auth", String(error));
-          assert.match(error.message, /^MCP server 'machine': the identity provider http:\/\/127\.0\.0\.1:\d+\/token did not exchange the ID token for an authorization grant: Token exchange failed: invalid_grant - ID token rejected: "exp" claim timestamp check failed\. Check `auth\.idToken`/);
+          assert.match(
+            error.message,
+            /^MCP server 'machine': the identity provider http:\/\/127\.0\.0\.1:\d+\/token did not exchange the ID token for an authorization grant: Token exchange failed: invalid_grant - ID token rejected: "exp" claim timestamp check failed\. Check `auth\.idToken`/,
+          );
           for (const secret of [expired, IDP_SECRET, SECRET]) assert.equal(error.message.includes(secret), false);
           return true;
         });
@@ -287,9 +399,17 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
 
   test("a key file that is missing, or holds a public key, is named with what to fix", async () => {
     const { publicKey } = generateKeyPairSync("ed25519");
-    const { fixture, authDir } = await setup({ machineClients: [{ clientId: "signer", method: "private_key_jwt", publicKey }] });
-    const missing = connect(fixture, authDir, { clientId: "signer", privateKeyFile: path.join(tmp.dir, "nowhere.pem") });
-    await assert.rejects(missing.connect(), /MCP server 'machine': the private key file .*nowhere\.pem cannot be read \(it does not exist\); fix `auth\.privateKeyFile`/);
+    const { fixture, authDir } = await setup({
+      machineClients: [{ clientId: "signer", method: "private_key_jwt", publicKey }],
+    });
+    const missing = connect(fixture, authDir, {
+      clientId: "signer",
+      privateKeyFile: path.join(tmp.dir, "nowhere.pem"),
+    });
+    await assert.rejects(
+      missing.connect(),
+      /MCP server 'machine': the private key file .*nowhere\.pem cannot be read \(it does not exist\); fix `auth\.privateKeyFile`/,
+    );
     const publicFile = path.join(tmp.dir, "public.pem");
     writeFileSync(publicFile, publicKey.export({ format: "pem", type: "spki" }));
     const wrong = connect(fixture, authDir, { clientId: "signer", privateKeyFile: publicFile });
@@ -302,74 +422,245 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     const texts = [readFileSync(logger.path, "utf8"), JSON.stringify(events), messages.join("\n")];
     const issued = [...fixtures.flatMap((f) => f.issued), ...issuedElsewhere];
     assert.ok(issued.length >= 5);
-    for (const secret of [SECRET, ...issued]) for (const text of texts) assert.equal(text.includes(secret), false, "a secret leaked");
-    const assertions = fixtures.flatMap((f) => f.tokenRequests.map((p) => p.get("client_assertion")).filter((a): a is string => a !== null));
+    for (const secret of [SECRET, ...issued])
+      for (const text of texts) assert.equal(text.includes(secret), false, "a secret leaked");
+    const assertions = fixtures.flatMap((f) =>
+      f.tokenRequests.map((p) => p.get("client_assertion")).filter((a): a is string => a !== null),
+    );
     assert.ok(assertions.length >= 2);
-    for (const text of texts) assert.equal(text.includes("idp-client-secret-77aa"), false, "the IdP client secret leaked");
-    for (const assertion of assertions) for (const text of texts) assert.equal(text.includes(assertion), false, "an assertion leaked");
+    for (const text of texts)
+      assert.equal(text.includes("idp-client-secret-77aa"), false, "the IdP client secret leaked");
+    for (const assertion of assertions)
+      for (const text of texts) assert.equal(text.includes(assertion), false, "an assertion leaked");
   });
 });
 
 describe("the client-credentials config: each mistake said with what to change", () => {
   const errorsOf = (auth: Record<string, unknown>, field = "auth") =>
-    validateServerEntry("m", { url: "https://mcp.example.com/mcp", [field]: auth }, { scope: "user", path: "/home/u/.pi/agent/mcp.json" }).errors;
+    validateServerEntry(
+      "m",
+      { url: "https://mcp.example.com/mcp", [field]: auth },
+      { scope: "user", path: "/home/u/.pi/agent/mcp.json" },
+    ).errors;
 
   test("complete entries pass, and read as written (pi 1.x's `oauth` block too)", () => {
-    assert.deepEqual(errorsOf({ grantType: "client_credentials", clientId: "job", clientSecret: "${JOB_SECRET}", scopes: ["read"] }), []);
-    assert.deepEqual(errorsOf({ grantType: "client_credentials", clientId: "job", privateKeyFile: "~/keys/job.pem", signingAlgorithm: "ES256", keyId: "k1" }, "oauth"), []);
-    assert.deepEqual(errorsOf({ grantType: "urn:ietf:params:oauth:grant-type:jwt-bearer", clientId: "w", assertionFile: "/var/run/secrets/tokens/mcp" }), []);
-    assert.deepEqual(errorsOf({ grantType: "urn:ietf:params:oauth:grant-type:jwt-bearer", clientId: "w", assertion: "${ACTIONS_ID_TOKEN}", clientSecret: "${S}" }), []);
-    const enterprise = { grantType: "urn:ietf:params:oauth:grant-type:jwt-bearer", clientId: "w", clientSecret: "${S}", idpClientId: "c", idToken: "${ID_TOKEN}" };
+    assert.deepEqual(
+      errorsOf({ grantType: "client_credentials", clientId: "job", clientSecret: "${JOB_SECRET}", scopes: ["read"] }),
+      [],
+    );
+    assert.deepEqual(
+      errorsOf(
+        {
+          grantType: "client_credentials",
+          clientId: "job",
+          privateKeyFile: "~/keys/job.pem",
+          signingAlgorithm: "ES256",
+          keyId: "k1",
+        },
+        "oauth",
+      ),
+      [],
+    );
+    assert.deepEqual(
+      errorsOf({
+        grantType: "urn:ietf:params:oauth:grant-type:jwt-bearer",
+        clientId: "w",
+        assertionFile: "/var/run/secrets/tokens/mcp",
+      }),
+      [],
+    );
+    assert.deepEqual(
+      errorsOf({
+        grantType: "urn:ietf:params:oauth:grant-type:jwt-bearer",
+        clientId: "w",
+        assertion: "${ACTIONS_ID_TOKEN}",
+        clientSecret: "${S}",
+      }),
+      [],
+    );
+    const enterprise = {
+      grantType: "urn:ietf:params:oauth:grant-type:jwt-bearer",
+      clientId: "w",
+      clientSecret: "${S}",
+      idpClientId: "c",
+      idToken: "${ID_TOKEN}",
+    };
     assert.deepEqual(errorsOf({ ...enterprise, idpUrl: "https://acme.okta.com" }), []);
-    assert.deepEqual(errorsOf({ ...enterprise, idpTokenUrl: "https://acme.okta.com/oauth2/v1/token", idpClientSecret: "${IDP_SECRET}" }), []);
-    const config = validateServerEntry("m", { url: "https://x/mcp", auth: { grantType: "client_credentials", clientId: "job", privateKeyFile: "~/k.pem" } }, { scope: "user", path: "/p" }).config;
+    assert.deepEqual(
+      errorsOf({
+        ...enterprise,
+        idpTokenUrl: "https://acme.okta.com/oauth2/v1/token",
+        idpClientSecret: "${IDP_SECRET}",
+      }),
+      [],
+    );
+    const config = validateServerEntry(
+      "m",
+      { url: "https://x/mcp", auth: { grantType: "client_credentials", clientId: "job", privateKeyFile: "~/k.pem" } },
+      { scope: "user", path: "/p" },
+    ).config;
     assert.equal(config?.oauth?.tokenEndpointAuthMethod, "private_key_jwt", "a key file means private_key_jwt");
   });
 
   test("a project server's key file is shown when trust is asked, and a changed one asks again", () => {
     const entry = (file: string) =>
-      validateServerEntry("m", { url: "https://x/mcp", auth: { grantType: "client_credentials", clientId: "job", privateKeyFile: file } }, { scope: "project", path: "/p/.pi/mcp.json" }).config!;
-    assert.ok(describeForTrust(entry("~/keys/job.pem")).includes("signs its OAuth token requests with the key in: ~/keys/job.pem"));
+      validateServerEntry(
+        "m",
+        { url: "https://x/mcp", auth: { grantType: "client_credentials", clientId: "job", privateKeyFile: file } },
+        { scope: "project", path: "/p/.pi/mcp.json" },
+      ).config!;
+    assert.ok(
+      describeForTrust(entry("~/keys/job.pem")).includes(
+        "signs its OAuth token requests with the key in: ~/keys/job.pem",
+      ),
+    );
     assert.notEqual(trustFingerprint(entry("~/keys/job.pem")), trustFingerprint(entry("~/.ssh/id_ed25519")));
     const enterprise = validateServerEntry(
       "m",
-      { url: "https://x/mcp", auth: { grantType: "urn:ietf:params:oauth:grant-type:jwt-bearer", clientId: "c", idpUrl: "https://idp", idpClientId: "i", idpClientSecret: "${IDP_SECRET}", idToken: "${ID_TOKEN}" } },
+      {
+        url: "https://x/mcp",
+        auth: {
+          grantType: "urn:ietf:params:oauth:grant-type:jwt-bearer",
+          clientId: "c",
+          idpUrl: "https://idp",
+          idpClientId: "i",
+          idpClientSecret: "${IDP_SECRET}",
+          idToken: "${ID_TOKEN}",
+        },
+      },
       { scope: "project", path: "/p/.pi/mcp.json" },
     ).config!;
-    assert.ok(describeForTrust(enterprise).includes("reads your variables: ${IDP_SECRET}, ${ID_TOKEN}"), describeForTrust(enterprise).join("\n"));
+    assert.ok(
+      describeForTrust(enterprise).includes("reads your variables: ${IDP_SECRET}, ${ID_TOKEN}"),
+      describeForTrust(enterprise).join("\n"),
+    );
   });
 
   test("what is missing, contradictory or meant for a browser sign-in", () => {
     const JWT = "urn:ietf:params:oauth:grant-type:jwt-bearer";
     const cases: Array<[Record<string, unknown>, RegExp]> = [
       [{ grantType: "client_credentials", clientSecret: "x" }, /`auth.clientSecret` needs `auth.clientId`/],
-      [{ grantType: "client_credentials", clientId: "job" }, /needs `auth.clientSecret` \(client_secret_basic or client_secret_post\) or `auth.privateKeyFile` \(private_key_jwt\)/],
-      [{ grantType: "client_credentials", clientId: "job", clientSecret: "x", privateKeyFile: "/k.pem" }, /two ways to prove the client; keep one/],
-      [{ grantType: "client_credentials", clientId: "job", clientSecret: "x", tokenEndpointAuthMethod: "private_key_jwt" }, /"private_key_jwt" signs with `auth.privateKeyFile`/],
-      [{ grantType: "client_credentials", clientId: "job", privateKeyFile: "/k.pem", tokenEndpointAuthMethod: "client_secret_post" }, /with `auth.privateKeyFile` it is "private_key_jwt"/],
-      [{ grantType: "client_credentials", clientId: "job", clientSecret: "x", tokenEndpointAuthMethod: "tls_client_auth" }, /must be "client_secret_basic", "client_secret_post" or "private_key_jwt"/],
-      [{ grantType: "client_credentials", clientId: "job", privateKeyFile: "/k.pem", signingAlgorithm: "HS256" }, /must be one of RS256, .*EdDSA \(got "HS256"\)/],
-      [{ grantType: "client_credentials", clientId: "job", privateKeyFile: "keys/k.pem" }, /must be an absolute path, or start with ~\/ or a \$\{VAR\}/],
-      [{ grantType: "client_credentials", clientId: "job", clientSecret: "x", keyId: "k1" }, /`auth.keyId` go with `auth.privateKeyFile`/],
-      [{ grantType: "client_credentials", clientId: "job", clientSecret: "x", callbackPort: 9000 }, /`auth.callbackPort` is for signing in in a browser/],
-      [{ grantType: "client_credentials", clientId: "job", clientSecret: "x", authorizationUrl: "https://a/authorize", tokenUrl: "https://a/token" }, /use discovery, or `auth.authServerMetadataUrl`/],
-      [{ grantType: "password", clientId: "job" }, /`auth.grantType` must be "authorization_code" .*, "client_credentials" .* or "urn:ietf:params:oauth:grant-type:jwt-bearer"/],
-      [{ clientId: "job", privateKeyFile: "/k.pem" }, /`auth.privateKeyFile` is for `"grantType": "client_credentials"` or "urn:ietf:params:oauth:grant-type:jwt-bearer"; add one, or remove it/],
-      [{ grantType: JWT, clientId: "w" }, /needs one of `auth.assertion` \(the workload's JWT, from a \$\{VAR\}\), `auth.assertionFile` .* or an identity provider/],
+      [
+        { grantType: "client_credentials", clientId: "job" },
+        /needs `auth.clientSecret` \(client_secret_basic or client_secret_post\) or `auth.privateKeyFile` \(private_key_jwt\)/,
+      ],
+      [
+        { grantType: "client_credentials", clientId: "job", clientSecret: "x", privateKeyFile: "/k.pem" },
+        /two ways to prove the client; keep one/,
+      ],
+      [
+        {
+          grantType: "client_credentials",
+          clientId: "job",
+          clientSecret: "x",
+          tokenEndpointAuthMethod: "private_key_jwt",
+        },
+        /"private_key_jwt" signs with `auth.privateKeyFile`/,
+      ],
+      [
+        {
+          grantType: "client_credentials",
+          clientId: "job",
+          privateKeyFile: "/k.pem",
+          tokenEndpointAuthMethod: "client_secret_post",
+        },
+        /with `auth.privateKeyFile` it is "private_key_jwt"/,
+      ],
+      [
+        {
+          grantType: "client_credentials",
+          clientId: "job",
+          clientSecret: "x",
+          tokenEndpointAuthMethod: "tls_client_auth",
+        },
+        /must be "client_secret_basic", "client_secret_post" or "private_key_jwt"/,
+      ],
+      [
+        { grantType: "client_credentials", clientId: "job", privateKeyFile: "/k.pem", signingAlgorithm: "HS256" },
+        /must be one of RS256, .*EdDSA \(got "HS256"\)/,
+      ],
+      [
+        { grantType: "client_credentials", clientId: "job", privateKeyFile: "keys/k.pem" },
+        /must be an absolute path, or start with ~\/ or a \$\{VAR\}/,
+      ],
+      [
+        { grantType: "client_credentials", clientId: "job", clientSecret: "x", keyId: "k1" },
+        /`auth.keyId` go with `auth.privateKeyFile`/,
+      ],
+      [
+        { grantType: "client_credentials", clientId: "job", clientSecret: "x", callbackPort: 9000 },
+        /`auth.callbackPort` is for signing in in a browser/,
+      ],
+      [
+        {
+          grantType: "client_credentials",
+          clientId: "job",
+          clientSecret: "x",
+          authorizationUrl: "https://a/authorize",
+          tokenUrl: "https://a/token",
+        },
+        /use discovery, or `auth.authServerMetadataUrl`/,
+      ],
+      [
+        { grantType: "password", clientId: "job" },
+        /`auth.grantType` must be "authorization_code" .*, "client_credentials" .* or "urn:ietf:params:oauth:grant-type:jwt-bearer"/,
+      ],
+      [
+        { clientId: "job", privateKeyFile: "/k.pem" },
+        /`auth.privateKeyFile` is for `"grantType": "client_credentials"` or "urn:ietf:params:oauth:grant-type:jwt-bearer"; add one, or remove it/,
+      ],
+      [
+        { grantType: JWT, clientId: "w" },
+        /needs one of `auth.assertion` \(the workload's JWT, from a \$\{VAR\}\), `auth.assertionFile` .* or an identity provider/,
+      ],
       [{ grantType: JWT, clientId: "w", assertion: "${T}", assertionFile: "/t" }, /needs one of `auth.assertion`/],
       [{ grantType: JWT, clientId: "w", assertionFile: "token" }, /`auth.assertionFile` must be an absolute path/],
-      [{ grantType: "client_credentials", clientId: "job", clientSecret: "x", assertion: "${T}" }, /`auth.assertion`, `auth.assertionFile` and the `auth.idp…`\/`idToken` keys are for `"grantType": "urn:ietf:params:oauth:grant-type:jwt-bearer"`/],
-      [{ grantType: JWT, clientId: "w", idpUrl: "https://idp.example.com", idToken: "${T}" }, /enterprise-managed authorization needs `auth.idpClientId`/],
-      [{ grantType: JWT, clientId: "w", idpClientId: "c", idToken: "${T}" }, /needs one of `auth.idpUrl` \(the identity provider's issuer\) or `auth.idpTokenUrl`/],
-      [{ grantType: JWT, clientId: "w", idpTokenUrl: "ftp://idp/token", idpClientId: "c", idToken: "${T}" }, /`auth.idpTokenUrl`/],
-      [{ grantType: JWT, clientId: "w", idpUrl: "https://idp.example.com", idpClientId: "c" }, /needs one of `auth.idToken` \(the user's ID token, from a \$\{VAR\}\) or `auth.idTokenFile`/],
-      [{ grantType: JWT, clientId: "w", assertion: "${A}", idpUrl: "https://idp.example.com", idpClientId: "c", idToken: "${T}" }, /needs one of `auth.assertion`/],
-      [{ grantType: "client_credentials", clientId: "job", clientSecret: "x", idToken: "${T}" }, /the `auth.idp…`\/`idToken` keys are for/],
-      [{ grantType: JWT, clientId: "w", assertion: "${T}", callbackPort: 1 }, /`auth.callbackPort` is for signing in in a browser, which a "urn:ietf:params:oauth:grant-type:jwt-bearer" client never does/],
+      [
+        { grantType: "client_credentials", clientId: "job", clientSecret: "x", assertion: "${T}" },
+        /`auth.assertion`, `auth.assertionFile` and the `auth.idp…`\/`idToken` keys are for `"grantType": "urn:ietf:params:oauth:grant-type:jwt-bearer"`/,
+      ],
+      [
+        { grantType: JWT, clientId: "w", idpUrl: "https://idp.example.com", idToken: "${T}" },
+        /enterprise-managed authorization needs `auth.idpClientId`/,
+      ],
+      [
+        { grantType: JWT, clientId: "w", idpClientId: "c", idToken: "${T}" },
+        /needs one of `auth.idpUrl` \(the identity provider's issuer\) or `auth.idpTokenUrl`/,
+      ],
+      [
+        { grantType: JWT, clientId: "w", idpTokenUrl: "ftp://idp/token", idpClientId: "c", idToken: "${T}" },
+        /`auth.idpTokenUrl`/,
+      ],
+      [
+        { grantType: JWT, clientId: "w", idpUrl: "https://idp.example.com", idpClientId: "c" },
+        /needs one of `auth.idToken` \(the user's ID token, from a \$\{VAR\}\) or `auth.idTokenFile`/,
+      ],
+      [
+        {
+          grantType: JWT,
+          clientId: "w",
+          assertion: "${A}",
+          idpUrl: "https://idp.example.com",
+          idpClientId: "c",
+          idToken: "${T}",
+        },
+        /needs one of `auth.assertion`/,
+      ],
+      [
+        { grantType: "client_credentials", clientId: "job", clientSecret: "x", idToken: "${T}" },
+        /the `auth.idp…`\/`idToken` keys are for/,
+      ],
+      [
+        { grantType: JWT, clientId: "w", assertion: "${T}", callbackPort: 1 },
+        /`auth.callbackPort` is for signing in in a browser, which a "urn:ietf:params:oauth:grant-type:jwt-bearer" client never does/,
+      ],
     ];
     for (const [auth, expected] of cases) {
       const errors = errorsOf(auth);
-      assert.ok(errors.some((e) => expected.test(e)), `${JSON.stringify(auth)} → ${JSON.stringify(errors)}`);
+      assert.ok(
+        errors.some((e) => expected.test(e)),
+        `${JSON.stringify(auth)} → ${JSON.stringify(errors)}`,
+      );
     }
   });
 });

@@ -41,7 +41,10 @@ describe("modern fixture server over HTTP", () => {
     const changed = firstEvent<Tool[]>(15_000, "tools/list_changed", (d) => (deliver = d));
     const client = new Client(
       { name: "modern-test", version: "0.0.0" },
-      { versionNegotiation: { mode: "auto" }, listChanged: { tools: { onChanged: (error, tools) => (error ? undefined : deliver?.(tools ?? [])) } } },
+      {
+        versionNegotiation: { mode: "auto" },
+        listChanged: { tools: { onChanged: (error, tools) => (error ? undefined : deliver?.(tools ?? [])) } },
+      },
     );
     try {
       await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
@@ -50,14 +53,20 @@ describe("modern fixture server over HTTP", () => {
       assert.ok(!before.tools.some((t) => t.name === "late_tool"));
       await client.callTool({ name: "add_tool", arguments: { name: "late_tool" } });
       const tools = await changed;
-      assert.ok(tools.some((t) => t.name === "late_tool"), `the new list has the tool: ${tools.map((t) => t.name).join(", ")}`);
+      assert.ok(
+        tools.some((t) => t.name === "late_tool"),
+        `the new list has the tool: ${tools.map((t) => t.name).join(", ")}`,
+      );
     } finally {
       await client.close();
     }
   });
 
   it("asks for input with an input_required result, answered by the client's elicitation handler", async () => {
-    const client = new Client({ name: "modern-test", version: "0.0.0" }, { versionNegotiation: { mode: "auto" }, capabilities: { elicitation: {} } });
+    const client = new Client(
+      { name: "modern-test", version: "0.0.0" },
+      { versionNegotiation: { mode: "auto" }, capabilities: { elicitation: {} } },
+    );
     const asked: string[] = [];
     client.setRequestHandler("elicitation/create", async (request) => {
       asked.push(String(request.params.message));
@@ -69,7 +78,11 @@ describe("modern fixture server over HTTP", () => {
       const result = await client.callTool({ name: "ask_name", arguments: {} });
       assert.deepEqual(result.content, [{ type: "text", text: "hello Ada" }]);
       assert.deepEqual(asked, ["Your name?"]);
-      assert.equal(server.calls.slice(calls).filter((c) => c.name === "ask_name").length, 2, "two rounds: the question, then the answer");
+      assert.equal(
+        server.calls.slice(calls).filter((c) => c.name === "ask_name").length,
+        2,
+        "two rounds: the question, then the answer",
+      );
     } finally {
       await client.close();
     }
@@ -91,7 +104,11 @@ describe("modern fixture server over stdio", () => {
       await client.connect(transport);
       assert.equal(client.getNegotiatedProtocolVersion(), "2026-07-28");
       let created: string | undefined;
-      const result = await callToolAsTask(client, { name: "long_job", arguments: { steps: 2, stepMs: 10 } }, { timeoutMs: 30_000, minPollMs: 10, onTaskCreated: (id) => (created = id) });
+      const result = await callToolAsTask(
+        client,
+        { name: "long_job", arguments: { steps: 2, stepMs: 10 } },
+        { timeoutMs: 30_000, minPollMs: 10, onTaskCreated: (id) => (created = id) },
+      );
       assert.ok(created);
       assert.match(String((result.content[0] as { text?: string }).text), /^done after 2 steps/);
     } finally {

@@ -58,12 +58,20 @@ export interface OAuthBed {
    * the path of pi 1.x's file of sign-ins in it, and a free callback port.
    */
   setup(options?: OAuthFixtureOptions): Promise<{
-    fixture: OAuthFixture; authDir: string; piFile: string; callbackPort: number;
+    fixture: OAuthFixture;
+    authDir: string;
+    piFile: string;
+    callbackPort: number;
   }>;
   /** A fresh auth dir (`<agent dir>/mcp-auth`, the agent dir made) in the bed's temp dir. */
   newAuthDir(): string;
   /** A connection to `fixture` with `auth` (over the suite's), its tokens in `authDir`; closed with the suite. */
-  connect(fixture: OAuthFixture, authDir: string, auth?: Record<string, unknown>, options?: ConnectOptions): ServerConnection;
+  connect(
+    fixture: OAuthFixture,
+    authDir: string,
+    auth?: Record<string, unknown>,
+    options?: ConnectOptions,
+  ): ServerConnection;
   /** The server's echo tool called with `text`; the message of a failure is kept for the secret checks. */
   echo(connection: ServerConnection, text: string): Promise<string>;
 }
@@ -94,7 +102,14 @@ export function oauthBed(prefix: string, defaults: ConnectDefaults = {}): OAuthB
     },
     connect(fixture, authDir, auth = {}, options = {}) {
       const settings = { ...defaults, ...options };
-      const { name = "secure", authKey = "auth", url = fixture.url, env, piSignIns, signInTimeoutMs = 10_000 } = settings;
+      const {
+        name = "secure",
+        authKey = "auth",
+        url = fixture.url,
+        env,
+        piSignIns,
+        signInTimeoutMs = 10_000,
+      } = settings;
       const signIn = settings.signIn === undefined ? automaticSignIn() : settings.signIn;
       const entry = { url, [authKey]: { ...defaults.auth, ...auth }, ...defaults.entry, ...options.entry };
       const store = new AuthStore(authDir, piSignIns ? { piAuthFile: `${authDir}.json` } : {});

@@ -21,7 +21,9 @@ const CODE = "SECRET-AUTH-CODE-42";
 function listenOn(port: number): Promise<Server | undefined> {
   return new Promise((resolve, reject) => {
     const server = createServer();
-    server.once("error", (error: NodeJS.ErrnoException) => (error.code === "EADDRINUSE" ? resolve(undefined) : reject(error)));
+    server.once("error", (error: NodeJS.ErrnoException) =>
+      error.code === "EADDRINUSE" ? resolve(undefined) : reject(error),
+    );
     server.listen({ port, host: "127.0.0.1", exclusive: true }, () => resolve(server));
   });
 }
@@ -94,7 +96,9 @@ function rawGet(url: string): { sent: Promise<void>; answered: Promise<string> }
   const socket = connect({ port: Number(port), host: "127.0.0.1" });
   const sent = new Promise<void>((resolve, reject) => {
     socket.once("error", reject);
-    socket.once("connect", () => socket.write(`GET ${pathname}${search} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`, () => resolve()));
+    socket.once("connect", () =>
+      socket.write(`GET ${pathname}${search} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`, () => resolve()),
+    );
   });
   let text = "";
   socket.on("data", (chunk) => (text += chunk.toString()));
@@ -111,7 +115,9 @@ function isReason(reason: OAuthCallbackError["reason"]) {
   };
 }
 
-async function startOnFreePort(options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<{ server: CallbackServer; base: number }> {
+async function startOnFreePort(
+  options: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<{ server: CallbackServer; base: number }> {
   const base = await freeBasePort();
   const server = await CallbackServer.start({ port: base, ...options });
   return { server, base };
@@ -175,7 +181,9 @@ describe("oauth callback server", { timeout: 60_000 }, () => {
     const { server, base } = await startOnFreePort();
     const wait = server.waitForGrant(STATE);
     const script = "<script>alert('pwned')</script>";
-    const response = await get(redirect(server, { error: "access_denied", error_description: `User said no ${script}`, state: STATE }));
+    const response = await get(
+      redirect(server, { error: "access_denied", error_description: `User said no ${script}`, state: STATE }),
+    );
     assert.equal(response.status, 200);
     assert.match(response.body, /Sign-in failed/);
     for (const reflected of ["<script>", "pwned", "access_denied", "User said no", STATE]) {
@@ -273,7 +281,10 @@ describe("oauth callback server", { timeout: 60_000 }, () => {
 
     const aborted = new AbortController();
     aborted.abort();
-    await assert.rejects(CallbackServer.start({ port: await freeBasePort(), signal: aborted.signal }), isReason("cancelled"));
+    await assert.rejects(
+      CallbackServer.start({ port: await freeBasePort(), signal: aborted.signal }),
+      isReason("cancelled"),
+    );
   });
 
   it("close() while waiting rejects with cancelled and is idempotent", async () => {
@@ -291,7 +302,10 @@ describe("oauth callback server", { timeout: 60_000 }, () => {
   it("accepts a pasted redirect URL with the same checks", async () => {
     const { server, base } = await startOnFreePort();
     const wait = server.waitForGrant(STATE);
-    assert.throws(() => server.submitRedirectUrl(redirect(server, { code: CODE, state: "wrong" })), isReason("state_mismatch"));
+    assert.throws(
+      () => server.submitRedirectUrl(redirect(server, { code: CODE, state: "wrong" })),
+      isReason("state_mismatch"),
+    );
     assert.throws(() => server.submitRedirectUrl(redirect(server, { code: CODE })), isReason("state_mismatch"));
     assert.throws(() => server.submitRedirectUrl("just some text"), isReason("invalid_redirect"));
     assert.throws(() => server.submitRedirectUrl(`${server.redirectUrl}?state=${STATE}`), isReason("invalid_redirect"));
@@ -331,17 +345,32 @@ describe("parseRedirect", { timeout: 60_000 }, () => {
 
   it("returns the authorization server's `iss` with the code, decoded, for the RFC 9207 check", () => {
     const iss = "https://as.example.com/tenant";
-    assert.deepEqual(parseRedirect(`?code=${CODE}&state=${STATE}&iss=${encodeURIComponent(iss)}`, STATE), { code: CODE, iss });
-    assert.deepEqual(parseRedirect(`?code=${CODE}&state=${STATE}&iss=`, STATE), { code: CODE, iss: "" }, "an empty iss is kept, to fail the check");
+    assert.deepEqual(parseRedirect(`?code=${CODE}&state=${STATE}&iss=${encodeURIComponent(iss)}`, STATE), {
+      code: CODE,
+      iss,
+    });
+    assert.deepEqual(
+      parseRedirect(`?code=${CODE}&state=${STATE}&iss=`, STATE),
+      { code: CODE, iss: "" },
+      "an empty iss is kept, to fail the check",
+    );
   });
 
   it("returns the error, which wins over a code, with its description cleaned and cut", () => {
     assert.deepEqual(parseRedirect(`?error=access_denied&state=${STATE}`, STATE), { error: "access_denied" });
-    assert.deepEqual(parseRedirect(`?error=server_error&code=${CODE}&state=${STATE}`, STATE), { error: "server_error" });
+    assert.deepEqual(parseRedirect(`?error=server_error&code=${CODE}&state=${STATE}`, STATE), {
+      error: "server_error",
+    });
     const messy = "line one\r\nline\ttwo\u0007\u202Eevil\u200B";
-    const parsed = parseRedirect(`?${new URLSearchParams({ error: "invalid_scope", error_description: messy, state: STATE })}`, STATE);
+    const parsed = parseRedirect(
+      `?${new URLSearchParams({ error: "invalid_scope", error_description: messy, state: STATE })}`,
+      STATE,
+    );
     assert.deepEqual(parsed, { error: "invalid_scope", description: "line one line two evil" });
-    const long = parseRedirect(`?${new URLSearchParams({ error: "x", error_description: "d".repeat(1000), state: STATE })}`, STATE);
+    const long = parseRedirect(
+      `?${new URLSearchParams({ error: "x", error_description: "d".repeat(1000), state: STATE })}`,
+      STATE,
+    );
     assert.ok("description" in long && long.description !== undefined);
     assert.ok(Array.from(long.description).length <= 200);
     assert.ok(long.description.startsWith("ddd"));

@@ -27,7 +27,11 @@ describe("OAuth endpoint schemes", { timeout: 120_000 }, () => {
     const connection = connectionFor(
       "hostile",
       { url: fixture.url, auth: {}, reconnect: { maxAttempts: 0 } },
-      { authStore: new AuthStore(path.join(tmp.dir, `auth-${fixtures.length}`)), signIn: () => browser, signInTimeoutMs: 5000 },
+      {
+        authStore: new AuthStore(path.join(tmp.dir, `auth-${fixtures.length}`)),
+        signIn: () => browser,
+        signInTimeoutMs: 5000,
+      },
     );
     connections.push(connection);
     const error = await connection.connect().then(
@@ -71,7 +75,14 @@ describe("OAuth endpoint schemes", { timeout: 120_000 }, () => {
         auth: { clientId: "c", authorizationUrl: `${fixture.origin}/authorize`, tokenUrl: "http://198.51.100.7/token" },
         reconnect: { maxAttempts: 0 },
       },
-      { authStore: new AuthStore(path.join(tmp.dir, "auth-configured")), signIn: () => ({ url }) => void opened.push(url.href), signInTimeoutMs: 5000 },
+      {
+        authStore: new AuthStore(path.join(tmp.dir, "auth-configured")),
+        signIn:
+          () =>
+          ({ url }) =>
+            void opened.push(url.href),
+        signInTimeoutMs: 5000,
+      },
     );
     connections.push(connection);
     await assert.rejects(connection.connect(), (error: unknown) => {
@@ -89,7 +100,11 @@ describe("OAuth endpoint schemes", { timeout: 120_000 }, () => {
     const connection = connectionFor(
       "fine",
       { url: fixture.url, auth: {} },
-      { authStore: new AuthStore(path.join(tmp.dir, "auth-fine")), signIn: () => automaticSignIn(), signInTimeoutMs: 5000 },
+      {
+        authStore: new AuthStore(path.join(tmp.dir, "auth-fine")),
+        signIn: () => automaticSignIn(),
+        signInTimeoutMs: 5000,
+      },
     );
     connections.push(connection);
     await connection.connect();
@@ -97,10 +112,27 @@ describe("OAuth endpoint schemes", { timeout: 120_000 }, () => {
   });
 
   test("the policy: https anywhere, http only on loopback, nothing else", () => {
-    for (const ok of ["https://auth.example.com/a", "http://127.0.0.1:8080/cb", "http://127.8.9.10/x", "http://[::1]:3000/", "http://localhost/x", "http://LOCALHOST/x"]) {
+    for (const ok of [
+      "https://auth.example.com/a",
+      "http://127.0.0.1:8080/cb",
+      "http://127.8.9.10/x",
+      "http://[::1]:3000/",
+      "http://localhost/x",
+      "http://LOCALHOST/x",
+    ]) {
       assert.equal(endpointProblem("x", ok), undefined, ok);
     }
-    for (const bad of ["http://auth.example.com/a", "http://127.0.0.1.evil.example/", "http://localhost.evil.example/", "javascript:alert(1)", "file:///etc/passwd", "data:text/html,hi", "vbscript:x", "ws://127.0.0.1/", "not a url"]) {
+    for (const bad of [
+      "http://auth.example.com/a",
+      "http://127.0.0.1.evil.example/",
+      "http://localhost.evil.example/",
+      "javascript:alert(1)",
+      "file:///etc/passwd",
+      "data:text/html,hi",
+      "vbscript:x",
+      "ws://127.0.0.1/",
+      "not a url",
+    ]) {
       assert.ok(endpointProblem("x", bad), bad);
     }
   });

@@ -7,7 +7,15 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { after, describe, it } from "node:test";
 import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
-import { AuthStore, authDir, expiresWithin, toOAuthTokens, toStoredTokens, type StoredClient, type StoredTokens } from "../src/oauth/storage.ts";
+import {
+  AuthStore,
+  authDir,
+  expiresWithin,
+  toOAuthTokens,
+  toStoredTokens,
+  type StoredClient,
+  type StoredTokens,
+} from "../src/oauth/storage.ts";
 
 const root = mkdtempSync(path.join(tmpdir(), "mcp-bridge-oauth-storage-"));
 let counter = 0;
@@ -40,7 +48,12 @@ function client(overrides: Partial<StoredClient> = {}): StoredClient {
   return {
     serverUrl: URL_A,
     savedAt: new Date(NOW).toISOString(),
-    client: { client_id: "client-1", client_secret: "client-SECRET", redirect_uris: ["http://127.0.0.1:33418/callback"], issuer: "https://auth.example" },
+    client: {
+      client_id: "client-1",
+      client_secret: "client-SECRET",
+      redirect_uris: ["http://127.0.0.1:33418/callback"],
+      issuer: "https://auth.example",
+    },
     ...overrides,
   };
 }
@@ -186,7 +199,13 @@ describe("AuthStore", { timeout: 60_000 }, () => {
     const key = { alg: "ES256", jwk: { kty: "EC", crv: "P-256", x: "x", y: "y", d: "d-SECRET" } } as const;
     writeFileSync(store.tokensPath("srv"), JSON.stringify({ ...tokens({ tokenType: "DPoP" }), dpopKey: key }));
     assert.equal(store.tokens("srv", URL_A)?.dpopKey?.jwk.d, "d-SECRET", "a well-formed key is read with its tokens");
-    for (const dpopKey of [null, "key", { alg: "HS256", jwk: key.jwk }, { alg: "ES256", jwk: { kty: "EC", x: "x" } }, { alg: "ES256" }]) {
+    for (const dpopKey of [
+      null,
+      "key",
+      { alg: "HS256", jwk: key.jwk },
+      { alg: "ES256", jwk: { kty: "EC", x: "x" } },
+      { alg: "ES256" },
+    ]) {
       writeFileSync(store.tokensPath("srv"), JSON.stringify({ ...tokens({ tokenType: "DPoP" }), dpopKey }));
       assert.equal(store.tokens("srv", URL_A), undefined, JSON.stringify(dpopKey));
     }
@@ -198,7 +217,20 @@ describe("AuthStore", { timeout: 60_000 }, () => {
   it("maps unsafe names to distinct files inside the dir", async () => {
     const dir = freshDir();
     const store = new AuthStore(dir);
-    const names = ["a/b", "a:b", "a_b", "..", ".", "../x", "../../etc/passwd", ".hidden", "", "x".repeat(300), "a-client", "a"];
+    const names = [
+      "a/b",
+      "a:b",
+      "a_b",
+      "..",
+      ".",
+      "../x",
+      "../../etc/passwd",
+      ".hidden",
+      "",
+      "x".repeat(300),
+      "a-client",
+      "a",
+    ];
     const files = new Set<string>();
     for (const name of names) {
       for (const file of [store.tokensPath(name), store.clientPath(name)]) {
@@ -269,7 +301,8 @@ describe("AuthStore", { timeout: 60_000 }, () => {
     const secret = tokens();
     await assert.rejects(store.saveTokens("srv", secret), (error: Error) => {
       assert.ok(error.message.includes(base), error.message);
-      for (const text of [secret.accessToken, secret.refreshToken!, "SECRET"]) assert.ok(!error.message.includes(text), error.message);
+      for (const text of [secret.accessToken, secret.refreshToken!, "SECRET"])
+        assert.ok(!error.message.includes(text), error.message);
       assert.match(error.message, /: E[A-Z]+$/);
       return true;
     });

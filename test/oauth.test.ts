@@ -16,7 +16,9 @@ import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { oauthBed } from "./oauth-bed.ts";
 
 describe("OAuth against a real authorization server", { timeout: 120_000 }, () => {
-  const { setup, connect, echo, fixtures, events, messages, logger } = oauthBed("mcp-bridge-oauth-", { signInTimeoutMs: 5000 });
+  const { setup, connect, echo, fixtures, events, messages, logger } = oauthBed("mcp-bridge-oauth-", {
+    signInTimeoutMs: 5000,
+  });
 
   test("first sign-in through the callback server; tokens 0600 in a 0700 directory; a restart reuses them", async () => {
     const { fixture, authDir, callbackPort } = await setup();
@@ -112,7 +114,10 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
       // The next free port: callbackPort + 1 unless something else on this machine took that one too.
       const used = new URL(fixture.authorizations[0]!.get("redirect_uri")!);
       const port = Number(used.port);
-      assert.ok(port > callbackPort && port <= callbackPort + 5, `port ${port} is one of the next five after ${callbackPort}`);
+      assert.ok(
+        port > callbackPort && port <= callbackPort + 5,
+        `port ${port} is one of the next five after ${callbackPort}`,
+      );
       const redirectUris = fixture.registrations[0]!.redirect_uris as string[];
       assert.equal(redirectUris.length, 6);
       assert.ok(redirectUris.includes(used.href), "every port it may use is registered");
@@ -218,6 +223,7 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     const texts = [readFileSync(logger.path, "utf8"), JSON.stringify(events), messages.join("\n")];
     const issued = fixtures.flatMap((f) => f.issued);
     assert.ok(issued.length > 10);
-    for (const secret of issued) for (const text of texts) assert.equal(text.includes(secret), false, "an issued secret leaked");
+    for (const secret of issued)
+      for (const text of texts) assert.equal(text.includes(secret), false, "an issued secret leaked");
   });
 });

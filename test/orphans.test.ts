@@ -71,7 +71,10 @@ async function startGroup(script: string, size: number) {
 /** Runs the watchdog script on `lines` as its whole input: what it does once pi (the end of its input) is gone. */
 async function runWatchdogScript(lines: string[], graceSeconds = 2): Promise<Exit> {
   // Detached, as pi starts it: were group 0 ever accepted, it would signal its own group, not the test runner's.
-  const watchdog = spawn("/bin/sh", [WATCHDOG_SCRIPT, String(graceSeconds)], { detached: true, stdio: ["pipe", "ignore", "ignore"] });
+  const watchdog = spawn("/bin/sh", [WATCHDOG_SCRIPT, String(graceSeconds)], {
+    detached: true,
+    stdio: ["pipe", "ignore", "ignore"],
+  });
   const exited = exitOf(watchdog);
   watchdog.stdin.end(lines.map((line) => `${line}\n`).join(""));
   return expectExit(exited, "the watchdog");
@@ -116,7 +119,9 @@ describe("the orphan watchdog", { timeout: 120_000 }, () => {
   });
 
   test("a forgotten target, a pid now another process's (another start time) and lines it cannot use are left alone", async () => {
-    const [forgotten, reused, junk, watched] = await Promise.all([1, 2, 3, 4].map(() => startGroup("exec sleep 300", 1)));
+    const [forgotten, reused, junk, watched] = await Promise.all(
+      [1, 2, 3, 4].map(() => startGroup("exec sleep 300", 1)),
+    );
     try {
       const exit = await runWatchdogScript([
         `+ g ${forgotten!.pid} ${forgotten!.start}`,
@@ -160,7 +165,10 @@ describe("the orphan watchdog", { timeout: 120_000 }, () => {
   });
 
   test("the watchdog of a process killed with SIGKILL ends what it watched; a killed watchdog is replaced and told everything", async () => {
-    const [first, second] = await Promise.all([startGroup("sleep 300 & exec sleep 301", 2), startGroup("exec sleep 300", 1)]);
+    const [first, second] = await Promise.all([
+      startGroup("sleep 300 & exec sleep 301", 2),
+      startGroup("exec sleep 300", 1),
+    ]);
     const host = spawn(process.execPath, ["--import", "tsx", WATCHDOG_HOST], { stdio: ["pipe", "pipe", "inherit"] });
     const hostExited = exitOf(host);
     let replies = 0;
@@ -181,7 +189,11 @@ describe("the orphan watchdog", { timeout: 120_000 }, () => {
       assert.deepEqual(watchdogsUnder(host.pid!), [replacement], "one watchdog for both");
       host.kill("SIGKILL");
       await expectExit(hostExited, "the host");
-      assert.equal((await expectExit(first.exited, "the first group's leader")).signal, "SIGTERM", "the replacement was told about the first group");
+      assert.equal(
+        (await expectExit(first.exited, "the first group's leader")).signal,
+        "SIGTERM",
+        "the replacement was told about the first group",
+      );
       assert.equal((await expectExit(second.exited, "the second group's leader")).signal, "SIGTERM");
       await waitFor(() => !groupHasLiveMember(first.pid), "the first group's background child to be gone");
       await waitFor(() => !isAlive(replacement!), "the watchdog to exit");
@@ -200,12 +212,25 @@ async function startPi() {
   const config = path.join(tmp.dir, "mcp.json");
   // A background child in the server's group, one that left it (setsid), and the server itself, exec'd by the shell.
   const script = `setsid sleep 300 & sleep 300 & exec node '${HELLO_SERVER}' ${mark}`;
-  writeFileSync(config, JSON.stringify({ mcpServers: { wrapped: { command: "sh", args: ["-c", script], env: { [MARK]: mark } } } }));
-  const pi = spawn(process.execPath, [PI_CLI, "--mode", "rpc", "--no-session", "-e", REPO_ROOT, "--mcp-config", config], {
-    cwd: tmp.dir,
-    env: { ...process.env, HOME: home.dir, PI_CODING_AGENT_DIR: path.join(home.dir, "agent"), PI_OFFLINE: "1", PI_MCP_STARTUP_BUDGET_MS: "60000" },
-    stdio: ["pipe", "pipe", "ignore"],
-  });
+  writeFileSync(
+    config,
+    JSON.stringify({ mcpServers: { wrapped: { command: "sh", args: ["-c", script], env: { [MARK]: mark } } } }),
+  );
+  const pi = spawn(
+    process.execPath,
+    [PI_CLI, "--mode", "rpc", "--no-session", "-e", REPO_ROOT, "--mcp-config", config],
+    {
+      cwd: tmp.dir,
+      env: {
+        ...process.env,
+        HOME: home.dir,
+        PI_CODING_AGENT_DIR: path.join(home.dir, "agent"),
+        PI_OFFLINE: "1",
+        PI_MCP_STARTUP_BUDGET_MS: "60000",
+      },
+      stdio: ["pipe", "pipe", "ignore"],
+    },
+  );
   let stdout = "";
   pi.stdout.on("data", (d) => (stdout += d));
   const exited = new Promise<void>((resolve) => pi.once("exit", () => resolve()));
@@ -217,7 +242,11 @@ async function startPi() {
   try {
     pi.stdin.write(`${JSON.stringify({ id: "ready", type: "get_state" })}\n`);
     await waitFor(() => stdout.includes('"id":"ready"'), "pi to answer over RPC", 60_000);
-    await waitFor(() => processesWithEnv(MARK, mark).length === 3, "the server, its background child and the setsid child", 10_000);
+    await waitFor(
+      () => processesWithEnv(MARK, mark).length === 3,
+      "the server, its background child and the setsid child",
+      10_000,
+    );
   } catch (error) {
     stop();
     throw error;

@@ -24,12 +24,17 @@ describe(`pi command line in projects (pi ${PI_LINE})`, { timeout: 300_000 }, ()
       mkdirSync(path.join(project.dir, ".pi"));
       writeFileSync(
         path.join(project.dir, ".pi", "mcp.json"),
-        JSON.stringify({ mcpServers: { hello: { command: "node", args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")] } } }),
+        JSON.stringify({
+          mcpServers: { hello: { command: "node", args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")] } },
+        }),
       );
       await trustProjectServers(project.dir, path.join(home.dir, "agent"));
       const { code, output } = await runPi(["-p", "/mcp"], 60_000, project.dir);
       assert.equal(code, 0, output);
-      assert.match(output, /hello {2}connected {2}stdio {2}MCP 2025-11-25 {2}2 tools {2}about \d+ tokens per request {2}\(project\)/);
+      assert.match(
+        output,
+        /hello {2}connected {2}stdio {2}MCP 2025-11-25 {2}2 tools {2}about \d+ tokens per request {2}\(project\)/,
+      );
     } finally {
       await runPi(["remove", REPO_ROOT]);
       project.cleanup();
@@ -42,7 +47,10 @@ describe(`pi command line in projects (pi ${PI_LINE})`, { timeout: 300_000 }, ()
     try {
       mkdirSync(path.join(project.dir, ".pi"));
       const entry = { ...fixtureEntry(), env: { FIXTURE_LOG: log } };
-      writeFileSync(path.join(project.dir, ".pi", "mcp.json"), JSON.stringify({ mcpServers: { local: entry, later: { ...entry, lazy: true } } }));
+      writeFileSync(
+        path.join(project.dir, ".pi", "mcp.json"),
+        JSON.stringify({ mcpServers: { local: entry, later: { ...entry, lazy: true } } }),
+      );
       const listed = await runPi(["-e", REPO_ROOT, "-p", "/mcp list"], 60_000, project.dir);
       assert.equal(listed.code, 0, listed.output);
       assert.equal(listed.output.match(/\/mcp trust \[server…\] starts them/g)?.length, 1, listed.output);
@@ -53,7 +61,13 @@ describe(`pi command line in projects (pi ${PI_LINE})`, { timeout: 300_000 }, ()
       const trusted = await runPi(["-e", REPO_ROOT, "-p", "/mcp trust local"], 60_000, project.dir);
       assert.equal(trusted.code, 0, trusted.output);
       assert.match(trusted.output, /local: trusted, connected, \d+ tools/);
-      assert.deepEqual(readLog(log).map((e) => e.event).filter((e) => e === "start"), ["start"], "only the trusted server started");
+      assert.deepEqual(
+        readLog(log)
+          .map((e) => e.event)
+          .filter((e) => e === "start"),
+        ["start"],
+        "only the trusted server started",
+      );
     } finally {
       project.cleanup();
     }

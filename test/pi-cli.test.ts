@@ -26,17 +26,30 @@ describe("pi command line", { timeout: 300_000 }, () => {
   test("the README demo: `pi -e . --mcp-config examples/demo.json -p /mcp` shows both servers and their tools", async () => {
     const { code, output } = await runPi(["-e", ".", "--mcp-config", "examples/demo.json", "-p", "/mcp"]);
     assert.equal(code, 0, output);
-    assert.match(output, /hello {2}connected {2}stdio {2}MCP 2025-11-25 {2}2 tools {2}about \d+ tokens per request {2}\(flag\)/);
+    assert.match(
+      output,
+      /hello {2}connected {2}stdio {2}MCP 2025-11-25 {2}2 tools {2}about \d+ tokens per request {2}\(flag\)/,
+    );
     // The demo leaves hello's exposure to the default: `auto` (direct here) on pi 0.73, `deferred` on pi 1.x.
-    assert.match(output, PI_LINE === "1.x" ? /- mcp_hello_greet {2}\(greet\) {2}· deferred\n/ : /- mcp_hello_greet {2}\(greet\) {2}· direct \(auto\)/);
-    assert.match(output, /everything {2}connected {2}stdio {2}MCP 2025-11-25 {2}17 tools {2}about 0 tokens per request/);
+    assert.match(
+      output,
+      PI_LINE === "1.x"
+        ? /- mcp_hello_greet {2}\(greet\) {2}· deferred\n/
+        : /- mcp_hello_greet {2}\(greet\) {2}· direct \(auto\)/,
+    );
+    assert.match(
+      output,
+      /everything {2}connected {2}stdio {2}MCP 2025-11-25 {2}17 tools {2}about 0 tokens per request/,
+    );
     assert.match(output, /- ev_get-sum {2}\(get-sum\) {2}· deferred/);
     // Roots are declared in print mode too, so the reference server lists the tool it keeps for clients with roots.
     assert.match(output, /- ev_get-roots-list {2}\(get-roots-list\) {2}· deferred/);
     assert.match(output, /2 servers configured \| 2 connected/);
     // pi 1.x has MCP and tool_search built in: an extension that registers /mcp and tool_search replaces both.
-    if (PI_LINE === "1.x") assert.match(output, /registers command `\/mcp`, so built-in extension `mcp` was not loaded/);
-    if (PI_LINE === "1.x") assert.match(output, /registers tool `tool_search`, so built-in extension `tool-search` was not loaded/);
+    if (PI_LINE === "1.x")
+      assert.match(output, /registers command `\/mcp`, so built-in extension `mcp` was not loaded/);
+    if (PI_LINE === "1.x")
+      assert.match(output, /registers tool `tool_search`, so built-in extension `tool-search` was not loaded/);
     // The README shows this run's output (on the pi line its `npx pi` installs): every line it shows is one pi printed.
     if (PI_LINE === "0.73") {
       const readme = readFileSync(path.join(REPO_ROOT, "README.md"), "utf8");
@@ -49,15 +62,23 @@ describe("pi command line", { timeout: 300_000 }, () => {
       const shown = readme.slice(start, readme.indexOf("```", start)).split("\n");
       const ago = (line: string) => line.replace(/\d+s ago/g, "Ns ago").trimEnd();
       const printed = new Set(output.split("\n").map(ago));
-      for (const line of shown) if (line !== "…") assert.ok(printed.has(ago(line)), `the README shows a line pi did not print: ${JSON.stringify(line)}`);
+      for (const line of shown)
+        if (line !== "…")
+          assert.ok(printed.has(ago(line)), `the README shows a line pi did not print: ${JSON.stringify(line)}`);
     }
   });
 
-  test("`pi -p \"/mcp prompts\"` lists each server's prompts with the commands that run them", async () => {
+  test('`pi -p "/mcp prompts"` lists each server\'s prompts with the commands that run them', async () => {
     const { code, output } = await runPi(["-e", ".", "--mcp-config", "examples/demo.json", "-p", "/mcp prompts"]);
     assert.equal(code, 0, output);
-    assert.match(output, /^MCP server 'hello': offers no prompts\nMCP server 'everything': 4 prompts\n {2}\/mcp:everything:simple-prompt {2}· {2}A prompt with no arguments\n/m);
-    assert.match(output, /\n {2}\/mcp:everything:args-prompt {2}· {2}A prompt with two arguments, one required and one optional\n {6}city \(required\) {2}· {2}Name of the city\n {6}state \(optional\)\n/);
+    assert.match(
+      output,
+      /^MCP server 'hello': offers no prompts\nMCP server 'everything': 4 prompts\n {2}\/mcp:everything:simple-prompt {2}· {2}A prompt with no arguments\n/m,
+    );
+    assert.match(
+      output,
+      /\n {2}\/mcp:everything:args-prompt {2}· {2}A prompt with two arguments, one required and one optional\n {6}city \(required\) {2}· {2}Name of the city\n {6}state \(optional\)\n/,
+    );
     assert.doesNotMatch(output, /no command/, "every prompt listed has its command by the time the list is shown");
   });
 
@@ -71,19 +92,31 @@ describe("pi command line", { timeout: 300_000 }, () => {
         mcpServers: {
           quick: { command: "node", args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")] },
           // Slower than the startup budget and than the revision probe's window, with the default settings.
-          slow: { command: "node", args: [path.join(REPO_ROOT, "test", "fixtures", "slow-start.mjs"), "--delay", "4000"] },
+          slow: {
+            command: "node",
+            args: [path.join(REPO_ROOT, "test", "fixtures", "slow-start.mjs"), "--delay", "4000"],
+          },
           mute: { ...fixtureEntry("never-init"), env: { FIXTURE_LOG: log }, initTimeout: 3000, maxRestarts: 0 },
         },
       }),
     );
     try {
-      const { code, output } = await runPi(["-e", ".", "--mcp-config", config, "-p", "/mcp"], 60_000, REPO_ROOT, { PI_MCP_STARTUP_BUDGET_MS: "500" });
+      const { code, output } = await runPi(["-e", ".", "--mcp-config", config, "-p", "/mcp"], 60_000, REPO_ROOT, {
+        PI_MCP_STARTUP_BUDGET_MS: "500",
+      });
       assert.equal(code, 0, output);
       assert.match(output, /quick +🟢/);
       assert.match(output, /slow +🟢 +stdio +2025-11-25 +1 /);
       assert.match(output, /mute +🔴/);
-      assert.match(output, /✕ mute: MCP server 'mute': no answer to the MCP handshake after [\d.]+ s, when its `initTimeout` of 3 s ran out/);
-      assert.doesNotMatch(output, /still connecting|shut down while connecting|failed to start/, "nothing is left connecting, and nothing pi stopped itself is reported");
+      assert.match(
+        output,
+        /✕ mute: MCP server 'mute': no answer to the MCP handshake after [\d.]+ s, when its `initTimeout` of 3 s ran out/,
+      );
+      assert.doesNotMatch(
+        output,
+        /still connecting|shut down while connecting|failed to start/,
+        "nothing is left connecting, and nothing pi stopped itself is reported",
+      );
       const starts = readLog(log);
       assert.equal(starts.length, 1);
       await waitFor(() => !isAlive(starts[0]!.pid), "the mute server to be stopped");
@@ -94,13 +127,17 @@ describe("pi command line", { timeout: 300_000 }, () => {
       assert.ok(logged.some((l) => l.server === "quick" && l.event === "connected"));
       assert.ok(logged.some((l) => l.server === "mute" && l.event === "closed"));
       const stderr = readFileSync(path.join(home.dir, "agent", "mcp-bridge", "servers", "mute.log"), "utf8");
-      assert.match(stderr, /"event":"stderr".*fixture server starting \(mode never-init\)/, "the server's stderr is in its own log");
+      assert.match(
+        stderr,
+        /"event":"stderr".*fixture server starting \(mode never-init\)/,
+        "the server's stderr is in its own log",
+      );
     } finally {
       tmp.cleanup();
     }
   });
 
-  test("`pi -p \"/mcp test <server>\"` exits 1 when the server fails the test, 0 when it works", async () => {
+  test('`pi -p "/mcp test <server>"` exits 1 when the server fails the test, 0 when it works', async () => {
     const tmp = tempDir();
     const config = path.join(tmp.dir, "mcp.json");
     writeFileSync(
@@ -115,7 +152,10 @@ describe("pi command line", { timeout: 300_000 }, () => {
     try {
       const failing = await runPi(["-e", ".", "--mcp-config", config, "-p", "/mcp test broken"]);
       assert.equal(failing.code, 1, failing.output);
-      assert.match(failing.output, /MCP server 'broken' failed the test \[transport\]: MCP server 'broken': the process exited with code 3 after [\d.]+ s/);
+      assert.match(
+        failing.output,
+        /MCP server 'broken' failed the test \[transport\]: MCP server 'broken': the process exited with code 3 after [\d.]+ s/,
+      );
       const working = await runPi(["-e", ".", "--mcp-config", config, "-p", "/mcp test quick"]);
       assert.equal(working.code, 0, working.output);
       assert.match(working.output, /MCP server 'quick' works: connected in \d+ ms over stdio, 2 tools/);
@@ -128,10 +168,15 @@ describe("pi command line", { timeout: 300_000 }, () => {
     const tmp = tempDir();
     const config = path.join(tmp.dir, "mcp.json");
     const hello = { command: "node", args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")] };
-    writeFileSync(config, JSON.stringify({ mcpServers: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`s${i + 1}`, hello])) }));
+    writeFileSync(
+      config,
+      JSON.stringify({ mcpServers: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`s${i + 1}`, hello])) }),
+    );
     try {
       // The default startup budget: the listing itself waits for the servers.
-      const { code, output } = await runPi(["-e", ".", "--mcp-config", config, "-p", "/mcp list"], 120_000, REPO_ROOT, { PI_MCP_STARTUP_BUDGET_MS: "3000" });
+      const { code, output } = await runPi(["-e", ".", "--mcp-config", config, "-p", "/mcp list"], 120_000, REPO_ROOT, {
+        PI_MCP_STARTUP_BUDGET_MS: "3000",
+      });
       assert.equal(code, 0, output);
       assert.match(output, /20 servers configured \| 20 connected \| 40 tools available/);
     } finally {
@@ -139,7 +184,7 @@ describe("pi command line", { timeout: 300_000 }, () => {
     }
   });
 
-  test("`pi -p \"/mcp auth <server>\"` signs in to an OAuth server: the URL is printed, the redirect completes it, the tokens are kept", async () => {
+  test('`pi -p "/mcp auth <server>"` signs in to an OAuth server: the URL is printed, the redirect completes it, the tokens are kept', async () => {
     const fixture = await startOAuthServer();
     const tmp = tempDir();
     const port = await new Promise<number>((resolve) => {
@@ -149,7 +194,10 @@ describe("pi command line", { timeout: 300_000 }, () => {
       });
     });
     const config = path.join(tmp.dir, "mcp.json");
-    writeFileSync(config, JSON.stringify({ mcpServers: { secure: { url: fixture.url, auth: { callbackPort: port } } } }));
+    writeFileSync(
+      config,
+      JSON.stringify({ mcpServers: { secure: { url: fixture.url, auth: { callbackPort: port } } } }),
+    );
     const pi = spawn(process.execPath, [PI_CLI, "-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp auth secure"], {
       cwd: tmp.dir,
       env: { ...piEnv(), PI_MCP_NO_BROWSER: "1" },
@@ -171,13 +219,18 @@ describe("pi command line", { timeout: 300_000 }, () => {
       const tokens = path.join(home.dir, "agent", "mcp-auth", "secure.json");
       assert.equal(statSync(tokens).mode & 0o777, 0o600);
       // The client id is public (it is in the URL shown to the user); tokens and codes are not.
-      for (const secret of fixture.issued.filter((s) => !s.startsWith("client-"))) assert.equal(output.includes(secret), false, "no token in pi's output");
+      for (const secret of fixture.issued.filter((s) => !s.startsWith("client-")))
+        assert.equal(output.includes(secret), false, "no token in pi's output");
 
       // A second run has the tokens: /mcp shows the server connected without a sign-in.
       const again = await runPi(["-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp"], 60_000, tmp.dir);
       assert.match(again.output, /secure +🟢 +http/);
       assert.equal(fixture.authorizations.length, 1);
-      const logout = await runPi(["-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp logout secure"], 60_000, tmp.dir);
+      const logout = await runPi(
+        ["-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp logout secure"],
+        60_000,
+        tmp.dir,
+      );
       assert.match(logout.output, /Signed out of MCP server 'secure'/);
       assert.equal(existsSync(tokens), false);
     } finally {

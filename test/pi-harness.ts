@@ -7,9 +7,26 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
-import { type Api, type Context, fauxAssistantMessage, fauxToolCall, type FauxProviderRegistration, type FauxResponseStep, type Model, registerFauxProvider, type Tool } from "@mariozechner/pi-ai";
+import {
+  type Api,
+  type Context,
+  fauxAssistantMessage,
+  fauxToolCall,
+  type FauxProviderRegistration,
+  type FauxResponseStep,
+  type Model,
+  registerFauxProvider,
+  type Tool,
+} from "@mariozechner/pi-ai";
 import * as pi from "@mariozechner/pi-coding-agent";
-import { type AgentSession, type ExtensionUIContext, createAgentSession, DefaultResourceLoader, SessionManager, SettingsManager } from "@mariozechner/pi-coding-agent";
+import {
+  type AgentSession,
+  type ExtensionUIContext,
+  createAgentSession,
+  DefaultResourceLoader,
+  SessionManager,
+  SettingsManager,
+} from "@mariozechner/pi-coding-agent";
 import { PI_LINE } from "./pi-line.ts";
 
 export interface InProcessPi {
@@ -54,9 +71,16 @@ interface ModelAccess {
 async function modelAccess(model: Model<Api> | undefined): Promise<ModelAccess> {
   if (PI_LINE === "1.x") {
     const dir = mkdtempSync(path.join(tmpdir(), "mcp-bridge-pi1x-models-"));
-    const { fauxProvider } = (await import("@mariozechner/pi-ai/providers/faux" as string)) as { fauxProvider(): FauxHandle1x };
-    const create = (pi as unknown as { ModelRuntime: { create(o: object): Promise<ModelRuntime1x> } }).ModelRuntime.create;
-    const modelRuntime = await create({ authPath: path.join(dir, "auth.json"), modelsPath: null, allowModelNetwork: false });
+    const { fauxProvider } = (await import("@mariozechner/pi-ai/providers/faux" as string)) as {
+      fauxProvider(): FauxHandle1x;
+    };
+    const create = (pi as unknown as { ModelRuntime: { create(o: object): Promise<ModelRuntime1x> } }).ModelRuntime
+      .create;
+    const modelRuntime = await create({
+      authPath: path.join(dir, "auth.json"),
+      modelsPath: null,
+      allowModelNetwork: false,
+    });
     const handle = fauxProvider();
     modelRuntime.registerNativeProvider(handle.provider);
     await modelRuntime.setRuntimeApiKey(handle.getModel().provider, "test-key");
@@ -72,7 +96,11 @@ async function modelAccess(model: Model<Api> | undefined): Promise<ModelAccess> 
   const authStorage = pi.AuthStorage.inMemory();
   authStorage.setRuntimeApiKey("faux", "test-key");
   if (model) authStorage.setRuntimeApiKey(model.provider, "test-key");
-  return { faux, options: { authStorage, modelRegistry: pi.ModelRegistry.inMemory(authStorage) }, close: () => faux.unregister() };
+  return {
+    faux,
+    options: { authStorage, modelRegistry: pi.ModelRegistry.inMemory(authStorage) },
+    close: () => faux.unregister(),
+  };
 }
 
 export async function startInProcessPi(options: InProcessOptions): Promise<InProcessPi> {
@@ -139,10 +167,14 @@ export async function callOnceInPi(call: OneCall): Promise<{ text: string; isErr
       fauxAssistantMessage("done"),
     ]);
     await pi.session.prompt(`call ${call.tool}`);
-    const result = pi.session.messages.filter((m) => (m as { role: string }).role === "toolResult").at(-1) as unknown as
-      | { content: Array<{ text?: string }>; isError: boolean }
-      | undefined;
-    return { text: result?.content.map((c) => c.text ?? "").join("\n") ?? "", isError: result?.isError ?? false, offered };
+    const result = pi.session.messages
+      .filter((m) => (m as { role: string }).role === "toolResult")
+      .at(-1) as unknown as { content: Array<{ text?: string }>; isError: boolean } | undefined;
+    return {
+      text: result?.content.map((c) => c.text ?? "").join("\n") ?? "",
+      isError: result?.isError ?? false,
+      offered,
+    };
   } finally {
     await pi.close();
   }
@@ -158,7 +190,9 @@ interface SystemMessage1x {
 }
 
 function systemMessages(context: Context): SystemMessage1x[] {
-  return (context.messages as unknown as Array<{ role: string }>).filter((m): m is SystemMessage1x => m.role === "system");
+  return (context.messages as unknown as Array<{ role: string }>).filter(
+    (m): m is SystemMessage1x => m.role === "system",
+  );
 }
 
 /** The tools a model request declares: pi 0.73's `context.tools`, or pi 1.x's system messages replayed in order. */
@@ -177,8 +211,10 @@ export function requestSystemPrompt(context: Context): string | undefined {
   if (context.systemPrompt !== undefined) return context.systemPrompt;
   const [first, ...later] = systemMessages(context);
   if (!first) return undefined;
-  const text = (content: SystemMessage1x["content"]) => (typeof content === "string" ? content : content.map((c) => c.text ?? "").join(""));
+  const text = (content: SystemMessage1x["content"]) =>
+    typeof content === "string" ? content : content.map((c) => c.text ?? "").join("");
   const sections = new Map(Object.entries(first.sections ?? {}));
-  for (const message of later) for (const [name, value] of Object.entries(message.sections ?? {})) sections.set(name, value);
+  for (const message of later)
+    for (const [name, value] of Object.entries(message.sections ?? {})) sections.set(name, value);
   return [text(first.content), ...[...sections.values()].filter((v): v is string => v !== null)].join("\n\n");
 }

@@ -23,7 +23,11 @@ export interface PiCliRun {
 export function runPiCli(args: string[], run: PiCliRun): Promise<{ code: number | null; output: string }> {
   const timeoutMs = run.timeoutMs ?? 60_000;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [PI_CLI, ...args], { cwd: run.cwd ?? REPO_ROOT, env: piCliEnv(run.home, run.env), stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [PI_CLI, ...args], {
+      cwd: run.cwd ?? REPO_ROOT,
+      env: piCliEnv(run.home, run.env),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let output = "";
     child.stdout.on("data", (d) => (output += d));
     child.stderr.on("data", (d) => (output += d));

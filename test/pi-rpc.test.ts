@@ -44,15 +44,20 @@ describe(`pi --mode rpc (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
     let stdout = "";
     pi.stdout.on("data", (d) => (stdout += d));
     const exited = new Promise<void>((resolve) => pi.once("exit", () => resolve()));
-    const pids = () => readLog(log).flatMap((e) => (e.event === "start" ? [e.pid] : e.event === "grandchild" ? [e.childPid as number] : []));
+    const pids = () =>
+      readLog(log).flatMap((e) =>
+        e.event === "start" ? [e.pid] : e.event === "grandchild" ? [e.childPid as number] : [],
+      );
     return { tmp, log, pi, exited, pids, stdout: () => stdout };
   }
 
   async function expectAllGone(pids: number[]): Promise<void> {
-    await waitFor(() => pids.every((pid) => !isAlive(pid)), "every server process to be gone", 10_000).catch((error) => {
-      console.error(execSync(`ps -o pid,ppid,stat,args -p ${pids.join(",")}`).toString());
-      throw error;
-    });
+    await waitFor(() => pids.every((pid) => !isAlive(pid)), "every server process to be gone", 10_000).catch(
+      (error) => {
+        console.error(execSync(`ps -o pid,ppid,stat,args -p ${pids.join(",")}`).toString());
+        throw error;
+      },
+    );
   }
 
   test("SIGTERM to a running pi ends every server process, including what a wrapper and a server started", async () => {
@@ -77,7 +82,11 @@ describe(`pi --mode rpc (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
     const run = startRpcPi({ mute: { ...fixtureEntry("never-init"), timeout: 60_000 } });
     try {
       // Both grandchild servers are up, the mute one holds pi's startup: pi's own handlers are not installed yet.
-      await waitFor(() => readLog(run.log).filter((e) => e.event === "grandchild").length === 2, "the servers to start", 60_000);
+      await waitFor(
+        () => readLog(run.log).filter((e) => e.event === "grandchild").length === 2,
+        "the servers to start",
+        60_000,
+      );
       assert.equal(run.stdout(), "", "pi is still starting");
       const pids = run.pids();
       run.pi.kill("SIGTERM");
@@ -91,11 +100,23 @@ describe(`pi --mode rpc (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
   });
 
   test("a server that connects after the startup budget is announced when it is ready, and the footer counts it", async () => {
-    const slow = { command: process.execPath, args: [path.join(REPO_ROOT, "bench", "slow-start-server.mjs")], env: { START_DELAY_MS: "4000" } };
+    const slow = {
+      command: process.execPath,
+      args: [path.join(REPO_ROOT, "bench", "slow-start-server.mjs")],
+      env: { START_DELAY_MS: "4000" },
+    };
     const run = startRpcPi({ slow }, { PI_MCP_STARTUP_BUDGET_MS: "1000" });
     try {
-      await waitFor(() => run.stdout().includes("still connecting; its tools appear when it is ready"), "the startup notice", 60_000);
-      await waitFor(() => run.stdout().includes("MCP server 'slow' is ready: 1 tool"), "the notice that it is ready", 60_000);
+      await waitFor(
+        () => run.stdout().includes("still connecting; its tools appear when it is ready"),
+        "the startup notice",
+        60_000,
+      );
+      await waitFor(
+        () => run.stdout().includes("MCP server 'slow' is ready: 1 tool"),
+        "the notice that it is ready",
+        60_000,
+      );
       await waitFor(() => run.stdout().includes('"statusText":"MCP 3/3"'), "the footer to count it", 10_000);
       run.pi.kill("SIGTERM");
       await run.exited;

@@ -45,7 +45,10 @@ describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () =
     );
     // A user-level entry with a bad field: reported, not fatal. Approval prompts are off, as a user may set them: the
     // model here calls tools with no UI to ask in (approval has its own tests), and directly (so does exposure).
-    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ approval: "never", exposure: "direct", mcpServers: { bad: { url: "http://x", timeout: -1 } } }));
+    writeFileSync(
+      path.join(agentDir.dir, "mcp.json"),
+      JSON.stringify({ approval: "never", exposure: "direct", mcpServers: { bad: { url: "http://x", timeout: -1 } } }),
+    );
     // Another extension, loaded first, that already has a tool by one of our names.
     writeFileSync(
       path.join(project.dir, "other-extension.ts"),
@@ -71,7 +74,11 @@ describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () =
     // The project's servers are the test's own: trusted, as "trust all" would record it.
     await trustProjectServers(project.dir, agentDir.dir);
 
-    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [path.join(project.dir, "other-extension.ts"), REPO_ROOT] });
+    pi = await startInProcessPi({
+      cwd: project.dir,
+      agentDir: agentDir.dir,
+      extensionPaths: [path.join(project.dir, "other-extension.ts"), REPO_ROOT],
+    });
     ({ session, faux } = pi);
     // pi reports the clash of tool names as a diagnostic and keeps both extensions loaded.
     assert.deepEqual(
@@ -96,11 +103,16 @@ describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () =
   });
 
   function busEvents(): Array<{ channel: string; payload: Record<string, unknown> }> {
-    return (globalThis as { __mcpBridgeEvents?: Array<{ channel: string; payload: Record<string, unknown> }> }).__mcpBridgeEvents ?? [];
+    return (
+      (globalThis as { __mcpBridgeEvents?: Array<{ channel: string; payload: Record<string, unknown> }> })
+        .__mcpBridgeEvents ?? []
+    );
   }
 
   function toolResults(): ToolResultMessage[] {
-    return session.messages.filter((m) => (m as { role: string }).role === "toolResult") as unknown as ToolResultMessage[];
+    return session.messages.filter(
+      (m) => (m as { role: string }).role === "toolResult",
+    ) as unknown as ToolResultMessage[];
   }
 
   test("the tools of both working servers are registered as pi tools", () => {
@@ -118,23 +130,33 @@ describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () =
     assert.match(notice, /MCP: 2 of 3 servers connected/);
     assert.match(notice, /✕ broken: MCP server 'broken': command 'mcp-bridge-no-such-command' was not found/);
     assert.match(notice, /server 'bad' in user config .*mcp\.json: `timeout` must be a positive number/);
-    assert.match(notice, /Tool name 'mcp_local_add' of MCP server 'local' .* is already used by another extension .*other-extension\.ts.*; registered as 'mcp_local_add_2'/);
+    assert.match(
+      notice,
+      /Tool name 'mcp_local_add' of MCP server 'local' .* is already used by another extension .*other-extension\.ts.*; registered as 'mcp_local_add_2'/,
+    );
   });
 
   test("a tool name another extension already has: ours moves to a free name and both work", async () => {
     faux.setResponses([
-      fauxAssistantMessage([fauxToolCall("mcp_local_add", {}), fauxToolCall("mcp_local_add_2", { a: 20, b: 22 })], { stopReason: "toolUse" }),
+      fauxAssistantMessage([fauxToolCall("mcp_local_add", {}), fauxToolCall("mcp_local_add_2", { a: 20, b: 22 })], {
+        stopReason: "toolUse",
+      }),
       fauxAssistantMessage("ok"),
     ]);
     await session.prompt("add");
     const results = toolResults();
-    assert.deepEqual(results.find((r) => r.toolName === "mcp_local_add")!.content, [{ type: "text", text: "from the other extension" }]);
+    assert.deepEqual(results.find((r) => r.toolName === "mcp_local_add")!.content, [
+      { type: "text", text: "from the other extension" },
+    ]);
     assert.deepEqual(results.find((r) => r.toolName === "mcp_local_add_2")!.content, [{ type: "text", text: "42" }]);
   });
 
   test("the model calls one tool of each server and receives their results", async () => {
     faux.setResponses([
-      fauxAssistantMessage([fauxToolCall("mcp_local_echo", { text: "from pi" }), fauxToolCall("web_add", { a: 2, b: 3 })], { stopReason: "toolUse" }),
+      fauxAssistantMessage(
+        [fauxToolCall("mcp_local_echo", { text: "from pi" }), fauxToolCall("web_add", { a: 2, b: 3 })],
+        { stopReason: "toolUse" },
+      ),
       (context) => {
         const results = context.messages.filter((m) => m.role === "toolResult");
         return fauxAssistantMessage(`saw ${results.length} results`);
@@ -156,7 +178,9 @@ describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () =
   test("arguments that do not fit the schema are rejected by pi, naming the field, before the server sees them", async () => {
     const callsBefore = readLog(log).filter((e) => e.event === "call").length;
     faux.setResponses([
-      fauxAssistantMessage([fauxToolCall("mcp_local_strict", { count: "many", mode: "fast" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage([fauxToolCall("mcp_local_strict", { count: "many", mode: "fast" })], {
+        stopReason: "toolUse",
+      }),
       fauxAssistantMessage("ok"),
     ]);
     await session.prompt("call strict badly");
@@ -169,7 +193,9 @@ describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () =
 
   test("an isError result reaches the model as a tool error with the server's text; images as images", async () => {
     faux.setResponses([
-      fauxAssistantMessage([fauxToolCall("mcp_local_fail", {}), fauxToolCall("mcp_local_image", {})], { stopReason: "toolUse" }),
+      fauxAssistantMessage([fauxToolCall("mcp_local_fail", {}), fauxToolCall("mcp_local_image", {})], {
+        stopReason: "toolUse",
+      }),
       fauxAssistantMessage("ok"),
     ]);
     await session.prompt("fail and draw");
@@ -190,11 +216,18 @@ describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () =
     assert.equal(spawned.payload.pid, readLog(log).find((e) => e.event === "start")!.pid);
     const registered = events.filter((e) => e.channel === "tools.registered");
     assert.deepEqual(registered.map((e) => e.payload.serverId).sort(), ["local", "remote"]);
-    const webAdd = (registered.find((e) => e.payload.serverId === "remote")!.payload.tools as Array<{ name: string; originalName: string }>).find(
-      (t) => t.originalName === "add",
-    );
+    const webAdd = (
+      registered.find((e) => e.payload.serverId === "remote")!.payload.tools as Array<{
+        name: string;
+        originalName: string;
+      }>
+    ).find((t) => t.originalName === "add");
     assert.equal(webAdd?.name, "web_add");
-    assert.deepEqual((webAdd as { provenance?: unknown }).provenance, { source: "mcp", serverId: "remote", originalName: "add" });
+    assert.deepEqual((webAdd as { provenance?: unknown }).provenance, {
+      source: "mcp",
+      serverId: "remote",
+      originalName: "add",
+    });
   });
 
   test("a server that adds a tool and removes another at run time: the model can call the new one in the same session; the removed one is gone", async () => {
@@ -202,21 +235,42 @@ describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () =
     assert.ok(activeBefore.includes("mcp_local_cwd"));
     assert.equal(activeBefore.includes("mcp_local_deploy_preview"), false);
     faux.setResponses([
-      fauxAssistantMessage([fauxToolCall("mcp_local_mutate_tools", { add: "deploy_preview", remove: "cwd" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage([fauxToolCall("mcp_local_mutate_tools", { add: "deploy_preview", remove: "cwd" })], {
+        stopReason: "toolUse",
+      }),
       fauxAssistantMessage("changed"),
     ]);
     await session.prompt("change your tools");
-    await waitFor(() => session.getActiveToolNames().includes("mcp_local_deploy_preview"), "the new tool to become active");
-    await waitFor(() => !session.getActiveToolNames().includes("mcp_local_cwd"), "the removed tool to leave the active set");
+    await waitFor(
+      () => session.getActiveToolNames().includes("mcp_local_deploy_preview"),
+      "the new tool to become active",
+    );
+    await waitFor(
+      () => !session.getActiveToolNames().includes("mcp_local_cwd"),
+      "the removed tool to leave the active set",
+    );
     const deregistered = busEvents().filter((e) => e.channel === "tools.deregistered");
-    assert.deepEqual(deregistered.at(-1)!.payload, { serverId: "local", tools: [{ name: "mcp_local_cwd", originalName: "cwd", provenance: { source: "mcp", serverId: "local", originalName: "cwd" } }] });
-    assert.ok(busEvents().some((e) => e.channel === "tools.registered" && JSON.stringify(e.payload).includes("deploy_preview")));
+    assert.deepEqual(deregistered.at(-1)!.payload, {
+      serverId: "local",
+      tools: [
+        {
+          name: "mcp_local_cwd",
+          originalName: "cwd",
+          provenance: { source: "mcp", serverId: "local", originalName: "cwd" },
+        },
+      ],
+    });
+    assert.ok(
+      busEvents().some((e) => e.channel === "tools.registered" && JSON.stringify(e.payload).includes("deploy_preview")),
+    );
 
     let offered: string[] = [];
     faux.setResponses([
       (context) => {
         offered = requestTools(context).map((t) => t.name);
-        return fauxAssistantMessage([fauxToolCall("mcp_local_deploy_preview", {}), fauxToolCall("mcp_local_cwd", {})], { stopReason: "toolUse" });
+        return fauxAssistantMessage([fauxToolCall("mcp_local_deploy_preview", {}), fauxToolCall("mcp_local_cwd", {})], {
+          stopReason: "toolUse",
+        });
       },
       fauxAssistantMessage("done"),
     ]);
@@ -229,7 +283,11 @@ describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () =
     assert.deepEqual(deploy.content, [{ type: "text", text: "called deploy_preview" }]);
     const removed = results.findLast((r) => r.toolName === "mcp_local_cwd")!;
     assert.equal(removed.isError, true, "a call to the removed tool fails");
-    assert.equal(readLog(log).filter((e) => e.event === "call" && e.name === "cwd").length, 0, "and never reaches the server");
+    assert.equal(
+      readLog(log).filter((e) => e.event === "call" && e.name === "cwd").length,
+      0,
+      "and never reaches the server",
+    );
 
     // It comes back under the same name when the server lists it again.
     faux.setResponses([
@@ -243,14 +301,19 @@ describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () =
   /** The model calls these tools (in one turn) and then ends its answer. */
   async function modelCalls(...calls: Array<[tool: string, args: Record<string, unknown>]>): Promise<void> {
     faux.setResponses([
-      fauxAssistantMessage(calls.map(([tool, args]) => fauxToolCall(tool, args)), { stopReason: "toolUse" }),
+      fauxAssistantMessage(
+        calls.map(([tool, args]) => fauxToolCall(tool, args)),
+        { stopReason: "toolUse" },
+      ),
       fauxAssistantMessage("ok"),
     ]);
     await session.prompt(`call ${calls.map(([tool]) => tool).join(" and ")}`);
   }
 
   test("metrics are answered on the bus and shown by /mcp", async () => {
-    type Snapshot = { servers: Array<{ serverId: string; toolCalls: number; successRate: number | null; status: string }> };
+    type Snapshot = {
+      servers: Array<{ serverId: string; toolCalls: number; successRate: number | null; status: string }>;
+    };
     const bus = (globalThis as { __mcpBridgeBus?: { emit(channel: string, data: unknown): void } }).__mcpBridgeBus!;
     const request = (): Snapshot["servers"][number] => {
       let snapshot: Snapshot | undefined;
@@ -265,7 +328,10 @@ describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () =
     assert.equal(local.status, "connected");
     assert.equal(local.toolCalls, before.toolCalls + 2);
     assert.ok(local.successRate! > 0 && local.successRate! < 1, `one call failed on purpose: ${local.successRate}`);
-    assert.ok(busEvents().some((e) => e.channel === "mcp.metrics"), "also published for listeners");
+    assert.ok(
+      busEvents().some((e) => e.channel === "mcp.metrics"),
+      "also published for listeners",
+    );
   });
 
   test("/mcp lists the servers, and shutdown stops the local server", async () => {

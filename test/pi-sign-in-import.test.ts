@@ -39,7 +39,8 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     });
   }
 
-  const refreshRequests = (fixture: OAuthFixture) => fixture.tokenRequests.filter((p) => p.get("grant_type") === "refresh_token");
+  const refreshRequests = (fixture: OAuthFixture) =>
+    fixture.tokenRequests.filter((p) => p.get("grant_type") === "refresh_token");
 
   test("a server whose URL has pi's sign-in connects without one; pi's file is not written", async () => {
     const { fixture, piFile, authDir } = await setup();
@@ -52,11 +53,18 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     assert.equal(fixture.authorizations.length, 1, "only pi's own sign-in");
     assert.equal(fixture.registrations.length, 1, "only pi's registration");
     const store = new AuthStore(authDir);
-    assert.equal(store.tokens("secure", fixture.url)?.accessToken, (state.tokens as { access_token: string }).access_token);
+    assert.equal(
+      store.tokens("secure", fixture.url)?.accessToken,
+      (state.tokens as { access_token: string }).access_token,
+    );
     assert.equal(store.client("secure", fixture.url)?.importedFrom, piFile);
     assert.equal(statSync(store.tokensPath("secure")).mode & 0o777, 0o600, "the copy is the bridge's own 0600 file");
     assert.deepEqual(connection.warnings, []);
-    assert.ok(events.some((e) => e.channel === "mcp.auth.imported" && e.payload.serverId === "secure" && e.payload.from === piFile));
+    assert.ok(
+      events.some(
+        (e) => e.channel === "mcp.auth.imported" && e.payload.serverId === "secure" && e.payload.from === piFile,
+      ),
+    );
     await connection.close();
     assert.deepEqual(snapshot(piFile), before, "pi's file: same bytes, mtime and mode");
   });
@@ -83,7 +91,12 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     const state = await signInAsPi(fixture);
     // pi keys `my-server` as `mcp__my_server`; the bridge's config spells the host in capitals.
     writePiAuthFile(piFile, { [piKey("my-server", fixture.url)]: state });
-    const connection = connect(fixture, authDir, {}, { name: "my-server", url: fixture.url.replace("http://", "HTTP://") });
+    const connection = connect(
+      fixture,
+      authDir,
+      {},
+      { name: "my-server", url: fixture.url.replace("http://", "HTTP://") },
+    );
     await connection.connect();
     const result = await connection.callTool("echo", { text: "keyed" });
     assert.deepEqual(result.content, [{ type: "text", text: "keyed" }]);
@@ -108,14 +121,23 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     const refreshes = refreshRequests(fixture);
     assert.ok(refreshes.length >= 1, "refreshed");
     const piClient = String(state.clientInformation?.client_id);
-    for (const request of refreshes) assert.equal(request.get("client_id"), piClient, "as the client pi registered (the server refuses any other)");
+    for (const request of refreshes)
+      assert.equal(request.get("client_id"), piClient, "as the client pi registered (the server refuses any other)");
     assert.equal(refreshes[0]!.get("refresh_token"), (state.tokens as { refresh_token: string }).refresh_token);
     assert.equal(fixture.authorizations.length, 1, "no new sign-in");
     assert.equal(fixture.registrations.length, 1, "no registration of its own");
     const stored = new AuthStore(authDir).tokens("secure", fixture.url);
-    assert.notEqual(stored?.accessToken, (state.tokens as { access_token: string }).access_token, "the new tokens are the bridge's");
+    assert.notEqual(
+      stored?.accessToken,
+      (state.tokens as { access_token: string }).access_token,
+      "the new tokens are the bridge's",
+    );
     await connection.close();
-    assert.deepEqual(snapshot(piFile), before, "pi keeps its (now rotated) tokens untouched: the bridge never writes there");
+    assert.deepEqual(
+      snapshot(piFile),
+      before,
+      "pi keeps its (now rotated) tokens untouched: the bridge never writes there",
+    );
   });
 
   test("a sign-in pi made as the config's clientId is refreshed as that client", async () => {
@@ -147,7 +169,11 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     const connection = connect(fixture, authDir);
     await connection.connect();
     assert.equal(await echo(connection, "until expiry"), "until expiry");
-    assert.equal(new AuthStore(authDir).tokens("secure", fixture.url)?.refreshToken, undefined, "the refresh token was not taken");
+    assert.equal(
+      new AuthStore(authDir).tokens("secure", fixture.url)?.refreshToken,
+      undefined,
+      "the refresh token was not taken",
+    );
     fixture.expireAccessTokens();
     await assert.rejects(echo(connection, "after expiry"), /needs you to sign in/);
     assert.equal(refreshRequests(fixture).length, 0, "pi's refresh token was never sent as another client");
@@ -178,7 +204,10 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     const connection = connect(fixture, authDir);
     await needsSignIn(connection);
     const [warning] = connection.warnings;
-    assert.match(warning ?? "", /MCP server 'secure' was not used: .*mcp-auth\.json: it is not valid JSON\. Run \/mcp auth secure/);
+    assert.match(
+      warning ?? "",
+      /MCP server 'secure' was not used: .*mcp-auth\.json: it is not valid JSON\. Run \/mcp auth secure/,
+    );
     assert.ok(warning!.includes(piFile));
     assert.equal(warning!.includes("leaky-secret-value"), false, "nothing of the file's content");
     messages.push(...connection.warnings);
@@ -198,7 +227,10 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     const before = snapshot(piFile);
     const loose = connect(fixture, authDir);
     await needsSignIn(loose);
-    assert.match(loose.warnings.join("\n"), /mcp-auth\.json: other users can write it \(mode 0620; `chmod 600` it to have its sign-ins used\)/);
+    assert.match(
+      loose.warnings.join("\n"),
+      /mcp-auth\.json: other users can write it \(mode 0620; `chmod 600` it to have its sign-ins used\)/,
+    );
     messages.push(...loose.warnings);
     assert.deepEqual(snapshot(piFile), before, "not even its mode is changed: the file is pi's");
     await loose.close();
@@ -224,7 +256,11 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     const before = snapshot(piFile);
     const connection = connect(fixture, authDir);
     await connection.connect();
-    assert.deepEqual(await connection.logout(), { removed: true, piFileKept: piFile }, "what /mcp logout tells the user it left in place");
+    assert.deepEqual(
+      await connection.logout(),
+      { removed: true, piFileKept: piFile },
+      "what /mcp logout tells the user it left in place",
+    );
     assert.deepEqual(snapshot(piFile), before, "pi's sign-in stays in pi's file");
     assert.equal(new AuthStore(authDir).tokens("secure", fixture.url), undefined);
     await needsSignIn(connect(fixture, authDir));
@@ -278,6 +314,7 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     const texts = [log, JSON.stringify(events), messages.join("\n")];
     const issued = fixtures.flatMap((f) => f.issued);
     assert.ok(issued.length > 10);
-    for (const secret of [...issued, "leaky-secret-value"]) for (const text of texts) assert.equal(text.includes(secret), false, "a secret leaked");
+    for (const secret of [...issued, "leaky-secret-value"])
+      for (const text of texts) assert.equal(text.includes(secret), false, "a secret leaked");
   });
 });

@@ -20,13 +20,19 @@ import { node22, PI1X_DIR } from "../scripts/node22.mjs";
 const PI1X_CLI = path.join(PI1X_DIR, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "cli.js");
 
 const NODE22 = node22();
-const missing = !existsSync(PI1X_CLI) || !NODE22 ? "pi 1.x is not installed in test/pi1x (npm run test:pi1x installs it)" : undefined;
+const missing =
+  !existsSync(PI1X_CLI) || !NODE22 ? "pi 1.x is not installed in test/pi1x (npm run test:pi1x installs it)" : undefined;
 
 /**
  * Runs `pi mcp login <server>` of pi 1.x and plays the browser: opens the authorization URL it prints and follows the
  * redirect to its loopback callback. Bounded by `timeoutMs`.
  */
-function piLogin(server: string, agentDir: string, home: string, timeoutMs = 60_000): Promise<{ code: number | null; output: string }> {
+function piLogin(
+  server: string,
+  agentDir: string,
+  home: string,
+  timeoutMs = 60_000,
+): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(NODE22!, [PI1X_CLI, "mcp", "login", server], {
       cwd: home,
@@ -81,7 +87,10 @@ describe("pi's own sign-in, in a pi session", { timeout: 120_000 }, () => {
   async function agentWithServer(): Promise<{ fixture: OAuthFixture; agentDir: string; piFile: string }> {
     const { fixture, authDir, piFile } = await setup();
     const agentDir = path.dirname(authDir);
-    writeFileSync(path.join(agentDir, "mcp.json"), JSON.stringify({ mcpServers: { secure: { url: fixture.url, autoApprove: ["echo"], exposure: "direct" } } }));
+    writeFileSync(
+      path.join(agentDir, "mcp.json"),
+      JSON.stringify({ mcpServers: { secure: { url: fixture.url, autoApprove: ["echo"], exposure: "direct" } } }),
+    );
     process.env.PI_CODING_AGENT_DIR = agentDir;
     return { fixture, agentDir, piFile };
   }
@@ -90,7 +99,13 @@ describe("pi's own sign-in, in a pi session", { timeout: 120_000 }, () => {
 
   /** The echo tool called by the model in a pi session in `agentDir`. */
   async function echoInPi(agentDir: string, text: string): Promise<string> {
-    const result = await callOnceInPi({ cwd: project.dir, agentDir, extensionPaths: [REPO_ROOT], tool: "mcp_secure_echo", args: { text } });
+    const result = await callOnceInPi({
+      cwd: project.dir,
+      agentDir,
+      extensionPaths: [REPO_ROOT],
+      tool: "mcp_secure_echo",
+      args: { text },
+    });
     assert.ok(result.offered, "the server's tools were there");
     assert.equal(result.isError, false, result.text);
     return result.text;
@@ -106,24 +121,31 @@ describe("pi's own sign-in, in a pi session", { timeout: 120_000 }, () => {
     assert.deepEqual(snapshot(piFile), before, "pi's file as pi left it");
   });
 
-  test("a sign-in the real pi 1.6 made (`pi mcp login`) is used, and refreshed as pi's client", { skip: missing }, async () => {
-    const { fixture, agentDir, piFile } = await agentWithServer();
-    const login = await piLogin("secure", agentDir, project.dir);
-    assert.equal(login.code, 0, "pi mcp login succeeded");
-    assert.equal(fixture.registrations.length, 1, "pi registered itself");
-    const states = JSON.parse(readFileSync(piFile, "utf8")) as Record<string, { clientInformation?: { client_id?: string } }>;
-    const piClientId = states[piKey("secure", fixture.url)]?.clientInformation?.client_id;
-    assert.ok(piClientId, "pi stored its registration under the key test/fixtures/pi-auth-file.ts writes");
-    const before = snapshot(piFile);
+  test(
+    "a sign-in the real pi 1.6 made (`pi mcp login`) is used, and refreshed as pi's client",
+    { skip: missing },
+    async () => {
+      const { fixture, agentDir, piFile } = await agentWithServer();
+      const login = await piLogin("secure", agentDir, project.dir);
+      assert.equal(login.code, 0, "pi mcp login succeeded");
+      assert.equal(fixture.registrations.length, 1, "pi registered itself");
+      const states = JSON.parse(readFileSync(piFile, "utf8")) as Record<
+        string,
+        { clientInformation?: { client_id?: string } }
+      >;
+      const piClientId = states[piKey("secure", fixture.url)]?.clientInformation?.client_id;
+      assert.ok(piClientId, "pi stored its registration under the key test/fixtures/pi-auth-file.ts writes");
+      const before = snapshot(piFile);
 
-    assert.equal(await echoInPi(agentDir, "pi made this sign-in"), "pi made this sign-in");
-    fixture.expireAccessTokens();
-    assert.equal(await echoInPi(agentDir, "and it was refreshed"), "and it was refreshed");
-    const refreshes = fixture.tokenRequests.filter((p) => p.get("grant_type") === "refresh_token");
-    assert.ok(refreshes.length >= 1, "refreshed");
-    for (const request of refreshes) assert.equal(request.get("client_id"), piClientId, "as pi's client");
-    assert.equal(fixture.authorizations.length, 1, "no sign-in but pi's");
-    assert.equal(fixture.registrations.length, 1, "no registration but pi's");
-    assert.deepEqual(snapshot(piFile), before, "pi's file as pi left it");
-  });
+      assert.equal(await echoInPi(agentDir, "pi made this sign-in"), "pi made this sign-in");
+      fixture.expireAccessTokens();
+      assert.equal(await echoInPi(agentDir, "and it was refreshed"), "and it was refreshed");
+      const refreshes = fixture.tokenRequests.filter((p) => p.get("grant_type") === "refresh_token");
+      assert.ok(refreshes.length >= 1, "refreshed");
+      for (const request of refreshes) assert.equal(request.get("client_id"), piClientId, "as pi's client");
+      assert.equal(fixture.authorizations.length, 1, "no sign-in but pi's");
+      assert.equal(fixture.registrations.length, 1, "no registration but pi's");
+      assert.deepEqual(snapshot(piFile), before, "pi's file as pi left it");
+    },
+  );
 });

@@ -19,11 +19,25 @@ const NOW = 1_800_000_000_000;
 function state(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     serverUrl: URL_,
-    discovery: { authorizationServerUrl: "https://auth.example.com", resourceMetadataUrl: "https://mcp.example.com/.well-known/oauth-protected-resource/mcp" },
-    clientInformation: { client_id: "pi-client", client_name: "pi", redirect_uris: ["http://127.0.0.1:40000/callback"], token_endpoint_auth_method: "none" },
+    discovery: {
+      authorizationServerUrl: "https://auth.example.com",
+      resourceMetadataUrl: "https://mcp.example.com/.well-known/oauth-protected-resource/mcp",
+    },
+    clientInformation: {
+      client_id: "pi-client",
+      client_name: "pi",
+      redirect_uris: ["http://127.0.0.1:40000/callback"],
+      token_endpoint_auth_method: "none",
+    },
     oauthState: "state",
     codeVerifier: "verifier",
-    tokens: { access_token: "access-1", token_type: "Bearer", expires_in: 3600, scope: "read write", refresh_token: "refresh-1" },
+    tokens: {
+      access_token: "access-1",
+      token_type: "Bearer",
+      expires_in: 3600,
+      scope: "read write",
+      refresh_token: "refresh-1",
+    },
     tokensExpireAt: NOW + 3_600_000,
     ...overrides,
   };
@@ -39,37 +53,70 @@ function found(text: string, server = "linear", url = URL_): PiSignIn {
   return (lookup as { signIn: PiSignIn }).signIn;
 }
 
-const plan = (signIn: PiSignIn, configuredClient = false) => planPiImport(signIn, { serverUrl: URL_, configuredClient, now: NOW, from: "/agent/mcp-auth.json" });
+const plan = (signIn: PiSignIn, configuredClient = false) =>
+  planPiImport(signIn, { serverUrl: URL_, configuredClient, now: NOW, from: "/agent/mcp-auth.json" });
 
 describe("finding a server's entry in pi 1.x's file", () => {
   test("keys are pi's: the name with - as _, and the URL as the URL parser writes it", () => {
-    assert.deepEqual(piStateKeys("my-server", "HTTPS://MCP.Example.com:443"), { key: "mcp__my_server|https://mcp.example.com/", legacyKey: "https://mcp.example.com/" });
+    assert.deepEqual(piStateKeys("my-server", "HTTPS://MCP.Example.com:443"), {
+      key: "mcp__my_server|https://mcp.example.com/",
+      legacyKey: "https://mcp.example.com/",
+    });
     assert.equal(piStateKeys("x", "not a url"), undefined);
   });
 
   test("the entry by name and URL wins over the older one by URL alone, which is the fallback", () => {
-    const text = file({ [URL_]: state({ tokens: { access_token: "legacy", token_type: "Bearer" } }), [`mcp__linear|${URL_}`]: state() });
+    const text = file({
+      [URL_]: state({ tokens: { access_token: "legacy", token_type: "Bearer" } }),
+      [`mcp__linear|${URL_}`]: state(),
+    });
     assert.equal(found(text).accessToken, "access-1");
     assert.equal(found(file({ [URL_]: state() })).accessToken, "access-1");
   });
 
   test("no entry, another name, another URL, an entry pi keeps for another URL, or one without tokens: none", () => {
-    for (const text of ["", "{}", file({ [`mcp__other|${URL_}`]: state() }), file({ "mcp__linear|https://mcp.example.com/other": state() })]) {
+    for (const text of [
+      "",
+      "{}",
+      file({ [`mcp__other|${URL_}`]: state() }),
+      file({ "mcp__linear|https://mcp.example.com/other": state() }),
+    ]) {
       assert.deepEqual(findPiSignIn(text, "linear", URL_), { kind: "none" });
     }
-    assert.deepEqual(findPiSignIn(file({ [`mcp__linear|${URL_}`]: state({ serverUrl: "https://elsewhere.example.com/mcp" }) }), "linear", URL_), { kind: "none" });
+    assert.deepEqual(
+      findPiSignIn(
+        file({ [`mcp__linear|${URL_}`]: state({ serverUrl: "https://elsewhere.example.com/mcp" }) }),
+        "linear",
+        URL_,
+      ),
+      { kind: "none" },
+    );
     const { tokens: _, ...pending } = state();
-    assert.deepEqual(findPiSignIn(file({ [`mcp__linear|${URL_}`]: pending }), "linear", URL_), { kind: "none" }, "a sign-in that never finished");
+    assert.deepEqual(
+      findPiSignIn(file({ [`mcp__linear|${URL_}`]: pending }), "linear", URL_),
+      { kind: "none" },
+      "a sign-in that never finished",
+    );
   });
 
   test("a file or entry not in pi's format is invalid, and the problem quotes nothing of it", () => {
     const cases: Array<[string, RegExp]> = [
-      ['{"mcp__linear|https://mcp.example.com/mcp": {"tokens": {"access_token": "secret-in-broken-file"', /not valid JSON/],
+      [
+        '{"mcp__linear|https://mcp.example.com/mcp": {"tokens": {"access_token": "secret-in-broken-file"',
+        /not valid JSON/,
+      ],
       ['["secret-in-array"]', /not a JSON object/],
       [file({ [`mcp__linear|${URL_}`]: "secret-string" }), /entry is not an object/],
       [file({ [`mcp__linear|${URL_}`]: state({ tokens: "secret-token" }) }), /tokens are not an object/],
       [file({ [`mcp__linear|${URL_}`]: state({ tokens: { token_type: "Bearer" } }) }), /no access token/],
-      [file({ [`mcp__linear|${URL_}`]: state({ tokens: { access_token: "secret-a", token_type: "Bearer", refresh_token: 5 } }) }), /not a string/],
+      [
+        file({
+          [`mcp__linear|${URL_}`]: state({
+            tokens: { access_token: "secret-a", token_type: "Bearer", refresh_token: 5 },
+          }),
+        }),
+        /not a string/,
+      ],
       [file({ [`mcp__linear|${URL_}`]: state({ tokensExpireAt: "soon" }) }), /expiry is not a number/],
       [file({ [`mcp__linear|${URL_}`]: state({ clientInformation: { client_secret: "secret-c" } }) }), /no client id/],
     ];
@@ -89,12 +136,26 @@ describe("finding a server's entry in pi 1.x's file", () => {
   });
 
   test("pi's empty and null fields are absent; the fingerprint tells sign-ins apart without holding their tokens", () => {
-    const signIn = found(file({ [`mcp__linear|${URL_}`]: state({ tokens: { access_token: "a", token_type: "Bearer", scope: "", refresh_token: null } }) }));
+    const signIn = found(
+      file({
+        [`mcp__linear|${URL_}`]: state({
+          tokens: { access_token: "a", token_type: "Bearer", scope: "", refresh_token: null },
+        }),
+      }),
+    );
     assert.equal(signIn.scope, undefined);
     assert.equal(signIn.refreshToken, undefined);
     const one = findPiSignIn(file({ [`mcp__linear|${URL_}`]: state() }), "linear", URL_);
     const same = findPiSignIn(file({ [URL_]: state() }), "linear", URL_);
-    const other = findPiSignIn(file({ [`mcp__linear|${URL_}`]: state({ tokens: { access_token: "access-2", token_type: "Bearer", refresh_token: "refresh-1" } }) }), "linear", URL_);
+    const other = findPiSignIn(
+      file({
+        [`mcp__linear|${URL_}`]: state({
+          tokens: { access_token: "access-2", token_type: "Bearer", refresh_token: "refresh-1" },
+        }),
+      }),
+      "linear",
+      URL_,
+    );
     assert.ok(one.kind === "found" && same.kind === "found" && other.kind === "found");
     assert.equal(one.fingerprint, same.fingerprint);
     assert.notEqual(one.fingerprint, other.fingerprint);
@@ -110,7 +171,16 @@ describe("what of pi's sign-in the bridge takes over", () => {
     assert.equal(result.refreshable, true);
     assert.deepEqual(
       { ...result.tokens, savedAt: undefined },
-      { accessToken: "access-1", tokenType: "Bearer", refreshToken: "refresh-1", expiresAt: NOW + 3_600_000, scopes: ["read", "write"], issuer: "https://auth.example.com", serverUrl: URL_, savedAt: undefined },
+      {
+        accessToken: "access-1",
+        tokenType: "Bearer",
+        refreshToken: "refresh-1",
+        expiresAt: NOW + 3_600_000,
+        scopes: ["read", "write"],
+        issuer: "https://auth.example.com",
+        serverUrl: URL_,
+        savedAt: undefined,
+      },
     );
     assert.equal(result.client?.client.client_id, "pi-client");
     assert.equal(result.client?.client.issuer, "https://auth.example.com");

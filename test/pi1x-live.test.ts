@@ -37,7 +37,10 @@ describe("pi 1.x configs against real servers", { timeout: 120_000 }, () => {
     // Half a second for requests; the handshake gets `initTimeout`, as a machine under load may need more.
     const connection = open("half", { ...fixtureEntry(), timeout: 0.5, initTimeout: 30_000 });
     await connection.connect();
-    await assert.rejects(runTool(toolsOf(connection).get("mcp_half_slow"), { ms: 20_000 }), /did not answer 'slow' within 0\.5 s without progress; raise `timeout` \(seconds\) for 'half'/);
+    await assert.rejects(
+      runTool(toolsOf(connection).get("mcp_half_slow"), { ms: 20_000 }),
+      /did not answer 'slow' within 0\.5 s without progress; raise `timeout` \(seconds\) for 'half'/,
+    );
     assert.equal((await runTool(toolsOf(connection).get("mcp_half_echo"), { text: "still here" })).text, "still here");
   });
 
@@ -49,6 +52,9 @@ describe("pi 1.x configs against real servers", { timeout: 120_000 }, () => {
     const { args } = fixtureEntry();
     const connection = open("homely", { command: "~/bin/node", args, cwd: "~/work" });
     await connection.connect();
-    assert.equal((await runTool(toolsOf(connection).get("mcp_homely_cwd"))).text, realpathSync(path.join(home.dir, "work")));
+    assert.equal(
+      (await runTool(toolsOf(connection).get("mcp_homely_cwd"))).text,
+      realpathSync(path.join(home.dir, "work")),
+    );
   });
 });

@@ -13,12 +13,19 @@ import { oauthBed } from "./oauth-bed.ts";
 const DOCUMENT = "https://client.example.com/mcp-bridge/client.json";
 
 describe("pi 1.x's oauth block against a real authorization server", { timeout: 120_000 }, () => {
-  const { setup, connect, echo, newAuthDir } = oauthBed("mcp-bridge-pi1x-oauth-", { authKey: "oauth", entry: { reconnect: false } });
+  const { setup, connect, echo, newAuthDir } = oauthBed("mcp-bridge-pi1x-oauth-", {
+    authKey: "oauth",
+    entry: { reconnect: false },
+  });
 
   test("`oauth` is read as `auth`: clientName is sent at registration, scope is a space-separated string", async () => {
     const { fixture } = await setup();
     const callbackPort = await freePort();
-    const connection = connect(fixture, newAuthDir(), { callbackPort, clientName: "Claude Code", scope: "tools extra" });
+    const connection = connect(fixture, newAuthDir(), {
+      callbackPort,
+      clientName: "Claude Code",
+      scope: "tools extra",
+    });
     await connection.connect();
     assert.equal(await echo(connection, "named"), "named");
     assert.equal(fixture.registrations.length, 1);
@@ -57,7 +64,11 @@ describe("pi 1.x's oauth block against a real authorization server", { timeout: 
     assert.equal(auto.authorizations[0]!.get("client_id"), DOCUMENT);
 
     const { fixture: dcr } = await setup({ clientIdDocuments: true });
-    const second = connect(dcr, newAuthDir(), { callbackPort: await freePort(), clientMetadataUrl: DOCUMENT, clientRegistration: "dcr" });
+    const second = connect(dcr, newAuthDir(), {
+      callbackPort: await freePort(),
+      clientMetadataUrl: DOCUMENT,
+      clientRegistration: "dcr",
+    });
     await second.connect();
     assert.equal(await echo(second, "registered"), "registered");
     assert.equal(dcr.registrations.length, 1, "registered itself");
@@ -65,17 +76,28 @@ describe("pi 1.x's oauth block against a real authorization server", { timeout: 
 
     // As in pi 1.x, a clientName means registering: a document cannot carry the name.
     const { fixture: named } = await setup({ clientIdDocuments: true });
-    const third = connect(named, newAuthDir(), { callbackPort: await freePort(), clientMetadataUrl: DOCUMENT, clientName: "Claude Code" });
+    const third = connect(named, newAuthDir(), {
+      callbackPort: await freePort(),
+      clientMetadataUrl: DOCUMENT,
+      clientName: "Claude Code",
+    });
     await third.connect();
     assert.equal(named.registrations[0]?.client_name, "Claude Code");
   });
 
   test('clientRegistration "cimd" against a server without document support: a clear error, nothing registered', async () => {
     const { fixture } = await setup();
-    const connection = connect(fixture, newAuthDir(), { callbackPort: await freePort(), clientMetadataUrl: DOCUMENT, clientRegistration: "cimd" });
+    const connection = connect(fixture, newAuthDir(), {
+      callbackPort: await freePort(),
+      clientMetadataUrl: DOCUMENT,
+      clientRegistration: "cimd",
+    });
     await assert.rejects(connection.connect(), (error: unknown) => {
       assert.ok(error instanceof BridgeError && error.kind === "auth", String(error));
-      assert.match(error.message, /does not support Client ID Metadata Documents, and `clientRegistration` is "cimd"; use "auto" or "dcr"/);
+      assert.match(
+        error.message,
+        /does not support Client ID Metadata Documents, and `clientRegistration` is "cimd"; use "auto" or "dcr"/,
+      );
       return true;
     });
     assert.equal(fixture.registrations.length, 0);
@@ -90,7 +112,10 @@ describe("pi 1.x's oauth block against a real authorization server", { timeout: 
     assert.equal(lost.authorizations.length, 0, "discovery alone finds no way to sign in");
 
     const { fixture } = await setup({ advertiseAuthServer: `http://127.0.0.1:${await freePort()}` });
-    const connection = connect(fixture, newAuthDir(), { callbackPort: await freePort(), authServerMetadataUrl: `${fixture.origin}/custom/openid-configuration` });
+    const connection = connect(fixture, newAuthDir(), {
+      callbackPort: await freePort(),
+      authServerMetadataUrl: `${fixture.origin}/custom/openid-configuration`,
+    });
     await connection.connect();
     assert.equal(await echo(connection, "configured metadata"), "configured metadata");
     assert.ok(fixture.metadataRequests.includes("/custom/openid-configuration"));
@@ -99,9 +124,12 @@ describe("pi 1.x's oauth block against a real authorization server", { timeout: 
 });
 
 describe("a client secret from a command", { timeout: 60_000 }, () => {
-  const { setup, connect, echo } = oauthBed("mcp-bridge-pi1x-secret-", { authKey: "oauth", entry: { reconnect: false } });
+  const { setup, connect, echo } = oauthBed("mcp-bridge-pi1x-secret-", {
+    authKey: "oauth",
+    entry: { reconnect: false },
+  });
 
-  test("`clientSecret: \"!…\"` sends what the command printed, hidden like any secret", async () => {
+  test('`clientSecret: "!…"` sends what the command printed, hidden like any secret', async () => {
     const { fixture, authDir, callbackPort } = await setup({ secretInForm: true });
     const registered = await fetch(`${fixture.origin}/register`, {
       method: "POST",
@@ -110,7 +138,12 @@ describe("a client secret from a command", { timeout: 60_000 }, () => {
     });
     const clientId = ((await registered.json()) as { client_id: string }).client_id;
     const secret = `printed-secret-${Date.now()}`;
-    const connection = connect(fixture, authDir, { clientId, clientSecret: `!printf ${secret}`, callbackPort }, { trusted: () => true });
+    const connection = connect(
+      fixture,
+      authDir,
+      { clientId, clientSecret: `!printf ${secret}`, callbackPort },
+      { trusted: () => true },
+    );
     await connection.connect();
     assert.equal(await echo(connection, `the secret is ${secret}`), "the secret is ***");
     const exchange = fixture.tokenRequests.find((form) => form.get("grant_type") === "authorization_code");

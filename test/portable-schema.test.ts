@@ -15,12 +15,18 @@ const FIXTURES = path.join(import.meta.dirname, "fixtures", "schemas");
 function fixtures(): Array<{ file: string; server: string; tools: Tool[] }> {
   return readdirSync(FIXTURES)
     .filter((f) => f.endsWith(".json"))
-    .map((file) => ({ file, ...(JSON.parse(readFileSync(path.join(FIXTURES, file), "utf8")) as { server: string; tools: Tool[] }) }));
+    .map((file) => ({
+      file,
+      ...(JSON.parse(readFileSync(path.join(FIXTURES, file), "utf8")) as { server: string; tools: Tool[] }),
+    }));
 }
 
 /** pi's own check of a call's arguments (what runs before `execute`); throws with pi's message when they fail. */
 function piAccepts(parameters: Schema, args: unknown): void {
-  validateToolArguments({ name: "t", description: "", parameters } as never, { type: "toolCall", id: "1", name: "t", arguments: args } as never);
+  validateToolArguments(
+    { name: "t", description: "", parameters } as never,
+    { type: "toolCall", id: "1", name: "t", arguments: args } as never,
+  );
 }
 
 /**
@@ -30,12 +36,21 @@ function piAccepts(parameters: Schema, args: unknown): void {
 function sample(schema: unknown, mode: { all: boolean; nulls: boolean }, root: Schema, depth = 0): unknown {
   if (!schema || typeof schema !== "object" || depth > 20) return {};
   let s = schema as Schema;
-  if (typeof s.$ref === "string") s = s.$ref.split("/").slice(1).reduce<Schema>((n, k) => n[k] as Schema, root);
+  if (typeof s.$ref === "string")
+    s = s.$ref
+      .split("/")
+      .slice(1)
+      .reduce<Schema>((n, k) => n[k] as Schema, root);
   const branches = (s.anyOf ?? s.oneOf) as Schema[] | undefined;
   if (branches) {
     const nullable = branches.find((b) => b.type === "null");
     if (mode.nulls && nullable) return null;
-    return sample(branches.find((b) => b.type !== "null"), mode, root, depth + 1);
+    return sample(
+      branches.find((b) => b.type !== "null"),
+      mode,
+      root,
+      depth + 1,
+    );
   }
   const types = Array.isArray(s.type) ? (s.type as string[]) : [s.type as string];
   if (mode.nulls && types.includes("null")) return null;
@@ -53,7 +68,9 @@ function sample(schema: unknown, mode: { all: boolean; nulls: boolean }, root: S
       return out;
     }
     case "array":
-      return Array.from({ length: Math.max(1, (s.minItems as number | undefined) ?? 1) }, () => sample(s.items, mode, root, depth + 1));
+      return Array.from({ length: Math.max(1, (s.minItems as number | undefined) ?? 1) }, () =>
+        sample(s.items, mode, root, depth + 1),
+      );
     case "number":
     case "integer":
       return (s.minimum as number | undefined) ?? 1;
@@ -68,10 +85,12 @@ describe("real servers' schemas, made portable", () => {
   const all = fixtures();
   test("the fixtures are the servers named in the brief", () => {
     const servers = all.map((f) => f.server).join(" ");
-    for (const name of ["server-everything", "server-filesystem", "server-github", "server-postgres", "playwright"]) assert.match(servers, new RegExp(name));
+    for (const name of ["server-everything", "server-filesystem", "server-github", "server-postgres", "playwright"])
+      assert.match(servers, new RegExp(name));
     assert.ok(all.reduce((n, f) => n + f.tools.length, 0) >= 80);
     // The servers' own schemas break the rules, or passing them would prove nothing about the conversion.
-    for (const rules of [openAiProblems, geminiProblems]) assert.ok(all.some((f) => f.tools.some((t) => rules(t.inputSchema).length > 0)));
+    for (const rules of [openAiProblems, geminiProblems])
+      assert.ok(all.some((f) => f.tools.some((t) => rules(t.inputSchema).length > 0)));
   });
   for (const { file, tools } of all) {
     test(`${file}: every tool passes the OpenAI and Gemini rules, with no warning`, () => {
@@ -87,9 +106,17 @@ describe("real servers' schemas, made portable", () => {
         const { schema } = normalizeInputSchema(tool.inputSchema);
         const { check } = argumentCheck(tool.inputSchema);
         assert.ok(check, `${tool.name}: the server's schema compiles`);
-        for (const mode of [{ all: false, nulls: false }, { all: true, nulls: false }, { all: true, nulls: true }]) {
+        for (const mode of [
+          { all: false, nulls: false },
+          { all: true, nulls: false },
+          { all: true, nulls: true },
+        ]) {
           const args = sample(tool.inputSchema, mode, tool.inputSchema as Schema) as Record<string, unknown>;
-          assert.equal(check(args), undefined, `${tool.name}: the sample ${JSON.stringify(args)} is valid for the server`);
+          assert.equal(
+            check(args),
+            undefined,
+            `${tool.name}: the sample ${JSON.stringify(args)} is valid for the server`,
+          );
           assert.doesNotThrow(() => piAccepts(schema, args), `${tool.name}: ${JSON.stringify(args)}`);
         }
       }
@@ -111,7 +138,11 @@ describe("portable schema rules", () => {
       properties: { a: { type: "string", title: "A", $comment: "c" }, b: { type: "string", description: "B" } },
       additionalProperties: false,
     });
-    assert.deepEqual(schema, { type: "object", description: "Args", properties: { a: { type: "string", description: "A" }, b: { type: "string", description: "B" } } });
+    assert.deepEqual(schema, {
+      type: "object",
+      description: "Args",
+      properties: { a: { type: "string", description: "A" }, b: { type: "string", description: "B" } },
+    });
   });
   test("local $refs are inlined and $defs dropped", () => {
     const { schema, warnings } = normalizeInputSchema({
@@ -120,7 +151,10 @@ describe("portable schema rules", () => {
       properties: { p: { $ref: "#/$defs/Point", description: "where" } },
     });
     assert.deepEqual(warnings, []);
-    assert.deepEqual(schema, { type: "object", properties: { p: { type: "object", properties: { x: { type: "number" } }, description: "where" } } });
+    assert.deepEqual(schema, {
+      type: "object",
+      properties: { p: { type: "object", properties: { x: { type: "number" } }, description: "where" } },
+    });
   });
   test("recursion is cut with a placeholder of the same type that says so", () => {
     const { schema, warnings } = normalizeInputSchema({
@@ -136,25 +170,48 @@ describe("portable schema rules", () => {
   });
   test("a $ref bomb is refused with a warning, not expanded", () => {
     const defs: Schema = { d0: { type: "string" } };
-    for (let i = 1; i <= 30; i++) defs[`d${i}`] = { type: "object", properties: { a: { $ref: `#/$defs/d${i - 1}` }, b: { $ref: `#/$defs/d${i - 1}` } } };
-    const { schema, warnings } = normalizeInputSchema({ type: "object", $defs: defs, properties: { x: { $ref: "#/$defs/d30" } } });
+    for (let i = 1; i <= 30; i++)
+      defs[`d${i}`] = {
+        type: "object",
+        properties: { a: { $ref: `#/$defs/d${i - 1}` }, b: { $ref: `#/$defs/d${i - 1}` } },
+      };
+    const { schema, warnings } = normalizeInputSchema({
+      type: "object",
+      $defs: defs,
+      properties: { x: { $ref: "#/$defs/d30" } },
+    });
     assert.deepEqual(schema, { type: "object", properties: {} });
     assert.match(warnings[0]!, new RegExp(`more than ${MAX_PORTABLE_NODES}`));
   });
   test("type arrays and nullable become anyOf with a null branch; null is still accepted", () => {
-    assert.deepEqual(prop({ type: ["string", "null"], description: "d" }), { anyOf: [{ type: "string" }, { type: "null" }], description: "d" });
-    assert.deepEqual(prop({ type: "integer", nullable: true, minimum: 1 }), { anyOf: [{ type: "integer", minimum: 1 }, { type: "null" }] });
+    assert.deepEqual(prop({ type: ["string", "null"], description: "d" }), {
+      anyOf: [{ type: "string" }, { type: "null" }],
+      description: "d",
+    });
+    assert.deepEqual(prop({ type: "integer", nullable: true, minimum: 1 }), {
+      anyOf: [{ type: "integer", minimum: 1 }, { type: "null" }],
+    });
     assert.deepEqual(prop({ type: ["string"] }), { type: "string" });
     assert.deepEqual(prop({ enum: ["a", null] }), { anyOf: [{ type: "string", enum: ["a"] }, { type: "null" }] });
     piAccepts(convert({ type: ["string", "null"] }).schema, { p: null });
   });
   test("oneOf becomes anyOf; allOf is merged", () => {
-    assert.deepEqual(prop({ oneOf: [{ type: "string" }, { type: "number" }] }), { anyOf: [{ type: "string" }, { type: "number" }] });
-    assert.deepEqual(prop({ allOf: [{ type: "object", properties: { a: { type: "string" } }, required: ["a"] }, { properties: { b: { type: "number" } } }] }), {
-      type: "object",
-      properties: { a: { type: "string" }, b: { type: "number" } },
-      required: ["a"],
+    assert.deepEqual(prop({ oneOf: [{ type: "string" }, { type: "number" }] }), {
+      anyOf: [{ type: "string" }, { type: "number" }],
     });
+    assert.deepEqual(
+      prop({
+        allOf: [
+          { type: "object", properties: { a: { type: "string" } }, required: ["a"] },
+          { properties: { b: { type: "number" } } },
+        ],
+      }),
+      {
+        type: "object",
+        properties: { a: { type: "string" }, b: { type: "number" } },
+        required: ["a"],
+      },
+    );
     // A choice with an open branch accepts anything.
     assert.deepEqual(prop({ anyOf: [{ type: "string" }, {}] }), {});
   });
@@ -165,20 +222,38 @@ describe("portable schema rules", () => {
         { type: "object", properties: { name: { type: "string" }, id: { type: "string" } }, required: ["name", "id"] },
       ],
     });
-    assert.deepEqual(schema, { type: "object", properties: { id: { type: "string" }, name: { type: "string" } }, required: ["id"] });
+    assert.deepEqual(schema, {
+      type: "object",
+      properties: { id: { type: "string" }, name: { type: "string" } },
+      required: ["id"],
+    });
     assert.match(warnings[0]!, /alternatives/);
   });
   test("enums are kept; const becomes a one-value enum; non-string enums move to the description", () => {
-    assert.deepEqual(prop({ type: "string", enum: ["a", "b"], description: "d" }), { type: "string", description: "d", enum: ["a", "b"] });
+    assert.deepEqual(prop({ type: "string", enum: ["a", "b"], description: "d" }), {
+      type: "string",
+      description: "d",
+      enum: ["a", "b"],
+    });
     assert.deepEqual(prop({ const: "x" }), { type: "string", enum: ["x"] });
-    assert.deepEqual(prop({ type: "integer", enum: [1, 2] }), { type: "integer", description: "Allowed values: 1, 2." });
+    assert.deepEqual(prop({ type: "integer", enum: [1, 2] }), {
+      type: "integer",
+      description: "Allowed values: 1, 2.",
+    });
   });
   test("defaults move into the description; provider-specific keywords go", () => {
-    assert.deepEqual(prop({ type: "string", default: "info", description: "Level.", pattern: "^a", minLength: 1, format: "uri" }), {
-      type: "string",
-      description: 'Level. Default: "info".',
+    assert.deepEqual(
+      prop({ type: "string", default: "info", description: "Level.", pattern: "^a", minLength: 1, format: "uri" }),
+      {
+        type: "string",
+        description: 'Level. Default: "info".',
+      },
+    );
+    assert.deepEqual(prop({ type: "integer", minimum: 1, maximum: 100 }), {
+      type: "integer",
+      minimum: 1,
+      maximum: 100,
     });
-    assert.deepEqual(prop({ type: "integer", minimum: 1, maximum: 100 }), { type: "integer", minimum: 1, maximum: 100 });
     assert.deepEqual(prop({ type: "array" }), { type: "array", items: {} });
   });
   test("schemas nested past the depth limit are cut with a placeholder", () => {
@@ -188,7 +263,9 @@ describe("portable schema rules", () => {
     assert.match(warnings[0]!, /nested deeper/);
   });
   test("a parameter named __proto__ stays a parameter and sets no prototype", () => {
-    const input = JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string"},"a":{"type":"number"}},"required":["__proto__"]}');
+    const input = JSON.parse(
+      '{"type":"object","properties":{"__proto__":{"type":"string"},"a":{"type":"number"}},"required":["__proto__"]}',
+    );
     const { schema } = normalizeInputSchema(input);
     const properties = schema.properties as Schema;
     assert.equal(Object.getPrototypeOf(properties), Object.prototype);

@@ -4,7 +4,13 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { after, describe, test } from "node:test";
-import { descendantsOf, isSameProcessAlive, listProcesses, processTree, terminateProcesses } from "../src/connection/local/process-tree.ts";
+import {
+  descendantsOf,
+  isSameProcessAlive,
+  listProcesses,
+  processTree,
+  terminateProcesses,
+} from "../src/connection/local/process-tree.ts";
 import { isAlive, waitFor } from "./helpers.ts";
 
 const started: number[] = [];
@@ -36,13 +42,18 @@ describe("process tree", { timeout: 120_000 }, () => {
       { pid: 12, ppid: 11, start: "d" },
       { pid: 20, ppid: 1, start: "e" },
     ];
-    assert.deepEqual(descendantsOf(10, table).map((p) => p.pid), [11, 12]);
+    assert.deepEqual(
+      descendantsOf(10, table).map((p) => p.pid),
+      [11, 12],
+    );
     assert.deepEqual(descendantsOf(12, table), []);
   });
 
   test("processTree reads the same tree as a scan of the whole table", async () => {
     const root = await smallTree();
-    const tree = processTree(root).map((p) => p.pid).sort();
+    const tree = processTree(root)
+      .map((p) => p.pid)
+      .sort();
     const scanned = [root, ...descendantsOf(root, listProcesses()).map((p) => p.pid)].sort();
     assert.deepEqual(tree, scanned);
     assert.equal(tree.length, 3);

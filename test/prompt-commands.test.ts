@@ -46,26 +46,59 @@ describe("prompt commands (pure)", () => {
 
   test("the description has the argument hints, required bare and optional in brackets, without escapes", () => {
     assert.equal(argumentHint(ARGS), "city=<Name of the city> [state=<Name of the state>]");
-    const description = promptCommandDescription("everything", { name: "args-prompt", description: "Two \x1b]0;x\x07args", arguments: ARGS });
-    assert.equal(description, "Two args — city=<Name of the city> [state=<Name of the state>] (MCP server 'everything')");
+    const description = promptCommandDescription("everything", {
+      name: "args-prompt",
+      description: "Two \x1b]0;x\x07args",
+      arguments: ARGS,
+    });
+    assert.equal(
+      description,
+      "Two args — city=<Name of the city> [state=<Name of the state>] (MCP server 'everything')",
+    );
   });
 
   test("arguments: named, positional in declared order, quoted, and too many", () => {
-    assert.deepEqual(parsePromptArguments('state=TX "city=El Paso"', ARGS), { ok: true, values: { state: "TX", city: "El Paso" } });
-    assert.deepEqual(parsePromptArguments("Paris 'Île de France'", ARGS), { ok: true, values: { city: "Paris", state: "Île de France" } });
-    assert.deepEqual(parsePromptArguments("state=TX Austin", ARGS), { ok: true, values: { state: "TX", city: "Austin" } });
+    assert.deepEqual(parsePromptArguments('state=TX "city=El Paso"', ARGS), {
+      ok: true,
+      values: { state: "TX", city: "El Paso" },
+    });
+    assert.deepEqual(parsePromptArguments("Paris 'Île de France'", ARGS), {
+      ok: true,
+      values: { city: "Paris", state: "Île de France" },
+    });
+    assert.deepEqual(parsePromptArguments("state=TX Austin", ARGS), {
+      ok: true,
+      values: { state: "TX", city: "Austin" },
+    });
     assert.deepEqual(parsePromptArguments("a=b", ARGS), { ok: true, values: { city: "a=b" } });
     const tooMany = parsePromptArguments("a b c", ARGS);
     assert.ok(!tooMany.ok && /too many arguments: 'c'/.test(tooMany.error));
     assert.ok(!parsePromptArguments("x", []).ok);
-    assert.deepEqual(missingArguments(ARGS, { state: "TX" }).map((a) => a.name), ["city"]);
-    assert.deepEqual(missingArguments(ARGS, { city: "" }).map((a) => a.name), ["city"]);
+    assert.deepEqual(
+      missingArguments(ARGS, { state: "TX" }).map((a) => a.name),
+      ["city"],
+    );
+    assert.deepEqual(
+      missingArguments(ARGS, { city: "" }).map((a) => a.name),
+      ["city"],
+    );
   });
 
   test("completion: names not yet given, or the value of a named one with the others as context", () => {
     assert.deepEqual(completionTarget("", ARGS), { kind: "name", before: "", prefix: "", candidates: ARGS });
-    assert.deepEqual(completionTarget("city=Paris s", ARGS), { kind: "name", before: "city=Paris ", prefix: "s", candidates: [ARGS[1]] });
-    assert.deepEqual(completionTarget("city=Paris state=Te", ARGS), { kind: "value", before: "city=Paris state=", name: "state", prefix: "Te", given: { city: "Paris" } });
+    assert.deepEqual(completionTarget("city=Paris s", ARGS), {
+      kind: "name",
+      before: "city=Paris ",
+      prefix: "s",
+      candidates: [ARGS[1]],
+    });
+    assert.deepEqual(completionTarget("city=Paris state=Te", ARGS), {
+      kind: "value",
+      before: "city=Paris state=",
+      name: "state",
+      prefix: "Te",
+      given: { city: "Paris" },
+    });
     assert.equal(completionTarget("city=Paris state=TX x", ARGS), undefined);
     assert.equal(completionTarget("", []), undefined);
   });
@@ -75,12 +108,18 @@ describe("prompt commands (pure)", () => {
       messages: [
         { role: "user", content: { type: "text", text: "Look at this" } },
         { role: "user", content: { type: "image", data: "aGk=", mimeType: "image/png" } },
-        { role: "user", content: { type: "resource", resource: { uri: "file:///a.txt", mimeType: "text/plain", text: "alpha" } } },
+        {
+          role: "user",
+          content: { type: "resource", resource: { uri: "file:///a.txt", mimeType: "text/plain", text: "alpha" } },
+        },
         { role: "user", content: { type: "resource_link", uri: "file:///b.txt", name: "b" } },
       ],
     };
     assert.deepEqual(promptMessageContent(result, "srv"), [
-      { type: "text", text: "Look at this\n\n[resource] file:///a.txt (text/plain)\nalpha\n\n[resource link] file:///b.txt (b) (MCP server 'srv': read it with read_mcp_resource)" },
+      {
+        type: "text",
+        text: "Look at this\n\n[resource] file:///a.txt (text/plain)\nalpha\n\n[resource link] file:///b.txt (b) (MCP server 'srv': read it with read_mcp_resource)",
+      },
       { type: "image", data: "aGk=", mimeType: "image/png" },
     ]);
     const dialogue: GetPromptResult = {
@@ -89,7 +128,9 @@ describe("prompt commands (pure)", () => {
         { role: "assistant", content: { type: "text", text: "Hello" } },
       ],
     };
-    assert.deepEqual(promptMessageContent(dialogue, "srv"), [{ type: "text", text: "[user]\nHi\n\n[assistant]\nHello" }]);
+    assert.deepEqual(promptMessageContent(dialogue, "srv"), [
+      { type: "text", text: "[user]\nHi\n\n[assistant]\nHello" },
+    ]);
   });
 });
 
@@ -127,11 +168,20 @@ describe("server-everything's prompts through pi", { timeout: 180_000 }, () => {
     process.chdir(project.dir);
     const everything = { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"] };
     // The model calls this one's tool directly.
-    const changing = { command: process.execPath, args: ["--import", import.meta.resolve("tsx"), path.join(REPO_ROOT, "test", "fixtures", "prompt-server.ts")], autoApprove: ["*"], exposure: "direct" };
+    const changing = {
+      command: process.execPath,
+      args: ["--import", import.meta.resolve("tsx"), path.join(REPO_ROOT, "test", "fixtures", "prompt-server.ts")],
+      autoApprove: ["*"],
+      exposure: "direct",
+    };
     writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { everything, changing } }));
     pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
     await pi.session.bindExtensions({ uiContext: ui.context() });
-    await waitFor(() => command("mcp:everything:args-prompt") !== undefined && command("mcp:changing:greet") !== undefined, "the prompt commands", 30_000);
+    await waitFor(
+      () => command("mcp:everything:args-prompt") !== undefined && command("mcp:changing:greet") !== undefined,
+      "the prompt commands",
+      30_000,
+    );
   });
   after(async () => {
     await pi?.close();
@@ -143,14 +193,25 @@ describe("server-everything's prompts through pi", { timeout: 180_000 }, () => {
   test("simple-prompt and args-prompt are commands, described with their arguments, listed with provenance by /mcp tools", async () => {
     ui.notices = [];
     await pi.session.prompt("/mcp tools everything");
-    assert.match(ui.notices.join("\n"), /\nPrompt commands {2}· {2}provenance\n(?: {2}.+\n)* {2}\/mcp:everything:args-prompt {2}· {2}mcp:everything\/args-prompt\n/);
+    assert.match(
+      ui.notices.join("\n"),
+      /\nPrompt commands {2}· {2}provenance\n(?: {2}.+\n)* {2}\/mcp:everything:args-prompt {2}· {2}mcp:everything\/args-prompt\n/,
+    );
     // server-everything offers resources too: the bridge's resource tools reach it.
     // Their exposure is the server's: the default, `auto` (direct here) on pi 0.73, `deferred` on pi 1.x.
     const resources = PI_LINE === "1.x" ? "deferred" : "direct";
-    assert.match(ui.notices.join("\n"), new RegExp(`\nResource tools {2}· {2}servers they reach {2}· {2}exposure\n {2}list_mcp_resources {2}· {2}mcp:everything/resources {2}· {2}${resources}\n`));
+    assert.match(
+      ui.notices.join("\n"),
+      new RegExp(
+        `\nResource tools {2}· {2}servers they reach {2}· {2}exposure\n {2}list_mcp_resources {2}· {2}mcp:everything/resources {2}· {2}${resources}\n`,
+      ),
+    );
     assert.ok(command("mcp:everything:simple-prompt"));
     // The SDK server drops the description of an optional argument.
-    assert.equal(command("mcp:everything:args-prompt")!.description, "A prompt with two arguments, one required and one optional — city=<Name of the city> [state=<value>] (MCP server 'everything')");
+    assert.equal(
+      command("mcp:everything:args-prompt")!.description,
+      "A prompt with two arguments, one required and one optional — city=<Name of the city> [state=<value>] (MCP server 'everything')",
+    );
   });
 
   test("simple-prompt sends the prompt's text as the user's message", async () => {
@@ -158,7 +219,10 @@ describe("server-everything's prompts through pi", { timeout: 180_000 }, () => {
   });
 
   test("args-prompt with its arguments given, named or positional", async () => {
-    assert.equal(await run('/mcp:everything:args-prompt city=Paris "state=Île de France"'), "What's weather in Paris, Île de France?");
+    assert.equal(
+      await run('/mcp:everything:args-prompt city=Paris "state=Île de France"'),
+      "What's weather in Paris, Île de France?",
+    );
     assert.equal(await run("/mcp:everything:args-prompt Austin"), "What's weather in Austin?");
   });
 
@@ -171,23 +235,38 @@ describe("server-everything's prompts through pi", { timeout: 180_000 }, () => {
 
   test("an embedded resource is kept: its text goes with the prompt", async () => {
     const text = await run("/mcp:everything:resource-prompt resourceType=Text resourceId=1");
-    assert.match(text, /^This prompt includes the Text resource with id: 1\. Please analyze the following resource:\n\n\[resource\] demo:\/\/resource\/dynamic\/text\/1 \(text\/plain\)\n\S/);
+    assert.match(
+      text,
+      /^This prompt includes the Text resource with id: 1\. Please analyze the following resource:\n\n\[resource\] demo:\/\/resource\/dynamic\/text\/1 \(text\/plain\)\n\S/,
+    );
   });
 
   test("completion: args-prompt offers its argument names; values come from the server's completion/complete", async () => {
     const names = await command("mcp:everything:args-prompt")!.getArgumentCompletions!("");
-    assert.deepEqual(names?.map((item) => item.value), ["city=", "state="]);
+    assert.deepEqual(
+      names?.map((item) => item.value),
+      ["city=", "state="],
+    );
     const completable = command("mcp:everything:completable-prompt")!;
     const departments = await completable.getArgumentCompletions!("department=Eng");
-    assert.deepEqual(departments?.map((item) => item.value), ["department=Engineering"]);
+    assert.deepEqual(
+      departments?.map((item) => item.value),
+      ["department=Engineering"],
+    );
     // The department given narrows the names the server suggests.
     const people = await completable.getArgumentCompletions!("department=Sales name=");
-    assert.deepEqual(people?.map((item) => item.label), ["David", "Eve", "Frank"]);
+    assert.deepEqual(
+      people?.map((item) => item.label),
+      ["David", "Eve", "Frank"],
+    );
   });
 
   test("prompts/list_changed: a new prompt becomes a command; a removed one's command says it is gone", async () => {
     // The model calls the fixture's tool, which swaps its prompts; the server then announces its new prompt list.
-    pi.faux.setResponses([fauxAssistantMessage([fauxToolCall("mcp_changing_swap_prompts", {})], { stopReason: "toolUse" }), fauxAssistantMessage("done")]);
+    pi.faux.setResponses([
+      fauxAssistantMessage([fauxToolCall("mcp_changing_swap_prompts", {})], { stopReason: "toolUse" }),
+      fauxAssistantMessage("done"),
+    ]);
     await pi.session.prompt("swap the prompts");
     await waitFor(() => command("mcp:changing:farewell") !== undefined, "the farewell command", 15_000);
     assert.equal(await run("/mcp:changing:farewell"), "Say goodbye");
@@ -207,7 +286,10 @@ describe("prompt commands without a UI", { timeout: 120_000 }, () => {
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
     process.chdir(project.dir);
-    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"] } } }));
+    writeFileSync(
+      path.join(agentDir.dir, "mcp.json"),
+      JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"] } } }),
+    );
   });
   after(() => {
     process.chdir(originalCwd);
@@ -219,11 +301,17 @@ describe("prompt commands without a UI", { timeout: 120_000 }, () => {
     const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
     try {
       await pi.session.bindExtensions({});
-      await waitFor(() => pi.session.extensionRunner.getCommand("mcp:everything:args-prompt") !== undefined, "the prompt commands", 30_000);
+      await waitFor(
+        () => pi.session.extensionRunner.getCommand("mcp:everything:args-prompt") !== undefined,
+        "the prompt commands",
+        30_000,
+      );
       const errors: string[] = [];
       pi.session.extensionRunner.onError((error) => errors.push(error.error));
       await pi.session.prompt("/mcp:everything:args-prompt state=TX");
-      assert.deepEqual(errors, ["/mcp:everything:args-prompt: missing required argument city (give them as name=value)."]);
+      assert.deepEqual(errors, [
+        "/mcp:everything:args-prompt: missing required argument city (give them as name=value).",
+      ]);
       assert.equal(pi.session.messages.length, 0);
     } finally {
       await pi.close();
@@ -243,7 +331,10 @@ describe("prompt lists that answer out of turn", { timeout: 60_000 }, () => {
     http = createServer(async (req, res) => {
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       const server = new Server({ name: "held", version: "1.0.0" }, { capabilities: { prompts: {} } });
-      server.setRequestHandler(ListPromptsRequestSchema, () => new Promise((resolve) => held.push((prompts) => resolve({ prompts }))));
+      server.setRequestHandler(
+        ListPromptsRequestSchema,
+        () => new Promise((resolve) => held.push((prompts) => resolve({ prompts }))),
+      );
       res.on("close", () => void server.close());
       await server.connect(transport);
       await transport.handleRequest(req, res);
@@ -263,7 +354,8 @@ describe("prompt lists that answer out of turn", { timeout: 60_000 }, () => {
   });
 
   const prompt = (name: string): Prompt => ({ name, description: `the ${name} prompt` });
-  const listed = (listing: Awaited<ReturnType<PromptCommands["refresh"]>>) => ("error" in listing ? [listing.error] : listing.prompts.map((p) => `${p.prompt.name} ${p.command ?? "-"}`));
+  const listed = (listing: Awaited<ReturnType<PromptCommands["refresh"]>>) =>
+    "error" in listing ? [listing.error] : listing.prompts.map((p) => `${p.prompt.name} ${p.command ?? "-"}`);
 
   test("an answer that comes while a newer fetch is under way registers its commands at once", async () => {
     const first = commands.refresh(connection);
@@ -286,7 +378,10 @@ describe("prompt lists that answer out of turn", { timeout: 60_000 }, () => {
     answerOlder!([prompt("greet"), prompt("farewell")]);
     // The older list still has farewell; the newer one, applied, does not: farewell has no command now.
     assert.deepEqual(listed(await older), ["greet mcp:held:greet", "farewell -"]);
-    assert.deepEqual(commands.commands().map((c) => c.name), ["mcp:held:greet"]);
+    assert.deepEqual(
+      commands.commands().map((c) => c.name),
+      ["mcp:held:greet"],
+    );
     assert.match(registered.get("mcp:held:farewell")!, /no longer offered by MCP server 'held'/);
   });
 });

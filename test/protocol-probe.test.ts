@@ -22,7 +22,11 @@ describe("auto against handshake-only local servers", { timeout: 60_000 }, () =>
     try {
       await connection.connect();
       assert.equal(connection.protocolVersion, "2025-11-25");
-      assert.equal(readLog(log).filter((e) => e.event === "start").length, 1, "one process: the probe did not cost a start");
+      assert.equal(
+        readLog(log).filter((e) => e.event === "start").length,
+        1,
+        "one process: the probe did not cost a start",
+      );
     } finally {
       await connection.close();
     }
@@ -30,11 +34,18 @@ describe("auto against handshake-only local servers", { timeout: 60_000 }, () =>
 
   test("a server that exits on the probe is started once more and asked with initialize alone, from then on", async () => {
     const log = path.join(tmp.dir, "intolerant.jsonl");
-    const connection = connectionFor("strict", { command: process.execPath, args: [INTOLERANT], env: { FIXTURE_LOG: log } });
+    const connection = connectionFor("strict", {
+      command: process.execPath,
+      args: [INTOLERANT],
+      env: { FIXTURE_LOG: log },
+    });
     try {
       await connection.connect();
       assert.equal(connection.protocolVersion, "2025-11-25");
-      assert.deepEqual(connection.tools.map((t) => t.name), ["hello"]);
+      assert.deepEqual(
+        connection.tools.map((t) => t.name),
+        ["hello"],
+      );
       assert.equal(readLog(log).length, 2, "the start the probe ended, then one with initialize alone");
       await connection.reconnect();
       assert.equal(connection.protocolVersion, "2025-11-25");
@@ -72,9 +83,25 @@ async function handshakeOnlyHttp(answer: ProbeAnswer): Promise<{ url: string; me
           if (answer === "empty") return void res.writeHead(200, { "content-type": "text/plain" }).end("");
           return void res.writeHead(500).end("internal error");
         case "initialize":
-          return json(res, { jsonrpc: "2.0", id: message.id, result: { protocolVersion: "2025-11-25", capabilities: { tools: {} }, serverInfo: { name: "old", version: "1" } } }, { "mcp-session-id": "s1" });
+          return json(
+            res,
+            {
+              jsonrpc: "2.0",
+              id: message.id,
+              result: {
+                protocolVersion: "2025-11-25",
+                capabilities: { tools: {} },
+                serverInfo: { name: "old", version: "1" },
+              },
+            },
+            { "mcp-session-id": "s1" },
+          );
         case "tools/list":
-          return json(res, { jsonrpc: "2.0", id: message.id, result: { tools: [{ name: "hello", inputSchema: { type: "object" } }] } });
+          return json(res, {
+            jsonrpc: "2.0",
+            id: message.id,
+            result: { tools: [{ name: "hello", inputSchema: { type: "object" } }] },
+          });
         default:
           return json(res, { jsonrpc: "2.0", id: message.id, result: {} });
       }
@@ -102,10 +129,17 @@ describe("auto against remote servers that give the probe no usable answer", { t
       try {
         await connection.connect();
         assert.equal(connection.protocolVersion, "2025-11-25");
-        assert.deepEqual(connection.tools.map((t) => t.name), ["hello"]);
+        assert.deepEqual(
+          connection.tools.map((t) => t.name),
+          ["hello"],
+        );
         assert.deepEqual(fixture.methods, ["server/discover", "initialize", "notifications/initialized", "tools/list"]);
         await connection.reconnect();
-        assert.deepEqual(fixture.methods.slice(4), ["initialize", "notifications/initialized", "tools/list"], "a reconnect asks with initialize alone");
+        assert.deepEqual(
+          fixture.methods.slice(4),
+          ["initialize", "notifications/initialized", "tools/list"],
+          "a reconnect asks with initialize alone",
+        );
       } finally {
         await connection.close();
       }

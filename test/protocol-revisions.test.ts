@@ -37,7 +37,10 @@ describe("a 2026-07-28 server and a 2025-11-25 server in one pi session", { time
     const servers = { modern: { url: modern.url }, legacy: fixtureEntry() };
     // User-level, so no project trust; approval prompts off, as a user may set them (approval has its own tests); the
     // model calls the tools directly.
-    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ approval: "never", exposure: "direct", mcpServers: servers }));
+    writeFileSync(
+      path.join(agentDir.dir, "mcp.json"),
+      JSON.stringify({ approval: "never", exposure: "direct", mcpServers: servers }),
+    );
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
     process.chdir(project.dir);
@@ -63,7 +66,9 @@ describe("a 2026-07-28 server and a 2025-11-25 server in one pi session", { time
       fauxAssistantMessage("done"),
     ]);
     await pi.session.prompt("go");
-    return pi.session.messages.slice(before).filter((m) => (m as { role: string }).role === "toolResult") as unknown as ToolResult[];
+    return pi.session.messages
+      .slice(before)
+      .filter((m) => (m as { role: string }).role === "toolResult") as unknown as ToolResult[];
   }
 
   const text = (result: ToolResult | undefined) => result?.content.map((c) => c.text ?? "").join("\n") ?? "";
@@ -91,9 +96,16 @@ describe("a 2026-07-28 server and a 2025-11-25 server in one pi session", { time
   });
 
   test("list changes: each server's new tool is registered in the running session", async () => {
-    await modelCalls(["mcp_modern_add_tool", { name: "late_modern" }], ["mcp_legacy_mutate_tools", { add: "late_legacy" }]);
+    await modelCalls(
+      ["mcp_modern_add_tool", { name: "late_modern" }],
+      ["mcp_legacy_mutate_tools", { add: "late_legacy" }],
+    );
     // 2026-07-28 says so on its `subscriptions/listen` stream, 2025-11-25 with `notifications/tools/list_changed`.
-    await waitFor(() => toolNames().includes("mcp_modern_late_modern") && toolNames().includes("mcp_legacy_late_legacy"), "both new tools", 30_000);
+    await waitFor(
+      () => toolNames().includes("mcp_modern_late_modern") && toolNames().includes("mcp_legacy_late_legacy"),
+      "both new tools",
+      30_000,
+    );
   });
 
   test("elicitation: a 2026-07-28 `input_required` result asks the user in pi's UI, and the call goes on with the answer", async () => {
@@ -124,7 +136,15 @@ describe("a 2026-07-28 server and a 2025-11-25 server in one pi session", { time
     writeFileSync(gate, "");
     const [result] = await calling;
     assert.equal(result!.isError, false, text(result));
-    assert.match(text(result), new RegExp(`done after 2 steps \\(pid ${modern.pid}\\)`), "finished by the restarted server, not run again");
-    assert.equal(readdirSync(state.dir).filter((f) => f.endsWith(".json")).length, 1, "one task: followed by its id, not started over");
+    assert.match(
+      text(result),
+      new RegExp(`done after 2 steps \\(pid ${modern.pid}\\)`),
+      "finished by the restarted server, not run again",
+    );
+    assert.equal(
+      readdirSync(state.dir).filter((f) => f.endsWith(".json")).length,
+      1,
+      "one task: followed by its id, not started over",
+    );
   });
 });

@@ -25,14 +25,22 @@ function planted(label: string): string {
 const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f]|\\u00(?:0[0-8bcef]|1[0-9a-f]|7f|[89][0-9a-f])|\\[abfrv]/i;
 
 function assertClean(where: string, text: string, secrets: string[]): void {
-  for (const secret of secrets) assert.ok(!text.includes(secret), `${where} shows the planted secret:\n${text.slice(0, 2000)}`);
+  for (const secret of secrets)
+    assert.ok(!text.includes(secret), `${where} shows the planted secret:\n${text.slice(0, 2000)}`);
   const control = CONTROLS.exec(text);
-  assert.equal(control, null, `${where} has a control character or escape ${JSON.stringify(control?.[0])} at ${control?.index}:\n${text.slice(0, 2000)}`);
+  assert.equal(
+    control,
+    null,
+    `${where} has a control character or escape ${JSON.stringify(control?.[0])} at ${control?.index}:\n${text.slice(0, 2000)}`,
+  );
 }
 
 function allLogs(agentDir: string): Array<[string, string]> {
   const dir = path.join(agentDir, "mcp-bridge");
-  const files = [path.join(dir, "mcp.log"), ...readdirSync(path.join(dir, "servers")).map((f) => path.join(dir, "servers", f))];
+  const files = [
+    path.join(dir, "mcp.log"),
+    ...readdirSync(path.join(dir, "servers")).map((f) => path.join(dir, "servers", f)),
+  ];
   return files.filter((f) => existsSync(f)).map((f) => [f, readFileSync(f, "utf8")]);
 }
 
@@ -65,7 +73,10 @@ describe("secrets and terminal escapes in pi (in-process, faux model)", { timeou
   function documentedChannels(): string[] {
     const page = readFileSync(path.join(REPO_ROOT, "docs", "events-and-logs.md"), "utf8");
     const table = page.split("\n## Events")[1]!.split("\n## ")[0]!;
-    const channels = table.split("\n").filter((line) => line.startsWith("| `")).flatMap((line) => [...line.split(" | ")[0]!.matchAll(/`([a-z.]+)`/g)].map((m) => m[1]!));
+    const channels = table
+      .split("\n")
+      .filter((line) => line.startsWith("| `"))
+      .flatMap((line) => [...line.split(" | ")[0]!.matchAll(/`([a-z.]+)`/g)].map((m) => m[1]!));
     assert.ok(channels.includes("mcp.local.crashed") && channels.length > 15, channels.join(", "));
     return channels;
   }
@@ -75,7 +86,9 @@ describe("secrets and terminal escapes in pi (in-process, faux model)", { timeou
   }
 
   function toolResults(): ToolResultMessage[] {
-    return pi.session.messages.filter((m) => (m as { role: string }).role === "toolResult") as unknown as ToolResultMessage[];
+    return pi.session.messages.filter(
+      (m) => (m as { role: string }).role === "toolResult",
+    ) as unknown as ToolResultMessage[];
   }
 
   before(async () => {
@@ -91,11 +104,18 @@ describe("secrets and terminal escapes in pi (in-process, faux model)", { timeou
           hostile: { ...fixtureEntry("hostile-text"), env: { FIXTURE_SECRET: inline, FIXTURE_LOG: callLog } },
           viavar: { ...fixtureEntry("hostile-text"), env: { FIXTURE_SECRET: "${MCP_BRIDGE_TEST_PLANTED}" } },
           // Connects, leaks its secret to stderr, and dies on its first call: `mcp.local.crashed` carries its stderr.
-          dies: { ...fixtureEntry("hostile-text"), env: { FIXTURE_SECRET: inline, FIXTURE_CRASH_ON_CALL: "1" }, reconnect: FAST_RECONNECT },
+          dies: {
+            ...fixtureEntry("hostile-text"),
+            env: { FIXTURE_SECRET: inline, FIXTURE_CRASH_ON_CALL: "1" },
+            reconnect: FAST_RECONNECT,
+          },
           // Never starts: its stderr is in every retry's `mcp.error` and in the notice.
           crashy: {
             command: "sh",
-            args: ["-c", "echo the key is $API_KEY >&2; printf 'boom \\033]52;c;cHduZWQ=\\007 \\033[2J\\n' >&2; exit 1"],
+            args: [
+              "-c",
+              "echo the key is $API_KEY >&2; printf 'boom \\033]52;c;cHduZWQ=\\007 \\033[2J\\n' >&2; exit 1",
+            ],
             env: { API_KEY: crashSecret },
             reconnect: { ...FAST_RECONNECT, maxAttempts: 2 },
           },
@@ -114,7 +134,11 @@ describe("secrets and terminal escapes in pi (in-process, faux model)", { timeou
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
     process.chdir(project.dir);
     mkdirSync(path.join(project.dir, ".pi"), { recursive: true });
-    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [path.join(project.dir, "bus-recorder.ts"), REPO_ROOT] });
+    pi = await startInProcessPi({
+      cwd: project.dir,
+      agentDir: agentDir.dir,
+      extensionPaths: [path.join(project.dir, "bus-recorder.ts"), REPO_ROOT],
+    });
     await capturing(() => pi.session.bindExtensions({ onError: (e) => output.push(`extension error: ${e.error}`) }));
   });
 
@@ -130,9 +154,16 @@ describe("secrets and terminal escapes in pi (in-process, faux model)", { timeou
     const tools = pi.session.getAllTools().filter((t) => t.name.startsWith("mcp_hostile_"));
     const evil = tools.find((t) => t.name === "mcp_hostile_eviltool");
     assert.ok(evil, `tools: ${tools.map((t) => t.name).join(", ")}`);
-    assertClean("the tool definitions", JSON.stringify(tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))), secrets);
+    assertClean(
+      "the tool definitions",
+      JSON.stringify(tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))),
+      secrets,
+    );
     assert.match(evil.description, /things/);
-    pi.faux.setResponses([fauxAssistantMessage([fauxToolCall("mcp_hostile_eviltool", { q: "x" })], { stopReason: "toolUse" }), fauxAssistantMessage("ok")]);
+    pi.faux.setResponses([
+      fauxAssistantMessage([fauxToolCall("mcp_hostile_eviltool", { q: "x" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage("ok"),
+    ]);
     await pi.session.prompt("call the evil tool");
     const result = toolResults().at(-1)!;
     assert.equal(result.isError, false, JSON.stringify(result.content));
@@ -144,7 +175,9 @@ describe("secrets and terminal escapes in pi (in-process, faux model)", { timeou
 
   test("a tool error quoting the inline secret and a clipboard write reaches the model redacted and stripped", async () => {
     pi.faux.setResponses([
-      fauxAssistantMessage([fauxToolCall("mcp_hostile_leak_env", {}), fauxToolCall("mcp_viavar_leak_env", {})], { stopReason: "toolUse" }),
+      fauxAssistantMessage([fauxToolCall("mcp_hostile_leak_env", {}), fauxToolCall("mcp_viavar_leak_env", {})], {
+        stopReason: "toolUse",
+      }),
       fauxAssistantMessage("ok"),
     ]);
     await pi.session.prompt("leak");
@@ -158,10 +191,25 @@ describe("secrets and terminal escapes in pi (in-process, faux model)", { timeou
   });
 
   test("a server that dies on a call: its crash event, the retries of one that never starts, the logs and /mcp list show no secret and no escape", async () => {
-    pi.faux.setResponses([fauxAssistantMessage([fauxToolCall("mcp_dies_echo", { text: "hi" })], { stopReason: "toolUse" }), fauxAssistantMessage("ok")]);
+    pi.faux.setResponses([
+      fauxAssistantMessage([fauxToolCall("mcp_dies_echo", { text: "hi" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage("ok"),
+    ]);
     await pi.session.prompt("make it die");
-    await waitFor(() => busEvents().some((e) => e.channel === "mcp.local.crashed" && (e.payload as { serverId?: string }).serverId === "dies"), "the crash event");
-    await waitFor(() => busEvents().some((e) => e.channel === "mcp.error" && (e.payload as { serverId?: string }).serverId === "crashy"), "a failed retry");
+    await waitFor(
+      () =>
+        busEvents().some(
+          (e) => e.channel === "mcp.local.crashed" && (e.payload as { serverId?: string }).serverId === "dies",
+        ),
+      "the crash event",
+    );
+    await waitFor(
+      () =>
+        busEvents().some(
+          (e) => e.channel === "mcp.error" && (e.payload as { serverId?: string }).serverId === "crashy",
+        ),
+      "a failed retry",
+    );
     const crashed = busEvents().find((e) => e.channel === "mcp.local.crashed")!;
     assert.ok(JSON.stringify(crashed.payload).includes("key is ***"), JSON.stringify(crashed.payload));
     await capturing(() => pi.session.prompt("/mcp list"));
@@ -181,11 +229,22 @@ const PI_CLI = path.join(REPO_ROOT, "node_modules", "@mariozechner", "pi-coding-
 /** `pi --no-session -e . --mcp-config <config> -p "/mcp list"` with a scratch HOME; its stdout and stderr together. */
 function piList(home: string, config: string, env: NodeJS.ProcessEnv = {}): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [PI_CLI, "--no-session", "-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp list"], {
-      cwd: home,
-      env: { ...process.env, HOME: home, PI_CODING_AGENT_DIR: path.join(home, "agent"), PI_OFFLINE: "1", PI_MCP_STARTUP_BUDGET_MS: "60000", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      [PI_CLI, "--no-session", "-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp list"],
+      {
+        cwd: home,
+        env: {
+          ...process.env,
+          HOME: home,
+          PI_CODING_AGENT_DIR: path.join(home, "agent"),
+          PI_OFFLINE: "1",
+          PI_MCP_STARTUP_BUDGET_MS: "60000",
+          ...env,
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     let output = "";
     child.stdout.on("data", (d) => (output += d));
     child.stderr.on("data", (d) => (output += d));
@@ -200,7 +259,7 @@ function piList(home: string, config: string, env: NodeJS.ProcessEnv = {}): Prom
   });
 }
 
-describe("the issue's reproductions with real `pi -p \"/mcp list\"`", { timeout: 180_000 }, () => {
+describe('the issue\'s reproductions with real `pi -p "/mcp list"`', { timeout: 180_000 }, () => {
   test("an inline `env` secret is hidden like a ${VAR} one: output, mcp.log and the server's log", async () => {
     const home = tempDir("mcp-bridge-redaction-home-");
     try {
@@ -235,7 +294,14 @@ describe("the issue's reproductions with real `pi -p \"/mcp list\"`", { timeout:
       const config = path.join(home.dir, "c.json");
       writeFileSync(
         config,
-        JSON.stringify({ mcpServers: { esc: { command: "sh", args: ["-c", "printf 'boom \\033]52;c;cHduZWQ=\\007 \\033[2J \\233 31m\\r\\n' >&2; exit 3"] } } }),
+        JSON.stringify({
+          mcpServers: {
+            esc: {
+              command: "sh",
+              args: ["-c", "printf 'boom \\033]52;c;cHduZWQ=\\007 \\033[2J \\233 31m\\r\\n' >&2; exit 3"],
+            },
+          },
+        }),
       );
       const output = await piList(home.dir, config);
       assert.match(output, /esc +error/);

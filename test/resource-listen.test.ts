@@ -23,8 +23,13 @@ describe("resource updates over subscriptions/listen (2026-07-28)", { timeout: 6
 
   before(async () => {
     handler = createMcpHandler(() => {
-      const server = new McpServer({ name: "notes", version: "1.0.0" }, { capabilities: { resources: { subscribe: true } } });
-      server.registerResource("today", URI, { mimeType: "text/plain" }, async (uri) => ({ contents: [{ uri: uri.href, text }] }));
+      const server = new McpServer(
+        { name: "notes", version: "1.0.0" },
+        { capabilities: { resources: { subscribe: true } } },
+      );
+      server.registerResource("today", URI, { mimeType: "text/plain" }, async (uri) => ({
+        contents: [{ uri: uri.href, text }],
+      }));
       return server;
     });
     const http = createServer(toNodeHandler(handler));

@@ -27,7 +27,8 @@ function pagedServer(): Server {
     return { resources: ITEMS.slice(start, next), ...(next < ITEMS.length ? { nextCursor: String(next) } : {}) };
   });
   server.setRequestHandler(ReadResourceRequestSchema, (request) => {
-    if (request.params.uri === "paged://image") return { contents: [{ uri: "paged://image", mimeType: "image/png", blob: PNG }] };
+    if (request.params.uri === "paged://image")
+      return { contents: [{ uri: "paged://image", mimeType: "image/png", blob: PNG }] };
     return { contents: [{ uri: request.params.uri, mimeType: "text/plain", text: `the token is ${SECRET}` }] };
   });
   return server;
@@ -49,7 +50,10 @@ describe("resource tools: pages, images, redaction", { timeout: 60_000 }, () => 
     });
     await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
     const { port } = http.address() as AddressInfo;
-    connection = connectionFor("paged", { url: `http://127.0.0.1:${port}/mcp`, headers: { Authorization: `Bearer ${SECRET}` } });
+    connection = connectionFor("paged", {
+      url: `http://127.0.0.1:${port}/mcp`,
+      headers: { Authorization: `Bearer ${SECRET}` },
+    });
     await connection.connect();
     const resourceTools = new ResourceTools({
       registerTool: (definition) => tools.set(definition.name, definition as unknown as ToolDefinition),
@@ -68,14 +72,23 @@ describe("resource tools: pages, images, redaction", { timeout: 60_000 }, () => 
     const seen: string[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < 5; page++) {
-      const { text } = await runTool(tools.get("list_mcp_resources"), cursor ? { server: "paged", cursor } : { server: "paged" });
-      const listing = JSON.parse(text) as { resources: Array<{ uri: string; server: string }>; nextCursors?: Array<{ server: string; cursor: string }> };
+      const { text } = await runTool(
+        tools.get("list_mcp_resources"),
+        cursor ? { server: "paged", cursor } : { server: "paged" },
+      );
+      const listing = JSON.parse(text) as {
+        resources: Array<{ uri: string; server: string }>;
+        nextCursors?: Array<{ server: string; cursor: string }>;
+      };
       for (const item of listing.resources) seen.push(`${item.server} ${item.uri}`);
       cursor = listing.nextCursors?.[0]?.cursor;
       if (!cursor) break;
       assert.equal(listing.nextCursors![0]!.server, "paged");
     }
-    assert.deepEqual(seen, ITEMS.map((item) => `paged ${item.uri}`));
+    assert.deepEqual(
+      seen,
+      ITEMS.map((item) => `paged ${item.uri}`),
+    );
   });
 
   test("an image resource reaches the model as an image", async () => {

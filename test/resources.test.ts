@@ -15,7 +15,15 @@ import type { ServerConnection } from "../src/connection/server-connection.ts";
 import { listResources, readResource } from "../src/connection/server-resources.ts";
 import { formatListing, resourceFileName, resourceOutput } from "../src/translate/resource-output.ts";
 import { normalizeToolResult } from "../src/translate/output.ts";
-import { connectionFor, EVERYTHING_SERVER, fixtureEntry, REPO_ROOT, tempDir, trustProjectServers, waitFor } from "./helpers.ts";
+import {
+  connectionFor,
+  EVERYTHING_SERVER,
+  fixtureEntry,
+  REPO_ROOT,
+  tempDir,
+  trustProjectServers,
+  waitFor,
+} from "./helpers.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 
 const RESOURCE_TOOLS = ["list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"];
@@ -48,7 +56,10 @@ describe("resource output (pure)", () => {
     assert.deepEqual(content[3], { type: "image", data: png, mimeType: "image/png" });
     assert.equal(binaries.length, 1);
     assert.equal(binaries[0]!.fileName, "x.gz");
-    assert.deepEqual(content[binaries[0]!.at], { type: "text", text: "[resource] a://z/x.gz (application/gzip): binary, 3 B" });
+    assert.deepEqual(content[binaries[0]!.at], {
+      type: "text",
+      text: "[resource] a://z/x.gz (application/gzip): binary, 3 B",
+    });
   });
 
   test("a listing names each item's server, the next pages and the servers that failed", () => {
@@ -87,12 +98,19 @@ async function startPi(servers: Record<string, unknown>, extensions: Record<stri
   mkdirSync(path.join(project.dir, ".pi"));
   for (const [file, source] of Object.entries(extensions)) writeFileSync(path.join(project.dir, file), source);
   writeFileSync(path.join(project.dir, ".pi", "mcp.json"), JSON.stringify({ mcpServers: servers }));
-  writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ approval: "never", exposure: "direct", mcpServers: {} }));
+  writeFileSync(
+    path.join(agentDir.dir, "mcp.json"),
+    JSON.stringify({ approval: "never", exposure: "direct", mcpServers: {} }),
+  );
   process.env.PI_CODING_AGENT_DIR = agentDir.dir;
   process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
   process.chdir(project.dir);
   await trustProjectServers(project.dir, agentDir.dir);
-  const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [...Object.keys(extensions).map((e) => path.join(project.dir, e)), REPO_ROOT] });
+  const pi = await startInProcessPi({
+    cwd: project.dir,
+    agentDir: agentDir.dir,
+    extensionPaths: [...Object.keys(extensions).map((e) => path.join(project.dir, e)), REPO_ROOT],
+  });
   return { pi, project, agentDir };
 }
 
@@ -109,7 +127,10 @@ describe("resource tools in pi against server-everything", { timeout: 180_000 },
       const seen = (globalThis.__mcpResourceEvents = []);
       for (const channel of ["mcp.resources.updated", "mcp.resources.changed"]) pi.events.on(channel, (payload) => seen.push({ channel, payload }));
     }`;
-    const started = await startPi({ everything: { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"] } }, { "bus-recorder.ts": recorder });
+    const started = await startPi(
+      { everything: { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"] } },
+      { "bus-recorder.ts": recorder },
+    );
     pi = started.pi;
     ({ session, faux } = pi);
     await session.bindExtensions({});
@@ -125,18 +146,33 @@ describe("resource tools in pi against server-everything", { timeout: 180_000 },
   });
 
   function busEvents(): Array<{ channel: string; payload: Record<string, unknown> }> {
-    return (globalThis as { __mcpResourceEvents?: Array<{ channel: string; payload: Record<string, unknown> }> }).__mcpResourceEvents ?? [];
+    return (
+      (globalThis as { __mcpResourceEvents?: Array<{ channel: string; payload: Record<string, unknown> }> })
+        .__mcpResourceEvents ?? []
+    );
   }
 
   /** Has the faux model make these calls in one turn; returns their results in order. */
   async function call(calls: Array<[string, Record<string, unknown>]>): Promise<ToolResultMessage[]> {
     const before = session.messages.length;
-    faux.setResponses([fauxAssistantMessage(calls.map(([tool, args]) => fauxToolCall(tool, args)), { stopReason: "toolUse" }), fauxAssistantMessage("ok")]);
+    faux.setResponses([
+      fauxAssistantMessage(
+        calls.map(([tool, args]) => fauxToolCall(tool, args)),
+        { stopReason: "toolUse" },
+      ),
+      fauxAssistantMessage("ok"),
+    ]);
     await session.prompt("go");
-    return session.messages.slice(before).filter((m) => (m as { role: string }).role === "toolResult") as unknown as ToolResultMessage[];
+    return session.messages
+      .slice(before)
+      .filter((m) => (m as { role: string }).role === "toolResult") as unknown as ToolResultMessage[];
   }
 
-  const textOf = (result: ToolResultMessage) => result.content.filter((c) => c.type === "text").map((c) => c.text).join("\n");
+  const textOf = (result: ToolResultMessage) =>
+    result.content
+      .filter((c) => c.type === "text")
+      .map((c) => c.text)
+      .join("\n");
 
   test("the three resource tools are registered and active", () => {
     const all = session.getAllTools().map((t) => t.name);
@@ -153,16 +189,25 @@ describe("resource tools in pi against server-everything", { timeout: 180_000 },
       ["list_mcp_resource_templates", { server: "everything" }],
     ]);
     assert.equal(resources!.isError, false, textOf(resources!));
-    const listing = JSON.parse(textOf(resources!)) as { resources: Array<{ server: string; uri: string; mimeType?: string }> };
+    const listing = JSON.parse(textOf(resources!)) as {
+      resources: Array<{ server: string; uri: string; mimeType?: string }>;
+    };
     const instructions = listing.resources.find((r) => r.uri === "demo://resource/static/document/instructions.md");
-    assert.deepEqual({ server: instructions?.server, mimeType: instructions?.mimeType }, { server: "everything", mimeType: "text/markdown" });
-    assert.equal(templates!.isError, false, textOf(templates!));
-    const uris = (JSON.parse(textOf(templates!)) as { resourceTemplates: Array<{ server: string; uriTemplate: string }> }).resourceTemplates.map(
-      (t) => `${t.server} ${t.uriTemplate}`,
+    assert.deepEqual(
+      { server: instructions?.server, mimeType: instructions?.mimeType },
+      { server: "everything", mimeType: "text/markdown" },
     );
+    assert.equal(templates!.isError, false, textOf(templates!));
+    const uris = (
+      JSON.parse(textOf(templates!)) as { resourceTemplates: Array<{ server: string; uriTemplate: string }> }
+    ).resourceTemplates.map((t) => `${t.server} ${t.uriTemplate}`);
     assert.ok(uris.includes("everything demo://resource/dynamic/text/{resourceId}"), uris.join(", "));
     assert.ok(uris.includes("everything demo://resource/dynamic/blob/{resourceId}"), uris.join(", "));
-    assert.deepEqual(templates!.details?.provenance, { source: "mcp", serverId: "everything", originalName: "resources/templates/list" });
+    assert.deepEqual(templates!.details?.provenance, {
+      source: "mcp",
+      serverId: "everything",
+      originalName: "resources/templates/list",
+    });
     assert.equal(resources!.details?.provenance, undefined, "a listing of every server names each in its text");
   });
 
@@ -173,25 +218,52 @@ describe("resource tools in pi against server-everything", { timeout: 180_000 },
       ["read_mcp_resource", { server: "everything", uri: "demo://resource/dynamic/blob/3" }],
     ]);
     const instructions = readFileSync(path.join(path.dirname(EVERYTHING_SERVER), "docs", "instructions.md"), "utf8");
-    assert.equal(textOf(document!), `[resource] demo://resource/static/document/instructions.md (text/markdown)\n${instructions}`);
-    assert.match(textOf(text!), /^\[resource\] demo:\/\/resource\/dynamic\/text\/7 \(text\/plain\)\nResource 7: This is a plaintext resource/);
-    assert.match(textOf(blob!), /^\[resource\] demo:\/\/resource\/dynamic\/blob\/3 \(text\/plain\)\nResource 3: This is a base64 blob/);
-    assert.deepEqual(text!.details?.provenance, { source: "mcp", serverId: "everything", originalName: "demo://resource/dynamic/text/7" });
+    assert.equal(
+      textOf(document!),
+      `[resource] demo://resource/static/document/instructions.md (text/markdown)\n${instructions}`,
+    );
+    assert.match(
+      textOf(text!),
+      /^\[resource\] demo:\/\/resource\/dynamic\/text\/7 \(text\/plain\)\nResource 7: This is a plaintext resource/,
+    );
+    assert.match(
+      textOf(blob!),
+      /^\[resource\] demo:\/\/resource\/dynamic\/blob\/3 \(text\/plain\)\nResource 3: This is a base64 blob/,
+    );
+    assert.deepEqual(text!.details?.provenance, {
+      source: "mcp",
+      serverId: "everything",
+      originalName: "demo://resource/dynamic/text/7",
+    });
   });
 
   test("binary content: the tool's resource link names the server, and reading it saves the bytes to a file", async () => {
     const original = "resources are read through pi\n".repeat(20);
     const data = `data:text/plain;base64,${Buffer.from(original).toString("base64")}`;
-    const [link] = await call([["mcp_everything_gzip-file-as-resource", { name: "notes.txt.gz", data, outputType: "resourceLink" }]]);
-    assert.match(textOf(link!), /\[resource link\] demo:\/\/resource\/session\/notes\.txt\.gz .*\(MCP server 'everything': read it with read_mcp_resource\)/);
-    const [read] = await call([["read_mcp_resource", { server: "everything", uri: "demo://resource/session/notes.txt.gz" }]]);
-    const match = /^\[resource\] demo:\/\/resource\/session\/notes\.txt\.gz \(application\/gzip\): binary, [\d.]+ \w+, saved to: (.+)$/.exec(textOf(read!));
+    const [link] = await call([
+      ["mcp_everything_gzip-file-as-resource", { name: "notes.txt.gz", data, outputType: "resourceLink" }],
+    ]);
+    assert.match(
+      textOf(link!),
+      /\[resource link\] demo:\/\/resource\/session\/notes\.txt\.gz .*\(MCP server 'everything': read it with read_mcp_resource\)/,
+    );
+    const [read] = await call([
+      ["read_mcp_resource", { server: "everything", uri: "demo://resource/session/notes.txt.gz" }],
+    ]);
+    const match =
+      /^\[resource\] demo:\/\/resource\/session\/notes\.txt\.gz \(application\/gzip\): binary, [\d.]+ \w+, saved to: (.+)$/.exec(
+        textOf(read!),
+      );
     assert.ok(match, textOf(read!));
     const file = match[1]!;
     assert.equal(path.basename(file), "notes.txt.gz");
     assert.equal(gunzipSync(readFileSync(file)).toString("utf8"), original);
     // The new resource changed the server's list, which it announced.
-    await waitFor(() => busEvents().some((e) => e.channel === "mcp.resources.changed" && e.payload.serverId === "everything"), "list_changed", 15_000);
+    await waitFor(
+      () => busEvents().some((e) => e.channel === "mcp.resources.changed" && e.payload.serverId === "everything"),
+      "list_changed",
+      15_000,
+    );
   });
 
   test("a resource read is subscribed to; the server's update reaches pi", async () => {
@@ -199,14 +271,22 @@ describe("resource tools in pi against server-everything", { timeout: 180_000 },
     // The server sends an update for every subscribed resource as soon as this is turned on.
     const [toggled] = await call([["mcp_everything_toggle-subscriber-updates", {}]]);
     assert.equal(toggled!.isError, false, textOf(toggled!));
-    await waitFor(() => busEvents().some((e) => e.channel === "mcp.resources.updated" && e.payload.uri === "demo://resource/dynamic/text/9"), "the update", 15_000);
+    await waitFor(
+      () =>
+        busEvents().some(
+          (e) => e.channel === "mcp.resources.updated" && e.payload.uri === "demo://resource/dynamic/text/9",
+        ),
+      "the update",
+      15_000,
+    );
     assert.equal(busEvents().find((e) => e.channel === "mcp.resources.updated")!.payload.serverId, "everything");
     await call([["mcp_everything_toggle-subscriber-updates", {}]]);
   });
 
   test("after a reconnect the subscription is asked for again: the new session's update reaches pi too", async () => {
     const uri = "demo://resource/dynamic/text/9";
-    const updates = () => busEvents().filter((e) => e.channel === "mcp.resources.updated" && e.payload.uri === uri).length;
+    const updates = () =>
+      busEvents().filter((e) => e.channel === "mcp.resources.updated" && e.payload.uri === uri).length;
     await session.prompt("/mcp reconnect everything");
     // The new server process knows no subscription but the one the bridge asks for again.
     const before = updates();
@@ -278,7 +358,10 @@ describe("resource requests go through the connection's request seam", { timeout
   });
 
   test("a request the server refuses is its own error, worded with the server's name", async () => {
-    await assert.rejects(readResource(connection, "demo://resource/dynamic/text/0"), /MCP server 'everything' failed 'resources\/read demo:\/\/resource\/dynamic\/text\/0'/);
+    await assert.rejects(
+      readResource(connection, "demo://resource/dynamic/text/0"),
+      /MCP server 'everything' failed 'resources\/read demo:\/\/resource\/dynamic\/text\/0'/,
+    );
     assert.ok((await listResources(connection)).resources.length > 0, "the connection still works");
   });
 });

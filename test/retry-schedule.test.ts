@@ -74,7 +74,10 @@ describe("RetrySchedule", { timeout: 30_000 }, () => {
       ...[2, 3, 4].map((attempt) => attemptStarted.get(attempt)! - failedAt.get(attempt - 1)!),
     ];
     [20, 40, 60, 60].forEach((delay, i) => {
-      assert.ok(waited[i]! >= delay - TIMER_GRANULARITY_MS, `attempt ${i + 1} started ${waited[i]!.toFixed(1)} ms after the one before failed, not ${delay}`);
+      assert.ok(
+        waited[i]! >= delay - TIMER_GRANULARITY_MS,
+        `attempt ${i + 1} started ${waited[i]!.toFixed(1)} ms after the one before failed, not ${delay}`,
+      );
     });
   });
 
@@ -94,7 +97,15 @@ describe("RetrySchedule", { timeout: 30_000 }, () => {
     assert.equal(schedule.attemptsMade, 2);
     // Lost again soon after: the schedule goes on from attempt 3, with attempt 3's delay.
     await schedule.start(new Error("lost again"));
-    assert.deepEqual(calls.splice(0), ["scheduled 3", "attempt 3", "scheduled 4", "failed 3 retryIn 60", "attempt 4", "failed 4 retryIn null", "gave up: fail"]);
+    assert.deepEqual(calls.splice(0), [
+      "scheduled 3",
+      "attempt 3",
+      "scheduled 4",
+      "failed 3 retryIn 60",
+      "attempt 4",
+      "failed 4 retryIn null",
+      "gave up: fail",
+    ]);
     assert.equal(schedule.exhausted, true);
     // No attempt left: a new start gives up at once, with what made it necessary.
     await schedule.start(new Error("lost a third time"));
@@ -119,13 +130,16 @@ describe("RetrySchedule", { timeout: 30_000 }, () => {
 
   test("one schedule at a time; stop() ends a wait at once and it can start again", async () => {
     const calls: string[] = [];
-    const slow = new RetrySchedule({ maxAttempts: 3, initialDelayMs: 60_000, maxDelayMs: 60_000 }, {
-      attempt: async () => assert.fail("never reached"),
-      retryable: () => true,
-      scheduled: () => calls.push("scheduled"),
-      failed: () => undefined,
-      gaveUp: () => calls.push("gave up"),
-    });
+    const slow = new RetrySchedule(
+      { maxAttempts: 3, initialDelayMs: 60_000, maxDelayMs: 60_000 },
+      {
+        attempt: async () => assert.fail("never reached"),
+        retryable: () => true,
+        scheduled: () => calls.push("scheduled"),
+        failed: () => undefined,
+        gaveUp: () => calls.push("gave up"),
+      },
+    );
     const first = slow.start();
     assert.equal(slow.start(), first, "the same run");
     await slow.stop();

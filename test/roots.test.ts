@@ -12,7 +12,16 @@ import type { Root } from "@modelcontextprotocol/sdk/types.js";
 import type { LogRecord } from "../src/common/log-file.ts";
 import { McpBridge } from "../src/bridge/mcp-bridge.ts";
 import { clientCapabilities, directoryRoot } from "../src/connection/mcp-client.ts";
-import { connectionFor, EVERYTHING_SERVER, fixtureEntry, readLog, runTool, tempDir, toolsOf, waitFor } from "./helpers.ts";
+import {
+  connectionFor,
+  EVERYTHING_SERVER,
+  fixtureEntry,
+  readLog,
+  runTool,
+  tempDir,
+  toolsOf,
+  waitFor,
+} from "./helpers.ts";
 
 function textOf(result: { content: Array<{ type: string; text?: string }> }): string {
   return result.content.map((c) => c.text ?? "").join("");
@@ -33,7 +42,9 @@ describe("roots", { timeout: 120_000 }, () => {
     try {
       await connection.connect();
       const result = await connection.callTool("roots", {});
-      assert.deepEqual(JSON.parse(textOf(result)), { roots: [{ uri: pathToFileURL(project.dir).href, name: path.basename(project.dir) }] });
+      assert.deepEqual(JSON.parse(textOf(result)), {
+        roots: [{ uri: pathToFileURL(project.dir).href, name: path.basename(project.dir) }],
+      });
     } finally {
       await connection.close();
       project.cleanup();
@@ -47,7 +58,10 @@ describe("roots", { timeout: 120_000 }, () => {
     mkdirSync(project);
     // A user-level server: it needs no project trust.
     mkdirSync(path.join(tmp.dir, "agent"));
-    writeFileSync(path.join(tmp.dir, "agent", "mcp.json"), JSON.stringify({ mcpServers: { fixture: { ...fixtureEntry(), env: { FIXTURE_LOG: log } } } }));
+    writeFileSync(
+      path.join(tmp.dir, "agent", "mcp.json"),
+      JSON.stringify({ mcpServers: { fixture: { ...fixtureEntry(), env: { FIXTURE_LOG: log } } } }),
+    );
     // A host that gives its own roots, and moves them.
     let roots: Root[] = [directoryRoot(project)];
     const bridge = new McpBridge({
@@ -103,7 +117,11 @@ describe("roots", { timeout: 120_000 }, () => {
 
   test("server-everything lists get-roots-list, and it returns the project root", async () => {
     const project = tempDir("mcp-bridge-roots-");
-    const connection = connectionFor("everything", { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"] }, { projectRoot: project.dir });
+    const connection = connectionFor(
+      "everything",
+      { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"] },
+      { projectRoot: project.dir },
+    );
     try {
       await connection.connect();
       const tools = toolsOf(connection);

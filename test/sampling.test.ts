@@ -19,7 +19,13 @@ const params = (extra: Partial<CreateMessageRequest["params"]> = {}): CreateMess
   messages: [
     { role: "user", content: { type: "text", text: "Summarise \x1b[2Jthis" } },
     { role: "assistant", content: { type: "text", text: "Which part?" } },
-    { role: "user", content: [{ type: "text", text: "All of it" }, { type: "image", data: "aGk=", mimeType: "image/png" }] },
+    {
+      role: "user",
+      content: [
+        { type: "text", text: "All of it" },
+        { type: "image", data: "aGk=", mimeType: "image/png" },
+      ],
+    },
   ],
   systemPrompt: "Be brief",
   maxTokens: 64,
@@ -30,31 +36,59 @@ describe("sampling requests (pure)", () => {
   test("the messages become the model's context: text and images, both roles, the system prompt", () => {
     const context = samplingContext(params(), model("m1"), 5);
     assert.equal(requestSystemPrompt(context), "Be brief");
-    assert.deepEqual(context.messages[0], { role: "user", content: [{ type: "text", text: "Summarise \x1b[2Jthis" }], timestamp: 5 });
+    assert.deepEqual(context.messages[0], {
+      role: "user",
+      content: [{ type: "text", text: "Summarise \x1b[2Jthis" }],
+      timestamp: 5,
+    });
     assert.equal(context.messages[1]!.role, "assistant");
     assert.deepEqual((context.messages[1] as { content: unknown }).content, [{ type: "text", text: "Which part?" }]);
-    assert.deepEqual(context.messages[2], { role: "user", content: [{ type: "text", text: "All of it" }, { type: "image", data: "aGk=", mimeType: "image/png" }], timestamp: 5 });
+    assert.deepEqual(context.messages[2], {
+      role: "user",
+      content: [
+        { type: "text", text: "All of it" },
+        { type: "image", data: "aGk=", mimeType: "image/png" },
+      ],
+      timestamp: 5,
+    });
   });
 
   test("tool use inside sampling is refused; audio is named, not sent", () => {
-    const withTool = params({ messages: [{ role: "assistant", content: { type: "tool_use", id: "t", name: "x", input: {} } } as never] });
+    const withTool = params({
+      messages: [{ role: "assistant", content: { type: "tool_use", id: "t", name: "x", input: {} } } as never],
+    });
     assert.throws(() => samplingContext(withTool, model("m1")), /not supported by this client/);
-    const audio = samplingContext(params({ messages: [{ role: "user", content: { type: "audio", data: "AA==", mimeType: "audio/wav" } }] }), model("m1"));
+    const audio = samplingContext(
+      params({ messages: [{ role: "user", content: { type: "audio", data: "AA==", mimeType: "audio/wav" } }] }),
+      model("m1"),
+    );
     assert.match(JSON.stringify(audio.messages[0]), /audio left out/);
   });
 
   test("a hint picks a configured model; none that matches leaves the current one", () => {
     const current = model("faux-1");
     const available = [current, model("claude-sonnet-9"), model("gpt-9-mini")];
-    assert.equal(pickModel(params({ modelPreferences: { hints: [{ name: "sonnet" }] } }), current, available)?.id, "claude-sonnet-9");
-    assert.equal(pickModel(params({ modelPreferences: { hints: [{ name: "gemini" }, { name: "gpt" }] } }), current, available)?.id, "gpt-9-mini");
-    assert.equal(pickModel(params({ modelPreferences: { hints: [{ name: "llama" }] } }), current, available)?.id, "faux-1");
+    assert.equal(
+      pickModel(params({ modelPreferences: { hints: [{ name: "sonnet" }] } }), current, available)?.id,
+      "claude-sonnet-9",
+    );
+    assert.equal(
+      pickModel(params({ modelPreferences: { hints: [{ name: "gemini" }, { name: "gpt" }] } }), current, available)?.id,
+      "gpt-9-mini",
+    );
+    assert.equal(
+      pickModel(params({ modelPreferences: { hints: [{ name: "llama" }] } }), current, available)?.id,
+      "faux-1",
+    );
     assert.equal(pickModel(params(), current, available)?.id, "faux-1");
   });
 
   test("the approval text names the server, the model and the limit, and strips escapes", () => {
     const text = describeSamplingRequest("notes", params(), model("m1"));
-    assert.match(text, /^MCP server 'notes' wants m1 to answer it \(at most 64 tokens\)\.\nSystem prompt: Be brief\nuser: Summarise this\nassistant: Which part\?\nuser: All of it \[image\]$/);
+    assert.match(
+      text,
+      /^MCP server 'notes' wants m1 to answer it \(at most 64 tokens\)\.\nSystem prompt: Be brief\nuser: Summarise this\nassistant: Which part\?\nuser: All of it \[image\]$/,
+    );
   });
 });
 
@@ -66,7 +100,13 @@ describe("server-everything's sampling through pi", { timeout: 120_000 }, () => 
 
   function writeConfig(sampling?: string): void {
     // The model calls the server's tool directly.
-    const entry = { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"], autoApprove: ["*"], exposure: "direct", ...(sampling ? { sampling } : {}) };
+    const entry = {
+      command: process.execPath,
+      args: [EVERYTHING_SERVER, "stdio"],
+      autoApprove: ["*"],
+      exposure: "direct",
+      ...(sampling ? { sampling } : {}),
+    };
     writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { everything: entry } }));
   }
 
@@ -108,7 +148,10 @@ describe("server-everything's sampling through pi", { timeout: 120_000 }, () => 
     const ui = new RecordingUI();
     ui.answers = ["Allow", "Send"];
     const { text, asked } = await sample(ui);
-    assert.match(ui.asked[0]!, /^select: MCP server 'everything' wants .+ to answer it \(at most 50 tokens\)\.\nSystem prompt: You are a helpful test server\.\nuser: Resource trigger-sampling-request context: a haiku$/);
+    assert.match(
+      ui.asked[0]!,
+      /^select: MCP server 'everything' wants .+ to answer it \(at most 50 tokens\)\.\nSystem prompt: You are a helpful test server\.\nuser: Resource trigger-sampling-request context: a haiku$/,
+    );
     assert.match(ui.asked[1]!, /answered MCP server 'everything':\nAutumn moon rising$/);
     assert.equal(asked.length, 1);
     assert.equal(requestSystemPrompt(asked[0]!), "You are a helpful test server.");
@@ -133,7 +176,7 @@ describe("server-everything's sampling through pi", { timeout: 120_000 }, () => 
     assert.match(text, /declined MCP server 'everything''s sampling request/);
   });
 
-  test("without a UI it is refused with the setting that allows it; with \"sampling\": \"allow\" it is answered", async () => {
+  test('without a UI it is refused with the setting that allows it; with "sampling": "allow" it is answered', async () => {
     writeConfig();
     const refused = await sample(undefined);
     assert.equal(refused.asked.length, 0);
@@ -148,8 +191,14 @@ describe("server-everything's sampling through pi", { timeout: 120_000 }, () => 
     const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
     try {
       await pi.session.bindExtensions({});
-      assert.ok(pi.session.getAllTools().some((t) => t.name === "mcp_everything_echo"), "the server is up");
-      assert.equal(pi.session.getAllTools().some((t) => t.name === tool), false);
+      assert.ok(
+        pi.session.getAllTools().some((t) => t.name === "mcp_everything_echo"),
+        "the server is up",
+      );
+      assert.equal(
+        pi.session.getAllTools().some((t) => t.name === tool),
+        false,
+      );
     } finally {
       await pi.close();
     }

@@ -16,18 +16,58 @@
 type Schema = Record<string, unknown>;
 
 const TYPES = new Set(["string", "number", "integer", "boolean", "object", "array", "null"]);
-const OPENAI_KEYWORDS = new Set(["type", "description", "properties", "required", "items", "enum", "anyOf", "minimum", "maximum", "minItems", "maxItems", "format", "additionalProperties"]);
-const GEMINI_KEYWORDS = new Set(["type", "description", "properties", "required", "items", "enum", "anyOf", "minimum", "maximum", "minItems", "maxItems", "format", "nullable", "minLength", "maxLength", "pattern", "default", "example", "propertyOrdering"]);
+const OPENAI_KEYWORDS = new Set([
+  "type",
+  "description",
+  "properties",
+  "required",
+  "items",
+  "enum",
+  "anyOf",
+  "minimum",
+  "maximum",
+  "minItems",
+  "maxItems",
+  "format",
+  "additionalProperties",
+]);
+const GEMINI_KEYWORDS = new Set([
+  "type",
+  "description",
+  "properties",
+  "required",
+  "items",
+  "enum",
+  "anyOf",
+  "minimum",
+  "maximum",
+  "minItems",
+  "maxItems",
+  "format",
+  "nullable",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "default",
+  "example",
+  "propertyOrdering",
+]);
 
 function isSchema(value: unknown): value is Schema {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 /** Calls `visit` on every subschema with its path and nesting depth. */
-function walk(schema: unknown, visit: (node: Schema, path: string, depth: number) => void, path = "$", depth = 0): void {
+function walk(
+  schema: unknown,
+  visit: (node: Schema, path: string, depth: number) => void,
+  path = "$",
+  depth = 0,
+): void {
   if (!isSchema(schema)) return;
   visit(schema, path, depth);
-  if (isSchema(schema.properties)) for (const [name, child] of Object.entries(schema.properties)) walk(child, visit, `${path}.${name}`, depth + 1);
+  if (isSchema(schema.properties))
+    for (const [name, child] of Object.entries(schema.properties)) walk(child, visit, `${path}.${name}`, depth + 1);
   if (schema.items !== undefined) walk(schema.items, visit, `${path}[]`, depth);
   if (Array.isArray(schema.anyOf)) schema.anyOf.forEach((branch, i) => walk(branch, visit, `${path}|${i}`, depth));
 }
@@ -36,7 +76,9 @@ function common(node: Schema, path: string, problems: string[]): void {
   if (node.type === undefined && !Array.isArray(node.anyOf)) problems.push(`${path}: no type`);
   if (node.type === "array" && node.items === undefined) problems.push(`${path}: array without items`);
   if (Array.isArray(node.required) && isSchema(node.properties)) {
-    for (const name of node.required) if (!Object.hasOwn(node.properties, name as string)) problems.push(`${path}: required '${String(name)}' is not a property`);
+    for (const name of node.required)
+      if (!Object.hasOwn(node.properties, name as string))
+        problems.push(`${path}: required '${String(name)}' is not a property`);
   }
 }
 
@@ -48,8 +90,10 @@ export function openAiProblems(schema: unknown): string[] {
   walk(schema, (node, path, depth) => {
     common(node, path, problems);
     for (const key of Object.keys(node)) if (!OPENAI_KEYWORDS.has(key)) problems.push(`${path}: keyword '${key}'`);
-    if (node.type !== undefined && (typeof node.type !== "string" || !TYPES.has(node.type))) problems.push(`${path}: type ${JSON.stringify(node.type)}`);
-    if (node.additionalProperties !== undefined && node.additionalProperties !== false) problems.push(`${path}: additionalProperties other than false`);
+    if (node.type !== undefined && (typeof node.type !== "string" || !TYPES.has(node.type)))
+      problems.push(`${path}: type ${JSON.stringify(node.type)}`);
+    if (node.additionalProperties !== undefined && node.additionalProperties !== false)
+      problems.push(`${path}: additionalProperties other than false`);
     if (isSchema(node.properties)) properties += Object.keys(node.properties).length;
     if (depth > 10) problems.push(`${path}: nested deeper than 10 object levels`);
   });
@@ -63,12 +107,15 @@ export function geminiProblems(schema: unknown): string[] {
   walk(schema, (node, path) => {
     common(node, path, problems);
     for (const key of Object.keys(node)) if (!GEMINI_KEYWORDS.has(key)) problems.push(`${path}: keyword '${key}'`);
-    if (node.type !== undefined && (typeof node.type !== "string" || !TYPES.has(node.type))) problems.push(`${path}: type ${JSON.stringify(node.type)}`);
+    if (node.type !== undefined && (typeof node.type !== "string" || !TYPES.has(node.type)))
+      problems.push(`${path}: type ${JSON.stringify(node.type)}`);
     if (node.enum !== undefined) {
-      if (!Array.isArray(node.enum) || !node.enum.every((v) => typeof v === "string")) problems.push(`${path}: enum of non-strings`);
+      if (!Array.isArray(node.enum) || !node.enum.every((v) => typeof v === "string"))
+        problems.push(`${path}: enum of non-strings`);
       if (node.type !== "string") problems.push(`${path}: enum on a ${JSON.stringify(node.type)} schema`);
     }
-    if (node.format !== undefined && !(node.type === "string" && node.format === "date-time")) problems.push(`${path}: format ${JSON.stringify(node.format)}`);
+    if (node.format !== undefined && !(node.type === "string" && node.format === "date-time"))
+      problems.push(`${path}: format ${JSON.stringify(node.format)}`);
   });
   return problems;
 }

@@ -15,14 +15,23 @@ test("an SDK notice quoting a secret reaches the log without it, and not the con
   const logged: LogRecord[] = [];
   routeSdkConsole({ log: (record) => logged.push(record) });
 
-  console.warn(`[mcp-sdk] OAuth "invalid_client" — invalidating the stored client credentials and retrying authorization. Cause: "wrong secret 's3cret-9f2c'"`);
+  console.warn(
+    `[mcp-sdk] OAuth "invalid_client" — invalidating the stored client credentials and retrying authorization. Cause: "wrong secret 's3cret-9f2c'"`,
+  );
   console.debug("Client.listPrompts() called but server does not advertise prompts capability - returning empty list");
   console.warn("another extension's warning");
 
-  assert.deepEqual(printed, [["another extension's warning"]], "only the line that is not the SDK's reaches the console");
+  assert.deepEqual(
+    printed,
+    [["another extension's warning"]],
+    "only the line that is not the SDK's reaches the console",
+  );
   assert.equal(logged.length, 2);
   assert.equal(logged[0]!.event, "sdk.notice");
-  assert.equal(logged[0]!.message, `[mcp-sdk] OAuth "invalid_client" — invalidating the stored client credentials and retrying authorization.`);
+  assert.equal(
+    logged[0]!.message,
+    `[mcp-sdk] OAuth "invalid_client" — invalidating the stored client credentials and retrying authorization.`,
+  );
   assert.doesNotMatch(JSON.stringify(logged), /s3cret/);
   assert.equal(logged[1]!.level, "debug");
 });

@@ -52,7 +52,10 @@ describe("roots and server instructions in pi (in-process, faux model)", { timeo
       }),
     );
     // No UI to approve calls in: the user has turned approval off. The tools are declared (the guide is for those).
-    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ approval: "never", exposure: "direct", mcpServers: {} }));
+    writeFileSync(
+      path.join(agentDir.dir, "mcp.json"),
+      JSON.stringify({ approval: "never", exposure: "direct", mcpServers: {} }),
+    );
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
     process.chdir(project.dir);
@@ -69,17 +72,24 @@ describe("roots and server instructions in pi (in-process, faux model)", { timeo
   });
 
   const record = (reply: () => ReturnType<typeof fauxAssistantMessage>) => (context: Context) => {
-    seen.push({ systemPrompt: requestSystemPrompt(context), tools: requestTools(context).map(({ name, description }) => ({ name, description })) });
+    seen.push({
+      systemPrompt: requestSystemPrompt(context),
+      tools: requestTools(context).map(({ name, description }) => ({ name, description })),
+    });
     return reply();
   };
 
   test("the model calls get-roots-list and gets the project root", async () => {
     pi.faux.setResponses([
-      record(() => fauxAssistantMessage([fauxToolCall("mcp_everything_get-roots-list", {})], { stopReason: "toolUse" })),
+      record(() =>
+        fauxAssistantMessage([fauxToolCall("mcp_everything_get-roots-list", {})], { stopReason: "toolUse" }),
+      ),
       record(() => fauxAssistantMessage("done")),
     ]);
     await pi.session.prompt("which roots?");
-    const results = pi.session.messages.filter((m) => (m as { role: string }).role === "toolResult") as unknown as ToolResultMessage[];
+    const results = pi.session.messages.filter(
+      (m) => (m as { role: string }).role === "toolResult",
+    ) as unknown as ToolResultMessage[];
     assert.equal(results.length, 1);
     const [result] = results;
     assert.equal(result!.isError, false, JSON.stringify(result));

@@ -8,23 +8,40 @@ import type { ConfigSource } from "../src/config/types.ts";
 import { trustFingerprint } from "../src/trust/trust-rules.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { MAX_DESCRIPTION_CHARS } from "../src/config/validate/usage.ts";
-import { formatServerGuide, MAX_SERVER_GUIDE_LINE, SERVER_GUIDE_HEADING, serverGuideLine, toolsHint } from "../src/translate/server-guide-text.ts";
+import {
+  formatServerGuide,
+  MAX_SERVER_GUIDE_LINE,
+  SERVER_GUIDE_HEADING,
+  serverGuideLine,
+  toolsHint,
+} from "../src/translate/server-guide-text.ts";
 
 const SOURCE: ConfigSource = { scope: "project", path: "/p/.pi/mcp.json" };
 
 describe("server guide line", () => {
   test("description and instructions on one line, after the server and its tool names", () => {
     assert.equal(
-      serverGuideLine({ server: "github", toolNames: ["gh_search", "gh_issue"], description: "Our org's issues", instructions: "Search before\n\nyou  open an issue." }),
+      serverGuideLine({
+        server: "github",
+        toolNames: ["gh_search", "gh_issue"],
+        description: "Our org's issues",
+        instructions: "Search before\n\nyou  open an issue.",
+      }),
       "- github (tools gh_*): Our org's issues — Search before you open an issue.",
     );
-    assert.equal(serverGuideLine({ server: "db", toolNames: ["query"], instructions: "Read-only SQL." }), "- db (tools query): Read-only SQL.");
+    assert.equal(
+      serverGuideLine({ server: "db", toolNames: ["query"], instructions: "Read-only SQL." }),
+      "- db (tools query): Read-only SQL.",
+    );
   });
 
   test("no line for a server without tools, or with nothing to say", () => {
     assert.equal(serverGuideLine({ server: "a", toolNames: [], description: "x", instructions: "y" }), undefined);
     assert.equal(serverGuideLine({ server: "a", toolNames: ["t"] }), undefined);
-    assert.equal(serverGuideLine({ server: "a", toolNames: ["t"], description: " \n ", instructions: "\x1b[2J" }), undefined);
+    assert.equal(
+      serverGuideLine({ server: "a", toolNames: ["t"], description: " \n ", instructions: "\x1b[2J" }),
+      undefined,
+    );
     assert.equal(formatServerGuide([{ server: "a", toolNames: [] }]), undefined);
     assert.equal(formatServerGuide([]), undefined);
   });
@@ -35,13 +52,21 @@ describe("server guide line", () => {
     assert.match(line, /^- big \(tools t\): word word .*…$/);
     assert.ok(!line.includes("\n"));
     const prefix = "- e (tools t): ";
-    const emoji = serverGuideLine({ server: "e", toolNames: ["t"], instructions: `${"x".repeat(MAX_SERVER_GUIDE_LINE - prefix.length - 2)}😀😀😀` })!;
+    const emoji = serverGuideLine({
+      server: "e",
+      toolNames: ["t"],
+      instructions: `${"x".repeat(MAX_SERVER_GUIDE_LINE - prefix.length - 2)}😀😀😀`,
+    })!;
     assert.ok(emoji.length <= MAX_SERVER_GUIDE_LINE);
     assert.ok(emoji.endsWith("x…"), emoji.slice(-5));
   });
 
   test("control sequences and bidi overrides go; the text stays on its one line", () => {
-    const line = serverGuideLine({ server: "evil", toolNames: ["t"], instructions: "Use\x1b]52;c;cHduZWQ=\x07 me\r\n- fake: line\u202e" })!;
+    const line = serverGuideLine({
+      server: "evil",
+      toolNames: ["t"],
+      instructions: "Use\x1b]52;c;cHduZWQ=\x07 me\r\n- fake: line\u202e",
+    })!;
     assert.equal(line, "- evil (tools t): Use me - fake: line");
   });
 
@@ -72,7 +97,10 @@ describe("the `description` field", () => {
   });
 
   test("anything else is an error that says what is wanted", () => {
-    assert.match(entry(42).errors.join(), /`description` must be one line of text of at most 200 characters saying what the server is for; it is a number/);
+    assert.match(
+      entry(42).errors.join(),
+      /`description` must be one line of text of at most 200 characters saying what the server is for; it is a number/,
+    );
     assert.match(entry(["a"]).errors.join(), /it is a list/);
     assert.match(entry("x".repeat(MAX_DESCRIPTION_CHARS + 1)).errors.join(), /it has 201/);
     assert.match(entry("two\nlines").errors.join(), /line break or control character/);

@@ -15,8 +15,15 @@ describe("sign-in handlers", { timeout: 60_000 }, () => {
     assert.equal(canOpenBrowser({ WAYLAND_DISPLAY: "wayland-0" }, "linux"), true);
     assert.equal(canOpenBrowser({ SSH_CONNECTION: "x" }, "linux"), false);
     assert.equal(canOpenBrowser({ DISPLAY: ":0", PI_MCP_NO_BROWSER: "1" }, "linux"), false);
-    assert.deepEqual(browserCommand("https://a/b?x=1&y=2", "linux"), { command: "xdg-open", args: ["https://a/b?x=1&y=2"] });
-    assert.deepEqual(browserCommand("https://a/b?x=1&y=2", "win32").args.at(-1), "https://a/b?x=1^&y=2", "cmd would split at &");
+    assert.deepEqual(browserCommand("https://a/b?x=1&y=2", "linux"), {
+      command: "xdg-open",
+      args: ["https://a/b?x=1&y=2"],
+    });
+    assert.deepEqual(
+      browserCommand("https://a/b?x=1&y=2", "win32").args.at(-1),
+      "https://a/b?x=1^&y=2",
+      "cmd would split at &",
+    );
   });
 
   test("with a browser: it is opened and the URL is shown as well", async () => {
@@ -25,9 +32,16 @@ describe("sign-in handlers", { timeout: 60_000 }, () => {
       const opened: string[] = [];
       const notices: string[] = [];
       const url = new URL("https://as.example/authorize?client_id=c&state=s1");
-      await interactiveSignIn({ notify: (t) => notices.push(t) }, (u) => opened.push(u), { DISPLAY: ":0" })({ server: "gh", url, callback });
+      await interactiveSignIn({ notify: (t) => notices.push(t) }, (u) => opened.push(u), { DISPLAY: ":0" })({
+        server: "gh",
+        url,
+        callback,
+      });
       assert.deepEqual(opened, [url.href]);
-      assert.match(notices[0]!, /Signing in to MCP server 'gh': your browser should open\. If it does not, open this URL:\nhttps:\/\/as\.example\/authorize/);
+      assert.match(
+        notices[0]!,
+        /Signing in to MCP server 'gh': your browser should open\. If it does not, open this URL:\nhttps:\/\/as\.example\/authorize/,
+      );
     } finally {
       await callback.close();
     }

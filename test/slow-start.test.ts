@@ -25,7 +25,10 @@ function slowStart(log: string, ...flags: string[]): Record<string, unknown> {
 /** The methods the fixture read, in order, and how many times it started. */
 function heard(log: string): { starts: number; methods: string[] } {
   const events = readLog(log);
-  return { starts: events.filter((e) => e.event === "start").length, methods: events.filter((e) => e.event === "request").map((e) => String(e.method)) };
+  return {
+    starts: events.filter((e) => e.event === "start").length,
+    methods: events.filter((e) => e.event === "request").map((e) => String(e.method)),
+  };
 }
 
 /** Connects, and returns how long it took (ms) with the error it failed with. */
@@ -45,7 +48,10 @@ function reportedAfter(message: string, at_least_ms: number, measuredMs: number)
   assert.ok(match, `no "after N s" in: ${message}`);
   const reported = Number(match[1]) * 1000;
   assert.ok(reported >= at_least_ms - 50, `reported ${reported} ms, but the timer was ${at_least_ms} ms: ${message}`);
-  assert.ok(reported <= measuredMs + 100, `reported ${reported} ms, more than the ${measuredMs} ms measured: ${message}`);
+  assert.ok(
+    reported <= measuredMs + 100,
+    `reported ${reported} ms, more than the ${measuredMs} ms measured: ${message}`,
+  );
   return reported;
 }
 
@@ -59,7 +65,10 @@ describe("slow local servers under protocolVersion auto", { timeout: 120_000 }, 
     try {
       await connection.connect();
       assert.equal(connection.protocolVersion, "2025-11-25");
-      assert.deepEqual(connection.tools.map((t) => t.name), ["hello"]);
+      assert.deepEqual(
+        connection.tools.map((t) => t.name),
+        ["hello"],
+      );
       assert.deepEqual(heard(log), { starts: 1, methods: ["ping", "server/discover", "initialize", "tools/list"] });
     } finally {
       await connection.close();
@@ -93,7 +102,9 @@ describe("slow local servers under protocolVersion auto", { timeout: 120_000 }, 
 
   test("what worked is remembered: the next start asks with initialize at once (no ping, no probe)", async () => {
     const log = path.join(tmp.dir, "remembered.jsonl");
-    const connection = connectionFor("remembered", slowStart(log, "--delay", "300"), { recallProtocol: () => "2025-11-25" });
+    const connection = connectionFor("remembered", slowStart(log, "--delay", "300"), {
+      recallProtocol: () => "2025-11-25",
+    });
     try {
       await connection.connect();
       assert.deepEqual(heard(log).methods, ["initialize", "tools/list"]);
@@ -127,11 +138,18 @@ describe("a failed connect names the timer that fired and the time it took", { t
   });
 
   test("a process that says nothing: its initTimeout, the seconds it waited, and that it wrote nothing to stdout", async () => {
-    const connection = connectionFor("mute", { ...slowStart(path.join(tmp.dir, "mute.jsonl"), "--delay", "600000"), initTimeout: 1500, maxRestarts: 0 });
+    const connection = connectionFor("mute", {
+      ...slowStart(path.join(tmp.dir, "mute.jsonl"), "--delay", "600000"),
+      initTimeout: 1500,
+      maxRestarts: 0,
+    });
     try {
       const { error, elapsedMs } = await failedConnect(connection);
       assert.equal(error.kind, "timeout");
-      assert.match(error.message, /^MCP server 'mute': no answer to the MCP handshake after [\d.]+ s, when its `initTimeout` of 1\.5 s ran out; its process was running but had written nothing to stdout, so it was stopped\. Raise `initTimeout` for 'mute' in \S+ if it is just slow to start/);
+      assert.match(
+        error.message,
+        /^MCP server 'mute': no answer to the MCP handshake after [\d.]+ s, when its `initTimeout` of 1\.5 s ran out; its process was running but had written nothing to stdout, so it was stopped\. Raise `initTimeout` for 'mute' in \S+ if it is just slow to start/,
+      );
       reportedAfter(error.message, 1500, elapsedMs);
     } finally {
       await connection.close();
@@ -139,7 +157,11 @@ describe("a failed connect names the timer that fired and the time it took", { t
   });
 
   test("a timeout written as `timeout` is named `timeout`", async () => {
-    const connection = connectionFor("old", { ...slowStart(path.join(tmp.dir, "old.jsonl"), "--delay", "600000"), timeout: 1200, maxRestarts: 0 });
+    const connection = connectionFor("old", {
+      ...slowStart(path.join(tmp.dir, "old.jsonl"), "--delay", "600000"),
+      timeout: 1200,
+      maxRestarts: 0,
+    });
     try {
       const { error, elapsedMs } = await failedConnect(connection);
       assert.match(error.message, /when its `timeout` of 1\.2 s ran out/);
@@ -151,10 +173,17 @@ describe("a failed connect names the timer that fired and the time it took", { t
   });
 
   test("a process that answers but never completes initialize: it wrote to stdout, not the handshake", async () => {
-    const connection = connectionFor("half", { ...slowStart(path.join(tmp.dir, "half.jsonl"), "--no-initialize"), initTimeout: 1500, maxRestarts: 0 });
+    const connection = connectionFor("half", {
+      ...slowStart(path.join(tmp.dir, "half.jsonl"), "--no-initialize"),
+      initTimeout: 1500,
+      maxRestarts: 0,
+    });
     try {
       const { error, elapsedMs } = await failedConnect(connection);
-      assert.match(error.message, /no answer to the MCP handshake after [\d.]+ s, when its `initTimeout` of 1\.5 s ran out; it wrote to stdout but did not complete the handshake, so it was stopped/);
+      assert.match(
+        error.message,
+        /no answer to the MCP handshake after [\d.]+ s, when its `initTimeout` of 1\.5 s ran out; it wrote to stdout but did not complete the handshake, so it was stopped/,
+      );
       reportedAfter(error.message, 1500, elapsedMs);
     } finally {
       await connection.close();
@@ -162,10 +191,17 @@ describe("a failed connect names the timer that fired and the time it took", { t
   });
 
   test("a server whose tool list never comes: the handshake completed, the tool list did not", async () => {
-    const connection = connectionFor("listless", { ...slowStart(path.join(tmp.dir, "listless.jsonl"), "--no-tools-list"), initTimeout: 1500, maxRestarts: 0 });
+    const connection = connectionFor("listless", {
+      ...slowStart(path.join(tmp.dir, "listless.jsonl"), "--no-tools-list"),
+      initTimeout: 1500,
+      maxRestarts: 0,
+    });
     try {
       const { error, elapsedMs } = await failedConnect(connection);
-      assert.match(error.message, /^MCP server 'listless' completed the MCP handshake, but its tool list had not arrived after [\d.]+ s, when its `initTimeout` of 1\.5 s ran out, so it was stopped/);
+      assert.match(
+        error.message,
+        /^MCP server 'listless' completed the MCP handshake, but its tool list had not arrived after [\d.]+ s, when its `initTimeout` of 1\.5 s ran out, so it was stopped/,
+      );
       reportedAfter(error.message, 1500, elapsedMs);
     } finally {
       await connection.close();
@@ -173,10 +209,17 @@ describe("a failed connect names the timer that fired and the time it took", { t
   });
 
   test("a process that exits: its exit code, after how long, and its stderr", async () => {
-    const connection = connectionFor("broken", { command: "sh", args: ["-c", "sleep 0.5; echo 'cannot open the database' >&2; exit 3"], maxRestarts: 0 });
+    const connection = connectionFor("broken", {
+      command: "sh",
+      args: ["-c", "sleep 0.5; echo 'cannot open the database' >&2; exit 3"],
+      maxRestarts: 0,
+    });
     try {
       const { error, elapsedMs } = await failedConnect(connection);
-      assert.match(error.message, /^MCP server 'broken': the process exited with code 3 after [\d.]+ s, before completing the MCP handshake; its stderr .* check `command`, `args` and `env` of 'broken'/);
+      assert.match(
+        error.message,
+        /^MCP server 'broken': the process exited with code 3 after [\d.]+ s, before completing the MCP handshake; its stderr .* check `command`, `args` and `env` of 'broken'/,
+      );
       assert.match(error.message, /Last stderr lines:\n {2}cannot open the database/);
       reportedAfter(error.message, 500, elapsedMs);
     } finally {
@@ -192,7 +235,10 @@ describe("a failed connect names the timer that fired and the time it took", { t
     const connection = connectionFor("faraway", { url, timeout: 1000, reconnect: { maxAttempts: 0 } });
     try {
       const { error, elapsedMs } = await failedConnect(connection);
-      assert.match(error.message, /^MCP server 'faraway' at http:\/\/127\.0\.0\.1:\d+\/mcp: no answer to the MCP handshake after [\d.]+ s, when its `timeout` of 1 s ran out\. Raise `timeout` for 'faraway'/);
+      assert.match(
+        error.message,
+        /^MCP server 'faraway' at http:\/\/127\.0\.0\.1:\d+\/mcp: no answer to the MCP handshake after [\d.]+ s, when its `timeout` of 1 s ran out\. Raise `timeout` for 'faraway'/,
+      );
       assert.doesNotMatch(error.message, /stdout|stopped/);
       reportedAfter(error.message, 1000, elapsedMs);
     } finally {

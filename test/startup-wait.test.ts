@@ -45,7 +45,12 @@ describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
         mcpServers: {
           // Deaf until the test creates the gate file: ready exactly when the test says.
           late: { command: process.execPath, args: [SLOW_START, "--until", gate] },
-          mute: { command: process.execPath, args: [SLOW_START, "--delay", "600000"], initTimeout: 1500, maxRestarts: 0 },
+          mute: {
+            command: process.execPath,
+            args: [SLOW_START, "--delay", "600000"],
+            initTimeout: 1500,
+            maxRestarts: 0,
+          },
         },
       }),
     );
@@ -67,7 +72,10 @@ describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
     pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
     await pi.session.bindExtensions({});
     const names = pi.session.getAllTools().map((t) => t.name);
-    assert.ok(names.includes("mcp_late_hello"), `the late server's tool is there when the session starts: ${names.join(", ")}`);
+    assert.ok(
+      names.includes("mcp_late_hello"),
+      `the late server's tool is there when the session starts: ${names.join(", ")}`,
+    );
     const { offered, result } = await callLateHello(pi);
     assert.ok(offered.includes("mcp_late_hello"), "the first request to the model declares it");
     assert.equal(result.isError, false);
@@ -84,16 +92,36 @@ describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
     pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
     const ui = new RecordingUI();
     await pi.session.bindExtensions({ uiContext: ui.context() });
-    assert.equal(pi.session.getAllTools().some((t) => t.name === "mcp_late_hello"), false, "the session did not wait for it");
+    assert.equal(
+      pi.session.getAllTools().some((t) => t.name === "mcp_late_hello"),
+      false,
+      "the session did not wait for it",
+    );
     // The mute server fails within its 1.5 s (in the warning colour); the late one is still starting.
-    await waitFor(() => ui.statuses.get("mcp") === "[warn]MCP 0/2, 1 starting", "the footer to count the server still starting", 30_000);
+    await waitFor(
+      () => ui.statuses.get("mcp") === "[warn]MCP 0/2, 1 starting",
+      "the footer to count the server still starting",
+      30_000,
+    );
     writeFileSync(gate, "");
-    await waitFor(() => pi!.session.getAllTools().some((t) => t.name === "mcp_late_hello"), "the late server's tool", 30_000);
-    await waitFor(() => ui.notices.some((n) => n === "MCP server 'late' is ready: 1 tool"), "the notice that it is ready", 10_000);
+    await waitFor(
+      () => pi!.session.getAllTools().some((t) => t.name === "mcp_late_hello"),
+      "the late server's tool",
+      30_000,
+    );
+    await waitFor(
+      () => ui.notices.some((n) => n === "MCP server 'late' is ready: 1 tool"),
+      "the notice that it is ready",
+      10_000,
+    );
     const { offered, result } = await callLateHello(pi);
     assert.ok(offered.includes("mcp_late_hello"), "the next request to the model declares the late server's tool");
     assert.equal(result.isError, false, JSON.stringify(result.content));
-    await waitFor(() => /^(\[warn\])?MCP 1\/2$/.test(ui.statuses.get("mcp") ?? ""), "the footer to count it as up", 30_000);
+    await waitFor(
+      () => /^(\[warn\])?MCP 1\/2$/.test(ui.statuses.get("mcp") ?? ""),
+      "the footer to count it as up",
+      30_000,
+    );
   });
 });
 
@@ -108,7 +136,9 @@ async function callLateHello(pi: InProcessPi): Promise<{ offered: string[]; resu
     fauxAssistantMessage("done"),
   ]);
   await pi.session.prompt("say hello");
-  const result = pi.session.messages.find((m) => (m as unknown as ToolResultMessage).role === "toolResult") as unknown as ToolResultMessage;
+  const result = pi.session.messages.find(
+    (m) => (m as unknown as ToolResultMessage).role === "toolResult",
+  ) as unknown as ToolResultMessage;
   return { offered, result };
 }
 
@@ -124,4 +154,3 @@ async function listing(pi: InProcessPi): Promise<string> {
   }
   return written.join("\n");
 }
-

@@ -9,7 +9,11 @@ import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { type ProcessExitInfo, type ProcessGroupStdioOptions, ProcessGroupStdioTransport } from "../src/connection/local/stdio-transport.ts";
+import {
+  type ProcessExitInfo,
+  type ProcessGroupStdioOptions,
+  ProcessGroupStdioTransport,
+} from "../src/connection/local/stdio-transport.ts";
 import { type FixtureMode, fixtureEntry, isAlive, readLog, tempDir, waitFor } from "./helpers.ts";
 
 const temp = tempDir("mcp-bridge-stdio-transport-");
@@ -125,7 +129,11 @@ describe("ProcessGroupStdioTransport", { timeout: 120_000 }, () => {
     await t.transport.close();
     assert.ok(!isAlive(pid));
     await waitFor(() => !isAlive(grandchild), "the grandchild to be gone", 5000);
-    assert.deepEqual(t.exits, [{ code: null, signal: "SIGTERM", description: "killed by SIGTERM" }], "the group's SIGTERM sufficed");
+    assert.deepEqual(
+      t.exits,
+      [{ code: null, signal: "SIGTERM", description: "killed by SIGTERM" }],
+      "the group's SIGTERM sufficed",
+    );
     assert.equal(t.closes, 1);
   });
 
@@ -191,7 +199,8 @@ describe("ProcessGroupStdioTransport", { timeout: 120_000 }, () => {
 
     t.transport.killNow();
     // Blocks this process, as a process 'exit' handler would: nothing further may depend on the event loop.
-    const gone = (p: number) => `while [ -e /proc/${p} ] && ! grep -q '^State:[[:space:]]*Z' /proc/${p}/status 2>/dev/null; do sleep 0.01; done`;
+    const gone = (p: number) =>
+      `while [ -e /proc/${p} ] && ! grep -q '^State:[[:space:]]*Z' /proc/${p}/status 2>/dev/null; do sleep 0.01; done`;
     execFileSync("sh", ["-c", `${gone(pid)}; ${gone(grandchild)}`], { timeout: 10_000 });
     assert.ok(!isAlive(pid));
     assert.ok(!isAlive(grandchild));
@@ -262,8 +271,14 @@ describe("ProcessGroupStdioTransport", { timeout: 120_000 }, () => {
     });
     await t.transport.start();
     await waitFor(() => t.stderr.includes("closed"), "the script to close its stdin");
-    await assert.rejects(t.transport.send({ jsonrpc: "2.0", id: 1, method: "ping" }), (error: NodeJS.ErrnoException) => error.code === "EPIPE");
-    assert.ok(t.errors.some((e) => (e as NodeJS.ErrnoException).code === "EPIPE"), "reported through onerror");
+    await assert.rejects(
+      t.transport.send({ jsonrpc: "2.0", id: 1, method: "ping" }),
+      (error: NodeJS.ErrnoException) => error.code === "EPIPE",
+    );
+    assert.ok(
+      t.errors.some((e) => (e as NodeJS.ErrnoException).code === "EPIPE"),
+      "reported through onerror",
+    );
     await t.transport.close();
     assert.equal(t.closes, 1);
   });
@@ -296,11 +311,17 @@ describe("ProcessGroupStdioTransport", { timeout: 120_000 }, () => {
     await client.connect(t.transport);
     for (let round = 0; round < 5; round++) {
       const seen: number[] = [];
-      const result = await client.callTool({ name: "x", arguments: {} }, undefined, { onprogress: (p) => seen.push(p.progress) });
+      const result = await client.callTool({ name: "x", arguments: {} }, undefined, {
+        onprogress: (p) => seen.push(p.progress),
+      });
       assert.deepEqual(result.content, [{ type: "text", text: "done" }]);
       assert.deepEqual(seen, [1, 2, 3], `round ${round}`);
     }
-    assert.deepEqual(errors.map((e) => e.message), [], "no 'unknown token' errors");
+    assert.deepEqual(
+      errors.map((e) => e.message),
+      [],
+      "no 'unknown token' errors",
+    );
     await client.close();
   });
 });

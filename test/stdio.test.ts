@@ -43,7 +43,11 @@ describe("stdio: a working server", { timeout: 120_000 }, () => {
   test("calls a tool with its original name and returns its text", async () => {
     const { result, text } = await runTool(tools.get("mcp_fx_echo"), { text: "hello" });
     assert.equal(text, "hello");
-    assert.deepEqual(result.details, { server: "fx", tool: "echo", provenance: { source: "mcp", serverId: "fx", originalName: "echo" } });
+    assert.deepEqual(result.details, {
+      server: "fx",
+      tool: "echo",
+      provenance: { source: "mcp", serverId: "fx", originalName: "echo" },
+    });
     const events = readLog(log).filter((e) => e.event === "call");
     assert.deepEqual(events.at(-1)!.name, "echo");
   });
@@ -96,7 +100,10 @@ describe("stdio: a working server", { timeout: 120_000 }, () => {
     await waitFor(() => calls() > before, "the slow call to reach the server");
     controller.abort();
     await assert.rejects(pending, (error: unknown) => error instanceof BridgeError && error.kind === "cancelled");
-    await waitFor(() => readLog(log).some((e) => e.event === "cancelled" && e.name === "slow"), "the server to see the cancellation");
+    await waitFor(
+      () => readLog(log).some((e) => e.event === "cancelled" && e.name === "slow"),
+      "the server to see the cancellation",
+    );
   });
 
   test("large output is capped, with the whole text in a file", async () => {
@@ -145,7 +152,10 @@ describe("stdio: timeouts", { timeout: 120_000 }, () => {
         return true;
       });
       // The call did reach the server and was left unanswered; at the timeout the server was told to stop.
-      await waitFor(() => readLog(log).some((e) => e.event === "cancelled" && e.name === "slow"), "the server to see the cancellation");
+      await waitFor(
+        () => readLog(log).some((e) => e.event === "cancelled" && e.name === "slow"),
+        "the server to see the cancellation",
+      );
       assert.equal(readLog(log).filter((e) => e.event === "call" && e.name === "slow").length, 1);
       assert.equal((await runTool(tools.get("mcp_fx_echo"), { text: "still here" })).text, "still here");
     } finally {
@@ -166,7 +176,13 @@ describe("stdio: timeouts", { timeout: 120_000 }, () => {
       const delayMs = 50;
       let updates = 0;
       const started = performance.now();
-      const call = tool.execute("call-id", { steps: 10_000, delayMs, until: release } as never, undefined, () => void updates++, undefined as never);
+      const call = tool.execute(
+        "call-id",
+        { steps: 10_000, delayMs, until: release } as never,
+        undefined,
+        () => void updates++,
+        undefined as never,
+      );
       let ended = false;
       const outcome = call.then(
         (result) => ({ result }),
@@ -178,7 +194,9 @@ describe("stdio: timeouts", { timeout: 120_000 }, () => {
       await waitFor(() => updates >= enough || ended, `${enough} progress notifications`, 60_000);
       if (ended) {
         const early = await outcome;
-        assert.fail(`the call ended before the test released it: ${"error" in early ? String(early.error) : "it answered"}`);
+        assert.fail(
+          `the call ended before the test released it: ${"error" in early ? String(early.error) : "it answered"}`,
+        );
       }
       writeFileSync(release, "");
       const finished = await outcome;
@@ -200,7 +218,10 @@ describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
     try {
       await assert.rejects(connection.connect(), (error: unknown) => {
         assert.ok(error instanceof BridgeError);
-        assert.match(error.message, /MCP server 'broken': the process exited with code 3 after [\d.]+ s, before completing the MCP handshake/);
+        assert.match(
+          error.message,
+          /MCP server 'broken': the process exited with code 3 after [\d.]+ s, before completing the MCP handshake/,
+        );
         assert.match(error.message, /fatal: the fixture was told to crash on start/);
         return true;
       });
@@ -232,7 +253,10 @@ describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
 
   test("a command that does not exist", async () => {
     const connection = connectionFor("missing", { command: "mcp-bridge-no-such-command", args: ["x"] });
-    await assert.rejects(connection.connect(), /command 'mcp-bridge-no-such-command' was not found \(is it installed and on PATH\?\)/);
+    await assert.rejects(
+      connection.connect(),
+      /command 'mcp-bridge-no-such-command' was not found \(is it installed and on PATH\?\)/,
+    );
     const spaced = connectionFor("spaced", { command: "mcp-bridge-no-such-command --stdio" });
     await assert.rejects(spaced.connect(), /put its arguments in `args`/);
   });
@@ -240,12 +264,19 @@ describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
   test("a server that never answers initialize is killed at its timeout", async () => {
     const tmp = tempDir();
     const log = path.join(tmp.dir, "events.jsonl");
-    const connection = connectionFor("mute", { ...fixtureEntry("never-init"), env: { FIXTURE_LOG: log }, timeout: 1500 });
+    const connection = connectionFor("mute", {
+      ...fixtureEntry("never-init"),
+      env: { FIXTURE_LOG: log },
+      timeout: 1500,
+    });
     try {
       await assert.rejects(connection.connect(), (error: unknown) => {
         assert.ok(error instanceof BridgeError);
         assert.equal(error.kind, "timeout");
-        assert.match(error.message, /MCP server 'mute': no answer to the MCP handshake after [\d.]+ s, when its `timeout` of 1\.5 s ran out/);
+        assert.match(
+          error.message,
+          /MCP server 'mute': no answer to the MCP handshake after [\d.]+ s, when its `timeout` of 1\.5 s ran out/,
+        );
         assert.match(error.message, /fixture server starting \(mode never-init\)/, "stderr tail is shown");
         return true;
       });
@@ -312,14 +343,18 @@ describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
       // The slow calls wait until the test creates `release`, so they are still running when the server dies.
       const release = path.join(tmp.dir, "release");
       const slowCalls = [1, 2, 3].map(() => runTool(tools.get("mcp_flaky_slow"), { ms: 60_000, until: release }));
-      const slowOn = (pid: number) => readLog(log).filter((e) => e.event === "call" && e.name === "slow" && e.pid === pid).length;
+      const slowOn = (pid: number) =>
+        readLog(log).filter((e) => e.event === "call" && e.name === "slow" && e.pid === pid).length;
       const firstPid = readLog(log).find((e) => e.event === "start")!.pid;
       await waitFor(() => slowOn(firstPid) === 3, "three slow calls in flight");
       const crash = runTool(tools.get("mcp_flaky_crash_once"), {});
       await waitFor(() => !isAlive(firstPid), "the first server process to die");
       writeFileSync(release, "");
       const results = await Promise.all([crash, ...slowCalls]);
-      assert.deepEqual(results.map((r) => r.text), ["survived", "finished", "finished", "finished"]);
+      assert.deepEqual(
+        results.map((r) => r.text),
+        ["survived", "finished", "finished", "finished"],
+      );
       const starts = readLog(log).filter((e) => e.event === "start");
       assert.equal(starts.length, 2, "one process before, one after: no duplicate connections");
       assert.equal(slowOn(starts[1]!.pid), 3, "each interrupted call ran again on the new process");
@@ -336,7 +371,10 @@ describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
       await assert.rejects(runTool(toolsOf(connection).get("mcp_doomed_crash_always"), {}), (error: unknown) => {
         assert.ok(error instanceof BridgeError);
         assert.equal(error.kind, "transport");
-        assert.match(error.message, /MCP server 'doomed' lost its connection during 'crash_always' again after reconnecting \(the server process exited with code 1\); not retrying/);
+        assert.match(
+          error.message,
+          /MCP server 'doomed' lost its connection during 'crash_always' again after reconnecting \(the server process exited with code 1\); not retrying/,
+        );
         assert.match(error.message, /fixture server: dying in the middle of a call/);
         return true;
       });
@@ -349,7 +387,10 @@ describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
 describe("stdio: configuration at connect time", { timeout: 120_000 }, () => {
   test("a missing variable is a warning naming it and the entry is left out of the env", async () => {
     delete process.env.MCP_BRIDGE_TEST_MISSING;
-    const connection = connectionFor("fx", { ...fixtureEntry(), env: { API_KEY: "${MCP_BRIDGE_TEST_MISSING}", PRESENT: "yes" } });
+    const connection = connectionFor("fx", {
+      ...fixtureEntry(),
+      env: { API_KEY: "${MCP_BRIDGE_TEST_MISSING}", PRESENT: "yes" },
+    });
     try {
       await connection.connect();
       assert.equal(connection.warnings.length, 1);
@@ -374,10 +415,16 @@ describe("stdio: configuration at connect time", { timeout: 120_000 }, () => {
       await connection.connect();
       const tools = toolsOf(connection);
       // The value reached the server; a result that quotes it has it hidden, like every message does.
-      assert.equal((await runTool(tools.get("mcp_fx_env"), { name: "TOKEN", digest: true })).text, createHash("sha256").update("tok-123456").digest("hex"));
+      assert.equal(
+        (await runTool(tools.get("mcp_fx_env"), { name: "TOKEN", digest: true })).text,
+        createHash("sha256").update("tok-123456").digest("hex"),
+      );
       assert.equal((await runTool(tools.get("mcp_fx_env"), { name: "TOKEN" })).text, "***");
       assert.equal((await runTool(tools.get("mcp_fx_env"), { name: "ROOT" })).text, tmp.dir);
-      assert.equal(realpathSync((await runTool(tools.get("mcp_fx_cwd"), {})).text), realpathSync(path.join(tmp.dir, "tools")));
+      assert.equal(
+        realpathSync((await runTool(tools.get("mcp_fx_cwd"), {})).text),
+        realpathSync(path.join(tmp.dir, "tools")),
+      );
     } finally {
       await connection.close();
       tmp.cleanup();
@@ -404,7 +451,11 @@ describe("stdio: shutdown leaves no process behind", { timeout: 120_000 }, () =>
   test("close() while a server is still connecting ends that server and fails the connect", async () => {
     const tmp = tempDir();
     const log = path.join(tmp.dir, "events.jsonl");
-    const connection = connectionFor("mute", { ...fixtureEntry("never-init"), env: { FIXTURE_LOG: log }, timeout: 60_000 });
+    const connection = connectionFor("mute", {
+      ...fixtureEntry("never-init"),
+      env: { FIXTURE_LOG: log },
+      timeout: 60_000,
+    });
     const connecting = connection.connect();
     const outcome = connecting.then(
       () => "connected",
@@ -426,7 +477,11 @@ describe("stdio: shutdown leaves no process behind", { timeout: 120_000 }, () =>
     const { command, args } = fixtureEntry("grandchild");
     const quoted = [command, ...args].map((a) => `'${a}'`).join(" ");
     // `; exit $?` keeps the shell alive as the server's parent, the way npx stays the parent of the package's server.
-    const connection = connectionFor("wrapped", { command: "sh", args: ["-c", `${quoted}; exit $?`], env: { FIXTURE_LOG: log } });
+    const connection = connectionFor("wrapped", {
+      command: "sh",
+      args: ["-c", `${quoted}; exit $?`],
+      env: { FIXTURE_LOG: log },
+    });
     await connection.connect();
     const serverPid = readLog(log).find((e) => e.event === "start")!.pid;
     const childPid = readLog(log).find((e) => e.event === "grandchild")!.childPid as number;

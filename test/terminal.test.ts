@@ -31,12 +31,20 @@ describe("pi's terminal UI in tmux", { timeout: 120_000, skip: TMUX_UNSUPPORTED_
       config,
       JSON.stringify({
         mcpServers: {
-          good: { command: process.execPath, args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")], env: { MCP_TMUX_TEST_SERVER: marker } },
+          good: {
+            command: process.execPath,
+            args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")],
+            env: { MCP_TMUX_TEST_SERVER: marker },
+          },
           bad: { command: "mcp-bridge-no-such-command" },
         },
       }),
     );
-    const pi = startPiInTmux({ args: ["--mcp-config", config], cwd: tmp.dir, env: { PI_MCP_STARTUP_BUDGET_MS: "60000" } });
+    const pi = startPiInTmux({
+      args: ["--mcp-config", config],
+      cwd: tmp.dir,
+      env: { PI_MCP_STARTUP_BUDGET_MS: "60000" },
+    });
     running.push(pi);
 
     await pi.waitForScreen(READY, 60_000);
@@ -74,8 +82,19 @@ describe("pi's terminal UI in tmux", { timeout: 120_000, skip: TMUX_UNSUPPORTED_
     const tmp = tempDir();
     temps.push(tmp);
     const config = path.join(tmp.dir, "mcp.json");
-    writeFileSync(config, JSON.stringify({ mcpServers: { good: { command: process.execPath, args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")] } } }));
-    const pi = startPiInTmux({ args: ["--mcp-config", config], cwd: tmp.dir, env: { PI_MCP_STARTUP_BUDGET_MS: "60000" } });
+    writeFileSync(
+      config,
+      JSON.stringify({
+        mcpServers: {
+          good: { command: process.execPath, args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")] },
+        },
+      }),
+    );
+    const pi = startPiInTmux({
+      args: ["--mcp-config", config],
+      cwd: tmp.dir,
+      env: { PI_MCP_STARTUP_BUDGET_MS: "60000" },
+    });
     running.push(pi);
 
     await pi.waitForScreen(READY, 60_000);
@@ -104,7 +123,10 @@ describe("pi's terminal UI in tmux", { timeout: 120_000, skip: TMUX_UNSUPPORTED_
     await pi.waitForScreen(completionMenu, 20_000);
     pi.press("Enter");
     const afterEnter = await pi.waitForScreen(
-      { test: (screen) => dialog.test(screen) || !completionMenu.test(screen), toString: () => "the dialog, or the completion menu to close" },
+      {
+        test: (screen) => dialog.test(screen) || !completionMenu.test(screen),
+        toString: () => "the dialog, or the completion menu to close",
+      },
       20_000,
     );
     if (!dialog.test(afterEnter)) pi.press("Enter");
@@ -119,7 +141,9 @@ describe("pi's terminal UI in tmux", { timeout: 120_000, skip: TMUX_UNSUPPORTED_
     pi.press("Enter"); // the first choice: this project
     await pi.waitForScreen(/Reload pi's extensions now/, 20_000);
     pi.press("Enter"); // yes
-    const saved = JSON.parse(readFileSync(path.join(tmp.dir, ".pi", "mcp.json"), "utf8")) as { mcpServers: Record<string, unknown> };
+    const saved = JSON.parse(readFileSync(path.join(tmp.dir, ".pi", "mcp.json"), "utf8")) as {
+      mcpServers: Record<string, unknown>;
+    };
     assert.deepEqual(Object.keys(saved.mcpServers), ["hello"]);
     // Reloaded, with the new server up (the footer counts it).
     await pi.waitForScreen(/Reloaded keybindings, extensions/, 60_000);

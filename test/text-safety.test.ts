@@ -35,7 +35,10 @@ describe("stripControls", () => {
   });
 
   test("removes bidi embeddings, overrides and isolates, which can show text in another order than it is read", () => {
-    assert.equal(stripControls("safe\u202e}exe.txt\u202c and \u2067isolated\u2069 \u202aembedded\u202c"), "safe}exe.txt and isolated embedded");
+    assert.equal(
+      stripControls("safe\u202e}exe.txt\u202c and \u2067isolated\u2069 \u202aembedded\u202c"),
+      "safe}exe.txt and isolated embedded",
+    );
   });
 
   test("the one-line form joins lines and tabs with single spaces and trims", () => {
@@ -46,7 +49,10 @@ describe("stripControls", () => {
 describe("Redactor", () => {
   test("known values, also percent-encoded, longest first; short ones never", () => {
     const redactor = new Redactor(["abcd1234", "abcd12345678", "a/b/c/d", "ab"]);
-    assert.equal(redactor.text("token abcd1234 and abcd12345678; q=a%2Fb%2Fc%2Fd; ab stays"), "token *** and ***; q=***; ab stays");
+    assert.equal(
+      redactor.text("token abcd1234 and abcd12345678; q=a%2Fb%2Fc%2Fd; ab stays"),
+      "token *** and ***; q=***; ab stays",
+    );
   });
 
   test("credentials by their shape: URL userinfo, secret query values, JSON token fields, KEY=value, Bearer", () => {
@@ -54,17 +60,31 @@ describe("Redactor", () => {
     assert.equal(redactShapes("https://ghp_abc123@github.com/o/r"), "https://***@github.com/o/r");
     assert.equal(redactShapes("GET /cb?code=abc&state=s1&page=2"), "GET /cb?code=***&state=s1&page=2");
     assert.equal(redactShapes("/x?access_token=t1&api_key=k2&sig=s3"), "/x?access_token=***&api_key=***&sig=***");
-    assert.equal(redactShapes(`{"access_token":"t-1","refresh_token" : "r\\"2","token_type":"Bearer"}`), `{"access_token":"***","refresh_token" : "***","token_type":"Bearer"}`);
-    assert.equal(redactShapes("OPENAI_API_KEY=sk-123 --client-secret=shh max_tokens=100"), "OPENAI_API_KEY=*** --client-secret=*** max_tokens=100");
+    assert.equal(
+      redactShapes(`{"access_token":"t-1","refresh_token" : "r\\"2","token_type":"Bearer"}`),
+      `{"access_token":"***","refresh_token" : "***","token_type":"Bearer"}`,
+    );
+    assert.equal(
+      redactShapes("OPENAI_API_KEY=sk-123 --client-secret=shh max_tokens=100"),
+      "OPENAI_API_KEY=*** --client-secret=*** max_tokens=100",
+    );
     assert.equal(redactShapes("Authorization: Bearer eyJhbGciOi.x.y"), "Authorization: Bearer ***");
     assert.equal(redactShapes("Basic dXNlcjpwYXNz"), "Basic ***");
-    assert.equal(redactShapes("Basic authentication failed; see https://docs.example/auth?page=2"), "Basic authentication failed; see https://docs.example/auth?page=2");
+    assert.equal(
+      redactShapes("Basic authentication failed; see https://docs.example/auth?page=2"),
+      "Basic authentication failed; see https://docs.example/auth?page=2",
+    );
   });
 
   test("everything it filters loses control sequences; payloads are walked, errors become their filtered message", () => {
     const redactor = new Redactor(["s3cret-value"]);
     assert.equal(redactor.text("\x1b]52;c;x\x07s3cret-value\x1b[2J"), "***");
-    const payload = redactor.value({ a: ["x s3cret-value"], n: 1, nested: { e: new Error("boom s3cret-value") }, data: "s3cret-value" });
+    const payload = redactor.value({
+      a: ["x s3cret-value"],
+      n: 1,
+      nested: { e: new Error("boom s3cret-value") },
+      data: "s3cret-value",
+    });
     assert.deepEqual(payload, { a: ["x ***"], n: 1, nested: { e: "boom ***" }, data: "***" });
   });
 
@@ -123,18 +143,32 @@ describe("what counts as a secret in a config", () => {
     assert.deepEqual(inlineEnvSecrets("PORT", "8080"), []);
     assert.deepEqual(inlineEnvSecrets("DEBUG", "true"), []);
     assert.deepEqual(inlineEnvSecrets("ROOT", "/srv/data"), []);
-    assert.deepEqual(inlineEnvSecrets("API_KEY", "12345678"), ["12345678"], "a key named as secret hides even a number");
-    assert.deepEqual(inlineEnvSecrets("DATABASE_URL", "postgres://u:pw-9f8e@db.example/x?sslkey=k-7a6b"), ["pw-9f8e", "k-7a6b"]);
+    assert.deepEqual(
+      inlineEnvSecrets("API_KEY", "12345678"),
+      ["12345678"],
+      "a key named as secret hides even a number",
+    );
+    assert.deepEqual(inlineEnvSecrets("DATABASE_URL", "postgres://u:pw-9f8e@db.example/x?sslkey=k-7a6b"), [
+      "pw-9f8e",
+      "k-7a6b",
+    ]);
     assert.deepEqual(inlineEnvSecrets("MIXED", "pre-${HOME}-post"), ["pre-", "-post"]);
     assert.equal(isPlainValue("C:\\Users\\me"), true);
   });
 
   test("values of secret-looking flags on the command line are secrets", () => {
-    assert.deepEqual(argSecrets(["s.js", "--api-key", "k-1234", "--token=t-5678", "--verbose", "x", "-password", "p-9"]), ["k-1234", "t-5678", "p-9"]);
+    assert.deepEqual(
+      argSecrets(["s.js", "--api-key", "k-1234", "--token=t-5678", "--verbose", "x", "-password", "p-9"]),
+      ["k-1234", "t-5678", "p-9"],
+    );
   });
 
   test("a local server's inline env value is among the secrets of its resolution, and its variables' values", () => {
-    const config = entry({ command: "node", args: ["s.js", "--token", "flag-tok-5"], env: { API_KEY: "PLANTED456", KEY2: "${MY_KEY}", PORT: "8080" } });
+    const config = entry({
+      command: "node",
+      args: ["s.js", "--token", "flag-tok-5"],
+      env: { API_KEY: "PLANTED456", KEY2: "${MY_KEY}", PORT: "8080" },
+    });
     const { secrets } = resolveServerConfig(config, { MY_KEY: "viavar-789" }, "/p");
     assert.ok(secrets.includes("PLANTED456"));
     assert.ok(secrets.includes("viavar-789"));
@@ -143,9 +177,13 @@ describe("what counts as a secret in a config", () => {
   });
 
   test("a remote server's header values, URL password and query values are secrets", () => {
-    const config = entry({ url: "https://user:url-pass-1@h.example/mcp?token=query-tok-2", headers: { "X-Api-Key": "header-key-3", Authorization: "Bearer bearer-tok-4" } });
+    const config = entry({
+      url: "https://user:url-pass-1@h.example/mcp?token=query-tok-2",
+      headers: { "X-Api-Key": "header-key-3", Authorization: "Bearer bearer-tok-4" },
+    });
     const { secrets } = resolveServerConfig(config, {}, "/p");
-    for (const value of ["url-pass-1", "query-tok-2", "header-key-3", "bearer-tok-4"]) assert.ok(secrets.includes(value), value);
+    for (const value of ["url-pass-1", "query-tok-2", "header-key-3", "bearer-tok-4"])
+      assert.ok(secrets.includes(value), value);
   });
 });
 
@@ -184,16 +222,26 @@ describe("a server's lifecycle report", () => {
     const lines: unknown[] = [];
     const report = new LifecycleReport(
       { name: "s", enabled: true, retry: { maxAttempts: 3 } } as never,
-      { events: (channel, payload) => events.push({ channel, payload }), logger: { log: (entry) => lines.push(entry) }, redactor: new Redactor(["raw-secret-1"]) },
+      {
+        events: (channel, payload) => events.push({ channel, payload }),
+        logger: { log: (entry) => lines.push(entry) },
+        redactor: new Redactor(["raw-secret-1"]),
+      },
       () => "connected",
     );
     report.crashed(42, "exited raw-secret-1", ["key raw-secret-1 \x1b]52;c;x\x07"]);
     report.retryFailed(1, new Error("failed with raw-secret-1\x1b[2J"), 100);
-    report.record({ type: "dropped", session: undefined, reason: "lost raw-secret-1", retry: true }, { kind: "live", session: undefined, since: 0 });
+    report.record(
+      { type: "dropped", session: undefined, reason: "lost raw-secret-1", retry: true },
+      { kind: "live", session: undefined, since: 0 },
+    );
     report.log("warn", "x", { error: "raw-secret-1\x07" });
     const published = JSON.stringify([events, lines, report.health.metrics(Date.now())]);
     assert.ok(!published.includes("raw-secret-1"), published);
-    assert.ok(!CONTROLS.test(published.replace(/\\u00([01][0-9a-f]|7f)/gi, (m) => JSON.parse(`"${m}"`) as string)), published);
+    assert.ok(
+      !CONTROLS.test(published.replace(/\\u00([01][0-9a-f]|7f)/gi, (m) => JSON.parse(`"${m}"`) as string)),
+      published,
+    );
     assert.match(published, /key \*\*\*/);
   });
 });

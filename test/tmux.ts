@@ -18,7 +18,16 @@ export const PI_CLI =
     : path.join(REPO_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
 export const FAUX_MODEL_EXTENSION = path.join(REPO_ROOT, "test", "fixtures", "faux-model-extension.ts");
 /** pi's arguments that load this repo's extension and start on the faux model. */
-export const DEFAULT_PI_ARGS: readonly string[] = ["-e", REPO_ROOT, "-e", FAUX_MODEL_EXTENSION, "--provider", "faux", "--model", "faux-1"];
+export const DEFAULT_PI_ARGS: readonly string[] = [
+  "-e",
+  REPO_ROOT,
+  "-e",
+  FAUX_MODEL_EXTENSION,
+  "--provider",
+  "faux",
+  "--model",
+  "faux-1",
+];
 /** Every process started for a session carries this variable (unless something drops it from its environment). */
 export const SESSION_MARKER_ENV = "PI_TMUX_TEST_SESSION";
 
@@ -36,7 +45,8 @@ export function hasTmux(): boolean {
 }
 
 /** Why these tests cannot run on this platform at all, if so: `stop()` reads processes from /proc. */
-export const TMUX_UNSUPPORTED_PLATFORM = process.platform === "linux" ? undefined : "the tmux tests read processes from /proc (Linux only)";
+export const TMUX_UNSUPPORTED_PLATFORM =
+  process.platform === "linux" ? undefined : "the tmux tests read processes from /proc (Linux only)";
 
 export interface PiInTmuxOptions {
   /** pi's arguments, after `DEFAULT_PI_ARGS` (or alone with `bare`). */
@@ -152,7 +162,13 @@ export function startPiInTmux(options: PiInTmuxOptions = {}): PiInTmux {
   const tmuxConf = path.join(home, "tmux.conf");
   writeFileSync(
     tmuxConf,
-    ["set -g extended-keys on", 'set -g default-terminal "xterm-256color"', "set -g remain-on-exit on", "set -g history-limit 5000", ""].join("\n"),
+    [
+      "set -g extended-keys on",
+      'set -g default-terminal "xterm-256color"',
+      "set -g remain-on-exit on",
+      "set -g history-limit 5000",
+      "",
+    ].join("\n"),
   );
 
   const env: NodeJS.ProcessEnv = clientEnv({
@@ -171,18 +187,37 @@ export function startPiInTmux(options: PiInTmuxOptions = {}): PiInTmux {
 
   // `-u`: the pane speaks UTF-8 whatever the locale, so emoji reach capture-pane.
   const tmux = (...args: string[]) =>
-    execFileSync("tmux", ["-u", "-L", session, ...args], { env: clientEnv(env), encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    execFileSync("tmux", ["-u", "-L", session, ...args], {
+      env: clientEnv(env),
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    });
 
   const piArgs = [...(options.bare ? [] : DEFAULT_PI_ARGS), ...(options.args ?? [])];
   // The first client starts the server, whose environment (this one) every pane inherits. Several command arguments:
   // tmux runs pi directly, without a shell, so the pane's pid is pi's.
   tmux(
-    "-f", tmuxConf,
-    "new-session", "-d", "-s", session, "-x", String(width), "-y", String(height),
-    "-c", options.cwd ?? home,
-    "--", process.execPath, PI_CLI, ...piArgs,
+    "-f",
+    tmuxConf,
+    "new-session",
+    "-d",
+    "-s",
+    session,
+    "-x",
+    String(width),
+    "-y",
+    String(height),
+    "-c",
+    options.cwd ?? home,
+    "--",
+    process.execPath,
+    PI_CLI,
+    ...piArgs,
   );
-  const [panePid, serverPid] = tmux("display-message", "-p", "-t", session, "#{pane_pid} #{pid}").trim().split(" ").map(Number);
+  const [panePid, serverPid] = tmux("display-message", "-p", "-t", session, "#{pane_pid} #{pid}")
+    .trim()
+    .split(" ")
+    .map(Number);
   const target = `${session}:0.0`;
 
   let stopped: Promise<void> | undefined;
@@ -244,7 +279,12 @@ export function startPiInTmux(options: PiInTmuxOptions = {}): PiInTmux {
         }
         const alive = () => [...watched].filter(isAlive);
         try {
-          await waitFor(() => alive().length === 0, `pi and its processes to exit (tmux session ${session})`, 15_000, 50);
+          await waitFor(
+            () => alive().length === 0,
+            `pi and its processes to exit (tmux session ${session})`,
+            15_000,
+            50,
+          );
         } catch {
           const survivors = alive();
           const listing = describeProcesses(survivors);

@@ -19,7 +19,12 @@ function freshFile(): string {
 }
 
 function tool(name: string, extra: Record<string, unknown> = {}): Tool {
-  return { name, description: `the ${name} tool`, inputSchema: { type: "object", properties: { x: { type: "string" } } }, ...extra };
+  return {
+    name,
+    description: `the ${name} tool`,
+    inputSchema: { type: "object", properties: { x: { type: "string" } } },
+    ...extra,
+  };
 }
 
 /** A clock that advances one second per call, so savedAt order is write order unless a test says otherwise. */
@@ -153,7 +158,11 @@ describe("ToolCache", { timeout: 60_000 }, () => {
       toolNoName: { server: "s", savedAt: "2025-01-01T00:00:00.000Z", tools: [{ inputSchema: { type: "object" } }] },
       toolNoSchema: { server: "s", savedAt: "2025-01-01T00:00:00.000Z", tools: [{ name: "t" }] },
       toolArraySchema: { server: "s", savedAt: "2025-01-01T00:00:00.000Z", tools: [{ name: "t", inputSchema: [] }] },
-      oneBadTool: { server: "s", savedAt: "2025-01-01T00:00:00.000Z", tools: [tool("fine"), { name: 5, inputSchema: {} }] },
+      oneBadTool: {
+        server: "s",
+        savedAt: "2025-01-01T00:00:00.000Z",
+        tools: [tool("fine"), { name: 5, inputSchema: {} }],
+      },
     };
     writeFileSync(file, JSON.stringify({ version: 1, entries }));
     const cache = new ToolCache(file);
@@ -189,11 +198,17 @@ describe("ToolCache", { timeout: 60_000 }, () => {
     assert.equal(cache.error, undefined);
     assert.deepEqual(readdirSync(path.dirname(file)), [path.basename(file)]);
     const fresh = new ToolCache(file);
-    for (const key of ["first", ...keys]) assert.equal(fresh.get(key)?.tools[0]?.name, key === "first" ? "f" : key, key);
+    for (const key of ["first", ...keys])
+      assert.equal(fresh.get(key)?.tools[0]?.name, key === "first" ? "f" : key, key);
 
     // Two instances racing each other still leave only the target file.
     const other = new ToolCache(file);
-    await Promise.all(keys.flatMap((key) => [cache.set(`x${key}`, { server: key, tools: [tool(key)] }), other.set(`y${key}`, { server: key, tools: [tool(key)] })]));
+    await Promise.all(
+      keys.flatMap((key) => [
+        cache.set(`x${key}`, { server: key, tools: [tool(key)] }),
+        other.set(`y${key}`, { server: key, tools: [tool(key)] }),
+      ]),
+    );
     assert.deepEqual(readdirSync(path.dirname(file)), [path.basename(file)]);
     assert.doesNotThrow(() => readJson(file));
   });
@@ -208,7 +223,12 @@ describe("ToolCache", { timeout: 60_000 }, () => {
 
     await cache.set("a", { server: "a", tools: structuredClone(tools) });
     // The same tools with keys in another order and an undefined member are still the same tools.
-    const reordered = tools.map((t) => ({ inputSchema: t.inputSchema, name: t.name, description: t.description, title: undefined }));
+    const reordered = tools.map((t) => ({
+      inputSchema: t.inputSchema,
+      name: t.name,
+      description: t.description,
+      title: undefined,
+    }));
     await new ToolCache(file).set("a", { server: "a", tools: reordered });
     const afterSame = statSync(file);
     assert.equal(afterSame.mtimeMs, before.mtimeMs);

@@ -25,7 +25,10 @@ describe("tool registration", { timeout: 120_000 }, () => {
 
   function register(): { tools: Map<string, ToolDefinition>; registry: ToolRegistry } {
     const tools = new Map<string, ToolDefinition>();
-    const registry = new ToolRegistry((def) => tools.set(def.name, def as ToolDefinition), (name) => connections.get(name));
+    const registry = new ToolRegistry(
+      (def) => tools.set(def.name, def as ToolDefinition),
+      (name) => connections.get(name),
+    );
     for (const connection of connections.values()) registry.registerServer(connection);
     return { tools, registry };
   }
@@ -42,7 +45,10 @@ describe("tool registration", { timeout: 120_000 }, () => {
       { name: LONG_NAME, inputSchema: { type: "object" as const } },
       { name: ODD_NAME, inputSchema: { type: "object" as const } },
       // A pattern that is not a valid regular expression: TypeBox cannot compile this schema.
-      { name: "bad_pattern", inputSchema: { type: "object" as const, properties: { q: { type: "string", pattern: "(" } } } },
+      {
+        name: "bad_pattern",
+        inputSchema: { type: "object" as const, properties: { q: { type: "string", pattern: "(" } } },
+      },
     ];
     alpha = await startStreamableHttp({ extraTools });
     beta = await startStreamableHttp();
@@ -65,7 +71,10 @@ describe("tool registration", { timeout: 120_000 }, () => {
     assert.equal(registry.tools.find((t) => t.name === "echo")!.server, "alpha");
     assert.equal(registry.tools.find((t) => t.name === "echo_2")!.server, "beta");
     const warning = registry.warnings.find((w) => w.includes("'echo'"));
-    assert.match(warning!, /Tool name 'echo' of MCP server 'beta' \(tool 'echo'\) is already taken by tool 'echo' of MCP server 'alpha'; registered as 'echo_2'/);
+    assert.match(
+      warning!,
+      /Tool name 'echo' of MCP server 'beta' \(tool 'echo'\) is already taken by tool 'echo' of MCP server 'alpha'; registered as 'echo_2'/,
+    );
   });
 
   test("three servers whose tools want the same name: _2 and _3 in config order, each reaching its own server", async () => {
@@ -76,15 +85,29 @@ describe("tool registration", { timeout: 120_000 }, () => {
       const three = new Map([...[...connections].filter(([name]) => name !== "gamma"), ["delta", third]]);
       assert.deepEqual([...three.keys()], ["alpha", "beta", "delta"]);
       const tools = new Map<string, ToolDefinition>();
-      const registry = new ToolRegistry((def) => tools.set(def.name, def as ToolDefinition), (name) => three.get(name));
+      const registry = new ToolRegistry(
+        (def) => tools.set(def.name, def as ToolDefinition),
+        (name) => three.get(name),
+      );
       for (const connection of three.values()) registry.registerServer(connection);
       const owner = (name: string) => registry.tools.find((t) => t.name === name)?.server;
       assert.deepEqual(["echo", "echo_2", "echo_3", "echo_4"].map(owner), ["alpha", "beta", "delta", undefined]);
-      assert.match(registry.warnings.join("\n"), /Tool name 'echo' of MCP server 'delta' \(tool 'echo'\) is already taken by tool 'echo' of MCP server 'alpha'; registered as 'echo_3'/);
+      assert.match(
+        registry.warnings.join("\n"),
+        /Tool name 'echo' of MCP server 'delta' \(tool 'echo'\) is already taken by tool 'echo' of MCP server 'alpha'; registered as 'echo_3'/,
+      );
       const servers = { alpha, beta, delta };
-      for (const [name, server] of [["echo", "alpha"], ["echo_2", "beta"], ["echo_3", "delta"]] as const) {
+      for (const [name, server] of [
+        ["echo", "alpha"],
+        ["echo_2", "beta"],
+        ["echo_3", "delta"],
+      ] as const) {
         assert.equal(await callText(tools.get(name), { text: `to ${server}` }), `to ${server}`);
-        assert.deepEqual(servers[server].calls.at(-1), { name: "echo", args: { text: `to ${server}` } }, `${name} reached ${server}`);
+        assert.deepEqual(
+          servers[server].calls.at(-1),
+          { name: "echo", args: { text: `to ${server}` } },
+          `${name} reached ${server}`,
+        );
       }
       assert.equal(delta.calls.length, 1, "delta got only its own call");
     } finally {
@@ -97,7 +120,10 @@ describe("tool registration", { timeout: 120_000 }, () => {
     const { tools, registry } = register();
     assert.equal(tools.has("read"), false);
     assert.ok(tools.has("read_2"));
-    assert.match(registry.warnings.join("\n"), /'read' .* is already taken by pi's built-in tool 'read'; registered as 'read_2'/);
+    assert.match(
+      registry.warnings.join("\n"),
+      /'read' .* is already taken by pi's built-in tool 'read'; registered as 'read_2'/,
+    );
   });
 
   test("a prefix replaces mcp_<server>", () => {
@@ -130,7 +156,10 @@ describe("tool registration", { timeout: 120_000 }, () => {
     const { tools, registry } = register();
     assert.deepEqual(tools.get("bad_pattern")!.parameters, { type: "object", properties: { q: { type: "string" } } });
     assert.equal(await callText(tools.get("bad_pattern"), { q: "x" }), "called bad_pattern");
-    assert.match(registry.warnings.join("\n"), /MCP server 'alpha', tool 'bad_pattern': its input schema cannot be compiled .*only the server checks the arguments/);
+    assert.match(
+      registry.warnings.join("\n"),
+      /MCP server 'alpha', tool 'bad_pattern': its input schema cannot be compiled .*only the server checks the arguments/,
+    );
   });
 
   test("the same config always gives the same names", () => {
@@ -141,20 +170,30 @@ describe("tool registration", { timeout: 120_000 }, () => {
 
   test("registering a server again keeps its names", () => {
     const tools = new Map<string, ToolDefinition>();
-    const registry = new ToolRegistry((def) => tools.set(def.name, def as ToolDefinition), (name) => connections.get(name));
+    const registry = new ToolRegistry(
+      (def) => tools.set(def.name, def as ToolDefinition),
+      (name) => connections.get(name),
+    );
     registry.registerServer(connections.get("alpha")!);
     registry.registerServer(connections.get("beta")!);
     const before = registry.tools.map((t) => t.name);
     registry.registerServer(connections.get("alpha")!);
     registry.registerServer(connections.get("beta")!);
-    assert.deepEqual(registry.tools.map((t) => t.name), before);
+    assert.deepEqual(
+      registry.tools.map((t) => t.name),
+      before,
+    );
     assert.equal(tools.has("echo_3"), false);
   });
 
   test("before the session, the same names whichever server's list arrives first: config order decides", () => {
     const order = () => ["alpha", "beta"];
     const namesAfter = (arrival: string[]) => {
-      const registry = new ToolRegistry(() => {}, (name) => connections.get(name), { serverOrder: order });
+      const registry = new ToolRegistry(
+        () => {},
+        (name) => connections.get(name),
+        { serverOrder: order },
+      );
       for (const server of arrival) registry.registerServer(connections.get(server)!);
       return registry.tools.map((t) => `${t.server}/${t.originalName}=${t.name}`).sort();
     };
@@ -176,30 +215,54 @@ describe("tool registration", { timeout: 120_000 }, () => {
     const betaConnection = connections.get("beta")!;
     registry.syncServer(betaConnection, betaConnection.tools);
     registry.syncServer(alphaConnection, alphaConnection.tools);
-    assert.equal(registry.tools.find((t) => t.name === "echo_2")?.server, "beta", "beta moved to echo_2 when alpha came");
+    assert.equal(
+      registry.tools.find((t) => t.name === "echo_2")?.server,
+      "beta",
+      "beta moved to echo_2 when alpha came",
+    );
     const [channel, payload] = events.at(-1)!;
     assert.equal(channel, "tools.updated");
     assert.equal(payload.serverId, "beta");
-    assert.ok((payload.tools as Array<{ name: string; originalName: string }>).some((t) => t.name === "echo_2" && t.originalName === "echo"), "the move is announced");
+    assert.ok(
+      (payload.tools as Array<{ name: string; originalName: string }>).some(
+        (t) => t.name === "echo_2" && t.originalName === "echo",
+      ),
+      "the move is announced",
+    );
     // alpha stops listing echo: beta's echo gets the plain name back, and echo_2, which pi still has, is retired.
-    registry.syncServer(alphaConnection, alphaConnection.tools.filter((t) => t.name !== "echo"));
+    registry.syncServer(
+      alphaConnection,
+      alphaConnection.tools.filter((t) => t.name !== "echo"),
+    );
     assert.equal(registry.tools.find((t) => t.name === "echo")?.server, "beta");
-    assert.equal(registry.tools.some((t) => t.name === "echo_2"), false);
+    assert.equal(
+      registry.tools.some((t) => t.name === "echo_2"),
+      false,
+    );
     let active = [...tools.keys()];
     registry.bindActivation({ getActiveTools: () => active, setActiveTools: (names) => (active = names) });
     assert.ok(active.includes("echo"));
     assert.equal(active.includes("echo_2"), false);
     assert.equal(await callText(tools.get("echo"), { text: "to beta" }), "to beta");
     assert.deepEqual(beta.calls.at(-1), { name: "echo", args: { text: "to beta" } });
-    await assert.rejects(callText(tools.get("echo_2"), { text: "x" }), /Tool 'echo_2' is no longer available: tool 'echo' of MCP server 'beta' has another name now/);
-    assert.doesNotMatch(registry.warnings.join("\n"), /'echo' of MCP server 'beta'/, "no warning about a collision that is gone");
+    await assert.rejects(
+      callText(tools.get("echo_2"), { text: "x" }),
+      /Tool 'echo_2' is no longer available: tool 'echo' of MCP server 'beta' has another name now/,
+    );
+    assert.doesNotMatch(
+      registry.warnings.join("\n"),
+      /'echo' of MCP server 'beta'/,
+      "no warning about a collision that is gone",
+    );
   });
 
   test("$ref schemas are inlined into the parameters pi sees", () => {
     const { tools } = register();
     assert.deepEqual(tools.get("shape")!.parameters, {
       type: "object",
-      properties: { at: { type: "object", properties: { x: { type: "number" }, y: { type: "number" } }, required: ["x", "y"] } },
+      properties: {
+        at: { type: "object", properties: { x: { type: "number" }, y: { type: "number" } }, required: ["x", "y"] },
+      },
       required: ["at"],
     });
   });
@@ -271,7 +334,11 @@ describe("in pi: colliding names go by config order, whichever server connects f
     process.chdir(project.dir);
     // The project's servers are the test's own: trusted, as "trust all" would record it.
     await trustProjectServers(project.dir, agentDir.dir);
-    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [path.join(project.dir, "listener.ts"), REPO_ROOT] });
+    pi = await startInProcessPi({
+      cwd: project.dir,
+      agentDir: agentDir.dir,
+      extensionPaths: [path.join(project.dir, "listener.ts"), REPO_ROOT],
+    });
     // Both servers are registered before the session starts (pi has shown no tool to a model yet).
     await waitFor(() => registered("first"), "the first server's tools, after the second's", 30_000);
     assert.equal(registered("zeroth"), false, "zeroth is still held back");
@@ -298,7 +365,11 @@ describe("in pi: colliding names go by config order, whichever server connects f
     // The bridge's shutdown waits for the tool lists it is writing to its cache, so no late write recreates the agent
     // dir once it is removed.
     const arrived = new Set(events.filter((e) => e.channel === "tools.registered").map((e) => e.serverId));
-    assert.deepEqual([...arrived].filter((server) => !cachedServers().has(server)), [], "every list that arrived is in the cache");
+    assert.deepEqual(
+      [...arrived].filter((server) => !cachedServers().has(server)),
+      [],
+      "every list that arrived is in the cache",
+    );
     process.chdir(originalCwd);
     if (originalBudget === undefined) delete process.env.PI_MCP_STARTUP_BUDGET_MS;
     else process.env.PI_MCP_STARTUP_BUDGET_MS = originalBudget;
@@ -313,7 +384,10 @@ describe("in pi: colliding names go by config order, whichever server connects f
     pi!.faux.setResponses([
       (context) => {
         offered = requestTools(context).map((t) => t.name);
-        return fauxAssistantMessage(Object.entries(calls).map(([tool, text]) => fauxToolCall(tool, { text })), { stopReason: "toolUse" });
+        return fauxAssistantMessage(
+          Object.entries(calls).map(([tool, text]) => fauxToolCall(tool, { text })),
+          { stopReason: "toolUse" },
+        );
       },
       fauxAssistantMessage("done"),
     ]);
@@ -337,11 +411,23 @@ describe("in pi: colliding names go by config order, whichever server connects f
     for (const name of ["echo", "add", "strict", "pid"]) {
       assert.ok(tools.includes(name) && tools.includes(`${name}_2`), name);
     }
-    const moved = events.filter((e) => e.channel === "tools.updated" && e.serverId === "second").flatMap((e) => e.tools);
-    assert.ok(moved.some((t) => t.originalName === "echo" && t.name === "echo_2"), "the move is announced");
+    const moved = events
+      .filter((e) => e.channel === "tools.updated" && e.serverId === "second")
+      .flatMap((e) => e.tools);
+    assert.ok(
+      moved.some((t) => t.originalName === "echo" && t.name === "echo_2"),
+      "the move is announced",
+    );
     const text = ui.notices.join("\n");
-    assert.match(text, /Tool name 'echo' of MCP server 'second' \(tool 'echo'\) is already taken by tool 'echo' of MCP server 'first'; registered as 'echo_2'/);
-    assert.doesNotMatch(text, /of MCP server 'first' \(tool '[a-z_]+'\) is already taken/, "no warning left from before the move");
+    assert.match(
+      text,
+      /Tool name 'echo' of MCP server 'second' \(tool 'echo'\) is already taken by tool 'echo' of MCP server 'first'; registered as 'echo_2'/,
+    );
+    assert.doesNotMatch(
+      text,
+      /of MCP server 'first' \(tool '[a-z_]+'\) is already taken/,
+      "no warning left from before the move",
+    );
   });
 
   test("once the session runs, names stay: a server earlier in the config that comes later gets the next free suffix", async () => {

@@ -48,10 +48,15 @@ describe("tool schemas against a real server", { timeout: 60_000 }, () => {
     const strict = tools.get("strict")!;
     const args = { count: 2, mode: "fast", extra: true };
     // The portable copy has no `additionalProperties: false` (Gemini rejects the keyword): pi lets these through.
-    assert.doesNotThrow(() => validateToolArguments(strict as never, { type: "toolCall", id: "1", name: "strict", arguments: args } as never));
+    assert.doesNotThrow(() =>
+      validateToolArguments(strict as never, { type: "toolCall", id: "1", name: "strict", arguments: args } as never),
+    );
     const calls = server.calls.length;
     await assert.rejects(runTool(strict, args), (error: Error) => {
-      assert.match(error.message, /The arguments do not match the input schema of tool 'strict' \(MCP server 'wx'\): .*additional properties.*Fix the arguments/);
+      assert.match(
+        error.message,
+        /The arguments do not match the input schema of tool 'strict' \(MCP server 'wx'\): .*additional properties.*Fix the arguments/,
+      );
       return true;
     });
     assert.equal(server.calls.length, calls, "nothing reached the server");
@@ -63,7 +68,10 @@ describe("tool schemas against a real server", { timeout: 60_000 }, () => {
     const ok = await runTool(typed, { fit: true });
     assert.deepEqual((ok.result.details as { structuredContent?: unknown }).structuredContent, { temperature: 21.5 });
     await assert.rejects(runTool(typed, { fit: false }), (error: Error) => {
-      assert.match(error.message, /Structured content does not match the tool's output schema: .*temperature.*must be number/);
+      assert.match(
+        error.message,
+        /Structured content does not match the tool's output schema: .*temperature.*must be number/,
+      );
       return true;
     });
   });
@@ -74,12 +82,21 @@ describe("tool schemas against a real server", { timeout: 60_000 }, () => {
     assert.deepEqual(typed.annotations, TYPED.annotations);
     assert.deepEqual(typed.outputSchema, TYPED.outputSchema);
     assert.equal(tools.get("typed")!.label, "Typed weather (wx)");
-    for (const tool of registry.tools) assert.deepEqual(tool.provenance, { source: "mcp", serverId: "wx", originalName: tool.originalName });
+    for (const tool of registry.tools)
+      assert.deepEqual(tool.provenance, { source: "mcp", serverId: "wx", originalName: tool.originalName });
     const ok = await runTool(tools.get("echo"), { text: "hi" });
-    assert.deepEqual((ok.result.details as { provenance?: unknown }).provenance, { source: "mcp", serverId: "wx", originalName: "echo" });
+    assert.deepEqual((ok.result.details as { provenance?: unknown }).provenance, {
+      source: "mcp",
+      serverId: "wx",
+      originalName: "echo",
+    });
     const registered = events.find((e) => e.channel === "tools.registered")!;
     const listed = registered.payload.tools as Array<{ name: string; provenance: unknown }>;
     assert.equal(listed.length, registry.tools.length);
-    assert.deepEqual(listed.find((t) => t.name === "typed")!.provenance, { source: "mcp", serverId: "wx", originalName: "typed" });
+    assert.deepEqual(listed.find((t) => t.name === "typed")!.provenance, {
+      source: "mcp",
+      serverId: "wx",
+      originalName: "typed",
+    });
   });
 });

@@ -28,7 +28,11 @@ describe("public tool fixtures", () => {
       assert.match(server.version, /^\d+\.\d+\.\d+/, server.server);
       assert.match(server.captured, /^\d{4}-\d{2}-\d{2}$/, server.server);
       assert.ok(server.tools.length > 0, server.server);
-      assert.equal(new Set(server.tools.map((tool) => tool.name)).size, server.tools.length, `${server.server}: tool names repeat`);
+      assert.equal(
+        new Set(server.tools.map((tool) => tool.name)).size,
+        server.tools.length,
+        `${server.server}: tool names repeat`,
+      );
       tools += server.tools.length;
     }
     assert.ok(tools >= 240, `${tools} tools`);
@@ -73,21 +77,37 @@ describe("searchableTool", () => {
 
   test("a tool without a description or parameters still makes a document", () => {
     const doc = searchableTool({ name: "ping", inputSchema: { type: "object" } }, "kubernetes", "mcp_kubernetes_ping");
-    assert.deepEqual(doc, { name: "mcp_kubernetes_ping", server: "kubernetes", originalName: "ping", description: "", parameters: [] });
+    assert.deepEqual(doc, {
+      name: "mcp_kubernetes_ping",
+      server: "kubernetes",
+      originalName: "ping",
+      description: "",
+      parameters: [],
+    });
   });
 });
 
 describe("synonyms", () => {
   test("a word or phrase of a group becomes the group's token, the longest phrase first", () => {
     assert.deepEqual(canonicalWords(["open", "a", "pr"]), ["open", "a", `${GROUP_MARK}pull request`]);
-    assert.deepEqual(canonicalWords(["create", "pull", "request"]), [`${GROUP_MARK}create`, `${GROUP_MARK}pull request`]);
-    assert.deepEqual(canonicalWords(["folders", "and", "directories"]), [`${GROUP_MARK}directory`, "and", `${GROUP_MARK}directory`]);
+    assert.deepEqual(canonicalWords(["create", "pull", "request"]), [
+      `${GROUP_MARK}create`,
+      `${GROUP_MARK}pull request`,
+    ]);
+    assert.deepEqual(canonicalWords(["folders", "and", "directories"]), [
+      `${GROUP_MARK}directory`,
+      "and",
+      `${GROUP_MARK}directory`,
+    ]);
     assert.deepEqual(canonicalWords(["widget"]), ["widget"]);
   });
 
   test("a request in other words than the tool's finds it", () => {
     // "folder" for "directory"
-    assert.ok(top("make a new folder").some((name) => name.endsWith("_create_directory")), top("make a new folder").join());
+    assert.ok(
+      top("make a new folder").some((name) => name.endsWith("_create_directory")),
+      top("make a new folder").join(),
+    );
     // "PR" for "pull request"
     assert.ok(top("open a PR from my feature branch into main").includes("mcp_github_create_pull_request"));
   });
@@ -95,7 +115,10 @@ describe("synonyms", () => {
 
 describe("requests a model makes", () => {
   const cases: [string, string[]][] = [
-    ["take a screenshot of the page", ["playwright/browser_take_screenshot", "chrome-devtools/take_screenshot", "puppeteer/puppeteer_screenshot"]],
+    [
+      "take a screenshot of the page",
+      ["playwright/browser_take_screenshot", "chrome-devtools/take_screenshot", "puppeteer/puppeteer_screenshot"],
+    ],
     ["show the logs of the crashing pod", ["kubernetes/kubectl_logs"]],
     ["close issue 17 on github", ["github/update_issue"]],
     // only a parameter's allowed values ("APPROVE") say that a review approves
@@ -105,7 +128,10 @@ describe("requests a model makes", () => {
   for (const [query, answers] of cases) {
     test(query, () => {
       const got = top(query);
-      assert.ok(answers.some((answer) => got.includes(answerToolName(answer))), `got ${got.join(", ")}`);
+      assert.ok(
+        answers.some((answer) => got.includes(answerToolName(answer))),
+        `got ${got.join(", ")}`,
+      );
     });
   }
 
@@ -116,9 +142,16 @@ describe("requests a model makes", () => {
 
   test("a tool added later is found, and a removed one no longer", () => {
     const small = new ToolSearchIndex();
-    const tool: Tool = { name: "render_chart", description: "Draw a bar chart from numbers", inputSchema: { type: "object" } };
+    const tool: Tool = {
+      name: "render_chart",
+      description: "Draw a bar chart from numbers",
+      inputSchema: { type: "object" },
+    };
     small.add(searchableTool(tool, "charts", toolNameFor("charts", tool.name)));
-    assert.deepEqual(small.find("plot a bar chart", 3).map((hit) => hit.name), ["mcp_charts_render_chart"]);
+    assert.deepEqual(
+      small.find("plot a bar chart", 3).map((hit) => hit.name),
+      ["mcp_charts_render_chart"],
+    );
     small.remove("mcp_charts_render_chart");
     assert.deepEqual(small.find("plot a bar chart", 3), []);
   });

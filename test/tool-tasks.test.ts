@@ -28,7 +28,13 @@ import { spawnServer } from "./fixtures/child-server.ts";
 import { startLegacyTaskServer, type RunningLegacyTaskServer } from "./fixtures/legacy-task-server.ts";
 import { startModernServer, type RunningModernServer } from "./fixtures/modern-server.ts";
 import type { JobStore } from "./fixtures/task-jobs.ts";
-import { dialectOfVersion, parseCreation, parseTask, pollDelay, taskDialectFor } from "../src/connection/tasks/task-wire.ts";
+import {
+  dialectOfVersion,
+  parseCreation,
+  parseTask,
+  pollDelay,
+  taskDialectFor,
+} from "../src/connection/tasks/task-wire.ts";
 import { REPO_ROOT, tempDir } from "./helpers.ts";
 
 const MODERN_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "modern-server.ts");
@@ -37,10 +43,20 @@ const LEGACY_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "legacy-task-ser
 type Mode = "auto" | "legacy";
 
 describe("task wire shapes (pure)", () => {
-  const base = { taskId: "t1", status: "working", createdAt: "2026-01-01T00:00:00Z", lastUpdatedAt: "2026-01-01T00:00:00Z" };
+  const base = {
+    taskId: "t1",
+    status: "working",
+    createdAt: "2026-01-01T00:00:00Z",
+    lastUpdatedAt: "2026-01-01T00:00:00Z",
+  };
 
   it("reads a task in either revision's shape, and nothing else", () => {
-    assert.deepEqual(parseTask({ ...base, ttl: 1000, pollInterval: 50 }), { ...base, statusMessage: undefined, ttlMs: 1000, pollIntervalMs: 50 });
+    assert.deepEqual(parseTask({ ...base, ttl: 1000, pollInterval: 50 }), {
+      ...base,
+      statusMessage: undefined,
+      ttlMs: 1000,
+      pollIntervalMs: 50,
+    });
     assert.equal(parseTask({ ...base, ttlMs: null, pollIntervalMs: 20 })?.ttlMs, null);
     assert.equal(parseTask({ ...base, status: "sleeping" }), undefined);
     assert.equal(parseTask({ ...base, taskId: "" }), undefined);
@@ -51,7 +67,9 @@ describe("task wire shapes (pure)", () => {
   it("tells a created task (nested or flat) from a plain result", () => {
     assert.equal((parseCreation({ task: base }) as { task: { taskId: string } }).task.taskId, "t1");
     assert.equal((parseCreation({ resultType: "task", ...base }) as { task: { taskId: string } }).task.taskId, "t1");
-    assert.deepEqual(parseCreation({ content: [{ type: "text", text: "x" }] }), { result: { content: [{ type: "text", text: "x" }] } });
+    assert.deepEqual(parseCreation({ content: [{ type: "text", text: "x" }] }), {
+      result: { content: [{ type: "text", text: "x" }] },
+    });
     assert.equal(parseCreation({ resultType: "task" }), undefined);
     assert.equal(parseCreation("nope"), undefined);
   });
@@ -73,13 +91,19 @@ describe("task wire shapes (pure)", () => {
     assert.equal(taskDialectFor("core", core, { execution: { taskSupport: "required" } }), "core");
     assert.equal(taskDialectFor("core", core, {}), undefined);
     assert.equal(taskDialectFor("core", {}, { execution: { taskSupport: "optional" } }), undefined);
-    assert.equal(taskDialectFor("extension", { extensions: { "io.modelcontextprotocol/tasks": {} } }, undefined), "extension");
+    assert.equal(
+      taskDialectFor("extension", { extensions: { "io.modelcontextprotocol/tasks": {} } }, undefined),
+      "extension",
+    );
     assert.equal(taskDialectFor("extension", core, { execution: { taskSupport: "optional" } }), undefined);
   });
 });
 
 async function connect(url: string, mode: Mode): Promise<Client> {
-  const client = new Client({ name: "tool-tasks-test", version: "0.0.0" }, { versionNegotiation: { mode }, capabilities: { elicitation: {} } });
+  const client = new Client(
+    { name: "tool-tasks-test", version: "0.0.0" },
+    { versionNegotiation: { mode }, capabilities: { elicitation: {} } },
+  );
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   return client;
 }
@@ -96,7 +120,10 @@ function progressWatch(ms = 15_000) {
   const until = (want: (s: TaskState) => boolean, what: string) =>
     new Promise<void>((resolve, reject) => {
       if (seen.some(want)) return resolve();
-      const timer = setTimeout(() => reject(new Error(`no progress report ${what} within ${ms} ms; saw ${JSON.stringify(seen)}`)), ms);
+      const timer = setTimeout(
+        () => reject(new Error(`no progress report ${what} within ${ms} ms; saw ${JSON.stringify(seen)}`)),
+        ms,
+      );
       check = want;
       wake = () => {
         clearTimeout(timer);
@@ -107,7 +134,8 @@ function progressWatch(ms = 15_000) {
 }
 
 const atStep = (n: number) => (s: TaskState) => (s.statusMessage ?? "").startsWith(`step ${n} `);
-const textOf = (result: { content: unknown[] }) => (result.content as Array<{ text?: string }>).map((c) => c.text ?? "").join("");
+const textOf = (result: { content: unknown[] }) =>
+  (result.content as Array<{ text?: string }>).map((c) => c.text ?? "").join("");
 
 interface Bed {
   name: string;
@@ -118,9 +146,27 @@ interface Bed {
 }
 
 const BEDS: Bed[] = [
-  { name: "v2 server, 2026-07-28 (tasks extension)", mode: "auto", dialect: "extension", fixture: MODERN_FIXTURE, start: (stateDir) => startModernServer({ stateDir }) },
-  { name: "v2 server, 2025-11-25 (its stateless fallback)", mode: "legacy", dialect: "core", fixture: MODERN_FIXTURE, start: (stateDir) => startModernServer({ stateDir }) },
-  { name: "1.x server, 2025-11-25 (the SDK's experimental tasks)", mode: "auto", dialect: "core", fixture: LEGACY_FIXTURE, start: (stateDir) => startLegacyTaskServer({ stateDir }) },
+  {
+    name: "v2 server, 2026-07-28 (tasks extension)",
+    mode: "auto",
+    dialect: "extension",
+    fixture: MODERN_FIXTURE,
+    start: (stateDir) => startModernServer({ stateDir }),
+  },
+  {
+    name: "v2 server, 2025-11-25 (its stateless fallback)",
+    mode: "legacy",
+    dialect: "core",
+    fixture: MODERN_FIXTURE,
+    start: (stateDir) => startModernServer({ stateDir }),
+  },
+  {
+    name: "1.x server, 2025-11-25 (the SDK's experimental tasks)",
+    mode: "auto",
+    dialect: "core",
+    fixture: LEGACY_FIXTURE,
+    start: (stateDir) => startLegacyTaskServer({ stateDir }),
+  },
 ];
 
 for (const bed of BEDS) {
@@ -128,7 +174,11 @@ for (const bed of BEDS) {
     const tmp = tempDir("mcp-bridge-tasks-");
     let server: RunningModernServer | RunningLegacyTaskServer | Awaited<ReturnType<Bed["start"]>>;
     let client: Client;
-    const base = (extra: Partial<ToolTaskOptions> = {}): ToolTaskOptions => ({ timeoutMs: 30_000, minPollMs: 10, ...extra });
+    const base = (extra: Partial<ToolTaskOptions> = {}): ToolTaskOptions => ({
+      timeoutMs: 30_000,
+      minPollMs: 10,
+      ...extra,
+    });
 
     before(async () => {
       server = await bed.start(path.join(tmp.dir, "state"));
@@ -143,7 +193,10 @@ for (const bed of BEDS) {
     it("asks for a task in the dialect of the revision the client speaks", () => {
       assert.equal(toolTaskDialect(client, { execution: { taskSupport: "optional" } }), bed.dialect);
       // 2025-11-25 leaves the choice to the client, by tool; 2026-07-28 to the server, whatever the tool.
-      assert.equal(toolTaskDialect(client, { execution: { taskSupport: "forbidden" } }), bed.dialect === "extension" ? "extension" : undefined);
+      assert.equal(
+        toolTaskDialect(client, { execution: { taskSupport: "forbidden" } }),
+        bed.dialect === "extension" ? "extension" : undefined,
+      );
     });
 
     it("a task completes, reporting its progress, with its id given at once", async () => {
@@ -152,12 +205,22 @@ for (const bed of BEDS) {
       const result = await callToolAsTask(
         client,
         { name: "long_job", arguments: { steps: 3, stepMs: 30 } },
-        base({ onProgress: watch.onProgress, onTaskCreated: (id, dialect) => ((created = id), assert.equal(dialect, bed.dialect)) }),
+        base({
+          onProgress: watch.onProgress,
+          onTaskCreated: (id, dialect) => ((created = id), assert.equal(dialect, bed.dialect)),
+        }),
       );
-      assert.match(textOf(result), /^done after 3 steps \(pid \d+\)$/, "the result came from the task, not a plain call");
+      assert.match(
+        textOf(result),
+        /^done after 3 steps \(pid \d+\)$/,
+        "the result came from the task, not a plain call",
+      );
       assert.ok(created, "the task id was given");
       assert.equal(server.store.get(created!)?.status, "completed");
-      assert.ok(watch.seen.some(atStep(1)) || watch.seen.some(atStep(2)), `progress was reported: ${JSON.stringify(watch.seen)}`);
+      assert.ok(
+        watch.seen.some(atStep(1)) || watch.seen.some(atStep(2)),
+        `progress was reported: ${JSON.stringify(watch.seen)}`,
+      );
       assert.equal(watch.seen.at(-1)?.status, "completed");
     });
 
@@ -166,7 +229,11 @@ for (const bed of BEDS) {
       const abort = new AbortController();
       let created: string | undefined;
       const gate = path.join(tmp.dir, `never-${bed.dialect}-${bed.mode}`);
-      const call = callToolAsTask(client, { name: "long_job", arguments: { steps: 2, stepMs: 10, gate } }, base({ signal: abort.signal, onProgress: watch.onProgress, onTaskCreated: (id) => (created = id) }));
+      const call = callToolAsTask(
+        client,
+        { name: "long_job", arguments: { steps: 2, stepMs: 10, gate } },
+        base({ signal: abort.signal, onProgress: watch.onProgress, onTaskCreated: (id) => (created = id) }),
+      );
       const outcome = call.then(
         () => undefined,
         (error: unknown) => error,
@@ -182,7 +249,11 @@ for (const bed of BEDS) {
     });
 
     it("a task that fails, a task the server does not know, and a task past its time end in typed errors", async () => {
-      const failed = await callToolAsTask(client, { name: "long_job", arguments: { steps: 1, stepMs: 10, fail: true } }, base()).then(
+      const failed = await callToolAsTask(
+        client,
+        { name: "long_job", arguments: { steps: 1, stepMs: 10, fail: true } },
+        base(),
+      ).then(
         (result) => result,
         (error: unknown) => error,
       );
@@ -191,49 +262,74 @@ for (const bed of BEDS) {
       else assert.ok(failed instanceof TaskFailedError && /failed on purpose/.test(failed.message), String(failed));
 
       const unknown = "00000000-0000-4000-8000-000000000000";
-      await assert.rejects(resumeToolTask(client, unknown, base()), (error: unknown) => error instanceof TaskUnknownError && error.taskId === unknown);
+      await assert.rejects(
+        resumeToolTask(client, unknown, base()),
+        (error: unknown) => error instanceof TaskUnknownError && error.taskId === unknown,
+      );
 
       let created: string | undefined;
       const gate = path.join(tmp.dir, `late-${bed.dialect}-${bed.mode}`);
       await assert.rejects(
-        callToolAsTask(client, { name: "long_job", arguments: { steps: 1, gate } }, base({ timeoutMs: 400, onTaskCreated: (id) => (created = id) })),
+        callToolAsTask(
+          client,
+          { name: "long_job", arguments: { steps: 1, gate } },
+          base({ timeoutMs: 400, onTaskCreated: (id) => (created = id) }),
+        ),
         (error: unknown) => error instanceof TaskTimeoutError && error.taskId === created,
       );
-      assert.equal(server.store.get(created!)?.status, "cancelled", "a task past its time is cancelled, not left running");
+      assert.equal(
+        server.store.get(created!)?.status,
+        "cancelled",
+        "a task past its time is cancelled, not left running",
+      );
     });
 
-    it("a task that asks for input is answered through the caller (2026-07-28), or cancelled when it cannot be", { skip: bed.dialect !== "extension" }, async () => {
-      const asked: Array<Record<string, unknown>> = [];
-      const watch = progressWatch();
-      const result = await callToolAsTask(
-        client,
-        { name: "long_job", arguments: { steps: 2, stepMs: 10, ask: true } },
-        base({
-          onProgress: watch.onProgress,
-          onInputRequired: async (requests) => {
-            asked.push(requests);
-            return Object.fromEntries(Object.keys(requests).map((key) => [key, { action: "accept", content: { go: true } }]));
-          },
-        }),
-      );
-      assert.match(textOf(result), /^done after 2 steps \(pid \d+\), answer: accept \{"go":true\}$/);
-      assert.equal(asked.length, 1, "asked once, however many polls saw the question");
-      assert.equal((Object.values(asked[0]!)[0] as { method?: string }).method, "elicitation/create");
-      assert.ok(watch.seen.some((s) => s.status === "input_required"));
+    it(
+      "a task that asks for input is answered through the caller (2026-07-28), or cancelled when it cannot be",
+      { skip: bed.dialect !== "extension" },
+      async () => {
+        const asked: Array<Record<string, unknown>> = [];
+        const watch = progressWatch();
+        const result = await callToolAsTask(
+          client,
+          { name: "long_job", arguments: { steps: 2, stepMs: 10, ask: true } },
+          base({
+            onProgress: watch.onProgress,
+            onInputRequired: async (requests) => {
+              asked.push(requests);
+              return Object.fromEntries(
+                Object.keys(requests).map((key) => [key, { action: "accept", content: { go: true } }]),
+              );
+            },
+          }),
+        );
+        assert.match(textOf(result), /^done after 2 steps \(pid \d+\), answer: accept \{"go":true\}$/);
+        assert.equal(asked.length, 1, "asked once, however many polls saw the question");
+        assert.equal((Object.values(asked[0]!)[0] as { method?: string }).method, "elicitation/create");
+        assert.ok(watch.seen.some((s) => s.status === "input_required"));
 
-      let created: string | undefined;
-      await assert.rejects(
-        callToolAsTask(client, { name: "long_job", arguments: { steps: 1, stepMs: 10, ask: true } }, base({ onTaskCreated: (id) => (created = id) })),
-        (error: unknown) => error instanceof TaskInputRequiredError && error.taskId === created,
-      );
-      assert.equal(server.store.get(created!)?.status, "cancelled");
-    });
+        let created: string | undefined;
+        await assert.rejects(
+          callToolAsTask(
+            client,
+            { name: "long_job", arguments: { steps: 1, stepMs: 10, ask: true } },
+            base({ onTaskCreated: (id) => (created = id) }),
+          ),
+          (error: unknown) => error instanceof TaskInputRequiredError && error.taskId === created,
+        );
+        assert.equal(server.store.get(created!)?.status, "cancelled");
+      },
+    );
 
     it("a plain tool still works, on the connection the task calls went through", async () => {
       const result = await client.callTool({ name: "echo", arguments: { text: "plain" } });
       assert.equal(textOf(result as { content: unknown[] }), "plain");
       const inline = await client.callTool({ name: "long_job", arguments: { steps: 1, stepMs: 0 } });
-      assert.equal(textOf(inline as { content: unknown[] }), "done after 1 steps (no task)", "a call that asks for no task gets none");
+      assert.equal(
+        textOf(inline as { content: unknown[] }),
+        "done after 1 steps (no task)",
+        "a call that asks for no task gets none",
+      );
     });
   });
 
@@ -252,12 +348,16 @@ for (const bed of BEDS) {
         clients.push(client);
         const watch = progressWatch();
         let taskId: string | undefined;
-        const call = callToolAsTask(client, { name: "long_job", arguments: { steps: 2, stepMs: 10, gate } }, {
-          timeoutMs: 30_000,
-          minPollMs: 10,
-          onProgress: watch.onProgress,
-          onTaskCreated: (id) => (taskId = id),
-        }).then(
+        const call = callToolAsTask(
+          client,
+          { name: "long_job", arguments: { steps: 2, stepMs: 10, gate } },
+          {
+            timeoutMs: 30_000,
+            minPollMs: 10,
+            onProgress: watch.onProgress,
+            onTaskCreated: (id) => (taskId = id),
+          },
+        ).then(
           () => undefined,
           (error: unknown) => error,
         );
@@ -273,7 +373,11 @@ for (const bed of BEDS) {
         const fresh = await connect(second.url, bed.mode);
         clients.push(fresh);
         const after = progressWatch();
-        const result = await resumeToolTask(fresh, taskId!, { timeoutMs: 30_000, minPollMs: 10, onProgress: after.onProgress });
+        const result = await resumeToolTask(fresh, taskId!, {
+          timeoutMs: 30_000,
+          minPollMs: 10,
+          onProgress: after.onProgress,
+        });
         assert.equal(textOf(result), `done after 2 steps (pid ${second.pid})`, "the new server finished the task");
         assert.equal(after.seen.at(-1)?.status, "completed");
       } finally {

@@ -38,7 +38,8 @@ describe("project trust across the bridge's own writes (in-process pi, recording
   let pi: InProcessPi | undefined;
 
   type Entries = Record<string, Record<string, unknown>>;
-  const writeProject = (servers: Entries) => writeFileSync(projectConfig, `${JSON.stringify({ mcpServers: servers }, null, 2)}\n`);
+  const writeProject = (servers: Entries) =>
+    writeFileSync(projectConfig, `${JSON.stringify({ mcpServers: servers }, null, 2)}\n`);
   const readProject = () => (JSON.parse(readFileSync(projectConfig, "utf8")) as { mcpServers: Entries }).mcpServers;
   const hello = (args: string[] = []) => ({ command: process.execPath, args: [HELLO, ...args] });
 
@@ -46,7 +47,10 @@ describe("project trust across the bridge's own writes (in-process pi, recording
     mkdirSync(path.dirname(projectConfig));
     // Another client's config for /mcp import, in Cursor's documented format.
     mkdirSync(path.join(home.dir, ".cursor"));
-    writeFileSync(path.join(home.dir, ".cursor", "mcp.json"), JSON.stringify({ mcpServers: { fromcursor: hello(["--from-cursor"]) } }));
+    writeFileSync(
+      path.join(home.dir, ".cursor", "mcp.json"),
+      JSON.stringify({ mcpServers: { fromcursor: hello(["--from-cursor"]) } }),
+    );
     process.env.HOME = home.dir;
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
@@ -70,7 +74,12 @@ describe("project trust across the bridge's own writes (in-process pi, recording
 
   async function startPi(ui: RecordingUI, projectTrusted = PI_TRUSTS): Promise<InProcessPi> {
     await closePi();
-    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT], projectTrusted });
+    pi = await startInProcessPi({
+      cwd: project.dir,
+      agentDir: agentDir.dir,
+      extensionPaths: [REPO_ROOT],
+      projectTrusted,
+    });
     await pi.session.bindExtensions({ uiContext: ui.context() });
     return pi;
   }
@@ -83,19 +92,37 @@ describe("project trust across the bridge's own writes (in-process pi, recording
   const tools = (current: InProcessPi) => current.session.getAllTools().map((t) => t.name);
 
   /** The faux model calls `tool` once; the call's result and what the UI was asked meanwhile. */
-  async function modelCalls(current: InProcessPi, ui: RecordingUI, tool: string, args: Record<string, unknown>, answers: unknown[] = []): Promise<{ text: string; asked: string[] }> {
+  async function modelCalls(
+    current: InProcessPi,
+    ui: RecordingUI,
+    tool: string,
+    args: Record<string, unknown>,
+    answers: unknown[] = [],
+  ): Promise<{ text: string; asked: string[] }> {
     ui.answers = [...answers];
     const asked = ui.asked.length;
-    current.faux.setResponses([fauxAssistantMessage([fauxToolCall(tool, args)], { stopReason: "toolUse" }), fauxAssistantMessage("done")]);
+    current.faux.setResponses([
+      fauxAssistantMessage([fauxToolCall(tool, args)], { stopReason: "toolUse" }),
+      fauxAssistantMessage("done"),
+    ]);
     await current.session.prompt(`call ${tool}`);
     assert.deepEqual(ui.answers, [], "every scripted answer was used");
-    const result = (current.session.messages.filter((m) => (m as { role: string }).role === "toolResult") as unknown as ToolResultMessage[]).at(-1)!;
+    const result = (
+      current.session.messages.filter(
+        (m) => (m as { role: string }).role === "toolResult",
+      ) as unknown as ToolResultMessage[]
+    ).at(-1)!;
     assert.equal(result.toolName, tool);
     assert.equal(result.isError, false, JSON.stringify(result.content));
     return { text: result.content.map((c) => c.text ?? "").join("\n"), asked: ui.asked.slice(asked) };
   }
 
-  async function command(current: InProcessPi, ui: RecordingUI, text: string, answers: unknown[] = []): Promise<string> {
+  async function command(
+    current: InProcessPi,
+    ui: RecordingUI,
+    text: string,
+    answers: unknown[] = [],
+  ): Promise<string> {
     ui.answers = [...answers];
     const before = ui.notices.length;
     await current.session.prompt(text);
@@ -107,7 +134,8 @@ describe("project trust across the bridge's own writes (in-process pi, recording
   async function startsUnasked(names: readonly string[]): Promise<{ current: InProcessPi; ui: RecordingUI }> {
     const ui = new RecordingUI();
     const current = await startPi(ui);
-    for (const name of names) await waitFor(() => tools(current).includes(`mcp_${name}_greet`), `${name}'s tools, with no question`, 30_000);
+    for (const name of names)
+      await waitFor(() => tools(current).includes(`mcp_${name}_greet`), `${name}'s tools, with no question`, 30_000);
     assert.deepEqual(ui.asked, [], "nobody was asked about trust");
     return { current, ui };
   }
@@ -120,7 +148,11 @@ describe("project trust across the bridge's own writes (in-process pi, recording
     const ui = new RecordingUI();
     if (!PI_1X) ui.answers = [TRUST_NONE];
     const current = await startPi(ui);
-    await waitFor(() => ui.notices.some((n) => n.includes("not trusted")), "the startup notice naming the untrusted server", 30_000);
+    await waitFor(
+      () => ui.notices.some((n) => n.includes("not trusted")),
+      "the startup notice naming the untrusted server",
+      30_000,
+    );
     if (PI_1X) {
       assert.deepEqual(ui.asked, [], "pi 1.x answers for the project; the bridge asks nothing");
     } else {
@@ -164,7 +196,11 @@ describe("project trust across the bridge's own writes (in-process pi, recording
     writeProject({ hello: hello(["--meanwhile"]) });
     const always = await modelCalls(current, ui, "mcp_hello_word_count", { text: "a b c" }, ["Always allow"]);
     assert.equal(always.text, "3", "this session's call runs: it is the server the user trusted");
-    assert.deepEqual(readProject().hello, { ...hello(["--meanwhile"]), autoApprove: ["word_count"] }, "written into the file as it is now");
+    assert.deepEqual(
+      readProject().hello,
+      { ...hello(["--meanwhile"]), autoApprove: ["word_count"] },
+      "written into the file as it is now",
+    );
     await closePi();
     await editedIsAskedAbout(/runs: .*hello-server\.mjs --meanwhile\n {4}runs without asking: word_count/);
   });
@@ -174,7 +210,13 @@ describe("project trust across the bridge's own writes (in-process pi, recording
     const { current, ui } = await startsUnasked(["hello"]);
     assert.match(await command(current, ui, "/mcp disable hello"), /Disabled MCP server 'hello'/);
     assert.match(await command(current, ui, "/mcp enable hello"), /Enabled MCP server 'hello' .*: 2 tools/);
-    const added = await command(current, ui, "/mcp add", ["A local command", `${process.execPath} ${HELLO} --added`, "added", "This project", false]);
+    const added = await command(current, ui, "/mcp add", [
+      "A local command",
+      `${process.execPath} ${HELLO} --added`,
+      "added",
+      "This project",
+      false,
+    ]);
     assert.match(added, /Added MCP server 'added' to .*\.pi\/mcp\.json/);
     const imported = await command(current, ui, "/mcp import", ["Import all", "This project", false]);
     assert.match(imported, /Imported 'fromcursor' \(cursor\)/);
@@ -186,26 +228,34 @@ describe("project trust across the bridge's own writes (in-process pi, recording
     await closePi();
   });
 
-  test("on pi 1.x, a server trusted only by pi's answer on the project: 'Always allow' records no answer of the bridge's, so pi's answer keeps deciding", { skip: PI_1X ? false : "pi 0.73 has no project trust of its own" }, async () => {
-    const ui = new RecordingUI();
-    const first = await startPi(ui, true);
-    await waitFor(() => tools(first).includes("mcp_hello_greet"), "the server of a project pi trusts", 30_000);
-    await modelCalls(first, ui, "mcp_hello_greet", { name: "one" }, ["Always allow"]);
-    assert.deepEqual(readProject().hello!.autoApprove, ["greet"]);
-    await closePi();
+  test(
+    "on pi 1.x, a server trusted only by pi's answer on the project: 'Always allow' records no answer of the bridge's, so pi's answer keeps deciding",
+    { skip: PI_1X ? false : "pi 0.73 has no project trust of its own" },
+    async () => {
+      const ui = new RecordingUI();
+      const first = await startPi(ui, true);
+      await waitFor(() => tools(first).includes("mcp_hello_greet"), "the server of a project pi trusts", 30_000);
+      await modelCalls(first, ui, "mcp_hello_greet", { name: "one" }, ["Always allow"]);
+      assert.deepEqual(readProject().hello!.autoApprove, ["greet"]);
+      await closePi();
 
-    const again = new RecordingUI();
-    const second = await startPi(again, true);
-    await waitFor(() => tools(second).includes("mcp_hello_greet"), "the server, pi still trusting the project", 30_000);
-    assert.deepEqual((await modelCalls(second, again, "mcp_hello_greet", { name: "two" })).asked, []);
-    await closePi();
+      const again = new RecordingUI();
+      const second = await startPi(again, true);
+      await waitFor(
+        () => tools(second).includes("mcp_hello_greet"),
+        "the server, pi still trusting the project",
+        30_000,
+      );
+      assert.deepEqual((await modelCalls(second, again, "mcp_hello_greet", { name: "two" })).asked, []);
+      await closePi();
 
-    // An answer recorded in the bridge would outlive pi's: once pi no longer trusts the project, the server stays off.
-    const revoked = new RecordingUI();
-    const third = await startPi(revoked, false);
-    await waitFor(() => revoked.notices.some((n) => n.includes("not trusted")), "the startup notice", 30_000);
-    assert.equal(tools(third).includes("mcp_hello_greet"), false);
-    assert.deepEqual(revoked.asked, []);
-    await closePi();
-  });
+      // An answer recorded in the bridge would outlive pi's: once pi no longer trusts the project, the server stays off.
+      const revoked = new RecordingUI();
+      const third = await startPi(revoked, false);
+      await waitFor(() => revoked.notices.some((n) => n.includes("not trusted")), "the startup notice", 30_000);
+      assert.equal(tools(third).includes("mcp_hello_greet"), false);
+      assert.deepEqual(revoked.asked, []);
+      await closePi();
+    },
+  );
 });

@@ -8,7 +8,16 @@ import { describe, test } from "node:test";
 import { visible } from "../src/common/terminal-text.ts";
 import { McpBridge } from "../src/bridge/mcp-bridge.ts";
 import { ProjectTrust } from "../src/trust/project-trust.ts";
-import { describeForTrust, needsTrust, trustAfterWrite, trustFingerprint, trustNotRecorded, trustQuestion, trustState, withAnswer } from "../src/trust/trust-rules.ts";
+import {
+  describeForTrust,
+  needsTrust,
+  trustAfterWrite,
+  trustFingerprint,
+  trustNotRecorded,
+  trustQuestion,
+  trustState,
+  withAnswer,
+} from "../src/trust/trust-rules.ts";
 import { TrustStore } from "../src/trust/trust-store.ts";
 import type { ConfigScope, ServerConfig } from "../src/config/types.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
@@ -21,13 +30,19 @@ function config(entry: Record<string, unknown>, name = "srv", scope: ConfigScope
   return result.config;
 }
 
-const LOCAL = { command: "npx", args: ["-y", "pkg", "${ROOT}"], env: { TOKEN: "${MY_TOKEN}", MODE: "prod" }, cwd: "./tools" };
+const LOCAL = {
+  command: "npx",
+  args: ["-y", "pkg", "${ROOT}"],
+  env: { TOKEN: "${MY_TOKEN}", MODE: "prod" },
+  cwd: "./tools",
+};
 const REMOTE = { url: "https://mcp.example.com/mcp", headers: { Authorization: "Bearer ${GH_TOKEN}" } };
 
 describe("trust fingerprint", () => {
   test("only a project's own file needs trust", () => {
     assert.equal(needsTrust(config(LOCAL)), true);
-    for (const scope of ["flag", "user", "bundled"] as const) assert.equal(needsTrust(config(LOCAL, "srv", scope)), false, scope);
+    for (const scope of ["flag", "user", "bundled"] as const)
+      assert.equal(needsTrust(config(LOCAL, "srv", scope)), false, scope);
   });
 
   test("changes with what runs or where data goes: command, args, env, cwd, url, headers, type, OAuth endpoints, tools run unasked", () => {
@@ -50,16 +65,34 @@ describe("trust fingerprint", () => {
       { ...REMOTE, headers: { Authorization: "Bearer ${AWS_SECRET_ACCESS_KEY}" } },
       { ...REMOTE, type: "sse" },
     ];
-    for (const changed of remoteChanges) assert.notEqual(trustFingerprint(config(changed)), remote, JSON.stringify(changed));
-    const oauthEndpoints = { tokenUrl: "https://evil.example.com/token", authorizationUrl: "https://evil.example.com/auth" };
-    assert.notEqual(trustFingerprint(config({ url: REMOTE.url, auth: oauthEndpoints })), trustFingerprint(config({ url: REMOTE.url })), "OAuth endpoints");
+    for (const changed of remoteChanges)
+      assert.notEqual(trustFingerprint(config(changed)), remote, JSON.stringify(changed));
+    const oauthEndpoints = {
+      tokenUrl: "https://evil.example.com/token",
+      authorizationUrl: "https://evil.example.com/auth",
+    };
+    assert.notEqual(
+      trustFingerprint(config({ url: REMOTE.url, auth: oauthEndpoints })),
+      trustFingerprint(config({ url: REMOTE.url })),
+      "OAuth endpoints",
+    );
   });
 
   test("does not change with key order, timeouts, lazy, prefix or enabled", () => {
     const base = trustFingerprint(config(LOCAL));
-    const reordered = { cwd: LOCAL.cwd, env: { MODE: "prod", TOKEN: "${MY_TOKEN}" }, args: LOCAL.args, command: LOCAL.command };
+    const reordered = {
+      cwd: LOCAL.cwd,
+      env: { MODE: "prod", TOKEN: "${MY_TOKEN}" },
+      args: LOCAL.args,
+      command: LOCAL.command,
+    };
     assert.equal(trustFingerprint(config(reordered)), base);
-    assert.equal(trustFingerprint(config({ ...LOCAL, initTimeout: 5000, lazy: true, prefix: "x", enabled: false, requestTimeout: 1000 })), base);
+    assert.equal(
+      trustFingerprint(
+        config({ ...LOCAL, initTimeout: 5000, lazy: true, prefix: "x", enabled: false, requestTimeout: 1000 }),
+      ),
+      base,
+    );
   });
 
   test("state against the recorded answers: new, trusted, declined, changed", () => {
@@ -68,13 +101,23 @@ describe("trust fingerprint", () => {
     assert.equal(trustState(srv, withAnswer(new Map(), [srv], true)), "trusted");
     assert.equal(trustState(srv, withAnswer(new Map(), [srv], false)), "declined");
     assert.equal(trustState(config({ ...LOCAL, args: ["other"] }), withAnswer(new Map(), [srv], true)), "changed");
-    assert.equal(trustState(config(LOCAL, "another"), withAnswer(new Map(), [srv], true)), "new", "answers are per server name");
+    assert.equal(
+      trustState(config(LOCAL, "another"), withAnswer(new Map(), [srv], true)),
+      "new",
+      "answers are per server name",
+    );
   });
 });
 
 describe("what the user is shown", () => {
   test("a local server: its command line, directory, env names and the variables it reads — never values", () => {
-    const lines = describeForTrust(config({ ...LOCAL, args: [...LOCAL.args, "two words", "it's"], env: { ...LOCAL.env, KEY: "sk-live-inline-secret" } }));
+    const lines = describeForTrust(
+      config({
+        ...LOCAL,
+        args: [...LOCAL.args, "two words", "it's"],
+        env: { ...LOCAL.env, KEY: "sk-live-inline-secret" },
+      }),
+    );
     assert.deepEqual(lines, [
       `runs: npx -y pkg \${ROOT} 'two words' 'it'\\''s'`,
       "in: ./tools",
@@ -85,7 +128,9 @@ describe("what the user is shown", () => {
   });
 
   test("the tools a server would run without asking", () => {
-    const lines = describeForTrust(config({ ...LOCAL, autoApprove: ["*"], autoApproveReadOnly: true, sampling: "allow" }));
+    const lines = describeForTrust(
+      config({ ...LOCAL, autoApprove: ["*"], autoApproveReadOnly: true, sampling: "allow" }),
+    );
     assert.ok(lines.includes("may have your model answer it without asking (sampling)"), lines.join("\n"));
     assert.ok(lines.includes("runs without asking: *"), lines.join("\n"));
     assert.ok(lines.includes("runs without asking: the tools it marks read-only"), lines.join("\n"));
@@ -109,7 +154,9 @@ describe("what the user is shown", () => {
   });
 
   test("control characters and bidi overrides cannot hide part of a command", () => {
-    const lines = describeForTrust(config({ command: "sh", args: ["-c", "rm -rf ~ \u001b[2K\rnode server.js", "\u202eevil"] }));
+    const lines = describeForTrust(
+      config({ command: "sh", args: ["-c", "rm -rf ~ \u001b[2K\rnode server.js", "\u202eevil"] }),
+    );
     assert.doesNotMatch(lines.join(""), /[\u001b\r\u202e]/);
     assert.match(lines[0]!, /\\u001b\[2K\\u000dnode/);
     assert.equal(visible("a\u0007b\u200bc"), "a\\u0007b\\u200bc");
@@ -122,7 +169,10 @@ describe("what the user is shown", () => {
     ]);
     assert.match(text, /^This project \(\/repo\) defines MCP servers/);
     assert.match(text, /\nfs {2}\(new\)\n {4}runs: npx -y pkg \$\{ROOT\}\n/);
-    assert.match(text, /\ngh {2}\(changed since you last answered\)\n {4}connects to: https:\/\/mcp\.example\.com\/mcp\n/);
+    assert.match(
+      text,
+      /\ngh {2}\(changed since you last answered\)\n {4}connects to: https:\/\/mcp\.example\.com\/mcp\n/,
+    );
   });
 });
 
@@ -158,7 +208,12 @@ describe("trust store", () => {
     try {
       const file = path.join(tmp.dir, "trust.json");
       const store = new TrustStore(file);
-      for (const text of ["{ not json", "[]", JSON.stringify({ version: 99, projects: {} }), JSON.stringify({ version: 1, projects: { [tmp.dir]: { x: { hash: 1 } } } })]) {
+      for (const text of [
+        "{ not json",
+        "[]",
+        JSON.stringify({ version: 99, projects: {} }),
+        JSON.stringify({ version: 1, projects: { [tmp.dir]: { x: { hash: 1 } } } }),
+      ]) {
         writeFileSync(file, text);
         assert.equal((await store.read(tmp.dir)).size, 0, text);
       }
@@ -176,7 +231,8 @@ describe("trust store", () => {
 describe("trust after a write by the bridge (trustAfterWrite)", () => {
   const old = config(LOCAL, "srv");
   const withTool = config({ ...LOCAL, autoApprove: ["greet"] }, "srv");
-  const hashOf = (answers: Map<string, { hash: string; trusted: boolean }>) => Object.fromEntries([...answers].map(([name, a]) => [name, a.trusted && a.hash]));
+  const hashOf = (answers: Map<string, { hash: string; trusted: boolean }>) =>
+    Object.fromEntries([...answers].map(([name, a]) => [name, a.trusted && a.hash]));
 
   test("a trusted server stays trusted with the change written: its new definition is recorded", () => {
     const added = trustAfterWrite([old], [withTool], withAnswer(new Map(), [old], true), new Set());
@@ -184,27 +240,52 @@ describe("trust after a write by the bridge (trustAfterWrite)", () => {
   });
 
   test("an untrusted server never becomes trusted: declined, never answered, or changed by someone else since the answer", () => {
-    assert.equal(trustAfterWrite([old], [withTool], withAnswer(new Map(), [old], false), new Set()).size, 0, "declined");
+    assert.equal(
+      trustAfterWrite([old], [withTool], withAnswer(new Map(), [old], false), new Set()).size,
+      0,
+      "declined",
+    );
     assert.equal(trustAfterWrite([old], [withTool], new Map(), new Set()).size, 0, "never answered");
     // The user trusted `old`; someone edited its args since, and the bridge's write lands on the edited definition.
     const edited = config({ ...LOCAL, args: ["-y", "evil"] }, "srv");
     const editedWithTool = config({ ...LOCAL, args: ["-y", "evil"], autoApprove: ["greet"] }, "srv");
-    assert.equal(trustAfterWrite([edited], [editedWithTool], withAnswer(new Map(), [old], true), new Set()).size, 0, "changed since");
+    assert.equal(
+      trustAfterWrite([edited], [editedWithTool], withAnswer(new Map(), [old], true), new Set()).size,
+      0,
+      "changed since",
+    );
     // A server the write brings in without the user writing it (its name not authored) is not trusted either.
     assert.equal(trustAfterWrite([], [config(REMOTE, "other")], new Map(), new Set()).size, 0, "new, not authored");
   });
 
   test("a server the user wrote whole is trusted as written; what the write left as it was is not recorded again", () => {
     const replaced = config(REMOTE, "srv");
-    const added = trustAfterWrite([old], [replaced, config(REMOTE, "kept")], withAnswer(new Map(), [old], false), new Set(["srv"]));
-    assert.deepEqual(hashOf(added), { srv: trustFingerprint(replaced) }, "authored, whatever the answer about what it replaced");
-    const same = trustAfterWrite([old], [config({ ...LOCAL, enabled: false }, "srv")], withAnswer(new Map(), [old], true), new Set());
+    const added = trustAfterWrite(
+      [old],
+      [replaced, config(REMOTE, "kept")],
+      withAnswer(new Map(), [old], false),
+      new Set(["srv"]),
+    );
+    assert.deepEqual(
+      hashOf(added),
+      { srv: trustFingerprint(replaced) },
+      "authored, whatever the answer about what it replaced",
+    );
+    const same = trustAfterWrite(
+      [old],
+      [config({ ...LOCAL, enabled: false }, "srv")],
+      withAnswer(new Map(), [old], true),
+      new Set(),
+    );
     assert.equal(same.size, 0, "enabled is not part of the definition: nothing to record");
   });
 
   test("only project servers: a write to another file records nothing", () => {
     const user = (entry: Record<string, unknown>) => config(entry, "srv", "user");
-    assert.equal(trustAfterWrite([user(LOCAL)], [user({ ...LOCAL, autoApprove: ["greet"] })], new Map(), new Set(["srv"])).size, 0);
+    assert.equal(
+      trustAfterWrite([user(LOCAL)], [user({ ...LOCAL, autoApprove: ["greet"] })], new Map(), new Set(["srv"])).size,
+      0,
+    );
   });
 
   test("the warning when the record could not be saved names the command that trusts again", () => {
@@ -250,12 +331,24 @@ describe("McpBridge.writeConfig: the bridge's own writes to config files keep pr
   test("a trusted server's change is recorded as trusted; a declined one's is not; the other servers' answers stay", async () => {
     const { tmp, projectRoot, projectFile, defined, store, bridge } = setUp();
     try {
-      await store.save(projectRoot, new Map([...withAnswer(new Map(), [defined("trusted")], true), ...withAnswer(new Map(), [defined("declined")], false)]));
-      const written = await bridge().writeConfig(projectFile, (text) => addToServerList(addToServerList(text, "trusted", "autoApprove", "greet"), "declined", "autoApprove", "greet"));
+      await store.save(
+        projectRoot,
+        new Map([
+          ...withAnswer(new Map(), [defined("trusted")], true),
+          ...withAnswer(new Map(), [defined("declined")], false),
+        ]),
+      );
+      const written = await bridge().writeConfig(projectFile, (text) =>
+        addToServerList(addToServerList(text, "trusted", "autoApprove", "greet"), "declined", "autoApprove", "greet"),
+      );
       assert.deepEqual(written, {});
       const record = await store.read(projectRoot);
       assert.equal(trustState(defined("trusted", { ...LOCAL, autoApprove: ["greet"] }), record), "trusted");
-      assert.equal(trustState(defined("declined", { ...LOCAL, args: ["other"], autoApprove: ["greet"] }), record), "changed", "still asked about");
+      assert.equal(
+        trustState(defined("declined", { ...LOCAL, args: ["other"], autoApprove: ["greet"] }), record),
+        "changed",
+        "still asked about",
+      );
       assert.equal(record.get("declined")?.trusted, false);
     } finally {
       tmp.cleanup();
@@ -270,8 +363,15 @@ describe("McpBridge.writeConfig: the bridge's own writes to config files keep pr
       writeFileSync(projectFile, JSON.stringify({ mcpServers: theirs }));
       await bridge().writeConfig(projectFile, (text) => addToServerList(text, "trusted", "autoApprove", "greet"));
       const record = await store.read(projectRoot);
-      assert.equal(record.get("trusted")?.hash, trustFingerprint(defined("trusted")), "the answer is still about the user's definition");
-      assert.equal(trustState(defined("trusted", { ...LOCAL, args: ["--edited"], autoApprove: ["greet"] }), record), "changed");
+      assert.equal(
+        record.get("trusted")?.hash,
+        trustFingerprint(defined("trusted")),
+        "the answer is still about the user's definition",
+      );
+      assert.equal(
+        trustState(defined("trusted", { ...LOCAL, args: ["--edited"], autoApprove: ["greet"] }), record),
+        "changed",
+      );
     } finally {
       tmp.cleanup();
     }
@@ -284,9 +384,19 @@ describe("McpBridge.writeConfig: the bridge's own writes to config files keep pr
       const stored = readFileSync(trustFile(path.dirname(userFile)), "utf8");
       const text = readFileSync(projectFile, "utf8");
       // The change itself refuses (a server the file lacks), and a file that does not parse is never written.
-      await assert.rejects(bridge().writeConfig(projectFile, (t) => addToServerList(setServerEntry(t, "trusted", { command: "x" }), "nope", "autoApprove", "greet"), ["trusted"]), /no server "nope"/);
+      await assert.rejects(
+        bridge().writeConfig(
+          projectFile,
+          (t) => addToServerList(setServerEntry(t, "trusted", { command: "x" }), "nope", "autoApprove", "greet"),
+          ["trusted"],
+        ),
+        /no server "nope"/,
+      );
       writeFileSync(projectFile, "{ broken");
-      await assert.rejects(bridge().writeConfig(projectFile, (t) => setServerEntry(t, "trusted", { command: "x" }), ["trusted"]), /fix it by hand/);
+      await assert.rejects(
+        bridge().writeConfig(projectFile, (t) => setServerEntry(t, "trusted", { command: "x" }), ["trusted"]),
+        /fix it by hand/,
+      );
       writeFileSync(projectFile, text);
       await bridge().writeConfig(userFile, (t) => setServerEntry(t, "trusted", { command: "x" }), ["trusted"]);
       assert.equal(readFileSync(trustFile(path.dirname(userFile)), "utf8"), stored, "the answers are untouched");
@@ -304,7 +414,11 @@ describe("McpBridge.writeConfig: the bridge's own writes to config files keep pr
       // A directory where the store's file would be: it reads as no answers, and saving fails.
       const blocked = path.join(tmp.dir, "blocked");
       mkdirSync(path.join(blocked, "inside"), { recursive: true });
-      const written = await bridge(new TrustStore(blocked)).writeConfig(projectFile, (t) => setServerEntry(t, "added", REMOTE), ["added"]);
+      const written = await bridge(new TrustStore(blocked)).writeConfig(
+        projectFile,
+        (t) => setServerEntry(t, "added", REMOTE),
+        ["added"],
+      );
       assert.ok(written.trustError instanceof Error, String(written.trustError));
       assert.match(readFileSync(projectFile, "utf8"), /"added"/);
     } finally {

@@ -98,7 +98,8 @@ export async function bridgeSide(entry: Record<string, unknown>): Promise<Side> 
   let call: Call | undefined;
   new ToolRegistry(
     (def) => {
-      if (def.name === "mcp_s_greet") call = () => def.execute("bench", { name: "bench" } as never, turn.signal, () => {}, undefined as never);
+      if (def.name === "mcp_s_greet")
+        call = () => def.execute("bench", { name: "bench" } as never, turn.signal, () => {}, undefined as never);
     },
     () => connection,
   ).registerServer(connection);
@@ -153,7 +154,13 @@ interface Round {
  * Rounds of `count` runs of each side, alternating (which goes first swapped each pair), repeated until their ratios
  * settle or are clearly on one side of `target`. `ratio` makes a round's figure of the two medians.
  */
-function interleavedRounds(bridge: Call, sdk: Call, count: number, target: number, ratio: (bridge: number, sdk: number) => number): Promise<Round[]> {
+function interleavedRounds(
+  bridge: Call,
+  sdk: Call,
+  count: number,
+  target: number,
+  ratio: (bridge: number, sdk: number) => number,
+): Promise<Round[]> {
   return repeatRounds(
     { ...ROUNDS, target },
     async () => {
@@ -258,10 +265,12 @@ async function sameLayoutFigure(bridge: Side): Promise<Figure[]> {
 
 async function measureStdio(): Promise<Figure[]> {
   const bridge = await bridgeSide({ command: process.execPath, args: [STDIO_SERVER] });
-  const sdk = await sdkSide(new StdioClientTransport({ command: process.execPath, args: [STDIO_SERVER] })).catch(async (error: unknown) => {
-    await bridge.close();
-    throw error;
-  });
+  const sdk = await sdkSide(new StdioClientTransport({ command: process.execPath, args: [STDIO_SERVER] })).catch(
+    async (error: unknown) => {
+      await bridge.close();
+      throw error;
+    },
+  );
   try {
     return [...(await measureTransport("stdio", bridge, sdk)), ...(await sameLayoutFigure(bridge))];
   } finally {

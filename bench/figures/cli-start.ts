@@ -93,7 +93,10 @@ async function measureConfig(dir: string, name: string, config: string, target: 
         rounds: rounds.length,
         ...summary("wallMs", wall, 1),
         ...summary("cpuMs", cpu, 1),
-        ...summary("ratio", rounds.map((r) => r.ratio)),
+        ...summary(
+          "ratio",
+          rounds.map((r) => r.ratio),
+        ),
       },
     },
     {

@@ -22,7 +22,12 @@ import type { ServerConnection } from "../../src/connection/server-connection.ts
 import { ToolRegistry } from "../../src/pi/tool-registry.ts";
 import { definitionChars, estimatedTokens } from "../../src/exposure/definition-cost.ts";
 import { ServerToolList } from "../../src/translate/server-tool-list.ts";
-import { deferredServersLine, TOOL_SEARCH_DESCRIPTION, TOOL_SEARCH_NAME, TOOL_SEARCH_PARAMETERS } from "../../src/exposure/tool-search-text.ts";
+import {
+  deferredServersLine,
+  TOOL_SEARCH_DESCRIPTION,
+  TOOL_SEARCH_NAME,
+  TOOL_SEARCH_PARAMETERS,
+} from "../../src/exposure/tool-search-text.ts";
 import { publicServers, publicToolsIndex } from "../../test/fixtures/public-tools.ts";
 import { laterQueries, recallAt, relevanceQueries } from "../tool-search-recall.ts";
 import type { Figure, FigureSection } from "./figure.ts";
@@ -41,7 +46,11 @@ function directCost(): DirectCost {
     (definition) => definitions.push(definition),
     () => undefined,
   );
-  const limits = { maxTools: DEFAULT_MAX_TOOLS, maxSchemaBytes: DEFAULT_MAX_SCHEMA_BYTES, maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES };
+  const limits = {
+    maxTools: DEFAULT_MAX_TOOLS,
+    maxSchemaBytes: DEFAULT_MAX_SCHEMA_BYTES,
+    maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,
+  };
   const byServer: Record<string, number> = {};
   for (const { server, tools } of publicServers()) {
     const list = new ServerToolList(limits);
@@ -58,7 +67,11 @@ function directCost(): DirectCost {
 
 /** `tool_search`'s definition and the system-prompt line naming the deferred servers. */
 function deferredCost(servers: string[]): { searchTool: number; promptLine: number } {
-  const searchTool = definitionChars({ name: TOOL_SEARCH_NAME, description: TOOL_SEARCH_DESCRIPTION, parameters: TOOL_SEARCH_PARAMETERS });
+  const searchTool = definitionChars({
+    name: TOOL_SEARCH_NAME,
+    description: TOOL_SEARCH_DESCRIPTION,
+    parameters: TOOL_SEARCH_PARAMETERS,
+  });
   const line = deferredServersLine(servers.map((server) => ({ server }))) ?? "";
   return { searchTool, promptLine: line.length };
 }
@@ -81,8 +94,20 @@ export const contextSection: FigureSection = {
       .join(", ");
     const config = { servers: servers.length, tools: direct.tools };
     return [
-      { id: "context.direct.tokens", label: `direct: ${direct.tools} tools' definitions`, value: estimatedTokens(direct.chars), unit: "tokens", detail: config },
-      { id: "context.direct.chars", label: "direct: characters", value: direct.chars, unit: "chars", detail: { ...config, costliest } },
+      {
+        id: "context.direct.tokens",
+        label: `direct: ${direct.tools} tools' definitions`,
+        value: estimatedTokens(direct.chars),
+        unit: "tokens",
+        detail: config,
+      },
+      {
+        id: "context.direct.chars",
+        label: "direct: characters",
+        value: direct.chars,
+        unit: "chars",
+        detail: { ...config, costliest },
+      },
       {
         id: "context.deferred.tokens",
         label: "deferred: tool_search + prompt line",
@@ -91,7 +116,13 @@ export const contextSection: FigureSection = {
         target: { op: "<=", value: 1000 },
         detail: { ...config, toolSearchChars: deferred.searchTool, promptLineChars: deferred.promptLine },
       },
-      { id: "context.deferred.chars", label: "deferred: characters", value: deferredChars, unit: "chars", detail: config },
+      {
+        id: "context.deferred.chars",
+        label: "deferred: characters",
+        value: deferredChars,
+        unit: "chars",
+        detail: config,
+      },
       { id: "context.hidden.tokens", label: "hidden", value: 0, unit: "tokens", detail: config },
       {
         id: "search.recall_at_3",

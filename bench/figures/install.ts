@@ -53,7 +53,8 @@ function sizesByPackage(dir: string): Map<string, Size> {
     size.disk += stat.blocks * 512;
     if (!stat.isDirectory()) size.bytes += stat.size;
     sizes.set(name, size);
-    if (stat.isDirectory()) for (const entry of readdirSync(path.join(dir, relative))) visit(path.join(relative, entry));
+    if (stat.isDirectory())
+      for (const entry of readdirSync(path.join(dir, relative))) visit(path.join(relative, entry));
   };
   for (const entry of readdirSync(dir)) visit(entry);
   return sizes;
@@ -71,9 +72,16 @@ async function measureInstallSize(): Promise<Figure> {
     await run("tar", ["xzf", path.join(dir, path.basename(packed.filename)), "-C", unpacked]);
     const pkg = path.join(unpacked, "package");
     copyFileSync(path.join(ROOT, "package-lock.json"), path.join(pkg, "package-lock.json"));
-    await run(npm, ["ci", "--omit=dev", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: pkg, maxBuffer: 16 * MB, timeout: 300_000 });
+    await run(npm, ["ci", "--omit=dev", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], {
+      cwd: pkg,
+      maxBuffer: 16 * MB,
+      timeout: 300_000,
+    });
     const sizes = sizesByPackage(path.join(pkg, "node_modules"));
-    const total = [...sizes.values()].reduce((sum, s) => ({ bytes: sum.bytes + s.bytes, disk: sum.disk + s.disk }), { bytes: 0, disk: 0 });
+    const total = [...sizes.values()].reduce((sum, s) => ({ bytes: sum.bytes + s.bytes, disk: sum.disk + s.disk }), {
+      bytes: 0,
+      disk: 0,
+    });
     const largest = [...sizes.entries()].sort(([, a], [, b]) => b.disk - a.disk).slice(0, LISTED_PACKAGES);
     return {
       id: "install.productionSize",
@@ -85,7 +93,9 @@ async function measureInstallSize(): Promise<Figure> {
         packages: sizes.size,
         fileBytesMB: mb(total.bytes),
         extensionUnpackedMB: mb(packed.unpackedSize),
-        ...Object.fromEntries(largest.map(([name, s]) => [`package:${name}`, `${mb(s.disk)} MB on disk, ${mb(s.bytes)} MB in files`])),
+        ...Object.fromEntries(
+          largest.map(([name, s]) => [`package:${name}`, `${mb(s.disk)} MB on disk, ${mb(s.bytes)} MB in files`]),
+        ),
       },
     };
   } finally {
@@ -102,7 +112,14 @@ async function measureImportTime(): Promise<Figure> {
     mkdirSync(path.join(dir, "cwd"));
     const env = { ...process.env, HOME: dir, PI_CODING_AGENT_DIR: path.join(dir, "agent"), PI_OFFLINE: "1" };
     const load = async (extension: string) =>
-      (await childJson<{ ms: number }>({ args: [IMPORT_CHILD, extension], env, cwd: path.join(dir, "cwd"), timeoutMs: 60_000 })).ms;
+      (
+        await childJson<{ ms: number }>({
+          args: [IMPORT_CHILD, extension],
+          env,
+          cwd: path.join(dir, "cwd"),
+          timeoutMs: 60_000,
+        })
+      ).ms;
     await load(ROOT);
     await load(empty);
     const rounds = await repeatRounds(
@@ -124,8 +141,16 @@ async function measureImportTime(): Promise<Figure> {
       detail: {
         rounds: rounds.length,
         ...summary("ms", own, 1),
-        ...summary("bridge.ms", rounds.map((r) => r.bridge), 1),
-        ...summary("empty.ms", rounds.map((r) => r.empty), 1),
+        ...summary(
+          "bridge.ms",
+          rounds.map((r) => r.bridge),
+          1,
+        ),
+        ...summary(
+          "empty.ms",
+          rounds.map((r) => r.empty),
+          1,
+        ),
       },
     };
   } finally {

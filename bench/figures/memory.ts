@@ -67,8 +67,16 @@ async function measure(): Promise<Figure[]> {
       detail: {
         ...common,
         ...summary("MBPerServer", rss),
-        ...summary("rss0.MB", rounds.map((r) => r.none.rss / MB), 1),
-        ...summary(`rss${SERVERS}.MB`, rounds.map((r) => r.some.rss / MB), 1),
+        ...summary(
+          "rss0.MB",
+          rounds.map((r) => r.none.rss / MB),
+          1,
+        ),
+        ...summary(
+          `rss${SERVERS}.MB`,
+          rounds.map((r) => r.some.rss / MB),
+          1,
+        ),
       },
     },
     {

@@ -92,13 +92,23 @@ async function timeStart(servers: number, options?: StartOptions): Promise<numbe
  */
 async function timeBareStart(servers: number): Promise<number> {
   const started = performance.now();
-  const children = Array.from({ length: servers }, () => spawn(process.execPath, [SLOW_START_SERVER], { env: getDefaultEnvironment(), stdio: ["pipe", "pipe", "ignore"] }));
+  const children = Array.from({ length: servers }, () =>
+    spawn(process.execPath, [SLOW_START_SERVER], { env: getDefaultEnvironment(), stdio: ["pipe", "pipe", "ignore"] }),
+  );
   try {
     await Promise.all(
       children.map(async (child) => {
         const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
         const send = (message: object) => child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
-        send({ id: 1, method: "initialize", params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "bench-bare", version: "0" } } });
+        send({
+          id: 1,
+          method: "initialize",
+          params: {
+            protocolVersion: LATEST_PROTOCOL_VERSION,
+            capabilities: {},
+            clientInfo: { name: "bench-bare", version: "0" },
+          },
+        });
         await lines.next();
         send({ method: "notifications/initialized" });
         send({ id: 2, method: "tools/list" });
@@ -110,14 +120,23 @@ async function timeBareStart(servers: number): Promise<number> {
   } finally {
     // Gone before the next run starts, as the bridge's shutdown waits for its servers, so neither run pays for the
     // other's exits.
-    const exited = children.map((child) => (child.exitCode === null && child.signalCode === null ? once(child, "exit") : undefined));
+    const exited = children.map((child) =>
+      child.exitCode === null && child.signalCode === null ? once(child, "exit") : undefined,
+    );
     for (const child of children) child.kill();
     await Promise.all(exited);
   }
 }
 
 function ratioFigure(id: string, label: string, ratios: number[], target?: Figure["target"]): Figure {
-  return { id, label, value: Number(median(ratios).toFixed(3)), unit: "×", ...(target ? { target } : {}), detail: { rounds: ratios.length, ...summary("ratio", ratios) } };
+  return {
+    id,
+    label,
+    value: Number(median(ratios).toFixed(3)),
+    unit: "×",
+    ...(target ? { target } : {}),
+    detail: { rounds: ratios.length, ...summary("ratio", ratios) },
+  };
 }
 
 async function measureCounts(): Promise<Figure[]> {
@@ -127,7 +146,8 @@ async function measureCounts(): Promise<Figure[]> {
       // Bridge runs keyed by count, bare-process runs by minus the count.
       const sides = [...COUNTS, -1, -MANY];
       const ms = new Map<number, number>();
-      for (const side of index % 2 === 0 ? sides : sides.reverse()) ms.set(side, side > 0 ? await timeStart(side) : await timeBareStart(-side));
+      for (const side of index % 2 === 0 ? sides : sides.reverse())
+        ms.set(side, side > 0 ? await timeStart(side) : await timeBareStart(-side));
       return ms;
     },
     (ms) => ms.get(MANY)! / ms.get(1)!,
@@ -135,19 +155,25 @@ async function measureCounts(): Promise<Figure[]> {
   const times = (count: number) => rounds.map((ms) => ms.get(count)!);
   const ratios = (count: number) => rounds.map((ms) => ms.get(count)! / ms.get(1)!);
   return [
-    ...COUNTS.map(
-      (count): Figure => ({
-        id: `startup.servers${count}.ms`,
-        label: `start ${count} slow server${count === 1 ? "" : "s"} (300 ms each)`,
-        value: Math.round(median(times(count))),
-        unit: "ms",
-        detail: { rounds: rounds.length, ...summary("ms", times(count), 1) },
-      }),
-    ),
+    ...COUNTS.map((count): Figure => ({
+      id: `startup.servers${count}.ms`,
+      label: `start ${count} slow server${count === 1 ? "" : "s"} (300 ms each)`,
+      value: Math.round(median(times(count))),
+      unit: "ms",
+      detail: { rounds: rounds.length, ...summary("ms", times(count), 1) },
+    })),
     ratioFigure("startup.ratio5", "5 servers vs 1", ratios(5)),
     ratioFigure(`startup.ratio${MANY}`, `${MANY} servers vs 1`, ratios(MANY), { op: "<=", value: 1.5 }),
-    ratioFigure(`startup.floorRatio${MANY}`, `floor: ${MANY} vs 1 bare processes, no client`, times(-MANY).map((t, i) => t / times(-1)[i]!)),
-    ratioFigure(`startup.vsFloor${MANY}`, `${MANY} servers: bridge vs bare processes`, times(MANY).map((t, i) => t / times(-MANY)[i]!)),
+    ratioFigure(
+      `startup.floorRatio${MANY}`,
+      `floor: ${MANY} vs 1 bare processes, no client`,
+      times(-MANY).map((t, i) => t / times(-1)[i]!),
+    ),
+    ratioFigure(
+      `startup.vsFloor${MANY}`,
+      `${MANY} servers: bridge vs bare processes`,
+      times(MANY).map((t, i) => t / times(-MANY)[i]!),
+    ),
   ];
 }
 
@@ -178,7 +204,12 @@ async function measureLazy(): Promise<Figure[]> {
         unit: "ms",
         detail: { rounds: rounds.length, ...summary("ms", lazy, 1), ...summary("eager.ms", eager, 1) },
       },
-      ratioFigure("startup.lazyVsEager", `${MANY} lazy (cached) vs ${MANY} eager`, rounds.map((r) => r.lazy / r.eager), { op: "<=", value: 0.1 }),
+      ratioFigure(
+        "startup.lazyVsEager",
+        `${MANY} lazy (cached) vs ${MANY} eager`,
+        rounds.map((r) => r.lazy / r.eager),
+        { op: "<=", value: 0.1 },
+      ),
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -5,7 +5,14 @@
  */
 import * as path from "node:path";
 import type { Tool } from "@modelcontextprotocol/client";
-import type { ApprovalMode, ConfigProblem, ConfigScope, ConfigSource, ConfiguredExposure, ServerConfig } from "../config/types.ts";
+import type {
+  ApprovalMode,
+  ConfigProblem,
+  ConfigScope,
+  ConfigSource,
+  ConfiguredExposure,
+  ServerConfig,
+} from "../config/types.ts";
 import { NO_CONFIGURED_EXPOSURE } from "../config/exposure-setting.ts";
 import { type ConfigLocations, configSources, loadLayeredConfig } from "../config/files.ts";
 import { layerConfigs } from "../config/layers.ts";
@@ -24,7 +31,8 @@ import { type CachedTools, cacheKey, type ToolCache } from "./tool-cache.ts";
 /** How long pi's startup waits for servers; slower ones register their tools when they connect. */
 export const DEFAULT_STARTUP_BUDGET_MS = 3000;
 
-export interface BridgeOptions extends ConfigLocations, Omit<ConnectionOptions, "projectRoot" | "onTools" | "features"> {
+export interface BridgeOptions
+  extends ConfigLocations, Omit<ConnectionOptions, "projectRoot" | "onTools" | "features"> {
   events?: EventSink;
   logger?: Logger;
   toolCache?: ToolCache;
@@ -87,7 +95,13 @@ export class McpBridge {
   private toolsArrived(connection: ServerConnection, tools: Tool[], fromCache = false): void {
     if (!fromCache) {
       const key = this.cacheKeyOf(connection);
-      const write = key ? this.options.toolCache?.set(key, { server: connection.name, tools, protocolVersion: connection.protocolVersion }) : undefined;
+      const write = key
+        ? this.options.toolCache?.set(key, {
+            server: connection.name,
+            tools,
+            protocolVersion: connection.protocolVersion,
+          })
+        : undefined;
       if (write) {
         this.cacheWrites.add(write);
         void write.finally(() => this.cacheWrites.delete(write));
@@ -130,7 +144,8 @@ export class McpBridge {
       waitFor.push(
         started.catch((error: unknown) => {
           // A server the bridge stopped itself (the session ended while it connected) did not fail.
-          if (!(error instanceof ShutDownError)) for (const listener of this.startFailedListeners) listener(connection, error);
+          if (!(error instanceof ShutDownError))
+            for (const listener of this.startFailedListeners) listener(connection, error);
           throw error;
         }),
       );
@@ -208,7 +223,9 @@ export class McpBridge {
    * The user trusts these servers: remembered for this project, and each is started as at startup. Resolves with the
    * servers that failed to start and why; throws only when the answer could not be saved (it holds for this session).
    */
-  async trust(connections: readonly ServerConnection[]): Promise<Array<{ connection: ServerConnection; error?: unknown }>> {
+  async trust(
+    connections: readonly ServerConnection[],
+  ): Promise<Array<{ connection: ServerConnection; error?: unknown }>> {
     const saved = this.remember(connections, true);
     const results = await Promise.all(
       connections.map(async (old) => {
@@ -254,7 +271,11 @@ export class McpBridge {
    * server the change touched keeps the trust it had. Throws when the file could not be changed, and then records
    * nothing. The error of recording trust comes back as a value: the file is changed either way.
    */
-  async writeConfig(file: string, change: (text: string | undefined) => string, authored: readonly string[] = []): Promise<{ trustError?: unknown }> {
+  async writeConfig(
+    file: string,
+    change: (text: string | undefined) => string,
+    authored: readonly string[] = [],
+  ): Promise<{ trustError?: unknown }> {
     let before: string | undefined;
     const after = await updateConfigFile(file, (text) => {
       before = text;
@@ -277,8 +298,15 @@ export class McpBridge {
    * Records the user's answer: in effect at once, saved for later sessions in the background. Resolves with the
    * error of saving, if any (caught here, so it cannot go unhandled while the servers start).
    */
-  private remember(connections: readonly ServerConnection[], trusted: boolean): Promise<{ error: unknown } | undefined> {
-    const saving = this.options.projectTrust?.answer(connections.map((c) => c.config), trusted) ?? Promise.resolve();
+  private remember(
+    connections: readonly ServerConnection[],
+    trusted: boolean,
+  ): Promise<{ error: unknown } | undefined> {
+    const saving =
+      this.options.projectTrust?.answer(
+        connections.map((c) => c.config),
+        trusted,
+      ) ?? Promise.resolve();
     return saving.then(
       () => undefined,
       (error: unknown) => ({ error }),
@@ -311,11 +339,22 @@ export class McpBridge {
   private baseOptions(config: ServerConfig): ConnectionOptions {
     const { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs, onServerChange } = this.options;
     const features = this.options.featuresFor?.(config);
-    return { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs, features, onServerChange, trusted: () => this.allows(config) };
+    return {
+      projectRoot,
+      env,
+      clientInfo,
+      authStore,
+      signIn,
+      signInTimeoutMs,
+      features,
+      onServerChange,
+      trusted: () => this.allows(config),
+    };
   }
 
   private newConnection(server: ServerConfig): ServerConnection {
-    const serverLog = server.enabled && server.transport === "stdio" ? this.options.serverLogFor?.(server.name) : undefined;
+    const serverLog =
+      server.enabled && server.transport === "stdio" ? this.options.serverLogFor?.(server.name) : undefined;
     const connection: ServerConnection = new ServerConnection(server, {
       ...this.baseOptions(server),
       events: this.options.events,

@@ -50,7 +50,9 @@ export class NoticeMemory {
       if (fresh.length === 0) return [];
       for (const notice of fresh) told.add(notice.key);
       try {
-        await replaceFile(this.file, `${JSON.stringify({ version: FILE_VERSION, told: [...told] }, null, 2)}\n`, { mode: 0o600 });
+        await replaceFile(this.file, `${JSON.stringify({ version: FILE_VERSION, told: [...told] }, null, 2)}\n`, {
+          mode: 0o600,
+        });
         this.lastError = undefined;
       } catch (error) {
         this.lastError = `cannot write ${this.file}: ${errorMessage(error)}`;

@@ -34,7 +34,8 @@ export { canonicalHash as cacheKey } from "../common/canonical-json.ts";
 /** Only what a registration can use: anything else in the file is treated as if it were not there. */
 function isValidEntry(value: unknown): value is CachedTools {
   if (!isObject(value)) return false;
-  if (typeof value.server !== "string" || typeof value.savedAt !== "string" || !Array.isArray(value.tools)) return false;
+  if (typeof value.server !== "string" || typeof value.savedAt !== "string" || !Array.isArray(value.tools))
+    return false;
   return value.tools.every((tool) => isObject(tool) && typeof tool.name === "string" && isObject(tool.inputSchema));
 }
 
@@ -50,7 +51,12 @@ function parseCacheText(text: string): Map<string, CachedTools> {
   for (const [key, entry] of Object.entries(data.entries)) {
     if (!isValidEntry(entry)) continue;
     const protocolVersion = typeof entry.protocolVersion === "string" ? entry.protocolVersion : undefined;
-    entries.set(key, { server: entry.server, savedAt: entry.savedAt, tools: entry.tools, ...(protocolVersion ? { protocolVersion } : {}) });
+    entries.set(key, {
+      server: entry.server,
+      savedAt: entry.savedAt,
+      tools: entry.tools,
+      ...(protocolVersion ? { protocolVersion } : {}),
+    });
   }
   return entries;
 }
@@ -128,7 +134,9 @@ export class ToolCache {
       const entries = await this.readAsync();
       const existing = entries.get(key);
       const unchanged =
-        existing !== undefined && existing.server === stored.server && canonicalJson(existing.tools) === canonicalJson(stored.tools);
+        existing !== undefined &&
+        existing.server === stored.server &&
+        canonicalJson(existing.tools) === canonicalJson(stored.tools);
       if (unchanged) {
         // Same tools as on disk: rewriting the file on every connect would only churn it.
         this.commit(key, stored, entries);
@@ -157,7 +165,9 @@ export class ToolCache {
   /** Drops the oldest entries beyond `maxEntries`; on a tie the entry just written is kept. */
   private evict(entries: Map<string, CachedTools>, keep: string): void {
     if (entries.size <= this.maxEntries) return;
-    const byAge = [...entries].sort(([ka, a], [kb, b]) => savedTime(b) - savedTime(a) || Number(kb === keep) - Number(ka === keep));
+    const byAge = [...entries].sort(
+      ([ka, a], [kb, b]) => savedTime(b) - savedTime(a) || Number(kb === keep) - Number(ka === keep),
+    );
     for (const [key] of byAge.slice(this.maxEntries)) entries.delete(key);
   }
 

@@ -3,7 +3,15 @@
  * The SDK's error types and status codes are checked first; message patterns are only a fallback for errors that
  * reach us without a type (wrapped or stringified by a transport).
  */
-import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode, SdkHttpError, SseError, UnauthorizedError } from "@modelcontextprotocol/client";
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  SseError,
+  UnauthorizedError,
+} from "@modelcontextprotocol/client";
 
 /**
  * What went wrong, as far as deciding what to do next goes: `auth` (credentials: tell the user, never reconnect),
@@ -33,7 +41,8 @@ const TRANSPORT_CODES = new Set([
 /** HTTP statuses after which a fresh connection can help: an expired session (404) or a server restarting behind a proxy. */
 const TRANSPORT_STATUSES = new Set([404, 502, 503, 504]);
 
-const AUTH_PATTERN = /\b(HTTP|status|code)[ :]*40[13]\b|unauthori[sz]ed|forbidden|invalid[_ ]token|authentication (failed|required)/i;
+const AUTH_PATTERN =
+  /\b(HTTP|status|code)[ :]*40[13]\b|unauthori[sz]ed|forbidden|invalid[_ ]token|authentication (failed|required)/i;
 const TRANSPORT_PATTERN =
   /not connected|connection closed|ECONNREFUSED|ECONNRESET|EPIPE|socket hang up|fetch failed|other side closed|terminated|stream (was )?destroyed|write after end/i;
 
@@ -76,9 +85,15 @@ export function classifyError(error: unknown): ErrorKind {
   if (status !== undefined) return TRANSPORT_STATUSES.has(status) ? "transport" : "other";
   if (closedDuringProbe(error)) return "transport";
   if (error instanceof SdkError) {
-    if (error.code === SdkErrorCode.ConnectionClosed || error.code === SdkErrorCode.NotConnected || error.code === SdkErrorCode.SendFailed) return "transport";
+    if (
+      error.code === SdkErrorCode.ConnectionClosed ||
+      error.code === SdkErrorCode.NotConnected ||
+      error.code === SdkErrorCode.SendFailed
+    )
+      return "transport";
     // A failed revision probe wraps what went wrong (the connection refused, an HTTP status): that decides.
-    if (error.code === SdkErrorCode.EraNegotiationFailed && error.cause !== undefined) return classifyError(error.cause);
+    if (error.code === SdkErrorCode.EraNegotiationFailed && error.cause !== undefined)
+      return classifyError(error.cause);
     // Anything else is the SDK's own verdict on what a live server sent (or our own timeout).
     return "other";
   }
@@ -100,12 +115,18 @@ export function classifyError(error: unknown): ErrorKind {
  * or it is one that exits on a method it does not know. The SDK says which only in its message.
  */
 export function closedDuringProbe(error: unknown): boolean {
-  return error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed && /connection closed/i.test(error.message);
+  return (
+    error instanceof SdkError &&
+    error.code === SdkErrorCode.EraNegotiationFailed &&
+    /connection closed/i.test(error.message)
+  );
 }
 
 /** The server answered that it does not know the method (-32601): it does not offer what was asked for. */
 export function isMethodNotFound(error: unknown): boolean {
-  return causeChain(error).some((link) => link instanceof ProtocolError && link.code === ProtocolErrorCode.MethodNotFound);
+  return causeChain(error).some(
+    (link) => link instanceof ProtocolError && link.code === ProtocolErrorCode.MethodNotFound,
+  );
 }
 
 /**
@@ -168,7 +189,9 @@ function schemaIssues(error: unknown): string | undefined {
 export function describeError(error: unknown): string {
   const parts: string[] = [];
   for (const link of causeChain(error)) {
-    let text = schemaIssues(link) ?? (link instanceof Error ? link.message : typeof link === "string" ? link : JSON.stringify(link));
+    let text =
+      schemaIssues(link) ??
+      (link instanceof Error ? link.message : typeof link === "string" ? link : JSON.stringify(link));
     // A server error response reads "MCP error <code>: …"; the code means nothing to a reader.
     text = text.replace(/^MCP error -?\d+: /, "");
     if (text && !parts.some((p) => p.includes(text))) parts.push(text);

@@ -10,7 +10,17 @@
  * switches logging off and is kept in `error` for `/mcp` to show. Nothing here writes to stdout or stderr, which belong
  * to pi's UI.
  */
-import { appendFileSync, chmodSync, closeSync, mkdirSync, openSync, readSync, renameSync, statSync, unlinkSync } from "node:fs";
+import {
+  appendFileSync,
+  chmodSync,
+  closeSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+} from "node:fs";
 import { dirname } from "node:path";
 import { errorMessage } from "./errors.ts";
 import { stripControls } from "./terminal-text.ts";
@@ -220,7 +230,11 @@ export class LogFile implements Logger {
     }
     try {
       const { level, event, server } = record;
-      const entry: Record<string, unknown> = { time, level: typeof level === "string" ? level : "error", event: typeof event === "string" ? event : String(event) };
+      const entry: Record<string, unknown> = {
+        time,
+        level: typeof level === "string" ? level : "error",
+        event: typeof event === "string" ? event : String(event),
+      };
       if (typeof server === "string") entry.server = server;
       entry.unserializable = true;
       return stringify(entry);
@@ -339,7 +353,10 @@ export function readLogTail(path: string, count: number): string[] {
   return lines.slice(-count).map((line) => {
     try {
       const record = JSON.parse(line) as { time?: string; event?: string; line?: unknown; error?: unknown };
-      const body = typeof record.line === "string" ? record.line : `${record.event ?? ""}${typeof record.error === "string" ? `: ${record.error}` : ""}`;
+      const body =
+        typeof record.line === "string"
+          ? record.line
+          : `${record.event ?? ""}${typeof record.error === "string" ? `: ${record.error}` : ""}`;
       return `${record.time?.slice(11, 19) ?? ""} ${body}`.trim();
     } catch {
       return line;

@@ -15,7 +15,10 @@ const MASK = "***";
 
 /** Replaces every secret in `text` with `***`. Longest first, so a secret containing another is fully hidden. */
 export function redact(text: string, secrets: readonly string[]): string {
-  return redactSorted(text, [...secrets].sort((a, b) => b.length - a.length));
+  return redactSorted(
+    text,
+    [...secrets].sort((a, b) => b.length - a.length),
+  );
 }
 
 /** `redact` for secrets already sorted longest first. */
@@ -167,7 +170,10 @@ export class Redactor {
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i]!;
       const item = record[key];
-      const walked = keepBinary && BINARY_KEYS.has(key) && typeof item === "string" ? item : this.walk(item, depth + 1, filter, keepBinary);
+      const walked =
+        keepBinary && BINARY_KEYS.has(key) && typeof item === "string"
+          ? item
+          : this.walk(item, depth + 1, filter, keepBinary);
       if (walked !== item && !out) {
         out = {};
         for (let j = 0; j < i; j++) out[keys[j]!] = record[keys[j]!];

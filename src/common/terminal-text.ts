@@ -41,7 +41,9 @@ export function stripControls(text: string): string {
 
 /** For a name, a title or a one-line label: `stripControls`, with line breaks and tabs as single spaces, trimmed. */
 export function stripControlsLine(text: string): string {
-  return stripControls(text).replace(/\s*[\n\t]+\s*/g, " ").trim();
+  return stripControls(text)
+    .replace(/\s*[\n\t]+\s*/g, " ")
+    .trim();
 }
 
 /**
@@ -50,7 +52,10 @@ export function stripControlsLine(text: string): string {
  * removed, so the text can neither rewrite the line that shows it nor hide part of itself behind a reordering.
  */
 export function visible(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return text.replace(
+    /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 /**

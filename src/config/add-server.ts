@@ -7,7 +7,11 @@ import type { TransportKind } from "./types.ts";
 
 /** The transports `/mcp add` offers: a remote server is added as `http`, which falls back to legacy SSE by itself. */
 export type AddTransport = Exclude<TransportKind, "sse">;
-export type AddAuth = { kind: "none" } | { kind: "bearer"; variable: string } | { kind: "api-key"; header: string; variable: string } | { kind: "oauth" };
+export type AddAuth =
+  | { kind: "none" }
+  | { kind: "bearer"; variable: string }
+  | { kind: "api-key"; header: string; variable: string }
+  | { kind: "oauth" };
 
 export interface AddAnswers {
   transport: AddTransport;
@@ -48,7 +52,25 @@ export function splitCommandLine(line: string): string[] {
 }
 
 const NOISE = new Set(["mcp", "www", "api", "server", "app", "com", "io", "dev", "net", "org", "sse", "http", "https"]);
-const RUNNERS = new Set(["npx", "bunx", "pnpx", "uvx", "node", "python", "python3", "deno", "bun", "docker", "run", "-y", "--yes", "exec", "dlx", "pnpm", "yarn"]);
+const RUNNERS = new Set([
+  "npx",
+  "bunx",
+  "pnpx",
+  "uvx",
+  "node",
+  "python",
+  "python3",
+  "deno",
+  "bun",
+  "docker",
+  "run",
+  "-y",
+  "--yes",
+  "exec",
+  "dlx",
+  "pnpm",
+  "yarn",
+]);
 
 function clean(name: string): string {
   return name
@@ -67,14 +89,20 @@ export function suggestServerName(answers: Pick<AddAnswers, "transport" | "endpo
       const url = new URL(answers.endpoint);
       const labels = url.hostname.split(".").filter((l) => !NOISE.has(l) && !/^\d+$/.test(l));
       const fromHost = labels.length > 1 ? labels[labels.length - 2] : labels[0];
-      const name = clean(fromHost && url.hostname !== "localhost" && url.hostname !== "127.0.0.1" ? fromHost : (url.pathname.split("/").find((p) => p && !NOISE.has(p)) ?? ""));
+      const name = clean(
+        fromHost && url.hostname !== "localhost" && url.hostname !== "127.0.0.1"
+          ? fromHost
+          : (url.pathname.split("/").find((p) => p && !NOISE.has(p)) ?? ""),
+      );
       return name || "remote";
     } catch {
       return "remote";
     }
   }
   const base = (word: string) => word.split(/[/\\]/).pop() ?? word;
-  const words = splitCommandLine(answers.endpoint).filter((w) => !RUNNERS.has(base(w).replace(/\.exe$/, "")) && !w.startsWith("-"));
+  const words = splitCommandLine(answers.endpoint).filter(
+    (w) => !RUNNERS.has(base(w).replace(/\.exe$/, "")) && !w.startsWith("-"),
+  );
   const target = words[0] ?? "";
   // `@scope/server-github` → github; `/path/to/db-server.mjs` → db; `mcp-server-fetch` → fetch.
   const last = target.split(/[/\\]/).filter(Boolean).pop() ?? "";

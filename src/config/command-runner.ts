@@ -4,7 +4,13 @@
  * problem naming the field, never what it printed (that may be half a secret). Commands from a project's config run
  * only once the user trusts its servers. What they print is a secret: the caller adds it to the server's redaction.
  */
-import { type ChildProcessByStdio, spawn, type SpawnOptionsWithStdioTuple, type StdioNull, type StdioPipe } from "node:child_process";
+import {
+  type ChildProcessByStdio,
+  spawn,
+  type SpawnOptionsWithStdioTuple,
+  type StdioNull,
+  type StdioPipe,
+} from "node:child_process";
 import type { Readable } from "node:stream";
 import { plural, seconds } from "../common/text.ts";
 import { type CommandValue, commandValues, invocationOf, outputSecrets } from "./command-value.ts";
@@ -31,11 +37,19 @@ export function runCommand(command: string, options: CommandRunOptions): Promise
   const timeoutMs = options.timeoutMs ?? COMMAND_TIMEOUT_MS;
   const maxBytes = options.maxBytes ?? COMMAND_MAX_OUTPUT_BYTES;
   const invocation = invocationOf(command);
-  const env = Object.fromEntries(Object.entries(options.env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  const env = Object.fromEntries(
+    Object.entries(options.env).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
   const posix = process.platform !== "win32";
   return new Promise((resolve) => {
     // A process group of its own, so that a shell's children end with it when the command is stopped.
-    const spawnOptions: SpawnOptionsWithStdioTuple<StdioNull, StdioPipe, StdioNull> = { cwd: options.cwd, env, stdio: ["ignore", "pipe", "ignore"], detached: posix, windowsHide: true };
+    const spawnOptions: SpawnOptionsWithStdioTuple<StdioNull, StdioPipe, StdioNull> = {
+      cwd: options.cwd,
+      env,
+      stdio: ["ignore", "pipe", "ignore"],
+      detached: posix,
+      windowsHide: true,
+    };
     const child: ChildProcessByStdio<null, Readable, null> = invocation.shell
       ? posix
         ? spawn("/bin/sh", ["-c", invocation.line], spawnOptions)
@@ -51,7 +65,10 @@ export function runCommand(command: string, options: CommandRunOptions): Promise
       if (stop) stopGroup(child.pid, posix, () => child.kill("SIGKILL"));
       resolve(outcome);
     };
-    const timer = setTimeout(() => finish({ problem: `its command did not finish within ${seconds(timeoutMs)}` }, true), timeoutMs);
+    const timer = setTimeout(
+      () => finish({ problem: `its command did not finish within ${seconds(timeoutMs)}` }, true),
+      timeoutMs,
+    );
     child.stdout.on("data", (chunk: Buffer) => {
       size += chunk.length;
       if (size > maxBytes) finish({ problem: `its command printed more than ${plural(maxBytes, "byte")}` }, true);
@@ -59,7 +76,12 @@ export function runCommand(command: string, options: CommandRunOptions): Promise
     });
     child.on("error", (error: NodeJS.ErrnoException) => {
       const program = invocation.shell ? "/bin/sh" : invocation.file;
-      finish({ problem: error.code === "ENOENT" ? `its command's program '${program}' was not found` : `its command could not be started (${error.code ?? "error"})` });
+      finish({
+        problem:
+          error.code === "ENOENT"
+            ? `its command's program '${program}' was not found`
+            : `its command could not be started (${error.code ?? "error"})`,
+      });
     });
     child.on("close", (code, signal) => {
       if (code !== 0) {
@@ -112,7 +134,9 @@ export async function runCommandValues(config: ServerConfig, options: CommandVal
       run.outputs.set(field, outcome.value);
       run.secrets.push(...outputSecrets(outcome.value));
     } else {
-      run.errors.push(`\`${field}\` is a \`!command\` value, and ${outcome.problem} (what it printed is not shown); fix the command in ${describeSource(config.source)}`);
+      run.errors.push(
+        `\`${field}\` is a \`!command\` value, and ${outcome.problem} (what it printed is not shown); fix the command in ${describeSource(config.source)}`,
+      );
     }
   });
   return run;

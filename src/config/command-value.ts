@@ -43,7 +43,8 @@ export function commandValues(config: ServerConfig): CommandValue[] {
     .filter(([, value]) => isCommandValue(value))
     .map(([key, value]) => ({ field: `${group}.${key}`, command: commandText(value) }));
   const secret = config.transport === "stdio" ? undefined : config.oauth?.clientSecret;
-  if (secret !== undefined && isCommandValue(secret)) found.push({ field: clientSecretField(config), command: commandText(secret) });
+  if (secret !== undefined && isCommandValue(secret))
+    found.push({ field: clientSecretField(config), command: commandText(secret) });
   return found;
 }
 
@@ -55,7 +56,8 @@ export function invocationOf(command: string): Invocation {
   const line = command.trim();
   const words = line.split(/[ \t]+/);
   // `NAME=value command` sets a variable in a shell; run as a program it would look for a file named `NAME=value`.
-  if (PLAIN_COMMAND.test(line) && !words[0]!.includes("=")) return { shell: false, file: words[0]!, args: words.slice(1) };
+  if (PLAIN_COMMAND.test(line) && !words[0]!.includes("="))
+    return { shell: false, file: words[0]!, args: words.slice(1) };
   return { shell: true, line };
 }
 

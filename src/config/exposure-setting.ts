@@ -8,7 +8,16 @@
  */
 import { quoteValue } from "../common/text.ts";
 import { isObject } from "../common/values.ts";
-import type { ConfigProblem, ConfigSource, ConfiguredExposure, Exposure, ExposureDefaults, ExposureSetting, ExposureThreshold, ToolExposureRule } from "./types.ts";
+import type {
+  ConfigProblem,
+  ConfigSource,
+  ConfiguredExposure,
+  Exposure,
+  ExposureDefaults,
+  ExposureSetting,
+  ExposureThreshold,
+  ToolExposureRule,
+} from "./types.ts";
 
 export const EXPOSURE_KEY = "exposure";
 export const THRESHOLD_KEY = "exposureThreshold";
@@ -24,8 +33,14 @@ export function exposureDefaultsOr(configured: ConfiguredExposure, unset: Exposu
 /** Names other clients use for the same modes. pi 1.x's code mode is not the bridge's: its tools are deferred instead. */
 const ALIASES: Record<string, { exposure: Exposure; note?: string }> = {
   search: { exposure: "deferred" },
-  codemode: { exposure: "deferred", note: "the bridge has no code mode; its tools are deferred behind tool_search instead" },
-  "codemode-deferred": { exposure: "deferred", note: "the bridge has no code mode; its tools are deferred behind tool_search instead" },
+  codemode: {
+    exposure: "deferred",
+    note: "the bridge has no code mode; its tools are deferred behind tool_search instead",
+  },
+  "codemode-deferred": {
+    exposure: "deferred",
+    note: "the bridge has no code mode; its tools are deferred behind tool_search instead",
+  },
 };
 
 const MODES = ["direct", "deferred", "hidden"] as const;
@@ -40,7 +55,8 @@ function readExposure(
     if ((MODES as readonly string[]).includes(value)) return { exposure: value as Exposure };
     if (allowAuto && value === "auto") return { exposure: "auto" };
     const alias = ALIASES[value];
-    if (alias) return { exposure: alias.exposure, warning: alias.note && `\`${field}\` ${quoteValue(value)}: ${alias.note}` };
+    if (alias)
+      return { exposure: alias.exposure, warning: alias.note && `\`${field}\` ${quoteValue(value)}: ${alias.note}` };
   }
   const choices = [...MODES, ...(allowAuto ? ["auto"] : []), "search"].map((m) => `"${m}"`).join(", ");
   return { error: `\`${field}\` must be one of ${choices} (got ${quoteValue(value)})` };
@@ -63,7 +79,9 @@ export function validateExposure(
   const rules = entry.toolExposure;
   if (rules !== undefined && rules !== null) {
     if (!isObject(rules)) {
-      errors.push('`toolExposure` must be an object of tool names or patterns to "direct", "deferred" or "hidden", e.g. {"search_code": "direct", "delete_*": "hidden"}');
+      errors.push(
+        '`toolExposure` must be an object of tool names or patterns to "direct", "deferred" or "hidden", e.g. {"search_code": "direct", "delete_*": "hidden"}',
+      );
     } else {
       for (const [pattern, value] of Object.entries(rules)) {
         const read = readExposure(value, `toolExposure.${pattern}`, false);
@@ -85,11 +103,16 @@ export function readThreshold(value: unknown): { threshold?: ExposureThreshold; 
   } else if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) {
     return { threshold: { tokens: value } };
   }
-  return { error: `\`${THRESHOLD_KEY}\` must be a share of the model's context window such as "10%", or a number of tokens (got ${quoteValue(value)})` };
+  return {
+    error: `\`${THRESHOLD_KEY}\` must be a share of the model's context window such as "10%", or a number of tokens (got ${quoteValue(value)})`,
+  };
 }
 
 /** The top-level `exposure` and `exposureThreshold` a parsed file sets, and what is wrong with them. */
-export function exposureDefaults(doc: unknown, source: ConfigSource): { exposure?: ExposureSetting; threshold?: ExposureThreshold; problems: ConfigProblem[] } {
+export function exposureDefaults(
+  doc: unknown,
+  source: ConfigSource,
+): { exposure?: ExposureSetting; threshold?: ExposureThreshold; problems: ConfigProblem[] } {
   const problems: ConfigProblem[] = [];
   if (!isObject(doc)) return { problems };
   const out: { exposure?: ExposureSetting; threshold?: ExposureThreshold; problems: ConfigProblem[] } = { problems };

@@ -20,7 +20,8 @@ export const USER_CONFIG_NAME = "mcp.json";
 
 export function configSources(locations: ConfigLocations): ConfigSource[] {
   const sources: ConfigSource[] = [];
-  if (locations.extraPath) sources.push({ scope: "flag", path: path.resolve(locations.projectRoot, locations.extraPath) });
+  if (locations.extraPath)
+    sources.push({ scope: "flag", path: path.resolve(locations.projectRoot, locations.extraPath) });
   sources.push({ scope: "project", path: path.join(locations.projectRoot, PROJECT_CONFIG_PATH) });
   sources.push({ scope: "user", path: path.join(locations.agentDir, USER_CONFIG_NAME) });
   sources.push({ scope: "bundled", path: locations.bundledPath });
@@ -33,13 +34,25 @@ async function readSource(source: ConfigSource): Promise<{ input: ConfigFileInpu
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" && source.scope !== "flag") return { input: { source, text: undefined } };
-    const reason = code === "ENOENT" ? "file not found" : code === "EISDIR" ? "is a directory" : code === "EACCES" ? "permission denied" : String(error);
-    return { input: { source, text: undefined }, problem: { level: "error", source, message: `cannot read the file: ${reason}` } };
+    const reason =
+      code === "ENOENT"
+        ? "file not found"
+        : code === "EISDIR"
+          ? "is a directory"
+          : code === "EACCES"
+            ? "permission denied"
+            : String(error);
+    return {
+      input: { source, text: undefined },
+      problem: { level: "error", source, message: `cannot read the file: ${reason}` },
+    };
   }
 }
 
 /** Reads every layer (in parallel) and merges them. */
-export async function loadLayeredConfig(locations: ConfigLocations): Promise<LayeredConfig & { sources: ConfigSource[] }> {
+export async function loadLayeredConfig(
+  locations: ConfigLocations,
+): Promise<LayeredConfig & { sources: ConfigSource[] }> {
   const sources = configSources(locations);
   const reads = await Promise.all(sources.map(readSource));
   const layered = layerConfigs(reads.map((r) => r.input));

@@ -60,7 +60,15 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
       if (isToggleOnly(entry)) {
         const lower = merged.get(name);
         if (lower) merged.set(name, applyToggle(lower, entry, source, problems));
-        else problems.push({ level: "error", source, server, message: `only sets ${Object.keys(entry).map((k) => `\`${k}\``).join(", ")}, but no lower-priority config defines this server` });
+        else
+          problems.push({
+            level: "error",
+            source,
+            server,
+            message: `only sets ${Object.keys(entry)
+              .map((k) => `\`${k}\``)
+              .join(", ")}, but no lower-priority config defines this server`,
+          });
         continue;
       }
       const result = validateServerEntry(name, entry, source);
@@ -82,11 +90,19 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
     servers: [...order].map((name) => merged.get(name)!),
     problems,
     approval,
-    exposure: { ...(exposure.exposure ? { exposure: exposure.exposure } : {}), threshold: exposure.threshold ?? DEFAULT_EXPOSURE_THRESHOLD },
+    exposure: {
+      ...(exposure.exposure ? { exposure: exposure.exposure } : {}),
+      threshold: exposure.threshold ?? DEFAULT_EXPOSURE_THRESHOLD,
+    },
   };
 }
 
-function applyToggle(config: ServerConfig, entry: JsonObject, source: ConfigSource, problems: ConfigProblem[]): ServerConfig {
+function applyToggle(
+  config: ServerConfig,
+  entry: JsonObject,
+  source: ConfigSource,
+  problems: ConfigProblem[],
+): ServerConfig {
   let enabled = config.enabled;
   if (typeof entry.enabled === "boolean") enabled = entry.enabled;
   if (entry.disabled === true) enabled = false;

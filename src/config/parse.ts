@@ -17,7 +17,14 @@ export const SERVER_MAP_KEYS = ["mcpServers", "servers", "mcp"] as const;
  * Every top-level key a config file may hold: the server maps, `approval`, `exposure`, `exposureThreshold`, and keys of files written for other clients
  * that the bridge reads as they are (`$schema`, VS Code's `inputs`). Any other key gets a warning, except {@link IGNORED_TOP_LEVEL_KEYS}.
  */
-const KNOWN_TOP_LEVEL_KEYS: readonly string[] = [...SERVER_MAP_KEYS, APPROVAL_KEY, EXPOSURE_KEY, THRESHOLD_KEY, "$schema", "inputs"];
+const KNOWN_TOP_LEVEL_KEYS: readonly string[] = [
+  ...SERVER_MAP_KEYS,
+  APPROVAL_KEY,
+  EXPOSURE_KEY,
+  THRESHOLD_KEY,
+  "$schema",
+  "inputs",
+];
 
 /** Keys of other clients that mean nothing here and are left alone without a warning: pi 1.x's switch for its code mode. */
 const IGNORED_TOP_LEVEL_KEYS: readonly string[] = ["autoEnableCodemode"];
@@ -71,7 +78,9 @@ export function parseConfigText(text: string): { value?: unknown; error?: string
   const tooDeep = firstTooDeep(body);
   if (tooDeep !== undefined) {
     const { line, column } = lineAndColumn(body, tooDeep);
-    return { error: `objects and arrays nest more than ${MAX_NESTING} levels deep (at line ${line}, column ${column})` };
+    return {
+      error: `objects and arrays nest more than ${MAX_NESTING} levels deep (at line ${line}, column ${column})`,
+    };
   }
   const errors: ParseError[] = [];
   const tree = parseTree(body, errors, { allowTrailingComma: true, disallowComments: false });
@@ -125,31 +134,53 @@ function lineAndColumn(text: string, offset: number): { line: number; column: nu
 }
 
 /** Finds the server map(s) in a parsed file, in any of the accepted shapes. */
-export function extractServerEntries(doc: unknown, source: ConfigSource): { entries: ServerEntryText[]; problems: ConfigProblem[] } {
+export function extractServerEntries(
+  doc: unknown,
+  source: ConfigSource,
+): { entries: ServerEntryText[]; problems: ConfigProblem[] } {
   const problems: ConfigProblem[] = [];
   const entries: ServerEntryText[] = [];
   if (!isObject(doc)) {
-    problems.push({ level: "error", source, message: "the file must hold a JSON object with an `mcpServers` (or `servers`, `mcp`) object" });
+    problems.push({
+      level: "error",
+      source,
+      message: "the file must hold a JSON object with an `mcpServers` (or `servers`, `mcp`) object",
+    });
     return { entries, problems };
   }
   for (const key of Object.keys(doc)) {
     if (KNOWN_TOP_LEVEL_KEYS.includes(key) || IGNORED_TOP_LEVEL_KEYS.includes(key)) continue;
     const guess = closestMatch(key, KNOWN_TOP_LEVEL_KEYS);
-    const hint = guess ? `did you mean \`${guess}\`?` : `the keys read here are ${KNOWN_TOP_LEVEL_KEYS.map((k) => `\`${k}\``).join(", ")}`;
-    problems.push({ level: "warning", source, message: `unknown top-level key ${quoteValue(key, 60)} is ignored; ${hint}` });
+    const hint = guess
+      ? `did you mean \`${guess}\`?`
+      : `the keys read here are ${KNOWN_TOP_LEVEL_KEYS.map((k) => `\`${k}\``).join(", ")}`;
+    problems.push({
+      level: "warning",
+      source,
+      message: `unknown top-level key ${quoteValue(key, 60)} is ignored; ${hint}`,
+    });
   }
   const seen = new Map<string, string>();
   for (const key of SERVER_MAP_KEYS) {
     if (!(key in doc)) continue;
     const map = doc[key];
     if (!isObject(map)) {
-      problems.push({ level: "error", source, message: `\`${key}\` must be an object mapping server names to their settings` });
+      problems.push({
+        level: "error",
+        source,
+        message: `\`${key}\` must be an object mapping server names to their settings`,
+      });
       continue;
     }
     for (const [name, entry] of Object.entries(map)) {
       const earlier = seen.get(name);
       if (earlier !== undefined) {
-        problems.push({ level: "warning", source, server: serverLabel(name), message: `defined under both \`${earlier}\` and \`${key}\`; the \`${earlier}\` entry is used` });
+        problems.push({
+          level: "warning",
+          source,
+          server: serverLabel(name),
+          message: `defined under both \`${earlier}\` and \`${key}\`; the \`${earlier}\` entry is used`,
+        });
         continue;
       }
       seen.set(name, key);

@@ -27,7 +27,10 @@ export function handshakeRevisionsUpTo(revision: string): string[] {
 /** Reads `protocolVersion`; absent means "auto". */
 export function protocolSetting(value: unknown, errors: string[]): ProtocolSetting {
   if (value === undefined || value === null || value === "auto") return "auto";
-  if (typeof value === "string" && (PROTOCOL_REVISIONS as readonly string[]).includes(value)) return value as ProtocolRevision;
-  errors.push(`\`protocolVersion\` must be "auto" or one of ${PROTOCOL_REVISIONS.map((r) => `"${r}"`).join(", ")} (got ${quoteValue(value)})`);
+  if (typeof value === "string" && (PROTOCOL_REVISIONS as readonly string[]).includes(value))
+    return value as ProtocolRevision;
+  errors.push(
+    `\`protocolVersion\` must be "auto" or one of ${PROTOCOL_REVISIONS.map((r) => `"${r}"`).join(", ")} (got ${quoteValue(value)})`,
+  );
   return "auto";
 }

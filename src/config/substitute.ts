@@ -83,7 +83,9 @@ export function configVarRefs(config: ServerConfig): string[] {
     ...Object.values(config.env).filter((value) => !isCommandValue(value)),
     ...Object.values(config.headers).filter((value) => !isCommandValue(value)),
     config.oauth?.clientId ?? "",
-    config.oauth?.clientSecret !== undefined && !isCommandValue(config.oauth.clientSecret) ? config.oauth.clientSecret : "",
+    config.oauth?.clientSecret !== undefined && !isCommandValue(config.oauth.clientSecret)
+      ? config.oauth.clientSecret
+      : "",
     config.oauth?.authorizationUrl ?? "",
     config.oauth?.tokenUrl ?? "",
     ...[
@@ -151,7 +153,12 @@ export interface ResolveOptions {
  * `command`, `args` or `cwd` (an empty path can widen what the server reaches); a local server's `env` entry that
  * needs one is left out, with a warning naming it, rather than set empty.
  */
-export function resolveServerConfig(config: ServerConfig, env: Environment, projectRoot: string, options: ResolveOptions = {}): Resolution {
+export function resolveServerConfig(
+  config: ServerConfig,
+  env: Environment,
+  projectRoot: string,
+  options: ResolveOptions = {},
+): Resolution {
   const errors: string[] = [];
   const warnings: string[] = [];
   const secrets: string[] = [];
@@ -190,7 +197,9 @@ export function resolveServerConfig(config: ServerConfig, env: Environment, proj
       }
       const result = sub(value);
       if (result.missing.length) {
-        warnings.push(`environment variable ${missingText(result.missing)} is not set, so \`env.${key}\` is not passed to the server`);
+        warnings.push(
+          `environment variable ${missingText(result.missing)} is not set, so \`env.${key}\` is not passed to the server`,
+        );
         continue;
       }
       childEnv[key] = result.value;
@@ -206,7 +215,9 @@ export function resolveServerConfig(config: ServerConfig, env: Environment, proj
     // root): a missing variable there stops the server instead.
     if (missingIn.length) {
       const where = missingIn.map(([field, names]) => `${missingText(names)} in \`${field}\``).join(", ");
-      errors.push(`environment variable ${where} is not set; set it in the environment pi starts from, or give a default with \${VAR:-value}`);
+      errors.push(
+        `environment variable ${where} is not set; set it in the environment pi starts from, or give a default with \${VAR:-value}`,
+      );
       return { errors, warnings, secrets: usable(secrets) };
     }
     if (command.value.trim() === "") errors.push("`command` is empty after variable substitution");
@@ -229,7 +240,9 @@ export function resolveServerConfig(config: ServerConfig, env: Environment, proj
     secrets.push(result.value.replace(/^(Bearer|Basic|Token)\s+/i, ""));
   }
   if (missing.length) {
-    errors.push(`environment variable ${missing.join(", ")} is not set; set it in the environment pi starts from, or give a default with \${VAR:-value}`);
+    errors.push(
+      `environment variable ${missing.join(", ")} is not set; set it in the environment pi starts from, or give a default with \${VAR:-value}`,
+    );
   } else {
     try {
       const parsed = new URL(url.value);
@@ -239,7 +252,12 @@ export function resolveServerConfig(config: ServerConfig, env: Environment, proj
       errors.push("`url` is not a valid URL after variable substitution");
     }
   }
-  return { endpoint: errors.length ? undefined : { kind: config.transport, url: url.value, headers }, errors, warnings, secrets: usable(secrets) };
+  return {
+    endpoint: errors.length ? undefined : { kind: config.transport, url: url.value, headers },
+    errors,
+    warnings,
+    secrets: usable(secrets),
+  };
 }
 
 /** A key whose value is a credential by its name, however short or plain the value. */
@@ -252,7 +270,10 @@ const SECRET_KEY = /(key|token|secret|passw(or)?d|pwd|auth|credential|private|se
  */
 export function inlineEnvSecrets(key: string, value: string): string[] {
   // The literal parts around the references (a NUL cannot be in an environment value).
-  const inline = value.replace(VAR_PATTERN, "\0").split("\0").filter((part) => part !== "");
+  const inline = value
+    .replace(VAR_PATTERN, "\0")
+    .split("\0")
+    .filter((part) => part !== "");
   if (SECRET_KEY.test(key)) return inline;
   return inline.flatMap((part) => {
     if (isPlainValue(part)) return [];
@@ -267,7 +288,9 @@ const SECRET_FLAG = /^--?[A-Za-z0-9_-]*(token|secret|passw(or)?d|api[_-]?key|api
 /** Values given to secret-looking flags on a command line: `--token X` and `--token=X`. */
 export function argSecrets(args: readonly string[]): string[] {
   return args.flatMap((arg, i) => {
-    const [flag, value] = arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [args[i - 1] ?? "", arg];
+    const [flag, value] = arg.includes("=")
+      ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)]
+      : [args[i - 1] ?? "", arg];
     return SECRET_FLAG.test(flag) && value !== "" ? [value] : [];
   });
 }

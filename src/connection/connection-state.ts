@@ -77,9 +77,13 @@ export function transition<S>(state: ConnectionState<S>, event: ConnectionEvent<
     case "gaveUp":
       // One waiting for a sign-in keeps waiting (as a copy: the giving up is still recorded).
       if (state.kind === "needsSignIn") return { ...state };
-      return state.kind === "retrying" ? { kind: "gaveUp", error, attempts: event.attempts, exhausted: event.exhausted, wasUp } : state;
+      return state.kind === "retrying"
+        ? { kind: "gaveUp", error, attempts: event.attempts, exhausted: event.exhausted, wasUp }
+        : state;
     case "stopped":
-      return state.kind === "idle" || state.kind === "disabled" ? state : { kind: "stopped", reason: event.reason, wasUp };
+      return state.kind === "idle" || state.kind === "disabled"
+        ? state
+        : { kind: "stopped", reason: event.reason, wasUp };
     case "signedOut":
       return { kind: "gaveUp", error: event.message, attempts: 0, exhausted: false, wasUp };
     case "closed": {
@@ -133,7 +137,8 @@ export function errorOf(state: ConnectionState): string | undefined {
 
 /** What `/mcp` says a server is doing about being down, or how far a connect has got. */
 export function stateDetail(state: ConnectionState, maxAttempts: number, now: number): string | undefined {
-  if (state.kind === "connecting") return state.attempt > 0 ? `connecting (attempt ${state.attempt}/${maxAttempts})` : "connecting";
+  if (state.kind === "connecting")
+    return state.attempt > 0 ? `connecting (attempt ${state.attempt}/${maxAttempts})` : "connecting";
   if (state.kind === "needsSignIn") return "needs sign-in";
   if (state.kind === "gaveUp") return state.attempts > 0 ? `gave up after ${state.attempts} attempts` : "not retried";
   if (state.kind !== "retrying" || state.at === undefined) return undefined;

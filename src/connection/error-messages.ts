@@ -2,7 +2,15 @@
  * The words of a server's errors: what failed, why, and what to change. Every message passes through the server's
  * redaction, since a stderr tail or a URL can carry a secret.
  */
-import { BridgeError, describeError, errorMessage, type ErrorKind, httpStatusOf, kindOf, ShutDownError } from "../common/errors.ts";
+import {
+  BridgeError,
+  describeError,
+  errorMessage,
+  type ErrorKind,
+  httpStatusOf,
+  kindOf,
+  ShutDownError,
+} from "../common/errors.ts";
 import { describeSource, type ServerConfig } from "../config/types.ts";
 import { seconds } from "../common/text.ts";
 import { displayUrl, findVarRefs } from "../config/substitute.ts";
@@ -44,16 +52,20 @@ export interface ErrorContext {
  * codes 127 and 126). Undefined when nothing says so.
  */
 export function permanentLaunchFailure(exitCode: number | null | undefined, stderr: string): string | undefined {
-  if (/\bnpm (?:error|ERR!) (?:code E404|404\b)/.test(stderr)) return "the package it runs does not exist in the npm registry (npm E404)";
-  if (/\bnpm (?:error|ERR!) code ETARGET\b/.test(stderr)) return "no version of the package it runs matches the one asked for (npm ETARGET)";
+  if (/\bnpm (?:error|ERR!) (?:code E404|404\b)/.test(stderr))
+    return "the package it runs does not exist in the npm registry (npm E404)";
+  if (/\bnpm (?:error|ERR!) code ETARGET\b/.test(stderr))
+    return "no version of the package it runs matches the one asked for (npm ETARGET)";
   if (exitCode === 127) return "its command was not found (exit code 127)";
   if (exitCode === 126) return "its command could not be run (exit code 126)";
   return undefined;
 }
 
-
 /** For anything asked of a server after the bridge shut it down (`whileConnecting`: the shutdown came mid-connect). */
-export function shutDownError(server: string, options: { whileConnecting?: boolean; cause?: unknown } = {}): ShutDownError {
+export function shutDownError(
+  server: string,
+  options: { whileConnecting?: boolean; cause?: unknown } = {},
+): ShutDownError {
   const what = options.whileConnecting ? "was shut down while connecting" : "is shut down";
   return new ShutDownError(server, `MCP server '${server}' ${what}`, { cause: options.cause });
 }
@@ -61,7 +73,8 @@ export function shutDownError(server: string, options: { whileConnecting?: boole
 function authMessage(ctx: ErrorContext, error: unknown): string {
   const { config } = ctx;
   // An OAuth error the bridge worded already (a token endpoint's or an identity provider's answer) keeps its words.
-  if (ctx.oauth) return error instanceof BridgeError ? error.message : (ctx.oauthRefused ?? needsSignInMessage(config.name));
+  if (ctx.oauth)
+    return error instanceof BridgeError ? error.message : (ctx.oauthRefused ?? needsSignInMessage(config.name));
   const status = httpStatusOf(error);
   const where = describeSource(config.source);
   const headerNames = Object.keys(config.headers);
@@ -71,13 +84,22 @@ function authMessage(ctx: ErrorContext, error: unknown): string {
     fix = `it sends no credentials; add an \`Authorization\` (or API key) header to '${config.name}' in ${where}`;
   } else {
     fix = `check the ${headerNames.map((h) => `\`${h}\``).join(", ")} ${headerNames.length > 1 ? "headers" : "header"} of '${config.name}' in ${where}`;
-    if (vars.length) fix += ` and that ${[...new Set(vars)].map((v) => `\${${v}}`).join(", ")} holds a valid, unexpired credential`;
+    if (vars.length)
+      fix += ` and that ${[...new Set(vars)].map((v) => `\${${v}}`).join(", ")} holds a valid, unexpired credential`;
   }
-  const statusText = status === 403 ? "HTTP 403 (forbidden)" : status === 401 ? "HTTP 401 (unauthorized)" : "an authentication error";
-  return ctx.redact(`MCP server '${config.name}' rejected the request with ${statusText}: ${fix}. Reconnecting would not help, so it was not retried.`);
+  const statusText =
+    status === 403 ? "HTTP 403 (forbidden)" : status === 401 ? "HTTP 401 (unauthorized)" : "an authentication error";
+  return ctx.redact(
+    `MCP server '${config.name}' rejected the request with ${statusText}: ${fix}. Reconnecting would not help, so it was not retried.`,
+  );
 }
 
-export function callError(ctx: ErrorContext, kind: Exclude<ErrorKind, "transport">, toolName: string, error: unknown): BridgeError {
+export function callError(
+  ctx: ErrorContext,
+  kind: Exclude<ErrorKind, "transport">,
+  toolName: string,
+  error: unknown,
+): BridgeError {
   const { config } = ctx;
   switch (kind) {
     case "cancelled":
@@ -93,9 +115,14 @@ export function callError(ctx: ErrorContext, kind: Exclude<ErrorKind, "transport
     case "auth":
       return new BridgeError("auth", config.name, authMessage(ctx, error), { cause: error });
     default:
-      return new BridgeError("other", config.name, ctx.redact(`MCP server '${config.name}' failed '${toolName}': ${describeError(error)}`), {
-        cause: error,
-      });
+      return new BridgeError(
+        "other",
+        config.name,
+        ctx.redact(`MCP server '${config.name}' failed '${toolName}': ${describeError(error)}`),
+        {
+          cause: error,
+        },
+      );
   }
 }
 
@@ -118,13 +145,18 @@ function handshakeTimeoutMessage(ctx: ErrorContext, elapsedMs: number, where: st
     message = `MCP server '${config.name}'${where} completed the MCP handshake, but its tool list had not arrived after ${measured(elapsedMs)}, ${timer}`;
   } else {
     message = `MCP server '${config.name}'${where}: no answer to the MCP handshake after ${measured(elapsedMs)}, ${timer}`;
-    if (local) message += ctx.wroteToStdout ? "; it wrote to stdout but did not complete the handshake" : "; its process was running but had written nothing to stdout";
+    if (local)
+      message += ctx.wroteToStdout
+        ? "; it wrote to stdout but did not complete the handshake"
+        : "; its process was running but had written nothing to stdout";
   }
   if (local) message += ", so it was stopped";
   if (local && ctx.nonJsonLines > 0) {
     message += `; it wrote ${ctx.nonJsonLines} line(s) to stdout that are not JSON-RPC messages (a server must log to stderr, not stdout)`;
   }
-  const slow = local ? "it is just slow to start (the first `npx` download of a server can take a minute)" : "the server is just slow to answer";
+  const slow = local
+    ? "it is just slow to start (the first `npx` download of a server can take a minute)"
+    : "the server is just slow to answer";
   return `${message}. Raise \`${field}\` for '${config.name}' in ${config.source.path} if ${slow}.`;
 }
 
@@ -164,7 +196,13 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
   }
   message += ctx.stderr();
   // A launcher that failed for good is a mistake in the entry, which no restart fixes.
-  const bridgeKind = permanent ? "config" : kind === "timeout" ? "timeout" : kind === "transport" ? "transport" : "other";
+  const bridgeKind = permanent
+    ? "config"
+    : kind === "timeout"
+      ? "timeout"
+      : kind === "transport"
+        ? "transport"
+        : "other";
   return new BridgeError(bridgeKind, config.name, ctx.redact(message), { cause: error });
 }
 
@@ -183,11 +221,18 @@ export function lostAgainError(ctx: ErrorContext, toolName: string, cause: strin
 }
 
 export function cancelledError(server: string, toolName: string, cause?: unknown): BridgeError {
-  return new BridgeError("cancelled", server, `Call to '${toolName}' on MCP server '${server}' was cancelled`, { cause });
+  return new BridgeError("cancelled", server, `Call to '${toolName}' on MCP server '${server}' was cancelled`, {
+    cause,
+  });
 }
 
 /** A call waited as long as its own timeout for a reconnect that is still under way. */
-export function stillReconnectingError(ctx: ErrorContext, state: ConnectionState, maxAttempts: number, toolName: string): BridgeError {
+export function stillReconnectingError(
+  ctx: ErrorContext,
+  state: ConnectionState,
+  maxAttempts: number,
+  toolName: string,
+): BridgeError {
   const { name, requestTimeout } = ctx.config;
   const attempt = "attempt" in state ? state.attempt : 0;
   const message = `MCP server '${name}' is still reconnecting after ${seconds(requestTimeout)} (attempt ${attempt}/${maxAttempts}; last error: ${errorOf(state) ?? "none"}); '${toolName}' was not run`;
@@ -199,20 +244,36 @@ export function notConnectedError(ctx: ErrorContext, state: ConnectionState, max
   const { name, transport } = ctx.config;
   const lastError = errorOf(state);
   if (state.kind === "gaveUp" && state.exhausted) {
-    return new BridgeError("transport", name, ctx.redact(gaveUpMessage(name, state.attempts, lastError, transport === "stdio")));
+    return new BridgeError(
+      "transport",
+      name,
+      ctx.redact(gaveUpMessage(name, state.attempts, lastError, transport === "stdio")),
+    );
   }
-  const suffix = inSchedule(state) && "attempt" in state ? ` (retrying in the background: attempt ${state.attempt}/${maxAttempts})` : "";
-  return new BridgeError("transport", name, ctx.redact(`${lastError ?? `MCP server '${name}' is not connected`}${suffix}`));
+  const suffix =
+    inSchedule(state) && "attempt" in state
+      ? ` (retrying in the background: attempt ${state.attempt}/${maxAttempts})`
+      : "";
+  return new BridgeError(
+    "transport",
+    name,
+    ctx.redact(`${lastError ?? `MCP server '${name}' is not connected`}${suffix}`),
+  );
 }
 
 /** A call to a server switched off in its config. */
 export function disabledError(config: ServerConfig): BridgeError {
-  return new BridgeError("config", config.name, `MCP server '${config.name}' is disabled in ${describeSource(config.enabledSource ?? config.source)}`);
+  return new BridgeError(
+    "config",
+    config.name,
+    `MCP server '${config.name}' is disabled in ${describeSource(config.enabledSource ?? config.source)}`,
+  );
 }
 
 /** `/mcp auth` for a server that does not sign in with OAuth. */
 export function noOAuthError(config: ServerConfig): BridgeError {
-  const why = config.transport === "stdio" ? "it is a local server" : "its config turns it off or sets an Authorization header";
+  const why =
+    config.transport === "stdio" ? "it is a local server" : "its config turns it off or sets an Authorization header";
   return new BridgeError("config", config.name, `MCP server '${config.name}' does not use OAuth (${why})`);
 }
 

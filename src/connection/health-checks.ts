@@ -85,7 +85,13 @@ export class HealthChecks {
         return;
       }
       const detail = kind === "timeout" ? `no answer to a ping within ${seconds(pingTimeout)}` : describeError(error);
-      report.log("warn", "request", { method: "ping", durationMs: Date.now() - started, ok: false, why, error: this.options.redact(detail) });
+      report.log("warn", "request", {
+        method: "ping",
+        durationMs: Date.now() - started,
+        ok: false,
+        why,
+        error: this.options.redact(detail),
+      });
       this.options.lost(session, detail);
     }
   }

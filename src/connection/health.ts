@@ -9,7 +9,8 @@ import type { RetryPolicy } from "../config/types.ts";
  * `not started`: a lazy server nothing has needed yet. `disabled`: switched off in config. `needs sign-in`: an OAuth
  * server that wants the user to sign in, which nobody could do yet (no UI at startup, print mode).
  */
-export type HealthStatus = "disabled" | "not started" | "connecting" | "connected" | "disconnected" | "error" | "needs sign-in";
+export type HealthStatus =
+  "disabled" | "not started" | "connecting" | "connected" | "disconnected" | "error" | "needs sign-in";
 
 /** Delay before retry `attempt` (0-based): `min(2^attempt * initial, max)`. */
 export function backoffDelay(attempt: number, policy: Pick<RetryPolicy, "initialDelayMs" | "maxDelayMs">): number {
@@ -108,7 +109,14 @@ export class HealthTracker {
 }
 
 /** What a call to a server that stopped retrying is told. */
-export function gaveUpMessage(serverId: string, attempts: number, lastError: string | undefined, local: boolean): string {
-  const what = local ? `was not restarted again after ${plural(attempts, "restart attempt")}` : `is disconnected after ${attempts} retry attempts`;
+export function gaveUpMessage(
+  serverId: string,
+  attempts: number,
+  lastError: string | undefined,
+  local: boolean,
+): string {
+  const what = local
+    ? `was not restarted again after ${plural(attempts, "restart attempt")}`
+    : `is disconnected after ${attempts} retry attempts`;
   return `MCP server '${serverId}' ${what}. Last error: ${lastError ?? "unknown"}.`;
 }

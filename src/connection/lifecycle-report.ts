@@ -116,7 +116,14 @@ export class LifecycleReport {
     } else {
       this.health.call(false);
       const kind = outcome.error instanceof BridgeError ? outcome.error.kind : "other";
-      this.logCall("warn", { method: "tools/call", tool, durationMs, ok: false, kind, error: errorMessage(outcome.error) });
+      this.logCall("warn", {
+        method: "tools/call",
+        tool,
+        durationMs,
+        ok: false,
+        kind,
+        error: errorMessage(outcome.error),
+      });
     }
   }
 
@@ -129,7 +136,12 @@ export class LifecycleReport {
         this.emit("mcp.connecting", { attempt: event.attempt, maxAttempts: this.maxAttempts });
         return this.log("info", "connecting", { attempt: event.attempt });
       case "failed":
-        return this.log("warn", "connect.failed", { attempt, durationMs: event.durationMs, kind: event.kind, error: event.error });
+        return this.log("warn", "connect.failed", {
+          attempt,
+          durationMs: event.durationMs,
+          kind: event.kind,
+          error: event.error,
+        });
       case "connected": {
         const { durationMs, toolCount, transport } = event;
         const downtime = this.health.connected(now);
@@ -149,7 +161,8 @@ export class LifecycleReport {
       case "gaveUp": {
         const { attempts, reason } = event;
         this.log("error", "gave.up", { attempts, error: reason });
-        if (event.exhausted) this.emit("mcp.disconnected", { reason: `gave up after ${attempts} attempts: ${reason}`, wasClean: false });
+        if (event.exhausted)
+          this.emit("mcp.disconnected", { reason: `gave up after ${attempts} attempts: ${reason}`, wasClean: false });
         return;
       }
       case "closed":

@@ -26,9 +26,22 @@ import type { ServerLimits, TransportKind } from "../config/types.ts";
 import type { ResolvedEndpoint, ResolvedRemote, ResolvedStdio } from "../config/substitute.ts";
 import type { TransportAuth } from "../oauth/server-auth.ts";
 import { inRequestScope, requestScopeEnded, ServerPool } from "./http/http-pool.ts";
-import { type ClientFeatures, type ClientInfo, createMcpClient, newestRevisionEnvelope, type ServerList } from "./mcp-client.ts";
+import {
+  type ClientFeatures,
+  type ClientInfo,
+  createMcpClient,
+  newestRevisionEnvelope,
+  type ServerList,
+} from "./mcp-client.ts";
 import { orphanWatchdog, type Watch } from "./local/orphan-watchdog.ts";
-import { killProcessesNow, mergeProcesses, type ProcessInfo, processExists, processTree, terminateProcesses } from "./local/process-tree.ts";
+import {
+  killProcessesNow,
+  mergeProcesses,
+  type ProcessInfo,
+  processExists,
+  processTree,
+  terminateProcesses,
+} from "./local/process-tree.ts";
 import type { ProcessGroupStdioTransport } from "./local/stdio-transport.ts";
 import { MessageTooLargeError } from "./message-limit.ts";
 import { guardNesting } from "./local/nesting-guard.ts";
@@ -196,7 +209,8 @@ export class LiveSession {
     const { endpoint } = this.options;
     if (endpoint.kind === "stdio") return this.attempt("stdio", () => this.stdioTransport(endpoint), deadline);
     const authProvider = this.options.auth?.provider;
-    const sse = (remote: ResolvedRemote) => this.attempt("sse", (fetch) => createSseTransport(remote, fetch, authProvider), deadline);
+    const sse = (remote: ResolvedRemote) =>
+      this.attempt("sse", (fetch) => createSseTransport(remote, fetch, authProvider), deadline);
     if (endpoint.kind === "sse") return sse(endpoint);
     try {
       await this.attempt("http", (fetch) => createStreamableHttpTransport(endpoint, fetch, authProvider), deadline);
@@ -209,7 +223,11 @@ export class LiveSession {
     }
   }
 
-  private async attempt(kind: TransportKind, makeTransport: (fetch?: FetchLike) => Transport, deadline: number): Promise<void> {
+  private async attempt(
+    kind: TransportKind,
+    makeTransport: (fetch?: FetchLike) => Transport,
+    deadline: number,
+  ): Promise<void> {
     if (this.closed) throw new Error("the session was closed");
     const { clientInfo, features, auth, events } = this.options;
     const remaining = () => Math.max(1, deadline - Date.now());
@@ -225,17 +243,34 @@ export class LiveSession {
       held.open = false;
       events.dropped(this, error.message);
     };
-    const pool = kind === "stdio" ? undefined : new ServerPool({ maxMessageBytes: this.options.limits?.maxMessageBytes, tooLarge, middleware: auth?.middleware });
+    const pool =
+      kind === "stdio"
+        ? undefined
+        : new ServerPool({
+            maxMessageBytes: this.options.limits?.maxMessageBytes,
+            tooLarge,
+            middleware: auth?.middleware,
+          });
     const transport = guardNesting(makeTransport(pool?.fetch));
-    const negotiation = negotiationFor(this.options.protocol ?? "auto", this.options.remembered, kind === "stdio", remaining());
-    const client = createMcpClient(clientInfo, features, {
-      listChanged: (list) => events.listChanged(this, list),
-      resourceUpdated: (uri) => events.resourceUpdated(this, uri),
-      logMessage: (params) => {
-        events.heard();
-        events.logMessage(params);
+    const negotiation = negotiationFor(
+      this.options.protocol ?? "auto",
+      this.options.remembered,
+      kind === "stdio",
+      remaining(),
+    );
+    const client = createMcpClient(
+      clientInfo,
+      features,
+      {
+        listChanged: (list) => events.listChanged(this, list),
+        resourceUpdated: (uri) => events.resourceUpdated(this, uri),
+        logMessage: (params) => {
+          events.heard();
+          events.logMessage(params);
+        },
       },
-    }, negotiation);
+      negotiation,
+    );
     const held: Held = { client, transport, kind, pool, processes: [], watched: [], open: false, releasing: false };
     this.held = held;
     this.violation = undefined;
@@ -258,7 +293,10 @@ export class LiveSession {
         await untilServerAnswers(transport, newestRevisionEnvelope(clientInfo, features));
       }
       this.stage = "handshake";
-      await client.connect(transport, { timeout: sdkTimeout(), ...(negotiation.prior ? { prior: negotiation.prior } : {}) });
+      await client.connect(transport, {
+        timeout: sdkTimeout(),
+        ...(negotiation.prior ? { prior: negotiation.prior } : {}),
+      });
       this.protocolVersion = client.getNegotiatedProtocolVersion();
       const pid = pidOf(transport);
       if (pid) {
@@ -394,7 +432,8 @@ export class LiveSession {
     // Streamable HTTP: a 404 for a request that carried a session id means the server forgot the session (it
     // restarted); the spec has the client start a new one.
     const transport = this.held?.transport;
-    if (httpStatusOf(error) === 404 && transport instanceof StreamableHTTPClientTransport && transport.sessionId) return "transport";
+    if (httpStatusOf(error) === 404 && transport instanceof StreamableHTTPClientTransport && transport.sessionId)
+      return "transport";
     return kindOf(error);
   }
 

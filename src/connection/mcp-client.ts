@@ -55,7 +55,8 @@ export type ServerList = "tools" | "resources" | "prompts";
  * A change a server announced besides its tool list (which the connection fetches itself), or its connection closed
  * for good (disabled, removed, shut down), so what it offered is gone.
  */
-export type ServerChange = { kind: "list"; list: Exclude<ServerList, "tools"> } | { kind: "updated"; uri: string } | { kind: "closed" };
+export type ServerChange =
+  { kind: "list"; list: Exclude<ServerList, "tools"> } | { kind: "updated"; uri: string } | { kind: "closed" };
 
 /** What the client hears from a server without asking. */
 export interface ServerNotifications {
@@ -74,7 +75,10 @@ export function clientCapabilities(features: ClientFeatures): ClientCapabilities
   const capabilities: ClientCapabilities = {};
   // applyDefaults: the SDK fills in the defaults of the server's schema that an answer leaves out.
   if (features.elicitation) {
-    capabilities.elicitation = { form: { applyDefaults: true }, ...(features.urlElicitationRequired ? { url: {} } : {}) };
+    capabilities.elicitation = {
+      form: { applyDefaults: true },
+      ...(features.urlElicitationRequired ? { url: {} } : {}),
+    };
   }
   if (features.sampling) capabilities.sampling = {};
   // listChanged: the client says when its roots change (`notifications/roots/list_changed`).
@@ -95,24 +99,42 @@ export function newestRevisionEnvelope(clientInfo: ClientInfo, features: ClientF
 }
 
 /** A client that declares `features`, answers a server's requests with them, and passes notifications on. */
-export function createMcpClient(clientInfo: ClientInfo, features: ClientFeatures, notifications: ServerNotifications, negotiation: Negotiation): Client {
+export function createMcpClient(
+  clientInfo: ClientInfo,
+  features: ClientFeatures,
+  notifications: ServerNotifications,
+  negotiation: Negotiation,
+): Client {
   // The SDK's own console notices must not reach pi's terminal (see ../common/sdk-console.ts).
   routeSdkConsole();
   // The bridge fetches a list itself, so it can bound the fetch and drop a result from a connection since replaced.
-  const changed = (list: ServerList) => ({ autoRefresh: false, debounceMs: LIST_CHANGED_DEBOUNCE_MS, onChanged: () => notifications.listChanged(list) });
+  const changed = (list: ServerList) => ({
+    autoRefresh: false,
+    debounceMs: LIST_CHANGED_DEBOUNCE_MS,
+    onChanged: () => notifications.listChanged(list),
+  });
   const client = new Client(clientInfo, {
     versionNegotiation: negotiation.versionNegotiation,
-    ...(negotiation.supportedProtocolVersions ? { supportedProtocolVersions: negotiation.supportedProtocolVersions } : {}),
+    ...(negotiation.supportedProtocolVersions
+      ? { supportedProtocolVersions: negotiation.supportedProtocolVersions }
+      : {}),
     capabilities: clientCapabilities(features),
     listChanged: { tools: changed("tools"), resources: changed("resources"), prompts: changed("prompts") },
   });
   const { elicitation, elicitationComplete, roots, sampling } = features;
   if (sampling) client.setRequestHandler("sampling/createMessage", (request) => sampling(request.params));
   if (elicitation) client.setRequestHandler("elicitation/create", (request) => elicitation(request.params));
-  if (elicitationComplete) client.setNotificationHandler("notifications/elicitation/complete", (n) => elicitationComplete(n.params.elicitationId));
+  if (elicitationComplete)
+    client.setNotificationHandler("notifications/elicitation/complete", (n) =>
+      elicitationComplete(n.params.elicitationId),
+    );
   if (roots) client.setRequestHandler("roots/list", () => ({ roots: roots() }));
-  client.setNotificationHandler("notifications/resources/updated", (notification) => notifications.resourceUpdated(notification.params.uri));
-  client.setNotificationHandler("notifications/message", (notification) => notifications.logMessage(notification.params));
+  client.setNotificationHandler("notifications/resources/updated", (notification) =>
+    notifications.resourceUpdated(notification.params.uri),
+  );
+  client.setNotificationHandler("notifications/message", (notification) =>
+    notifications.logMessage(notification.params),
+  );
   return client;
 }
 

@@ -36,12 +36,22 @@ export interface Negotiation {
  * `remembered` is the revision the server spoke last time, `"legacy"` when it is only known not to be stateless;
  * `remainingMs` is the time the connect has left.
  */
-export function negotiationFor(setting: ProtocolSetting, remembered: string | undefined, local: boolean, remainingMs: number): Negotiation {
+export function negotiationFor(
+  setting: ProtocolSetting,
+  remembered: string | undefined,
+  local: boolean,
+  remainingMs: number,
+): Negotiation {
   if (setting !== "auto") {
     if (isStateless(setting)) return { versionNegotiation: { mode: { pin: setting } }, awaitStart: false };
-    return { versionNegotiation: { mode: "legacy" }, supportedProtocolVersions: handshakeRevisionsUpTo(setting), awaitStart: false };
+    return {
+      versionNegotiation: { mode: "legacy" },
+      supportedProtocolVersions: handshakeRevisionsUpTo(setting),
+      awaitStart: false,
+    };
   }
-  if (remembered !== undefined && isStateless(remembered)) return { versionNegotiation: { mode: { pin: remembered } }, awaitStart: false };
+  if (remembered !== undefined && isStateless(remembered))
+    return { versionNegotiation: { mode: { pin: remembered } }, awaitStart: false };
   // A remote server is running already, but its silence may be an outage as well as an older server ignoring the
   // question: the probe gets half the time, and `initialize` the rest (see ./session-opener.ts).
   const timeoutMs = local ? PROBE_SILENCE_MS : Math.max(1, Math.floor(remainingMs / 2));

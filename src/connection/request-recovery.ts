@@ -18,14 +18,23 @@ export interface CallOptions {
 }
 
 /** Runs `send` with the request options for `options`, within `timeout` (reset by progress); all that comes back redacted. */
-export async function redactedRequest<T>(redactor: Redactor, timeout: number, options: CallOptions, send: (request: RequestOptions) => Promise<T>): Promise<T> {
+export async function redactedRequest<T>(
+  redactor: Redactor,
+  timeout: number,
+  options: CallOptions,
+  send: (request: RequestOptions) => Promise<T>,
+): Promise<T> {
   // pi gives the parallel tool calls of one turn one signal, and the SDK adds an abort listener to a request's signal
   // (and never takes it off): a signal of the call's own, which follows the caller's, keeps hundreds of calls from
   // piling listeners onto the one signal (MaxListenersExceededWarning).
   const own = options.signal && followSignal(options.signal);
   const { onProgress } = options;
   try {
-    const result = await send({ timeout, signal: own?.signal, onProgress: onProgress && ((progress) => onProgress(redactor.result(progress))) });
+    const result = await send({
+      timeout,
+      signal: own?.signal,
+      onProgress: onProgress && ((progress) => onProgress(redactor.result(progress))),
+    });
     // The model sees no secret of this server's config and no terminal control sequence.
     return redactor.result(result);
   } catch (error) {
@@ -38,7 +47,13 @@ export async function redactedRequest<T>(redactor: Redactor, timeout: number, op
 }
 
 /** A request on `session` failed: throws its error (worded) unless the connection was lost; if it was, returns how. */
-export function lostCause(ctx: ErrorContext, session: LiveSession, kind: string, error: unknown, signal: AbortSignal | undefined): string {
+export function lostCause(
+  ctx: ErrorContext,
+  session: LiveSession,
+  kind: string,
+  error: unknown,
+  signal: AbortSignal | undefined,
+): string {
   const errorKind = signal?.aborted ? "cancelled" : session.classify(error);
   if (errorKind !== "transport") throw callError(ctx, errorKind, kind, error);
   return session.endReason ?? describeError(error);

@@ -6,7 +6,12 @@
  * (OAuth) when a server asks for it. What it is doing is one value (./connection-state.ts) that only `apply` changes,
  * recorded by ./lifecycle-report.ts; messages for the user are worded in ./error-messages.ts.
  */
-import { type CallToolResult, type ServerCapabilities, type Tool, UrlElicitationRequiredError } from "@modelcontextprotocol/client";
+import {
+  type CallToolResult,
+  type ServerCapabilities,
+  type Tool,
+  UrlElicitationRequiredError,
+} from "@modelcontextprotocol/client";
 import { BridgeError, describeError } from "../common/errors.ts";
 import type { EventSink } from "../common/events.ts";
 import { Redactor } from "../common/redact.ts";
@@ -17,7 +22,18 @@ import type { SignInHandler } from "../oauth/provider.ts";
 import { ServerAuth } from "../oauth/server-auth.ts";
 import type { AuthStore } from "../oauth/storage.ts";
 import { ServerToolList } from "../translate/server-tool-list.ts";
-import { cancelledError, connectError, disabledError, lostAgainError, noOAuthError, notConnectedError, reconnectFailedError, shutDownError, stillReconnectingError, untrustedError } from "./error-messages.ts";
+import {
+  cancelledError,
+  connectError,
+  disabledError,
+  lostAgainError,
+  noOAuthError,
+  notConnectedError,
+  reconnectFailedError,
+  shutDownError,
+  stillReconnectingError,
+  untrustedError,
+} from "./error-messages.ts";
 import { HealthChecks } from "./health-checks.ts";
 import { type ConnectionEvent, type ConnectionState, errorOf, inSchedule, liveSession } from "./connection-state.ts";
 import { ownsAttempt, statusOf, transition } from "./connection-state.ts";
@@ -30,7 +46,10 @@ import { RetrySchedule, worthRetrying } from "./retry-schedule.ts";
 import { SessionOpener, type SessionOpenerOptions, STDERR_LINES_QUOTED } from "./session-opener.ts";
 import { toolCallRun } from "./tool-call.ts";
 
-export interface ConnectionOptions extends Pick<SessionOpenerOptions, "recallProtocol" | "projectRoot" | "env" | "clientInfo" | "logger" | "serverLog"> {
+export interface ConnectionOptions extends Pick<
+  SessionOpenerOptions,
+  "recallProtocol" | "projectRoot" | "env" | "clientInfo" | "logger" | "serverLog"
+> {
   events?: EventSink;
   /** Where OAuth tokens and client registrations are kept; without it remote servers get no OAuth. */
   authStore?: AuthStore;
@@ -81,7 +100,16 @@ export class ServerConnection {
     this.toolList = new ServerToolList(config.limits);
     const { authStore: store, env, signIn, signInTimeoutMs } = options;
     const onSecrets = (values: string[]) => this.redactor.add(values);
-    this.auth = new ServerAuth({ server: config.name, settings: config.oauth, env, store, signIn, signInTimeoutMs, report: this.report, onSecrets });
+    this.auth = new ServerAuth({
+      server: config.name,
+      settings: config.oauth,
+      env,
+      store,
+      signIn,
+      signInTimeoutMs,
+      report: this.report,
+      onSecrets,
+    });
     this.opener = new SessionOpener(config, {
       ...options,
       features: options.features ?? {},
@@ -91,17 +119,22 @@ export class ServerConnection {
       events: {
         dropped: (session, reason) => this.dropped(session, reason),
         streamError: (session, error) => this.checks.streamError(session, error),
-        listChanged: (session, list) => (list === "tools" ? void this.refreshTools(session) : this.changed(session, { kind: "list", list })),
+        listChanged: (session, list) =>
+          list === "tools" ? void this.refreshTools(session) : this.changed(session, { kind: "list", list }),
         resourceUpdated: (session, uri) => this.changed(session, { kind: "updated", uri }),
       },
     });
-    this.schedule = new RetrySchedule(config.retry, {
-      attempt: (n) => this.connectOnce(n),
-      retryable: (error) => worthRetrying(error, config.transport === "stdio"),
-      scheduled: (attempt, at) => this.apply({ type: "scheduled", attempt, at }),
-      failed: (n, error, retryIn) => this.report.retryFailed(n, error, retryIn),
-      gaveUp: (error) => this.giveUp(error),
-    }, options.stableAfterMs);
+    this.schedule = new RetrySchedule(
+      config.retry,
+      {
+        attempt: (n) => this.connectOnce(n),
+        retryable: (error) => worthRetrying(error, config.transport === "stdio"),
+        scheduled: (attempt, at) => this.apply({ type: "scheduled", attempt, at }),
+        failed: (n, error, retryIn) => this.report.retryFailed(n, error, retryIn),
+        gaveUp: (error) => this.giveUp(error),
+      },
+      options.stableAfterMs,
+    );
     this.checks = new HealthChecks({
       interval: config.healthCheckInterval,
       pingTimeout: config.pingTimeout,
@@ -196,7 +229,11 @@ export class ServerConnection {
 
   /** Tells the live session, if any, that the roots changed (the server asks for them again). Never throws. */
   async rootsChanged(): Promise<void> {
-    await this.live?.rootsChanged().catch((error: unknown) => this.report.log("warn", "roots.notify.failed", { error: this.redact(describeError(error)) }));
+    await this.live
+      ?.rootsChanged()
+      .catch((error: unknown) =>
+        this.report.log("warn", "roots.notify.failed", { error: this.redact(describeError(error)) }),
+      );
   }
 
   /** The server's tools, as pi has them: within its limits, names and text safe to show. */
@@ -248,9 +285,12 @@ export class ServerConnection {
       }
     } catch (error) {
       const durationMs = Date.now() - started;
-      const wrapped = error instanceof BridgeError ? error : ownsAttempt(this.current, id)
-        ? connectError(this.opener.errorContext(), error, durationMs)
-        : shutDownError(this.name, { whileConnecting: true, cause: error });
+      const wrapped =
+        error instanceof BridgeError
+          ? error
+          : ownsAttempt(this.current, id)
+            ? connectError(this.opener.errorContext(), error, durationMs)
+            : shutDownError(this.name, { whileConnecting: true, cause: error });
       const { kind, message } = wrapped;
       const signIn = kind === "auth" && this.auth.signInRequired;
       this.apply({ type: "failed", id, error: this.redactor.text(message), kind, durationMs, signIn });
@@ -302,12 +342,22 @@ export class ServerConnection {
   private giveUp(error: unknown): void {
     const attempts = this.schedule.attemptsMade;
     const exhausted = worthRetrying(error, this.config.transport === "stdio") && attempts > 0;
-    this.apply({ type: "gaveUp", reason: error instanceof Error ? error.message : this.lastError, attempts, exhausted });
+    this.apply({
+      type: "gaveUp",
+      reason: error instanceof Error ? error.message : this.lastError,
+      attempts,
+      exhausted,
+    });
   }
 
   /** Calls a tool by its MCP name, through `withSession`. */
   callTool(toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
-    const run = toolCallRun(this.toolList.serverName(toolName), args, this.toolList.definition(toolName), this.options.features ?? {});
+    const run = toolCallRun(
+      this.toolList.serverName(toolName),
+      args,
+      this.toolList.definition(toolName),
+      this.options.features ?? {},
+    );
     return this.report.timed(toolName, Date.now(), this.withSession(toolName, run, options));
   }
 
@@ -347,7 +397,8 @@ export class ServerConnection {
         throw lostAgainError(ctx(), what, lost(session, error), error);
       });
     const elicited = error instanceof UrlElicitationRequiredError && !signal?.aborted;
-    if (elicited && (await this.options.features?.urlElicitationRequired?.(error.elicitations))) return again(this.live ?? (await this.ready(what, signal)));
+    if (elicited && (await this.options.features?.urlElicitationRequired?.(error.elicitations)))
+      return again(this.live ?? (await this.ready(what, signal)));
     if (this.auth.canSignInAfter(error, signal)) {
       // The tokens stopped working and refreshing them did not help: sign in again (if someone can), then retry.
       await this.auth.completeSignIn(signal);
@@ -361,7 +412,8 @@ export class ServerConnection {
   }
 
   /** A change the live session's server announced, besides its tools, for whoever handles it. */
-  private changed = (session: LiveSession, change: ServerChange) => this.live === session && this.options.onServerChange?.(this, change);
+  private changed = (session: LiveSession, change: ServerChange) =>
+    this.live === session && this.options.onServerChange?.(this, change);
 
   /** The live session for a request: starts an idle server, waits for a reconnect under way, fails for one that gave up. */
   private async ready(toolName: string, signal: AbortSignal | undefined): Promise<LiveSession> {
@@ -376,7 +428,8 @@ export class ServerConnection {
       // came up this session is not waited for: each call would wait its whole timeout for what may never come.)
       await within(this.schedule.running ?? Promise.resolve(), {
         ms: this.config.requestTimeout,
-        timedOut: () => stillReconnectingError(this.opener.errorContext(), this.current, this.config.retry.maxAttempts, toolName),
+        timedOut: () =>
+          stillReconnectingError(this.opener.errorContext(), this.current, this.config.retry.maxAttempts, toolName),
         signal,
         aborted: () => cancelledError(this.name, toolName),
       });
@@ -421,7 +474,10 @@ export class ServerConnection {
     await this.endOnPurpose("signed out");
     const endpoint = this.opener.endpoint();
     const removed = await this.auth.forget(endpoint?.kind === "stdio" ? undefined : endpoint?.url);
-    this.apply({ type: "signedOut", message: `Signed out of MCP server '${this.name}'. Run /mcp auth ${commandArgument(this.name)} to sign in again.` });
+    this.apply({
+      type: "signedOut",
+      message: `Signed out of MCP server '${this.name}'. Run /mcp auth ${commandArgument(this.name)} to sign in again.`,
+    });
     return { removed, piFileKept: this.auth.piSignInKept };
   }
 

@@ -26,7 +26,11 @@ export async function listPrompts(connection: ServerConnection, signal?: AbortSi
   let cursor: string | undefined;
   for (let page = 0; page < MAX_PROMPT_PAGES; page++) {
     const params = cursor ? { cursor } : undefined;
-    const result = await connection.withSession("prompts/list", (client, options) => client.listPrompts(params, options), { signal });
+    const result = await connection.withSession(
+      "prompts/list",
+      (client, options) => client.listPrompts(params, options),
+      { signal },
+    );
     prompts.push(...result.prompts);
     cursor = result.nextCursor;
     if (!cursor) break;
@@ -34,8 +38,17 @@ export async function listPrompts(connection: ServerConnection, signal?: AbortSi
   return prompts;
 }
 
-export function getPrompt(connection: ServerConnection, name: string, args: Record<string, string>, signal?: AbortSignal): Promise<GetPromptResult> {
-  return connection.withSession(`prompts/get ${name}`, (client, options) => client.getPrompt({ name, arguments: args }, options), { signal });
+export function getPrompt(
+  connection: ServerConnection,
+  name: string,
+  args: Record<string, string>,
+  signal?: AbortSignal,
+): Promise<GetPromptResult> {
+  return connection.withSession(
+    `prompts/get ${name}`,
+    (client, options) => client.getPrompt({ name, arguments: args }, options),
+    { signal },
+  );
 }
 
 /**
@@ -49,7 +62,15 @@ export async function completePromptArgument(
   context: Record<string, string>,
   signal?: AbortSignal,
 ): Promise<string[]> {
-  const params = { ref: { type: "ref/prompt" as const, name: prompt }, argument, ...(Object.keys(context).length ? { context: { arguments: context } } : {}) };
-  const result = await connection.withSession(`completion/complete ${prompt}`, (client, options) => client.complete(params, options), { signal });
+  const params = {
+    ref: { type: "ref/prompt" as const, name: prompt },
+    argument,
+    ...(Object.keys(context).length ? { context: { arguments: context } } : {}),
+  };
+  const result = await connection.withSession(
+    `completion/complete ${prompt}`,
+    (client, options) => client.complete(params, options),
+    { signal },
+  );
   return result.completion.values;
 }

@@ -4,7 +4,13 @@
  * connection's one request seam, so it waits for a start or reconnect, is retried once after a lost connection, is
  * bounded by the request timeout and comes back redacted, as a tool call does.
  */
-import type { ListResourcesResult, ListResourceTemplatesResult, ReadResourceResult, Resource, ResourceTemplateType as ResourceTemplate } from "@modelcontextprotocol/client";
+import type {
+  ListResourcesResult,
+  ListResourceTemplatesResult,
+  ReadResourceResult,
+  Resource,
+  ResourceTemplateType as ResourceTemplate,
+} from "@modelcontextprotocol/client";
 import { outsideRequestScope } from "./http/http-pool.ts";
 import { type PagedList, readPages } from "./paged-list.ts";
 import type { ServerConnection } from "./server-connection.ts";
@@ -19,13 +25,29 @@ export function canSubscribe(connection: ServerConnection): boolean {
   return connection.capabilities?.resources?.subscribe === true;
 }
 
-export function listResources(connection: ServerConnection, cursor?: string, signal?: AbortSignal): Promise<ListResourcesResult> {
-  return connection.withSession("resources/list", (client, options) => client.listResources(cursor ? { cursor } : undefined, options), { signal });
+export function listResources(
+  connection: ServerConnection,
+  cursor?: string,
+  signal?: AbortSignal,
+): Promise<ListResourcesResult> {
+  return connection.withSession(
+    "resources/list",
+    (client, options) => client.listResources(cursor ? { cursor } : undefined, options),
+    { signal },
+  );
 }
 
-export function listResourceTemplates(connection: ServerConnection, cursor?: string, signal?: AbortSignal): Promise<ListResourceTemplatesResult> {
+export function listResourceTemplates(
+  connection: ServerConnection,
+  cursor?: string,
+  signal?: AbortSignal,
+): Promise<ListResourceTemplatesResult> {
   const params = cursor ? { cursor } : undefined;
-  return connection.withSession("resources/templates/list", (client, options) => client.listResourceTemplates(params, options), { signal });
+  return connection.withSession(
+    "resources/templates/list",
+    (client, options) => client.listResourceTemplates(params, options),
+    { signal },
+  );
 }
 
 /** How far a whole list is read: a server that pages without end, or lists very many resources, is cut off here. */
@@ -38,24 +60,41 @@ export const WHOLE_LIST_BOUNDS = { maxPages: 20, maxItems: 1_000 };
 export function listAllResources(connection: ServerConnection, signal?: AbortSignal): Promise<PagedList<Resource>> {
   return readPages(async (cursor) => {
     const params = cursor ? { params: { cursor } } : {};
-    const result = await connection.withSession("resources/list", (client, options) => client.request({ method: "resources/list", ...params }, options), { signal });
+    const result = await connection.withSession(
+      "resources/list",
+      (client, options) => client.request({ method: "resources/list", ...params }, options),
+      { signal },
+    );
     return { items: result.resources, nextCursor: result.nextCursor };
   }, WHOLE_LIST_BOUNDS);
 }
 
 /** The server's resource templates, page after page, as `listAllResources` reads resources. */
-export function listAllResourceTemplates(connection: ServerConnection, signal?: AbortSignal): Promise<PagedList<ResourceTemplate>> {
+export function listAllResourceTemplates(
+  connection: ServerConnection,
+  signal?: AbortSignal,
+): Promise<PagedList<ResourceTemplate>> {
   return readPages(async (cursor) => {
     const params = cursor ? { params: { cursor } } : {};
-    const result = await connection.withSession("resources/templates/list", (client, options) => client.request({ method: "resources/templates/list", ...params }, options), {
-      signal,
-    });
+    const result = await connection.withSession(
+      "resources/templates/list",
+      (client, options) => client.request({ method: "resources/templates/list", ...params }, options),
+      {
+        signal,
+      },
+    );
     return { items: result.resourceTemplates, nextCursor: result.nextCursor };
   }, WHOLE_LIST_BOUNDS);
 }
 
-export function readResource(connection: ServerConnection, uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
-  return connection.withSession(`resources/read ${uri}`, (client, options) => client.readResource({ uri }, options), { signal });
+export function readResource(
+  connection: ServerConnection,
+  uri: string,
+  signal?: AbortSignal,
+): Promise<ReadResourceResult> {
+  return connection.withSession(`resources/read ${uri}`, (client, options) => client.readResource({ uri }, options), {
+    signal,
+  });
 }
 
 /**
@@ -65,7 +104,8 @@ export function readResource(connection: ServerConnection, uri: string, signal?:
  */
 export async function subscribeResource(connection: ServerConnection, uri: string): Promise<void> {
   await connection.withSession(`resources/subscribe ${uri}`, async (client, options) => {
-    if (client.getProtocolEra() === "modern") await outsideRequestScope(() => client.listen({ resourceSubscriptions: [uri] }));
+    if (client.getProtocolEra() === "modern")
+      await outsideRequestScope(() => client.listen({ resourceSubscriptions: [uri] }));
     else await client.subscribeResource({ uri }, options);
   });
 }

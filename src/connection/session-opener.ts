@@ -70,7 +70,8 @@ export class SessionOpener {
     this.events = {
       ...options.events,
       heard: () => report.health.heard(Date.now()),
-      stderrLine: (line) => stderrLog.log({ level: "debug", event: "stderr", server: config.name, line: this.redact(line) }),
+      stderrLine: (line) =>
+        stderrLog.log({ level: "debug", event: "stderr", server: config.name, line: this.redact(line) }),
       logMessage: ({ level, logger, data }) => {
         const text = this.redact(typeof data === "string" ? data : JSON.stringify(data));
         report.log(LEVEL_OF_MCP_LEVEL[level] ?? "info", "server.log", { logger, data: text });
@@ -119,7 +120,11 @@ export class SessionOpener {
     redactor.add(resolution.secrets);
     this.warnings = resolution.warnings;
     if (!resolution.endpoint) {
-      throw new BridgeError("config", this.config.name, `${resolution.errors.join("; ")} (${describeSource(this.config.source)})`);
+      throw new BridgeError(
+        "config",
+        this.config.name,
+        `${resolution.errors.join("; ")} (${describeSource(this.config.source)})`,
+      );
     }
     return { endpoint: resolution.endpoint, clientSecret: commands.outputs.get(clientSecretField(this.config)) };
   }
@@ -134,7 +139,16 @@ export class SessionOpener {
     const { limits, protocol } = this.config;
     if (this.recalled === undefined) this.recalled = this.options.recallProtocol?.() ?? null;
     const remembered = this.initializeOnly ? "legacy" : (this.recalled ?? undefined);
-    const session = new LiveSession({ endpoint, clientInfo, features, auth: sessionAuth, events: this.events, limits, protocol, remembered });
+    const session = new LiveSession({
+      endpoint,
+      clientInfo,
+      features,
+      auth: sessionAuth,
+      events: this.events,
+      limits,
+      protocol,
+      remembered,
+    });
     this.newest = session;
     try {
       await session.open(deadline);
@@ -143,7 +157,13 @@ export class SessionOpener {
       if (protocol !== "auto" || session.isClosed) throw error;
       // What worked last time no longer does (the server changed): the next attempt starts over from a probe.
       if (remembered !== undefined && !this.initializeOnly) this.recalled = null;
-      if (remembered !== undefined || session.violation || Date.now() >= deadline || !this.probeCostTheConnect(endpoint, session, error)) throw error;
+      if (
+        remembered !== undefined ||
+        session.violation ||
+        Date.now() >= deadline ||
+        !this.probeCostTheConnect(endpoint, session, error)
+      )
+        throw error;
       // Asked again, at once (in the time left) and from then on, with `initialize` alone. Once only, so a local server
       // that dies whatever it is asked is not started more often than its restarts allow, but for this one time.
       this.initializeOnly = true;
@@ -182,7 +202,9 @@ export class SessionOpener {
       config: this.config,
       redact: (text: string) => this.redact(text),
       stderr: () => {
-        const tail = (session?.stderrTail(STDERR_LINES_QUOTED) ?? []).map((line) => this.redact(line)).filter((line) => line.trim() !== "");
+        const tail = (session?.stderrTail(STDERR_LINES_QUOTED) ?? [])
+          .map((line) => this.redact(line))
+          .filter((line) => line.trim() !== "");
         return tail.length ? `\nLast stderr lines:\n${tail.map((l) => `  ${l}`).join("\n")}` : "";
       },
       exitDescription: session?.exitDescription,

@@ -7,7 +7,14 @@
 import type { CallToolResult, Client, Progress, RequestOptions, Tool } from "@modelcontextprotocol/client";
 import type { ClientFeatures } from "./mcp-client.ts";
 import type { Run } from "./live-session.ts";
-import { callToolAsTask, resumeToolTask, TaskInterruptedError, type TaskState, type ToolTaskOptions, toolTaskDialect } from "./tasks/tool-tasks.ts";
+import {
+  callToolAsTask,
+  resumeToolTask,
+  TaskInterruptedError,
+  type TaskState,
+  type ToolTaskOptions,
+  toolTaskDialect,
+} from "./tasks/tool-tasks.ts";
 
 /**
  * How long a task may run before the call gives up on it (and cancels it). A task is the server's way of saying the
@@ -19,7 +26,12 @@ const TASK_DEADLINE_MS = 60 * 60_000;
 type Answers = Pick<ClientFeatures, "elicitation" | "sampling" | "roots">;
 
 /** The request that calls `name` with `args`; each run of it (after a reconnect) goes on with the same task, if any. */
-export function toolCallRun(name: string, args: Record<string, unknown>, definition: Tool | undefined, answers: Answers): Run<CallToolResult> {
+export function toolCallRun(
+  name: string,
+  args: Record<string, unknown>,
+  definition: Tool | undefined,
+  answers: Answers,
+): Run<CallToolResult> {
   const task: { id?: string } = {};
   // A plain call is the SDK's own promise: no async frame of the bridge's stays open while it runs.
   return (client, sdk) =>
@@ -57,7 +69,10 @@ function taskProgress(onProgress: ((progress: Progress) => void) | undefined): (
 }
 
 /** Answers a task's keyed questions with the client's own handlers, as the SDK answers them outside tasks. */
-async function answerInputRequests(requests: Record<string, unknown>, answers: Answers): Promise<Record<string, unknown>> {
+async function answerInputRequests(
+  requests: Record<string, unknown>,
+  answers: Answers,
+): Promise<Record<string, unknown>> {
   const responses: Record<string, unknown> = {};
   for (const [key, request] of Object.entries(requests)) {
     const { method, params } = (request ?? {}) as { method?: string; params?: never };

@@ -33,5 +33,9 @@ export function toolDescription(server: string, tool: Pick<Tool, "name" | "descr
 
 /** What the model would be sent of a server's tool, before any name collision moves it. */
 export function modelFacingTool(server: string, tool: Tool, prefix?: string): ModelFacingTool {
-  return { name: toolNameFor(server, tool.name, prefix), description: toolDescription(server, tool), parameters: normalizeInputSchema(tool.inputSchema).schema };
+  return {
+    name: toolNameFor(server, tool.name, prefix),
+    description: toolDescription(server, tool),
+    parameters: normalizeInputSchema(tool.inputSchema).schema,
+  };
 }

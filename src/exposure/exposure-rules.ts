@@ -32,7 +32,10 @@ export function autoLimitTokens(threshold: ExposureThreshold, contextWindow: num
 }
 
 /** What `auto` means this session, from the characters the tools it covers would add to each request. */
-export function decideAuto(chars: number, limitTokens: number): { exposure: Exposure; tokens: number; limitTokens: number } {
+export function decideAuto(
+  chars: number,
+  limitTokens: number,
+): { exposure: Exposure; tokens: number; limitTokens: number } {
   const tokens = estimatedTokens(chars);
   return { exposure: tokens > limitTokens ? "deferred" : "direct", tokens, limitTokens };
 }

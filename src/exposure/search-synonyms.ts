@@ -63,10 +63,11 @@ const MEMBERS: readonly { stems: string[]; token: string }[] = SYNONYM_GROUPS.fl
 export function canonicalWords(words: readonly string[]): string[] {
   const stems = words.map((word) => stemmer(word));
   const out: string[] = [];
-  for (let i = 0; i < words.length; ) {
+  for (let i = 0; i < words.length;) {
     let best: { length: number; token: string } | undefined;
     for (const member of MEMBERS) {
-      if (member.stems.length > (best?.length ?? 0) && member.stems.every((stem, j) => stems[i + j] === stem)) best = { length: member.stems.length, token: member.token };
+      if (member.stems.length > (best?.length ?? 0) && member.stems.every((stem, j) => stems[i + j] === stem))
+        best = { length: member.stems.length, token: member.token };
     }
     if (best) {
       out.push(best.token);

@@ -47,7 +47,9 @@ function refsIn(entry: unknown): ToolRef[] {
   if (!isObject(entry) || entry.type !== "custom" || entry.customType !== LOADED_TOOLS_ENTRY) return [];
   const data = entry.data;
   if (!isObject(data) || !Array.isArray(data.tools)) return [];
-  return data.tools.filter((t): t is ToolRef => isObject(t) && typeof t.server === "string" && typeof t.tool === "string");
+  return data.tools.filter(
+    (t): t is ToolRef => isObject(t) && typeof t.server === "string" && typeof t.tool === "string",
+  );
 }
 
 export class ToolExposure {
@@ -129,7 +131,11 @@ export class ToolExposure {
       if (setting === "auto" || setting === "direct") chars += tool.chars;
       if (setting === "auto") covered++;
     }
-    this.decision = { ...decideAuto(chars, autoLimitTokens(this.defaults().threshold, contextWindow)), contextWindow, covered };
+    this.decision = {
+      ...decideAuto(chars, autoLimitTokens(this.defaults().threshold, contextWindow)),
+      contextWindow,
+      covered,
+    };
     return this.decision;
   }
 
@@ -140,7 +146,9 @@ export class ToolExposure {
     const threshold = this.defaults().threshold;
     const n = (value: number) => value.toLocaleString("en-US");
     const share = "share" in threshold ? `${Math.round(threshold.share * 1000) / 10}%` : undefined;
-    const window = decision.contextWindow ? "the model's context window" : `a ${n(FALLBACK_CONTEXT_WINDOW)}-token context window, assumed as no model was selected`;
+    const window = decision.contextWindow
+      ? "the model's context window"
+      : `a ${n(FALLBACK_CONTEXT_WINDOW)}-token context window, assumed as no model was selected`;
     const limit = share ? `${share} of ${window}` : "the configured exposureThreshold";
     const relation = decision.exposure === "deferred" ? "over" : "within";
     return `Tool exposure "auto" is ${decision.exposure} this session: MCP tool definitions of about ${n(decision.tokens)} tokens are ${relation} the limit of ${n(decision.limitTokens)} (${limit}).`;

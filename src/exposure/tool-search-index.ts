@@ -37,7 +37,8 @@ export function searchableTool(tool: Tool, server: string, name: string, serverD
       const { description, enum: values } = (schema ?? {}) as { description?: unknown; enum?: unknown };
       if (typeof description === "string" && description.trim() !== "") parameters.push(description);
       // The values a parameter takes often name what the tool does ("APPROVE", "closed", "dark").
-      if (Array.isArray(values)) parameters.push(...values.filter((value): value is string => typeof value === "string"));
+      if (Array.isArray(values))
+        parameters.push(...values.filter((value): value is string => typeof value === "string"));
     }
   }
   const title = tool.title ?? tool.annotations?.title;

@@ -11,14 +11,19 @@ export const MAX_SEARCH_LIMIT = 10;
 
 export const TOOL_SEARCH_DESCRIPTION =
   "Find and load tools of connected MCP servers that are not in your tool list yet. Describe what you need done in a few words " +
-  "(e.g. \"create a GitHub issue\", \"screenshot a web page\"). The best matches are loaded: call them by the names returned.";
+  '(e.g. "create a GitHub issue", "screenshot a web page"). The best matches are loaded: call them by the names returned.';
 
 /** Plain JSON Schema, as pi sends tool parameters. */
 export const TOOL_SEARCH_PARAMETERS = {
   type: "object",
   properties: {
     query: { type: "string", description: "What the tool should do, in a few words" },
-    limit: { type: "integer", minimum: 1, maximum: MAX_SEARCH_LIMIT, description: `How many tools to load (default ${DEFAULT_SEARCH_LIMIT})` },
+    limit: {
+      type: "integer",
+      minimum: 1,
+      maximum: MAX_SEARCH_LIMIT,
+      description: `How many tools to load (default ${DEFAULT_SEARCH_LIMIT})`,
+    },
   },
   required: ["query"],
 } as const;
@@ -36,13 +41,20 @@ export interface SearchResultLine {
 
 /** The tool's answer: the loaded tools with a line each, or why there are none. */
 export function formatSearchResult(query: string, hits: readonly SearchResultLine[], searchable: number): string {
-  if (searchable === 0) return "No MCP tools are waiting to be loaded: every MCP tool you can use is already in your tool list.";
+  if (searchable === 0)
+    return "No MCP tools are waiting to be loaded: every MCP tool you can use is already in your tool list.";
   if (hits.length === 0) {
     return `No tool matched "${promptLine(query, 80)}" among ${searchable} MCP tools not in your list. Try other words: what the tool acts on, or the service's name.`;
   }
-  const from = (hit: SearchResultLine) => (hit.server === undefined ? "MCP resources" : `MCP server ${promptLine(hit.server, 40)}`);
-  const lines = hits.map((hit) => `- ${hit.name} (${from(hit)}): ${promptLine(hit.description, RESULT_DESCRIPTION_CHARS)}`);
-  return [`Loaded ${hits.length === 1 ? "1 tool" : `${hits.length} tools`}; call ${hits.length === 1 ? "it" : "them"} by name:`, ...lines].join("\n");
+  const from = (hit: SearchResultLine) =>
+    hit.server === undefined ? "MCP resources" : `MCP server ${promptLine(hit.server, 40)}`;
+  const lines = hits.map(
+    (hit) => `- ${hit.name} (${from(hit)}): ${promptLine(hit.description, RESULT_DESCRIPTION_CHARS)}`,
+  );
+  return [
+    `Loaded ${hits.length === 1 ? "1 tool" : `${hits.length} tools`}; call ${hits.length === 1 ? "it" : "them"} by name:`,
+    ...lines,
+  ].join("\n");
 }
 
 export interface DeferredServer {

@@ -62,7 +62,12 @@ interface ToolSearchDetails {
 /** A registered tool as the index takes it: the same reading of a tool that the bench's recall figure measures. */
 function searchable(tool: ListedTool, serverDescription: string | undefined): SearchableTool {
   const { originalName, title, description, inputSchema } = tool;
-  return searchableTool({ name: originalName, title, description, inputSchema }, tool.server, tool.name, serverDescription);
+  return searchableTool(
+    { name: originalName, title, description, inputSchema },
+    tool.server,
+    tool.name,
+    serverDescription,
+  );
 }
 
 export class ToolSearch {
@@ -79,7 +84,10 @@ export class ToolSearch {
       parameters: TOOL_SEARCH_PARAMETERS as never,
       execute: async (_id, params: { query?: unknown; limit?: unknown }) => {
         const query = typeof params.query === "string" ? params.query : "";
-        const limit = typeof params.limit === "number" && Number.isFinite(params.limit) ? Math.min(Math.max(1, Math.floor(params.limit)), MAX_SEARCH_LIMIT) : DEFAULT_SEARCH_LIMIT;
+        const limit =
+          typeof params.limit === "number" && Number.isFinite(params.limit)
+            ? Math.min(Math.max(1, Math.floor(params.limit)), MAX_SEARCH_LIMIT)
+            : DEFAULT_SEARCH_LIMIT;
         const { text, loaded } = this.search(query, limit);
         return { content: [{ type: "text", text }], details: { query, loaded } satisfies ToolSearchDetails };
       },
@@ -94,13 +102,21 @@ export class ToolSearch {
     const { registry, exposure } = this.deps;
     const docs: SearchableTool[] = [];
     for (const tool of registry.tools) {
-      if (exposure.exposureOf(tool.server, tool.originalName) === "deferred") docs.push(searchable(tool, this.deps.serverDescription(tool.server)));
+      if (exposure.exposureOf(tool.server, tool.originalName) === "deferred")
+        docs.push(searchable(tool, this.deps.serverDescription(tool.server)));
     }
     for (const tool of this.deps.sharedTools()) {
       if (exposure.sharedExposure(tool.servers) !== "deferred") continue;
       // Found by what it does and by the names of the servers it reaches.
       const { name, description, inputSchema } = tool;
-      docs.push(searchableTool({ name, description, inputSchema }, NO_SERVER, name, `MCP resources of ${tool.servers.join(", ")}`));
+      docs.push(
+        searchableTool(
+          { name, description, inputSchema },
+          NO_SERVER,
+          name,
+          `MCP resources of ${tool.servers.join(", ")}`,
+        ),
+      );
     }
     const current = new Set(docs.map((doc) => doc.name));
     for (const doc of docs) {
@@ -117,7 +133,11 @@ export class ToolSearch {
     const refs = tools.map((t) => ({ server: t.server, tool: t.originalName }));
     const added = this.deps.exposure.load(refs);
     if (added.length) this.deps.record(added);
-    const lines = tools.map((t) => ({ name: t.name, ...(t.server === NO_SERVER ? {} : { server: t.server }), description: t.description }));
+    const lines = tools.map((t) => ({
+      name: t.name,
+      ...(t.server === NO_SERVER ? {} : { server: t.server }),
+      description: t.description,
+    }));
     return { text: formatSearchResult(query, lines, this.index.size), loaded: refs };
   }
 
@@ -126,7 +146,8 @@ export class ToolSearch {
     const { registry, exposure } = this.deps;
     const names = new Set<string>();
     for (const tool of registry.tools) if (!exposure.isDeclared(tool.server, tool.originalName)) names.add(tool.name);
-    for (const tool of this.deps.sharedTools()) if (!exposure.isSharedDeclared(tool.name, tool.servers)) names.add(tool.name);
+    for (const tool of this.deps.sharedTools())
+      if (!exposure.isSharedDeclared(tool.name, tool.servers)) names.add(tool.name);
     if (this.index.size === 0) names.add(TOOL_SEARCH_NAME);
     return names;
   }
@@ -137,7 +158,11 @@ export class ToolSearch {
    */
   declarations(): Map<string, boolean> {
     const undeclared = this.undeclared();
-    const names = [...this.deps.registry.tools.map((t) => t.name), ...this.deps.sharedTools().map((t) => t.name), TOOL_SEARCH_NAME];
+    const names = [
+      ...this.deps.registry.tools.map((t) => t.name),
+      ...this.deps.sharedTools().map((t) => t.name),
+      TOOL_SEARCH_NAME,
+    ];
     return new Map(names.map((name) => [name, !undeclared.has(name)]));
   }
 

@@ -29,7 +29,8 @@ const MAX_ERROR_CODE_CHARS = 100;
 /** Redirects held while no state is known yet (see `handle`); more than this are refused. */
 const MAX_PARKED = 8;
 
-export type OAuthCallbackReason = "state_mismatch" | "denied" | "timeout" | "cancelled" | "ports_in_use" | "invalid_redirect";
+export type OAuthCallbackReason =
+  "state_mismatch" | "denied" | "timeout" | "cancelled" | "ports_in_use" | "invalid_redirect";
 
 export class OAuthCallbackError extends Error {
   constructor(
@@ -68,7 +69,10 @@ function page(title: string, text: string): string {
 
 const SUCCESS_PAGE = page("Signed in", "Signed in. You can close this tab and return to pi.");
 const DENIED_PAGE = page("Sign-in failed", "Sign-in failed: access was not granted. Return to pi for details.");
-const INVALID_PAGE = page("Sign-in failed", "This is not a valid response for the sign-in pi is waiting for. Return to pi and try again.");
+const INVALID_PAGE = page(
+  "Sign-in failed",
+  "This is not a valid response for the sign-in pi is waiting for. Return to pi and try again.",
+);
 const NOT_WAITING_PAGE = page("Sign-in over", "This sign-in is no longer waiting. Return to pi.");
 const NOT_FOUND_PAGE = page("Not found", "Not found.");
 
@@ -90,7 +94,12 @@ function respond(res: ServerResponse, status: number, body: string): void {
 
 /** Format characters (bidi overrides, zero-width) can hide or reorder text; control characters can rewrite a line. */
 function clean(text: string, maxChars: number): string {
-  const chars = Array.from(text.replace(/\p{Cf}/gu, "").replace(/[\p{Cc}\s]+/gu, " ").trim());
+  const chars = Array.from(
+    text
+      .replace(/\p{Cf}/gu, "")
+      .replace(/[\p{Cc}\s]+/gu, " ")
+      .trim(),
+  );
   return chars.length > maxChars ? chars.slice(0, maxChars - 1).join("") + "…" : chars.join("");
 }
 
@@ -102,7 +111,10 @@ function sameState(actual: string, expected: string): boolean {
 
 function invalidRedirect(): OAuthCallbackError {
   // The input is not quoted: a pasted URL may carry the code.
-  return new OAuthCallbackError("invalid_redirect", "Not a sign-in redirect: it carries neither an authorization code nor an error.");
+  return new OAuthCallbackError(
+    "invalid_redirect",
+    "Not a sign-in redirect: it carries neither an authorization code nor an error.",
+  );
 }
 
 /** The query of a full URL, of a URL without its scheme, or of a bare `?code=…&state=…`. */
@@ -127,9 +139,16 @@ export function parseRedirect(url: string | URL, expectedState: string): ParsedR
   const error = params.get("error");
   if (!code && !error) throw invalidRedirect();
   const state = params.get("state");
-  if (state === null) throw new OAuthCallbackError("state_mismatch", "The sign-in redirect carries no state, so it cannot be matched to this sign-in.");
+  if (state === null)
+    throw new OAuthCallbackError(
+      "state_mismatch",
+      "The sign-in redirect carries no state, so it cannot be matched to this sign-in.",
+    );
   if (!sameState(state, expectedState)) {
-    throw new OAuthCallbackError("state_mismatch", "The sign-in redirect's state does not match this sign-in (it is stale, or belongs to another one).");
+    throw new OAuthCallbackError(
+      "state_mismatch",
+      "The sign-in redirect's state does not match this sign-in (it is stale, or belongs to another one).",
+    );
   }
   if (error) {
     const description = clean(params.get("error_description") ?? "", MAX_DESCRIPTION_CHARS);
@@ -145,7 +164,12 @@ type Outcome = { grant: AuthorizationGrant } | { error: OAuthCallbackError };
 function outcomeOf(redirect: ParsedRedirect): Outcome {
   if ("code" in redirect) return { grant: redirect };
   const detail = redirect.description ? `: ${redirect.description}` : "";
-  return { error: new OAuthCallbackError("denied", `The authorization server refused the sign-in (${redirect.error})${detail}`) };
+  return {
+    error: new OAuthCallbackError(
+      "denied",
+      `The authorization server refused the sign-in (${redirect.error})${detail}`,
+    ),
+  };
 }
 
 function cancelled(): OAuthCallbackError {
@@ -186,7 +210,8 @@ export class CallbackServer {
    */
   static async start(options: CallbackServerOptions = {}): Promise<CallbackServer> {
     const first = options.port ?? DEFAULT_OAUTH_CALLBACK_PORT;
-    if (!options.redirect && (!Number.isInteger(first) || first < 0 || first > MAX_PORT)) throw new RangeError(`Invalid callback port: ${first}`);
+    if (!options.redirect && (!Number.isInteger(first) || first < 0 || first > MAX_PORT))
+      throw new RangeError(`Invalid callback port: ${first}`);
     const plan = options.redirect ?? redirectPlan({ callbackPort: first });
     const requested = options.timeoutMs ?? DEFAULT_SIGN_IN_TIMEOUT_MS;
     if (!(requested > 0)) throw new RangeError(`Invalid sign-in timeout: ${requested}`);
@@ -206,11 +231,20 @@ export class CallbackServer {
         throw cancelled();
       }
       const address = server.address();
-      return new CallbackServer(server, typeof address === "object" && address !== null ? address.port : port, plan, timeoutMs, signal);
+      return new CallbackServer(
+        server,
+        typeof address === "object" && address !== null ? address.port : port,
+        plan,
+        timeoutMs,
+        signal,
+      );
     }
     const [low, high] = [plan.ports[0], plan.ports.at(-1)];
     const range = low === high ? `port ${low}` : `ports ${low}-${high}`;
-    throw new OAuthCallbackError("ports_in_use", `Cannot receive the sign-in redirect: ${range} on ${plan.host} ${low === high ? "is" : "are all"} in use.`);
+    throw new OAuthCallbackError(
+      "ports_in_use",
+      `Cannot receive the sign-in redirect: ${range} on ${plan.host} ${low === high ? "is" : "are all"} in use.`,
+    );
   }
 
   private readonly path: string;
@@ -235,7 +269,9 @@ export class CallbackServer {
     // Once listening, errors come from accepting connections (EMFILE and the like): transient, and the wait has a timeout.
     server.on("error", () => {});
     this.timer = setTimeout(() => {
-      this.finish({ error: new OAuthCallbackError("timeout", `No sign-in redirect arrived within ${describeDuration(timeoutMs)}.`) });
+      this.finish({
+        error: new OAuthCallbackError("timeout", `No sign-in redirect arrived within ${describeDuration(timeoutMs)}.`),
+      });
     }, timeoutMs);
     signal?.addEventListener("abort", this.onAbort, { once: true });
   }
@@ -246,7 +282,8 @@ export class CallbackServer {
    * error.
    */
   waitForGrant(expectedState: string): Promise<AuthorizationGrant> {
-    if (expectedState === "") throw new TypeError("waiting for a sign-in needs the state sent with the authorization request");
+    if (expectedState === "")
+      throw new TypeError("waiting for a sign-in needs the state sent with the authorization request");
     if (this.expectedState === undefined) {
       this.expectedState = expectedState;
       for (const { url, res } of this.parked.splice(0)) this.answer(url, res);

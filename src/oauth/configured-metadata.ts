@@ -12,8 +12,17 @@ import { BridgeError } from "../common/errors.ts";
 import { refuseEndpoints } from "./endpoint-policy.ts";
 
 /** Fetches and reads the document; an auth error saying what is wrong when it cannot be used. */
-async function configuredDiscovery(server: string, metadataUrl: string, fetchFn: FetchLike = fetch): Promise<OAuthDiscoveryState> {
-  const fail = (why: string) => new BridgeError("auth", server, `MCP server '${server}': the authorization server metadata at \`authServerMetadataUrl\` ${why}.`);
+async function configuredDiscovery(
+  server: string,
+  metadataUrl: string,
+  fetchFn: FetchLike = fetch,
+): Promise<OAuthDiscoveryState> {
+  const fail = (why: string) =>
+    new BridgeError(
+      "auth",
+      server,
+      `MCP server '${server}': the authorization server metadata at \`authServerMetadataUrl\` ${why}.`,
+    );
   let response: Response;
   try {
     response = await fetchFn(metadataUrl, { headers: { Accept: "application/json" } });
@@ -33,7 +42,10 @@ async function configuredDiscovery(server: string, metadataUrl: string, fetchFn:
   // An OpenID Connect document (`.well-known/openid-configuration`) is read as such; anything else as RFC 8414's.
   const parsed = OAuthMetadataSchema.safeParse(body);
   const metadata = parsed.success ? parsed.data : OpenIdProviderDiscoveryMetadataSchema.safeParse(body).data;
-  if (!metadata) throw fail("is not an OAuth or OpenID Connect metadata document (it lacks `issuer`, `authorization_endpoint` or `token_endpoint`)");
+  if (!metadata)
+    throw fail(
+      "is not an OAuth or OpenID Connect metadata document (it lacks `issuer`, `authorization_endpoint` or `token_endpoint`)",
+    );
   return { authorizationServerUrl: metadata.issuer, authorizationServerMetadata: metadata };
 }
 

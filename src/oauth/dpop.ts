@@ -9,7 +9,14 @@
  * the key that asked for it, refresh tokens too, so the key is stored with the tokens (./storage.ts, 0600) and lives
  * and dies with them; pi restarted uses the stored tokens with the stored key.
  */
-import { type AuthorizationServerMetadata, DPOP_SUPPORTED_ALGS, type DpopAlg, type DpopKeyPair, DpopSession, generateDpopKeyPair } from "@modelcontextprotocol/client";
+import {
+  type AuthorizationServerMetadata,
+  DPOP_SUPPORTED_ALGS,
+  type DpopAlg,
+  type DpopKeyPair,
+  DpopSession,
+  generateDpopKeyPair,
+} from "@modelcontextprotocol/client";
 import { BridgeError } from "../common/errors.ts";
 import { Type } from "typebox";
 
@@ -18,7 +25,10 @@ export interface StoredDpopKey {
   alg: DpopAlg;
   jwk: Record<string, unknown>;
 }
-const KeyShape = Type.Object({ alg: Type.Union(DPOP_SUPPORTED_ALGS.map((alg) => Type.Literal(alg))), jwk: Type.Object({ kty: Type.String(), d: Type.String() }) });
+const KeyShape = Type.Object({
+  alg: Type.Union(DPOP_SUPPORTED_ALGS.map((alg) => Type.Literal(alg))),
+  jwk: Type.Object({ kty: Type.String(), d: Type.String() }),
+});
 export const StoredDpopKeySchema = Type.Unsafe<StoredDpopKey>(KeyShape);
 
 /** The JWK members that are private key material (EC/OKP `d`; RSA's `d`, primes and CRT values). */
@@ -49,7 +59,10 @@ class DpopUnavailableError extends Error {}
  * used where the authorization server advertises it with an algorithm the SDK signs; `true` always (ES256 where the
  * server does not say); `false` never.
  */
-export function dpopAlgorithm(setting: boolean | undefined, metadata: AuthorizationServerMetadata | undefined): DpopAlg | undefined {
+export function dpopAlgorithm(
+  setting: boolean | undefined,
+  metadata: AuthorizationServerMetadata | undefined,
+): DpopAlg | undefined {
   if (setting === false) return undefined;
   const advertised = advertisedAlgs(metadata);
   if (advertised === undefined || advertised.length === 0) return setting ? PREFERRED_ALG : undefined;
@@ -80,7 +93,13 @@ async function loadKey(stored: StoredDpopKey): Promise<DpopKeyPair> {
   delete publicJwk.ext;
   const privateKey = (await importJWK(stored.jwk, stored.alg, { extractable: false })) as DpopKeyPair["privateKey"];
   const publicKey = (await importJWK(publicJwk, stored.alg)) as DpopKeyPair["privateKey"];
-  return { privateKey, publicKey, publicJwk, thumbprint: await calculateJwkThumbprint(publicJwk, "sha256"), alg: stored.alg };
+  return {
+    privateKey,
+    publicKey,
+    publicJwk,
+    thumbprint: await calculateJwkThumbprint(publicJwk, "sha256"),
+    alg: stored.alg,
+  };
 }
 
 /** The same stored key, compared by its private part (what a rewritten file would change). */
@@ -124,7 +143,12 @@ export class DpopKeys {
     if (stored) {
       if (!this.current?.stored || !sameKey(this.current.stored, stored)) {
         this.options.onSecrets?.(dpopSecrets(stored));
-        this.current = this.track({ alg: stored.alg, stored, bound: true, session: loadKey(stored).then((keyPair) => DpopSession.create({ keyPair })) });
+        this.current = this.track({
+          alg: stored.alg,
+          stored,
+          bound: true,
+          session: loadKey(stored).then((keyPair) => DpopSession.create({ keyPair })),
+        });
       }
       return await this.current.session;
     }

@@ -25,7 +25,14 @@ function algorithmsFor(key: KeyObject): string[] {
     case "rsa-pss":
       return ["PS256", "PS384", "PS512"];
     case "ec": {
-      const curve = { prime256v1: "ES256", "P-256": "ES256", secp384r1: "ES384", "P-384": "ES384", secp521r1: "ES512", "P-521": "ES512" }[details?.namedCurve ?? ""];
+      const curve = {
+        prime256v1: "ES256",
+        "P-256": "ES256",
+        secp384r1: "ES384",
+        "P-384": "ES384",
+        secp521r1: "ES512",
+        "P-521": "ES512",
+      }[details?.namedCurve ?? ""];
       return curve ? [curve] : [];
     }
     case "ed25519":
@@ -41,7 +48,10 @@ function parseKey(text: string): { key: KeyObject; kid?: string } {
   if (trimmed.startsWith("{")) {
     const jwk = JSON.parse(trimmed) as Record<string, unknown>;
     if (jwk.d === undefined) throw new Error("it is a public JWK; the client signs with the private one (with `d`)");
-    return { key: createPrivateKey({ key: jwk as never, format: "jwk" }), kid: typeof jwk.kid === "string" ? jwk.kid : undefined };
+    return {
+      key: createPrivateKey({ key: jwk as never, format: "jwk" }),
+      kid: typeof jwk.kid === "string" ? jwk.kid : undefined,
+    };
   }
   if (/-----BEGIN (RSA |EC )?PUBLIC KEY-----|-----BEGIN CERTIFICATE-----/.test(trimmed)) {
     throw new Error("it holds a public key or certificate; the client signs with the private key");
@@ -62,7 +72,9 @@ export function loadSigningKey(file: string, algorithm?: string): SigningKey {
     text = readFileSync(file, "utf8");
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    throw new Error(`the private key file ${file} cannot be read (${code === "ENOENT" ? "it does not exist" : typeof code === "string" ? code : errorMessage(error)})`);
+    throw new Error(
+      `the private key file ${file} cannot be read (${code === "ENOENT" ? "it does not exist" : typeof code === "string" ? code : errorMessage(error)})`,
+    );
   }
   let parsed: { key: KeyObject; kid?: string };
   try {
@@ -73,10 +85,15 @@ export function loadSigningKey(file: string, algorithm?: string): SigningKey {
     throw new Error(`the private key file ${file} holds no usable private key: ${reason}`);
   }
   const usable = algorithmsFor(parsed.key);
-  if (usable.length === 0) throw new Error(`the private key file ${file} holds a ${parsed.key.asymmetricKeyType ?? "symmetric"} key, which cannot sign a client assertion`);
+  if (usable.length === 0)
+    throw new Error(
+      `the private key file ${file} holds a ${parsed.key.asymmetricKeyType ?? "symmetric"} key, which cannot sign a client assertion`,
+    );
   const chosen = algorithm ?? usable[0]!;
   if (!usable.includes(chosen)) {
-    throw new Error(`the private key file ${file} holds a ${parsed.key.asymmetricKeyType} key, which cannot sign ${chosen}; it signs ${usable.join(", ")}`);
+    throw new Error(
+      `the private key file ${file} holds a ${parsed.key.asymmetricKeyType} key, which cannot sign ${chosen}; it signs ${usable.join(", ")}`,
+    );
   }
   const jwk = parsed.key.export({ format: "jwk" }) as Record<string, unknown>;
   if (parsed.kid !== undefined) jwk.kid = parsed.kid;

@@ -86,8 +86,14 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
   /** The SDK provider for the configured grant (their own client records are unused: the issuer is stamped above). */
   private sdkProvider(): OAuthClientProvider {
     if (this.grant) return this.grant;
-    const { clientId = "", clientSecret = "", tokenEndpointAuthMethod, privateKeyFile = "", signingAlgorithm, keyId } =
-      this.settings;
+    const {
+      clientId = "",
+      clientSecret = "",
+      tokenEndpointAuthMethod,
+      privateKeyFile = "",
+      signingAlgorithm,
+      keyId,
+    } = this.settings;
     // Only to keep the SDK from warning that no issuer was named: the record it stamps is not the one used.
     const common = { clientId, clientName: CLIENT_NAME, expectedIssuer: this.options.serverUrl };
     if (this.settings.grantType === JWT_BEARER_GRANT) {
@@ -105,7 +111,11 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
       key = loadSigningKey(privateKeyFile, signingAlgorithm);
     } catch (error) {
       const { server } = this.options;
-      throw new BridgeError("config", server, `MCP server '${server}': ${describeError(error)}; fix \`auth.privateKeyFile\`.`);
+      throw new BridgeError(
+        "config",
+        server,
+        `MCP server '${server}': ${describeError(error)}; fix \`auth.privateKeyFile\`.`,
+      );
     }
     const grant = new PrivateKeyJwtProvider({ ...common, privateKey: key.jwk, algorithm: key.algorithm });
     const kid = keyId ?? (typeof key.jwk.kid === "string" ? key.jwk.kid : undefined);
@@ -149,9 +159,18 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
       text = (await readFile(file, "utf8")).trim();
     } catch (error) {
       const code = (error as { code?: unknown }).code;
-      throw new BridgeError("config", server, `MCP server '${server}': the file ${file} cannot be read (${code === "ENOENT" ? "it does not exist" : describeError(error)}); fix \`auth.${key}\`.`);
+      throw new BridgeError(
+        "config",
+        server,
+        `MCP server '${server}': the file ${file} cannot be read (${code === "ENOENT" ? "it does not exist" : describeError(error)}); fix \`auth.${key}\`.`,
+      );
     }
-    if (text === "") throw new BridgeError("config", server, `MCP server '${server}': the file ${file} is empty; \`auth.${key}\` should hold ${what}.`);
+    if (text === "")
+      throw new BridgeError(
+        "config",
+        server,
+        `MCP server '${server}': the file ${file} is empty; \`auth.${key}\` should hold ${what}.`,
+      );
     this.secretsSeen(text);
     return text;
   }
@@ -168,7 +187,15 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
     refuseEndpoints(server, { "identity provider": idpUrl, "identity provider's token endpoint": idpTokenUrl });
     const token = idToken ?? (await this.secretFile(idTokenFile ?? "", "idTokenFile", "the user's ID token"));
     const { authorizationServerUrl: audience, resourceUrl: resource, scope, fetchFn } = context;
-    const request = { audience, resource, idToken: token, clientId: idpClientId, clientSecret: idpClientSecret, scope, fetchFn };
+    const request = {
+      audience,
+      resource,
+      idToken: token,
+      clientId: idpClientId,
+      clientSecret: idpClientSecret,
+      scope,
+      fetchFn,
+    };
     try {
       const result = idpTokenUrl
         ? await requestJwtAuthorizationGrant({ tokenEndpoint: idpTokenUrl, ...request })
@@ -188,7 +215,10 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
   private hide(text: string): string {
     const { clientSecret, assertion, idToken, idpClientSecret } = this.settings;
     const secrets = [clientSecret, assertion, idToken, idpClientSecret, ...this.seen];
-    return redact(text, secrets.filter((value): value is string => value !== undefined));
+    return redact(
+      text,
+      secrets.filter((value): value is string => value !== undefined),
+    );
   }
 
   /** The stored token, or a new one when there is none or it is about to expire (one request for all who ask). */
@@ -248,13 +278,21 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
   }
 
   redirectToAuthorization(): void {
-    throw new BridgeError("auth", this.options.server, `MCP server '${this.options.server}': a "client_credentials" client never signs in in a browser.`);
+    throw new BridgeError(
+      "auth",
+      this.options.server,
+      `MCP server '${this.options.server}': a "client_credentials" client never signs in in a browser.`,
+    );
   }
 
   saveCodeVerifier(): void {}
 
   codeVerifier(): string {
-    throw new BridgeError("auth", this.options.server, `MCP server '${this.options.server}': a "client_credentials" client has no sign-in under way.`);
+    throw new BridgeError(
+      "auth",
+      this.options.server,
+      `MCP server '${this.options.server}': a "client_credentials" client has no sign-in under way.`,
+    );
   }
 
   /** Nothing to close: there is no callback server. */
@@ -269,7 +307,10 @@ function signWithKeyId(clientId: string, jwk: Record<string, unknown>, alg: stri
   const sign: AddClientAuthentication = async (_headers, params, url, metadata) => {
     const jose = await import("jose");
     const claims = { iss: clientId, sub: clientId, aud: String(metadata?.issuer ?? url), jti: crypto.randomUUID() };
-    const jwt = new jose.SignJWT(claims).setProtectedHeader({ alg, typ: "JWT", kid }).setIssuedAt().setExpirationTime("5m");
+    const jwt = new jose.SignJWT(claims)
+      .setProtectedHeader({ alg, typ: "JWT", kid })
+      .setIssuedAt()
+      .setExpirationTime("5m");
     params.set("client_assertion", await jwt.sign(await jose.importJWK(jwk, alg)));
     params.set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
   };

@@ -46,7 +46,10 @@ export async function readPiAuthFile(file: string): Promise<PiFileRead> {
     if (uid !== undefined && info.uid !== uid) return { kind: "refused", problem: "it belongs to another user" };
     if (process.platform !== "win32" && (info.mode & 0o022) !== 0) {
       const mode = (info.mode & 0o777).toString(8).padStart(4, "0");
-      return { kind: "refused", problem: `other users can write it (mode ${mode}; \`chmod 600\` it to have its sign-ins used)` };
+      return {
+        kind: "refused",
+        problem: `other users can write it (mode ${mode}; \`chmod 600\` it to have its sign-ins used)`,
+      };
     }
     if (info.size > MAX_FILE_BYTES) return { kind: "refused", problem: "it is larger than 4 MiB" };
     return { kind: "read", text: await handle.readFile({ encoding: "utf8" }) };
@@ -92,7 +95,8 @@ export async function importPiSignIn(options: PiImportOptions): Promise<PiImport
   if (read.kind === "refused") return { kind: "ignored", file, warning: ignoredWarning(file, server, read.problem) };
   const lookup = findPiSignIn(read.text, server, serverUrl);
   if (lookup.kind === "none") return { kind: "none" };
-  if (lookup.kind === "invalid") return { kind: "ignored", file, warning: ignoredWarning(file, server, lookup.problem) };
+  if (lookup.kind === "invalid")
+    return { kind: "ignored", file, warning: ignoredWarning(file, server, lookup.problem) };
   if (store.importRecord(server, serverUrl)?.fingerprint === lookup.fingerprint) return { kind: "seen" };
   const now = options.now ?? Date.now();
   const plan = planPiImport(lookup.signIn, { serverUrl, configuredClient: options.configuredClient, now, from: file });
@@ -101,10 +105,18 @@ export async function importPiSignIn(options: PiImportOptions): Promise<PiImport
     // The registration first: tokens without the client they were issued to would be refreshed as another.
     if (plan.client) await store.saveClient(server, plan.client);
     await store.saveTokens(server, plan.tokens);
-    await store.saveImportRecord(server, { serverUrl, fingerprint: lookup.fingerprint, savedAt: new Date(now).toISOString() });
+    await store.saveImportRecord(server, {
+      serverUrl,
+      fingerprint: lookup.fingerprint,
+      savedAt: new Date(now).toISOString(),
+    });
   } catch (error) {
     // The store's errors name only its own file and the errno code.
-    return { kind: "ignored", file, warning: ignoredWarning(file, server, `copying it failed (${errorMessage(error)})`) };
+    return {
+      kind: "ignored",
+      file,
+      warning: ignoredWarning(file, server, `copying it failed (${errorMessage(error)})`),
+    };
   }
   return { kind: "imported", file, refreshable: plan.refreshable };
 }
@@ -114,13 +126,22 @@ export async function importPiSignIn(options: PiImportOptions): Promise<PiImport
  * again; a sign-in pi makes later is. pi's file keeps it: signing out of pi is pi's own `/mcp logout`. Resolves to
  * pi's file when it holds a sign-in for the server.
  */
-export async function declinePiSignIn(store: AuthStore, server: string, serverUrl: string, now = Date.now()): Promise<string | undefined> {
+export async function declinePiSignIn(
+  store: AuthStore,
+  server: string,
+  serverUrl: string,
+  now = Date.now(),
+): Promise<string | undefined> {
   const file = store.piAuthFile;
   if (!file) return undefined;
   const read = await readPiAuthFile(file);
   if (read.kind !== "read") return undefined;
   const lookup = findPiSignIn(read.text, server, serverUrl);
   if (lookup.kind !== "found") return undefined;
-  await store.saveImportRecord(server, { serverUrl, fingerprint: lookup.fingerprint, savedAt: new Date(now).toISOString() });
+  await store.saveImportRecord(server, {
+    serverUrl,
+    fingerprint: lookup.fingerprint,
+    savedAt: new Date(now).toISOString(),
+  });
   return file;
 }

@@ -52,9 +52,7 @@ export interface PiSignIn {
 
 /** What the file holds for a server: nothing, something not in pi's format (`problem` says what), or a sign-in. */
 export type PiSignInLookup =
-  | { kind: "none" }
-  | { kind: "invalid"; problem: string }
-  | { kind: "found"; signIn: PiSignIn; fingerprint: string };
+  { kind: "none" } | { kind: "invalid"; problem: string } | { kind: "found"; signIn: PiSignIn; fingerprint: string };
 
 /** pi treats `null` and `""` as absent, as servers send them for fields they have no value for. */
 function optionalString(value: unknown): string | undefined | false {
@@ -88,7 +86,8 @@ function signInOf(state: JsonObject, serverUrl: string): PiSignIn | string {
   const idToken = optionalString(tokens.id_token);
   if (refreshToken === false || scope === false || idToken === false) return "a token field is not a string";
   const expiresAt = state.tokensExpireAt;
-  if (expiresAt !== undefined && (typeof expiresAt !== "number" || !Number.isFinite(expiresAt))) return "its expiry is not a number";
+  if (expiresAt !== undefined && (typeof expiresAt !== "number" || !Number.isFinite(expiresAt)))
+    return "its expiry is not a number";
   const client = clientOf(state.clientInformation);
   if (client === false) return "its client registration has no client id";
   const signIn: PiSignIn = { serverUrl, accessToken: tokens.access_token, tokenType: tokens.token_type };
@@ -107,7 +106,10 @@ function signInOf(state: JsonObject, serverUrl: string): PiSignIn | string {
  * since, without keeping the tokens themselves.
  */
 function fingerprintOf(signIn: PiSignIn): string {
-  return createHash("sha256").update(JSON.stringify([signIn.accessToken, signIn.refreshToken ?? ""])).digest("hex").slice(0, 32);
+  return createHash("sha256")
+    .update(JSON.stringify([signIn.accessToken, signIn.refreshToken ?? ""]))
+    .digest("hex")
+    .slice(0, 32);
 }
 
 /**
@@ -125,13 +127,18 @@ export function findPiSignIn(text: string, server: string, serverUrl: string): P
     return { kind: "invalid", problem: "it is not valid JSON" };
   }
   if (!isObject(states)) return { kind: "invalid", problem: "it is not a JSON object" };
-  const key = Object.hasOwn(states, keys.key) ? keys.key : Object.hasOwn(states, keys.legacyKey) ? keys.legacyKey : undefined;
+  const key = Object.hasOwn(states, keys.key)
+    ? keys.key
+    : Object.hasOwn(states, keys.legacyKey)
+      ? keys.legacyKey
+      : undefined;
   const state = key === undefined ? undefined : states[key];
   if (state === undefined) return { kind: "none" };
   if (!isObject(state)) return { kind: "invalid", problem: "the server's entry is not an object" };
   if (state.serverUrl !== keys.legacyKey || state.tokens === undefined) return { kind: "none" };
   const signIn = signInOf(state, keys.legacyKey);
-  if (typeof signIn === "string") return { kind: "invalid", problem: `the server's entry is not in pi's format: ${signIn}` };
+  if (typeof signIn === "string")
+    return { kind: "invalid", problem: `the server's entry is not in pi's format: ${signIn}` };
   return { kind: "found", signIn, fingerprint: fingerprintOf(signIn) };
 }
 
@@ -146,11 +153,16 @@ export type PiSignInPlan =
  * `from` is recorded with an imported registration, which the provider uses for refreshes only (it was registered
  * with pi's redirect URIs).
  */
-export function planPiImport(signIn: PiSignIn, options: { serverUrl: string; configuredClient: boolean; now: number; from: string }): PiSignInPlan {
+export function planPiImport(
+  signIn: PiSignIn,
+  options: { serverUrl: string; configuredClient: boolean; now: number; from: string },
+): PiSignInPlan {
   const { serverUrl, now } = options;
   const savedAt = new Date(now).toISOString();
   const refreshable =
-    signIn.refreshToken !== undefined && signIn.issuer !== undefined && (signIn.client !== undefined || options.configuredClient);
+    signIn.refreshToken !== undefined &&
+    signIn.issuer !== undefined &&
+    (signIn.client !== undefined || options.configuredClient);
   const expired = signIn.expiresAt !== undefined && signIn.expiresAt <= now;
   if (expired && !refreshable) {
     const why =
@@ -168,6 +180,11 @@ export function planPiImport(signIn: PiSignIn, options: { serverUrl: string; con
   if (signIn.idToken !== undefined) tokens.idToken = signIn.idToken;
   if (signIn.issuer !== undefined) tokens.issuer = signIn.issuer;
   if (!refreshable || !signIn.client) return { kind: "import", tokens, refreshable };
-  const client: StoredClient = { serverUrl, savedAt, client: { ...signIn.client, issuer: signIn.issuer }, importedFrom: options.from };
+  const client: StoredClient = {
+    serverUrl,
+    savedAt,
+    client: { ...signIn.client, issuer: signIn.issuer },
+    importedFrom: options.from,
+  };
   return { kind: "import", tokens, client, refreshable };
 }

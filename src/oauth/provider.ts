@@ -111,12 +111,15 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
     if (clientId) {
       // The configured client is for whichever authorization server the server names: bound to the one asked about.
       const stamp = context ? { issuer: context.issuer } : {};
-      return clientSecret ? { client_id: clientId, client_secret: clientSecret, ...stamp } : { client_id: clientId, ...stamp };
+      return clientSecret
+        ? { client_id: clientId, client_secret: clientSecret, ...stamp }
+        : { client_id: clientId, ...stamp };
     }
     const record = this.options.store.client(this.options.server, this.options.serverUrl);
     if (!record) return undefined;
     // The server moved to another authorization server: a client id is only good where it was issued.
-    if (context?.issuer !== undefined && record.issuer !== undefined && record.issuer !== context.issuer) return undefined;
+    if (context?.issuer !== undefined && record.issuer !== undefined && record.issuer !== context.issuer)
+      return undefined;
     const stored = record.client;
     this.secretsSeen(stored.client_secret);
     // pi 1.x's registration, taken over with its sign-in, refreshes the tokens issued to it (a refresh sends no
@@ -133,12 +136,20 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
     return this.options.store.tokens(this.options.server, this.options.serverUrl)?.refreshToken !== undefined;
   }
 
-  async saveClientInformation(client: OAuthClientInformationMixed, context?: OAuthClientInformationContext): Promise<void> {
+  async saveClientInformation(
+    client: OAuthClientInformationMixed,
+    context?: OAuthClientInformationContext,
+  ): Promise<void> {
     // A client from the config is the config's; nothing to keep.
     if (this.settings.clientId) return;
     this.secretsSeen(client.client_secret);
     const savedAt = new Date(this.now()).toISOString();
-    await this.options.store.saveClient(this.options.server, { serverUrl: this.options.serverUrl, savedAt, client, ...(context ? { issuer: context.issuer } : {}) });
+    await this.options.store.saveClient(this.options.server, {
+      serverUrl: this.options.serverUrl,
+      savedAt,
+      client,
+      ...(context ? { issuer: context.issuer } : {}),
+    });
   }
 
   /** The stored tokens; one close to expiry is refreshed first (one refresh, however many calls ask at once). */
@@ -165,7 +176,13 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
   /** Looks once for the sign-in pi 1.x stored for the server, and takes it over if the bridge can use it. */
   private async importFromPi(): Promise<void> {
     const { store, server, serverUrl } = this.options;
-    const outcome = await importPiSignIn({ store, server, serverUrl, configuredClient: Boolean(this.settings.clientId), now: this.now() });
+    const outcome = await importPiSignIn({
+      store,
+      server,
+      serverUrl,
+      configuredClient: Boolean(this.settings.clientId),
+      now: this.now(),
+    });
     this.options.onImport?.(outcome);
   }
 
@@ -204,9 +221,16 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
     // The SDK signs in with the client it refreshed with when a refresh failed for a reason other than a refused
     // grant (the authorization server is down, say). pi's registration cannot sign in here: it lists pi's redirect URIs.
     const record = this.options.store.client(this.options.server, this.options.serverUrl);
-    if (record?.importedFrom !== undefined && record.client.client_id === authorizationUrl.searchParams.get("client_id")) {
+    if (
+      record?.importedFrom !== undefined &&
+      record.client.client_id === authorizationUrl.searchParams.get("client_id")
+    ) {
       const { server } = this.options;
-      throw new BridgeError("auth", server, `MCP server '${server}': the sign-in taken over from pi 1.x could not be refreshed. Run /mcp auth ${commandArgument(server)} to sign in here.`);
+      throw new BridgeError(
+        "auth",
+        server,
+        `MCP server '${server}': the sign-in taken over from pi 1.x could not be refreshed. Run /mcp auth ${commandArgument(server)} to sign in here.`,
+      );
     }
     const handler = this.options.signIn?.();
     if (!handler) {
@@ -214,7 +238,10 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
       return;
     }
     if (this.pending) return;
-    const callback = await CallbackServer.start({ redirect: redirectPlan(this.settings), timeoutMs: this.options.signInTimeoutMs });
+    const callback = await CallbackServer.start({
+      redirect: redirectPlan(this.settings),
+      timeoutMs: this.options.signInTimeoutMs,
+    });
     this.callback = callback;
     const url = new URL(authorizationUrl);
     url.searchParams.set("redirect_uri", callback.redirectUrl);
@@ -251,7 +278,10 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
   /** Refuses what discovery found (or the config named) when the bridge may not use it. */
   protected override refuse(state: OAuthDiscoveryState): void {
     super.refuse(state);
-    if (this.settings.clientRegistration === "cimd" && state.authorizationServerMetadata?.client_id_metadata_document_supported !== true) {
+    if (
+      this.settings.clientRegistration === "cimd" &&
+      state.authorizationServerMetadata?.client_id_metadata_document_supported !== true
+    ) {
       const { server } = this.options;
       const why = `its authorization server does not support Client ID Metadata Documents, and \`clientRegistration\` is "cimd"; use "auto" or "dcr".`;
       throw new BridgeError("auth", server, `MCP server '${server}': ${why}`);
@@ -260,7 +290,8 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
 
   override async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {
     await super.invalidateCredentials(scope);
-    if ((scope === "all" || scope === "client") && !this.settings.clientId) await this.options.store.deleteClient(this.options.server);
+    if ((scope === "all" || scope === "client") && !this.settings.clientId)
+      await this.options.store.deleteClient(this.options.server);
     if (scope === "all" || scope === "verifier") this.verifier = undefined;
   }
 

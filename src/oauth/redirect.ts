@@ -32,7 +32,10 @@ const AUTHORITY = /^(http:\/\/(?:\[[^\]]*\]|[^/:?#]*))(?::(\d*))?(.*)$/i;
 export function redirectPlan(settings: { callbackPort?: number; callbackUrl?: string }): RedirectPlan {
   const first = settings.callbackPort ?? DEFAULT_OAUTH_CALLBACK_PORT;
   // Port 0 lets the system choose, so one try is enough.
-  const ports = first === 0 ? [0] : Array.from({ length: Math.max(0, Math.min(CALLBACK_PORT_TRIES, MAX_PORT - first + 1)) }, (_, i) => first + i);
+  const ports =
+    first === 0
+      ? [0]
+      : Array.from({ length: Math.max(0, Math.min(CALLBACK_PORT_TRIES, MAX_PORT - first + 1)) }, (_, i) => first + i);
   const written = settings.callbackUrl;
   const match = written === undefined ? null : AUTHORITY.exec(written);
   if (!written || !match) {

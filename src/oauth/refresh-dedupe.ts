@@ -36,14 +36,20 @@ export interface SharedTokens {
 function refreshTokenOf(init: RequestInit | undefined): string | undefined {
   if (!init || (init.method ?? "GET").toUpperCase() !== "POST") return undefined;
   const body = init.body;
-  const params = body instanceof URLSearchParams ? body : typeof body === "string" ? new URLSearchParams(body) : undefined;
+  const params =
+    body instanceof URLSearchParams ? body : typeof body === "string" ? new URLSearchParams(body) : undefined;
   if (params?.get("grant_type") !== "refresh_token") return undefined;
   return params.get("refresh_token") ?? undefined;
 }
 
 function jsonAnswer(body: unknown): Answer {
   const bytes = new TextEncoder().encode(JSON.stringify(body));
-  return { status: 200, statusText: "OK", headers: [["content-type", "application/json"]], body: bytes.buffer.slice(0) as ArrayBuffer };
+  return {
+    status: 200,
+    statusText: "OK",
+    headers: [["content-type", "application/json"]],
+    body: bytes.buffer.slice(0) as ArrayBuffer,
+  };
 }
 
 /**
@@ -100,7 +106,10 @@ export function withSharedRefresh(shared?: SharedTokens): Middleware {
       answer = refresh(token, () => next(url, init), shared);
       answers.set(token, answer);
       const forget = () => setTimeout(() => answers.delete(token), REUSE_MS).unref();
-      answer.then((done) => (isNonceChallenge(done) ? answers.delete(token) : forget()), () => answers.delete(token));
+      answer.then(
+        (done) => (isNonceChallenge(done) ? answers.delete(token) : forget()),
+        () => answers.delete(token),
+      );
     }
     const { status, statusText, headers, body } = await answer;
     return new Response(body.slice(0), { status, statusText, headers });
@@ -133,5 +142,9 @@ async function refresh(token: string, send: () => Promise<Response>, shared?: Sh
 export const withGlobalResponses: Middleware = (next) => async (url, init) => {
   const response: Pick<Response, "body" | "status" | "statusText" | "headers"> = await next(url, init);
   if (response instanceof Response) return response;
-  return new Response(response.body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  return new Response(response.body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
 };

@@ -52,8 +52,15 @@ export function isUnauthorized(error: unknown): boolean {
 
 /** The settings that may hold `${VAR}`s, and those that name a file (`~/` expanded). */
 const TEXT_SETTINGS = [
-  ...["clientId", "clientSecret", "authorizationUrl", "tokenUrl", "clientMetadataUrl", "authServerMetadataUrl"] as const,
-  ...["keyId", "assertion", "idpUrl", "idpTokenUrl", "idpClientId", "idpClientSecret", "idToken"] as const,
+  ...([
+    "clientId",
+    "clientSecret",
+    "authorizationUrl",
+    "tokenUrl",
+    "clientMetadataUrl",
+    "authServerMetadataUrl",
+  ] as const),
+  ...(["keyId", "assertion", "idpUrl", "idpTokenUrl", "idpClientId", "idpClientSecret", "idToken"] as const),
 ];
 const FILE_SETTINGS = ["privateKeyFile", "assertionFile", "idTokenFile"] as const;
 
@@ -129,7 +136,10 @@ export class OAuthSession {
    * sign-in timeout, or `signal`) and exchanges the code, so a retry can go through. Throws an auth error saying what
    * to do when no sign-in could be started, or when it failed. `onEvent` reports the sign-in's progress.
    */
-  async completeSignIn(onEvent: (channel: string, payload: Record<string, unknown>) => void, signal?: AbortSignal): Promise<void> {
+  async completeSignIn(
+    onEvent: (channel: string, payload: Record<string, unknown>) => void,
+    signal?: AbortSignal,
+  ): Promise<void> {
     const { provider } = this;
     const server = this.options.server;
     // A machine client signs in by itself: a token the server refused is replaced, with no one to wait for.
@@ -150,15 +160,20 @@ export class OAuthSession {
     } catch (error) {
       // The SDK's OAuth errors may carry only their code (invalid_grant …), not a message.
       const code = (error as { errorCode?: unknown }).errorCode;
-      const reason = (error instanceof Error && error.message) || (typeof code === "string" ? code : "") || describeError(error);
+      const reason =
+        (error instanceof Error && error.message) || (typeof code === "string" ? code : "") || describeError(error);
       onEvent("mcp.auth.failed", { error: reason });
-      throw new BridgeError("auth", server, `Signing in to MCP server '${server}' failed: ${reason}. Run /mcp auth ${commandArgument(server)} to try again.`, {
-        cause: error,
-      });
+      throw new BridgeError(
+        "auth",
+        server,
+        `Signing in to MCP server '${server}' failed: ${reason}. Run /mcp auth ${commandArgument(server)} to try again.`,
+        {
+          cause: error,
+        },
+      );
     } finally {
       signal?.removeEventListener("abort", onAbort);
       await provider.finishSignIn();
     }
   }
 }
-

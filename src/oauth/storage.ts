@@ -83,7 +83,12 @@ export interface AuthStoreOptions {
  * The SDK's tokens in stored form: `expires_in` becomes an absolute `expiresAt`, `scope` a list; `dpopKey` is the key
  * DPoP-bound tokens are bound to.
  */
-export function toStoredTokens(tokens: OAuthTokens, serverUrl: string, now: number, dpopKey?: StoredDpopKey): StoredTokens {
+export function toStoredTokens(
+  tokens: OAuthTokens,
+  serverUrl: string,
+  now: number,
+  dpopKey?: StoredDpopKey,
+): StoredTokens {
   const stored: StoredTokens = {
     accessToken: tokens.access_token,
     tokenType: tokens.token_type,
@@ -134,7 +139,10 @@ function fileStem(server: string): string {
     !server.endsWith(CLIENT_SUFFIX) &&
     !/-[0-9a-f]{8}$/.test(server);
   if (plain) return server;
-  const safe = server.replace(/[^A-Za-z0-9_.-]/g, "_").replace(/^\.+/, "_").slice(0, MAX_PLAIN_NAME_LENGTH);
+  const safe = server
+    .replace(/[^A-Za-z0-9_.-]/g, "_")
+    .replace(/^\.+/, "_")
+    .slice(0, MAX_PLAIN_NAME_LENGTH);
   return `${safe || "_"}-${shortHash(server)}`;
 }
 
@@ -192,7 +200,9 @@ export class AuthStore {
   /** What `file` holds if it has the shape of `schema` and is for `serverUrl`. */
   private read<T extends TSchema>(file: string, schema: T, serverUrl: string): Static<T> | undefined {
     const data: unknown = readJson(file);
-    return Value.Check(schema, data) && sameUrl((data as { serverUrl: string }).serverUrl, serverUrl) ? data : undefined;
+    return Value.Check(schema, data) && sameUrl((data as { serverUrl: string }).serverUrl, serverUrl)
+      ? data
+      : undefined;
   }
 
   saveTokens(server: string, tokens: StoredTokens): Promise<void> {
@@ -235,7 +245,10 @@ export class AuthStore {
    * over from pi and signed out of here is not taken over again.
    */
   async logout(server: string): Promise<boolean> {
-    const [tokens, client] = await Promise.all([this.remove(this.tokensPath(server)), this.remove(this.clientPath(server))]);
+    const [tokens, client] = await Promise.all([
+      this.remove(this.tokensPath(server)),
+      this.remove(this.clientPath(server)),
+    ]);
     return tokens || client;
   }
 

@@ -4,7 +4,14 @@
  * rest of a file as it was, never writes over one that does not parse, and keeps project trust in step with the change.
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
-import { type AddAuth, type AddTransport, buildEntry, howToSetVariables, suggestServerName, unsetVariables } from "../config/add-server.ts";
+import {
+  type AddAuth,
+  type AddTransport,
+  buildEntry,
+  howToSetVariables,
+  suggestServerName,
+  unsetVariables,
+} from "../config/add-server.ts";
 import { argSecrets, isVariableName } from "../config/substitute.ts";
 import { type CommandDeps, show } from "./command-context.ts";
 import type { ConfigScope } from "../config/types.ts";
@@ -25,7 +32,12 @@ const TRANSPORT_CHOICES: Record<string, AddTransport> = {
   "A URL (Streamable HTTP or SSE)": "http",
 };
 const SKIP_SECRETS = "No, skip this server";
-const AUTH_CHOICES = ["None", "Bearer token from an environment variable", "API key header from an environment variable", "OAuth (sign in in the browser)"];
+const AUTH_CHOICES = [
+  "None",
+  "Bearer token from an environment variable",
+  "API key header from an environment variable",
+  "OAuth (sign in in the browser)",
+];
 
 function scopeChoices(deps: CommandDeps): Array<{ label: string; scope: ConfigScope; path: string }> {
   const project = deps.bridge.sourceOf("project");
@@ -37,7 +49,11 @@ function scopeChoices(deps: CommandDeps): Array<{ label: string; scope: ConfigSc
 }
 
 /** Says when a change was saved but its record of trust was not. */
-function reportTrust(ctx: ExtensionCommandContext, written: { trustError?: unknown }, servers: readonly string[]): void {
+function reportTrust(
+  ctx: ExtensionCommandContext,
+  written: { trustError?: unknown },
+  servers: readonly string[],
+): void {
   if (written.trustError !== undefined) show(ctx, trustNotRecorded(servers, written.trustError), "warning");
 }
 
@@ -52,12 +68,19 @@ async function offerReload(ctx: ExtensionCommandContext, what: string): Promise<
 }
 
 /** Asks for a variable name until it is one (or the user gives up). */
-async function askVariable(ctx: ExtensionCommandContext, title: string, placeholder: string): Promise<string | undefined> {
+async function askVariable(
+  ctx: ExtensionCommandContext,
+  title: string,
+  placeholder: string,
+): Promise<string | undefined> {
   for (let tries = 0; tries < 3; tries++) {
     const answer = (await ctx.ui.input(title, placeholder))?.trim();
     if (!answer) return undefined;
     if (isVariableName(answer)) return answer;
-    ctx.ui.notify(`'${answer}' is not an environment variable name (letters, digits and _; not starting with a digit).`, "warning");
+    ctx.ui.notify(
+      `'${answer}' is not an environment variable name (letters, digits and _; not starting with a digit).`,
+      "warning",
+    );
   }
   return undefined;
 }
@@ -65,11 +88,18 @@ async function askVariable(ctx: ExtensionCommandContext, title: string, placehol
 /** `/mcp add`: transport, endpoint, name, authentication, where to save; then writes the entry and offers a reload. */
 export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext): Promise<void> {
   if (!ctx.hasUI) {
-    show(ctx, "/mcp add asks its questions in pi's interactive mode. Without it, add the server to .pi/mcp.json (project) or ~/.pi/agent/mcp.json (user) under \"mcpServers\".", "warning");
+    show(
+      ctx,
+      '/mcp add asks its questions in pi\'s interactive mode. Without it, add the server to .pi/mcp.json (project) or ~/.pi/agent/mcp.json (user) under "mcpServers".',
+      "warning",
+    );
     return;
   }
   const cancelled = () => ctx.ui.notify("No server added.", "info");
-  const transportChoice = await ctx.ui.select("Add an MCP server: how does pi reach it?", Object.keys(TRANSPORT_CHOICES));
+  const transportChoice = await ctx.ui.select(
+    "Add an MCP server: how does pi reach it?",
+    Object.keys(TRANSPORT_CHOICES),
+  );
   if (!transportChoice) return cancelled();
   const transport = TRANSPORT_CHOICES[transportChoice]!;
   const endpoint = (
@@ -88,20 +118,32 @@ export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext)
   }
   const suggested = suggestServerName({ transport, endpoint });
   const name = (await ctx.ui.input(`A name for it (Enter for '${suggested}')`, suggested))?.trim() || suggested;
-  if (deps.bridge.connection(name) && !(await ctx.ui.confirm("Replace?", `A server named '${name}' exists. Replace its entry?`))) return cancelled();
+  if (
+    deps.bridge.connection(name) &&
+    !(await ctx.ui.confirm("Replace?", `A server named '${name}' exists. Replace its entry?`))
+  )
+    return cancelled();
 
   let auth: AddAuth = { kind: "none" };
   if (transport === "http") {
     const choice = await ctx.ui.select("How does it authenticate?", AUTH_CHOICES);
     if (!choice) return cancelled();
     if (choice === AUTH_CHOICES[1]) {
-      const variable = await askVariable(ctx, "The environment variable that holds the token", `${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_TOKEN`);
+      const variable = await askVariable(
+        ctx,
+        "The environment variable that holds the token",
+        `${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_TOKEN`,
+      );
       if (!variable) return cancelled();
       auth = { kind: "bearer", variable };
     } else if (choice === AUTH_CHOICES[2]) {
       const header = (await ctx.ui.input("The header that carries the key", "X-API-Key"))?.trim();
       if (!header) return cancelled();
-      const variable = await askVariable(ctx, "The environment variable that holds the key", `${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`);
+      const variable = await askVariable(
+        ctx,
+        "The environment variable that holds the key",
+        `${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`,
+      );
       if (!variable) return cancelled();
       auth = { kind: "api-key", header, variable };
     } else if (choice === AUTH_CHOICES[3]) {
@@ -110,7 +152,10 @@ export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext)
   }
 
   const scopes = scopeChoices(deps);
-  const scopeChoice = await ctx.ui.select("Save it where?", scopes.map((s) => s.label));
+  const scopeChoice = await ctx.ui.select(
+    "Save it where?",
+    scopes.map((s) => s.label),
+  );
   const target = scopes.find((s) => s.label === scopeChoice);
   if (!target) return cancelled();
 
@@ -122,22 +167,40 @@ export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext)
   }
   try {
     // The user wrote this entry just now: it needs no question about trusting it.
-    reportTrust(ctx, await deps.bridge.writeConfig(target.path, (text) => setServerEntry(text, name, entry), [name]), [name]);
+    reportTrust(ctx, await deps.bridge.writeConfig(target.path, (text) => setServerEntry(text, name, entry), [name]), [
+      name,
+    ]);
   } catch (error) {
     ctx.ui.notify(`Could not save '${name}' to ${target.path}: ${errorMessage(error)}`, "error");
     return;
   }
   const unset = unsetVariables(entry, deps.env);
-  if (unset.length) ctx.ui.notify(`'${name}' needs ${unset.join(", ")}, which ${unset.length === 1 ? "is" : "are"} not set. ${howToSetVariables(unset)}`, "warning");
-  if (auth.kind === "oauth") ctx.ui.notify(`After the reload, run /mcp auth ${commandArgument(name)} to sign in (or call one of its tools).`, "info");
+  if (unset.length)
+    ctx.ui.notify(
+      `'${name}' needs ${unset.join(", ")}, which ${unset.length === 1 ? "is" : "are"} not set. ${howToSetVariables(unset)}`,
+      "warning",
+    );
+  if (auth.kind === "oauth")
+    ctx.ui.notify(
+      `After the reload, run /mcp auth ${commandArgument(name)} to sign in (or call one of its tools).`,
+      "info",
+    );
   await offerReload(ctx, `Added MCP server '${name}' to ${target.path}.`);
 }
 
 /** `/mcp remove`: deletes the entry from the file that defines it; its tools leave pi at once. */
-export async function removeServer(deps: CommandDeps, connection: ServerConnection, ctx: ExtensionCommandContext): Promise<void> {
+export async function removeServer(
+  deps: CommandDeps,
+  connection: ServerConnection,
+  ctx: ExtensionCommandContext,
+): Promise<void> {
   const { source } = connection.config;
   if (source.scope === "bundled") {
-    show(ctx, `'${connection.name}' comes with the extension (${source.path}) and cannot be removed; /mcp disable ${commandArgument(connection.name)} turns it off.`, "warning");
+    show(
+      ctx,
+      `'${connection.name}' comes with the extension (${source.path}) and cannot be removed; /mcp disable ${commandArgument(connection.name)} turns it off.`,
+      "warning",
+    );
     return;
   }
   if (ctx.hasUI && !(await ctx.ui.confirm("Remove?", `Remove MCP server '${connection.name}' from ${source.path}?`))) {
@@ -163,7 +226,12 @@ export async function removeServer(deps: CommandDeps, connection: ServerConnecti
  * `/mcp enable` / `/mcp disable`: saves `enabled` in the file that defines the server — or, for a server defined for
  * every project (user file) or shipped with the extension, as an override in this project's file.
  */
-export async function setEnabled(deps: CommandDeps, connection: ServerConnection, enabled: boolean, ctx: ExtensionCommandContext): Promise<void> {
+export async function setEnabled(
+  deps: CommandDeps,
+  connection: ServerConnection,
+  enabled: boolean,
+  ctx: ExtensionCommandContext,
+): Promise<void> {
   const { source } = connection.config;
   const project = deps.bridge.sourceOf("project");
   let target = source.path;
@@ -171,12 +239,19 @@ export async function setEnabled(deps: CommandDeps, connection: ServerConnection
   else if (source.scope === "user" && project && ctx.hasUI) {
     const here = `Only in this project (${project.path})`;
     const everywhere = `In every project (${source.path})`;
-    const choice = await ctx.ui.select(`${enabled ? "Enable" : "Disable"} '${connection.name}' where?`, [here, everywhere]);
+    const choice = await ctx.ui.select(`${enabled ? "Enable" : "Disable"} '${connection.name}' where?`, [
+      here,
+      everywhere,
+    ]);
     if (!choice) return;
     if (choice === here) target = project.path;
   }
   try {
-    reportTrust(ctx, await deps.bridge.writeConfig(target, (text) => setServerField(text, connection.name, "enabled", enabled)), [connection.name]);
+    reportTrust(
+      ctx,
+      await deps.bridge.writeConfig(target, (text) => setServerField(text, connection.name, "enabled", enabled)),
+      [connection.name],
+    );
   } catch (error) {
     show(ctx, `Could not save it in ${target}: ${errorMessage(error)}`, "error");
     return;
@@ -191,9 +266,16 @@ export async function setEnabled(deps: CommandDeps, connection: ServerConnection
   // The saved entry may differ from the one this session started with only in `enabled`: start it now.
   try {
     const started = await deps.bridge.replace({ ...connection.config, enabled: true });
-    show(ctx, `Enabled MCP server '${connection.name}' ${where}: ${started.status === "not started" ? "it starts on first use" : `${plural(started.tools.length, "tool")}`}.`);
+    show(
+      ctx,
+      `Enabled MCP server '${connection.name}' ${where}: ${started.status === "not started" ? "it starts on first use" : `${plural(started.tools.length, "tool")}`}.`,
+    );
   } catch (error) {
-    show(ctx, `Enabled MCP server '${connection.name}' ${where}, but it did not start: ${errorMessage(error)}`, "error");
+    show(
+      ctx,
+      `Enabled MCP server '${connection.name}' ${where}, but it did not start: ${errorMessage(error)}`,
+      "error",
+    );
   }
 }
 
@@ -213,7 +295,10 @@ export async function importServers(deps: CommandDeps, ctx: ExtensionCommandCont
   const { servers, errors } = await discoverImports(deps.importLocations());
   const problems = errors.length ? `\nCould not read:\n${errors.map((e) => `  ${e}`).join("\n")}` : "";
   if (servers.length === 0) {
-    show(ctx, `No MCP servers found in the configs of Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Codex or opencode.${problems}`);
+    show(
+      ctx,
+      `No MCP servers found in the configs of Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Codex or opencode.${problems}`,
+    );
     return;
   }
   const preview = `Found ${servers.length} MCP server${servers.length === 1 ? "" : "s"} in other clients:\n${servers.map(describeImport).join("\n")}${problems}`;
@@ -229,14 +314,18 @@ export async function importServers(deps: CommandDeps, ctx: ExtensionCommandCont
   let chosen = servers;
   if (how === oneByOne) {
     chosen = [];
-    for (const server of servers) if (await ctx.ui.confirm(`Import '${server.name}'?`, describeImport(server))) chosen.push(server);
+    for (const server of servers)
+      if (await ctx.ui.confirm(`Import '${server.name}'?`, describeImport(server))) chosen.push(server);
   }
   if (chosen.length === 0) {
     ctx.ui.notify("Nothing imported.", "info");
     return;
   }
   const scopes = scopeChoices(deps);
-  const scopeChoice = await ctx.ui.select("Save them where?", scopes.map((s) => s.label));
+  const scopeChoice = await ctx.ui.select(
+    "Save them where?",
+    scopes.map((s) => s.label),
+  );
   const target = scopes.find((s) => s.label === scopeChoice);
   if (!target) return;
 
@@ -248,7 +337,13 @@ export async function importServers(deps: CommandDeps, ctx: ExtensionCommandCont
       skipped.push(`${server.name} (${server.client}): another client's '${server.name}' was taken first`);
       continue;
     }
-    if (deps.bridge.connection(server.name) && !(await ctx.ui.confirm("Replace?", `A server named '${server.name}' is configured already. Replace it with ${server.client}'s?`))) {
+    if (
+      deps.bridge.connection(server.name) &&
+      !(await ctx.ui.confirm(
+        "Replace?",
+        `A server named '${server.name}' is configured already. Replace it with ${server.client}'s?`,
+      ))
+    ) {
       skipped.push(`${server.name}: already configured`);
       continue;
     }
@@ -260,7 +355,9 @@ export async function importServers(deps: CommandDeps, ctx: ExtensionCommandCont
         [SKIP_SECRETS, `Yes, copy them into ${target.path}`],
       );
       if (answer === undefined || answer === SKIP_SECRETS) {
-        skipped.push(`${server.name}: has inline secrets (${server.inlineSecrets.join(", ")}); import it into the user config, or replace them with \${VAR}s`);
+        skipped.push(
+          `${server.name}: has inline secrets (${server.inlineSecrets.join(", ")}); import it into the user config, or replace them with \${VAR}s`,
+        );
         continue;
       }
     }
@@ -275,7 +372,8 @@ export async function importServers(deps: CommandDeps, ctx: ExtensionCommandCont
         target.path,
         (text) => {
           let next = text;
-          for (const server of accepted) next = setServerEntry(next, server.name, { ...server.entry, importedFrom: server.client });
+          for (const server of accepted)
+            next = setServerEntry(next, server.name, { ...server.entry, importedFrom: server.client });
           return next ?? "";
         },
         names,
@@ -287,7 +385,9 @@ export async function importServers(deps: CommandDeps, ctx: ExtensionCommandCont
     }
   }
   const report = [
-    accepted.length ? `Imported ${accepted.map((s) => `'${s.name}' (${s.client})`).join(", ")} into ${target.path}.` : "Nothing imported.",
+    accepted.length
+      ? `Imported ${accepted.map((s) => `'${s.name}' (${s.client})`).join(", ")} into ${target.path}.`
+      : "Nothing imported.",
     ...skipped.map((s) => `Skipped ${s}.`),
   ].join("\n");
   if (accepted.length) await offerReload(ctx, report);

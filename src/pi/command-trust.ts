@@ -24,7 +24,11 @@ export const TRUST_CHOOSE = "Choose which to trust";
 export const TRUST_NONE = "Don't trust (ask again only if they change)";
 
 /** Starts the servers the user trusts now, and says how each went. */
-async function trustAndStart(deps: TrustDeps, connections: readonly ServerConnection[], ctx: ExtensionContext): Promise<void> {
+async function trustAndStart(
+  deps: TrustDeps,
+  connections: readonly ServerConnection[],
+  ctx: ExtensionContext,
+): Promise<void> {
   let results: Awaited<ReturnType<McpBridge["trust"]>>;
   try {
     results = await deps.bridge.trust(connections);
@@ -34,12 +38,18 @@ async function trustAndStart(deps: TrustDeps, connections: readonly ServerConnec
   }
   const lines = results.map(({ connection, error }) => {
     if (error !== undefined) return `  ✕ ${connection.name}: trusted, but it did not start: ${errorMessage(error)}`;
-    if (!connection.config.enabled) return `  ${connection.name}: trusted (it is disabled; /mcp enable ${connection.name} starts it)`;
+    if (!connection.config.enabled)
+      return `  ${connection.name}: trusted (it is disabled; /mcp enable ${connection.name} starts it)`;
     if (connection.status === "not started") return `  ${connection.name}: trusted; it starts on first use`;
-    if (connection.status === "connecting") return `  ${connection.name}: trusted, starting; its tools appear when it is ready`;
+    if (connection.status === "connecting")
+      return `  ${connection.name}: trusted, starting; its tools appear when it is ready`;
     return `  ${connection.name}: trusted, ${connection.status}, ${plural(connection.tools.length, "tool")}`;
   });
-  show(ctx, [`Trusted ${plural(results.length, "MCP server")} of ${deps.bridge.projectRoot}:`, ...lines].join("\n"), results.some((r) => r.error) ? "warning" : "info");
+  show(
+    ctx,
+    [`Trusted ${plural(results.length, "MCP server")} of ${deps.bridge.projectRoot}:`, ...lines].join("\n"),
+    results.some((r) => r.error) ? "warning" : "info",
+  );
 }
 
 /**
@@ -54,33 +64,64 @@ export async function askTrust(deps: TrustDeps, ctx: ExtensionContext): Promise<
     return state === "new" || state === "changed" ? [{ connection, config: connection.config, state }] : [];
   });
   if (pending.length === 0) return;
-  const choice = await ctx.ui.select(trustQuestion(deps.bridge.projectRoot, pending), [TRUST_ALL, TRUST_CHOOSE, TRUST_NONE]);
+  const choice = await ctx.ui.select(trustQuestion(deps.bridge.projectRoot, pending), [
+    TRUST_ALL,
+    TRUST_CHOOSE,
+    TRUST_NONE,
+  ]);
   // Dismissed without an answer: nothing runs, and the question comes again next time.
   if (choice === undefined) return;
   let trusted = choice === TRUST_ALL ? pending : [];
   if (choice === TRUST_CHOOSE) {
     trusted = [];
     for (const server of pending) {
-      if (await ctx.ui.confirm(`Trust MCP server '${visible(server.connection.name)}'?`, describeForTrust(server.config).join("\n"))) trusted.push(server);
+      if (
+        await ctx.ui.confirm(
+          `Trust MCP server '${visible(server.connection.name)}'?`,
+          describeForTrust(server.config).join("\n"),
+        )
+      )
+        trusted.push(server);
     }
   }
   const declined = pending.filter((p) => !trusted.includes(p)).map((p) => p.connection);
-  if (declined.length) await deps.bridge.distrust(declined).catch((error: unknown) => show(ctx, `Could not save the answer: ${errorMessage(error)}`, "warning"));
-  if (trusted.length) await trustAndStart(deps, trusted.map((p) => p.connection), ctx);
+  if (declined.length)
+    await deps.bridge
+      .distrust(declined)
+      .catch((error: unknown) => show(ctx, `Could not save the answer: ${errorMessage(error)}`, "warning"));
+  if (trusted.length)
+    await trustAndStart(
+      deps,
+      trusted.map((p) => p.connection),
+      ctx,
+    );
 }
 
 /** The named servers (all of `fallback` without names); an unknown name or a server that needs no trust is reported. */
-function pick(deps: TrustDeps, names: readonly string[], fallback: () => ServerConnection[], ctx: ExtensionContext): ServerConnection[] | undefined {
+function pick(
+  deps: TrustDeps,
+  names: readonly string[],
+  fallback: () => ServerConnection[],
+  ctx: ExtensionContext,
+): ServerConnection[] | undefined {
   if (names.length === 0) return fallback();
   const picked: ServerConnection[] = [];
   for (const name of names) {
     const connection = deps.bridge.connection(name);
     if (!connection) {
-      show(ctx, `No MCP server named '${name}'. Configured: ${[...deps.bridge.connections.keys()].join(", ") || "none"}.`, "warning");
+      show(
+        ctx,
+        `No MCP server named '${name}'. Configured: ${[...deps.bridge.connections.keys()].join(", ") || "none"}.`,
+        "warning",
+      );
       return undefined;
     }
     if (deps.bridge.trustStateOf(name) === undefined) {
-      show(ctx, `MCP server '${name}' comes from ${describeSource(connection.config.source)}, not from the project's file: it needs no trust.`, "warning");
+      show(
+        ctx,
+        `MCP server '${name}' comes from ${describeSource(connection.config.source)}, not from the project's file: it needs no trust.`,
+        "warning",
+      );
       return undefined;
     }
     picked.push(connection);
@@ -94,7 +135,12 @@ export async function trustCommand(deps: TrustDeps, names: readonly string[], ct
   if (!picked) return;
   const todo = picked.filter((c) => deps.bridge.trustStateOf(c.name) !== "trusted");
   if (todo.length === 0) {
-    show(ctx, picked.length ? `Already trusted: ${picked.map((c) => c.name).join(", ")}.` : "No project MCP server is waiting for trust.");
+    show(
+      ctx,
+      picked.length
+        ? `Already trusted: ${picked.map((c) => c.name).join(", ")}.`
+        : "No project MCP server is waiting for trust.",
+    );
     return;
   }
   await trustAndStart(deps, todo, ctx);
@@ -102,7 +148,12 @@ export async function trustCommand(deps: TrustDeps, names: readonly string[], ct
 
 /** `/mcp untrust [server…]`: stops the named project servers (all without names), withdraws their tools, remembers it. */
 export async function untrustCommand(deps: TrustDeps, names: readonly string[], ctx: ExtensionContext): Promise<void> {
-  const picked = pick(deps, names, () => [...deps.bridge.connections.values()].filter((c) => deps.bridge.trustStateOf(c.name) !== undefined), ctx);
+  const picked = pick(
+    deps,
+    names,
+    () => [...deps.bridge.connections.values()].filter((c) => deps.bridge.trustStateOf(c.name) !== undefined),
+    ctx,
+  );
   if (!picked) return;
   if (picked.length === 0) {
     show(ctx, "This project defines no MCP servers.");
@@ -116,5 +167,8 @@ export async function untrustCommand(deps: TrustDeps, names: readonly string[], 
     return;
   }
   const stopped = picked.map((c) => c.name);
-  show(ctx, `No longer trusted, stopped: ${stopped.join(", ")}. /mcp trust ${stopped.length === 1 ? stopped[0] : "[server…]"} runs ${stopped.length === 1 ? "it" : "them"} again.`);
+  show(
+    ctx,
+    `No longer trusted, stopped: ${stopped.join(", ")}. /mcp trust ${stopped.length === 1 ? stopped[0] : "[server…]"} runs ${stopped.length === 1 ? "it" : "them"} again.`,
+  );
 }

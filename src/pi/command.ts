@@ -21,12 +21,21 @@ import { formatProvenance } from "../translate/provenance.ts";
 import { RESOURCE_TOOL_NAMES } from "./resource-tools.ts";
 import { promptListingText, resourceListingText } from "./offer-listing.ts";
 
-
 /** The named server, or one the user picks; undefined (with a message) when there is none. */
-async function pickServer(bridge: McpBridge, name: string | undefined, ctx: ExtensionContext, action: string): Promise<ServerConnection | undefined> {
+async function pickServer(
+  bridge: McpBridge,
+  name: string | undefined,
+  ctx: ExtensionContext,
+  action: string,
+): Promise<ServerConnection | undefined> {
   if (name) {
     const connection = bridge.connection(name);
-    if (!connection) show(ctx, `No MCP server named '${name}'. Configured: ${[...bridge.connections.keys()].join(", ") || "none"}.`, "warning");
+    if (!connection)
+      show(
+        ctx,
+        `No MCP server named '${name}'. Configured: ${[...bridge.connections.keys()].join(", ") || "none"}.`,
+        "warning",
+      );
     return connection;
   }
   const names = [...bridge.connections.keys()];
@@ -53,22 +62,32 @@ function formatTools(deps: CommandDeps, server: string | undefined): string {
   const tools = deps.registry.tools.filter((t) => server === undefined || t.server === server);
   const prompts = (deps.promptCommands?.() ?? []).filter((p) => server === undefined || p.server === server);
   const lines: string[] = [];
-  if (tools.length === 0) lines.push(server ? `MCP server '${server}' has no tools registered.` : "No MCP tools are registered.");
+  if (tools.length === 0)
+    lines.push(server ? `MCP server '${server}' has no tools registered.` : "No MCP tools are registered.");
   else lines.push("Registered name  ·  provenance  ·  config scope  ·  exposure");
   for (const tool of tools) {
     const scope = deps.bridge.connection(tool.server)?.config.source.scope ?? "?";
-    const exposure = deps.exposure?.label(tool.server, tool.originalName) ?? (active.has(tool.name) ? "direct" : "inactive");
+    const exposure =
+      deps.exposure?.label(tool.server, tool.originalName) ?? (active.has(tool.name) ? "direct" : "inactive");
     lines.push(`  ${tool.name}  ·  ${formatProvenance(tool.provenance)}  ·  ${scope}  ·  ${exposure}`);
   }
   lines.push(...autoNotes(deps));
-  if (prompts.length) lines.push("Prompt commands  ·  provenance", ...prompts.map((p) => `  /${p.name}  ·  ${formatProvenance(p.provenance)}`));
+  if (prompts.length)
+    lines.push(
+      "Prompt commands  ·  provenance",
+      ...prompts.map((p) => `  /${p.name}  ·  ${formatProvenance(p.provenance)}`),
+    );
   // The resource tools belong to no one server: each call names the server it reads from.
   const offering = deps.resourceServers?.() ?? [];
   const resourceServers = offering.filter((s) => server === undefined || s === server);
   if (resourceServers.length) {
     const reach = resourceServers.map((s) => `mcp:${s}/resources`).join(", ");
-    const exposure = (name: string) => deps.exposure?.sharedLabel(name, offering) ?? (active.has(name) ? "direct" : "inactive");
-    lines.push("Resource tools  ·  servers they reach  ·  exposure", ...RESOURCE_TOOL_NAMES.map((name) => `  ${name}  ·  ${reach}  ·  ${exposure(name)}`));
+    const exposure = (name: string) =>
+      deps.exposure?.sharedLabel(name, offering) ?? (active.has(name) ? "direct" : "inactive");
+    lines.push(
+      "Resource tools  ·  servers they reach  ·  exposure",
+      ...RESOURCE_TOOL_NAMES.map((name) => `  ${name}  ·  ${reach}  ·  ${exposure(name)}`),
+    );
   }
   return lines.join("\n");
 }
@@ -88,7 +107,10 @@ async function testServer(deps: CommandDeps, connection: ServerConnection, ctx: 
     const lines = [
       `MCP server '${connection.name}' works: connected in ${Date.now() - started} ms over ${scratch.transport}, ${plural(sizes.length, "tool")}; ` +
         `declared directly they would add ${total.toLocaleString("en-US")} characters to each request (about ${estimatedTokens(total).toLocaleString("en-US")} tokens).`,
-      ...sizes.map((s) => `  ${s.name}  ${s.chars.toLocaleString("en-US")} characters (about ${estimatedTokens(s.chars).toLocaleString("en-US")} tokens)`),
+      ...sizes.map(
+        (s) =>
+          `  ${s.name}  ${s.chars.toLocaleString("en-US")} characters (about ${estimatedTokens(s.chars).toLocaleString("en-US")} tokens)`,
+      ),
     ];
     show(ctx, lines.join("\n"));
   } catch (error) {
@@ -127,12 +149,22 @@ async function signIn(connection: ServerConnection, ctx: ExtensionContext): Prom
 async function logout(connection: ServerConnection, ctx: ExtensionContext): Promise<void> {
   const { removed, piFileKept: kept } = await connection.logout();
   // Only the bridge's copy goes: pi 1.x's file is pi's.
-  const inPi = kept ? ` The sign-in pi 1.x stored in ${kept} stays there (pi's own /mcp logout removes it); it is not taken over again.` : "";
-  show(ctx, (removed ? `Signed out of MCP server '${connection.name}': its tokens and client registration are deleted.` : `Nothing stored for MCP server '${connection.name}'.`) + inPi);
+  const inPi = kept
+    ? ` The sign-in pi 1.x stored in ${kept} stays there (pi's own /mcp logout removes it); it is not taken over again.`
+    : "";
+  show(
+    ctx,
+    (removed
+      ? `Signed out of MCP server '${connection.name}': its tokens and client registration are deleted.`
+      : `Nothing stored for MCP server '${connection.name}'.`) + inPi,
+  );
 }
 
 async function dashboard(deps: CommandDeps, ctx: ExtensionContext): Promise<void> {
-  const source = { rows: () => serverRows(deps.bridge, deps.registry, deps.env, deps.exposure), logTail: (server: string, n: number) => deps.logTail(server, n) };
+  const source = {
+    rows: () => serverRows(deps.bridge, deps.registry, deps.env, deps.exposure),
+    logTail: (server: string, n: number) => deps.logTail(server, n),
+  };
   let opened = false;
   try {
     await ctx.ui.custom<void>((tui, _theme, _keybindings, done) => {
@@ -147,7 +179,10 @@ async function dashboard(deps: CommandDeps, ctx: ExtensionContext): Promise<void
 }
 
 /** Runs `action` on the named server, or on one the user picks. */
-function onServer(verb: string, action: (deps: CommandDeps, connection: ServerConnection, ctx: ExtensionCommandContext) => Promise<void>) {
+function onServer(
+  verb: string,
+  action: (deps: CommandDeps, connection: ServerConnection, ctx: ExtensionCommandContext) => Promise<void>,
+) {
   return async (deps: CommandDeps, [name]: string[], ctx: ExtensionCommandContext) => {
     const connection = await pickServer(deps.bridge, name, ctx, verb);
     if (connection) await action(deps, connection, ctx);
@@ -160,13 +195,21 @@ function listing(kind: "prompts" | "resources") {
     const connection = name === undefined ? undefined : await pickServer(deps.bridge, name, ctx, kind);
     if (name !== undefined && !connection) return;
     const servers = connection ? [connection] : [...deps.bridge.connections.values()];
-    const text = kind === "prompts" ? await promptListingText(servers, deps.fetchPrompts, ctx.signal) : await resourceListingText(servers, ctx.signal);
+    const text =
+      kind === "prompts"
+        ? await promptListingText(servers, deps.fetchPrompts, ctx.signal)
+        : await resourceListingText(servers, ctx.signal);
     show(ctx, text);
   };
 }
 
 function listText(deps: CommandDeps): string {
-  return formatServerList(serverRows(deps.bridge, deps.registry, deps.env, deps.exposure), deps.bridge.problems, Date.now(), autoNotes(deps));
+  return formatServerList(
+    serverRows(deps.bridge, deps.registry, deps.env, deps.exposure),
+    deps.bridge.problems,
+    Date.now(),
+    autoNotes(deps),
+  );
 }
 
 interface Subcommand {
@@ -179,17 +222,36 @@ interface Subcommand {
 
 /** Every `/mcp` subcommand, in the order completion offers them. */
 const SUBCOMMANDS: readonly Subcommand[] = [
-  { name: "list", help: "Every server's state, metrics and tools, as text", run: (deps, _, ctx) => show(ctx, listText(deps)) },
+  {
+    name: "list",
+    help: "Every server's state, metrics and tools, as text",
+    run: (deps, _, ctx) => show(ctx, listText(deps)),
+  },
   {
     name: "tools",
     help: "The MCP tools pi has: registered and original names, server, source, exposure",
     completes: "server",
     run: (deps, [name], ctx) => show(ctx, formatTools(deps, name)),
   },
-  { name: "prompts", help: "Each server's prompts: the command that runs each, and its arguments", completes: "server", run: listing("prompts") },
-  { name: "resources", help: "Each server's resources and resource templates", completes: "server", run: listing("resources") },
+  {
+    name: "prompts",
+    help: "Each server's prompts: the command that runs each, and its arguments",
+    completes: "server",
+    run: listing("prompts"),
+  },
+  {
+    name: "resources",
+    help: "Each server's resources and resource templates",
+    completes: "server",
+    run: listing("resources"),
+  },
   { name: "add", help: "Add a server, step by step", run: (deps, _, ctx) => addServer(deps, ctx) },
-  { name: "remove", help: "Remove a server from its config file", completes: "server", run: onServer("remove", removeServer) },
+  {
+    name: "remove",
+    help: "Remove a server from its config file",
+    completes: "server",
+    run: onServer("remove", removeServer),
+  },
   {
     name: "test",
     help: "Connect to a server, list its tools and their sizes, disconnect",
@@ -214,7 +276,11 @@ const SUBCOMMANDS: readonly Subcommand[] = [
     completes: "server",
     run: onServer("disable", (deps, connection, ctx) => setEnabled(deps, connection, false, ctx)),
   },
-  { name: "import", help: "Copy servers from Claude, Cursor, VS Code, Windsurf, Codex or opencode", run: (deps, _, ctx) => importServers(deps, ctx) },
+  {
+    name: "import",
+    help: "Copy servers from Claude, Cursor, VS Code, Windsurf, Codex or opencode",
+    run: (deps, _, ctx) => importServers(deps, ctx),
+  },
   {
     name: "auth",
     help: "Sign in to a server that uses OAuth (or sign in again)",
@@ -256,7 +322,10 @@ export function registerMcpCommand(deps: CommandDeps): void {
       const completes = SUBCOMMANDS.find((s) => s.name === words[0])?.completes;
       if (!completes) return null;
       const servers = [...bridge.connections.values()]
-        .filter((c) => c.name.startsWith(words[1] ?? "") && (completes === "server" || bridge.trustStateOf(c.name) !== undefined))
+        .filter(
+          (c) =>
+            c.name.startsWith(words[1] ?? "") && (completes === "server" || bridge.trustStateOf(c.name) !== undefined),
+        )
         .map((c) => ({ value: `${words[0]} ${commandArgument(c.name)}`, label: c.name, description: c.status }));
       return servers.length ? servers : null;
     },
@@ -270,7 +339,12 @@ export function registerMcpCommand(deps: CommandDeps): void {
       }
       const subcommand = SUBCOMMANDS.find((s) => s.name === sub);
       if (subcommand) await subcommand.run(deps, names, ctx);
-      else show(ctx, `Unknown /mcp subcommand '${sub}'. Available: ${SUBCOMMANDS.map((s) => s.name).join(", ")}`, "warning");
+      else
+        show(
+          ctx,
+          `Unknown /mcp subcommand '${sub}'. Available: ${SUBCOMMANDS.map((s) => s.name).join(", ")}`,
+          "warning",
+        );
     },
   });
 }

@@ -47,7 +47,11 @@ export class McpDashboard implements Component {
 
   private tableLines(rows: ServerRow[]): string[] {
     if (rows.length === 0) return ["No MCP servers configured. Add one with /mcp add.", "", "Esc to close"];
-    return [...formatStatusTable(rows, Date.now(), this.selected), "", "↑/↓ choose a server · Enter: its tools, metrics and log · Esc: close"];
+    return [
+      ...formatStatusTable(rows, Date.now(), this.selected),
+      "",
+      "↑/↓ choose a server · Enter: its tools, metrics and log · Esc: close",
+    ];
   }
 
   private detailLines(row: ServerRow): string[] {

@@ -12,7 +12,14 @@ import { stripControls, visible } from "../common/terminal-text.ts";
 import type { ClientFeatures } from "../connection/mcp-client.ts";
 import { isLoopbackHost } from "../oauth/endpoint-policy.ts";
 import { canOpenBrowser, openBrowser } from "../oauth/sign-in.ts";
-import { checkPicks, type FieldValue, fieldHint, type FormField, formFields, parseTypedAnswer } from "./elicitation-form.ts";
+import {
+  checkPicks,
+  type FieldValue,
+  fieldHint,
+  type FormField,
+  formFields,
+  parseTypedAnswer,
+} from "./elicitation-form.ts";
 
 export type ElicitationUi = Pick<ExtensionUIContext, "select" | "input" | "notify">;
 
@@ -36,7 +43,11 @@ const openIfPossible: PageOpener = (url) => {
 };
 
 /** The client features that answer a server's requests for input on `server`'s behalf, through the current UI. */
-export function elicitationFeatures(server: string, ui: () => ElicitationUi | undefined, open: PageOpener = openIfPossible): ClientFeatures {
+export function elicitationFeatures(
+  server: string,
+  ui: () => ElicitationUi | undefined,
+  open: PageOpener = openIfPossible,
+): ClientFeatures {
   return {
     elicitation: (params) => answerElicitation(server, params, ui(), open),
     urlElicitationRequired: (elicitations) => sendToRequiredPages(server, elicitations, ui(), open),
@@ -52,7 +63,12 @@ function picked<T>(answer: T | undefined): T {
   return answer;
 }
 
-export async function answerElicitation(server: string, params: ElicitRequest["params"], ui: ElicitationUi | undefined, open: PageOpener = openIfPossible): Promise<ElicitResult> {
+export async function answerElicitation(
+  server: string,
+  params: ElicitRequest["params"],
+  ui: ElicitationUi | undefined,
+  open: PageOpener = openIfPossible,
+): Promise<ElicitResult> {
   if (!ui) return { action: "decline" };
   if (params.mode === "url") return answerUrl(server, params, ui, open);
   if (!("requestedSchema" in params)) return { action: "decline" };
@@ -61,17 +77,26 @@ export async function answerElicitation(server: string, params: ElicitRequest["p
   const intro = `${who} asks for input:\n${stripControls(params.message)}`;
   try {
     if (unsupported.length) {
-      ui.notify(`${who} asked for fields pi cannot show (${unsupported.join(", ")}); the request is declined.`, "warning");
+      ui.notify(
+        `${who} asked for fields pi cannot show (${unsupported.join(", ")}); the request is declined.`,
+        "warning",
+      );
       return { action: "decline" };
     }
     const start = picked(await ui.select(intro, [FILL_IN, DECLINE, CANCEL]));
     if (start !== FILL_IN) return { action: start === DECLINE ? "decline" : "cancel" };
     const content: Record<string, FieldValue> = {};
     for (const field of fields) {
-      const value = await ask(field, `${who}: ${field.label}${fieldHint(field)}${field.description ? `\n${field.description}` : ""}`, ui);
+      const value = await ask(
+        field,
+        `${who}: ${field.label}${fieldHint(field)}${field.description ? `\n${field.description}` : ""}`,
+        ui,
+      );
       if (value !== undefined) content[field.key] = value;
     }
-    const summary = fields.map((f) => `${f.label}: ${f.key in content ? show(content[f.key]!) : "(not given)"}`).join("\n");
+    const summary = fields
+      .map((f) => `${f.label}: ${f.key in content ? show(content[f.key]!) : "(not given)"}`)
+      .join("\n");
     const end = picked(await ui.select(`Send this to ${who}?\n${summary}`, [SEND, DECLINE, CANCEL]));
     if (end === SEND) return { action: "accept", content };
     return { action: end === DECLINE ? "decline" : "cancel" };
@@ -98,7 +123,9 @@ async function ask(field: FormField, title: string, ui: ElicitationUi): Promise<
     }
     case "choice": {
       // The default first, so Enter takes it.
-      const choices = [...field.choices].sort((a, b) => Number(b.value === field.default) - Number(a.value === field.default));
+      const choices = [...field.choices].sort(
+        (a, b) => Number(b.value === field.default) - Number(a.value === field.default),
+      );
       const answer = picked(await ui.select(title, [...choices.map((c) => c.title), ...skip]));
       return answer === SKIP ? undefined : choices.find((c) => c.title === answer)?.value;
     }
@@ -116,7 +143,11 @@ async function ask(field: FormField, title: string, ui: ElicitationUi): Promise<
 }
 
 /** A multi-select as a list to toggle: each pick flips one choice, "Done" ends it once the count is allowed. */
-async function askPicks(field: Extract<FormField, { kind: "multi" }>, title: string, ui: ElicitationUi): Promise<string[] | undefined> {
+async function askPicks(
+  field: Extract<FormField, { kind: "multi" }>,
+  title: string,
+  ui: ElicitationUi,
+): Promise<string[] | undefined> {
   const chosen = new Set(field.default ?? []);
   // Each choice can be flipped on and off a few times; a form is not a place to stay forever.
   for (let round = 0; round < field.choices.length * 2 + MAX_TRIES; round++) {
@@ -145,14 +176,22 @@ function pageProblem(url: string): string | undefined {
 }
 
 /** URL mode: which server, its message and the page; the browser is opened only when the user says so. */
-async function answerUrl(server: string, params: ElicitRequestURLParams, ui: ElicitationUi, open: PageOpener): Promise<ElicitResult> {
+async function answerUrl(
+  server: string,
+  params: ElicitRequestURLParams,
+  ui: ElicitationUi,
+  open: PageOpener,
+): Promise<ElicitResult> {
   const who = `MCP server '${server}'`;
   const problem = pageProblem(params.url);
   if (problem) {
     ui.notify(`${who} wanted to send you to a page, but ${problem}; declined.`, "warning");
     return { action: "decline" };
   }
-  const answer = await ui.select(`${who} asks you to open a page:\n${stripControls(params.message)}\n${visible(params.url)}`, [OPEN, DECLINE, CANCEL]);
+  const answer = await ui.select(
+    `${who} asks you to open a page:\n${stripControls(params.message)}\n${visible(params.url)}`,
+    [OPEN, DECLINE, CANCEL],
+  );
   if (answer === undefined || answer === CANCEL) return { action: "cancel" };
   if (answer === DECLINE) return { action: "decline" };
   open(params.url);
@@ -161,11 +200,19 @@ async function answerUrl(server: string, params: ElicitRequestURLParams, ui: Eli
 }
 
 /** A call needs the user on these pages first: each is asked for as in URL mode, then whether to run the call again. */
-export async function sendToRequiredPages(server: string, elicitations: ElicitRequestURLParams[], ui: ElicitationUi | undefined, open: PageOpener = openIfPossible): Promise<boolean> {
+export async function sendToRequiredPages(
+  server: string,
+  elicitations: ElicitRequestURLParams[],
+  ui: ElicitationUi | undefined,
+  open: PageOpener = openIfPossible,
+): Promise<boolean> {
   if (!ui || elicitations.length === 0) return false;
   for (const params of elicitations) {
     if ((await answerUrl(server, params, ui, open)).action !== "accept") return false;
   }
-  const again = await ui.select(`MCP server '${server}' needs that done before the call can run. Retry it once you have finished in the browser.`, [RETRY, CANCEL]);
+  const again = await ui.select(
+    `MCP server '${server}' needs that done before the call can run. Retry it once you have finished in the browser.`,
+    [RETRY, CANCEL],
+  );
   return again === RETRY;
 }

@@ -40,14 +40,18 @@ const text = (value: unknown, max: number): string | undefined =>
   typeof value === "string" && value.trim() !== "" ? stripControls(value).slice(0, max) : undefined;
 const line = (value: unknown, max: number): string | undefined =>
   typeof value === "string" && value.trim() !== "" ? stripControlsLine(value).slice(0, max) : undefined;
-const finite = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
+const finite = (value: unknown): number | undefined =>
+  typeof value === "number" && Number.isFinite(value) ? value : undefined;
 
 /** The choices of a `oneOf`/`anyOf` list of `{const, title}`, or of `enum` (with `enumNames` as titles). */
 function choicesOf(schema: Record<string, unknown>): Choice[] | undefined {
   const titled = Array.isArray(schema.oneOf) ? schema.oneOf : Array.isArray(schema.anyOf) ? schema.anyOf : undefined;
   if (titled) {
     const choices = titled.filter(isObject).filter((o) => typeof o.const === "string");
-    return choices.map((o) => ({ value: o.const as string, title: line(o.title, MAX_LABEL) ?? line(o.const, MAX_LABEL) ?? "" }));
+    return choices.map((o) => ({
+      value: o.const as string,
+      title: line(o.title, MAX_LABEL) ?? line(o.const, MAX_LABEL) ?? "",
+    }));
   }
   if (!Array.isArray(schema.enum)) return undefined;
   const names = Array.isArray(schema.enumNames) ? schema.enumNames : [];
@@ -57,7 +61,10 @@ function choicesOf(schema: Record<string, unknown>): Choice[] | undefined {
 }
 
 /** The form's fields in the server's order; a field of a shape the spec does not allow is reported, not guessed at. */
-export function formFields(params: Pick<ElicitRequestFormParams, "requestedSchema">): { fields: FormField[]; unsupported: string[] } {
+export function formFields(params: Pick<ElicitRequestFormParams, "requestedSchema">): {
+  fields: FormField[];
+  unsupported: string[];
+} {
   const schema = params.requestedSchema;
   const required = new Set(Array.isArray(schema.required) ? schema.required : []);
   const fields: FormField[] = [];
@@ -72,16 +79,40 @@ export function formFields(params: Pick<ElicitRequestFormParams, "requestedSchem
     };
     const type = property.type;
     if (type === "boolean") {
-      fields.push({ ...base, kind: "boolean", default: typeof property.default === "boolean" ? property.default : undefined });
+      fields.push({
+        ...base,
+        kind: "boolean",
+        default: typeof property.default === "boolean" ? property.default : undefined,
+      });
     } else if (type === "number" || type === "integer") {
-      fields.push({ ...base, kind: "number", integer: type === "integer", minimum: finite(property.minimum), maximum: finite(property.maximum), default: finite(property.default) });
+      fields.push({
+        ...base,
+        kind: "number",
+        integer: type === "integer",
+        minimum: finite(property.minimum),
+        maximum: finite(property.maximum),
+        default: finite(property.default),
+      });
     } else if (type === "string") {
       const choices = choicesOf(property);
       const fallback = typeof property.default === "string" ? property.default : undefined;
-      if (choices) fields.push({ ...base, kind: "choice", choices, default: choices.some((c) => c.value === fallback) ? fallback : undefined });
+      if (choices)
+        fields.push({
+          ...base,
+          kind: "choice",
+          choices,
+          default: choices.some((c) => c.value === fallback) ? fallback : undefined,
+        });
       else {
         const format = FORMATS.find((f) => f === property.format);
-        fields.push({ ...base, kind: "text", format, minLength: finite(property.minLength), maxLength: finite(property.maxLength), default: fallback });
+        fields.push({
+          ...base,
+          kind: "text",
+          format,
+          minLength: finite(property.minLength),
+          maxLength: finite(property.maxLength),
+          default: fallback,
+        });
       }
     } else if (type === "array" && isObject(property.items)) {
       const choices = choicesOf(property.items);
@@ -89,8 +120,17 @@ export function formFields(params: Pick<ElicitRequestFormParams, "requestedSchem
         unsupported.push(key);
         continue;
       }
-      const defaults = Array.isArray(property.default) ? property.default.filter((v): v is string => choices.some((c) => c.value === v)) : undefined;
-      fields.push({ ...base, kind: "multi", choices, minItems: finite(property.minItems), maxItems: finite(property.maxItems), default: defaults });
+      const defaults = Array.isArray(property.default)
+        ? property.default.filter((v): v is string => choices.some((c) => c.value === v))
+        : undefined;
+      fields.push({
+        ...base,
+        kind: "multi",
+        choices,
+        minItems: finite(property.minItems),
+        maxItems: finite(property.maxItems),
+        default: defaults,
+      });
     } else {
       unsupported.push(key);
     }
@@ -105,13 +145,15 @@ export function fieldHint(field: FormField): string {
   if (field.kind === "text" && field.format) parts.push(field.format === "date" ? "date, YYYY-MM-DD" : field.format);
   if (field.kind === "number") {
     parts.push(field.integer ? "a whole number" : "a number");
-    if (field.minimum !== undefined || field.maximum !== undefined) parts.push(`${field.minimum ?? "…"} to ${field.maximum ?? "…"}`);
+    if (field.minimum !== undefined || field.maximum !== undefined)
+      parts.push(`${field.minimum ?? "…"} to ${field.maximum ?? "…"}`);
   }
   if (field.kind === "multi" && (field.minItems !== undefined || field.maxItems !== undefined)) {
     parts.push(`pick ${field.minItems ?? 0} to ${field.maxItems ?? field.choices.length}`);
   }
   const fallback = field.default;
-  if (fallback !== undefined && !(Array.isArray(fallback) && fallback.length === 0)) parts.push(`default ${Array.isArray(fallback) ? fallback.join(", ") : String(fallback)}`);
+  if (fallback !== undefined && !(Array.isArray(fallback) && fallback.length === 0))
+    parts.push(`default ${Array.isArray(fallback) ? fallback.join(", ") : String(fallback)}`);
   return parts.length ? ` (${parts.join("; ")})` : "";
 }
 
@@ -130,7 +172,10 @@ function validDate(value: string, withTime: boolean): boolean {
  * A typed answer to a text or number field: its value, `undefined` for an optional field left empty (or its default
  * when it has one), or why it is not acceptable.
  */
-export function parseTypedAnswer(field: Extract<FormField, { kind: "text" | "number" }>, typed: string): { value?: FieldValue; error?: string } {
+export function parseTypedAnswer(
+  field: Extract<FormField, { kind: "text" | "number" }>,
+  typed: string,
+): { value?: FieldValue; error?: string } {
   const answer = typed.trim();
   if (answer === "") {
     if (field.default !== undefined) return { value: field.default };
@@ -140,23 +185,35 @@ export function parseTypedAnswer(field: Extract<FormField, { kind: "text" | "num
     const value = Number(answer);
     if (!Number.isFinite(value)) return { error: `${field.label} must be a number.` };
     if (field.integer && !Number.isInteger(value)) return { error: `${field.label} must be a whole number.` };
-    if (field.minimum !== undefined && value < field.minimum) return { error: `${field.label} must be at least ${field.minimum}.` };
-    if (field.maximum !== undefined && value > field.maximum) return { error: `${field.label} must be at most ${field.maximum}.` };
+    if (field.minimum !== undefined && value < field.minimum)
+      return { error: `${field.label} must be at least ${field.minimum}.` };
+    if (field.maximum !== undefined && value > field.maximum)
+      return { error: `${field.label} must be at most ${field.maximum}.` };
     return { value };
   }
-  if (field.minLength !== undefined && answer.length < field.minLength) return { error: `${field.label} needs at least ${field.minLength} characters.` };
-  if (field.maxLength !== undefined && answer.length > field.maxLength) return { error: `${field.label} takes at most ${field.maxLength} characters.` };
+  if (field.minLength !== undefined && answer.length < field.minLength)
+    return { error: `${field.label} needs at least ${field.minLength} characters.` };
+  if (field.maxLength !== undefined && answer.length > field.maxLength)
+    return { error: `${field.label} takes at most ${field.maxLength} characters.` };
   if (field.format === "email" && !EMAIL.test(answer)) return { error: `${field.label} must be an email address.` };
-  if (field.format === "uri" && !URL.canParse(answer)) return { error: `${field.label} must be a URL with its scheme (https://…).` };
+  if (field.format === "uri" && !URL.canParse(answer))
+    return { error: `${field.label} must be a URL with its scheme (https://…).` };
   if ((field.format === "date" || field.format === "date-time") && !validDate(answer, field.format === "date-time")) {
-    return { error: `${field.label} must be a ${field.format === "date" ? "date as YYYY-MM-DD" : "date and time as YYYY-MM-DDTHH:MM"}.` };
+    return {
+      error: `${field.label} must be a ${field.format === "date" ? "date as YYYY-MM-DD" : "date and time as YYYY-MM-DDTHH:MM"}.`,
+    };
   }
   return { value: answer };
 }
 
 /** Whether a multi-select answer has as many picks as the field allows; the error says what is wrong. */
-export function checkPicks(field: Extract<FormField, { kind: "multi" }>, picked: readonly string[]): string | undefined {
-  if (field.minItems !== undefined && picked.length < field.minItems) return `${field.label}: pick at least ${field.minItems}.`;
-  if (field.maxItems !== undefined && picked.length > field.maxItems) return `${field.label}: pick at most ${field.maxItems}.`;
+export function checkPicks(
+  field: Extract<FormField, { kind: "multi" }>,
+  picked: readonly string[],
+): string | undefined {
+  if (field.minItems !== undefined && picked.length < field.minItems)
+    return `${field.label}: pick at least ${field.minItems}.`;
+  if (field.maxItems !== undefined && picked.length > field.maxItems)
+    return `${field.label}: pick at most ${field.maxItems}.`;
   return undefined;
 }

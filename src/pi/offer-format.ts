@@ -104,7 +104,9 @@ function countOf(list: ListResult<unknown>, word: string): string[] {
 function promptLines(entry: PromptEntry): string[] {
   const { prompt } = entry;
   const about = shown(prompt.description || prompt.title || "");
-  const command = entry.command ? `/${entry.command}` : `${shown(prompt.name)} (no command: the server's prompts changed meanwhile; /mcp prompts again shows them)`;
+  const command = entry.command
+    ? `/${entry.command}`
+    : `${shown(prompt.name)} (no command: the server's prompts changed meanwhile; /mcp prompts again shows them)`;
   const lines = [`  ${command}${about ? `  ·  ${about}` : ""}`];
   const args = prompt.arguments ?? [];
   for (const arg of args.slice(0, MAX_SHOWN_ARGUMENTS)) {
@@ -189,7 +191,9 @@ export function formatResourceListing(offers: ReadonlyArray<ServerOffer<Resource
     );
   }
   if (any) {
-    lines.push(`The model reads them with ${READ_RESOURCE} (server and URI, a template's {variables} filled in) and lists them with ${LIST_RESOURCES} and ${LIST_TEMPLATES}.`);
+    lines.push(
+      `The model reads them with ${READ_RESOURCE} (server and URI, a template's {variables} filled in) and lists them with ${LIST_RESOURCES} and ${LIST_TEMPLATES}.`,
+    );
   }
   return lines.join("\n");
 }

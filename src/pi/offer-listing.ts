@@ -8,7 +8,15 @@ import { describeError, isMethodNotFound } from "../common/errors.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { offersPrompts } from "../connection/server-prompts.ts";
 import { listAllResources, listAllResourceTemplates, offersResources } from "../connection/server-resources.ts";
-import { formatPromptListing, formatResourceListing, type ListResult, type PromptEntry, type ResourceListing, type ServerOffer, whyNotListed } from "./offer-format.ts";
+import {
+  formatPromptListing,
+  formatResourceListing,
+  type ListResult,
+  type PromptEntry,
+  type ResourceListing,
+  type ServerOffer,
+  whyNotListed,
+} from "./offer-format.ts";
 import type { PromptListing } from "./prompt-commands.ts";
 
 /** Fetches a server's prompts and brings its prompt commands up to date (`PromptCommands.refresh`). */
@@ -21,14 +29,23 @@ async function offerOf<T>(
   fetch: () => Promise<ServerOffer<T>>,
 ): Promise<ServerOffer<T>> {
   const server = connection.name;
-  const reason = whyNotListed({ name: server, status: connection.status, trusted: connection.trusted, lastError: connection.lastError });
+  const reason = whyNotListed({
+    name: server,
+    status: connection.status,
+    trusted: connection.trusted,
+    lastError: connection.lastError,
+  });
   if (reason) return { server, kind: "unavailable", reason };
   if (!offers(connection)) return { server, kind: "none" };
   return fetch();
 }
 
 /** `/mcp prompts` for these servers. */
-export async function promptListingText(connections: readonly ServerConnection[], fetchPrompts: PromptFetch, signal?: AbortSignal): Promise<string> {
+export async function promptListingText(
+  connections: readonly ServerConnection[],
+  fetchPrompts: PromptFetch,
+  signal?: AbortSignal,
+): Promise<string> {
   const offers = await Promise.all(
     connections.map((connection) =>
       offerOf<PromptEntry[]>(connection, offersPrompts, async () => {
@@ -53,7 +70,10 @@ async function listResult<T>(list: () => Promise<{ items: T[]; more: boolean }>)
 }
 
 /** `/mcp resources` for these servers. */
-export async function resourceListingText(connections: readonly ServerConnection[], signal?: AbortSignal): Promise<string> {
+export async function resourceListingText(
+  connections: readonly ServerConnection[],
+  signal?: AbortSignal,
+): Promise<string> {
   const offers = await Promise.all(
     connections.map((connection) =>
       offerOf<ResourceListing>(connection, offersResources, async () => {

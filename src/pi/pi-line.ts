@@ -13,7 +13,11 @@ type ModelRegistry = ExtensionContext["modelRegistry"];
 
 /** pi 1.x's model registry calls the provider itself, with the credentials it resolves (pi 0.73's only hands them out). */
 interface CallingRegistry {
-  complete(model: Model<Api>, context: Context, options?: { maxTokens?: number; temperature?: number; signal?: AbortSignal }): Promise<AssistantMessage>;
+  complete(
+    model: Model<Api>,
+    context: Context,
+    options?: { maxTokens?: number; temperature?: number; signal?: AbortSignal },
+  ): Promise<AssistantMessage>;
 }
 
 function callsModels(registry: ModelRegistry): registry is ModelRegistry & CallingRegistry {
@@ -31,7 +35,12 @@ export interface CompleteOptions {
  * `complete` there sees only built-in providers, not those an extension or the SDK registered); on pi 0.73 with the
  * key and headers its registry resolves. A missing key is an error naming the provider.
  */
-export async function completeWithPi(registry: ModelRegistry, model: Model<Api>, context: Context, options: CompleteOptions): Promise<AssistantMessage> {
+export async function completeWithPi(
+  registry: ModelRegistry,
+  model: Model<Api>,
+  context: Context,
+  options: CompleteOptions,
+): Promise<AssistantMessage> {
   if (callsModels(registry)) return registry.complete(model, context, options);
   const auth = await registry.getApiKeyAndHeaders(model);
   if (!auth.ok) throw new Error(`No key for ${model.provider}: ${auth.error}`);

@@ -16,7 +16,13 @@ import type { EventSink } from "../common/events.ts";
 import { stripControlsLine } from "../common/terminal-text.ts";
 import type { ServerChange } from "../connection/mcp-client.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
-import { completePromptArgument, getPrompt, listPrompts, offersCompletions, offersPrompts } from "../connection/server-prompts.ts";
+import {
+  completePromptArgument,
+  getPrompt,
+  listPrompts,
+  offersCompletions,
+  offersPrompts,
+} from "../connection/server-prompts.ts";
 import type { PiContent } from "../translate/output.ts";
 import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
 import {
@@ -101,7 +107,11 @@ export class PromptCommands {
     }
     this.apply(server, fetch, prompts);
     // Only a newer answer, applied first, can leave one of these without a command: the prompt is gone from it.
-    const commands = new Map(this.commands().filter((c) => c.server === server).map((c) => [c.prompt.name, c.name]));
+    const commands = new Map(
+      this.commands()
+        .filter((c) => c.server === server)
+        .map((c) => [c.prompt.name, c.name]),
+    );
     return { prompts: prompts.map((prompt) => ({ prompt, command: commands.get(prompt.name) })) };
   }
 
@@ -141,7 +151,13 @@ export class PromptCommands {
         this.register(known);
         continue;
       }
-      const command: PromptCommand = { name: this.freeName(promptCommandName(server, prompt.name)), server, prompt, provenance: mcpProvenance(server, prompt.name), live: true };
+      const command: PromptCommand = {
+        name: this.freeName(promptCommandName(server, prompt.name)),
+        server,
+        prompt,
+        provenance: mcpProvenance(server, prompt.name),
+        live: true,
+      };
       this.byName.set(command.name, command);
       this.register(command);
       added = true;
@@ -215,28 +231,41 @@ export class PromptCommands {
   private async run(command: PromptCommand, line: string, ctx: ExtensionCommandContext): Promise<void> {
     const where = `/${command.name}`;
     const connection = this.deps.connection(command.server);
-    if (!command.live || !connection) return fail(ctx, `${where}: MCP server '${command.server}' no longer offers this prompt.`);
+    if (!command.live || !connection)
+      return fail(ctx, `${where}: MCP server '${command.server}' no longer offers this prompt.`);
     const parsed = parsePromptArguments(line, command.prompt.arguments);
     if (!parsed.ok) return fail(ctx, `${where}: ${parsed.error}.`);
     const values = parsed.values;
     const missing = missingArguments(command.prompt.arguments, values);
     if (missing.length && !ctx.hasUI) {
       const names = missing.map((arg) => arg.name).join(", ");
-      return fail(ctx, `${where}: missing required argument${missing.length > 1 ? "s" : ""} ${names} (give them as name=value).`);
+      return fail(
+        ctx,
+        `${where}: missing required argument${missing.length > 1 ? "s" : ""} ${names} (give them as name=value).`,
+      );
     }
     for (const arg of missing) {
       const about = arg.description ? ` (${stripControlsLine(arg.description)})` : "";
-      const answer = await ctx.ui.input(`MCP server '${stripControlsLine(command.server)}', prompt ${stripControlsLine(command.prompt.name)}: ${stripControlsLine(arg.name)}${about}`);
+      const answer = await ctx.ui.input(
+        `MCP server '${stripControlsLine(command.server)}', prompt ${stripControlsLine(command.prompt.name)}: ${stripControlsLine(arg.name)}${about}`,
+      );
       if (!answer) return ctx.ui.notify(`${where} cancelled: no value for ${arg.name}.`, "info");
       values[arg.name] = answer;
     }
     let content;
     try {
-      content = promptMessageContent(await getPrompt(connection, command.prompt.name, values, ctx.signal), command.server);
+      content = promptMessageContent(
+        await getPrompt(connection, command.prompt.name, values, ctx.signal),
+        command.server,
+      );
     } catch (error) {
       return fail(ctx, `${where}: ${describeError(error)}`);
     }
-    this.deps.events?.("mcp.prompt.sent", { serverId: command.server, command: command.name, provenance: command.provenance });
+    this.deps.events?.("mcp.prompt.sent", {
+      serverId: command.server,
+      command: command.name,
+      provenance: command.provenance,
+    });
     this.deps.sendUserMessage(content, ctx.isIdle() ? undefined : { deliverAs: "followUp" });
   }
 }

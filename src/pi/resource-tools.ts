@@ -19,7 +19,14 @@ import { describeError } from "../common/errors.ts";
 import type { EventSink } from "../common/events.ts";
 import type { ServerChange } from "../connection/mcp-client.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
-import { canSubscribe, listResources, listResourceTemplates, offersResources, readResource, subscribeResource } from "../connection/server-resources.ts";
+import {
+  canSubscribe,
+  listResources,
+  listResourceTemplates,
+  offersResources,
+  readResource,
+  subscribeResource,
+} from "../connection/server-resources.ts";
 import type { PiContent } from "../translate/output.ts";
 import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
 import { formatListing, resourceOutput, type ServerPage } from "../translate/resource-output.ts";
@@ -58,8 +65,12 @@ type ReadTool = ToolDefinition<typeof READ_PARAMETERS, ResourceToolDetails>;
 function listParameters(what: string) {
   return Type.Object(
     {
-      server: Type.Optional(Type.String({ description: `Only this MCP server's ${what} (default: every server that offers resources)` })),
-      cursor: Type.Optional(Type.String({ description: "The cursor a previous listing gave for `server`, for its next page" })),
+      server: Type.Optional(
+        Type.String({ description: `Only this MCP server's ${what} (default: every server that offers resources)` }),
+      ),
+      cursor: Type.Optional(
+        Type.String({ description: "The cursor a previous listing gave for `server`, for its next page" }),
+      ),
     },
     { additionalProperties: false },
   );
@@ -70,7 +81,9 @@ type ListParams = Static<ReturnType<typeof listParameters>>;
 const READ_PARAMETERS = Type.Object(
   {
     server: Type.String({ description: "The MCP server's name, as in mcp.json" }),
-    uri: Type.String({ description: "The resource's URI, from list_mcp_resources, a template, or a resource link in a tool result" }),
+    uri: Type.String({
+      description: "The resource's URI, from list_mcp_resources, a template, or a resource link in a tool result",
+    }),
   },
   { additionalProperties: false },
 );
@@ -88,7 +101,12 @@ export class ResourceTools {
     if (!this.registered) return [];
     const servers = this.offering().map((c) => c.name);
     const definitions: ToolDefinition<TSchema, ResourceToolDetails>[] = this.definitions();
-    return definitions.map(({ name, description, parameters }) => ({ name, description, inputSchema: parameters as SharedTool["inputSchema"], servers }));
+    return definitions.map(({ name, description, parameters }) => ({
+      name,
+      description,
+      inputSchema: parameters as SharedTool["inputSchema"],
+      servers,
+    }));
   }
 
   /** The servers whose tools the resource tools reach now: connected (or reconnecting) and offering resources. */
@@ -125,7 +143,9 @@ export class ResourceTools {
       return;
     }
     this.deps.events?.("mcp.resources.updated", { serverId: connection.name, uri: change.uri });
-    this.deps.notify(`MCP server '${connection.name}': resource ${change.uri} changed (read it again with ${READ_RESOURCE} for the new contents)`);
+    this.deps.notify(
+      `MCP server '${connection.name}': resource ${change.uri} changed (read it again with ${READ_RESOURCE} for the new contents)`,
+    );
   }
 
   private definitions(): [ListTool, ListTool, ReadTool] {
@@ -138,10 +158,16 @@ export class ResourceTools {
           "Give `server` for one server only; a long listing comes in pages (`cursor`).",
         parameters: listParameters("resources"),
         execute: (_id, params, signal) =>
-          this.list(LIST_RESOURCES, params, signal, async (c, cursor) => {
-            const result: ListResourcesResult = await listResources(c, cursor, signal);
-            return { items: result.resources, nextCursor: result.nextCursor };
-          }, "resources"),
+          this.list(
+            LIST_RESOURCES,
+            params,
+            signal,
+            async (c, cursor) => {
+              const result: ListResourcesResult = await listResources(c, cursor, signal);
+              return { items: result.resources, nextCursor: result.nextCursor };
+            },
+            "resources",
+          ),
       },
       {
         name: LIST_TEMPLATES,
@@ -151,10 +177,16 @@ export class ResourceTools {
           "Give `server` for one server only; a long listing comes in pages (`cursor`).",
         parameters: listParameters("resource templates"),
         execute: (_id, params, signal) =>
-          this.list(LIST_TEMPLATES, params, signal, async (c, cursor) => {
-            const result: ListResourceTemplatesResult = await listResourceTemplates(c, cursor, signal);
-            return { items: result.resourceTemplates, nextCursor: result.nextCursor };
-          }, "resourceTemplates"),
+          this.list(
+            LIST_TEMPLATES,
+            params,
+            signal,
+            async (c, cursor) => {
+              const result: ListResourceTemplatesResult = await listResourceTemplates(c, cursor, signal);
+              return { items: result.resourceTemplates, nextCursor: result.nextCursor };
+            },
+            "resourceTemplates",
+          ),
       },
       {
         name: READ_RESOURCE,
@@ -175,7 +207,9 @@ export class ResourceTools {
     if (connection) return connection;
     const known = offering.map((c) => `'${c.name}'`).join(", ") || "none";
     const exists = [...this.deps.connections()].some((c) => c.name === server);
-    throw new Error(`${exists ? `MCP server '${server}' offers no resources` : `There is no MCP server '${server}'`}. Servers with resources: ${known}.`);
+    throw new Error(
+      `${exists ? `MCP server '${server}' offers no resources` : `There is no MCP server '${server}'`}. Servers with resources: ${known}.`,
+    );
   }
 
   private async list<T>(
@@ -201,7 +235,9 @@ export class ResourceTools {
     const capped = await capText(formatListing(key, pages as ServerPage<never>[]), "mcp", tool);
     // One server's listing is that server's; a listing of all of them names each server in its text.
     const method = key === "resources" ? "resources/list" : "resources/templates/list";
-    const details: ResourceToolDetails = params.server ? { server: params.server, provenance: mcpProvenance(params.server, method) } : {};
+    const details: ResourceToolDetails = params.server
+      ? { server: params.server, provenance: mcpProvenance(params.server, method) }
+      : {};
     if (capped.truncated) details.truncated = capped.truncated;
     return { content: [{ type: "text" as const, text: capped.text }], details };
   }
@@ -210,7 +246,11 @@ export class ResourceTools {
     const connection = this.target(params.server);
     const result = await readResource(connection, params.uri, signal);
     const { content, binaries } = resourceOutput(result.contents);
-    const details: ResourceToolDetails = { server: connection.name, uri: params.uri, provenance: mcpProvenance(connection.name, params.uri) };
+    const details: ResourceToolDetails = {
+      server: connection.name,
+      uri: params.uri,
+      provenance: mcpProvenance(connection.name, params.uri),
+    };
     if (binaries.length) {
       const dir = await mkdtemp(path.join(tmpdir(), "pi-mcp-resource-"));
       details.files = [];
@@ -259,7 +299,11 @@ export class ResourceTools {
   private send(connection: ServerConnection, uris: Set<string>, uri: string): void {
     subscribeResource(connection, uri).catch((error: unknown) => {
       uris.delete(uri);
-      this.deps.events?.("mcp.resources.subscribe.failed", { serverId: connection.name, uri, error: describeError(error) });
+      this.deps.events?.("mcp.resources.subscribe.failed", {
+        serverId: connection.name,
+        uri,
+        error: describeError(error),
+      });
     });
   }
 }

@@ -5,9 +5,21 @@
  * model is configured with a key. Without a UI a request is refused, unless the server's `sampling` setting is
  * `"allow"`. Tool use inside sampling is not offered, and a request that carries it is refused.
  */
-import { type Api, type AssistantMessage, type Context, type ImageContent, type Model, type TextContent } from "@mariozechner/pi-ai";
+import {
+  type Api,
+  type AssistantMessage,
+  type Context,
+  type ImageContent,
+  type Model,
+  type TextContent,
+} from "@mariozechner/pi-ai";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { type CreateMessageRequest, type CreateMessageResult, ProtocolError, type SamplingMessage } from "@modelcontextprotocol/client";
+import {
+  type CreateMessageRequest,
+  type CreateMessageResult,
+  ProtocolError,
+  type SamplingMessage,
+} from "@modelcontextprotocol/client";
 import { stripControls } from "../common/terminal-text.ts";
 import { clip } from "../common/text.ts";
 import type { SamplingMode } from "../config/types.ts";
@@ -43,7 +55,10 @@ export function samplingContext(params: SamplingParams, model: Model<Api>, now =
       if (block.type === "text") return { type: "text", text: String(block.text) };
       if (block.type === "image") return { type: "image", data: String(block.data), mimeType: String(block.mimeType) };
       if (block.type === "audio") return { type: "text", text: "[audio left out: the model here takes no audio]" };
-      throw new ProtocolError(-32602, `sampling content of type '${String(block.type)}' is not supported by this client (it offers no tool use in sampling)`);
+      throw new ProtocolError(
+        -32602,
+        `sampling content of type '${String(block.type)}' is not supported by this client (it offers no tool use in sampling)`,
+      );
     });
     if (message.role === "user") return { role: "user", content: parts, timestamp: now };
     const text = parts.filter((p): p is TextContent => p.type === "text");
@@ -53,7 +68,14 @@ export function samplingContext(params: SamplingParams, model: Model<Api>, now =
       api: model.api,
       provider: model.provider,
       model: model.id,
-      usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+      usage: {
+        input: 0,
+        output: 0,
+        cacheRead: 0,
+        cacheWrite: 0,
+        totalTokens: 0,
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+      },
       stopReason: "stop",
       timestamp: now,
     };
@@ -63,7 +85,11 @@ export function samplingContext(params: SamplingParams, model: Model<Api>, now =
 }
 
 /** The model a server's hints name, among those configured with a key; else the current one. Pure. */
-export function pickModel(params: SamplingParams, current: Model<Api> | undefined, available: readonly Model<Api>[]): Model<Api> | undefined {
+export function pickModel(
+  params: SamplingParams,
+  current: Model<Api> | undefined,
+  available: readonly Model<Api>[],
+): Model<Api> | undefined {
   for (const hint of params.modelPreferences?.hints ?? []) {
     const name = hint.name?.toLowerCase();
     if (!name) continue;
@@ -88,13 +114,19 @@ export function describeSamplingRequest(server: string, params: SamplingParams, 
 }
 
 /** The sampling handler for one server; `ctx` gives the running session's context, if there is one. */
-export function samplingHandler(server: string, mode: SamplingMode, ctx: () => SamplingContext | undefined): (params: SamplingParams) => Promise<CreateMessageResult> {
+export function samplingHandler(
+  server: string,
+  mode: SamplingMode,
+  ctx: () => SamplingContext | undefined,
+): (params: SamplingParams) => Promise<CreateMessageResult> {
   return async (params) => {
     const session = ctx();
     if (!session) throw refused(`pi has no session running to answer MCP server '${server}' with a model`);
     const askUser = session.hasUI;
     if (!askUser && mode !== "allow") {
-      throw refused(`Sampling for MCP server '${server}' needs the user's approval and there is no UI to ask in; set "sampling": "allow" for it to answer without asking`);
+      throw refused(
+        `Sampling for MCP server '${server}' needs the user's approval and there is no UI to ask in; set "sampling": "allow" for it to answer without asking`,
+      );
     }
     const model = pickModel(params, session.model, session.modelRegistry.getAvailable());
     if (!model) throw refused("pi has no model selected to answer with");
@@ -103,15 +135,22 @@ export function samplingHandler(server: string, mode: SamplingMode, ctx: () => S
       const answer = await session.ui.select(describeSamplingRequest(server, params, model), [ALLOW, DENY]);
       if (answer !== ALLOW) throw refused(`The user declined MCP server '${server}''s sampling request`);
     }
-    const reply = await completeWithPi(session.modelRegistry, model, context, { maxTokens: params.maxTokens, temperature: params.temperature, signal: session.signal }).catch(
-      (error: unknown) => {
-        throw refused(error instanceof Error ? error.message : String(error));
-      },
-    );
-    if (reply.stopReason === "error" || reply.stopReason === "aborted") throw new ProtocolError(-32603, `The model failed: ${reply.errorMessage ?? reply.stopReason}`);
+    const reply = await completeWithPi(session.modelRegistry, model, context, {
+      maxTokens: params.maxTokens,
+      temperature: params.temperature,
+      signal: session.signal,
+    }).catch((error: unknown) => {
+      throw refused(error instanceof Error ? error.message : String(error));
+    });
+    if (reply.stopReason === "error" || reply.stopReason === "aborted")
+      throw new ProtocolError(-32603, `The model failed: ${reply.errorMessage ?? reply.stopReason}`);
     let text = reply.content.flatMap((c) => (c.type === "text" ? [c.text] : [])).join("");
     if (askUser) {
-      const choice = await session.ui.select(`${model.id} answered MCP server '${server}':\n${text}`, [SEND, EDIT, REFUSE]);
+      const choice = await session.ui.select(`${model.id} answered MCP server '${server}':\n${text}`, [
+        SEND,
+        EDIT,
+        REFUSE,
+      ]);
       if (choice === EDIT) {
         const edited = await session.ui.editor(`The answer MCP server '${server}' will get`, text);
         if (edited === undefined) throw refused(`The user withheld the answer to MCP server '${server}'`);
@@ -120,6 +159,11 @@ export function samplingHandler(server: string, mode: SamplingMode, ctx: () => S
         throw refused(`The user withheld the answer to MCP server '${server}'`);
       }
     }
-    return { role: "assistant", content: { type: "text", text }, model: model.id, stopReason: reply.stopReason === "length" ? "maxTokens" : "endTurn" };
+    return {
+      role: "assistant",
+      content: { type: "text", text },
+      model: model.id,
+      stopReason: reply.stopReason === "length" ? "maxTokens" : "endTurn",
+    };
   };
 }

@@ -13,7 +13,11 @@ import type { ToolExposure } from "../exposure/tool-exposure.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
 
 /** The tokens a server's tools add to each request now: the declared ones only. */
-function requestTokens(registry: ToolRegistry, tools: ReturnType<ToolRegistry["toolsOf"]>, exposure: ToolExposure): number {
+function requestTokens(
+  registry: ToolRegistry,
+  tools: ReturnType<ToolRegistry["toolsOf"]>,
+  exposure: ToolExposure,
+): number {
   let chars = 0;
   for (const tool of tools) {
     const definition = registry.definition(tool.name);
@@ -24,11 +28,19 @@ function requestTokens(registry: ToolRegistry, tools: ReturnType<ToolRegistry["t
 
 function sourceLabel(c: ServerConnection): string {
   const importedFrom = c.config.raw.importedFrom;
-  return typeof importedFrom === "string" ? `${c.config.source.scope}, imported from ${importedFrom}` : c.config.source.scope;
+  return typeof importedFrom === "string"
+    ? `${c.config.source.scope}, imported from ${importedFrom}`
+    : c.config.source.scope;
 }
 
 /** Each server's row; with `exposure`, each tool's exposure and what the server's declared tools cost per request. */
-export function serverRows(bridge: McpBridge, registry: ToolRegistry, env: Environment, exposure?: ToolExposure, now = Date.now()): ServerRow[] {
+export function serverRows(
+  bridge: McpBridge,
+  registry: ToolRegistry,
+  env: Environment,
+  exposure?: ToolExposure,
+  now = Date.now(),
+): ServerRow[] {
   return [...bridge.connections.values()].map((c) => {
     const tools = registry.toolsOf(c.name);
     const transport = c.transport ? (c.fellBackToSse ? "sse (fallback)" : c.transport) : c.config.transport;
@@ -49,7 +61,11 @@ export function serverRows(bridge: McpBridge, registry: ToolRegistry, env: Envir
       metrics: c.health.metrics(now),
       error: c.lastError,
       warnings: c.warnings,
-      tools: tools.map((t) => ({ name: t.name, originalName: t.originalName, exposure: exposure?.label(t.server, t.originalName) })),
+      tools: tools.map((t) => ({
+        name: t.name,
+        originalName: t.originalName,
+        exposure: exposure?.label(t.server, t.originalName),
+      })),
       requestTokens: exposure && requestTokens(registry, tools, exposure),
       untrustedDefinition: trusted ? undefined : describeForTrust(c.config),
       vars: configVarRefs(c.config).map((name) => ({ name, set: env[name] !== undefined && env[name] !== "" })),

@@ -14,7 +14,15 @@ import type { ServerRow } from "./status-format.ts";
 import { formatStartupSummary, projectRootWarning, statusSummary } from "./status-format.ts";
 
 /** The events after which the footer may read differently. */
-const FOOTER_EVENTS = ["mcp.connected", "mcp.disconnected", "mcp.error", "mcp.connecting", "mcp.auth.completed", "tools.registered", "tools.deregistered"];
+const FOOTER_EVENTS = [
+  "mcp.connected",
+  "mcp.disconnected",
+  "mcp.error",
+  "mcp.connecting",
+  "mcp.auth.completed",
+  "tools.registered",
+  "tools.deregistered",
+];
 
 export class SessionNotices {
   private ctx?: ExtensionContext;
@@ -33,7 +41,8 @@ export class SessionNotices {
     });
     // A server that fails after the startup notice (an import's reload, a slow `npx` that ends in an error) says so.
     bridge.onStartFailed((connection, error) => {
-      if (this.late.delete(connection.name)) this.tell(`MCP server '${connection.name}' failed to start: ${errorMessage(error)}`, "error");
+      if (this.late.delete(connection.name))
+        this.tell(`MCP server '${connection.name}' failed to start: ${errorMessage(error)}`, "error");
     });
   }
 
@@ -43,9 +52,15 @@ export class SessionNotices {
    */
   sessionStarted(ctx: ExtensionContext, warnings: readonly string[], once: readonly ConfigProblem[] = []): void {
     this.ctx = ctx;
-    this.late = new Set([...this.bridge.connections.values()].filter((c) => c.status === "connecting").map((c) => c.name));
+    this.late = new Set(
+      [...this.bridge.connections.values()].filter((c) => c.status === "connecting").map((c) => c.name),
+    );
     const rootWarning = projectRootWarning(this.bridge.projectRoot, ctx.cwd);
-    const summary = formatStartupSummary(this.rows(), [...this.bridge.problems, ...once], rootWarning ? [...warnings, rootWarning] : warnings);
+    const summary = formatStartupSummary(
+      this.rows(),
+      [...this.bridge.problems, ...once],
+      rootWarning ? [...warnings, rootWarning] : warnings,
+    );
     if (summary) show(ctx, summary, "warning");
     this.updateFooter();
   }

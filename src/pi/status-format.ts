@@ -99,12 +99,19 @@ function starting(row: ServerRow): boolean {
 }
 
 /** The one notice shown after startup; `undefined` when there is nothing to report. */
-export function formatStartupSummary(rows: readonly ServerRow[], problems: readonly ConfigProblem[], warnings: readonly string[]): string | undefined {
+export function formatStartupSummary(
+  rows: readonly ServerRow[],
+  problems: readonly ConfigProblem[],
+  warnings: readonly string[],
+): string | undefined {
   const held = rows.filter((r) => r.enabled && r.status === "not trusted");
-  const failed = rows.filter((r) => r.enabled && !["connected", "not started", "not trusted"].includes(r.status) && !starting(r));
+  const failed = rows.filter(
+    (r) => r.enabled && !["connected", "not started", "not trusted"].includes(r.status) && !starting(r),
+  );
   const pending = rows.filter(starting);
   const warned = rows.filter((r) => r.warnings.length > 0);
-  if (failed.length + pending.length + held.length + problems.length + warnings.length + warned.length === 0) return undefined;
+  if (failed.length + pending.length + held.length + problems.length + warnings.length + warned.length === 0)
+    return undefined;
   const connected = rows.filter((r) => r.status === "connected");
   const lines: string[] = [];
   const tools = connected.reduce((n, r) => n + r.toolCount, 0);
@@ -112,7 +119,8 @@ export function formatStartupSummary(rows: readonly ServerRow[], problems: reado
   const lazyNote = lazy.length ? ` (${lazy.length} start on first use)` : "";
   // Servers held for trust are not counted as ones that could connect: they have their own line.
   const runnable = rows.filter((r) => r.enabled && r.status !== "not trusted");
-  if (runnable.length) lines.push(`MCP: ${connected.length} of ${runnable.length} servers connected${lazyNote}, ${tools} tools`);
+  if (runnable.length)
+    lines.push(`MCP: ${connected.length} of ${runnable.length} servers connected${lazyNote}, ${tools} tools`);
   for (const row of failed) {
     // What is being done about it goes on the error's first line, before a stderr tail it may quote.
     const [first = "", ...rest] = (row.error ?? row.status).split("\n");
@@ -164,7 +172,8 @@ function withDetail(text: string, detail: string | undefined): string {
 /** What the Details column says: the first line of the error, with what is being done about it. */
 function detailCell(row: ServerRow): string {
   if (!row.enabled) return "disabled";
-  const error = row.status !== "connected" && row.error ? row.error.replace(/^MCP server '[^']*'( at \S+)?:? ?/, "") : "";
+  const error =
+    row.status !== "connected" && row.error ? row.error.replace(/^MCP server '[^']*'( at \S+)?:? ?/, "") : "";
   if (error && row.detail) return withDetail(cut(error, 60), row.detail);
   return error ? cut(error, 72) : (row.detail ?? "");
 }
@@ -183,14 +192,23 @@ export function statusSummary(rows: readonly ServerRow[]): { text: string; atten
   if (enabled.length === 0) return undefined;
   const up = enabled.filter((r) => r.status === "connected" || r.status === "not started").length;
   const pending = enabled.filter(starting).length;
-  const attention = enabled.some((r) => r.status === "error" || r.status === "disconnected" || r.status === "needs sign-in" || (r.status === "connecting" && !starting(r)));
+  const attention = enabled.some(
+    (r) =>
+      r.status === "error" ||
+      r.status === "disconnected" ||
+      r.status === "needs sign-in" ||
+      (r.status === "connecting" && !starting(r)),
+  );
   return { text: `MCP ${up}/${enabled.length}${pending ? `, ${pending} starting` : ""}`, attention };
 }
 
 /** The totals line: servers configured, connected, tools the model can use (a lazy server's cached ones included). */
 function formatTotals(rows: readonly ServerRow[]): string {
   const connected = rows.filter((r) => r.status === "connected");
-  const tools = rows.reduce((n, r) => n + (r.status === "connected" || r.status === "not started" ? r.toolCount : 0), 0);
+  const tools = rows.reduce(
+    (n, r) => n + (r.status === "connected" || r.status === "not started" ? r.toolCount : 0),
+    0,
+  );
   return `${plural(rows.length, "server")} configured | ${connected.length} connected | ${tools} tools available`;
 }
 
@@ -204,7 +222,16 @@ export function formatStatusTable(rows: readonly ServerRow[], now = Date.now(), 
     const status = statusOf(row);
     const tools = status === "connected" || status === "not started" ? String(row.toolCount) : "—";
     const active = row.lastActive !== undefined ? `${formatDuration(now - row.lastActive)} ago` : "—";
-    return [row.name, STATUS_MARK[status] ?? "?", row.transport, row.protocol ?? "—", tools, active, row.source, detailCell(row)];
+    return [
+      row.name,
+      STATUS_MARK[status] ?? "?",
+      row.transport,
+      row.protocol ?? "—",
+      tools,
+      active,
+      row.source,
+      detailCell(row),
+    ];
   });
   const widths = header.map((h, i) => Math.max(displayWidth(h), ...cells.map((c) => displayWidth(c[i]!))));
   const line = (values: string[]) =>
@@ -229,17 +256,26 @@ export function formatStatusTable(rows: readonly ServerRow[], now = Date.now(), 
 /** One server in full: state, error, warnings, variables (set or not, never values), metrics, tools. */
 export function formatServerDetails(row: ServerRow): string[] {
   const status = statusOf(row);
-  const cost = row.requestTokens !== undefined && row.toolCount > 0 ? `  about ${row.requestTokens.toLocaleString("en-US")} tokens per request` : "";
+  const cost =
+    row.requestTokens !== undefined && row.toolCount > 0
+      ? `  about ${row.requestTokens.toLocaleString("en-US")} tokens per request`
+      : "";
   const protocol = row.protocol ? `  MCP ${row.protocol}` : "";
-  const lines = [`${row.name}  ${status}  ${row.transport}${protocol}  ${plural(row.toolCount, "tool")}${cost}  (${row.source})`];
+  const lines = [
+    `${row.name}  ${status}  ${row.transport}${protocol}  ${plural(row.toolCount, "tool")}${cost}  (${row.source})`,
+  ];
   if (row.untrustedDefinition) {
-    lines.push(`    not trusted, so not started: /mcp trust ${row.name} starts it`, ...row.untrustedDefinition.map((line) => `    ${line}`));
+    lines.push(
+      `    not trusted, so not started: /mcp trust ${row.name} starts it`,
+      ...row.untrustedDefinition.map((line) => `    ${line}`),
+    );
   }
   if (row.error && row.status !== "connected") lines.push(indent(row.error, "    "));
   const metrics = row.metrics && formatMetrics(row.metrics);
   if (metrics) lines.push(`    ${metrics}`);
   for (const warning of row.warnings) lines.push(`    ! ${warning}`);
-  if (row.vars.length) lines.push(`    variables: ${row.vars.map((v) => `${v.name} ${v.set ? "set" : "NOT SET"}`).join(", ")}`);
+  if (row.vars.length)
+    lines.push(`    variables: ${row.vars.map((v) => `${v.name} ${v.set ? "set" : "NOT SET"}`).join(", ")}`);
   for (const tool of row.tools) {
     const names = tool.name === tool.originalName ? tool.name : `${tool.name}  (${tool.originalName})`;
     lines.push(tool.exposure ? `    - ${names}  · ${tool.exposure}` : `    - ${names}`);
@@ -248,9 +284,14 @@ export function formatServerDetails(row: ServerRow): string[] {
 }
 
 /** The `/mcp` listing as plain text: the table, then each server in full, then config problems. */
-export function formatServerList(rows: readonly ServerRow[], problems: readonly ConfigProblem[], now = Date.now(), notes: readonly string[] = []): string {
+export function formatServerList(
+  rows: readonly ServerRow[],
+  problems: readonly ConfigProblem[],
+  now = Date.now(),
+  notes: readonly string[] = [],
+): string {
   if (rows.length === 0 && problems.length === 0) {
-    return "No MCP servers configured. Add one with /mcp add, or in .pi/mcp.json (project) or ~/.pi/agent/mcp.json (user) under \"mcpServers\".";
+    return 'No MCP servers configured. Add one with /mcp add, or in .pi/mcp.json (project) or ~/.pi/agent/mcp.json (user) under "mcpServers".';
   }
   const lines = formatStatusTable(rows, now);
   if (notes.length) lines.push(...notes.map((note) => `  ${note}`));

@@ -7,7 +7,13 @@
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, type ToolDefinition, truncateHead } from "@mariozechner/pi-coding-agent";
+import {
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_LINES,
+  formatSize,
+  type ToolDefinition,
+  truncateHead,
+} from "@mariozechner/pi-coding-agent";
 import type { Progress, Tool } from "@modelcontextprotocol/client";
 import type { TSchema } from "typebox";
 import { Compile } from "typebox/compile";
@@ -55,7 +61,11 @@ function surelyUncapped(text: string): boolean {
 }
 
 /** Caps text the way pi's own tools do; the whole text goes to a temp file the model is told about. */
-export async function capText(text: string, server: string, tool: string): Promise<{ text: string; truncated?: ToolDetails["truncated"] }> {
+export async function capText(
+  text: string,
+  server: string,
+  tool: string,
+): Promise<{ text: string; truncated?: ToolDetails["truncated"] }> {
   const result = truncateHead(text, { maxBytes: DEFAULT_MAX_BYTES, maxLines: DEFAULT_MAX_LINES });
   if (!result.truncated) return { text };
   const dir = await mkdtemp(path.join(tmpdir(), "pi-mcp-"));
@@ -76,7 +86,9 @@ function parameters(server: string, tool: Tool, note: (text: string) => void): T
     Compile(schema as TSchema);
     return schema as TSchema;
   } catch (error) {
-    note(`MCP server '${server}', tool '${tool.name}': input schema cannot be used (${String(error)}); arguments are passed through unchecked`);
+    note(
+      `MCP server '${server}', tool '${tool.name}': input schema cannot be used (${String(error)}); arguments are passed through unchecked`,
+    );
     return { ...OPEN_OBJECT_SCHEMA, properties: {} } as TSchema;
   }
 }
@@ -91,7 +103,10 @@ function serverSchemaCheck(server: string, tool: Tool, note: (text: string) => v
     if (!built) {
       built = argumentCheck(tool.inputSchema);
       const { error } = built as { error?: string };
-      if (error) note(`MCP server '${server}', tool '${tool.name}': its input schema cannot be compiled (${error}); only the server checks the arguments`);
+      if (error)
+        note(
+          `MCP server '${server}', tool '${tool.name}': its input schema cannot be compiled (${error}); only the server checks the arguments`,
+        );
     }
     return built.check;
   };
@@ -104,49 +119,67 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
   const provenance = mcpProvenance(server, originalName);
   const checkFor = serverSchemaCheck(server, tool, source.note);
   // Permission extensions on pi 1.x read the server's hints (read-only, destructive…) from pi's tool list.
-  return withToolHints<McpToolDefinition>({
-    name: source.name,
-    label: `${title} (${server})`,
-    description: source.description,
-    parameters: parameters(server, tool, source.note),
-    execute: async (_toolCallId, params, signal, onUpdate) => {
-      const connection = source.connectionFor(server);
-      if (!connection) throw new Error(`MCP server '${server}' is no longer configured; its tool '${originalName}' cannot run`);
-      const mismatch = checkFor()?.((params ?? {}) as Record<string, unknown>);
-      if (mismatch) {
-        throw new Error(`The arguments do not match the input schema of tool '${originalName}' (MCP server '${server}'): ${mismatch}. Fix the arguments and call the tool again.`);
-      }
-      const result = await connection.callTool(originalName, (params ?? {}) as Record<string, unknown>, {
-        signal,
-        onProgress: (progress) =>
-          onUpdate?.({ content: [{ type: "text", text: progressText(progress) }], details: { server, tool: originalName, provenance, progress } }),
-      });
-      const normalized = normalizeToolResult(result, server);
-      if (normalized.isError) {
-        throw new Error(normalized.text || `MCP tool '${originalName}' on server '${server}' reported an error without a message`);
-      }
-      const details: ToolDetails = { server, tool: originalName, provenance };
-      if (result.structuredContent !== undefined) details.structuredContent = result.structuredContent;
-      const content: PiContent[] = [];
-      for (const part of normalized.content) {
-        if (part.type !== "text") {
-          content.push(part);
-          continue;
+  return withToolHints<McpToolDefinition>(
+    {
+      name: source.name,
+      label: `${title} (${server})`,
+      description: source.description,
+      parameters: parameters(server, tool, source.note),
+      execute: async (_toolCallId, params, signal, onUpdate) => {
+        const connection = source.connectionFor(server);
+        if (!connection)
+          throw new Error(`MCP server '${server}' is no longer configured; its tool '${originalName}' cannot run`);
+        const mismatch = checkFor()?.((params ?? {}) as Record<string, unknown>);
+        if (mismatch) {
+          throw new Error(
+            `The arguments do not match the input schema of tool '${originalName}' (MCP server '${server}'): ${mismatch}. Fix the arguments and call the tool again.`,
+          );
         }
-        const capped = surelyUncapped(part.text) ? { text: part.text } : await capText(part.text, server, originalName);
-        if (capped.truncated) details.truncated = capped.truncated;
-        content.push({ type: "text", text: capped.text });
-      }
-      return { content, details };
+        const result = await connection.callTool(originalName, (params ?? {}) as Record<string, unknown>, {
+          signal,
+          onProgress: (progress) =>
+            onUpdate?.({
+              content: [{ type: "text", text: progressText(progress) }],
+              details: { server, tool: originalName, provenance, progress },
+            }),
+        });
+        const normalized = normalizeToolResult(result, server);
+        if (normalized.isError) {
+          throw new Error(
+            normalized.text || `MCP tool '${originalName}' on server '${server}' reported an error without a message`,
+          );
+        }
+        const details: ToolDetails = { server, tool: originalName, provenance };
+        if (result.structuredContent !== undefined) details.structuredContent = result.structuredContent;
+        const content: PiContent[] = [];
+        for (const part of normalized.content) {
+          if (part.type !== "text") {
+            content.push(part);
+            continue;
+          }
+          const capped = surelyUncapped(part.text)
+            ? { text: part.text }
+            : await capText(part.text, server, originalName);
+          if (capped.truncated) details.truncated = capped.truncated;
+          content.push({ type: "text", text: capped.text });
+        }
+        return { content, details };
+      },
     },
-  }, tool.annotations);
+    tool.annotations,
+  );
 }
 
 /**
  * A name pi keeps (it cannot unregister one) for a tool that is gone from it: the same definition, its description
  * saying why, and an `execute` that explains instead of calling anything.
  */
-export function unavailableDefinition(definition: McpToolDefinition, name: string, why: string, message: string): McpToolDefinition {
+export function unavailableDefinition(
+  definition: McpToolDefinition,
+  name: string,
+  why: string,
+  message: string,
+): McpToolDefinition {
   return {
     ...definition,
     name,

@@ -147,7 +147,10 @@ export class ToolRegistry {
    * Brings pi's tools for a server in line with the list it now serves: new tools are registered, changed ones
    * replaced, and ones it dropped withdrawn (pi cannot unregister: they leave the active set and a call explains).
    */
-  syncServer(connection: ServerConnection, tools: readonly Tool[]): { added: string[]; updated: string[]; removed: string[] } {
+  syncServer(
+    connection: ServerConnection,
+    tools: readonly Tool[],
+  ): { added: string[]; updated: string[]; removed: string[] } {
     const server = connection.name;
     const list = uniqueByName(tools);
     const listedNames = new Set(list.map((t) => t.name));
@@ -155,7 +158,9 @@ export class ToolRegistry {
     const removed = this.toolsOf(server).filter((t) => !listedNames.has(t.originalName));
     for (const tool of removed) this.withdraw(tool);
     this.listed.set(server, { connection, tools: list });
-    const { moved, vacated } = this.settled ? { moved: new Map<string, RegisteredTool[]>(), vacated: [] } : this.dealNamesInConfigOrder();
+    const { moved, vacated } = this.settled
+      ? { moved: new Map<string, RegisteredTool[]>(), vacated: [] }
+      : this.dealNamesInConfigOrder();
     const added: RegisteredTool[] = [];
     const updated: RegisteredTool[] = [];
     for (const tool of list) {
@@ -171,12 +176,18 @@ export class ToolRegistry {
     }
     for (const { name, tool, definition } of vacated) if (!this.byName.has(name)) this.retire(name, tool, definition);
     for (const tool of moved.get(server) ?? []) if (!updated.some((t) => t.name === tool.name)) updated.push(tool);
-    const describe = (list: RegisteredTool[]) => list.map((t) => ({ name: t.name, originalName: t.originalName, provenance: t.provenance }));
+    const describe = (list: RegisteredTool[]) =>
+      list.map((t) => ({ name: t.name, originalName: t.originalName, provenance: t.provenance }));
     if (added.length) this.options.events?.("tools.registered", { serverId: server, tools: describe(added) });
     if (updated.length) this.options.events?.("tools.updated", { serverId: server, tools: describe(updated) });
     if (removed.length) this.options.events?.("tools.deregistered", { serverId: server, tools: describe(removed) });
-    for (const [other, renamed] of moved) if (other !== server) this.options.events?.("tools.updated", { serverId: other, tools: describe(renamed) });
-    return { added: added.map((t) => t.name), updated: updated.map((t) => t.name), removed: removed.map((t) => t.name) };
+    for (const [other, renamed] of moved)
+      if (other !== server) this.options.events?.("tools.updated", { serverId: other, tools: describe(renamed) });
+    return {
+      added: added.map((t) => t.name),
+      updated: updated.map((t) => t.name),
+      removed: removed.map((t) => t.name),
+    };
   }
 
   /** The servers whose lists arrived, in config order; a server the order does not name comes last, as it arrived. */
@@ -210,7 +221,8 @@ export class ToolRegistry {
         const key = `${server}\0${tool.name}`;
         const wanted = toolNameFor(server, tool.name, connection.config.prefix);
         const name = allocateToolName(wanted, (candidate) => owners.has(candidate));
-        if (name !== wanted) this.collisions.set(key, takenWarning(wanted, server, tool.name, owners.get(wanted)!, name));
+        if (name !== wanted)
+          this.collisions.set(key, takenWarning(wanted, server, tool.name, owners.get(wanted)!, name));
         owners.set(name, `tool '${tool.name}' of MCP server '${server}'`);
         names.set(key, name);
       }
@@ -224,7 +236,8 @@ export class ToolRegistry {
       if (from === undefined || from === name) continue;
       const tool = this.byName.get(from);
       const definition = this.definitions.get(from);
-      if (tool && definition && `${tool.server}\0${tool.originalName}` === key) moves.push({ tool, definition, to: name });
+      if (tool && definition && `${tool.server}\0${tool.originalName}` === key)
+        moves.push({ tool, definition, to: name });
     }
     // All out of their old names before any takes a new one: two tools may swap.
     for (const { tool } of moves) {
@@ -278,7 +291,9 @@ export class ToolRegistry {
     const definition = this.definitions.get(tool.name);
     if (definition) {
       const message = `Tool '${tool.name}' is no longer available: MCP server '${tool.server}' stopped listing its tool '${tool.originalName}'. Use another tool.`;
-      this.install(unavailableDefinition(definition, tool.name, `MCP server '${tool.server}' removed this tool`, message));
+      this.install(
+        unavailableDefinition(definition, tool.name, `MCP server '${tool.server}' removed this tool`, message),
+      );
     }
     this.activate(tool.name, false);
   }
@@ -336,8 +351,15 @@ export class ToolRegistry {
     if (name === undefined) {
       // Only once the session runs (before, every name was dealt already): the first name nobody has or had.
       const wanted = toolNameFor(server, tool.name, connection.config.prefix);
-      name = allocateToolName(wanted, (candidate) => this.ownerOf(candidate) !== undefined || this.withdrawn.has(candidate));
-      if (name !== wanted) this.collisions.set(key, takenWarning(wanted, server, tool.name, this.ownerOf(wanted) ?? "a tool its server withdrew", name));
+      name = allocateToolName(
+        wanted,
+        (candidate) => this.ownerOf(candidate) !== undefined || this.withdrawn.has(candidate),
+      );
+      if (name !== wanted)
+        this.collisions.set(
+          key,
+          takenWarning(wanted, server, tool.name, this.ownerOf(wanted) ?? "a tool its server withdrew", name),
+        );
       this.assigned.set(key, name);
     }
     const description = toolDescription(server, tool);
@@ -355,7 +377,14 @@ export class ToolRegistry {
     if (tool.outputSchema) registered.outputSchema = tool.outputSchema;
     this.byName.set(name, registered);
     this.install(
-      toolDefinition({ name, server, tool, description, connectionFor: this.connectionFor, note: (text) => this.notes.push(text) }),
+      toolDefinition({
+        name,
+        server,
+        tool,
+        description,
+        connectionFor: this.connectionFor,
+        note: (text) => this.notes.push(text),
+      }),
     );
     return registered;
   }
@@ -366,7 +395,8 @@ export class ToolRegistry {
    */
   resolveShadowed(piTools: readonly PiToolInfo[]): void {
     const piByName = new Map(piTools.map((t) => [t.name, t]));
-    const isTaken = (candidate: string) => piByName.has(candidate) || this.ownerOf(candidate) !== undefined || this.withdrawn.has(candidate);
+    const isTaken = (candidate: string) =>
+      piByName.has(candidate) || this.ownerOf(candidate) !== undefined || this.withdrawn.has(candidate);
     for (const tool of this.tools) {
       const winner = piByName.get(tool.name);
       const definition = this.definitions.get(tool.name);

@@ -39,7 +39,8 @@ export function allocateToolName(name: string, isTaken: (candidate: string) => b
   if (!isTaken(name)) return name;
   for (let n = 2; ; n++) {
     const suffix = `_${n}`;
-    const base = name.length + suffix.length > MAX_TOOL_NAME_LENGTH ? name.slice(0, MAX_TOOL_NAME_LENGTH - suffix.length) : name;
+    const base =
+      name.length + suffix.length > MAX_TOOL_NAME_LENGTH ? name.slice(0, MAX_TOOL_NAME_LENGTH - suffix.length) : name;
     const candidate = `${base}${suffix}`;
     if (!isTaken(candidate)) return candidate;
   }
@@ -50,6 +51,9 @@ export function allocateToolName(name: string, isTaken: (candidate: string) => b
  * of the original, so `a/b` and `a:b` do not share a file.
  */
 export function serverLogFileName(server: string): string {
-  const safe = server.replace(/[^A-Za-z0-9_.-]/g, "_").replace(/^\.+/, "_").slice(0, 80);
+  const safe = server
+    .replace(/[^A-Za-z0-9_.-]/g, "_")
+    .replace(/^\.+/, "_")
+    .slice(0, 80);
   return safe === server ? `${server}.log` : `${safe}-${shortHash(server)}.log`;
 }

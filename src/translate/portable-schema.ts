@@ -59,7 +59,8 @@ function resolvePointer(root: JsonSchema, ref: string): unknown {
 function singleType(schema: unknown): string | undefined {
   if (!isObject(schema)) return undefined;
   if (typeof schema.type === "string") return schema.type;
-  if (Array.isArray(schema.type) && schema.type.length === 1 && typeof schema.type[0] === "string") return schema.type[0];
+  if (Array.isArray(schema.type) && schema.type.length === 1 && typeof schema.type[0] === "string")
+    return schema.type[0];
   return undefined;
 }
 
@@ -74,7 +75,9 @@ function withNote(description: unknown, note: string): string {
 function recursionPlaceholder(ref: string, target: unknown): JsonSchema {
   const type = singleType(target);
   const name = ref.split("/").pop() || ref;
-  const placeholder: JsonSchema = { description: `(Recursive: the same shape as '${name}' above; not expanded further.)` };
+  const placeholder: JsonSchema = {
+    description: `(Recursive: the same shape as '${name}' above; not expanded further.)`,
+  };
   if (type && TYPES.has(type) && type !== "null") placeholder.type = type;
   return placeholder;
 }
@@ -98,7 +101,8 @@ function mergeAll(branches: JsonSchema[]): JsonSchema {
   for (const branch of branches) {
     if (branch.type !== undefined) types.add(JSON.stringify(branch.type));
     if (typeof branch.description === "string") descriptions.push(branch.description);
-    if (Array.isArray(branch.required)) for (const name of branch.required) if (typeof name === "string") required.add(name);
+    if (Array.isArray(branch.required))
+      for (const name of branch.required) if (typeof name === "string") required.add(name);
     if (isObject(branch.properties)) {
       sawProperties = true;
       for (const [name, schema] of Object.entries(branch.properties)) {
@@ -130,10 +134,15 @@ export function mergeAlternatives(branches: JsonSchema[]): JsonSchema | undefine
   const properties: JsonSchema = {};
   for (const branch of branches) {
     for (const [name, schema] of Object.entries(isObject(branch.properties) ? branch.properties : {})) {
-      defineOwn(properties, name, Object.hasOwn(properties, name) && JSON.stringify(properties[name]) !== JSON.stringify(schema) ? {} : schema);
+      defineOwn(
+        properties,
+        name,
+        Object.hasOwn(properties, name) && JSON.stringify(properties[name]) !== JSON.stringify(schema) ? {} : schema,
+      );
     }
   }
-  const requiredOf = (b: JsonSchema) => new Set(Array.isArray(b.required) ? b.required.filter((n) => typeof n === "string") : []);
+  const requiredOf = (b: JsonSchema) =>
+    new Set(Array.isArray(b.required) ? b.required.filter((n) => typeof n === "string") : []);
   const [first, ...rest] = branches.map(requiredOf);
   const required = [...first!].filter((name) => rest.every((set) => set.has(name)));
   const merged: JsonSchema = { type: "object", properties };
@@ -175,7 +184,10 @@ function portableEnum(schema: JsonSchema): void {
     return;
   }
   delete schema.enum;
-  schema.description = withNote(schema.description, `Allowed values: ${values.map((v) => JSON.stringify(v)).join(", ")}.`);
+  schema.description = withNote(
+    schema.description,
+    `Allowed values: ${values.map((v) => JSON.stringify(v)).join(", ")}.`,
+  );
 }
 
 /** The JSON types a schema allows, from `type`, `nullable` and the values of `enum`/`const`. */
@@ -189,7 +201,8 @@ function declaredTypes(node: JsonSchema): string[] | undefined {
 
 /** Converts one schema node. `active` holds the references being expanded on the way here (for cutting recursion). */
 function portableNode(input: unknown, ctx: Context, depth: number, active: readonly string[]): JsonSchema {
-  if (++ctx.nodes > MAX_PORTABLE_NODES) throw new SchemaTooLarge(`expands to more than ${MAX_PORTABLE_NODES} schema nodes`);
+  if (++ctx.nodes > MAX_PORTABLE_NODES)
+    throw new SchemaTooLarge(`expands to more than ${MAX_PORTABLE_NODES} schema nodes`);
   if (input === true || (isObject(input) && Object.keys(input).length === 0)) return {};
   if (!isObject(input)) {
     ctx.warnings.add("a schema that accepts nothing (or is not a schema) is left open");
@@ -273,7 +286,9 @@ function portableNode(input: unknown, ctx: Context, depth: number, active: reado
   }
   if (Array.isArray(node.required)) {
     const names = node.required.filter((n): n is string => typeof n === "string");
-    body.required = isObject(body.properties) ? names.filter((n) => Object.hasOwn(body.properties as JsonSchema, n)) : [];
+    body.required = isObject(body.properties)
+      ? names.filter((n) => Object.hasOwn(body.properties as JsonSchema, n))
+      : [];
     if ((body.required as string[]).length === 0) delete body.required;
   }
   if (node.items !== undefined) {
@@ -281,7 +296,8 @@ function portableNode(input: unknown, ctx: Context, depth: number, active: reado
     body.items = Array.isArray(node.items) ? next(node.items.length ? { anyOf: node.items } : {}) : next(node.items);
   }
   if (Array.isArray(node.enum)) body.enum = node.enum;
-  for (const key of ["minimum", "maximum", "minItems", "maxItems"]) if (typeof node[key] === "number") body[key] = node[key];
+  for (const key of ["minimum", "maximum", "minItems", "maxItems"])
+    if (typeof node[key] === "number") body[key] = node[key];
   if (typeof node.format === "string" && PORTABLE_FORMATS.has(node.format)) body.format = node.format;
   if (node.default !== undefined) {
     // Some providers reject `default`; the model still learns it from the description.

@@ -82,7 +82,10 @@ export function parsePromptArguments(line: string, args: readonly PromptArgument
     const free = declared.find((arg) => !(arg.name in values));
     if (!free) {
       if (declared.length === 0) return { ok: false, error: "this prompt takes no arguments" };
-      return { ok: false, error: `too many arguments: '${word}' has no argument left to fill (arguments: ${declared.map((a) => a.name).join(", ")})` };
+      return {
+        ok: false,
+        error: `too many arguments: '${word}' has no argument left to fill (arguments: ${declared.map((a) => a.name).join(", ")})`,
+      };
     }
     values[free.name] = word;
   }
@@ -90,7 +93,10 @@ export function parsePromptArguments(line: string, args: readonly PromptArgument
 }
 
 /** The required arguments `values` lacks (an empty value counts as missing). */
-export function missingArguments(args: readonly PromptArgument[] | undefined, values: Record<string, string>): PromptArgument[] {
+export function missingArguments(
+  args: readonly PromptArgument[] | undefined,
+  values: Record<string, string>,
+): PromptArgument[] {
   return (args ?? []).filter((arg) => arg.required && !values[arg.name]);
 }
 
@@ -100,7 +106,10 @@ export type CompletionTarget =
   | { kind: "value"; before: string; name: string; prefix: string; given: Record<string, string> };
 
 /** What to complete at the end of `line` (what pi hands a command's argument completion), if anything. */
-export function completionTarget(line: string, args: readonly PromptArgument[] | undefined): CompletionTarget | undefined {
+export function completionTarget(
+  line: string,
+  args: readonly PromptArgument[] | undefined,
+): CompletionTarget | undefined {
   const declared = args ?? [];
   if (declared.length === 0) return undefined;
   // The word being typed runs from the last space; completing inside quotes is left alone.
@@ -135,5 +144,8 @@ export function promptMessageContent(result: GetPromptResult, server: string): P
     images.push(...normalized.content.filter((part) => part.type === "image"));
   }
   const text = texts.join("\n\n");
-  return [...(text || images.length === 0 ? [{ type: "text" as const, text: text || "(the prompt has no messages)" }] : []), ...images];
+  return [
+    ...(text || images.length === 0 ? [{ type: "text" as const, text: text || "(the prompt has no messages)" }] : []),
+    ...images,
+  ];
 }

@@ -3,7 +3,11 @@
  * and the contents of a read resource as pi content (text, images) plus the binary parts to be saved to files, with
  * a safe file name for each. Pure.
  */
-import type { ReadResourceResult, Resource, ResourceTemplateType as ResourceTemplate } from "@modelcontextprotocol/client";
+import type {
+  ReadResourceResult,
+  Resource,
+  ResourceTemplateType as ResourceTemplate,
+} from "@modelcontextprotocol/client";
 import { formatBytes } from "../common/text.ts";
 import { base64Size, isTextMime, MODEL_IMAGE_TYPES, type PiContent } from "./output.ts";
 
@@ -11,7 +15,10 @@ import { base64Size, isTextMime, MODEL_IMAGE_TYPES, type PiContent } from "./out
 export type ServerPage<T> = { server: string; items: T[]; nextCursor?: string } | { server: string; error: string };
 
 /** A listing as the model gets it: every item names its server; more pages and failures are said plainly. */
-export function formatListing<T extends Resource | ResourceTemplate>(key: "resources" | "resourceTemplates", pages: ServerPage<T>[]): string {
+export function formatListing<T extends Resource | ResourceTemplate>(
+  key: "resources" | "resourceTemplates",
+  pages: ServerPage<T>[],
+): string {
   const items: Array<Record<string, unknown>> = [];
   const more: Array<{ server: string; cursor: string }> = [];
   const errors: Array<{ server: string; error: string }> = [];
@@ -69,14 +76,23 @@ const EXTENSIONS: Record<string, string> = {
  * never starting with a dot, at most 80 characters, never a path (the server chooses the URI, not where it is saved).
  */
 export function resourceFileName(uri: string, mimeType: string, index = 0): string {
-  const lastSegment = uri.replace(/[?#].*$/, "").split(/[/\\:]/).filter(Boolean).pop() ?? "";
+  const lastSegment =
+    uri
+      .replace(/[?#].*$/, "")
+      .split(/[/\\:]/)
+      .filter(Boolean)
+      .pop() ?? "";
   let decoded = lastSegment;
   try {
     decoded = decodeURIComponent(lastSegment);
   } catch {
     // A malformed escape: the segment as it is.
   }
-  let base = decoded.replace(/[^A-Za-z0-9_.-]/g, "_").replace(/^[.]+/, "").slice(0, 80) || "resource";
+  let base =
+    decoded
+      .replace(/[^A-Za-z0-9_.-]/g, "_")
+      .replace(/^[.]+/, "")
+      .slice(0, 80) || "resource";
   if (index > 0) base = `${index + 1}-${base}`;
   const extension = EXTENSIONS[mimeType] ?? ".bin";
   return /\.[A-Za-z0-9]{1,8}$/.test(base) ? base : `${base}${extension}`;
@@ -104,7 +120,13 @@ export function resourceOutput(contents: ReadResourceResult["contents"]): Resour
         let fileName = resourceFileName(uri, mime ?? "application/octet-stream");
         if (names.has(fileName)) fileName = resourceFileName(uri, mime ?? "application/octet-stream", index);
         names.add(fileName);
-        binaries.push({ uri, mimeType: mime ?? "application/octet-stream", data: part.blob, fileName, at: content.length });
+        binaries.push({
+          uri,
+          mimeType: mime ?? "application/octet-stream",
+          data: part.blob,
+          fileName,
+          at: content.length,
+        });
         content.push({ type: "text", text: `${header}: binary, ${formatBytes(base64Size(part.blob))}` });
       }
     } else {

@@ -29,7 +29,8 @@ function open(warning: string): NormalizedSchema {
  * a schema that is not an object type, or cannot be converted, is replaced by an open object schema, with a warning.
  */
 export function normalizeInputSchema(input: unknown): NormalizedSchema {
-  if (!isObject(input) || Object.keys(input).length === 0) return { schema: { ...EMPTY_OBJECT_SCHEMA, properties: {} }, warnings: [] };
+  if (!isObject(input) || Object.keys(input).length === 0)
+    return { schema: { ...EMPTY_OBJECT_SCHEMA, properties: {} }, warnings: [] };
   const type = input.type;
   if (type !== undefined && type !== "object" && !(Array.isArray(type) && type.includes("object"))) {
     return open(`input schema has type ${JSON.stringify(type)}, not "object"; arguments are passed through unchecked`);
@@ -39,16 +40,22 @@ export function normalizeInputSchema(input: unknown): NormalizedSchema {
     // A type list with "object" in it: the arguments are an object in any case.
     converted = portableSchema(type === undefined || type === "object" ? input : { ...input, type: "object" });
   } catch (error) {
-    if (error instanceof SchemaTooLarge) return open(`input schema ${error.message}; arguments are checked only against the server's schema`);
+    if (error instanceof SchemaTooLarge)
+      return open(`input schema ${error.message}; arguments are checked only against the server's schema`);
     throw error;
   }
   let schema = converted.schema;
   // OpenAI takes no choice at the top of a tool's parameters: alternatives of object shapes become one object.
   if (Array.isArray(schema.anyOf)) {
     const merged = mergeAlternatives(schema.anyOf as JsonSchema[]);
-    if (!merged) return open("input schema is a choice of non-object shapes; arguments are checked only against the server's schema");
+    if (!merged)
+      return open(
+        "input schema is a choice of non-object shapes; arguments are checked only against the server's schema",
+      );
     schema = { ...(schema.description !== undefined ? { description: schema.description } : {}), ...merged };
-    converted.warnings.push("input schema offers alternatives; the model sees them as one object (the server's schema still decides)");
+    converted.warnings.push(
+      "input schema offers alternatives; the model sees them as one object (the server's schema still decides)",
+    );
   }
   if (schema.type !== undefined && schema.type !== "object") {
     return open(`input schema does not describe an object; arguments are checked only against the server's schema`);

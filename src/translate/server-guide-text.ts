@@ -11,7 +11,8 @@ export const MAX_SERVER_GUIDE_LINE = 300;
 /** How many tool names a line quotes when they share no prefix. */
 const NAMES_QUOTED = 3;
 
-export const SERVER_GUIDE_HEADING = "MCP servers whose tools you have, and what each is for (as its config and the server itself describe it):";
+export const SERVER_GUIDE_HEADING =
+  "MCP servers whose tools you have, and what each is for (as its config and the server itself describe it):";
 
 export interface ServerGuideEntry {
   server: string;
@@ -32,9 +33,14 @@ export function formatServerGuide(entries: readonly ServerGuideEntry[]): string 
 /** `- github (tools gh_*): Issues and PRs of our org — Use search_issues before …`, at most MAX_SERVER_GUIDE_LINE characters. */
 export function serverGuideLine(entry: ServerGuideEntry): string | undefined {
   if (entry.toolNames.length === 0) return undefined;
-  const said = [entry.description, entry.instructions].map((text) => promptLine(text ?? "")).filter((text) => text !== "");
+  const said = [entry.description, entry.instructions]
+    .map((text) => promptLine(text ?? ""))
+    .filter((text) => text !== "");
   if (said.length === 0) return undefined;
-  return promptLine(`- ${promptLine(entry.server)} (tools ${toolsHint(entry.toolNames)}): ${said.join(" — ")}`, MAX_SERVER_GUIDE_LINE);
+  return promptLine(
+    `- ${promptLine(entry.server)} (tools ${toolsHint(entry.toolNames)}): ${said.join(" — ")}`,
+    MAX_SERVER_GUIDE_LINE,
+  );
 }
 
 /** `mcp_github_*` when the names share a prefix ending in `_`; otherwise the first few names. */
@@ -42,7 +48,10 @@ export function toolsHint(names: readonly string[]): string {
   const prefix = commonPrefix(names);
   const cutAt = prefix.lastIndexOf("_");
   if (cutAt > 0 && names.length > 1) return `${prefix.slice(0, cutAt + 1)}*`;
-  const quoted = names.slice(0, NAMES_QUOTED).map((name) => promptLine(name)).join(", ");
+  const quoted = names
+    .slice(0, NAMES_QUOTED)
+    .map((name) => promptLine(name))
+    .join(", ");
   return names.length > NAMES_QUOTED ? `${quoted}, …` : quoted;
 }
 

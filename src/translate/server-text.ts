@@ -17,7 +17,8 @@ export function safeTool(tool: Tool): Tool {
   const safe: Tool = { ...tool, name: stripControlsLine(tool.name) };
   if (typeof tool.title === "string") safe.title = stripControlsLine(tool.title);
   if (typeof tool.description === "string") safe.description = stripControls(tool.description);
-  if (tool.annotations && typeof tool.annotations.title === "string") safe.annotations = { ...tool.annotations, title: stripControlsLine(tool.annotations.title) };
+  if (tool.annotations && typeof tool.annotations.title === "string")
+    safe.annotations = { ...tool.annotations, title: stripControlsLine(tool.annotations.title) };
   safe.inputSchema = safeSchema(tool.inputSchema, 0) as Tool["inputSchema"];
   if (tool.outputSchema) safe.outputSchema = safeSchema(tool.outputSchema, 0) as Tool["outputSchema"];
   return safe;
@@ -28,7 +29,8 @@ function safeSchema(value: unknown, depth: number): unknown {
   if (Array.isArray(value)) return value.map((item) => safeSchema(item, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
-    if (PROSE_KEYS.has(key) && typeof item === "string") out[key] = key === "title" ? stripControlsLine(item) : stripControls(item);
+    if (PROSE_KEYS.has(key) && typeof item === "string")
+      out[key] = key === "title" ? stripControlsLine(item) : stripControls(item);
     else if (key === "enum" || key === "const" || key === "default" || key === "examples") out[key] = item;
     else out[key] = safeSchema(item, depth + 1);
   }

@@ -25,16 +25,19 @@ export function nestedDeeperThan(value: unknown, max: number): boolean {
     const { node, depth } = stack.pop()!;
     if (node === null || typeof node !== "object") continue;
     if (depth >= max) return true;
-    for (const child of Object.values(node)) if (child !== null && typeof child === "object") stack.push({ node: child, depth: depth + 1 });
+    for (const child of Object.values(node))
+      if (child !== null && typeof child === "object") stack.push({ node: child, depth: depth + 1 });
   }
   return false;
 }
 
 /** Why a tool's input schema is refused (`reason` is shared by every tool refused for it), or undefined when it is within the limits. */
 function schemaProblem(tool: Tool, maxSchemaBytes: number): { reason: string; detail?: string } | undefined {
-  if (nestedDeeperThan(tool.inputSchema, MAX_SCHEMA_DEPTH)) return { reason: `nested deeper than ${MAX_SCHEMA_DEPTH} levels` };
+  if (nestedDeeperThan(tool.inputSchema, MAX_SCHEMA_DEPTH))
+    return { reason: `nested deeper than ${MAX_SCHEMA_DEPTH} levels` };
   const bytes = Buffer.byteLength(JSON.stringify(tool.inputSchema ?? {}));
-  if (bytes > maxSchemaBytes) return { reason: `over the ${formatBytes(maxSchemaBytes)} limit (\`maxSchemaBytes\`)`, detail: formatBytes(bytes) };
+  if (bytes > maxSchemaBytes)
+    return { reason: `over the ${formatBytes(maxSchemaBytes)} limit (\`maxSchemaBytes\`)`, detail: formatBytes(bytes) };
   return undefined;
 }
 
@@ -51,7 +54,10 @@ function names(tools: Array<{ name: string; detail?: string }>): string {
  * The tools of a list that may be registered: those with a usable schema, at most `maxTools` of them in the server's
  * order. `warning` (one sentence, for the server's row) says what was left out and which setting allows more.
  */
-export function limitTools(tools: readonly Tool[], limits: Pick<ServerLimits, "maxTools" | "maxSchemaBytes">): { tools: Tool[]; warning?: string } {
+export function limitTools(
+  tools: readonly Tool[],
+  limits: Pick<ServerLimits, "maxTools" | "maxSchemaBytes">,
+): { tools: Tool[]; warning?: string } {
   const usable: Tool[] = [];
   const refused: Array<{ name: string; reason: string; detail?: string }> = [];
   for (const tool of tools) {
@@ -61,7 +67,9 @@ export function limitTools(tools: readonly Tool[], limits: Pick<ServerLimits, "m
   }
   const parts: string[] = [];
   if (usable.length > limits.maxTools) {
-    parts.push(`it lists ${plural(usable.length, "usable tool")}; only the first ${limits.maxTools} are registered (\`maxTools\`)`);
+    parts.push(
+      `it lists ${plural(usable.length, "usable tool")}; only the first ${limits.maxTools} are registered (\`maxTools\`)`,
+    );
   }
   for (const reason of new Set(refused.map((r) => r.reason))) {
     const which = refused.filter((r) => r.reason === reason);

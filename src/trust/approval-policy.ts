@@ -79,7 +79,11 @@ export function decideApproval(question: ApprovalQuestion): ApprovalDecision {
   const word = destructiveWord(tool);
   if (hints?.destructiveHint === true || word !== undefined) {
     const why = hints?.destructiveHint === true ? "its server marks it destructive" : `its name says '${word}'`;
-    return { action: "ask", everyTime: true, reason: `${why}; it asks every time unless autoApprove lists its exact name` };
+    return {
+      action: "ask",
+      everyTime: true,
+      reason: `${why}; it asks every time unless autoApprove lists its exact name`,
+    };
   }
   const pattern = rules.autoApprove.find((p) => !isExactName(p) && matchesToolPattern(p, tool));
   if (pattern !== undefined) return { action: "allow", reason: `matches "${pattern}" in autoApprove` };

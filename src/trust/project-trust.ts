@@ -3,7 +3,14 @@
  * user answers. Says whether a server may run; the bridge asks it before it starts, connects or lists anything.
  */
 import type { ServerConfig } from "../config/types.ts";
-import { needsTrust, type TrustAnswer, trustAfterWrite, type TrustState, trustState, withAnswer } from "./trust-rules.ts";
+import {
+  needsTrust,
+  type TrustAnswer,
+  trustAfterWrite,
+  type TrustState,
+  trustState,
+  withAnswer,
+} from "./trust-rules.ts";
 import type { TrustStore } from "./trust-store.ts";
 
 /**
@@ -67,7 +74,11 @@ export class ProjectTrust {
    * covered the old one, and which a recorded answer would outlive — and saved for later sessions only: this session
    * goes on running the definitions it loaded, under the answers it has.
    */
-  async written(before: readonly ServerConfig[], after: readonly ServerConfig[], authored: ReadonlySet<string>): Promise<void> {
+  async written(
+    before: readonly ServerConfig[],
+    after: readonly ServerConfig[],
+    authored: ReadonlySet<string>,
+  ): Promise<void> {
     await this.store.update(this.projectRoot, (record) => trustAfterWrite(before, after, record, authored));
   }
 }

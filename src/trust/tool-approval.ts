@@ -81,7 +81,12 @@ function describeTool(tool: ApprovedTool): string {
 }
 
 /** The exact setting that lets a call run without asking, and the file it goes in. */
-function howToAllow(tool: ApprovedTool, configPath: string, everyTime: boolean, userConfigPath: string | undefined): string {
+function howToAllow(
+  tool: ApprovedTool,
+  configPath: string,
+  everyTime: boolean,
+  userConfigPath: string | undefined,
+): string {
   const exact = everyTime ? " (a destructive tool needs its exact name there; a pattern does not cover it)" : "";
   const never = userConfigPath ? `, or set "approval": "never" in ${userConfigPath} to turn approval prompts off` : "";
   return `To allow it, add "${tool.originalName}" to "autoApprove" of server "${tool.server}" in ${configPath}${exact}${never}.`;
@@ -101,14 +106,20 @@ export class ToolApproval {
   }
 
   /** pi's `tool_call` handler: `undefined` lets the call run, `{block, reason}` refuses it with that reason. */
-  async check(event: { toolName: string; input: Record<string, unknown> }, ctx: Asker): Promise<ToolCallEventResult | undefined> {
+  async check(
+    event: { toolName: string; input: Record<string, unknown> },
+    ctx: Asker,
+  ): Promise<ToolCallEventResult | undefined> {
     const tool = this.deps.find(event.toolName);
     const config = tool && this.deps.configOf(tool.server);
     if (!tool || !config) return undefined;
     const key = `${tool.server}\0${tool.originalName}`;
     const decision = decideApproval({
       tool: tool.originalName,
-      rules: { autoApprove: [...config.autoApprove, ...(this.saved.get(tool.server) ?? [])], autoApproveReadOnly: config.autoApproveReadOnly },
+      rules: {
+        autoApprove: [...config.autoApprove, ...(this.saved.get(tool.server) ?? [])],
+        autoApproveReadOnly: config.autoApproveReadOnly,
+      },
       hints: tool.annotations,
       allowedForSession: this.allowedForSession.has(key),
       approvalOff: this.deps.approvalMode() === "never",
@@ -134,7 +145,12 @@ export class ToolApproval {
   }
 
   /** Publishes the request; the answer of an extension that responded while it was published, if one did. */
-  private askHook(tool: ApprovedTool, args: Record<string, unknown>, everyTime: boolean, reason: string): Promise<unknown> | undefined {
+  private askHook(
+    tool: ApprovedTool,
+    args: Record<string, unknown>,
+    everyTime: boolean,
+    reason: string,
+  ): Promise<unknown> | undefined {
     let answer: Promise<unknown> | undefined;
     const request: ApprovalRequest = {
       serverId: tool.server,
@@ -153,21 +169,40 @@ export class ToolApproval {
     return answer;
   }
 
-  private async askUser(tool: ApprovedTool, config: ServerConfig, args: Record<string, unknown>, everyTime: boolean, reason: string, ctx: Asker): Promise<Choice> {
+  private async askUser(
+    tool: ApprovedTool,
+    config: ServerConfig,
+    args: Record<string, unknown>,
+    everyTime: boolean,
+    reason: string,
+    ctx: Asker,
+  ): Promise<Choice> {
     const options: Array<[string, Choice]> = [["Allow once", "once"]];
     if (!everyTime) options.push(["Allow for this session", "session"]);
     // The bundled file belongs to the package: an update would replace it, so nothing is saved there.
-    if (config.source.scope !== "bundled") options.push([`Always allow (adds "${tool.originalName}" to autoApprove in ${config.source.path})`, "always"]);
+    if (config.source.scope !== "bundled")
+      options.push([`Always allow (adds "${tool.originalName}" to autoApprove in ${config.source.path})`, "always"]);
     options.push(["Deny", "deny"]);
     const title = [`Allow ${describeTool(tool)} (${tool.name}) to run? (${reason})`, `Arguments: ${argsPreview(args)}`]
       .map(visible)
       .join("\n");
-    const picked = await ctx.ui.select(title, options.map(([label]) => visible(label)), { signal: ctx.signal });
+    const picked = await ctx.ui.select(
+      title,
+      options.map(([label]) => visible(label)),
+      { signal: ctx.signal },
+    );
     // Escape, or the agent stopping, closes the dialog with no answer: that is no approval.
     return options.find(([label]) => visible(label) === picked)?.[1] ?? "dismissed";
   }
 
-  private async apply(tool: ApprovedTool, config: ServerConfig, choice: Choice, by: string, refusal: string, ctx: Asker): Promise<ToolCallEventResult | undefined> {
+  private async apply(
+    tool: ApprovedTool,
+    config: ServerConfig,
+    choice: Choice,
+    by: string,
+    refusal: string,
+    ctx: Asker,
+  ): Promise<ToolCallEventResult | undefined> {
     this.log(tool, choice, by);
     if (choice === "deny" || choice === "dismissed") return { block: true, reason: refusal };
     if (choice === "session") this.allowedForSession.add(`${tool.server}\0${tool.originalName}`);
@@ -180,19 +215,31 @@ export class ToolApproval {
     const file = config.source.path;
     try {
       // The user's word on a server they trust: it stays trusted with the tool added (a change made by anyone else asks).
-      const { trustError } = await this.deps.writeConfig(file, (text) => addToServerList(text, tool.server, "autoApprove", tool.originalName));
+      const { trustError } = await this.deps.writeConfig(file, (text) =>
+        addToServerList(text, tool.server, "autoApprove", tool.originalName),
+      );
       const saved = this.saved.get(tool.server) ?? new Set<string>();
       saved.add(tool.originalName);
       this.saved.set(tool.server, saved);
       ctx.ui.notify(`Added "${tool.originalName}" to autoApprove of MCP server '${tool.server}' in ${file}.`, "info");
       if (trustError !== undefined) ctx.ui.notify(trustNotRecorded([tool.server], trustError), "warning");
     } catch (error) {
-      ctx.ui.notify(`Could not save "${tool.originalName}" to autoApprove of MCP server '${tool.server}' in ${file}: ${errorMessage(error)}. Allowed this once.`, "error");
+      ctx.ui.notify(
+        `Could not save "${tool.originalName}" to autoApprove of MCP server '${tool.server}' in ${file}: ${errorMessage(error)}. Allowed this once.`,
+        "error",
+      );
     }
   }
 
   private log(tool: ApprovedTool, decision: string, by: string): void {
-    (this.deps.logger ?? NULL_LOGGER).log({ level: "info", event: "approval", server: tool.server, tool: tool.originalName, decision, by });
+    (this.deps.logger ?? NULL_LOGGER).log({
+      level: "info",
+      event: "approval",
+      server: tool.server,
+      tool: tool.originalName,
+      decision,
+      by,
+    });
   }
 }
 
@@ -206,7 +253,10 @@ async function hookAnswer(answer: Promise<unknown>, tool: ApprovedTool): Promise
   }
   const choices: Record<HookDecision, Choice> = { allow: "once", "allow-session": "session", deny: "deny" };
   if (HOOK_DECISIONS.includes(value as HookDecision)) {
-    return { choice: choices[value as HookDecision], denied: `Another extension denied the call of ${describeTool(tool)} (${APPROVAL_REQUEST_CHANNEL}).` };
+    return {
+      choice: choices[value as HookDecision],
+      denied: `Another extension denied the call of ${describeTool(tool)} (${APPROVAL_REQUEST_CHANNEL}).`,
+    };
   }
   return {
     choice: "deny",

@@ -60,11 +60,25 @@ function fingerprintOf(config: ServerConfig): string {
   // run without the user being asked, so a project that widened them (a `"*"`, a tool that writes files) would need no
   // new command to do harm. The user's own "Always allow" changes them too; that write records its new definition as
   // trusted itself (`trustAfterWrite`), so only someone else's change asks again.
-  const { transport, command, args, env, cwd, url, headers, oauth, autoApprove, autoApproveReadOnly, description } = config;
+  const { transport, command, args, env, cwd, url, headers, oauth, autoApprove, autoApproveReadOnly, description } =
+    config;
   // Sampling without asking runs the user's model at the server's word, so it is part of what is trusted. An entry
   // without `description` or that `sampling` hashes as it did before those fields existed: undefined members are left out.
   const sampling = config.sampling === "allow" ? config.sampling : undefined;
-  return canonicalHash({ transport, command, args, env, cwd, url, headers, oauth, autoApprove, autoApproveReadOnly, description, sampling });
+  return canonicalHash({
+    transport,
+    command,
+    args,
+    env,
+    cwd,
+    url,
+    headers,
+    oauth,
+    autoApprove,
+    autoApproveReadOnly,
+    description,
+    sampling,
+  });
 }
 
 export function trustState(config: ServerConfig, record: TrustRecord): TrustState {
@@ -75,7 +89,11 @@ export function trustState(config: ServerConfig, record: TrustRecord): TrustStat
 }
 
 /** `record` with `trusted` as the answer for each of `configs`' current definitions. */
-export function withAnswer(record: TrustRecord, configs: readonly ServerConfig[], trusted: boolean): Map<string, TrustAnswer> {
+export function withAnswer(
+  record: TrustRecord,
+  configs: readonly ServerConfig[],
+  trusted: boolean,
+): Map<string, TrustAnswer> {
   const next = new Map(record);
   for (const config of configs) next.set(config.name, { hash: trustFingerprint(config), trusted });
   return next;
@@ -158,10 +176,13 @@ export function describeForTrust(config: ServerConfig): string[] {
     lines.push(`connects to: ${urlAsWritten(config.url ?? "")}${config.transport === "sse" ? " (legacy SSE)" : ""}`);
     if (Object.keys(config.headers).length) lines.push(`headers: ${namedValues(config.headers)}`);
     const { authorizationUrl, tokenUrl, clientMetadataUrl, authServerMetadataUrl, callbackUrl } = config.oauth ?? {};
-    const endpoints = [authorizationUrl, tokenUrl, clientMetadataUrl, authServerMetadataUrl, callbackUrl].filter((u) => u !== undefined);
+    const endpoints = [authorizationUrl, tokenUrl, clientMetadataUrl, authServerMetadataUrl, callbackUrl].filter(
+      (u) => u !== undefined,
+    );
     if (endpoints.length) lines.push(`OAuth endpoints: ${endpoints.map(urlAsWritten).join(", ")}`);
     const secret = config.oauth?.clientSecret;
-    if (secret !== undefined && isCommandValue(secret)) lines.push(`OAuth client secret ← output of: ${commandText(secret)}`);
+    if (secret !== undefined && isCommandValue(secret))
+      lines.push(`OAuth client secret ← output of: ${commandText(secret)}`);
     const keyFile = config.oauth?.privateKeyFile;
     if (keyFile !== undefined) lines.push(`signs its OAuth token requests with the key in: ${keyFile}`);
   }
@@ -183,8 +204,13 @@ export function trustNotRecorded(servers: readonly string[], error: unknown): st
 }
 
 /** The servers the user is asked about, each with why it is asked (new, or changed since the last answer). */
-export function trustQuestion(projectRoot: string, servers: ReadonlyArray<{ config: ServerConfig; state: TrustState }>): string {
-  const lines = [`This project (${visible(projectRoot)}) defines MCP servers that would run on your machine. Nothing of them has run yet.`];
+export function trustQuestion(
+  projectRoot: string,
+  servers: ReadonlyArray<{ config: ServerConfig; state: TrustState }>,
+): string {
+  const lines = [
+    `This project (${visible(projectRoot)}) defines MCP servers that would run on your machine. Nothing of them has run yet.`,
+  ];
   for (const { config, state } of servers) {
     lines.push("", `${visible(config.name)}  (${state === "changed" ? "changed since you last answered" : "new"})`);
     for (const line of describeForTrust(config)) lines.push(`    ${line}`);

@@ -28,7 +28,8 @@ function parseAnswers(value: unknown): Map<string, TrustAnswer> {
   const answers = new Map<string, TrustAnswer>();
   if (!isObject(value)) return answers;
   for (const [name, answer] of Object.entries(value)) {
-    if (isObject(answer) && typeof answer.hash === "string" && typeof answer.trusted === "boolean") answers.set(name, { hash: answer.hash, trusted: answer.trusted });
+    if (isObject(answer) && typeof answer.hash === "string" && typeof answer.trusted === "boolean")
+      answers.set(name, { hash: answer.hash, trusted: answer.trusted });
   }
   return answers;
 }
@@ -50,7 +51,8 @@ function parseStore(text: string): Projects {
 function storeText(projects: Projects): string {
   // Null-prototype objects: a server or directory named `__proto__` is stored as a plain key.
   const out: Record<string, Record<string, TrustAnswer>> = Object.create(null);
-  for (const [key, answers] of projects) out[key] = Object.assign(Object.create(null) as Record<string, TrustAnswer>, Object.fromEntries(answers));
+  for (const [key, answers] of projects)
+    out[key] = Object.assign(Object.create(null) as Record<string, TrustAnswer>, Object.fromEntries(answers));
   return `${JSON.stringify({ version: FILE_VERSION, projects: out }, null, 2)}\n`;
 }
 

@@ -18,7 +18,11 @@ const root = path.resolve(here, "../..");
 function endToEndTests() {
   const dir = path.join(root, "test");
   return readdirSync(dir)
-    .filter((name) => name.endsWith(".test.ts") && /from "\.\/pi-(harness|line)\.ts"/.test(readFileSync(path.join(dir, name), "utf8")))
+    .filter(
+      (name) =>
+        name.endsWith(".test.ts") &&
+        /from "\.\/pi-(harness|line)\.ts"/.test(readFileSync(path.join(dir, name), "utf8")),
+    )
     .map((name) => path.join("test", name));
 }
 
@@ -29,9 +33,12 @@ function endToEndTests() {
 function unusable(node) {
   if (!node) return `they need Node >= 22.19, and none is installed for ${process.platform}-${process.arch}`;
   const probe = spawnSync(node, ["-p", "process.versions.node"], { encoding: "utf8" });
-  if (probe.error || probe.status !== 0) return `${node} does not run (${probe.error?.message ?? `exit ${probe.status}`})`;
+  if (probe.error || probe.status !== 0)
+    return `${node} does not run (${probe.error?.message ?? `exit ${probe.status}`})`;
   const [major, minor] = probe.stdout.trim().split(".").map(Number);
-  return major > 22 || (major === 22 && minor >= 19) ? undefined : `${node} is Node ${probe.stdout.trim()}; they need >= 22.19`;
+  return major > 22 || (major === 22 && minor >= 19)
+    ? undefined
+    : `${node} is Node ${probe.stdout.trim()}; they need >= 22.19`;
 }
 
 ensureInstalled(here, "pi 1.x and Node 22");

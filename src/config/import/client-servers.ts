@@ -59,7 +59,8 @@ function jsonServers(file: ClientConfigFile, text: string, loc: ImportLocations)
       // Newer opencode nests the map one level down, under `mcp.servers`; a v1 server that happens to be called
       // "servers" has its own `type`, `command` or `url`.
       const nested = mcp.servers;
-      if (isObject(nested) && !("type" in nested) && !("command" in nested) && !("url" in nested)) return { servers: mapEntries(nested), inputs };
+      if (isObject(nested) && !("type" in nested) && !("command" in nested) && !("url" in nested))
+        return { servers: mapEntries(nested), inputs };
       return { servers: mapEntries(mcp), inputs };
     }
     case "claude-code":
@@ -76,18 +77,21 @@ function jsonServers(file: ClientConfigFile, text: string, loc: ImportLocations)
  */
 function claudeCodeServers(doc: JsonObject, loc: ImportLocations, inputs: Map<string, VsCodeInput>): ClientServers {
   const user = doc.mcpServers;
-  if (user !== undefined && user !== null && !isObject(user)) return { error: "`mcpServers` must be an object mapping server names to their settings" };
+  if (user !== undefined && user !== null && !isObject(user))
+    return { error: "`mcpServers` must be an object mapping server names to their settings" };
   let local: JsonObject | undefined;
   if (isObject(doc.projects)) {
     const wanted = projectKey(loc.projectRoot, loc.platform);
     for (const [dir, settings] of Object.entries(doc.projects)) {
-      if (projectKey(dir, loc.platform) === wanted && isObject(settings) && isObject(settings.mcpServers)) local = settings.mcpServers;
+      if (projectKey(dir, loc.platform) === wanted && isObject(settings) && isObject(settings.mcpServers))
+        local = settings.mcpServers;
     }
   }
   const localNote = "from Claude Code's local scope: it applies to this project only";
   const servers = local ? mapEntries(local, [localNote]) : [];
   for (const server of servers) {
-    if (isObject(user) && server.name in user) server.notes.push("replaces Claude Code's user-scope server of the same name, as in Claude Code");
+    if (isObject(user) && server.name in user)
+      server.notes.push("replaces Claude Code's user-scope server of the same name, as in Claude Code");
   }
   for (const server of isObject(user) ? mapEntries(user) : []) {
     if (!local || !(server.name in local)) servers.push(server);
@@ -109,8 +113,11 @@ function codexServers(text: string): ClientServers {
   } catch (error) {
     // smol-toml's message ends with the offending lines, which may hold a token: keep only its first line.
     const line = typeof (error as { line?: unknown }).line === "number" ? (error as { line: number }).line : undefined;
-    const column = typeof (error as { column?: unknown }).column === "number" ? (error as { column: number }).column : undefined;
-    const reason = (error instanceof Error ? error.message : "").split("\n")[0]!.replace(/^Invalid TOML document:\s*/, "") || "syntax error";
+    const column =
+      typeof (error as { column?: unknown }).column === "number" ? (error as { column: number }).column : undefined;
+    const reason =
+      (error instanceof Error ? error.message : "").split("\n")[0]!.replace(/^Invalid TOML document:\s*/, "") ||
+      "syntax error";
     return { error: `not valid TOML: ${reason}${line !== undefined ? ` at line ${line}, column ${column}` : ""}` };
   }
   const map = doc.mcp_servers;

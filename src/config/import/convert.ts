@@ -19,11 +19,28 @@ export class Notes {
 
 /** The entry in mcp-bridge's format, fields in writing order; what was dropped or changed goes to `notes`. */
 export function convertEntry(client: ClientId, raw: JsonObject, notes: Notes): JsonObject {
-  const entry = client === "codex" ? convertCodex(raw, notes) : client === "opencode" ? convertOpencode(raw, notes) : convertStandard(client, raw, notes);
+  const entry =
+    client === "codex"
+      ? convertCodex(raw, notes)
+      : client === "opencode"
+        ? convertOpencode(raw, notes)
+        : convertStandard(client, raw, notes);
   return inWritingOrder(entry);
 }
 
-const FIELD_ORDER = ["type", "command", "args", "env", "cwd", "url", "headers", "auth", "timeout", "requestTimeout", "enabled"];
+const FIELD_ORDER = [
+  "type",
+  "command",
+  "args",
+  "env",
+  "cwd",
+  "url",
+  "headers",
+  "auth",
+  "timeout",
+  "requestTimeout",
+  "enabled",
+];
 
 /** The entry's fields in the order a person would write them, since the import writes it into a file people read. */
 function inWritingOrder(entry: JsonObject): JsonObject {
@@ -55,7 +72,12 @@ function stringifyScalars(value: unknown): unknown {
   const out: JsonObject = {};
   for (const [k, v] of Object.entries(value)) {
     // Defined, not assigned: a `__proto__` key stays a key, for validation to refuse, instead of setting a prototype.
-    Object.defineProperty(out, k, { value: typeof v === "number" || typeof v === "boolean" ? String(v) : v, enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, k, {
+      value: typeof v === "number" || typeof v === "boolean" ? String(v) : v,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
   return out;
 }
@@ -83,12 +105,20 @@ function dropped(notes: Notes, field: string, why = "is not supported by mcp-bri
  * ../validate/timeout.ts), so a shorter one is raised to 1000 ms, with a note.
  */
 function putConnectTimeout(entry: JsonObject, ms: number, field: string, notes: Notes): void {
-  if (ms < SECONDS_BELOW) notes.add(`\`${field}\` of ${ms} ms is raised to ${SECONDS_BELOW} ms, the shortest \`timeout\` read as milliseconds`);
+  if (ms < SECONDS_BELOW)
+    notes.add(
+      `\`${field}\` of ${ms} ms is raised to ${SECONDS_BELOW} ms, the shortest \`timeout\` read as milliseconds`,
+    );
   entry.timeout = Math.max(ms, SECONDS_BELOW);
 }
 
 /** An `auth` block for mcp-bridge from another client's OAuth settings; `fields` maps each of ours to their spellings. */
-function authBlock(value: JsonObject, owner: string, fields: Record<"clientId" | "clientSecret" | "scopes" | "callbackPort", string[]>, notes: Notes): JsonObject {
+function authBlock(
+  value: JsonObject,
+  owner: string,
+  fields: Record<"clientId" | "clientSecret" | "scopes" | "callbackPort", string[]>,
+  notes: Notes,
+): JsonObject {
   const auth: JsonObject = {};
   const used = new Set<string>();
   for (const [ours, theirs] of Object.entries(fields)) {
@@ -110,7 +140,8 @@ function convertStandard(client: ClientId, raw: JsonObject, notes: Notes): JsonO
   if (client === "windsurf") {
     handled.add("serverUrl");
     if (raw.serverUrl !== undefined && raw.serverUrl !== null) {
-      if (url !== undefined && url !== null) notes.add("has both `serverUrl` and `url`; `serverUrl` is used, as in Windsurf");
+      if (url !== undefined && url !== null)
+        notes.add("has both `serverUrl` and `url`; `serverUrl` is used, as in Windsurf");
       url = raw.serverUrl;
     }
   }
@@ -130,23 +161,38 @@ function convertStandard(client: ClientId, raw: JsonObject, notes: Notes): JsonO
   if (client === "claude-code") {
     if (raw.headersHelper !== undefined) {
       handled.add("headersHelper");
-      dropped(notes, "headersHelper", "(a command that prints headers) is not supported: put the headers under `headers`");
+      dropped(
+        notes,
+        "headersHelper",
+        "(a command that prints headers) is not supported: put the headers under `headers`",
+      );
     }
     if (isObject(raw.oauth)) {
       handled.add("oauth");
-      const auth = authBlock(raw.oauth, "oauth", { clientId: ["clientId"], clientSecret: [], scopes: ["scopes"], callbackPort: ["callbackPort"] }, notes);
+      const auth = authBlock(
+        raw.oauth,
+        "oauth",
+        { clientId: ["clientId"], clientSecret: [], scopes: ["scopes"], callbackPort: ["callbackPort"] },
+        notes,
+      );
       if (entry.url !== undefined) put(entry, "auth", auth);
     }
   }
   if (client === "cursor" && isObject(raw.auth)) {
     handled.add("auth");
     // Cursor's static OAuth client: `{"CLIENT_ID": …, "CLIENT_SECRET": …, "scopes": […]}`.
-    const auth = authBlock(raw.auth, "auth", { clientId: ["CLIENT_ID"], clientSecret: ["CLIENT_SECRET"], scopes: ["scopes"], callbackPort: [] }, notes);
+    const auth = authBlock(
+      raw.auth,
+      "auth",
+      { clientId: ["CLIENT_ID"], clientSecret: ["CLIENT_SECRET"], scopes: ["scopes"], callbackPort: [] },
+      notes,
+    );
     if (entry.url !== undefined) put(entry, "auth", auth);
   }
   if (client === "windsurf" && raw.disabledTools !== undefined) {
     handled.add("disabledTools");
-    if (Array.isArray(raw.disabledTools) && raw.disabledTools.length > 0) dropped(notes, "disabledTools", "is not supported: all the server's tools are offered");
+    if (Array.isArray(raw.disabledTools) && raw.disabledTools.length > 0)
+      dropped(notes, "disabledTools", "is not supported: all the server's tools are offered");
   }
   if (raw.disabled === true || raw.enabled === false) entry.enabled = false;
   for (const key of Object.keys(raw)) if (!handled.has(key)) dropped(notes, key);
@@ -168,8 +214,22 @@ function durationMs(raw: JsonObject, field: string, factor: number, notes: Notes
 function convertCodex(raw: JsonObject, notes: Notes): JsonObject {
   const entry: JsonObject = {};
   const handled = new Set([
-    "command", "args", "env", "env_vars", "cwd", "url", "bearer_token", "bearer_token_env_var", "http_headers", "env_http_headers",
-    "enabled", "startup_timeout_sec", "startup_timeout_ms", "tool_timeout_sec", "enabled_tools", "disabled_tools",
+    "command",
+    "args",
+    "env",
+    "env_vars",
+    "cwd",
+    "url",
+    "bearer_token",
+    "bearer_token_env_var",
+    "http_headers",
+    "env_http_headers",
+    "enabled",
+    "startup_timeout_sec",
+    "startup_timeout_ms",
+    "tool_timeout_sec",
+    "enabled_tools",
+    "disabled_tools",
   ]);
   put(entry, "command", raw.command);
   put(entry, "args", argList(raw.args));
@@ -191,8 +251,11 @@ function convertCodex(raw: JsonObject, notes: Notes): JsonObject {
   put(entry, "cwd", raw.cwd);
   put(entry, "url", raw.url);
 
-  const headers: JsonObject = isObject(raw.http_headers) ? { ...(stringifyScalars(raw.http_headers) as JsonObject) } : {};
-  if (raw.http_headers !== undefined && !isObject(raw.http_headers)) dropped(notes, "http_headers", "is not a table and was left out");
+  const headers: JsonObject = isObject(raw.http_headers)
+    ? { ...(stringifyScalars(raw.http_headers) as JsonObject) }
+    : {};
+  if (raw.http_headers !== undefined && !isObject(raw.http_headers))
+    dropped(notes, "http_headers", "is not a table and was left out");
   if (isObject(raw.env_http_headers)) {
     for (const [header, variable] of Object.entries(raw.env_http_headers)) {
       if (typeof variable === "string" && isVariableName(variable)) headers[header] = `\${${variable}}`;
@@ -209,8 +272,15 @@ function convertCodex(raw: JsonObject, notes: Notes): JsonObject {
   }
   put(entry, "headers", headers);
 
-  const timeout = durationMs(raw, "startup_timeout_sec", 1000, notes) ?? durationMs(raw, "startup_timeout_ms", 1, notes);
-  if (timeout !== undefined) putConnectTimeout(entry, timeout, raw.startup_timeout_sec !== undefined ? "startup_timeout_sec" : "startup_timeout_ms", notes);
+  const timeout =
+    durationMs(raw, "startup_timeout_sec", 1000, notes) ?? durationMs(raw, "startup_timeout_ms", 1, notes);
+  if (timeout !== undefined)
+    putConnectTimeout(
+      entry,
+      timeout,
+      raw.startup_timeout_sec !== undefined ? "startup_timeout_sec" : "startup_timeout_ms",
+      notes,
+    );
   const requestTimeout = durationMs(raw, "tool_timeout_sec", 1000, notes);
   if (requestTimeout !== undefined) entry.requestTimeout = requestTimeout;
   for (const field of ["enabled_tools", "disabled_tools"]) {
@@ -224,7 +294,20 @@ function convertCodex(raw: JsonObject, notes: Notes): JsonObject {
 /** opencode's `mcp` entries: `type: "local"` with `command` as an array and `environment`, or `type: "remote"`. */
 function convertOpencode(raw: JsonObject, notes: Notes): JsonObject {
   const entry: JsonObject = {};
-  const handled = new Set(["type", "command", "args", "environment", "env", "cwd", "url", "headers", "enabled", "disabled", "timeout", "oauth"]);
+  const handled = new Set([
+    "type",
+    "command",
+    "args",
+    "environment",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "enabled",
+    "disabled",
+    "timeout",
+    "oauth",
+  ]);
   if (Array.isArray(raw.command) && raw.command.length > 0 && raw.command.every((c) => typeof c === "string")) {
     entry.command = raw.command[0];
     put(entry, "args", [...raw.command.slice(1), ...(Array.isArray(raw.args) ? (argList(raw.args) as unknown[]) : [])]);
@@ -232,7 +315,10 @@ function convertOpencode(raw: JsonObject, notes: Notes): JsonObject {
     put(entry, "command", raw.command);
     put(entry, "args", argList(raw.args));
   }
-  const env = { ...(isObject(raw.environment) ? (stringifyScalars(raw.environment) as JsonObject) : {}), ...(isObject(raw.env) ? (stringifyScalars(raw.env) as JsonObject) : {}) };
+  const env = {
+    ...(isObject(raw.environment) ? (stringifyScalars(raw.environment) as JsonObject) : {}),
+    ...(isObject(raw.env) ? (stringifyScalars(raw.env) as JsonObject) : {}),
+  };
   put(entry, "env", env);
   put(entry, "cwd", raw.cwd);
   put(entry, "url", raw.url);
@@ -244,14 +330,26 @@ function convertOpencode(raw: JsonObject, notes: Notes): JsonObject {
   const timeout = raw.timeout;
   if (typeof timeout === "number" && timeout > 0) putConnectTimeout(entry, timeout, "timeout", notes);
   else if (isObject(timeout)) {
-    if (typeof timeout.startup === "number" && timeout.startup > 0) putConnectTimeout(entry, timeout.startup, "timeout.startup", notes);
+    if (typeof timeout.startup === "number" && timeout.startup > 0)
+      putConnectTimeout(entry, timeout.startup, "timeout.startup", notes);
     if (typeof timeout.request === "number" && timeout.request > 0) entry.requestTimeout = timeout.request;
-  } else if (timeout !== undefined) dropped(notes, "timeout", "is not a positive number of milliseconds and was left out");
+  } else if (timeout !== undefined)
+    dropped(notes, "timeout", "is not a positive number of milliseconds and was left out");
 
   if (raw.oauth === false) {
     if (entry.url !== undefined) entry.auth = false;
   } else if (isObject(raw.oauth)) {
-    const auth = authBlock(raw.oauth, "oauth", { clientId: ["clientId", "client_id"], clientSecret: ["clientSecret", "client_secret"], scopes: ["scope", "scopes"], callbackPort: [] }, notes);
+    const auth = authBlock(
+      raw.oauth,
+      "oauth",
+      {
+        clientId: ["clientId", "client_id"],
+        clientSecret: ["clientSecret", "client_secret"],
+        scopes: ["scope", "scopes"],
+        callbackPort: [],
+      },
+      notes,
+    );
     if (entry.url !== undefined) put(entry, "auth", auth);
   }
   if (raw.enabled === false || raw.disabled === true) entry.enabled = false;

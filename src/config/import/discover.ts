@@ -15,7 +15,15 @@ import { convertEntry, Notes } from "./convert.ts";
 import { candidateFiles } from "./locations.ts";
 import { readClientServers } from "./client-servers.ts";
 import { findInlineSecrets } from "./secrets.ts";
-import { CLIENT_LABELS, type ClientConfigFile, describeClientFile, type ImportedServer, type ImportLocations, type ImportResult, type VsCodeInput } from "./import-types.ts";
+import {
+  CLIENT_LABELS,
+  type ClientConfigFile,
+  describeClientFile,
+  type ImportedServer,
+  type ImportLocations,
+  type ImportResult,
+  type VsCodeInput,
+} from "./import-types.ts";
 import { rewriteVariables } from "./variables.ts";
 
 /** Reads every candidate that exists (fs), parses it; missing files are skipped silently, unreadable/invalid ones reported. */
@@ -29,7 +37,12 @@ export async function discoverImports(loc: ImportLocations): Promise<ImportResul
         const code = (error as NodeJS.ErrnoException).code;
         // A client that is not installed has no file (or not even its directory): nothing to say about it.
         if (code === "ENOENT" || code === "ENOTDIR") return { servers: [], errors: [] };
-        const reason = code === "EISDIR" ? "it is a directory" : code === "EACCES" || code === "EPERM" ? "permission denied" : (code ?? "unknown error");
+        const reason =
+          code === "EISDIR"
+            ? "it is a directory"
+            : code === "EACCES" || code === "EPERM"
+              ? "permission denied"
+              : (code ?? "unknown error");
         return { servers: [], errors: [`${describeClientFile(file)}: cannot read the file: ${reason}`] };
       }
       return parseClientConfig(file, text, loc);
@@ -60,7 +73,10 @@ export function parseClientConfig(file: ClientConfigFile, text: string, loc: Imp
     return { servers, errors };
   } catch (error) {
     // Only a bug gets here; the message is ours (the parsers' messages are not passed through), so it holds no values.
-    return { servers: [], errors: [`${where}: could not be read (${error instanceof Error ? error.name : "unknown error"})`] };
+    return {
+      servers: [],
+      errors: [`${where}: could not be read (${error instanceof Error ? error.name : "unknown error"})`],
+    };
   }
 }
 
@@ -84,8 +100,19 @@ function importServer(
   if (!result.config) {
     // A URL can carry a key in its query, and `checkUrl` quotes it: keep it out of the message.
     const url = typeof entry.url === "string" ? entry.url : undefined;
-    const errors = result.errors.map((e) => (url && url.length > 0 ? e.split(quoteValue(url)).join("(the url)").split(url).join("(the url)") : e));
+    const errors = result.errors.map((e) =>
+      url && url.length > 0 ? e.split(quoteValue(url)).join("(the url)").split(url).join("(the url)") : e,
+    );
     return { error: errors.join("; ") };
   }
-  return { server: { name, client: file.client, sourcePath: file.path, entry, notes: notes.list, inlineSecrets: findInlineSecrets(entry) } };
+  return {
+    server: {
+      name,
+      client: file.client,
+      sourcePath: file.path,
+      entry,
+      notes: notes.list,
+      inlineSecrets: findInlineSecrets(entry),
+    },
+  };
 }

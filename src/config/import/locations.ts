@@ -44,7 +44,8 @@ export function candidateFiles(loc: ImportLocations): ClientConfigFile[] {
     { client: "opencode", scope: "user", path: p.join(xdgConfig, "opencode", "opencode.jsonc") },
     { client: "opencode", scope: "user", path: p.join(xdgConfig, "opencode", "config.json") },
   ];
-  if (opencodeConfig !== undefined) files.push({ client: "opencode", scope: "user", path: p.resolve(root, opencodeConfig) });
+  if (opencodeConfig !== undefined)
+    files.push({ client: "opencode", scope: "user", path: p.resolve(root, opencodeConfig) });
 
   // With the project root at the home directory, a project file and a user file are the same file: read it once, as
   // the user file it really is (`~/.cursor/mcp.json` is Cursor's global configuration whatever directory pi is in).

@@ -77,19 +77,23 @@ export function findInlineSecrets(entry: JsonObject): string[] {
   const args = entry.args;
   if (Array.isArray(args)) {
     args.forEach((arg: unknown, i) => {
-      if (typeof arg === "string" && isLiteral(arg) && argHoldsSecret(arg, i > 0 ? args[i - 1] : undefined)) found.push(`args[${i}]`);
+      if (typeof arg === "string" && isLiteral(arg) && argHoldsSecret(arg, i > 0 ? args[i - 1] : undefined))
+        found.push(`args[${i}]`);
     });
   }
   if (typeof entry.url === "string" && isLiteral(entry.url) && urlHoldsSecret(entry.url)) found.push("url");
-  if (isObject(entry.auth) && typeof entry.auth.clientSecret === "string" && isLiteral(entry.auth.clientSecret)) found.push("auth.clientSecret");
+  if (isObject(entry.auth) && typeof entry.auth.clientSecret === "string" && isLiteral(entry.auth.clientSecret))
+    found.push("auth.clientSecret");
   return found;
 }
 
 /** An argument that carries a credential: `--api-key=…`, the value after `--token`, or a credential-shaped literal. */
 function argHoldsSecret(arg: string, previous: unknown): boolean {
   const assignment = /^--?([A-Za-z0-9_-]+)=(.*)$/.exec(arg);
-  if (assignment) return (SECRET_NAME.test(assignment[1]!) && !isPlainValue(assignment[2]!)) || looksLikeSecretValue(assignment[2]!);
-  const afterSecretFlag = typeof previous === "string" && /^--?[A-Za-z][A-Za-z0-9_-]*$/.test(previous) && SECRET_NAME.test(previous);
+  if (assignment)
+    return (SECRET_NAME.test(assignment[1]!) && !isPlainValue(assignment[2]!)) || looksLikeSecretValue(assignment[2]!);
+  const afterSecretFlag =
+    typeof previous === "string" && /^--?[A-Za-z][A-Za-z0-9_-]*$/.test(previous) && SECRET_NAME.test(previous);
   return (afterSecretFlag && !arg.startsWith("-") && !isPlainValue(arg)) || looksLikeSecretValue(arg);
 }
 

@@ -24,7 +24,8 @@ export function rewriteVariables(client: ClientId, entry: JsonObject, ctx: Rewri
 /** Applies `fn` to every string a server's variables may appear in, naming the field for notes. */
 function rewriteStrings(entry: JsonObject, fn: (text: string, field: string) => string): void {
   if (typeof entry.command === "string") entry.command = fn(entry.command, "command");
-  if (Array.isArray(entry.args)) entry.args = entry.args.map((a, i) => (typeof a === "string" ? fn(a, `args[${i}]`) : a));
+  if (Array.isArray(entry.args))
+    entry.args = entry.args.map((a, i) => (typeof a === "string" ? fn(a, `args[${i}]`) : a));
   if (typeof entry.cwd === "string") entry.cwd = fn(entry.cwd, "cwd");
   if (typeof entry.url === "string") entry.url = fn(entry.url, "url");
   for (const field of ["env", "headers"]) {
@@ -59,13 +60,17 @@ function rewriteText(client: ClientId, text: string, field: string, ctx: Rewrite
     // opencode's `{env:VAR}` (no dollar sign) is our `${VAR}`.
     out = out.replace(/(?<!\$)\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => `\${${name}}`);
     for (const match of out.matchAll(/(?<!\$)\{file:[^}]*\}/g)) {
-      ctx.notes.add(`\`${match[0]}\` in \`${field}\` (opencode reads a file there) is not supported and is passed on as written`);
+      ctx.notes.add(
+        `\`${match[0]}\` in \`${field}\` (opencode reads a file there) is not supported and is passed on as written`,
+      );
     }
   }
   for (const match of out.matchAll(/\$\{([^}]*)\}/g)) {
     // mcp-bridge resolves `${VAR}`, `${VAR:-default}`, `${env:VAR}` (and `${PROJECT_ROOT}`) itself.
     if (!isVarReference(match[1]!)) {
-      ctx.notes.add(`\`${match[0]}\` in \`${field}\` is a ${ctx.label} variable mcp-bridge cannot resolve; it is passed on as written`);
+      ctx.notes.add(
+        `\`${match[0]}\` in \`${field}\` is a ${ctx.label} variable mcp-bridge cannot resolve; it is passed on as written`,
+      );
     }
   }
   return out;
@@ -95,7 +100,10 @@ function rewriteEditorVariables(client: ClientId, text: string, ctx: RewriteCont
     const about = input?.description ? ` (${input.description})` : "";
     ctx.notes.add(`VS Code input "${id}"${about} became \${${name}}: set ${name} in the environment pi starts from`);
     // A visible default can stay as the fallback; a password prompt's default is not copied anywhere.
-    const fallback = input && !input.password && input.default !== undefined && !input.default.includes("}") ? `:-${input.default}` : "";
+    const fallback =
+      input && !input.password && input.default !== undefined && !input.default.includes("}")
+        ? `:-${input.default}`
+        : "";
     return `\${${name}${fallback}}`;
   });
 }

@@ -14,7 +14,7 @@ const TYPE_ALIASES: Record<string, TransportKind> = {
   http: "http",
   "streamable-http": "http",
   streamablehttp: "http",
-  "streamable_http": "http",
+  streamable_http: "http",
   remote: "http",
   sse: "sse",
 };
@@ -27,7 +27,10 @@ export function transportOfType(type: string): TransportKind | undefined {
 }
 
 /** What to start or where to connect. */
-export type Endpoint = Pick<ServerConfig, "transport" | "type" | "command" | "args" | "url" | "env" | "headers" | "cwd">;
+export type Endpoint = Pick<
+  ServerConfig,
+  "transport" | "type" | "command" | "args" | "url" | "env" | "headers" | "cwd"
+>;
 
 /**
  * Returns an error message when `url` is not an absolute http(s) URL. A URL built from variables can only be checked
@@ -35,7 +38,9 @@ export type Endpoint = Pick<ServerConfig, "transport" | "type" | "command" | "ar
  */
 export function checkUrl(url: string): string | undefined {
   if (url.includes("${")) {
-    return /^(https?:\/\/|\$\{)/i.test(url.trim()) ? undefined : `\`url\` must start with http:// or https:// (got ${quoteValue(url)})`;
+    return /^(https?:\/\/|\$\{)/i.test(url.trim())
+      ? undefined
+      : `\`url\` must start with http:// or https:// (got ${quoteValue(url)})`;
   }
   let parsed: URL;
   try {
@@ -62,8 +67,10 @@ export function validateEndpoint(entry: JsonObject, errors: string[]): Endpoint 
   const { command, args } = commandLine(entry, hasCommand, errors);
   const url = hasUrl ? urlField(entry.url, errors) : undefined;
 
-  if (kind === "stdio" && hasUrl && !hasCommand) errors.push(`\`type\` ${quoteValue(type)} runs a local command, but the entry has a \`url\` and no \`command\``);
-  if ((kind === "http" || kind === "sse") && hasCommand && !hasUrl) errors.push(`\`type\` ${quoteValue(type)} connects to a URL, but the entry has a \`command\` and no \`url\``);
+  if (kind === "stdio" && hasUrl && !hasCommand)
+    errors.push(`\`type\` ${quoteValue(type)} runs a local command, but the entry has a \`url\` and no \`command\``);
+  if ((kind === "http" || kind === "sse") && hasCommand && !hasUrl)
+    errors.push(`\`type\` ${quoteValue(type)} connects to a URL, but the entry has a \`command\` and no \`url\``);
 
   // opencode writes `environment`; everyone else `env`.
   const env = { ...stringMap(entry.environment, "environment", errors), ...stringMap(entry.env, "env", errors) };

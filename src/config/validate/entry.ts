@@ -30,7 +30,11 @@ export function validateServerEntry(
   if (!isObject(entry)) return { errors: ["the entry must be an object"], warnings };
   // Parsed files hold these as ordinary keys; anywhere else they would set a prototype or shadow a method.
   const reserved = findReservedKey(entry);
-  if (reserved !== undefined) return { errors: [`\`${clip(reserved, 80)}\`: \`__proto__\`, \`constructor\` and \`prototype\` cannot be used as keys`], warnings };
+  if (reserved !== undefined)
+    return {
+      errors: [`\`${clip(reserved, 80)}\`: \`__proto__\`, \`constructor\` and \`prototype\` cannot be used as keys`],
+      warnings,
+    };
 
   const endpoint = validateEndpoint(entry, errors);
   const local = endpoint.transport === "stdio";

@@ -59,7 +59,14 @@ export function positiveMs(value: unknown, field: string, fallback: number, erro
 }
 
 /** The one check behind every ms field: a finite number from `min` up to {@link MAX_TIMER_MS}. */
-function boundedMs(value: unknown, field: string, fallback: number, min: number, what: string, errors: string[]): number {
+function boundedMs(
+  value: unknown,
+  field: string,
+  fallback: number,
+  min: number,
+  what: string,
+  errors: string[],
+): number {
   if (value === undefined || value === null) return fallback;
   if (typeof value !== "number" || !Number.isFinite(value) || value < min) {
     errors.push(`\`${field}\` must be ${what} (got ${quoteValue(value)})`);

@@ -14,13 +14,20 @@ import { booleanField, countField, nonNegativeMs, positiveMs } from "./fields.ts
 import { timeoutSetting } from "./timeout.ts";
 
 /** `requestTimeout` is set only when `timeout` was read as pi 1.x's seconds (see ./timeout.ts). */
-export type Lifecycle = Pick<ServerConfig, "timeout" | "lazy" | "retry" | "healthCheckInterval" | "pingTimeout"> & { requestTimeout?: number };
+export type Lifecycle = Pick<ServerConfig, "timeout" | "lazy" | "retry" | "healthCheckInterval" | "pingTimeout"> & {
+  requestTimeout?: number;
+};
 
 export function validateLifecycle(entry: JsonObject, local: boolean, errors: string[]): Lifecycle {
   const { timeout, requestTimeout } = timeoutSetting(entry, local, errors);
   const lazy = booleanField(entry, "lazy", false, errors);
   const retry = retryPolicy(entry, local, errors);
-  const healthCheckInterval = nonNegativeMs(entry.healthCheckInterval, "healthCheckInterval", DEFAULT_HEALTH_CHECK_INTERVAL_MS, errors);
+  const healthCheckInterval = nonNegativeMs(
+    entry.healthCheckInterval,
+    "healthCheckInterval",
+    DEFAULT_HEALTH_CHECK_INTERVAL_MS,
+    errors,
+  );
   const pingTimeout = positiveMs(entry.pingTimeout, "pingTimeout", DEFAULT_PING_TIMEOUT_MS, errors);
   return { timeout, requestTimeout, lazy, retry, healthCheckInterval, pingTimeout };
 }
@@ -48,7 +55,10 @@ function retryPolicy(entry: JsonObject, local: boolean, errors: string[]): Retry
     if (!booleanField(entry, "restartOnCrash", true, errors)) policy.maxAttempts = 0;
   } else {
     for (const field of ["restartOnCrash", "maxRestarts", "initTimeout"]) {
-      if (entry[field] !== undefined) errors.push(`\`${field}\` applies to local (command) servers only; use \`reconnect\` and \`timeout\` for a remote one`);
+      if (entry[field] !== undefined)
+        errors.push(
+          `\`${field}\` applies to local (command) servers only; use \`reconnect\` and \`timeout\` for a remote one`,
+        );
     }
   }
   return policy;

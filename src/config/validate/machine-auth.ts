@@ -14,20 +14,57 @@ import { type GrantType, JWT_BEARER_GRANT, type MachineAuthMethod, type OAuthSet
 const GRANT_TYPES: readonly GrantType[] = ["authorization_code", "client_credentials", JWT_BEARER_GRANT];
 const METHODS: readonly MachineAuthMethod[] = ["client_secret_basic", "client_secret_post", "private_key_jwt"];
 /** The JWS algorithms a `private_key_jwt` assertion may be signed with: asymmetric ones only (RFC 7523, RFC 7518). */
-const SIGNING_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"] as const;
+const SIGNING_ALGORITHMS = [
+  "RS256",
+  "RS384",
+  "RS512",
+  "PS256",
+  "PS384",
+  "PS512",
+  "ES256",
+  "ES384",
+  "ES512",
+  "EdDSA",
+] as const;
 /** Keys of enterprise-managed authorization: where the user's ID token is exchanged for an authorization grant. */
-const ENTERPRISE_FIELDS = ["idpUrl", "idpTokenUrl", "idpClientId", "idpClientSecret", "idToken", "idTokenFile"] as const;
+const ENTERPRISE_FIELDS = [
+  "idpUrl",
+  "idpTokenUrl",
+  "idpClientId",
+  "idpClientSecret",
+  "idToken",
+  "idTokenFile",
+] as const;
 /** Keys of the machine grant, which mean nothing to a browser sign-in. */
 export const MACHINE_FIELDS = [
-  "grantType", "tokenEndpointAuthMethod", "privateKeyFile", "signingAlgorithm", "keyId", "assertion", "assertionFile",
+  "grantType",
+  "tokenEndpointAuthMethod",
+  "privateKeyFile",
+  "signingAlgorithm",
+  "keyId",
+  "assertion",
+  "assertionFile",
   ...ENTERPRISE_FIELDS,
 ] as const;
 /** Keys of a browser sign-in, which a machine client has no use for. */
-const BROWSER_FIELDS = ["callbackPort", "callbackUrl", "clientRegistration", "clientMetadataUrl", "clientName"] as const;
+const BROWSER_FIELDS = [
+  "callbackPort",
+  "callbackUrl",
+  "clientRegistration",
+  "clientMetadataUrl",
+  "clientName",
+] as const;
 
 type MachineSettings = Pick<
   OAuthSettings,
-  "grantType" | "tokenEndpointAuthMethod" | "privateKeyFile" | "signingAlgorithm" | "keyId" | "assertion" | "assertionFile" | (typeof ENTERPRISE_FIELDS)[number]
+  | "grantType"
+  | "tokenEndpointAuthMethod"
+  | "privateKeyFile"
+  | "signingAlgorithm"
+  | "keyId"
+  | "assertion"
+  | "assertionFile"
+  | (typeof ENTERPRISE_FIELDS)[number]
 >;
 
 /** A path the bridge can find wherever pi runs: absolute, in the home directory, or from a variable. */
@@ -47,16 +84,24 @@ export function machineSettings(auth: JsonObject, field: string, errors: string[
   }
   if (grant !== "client_credentials" && grant !== JWT_BEARER_GRANT) {
     for (const key of MACHINE_FIELDS.slice(1)) {
-      if (auth[key] !== undefined) errors.push(`\`${field}.${key}\` is for \`"grantType": "client_credentials"\` or "${JWT_BEARER_GRANT}"; add one, or remove it`);
+      if (auth[key] !== undefined)
+        errors.push(
+          `\`${field}.${key}\` is for \`"grantType": "client_credentials"\` or "${JWT_BEARER_GRANT}"; add one, or remove it`,
+        );
     }
     return grant === "authorization_code" ? { grantType: grant } : {};
   }
   const bearer = grant === JWT_BEARER_GRANT;
   for (const key of BROWSER_FIELDS) {
-    if (auth[key] !== undefined) errors.push(`\`${field}.${key}\` is for signing in in a browser, which a "${grant}" client never does; remove it`);
+    if (auth[key] !== undefined)
+      errors.push(
+        `\`${field}.${key}\` is for signing in in a browser, which a "${grant}" client never does; remove it`,
+      );
   }
   if (auth.authorizationUrl !== undefined || auth.tokenUrl !== undefined) {
-    errors.push(`\`${field}.authorizationUrl\`/\`tokenUrl\` are for signing in in a browser; for "${grant}" use discovery, or \`${field}.authServerMetadataUrl\``);
+    errors.push(
+      `\`${field}.authorizationUrl\`/\`tokenUrl\` are for signing in in a browser; for "${grant}" use discovery, or \`${field}.authServerMetadataUrl\``,
+    );
   }
   const settings: MachineSettings = { grantType: grant };
   const text = (key: (typeof MACHINE_FIELDS)[number]): string | undefined => {
@@ -70,14 +115,18 @@ export function machineSettings(auth: JsonObject, field: string, errors: string[
   const keyFile = text("privateKeyFile");
   // With a secret, ./oauth.ts already says the secret needs a client id.
   if ((auth.clientId === undefined || auth.clientId === null) && !hasSecret) {
-    errors.push(`\`${field}.grantType\` "${grant}" needs \`${field}.clientId\`: the client registered for this machine with the authorization server`);
+    errors.push(
+      `\`${field}.grantType\` "${grant}" needs \`${field}.clientId\`: the client registered for this machine with the authorization server`,
+    );
   }
   const assertion = text("assertion");
   const assertionFile = text("assertionFile");
   const enterprise = enterpriseSettings(auth, field, text, errors);
   const sources = [assertion, assertionFile, enterprise].filter((source) => source !== undefined).length;
   if (!bearer && sources > 0) {
-    errors.push(`\`${field}.assertion\`, \`${field}.assertionFile\` and the \`${field}.idp…\`/\`idToken\` keys are for \`"grantType": "${JWT_BEARER_GRANT}"\``);
+    errors.push(
+      `\`${field}.assertion\`, \`${field}.assertionFile\` and the \`${field}.idp…\`/\`idToken\` keys are for \`"grantType": "${JWT_BEARER_GRANT}"\``,
+    );
   } else if (bearer && sources !== 1) {
     errors.push(
       `\`${field}.grantType\` "${JWT_BEARER_GRANT}" needs one of \`${field}.assertion\` (the workload's JWT, from a \${VAR}), ` +
@@ -87,7 +136,10 @@ export function machineSettings(auth: JsonObject, field: string, errors: string[
   }
   for (const key of ["assertionFile", "idTokenFile"] as const) {
     const file = text(key);
-    if (file !== undefined && !isRootedPath(file)) errors.push(`\`${field}.${key}\` must be an absolute path, or start with ~/ or a \${VAR} (got ${quoteValue(file)})`);
+    if (file !== undefined && !isRootedPath(file))
+      errors.push(
+        `\`${field}.${key}\` must be an absolute path, or start with ~/ or a \${VAR} (got ${quoteValue(file)})`,
+      );
   }
   if (bearer && assertion !== undefined) settings.assertion = assertion;
   if (bearer && assertionFile !== undefined) settings.assertionFile = assertionFile;
@@ -99,14 +151,21 @@ export function machineSettings(auth: JsonObject, field: string, errors: string[
         `or \`${field}.privateKeyFile\` (private_key_jwt)`,
     );
   }
-  if (hasSecret && keyFile !== undefined) errors.push(`\`${field}.clientSecret\` and \`${field}.privateKeyFile\` are two ways to prove the client; keep one`);
+  if (hasSecret && keyFile !== undefined)
+    errors.push(`\`${field}.clientSecret\` and \`${field}.privateKeyFile\` are two ways to prove the client; keep one`);
   const method = text("tokenEndpointAuthMethod");
   if (method !== undefined && !METHODS.includes(method as MachineAuthMethod)) {
-    errors.push(`\`${field}.tokenEndpointAuthMethod\` must be "client_secret_basic", "client_secret_post" or "private_key_jwt" (got ${quoteValue(method)})`);
+    errors.push(
+      `\`${field}.tokenEndpointAuthMethod\` must be "client_secret_basic", "client_secret_post" or "private_key_jwt" (got ${quoteValue(method)})`,
+    );
   } else if (method === "private_key_jwt" && hasSecret) {
-    errors.push(`\`${field}.tokenEndpointAuthMethod\` "private_key_jwt" signs with \`${field}.privateKeyFile\`, not \`${field}.clientSecret\``);
+    errors.push(
+      `\`${field}.tokenEndpointAuthMethod\` "private_key_jwt" signs with \`${field}.privateKeyFile\`, not \`${field}.clientSecret\``,
+    );
   } else if (method !== undefined && method !== "private_key_jwt" && keyFile !== undefined) {
-    errors.push(`\`${field}.tokenEndpointAuthMethod\` "${method}" sends \`${field}.clientSecret\`; with \`${field}.privateKeyFile\` it is "private_key_jwt"`);
+    errors.push(
+      `\`${field}.tokenEndpointAuthMethod\` "${method}" sends \`${field}.clientSecret\`; with \`${field}.privateKeyFile\` it is "private_key_jwt"`,
+    );
   } else if (method !== undefined) {
     settings.tokenEndpointAuthMethod = method as MachineAuthMethod;
   } else if (keyFile !== undefined) {
@@ -118,10 +177,14 @@ export function machineSettings(auth: JsonObject, field: string, errors: string[
     errors.push(`\`${field}.signingAlgorithm\` and \`${field}.keyId\` go with \`${field}.privateKeyFile\``);
   }
   if (algorithm !== undefined && !(SIGNING_ALGORITHMS as readonly string[]).includes(algorithm)) {
-    errors.push(`\`${field}.signingAlgorithm\` must be one of ${SIGNING_ALGORITHMS.join(", ")} (got ${quoteValue(algorithm)}); or leave it out to take the key's own`);
+    errors.push(
+      `\`${field}.signingAlgorithm\` must be one of ${SIGNING_ALGORITHMS.join(", ")} (got ${quoteValue(algorithm)}); or leave it out to take the key's own`,
+    );
   }
   if (keyFile !== undefined && !isRootedPath(keyFile)) {
-    errors.push(`\`${field}.privateKeyFile\` must be an absolute path, or start with ~/ or a \${VAR} (got ${quoteValue(keyFile)})`);
+    errors.push(
+      `\`${field}.privateKeyFile\` must be an absolute path, or start with ~/ or a \${VAR} (got ${quoteValue(keyFile)})`,
+    );
   }
   if (keyFile !== undefined) settings.privateKeyFile = keyFile;
   if (algorithm !== undefined) settings.signingAlgorithm = algorithm;
@@ -146,16 +209,23 @@ function enterpriseSettings(
     if (value !== undefined) settings[key] = value;
   }
   if ((settings.idpUrl === undefined) === (settings.idpTokenUrl === undefined)) {
-    errors.push(`enterprise-managed authorization needs one of \`${field}.idpUrl\` (the identity provider's issuer) or \`${field}.idpTokenUrl\` (its token endpoint)`);
+    errors.push(
+      `enterprise-managed authorization needs one of \`${field}.idpUrl\` (the identity provider's issuer) or \`${field}.idpTokenUrl\` (its token endpoint)`,
+    );
   }
   for (const key of ["idpUrl", "idpTokenUrl"] as const) {
     const url = settings[key];
     const problem = url === undefined ? undefined : checkUrl(url);
     if (problem) errors.push(problem.replace("`url`", `\`${field}.${key}\``));
   }
-  if (settings.idpClientId === undefined) errors.push(`enterprise-managed authorization needs \`${field}.idpClientId\`: the client registered with the identity provider`);
+  if (settings.idpClientId === undefined)
+    errors.push(
+      `enterprise-managed authorization needs \`${field}.idpClientId\`: the client registered with the identity provider`,
+    );
   if ((settings.idToken === undefined) === (settings.idTokenFile === undefined)) {
-    errors.push(`enterprise-managed authorization needs one of \`${field}.idToken\` (the user's ID token, from a \${VAR}) or \`${field}.idTokenFile\``);
+    errors.push(
+      `enterprise-managed authorization needs one of \`${field}.idToken\` (the user's ID token, from a \${VAR}) or \`${field}.idTokenFile\``,
+    );
   }
   return settings;
 }

@@ -14,9 +14,12 @@ const UNTYPABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 /** Why `name` cannot name a server, or undefined when it can. */
 export function serverNameProblem(name: string): string | undefined {
   if (name.trim() === "") return "a server name must not be empty";
-  if (name.length > MAX_SERVER_NAME_LENGTH) return `a server name must be at most ${MAX_SERVER_NAME_LENGTH} characters (got ${quoteValue(name, 40)})`;
-  if (RESERVED_KEYS.has(name)) return `${quoteValue(name)} cannot be a server name: JavaScript objects reserve it; rename the server`;
-  if (UNTYPABLE.test(name)) return `a server name must not contain control characters or line breaks (got ${quoteValue(name)})`;
+  if (name.length > MAX_SERVER_NAME_LENGTH)
+    return `a server name must be at most ${MAX_SERVER_NAME_LENGTH} characters (got ${quoteValue(name, 40)})`;
+  if (RESERVED_KEYS.has(name))
+    return `${quoteValue(name)} cannot be a server name: JavaScript objects reserve it; rename the server`;
+  if (UNTYPABLE.test(name))
+    return `a server name must not contain control characters or line breaks (got ${quoteValue(name)})`;
   if (name !== name.trim()) return `a server name must not start or end with a space (got ${quoteValue(name)})`;
   return undefined;
 }

@@ -10,9 +10,20 @@ import { checkUrl } from "./endpoint.ts";
 import { MACHINE_FIELDS, machineSettings } from "./machine-auth.ts";
 
 const OAUTH_FIELDS = new Set([
-  "type", "clientId", "clientSecret", "authorizationUrl", "tokenUrl", "scopes", "scope", "callbackPort", "clientMetadataUrl",
+  "type",
+  "clientId",
+  "clientSecret",
+  "authorizationUrl",
+  "tokenUrl",
+  "scopes",
+  "scope",
+  "callbackPort",
+  "clientMetadataUrl",
   // pi 1.x's
-  "callbackUrl", "clientName", "clientRegistration", "authServerMetadataUrl",
+  "callbackUrl",
+  "clientName",
+  "clientRegistration",
+  "authServerMetadataUrl",
   "dpop",
   ...MACHINE_FIELDS,
 ]);
@@ -21,13 +32,20 @@ const REGISTRATIONS: readonly ClientRegistration[] = ["auto", "dcr", "cimd"];
 const LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "[::1]"];
 
 /** The OAuth settings, or undefined when OAuth is off; a local server may only say so (`false`, `"none"`). */
-export function validateAuth(entry: JsonObject, local: boolean, headers: Record<string, string>, errors: string[]): OAuthSettings | undefined {
+export function validateAuth(
+  entry: JsonObject,
+  local: boolean,
+  headers: Record<string, string>,
+  errors: string[],
+): OAuthSettings | undefined {
   const both = entry.auth !== undefined && entry.oauth !== undefined;
-  if (both) errors.push("has both `auth` and `oauth`: they are one setting (`oauth` is pi 1.x's name for it); keep one");
+  if (both)
+    errors.push("has both `auth` and `oauth`: they are one setting (`oauth` is pi 1.x's name for it); keep one");
   const field = entry.auth === undefined && entry.oauth !== undefined ? "oauth" : "auth";
   const auth = entry[field];
   if (!local) return both ? undefined : oauthSettings(auth, field, headers, errors);
-  if (auth !== undefined && auth !== null && auth !== false && auth !== "none") errors.push(`\`${field}\` applies to remote (url) servers only`);
+  if (auth !== undefined && auth !== null && auth !== false && auth !== "none")
+    errors.push(`\`${field}\` applies to remote (url) servers only`);
   return undefined;
 }
 
@@ -35,7 +53,12 @@ export function validateAuth(entry: JsonObject, local: boolean, headers: Record<
  * A remote server's OAuth settings from `auth` (or `oauth`): `false`/`"none"` turns OAuth off, `true`/`"oauth"` or
  * an object turns it on; without it OAuth is on unless a static `Authorization` header is configured.
  */
-function oauthSettings(auth: unknown, field: string, headers: Record<string, string>, errors: string[]): OAuthSettings | undefined {
+function oauthSettings(
+  auth: unknown,
+  field: string,
+  headers: Record<string, string>,
+  errors: string[],
+): OAuthSettings | undefined {
   const defaults: OAuthSettings = { callbackPort: DEFAULT_OAUTH_CALLBACK_PORT };
   if (auth === undefined || auth === null) {
     return Object.keys(headers).some((h) => h.toLowerCase() === "authorization") ? undefined : defaults;
@@ -47,7 +70,10 @@ function oauthSettings(auth: unknown, field: string, headers: Record<string, str
     return undefined;
   }
   for (const key of Object.keys(auth)) {
-    if (key === "provider") errors.push(`\`${field}.provider\` (pi 1.x's token of a /login provider) is not supported here; send the token in \`headers\` with a \`\${VAR}\` or a \`!command\``);
+    if (key === "provider")
+      errors.push(
+        `\`${field}.provider\` (pi 1.x's token of a /login provider) is not supported here; send the token in \`headers\` with a \`\${VAR}\` or a \`!command\``,
+      );
     else if (!OAUTH_FIELDS.has(key)) errors.push(`unknown field \`${field}.${clip(key, 60)}\``);
   }
   if (auth.type !== undefined && auth.type !== "oauth") errors.push(`\`${field}.type\` must be "oauth"`);
@@ -74,19 +100,24 @@ function oauthSettings(auth: unknown, field: string, headers: Record<string, str
     if (problem) errors.push(problem.replace("`url`", `\`${field}.${key}\``));
   }
   if ((settings.authorizationUrl === undefined) !== (settings.tokenUrl === undefined)) {
-    errors.push(`\`${field}.authorizationUrl\` and \`${field}.tokenUrl\` go together: set both, or neither to use discovery`);
+    errors.push(
+      `\`${field}.authorizationUrl\` and \`${field}.tokenUrl\` go together: set both, or neither to use discovery`,
+    );
   }
-  if (settings.clientSecret !== undefined && settings.clientId === undefined) errors.push(`\`${field}.clientSecret\` needs \`${field}.clientId\``);
+  if (settings.clientSecret !== undefined && settings.clientId === undefined)
+    errors.push(`\`${field}.clientSecret\` needs \`${field}.clientId\``);
   if (settings.clientMetadataUrl !== undefined && !/^https:\/\/[^/]+\/./.test(settings.clientMetadataUrl)) {
     errors.push(`\`${field}.clientMetadataUrl\` must be an https URL with a path`);
   }
   const scopes = auth.scopes ?? auth.scope;
   if (typeof scopes === "string") settings.scopes = scopes.split(/\s+/).filter(Boolean);
   else if (Array.isArray(scopes) && scopes.every((x) => typeof x === "string")) settings.scopes = scopes as string[];
-  else if (scopes !== undefined) errors.push(`\`${field}.scopes\` must be an array of strings (or one space-separated string)`);
+  else if (scopes !== undefined)
+    errors.push(`\`${field}.scopes\` must be an array of strings (or one space-separated string)`);
   if (auth.callbackPort !== undefined) {
     const port = auth.callbackPort;
-    if (typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65535) errors.push(`\`${field}.callbackPort\` must be a port number, 1 to 65535`);
+    if (typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65535)
+      errors.push(`\`${field}.callbackPort\` must be a port number, 1 to 65535`);
     else settings.callbackPort = port;
   }
   // pi 1.x's keys, and the machine grant's, are set only when written, so an entry without them reads (and hashes
@@ -100,7 +131,9 @@ function oauthSettings(auth: unknown, field: string, headers: Record<string, str
   if (metadata !== undefined) settings.authServerMetadataUrl = metadata;
   if (typeof auth.dpop === "boolean") settings.dpop = auth.dpop;
   else if (auth.dpop !== undefined && auth.dpop !== null) {
-    errors.push(`\`${field}.dpop\` must be true (always ask for DPoP-bound tokens) or false (never); leave it out to use DPoP where the authorization server offers it (got ${quoteValue(auth.dpop)})`);
+    errors.push(
+      `\`${field}.dpop\` must be true (always ask for DPoP-bound tokens) or false (never); leave it out to use DPoP where the authorization server offers it (got ${quoteValue(auth.dpop)})`,
+    );
   }
   return settings;
 }
@@ -110,8 +143,18 @@ function callbackUrl(auth: JsonObject, field: string, errors: string[]): string 
   const value = auth.callbackUrl;
   if (value === undefined || value === null) return undefined;
   const url = typeof value === "string" && URL.canParse(value) ? new URL(value) : undefined;
-  if (!url || url.protocol !== "http:" || !LOOPBACK_HOSTS.includes(url.hostname) || url.search !== "" || url.hash !== "" || url.username || url.password) {
-    errors.push(`\`${field}.callbackUrl\` must be an http URL on localhost, 127.0.0.1 or [::1], without a query or fragment (got ${quoteValue(value)})`);
+  if (
+    !url ||
+    url.protocol !== "http:" ||
+    !LOOPBACK_HOSTS.includes(url.hostname) ||
+    url.search !== "" ||
+    url.hash !== "" ||
+    url.username ||
+    url.password
+  ) {
+    errors.push(
+      `\`${field}.callbackUrl\` must be an http URL on localhost, 127.0.0.1 or [::1], without a query or fragment (got ${quoteValue(value)})`,
+    );
     return undefined;
   }
   if (url.port && typeof auth.callbackPort === "number" && Number(url.port) !== auth.callbackPort) {
@@ -125,7 +168,12 @@ function callbackUrl(auth: JsonObject, field: string, errors: string[]): string 
  * `cimd` needs the URL of the user's own in `clientMetadataUrl`; and, as in pi 1.x, it cannot go with a client of
  * the config's own (`clientId`) or a name to register under (`clientName`).
  */
-function clientRegistration(auth: JsonObject, settings: OAuthSettings, field: string, errors: string[]): ClientRegistration | undefined {
+function clientRegistration(
+  auth: JsonObject,
+  settings: OAuthSettings,
+  field: string,
+  errors: string[],
+): ClientRegistration | undefined {
   const value = auth.clientRegistration;
   if (value === undefined || value === null) return undefined;
   if (!REGISTRATIONS.includes(value as ClientRegistration)) {
@@ -134,7 +182,9 @@ function clientRegistration(auth: JsonObject, settings: OAuthSettings, field: st
   }
   if (value === "cimd") {
     if (settings.clientId !== undefined || settings.clientName !== undefined) {
-      errors.push(`\`${field}.clientRegistration\` "cimd" cannot go with \`${field}.clientId\` or \`${field}.clientName\``);
+      errors.push(
+        `\`${field}.clientRegistration\` "cimd" cannot go with \`${field}.clientId\` or \`${field}.clientName\``,
+      );
     } else if (settings.clientMetadataUrl === undefined) {
       errors.push(
         `\`${field}.clientRegistration\` "cimd" needs \`${field}.clientMetadataUrl\`, the https URL of a Client ID Metadata Document of yours: ` +
@@ -151,11 +201,15 @@ function metadataUrl(auth: JsonObject, settings: OAuthSettings, field: string, e
   if (value === undefined || value === null) return undefined;
   const url = typeof value === "string" && URL.canParse(value) ? new URL(value) : undefined;
   if (!url || !(url.protocol === "https:" || (url.protocol === "http:" && LOOPBACK_HOSTS.includes(url.hostname)))) {
-    errors.push(`\`${field}.authServerMetadataUrl\` must be an https URL, or http on localhost, 127.0.0.1 or [::1] (got ${quoteValue(value)})`);
+    errors.push(
+      `\`${field}.authServerMetadataUrl\` must be an https URL, or http on localhost, 127.0.0.1 or [::1] (got ${quoteValue(value)})`,
+    );
     return undefined;
   }
   if (settings.authorizationUrl !== undefined) {
-    errors.push(`\`${field}.authServerMetadataUrl\` and \`${field}.authorizationUrl\`/\`tokenUrl\` both replace discovery; keep one`);
+    errors.push(
+      `\`${field}.authServerMetadataUrl\` and \`${field}.authorizationUrl\`/\`tokenUrl\` both replace discovery; keep one`,
+    );
   }
   return value as string;
 }

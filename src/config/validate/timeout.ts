@@ -84,7 +84,12 @@ export function secondsNotices(servers: readonly ServerConfig[], piMeansSeconds:
   return servers.flatMap((server) => {
     const value = server.raw.timeout;
     if (!inSeconds(value)) return [];
-    const problem: ConfigProblem = { level: "warning", source: server.source, server: server.name, message: secondsNote(value, hasRequestTimeout(server.raw)) };
+    const problem: ConfigProblem = {
+      level: "warning",
+      source: server.source,
+      server: server.name,
+      message: secondsNote(value, hasRequestTimeout(server.raw)),
+    };
     return [{ key: JSON.stringify(["timeout-seconds", server.source.path, server.name, value]), problem }];
   });
 }
@@ -92,7 +97,9 @@ export function secondsNotices(servers: readonly ServerConfig[], piMeansSeconds:
 /** The notice that the seconds reading applied, and how to get the other one. */
 function secondsNote(value: number, explicitRequest: boolean): string {
   const applies = explicitRequest ? "the handshake may take" : "each request may take";
-  const also = explicitRequest ? " (`requestTimeout` sets the requests')" : ", progress resetting it, and so may the handshake";
+  const also = explicitRequest
+    ? " (`requestTimeout` sets the requests')"
+    : ", progress resetting it, and so may the handshake";
   return (
     `\`timeout\` ${quoteValue(value)} is below ${SECONDS_BELOW}, so it is read as seconds, as pi 1.x means it: ${applies} ${value} s${also}; ` +
     `for milliseconds write ${SECONDS_BELOW} or more`

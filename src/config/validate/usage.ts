@@ -10,7 +10,10 @@ import { DEFAULT_REQUEST_TIMEOUT_MS } from "../defaults.ts";
 import type { SamplingMode, ServerConfig } from "../types.ts";
 import { booleanField, positiveMs } from "./fields.ts";
 
-export type Usage = Pick<ServerConfig, "requestTimeout" | "enabled" | "prefix" | "autoApprove" | "autoApproveReadOnly" | "description" | "sampling">;
+export type Usage = Pick<
+  ServerConfig,
+  "requestTimeout" | "enabled" | "prefix" | "autoApprove" | "autoApproveReadOnly" | "description" | "sampling"
+>;
 
 /** The longest `description`: it goes into the model's system prompt on every turn. */
 export const MAX_DESCRIPTION_CHARS = 200;
@@ -30,7 +33,7 @@ export function validateUsage(entry: JsonObject, errors: string[], warnings: str
 
   let prefix: string | undefined;
   if (entry.prefix !== undefined && entry.prefix !== null) {
-    if (typeof entry.prefix !== "string") errors.push("`prefix` must be a string (\"\" for bare tool names)");
+    if (typeof entry.prefix !== "string") errors.push('`prefix` must be a string ("" for bare tool names)');
     else prefix = entry.prefix;
   }
 
@@ -44,7 +47,8 @@ export function validateUsage(entry: JsonObject, errors: string[], warnings: str
     else errors.push('`sampling` must be "ask", "allow" or "off"');
   }
 
-  if (entry.envFile !== undefined) warnings.push("`envFile` is not supported and is ignored; list the variables under `env`");
+  if (entry.envFile !== undefined)
+    warnings.push("`envFile` is not supported and is ignored; list the variables under `env`");
   return { requestTimeout, enabled, prefix, autoApprove, autoApproveReadOnly, description, sampling };
 }
 
@@ -63,7 +67,9 @@ function descriptionField(value: unknown, errors: string[]): string | undefined 
 function toolPatterns(value: unknown, errors: string[]): string[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value) || !value.every((item) => typeof item === "string" && item.trim() !== "")) {
-    errors.push('`autoApprove` must be an array of tool names (patterns with `*` and `?` allowed), e.g. ["search_*", "get_issue"]');
+    errors.push(
+      '`autoApprove` must be an array of tool names (patterns with `*` and `?` allowed), e.g. ["search_*", "get_issue"]',
+    );
     return [];
   }
   return value as string[];

@@ -10,7 +10,6 @@ import { isObject } from "../../common/values.ts";
 import { parseConfigText, Token } from "../parse.ts";
 import { type Doc, lineIndent, lineStart, startsLine } from "./jsonc-doc.ts";
 
-
 function hasLineBreak(text: string): boolean {
   return /[\r\n]/.test(text);
 }
@@ -41,7 +40,11 @@ export function property(obj: Node, key: string): Node | undefined {
 }
 
 /** Reads the trivia after `offset` on the same line: an optional comma, then comments (unless `inline`). */
-function scanLineTail(body: string, offset: number, inline: boolean): { comma: boolean; end: number; lineBreak?: number } {
+function scanLineTail(
+  body: string,
+  offset: number,
+  inline: boolean,
+): { comma: boolean; end: number; lineBreak?: number } {
   const scanner = createScanner(body, false);
   scanner.setPosition(offset);
   let comma = false;
@@ -73,7 +76,10 @@ export function insertProperty(doc: Doc, obj: Node, key: string, value: unknown)
   const open = obj.offset + 1;
   const close = obj.offset + obj.length - 1;
   if (props.length === 0) {
-    if (inline) return [{ offset: open, length: close - open, content: `${space}${propertyText(doc, key, value, "", true)}${space}` }];
+    if (inline)
+      return [
+        { offset: open, length: close - open, content: `${space}${propertyText(doc, key, value, "", true)}${space}` },
+      ];
     const objIndent = lineIndent(body, obj.offset);
     const childIndent = objIndent + doc.indent;
     const text = propertyText(doc, key, value, childIndent, false);
@@ -163,7 +169,9 @@ export function removeProperty(doc: Doc, obj: Node, prop: Node, propPath: JSONPa
   }
   const tail = scanLineTail(body, propEnd, false);
   // Only whitespace and block comments (`/* about it */ "name": …`) before it on its line: the line is all its own.
-  const ownsLine = /^[ \t]*(?:\/\*(?:(?!\*\/)[^\r\n])*\*\/[ \t]*)*$/.test(body.slice(lineStart(body, prop.offset), prop.offset));
+  const ownsLine = /^[ \t]*(?:\/\*(?:(?!\*\/)[^\r\n])*\*\/[ \t]*)*$/.test(
+    body.slice(lineStart(body, prop.offset), prop.offset),
+  );
   if (ownsLine && tail.lineBreak !== undefined) {
     const start = lineStart(body, prop.offset);
     const edits: Edit[] = [{ offset: start, length: tail.lineBreak - start, content: "" }];
@@ -186,6 +194,7 @@ export function removeProperty(doc: Doc, obj: Node, prop: Node, propPath: JSONPa
 export function finish(doc: Doc, edits: Edit[]): string {
   const text = doc.bom + applyEdits(doc.body, edits);
   const check = parseConfigText(text);
-  if (check.error !== undefined || !isObject(check.value)) throw new Error(`internal error: the edited config does not parse (${check.error})`);
+  if (check.error !== undefined || !isObject(check.value))
+    throw new Error(`internal error: the edited config does not parse (${check.error})`);
   return text;
 }

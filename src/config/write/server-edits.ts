@@ -90,7 +90,8 @@ export function setServerField(text: string | undefined, name: string, field: st
   const found = findServer(doc, name);
   if (!found) return setServerEntry(text, name, { [field]: value });
   const entry = found.prop.children?.[1];
-  if (entry?.type !== "object") throw new ConfigWriteError("not-object", `server "${name}" in the config is not an object`);
+  if (entry?.type !== "object")
+    throw new ConfigWriteError("not-object", `server "${name}" in the config is not an object`);
   const existing = property(entry, field);
   if (existing) return finish(doc, replaceValue(doc, entry, existing, [found.key, name, field], value));
   return finish(doc, insertProperty(doc, entry, field, value));
@@ -106,10 +107,12 @@ export function addToServerList(text: string | undefined, name: string, field: s
   const found = doc && findServer(doc, name);
   const entry = found?.prop.children?.[1];
   if (!doc || !found || !entry) throw new ConfigWriteError("missing", `the config has no server "${name}"`);
-  if (entry.type !== "object") throw new ConfigWriteError("not-object", `server "${name}" in the config is not an object`);
+  if (entry.type !== "object")
+    throw new ConfigWriteError("not-object", `server "${name}" in the config is not an object`);
   const list = property(entry, field)?.children?.[1];
   if (!list) return finish(doc, insertProperty(doc, entry, field, [item]));
-  if (list.type !== "array") throw new ConfigWriteError("not-object", `\`${field}\` of server "${name}" in the config is not a list`);
+  if (list.type !== "array")
+    throw new ConfigWriteError("not-object", `\`${field}\` of server "${name}" in the config is not a list`);
   if (list.children?.some((element) => element.value === item)) return text!;
   return finish(doc, appendElement(doc, list, item));
 }

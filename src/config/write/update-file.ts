@@ -24,7 +24,12 @@ export function updateConfigFile(file: string, change: (text: string | undefined
 
 function ioError(action: string, file: string, error: unknown): ConfigWriteError {
   const code = (error as NodeJS.ErrnoException).code;
-  const reason = code === "EACCES" || code === "EPERM" ? "permission denied" : code === "EISDIR" ? "is a directory" : errorMessage(error);
+  const reason =
+    code === "EACCES" || code === "EPERM"
+      ? "permission denied"
+      : code === "EISDIR"
+        ? "is a directory"
+        : errorMessage(error);
   return new ConfigWriteError("io", `cannot ${action} ${file}: ${reason}`);
 }
 
@@ -47,7 +52,8 @@ async function update(file: string, change: (text: string | undefined) => string
   }
   if (text !== undefined) {
     const parsed = parseConfigText(text);
-    if (parsed.error !== undefined) throw new ConfigWriteError("unparsable", `${file} is ${parsed.error}; fix it by hand first`);
+    if (parsed.error !== undefined)
+      throw new ConfigWriteError("unparsable", `${file} is ${parsed.error}; fix it by hand first`);
   }
   const next = change(text);
   if (next === text) return next;

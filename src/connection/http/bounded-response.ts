@@ -18,10 +18,17 @@ function mediaType(contentType: string | null): string {
  * `response` with a body that fails past `limit` bytes in one message (an SSE event, or any other body whole);
  * `tooLarge` is told once it does. A response without a body is returned as it is.
  */
-export function boundedResponse(response: Response, limit: number, tooLarge: (error: MessageTooLargeError) => void): Response {
+export function boundedResponse(
+  response: Response,
+  limit: number,
+  tooLarge: (error: MessageTooLargeError) => void,
+): Response {
   const body = response.body;
   if (!body || NULL_BODY_STATUSES.has(response.status)) return response;
-  const counter = new MessageSizeCounter(limit, mediaType(response.headers.get("content-type")) === "text/event-stream");
+  const counter = new MessageSizeCounter(
+    limit,
+    mediaType(response.headers.get("content-type")) === "text/event-stream",
+  );
   const counted = body.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
@@ -33,8 +40,13 @@ export function boundedResponse(response: Response, limit: number, tooLarge: (er
       },
     }),
   );
-  const bounded = new Response(counted, { status: response.status, statusText: response.statusText, headers: response.headers });
+  const bounded = new Response(counted, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
   // What a new Response cannot be given: where it came from (the SDK reads `url` to name an unfollowed redirect).
-  for (const key of ["url", "redirected", "type"] as const) Object.defineProperty(bounded, key, { value: response[key] });
+  for (const key of ["url", "redirected", "type"] as const)
+    Object.defineProperty(bounded, key, { value: response[key] });
   return bounded;
 }

@@ -50,7 +50,10 @@ const REQUEST_OVER = new DOMException("This operation was aborted", "AbortError"
  * once it settles, a response stream the server left open included. A message over the limit ends the request at
  * once with `MessageTooLargeError`; `cut` fires then, for the request to be cancelled on the server too.
  */
-export function inRequestScope<T>(pool: ServerPool | undefined, request: (cut?: AbortSignal) => Promise<T>): Promise<T> {
+export function inRequestScope<T>(
+  pool: ServerPool | undefined,
+  request: (cut?: AbortSignal) => Promise<T>,
+): Promise<T> {
   return pool ? inScope(pool, request) : request();
 }
 

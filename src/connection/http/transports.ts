@@ -2,7 +2,12 @@
  * Transports for a resolved endpoint: the SDK's for remote servers, ../local/stdio-transport.ts (the SDK's framing, our own
  * process handling) for local ones.
  */
-import { type FetchLike, type OAuthClientProvider, SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import {
+  type FetchLike,
+  type OAuthClientProvider,
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
+} from "@modelcontextprotocol/client";
 import { orphanWatchdog } from "../local/orphan-watchdog.ts";
 import { platformCommand } from "../local/platform-command.ts";
 import { ProcessGroupStdioTransport } from "../local/stdio-transport.ts";
@@ -20,7 +25,11 @@ export interface StdioHooks {
  * A local server in its own process group, so it and everything it starts can be signalled together; the group is
  * handed to this pi process's watchdog, which ends it if pi is killed.
  */
-export function createStdioTransport(endpoint: ResolvedStdio, hooks: StdioHooks, maxMessageBytes?: number): ProcessGroupStdioTransport {
+export function createStdioTransport(
+  endpoint: ResolvedStdio,
+  hooks: StdioHooks,
+  maxMessageBytes?: number,
+): ProcessGroupStdioTransport {
   const { command, args } = platformCommand(endpoint.command, endpoint.args, process.platform);
   return new ProcessGroupStdioTransport({
     command,
@@ -36,10 +45,26 @@ export function createStdioTransport(endpoint: ResolvedStdio, hooks: StdioHooks,
   });
 }
 
-export function createStreamableHttpTransport(endpoint: ResolvedRemote, fetch?: FetchLike, authProvider?: OAuthClientProvider): StreamableHTTPClientTransport {
-  return new StreamableHTTPClientTransport(new URL(endpoint.url), { requestInit: { headers: endpoint.headers }, fetch, authProvider });
+export function createStreamableHttpTransport(
+  endpoint: ResolvedRemote,
+  fetch?: FetchLike,
+  authProvider?: OAuthClientProvider,
+): StreamableHTTPClientTransport {
+  return new StreamableHTTPClientTransport(new URL(endpoint.url), {
+    requestInit: { headers: endpoint.headers },
+    fetch,
+    authProvider,
+  });
 }
 
-export function createSseTransport(endpoint: ResolvedRemote, fetch?: FetchLike, authProvider?: OAuthClientProvider): SSEClientTransport {
-  return new SSEClientTransport(new URL(endpoint.url), { requestInit: { headers: endpoint.headers }, fetch, authProvider });
+export function createSseTransport(
+  endpoint: ResolvedRemote,
+  fetch?: FetchLike,
+  authProvider?: OAuthClientProvider,
+): SSEClientTransport {
+  return new SSEClientTransport(new URL(endpoint.url), {
+    requestInit: { headers: endpoint.headers },
+    fetch,
+    authProvider,
+  });
 }

@@ -8,10 +8,15 @@ import * as path from "node:path";
 /** Executables that run as they are on Windows; anything else (a bare `npx`, a `.cmd`) goes through cmd. */
 const WINDOWS_DIRECT = new Set([".exe", ".com"]);
 
-export function platformCommand(command: string, args: readonly string[], platform: NodeJS.Platform): { command: string; args: string[] } {
+export function platformCommand(
+  command: string,
+  args: readonly string[],
+  platform: NodeJS.Platform,
+): { command: string; args: string[] } {
   if (platform !== "win32") return { command, args: [...args] };
   const ext = path.win32.extname(command).toLowerCase();
-  if (WINDOWS_DIRECT.has(ext) || /^(cmd|cmd\.exe)$/i.test(path.win32.basename(command))) return { command, args: [...args] };
+  if (WINDOWS_DIRECT.has(ext) || /^(cmd|cmd\.exe)$/i.test(path.win32.basename(command)))
+    return { command, args: [...args] };
   // /d: no AutoRun commands; /s: keep the quoting of what follows /c as it is.
   return { command: "cmd.exe", args: ["/d", "/s", "/c", command, ...args] };
 }

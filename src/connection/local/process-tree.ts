@@ -70,7 +70,11 @@ export function listProcesses(): ProcessInfo[] {
   }
   if (process.platform === "win32") return [];
   try {
-    const text = execFileSync("ps", ["-A", "-o", "pid=,ppid=,lstart="], { encoding: "utf8", timeout: 5000, stdio: ["ignore", "pipe", "ignore"] });
+    const text = execFileSync("ps", ["-A", "-o", "pid=,ppid=,lstart="], {
+      encoding: "utf8",
+      timeout: 5000,
+      stdio: ["ignore", "pipe", "ignore"],
+    });
     return text
       .split("\n")
       .map((line) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line))
@@ -218,7 +222,10 @@ const DEFAULT_TERMINATE_GRACE_MS = 1000;
 const POLL_MS = 25;
 
 /** SIGTERM every recorded process still alive, then SIGKILL what remains after `graceMs`. */
-export async function terminateProcesses(processes: readonly ProcessInfo[], graceMs = DEFAULT_TERMINATE_GRACE_MS): Promise<void> {
+export async function terminateProcesses(
+  processes: readonly ProcessInfo[],
+  graceMs = DEFAULT_TERMINATE_GRACE_MS,
+): Promise<void> {
   let alive = processes.filter(isSameProcessAlive);
   if (alive.length === 0) return;
   for (const p of alive) signal(p, "SIGTERM");

@@ -10,7 +10,12 @@
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { getDefaultEnvironment } from "@modelcontextprotocol/client/stdio";
-import { type JSONRPCMessage, type MessageExtraInfo, serializeMessage, type Transport } from "@modelcontextprotocol/client";
+import {
+  type JSONRPCMessage,
+  type MessageExtraInfo,
+  serializeMessage,
+  type Transport,
+} from "@modelcontextprotocol/client";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../../config/defaults.ts";
 import type { OrphanWatchdog, Watch } from "./orphan-watchdog.ts";
 import { groupHasLiveMember } from "./process-tree.ts";

@@ -68,7 +68,11 @@ function install(transport: Transport): Interceptor {
       const result = (message as { result?: unknown }).result;
       if (isObject(result) && result.resultType === "task") {
         state.created.set(mark, result);
-        message = { jsonrpc: "2.0", id: id as string | number, result: { resultType: "complete", content: [] } } as unknown as typeof message;
+        message = {
+          jsonrpc: "2.0",
+          id: id as string | number,
+          result: { resultType: "complete", content: [] },
+        } as unknown as typeof message;
       }
     }
     receive?.(message, extra);

@@ -59,7 +59,11 @@ export interface ToolExecutionHint {
  * the server decides per call, so declaring the extension is enough when the server offers it. On 2025-11-25 the
  * client decides: the server must offer task-augmented tool calls and the tool must allow them.
  */
-export function taskDialectFor(dialect: TaskDialect, server: ServerCapabilities | undefined, tool: ToolExecutionHint | undefined): TaskDialect | undefined {
+export function taskDialectFor(
+  dialect: TaskDialect,
+  server: ServerCapabilities | undefined,
+  tool: ToolExecutionHint | undefined,
+): TaskDialect | undefined {
   if (dialect === "extension") {
     const extensions = (server as { extensions?: Record<string, unknown> } | undefined)?.extensions;
     return extensions?.[TASKS_EXTENSION] !== undefined ? "extension" : undefined;
@@ -76,7 +80,8 @@ function optionalNumber(value: unknown): number | undefined {
 
 /** A task object in either revision's shape; undefined when `value` is not one. */
 export function parseTask(value: unknown): DetailedTask | undefined {
-  if (!isObject(value) || typeof value.taskId !== "string" || value.taskId === "" || typeof value.status !== "string") return undefined;
+  if (!isObject(value) || typeof value.taskId !== "string" || value.taskId === "" || typeof value.status !== "string")
+    return undefined;
   if (!STATUSES.has(value.status)) return undefined;
   const ttl = value.ttlMs !== undefined ? value.ttlMs : value.ttl;
   const task: DetailedTask = {
@@ -123,6 +128,9 @@ export function pollDelay(task: TaskState, bounds: PollBounds, remainingMs: numb
 }
 
 /** The `tools/call` params that ask for a 2025-11-25 task. */
-export function withTaskParam<P extends Record<string, unknown>>(params: P, ttlMs: number | undefined): P & { task: { ttl?: number } } {
+export function withTaskParam<P extends Record<string, unknown>>(
+  params: P,
+  ttlMs: number | undefined,
+): P & { task: { ttl?: number } } {
   return { ...params, task: ttlMs === undefined ? {} : { ttl: ttlMs } };
 }

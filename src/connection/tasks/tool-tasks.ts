@@ -81,7 +81,11 @@ export class TaskInputRequiredError extends ToolTaskError {
 /** The connection failed while following the task; it may still run: `resumeToolTask` on a new connection. */
 export class TaskInterruptedError extends ToolTaskError {
   constructor(taskId: string, cause: unknown) {
-    super(`lost the connection while following task ${taskId}: ${cause instanceof Error ? cause.message : String(cause)}`, taskId, { cause });
+    super(
+      `lost the connection while following task ${taskId}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      taskId,
+      { cause },
+    );
   }
 }
 
@@ -117,7 +121,9 @@ const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 const CANCEL_TIMEOUT_MS = 5_000;
 
 /** Results are checked here, not by the SDK (which has no runtime for task results). */
-const ANY_RESULT = { "~standard": { version: 1 as const, vendor: "mcp-bridge", validate: (value: unknown) => ({ value }) } };
+const ANY_RESULT = {
+  "~standard": { version: 1 as const, vendor: "mcp-bridge", validate: (value: unknown) => ({ value }) },
+};
 
 /** The dialect a call of `tool` should ask for a task in on `client`, or undefined for a plain call. */
 export function toolTaskDialect(client: Client, tool: ToolExecutionHint | undefined): TaskDialect | undefined {
@@ -132,7 +138,12 @@ interface Run {
 }
 
 /** A `tasks/*` request, declaring the extension when the dialect wants it. */
-function taskRequest(run: Run, method: string, params: Record<string, unknown>, options: { timeout: number; signal?: AbortSignal }): Promise<unknown> {
+function taskRequest(
+  run: Run,
+  method: string,
+  params: Record<string, unknown>,
+  options: { timeout: number; signal?: AbortSignal },
+): Promise<unknown> {
   const withMeta = run.dialect === "extension" ? { ...params, _meta: declareTasks(run.client) } : params;
   return run.client.request({ method, params: withMeta }, ANY_RESULT, options);
 }
@@ -150,18 +161,35 @@ function requestOptions(run: Run, signal: AbortSignal | undefined = run.options.
  * Calls a tool asking for a task and follows it to its result. A server may answer at once instead (2026-07-28
  * lets it decide): that result is returned as it is.
  */
-export async function callToolAsTask(client: Client, params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }, options: ToolTaskOptions): Promise<CallToolResult> {
-  const run: Run = { client, dialect: options.dialect ?? dialectOfVersion(client.getNegotiatedProtocolVersion()), options, deadline: Date.now() + options.timeoutMs };
+export async function callToolAsTask(
+  client: Client,
+  params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> },
+  options: ToolTaskOptions,
+): Promise<CallToolResult> {
+  const run: Run = {
+    client,
+    dialect: options.dialect ?? dialectOfVersion(client.getNegotiatedProtocolVersion()),
+    options,
+    deadline: Date.now() + options.timeoutMs,
+  };
   let answer: unknown;
   if (run.dialect === "extension") {
     const call = markTaskCall(client, params._meta);
     try {
-      answer = await client.request({ method: "tools/call", params: { ...params, _meta: call.meta } }, ANY_RESULT, requestOptions(run));
+      answer = await client.request(
+        { method: "tools/call", params: { ...params, _meta: call.meta } },
+        ANY_RESULT,
+        requestOptions(run),
+      );
     } finally {
       answer = call.takeTask() ?? answer;
     }
   } else {
-    answer = await client.request({ method: "tools/call", params: withTaskParam(params, options.ttlMs) }, ANY_RESULT, requestOptions(run));
+    answer = await client.request(
+      { method: "tools/call", params: withTaskParam(params, options.ttlMs) },
+      ANY_RESULT,
+      requestOptions(run),
+    );
   }
   const creation = parseCreation(answer);
   if (!creation) throw new Error(`the server answered tools/call ${params.name} with neither a task nor a tool result`);
@@ -172,7 +200,12 @@ export async function callToolAsTask(client: Client, params: { name: string; arg
 
 /** Follows a task made earlier (possibly by another connection, before a restart) to its result. */
 export function resumeToolTask(client: Client, taskId: string, options: ToolTaskOptions): Promise<CallToolResult> {
-  const run: Run = { client, dialect: options.dialect ?? dialectOfVersion(client.getNegotiatedProtocolVersion()), options, deadline: Date.now() + options.timeoutMs };
+  const run: Run = {
+    client,
+    dialect: options.dialect ?? dialectOfVersion(client.getNegotiatedProtocolVersion()),
+    options,
+    deadline: Date.now() + options.timeoutMs,
+  };
   return follow(run, taskId, undefined);
 }
 
@@ -199,7 +232,8 @@ async function follow(run: Run, taskId: string, first: DetailedTask | undefined)
     }
     if (changed(last, task)) options.onProgress?.(stateOf(task));
     last = task;
-    if (isTerminal(task.status) || (run.dialect === "core" && task.status === "input_required")) return finish(run, task);
+    if (isTerminal(task.status) || (run.dialect === "core" && task.status === "input_required"))
+      return finish(run, task);
     if (task.status === "input_required") await answerInput(run, task, answered);
     const delay = pollDelay(task, bounds, remaining(run));
     task = undefined;
@@ -226,7 +260,8 @@ async function getTask(run: Run, taskId: string): Promise<DetailedTask> {
     throw asTaskError(error, taskId);
   }
   const task = parseTask(answer);
-  if (!task || task.taskId !== taskId) throw new Error(`the server answered tasks/get for ${taskId} with something that is not that task`);
+  if (!task || task.taskId !== taskId)
+    throw new Error(`the server answered tasks/get for ${taskId} with something that is not that task`);
   return task;
 }
 
@@ -245,8 +280,14 @@ function asTaskError(error: unknown, taskId: string, readsTask = true): Error {
 async function finish(run: Run, task: DetailedTask): Promise<CallToolResult> {
   if (task.status === "cancelled") throw new TaskCancelledError(task.taskId, false);
   if (run.dialect === "extension") {
-    if (task.status === "failed") throw new TaskFailedError(task.taskId, task.error?.message ?? task.statusMessage ?? "no reason given", task.error?.code);
-    if (!task.result || !Array.isArray(task.result.content)) throw new Error(`the server reported task ${task.taskId} completed without its result`);
+    if (task.status === "failed")
+      throw new TaskFailedError(
+        task.taskId,
+        task.error?.message ?? task.statusMessage ?? "no reason given",
+        task.error?.code,
+      );
+    if (!task.result || !Array.isArray(task.result.content))
+      throw new Error(`the server reported task ${task.taskId} completed without its result`);
     return task.result;
   }
   // 2025-11-25: `tasks/result` waits for the end (answering any input the task asks for on the way) and returns it.
@@ -256,11 +297,13 @@ async function finish(run: Run, task: DetailedTask): Promise<CallToolResult> {
   } catch (error) {
     if (run.options.signal?.aborted) return cancelled(run, task.taskId);
     if (remaining(run) <= 0) return timedOut(run, task.taskId);
-    if (error instanceof ProtocolError && error.code !== -32602) throw new TaskFailedError(task.taskId, error.message, error.code);
+    if (error instanceof ProtocolError && error.code !== -32602)
+      throw new TaskFailedError(task.taskId, error.message, error.code);
     throw asTaskError(error, task.taskId);
   }
   const creation = parseCreation(answer);
-  if (!creation || !("result" in creation)) throw new Error(`the server answered tasks/result for ${task.taskId} with something that is not a tool result`);
+  if (!creation || !("result" in creation))
+    throw new Error(`the server answered tasks/result for ${task.taskId} with something that is not a tool result`);
   return task.status === "failed" ? { ...creation.result, isError: true } : creation.result;
 }
 
