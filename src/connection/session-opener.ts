@@ -84,6 +84,11 @@ export class SessionOpener {
     return this.options.redactor.text(text);
   }
 
+  /** The last lines the newest local server process wrote to stderr, redacted. */
+  stderrTail(n?: number): string[] {
+    return (this.newest?.stderrTail(n) ?? []).map((line) => this.redact(line));
+  }
+
   /** The resolved endpoint of the config as it is now; undefined when a variable its URL needs is not set. */
   endpoint(): ResolvedEndpoint | undefined {
     return resolveServerConfig(this.config, this.options.env, this.options.projectRoot).endpoint;
