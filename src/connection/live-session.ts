@@ -5,8 +5,8 @@
  * It opens (spawn or connect, the MCP handshake, the tool list, all within a deadline), answers requests (call, ping,
  * list tools), and closes. It decides nothing about retrying: what happens to it (the server went away, a stream
  * broke, the tool list changed, a log line) is reported through the events it was given, to whoever keeps the server
- * connected (./server-connection.ts). Everything it holds is released in one place, `release`, which a failed open
- * goes through too, so no process or socket outlives a session.
+ * connected (./server-connection.ts). Everything it holds is released in one place (./held-transport.ts), which a
+ * failed open goes through too, so no process or socket outlives a session.
  */
 import {
   type Client,
@@ -20,11 +20,12 @@ import {
   type Transport,
 } from "@modelcontextprotocol/client";
 import { ConnectTimeout, type ErrorKind, httpStatusOf, kindOf } from "../common/errors.ts";
-import { settleWithin, within } from "../common/wait.ts";
+import { within } from "../common/wait.ts";
 import type { ProtocolSetting } from "../config/protocol-setting.ts";
 import type { ServerLimits, TransportKind } from "../config/types.ts";
 import type { ResolvedEndpoint, ResolvedRemote, ResolvedStdio } from "../config/substitute.ts";
 import type { TransportAuth } from "../oauth/server-auth.ts";
+import { type CloseOptions, type Held, killHeldNow, pidOf, releaseHeld } from "./held-transport.ts";
 import { inRequestScope, requestScopeEnded, ServerPool } from "./http/http-pool.ts";
 import {
   type ClientFeatures,
@@ -33,15 +34,8 @@ import {
   newestRevisionEnvelope,
   type ServerList,
 } from "./mcp-client.ts";
-import { orphanWatchdog, type Watch } from "./local/orphan-watchdog.ts";
-import {
-  killProcessesNow,
-  mergeProcesses,
-  type ProcessInfo,
-  processExists,
-  processTree,
-  terminateProcesses,
-} from "./local/process-tree.ts";
+import { orphanWatchdog } from "./local/orphan-watchdog.ts";
+import { processExists, processTree } from "./local/process-tree.ts";
 import type { ProcessGroupStdioTransport } from "./local/stdio-transport.ts";
 import { MessageTooLargeError } from "./message-limit.ts";
 import { guardNesting } from "./local/nesting-guard.ts";
@@ -97,46 +91,14 @@ export type OpenStage = "starting" | "handshake" | "tools" | "open";
 /** Sends one request on the session's client with the options it is given (see `LiveSession.request`). */
 export type Run<T> = (client: Client, options: SdkRequestOptions) => Promise<T>;
 
-export interface CloseOptions {
-  /** Let a local server exit by itself first (stdin closed), before signals. */
-  graceful: boolean;
-  /** Tell a Streamable HTTP server to end its session (a DELETE), within a second. */
-  terminateSession?: boolean;
-}
-
 const STDERR_TAIL_LINES = 40;
 const MAX_TOOL_PAGES = 100;
-const SESSION_TERMINATE_TIMEOUT_MS = 1000;
-/** As long as a stdio server gets to exit after its stdin closes, before signals. */
-const STDIO_CLOSE_GRACE_MS = 2000;
 /**
  * The session's own timer enforces an open's deadline; the SDK's request timeout, a little later, only backs it up:
  * when the SDK's fires first, it sends a cancellation to a server that is not answering, which over HTTP opens one
  * more idle socket.
  */
 const SDK_TIMEOUT_SLACK_MS = 1000;
-
-/** What one transport holds open, from its creation until `release` has run. */
-interface Held {
-  client: Client;
-  transport: Transport;
-  kind: TransportKind;
-  /** A remote server's own connection pool, so closing it closes its sockets at once. */
-  pool?: ServerPool;
-  /** A local server's process tree as seen after it started, so processes that later left it are still ended. */
-  processes: ProcessInfo[];
-  /** Those processes as the orphan watchdog watches them. */
-  watched: Watch[];
-  /** Opened, and not released or dropped since. */
-  open: boolean;
-  /** Set once release starts, so the transport's `onclose` is not taken for a drop. */
-  releasing: boolean;
-  released?: Promise<void>;
-}
-
-function pidOf(transport: Transport): number | undefined {
-  return (transport as Partial<ProcessGroupStdioTransport>).pid ?? undefined;
-}
 
 export class LiveSession {
   /** The server's tools as listed when the session opened. */
@@ -315,7 +277,7 @@ export class LiveSession {
       // Closed while the handshake was under way: what it opened must not be kept.
       if (this.closed) throw new Error("the session was closed while it opened");
     } catch (error) {
-      await this.release(held, { graceful: false });
+      await releaseHeld(held, { graceful: false });
       throw error;
     }
     held.open = true;
@@ -440,45 +402,11 @@ export class LiveSession {
   /** Ends the session (an open under way fails) and releases everything it holds. Safe to call more than once. */
   async close(options: CloseOptions): Promise<void> {
     this.closed = true;
-    if (this.held) await this.release(this.held, options);
-  }
-
-  /**
-   * The one place that lets go of what a transport holds: closes the client, and makes sure a local server's process
-   * tree is gone. `graceful` runs the transport's close sequence (stdin closed, then signals to the process group);
-   * otherwise the group is killed at once. Either way every recorded process still alive is ended after, since a
-   * wrapper's child may have left the group. The first call's options win; later calls wait for it.
-   */
-  private release(held: Held, options: CloseOptions): Promise<void> {
-    held.released ??= (async () => {
-      held.releasing = true;
-      held.open = false;
-      const { client, transport, pool } = held;
-      const pid = pidOf(transport);
-      const processes = pid ? mergeProcesses(held.processes, processTree(pid)) : held.processes;
-      if (options.terminateSession && transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
-        await settleWithin(transport.terminateSession(), SESSION_TERMINATE_TIMEOUT_MS);
-      }
-      if (!options.graceful) {
-        (transport as Partial<ProcessGroupStdioTransport>).killNow?.();
-        await terminateProcesses(processes);
-      }
-      const closing = client.close().then(() => transport.close());
-      if (!(await settleWithin(closing, STDIO_CLOSE_GRACE_MS * 2 + 500))) await terminateProcesses(processes);
-      await closing.catch(() => undefined);
-      await pool?.destroy();
-      await terminateProcesses(processes);
-      for (const watch of held.watched) watch.forget();
-    })();
-    return held.released;
+    if (this.held) await releaseHeld(this.held, options);
   }
 
   /** Synchronous last resort when pi exits without a shutdown: SIGKILL to a local server's group and tree. */
   killNow(): void {
-    const held = this.held;
-    if (!held) return;
-    (held.transport as Partial<ProcessGroupStdioTransport>).killNow?.();
-    const pid = pidOf(held.transport);
-    killProcessesNow(pid ? mergeProcesses(held.processes, processTree(pid)) : held.processes);
+    if (this.held) killHeldNow(this.held);
   }
 }
