@@ -11,10 +11,24 @@ import { within } from "../common/wait.ts";
 import type { ServerConfig } from "../config/types.ts";
 import type { SignInHandler } from "../oauth/provider.ts";
 import type { ServerAuth } from "../oauth/server-auth.ts";
-import { type ConnectionEvent, type ConnectionState, errorOf, inSchedule, liveSession } from "./connection-state.ts";
-import { ownsAttempt, transition } from "./connection-state.ts";
-import { cancelledError, connectError, disabledError, notConnectedError } from "./error-messages.ts";
-import { shutDownError, stillReconnectingError, untrustedError } from "./error-messages.ts";
+import {
+  type ConnectionEvent,
+  type ConnectionState,
+  errorOf,
+  inSchedule,
+  liveSession,
+  ownsAttempt,
+  transition,
+} from "./connection-state.ts";
+import {
+  cancelledError,
+  connectError,
+  disabledError,
+  notConnectedError,
+  shutDownError,
+  stillReconnectingError,
+  untrustedError,
+} from "./error-messages.ts";
 import { HealthChecks } from "./health-checks.ts";
 import type { LifecycleReport } from "./lifecycle-report.ts";
 import type { LiveSession } from "./live-session.ts";
