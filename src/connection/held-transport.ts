@@ -11,6 +11,7 @@ import type { ServerPool } from "./http/http-pool.ts";
 import type { Watch } from "./local/orphan-watchdog.ts";
 import {
   killProcessesNow,
+  markedProcesses,
   mergeProcesses,
   type ProcessInfo,
   processTree,
@@ -52,6 +53,12 @@ export function pidOf(transport: Transport): number | undefined {
   return (transport as Partial<ProcessGroupStdioTransport>).pid ?? undefined;
 }
 
+/** A local server's processes now: those recorded, its tree, and those with its mark, wherever they went. */
+function serverProcesses(held: Held): ProcessInfo[] {
+  const { pid, ownerMark } = held.transport as Partial<ProcessGroupStdioTransport>;
+  return mergeProcesses(held.processes, pid ? processTree(pid) : [], ownerMark ? markedProcesses(ownerMark) : []);
+}
+
 /**
  * Lets go of what a transport holds: closes the client, and makes sure a local server's process tree is gone.
  * `graceful` runs the transport's close sequence (stdin closed, then signals to the process group); otherwise the group
@@ -63,8 +70,7 @@ export function releaseHeld(held: Held, options: CloseOptions): Promise<void> {
     held.releasing = true;
     held.open = false;
     const { client, transport, pool } = held;
-    const pid = pidOf(transport);
-    const processes = pid ? mergeProcesses(held.processes, processTree(pid)) : held.processes;
+    const processes = serverProcesses(held);
     if (options.terminateSession && transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
       await settleWithin(transport.terminateSession(), SESSION_TERMINATE_TIMEOUT_MS);
     }
@@ -76,7 +82,9 @@ export function releaseHeld(held: Held, options: CloseOptions): Promise<void> {
     if (!(await settleWithin(closing, STDIO_CLOSE_GRACE_MS * 2 + 500))) await terminateProcesses(processes);
     await closing.catch(() => undefined);
     await pool?.destroy();
-    await terminateProcesses(processes);
+    // Again with the mark: what was started while the server was being stopped.
+    const { ownerMark } = transport as Partial<ProcessGroupStdioTransport>;
+    await terminateProcesses(ownerMark ? mergeProcesses(processes, markedProcesses(ownerMark)) : processes);
     for (const watch of held.watched) watch.forget();
   })();
   return held.released;
@@ -85,6 +93,5 @@ export function releaseHeld(held: Held, options: CloseOptions): Promise<void> {
 /** Synchronous last resort when pi exits without a shutdown: SIGKILL to a local server's group and tree. */
 export function killHeldNow(held: Held): void {
   (held.transport as Partial<ProcessGroupStdioTransport>).killNow?.();
-  const pid = pidOf(held.transport);
-  killProcessesNow(pid ? mergeProcesses(held.processes, processTree(pid)) : held.processes);
+  killProcessesNow(serverProcesses(held));
 }

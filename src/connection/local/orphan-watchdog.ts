@@ -13,7 +13,7 @@
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { Writable } from "node:stream";
-import { processStartTime } from "./process-tree.ts";
+import { OWNER_TOKEN, processStartTime } from "./process-tree.ts";
 
 /** A process group (a local server and what it started) or a single process (one that left the group). */
 export type WatchKind = "group" | "process";
@@ -120,6 +120,8 @@ export class OrphanWatchdog {
     // The watchdog must never keep pi running.
     child.unref();
     (child.stdin as Writable & { unref?(): void }).unref?.();
+    // The mark every server's descendants carry: if pi dies, those that left every group and tree are found by it.
+    this.write(`+ m ${OWNER_TOKEN}\n`);
     for (const target of this.targets.values()) this.write(target.line);
   }
 
@@ -131,6 +133,8 @@ export class OrphanWatchdog {
 
   private stop(): void {
     const child = this.child;
+    // Let go of the mark too: a server started meanwhile (under the next watchdog) carries it, and must be left alone.
+    this.write(`- m ${OWNER_TOKEN}\n`);
     this.child = undefined;
     child?.stdin.end();
   }

@@ -9,7 +9,8 @@
  * the process table lives in this file.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 
 export interface ProcessInfo {
   pid: number;
@@ -56,6 +57,39 @@ function procPids(): number[] | undefined {
     return undefined;
   }
   return entries.filter((entry) => /^\d+$/.test(entry)).map(Number);
+}
+
+/** Every local server is started with this variable, which whatever it starts inherits, however it starts it. */
+export const OWNER_ENV = "MCP_BRIDGE_OWNER";
+/** This pi process's part of the value: random, so that no other pi's processes match and none can be named ahead. */
+export const OWNER_TOKEN = randomBytes(16).toString("hex");
+let marksGiven = 0;
+
+/** A value of {@link OWNER_ENV} for one server process: `<OWNER_TOKEN>-<n>`. */
+export function newOwnerMark(): string {
+  return `${OWNER_TOKEN}-${++marksGiven}`;
+}
+
+/**
+ * The processes of this user whose environment has `OWNER_ENV=mark` (Linux; none elsewhere): a server's descendants
+ * however they were made (double forks, `setsid`), unless one cleared its environment. The start time is read before
+ * and after the environment, so a pid reused meanwhile is not taken.
+ */
+export function markedProcesses(mark: string): ProcessInfo[] {
+  if (process.platform !== "linux") return [];
+  const needle = `\0${OWNER_ENV}=${mark}\0`;
+  const out: ProcessInfo[] = [];
+  for (const pid of procPids() ?? []) {
+    const before = pid === process.pid ? undefined : readProcStat(pid);
+    try {
+      if (!before || statSync(`/proc/${pid}`).uid !== process.getuid?.()) continue;
+      if (!`\0${readFileSync(`/proc/${pid}/environ`, "latin1")}`.includes(needle)) continue;
+    } catch {
+      continue;
+    }
+    if (readProcStat(pid)?.start === before.start) out.push({ pid, ppid: before.ppid, start: before.start });
+  }
+  return out;
 }
 
 /** A snapshot of the process table (pid, parent, start). Empty where it cannot be read. */

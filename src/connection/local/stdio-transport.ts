@@ -18,7 +18,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../../config/defaults.ts";
 import type { OrphanWatchdog, Watch } from "./orphan-watchdog.ts";
-import { groupHasLiveMember } from "./process-tree.ts";
+import { groupHasLiveMember, newOwnerMark, OWNER_ENV } from "./process-tree.ts";
 import { LineFraming } from "./stdio-framing.ts";
 
 const DEFAULT_CLOSE_GRACE_MS = 2000;
@@ -79,6 +79,8 @@ export class ProcessGroupStdioTransport implements Transport {
   linesRead = 0;
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
   sessionId?: string;
+  /** The server's value of `MCP_BRIDGE_OWNER`, which its descendants inherit: how they are found when it ends. */
+  readonly ownerMark = newOwnerMark();
 
   private readonly options: ProcessGroupStdioOptions;
   private readonly graceMs: number;
@@ -143,7 +145,7 @@ export class ProcessGroupStdioTransport implements Transport {
       let child: Child;
       try {
         child = spawn(this.options.command, this.options.args, {
-          env: { ...getDefaultEnvironment(), ...this.options.env },
+          env: { ...getDefaultEnvironment(), ...this.options.env, [OWNER_ENV]: this.ownerMark },
           cwd: this.options.cwd,
           stdio: ["pipe", "pipe", "pipe"],
           // POSIX: setsid(), so the server leads a new session and process group, away from pi's terminal.

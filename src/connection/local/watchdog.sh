@@ -7,9 +7,12 @@
 #   + g <pgid> <start>   watch a server's process group (<start>: its leader's start time from /proc, or -)
 #   + p <pid> <start>    watch one process that left the group (same <start>)
 #   - g <pgid>           stop watching (the server was shut down); likewise `- p <pid>`
-# At end of input every watched target that is still the one pi meant gets SIGTERM; whatever is left after $1 seconds
-# (default 2) gets SIGKILL. Then the script exits. pi ends the input itself, with nothing watched, once its last server
-# is shut down.
+#   + m <token>          pi's mark: every server runs with MCP_BRIDGE_OWNER=<token>-<n> in its environment, and
+#                        what it starts inherits it, however it starts it (a double fork re-parented to pid 1)
+#   - m <token>          forget the mark (pi ends the input on purpose, and may start servers under a new watchdog)
+# At end of input every watched target that is still the one pi meant, and every process of this user that carries
+# the mark (Linux), gets SIGTERM; whatever is left after $1 seconds (default 2), or carries the mark by then, gets
+# SIGKILL. Then the script exits. pi ends the input itself, with nothing watched, once its last server is shut down.
 #
 # It runs in a session of its own (pi spawns it detached), so a terminal's Ctrl+C or hang-up, which reach pi's process
 # group, do not reach it.
@@ -19,6 +22,7 @@ trap '' HUP INT
 grace=${1:-2}
 case $grace in '' | *[!0-9]*) grace=2 ;; esac
 targets=
+mark=
 
 # A pid pi may name: digits, no leading zero, at most 9 of them, above 1 (never `kill -1`, all our processes), not us.
 valid_pid() {
@@ -58,8 +62,48 @@ drop() {
   targets=$rest
 }
 
+# Adds every process of this user whose environment has MCP_BRIDGE_OWNER=<mark>-<n> as a `p` target (Linux /proc). Its
+# start time is read before and after its environment, so a pid reused meanwhile is not taken.
+add_marked() {
+  [ -n "$mark" ] || return 0
+  pattern="MCP_BRIDGE_OWNER=$mark-[0-9]*"
+  set +f
+  # GNU and busybox grep read NUL-separated records (-z): one process scans the whole table. Otherwise every process of
+  # this user is looked at one by one below.
+  if printf 'a\0' | grep -qzx a 2>/dev/null; then
+    found=$(grep -lzx -- "$pattern" /proc/[0-9]*/environ 2>/dev/null)
+  else
+    found=$(echo /proc/[0-9]*/environ)
+  fi
+  set -f
+  for f in $found; do
+    p=${f#/proc/}
+    p=${p%/environ}
+    valid_pid "$p" && [ -O "/proc/$p" ] || continue
+    start_of "$p"
+    s=$now
+    [ -n "$s" ] && tr '\0' '\n' <"$f" 2>/dev/null | grep -qx -- "$pattern" || continue
+    start_of "$p"
+    [ "$now" = "$s" ] || continue
+    drop "p:$p"
+    targets="$targets p:$p:$s"
+  done
+}
+
 while read -r op kind id start; do
-  case $kind in g | p) ;; *) continue ;; esac
+  case $kind in
+    g | p) ;;
+    m)
+      # 32 hex digits, as pi makes it, so it is safe inside a grep pattern.
+      case $op:$id in
+        -:*) mark= ;;
+        +:*[!0-9a-f]*) ;;
+        +:*) [ ${#id} -eq 32 ] && mark=$id ;;
+      esac
+      continue
+      ;;
+    *) continue ;;
+  esac
   valid_pid "$id" || continue
   case $op in
     -) drop "$kind:$id" ;;
@@ -71,17 +115,23 @@ while read -r op kind id start; do
   esac
 done
 
-# pi is gone. Signal what is still ours: a group as -<pgid>, a process as <pid>.
-victims=
-for t in $targets; do
-  kind=${t%%:*}
-  rest=${t#*:}
-  id=${rest%%:*}
-  start=${rest#*:}
-  still_ours "$id" "$kind" "$start" || continue
-  if [ "$kind" = g ]; then victim=-$id; else victim=$id; fi
-  kill -0 "$victim" 2>/dev/null && victims="$victims $victim"
-done
+# Sets `victims` to what is still ours and alive: a group as -<pgid>, a process as <pid>.
+collect() {
+  victims=
+  for t in $targets; do
+    kind=${t%%:*}
+    rest=${t#*:}
+    id=${rest%%:*}
+    start=${rest#*:}
+    still_ours "$id" "$kind" "$start" || continue
+    if [ "$kind" = g ]; then victim=-$id; else victim=$id; fi
+    kill -0 "$victim" 2>/dev/null && victims="$victims $victim"
+  done
+}
+
+# pi is gone.
+add_marked
+collect
 [ -n "$victims" ] || exit 0
 for v in $victims; do kill -TERM "$v" 2>/dev/null; done
 
@@ -100,7 +150,12 @@ while [ "$steps" -gt 0 ]; do
     kill -0 "$v" 2>/dev/null && left="$left $v"
   done
   victims=$left
-  [ -n "$victims" ] || exit 0
+  [ -n "$victims" ] || break
 done
-for v in $victims; do kill -KILL "$v" 2>/dev/null; done
+# Twice: what is left, and what a marked process started in the meantime (say, to answer SIGTERM).
+for round in 1 2; do
+  add_marked
+  collect
+  for v in $victims; do kill -KILL "$v" 2>/dev/null; done
+done
 exit 0
