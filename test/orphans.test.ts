@@ -6,13 +6,18 @@
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, execSync, spawn } from "node:child_process";
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { within } from "../src/common/wait.ts";
 import { OrphanWatchdog, WATCHDOG_SCRIPT } from "../src/connection/local/orphan-watchdog.ts";
-import { groupHasLiveMember, processStartTime } from "../src/connection/local/process-tree.ts";
+import {
+  groupHasLiveMember,
+  markedProcesses,
+  OWNER_ENV,
+  processStartTime,
+} from "../src/connection/local/process-tree.ts";
 import { commandLine, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { PI_CLI, processesWithEnv, processTree } from "./tmux.ts";
 
@@ -117,6 +122,73 @@ describe("the orphan watchdog", { timeout: 120_000 }, () => {
       sleeper.kill("SIGKILL");
     }
   });
+
+  test("a group whose leader has exited and been reaped is still ended, by its group id", async () => {
+    // The leader starts a background child (in its group) and exits; this process, its parent, reaps it.
+    const leader = spawn("sh", ["-c", "sleep 300 & echo $!"], { detached: true, stdio: ["ignore", "pipe", "ignore"] });
+    const start = processStartTime(leader.pid!)!;
+    let out = "";
+    leader.stdout.on("data", (d: Buffer) => (out += d));
+    await expectExit(exitOf(leader), "the group leader");
+    const member = Number(out.trim());
+    try {
+      assert.equal(processStartTime(leader.pid!), undefined, "the leader is reaped, not a zombie");
+      assert.ok(groupHasLiveMember(leader.pid!), "its background child lives on in the group");
+      assert.deepEqual(await runWatchdogScript([`+ g ${leader.pid} ${start}`]), { code: 0, signal: null });
+      await waitFor(() => !isAlive(member), "the group's remaining member to be ended");
+    } finally {
+      try {
+        process.kill(-leader.pid!, "SIGKILL");
+      } catch {
+        // Gone already.
+      }
+    }
+  });
+
+  test("it ends every process carrying pi's mark; another pi's mark, and a mark pi took back, are left alone", async () => {
+    const token = () => randomBytes(16).toString("hex");
+    const [ours, theirs, takenBack] = [token(), token(), token()];
+    const sleeper = (mark: string) => {
+      const child = spawn("sleep", ["300"], { stdio: "ignore", env: { PATH: process.env.PATH, [OWNER_ENV]: mark } });
+      return { child, exited: exitOf(child) };
+    };
+    const [marked, other, kept] = [sleeper(`${ours}-3`), sleeper(`${theirs}-1`), sleeper(`${takenBack}-1`)];
+    try {
+      await waitFor(() => [marked, other, kept].every(({ child }) => isAlive(child.pid!)), "the sleepers to start");
+      // A mark that is not 32 hex digits is ignored (it would become part of a grep pattern): the last valid one holds.
+      await runWatchdogScript([`+ m ${ours}`, `+ m ${theirs.slice(0, 8)}.*`]);
+      assert.equal((await expectExit(marked.exited, "the marked process")).signal, "SIGTERM");
+      await runWatchdogScript([`+ m ${takenBack}`, `- m ${takenBack}`]);
+      for (const { child } of [other, kept]) assert.ok(isAlive(child.pid!), `${child.pid} still runs`);
+    } finally {
+      for (const { child } of [marked, other, kept]) child.kill("SIGKILL");
+    }
+  });
+
+  test(
+    "a process of another user that carries pi's mark is left alone, by the watchdog and by pi",
+    { skip: process.getuid?.() !== 0 && "only root can start a process as another user" },
+    async () => {
+      const mark = `${randomBytes(16).toString("hex")}-1`;
+      const env = { PATH: process.env.PATH, [OWNER_ENV]: mark };
+      const stranger = spawn("sleep", ["300"], { stdio: "ignore", env, uid: 65534, gid: 65534 });
+      const own = spawn("sleep", ["300"], { stdio: "ignore", env });
+      try {
+        await waitFor(() => isAlive(stranger.pid!) && isAlive(own.pid!), "the sleepers to start");
+        assert.deepEqual(
+          markedProcesses(mark).map((p) => p.pid),
+          [own.pid],
+        );
+        const ownExit = exitOf(own);
+        await runWatchdogScript([`+ m ${mark.slice(0, -2)}`]);
+        assert.equal((await expectExit(ownExit, "our marked process")).signal, "SIGTERM");
+        assert.ok(isAlive(stranger.pid!), "the other user's process still runs");
+      } finally {
+        stranger.kill("SIGKILL");
+        own.kill("SIGKILL");
+      }
+    },
+  );
 
   test("a forgotten target, a pid now another process's (another start time) and lines it cannot use are left alone", async () => {
     const [forgotten, reused, junk, watched] = await Promise.all(

@@ -223,7 +223,13 @@ describe("ProcessGroupStdioTransport", { timeout: 120_000 }, () => {
       assert.equal(env.HOME, "/options/home", "options.env wins over the defaults");
       assert.equal(env.PATH, process.env.PATH);
       assert.equal(env[hostOnly], undefined);
-      const expected = new Set([...Object.keys(getDefaultEnvironment()), "MCP_BRIDGE_OPTION", "HOME"]);
+      assert.equal(env.MCP_BRIDGE_OWNER, t.transport.ownerMark, "the mark its descendants are found by");
+      const expected = new Set([
+        ...Object.keys(getDefaultEnvironment()),
+        "MCP_BRIDGE_OPTION",
+        "HOME",
+        "MCP_BRIDGE_OWNER",
+      ]);
       assert.deepEqual(Object.keys(env).sort(), [...expected].sort());
     } finally {
       delete process.env[hostOnly];
