@@ -39,7 +39,10 @@ async function startPi() {
   const log = path.join(tmp.dir, "sleepers.jsonl");
   const config = path.join(tmp.dir, "mcp.json");
   const server = { command: process.execPath, args: [SERVER], env: { [MARK]: mark, FIXTURE_LOG: log } };
-  writeFileSync(config, JSON.stringify({ mcpServers: { df: { ...server, autoApprove: ["daemonize"] } } }));
+  writeFileSync(
+    config,
+    JSON.stringify({ mcpServers: { df: { ...server, exposure: "direct", autoApprove: ["daemonize"] } } }),
+  );
   const pi = spawn(
     process.execPath,
     [PI_CLI, ...DEFAULT_PI_ARGS, "--mode", "rpc", "--no-session", "--mcp-config", config],
