@@ -1,7 +1,7 @@
 /**
  * No server outlives pi, even when pi is killed: one small watchdog process per pi process (./watchdog.sh) holds a
  * pipe from pi, and when the pipe closes (pi's process ended, however it ended) it ends the server process groups and
- * processes pi told it about. Node has no parent-death signal, and a SIGKILL, or a SIGINT in print or RPC mode, ends
+ * processes pi told it about, and on Linux every process that carries pi's mark (./process-tree.ts, `OWNER_ENV`). Node has no parent-death signal, and a SIGKILL, or a SIGINT in print or RPC mode, ends
  * pi without running any of its own handlers, so this has to work without pi's help.
  *
  * The watchdog is a POSIX shell script: it starts in a millisecond or two, uses under 2 MB, and waits in a blocking

@@ -4,7 +4,8 @@
  * A local server runs in a process group of its own (./stdio-transport.ts), but a process it starts may leave the group
  * (a daemonising wrapper, `setsid`), and a wrapper such as `npx` or a shell script would leave its real server behind
  * if only the direct child were ended. So the tree below the child is read after it starts and again at shutdown, and
- * whatever of it is still alive afterwards is ended. On Linux each process is remembered with its start time, so a
+ * whatever of it is still alive afterwards is ended; on Linux so is every process that carries the server's mark in its
+ * environment (a double fork re-parented to pid 1 is in neither the group nor the tree). On Linux each process is remembered with its start time, so a
  * recycled pid is never signalled; elsewhere only that the pid is still alive is checked. Everything here that reads
  * the process table lives in this file.
  */
