@@ -3,7 +3,7 @@
  * pid 1, in a session of its own: in neither the server's process group nor its tree) as it starts, and again during
  * a tool call the faux model makes; then real `pi --mode rpc` ends each way it can: a clean shutdown (its input
  * ends), SIGTERM, SIGINT (no handler of pi's runs in RPC mode) and SIGKILL. Within 10 s of pi's exit nothing of the
- * server is alive. The four run at once.
+ * server is alive. So is a reconnect while pi runs: the old process's daemons go. All five run at once.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -102,6 +102,21 @@ const EXIT_PATHS: ExitPath[] = [
 
 describe(`double forks do not outlive pi ${PI_LINE}`, { concurrency: true, timeout: 240_000 }, () => {
   after(() => home.cleanup());
+
+  test("while pi runs, `/mcp reconnect` ends the old process's double-forked daemons", async () => {
+    const run = await startPi();
+    try {
+      const old = run.sleepers();
+      assert.equal(old.length, 2, "one sleeper from the start, one from the call");
+      run.pi.stdin!.write(`${JSON.stringify({ type: "prompt", message: "/mcp reconnect df" })}\n`);
+      await waitFor(() => run.sleepers().length === 3, "the new process's sleeper", 60_000, 100);
+      await waitFor(() => old.every((pid) => !isAlive(pid)), "the old process's sleepers to be gone", 10_000, 100);
+      assert.ok(isAlive(run.sleepers()[2]!), "the new process's sleeper runs");
+      assert.equal(run.pi.exitCode, null, "pi still runs");
+    } finally {
+      run.stop();
+    }
+  });
 
   for (const exit of EXIT_PATHS) {
     test(`after ${exit.name}, no double-forked daemon of the server, from its start or a tool call, is left`, async () => {
