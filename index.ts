@@ -128,9 +128,11 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       });
     },
   });
-  // If pi ends without a session_shutdown, the server processes go with it (and the logs are flushed).
+  // If pi ends without a session_shutdown, the server processes go with it (and the logs are flushed, and the files
+  // binary resources were saved to are removed).
   const exitGuard = guardExit(() => {
     bridge.killNow();
+    resourceTools.removeFiles();
     for (const log of [logger, ...serverLogs]) log.flush();
   });
 
@@ -307,6 +309,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   });
   pi.on("session_shutdown", async () => {
     exitGuard.release();
+    resourceTools.removeFiles();
     await bridge.shutdown();
     pi.events.emit("mcp.metrics", { servers: bridge.metrics() });
     await Promise.all([logger, ...serverLogs].map((log) => log.close()));

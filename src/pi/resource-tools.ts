@@ -6,9 +6,11 @@
  * user's trust to be connected at all. How they reach the model follows the servers they reach (the widest of their
  * exposures, see ../exposure/tool-exposure.ts): behind `tool_search` where those servers' tools are. A read's text is
  * bounded like a tool result's, images go to the model as images, and other binary content is saved to a file under
- * the temp dir (named by the bridge, never by the server) whose path the model gets. A resource read from a server
- * that supports it is subscribed to; its updates are shown as notices.
+ * the temp dir (named by the bridge, never by the server) whose path the model gets; those files last as long as pi's
+ * session, and `removeFiles` takes them away when it ends. A resource read from a server that supports it is
+ * subscribed to; its updates are shown as notices.
  */
+import { rmSync } from "node:fs";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
@@ -93,6 +95,8 @@ export class ResourceTools {
   private active = false;
   /** The URIs subscribed to on each connection, and the session (its `connectedAt`) they were last asked on. */
   private readonly subscribed = new WeakMap<ServerConnection, { session?: number; uris: Set<string> }>();
+  /** The directories binary contents were saved to this session. */
+  private readonly savedDirs = new Set<string>();
 
   constructor(private readonly deps: ResourceToolsDeps) {}
 
@@ -253,6 +257,7 @@ export class ResourceTools {
     };
     if (binaries.length) {
       const dir = await mkdtemp(path.join(tmpdir(), "pi-mcp-resource-"));
+      this.savedDirs.add(dir);
       details.files = [];
       for (const binary of binaries) {
         const file = path.join(dir, binary.fileName);
@@ -274,6 +279,21 @@ export class ResourceTools {
     }
     this.subscribe(connection, params.uri);
     return { content: out, details };
+  }
+
+  /**
+   * Removes the files binary contents were saved to. Synchronous, as it also runs while pi's process exits; a file
+   * that cannot be removed is left, as the temp dir's own cleaning will take it.
+   */
+  removeFiles(): void {
+    for (const dir of this.savedDirs) {
+      try {
+        rmSync(dir, { recursive: true, force: true });
+      } catch {
+        // Best effort: see above.
+      }
+    }
+    this.savedDirs.clear();
   }
 
   /** Asks the server to say when a resource just read changes, once per session, where the server can. */
