@@ -132,8 +132,8 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   // binary resources were saved to are removed).
   const exitGuard = guardExit(() => {
     bridge.killNow();
-    resourceTools.removeFiles();
     for (const log of [logger, ...serverLogs]) log.flush();
+    resourceTools.removeFiles();
   });
 
   // Which tools the model is told about: direct ones, and deferred ones once tool_search has loaded them. Where no
@@ -309,9 +309,9 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   });
   pi.on("session_shutdown", async () => {
     exitGuard.release();
-    resourceTools.removeFiles();
     await bridge.shutdown();
     pi.events.emit("mcp.metrics", { servers: bridge.metrics() });
     await Promise.all([logger, ...serverLogs].map((log) => log.close()));
+    resourceTools.removeFiles();
   });
 }

@@ -281,18 +281,9 @@ export class ResourceTools {
     return { content: out, details };
   }
 
-  /**
-   * Removes the files binary contents were saved to. Synchronous, as it also runs while pi's process exits; a file
-   * that cannot be removed is left, as the temp dir's own cleaning will take it.
-   */
+  /** Removes the files binary contents were saved to; synchronous, as it also runs while pi's process exits. */
   removeFiles(): void {
-    for (const dir of this.savedDirs) {
-      try {
-        rmSync(dir, { recursive: true, force: true });
-      } catch {
-        // Best effort: see above.
-      }
-    }
+    for (const dir of this.savedDirs) rmSync(dir, { recursive: true, force: true });
     this.savedDirs.clear();
   }
 
