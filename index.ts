@@ -307,6 +307,11 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       startupNotice();
     }
   });
+  // Another point of the session's tree (`/tree`): the tools loaded on that branch, and no others.
+  pi.on("session_tree", (_event, ctx) => {
+    exposure.restore(ctx.sessionManager.getBranch());
+    declareTools();
+  });
   pi.on("session_shutdown", async () => {
     exitGuard.release();
     await bridge.shutdown();
