@@ -312,11 +312,12 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     exposure.restore(ctx.sessionManager.getBranch());
     declareTools();
   });
-  pi.on("session_shutdown", async () => {
+  pi.on("session_shutdown", async (event) => {
     exitGuard.release();
     await bridge.shutdown();
     pi.events.emit("mcp.metrics", { servers: bridge.metrics() });
     await Promise.all([logger, ...serverLogs].map((log) => log.close()));
-    resourceTools.removeFiles();
+    // A reload goes on with the same session, which may still read them.
+    if (event.reason !== "reload") resourceTools.removeFiles();
   });
 }

@@ -37,7 +37,7 @@ function writeConfig(agentDir: string): void {
 }
 
 describe("files of binary resources", { timeout: 120_000 }, () => {
-  test("a saved binary resource is there during the session and gone after pi's shutdown", async () => {
+  test("a saved binary resource is there during the session, /reload included, and gone after pi's shutdown", async () => {
     const project = tempDir("mcp-bridge-resfiles-project-");
     const agentDir = tempDir("mcp-bridge-resfiles-agent-");
     writeConfig(agentDir.dir);
@@ -48,7 +48,8 @@ describe("files of binary resources", { timeout: 120_000 }, () => {
     const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
     let closed = false;
     try {
-      await pi.session.bindExtensions({});
+      // An error listener, as every pi host binds one: pi fires session_start after a reload only to a bound session.
+      await pi.session.bindExtensions({ onError: (error) => assert.fail(`extension error: ${JSON.stringify(error)}`) });
       pi.faux.setResponses([
         fauxAssistantMessage([fauxToolCall("mcp_everything_gzip-file-as-resource", GZIP_ARGS)], {
           stopReason: "toolUse",
@@ -63,6 +64,9 @@ describe("files of binary resources", { timeout: 120_000 }, () => {
       const file = SAVED.exec(read.content.map((c) => c.text ?? "").join("\n"))?.[1];
       assert.ok(file, JSON.stringify(read.content));
       assert.equal(gunzipSync(readFileSync(file)).toString("utf8"), ORIGINAL, "the model can read the file now");
+      // /reload loads the extension afresh, and the session goes on: its files stay for it.
+      await pi.session.reload();
+      assert.ok(existsSync(file), "the file is still there after /reload");
       await pi.close();
       closed = true;
       assert.ok(!existsSync(file), "the file is gone after the shutdown");

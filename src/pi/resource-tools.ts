@@ -7,8 +7,8 @@
  * exposures, see ../exposure/tool-exposure.ts): behind `tool_search` where those servers' tools are. A read's text is
  * bounded like a tool result's, images go to the model as images, and other binary content is saved to a file under
  * the temp dir (named by the bridge, never by the server) whose path the model gets; those files last as long as pi's
- * session, and `removeFiles` takes them away when it ends. A resource read from a server that supports it is
- * subscribed to; its updates are shown as notices.
+ * session (a `/reload` keeps them), and `removeFiles` takes them away when it ends. A resource read from a server that
+ * supports it is subscribed to; its updates are shown as notices.
  */
 import { rmSync } from "node:fs";
 import { mkdtemp, writeFile } from "node:fs/promises";
@@ -61,6 +61,16 @@ export interface ResourceToolsDeps {
   events?: EventSink;
 }
 
+/**
+ * The directories binary contents were saved to, in this process. pi's `/reload` loads the extension afresh while the
+ * session goes on, and its files with it: so the list is the process's, not one load's.
+ */
+const SAVED_DIRS = Symbol.for("pi-mcp-bridge.resource-dirs");
+function savedDirs(): Set<string> {
+  const shared = globalThis as { [SAVED_DIRS]?: Set<string> };
+  return (shared[SAVED_DIRS] ??= new Set());
+}
+
 type ListTool = ToolDefinition<ReturnType<typeof listParameters>, ResourceToolDetails>;
 type ReadTool = ToolDefinition<typeof READ_PARAMETERS, ResourceToolDetails>;
 
@@ -95,8 +105,6 @@ export class ResourceTools {
   private active = false;
   /** The URIs subscribed to on each connection, and the session (its `connectedAt`) they were last asked on. */
   private readonly subscribed = new WeakMap<ServerConnection, { session?: number; uris: Set<string> }>();
-  /** The directories binary contents were saved to this session. */
-  private readonly savedDirs = new Set<string>();
 
   constructor(private readonly deps: ResourceToolsDeps) {}
 
@@ -257,7 +265,7 @@ export class ResourceTools {
     };
     if (binaries.length) {
       const dir = await mkdtemp(path.join(tmpdir(), "pi-mcp-resource-"));
-      this.savedDirs.add(dir);
+      savedDirs().add(dir);
       details.files = [];
       for (const binary of binaries) {
         const file = path.join(dir, binary.fileName);
@@ -283,8 +291,8 @@ export class ResourceTools {
 
   /** Removes the files binary contents were saved to; synchronous, as it also runs while pi's process exits. */
   removeFiles(): void {
-    for (const dir of this.savedDirs) rmSync(dir, { recursive: true, force: true });
-    this.savedDirs.clear();
+    for (const dir of savedDirs()) rmSync(dir, { recursive: true, force: true });
+    savedDirs().clear();
   }
 
   /** Asks the server to say when a resource just read changes, once per session, where the server can. */
