@@ -84,7 +84,14 @@ describe("events on pi's bus", { timeout: 120_000 }, () => {
       assert.match(String(gaveUp()!.payload.reason), /no backend for key \*\*\*/, "the reason is there, redacted");
       const published = JSON.stringify(events());
       assert.ok(!published.includes(secret), `an event carries the key:\n${published.slice(0, 3000)}`);
-      // The reason the bridge gave up is also what /mcp shows for the server.
+      // The reason the bridge gave up is also what a later call is told, and what /mcp shows for the server.
+      pi.faux.setResponses([
+        fauxAssistantMessage([fauxToolCall("mcp_leaky_unavailable", {})], { stopReason: "toolUse" }),
+        fauxAssistantMessage("done"),
+      ]);
+      await pi.session.prompt("once more");
+      const told = JSON.stringify(pi.session.messages.filter((m) => (m as { role: string }).role === "toolResult"));
+      assert.ok(!told.includes(secret), `the model is told the key:\n${told.slice(0, 3000)}`);
       const printed: string[] = [];
       const { log } = console;
       console.log = (...args: unknown[]) => printed.push(args.join(" "));
