@@ -128,10 +128,12 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       });
     },
   });
-  // If pi ends without a session_shutdown, the server processes go with it (and the logs are flushed).
+  // If pi ends without a session_shutdown, the server processes go with it (and the logs are flushed, and the files
+  // binary resources were saved to are removed).
   const exitGuard = guardExit(() => {
     bridge.killNow();
     for (const log of [logger, ...serverLogs]) log.flush();
+    resourceTools.removeFiles();
   });
 
   // Which tools the model is told about: direct ones, and deferred ones once tool_search has loaded them. Where no
@@ -305,10 +307,17 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       startupNotice();
     }
   });
-  pi.on("session_shutdown", async () => {
+  // Another point of the session's tree (`/tree`): the tools loaded on that branch, and no others.
+  pi.on("session_tree", (_event, ctx) => {
+    exposure.restore(ctx.sessionManager.getBranch());
+    declareTools();
+  });
+  pi.on("session_shutdown", async (event) => {
     exitGuard.release();
     await bridge.shutdown();
     pi.events.emit("mcp.metrics", { servers: bridge.metrics() });
     await Promise.all([logger, ...serverLogs].map((log) => log.close()));
+    // A reload goes on with the same session, which may still read them.
+    if (event.reason !== "reload") resourceTools.removeFiles();
   });
 }

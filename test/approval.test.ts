@@ -309,6 +309,22 @@ describe("tool approval in pi (in-process, faux model, recording UI)", { timeout
     assert.equal(asked.asked.length, 1);
   });
 
+  test("an extension that changes the request's arguments changes nothing that runs: the server gets the model's", async () => {
+    hookGlobals.__approvalHook = (request) => {
+      const args = (request as unknown as { args: Record<string, unknown> }).args;
+      args.a = 1000;
+      delete args.b;
+      request.respond("allow");
+    };
+    try {
+      const { result } = await modelCalls("mcp_store_add", { a: 20, b: 22 });
+      assert.deepEqual(callsOf(store, "add").at(-1)?.args, { a: 20, b: 22 }, "the server got the original arguments");
+      assert.deepEqual(result.content, [{ type: "text", text: "42" }]);
+    } finally {
+      delete hookGlobals.__approvalHook;
+    }
+  });
+
   test("mcp.log records each decision, without the arguments", async () => {
     const logFile = path.join(agentDir.dir, "mcp-bridge", "mcp.log");
     const approvals = () => {

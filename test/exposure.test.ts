@@ -340,4 +340,47 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
       );
     }
   });
+  test("tool_search never finds a hidden tool, even one that fits the query best", async () => {
+    const { pi, model } = await start({ exposure: "deferred", toolExposure: { delete_branch: "hidden" } });
+    model.script([
+      { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "delete a branch of a repository", limit: 10 } }] },
+      { text: "done" },
+    ]);
+    await pi.session.prompt("remove the old branch");
+    const search = toolResults(pi).find((r) => r.toolName === TOOL_SEARCH_NAME);
+    const text = search?.content[0]?.text ?? "";
+    // The query reached the index: the deferred tools that fit it come back.
+    assert.match(text, /mcp_catalog_delete_comment/);
+    assert.doesNotMatch(text, /delete_branch/, "the hidden tool is not found");
+    for (const request of model.requests)
+      assert.ok(!request.tools.includes("mcp_catalog_delete_branch"), "nor loaded into a request");
+  });
+
+  test("/tree to a point before a tool was loaded: the tool is not loaded there; back on the branch it is again", async () => {
+    const { pi, model } = await start({ exposure: "deferred" });
+    model.script([{ text: "hello" }]);
+    await pi.session.prompt("hi");
+    // The point before the load: the model's first answer, on the session's branch.
+    const beforeLoad = pi.session.sessionManager.getLeafId();
+    assert.ok(beforeLoad);
+    model.script([
+      { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "search the code", limit: 1 } }] },
+      { text: "found" },
+    ]);
+    await pi.session.prompt("where is main defined?");
+    const loadedLeaf = pi.session.sessionManager.getLeafId();
+    assert.ok(model.requests.at(-1)!.tools.includes("mcp_catalog_search_code"), "loaded on this branch");
+
+    await pi.session.navigateTree(beforeLoad);
+    let before = model.requests.length;
+    model.script([{ text: "ok" }]);
+    await pi.session.prompt("and now?");
+    assert.deepEqual(catalogTools(model.requests[before]!), [], "no load on the branch before it");
+
+    await pi.session.navigateTree(loadedLeaf!);
+    before = model.requests.length;
+    model.script([{ text: "ok" }]);
+    await pi.session.prompt("and back here?");
+    assert.deepEqual(catalogTools(model.requests[before]!), ["mcp_catalog_search_code"], "the branch's load is back");
+  });
 });

@@ -21,8 +21,12 @@ import {
 import * as pi from "@mariozechner/pi-coding-agent";
 import {
   type AgentSession,
+  type AgentSessionRuntime,
   type ExtensionUIContext,
   createAgentSession,
+  createAgentSessionFromServices,
+  createAgentSessionRuntime,
+  createAgentSessionServices,
   DefaultResourceLoader,
   SessionManager,
   SettingsManager,
@@ -138,6 +142,56 @@ export async function startInProcessPi(options: InProcessOptions): Promise<InPro
     close: async () => {
       await session.extensionRunner.emit({ type: "session_shutdown", reason: "quit" });
       session.dispose();
+      access.close();
+    },
+  };
+}
+
+/**
+ * pi's session runtime, as its CLI builds it: `/new`, `/resume` and `/fork` (`runtime.newSession()`,
+ * `switchSession(file)`, `fork(id)`) end the session and start the next with its extensions loaded afresh. The caller
+ * binds each session's extensions (`runtime.session.bindExtensions`), as pi's CLI does, and closes it.
+ */
+export async function startPiRuntime(
+  options: InProcessOptions,
+): Promise<{ runtime: AgentSessionRuntime; faux: FauxProviderRegistration; close(): Promise<void> }> {
+  const access = await modelAccess(options.model);
+  const settingsManager = SettingsManager.inMemory();
+  const runtime = await createAgentSessionRuntime(
+    async ({ cwd, agentDir, sessionManager, sessionStartEvent }) => {
+      const services = await createAgentSessionServices({
+        cwd,
+        agentDir,
+        settingsManager,
+        ...access.options,
+        resourceLoaderOptions: {
+          noExtensions: true,
+          additionalExtensionPaths: options.extensionPaths,
+          noSkills: true,
+          noPromptTemplates: true,
+          noThemes: true,
+          noContextFiles: true,
+        },
+      });
+      const created = await createAgentSessionFromServices({
+        services,
+        sessionManager,
+        sessionStartEvent,
+        model: options.model ?? access.faux.getModel(),
+      });
+      return { ...created, services, diagnostics: services.diagnostics };
+    },
+    {
+      cwd: options.cwd,
+      agentDir: options.agentDir,
+      sessionManager: options.sessionManager ?? SessionManager.inMemory(options.cwd),
+    },
+  );
+  return {
+    runtime,
+    faux: access.faux,
+    close: async () => {
+      await runtime.dispose();
       access.close();
     },
   };

@@ -2,8 +2,8 @@
  * Finds and reads the config layers: `--mcp-config` file, project `.pi/mcp.json`, user `<agent dir>/mcp.json`, and the
  * `mcp.json` bundled with the extension.
  */
-import { readFile } from "node:fs/promises";
 import * as path from "node:path";
+import { NotUtf8Error, readUtf8File } from "../common/utf8-file.ts";
 import { layerConfigs } from "./layers.ts";
 import type { ConfigFileInput, ConfigProblem, ConfigSource, LayeredConfig } from "./types.ts";
 
@@ -30,18 +30,20 @@ export function configSources(locations: ConfigLocations): ConfigSource[] {
 
 async function readSource(source: ConfigSource): Promise<{ input: ConfigFileInput; problem?: ConfigProblem }> {
   try {
-    return { input: { source, text: await readFile(source.path, "utf8") } };
+    return { input: { source, text: await readUtf8File(source.path) } };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" && source.scope !== "flag") return { input: { source, text: undefined } };
     const reason =
-      code === "ENOENT"
-        ? "file not found"
-        : code === "EISDIR"
-          ? "is a directory"
-          : code === "EACCES"
-            ? "permission denied"
-            : String(error);
+      error instanceof NotUtf8Error
+        ? error.message
+        : code === "ENOENT"
+          ? "file not found"
+          : code === "EISDIR"
+            ? "is a directory"
+            : code === "EACCES"
+              ? "permission denied"
+              : String(error);
     return {
       input: { source, text: undefined },
       problem: { level: "error", source, message: `cannot read the file: ${reason}` },

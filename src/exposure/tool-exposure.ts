@@ -1,8 +1,9 @@
 /**
  * Which MCP tools the model is told about this session: each tool's exposure from the config (./exposure-rules.ts),
  * what `auto` became at session start, and the deferred tools `tool_search` has loaded. Loads are recorded in pi's
- * session (a custom entry), so they come back on `/reload`, on resume and in a fork of the branch they were made on.
- * The bridge's own tools that reach several servers (the resource tools) take the widest exposure of those servers.
+ * session (a custom entry), so they come back on `/reload`, on resume, in a fork of the branch they were made on and
+ * on `/tree` to it. The bridge's own tools that reach several servers (the resource tools) take the widest exposure
+ * of those servers.
  */
 import type { Exposure, ExposureDefaults, ExposureSetting, ServerConfig } from "../config/types.ts";
 import { isObject } from "../common/values.ts";

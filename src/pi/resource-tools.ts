@@ -6,9 +6,11 @@
  * user's trust to be connected at all. How they reach the model follows the servers they reach (the widest of their
  * exposures, see ../exposure/tool-exposure.ts): behind `tool_search` where those servers' tools are. A read's text is
  * bounded like a tool result's, images go to the model as images, and other binary content is saved to a file under
- * the temp dir (named by the bridge, never by the server) whose path the model gets. A resource read from a server
- * that supports it is subscribed to; its updates are shown as notices.
+ * the temp dir (named by the bridge, never by the server) whose path the model gets; those files last as long as pi's
+ * session (a `/reload` keeps them), and `removeFiles` takes them away when it ends. A resource read from a server that
+ * supports it is subscribed to; its updates are shown as notices.
  */
+import { rmSync } from "node:fs";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
@@ -57,6 +59,16 @@ export interface ResourceToolsDeps {
   /** Tells the user something a server said on its own (a subscribed resource changed). */
   notify(text: string): void;
   events?: EventSink;
+}
+
+/**
+ * The directories binary contents were saved to, in this process. pi's `/reload` loads the extension afresh while the
+ * session goes on, and its files with it: so the list is the process's, not one load's.
+ */
+const SAVED_DIRS = Symbol.for("pi-mcp-bridge.resource-dirs");
+function savedDirs(): Set<string> {
+  const shared = globalThis as { [SAVED_DIRS]?: Set<string> };
+  return (shared[SAVED_DIRS] ??= new Set());
 }
 
 type ListTool = ToolDefinition<ReturnType<typeof listParameters>, ResourceToolDetails>;
@@ -253,6 +265,7 @@ export class ResourceTools {
     };
     if (binaries.length) {
       const dir = await mkdtemp(path.join(tmpdir(), "pi-mcp-resource-"));
+      savedDirs().add(dir);
       details.files = [];
       for (const binary of binaries) {
         const file = path.join(dir, binary.fileName);
@@ -274,6 +287,12 @@ export class ResourceTools {
     }
     this.subscribe(connection, params.uri);
     return { content: out, details };
+  }
+
+  /** Removes the files binary contents were saved to; synchronous, as it also runs while pi's process exits. */
+  removeFiles(): void {
+    for (const dir of savedDirs()) rmSync(dir, { recursive: true, force: true });
+    savedDirs().clear();
   }
 
   /** Asks the server to say when a resource just read changes, once per session, where the server can. */

@@ -6,7 +6,7 @@
  *
  * Values are never echoed into notes or errors: a config file often holds credentials, and the import UI shows both.
  */
-import { readFile } from "node:fs/promises";
+import { NotUtf8Error, readUtf8File } from "../../common/utf8-file.ts";
 import { quoteValue } from "../../common/text.ts";
 import { isObject, type JsonObject } from "../../common/values.ts";
 import { isToggleOnly } from "../parse.ts";
@@ -32,17 +32,19 @@ export async function discoverImports(loc: ImportLocations): Promise<ImportResul
     candidateFiles(loc).map(async (file): Promise<ImportResult> => {
       let text: string;
       try {
-        text = await readFile(file.path, "utf8");
+        text = await readUtf8File(file.path);
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         // A client that is not installed has no file (or not even its directory): nothing to say about it.
         if (code === "ENOENT" || code === "ENOTDIR") return { servers: [], errors: [] };
         const reason =
-          code === "EISDIR"
-            ? "it is a directory"
-            : code === "EACCES" || code === "EPERM"
-              ? "permission denied"
-              : (code ?? "unknown error");
+          error instanceof NotUtf8Error
+            ? error.message
+            : code === "EISDIR"
+              ? "it is a directory"
+              : code === "EACCES" || code === "EPERM"
+                ? "permission denied"
+                : (code ?? "unknown error");
         return { servers: [], errors: [`${describeClientFile(file)}: cannot read the file: ${reason}`] };
       }
       return parseClientConfig(file, text, loc);

@@ -2,12 +2,13 @@
  * Replacing a config file on disk with an edited version of its text. The new text goes to a temp file that is
  * renamed over the old one, so a reader never sees half a file; a symlink is written through, the file keeps its
  * mode (a new one gets 0600), and two updates of one file in this process never interleave. A file that does not
- * parse is never written.
+ * parse, or is not UTF-8, is never written.
  */
-import { readFile, realpath, stat } from "node:fs/promises";
+import { realpath, stat } from "node:fs/promises";
 import * as path from "node:path";
 import { replaceFile, serialised } from "../../common/atomic-file.ts";
 import { errorMessage } from "../../common/errors.ts";
+import { NotUtf8Error, readUtf8File } from "../../common/utf8-file.ts";
 import { parseConfigText } from "../parse.ts";
 import { ConfigWriteError } from "./error.ts";
 
@@ -44,9 +45,11 @@ async function update(file: string, change: (text: string | undefined) => string
   let text: string | undefined;
   let mode = 0o600;
   try {
-    text = await readFile(target, "utf8");
+    text = await readUtf8File(target);
     mode = (await stat(target)).mode & 0o7777;
   } catch (error) {
+    // Rewritten, its bytes that are not UTF-8 would be lost.
+    if (error instanceof NotUtf8Error) throw new ConfigWriteError("unparsable", `${file} is ${error.message}`);
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw ioError("read", file, error);
     text = undefined;
   }

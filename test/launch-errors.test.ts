@@ -1,0 +1,91 @@
+/**
+ * A local server whose command the system refuses to run for good is started once, not restarted: here its command
+ * line is longer than the system allows (`spawn E2BIG`). Real pi in-process with the faux model; the real spawn of a
+ * real command, counted where the bridge's transport calls it, and the attempts pi's event bus announces.
+ */
+import assert from "node:assert/strict";
+import childProcess from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { syncBuiltinESMExports } from "node:module";
+import * as path from "node:path";
+import { describe, test } from "node:test";
+import { REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { startInProcessPi } from "./pi-harness.ts";
+
+/** One argument well past Linux's limit of 128 KiB for a single argument (and any system's for the whole line). */
+const TOO_LONG = "x".repeat(3 * 1024 * 1024);
+
+describe("permanent launch errors", { timeout: 120_000 }, () => {
+  test("a command line longer than the system allows (E2BIG) is spawned once and not retried", async () => {
+    const project = tempDir("mcp-bridge-e2big-project-");
+    const agentDir = tempDir("mcp-bridge-e2big-agent-");
+    // Restarts quick and many, so a retry would show within the wait below.
+    writeFileSync(
+      path.join(agentDir.dir, "mcp.json"),
+      JSON.stringify({
+        mcpServers: {
+          huge: {
+            command: process.execPath,
+            args: ["-e", "setInterval(() => {}, 1000)", TOO_LONG],
+            maxRestarts: 5,
+            reconnect: { initialDelay: 10, maxDelay: 20 },
+          },
+        },
+      }),
+    );
+    // Another extension, loaded first: what the bridge announces on pi's bus about the server.
+    const recorder = path.join(project.dir, "recorder.ts");
+    writeFileSync(
+      recorder,
+      `export default function (pi) {
+        const seen = (globalThis.__e2bigEvents = []);
+        for (const channel of ["mcp.connecting", "mcp.error", "mcp.disconnected", "mcp.local.spawned"])
+          pi.events.on(channel, (payload) => seen.push({ channel, payload }));
+      }`,
+    );
+    const events = () =>
+      (globalThis as { __e2bigEvents?: Array<{ channel: string; payload: Record<string, unknown> }> }).__e2bigEvents ??
+      [];
+    // The transport's spawn, counted and passed through: each call is one launch of the server's command.
+    const realSpawn = childProcess.spawn;
+    let launches = 0;
+    childProcess.spawn = ((command: string, ...rest: unknown[]) => {
+      if (command === process.execPath && JSON.stringify(rest[0] ?? []).includes("setInterval")) launches++;
+      return (realSpawn as (...args: unknown[]) => unknown)(command, ...rest);
+    }) as typeof childProcess.spawn;
+    syncBuiltinESMExports();
+    const originalCwd = process.cwd();
+    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
+    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
+    process.chdir(project.dir);
+    const pi = await startInProcessPi({
+      cwd: project.dir,
+      agentDir: agentDir.dir,
+      extensionPaths: [recorder, REPO_ROOT],
+    });
+    try {
+      await pi.session.bindExtensions({});
+      // Without a UI pi's session starts once every server has connected or failed; the failure is announced with
+      // the wait before the next attempt (none, here).
+      await waitFor(
+        () => events().some((e) => e.channel === "mcp.error"),
+        "the bridge to report the failure",
+        30_000,
+      ).catch((error: Error) => assert.fail(`${error.message}; events: ${JSON.stringify(events()).slice(0, 3000)}`));
+      const errors = events().filter((e) => e.channel === "mcp.error");
+      assert.equal(errors.length, 1, JSON.stringify(errors));
+      assert.match(String(errors[0]!.payload.error), /E2BIG/);
+      assert.equal(errors[0]!.payload.retryIn, null, "no attempt follows");
+      assert.equal(events().filter((e) => e.channel === "mcp.connecting").length, 1, "one attempt announced");
+      assert.equal(events().filter((e) => e.channel === "mcp.local.spawned").length, 0, "nothing ran");
+      assert.equal(launches, 1, "the command was launched once");
+    } finally {
+      await pi.close();
+      childProcess.spawn = realSpawn;
+      syncBuiltinESMExports();
+      process.chdir(originalCwd);
+      project.cleanup();
+      agentDir.cleanup();
+    }
+  });
+});
