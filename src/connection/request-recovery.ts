@@ -1,14 +1,15 @@
 /**
  * The parts of a request to a server that do not depend on which session runs it: the caller's signal followed by
  * one of the request's own, the request timeout, redaction of progress, result and error, and telling a lost
- * connection from the request's own failure. The connection (./server-connection.ts, `withSession`) runs it on the
- * live session and decides what to do when the connection was lost under it.
+ * connection from the request's own failure, and whether a request the connection was lost under may be sent again
+ * (`sendAgain`). The connection (./server-connection.ts, `withSession`) runs it on the live session and acts on that.
  */
 import type { Progress } from "@modelcontextprotocol/client";
 import { describeError } from "../common/errors.ts";
 import { followSignal } from "../common/follow-signal.ts";
 import type { Redactor } from "../common/redact.ts";
 import { callError, type ErrorContext } from "./error-messages.ts";
+import type { Delivery } from "./delivery.ts";
 import type { LiveSession, RequestOptions } from "./live-session.ts";
 
 /** What the caller of a request may add: its own signal, and where progress goes. */
@@ -44,6 +45,23 @@ export async function redactedRequest<T>(
   } finally {
     own?.release();
   }
+}
+
+/** What a tool call says about being sent again after a lost connection; a read has no say (it is sent again). */
+export interface ResendPolicy {
+  /** Running it twice does no harm (the server's hints, the server's `resendAfterDrop`), or it follows a task by id. */
+  safeToRepeat(): boolean;
+}
+
+/**
+ * The one decision on a request the connection was lost under: is it sent again on the next session? One that never
+ * reached the transport is, and so is a read (no `call`). A tool call the server may have received is only when
+ * running it twice is safe, and never when the server was stopped for a message over a limit while it ran: that
+ * message was likely its answer, and would come again.
+ */
+export function sendAgain(delivery: Delivery, session: LiveSession, call: ResendPolicy | undefined): boolean {
+  if (!delivery.sent || !call) return true;
+  return session.violation === undefined && call.safeToRepeat();
 }
 
 /** A request on `session` failed: throws its error (worded) unless the connection was lost; if it was, returns how. */
