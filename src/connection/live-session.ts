@@ -396,12 +396,16 @@ export class LiveSession {
 
   /** What a failed request means for this connection: `kindOf`, plus what only the session can tell. */
   classify(error: unknown): ErrorKind {
-    // Streamable HTTP: a 404 for a request that carried a session id means the server forgot the session (it
-    // restarted); the spec has the client start a new one.
+    return this.forgotSession(error) ? "transport" : kindOf(error);
+  }
+
+  /**
+   * Streamable HTTP: a 404 for a request that carried a session id means the server forgot the session (it
+   * restarted); the spec has the client start a new one. The server ran nothing of that request.
+   */
+  forgotSession(error: unknown): boolean {
     const transport = this.held?.transport;
-    if (httpStatusOf(error) === 404 && transport instanceof StreamableHTTPClientTransport && transport.sessionId)
-      return "transport";
-    return kindOf(error);
+    return httpStatusOf(error) === 404 && transport instanceof StreamableHTTPClientTransport && !!transport.sessionId;
   }
 
   /** Ends the session (an open under way fails) and releases everything it holds. Safe to call more than once. */

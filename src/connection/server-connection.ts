@@ -300,7 +300,8 @@ export class ServerConnection {
       return (this.lifecycle.live ?? (await this.lifecycle.ready(what, signal))).request(run, sent);
     }
     const cause = lost(on, error);
-    if (!sendAgain(delivery, on, call)) throw mayHaveRunError(ctx(), what, cause, error, on.violation !== undefined);
+    if (!sendAgain(delivery, on, call, error))
+      throw mayHaveRunError(ctx(), what, cause, error, on.violation !== undefined);
     const next = await this.lifecycle.ready(what, signal).catch((reconnectError: unknown) => {
       throw reconnectFailedError(ctx(), what, cause, reconnectError);
     });
