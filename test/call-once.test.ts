@@ -8,9 +8,13 @@
  */
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { kindOf, neverConnected } from "../src/common/errors.ts";
+import { ServerPool } from "../src/connection/http/http-pool.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { REPO_ROOT, tempDir } from "./helpers.ts";
@@ -127,5 +131,36 @@ describe("a call whose server dies under it (real pi, real stdio server)", { tim
     assert.match(result.text, /may or may not have run/);
     assert.match(result.text, /message over the limit was likely its answer/);
     assert.match((await modelCalls("status")).text, /^up \(pid \d+\)$/);
+  });
+});
+
+describe("which failed requests never reached the server (real sockets on 127.0.0.1)", () => {
+  /** What a request to `port` fails with, through the same fetch the bridge's remote transports use. */
+  async function failureOf(port: number): Promise<unknown> {
+    const pool = new ServerPool({});
+    try {
+      await pool.fetch(`http://127.0.0.1:${port}/mcp`, { method: "POST", body: "{}" });
+    } catch (error) {
+      return error;
+    } finally {
+      await pool.destroy();
+    }
+    assert.fail("the request was expected to fail");
+  }
+
+  test("a refused connection never carried the request; a connection the server cut under it may have", async () => {
+    const cutting = createServer((req) => req.socket.destroy());
+    await new Promise<void>((resolve) => cutting.listen(0, "127.0.0.1", resolve));
+    const { port } = cutting.address() as AddressInfo;
+    try {
+      const cut = await failureOf(port);
+      assert.equal(kindOf(cut), "transport", String(cut));
+      assert.equal(neverConnected(cut), false, "the server had the request when it cut the connection");
+    } finally {
+      await new Promise((resolve) => cutting.close(resolve));
+    }
+    const refused = await failureOf(port);
+    assert.equal(kindOf(refused), "transport", String(refused));
+    assert.equal(neverConnected(refused), true, "nothing listens on the port any more");
   });
 });

@@ -19,7 +19,7 @@ import {
   type Tool,
   type Transport,
 } from "@modelcontextprotocol/client";
-import { ConnectTimeout, type ErrorKind, httpStatusOf, kindOf } from "../common/errors.ts";
+import { ConnectTimeout, type ErrorKind, httpStatusOf, kindOf, neverConnected } from "../common/errors.ts";
 import { within } from "../common/wait.ts";
 import type { ProtocolSetting } from "../config/protocol-setting.ts";
 import type { ServerLimits, TransportKind } from "../config/types.ts";
@@ -401,11 +401,16 @@ export class LiveSession {
 
   /**
    * Streamable HTTP: a 404 for a request that carried a session id means the server forgot the session (it
-   * restarted); the spec has the client start a new one. The server ran nothing of that request.
+   * restarted); the spec has the client start a new one.
    */
-  forgotSession(error: unknown): boolean {
+  private forgotSession(error: unknown): boolean {
     const transport = this.held?.transport;
     return httpStatusOf(error) === 404 && transport instanceof StreamableHTTPClientTransport && !!transport.sessionId;
+  }
+
+  /** A request that failed with `error` never reached the server: no connection was made, or it forgot the session. */
+  notTaken(error: unknown): boolean {
+    return neverConnected(error) || this.forgotSession(error);
   }
 
   /** Ends the session (an open under way fails) and releases everything it holds. Safe to call more than once. */

@@ -55,8 +55,8 @@ export interface ResendPolicy {
 
 /**
  * The one decision on a request the connection was lost under (`error` said so): is it sent again on the next
- * session? One that never reached the transport is, one the server refused unrun (it forgot the session) is, and so
- * is a read (no `call`). A tool call the server may have received is only when running it twice is safe, and never
+ * session? One that never reached the transport is, one that never reached the server (no connection was made, or
+ * it forgot the session) is, and so is a read (no `call`). A tool call the server may have received is only when running it twice is safe, and never
  * when the server was stopped for a message over a limit while it ran: that message was likely its answer, and would
  * come again.
  */
@@ -66,7 +66,7 @@ export function sendAgain(
   call: ResendPolicy | undefined,
   error: unknown,
 ): boolean {
-  if (!delivery.sent || !call || session.forgotSession(error)) return true;
+  if (!delivery.sent || !call || session.notTaken(error)) return true;
   return session.violation === undefined && call.safeToRepeat();
 }
 
