@@ -108,6 +108,21 @@ describe("a call whose server dies under it (real pi, real stdio server)", { tim
     assert.equal(receipts("wipe").length, 1, "the reconnect sent nothing more");
   });
 
+  test("the approval covers that one call: the next call of the tool asks again, and runs once", async () => {
+    ui.answers = ["Allow once"];
+    const asked = ui.asked.length;
+    const first = await modelCalls("erase");
+    assert.equal(first.isError, true, first.text);
+    assert.match(first.text, /may or may not have run/);
+    assert.equal(ui.asked.length - asked, 1, "asked once, and not again for a call that was not sent again");
+    ui.answers = ["Allow once"];
+    const second = await modelCalls("erase");
+    assert.equal(ui.asked.length - asked, 2, "the next call is a new call: asked again");
+    assert.deepEqual(ui.answers, [], "every answer was used");
+    assert.equal(second.isError, false, second.text);
+    assert.equal(receipts("erase").length, 2, "one receipt per approved call");
+  });
+
   test("a read-only tool is sent again on the restarted server and its answer reaches the model", async () => {
     const result = await modelCalls("peek");
     assert.equal(result.isError, false, result.text);
