@@ -4,10 +4,11 @@
  * connection from the request's own failure, and whether a request the connection was lost under may be sent again
  * (`sendAgain`). The connection (./server-connection.ts, `withSession`) runs it on the live session and acts on that.
  */
-import type { Progress } from "@modelcontextprotocol/client";
+import type { Progress, ToolAnnotations } from "@modelcontextprotocol/client";
 import { describeError } from "../common/errors.ts";
 import { followSignal } from "../common/follow-signal.ts";
 import type { Redactor } from "../common/redact.ts";
+import { matchesToolPattern } from "../common/tool-pattern.ts";
 import { callError, type ErrorContext } from "./error-messages.ts";
 import type { Delivery } from "./delivery.ts";
 import type { LiveSession, RequestOptions } from "./live-session.ts";
@@ -47,27 +48,30 @@ export async function redactedRequest<T>(
   }
 }
 
-/** What a tool call says about being sent again after a lost connection; a read has no say (it is sent again). */
-export interface ResendPolicy {
-  /** Running it twice does no harm (the server's hints, the server's `resendAfterDrop`), or it follows a task by id. */
-  safeToRepeat(): boolean;
+/**
+ * Whether a call of tool `name` may run twice: its server marks it read-only or idempotent, the server's
+ * `resendAfterDrop` names it, or the call follows a task by its id (that goes on with the work, it does not repeat it).
+ */
+export function safeToRepeat(name: string, hints: ToolAnnotations | undefined, resendAfterDrop: readonly string[]) {
+  const safe = hints?.readOnlyHint === true || hints?.idempotentHint === true;
+  return safe || resendAfterDrop.some((pattern) => matchesToolPattern(pattern, name));
 }
 
 /**
  * The one decision on a request the connection was lost under (`error` said so): is it sent again on the next
- * session? One that never reached the transport is, one that never reached the server (no connection was made, or
- * it forgot the session) is, and so is a read (no `call`). A tool call the server may have received is only when running it twice is safe, and never
- * when the server was stopped for a message over a limit while it ran: that message was likely its answer, and would
- * come again.
+ * session? One that never reached the transport is, one that never reached the server (no connection was made, or it
+ * forgot the session) is, and so is a read (no `repeatable`, which a tool call gives). A tool call the server may have
+ * received is only when it is `repeatable`, and never when the server was stopped for a message over a limit while it
+ * ran: that message was likely its answer, and would come again.
  */
 export function sendAgain(
   delivery: Delivery,
   session: LiveSession,
-  call: ResendPolicy | undefined,
   error: unknown,
+  repeatable?: () => boolean,
 ): boolean {
-  if (!delivery.sent || !call || session.notTaken(error)) return true;
-  return session.violation === undefined && call.safeToRepeat();
+  if (!delivery.sent || !repeatable || session.notTaken(error)) return true;
+  return session.violation === undefined && repeatable();
 }
 
 /** A request on `session` failed: throws its error (worded) unless the connection was lost; if it was, returns how. */

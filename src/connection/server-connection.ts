@@ -14,7 +14,6 @@ import {
   UrlElicitationRequiredError,
 } from "@modelcontextprotocol/client";
 import { describeError } from "../common/errors.ts";
-import { matchesToolPattern } from "../common/tool-pattern.ts";
 import type { EventSink } from "../common/events.ts";
 import { Redactor } from "../common/redact.ts";
 import type { ServerConfig, TransportKind } from "../config/types.ts";
@@ -31,7 +30,7 @@ import type { HealthStatus, HealthTracker } from "./health.ts";
 import { LifecycleReport } from "./lifecycle-report.ts";
 import type { LiveSession, RequestOptions, Run } from "./live-session.ts";
 import type { ClientFeatures, ServerChange } from "./mcp-client.ts";
-import { type CallOptions, lostCause, redactedRequest, type ResendPolicy, sendAgain } from "./request-recovery.ts";
+import { type CallOptions, lostCause, redactedRequest, safeToRepeat, sendAgain } from "./request-recovery.ts";
 import { SessionOpener, type SessionOpenerOptions } from "./session-opener.ts";
 import { toolCallRun } from "./tool-call.ts";
 
@@ -57,12 +56,8 @@ export interface ConnectionOptions extends Pick<
   stableAfterMs?: number;
 }
 
-/** The first try of a request: the session it went to, whether it reached the transport, and what a tool call says. */
-interface FirstTry {
-  on: LiveSession;
-  delivery: Delivery;
-  call?: ResendPolicy;
-}
+/** The first try of a request: the session it went to, whether it reached the transport, whether a call may repeat. */
+type FirstTry = { on: LiveSession; delivery: Delivery; repeatable?: () => boolean };
 
 export class ServerConnection {
   /** As the newest open session has them, kept while it reconnects: transport, legacy SSE fallback, MCP revision, `instructions` (redacted). */
@@ -241,13 +236,9 @@ export class ServerConnection {
   callTool(toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
     const definition = this.toolList.definition(toolName);
     const call = toolCallRun(this.toolList.serverName(toolName), args, definition, this.options.features ?? {});
-    const { readOnlyHint, idempotentHint } = definition?.annotations ?? {};
-    const safe =
-      readOnlyHint === true ||
-      idempotentHint === true ||
-      this.config.resendAfterDrop.some((pattern) => matchesToolPattern(pattern, toolName));
-    const policy = { safeToRepeat: () => safe || call.followsTask() };
-    return this.report.timed(toolName, Date.now(), this.withSession(toolName, call.run, options, policy));
+    const safe = safeToRepeat(toolName, definition?.annotations, this.config.resendAfterDrop);
+    const repeatable = () => safe || call.followsTask();
+    return this.report.timed(toolName, Date.now(), this.withSession(toolName, call.run, options, repeatable));
   }
 
   /**
@@ -255,16 +246,15 @@ export class ServerConnection {
    * session (after a lazy start or a reconnect under way), bounded and redacted by `redactedRequest`, and sent once
    * more on the next session when the connection was lost under it, after a new sign-in the server wanted, or once
    * the user has been on the web page it asked for (URL elicitation, -32042). Other failures are thrown at once.
-   * A tool call (`call`) the server may have received is sent again only as `sendAgain` allows.
+   * A tool call (`repeatable` given) the server may have received is sent again only as `sendAgain` allows.
    */
-  withSession<T>(what: string, run: Run<T>, options: CallOptions = {}, call?: ResendPolicy): Promise<T> {
-    return redactedRequest(this.redactor, this.config.requestTimeout, options, (r) =>
-      this.firstTry(what, run, r, call),
-    );
+  withSession<T>(what: string, run: Run<T>, options: CallOptions = {}, repeatable?: () => boolean): Promise<T> {
+    const { redactor, config } = this;
+    return redactedRequest(redactor, config.requestTimeout, options, (r) => this.firstTry(what, run, r, repeatable));
   }
 
   /** On a live session (the usual case) a request waits for nothing and makes nothing for the retry it may need. */
-  private async firstTry<T>(what: string, run: Run<T>, request: RequestOptions, call?: ResendPolicy): Promise<T> {
+  private async firstTry<T>(what: string, run: Run<T>, request: RequestOptions, repeatable?: () => boolean) {
     const state = this.lifecycle.state;
     const session =
       state.kind === "live" && this.trusted ? state.session : await this.lifecycle.ready(what, request.signal);
@@ -272,13 +262,13 @@ export class ServerConnection {
     try {
       return await session.request(run, request, delivery);
     } catch (error) {
-      return this.retry(what, run, request, { on: session, delivery, call }, error);
+      return this.retry(what, run, request, { on: session, delivery, repeatable }, error);
     }
   }
 
   private async retry<T>(what: string, run: Run<T>, sent: RequestOptions, first: FirstTry, error: unknown): Promise<T> {
     const { signal } = sent;
-    const { on, delivery, call } = first;
+    const { on, delivery, repeatable } = first;
     const ctx = () => this.opener.errorContext();
     // The connection was lost under `session` (else the error is thrown as the request's): let it go, say how.
     const lost = (session: LiveSession, error: unknown) => {
@@ -300,7 +290,7 @@ export class ServerConnection {
       return (this.lifecycle.live ?? (await this.lifecycle.ready(what, signal))).request(run, sent);
     }
     const cause = lost(on, error);
-    if (!sendAgain(delivery, on, call, error))
+    if (!sendAgain(delivery, on, error, repeatable))
       throw mayHaveRunError(ctx(), what, cause, error, on.violation !== undefined);
     const next = await this.lifecycle.ready(what, signal).catch((reconnectError: unknown) => {
       throw reconnectFailedError(ctx(), what, cause, reconnectError);
