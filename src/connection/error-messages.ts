@@ -233,7 +233,7 @@ export function mayHaveRunError(
 ): BridgeError {
   const { name, source } = ctx.config;
   const why = overLimit
-    ? "; it is not sent again, since the message over the limit was likely its answer"
+    ? ", since the message over the limit was likely its answer and would come again"
     : `, so that it cannot run twice. To have calls of '${toolName}' sent again after a dropped connection (only for a tool that is safe to run twice), add "${toolName}" to "resendAfterDrop" of server "${name}" in ${describeSource(source)}`;
   const message = `The connection to MCP server '${name}' dropped during the call of tool '${toolName}' (${cause}). The call may or may not have run on the server: check before calling it again. The bridge did not send it again${why}.`;
   return new BridgeError("transport", name, ctx.redact(message), { cause: error });

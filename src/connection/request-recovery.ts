@@ -48,13 +48,10 @@ export async function redactedRequest<T>(
   }
 }
 
-/**
- * Whether a call of tool `name` may run twice: its server marks it read-only or idempotent, the server's
- * `resendAfterDrop` names it, or the call follows a task by its id (that goes on with the work, it does not repeat it).
- */
-export function safeToRepeat(name: string, hints: ToolAnnotations | undefined, resendAfterDrop: readonly string[]) {
+/** Whether tool `name` may run twice: its server marks it read-only or idempotent, or the server's `resendAfterDrop` names it. */
+export function safeToRepeat(name: string, hints: ToolAnnotations | undefined, patterns: readonly string[]): boolean {
   const safe = hints?.readOnlyHint === true || hints?.idempotentHint === true;
-  return safe || resendAfterDrop.some((pattern) => matchesToolPattern(pattern, name));
+  return safe || patterns.some((pattern) => matchesToolPattern(pattern, name));
 }
 
 /**

@@ -237,6 +237,7 @@ export class ServerConnection {
     const definition = this.toolList.definition(toolName);
     const call = toolCallRun(this.toolList.serverName(toolName), args, definition, this.options.features ?? {});
     const safe = safeToRepeat(toolName, definition?.annotations, this.config.resendAfterDrop);
+    // A call that follows a task by its id goes on with the work when it runs again: it does not repeat it.
     const repeatable = () => safe || call.followsTask();
     return this.report.timed(toolName, Date.now(), this.withSession(toolName, call.run, options, repeatable));
   }
