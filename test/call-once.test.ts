@@ -3,8 +3,10 @@
  * when the tool says it is safe to repeat (`readOnlyHint`, `idempotentHint`) or the server's `resendAfterDrop` names
  * it; otherwise the model is told it may or may not have run. Real pi in-process (faux model), a real stdio server
  * (test/fixtures/crash-after-call.ts) that counts every call it receives and exits 20 ms after the first of each tool.
- * Calls sent once the server is up again after a refused connect, a lazy start or a restart: test/stdio.test.ts,
- * test/http.test.ts, test/resources.test.ts; a task followed by its id after a restart: test/protocol-revisions.test.ts.
+ * A call that never reached the server is sent once it is up: made during an outage (test/lifecycle.test.ts, "stopped
+ * and restarted on the same port"), on a lazy server's first call (test/bridge.test.ts, "a lazy server"), after a 404
+ * for a forgotten session (test/http.test.ts, "a server that forgot the session"); a task is followed by its id after a
+ * restart (test/protocol-revisions.test.ts, "a task-based call survives its server's restart").
  */
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
