@@ -405,6 +405,7 @@ describe("McpBridge", { timeout: 120_000 }, () => {
             ...fixtureEntry(),
             env: { ...env, FIXTURE_CRASH_MARKER: path.join(tmp.dir, "crashed") },
             reconnect: FAST_RECONNECT,
+            resendAfterDrop: ["crash_once"],
           },
           lazy: { ...fixtureEntry(), env, lazy: true },
         },

@@ -139,6 +139,9 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
       for (const reason of reasons) assert.match(reason, /a message from the server was over the 1\.0 MB limit/);
       const crashed = env.rec.of("mcp.local.crashed", "bad").map((e) => String(e.reason));
       for (const reason of crashed) assert.doesNotMatch(reason, /exited with code/);
+      // Restarted once, and the call that produced the line was not sent to the new process (it would do it again).
+      await waitFor(() => env.bad().status === "connected", "the restart");
+      assert.equal(starts(log), 2, "one restart, no call sent again to make another");
       await env.goodAnswers();
     } finally {
       await env.close();

@@ -262,9 +262,9 @@ describe("remote failures", { timeout: 120_000 }, () => {
     });
   });
 
-  test("a connection dropped mid-call: reconnect to a new session and retry", async () => {
+  test("a connection dropped mid-call: reconnect to a new session and send again what `resendAfterDrop` allows", async () => {
     const server = await startStreamableHttp();
-    const connection = connectionFor("web", { url: server.url });
+    const connection = connectionFor("web", { url: server.url, resendAfterDrop: ["crash_once"] });
     try {
       await connection.connect();
       const inits = () => server.requests.filter((r) => r.method === "POST").length;
@@ -277,9 +277,28 @@ describe("remote failures", { timeout: 120_000 }, () => {
     }
   });
 
-  test("a server restarted between calls (sessions lost): the next call reconnects and works", async () => {
+  test("a connection dropped mid-call: a tool with no hints is not sent again; the error says it may have run", async () => {
     const server = await startStreamableHttp();
     const connection = connectionFor("web", { url: server.url });
+    try {
+      await connection.connect();
+      await assert.rejects(
+        call(connection, "crash_once"),
+        /dropped during the call of tool 'crash_once'.*may or may not have run.*add "crash_once" to "resendAfterDrop"/,
+      );
+      assert.equal(server.calls.filter((c) => c.name === "crash_once").length, 1, "received once");
+      assert.equal((await call(connection, "echo", { text: "again" })).text, "again", "reconnected");
+    } finally {
+      await connection.close();
+      await server.close();
+    }
+  });
+
+  test("a server restarted between calls (sessions lost): the next call reconnects and works", async () => {
+    const server = await startStreamableHttp();
+    // The next call may go out on a socket the server has just closed: from the client that looks like a crash
+    // mid-call (it may have arrived), so only a tool safe to repeat is sent again. A 404 for the lost session is not.
+    const connection = connectionFor("web", { url: server.url, resendAfterDrop: ["echo"] });
     try {
       await connection.connect();
       assert.equal((await call(connection, "echo", { text: "1" })).text, "1");
@@ -291,9 +310,24 @@ describe("remote failures", { timeout: 120_000 }, () => {
     }
   });
 
-  test("a server that drops every connection: one reconnect, then a clear error", async () => {
+  test("a server that forgot the session (404): a tool with no hints is sent again, since it did not run", async () => {
     const server = await startStreamableHttp();
     const connection = connectionFor("web", { url: server.url });
+    try {
+      await connection.connect();
+      server.forgetSessions!();
+      assert.equal((await call(connection, "echo", { text: "after" })).text, "after");
+      assert.equal(server.calls.filter((c) => c.name === "echo").length, 1, "run once, on the new session");
+      assert.equal(server.requests.filter((r) => r.rpc === "initialize").length, 2, "one reconnect");
+    } finally {
+      await connection.close();
+      await server.close();
+    }
+  });
+
+  test("a server that drops every connection: one reconnect, then a clear error", async () => {
+    const server = await startStreamableHttp();
+    const connection = connectionFor("web", { url: server.url, resendAfterDrop: ["crash_always"] });
     try {
       await connection.connect();
       await assert.rejects(

@@ -108,7 +108,8 @@ describe("remote server lifecycle", { timeout: 120_000 }, () => {
     const rec = recorder();
     const connection = connectionFor(
       "jira",
-      { url: server.url, reconnect: policy, requestTimeout: 30_000 },
+      // `resendAfterDrop`: the call may go out on a socket the closing server has just ended (it may have arrived).
+      { url: server.url, reconnect: policy, requestTimeout: 30_000, resendAfterDrop: ["echo"] },
       { events: rec.sink },
     );
     let restarted: Awaited<ReturnType<typeof startStreamableHttp>> | undefined;
@@ -226,7 +227,7 @@ describe("local server lifecycle", { timeout: 120_000 }, () => {
     const rec = recorder();
     const connection = connectionFor(
       "db",
-      { ...fixtureEntry(), env: { FIXTURE_LOG: log, FIXTURE_CRASH_ON_CALL: "3" } },
+      { ...fixtureEntry(), env: { FIXTURE_LOG: log, FIXTURE_CRASH_ON_CALL: "3" }, resendAfterDrop: ["echo"] },
       { events: rec.sink },
     );
     try {
@@ -234,7 +235,7 @@ describe("local server lifecycle", { timeout: 120_000 }, () => {
       const echo = toolsOf(connection).get("mcp_db_echo");
       assert.equal((await runTool(echo, { text: "1" })).text, "1");
       assert.equal((await runTool(echo, { text: "2" })).text, "2");
-      // The third call kills the process; the bridge restarts it and runs the call once more.
+      // The third call kills the process; the bridge restarts it and runs the call once more (`resendAfterDrop`).
       assert.equal((await runTool(echo, { text: "3" })).text, "3");
       assert.equal((await runTool(echo, { text: "4" })).text, "4");
       const starts = readLog(log).filter((e) => e.event === "start");

@@ -58,7 +58,7 @@ function session(
 /** The pids the stdio fixture logged at its start (one per process it ran as). */
 /** A tool call as the connection sends one: its request, on the session. */
 function callTool(s: LiveSession, name: string, args: Record<string, unknown>, options: RequestOptions) {
-  return s.request(toolCallRun(name, args, undefined, {}), options);
+  return s.request(toolCallRun(name, args, undefined, {}).run, options);
 }
 
 function startedPids(log: string): number[] {

@@ -307,18 +307,22 @@ describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
     }
   });
 
-  /** A server whose `crash_once` tool kills it the first time, and works after. */
+  /**
+   * A server whose `crash_once` tool kills it the first time, and works after. The tools have no hints: the entry's
+   * `resendAfterDrop` lets their calls be sent again (test/call-once.test.ts: what happens without it).
+   */
   function flakyServer() {
     const tmp = tempDir();
     const log = path.join(tmp.dir, "events.jsonl");
     const connection = connectionFor("flaky", {
       ...fixtureEntry(),
       env: { FIXTURE_LOG: log, FIXTURE_CRASH_MARKER: path.join(tmp.dir, "crashed") },
+      resendAfterDrop: ["crash_once", "slow"],
     });
     return { tmp, log, connection };
   }
 
-  test("a server that dies mid-call: one reconnect, the retry succeeds", async () => {
+  test("a server that dies mid-call: one reconnect, the call `resendAfterDrop` allows is sent again and succeeds", async () => {
     const { tmp, log, connection } = flakyServer();
     try {
       await connection.connect();
@@ -365,7 +369,7 @@ describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
   });
 
   test("a server that dies again after the reconnect: a clear error with its stderr", async () => {
-    const connection = connectionFor("doomed", fixtureEntry());
+    const connection = connectionFor("doomed", { ...fixtureEntry(), resendAfterDrop: ["crash_*"] });
     try {
       await connection.connect();
       await assert.rejects(runTool(toolsOf(connection).get("mcp_doomed_crash_always"), {}), (error: unknown) => {

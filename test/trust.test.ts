@@ -57,6 +57,8 @@ describe("trust fingerprint", () => {
       { ...LOCAL, autoApprove: ["*"] },
       { ...LOCAL, autoApproveReadOnly: true },
       { ...LOCAL, sampling: "allow" },
+      // A call sent again after a drop may run a second time: the project's word for that is trusted like autoApprove.
+      { ...LOCAL, resendAfterDrop: ["*"] },
     ];
     for (const changed of changes) assert.notEqual(trustFingerprint(config(changed)), base, JSON.stringify(changed));
     const remote = trustFingerprint(config(REMOTE));
@@ -129,8 +131,15 @@ describe("what the user is shown", () => {
 
   test("the tools a server would run without asking", () => {
     const lines = describeForTrust(
-      config({ ...LOCAL, autoApprove: ["*"], autoApproveReadOnly: true, sampling: "allow" }),
+      config({
+        ...LOCAL,
+        autoApprove: ["*"],
+        autoApproveReadOnly: true,
+        sampling: "allow",
+        resendAfterDrop: ["get_*"],
+      }),
     );
+    assert.ok(lines.includes("sent again after a dropped connection, though it may have run: get_*"), lines.join("\n"));
     assert.ok(lines.includes("may have your model answer it without asking (sampling)"), lines.join("\n"));
     assert.ok(lines.includes("runs without asking: *"), lines.join("\n"));
     assert.ok(lines.includes("runs without asking: the tools it marks read-only"), lines.join("\n"));

@@ -73,6 +73,22 @@ function codeOf(error: unknown): string | undefined {
   return typeof code === "string" ? code : undefined;
 }
 
+/** Node/undici error codes of a connection that was never made: nothing of a request sent on it reached anyone. */
+const NEVER_CONNECTED_CODES = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENETDOWN",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+
+/** The request failed because no connection could be made (refused, unresolved, unreachable): it was never sent. */
+export function neverConnected(error: unknown): boolean {
+  return causeChain(error).some((link) => NEVER_CONNECTED_CODES.has(codeOf(link) ?? ""));
+}
+
 /**
  * Whether an error calls for a new connection (`transport`), for new credentials (`auth`), or neither (`other`; a
  * bridge error keeps its own kind). Timeouts and cancellation are told apart by {@link kindOf}.

@@ -65,6 +65,8 @@ export interface ServerConfig {
   autoApprove: string[];
   /** Tools the server marks `readOnlyHint: true` run without asking. */
   autoApproveReadOnly: boolean;
+  /** Tools whose call is sent again when the connection drops during it, though it may have run (`*` and `?` globs). */
+  resendAfterDrop: string[];
   /** How its tools reach the model; undefined follows the top-level default. */
   exposure?: ExposureSetting;
   /** Per-tool exposure, exact names before patterns, patterns in file order. */

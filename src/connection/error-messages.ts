@@ -220,6 +220,25 @@ export function lostAgainError(ctx: ErrorContext, toolName: string, cause: strin
   return new BridgeError("transport", name, ctx.redact(message), { cause: error });
 }
 
+/**
+ * A tool call the server may have received lost its connection, and was not sent again (see `sendAgain` in
+ * ./request-recovery.ts): it may have run, so the model must not take it as failed, nor as done.
+ */
+export function mayHaveRunError(
+  ctx: ErrorContext,
+  toolName: string,
+  cause: string,
+  error: unknown,
+  overLimit: boolean,
+): BridgeError {
+  const { name, source } = ctx.config;
+  const why = overLimit
+    ? ", since the message over the limit was likely its answer and would come again"
+    : `, so that it cannot run twice. To have calls of '${toolName}' sent again after a dropped connection (only for a tool that is safe to run twice), add "${toolName}" to "resendAfterDrop" of server "${name}" in ${describeSource(source)}`;
+  const message = `The connection to MCP server '${name}' dropped during the call of tool '${toolName}' (${cause}). The call may or may not have run on the server: check before calling it again. The bridge did not send it again${why}.`;
+  return new BridgeError("transport", name, ctx.redact(message), { cause: error });
+}
+
 export function cancelledError(server: string, toolName: string, cause?: unknown): BridgeError {
   return new BridgeError("cancelled", server, `Call to '${toolName}' on MCP server '${server}' was cancelled`, {
     cause,

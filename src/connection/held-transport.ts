@@ -59,6 +59,11 @@ function serverProcesses(held: Held): ProcessInfo[] {
   return mergeProcesses(held.processes, pid ? processTree(pid) : [], ownerMark ? markedProcesses(ownerMark) : []);
 }
 
+/** False once a local server's transport can write nothing more (its process ended); a remote one has no such state. */
+export function accepting(transport: Transport): boolean {
+  return (transport as Partial<ProcessGroupStdioTransport>).accepting !== false;
+}
+
 /**
  * Lets go of what a transport holds: closes the client, and makes sure a local server's process tree is gone.
  * `graceful` runs the transport's close sequence (stdin closed, then signals to the process group); otherwise the group

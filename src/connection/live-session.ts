@@ -19,13 +19,14 @@ import {
   type Tool,
   type Transport,
 } from "@modelcontextprotocol/client";
-import { ConnectTimeout, type ErrorKind, httpStatusOf, kindOf } from "../common/errors.ts";
+import { ConnectTimeout, type ErrorKind, httpStatusOf, kindOf, neverConnected } from "../common/errors.ts";
 import { within } from "../common/wait.ts";
 import type { ProtocolSetting } from "../config/protocol-setting.ts";
 import type { ServerLimits, TransportKind } from "../config/types.ts";
 import type { ResolvedEndpoint, ResolvedRemote, ResolvedStdio } from "../config/substitute.ts";
 import type { TransportAuth } from "../oauth/server-auth.ts";
-import { type CloseOptions, type Held, killHeldNow, pidOf, releaseHeld } from "./held-transport.ts";
+import { type Delivery, markDeliveries, recordDelivery } from "./delivery.ts";
+import { accepting, type CloseOptions, type Held, killHeldNow, pidOf, releaseHeld } from "./held-transport.ts";
 import { inRequestScope, requestScopeEnded, ServerPool } from "./http/http-pool.ts";
 import {
   type ClientFeatures,
@@ -214,6 +215,7 @@ export class LiveSession {
             middleware: auth?.middleware,
           });
     const transport = guardNesting(makeTransport(pool?.fetch));
+    markDeliveries(transport, () => held.open && accepting(transport));
     const negotiation = negotiationFor(
       this.options.protocol ?? "auto",
       this.options.remembered,
@@ -346,14 +348,17 @@ export class LiveSession {
   /**
    * One request to the server, whatever it is (call a tool, read a resource, …): `run` sends it with the options given
    * to it — the caller's timeout (reset by progress) and signal, and for a remote server the request's own scope, whose
-   * response stream is closed once the request is over (answered, timed out or cancelled).
+   * response stream is closed once the request is over (answered, timed out or cancelled). `delivery` is marked
+   * once the request was handed to the open transport: from then on the server may have it.
    */
-  async request<T>(run: Run<T>, options: RequestOptions): Promise<T> {
+  async request<T>(run: Run<T>, options: RequestOptions, delivery?: Delivery): Promise<T> {
     const pool = this.held?.pool;
     const client = this.client;
-    const sent = pool
-      ? inRequestScope(pool, (cut) => run(client, this.sdkOptions(options, cut)))
-      : run(client, this.sdkOptions(options));
+    const sent = recordDelivery(delivery, () =>
+      pool
+        ? inRequestScope(pool, (cut) => run(client, this.sdkOptions(options, cut)))
+        : run(client, this.sdkOptions(options)),
+    );
     const result = await sent;
     this.options.events.heard();
     return result;
@@ -391,12 +396,21 @@ export class LiveSession {
 
   /** What a failed request means for this connection: `kindOf`, plus what only the session can tell. */
   classify(error: unknown): ErrorKind {
-    // Streamable HTTP: a 404 for a request that carried a session id means the server forgot the session (it
-    // restarted); the spec has the client start a new one.
+    return this.forgotSession(error) ? "transport" : kindOf(error);
+  }
+
+  /**
+   * Streamable HTTP: a 404 for a request that carried a session id means the server forgot the session (it
+   * restarted); the spec has the client start a new one.
+   */
+  private forgotSession(error: unknown): boolean {
     const transport = this.held?.transport;
-    if (httpStatusOf(error) === 404 && transport instanceof StreamableHTTPClientTransport && transport.sessionId)
-      return "transport";
-    return kindOf(error);
+    return httpStatusOf(error) === 404 && transport instanceof StreamableHTTPClientTransport && !!transport.sessionId;
+  }
+
+  /** A request that failed with `error` never reached the server: no connection was made, or it forgot the session. */
+  notTaken(error: unknown): boolean {
+    return neverConnected(error) || this.forgotSession(error);
   }
 
   /** Ends the session (an open under way fails) and releases everything it holds. Safe to call more than once. */

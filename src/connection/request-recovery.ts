@@ -1,14 +1,16 @@
 /**
  * The parts of a request to a server that do not depend on which session runs it: the caller's signal followed by
  * one of the request's own, the request timeout, redaction of progress, result and error, and telling a lost
- * connection from the request's own failure. The connection (./server-connection.ts, `withSession`) runs it on the
- * live session and decides what to do when the connection was lost under it.
+ * connection from the request's own failure, and whether a request the connection was lost under may be sent again
+ * (`sendAgain`). The connection (./server-connection.ts, `withSession`) runs it on the live session and acts on that.
  */
-import type { Progress } from "@modelcontextprotocol/client";
+import type { Progress, ToolAnnotations } from "@modelcontextprotocol/client";
 import { describeError } from "../common/errors.ts";
 import { followSignal } from "../common/follow-signal.ts";
 import type { Redactor } from "../common/redact.ts";
+import { matchesToolPattern } from "../common/tool-pattern.ts";
 import { callError, type ErrorContext } from "./error-messages.ts";
+import type { Delivery } from "./delivery.ts";
 import type { LiveSession, RequestOptions } from "./live-session.ts";
 
 /** What the caller of a request may add: its own signal, and where progress goes. */
@@ -44,6 +46,29 @@ export async function redactedRequest<T>(
   } finally {
     own?.release();
   }
+}
+
+/** Whether tool `name` may run twice: its server marks it read-only or idempotent, or the server's `resendAfterDrop` names it. */
+export function safeToRepeat(name: string, hints: ToolAnnotations | undefined, patterns: readonly string[]): boolean {
+  const safe = hints?.readOnlyHint === true || hints?.idempotentHint === true;
+  return safe || patterns.some((pattern) => matchesToolPattern(pattern, name));
+}
+
+/**
+ * The one decision on a request the connection was lost under (`error` said so): is it sent again on the next
+ * session? One that never reached the transport is, one that never reached the server (no connection was made, or it
+ * forgot the session) is, and so is a read (no `repeatable`, which a tool call gives). A tool call the server may have
+ * received is only when it is `repeatable`, and never when the server was stopped for a message over a limit while it
+ * ran: that message was likely its answer, and would come again.
+ */
+export function sendAgain(
+  delivery: Delivery,
+  session: LiveSession,
+  error: unknown,
+  repeatable?: () => boolean,
+): boolean {
+  if (!delivery.sent || !repeatable || session.notTaken(error)) return true;
+  return session.violation === undefined && repeatable();
 }
 
 /** A request on `session` failed: throws its error (worded) unless the connection was lost; if it was, returns how. */

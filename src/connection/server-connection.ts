@@ -1,7 +1,8 @@
 /**
  * One MCP server as the rest of the bridge sees it, over the whole pi session: its tools and what its newest session
  * offers, and `withSession`, the one way a request reaches it: sent on the live session (after a lazy start or a
- * reconnect under way) and sent once more on the next session when the connection was lost under it. Keeping it
+ * reconnect under way) and sent once more on the next session when the connection was lost under it (a tool call the
+ * server may have received only when it is safe to run twice: ./request-recovery.ts, `sendAgain`). Keeping it
  * connected (the first connect, drops, the reconnect or restart schedule, ending on purpose) is its lifecycle's job
  * (./connection-lifecycle.ts); it signs in (OAuth) when a server asks for it; messages for the user are worded in
  * ./error-messages.ts.
@@ -23,12 +24,13 @@ import type { AuthStore } from "../oauth/storage.ts";
 import { ServerToolList } from "../translate/server-tool-list.ts";
 import { ConnectionLifecycle } from "./connection-lifecycle.ts";
 import { type ConnectionState, errorOf, statusOf } from "./connection-state.ts";
-import { lostAgainError, noOAuthError, reconnectFailedError } from "./error-messages.ts";
+import type { Delivery } from "./delivery.ts";
+import { lostAgainError, mayHaveRunError, noOAuthError, reconnectFailedError } from "./error-messages.ts";
 import type { HealthStatus, HealthTracker } from "./health.ts";
 import { LifecycleReport } from "./lifecycle-report.ts";
 import type { LiveSession, RequestOptions, Run } from "./live-session.ts";
 import type { ClientFeatures, ServerChange } from "./mcp-client.ts";
-import { type CallOptions, lostCause, redactedRequest } from "./request-recovery.ts";
+import { type CallOptions, lostCause, redactedRequest, safeToRepeat, sendAgain } from "./request-recovery.ts";
 import { SessionOpener, type SessionOpenerOptions } from "./session-opener.ts";
 import { toolCallRun } from "./tool-call.ts";
 
@@ -53,6 +55,9 @@ export interface ConnectionOptions extends Pick<
   /** How long a connection must stay up before a later drop gets a fresh set of attempts. Default 60 s. */
   stableAfterMs?: number;
 }
+
+/** The first try of a request: the session it went to, whether it reached the transport, whether a call may repeat. */
+type FirstTry = { on: LiveSession; delivery: Delivery; repeatable?: () => boolean };
 
 export class ServerConnection {
   /** As the newest open session has them, kept while it reconnects: transport, legacy SSE fallback, MCP revision, `instructions` (redacted). */
@@ -229,13 +234,12 @@ export class ServerConnection {
 
   /** Calls a tool by its MCP name, through `withSession`. */
   callTool(toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
-    const run = toolCallRun(
-      this.toolList.serverName(toolName),
-      args,
-      this.toolList.definition(toolName),
-      this.options.features ?? {},
-    );
-    return this.report.timed(toolName, Date.now(), this.withSession(toolName, run, options));
+    const definition = this.toolList.definition(toolName);
+    const call = toolCallRun(this.toolList.serverName(toolName), args, definition, this.options.features ?? {});
+    const safe = safeToRepeat(toolName, definition?.annotations, this.config.resendAfterDrop);
+    // A call that follows a task by its id goes on with the work when it runs again: it does not repeat it.
+    const repeatable = () => safe || call.followsTask();
+    return this.report.timed(toolName, Date.now(), this.withSession(toolName, call.run, options, repeatable));
   }
 
   /**
@@ -243,25 +247,29 @@ export class ServerConnection {
    * session (after a lazy start or a reconnect under way), bounded and redacted by `redactedRequest`, and sent once
    * more on the next session when the connection was lost under it, after a new sign-in the server wanted, or once
    * the user has been on the web page it asked for (URL elicitation, -32042). Other failures are thrown at once.
+   * A tool call (`repeatable` given) the server may have received is sent again only as `sendAgain` allows.
    */
-  withSession<T>(what: string, run: Run<T>, options: CallOptions = {}): Promise<T> {
-    return redactedRequest(this.redactor, this.config.requestTimeout, options, (r) => this.firstTry(what, run, r));
+  withSession<T>(what: string, run: Run<T>, options: CallOptions = {}, repeatable?: () => boolean): Promise<T> {
+    const { redactor, config } = this;
+    return redactedRequest(redactor, config.requestTimeout, options, (r) => this.firstTry(what, run, r, repeatable));
   }
 
   /** On a live session (the usual case) a request waits for nothing and makes nothing for the retry it may need. */
-  private async firstTry<T>(what: string, run: Run<T>, request: RequestOptions): Promise<T> {
+  private async firstTry<T>(what: string, run: Run<T>, request: RequestOptions, repeatable?: () => boolean) {
     const state = this.lifecycle.state;
     const session =
       state.kind === "live" && this.trusted ? state.session : await this.lifecycle.ready(what, request.signal);
+    const delivery: Delivery = { sent: false };
     try {
-      return await session.request(run, request);
+      return await session.request(run, request, delivery);
     } catch (error) {
-      return this.retry(what, run, request, session, error);
+      return this.retry(what, run, request, { on: session, delivery, repeatable }, error);
     }
   }
 
-  private async retry<T>(what: string, run: Run<T>, sent: RequestOptions, on: LiveSession, error: unknown): Promise<T> {
+  private async retry<T>(what: string, run: Run<T>, sent: RequestOptions, first: FirstTry, error: unknown): Promise<T> {
     const { signal } = sent;
+    const { on, delivery, repeatable } = first;
     const ctx = () => this.opener.errorContext();
     // The connection was lost under `session` (else the error is thrown as the request's): let it go, say how.
     const lost = (session: LiveSession, error: unknown) => {
@@ -283,6 +291,8 @@ export class ServerConnection {
       return (this.lifecycle.live ?? (await this.lifecycle.ready(what, signal))).request(run, sent);
     }
     const cause = lost(on, error);
+    if (!sendAgain(delivery, on, error, repeatable))
+      throw mayHaveRunError(ctx(), what, cause, error, on.violation !== undefined);
     const next = await this.lifecycle.ready(what, signal).catch((reconnectError: unknown) => {
       throw reconnectFailedError(ctx(), what, cause, reconnectError);
     });

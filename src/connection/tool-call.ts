@@ -2,7 +2,8 @@
  * One tool call as the connection sends it: a plain `tools/call`, or, where the server runs the tool as a task
  * (./tasks/tool-tasks.ts), the task followed to its result. A task outlives the connection it was made on: when the
  * connection is lost while it runs, the request is run again on the next live session (`withSession` in ./server-connection.ts),
- * and that second run follows the same task by its id instead of starting the work over.
+ * and that second run follows the same task by its id instead of starting the work over: that is why a call whose task
+ * exists may always be run again, where a plain call the server may have received may not (./request-recovery.ts).
  */
 import type { CallToolResult, Client, Progress, RequestOptions, Tool } from "@modelcontextprotocol/client";
 import type { ClientFeatures } from "./mcp-client.ts";
@@ -25,19 +26,29 @@ const TASK_DEADLINE_MS = 60 * 60_000;
 /** The client features a task's own questions are answered with (2026-07-28 tasks ask through `input_required`). */
 type Answers = Pick<ClientFeatures, "elicitation" | "sampling" | "roots">;
 
+/** One tool call as a request the connection can run more than once. */
+export interface ToolCallRun {
+  run: Run<CallToolResult>;
+  /** The server made a task of the call: running it again follows that task by its id, it does not start the work again. */
+  followsTask(): boolean;
+}
+
 /** The request that calls `name` with `args`; each run of it (after a reconnect) goes on with the same task, if any. */
 export function toolCallRun(
   name: string,
   args: Record<string, unknown>,
   definition: Tool | undefined,
   answers: Answers,
-): Run<CallToolResult> {
+): ToolCallRun {
   const task: { id?: string } = {};
-  // A plain call is the SDK's own promise: no async frame of the bridge's stays open while it runs.
-  return (client, sdk) =>
-    task.id === undefined && !toolTaskDialect(client, definition)
-      ? client.callTool({ name, arguments: args }, definition ? { ...sdk, toolDefinition: definition } : sdk)
-      : runTask(client, sdk, { name, args, answers, task });
+  return {
+    // A plain call is the SDK's own promise: no async frame of the bridge's stays open while it runs.
+    run: (client, sdk) =>
+      task.id === undefined && !toolTaskDialect(client, definition)
+        ? client.callTool({ name, arguments: args }, definition ? { ...sdk, toolDefinition: definition } : sdk)
+        : runTask(client, sdk, { name, args, answers, task }),
+    followsTask: () => task.id !== undefined,
+  };
 }
 
 type TaskRun = { name: string; args: Record<string, unknown>; answers: Answers; task: { id?: string } };

@@ -38,9 +38,10 @@ export function needsTrust(config: ServerConfig): boolean {
 /**
  * What the user agrees to: everything that decides what runs and where data goes — command, arguments, working
  * directory, environment, transport, URL, headers, OAuth endpoints and client, which of its tools run without asking
- * (`autoApprove`, `autoApproveReadOnly`), and what the model is told it is for (`description`) — as written, with
- * `${VAR}` names and never their values (so a changed variable does not ask again, and no secret is hashed into a
- * file). Timeouts, `lazy`, `prefix` and `enabled` change none of that.
+ * (`autoApprove`, `autoApproveReadOnly`) or are sent again after a dropped connection (`resendAfterDrop`), and what
+ * the model is told it is for (`description`) — as written, with `${VAR}` names and never their values (so a changed
+ * variable does not ask again, and no secret is hashed into a file). Timeouts, `lazy`, `prefix` and `enabled` change
+ * none of that.
  */
 export function trustFingerprint(config: ServerConfig): string {
   // A config is never changed in place (a reload makes new ones), and this is asked before every call of a project
@@ -65,6 +66,8 @@ function fingerprintOf(config: ServerConfig): string {
   // Sampling without asking runs the user's model at the server's word, so it is part of what is trusted. An entry
   // without `description` or that `sampling` hashes as it did before those fields existed: undefined members are left out.
   const sampling = config.sampling === "allow" ? config.sampling : undefined;
+  // Sending a call again that may have run is a second run the user was not asked about, as `autoApprove` is.
+  const resendAfterDrop = config.resendAfterDrop.length ? config.resendAfterDrop : undefined;
   return canonicalHash({
     transport,
     command,
@@ -78,6 +81,7 @@ function fingerprintOf(config: ServerConfig): string {
     autoApproveReadOnly,
     description,
     sampling,
+    resendAfterDrop,
   });
 }
 
@@ -188,6 +192,8 @@ export function describeForTrust(config: ServerConfig): string[] {
   }
   if (config.autoApprove.length) lines.push(`runs without asking: ${config.autoApprove.join(", ")}`);
   if (config.autoApproveReadOnly) lines.push("runs without asking: the tools it marks read-only");
+  if (config.resendAfterDrop.length)
+    lines.push(`sent again after a dropped connection, though it may have run: ${config.resendAfterDrop.join(", ")}`);
   if (config.sampling === "allow") lines.push("may have your model answer it without asking (sampling)");
   if (config.description) lines.push(`tells the model: ${config.description}`);
   const vars = configVarRefs(config);

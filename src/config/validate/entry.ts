@@ -50,7 +50,7 @@ export function validateServerEntry(
   const { timeout, lazy, retry, healthCheckInterval, pingTimeout } = lifecycle;
   // A `timeout` in pi 1.x's seconds is the request deadline too, unless `requestTimeout` says otherwise.
   const requestTimeout = lifecycle.requestTimeout ?? usage.requestTimeout;
-  const { enabled, prefix, autoApprove, autoApproveReadOnly, description, sampling } = usage;
+  const { enabled, prefix, autoApprove, autoApproveReadOnly, resendAfterDrop, description, sampling } = usage;
   return {
     config: {
       name,
@@ -74,6 +74,7 @@ export function validateServerEntry(
       pingTimeout,
       autoApprove,
       autoApproveReadOnly,
+      resendAfterDrop,
       sampling,
       exposure,
       toolExposure,

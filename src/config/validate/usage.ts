@@ -1,9 +1,9 @@
 /**
  * The fields that say how the agent uses a server: whether at all (`enabled`, `disabled`), under which tool names
- * (`prefix`), how long one call may wait (`requestTimeout`), and which tools run without asking (`autoApprove`,
- * `autoApproveReadOnly`), whether it may have pi's model answer it (`sampling`), and what it is for (`description`, for
- * the model). Also the warning for `envFile`, which is not
- * read.
+ * (`prefix`), how long one call may wait (`requestTimeout`), which tools run without asking (`autoApprove`,
+ * `autoApproveReadOnly`), which are sent again after a dropped connection (`resendAfterDrop`), whether it may have pi's
+ * model answer it (`sampling`), and what it is for (`description`, for the model). Also the warning for `envFile`,
+ * which is not read.
  */
 import type { JsonObject } from "../../common/values.ts";
 import { DEFAULT_REQUEST_TIMEOUT_MS } from "../defaults.ts";
@@ -12,7 +12,14 @@ import { booleanField, positiveMs } from "./fields.ts";
 
 export type Usage = Pick<
   ServerConfig,
-  "requestTimeout" | "enabled" | "prefix" | "autoApprove" | "autoApproveReadOnly" | "description" | "sampling"
+  | "requestTimeout"
+  | "enabled"
+  | "prefix"
+  | "autoApprove"
+  | "autoApproveReadOnly"
+  | "resendAfterDrop"
+  | "description"
+  | "sampling"
 >;
 
 /** The longest `description`: it goes into the model's system prompt on every turn. */
@@ -38,7 +45,8 @@ export function validateUsage(entry: JsonObject, errors: string[], warnings: str
   }
 
   const description = descriptionField(entry.description, errors);
-  const autoApprove = toolPatterns(entry.autoApprove, errors);
+  const autoApprove = toolPatterns(entry.autoApprove, "autoApprove", errors);
+  const resendAfterDrop = toolPatterns(entry.resendAfterDrop, "resendAfterDrop", errors);
   const autoApproveReadOnly = booleanField(entry, "autoApproveReadOnly", false, errors);
 
   let sampling: SamplingMode = "ask";
@@ -49,7 +57,7 @@ export function validateUsage(entry: JsonObject, errors: string[], warnings: str
 
   if (entry.envFile !== undefined)
     warnings.push("`envFile` is not supported and is ignored; list the variables under `env`");
-  return { requestTimeout, enabled, prefix, autoApprove, autoApproveReadOnly, description, sampling };
+  return { requestTimeout, enabled, prefix, autoApprove, autoApproveReadOnly, resendAfterDrop, description, sampling };
 }
 
 /** `description`: one short line of plain text saying what the server is for. */
@@ -63,12 +71,12 @@ function descriptionField(value: unknown, errors: string[]): string | undefined 
   return undefined;
 }
 
-/** `autoApprove`: tool names or `*`/`?` patterns. */
-function toolPatterns(value: unknown, errors: string[]): string[] {
+/** `autoApprove`, `resendAfterDrop`: tool names or `*`/`?` patterns. */
+function toolPatterns(value: unknown, field: string, errors: string[]): string[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value) || !value.every((item) => typeof item === "string" && item.trim() !== "")) {
     errors.push(
-      '`autoApprove` must be an array of tool names (patterns with `*` and `?` allowed), e.g. ["search_*", "get_issue"]',
+      `\`${field}\` must be an array of tool names (patterns with \`*\` and \`?\` allowed), e.g. ["search_*", "get_issue"]`,
     );
     return [];
   }

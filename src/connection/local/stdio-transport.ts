@@ -185,10 +185,15 @@ export class ProcessGroupStdioTransport implements Transport {
     });
   }
 
+  /** A message sent now is written to the server's stdin (its process is running and stdin open). */
+  get accepting(): boolean {
+    const stdin = this.child?.stdin;
+    return !!stdin && !this.ended && !this.closing && !stdin.destroyed && !stdin.writableEnded;
+  }
+
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
-    const closed = !stdin || this.ended || this.closing || stdin.destroyed || stdin.writableEnded;
-    if (closed) return Promise.reject(new Error("Not connected"));
+    if (!stdin || !this.accepting) return Promise.reject(new Error("Not connected"));
     // Resolved as soon as the data is queued (as the SDK does). Past the stream's high-water mark (hundreds of calls
     // at once) the send waits for its own write to finish, or to fail (EPIPE, which also reaches onerror); all writes
     // share one callback, so a call's send allocates nothing more than its line.
