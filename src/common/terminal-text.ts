@@ -60,9 +60,10 @@ export function visible(text: string): string {
 
 /**
  * How much of one server's or config's text each place shows at most, in characters, ellipsis and count included: a
- * name or a one-line field, a line the model reads, the body of a dialog, and a whole notice.
+ * name, a one-line field, the body of a dialog or one error, a tool's description, a notice, and what a `/mcp` command
+ * lists.
  */
-export const SHOWN = { name: 120, line: 300, body: 4000, notice: 8000 } as const;
+export const SHOWN = { name: 120, line: 300, body: 4000, description: 10_000, notice: 16_000, view: 200_000 } as const;
 
 /**
  * How a text is made harmless: `text` keeps its lines (`stripControls`), `line` folds them (`stripControlsLine`),
