@@ -141,10 +141,10 @@ describe(
       const dialogs = ui.asked.slice(asked);
       const approvals = dialogs.filter((d) => d.startsWith("select: Allow MCP tool"));
       assert.equal(approvals.length, 5, dialogs.map((d) => d.slice(0, 120)).join("\n"));
+      for (const dialog of dialogs) assertHarmless("dialog", dialog, SHOWN.body * 2 + 500);
       // The arguments the model sent carry U+202E and 8-bit CSI, which JSON leaves as they are: the dialog escapes them.
       assert.match(approvals[0]!, /\nArguments: \{"text":"ab\\u202e\\u2066\\u009b31m\\u001b\[2J/);
       assert.match(approvals[0]!, /more characters\)$/);
-      for (const dialog of dialogs) assertHarmless("dialog", dialog, SHOWN.body * 2 + 500);
       for (const options of ui.offered) for (const option of options) assertHarmless("option", option, SHOWN.body);
       // The error, the declined elicitations and the refused sampling, as the model got them.
       assert.equal(results.length, 5);
@@ -178,7 +178,11 @@ describe(
         await pi.session.prompt(command);
       const views = ui.notices.slice(notices);
       assert.ok(views.length >= 4, views.map((v) => v.slice(0, 100)).join("\n"));
-      for (const view of views) assertHarmless("view", view, SHOWN.view);
+      for (const view of views) {
+        assertHarmless("view", view, SHOWN.view);
+        // A listing may be long; no line of it is.
+        for (const line of view.split("\n")) assert.ok(line.length <= SHOWN.body + 300, `a line of ${line.length}`);
+      }
       const drawn = ui.screens.slice(screens);
       assert.ok(drawn.length >= 8, `${drawn.length} screens`);
       assert.ok(drawn.some((lines) => lines.some((l) => l.includes("Last lines of its log:"))));
