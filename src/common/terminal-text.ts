@@ -66,16 +66,13 @@ export function visible(text: string): string {
 export const SHOWN = { name: 120, line: 300, body: 4000, description: 10_000, notice: 16_000, view: 200_000 } as const;
 
 /**
- * How a text is made harmless: `text` keeps its lines (`stripControls`), `line` folds them (`stripControlsLine`),
- * `prompt` folds them and runs of spaces too, for the model, and `visible` writes controls and format characters as
- * `\uXXXX`, for text the user must judge before saying yes (see `visible`).
+ * How a text is made harmless: `text` keeps its lines, `line` folds them, `prompt` folds them and runs of spaces too (for
+ * the model), and `visible` writes controls and format characters as `\uXXXX` (for text the user must judge).
  */
-export type ShownForm = "text" | "line" | "prompt" | "visible";
-
-const CLEANERS: Record<ShownForm, (text: string) => string> = {
+const CLEANERS = {
   text: stripControls,
   line: stripControlsLine,
-  prompt: (text) => stripControlsLine(text).replace(/\s+/g, " ").trim(),
+  prompt: (text: string) => stripControlsLine(text).replace(/\s+/g, " ").trim(),
   visible,
 };
 
@@ -84,12 +81,8 @@ const CLEANERS: Record<ShownForm, (text: string) => string> = {
  * characters long. What is cut ends in `…` and says how many characters were left out (the model gets the `…` only).
  * Only about `max` characters of the input are ever worked on, so a 10 MB value costs what a short one does.
  */
-export function shown(text: string, max: number, form: ShownForm = "text"): string {
+export function shown(text: string, max: number, form: keyof typeof CLEANERS = "text"): string {
   const clean = CLEANERS[form];
-  if (text.length <= max) {
-    const whole = clean(text);
-    if (whole.length <= max) return whole;
-  }
   let end = Math.min(text.length, max);
   let kept = "";
   let tail = "";

@@ -134,8 +134,15 @@ export function formatPromptListing(offers: ReadonlyArray<ServerOffer<PromptEntr
 
 /** A resource (at its URI) or a template (at its URI template): where, name, type, then its description below. */
 function itemLines(at: string, item: { name: string; mimeType?: string; description?: string }): string[] {
-  const parts = [shown(at, MAX_TEXT, "line"), shown(item.name, MAX_TEXT, "line"), ...(item.mimeType ? [shown(item.mimeType, MAX_TEXT, "line")] : [])];
-  return [`    ${parts.join("  ·  ")}`, ...(item.description ? [`      ${shown(item.description, MAX_TEXT, "line")}`] : [])];
+  const parts = [
+    shown(at, MAX_TEXT, "line"),
+    shown(item.name, MAX_TEXT, "line"),
+    ...(item.mimeType ? [shown(item.mimeType, MAX_TEXT, "line")] : []),
+  ];
+  return [
+    `    ${parts.join("  ·  ")}`,
+    ...(item.description ? [`      ${shown(item.description, MAX_TEXT, "line")}`] : []),
+  ];
 }
 
 function isEmpty(list: ListResult<unknown>): boolean {

@@ -9,6 +9,7 @@
  * the temp dir (named by the bridge, never by the server) whose path the model gets. A resource read from a server
  * that supports it is subscribed to; its updates are shown as notices.
  */
+import { shown, SHOWN } from "../common/terminal-text.ts";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
@@ -144,7 +145,7 @@ export class ResourceTools {
     }
     this.deps.events?.("mcp.resources.updated", { serverId: connection.name, uri: change.uri });
     this.deps.notify(
-      `MCP server '${connection.name}': resource ${change.uri} changed (read it again with ${READ_RESOURCE} for the new contents)`,
+      `MCP server '${connection.name}': resource ${shown(change.uri, SHOWN.line, "visible")} changed (read it again with ${READ_RESOURCE} for the new contents)`,
     );
   }
 

@@ -47,7 +47,9 @@ function names(tools: Array<{ name: string; detail?: string }>): string {
     const name = shown(t.name, SHOWN.name, "line");
     return t.detail ? `'${name}' (${t.detail})` : `'${name}'`;
   });
-  return tools.length > NAMES_LISTED ? `${listed.join(", ")} and ${tools.length - NAMES_LISTED} more` : listed.join(", ");
+  return tools.length > NAMES_LISTED
+    ? `${listed.join(", ")} and ${tools.length - NAMES_LISTED} more`
+    : listed.join(", ");
 }
 
 /**

@@ -32,7 +32,9 @@ export function validateServerEntry(
   const reserved = findReservedKey(entry);
   if (reserved !== undefined)
     return {
-      errors: [`\`${shown(reserved, 80, "line")}\`: \`__proto__\`, \`constructor\` and \`prototype\` cannot be used as keys`],
+      errors: [
+        `\`${shown(reserved, 80, "line")}\`: \`__proto__\`, \`constructor\` and \`prototype\` cannot be used as keys`,
+      ],
       warnings,
     };
 
