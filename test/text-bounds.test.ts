@@ -127,7 +127,8 @@ describe(
       ui.answers = ["Allow once", "Allow once", "Allow once", "Decline", "Allow once", "Cancel", "Allow once", "Deny"];
       const asked = ui.asked.length;
       const results = await callInTurn([
-        [toolNamed("mcp_text_named"), { text: HUGE }],
+        // Long enough to be cut; not so long that pi compacts the conversation.
+        [toolNamed("mcp_text_named"), { text: UNIT.repeat(2000) }],
         [toolNamed("mcp_text_fail"), {}],
         [toolNamed("mcp_text_ask"), {}],
         [toolNamed("mcp_text_page"), {}],
