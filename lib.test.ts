@@ -20,7 +20,7 @@ import {
   closedDuringProbe,
   probeInconclusive,
   redact,
-  clip,
+  shown,
   closestMatch,
   editDistance,
   formatBytes,
@@ -1290,15 +1290,33 @@ describe("platformCommand", () => {
 });
 
 describe("bad input: the pure rules", () => {
-  test("quoteValue quotes as JSON and cuts a long value to 200 characters with its length", () => {
+  test("quoteValue quotes as JSON, escapes what JSON leaves raw, and cuts a long value to 200 characters with a count", () => {
     assert.equal(quoteValue("abc"), '"abc"');
     assert.equal(quoteValue(12), "12");
     assert.equal(quoteValue("\u001b[2J"), '"\\u001b[2J"');
+    assert.equal(quoteValue("a\u202eb\u009bc"), '"a\\u202eb\\u009bc"');
     const long = quoteValue("x".repeat(5000));
-    assert.equal(long, `"${"x".repeat(200)}…" (5000 characters)`);
-    assert.match(quoteValue({ a: "y".repeat(1000) }), /^\{"a":"y+… \(\d+ characters\)$/);
-    assert.equal(clip("abcdef", 3), "abc… (6 characters)");
-    assert.equal(clip("abc", 3), "abc");
+    assert.equal(long, `"${"x".repeat(200)}…" (4800 more characters)`);
+    assert.match(quoteValue({ a: "y".repeat(1000) }), /^\{"a":"y+… \(\d+ more characters\)$/);
+    assert.ok(quoteValue({ a: "y".repeat(1000) }).length <= 200);
+  });
+  test("shown: harmless in its form, never over its bound, and cut with a count of what was left out", () => {
+    assert.equal(shown("abcdef", 30), "abcdef");
+    assert.equal(shown("x".repeat(100), 30), `${"x".repeat(8)}… (92 more characters)`);
+    assert.equal(shown("x".repeat(100), 30, "prompt"), `${"x".repeat(29)}…`);
+    assert.equal(shown("a\u202e\u009b\x1b[2Jb\nc", 30), "ab\nc");
+    assert.equal(shown("a\nb\tc", 30, "line"), "a b c");
+    assert.equal(shown("a\u202eb", 30, "visible"), "a\\u202eb");
+    const hostile = "\u202e\u2066\u009b\x1b[31m".repeat(200_000);
+    for (const form of ["text", "line", "prompt", "visible"] as const) {
+      for (const max of [40, 300, 4000]) {
+        const out = shown(`${hostile}tail`, max, form);
+        assert.ok(out.length <= max, `${form} ${max}: ${out.length}`);
+        assert.ok(!/[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/.test(out), `${form} ${max}`);
+      }
+    }
+    // Not half a surrogate pair at the cut.
+    assert.ok(!/[\ud800-\udbff]…/.test(shown("😀".repeat(100), 31)));
   });
   test("closestMatch guesses a near key, case aside, and nothing for a far one", () => {
     const keys = ["mcpServers", "servers", "mcp", "approval"];

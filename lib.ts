@@ -13,7 +13,8 @@ export {
 } from "./src/common/errors.ts";
 export type { ErrorKind } from "./src/common/errors.ts";
 export { redact } from "./src/common/redact.ts";
-export { clip, closestMatch, editDistance, formatBytes, quoteValue, shortHash } from "./src/common/text.ts";
+export { shown } from "./src/common/terminal-text.ts";
+export { closestMatch, editDistance, formatBytes, quoteValue, shortHash } from "./src/common/text.ts";
 export { findReservedKey } from "./src/common/values.ts";
 export { splitCommandLine } from "./src/config/add-server.ts";
 export { configFlagFromArgv, isInfoOnlyInvocation } from "./src/config/argv.ts";

@@ -246,7 +246,7 @@ describe("__proto__, constructor and prototype", () => {
 });
 
 describe("a huge bad value", () => {
-  test("is quoted at most about 200 characters, with its length", () => {
+  test("is quoted at most about 200 characters, with how much was cut", () => {
     const huge = "x".repeat(10 * 1024 * 1024);
     const text = JSON.stringify({
       mcpServers: { big: { command: "node", timeout: huge }, url: { url: huge }, kind: { type: huge, command: "x" } },
@@ -255,7 +255,7 @@ describe("a huge bad value", () => {
     assert.equal(problems.length, 3, JSON.stringify(problems).slice(0, 2000));
     for (const problem of problems) {
       assert.ok(problem.message.length < 600, `${problem.message.length} characters: ${problem.message.slice(0, 300)}`);
-      assert.match(problem.message, /…" \(10485760 characters\)/);
+      assert.match(problem.message, /…" \(\d{8} more characters\)/);
     }
   });
 });

@@ -6,7 +6,7 @@
  * stripped of control characters; every other console line is left alone.
  */
 import type { Logger } from "./log-file.ts";
-import { stripControlsLine } from "./terminal-text.ts";
+import { shown } from "./terminal-text.ts";
 
 const SDK_PREFIX = "[mcp-sdk]";
 /** The SDK's debug notes for a list a server does not offer: the bridge checks capabilities itself. */
@@ -19,7 +19,7 @@ let installed = false;
 
 /** What an SDK notice may say in the bridge's log: its own words, not what it quotes. */
 function sdkNoticeText(text: string): string {
-  return stripControlsLine(text.replace(CAUSE, "")).slice(0, 500);
+  return shown(text.replace(CAUSE, ""), 500, "line");
 }
 
 function isSdkNotice(first: unknown): first is string {

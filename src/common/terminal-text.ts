@@ -59,13 +59,41 @@ export function visible(text: string): string {
 }
 
 /**
- * For server text put in front of the model on one line (the system prompt, a search result): `stripControlsLine`, runs
- * of spaces as one, and cut to `max` characters ending in `…` (never in half a surrogate pair).
+ * How much of one server's or config's text each place shows at most, in characters, ellipsis and count included: a
+ * name, a one-line field, the body of a dialog or one error, a tool's description, a notice, and what a `/mcp` command
+ * lists.
  */
-export function promptLine(text: string, max = Number.POSITIVE_INFINITY): string {
-  const flat = stripControlsLine(text).replace(/\s+/g, " ").trim();
-  if (flat.length <= max) return flat;
-  let kept = flat.slice(0, max - 1);
-  if (/[\ud800-\udbff]$/.test(kept)) kept = kept.slice(0, -1);
-  return `${kept.trimEnd()}…`;
+export const SHOWN = { name: 120, line: 300, body: 4000, description: 10_000, notice: 16_000, view: 200_000 } as const;
+
+/**
+ * How a text is made harmless: `text` keeps its lines, `line` folds them, `prompt` folds them and runs of spaces too (for
+ * the model), and `visible` writes controls and format characters as `\uXXXX` (for text the user must judge).
+ */
+const CLEANERS = {
+  text: stripControls,
+  line: stripControlsLine,
+  prompt: (text: string) => stripControlsLine(text).replace(/\s+/g, " ").trim(),
+  visible,
+};
+
+/**
+ * Text a server or a config supplied, as it may reach the user or the model: made harmless in `form`, and at most `max`
+ * characters long. What is cut ends in `…` and says how many characters were left out (the model gets the `…` only).
+ * Only about `max` characters of the input are ever worked on, so a 10 MB value costs what a short one does.
+ */
+export function shown(text: string, max: number, form: keyof typeof CLEANERS = "text"): string {
+  const clean = CLEANERS[form];
+  let end = Math.min(text.length, max);
+  let kept = "";
+  let tail = "";
+  // Each round cuts the input by what the last one was over; `visible` can grow text sixfold, so a few rounds at most.
+  for (let round = 0; round < 8; round++) {
+    if (/[\ud800-\udbff]/.test(text[end - 1] ?? "")) end--;
+    kept = clean(text.slice(0, end));
+    tail = end < text.length ? (form === "prompt" ? "…" : `… (${text.length - end} more characters)`) : "";
+    const over = kept.length + tail.length - max;
+    if (over <= 0) return `${kept}${tail}`;
+    end = Math.max(0, end - over);
+  }
+  return `${kept.slice(0, Math.max(0, max - tail.length))}${tail}`;
 }

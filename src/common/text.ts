@@ -2,6 +2,7 @@
  * Wording shared by every message the bridge writes, and the short forms it writes values in (sizes, hashes).
  */
 import { createHash } from "node:crypto";
+import { shown, visible } from "./terminal-text.ts";
 
 /** `1 tool`, `3 tools`; `word` is the singular, `plural` its irregular plural if it has one. */
 export function plural(count: number, word: string, pluralWord = `${word}s`): string {
@@ -17,21 +18,17 @@ export function seconds(ms: number): string {
 const QUOTE_LIMIT = 200;
 
 /**
- * A value from a config file or a user, quoted for a message: as JSON, cut to `max` characters with an ellipsis and the
- * full length, so a huge bad value cannot flood a terminal or a log.
+ * A value from a config file or a user, quoted for a message: as JSON, with what JSON leaves raw (C1 controls, bidi
+ * marks) escaped too, cut to about `max` characters with an ellipsis and the count of what was cut, so a huge bad value
+ * can neither flood a terminal or a log nor reorder the line that quotes it.
  */
 export function quoteValue(value: unknown, max = QUOTE_LIMIT): string {
   // Cut a long string before stringifying it: JSON.stringify of a 10 MB string would build another 10 MB one.
   if (typeof value === "string") {
-    if (value.length <= max) return JSON.stringify(value);
-    return `${JSON.stringify(value.slice(0, max)).slice(0, -1)}…" (${value.length} characters)`;
+    const quoted = visible(JSON.stringify(value.slice(0, max)));
+    return value.length <= max ? quoted : `${quoted.slice(0, -1)}…" (${value.length - max} more characters)`;
   }
-  return clip(safeJson(value), max);
-}
-
-/** Text cut to `max` characters, with an ellipsis and the full length when it was longer. */
-export function clip(text: string, max = QUOTE_LIMIT): string {
-  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
+  return shown(safeJson(value), max, "visible");
 }
 
 function safeJson(value: unknown): string {

@@ -13,12 +13,21 @@ import {
 } from "../common/errors.ts";
 import { describeSource, type ServerConfig } from "../config/types.ts";
 import { seconds } from "../common/text.ts";
+import { shown, SHOWN } from "../common/terminal-text.ts";
 import { displayUrl, findVarRefs } from "../config/substitute.ts";
 import { handshakeTimeoutField, requestTimeoutField } from "../config/validate/timeout.ts";
 import { needsSignInMessage } from "../oauth/session.ts";
 import { type ConnectionState, errorOf, inSchedule } from "./connection-state.ts";
 import { gaveUpMessage } from "./health.ts";
 import type { OpenStage } from "./live-session.ts";
+
+/**
+ * A message as it leaves here, for the model, a notice or /mcp: redacted first (a cut could leave half a secret), then
+ * made harmless and bounded, since it can quote the server's own error, stderr, command or URL.
+ */
+function told(ctx: ErrorContext, message: string): string {
+  return shown(ctx.redact(message), SHOWN.body);
+}
 
 /** What a message needs to know about its server. */
 export interface ErrorContext {
@@ -89,7 +98,8 @@ function authMessage(ctx: ErrorContext, error: unknown): string {
   }
   const statusText =
     status === 403 ? "HTTP 403 (forbidden)" : status === 401 ? "HTTP 401 (unauthorized)" : "an authentication error";
-  return ctx.redact(
+  return told(
+    ctx,
     `MCP server '${config.name}' rejected the request with ${statusText}: ${fix}. Reconnecting would not help, so it was not retried.`,
   );
 }
@@ -118,7 +128,7 @@ export function callError(
       return new BridgeError(
         "other",
         config.name,
-        ctx.redact(`MCP server '${config.name}' failed '${toolName}': ${describeError(error)}`),
+        told(ctx, `MCP server '${config.name}' failed '${toolName}': ${describeError(error)}`),
         {
           cause: error,
         },
@@ -163,7 +173,8 @@ function handshakeTimeoutMessage(ctx: ErrorContext, elapsedMs: number, where: st
 export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: number): BridgeError {
   const { config } = ctx;
   const kind = kindOf(error);
-  const where = config.transport === "stdio" ? "" : ` at ${displayUrl(ctx.redact(config.url ?? ""))}`;
+  const where =
+    config.transport === "stdio" ? "" : ` at ${shown(displayUrl(ctx.redact(config.url ?? "")), SHOWN.line, "line")}`;
   let message: string;
   let permanent: string | undefined;
   if (kind === "auth") {
@@ -203,21 +214,21 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
       : kind === "transport"
         ? "transport"
         : "other";
-  return new BridgeError(bridgeKind, config.name, ctx.redact(message), { cause: error });
+  return new BridgeError(bridgeKind, config.name, told(ctx, message), { cause: error });
 }
 
 /** A call lost its connection, and the reconnect it waited for failed. */
 export function reconnectFailedError(ctx: ErrorContext, toolName: string, cause: string, error: unknown): BridgeError {
   const { name } = ctx.config;
   const message = `MCP server '${name}' lost its connection during '${toolName}' (${cause}) and reconnecting failed: ${errorMessage(error)}`;
-  return new BridgeError("transport", name, ctx.redact(message), { cause: error });
+  return new BridgeError("transport", name, told(ctx, message), { cause: error });
 }
 
 /** A call lost its connection, was retried once after the reconnect, and lost it again. */
 export function lostAgainError(ctx: ErrorContext, toolName: string, cause: string, error: unknown): BridgeError {
   const { name } = ctx.config;
   const message = `MCP server '${name}' lost its connection during '${toolName}' again after reconnecting (${cause}); not retrying.${ctx.stderr()}`;
-  return new BridgeError("transport", name, ctx.redact(message), { cause: error });
+  return new BridgeError("transport", name, told(ctx, message), { cause: error });
 }
 
 /**
@@ -255,7 +266,7 @@ export function stillReconnectingError(
   const { name, requestTimeout } = ctx.config;
   const attempt = "attempt" in state ? state.attempt : 0;
   const message = `MCP server '${name}' is still reconnecting after ${seconds(requestTimeout)} (attempt ${attempt}/${maxAttempts}; last error: ${errorOf(state) ?? "none"}); '${toolName}' was not run`;
-  return new BridgeError("timeout", name, ctx.redact(message));
+  return new BridgeError("timeout", name, told(ctx, message));
 }
 
 /** A call found no connection: the server gave up, or its last attempt failed (and more may be scheduled). */
@@ -266,7 +277,7 @@ export function notConnectedError(ctx: ErrorContext, state: ConnectionState, max
     return new BridgeError(
       "transport",
       name,
-      ctx.redact(gaveUpMessage(name, state.attempts, lastError, transport === "stdio")),
+      told(ctx, gaveUpMessage(name, state.attempts, lastError, transport === "stdio")),
     );
   }
   const suffix =
@@ -276,7 +287,7 @@ export function notConnectedError(ctx: ErrorContext, state: ConnectionState, max
   return new BridgeError(
     "transport",
     name,
-    ctx.redact(`${lastError ?? `MCP server '${name}' is not connected`}${suffix}`),
+    told(ctx, `${lastError ?? `MCP server '${name}' is not connected`}${suffix}`),
   );
 }
 

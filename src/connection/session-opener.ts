@@ -6,6 +6,7 @@
  * included) to the server's redactor. A session's log lines (stderr, the server's own log messages) go to the logs
  * from here, redacted.
  */
+import { shown, SHOWN } from "../common/terminal-text.ts";
 import { BridgeError, closedDuringProbe, probeInconclusive } from "../common/errors.ts";
 import { LEVEL_OF_MCP_LEVEL, type Logger, NULL_LOGGER } from "../common/log-file.ts";
 import { describeSource, type ServerConfig } from "../config/types.ts";
@@ -208,7 +209,7 @@ export class SessionOpener {
       redact: (text: string) => this.redact(text),
       stderr: () => {
         const tail = (session?.stderrTail(STDERR_LINES_QUOTED) ?? [])
-          .map((line) => this.redact(line))
+          .map((line) => shown(this.redact(line), SHOWN.line, "line"))
           .filter((line) => line.trim() !== "");
         return tail.length ? `\nLast stderr lines:\n${tail.map((l) => `  ${l}`).join("\n")}` : "";
       },

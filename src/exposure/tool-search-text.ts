@@ -3,7 +3,7 @@
  * connect or tools change, and provider prompt caches stay valid), its answer, and the one system-prompt line that
  * names the servers whose tools wait behind it. Pure.
  */
-import { promptLine } from "../common/terminal-text.ts";
+import { shown } from "../common/terminal-text.ts";
 
 export const TOOL_SEARCH_NAME = "tool_search";
 export const DEFAULT_SEARCH_LIMIT = 5;
@@ -44,12 +44,12 @@ export function formatSearchResult(query: string, hits: readonly SearchResultLin
   if (searchable === 0)
     return "No MCP tools are waiting to be loaded: every MCP tool you can use is already in your tool list.";
   if (hits.length === 0) {
-    return `No tool matched "${promptLine(query, 80)}" among ${searchable} MCP tools not in your list. Try other words: what the tool acts on, or the service's name.`;
+    return `No tool matched "${shown(query, 80, "prompt")}" among ${searchable} MCP tools not in your list. Try other words: what the tool acts on, or the service's name.`;
   }
   const from = (hit: SearchResultLine) =>
-    hit.server === undefined ? "MCP resources" : `MCP server ${promptLine(hit.server, 40)}`;
+    hit.server === undefined ? "MCP resources" : `MCP server ${shown(hit.server, 40, "prompt")}`;
   const lines = hits.map(
-    (hit) => `- ${hit.name} (${from(hit)}): ${promptLine(hit.description, RESULT_DESCRIPTION_CHARS)}`,
+    (hit) => `- ${hit.name} (${from(hit)}): ${shown(hit.description, RESULT_DESCRIPTION_CHARS, "prompt")}`,
   );
   return [
     `Loaded ${hits.length === 1 ? "1 tool" : `${hits.length} tools`}; call ${hits.length === 1 ? "it" : "them"} by name:`,
@@ -66,8 +66,8 @@ export interface DeferredServer {
 export function deferredServersLine(servers: readonly DeferredServer[]): string | undefined {
   if (servers.length === 0) return undefined;
   const named = servers.map(({ server, description }) => {
-    const name = promptLine(server, 40);
-    return description ? `${name} (${promptLine(description, SERVER_DESCRIPTION_CHARS)})` : name;
+    const name = shown(server, 40, "prompt");
+    return description ? `${name} (${shown(description, SERVER_DESCRIPTION_CHARS, "prompt")})` : name;
   });
   return `More MCP tools are available but not loaded; find them with ${TOOL_SEARCH_NAME}. Their servers: ${named.join("; ")}.`;
 }

@@ -3,6 +3,7 @@
  * pasted redirect URL where there is none (SSH, no display); and, for tests and the conformance driver, no user at all.
  */
 import { spawn } from "node:child_process";
+import { shown, SHOWN } from "../common/terminal-text.ts";
 import type { SignInHandler } from "./provider.ts";
 import { errorMessage } from "../common/errors.ts";
 import { endpointProblem } from "./endpoint-policy.ts";
@@ -71,7 +72,9 @@ export function interactiveSignIn(
         try {
           callback.submitRedirectUrl(pasted.trim());
         } catch (error) {
-          ui.notify(`That address does not complete the sign-in to '${server}': ${errorMessage(error)}`);
+          ui.notify(
+            `That address does not complete the sign-in to '${server}': ${shown(errorMessage(error), SHOWN.body)}`,
+          );
         }
       });
     }

@@ -4,6 +4,7 @@
  * rest of a file as it was, never writes over one that does not parse, and keeps project trust in step with the change.
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import { shown, SHOWN } from "../common/terminal-text.ts";
 import {
   type AddAuth,
   type AddTransport,
@@ -62,7 +63,7 @@ async function offerReload(ctx: ExtensionCommandContext, what: string): Promise<
     show(ctx, `${what} It takes effect the next time pi starts.`);
     return;
   }
-  ctx.ui.notify(what, "info");
+  ctx.ui.notify(shown(what, SHOWN.view), "info");
   if (await ctx.ui.confirm("Reload now?", "Reload pi's extensions now so the change takes effect?")) await ctx.reload();
   else ctx.ui.notify("Run /reload when you want it to take effect.", "info");
 }
@@ -306,7 +307,7 @@ export async function importServers(deps: CommandDeps, ctx: ExtensionCommandCont
     show(ctx, `${preview}\nRun /mcp import in pi's interactive mode to copy them.`);
     return;
   }
-  ctx.ui.notify(preview, "info");
+  ctx.ui.notify(shown(preview, SHOWN.view), "info");
   const all = `Import all ${servers.length}`;
   const oneByOne = "Choose one by one";
   const how = await ctx.ui.select("Import which servers?", [all, oneByOne, "Cancel"]);
@@ -391,5 +392,5 @@ export async function importServers(deps: CommandDeps, ctx: ExtensionCommandCont
     ...skipped.map((s) => `Skipped ${s}.`),
   ].join("\n");
   if (accepted.length) await offerReload(ctx, report);
-  else ctx.ui.notify(report, "info");
+  else ctx.ui.notify(shown(report, SHOWN.view), "info");
 }

@@ -6,6 +6,7 @@ import type { McpBridge } from "../bridge/mcp-bridge.ts";
 import type { ImportLocations } from "../config/import/import-types.ts";
 import type { Environment } from "../config/substitute.ts";
 import type { McpProvenance } from "../translate/provenance.ts";
+import { shown, SHOWN } from "../common/terminal-text.ts";
 import { printCommandOutput } from "./print-output.ts";
 import type { PromptFetch } from "./offer-listing.ts";
 import type { ToolExposure } from "../exposure/tool-exposure.ts";
@@ -40,9 +41,11 @@ export interface CommandDeps {
  * notices from events go to stderr with pi's own diagnostics.
  */
 export function show(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error" = "info"): void {
-  if (ctx.hasUI) ctx.ui.notify(text, level);
-  else if (level === "info" && isCommandContext(ctx)) printCommandOutput(text);
-  else console.log(text);
+  // What a command reports (a listing of every server and tool) may be long; a notice of what happened may not.
+  const safe = shown(text, level === "info" ? SHOWN.view : SHOWN.notice);
+  if (ctx.hasUI) ctx.ui.notify(safe, level);
+  else if (level === "info" && isCommandContext(ctx)) printCommandOutput(safe);
+  else console.log(safe);
 }
 
 /** pi hands commands a context with session controls (`waitForIdle` among them); events get a plain one. */

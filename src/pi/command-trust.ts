@@ -7,7 +7,7 @@ import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { McpBridge } from "../bridge/mcp-bridge.ts";
 import { errorMessage } from "../common/errors.ts";
 import { plural } from "../common/text.ts";
-import { visible } from "../common/terminal-text.ts";
+import { shown, SHOWN } from "../common/terminal-text.ts";
 import { describeForTrust, trustQuestion } from "../trust/trust-rules.ts";
 import { describeSource } from "../config/types.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
@@ -77,7 +77,7 @@ export async function askTrust(deps: TrustDeps, ctx: ExtensionContext): Promise<
     for (const server of pending) {
       if (
         await ctx.ui.confirm(
-          `Trust MCP server '${visible(server.connection.name)}'?`,
+          `Trust MCP server '${shown(server.connection.name, SHOWN.body, "visible")}'?`,
           describeForTrust(server.config).join("\n"),
         )
       )

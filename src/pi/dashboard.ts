@@ -2,6 +2,7 @@
  * The live `/mcp` dashboard in pi's TUI: the status table, redrawn every second while it is open; ↑/↓ pick a server,
  * Enter shows its tools (as registered and original), metrics and the tail of its log; Esc goes back or closes.
  */
+import { shown, SHOWN } from "../common/terminal-text.ts";
 import type { Component, TUI } from "@mariozechner/pi-tui";
 import { truncateToWidth } from "@mariozechner/pi-tui";
 import { formatServerDetails, formatStatusTable, type ServerRow } from "./status-format.ts";
@@ -60,7 +61,7 @@ export class McpDashboard implements Component {
       ...formatServerDetails(row),
       "",
       log.length ? `Last lines of its log:` : "Its log is empty.",
-      ...log.map((l) => `    ${l}`),
+      ...log.map((l) => `    ${shown(l, SHOWN.line, "line")}`),
       "",
       "Esc: back to the table",
     ];

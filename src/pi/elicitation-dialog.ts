@@ -8,7 +8,7 @@
  */
 import type { ExtensionUIContext } from "@mariozechner/pi-coding-agent";
 import type { ElicitRequest, ElicitRequestURLParams, ElicitResult } from "@modelcontextprotocol/client";
-import { stripControls, visible } from "../common/terminal-text.ts";
+import { shown, SHOWN } from "../common/terminal-text.ts";
 import type { ClientFeatures } from "../connection/mcp-client.ts";
 import { isLoopbackHost } from "../oauth/endpoint-policy.ts";
 import { canOpenBrowser, openBrowser } from "../oauth/sign-in.ts";
@@ -74,11 +74,11 @@ export async function answerElicitation(
   if (!("requestedSchema" in params)) return { action: "decline" };
   const { fields, unsupported } = formFields(params);
   const who = `MCP server '${server}'`;
-  const intro = `${who} asks for input:\n${stripControls(params.message)}`;
+  const intro = `${who} asks for input:\n${shown(params.message, SHOWN.body)}`;
   try {
     if (unsupported.length) {
       ui.notify(
-        `${who} asked for fields pi cannot show (${unsupported.join(", ")}); the request is declined.`,
+        `${who} asked for fields pi cannot show (${shown(unsupported.join(", "), SHOWN.line, "line")}); the request is declined.`,
         "warning",
       );
       return { action: "decline" };
@@ -97,7 +97,7 @@ export async function answerElicitation(
     const summary = fields
       .map((f) => `${f.label}: ${f.key in content ? show(content[f.key]!) : "(not given)"}`)
       .join("\n");
-    const end = picked(await ui.select(`Send this to ${who}?\n${summary}`, [SEND, DECLINE, CANCEL]));
+    const end = picked(await ui.select(`Send this to ${who}?\n${shown(summary, SHOWN.body)}`, [SEND, DECLINE, CANCEL]));
     if (end === SEND) return { action: "accept", content };
     return { action: end === DECLINE ? "decline" : "cancel" };
   } catch (error) {
@@ -189,13 +189,16 @@ async function answerUrl(
     return { action: "decline" };
   }
   const answer = await ui.select(
-    `${who} asks you to open a page:\n${stripControls(params.message)}\n${visible(params.url)}`,
+    `${who} asks you to open a page:\n${shown(params.message, SHOWN.body)}\n${shown(params.url, SHOWN.body, "visible")}`,
     [OPEN, DECLINE, CANCEL],
   );
   if (answer === undefined || answer === CANCEL) return { action: "cancel" };
   if (answer === DECLINE) return { action: "decline" };
   open(params.url);
-  ui.notify(`Opening the page of ${who} (if no browser appears, open it yourself):\n${visible(params.url)}`, "info");
+  ui.notify(
+    `Opening the page of ${who} (if no browser appears, open it yourself):\n${shown(params.url, SHOWN.body, "visible")}`,
+    "info",
+  );
   return { action: "accept" };
 }
 

@@ -6,7 +6,7 @@
  * text is stripped of terminal control sequences here, once. Pure.
  */
 import type { ElicitRequestFormParams } from "@modelcontextprotocol/client";
-import { stripControls, stripControlsLine } from "../common/terminal-text.ts";
+import { shown } from "../common/terminal-text.ts";
 import { isObject } from "../common/values.ts";
 
 type TextFormat = "email" | "uri" | "date" | "date-time";
@@ -37,9 +37,9 @@ const MAX_DESCRIPTION = 500;
 const FORMATS: readonly TextFormat[] = ["email", "uri", "date", "date-time"];
 
 const text = (value: unknown, max: number): string | undefined =>
-  typeof value === "string" && value.trim() !== "" ? stripControls(value).slice(0, max) : undefined;
+  typeof value === "string" && value.trim() !== "" ? shown(value, max) : undefined;
 const line = (value: unknown, max: number): string | undefined =>
-  typeof value === "string" && value.trim() !== "" ? stripControlsLine(value).slice(0, max) : undefined;
+  typeof value === "string" && value.trim() !== "" ? shown(value, max, "line") : undefined;
 const finite = (value: unknown): number | undefined =>
   typeof value === "number" && Number.isFinite(value) ? value : undefined;
 

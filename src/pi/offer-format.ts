@@ -5,7 +5,7 @@
  * {@link MAX_SHOWN_ITEMS} items with a count of the rest. Pure.
  */
 import type { Prompt, Resource, ResourceTemplateType as ResourceTemplate } from "@modelcontextprotocol/client";
-import { promptLine } from "../common/terminal-text.ts";
+import { shown } from "../common/terminal-text.ts";
 import { plural } from "../common/text.ts";
 import { commandArgument } from "../config/validate/name.ts";
 import type { HealthStatus } from "../connection/health.ts";
@@ -48,11 +48,6 @@ export interface ResourceListing {
   templates: ListResult<ResourceTemplate>;
 }
 
-/** Server text on one line, without control sequences, clipped. */
-function shown(text: string): string {
-  return promptLine(text, MAX_TEXT);
-}
-
 /** Why a server cannot be asked for its prompts or resources now, with the command that changes that; undefined once it is connected. */
 export function whyNotListed(server: ServerStanding): string | undefined {
   const name = commandArgument(server.name);
@@ -69,7 +64,7 @@ export function whyNotListed(server: ServerStanding): string | undefined {
     case "needs sign-in":
       return `needs a sign-in (/mcp auth ${name})`;
     default: {
-      const why = server.lastError ? `: ${shown(server.lastError)}` : "";
+      const why = server.lastError ? `: ${shown(server.lastError, MAX_TEXT, "line")}` : "";
       return `not connected (${server.status})${why} (/mcp reconnect ${name} tries again)`;
     }
   }
@@ -84,7 +79,7 @@ function unlistedLine(server: string, why: Unlisted, what: string): string {
     case "unavailable":
       return `${head}: ${why.reason}`;
     case "failed":
-      return `${head}: its ${what} could not be listed: ${shown(why.error)}`;
+      return `${head}: its ${what} could not be listed: ${shown(why.error, MAX_TEXT, "line")}`;
   }
 }
 
@@ -103,15 +98,15 @@ function countOf(list: ListResult<unknown>, word: string): string[] {
 
 function promptLines(entry: PromptEntry): string[] {
   const { prompt } = entry;
-  const about = shown(prompt.description || prompt.title || "");
+  const about = shown(prompt.description || prompt.title || "", MAX_TEXT, "line");
   const command = entry.command
     ? `/${entry.command}`
-    : `${shown(prompt.name)} (no command: the server's prompts changed meanwhile; /mcp prompts again shows them)`;
+    : `${shown(prompt.name, MAX_TEXT, "line")} (no command: the server's prompts changed meanwhile; /mcp prompts again shows them)`;
   const lines = [`  ${command}${about ? `  ·  ${about}` : ""}`];
   const args = prompt.arguments ?? [];
   for (const arg of args.slice(0, MAX_SHOWN_ARGUMENTS)) {
-    const argAbout = arg.description ? `  ·  ${shown(arg.description)}` : "";
-    lines.push(`      ${shown(arg.name)} (${arg.required ? "required" : "optional"})${argAbout}`);
+    const argAbout = arg.description ? `  ·  ${shown(arg.description, MAX_TEXT, "line")}` : "";
+    lines.push(`      ${shown(arg.name, MAX_TEXT, "line")} (${arg.required ? "required" : "optional"})${argAbout}`);
   }
   lines.push(...restLine("      ", Math.max(0, args.length - MAX_SHOWN_ARGUMENTS), false, " arguments"));
   return lines;
@@ -139,8 +134,15 @@ export function formatPromptListing(offers: ReadonlyArray<ServerOffer<PromptEntr
 
 /** A resource (at its URI) or a template (at its URI template): where, name, type, then its description below. */
 function itemLines(at: string, item: { name: string; mimeType?: string; description?: string }): string[] {
-  const parts = [shown(at), shown(item.name), ...(item.mimeType ? [shown(item.mimeType)] : [])];
-  return [`    ${parts.join("  ·  ")}`, ...(item.description ? [`      ${shown(item.description)}`] : [])];
+  const parts = [
+    shown(at, MAX_TEXT, "line"),
+    shown(item.name, MAX_TEXT, "line"),
+    ...(item.mimeType ? [shown(item.mimeType, MAX_TEXT, "line")] : []),
+  ];
+  return [
+    `    ${parts.join("  ·  ")}`,
+    ...(item.description ? [`      ${shown(item.description, MAX_TEXT, "line")}`] : []),
+  ];
 }
 
 function isEmpty(list: ListResult<unknown>): boolean {
@@ -149,7 +151,7 @@ function isEmpty(list: ListResult<unknown>): boolean {
 
 /** One list of a server: its heading and shown items, or why it could not be read; nothing when it is empty. */
 function listBlock<T>(heading: string, list: ListResult<T>, linesOf: (item: T) => string[]): string[] {
-  if ("error" in list) return [`  ${heading}: could not be listed: ${shown(list.error)}`];
+  if ("error" in list) return [`  ${heading}: could not be listed: ${shown(list.error, MAX_TEXT, "line")}`];
   if (isEmpty(list)) return [];
   return [
     `  ${heading}:`,

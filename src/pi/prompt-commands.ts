@@ -13,7 +13,7 @@ import type { ExtensionCommandContext, RegisteredCommand } from "@mariozechner/p
 import type { Prompt } from "@modelcontextprotocol/client";
 import { describeError } from "../common/errors.ts";
 import type { EventSink } from "../common/events.ts";
-import { stripControlsLine } from "../common/terminal-text.ts";
+import { shown, SHOWN } from "../common/terminal-text.ts";
 import type { ServerChange } from "../connection/mcp-client.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import {
@@ -186,7 +186,7 @@ export class PromptCommands {
   private register(command: PromptCommand): void {
     const description = command.live
       ? promptCommandDescription(command.server, command.prompt)
-      : `(no longer offered by MCP server '${stripControlsLine(command.server)}')`;
+      : `(no longer offered by MCP server '${shown(command.server, SHOWN.line, "line")}')`;
     quietly(() =>
       this.deps.registerCommand(command.name, {
         description,
@@ -203,8 +203,8 @@ export class PromptCommands {
     if (target.kind === "name") {
       return target.candidates.map((arg) => ({
         value: `${target.before}${arg.name}=`,
-        label: `${stripControlsLine(arg.name)}=`,
-        ...(arg.description ? { description: stripControlsLine(arg.description) } : {}),
+        label: `${shown(arg.name, SHOWN.line, "line")}=`,
+        ...(arg.description ? { description: shown(arg.description, SHOWN.line, "line") } : {}),
       }));
     }
     const connection = this.deps.connection(command.server);
@@ -217,9 +217,11 @@ export class PromptCommands {
         target.given,
         AbortSignal.timeout(COMPLETION_TIMEOUT_MS),
       );
-      const items = values.slice(0, MAX_COMPLETIONS).map((raw) => {
-        const value = stripControlsLine(raw);
-        return { value: `${target.before}${/[\s"'\\]/.test(value) ? JSON.stringify(value) : value}`, label: value };
+      // A value cut short would be a different value: one too long to show is not offered.
+      const items = values.slice(0, MAX_COMPLETIONS).flatMap((raw) => {
+        if (raw.length > SHOWN.line) return [];
+        const value = shown(raw, SHOWN.line, "line");
+        return [{ value: `${target.before}${/[\s"'\\]/.test(value) ? JSON.stringify(value) : value}`, label: value }];
       });
       return items.length ? items : null;
     } catch {
@@ -245,9 +247,9 @@ export class PromptCommands {
       );
     }
     for (const arg of missing) {
-      const about = arg.description ? ` (${stripControlsLine(arg.description)})` : "";
+      const about = arg.description ? ` (${shown(arg.description, SHOWN.line, "line")})` : "";
       const answer = await ctx.ui.input(
-        `MCP server '${stripControlsLine(command.server)}', prompt ${stripControlsLine(command.prompt.name)}: ${stripControlsLine(arg.name)}${about}`,
+        `MCP server '${shown(command.server, SHOWN.line, "line")}', prompt ${shown(command.prompt.name, SHOWN.line, "line")}: ${shown(arg.name, SHOWN.line, "line")}${about}`,
       );
       if (!answer) return ctx.ui.notify(`${where} cancelled: no value for ${arg.name}.`, "info");
       values[arg.name] = answer;

@@ -19,6 +19,7 @@ import type { ListResourcesResult, ListResourceTemplatesResult } from "@modelcon
 import { type Static, type TSchema, Type } from "typebox";
 import { describeError } from "../common/errors.ts";
 import type { EventSink } from "../common/events.ts";
+import { shown, SHOWN } from "../common/terminal-text.ts";
 import type { ServerChange } from "../connection/mcp-client.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import {
@@ -156,7 +157,7 @@ export class ResourceTools {
     }
     this.deps.events?.("mcp.resources.updated", { serverId: connection.name, uri: change.uri });
     this.deps.notify(
-      `MCP server '${connection.name}': resource ${change.uri} changed (read it again with ${READ_RESOURCE} for the new contents)`,
+      `MCP server '${connection.name}': resource ${shown(change.uri, SHOWN.line, "visible")} changed (read it again with ${READ_RESOURCE} for the new contents)`,
     );
   }
 

@@ -20,8 +20,7 @@ import {
   ProtocolError,
   type SamplingMessage,
 } from "@modelcontextprotocol/client";
-import { stripControls } from "../common/terminal-text.ts";
-import { clip } from "../common/text.ts";
+import { shown, SHOWN } from "../common/terminal-text.ts";
 import type { SamplingMode } from "../config/types.ts";
 import { completeWithPi } from "./pi-line.ts";
 
@@ -32,6 +31,8 @@ type SamplingContext = Pick<ExtensionContext, "hasUI" | "ui" | "model" | "modelR
 const USER_REJECTED = -1;
 /** How much of each message the approval dialog shows. */
 const SHOWN_CHARS = 600;
+/** How many of the conversation's messages it shows. */
+const SHOWN_MESSAGES = 6;
 const ALLOW = "Allow";
 const DENY = "Deny";
 const SEND = "Send";
@@ -103,14 +104,16 @@ export function pickModel(
 /** What the user sees before the model is asked: who asks, for what, with which limit. Pure. */
 export function describeSamplingRequest(server: string, params: SamplingParams, model: Model<Api>): string {
   const lines = [`MCP server '${server}' wants ${model.id} to answer it (at most ${params.maxTokens} tokens).`];
-  if (params.systemPrompt) lines.push(`System prompt: ${clip(stripControls(params.systemPrompt), SHOWN_CHARS)}`);
-  for (const message of params.messages) {
+  if (params.systemPrompt) lines.push(`System prompt: ${shown(params.systemPrompt, SHOWN_CHARS)}`);
+  for (const message of params.messages.slice(0, SHOWN_MESSAGES)) {
     const text = blocks(message)
       .map((b) => (b.type === "text" ? String(b.text) : `[${String(b.type)}]`))
       .join(" ");
-    lines.push(`${message.role}: ${clip(stripControls(text), SHOWN_CHARS)}`);
+    lines.push(`${shown(String(message.role), SHOWN.name, "line")}: ${shown(text, SHOWN_CHARS)}`);
   }
-  return lines.join("\n");
+  const more = params.messages.length - SHOWN_MESSAGES;
+  if (more > 0) lines.push(`(${more} more messages)`);
+  return shown(lines.join("\n"), SHOWN.body);
 }
 
 /** The sampling handler for one server; `ctx` gives the running session's context, if there is one. */

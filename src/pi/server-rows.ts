@@ -2,6 +2,7 @@
  * Each configured server as `/mcp`, the dashboard and the footer show it: one `ServerRow` built from the server's
  * connection state and the tools registered for it.
  */
+import { shown, SHOWN } from "../common/terminal-text.ts";
 import type { McpBridge } from "../bridge/mcp-bridge.ts";
 import { stateDetail } from "../connection/connection-state.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
@@ -29,7 +30,7 @@ function requestTokens(
 function sourceLabel(c: ServerConnection): string {
   const importedFrom = c.config.raw.importedFrom;
   return typeof importedFrom === "string"
-    ? `${c.config.source.scope}, imported from ${importedFrom}`
+    ? `${c.config.source.scope}, imported from ${shown(importedFrom, SHOWN.line, "line")}`
     : c.config.source.scope;
 }
 
@@ -59,8 +60,8 @@ export function serverRows(
       lastActive: c.health.lastHeard,
       detail: trusted ? stateDetail(c.state, c.config.retry.maxAttempts, now) : `/mcp trust ${c.name} runs it`,
       metrics: c.health.metrics(now),
-      error: c.lastError,
-      warnings: c.warnings,
+      error: c.lastError === undefined ? undefined : shown(c.lastError, SHOWN.body),
+      warnings: c.warnings.map((warning) => shown(warning, SHOWN.body)),
       tools: tools.map((t) => ({
         name: t.name,
         originalName: t.originalName,

@@ -5,7 +5,7 @@
  */
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/client/validators/ajv";
 import { isObject } from "../common/values.ts";
-import { clip } from "../common/text.ts";
+import { shown } from "../common/terminal-text.ts";
 
 export type ArgumentCheck = (args: Record<string, unknown>) => string | undefined;
 
@@ -24,10 +24,10 @@ export function argumentCheck(schema: unknown): { check?: ArgumentCheck; error?:
     return {
       check: (args) => {
         const result = validate(args);
-        return result.valid ? undefined : clip(result.errorMessage ?? "the arguments do not match", 2000);
+        return result.valid ? undefined : shown(result.errorMessage ?? "the arguments do not match", 2000);
       },
     };
   } catch (error) {
-    return { error: clip(error instanceof Error ? error.message : String(error), 300) };
+    return { error: shown(error instanceof Error ? error.message : String(error), 300, "line") };
   }
 }

@@ -7,7 +7,7 @@
  * (positional ones fill the prompt's arguments in the order it declares them); quotes keep spaces in a value.
  */
 import type { GetPromptResult, Prompt, PromptArgument } from "@modelcontextprotocol/client";
-import { stripControlsLine } from "../common/terminal-text.ts";
+import { shown, SHOWN } from "../common/terminal-text.ts";
 import { normalizeToolResult, type PiContent } from "./output.ts";
 
 /** A name pi can take as one command word: no spaces, no control characters, nothing a shell-like reader trips on. */
@@ -24,8 +24,8 @@ export function promptCommandName(server: string, prompt: string): string {
 export function argumentHint(args: readonly PromptArgument[] | undefined): string {
   return (args ?? [])
     .map((arg) => {
-      const about = arg.description ? `<${stripControlsLine(arg.description)}>` : "<value>";
-      const word = `${stripControlsLine(arg.name)}=${about}`;
+      const about = arg.description ? `<${shown(arg.description, SHOWN.line, "line")}>` : "<value>";
+      const word = `${shown(arg.name, SHOWN.line, "line")}=${about}`;
       return arg.required ? word : `[${word}]`;
     })
     .join(" ");
@@ -33,9 +33,9 @@ export function argumentHint(args: readonly PromptArgument[] | undefined): strin
 
 /** The command's description as pi lists it: the prompt's title or description, its arguments, its server. */
 export function promptCommandDescription(server: string, prompt: Prompt): string {
-  const about = stripControlsLine(prompt.description || prompt.title || prompt.name);
+  const about = shown(prompt.description || prompt.title || prompt.name, SHOWN.line, "line");
   const hint = argumentHint(prompt.arguments);
-  return `${about}${hint ? ` — ${hint}` : ""} (MCP server '${stripControlsLine(server)}')`;
+  return `${about}${hint ? ` — ${hint}` : ""} (MCP server '${shown(server, SHOWN.line, "line")}')`;
 }
 
 /** Splits an argument line into words; double or single quotes keep spaces, a backslash keeps the next character. */

@@ -4,7 +4,7 @@
  * once, rather than into every tool's description. Server text is folded onto one line, stripped of control
  * characters and cut to a fixed length, so a server cannot take over the prompt with a long or many-line text. Pure.
  */
-import { promptLine } from "../common/terminal-text.ts";
+import { shown, SHOWN } from "../common/terminal-text.ts";
 
 /** The longest line one server gets, heading and ellipsis included. */
 export const MAX_SERVER_GUIDE_LINE = 300;
@@ -34,12 +34,13 @@ export function formatServerGuide(entries: readonly ServerGuideEntry[]): string 
 export function serverGuideLine(entry: ServerGuideEntry): string | undefined {
   if (entry.toolNames.length === 0) return undefined;
   const said = [entry.description, entry.instructions]
-    .map((text) => promptLine(text ?? ""))
+    .map((text) => shown(text ?? "", MAX_SERVER_GUIDE_LINE, "prompt"))
     .filter((text) => text !== "");
   if (said.length === 0) return undefined;
-  return promptLine(
-    `- ${promptLine(entry.server)} (tools ${toolsHint(entry.toolNames)}): ${said.join(" — ")}`,
+  return shown(
+    `- ${shown(entry.server, SHOWN.name, "prompt")} (tools ${toolsHint(entry.toolNames)}): ${said.join(" — ")}`,
     MAX_SERVER_GUIDE_LINE,
+    "prompt",
   );
 }
 
@@ -50,7 +51,7 @@ export function toolsHint(names: readonly string[]): string {
   if (cutAt > 0 && names.length > 1) return `${prefix.slice(0, cutAt + 1)}*`;
   const quoted = names
     .slice(0, NAMES_QUOTED)
-    .map((name) => promptLine(name))
+    .map((name) => shown(name, SHOWN.name, "prompt"))
     .join(", ");
   return names.length > NAMES_QUOTED ? `${quoted}, …` : quoted;
 }

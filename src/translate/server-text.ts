@@ -1,24 +1,24 @@
 /**
  * What a server says about its tools, made safe to show and to hand to the model: names, titles and descriptions
  * (the tool's own, and those of its parameters and output fields) lose terminal escape sequences and control
- * characters (see ../common/terminal-text.ts). Values a schema constrains (enums, defaults, examples) are data and stay
+ * characters and are cut to a bound (see ../common/terminal-text.ts). Values a schema constrains (enums, defaults, examples) are data and stay
  * as they are. Pure.
  */
 import type { Tool } from "@modelcontextprotocol/client";
-import { stripControls, stripControlsLine } from "../common/terminal-text.ts";
+import { shown, SHOWN } from "../common/terminal-text.ts";
 // Deeper than any real schema; a tool whose schema nests deeper is not registered at all (./tool-list-limits.ts).
 import { MAX_SCHEMA_DEPTH } from "./tool-list-limits.ts";
 
 /** Schema keywords whose string values are prose for people and the model. */
 const PROSE_KEYS = new Set(["description", "title", "$comment"]);
 
-/** A copy of `tool` with its shown text stripped of control sequences. */
+/** A copy of `tool` with its shown text stripped of control sequences and bounded. */
 export function safeTool(tool: Tool): Tool {
-  const safe: Tool = { ...tool, name: stripControlsLine(tool.name) };
-  if (typeof tool.title === "string") safe.title = stripControlsLine(tool.title);
-  if (typeof tool.description === "string") safe.description = stripControls(tool.description);
+  const safe: Tool = { ...tool, name: shown(tool.name, SHOWN.name, "line") };
+  if (typeof tool.title === "string") safe.title = shown(tool.title, SHOWN.line, "line");
+  if (typeof tool.description === "string") safe.description = shown(tool.description, SHOWN.description);
   if (tool.annotations && typeof tool.annotations.title === "string")
-    safe.annotations = { ...tool.annotations, title: stripControlsLine(tool.annotations.title) };
+    safe.annotations = { ...tool.annotations, title: shown(tool.annotations.title, SHOWN.line, "line") };
   safe.inputSchema = safeSchema(tool.inputSchema, 0) as Tool["inputSchema"];
   if (tool.outputSchema) safe.outputSchema = safeSchema(tool.outputSchema, 0) as Tool["outputSchema"];
   return safe;
@@ -30,7 +30,7 @@ function safeSchema(value: unknown, depth: number): unknown {
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
     if (PROSE_KEYS.has(key) && typeof item === "string")
-      out[key] = key === "title" ? stripControlsLine(item) : stripControls(item);
+      out[key] = key === "title" ? shown(item, SHOWN.line, "line") : shown(item, SHOWN.body);
     else if (key === "enum" || key === "const" || key === "default" || key === "examples") out[key] = item;
     else out[key] = safeSchema(item, depth + 1);
   }

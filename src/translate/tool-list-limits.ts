@@ -5,8 +5,8 @@
  */
 import type { Tool } from "@modelcontextprotocol/client";
 import type { ServerLimits } from "../config/types.ts";
-import { stripControlsLine } from "../common/terminal-text.ts";
-import { clip, formatBytes, plural } from "../common/text.ts";
+import { shown, SHOWN } from "../common/terminal-text.ts";
+import { formatBytes, plural } from "../common/text.ts";
 
 /**
  * How deeply a tool's input schema may nest objects and arrays. Real schemas stay within a few dozen levels; a few
@@ -43,11 +43,13 @@ function schemaProblem(tool: Tool, maxSchemaBytes: number): { reason: string; de
 
 function names(tools: Array<{ name: string; detail?: string }>): string {
   // A name is the server's text: shown without control sequences, and not at any length.
-  const shown = tools.slice(0, NAMES_LISTED).map((t) => {
-    const name = clip(stripControlsLine(t.name), 80);
+  const listed = tools.slice(0, NAMES_LISTED).map((t) => {
+    const name = shown(t.name, SHOWN.name, "line");
     return t.detail ? `'${name}' (${t.detail})` : `'${name}'`;
   });
-  return tools.length > NAMES_LISTED ? `${shown.join(", ")} and ${tools.length - NAMES_LISTED} more` : shown.join(", ");
+  return tools.length > NAMES_LISTED
+    ? `${listed.join(", ")} and ${tools.length - NAMES_LISTED} more`
+    : listed.join(", ");
 }
 
 /**

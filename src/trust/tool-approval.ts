@@ -8,7 +8,7 @@ import type { ExtensionContext, ToolCallEventResult } from "@mariozechner/pi-cod
 import type { ToolAnnotations } from "@modelcontextprotocol/client";
 import { errorMessage } from "../common/errors.ts";
 import { type Logger, NULL_LOGGER } from "../common/log-file.ts";
-import { visible } from "../common/terminal-text.ts";
+import { shown, SHOWN } from "../common/terminal-text.ts";
 import { quoteValue } from "../common/text.ts";
 import { trustNotRecorded } from "./trust-rules.ts";
 import type { ApprovalMode, ServerConfig } from "../config/types.ts";
@@ -70,9 +70,12 @@ type Asker = Pick<ExtensionContext, "hasUI" | "ui" | "signal">;
 /** Arguments as the dialog shows them: on one line, cut short. */
 const MAX_ARGS_SHOWN = 400;
 
-function argsPreview(args: Record<string, unknown>): string {
-  const json = JSON.stringify(args) ?? "{}";
-  return json.length > MAX_ARGS_SHOWN ? `${json.slice(0, MAX_ARGS_SHOWN)}…` : json;
+/**
+ * A line of the dialog: controls and bidi marks of a tool's name or its arguments written as `\uXXXX`, so neither can
+ * rewrite or reorder what the user is asked to allow, and cut short.
+ */
+function dialogLine(text: string, max: number = SHOWN.body): string {
+  return shown(text, max, "visible");
 }
 
 /** `tool 'x' of MCP server 's'`, as every message names a tool. */
@@ -183,16 +186,17 @@ export class ToolApproval {
     if (config.source.scope !== "bundled")
       options.push([`Always allow (adds "${tool.originalName}" to autoApprove in ${config.source.path})`, "always"]);
     options.push(["Deny", "deny"]);
-    const title = [`Allow ${describeTool(tool)} (${tool.name}) to run? (${reason})`, `Arguments: ${argsPreview(args)}`]
-      .map(visible)
-      .join("\n");
+    const title = [
+      dialogLine(`Allow ${describeTool(tool)} (${tool.name}) to run? (${reason})`),
+      `Arguments: ${dialogLine(JSON.stringify(args) ?? "{}", MAX_ARGS_SHOWN)}`,
+    ].join("\n");
     const picked = await ctx.ui.select(
       title,
-      options.map(([label]) => visible(label)),
+      options.map(([label]) => dialogLine(label)),
       { signal: ctx.signal },
     );
     // Escape, or the agent stopping, closes the dialog with no answer: that is no approval.
-    return options.find(([label]) => visible(label) === picked)?.[1] ?? "dismissed";
+    return options.find(([label]) => dialogLine(label) === picked)?.[1] ?? "dismissed";
   }
 
   private async apply(

@@ -5,7 +5,7 @@
  */
 import { canonicalHash } from "../common/canonical-json.ts";
 import { errorMessage } from "../common/errors.ts";
-import { visible } from "../common/terminal-text.ts";
+import { shown, SHOWN } from "../common/terminal-text.ts";
 import { commandText, isCommandValue } from "../config/command-value.ts";
 import { configVarRefs, findVarRefs } from "../config/substitute.ts";
 import type { ServerConfig } from "../config/types.ts";
@@ -198,14 +198,14 @@ export function describeForTrust(config: ServerConfig): string[] {
   if (config.description) lines.push(`tells the model: ${config.description}`);
   const vars = configVarRefs(config);
   if (vars.length) lines.push(`reads your variables: ${vars.map((v) => `\${${v}}`).join(", ")}`);
-  return lines.map(visible);
+  return lines.map((line) => shown(line, SHOWN.body, "visible"));
 }
 
 /** A change saved to the project's file without its record of trust (why: `error`), and how to trust the servers again. */
 export function trustNotRecorded(servers: readonly string[], error: unknown): string {
   const [them, are] = servers.length === 1 ? ["it", "is"] : ["them", "are"];
-  const names = servers.map((name) => `'${visible(name)}'`).join(", ");
-  const command = `/mcp trust ${servers.map((name) => commandArgument(visible(name))).join(" ")}`;
+  const names = servers.map((name) => `'${shown(name, SHOWN.body, "visible")}'`).join(", ");
+  const command = `/mcp trust ${servers.map((name) => commandArgument(shown(name, SHOWN.body, "visible"))).join(" ")}`;
   return `The change is saved, but not that MCP server${servers.length === 1 ? "" : "s"} ${names} ${are} trusted with it (${errorMessage(error)}). If the next session does not trust ${them}, ${command} trusts ${them} again.`;
 }
 
@@ -215,11 +215,15 @@ export function trustQuestion(
   servers: ReadonlyArray<{ config: ServerConfig; state: TrustState }>,
 ): string {
   const lines = [
-    `This project (${visible(projectRoot)}) defines MCP servers that would run on your machine. Nothing of them has run yet.`,
+    `This project (${shown(projectRoot, SHOWN.body, "visible")}) defines MCP servers that would run on your machine. Nothing of them has run yet.`,
   ];
   for (const { config, state } of servers) {
-    lines.push("", `${visible(config.name)}  (${state === "changed" ? "changed since you last answered" : "new"})`);
+    lines.push(
+      "",
+      `${shown(config.name, SHOWN.body, "visible")}  (${state === "changed" ? "changed since you last answered" : "new"})`,
+    );
     for (const line of describeForTrust(config)) lines.push(`    ${line}`);
   }
-  return lines.join("\n");
+  // Each line is bounded, and so is the whole: a project can define any number of servers.
+  return shown(lines.join("\n"), SHOWN.notice);
 }

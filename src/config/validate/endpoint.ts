@@ -32,11 +32,18 @@ export type Endpoint = Pick<
   "transport" | "type" | "command" | "args" | "url" | "env" | "headers" | "cwd"
 >;
 
+/** Far above any real server's address (servers commonly refuse request lines over 8 KB). */
+const MAX_URL_LENGTH = 16_384;
+
 /**
  * Returns an error message when `url` is not an absolute http(s) URL. A URL built from variables can only be checked
  * once they are known (at connect time); before that only its scheme is.
  */
 export function checkUrl(url: string): string | undefined {
+  // Every error, log line and notice about the server quotes its URL, and each is redacted first: a URL of megabytes
+  // would cost that work in each of them, on the event loop every other server's handshake needs.
+  if (url.length > MAX_URL_LENGTH)
+    return `\`url\` is ${url.length} characters long; at most ${MAX_URL_LENGTH} are taken (got ${quoteValue(url, 60)})`;
   if (url.includes("${")) {
     return /^(https?:\/\/|\$\{)/i.test(url.trim())
       ? undefined

@@ -2,7 +2,7 @@
  * Validates one server entry as written in a config file, into a `ServerConfig`. Each group of fields has its own
  * validator; this runs them in a fixed order, so an entry with several problems always lists them the same way.
  */
-import { clip } from "../../common/text.ts";
+import { shown } from "../../common/terminal-text.ts";
 import { findReservedKey, isObject } from "../../common/values.ts";
 import type { ConfigSource, ServerConfig } from "../types.ts";
 import { validateExposure } from "../exposure-setting.ts";
@@ -32,7 +32,9 @@ export function validateServerEntry(
   const reserved = findReservedKey(entry);
   if (reserved !== undefined)
     return {
-      errors: [`\`${clip(reserved, 80)}\`: \`__proto__\`, \`constructor\` and \`prototype\` cannot be used as keys`],
+      errors: [
+        `\`${shown(reserved, 80, "line")}\`: \`__proto__\`, \`constructor\` and \`prototype\` cannot be used as keys`,
+      ],
       warnings,
     };
 

@@ -2,7 +2,8 @@
  * Readers for one field of a server entry, shared by the validators: each returns the value, or its fallback after
  * adding an error that says what the field must hold. An absent (or null) field is not an error.
  */
-import { clip, quoteValue } from "../../common/text.ts";
+import { shown } from "../../common/terminal-text.ts";
+import { quoteValue } from "../../common/text.ts";
 import { isObject, type JsonObject } from "../../common/values.ts";
 
 /**
@@ -23,7 +24,7 @@ export function stringMap(value: unknown, field: string, errors: string[]): Reco
     if (typeof v === "string") out[k] = v;
     // Numbers and booleans are common in hand-written env blocks; their string form is what a process sees anyway.
     else if (typeof v === "number" || typeof v === "boolean") out[k] = String(v);
-    else errors.push(`\`${field}.${clip(k, 60)}\` must be a string`);
+    else errors.push(`\`${field}.${shown(k, 60, "line")}\` must be a string`);
   }
   return out;
 }

@@ -2,7 +2,8 @@
  * A remote server's `auth` field — `oauth` in pi 1.x's configs, read the same — : whether the bridge signs in with
  * OAuth, and with which client, endpoints, scopes and redirect.
  */
-import { clip, quoteValue } from "../../common/text.ts";
+import { shown } from "../../common/terminal-text.ts";
+import { quoteValue } from "../../common/text.ts";
 import { isObject, type JsonObject } from "../../common/values.ts";
 import { DEFAULT_OAUTH_CALLBACK_PORT } from "../defaults.ts";
 import type { ClientRegistration, OAuthSettings } from "../types.ts";
@@ -74,7 +75,7 @@ function oauthSettings(
       errors.push(
         `\`${field}.provider\` (pi 1.x's token of a /login provider) is not supported here; send the token in \`headers\` with a \`\${VAR}\` or a \`!command\``,
       );
-    else if (!OAUTH_FIELDS.has(key)) errors.push(`unknown field \`${field}.${clip(key, 60)}\``);
+    else if (!OAUTH_FIELDS.has(key)) errors.push(`unknown field \`${field}.${shown(key, 60, "line")}\``);
   }
   if (auth.type !== undefined && auth.type !== "oauth") errors.push(`\`${field}.type\` must be "oauth"`);
   const settings: OAuthSettings = { ...defaults };
