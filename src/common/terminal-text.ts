@@ -60,10 +60,10 @@ export function visible(text: string): string {
 
 /**
  * How much of one server's or config's text each place shows at most, in characters, ellipsis and count included: a
- * name, a one-line field, the body of a dialog or one error, a tool's description, a notice, and what a `/mcp` command
- * lists.
+ * name (MCP allows tool names of 128 characters: a valid one is never cut), a one-line field, the body of a dialog or
+ * one error, a tool's description, a notice, and what a `/mcp` command lists.
  */
-export const SHOWN = { name: 120, line: 300, body: 4000, description: 10_000, notice: 16_000, view: 200_000 } as const;
+export const SHOWN = { name: 128, line: 300, body: 4000, description: 10_000, notice: 16_000, view: 200_000 } as const;
 
 /**
  * How a text is made harmless: `text` keeps its lines, `line` folds them, `prompt` folds them and runs of spaces too (for
