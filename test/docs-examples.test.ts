@@ -167,3 +167,81 @@ describe("source paths the documents name", () => {
     });
   }
 });
+
+interface TestPointer {
+  file: string;
+  name: string;
+}
+
+/**
+ * The tests a document points to: every `<file>.test.ts › "name"`, in a `(tests: …)` list after a claim or in its
+ * words; `, "name"` after one names another test of that file, and `› "name"` alone another test of the file named
+ * before it. A name may wrap onto the next line (read as one space), and a `"` in it is written `\"`, which markdown
+ * shows as `"`. An arrow without a name or a file, or a `(tests: …)` with no arrow, is unreadable, so a typo cannot
+ * make a pointer vanish from the check. The form shown as code points nowhere.
+ */
+function testPointers(text: string): { pointers: TestPointer[]; unreadable: string[] } {
+  const prose = text.replace(/`[^`\n]*›[^`\n]*`/g, (span) => " ".repeat(span.length));
+  const pointers: TestPointer[] = [];
+  const unreadable = [...prose.matchAll(/\(tests?:[^)›]*\)/g)].map(([group]) => group);
+  const arrows = /((?:test\/)?[\w.-]+\.test\.ts)?\s*›\s*/g;
+  let file: string | undefined;
+  for (let arrow = arrows.exec(prose); arrow; arrow = arrows.exec(prose)) {
+    file = arrow[1] ?? file;
+    const first = /"((?:[^"\\]|\\.)*)"/y;
+    const more = /,\s*"((?:[^"\\]|\\.)*)"/y;
+    let index = arrow.index + arrow[0].length;
+    let count = 0;
+    for (let pattern = first; ; pattern = more) {
+      pattern.lastIndex = index;
+      const name = pattern.exec(prose);
+      if (!name) break;
+      if (file) pointers.push({ file, name: name[1]!.replace(/\\(.)/g, "$1").replace(/\s+/g, " ") });
+      index = pattern.lastIndex;
+      count++;
+    }
+    arrows.lastIndex = index;
+    if (!file || count === 0) unreadable.push(prose.slice(arrow.index, arrow.index + 80));
+  }
+  return { pointers, unreadable };
+}
+
+/** Names a test file builds from a template (`after ${exit.name}, …`), each `${…}` standing for any text. */
+function templateNames(code: string): RegExp[] {
+  return [...code.matchAll(/`((?:[^`\\]|\\.)*\$\{(?:[^`\\]|\\.)*)`/g)].map(
+    ([, body]) =>
+      new RegExp(
+        `^${body!
+          .split(/\$\{[^}]*\}/)
+          .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+          .join(".+")}$`,
+      ),
+  );
+}
+
+describe("tests the documents point to", () => {
+  // A claim in SECURITY.md names the test that proves it; a renamed or deleted test leaves the claim unproven.
+  for (const doc of LINKED_DOCS.filter((d) => !d.startsWith("bench/results"))) {
+    test(`${doc}: every test it points to (file › "name") exists`, () => {
+      const text = readFileSync(path.join(REPO_ROOT, doc), "utf8");
+      const { pointers, unreadable } = testPointers(text);
+      assert.deepEqual(unreadable, [], 'pointers not in the form (tests: test/<file>.test.ts › "name", …)');
+      if (doc === "SECURITY.md") assert.ok(pointers.length >= 100, `only ${pointers.length} pointers in SECURITY.md`);
+      const missing: string[] = [];
+      for (const { file, name } of pointers) {
+        const source = path.join(REPO_ROOT, file);
+        if (!existsSync(source)) {
+          missing.push(`${file}: no such file`);
+          continue;
+        }
+        const code = readFileSync(source, "utf8");
+        const written = [name, name.replace(/"/g, '\\"'), name.replace(/'/g, "\\'")];
+        if (!written.some((form) => code.includes(form)) && !templateNames(code).some((t) => t.test(name)))
+          missing.push(`${file} › "${name}": no such test`);
+      }
+      for (const [named] of text.matchAll(/\btest\/[\w.-]+\.test\.ts\b/g))
+        if (!existsSync(path.join(REPO_ROOT, named))) missing.push(`${named}: no such file`);
+      assert.deepEqual([...new Set(missing)], []);
+    });
+  }
+});
