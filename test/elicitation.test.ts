@@ -10,7 +10,7 @@ import { after, before, describe, test } from "node:test";
 import type { ElicitRequestFormParams } from "@modelcontextprotocol/sdk/types.js";
 import { answerElicitation, sendToRequiredPages } from "../src/pi/elicitation-dialog.ts";
 import { checkPicks, fieldHint, type FormField, formFields, parseTypedAnswer } from "../src/pi/elicitation-form.ts";
-import { EVERYTHING_SERVER, REPO_ROOT, tempDir } from "./helpers.ts";
+import { connectionFor, EVERYTHING_SERVER, fixtureEntry, readLog, REPO_ROOT, tempDir } from "./helpers.ts";
 import { callOnceInPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 
@@ -380,5 +380,29 @@ describe("server-everything's elicitation through pi", { timeout: 120_000 }, () 
     const { text, isError } = await call(undefined, page, { url, errorPath: true });
     assert.equal(isError, true);
     assert.match(text, /requires browser-based authorization/);
+  });
+});
+
+describe("a call whose server asks for a page every time", { timeout: 60_000 }, () => {
+  test("the user's yes retries it once; the server's second ask is the call's error", async () => {
+    const tmp = tempDir("mcp-bridge-pages-");
+    const log = path.join(tmp.dir, "calls.jsonl");
+    let asked = 0;
+    const connection = connectionFor(
+      "pages",
+      { ...fixtureEntry(), env: { FIXTURE_LOG: log } },
+      // The user would say yes a few times over: the bridge asks only once.
+      { features: { urlElicitationRequired: async () => ++asked <= 3 } },
+    );
+    try {
+      await connection.connect();
+      await assert.rejects(connection.callTool("needs_page", {}), /Open the consent page first/);
+      assert.equal(asked, 1, "the user is asked once");
+      const calls = readLog(log).filter((e) => e.event === "call" && e.name === "needs_page");
+      assert.equal(calls.length, 2, "the call and its one retry");
+    } finally {
+      await connection.close();
+      tmp.cleanup();
+    }
   });
 });

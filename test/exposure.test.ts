@@ -339,7 +339,16 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
         `${how}: the loaded tool and no other`,
       );
     }
+
+    // The session still records the load, but the tool is hidden now: the record brings it back to no request.
+    const hidden = await start({ ...deferred, toolExposure: { search_code: "hidden" } }, {}, undefined, undefined, () =>
+      SessionManager.open(file),
+    );
+    hidden.model.script([{ text: "ok" }]);
+    await hidden.pi.session.prompt("and now?");
+    assert.deepEqual(catalogTools(hidden.model.requests[0]!), [], "a load of a tool now hidden does nothing");
   });
+
   test("tool_search never finds a hidden tool, even one that fits the query best", async () => {
     const { pi, model } = await start({ exposure: "deferred", toolExposure: { delete_branch: "hidden" } });
     model.script([

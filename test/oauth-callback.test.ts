@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { createServer, connect, type AddressInfo, type Server } from "node:net";
+import { networkInterfaces } from "node:os";
 import { describe, it } from "node:test";
 import {
   CALLBACK_PATH,
@@ -51,9 +52,9 @@ async function occupy(port: number): Promise<Server | undefined> {
 }
 
 /** True when a TCP connection to the port is refused. */
-function refused(port: number): Promise<boolean> {
+function refused(port: number, host = "127.0.0.1"): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = connect({ port, host: "127.0.0.1" });
+    const socket = connect({ port, host });
     socket.once("connect", () => {
       socket.destroy();
       resolve(false);
@@ -148,6 +149,21 @@ describe("oauth callback server", { timeout: 60_000 }, () => {
     assert.equal(await refused(base), true, "the server stops listening once the sign-in is over");
     await server.close();
     await server.close();
+  });
+
+  it("listens on loopback only: this machine's other addresses are refused", async (t) => {
+    const outward = Object.values(networkInterfaces())
+      .flat()
+      .filter((a) => a && a.family === "IPv4" && !a.internal)
+      .map((a) => a!.address);
+    if (outward.length === 0) return t.skip("this machine has no address but loopback");
+    const { server, base } = await startOnFreePort();
+    try {
+      assert.equal(await refused(base), false, "it listens on 127.0.0.1");
+      for (const address of outward) assert.equal(await refused(base, address), true, address);
+    } finally {
+      await server.close();
+    }
   });
 
   it("answers a wrong state with 400 and keeps waiting for the right one", async () => {

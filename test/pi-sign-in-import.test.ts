@@ -6,7 +6,7 @@
  * file, and does not take a sign-in back after `/mcp logout` or instead of one the user asked for.
  */
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import { BridgeError } from "../src/common/errors.ts";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
@@ -241,6 +241,20 @@ describe("taking over pi 1.x's sign-ins", { timeout: 120_000 }, () => {
     assert.equal(await echo(fixed, "fixed"), "fixed");
     assert.deepEqual(fixed.warnings, []);
   });
+
+  test(
+    "a file another user owns is not read, with a warning",
+    { skip: process.getuid?.() === 0 ? false : "only root can give a file to another user" },
+    async () => {
+      const { fixture, piFile, authDir } = await setup();
+      writePiAuthFile(piFile, { [piKey("secure", fixture.url)]: await signInAsPi(fixture) });
+      chownSync(piFile, 65_534, 65_534);
+      const connection = connect(fixture, authDir);
+      await needsSignIn(connection);
+      assert.match(connection.warnings.join("\n"), /mcp-auth\.json: it belongs to another user/);
+      messages.push(...connection.warnings);
+    },
+  );
 
   test("a directory in the file's place is ignored with a warning", async () => {
     const { fixture, piFile, authDir } = await setup();

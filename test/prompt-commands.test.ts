@@ -134,6 +134,9 @@ describe("prompt commands (pure)", () => {
   });
 });
 
+/** An inline env value of the prompt fixture, which its greet prompt quotes: a secret of that server's config. */
+const PROMPT_SECRET = "sk-prompt-planted-5f1c0a7e";
+
 describe("server-everything's prompts through pi", { timeout: 180_000 }, () => {
   const project = tempDir("mcp-bridge-prompts-project-");
   const agentDir = tempDir("mcp-bridge-prompts-agent-");
@@ -173,6 +176,7 @@ describe("server-everything's prompts through pi", { timeout: 180_000 }, () => {
       args: ["--import", import.meta.resolve("tsx"), path.join(REPO_ROOT, "test", "fixtures", "prompt-server.ts")],
       autoApprove: ["*"],
       exposure: "direct",
+      env: { PROMPT_SECRET: PROMPT_SECRET },
     };
     writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { everything, changing } }));
     pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
@@ -259,6 +263,10 @@ describe("server-everything's prompts through pi", { timeout: 180_000 }, () => {
       people?.map((item) => item.label),
       ["David", "Eve", "Frank"],
     );
+  });
+
+  test("a prompt's messages reach the model with the server's secrets hidden and control sequences stripped", async () => {
+    assert.equal(await run("/mcp:changing:greet who=Ann"), "Say hello to Ann with ***");
   });
 
   test("prompts/list_changed: a new prompt becomes a command; a removed one's command says it is gone", async () => {

@@ -29,7 +29,11 @@ function pagedServer(): Server {
   server.setRequestHandler(ReadResourceRequestSchema, (request) => {
     if (request.params.uri === "paged://image")
       return { contents: [{ uri: "paged://image", mimeType: "image/png", blob: PNG }] };
-    return { contents: [{ uri: request.params.uri, mimeType: "text/plain", text: `the token is ${SECRET}` }] };
+    return {
+      contents: [
+        { uri: request.params.uri, mimeType: "text/plain", text: `the token is ${SECRET}\x1b]52;c;aGk=\x07 \u202eok` },
+      ],
+    };
   });
   return server;
 }
@@ -99,9 +103,9 @@ describe("resource tools: pages, images, redaction", { timeout: 60_000 }, () => 
     ]);
   });
 
-  test("a secret of the server's config is hidden in the text the model reads", async () => {
+  test("a secret of the server's config is hidden in the text the model reads, and escapes are stripped", async () => {
     const { text } = await runTool(tools.get("read_mcp_resource"), { server: "paged", uri: "paged://note" });
-    assert.match(text, /^\[resource\] paged:\/\/note \(text\/plain\)\nthe token is /);
+    assert.match(text, /^\[resource\] paged:\/\/note \(text\/plain\)\nthe token is \*\*\* ok$/);
     assert.ok(!text.includes(SECRET), text);
   });
 });

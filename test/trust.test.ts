@@ -2,7 +2,7 @@
  * Project trust's pure part (fingerprints, states, what the user is shown) and its store on disk.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import { visible } from "../src/common/terminal-text.ts";
@@ -207,6 +207,13 @@ describe("trust store", () => {
       assert.equal(statSync(file).mode & 0o777, 0o600);
       assert.equal(statSync(path.dirname(file)).mode & 0o777, 0o700);
       assert.doesNotMatch(readFileSync(file, "utf8"), /MY_TOKEN|npx/, "only fingerprints are stored");
+      assert.match(trustFingerprint(one), /^[0-9a-f]{64}$/, "a SHA-256, in hex");
+      assert.ok(readFileSync(file, "utf8").includes(trustFingerprint(one)));
+      assert.deepEqual(
+        readdirSync(path.dirname(file)),
+        ["trust.json"],
+        "written in place of the old file, no temp left",
+      );
     } finally {
       tmp.cleanup();
     }
