@@ -5,7 +5,7 @@
  * server; a subscribed resource's update; and no resource tools while no server offers resources.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { gunzipSync } from "node:zlib";
 import { after, before, describe, test } from "node:test";
@@ -41,6 +41,8 @@ describe("resource output (pure)", () => {
       assert.match(name, /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/, uri);
       assert.ok(!name.includes("/") && !name.startsWith("."), uri);
     }
+    for (const uri of [`x://a/${"n".repeat(500)}`, `x://a/${"n".repeat(500)}.txt`, `x://a/x.${"e".repeat(500)}`])
+      assert.ok(resourceFileName(uri, "application/octet-stream", 7).length <= 80, "at most 80 characters");
   });
 
   test("contents: text, text sent as a blob, images as images, other binary left to save", () => {
@@ -257,6 +259,7 @@ describe("resource tools in pi against server-everything", { timeout: 180_000 },
     assert.ok(match, textOf(read!));
     const file = match[1]!;
     assert.equal(path.basename(file), "notes.txt.gz");
+    assert.equal(statSync(file).mode & 0o777, 0o600, "only the user can read what a server sent");
     assert.equal(gunzipSync(readFileSync(file)).toString("utf8"), original);
     // The new resource changed the server's list, which it announced.
     await waitFor(

@@ -88,14 +88,11 @@ export function resourceFileName(uri: string, mimeType: string, index = 0): stri
   } catch {
     // A malformed escape: the segment as it is.
   }
-  let base =
-    decoded
-      .replace(/[^A-Za-z0-9_.-]/g, "_")
-      .replace(/^[.]+/, "")
-      .slice(0, 80) || "resource";
+  let base = decoded.replace(/[^A-Za-z0-9_.-]/g, "_").replace(/^[.]+/, "") || "resource";
   if (index > 0) base = `${index + 1}-${base}`;
-  const extension = EXTENSIONS[mimeType] ?? ".bin";
-  return /\.[A-Za-z0-9]{1,8}$/.test(base) ? base : `${base}${extension}`;
+  // The whole name stays within 80 characters: what the URI gave is cut, not the extension.
+  const extension = /\.[A-Za-z0-9]{1,8}$/.test(base) ? "" : (EXTENSIONS[mimeType] ?? ".bin");
+  return `${base.slice(0, 80 - extension.length)}${extension}`;
 }
 
 /** The contents of `resources/read` as pi content; binary parts are left for the caller to save. */
