@@ -31,7 +31,7 @@ export function floodMessage(kind: FloodKind): string {
 
 type Handler = NonNullable<Transport["onmessage"]>;
 
-export interface NotificationBoundOptions {
+interface NotificationBoundOptions {
   /** A notification left out (dropped, or replaced by a later progress update); `first` for the first of a flood. */
   dropped(kind: FloodKind, first: boolean): void;
   now?: () => number;
