@@ -1,9 +1,10 @@
 /**
  * How much of the user's attention a server's requests may take (sampling, elicitation, a page a call needs first):
- * one dialog at a time, since pi shows one and a second would cover the first; at most 5 requests a minute from each
- * server, so a burst is refused at once, unasked, rather than queued; none at all from a server the user chose to
- * refuse for the rest of the pi session. Refusals are told to the user in one notice per burst, with their count and
- * why, never one per request; the server gets an error or a decline that says why.
+ * one dialog at a time from each server, since pi shows one and a second would cover the first (a dialog that never
+ * ends, covered by another's, holds up only its own server); at most 5 requests a minute from each server, so a burst
+ * is refused at once, unasked, rather than queued; none at all from a server the user chose to refuse for the rest of
+ * the pi session. Refusals are told to the user in one notice per burst, with their count and why, never one per
+ * request; the server gets an error or a decline that says why.
  */
 import { plural } from "../common/text.ts";
 
@@ -24,13 +25,13 @@ interface ServerState {
   /** Refused since the last notice, by why. */
   refused: Record<Refusal, number>;
   lastNotice: number;
+  /** The server's dialog shown now, or its last one; its next waits for it. */
+  shown: Promise<unknown>;
   timer?: ReturnType<typeof setTimeout>;
 }
 
 export class DialogBudget {
   private servers = new Map<string, ServerState>();
-  /** The dialog shown now, or the last one; the next waits for it. */
-  private shown: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly notify: (text: string) => void) {}
 
@@ -46,8 +47,8 @@ export class DialogBudget {
     if (state.admitted.length >= DIALOGS_PER_MINUTE) return refuse(this.refused(server, state, "limit"));
     state.admitted.push(now);
     // Requests let through before the user denied the rest are refused when their turn comes.
-    const turn = this.shown.then(() => (state.denied ? refuse(this.refused(server, state, "denied")) : dialog()));
-    this.shown = turn.catch(() => undefined);
+    const turn = state.shown.then(() => (state.denied ? refuse(this.refused(server, state, "denied")) : dialog()));
+    state.shown = turn.catch(() => undefined);
     return turn;
   }
 
@@ -65,7 +66,13 @@ export class DialogBudget {
   private stateOf(server: string): ServerState {
     let state = this.servers.get(server);
     if (!state) {
-      state = { admitted: [], denied: false, refused: { denied: 0, limit: 0 }, lastNotice: -Infinity };
+      state = {
+        admitted: [],
+        denied: false,
+        refused: { denied: 0, limit: 0 },
+        lastNotice: -Infinity,
+        shown: Promise.resolve(),
+      };
       this.servers.set(server, state);
     }
     return state;
