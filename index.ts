@@ -22,6 +22,7 @@ import { MCP_COMMAND_DESCRIPTION } from "./src/pi/command-context.ts";
 import { registerLazyCommand } from "./src/pi/lazy-command.ts";
 import { PromptCommands } from "./src/pi/prompt-commands.ts";
 import { ResourceTools } from "./src/pi/resource-tools.ts";
+import { DialogBudget } from "./src/pi/dialog-budget.ts";
 import { elicitationFeatures } from "./src/pi/elicitation-dialog.ts";
 import { samplingHandler } from "./src/pi/sampling.ts";
 import {
@@ -75,6 +76,10 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     return log;
   };
   const emit = (channel: string, payload: Record<string, unknown>) => pi.events.emit(channel, payload);
+  const dialogBudget = new DialogBudget((text) => {
+    if (sessionCtx?.hasUI) sessionCtx.ui.notify(text, "warning");
+    else logger.log({ level: "warn", event: "dialogs.refused", message: text });
+  });
   const budget = Number(env[STARTUP_BUDGET_ENV]);
   // pi gives a factory no working directory; in its CLI that is the process's own.
   const projectRoot = process.cwd();
@@ -95,11 +100,12 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     // A server that asks the user for input (a form, or a page to open) gets pi's dialogs, naming the server; without a
     // UI it is declined. One that asks for a model's answer (sampling) gets it with the user's approval, unless its
     // `sampling` setting says otherwise.
+    // Either waits its turn for the user, and a server may ask only so often (./src/pi/dialog-budget.ts).
     featuresFor: (server) => ({
-      ...elicitationFeatures(server.name, () => (sessionCtx?.hasUI ? sessionCtx.ui : undefined)),
+      ...elicitationFeatures(server.name, () => (sessionCtx?.hasUI ? sessionCtx.ui : undefined), dialogBudget),
       ...(server.sampling === "off"
         ? {}
-        : { sampling: samplingHandler(server.name, server.sampling, () => sessionCtx) }),
+        : { sampling: samplingHandler(server.name, server.sampling, () => sessionCtx, dialogBudget) }),
     }),
     // Project servers run only once the user trusts them. pi 1.x decides project trust itself, so there its answer on
     // the project stands for every server the user has not answered about in the bridge, and nobody is asked twice.
@@ -273,6 +279,8 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   pi.on("session_start", async (_event, ctx) => {
     exitGuard.sessionStarted();
     sessionCtx = ctx;
+    // A server the user denied, or one that asked too often, may ask again in a new session.
+    dialogBudget.reset();
     // pi 1.x's answer on trusting the project now decides: the project servers it trusts start (as the others did at
     // load), and those it does not are stopped.
     piTrust = piTrustsProject(ctx);

@@ -976,6 +976,7 @@ describe("status formatting", () => {
         toolCalls: 10,
         toolCallsSucceeded: 9,
         successRate: 0.9,
+        notificationsDropped: 0,
       },
     },
     {

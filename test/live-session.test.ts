@@ -28,6 +28,7 @@ function recorder() {
     heard: () => seen.push({ event: "heard" }),
     stderrLine: (line) => seen.push({ event: "stderrLine", detail: line }),
     logMessage: (params) => seen.push({ event: "logMessage", detail: params }),
+    notificationDropped: (kind) => seen.push({ event: "notificationDropped", detail: kind }),
   };
   return { seen, events, of: (event: keyof SessionEvents) => seen.filter((s) => s.event === event) };
 }

@@ -34,6 +34,8 @@ export interface ServerMetrics {
   toolCallsSucceeded: number;
   /** Succeeded / total, or null before the first call. */
   successRate: number | null;
+  /** Log and progress notifications left out of floods (./notification-bound.ts). */
+  notificationsDropped: number;
 }
 
 /** What one server's sessions add up to over the pi session; its status is read off the connection's state. */
@@ -47,6 +49,7 @@ export class HealthTracker {
   private reconnectTimes: number[] = [];
   private calls = 0;
   private callsOk = 0;
+  private dropped = 0;
 
   constructor(
     private readonly serverId: string,
@@ -82,6 +85,10 @@ export class HealthTracker {
     if (ok) this.callsOk++;
   }
 
+  notificationDropped(): void {
+    this.dropped++;
+  }
+
   /** Shutdown: the accounting stops. */
   closed(now: number): void {
     if (this.upSince !== undefined) this.uptime += now - this.upSince;
@@ -104,6 +111,7 @@ export class HealthTracker {
       toolCalls: this.calls,
       toolCallsSucceeded: this.callsOk,
       successRate: this.calls ? this.callsOk / this.calls : null,
+      notificationsDropped: this.dropped,
     };
   }
 }

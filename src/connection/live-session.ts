@@ -40,6 +40,7 @@ import { processExists, processTree } from "./local/process-tree.ts";
 import type { ProcessGroupStdioTransport } from "./local/stdio-transport.ts";
 import { MessageTooLargeError } from "./message-limit.ts";
 import { guardNesting } from "./local/nesting-guard.ts";
+import { boundNotifications, type FloodKind } from "./notification-bound.ts";
 import { negotiationFor } from "./protocol-negotiation.ts";
 import { untilServerAnswers } from "./local/server-started.ts";
 import { createSseTransport, createStdioTransport, createStreamableHttpTransport } from "./http/transports.ts";
@@ -60,6 +61,8 @@ export interface SessionEvents {
   stderrLine(line: string): void;
   /** A log record the server sent (`notifications/message`). */
   logMessage(params: LoggingMessageNotification["params"]): void;
+  /** A log or progress notification left out of a flood (./notification-bound.ts); `first` for its first. */
+  notificationDropped(kind: FloodKind, first: boolean): void;
 }
 
 export interface LiveSessionOptions {
@@ -214,7 +217,9 @@ export class LiveSession {
             tooLarge,
             middleware: auth?.middleware,
           });
-    const transport = guardNesting(makeTransport(pool?.fetch));
+    const transport = boundNotifications(guardNesting(makeTransport(pool?.fetch)), {
+      dropped: (kind, first) => events.notificationDropped(kind, first),
+    });
     markDeliveries(transport, () => held.open && accepting(transport));
     const negotiation = negotiationFor(
       this.options.protocol ?? "auto",

@@ -19,6 +19,7 @@ import type { ServerAuth } from "../oauth/server-auth.ts";
 import { type ErrorContext, permanentLaunchFailure } from "./error-messages.ts";
 import type { LifecycleReport } from "./lifecycle-report.ts";
 import { LiveSession, type SessionEvents } from "./live-session.ts";
+import { floodMessage } from "./notification-bound.ts";
 import { type ClientFeatures, type ClientInfo, directoryRoot } from "./mcp-client.ts";
 import { ClosedBeforeAnswer } from "./local/server-started.ts";
 
@@ -76,6 +77,10 @@ export class SessionOpener {
       logMessage: ({ level, logger, data }) => {
         const text = this.redact(typeof data === "string" ? data : JSON.stringify(data));
         report.log(LEVEL_OF_MCP_LEVEL[level] ?? "info", "server.log", { logger, data: text });
+      },
+      notificationDropped: (kind, first) => {
+        report.health.notificationDropped();
+        if (first) report.log("warn", "notifications.dropped", { kind, message: floodMessage(kind) });
       },
     };
   }

@@ -12,6 +12,7 @@ import { shown, SHOWN } from "../common/terminal-text.ts";
 import type { ClientFeatures } from "../connection/mcp-client.ts";
 import { isLoopbackHost } from "../oauth/endpoint-policy.ts";
 import { canOpenBrowser, openBrowser } from "../oauth/sign-in.ts";
+import { DENY_REST, type DialogBudget } from "./dialog-budget.ts";
 import {
   checkPicks,
   type FieldValue,
@@ -33,6 +34,7 @@ const SKIP = "(skip)";
 const DONE = "Done";
 const OPEN = "Open in browser";
 const RETRY = "Retry the call";
+const DECLINE_REST = DENY_REST.replace("Deny", "Decline");
 
 /** Opens a page the user agreed to; the URL is shown to the user as well. */
 export type PageOpener = (url: string) => void;
@@ -42,15 +44,31 @@ const openIfPossible: PageOpener = (url) => {
   if (canOpenBrowser()) openBrowser(url);
 };
 
-/** The client features that answer a server's requests for input on `server`'s behalf, through the current UI. */
+/**
+ * The client features that answer a server's requests for input on `server`'s behalf, through the current UI. Each
+ * request that asks the user waits its turn in `budget`, and may be declined there unasked.
+ */
 export function elicitationFeatures(
   server: string,
   ui: () => ElicitationUi | undefined,
+  budget: DialogBudget,
   open: PageOpener = openIfPossible,
 ): ClientFeatures {
+  const denyRest = () => budget.denyRest(server);
+  const declined = (): ElicitResult => ({ action: "decline" });
   return {
-    elicitation: (params) => answerElicitation(server, params, ui(), open),
-    urlElicitationRequired: (elicitations) => sendToRequiredPages(server, elicitations, ui(), open),
+    elicitation: (params) =>
+      ui()
+        ? budget.run(server, () => answerElicitation(server, params, ui(), open, denyRest), declined)
+        : Promise.resolve(declined()),
+    urlElicitationRequired: (elicitations) =>
+      ui()
+        ? budget.run(
+            server,
+            () => sendToRequiredPages(server, elicitations, ui(), open),
+            () => false,
+          )
+        : Promise.resolve(false),
     elicitationComplete: () => ui()?.notify(`MCP server '${server}' says the page you were sent to is done.`, "info"),
   };
 }
@@ -63,14 +81,22 @@ function picked<T>(answer: T | undefined): T {
   return answer;
 }
 
+/** `denyRest`, when given, is offered in the first dialog: the user declines this and every later request. */
 export async function answerElicitation(
   server: string,
   params: ElicitRequest["params"],
   ui: ElicitationUi | undefined,
   open: PageOpener = openIfPossible,
+  denyRest?: () => void,
 ): Promise<ElicitResult> {
   if (!ui) return { action: "decline" };
-  if (params.mode === "url") return answerUrl(server, params, ui, open);
+  const rest = denyRest ? [DECLINE_REST] : [];
+  /** The first dialog's answer; declining the rest declines this one too. */
+  const first = (answer: string | undefined) => {
+    if (answer === DECLINE_REST) denyRest?.();
+    return answer === DECLINE_REST ? DECLINE : answer;
+  };
+  if (params.mode === "url") return answerUrl(server, params, ui, open, rest, first);
   if (!("requestedSchema" in params)) return { action: "decline" };
   const { fields, unsupported } = formFields(params);
   const who = `MCP server '${server}'`;
@@ -83,7 +109,7 @@ export async function answerElicitation(
       );
       return { action: "decline" };
     }
-    const start = picked(await ui.select(intro, [FILL_IN, DECLINE, CANCEL]));
+    const start = picked(first(await ui.select(intro, [FILL_IN, DECLINE, CANCEL, ...rest])));
     if (start !== FILL_IN) return { action: start === DECLINE ? "decline" : "cancel" };
     const content: Record<string, FieldValue> = {};
     for (const field of fields) {
@@ -181,6 +207,8 @@ async function answerUrl(
   params: ElicitRequestURLParams,
   ui: ElicitationUi,
   open: PageOpener,
+  rest: string[] = [],
+  first = (answer: string | undefined) => answer,
 ): Promise<ElicitResult> {
   const who = `MCP server '${server}'`;
   const problem = pageProblem(params.url);
@@ -188,9 +216,11 @@ async function answerUrl(
     ui.notify(`${who} wanted to send you to a page, but ${problem}; declined.`, "warning");
     return { action: "decline" };
   }
-  const answer = await ui.select(
-    `${who} asks you to open a page:\n${shown(params.message, SHOWN.body)}\n${shown(params.url, SHOWN.body, "visible")}`,
-    [OPEN, DECLINE, CANCEL],
+  const answer = first(
+    await ui.select(
+      `${who} asks you to open a page:\n${shown(params.message, SHOWN.body)}\n${shown(params.url, SHOWN.body, "visible")}`,
+      [OPEN, DECLINE, CANCEL, ...rest],
+    ),
   );
   if (answer === undefined || answer === CANCEL) return { action: "cancel" };
   if (answer === DECLINE) return { action: "decline" };

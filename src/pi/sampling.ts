@@ -22,6 +22,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import type { SamplingMode } from "../config/types.ts";
+import { DENY_REST, type DialogBudget } from "./dialog-budget.ts";
 import { completeWithPi } from "./pi-line.ts";
 
 type SamplingParams = CreateMessageRequest["params"];
@@ -116,13 +117,21 @@ export function describeSamplingRequest(server: string, params: SamplingParams, 
   return shown(lines.join("\n"), SHOWN.body);
 }
 
-/** The sampling handler for one server; `ctx` gives the running session's context, if there is one. */
+/**
+ * The sampling handler for one server; `ctx` gives the running session's context, if there is one. A request that
+ * asks the user waits its turn in `budget`, and may be refused there unasked.
+ */
 export function samplingHandler(
   server: string,
   mode: SamplingMode,
   ctx: () => SamplingContext | undefined,
+  budget: DialogBudget,
 ): (params: SamplingParams) => Promise<CreateMessageResult> {
-  return async (params) => {
+  /** The user's pick in the first dialog; the rest of the server's requests are refused unasked if they said so. */
+  const first = (choice: string | undefined) => {
+    if (choice === DENY_REST) budget.denyRest(server);
+  };
+  const respond = async (params: SamplingParams): Promise<CreateMessageResult> => {
     const session = ctx();
     if (!session) throw refused(`pi has no session running to answer MCP server '${server}' with a model`);
     const askUser = session.hasUI;
@@ -135,7 +144,8 @@ export function samplingHandler(
     if (!model) throw refused("pi has no model selected to answer with");
     const context = samplingContext(params, model);
     if (askUser && mode === "ask") {
-      const answer = await session.ui.select(describeSamplingRequest(server, params, model), [ALLOW, DENY]);
+      const answer = await session.ui.select(describeSamplingRequest(server, params, model), [ALLOW, DENY, DENY_REST]);
+      first(answer);
       if (answer !== ALLOW) throw refused(`The user declined MCP server '${server}''s sampling request`);
     }
     const reply = await completeWithPi(session.modelRegistry, model, context, {
@@ -153,7 +163,9 @@ export function samplingHandler(
         SEND,
         EDIT,
         REFUSE,
+        ...(mode === "ask" ? [] : [DENY_REST]),
       ]);
+      first(choice);
       if (choice === EDIT) {
         const edited = await session.ui.editor(`The answer MCP server '${server}' will get`, text);
         if (edited === undefined) throw refused(`The user withheld the answer to MCP server '${server}'`);
@@ -169,4 +181,14 @@ export function samplingHandler(
       stopReason: reply.stopReason === "length" ? "maxTokens" : "endTurn",
     };
   };
+  return (params) =>
+    ctx()?.hasUI
+      ? budget.run(
+          server,
+          () => respond(params),
+          (reason) => {
+            throw refused(reason);
+          },
+        )
+      : respond(params);
 }

@@ -59,13 +59,15 @@ function formatDuration(ms: number): string {
 
 /** One line of a server's session metrics; undefined before anything happened. */
 function formatMetrics(m: ServerMetrics): string | undefined {
-  if (m.downtimeMs === 0 && m.reconnections === 0 && m.toolCalls === 0) return undefined;
+  if (m.downtimeMs === 0 && m.reconnections === 0 && m.toolCalls === 0 && m.notificationsDropped === 0)
+    return undefined;
   const parts = [`up ${formatDuration(m.uptimeMs)}`];
   if (m.downtimeMs > 0) parts.push(`down ${formatDuration(m.downtimeMs)}`);
   if (m.reconnections > 0) {
     parts.push(`${plural(m.reconnections, "reconnection")} (avg ${((m.averageReconnectMs ?? 0) / 1000).toFixed(1)} s)`);
   }
   if (m.toolCalls > 0) parts.push(`${plural(m.toolCalls, "call")}, ${Math.round((m.successRate ?? 0) * 100)}% ok`);
+  if (m.notificationsDropped > 0) parts.push(`${plural(m.notificationsDropped, "notification")} dropped in floods`);
   return parts.join(", ");
 }
 

@@ -1,0 +1,111 @@
+/**
+ * How much of the user's attention a server's requests may take (sampling, elicitation, a page a call needs first):
+ * one dialog at a time from each server, since pi shows one and a second would cover the first (a dialog that never
+ * ends, covered by another's, holds up only its own server); at most 5 requests a minute from each server, so a burst
+ * is refused at once, unasked, rather than queued; none at all from a server the user chose to refuse for the rest of
+ * the pi session. Refusals are told to the user in one notice per burst, with their count and why, never one per
+ * request; the server gets an error or a decline that says why.
+ */
+import { plural } from "../common/text.ts";
+
+const DIALOGS_PER_MINUTE = 5;
+const WINDOW_MS = 60_000;
+/** A burst's notice waits this long for the rest of the burst; a server gets at most one such notice a minute. */
+const NOTICE_DELAY_MS = 1000;
+
+/** What the dialog offers so that a server asks no more this session. */
+export const DENY_REST = "Deny the rest from this server for this session";
+
+type Refusal = "denied" | "limit";
+
+interface ServerState {
+  /** When each request in the window was let through. */
+  admitted: number[];
+  denied: boolean;
+  /** Refused since the last notice, by why. */
+  refused: Record<Refusal, number>;
+  lastNotice: number;
+  /** The server's dialog shown now, or its last one; its next waits for it. */
+  shown: Promise<unknown>;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
+export class DialogBudget {
+  private servers = new Map<string, ServerState>();
+
+  constructor(private readonly notify: (text: string) => void) {}
+
+  /**
+   * Runs `dialog` for `server` once the dialogs before it are done, when the server may ask now; otherwise returns
+   * `refuse(reason)` at once, where `reason` is what the server is told.
+   */
+  async run<T>(server: string, dialog: () => Promise<T>, refuse: (reason: string) => T): Promise<T> {
+    const state = this.stateOf(server);
+    const now = Date.now();
+    state.admitted = state.admitted.filter((t) => now - t < WINDOW_MS);
+    if (state.denied) return refuse(this.refused(server, state, "denied"));
+    if (state.admitted.length >= DIALOGS_PER_MINUTE) return refuse(this.refused(server, state, "limit"));
+    state.admitted.push(now);
+    // Requests let through before the user denied the rest are refused when their turn comes.
+    const turn = state.shown.then(() => (state.denied ? refuse(this.refused(server, state, "denied")) : dialog()));
+    state.shown = turn.catch(() => undefined);
+    return turn;
+  }
+
+  /** The user chose {@link DENY_REST} in one of `server`'s dialogs. */
+  denyRest(server: string): void {
+    this.stateOf(server).denied = true;
+  }
+
+  /** A new pi session: every server may ask again. */
+  reset(): void {
+    for (const state of this.servers.values()) clearTimeout(state.timer);
+    this.servers.clear();
+  }
+
+  private stateOf(server: string): ServerState {
+    let state = this.servers.get(server);
+    if (!state) {
+      state = {
+        admitted: [],
+        denied: false,
+        refused: { denied: 0, limit: 0 },
+        lastNotice: -Infinity,
+        shown: Promise.resolve(),
+      };
+      this.servers.set(server, state);
+    }
+    return state;
+  }
+
+  /** Counts a refusal for the burst's notice; what the server is told. */
+  private refused(server: string, state: ServerState, why: Refusal): string {
+    state.refused[why]++;
+    if (!state.timer) {
+      const delay = Math.max(NOTICE_DELAY_MS, state.lastNotice + WINDOW_MS - Date.now());
+      state.timer = setTimeout(() => this.tell(server, state), delay);
+      state.timer.unref?.();
+    }
+    const who = `MCP server '${server}'`;
+    return why === "denied"
+      ? `The user denied the rest of ${who}'s requests for this session; this one was refused without asking`
+      : `${who} sent more than ${DIALOGS_PER_MINUTE} requests for the user in a minute; this one was refused without asking`;
+  }
+
+  private tell(server: string, state: ServerState): void {
+    state.timer = undefined;
+    state.lastNotice = Date.now();
+    const { denied, limit } = state.refused;
+    state.refused = { denied: 0, limit: 0 };
+    const reasons = [
+      limit &&
+        `${limit} as it sent more than ${DIALOGS_PER_MINUTE} in a minute, the most pi puts to you from one server`,
+      denied &&
+        `${denied} as you chose to deny the rest of its requests for this session (a new session, /new, lets it ask again)`,
+    ];
+    this.notify(
+      `Refused ${plural(denied + limit, "request")} from MCP server '${server}' without asking you: ` +
+        `${reasons.filter(Boolean).join("; ")}.`,
+    );
+  }
+}
