@@ -17,6 +17,7 @@ import { AuthStore } from "../src/oauth/storage.ts";
 import { ServerConnection } from "../src/connection/server-connection.ts";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { errorMessage } from "../src/common/errors.ts";
+import { DialogBudget } from "../src/pi/dialog-budget.ts";
 import { type ElicitationUi, elicitationFeatures } from "../src/pi/elicitation-dialog.ts";
 
 /** The Client ID Metadata Document URL the suite's CIMD scenario expects. */
@@ -175,7 +176,7 @@ async function main(): Promise<number> {
     signInTimeoutMs: 20_000,
     // pi's own elicitation dialogs, answered as a user pressing Enter at each: the first option (Fill in, a field's
     // default, Send) and an empty line (a field's default). The scenario checks the defaults arrive.
-    features: elicitationFeatures("conformance", () => PRESS_ENTER),
+    features: elicitationFeatures("conformance", () => PRESS_ENTER, new DialogBudget(() => {})),
   });
   try {
     await connection.connect();
