@@ -93,7 +93,9 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
       redirect_uris: this.redirectUris(),
       grant_types: ["authorization_code", "refresh_token"],
       response_types: ["code"],
-      // No token_endpoint_auth_method: the authorization server's answer decides, and the SDK follows it.
+      // A public client with PKCE, as RFC 7591 lets a client ask. The server may answer with another method and a
+      // client_secret (section 3.2.1); the SDK then authenticates as answered, and the secret is stored 0600.
+      token_endpoint_auth_method: "none",
     };
     if (this.settings.scopes?.length) metadata.scope = this.settings.scopes.join(" ");
     return metadata;
