@@ -93,8 +93,7 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
       redirect_uris: this.redirectUris(),
       grant_types: ["authorization_code", "refresh_token"],
       response_types: ["code"],
-      // A public client with PKCE, as RFC 7591 lets a client ask. The server may answer with another method and a
-      // client_secret (section 3.2.1); the SDK then authenticates as answered, and the secret is stored 0600.
+      // A public client with PKCE; a server may register it otherwise (RFC 7591 3.2.1): the SDK then does as answered.
       token_endpoint_auth_method: "none",
     };
     if (this.settings.scopes?.length) metadata.scope = this.settings.scopes.join(" ");
