@@ -26,7 +26,17 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     await first.connect();
     assert.equal(await echo(first, "signed in"), "signed in");
     assert.equal(fixture.registrations.length, 1, "registered itself (RFC 7591)");
-    assert.equal(fixture.registrations[0]!.client_name, "pi (mcp-bridge)");
+    const { client_name, grant_types, response_types, token_endpoint_auth_method } = fixture.registrations[0]!;
+    assert.deepEqual(
+      { client_name, grant_types, response_types, token_endpoint_auth_method },
+      {
+        client_name: "pi (mcp-bridge)",
+        grant_types: ["authorization_code", "refresh_token"],
+        response_types: ["code"],
+        token_endpoint_auth_method: "none",
+      },
+      "the client metadata RFC 7591 lists, as a public client with PKCE",
+    );
     const authorize = fixture.authorizations[0]!;
     assert.equal(authorize.get("code_challenge_method"), "S256");
     assert.equal(authorize.get("redirect_uri"), `http://127.0.0.1:${callbackPort}/callback`);
@@ -53,6 +63,20 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     assert.equal(await echo(second, "again"), "again");
     assert.equal(fixture.authorizations.length, 1, "no second sign-in");
     await second.close();
+  });
+
+  test("a server that registers the client as confidential decides: its client_secret is stored 0600 and sent as it says", async () => {
+    const { fixture, authDir, callbackPort } = await setup({ confidential: "client_secret_post" });
+    const connection = connect(fixture, authDir, { callbackPort });
+    await connection.connect();
+    assert.equal(await echo(connection, "confidential"), "confidential");
+    assert.equal(fixture.registrations[0]!.token_endpoint_auth_method, "none", "asked to be a public client");
+    const exchange = fixture.tokenRequests.find((form) => form.get("grant_type") === "authorization_code");
+    const secret = exchange?.get("client_secret");
+    assert.ok(secret && fixture.issued.includes(secret), "the secret the server issued went in the form, as answered");
+    const clientFile = path.join(authDir, "secure-client.json");
+    assert.equal(statSync(clientFile).mode & 0o777, 0o600);
+    assert.ok(readFileSync(clientFile, "utf8").includes(secret), "kept for the next sign-in and refresh");
   });
 
   test("an access token close to expiry is refreshed before use; one the server stopped accepting is refreshed after its 401", async () => {

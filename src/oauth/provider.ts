@@ -93,7 +93,8 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
       redirect_uris: this.redirectUris(),
       grant_types: ["authorization_code", "refresh_token"],
       response_types: ["code"],
-      // No token_endpoint_auth_method: the authorization server's answer decides, and the SDK follows it.
+      // A public client with PKCE; a server may register it otherwise (RFC 7591 3.2.1): the SDK then does as answered.
+      token_endpoint_auth_method: "none",
     };
     if (this.settings.scopes?.length) metadata.scope = this.settings.scopes.join(" ");
     return metadata;
