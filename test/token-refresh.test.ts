@@ -46,7 +46,12 @@ describe("token refresh: a `!command` header is read again, in real pi", { timeo
     const tokenFile = path.join(dir.dir, `${name}.token`);
     const runsFile = path.join(dir.dir, `${name}.runs`);
     writeFileSync(tokenFile, `Bearer ${auth.token}\n`);
-    return { server: await start({ auth }), auth, tokenFile, runsFile };
+    const whoami = {
+      name: "whoami",
+      description: "Says what credentials it got",
+      inputSchema: { type: "object" as const },
+    };
+    return { server: await start({ auth, extraTools: [whoami] }), auth, tokenFile, runsFile };
   }
 
   /** The token changes, as when `gh` refreshes its own: the file the command reads, and what the server accepts. */
@@ -129,6 +134,16 @@ describe("token refresh: a `!command` header is read again, in real pi", { timeo
     });
   }
 
+  test("a value read again is redacted as the first one was", async () => {
+    const r = servers.http!;
+    rotate(r);
+    const [result] = await call("mcp_http_whoami");
+    assert.equal(result!.isError, false, text(result!));
+    // The server quotes the credentials it got: the new token, which only the re-run command printed.
+    assert.match(text(result!), /^called with \S/);
+    assert.ok(!text(result!).includes(r.auth.token), "the new token is hidden");
+  });
+
   test("10 calls in flight refused together run the command once", async () => {
     const r = servers.http!;
     const from = r.server.requests.length;
@@ -168,6 +183,7 @@ describe("token refresh: a `!command` header is read again, in real pi", { timeo
   test("a refreshed value refused too names the header, its `!command`, and that it was re-read", async () => {
     const r = servers.http!;
     const from = r.server.requests.length;
+    const runsBefore = runs(r);
     rotate(r);
     // The server moves on, but the file keeps the value it now refuses.
     r.auth.token = newToken();
@@ -176,6 +192,7 @@ describe("token refresh: a `!command` header is read again, in real pi", { timeo
     assert.equal(result!.isError, true);
     assert.match(text(result!), /`Authorization` header .* came from a `!command`, which was run again/);
     assert.equal(r.server.requests.length - from, 2, "sent once, and once more with the value read again");
+    assert.equal(runs(r), runsBefore + 1, "the command ran again, once");
   });
 
   test("no token, old or new, shows in a tool result, the transcript or a log", () => {
