@@ -40,7 +40,7 @@ describe("token refresh: a `!command` header is read again, in real pi", { timeo
   /** Every token a server accepted at some point: none may show anywhere. */
   const tokens: string[] = [literal.token];
 
-  async function rotating(name: string, start: typeof startStreamableHttp): Promise<Rotating> {
+  async function rotating(name: string, start: typeof startStreamableHttp, refuseWith?: 403): Promise<Rotating> {
     const auth = { token: newToken() };
     tokens.push(auth.token);
     const tokenFile = path.join(dir.dir, `${name}.token`);
@@ -51,7 +51,7 @@ describe("token refresh: a `!command` header is read again, in real pi", { timeo
       description: "Says what credentials it got",
       inputSchema: { type: "object" as const },
     };
-    return { server: await start({ auth, extraTools: [whoami] }), auth, tokenFile, runsFile };
+    return { server: await start({ auth, extraTools: [whoami], refuseWith }), auth, tokenFile, runsFile };
   }
 
   /** The token changes, as when `gh` refreshes its own: the file the command reads, and what the server accepts. */
@@ -80,6 +80,7 @@ describe("token refresh: a `!command` header is read again, in real pi", { timeo
     servers.http = await rotating("http", startStreamableHttp);
     servers.sse = await rotating("sse", startSse);
     servers.ttl = await rotating("ttl", startStreamableHttp);
+    servers.forbidden = await rotating("forbidden", startStreamableHttp, 403);
     inline = await startStreamableHttp({ auth: literal });
     const entry = (name: string, extra: Record<string, unknown> = {}) => ({
       url: servers[name]!.server.url,
@@ -99,6 +100,7 @@ describe("token refresh: a `!command` header is read again, in real pi", { timeo
           sse: entry("sse", { type: "sse" }),
           // A millisecond: any value sent later than that after it was read is read again first.
           ttl: entry("ttl", { headersTtl: 0.001 }),
+          forbidden: entry("forbidden"),
           inline: { url: inline.url, headers: { Authorization: `Bearer ${literal.token}` }, healthCheckInterval: 0 },
         },
       }),
@@ -117,7 +119,7 @@ describe("token refresh: a `!command` header is read again, in real pi", { timeo
     dir.cleanup();
   });
 
-  for (const name of ["http", "sse"]) {
+  for (const name of ["http", "sse", "forbidden"]) {
     test(`${name}: the call after a token change succeeds, after one refused request, each time`, async () => {
       const r = servers[name]!;
       assert.equal(text((await call(`mcp_${name}_echo`))[0]!), "hello 0");

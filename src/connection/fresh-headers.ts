@@ -5,7 +5,8 @@
  * the headers object the session's transport reads for every request it sends, so requests in flight on the session
  * are not disturbed and no new session is needed.
  */
-import { errorMessage, httpStatusOf, kindOf } from "../common/errors.ts";
+import type { Middleware } from "@modelcontextprotocol/client";
+import { httpStatusOf, kindOf } from "../common/errors.ts";
 import { isCommandValue } from "../config/command-value.ts";
 import type { ServerConfig } from "../config/types.ts";
 
@@ -16,10 +17,21 @@ export function rereadableHeaders(config: ServerConfig): string[] {
     .map(([name]) => name);
 }
 
-/** A refusal of the credentials a request carried: 401, or a 403 whose answer names them (`invalid_token`). */
+/** A refusal of the credentials a request carried (401); a 403 refuses the request, whoever sent it. */
 export function credentialsRefused(error: unknown): boolean {
-  return httpStatusOf(error) === 403 ? /invalid_token/.test(errorMessage(error)) : kindOf(error) === "auth";
+  return kindOf(error) === "auth" && httpStatusOf(error) !== 403;
 }
+
+/**
+ * RFC 6750 has a server refuse an expired or revoked token with 401; some answer 403 with `invalid_token` in
+ * `WWW-Authenticate` instead. For a session without OAuth that 403 is taken for the 401 it means, so the values are
+ * read again.
+ */
+export const invalidTokenAs401: Middleware = (next) => async (url, init) => {
+  const response = await next(url, init);
+  if (response.status !== 403 || !/invalid_token/.test(response.headers.get("www-authenticate") ?? "")) return response;
+  return new Response(response.body, { status: 401, statusText: "Unauthorized", headers: response.headers });
+};
 
 export class FreshHeaders {
   /** Counts the re-reads: a request refused with an older count was refused for values replaced since. */
