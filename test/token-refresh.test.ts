@@ -12,6 +12,7 @@ import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { type RunningServer, startSse, startStreamableHttp } from "./fixtures/http-servers.ts";
 import { REPO_ROOT, tempDir } from "./helpers.ts";
+import { validateServerEntry } from "../src/config/validate/entry.ts";
 
 interface ToolResult {
   role: "toolResult";
@@ -205,5 +206,19 @@ describe("token refresh: a `!command` header is read again, in real pi", { timeo
     const everything = [JSON.stringify(pi.session.messages), ...files.map((f) => readFileSync(f, "utf8"))].join("\n");
     assert.ok(existsSync(files[0]!), "the bridge wrote its log");
     for (const token of tokens) assert.ok(!everything.includes(token), "a token leaked");
+  });
+});
+
+describe("headersTtl in a config", () => {
+  const source = { scope: "user", path: "/tmp/mcp.json" } as const;
+  const remote = (headersTtl: unknown) =>
+    validateServerEntry("s", { url: "https://example.com/mcp", headers: { A: "!true" }, headersTtl }, source);
+
+  test("seconds, kept as ms; anything else, or on a local server, is an error naming the field", () => {
+    assert.equal(remote(3600).config?.headersTtl, 3_600_000);
+    assert.equal(remote(undefined).config?.headersTtl, undefined);
+    for (const bad of [0, -1, "3600", 1e10]) assert.match(remote(bad).errors.join(), /`headersTtl` must be a number/);
+    const local = validateServerEntry("s", { command: "x", headersTtl: 60 }, source);
+    assert.match(local.errors.join(), /`headersTtl` is for a remote server's `headers`/);
   });
 });

@@ -110,13 +110,8 @@ function authMessage(ctx: ErrorContext, error: unknown): string {
   );
 }
 
-function statusText(status: number | undefined): string {
-  return status === 403
-    ? "HTTP 403 (forbidden)"
-    : status === 401
-      ? "HTTP 401 (unauthorized)"
-      : "an authentication error";
-}
+const STATUS_TEXT: Record<number, string> = { 401: "HTTP 401 (unauthorized)", 403: "HTTP 403 (forbidden)" };
+const statusText = (status?: number) => STATUS_TEXT[status ?? 0] ?? "an authentication error";
 
 function headerList(names: string[]): string {
   return `the ${names.map((h) => `\`${h}\``).join(", ")} ${names.length > 1 ? "headers" : "header"}`;
@@ -124,19 +119,12 @@ function headerList(names: string[]): string {
 
 /** The server refused the `!command` header values that were read again after it refused the first ones. */
 export function refusedAfterRereadError(ctx: ErrorContext, what: string, error: unknown): BridgeError {
-  const { config } = ctx;
-  const headers = headerList(rereadableHeaders(config));
-  return new BridgeError(
-    "auth",
-    config.name,
-    told(
-      ctx,
-      `MCP server '${config.name}' rejected '${what}' with ${statusText(httpStatusOf(error))} again after the bridge re-read its credentials: ` +
-        `${headers} of '${config.name}' in ${describeSource(config.source)} came from a \`!command\`, which was run again, and the server refused the new value too; ` +
-        `check what the command prints (its output is not shown).`,
-    ),
-    { cause: error },
-  );
+  const { name, source } = ctx.config;
+  const message =
+    `MCP server '${name}' rejected '${what}' with ${statusText(httpStatusOf(error))} again after the bridge re-read its credentials: ` +
+    `${headerList(rereadableHeaders(ctx.config))} of '${name}' in ${describeSource(source)} came from a \`!command\`, which was run again, ` +
+    "and the server refused the new value too; check what the command prints (its output is not shown).";
+  return new BridgeError("auth", name, told(ctx, message), { cause: error });
 }
 
 export function callError(

@@ -36,7 +36,7 @@ export const invalidTokenAs401: Middleware = (next) => async (url, init) => {
 export class FreshHeaders {
   /** Counts the re-reads: a request refused with an older count was refused for values replaced since. */
   generation = 0;
-  private readAt: number;
+  private readAt = Date.now();
   private rereading?: Promise<void>;
 
   constructor(
@@ -44,9 +44,7 @@ export class FreshHeaders {
     private readonly ttlMs: number | undefined,
     /** Runs the commands again and resolves the headers anew (their secrets told to the redactor). */
     private readonly reread: () => Promise<Record<string, string>>,
-  ) {
-    this.readAt = Date.now();
-  }
+  ) {}
 
   /** On every request, so only a compare: whether the values are older than `headersTtl` allows. */
   expired(now: number): boolean {
@@ -56,13 +54,12 @@ export class FreshHeaders {
   /** Reads the values again, unless that was done since `seen` (the count a refused request was sent with); shared while under way. */
   refresh(seen: number): Promise<void> {
     if (seen !== this.generation) return Promise.resolve();
-    this.rereading ??= this.reread()
-      .then((fresh) => {
-        Object.assign(this.headers, fresh);
-        this.readAt = Date.now();
-        this.generation++;
-      })
-      .finally(() => (this.rereading = undefined));
-    return this.rereading;
+    return (this.rereading ??= this.readAgain().finally(() => (this.rereading = undefined)));
+  }
+
+  private async readAgain(): Promise<void> {
+    Object.assign(this.headers, await this.reread());
+    this.readAt = Date.now();
+    this.generation++;
   }
 }
