@@ -216,7 +216,7 @@ export class LiveSession {
         : new ServerPool({
             maxMessageBytes: this.options.limits?.maxMessageBytes,
             tooLarge,
-            middleware: auth?.middleware ?? invalidTokenAs401,
+            middleware: auth ? auth.middleware : invalidTokenAs401,
           });
     const transport = boundNotifications(guardNesting(makeTransport(pool?.fetch)), {
       dropped: (kind, first) => events.notificationDropped(kind, first),
