@@ -44,6 +44,8 @@ export interface ServerConfig {
   cwd?: string;
   url?: string;
   headers: Record<string, string>;
+  /** How long (ms) a `!command` header value is sent before its command runs again (`headersTtl`, in seconds). */
+  headersTtl?: number;
   /** Connect (initialize) timeout in ms: `timeout`, or for a local server `initTimeout` (default 10 s). */
   timeout: number;
   /** Per-request timeout in ms; progress notifications reset it. */

@@ -20,6 +20,7 @@ import { needsSignInMessage } from "../oauth/session.ts";
 import { type ConnectionState, errorOf, inSchedule } from "./connection-state.ts";
 import { gaveUpMessage } from "./health.ts";
 import type { OpenStage } from "./live-session.ts";
+import { rereadableHeaders } from "./fresh-headers.ts";
 
 /**
  * A message as it leaves here, for the model, a notice or /mcp: redacted first (a cut could leave half a secret), then
@@ -96,12 +97,34 @@ function authMessage(ctx: ErrorContext, error: unknown): string {
     if (vars.length)
       fix += ` and that ${[...new Set(vars)].map((v) => `\${${v}}`).join(", ")} holds a valid, unexpired credential`;
   }
-  const statusText =
-    status === 403 ? "HTTP 403 (forbidden)" : status === 401 ? "HTTP 401 (unauthorized)" : "an authentication error";
+  const commands = rereadableHeaders(config);
+  // A value read once (inline, or from pi's environment) is what the server refused, and would be again.
+  const advice = commands.length
+    ? `; ${headerList(commands)} came from a \`!command\` just run, so check what it prints`
+    : headerNames.length
+      ? `. To have the bridge read a new value when the server refuses the old one, write the header as a \`!command\` value (\`"Authorization": "!cat <token file>"\`)`
+      : "";
   return told(
     ctx,
-    `MCP server '${config.name}' rejected the request with ${statusText}: ${fix}. Reconnecting would not help, so it was not retried.`,
+    `MCP server '${config.name}' rejected the request with ${statusText(status)}: ${fix}${advice}. Reconnecting would not help, so it was not retried.`,
   );
+}
+
+const STATUS_TEXT: Record<number, string> = { 401: "HTTP 401 (unauthorized)", 403: "HTTP 403 (forbidden)" };
+const statusText = (status?: number) => STATUS_TEXT[status ?? 0] ?? "an authentication error";
+
+function headerList(names: string[]): string {
+  return `the ${names.map((h) => `\`${h}\``).join(", ")} ${names.length > 1 ? "headers" : "header"}`;
+}
+
+/** The server refused the `!command` header values that were read again after it refused the first ones. */
+export function refusedAfterRereadError(ctx: ErrorContext, what: string, error: unknown): BridgeError {
+  const { name, source } = ctx.config;
+  const message =
+    `MCP server '${name}' rejected '${what}' with ${statusText(httpStatusOf(error))} again after the bridge re-read its credentials: ` +
+    `${headerList(rereadableHeaders(ctx.config))} of '${name}' in ${describeSource(source)} came from a \`!command\`, which was run again, ` +
+    "and the server refused the new value too; check what the command prints (its output is not shown).";
+  return new BridgeError("auth", name, told(ctx, message), { cause: error });
 }
 
 export function callError(

@@ -40,6 +40,7 @@ import { processExists, processTree } from "./local/process-tree.ts";
 import type { ProcessGroupStdioTransport } from "./local/stdio-transport.ts";
 import { MessageTooLargeError } from "./message-limit.ts";
 import { guardNesting } from "./local/nesting-guard.ts";
+import { invalidTokenAs401 } from "./fresh-headers.ts";
 import { boundNotifications, type FloodKind } from "./notification-bound.ts";
 import { negotiationFor } from "./protocol-negotiation.ts";
 import { untilServerAnswers } from "./local/server-started.ts";
@@ -215,7 +216,7 @@ export class LiveSession {
         : new ServerPool({
             maxMessageBytes: this.options.limits?.maxMessageBytes,
             tooLarge,
-            middleware: auth?.middleware,
+            middleware: auth ? auth.middleware : invalidTokenAs401,
           });
     const transport = boundNotifications(guardNesting(makeTransport(pool?.fetch)), {
       dropped: (kind, first) => events.notificationDropped(kind, first),

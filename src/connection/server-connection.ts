@@ -25,7 +25,14 @@ import { ServerToolList } from "../translate/server-tool-list.ts";
 import { ConnectionLifecycle } from "./connection-lifecycle.ts";
 import { type ConnectionState, errorOf, statusOf } from "./connection-state.ts";
 import type { Delivery } from "./delivery.ts";
-import { lostAgainError, mayHaveRunError, noOAuthError, reconnectFailedError } from "./error-messages.ts";
+import {
+  lostAgainError,
+  mayHaveRunError,
+  noOAuthError,
+  reconnectFailedError,
+  refusedAfterRereadError,
+} from "./error-messages.ts";
+import { credentialsRefused, type FreshHeaders } from "./fresh-headers.ts";
 import type { HealthStatus, HealthTracker } from "./health.ts";
 import { LifecycleReport } from "./lifecycle-report.ts";
 import type { LiveSession, RequestOptions, Run } from "./live-session.ts";
@@ -57,7 +64,9 @@ export interface ConnectionOptions extends Pick<
 }
 
 /** The first try of a request: the session it went to, whether it reached the transport, whether a call may repeat. */
-type FirstTry = { on: LiveSession; delivery: Delivery; repeatable?: () => boolean };
+type FirstTry = { on: LiveSession; delivery: Delivery; repeatable?: () => boolean; fresh?: Refreshable };
+/** The session's `!command` header values, and the count of their re-reads the request was sent with. */
+type Refreshable = { headers: FreshHeaders; seen: number };
 
 export class ServerConnection {
   /** As the newest open session has them, kept while it reconnects: transport, legacy SSE fallback, MCP revision, `instructions` (redacted). */
@@ -259,17 +268,21 @@ export class ServerConnection {
     const state = this.lifecycle.state;
     const session =
       state.kind === "live" && this.trusted ? state.session : await this.lifecycle.ready(what, request.signal);
+    const headers = this.opener.freshHeaders(session);
+    // Values older than `headersTtl` are read again before they are sent.
+    if (headers?.expired(Date.now())) await headers.refresh(headers.generation);
+    const fresh = headers && { headers, seen: headers.generation };
     const delivery: Delivery = { sent: false };
     try {
       return await session.request(run, request, delivery);
     } catch (error) {
-      return this.retry(what, run, request, { on: session, delivery, repeatable }, error);
+      return this.retry(what, run, request, { on: session, delivery, repeatable, fresh }, error);
     }
   }
 
   private async retry<T>(what: string, run: Run<T>, sent: RequestOptions, first: FirstTry, error: unknown): Promise<T> {
     const { signal } = sent;
-    const { on, delivery, repeatable } = first;
+    const { on, delivery, repeatable, fresh } = first;
     const ctx = () => this.opener.errorContext();
     // The connection was lost under `session` (else the error is thrown as the request's): let it go, say how.
     const lost = (session: LiveSession, error: unknown) => {
@@ -282,6 +295,14 @@ export class ServerConnection {
       session.request(run, sent).catch((error: unknown) => {
         throw lostAgainError(ctx(), what, lost(session, error), error);
       });
+    if (fresh && credentialsRefused(error) && !signal?.aborted) {
+      // Refused values from `!command`s are read again (once for every request refused with them) and sent once more.
+      await fresh.headers.refresh(fresh.seen);
+      return on.request(run, sent).catch((again: unknown) => {
+        if (credentialsRefused(again)) throw refusedAfterRereadError(ctx(), what, again);
+        return this.retry(what, run, sent, { on, delivery: { sent: true }, repeatable }, again);
+      });
+    }
     const elicited = error instanceof UrlElicitationRequiredError && !signal?.aborted;
     if (elicited && (await this.options.features?.urlElicitationRequired?.(error.elicitations)))
       return again(this.lifecycle.live ?? (await this.lifecycle.ready(what, signal)));

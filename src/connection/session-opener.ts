@@ -22,6 +22,7 @@ import { LiveSession, type SessionEvents } from "./live-session.ts";
 import { floodMessage } from "./notification-bound.ts";
 import { type ClientFeatures, type ClientInfo, directoryRoot } from "./mcp-client.ts";
 import { ClosedBeforeAnswer } from "./local/server-started.ts";
+import { FreshHeaders, rereadableHeaders } from "./fresh-headers.ts";
 
 /** How many stderr lines an error message quotes. */
 export const STDERR_LINES_QUOTED = 12;
@@ -60,6 +61,8 @@ export class SessionOpener {
    * from then on the server is asked with `initialize` alone.
    */
   private initializeOnly = false;
+  /** Each open remote session's `!command` header values, when it has any and no OAuth. */
+  private readonly fresh = new WeakMap<LiveSession, FreshHeaders>();
 
   constructor(
     private readonly config: ServerConfig,
@@ -161,6 +164,13 @@ export class SessionOpener {
       remembered,
     });
     this.newest = session;
+    if (endpoint.kind !== "stdio" && !sessionAuth && rereadableHeaders(this.config).length) {
+      const reread = async () => {
+        const { endpoint: fresh } = await this.resolve();
+        return fresh.kind === "stdio" ? {} : fresh.headers;
+      };
+      this.fresh.set(session, new FreshHeaders(endpoint.headers, this.config.headersTtl, reread));
+    }
     try {
       await session.open(deadline);
     } catch (error) {
@@ -193,6 +203,11 @@ export class SessionOpener {
     if (endpoint.kind !== "stdio") return probeInconclusive(error);
     if (!closedDuringProbe(error) && !(error instanceof ClosedBeforeAnswer)) return false;
     return !permanentLaunchFailure(session.exitCode, session.stderrTail().join("\n"));
+  }
+
+  /** `session`'s header values that the bridge can read again, if any. */
+  freshHeaders(session: LiveSession): FreshHeaders | undefined {
+    return this.fresh.get(session);
   }
 
   /** Ends the session being opened, if any (the newest, unless it is `live`): its open fails and cleans up. */

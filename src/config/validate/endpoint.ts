@@ -5,7 +5,7 @@
 import { quoteValue } from "../../common/text.ts";
 import type { JsonObject } from "../../common/values.ts";
 import type { ServerConfig, TransportKind } from "../types.ts";
-import { stringMap } from "./fields.ts";
+import { MAX_TIMER_MS, stringMap } from "./fields.ts";
 
 /** Every spelling of `type` other clients write, and the transport each one means. */
 const TYPE_ALIASES: Record<string, TransportKind> = {
@@ -29,7 +29,7 @@ export function transportOfType(type: string): TransportKind | undefined {
 /** What to start or where to connect. */
 export type Endpoint = Pick<
   ServerConfig,
-  "transport" | "type" | "command" | "args" | "url" | "env" | "headers" | "cwd"
+  "transport" | "type" | "command" | "args" | "url" | "env" | "headers" | "headersTtl" | "cwd"
 >;
 
 /** Far above any real server's address (servers commonly refuse request lines over 8 KB). */
@@ -82,13 +82,28 @@ export function validateEndpoint(entry: JsonObject, errors: string[]): Endpoint 
   // opencode writes `environment`; everyone else `env`.
   const env = { ...stringMap(entry.environment, "environment", errors), ...stringMap(entry.env, "env", errors) };
   const headers = stringMap(entry.headers, "headers", errors);
+  const headersTtl = headersTtlField(entry.headersTtl, hasUrl, errors);
 
   let cwd: string | undefined;
   if (entry.cwd !== undefined && entry.cwd !== null) {
     if (typeof entry.cwd !== "string" || entry.cwd.trim() === "") errors.push("`cwd` must be a non-empty string");
     else cwd = entry.cwd;
   }
-  return { transport: kind ?? (hasUrl ? "http" : "stdio"), type, command, args, url, env, headers, cwd };
+  const transport = kind ?? (hasUrl ? "http" : "stdio");
+  return { transport, type, command, args, url, env, headers, headersTtl, cwd };
+}
+
+/** `headersTtl`: seconds a `!command` header value may be sent before its command runs again; in ms. */
+function headersTtlField(value: unknown, remote: boolean, errors: string[]): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0 || value * 1000 > MAX_TIMER_MS) {
+    errors.push(
+      `\`headersTtl\` must be a number of seconds, more than 0 and at most ${MAX_TIMER_MS / 1000} (got ${quoteValue(value)})`,
+    );
+    return undefined;
+  }
+  if (!remote) errors.push("`headersTtl` is for a remote server's `headers`; a local server has none");
+  return value * 1000;
 }
 
 /** `type` as written, and the transport it names; neither when it is absent or unknown. */

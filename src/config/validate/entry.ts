@@ -48,7 +48,7 @@ export function validateServerEntry(
   const protocol = protocolSetting(entry.protocolVersion, errors);
 
   if (errors.length > 0) return { errors, warnings };
-  const { transport, type, command, args, env, cwd, url, headers } = endpoint;
+  const { transport, type, command, args, env, cwd, url, headers, headersTtl } = endpoint;
   const { timeout, lazy, retry, healthCheckInterval, pingTimeout } = lifecycle;
   // A `timeout` in pi 1.x's seconds is the request deadline too, unless `requestTimeout` says otherwise.
   const requestTimeout = lifecycle.requestTimeout ?? usage.requestTimeout;
@@ -65,6 +65,7 @@ export function validateServerEntry(
       cwd,
       url,
       headers,
+      headersTtl,
       timeout,
       requestTimeout,
       enabled,
