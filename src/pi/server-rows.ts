@@ -69,7 +69,11 @@ export function serverRows(
       })),
       requestTokens: exposure && requestTokens(registry, tools, exposure),
       untrustedDefinition: trusted ? undefined : describeForTrust(c.config),
-      vars: configVarRefs(c.config).map((name) => ({ name, set: env[name] !== undefined && env[name] !== "" })),
+      // Set to "" is set: the server gets it empty, as from a shell.
+      vars: configVarRefs(c.config).map((name) => ({
+        name,
+        state: env[name] === undefined ? "NOT SET" : env[name] === "" ? "empty" : "set",
+      })),
     };
   });
 }
