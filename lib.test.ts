@@ -513,7 +513,12 @@ describe("substituteVars", () => {
     assert.equal(substituteVars("${NOPE:-}", env).missing.length, 0);
   });
   test("a missing variable is reported", () => {
-    assert.deepEqual(substituteVars("a${NOPE}b${NOPE}", env), { value: "ab", missing: ["NOPE"], empty: [], secrets: [] });
+    assert.deepEqual(substituteVars("a${NOPE}b${NOPE}", env), {
+      value: "ab",
+      missing: ["NOPE"],
+      empty: [],
+      secrets: [],
+    });
   });
   test("an empty variable is empty but not missing", () => {
     assert.deepEqual(substituteVars("x${EMPTY}", env).missing, []);

@@ -276,8 +276,7 @@ export function formatServerDetails(row: ServerRow): string[] {
   const metrics = row.metrics && formatMetrics(row.metrics);
   if (metrics) lines.push(`    ${metrics}`);
   for (const warning of row.warnings) lines.push(`    ! ${warning}`);
-  if (row.vars.length)
-    lines.push(`    variables: ${row.vars.map((v) => `${v.name} ${v.state}`).join(", ")}`);
+  if (row.vars.length) lines.push(`    variables: ${row.vars.map((v) => `${v.name} ${v.state}`).join(", ")}`);
   for (const tool of row.tools) {
     const names = tool.name === tool.originalName ? tool.name : `${tool.name}  (${tool.originalName})`;
     lines.push(tool.exposure ? `    - ${names}  · ${tool.exposure}` : `    - ${names}`);
