@@ -913,8 +913,22 @@ describe("normalizeToolResult", () => {
 describe("normalizeInputSchema", () => {
   test("an empty or missing schema becomes an empty object schema", () => {
     for (const input of [undefined, null, {}, "x"]) {
-      assert.deepEqual(normalizeInputSchema(input), { schema: { type: "object", properties: {} }, warnings: [] });
+      assert.deepEqual(normalizeInputSchema(input), {
+        schema: { type: "object", properties: {} },
+        warnings: [],
+        uncarried: [],
+      });
     }
+  });
+  test("reports the rule keywords the copy leaves out, wherever they are", () => {
+    const { uncarried } = normalizeInputSchema({
+      properties: { a: { not: { const: 1 } }, b: { anyOf: [{ type: "string" }, { if: {}, then: {} }] } },
+      dependentRequired: { a: ["b"] },
+      additionalProperties: false,
+      $defs: { unused: { not: {} } },
+    });
+    assert.deepEqual(uncarried.sort(), ["dependentRequired", "if", "not", "then"]);
+    assert.deepEqual(normalizeInputSchema({ properties: { not: { type: "string" } } }).uncarried, [], "a field's name");
   });
   test("adds type and properties; drops $schema and an empty required", () => {
     const { schema } = normalizeInputSchema({ $schema: "http://json-schema.org/draft-07/schema#", required: [] });

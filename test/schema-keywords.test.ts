@@ -9,12 +9,13 @@ import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { startStreamableHttp } from "./fixtures/http-servers.ts";
 import { readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 
-const RULE_TOOLS = [
+const RULE_TOOLS: Tool[] = [
   {
     name: "pick",
     inputSchema: {

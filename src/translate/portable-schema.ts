@@ -33,19 +33,8 @@ const KEPT_FOR: Record<string, readonly string[]> = {
  * each tool that uses one is reported.
  */
 const UNCARRIED = new Set([
-  "not",
-  "if",
-  "then",
-  "else",
-  "dependentSchemas",
-  "dependentRequired",
-  "dependencies",
-  "patternProperties",
-  "propertyNames",
-  "contains",
-  "prefixItems",
-  "unevaluatedProperties",
-  "unevaluatedItems",
+  ...["not", "if", "then", "else", "contains", "prefixItems", "dependencies", "dependentSchemas"],
+  ...["dependentRequired", "patternProperties", "propertyNames", "unevaluatedProperties", "unevaluatedItems"],
 ]);
 
 /** String formats both OpenAI and Gemini know; another format is only a hint and is dropped. */
