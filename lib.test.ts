@@ -929,6 +929,8 @@ describe("normalizeInputSchema", () => {
     });
     assert.deepEqual(uncarried.sort(), ["dependentRequired", "if", "not", "then"]);
     assert.deepEqual(normalizeInputSchema({ properties: { not: { type: "string" } } }).uncarried, [], "a field's name");
+    const map = { type: "object", propertyNames: { type: "string" }, additionalProperties: { type: "number" } };
+    assert.deepEqual(normalizeInputSchema({ properties: { m: map } }).uncarried, [], "a map says nothing hidden");
   });
   test("adds type and properties; drops $schema and an empty required", () => {
     const { schema } = normalizeInputSchema({ $schema: "http://json-schema.org/draft-07/schema#", required: [] });

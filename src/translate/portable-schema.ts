@@ -34,8 +34,10 @@ const KEPT_FOR: Record<string, readonly string[]> = {
  */
 const UNCARRIED = new Set([
   ...["not", "if", "then", "else", "contains", "prefixItems", "dependencies", "dependentSchemas"],
-  ...["dependentRequired", "patternProperties", "propertyNames", "unevaluatedProperties", "unevaluatedItems"],
+  ...["dependentRequired", "patternProperties", "propertyNames"],
 ]);
+/** What some generators write for every map (zod's records): it holds for any JSON object, so it hides nothing. */
+const KEYS_ARE_STRINGS = JSON.stringify({ type: "string" });
 
 /** String formats both OpenAI and Gemini know; another format is only a hint and is dropped. */
 const PORTABLE_FORMATS = new Set(["date-time"]);
@@ -224,7 +226,9 @@ function portableNode(input: unknown, ctx: Context, depth: number, active: reado
     return { description: "(Not described: nested too deeply.)" };
   }
   const next = (child: unknown, refs = active) => portableNode(child, ctx, depth + 1, refs);
-  for (const key of Object.keys(input)) if (UNCARRIED.has(key)) ctx.uncarried.add(key);
+  for (const [key, value] of Object.entries(input))
+    if (UNCARRIED.has(key) && !(key === "propertyNames" && JSON.stringify(value) === KEYS_ARE_STRINGS))
+      ctx.uncarried.add(key);
 
   let node: JsonSchema = input;
   if (typeof node.$ref === "string") {
