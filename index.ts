@@ -157,6 +157,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       // Colliding names go by config order; the bridge keeps its servers in that order.
       serverOrder: () => [...bridge.connections.keys()],
       isHidden: (server, tool) => exposure.exposureOf(server, tool) === "hidden",
+      logger,
     },
   );
   const toolSearch = new ToolSearch({

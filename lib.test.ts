@@ -500,6 +500,7 @@ describe("substituteVars", () => {
     assert.deepEqual(substituteVars("Bearer ${TOKEN}", env), {
       value: "Bearer s3cret-token",
       missing: [],
+      empty: [],
       secrets: ["s3cret-token"],
     });
     assert.equal(substituteVars("${env:HOST}", env).value, "example.com");
@@ -512,10 +513,17 @@ describe("substituteVars", () => {
     assert.equal(substituteVars("${NOPE:-}", env).missing.length, 0);
   });
   test("a missing variable is reported", () => {
-    assert.deepEqual(substituteVars("a${NOPE}b${NOPE}", env), { value: "ab", missing: ["NOPE"], secrets: [] });
+    assert.deepEqual(substituteVars("a${NOPE}b${NOPE}", env), {
+      value: "ab",
+      missing: ["NOPE"],
+      empty: [],
+      secrets: [],
+    });
   });
   test("an empty variable is empty but not missing", () => {
     assert.deepEqual(substituteVars("x${EMPTY}", env).missing, []);
+    assert.deepEqual(substituteVars("x${EMPTY}", env).empty, ["EMPTY"]);
+    assert.deepEqual(substituteVars("${EMPTY:-}", env).empty, [], "an empty default says empty is meant");
   });
   test("${PROJECT_ROOT}", () => {
     assert.equal(substituteVars("${PROJECT_ROOT}/lib", env, "/work/p").value, "/work/p/lib");
@@ -571,6 +579,14 @@ describe("resolveServerConfig", () => {
     assert.deepEqual(r.endpoint?.kind === "stdio" && r.endpoint.env, { OTHER: "1" });
     assert.equal(r.warnings.length, 1);
     assert.match(r.warnings[0]!, /\$\{API_KEY\} is not set, so `env.KEY` is not passed/);
+  });
+  test("an empty variable in a local server's env is passed on empty; in its args it is an error", () => {
+    const config = valid("db", { command: "x", args: ["${EMPTY}", "${EMPTY:-}"], env: { KEY: "${EMPTY}" } });
+    const r = resolveServerConfig(config, { EMPTY: "" }, "/p");
+    assert.match(r.errors.join("\n"), /environment variable \$\{EMPTY\} in `args\[0\]` is empty; set it/);
+    const fine = resolveServerConfig({ ...config, args: ["${EMPTY:-}"] }, { EMPTY: "" }, "/p");
+    assert.deepEqual(fine.errors, []);
+    assert.deepEqual(fine.endpoint?.kind === "stdio" && [fine.endpoint.args, fine.endpoint.env], [[""], { KEY: "" }]);
   });
   test("a missing variable in a local server's command, args or cwd is an error naming it and where", () => {
     for (const [entry, where] of [
@@ -897,8 +913,24 @@ describe("normalizeToolResult", () => {
 describe("normalizeInputSchema", () => {
   test("an empty or missing schema becomes an empty object schema", () => {
     for (const input of [undefined, null, {}, "x"]) {
-      assert.deepEqual(normalizeInputSchema(input), { schema: { type: "object", properties: {} }, warnings: [] });
+      assert.deepEqual(normalizeInputSchema(input), {
+        schema: { type: "object", properties: {} },
+        warnings: [],
+        uncarried: [],
+      });
     }
+  });
+  test("reports the rule keywords the copy leaves out, wherever they are", () => {
+    const { uncarried } = normalizeInputSchema({
+      properties: { a: { not: { const: 1 } }, b: { anyOf: [{ type: "string" }, { if: {}, then: {} }] } },
+      dependentRequired: { a: ["b"] },
+      additionalProperties: false,
+      $defs: { unused: { not: {} } },
+    });
+    assert.deepEqual(uncarried.sort(), ["dependentRequired", "if", "not", "then"]);
+    assert.deepEqual(normalizeInputSchema({ properties: { not: { type: "string" } } }).uncarried, [], "a field's name");
+    const map = { type: "object", propertyNames: { type: "string" }, additionalProperties: { type: "number" } };
+    assert.deepEqual(normalizeInputSchema({ properties: { m: map } }).uncarried, [], "a map says nothing hidden");
   });
   test("adds type and properties; drops $schema and an empty required", () => {
     const { schema } = normalizeInputSchema({ $schema: "http://json-schema.org/draft-07/schema#", required: [] });
@@ -964,7 +996,7 @@ describe("status formatting", () => {
         { name: "gh_create_issue", originalName: "create_issue" },
         { name: "search", originalName: "search" },
       ],
-      vars: [{ name: "GITHUB_TOKEN", set: true }],
+      vars: [{ name: "GITHUB_TOKEN", state: "set" }],
       lastActive: NOW - 30_000,
       metrics: {
         serverId: "github",
@@ -990,7 +1022,7 @@ describe("status formatting", () => {
       detail: "retry 5/10 in 8s",
       warnings: [],
       tools: [],
-      vars: [{ name: "JIRA_KEY", set: false }],
+      vars: [{ name: "JIRA_KEY", state: "NOT SET" }],
     },
     {
       name: "off",

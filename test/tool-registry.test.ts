@@ -11,7 +11,7 @@ import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
 import { ToolRegistry } from "../src/pi/tool-registry.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
-import { connectionFor, REPO_ROOT, tempDir, trustProjectServers, waitFor } from "./helpers.ts";
+import { connectionFor, readLog, REPO_ROOT, tempDir, trustProjectServers, waitFor } from "./helpers.ts";
 import { type InProcessPi, requestTools, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 
@@ -64,17 +64,20 @@ describe("tool registration", { timeout: 120_000 }, () => {
     await beta.close();
   });
 
-  test("a name taken by another server gets _2 and a warning naming both sources", () => {
+  test("a name taken by another server gets _2 and one warning for the server naming both sources", () => {
     const { tools, registry } = register();
     assert.ok(tools.has("echo"));
     assert.ok(tools.has("echo_2"));
     assert.equal(registry.tools.find((t) => t.name === "echo")!.server, "alpha");
     assert.equal(registry.tools.find((t) => t.name === "echo_2")!.server, "beta");
-    const warning = registry.warnings.find((w) => w.includes("'echo'"));
+    const notes = registry.notesFor("beta");
+    assert.equal(notes.length, 1, notes.join("\n"));
     assert.match(
-      warning!,
-      /Tool name 'echo' of MCP server 'beta' \(tool 'echo'\) is already taken by tool 'echo' of MCP server 'alpha'; registered as 'echo_2'/,
+      notes[0]!,
+      /^Tool name conflict: 'echo', 'add', .* and \d+ more provided by both 'alpha' and 'beta'; 'alpha' keeps them, and 'beta''s are registered as 'echo_2', 'add_2', .*Set "prefix" on one of the servers \(e\.g\. "prefix": "beta"\)/,
     );
+    assert.deepEqual(registry.notesFor("alpha"), [], "the server that keeps the names has nothing to hear");
+    assert.doesNotMatch(registry.warnings.join("\n"), /'echo'/, "no line per tool besides the server's");
   });
 
   test("three servers whose tools want the same name: _2 and _3 in config order, each reaching its own server", async () => {
@@ -93,8 +96,8 @@ describe("tool registration", { timeout: 120_000 }, () => {
       const owner = (name: string) => registry.tools.find((t) => t.name === name)?.server;
       assert.deepEqual(["echo", "echo_2", "echo_3", "echo_4"].map(owner), ["alpha", "beta", "delta", undefined]);
       assert.match(
-        registry.warnings.join("\n"),
-        /Tool name 'echo' of MCP server 'delta' \(tool 'echo'\) is already taken by tool 'echo' of MCP server 'alpha'; registered as 'echo_3'/,
+        registry.notesFor("delta").join("\n"),
+        /^Tool name conflict: 'echo', .* provided by both 'alpha' and 'delta'; 'alpha' keeps them, and 'delta''s are registered as 'echo_3', 'add_3'/,
       );
       const servers = { alpha, beta, delta };
       for (const [name, server] of [
@@ -249,11 +252,8 @@ describe("tool registration", { timeout: 120_000 }, () => {
       callText(tools.get("echo_2"), { text: "x" }),
       /Tool 'echo_2' is no longer available: tool 'echo' of MCP server 'beta' has another name now/,
     );
-    assert.doesNotMatch(
-      registry.warnings.join("\n"),
-      /'echo' of MCP server 'beta'/,
-      "no warning about a collision that is gone",
-    );
+    assert.match(registry.notesFor("beta").join("\n"), /provided by both 'alpha' and 'beta'/, "add and the rest");
+    assert.doesNotMatch(registry.notesFor("beta").join("\n"), /'echo'/, "no warning about a collision that is gone");
   });
 
   test("$ref schemas are inlined into the parameters pi sees", () => {
@@ -418,15 +418,22 @@ describe("in pi: colliding names go by config order, whichever server connects f
       moved.some((t) => t.originalName === "echo" && t.name === "echo_2"),
       "the move is announced",
     );
+    // One line in the startup notice says which server keeps the names and how to tell the servers apart.
     const text = ui.notices.join("\n");
+    assert.equal(text.split("Tool name conflict").length - 1, 1, text);
     assert.match(
       text,
-      /Tool name 'echo' of MCP server 'second' \(tool 'echo'\) is already taken by tool 'echo' of MCP server 'first'; registered as 'echo_2'/,
+      /! second: Tool name conflict: 'echo', 'add', .* provided by both 'first' and 'second'; 'first' keeps them, and 'second''s are registered as 'echo_2', .*Set "prefix" on one of the servers/,
     );
-    assert.doesNotMatch(
-      text,
-      /of MCP server 'first' \(tool '[a-z_]+'\) is already taken/,
-      "no warning left from before the move",
+    assert.doesNotMatch(text, /provided by both 'second' and 'first'/, "no warning left from before the move");
+    // The log names each tool once, in the spec's words, as named when the session started (not the move before).
+    const log = path.join(agentDir.dir, "mcp-bridge", "mcp.log");
+    const clashes = () => readLog(log).filter((e) => e.event === "tools.name.conflict");
+    await waitFor(() => clashes().some((e) => e.server === "second"), "the clashes in mcp.log");
+    const echoLines = clashes().filter((e) => String(e.message).startsWith("Tool name conflict: 'echo' "));
+    assert.deepEqual(
+      echoLines.map((e) => e.message),
+      ["Tool name conflict: 'echo' provided by both 'first' and 'second'; 'second''s is registered as 'echo_2'"],
     );
   });
 

@@ -26,16 +26,20 @@ export interface Substitution {
   value: string;
   /** Variables that were unset and had no default. */
   missing: string[];
+  /** Variables set to "" that had no default: set, so passed on as empty, but no good as a path or a command. */
+  empty: string[];
   /** Values that came from the environment: secrets to keep out of messages. */
   secrets: string[];
 }
 
 /**
  * Replaces variable references. `${VAR:-default}` uses the default when VAR is unset or empty (as in a shell);
- * `${PROJECT_ROOT}` is the session's project root. A missing variable becomes an empty string and is reported.
+ * `${PROJECT_ROOT}` is the session's project root. A missing or empty variable becomes an empty string and is
+ * reported.
  */
 export function substituteVars(input: string, env: Environment, projectRoot?: string): Substitution {
   const missing: string[] = [];
+  const empty: string[] = [];
   const secrets: string[] = [];
   const value = input.replace(VAR_PATTERN, (_match, name: string, fallback: string | undefined) => {
     if (name === PROJECT_ROOT_VAR && projectRoot !== undefined) return projectRoot;
@@ -45,11 +49,11 @@ export function substituteVars(input: string, env: Environment, projectRoot?: st
       return found;
     }
     if (fallback !== undefined) return fallback;
-    if (found === "") return "";
-    if (!missing.includes(name)) missing.push(name);
+    const list = found === "" ? empty : missing;
+    if (!list.includes(name)) list.push(name);
     return "";
   });
-  return { value, missing, secrets };
+  return { value, missing, empty, secrets };
 }
 
 /** A valid environment variable name. */
@@ -149,9 +153,10 @@ export interface ResolveOptions {
 
 /**
  * Resolves a server's `${VAR}` references for one connection attempt. A missing variable is an error in a remote
- * server's `url` or `headers` (sending a request without its credentials helps nobody) and in a local server's
- * `command`, `args` or `cwd` (an empty path can widen what the server reaches); a local server's `env` entry that
- * needs one is left out, with a warning naming it, rather than set empty.
+ * server's `url` or `headers` (sending a request without its credentials helps nobody); a missing or empty one is an
+ * error in a local server's `command`, `args` or `cwd` (an empty path can widen what the server reaches). A local
+ * server's `env` entry that needs a missing one is left out, with a warning naming it; an empty one is set, so passed
+ * on empty, as a shell does.
  */
 export function resolveServerConfig(
   config: ServerConfig,
@@ -180,14 +185,16 @@ export function resolveServerConfig(
   const missingText = (names: string[]) => names.map((n) => `\${${n}}`).join(", ");
 
   if (config.transport === "stdio") {
-    const missingIn: Array<[string, string[]]> = [];
-    const command = subPath(config.command ?? "");
-    if (command.missing.length) missingIn.push(["command", command.missing]);
-    const args = config.args.map((arg, i) => {
-      const result = subPath(arg);
-      if (result.missing.length) missingIn.push([`args[${i}]`, result.missing]);
+    const unusable: string[] = [];
+    /** A path's value, noting each variable in it that is not set or is empty. */
+    const pathValue = (field: string, text: string) => {
+      const result = subPath(text);
+      for (const n of result.missing) unusable.push(`${missingText([n])} in \`${field}\` is not set`);
+      for (const n of result.empty) unusable.push(`${missingText([n])} in \`${field}\` is empty`);
       return result.value;
-    });
+    };
+    const command = pathValue("command", config.command ?? "");
+    const args = config.args.map((arg, i) => pathValue(`args[${i}]`, arg));
     secrets.push(...argSecrets(args));
     const childEnv: Record<string, string> = {};
     for (const [key, value] of Object.entries(config.env)) {
@@ -206,22 +213,17 @@ export function resolveServerConfig(
       secrets.push(...inlineEnvSecrets(key, value));
     }
     let cwd = projectRoot;
-    if (config.cwd !== undefined) {
-      const result = subPath(config.cwd);
-      if (result.missing.length) missingIn.push(["cwd", result.missing]);
-      cwd = path.resolve(projectRoot, result.value);
-    }
+    if (config.cwd !== undefined) cwd = path.resolve(projectRoot, pathValue("cwd", config.cwd));
     // An empty argument or directory changes what the server does (a filesystem server given "" serves the project
-    // root): a missing variable there stops the server instead.
-    if (missingIn.length) {
-      const where = missingIn.map(([field, names]) => `${missingText(names)} in \`${field}\``).join(", ");
+    // root): a missing or empty variable there stops the server instead; `${VAR:-}` says an empty value is meant.
+    if (unusable.length) {
       errors.push(
-        `environment variable ${where} is not set; set it in the environment pi starts from, or give a default with \${VAR:-value}`,
+        `environment variable ${unusable.join(", ")}; set it in the environment pi starts from, or give a default with \${VAR:-value}`,
       );
       return { errors, warnings, secrets: usable(secrets) };
     }
-    if (command.value.trim() === "") errors.push("`command` is empty after variable substitution");
-    const endpoint: ResolvedStdio = { kind: "stdio", command: command.value, args, env: childEnv, cwd };
+    if (command.trim() === "") errors.push("`command` is empty after variable substitution");
+    const endpoint: ResolvedStdio = { kind: "stdio", command, args, env: childEnv, cwd };
     return { endpoint: errors.length ? undefined : endpoint, errors, warnings, secrets: usable(secrets) };
   }
 

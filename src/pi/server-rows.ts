@@ -61,7 +61,7 @@ export function serverRows(
       detail: trusted ? stateDetail(c.state, c.config.retry.maxAttempts, now) : `/mcp trust ${c.name} runs it`,
       metrics: c.health.metrics(now),
       error: c.lastError === undefined ? undefined : shown(c.lastError, SHOWN.body),
-      warnings: c.warnings.map((warning) => shown(warning, SHOWN.body)),
+      warnings: [...c.warnings, ...registry.notesFor(c.name)].map((warning) => shown(warning, SHOWN.body)),
       tools: tools.map((t) => ({
         name: t.name,
         originalName: t.originalName,
@@ -69,7 +69,11 @@ export function serverRows(
       })),
       requestTokens: exposure && requestTokens(registry, tools, exposure),
       untrustedDefinition: trusted ? undefined : describeForTrust(c.config),
-      vars: configVarRefs(c.config).map((name) => ({ name, set: env[name] !== undefined && env[name] !== "" })),
+      // Set to "" is set: the server gets it empty, as from a shell.
+      vars: configVarRefs(c.config).map((name) => ({
+        name,
+        state: env[name] === undefined ? "NOT SET" : env[name] === "" ? "empty" : "set",
+      })),
     };
   });
 }

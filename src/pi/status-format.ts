@@ -23,8 +23,8 @@ export interface ServerRow {
   requestTokens?: number;
   /** For a project server not trusted: what it would run or connect to, as written (`${VAR}` names, no values). */
   untrustedDefinition?: string[];
-  /** `${VAR}` names the config uses and whether each is set. */
-  vars: Array<{ name: string; set: boolean }>;
+  /** `${VAR}` names the config uses and whether each is set (an empty value is set, and sent empty). */
+  vars: Array<{ name: string; state: "set" | "empty" | "NOT SET" }>;
   /** Epoch ms of the server's last answer. */
   lastActive?: number;
   /** What the server is doing about being down: `retry 5/10 in 8s`, `connecting (attempt 2)`. */
@@ -276,8 +276,7 @@ export function formatServerDetails(row: ServerRow): string[] {
   const metrics = row.metrics && formatMetrics(row.metrics);
   if (metrics) lines.push(`    ${metrics}`);
   for (const warning of row.warnings) lines.push(`    ! ${warning}`);
-  if (row.vars.length)
-    lines.push(`    variables: ${row.vars.map((v) => `${v.name} ${v.set ? "set" : "NOT SET"}`).join(", ")}`);
+  if (row.vars.length) lines.push(`    variables: ${row.vars.map((v) => `${v.name} ${v.state}`).join(", ")}`);
   for (const tool of row.tools) {
     const names = tool.name === tool.originalName ? tool.name : `${tool.name}  (${tool.originalName})`;
     lines.push(tool.exposure ? `    - ${names}  · ${tool.exposure}` : `    - ${names}`);

@@ -45,6 +45,8 @@ export interface ToolSource {
   connectionFor(server: string): ServerConnection | undefined;
   /** Tells the user about a schema that had to be changed or could not be used. */
   note(text: string): void;
+  /** The rule keywords of the tool's schema the model's copy leaves out (`not`, `if`, …), if any. */
+  uncarried?(keywords: string[]): void;
 }
 
 function progressText(progress: Progress): string {
@@ -78,9 +80,11 @@ export async function capText(
 }
 
 /** The tool's input schema as pi will validate it; one pi could not compile becomes an open object, with a note. */
-function parameters(server: string, tool: Tool, note: (text: string) => void): TSchema {
-  const { schema, warnings } = normalizeInputSchema(tool.inputSchema);
+function parameters(source: ToolSource): TSchema {
+  const { server, tool, note } = source;
+  const { schema, warnings, uncarried } = normalizeInputSchema(tool.inputSchema);
   for (const warning of warnings) note(`MCP server '${server}', tool '${tool.name}': ${warning}`);
+  if (uncarried.length) source.uncarried?.(uncarried);
   try {
     // pi validates arguments with TypeBox before execute; a schema it cannot compile would fail every call.
     Compile(schema as TSchema);
@@ -124,7 +128,7 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
       name: source.name,
       label: `${title} (${server})`,
       description: source.description,
-      parameters: parameters(server, tool, source.note),
+      parameters: parameters(source),
       execute: async (_toolCallId, params, signal, onUpdate) => {
         const connection = source.connectionFor(server);
         if (!connection)

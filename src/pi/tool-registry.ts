@@ -5,11 +5,13 @@
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import type { Tool, ToolAnnotations } from "@modelcontextprotocol/client";
 import type { EventSink } from "../common/events.ts";
+import type { Logger } from "../common/log-file.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { toolDescription } from "../exposure/definition-cost.ts";
 import { allocateToolName, PI_BUILTIN_TOOL_NAMES, toolNameFor } from "../translate/naming.ts";
 import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
 import { type McpToolDefinition, toolDefinition, unavailableDefinition } from "./tool-definition.ts";
+import * as toolNotes from "./tool-notes.ts";
 
 export interface RegisteredTool {
   /** The name the model sees. */
@@ -50,10 +52,6 @@ function signature(tool: Tool): string {
   return JSON.stringify([tool.title, tool.description, tool.inputSchema, tool.annotations, tool.outputSchema]);
 }
 
-function takenWarning(wanted: string, server: string, tool: string, owner: string, name: string): string {
-  return `Tool name '${wanted}' of MCP server '${server}' (tool '${tool}') is already taken by ${owner}; registered as '${name}'`;
-}
-
 /** A server's tools, each name once (the first wins, as a server listing a name twice can only run one of them). */
 function uniqueByName(tools: readonly Tool[]): Tool[] {
   const seen = new Set<string>();
@@ -68,6 +66,8 @@ export interface ToolRegistryOptions {
   serverOrder?: () => readonly string[];
   /** Tools the model must never reach: they get a name and a definition, but pi never has them. */
   isHidden?: (server: string, tool: string) => boolean;
+  /** Where each name clash between servers and each tool whose schema the model cannot fully see is written. */
+  logger?: Logger;
 }
 
 /**
@@ -95,7 +95,11 @@ export class ToolRegistry {
   private activation?: ToolActivation;
   private readonly reserved: Map<string, string>;
   /** Why a tool did not get the name it wanted, by `server\0tool`; dealt again with the names. */
-  private readonly collisions = new Map<string, string>();
+  private readonly collisions = new Map<string, toolNotes.Collision>();
+  /** Clashes already in the log: names are dealt again as lists arrive, and a clash is written once. */
+  private readonly loggedClashes = new Set<string>();
+  /** Rule keywords of a tool's schema the model's copy leaves out, by `server\0tool`. */
+  private readonly uncarried = new Map<string, string[]>();
   private readonly notes: string[] = [];
 
   constructor(
@@ -107,9 +111,27 @@ export class ToolRegistry {
     this.reserved = new Map(reservedNames.map((name) => [name, `pi's built-in tool '${name}'`]));
   }
 
-  /** What the user should hear about: names that were taken, schemas that could not be used. */
+  /** What the user should hear about: names pi or a server's own tools took, schemas that could not be used. */
   get warnings(): string[] {
-    return [...this.collisions.values(), ...this.notes];
+    return [
+      ...[...this.collisions.values()].filter((c) => !toolNotes.isClash(c)).map(toolNotes.takenWarning),
+      ...this.notes,
+    ];
+  }
+
+  /** What the user should hear about a server's tools: one line per server it shares names with, one on schemas. */
+  notesFor(server: string): string[] {
+    const uncarried = this.toolsOf(server).map((t) => this.uncarried.get(`${server}\0${t.originalName}`));
+    return [...toolNotes.clashNotes(server, this.collisions.values()), ...toolNotes.uncarriedNote(uncarried)];
+  }
+
+  /** Clashes between servers into the log, each once: names are final only once the session runs. */
+  private logClashes(): void {
+    for (const [key, c] of this.collisions) {
+      if (!toolNotes.isClash(c) || this.loggedClashes.has(`${key}\0${c.name}`)) continue;
+      this.loggedClashes.add(`${key}\0${c.name}`);
+      this.options.logger?.log(toolNotes.clashRecord(c));
+    }
   }
 
   get tools(): RegisteredTool[] {
@@ -212,7 +234,9 @@ export class ToolRegistry {
     moved: Map<string, RegisteredTool[]>;
     vacated: Array<{ name: string; tool: RegisteredTool; definition: McpToolDefinition }>;
   } {
-    const owners = new Map(this.reserved);
+    const owners = new Map<string, { owner: string; ownerServer?: string }>(
+      [...this.reserved].map(([name, owner]) => [name, { owner }]),
+    );
     const names = new Map<string, string>();
     this.collisions.clear();
     for (const { connection, tools } of this.inConfigOrder()) {
@@ -222,8 +246,8 @@ export class ToolRegistry {
         const wanted = toolNameFor(server, tool.name, connection.config.prefix);
         const name = allocateToolName(wanted, (candidate) => owners.has(candidate));
         if (name !== wanted)
-          this.collisions.set(key, takenWarning(wanted, server, tool.name, owners.get(wanted)!, name));
-        owners.set(name, `tool '${tool.name}' of MCP server '${server}'`);
+          this.collisions.set(key, { server, tool: tool.name, wanted, name, ...owners.get(wanted)! });
+        owners.set(name, { owner: `tool '${tool.name}' of MCP server '${server}'`, ownerServer: server });
         names.set(key, name);
       }
     }
@@ -304,6 +328,7 @@ export class ToolRegistry {
    */
   bindActivation(activation: ToolActivation): void {
     this.settled = true;
+    this.logClashes();
     this.activation = activation;
     const { add, remove } = this.pending;
     this.pending = { add: new Set(), remove: new Set() };
@@ -355,14 +380,22 @@ export class ToolRegistry {
         wanted,
         (candidate) => this.ownerOf(candidate) !== undefined || this.withdrawn.has(candidate),
       );
-      if (name !== wanted)
-        this.collisions.set(
-          key,
-          takenWarning(wanted, server, tool.name, this.ownerOf(wanted) ?? "a tool its server withdrew", name),
-        );
+      if (name !== wanted) {
+        const [owner, ownerServer] = [
+          this.ownerOf(wanted) ?? "a tool its server withdrew",
+          this.byName.get(wanted)?.server,
+        ];
+        this.collisions.set(key, { server, tool: tool.name, wanted, name, owner, ownerServer });
+        this.logClashes();
+      }
       this.assigned.set(key, name);
     }
     const description = toolDescription(server, tool);
+    this.uncarried.delete(key);
+    const uncarried = (keywords: string[]) => {
+      this.uncarried.set(key, keywords);
+      this.options.logger?.log(toolNotes.uncarriedRecord(server, tool.name, keywords));
+    };
     const registered: RegisteredTool = {
       name,
       server,
@@ -384,6 +417,7 @@ export class ToolRegistry {
         description,
         connectionFor: this.connectionFor,
         note: (text) => this.notes.push(text),
+        uncarried,
       }),
     );
     return registered;

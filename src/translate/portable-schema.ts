@@ -27,6 +27,18 @@ const KEPT_FOR: Record<string, readonly string[]> = {
   array: ["minItems", "maxItems"],
 };
 
+/**
+ * Keywords that tie a rule to other values or shapes (a condition, a negation, a dependency between fields): dropped
+ * like the rest, but unlike a dropped length or pattern the model cannot guess them from a field's description, so
+ * each tool that uses one is reported.
+ */
+const UNCARRIED = new Set([
+  ...["not", "if", "then", "else", "contains", "prefixItems", "dependencies", "dependentSchemas"],
+  ...["dependentRequired", "patternProperties", "propertyNames"],
+]);
+/** What some generators write for every map (zod's records): it holds for any JSON object, so it hides nothing. */
+const KEYS_ARE_STRINGS = JSON.stringify({ type: "string" });
+
 /** String formats both OpenAI and Gemini know; another format is only a hint and is dropped. */
 const PORTABLE_FORMATS = new Set(["date-time"]);
 
@@ -35,6 +47,7 @@ export class SchemaTooLarge extends Error {}
 interface Context {
   root: JsonSchema;
   warnings: Set<string>;
+  uncarried: Set<string>;
   nodes: number;
 }
 
@@ -213,6 +226,9 @@ function portableNode(input: unknown, ctx: Context, depth: number, active: reado
     return { description: "(Not described: nested too deeply.)" };
   }
   const next = (child: unknown, refs = active) => portableNode(child, ctx, depth + 1, refs);
+  for (const [key, value] of Object.entries(input))
+    if (UNCARRIED.has(key) && !(key === "propertyNames" && JSON.stringify(value) === KEYS_ARE_STRINGS))
+      ctx.uncarried.add(key);
 
   let node: JsonSchema = input;
   if (typeof node.$ref === "string") {
@@ -326,8 +342,12 @@ function portableNode(input: unknown, ctx: Context, depth: number, active: reado
   return declared === undefined ? result : { type: declared, ...rest };
 }
 
-/** Converts a whole schema; `root` is where its `$ref`s point. Throws {@link SchemaTooLarge}. */
-export function portableSchema(schema: JsonSchema): { schema: JsonSchema; warnings: string[] } {
-  const ctx: Context = { root: schema, warnings: new Set(), nodes: 0 };
-  return { schema: portableNode(schema, ctx, 0, []), warnings: [...ctx.warnings] };
+/**
+ * Converts a whole schema; `root` is where its `$ref`s point. `uncarried` lists the rule keywords it used that the copy
+ * leaves out (see {@link UNCARRIED}). Throws {@link SchemaTooLarge}.
+ */
+export function portableSchema(schema: JsonSchema): { schema: JsonSchema; warnings: string[]; uncarried: string[] } {
+  const ctx: Context = { root: schema, warnings: new Set(), uncarried: new Set(), nodes: 0 };
+  const portable = portableNode(schema, ctx, 0, []);
+  return { schema: portable, warnings: [...ctx.warnings], uncarried: [...ctx.uncarried] };
 }

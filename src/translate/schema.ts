@@ -11,6 +11,8 @@ export type { JsonSchema } from "./portable-schema.ts";
 export interface NormalizedSchema {
   schema: JsonSchema;
   warnings: string[];
+  /** Rule keywords of the server's schema the model's copy leaves out (`not`, `if`, …); the server's schema checks them. */
+  uncarried: string[];
 }
 
 const EMPTY_OBJECT_SCHEMA: JsonSchema = Object.freeze({ type: "object", properties: {} });
@@ -21,7 +23,7 @@ const EMPTY_OBJECT_SCHEMA: JsonSchema = Object.freeze({ type: "object", properti
 export const OPEN_OBJECT_SCHEMA: JsonSchema = Object.freeze({ type: "object", properties: {} });
 
 function open(warning: string): NormalizedSchema {
-  return { schema: { ...OPEN_OBJECT_SCHEMA, properties: {} }, warnings: [warning] };
+  return { schema: { ...OPEN_OBJECT_SCHEMA, properties: {} }, warnings: [warning], uncarried: [] };
 }
 
 /**
@@ -30,12 +32,12 @@ function open(warning: string): NormalizedSchema {
  */
 export function normalizeInputSchema(input: unknown): NormalizedSchema {
   if (!isObject(input) || Object.keys(input).length === 0)
-    return { schema: { ...EMPTY_OBJECT_SCHEMA, properties: {} }, warnings: [] };
+    return { schema: { ...EMPTY_OBJECT_SCHEMA, properties: {} }, warnings: [], uncarried: [] };
   const type = input.type;
   if (type !== undefined && type !== "object" && !(Array.isArray(type) && type.includes("object"))) {
     return open(`input schema has type ${JSON.stringify(type)}, not "object"; arguments are passed through unchecked`);
   }
-  let converted: { schema: JsonSchema; warnings: string[] };
+  let converted: ReturnType<typeof portableSchema>;
   try {
     // A type list with "object" in it: the arguments are an object in any case.
     converted = portableSchema(type === undefined || type === "object" ? input : { ...input, type: "object" });
@@ -62,5 +64,5 @@ export function normalizeInputSchema(input: unknown): NormalizedSchema {
   }
   schema = { ...schema, type: "object" };
   if (!isObject(schema.properties)) schema.properties = {};
-  return { schema, warnings: converted.warnings };
+  return { schema, warnings: converted.warnings, uncarried: converted.uncarried };
 }

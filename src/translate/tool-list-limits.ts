@@ -41,7 +41,8 @@ function schemaProblem(tool: Tool, maxSchemaBytes: number): { reason: string; de
   return undefined;
 }
 
-function names(tools: Array<{ name: string; detail?: string }>): string {
+/** Names for a message, quoted, the first few of them. */
+export function listedNames(tools: Array<{ name: string; detail?: string }>): string {
   // A name is the server's text: shown without control sequences, and not at any length.
   const listed = tools.slice(0, NAMES_LISTED).map((t) => {
     const name = shown(t.name, SHOWN.name, "line");
@@ -75,7 +76,7 @@ export function limitTools(
   }
   for (const reason of new Set(refused.map((r) => r.reason))) {
     const which = refused.filter((r) => r.reason === reason);
-    parts.push(`${plural(which.length, "tool")} left out because the input schema is ${reason}: ${names(which)}`);
+    parts.push(`${plural(which.length, "tool")} left out because the input schema is ${reason}: ${listedNames(which)}`);
   }
   return { tools: usable.slice(0, limits.maxTools), warning: parts.length ? parts.join("; ") : undefined };
 }

@@ -1,0 +1,133 @@
+/**
+ * Schema keywords the model's copy of a tool's parameters cannot carry (`not`, `if`/`then`, `dependentSchemas`): each
+ * such tool is one line in mcp.log, the server gets one line in the startup notice and in `/mcp`, and a call that
+ * breaks such a rule is refused by the server's own schema before it is sent. Real pi in-process with the faux model,
+ * a real MCP server on 127.0.0.1.
+ */
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { describe, test } from "node:test";
+import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { startStreamableHttp } from "./fixtures/http-servers.ts";
+import { readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { startInProcessPi } from "./pi-harness.ts";
+import { RecordingUI } from "./recording-ui.ts";
+
+const RULE_TOOLS: Tool[] = [
+  {
+    name: "pick",
+    inputSchema: {
+      type: "object" as const,
+      properties: { mode: { type: "string" } },
+      not: { properties: { mode: { const: "forbidden" } }, required: ["mode"] },
+    },
+  },
+  {
+    name: "ship",
+    inputSchema: {
+      type: "object" as const,
+      properties: { express: { type: "boolean" }, date: { type: "string" } },
+      if: { properties: { express: { const: true } }, required: ["express"] },
+      then: { required: ["date"] },
+    },
+  },
+  {
+    name: "pay",
+    inputSchema: {
+      type: "object" as const,
+      properties: { card: { type: "string" }, cvv: { type: "string" } },
+      dependentSchemas: { card: { required: ["cvv"] } },
+    },
+  },
+];
+
+const SUMMARY =
+  "3 tools use schema keywords the model cannot see (not, if, then, dependentSchemas); the server's own schema still checks the arguments";
+
+describe("schema keywords the model cannot see", { timeout: 120_000 }, () => {
+  test("one log line per tool, one notice line for the server, and the server's schema still refuses", async () => {
+    const server = await startStreamableHttp({ extraTools: RULE_TOOLS });
+    const project = tempDir("mcp-bridge-rules-project-");
+    const agentDir = tempDir("mcp-bridge-rules-agent-");
+    writeFileSync(
+      path.join(agentDir.dir, "mcp.json"),
+      JSON.stringify({ exposure: "direct", mcpServers: { rules: { url: server.url, autoApprove: ["*"] } } }),
+    );
+    const saved = { cwd: process.cwd(), env: { ...process.env } };
+    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
+    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
+    process.chdir(project.dir);
+    const ui = new RecordingUI();
+    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    try {
+      await pi.session.bindExtensions({ uiContext: ui.context() });
+      const startup = ui.notices.join("\n");
+      assert.equal(startup.split(SUMMARY).length - 1, 1, startup);
+      assert.match(startup, /! rules: 3 tools use schema keywords/);
+
+      const log = path.join(agentDir.dir, "mcp-bridge", "mcp.log");
+      const lines = () => readLog(log).filter((e) => e.event === "tool.schema.uncarried");
+      await waitFor(() => lines().length >= 3, "a line per tool in mcp.log");
+      assert.deepEqual(
+        lines().map((e) => [e.server, e.tool, e.message]),
+        [
+          [
+            "rules",
+            "pick",
+            "tool 'pick' uses schema keywords the model cannot see (not); the server's own schema still checks the arguments",
+          ],
+          [
+            "rules",
+            "ship",
+            "tool 'ship' uses schema keywords the model cannot see (if, then); the server's own schema still checks the arguments",
+          ],
+          [
+            "rules",
+            "pay",
+            "tool 'pay' uses schema keywords the model cannot see (dependentSchemas); the server's own schema still checks the arguments",
+          ],
+        ],
+      );
+
+      // The model's copy has no `not`: pi lets the call through, and the server's own schema refuses it.
+      pi.faux.setResponses([
+        fauxAssistantMessage(
+          [fauxToolCall("mcp_rules_pick", { mode: "forbidden" }), fauxToolCall("mcp_rules_pick", { mode: "fine" })],
+          { stopReason: "toolUse" },
+        ),
+        fauxAssistantMessage("done"),
+      ]);
+      await pi.session.prompt("pick");
+      const results = pi.session.messages.filter(
+        (m) => (m as { role: string }).role === "toolResult",
+      ) as unknown as Array<{
+        content: Array<{ text?: string }>;
+        isError: boolean;
+      }>;
+      assert.equal(results.length, 2);
+      assert.equal(results[0]!.isError, true);
+      assert.match(
+        results[0]!.content[0]?.text ?? "",
+        /The arguments do not match the input schema of tool 'pick' \(MCP server 'rules'\): .*must NOT be valid/,
+      );
+      assert.equal(results[1]!.isError, false, JSON.stringify(results[1]));
+      assert.deepEqual(server.calls, [{ name: "pick", args: { mode: "fine" } }], "only the valid call was sent");
+
+      await pi.session.prompt("/mcp list");
+      const listing = ui.notices.at(-1) ?? "";
+      assert.equal(listing.split(SUMMARY).length - 1, 1, listing);
+      // Still one line per tool: nothing registered the tools again.
+      assert.equal(lines().length, 3);
+    } finally {
+      await pi.close();
+      process.chdir(saved.cwd);
+      for (const key of Object.keys(process.env)) if (!(key in saved.env)) delete process.env[key];
+      Object.assign(process.env, saved.env);
+      await server.close();
+      project.cleanup();
+      agentDir.cleanup();
+    }
+  });
+});
