@@ -119,8 +119,7 @@ export class ConnectionLifecycle {
     if (this.current.kind === "closed") throw shutDownError(this.name);
     this.checkTrusted();
     this.starting ??= this.connectOnce(0).catch((error: unknown) => {
-      // Unless it was closed or stopped meanwhile: then this failure decides nothing. (Its `mcp.error` went out with
-      // the failure itself, not from here: by now something else may have changed the state.)
+      // Unless it was closed or stopped meanwhile: then this failure decides nothing (the failure itself was reported).
       if (this.current.kind !== "retrying" && this.current.kind !== "needsSignIn") throw error;
       if (this.schedule.retryIn(error) !== null) void this.schedule.start();
       else this.giveUp(error);

@@ -79,10 +79,7 @@ export class LifecycleReport {
     this.log("info", "spawned", { pid });
   }
 
-  /**
-   * A local server's process was stopped at shutdown: how it ended (`by`: stdin closed, SIGTERM, SIGKILL; `exited`: it
-   * was gone before it was asked) and how long that took. `graceful`: it ended without being killed.
-   */
+  /** A local server's process was stopped: what ended it (`exited`: it was gone before it was asked), and when. */
   shutdown(pid: number, ending: ProcessEnding | undefined): void {
     const { by, durationMs } = ending ?? { by: "exited", durationMs: 0 };
     const graceful = by === "stdin" || by === "SIGTERM";
