@@ -184,7 +184,8 @@ describe("connection events on pi's bus", { timeout: 120_000 }, () => {
         durationMs: 0,
       },
     );
-    assert.equal(typeof stubborn[0]!.durationMs, "number");
+    // A lower bound only: it had its 2 s after stdin closed and 2 s after SIGTERM (timers fire at most 1 ms early).
+    assert.ok((stubborn[0]!.durationMs as number) >= 2 * 2000 - 2, String(stubborn[0]!.durationMs));
     assert.deepEqual(
       { ...polite[0], durationMs: 0 },
       {
