@@ -1,8 +1,9 @@
 /**
  * Every step of a server's life as another extension sees it on pi's bus, in order and with the spec's fields: a
  * first connect that fails and a retry that works, a command that does not exist, a server that wants credentials
- * nobody configured, and how each local server ended at shutdown. Real pi in-process with the faux model; real
- * servers on 127.0.0.1 and real server processes, one of which ignores stdin closing and SIGTERM.
+ * nobody configured, and how each local server ended at shutdown. The recorder is loaded after the bridge, as an
+ * extension listed later is: it subscribes only once the bridge's servers have started. Real pi in-process with the
+ * faux model; real servers on 127.0.0.1 and real server processes, one of which ignores stdin closing and SIGTERM.
  */
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -16,7 +17,43 @@ type BusEvent = { channel: string; payload: Record<string, unknown> };
 
 /** Servers whose first connect finds nothing listening; each is started once its first failure is announced. */
 const LATE = ["late1", "late2", "late3"];
-const RETRY_DELAY_MS = 1000;
+/** Long beside the time from the first failure to the session's start, when the recorder hears of it. */
+const RETRY_DELAY_MS = 2000;
+
+/** What the recorder extension saw, in the order the bus delivered it. */
+const events = (): BusEvent[] => (globalThis as { __lifecycleEvents?: BusEvent[] }).__lifecycleEvents ?? [];
+const only = (channel: string, serverId: string) =>
+  events()
+    .filter((e) => e.channel === channel && e.payload.serverId === serverId)
+    .map((e) => e.payload);
+
+/** pi with the bridge and, loaded after it, an extension recording the bridge's events; its session started. */
+async function piWithServers(
+  dirs: { project: string; agent: string },
+  mcpServers: Record<string, unknown>,
+): Promise<InProcessPi> {
+  writeFileSync(path.join(dirs.agent, "mcp.json"), JSON.stringify({ mcpServers }));
+  const recorder = path.join(dirs.project, "recorder.ts");
+  writeFileSync(
+    recorder,
+    `export default function (pi) {
+      const seen = (globalThis.__lifecycleEvents = []);
+      for (const channel of ["mcp.connecting", "mcp.connected", "mcp.error", "mcp.disconnected", "mcp.local.spawned",
+        "mcp.local.shutdown"])
+        pi.events.on(channel, (payload) => {
+          seen.push({ channel, payload });
+          if ((channel === "mcp.error" && payload.attempt === 0) || (channel === "mcp.connecting" && payload.attempt > 0))
+            globalThis.__startLate?.(payload.serverId);
+        });
+    }`,
+  );
+  process.env.PI_CODING_AGENT_DIR = dirs.agent;
+  process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
+  process.chdir(dirs.project);
+  const pi = await startInProcessPi({ cwd: dirs.project, agentDir: dirs.agent, extensionPaths: [REPO_ROOT, recorder] });
+  await pi.session.bindExtensions({});
+  return pi;
+}
 
 describe("connection events on pi's bus", { timeout: 120_000 }, () => {
   const project = tempDir("mcp-bridge-events-project-");
@@ -24,12 +61,9 @@ describe("connection events on pi's bus", { timeout: 120_000 }, () => {
   const originalCwd = process.cwd();
   const started = new Map<string, Promise<RunningServer>>();
   const ports = new Map<string, number>();
-  const log = path.join(project.dir, "fixture.jsonl");
   let unauthorized: RunningServer;
   let pi: InProcessPi | undefined;
 
-  /** What the recorder extension saw, in the order the bus delivered it. */
-  const events = (): BusEvent[] => (globalThis as { __lifecycleEvents?: BusEvent[] }).__lifecycleEvents ?? [];
   /** One server's events on the connection's channels, as `[channel, attempt]`. */
   const steps = (serverId: string) =>
     events()
@@ -37,10 +71,6 @@ describe("connection events on pi's bus", { timeout: 120_000 }, () => {
         (e) => e.payload.serverId === serverId && /^mcp\.(connecting|connected|error|disconnected)$/.test(e.channel),
       )
       .map((e) => [e.channel, e.payload.attempt]);
-  const only = (channel: string, serverId: string) =>
-    events()
-      .filter((e) => e.channel === channel && e.payload.serverId === serverId)
-      .map((e) => e.payload);
 
   before(async () => {
     for (const name of LATE) {
@@ -62,37 +92,10 @@ describe("connection events on pi's bus", { timeout: 120_000 }, () => {
         { url: `http://127.0.0.1:${ports.get(name)}/mcp`, reconnect: { initialDelay: RETRY_DELAY_MS } },
       ]),
     );
-    writeFileSync(
-      path.join(agentDir.dir, "mcp.json"),
-      JSON.stringify({
-        mcpServers: {
-          ...late,
-          missing: { command: "mcp-bridge-no-such-command" },
-          locked: { url: unauthorized.url },
-          stubborn: { ...fixtureEntry("stubborn"), env: { FIXTURE_LOG: log } },
-          polite: { ...fixtureEntry(), env: { FIXTURE_LOG: log } },
-        },
-      }),
+    pi = await piWithServers(
+      { project: project.dir, agent: agentDir.dir },
+      { ...late, missing: { command: "mcp-bridge-no-such-command" }, locked: { url: unauthorized.url } },
     );
-    const recorder = path.join(project.dir, "recorder.ts");
-    writeFileSync(
-      recorder,
-      `export default function (pi) {
-        const seen = (globalThis.__lifecycleEvents = []);
-        for (const channel of ["mcp.connecting", "mcp.connected", "mcp.error", "mcp.disconnected", "mcp.local.spawned",
-          "mcp.local.shutdown"])
-          pi.events.on(channel, (payload) => {
-            seen.push({ channel, payload });
-            if ((channel === "mcp.error" && payload.attempt === 0) || (channel === "mcp.connecting" && payload.attempt > 0))
-              globalThis.__startLate?.(payload.serverId);
-          });
-      }`,
-    );
-    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
-    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
-    process.chdir(project.dir);
-    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [recorder, REPO_ROOT] });
-    await pi.session.bindExtensions({});
   });
 
   after(async () => {
@@ -158,6 +161,31 @@ describe("connection events on pi's bus", { timeout: 120_000 }, () => {
     const [gone] = only("mcp.disconnected", "locked");
     assert.equal(gone!.wasClean, false);
     assert.match(String(gone!.reason), /^(needs sign-in|not retried): .*sign in.*\/mcp auth locked/);
+  });
+});
+
+describe("local servers at shutdown, on pi's bus", { timeout: 120_000 }, () => {
+  const project = tempDir("mcp-bridge-shutdown-project-");
+  const agentDir = tempDir("mcp-bridge-shutdown-agent-");
+  const originalCwd = process.cwd();
+  const log = path.join(project.dir, "fixture.jsonl");
+  let pi: InProcessPi | undefined;
+
+  before(async () => {
+    pi = await piWithServers(
+      { project: project.dir, agent: agentDir.dir },
+      {
+        stubborn: { ...fixtureEntry("stubborn"), env: { FIXTURE_LOG: log } },
+        polite: { ...fixtureEntry(), env: { FIXTURE_LOG: log } },
+      },
+    );
+  });
+
+  after(async () => {
+    await pi?.close();
+    process.chdir(originalCwd);
+    project.cleanup();
+    agentDir.cleanup();
   });
 
   test("at shutdown each local server's end is told as it was: stdin for a polite one, SIGKILL for one that ignores it and SIGTERM", async () => {
