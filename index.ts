@@ -78,10 +78,11 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     return log;
   };
   // The servers start while this factory runs, before extensions loaded after it have subscribed to pi's bus: what
-  // they do until the session starts is held and then published in order, so no subscriber misses a first connect.
+  // they did until the session starts (`mcp.*`) is held and then published in order, so no subscriber misses a first
+  // connect. Tool events go out at once: an extension loaded earlier may act on the tools before the session starts.
   let held: Array<[string, Record<string, unknown>]> | undefined = [];
   const emit = (channel: string, payload: Record<string, unknown>) => {
-    if (!held) return pi.events.emit(channel, payload);
+    if (!held || !channel.startsWith("mcp.")) return pi.events.emit(channel, payload);
     // Bounded for a host that never starts a session: the oldest go first.
     if (held.push([channel, payload]) > HELD_EVENTS_MAX) held.shift();
   };
