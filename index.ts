@@ -51,6 +51,8 @@ const DATA_DIR = "mcp-bridge";
 const STARTUP_BUDGET_ENV = "PI_MCP_STARTUP_BUDGET_MS";
 /** Each local server's stderr log is kept small: it is for the last things a server said. */
 const SERVER_LOG_MAX_BYTES = 1024 * 1024;
+/** Bus events kept while no session has started yet (see `emit`). */
+const HELD_EVENTS_MAX = 1000;
 
 export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   pi.registerFlag(CONFIG_FLAG, {
@@ -75,7 +77,15 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     serverLogs.push(log);
     return log;
   };
-  const emit = (channel: string, payload: Record<string, unknown>) => pi.events.emit(channel, payload);
+  // The servers start while this factory runs, before extensions loaded after it have subscribed to pi's bus: what
+  // they did until the session starts (`mcp.*`) is held and then published in order, so no subscriber misses a first
+  // connect. Tool events go out at once: an extension loaded earlier may act on the tools before the session starts.
+  let held: Array<[string, Record<string, unknown>]> | undefined = [];
+  const emit = (channel: string, payload: Record<string, unknown>) => {
+    if (!held || !channel.startsWith("mcp.")) return pi.events.emit(channel, payload);
+    // Bounded for a host that never starts a session: the oldest go first.
+    if (held.push([channel, payload]) > HELD_EVENTS_MAX) held.shift();
+  };
   const dialogBudget = new DialogBudget((text) => {
     if (sessionCtx?.hasUI) sessionCtx.ui.notify(text, "warning");
     else logger.log({ level: "warn", event: "dialogs.refused", message: text });
@@ -278,6 +288,9 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   };
 
   pi.on("session_start", async (_event, ctx) => {
+    const early = held ?? [];
+    held = undefined;
+    for (const [channel, payload] of early) pi.events.emit(channel, payload);
     exitGuard.sessionStarted();
     sessionCtx = ctx;
     // A server the user denied, or one that asked too often, may ask again in a new session.

@@ -1195,7 +1195,15 @@ describe("health model", () => {
     step({ type: "attempt", attempt: 1, id: second });
     assert.equal(stateDetail(s, 10, 5000), "connecting (attempt 1/10)");
     assert.equal(errorOf(s), "the connection closed", "the last error stays while it tries again");
-    step({ type: "failed", id: second, error: "connection refused", kind: "transport", durationMs: 1, signIn: false });
+    step({
+      type: "failed",
+      id: second,
+      error: "connection refused",
+      kind: "transport",
+      durationMs: 1,
+      signIn: false,
+      retryIn: 2000,
+    });
     assert.equal(statusOf(s), "error");
     assert.equal(inSchedule(s), true);
     step({ type: "scheduled", attempt: 2, at: 8000 });
@@ -1258,7 +1266,15 @@ describe("health model", () => {
   test("a sign-in nobody could do is waited for, not retried; /mcp reconnect and logout stop on purpose", () => {
     const id = Symbol("attempt");
     const connecting: ConnectionState = { kind: "connecting", attempt: 0, id, wasUp: false };
-    const signInFailed = { type: "failed", id, error: "sign in", kind: "auth", durationMs: 1, signIn: true } as const;
+    const signInFailed = {
+      type: "failed",
+      id,
+      error: "sign in",
+      kind: "auth",
+      durationMs: 1,
+      signIn: true,
+      retryIn: null,
+    } as const;
     const waiting = transition(connecting, signInFailed);
     assert.deepEqual(
       [statusOf(waiting), stateDetail(waiting, 3, 0), inSchedule(waiting)],
@@ -1293,7 +1309,15 @@ describe("health model", () => {
     const again = transition(stopped, { type: "attempt", attempt: 0, id: fresh });
     const late = { type: "connected", id: old, session: "old", at: 0, durationMs: 0, toolCount: 0 } as const;
     assert.equal(transition(again, late), again, "the stopped attempt's session is not kept");
-    const failed = { type: "failed", id: old, error: "x", kind: "transport", durationMs: 0, signIn: false } as const;
+    const failed = {
+      type: "failed",
+      id: old,
+      error: "x",
+      kind: "transport",
+      durationMs: 0,
+      signIn: false,
+      retryIn: 1000,
+    } as const;
     assert.equal(transition(again, failed), again, "nor does its failure count");
     assert.equal(transition(again, { ...late, id: fresh }).kind, "live");
     const retrying: ConnectionState<string> = { kind: "retrying", attempt: 2, error: "x", dropped: true, wasUp: true };

@@ -37,7 +37,8 @@ export type FixtureMode =
   | "garbage"
   | "garbage-only"
   | "grandchild"
-  | "hostile-text";
+  | "hostile-text"
+  | "stubborn";
 
 const PLAIN_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "plain-misbehaving.mjs");
 const PLAIN_MODES: readonly FixtureMode[] = ["crash-on-start", "leak-and-crash", "never-init", "garbage-only"];

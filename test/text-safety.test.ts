@@ -230,7 +230,19 @@ describe("a server's lifecycle report", () => {
       () => "connected",
     );
     report.crashed(42, "exited raw-secret-1", ["key raw-secret-1 \x1b]52;c;x\x07"]);
-    report.retryFailed(1, new Error("failed with raw-secret-1\x1b[2J"), 100);
+    const id = Symbol("attempt");
+    report.record(
+      {
+        type: "failed",
+        id,
+        error: "failed with raw-secret-1\x1b[2J",
+        kind: "transport",
+        durationMs: 1,
+        signIn: false,
+        retryIn: 100,
+      },
+      { kind: "connecting", attempt: 1, id, wasUp: false },
+    );
     report.record(
       { type: "dropped", session: undefined, reason: "lost raw-secret-1", retry: true },
       { kind: "live", session: undefined, since: 0 },

@@ -70,7 +70,6 @@ export class ConnectionLifecycle {
         attempt: (n) => this.connectOnce(n),
         retryable: (error) => worthRetrying(error, config.transport === "stdio"),
         scheduled: (attempt, at) => this.apply({ type: "scheduled", attempt, at }),
-        failed: (n, error, retryIn) => report.retryFailed(n, error, retryIn),
         gaveUp: (error) => this.giveUp(error),
       },
       options.stableAfterMs,
@@ -120,12 +119,9 @@ export class ConnectionLifecycle {
     if (this.current.kind === "closed") throw shutDownError(this.name);
     this.checkTrusted();
     this.starting ??= this.connectOnce(0).catch((error: unknown) => {
-      // Unless it was closed or stopped meanwhile: then this failure decides nothing.
+      // Unless it was closed or stopped meanwhile: then this failure decides nothing (the failure itself was reported).
       if (this.current.kind !== "retrying" && this.current.kind !== "needsSignIn") throw error;
-      // Said on the bus as every later failed attempt is, with when the next one comes (if one does).
-      const retryIn = this.schedule.retryIn(error);
-      this.options.report.retryFailed(0, error, retryIn);
-      if (retryIn !== null) void this.schedule.start();
+      if (this.schedule.retryIn(error) !== null) void this.schedule.start();
       else this.giveUp(error);
       throw error;
     });
@@ -158,7 +154,9 @@ export class ConnectionLifecycle {
             : shutDownError(this.name, { whileConnecting: true, cause: error });
       const { kind, message } = wrapped;
       const signIn = kind === "auth" && this.options.auth.signInRequired;
-      this.apply({ type: "failed", id, error: this.options.redactor.text(message), kind, durationMs, signIn });
+      const retryIn = signIn ? null : this.schedule.retryIn(wrapped);
+      const said = this.options.redactor.text(message);
+      this.apply({ type: "failed", id, error: said, kind, durationMs, signIn, retryIn });
       throw wrapped;
     }
     this.schedule.connected();
@@ -249,10 +247,14 @@ export class ConnectionLifecycle {
    */
   close(disabled: boolean): Promise<void> | undefined {
     const live = this.live;
-    if (!this.apply({ type: "closed", pid: live?.pid, disabled })) return undefined;
+    if (!this.apply({ type: "closed", disabled })) return undefined;
     this.schedule.close();
     this.checks.stop();
-    const { opener } = this.options;
-    return Promise.all([opener.abandon(live), live?.close({ graceful: true, terminateSession: true })]).then(() => {});
+    const { opener, report } = this.options;
+    const pid = live?.pid;
+    return Promise.all([opener.abandon(live), live?.close({ graceful: true, terminateSession: true })]).then(() => {
+      // Said once the process has ended, so it says how it ended.
+      if (pid !== undefined) report.shutdown(pid, live?.ending);
+    });
   }
 }

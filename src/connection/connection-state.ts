@@ -40,7 +40,16 @@ export type ConnectionEvent<S = unknown> =
   /** `id` names the attempt: its `connected` or `failed` counts only while it is the attempt under way. */
   | { type: "attempt"; attempt: number; id: symbol }
   | { type: "connected"; id: symbol; session: S; at: number; durationMs: number; transport?: string; toolCount: number }
-  | { type: "failed"; id: symbol; error: string; kind: string; durationMs: number; signIn: boolean }
+  /** `retryIn`: the wait before the next attempt, null when none follows (the schedule's own rule, asked at the failure). */
+  | {
+      type: "failed";
+      id: symbol;
+      error: string;
+      kind: string;
+      durationMs: number;
+      signIn: boolean;
+      retryIn: number | null;
+    }
   | { type: "scheduled"; attempt: number; at: number }
   /** The live session `session` was lost; `retry`: the schedule starts (false: `reconnect: false`). */
   | { type: "dropped"; session: S; reason: string; retry: boolean }
@@ -49,7 +58,7 @@ export type ConnectionEvent<S = unknown> =
   | { type: "stopped"; reason: string }
   | { type: "signedOut"; message: string }
   /** `disabled`: `/mcp disable`, shown as such from this moment on. */
-  | { type: "closed"; pid?: number; disabled?: boolean };
+  | { type: "closed"; disabled?: boolean };
 
 /** The next state after `event`; the same object when the event does not apply (a stale session's drop, anything after close). */
 export function transition<S>(state: ConnectionState<S>, event: ConnectionEvent<S>): ConnectionState<S> {

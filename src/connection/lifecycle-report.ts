@@ -11,6 +11,7 @@ import { Redactor } from "../common/redact.ts";
 import type { ServerConfig } from "../config/types.ts";
 import type { ConnectionEvent, ConnectionState } from "./connection-state.ts";
 import { type HealthStatus, HealthTracker } from "./health.ts";
+import type { ProcessEnding } from "./local/stdio-transport.ts";
 
 export interface ReportOptions {
   events?: EventSink;
@@ -78,14 +79,17 @@ export class LifecycleReport {
     this.log("info", "spawned", { pid });
   }
 
+  /** A local server's process was stopped: what ended it (`exited`: it was gone before it was asked), and when. */
+  shutdown(pid: number, ending: ProcessEnding | undefined): void {
+    const { by, durationMs } = ending ?? { by: "exited", durationMs: 0 };
+    const graceful = by === "stdin" || by === "SIGTERM";
+    this.emit("mcp.local.shutdown", { pid, graceful, by, durationMs });
+    this.log(graceful ? "info" : "warn", "shutdown", { pid, by, durationMs });
+  }
+
   /** A local server's process ended without being asked to; `stderr` is its last lines, redacted. */
   crashed(pid: number, reason: string, stderr: string[]): void {
     this.emit("mcp.local.crashed", { pid, reason, stderr });
-  }
-
-  /** Reconnect attempt `n` failed; the next comes in `retryIn` ms, or none does (null). */
-  retryFailed(n: number, error: unknown, retryIn: number | null): void {
-    this.emit("mcp.error", { error: errorMessage(error), retryIn, attempt: n });
   }
 
   stale(lastHeard: number): void {
@@ -136,6 +140,8 @@ export class LifecycleReport {
         this.emit("mcp.connecting", { attempt: event.attempt, maxAttempts: this.maxAttempts });
         return this.log("info", "connecting", { attempt: event.attempt });
       case "failed":
+        // Published by the failure itself, whichever attempt it was, before anything can happen after it.
+        this.emit("mcp.error", { error: event.error, retryIn: event.retryIn, attempt });
         return this.log("warn", "connect.failed", {
           attempt,
           durationMs: event.durationMs,
@@ -161,12 +167,16 @@ export class LifecycleReport {
       case "gaveUp": {
         const { attempts, reason } = event;
         this.log("error", "gave.up", { attempts, error: reason });
-        if (event.exhausted)
-          this.emit("mcp.disconnected", { reason: `gave up after ${attempts} attempts: ${reason}`, wasClean: false });
-        return;
+        // The spec's error → disconnected: said however it gave up (retries ran out, or retrying cannot help).
+        const why =
+          before.kind === "needsSignIn"
+            ? "needs sign-in"
+            : event.exhausted
+              ? `gave up after ${attempts} attempts`
+              : "not retried";
+        return this.emit("mcp.disconnected", { reason: `${why}: ${reason}`, wasClean: false });
       }
       case "closed":
-        if (event.pid !== undefined) this.emit("mcp.local.shutdown", { pid: event.pid, graceful: true });
         if (before.kind === "live") this.emit("mcp.disconnected", { reason: "shutdown", wasClean: true });
         this.health.closed(now);
         return this.log("info", "closed");

@@ -37,7 +37,7 @@ import {
 } from "./mcp-client.ts";
 import { orphanWatchdog } from "./local/orphan-watchdog.ts";
 import { processExists, processTree } from "./local/process-tree.ts";
-import type { ProcessGroupStdioTransport } from "./local/stdio-transport.ts";
+import type { ProcessEnding, ProcessGroupStdioTransport } from "./local/stdio-transport.ts";
 import { MessageTooLargeError } from "./message-limit.ts";
 import { guardNesting } from "./local/nesting-guard.ts";
 import { invalidTokenAs401 } from "./fresh-headers.ts";
@@ -148,6 +148,11 @@ export class LiveSession {
   /** A local server's pid, once spawned. */
   get pid(): number | undefined {
     return this.held && pidOf(this.held.transport);
+  }
+
+  /** How a local server's process ended once it was stopped; unset while it runs, or when it ended by itself. */
+  get ending(): ProcessEnding | undefined {
+    return (this.held?.transport as Partial<ProcessGroupStdioTransport> | undefined)?.ending;
   }
 
   /** A local server's stdout lines: all, and those that are not JSON-RPC (it should log to stderr); none for a remote one. */

@@ -37,7 +37,7 @@ export interface RetryHooks {
   /** Attempt `n` is due at `at` (epoch ms). */
   scheduled(n: number, at: number): void;
   /** Attempt `n` failed; `retryIn` is the wait before the next, or null when none follows. */
-  failed(n: number, error: unknown, retryIn: number | null): void;
+  failed?(n: number, error: unknown, retryIn: number | null): void;
   /** The schedule ended without success; `error` is the last failure. */
   gaveUp(error: unknown): void;
 }
@@ -134,7 +134,7 @@ export class RetrySchedule {
         if (this.wake.signal.aborted) return;
         const retryIn = this.retryIn(error);
         if (retryIn !== null) hooks.scheduled(n + 1, Date.now() + retryIn);
-        hooks.failed(n, error, retryIn);
+        hooks.failed?.(n, error, retryIn);
         if (retryIn === null) break;
       }
     }

@@ -38,6 +38,12 @@ export interface ProcessExitInfo {
   description: string;
 }
 
+/** How a process the bridge stopped ended: the last step taken before it exited, and how long after the first. */
+export interface ProcessEnding {
+  by: "stdin" | "SIGTERM" | "SIGKILL";
+  durationMs: number;
+}
+
 export interface ProcessGroupStdioOptions {
   command: string;
   args: string[];
@@ -95,6 +101,10 @@ export class ProcessGroupStdioTransport implements Transport {
   private openStreams = 0;
   private closeFired = false;
   private closing?: Promise<void>;
+  /** When the bridge began to stop the process, and the last signal it sent the group before the process exited. */
+  private stopping?: { at: number; signal?: "SIGTERM" | "SIGKILL" };
+  /** Set when the process exits after the bridge began to stop it. */
+  ending?: ProcessEnding;
   /** close() has finished: the group is not signalled any more (its id could be reused). */
   private finished = false;
   private afterExitTimer?: NodeJS.Timeout;
@@ -217,12 +227,14 @@ export class ProcessGroupStdioTransport implements Transport {
    * then SIGKILLs the group. Resolves once the process has exited (or `closeGraceMs` after the SIGKILL). Idempotent.
    */
   close(): Promise<void> {
+    this.stopping ??= { at: Date.now() };
     this.closing ??= this.shutdown();
     return this.closing;
   }
 
   /** Synchronous SIGKILL of the whole group, for a process 'exit' handler. */
   killNow(): void {
+    this.stopping ??= { at: Date.now() };
     if (!this.finished) this.signalGroup("SIGKILL");
   }
 
@@ -256,6 +268,7 @@ export class ProcessGroupStdioTransport implements Transport {
 
   private handleExit(code: number | null, signal: NodeJS.Signals | null): void {
     this.ended = true;
+    if (this.stopping) this.ending = { by: this.stopping.signal ?? "stdin", durationMs: Date.now() - this.stopping.at };
     this.wake();
     this.options.onExit?.({ code, signal, description: signal ? `killed by ${signal}` : `exited with code ${code}` });
     if (this.openStreams === 0) {
@@ -385,10 +398,11 @@ export class ProcessGroupStdioTransport implements Transport {
     return process.platform === "linux" ? groupHasLiveMember(pid) : true;
   }
 
-  private signalGroup(signal: NodeJS.Signals): void {
+  private signalGroup(signal: "SIGTERM" | "SIGKILL"): void {
     const child = this.child;
     const pid = child?.pid;
     if (!child || pid === undefined) return;
+    if (this.stopping && !this.ended) this.stopping.signal = signal;
     if (IS_WINDOWS) {
       if (!this.ended) {
         try {
