@@ -15,9 +15,8 @@ import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 
 type BusEvent = { channel: string; payload: Record<string, unknown> };
 
-/** Servers whose first connect finds nothing listening; each is started once its first failure is announced. */
+/** Servers whose first connect has its connection cut, unanswered, as a server not up yet would; the next works. */
 const LATE = ["late1", "late2", "late3"];
-/** Long beside the time from the first failure to the session's start, when the recorder hears of it. */
 const RETRY_DELAY_MS = 2000;
 
 /** What the recorder extension saw, in the order the bus delivered it. */
@@ -40,11 +39,7 @@ async function piWithServers(
       const seen = (globalThis.__lifecycleEvents = []);
       for (const channel of ["mcp.connecting", "mcp.connected", "mcp.error", "mcp.disconnected", "mcp.local.spawned",
         "mcp.local.shutdown"])
-        pi.events.on(channel, (payload) => {
-          seen.push({ channel, payload });
-          if ((channel === "mcp.error" && payload.attempt === 0) || (channel === "mcp.connecting" && payload.attempt > 0))
-            globalThis.__startLate?.(payload.serverId);
-        });
+        pi.events.on(channel, (payload) => seen.push({ channel, payload }));
     }`,
   );
   process.env.PI_CODING_AGENT_DIR = dirs.agent;
@@ -59,8 +54,7 @@ describe("connection events on pi's bus", { timeout: 120_000 }, () => {
   const project = tempDir("mcp-bridge-events-project-");
   const agentDir = tempDir("mcp-bridge-events-agent-");
   const originalCwd = process.cwd();
-  const started = new Map<string, Promise<RunningServer>>();
-  const ports = new Map<string, number>();
+  const late = new Map<string, RunningServer>();
   let unauthorized: RunningServer;
   let pi: InProcessPi | undefined;
 
@@ -73,35 +67,22 @@ describe("connection events on pi's bus", { timeout: 120_000 }, () => {
       .map((e) => [e.channel, e.payload.attempt]);
 
   before(async () => {
-    for (const name of LATE) {
-      // A port that was free a moment ago: nothing listens on it until the test starts the server there.
-      const probe = await startStreamableHttp();
-      ports.set(name, probe.port);
-      await probe.close();
-    }
+    // Each late server cuts the first request it gets (the first connect's), whenever that comes, and serves the rest.
+    for (const name of LATE) late.set(name, await startStreamableHttp({ cutFirst: 1 }));
     unauthorized = await startUnauthorized();
-    // The late servers start as soon as the bus says their first connect failed, or else their first retry began (so
-    // a run that misses the announcement still ends, and shows what it missed).
-    (globalThis as { __startLate?: (serverId: string) => void }).__startLate = (serverId) => {
-      const port = ports.get(serverId);
-      if (port !== undefined && !started.has(serverId)) started.set(serverId, startStreamableHttp({ port }));
-    };
-    const late = Object.fromEntries(
-      LATE.map((name) => [
-        name,
-        { url: `http://127.0.0.1:${ports.get(name)}/mcp`, reconnect: { initialDelay: RETRY_DELAY_MS } },
-      ]),
+    const lateServers = Object.fromEntries(
+      LATE.map((name) => [name, { url: late.get(name)!.url, reconnect: { initialDelay: RETRY_DELAY_MS } }]),
     );
     pi = await piWithServers(
       { project: project.dir, agent: agentDir.dir },
-      { ...late, missing: { command: "mcp-bridge-no-such-command" }, locked: { url: unauthorized.url } },
+      { ...lateServers, missing: { command: "mcp-bridge-no-such-command" }, locked: { url: unauthorized.url } },
     );
   });
 
   after(async () => {
     await pi?.close();
     process.chdir(originalCwd);
-    await Promise.all([...started.values()].map(async (server) => (await server).close()));
+    await Promise.all([...late.values()].map((server) => server.close()));
     await unauthorized?.close();
     project.cleanup();
     agentDir.cleanup();
@@ -127,7 +108,7 @@ describe("connection events on pi's bus", { timeout: 120_000 }, () => {
       assert.deepEqual(only("mcp.connecting", name)[0], { serverId: name, attempt: 0, maxAttempts: 10 });
       const [error] = only("mcp.error", name);
       assert.deepEqual(Object.keys(error!).sort(), ["attempt", "error", "retryIn", "serverId"]);
-      assert.match(String(error!.error), /ECONNREFUSED|connection refused|fetch failed/);
+      assert.match(String(error!.error), /ECONNRESET|socket hang up|other side closed|fetch failed/);
       assert.equal(error!.retryIn, RETRY_DELAY_MS, "the first retry waits the initial delay");
       const [connected] = only("mcp.connected", name);
       assert.equal(typeof connected!.toolCount, "number");
