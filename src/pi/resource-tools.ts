@@ -155,9 +155,12 @@ export class ResourceTools {
       this.sync();
       return;
     }
-    this.deps.events?.("mcp.resources.updated", { serverId: connection.name, uri: change.uri });
+    // Only a resource the bridge subscribed to is told of: a server cannot fill the screen or pi's bus with updates of
+    // its own making, and the URI it names is one a read already took (still redacted: a read's URI is the model's).
+    if (!this.subscribed.get(connection)?.uris.has(change.uri)) return;
+    this.deps.events?.("mcp.resources.updated", { serverId: connection.name, uri: connection.redact(change.uri) });
     this.deps.notify(
-      `MCP server '${connection.name}': resource ${shown(change.uri, SHOWN.line, "visible")} changed (read it again with ${READ_RESOURCE} for the new contents)`,
+      `MCP server '${connection.name}': resource ${shown(connection.redact(change.uri), SHOWN.line, "visible")} changed (read it again with ${READ_RESOURCE} for the new contents)`,
     );
   }
 
