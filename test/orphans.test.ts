@@ -19,6 +19,7 @@ import {
   processStartTime,
 } from "../src/connection/local/process-tree.ts";
 import { commandLine, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { PI_LINE } from "./pi-line.ts";
 import { PI_CLI, processesWithEnv, processTree } from "./tmux.ts";
 
 const HELLO_SERVER = path.join(REPO_ROOT, "examples", "hello-server.mjs");
@@ -335,7 +336,7 @@ async function expectNothingLeft(run: Awaited<ReturnType<typeof startPi>>, serve
   for (const pid of servers) assert.equal(isAlive(pid), false, `${pid} is gone`);
 }
 
-describe("no orphans when pi is killed", { timeout: 180_000 }, () => {
+describe(`no orphans when pi is killed (pi ${PI_LINE})`, { timeout: 180_000 }, () => {
   after(() => home.cleanup());
 
   for (const signal of ["SIGKILL", "SIGINT"] as const) {
