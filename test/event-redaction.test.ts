@@ -11,7 +11,7 @@ import * as path from "node:path";
 import { describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { startHostileHttp } from "./fixtures/hostile-http.ts";
-import { REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { busRecorder, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { startInProcessPi } from "./pi-harness.ts";
 
 const CHANNELS = [
@@ -48,17 +48,8 @@ describe("events on pi's bus", { timeout: 120_000 }, () => {
         },
       }),
     );
-    const recorder = path.join(project.dir, "recorder.ts");
-    writeFileSync(
-      recorder,
-      `export default function (pi) {
-        const seen = (globalThis.__eventRedaction = []);
-        for (const channel of ${JSON.stringify(CHANNELS)}) pi.events.on(channel, (payload) => seen.push({ channel, payload }));
-      }`,
-    );
-    const events = () =>
-      (globalThis as { __eventRedaction?: Array<{ channel: string; payload: Record<string, unknown> }> })
-        .__eventRedaction ?? [];
+    const recorder = busRecorder(project.dir, CHANNELS);
+    const { events } = recorder;
     const originalCwd = process.cwd();
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
@@ -66,7 +57,7 @@ describe("events on pi's bus", { timeout: 120_000 }, () => {
     const pi = await startInProcessPi({
       cwd: project.dir,
       agentDir: agentDir.dir,
-      extensionPaths: [recorder, REPO_ROOT],
+      extensionPaths: [recorder.path, REPO_ROOT],
     });
     try {
       await pi.session.bindExtensions({});

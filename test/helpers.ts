@@ -2,7 +2,7 @@
  * Shared test plumbing: the fixture server's command line, temp dirs, connections built from config entries, and
  * bounded waiting.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -194,4 +194,29 @@ export async function freePort(): Promise<number> {
   const port = (server.address() as AddressInfo).port;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
+}
+
+/** One event another extension saw on pi's bus. */
+export interface BusEvent {
+  channel: string;
+  payload: Record<string, unknown>;
+}
+
+let recorders = 0;
+
+/**
+ * Another extension for pi (its file written into `dir`, to be listed in `extensionPaths`) that records what is
+ * published on pi's bus on `channels`, in the order the bus delivers it; `events()` is what it has seen so far.
+ */
+export function busRecorder(dir: string, channels: readonly string[]): { path: string; events: () => BusEvent[] } {
+  const key = `__busRecorder${++recorders}`;
+  const file = path.join(dir, `bus-recorder-${recorders}.ts`);
+  writeFileSync(
+    file,
+    `export default function (pi) {
+      const seen = (globalThis[${JSON.stringify(key)}] = []);
+      for (const channel of ${JSON.stringify(channels)}) pi.events.on(channel, (payload) => seen.push({ channel, payload }));
+    }`,
+  );
+  return { path: file, events: () => ((globalThis as Record<string, unknown>)[key] as BusEvent[] | undefined) ?? [] };
 }

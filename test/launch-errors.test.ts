@@ -9,7 +9,7 @@ import { writeFileSync } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import * as path from "node:path";
 import { describe, test } from "node:test";
-import { REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { busRecorder, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { startInProcessPi } from "./pi-harness.ts";
 
 /** One argument well past Linux's limit of 128 KiB for a single argument (and any system's for the whole line). */
@@ -34,18 +34,8 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
       }),
     );
     // Another extension, loaded first: what the bridge announces on pi's bus about the server.
-    const recorder = path.join(project.dir, "recorder.ts");
-    writeFileSync(
-      recorder,
-      `export default function (pi) {
-        const seen = (globalThis.__e2bigEvents = []);
-        for (const channel of ["mcp.connecting", "mcp.error", "mcp.disconnected", "mcp.local.spawned"])
-          pi.events.on(channel, (payload) => seen.push({ channel, payload }));
-      }`,
-    );
-    const events = () =>
-      (globalThis as { __e2bigEvents?: Array<{ channel: string; payload: Record<string, unknown> }> }).__e2bigEvents ??
-      [];
+    const recorder = busRecorder(project.dir, ["mcp.connecting", "mcp.error", "mcp.disconnected", "mcp.local.spawned"]);
+    const { events } = recorder;
     // The transport's spawn, counted and passed through: each call is one launch of the server's command.
     const realSpawn = childProcess.spawn;
     let launches = 0;
@@ -61,7 +51,7 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
     const pi = await startInProcessPi({
       cwd: project.dir,
       agentDir: agentDir.dir,
-      extensionPaths: [recorder, REPO_ROOT],
+      extensionPaths: [recorder.path, REPO_ROOT],
     });
     try {
       await pi.session.bindExtensions({});

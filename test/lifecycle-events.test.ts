@@ -10,17 +10,15 @@ import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type RunningServer, startStreamableHttp, startUnauthorized } from "./fixtures/http-servers.ts";
-import { fixtureEntry, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { type BusEvent, busRecorder, fixtureEntry, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
-
-type BusEvent = { channel: string; payload: Record<string, unknown> };
 
 /** Servers whose first connect has its connection cut, unanswered, as a server not up yet would; the next works. */
 const LATE = ["late1", "late2", "late3"];
 const RETRY_DELAY_MS = 2000;
 
-/** What the recorder extension saw, in the order the bus delivered it. */
-const events = (): BusEvent[] => (globalThis as { __lifecycleEvents?: BusEvent[] }).__lifecycleEvents ?? [];
+/** What the recorder extension (loaded after the bridge, see `piWithServers`) saw, in the order the bus delivered it. */
+let events = (): BusEvent[] => [];
 const only = (channel: string, serverId: string) =>
   events()
     .filter((e) => e.channel === channel && e.payload.serverId === serverId)
@@ -32,20 +30,23 @@ async function piWithServers(
   mcpServers: Record<string, unknown>,
 ): Promise<InProcessPi> {
   writeFileSync(path.join(dirs.agent, "mcp.json"), JSON.stringify({ mcpServers }));
-  const recorder = path.join(dirs.project, "recorder.ts");
-  writeFileSync(
-    recorder,
-    `export default function (pi) {
-      const seen = (globalThis.__lifecycleEvents = []);
-      for (const channel of ["mcp.connecting", "mcp.connected", "mcp.error", "mcp.disconnected", "mcp.local.spawned",
-        "mcp.local.shutdown"])
-        pi.events.on(channel, (payload) => seen.push({ channel, payload }));
-    }`,
-  );
+  const recorder = busRecorder(dirs.project, [
+    "mcp.connecting",
+    "mcp.connected",
+    "mcp.error",
+    "mcp.disconnected",
+    "mcp.local.spawned",
+    "mcp.local.shutdown",
+  ]);
+  events = recorder.events;
   process.env.PI_CODING_AGENT_DIR = dirs.agent;
   process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
   process.chdir(dirs.project);
-  const pi = await startInProcessPi({ cwd: dirs.project, agentDir: dirs.agent, extensionPaths: [REPO_ROOT, recorder] });
+  const pi = await startInProcessPi({
+    cwd: dirs.project,
+    agentDir: dirs.agent,
+    extensionPaths: [REPO_ROOT, recorder.path],
+  });
   await pi.session.bindExtensions({});
   return pi;
 }

@@ -9,7 +9,7 @@ import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
-import { REPO_ROOT, tempDir } from "./helpers.ts";
+import { busRecorder, REPO_ROOT, tempDir } from "./helpers.ts";
 import { startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 
@@ -29,14 +29,7 @@ describe("resource updates a server sends on its own", { timeout: 120_000 }, () 
       }),
     );
     // An extension loaded beside the bridge records what it publishes about resources on pi's bus.
-    const recorder = path.join(project.dir, "bus-recorder.ts");
-    writeFileSync(
-      recorder,
-      `export default function (pi) {
-        const seen = (globalThis.__resourceUpdates = []);
-        pi.events.on("mcp.resources.updated", (payload) => seen.push(payload));
-      }`,
-    );
+    const recorder = busRecorder(project.dir, ["mcp.resources.updated"]);
     const saved = { cwd: process.cwd(), env: { ...process.env } };
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
@@ -45,7 +38,7 @@ describe("resource updates a server sends on its own", { timeout: 120_000 }, () 
     const pi = await startInProcessPi({
       cwd: project.dir,
       agentDir: agentDir.dir,
-      extensionPaths: [REPO_ROOT, recorder],
+      extensionPaths: [REPO_ROOT, recorder.path],
     });
     try {
       await pi.session.bindExtensions({ uiContext: ui.context() });
@@ -73,7 +66,7 @@ describe("resource updates a server sends on its own", { timeout: 120_000 }, () 
         [],
         `no notice of a resource nobody subscribed to: ${said.join("\n").slice(0, 500)}`,
       );
-      assert.deepEqual((globalThis as { __resourceUpdates?: unknown[] }).__resourceUpdates, [], "no event on the bus");
+      assert.deepEqual(recorder.events(), [], "no event on the bus");
     } finally {
       await pi.close();
       process.chdir(saved.cwd);
