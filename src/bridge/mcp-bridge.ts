@@ -27,6 +27,9 @@ import { shutDownError, untrustedError } from "../connection/error-messages.ts";
 import { ShutDownError } from "../common/errors.ts";
 import type { ProjectTrust } from "../trust/project-trust.ts";
 import { type CachedTools, cacheKey, type ToolCache } from "./tool-cache.ts";
+import { effectiveSandbox, type SandboxSetting } from "../sandbox/sandbox-setting.ts";
+import { stdioSandbox } from "../sandbox/server-sandbox.ts";
+import { sandboxIdle } from "../sandbox/sandbox-runtime.ts";
 
 /** How long pi's startup waits for servers; slower ones register their tools when they connect. */
 export const DEFAULT_STARTUP_BUDGET_MS = 3000;
@@ -56,6 +59,8 @@ export class McpBridge {
   problems: ConfigProblem[] = [];
   /** Whether MCP tools ask before they run: `"never"` only from the user-level file. */
   approval: ApprovalMode = "ask";
+  /** The user's top-level `sandbox`: the default of every local server. */
+  sandboxDefault?: SandboxSetting;
   /** The top-level `exposure` default (undefined where no file sets it) and its `auto` threshold. */
   exposureDefaults: ConfiguredExposure = NO_CONFIGURED_EXPOSURE;
   private shuttingDown?: Promise<void>;
@@ -131,6 +136,7 @@ export class McpBridge {
     this.problems = config.problems;
     this.approval = config.approval;
     this.exposureDefaults = config.exposure;
+    this.sandboxDefault = config.sandbox;
     for (const server of config.servers) this.connections.set(server.name, this.newConnection(server));
     await this.launchWithinBudget([...this.connections.values()]);
   }
@@ -340,16 +346,19 @@ export class McpBridge {
     const { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs, onServerChange } = this.options;
     const features = this.options.featuresFor?.(config);
     return {
-      projectRoot,
-      env,
-      clientInfo,
-      authStore,
-      signIn,
-      signInTimeoutMs,
-      features,
-      onServerChange,
+      ...{ projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs, features, onServerChange },
       trusted: () => this.allows(config),
+      sandbox: (endpoint) =>
+        stdioSandbox(config, this.sandboxOf(config), endpoint, {
+          ...this.options,
+          servers: [...this.connections.values()].map((c) => c.config),
+        }),
     };
+  }
+
+  /** The sandbox a server runs in: its setting, the user's default, and how the user trusted it. */
+  sandboxOf(config: ServerConfig): SandboxSetting {
+    return effectiveSandbox(config, this.sandboxDefault, this.options.projectTrust?.sandboxed(config) ?? false);
   }
 
   private newConnection(server: ServerConfig): ServerConnection {
@@ -425,6 +434,7 @@ export class McpBridge {
     this.shuttingDown ??= (async () => {
       await Promise.allSettled([...this.connections.values()].map((c) => c.close()));
       await Promise.allSettled([...this.cacheWrites]);
+      await sandboxIdle();
     })();
     await this.shuttingDown;
   }

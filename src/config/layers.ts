@@ -1,7 +1,8 @@
 /**
  * Merging the config layers (flag, project, user, bundled) into one server list. Pure: the files' texts are passed in.
  */
-import type { JsonObject } from "../common/values.ts";
+import { isObject, type JsonObject } from "../common/values.ts";
+import { readSandboxSetting, SANDBOX_KEY, type SandboxSetting } from "../sandbox/sandbox-setting.ts";
 import { approvalSetting } from "./approval-setting.ts";
 import { DEFAULT_EXPOSURE_THRESHOLD, exposureDefaults, validateExposure } from "./exposure-setting.ts";
 import { extractServerEntries, isToggleOnly, parseConfigText, type ServerEntryText } from "./parse.ts";
@@ -32,6 +33,9 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
   const parsedFiles: Array<{ source: ConfigSource; entries: ServerEntryText[] }> = [];
   let approval: ApprovalMode = "ask";
   const exposure: Partial<ConfiguredExposure> = {};
+  let sandbox: SandboxSetting | undefined;
+  /** A project file's own top-level `sandbox`: the default of that file's servers only. */
+  const projectSandbox = new Map<ConfigSource, SandboxSetting>();
   for (const file of byPriority) {
     if (file.text === undefined) continue;
     const parsed = parseConfigText(file.text);
@@ -49,6 +53,11 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
     problems.push(...defaults.problems);
     exposure.exposure ??= defaults.exposure;
     exposure.threshold ??= defaults.threshold;
+    const fileSandbox = topLevelSandbox(parsed.value, file.source, problems);
+    if (fileSandbox !== undefined) {
+      if (file.source.scope === "project") projectSandbox.set(file.source, fileSandbox);
+      else sandbox ??= fileSandbox;
+    }
     parsedFiles.push({ source: file.source, entries });
   }
 
@@ -79,6 +88,9 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
         problems.push({ level: "error", source, server, message: `${result.errors.join("; ")}; skipped${fallback}` });
         continue;
       }
+      const ownDefault = projectSandbox.get(source);
+      if (result.config.sandbox === undefined && ownDefault !== undefined && result.config.transport === "stdio")
+        result.config.sandbox = ownDefault;
       merged.set(name, result.config);
     }
   }
@@ -94,7 +106,25 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
       ...(exposure.exposure ? { exposure: exposure.exposure } : {}),
       threshold: exposure.threshold ?? DEFAULT_EXPOSURE_THRESHOLD,
     },
+    ...(sandbox !== undefined ? { sandbox } : {}),
   };
+}
+
+/**
+ * A file's top-level `sandbox`. One that cannot be read is taken as `true`: whoever wrote it wanted a sandbox, and a
+ * mistake in it must not run every server without one.
+ */
+function topLevelSandbox(doc: unknown, source: ConfigSource, problems: ConfigProblem[]): SandboxSetting | undefined {
+  if (!isObject(doc)) return undefined;
+  const errors: string[] = [];
+  const setting = readSandboxSetting(doc[SANDBOX_KEY], SANDBOX_KEY, errors);
+  if (errors.length === 0) return setting;
+  problems.push({
+    level: "error",
+    source,
+    message: `${errors.join("; ")}; local servers run sandboxed with the defaults until it is fixed`,
+  });
+  return true;
 }
 
 function applyToggle(

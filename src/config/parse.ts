@@ -6,6 +6,7 @@ import { createScanner, type Node, parseTree, printParseErrorCode, type ParseErr
 import { closestMatch, quoteValue } from "../common/text.ts";
 import { isObject, type JsonObject } from "../common/values.ts";
 import { APPROVAL_KEY } from "./approval-setting.ts";
+import { SANDBOX_KEY } from "../sandbox/sandbox-setting.ts";
 import { EXPOSURE_KEY, THRESHOLD_KEY } from "./exposure-setting.ts";
 import type { ConfigProblem, ConfigSource } from "./types.ts";
 import { serverLabel } from "./validate/name.ts";
@@ -14,7 +15,7 @@ import { serverLabel } from "./validate/name.ts";
 export const SERVER_MAP_KEYS = ["mcpServers", "servers", "mcp"] as const;
 
 /**
- * Every top-level key a config file may hold: the server maps, `approval`, `exposure`, `exposureThreshold`, and keys of files written for other clients
+ * Every top-level key a config file may hold: the server maps, `approval`, `exposure`, `exposureThreshold`, `sandbox`, and keys of files written for other clients
  * that the bridge reads as they are (`$schema`, VS Code's `inputs`). Any other key gets a warning, except {@link IGNORED_TOP_LEVEL_KEYS}.
  */
 const KNOWN_TOP_LEVEL_KEYS: readonly string[] = [
@@ -22,6 +23,7 @@ const KNOWN_TOP_LEVEL_KEYS: readonly string[] = [
   APPROVAL_KEY,
   EXPOSURE_KEY,
   THRESHOLD_KEY,
+  SANDBOX_KEY,
   "$schema",
   "inputs",
 ];

@@ -3,6 +3,7 @@
  * the way. Types only, plus the order of the layers and how a layer is named in messages.
  */
 
+import type { SandboxSetting } from "../sandbox/sandbox-setting.ts";
 import type { ProtocolSetting } from "./protocol-setting.ts";
 
 /** Where a config layer comes from, highest priority first. */
@@ -81,6 +82,11 @@ export interface ServerConfig {
   limits: ServerLimits;
   /** Which MCP revision to speak (`protocolVersion`, see ./protocol-setting.ts). */
   protocol: ProtocolSetting;
+  /**
+   * A local server's `sandbox` as written (a project server's includes its file's top-level default); undefined
+   * follows the user's top-level default (../sandbox/sandbox-setting.ts).
+   */
+  sandbox?: SandboxSetting;
   /** The entry as written, for fields later features read. */
   raw: Record<string, unknown>;
 }
@@ -201,4 +207,6 @@ export interface LayeredConfig {
   approval: ApprovalMode;
   /** The top-level `exposure` and `exposureThreshold`, from the highest-priority file that sets each. */
   exposure: ConfiguredExposure;
+  /** The top-level `sandbox` of the highest-priority file other than the project's: the default for every local server. */
+  sandbox?: SandboxSetting;
 }

@@ -44,7 +44,12 @@ import { invalidTokenAs401 } from "./fresh-headers.ts";
 import { boundNotifications, type FloodKind } from "./notification-bound.ts";
 import { negotiationFor } from "./protocol-negotiation.ts";
 import { untilServerAnswers } from "./local/server-started.ts";
-import { createSseTransport, createStdioTransport, createStreamableHttpTransport } from "./http/transports.ts";
+import {
+  createSseTransport,
+  createStdioTransport,
+  createStreamableHttpTransport,
+  type StdioSandbox,
+} from "./http/transports.ts";
 
 /** What a session reports to its owner. Called synchronously; none of them may throw. */
 export interface SessionEvents {
@@ -79,6 +84,8 @@ export interface LiveSessionOptions {
   protocol?: ProtocolSetting;
   /** The revision the server spoke last time (`"legacy"`: one of the handshake's), for `"auto"` to start from. */
   remembered?: string;
+  /** A local server's sandbox, when it runs in one (../sandbox/sandbox-runtime.ts). */
+  sandbox?: StdioSandbox;
 }
 
 export interface RequestOptions {
@@ -323,7 +330,7 @@ export class LiveSession {
         this.violation = error.message;
       },
     };
-    return createStdioTransport(endpoint, hooks, this.options.limits?.maxMessageBytes);
+    return createStdioTransport(endpoint, hooks, this.options.limits?.maxMessageBytes, this.options.sandbox);
   }
 
   private async fetchTools(client: Client, timeout: () => number, signal?: AbortSignal): Promise<Tool[]> {

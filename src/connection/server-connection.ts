@@ -43,7 +43,7 @@ import { toolCallRun } from "./tool-call.ts";
 
 export interface ConnectionOptions extends Pick<
   SessionOpenerOptions,
-  "recallProtocol" | "projectRoot" | "env" | "clientInfo" | "logger" | "serverLog"
+  "recallProtocol" | "projectRoot" | "env" | "clientInfo" | "logger" | "serverLog" | "sandbox"
 > {
   events?: EventSink;
   /** Where OAuth tokens and client registrations are kept; without it remote servers get no OAuth. */

@@ -7,11 +7,18 @@
  * from here, redacted.
  */
 import { shown, SHOWN } from "../common/terminal-text.ts";
-import { BridgeError, closedDuringProbe, probeInconclusive } from "../common/errors.ts";
+import { BridgeError, closedDuringProbe, errorMessage, probeInconclusive } from "../common/errors.ts";
 import { LEVEL_OF_MCP_LEVEL, type Logger, NULL_LOGGER } from "../common/log-file.ts";
 import { describeSource, type ServerConfig } from "../config/types.ts";
 import type { Redactor } from "../common/redact.ts";
-import { type Environment, type ResolvedEndpoint, resolveServerConfig } from "../config/substitute.ts";
+import {
+  type Environment,
+  type ResolvedEndpoint,
+  type ResolvedStdio,
+  resolveServerConfig,
+} from "../config/substitute.ts";
+import { sandboxManager } from "../sandbox/sandbox-runtime.ts";
+import type { StdioSandbox } from "./http/transports.ts";
 import { runCommandValues } from "../config/command-runner.ts";
 import { clientSecretField } from "../config/command-value.ts";
 import { needsTrust } from "../trust/trust-rules.ts";
@@ -46,6 +53,8 @@ export interface SessionOpenerOptions {
   events: Pick<SessionEvents, "dropped" | "streamError" | "listChanged" | "resourceUpdated">;
   /** The revision the server spoke when it last connected (kept with its tools), for `protocolVersion: "auto"`. */
   recallProtocol?: () => string | undefined;
+  /** The sandbox a local server runs in, if its setting asks for one (asked at each start). */
+  sandbox?: (endpoint: ResolvedStdio) => StdioSandbox | undefined;
 }
 
 export class SessionOpener {
@@ -151,6 +160,16 @@ export class SessionOpener {
     // Roots for every server, so it lists the same tools wherever pi runs (some list a tool only for a client with roots).
     const features: ClientFeatures = { roots: () => [directoryRoot(projectRoot)], ...this.options.features };
     const { limits, protocol } = this.config;
+    const sandbox = endpoint.kind === "stdio" ? this.options.sandbox?.(endpoint) : undefined;
+    // Never run unsandboxed what asked for a sandbox: where it cannot be set up, the server does not start.
+    if (sandbox)
+      await sandboxManager().catch((error: unknown) => {
+        throw new BridgeError(
+          "config",
+          this.config.name,
+          `it asks for a sandbox ("sandbox" in ${describeSource(this.config.source)}), and none can be set up here, so it was not started: ${errorMessage(error)}. Or set "sandbox": false for it to run with your full rights.`,
+        );
+      });
     if (this.recalled === undefined) this.recalled = this.options.recallProtocol?.() ?? null;
     const remembered = this.initializeOnly ? "legacy" : (this.recalled ?? undefined);
     const session = new LiveSession({
@@ -162,6 +181,7 @@ export class SessionOpener {
       limits,
       protocol,
       remembered,
+      sandbox,
     });
     this.newest = session;
     if (endpoint.kind !== "stdio" && !sessionAuth && rereadableHeaders(this.config).length) {

@@ -46,6 +46,15 @@ export class ProjectTrust {
     return own;
   }
 
+  /** Whether the user trusted this very definition to run sandboxed only. */
+  sandboxed(config: ServerConfig): boolean {
+    return (
+      needsTrust(config) &&
+      trustState(config, this.answers) === "trusted" &&
+      this.answers.get(config.name)?.sandboxed === true
+    );
+  }
+
   allows(config: ServerConfig): boolean {
     const state = this.stateOf(config);
     return state === undefined || state === "trusted";

@@ -15,6 +15,8 @@ import { commandArgument } from "../config/validate/name.ts";
 export interface TrustAnswer {
   hash: string;
   trusted: boolean;
+  /** Trusted to run in a sandbox only (at least the defaults of `"sandbox": true`). */
+  sandboxed?: boolean;
 }
 
 /** A project's answers, by server name. */

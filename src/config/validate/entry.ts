@@ -12,6 +12,7 @@ import { validateLifecycle } from "./lifecycle.ts";
 import { validateLimits } from "./server-limits.ts";
 import { serverNameProblem } from "./name.ts";
 import { validateAuth } from "./oauth.ts";
+import { isSandboxed, readSandboxSetting, SANDBOX_KEY } from "../../sandbox/sandbox-setting.ts";
 import { validateUsage } from "./usage.ts";
 
 /**
@@ -46,6 +47,11 @@ export function validateServerEntry(
   const limits = validateLimits(entry, errors);
   const { exposure, toolExposure } = validateExposure(entry, errors, warnings);
   const protocol = protocolSetting(entry.protocolVersion, errors);
+  const sandbox = readSandboxSetting(entry[SANDBOX_KEY], SANDBOX_KEY, errors);
+  if (!local && isSandboxed(sandbox))
+    errors.push(
+      "`sandbox` applies to local servers only: this one connects to a URL, and runs nowhere on this machine",
+    );
 
   if (errors.length > 0) return { errors, warnings };
   const { transport, type, command, args, env, cwd, url, headers, headersTtl } = endpoint;
@@ -84,6 +90,7 @@ export function validateServerEntry(
       oauth,
       limits,
       protocol,
+      sandbox,
       raw: entry,
     },
     errors,

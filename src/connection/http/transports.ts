@@ -12,6 +12,14 @@ import { orphanWatchdog } from "../local/orphan-watchdog.ts";
 import { platformCommand } from "../local/platform-command.ts";
 import { ProcessGroupStdioTransport } from "../local/stdio-transport.ts";
 import type { ResolvedRemote, ResolvedStdio } from "../../config/substitute.ts";
+import type { SandboxPolicy } from "../../sandbox/sandbox-policy.ts";
+import { privateTempDir, sandboxedStart } from "../../sandbox/sandbox-runtime.ts";
+
+/** A local server's sandbox: its rules, given the private temp dir made for each start. */
+export interface StdioSandbox {
+  server: string;
+  policy(tempDir: string): SandboxPolicy;
+}
 
 export interface StdioHooks {
   onStderrLine(line: string): void;
@@ -29,8 +37,15 @@ export function createStdioTransport(
   endpoint: ResolvedStdio,
   hooks: StdioHooks,
   maxMessageBytes?: number,
+  sandbox?: StdioSandbox,
 ): ProcessGroupStdioTransport {
   const { command, args } = platformCommand(endpoint.command, endpoint.args, process.platform);
+  const prepare = sandbox
+    ? () => {
+        const policy = sandbox.policy(privateTempDir(sandbox.server));
+        return sandboxedStart({ command, args, env: endpoint.env, cwd: endpoint.cwd }, policy);
+      }
+    : undefined;
   return new ProcessGroupStdioTransport({
     command,
     args,
@@ -42,6 +57,7 @@ export function createStdioTransport(
     onRefused: hooks.onRefused,
     watchdog: orphanWatchdog,
     maxMessageBytes,
+    prepare,
   });
 }
 

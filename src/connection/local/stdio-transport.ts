@@ -20,10 +20,9 @@ import { DEFAULT_MAX_MESSAGE_BYTES } from "../../config/defaults.ts";
 import type { OrphanWatchdog, Watch } from "./orphan-watchdog.ts";
 import { groupHasLiveMember, newOwnerMark, OWNER_ENV } from "./process-tree.ts";
 import { LineFraming } from "./stdio-framing.ts";
+import { StderrLines } from "./stderr-lines.ts";
 
 const DEFAULT_CLOSE_GRACE_MS = 2000;
-/** Longest stderr line kept; a server that writes megabytes without a newline must not grow memory without bound. */
-const MAX_STDERR_LINE = 4096;
 /** How often close() looks at a state no event announces (the rest of the group being gone). */
 const POLL_MS = 25;
 /** How long close() lets output written before the exit arrive, once the process has ended. */
@@ -65,7 +64,16 @@ export interface ProcessGroupStdioOptions {
    * transport to itself (its revision probe).
    */
   onRefused?(error: Error): void;
+  /**
+   * Gives the command line to spawn instead of `command`/`args`/`env` (a sandbox wraps them), once, before the
+   * spawn; a rejection fails the start. `release` is called once the process has ended.
+   */
+  prepare?(): Promise<PreparedSpawn>;
 }
+
+type Launch = Pick<ProcessGroupStdioOptions, "command" | "args" | "env">;
+/** A command line to spawn in place of the configured one, and what to let go of once its process has ended. */
+export type PreparedSpawn = Launch & { release(): void };
 
 type Child = ChildProcessByStdio<Writable, Readable, Readable>;
 
@@ -109,15 +117,14 @@ export class ProcessGroupStdioTransport implements Transport {
   private finished = false;
   private afterExitTimer?: NodeJS.Timeout;
   private readonly wakers = new Set<() => void>();
-  private stderrLine = "";
   private draining = false;
-  private stderrSkipping = false;
   /** The server wrote something over a limit: the rest of its stdout is ignored. */
   private refused = false;
   /** Writes to stdin made and finished, and the sends that wait for theirs (past the high-water mark). */
   private writesIssued = 0;
   private writesDone = 0;
   private readonly writesWaiting: { seq: number; resolve(): void; reject(error: Error): void }[] = [];
+  private prepared?: PreparedSpawn;
 
   constructor(options: ProcessGroupStdioOptions) {
     this.options = options;
@@ -139,10 +146,30 @@ export class ProcessGroupStdioTransport implements Transport {
     return null;
   }
 
-  start(): Promise<void> {
-    if (this.started) return Promise.reject(new Error("ProcessGroupStdioTransport already started"));
-    if (this.closing) return Promise.reject(new Error("ProcessGroupStdioTransport is closed"));
+  async start(): Promise<void> {
+    if (this.started) throw new Error("ProcessGroupStdioTransport already started");
+    if (this.closing) throw new Error("ProcessGroupStdioTransport is closed");
     this.started = true;
+    let launch: Launch = this.options;
+    if (this.options.prepare) {
+      try {
+        launch = this.prepared = await this.options.prepare();
+      } catch (error) {
+        this.ended = true;
+        process.nextTick(() => this.fireClose());
+        throw error;
+      }
+      // Closed while the command line was being made: nothing is spawned (close() has fired onclose, or will).
+      if (this.closing) {
+        this.ended = true;
+        this.prepared.release();
+        throw new Error("ProcessGroupStdioTransport is closed");
+      }
+    }
+    return this.spawnChild(launch);
+  }
+
+  private spawnChild(launch: Launch): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const fail = (error: unknown) => {
         this.ended = true;
@@ -154,8 +181,8 @@ export class ProcessGroupStdioTransport implements Transport {
       };
       let child: Child;
       try {
-        child = spawn(this.options.command, this.options.args, {
-          env: { ...getDefaultEnvironment(), ...this.options.env, [OWNER_ENV]: this.ownerMark },
+        child = spawn(launch.command, launch.args, {
+          env: { ...getDefaultEnvironment(), ...launch.env, [OWNER_ENV]: this.ownerMark },
           cwd: this.options.cwd,
           stdio: ["pipe", "pipe", "pipe"],
           // POSIX: setsid(), so the server leads a new session and process group, away from pi's terminal.
@@ -185,10 +212,11 @@ export class ProcessGroupStdioTransport implements Transport {
       child.stdout.on("error", (error) => this.reportError(error));
       child.stdout.on("close", () => this.streamClosed());
       child.stderr.setEncoding("utf8");
-      child.stderr.on("data", (text: string) => this.handleStderr(text));
+      const stderr = new StderrLines((line) => this.options.onStderrLine?.(line));
+      child.stderr.on("data", (text: string) => stderr.push(text));
       child.stderr.on("error", (error) => this.reportError(error));
       child.stderr.on("close", () => {
-        this.flushStderr();
+        stderr.flush();
         this.streamClosed();
       });
       this.openStreams = 2;
@@ -290,6 +318,7 @@ export class ProcessGroupStdioTransport implements Transport {
     if (this.closeFired) return;
     this.closeFired = true;
     clearTimeout(this.afterExitTimer);
+    this.prepared?.release();
     this.readBuffer.clear();
     this.onclose?.();
   }
@@ -341,34 +370,6 @@ export class ProcessGroupStdioTransport implements Transport {
     } finally {
       this.draining = false;
     }
-  }
-
-  private handleStderr(text: string): void {
-    const pieces = text.split("\n");
-    for (let i = 0; i < pieces.length; i++) {
-      if (!this.stderrSkipping) this.stderrLine += pieces[i];
-      if (i < pieces.length - 1) {
-        if (!this.stderrSkipping) this.emitStderr(this.stderrLine);
-        this.stderrLine = "";
-        this.stderrSkipping = false;
-      } else if (this.stderrLine.length > MAX_STDERR_LINE) {
-        // Report the start of an overlong line now and drop the rest of it, up to its newline.
-        this.emitStderr(this.stderrLine);
-        this.stderrLine = "";
-        this.stderrSkipping = true;
-      }
-    }
-  }
-
-  private flushStderr(): void {
-    if (!this.stderrSkipping && this.stderrLine !== "") this.emitStderr(this.stderrLine);
-    this.stderrLine = "";
-    this.stderrSkipping = false;
-  }
-
-  private emitStderr(line: string): void {
-    if (line.endsWith("\r")) line = line.slice(0, -1);
-    this.options.onStderrLine?.(line.length > MAX_STDERR_LINE ? `${line.slice(0, MAX_STDERR_LINE)}…` : line);
   }
 
   private reportError(error: unknown): void {

@@ -1,0 +1,38 @@
+/**
+ * The files other servers' secrets come from, so a sandboxed server cannot read them: a path a `!command` names
+ * (`!cat ~/.config/tokens/gh`), a variable whose value is a path (`${GOOGLE_APPLICATION_CREDENTIALS}`), and the key,
+ * assertion and ID-token files of OAuth machine grants. Pure.
+ */
+import { commandText, isCommandValue } from "../config/command-value.ts";
+import { configVarRefs } from "../config/substitute.ts";
+import type { ServerConfig } from "../config/types.ts";
+
+/** A word that names a file: absolute, or under the home directory. */
+const PATH_WORD = /(?:^|[\s"'=<])((?:~\/|\/)[^\s"'|;&<>()`$]+)/g;
+
+function pathsIn(command: string): string[] {
+  return [...command.matchAll(PATH_WORD)].map((m) => m[1]!).filter((p) => !p.startsWith("/dev/"));
+}
+
+/** The secret files of every server in `servers` but `self`; `env` gives the variables' values. */
+export function otherServersSecrets(
+  servers: readonly ServerConfig[],
+  self: string,
+  env: Readonly<Record<string, string | undefined>>,
+): string[] {
+  const files = new Set<string>();
+  for (const config of servers) {
+    if (config.name === self) continue;
+    const values = [...Object.values(config.env), ...Object.values(config.headers)];
+    const secret = config.oauth?.clientSecret;
+    if (secret !== undefined) values.push(secret);
+    for (const value of values) if (isCommandValue(value)) for (const p of pathsIn(commandText(value))) files.add(p);
+    for (const name of configVarRefs(config)) {
+      const value = env[name];
+      if (value !== undefined && /^(~\/|\/)/.test(value) && !value.includes("\n")) files.add(value);
+    }
+    const { privateKeyFile, assertionFile, idTokenFile } = config.oauth ?? {};
+    for (const file of [privateKeyFile, assertionFile, idTokenFile]) if (file !== undefined) files.add(file);
+  }
+  return [...files];
+}

@@ -1,0 +1,182 @@
+/**
+ * Runs local servers inside `@anthropic-ai/sandbox-runtime` (the sandbox Claude Code uses: bubblewrap on Linux, Seatbelt
+ * on macOS; filesystem rules, and a network allow list enforced by a proxy in this process). Loaded on the first
+ * sandboxed start only, so pi starts no slower for users who sandbox nothing.
+ *
+ * The library keeps one configuration per process; what differs per server is passed with each wrap: its filesystem
+ * rules, and its allowed hosts as a list registered under a random id that only its process's proxy settings carry.
+ * Hosts a server denies are denied to every sandboxed server of this pi (the library's deny list is global): stricter,
+ * never looser.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import type { SandboxPolicy } from "./sandbox-policy.ts";
+
+type Library = typeof import("@anthropic-ai/sandbox-runtime");
+type Manager = Library["SandboxManager"];
+
+/** The sandbox cannot be set up on this machine: what is missing, and what to install. */
+class SandboxUnavailable extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`${problems.join("; ")}. ${installHint()}`);
+    this.name = "SandboxUnavailable";
+  }
+}
+
+/** What to install, in the words of the user's platform. */
+function installHint(platform: NodeJS.Platform = process.platform): string {
+  if (platform === "linux")
+    return "Install bubblewrap, socat and ripgrep (Debian/Ubuntu: `sudo apt-get install bubblewrap socat ripgrep`; Fedora: `sudo dnf install bubblewrap socat ripgrep`; Arch: `sudo pacman -S bubblewrap socat ripgrep`)";
+  if (platform === "darwin") return "Install ripgrep (`brew install ripgrep`); sandbox-exec comes with macOS";
+  return "Sandboxed MCP servers run on Linux and macOS only";
+}
+
+let library: Promise<Library> | undefined;
+let ready: Promise<Manager> | undefined;
+const denied = new Set<string>();
+/** Sandboxed starts whose process has not ended yet: the proxies stay up while there is one. */
+let running = 0;
+
+function load(): Promise<Library> {
+  library ??= import("@anthropic-ai/sandbox-runtime");
+  return library;
+}
+
+/** What the sandbox lacks on this machine (nothing: it can run). Loads the library; starts nothing. */
+async function sandboxProblems(): Promise<string[]> {
+  let manager: Manager;
+  try {
+    manager = (await load()).SandboxManager;
+  } catch (error) {
+    return [`the sandbox library could not be loaded (${error instanceof Error ? error.message : String(error)})`];
+  }
+  if (!manager.isSupportedPlatform()) return [`sandboxing is not supported on ${process.platform}`];
+  const check = manager.checkDependencies();
+  return check.errors;
+}
+
+/**
+ * The library, set up (its proxies listening); throws {@link SandboxUnavailable} where it cannot run. Set up once per
+ * pi process; a failed setup is tried again on the next start.
+ */
+export function sandboxManager(): Promise<Manager> {
+  ready ??= (async () => {
+    const problems = await sandboxProblems();
+    if (problems.length) throw new SandboxUnavailable(problems);
+    const { SandboxManager } = await load();
+    await SandboxManager.initialize(globalConfig());
+    return SandboxManager;
+  })();
+  ready.catch(() => {
+    ready = undefined;
+  });
+  return ready;
+}
+
+function globalConfig() {
+  return {
+    network: { allowedDomains: [], deniedDomains: [...denied] },
+    filesystem: { denyRead: [], allowWrite: [], denyWrite: [] },
+  };
+}
+
+/** One word for `sh -c`, whatever it holds. */
+function shellQuote(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+export interface SpawnSpec {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd?: string;
+}
+
+/** A server's start inside its sandbox: what to spawn, and what to let go of when its process has ended. */
+export interface SandboxedStart extends SpawnSpec {
+  /** The id the library files this server's refusals under. */
+  commandId: string;
+  release(): void;
+}
+
+/** A private temp dir for one server start (removed by `release`). */
+export function privateTempDir(server: string): string {
+  return mkdtempSync(path.join(os.tmpdir(), `mcp-sandbox-${server.replace(/[^\w-]/g, "_").slice(0, 40)}-`));
+}
+
+/**
+ * The command line that runs `spec` inside `policy`. The server gets its own `TMPDIR` (the library would point it at a
+ * shared one); only the variables the library adds for its proxies join the server's environment, never the rest of
+ * pi's.
+ */
+export async function sandboxedStart(spec: SpawnSpec, policy: SandboxPolicy): Promise<SandboxedStart> {
+  try {
+    return await wrap(spec, policy);
+  } catch (error) {
+    rmSync(policy.tempDir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function wrap(spec: SpawnSpec, policy: SandboxPolicy): Promise<SandboxedStart> {
+  const manager = await sandboxManager();
+  const newDenied = policy.network.deniedDomains.filter((d) => !denied.has(d));
+  if (newDenied.length) {
+    for (const d of newDenied) denied.add(d);
+    manager.updateConfig(globalConfig());
+  }
+  // 128 random bits: the library binds a connection to this list by the id its proxy settings carry.
+  const commandId = randomBytes(16).toString("base64url");
+  const line = [`TMPDIR=${shellQuote(policy.tempDir)}`, "exec", ...[spec.command, ...spec.args].map(shellQuote)].join(
+    " ",
+  );
+  const wrapped = await manager.wrapWithSandboxArgv(
+    line,
+    undefined,
+    {
+      filesystem: policy.filesystem,
+      network: { allowedDomains: policy.network.allowedDomains, deniedDomains: [...denied] },
+    },
+    undefined,
+    spec.cwd,
+    { commandId, commandText: [spec.command, ...spec.args].join(" ") },
+  );
+  const added: Record<string, string> = {};
+  for (const [key, value] of Object.entries(wrapped.env)) {
+    if (value !== undefined && process.env[key] !== value) added[key] = value;
+  }
+  if (policy.network.allowedDomains.length)
+    manager.registerCommandNetworkLists(commandId, { allowedDomains: policy.network.allowedDomains });
+  const [command = "", ...args] = wrapped.argv;
+  let released = false;
+  running++;
+  return {
+    command,
+    args,
+    env: { ...spec.env, ...added },
+    cwd: spec.cwd,
+    commandId,
+    release() {
+      if (released) return;
+      released = true;
+      running--;
+      manager.unregisterCommandNetworkLists(commandId);
+      rmSync(policy.tempDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Stops the library's proxies once no sandboxed server runs (they would keep pi's process alive). Called when a
+ * bridge has shut its servers down; the next sandboxed start sets the library up again.
+ */
+export async function sandboxIdle(): Promise<void> {
+  const current = ready;
+  if (!current || running > 0) return;
+  ready = undefined;
+  denied.clear();
+  const manager = await current.catch(() => undefined);
+  await manager?.reset();
+}
