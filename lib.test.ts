@@ -11,6 +11,10 @@ import {
   UnauthorizedError,
 } from "@modelcontextprotocol/client";
 import {
+  otherServersSecrets,
+  sandboxPolicy,
+  effectiveSandbox,
+  readSandboxSetting,
   isTimeoutError,
   BridgeError,
   classifyError,
@@ -1559,5 +1563,112 @@ describe("nesting guard", () => {
     assert.deepEqual(node, {});
     assert.equal(depth, 256, "cut at the bound");
     assert.deepEqual(cut.tools[1], { name: "ok" });
+  });
+});
+
+describe("sandbox settings and rules", () => {
+  const ctx = {
+    home: "/home/ann",
+    agentDir: "/home/ann/.pi/agent",
+    cwd: "/work/repo",
+    tempDir: "/tmp/mcp-sandbox-x",
+    command: "node",
+    otherSecrets: [],
+  };
+  test("true, false and rules are read; a typo or a URL in a host list is an error, not a silent gap", () => {
+    const errors: string[] = [];
+    assert.equal(readSandboxSetting(true, "sandbox", errors), true);
+    assert.equal(readSandboxSetting(false, "sandbox", errors), false);
+    const rules = readSandboxSetting(
+      { filesystem: { allowWrite: ["~/out"] }, network: { allowedDomains: ["api.example.com", "*.example.org:443"] } },
+      "sandbox",
+      errors,
+    );
+    assert.deepEqual(errors, []);
+    assert.deepEqual(rules, {
+      filesystem: { allowWrite: ["~/out"], denyRead: [], denyWrite: [] },
+      network: { allowedDomains: ["api.example.com", "*.example.org:443"], deniedDomains: [] },
+    });
+    const bad: string[] = [];
+    assert.equal(readSandboxSetting({ filesystem: { denyread: ["x"] } }, "sandbox", bad), undefined);
+    assert.equal(
+      readSandboxSetting({ network: { allowedDomains: ["https://api.example.com/v1"] } }, "sandbox", bad),
+      undefined,
+    );
+    assert.equal(readSandboxSetting("yes", "sandbox", bad), undefined);
+    assert.match(bad[0]!, /`sandbox.filesystem.denyread` is not a sandbox setting/);
+    assert.match(bad[1]!, /is not a host name/);
+    assert.match(bad[2]!, /must be true, false, or an object/);
+  });
+  test("the defaults: secrets unreadable and unwritable, writes in cwd and the temp dir, no network", () => {
+    const policy = sandboxPolicy(true, ctx);
+    for (const secret of ["/home/ann/.ssh", "/home/ann/.aws", "/home/ann/.npmrc", "/home/ann/.pi/agent/auth.json"]) {
+      assert.ok(policy.filesystem.denyRead.includes(secret), secret);
+      assert.ok(policy.filesystem.denyWrite.includes(secret), secret);
+    }
+    assert.deepEqual(policy.filesystem.allowWrite, ["/work/repo", "/tmp/mcp-sandbox-x"]);
+    assert.deepEqual(policy.network.allowedDomains, []);
+    assert.equal(policy.registryOpen, false);
+  });
+  test("a package launcher gets its cache and registry unless the rules say no; rules add paths and hosts", () => {
+    const npx = sandboxPolicy(true, { ...ctx, command: "/usr/bin/npx" });
+    assert.ok(npx.filesystem.allowWrite.includes("/home/ann/.npm"));
+    assert.ok(npx.network.allowedDomains.includes("registry.npmjs.org"));
+    const uvx = sandboxPolicy(true, { ...ctx, command: "uvx" });
+    assert.ok(uvx.network.allowedDomains.includes("pypi.org"));
+    const closed = sandboxPolicy(
+      {
+        filesystem: { allowWrite: ["out", "~/notes"], denyRead: ["secrets"], denyWrite: [] },
+        network: { allowedDomains: ["api.example.com"], deniedDomains: [], allowPackageRegistry: false },
+      },
+      { ...ctx, command: "npx" },
+    );
+    assert.deepEqual(closed.network.allowedDomains, ["api.example.com"]);
+    assert.ok(closed.filesystem.allowWrite.includes("/work/repo/out"));
+    assert.ok(closed.filesystem.allowWrite.includes("/home/ann/notes"));
+    assert.ok(closed.filesystem.denyRead.includes("/work/repo/secrets"));
+  });
+  test("the effective setting: own, else the user's default; a project's false yields to it; trust 'sandboxed' adds it", () => {
+    const local = (scope: string, sandbox?: boolean) => ({ transport: "stdio", source: { scope }, sandbox });
+    assert.equal(effectiveSandbox(local("user"), undefined, false), false);
+    assert.equal(effectiveSandbox(local("user"), true, false), true);
+    assert.equal(effectiveSandbox(local("user", false), true, false), false);
+    assert.equal(effectiveSandbox(local("project", false), true, false), true);
+    assert.equal(effectiveSandbox(local("project", false), undefined, true), true);
+    assert.equal(effectiveSandbox({ transport: "http", source: { scope: "user" } }, true, true), false);
+  });
+  test("a project file's top-level default goes into its own servers; the user's is the session default", () => {
+    const layered = layerConfigs([
+      file(user, { sandbox: true, mcpServers: { u: { command: "u" } } }),
+      file(project, {
+        sandbox: { network: { allowedDomains: ["api.example.com"] } },
+        mcpServers: { p: { command: "p" } },
+      }),
+    ]);
+    assert.equal(layered.sandbox, true);
+    assert.equal(layered.servers.find((s) => s.name === "u")!.sandbox, undefined);
+    assert.deepEqual(layered.servers.find((s) => s.name === "p")!.sandbox, {
+      filesystem: { allowWrite: [], denyRead: [], denyWrite: [] },
+      network: { allowedDomains: ["api.example.com"], deniedDomains: [] },
+    });
+    const broken = layerConfigs([file(user, { sandbox: { filesystem: "all" }, mcpServers: {} })]);
+    assert.equal(broken.sandbox, true, "a top-level sandbox that cannot be read sandboxes with the defaults");
+    assert.match(broken.problems[0]!.message, /run sandboxed with the defaults until it is fixed/);
+    const remote = layerConfigs([file(user, { mcpServers: { r: { url: "https://example.com/mcp", sandbox: true } } })]);
+    assert.match(remote.problems[0]!.message, /`sandbox` applies to local servers only/);
+  });
+  test("other servers' secret files: paths in their !commands, variables holding paths, OAuth key files", () => {
+    const { servers } = layerConfigs([
+      file(user, {
+        mcpServers: {
+          self: { command: "x", env: { OWN: "!cat /home/ann/own-token" } },
+          gh: { command: "gh-mcp", env: { TOKEN: "!cat ~/.config/tokens/gh", KEY: "${GOOGLE_CREDS}" } },
+        },
+      }),
+    ]);
+    assert.deepEqual(otherServersSecrets(servers, "self", { GOOGLE_CREDS: "/home/ann/gcp.json" }).sort(), [
+      "/home/ann/gcp.json",
+      "~/.config/tokens/gh",
+    ]);
   });
 });

@@ -65,3 +65,6 @@ export {
 } from "./src/translate/naming.ts";
 export { base64Size, normalizeToolResult } from "./src/translate/output.ts";
 export { normalizeInputSchema } from "./src/translate/schema.ts";
+export { otherServersSecrets } from "./src/sandbox/other-secrets.ts";
+export { sandboxPolicy } from "./src/sandbox/sandbox-policy.ts";
+export { effectiveSandbox, readSandboxSetting } from "./src/sandbox/sandbox-setting.ts";
