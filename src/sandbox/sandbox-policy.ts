@@ -31,33 +31,27 @@ const AGENT_SECRETS = ["auth.json", "mcp-auth", "mcp-bridge"];
 interface Launcher {
   /** What the docs and `/mcp` call it. */
   name: string;
-  /** Package caches, under the home directory. */
+  /** Its package caches, under the home directory: made before the start where missing (it could not make them). */
   caches: string[];
   /** Hosts of the public registry it downloads from. */
   registries: string[];
 }
 
-const NPM: Launcher = {
-  name: "npm",
-  caches: [".npm", ".cache/pnpm", ".local/share/pnpm", ".cache/yarn", ".yarn", ".bun/install/cache"],
-  registries: ["registry.npmjs.org", "registry.yarnpkg.com"],
-};
-const PYTHON: Launcher = {
-  name: "Python",
-  caches: [".cache/uv", ".local/share/uv", ".cache/pip", ".local/pipx", ".local/share/pipx"],
-  registries: ["pypi.org", "files.pythonhosted.org"],
-};
+const NPM_REGISTRIES = ["registry.npmjs.org", "registry.yarnpkg.com"];
+const PYPI = ["pypi.org", "files.pythonhosted.org"];
+const npmLauncher = (...caches: string[]): Launcher => ({ name: "npm", caches, registries: NPM_REGISTRIES });
+const pythonLauncher = (...caches: string[]): Launcher => ({ name: "Python", caches, registries: PYPI });
 const LAUNCHERS: Record<string, Launcher> = {
-  npx: NPM,
-  npm: NPM,
-  pnpm: NPM,
-  pnpx: NPM,
-  yarn: NPM,
-  bunx: NPM,
-  bun: NPM,
-  uvx: PYTHON,
-  uv: PYTHON,
-  pipx: PYTHON,
+  npx: npmLauncher(".npm"),
+  npm: npmLauncher(".npm"),
+  pnpm: npmLauncher(".cache/pnpm", ".local/share/pnpm"),
+  pnpx: npmLauncher(".cache/pnpm", ".local/share/pnpm"),
+  yarn: npmLauncher(".cache/yarn", ".yarn"),
+  bunx: npmLauncher(".bun/install/cache"),
+  bun: npmLauncher(".bun/install/cache"),
+  uvx: pythonLauncher(".cache/uv", ".local/share/uv"),
+  uv: pythonLauncher(".cache/uv", ".local/share/uv"),
+  pipx: pythonLauncher(".local/pipx", ".local/share/pipx", ".cache/pip"),
 };
 
 /** The package launcher a command is, if it is one (`npx`, `/usr/bin/npx`, `npx.cmd`). */
@@ -89,6 +83,8 @@ export interface SandboxPolicy {
   tempDir: string;
   /** The package launcher whose cache (and registry, if `registryOpen`) the server got. */
   launcher?: string;
+  /** The launcher's caches: made before the start where missing. */
+  caches: string[];
   registryOpen: boolean;
 }
 
@@ -110,7 +106,7 @@ export function sandboxPolicy(setting: true | SandboxRules, ctx: SandboxContext)
   const rules = setting === true ? NO_RULES : setting;
   const launcher = launcherOf(ctx.command);
   const registryOpen = rules.network.allowPackageRegistry ?? launcher !== undefined;
-  const registries = registryOpen ? (launcher ?? NPM).registries : [];
+  const registries = registryOpen ? (launcher?.registries ?? NPM_REGISTRIES) : [];
   const secrets = [
     ...HOME_SECRETS.map((p) => path.join(ctx.home, p)),
     ...AGENT_SECRETS.map((p) => path.join(ctx.agentDir, p)),
@@ -135,6 +131,7 @@ export function sandboxPolicy(setting: true | SandboxRules, ctx: SandboxContext)
     },
     tempDir: ctx.tempDir,
     launcher: launcher?.name,
+    caches,
     registryOpen,
   };
 }
