@@ -52,7 +52,9 @@ async function sandboxProblems(): Promise<string[]> {
   } catch (error) {
     return [`the sandbox library could not be loaded (${error instanceof Error ? error.message : String(error)})`];
   }
-  if (!manager.isSupportedPlatform()) return [`sandboxing is not supported on ${process.platform}`];
+  // The library's Windows sandbox (a restricted account) is an alpha that needs a machine-wide install step.
+  if (process.platform === "win32" || !manager.isSupportedPlatform())
+    return [`the bridge does not sandbox servers on ${process.platform}`];
   const check = manager.checkDependencies();
   return check.errors;
 }
@@ -157,7 +159,9 @@ async function wrap(spec: SpawnSpec, policy: SandboxPolicy): Promise<SandboxedSt
   return {
     command,
     args,
-    env: { ...spec.env, ...added },
+    // The library starts the server through `bash -c` with pipes, which bash takes for a remote login and so runs the
+    // user's ~/.bashrc first, unless it is not the outermost shell (SHLVL set).
+    env: { SHLVL: "1", ...spec.env, ...added },
     cwd: spec.cwd,
     commandId,
     release() {
