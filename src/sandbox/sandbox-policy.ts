@@ -25,8 +25,11 @@ const HOME_SECRETS = [
   ".azure",
 ];
 
-/** In pi's agent dir: pi's own API keys, the bridge's OAuth tokens, its trust answers and logs. */
-const AGENT_SECRETS = ["auth.json", "mcp-auth", "mcp-bridge"];
+/**
+ * In pi's agent dir: pi's API keys (`auth.json`, and `models.json`, where custom providers keep theirs), pi 1.x's MCP
+ * sign-ins (`mcp-auth.json`), the bridge's OAuth tokens (`mcp-auth`), its trust answers and logs (`mcp-bridge`).
+ */
+const AGENT_SECRETS = ["auth.json", "models.json", "mcp-auth.json", "mcp-auth", "mcp-bridge"];
 
 interface Launcher {
   /** What the docs and `/mcp` call it. */
