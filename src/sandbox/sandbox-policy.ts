@@ -37,6 +37,24 @@ interface Launcher {
   registries: string[];
 }
 
+/**
+ * The caches each command itself writes, made before it starts where they are missing: the sandbox can only make a
+ * directory that exists writable, and the home directory around it is read-only, so a first `npx` could not create
+ * `~/.npm`.
+ */
+const OWN_CACHES: Record<string, string[]> = {
+  npx: [".npm"],
+  npm: [".npm"],
+  pnpm: [".cache/pnpm", ".local/share/pnpm"],
+  pnpx: [".cache/pnpm", ".local/share/pnpm"],
+  yarn: [".cache/yarn"],
+  bunx: [".bun/install/cache"],
+  bun: [".bun/install/cache"],
+  uvx: [".cache/uv"],
+  uv: [".cache/uv"],
+  pipx: [".local/share/pipx"],
+};
+
 const NPM: Launcher = {
   name: "npm",
   caches: [".npm", ".cache/pnpm", ".local/share/pnpm", ".cache/yarn", ".yarn", ".bun/install/cache"],
@@ -60,12 +78,17 @@ const LAUNCHERS: Record<string, Launcher> = {
   pipx: PYTHON,
 };
 
-/** The package launcher a command is, if it is one (`npx`, `/usr/bin/npx`, `npx.cmd`). */
-function launcherOf(command: string): Launcher | undefined {
-  const base = path
+/** A command's name as the launcher tables key it (`npx` for `/usr/bin/npx` and `npx.cmd`). */
+function commandName(command: string): string {
+  return path
     .basename(command)
     .replace(/\.(cmd|exe|bat)$/i, "")
     .toLowerCase();
+}
+
+/** The package launcher a command is, if it is one. */
+function launcherOf(command: string): Launcher | undefined {
+  const base = commandName(command);
   return Object.hasOwn(LAUNCHERS, base) ? LAUNCHERS[base] : undefined;
 }
 
@@ -87,6 +110,8 @@ export interface SandboxPolicy {
   filesystem: { denyRead: string[]; allowWrite: string[]; denyWrite: string[] };
   network: { allowedDomains: string[]; deniedDomains: string[] };
   tempDir: string;
+  /** Directories to make before the start (the launcher's own cache, on a first run). */
+  makeDirs: string[];
   /** The package launcher whose cache (and registry, if `registryOpen`) the server got. */
   launcher?: string;
   registryOpen: boolean;
@@ -117,6 +142,8 @@ export function sandboxPolicy(setting: true | SandboxRules, ctx: SandboxContext)
     ...ctx.otherSecrets.map((p) => absolute(p, ctx)),
   ];
   const caches = (launcher?.caches ?? []).map((p) => path.join(ctx.home, p));
+  const name = commandName(ctx.command);
+  const ownCaches = Object.hasOwn(OWN_CACHES, name) ? OWN_CACHES[name]! : [];
   return {
     filesystem: {
       denyRead: unique([...secrets, ...rules.filesystem.denyRead.map((p) => absolute(p, ctx))]),
@@ -134,6 +161,7 @@ export function sandboxPolicy(setting: true | SandboxRules, ctx: SandboxContext)
       deniedDomains: unique(rules.network.deniedDomains),
     },
     tempDir: ctx.tempDir,
+    makeDirs: ownCaches.map((p) => path.join(ctx.home, p)),
     launcher: launcher?.name,
     registryOpen,
   };

@@ -9,7 +9,7 @@
  * never looser.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { SandboxPolicy } from "./sandbox-policy.ts";
@@ -122,6 +122,7 @@ export async function sandboxedStart(spec: SpawnSpec, policy: SandboxPolicy): Pr
 
 async function wrap(spec: SpawnSpec, policy: SandboxPolicy): Promise<SandboxedStart> {
   const manager = await sandboxManager();
+  for (const dir of policy.makeDirs) mkdirSync(dir, { recursive: true, mode: 0o700 });
   const newDenied = policy.network.deniedDomains.filter((d) => !denied.has(d));
   if (newDenied.length) {
     for (const d of newDenied) denied.add(d);
