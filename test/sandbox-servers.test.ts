@@ -95,7 +95,7 @@ describe(`sandboxed reference servers in pi ${PI_LINE}`, { timeout: 300_000 }, (
     assert.equal(readFileSync(escaped, "utf8"), "out");
   });
 
-  test("`npx -y` server-memory, sandboxed, cold npm cache: downloads through the proxy, lists tools, a call writes", async () => {
+  test("npx -y server-memory, sandboxed, cold npm cache: downloads through the proxy, lists tools, a call writes", async () => {
     assert.equal(existsSync(path.join(home.dir, ".npm")), false, "the npm cache starts empty");
     const memoryFile = path.join(project, "memory.jsonl");
     const entry = {
