@@ -113,6 +113,16 @@ describe(`sandboxed reference servers in pi ${PI_LINE}`, { timeout: 300_000 }, (
   });
 });
 
+/** Whether a process runs in a PID namespace below this one (its NSpid line in /proc lists more than one pid). */
+function inPidNamespace(pid: number): boolean {
+  try {
+    const line = /^NSpid:(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? "";
+    return line.trim().split(/\s+/).length > 1;
+  } catch {
+    return false;
+  }
+}
+
 describe(
   `a sandboxed server's double-forked daemons end with pi ${PI_LINE}`,
   { concurrency: true, timeout: 240_000 },
@@ -127,6 +137,8 @@ describe(
           assert.equal(run.sleepers().length, 2, "one sleeper from the start, one from the call");
           const daemons = run.left().filter((pid) => commandLine(pid).startsWith("sleep 300"));
           assert.equal(daemons.length, 2, "both daemons run, found by their variable");
+          for (const pid of daemons)
+            assert.ok(inPidNamespace(pid), `daemon ${pid} runs in the sandbox's PID namespace`);
           exit.end(run.pi);
           await within(run.exited, { ms: 30_000, timedOut: () => new Error("pi did not exit within 30 s") });
           await waitFor(() => run.left().length === 0, "every process of the server to be gone", 10_000, 100).catch(
