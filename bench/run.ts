@@ -17,6 +17,7 @@ import { contextSection } from "./figures/context.ts";
 import type { FigureSection } from "./figures/figure.ts";
 import { installSection } from "./figures/install.ts";
 import { memorySection } from "./figures/memory.ts";
+import { sandboxSection } from "./figures/sandbox.ts";
 import { startupSection } from "./figures/startup.ts";
 import { formatTable, type Machine, reportOf, runSections } from "./report.ts";
 
@@ -29,6 +30,7 @@ const SECTIONS: FigureSection[] = [
   memorySection,
   installSection,
   contextSection,
+  sandboxSection,
 ];
 
 function option(name: string): string | undefined {

@@ -26,7 +26,7 @@ import { fileURLToPath } from "node:url";
 import { Client, StreamableHTTPClientTransport, type Transport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { createJiti } from "jiti";
-import { envCount, median, repeatRounds, summary } from "../stats.ts";
+import { envCount, median, repeatRounds, type Rounds, summary } from "../stats.ts";
 import type { Figure, FigureSection } from "./figure.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -154,15 +154,16 @@ interface Round {
  * Rounds of `count` runs of each side, alternating (which goes first swapped each pair), repeated until their ratios
  * settle or are clearly on one side of `target`. `ratio` makes a round's figure of the two medians.
  */
-function interleavedRounds(
+export function interleavedRounds(
   bridge: Call,
   sdk: Call,
   count: number,
   target: number,
   ratio: (bridge: number, sdk: number) => number,
+  rounds: Pick<Rounds, "min" | "max" | "spread"> = ROUNDS,
 ): Promise<Round[]> {
   return repeatRounds(
-    { ...ROUNDS, target },
+    { ...rounds, target },
     async () => {
       const a: number[] = [];
       const b: number[] = [];
