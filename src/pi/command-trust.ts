@@ -27,9 +27,9 @@ export const TRUST_ALL = "Trust all and start them";
 export const TRUST_CHOOSE = "Choose which to trust";
 export const TRUST_NONE = "Don't trust (ask again only if they change)";
 /** The answers about one server, when the user chooses. */
-export const CHOOSE_SANDBOXED = "Trust, sandboxed";
+const CHOOSE_SANDBOXED = "Trust, sandboxed";
 export const CHOOSE_FULLY = "Trust fully";
-export const CHOOSE_NONE = "Don't trust";
+const CHOOSE_NONE = "Don't trust";
 
 /** A server the user trusts, and whether only in a sandbox. */
 interface Trusted {
