@@ -44,19 +44,12 @@ interface Trusted {
 async function trustAndStart(deps: TrustDeps, servers: readonly Trusted[], ctx: ExtensionContext): Promise<void> {
   const was = new Map(servers.map(({ connection }) => [connection.name, wasTrusted(deps, connection)]));
   let results: Awaited<ReturnType<McpBridge["trust"]>>;
+  const trust = (sandboxed: boolean) => {
+    const group = servers.filter((s) => s.sandboxed === sandboxed).map((s) => s.connection);
+    return group.length ? deps.bridge.trust(group, sandboxed) : [];
+  };
   try {
-    const groups = [true, false].map((sandboxed) => servers.filter((s) => s.sandboxed === sandboxed));
-    const answered = await Promise.all(
-      groups.map((group, i) =>
-        group.length
-          ? deps.bridge.trust(
-              group.map((s) => s.connection),
-              i === 0,
-            )
-          : [],
-      ),
-    );
-    results = answered.flat();
+    results = (await Promise.all([trust(true), trust(false)])).flat();
   } catch (error) {
     show(ctx, `Trusted for this session, but the answer could not be saved: ${errorMessage(error)}`, "warning");
     return;
@@ -120,11 +113,8 @@ export async function askTrust(deps: TrustDeps, ctx: ExtensionContext): Promise<
       // A remote server runs no process here: there is nothing to sandbox.
       const options =
         config.transport === "stdio" ? [CHOOSE_SANDBOXED, CHOOSE_FULLY, CHOOSE_NONE] : [CHOOSE_FULLY, CHOOSE_NONE];
-      const title = [
-        `Trust MCP server '${shown(connection.name, SHOWN.body, "visible")}'?`,
-        ...describeForTrust(config),
-      ];
-      const answer = await ctx.ui.select(title.join("\n"), options);
+      const title = `Trust MCP server '${shown(connection.name, SHOWN.body, "visible")}'?`;
+      const answer = await ctx.ui.select([title, ...describeForTrust(config)].join("\n"), options);
       if (answer === CHOOSE_SANDBOXED || answer === CHOOSE_FULLY)
         trusted.push({ connection, sandboxed: answer === CHOOSE_SANDBOXED });
     }
@@ -175,12 +165,8 @@ function pick(
  */
 export async function trustCommand(deps: TrustDeps, args: readonly string[], ctx: ExtensionContext): Promise<void> {
   const sandboxed = args.includes(SANDBOXED_FLAG);
-  const picked = pick(
-    deps,
-    args.filter((a) => a !== SANDBOXED_FLAG),
-    () => deps.bridge.untrusted(),
-    ctx,
-  );
+  const names = args.filter((a) => a !== SANDBOXED_FLAG);
+  const picked = pick(deps, names, () => deps.bridge.untrusted(), ctx);
   if (!picked) return;
   const wanted = (c: ServerConnection) => (sandboxedAnswer(c.config, sandboxed) ? "sandboxed" : "fully");
   const todo = picked.filter((c) => wasTrusted(deps, c) !== wanted(c));
@@ -193,11 +179,8 @@ export async function trustCommand(deps: TrustDeps, args: readonly string[], ctx
     );
     return;
   }
-  await trustAndStart(
-    deps,
-    todo.map((connection) => ({ connection, sandboxed })),
-    ctx,
-  );
+  const servers = todo.map((connection) => ({ connection, sandboxed }));
+  await trustAndStart(deps, servers, ctx);
 }
 
 /** `/mcp untrust [server…]`: stops the named project servers (all without names), withdraws their tools, remembers it. */
