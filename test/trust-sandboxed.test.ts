@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
-import { TRUST_ALL, TRUST_SANDBOXED } from "../src/pi/command-trust.ts";
+import { CHOOSE_FULLY, TRUST_ALL, TRUST_CHOOSE, TRUST_SANDBOXED } from "../src/pi/command-trust.ts";
 import { REPO_ROOT, tempDir, trustFile, waitFor } from "./helpers.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
@@ -154,6 +154,20 @@ describe("project servers trusted sandboxed", { timeout: 240_000 }, () => {
       const again = new RecordingUI();
       assertSandboxed(await probe(await startPi(again), "again"), "again");
       assert.deepEqual(again.asked, [], "remembered: not asked again");
+    },
+  );
+
+  test(
+    '"Choose which to trust": the local server is offered sandboxed / fully / not, and "Trust, sandboxed" sandboxes it',
+    { skip: bridgeAsks },
+    async () => {
+      forget();
+      writeProject();
+      const ui = new RecordingUI();
+      ui.answers = [TRUST_CHOOSE, "Trust, sandboxed"];
+      assertSandboxed(await probe(await startPi(ui), "chosen"), "chosen");
+      assert.deepEqual(ui.offered[1], ["Trust, sandboxed", CHOOSE_FULLY, "Don't trust"]);
+      assert.match(ui.asked[1] ?? "", /^select: Trust MCP server 'probe'\?\nruns: /);
     },
   );
 
