@@ -86,7 +86,7 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
 
   const tools = () => session.getAllTools().map((t) => t.name);
 
-  test("argument completion offers subcommands, then server names", async () => {
+  test("argument completion offers subcommands, then server names, then flags", async () => {
     const command = session.extensionRunner.getCommand("mcp")!;
     // The first completion loads the command's code (pi awaits a completion).
     const subs = ((await command.getArgumentCompletions?.("re")) ?? []) as Array<{ value: string }>;
@@ -96,6 +96,18 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
       servers.map((s) => s.value),
       ["test local"],
     );
+    // `trust` takes a flag, once typed or after a server.
+    for (const [typed, completed] of [
+      ["trust --s", "trust --sandboxed"],
+      ["trust local ", "trust local --sandboxed"],
+    ]) {
+      const offered = ((await command.getArgumentCompletions?.(typed!)) ?? []) as Array<{ value: string }>;
+      assert.deepEqual(
+        offered.map((s) => s.value),
+        [completed],
+        typed,
+      );
+    }
   });
 
   test("the footer shows MCP up/total", () => {

@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { TRUST_CHOOSE, TRUST_NONE } from "../src/pi/command-trust.ts";
+import { CHOOSE_FULLY, TRUST_CHOOSE, TRUST_NONE } from "../src/pi/command-trust.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
@@ -239,7 +239,7 @@ describe("project trust (in-process pi, recording UI and print mode)", { timeout
         web: web(),
       });
       const ui = new RecordingUI();
-      ui.answers = [TRUST_CHOOSE, true];
+      ui.answers = [TRUST_CHOOSE, CHOOSE_FULLY];
       const { pi: current } = await startPi(ui);
       await waitFor(() => running("eager"), "the changed server, once trusted in the dialog", 30_000);
       assert.equal(ui.asked.length, 2, ui.asked.join("\n"));
@@ -248,7 +248,7 @@ describe("project trust (in-process pi, recording UI and print mode)", { timeout
         /eager {2}\(changed since you last answered\)\n {4}runs: .*hello-server\.mjs --changed/,
       );
       assert.doesNotMatch(ui.asked[0]!, /sleepy/, "the unchanged server stays trusted");
-      assert.match(ui.asked[1]!, /^confirm: Trust MCP server 'eager'\?\nruns: .*--changed/);
+      assert.match(ui.asked[1]!, /^select: Trust MCP server 'eager'\?\nruns: .*--changed/);
       await waitFor(() => mcpTools(current).includes("mcp_eager_greet"), "the trusted server's tools");
 
       const said = await command(current, "/mcp untrust eager", ui);

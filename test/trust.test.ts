@@ -111,6 +111,36 @@ describe("trust fingerprint", () => {
   });
 });
 
+describe("trust fingerprint and the sandbox", () => {
+  const rules = (allowWrite: string[]) => ({ filesystem: { allowWrite }, network: { allowedDomains: [] } });
+
+  test('`"sandbox": false` hashes as no setting: answers given before `sandbox` existed stand', () => {
+    assert.equal(trustFingerprint(config({ ...LOCAL, sandbox: false })), trustFingerprint(config(LOCAL)));
+  });
+
+  test("a project that widens its sandbox rules, or drops them for false, is asked again", () => {
+    const narrow = config({ ...LOCAL, sandbox: rules([]) });
+    const hashes = [narrow, config({ ...LOCAL, sandbox: rules(["/etc"]) }), config({ ...LOCAL, sandbox: false })].map(
+      trustFingerprint,
+    );
+    assert.equal(new Set(hashes).size, 3);
+    assert.equal(
+      trustState(config({ ...LOCAL, sandbox: false }), withAnswer(new Map(), [narrow], true, true)),
+      "changed",
+    );
+  });
+
+  test("trusted sandboxed: recorded for a local server only; a write by the user keeps it sandboxed", () => {
+    const local = config(LOCAL);
+    const remote = config(REMOTE, "web");
+    const answers = withAnswer(new Map(), [local, remote], true, true);
+    assert.equal(answers.get("srv")?.sandboxed, true);
+    assert.equal(answers.get("web")?.sandboxed, undefined, "a remote server has no process to sandbox");
+    const edited = config({ ...LOCAL, autoApprove: ["greet"] });
+    assert.equal(trustAfterWrite([local], [edited], answers, new Set()).get("srv")?.sandboxed, true);
+  });
+});
+
 describe("what the user is shown", () => {
   test("a local server: its command line, directory, env names and the variables it reads — never values", () => {
     const lines = describeForTrust(

@@ -215,6 +215,11 @@ export class McpBridge {
     return connection && this.options.projectTrust?.stateOf(connection.config);
   }
 
+  /** Whether the user trusted this server to run in a sandbox only. */
+  trustedSandboxed(connection: ServerConnection): boolean {
+    return this.options.projectTrust?.sandboxed(connection.config) ?? false;
+  }
+
   /** Enabled project servers not trusted yet, in config order. */
   untrusted(): ServerConnection[] {
     return [...this.connections.values()].filter((c) => c.config.enabled && !this.allows(c.config));
@@ -226,13 +231,14 @@ export class McpBridge {
   }
 
   /**
-   * The user trusts these servers: remembered for this project, and each is started as at startup. Resolves with the
-   * servers that failed to start and why; throws only when the answer could not be saved (it holds for this session).
+   * The user trusts these servers (`sandboxed`: in a sandbox only): remembered, each started as at startup. Resolves
+   * with those that failed to start and why; throws only when the answer could not be saved (it holds this session).
    */
   async trust(
     connections: readonly ServerConnection[],
+    sandboxed = false,
   ): Promise<Array<{ connection: ServerConnection; error?: unknown }>> {
-    const saved = this.remember(connections, true);
+    const saved = this.remember(connections, true, sandboxed);
     const results = await Promise.all(
       connections.map(async (old) => {
         try {
@@ -307,12 +313,10 @@ export class McpBridge {
   private remember(
     connections: readonly ServerConnection[],
     trusted: boolean,
+    sandboxed = false,
   ): Promise<{ error: unknown } | undefined> {
-    const saving =
-      this.options.projectTrust?.answer(
-        connections.map((c) => c.config),
-        trusted,
-      ) ?? Promise.resolve();
+    const configs = connections.map((c) => c.config);
+    const saving = this.options.projectTrust?.answer(configs, trusted, sandboxed) ?? Promise.resolve();
     return saving.then(
       () => undefined,
       (error: unknown) => ({ error }),

@@ -5,7 +5,7 @@
 import type { ExtensionCommandContext, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { McpBridge } from "../bridge/mcp-bridge.ts";
 import { addServer, importServers, removeServer, setEnabled } from "./command-config.ts";
-import { trustCommand, untrustCommand } from "./command-trust.ts";
+import { SANDBOXED_FLAG, trustCommand, untrustCommand } from "./command-trust.ts";
 import { type CommandDeps, MCP_COMMAND_DESCRIPTION, show } from "./command-context.ts";
 import { McpDashboard } from "./dashboard.ts";
 import { BridgeError, errorMessage } from "../common/errors.ts";
@@ -217,6 +217,8 @@ interface Subcommand {
   help: string;
   /** Which servers completion offers as the argument: any, those that need trust, or none (no argument). */
   completes?: "server" | "project server";
+  /** Options completion offers after the subcommand, beside the servers. */
+  flags?: readonly string[];
   run: (deps: CommandDeps, args: string[], ctx: ExtensionCommandContext) => Promise<void> | void;
 }
 
@@ -295,8 +297,9 @@ const SUBCOMMANDS: readonly Subcommand[] = [
   },
   {
     name: "trust",
-    help: "Trust this project's servers (or the named ones) and start them",
+    help: "Trust this project's servers (or the named ones) and start them; --sandboxed: each in a sandbox only",
     completes: "project server",
+    flags: [SANDBOXED_FLAG],
     run: (deps, names, ctx) => trustCommand(deps, names, ctx),
   },
   {
@@ -319,15 +322,23 @@ export function registerMcpCommand(deps: CommandDeps): void {
         const items = SUBCOMMANDS.filter((s) => s.name.startsWith(words[0] ?? ""));
         return items.length ? items.map((s) => ({ value: s.name, label: s.name, description: s.help })) : null;
       }
-      const completes = SUBCOMMANDS.find((s) => s.name === words[0])?.completes;
+      const subcommand = SUBCOMMANDS.find((s) => s.name === words[0]);
+      const completes = subcommand?.completes;
       if (!completes) return null;
+      // A flag is offered once typed (`trust --s`) and after a server (`trust probe `).
+      const last = words.at(-1) ?? "";
+      const flags = (subcommand.flags ?? [])
+        .filter((f) => f.startsWith(last) && (last !== "" || words.length > 2))
+        .map((f) => ({ value: [...words.slice(0, -1).map(commandArgument), f].join(" "), label: f }));
       const servers = [...bridge.connections.values()]
         .filter(
           (c) =>
-            c.name.startsWith(words[1] ?? "") && (completes === "server" || bridge.trustStateOf(c.name) !== undefined),
+            words.length === 2 &&
+            c.name.startsWith(words[1] ?? "") &&
+            (completes === "server" || bridge.trustStateOf(c.name) !== undefined),
         )
         .map((c) => ({ value: `${words[0]} ${commandArgument(c.name)}`, label: c.name, description: c.status }));
-      return servers.length ? servers : null;
+      return servers.length || flags.length ? [...servers, ...flags] : null;
     },
     handler: async (args, ctx: ExtensionCommandContext) => {
       // A server name with spaces comes quoted: /mcp test "my server".

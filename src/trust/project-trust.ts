@@ -66,14 +66,14 @@ export class ProjectTrust {
   }
 
   /**
-   * Records the user's answer for these servers' current definitions. It holds for this session at once; the error
-   * of saving it for later sessions is thrown after that.
+   * Records the user's answer for these servers' current definitions (`sandboxed`: trusted to run in a sandbox only).
+   * It holds for this session at once; the error of saving it for later sessions is thrown after that.
    */
-  async answer(configs: readonly ServerConfig[], trusted: boolean): Promise<void> {
+  async answer(configs: readonly ServerConfig[], trusted: boolean, sandboxed = false): Promise<void> {
     const project = configs.filter(needsTrust);
     if (project.length === 0) return;
-    this.answers = withAnswer(this.answers, project, trusted);
-    await this.store.save(this.projectRoot, withAnswer(new Map(), project, trusted));
+    this.answers = withAnswer(this.answers, project, trusted, sandboxed);
+    await this.store.save(this.projectRoot, withAnswer(new Map(), project, trusted, sandboxed));
   }
 
   /**

@@ -10,6 +10,7 @@ import { commandText, isCommandValue } from "../config/command-value.ts";
 import { configVarRefs, findVarRefs } from "../config/substitute.ts";
 import type { ServerConfig } from "../config/types.ts";
 import { commandArgument } from "../config/validate/name.ts";
+import type { SandboxSetting } from "../sandbox/sandbox-setting.ts";
 
 /** The user's answer about one server, for the definition with this fingerprint. */
 export interface TrustAnswer {
@@ -40,10 +41,10 @@ export function needsTrust(config: ServerConfig): boolean {
 /**
  * What the user agrees to: everything that decides what runs and where data goes — command, arguments, working
  * directory, environment, transport, URL, headers, OAuth endpoints and client, which of its tools run without asking
- * (`autoApprove`, `autoApproveReadOnly`) or are sent again after a dropped connection (`resendAfterDrop`), and what
- * the model is told it is for (`description`) — as written, with `${VAR}` names and never their values (so a changed
- * variable does not ask again, and no secret is hashed into a file). Timeouts, `lazy`, `prefix` and `enabled` change
- * none of that.
+ * (`autoApprove`, `autoApproveReadOnly`) or are sent again after a dropped connection (`resendAfterDrop`), the
+ * sandbox it asks for (`sandbox`), and what the model is told it is for (`description`) — as written, with `${VAR}`
+ * names and never their values (so a changed variable does not ask again, and no secret is hashed into a file).
+ * Timeouts, `lazy`, `prefix` and `enabled` change none of that.
  */
 export function trustFingerprint(config: ServerConfig): string {
   // A config is never changed in place (a reload makes new ones), and this is asked before every call of a project
@@ -70,6 +71,11 @@ function fingerprintOf(config: ServerConfig): string {
   const sampling = config.sampling === "allow" ? config.sampling : undefined;
   // Sending a call again that may have run is a second run the user was not asked about, as `autoApprove` is.
   const resendAfterDrop = config.resendAfterDrop.length ? config.resendAfterDrop : undefined;
+  // `false` hashes as no setting: for a project server both run the same (its `false` yields to the user's default and
+  // to a sandboxed trust), so an entry trusted before `sandbox` existed keeps its hash. `true` and rules are hashed as
+  // written: a project that widens its rules (`allowWrite`, `allowedDomains`) or drops them for `false` changes the
+  // definition and is asked about again — also by a user who trusted it sandboxed, since the rules widen that sandbox.
+  const sandbox = config.sandbox === false ? undefined : config.sandbox;
   return canonicalHash({
     transport,
     command,
@@ -84,6 +90,7 @@ function fingerprintOf(config: ServerConfig): string {
     description,
     sampling,
     resendAfterDrop,
+    sandbox,
   });
 }
 
@@ -94,14 +101,27 @@ export function trustState(config: ServerConfig, record: TrustRecord): TrustStat
   return answer.trusted ? "trusted" : "declined";
 }
 
-/** `record` with `trusted` as the answer for each of `configs`' current definitions. */
+/**
+ * Whether trusting `config` "sandboxed" records a sandboxed answer: only a local server has a process to put in a
+ * sandbox; a remote one runs nowhere here, so it is trusted as it is.
+ */
+export function sandboxedAnswer(config: ServerConfig, sandboxed: boolean): boolean {
+  return sandboxed && config.transport === "stdio";
+}
+
+/** `record` with `trusted` (`sandboxed`: to run in a sandbox only) as the answer for each of `configs`' definitions. */
 export function withAnswer(
   record: TrustRecord,
   configs: readonly ServerConfig[],
   trusted: boolean,
+  sandboxed = false,
 ): Map<string, TrustAnswer> {
   const next = new Map(record);
-  for (const config of configs) next.set(config.name, { hash: trustFingerprint(config), trusted });
+  for (const config of configs) {
+    const answer: TrustAnswer = { hash: trustFingerprint(config), trusted };
+    if (trusted && sandboxedAnswer(config, sandboxed)) answer.sandboxed = true;
+    next.set(config.name, answer);
+  }
   return next;
 }
 
@@ -124,8 +144,11 @@ export function trustAfterWrite(
   for (const config of after.filter(needsTrust)) {
     const old = previous.get(config.name);
     const changed = old !== undefined && trustFingerprint(old) !== trustFingerprint(config);
-    if (authored.has(config.name) || (changed && trustState(old, record) === "trusted")) {
-      answers.set(config.name, { hash: trustFingerprint(config), trusted: true });
+    if (authored.has(config.name)) answers.set(config.name, { hash: trustFingerprint(config), trusted: true });
+    else if (changed && trustState(old, record) === "trusted") {
+      // Trusted sandboxed stays sandboxed: the user's own change ("Always allow") does not take the sandbox away.
+      const sandboxed = record.get(config.name)?.sandboxed === true ? { sandboxed: true } : {};
+      answers.set(config.name, { hash: trustFingerprint(config), trusted: true, ...sandboxed });
     }
   }
   return answers;
@@ -167,6 +190,21 @@ function namedValues(values: Readonly<Record<string, string>>): string {
     .join(", ");
 }
 
+/** The sandbox a server's definition asks for, as the user is shown it; none for a server that does not say. */
+function sandboxLine(setting: SandboxSetting | undefined): string | undefined {
+  if (setting === undefined) return undefined;
+  if (setting === false) return "asks to run without a sandbox";
+  if (setting === true) return "runs sandboxed: writes only in its working directory, no network";
+  const { allowWrite, denyRead } = setting.filesystem;
+  const { allowedDomains, allowPackageRegistry } = setting.network;
+  const parts = [
+    allowWrite.length ? `writes also to: ${allowWrite.join(", ")}` : "writes only in its working directory",
+    `network: ${allowedDomains.length ? allowedDomains.join(", ") : "none"}${allowPackageRegistry ? " and its package registry" : ""}`,
+  ];
+  if (denyRead.length) parts.push(`also unreadable: ${denyRead.join(", ")}`);
+  return `runs sandboxed: ${parts.join("; ")}`;
+}
+
 /**
  * A server as the user sees it when asked to trust it: the command line it runs (or the URL it connects to), where,
  * which environment entries and headers it gets, and which of the user's variables it reads — as written, with
@@ -198,6 +236,8 @@ export function describeForTrust(config: ServerConfig): string[] {
     lines.push(`sent again after a dropped connection, though it may have run: ${config.resendAfterDrop.join(", ")}`);
   if (config.sampling === "allow") lines.push("may have your model answer it without asking (sampling)");
   if (config.description) lines.push(`tells the model: ${config.description}`);
+  const sandbox = sandboxLine(config.sandbox);
+  if (sandbox) lines.push(sandbox);
   const vars = configVarRefs(config);
   if (vars.length) lines.push(`reads your variables: ${vars.map((v) => `\${${v}}`).join(", ")}`);
   return lines.map((line) => shown(line, SHOWN.body, "visible"));

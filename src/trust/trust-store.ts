@@ -1,7 +1,7 @@
 /**
  * The user's project-trust answers on disk (`<agent dir>/mcp-bridge/trust.json`, 0600): per project — keyed by the
  * project directory's real path, so a symlink or `..` does not make a second project — each server's fingerprint and
- * whether it is trusted. Several pi processes may share the file: every write re-reads it, changes only its own
+ * whether it is trusted (and whether only in a sandbox). Several pi processes may share the file: every write re-reads it, changes only its own
  * project's servers, and replaces the file atomically.
  */
 import { realpathSync } from "node:fs";
@@ -29,7 +29,11 @@ function parseAnswers(value: unknown): Map<string, TrustAnswer> {
   if (!isObject(value)) return answers;
   for (const [name, answer] of Object.entries(value)) {
     if (isObject(answer) && typeof answer.hash === "string" && typeof answer.trusted === "boolean")
-      answers.set(name, { hash: answer.hash, trusted: answer.trusted });
+      answers.set(name, {
+        hash: answer.hash,
+        trusted: answer.trusted,
+        ...(answer.sandboxed === true ? { sandboxed: true } : {}),
+      });
   }
   return answers;
 }
