@@ -200,7 +200,7 @@ describe("project servers trusted sandboxed", { timeout: 240_000 }, () => {
   });
 
   test(
-    "on pi 1.x, a project pi trusts: /mcp trust probe --sandboxed restarts the running probe in a sandbox",
+    "on pi 1.x, a project pi trusts: /mcp trust probe --sandboxed restarts the running probe in a sandbox, and a changed definition runs sandboxed too",
     { skip: PI_LINE === "1.x" ? false : "pi 0.73 has no project trust of its own" },
     async () => {
       forget();
@@ -210,6 +210,10 @@ describe("project servers trusted sandboxed", { timeout: 240_000 }, () => {
       const said = await quiet(() => current.session.prompt("/mcp trust probe --sandboxed"));
       assert.match(said, /probe: trusted sandboxed \(now only in a sandbox: it was trusted fully\)/, said);
       assertSandboxed(await probe(current, "host-boxed"), "host-boxed");
+      // The project changes the server; pi's answer on the whole project lets it run, and it runs sandboxed still.
+      writeProject({ env: { CHANGED: "1" } });
+      const next = await startPi(undefined, true);
+      assertSandboxed(await probe(next, "host-changed"), "host-changed");
     },
   );
 

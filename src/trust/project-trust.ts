@@ -46,13 +46,11 @@ export class ProjectTrust {
     return own;
   }
 
-  /** Whether the user trusted this very definition to run sandboxed only. */
+  /** Whether the user answered that this server may run only in a sandbox. */
   sandboxed(config: ServerConfig): boolean {
-    return (
-      needsTrust(config) &&
-      trustState(config, this.answers) === "trusted" &&
-      this.answers.get(config.name)?.sandboxed === true
-    );
+    // Kept after the definition changes too: where the host's answer on the whole project then lets it run, it runs
+    // sandboxed still, until the user trusts it fully.
+    return needsTrust(config) && this.answers.get(config.name)?.sandboxed === true;
   }
 
   allows(config: ServerConfig): boolean {
