@@ -52,7 +52,10 @@ describe("sandboxed servers in /mcp", { timeout: 180_000 }, () => {
   });
 
   /** Calls the probe tool in a fresh pi, then runs `/mcp`: the tool's answer and what `/mcp` printed. */
-  async function probeThenList(sandbox: boolean, tag: string): Promise<{ result: string; listing: string }> {
+  async function probeThenList(
+    sandbox: boolean,
+    tag: string,
+  ): Promise<{ result: string; listing: string; tested: string }> {
     writeFileSync(
       path.join(agentDir, "mcp.json"),
       JSON.stringify({
@@ -81,7 +84,15 @@ describe("sandboxed servers in /mcp", { timeout: 180_000 }, () => {
       } finally {
         console.log = log;
       }
-      return { result, listing: printed.join("\n") };
+      const listing = printed.join("\n");
+      printed.length = 0;
+      console.log = (...parts: unknown[]) => printed.push(parts.join(" "));
+      try {
+        await pi.session.prompt("/mcp test probe");
+      } finally {
+        console.log = log;
+      }
+      return { result, listing, tested: printed.join("\n") };
     } finally {
       await pi.close();
     }
@@ -90,7 +101,8 @@ describe("sandboxed servers in /mcp", { timeout: 180_000 }, () => {
   const serverLog = () => readFileSync(path.join(agentDir, "mcp-bridge", "servers", "probe.log"), "utf8");
 
   test("a sandboxed server: 🛡 in the table, its sandbox's rules and each refusal in its details and its log", async () => {
-    const { result, listing } = await probeThenList(true, "boxed");
+    const { result, listing, tested } = await probeThenList(true, "boxed");
+    assert.match(tested, /MCP server 'probe' works: .*\n(.*\n)* {2}sandboxed: The sandbox can run here/, tested);
     assert.match(result, /^read: failed/m, result);
     assert.match(result, /^connect: failed/m, result);
     assert.match(result, /^proxy: HTTP\/1\.1 403/m, result);
@@ -131,7 +143,8 @@ describe("sandboxed servers in /mcp", { timeout: 180_000 }, () => {
         .split("\n")
         .filter((line) => line.includes('"sandbox.refused"')).length;
     const before = refusals();
-    const { result, listing } = await probeThenList(false, "open");
+    const { result, listing, tested } = await probeThenList(false, "open");
+    assert.doesNotMatch(tested, /sandbox/, tested);
     assert.match(result, /^read: ok PLANTED-KEY/m, result);
     assert.match(listing, /^ {2}probe +🟢/m, listing);
     assert.doesNotMatch(listing, /🛡|sandbox/, listing);
@@ -139,57 +152,81 @@ describe("sandboxed servers in /mcp", { timeout: 180_000 }, () => {
   });
 });
 
-describe("a sandboxed server where bubblewrap is missing", { timeout: 120_000 }, () => {
-  test('pi -p "/mcp": the server is not started, the output names bubblewrap, pi exits 0', async () => {
-    const home = tempDir("mcp-bridge-sandbox-nobwrap-");
-    try {
-      // A PATH with what pi, the sandbox's check (it asks `which`) and the probe need, but no bwrap.
-      const bin = path.join(home.dir, "bin");
-      mkdirSync(bin);
-      symlinkSync(process.execPath, path.join(bin, "node"));
-      for (const tool of ["which", "socat", "rg", "sh", "bash"]) {
-        const found = ["/usr/bin", "/bin", "/usr/local/bin"].map((d) => path.join(d, tool)).find((f) => existsSync(f));
-        if (found) symlinkSync(found, path.join(bin, tool));
-      }
-      const agentDir = path.join(home.dir, "agent");
-      mkdirSync(agentDir);
-      const marker = path.join(home.dir, "probe-started");
-      writeFileSync(
-        path.join(agentDir, "mcp.json"),
-        JSON.stringify({
-          mcpServers: {
-            probe: { command: process.execPath, args: [PROBE], sandbox: true, env: { SANDBOX_PROBE_MARKER: marker } },
-          },
-        }),
-      );
-      const child = spawn(process.execPath, [PI_CLI, "--no-session", "-e", REPO_ROOT, "-p", "/mcp"], {
-        cwd: home.dir,
-        env: {
-          HOME: home.dir,
-          PATH: bin,
-          PI_CODING_AGENT_DIR: agentDir,
-          PI_OFFLINE: "1",
-          PI_MCP_STARTUP_BUDGET_MS: "60000",
-        },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d) => (stdout += d));
-      child.stderr.on("data", (d) => (stderr += d));
-      const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
-      const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
-      clearTimeout(timer);
-      const output = `${stdout}\n${stderr}`;
-      assert.equal(code, 0, output);
-      if (process.env.SHOW_LISTING) console.error(output);
-      assert.match(output, /probe 🛡/, output);
-      assert.match(output, /none can be set up here, so it was not started/, output);
-      assert.match(output, /bubblewrap \(bwrap\) not installed\. Install bubblewrap/, output);
-      assert.doesNotMatch(output, /socat not installed|ripgrep \(rg\) not found/, "only bwrap is missing");
-      assert.equal(existsSync(marker), false, "the probe server never started");
-    } finally {
-      home.cleanup();
+describe("a sandboxed server where bubblewrap is missing", { timeout: 180_000 }, () => {
+  const home = tempDir("mcp-bridge-sandbox-nobwrap-");
+  // A PATH with what pi, the sandbox's check (it asks `which`) and the probe need, but no bwrap.
+  const bin = path.join(home.dir, "bin");
+  const agentDir = path.join(home.dir, "agent");
+  const marker = path.join(home.dir, "probe-started");
+
+  before(() => {
+    mkdirSync(bin);
+    symlinkSync(process.execPath, path.join(bin, "node"));
+    for (const tool of ["which", "socat", "rg", "sh", "bash"]) {
+      const found = ["/usr/bin", "/bin", "/usr/local/bin"].map((d) => path.join(d, tool)).find((f) => existsSync(f));
+      if (found) symlinkSync(found, path.join(bin, tool));
     }
+    mkdirSync(agentDir);
+    writeFileSync(
+      path.join(agentDir, "mcp.json"),
+      JSON.stringify({
+        mcpServers: {
+          probe: { command: process.execPath, args: [PROBE], sandbox: true, env: { SANDBOX_PROBE_MARKER: marker } },
+        },
+      }),
+    );
+  });
+
+  after(() => home.cleanup());
+
+  /** `pi -p <command>` as a child process with that PATH: its exit code and all it wrote. */
+  async function piPrint(command: string): Promise<{ code: number | null; output: string }> {
+    const child = spawn(process.execPath, [PI_CLI, "--no-session", "-e", REPO_ROOT, "-p", command], {
+      cwd: home.dir,
+      env: {
+        HOME: home.dir,
+        PATH: bin,
+        PI_CODING_AGENT_DIR: agentDir,
+        PI_OFFLINE: "1",
+        PI_MCP_STARTUP_BUDGET_MS: "60000",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (d) => (output += d));
+    child.stderr.on("data", (d) => (output += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    clearTimeout(timer);
+    if (process.env.SHOW_LISTING) console.error(output);
+    return { code, output };
+  }
+
+  test('pi -p "/mcp": the server is not started, the output names bubblewrap, pi exits 0', async () => {
+    const { code, output } = await piPrint("/mcp");
+    assert.equal(code, 0, output);
+    assert.equal(existsSync(marker), false, "the probe server never started");
+    assert.match(output, /probe 🛡/, output);
+    assert.match(output, /none can be set up here, so it was not started/, output);
+    assert.match(output, /bubblewrap \(bwrap\) not installed\. Install bubblewrap/, output);
+    assert.doesNotMatch(output, /socat not installed|ripgrep \(rg\) not found/, "only bwrap is missing");
+  });
+
+  test('"/mcp test probe" says the sandbox cannot run here before it connects; "/mcp doctor" names bubblewrap', async () => {
+    const tested = await piPrint("/mcp test probe");
+    assert.equal(tested.code, 1, tested.output);
+    assert.match(
+      tested.output,
+      /MCP server 'probe' runs sandboxed\. The sandbox cannot run here, so sandboxed servers are not started: bubblewrap \(bwrap\) not installed\. Install bubblewrap/,
+      tested.output,
+    );
+    assert.equal(existsSync(marker), false, "the probe server never started");
+    const doctor = await piPrint("/mcp doctor");
+    assert.equal(doctor.code, 1, doctor.output);
+    assert.match(
+      doctor.output,
+      /The sandbox cannot run here.*bubblewrap \(bwrap\) not installed\. Install bubblewrap/,
+      doctor.output,
+    );
   });
 });

@@ -100,7 +100,11 @@ async function testServer(deps: CommandDeps, connection: ServerConnection, ctx: 
   const sandboxed = isSandboxed(deps.bridge.sandboxOf(connection.config));
   const check = sandboxed ? await sandboxCheck() : undefined;
   if (check && !check.ok) {
-    show(ctx, `MCP server '${connection.name}' runs sandboxed. ${check.text}`, "error");
+    show(
+      ctx,
+      `MCP server '${connection.name}' runs sandboxed. ${check.text} Or set "sandbox": false for it to run with your full rights.`,
+      "error",
+    );
     if (!ctx.hasUI) process.exitCode = 1;
     return;
   }
