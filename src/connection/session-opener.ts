@@ -174,6 +174,8 @@ export class SessionOpener {
     const features: ClientFeatures = { roots: () => [directoryRoot(projectRoot)], ...this.options.features };
     const { limits, protocol } = this.config;
     const box = endpoint.kind === "stdio" ? this.options.sandbox?.(endpoint) : undefined;
+    // Its stderr is read for refusals against the rules it runs under now, and none where it runs unsandboxed.
+    if (!box) this.refusals.policy = undefined;
     const sandbox = box && {
       ...box,
       onStart: (policy: SandboxPolicy) => this.refusals.started(policy),

@@ -274,15 +274,6 @@ const SUBCOMMANDS: readonly Subcommand[] = [
     run: onServer("test", testServer),
   },
   {
-    name: "doctor",
-    help: "Check that sandboxed servers can run here (the sandbox's tools)",
-    run: async (_, __, ctx) => {
-      const check = await sandboxCheck();
-      show(ctx, check.text, check.ok ? "info" : "error");
-      if (!check.ok && !ctx.hasUI) process.exitCode = 1;
-    },
-  },
-  {
     name: "reconnect",
     help: "Drop a server's connection and connect again",
     completes: "server",
@@ -328,6 +319,15 @@ const SUBCOMMANDS: readonly Subcommand[] = [
     help: "Stop trusting this project's servers (or the named ones) and stop them",
     completes: "project server",
     run: (deps, names, ctx) => untrustCommand(deps, names, ctx),
+  },
+  {
+    name: "doctor",
+    help: "Check that sandboxed servers can run here (the sandbox's tools)",
+    run: async (_, __, ctx) => {
+      const check = await sandboxCheck();
+      show(ctx, check.text, check.ok ? "info" : "error");
+      if (!check.ok && !ctx.hasUI) process.exitCode = 1;
+    },
   },
 ];
 
