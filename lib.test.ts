@@ -90,7 +90,7 @@ import {
   normalizeInputSchema,
   splitCommandLine,
 } from "./lib.ts";
-import { describePolicy, refusalIn, refusalMessage } from "./lib.ts";
+import { describePolicy, refusalIn, refusalMessage, violationRefusal } from "./lib.ts";
 
 /** The SDK's error for an HTTP answer the transport could not use. */
 function httpError(status: number, message: string): SdkHttpError {
@@ -1707,6 +1707,23 @@ describe("sandbox refusals", () => {
     });
     assert.deepEqual(refusalIn("connect ENETUNREACH [::1]:443", policy), { kind: "network", detail: "[::1]:443" });
     assert.equal(refusalIn("listening on stdio", policy), undefined);
+  });
+
+  test("the library's violation lines: hosts its proxy denied, syscalls its monitor saw", () => {
+    assert.deepEqual(violationRefusal("deny network-outbound evil.example:443 (not allowed)"), {
+      kind: "network",
+      detail: "evil.example:443",
+      byProxy: true,
+    });
+    assert.deepEqual(violationRefusal("deny http-request GET http://evil.example/x?… (not allowed)"), {
+      kind: "network",
+      detail: "evil.example",
+      byProxy: true,
+    });
+    assert.deepEqual(violationRefusal("deny connect /run/docker.sock"), {
+      kind: "network",
+      detail: "/run/docker.sock",
+    });
   });
 
   test("each message names the setting that allows it; the policy is described for /mcp", () => {

@@ -68,4 +68,4 @@ export { normalizeInputSchema } from "./src/translate/schema.ts";
 export { otherServersSecrets } from "./src/sandbox/other-secrets.ts";
 export { describePolicy, sandboxPolicy } from "./src/sandbox/sandbox-policy.ts";
 export { effectiveSandbox, readSandboxSetting } from "./src/sandbox/sandbox-setting.ts";
-export { refusalIn, refusalMessage } from "./src/sandbox/sandbox-refusal.ts";
+export { refusalIn, refusalMessage, violationRefusal } from "./src/sandbox/sandbox-refusal.ts";

@@ -21,8 +21,13 @@ const UNREACHABLE = /\bENETUNREACH\b|\bECONNREFUSED\b|network is unreachable|con
 const PATH = /'(\/[^']*)'|"(\/[^"]*)"|(?:^|\s)(\/[^\s'",:]+)/;
 /** `127.0.0.1:8080`, `[::1]:443`, `example.com:443`. */
 const HOST_PORT = /(\[[0-9a-f:.]+\]|[a-z0-9][a-z0-9.-]*):(\d{1,5})\b/i;
-/** The library's line for a host its proxy denied: `deny network-outbound example.com:443 (reason)`. */
-const PROXY_DENY = /deny network-outbound (\S+)/;
+/**
+ * The library's lines: its proxy's `deny network-outbound example.com:443 (reason)`, `deny socks-tunnel host:port`,
+ * `deny http-request GET http://host/path (reason)`; its Linux monitor's `deny <syscall> <path>`.
+ */
+const PROXY_DENY = /^deny (?:network-outbound|socks-tunnel) (\S+)/;
+const HTTP_DENY = /^deny http-request \S+ (\S+)/;
+const SYSCALL_DENY = /^deny (\S+) (.*)$/;
 
 const under = (file: string, entries: readonly string[]) =>
   entries.some((entry) => file === entry || file.startsWith(entry.endsWith("/") ? entry : `${entry}/`));
@@ -47,10 +52,26 @@ export function refusalIn(line: string, policy: SandboxPolicy): SandboxRefusal |
   return undefined;
 }
 
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
 /** The refusal a line of the library's violation store records (a host its proxy denied). */
 export function violationRefusal(line: string): SandboxRefusal {
   const host = PROXY_DENY.exec(line)?.[1];
-  return { kind: "network", detail: host, byProxy: true };
+  if (host) return { kind: "network", detail: host, byProxy: true };
+  const url = HTTP_DENY.exec(line)?.[1];
+  if (url) return { kind: "network", detail: hostOf(url), byProxy: true };
+  const [, syscall = "", target] = SYSCALL_DENY.exec(line) ?? [];
+  if (/connect|socket|bind|send/.test(syscall)) return { kind: "network", detail: target };
+  return {
+    kind: /write|unlink|rename|mkdir|creat|trunc|chmod|chown|link/.test(syscall) ? "write" : "read",
+    detail: target,
+  };
 }
 
 /** One sentence for the user: what was refused, and the setting that allows it. */
