@@ -1707,6 +1707,7 @@ describe("sandbox refusals", () => {
     });
     assert.deepEqual(refusalIn("connect ENETUNREACH [::1]:443", policy), { kind: "network", detail: "[::1]:443" });
     assert.equal(refusalIn("listening on stdio", policy), undefined);
+    assert.deepEqual(refusalIn("sh: /etc/y: Read-only file system", policy), { kind: "write", detail: "/etc/y" });
   });
 
   test("the library's violation lines: hosts its proxy denied, syscalls its monitor saw", () => {

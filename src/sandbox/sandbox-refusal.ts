@@ -17,8 +17,8 @@ const READ_ONLY = /\bEROFS\b|read-only file system/i;
 const NOT_PERMITTED = /\bE(PERM|ACCES)\b|operation not permitted|permission denied/i;
 const NOT_FOUND = /\bENOENT\b|no such file or directory/i;
 const UNREACHABLE = /\bENETUNREACH\b|\bECONNREFUSED\b|network is unreachable|connection refused/i;
-/** A quoted absolute path (`open '/x'`, Python's `: '/x'`), else an unquoted one. */
-const PATH = /'(\/[^']*)'|"(\/[^"]*)"|(?:^|\s)(\/[^\s'",:]+)/;
+/** A quoted absolute path (Node's `open '/x'`, Python's `: '/x'`), else a shell's `sh: /x: Read-only file system`. */
+const PATH = /'(\/[^']*)'|"(\/[^"]*)"|(?:^|\s)(\/[^\s'",:]+):/;
 /** `127.0.0.1:8080`, `[::1]:443`, `example.com:443`. */
 const HOST_PORT = /(\[[0-9a-f:.]+\]|[a-z0-9][a-z0-9.-]*):(\d{1,5})\b/i;
 /**
