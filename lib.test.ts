@@ -90,6 +90,7 @@ import {
   normalizeInputSchema,
   splitCommandLine,
 } from "./lib.ts";
+import { describePolicy, refusalIn, refusalMessage, violationRefusal } from "./lib.ts";
 
 /** The SDK's error for an HTTP answer the transport could not use. */
 function httpError(status: number, message: string): SdkHttpError {
@@ -1669,6 +1670,76 @@ describe("sandbox settings and rules", () => {
     assert.deepEqual(otherServersSecrets(servers, "self", { GOOGLE_CREDS: "/home/ann/gcp.json" }).sort(), [
       "/home/ann/gcp.json",
       "~/.config/tokens/gh",
+    ]);
+  });
+});
+
+describe("sandbox refusals", () => {
+  const policy = {
+    filesystem: { denyRead: ["/home/u/.ssh"], allowWrite: ["/work/p", "/tmp/box"], denyWrite: ["/home/u/.ssh"] },
+    network: { allowedDomains: ["api.example.com"], deniedDomains: [] },
+    tempDir: "/tmp/box",
+    caches: [],
+    registryOpen: false,
+  };
+
+  test("a stderr line is read for the refusal it reports, against the start's rules", () => {
+    assert.deepEqual(refusalIn("EROFS: read-only file system, open '/etc/x'", policy), {
+      kind: "write",
+      detail: "/etc/x",
+    });
+    assert.deepEqual(refusalIn("PermissionError: [Errno 13] Permission denied: '/home/u/.ssh/id'", policy), {
+      kind: "read",
+      detail: "/home/u/.ssh/id",
+    });
+    // On Linux a denied directory is empty: a missing file there was refused; one elsewhere is the server's business.
+    assert.deepEqual(refusalIn("ENOENT: no such file or directory, open '/home/u/.ssh/id'", policy), {
+      kind: "read",
+      detail: "/home/u/.ssh/id",
+    });
+    assert.equal(refusalIn("ENOENT: no such file or directory, open '/work/p/missing'", policy), undefined);
+    assert.equal(refusalIn("ENOENT: no such file or directory, open '/home/u/.sshx'", policy), undefined);
+    // Inside what it may write, a permission error is the file's own, not the sandbox's.
+    assert.equal(refusalIn("EACCES: permission denied, open '/work/p/ro.txt'", policy), undefined);
+    assert.deepEqual(refusalIn("Error: connect ECONNREFUSED 127.0.0.1:8080", policy), {
+      kind: "network",
+      detail: "127.0.0.1:8080",
+    });
+    assert.deepEqual(refusalIn("connect ENETUNREACH [::1]:443", policy), { kind: "network", detail: "[::1]:443" });
+    assert.equal(refusalIn("listening on stdio", policy), undefined);
+    assert.deepEqual(refusalIn("sh: /etc/y: Read-only file system", policy), { kind: "write", detail: "/etc/y" });
+  });
+
+  test("the library's violation lines: hosts its proxy denied, syscalls its monitor saw", () => {
+    assert.deepEqual(violationRefusal("deny network-outbound evil.example:443 (not allowed)"), {
+      kind: "network",
+      detail: "evil.example:443",
+      byProxy: true,
+    });
+    assert.deepEqual(violationRefusal("deny http-request GET http://evil.example/x?… (not allowed)"), {
+      kind: "network",
+      detail: "evil.example",
+      byProxy: true,
+    });
+    assert.deepEqual(violationRefusal("deny connect /run/docker.sock"), {
+      kind: "network",
+      detail: "/run/docker.sock",
+    });
+  });
+
+  test("each message names the setting that allows it; the policy is described for /mcp", () => {
+    assert.match(
+      refusalMessage({ kind: "write", detail: "/x" }),
+      /write to \/x; to allow it, add it to sandbox\.filesystem\.allowWrite/,
+    );
+    assert.match(
+      refusalMessage({ kind: "network", detail: "evil.example:443", byProxy: true }),
+      /add "evil\.example" to sandbox\.network\.allowedDomains/,
+    );
+    assert.deepEqual(describePolicy(policy, "/home/u"), [
+      "writes: /work/p, /tmp/box",
+      "denied reads: ~/.ssh",
+      "network hosts: api.example.com",
     ]);
   });
 });

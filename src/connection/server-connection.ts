@@ -39,6 +39,7 @@ import type { LiveSession, RequestOptions, Run } from "./live-session.ts";
 import type { ClientFeatures, ServerChange } from "./mcp-client.ts";
 import { type CallOptions, lostCause, redactedRequest, safeToRepeat, sendAgain } from "./request-recovery.ts";
 import { SessionOpener, type SessionOpenerOptions } from "./session-opener.ts";
+import type { RefusalRecord } from "../sandbox/refusal-record.ts";
 import { toolCallRun } from "./tool-call.ts";
 
 export interface ConnectionOptions extends Pick<
@@ -169,6 +170,11 @@ export class ServerConnection {
   get warnings(): string[] {
     const { warning } = this.toolList;
     return [...this.opener.warnings, ...this.auth.warnings, ...(warning ? [warning] : [])];
+  }
+
+  /** What the sandbox refused this server, and the rules of its last sandboxed start. */
+  get sandboxRefusals(): RefusalRecord {
+    return this.opener.refusals;
   }
 
   /** The last lines the newest local server process wrote to stderr, redacted. */

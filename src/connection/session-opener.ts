@@ -18,7 +18,9 @@ import {
   resolveServerConfig,
 } from "../config/substitute.ts";
 import { sandboxManager } from "../sandbox/sandbox-runtime.ts";
+import { RefusalRecord } from "../sandbox/refusal-record.ts";
 import type { StdioSandbox } from "./http/transports.ts";
+import type { SandboxPolicy } from "../sandbox/sandbox-policy.ts";
 import { runCommandValues } from "../config/command-runner.ts";
 import { clientSecretField } from "../config/command-value.ts";
 import { needsTrust } from "../trust/trust-rules.ts";
@@ -62,6 +64,8 @@ export class SessionOpener {
   warnings: string[] = [];
   /** The newest session, open or not (being opened, failed, lost). */
   newest?: LiveSession;
+  /** What the sandbox refused this server, and the rules of its last sandboxed start. */
+  readonly refusals: RefusalRecord;
   private readonly events: SessionEvents;
   /** What was remembered of the server's revision (see `recallProtocol`); null once an open starting from it failed. */
   private recalled?: string | null;
@@ -81,11 +85,20 @@ export class SessionOpener {
     // The config's secrets are known before anything is started, so even the first message about it is redacted.
     redactor.add(resolveServerConfig(config, options.env, options.projectRoot).secrets);
     const stderrLog = options.serverLog ?? options.logger ?? NULL_LOGGER;
+    this.refusals = new RefusalRecord((refusal, message) => {
+      const fields = { kind: refusal.kind, detail: refusal.detail, message };
+      report.log("warn", "sandbox.refused", fields);
+      if (options.serverLog)
+        options.serverLog.log({ level: "warn", event: "sandbox.refused", server: config.name, ...fields });
+    });
     this.events = {
       ...options.events,
       heard: () => report.health.heard(Date.now()),
-      stderrLine: (line) =>
-        stderrLog.log({ level: "debug", event: "stderr", server: config.name, line: this.redact(line) }),
+      stderrLine: (line) => {
+        const text = this.redact(line);
+        stderrLog.log({ level: "debug", event: "stderr", server: config.name, line: text });
+        this.refusals.stderrLine(text);
+      },
       logMessage: ({ level, logger, data }) => {
         const text = this.redact(typeof data === "string" ? data : JSON.stringify(data));
         report.log(LEVEL_OF_MCP_LEVEL[level] ?? "info", "server.log", { logger, data: text });
@@ -160,7 +173,14 @@ export class SessionOpener {
     // Roots for every server, so it lists the same tools wherever pi runs (some list a tool only for a client with roots).
     const features: ClientFeatures = { roots: () => [directoryRoot(projectRoot)], ...this.options.features };
     const { limits, protocol } = this.config;
-    const sandbox = endpoint.kind === "stdio" ? this.options.sandbox?.(endpoint) : undefined;
+    const box = endpoint.kind === "stdio" ? this.options.sandbox?.(endpoint) : undefined;
+    // Its stderr is read for refusals against the rules it runs under now, and none where it runs unsandboxed.
+    if (!box) this.refusals.policy = undefined;
+    const sandbox = box && {
+      ...box,
+      onStart: (policy: SandboxPolicy) => this.refusals.started(policy),
+      onViolation: (line: string) => this.refusals.violation(this.redact(line)),
+    };
     // Never run unsandboxed what asked for a sandbox: where it cannot be set up, the server does not start.
     if (sandbox)
       await sandboxManager().catch((error: unknown) => {

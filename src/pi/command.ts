@@ -20,6 +20,8 @@ import { definitionChars, estimatedTokens, modelFacingTool } from "../exposure/d
 import { formatProvenance } from "../translate/provenance.ts";
 import { RESOURCE_TOOL_NAMES } from "./resource-tools.ts";
 import { promptListingText, resourceListingText } from "./offer-listing.ts";
+import { isSandboxed } from "../sandbox/sandbox-setting.ts";
+import { sandboxCheck } from "./sandbox-check.ts";
 
 /** The named server, or one the user picks; undefined (with a message) when there is none. */
 async function pickServer(
@@ -94,6 +96,18 @@ function formatTools(deps: CommandDeps, server: string | undefined): string {
 
 /** Connects afresh with the server's config, lists its tools and how big each one's definition is, then disconnects. */
 async function testServer(deps: CommandDeps, connection: ServerConnection, ctx: ExtensionContext): Promise<void> {
+  // A sandboxed server is never started unsandboxed: say first whether its sandbox can run here at all.
+  const sandboxed = isSandboxed(deps.bridge.sandboxOf(connection.config));
+  const check = sandboxed ? await sandboxCheck() : undefined;
+  if (check && !check.ok) {
+    show(
+      ctx,
+      `MCP server '${connection.name}' runs sandboxed. ${check.text} Or set "sandbox": false for it to run with your full rights.`,
+      "error",
+    );
+    if (!ctx.hasUI) process.exitCode = 1;
+    return;
+  }
   const scratch = deps.bridge.scratchConnection(connection.config);
   const started = Date.now();
   try {
@@ -107,6 +121,7 @@ async function testServer(deps: CommandDeps, connection: ServerConnection, ctx: 
     const lines = [
       `MCP server '${connection.name}' works: connected in ${Date.now() - started} ms over ${scratch.transport}, ${plural(sizes.length, "tool")}; ` +
         `declared directly they would add ${total.toLocaleString("en-US")} characters to each request (about ${estimatedTokens(total).toLocaleString("en-US")} tokens).`,
+      ...(check ? [`  sandboxed: ${check.text}`] : []),
       ...sizes.map(
         (s) =>
           `  ${s.name}  ${s.chars.toLocaleString("en-US")} characters (about ${estimatedTokens(s.chars).toLocaleString("en-US")} tokens)`,
@@ -307,6 +322,15 @@ const SUBCOMMANDS: readonly Subcommand[] = [
     help: "Stop trusting this project's servers (or the named ones) and stop them",
     completes: "project server",
     run: (deps, names, ctx) => untrustCommand(deps, names, ctx),
+  },
+  {
+    name: "doctor",
+    help: "Check that sandboxed servers can run here (the sandbox's tools)",
+    run: async (_, __, ctx) => {
+      const check = await sandboxCheck();
+      show(ctx, check.text, check.ok ? "info" : "error");
+      if (!check.ok && !ctx.hasUI) process.exitCode = 1;
+    },
   },
 ];
 

@@ -2,7 +2,10 @@
  * Each configured server as `/mcp`, the dashboard and the footer show it: one `ServerRow` built from the server's
  * connection state and the tools registered for it.
  */
+import * as os from "node:os";
 import { shown, SHOWN } from "../common/terminal-text.ts";
+import { describePolicy } from "../sandbox/sandbox-policy.ts";
+import { isSandboxed } from "../sandbox/sandbox-setting.ts";
 import type { McpBridge } from "../bridge/mcp-bridge.ts";
 import { stateDetail } from "../connection/connection-state.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
@@ -32,6 +35,16 @@ function sourceLabel(c: ServerConnection): string {
   return typeof importedFrom === "string"
     ? `${c.config.source.scope}, imported from ${shown(importedFrom, SHOWN.line, "line")}`
     : c.config.source.scope;
+}
+
+/** What `/mcp` says of a sandboxed server's sandbox: its last start's rules, and its refusals. */
+function sandboxView(c: ServerConnection): ServerRow["sandbox"] {
+  const { policy, count, recent } = c.sandboxRefusals;
+  return {
+    allows: policy && describePolicy(policy, os.homedir()).map((line) => shown(line, SHOWN.body, "line")),
+    refused: count,
+    recent: recent.map((line) => shown(line, SHOWN.line, "line")),
+  };
 }
 
 /** Each server's row; with `exposure`, each tool's exposure and what the server's declared tools cost per request. */
@@ -74,6 +87,7 @@ export function serverRows(
         name,
         state: env[name] === undefined ? "NOT SET" : env[name] === "" ? "empty" : "set",
       })),
+      sandbox: isSandboxed(bridge.sandboxOf(c.config)) ? sandboxView(c) : undefined,
     };
   });
 }

@@ -30,7 +30,12 @@ export interface ServerRow {
   /** What the server is doing about being down: `retry 5/10 in 8s`, `connecting (attempt 2)`. */
   detail?: string;
   metrics?: ServerMetrics;
+  /** Set for a server that runs sandboxed: what its sandbox allows (known once it started), what it refused. */
+  sandbox?: { allows?: string[]; refused: number; recent: string[] };
 }
+
+/** The mark of a server that runs sandboxed. */
+const SANDBOX_MARK = "🛡";
 
 /**
  * The status marks: green up, yellow on the way, red down (or waiting for a sign-in), white not started, black off, a
@@ -225,7 +230,7 @@ export function formatStatusTable(rows: readonly ServerRow[], now = Date.now(), 
     const tools = status === "connected" || status === "not started" ? String(row.toolCount) : "—";
     const active = row.lastActive !== undefined ? `${formatDuration(now - row.lastActive)} ago` : "—";
     return [
-      row.name,
+      row.sandbox ? `${row.name} ${SANDBOX_MARK}` : row.name,
       STATUS_MARK[status] ?? "?",
       row.transport,
       row.protocol ?? "—",
@@ -276,10 +281,24 @@ export function formatServerDetails(row: ServerRow): string[] {
   const metrics = row.metrics && formatMetrics(row.metrics);
   if (metrics) lines.push(`    ${metrics}`);
   for (const warning of row.warnings) lines.push(`    ! ${warning}`);
+  if (row.sandbox) lines.push(...sandboxLines(row.sandbox));
   if (row.vars.length) lines.push(`    variables: ${row.vars.map((v) => `${v.name} ${v.state}`).join(", ")}`);
   for (const tool of row.tools) {
     const names = tool.name === tool.originalName ? tool.name : `${tool.name}  (${tool.originalName})`;
     lines.push(tool.exposure ? `    - ${names}  · ${tool.exposure}` : `    - ${names}`);
+  }
+  return lines;
+}
+
+/** What a sandboxed server's sandbox allows, and what it refused lately. */
+function sandboxLines(sandbox: NonNullable<ServerRow["sandbox"]>): string[] {
+  const lines = [
+    `    ${SANDBOX_MARK} sandboxed${sandbox.allows ? "" : " (what it allows is known once it has started)"}`,
+  ];
+  for (const line of sandbox.allows ?? []) lines.push(`      ${line}`);
+  if (sandbox.refused > 0) {
+    lines.push(`      refused ${plural(sandbox.refused, "time")}; the last:`);
+    for (const message of sandbox.recent) lines.push(`      - ${message}`);
   }
   return lines;
 }

@@ -138,3 +138,23 @@ export function sandboxPolicy(setting: true | SandboxRules, ctx: SandboxContext)
     registryOpen,
   };
 }
+
+/** `~/x` for a path under the home directory: shorter, and the same for every user. */
+function tilde(p: string, home: string): string {
+  return p === home ? "~" : p.startsWith(`${home}/`) ? `~/${p.slice(home.length + 1)}` : p;
+}
+
+/** What a sandbox allows, in lines for `/mcp`: where it may write, what it may not read, which hosts it may reach. */
+export function describePolicy(policy: SandboxPolicy, home: string): string[] {
+  const list = (paths: string[]) => paths.map((p) => tilde(p, home)).join(", ");
+  const { filesystem, network } = policy;
+  const hosts = network.allowedDomains.length ? network.allowedDomains.join(", ") : "none";
+  const launcher = policy.launcher
+    ? ` (with the ${policy.launcher} package cache${policy.registryOpen ? " and registry" : ""})`
+    : "";
+  return [
+    `writes: ${list(filesystem.allowWrite)}${launcher}`,
+    `denied reads: ${list(filesystem.denyRead)}`,
+    `network hosts: ${hosts}${network.deniedDomains.length ? `; denied: ${network.deniedDomains.join(", ")}` : ""}`,
+  ];
+}

@@ -26,7 +26,7 @@ class SandboxUnavailable extends Error {
 }
 
 /** What to install, in the words of the user's platform. */
-function installHint(platform: NodeJS.Platform = process.platform): string {
+export function installHint(platform: NodeJS.Platform = process.platform): string {
   if (platform === "linux")
     return "Install bubblewrap, socat and ripgrep (Debian/Ubuntu: `sudo apt-get install bubblewrap socat ripgrep`; Fedora: `sudo dnf install bubblewrap socat ripgrep`; Arch: `sudo pacman -S bubblewrap socat ripgrep`)";
   if (platform === "darwin") return "Install ripgrep (`brew install ripgrep`); sandbox-exec comes with macOS";
@@ -45,7 +45,7 @@ function load(): Promise<Library> {
 }
 
 /** What the sandbox lacks on this machine (nothing: it can run). Loads the library; starts nothing. */
-async function sandboxProblems(): Promise<string[]> {
+export async function sandboxProblems(): Promise<string[]> {
   let manager: Manager;
   try {
     manager = (await load()).SandboxManager;
@@ -113,16 +113,24 @@ export function privateTempDir(server: string): string {
  * shared one); only the variables the library adds for its proxies join the server's environment, never the rest of
  * pi's.
  */
-export async function sandboxedStart(spec: SpawnSpec, policy: SandboxPolicy): Promise<SandboxedStart> {
+export async function sandboxedStart(
+  spec: SpawnSpec,
+  policy: SandboxPolicy,
+  onViolation?: (line: string) => void,
+): Promise<SandboxedStart> {
   try {
-    return await wrap(spec, policy);
+    return await wrap(spec, policy, onViolation);
   } catch (error) {
     rmSync(policy.tempDir, { recursive: true, force: true });
     throw error;
   }
 }
 
-async function wrap(spec: SpawnSpec, policy: SandboxPolicy): Promise<SandboxedStart> {
+async function wrap(
+  spec: SpawnSpec,
+  policy: SandboxPolicy,
+  onViolation?: (line: string) => void,
+): Promise<SandboxedStart> {
   const manager = await sandboxManager();
   // The sandbox can only open a directory that exists, and the launcher inside could not make its cache itself.
   for (const cache of policy.caches) mkdirSync(cache, { recursive: true, mode: 0o700 });
@@ -154,6 +162,7 @@ async function wrap(spec: SpawnSpec, policy: SandboxPolicy): Promise<SandboxedSt
   if (policy.network.allowedDomains.length)
     manager.registerCommandNetworkLists(commandId, { allowedDomains: policy.network.allowedDomains });
   const [command = "", ...args] = wrapped.argv;
+  const unwatch = onViolation ? watchViolations(manager, commandId, onViolation) : undefined;
   let released = false;
   running++;
   return {
@@ -168,10 +177,28 @@ async function wrap(spec: SpawnSpec, policy: SandboxPolicy): Promise<SandboxedSt
       if (released) return;
       released = true;
       running--;
+      unwatch?.();
       manager.unregisterCommandNetworkLists(commandId);
       rmSync(policy.tempDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Calls `onLine` with each violation the library records for `commandId` from now on (a host its proxy denied). The
+ * store hands every listener its whole list (the last 100) on each change: the ones already there are passed over.
+ */
+function watchViolations(manager: Manager, commandId: string, onLine: (line: string) => void): () => void {
+  // How the library keys a violation to the start whose proxy settings carried `commandId`.
+  const key = Buffer.from(commandId).toString("base64");
+  const seen = new WeakSet<object>();
+  return manager.getSandboxViolationStore().subscribe((violations) => {
+    for (const violation of violations) {
+      if (seen.has(violation)) continue;
+      seen.add(violation);
+      if (violation.encodedCommand === key) onLine(violation.line);
+    }
+  });
 }
 
 /**

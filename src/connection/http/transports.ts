@@ -19,6 +19,10 @@ import { privateTempDir, sandboxedStart } from "../../sandbox/sandbox-runtime.ts
 export interface StdioSandbox {
   server: string;
   policy(tempDir: string): SandboxPolicy;
+  /** Told the rules of each start, before its process is spawned. */
+  onStart?(policy: SandboxPolicy): void;
+  /** A line the sandbox library recorded for this start (a host its proxy denied). */
+  onViolation?(line: string): void;
 }
 
 export interface StdioHooks {
@@ -43,7 +47,8 @@ export function createStdioTransport(
   const prepare = sandbox
     ? () => {
         const policy = sandbox.policy(privateTempDir(sandbox.server));
-        return sandboxedStart({ command, args, env: endpoint.env, cwd: endpoint.cwd }, policy);
+        sandbox.onStart?.(policy);
+        return sandboxedStart({ command, args, env: endpoint.env, cwd: endpoint.cwd }, policy, sandbox.onViolation);
       }
     : undefined;
   return new ProcessGroupStdioTransport({

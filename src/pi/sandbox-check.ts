@@ -1,0 +1,14 @@
+/**
+ * Whether sandboxed servers can run on this machine, in words for `/mcp test` and `/mcp doctor`: the tools the sandbox
+ * needs, checked without starting anything.
+ */
+import { installHint, sandboxProblems } from "../sandbox/sandbox-runtime.ts";
+
+export async function sandboxCheck(): Promise<{ ok: boolean; text: string }> {
+  const problems = await sandboxProblems();
+  if (problems.length === 0) return { ok: true, text: "The sandbox can run here: its tools are installed." };
+  return {
+    ok: false,
+    text: `The sandbox cannot run here, so sandboxed servers are not started: ${problems.join("; ")}. ${installHint()}.`,
+  };
+}

@@ -1,0 +1,89 @@
+/**
+ * What a sandboxed server was refused, read from what it reports: a line of its stderr (Node, Python and libc error
+ * texts), or a denial the sandbox library's network proxy recorded. Pure. On Linux a denied directory is mounted empty,
+ * so a missing file there (ENOENT) is a refused read too; a missing file anywhere else is the server's own business.
+ */
+import type { SandboxPolicy } from "./sandbox-policy.ts";
+
+export interface SandboxRefusal {
+  kind: "read" | "write" | "network";
+  /** The path or host refused, where the line names one. */
+  detail?: string;
+  /** A host the sandbox's proxy denied (rather than a connection made around it). */
+  byProxy?: boolean;
+}
+
+const READ_ONLY = /\bEROFS\b|read-only file system/i;
+const NOT_PERMITTED = /\bE(PERM|ACCES)\b|operation not permitted|permission denied/i;
+const NOT_FOUND = /\bENOENT\b|no such file or directory/i;
+const UNREACHABLE = /\bENETUNREACH\b|\bECONNREFUSED\b|network is unreachable|connection refused/i;
+/** A quoted absolute path (Node's `open '/x'`, Python's `: '/x'`), else a shell's `sh: /x: Read-only file system`. */
+const PATH = /'(\/[^']*)'|"(\/[^"]*)"|(?:^|\s)(\/[^\s'",:]+):/;
+/** `127.0.0.1:8080`, `[::1]:443`, `example.com:443`. */
+const HOST_PORT = /(\[[0-9a-f:.]+\]|[a-z0-9][a-z0-9.-]*):(\d{1,5})\b/i;
+/**
+ * The library's lines: its proxy's `deny network-outbound example.com:443 (reason)`, `deny socks-tunnel host:port`,
+ * `deny http-request GET http://host/path (reason)`; its Linux monitor's `deny <syscall> <path>`.
+ */
+const PROXY_DENY = /^deny (?:network-outbound|socks-tunnel) (\S+)/;
+const HTTP_DENY = /^deny http-request \S+ (\S+)/;
+const SYSCALL_DENY = /^deny (\S+) (.*)$/;
+
+const under = (file: string, entries: readonly string[]) =>
+  entries.some((entry) => file === entry || file.startsWith(entry.endsWith("/") ? entry : `${entry}/`));
+
+/** The refusal `line` (one stderr line of a server sandboxed by `policy`) reports, if it reports one. */
+export function refusalIn(line: string, policy: SandboxPolicy): SandboxRefusal | undefined {
+  const match = PATH.exec(line);
+  const file = match?.[1] ?? match?.[2] ?? match?.[3];
+  const { denyRead, allowWrite, denyWrite } = policy.filesystem;
+  if (READ_ONLY.test(line) || NOT_PERMITTED.test(line)) {
+    if (file && under(file, denyRead)) return { kind: "read", detail: file };
+    // A path the sandbox lets it write was refused by the file's own permissions, not by the sandbox.
+    if (file && under(file, allowWrite) && !under(file, denyWrite)) return undefined;
+    if (file || READ_ONLY.test(line)) return { kind: "write", detail: file };
+    return undefined;
+  }
+  if (NOT_FOUND.test(line)) return file && under(file, denyRead) ? { kind: "read", detail: file } : undefined;
+  if (UNREACHABLE.test(line)) {
+    const host = HOST_PORT.exec(line);
+    return { kind: "network", detail: host ? `${host[1]}:${host[2]}` : undefined };
+  }
+  return undefined;
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
+/** The refusal a line of the library's violation store records (a host its proxy denied). */
+export function violationRefusal(line: string): SandboxRefusal {
+  const host = PROXY_DENY.exec(line)?.[1];
+  if (host) return { kind: "network", detail: host, byProxy: true };
+  const url = HTTP_DENY.exec(line)?.[1];
+  if (url) return { kind: "network", detail: hostOf(url), byProxy: true };
+  const [, syscall = "", target] = SYSCALL_DENY.exec(line) ?? [];
+  if (/connect|socket|bind|send/.test(syscall)) return { kind: "network", detail: target };
+  return {
+    kind: /write|unlink|rename|mkdir|creat|trunc|chmod|chown|link/.test(syscall) ? "write" : "read",
+    detail: target,
+  };
+}
+
+/** One sentence for the user: what was refused, and the setting that allows it. */
+export function refusalMessage(refusal: SandboxRefusal): string {
+  const { kind, detail } = refusal;
+  if (kind === "read")
+    return `the sandbox refused a read of ${detail ?? "a file"} (the sandbox keeps secrets from the server); if the server needs it, set "sandbox": false for it`;
+  if (kind === "write")
+    return `the sandbox refused a write to ${detail ?? "a read-only file"}; to allow it, add it to sandbox.filesystem.allowWrite`;
+  const to = detail ? ` to ${detail}` : "";
+  if (!refusal.byProxy)
+    return `the sandbox refused a connection${to}; a sandboxed server reaches only the hosts in sandbox.network.allowedDomains, through the sandbox's proxy`;
+  const host = detail?.replace(/:\d+$/, "");
+  return `the sandbox refused a connection${to}; to allow it, add ${host ? `"${host}"` : "the host"} to sandbox.network.allowedDomains`;
+}

@@ -1,0 +1,232 @@
+/**
+ * What the user sees of sandboxed local servers: `/mcp` marks one that runs sandboxed with 🛡 and, in its details, says
+ * what its sandbox allows and what it refused. Real pi (in-process, faux model) starts the real probe server, whose
+ * tool tries to read a planted `~/.ssh` key, write outside its working directory, connect to a port on 127.0.0.1 and
+ * CONNECT through the sandbox's proxy to a host nobody allowed; each refusal must reach `/mcp` and the server's log. The
+ * same server with `"sandbox": false` shows no mark and records no refusal. Needs bubblewrap, socat and ripgrep.
+ */
+import assert from "node:assert/strict";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import * as path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { spawn } from "node:child_process";
+import { existsSync, symlinkSync } from "node:fs";
+import { REPO_ROOT, tempDir } from "./helpers.ts";
+import { startInProcessPi } from "./pi-harness.ts";
+import { PI_CLI } from "./tmux.ts";
+
+const PROBE = path.join(REPO_ROOT, "test", "fixtures", "sandbox-probe-server.mjs");
+/** A host no sandbox here allows; the proxy refuses it without looking it up. */
+const DENIED_HOST = "denied.example.com:443";
+
+describe("sandboxed servers in /mcp", { timeout: 180_000 }, () => {
+  const home = tempDir("mcp-bridge-sandbox-show-home-");
+  const project = tempDir("mcp-bridge-sandbox-show-project-");
+  const outside = tempDir("mcp-bridge-sandbox-show-outside-");
+  const agentDir = path.join(home.dir, ".pi", "agent");
+  const secret = path.join(home.dir, ".ssh", "id_test");
+  let listener: Server;
+  let port = 0;
+  const saved = { cwd: process.cwd(), env: { ...process.env } };
+
+  before(async () => {
+    mkdirSync(path.dirname(secret), { recursive: true });
+    writeFileSync(secret, "PLANTED-KEY\n");
+    mkdirSync(agentDir, { recursive: true });
+    listener = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+    port = (listener.address() as { port: number }).port;
+    process.env.HOME = home.dir;
+    process.env.PI_CODING_AGENT_DIR = agentDir;
+    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
+    process.chdir(project.dir);
+  });
+
+  after(async () => {
+    process.chdir(saved.cwd);
+    process.env = saved.env;
+    await new Promise<void>((resolve) => listener.close(() => resolve()));
+    for (const dir of [home, project, outside]) dir.cleanup();
+  });
+
+  /** Calls the probe tool in a fresh pi, then runs `/mcp`: the tool's answer and what `/mcp` printed. */
+  async function probeThenList(
+    sandbox: boolean,
+    tag: string,
+  ): Promise<{ result: string; listing: string; tested: string }> {
+    writeFileSync(
+      path.join(agentDir, "mcp.json"),
+      JSON.stringify({
+        exposure: "direct",
+        mcpServers: { probe: { command: process.execPath, args: [PROBE], sandbox, autoApprove: ["*"] } },
+      }),
+    );
+    const pi = await startInProcessPi({ cwd: project.dir, agentDir, extensionPaths: [REPO_ROOT] });
+    try {
+      await pi.session.bindExtensions({});
+      const args = { read: secret, write: [path.join(outside.dir, `${tag}.txt`)], port, proxy: DENIED_HOST };
+      pi.faux.setResponses([
+        fauxAssistantMessage([fauxToolCall("mcp_probe_probe", args)], { stopReason: "toolUse" }),
+        fauxAssistantMessage("done"),
+      ]);
+      await pi.session.prompt("call the probe");
+      const message = pi.session.messages.filter((m) => (m as { role: string }).role === "toolResult").at(-1);
+      const result = ((message as unknown as { content: Array<{ text?: string }> })?.content ?? [])
+        .map((c) => c.text ?? "")
+        .join("\n");
+      const printed: string[] = [];
+      const { log } = console;
+      console.log = (...parts: unknown[]) => printed.push(parts.join(" "));
+      try {
+        await pi.session.prompt("/mcp");
+      } finally {
+        console.log = log;
+      }
+      const listing = printed.join("\n");
+      printed.length = 0;
+      console.log = (...parts: unknown[]) => printed.push(parts.join(" "));
+      try {
+        await pi.session.prompt("/mcp test probe");
+      } finally {
+        console.log = log;
+      }
+      return { result, listing, tested: printed.join("\n") };
+    } finally {
+      await pi.close();
+    }
+  }
+
+  const serverLog = () => readFileSync(path.join(agentDir, "mcp-bridge", "servers", "probe.log"), "utf8");
+
+  test("a sandboxed server: 🛡 in the table, its sandbox's rules and each refusal in its details and its log", async () => {
+    const { result, listing, tested } = await probeThenList(true, "boxed");
+    assert.match(tested, /MCP server 'probe' works: .*\n(.*\n)* {2}sandboxed: The sandbox can run here/, tested);
+    assert.match(result, /^read: failed/m, result);
+    assert.match(result, /^connect: failed/m, result);
+    assert.match(result, /^proxy: HTTP\/1\.1 403/m, result);
+    assert.match(listing, /^ {2}probe 🛡 +🟢/m, listing);
+    assert.match(listing, /🛡 sandboxed\n/, listing);
+    assert.match(listing, new RegExp(`writes: ${project.dir}, /tmp/mcp-sandbox-probe-`), listing);
+    assert.match(listing, /denied reads: ~\/\.ssh, ~\/\.aws/, listing);
+    assert.match(listing, /network hosts: none/, listing);
+    assert.match(listing, /refused \d+ times; the last:/, listing);
+    assert.match(listing, new RegExp(`refused a read of ${secret}`), listing);
+    assert.match(
+      listing,
+      new RegExp(
+        `refused a write to ${outside.dir}/boxed\\.txt; to allow it, add it to sandbox\\.filesystem\\.allowWrite`,
+      ),
+      listing,
+    );
+    assert.match(
+      listing,
+      new RegExp(`refused a connection to 127\\.0\\.0\\.1:${port}; a sandboxed server reaches only the hosts in`),
+      listing,
+    );
+    assert.match(
+      listing,
+      /refused a connection to denied\.example\.com:443; to allow it, add "denied\.example\.com" to sandbox\.network\.allowedDomains/,
+      listing,
+    );
+    assert.doesNotMatch(listing, /PLANTED-KEY/);
+    if (process.env.SHOW_LISTING) console.error(listing);
+    const log = serverLog();
+    for (const kind of ["read", "write", "network"])
+      assert.match(log, new RegExp(`"event":"sandbox\\.refused".*"kind":"${kind}"`), log);
+  });
+
+  test('"sandbox": false: no 🛡, no sandbox lines, no refusal recorded (the same calls succeed)', async () => {
+    const refusals = () =>
+      serverLog()
+        .split("\n")
+        .filter((line) => line.includes('"sandbox.refused"')).length;
+    const before = refusals();
+    const { result, listing, tested } = await probeThenList(false, "open");
+    assert.doesNotMatch(tested, /sandbox/, tested);
+    assert.match(result, /^read: ok PLANTED-KEY/m, result);
+    assert.match(listing, /^ {2}probe +🟢/m, listing);
+    assert.doesNotMatch(listing, /🛡|sandbox/, listing);
+    assert.equal(refusals(), before, "no refusal logged");
+  });
+});
+
+describe("a sandboxed server where bubblewrap is missing", { timeout: 180_000 }, () => {
+  const home = tempDir("mcp-bridge-sandbox-nobwrap-");
+  // A PATH with what pi, the sandbox's check (it asks `which`) and the probe need, but no bwrap.
+  const bin = path.join(home.dir, "bin");
+  const agentDir = path.join(home.dir, "agent");
+  const marker = path.join(home.dir, "probe-started");
+
+  before(() => {
+    mkdirSync(bin);
+    symlinkSync(process.execPath, path.join(bin, "node"));
+    for (const tool of ["which", "socat", "rg", "sh", "bash"]) {
+      const found = ["/usr/bin", "/bin", "/usr/local/bin"].map((d) => path.join(d, tool)).find((f) => existsSync(f));
+      if (found) symlinkSync(found, path.join(bin, tool));
+    }
+    mkdirSync(agentDir);
+    writeFileSync(
+      path.join(agentDir, "mcp.json"),
+      JSON.stringify({
+        mcpServers: {
+          probe: { command: process.execPath, args: [PROBE], sandbox: true, env: { SANDBOX_PROBE_MARKER: marker } },
+        },
+      }),
+    );
+  });
+
+  after(() => home.cleanup());
+
+  /** `pi -p <command>` as a child process with that PATH: its exit code and all it wrote. */
+  async function piPrint(command: string): Promise<{ code: number | null; output: string }> {
+    const child = spawn(process.execPath, [PI_CLI, "--no-session", "-e", REPO_ROOT, "-p", command], {
+      cwd: home.dir,
+      env: {
+        HOME: home.dir,
+        PATH: bin,
+        PI_CODING_AGENT_DIR: agentDir,
+        PI_OFFLINE: "1",
+        PI_MCP_STARTUP_BUDGET_MS: "60000",
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (d) => (output += d));
+    child.stderr.on("data", (d) => (output += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    clearTimeout(timer);
+    if (process.env.SHOW_LISTING) console.error(output);
+    return { code, output };
+  }
+
+  test('pi -p "/mcp": the server is not started, the output names bubblewrap, pi exits 0', async () => {
+    const { code, output } = await piPrint("/mcp");
+    assert.equal(code, 0, output);
+    assert.equal(existsSync(marker), false, "the probe server never started");
+    assert.match(output, /probe 🛡/, output);
+    assert.match(output, /none can be set up here, so it was not started/, output);
+    assert.match(output, /bubblewrap \(bwrap\) not installed\. Install bubblewrap/, output);
+    assert.doesNotMatch(output, /socat not installed|ripgrep \(rg\) not found/, "only bwrap is missing");
+  });
+
+  test('"/mcp test probe" says the sandbox cannot run here before it connects; "/mcp doctor" names bubblewrap', async () => {
+    const tested = await piPrint("/mcp test probe");
+    assert.equal(tested.code, 1, tested.output);
+    assert.match(
+      tested.output,
+      /MCP server 'probe' runs sandboxed\. The sandbox cannot run here, so sandboxed servers are not started: bubblewrap \(bwrap\) not installed\. Install bubblewrap/,
+      tested.output,
+    );
+    assert.equal(existsSync(marker), false, "the probe server never started");
+    const doctor = await piPrint("/mcp doctor");
+    assert.equal(doctor.code, 1, doctor.output);
+    assert.match(
+      doctor.output,
+      /The sandbox cannot run here.*bubblewrap \(bwrap\) not installed\. Install bubblewrap/,
+      doctor.output,
+    );
+  });
+});
