@@ -335,6 +335,6 @@ export function untrustedError(config: ServerConfig): BridgeError {
   return new BridgeError(
     "config",
     config.name,
-    `MCP server '${config.name}' from ${describeSource(config.source)} is not trusted, so it was not started. Run /mcp trust ${config.name} to trust and start it (/mcp list shows what it runs).`,
+    `MCP server '${config.name}' from ${describeSource(config.source)} is not trusted, so it was not started. Run /mcp trust ${config.name} to trust and start it, or /mcp trust ${config.name} --sandboxed to run it in a sandbox (/mcp list shows what it runs).`,
   );
 }

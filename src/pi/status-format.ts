@@ -144,7 +144,7 @@ export function formatStartupSummary(
 /** The one line about project servers held back until the user trusts them. */
 function formatUntrusted(names: readonly string[]): string {
   const one = names.length === 1;
-  return `not trusted, not started (project config): ${names.join(", ")}. /mcp list shows what ${one ? "it runs" : "they run"}; /mcp trust ${one ? names[0] : "[server…]"} starts ${one ? "it" : "them"}.`;
+  return `not trusted, not started (project config): ${names.join(", ")}. /mcp list shows what ${one ? "it runs" : "they run"}; /mcp trust ${one ? names[0] : "[server…]"} starts ${one ? "it" : "them"} (add --sandboxed to run ${one ? "it" : "them"} in a sandbox).`;
 }
 
 /** ⚪ and ⚫ sit below the emoji block but are drawn two columns wide. */
