@@ -1615,6 +1615,8 @@ describe("sandbox settings and rules", () => {
     const npx = sandboxPolicy(true, { ...ctx, command: "/usr/bin/npx" });
     assert.ok(npx.filesystem.allowWrite.includes("/home/ann/.npm"));
     assert.ok(npx.network.allowedDomains.includes("registry.npmjs.org"));
+    const moved = sandboxPolicy(true, { ...ctx, command: "npx", env: { npm_config_cache: "/var/cache/npm" } });
+    assert.ok(moved.filesystem.allowWrite.includes("/var/cache/npm"), "a cache the server's env moves is its cache");
     const uvx = sandboxPolicy(true, { ...ctx, command: "uvx" });
     assert.ok(uvx.network.allowedDomains.includes("pypi.org"));
     const closed = sandboxPolicy(

@@ -34,6 +34,8 @@ const AGENT_SECRETS = ["auth.json", "models.json", "mcp-auth.json", "mcp-auth", 
 interface Launcher {
   /** What the docs and `/mcp` call it. */
   name: string;
+  /** The variables that move its cache (`npm_config_cache`), in the order it reads them. */
+  cacheVars: string[];
   /** Its package caches, under the home directory: made before the start where missing (it could not make them). */
   caches: string[];
   /** Hosts of the public registry it downloads from. */
@@ -42,8 +44,19 @@ interface Launcher {
 
 const NPM_REGISTRIES = ["registry.npmjs.org", "registry.yarnpkg.com"];
 const PYPI = ["pypi.org", "files.pythonhosted.org"];
-const npmLauncher = (...caches: string[]): Launcher => ({ name: "npm", caches, registries: NPM_REGISTRIES });
-const pythonLauncher = (...caches: string[]): Launcher => ({ name: "Python", caches, registries: PYPI });
+const NPM_CACHE_VARS = ["npm_config_cache", "NPM_CONFIG_CACHE"];
+const npmLauncher = (...caches: string[]): Launcher => ({
+  name: "npm",
+  cacheVars: NPM_CACHE_VARS,
+  caches,
+  registries: NPM_REGISTRIES,
+});
+const pythonLauncher = (...caches: string[]): Launcher => ({
+  name: "Python",
+  cacheVars: ["UV_CACHE_DIR", "PIP_CACHE_DIR"],
+  caches,
+  registries: PYPI,
+});
 const LAUNCHERS: Record<string, Launcher> = {
   npx: npmLauncher(".npm"),
   npm: npmLauncher(".npm"),
@@ -75,6 +88,8 @@ export interface SandboxContext {
   tempDir: string;
   /** The command as resolved (after `${VAR}`). */
   command: string;
+  /** The server's own environment (its `env`): where it moves a launcher's cache, that is the cache. */
+  env?: Readonly<Record<string, string>>;
   /** Files other servers' `${VAR}`s and `!command`s read (tokens, key files): denied to this one. */
   otherSecrets: readonly string[];
 }
@@ -115,7 +130,11 @@ export function sandboxPolicy(setting: true | SandboxRules, ctx: SandboxContext)
     ...AGENT_SECRETS.map((p) => path.join(ctx.agentDir, p)),
     ...ctx.otherSecrets.map((p) => absolute(p, ctx)),
   ];
-  const caches = (launcher?.caches ?? []).map((p) => path.join(ctx.home, p));
+  const moved = launcher?.cacheVars.map((name) => ctx.env?.[name]).find((value) => value);
+  const caches = [
+    ...(launcher?.caches ?? []).map((p) => path.join(ctx.home, p)),
+    ...(moved ? [absolute(moved, ctx)] : []),
+  ];
   return {
     filesystem: {
       denyRead: unique([...secrets, ...rules.filesystem.denyRead.map((p) => absolute(p, ctx))]),

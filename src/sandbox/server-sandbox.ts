@@ -49,6 +49,7 @@ export function stdioSandbox(
         cwd: endpoint.cwd,
         tempDir,
         command: endpoint.command,
+        env: endpoint.env,
         otherSecrets,
       }),
   };
