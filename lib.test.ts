@@ -1572,6 +1572,7 @@ describe("sandbox settings and rules", () => {
     home: "/home/ann",
     agentDir: "/home/ann/.pi/agent",
     cwd: "/work/repo",
+    projectRoot: "/work/repo",
     tempDir: "/tmp/mcp-sandbox-x",
     command: "node",
     otherSecrets: [],
@@ -1608,6 +1609,8 @@ describe("sandbox settings and rules", () => {
       assert.ok(policy.filesystem.denyWrite.includes(secret), secret);
     }
     assert.deepEqual(policy.filesystem.allowWrite, ["/work/repo", "/tmp/mcp-sandbox-x"]);
+    for (const runs of ["/work/repo/.pi", "/work/repo/.git/hooks", "/work/repo/.envrc"])
+      assert.ok(policy.filesystem.denyWrite.includes(runs), `${runs}: another program would run what it holds`);
     assert.deepEqual(policy.network.allowedDomains, []);
     assert.equal(policy.registryOpen, false);
   });

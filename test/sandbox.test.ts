@@ -1,7 +1,8 @@
 /**
  * Sandboxed local servers (`"sandbox": true`): a real server process, started by real pi, tries to read a planted
  * `~/.ssh` key, write outside its working directory, and connect to a port listening on 127.0.0.1. Sandboxed, each is
- * refused and a write inside its working directory works; the same server with `"sandbox": false` succeeds at all of
+ * refused and a write inside its working directory works, but not to what another program there would run
+ * (pi's `.pi`, a git hook); the same server with `"sandbox": false` succeeds at all of
  * it, so the test fails where the sandbox does not hold. Needs bubblewrap, socat and ripgrep (.ci/run installs them).
  */
 import assert from "node:assert/strict";
@@ -29,6 +30,9 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     mkdirSync(path.dirname(secret), { recursive: true });
     writeFileSync(secret, "PLANTED-KEY\n");
     mkdirSync(agentDir, { recursive: true });
+    // What another program would run later: pi's project config and a git hook, inside the server's working directory.
+    mkdirSync(path.join(project.dir, ".pi"));
+    mkdirSync(path.join(project.dir, ".git", "hooks"), { recursive: true });
     listener = createServer((socket) => {
       connections++;
       socket.destroy();
@@ -63,7 +67,12 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
       tool: "mcp_probe_probe",
       args: {
         read: secret,
-        write: [path.join(outside.dir, `${tag}.txt`), path.join(project.dir, `${tag}-inside.txt`)],
+        write: [
+          path.join(outside.dir, `${tag}.txt`),
+          path.join(project.dir, `${tag}-inside.txt`),
+          path.join(project.dir, ".pi", `${tag}.ts`),
+          path.join(project.dir, ".git", "hooks", `${tag}-pre-commit`),
+        ],
         port,
       },
     });
@@ -80,6 +89,8 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.equal(existsSync(path.join(outside.dir, "boxed.txt")), false);
     assert.match(text, new RegExp(`^write ${project.dir}/boxed-inside\\.txt: ok`, "m"), text);
     assert.equal(existsSync(path.join(project.dir, "boxed-inside.txt")), true);
+    assert.match(text, new RegExp(`^write ${project.dir}/\\.pi/boxed\\.ts: failed`, "m"), text);
+    assert.match(text, new RegExp(`^write ${project.dir}/\\.git/hooks/boxed-pre-commit: failed`, "m"), text);
     assert.match(text, /^connect: failed/m, text);
     assert.equal(connections, before, "nothing reached the listener on 127.0.0.1");
   });
@@ -89,6 +100,7 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     const text = await probe(false, "open");
     assert.match(text, /^read: ok PLANTED-KEY/m, text);
     assert.match(text, new RegExp(`^write ${outside.dir}/open\\.txt: ok`, "m"), text);
+    assert.match(text, new RegExp(`^write ${project.dir}/\\.pi/open\\.ts: ok`, "m"), text);
     assert.match(text, /^connect: ok/m, text);
     assert.equal(connections, before + 1);
   });

@@ -31,6 +31,31 @@ const HOME_SECRETS = [
  */
 const AGENT_SECRETS = ["auth.json", "models.json", "mcp-auth.json", "mcp-auth", "mcp-bridge"];
 
+/**
+ * In the server's working directory and the project root: what another program runs or obeys without asking — pi's
+ * project config and extensions, git hooks and config, shell start-up files, direnv, editors' and agents' settings. A
+ * sandboxed server writing one would run code outside its sandbox later. (The library guards some of these below pi's
+ * own working directory; these hold wherever the server works.)
+ */
+const RUN_BY_OTHERS = [
+  ".pi",
+  ".git/hooks",
+  ".git/config",
+  ".gitmodules",
+  ".envrc",
+  ".bashrc",
+  ".bash_profile",
+  ".zshrc",
+  ".zprofile",
+  ".profile",
+  ".gitconfig",
+  ".vscode",
+  ".idea",
+  ".claude",
+  ".cursor",
+  ".mcp.json",
+];
+
 interface Launcher {
   /** What the docs and `/mcp` call it. */
   name: string;
@@ -84,6 +109,7 @@ export interface SandboxContext {
   agentDir: string;
   /** The server's working directory (its `cwd`, or the project root). */
   cwd: string;
+  projectRoot: string;
   /** The server's own temp dir, made for this start. */
   tempDir: string;
   /** The command as resolved (after `${VAR}`). */
@@ -145,7 +171,11 @@ export function sandboxPolicy(setting: true | SandboxRules, ctx: SandboxContext)
         ...rules.filesystem.allowWrite.map((p) => absolute(p, ctx)),
       ]),
       // A working directory that holds the secrets (pi started in the home directory) must not make them writable.
-      denyWrite: unique([...secrets, ...rules.filesystem.denyWrite.map((p) => absolute(p, ctx))]),
+      denyWrite: unique([
+        ...secrets,
+        ...[ctx.cwd, ctx.projectRoot].flatMap((dir) => RUN_BY_OTHERS.map((p) => path.join(dir, p))),
+        ...rules.filesystem.denyWrite.map((p) => absolute(p, ctx)),
+      ]),
     },
     network: {
       allowedDomains: unique([...registries, ...rules.network.allowedDomains]),

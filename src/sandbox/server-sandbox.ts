@@ -25,6 +25,7 @@ export interface SandboxScope {
   /** Every configured server: their secret files are kept from this one. */
   servers: readonly ServerConfig[];
   agentDir: string;
+  projectRoot: string;
   env: Environment;
 }
 
@@ -47,6 +48,7 @@ export function stdioSandbox(
         home,
         agentDir: scope.agentDir,
         cwd: endpoint.cwd,
+        projectRoot: scope.projectRoot,
         tempDir,
         command: endpoint.command,
         env: endpoint.env,
