@@ -7,48 +7,34 @@
  */
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:net";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { spawn } from "node:child_process";
 import { existsSync, symlinkSync } from "node:fs";
 import { REPO_ROOT, tempDir } from "./helpers.ts";
+import { loopbackListener, PLANTED_KEY, PROBE, sandboxBed } from "./sandbox-bed.ts";
 import { startInProcessPi } from "./pi-harness.ts";
 import { PI_CLI } from "./tmux.ts";
 
-const PROBE = path.join(REPO_ROOT, "test", "fixtures", "sandbox-probe-server.mjs");
 /** A host no sandbox here allows; the proxy refuses it without looking it up. */
 const DENIED_HOST = "denied.example.com:443";
 
 describe("sandboxed servers in /mcp", { timeout: 180_000 }, () => {
-  const home = tempDir("mcp-bridge-sandbox-show-home-");
-  const project = tempDir("mcp-bridge-sandbox-show-project-");
-  const outside = tempDir("mcp-bridge-sandbox-show-outside-");
-  const agentDir = path.join(home.dir, ".pi", "agent");
-  const secret = path.join(home.dir, ".ssh", "id_test");
-  let listener: Server;
+  const bed = sandboxBed("sandbox-show");
+  const { project, outside, agentDir, secret } = bed;
+  let listener: Awaited<ReturnType<typeof loopbackListener>>;
   let port = 0;
-  const saved = { cwd: process.cwd(), env: { ...process.env } };
 
   before(async () => {
-    mkdirSync(path.dirname(secret), { recursive: true });
-    writeFileSync(secret, "PLANTED-KEY\n");
-    mkdirSync(agentDir, { recursive: true });
-    listener = createServer((socket) => socket.destroy());
-    await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
-    port = (listener.address() as { port: number }).port;
-    process.env.HOME = home.dir;
-    process.env.PI_CODING_AGENT_DIR = agentDir;
-    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
-    process.chdir(project.dir);
+    bed.setUp();
+    listener = await loopbackListener();
+    port = listener.port;
   });
 
   after(async () => {
-    process.chdir(saved.cwd);
-    process.env = saved.env;
-    await new Promise<void>((resolve) => listener.close(() => resolve()));
-    for (const dir of [home, project, outside]) dir.cleanup();
+    await listener.close();
+    bed.tearDown();
   });
 
   /** Calls the probe tool in a fresh pi, then runs `/mcp`: the tool's answer and what `/mcp` printed. */
@@ -63,10 +49,10 @@ describe("sandboxed servers in /mcp", { timeout: 180_000 }, () => {
         mcpServers: { probe: { command: process.execPath, args: [PROBE], sandbox, autoApprove: ["*"] } },
       }),
     );
-    const pi = await startInProcessPi({ cwd: project.dir, agentDir, extensionPaths: [REPO_ROOT] });
+    const pi = await startInProcessPi({ cwd: project, agentDir, extensionPaths: [REPO_ROOT] });
     try {
       await pi.session.bindExtensions({});
-      const args = { read: secret, write: [path.join(outside.dir, `${tag}.txt`)], port, proxy: DENIED_HOST };
+      const args = { read: secret, write: [path.join(outside, `${tag}.txt`)], port, proxy: DENIED_HOST };
       pi.faux.setResponses([
         fauxAssistantMessage([fauxToolCall("mcp_probe_probe", args)], { stopReason: "toolUse" }),
         fauxAssistantMessage("done"),
@@ -108,16 +94,14 @@ describe("sandboxed servers in /mcp", { timeout: 180_000 }, () => {
     assert.match(result, /^proxy: HTTP\/1\.1 403/m, result);
     assert.match(listing, /^ {2}probe 🛡 +🟢/m, listing);
     assert.match(listing, /🛡 sandboxed\n/, listing);
-    assert.match(listing, new RegExp(`writes: ${project.dir}, /tmp/mcp-sandbox-probe-`), listing);
+    assert.match(listing, new RegExp(`writes: ${project}, /tmp/mcp-sandbox-probe-`), listing);
     assert.match(listing, /denied reads: ~\/\.ssh, ~\/\.aws/, listing);
     assert.match(listing, /network hosts: none/, listing);
     assert.match(listing, /refused \d+ times; the last:/, listing);
     assert.match(listing, new RegExp(`refused a read of ${secret}`), listing);
     assert.match(
       listing,
-      new RegExp(
-        `refused a write to ${outside.dir}/boxed\\.txt; to allow it, add it to sandbox\\.filesystem\\.allowWrite`,
-      ),
+      new RegExp(`refused a write to ${outside}/boxed\\.txt; to allow it, add it to sandbox\\.filesystem\\.allowWrite`),
       listing,
     );
     assert.match(
@@ -130,7 +114,7 @@ describe("sandboxed servers in /mcp", { timeout: 180_000 }, () => {
       /refused a connection to denied\.example\.com:443; to allow it, add "denied\.example\.com" to sandbox\.network\.allowedDomains/,
       listing,
     );
-    assert.doesNotMatch(listing, /PLANTED-KEY/);
+    assert.doesNotMatch(listing, new RegExp(PLANTED_KEY));
     if (process.env.SHOW_LISTING) console.error(listing);
     const log = serverLog();
     for (const kind of ["read", "write", "network"])
@@ -145,7 +129,7 @@ describe("sandboxed servers in /mcp", { timeout: 180_000 }, () => {
     const before = refusals();
     const { result, listing, tested } = await probeThenList(false, "open");
     assert.doesNotMatch(tested, /sandbox/, tested);
-    assert.match(result, /^read: ok PLANTED-KEY/m, result);
+    assert.match(result, new RegExp(`^read: ok ${PLANTED_KEY}`, "m"), result);
     assert.match(listing, /^ {2}probe +🟢/m, listing);
     assert.doesNotMatch(listing, /🛡|sandbox/, listing);
     assert.equal(refusals(), before, "no refusal logged");

@@ -7,49 +7,28 @@
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:net";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { REPO_ROOT, tempDir } from "./helpers.ts";
+import { REPO_ROOT } from "./helpers.ts";
 import { callOnceInPi } from "./pi-harness.ts";
-
-const PROBE = path.join(REPO_ROOT, "test", "fixtures", "sandbox-probe-server.mjs");
+import { loopbackListener, PLANTED_KEY, PROBE, sandboxBed } from "./sandbox-bed.ts";
 
 describe("sandboxed local servers", { timeout: 180_000 }, () => {
-  const home = tempDir("mcp-bridge-sandbox-home-");
-  const project = tempDir("mcp-bridge-sandbox-project-");
-  const outside = tempDir("mcp-bridge-sandbox-outside-");
-  const agentDir = path.join(home.dir, ".pi", "agent");
-  const secret = path.join(home.dir, ".ssh", "id_test");
-  let listener: Server;
-  let port = 0;
-  let connections = 0;
-  const saved = { cwd: process.cwd(), env: { ...process.env } };
+  const bed = sandboxBed("sandbox");
+  const { project, outside, agentDir, secret } = bed;
+  let listener: Awaited<ReturnType<typeof loopbackListener>>;
 
   before(async () => {
-    mkdirSync(path.dirname(secret), { recursive: true });
-    writeFileSync(secret, "PLANTED-KEY\n");
-    mkdirSync(agentDir, { recursive: true });
+    bed.setUp();
     // What another program would run later: pi's project config and a git hook, inside the server's working directory.
-    mkdirSync(path.join(project.dir, ".pi"));
-    mkdirSync(path.join(project.dir, ".git", "hooks"), { recursive: true });
-    listener = createServer((socket) => {
-      connections++;
-      socket.destroy();
-    });
-    await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
-    port = (listener.address() as { port: number }).port;
-    process.env.HOME = home.dir;
-    process.env.PI_CODING_AGENT_DIR = agentDir;
-    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
-    process.chdir(project.dir);
+    mkdirSync(path.join(project, ".pi"));
+    mkdirSync(path.join(project, ".git", "hooks"), { recursive: true });
+    listener = await loopbackListener();
   });
 
   after(async () => {
-    process.chdir(saved.cwd);
-    process.env = saved.env;
-    await new Promise<void>((resolve) => listener.close(() => resolve()));
-    for (const dir of [home, project, outside]) dir.cleanup();
+    await listener.close();
+    bed.tearDown();
   });
 
   async function probe(sandbox: boolean, tag: string): Promise<string> {
@@ -61,19 +40,19 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
       }),
     );
     const result = await callOnceInPi({
-      cwd: project.dir,
+      cwd: project,
       agentDir,
       extensionPaths: [REPO_ROOT],
       tool: "mcp_probe_probe",
       args: {
         read: secret,
         write: [
-          path.join(outside.dir, `${tag}.txt`),
-          path.join(project.dir, `${tag}-inside.txt`),
-          path.join(project.dir, ".pi", `${tag}.ts`),
-          path.join(project.dir, ".git", "hooks", `${tag}-pre-commit`),
+          path.join(outside, `${tag}.txt`),
+          path.join(project, `${tag}-inside.txt`),
+          path.join(project, ".pi", `${tag}.ts`),
+          path.join(project, ".git", "hooks", `${tag}-pre-commit`),
         ],
-        port,
+        port: listener.port,
       },
     });
     assert.equal(result.offered, true, `the probe server connected: ${result.text}`);
@@ -81,27 +60,27 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
   }
 
   test('"sandbox": true refuses the secret, the outside write and the loopback port; the inside write works', async () => {
-    const before = connections;
+    const before = listener.connections();
     const text = await probe(true, "boxed");
     assert.match(text, /^read: failed/m, text);
-    assert.doesNotMatch(text, /PLANTED-KEY/, "the key's content never reaches the model");
-    assert.match(text, new RegExp(`^write ${outside.dir}/boxed\\.txt: failed`, "m"), text);
-    assert.equal(existsSync(path.join(outside.dir, "boxed.txt")), false);
-    assert.match(text, new RegExp(`^write ${project.dir}/boxed-inside\\.txt: ok`, "m"), text);
-    assert.equal(existsSync(path.join(project.dir, "boxed-inside.txt")), true);
-    assert.match(text, new RegExp(`^write ${project.dir}/\\.pi/boxed\\.ts: failed`, "m"), text);
-    assert.match(text, new RegExp(`^write ${project.dir}/\\.git/hooks/boxed-pre-commit: failed`, "m"), text);
+    assert.doesNotMatch(text, new RegExp(PLANTED_KEY), "the key's content never reaches the model");
+    assert.match(text, new RegExp(`^write ${outside}/boxed\\.txt: failed`, "m"), text);
+    assert.equal(existsSync(path.join(outside, "boxed.txt")), false);
+    assert.match(text, new RegExp(`^write ${project}/boxed-inside\\.txt: ok`, "m"), text);
+    assert.equal(existsSync(path.join(project, "boxed-inside.txt")), true);
+    assert.match(text, new RegExp(`^write ${project}/\\.pi/boxed\\.ts: failed`, "m"), text);
+    assert.match(text, new RegExp(`^write ${project}/\\.git/hooks/boxed-pre-commit: failed`, "m"), text);
     assert.match(text, /^connect: failed/m, text);
-    assert.equal(connections, before, "nothing reached the listener on 127.0.0.1");
+    assert.equal(listener.connections(), before, "nothing reached the listener on 127.0.0.1");
   });
 
   test('"sandbox": false: the same server reads, writes and connects (so the first test can fail)', async () => {
-    const before = connections;
+    const before = listener.connections();
     const text = await probe(false, "open");
-    assert.match(text, /^read: ok PLANTED-KEY/m, text);
-    assert.match(text, new RegExp(`^write ${outside.dir}/open\\.txt: ok`, "m"), text);
-    assert.match(text, new RegExp(`^write ${project.dir}/\\.pi/open\\.ts: ok`, "m"), text);
+    assert.match(text, new RegExp(`^read: ok ${PLANTED_KEY}`, "m"), text);
+    assert.match(text, new RegExp(`^write ${outside}/open\\.txt: ok`, "m"), text);
+    assert.match(text, new RegExp(`^write ${project}/\\.pi/open\\.ts: ok`, "m"), text);
     assert.match(text, /^connect: ok/m, text);
-    assert.equal(connections, before + 1);
+    assert.equal(listener.connections(), before + 1);
   });
 });

@@ -11,50 +11,38 @@ import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { CHOOSE_FULLY, TRUST_ALL, TRUST_CHOOSE, TRUST_SANDBOXED } from "../src/pi/command-trust.ts";
-import { REPO_ROOT, tempDir, trustFile, waitFor } from "./helpers.ts";
+import { REPO_ROOT, trustFile, waitFor } from "./helpers.ts";
+import { PLANTED_KEY, PROBE, sandboxBed } from "./sandbox-bed.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { RecordingUI } from "./recording-ui.ts";
 
-const PROBE = path.join(REPO_ROOT, "test", "fixtures", "sandbox-probe-server.mjs");
 const TOOL = "mcp_probe_probe";
 /** pi 1.x decides project trust itself: the bridge asks nothing there, but `/mcp trust --sandboxed` works. */
 const bridgeAsks = PI_LINE === "1.x" ? "pi 1.x decides project trust itself (the bridge does not ask)" : false;
 
 describe("project servers trusted sandboxed", { timeout: 240_000 }, () => {
-  const home = tempDir("mcp-bridge-trust-sandboxed-home-");
-  const project = tempDir("mcp-bridge-trust-sandboxed-project-");
-  const outside = tempDir("mcp-bridge-trust-sandboxed-outside-");
-  const agentDir = path.join(home.dir, ".pi", "agent");
-  const secret = path.join(home.dir, ".ssh", "id_test");
-  const saved = { cwd: process.cwd(), env: { ...process.env } };
+  const bed = sandboxBed("trust-sandboxed");
+  const { project, outside, agentDir, secret } = bed;
   let pi: InProcessPi | undefined;
 
   const writeProject = (probe: Record<string, unknown> = {}) =>
     writeFileSync(
-      path.join(project.dir, ".pi", "mcp.json"),
+      path.join(project, ".pi", "mcp.json"),
       JSON.stringify({
         mcpServers: { probe: { command: process.execPath, args: [PROBE], autoApprove: ["*"], ...probe } },
       }),
     );
 
   before(() => {
-    mkdirSync(path.dirname(secret), { recursive: true });
-    writeFileSync(secret, "PLANTED-KEY\n");
-    mkdirSync(agentDir, { recursive: true });
-    mkdirSync(path.join(project.dir, ".pi"));
+    bed.setUp();
+    mkdirSync(path.join(project, ".pi"));
     writeFileSync(path.join(agentDir, "mcp.json"), JSON.stringify({ exposure: "direct", mcpServers: {} }));
-    process.env.HOME = home.dir;
-    process.env.PI_CODING_AGENT_DIR = agentDir;
-    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
-    process.chdir(project.dir);
   });
 
   after(async () => {
     await pi?.close();
-    process.chdir(saved.cwd);
-    process.env = saved.env;
-    for (const dir of [home, project, outside]) dir.cleanup();
+    bed.tearDown();
   });
 
   /** A fresh pi (one at a time), bound with `ui` or, without one, as print mode has it; pi 1.x is told `projectTrusted`. */
@@ -70,7 +58,7 @@ describe("project servers trusted sandboxed", { timeout: 240_000 }, () => {
     await pi?.close();
     pi = undefined;
     const started = await startInProcessPi({
-      cwd: project.dir,
+      cwd: project,
       agentDir,
       extensionPaths: [REPO_ROOT],
       projectTrusted: PI_LINE === "1.x" ? projectTrusted : undefined,
@@ -111,19 +99,19 @@ describe("project servers trusted sandboxed", { timeout: 240_000 }, () => {
     return result?.content.map((c) => c.text ?? "").join("\n") ?? "";
   }
 
-  const outsideFile = (tag: string) => path.join(outside.dir, `${tag}.txt`);
-  const insideFile = (tag: string) => path.join(project.dir, `${tag}-inside.txt`);
+  const outsideFile = (tag: string) => path.join(outside, `${tag}.txt`);
+  const insideFile = (tag: string) => path.join(project, `${tag}-inside.txt`);
 
   function assertSandboxed(text: string, tag: string): void {
     assert.match(text, /^read: failed/m, text);
-    assert.doesNotMatch(text, /PLANTED-KEY/, "the key's content never reaches the model");
+    assert.doesNotMatch(text, new RegExp(PLANTED_KEY), "the key's content never reaches the model");
     assert.match(text, new RegExp(`^write ${outsideFile(tag)}: failed`, "m"), text);
     assert.equal(existsSync(outsideFile(tag)), false);
     assert.match(text, new RegExp(`^write ${insideFile(tag)}: ok`, "m"), text);
   }
 
   function assertUnsandboxed(text: string, tag: string): void {
-    assert.match(text, /^read: ok PLANTED-KEY/m, text);
+    assert.match(text, new RegExp(`^read: ok ${PLANTED_KEY}`, "m"), text);
     assert.match(text, new RegExp(`^write ${outsideFile(tag)}: ok`, "m"), text);
   }
 
@@ -227,7 +215,7 @@ describe("project servers trusted sandboxed", { timeout: 240_000 }, () => {
       await quiet(() => first.session.prompt("/mcp trust probe --sandboxed"));
       assertSandboxed(await probe(first, "narrow"), "narrow");
 
-      writeProject({ sandbox: { filesystem: { allowWrite: [outside.dir] } } });
+      writeProject({ sandbox: { filesystem: { allowWrite: [outside] } } });
       const { pi: unasked, printed } = await startPrinted();
       assert.equal(offered(unasked), false, "changed: not started");
       assert.match(printed, /not trusted, not started \(project config\): probe/, printed);
@@ -237,7 +225,7 @@ describe("project servers trusted sandboxed", { timeout: 240_000 }, () => {
       const current = await startPi(ui);
       await waitFor(() => ui.notices.some((n) => n.includes("not trusted")), "the startup notice", 30_000);
       assert.match(ui.asked[0] ?? "", /probe {2}\(changed since you last answered\)/, ui.asked.join("\n"));
-      assert.match(ui.asked[0] ?? "", new RegExp(`runs sandboxed: writes also to: ${outside.dir}`));
+      assert.match(ui.asked[0] ?? "", new RegExp(`runs sandboxed: writes also to: ${outside}`));
       assert.equal(offered(current), false, "dismissed: still not started");
     },
   );
