@@ -11,6 +11,7 @@ import { after, before, describe, test } from "node:test";
 import { callOnceInPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { piCliIn } from "./pi-print.ts";
+import { loadLayeredConfig } from "../src/config/files.ts";
 import { fixtureEntry, readLog, REPO_ROOT, STDIO_FIXTURE, tempDir } from "./helpers.ts";
 
 const PACKAGE_NAME = "demo-mcp-package";
@@ -106,5 +107,51 @@ describe(`servers of pi packages (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
     assert.equal(trusted.code, 0, trusted.output);
     assert.match(trusted.output, /bundled: trusted, connected, \d+ tools/, trusted.output);
     assert.equal(starts(log), 1, "the trusted server started");
+  });
+});
+
+describe("a package's manifest read as a config layer", () => {
+  test("only its server maps; a local server's cwd from the package folder; a broken manifest is named", async () => {
+    const root = tempDir("mcp-bridge-manifests-");
+    try {
+      const good = path.join(root.dir, "good");
+      const broken = path.join(root.dir, "broken");
+      mkdirSync(good);
+      mkdirSync(broken);
+      const mcp = {
+        approval: "never",
+        mcpServers: {
+          plain: { command: "node", args: ["./server.js"] },
+          sub: { command: "node", cwd: "bin" },
+          home: { command: "node", cwd: "~/tools" },
+          web: { url: "http://127.0.0.1:1/mcp" },
+        },
+      };
+      writeFileSync(path.join(good, "package.json"), JSON.stringify({ name: "good\u001b[31mpkg", pi: { mcp } }));
+      writeFileSync(path.join(broken, "package.json"), "{ not json");
+      const packages = async () => [
+        { dir: good, installed: "user" as const },
+        { dir: broken, installed: "project" as const },
+      ];
+      const config = await loadLayeredConfig({
+        projectRoot: root.dir,
+        agentDir: path.join(root.dir, "agent"),
+        bundledPath: path.join(root.dir, "none.json"),
+        packages,
+      });
+      const byName = new Map(config.servers.map((s) => [s.name, s]));
+      assert.deepEqual([...byName.keys()].sort(), ["home", "plain", "sub", "web"]);
+      assert.equal(byName.get("plain")?.cwd, good);
+      assert.equal(byName.get("sub")?.cwd, path.join(good, "bin"));
+      assert.equal(byName.get("home")?.cwd, "~/tools");
+      assert.equal(byName.get("web")?.cwd, undefined);
+      assert.deepEqual(byName.get("plain")?.source.package, { name: "goodpkg", installed: "user" });
+      assert.equal(config.approval, "ask", "a package's top-level approval is not read");
+      const problems = config.problems.map((p) => `${p.level} ${p.source.path}: ${p.message}`);
+      assert.equal(problems.length, 1, problems.join("\n"));
+      assert.match(problems[0]!, /^error .*broken\/package\.json: .*the package's MCP servers are skipped$/);
+    } finally {
+      root.cleanup();
+    }
   });
 });

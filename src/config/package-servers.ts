@@ -18,41 +18,35 @@ export interface PackageDir {
   installed: "user" | "project";
 }
 
+type LayerRead = { input: ConfigFileInput; problem?: ConfigProblem };
+
+/** No servers from this package, and why when something is wrong with its manifest. */
+function skipped(source: ConfigSource, why?: string): LayerRead {
+  const message = `${why}; the package's MCP servers are skipped`;
+  return { input: { source, text: undefined }, ...(why ? { problem: { level: "error", source, message } } : {}) };
+}
+
 /** The package's servers as a config layer: `text` undefined when its manifest declares none. */
-export async function readPackageLayer(pkg: PackageDir): Promise<{ input: ConfigFileInput; problem?: ConfigProblem }> {
+export async function readPackageLayer(pkg: PackageDir): Promise<LayerRead> {
   const manifest = path.join(pkg.dir, "package.json");
-  const fallback: ConfigSource = {
-    scope: "package",
-    path: manifest,
-    package: { name: path.basename(pkg.dir), installed: pkg.installed },
-  };
+  const { installed } = pkg;
+  let source: ConfigSource = { scope: "package", path: manifest, package: { name: path.basename(pkg.dir), installed } };
   let text: string;
   try {
     text = await readUtf8File(manifest);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { input: { source: fallback, text: undefined } };
-    const message = `cannot read the package's manifest: ${errorMessage(error)}`;
-    return { input: { source: fallback, text: undefined }, problem: { level: "error", source: fallback, message } };
+    const missing = (error as NodeJS.ErrnoException).code === "ENOENT";
+    return skipped(source, missing ? undefined : `cannot read the package's manifest: ${errorMessage(error)}`);
   }
-  const parsed = parseConfigText(text);
-  if (parsed.error !== undefined) {
-    const message = `${parsed.error}; the package's MCP servers are skipped`;
-    return { input: { source: fallback, text: undefined }, problem: { level: "error", source: fallback, message } };
-  }
-  const json = isObject(parsed.value) ? parsed.value : {};
+  const { value, error } = parseConfigText(text);
+  if (error !== undefined) return skipped(source, error);
+  const json = isObject(value) ? value : {};
   // The name is shown in `/mcp` and in messages: kept to one harmless line.
-  const name = shown(
-    typeof json.name === "string" && json.name !== "" ? json.name : path.basename(pkg.dir),
-    SHOWN.name,
-    "line",
-  );
-  const source: ConfigSource = { ...fallback, package: { name, installed: pkg.installed } };
+  if (typeof json.name === "string" && json.name !== "")
+    source = { ...source, package: { name: shown(json.name, SHOWN.name, "line"), installed } };
   const mcp = isObject(json.pi) ? json.pi.mcp : undefined;
-  if (mcp === undefined) return { input: { source, text: undefined } };
-  if (!isObject(mcp)) {
-    const message = "`pi.mcp` must be an object with an `mcpServers` object; the package's MCP servers are skipped";
-    return { input: { source, text: undefined }, problem: { level: "error", source, message } };
-  }
+  if (mcp === undefined) return skipped(source);
+  if (!isObject(mcp)) return skipped(source, "`pi.mcp` must be an object with an `mcpServers` object");
   const layer: Record<string, unknown> = {};
   for (const key of SERVER_MAP_KEYS) if (key in mcp) layer[key] = inPackageDir(mcp[key], pkg.dir);
   return { input: { source, text: JSON.stringify(layer) } };
