@@ -5,7 +5,7 @@
  * `.pi/settings.json` waits for project trust.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { callOnceInPi } from "./pi-harness.ts";
@@ -89,6 +89,27 @@ describe(`servers of pi packages (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
     assert.match(output, /bundled +🟢 .* package demo-mcp-package/, output);
     assert.match(output, /bundled {2}connected {2}stdio .*\(package demo-mcp-package\)/, output);
     assert.equal(starts(log), 1, "the server started once");
+  });
+
+  test("`/mcp remove` leaves the package's manifest alone; `/mcp disable` switches its server off in the project's file", async () => {
+    const home = path.join(root.dir, "cli-user-home");
+    const project = path.join(root.dir, "cli-edit-project");
+    mkdirSync(project, { recursive: true });
+    listPackages(path.join(home, "agent"), [pkg]);
+    const manifest = readFileSync(path.join(pkg, "package.json"), "utf8");
+    const { run } = piCliIn(home);
+    const removed = await run(["-e", REPO_ROOT, "-p", "/mcp remove bundled"], 90_000, project);
+    assert.equal(removed.code, 0, removed.output);
+    assert.match(removed.output, /comes with the pi package demo-mcp-package .* cannot be removed/, removed.output);
+    const disabled = await run(["-e", REPO_ROOT, "-p", "/mcp disable bundled"], 90_000, project);
+    assert.equal(disabled.code, 0, disabled.output);
+    assert.equal(
+      readFileSync(path.join(pkg, "package.json"), "utf8"),
+      manifest,
+      "the manifest is as the package has it",
+    );
+    const override = JSON.parse(readFileSync(path.join(project, ".pi", "mcp.json"), "utf8"));
+    assert.deepEqual(override, { mcpServers: { bundled: { enabled: false } } });
   });
 
   test("a package installed in the project waits for project trust: not started until `/mcp trust`", async () => {
