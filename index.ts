@@ -35,6 +35,7 @@ import {
 import { guardExit } from "./src/pi/exit-guard.ts";
 import { serverGuideHandler } from "./src/pi/server-guide-prompt.ts";
 import { serverRows } from "./src/pi/server-rows.ts";
+import { installedPackages } from "./src/pi/pi-packages.ts";
 import { SessionNotices } from "./src/pi/session-notices.ts";
 import { ToolApproval } from "./src/trust/tool-approval.ts";
 import { LOADED_TOOLS_ENTRY, ToolExposure } from "./src/exposure/tool-exposure.ts";
@@ -97,6 +98,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     projectRoot,
     agentDir: getAgentDir(),
     bundledPath: fileURLToPath(new URL("./mcp.json", import.meta.url)),
+    packages: installedPackages(projectRoot, getAgentDir()),
     extraPath: configFlagFromArgv(process.argv),
     env,
     clientInfo: CLIENT_INFO,

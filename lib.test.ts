@@ -1642,6 +1642,20 @@ describe("sandbox settings and rules", () => {
     assert.equal(effectiveSandbox(local("project", false), true, false), true);
     assert.equal(effectiveSandbox(local("project", false), undefined, true), true);
     assert.equal(effectiveSandbox({ transport: "http", source: { scope: "user" } }, true, true), false);
+    const fromPackage = (installed: string) => ({
+      ...local("package", false),
+      source: { scope: "package", package: { installed } },
+    });
+    assert.equal(
+      effectiveSandbox(fromPackage("project"), true, false),
+      true,
+      "a project-installed package's false yields",
+    );
+    assert.equal(
+      effectiveSandbox(fromPackage("user"), true, false),
+      false,
+      "a user-installed package's false is the user's",
+    );
   });
   test("a project file's top-level default goes into its own servers; the user's is the session default", () => {
     const layered = layerConfigs([

@@ -1,10 +1,12 @@
 /**
- * Finds and reads the config layers: `--mcp-config` file, project `.pi/mcp.json`, user `<agent dir>/mcp.json`, and the
- * `mcp.json` bundled with the extension.
+ * Finds and reads the config layers: `--mcp-config` file, project `.pi/mcp.json`, user `<agent dir>/mcp.json`, the
+ * manifests of installed pi packages, and the `mcp.json` bundled with the extension.
  */
 import * as path from "node:path";
+import { errorMessage } from "../common/errors.ts";
 import { NotUtf8Error, readUtf8File } from "../common/utf8-file.ts";
 import { layerConfigs } from "./layers.ts";
+import { type PackageDir, readPackageLayer } from "./package-servers.ts";
 import type { ConfigFileInput, ConfigProblem, ConfigSource, LayeredConfig } from "./types.ts";
 
 export interface ConfigLocations {
@@ -13,6 +15,8 @@ export interface ConfigLocations {
   bundledPath: string;
   /** From `--mcp-config`; relative paths are taken from the project root. */
   extraPath?: string;
+  /** The installed pi packages, asked at each load (a package installed since a reload is found). */
+  packages?: () => Promise<readonly PackageDir[]>;
 }
 
 export const PROJECT_CONFIG_PATH = path.join(".pi", "mcp.json");
@@ -55,9 +59,20 @@ async function readSource(source: ConfigSource): Promise<{ input: ConfigFileInpu
 export async function loadLayeredConfig(
   locations: ConfigLocations,
 ): Promise<LayeredConfig & { sources: ConfigSource[] }> {
-  const sources = configSources(locations);
-  const reads = await Promise.all(sources.map(readSource));
+  const files = configSources(locations);
+  let packages: readonly PackageDir[] = [];
+  let packageProblem: ConfigProblem | undefined;
+  try {
+    packages = (await locations.packages?.()) ?? [];
+  } catch (error) {
+    // The user's and the project's servers load all the same; only the packages' are missing, and this says why.
+    const source: ConfigSource = { scope: "package", path: path.join(locations.agentDir, "settings.json") };
+    packageProblem = { level: "warning", source, message: `cannot list pi's packages: ${errorMessage(error)}` };
+  }
+  const reads = await Promise.all([...files.map(readSource), ...packages.map(readPackageLayer)]);
+  const sources = reads.map((r) => r.input.source);
   const layered = layerConfigs(reads.map((r) => r.input));
   const readProblems = reads.flatMap((r) => (r.problem ? [r.problem] : []));
+  if (packageProblem) readProblems.push(packageProblem);
   return { ...layered, problems: [...readProblems, ...layered.problems], sources };
 }

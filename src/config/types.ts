@@ -7,17 +7,24 @@ import type { SandboxSetting } from "../sandbox/sandbox-setting.ts";
 import type { ProtocolSetting } from "./protocol-setting.ts";
 
 /** Where a config layer comes from, highest priority first. */
-export type ConfigScope = "flag" | "project" | "user" | "bundled";
-export const SCOPES_BY_PRIORITY: readonly ConfigScope[] = ["flag", "project", "user", "bundled"];
+export type ConfigScope = "flag" | "project" | "user" | "package" | "bundled";
+export const SCOPES_BY_PRIORITY: readonly ConfigScope[] = ["flag", "project", "user", "package", "bundled"];
 
 export interface ConfigSource {
   scope: ConfigScope;
   path: string;
+  /** A pi package's manifest (`path` is its package.json): its name, and whether it is installed for the user or in the project. */
+  package?: { name: string; installed: "user" | "project" };
 }
 
-/** How a config layer is named in messages: `project config /repo/.pi/mcp.json`. */
+/** How a config layer is named in messages: `project config /repo/.pi/mcp.json`, `package my-pkg /…/package.json`. */
 export function describeSource(source: ConfigSource): string {
-  return `${source.scope} config ${source.path}`;
+  return source.package ? `package ${source.package.name} ${source.path}` : `${source.scope} config ${source.path}`;
+}
+
+/** Where a server comes from, in a word for `/mcp`: the scope, or `package <name>`. */
+export function scopeLabel(source: ConfigSource): string {
+  return source.package ? `package ${source.package.name}` : source.scope;
 }
 
 /** The transport a server asks for. `http` is Streamable HTTP, with the legacy SSE fallback. */

@@ -196,10 +196,11 @@ export async function removeServer(
   ctx: ExtensionCommandContext,
 ): Promise<void> {
   const { source } = connection.config;
-  if (source.scope === "bundled") {
+  if (source.scope === "bundled" || source.scope === "package") {
+    const from = source.package ? `the pi package ${source.package.name}` : "the extension";
     show(
       ctx,
-      `'${connection.name}' comes with the extension (${source.path}) and cannot be removed; /mcp disable ${commandArgument(connection.name)} turns it off.`,
+      `'${connection.name}' comes with ${from} (${source.path}) and cannot be removed; /mcp disable ${commandArgument(connection.name)} turns it off.`,
       "warning",
     );
     return;
@@ -236,7 +237,8 @@ export async function setEnabled(
   const { source } = connection.config;
   const project = deps.bridge.sourceOf("project");
   let target = source.path;
-  if (source.scope === "bundled" && project) target = project.path;
+  // A package's manifest is the package's own: an update would replace it, so the switch goes into the project's file.
+  if ((source.scope === "bundled" || source.scope === "package") && project) target = project.path;
   else if (source.scope === "user" && project && ctx.hasUI) {
     const here = `Only in this project (${project.path})`;
     const everywhere = `In every project (${source.path})`;

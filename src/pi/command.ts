@@ -16,6 +16,7 @@ import { formatServerList } from "./status-format.ts";
 import { plural } from "../common/text.ts";
 import { splitCommandLine } from "../config/add-server.ts";
 import { commandArgument } from "../config/validate/name.ts";
+import { scopeLabel } from "../config/types.ts";
 import { definitionChars, estimatedTokens, modelFacingTool } from "../exposure/definition-cost.ts";
 import { formatProvenance } from "../translate/provenance.ts";
 import { RESOURCE_TOOL_NAMES } from "./resource-tools.ts";
@@ -68,7 +69,8 @@ function formatTools(deps: CommandDeps, server: string | undefined): string {
     lines.push(server ? `MCP server '${server}' has no tools registered.` : "No MCP tools are registered.");
   else lines.push("Registered name  ·  provenance  ·  config scope  ·  exposure");
   for (const tool of tools) {
-    const scope = deps.bridge.connection(tool.server)?.config.source.scope ?? "?";
+    const source = deps.bridge.connection(tool.server)?.config.source;
+    const scope = source ? scopeLabel(source) : "?";
     const exposure =
       deps.exposure?.label(tool.server, tool.originalName) ?? (active.has(tool.name) ? "direct" : "inactive");
     lines.push(`  ${tool.name}  ·  ${formatProvenance(tool.provenance)}  ·  ${scope}  ·  ${exposure}`);

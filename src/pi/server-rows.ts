@@ -10,6 +10,7 @@ import type { McpBridge } from "../bridge/mcp-bridge.ts";
 import { stateDetail } from "../connection/connection-state.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { configVarRefs, type Environment } from "../config/substitute.ts";
+import { scopeLabel } from "../config/types.ts";
 import { describeForTrust } from "../trust/trust-rules.ts";
 import type { ServerRow } from "./status-format.ts";
 import { definitionChars, estimatedTokens } from "../exposure/definition-cost.ts";
@@ -33,8 +34,8 @@ function requestTokens(
 function sourceLabel(c: ServerConnection): string {
   const importedFrom = c.config.raw.importedFrom;
   return typeof importedFrom === "string"
-    ? `${c.config.source.scope}, imported from ${shown(importedFrom, SHOWN.line, "line")}`
-    : c.config.source.scope;
+    ? `${scopeLabel(c.config.source)}, imported from ${shown(importedFrom, SHOWN.line, "line")}`
+    : scopeLabel(c.config.source);
 }
 
 /** What `/mcp` says of a sandboxed server's sandbox: its last start's rules, and its refusals. */

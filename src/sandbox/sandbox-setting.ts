@@ -99,18 +99,19 @@ export function isSandboxed(setting: SandboxSetting | undefined): setting is tru
 }
 
 /**
- * The sandbox a server runs in: its own setting, else the user's top-level default. A project's file cannot take a
- * server out of the user's default (its `false` yields to it), and a project server the user trusted "sandboxed" runs
- * in at least the defaults. A remote server runs nowhere here: never sandboxed.
+ * The sandbox a server runs in: its own setting, else the user's top-level default. A project's file (or a pi package
+ * installed in the project) cannot take a server out of the user's default (its `false` yields to it), and a project
+ * server the user trusted "sandboxed" runs in at least the defaults. A remote server runs nowhere here: never sandboxed.
  */
 export function effectiveSandbox(
-  config: { transport: string; sandbox?: SandboxSetting; source: { scope: string } },
+  config: { transport: string; sandbox?: SandboxSetting; source: { scope: string; package?: { installed: string } } },
   userDefault: SandboxSetting | undefined,
   trustedSandboxed: boolean,
 ): SandboxSetting {
   if (config.transport !== "stdio") return false;
   let setting = config.sandbox ?? userDefault ?? false;
-  if (setting === false && config.source.scope === "project" && isSandboxed(userDefault)) setting = userDefault;
+  const fromProject = config.source.scope === "project" || config.source.package?.installed === "project";
+  if (setting === false && fromProject && isSandboxed(userDefault)) setting = userDefault;
   if (setting === false && trustedSandboxed) setting = true;
   return setting;
 }

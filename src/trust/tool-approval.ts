@@ -182,8 +182,8 @@ export class ToolApproval {
   ): Promise<Choice> {
     const options: Array<[string, Choice]> = [["Allow once", "once"]];
     if (!everyTime) options.push(["Allow for this session", "session"]);
-    // The bundled file belongs to the package: an update would replace it, so nothing is saved there.
-    if (config.source.scope !== "bundled")
+    // The bundled file and a pi package's manifest belong to their packages: an update would replace them.
+    if (config.source.scope !== "bundled" && config.source.scope !== "package")
       options.push([`Always allow (adds "${tool.originalName}" to autoApprove in ${config.source.path})`, "always"]);
     options.push(["Deny", "deny"]);
     const title = [

@@ -30,12 +30,14 @@ export type TrustRecord = ReadonlyMap<string, TrustAnswer>;
 export type TrustState = "trusted" | "declined" | "new" | "changed";
 
 /**
- * Only a project's own file needs trust: it comes with the repository. A file given with `--mcp-config`, the user's
- * file and the bundled one are the user's own choice. An entry in the project file that only switches a user's server
- * on or off keeps the user's source, so it needs none either.
+ * Only what comes with the repository needs trust: the project's own file, and the manifests of pi packages installed
+ * in the project (its `.pi/settings.json` names them). A file given with `--mcp-config`, the user's file, packages the
+ * user installed and the bundled file are the user's own choice. An entry in the project file that only switches a
+ * user's server on or off keeps the user's source, so it needs none either.
  */
 export function needsTrust(config: ServerConfig): boolean {
-  return config.source.scope === "project";
+  const { scope, package: pkg } = config.source;
+  return scope === "project" || pkg?.installed === "project";
 }
 
 /**
