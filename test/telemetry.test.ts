@@ -7,12 +7,13 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { startModernServer } from "./fixtures/modern-server.ts";
 import { callOnceInPi } from "./pi-harness.ts";
 import { FAUX_MODEL_EXTENSION, PI_CLI } from "./tmux.ts";
 
@@ -197,6 +198,71 @@ describe("OpenTelemetry spans of MCP requests", { timeout: 180_000 }, () => {
     const body = Buffer.concat(sent.map((post) => post.body));
     assert.ok(body.includes(Buffer.from("tools/call traceparent")));
     assert.ok(body.includes(Buffer.from(traceId, "hex")), "the trace id the server got");
+  });
+
+  test("a remote server's task: tcp, its address and port; the polling is part of the tool call's trace", async () => {
+    exporting("http/json");
+    const state = tempDir("mcp-bridge-otel-tasks-");
+    const modern = await startModernServer({ stateDir: state.dir, pollIntervalMs: 20 });
+    const config = path.join(agentDir.dir, "mcp.json");
+    const before = readFileSync(config, "utf8");
+    const servers = {
+      ...(JSON.parse(before) as { mcpServers: object }).mcpServers,
+      modern: { url: modern.url, exposure: "direct" },
+    };
+    writeFileSync(config, JSON.stringify({ approval: "never", mcpServers: servers }));
+    const from = posts.length;
+    try {
+      const { text, isError } = await callOnceInPi({
+        cwd: project.dir,
+        agentDir: agentDir.dir,
+        extensionPaths: [REPO_ROOT],
+        tool: "mcp_modern_long_job",
+        args: { steps: 3, stepMs: 60 },
+      });
+      assert.equal(isError, false, text);
+    } finally {
+      writeFileSync(config, before);
+      await modern.close();
+      state.cleanup();
+    }
+    const spans = jsonSpans(from);
+    const call = spans.find((s) => s.name === "tools/call long_job");
+    assert.ok(call, spans.map((s) => s.name).join(", "));
+    const attributes = attributesOf(call.attributes);
+    assert.equal(attributes["network.transport"], "tcp");
+    assert.equal(attributes["server.address"], "127.0.0.1");
+    assert.equal(Number(attributes["server.port"]), modern.port);
+    const polls = spans.filter((s) => s.name.startsWith("tasks/") && s.traceId === call.traceId);
+    assert.ok(polls.length > 0, `the task's polling in the call's trace: ${spans.map((s) => s.name).join(", ")}`);
+    assert.ok(
+      polls.every((s) => s.parentSpanId === call.parentSpanId),
+      "children of the pi tool call's span",
+    );
+  });
+
+  test("a provider pi or another extension registered gets the spans, and the bridge exports nothing itself", async () => {
+    exporting("http/json");
+    const from = posts.length;
+    // Loaded here, after the test that shows nothing of OpenTelemetry is loaded without the variables.
+    const api = await import("@opentelemetry/api");
+    const { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } = await import("@opentelemetry/sdk-trace");
+    const memory = new InMemorySpanExporter();
+    assert.ok(
+      api.trace.setGlobalTracerProvider(
+        new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: memory })] }),
+      ),
+    );
+    try {
+      const { text } = await call("traceparent");
+      const traceId = (JSON.parse(text) as { traceparent: string }).traceparent.split("-")[1];
+      const span = memory.getFinishedSpans().find((s) => s.name === "tools/call traceparent");
+      assert.equal(span?.spanContext().traceId, traceId);
+      assert.equal(span?.attributes["mcp.method.name"], "tools/call");
+      assert.equal(posts.length, from, "nothing posted to the OTLP endpoint");
+    } finally {
+      api.trace.disable();
+    }
   });
 
   test("pi -p flushes the spans of its tool call before it exits", async () => {
