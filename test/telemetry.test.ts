@@ -187,6 +187,21 @@ describe("OpenTelemetry spans of MCP requests", { timeout: 180_000 }, () => {
     assert.equal(refused?.status?.code, 2, "ERROR");
   });
 
+  test("MCP_BRIDGE_OTEL_RECORD_CONTENT=true records the tool's arguments and result", async () => {
+    exporting("http/json");
+    process.env.MCP_BRIDGE_OTEL_RECORD_CONTENT = "true";
+    const from = posts.length;
+    try {
+      await call("traceparent");
+    } finally {
+      delete process.env.MCP_BRIDGE_OTEL_RECORD_CONTENT;
+    }
+    const span = jsonSpans(from).find((s) => s.name === "tools/call traceparent");
+    const attributes = attributesOf(span?.attributes ?? []);
+    assert.equal(attributes["gen_ai.tool.call.arguments"], "{}");
+    assert.match(String(attributes["gen_ai.tool.call.result"]), /traceparent/);
+  });
+
   test("http/protobuf, the default protocol: the spans are posted as protobuf", async () => {
     exporting();
     const from = posts.length;
