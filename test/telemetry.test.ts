@@ -22,6 +22,7 @@ const API_GLOBAL = Symbol.for("opentelemetry.js.api.1");
 const OTEL_VARS = ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_SERVICE_NAME"] as const;
 
 interface Post {
+  path: string;
   contentType: string;
   body: Buffer;
 }
@@ -40,6 +41,17 @@ interface OtlpSpan {
 }
 interface OtlpJson {
   resourceSpans: Array<{ resource: { attributes: OtlpAttribute[] }; scopeSpans: Array<{ spans: OtlpSpan[] }> }>;
+}
+
+interface OtlpMetricsJson {
+  resourceMetrics: Array<{
+    scopeMetrics: Array<{
+      metrics: Array<{
+        name: string;
+        histogram: { dataPoints: Array<{ count: number | string; attributes: OtlpAttribute[] }> };
+      }>;
+    }>;
+  }>;
 }
 
 /** A span's attributes as a plain object. */
@@ -77,8 +89,8 @@ describe("OpenTelemetry spans of MCP requests", { timeout: 180_000 }, () => {
       const chunks: Buffer[] = [];
       req.on("data", (chunk: Buffer) => chunks.push(chunk));
       req.on("end", () => {
-        if (req.method === "POST" && req.url === "/v1/traces")
-          posts.push({ contentType: req.headers["content-type"] ?? "", body: Buffer.concat(chunks) });
+        if (req.method === "POST" && (req.url === "/v1/traces" || req.url === "/v1/metrics"))
+          posts.push({ path: req.url, contentType: req.headers["content-type"] ?? "", body: Buffer.concat(chunks) });
         res.writeHead(200, { "content-type": "application/json" }).end("{}");
       });
     });
@@ -120,10 +132,31 @@ describe("OpenTelemetry spans of MCP requests", { timeout: 180_000 }, () => {
   /** Every span the receiver got as JSON since `from`, with its resource's attributes. */
   function jsonSpans(from: number): Array<OtlpSpan & { resource: Record<string, unknown> }> {
     return posts.slice(from).flatMap((post) => {
+      if (post.path !== "/v1/traces") return [];
       const body = JSON.parse(post.body.toString("utf8")) as OtlpJson;
       return body.resourceSpans.flatMap((rs) =>
         rs.scopeSpans.flatMap((ss) =>
           ss.spans.map((span) => ({ ...span, resource: attributesOf(rs.resource.attributes) })),
+        ),
+      );
+    });
+  }
+
+  /** The data points of the histogram `name` the receiver got as JSON since `from`. */
+  function histogramPoints(from: number, name: string): Array<{ count: number; attributes: Record<string, unknown> }> {
+    return posts.slice(from).flatMap((post) => {
+      if (post.path !== "/v1/metrics") return [];
+      const body = JSON.parse(post.body.toString("utf8")) as OtlpMetricsJson;
+      return body.resourceMetrics.flatMap((rm) =>
+        rm.scopeMetrics.flatMap((sm) =>
+          sm.metrics
+            .filter((metric) => metric.name === name)
+            .flatMap((metric) =>
+              metric.histogram.dataPoints.map((point) => ({
+                count: Number(point.count),
+                attributes: attributesOf(point.attributes),
+              })),
+            ),
         ),
       );
     });
@@ -169,6 +202,19 @@ describe("OpenTelemetry spans of MCP requests", { timeout: 180_000 }, () => {
     const tool = spans.find((s) => s.spanId === span.parentSpanId);
     assert.equal(tool?.name, "execute_tool traceparent");
     assert.ok(spans.some((s) => s.name === "initialize" || s.name === "server/discover"));
+    // The metrics by the conventions: the call's duration, and the session's once it closed at pi's shutdown.
+    const operations = histogramPoints(from, "mcp.client.operation.duration");
+    const toolCall = operations.find((p) => p.attributes["gen_ai.tool.name"] === "traceparent");
+    assert.equal(toolCall?.count, 1);
+    assert.equal(toolCall?.attributes["mcp.method.name"], "tools/call");
+    assert.equal(toolCall?.attributes["jsonrpc.request.id"], undefined, "nothing unique to one request");
+    const sessions = histogramPoints(from, "mcp.client.session.duration");
+    assert.equal(
+      sessions.reduce((sum, p) => sum + p.count, 0),
+      1,
+      "one session",
+    );
+    assert.equal(sessions[0]?.attributes["network.transport"], "pipe");
     // The bridge's own provider is let go of at shutdown: the next pi starts from nothing.
     assert.equal((globalThis as Record<symbol, { trace?: unknown }>)[API_GLOBAL]?.trace, undefined);
   });

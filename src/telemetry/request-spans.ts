@@ -29,6 +29,14 @@ type Params = Record<string, unknown> & { _meta?: Record<string, unknown> };
 
 const NAMED_TARGET: Readonly<Record<string, string>> = { "tools/call": "name", "prompts/get": "name" };
 
+/** Where the server is: how it is reached, and a remote one's address and port. */
+function serverAttributes(target: RequestTarget): Attributes {
+  if (!target.url) return { "network.transport": target.network };
+  const url = new URL(target.url);
+  const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
+  return { "network.transport": target.network, "server.address": url.hostname, "server.port": port };
+}
+
 /** The span's name and attributes for `request`, by the conventions. */
 function requestSpanShape(
   request: JSONRPCRequest,
@@ -43,15 +51,10 @@ function requestSpanShape(
   const attributes: Attributes = {
     "mcp.method.name": method,
     "jsonrpc.request.id": String(id),
-    "network.transport": target.network,
+    ...serverAttributes(target),
     ...(version ? { "mcp.protocol.version": version } : {}),
     ...(session.id ? { "mcp.session.id": session.id } : {}),
   };
-  if (target.url) {
-    const url = new URL(target.url);
-    attributes["server.address"] = url.hostname;
-    attributes["server.port"] = Number(url.port || (url.protocol === "https:" ? 443 : 80));
-  }
   if (method === "tools/call" && named) {
     attributes["gen_ai.tool.name"] = named;
     attributes["gen_ai.operation.name"] = "execute_tool";
@@ -69,12 +72,39 @@ function answerErrorType(message: JSONRPCMessage, method: string): string | unde
   return method === "tools/call" && result?.isError === true ? "tool_error" : undefined;
 }
 
-function endSpan(t: Telemetry, span: Span, errorType: string | undefined): void {
+/** What the duration metrics are broken down by: the span's attributes, less those unique to one request. */
+const METRIC_ATTRIBUTES = [
+  "mcp.method.name",
+  "mcp.protocol.version",
+  "gen_ai.tool.name",
+  "gen_ai.prompt.name",
+  "network.transport",
+  "server.address",
+  "server.port",
+] as const;
+
+function metricAttributes(attributes: Attributes, errorType: string | undefined): Attributes {
+  const picked: Attributes = errorType ? { "error.type": errorType } : {};
+  for (const key of METRIC_ATTRIBUTES) if (attributes[key] !== undefined) picked[key] = attributes[key];
+  return picked;
+}
+
+interface OpenRequest {
+  span: Span;
+  method: string;
+  attributes: Attributes;
+  startedAt: number;
+}
+
+function endRequest(t: Telemetry, request: OpenRequest, errorType: string | undefined): void {
+  const { span } = request;
   if (errorType) {
     span.setAttribute("error.type", errorType);
     span.setStatus({ code: t.api.SpanStatusCode.ERROR });
   }
   span.end();
+  const seconds = (performance.now() - request.startedAt) / 1000;
+  t.operationDuration.record(seconds, metricAttributes(request.attributes, errorType));
 }
 
 /** Calls `before` with what the transport hands its handler `key`, whichever handler is installed later. */
@@ -113,7 +143,8 @@ export function traceRequests<T extends Transport>(
   const t = telemetry();
   if (!t) return transport;
   const { api } = t;
-  const open = new Map<string | number, { span: Span; method: string }>();
+  const open = new Map<string | number, OpenRequest>();
+  const openedAt = performance.now();
   const send = transport.send.bind(transport);
   transport.send = async (message, options) => {
     if (!("method" in message) || !("id" in message)) return send(message, options);
@@ -126,12 +157,13 @@ export function traceRequests<T extends Transport>(
     const params = (message.params ?? {}) as Params;
     const meta: Record<string, unknown> = { ...params._meta, [TRACEPARENT_META_KEY]: carrier.traceparent };
     if (carrier.tracestate) meta[TRACESTATE_META_KEY] = carrier.tracestate;
-    open.set(message.id, { span, method: message.method });
+    const request = { span, method: message.method, attributes, startedAt: performance.now() };
+    open.set(message.id, request);
     try {
       return await send({ ...message, params: { ...params, _meta: meta } }, options);
     } catch (error) {
       open.delete(message.id);
-      endSpan(t, span, error instanceof Error ? error.name : "send_failed");
+      endRequest(t, request, error instanceof Error ? error.name : "send_failed");
       throw error;
     }
   };
@@ -142,11 +174,14 @@ export function traceRequests<T extends Transport>(
     open.delete(message.id);
     if (t.recordContent && "result" in message && request.method === "tools/call")
       request.span.setAttribute("gen_ai.tool.call.result", JSON.stringify(message.result));
-    endSpan(t, request.span, answerErrorType(message, request.method));
+    endRequest(t, request, answerErrorType(message, request.method));
   });
   observe(transport, "onclose", () => {
-    for (const { span } of open.values()) endSpan(t, span, "connection_closed");
+    for (const request of open.values()) endRequest(t, request, "connection_closed");
     open.clear();
+    const version = protocolVersion();
+    const attributes = { ...serverAttributes(target), ...(version ? { "mcp.protocol.version": version } : {}) };
+    t.sessionDuration.record((performance.now() - openedAt) / 1000, attributes);
   });
   return transport;
 }

@@ -5,7 +5,7 @@
  * OpenTelemetry is loaded: the packages are imported here, on demand, and never at start-up, so a user who does not
  * trace pays nothing for them.
  */
-import type { Tracer, TextMapPropagator } from "@opentelemetry/api";
+import type { Histogram, Meter, Tracer, TextMapPropagator } from "@opentelemetry/api";
 import { settleWithin } from "../common/wait.ts";
 
 type Api = typeof import("@opentelemetry/api");
@@ -14,6 +14,10 @@ type Api = typeof import("@opentelemetry/api");
 export interface Telemetry {
   api: Api;
   tracer: Tracer;
+  /** `mcp.client.operation.duration`: one request, sent to answered (seconds). */
+  operationDuration: Histogram;
+  /** `mcp.client.session.duration`: one session, opened to closed (seconds). */
+  sessionDuration: Histogram;
   /** W3C trace context, which MCP servers read from a request's `_meta`. */
   propagator: TextMapPropagator;
   /** The user asked for tool arguments and results on the spans. */
@@ -29,6 +33,18 @@ const RECORD_CONTENT_ENV = "MCP_BRIDGE_OTEL_RECORD_CONTENT";
 let current: Telemetry | undefined;
 /** The provider the bridge set up itself, and whether it registered the context manager (to take back on stop). */
 let owned: { shutdown(): Promise<void>; registeredContext: boolean } | undefined;
+
+/** The conventions' bucket boundaries for MCP durations, in seconds. */
+const DURATION_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
+
+function durations(meter: Meter): Pick<Telemetry, "operationDuration" | "sessionDuration"> {
+  const histogram = (name: string, description: string) =>
+    meter.createHistogram(name, { unit: "s", description, advice: { explicitBucketBoundaries: DURATION_BUCKETS } });
+  return {
+    operationDuration: histogram("mcp.client.operation.duration", "How long an MCP request took, sent to answered"),
+    sessionDuration: histogram("mcp.client.session.duration", "How long an MCP session lasted, opened to closed"),
+  };
+}
 
 /** The telemetry in use, or undefined when it is off. */
 export function telemetry(): Telemetry | undefined {
@@ -80,33 +96,48 @@ export async function startTelemetry(env: NodeJS.ProcessEnv): Promise<{ mode: st
   const recordContent = env[RECORD_CONTENT_ENV]?.trim().toLowerCase() === "true";
   const propagator = new W3CTraceContextPropagator();
   if (host) {
-    current = { api, tracer: api.trace.getTracer(TRACER_NAME), propagator, recordContent };
+    const meter = api.metrics.getMeter(TRACER_NAME);
+    current = { api, tracer: api.trace.getTracer(TRACER_NAME), ...durations(meter), propagator, recordContent };
     return { mode: "host" };
   }
-  const [{ TracerProvider, BatchSpanProcessor }, resources, { AsyncLocalStorageContextManager }, exporters] =
+  const json = protocol === "http/json";
+  const metricsWanted = env.OTEL_METRICS_EXPORTER?.trim().toLowerCase() !== "none";
+  const [{ TracerProvider, BatchSpanProcessor }, resources, { AsyncLocalStorageContextManager }, traces, metrics] =
     await Promise.all([
       import("@opentelemetry/sdk-trace"),
       import("@opentelemetry/resources"),
       import("@opentelemetry/context-async-hooks"),
-      protocol === "http/json"
-        ? import("@opentelemetry/exporter-trace-otlp-http")
-        : import("@opentelemetry/exporter-trace-otlp-proto"),
+      json ? import("@opentelemetry/exporter-trace-otlp-http") : import("@opentelemetry/exporter-trace-otlp-proto"),
+      metricsWanted ? metricsReader(json) : undefined,
     ]);
-  // The exporter reads the endpoint, headers and timeout from the standard variables itself.
+  const resource = resources
+    .resourceFromAttributes({ "service.name": "pi" })
+    .merge(resources.detectResources({ detectors: [resources.envDetector] }));
+  // The exporters read the endpoint, headers and timeout from the standard variables themselves.
   const provider = new TracerProvider({
-    resource: resources
-      .resourceFromAttributes({ "service.name": "pi" })
-      .merge(resources.detectResources({ detectors: [resources.envDetector] })),
-    spanProcessors: [new BatchSpanProcessor({ exporter: new exporters.OTLPTraceExporter() })],
+    resource,
+    spanProcessors: [new BatchSpanProcessor({ exporter: new traces.OTLPTraceExporter() })],
   });
+  const meters = metrics && new metrics.MeterProvider({ resource, readers: [metrics.reader] });
   // A tool call's span is the parent of the requests it sends only if the active context follows async calls.
   const registeredContext = api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  owned = { shutdown: () => provider.shutdown(), registeredContext };
-  current = { api, tracer: provider.getTracer(TRACER_NAME), propagator, recordContent };
+  const shutdown = async () => void (await Promise.all([provider.shutdown(), meters?.shutdown()]));
+  owned = { shutdown, registeredContext };
+  const meter = meters?.getMeter(TRACER_NAME) ?? api.metrics.getMeter(TRACER_NAME);
+  current = { api, tracer: provider.getTracer(TRACER_NAME), ...durations(meter), propagator, recordContent };
   return { mode: "exporting" };
 }
 
-/** Sends the spans not yet exported and lets go of the bridge's own provider, within `ms`. */
+/** A meter provider's class and the reader that exports its metrics by OTLP (the variables say where and how often). */
+async function metricsReader(json: boolean) {
+  const [{ MeterProvider, PeriodicExportingMetricReader }, { OTLPMetricExporter }] = await Promise.all([
+    import("@opentelemetry/sdk-metrics"),
+    json ? import("@opentelemetry/exporter-metrics-otlp-http") : import("@opentelemetry/exporter-metrics-otlp-proto"),
+  ]);
+  return { MeterProvider, reader: new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter() }) };
+}
+
+/** Sends the spans and metrics not yet exported and lets go of the bridge's own provider, within `ms`. */
 export async function stopTelemetry(ms: number): Promise<void> {
   const api = current?.api;
   const mine = owned;
