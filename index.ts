@@ -34,6 +34,7 @@ import {
 } from "./src/pi/pi-line.ts";
 import { guardExit } from "./src/pi/exit-guard.ts";
 import { startTelemetry, stopTelemetry } from "./src/telemetry/telemetry-setup.ts";
+import { observeServerCounters } from "./src/telemetry/server-counters.ts";
 import { serverGuideHandler } from "./src/pi/server-guide-prompt.ts";
 import { serverRows } from "./src/pi/server-rows.ts";
 import { SessionNotices } from "./src/pi/session-notices.ts";
@@ -150,6 +151,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       });
     },
   });
+  observeServerCounters(() => bridge.metrics());
   // If pi ends without a session_shutdown, the server processes go with it (and the logs are flushed, and the files
   // binary resources were saved to are removed).
   const exitGuard = guardExit(() => {

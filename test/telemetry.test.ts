@@ -48,7 +48,8 @@ interface OtlpMetricsJson {
     scopeMetrics: Array<{
       metrics: Array<{
         name: string;
-        histogram: { dataPoints: Array<{ count: number | string; attributes: OtlpAttribute[] }> };
+        histogram?: { dataPoints: Array<{ count: number | string; attributes: OtlpAttribute[] }> };
+        sum?: { dataPoints: Array<{ asInt?: number | string; asDouble?: number; attributes: OtlpAttribute[] }> };
       }>;
     }>;
   }>;
@@ -152,7 +153,7 @@ describe("OpenTelemetry spans of MCP requests", { timeout: 180_000 }, () => {
           sm.metrics
             .filter((metric) => metric.name === name)
             .flatMap((metric) =>
-              metric.histogram.dataPoints.map((point) => ({
+              (metric.histogram?.dataPoints ?? []).map((point) => ({
                 count: Number(point.count),
                 attributes: attributesOf(point.attributes),
               })),
@@ -215,6 +216,14 @@ describe("OpenTelemetry spans of MCP requests", { timeout: 180_000 }, () => {
       "one session",
     );
     assert.equal(sessions[0]?.attributes["network.transport"], "pipe");
+    const calls = posts.slice(from).flatMap((post) => {
+      if (post.path !== "/v1/metrics") return [];
+      const body = JSON.parse(post.body.toString("utf8")) as OtlpMetricsJson;
+      const metrics = body.resourceMetrics.flatMap((rm) => rm.scopeMetrics.flatMap((sm) => sm.metrics));
+      return metrics.filter((m) => m.name === "mcp_bridge.server.tool_calls").flatMap((m) => m.sum?.dataPoints ?? []);
+    });
+    assert.equal(Number(calls.at(-1)?.asInt), 1, "the bridge's own count of tool calls");
+    assert.equal(attributesOf(calls.at(-1)?.attributes ?? [])["mcp_bridge.server"], "traced");
     // The bridge's own provider is let go of at shutdown: the next pi starts from nothing.
     assert.equal((globalThis as Record<symbol, { trace?: unknown }>)[API_GLOBAL]?.trace, undefined);
   });

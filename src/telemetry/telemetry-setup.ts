@@ -18,6 +18,8 @@ export interface Telemetry {
   operationDuration: Histogram;
   /** `mcp.client.session.duration`: one session, opened to closed (seconds). */
   sessionDuration: Histogram;
+  /** For the bridge's own counters (./server-counters.ts). */
+  meter: Meter;
   /** W3C trace context, which MCP servers read from a request's `_meta`. */
   propagator: TextMapPropagator;
   /** The user asked for tool arguments and results on the spans. */
@@ -97,7 +99,7 @@ export async function startTelemetry(env: NodeJS.ProcessEnv): Promise<{ mode: st
   const propagator = new W3CTraceContextPropagator();
   if (host) {
     const meter = api.metrics.getMeter(TRACER_NAME);
-    current = { api, tracer: api.trace.getTracer(TRACER_NAME), ...durations(meter), propagator, recordContent };
+    current = { api, tracer: api.trace.getTracer(TRACER_NAME), meter, ...durations(meter), propagator, recordContent };
     return { mode: "host" };
   }
   const json = protocol === "http/json";
@@ -124,7 +126,7 @@ export async function startTelemetry(env: NodeJS.ProcessEnv): Promise<{ mode: st
   const shutdown = async () => void (await Promise.all([provider.shutdown(), meters?.shutdown()]));
   owned = { shutdown, registeredContext };
   const meter = meters?.getMeter(TRACER_NAME) ?? api.metrics.getMeter(TRACER_NAME);
-  current = { api, tracer: provider.getTracer(TRACER_NAME), ...durations(meter), propagator, recordContent };
+  current = { api, tracer: provider.getTracer(TRACER_NAME), meter, ...durations(meter), propagator, recordContent };
   return { mode: "exporting" };
 }
 
