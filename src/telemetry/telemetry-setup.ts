@@ -1,7 +1,7 @@
 /**
- * OpenTelemetry for the bridge's MCP requests, switched on in one of two ways: the standard `OTEL_*` variables ask for
- * OTLP export (the bridge then sets up its own provider and exporter), or pi or another extension registered a
- * provider already (the bridge's spans then go to it and the bridge exports nothing itself). Otherwise nothing of
+ * OpenTelemetry for the bridge's MCP requests (traces and metrics), switched on in one of two ways: the standard
+ * `OTEL_*` variables ask for OTLP export (the bridge then sets up its own providers and exporters), or pi or another
+ * extension registered a provider already (the bridge's spans then go to it and the bridge exports nothing itself). Otherwise nothing of
  * OpenTelemetry is loaded: the packages are imported here, on demand, and never at start-up, so a user who does not
  * trace pays nothing for them.
  */
