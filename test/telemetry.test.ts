@@ -242,6 +242,20 @@ describe("OpenTelemetry spans of MCP requests", { timeout: 180_000 }, () => {
     assert.equal(refused?.status?.code, 2, "ERROR");
   });
 
+  test("a server that exits during a call: the request's span ends with connection_closed", async () => {
+    exporting("http/json");
+    const from = posts.length;
+    const { isError } = await call("exit");
+    assert.equal(isError, true);
+    const spans = jsonSpans(from);
+    const request = spans.find((s) => s.name === "tools/call exit");
+    assert.equal(attributesOf(request?.attributes ?? [])["error.type"], "connection_closed");
+    assert.equal(request?.status?.code, 2, "ERROR");
+    const tool = spans.find((s) => s.spanId === request?.parentSpanId);
+    assert.equal(tool?.name, "execute_tool exit");
+    assert.equal(tool?.status?.code, 2, "ERROR");
+  });
+
   test("MCP_BRIDGE_OTEL_RECORD_CONTENT=true records the tool's arguments and result", async () => {
     exporting("http/json");
     process.env.MCP_BRIDGE_OTEL_RECORD_CONTENT = "true";
