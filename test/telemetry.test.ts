@@ -81,6 +81,8 @@ describe("OpenTelemetry spans of MCP requests", { timeout: 180_000 }, () => {
       command: process.execPath,
       args: ["--import", import.meta.resolve("tsx"), TRACE_FIXTURE],
       exposure: "direct",
+      // The call that never gets an answer gives up after this.
+      requestTimeout: 3000,
     };
     writeFileSync(
       path.join(agentDir.dir, "mcp.json"),
@@ -254,6 +256,15 @@ describe("OpenTelemetry spans of MCP requests", { timeout: 180_000 }, () => {
     const tool = spans.find((s) => s.spanId === request?.parentSpanId);
     assert.equal(tool?.name, "execute_tool exit");
     assert.equal(tool?.status?.code, 2, "ERROR");
+  });
+
+  test("a call that times out: the request's span ends with the cancellation sent to the server", async () => {
+    exporting("http/json");
+    const from = posts.length;
+    const { isError } = await call("hang");
+    assert.equal(isError, true);
+    const request = jsonSpans(from).find((s) => s.name === "tools/call hang");
+    assert.equal(attributesOf(request?.attributes ?? [])["error.type"], "cancelled");
   });
 
   test("MCP_BRIDGE_OTEL_RECORD_CONTENT=true records the tool's arguments and result", async () => {

@@ -147,7 +147,14 @@ export function traceRequests<T extends Transport>(
   const openedAt = performance.now();
   const send = transport.send.bind(transport);
   transport.send = async (message, options) => {
-    if (!("method" in message) || !("id" in message)) return send(message, options);
+    if (!("method" in message) || !("id" in message)) {
+      // A request the client gave up on (timed out, aborted) gets no answer: its span ends with the cancellation.
+      const isCancel = "method" in message && message.method === "notifications/cancelled";
+      const id = isCancel ? (message.params?.requestId as string | number | undefined) : undefined;
+      const request = id === undefined ? undefined : open.get(id);
+      if (request && open.delete(id!)) endRequest(t, request, "cancelled");
+      return send(message, options);
+    }
     const session = { id: (transport as { sessionId?: string }).sessionId, protocolVersion: protocolVersion() };
     const { name, attributes } = requestSpanShape(message, target, session, t.recordContent);
     const parent = api.context.active();
