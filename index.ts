@@ -33,6 +33,8 @@ import {
   unsetExposure,
 } from "./src/pi/pi-line.ts";
 import { guardExit } from "./src/pi/exit-guard.ts";
+import { startTelemetry, stopTelemetry } from "./src/telemetry/telemetry-setup.ts";
+import { observeServerCounters } from "./src/telemetry/server-counters.ts";
 import { serverGuideHandler } from "./src/pi/server-guide-prompt.ts";
 import { serverRows } from "./src/pi/server-rows.ts";
 import { installedPackages } from "./src/pi/pi-packages.ts";
@@ -54,6 +56,8 @@ const STARTUP_BUDGET_ENV = "PI_MCP_STARTUP_BUDGET_MS";
 const SERVER_LOG_MAX_BYTES = 1024 * 1024;
 /** Bus events kept while no session has started yet (see `emit`). */
 const HELD_EVENTS_MAX = 1000;
+/** How long pi's exit waits for the last spans to reach the OTLP receiver. */
+const TELEMETRY_FLUSH_MS = 5000;
 
 export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   pi.registerFlag(CONFIG_FLAG, {
@@ -69,6 +73,9 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   const dataDir = path.join(getAgentDir(), DATA_DIR);
   const logger = new LogFile(path.join(dataDir, "mcp.log"));
   routeSdkConsole(logger);
+  // Before any server starts, so its first request is traced too.
+  const tracing = await startTelemetry(env);
+  if (tracing.problem) logger.log({ level: "warn", event: "telemetry.off", message: tracing.problem });
   const serverLogs: LogFile[] = [];
   const serverLogFor = (server: string) => {
     const log = new LogFile(path.join(dataDir, "servers", serverLogFileName(server)), {
@@ -146,6 +153,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       });
     },
   });
+  observeServerCounters(() => bridge.metrics());
   // If pi ends without a session_shutdown, the server processes go with it (and the logs are flushed, and the files
   // binary resources were saved to are removed).
   const exitGuard = guardExit(() => {
@@ -339,6 +347,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   pi.on("session_shutdown", async (event) => {
     exitGuard.release();
     await bridge.shutdown();
+    await stopTelemetry(TELEMETRY_FLUSH_MS);
     pi.events.emit("mcp.metrics", { servers: bridge.metrics() });
     await Promise.all([logger, ...serverLogs].map((log) => log.close()));
     // A reload goes on with the same session, which may still read them.

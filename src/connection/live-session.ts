@@ -44,6 +44,7 @@ import { invalidTokenAs401 } from "./fresh-headers.ts";
 import { boundNotifications, type FloodKind } from "./notification-bound.ts";
 import { negotiationFor } from "./protocol-negotiation.ts";
 import { untilServerAnswers } from "./local/server-started.ts";
+import { traceRequests } from "../telemetry/request-spans.ts";
 import {
   createSseTransport,
   createStdioTransport,
@@ -230,9 +231,13 @@ export class LiveSession {
             tooLarge,
             middleware: auth ? auth.middleware : invalidTokenAs401,
           });
-    const transport = boundNotifications(guardNesting(makeTransport(pool?.fetch)), {
-      dropped: (kind, first) => events.notificationDropped(kind, first),
-    });
+    const transport = traceRequests(
+      boundNotifications(guardNesting(makeTransport(pool?.fetch)), {
+        dropped: (kind, first) => events.notificationDropped(kind, first),
+      }),
+      { network: kind === "stdio" ? "pipe" : "tcp", url: (this.options.endpoint as Partial<ResolvedRemote>).url },
+      () => this.protocolVersion,
+    );
     markDeliveries(transport, () => held.open && accepting(transport));
     const negotiation = negotiationFor(
       this.options.protocol ?? "auto",

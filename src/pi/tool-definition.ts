@@ -23,6 +23,7 @@ import { normalizeToolResult, type PiContent } from "../translate/output.ts";
 import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
 import { normalizeInputSchema, OPEN_OBJECT_SCHEMA } from "../translate/schema.ts";
 import { withToolHints } from "./pi-line.ts";
+import { inToolSpan } from "../telemetry/tool-span.ts";
 
 export interface ToolDetails {
   server: string;
@@ -139,14 +140,16 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
             `The arguments do not match the input schema of tool '${originalName}' (MCP server '${server}'): ${mismatch}. Fix the arguments and call the tool again.`,
           );
         }
-        const result = await connection.callTool(originalName, (params ?? {}) as Record<string, unknown>, {
-          signal,
-          onProgress: (progress) =>
-            onUpdate?.({
-              content: [{ type: "text", text: progressText(progress) }],
-              details: { server, tool: originalName, provenance, progress },
-            }),
-        });
+        const result = await inToolSpan(server, originalName, () =>
+          connection.callTool(originalName, (params ?? {}) as Record<string, unknown>, {
+            signal,
+            onProgress: (progress) =>
+              onUpdate?.({
+                content: [{ type: "text", text: progressText(progress) }],
+                details: { server, tool: originalName, provenance, progress },
+              }),
+          }),
+        );
         const normalized = normalizeToolResult(result, server);
         if (normalized.isError) {
           throw new Error(
