@@ -153,7 +153,11 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       });
     },
   });
-  observeServerCounters(() => bridge.metrics());
+  observeServerCounters({
+    metrics: () => bridge.metrics(),
+    isLocal: (server) => bridge.connection(server)?.config.transport === "stdio",
+    refused: (server) => approval.refused(server),
+  });
   // If pi ends without a session_shutdown, the server processes go with it (and the logs are flushed, and the files
   // binary resources were saved to are removed).
   const exitGuard = guardExit(() => {

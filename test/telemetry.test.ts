@@ -14,7 +14,8 @@ import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { startModernServer } from "./fixtures/modern-server.ts";
-import { callOnceInPi } from "./pi-harness.ts";
+import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { callOnceInPi, startInProcessPi } from "./pi-harness.ts";
 import { FAUX_MODEL_EXTENSION, PI_CLI } from "./tmux.ts";
 
 const TRACE_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "trace-server.ts");
@@ -228,6 +229,59 @@ describe("OpenTelemetry spans of MCP requests", { timeout: 180_000 }, () => {
     assert.equal(attributesOf(calls.at(-1)?.attributes ?? [])["mcp_bridge.server"], "traced");
     // The bridge's own provider is let go of at shutdown: the next pi starts from nothing.
     assert.equal((globalThis as Record<symbol, { trace?: unknown }>)[API_GLOBAL]?.trace, undefined);
+  });
+
+  /** The last value each of the bridge's counters `names` reported since `from`, for the fixture server. */
+  function counterValues(from: number, names: readonly string[]): Record<string, number | undefined> {
+    const values: Record<string, number | undefined> = {};
+    for (const post of posts.slice(from)) {
+      if (post.path !== "/v1/metrics") continue;
+      const body = JSON.parse(post.body.toString("utf8")) as OtlpMetricsJson;
+      for (const metric of body.resourceMetrics.flatMap((rm) => rm.scopeMetrics.flatMap((sm) => sm.metrics))) {
+        if (!names.includes(metric.name)) continue;
+        const point = metric.sum?.dataPoints.at(-1);
+        if (point) values[metric.name] = Number(point.asInt);
+      }
+    }
+    return values;
+  }
+
+  test("the bridge's counters: a local server's restart, and a call refused for want of approval", async () => {
+    exporting("http/json");
+    const config = path.join(agentDir.dir, "mcp.json");
+    const before = readFileSync(config, "utf8");
+    const entry = (JSON.parse(before) as { mcpServers: { traced: Record<string, unknown> } }).mcpServers.traced;
+    // Approval asked (no UI here, so refused) for every tool but the two the test runs.
+    writeFileSync(
+      config,
+      JSON.stringify({ mcpServers: { traced: { ...entry, autoApprove: ["exit", "traceparent"] } } }),
+    );
+    const from = posts.length;
+    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    try {
+      await pi.session.bindExtensions({});
+      // The server exits during the first call; the second waits for its restart; the third needs approval.
+      pi.faux.setResponses([
+        fauxAssistantMessage([fauxToolCall("mcp_traced_exit", {})], { stopReason: "toolUse" }),
+        fauxAssistantMessage([fauxToolCall("mcp_traced_traceparent", {})], { stopReason: "toolUse" }),
+        fauxAssistantMessage([fauxToolCall("mcp_traced_tool_error", {})], { stopReason: "toolUse" }),
+        fauxAssistantMessage("done"),
+      ]);
+      await pi.session.prompt("go");
+    } finally {
+      await pi.close();
+      writeFileSync(config, before);
+    }
+    const counters = counterValues(from, [
+      "mcp_bridge.server.restarts",
+      "mcp_bridge.server.reconnections",
+      "mcp_bridge.server.approvals_refused",
+    ]);
+    assert.deepEqual(counters, {
+      "mcp_bridge.server.restarts": 1,
+      "mcp_bridge.server.reconnections": 0,
+      "mcp_bridge.server.approvals_refused": 1,
+    });
   });
 
   test("a tool result with isError and a JSON-RPC error give error.type and the error status", async () => {

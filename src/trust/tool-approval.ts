@@ -101,7 +101,20 @@ export class ToolApproval {
   /** Tools saved to `autoApprove` in this session, by server: they count as listed before the config is read again. */
   private readonly saved = new Map<string, Set<string>>();
 
+  /** Calls refused (denied, dismissed, or no UI to ask in), by server: for the telemetry counters. */
+  private readonly refusedBy = new Map<string, number>();
+
   constructor(private readonly deps: ToolApprovalDeps) {}
+
+  /** How many of `server`'s tool calls were refused for want of approval in this pi. */
+  refused(server: string): number {
+    return this.refusedBy.get(server) ?? 0;
+  }
+
+  private refuse(tool: ApprovedTool, reason: string): ToolCallEventResult {
+    this.refusedBy.set(tool.server, this.refused(tool.server) + 1);
+    return { block: true, reason };
+  }
 
   /** A new session: what was allowed "for this session" asks again. */
   sessionStarted(): void {
@@ -137,7 +150,7 @@ export class ToolApproval {
     const allow = howToAllow(tool, config.source.path, decision.everyTime, this.deps.userConfigPath());
     if (!ctx.hasUI) {
       this.log(tool, "deny", "no-ui");
-      return { block: true, reason: `${describeTool(tool)} needs approval, and there is no UI to ask in. ${allow}` };
+      return this.refuse(tool, `${describeTool(tool)} needs approval, and there is no UI to ask in. ${allow}`);
     }
     const choice = await this.askUser(tool, config, event.input, decision.everyTime, decision.reason, ctx);
     const refusal =
@@ -208,7 +221,7 @@ export class ToolApproval {
     ctx: Asker,
   ): Promise<ToolCallEventResult | undefined> {
     this.log(tool, choice, by);
-    if (choice === "deny" || choice === "dismissed") return { block: true, reason: refusal };
+    if (choice === "deny" || choice === "dismissed") return this.refuse(tool, refusal);
     if (choice === "session") this.allowedForSession.add(`${tool.server}\0${tool.originalName}`);
     if (choice === "always") await this.save(tool, config, ctx);
     return undefined;
