@@ -12,7 +12,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { busRecorder, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { startModernServer } from "./fixtures/modern-server.ts";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { callOnceInPi, startInProcessPi } from "./pi-harness.ts";
@@ -257,17 +257,28 @@ describe("OpenTelemetry spans of MCP requests", { timeout: 180_000 }, () => {
       JSON.stringify({ mcpServers: { traced: { ...entry, autoApprove: ["exit", "traceparent"] } } }),
     );
     const from = posts.length;
-    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    const connects = busRecorder(project.dir, ["mcp.connected"]);
+    const pi = await startInProcessPi({
+      cwd: project.dir,
+      agentDir: agentDir.dir,
+      extensionPaths: [REPO_ROOT, connects.path],
+    });
     try {
       await pi.session.bindExtensions({});
-      // The server exits during the first call; the second waits for its restart; the third needs approval.
+      // The server exits during the call; the bridge starts it again by itself.
       pi.faux.setResponses([
         fauxAssistantMessage([fauxToolCall("mcp_traced_exit", {})], { stopReason: "toolUse" }),
+        fauxAssistantMessage("done"),
+      ]);
+      await pi.session.prompt("crash it");
+      await waitFor(() => connects.events().length >= 2, "the server's restart", 60_000);
+      // Then one call that runs, and one that needs approval no UI can give.
+      pi.faux.setResponses([
         fauxAssistantMessage([fauxToolCall("mcp_traced_traceparent", {})], { stopReason: "toolUse" }),
         fauxAssistantMessage([fauxToolCall("mcp_traced_tool_error", {})], { stopReason: "toolUse" }),
         fauxAssistantMessage("done"),
       ]);
-      await pi.session.prompt("go");
+      await pi.session.prompt("go on");
     } finally {
       await pi.close();
       writeFileSync(config, before);
