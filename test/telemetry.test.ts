@@ -295,6 +295,29 @@ describe("OpenTelemetry spans of MCP requests", { timeout: 180_000 }, () => {
     });
   });
 
+  test("OTEL_METRICS_EXPORTER=none exports the spans only; OTEL_TRACES_EXPORTER=none exports nothing", async () => {
+    exporting("http/json");
+    try {
+      process.env.OTEL_METRICS_EXPORTER = "none";
+      let from = posts.length;
+      await call("traceparent");
+      assert.ok(
+        posts.slice(from).some((p) => p.path === "/v1/traces"),
+        "the spans",
+      );
+      assert.equal(posts.slice(from).filter((p) => p.path === "/v1/metrics").length, 0, "no metrics");
+      delete process.env.OTEL_METRICS_EXPORTER;
+      process.env.OTEL_TRACES_EXPORTER = "none";
+      from = posts.length;
+      const { isError } = await call("traceparent");
+      assert.equal(isError, false);
+      assert.equal(posts.length, from, "nothing exported");
+    } finally {
+      delete process.env.OTEL_METRICS_EXPORTER;
+      delete process.env.OTEL_TRACES_EXPORTER;
+    }
+  });
+
   test("a tool result with isError and a JSON-RPC error give error.type and the error status", async () => {
     exporting("http/json");
     const from = posts.length;
