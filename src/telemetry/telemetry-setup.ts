@@ -5,6 +5,7 @@
  * OpenTelemetry is loaded: the packages are imported here, on demand, and never at start-up, so a user who does not
  * trace pays nothing for them.
  */
+import { fileURLToPath } from "node:url";
 import type { Histogram, Meter, Tracer, TextMapPropagator } from "@opentelemetry/api";
 import { settleWithin } from "../common/wait.ts";
 
@@ -81,6 +82,36 @@ function exportWanted(env: NodeJS.ProcessEnv): boolean {
  * provider already registered) or `"exporting"`. A problem (a protocol the bridge cannot send) comes back as text.
  */
 export async function startTelemetry(env: NodeJS.ProcessEnv): Promise<{ mode: string; problem?: string }> {
+  try {
+    return await setUp(env);
+  } catch (error) {
+    // The OpenTelemetry packages are optional (an install without them is 19 MB smaller): asked for, they are missing.
+    if ((error as { code?: string }).code !== "ERR_MODULE_NOT_FOUND") throw error;
+    return {
+      mode: "off",
+      problem: `OpenTelemetry is asked for, but its packages are not installed beside the MCP bridge: run \`npm install ${OTEL_PACKAGES}\` in ${EXTENSION_DIR}; no spans or metrics are recorded until then.`,
+    };
+  }
+}
+
+/** The optional packages telemetry loads, as `npm install` takes them (the versions package.json names). */
+const OTEL_PACKAGES = [
+  "api@1.9.1",
+  "core@2.12.0",
+  "resources@2.12.0",
+  "sdk-trace@2.12.0",
+  "sdk-metrics@2.12.0",
+  "context-async-hooks@2.12.0",
+  "exporter-trace-otlp-http@0.223.0",
+  "exporter-trace-otlp-proto@0.223.0",
+  "exporter-metrics-otlp-http@0.223.0",
+  "exporter-metrics-otlp-proto@0.223.0",
+]
+  .map((p) => `@opentelemetry/${p}`)
+  .join(" ");
+const EXTENSION_DIR = fileURLToPath(new URL("../..", import.meta.url));
+
+async function setUp(env: NodeJS.ProcessEnv): Promise<{ mode: string; problem?: string }> {
   const host = hostTracing();
   const wanted = !host && exportWanted(env);
   if (!host && !wanted) return { mode: "off" };
