@@ -13,6 +13,7 @@ import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { busRecorder, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { OTEL_PACKAGES } from "../src/telemetry/telemetry-setup.ts";
 import { startModernServer } from "./fixtures/modern-server.ts";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { callOnceInPi, startInProcessPi } from "./pi-harness.ts";
@@ -62,6 +63,22 @@ function attributesOf(list: OtlpAttribute[]): Record<string, unknown> {
     list.map(({ key, value }) => [key, value.stringValue ?? value.intValue ?? value.boolValue]),
   );
 }
+
+test("the packages the bridge names when OpenTelemetry is missing are its optional peers, at their versions", () => {
+  const manifest = JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as {
+    peerDependencies: Record<string, string>;
+    peerDependenciesMeta: Record<string, { optional?: boolean }>;
+    dependencies: Record<string, string>;
+  };
+  const peers = Object.entries(manifest.peerDependencies)
+    .filter(([name]) => name.startsWith("@opentelemetry/"))
+    .map(([name, version]) => `${name}@${version}`);
+  assert.deepEqual(OTEL_PACKAGES.split(" ").sort(), peers.sort());
+  for (const name of Object.keys(manifest.peerDependencies).filter((n) => n.startsWith("@opentelemetry/"))) {
+    assert.equal(manifest.peerDependenciesMeta[name]?.optional, true, `${name} is optional`);
+    assert.equal(manifest.dependencies[name], undefined, `${name} is not installed for everyone`);
+  }
+});
 
 describe("OpenTelemetry spans of MCP requests", { timeout: 180_000 }, () => {
   const project = tempDir("mcp-bridge-otel-project-");

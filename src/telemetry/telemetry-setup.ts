@@ -86,7 +86,9 @@ export async function startTelemetry(env: NodeJS.ProcessEnv): Promise<{ mode: st
     return await setUp(env);
   } catch (error) {
     // The OpenTelemetry packages are optional (an install without them is 19 MB smaller): asked for, they are missing.
-    if ((error as { code?: string }).code !== "ERR_MODULE_NOT_FOUND") throw error;
+    // ESM says ERR_MODULE_NOT_FOUND; pi's loader (jiti) requires, which says MODULE_NOT_FOUND.
+    const code = (error as { code?: string }).code;
+    if (code !== "ERR_MODULE_NOT_FOUND" && code !== "MODULE_NOT_FOUND") throw error;
     return {
       mode: "off",
       problem: `OpenTelemetry is asked for, but its packages are not installed beside the MCP bridge: run \`npm install ${OTEL_PACKAGES}\` in ${EXTENSION_DIR}; no spans or metrics are recorded until then.`,
@@ -95,7 +97,7 @@ export async function startTelemetry(env: NodeJS.ProcessEnv): Promise<{ mode: st
 }
 
 /** The optional packages telemetry loads, as `npm install` takes them (the versions package.json names). */
-const OTEL_PACKAGES = [
+export const OTEL_PACKAGES = [
   "api@1.9.1",
   "core@2.12.0",
   "resources@2.12.0",
