@@ -33,7 +33,12 @@ describe("work-hub fixture", () => {
     const client = new Client({ name: "work-hub-test", version: "0.0.0" });
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: ["--import", import.meta.resolve("tsx"), path.join(HUB_DIR, "server.ts")],
+      args: [
+        "--import",
+        import.meta.resolve("tsx"),
+        path.join(HUB_DIR, "..", "saved-tools-server.ts"),
+        path.join(HUB_DIR, "tools.json"),
+      ],
       stderr: "pipe",
     });
     try {

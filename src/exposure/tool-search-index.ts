@@ -6,8 +6,10 @@
  */
 import type { Tool } from "@modelcontextprotocol/client";
 import MiniSearch from "minisearch";
-import { stemmer } from "stemmer";
-import { canonicalWords, GROUP_MARK } from "./search-synonyms.ts";
+import { type Action, actionOf, requestAction, requestConcepts } from "./search-query.ts";
+import { termsOf } from "./search-terms.ts";
+import { indexTerm, wordsWithSynonyms } from "./search-terms.ts";
+import { GROUP_MARK } from "./search-synonyms.ts";
 
 /** What the index knows of one tool. */
 export interface SearchableTool {
@@ -61,59 +63,39 @@ export interface SearchHit {
 interface IndexedDocument {
   id: string;
   names: string;
+  /** The description's first sentence: what the tool does, before how and when. */
+  lead: string;
   description: string;
   parameters: string;
   server: string;
 }
 
-/** Words too common in requests and descriptions to tell tools apart. */
-const STOP_WORDS = new Set(
-  (
-    "a an and any are as at be by can could do does for from get has have how i if in into is it its me my of on or " +
-    "please should some that the their them then there these this to tool tools use using want was we what when which " +
-    "will with would you your " +
-    // words of a request that say nothing of the tool it wants
-    "about all also anything else every everything just let need now our own right see someone something so us very why"
-  ).split(" "),
-);
+/** A text up to its first full stop, question or exclamation mark, or line break. */
+function firstSentence(text: string): string {
+  const end = text.search(/[.!?](\s|$)|\n/);
+  return end < 0 ? text : text.slice(0, end);
+}
+
+/** How much a word related to a request's word counts, against the request's own words (1). */
+const RELATED_WEIGHT = 0.3;
+
+/** How much a concept met only through related words counts towards how many a tool meets. */
+const RELATED_MET = 0.5;
+/** What a tool that does the other kind of thing than the request asks keeps of its score. */
+const MISFIT = 0.7;
 
 /**
- * Splits text into lower-case words at `_`, `-`, spaces and punctuation; a word written in camelCase also gives its
- * parts (`getHTTPStatus` → gethttpstatus get http status), so both "GitHub" and "github" find it.
+ * The least share of the best hit's score a hit must have to be loaded: far weaker ones met only a loose word of the
+ * request, and each loaded tool costs tokens in every later request.
  */
-function splitWords(text: string): string[] {
-  const words: string[] = [];
-  for (const chunk of text.split(/[^\p{L}\p{N}]+/u)) {
-    if (chunk.length === 0) continue;
-    words.push(chunk.toLowerCase());
-    const parts = chunk
-      .replace(/(\p{Ll}|\p{N})(\p{Lu})/gu, "$1 $2")
-      .replace(/(\p{Lu}+)(\p{Lu}\p{Ll})/gu, "$1 $2")
-      .toLowerCase()
-      .split(" ");
-    if (parts.length > 1) words.push(...parts);
-  }
-  return words;
-}
-
-/** A text's words, each word or phrase of a synonym group as its group's token (./search-synonyms.ts). */
-function wordsWithSynonyms(text: string): string[] {
-  return canonicalWords(splitWords(text));
-}
-
-/** A word as the index stores it, or null for a word that does not count. */
-function indexTerm(word: string): string | null {
-  if (word.startsWith(GROUP_MARK)) return word;
-  if (STOP_WORDS.has(word) || /^\p{L}$/u.test(word)) return null;
-  return /^\p{L}+$/u.test(word) ? stemmer(word) : word;
-}
+const WEAKEST = 0.2;
 
 /** Field weights: a word of the tool's name says most about what it does, its server's description least. */
-const BOOST = { names: 3, description: 1.2, parameters: 0.8, server: 0.6 };
+const BOOST = { names: 3, lead: 1, description: 1.2, parameters: 0.8, server: 0.6 };
 
 export class ToolSearchIndex {
   private readonly search = new MiniSearch<IndexedDocument>({
-    fields: ["names", "description", "parameters", "server"],
+    fields: ["names", "lead", "description", "parameters", "server"],
     tokenize: wordsWithSynonyms,
     processTerm: indexTerm,
     searchOptions: {
@@ -129,6 +111,8 @@ export class ToolSearchIndex {
     },
   });
   private readonly tools = new Map<string, SearchableTool>();
+  /** What each tool does by the first verb of its name: reads or changes. */
+  private readonly actions = new Map<string, Action | undefined>();
 
   get size(): number {
     return this.tools.size;
@@ -150,9 +134,11 @@ export class ToolSearchIndex {
   add(tool: SearchableTool): void {
     if (this.tools.has(tool.name)) this.search.discard(tool.name);
     this.tools.set(tool.name, tool);
+    this.actions.set(tool.name, actionOf(termsOf([tool.originalName, tool.title ?? ""].join(" "))));
     this.search.add({
       id: tool.name,
       names: [tool.originalName, tool.title ?? ""].join(" "),
+      lead: firstSentence(tool.description),
       description: tool.description,
       parameters: tool.parameters.join(" "),
       server: [tool.server, tool.serverDescription ?? ""].join(" "),
@@ -161,15 +147,49 @@ export class ToolSearchIndex {
 
   remove(name: string): void {
     if (!this.tools.delete(name)) return;
+    this.actions.delete(name);
     this.search.discard(name);
   }
 
   /** The best matches for a request, best first; `accept` narrows which tools may be returned. */
   find(query: string, limit: number, accept: (tool: SearchableTool) => boolean = () => true): SearchHit[] {
     const hits: SearchHit[] = [];
-    for (const result of this.search.search(query)) {
+    // Each concept of the request counts once, as the best of its own words or (at RELATED_WEIGHT) its related
+    // words; a tool's score is the sum, times how many concepts it meets, so a tool that meets what the request
+    // acts on and what it does outranks one that meets a single word many times.
+    const totals = new Map<string, { score: number; met: number }>();
+    for (const concept of requestConcepts(query)) {
+      const best = new Map<string, { score: number; met: number }>();
+      const meet = (terms: string[], weight: number, met: number, loose: boolean) => {
+        if (terms.length === 0) return;
+        const options = loose ? {} : { prefix: false, fuzzy: false };
+        for (const result of this.search.search(query, { tokenize: () => terms, processTerm: (t) => t, ...options })) {
+          const id = String(result.id);
+          const score = (weight * result.score) / result.queryTerms.length;
+          if (score > (best.get(id)?.score ?? 0)) best.set(id, { score, met });
+        }
+      };
+      meet(concept.own, concept.weight, concept.weight, true);
+      meet(concept.related, RELATED_WEIGHT, RELATED_MET, false);
+      for (const [id, { score, met }] of best) {
+        const total = totals.get(id) ?? { score: 0, met: 0 };
+        total.score += score;
+        total.met += met;
+        totals.set(id, total);
+      }
+    }
+    // A tool that does the other kind of thing than the request asks (creates when asked what there is) ranks lower.
+    const wanted = requestAction(query);
+    const fit = (id: string) => {
+      const action = this.actions.get(id);
+      return wanted && action && action !== wanted ? MISFIT : 1;
+    };
+    const scores = new Map([...totals].map(([id, { score, met }]) => [id, score * met * fit(id)]));
+    const results = [...scores].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score);
+    for (const result of results) {
       const tool = this.tools.get(String(result.id));
       if (!tool || !accept(tool)) continue;
+      if (hits.length > 0 && result.score < hits[0]!.score * WEAKEST) break;
       hits.push({ name: tool.name, score: result.score });
       if (hits.length >= limit) break;
     }

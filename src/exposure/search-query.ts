@@ -1,0 +1,146 @@
+/**
+ * What a request for a tool asks for, as the tool search ranks it: a list of concepts, one per word of the request
+ * (its own term, and the words of the related groups it belongs to: ./search-related.ts) and one per value the
+ * request carries (an issue key, a host name, a duration…), which says what it acts on whatever words come with it.
+ * The values themselves are taken out of the words: "api.example.com" is not a request about APIs. Pure.
+ */
+import { RELATED_GROUPS } from "./search-related.ts";
+import { termsOf } from "./search-terms.ts";
+
+/** One thing a request asks for: its own terms (a word's, or what a value means) and the words related to them. */
+export interface Concept {
+  own: string[];
+  /** 1 for a word the request says; less for what a value is taken to mean. */
+  weight: number;
+  related: string[];
+}
+
+/** What a value's meaning counts against a word the request says. */
+const VALUE_WEIGHT = 0.6;
+
+/** Each related group as index terms: a member is the terms of its words, in order. */
+const RELATED: readonly (readonly string[][])[] = RELATED_GROUPS.map((group) =>
+  group.map(termsOf).filter((member) => member.length > 0),
+);
+
+/**
+ * Values a request may carry, and what each says it acts on: an issue key (PROJ-55), a host name (api.example.com),
+ * an IP address, a chat channel (#ops), a person (@dana), a duration (3h, 2 hours), an amount ($40).
+ */
+const VALUES: readonly { pattern: RegExp; means: string }[] = [
+  { pattern: /\b[A-Z][A-Z0-9]{1,9}-\d+\b/g, means: "issue" },
+  { pattern: /(?:^|\s)#\d+\b/g, means: "issue" },
+  { pattern: /\bhttps?:\/\/\S+/gi, means: "url" },
+  {
+    pattern: /(?<![/@\w.])(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|app|co|ai|cloud|internal|local)\b/gi,
+    means: "domain dns record",
+  },
+  { pattern: /\b\d{1,3}(?:\.\d{1,3}){3}\b/g, means: "ip address" },
+  { pattern: /(?:^|\s)#[a-z][\w-]*/gi, means: "channel" },
+  { pattern: /(?:^|\s)@[a-z][\w.-]*/gi, means: "user" },
+  { pattern: /\b\d+(?:\.\d+)?\s*(?:h|hrs?|hours?|m|mins?|minutes?)\b/gi, means: "time spent" },
+  { pattern: /[$€£]\s?\d[\d,.]*/g, means: "cost" },
+];
+
+/**
+ * Where a request's own words end and the text it carries begins: after a colon, or after "saying", "asking" and the
+ * like ("add a comment on INFRA-9 saying the fix is deployed"); after "that" when the request starts by saying
+ * something ("post in #deploys that the release is going out"). The carried text says what to write, not which tool.
+ */
+const CARRIED_TEXT =
+  /:\s|\b(?:saying|asking|telling|reading|with the (?:text|message|body))\b|(?<=^(?:post|say|tell|announce|message|notify|ping|let|write|reply)\b.*?)\bthat\b/i;
+
+/**
+ * Names of things in a request (a repository "acme/infra", a bucket "logs-archive", a host "build-agent-3", a path
+ * "2024/06/"): they tell which thing, not what kind of thing or what to do with it, and their parts are words that
+ * mislead ("logs" of "logs-archive"). Words joined by "-" or "/", or holding digits.
+ */
+const NAME_LIKE = /(?<!\S)(?=\S*[\p{L}\p{N}][-/][\p{L}\p{N}]|\S*\p{L}\S*\p{N}|\S*\p{N}\S*\p{L})[^\s,;:!?()"']+/gu;
+
+/** A request that asks a question ("what's in the current sprint", "who approved PR 88") wants to read, not change. */
+const QUESTION =
+  /^\s*(?:what|what's|whats|who|who's|whos|which|where|when|how|why|is|are|was|were|did|does|do|any|show|list)\b/i;
+
+/** Whether a request or tool reads (lists, gets, searches) or changes something. */
+export type Action = "read" | "change";
+
+/** Verbs of each kind, as index terms; a word in neither leaves the action open. */
+const VERBS: readonly [Action, Set<string>][] = [
+  [
+    "read",
+    new Set(
+      termsOf("get list describe search find show view inspect explain count download export analyze check history"),
+    ),
+  ],
+  [
+    "change",
+    new Set(
+      termsOf(
+        "create add put post update edit delete remove start stop reboot restart run invoke terminate send upload merge " +
+          "move archive invite kick transition assign attach close open cancel rerun deploy rotate restore revert " +
+          "enable disable register apply modify write fill click type press drag upsert change rank link vote pin",
+      ),
+    ),
+  ],
+];
+
+/** The action of the first verb among `terms`. */
+export function actionOf(terms: readonly string[]): Action | undefined {
+  for (const term of terms) for (const [action, verbs] of VERBS) if (verbs.has(term)) return action;
+  return undefined;
+}
+
+/** What a request wants done: reading for a question, else the action of its first verb. */
+export function requestAction(query: string): Action | undefined {
+  if (QUESTION.test(query)) return "read";
+  return actionOf(termsOf(query));
+}
+
+/** Whether `run` stands in `terms` as consecutive terms. */
+function containsRun(terms: readonly string[], run: readonly string[]): boolean {
+  for (let i = 0; i + run.length <= terms.length; i++) if (run.every((term, j) => terms[i + j] === term)) return true;
+  return false;
+}
+
+/** The other words of every related group that has `term` (alone, or as the first word of a phrase in `terms`). */
+function relatedTo(term: string, terms: readonly string[]): string[] {
+  const related = new Set<string>();
+  for (const group of RELATED) {
+    if (!group.some((member) => member[0] === term && containsRun(terms, member))) continue;
+    for (const member of group) for (const word of member) if (word !== term) related.add(word);
+  }
+  return [...related];
+}
+
+/** A request's concepts: one per distinct word (numbers left out), then one per kind of value it carries. */
+export function requestConcepts(query: string): Concept[] {
+  const carried = CARRIED_TEXT.exec(query);
+  let words = carried ? query.slice(0, carried.index) : query;
+  const meanings: string[] = [];
+  for (const { pattern, means } of VALUES) {
+    words = words.replace(pattern, () => {
+      meanings.push(means);
+      return " ";
+    });
+  }
+  // Names, and the negations and endings of contractions ("won't", "who's"), say nothing of the tool.
+  words = words
+    .replace(NAME_LIKE, " ")
+    .replace(/\b(\p{L}+)n't\b/gu, " ")
+    .replace(/'(?:s|re|ll|ve|d|m)\b/g, "");
+  if (/^\s*(?:who|who's|whos)\b/i.test(query)) meanings.push("user");
+  if (QUESTION.test(query)) meanings.push("list get search");
+  const terms = termsOf(words).filter((term) => !/^\d+$/.test(term));
+  const concepts: Concept[] = [...new Set(terms)].map((own) => ({
+    own: [own],
+    weight: 1,
+    related: relatedTo(own, terms),
+  }));
+  for (const means of new Set(meanings)) {
+    const own = termsOf(means);
+    const related = new Set<string>();
+    for (const term of own) for (const word of relatedTo(term, own)) if (!own.includes(word)) related.add(word);
+    concepts.push({ own, weight: VALUE_WEIGHT, related: [...related] });
+  }
+  return concepts;
+}
