@@ -28,6 +28,35 @@ const RELATED: readonly (readonly string[][])[] = RELATED_GROUPS.map((group) =>
  * an IP address, a chat channel (#ops), a person (@dana), a duration (3h, 2 hours), an amount ($40).
  */
 const VALUES: readonly { pattern: RegExp; means: string }[] = [
+  // A time window in the past filters what is read (logs of the last hour); one ahead is a time to do something at.
+  {
+    pattern:
+      /\b(?:(?:in|over|during|for|from) )?(?:the )?(?:last|past|previous) (?:\d+ )?(?:minute|hour|day|week|month|year|night)s?\b|\b(?:today|yesterday|this (?:morning|week|month|quarter|year)|so far)\b/gi,
+    means: "time",
+  },
+  {
+    pattern:
+      /\b(?:tomorrow|tonight|next (?:week|month|monday|tuesday|wednesday|thursday|friday)|on (?:monday|tuesday|wednesday|thursday|friday)|at \d{1,2}(?::\d\d)? ?(?:am|pm)?|in \d+ (?:minute|hour|day)s?)\b/gi,
+    means: "schedule later",
+  },
+  { pattern: /\b\d+(?:\.\d+)? ?%/g, means: "metric threshold" },
+  // "to In Review", "to Done": a state a ticket moves to.
+  {
+    pattern: /\bto (?:in [a-z]+|done|blocked|closed|resolved|review|todo|to do|qa|backlog)\b/gi,
+    means: "status transition",
+  },
+  { pattern: /\b(?:file|open|raise|log) (?:a |an |the )?(?:new )?(?:bug|ticket|issue)\b/gi, means: "create issue" },
+  // "add Maya to #design", "add Lee to the @frontend group": people into a channel or a group.
+  { pattern: /\badd\b(?=[^#@]* to (?:the )?[#@])/gi, means: "invite member" },
+  {
+    pattern:
+      /\b(?!\p{Lu}\p{Ll}*\.js\b)[\w-]+\.(?:json|ya?ml|md|txt|ts|tsx|js|mjs|py|go|rs|java|rb|csv|pdf|png|jpe?g|gif|svg|log|toml|ini|env|sh|html|css|xml|sql|docx?|xlsx?)\b/giu,
+    means: "file",
+  },
+  { pattern: /(?:^|\s)\+1\b/g, means: "vote" },
+  // An identifier written in camelCase (parseInvoice, OutOfMemory; not a product's name like GitHub) is code or an
+  // error's name.
+  { pattern: /\b\p{Ll}+(?:\p{Lu}\p{Ll}*)+\b|\b(?:\p{Lu}\p{Ll}+){3,}\b/gu, means: "code" },
   { pattern: /\b[A-Z][A-Z0-9]{1,9}-\d+\b/g, means: "issue" },
   { pattern: /(?:^|\s)#\d+\b/g, means: "issue" },
   { pattern: /\bhttps?:\/\/\S+/gi, means: "url" },
@@ -48,14 +77,14 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
  * something ("post in #deploys that the release is going out"). The carried text says what to write, not which tool.
  */
 const CARRIED_TEXT =
-  /:\s|\b(?:saying|asking|telling|reading|with the (?:text|message|body))\b|(?<=^(?:post|say|tell|announce|message|notify|ping|let|write|reply)\b.*?)\bthat\b/i;
+  /:\s|\b(?:saying|asking|telling|reading|with the (?:text|message|body)|and (?:tell|show|let|give) me)\b|(?<=^(?:post|say|tell|announce|message|notify|ping|let|write|reply)\b.*?)\bthat\b/i;
 
 /**
  * Names of things in a request (a repository "acme/infra", a bucket "logs-archive", a host "build-agent-3", a path
  * "2024/06/"): they tell which thing, not what kind of thing or what to do with it, and their parts are words that
  * mislead ("logs" of "logs-archive"). Words joined by "-" or "/", or holding digits.
  */
-const NAME_LIKE = /(?<!\S)(?=\S*[\p{L}\p{N}][-/][\p{L}\p{N}]|\S*\p{L}\S*\p{N}|\S*\p{N}\S*\p{L})[^\s,;:!?()"']+/gu;
+const NAME_LIKE = /(?<!\S)(?=\S*[\p{L}\p{N}][-/_][\p{L}\p{N}]|\S*\p{L}\S*\p{N}|\S*\p{N}\S*\p{L})[^\s,;:!?()"']+/gu;
 
 /** A request that asks a question ("what's in the current sprint", "who approved PR 88") wants to read, not change. */
 const QUESTION =
@@ -77,7 +106,8 @@ const VERBS: readonly [Action, Set<string>][] = [
     new Set(
       termsOf(
         "create add put post update edit delete remove start stop reboot restart run invoke terminate send upload merge " +
-          "move archive invite kick transition assign attach close open cancel rerun deploy rotate restore revert " +
+          "move archive invite kick transition assign attach close cancel bounce spin shut grow resize scale give grant " +
+          "watch save lock hook cut remember forget reopen rerun deploy rotate restore revert " +
           "enable disable register apply modify write fill click type press drag upsert change rank link vote pin",
       ),
     ),
@@ -95,6 +125,8 @@ export function requestAction(query: string): Action | undefined {
   if (QUESTION.test(query)) return "read";
   return actionOf(termsOf(query));
 }
+
+const PARTICLES = new Set(["up", "down", "off", "out", "over", "back"]);
 
 /** Whether `run` stands in `terms` as consecutive terms. */
 function containsRun(terms: readonly string[], run: readonly string[]): boolean {
@@ -131,11 +163,15 @@ export function requestConcepts(query: string): Concept[] {
   if (/^\s*(?:who|who's|whos)\b/i.test(query)) meanings.push("user");
   if (QUESTION.test(query)) meanings.push("list get search");
   const terms = termsOf(words).filter((term) => !/^\d+$/.test(term));
-  const concepts: Concept[] = [...new Set(terms)].map((own) => ({
-    own: [own],
-    weight: 1,
-    related: relatedTo(own, terms),
-  }));
+  // A phrasal verb's particle ("spin up", "shut down") tells its phrase apart ("spin up" from "spin down") but is no
+  // concept of its own.
+  const concepts: Concept[] = [...new Set(terms)]
+    .filter((term) => !PARTICLES.has(term))
+    .map((own) => ({
+      own: [own],
+      weight: 1,
+      related: relatedTo(own, terms),
+    }));
   for (const means of new Set(meanings)) {
     const own = termsOf(means);
     const related = new Set<string>();

@@ -14,7 +14,7 @@ const STOP_WORDS = new Set(
     "please should some that the their them then there these this to tool tools use using want was we what when which " +
     "will with would you your " +
     // words of a request that say nothing of the tool it wants
-    "about all also anything else every everything just let need now our own right see someone something so us very why"
+    "about all also anything else every everything just let need now our own right see someone something so us very why "
   ).split(" "),
 );
 

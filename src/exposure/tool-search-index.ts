@@ -82,7 +82,7 @@ const RELATED_WEIGHT = 0.3;
 /** How much a concept met only through related words counts towards how many a tool meets. */
 const RELATED_MET = 0.5;
 /** What a tool that does the other kind of thing than the request asks keeps of its score. */
-const MISFIT = 0.7;
+const MISFIT = 0.6;
 
 /**
  * The least share of the best hit's score a hit must have to be loaded: far weaker ones met only a loose word of the
