@@ -18,6 +18,7 @@ import type { FigureSection } from "./figures/figure.ts";
 import { installSection } from "./figures/install.ts";
 import { memorySection } from "./figures/memory.ts";
 import { sandboxSection } from "./figures/sandbox.ts";
+import { searchSection } from "./figures/search.ts";
 import { startupSection } from "./figures/startup.ts";
 import { formatTable, type Machine, reportOf, runSections } from "./report.ts";
 
@@ -30,6 +31,7 @@ const SECTIONS: FigureSection[] = [
   memorySection,
   installSection,
   contextSection,
+  searchSection,
   sandboxSection,
 ];
 

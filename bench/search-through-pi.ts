@@ -4,7 +4,7 @@
  * scripted model that sends each request as a `tool_search` call. A request counts as found within k when one of its
  * answers is among the first k tools the call loaded, in the order it loaded them.
  */
-import { writeFileSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { TOOL_SEARCH_NAME } from "../src/exposure/tool-search-text.ts";
 import { startFakeOpenAi } from "../test/fixtures/fake-openai.ts";
@@ -19,6 +19,22 @@ export interface SavedServer {
   server: string;
   file: string;
 }
+
+const PUBLIC_TOOLS = path.join(REPO_ROOT, "test", "fixtures", "public-tools");
+
+/** The 16 public servers of test/fixtures/public-tools. */
+export function publicSavedServers(): SavedServer[] {
+  return readdirSync(PUBLIC_TOOLS)
+    .filter((file) => file.endsWith(".json"))
+    .sort()
+    .map((file) => ({ server: file.slice(0, -".json".length), file: path.join(PUBLIC_TOOLS, file) }));
+}
+
+/** The work hub: 246 tools of GitHub, Jira, Slack and a cloud API, in those APIs' own words. */
+export const WORK_HUB: SavedServer = {
+  server: "hub",
+  file: path.join(REPO_ROOT, "test", "fixtures", "work-hub", "tools.json"),
+};
 
 export interface PiRecall {
   total: number;

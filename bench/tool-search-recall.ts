@@ -23,7 +23,9 @@ export interface Recall {
   misses: { query: string; answers: string[]; got: string[] }[];
 }
 
-const SET = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures", "tool-search-relevance.json");
+const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures");
+const SET = path.join(FIXTURES, "tool-search-relevance.json");
+const WORK_SET = path.join(FIXTURES, "tool-search-work-requests.json");
 
 interface RelevanceSet {
   queries: RelevanceQuery[];
@@ -42,6 +44,16 @@ export function relevanceQueries(): RelevanceQuery[] {
 /** Requests written after the tuning and never tuned on: how far it carries to requests it has not seen. */
 export function laterQueries(): RelevanceQuery[] {
   return relevanceSet().afterTuning.queries;
+}
+
+/**
+ * Requests written blind to the tool texts over the public servers and the work hub (test/fixtures/work-hub): `tune`,
+ * which the ranking was tuned on, and `heldout`, which it never was. Requests no configured tool does are left out.
+ */
+export function workRequests(): { tune: RelevanceQuery[]; heldout: RelevanceQuery[] } {
+  const set = JSON.parse(readFileSync(WORK_SET, "utf8")) as { tune: RelevanceQuery[]; heldout: RelevanceQuery[] };
+  const answered = (queries: RelevanceQuery[]) => queries.filter((query) => query.answers.length > 0);
+  return { tune: answered(set.tune), heldout: answered(set.heldout) };
 }
 
 /** The pi tool name of a `server/tool` answer. */
