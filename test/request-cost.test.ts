@@ -1,8 +1,9 @@
 /**
  * What `/mcp`, `/mcp test` and the `auto` decision say the MCP tools cost per request, against the request body pi-ai
  * really sends: real pi in-process, four servers offering the tools real public servers list (their saved
- * `tools/list` answers), and a fake provider on 127.0.0.1 that records each body — OpenAI Chat Completions, and
- * Anthropic Messages (another wrapper, and a schema cut down to what Anthropic takes). The tokens shown are a quarter
+ * `tools/list` answers), and a fake provider on 127.0.0.1 that records each body — OpenAI Chat Completions, Anthropic
+ * Messages (another wrapper, and a schema cut down to what Anthropic takes) and OpenAI Responses (`strict` sent by pi
+ * 0.73 only). The tokens shown are a quarter
  * of the characters, so the check is on characters: within 2% of the tool entries in the body.
  */
 import assert from "node:assert/strict";
@@ -10,7 +11,7 @@ import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, test } from "node:test";
 import type { Api, Model } from "@mariozechner/pi-ai";
-import { startFakeAnthropic } from "./fixtures/fake-anthropic.ts";
+import { startFakeTextModel, type TextModelApi } from "./fixtures/fake-text-model.ts";
 import { startFakeOpenAi } from "./fixtures/fake-openai.ts";
 import { startInProcessPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
@@ -35,9 +36,11 @@ async function openAi(): Promise<Provider> {
   return { model: fake.model, bodies: () => fake.requests.map((r) => r.body), close: () => fake.close() };
 }
 
-async function anthropic(): Promise<Provider> {
-  const fake = await startFakeAnthropic();
-  return { model: fake.model, bodies: () => fake.bodies, close: () => fake.close() };
+function textModel(api: TextModelApi): () => Promise<Provider> {
+  return async () => {
+    const fake = await startFakeTextModel(api);
+    return { model: fake.model, bodies: () => fake.bodies, close: () => fake.close() };
+  };
 }
 
 /** A tool entry's name, in either wrapper. */
@@ -69,7 +72,8 @@ describe(`what /mcp says MCP tools cost is what the provider receives (pi ${PI_L
 
   for (const [api, startProvider] of [
     ["openai-completions", openAi],
-    ["anthropic-messages", anthropic],
+    ["anthropic-messages", textModel("anthropic-messages")],
+    ["openai-responses", textModel("openai-responses")],
   ] as const) {
     test(`${api}: /mcp list, /mcp test and the auto decision count the tool entries of the request body`, async () => {
       const project = tempDir("mcp-bridge-cost-");
