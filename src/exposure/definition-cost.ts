@@ -3,7 +3,8 @@
  * it for the model's API (the provider's wrapper around name, description and parameters, `strict` where it is sent,
  * the fields Anthropic keeps of the schema), measured as characters and as estimated tokens (a quarter of the
  * characters, the usual rule of thumb for English and JSON). Titles, annotations and `outputSchema` stay with the
- * bridge and are not counted. Pure, given the model.
+ * bridge and are not counted, nor is Anthropic's cache breakpoint on the last tool (the request's, not a tool's).
+ * Pure, given the model.
  */
 import type { Api, Model } from "@mariozechner/pi-ai";
 import type { Tool } from "@modelcontextprotocol/client";
@@ -18,14 +19,13 @@ export interface ModelFacingTool {
 }
 
 /**
- * How a request body declares each tool. `strict` is the value sent, or absent when the body has no such field.
- * Which pi-ai built the request matters: pi 1.x's sends `strict` to fewer providers and keeps more of the schema for
- * Anthropic than pi 0.73's.
+ * How a request body declares each tool. `strict` is the value sent, or absent when the body has no such field:
+ * which pi-ai built the request matters, as pi 1.x's sends it to fewer providers than pi 0.73's.
  */
 export type ToolWire =
   | { format: "chat-function"; strict?: false }
   | { format: "responses-function"; strict?: false | null }
-  | { format: "anthropic"; eagerStreaming: boolean; keepsSchemaRules: boolean }
+  | { format: "anthropic"; eagerStreaming: boolean }
   | { format: "google" }
   | { format: "bedrock" };
 
@@ -75,7 +75,6 @@ export function toolWire(model: WireModel | undefined, piAiOneX: boolean): ToolW
       return {
         format: "anthropic",
         eagerStreaming: compatFlag(model, "supportsEagerToolInputStreaming") ?? true,
-        keepsSchemaRules: piAiOneX,
       };
     case "google-generative-ai":
     case "google-vertex":
@@ -91,18 +90,14 @@ export function toolWire(model: WireModel | undefined, piAiOneX: boolean): ToolW
   }
 }
 
-/** Anthropic's `input_schema`: an object schema's properties and required list, and (pi 1.x) the rules that keep refs working. */
-function anthropicSchema(parameters: unknown, keepsRules: boolean): Record<string, unknown> {
+/**
+ * Anthropic's `input_schema`: the schema's properties and required list only. pi 1.x's pi-ai also keeps a root
+ * `additionalProperties`, `$defs` and `definitions`, which the bridge's parameters never have (../translate/schema.ts
+ * inlines definitions and leaves the others out).
+ */
+function anthropicSchema(parameters: unknown): Record<string, unknown> {
   const schema = (parameters ?? {}) as Record<string, unknown>;
-  const kept: Record<string, unknown> = {
-    type: "object",
-    properties: schema.properties ?? {},
-    required: schema.required ?? [],
-  };
-  if (keepsRules)
-    for (const key of ["additionalProperties", "$defs", "definitions"])
-      if (schema[key] !== undefined) kept[key] = schema[key];
-  return kept;
+  return { type: "object", properties: schema.properties ?? {}, required: schema.required ?? [] };
 }
 
 /** The tool's entry in the request body, as pi-ai builds it for this wire format. */
@@ -119,7 +114,7 @@ function wireEntry(tool: ModelFacingTool, wire: ToolWire): unknown {
         name,
         description,
         ...(wire.eagerStreaming ? { eager_input_streaming: true } : {}),
-        input_schema: anthropicSchema(parameters, wire.keepsSchemaRules),
+        input_schema: anthropicSchema(parameters),
       };
     case "google":
       return { name, description, parametersJsonSchema: parameters };
