@@ -30,6 +30,7 @@ import {
   piDecidesProjectTrust,
   piMeansTimeoutInSeconds,
   piTrustsProject,
+  requestToolWire,
   unsetExposure,
 } from "./src/pi/pi-line.ts";
 import { guardExit } from "./src/pi/exit-guard.ts";
@@ -291,7 +292,9 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     });
   registerLazyCommand(pi, "mcp", MCP_COMMAND_DESCRIPTION, loadMcpCommand);
 
-  const notices = new SessionNotices(pi, bridge, () => serverRows(bridge, registry, env, exposure));
+  const notices = new SessionNotices(pi, bridge, () =>
+    serverRows(bridge, registry, env, { exposure, wire: requestToolWire(sessionCtx?.model) }),
+  );
   // Notices worth giving once, not at every start: a `timeout` read as seconds where that is not pi's own meaning.
   const noticeMemory = new NoticeMemory(path.join(dataDir, "notices.json"));
   const onceNotices = async () => {
@@ -320,7 +323,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     // Tools loaded on this branch earlier (before a /reload, a resume or a fork) are loaded again; `auto` is decided
     // once, from the tools known now, against the model's context window.
     exposure.restore(ctx.sessionManager.getBranch());
-    exposure.decideAuto(toolSearch.costedTools(), ctx.model?.contextWindow);
+    exposure.decideAuto(toolSearch.costedTools(requestToolWire(ctx.model)), ctx.model?.contextWindow);
     toolSearch.sync();
     declareTools();
     registry.bindActivation({

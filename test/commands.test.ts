@@ -8,6 +8,7 @@ import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { AgentSession } from "@mariozechner/pi-coding-agent";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { PI_LINE } from "./pi-line.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
 import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, trustProjectServers, waitFor } from "./helpers.ts";
@@ -171,14 +172,17 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
         ok,
       );
     assert.ok(total, ok);
-    // The estimate counts what the model is sent of each tool, exactly: pi's own name, description and parameters.
+    // The estimate counts each tool's entry in a request, exactly: pi's own name, description and parameters in the
+    // wrapper of the API pi-ai would use (the faux model's API is none it lists, so OpenAI Chat Completions', whose
+    // `strict: false` only pi 0.73 sends). test/request-cost.test.ts checks it against real request bodies.
+    const strict = PI_LINE === "0.73" ? { strict: false } : {};
     const sent = session
       .getAllTools()
       .filter((t) => t.name.startsWith("mcp_local_"))
-      .reduce(
-        (n, t) => n + JSON.stringify({ name: t.name, description: t.description, parameters: t.parameters }).length,
-        0,
-      );
+      .reduce((n, t) => {
+        const entry = { name: t.name, description: t.description, parameters: t.parameters, ...strict };
+        return n + JSON.stringify({ type: "function", function: entry }).length;
+      }, 0);
     assert.equal(Number(total[1]!.replace(/,/g, "")), sent);
     assert.equal(Number(total[2]!.replace(/,/g, "")), Math.ceil(sent / 4));
     assert.match(ok, /^ {2}echo {2}[\d,]+ characters \(about [\d,]+ tokens\)$/m);

@@ -301,14 +301,12 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     await pi.session.prompt("which PRs are open?");
     const list = await run("/mcp list");
     assert.match(list, /mcp_catalog_list_pull_requests .*· deferred, loaded \(auto\)$/m);
-    // The cost shown is what the declared tools (search_code, and list_pull_requests now loaded) add to a request.
-    const declared = pi.session
-      .getAllTools()
-      .filter((t) => t.name === "mcp_catalog_search_code" || t.name === "mcp_catalog_list_pull_requests")
-      .reduce(
-        (n, t) => n + JSON.stringify({ name: t.name, description: t.description, parameters: t.parameters }).length,
-        0,
-      );
+    // The cost shown is what the declared tools (search_code, and list_pull_requests now loaded) add to a request:
+    // their entries in the last request body.
+    const entries = (model.requests.at(-1)!.body.tools ?? []) as Array<{ function: { name: string } }>;
+    const declared = entries
+      .filter((t) => ["mcp_catalog_search_code", "mcp_catalog_list_pull_requests"].includes(t.function.name))
+      .reduce((n, t) => n + JSON.stringify(t).length, 0);
     assert.match(list, new RegExp(`catalog .* 7 tools  about ${Math.ceil(declared / 4)} tokens per request`));
   });
 

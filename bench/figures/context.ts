@@ -4,8 +4,10 @@
  * the tool a request needs.
  *
  * - `direct`: every tool as pi sends it, made by the bridge's own registry from the saved lists (the server's limits,
- *   safe text, pi names, the fallback description, parameters as `normalizeInputSchema` makes them): name,
- *   description and parameters, counted by `definitionChars`.
+ *   safe text, pi names, the fallback description, parameters as `normalizeInputSchema` makes them), each counted by
+ *   `definitionChars` as its entry in an OpenAI Chat Completions request body from pi 0.73 (the format pi uses when no
+ *   model is selected, and the most common one): `{"type":"function","function":{name, description, parameters,
+ *   "strict":false}}`.
  * - `deferred`: `tool_search`'s own definition plus the one system-prompt line naming the deferred servers (the
  *   fixture config gives the servers no `description`, so the line names them only).
  * - `hidden`: nothing reaches the model.
@@ -20,7 +22,7 @@ import type { Tool } from "@modelcontextprotocol/client";
 import { DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_SCHEMA_BYTES, DEFAULT_MAX_TOOLS } from "../../src/config/defaults.ts";
 import type { ServerConnection } from "../../src/connection/server-connection.ts";
 import { ToolRegistry } from "../../src/pi/tool-registry.ts";
-import { definitionChars, estimatedTokens } from "../../src/exposure/definition-cost.ts";
+import { definitionChars, estimatedTokens, toolWire } from "../../src/exposure/definition-cost.ts";
 import { ServerToolList } from "../../src/translate/server-tool-list.ts";
 import {
   deferredServersLine,
@@ -31,6 +33,9 @@ import {
 import { publicServers, publicToolsIndex } from "../../test/fixtures/public-tools.ts";
 import { laterQueries, recallAt, relevanceQueries } from "../tool-search-recall.ts";
 import type { Figure, FigureSection } from "./figure.ts";
+
+/** OpenAI Chat Completions as pi 0.73's pi-ai sends it. */
+const WIRE = toolWire(undefined, false);
 
 interface DirectCost {
   tools: number;
@@ -59,7 +64,9 @@ function directCost(): DirectCost {
     const connection = { name: server, config: {} } as unknown as ServerConnection;
     const before = definitions.length;
     registry.syncServer(connection, list.tools);
-    byServer[server] = definitions.slice(before).reduce((sum, definition) => sum + definitionChars(definition), 0);
+    byServer[server] = definitions
+      .slice(before)
+      .reduce((sum, definition) => sum + definitionChars(definition, WIRE), 0);
   }
   const chars = Object.values(byServer).reduce((a, b) => a + b, 0);
   return { tools: definitions.length, chars, byServer };
@@ -67,11 +74,10 @@ function directCost(): DirectCost {
 
 /** `tool_search`'s definition and the system-prompt line naming the deferred servers. */
 function deferredCost(servers: string[]): { searchTool: number; promptLine: number } {
-  const searchTool = definitionChars({
-    name: TOOL_SEARCH_NAME,
-    description: TOOL_SEARCH_DESCRIPTION,
-    parameters: TOOL_SEARCH_PARAMETERS,
-  });
+  const searchTool = definitionChars(
+    { name: TOOL_SEARCH_NAME, description: TOOL_SEARCH_DESCRIPTION, parameters: TOOL_SEARCH_PARAMETERS },
+    WIRE,
+  );
   const line = deferredServersLine(servers.map((server) => ({ server }))) ?? "";
   return { searchTool, promptLine: line.length };
 }

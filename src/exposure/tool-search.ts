@@ -7,7 +7,7 @@
  */
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import type { Tool } from "@modelcontextprotocol/client";
-import { definitionChars, type ModelFacingTool } from "./definition-cost.ts";
+import { definitionChars, type ModelFacingTool, type ToolWire } from "./definition-cost.ts";
 import { type SearchableTool, searchableTool, ToolSearchIndex } from "./tool-search-index.ts";
 import {
   DEFAULT_SEARCH_LIMIT,
@@ -181,13 +181,13 @@ export class ToolSearch {
     return [...servers.values()];
   }
 
-  /** Every MCP tool with what its definition costs each request, for the `auto` decision. */
-  costedTools(): CostedTool[] {
+  /** Every MCP tool with what its entry in a request in this wire format costs, for the `auto` decision. */
+  costedTools(wire: ToolWire): CostedTool[] {
     const { registry } = this.deps;
     return registry.tools.flatMap((tool) => {
       const definition = registry.definition(tool.name);
       if (!definition) return [];
-      return [{ server: tool.server, tool: tool.originalName, chars: definitionChars(definition) }];
+      return [{ server: tool.server, tool: tool.originalName, chars: definitionChars(definition, wire) }];
     });
   }
 }

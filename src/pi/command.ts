@@ -11,7 +11,8 @@ import { McpDashboard } from "./dashboard.ts";
 import { BridgeError, errorMessage } from "../common/errors.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { interactiveSignIn } from "../oauth/sign-in.ts";
-import { serverRows } from "./server-rows.ts";
+import { type RequestCost, serverRows } from "./server-rows.ts";
+import { requestToolWire } from "./pi-line.ts";
 import { formatServerList } from "./status-format.ts";
 import { plural } from "../common/text.ts";
 import { splitCommandLine } from "../config/add-server.ts";
@@ -52,6 +53,11 @@ async function pickServer(
   }
   const choice = await ctx.ui.select(`Which server to ${action}?`, names);
   return choice ? bridge.connection(choice) : undefined;
+}
+
+/** What the declared tools cost: the session's exposure, each tool counted as the current model's provider gets it. */
+function requestCost(deps: CommandDeps, ctx: ExtensionContext): RequestCost | undefined {
+  return deps.exposure && { exposure: deps.exposure, wire: requestToolWire(ctx.model) };
 }
 
 /** What `/mcp` says about the session's `auto` exposure, if it decided. */
@@ -114,10 +120,12 @@ async function testServer(deps: CommandDeps, connection: ServerConnection, ctx: 
   const started = Date.now();
   try {
     await scratch.connect();
-    // What the model is sent of each tool (name, description, parameters as pi sends them), not the whole listing.
+    // Each tool's entry in a request to the current model (name, description, parameters in its provider's wrapper),
+    // not the whole listing.
+    const wire = requestToolWire(ctx.model);
     const sizes = scratch.tools.map((tool) => {
       const sent = modelFacingTool(connection.name, tool, connection.config.prefix);
-      return { name: tool.name, chars: definitionChars(sent) };
+      return { name: tool.name, chars: definitionChars(sent, wire) };
     });
     const total = sizes.reduce((n, s) => n + s.chars, 0);
     const lines = [
@@ -179,7 +187,7 @@ async function logout(connection: ServerConnection, ctx: ExtensionContext): Prom
 
 async function dashboard(deps: CommandDeps, ctx: ExtensionContext): Promise<void> {
   const source = {
-    rows: () => serverRows(deps.bridge, deps.registry, deps.env, deps.exposure),
+    rows: () => serverRows(deps.bridge, deps.registry, deps.env, requestCost(deps, ctx)),
     logTail: (server: string, n: number) => deps.logTail(server, n),
   };
   let opened = false;
@@ -220,9 +228,9 @@ function listing(kind: "prompts" | "resources") {
   };
 }
 
-function listText(deps: CommandDeps): string {
+function listText(deps: CommandDeps, ctx: ExtensionContext): string {
   return formatServerList(
-    serverRows(deps.bridge, deps.registry, deps.env, deps.exposure),
+    serverRows(deps.bridge, deps.registry, deps.env, requestCost(deps, ctx)),
     deps.bridge.problems,
     Date.now(),
     autoNotes(deps),
@@ -244,7 +252,7 @@ const SUBCOMMANDS: readonly Subcommand[] = [
   {
     name: "list",
     help: "Every server's state, metrics and tools, as text",
-    run: (deps, _, ctx) => show(ctx, listText(deps)),
+    run: (deps, _, ctx) => show(ctx, listText(deps, ctx)),
   },
   {
     name: "tools",
@@ -371,7 +379,7 @@ export function registerMcpCommand(deps: CommandDeps): void {
       const [sub = "", ...names] = splitCommandLine(args);
       if (sub === "") {
         if (ctx.hasUI) await dashboard(deps, ctx);
-        else show(ctx, listText(deps));
+        else show(ctx, listText(deps, ctx));
         return;
       }
       const subcommand = SUBCOMMANDS.find((s) => s.name === sub);

@@ -4,10 +4,12 @@
  * decided here, by what the running pi offers rather than by its version number, so the rest of the code has one
  * call for each and never checks which pi it runs in.
  */
+import * as piAi from "@mariozechner/pi-ai";
 import { type Api, type AssistantMessage, complete, type Context, type Model } from "@mariozechner/pi-ai";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { ToolAnnotations } from "@modelcontextprotocol/client";
 import type { ExposureSetting } from "../config/types.ts";
+import { type ToolWire, toolWire, type WireModel } from "../exposure/definition-cost.ts";
 
 type ModelRegistry = ExtensionContext["modelRegistry"];
 
@@ -45,6 +47,14 @@ export async function completeWithPi(
   const auth = await registry.getApiKeyAndHeaders(model);
   if (!auth.ok) throw new Error(`No key for ${model.provider}: ${auth.error}`);
   return complete(model, context, { apiKey: auth.apiKey, headers: auth.headers, ...options });
+}
+
+/** pi 1.x's pi-ai names its version; pi 0.73's does not. They declare tools to providers a little differently. */
+const PI_AI_ONE_X = "PI_AI_VERSION" in piAi;
+
+/** How the running pi's pi-ai declares each tool to this model's provider (`undefined`: no model selected yet). */
+export function requestToolWire(model: WireModel | undefined): ToolWire {
+  return toolWire(model, PI_AI_ONE_X);
 }
 
 /** The MCP hints pi 1.x reports in `pi.getAllTools()` for permission extensions to read; pi 0.73 has no such field. */

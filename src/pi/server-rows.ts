@@ -13,20 +13,23 @@ import { configVarRefs, type Environment } from "../config/substitute.ts";
 import { scopeLabel } from "../config/types.ts";
 import { describeForTrust } from "../trust/trust-rules.ts";
 import type { ServerRow } from "./status-format.ts";
-import { definitionChars, estimatedTokens } from "../exposure/definition-cost.ts";
+import { definitionChars, estimatedTokens, type ToolWire } from "../exposure/definition-cost.ts";
 import type { ToolExposure } from "../exposure/tool-exposure.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
 
+/** Which tools the model is sent, and how the current model's API declares each. */
+export interface RequestCost {
+  exposure: ToolExposure;
+  wire: ToolWire;
+}
+
 /** The tokens a server's tools add to each request now: the declared ones only. */
-function requestTokens(
-  registry: ToolRegistry,
-  tools: ReturnType<ToolRegistry["toolsOf"]>,
-  exposure: ToolExposure,
-): number {
+function requestTokens(registry: ToolRegistry, tools: ReturnType<ToolRegistry["toolsOf"]>, cost: RequestCost): number {
   let chars = 0;
   for (const tool of tools) {
     const definition = registry.definition(tool.name);
-    if (definition && exposure.isDeclared(tool.server, tool.originalName)) chars += definitionChars(definition);
+    if (definition && cost.exposure.isDeclared(tool.server, tool.originalName))
+      chars += definitionChars(definition, cost.wire);
   }
   return estimatedTokens(chars);
 }
@@ -48,12 +51,12 @@ function sandboxView(c: ServerConnection): ServerRow["sandbox"] {
   };
 }
 
-/** Each server's row; with `exposure`, each tool's exposure and what the server's declared tools cost per request. */
+/** Each server's row; with `cost`, each tool's exposure and what the server's declared tools cost per request. */
 export function serverRows(
   bridge: McpBridge,
   registry: ToolRegistry,
   env: Environment,
-  exposure?: ToolExposure,
+  cost?: RequestCost,
   now = Date.now(),
 ): ServerRow[] {
   return [...bridge.connections.values()].map((c) => {
@@ -79,9 +82,9 @@ export function serverRows(
       tools: tools.map((t) => ({
         name: t.name,
         originalName: t.originalName,
-        exposure: exposure?.label(t.server, t.originalName),
+        exposure: cost?.exposure.label(t.server, t.originalName),
       })),
-      requestTokens: exposure && requestTokens(registry, tools, exposure),
+      requestTokens: cost && requestTokens(registry, tools, cost),
       untrustedDefinition: trusted ? undefined : describeForTrust(c.config),
       // Set to "" is set: the server gets it empty, as from a shell.
       vars: configVarRefs(c.config).map((name) => ({
