@@ -22,7 +22,7 @@ const FORMS: readonly string[] = ["names", "brief", "off"];
 
 function readCatalog(value: unknown): ToolCatalogSetting | undefined {
   if (typeof value === "string")
-    return FORMS.includes(value) ? { ...DEFAULT_TOOL_CATALOG, form: value as never } : undefined;
+    return FORMS.includes(value) ? { ...DEFAULT_TOOL_CATALOG, form: value as ToolCatalogSetting["form"] } : undefined;
   if (!isObject(value) || Object.keys(value).some((key) => key !== "form" && key !== "maxTokens")) return undefined;
   const { form = DEFAULT_TOOL_CATALOG.form, maxTokens = DEFAULT_CATALOG_TOKENS } = value;
   if (typeof form !== "string" || !FORMS.includes(form)) return undefined;

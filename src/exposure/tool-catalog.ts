@@ -1,8 +1,8 @@
 /**
  * The catalog of deferred tools in the system prompt: each deferred server's tool names (no schemas), optionally with
  * the first words of each description, so the model can load a tool by its exact name with `tool_search` instead of
- * guessing search words. Servers in config order, tools by name, so the text changes only when a tool list does (loading
- * a tool does not change it, and provider prompt caches stay valid). Within `maxTokens` (characters / 4) servers are
+ * guessing search words. Servers in config order, tools by name, so the text changes only when a tool list does
+ * (loading a tool does not change it, and provider prompt caches stay valid). Within `maxTokens` (characters / 4) servers are
  * listed in order; one that does not fit is named with its count of tools, to be searched. Pure.
  */
 import type { ToolCatalogSetting } from "../config/types.ts";

@@ -1,9 +1,9 @@
 /**
- * The `tool_search` tool: finds deferred MCP tools by what the model needs done (../exposure/tool-search-index.ts),
- * loads the best matches so the following requests declare them, and records the loads in pi's session. Also says
- * which tools each request leaves out: deferred tools not loaded yet, and `tool_search` itself while nothing is
- * deferred. The bridge's own tools that reach several servers (the resource tools) are deferred, found and loaded
- * alike when their exposure, the widest of those servers', is deferred.
+ * The `tool_search` tool: finds deferred MCP tools by what the model needs done (../exposure/tool-search-index.ts) or
+ * by name (./tool-names.ts), loads them so the following requests declare them, and records the loads in pi's
+ * session. Also says which tools each request leaves out: deferred tools not loaded yet, and `tool_search` itself
+ * while nothing is deferred. The bridge's own tools that reach several servers (the resource tools) are deferred,
+ * found and loaded alike when their exposure, the widest of those servers', is deferred.
  */
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import type { Tool } from "@modelcontextprotocol/client";
