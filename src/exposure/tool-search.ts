@@ -193,9 +193,14 @@ export class ToolSearch {
       const reached = new Set(this.deps.sharedTools().flatMap((tool) => tool.servers));
       shared.reaches = [...reached];
     }
+    return this.inConfigOrder([...groups.values()]);
+  }
+
+  /** Servers in config order (the resource tools last), whichever connected first: the prompt stays the same. */
+  private inConfigOrder<T extends { server: string }>(items: T[]): T[] {
     const order = [...this.deps.serverOrder(), NO_SERVER];
     const rank = (server: string) => (order.includes(server) ? order.indexOf(server) : order.length);
-    return [...groups.values()].sort((a, b) => rank(a.server) - rank(b.server));
+    return items.sort((a, b) => rank(a.server) - rank(b.server));
   }
 
   /** The tools a request to the model leaves out now. */
@@ -235,7 +240,7 @@ export class ToolSearch {
       if (tool.server !== NO_SERVER) add(tool.server, tool.serverDescription);
       else for (const server of shared.get(name)?.servers ?? []) add(server, this.deps.serverDescription(server));
     }
-    return [...servers.values()];
+    return this.inConfigOrder([...servers.values()]);
   }
 
   /** Every MCP tool with what its definition costs each request, for the `auto` decision. */
