@@ -44,7 +44,8 @@ import { ToolApproval } from "./src/trust/tool-approval.ts";
 import { LOADED_TOOLS_ENTRY, ToolExposure } from "./src/exposure/tool-exposure.ts";
 import { ToolRegistry } from "./src/pi/tool-registry.ts";
 import { ToolSearch } from "./src/exposure/tool-search.ts";
-import { deferredServersLine } from "./src/exposure/tool-search-text.ts";
+import { catalogPrompt } from "./src/exposure/tool-catalog.ts";
+import { DEFAULT_TOOL_CATALOG } from "./src/config/tool-catalog-setting.ts";
 import { withoutTools } from "./src/exposure/payload-tools.ts";
 import { serverLogFileName } from "./src/translate/naming.ts";
 
@@ -199,6 +200,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       pi.appendEntry(LOADED_TOOLS_ENTRY, { tools });
       declareTools();
     },
+    serverOrder: () => [...bridge.connections.keys()],
   });
   // pi 1.x: a deferred tool is inactive until tool_search loads it; pi declares the active set from the next request on.
   const inactiveDeferred = deferredToolsInactive(pi);
@@ -252,7 +254,12 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     "before_agent_start",
     serverGuideHandler(bridge, registry, {
       isDeclared: (tool) => exposure.isDeclared(tool.server, tool.originalName),
-      deferredLine: () => deferredServersLine(toolSearch.deferredServers()),
+      deferredLine: () =>
+        catalogPrompt(
+          toolSearch.catalog(),
+          toolSearch.deferredServers(),
+          bridge.exposureDefaults.catalog ?? DEFAULT_TOOL_CATALOG,
+        ),
     }),
   );
   // pi 0.73: deferred tools stay in pi's tool set, so one loaded mid-run can be called at once; each request to the

@@ -12,6 +12,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { callsSection } from "./figures/calls.ts";
+import { catalogSection } from "./figures/catalog.ts";
 import { cliStartSection } from "./figures/cli-start.ts";
 import { contextSection } from "./figures/context.ts";
 import type { FigureSection } from "./figures/figure.ts";
@@ -32,6 +33,7 @@ const SECTIONS: FigureSection[] = [
   installSection,
   contextSection,
   searchSection,
+  catalogSection,
   sandboxSection,
 ];
 

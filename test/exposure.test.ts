@@ -128,7 +128,7 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     );
     assert.match(
       system,
-      /find them with tool_search\. Their servers: catalog \(Code hosting: issues, pull requests, branches\)/,
+      /Their servers and tools:\\n- catalog \(Code hosting: issues, pull requests, branches\): create_issue, delete_branch, delete_comment, get_file_contents, list_pull_requests, merge_pull_request, search_code/,
     );
 
     const search = toolResults(pi).find((r) => r.toolName === TOOL_SEARCH_NAME);

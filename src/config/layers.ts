@@ -5,6 +5,7 @@ import { isObject, type JsonObject } from "../common/values.ts";
 import { readSandboxSetting, SANDBOX_KEY, type SandboxSetting } from "../sandbox/sandbox-setting.ts";
 import { approvalSetting } from "./approval-setting.ts";
 import { DEFAULT_EXPOSURE_THRESHOLD, exposureDefaults, validateExposure } from "./exposure-setting.ts";
+import { toolCatalogSetting } from "./tool-catalog-setting.ts";
 import { extractServerEntries, isToggleOnly, parseConfigText, type ServerEntryText } from "./parse.ts";
 import {
   type ApprovalMode,
@@ -53,6 +54,9 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
     problems.push(...defaults.problems);
     exposure.exposure ??= defaults.exposure;
     exposure.threshold ??= defaults.threshold;
+    const catalog = toolCatalogSetting(parsed.value, file.source);
+    if (catalog.problem) problems.push(catalog.problem);
+    exposure.catalog ??= catalog.catalog;
     const fileSandbox = topLevelSandbox(parsed.value, file.source, problems);
     if (fileSandbox !== undefined) {
       if (file.source.scope === "project") projectSandbox.set(file.source, fileSandbox);
@@ -105,6 +109,7 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
     exposure: {
       ...(exposure.exposure ? { exposure: exposure.exposure } : {}),
       threshold: exposure.threshold ?? DEFAULT_EXPOSURE_THRESHOLD,
+      ...(exposure.catalog ? { catalog: exposure.catalog } : {}),
     },
     ...(sandbox !== undefined ? { sandbox } : {}),
   };

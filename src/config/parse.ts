@@ -8,6 +8,7 @@ import { isObject, type JsonObject } from "../common/values.ts";
 import { APPROVAL_KEY } from "./approval-setting.ts";
 import { SANDBOX_KEY } from "../sandbox/sandbox-setting.ts";
 import { EXPOSURE_KEY, THRESHOLD_KEY } from "./exposure-setting.ts";
+import { TOOL_CATALOG_KEY } from "./tool-catalog-setting.ts";
 import type { ConfigProblem, ConfigSource } from "./types.ts";
 import { serverLabel } from "./validate/name.ts";
 
@@ -15,7 +16,7 @@ import { serverLabel } from "./validate/name.ts";
 export const SERVER_MAP_KEYS = ["mcpServers", "servers", "mcp"] as const;
 
 /**
- * Every top-level key a config file may hold: the server maps, `approval`, `exposure`, `exposureThreshold`, `sandbox`, and keys of files written for other clients
+ * Every top-level key a config file may hold: the server maps, `approval`, `exposure`, `exposureThreshold`, `toolCatalog`, `sandbox`, and keys of files written for other clients
  * that the bridge reads as they are (`$schema`, VS Code's `inputs`). Any other key gets a warning, except {@link IGNORED_TOP_LEVEL_KEYS}.
  */
 const KNOWN_TOP_LEVEL_KEYS: readonly string[] = [
@@ -23,6 +24,7 @@ const KNOWN_TOP_LEVEL_KEYS: readonly string[] = [
   APPROVAL_KEY,
   EXPOSURE_KEY,
   THRESHOLD_KEY,
+  TOOL_CATALOG_KEY,
   SANDBOX_KEY,
   "$schema",
   "inputs",

@@ -116,8 +116,23 @@ export interface ExposureDefaults {
   threshold: ExposureThreshold;
 }
 
-/** The top-level defaults as the files set them: `exposure` is undefined where none does, and the pi line decides it. */
-export type ConfiguredExposure = Omit<ExposureDefaults, "exposure"> & { exposure?: ExposureSetting };
+/**
+ * The top-level defaults as the files set them: `exposure` is undefined where none does, and the pi line decides it;
+ * `catalog` (the top-level `toolCatalog`) is undefined where none sets it.
+ */
+export type ConfiguredExposure = Omit<ExposureDefaults, "exposure"> & {
+  exposure?: ExposureSetting;
+  catalog?: ToolCatalogSetting;
+};
+
+/**
+ * How the system prompt lists deferred tools: their names, or their names with a few words each, up to `maxTokens`
+ * (servers beyond it are named with their count of tools); `off` names the servers only.
+ */
+export interface ToolCatalogSetting {
+  form: "names" | "brief" | "off";
+  maxTokens: number;
+}
 
 /** `ask`: each request is shown for approval; `allow`: no question (the answer is still shown in the TUI); `off`: not offered. */
 export type SamplingMode = "ask" | "allow" | "off";

@@ -1,31 +1,33 @@
 /**
  * What the model reads of tool search: the `tool_search` tool's definition (constant, so it never changes as servers
  * connect or tools change, and provider prompt caches stay valid), its answer, and the one system-prompt line that
- * names the servers whose tools wait behind it. Pure.
+ * names the servers whose tools wait behind it where the catalog (./tool-catalog.ts) is off. Pure.
  */
 import { shown } from "../common/terminal-text.ts";
 
 export const TOOL_SEARCH_NAME = "tool_search";
 export const DEFAULT_SEARCH_LIMIT = 5;
 export const MAX_SEARCH_LIMIT = 10;
+/** The most tools one call loads by name: a model listing a whole catalog would fill its context with definitions. */
+export const MAX_NAMED_TOOLS = 20;
 
 export const TOOL_SEARCH_DESCRIPTION =
-  "Find and load tools of connected MCP servers that are not in your tool list yet. Describe what you need done in a few words " +
-  '(e.g. "create a GitHub issue", "screenshot a web page"). The best matches are loaded: call them by the names returned.';
+  "Load tools of connected MCP servers that are not in your tool list yet: by exact names (as the system prompt lists " +
+  'them) or by what you need done, in a few words (e.g. "create a GitHub issue"). Call them by the names returned.';
 
 /** Plain JSON Schema, as pi sends tool parameters. */
 export const TOOL_SEARCH_PARAMETERS = {
   type: "object",
   properties: {
     query: { type: "string", description: "What the tool should do, in a few words" },
+    names: { type: "array", items: { type: "string" }, description: "Exact tool names to load" },
     limit: {
       type: "integer",
       minimum: 1,
       maximum: MAX_SEARCH_LIMIT,
-      description: `How many tools to load (default ${DEFAULT_SEARCH_LIMIT})`,
+      description: `How many tools to load by query (default ${DEFAULT_SEARCH_LIMIT})`,
     },
   },
-  required: ["query"],
 } as const;
 
 /** The longest description a result line quotes, and a server's description in the prompt line. */
@@ -39,12 +41,49 @@ export interface SearchResultLine {
   description: string;
 }
 
-/** The tool's answer: the loaded tools with a line each, or why there are none. */
-export function formatSearchResult(query: string, hits: readonly SearchResultLine[], searchable: number): string {
+/** What a call named that is not loaded: names of no deferred tool (with the nearest), of several, and past the bound. */
+export interface NameProblems {
+  unknown: Array<{ name: string; nearest: string[] }>;
+  ambiguous: Array<{ name: string; choices: string[] }>;
+  /** Named tools left out for the bound on one call. */
+  over: string[];
+}
+
+const listed = (names: readonly string[]) => names.map((name) => shown(name, 80, "prompt")).join(", ");
+
+/** Why named tools were not loaded, a line each. */
+function nameLines({ unknown, ambiguous, over }: NameProblems): string[] {
+  return [
+    ...unknown.map(({ name, nearest }) => {
+      const near = nearest.length ? ` The nearest: ${listed(nearest)}.` : "";
+      return `No MCP tool waiting to be loaded is named "${shown(name, 80, "prompt")}".${near}`;
+    }),
+    ...ambiguous.map(
+      ({ name, choices }) =>
+        `"${shown(name, 80, "prompt")}" names tools of several servers; name one: ${listed(choices)}.`,
+    ),
+    ...(over.length
+      ? [`Not loaded, as one call loads at most ${MAX_NAMED_TOOLS} tools by name: ${listed(over)}.`]
+      : []),
+  ];
+}
+
+/** The tool's answer: the loaded tools with a line each, or why there are none; and why named tools were not loaded. */
+export function formatSearchResult(
+  query: string,
+  hits: readonly SearchResultLine[],
+  searchable: number,
+  problems: NameProblems = { unknown: [], ambiguous: [], over: [] },
+): string {
   if (searchable === 0)
     return "No MCP tools are waiting to be loaded: every MCP tool you can use is already in your tool list.";
+  const notes = nameLines(problems);
   if (hits.length === 0) {
-    return `No tool matched "${shown(query, 80, "prompt")}" among ${searchable} MCP tools not in your list. Try other words: what the tool acts on, or the service's name.`;
+    if (!query.trim() && notes.length) return notes.join("\n");
+    return [
+      `No tool matched "${shown(query, 80, "prompt")}" among ${searchable} MCP tools not in your list. Try other words: what the tool acts on, or the service's name.`,
+      ...notes,
+    ].join("\n");
   }
   const from = (hit: SearchResultLine) =>
     hit.server === undefined ? "MCP resources" : `MCP server ${shown(hit.server, 40, "prompt")}`;
@@ -54,6 +93,7 @@ export function formatSearchResult(query: string, hits: readonly SearchResultLin
   return [
     `Loaded ${hits.length === 1 ? "1 tool" : `${hits.length} tools`}; call ${hits.length === 1 ? "it" : "them"} by name:`,
     ...lines,
+    ...notes,
   ].join("\n");
 }
 

@@ -1,19 +1,23 @@
 /**
- * The `tool_search` tool: finds deferred MCP tools by what the model needs done (../exposure/tool-search-index.ts),
- * loads the best matches so the following requests declare them, and records the loads in pi's session. Also says
- * which tools each request leaves out: deferred tools not loaded yet, and `tool_search` itself while nothing is
- * deferred. The bridge's own tools that reach several servers (the resource tools) are deferred, found and loaded
- * alike when their exposure, the widest of those servers', is deferred.
+ * The `tool_search` tool: finds deferred MCP tools by what the model needs done (../exposure/tool-search-index.ts) or
+ * by name (./tool-names.ts), loads them so the following requests declare them, and records the loads in pi's
+ * session. Also says which tools each request leaves out: deferred tools not loaded yet, and `tool_search` itself
+ * while nothing is deferred. The bridge's own tools that reach several servers (the resource tools) are deferred,
+ * found and loaded alike when their exposure, the widest of those servers', is deferred.
  */
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import type { Tool } from "@modelcontextprotocol/client";
 import { definitionChars, type ModelFacingTool, type ToolWire } from "./definition-cost.ts";
 import { type SearchableTool, searchableTool, ToolSearchIndex } from "./tool-search-index.ts";
+import type { CatalogGroup } from "./tool-catalog.ts";
+import { nearestByName, qualifiedName, queryAsNames, resolveNames } from "./tool-names.ts";
 import {
   DEFAULT_SEARCH_LIMIT,
   type DeferredServer,
   formatSearchResult,
+  MAX_NAMED_TOOLS,
   MAX_SEARCH_LIMIT,
+  type NameProblems,
   TOOL_SEARCH_DESCRIPTION,
   TOOL_SEARCH_NAME,
   TOOL_SEARCH_PARAMETERS,
@@ -52,10 +56,13 @@ export interface ToolSearchDeps {
   serverDescription(server: string): string | undefined;
   /** Records loaded tools in pi's session. */
   record(refs: ToolRef[]): void;
+  /** The configured servers in config order: the catalog's order. */
+  serverOrder(): string[];
 }
 
 interface ToolSearchDetails {
   query: string;
+  names: string[];
   loaded: ToolRef[];
 }
 
@@ -82,14 +89,17 @@ export class ToolSearch {
       label: "MCP tool search",
       description: TOOL_SEARCH_DESCRIPTION,
       parameters: TOOL_SEARCH_PARAMETERS as never,
-      execute: async (_id, params: { query?: unknown; limit?: unknown }) => {
+      execute: async (_id, params: { query?: unknown; names?: unknown; limit?: unknown }) => {
         const query = typeof params.query === "string" ? params.query : "";
+        // A model may send one name as a string, or names in one string.
+        const given = typeof params.names === "string" ? params.names.split(/[\s,]+/) : params.names;
+        const names = Array.isArray(given) ? given.filter((n): n is string => typeof n === "string") : [];
         const limit =
           typeof params.limit === "number" && Number.isFinite(params.limit)
             ? Math.min(Math.max(1, Math.floor(params.limit)), MAX_SEARCH_LIMIT)
             : DEFAULT_SEARCH_LIMIT;
-        const { text, loaded } = this.search(query, limit);
-        return { content: [{ type: "text", text }], details: { query, loaded } satisfies ToolSearchDetails };
+        const { text, loaded } = this.search(query, limit, names);
+        return { content: [{ type: "text", text }], details: { query, names, loaded } satisfies ToolSearchDetails };
       },
     });
   }
@@ -126,10 +136,24 @@ export class ToolSearch {
     for (const name of this.index.names()) if (!current.has(name)) this.index.remove(name);
   }
 
-  /** Ranks the deferred tools for a request, loads the best and records them. */
-  search(query: string, limit: number): { text: string; loaded: ToolRef[] } {
-    const hits = this.index.find(query, limit);
-    const tools = hits.map((hit) => this.index.get(hit.name)!);
+  /**
+   * Loads the named tools and the best matches for a request (a request made of tool names alone is names), and
+   * records them.
+   */
+  search(query: string, limit: number, names: readonly string[] = []): { text: string; loaded: ToolRef[] } {
+    const all = this.index.names().map((name) => this.index.get(name)!);
+    const asNames = queryAsNames(query, all);
+    const words = asNames ? "" : query;
+    const named = resolveNames([...names, ...(asNames ?? [])], all);
+    const problems: NameProblems = {
+      unknown: named.unknown.map((name) => ({ name, nearest: this.nearest(name, all) })),
+      ambiguous: named.ambiguous,
+      over: named.found.slice(MAX_NAMED_TOOLS).map(qualifiedName),
+    };
+    const tools = named.found.slice(0, MAX_NAMED_TOOLS);
+    if (words.trim())
+      for (const hit of this.index.find(words, limit, (tool) => !tools.includes(tool)))
+        tools.push(this.index.get(hit.name)!);
     const refs = tools.map((t) => ({ server: t.server, tool: t.originalName }));
     const added = this.deps.exposure.load(refs);
     if (added.length) this.deps.record(added);
@@ -138,7 +162,45 @@ export class ToolSearch {
       ...(t.server === NO_SERVER ? {} : { server: t.server }),
       description: t.description,
     }));
-    return { text: formatSearchResult(query, lines, this.index.size), loaded: refs };
+    return { text: formatSearchResult(words, lines, this.index.size, problems), loaded: refs };
+  }
+
+  /** Up to three deferred tools an unknown name may have meant: by spelling, then by the words in it. */
+  private nearest(name: string, all: readonly SearchableTool[]): string[] {
+    const near = nearestByName(name, all, 3);
+    for (const hit of this.index.find(name.replace(/[_\-/.]+/g, " "), 3)) {
+      const tool = this.index.get(hit.name)!;
+      if (near.length < 3 && !near.includes(tool)) near.push(tool);
+    }
+    return near.map(qualifiedName);
+  }
+
+  /** The deferred tools by server, in config order (the resource tools last), for the system prompt's catalog. */
+  catalog(): CatalogGroup[] {
+    const groups = new Map<string, CatalogGroup>();
+    for (const name of this.index.names()) {
+      const tool = this.index.get(name)!;
+      let group = groups.get(tool.server);
+      if (!group) {
+        group = { server: tool.server, tools: [] };
+        if (tool.server !== NO_SERVER && tool.serverDescription) group.description = tool.serverDescription;
+        groups.set(tool.server, group);
+      }
+      group.tools.push({ name: tool.originalName, description: tool.description });
+    }
+    const shared = groups.get(NO_SERVER);
+    if (shared) {
+      const reached = new Set(this.deps.sharedTools().flatMap((tool) => tool.servers));
+      shared.reaches = [...reached];
+    }
+    return this.inConfigOrder([...groups.values()]);
+  }
+
+  /** Servers in config order (the resource tools last), whichever connected first: the prompt stays the same. */
+  private inConfigOrder<T extends { server: string }>(items: T[]): T[] {
+    const order = [...this.deps.serverOrder(), NO_SERVER];
+    const rank = (server: string) => (order.includes(server) ? order.indexOf(server) : order.length);
+    return items.sort((a, b) => rank(a.server) - rank(b.server));
   }
 
   /** The tools a request to the model leaves out now. */
@@ -178,7 +240,7 @@ export class ToolSearch {
       if (tool.server !== NO_SERVER) add(tool.server, tool.serverDescription);
       else for (const server of shared.get(name)?.servers ?? []) add(server, this.deps.serverDescription(server));
     }
-    return [...servers.values()];
+    return this.inConfigOrder([...servers.values()]);
   }
 
   /** Every MCP tool with what its entry in a request in this wire format costs, for the `auto` decision. */

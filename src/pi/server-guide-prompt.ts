@@ -2,7 +2,7 @@
  * Puts the line about each MCP server (../translate/server-guide-text.ts) into the system prompt of every turn,
  * through pi's `before_agent_start` event: from the servers whose tools the model is told about now, in config order,
  * so it follows servers that connect late, reconnect with new instructions, or go away. Servers whose tools wait
- * behind `tool_search` get one shared line instead, naming them so the model knows to search.
+ * behind `tool_search` get the catalog of their tool names (../exposure/tool-catalog.ts) or a line naming them.
  */
 import type { BeforeAgentStartEvent, BeforeAgentStartEventResult } from "@mariozechner/pi-coding-agent";
 import type { McpBridge } from "../bridge/mcp-bridge.ts";

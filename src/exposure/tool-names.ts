@@ -1,0 +1,75 @@
+/**
+ * Which deferred tools the model means when it names them to `tool_search`: the pi name (`mcp_github_create_issue`),
+ * `server/tool`, or the tool's own name as the system prompt's catalog lists it, where only one deferred server has a
+ * tool of that name. A query made of such names alone is read as names. Pure.
+ */
+import { editDistance } from "../common/text.ts";
+import type { SearchableTool } from "./tool-search-index.ts";
+import { MAX_NAMED_TOOLS } from "./tool-search-text.ts";
+
+export interface NamedTools {
+  found: SearchableTool[];
+  /** Names that fit tools of several servers, with the `server/tool` form of each. */
+  ambiguous: Array<{ name: string; choices: string[] }>;
+  unknown: string[];
+}
+
+/** How answers write a tool so that naming it again is unambiguous. */
+export function qualifiedName(tool: SearchableTool): string {
+  return tool.server ? `${tool.server}/${tool.originalName}` : tool.originalName;
+}
+
+/** The tools a name fits: exactly, else ignoring case. */
+function matches(name: string, tools: readonly SearchableTool[]): SearchableTool[] {
+  const forms = (tool: SearchableTool) => [tool.name, qualifiedName(tool), tool.originalName];
+  const exact = tools.filter((tool) => forms(tool).includes(name));
+  if (exact.length) return exact;
+  const lower = name.toLowerCase();
+  return tools.filter((tool) => forms(tool).some((form) => form.toLowerCase() === lower));
+}
+
+/** Names as a model writes them: quotes and backticks around them are not part of them. */
+const cleaned = (name: string) => name.trim().replace(/^[`'"]+|[`'"]+$/g, "");
+
+/** Resolves each name (duplicates once) against the deferred tools. */
+export function resolveNames(names: readonly string[], tools: readonly SearchableTool[]): NamedTools {
+  const out: NamedTools = { found: [], ambiguous: [], unknown: [] };
+  for (const name of new Set(names.map(cleaned).filter(Boolean))) {
+    const fits = matches(name, tools);
+    const pi = fits.find((tool) => tool.name === name);
+    if (fits.length === 1 || pi) {
+      const tool = pi ?? fits[0]!;
+      if (!out.found.includes(tool)) out.found.push(tool);
+    } else if (fits.length > 1) out.ambiguous.push({ name, choices: fits.map(qualifiedName).sort() });
+    else out.unknown.push(name);
+  }
+  return out;
+}
+
+/** The names a query consists of, when every word of it (split at spaces and commas) names a deferred tool. */
+export function queryAsNames(query: string, tools: readonly SearchableTool[]): string[] | undefined {
+  const words = query
+    .split(/[\s,]+/)
+    .map(cleaned)
+    .filter(Boolean);
+  if (words.length === 0 || words.length > MAX_NAMED_TOOLS) return undefined;
+  return words.every((word) => matches(word, tools).length > 0) ? words : undefined;
+}
+
+/** The tools whose names are within a few edits of an unknown name, nearest first. */
+export function nearestByName(name: string, tools: readonly SearchableTool[], count: number): SearchableTool[] {
+  if (name.length > 64) return [];
+  const lower = name.toLowerCase();
+  const most = Math.max(2, Math.floor(name.length / 3));
+  return tools
+    .map((tool) => ({
+      tool,
+      distance: Math.min(
+        ...[tool.name, qualifiedName(tool), tool.originalName].map((form) => editDistance(lower, form.toLowerCase())),
+      ),
+    }))
+    .filter(({ distance }) => distance <= most)
+    .sort((a, b) => a.distance - b.distance)
+    .slice(0, count)
+    .map(({ tool }) => tool);
+}
