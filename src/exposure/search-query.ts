@@ -77,7 +77,7 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
  * something ("post in #deploys that the release is going out"). The carried text says what to write, not which tool.
  */
 const CARRIED_TEXT =
-  /:\s|\b(?:saying|asking|telling|reading|with the (?:text|message|body)|and (?:tell|show|let|give) me)\b|(?<=^(?:post|say|tell|announce|message|notify|ping|let|write|reply)\b.*?)\bthat\b/i;
+  /:\s|\b(?:saying|asking|telling|reading|with the (?:text|message|body)|and (?:tell|show|let|give) me|so (?:that )?(?:i|we|they|you|it)\b)\b|(?<=^(?:post|say|tell|announce|message|notify|ping|let|write|reply|comment|note)\b.*?)\bthat\b/i;
 
 /**
  * Names of things in a request (a repository "acme/infra", a bucket "logs-archive", a host "build-agent-3", a path
@@ -174,6 +174,8 @@ export function requestConcepts(query: string): Concept[] {
     }));
   for (const means of new Set(meanings)) {
     const own = termsOf(means);
+    // A value that means what the request says in words ("the #ops channel") adds nothing.
+    if (own.every((term) => terms.includes(term))) continue;
     const related = new Set<string>();
     for (const term of own) for (const word of relatedTo(term, own)) if (!own.includes(word)) related.add(word);
     concepts.push({ own, weight: VALUE_WEIGHT, related: [...related] });

@@ -27,7 +27,7 @@ export const RELATED_GROUPS: readonly (readonly string[])[] = [
   ["object", "file", "key", "blob", "upload", "download"],
   ["upload", "put", "attach", "store", "add file", "send file", "share file"],
   ["download", "get object", "presigned", "signed url", "share link"],
-  ["dns", "domain", "hostname", "subdomain", "record", "records", "resolve", "point", "cname", "ip", "address"],
+  ["dns", "domain", "hostname", "subdomain", "resolve", "point", "cname", "ip", "address"],
   ["zone", "hosted zone", "domain", "dns"],
   ["firewall", "security group", "ingress", "port", "open port", "allow traffic", "inbound"],
   ["load balancer", "lb", "elb", "target group", "traffic", "listener"],
@@ -41,7 +41,7 @@ export const RELATED_GROUPS: readonly (readonly string[])[] = [
   // watching systems
   ["log", "logs", "log group", "log stream", "events", "output", "tail"],
   ["metric", "metrics", "cpu", "memory", "utilization", "usage", "latency", "statistics", "graph", "dashboard"],
-  ["alarm", "alert", "alerts", "firing", "alarming", "threshold", "monitor", "notify", "page", "paging", "on call"],
+  ["alarm", "alert", "alerts", "firing", "alarming", "threshold", "monitor", "notify", "on call", "pagerduty"],
   ["error", "errors", "exception", "failure", "failed", "crash", "broken"],
   ["cost", "costs", "spend", "spent", "bill", "billing", "invoice", "charges", "budget", "money", "pay"],
   // people, access and secrets
@@ -123,7 +123,7 @@ export const RELATED_GROUPS: readonly (readonly string[])[] = [
   ["priority", "severity", "urgent", "blocker", "critical"],
   ["jql", "filter", "query", "search"],
   ["search", "grep", "filter", "scan", "look for", "find"],
-  ["code", "codebase", "source", "symbol", "definition", "implementation", "usages", "references"],
+  ["code", "codebase", "symbol", "definition", "implementation", "usages", "references"],
   ["estimate", "story points", "points", "remaining"],
   // chat
   ["message", "messages", "post", "send", "say", "tell", "ping", "notify", "dm", "chat", "write", "announce"],

@@ -51,17 +51,27 @@ const SYNONYM_GROUPS: readonly (readonly string[])[] = [
   ["command", "shell"],
 ];
 
+/**
+ * Words Porter's stemmer would take for others ("terminal" for "terminate", "news" for "new"), kept whole.
+ */
+const KEPT_WHOLE = new Set(["terminal", "terminals", "news"]);
+
+/** A word's stem as the tool search compares words: Porter's, but for the words it would confuse. */
+export function stem(word: string): string {
+  return KEPT_WHOLE.has(word) ? word : stemmer(word);
+}
+
 /** Marks a group's token, so it is never taken for a word (nor stemmed, nor matched by prefix). */
 export const GROUP_MARK = "~";
 
 /** The stems of each group member (a phrase as its words' stems), with the group's token. */
 const MEMBERS: readonly { stems: string[]; token: string }[] = SYNONYM_GROUPS.flatMap((group) =>
-  group.map((member) => ({ stems: member.split(" ").map((word) => stemmer(word)), token: `${GROUP_MARK}${group[0]}` })),
+  group.map((member) => ({ stems: member.split(" ").map(stem), token: `${GROUP_MARK}${group[0]}` })),
 );
 
 /** A text's words with each word or phrase of a group replaced by the group's token (the first group that has it). */
 export function canonicalWords(words: readonly string[]): string[] {
-  const stems = words.map((word) => stemmer(word));
+  const stems = words.map(stem);
   const out: string[] = [];
   for (let i = 0; i < words.length;) {
     let best: { length: number; token: string } | undefined;

@@ -4,15 +4,14 @@
  * (./search-synonyms.ts), the rest reduced to their stems (Porter's stemmer), so "listing files" meets `list_files`.
  * Pure.
  */
-import { stemmer } from "stemmer";
-import { canonicalWords, GROUP_MARK } from "./search-synonyms.ts";
+import { canonicalWords, GROUP_MARK, stem } from "./search-synonyms.ts";
 
 /** Words too common in requests and descriptions to tell tools apart. */
 const STOP_WORDS = new Set(
   (
     "a an and any are as at be by can could do does for from get has have how i if in into is it its me my of on or " +
     "please should some that the their them then there these this to tool tools use using want was we what when which " +
-    "will with would you your " +
+    "will with would you your who whom whose where " +
     // words of a request that say nothing of the tool it wants
     "about all also anything else every everything just let need now our own right see someone something so us very why "
   ).split(" "),
@@ -46,7 +45,7 @@ export function wordsWithSynonyms(text: string): string[] {
 export function indexTerm(word: string): string | null {
   if (word.startsWith(GROUP_MARK)) return word;
   if (STOP_WORDS.has(word) || /^\p{L}$/u.test(word)) return null;
-  return /^\p{L}+$/u.test(word) ? stemmer(word) : word;
+  return /^\p{L}+$/u.test(word) ? stem(word) : word;
 }
 
 /** A text's words as the index stores them, in order. */
