@@ -1,7 +1,7 @@
 /**
  * Context: what the MCP tools of a config of real public servers (test/fixtures/public-tools: 16 servers, their
- * `tools/list` answers as captured) cost in every model request, per exposure mode, and how well `tool_search` finds
- * the tool a request needs.
+ * `tools/list` answers as captured) cost in every model request, per exposure mode (how well `tool_search` finds the
+ * tool a request needs is the `search` section: ./search.ts).
  *
  * - `direct`: every tool as pi sends it, made by the bridge's own registry from the saved lists (the server's limits,
  *   safe text, pi names, the fallback description, parameters as `normalizeInputSchema` makes them), each counted by
@@ -11,9 +11,6 @@
  * - `deferred`: `tool_search`'s own definition plus the one system-prompt line naming the deferred servers (the
  *   fixture config gives the servers no `description`, so the line names them only).
  * - `hidden`: nothing reaches the model.
- * - `search.recall_at_3`: the share of the relevance set's requests (bench/fixtures/tool-search-relevance.json,
- *   those written before the ranking was tuned) that have a right tool among the first 3 of `tool_search`'s ranking
- *   over every fixture tool; the detail adds the same for the requests written after the tuning (`later…`).
  *
  * Tokens are characters / 4 (`estimatedTokens`). Every figure here is computed, not timed: one run gives the same
  * numbers as any other, so there is nothing to repeat or take a median of.
@@ -30,8 +27,7 @@ import {
   TOOL_SEARCH_NAME,
   TOOL_SEARCH_PARAMETERS,
 } from "../../src/exposure/tool-search-text.ts";
-import { publicServers, publicToolsIndex } from "../../test/fixtures/public-tools.ts";
-import { laterQueries, recallAt, relevanceQueries } from "../tool-search-recall.ts";
+import { publicServers } from "../../test/fixtures/public-tools.ts";
 import type { Figure, FigureSection } from "./figure.ts";
 
 /** OpenAI Chat Completions as pi 0.73's pi-ai sends it. */
@@ -89,10 +85,6 @@ export const contextSection: FigureSection = {
     const direct = directCost();
     const deferred = deferredCost(servers.map((s) => s.server));
     const deferredChars = deferred.searchTool + deferred.promptLine;
-    const queries = relevanceQueries();
-    const index = publicToolsIndex(servers);
-    const recall = recallAt(index, queries, 3);
-    const later = recallAt(index, laterQueries(), 3);
     const costliest = Object.entries(direct.byServer)
       .sort((a, b) => b[1] - a[1])
       .slice(0, 5)
@@ -130,25 +122,6 @@ export const contextSection: FigureSection = {
         detail: config,
       },
       { id: "context.hidden.tokens", label: "hidden", value: 0, unit: "tokens", detail: config },
-      {
-        id: "search.recall_at_3",
-        label: `tool_search recall@3 (${recall.total} requests)`,
-        value: Number(recall.recall.toFixed(3)),
-        unit: "recall",
-        target: { op: ">=", value: 0.9 },
-        detail: {
-          queries: recall.total,
-          found: recall.found,
-          toolsIndexed: index.size,
-          recallAt1: Number(recallAt(index, queries, 1).recall.toFixed(3)),
-          recallAt5: Number(recallAt(index, queries, 5).recall.toFixed(3)),
-          missed: recall.misses.map((miss) => miss.query).join(" | "),
-          // Requests written after the tuning and never tuned on.
-          laterQueries: later.total,
-          laterFound: later.found,
-          laterRecallAt3: Number(later.recall.toFixed(3)),
-        },
-      },
     ];
   },
 };
