@@ -2,7 +2,7 @@
  * The catalog of deferred tools and loading tools by name, inside real pi in-process with a fake model that speaks
  * OpenAI's Chat Completions API on 127.0.0.1: what the tests check is the system prompt and the tools each request pi-ai
  * really sends. Servers are real MCP servers over stdio serving the saved tool lists of public servers
- * (fixtures/public-tools-server.ts) and the small code-hosting catalog (fixtures/catalog-server.ts).
+ * (fixtures/saved-tools-server.ts) and the small code-hosting catalog (fixtures/catalog-server.ts).
  */
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
@@ -16,7 +16,8 @@ import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { REPO_ROOT, tempDir } from "./helpers.ts";
 
 const TSX = import.meta.resolve("tsx");
-const PUBLIC = path.join(REPO_ROOT, "test", "fixtures", "public-tools-server.ts");
+const SAVED = path.join(REPO_ROOT, "test", "fixtures", "saved-tools-server.ts");
+const PUBLIC_TOOLS = path.join(REPO_ROOT, "test", "fixtures", "public-tools");
 const CATALOG = path.join(REPO_ROOT, "test", "fixtures", "catalog-server.ts");
 const GITHUB_TOOLS = [
   ...["create_or_update_file", "search_repositories", "create_repository", "get_file_contents", "push_files"],
@@ -29,8 +30,7 @@ const GITHUB_TOOLS = [
 
 const publicServer = (tools: string, entry: Record<string, unknown> = {}) => ({
   command: process.execPath,
-  args: ["--import", TSX, PUBLIC],
-  env: { PUBLIC_TOOLS: tools },
+  args: ["--import", TSX, SAVED, path.join(PUBLIC_TOOLS, `${tools}.json`)],
   exposure: "deferred",
   ...entry,
 });
@@ -144,7 +144,7 @@ describe(
 
       // github, first in the config, connects last: the line follows the config.
       const late = {
-        github: publicServer("github", { env: { PUBLIC_TOOLS: "github", PUBLIC_TOOLS_DELAY_MS: "1500" } }),
+        github: publicServer("github", { env: { SAVED_TOOLS_DELAY_MS: "1500" } }),
       };
       const off = await start({ ...late, memory: servers.memory }, { toolCatalog: "off" });
       off.model.script([{ text: "ok" }]);
