@@ -44,7 +44,7 @@ import { ToolApproval } from "./src/trust/tool-approval.ts";
 import { LOADED_TOOLS_ENTRY, ToolExposure } from "./src/exposure/tool-exposure.ts";
 import { ToolRegistry } from "./src/pi/tool-registry.ts";
 import { ToolSearch } from "./src/exposure/tool-search.ts";
-import { catalogPrompt } from "./src/exposure/tool-catalog.ts";
+import { catalogPrompt, catalogShares } from "./src/exposure/tool-catalog.ts";
 import { DEFAULT_TOOL_CATALOG } from "./src/config/tool-catalog-setting.ts";
 import { withoutTools } from "./src/exposure/payload-tools.ts";
 import { serverLogFileName } from "./src/translate/naming.ts";
@@ -249,17 +249,14 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     logger,
   });
   pi.on("tool_call", (event, ctx) => approval.check(event, ctx));
+  const catalogSetting = () => bridge.exposureDefaults.catalog ?? DEFAULT_TOOL_CATALOG;
+  const catalogCharacters = () => catalogShares(toolSearch.catalog(), catalogSetting());
   // What each server is for (its config's `description`, its own `instructions`) goes into the system prompt.
   pi.on(
     "before_agent_start",
     serverGuideHandler(bridge, registry, {
       isDeclared: (tool) => exposure.isDeclared(tool.server, tool.originalName),
-      deferredLine: () =>
-        catalogPrompt(
-          toolSearch.catalog(),
-          toolSearch.deferredServers(),
-          bridge.exposureDefaults.catalog ?? DEFAULT_TOOL_CATALOG,
-        ),
+      deferredLine: () => catalogPrompt(toolSearch.catalog(), toolSearch.deferredServers(), catalogSetting()),
     }),
   );
   // pi 0.73: deferred tools stay in pi's tool set, so one loaded mid-run can be called at once; each request to the
@@ -285,6 +282,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       bridge,
       registry,
       exposure,
+      catalogShares: catalogCharacters,
       promptCommands: () => promptCommands.commands(),
       resourceServers: () => resourceTools.offering().map((c) => c.name),
       fetchPrompts: (connection, signal) => promptCommands.refresh(connection, signal),
@@ -300,7 +298,11 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   registerLazyCommand(pi, "mcp", MCP_COMMAND_DESCRIPTION, loadMcpCommand);
 
   const notices = new SessionNotices(pi, bridge, () =>
-    serverRows(bridge, registry, env, { exposure, wire: requestToolWire(sessionCtx?.model) }),
+    serverRows(bridge, registry, env, {
+      exposure,
+      wire: requestToolWire(sessionCtx?.model),
+      catalog: catalogCharacters(),
+    }),
   );
   // Notices worth giving once, not at every start: a `timeout` read as seconds where that is not pi's own meaning.
   const noticeMemory = new NoticeMemory(path.join(dataDir, "notices.json"));

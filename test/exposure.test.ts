@@ -301,13 +301,19 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     await pi.session.prompt("which PRs are open?");
     const list = await run("/mcp list");
     assert.match(list, /mcp_catalog_list_pull_requests .*· deferred, loaded \(auto\)$/m);
-    // The cost shown is what the declared tools (search_code, and list_pull_requests now loaded) add to a request:
-    // their entries in the last request body.
-    const entries = (model.requests.at(-1)!.body.tools ?? []) as Array<{ function: { name: string } }>;
+    // The cost shown is what the server adds to a request: the entries of its declared tools (search_code, and
+    // list_pull_requests now loaded) in the last request body, and its line of the system prompt's tool catalog.
+    const last = model.requests.at(-1)!;
+    const entries = (last.body.tools ?? []) as Array<{ function: { name: string } }>;
     const declared = entries
       .filter((t) => ["mcp_catalog_search_code", "mcp_catalog_list_pull_requests"].includes(t.function.name))
       .reduce((n, t) => n + JSON.stringify(t).length, 0);
-    assert.match(list, new RegExp(`catalog .* 7 tools  about ${Math.ceil(declared / 4)} tokens per request`));
+    const messages = last.body.messages as Array<{ role: string; content: unknown }>;
+    const system = String(messages.find((m) => m.role === "system" || m.role === "developer")?.content ?? "");
+    const line = system.split("\n").find((l) => l.startsWith("- catalog"));
+    assert.ok(line, system);
+    const tokens = Math.ceil((declared + line.length + 1) / 4);
+    assert.match(list, new RegExp(`catalog .* 7 tools  about ${tokens} tokens per request`));
   });
 
   test("a resumed session and a fork of it still have the tools loaded before", async () => {

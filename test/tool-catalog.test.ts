@@ -13,6 +13,7 @@ import { catalogPrompt } from "../src/exposure/tool-catalog.ts";
 import { TOOL_SEARCH_NAME } from "../src/exposure/tool-search-text.ts";
 import { type FakeOpenAi, type RecordedRequest, startFakeOpenAi } from "./fixtures/fake-openai.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { RecordingUI } from "./recording-ui.ts";
 import { REPO_ROOT, tempDir } from "./helpers.ts";
 
 const TSX = import.meta.resolve("tsx");
@@ -66,6 +67,7 @@ describe(
     async function start(
       servers: Record<string, unknown>,
       topLevel: Record<string, unknown> = {},
+      ui?: RecordingUI,
     ): Promise<{ pi: InProcessPi; model: FakeOpenAi }> {
       const project = tempDir("mcp-bridge-catalog-");
       const agentDir = tempDir("mcp-bridge-agent-");
@@ -91,7 +93,10 @@ describe(
       });
       cleanups.push(() => model.close());
       cleanups.push(() => pi.close());
-      await pi.session.bindExtensions({ onError: (error) => assert.fail(`extension error: ${JSON.stringify(error)}`) });
+      await pi.session.bindExtensions({
+        onError: (error) => assert.fail(`extension error: ${JSON.stringify(error)}`),
+        ...(ui ? { uiContext: ui.context() } : {}),
+      });
       return { pi, model };
     }
 
@@ -220,6 +225,26 @@ describe(
       const after = model.requests[before + 1];
       assert.ok(toolsOf(after, "github").includes("mcp_github_fork_repository"), "the search's match");
       assert.ok(toolsOf(after, "memory").includes("mcp_memory_search_nodes"), "the named tool");
+    });
+
+    test("/mcp list counts a deferred server's line of the catalog as what it adds to each request", async () => {
+      const ui = new RecordingUI();
+      const { pi, model } = await start({ github: publicServer("github"), memory: publicServer("memory") }, {}, ui);
+      model.script([{ text: "ok" }]);
+      await pi.session.prompt("hello");
+      const catalog = catalogOf(model.requests[0]!);
+      const before = ui.notices.length;
+      await pi.session.prompt("/mcp list");
+      const list = ui.notices.slice(before).join("\n");
+      for (const server of ["github", "memory"]) {
+        const line = catalog.split("\n").find((l) => l.startsWith(`- ${server}: `));
+        assert.ok(line, `${server}'s line in:\n${catalog}`);
+        const row = new RegExp(`^\\s*${server} .* about ([\\d,]+) tokens per request`, "m").exec(list);
+        assert.ok(row, `a row for ${server}: ${list}`);
+        const shown = Number(row[1]!.replace(/,/g, "")) * 4;
+        const sent = line.length + 1;
+        assert.ok(Math.abs(shown - sent) <= Math.max(4, sent * 0.02), `${server}: ${shown} shown, ${sent} sent`);
+      }
     });
 
     test("text a server sends stays on its line: names and words folded, long descriptions cut", () => {

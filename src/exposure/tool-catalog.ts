@@ -64,6 +64,26 @@ const HEADER =
   `More MCP tools are available but not loaded. Load them with ${TOOL_SEARCH_NAME}: by their exact names ("names"; ` +
   `write server/tool where two servers share a name) or by what you need done ("query"). Their servers and tools:`;
 
+/** Which groups the catalog lists in full (with each one's line), and which it only names. */
+function layout(
+  groups: readonly CatalogGroup[],
+  setting: ToolCatalogSetting,
+): { listed: { group: CatalogGroup; line: string }[]; unlisted: CatalogGroup[] } {
+  const listed: { group: CatalogGroup; line: string }[] = [];
+  let unlisted = [...groups];
+  let chars = HEADER.length + unlistedLine(unlisted).length;
+  for (const group of groups) {
+    const line = listedLine(group, setting.form === "brief" ? "brief" : "names");
+    const rest = unlisted.filter((g) => g !== group);
+    const grown = chars + line.length + 1 - unlistedLine(unlisted).length + unlistedLine(rest).length;
+    if (estimatedTokens(grown) > setting.maxTokens) continue;
+    listed.push({ group, line });
+    unlisted = rest;
+    chars = grown;
+  }
+  return { listed, unlisted };
+}
+
 /**
  * The catalog, or the line naming the servers only (`off`); undefined when nothing is deferred. Every server is at
  * least named; servers are listed in order while the whole fits `maxTokens`.
@@ -74,17 +94,23 @@ export function catalogPrompt(
   setting: ToolCatalogSetting,
 ): string | undefined {
   if (setting.form === "off" || groups.length === 0) return deferredServersLine(servers);
-  const listed: string[] = [];
-  let unlisted = [...groups];
-  let chars = HEADER.length + unlistedLine(unlisted).length;
-  for (const group of groups) {
-    const line = listedLine(group, setting.form === "brief" ? "brief" : "names");
-    const rest = unlisted.filter((g) => g !== group);
-    const grown = chars + line.length + 1 - unlistedLine(unlisted).length + unlistedLine(rest).length;
-    if (estimatedTokens(grown) > setting.maxTokens) continue;
-    listed.push(line);
-    unlisted = rest;
-    chars = grown;
+  const { listed, unlisted } = layout(groups, setting);
+  return [HEADER, ...listed.map(({ line }) => line), unlistedLine(unlisted)].filter(Boolean).join("\n");
+}
+
+/**
+ * The characters of the system prompt that are each server's: its line of the catalog, or its mention where it is
+ * only named (the shared opening sentence is no server's, as `tool_search`'s own definition is none's).
+ */
+export function catalogShares(groups: readonly CatalogGroup[], setting: ToolCatalogSetting): Map<string, number> {
+  const shares = new Map<string, number>();
+  const named = (group: CatalogGroup) => `${heading(group)} (${count(group)}); `.length;
+  if (setting.form === "off") {
+    for (const group of groups) if (group.server) shares.set(group.server, `${heading(group)}; `.length);
+    return shares;
   }
-  return [HEADER, ...listed, unlistedLine(unlisted)].filter(Boolean).join("\n");
+  const { listed, unlisted } = layout(groups, setting);
+  for (const { group, line } of listed) if (group.server) shares.set(group.server, line.length + 1);
+  for (const group of unlisted) if (group.server) shares.set(group.server, named(group));
+  return shares;
 }

@@ -22,6 +22,8 @@ export interface CommandDeps {
   registry: ToolRegistry;
   /** Each tool's exposure, for /mcp and /mcp tools. */
   exposure?: ToolExposure;
+  /** The characters of the system prompt's catalog of deferred tools that are each server's. */
+  catalogShares?: () => ReadonlyMap<string, number>;
   /** The prompt commands whose servers offer their prompts now (for /mcp tools). */
   promptCommands?: () => Array<{ name: string; server: string; provenance: McpProvenance }>;
   /** The servers the resource tools reach now (for /mcp tools); none while the tools are not there. */

@@ -57,7 +57,9 @@ async function pickServer(
 
 /** What the declared tools cost: the session's exposure, each tool counted as the current model's provider gets it. */
 function requestCost(deps: CommandDeps, ctx: ExtensionContext): RequestCost | undefined {
-  return deps.exposure && { exposure: deps.exposure, wire: requestToolWire(ctx.model) };
+  return (
+    deps.exposure && { exposure: deps.exposure, wire: requestToolWire(ctx.model), catalog: deps.catalogShares?.() }
+  );
 }
 
 /** What `/mcp` says about the session's `auto` exposure, if it decided. */

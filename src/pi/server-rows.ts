@@ -17,15 +17,22 @@ import { definitionChars, estimatedTokens, type ToolWire } from "../exposure/def
 import type { ToolExposure } from "../exposure/tool-exposure.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
 
-/** Which tools the model is sent, and how the current model's API declares each. */
+/** Which tools the model is sent, how the current model's API declares each, and each server's part of the catalog. */
 export interface RequestCost {
   exposure: ToolExposure;
   wire: ToolWire;
+  /** The characters of the system prompt's catalog of deferred tools that are each server's. */
+  catalog?: ReadonlyMap<string, number>;
 }
 
-/** The tokens a server's tools add to each request now: the declared ones only. */
-function requestTokens(registry: ToolRegistry, tools: ReturnType<ToolRegistry["toolsOf"]>, cost: RequestCost): number {
-  let chars = 0;
+/** The tokens a server's tools add to each request now: the declared ones, and its deferred tools' catalog line. */
+function requestTokens(
+  registry: ToolRegistry,
+  server: string,
+  tools: ReturnType<ToolRegistry["toolsOf"]>,
+  cost: RequestCost,
+): number {
+  let chars = cost.catalog?.get(server) ?? 0;
   for (const tool of tools) {
     const definition = registry.definition(tool.name);
     if (definition && cost.exposure.isDeclared(tool.server, tool.originalName))
@@ -84,7 +91,7 @@ export function serverRows(
         originalName: t.originalName,
         exposure: cost?.exposure.label(t.server, t.originalName),
       })),
-      requestTokens: cost && requestTokens(registry, tools, cost),
+      requestTokens: cost && requestTokens(registry, c.name, tools, cost),
       untrustedDefinition: trusted ? undefined : describeForTrust(c.config),
       // Set to "" is set: the server gets it empty, as from a shell.
       vars: configVarRefs(c.config).map((name) => ({
