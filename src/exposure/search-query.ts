@@ -28,15 +28,33 @@ const RELATED: readonly (readonly string[][])[] = RELATED_GROUPS.map((group) =>
  * an IP address, a chat channel (#ops), a person (@dana), a duration (3h, 2 hours), an amount ($40).
  */
 const VALUES: readonly { pattern: RegExp; means: string }[] = [
+  // Quoted text is what to write or look for ("titled 'Invoice CSV export'"), not what to do.
+  { pattern: /(?<![\p{L}\p{N}])(["'‘“])(?:(?!\1).){2,}?\1(?![\p{L}\p{N}])/gu, means: "" },
+  // An environment variable's name (STRIPE_API_KEY, DATABASE_URL) is a secret or a setting.
+  { pattern: /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/g, means: "secret variable" },
+  // "read access", "write access": a permission, whatever the verb.
+  { pattern: /\b(?:read|write|push|admin|edit|view)(?:[- ]only)? access\b/gi, means: "permission access" },
+  {
+    pattern:
+      /\b(?:blocked by|blocks|duplicates|is duplicated by|relates to|depends on|caused by)\b(?= [A-Z][A-Z0-9]+-\d+)/g,
+    means: "link issue",
+  },
+  { pattern: /\bolder than \d+ ?(?:day|week|month|year|d)s?\b/gi, means: "lifecycle expire" },
+  { pattern: /\bkeep\b(?=.*\b\d+ ?(?:day|week|month|year)s?\b)/gi, means: "retention" },
+  {
+    pattern: /\b(?:page|alert|notify|ping|wake) (?:me|us|someone|the team|on-call)\b(?= (?:if|when|whenever))/gi,
+    means: "alarm",
+  },
+  { pattern: /(?:~|\.{1,2})?\/(?:[\w.-]+\/)*[\w.-]+\/?/g, means: "file path" },
   // A time window in the past filters what is read (logs of the last hour); one ahead is a time to do something at.
   {
     pattern:
-      /\b(?:(?:in|over|during|for|from) )?(?:the )?(?:last|past|previous) (?:\d+ )?(?:minute|hour|day|week|month|year|night)s?\b|\b(?:today|yesterday|this (?:morning|week|month|quarter|year)|so far)\b/gi,
+      /\b(?:(?:in|over|during|for|from) )?(?:the )?(?:last|past|previous) (?:\d+ ?)?(?:minute|min|hour|h|day|d|week|month|year|night)s?\b|\b(?:today|yesterday|this (?:morning|week|month|quarter|year)|so far)\b/gi,
     means: "time",
   },
   {
     pattern:
-      /\b(?:tomorrow|tonight|next (?:week|month|monday|tuesday|wednesday|thursday|friday)|on (?:monday|tuesday|wednesday|thursday|friday)|at \d{1,2}(?::\d\d)? ?(?:am|pm)?|in \d+ (?:minute|hour|day)s?)\b/gi,
+      /\b(?:tomorrow|tonight|next (?:week|month|monday|tuesday|wednesday|thursday|friday)|on (?:monday|tuesday|wednesday|thursday|friday)|at \d{1,2}(?::\d\d)? ?(?:am|pm)?|in \d+ (?:minute|hour|day)s?|for (?:the )?next \d+ (?:minute|hour|day)s?)\b/gi,
     means: "schedule later",
   },
   { pattern: /\b\d+(?:\.\d+)? ?%/g, means: "metric threshold" },
@@ -67,7 +85,13 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
   { pattern: /\b\d{1,3}(?:\.\d{1,3}){3}\b/g, means: "ip address" },
   { pattern: /(?:^|\s)#[a-z][\w-]*/gi, means: "channel" },
   { pattern: /(?:^|\s)@[a-z][\w.-]*/gi, means: "user" },
-  { pattern: /\b\d+(?:\.\d+)?\s*(?:h|hrs?|hours?|m|mins?|minutes?)\b/gi, means: "time spent" },
+  // A duration is time spent only where the request logs it ("log 3h on OPS-221"); else it is how long something lasts.
+  {
+    pattern:
+      /\b(?:log|logged|spent|worked|book|booked|bill|track)\b.*?\b\d+(?:\.\d+)?\s*(?:h|hrs?|hours?|m|mins?|minutes?)\b|\b\d+(?:\.\d+)?\s*(?:h|hrs?|hours?|m|mins?|minutes?)\b(?=.*\b(?:log|logged|spent|worked)\b)/gi,
+    means: "time spent",
+  },
+  { pattern: /\b\d+(?:\.\d+)?\s*(?:h|hrs?|hours?|m|mins?|minutes?|days?)\b/gi, means: "" },
   { pattern: /[$€£]\s?\d[\d,.]*/g, means: "cost" },
 ];
 
@@ -77,14 +101,17 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
  * something ("post in #deploys that the release is going out"). The carried text says what to write, not which tool.
  */
 const CARRIED_TEXT =
-  /:\s|\b(?:saying|asking|telling|reading|with the (?:text|message|body)|and (?:tell|show|let|give) me|so (?:that )?(?:i|we|they|you|it)\b)\b|(?<=^(?:post|say|tell|announce|message|notify|ping|let|write|reply|comment|note)\b.*?)\bthat\b/i;
+  /:\s|\b(?:saying|asking|telling|reading|with the (?:text|message|body)|and (?:tell|show|let|give) me|so (?:that )?(?:i|we|they|you|it)\b)\b|(?<=^(?:post|say|tell|announce|message|notify|ping|let|write|reply|comment|note|remember|memorize)\b.*?)\bthat\b/i;
 
 /**
- * Names of things in a request (a repository "acme/infra", a bucket "logs-archive", a host "build-agent-3", a path
- * "2024/06/"): they tell which thing, not what kind of thing or what to do with it, and their parts are words that
- * mislead ("logs" of "logs-archive"). Words joined by "-" or "/", or holding digits.
+ * Names of things in a request (a repository "acme/infra", a host "build-agent-3", a path "2024/06/"): they tell which
+ * thing, not what kind of thing or what to do with it, and their parts are words that mislead. Words joined by "/" or
+ * "_", or holding digits; words joined by "-" where they name something ("the logs-archive bucket", "in
+ * payments-api"), not where they are words ("force-push", "on-call").
  */
-const NAME_LIKE = /(?<!\S)(?=\S*[\p{L}\p{N}][-/_][\p{L}\p{N}]|\S*\p{L}\S*\p{N}|\S*\p{N}\S*\p{L})[^\s,;:!?()"']+/gu;
+const NAME_LIKE = /(?<!\S)(?=\S*[\p{L}\p{N}][/_][\p{L}\p{N}]|\S*\p{L}\S*\p{N}|\S*\p{N}\S*\p{L})[^\s,;:!?()"']+/gu;
+const HYPHENED_NAME =
+  /(?<=\b(?:in|on|of|from|into|for)\s+(?:the\s+)?)\p{L}[\p{L}\p{N}]*(?:-[\p{L}\p{N}]+)+|\p{L}[\p{L}\p{N}]*(?:-[\p{L}\p{N}]+)+(?=\s+(?:repo|repository|bucket|project|channel|branch|service|cluster|server|db|database|table|collection|team|board|namespace|function|user|role|group|site|app|pod|queue|topic|instance|vm|worker|box|workflow|job|pipeline)s?\b)/giu;
 
 /** A request that asks a question ("what's in the current sprint", "who approved PR 88") wants to read, not change. */
 const QUESTION =
@@ -158,6 +185,7 @@ export function requestConcepts(query: string): Concept[] {
   // Names, and the negations and endings of contractions ("won't", "who's"), say nothing of the tool.
   words = words
     .replace(NAME_LIKE, " ")
+    .replace(HYPHENED_NAME, " ")
     .replace(/\b(\p{L}+)n't\b/gu, " ")
     .replace(/'(?:s|re|ll|ve|d|m)\b/g, "");
   if (/^\s*(?:who|who's|whos)\b/i.test(query)) meanings.push("user");
@@ -174,6 +202,7 @@ export function requestConcepts(query: string): Concept[] {
     }));
   for (const means of new Set(meanings)) {
     const own = termsOf(means);
+    if (own.length === 0) continue;
     // A value that means what the request says in words ("the #ops channel") adds nothing.
     if (own.every((term) => terms.includes(term))) continue;
     const related = new Set<string>();

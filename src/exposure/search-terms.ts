@@ -11,7 +11,7 @@ const STOP_WORDS = new Set(
   (
     "a an and any are as at be by can could do does for from get has have how i if in into is it its me my of on or " +
     "please should some that the their them then there these this to tool tools use using want was we what when which " +
-    "will with would you your who whom whose where " +
+    "will with would you your who whom whose where they he she only " +
     // words of a request that say nothing of the tool it wants
     "about all also anything else every everything just let need now our own right see someone something so us very why "
   ).split(" "),
