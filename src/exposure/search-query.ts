@@ -39,6 +39,19 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
       /\b(?:blocked by|blocks|duplicates|is duplicated by|relates to|depends on|caused by)\b(?= [A-Z][A-Z0-9]+-\d+)/g,
     means: "link issue",
   },
+  // What the agent itself remembers: the memory server's knowledge graph.
+  {
+    pattern:
+      /\b(?:(?:do|did) you (?:remember|know|recall)|you (?:stored|saved|remembered|noted|know)|remember (?:that|this))\b/gi,
+    means: "memory knowledge graph",
+  },
+  // What a system's numbers are: metrics.
+  {
+    pattern:
+      /\b(?:cpu|memory usage|latency|p\d\d|error rate|throughput|utili[sz]ation|[45]xx(?: errors)?|rps|qps|iops)\b/gi,
+    means: "metric",
+  },
+  { pattern: /^\s*who(?:'s| is| are)? (?:in|on)\b/gi, means: "members" },
   { pattern: /\bolder than \d+ ?(?:day|week|month|year|d)s?\b/gi, means: "lifecycle expire" },
   { pattern: /\bkeep\b(?=.*\b\d+ ?(?:day|week|month|year)s?\b)/gi, means: "retention" },
   {
@@ -140,6 +153,21 @@ const VERBS: readonly [Action, Set<string>][] = [
     ),
   ],
 ];
+
+/**
+ * Verbs a request leaves unsaid when it names only a thing ("comment on WEB-118…" adds a comment, "the logs of the
+ * checkout service" gets them): a tool named for any other verb (delete, update, rerun…) is not what such a request
+ * asks for.
+ */
+const PLAIN_VERBS = new Set(
+  termsOf("get list describe search find show view read fetch add create post send put make"),
+);
+
+/** The first verb among `terms`, if it is one a request must say to mean it. */
+export function markedVerb(terms: readonly string[]): string | undefined {
+  const verb = terms.find((term) => VERBS.some(([, verbs]) => verbs.has(term)));
+  return verb && !PLAIN_VERBS.has(verb) ? verb : undefined;
+}
 
 /** The action of the first verb among `terms`. */
 export function actionOf(terms: readonly string[]): Action | undefined {

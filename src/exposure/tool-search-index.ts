@@ -6,7 +6,7 @@
  */
 import type { Tool } from "@modelcontextprotocol/client";
 import MiniSearch from "minisearch";
-import { type Action, actionOf, requestAction, requestConcepts } from "./search-query.ts";
+import { type Action, actionOf, markedVerb, requestAction, requestConcepts } from "./search-query.ts";
 import { termsOf } from "./search-terms.ts";
 import { indexTerm, wordsWithSynonyms } from "./search-terms.ts";
 import { GROUP_MARK } from "./search-synonyms.ts";
@@ -90,6 +90,9 @@ const MISFIT = 0.6;
  */
 const WEAKEST = 0.2;
 
+/** What a tool named for a verb the request does not say (nor a word near it) keeps of its score. */
+const UNSAID = 0.9;
+
 /** Field weights: a word of the tool's name says most about what it does, its server's description least. */
 const BOOST = { names: 3, lead: 1, description: 1.2, parameters: 0.8, server: 0.6 };
 
@@ -113,6 +116,8 @@ export class ToolSearchIndex {
   private readonly tools = new Map<string, SearchableTool>();
   /** What each tool does by the first verb of its name: reads or changes. */
   private readonly actions = new Map<string, Action | undefined>();
+  /** The verb each tool's name says, where a request must say it too (delete, update, rerun…). */
+  private readonly verbs = new Map<string, string | undefined>();
 
   get size(): number {
     return this.tools.size;
@@ -134,7 +139,9 @@ export class ToolSearchIndex {
   add(tool: SearchableTool): void {
     if (this.tools.has(tool.name)) this.search.discard(tool.name);
     this.tools.set(tool.name, tool);
-    this.actions.set(tool.name, actionOf(termsOf([tool.originalName, tool.title ?? ""].join(" "))));
+    const named = termsOf([tool.originalName, tool.title ?? ""].join(" "));
+    this.actions.set(tool.name, actionOf(named));
+    this.verbs.set(tool.name, markedVerb(named));
     this.search.add({
       id: tool.name,
       names: [tool.originalName, tool.title ?? ""].join(" "),
@@ -148,6 +155,7 @@ export class ToolSearchIndex {
   remove(name: string): void {
     if (!this.tools.delete(name)) return;
     this.actions.delete(name);
+    this.verbs.delete(name);
     this.search.discard(name);
   }
 
@@ -158,7 +166,9 @@ export class ToolSearchIndex {
     // words; a tool's score is the sum, times how many concepts it meets, so a tool that meets what the request
     // acts on and what it does outranks one that meets a single word many times.
     const totals = new Map<string, { score: number; met: number }>();
-    for (const concept of requestConcepts(query)) {
+    const concepts = requestConcepts(query);
+    const said = new Set(concepts.flatMap((concept) => [...concept.own, ...concept.related]));
+    for (const concept of concepts) {
       const best = new Map<string, { score: number; met: number }>();
       const meet = (terms: string[], weight: number, met: number, loose: boolean) => {
         if (terms.length === 0) return;
@@ -182,7 +192,8 @@ export class ToolSearchIndex {
     const wanted = requestAction(query);
     const fit = (id: string) => {
       const action = this.actions.get(id);
-      return wanted && action && action !== wanted ? MISFIT : 1;
+      const verb = this.verbs.get(id);
+      return (wanted && action && action !== wanted ? MISFIT : 1) * (verb && !said.has(verb) ? UNSAID : 1);
     };
     const scores = new Map([...totals].map(([id, { score, met }]) => [id, score * met * fit(id)]));
     const results = [...scores].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score);
