@@ -52,6 +52,18 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
     means: "metric",
   },
   { pattern: /^\s*who(?:'s| is| are)? (?:in|on)\b/gi, means: "members" },
+  // Closing or reopening a ticket or a PR changes its state (not a browser's tab).
+  {
+    pattern:
+      /\b(?:close|reopen|resolve)\b(?= (?:the |this |that |my )?(?:issue|ticket|bug|pr|pull request|#\d|[A-Z][A-Z0-9]+-\d))/gi,
+    means: "update state",
+  },
+  // Tickets or PRs picked by what they are ("assigned to me", "labeled bug", "opened this week"): a search.
+  {
+    pattern:
+      /\b(?:assigned to|label(?:l)?ed|tagged|opened|created|reported by|waiting (?:on|for)|with (?:status|label|priority))\b/gi,
+    means: "search filter",
+  },
   { pattern: /\bolder than \d+ ?(?:day|week|month|year|d)s?\b/gi, means: "lifecycle expire" },
   { pattern: /\bkeep\b(?=.*\b\d+ ?(?:day|week|month|year)s?\b)/gi, means: "retention" },
   {
