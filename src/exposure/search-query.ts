@@ -70,7 +70,7 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
     pattern: /\b(?:page|alert|notify|ping|wake) (?:me|us|someone|the team|on-call)\b(?= (?:if|when|whenever))/gi,
     means: "alarm",
   },
-  { pattern: /(?:~|\.{1,2})?\/(?:[\w.-]+\/)*[\w.-]+\/?/g, means: "file path" },
+  { pattern: /(?<!\S)(?:~|\.{1,2})?\/(?:[\w.-]+\/)*[\w.-]+\/?/g, means: "file path" },
   // A time window in the past filters what is read (logs of the last hour); one ahead is a time to do something at.
   {
     pattern:
