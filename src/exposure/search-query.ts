@@ -52,6 +52,11 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
     means: "metric",
   },
   { pattern: /^\s*who(?:'s| is| are)? (?:in|on)\b/gi, means: "members" },
+  // "ask Priya and Tom to review", "get @sam to look at": a review requested of people.
+  {
+    pattern: /\b(?:ask|get|have|ping|nudge)\b(?=(?: [@\w]+){1,4}? to (?:review|look at|approve|check)\b)/gi,
+    means: "request reviewers",
+  },
   // Closing or reopening a ticket or a PR changes its state (not a browser's tab).
   {
     pattern:
