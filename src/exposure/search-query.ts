@@ -28,6 +28,11 @@ const RELATED: readonly (readonly string[][])[] = RELATED_GROUPS.map((group) =>
  * an IP address, a chat channel (#ops), a person (@dana), a duration (3h, 2 hours), an amount ($40).
  */
 const VALUES: readonly { pattern: RegExp; means: string }[] = [
+  // Cloud resources by their ids (i-0abc…, vol-…, sg-…) and commits by their hash.
+  { pattern: /\bi-[0-9a-f]{8,17}\b/g, means: "instance" },
+  { pattern: /\bvol-[0-9a-f]{4,17}\b/g, means: "volume" },
+  { pattern: /\bsg-[0-9a-f]{4,17}\b/g, means: "security group" },
+  { pattern: /\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b/g, means: "commit" },
   // Quoted text is what to write or look for ("titled 'Invoice CSV export'"), not what to do.
   { pattern: /(?<![\p{L}\p{N}])(["'‘“])(?:(?!\1).){2,}?\1(?![\p{L}\p{N}])/gu, means: "" },
   // An environment variable's name (STRIPE_API_KEY, DATABASE_URL) is a secret or a setting.
@@ -54,7 +59,7 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
   { pattern: /^\s*who(?:'s| is| are)? (?:in|on)\b/gi, means: "members" },
   // "ask Priya and Tom to review", "get @sam to look at": a review requested of people.
   {
-    pattern: /\b(?:ask|get|have|ping|nudge)\b(?=(?: [@\w]+){1,4}? to (?:review|look at|approve|check)\b)/gi,
+    pattern: /\b(?:ask|get|have|ping|nudge)\b(?=(?: [@\w.-]+){1,4}? to (?:review|look at|approve|check)\b)/gi,
     means: "request reviewers",
   },
   // Closing or reopening a ticket or a PR changes its state (not a browser's tab).
@@ -69,6 +74,16 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
       /\b(?:assigned to|label(?:l)?ed|tagged|opened|created|reported by|waiting (?:on|for)|with (?:status|label|priority))\b/gi,
     means: "search filter",
   },
+  // Branches by the names most have.
+  {
+    pattern: /\b(?:master|main|develop|trunk)\b(?! (?:contact|page|point|menu|thing|reason|goal|idea)s?\b)/g,
+    means: "branch",
+  },
+  { pattern: /\bbetween\b(?= \S+ and \S+)/gi, means: "compare" },
+  { pattern: /\bwithout (?:an? |\d+ |two |2 )?(?:approv|review)\w*/gi, means: "protection require review" },
+  { pattern: /\b(?:above|below|before|after|ahead of)\b(?= [A-Z][A-Z0-9]+-\d)/g, means: "rank" },
+  { pattern: /\bopen (?:port )?\d{2,5}\b/gi, means: "port ingress" },
+  { pattern: /\b(?:docs?|documentation|api reference)\b/gi, means: "docs library" },
   { pattern: /\bolder than \d+ ?(?:day|week|month|year|d)s?\b/gi, means: "lifecycle expire" },
   { pattern: /\bkeep\b(?=.*\b\d+ ?(?:day|week|month|year)s?\b)/gi, means: "retention" },
   {

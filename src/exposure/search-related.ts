@@ -38,7 +38,9 @@ export const RELATED_GROUPS: readonly (readonly string[])[] = [
   ["function", "lambda", "serverless", "cloud function"],
   ["invoke", "trigger", "call", "run", "execute", "kick off", "fire"],
   ["queue", "topic", "message", "subscription", "pubsub", "sqs", "sns"],
-  ["get", "pull up", "bring up", "show", "display", "fetch"],
+  ["get", "pull up", "bring up", "show", "display", "fetch", "grab"],
+  ["cancel", "abort", "kill", "stop"],
+  ["forecast", "projected", "projection", "on track", "predict", "estimate"],
   // watching systems
   ["log", "logs", "log group", "log stream", "events", "output", "tail"],
   ["metric", "metrics", "cpu", "memory", "utilization", "usage", "latency", "statistics", "graph", "dashboard"],
