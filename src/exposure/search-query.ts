@@ -24,8 +24,9 @@ const RELATED: readonly (readonly string[][])[] = RELATED_GROUPS.map((group) =>
 );
 
 /**
- * Values a request may carry, and what each says it acts on: an issue key (PROJ-55), a host name (api.example.com),
- * an IP address, a chat channel (#ops), a person (@dana), a duration (3h, 2 hours), an amount ($40).
+ * Values a request may carry and turns of phrase, and what each says it acts on or asks for: an issue key (PROJ-55),
+ * a host name (api.example.com), a chat channel (#ops), a person (@dana), a duration logged (3h), "blocked by X-1",
+ * "ask Priya to review"… An empty meaning only takes the text out of the words (quoted text, a plain duration).
  */
 const VALUES: readonly { pattern: RegExp; means: string }[] = [
   // Cloud resources by their ids (i-0abc…, vol-…, sg-…) and commits by their hash.
@@ -47,8 +48,8 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
   // What the agent itself remembers: the memory server's knowledge graph.
   {
     pattern:
-      /\b(?:(?:do|did) you (?:remember|know|recall)|you (?:stored|saved|remembered|noted|know)|remember (?:that|this))\b/gi,
-    means: "memory knowledge graph",
+      /\b(?:(?:do|did) you (?:remember|know|recall)|you(?: have|'ve)? (?:stored|saved|remembered|noted|know)|remember (?:that|this))\b/gi,
+    means: "memory graph entities observations",
   },
   // What a system's numbers are: metrics.
   {
