@@ -37,10 +37,11 @@ describe("pi command line", { timeout: 300_000 }, () => {
         ? /- mcp_hello_greet {2}\(greet\) {2}· deferred\n/
         : /- mcp_hello_greet {2}\(greet\) {2}· direct \(auto\)/,
     );
-    assert.match(
-      output,
-      /everything {2}connected {2}stdio {2}MCP 2025-11-25 {2}17 tools {2}about 0 tokens per request/,
-    );
+    // Its tools are deferred: what it adds to each request is its line of the tool catalog, no tool definition.
+    const everything =
+      /everything {2}connected {2}stdio {2}MCP 2025-11-25 {2}17 tools {2}about (\d+) tokens per request/.exec(output);
+    assert.ok(everything, output);
+    assert.ok(Number(everything[1]) > 50 && Number(everything[1]) < 300, everything[0]);
     assert.match(output, /- ev_get-sum {2}\(get-sum\) {2}· deferred/);
     // Roots are declared in print mode too, so the reference server lists the tool it keeps for clients with roots.
     assert.match(output, /- ev_get-roots-list {2}\(get-roots-list\) {2}· deferred/);
