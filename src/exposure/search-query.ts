@@ -80,7 +80,22 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
     pattern: /\b(?:master|main|develop|trunk)\b(?! (?:contact|page|point|menu|thing|reason|goal|idea)s?\b)/g,
     means: "branch",
   },
-  { pattern: /\bbetween\b(?= \S+ and \S+)/gi, means: "compare" },
+  { pattern: /\bbetween\b(?= (?:\S+ ){1,3}and \S+)/gi, means: "compare" },
+  { pattern: /\b(?:run|kick|start|trigger)\b(?=.*\bagain\b)|\bre-?(?:run|try|trigger)\b/gi, means: "rerun" },
+  // A token, key or password to keep ("store our deploy token", "add the Stripe key securely"): a secret.
+  {
+    pattern: /\b(?:store|save|keep|add|put|set)\b(?= (?:\S+ ){0,3}(?:token|key|password|credentials?|api key)s?\b)/gi,
+    means: "secret",
+  },
+  { pattern: /\b(?:every|each|any|all) (?:places?|usages?|calls?|callers?|references?)\b/gi, means: "search code" },
+  { pattern: /\bsub-?tasks?\b/gi, means: "create issue subtask" },
+  { pattern: /\b(?:above|below|ahead of)\b(?=.*\b(?:backlog|priority|order|rank)\b)/gi, means: "rank" },
+  { pattern: /\bfix (?:the |a |that )?typo\b/gi, means: "update edit" },
+  { pattern: /\bonly (?:\S+ ){1,2}(?:can|should|will|gets to) see\b/gi, means: "ephemeral" },
+  { pattern: /\bpil(?:e|ing) up\b|\b(?:old|stale)\b(?=.*\bbucket\b)/gi, means: "lifecycle expire" },
+  { pattern: /\bpoint\b(?= \S+\.\S+ (?:at|to)\b)/gi, means: "dns record" },
+  { pattern: /\b(?:going to|on track to)\b(?=.*\b(?:bill|spend|cost)\w*)/gi, means: "forecast" },
+  { pattern: /\blog(?:ged)? ?in(?:to)?\b|\bsign(?:ed)? in(?:to)?\b/gi, means: "login authorization" },
   { pattern: /\bwithout (?:an? |\d+ |two |2 )?(?:approv|review)\w*/gi, means: "protection require review" },
   { pattern: /\b(?:above|below|before|after|ahead of)\b(?= [A-Z][A-Z0-9]+-\d)/g, means: "rank" },
   { pattern: /\bopen (?:port )?\d{2,5}\b/gi, means: "port ingress" },
@@ -109,7 +124,10 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
     pattern: /\bto (?:in [a-z]+|done|blocked|closed|resolved|review|todo|to do|qa|backlog)\b/gi,
     means: "status transition",
   },
-  { pattern: /\b(?:file|open|raise|log) (?:a |an |the )?(?:new )?(?:bug|ticket|issue)\b/gi, means: "create issue" },
+  {
+    pattern: /\b(?:file|open|raise|log|make|create|write|cut) (?:a |an |the )?(?:new )?(?:bug|ticket|issue)\b/gi,
+    means: "create issue",
+  },
   // "add Maya to #design", "add Lee to the @frontend group": people into a channel or a group.
   { pattern: /\badd\b(?=[^#@]* to (?:the )?[#@])/gi, means: "invite member" },
   {

@@ -13,11 +13,11 @@ export const RELATED_GROUPS: readonly (readonly string[])[] = [
   ["restart", "reboot", "bounce", "power cycle", "reset", "recycle"],
   ["start", "boot", "power on", "spin up", "provision", "launch", "bring up"],
   ["stop", "halt", "shutdown", "shut down", "power off", "spin down", "pause"],
-  ["terminate", "destroy", "nuke", "tear down", "decommission", "delete", "deprovision", "forget"],
+  ["terminate", "destroy", "nuke", "tear down", "decommission", "delete", "deprovision", "forget", "get rid of"],
   ["scale", "resize", "grow", "shrink", "capacity", "count", "nodes", "replicas"],
   ["deploy", "ship", "release", "rollout", "roll out", "publish"],
   ["rollback", "roll back", "revert", "undo", "restore"],
-  ["restore", "recover", "backup", "snapshot", "point in time"],
+  ["restore", "recover", "backup", "snapshot", "point in time", "bring back"],
   ["rotate", "regenerate", "renew", "reissue", "new key"],
   ["lifecycle", "expire", "expiration", "auto delete", "retention", "older"],
   // machines, storage and networks
