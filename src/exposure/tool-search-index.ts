@@ -1,14 +1,14 @@
 /**
  * The ranked search behind `tool_search`: BM25 (MiniSearch's BM25+) over each deferred tool's name, description,
- * parameter names and its server's name and description, with words split the way tool names are written (`_`, `-`,
- * camelCase) and reduced to their stems (Porter's stemmer), so "listing files" finds `list_files`; a word of a common
- * synonym group stands for its group ("folder" finds `create_directory`). Pure, in memory.
+ * parameter names and its server's name and description, read as ./search-terms.ts reads text. A request is read as
+ * concepts (./search-query.ts): each counts once, by its own words or, for less, the words near them, and a tool's
+ * score grows with how many concepts it meets; a tool that reads where the request changes something (or the other way
+ * round), or is named for a verb the request does not say, ranks lower. Pure, in memory.
  */
 import type { Tool } from "@modelcontextprotocol/client";
 import MiniSearch from "minisearch";
 import { type Action, actionOf, markedVerb, requestAction, requestConcepts } from "./search-query.ts";
-import { termsOf } from "./search-terms.ts";
-import { indexTerm, wordsWithSynonyms } from "./search-terms.ts";
+import { indexTerm, termsOf, wordsWithSynonyms } from "./search-terms.ts";
 import { GROUP_MARK } from "./search-synonyms.ts";
 
 /** What the index knows of one tool. */
@@ -113,11 +113,11 @@ export class ToolSearchIndex {
       weights: { prefix: 0.4, fuzzy: 0.3 },
     },
   });
-  private readonly tools = new Map<string, SearchableTool>();
-  /** What each tool does by the first verb of its name: reads or changes. */
-  private readonly actions = new Map<string, Action | undefined>();
-  /** The verb each tool's name says, where a request must say it too (delete, update, rerun…). */
-  private readonly verbs = new Map<string, string | undefined>();
+  /**
+   * Each tool, with what it does by the first verb of its name (reads or changes) and that verb where a request must
+   * say it too (delete, update, rerun…).
+   */
+  private readonly tools = new Map<string, { tool: SearchableTool; action?: Action; verb?: string }>();
 
   get size(): number {
     return this.tools.size;
@@ -128,7 +128,7 @@ export class ToolSearchIndex {
   }
 
   get(name: string): SearchableTool | undefined {
-    return this.tools.get(name);
+    return this.tools.get(name)?.tool;
   }
 
   names(): string[] {
@@ -138,10 +138,8 @@ export class ToolSearchIndex {
   /** Adds a tool, or replaces the one of the same name. */
   add(tool: SearchableTool): void {
     if (this.tools.has(tool.name)) this.search.discard(tool.name);
-    this.tools.set(tool.name, tool);
     const named = termsOf([tool.originalName, tool.title ?? ""].join(" "));
-    this.actions.set(tool.name, actionOf(named));
-    this.verbs.set(tool.name, markedVerb(named));
+    this.tools.set(tool.name, { tool, action: actionOf(named), verb: markedVerb(named) });
     this.search.add({
       id: tool.name,
       names: [tool.originalName, tool.title ?? ""].join(" "),
@@ -154,8 +152,6 @@ export class ToolSearchIndex {
 
   remove(name: string): void {
     if (!this.tools.delete(name)) return;
-    this.actions.delete(name);
-    this.verbs.delete(name);
     this.search.discard(name);
   }
 
@@ -191,14 +187,14 @@ export class ToolSearchIndex {
     // A tool that does the other kind of thing than the request asks (creates when asked what there is) ranks lower.
     const wanted = requestAction(query);
     const fit = (id: string) => {
-      const action = this.actions.get(id);
-      const verb = this.verbs.get(id);
+      const { action, verb } = this.tools.get(id) ?? {};
       return (wanted && action && action !== wanted ? MISFIT : 1) * (verb && !said.has(verb) ? UNSAID : 1);
     };
-    const scores = new Map([...totals].map(([id, { score, met }]) => [id, score * met * fit(id)]));
-    const results = [...scores].map(([id, score]) => ({ id, score })).sort((a, b) => b.score - a.score);
+    const results = [...totals]
+      .map(([id, { score, met }]) => ({ id, score: score * met * fit(id) }))
+      .sort((a, b) => b.score - a.score);
     for (const result of results) {
-      const tool = this.tools.get(String(result.id));
+      const tool = this.tools.get(String(result.id))?.tool;
       if (!tool || !accept(tool)) continue;
       if (hits.length > 0 && result.score < hits[0]!.score * WEAKEST) break;
       hits.push({ name: tool.name, score: result.score });
