@@ -4,12 +4,12 @@
  * scripted model that sends each request as a `tool_search` call. A request counts as found within k when one of its
  * answers is among the first k tools the call loaded, in the order it loaded them.
  */
-import { readdirSync, writeFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import * as path from "node:path";
 import { TOOL_SEARCH_NAME } from "../src/exposure/tool-search-text.ts";
 import { startFakeOpenAi } from "../test/fixtures/fake-openai.ts";
-import { REPO_ROOT, tempDir } from "../test/helpers.ts";
-import { startInProcessPi } from "../test/pi-harness.ts";
+import { type BridgeInPi, startBridgeInPi } from "../test/bridge-in-pi.ts";
+import { REPO_ROOT } from "../test/helpers.ts";
 import { answerToolName, type RelevanceQuery } from "./tool-search-recall.ts";
 
 const SERVER = path.join(REPO_ROOT, "test", "fixtures", "saved-tools-server.ts");
@@ -53,8 +53,6 @@ export async function recallThroughPi(
   servers: readonly SavedServer[],
   sets: Record<string, readonly RelevanceQuery[]>,
 ): Promise<Record<string, PiRecall>> {
-  const project = tempDir("mcp-bridge-recall-");
-  const agentDir = tempDir("mcp-bridge-recall-agent-");
   const tsx = import.meta.resolve("tsx");
   const mcpServers = Object.fromEntries(
     servers.map(({ server, file }) => [
@@ -62,28 +60,15 @@ export async function recallThroughPi(
       { command: process.execPath, args: ["--import", tsx, SERVER, file], exposure: "deferred" },
     ]),
   );
-  writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ approval: "never", mcpServers }));
-  const saved = {
-    cwd: process.cwd(),
-    agentDir: process.env.PI_CODING_AGENT_DIR,
-    budget: process.env.PI_MCP_STARTUP_BUDGET_MS,
-  };
-  process.env.PI_CODING_AGENT_DIR = agentDir.dir;
-  process.env.PI_MCP_STARTUP_BUDGET_MS = "120000";
-  process.chdir(project.dir);
   const model = await startFakeOpenAi();
-  const pi = await startInProcessPi({
-    cwd: project.dir,
-    agentDir: agentDir.dir,
-    extensionPaths: [REPO_ROOT],
-    model: model.model,
-  });
+  let bed: BridgeInPi | undefined;
   try {
-    await pi.session.bindExtensions({
-      onError: (error) => {
-        throw new Error(`extension error: ${JSON.stringify(error)}`);
-      },
+    bed = await startBridgeInPi({
+      mcpConfig: { approval: "never", mcpServers },
+      model: model.model,
+      startupBudgetMs: 120_000,
     });
+    const { pi } = bed;
     const results: Record<string, PiRecall> = {};
     for (const [name, queries] of Object.entries(sets)) {
       const found = new Map<number, number>([
@@ -118,14 +103,7 @@ export async function recallThroughPi(
     }
     return results;
   } finally {
-    await pi.close();
+    await bed?.close();
     await model.close();
-    process.chdir(saved.cwd);
-    if (saved.agentDir === undefined) delete process.env.PI_CODING_AGENT_DIR;
-    else process.env.PI_CODING_AGENT_DIR = saved.agentDir;
-    if (saved.budget === undefined) delete process.env.PI_MCP_STARTUP_BUDGET_MS;
-    else process.env.PI_MCP_STARTUP_BUDGET_MS = saved.budget;
-    project.cleanup();
-    agentDir.cleanup();
   }
 }

@@ -7,16 +7,15 @@
  * of the characters, so the check is on characters: within 2% of the tool entries in the body.
  */
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, test } from "node:test";
 import type { Api, Model } from "@mariozechner/pi-ai";
 import { startFakeTextModel, type TextModelApi } from "./fixtures/fake-text-model.ts";
 import { startFakeOpenAi } from "./fixtures/fake-openai.ts";
-import { startInProcessPi } from "./pi-harness.ts";
+import { startBridgeInPi } from "./bridge-in-pi.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { RecordingUI } from "./recording-ui.ts";
-import { REPO_ROOT, tempDir } from "./helpers.ts";
+import { REPO_ROOT } from "./helpers.ts";
 
 const TSX = import.meta.resolve("tsx");
 const SAVED_TOOLS = path.join(REPO_ROOT, "test", "fixtures", "saved-tools-server.ts");
@@ -76,42 +75,23 @@ describe(`what /mcp says MCP tools cost is what the provider receives (pi ${PI_L
     ["openai-responses", textModel("openai-responses")],
   ] as const) {
     test(`${api}: /mcp list, /mcp test and the auto decision count the tool entries of the request body`, async () => {
-      const project = tempDir("mcp-bridge-cost-");
-      const agentDir = tempDir("mcp-bridge-agent-");
       const mcpServers = Object.fromEntries(
         Object.entries(SERVERS).map(([server, saved]) => [
           server,
           { command: process.execPath, args: ["--import", TSX, SAVED_TOOLS, path.join(PUBLIC_TOOLS, `${saved}.json`)] },
         ]),
       );
-      // `auto` against half the window keeps every tool direct, and says what it counted.
-      writeFileSync(
-        path.join(agentDir.dir, "mcp.json"),
-        JSON.stringify({ approval: "never", exposure: "auto", exposureThreshold: "50%", mcpServers }),
-      );
-      const originalCwd = process.cwd();
-      process.env.PI_CODING_AGENT_DIR = agentDir.dir;
-      process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
-      process.chdir(project.dir);
       const provider = await startProvider();
-      const pi = await startInProcessPi({
-        cwd: project.dir,
-        agentDir: agentDir.dir,
-        extensionPaths: [REPO_ROOT],
-        model: provider.model,
-      });
-      cleanups.push(() => {
-        process.chdir(originalCwd);
-        project.cleanup();
-        agentDir.cleanup();
-      });
       cleanups.push(() => provider.close());
-      cleanups.push(() => pi.close());
       const ui = new RecordingUI();
-      await pi.session.bindExtensions({
-        onError: (error) => assert.fail(`extension error: ${JSON.stringify(error)}`),
+      // `auto` against half the window keeps every tool direct, and says what it counted.
+      const bed = await startBridgeInPi({
+        mcpConfig: { approval: "never", exposure: "auto", exposureThreshold: "50%", mcpServers },
+        model: provider.model,
         uiContext: ui.context(),
       });
+      cleanups.push(() => bed.close());
+      const { pi } = bed;
       const run = async (command: string) => {
         const before = ui.notices.length;
         await pi.session.prompt(command);

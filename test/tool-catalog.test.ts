@@ -5,16 +5,16 @@
  * (fixtures/saved-tools-server.ts) and the small code-hosting catalog (fixtures/catalog-server.ts).
  */
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, test } from "node:test";
 import { layerConfigs } from "../src/config/layers.ts";
 import { catalogPrompt } from "../src/exposure/tool-catalog.ts";
 import { TOOL_SEARCH_NAME } from "../src/exposure/tool-search-text.ts";
 import { type FakeOpenAi, type RecordedRequest, startFakeOpenAi } from "./fixtures/fake-openai.ts";
-import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { startBridgeInPi } from "./bridge-in-pi.ts";
+import type { InProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
-import { REPO_ROOT, tempDir } from "./helpers.ts";
+import { REPO_ROOT } from "./helpers.ts";
 
 const TSX = import.meta.resolve("tsx");
 const SAVED = path.join(REPO_ROOT, "test", "fixtures", "saved-tools-server.ts");
@@ -69,34 +69,15 @@ describe(
       topLevel: Record<string, unknown> = {},
       ui?: RecordingUI,
     ): Promise<{ pi: InProcessPi; model: FakeOpenAi }> {
-      const project = tempDir("mcp-bridge-catalog-");
-      const agentDir = tempDir("mcp-bridge-agent-");
-      writeFileSync(
-        path.join(agentDir.dir, "mcp.json"),
-        JSON.stringify({ approval: "never", ...topLevel, mcpServers: servers }),
-      );
-      const originalCwd = process.cwd();
-      process.env.PI_CODING_AGENT_DIR = agentDir.dir;
-      process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
-      process.chdir(project.dir);
       const model = await startFakeOpenAi();
-      const pi = await startInProcessPi({
-        cwd: project.dir,
-        agentDir: agentDir.dir,
-        extensionPaths: [REPO_ROOT],
-        model: model.model,
-      });
-      cleanups.push(() => {
-        process.chdir(originalCwd);
-        project.cleanup();
-        agentDir.cleanup();
-      });
       cleanups.push(() => model.close());
-      cleanups.push(() => pi.close());
-      await pi.session.bindExtensions({
-        onError: (error) => assert.fail(`extension error: ${JSON.stringify(error)}`),
-        ...(ui ? { uiContext: ui.context() } : {}),
+      const bed = await startBridgeInPi({
+        mcpConfig: { approval: "never", ...topLevel, mcpServers: servers },
+        model: model.model,
+        uiContext: ui?.context(),
       });
+      cleanups.push(() => bed.close());
+      const { pi } = bed;
       return { pi, model };
     }
 

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { type PiRecall, publicSavedServers, recallThroughPi, WORK_HUB } from "../bench/search-through-pi.ts";
 import { laterQueries, relevanceQueries, workRequests } from "../bench/tool-search-recall.ts";
+import { PI_LINE } from "./pi-line.ts";
 
 function assertRecall(name: string, recall: PiRecall | undefined, floor: number): void {
   assert.ok(recall, name);
@@ -19,7 +20,7 @@ function assertRecall(name: string, recall: PiRecall | undefined, floor: number)
   );
 }
 
-describe("tool_search recall through pi", { timeout: 300_000 }, () => {
+describe(`tool_search recall through pi (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
   test("the first sets, over the 16 public servers", async () => {
     const recall = await recallThroughPi(publicSavedServers(), {
       relevance: relevanceQueries(),

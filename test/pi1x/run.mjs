@@ -2,8 +2,9 @@
 /**
  * The end-to-end tests again, on pi 1.x: installs pi 1.x and the Node 22 it needs into this folder from its own
  * lockfile (see ../../scripts/node22.mjs), then runs every test file that starts pi (those importing
- * ../pi-harness.ts, or ../pi-line.ts to say which pi they run) on that Node, with the tests' `@mariozechner/*`
- * imports mapped to pi 1.x's packages (./aliases.mjs). Arguments, if any, replace the list of test files.
+ * ../pi-harness.ts or ../bridge-in-pi.ts, or ../pi-line.ts to say which pi they run) on that Node, with the tests'
+ * `@mariozechner/*` imports mapped to pi 1.x's packages (./aliases.mjs). Arguments, if any, replace the list of test
+ * files.
  * Without a Node that can run pi 1.x it skips, saying why; in CI (`CI` set) it fails instead.
  */
 import { spawnSync } from "node:child_process";
@@ -21,7 +22,7 @@ function endToEndTests() {
     .filter(
       (name) =>
         name.endsWith(".test.ts") &&
-        /from "\.\/pi-(harness|line)\.ts"/.test(readFileSync(path.join(dir, name), "utf8")),
+        /from "\.\/(pi-harness|pi-line|bridge-in-pi)\.ts"/.test(readFileSync(path.join(dir, name), "utf8")),
     )
     .map((name) => path.join("test", name));
 }
@@ -53,7 +54,9 @@ if (why) {
 }
 const files = process.argv.length > 2 ? process.argv.slice(2) : endToEndTests();
 if (files.length === 0) {
-  console.error("pi 1.x tests: no test file imports ./pi-harness.ts or ./pi-line.ts; nothing would run.");
+  console.error(
+    "pi 1.x tests: no test file imports ./pi-harness.ts, ./bridge-in-pi.ts or ./pi-line.ts; nothing would run.",
+  );
   process.exit(1);
 }
 // Three files at once, as `npm test`'s first pass: on 2 cores the tests keep about one busy alone, as they wait on
