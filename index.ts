@@ -5,6 +5,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
+import { hubDir } from "./src/connection/hub/hub-launch.ts";
 import { DEFAULT_STARTUP_BUDGET_MS, McpBridge } from "./src/bridge/mcp-bridge.ts";
 import { NoticeMemory } from "./src/bridge/notice-memory.ts";
 import { ProjectTrust } from "./src/trust/project-trust.ts";
@@ -106,6 +107,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   const bridge = new McpBridge({
     projectRoot,
     agentDir: getAgentDir(),
+    hubDir: hubDir(getAgentDir()),
     bundledPath: fileURLToPath(new URL("./mcp.json", import.meta.url)),
     packages: installedPackages(projectRoot, getAgentDir()),
     extraPath: configFlagFromArgv(process.argv),

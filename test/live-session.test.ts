@@ -112,8 +112,8 @@ describe("a live session on its own", { timeout: 120_000 }, () => {
     const { endpoint, log } = stdioEndpoint("crash-on-start");
     const s = session(endpoint, recorder().events);
     await assert.rejects(s.open(Date.now() + 30_000));
-    assert.equal(s.exitDescription, "exited with code 3");
-    assert.ok(s.stderrTail().some((line) => line.includes("told to crash on start")));
+    assert.equal(s.process.exitDescription, "exited with code 3");
+    assert.ok(s.process.stderrTail().some((line) => line.includes("told to crash on start")));
     assert.equal(isAlive(startedPids(log)[0]!), false);
   });
 

@@ -347,10 +347,10 @@ export class McpBridge {
 
   /** What every connection needs: where it runs, how it signs in, and whether it may run at all. */
   private baseOptions(config: ServerConfig): ConnectionOptions {
-    const { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs, onServerChange } = this.options;
+    const { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs, onServerChange, hubDir } = this.options;
     const features = this.options.featuresFor?.(config);
     return {
-      ...{ projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs, features, onServerChange },
+      ...{ projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs, features, onServerChange, hubDir },
       trusted: () => this.allows(config),
       sandbox: (endpoint) =>
         stdioSandbox(config, this.sandboxOf(config), endpoint, {

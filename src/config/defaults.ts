@@ -18,6 +18,8 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 export const DEFAULT_REMOTE_RETRY: RetryPolicy = { maxAttempts: 10, initialDelayMs: 1000, maxDelayMs: 60_000 };
 /** Local servers restart after a crash at 1 s, 2 s, 4 s … up to 30 s apart, `maxRestarts` (5) times. */
 export const DEFAULT_LOCAL_RETRY: RetryPolicy = { maxAttempts: 5, initialDelayMs: 1000, maxDelayMs: 30_000 };
+/** How long the hub keeps a shared server once its last pi session has left. */
+export const DEFAULT_SHARED_IDLE_MS = 30_000;
 
 /** How often an idle connection is pinged: `healthCheckInterval`. */
 export const DEFAULT_HEALTH_CHECK_INTERVAL_MS = 5 * 60_000;

@@ -65,6 +65,11 @@ export interface ServerConfig {
   prefix?: string;
   /** Start only when a tool is first called; tools come from the cache until then. */
   lazy: boolean;
+  /**
+   * A local server whose one process serves every pi session of this user (`"shared"`), run by the hub; it is
+   * stopped `idleMs` after its last session has left.
+   */
+  shared?: { idleMs: number };
   /** Reconnects (remote) or restarts after a crash (local); `maxAttempts: 0` turns them off. */
   retry: RetryPolicy;
   /** How often an idle connection is checked, in ms; 0 turns the check off. */

@@ -45,6 +45,8 @@ import { boundNotifications, type FloodKind } from "./notification-bound.ts";
 import { negotiationFor } from "./protocol-negotiation.ts";
 import { untilServerAnswers } from "./local/server-started.ts";
 import { traceRequests } from "../telemetry/request-spans.ts";
+import { HubTransport, type HubTransportOptions } from "./hub/hub-transport.ts";
+import { ProcessReport } from "./local/process-report.ts";
 import {
   createSseTransport,
   createStdioTransport,
@@ -87,6 +89,8 @@ export interface LiveSessionOptions {
   remembered?: string;
   /** A local server's sandbox, when it runs in one (../sandbox/sandbox-runtime.ts). */
   sandbox?: StdioSandbox;
+  /** A local server shared with other pi sessions (`"shared"`): it runs under the hub, reached through it. */
+  hub?: Pick<HubTransportOptions, "dir" | "idleMs" | "onShared">;
 }
 
 export interface RequestOptions {
@@ -104,7 +108,6 @@ export type OpenStage = "starting" | "handshake" | "tools" | "open";
 /** Sends one request on the session's client with the options it is given (see `LiveSession.request`). */
 export type Run<T> = (client: Client, options: SdkRequestOptions) => Promise<T>;
 
-const STDERR_TAIL_LINES = 40;
 const MAX_TOOL_PAGES = 100;
 /**
  * The session's own timer enforces an open's deadline; the SDK's request timeout, a little later, only backs it up:
@@ -118,12 +121,8 @@ export class LiveSession {
   tools: Tool[] = [];
   /** True when Streamable HTTP was refused and legacy SSE answered instead. */
   fellBackToSse = false;
-  /** How a local server's process ended, once it has: `exited with code 1`. */
-  exitDescription?: string;
-  /** Its exit code, if it exited (rather than being killed by a signal). */
-  exitCode?: number | null;
-  /** How long after its spawn it ended, in ms. */
-  exitedAfterMs?: number;
+  /** What a local server's process said (its stderr) and how it ended. */
+  readonly process = new ProcessReport();
   /** How far the newest open got (see {@link OpenStage}). */
   stage?: OpenStage;
   /** Why the bridge stopped the server itself, when it did: it sent something over a limit. */
@@ -134,7 +133,6 @@ export class LiveSession {
   protocolVersion?: string;
   private held?: Held;
   private closed = false;
-  private readonly stderr: string[] = [];
 
   constructor(private readonly options: LiveSessionOptions) {}
 
@@ -172,12 +170,8 @@ export class LiveSession {
 
   /** Why the session ended, when the server's side says: it sent something over a limit, or its process ended. */
   get endReason(): string | undefined {
-    return this.violation ?? (this.exitDescription ? `the server process ${this.exitDescription}` : undefined);
-  }
-
-  /** The last `n` lines the server wrote to stderr (not redacted). */
-  stderrTail(n = STDERR_TAIL_LINES): string[] {
-    return this.stderr.slice(-n);
+    const ended = this.process.exitDescription;
+    return this.violation ?? (ended ? `the server process ${ended}` : undefined);
   }
 
   /**
@@ -187,7 +181,8 @@ export class LiveSession {
    */
   async open(deadline: number): Promise<void> {
     const { endpoint } = this.options;
-    if (endpoint.kind === "stdio") return this.attempt("stdio", () => this.stdioTransport(endpoint), deadline);
+    if (endpoint.kind === "stdio")
+      return this.attempt("stdio", () => this.localTransport(endpoint, deadline), deadline);
     const authProvider = this.options.auth?.provider;
     const sse = (remote: ResolvedRemote) =>
       this.attempt("sse", (fetch) => createSseTransport(remote, fetch, authProvider), deadline);
@@ -314,28 +309,17 @@ export class LiveSession {
     };
   }
 
-  private stdioTransport(endpoint: ResolvedStdio): ProcessGroupStdioTransport {
-    const { events } = this.options;
-    this.exitDescription = undefined;
-    this.exitCode = undefined;
-    this.exitedAfterMs = undefined;
-    const spawnedAt = Date.now();
-    const hooks = {
-      onStderrLine: (line: string) => {
-        this.stderr.push(line);
-        if (this.stderr.length > STDERR_TAIL_LINES) this.stderr.shift();
-        events.stderrLine(line);
-      },
-      onExit: (description: string, code: number | null) => {
-        this.exitDescription = description;
-        this.exitCode = code;
-        this.exitedAfterMs = Date.now() - spawnedAt;
-      },
-      onRefused: (error: Error) => {
-        this.violation = error.message;
-      },
-    };
-    return createStdioTransport(endpoint, hooks, this.options.limits?.maxMessageBytes, this.options.sandbox);
+  private localTransport(endpoint: ResolvedStdio, deadline: number): Transport {
+    const { events, hub, limits, sandbox } = this.options;
+    const hooks = this.process.started(events.stderrLine, (error) => (this.violation = error.message));
+    if (hub) return new HubTransport({ ...hub, endpoint, hooks, deadline, maxMessageBytes: limits?.maxMessageBytes });
+    return createStdioTransport(endpoint, hooks, limits?.maxMessageBytes, sandbox);
+  }
+
+  /** A shared server's connection to the hub (its pid, how many sessions use it, a restart for all); else undefined. */
+  get hub(): HubTransport | undefined {
+    const transport = this.held?.transport;
+    return transport instanceof HubTransport ? transport : undefined;
   }
 
   private async fetchTools(client: Client, timeout: () => number, signal?: AbortSignal): Promise<Tool[]> {

@@ -41,10 +41,11 @@ import { type CallOptions, lostCause, redactedRequest, safeToRepeat, sendAgain }
 import { SessionOpener, type SessionOpenerOptions } from "./session-opener.ts";
 import type { RefusalRecord } from "../sandbox/refusal-record.ts";
 import { toolCallRun } from "./tool-call.ts";
+import type { SharedState } from "./hub/hub-transport.ts";
 
 export interface ConnectionOptions extends Pick<
   SessionOpenerOptions,
-  "recallProtocol" | "projectRoot" | "env" | "clientInfo" | "logger" | "serverLog" | "sandbox"
+  "recallProtocol" | "projectRoot" | "env" | "clientInfo" | "logger" | "serverLog" | "sandbox" | "hubDir"
 > {
   events?: EventSink;
   /** Where OAuth tokens and client registrations are kept; without it remote servers get no OAuth. */
@@ -160,6 +161,11 @@ export class ServerConnection {
   /** The pid of a local server's process while it runs. */
   get pid(): number | undefined {
     return this.lifecycle.live?.pid;
+  }
+
+  /** A `shared` server while connected: its pid and how many pi sessions use it, as the hub says. */
+  get shared(): SharedState | undefined {
+    return this.lifecycle.live?.hub?.shared;
   }
 
   get trusted(): boolean {
@@ -333,6 +339,13 @@ export class ServerConnection {
   /** Starts afresh (`/mcp reconnect`, a reload): ends the session and schedule, connects with a new set of attempts. */
   reconnect(): Promise<void> {
     return this.lifecycle.reconnect();
+  }
+
+  /** Has the hub restart a shared server for every session that uses it; false when it is not shared and connected. */
+  restartShared(): boolean {
+    const hub = this.lifecycle.live?.hub;
+    hub?.restartForAll();
+    return hub !== undefined;
   }
 
   /** `/mcp auth`: signs in (again) with `handler` sending the user to the page, drops the old tokens, connects afresh. */

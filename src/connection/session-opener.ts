@@ -27,11 +27,12 @@ import { needsTrust } from "../trust/trust-rules.ts";
 import type { ServerAuth } from "../oauth/server-auth.ts";
 import { type ErrorContext, permanentLaunchFailure } from "./error-messages.ts";
 import type { LifecycleReport } from "./lifecycle-report.ts";
-import { LiveSession, type SessionEvents } from "./live-session.ts";
+import { LiveSession, type LiveSessionOptions, type SessionEvents } from "./live-session.ts";
 import { floodMessage } from "./notification-bound.ts";
 import { type ClientFeatures, type ClientInfo, directoryRoot } from "./mcp-client.ts";
 import { ClosedBeforeAnswer } from "./local/server-started.ts";
 import { FreshHeaders, rereadableHeaders } from "./fresh-headers.ts";
+import type { SharedState } from "./hub/hub-transport.ts";
 
 /** How many stderr lines an error message quotes. */
 export const STDERR_LINES_QUOTED = 12;
@@ -57,6 +58,10 @@ export interface SessionOpenerOptions {
   recallProtocol?: () => string | undefined;
   /** The sandbox a local server runs in, if its setting asks for one (asked at each start). */
   sandbox?: (endpoint: ResolvedStdio) => StdioSandbox | undefined;
+  /** The shared-server hub's directory (./hub/hub-launch.ts): a `shared` server runs under that hub. */
+  hubDir?: string;
+  /** Told whenever the count of sessions using a shared server changes. */
+  onShared?: (state: SharedState) => void;
 }
 
 export class SessionOpener {
@@ -117,7 +122,7 @@ export class SessionOpener {
 
   /** The last lines the newest local server process wrote to stderr, redacted. */
   stderrTail(n?: number): string[] {
-    return (this.newest?.stderrTail(n) ?? []).map((line) => this.redact(line));
+    return (this.newest?.process.stderrTail(n) ?? []).map((line) => this.redact(line));
   }
 
   /** The resolved endpoint of the config as it is now; undefined when a variable its URL needs is not set. */
@@ -181,6 +186,7 @@ export class SessionOpener {
       onStart: (policy: SandboxPolicy) => this.refusals.started(policy),
       onViolation: (line: string) => this.refusals.violation(this.redact(line)),
     };
+    const hub = endpoint.kind === "stdio" ? this.sharedHub(Boolean(box)) : undefined;
     // Never run unsandboxed what asked for a sandbox: where it cannot be set up, the server does not start.
     if (sandbox)
       await sandboxManager().catch((error: unknown) => {
@@ -202,6 +208,7 @@ export class SessionOpener {
       protocol,
       remembered,
       sandbox,
+      hub,
     });
     this.newest = session;
     if (endpoint.kind !== "stdio" && !sessionAuth && rereadableHeaders(this.config).length) {
@@ -234,6 +241,25 @@ export class SessionOpener {
   }
 
   /**
+   * Where a `shared` server is reached: the hub. A sandbox cannot be shared (its proxy and rules live in this pi), so
+   * a shared server that would run in one does not start, and the message says what to change.
+   */
+  private sharedHub(sandboxed: boolean): LiveSessionOptions["hub"] {
+    const { shared, name, source } = this.config;
+    if (!shared) return undefined;
+    const where = describeSource(source);
+    if (sandboxed)
+      throw new BridgeError(
+        "config",
+        name,
+        `it is "shared" and would run in a sandbox, which a shared server cannot do yet, so it was not started: set "sandbox": false for it, or drop "shared" (${where})`,
+      );
+    if (!this.options.hubDir)
+      throw new BridgeError("config", name, `it is "shared", and this pi has no agent dir for the hub (${where})`);
+    return { dir: this.options.hubDir, idleMs: shared.idleMs, onShared: this.options.onShared };
+  }
+
+  /**
    * Whether an open failed because of the revision probe rather than the server: a local server that exits on any
    * request before `initialize` (the first ping, or the probe; a launcher that failed for good, npm E404 or a command
    * not found, died of that instead), or a remote one that gave the probe no usable answer (no answer within half its
@@ -242,7 +268,7 @@ export class SessionOpener {
   private probeCostTheConnect(endpoint: ResolvedEndpoint, session: LiveSession, error: unknown): boolean {
     if (endpoint.kind !== "stdio") return probeInconclusive(error);
     if (!closedDuringProbe(error) && !(error instanceof ClosedBeforeAnswer)) return false;
-    return !permanentLaunchFailure(session.exitCode, session.stderrTail().join("\n"));
+    return !permanentLaunchFailure(session.process.exitCode, session.process.stderrTail().join("\n"));
   }
 
   /** `session`'s header values that the bridge can read again, if any. */
@@ -268,14 +294,14 @@ export class SessionOpener {
       config: this.config,
       redact: (text: string) => this.redact(text),
       stderr: () => {
-        const tail = (session?.stderrTail(STDERR_LINES_QUOTED) ?? [])
+        const tail = (session?.process.stderrTail(STDERR_LINES_QUOTED) ?? [])
           .map((line) => shown(this.redact(line), SHOWN.line, "line"))
           .filter((line) => line.trim() !== "");
         return tail.length ? `\nLast stderr lines:\n${tail.map((l) => `  ${l}`).join("\n")}` : "";
       },
-      exitDescription: session?.exitDescription,
-      exitCode: session?.exitCode,
-      exitedAfterMs: session?.exitedAfterMs,
+      exitDescription: session?.process.exitDescription,
+      exitCode: session?.process.exitCode,
+      exitedAfterMs: session?.process.exitedAfterMs,
       stage: session?.stage,
       wroteToStdout: session?.stdoutLines && session.stdoutLines.read > 0,
       violation: session?.violation,

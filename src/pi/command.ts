@@ -152,6 +152,13 @@ async function testServer(deps: CommandDeps, connection: ServerConnection, ctx: 
 
 async function reconnect(connection: ServerConnection, ctx: ExtensionContext): Promise<void> {
   try {
+    // A shared server is restarted for every pi session that uses it: each of them sees it reconnect.
+    const others = (connection.shared?.sessions ?? 1) - 1;
+    if (connection.restartShared() && others > 0)
+      show(
+        ctx,
+        `MCP server '${connection.name}' is shared: restarting it for ${plural(others, "other pi session")} too.`,
+      );
     await connection.reconnect();
     show(ctx, `Reconnected to MCP server '${connection.name}': ${plural(connection.tools.length, "tool")}.`);
   } catch (error) {

@@ -68,7 +68,14 @@ export function serverRows(
 ): ServerRow[] {
   return [...bridge.connections.values()].map((c) => {
     const tools = registry.toolsOf(c.name);
-    const transport = c.transport ? (c.fellBackToSse ? "sse (fallback)" : c.transport) : c.config.transport;
+    const shared = c.config.shared && { ...c.shared, idleMs: c.config.shared.idleMs };
+    const transport = shared
+      ? `stdio, shared${shared.sessions ? ` ×${shared.sessions}` : ""}`
+      : c.transport
+        ? c.fellBackToSse
+          ? "sse (fallback)"
+          : c.transport
+        : c.config.transport;
     // A project server the user has not trusted is held: never started, whatever its own state says.
     const trusted = c.trusted;
     return {
@@ -99,6 +106,7 @@ export function serverRows(
         state: env[name] === undefined ? "NOT SET" : env[name] === "" ? "empty" : "set",
       })),
       sandbox: isSandboxed(bridge.sandboxOf(c.config)) ? sandboxView(c) : undefined,
+      shared: shared || undefined,
     };
   });
 }

@@ -30,6 +30,8 @@ export interface ServerRow {
   /** What the server is doing about being down: `retry 5/10 in 8s`, `connecting (attempt 2)`. */
   detail?: string;
   metrics?: ServerMetrics;
+  /** Set for a `shared` server: how many pi sessions use its one process now (known while connected), its pid. */
+  shared?: { sessions?: number; pid?: number; idleMs: number };
   /** Set for a server that runs sandboxed: what its sandbox allows (known once it started), what it refused. */
   sandbox?: { allows?: string[]; refused: number; recent: string[] };
 }
@@ -281,6 +283,7 @@ export function formatServerDetails(row: ServerRow): string[] {
   const metrics = row.metrics && formatMetrics(row.metrics);
   if (metrics) lines.push(`    ${metrics}`);
   for (const warning of row.warnings) lines.push(`    ! ${warning}`);
+  if (row.shared) lines.push(sharedLine(row.shared));
   if (row.sandbox) lines.push(...sandboxLines(row.sandbox));
   if (row.vars.length) lines.push(`    variables: ${row.vars.map((v) => `${v.name} ${v.state}`).join(", ")}`);
   for (const tool of row.tools) {
@@ -291,6 +294,13 @@ export function formatServerDetails(row: ServerRow): string[] {
 }
 
 /** What a sandboxed server's sandbox allows, and what it refused lately. */
+function sharedLine(shared: NonNullable<ServerRow["shared"]>): string {
+  const users = shared.sessions === undefined ? "" : `, used by ${plural(shared.sessions, "pi session")} now`;
+  const pid = shared.pid === undefined ? "" : ` (pid ${shared.pid})`;
+  const idle = formatDuration(shared.idleMs);
+  return `    shared: one process${pid} for every pi session of yours${users}; it stops ${idle} after the last one leaves`;
+}
+
 function sandboxLines(sandbox: NonNullable<ServerRow["sandbox"]>): string[] {
   const lines = [
     `    ${SANDBOX_MARK} sandboxed${sandbox.allows ? "" : " (what it allows is known once it has started)"}`,

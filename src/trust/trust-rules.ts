@@ -78,6 +78,8 @@ function fingerprintOf(config: ServerConfig): string {
   // written: a project that widens its rules (`allowWrite`, `allowedDomains`) or drops them for `false` changes the
   // definition and is asked about again — also by a user who trusted it sandboxed, since the rules widen that sandbox.
   const sandbox = config.sandbox === false ? undefined : config.sandbox;
+  // A shared server outlives the session, and other projects' sessions use it: that is trusted in so many words too.
+  const shared = config.shared ? true : undefined;
   return canonicalHash({
     transport,
     command,
@@ -93,6 +95,7 @@ function fingerprintOf(config: ServerConfig): string {
     sampling,
     resendAfterDrop,
     sandbox,
+    shared,
   });
 }
 

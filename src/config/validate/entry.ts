@@ -55,7 +55,7 @@ export function validateServerEntry(
 
   if (errors.length > 0) return { errors, warnings };
   const { transport, type, command, args, env, cwd, url, headers, headersTtl } = endpoint;
-  const { timeout, lazy, retry, healthCheckInterval, pingTimeout } = lifecycle;
+  const { timeout, lazy, retry, healthCheckInterval, pingTimeout, shared } = lifecycle;
   // A `timeout` in pi 1.x's seconds is the request deadline too, unless `requestTimeout` says otherwise.
   const requestTimeout = lifecycle.requestTimeout ?? usage.requestTimeout;
   const { enabled, prefix, autoApprove, autoApproveReadOnly, resendAfterDrop, description, sampling } = usage;
@@ -78,6 +78,7 @@ export function validateServerEntry(
       description,
       prefix,
       lazy,
+      shared,
       retry,
       healthCheckInterval,
       pingTimeout,

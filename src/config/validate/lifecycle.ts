@@ -8,13 +8,17 @@ import {
   DEFAULT_LOCAL_RETRY,
   DEFAULT_PING_TIMEOUT_MS,
   DEFAULT_REMOTE_RETRY,
+  DEFAULT_SHARED_IDLE_MS,
 } from "../defaults.ts";
 import type { RetryPolicy, ServerConfig } from "../types.ts";
 import { booleanField, countField, nonNegativeMs, positiveMs } from "./fields.ts";
 import { timeoutSetting } from "./timeout.ts";
 
 /** `requestTimeout` is set only when `timeout` was read as pi 1.x's seconds (see ./timeout.ts). */
-export type Lifecycle = Pick<ServerConfig, "timeout" | "lazy" | "retry" | "healthCheckInterval" | "pingTimeout"> & {
+export type Lifecycle = Pick<
+  ServerConfig,
+  "timeout" | "lazy" | "retry" | "healthCheckInterval" | "pingTimeout" | "shared"
+> & {
   requestTimeout?: number;
 };
 
@@ -29,7 +33,31 @@ export function validateLifecycle(entry: JsonObject, local: boolean, errors: str
     errors,
   );
   const pingTimeout = positiveMs(entry.pingTimeout, "pingTimeout", DEFAULT_PING_TIMEOUT_MS, errors);
-  return { timeout, requestTimeout, lazy, retry, healthCheckInterval, pingTimeout };
+  const shared = sharedSetting(entry.shared, local, errors);
+  return { timeout, requestTimeout, lazy, retry, healthCheckInterval, pingTimeout, shared };
+}
+
+/**
+ * `shared`: `true`, or `{ "idleSeconds": n }` for how long the hub keeps the server once its last session has left
+ * (default {@link DEFAULT_SHARED_IDLE_MS}); `false` or absent: a process for this pi session alone.
+ */
+function sharedSetting(value: unknown, local: boolean, errors: string[]): ServerConfig["shared"] {
+  if (value === undefined || value === null || value === false) return undefined;
+  if (!local) {
+    errors.push(
+      "`shared` applies to local (command) servers only: a remote server is one process for everyone already",
+    );
+    return undefined;
+  }
+  if (value === true) return { idleMs: DEFAULT_SHARED_IDLE_MS };
+  if (isObject(value)) {
+    const idle = value.idleSeconds;
+    if (idle === undefined) return { idleMs: DEFAULT_SHARED_IDLE_MS };
+    if (typeof idle === "number" && Number.isFinite(idle) && idle >= 0 && idle <= 86_400)
+      return { idleMs: Math.round(idle * 1000) };
+  }
+  errors.push('`shared` must be true, false or `{ "idleSeconds": <0 to 86400> }`');
+  return undefined;
 }
 
 /**

@@ -47,13 +47,19 @@ export class LineFraming {
 
   /** The next whole message, or null when no whole line is waiting. Throws for a line that is not JSON-RPC (it is consumed). */
   readMessage(): JSONRPCMessage | null {
+    const line = this.readLine();
+    return line === null ? null : deserializeMessage(line);
+  }
+
+  /** The next whole line (without its `\r\n` or `\n`), or null when none is waiting. */
+  readLine(): string | null {
     if (this.next >= this.lines.length) {
       this.lines = [];
       this.next = 0;
       return null;
     }
     const line = this.lines[this.next++]!;
-    return deserializeMessage(line.endsWith("\r") ? line.slice(0, -1) : line);
+    return line.endsWith("\r") ? line.slice(0, -1) : line;
   }
 
   clear(): void {

@@ -1,0 +1,212 @@
+/**
+ * A Transport to a shared local server through the hub (./hub.mjs): the session speaks MCP to the hub's socket as it
+ * would to the server's stdin and stdout, and the hub forwards it. What the hub says of its own (how many sessions use
+ * the server, the server's stderr, its exit) arrives on the same socket in lines without `jsonrpc`, and is read here.
+ *
+ * Closing it lets go of this session only: the server runs on for the other sessions, and the hub stops it once the
+ * last one has left and its idle time has passed. So nothing here may look like a process of this pi's own
+ * (`pid` is undefined): the bridge's process-tree cleanup must never reach a shared server.
+ */
+import type * as net from "node:net";
+import { getDefaultEnvironment } from "@modelcontextprotocol/client/stdio";
+import {
+  type JSONRPCMessage,
+  deserializeMessage,
+  type MessageExtraInfo,
+  serializeMessage,
+  type Transport,
+} from "@modelcontextprotocol/client";
+import { DEFAULT_MAX_MESSAGE_BYTES } from "../../config/defaults.ts";
+import { errorMessage } from "../../common/errors.ts";
+import { isObject } from "../../common/values.ts";
+import { platformCommand } from "../local/platform-command.ts";
+import { LineFraming } from "../local/stdio-framing.ts";
+import type { ResolvedStdio } from "../../config/substitute.ts";
+import type { StdioHooks } from "../http/transports.ts";
+import { connectHub } from "./hub-launch.ts";
+
+const HUB_LINE = '{"hub":';
+
+/** What the hub says of a shared server, besides its messages. */
+export interface SharedState {
+  /** The server's pid, as the hub started it. */
+  pid?: number;
+  /** How many pi sessions use it now, this one included. */
+  sessions: number;
+}
+
+export interface HubTransportOptions {
+  /** The hub's directory (./hub-launch.ts `hubDir`). */
+  dir: string;
+  /** How long the hub keeps the server after its last session has left. */
+  idleMs: number;
+  endpoint: ResolvedStdio;
+  hooks: StdioHooks;
+  maxMessageBytes?: number;
+  /** When connecting (the hub started if need be, the server spawned) must be done by. */
+  deadline: number;
+  /** Told each time the count of sessions changes. */
+  onShared?(state: SharedState): void;
+}
+
+/** The command, arguments, environment and directory the server is started with: what makes two definitions one. */
+function spawnSpec(endpoint: ResolvedStdio): {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd?: string;
+} {
+  const { command, args } = platformCommand(endpoint.command, endpoint.args, process.platform);
+  return { command, args, env: { ...getDefaultEnvironment(), ...endpoint.env }, cwd: endpoint.cwd };
+}
+
+export class HubTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
+  /** Kept at 0: the hub, not this session, reads the server's stdout. */
+  readonly linesRead = 0;
+  readonly nonJsonLines = 0;
+  readonly shared: SharedState = { sessions: 0 };
+  private socket?: net.Socket;
+  private readonly framing: LineFraming;
+  private attached = false;
+  private closed = false;
+
+  constructor(private readonly options: HubTransportOptions) {
+    this.framing = new LineFraming(options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
+  }
+
+  /** Never this pi's process: see the header. The SDK reads `pid` and `stderr` being there as "stdio". */
+  get pid(): undefined {
+    return undefined;
+  }
+
+  get stderr(): null {
+    return null;
+  }
+
+  /** A message sent now reaches the hub. */
+  get accepting(): boolean {
+    const socket = this.socket;
+    return this.attached && !this.closed && !!socket && !socket.destroyed && socket.writable;
+  }
+
+  /** Connects to the hub (starting it if need be) and has it attach this session to the server, started if need be. */
+  async start(): Promise<void> {
+    const { dir, idleMs, endpoint, deadline, maxMessageBytes } = this.options;
+    const socket = await connectHub(dir, deadline);
+    this.socket = socket;
+    if (this.closed) {
+      socket.destroy();
+      throw new Error("the session was closed");
+    }
+    const attached = new Promise<void>((resolve, reject) => {
+      this.settleAttach = { resolve, reject };
+    });
+    socket.on("data", (chunk: Buffer) => this.read(chunk));
+    socket.on("error", (error) => this.onerror?.(error));
+    socket.on("close", () => {
+      this.settleAttach?.reject(new Error("the shared-server hub closed the connection before the server started"));
+      this.fireClose();
+    });
+    const attach = { hub: "attach", spec: spawnSpec(endpoint), idleMs, maxLineBytes: maxMessageBytes };
+    socket.write(`${JSON.stringify(attach)}\n`);
+    await attached;
+  }
+
+  private settleAttach?: { resolve(): void; reject(error: Error): void };
+
+  private read(chunk: Buffer): void {
+    try {
+      this.framing.append(chunk);
+      for (;;) {
+        const line = this.nextLine();
+        if (line === null) break;
+        if (line !== undefined) this.onmessage?.(line);
+      }
+    } catch (error) {
+      this.onerror?.(error instanceof Error ? error : new Error(errorMessage(error)));
+      if (!(error instanceof SyntaxError)) this.socket?.destroy();
+    }
+  }
+
+  /** The next MCP message; undefined for a line of the hub's own (handled here); null when no whole line waits. */
+  private nextLine(): JSONRPCMessage | null | undefined {
+    const line = this.framing.readLine();
+    if (line === null) return null;
+    // The hub writes its own lines with `hub` as their first key; a server's message never starts so.
+    if (!line.startsWith(HUB_LINE)) return deserializeMessage(line);
+    const value = JSON.parse(line) as unknown;
+    if (isObject(value)) this.hubLine(value);
+    return undefined;
+  }
+
+  private hubLine(line: Record<string, unknown>): void {
+    const { hooks, onShared } = this.options;
+    switch (line.hub) {
+      case "attached":
+        this.attached = true;
+        this.shared.pid = typeof line.pid === "number" ? line.pid : undefined;
+        this.shared.sessions = Number(line.sessions) || 1;
+        onShared?.(this.shared);
+        this.settleAttach?.resolve();
+        this.settleAttach = undefined;
+        return;
+      case "error":
+        this.settleAttach?.reject(new Error(`the shared-server hub could not start it: ${String(line.message)}`));
+        this.settleAttach = undefined;
+        return;
+      case "sessions":
+        this.shared.sessions = Number(line.count) || 0;
+        onShared?.(this.shared);
+        return;
+      case "stderr":
+        if (typeof line.line === "string") hooks.onStderrLine(line.line);
+        return;
+      case "exit":
+        hooks.onExit(String(line.description), typeof line.code === "number" ? line.code : null);
+        return;
+    }
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const socket = this.socket;
+    if (!socket || !this.accepting) return Promise.reject(new Error("Not connected"));
+    return new Promise((resolve, reject) =>
+      socket.write(serializeMessage(message), (error) => (error ? reject(error) : resolve())),
+    );
+  }
+
+  /** Asks the hub to restart the server for every session that uses it (each sees its connection close). */
+  restartForAll(): void {
+    if (this.accepting) this.socket?.write(`${JSON.stringify({ hub: "restart" })}\n`);
+  }
+
+  /** Leaves the server to the other sessions: only this connection ends. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const socket = this.socket;
+    if (!socket || socket.destroyed) return this.fireClose();
+    await new Promise<void>((resolve) => {
+      socket.once("close", () => resolve());
+      socket.end();
+      // A hub that does not close its side in time is not waited for.
+      setTimeout(() => socket.destroy(), 1000).unref();
+    });
+  }
+
+  killNow(): void {
+    this.closed = true;
+    this.socket?.destroy();
+  }
+
+  private fireClose(): void {
+    if (this.closeFired) return;
+    this.closeFired = true;
+    this.closed = true;
+    this.onclose?.();
+  }
+
+  private closeFired = false;
+}

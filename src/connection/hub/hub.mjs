@@ -1,0 +1,533 @@
+// @ts-check
+/**
+ * The shared-server hub: one process per user that runs the local servers marked `"shared": true` and lets many pi
+ * sessions use each of them at once, each session an ordinary MCP client of it over a Unix socket (a named pipe on
+ * Windows). pi starts it detached (./hub-launch.ts), so it outlives the session that started it; it stops a server
+ * `idleMs` after its last session left, and exits once it runs none.
+ *
+ * Plain JavaScript with Node's own modules only: it runs under `node` alone, without the TypeScript loader pi uses
+ * for the extension. It never writes a server's environment (it holds secrets) to its log.
+ *
+ * Usage: node hub.mjs <hub dir>   (the socket, the lock and the log are in that directory)
+ *
+ * The wire (one JSON value per line both ways): a session's first line is `{"hub":"attach", spec, idleMs,
+ * maxLineBytes}`; the hub answers `{"hub":"attached", pid, sessions}` or `{"hub":"error", message}`. From then on the
+ * lines are the session's MCP messages, and the hub's own lines (`hub` key, no `jsonrpc`): `sessions` (how many use
+ * the server), `stderr` (a line the server wrote), `restarting`, and `exit` (the server ended; the socket closes after).
+ */
+import { spawn } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as path from "node:path";
+
+const dir = process.argv[2];
+if (!dir) {
+  process.stderr.write("usage: node hub.mjs <hub dir>\n");
+  process.exit(2);
+}
+const SOCKET = socketPath(dir);
+const LOCK = path.join(dir, "hub.lock");
+const LOG = path.join(dir, "hub.log");
+/** How long the hub waits, with no server left, for a session to come (back) before it exits. */
+const EMPTY_LINGER_MS = 3000;
+/** How long a server gets after its stdin closes, and again after SIGTERM to its group, before the next step. */
+const STOP_GRACE_MS = 2000;
+const STDERR_LINE_MAX = 4096;
+/** Requests of the server's own (elicitation, sampling) go to the session whose call is in flight: these are not calls. */
+const BACKGROUND = new Set([
+  "ping",
+  "initialize",
+  "server/discover",
+  "tools/list",
+  "prompts/list",
+  "resources/list",
+  "resources/templates/list",
+  "logging/setLevel",
+]);
+const OWNER_ENV = "MCP_BRIDGE_OWNER";
+const ownerToken = randomBytes(16).toString("hex");
+let nextOwner = 0;
+
+/** The socket's path: in the hub dir, or a named pipe on Windows (must match ./hub-launch.ts). */
+function socketPath(hubDir) {
+  if (process.platform !== "win32") return path.join(hubDir, "hub.sock");
+  return `\\\\.\\pipe\\mcp-bridge-hub-${createHash("sha256").update(hubDir).digest("hex").slice(0, 16)}`;
+}
+
+function log(event, fields = {}) {
+  try {
+    fs.appendFileSync(LOG, `${JSON.stringify({ time: new Date().toISOString(), event, ...fields })}\n`, {
+      mode: 0o600,
+    });
+  } catch {
+    // A log that cannot be written loses a line, nothing else.
+  }
+}
+
+/**
+ * One hub at a time: the lock file holds the pid of the hub that owns it. A lock whose hub is gone is taken over by
+ * moving it aside first, so of two hubs that found it stale only the one that moved it takes over; a lock still being
+ * written (empty, and young) counts as held.
+ */
+function takeLock() {
+  for (let tries = 0; tries < 3; tries++) {
+    try {
+      fs.writeFileSync(LOCK, String(process.pid), { flag: "wx", mode: 0o600 });
+      return true;
+    } catch (error) {
+      if (/** @type {NodeJS.ErrnoException} */ (error).code !== "EEXIST") throw error;
+    }
+    const seen = readLock(LOCK);
+    if (seen === undefined) continue;
+    if (seen.pid > 0 ? alive(seen.pid) : Date.now() - seen.mtimeMs < 5000) return false;
+    const aside = `${LOCK}.${process.pid}`;
+    try {
+      fs.renameSync(LOCK, aside);
+    } catch {
+      continue;
+    }
+    const moved = readLock(aside);
+    if (moved?.pid === seen.pid) {
+      fs.rmSync(aside, { force: true });
+      continue;
+    }
+    // Another hub took the stale lock over in between, and this one moved that live lock aside: it goes back, and this
+    // hub steps back.
+    try {
+      fs.linkSync(aside, LOCK);
+    } catch {
+      // A third took it meanwhile: that one holds it.
+    }
+    fs.rmSync(aside, { force: true });
+    return false;
+  }
+  return false;
+}
+
+function readLock(file) {
+  try {
+    return { pid: Number(fs.readFileSync(file, "utf8")) || 0, mtimeMs: fs.statSync(file).mtimeMs };
+  } catch {
+    return undefined;
+  }
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return /** @type {NodeJS.ErrnoException} */ (error).code === "EPERM";
+  }
+}
+
+/** A line-per-message reader over a stream, a line bounded by `max()` bytes. */
+function lines(stream, max, onLine, onTooLong) {
+  let partial = "";
+  stream.setEncoding("utf8");
+  stream.on("data", (chunk) => {
+    let text = partial + chunk;
+    let newline;
+    while ((newline = text.indexOf("\n")) !== -1) {
+      const line = text.slice(0, newline).replace(/\r$/, "");
+      text = text.slice(newline + 1);
+      if (line.trim()) onLine(line);
+    }
+    partial = text;
+    if (partial.length > max()) {
+      partial = "";
+      onTooLong();
+    }
+  });
+}
+
+function send(socket, value) {
+  if (!socket.destroyed && socket.writable) socket.write(`${JSON.stringify(value)}\n`);
+}
+
+function errorReply(id, message) {
+  return { jsonrpc: "2.0", id, error: { code: -32603, message } };
+}
+
+/** @type {Map<string, Server>} */
+const servers = new Map();
+let sessionCount = 0;
+let lingerTimer;
+
+/**
+ * One shared server process and the sessions that use it. Ids the sessions chose are rewritten to the hub's own, so
+ * two sessions never see each other's answers; progress tokens likewise.
+ */
+class Server {
+  constructor(key, spec, idleMs) {
+    this.key = key;
+    this.spec = spec;
+    this.idleMs = idleMs;
+    /** @type {Set<Session>} */
+    this.sessions = new Set();
+    this.nextId = 1;
+    /** hub id → { session, id the session chose, method } */
+    this.pending = new Map();
+    /** hub progress token → { session, token the session chose } */
+    this.progress = new Map();
+    /** id of a request the server sent → the session it was given to */
+    this.asked = new Map();
+    /** The server's answer to the first `initialize`, given again to every later session. */
+    this.initialized = undefined;
+    /** Sessions waiting for that first answer. */
+    this.initWaiters = [];
+    this.initSent = false;
+    this.initializedNotified = false;
+    this.ended = false;
+    this.mark = `${ownerToken}-${nextOwner++}`;
+    const child = spawn(spec.command, spec.args, {
+      cwd: spec.cwd,
+      env: { ...spec.env, [OWNER_ENV]: this.mark },
+      stdio: ["pipe", "pipe", "pipe"],
+      detached: process.platform !== "win32",
+      windowsHide: true,
+    });
+    this.child = child;
+    this.spawned = new Promise((resolve, reject) => {
+      child.once("spawn", () => resolve(child.pid));
+      child.once("error", reject);
+    });
+    child.on("error", (error) => log("server.error", { key, message: error.message }));
+    child.stdin.on("error", () => undefined);
+    lines(
+      child.stdout,
+      () => Math.max(0, ...[...this.sessions].map((s) => s.maxLineBytes)) || 4 * 1024 * 1024,
+      (line) => this.fromServer(line),
+      () => {
+        log("server.too_long", { key });
+        this.stop();
+      },
+    );
+    child.stderr.setEncoding("utf8");
+    let stderrPartial = "";
+    child.stderr.on("data", (chunk) => {
+      const parts = (stderrPartial + chunk).split(/\r?\n/);
+      stderrPartial = parts.pop()?.slice(0, STDERR_LINE_MAX) ?? "";
+      for (const line of parts) this.broadcast({ hub: "stderr", line: line.slice(0, STDERR_LINE_MAX) });
+    });
+    child.on("exit", (code, signal) => this.exited(code, signal));
+  }
+
+  broadcast(value) {
+    for (const session of this.sessions) send(session.socket, value);
+  }
+
+  toServer(message) {
+    if (!this.ended && this.child.stdin.writable) this.child.stdin.write(`${JSON.stringify(message)}\n`);
+  }
+
+  attach(session) {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+    this.sessions.add(session);
+    this.idleMs = session.idleMs;
+    this.broadcast({ hub: "sessions", count: this.sessions.size });
+  }
+
+  detach(session) {
+    if (!this.sessions.delete(session)) return;
+    for (const [hubId, request] of this.pending) {
+      if (request.session !== session) continue;
+      this.pending.delete(hubId);
+      this.toServer({
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: hubId, reason: "the pi session left" },
+      });
+    }
+    for (const [token, entry] of this.progress) if (entry.session === session) this.progress.delete(token);
+    for (const [id, asked] of this.asked) {
+      if (asked !== session) continue;
+      this.asked.delete(id);
+      this.toServer(errorReply(id, "the pi session this was asked of has left"));
+    }
+    this.initWaiters = this.initWaiters.filter((w) => w.session !== session);
+    this.broadcast({ hub: "sessions", count: this.sessions.size });
+    if (this.sessions.size === 0 && !this.ended) {
+      this.idleTimer = setTimeout(() => this.stop(), this.idleMs);
+      log("server.idle", { key: this.key, stopInMs: this.idleMs });
+    }
+  }
+
+  /** A message from a session. */
+  fromSession(session, message) {
+    if (message.method === undefined) {
+      // An answer to a request the server sent this session.
+      if (this.asked.get(message.id) === session) {
+        this.asked.delete(message.id);
+        this.toServer(message);
+      }
+      return;
+    }
+    if (message.id === undefined) return this.notificationFromSession(session, message);
+    if (message.method === "initialize") return this.initialize(session, message);
+    const hubId = this.nextId++;
+    this.pending.set(hubId, { session, id: message.id, method: message.method });
+    const token = message.params?._meta?.progressToken;
+    let params = message.params;
+    if (token !== undefined) {
+      const hubToken = `hub-${hubId}`;
+      this.progress.set(hubToken, { session, token });
+      params = { ...params, _meta: { ...params._meta, progressToken: hubToken } };
+    }
+    this.toServer({ ...message, id: hubId, ...(params ? { params } : {}) });
+  }
+
+  notificationFromSession(session, message) {
+    if (message.method === "notifications/initialized") {
+      if (this.initializedNotified) return;
+      this.initializedNotified = true;
+      return this.toServer(message);
+    }
+    if (message.method === "notifications/cancelled") {
+      for (const [hubId, request] of this.pending) {
+        if (request.session === session && request.id === message.params?.requestId)
+          return this.toServer({ ...message, params: { ...message.params, requestId: hubId } });
+      }
+      return;
+    }
+    this.toServer(message);
+  }
+
+  /** The server is initialized once; every later session gets the same answer, to its own request id. */
+  initialize(session, message) {
+    if (this.initialized) return send(session.socket, { jsonrpc: "2.0", id: message.id, result: this.initialized });
+    this.initWaiters.push({ session, id: message.id });
+    if (this.initSent) return;
+    this.initSent = true;
+    const hubId = this.nextId++;
+    this.pending.set(hubId, { session: undefined, id: undefined, method: "initialize" });
+    this.toServer({ ...message, id: hubId });
+  }
+
+  fromServer(line) {
+    let message;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      return this.broadcast({ hub: "stderr", line: `(not JSON-RPC on stdout) ${line.slice(0, STDERR_LINE_MAX)}` });
+    }
+    if (message === null || typeof message !== "object") return;
+    if (message.method === undefined) return this.answer(message);
+    if (message.id === undefined) return this.notification(message);
+    this.request(message);
+  }
+
+  answer(message) {
+    const request = this.pending.get(message.id);
+    if (!request) return;
+    this.pending.delete(message.id);
+    this.progress.delete(`hub-${message.id}`);
+    if (request.method === "initialize") {
+      if (message.result) this.initialized = message.result;
+      else this.initSent = false;
+      const waiters = this.initWaiters;
+      this.initWaiters = [];
+      for (const waiter of waiters) send(waiter.session.socket, { ...message, id: waiter.id });
+      return;
+    }
+    send(request.session.socket, { ...message, id: request.id });
+  }
+
+  notification(message) {
+    if (message.method === "notifications/progress") {
+      const entry = this.progress.get(message.params?.progressToken);
+      if (entry) send(entry.session.socket, { ...message, params: { ...message.params, progressToken: entry.token } });
+      return;
+    }
+    if (message.method === "notifications/cancelled") {
+      const session = this.asked.get(message.params?.requestId);
+      if (session) send(session.socket, message);
+      return;
+    }
+    // List changes, resource updates, log messages: every session.
+    this.broadcast(message);
+  }
+
+  /** A request of the server's own goes to the one session with a call in flight; refused when there is none, or several. */
+  request(message) {
+    if (message.method === "ping") return this.toServer({ jsonrpc: "2.0", id: message.id, result: {} });
+    const calling = new Set();
+    for (const request of this.pending.values()) {
+      if (request.session && !BACKGROUND.has(request.method)) calling.add(request.session);
+    }
+    let target;
+    if (calling.size === 1) target = [...calling][0];
+    else if (calling.size === 0 && message.method === "roots/list") target = this.sessions.values().next().value;
+    if (!target) {
+      const why =
+        calling.size === 0
+          ? `no pi session has a call in flight on this shared server, so none can answer ${message.method}`
+          : `${calling.size} pi sessions have calls in flight on this shared server, and which one this ${message.method} is for cannot be told`;
+      return this.toServer(errorReply(message.id, why));
+    }
+    this.asked.set(message.id, target);
+    send(target.socket, message);
+  }
+
+  /** Ends the server: stdin closed, then SIGTERM and SIGKILL to its process group, each after a grace. */
+  stop() {
+    if (this.stopping) return;
+    this.stopping = true;
+    const { child } = this;
+    child.stdin.end();
+    const signal = (name) => {
+      try {
+        if (process.platform === "win32") child.kill(name);
+        else process.kill(-(/** @type {number} */ (child.pid)), name);
+      } catch {
+        // Gone already.
+      }
+    };
+    const term = setTimeout(() => signal("SIGTERM"), STOP_GRACE_MS);
+    const kill = setTimeout(() => signal("SIGKILL"), STOP_GRACE_MS * 2);
+    child.once("exit", () => {
+      clearTimeout(term);
+      clearTimeout(kill);
+      // What is left of its group (a daemon it started) goes with it.
+      signal("SIGKILL");
+    });
+  }
+
+  exited(code, signal) {
+    this.ended = true;
+    clearTimeout(this.idleTimer);
+    if (servers.get(this.key) === this) servers.delete(this.key);
+    const description = signal ? `killed by ${signal}` : `exited with code ${code}`;
+    log("server.exit", { key: this.key, description, stopped: !!this.stopping });
+    for (const session of this.sessions) {
+      send(session.socket, { hub: "exit", code, signal, description });
+      session.socket.end();
+    }
+    this.sessions.clear();
+    lingerIfEmpty();
+  }
+}
+
+/** One connected pi session. */
+class Session {
+  constructor(socket) {
+    this.socket = socket;
+    /** @type {Server | undefined} */
+    this.server = undefined;
+    this.idleMs = 30_000;
+    this.maxLineBytes = 4 * 1024 * 1024;
+  }
+}
+
+function keyOf(spec) {
+  const canonical = JSON.stringify([spec.command, spec.args, Object.entries(spec.env).sort(), spec.cwd ?? null]);
+  return createHash("sha256").update(canonical).digest("hex");
+}
+
+async function attach(session, line) {
+  const { spec, idleMs, maxLineBytes } = line;
+  if (!spec || typeof spec.command !== "string" || !Array.isArray(spec.args) || typeof spec.env !== "object")
+    throw new Error("the attach request names no command");
+  session.idleMs = Number.isFinite(idleMs) && idleMs >= 0 ? idleMs : session.idleMs;
+  session.maxLineBytes = Number.isFinite(maxLineBytes) && maxLineBytes > 0 ? maxLineBytes : session.maxLineBytes;
+  const key = keyOf(spec);
+  let server = servers.get(key);
+  if (!server || server.stopping) {
+    server = new Server(key, spec, session.idleMs);
+    servers.set(key, server);
+    log("server.start", { key, command: path.basename(spec.command) });
+  }
+  const pid = await server.spawned;
+  if (session.socket.destroyed) return;
+  session.server = server;
+  server.attach(session);
+  send(session.socket, { hub: "attached", pid, sessions: server.sessions.size });
+}
+
+function control(session, line) {
+  if (line.hub === "restart" && session.server && !session.server.stopping) {
+    session.server.broadcast({ hub: "restarting", sessions: session.server.sessions.size });
+    log("server.restart", { key: session.server.key });
+    session.server.stop();
+  }
+}
+
+function lingerIfEmpty() {
+  clearTimeout(lingerTimer);
+  if (servers.size > 0 || sessionCount > 0) return;
+  lingerTimer = setTimeout(() => {
+    if (servers.size > 0 || sessionCount > 0) return;
+    log("hub.exit", {});
+    shutdown(0);
+  }, EMPTY_LINGER_MS);
+}
+
+let listener;
+function shutdown(code) {
+  listener?.close();
+  if (process.platform !== "win32") fs.rmSync(SOCKET, { force: true });
+  if (fs.existsSync(LOCK) && fs.readFileSync(LOCK, "utf8") === String(process.pid)) fs.rmSync(LOCK, { force: true });
+  process.exit(code);
+}
+
+function serve() {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  fs.chmodSync(dir, 0o700);
+  if (!takeLock()) return process.exit(0);
+  if (process.platform !== "win32") fs.rmSync(SOCKET, { force: true });
+  listener = net.createServer((socket) => {
+    sessionCount++;
+    clearTimeout(lingerTimer);
+    const session = new Session(socket);
+    socket.on("error", () => undefined);
+    socket.on("close", () => {
+      sessionCount--;
+      session.server?.detach(session);
+      lingerIfEmpty();
+    });
+    lines(
+      socket,
+      () => session.maxLineBytes,
+      (text) => {
+        let message;
+        try {
+          message = JSON.parse(text);
+        } catch {
+          return socket.destroy();
+        }
+        if (message && typeof message.hub === "string" && message.jsonrpc === undefined) {
+          if (message.hub === "attach" && !session.server)
+            attach(session, message).catch((error) => {
+              send(socket, { hub: "error", message: error instanceof Error ? error.message : String(error) });
+              socket.end();
+            });
+          else control(session, message);
+          return;
+        }
+        if (session.server) session.server.fromSession(session, message);
+      },
+      () => socket.destroy(),
+    );
+  });
+  // Only this user may connect: the socket is made in a 0700 directory, and itself 0600.
+  const mask = process.umask(0o177);
+  listener.listen(SOCKET, () => {
+    process.umask(mask);
+    log("hub.start", { pid: process.pid });
+    lingerIfEmpty();
+  });
+  listener.on("error", (error) => {
+    log("hub.error", { message: error.message });
+    shutdown(1);
+  });
+  for (const name of ["SIGTERM", "SIGINT", "SIGHUP"]) {
+    process.on(name, () => {
+      for (const server of servers.values()) server.stop();
+      setTimeout(() => shutdown(0), STOP_GRACE_MS * 2 + 500).unref();
+    });
+  }
+}
+
+serve();

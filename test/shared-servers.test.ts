@@ -1,0 +1,206 @@
+/**
+ * Shared local servers (`"shared": true`): one process under the hub (src/connection/hub/) for every session that
+ * uses the same definition. These tests open sessions as the bridge does (ServerConnection) against a real hub
+ * process and real fixture server processes; test/shared-pi.test.ts runs two real pi processes.
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import * as path from "node:path";
+import { after, describe, test } from "node:test";
+import type { ServerConnection } from "../src/connection/server-connection.ts";
+import type { ClientFeatures } from "../src/connection/mcp-client.ts";
+import { validateServerEntry } from "../src/config/validate/entry.ts";
+import { connectionFor, fixtureEntry, isAlive, tempDir, waitFor } from "./helpers.ts";
+
+const tmp = tempDir();
+after(() => tmp.cleanup());
+
+/** The hub of `dir`'s pid, from its lock file; undefined while there is none. */
+function hubPid(dir: string): number | undefined {
+  try {
+    return Number(readFileSync(path.join(dir, "hub.lock"), "utf8")) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function textOf(result: { content: unknown[] }): string {
+  return (result.content as { type: string; text?: string }[]).map((c) => c.text ?? "").join("");
+}
+
+interface Bed {
+  hub: string;
+  open(name?: string, entry?: Record<string, unknown>, features?: ClientFeatures): Promise<ServerConnection>;
+  pidOf(connection: ServerConnection): Promise<number>;
+  /** Closes every session it opened, then waits for the hub to have exited (bounded). */
+  end(): Promise<void>;
+}
+
+let beds = 0;
+function bed(idleSeconds = 0.2): Bed {
+  const hub = path.join(tmp.dir, `hub-${beds++}`);
+  const opened: ServerConnection[] = [];
+  return {
+    hub,
+    async open(name = "shared", entry = {}, features) {
+      const connection = connectionFor(
+        name,
+        { ...fixtureEntry(), shared: { idleSeconds }, ...entry },
+        { hubDir: hub, features },
+      );
+      opened.push(connection);
+      await connection.connect();
+      assert.equal(connection.status, "connected", connection.lastError);
+      return connection;
+    },
+    async pidOf(connection) {
+      return Number(textOf(await connection.callTool("pid", {})));
+    },
+    async end() {
+      await Promise.all(opened.map((c) => c.close()));
+      const pid = hubPid(hub);
+      if (pid !== undefined) await waitFor(() => !isAlive(pid), "the hub to exit once it serves nobody", 20_000);
+    },
+  };
+}
+
+describe("shared servers", () => {
+  test("two sessions of one definition: one process, both served, each counted; it stops after the last leaves, and the hub exits", async () => {
+    const b = bed();
+    const first = await b.open();
+    const second = await b.open();
+    const pid = await b.pidOf(first);
+    assert.equal(await b.pidOf(second), pid, "both sessions reach the same server process");
+    await waitFor(() => first.shared?.sessions === 2 && second.shared?.sessions === 2, "both to count two sessions");
+    assert.equal(first.shared?.pid, pid);
+    // One leaves: the other still works, and is told it is alone now.
+    await first.close();
+    assert.equal(textOf(await second.callTool("echo", { text: "still here" })), "still here");
+    await waitFor(() => second.shared?.sessions === 1, "the remaining session to count one");
+    const hub = hubPid(b.hub);
+    assert.ok(hub && isAlive(hub));
+    await second.close();
+    await waitFor(() => !isAlive(pid), "the server to stop after its idle time", 15_000);
+    await waitFor(() => !isAlive(hub), "the hub to exit once it runs no server", 15_000);
+  });
+
+  test("a different environment is a different server: two processes", async () => {
+    const b = bed();
+    const one = await b.open("one", { env: { FIXTURE_FLAVOUR: "a" } });
+    const two = await b.open("two", { env: { FIXTURE_FLAVOUR: "b" } });
+    const same = await b.open("same", { env: { FIXTURE_FLAVOUR: "a" } });
+    const [p1, p2, p3] = [await b.pidOf(one), await b.pidOf(two), await b.pidOf(same)];
+    assert.notEqual(p1, p2);
+    assert.equal(p1, p3, "the same definition under another name is the same server");
+    await b.end();
+  });
+
+  test("a server's request during one session's call goes to that session only", async () => {
+    const b = bed();
+    const asked: string[] = [];
+    const answering = (who: string): ClientFeatures => ({
+      elicitation: async (request) => {
+        asked.push(`${who}: ${request.message}`);
+        return { action: "accept", content: { name: who } };
+      },
+    });
+    const a = await b.open("shared", {}, answering("a"));
+    const c = await b.open("shared", {}, answering("c"));
+    const fromA = JSON.parse(textOf(await a.callTool("ask", { question: "who calls?" })));
+    assert.deepEqual(fromA, { action: "accept", content: { name: "a" } });
+    const fromC = JSON.parse(textOf(await c.callTool("ask", { question: "and now?" })));
+    assert.deepEqual(fromC, { action: "accept", content: { name: "c" } });
+    assert.deepEqual(asked, ["a: who calls?", "c: and now?"]);
+    // While both have a call in flight, whose question it is cannot be told: refused, with the reason, and asked of nobody.
+    const aborter = new AbortController();
+    const slow = a.callTool("slow", { ms: 60_000 }, { signal: aborter.signal });
+    await assert.rejects(c.callTool("ask", { question: "whose?" }), /2 pi sessions have calls in flight/);
+    aborter.abort();
+    await assert.rejects(slow);
+    assert.equal(asked.length, 2);
+    await b.end();
+  });
+
+  test("progress and cancellation reach the session that asked, by its own ids", async () => {
+    const b = bed();
+    const a = await b.open();
+    const c = await b.open();
+    const updates: string[] = [];
+    const progress = a.callTool("progress", { steps: 3 }, { onProgress: (p) => updates.push(String(p.progress)) });
+    const aborter = new AbortController();
+    const slow = c.callTool("slow", { ms: 60_000 }, { signal: aborter.signal });
+    await progress;
+    assert.ok(updates.length >= 1, "the caller got its progress");
+    aborter.abort();
+    await assert.rejects(slow);
+    // The server is not stuck on the cancelled call, and both sessions still work.
+    assert.equal(textOf(await c.callTool("echo", { text: "after" })), "after");
+    assert.equal(textOf(await a.callTool("echo", { text: "too" })), "too");
+    await b.end();
+  });
+
+  test("a server that crashes is started again, and every session reconnects to the new process", async () => {
+    const b = bed();
+    const a = await b.open("shared", { env: { FIXTURE_FLAVOUR: "crash" } });
+    const c = await b.open("shared", { env: { FIXTURE_FLAVOUR: "crash" } });
+    const before = await b.pidOf(a);
+    await assert.rejects(a.callTool("crash_always", {}));
+    await waitFor(
+      async () => a.status === "connected" && c.status === "connected" && a.shared?.pid !== before,
+      "both to reconnect",
+      30_000,
+    );
+    const after = await b.pidOf(a);
+    assert.notEqual(after, before);
+    assert.equal(await b.pidOf(c), after);
+    await b.end();
+  });
+
+  test("/mcp reconnect's restart: the server is started anew for every session, each reconnecting to the new process", async () => {
+    const b = bed();
+    const a = await b.open();
+    const c = await b.open();
+    const before = await b.pidOf(a);
+    assert.equal(a.restartShared(), true);
+    await a.reconnect();
+    const renewed = await b.pidOf(a);
+    assert.notEqual(renewed, before);
+    await waitFor(
+      () => c.status === "connected" && c.shared?.pid === renewed,
+      "the other session to reconnect",
+      30_000,
+    );
+    assert.equal(await b.pidOf(c), renewed);
+    await waitFor(() => !isAlive(before), "the old process to end");
+    await b.end();
+  });
+
+  test("a shared server that would run sandboxed does not start, and the message says what to change", async () => {
+    const b = bed();
+    const connection = connectionFor(
+      "boxed",
+      { ...fixtureEntry(), shared: true, sandbox: true },
+      { hubDir: b.hub, sandbox: () => ({ server: "boxed", policy: () => ({}) as never }) },
+    );
+    await assert.rejects(connection.connect(), /"shared" and would run in a sandbox.*"sandbox": false/);
+    assert.notEqual(connection.status, "connected");
+    assert.equal(hubPid(b.hub), undefined, "no hub was started for it");
+    await connection.close();
+  });
+});
+
+describe("the shared setting", () => {
+  const validate = (entry: Record<string, unknown>) =>
+    validateServerEntry("s", entry, { scope: "user", path: "/home/u/.pi/agent/mcp.json" });
+  test("true, an idle time, or off; only for local servers", () => {
+    assert.deepEqual(validate({ command: "x", shared: true }).config?.shared, { idleMs: 30_000 });
+    assert.deepEqual(validate({ command: "x", shared: { idleSeconds: 5 } }).config?.shared, { idleMs: 5000 });
+    assert.equal(validate({ command: "x", shared: false }).config?.shared, undefined);
+    assert.match(validate({ command: "x", shared: "yes" }).errors.join(), /`shared` must be true, false or/);
+    assert.match(validate({ command: "x", shared: { idleSeconds: -1 } }).errors.join(), /idleSeconds/);
+    assert.match(
+      validate({ url: "https://example.com/mcp", shared: true }).errors.join(),
+      /local \(command\) servers only/,
+    );
+  });
+});
