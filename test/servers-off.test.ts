@@ -9,8 +9,8 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
-import type { AgentSession } from "@mariozechner/pi-coding-agent";
-import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { type AgentSession, SessionManager } from "@mariozechner/pi-coding-agent";
+import { type InProcessPi, startInProcessPi, startPiRuntime } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
@@ -209,5 +209,65 @@ describe("/mcp off and /mcp on: a server off for this session only", { timeout: 
     assert.match(await run("/mcp list"), /^ {2}proj +🔒/m);
     assert.deepEqual(readLog(projectLog), [], "its process never started");
     assert.deepEqual(configs(), configBytes);
+  });
+});
+
+describe("/mcp off across pi's sessions in one process", { timeout: 120_000 }, () => {
+  test("/new starts with every server on; /resume of the session that switched one off: it is off again", async () => {
+    const project = tempDir("mcp-bridge-off-project-");
+    const agentDir = tempDir("mcp-bridge-off-agent-");
+    const sessions = tempDir("mcp-bridge-off-sessions-");
+    const log = path.join(project.dir, "events.jsonl");
+    writeFileSync(
+      path.join(agentDir.dir, "mcp.json"),
+      JSON.stringify({ exposure: "direct", mcpServers: { local: { ...fixtureEntry(), env: { FIXTURE_LOG: log } } } }),
+    );
+    const saved = { cwd: process.cwd(), agentDir: process.env.PI_CODING_AGENT_DIR };
+    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
+    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
+    process.chdir(project.dir);
+    const pi = await startPiRuntime({
+      cwd: project.dir,
+      agentDir: agentDir.dir,
+      extensionPaths: [REPO_ROOT],
+      sessionManager: SessionManager.create(project.dir, sessions.dir),
+    });
+    const active = () => pi.runtime.session.getActiveToolNames().includes("mcp_local_echo");
+    const ui = new RecordingUI();
+    // Each session's extensions bound as pi's TUI binds them (session_start has run when it returns).
+    const bind = () => pi.runtime.session.bindExtensions({ uiContext: ui.context() });
+    try {
+      await bind();
+      await waitFor(active, "the server's tools");
+      await pi.runtime.session.prompt("/mcp off local");
+      assert.equal(active(), false);
+      // pi saves a session to its file once the model has answered in it.
+      pi.faux.setResponses([fauxAssistantMessage("ok")]);
+      await pi.runtime.session.prompt("hello");
+      const first = pi.runtime.session.sessionManager.getSessionFile()!;
+
+      await pi.runtime.newSession();
+      await bind();
+      await waitFor(active, "the server's tools in the new session");
+      assert.ok(isAlive(readLog(log).at(-1)!.pid), "its process runs");
+
+      const before = readLog(log).length;
+      await pi.runtime.switchSession(first);
+      await bind();
+      assert.equal(active(), false, "off again in the resumed session");
+      for (const start of readLog(log).slice(before))
+        await waitFor(() => !isAlive(start.pid), "the process started while the session loaded to end");
+      assert.match(
+        (await pi.runtime.session.prompt("/mcp list"), ui.notices.at(-1)!),
+        /^ {2}local +⚫ .*off for this session/m,
+      );
+    } finally {
+      await pi.close();
+      process.chdir(saved.cwd);
+      if (saved.agentDir === undefined) delete process.env.PI_CODING_AGENT_DIR;
+      else process.env.PI_CODING_AGENT_DIR = saved.agentDir;
+      delete process.env.PI_MCP_STARTUP_BUDGET_MS;
+      for (const dir of [project, agentDir, sessions]) dir.cleanup();
+    }
   });
 });
