@@ -13,12 +13,9 @@ import type { ServersOff } from "./servers-off.ts";
 /** Says so when the server is off for this session, for a command that would start it; true if it is. */
 export function saysOff(serversOff: ServersOff, connection: ServerConnection, ctx: ExtensionContext): boolean {
   if (!serversOff.isOff(connection)) return false;
-  show(ctx, `${offText(connection)}; /mcp on ${commandArgument(connection.name)} turns it on.`, "warning");
+  const name = commandArgument(connection.name);
+  show(ctx, `MCP server '${connection.name}' is off for this session; /mcp on ${name} turns it on.`, "warning");
   return true;
-}
-
-function offText(connection: ServerConnection): string {
-  return `MCP server '${connection.name}' is off for this session`;
 }
 
 function disabledText(connection: ServerConnection): string {

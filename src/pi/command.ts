@@ -1,6 +1,6 @@
 /**
  * The `/mcp` command: the dashboard and list, and the subcommands that test, reconnect, sign in and out, switch a
- * server off and on for this session (./session-switch.ts), and change which servers there are (add, remove, enable,
+ * server off and on for this session (./command-off.ts), and change which servers there are (add, remove, enable,
  * disable, import — in ./command-config.ts).
  */
 import type { ExtensionCommandContext, ExtensionContext } from "@mariozechner/pi-coding-agent";
@@ -396,7 +396,11 @@ export function registerMcpCommand(deps: CommandDeps): void {
         .map((f) => ({ value: [...words.slice(0, -1).map(commandArgument), f].join(" "), label: f }));
       const servers = [...bridge.connections.values()]
         .filter((c) => words.length === 2 && c.name.startsWith(words[1] ?? "") && offers(completes, c))
-        .map((c) => ({ value: `${words[0]} ${commandArgument(c.name)}`, label: c.name, description: c.status }));
+        .map((c) => ({
+          value: `${words[0]} ${commandArgument(c.name)}`,
+          label: c.name,
+          description: serversOff.isOff(c) ? "off for this session" : c.status,
+        }));
       return servers.length || flags.length ? [...servers, ...flags] : null;
     },
     handler: async (args, ctx: ExtensionCommandContext) => {
