@@ -41,6 +41,7 @@ import { serverGuideHandler } from "./src/pi/server-guide-prompt.ts";
 import { serverRows } from "./src/pi/server-rows.ts";
 import { installedPackages } from "./src/pi/pi-packages.ts";
 import { SessionNotices } from "./src/pi/session-notices.ts";
+import { SERVERS_OFF_ENTRY, ServersOff } from "./src/pi/servers-off.ts";
 import { ToolApproval } from "./src/trust/tool-approval.ts";
 import { LOADED_TOOLS_ENTRY, ToolExposure } from "./src/exposure/tool-exposure.ts";
 import { ToolRegistry } from "./src/pi/tool-registry.ts";
@@ -276,6 +277,13 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     pi.events.emit("mcp.metrics", snapshot);
   });
 
+  // Servers switched off for this session (`/mcp off`), recorded in the session so /reload keeps them off.
+  const serversOff = new ServersOff({
+    bridge,
+    registry,
+    record: (servers) => pi.appendEntry(SERVERS_OFF_ENTRY, { servers }),
+  });
+
   await bridge.start();
   // /mcp's code (the dashboard, its dialogs, config import and its TOML parser) loads when /mcp is first used.
   const loadMcpCommand = async (pi: ExtensionAPI) =>
@@ -283,6 +291,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       pi,
       bridge,
       registry,
+      serversOff,
       exposure,
       catalogShares: catalogCharacters,
       promptCommands: () => promptCommands.commands(),
@@ -300,11 +309,13 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   registerLazyCommand(pi, "mcp", MCP_COMMAND_DESCRIPTION, loadMcpCommand);
 
   const notices = new SessionNotices(pi, bridge, () =>
-    serverRows(bridge, registry, env, {
-      exposure,
-      wire: requestToolWire(sessionCtx?.model),
-      catalog: catalogCharacters(),
-    }),
+    serverRows(
+      bridge,
+      registry,
+      env,
+      { exposure, wire: requestToolWire(sessionCtx?.model), catalog: catalogCharacters() },
+      (c) => serversOff.isOff(c),
+    ),
   );
   // Notices worth giving once, not at every start: a `timeout` read as seconds where that is not pi's own meaning.
   const noticeMemory = new NoticeMemory(path.join(dataDir, "notices.json"));
@@ -327,6 +338,9 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     // load), and those it does not are stopped.
     piTrust = piTrustsProject(ctx);
     if (piTrust !== undefined) for (const stopped of await bridge.followTrust()) registry.syncServer(stopped, []);
+    // Servers this session switched off (before a /reload, or when it ran before) go off again: pi started them with
+    // the others while it loaded the extension, before the session could be read.
+    await serversOff.restore(ctx.sessionManager.getEntries());
     // Without a UI (print mode, JSON mode, an embedding) nobody would see a late server's tools arrive: the session
     // runs once every server has connected or failed, each within its own timeout. With a UI, startup never waits.
     if (!ctx.hasUI) await bridge.settled();

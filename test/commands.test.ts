@@ -304,7 +304,7 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     assert.match(await run("/mcp reconnect nosuch"), /No MCP server named 'nosuch'\. Configured: /);
     assert.match(
       await run("/mcp frobnicate"),
-      /Unknown \/mcp subcommand 'frobnicate'\. Available: list, tools, prompts, resources, add, remove, test, reconnect, enable, disable, import, auth, logout/,
+      /Unknown \/mcp subcommand 'frobnicate'\. Available: list, tools, prompts, resources, add, remove, test, reconnect, enable, disable, off, on, import, auth, logout/,
     );
   });
 });

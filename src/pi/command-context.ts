@@ -11,15 +11,18 @@ import { printCommandOutput } from "./print-output.ts";
 import type { PromptFetch } from "./offer-listing.ts";
 import type { ToolExposure } from "../exposure/tool-exposure.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
+import type { ServersOff } from "./servers-off.ts";
 
 /** /mcp in pi's command list (here, apart from the command's code, which loads on first use). */
 export const MCP_COMMAND_DESCRIPTION =
-  "MCP servers: status, tools, add/remove/test/reconnect/enable/disable/import, sign in and out, trust";
+  "MCP servers: status, tools, add/remove/test/reconnect/enable/disable/import, on/off for this session, sign in and out, trust";
 
 export interface CommandDeps {
   pi: ExtensionAPI;
   bridge: McpBridge;
   registry: ToolRegistry;
+  /** The servers switched off for this session (/mcp off, /mcp on). */
+  serversOff: ServersOff;
   /** Each tool's exposure, for /mcp and /mcp tools. */
   exposure?: ToolExposure;
   /** The characters of the system prompt's catalog of deferred tools that are each server's. */

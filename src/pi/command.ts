@@ -1,6 +1,7 @@
 /**
- * The `/mcp` command: the dashboard and list, and the subcommands that test, reconnect, sign in and out, and change
- * which servers there are (add, remove, enable, disable, import — in ./command-config.ts).
+ * The `/mcp` command: the dashboard and list, and the subcommands that test, reconnect, sign in and out, switch a
+ * server off and on for this session (./command-off.ts), and change which servers there are (add, remove, enable,
+ * disable, import — in ./command-config.ts).
  */
 import type { ExtensionCommandContext, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { McpBridge } from "../bridge/mcp-bridge.ts";
@@ -24,6 +25,7 @@ import { RESOURCE_TOOL_NAMES } from "./resource-tools.ts";
 import { promptListingText, resourceListingText } from "./offer-listing.ts";
 import { isSandboxed } from "../sandbox/sandbox-setting.ts";
 import { sandboxCheck } from "./sandbox-check.ts";
+import { saysOff, switchOffCommand, switchOnCommand } from "./command-off.ts";
 
 /** The named server, or one the user picks; undefined (with a message) when there is none. */
 async function pickServer(
@@ -194,9 +196,11 @@ async function logout(connection: ServerConnection, ctx: ExtensionContext): Prom
   );
 }
 
+const isOff = (deps: CommandDeps) => (connection: ServerConnection) => deps.serversOff.isOff(connection);
+
 async function dashboard(deps: CommandDeps, ctx: ExtensionContext): Promise<void> {
   const source = {
-    rows: () => serverRows(deps.bridge, deps.registry, deps.env, requestCost(deps, ctx)),
+    rows: () => serverRows(deps.bridge, deps.registry, deps.env, requestCost(deps, ctx), isOff(deps)),
     logTail: (server: string, n: number) => deps.logTail(server, n),
   };
   let opened = false;
@@ -239,7 +243,7 @@ function listing(kind: "prompts" | "resources") {
 
 function listText(deps: CommandDeps, ctx: ExtensionContext): string {
   return formatServerList(
-    serverRows(deps.bridge, deps.registry, deps.env, requestCost(deps, ctx)),
+    serverRows(deps.bridge, deps.registry, deps.env, requestCost(deps, ctx), isOff(deps)),
     deps.bridge.problems,
     Date.now(),
     autoNotes(deps),
@@ -249,8 +253,11 @@ function listText(deps: CommandDeps, ctx: ExtensionContext): string {
 interface Subcommand {
   name: string;
   help: string;
-  /** Which servers completion offers as the argument: any, those that need trust, or none (no argument). */
-  completes?: "server" | "project server";
+  /**
+   * Which servers completion offers as the argument: any, those that need trust, those that run or may (not off for
+   * the session nor disabled), those off for the session; or none (no argument).
+   */
+  completes?: "server" | "project server" | "server on" | "server off";
   /** Options completion offers after the subcommand, beside the servers. */
   flags?: readonly string[];
   run: (deps: CommandDeps, args: string[], ctx: ExtensionCommandContext) => Promise<void> | void;
@@ -298,7 +305,9 @@ const SUBCOMMANDS: readonly Subcommand[] = [
     name: "reconnect",
     help: "Drop a server's connection and connect again",
     completes: "server",
-    run: onServer("reconnect", (_, connection, ctx) => reconnect(connection, ctx)),
+    run: onServer("reconnect", async (deps, connection, ctx) => {
+      if (!saysOff(deps.serversOff, connection, ctx)) await reconnect(connection, ctx);
+    }),
   },
   {
     name: "enable",
@@ -313,6 +322,18 @@ const SUBCOMMANDS: readonly Subcommand[] = [
     run: onServer("disable", (deps, connection, ctx) => setEnabled(deps, connection, false, ctx)),
   },
   {
+    name: "off",
+    help: "Switch a server off for this session only (no config file changes); /reload keeps it off",
+    completes: "server on",
+    run: onServer("switch off", switchOffCommand),
+  },
+  {
+    name: "on",
+    help: "Switch a server that is off for this session on again",
+    completes: "server off",
+    run: onServer("switch on", switchOnCommand),
+  },
+  {
     name: "import",
     help: "Copy servers from Claude, Cursor, VS Code, Windsurf, Codex or opencode",
     run: (deps, _, ctx) => importServers(deps, ctx),
@@ -321,7 +342,9 @@ const SUBCOMMANDS: readonly Subcommand[] = [
     name: "auth",
     help: "Sign in to a server that uses OAuth (or sign in again)",
     completes: "server",
-    run: onServer("sign in to", (_, connection, ctx) => signIn(connection, ctx)),
+    run: onServer("sign in to", async (deps, connection, ctx) => {
+      if (!saysOff(deps.serversOff, connection, ctx)) await signIn(connection, ctx);
+    }),
   },
   {
     name: "logout",
@@ -354,7 +377,12 @@ const SUBCOMMANDS: readonly Subcommand[] = [
 ];
 
 export function registerMcpCommand(deps: CommandDeps): void {
-  const { pi, bridge } = deps;
+  const { pi, bridge, serversOff } = deps;
+  const offers = (completes: NonNullable<Subcommand["completes"]>, c: ServerConnection) => {
+    if (completes === "project server") return bridge.trustStateOf(c.name) !== undefined;
+    if (completes === "server off") return serversOff.isOff(c);
+    return completes === "server" || (!serversOff.isOff(c) && c.status !== "disabled");
+  };
   pi.registerCommand("mcp", {
     description: MCP_COMMAND_DESCRIPTION,
     getArgumentCompletions: (prefix) => {
@@ -374,13 +402,12 @@ export function registerMcpCommand(deps: CommandDeps): void {
         .filter((f) => f.startsWith(last) && (last !== "" || words.length > 2))
         .map((f) => ({ value: [...words.slice(0, -1).map(commandArgument), f].join(" "), label: f }));
       const servers = [...bridge.connections.values()]
-        .filter(
-          (c) =>
-            words.length === 2 &&
-            c.name.startsWith(words[1] ?? "") &&
-            (completes === "server" || bridge.trustStateOf(c.name) !== undefined),
-        )
-        .map((c) => ({ value: `${words[0]} ${commandArgument(c.name)}`, label: c.name, description: c.status }));
+        .filter((c) => words.length === 2 && c.name.startsWith(words[1] ?? "") && offers(completes, c))
+        .map((c) => ({
+          value: `${words[0]} ${commandArgument(c.name)}`,
+          label: c.name,
+          description: serversOff.isOff(c) ? "off for this session" : c.status,
+        }));
       return servers.length || flags.length ? [...servers, ...flags] : null;
     },
     handler: async (args, ctx: ExtensionCommandContext) => {
@@ -392,8 +419,11 @@ export function registerMcpCommand(deps: CommandDeps): void {
         return;
       }
       const subcommand = SUBCOMMANDS.find((s) => s.name === sub);
-      if (subcommand) await subcommand.run(deps, names, ctx);
-      else
+      if (subcommand) {
+        await subcommand.run(deps, names, ctx);
+        // A command that put a new connection in an off server's place (enable, trust, remove) lifted its switch.
+        serversOff.recordChanges();
+      } else
         show(
           ctx,
           `Unknown /mcp subcommand '${sub}'. Available: ${SUBCOMMANDS.map((s) => s.name).join(", ")}`,

@@ -11,6 +11,7 @@ import { stateDetail } from "../connection/connection-state.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { configVarRefs, type Environment } from "../config/substitute.ts";
 import { scopeLabel } from "../config/types.ts";
+import { commandArgument } from "../config/validate/name.ts";
 import { describeForTrust } from "../trust/trust-rules.ts";
 import type { ServerRow } from "./status-format.ts";
 import { definitionChars, estimatedTokens, type ToolWire } from "../exposure/definition-cost.ts";
@@ -58,15 +59,35 @@ function sandboxView(c: ServerConnection): ServerRow["sandbox"] {
   };
 }
 
+/** A server switched off for this session: no tools, no state of its own, and how to turn it on. */
+function offRow(c: ServerConnection, costed: boolean): ServerRow {
+  return {
+    name: c.name,
+    status: "off",
+    transport: c.config.transport,
+    source: sourceLabel(c),
+    enabled: true,
+    toolCount: 0,
+    detail: `off for this session: /mcp on ${commandArgument(c.name)} turns it on`,
+    warnings: [],
+    tools: [],
+    requestTokens: costed ? 0 : undefined,
+    vars: [],
+  };
+}
+
 /** Each server's row; with `cost`, each tool's exposure and what the server's declared tools cost per request. */
 export function serverRows(
   bridge: McpBridge,
   registry: ToolRegistry,
   env: Environment,
   cost?: RequestCost,
+  /** Whether the server is switched off for this session (`/mcp off`); its config's `enabled: false` comes first. */
+  isOff: (connection: ServerConnection) => boolean = () => false,
   now = Date.now(),
 ): ServerRow[] {
   return [...bridge.connections.values()].map((c) => {
+    if (c.status !== "disabled" && isOff(c)) return offRow(c, cost !== undefined);
     const tools = registry.toolsOf(c.name);
     const shared = c.config.shared && { ...c.shared, idleMs: c.config.shared.idleMs };
     const transport = shared

@@ -40,8 +40,8 @@ export interface ServerRow {
 const SANDBOX_MARK = "🛡";
 
 /**
- * The status marks: green up, yellow on the way, red down (or waiting for a sign-in), white not started, black off, a
- * lock for a project server the user has not trusted.
+ * The status marks: green up, yellow on the way, red down (or waiting for a sign-in), white not started, black off (in
+ * its config, or for this session only: the details say which), a lock for a project server the user has not trusted.
  */
 const STATUS_MARK: Record<string, string> = {
   connected: "🟢",
@@ -51,6 +51,7 @@ const STATUS_MARK: Record<string, string> = {
   "needs sign-in": "🔴",
   "not started": "⚪",
   disabled: "⚫",
+  off: "⚫",
   "not trusted": "🔒",
 };
 
@@ -115,7 +116,7 @@ export function formatStartupSummary(
 ): string | undefined {
   const held = rows.filter((r) => r.enabled && r.status === "not trusted");
   const failed = rows.filter(
-    (r) => r.enabled && !["connected", "not started", "not trusted"].includes(r.status) && !starting(r),
+    (r) => r.enabled && !["connected", "not started", "not trusted", "off"].includes(r.status) && !starting(r),
   );
   const pending = rows.filter(starting);
   const warned = rows.filter((r) => r.warnings.length > 0);
@@ -127,7 +128,7 @@ export function formatStartupSummary(
   const lazy = rows.filter((r) => r.enabled && r.status === "not started");
   const lazyNote = lazy.length ? ` (${lazy.length} start on first use)` : "";
   // Servers held for trust are not counted as ones that could connect: they have their own line.
-  const runnable = rows.filter((r) => r.enabled && r.status !== "not trusted");
+  const runnable = rows.filter((r) => r.enabled && r.status !== "not trusted" && r.status !== "off");
   if (runnable.length)
     lines.push(`MCP: ${connected.length} of ${runnable.length} servers connected${lazyNote}, ${tools} tools`);
   for (const row of failed) {
@@ -197,7 +198,7 @@ function statusOf(row: ServerRow): string {
  */
 export function statusSummary(rows: readonly ServerRow[]): { text: string; attention: boolean } | undefined {
   // A project server held for trust cannot be up; the startup notice and /mcp say so.
-  const enabled = rows.filter((r) => r.enabled && r.status !== "disabled" && r.status !== "not trusted");
+  const enabled = rows.filter((r) => r.enabled && !["disabled", "not trusted", "off"].includes(r.status));
   if (enabled.length === 0) return undefined;
   const up = enabled.filter((r) => r.status === "connected" || r.status === "not started").length;
   const pending = enabled.filter(starting).length;
@@ -279,6 +280,7 @@ export function formatServerDetails(row: ServerRow): string[] {
       ...row.untrustedDefinition.map((line) => `    ${line}`),
     );
   }
+  if (row.status === "off" && row.detail) lines.push(`    ${row.detail}`);
   if (row.error && row.status !== "connected") lines.push(indent(row.error, "    "));
   const metrics = row.metrics && formatMetrics(row.metrics);
   if (metrics) lines.push(`    ${metrics}`);

@@ -1,0 +1,59 @@
+/**
+ * `/mcp off` and `/mcp on`: a server switched off, or on again, for this pi session only (./servers-off.ts), and what
+ * other subcommands say of a server that is off.
+ */
+import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { errorMessage } from "../common/errors.ts";
+import { plural } from "../common/text.ts";
+import { commandArgument } from "../config/validate/name.ts";
+import type { ServerConnection } from "../connection/server-connection.ts";
+import { type CommandDeps, show } from "./command-context.ts";
+import type { ServersOff } from "./servers-off.ts";
+
+/** Says so when the server is off for this session, for a command that would start it; true if it is. */
+export function saysOff(serversOff: ServersOff, connection: ServerConnection, ctx: ExtensionContext): boolean {
+  if (!serversOff.isOff(connection)) return false;
+  const name = commandArgument(connection.name);
+  show(ctx, `MCP server '${connection.name}' is off for this session; /mcp on ${name} turns it on.`, "warning");
+  return true;
+}
+
+function disabledText(connection: ServerConnection): string {
+  return `MCP server '${connection.name}' is disabled in its config`;
+}
+
+/** `/mcp off`: the server stops until `/mcp on` or the session's end; its config stays as it is. */
+export async function switchOffCommand(
+  deps: CommandDeps,
+  connection: ServerConnection,
+  ctx: ExtensionContext,
+): Promise<void> {
+  const name = commandArgument(connection.name);
+  if (connection.status === "disabled") return show(ctx, `${disabledText(connection)}; it is not running.`);
+  if (saysOff(deps.serversOff, connection, ctx)) return;
+  await deps.serversOff.switchOff(connection);
+  show(
+    ctx,
+    `Switched off MCP server '${connection.name}' for this session; its tools are gone, its config is unchanged. /mcp on ${name} turns it on.`,
+  );
+}
+
+/** `/mcp on`: a server switched off for this session starts again, as it would at load. */
+export async function switchOnCommand(
+  deps: CommandDeps,
+  connection: ServerConnection,
+  ctx: ExtensionContext,
+): Promise<void> {
+  const name = commandArgument(connection.name);
+  if (connection.status === "disabled")
+    return show(ctx, `${disabledText(connection)}; /mcp enable ${name} turns it on and saves that.`, "warning");
+  if (!deps.serversOff.isOff(connection))
+    return show(ctx, `MCP server '${connection.name}' is on already (${connection.status}).`);
+  try {
+    const started = await deps.serversOff.switchOn(connection);
+    const tools = started.status === "not started" ? "it starts on first use" : plural(started.tools.length, "tool");
+    show(ctx, `Switched on MCP server '${connection.name}' for this session: ${tools}.`);
+  } catch (error) {
+    show(ctx, `Switched on MCP server '${connection.name}', but it did not start: ${errorMessage(error)}`, "error");
+  }
+}
