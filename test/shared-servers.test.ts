@@ -4,13 +4,13 @@
  * process and real fixture server processes; test/shared-pi.test.ts runs two real pi processes.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
 import type { ClientFeatures } from "../src/connection/mcp-client.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
-import { connectionFor, fixtureEntry, isAlive, tempDir, waitFor } from "./helpers.ts";
+import { commandLine, connectionFor, fixtureEntry, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 
 const tmp = tempDir();
 after(() => tmp.cleanup());
@@ -23,6 +23,19 @@ function hubPid(dir: string): number | undefined {
     return undefined;
   }
 }
+
+/** The hub processes running for `dir`. */
+function hubProcesses(dir: string): number[] {
+  return readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .filter((pid) => {
+      const line = commandLine(pid);
+      return line.includes("hub.mjs") && line.includes(dir) && isAlive(pid);
+    });
+}
+
+const MODERN_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "modern-server.ts");
 
 function textOf(result: { content: unknown[] }): string {
   return (result.content as { type: string; text?: string }[]).map((c) => c.text ?? "").join("");
@@ -174,6 +187,59 @@ describe("shared servers", () => {
     await waitFor(() => !isAlive(before), "the old process to end");
     await b.end();
   });
+
+  test("sessions that start at once with no hub running: one hub wins the lock, one server process serves them all", async () => {
+    const b = bed();
+    const sessions = await Promise.all([b.open(), b.open(), b.open(), b.open()]);
+    const pids = new Set(await Promise.all(sessions.map((s) => b.pidOf(s))));
+    assert.equal(pids.size, 1, "one server process");
+    const hubs = hubProcesses(b.hub);
+    assert.equal(hubs.length, 1, `one hub process (${hubs.join(", ")})`);
+    await b.end();
+  });
+
+  test("a hub killed by SIGKILL is started again by the sessions that need it, and they reconnect", async () => {
+    const b = bed();
+    const a = await b.open();
+    const c = await b.open();
+    const before = await b.pidOf(a);
+    const hub = hubPid(b.hub)!;
+    process.kill(hub, "SIGKILL");
+    // Its server loses its stdin with the hub and ends; each session sees the drop and reconnects through a new hub.
+    await waitFor(
+      () => a.status === "connected" && c.status === "connected" && !!a.shared?.pid && a.shared.pid !== before,
+      "both sessions to reconnect through a new hub",
+      30_000,
+    );
+    const renewed = await b.pidOf(a);
+    assert.equal(await b.pidOf(c), renewed);
+    assert.notEqual(hubPid(b.hub), hub);
+    assert.equal(hubProcesses(b.hub).length, 1);
+    await waitFor(() => !isAlive(before), "the old server to end once its hub is gone");
+    await b.end();
+  });
+
+  for (const protocolVersion of ["auto", "2025-11-25"]) {
+    test(`both revisions through the hub: a 2026-07-28 server asked with ${protocolVersion}`, async () => {
+      const b = bed();
+      const state = path.join(tmp.dir, `modern-${protocolVersion}`);
+      const entry = {
+        command: process.execPath,
+        args: ["--import", import.meta.resolve("tsx"), MODERN_FIXTURE, "--stdio", "--state", state],
+        protocolVersion,
+      };
+      const a = await b.open("modern", entry);
+      const c = await b.open("modern", entry);
+      const expected = protocolVersion === "auto" ? "2026-07-28" : "2025-11-25";
+      assert.equal(a.protocolVersion, expected);
+      assert.equal(c.protocolVersion, expected);
+      const sum = await c.callTool("add", { a: 2, b: 3 });
+      assert.equal(textOf(sum), "5");
+      assert.equal(textOf(await a.callTool("echo", { text: "hi" })), "hi");
+      assert.equal(a.shared?.sessions, 2);
+      await b.end();
+    });
+  }
 
   test("a shared server that would run sandboxed does not start, and the message says what to change", async () => {
     const b = bed();

@@ -46,6 +46,7 @@ const BACKGROUND = new Set([
   "logging/setLevel",
 ]);
 const OWNER_ENV = "MCP_BRIDGE_OWNER";
+const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
 const ownerToken = randomBytes(16).toString("hex");
 let nextOwner = 0;
 
@@ -346,7 +347,16 @@ class Server {
       if (session) send(session.socket, message);
       return;
     }
-    // List changes, resource updates, log messages: every session.
+    // 2026-07-28: what a `subscriptions/listen` request asked for names that request's id; it goes to the session
+    // whose request that is, under the id it chose.
+    const meta = message.params?._meta;
+    if (meta && meta[SUBSCRIPTION_ID] !== undefined) {
+      const listen = this.pending.get(meta[SUBSCRIPTION_ID]);
+      if (!listen?.session) return;
+      const params = { ...message.params, _meta: { ...meta, [SUBSCRIPTION_ID]: listen.id } };
+      return send(listen.session.socket, { ...message, params });
+    }
+    // List changes, resource updates, log messages of the handshake revisions: every session.
     this.broadcast(message);
   }
 
