@@ -24,7 +24,7 @@ const API_CHANNELS = {
 } as const;
 
 /** What went wrong, in a word a caller can branch on; the message says it to a person. */
-export type ApiErrorKind =
+type ApiErrorKind =
   | "bad-request"
   | "duplicate-id"
   | "unknown-server"
@@ -60,6 +60,11 @@ export interface ExtensionApiDeps {
   /** Resolves with the session's context once the session has started (calls wait for it). */
   session(): Promise<ExtensionContext>;
   sessionServers: SessionServers;
+}
+
+/** A request's answer when it failed, said as a value. */
+function refused(kind: ApiErrorKind, message: string): { ok: false; error: { kind: ApiErrorKind; message: string } } {
+  return { ok: false, error: { kind, message } };
 }
 
 /** A server as a listing shows it. */
@@ -131,12 +136,12 @@ export class ExtensionApi {
   ): void {
     const request = isObject(data) ? data : {};
     const settle = async (): Promise<Reply> => {
-      if (!isObject(data)) return this.refusal(undefined, "bad-request", "A request must be an object with an `id`.");
+      if (!isObject(data)) return { id: undefined, ...refused("bad-request", "A request must be an object.") };
       try {
         return { id: request.id, ...(await handle(request)) } as Reply;
       } catch (error) {
         // A fault of the bridge's own: still an answer, never an exception in the caller's handler.
-        return this.refusal(request.id, "failed", errorMessage(error));
+        return { id: request.id, ...refused("failed", errorMessage(error)) };
       }
     };
     void settle().then((reply) => {
@@ -152,10 +157,6 @@ export class ExtensionApi {
     });
   }
 
-  private refusal(id: unknown, kind: ApiErrorKind, message: string): Reply {
-    return { id, ok: false, error: { kind, message } };
-  }
-
   private async list(): Promise<Record<string, unknown>> {
     const tools = this.deps.tools();
     const servers = [...this.deps.connections()].map((c) =>
@@ -167,9 +168,13 @@ export class ExtensionApi {
   private async call(request: Record<string, unknown>): Promise<Record<string, unknown>> {
     const { id, server, tool, args = {} } = request;
     if (typeof server !== "string" || typeof tool !== "string" || !isObject(args))
-      return this.refusal(id, "bad-request", "A call needs `server` and `tool` (strings) and `args` (an object).");
-    if (id === undefined || this.calls.has(id))
-      return this.refusal(id, "duplicate-id", `A call needs an \`id\` no call in flight has (${String(id)}).`);
+      return refused("bad-request", "A call needs `server` and `tool` (strings) and `args` (an object).");
+    if (id === undefined) return refused("bad-request", "A call needs an `id` (a string or a number).");
+    if (this.calls.has(id))
+      return refused(
+        "duplicate-id",
+        `A call with the id ${JSON.stringify(id)} is still running: give each call its own id.`,
+      );
     const controller = new AbortController();
     const signal =
       request.signal instanceof AbortSignal ? AbortSignal.any([request.signal, controller.signal]) : controller.signal;
@@ -196,29 +201,24 @@ export class ExtensionApi {
       signal,
     });
     const connection = [...this.deps.connections()].find((c) => c.name === server);
-    if (!connection) return this.refusal(id, "unknown-server", `There is no MCP server '${server}' in this session.`);
+    if (!connection) return refused("unknown-server", `There is no MCP server '${server}' in this session.`);
     const tool = this.deps.tools().find((t) => t.server === server && t.originalName === toolName);
     const definition = tool && this.deps.definition(tool.name);
     if (!tool || !definition) {
       const down = connection.status !== "connected" && connection.tools.length === 0;
       return down
-        ? this.refusal(
-            id,
+        ? refused(
             "not-connected",
             `MCP server '${server}' is ${connection.status}${connection.lastError ? `: ${connection.lastError}` : ""}.`,
           )
-        : this.refusal(
-            id,
-            "unknown-tool",
-            `MCP server '${server}' offers no tool '${toolName}' (mcp.api.list lists them).`,
-          );
+        : refused("unknown-tool", `MCP server '${server}' offers no tool '${toolName}' (mcp.api.list lists them).`);
     }
     const verdict = await this.deps.approve(
       { toolName: tool.name, input: args },
       { hasUI: ctx.hasUI, ui: ctx.ui, signal },
     );
     if (signal.aborted) throw signal.reason;
-    if (verdict?.block) return this.refusal(id, "denied", verdict.reason ?? "The call was not approved.");
+    if (verdict?.block) return refused("denied", verdict.reason ?? "The call was not approved.");
     const result = await definition.execute(`mcp-api-${String(id)}`, args, signal, undefined, ctx);
     const { structuredContent, truncated } = result.details;
     return { ok: true, content: result.content, ...definedOnly({ structuredContent, truncated }) };
@@ -227,11 +227,11 @@ export class ExtensionApi {
   private async register(request: Record<string, unknown>): Promise<Record<string, unknown>> {
     const { name, entry, by } = request;
     if (typeof name !== "string")
-      return this.refusal(request.id, "bad-request", "A registration needs `name` (a string) and `entry` (an object).");
+      return refused("bad-request", "A registration needs `name` (a string) and `entry` (an object).");
     const added = await this.deps.sessionServers.add(name, entry, {
       by: typeof by === "string" && by ? by : "another extension (mcp.api.register)",
     });
-    if (!added.ok) return this.refusal(request.id, added.kind, added.message);
+    if (!added.ok) return refused(added.kind, added.message);
     const tools = this.deps.tools().filter((t) => t.server === name);
     return {
       ok: true,
@@ -242,10 +242,9 @@ export class ExtensionApi {
   }
 
   private async unregister(request: Record<string, unknown>): Promise<Record<string, unknown>> {
-    if (typeof request.name !== "string")
-      return this.refusal(request.id, "bad-request", "An unregistration needs `name` (a string).");
+    if (typeof request.name !== "string") return refused("bad-request", "An unregistration needs `name` (a string).");
     const removed = await this.deps.sessionServers.remove(request.name);
-    return removed.ok ? { ok: true } : this.refusal(request.id, removed.kind, removed.message);
+    return removed.ok ? { ok: true } : refused(removed.kind, removed.message);
   }
 }
 
