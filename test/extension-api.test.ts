@@ -22,7 +22,7 @@ function filesUnder(dir: string): Map<string, string> {
     if (!entry.isFile()) continue;
     const file = path.join(entry.parentPath, entry.name);
     const stat = statSync(file);
-    files.set(file, `${stat.size} ${stat.mtimeMs}`);
+    files.set(file, [stat.size, stat.mtimeMs].join(" "));
   }
   return files;
 }
