@@ -180,7 +180,8 @@ export class ExtensionApi {
       request.signal instanceof AbortSignal ? AbortSignal.any([request.signal, controller.signal]) : controller.signal;
     this.calls.set(id, controller);
     try {
-      return await this.run(id, server, tool, args, signal);
+      // A copy: what the caller does to its object later cannot change the call that is approved and sent.
+      return await this.run(id, server, tool, structuredClone(args), signal);
     } catch (error) {
       return { ok: false, error: callFailure(error, signal) };
     } finally {

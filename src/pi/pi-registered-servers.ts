@@ -18,6 +18,8 @@ export interface RegisteredServersDeps {
 export class PiRegisteredServers {
   /** The registrations added, by name: their entries as JSON, to tell a new entry from the same one. */
   private readonly added = new Map<string, string>();
+  /** Registrations left out for a config file's server of the same name, told once each. */
+  private readonly leftOut = new Set<string>();
   /** One sync at a time, in the order the changes came. */
   private queue: Promise<void> = Promise.resolve();
 
@@ -39,6 +41,8 @@ export class PiRegisteredServers {
     for (const server of registered) {
       if (this.added.has(server.name)) continue;
       if (this.deps.configured(server.name)) {
+        if (this.leftOut.has(server.name)) continue;
+        this.leftOut.add(server.name);
         this.deps.problem(
           `MCP server '${server.name}' registered by ${server.extensionPath} is left out: a config file defines a server of that name.`,
         );
