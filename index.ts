@@ -8,6 +8,7 @@ import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozec
 import { hubDir } from "./src/connection/hub/hub-launch.ts";
 import { DEFAULT_STARTUP_BUDGET_MS, McpBridge } from "./src/bridge/mcp-bridge.ts";
 import { NoticeMemory } from "./src/bridge/notice-memory.ts";
+import { isSessionServer, SessionServers } from "./src/bridge/session-servers.ts";
 import { ProjectTrust } from "./src/trust/project-trust.ts";
 import { ToolCache } from "./src/bridge/tool-cache.ts";
 import { LogFile, readLogTail } from "./src/common/log-file.ts";
@@ -28,6 +29,7 @@ import { elicitationFeatures } from "./src/pi/elicitation-dialog.ts";
 import { samplingHandler } from "./src/pi/sampling.ts";
 import {
   deferredToolsInactive,
+  followRegisteredServers,
   piDecidesProjectTrust,
   piMeansTimeoutInSeconds,
   piTrustsProject,
@@ -39,6 +41,8 @@ import { startTelemetry, stopTelemetry } from "./src/telemetry/telemetry-setup.t
 import { observeServerCounters } from "./src/telemetry/server-counters.ts";
 import { serverGuideHandler } from "./src/pi/server-guide-prompt.ts";
 import { serverRows } from "./src/pi/server-rows.ts";
+import { ExtensionApi } from "./src/pi/extension-api.ts";
+import { PiRegisteredServers } from "./src/pi/pi-registered-servers.ts";
 import { installedPackages } from "./src/pi/pi-packages.ts";
 import { SessionNotices } from "./src/pi/session-notices.ts";
 import { SERVERS_OFF_ENTRY, ServersOff } from "./src/pi/servers-off.ts";
@@ -252,6 +256,41 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     logger,
   });
   pi.on("tool_call", (event, ctx) => approval.check(event, ctx));
+  // Servers added for this session only, by code: over pi's bus (below), or with pi 1.x's pi.registerMcpServer().
+  const sessionServers = new SessionServers(bridge, (connection) => {
+    registry.syncServer(connection, []);
+    toolSearch.sync();
+    declareTools();
+  });
+  // Other extensions list and call MCP tools and add servers on pi's bus (docs/api.md). Calls wait for the session:
+  // their approval may ask the user. Replies go out at once, never held like the events above.
+  let sessionStarted = () => {};
+  const sessionReady = new Promise<void>((resolve) => (sessionStarted = resolve));
+  new ExtensionApi({
+    events: pi.events,
+    connections: () => bridge.connections.values(),
+    tools: () => registry.tools.filter((tool) => exposure.exposureOf(tool.server, tool.originalName) !== "hidden"),
+    definition: (name) => registry.definition(name),
+    approve: (call, ctx) => approval.check(call, ctx),
+    session: async () => {
+      await sessionReady;
+      if (!sessionCtx) throw new Error("pi's session has ended.");
+      return sessionCtx;
+    },
+    sessionServers,
+  }).listen();
+  const piRegistered = new PiRegisteredServers({
+    servers: sessionServers,
+    configured: (name) => {
+      const connection = bridge.connection(name);
+      return connection !== undefined && !isSessionServer(connection.config);
+    },
+    problem: (text) => {
+      logger.log({ level: "warn", event: "registered.server.skipped", message: text });
+      if (sessionCtx?.hasUI) sessionCtx.ui.notify(text, "warning");
+    },
+  });
+  const readRegistered = followRegisteredServers(pi, (servers) => void piRegistered.sync(servers));
   const catalogSetting = () => bridge.exposureDefaults.catalog ?? DEFAULT_TOOL_CATALOG;
   const catalogCharacters = () => catalogShares(toolSearch.catalog(), catalogSetting());
   // What each server is for (its config's `description`, its own `instructions`) goes into the system prompt.
@@ -356,6 +395,10 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       setActiveTools: (names) => pi.setActiveTools(names),
     });
     registry.resolveShadowed(pi.getAllTools());
+    sessionStarted();
+    // pi 1.x: servers other extensions registered while pi loaded them; as at startup, only a session without a UI waits.
+    const registered = readRegistered && piRegistered.sync(readRegistered());
+    if (registered && !ctx.hasUI) await registered;
     const once = await onceNotices();
     // The question about new or changed project servers waits for the user, and pi's startup must not: it runs on its
     // own, and the startup notice follows the answer.

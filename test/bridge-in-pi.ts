@@ -1,7 +1,8 @@
 /**
  * The bridge inside pi in-process, as most end-to-end tests and the bench's search figures set it up: a fresh project
  * folder as the working directory, a fresh agent dir holding one user-level `mcp.json`, the extension loaded from this
- * repo, a given model (a fake provider on 127.0.0.1), and the extensions bound. `close()` stops pi and puts the working
+ * repo (and any others after it), a given model (a fake provider on 127.0.0.1) or the faux one, and the extensions
+ * bound. `close()` stops pi and puts the working
  * directory and the environment back; the model's own server is the caller's to close.
  */
 import { writeFileSync } from "node:fs";
@@ -21,7 +22,10 @@ export interface BridgeInPi {
 export interface BridgeInPiOptions {
   /** The user-level mcp.json, as an object. */
   mcpConfig: Record<string, unknown>;
-  model: Model<Api>;
+  /** Without one, pi-ai's faux model. */
+  model?: Model<Api>;
+  /** Other extensions, loaded after the bridge. */
+  extensionPaths?: string[];
   uiContext?: ExtensionUIContext;
   /** How long session start waits for the servers to connect (ms). */
   startupBudgetMs?: number;
@@ -56,7 +60,7 @@ export async function startBridgeInPi(options: BridgeInPiOptions): Promise<Bridg
     pi = await startInProcessPi({
       cwd: project.dir,
       agentDir: agentDir.dir,
-      extensionPaths: [REPO_ROOT],
+      extensionPaths: [REPO_ROOT, ...(options.extensionPaths ?? [])],
       model: options.model,
     });
     await pi.session.bindExtensions({

@@ -6,8 +6,11 @@
 import type { SandboxSetting } from "../sandbox/sandbox-setting.ts";
 import type { ProtocolSetting } from "./protocol-setting.ts";
 
-/** Where a config layer comes from, highest priority first. */
-export type ConfigScope = "flag" | "project" | "user" | "package" | "bundled";
+/**
+ * Where a config layer comes from, highest priority first. `session`: no file, an entry code added for this session
+ * only (another extension, see docs/api.md); its `path` says who added it.
+ */
+export type ConfigScope = "flag" | "project" | "user" | "package" | "bundled" | "session";
 export const SCOPES_BY_PRIORITY: readonly ConfigScope[] = ["flag", "project", "user", "package", "bundled"];
 
 export interface ConfigSource {
@@ -19,6 +22,7 @@ export interface ConfigSource {
 
 /** How a config layer is named in messages: `project config /repo/.pi/mcp.json`, `package my-pkg /…/package.json`. */
 export function describeSource(source: ConfigSource): string {
+  if (source.scope === "session") return `${source.path}, for this session only`;
   return source.package ? `package ${source.package.name} ${source.path}` : `${source.scope} config ${source.path}`;
 }
 

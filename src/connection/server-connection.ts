@@ -188,8 +188,12 @@ export class ServerConnection {
     return this.opener.stderrTail(n);
   }
 
-  /** What identifies this server's tool list across sessions: its resolved endpoint (undefined while it cannot be resolved). */
+  /**
+   * What identifies this server's tool list across sessions: its resolved endpoint (undefined while it cannot be
+   * resolved). A server added for this session only has none: it leaves nothing behind in a file, its tools included.
+   */
   identity(): unknown {
+    if (this.config.source.scope === "session") return undefined;
     const endpoint = this.opener.endpoint();
     return endpoint ? { name: this.name, endpoint } : undefined;
   }

@@ -196,6 +196,14 @@ export async function removeServer(
   ctx: ExtensionCommandContext,
 ): Promise<void> {
   const { source } = connection.config;
+  if (source.scope === "session") {
+    show(
+      ctx,
+      `'${connection.name}' was added for this session only (${source.path}) and is in no file; the extension that added it removes it, and it ends with the session.`,
+      "warning",
+    );
+    return;
+  }
   if (source.scope === "bundled" || source.scope === "package") {
     const from = source.package ? `the pi package ${source.package.name}` : "the extension";
     show(
@@ -235,6 +243,14 @@ export async function setEnabled(
   ctx: ExtensionCommandContext,
 ): Promise<void> {
   const { source } = connection.config;
+  if (source.scope === "session") {
+    show(
+      ctx,
+      `'${connection.name}' was added for this session only (${source.path}): there is no file to switch it in.`,
+      "warning",
+    );
+    return;
+  }
   const project = deps.bridge.sourceOf("project");
   let target = source.path;
   // A package's manifest is the package's own: an update would replace it, so the switch goes into the project's file.

@@ -122,3 +122,32 @@ export function piTrustsProject(ctx: ExtensionContext): boolean | undefined {
   const isTrusted = (ctx as unknown as { isProjectTrusted?: () => boolean }).isProjectTrusted;
   return typeof isTrusted === "function" ? isTrusted.call(ctx) : undefined;
 }
+
+/** A server another extension registered with pi 1.x's `pi.registerMcpServer()`, as pi keeps it. */
+export interface PiRegisteredServer {
+  name: string;
+  /** The entry in pi 1.x's `mcpServers` shape, already checked by pi. */
+  config: unknown;
+  /** The extension that registered it. */
+  extensionPath: string;
+}
+
+/**
+ * pi 1.x only stores what extensions register with `pi.registerMcpServer()`; its MCP extension connects them, and the
+ * bridge replaces that one. So the bridge follows them: every change after the extensions are bound arrives with
+ * `mcp_servers_change` (handling it also tells pi that an extension connects them, so pi stops reporting them as
+ * unconnected), and those registered while extensions load are read with `pi.getMcpServers()` once the session starts.
+ * Returns that reader, or `undefined` on pi 0.73, which has no such servers.
+ */
+export function followRegisteredServers(
+  pi: ExtensionAPI,
+  changed: (servers: PiRegisteredServer[]) => void,
+): (() => PiRegisteredServer[]) | undefined {
+  if (!isPi1x(pi)) return undefined;
+  const api = pi as unknown as {
+    on(event: "mcp_servers_change", handler: (event: { servers: PiRegisteredServer[] }) => void): void;
+    getMcpServers(): PiRegisteredServer[];
+  };
+  api.on("mcp_servers_change", (event) => changed(event.servers));
+  return () => api.getMcpServers();
+}

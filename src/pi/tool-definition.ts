@@ -36,6 +36,9 @@ export interface ToolDetails {
 
 export type McpToolDefinition = ToolDefinition<TSchema, ToolDetails>;
 
+/** The tool ran and answered with an error (`isError`): pi gives the model its text; other callers tell it apart. */
+export class ToolReportedError extends Error {}
+
 export interface ToolSource {
   /** The name the model sees. */
   name: string;
@@ -152,7 +155,7 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
         );
         const normalized = normalizeToolResult(result, server);
         if (normalized.isError) {
-          throw new Error(
+          throw new ToolReportedError(
             normalized.text || `MCP tool '${originalName}' on server '${server}' reported an error without a message`,
           );
         }

@@ -195,8 +195,9 @@ export class ToolApproval {
   ): Promise<Choice> {
     const options: Array<[string, Choice]> = [["Allow once", "once"]];
     if (!everyTime) options.push(["Allow for this session", "session"]);
-    // The bundled file and a pi package's manifest belong to their packages: an update would replace them.
-    if (config.source.scope !== "bundled" && config.source.scope !== "package")
+    // The bundled file and a pi package's manifest belong to their packages: an update would replace them. A server
+    // added for this session only (by code) is in no file at all.
+    if (!["bundled", "package", "session"].includes(config.source.scope))
       options.push([`Always allow (adds "${tool.originalName}" to autoApprove in ${config.source.path})`, "always"]);
     options.push(["Deny", "deny"]);
     const title = [

@@ -1,0 +1,92 @@
+/**
+ * Servers added for this session only, by code instead of a config file: another extension over pi's bus
+ * (docs/api.md), or pi 1.x's `pi.registerMcpServer()`. An entry is checked by the same validator as an mcp.json entry,
+ * runs with the user's rights like a server of the user's own file (it needs no project trust: code that can add it
+ * can run the same command itself), and is written to no file. Removing one stops it.
+ */
+import { describeError } from "../common/errors.ts";
+import type { ServerConfig } from "../config/types.ts";
+import { validateServerEntry } from "../config/validate/entry.ts";
+import type { ServerConnection } from "../connection/server-connection.ts";
+import type { McpBridge } from "./mcp-bridge.ts";
+
+/** Why an entry was not added or a server not removed, in a word for code and a sentence for people. */
+export type SessionServerRefusal = {
+  ok: false;
+  kind: "invalid-entry" | "name-taken" | "start-failed" | "unknown-server" | "not-session";
+  message: string;
+};
+
+export type SessionServerAdded = { ok: true; connection: ServerConnection; warnings: string[] };
+
+export interface AddOptions {
+  /** Who adds it (an extension's path, `pi.events`): named wherever the server's origin is shown. */
+  by: string;
+  /** Keep the server when its first connect fails (it retries as any server does) instead of removing it again. */
+  keepIfFailed?: boolean;
+}
+
+/** Whether a server was added for this session only, by code. */
+export function isSessionServer(config: ServerConfig): boolean {
+  return config.source.scope === "session";
+}
+
+export class SessionServers {
+  constructor(
+    private readonly bridge: McpBridge,
+    /** Takes a server's tools out of pi before it stops (the tool registry's part). */
+    private readonly withdraw: (connection: ServerConnection) => void,
+  ) {}
+
+  /** Validates the entry, then starts the server; its tools reach pi as any server's do. Never throws. */
+  async add(name: string, entry: unknown, options: AddOptions): Promise<SessionServerAdded | SessionServerRefusal> {
+    const taken = this.bridge.connection(name);
+    if (taken) {
+      const how = isSessionServer(taken.config)
+        ? "already added for this session; remove it first to add it again"
+        : `already configured in ${taken.config.source.path}; pick another name`;
+      return { ok: false, kind: "name-taken", message: `MCP server '${name}' is ${how}.` };
+    }
+    const source = { scope: "session" as const, path: `the entry added by ${options.by}` };
+    const { config, errors, warnings } = validateServerEntry(name, entry, source);
+    if (!config)
+      return {
+        ok: false,
+        kind: "invalid-entry",
+        message: `MCP server entry '${name}' is not valid: ${errors.join("; ")}`,
+      };
+    try {
+      return { ok: true, connection: await this.bridge.replace(config), warnings };
+    } catch (error) {
+      const connection = this.bridge.connection(name);
+      if (connection && options.keepIfFailed) return { ok: true, connection, warnings };
+      if (connection) await this.remove(name);
+      return {
+        ok: false,
+        kind: "start-failed",
+        message: `MCP server '${name}' did not start: ${describeError(error)}`,
+      };
+    }
+  }
+
+  /** Takes a server added for this session out of pi and stops it; a server from a config file is refused. */
+  async remove(name: string): Promise<{ ok: true } | SessionServerRefusal> {
+    const connection = this.bridge.connection(name);
+    if (!connection)
+      return { ok: false, kind: "unknown-server", message: `There is no MCP server '${name}' in this session.` };
+    if (!isSessionServer(connection.config))
+      return {
+        ok: false,
+        kind: "not-session",
+        message: `MCP server '${name}' comes from ${connection.config.source.path}, not from code: only servers added for this session can be removed this way (/mcp remove takes it out of its file).`,
+      };
+    this.withdraw(connection);
+    await this.bridge.remove(name);
+    return { ok: true };
+  }
+
+  /** The servers added for this session, in the order they were added. */
+  connections(): ServerConnection[] {
+    return [...this.bridge.connections.values()].filter((c) => isSessionServer(c.config));
+  }
+}

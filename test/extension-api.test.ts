@@ -1,0 +1,242 @@
+/**
+ * MCP for other extensions (docs/api.md), end to end: a second pi extension (fixtures/api-client-extension.ts), loaded
+ * after the bridge in real pi with the faux model, uses only the bus API against the real stdio fixture server: it
+ * lists, calls, aborts, registers and removes a session-only server. On pi 1.x, servers another extension registers
+ * with `pi.registerMcpServer()` reach the bridge too.
+ */
+import assert from "node:assert/strict";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import * as path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { type BridgeInPi, startBridgeInPi } from "./bridge-in-pi.ts";
+import { apiClient, type ApiReply, setUpApiClient } from "./fixtures/api-client-extension.ts";
+import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { PI_LINE } from "./pi-line.ts";
+
+const CLIENT_EXTENSION = path.join(REPO_ROOT, "test", "fixtures", "api-client-extension.ts");
+
+/** Every file under `dir` with its size and modification time, to see that nothing was written. */
+function filesUnder(dir: string): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const file = path.join(entry.parentPath, entry.name);
+    const stat = statSync(file);
+    files.set(file, [stat.size, stat.mtimeMs].join(" "));
+  }
+  return files;
+}
+
+function textOf(reply: ApiReply): string {
+  const content = reply.content as Array<{ type: string; text?: string }> | undefined;
+  return (content ?? []).map((part) => part.text ?? "").join("");
+}
+
+type Listed = { servers: Array<Record<string, unknown>>; tools: Array<Record<string, unknown>> };
+
+describe("the bus API for other extensions", () => {
+  const logs = tempDir("mcp-bridge-api-logs-");
+  const fxLog = path.join(logs.dir, "fx.jsonl");
+  const extraLog = path.join(logs.dir, "extra.jsonl");
+  let run: BridgeInPi;
+  let agentDir: string;
+
+  before(async () => {
+    setUpApiClient({ callAtStart: { server: "fx", tool: "echo", args: { text: "sent at session start" } } });
+    run = await startBridgeInPi({
+      mcpConfig: {
+        mcpServers: { fx: { ...fixtureEntry(), env: { FIXTURE_LOG: fxLog }, autoApprove: ["echo", "slow", "fail"] } },
+      },
+      extensionPaths: [CLIENT_EXTENSION],
+    });
+    agentDir = process.env.PI_CODING_AGENT_DIR ?? "";
+  });
+  after(async () => {
+    await run?.close();
+    logs.cleanup();
+  });
+
+  it("lists servers and tools, for a request sent in the extension's factory too, and calls at session start", async () => {
+    const listed = (await apiClient().inFactory) as ApiReply & Listed;
+    assert.equal(listed.ok, true, JSON.stringify(listed.error));
+    assert.deepEqual(listed.servers, [
+      { name: "fx", status: "connected", source: "user", toolCount: listed.tools.length },
+    ]);
+    const echo = listed.tools.find((tool) => tool.name === "echo");
+    assert.deepEqual(echo && { ...echo, description: typeof echo.description }, {
+      server: "fx",
+      name: "echo",
+      piName: "mcp_fx_echo",
+      description: "string",
+      inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+    });
+    const atStart = await apiClient().atSessionStart();
+    assert.equal(atStart?.ok, true, JSON.stringify(atStart?.error));
+    assert.equal(textOf(atStart), "sent at session start");
+  });
+
+  it("calls a tool and gets its result; a tool error, an unknown server or tool and a bad request are values", async () => {
+    const { request } = apiClient();
+    const echoed = await request("mcp.api.call", { id: "c1", server: "fx", tool: "echo", args: { text: "hi" } });
+    assert.deepEqual([echoed.ok, textOf(echoed)], [true, "hi"]);
+    const failed = await request("mcp.api.call", { id: "c2", server: "fx", tool: "fail", args: {} });
+    assert.deepEqual(failed.error, { kind: "tool-error", message: "it failed on purpose" });
+    const noServer = await request("mcp.api.call", { id: "c3", server: "nope", tool: "echo", args: {} });
+    assert.equal(noServer.error?.kind, "unknown-server");
+    const noTool = await request("mcp.api.call", { id: "c4", server: "fx", tool: "nope", args: {} });
+    assert.equal(noTool.error?.kind, "unknown-tool");
+    assert.match(noTool.error?.message ?? "", /offers no tool 'nope'/);
+    const bad = await request("mcp.api.call", { id: "c5", tool: "echo" });
+    assert.equal(bad.error?.kind, "bad-request");
+  });
+
+  it("a call the approval rules ask about goes to the same approval as the model's: denied is a value, allowed runs", async () => {
+    const client = apiClient();
+    client.answerApprovals = "deny";
+    const denied = await client.request("mcp.api.call", { id: "a1", server: "fx", tool: "add", args: { a: 2, b: 3 } });
+    assert.equal(denied.error?.kind, "denied");
+    assert.deepEqual(client.approvals.at(-1), { serverId: "fx", tool: "add" });
+    assert.equal(
+      readLog(fxLog).filter((e) => e.event === "call" && e.name === "add").length,
+      0,
+      "a denied call never reaches the server",
+    );
+    client.answerApprovals = "allow";
+    const allowed = await client.request("mcp.api.call", { id: "a2", server: "fx", tool: "add", args: { a: 2, b: 3 } });
+    assert.deepEqual([allowed.ok, textOf(allowed)], [true, "5"]);
+  });
+
+  it("aborts a slow call: the server sees the cancellation and the reply says aborted", async () => {
+    const client = apiClient();
+    const reply = client.request("mcp.api.call", { id: "slow-1", server: "fx", tool: "slow", args: { ms: 60_000 } });
+    await waitFor(() => readLog(fxLog).some((e) => e.event === "call" && e.name === "slow"), "the slow call to arrive");
+    client.abort("slow-1");
+    const aborted = await reply;
+    assert.equal(aborted.error?.kind, "aborted");
+    await waitFor(
+      () => readLog(fxLog).some((e) => e.event === "cancelled" && e.name === "slow"),
+      "the server to see the cancellation",
+    );
+  });
+
+  it("registers a session-only server, calls its tool, refuses a bad entry, removes it: its process ends, no file written", async () => {
+    const { request } = apiClient();
+    const before = filesUnder(agentDir);
+    const bad = await request("mcp.api.register", { id: "r1", name: "broken", entry: { command: 42 } });
+    assert.equal(bad.error?.kind, "invalid-entry");
+    assert.match(bad.error?.message ?? "", /MCP server entry 'broken' is not valid: .*command/);
+    const taken = await request("mcp.api.register", { id: "r2", name: "fx", entry: fixtureEntry() });
+    assert.equal(taken.error?.kind, "name-taken");
+
+    const entry = {
+      ...fixtureEntry(),
+      env: { FIXTURE_LOG: extraLog },
+      autoApprove: ["pid", "slow"],
+      requestTimeout: 300,
+    };
+    const added = await request("mcp.api.register", { id: "r3", name: "extra", entry, by: "the API test" });
+    assert.equal(added.ok, true, JSON.stringify(added.error));
+    assert.deepEqual(added.server, {
+      name: "extra",
+      status: "connected",
+      source: "session",
+      toolCount: (added.tools as unknown[]).length,
+    });
+    assert.ok(
+      run.pi.session.getAllTools().some((tool) => tool.name === "mcp_extra_pid"),
+      "its tools are pi's",
+    );
+    const pid = Number(textOf(await request("mcp.api.call", { id: "r4", server: "extra", tool: "pid", args: {} })));
+    assert.ok(isAlive(pid));
+    const late = await request("mcp.api.call", { id: "r4b", server: "extra", tool: "slow", args: { ms: 60_000 } });
+    assert.equal(late.error?.kind, "timeout", JSON.stringify(late.error));
+    const listed = (await request("mcp.api.list", { id: "r5" })) as ApiReply & Listed;
+    assert.deepEqual(
+      listed.servers.map((s) => [s.name, s.source]),
+      [
+        ["fx", "user"],
+        ["extra", "session"],
+      ],
+    );
+
+    const notOurs = await request("mcp.api.unregister", { id: "r6", name: "fx" });
+    assert.equal(notOurs.error?.kind, "not-session");
+    const removed = await request("mcp.api.unregister", { id: "r7", name: "extra" });
+    assert.equal(removed.ok, true, JSON.stringify(removed.error));
+    await waitFor(() => !isAlive(pid), "the removed server's process to end");
+    const gone = await request("mcp.api.call", { id: "r8", server: "extra", tool: "pid", args: {} });
+    assert.equal(gone.error?.kind, "unknown-server");
+
+    // Nothing of it went into a config file or the tool cache (which the configured server's list may still be
+    // reaching); its own stderr log is the only file it has.
+    const cache = path.join("mcp-bridge", "tool-cache.json");
+    const written = [...filesUnder(agentDir)]
+      .filter(([file, stamp]) => before.get(file) !== stamp)
+      .map(([file]) => path.relative(agentDir, file));
+    assert.deepEqual(
+      written.filter((file) => !file.endsWith(".log") && file !== cache),
+      [],
+    );
+    assert.equal(existsSync(path.join(run.project, ".pi", "mcp.json")), false);
+    const cached = existsSync(path.join(agentDir, cache))
+      ? Object.values((JSON.parse(readFileSync(path.join(agentDir, cache), "utf8")) as { entries: object }).entries)
+      : [];
+    assert.equal(
+      cached.some((entry: { server?: string }) => entry.server === "extra"),
+      false,
+    );
+  });
+});
+
+describe(
+  "servers other extensions register with pi 1.x's pi.registerMcpServer()",
+  { skip: PI_LINE !== "1.x" && "pi 0.73 has no pi.registerMcpServer()" },
+  () => {
+    const logs = tempDir("mcp-bridge-registered-logs-");
+    let run: BridgeInPi;
+
+    before(async () => {
+      setUpApiClient({ registerAtLoad: { name: "atload", config: { ...fixtureEntry(), autoApprove: ["pid"] } } });
+      run = await startBridgeInPi({ mcpConfig: { mcpServers: {} }, extensionPaths: [CLIENT_EXTENSION] });
+    });
+    after(async () => {
+      await run?.close();
+      logs.cleanup();
+    });
+
+    const list = async (id: string) => (await apiClient().request("mcp.api.list", { id })) as ApiReply & Listed;
+
+    it("one registered while pi loads is connected at session start, one registered later at once, and unregistering ends it", async () => {
+      const client = apiClient();
+      const listed = await list("p1");
+      assert.deepEqual(
+        listed.servers.map((s) => [s.name, s.source, s.status]),
+        [["atload", "session", "connected"]],
+      );
+      const pid = Number(
+        textOf(await client.request("mcp.api.call", { id: "p2", server: "atload", tool: "pid", args: {} })),
+      );
+      assert.ok(isAlive(pid));
+
+      client.registerMcpServer("later", fixtureEntry());
+      let attempts = 0;
+      await waitFor(
+        async () => {
+          const now = await list(`p3-${++attempts}`);
+          return now.servers.some((s) => s.name === "later" && s.status === "connected");
+        },
+        "the server registered later to connect",
+        20_000,
+        100,
+      );
+      assert.ok(run.pi.session.getAllTools().some((tool) => tool.name === "mcp_later_echo"));
+
+      client.unregisterMcpServer("atload");
+      await waitFor(() => !isAlive(pid), "the unregistered server's process to end");
+      assert.deepEqual(
+        (await list("p4")).servers.map((s) => s.name),
+        ["later"],
+      );
+    });
+  },
+);
