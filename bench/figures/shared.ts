@@ -9,17 +9,20 @@
  *   on the shared side; pi's own RSS beside it. The two sides alternate round by round (which goes first swapped).
  * - Per call: the pi tool's `execute` (as ./calls.ts calls it) on a shared connection, through the hub, and on a
  *   direct one to another process of the same server (examples/hello-server.mjs), alternating call by call; and
- *   1,000 concurrent calls, alternating run by run.
+ *   1,000 concurrent calls, alternating run by run. And the shared connection against one through a bare byte relay
+ *   (../byte-relay.mjs, which parses nothing): what the hub's own code adds to the extra process between session and
+ *   server.
  *
  * Every pi, hub and server it starts is ended before it returns, also when it fails; each pi gets a temporary HOME and
  * agent dir, so the user's own hub is never reached. Linux only (/proc).
  */
+import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import * as path from "node:path";
 import { hubDir } from "../../src/connection/hub/hub-launch.ts";
-import { REPO_ROOT } from "../../test/helpers.ts";
+import { REPO_ROOT, waitFor } from "../../test/helpers.ts";
 import { processesWithEnv } from "../../test/tmux.ts";
 import { endProcesses, hubPid, memoryKb, type RpcPi, startRpcPi } from "../shared-processes.ts";
 import { envCount, median, repeatRounds, summary } from "../stats.ts";
@@ -28,6 +31,7 @@ import type { Figure, FigureSection } from "./figure.ts";
 
 const MARK = "MCP_BRIDGE_BENCH_SHARED";
 const HELLO_SERVER = path.join(REPO_ROOT, "examples", "hello-server.mjs");
+const RELAY = path.join(REPO_ROOT, "bench", "byte-relay.mjs");
 const PIS = envCount("BENCH_SHARED_PIS", 4);
 const MEMORY_ROUNDS = {
   min: envCount("BENCH_SHARED_MEMORY_ROUNDS", 3),
@@ -198,6 +202,17 @@ async function measureMemory(): Promise<Figure[]> {
 
 const µs = (ms: number) => Math.round(ms * 1000);
 
+/** A shared connection through ../byte-relay.mjs in `dir` instead of the hub; the relay's pid goes to `started` at once. */
+async function relaySide(dir: string, entry: Record<string, unknown>, started: number[]): Promise<Side> {
+  // Detached as pi starts the hub: on Linux a session of its own is a scheduling group of its own, which changes how
+  // soon it runs after a write under load.
+  const relay = spawn(process.execPath, [RELAY, dir], { stdio: "ignore", detached: true });
+  if (relay.pid === undefined) throw new Error("the byte relay did not start");
+  started.push(relay.pid);
+  await waitFor(() => hubPid(dir) === relay.pid, "the byte relay to listen", 20_000);
+  return bridgeSide(entry, dir);
+}
+
 async function measureCalls(): Promise<Figure[]> {
   const dir = mkdtempSync(path.join(tmpdir(), "mcp-bridge-bench-shared-calls-"));
   const hub = path.join(dir, "mcp-hub");
@@ -209,6 +224,7 @@ async function measureCalls(): Promise<Figure[]> {
     ...(shared ? { shared: SHARED } : {}),
   });
   const sides: Side[] = [];
+  const started: number[] = [];
   try {
     const shared = await bridgeSide(entry(true), hub);
     sides.push(shared);
@@ -219,6 +235,10 @@ async function measureCalls(): Promise<Figure[]> {
     const calls = await interleavedRounds(shared.call, direct.call, CALLS, CALL_TARGET, (a, b) => a / b, CALL_ROUNDS);
     const burst = (side: Side) => () => Promise.all(Array.from({ length: CONCURRENT }, () => side.call()));
     const bursts = await interleavedRounds(burst(shared), burst(direct), BURSTS, 1, (a, b) => b / a, CALL_ROUNDS);
+    const relayed = await relaySide(path.join(dir, "relay"), entry(true), started);
+    sides.push(relayed);
+    for (let i = 0; i < 300; i++) await Promise.all([shared.call(), relayed.call()]);
+    const vsRelay = await interleavedRounds(shared.call, relayed.call, CALLS, 1, (a, b) => a / b, CALL_ROUNDS);
     const common = { loadBefore, loadAfter: load() };
     const sharedMs = median(calls.map((r) => r.bridge));
     const directMs = median(calls.map((r) => r.sdk));
@@ -259,11 +279,28 @@ async function measureCalls(): Promise<Figure[]> {
           ...common,
         },
       },
+      {
+        id: "shared.call.vsRelay",
+        label: "per-call latency, through the hub / through a bare byte relay",
+        value: Number(median(vsRelay.map((r) => r.ratio)).toFixed(3)),
+        unit: "×",
+        detail: {
+          hubMedianUs: µs(median(vsRelay.map((r) => r.bridge))),
+          relayMedianUs: µs(median(vsRelay.map((r) => r.sdk))),
+          callsPerRound: CALLS,
+          rounds: vsRelay.length,
+          ...summary(
+            "ratio",
+            vsRelay.map((r) => r.ratio),
+          ),
+          ...common,
+        },
+      },
     ];
   } finally {
     await Promise.all(sides.map((side) => side.close()));
     const hubProcess = hubPid(hub);
-    await endProcesses([...(hubProcess ? [hubProcess] : []), ...processesWithEnv(MARK, mark)]);
+    await endProcesses([...started, ...(hubProcess ? [hubProcess] : []), ...processesWithEnv(MARK, mark)]);
     rmSync(dir, { recursive: true, force: true });
   }
 }
