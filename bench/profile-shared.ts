@@ -12,7 +12,7 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { waitFor } from "../test/helpers.ts";
 import { bridgeSide, type Side } from "./figures/calls.ts";
-import { endProcesses } from "./shared-processes.ts";
+import { endProcesses, hubPid } from "./shared-processes.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SERVER = path.join(ROOT, "examples", "hello-server.mjs");
@@ -20,7 +20,7 @@ const HUB = path.join(ROOT, "src", "connection", "hub", "hub.mjs");
 const calls = Number(process.argv[2] ?? 5000);
 const profileDir = process.env.PROFILE_DIR ?? "/tmp";
 
-/** utime + stime of a process, in clock ticks of 10 ms. */
+/** utime + stime of a process, in clock ticks (1/100 s on Linux). */
 function ticks(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
@@ -29,16 +29,14 @@ function ticks(pid: number): number {
 
 const dir = mkdtempSync(path.join(tmpdir(), "mcp-bridge-profile-shared-"));
 const hubDir = path.join(dir, "mcp-hub");
-const hub = spawn(process.execPath, ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, HUB, hubDir], { stdio: "ignore" });
+// Detached as pi starts it (a scheduling group of its own on Linux).
+const hub = spawn(process.execPath, ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, HUB, hubDir], {
+  stdio: "ignore",
+  detached: true,
+});
 const sides: Side[] = [];
 try {
-  await waitFor(() => {
-    try {
-      return readFileSync(path.join(hubDir, "hub.lock"), "utf8") === String(hub.pid);
-    } catch {
-      return false;
-    }
-  }, "the hub to start");
+  await waitFor(() => hubPid(hubDir) === hub.pid, "the hub to start");
   const shared = await bridgeSide({ command: process.execPath, args: [SERVER], shared: { idleSeconds: 1 } }, hubDir);
   sides.push(shared);
   const direct = await bridgeSide({ command: process.execPath, args: [SERVER] });
