@@ -49,7 +49,8 @@ const CONCURRENT = envCount("BENCH_CONCURRENT", 1000);
 const CALL_TARGET = 1.2;
 /** Short, so that a server left by an interrupted run stops by itself soon, and its hub after it. */
 const SHARED = { idleSeconds: 1 };
-const MB = 1024;
+/** /proc gives kB. */
+const KB_PER_MB = 1024;
 
 const load = () =>
   loadavg()
@@ -146,9 +147,9 @@ async function measureMemory(): Promise<Figure[]> {
     },
     (round) => round.shared.rss / round.unshared.rss,
   );
-  const of = (side: keyof MemoryRound, key: keyof MemorySample) => rounds.map((r) => r[side][key] / MB);
+  const of = (side: keyof MemoryRound, key: keyof MemorySample) => rounds.map((r) => r[side][key] / KB_PER_MB);
   const ratios = rounds.map((r) => r.shared.rss / r.unshared.rss);
-  const saved = rounds.map((r) => (r.unshared.rss - r.shared.rss) / MB);
+  const saved = rounds.map((r) => (r.unshared.rss - r.shared.rss) / KB_PER_MB);
   const common = { rounds: rounds.length, pis: PIS, loadBefore, loadAfter: load() };
   const count = (side: keyof MemoryRound, key: "processes" | "servers") => median(rounds.map((r) => r[side][key]));
   return [
