@@ -20,6 +20,7 @@ import { installSection } from "./figures/install.ts";
 import { memorySection } from "./figures/memory.ts";
 import { sandboxSection } from "./figures/sandbox.ts";
 import { searchSection } from "./figures/search.ts";
+import { sharedSection } from "./figures/shared.ts";
 import { startupSection } from "./figures/startup.ts";
 import { formatTable, type Machine, reportOf, runSections } from "./report.ts";
 
@@ -35,6 +36,7 @@ const SECTIONS: FigureSection[] = [
   searchSection,
   catalogSection,
   sandboxSection,
+  sharedSection,
 ];
 
 function option(name: string): string | undefined {

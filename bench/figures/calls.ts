@@ -66,8 +66,11 @@ async function bridgeModules() {
   return { McpBridge, LogFile, ToolRegistry };
 }
 
-/** A bridge with one server (`entry` as mcp.json has it), wired as pi's session wires it, and its `greet` as pi calls it. */
-export async function bridgeSide(entry: Record<string, unknown>): Promise<Side> {
+/**
+ * A bridge with one server (`entry` as mcp.json has it), wired as pi's session wires it, and its `greet` as pi calls it.
+ * `hubDir` is where a `"shared"` entry's hub runs (pi puts it in its agent dir).
+ */
+export async function bridgeSide(entry: Record<string, unknown>, hubDir?: string): Promise<Side> {
   const { McpBridge, LogFile, ToolRegistry } = await bridgeModules();
   const dir = mkdtempSync(path.join(tmpdir(), "mcp-bridge-bench-calls-"));
   mkdirSync(path.join(dir, "servers"));
@@ -89,6 +92,7 @@ export async function bridgeSide(entry: Record<string, unknown>): Promise<Side> 
       return log;
     },
     startupBudgetMs: 60_000,
+    hubDir,
   });
   await bridge.start();
   const connection = bridge.connection("s");
