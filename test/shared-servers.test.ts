@@ -241,6 +241,19 @@ describe("shared servers", () => {
     });
   }
 
+  test("a command that is not found: the message an unshared start gets, and the hub does not stay for it", async () => {
+    const b = bed();
+    const connection = connectionFor(
+      "missing",
+      { command: "no-such-command-for-the-hub", shared: true, restartOnCrash: false },
+      { hubDir: b.hub },
+    );
+    await assert.rejects(connection.connect(), /command 'no-such-command-for-the-hub' was not found/);
+    await connection.close();
+    const hub = hubPid(b.hub);
+    if (hub !== undefined) await waitFor(() => !isAlive(hub), "the hub to exit, running nothing", 15_000);
+  });
+
   test("a shared server that would run sandboxed does not start, and the message says what to change", async () => {
     const b = bed();
     const connection = connectionFor(

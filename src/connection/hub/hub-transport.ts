@@ -72,6 +72,9 @@ export class HubTransport implements Transport {
   private readonly framing: LineFraming;
   private attached = false;
   private closed = false;
+  private closeFired = false;
+  /** The attach under way: the hub's answer settles it. */
+  private settleAttach?: { resolve(): void; reject(error: Error): void };
 
   constructor(private readonly options: HubTransportOptions) {
     this.framing = new LineFraming(options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
@@ -115,8 +118,6 @@ export class HubTransport implements Transport {
     await attached;
   }
 
-  private settleAttach?: { resolve(): void; reject(error: Error): void };
-
   private read(chunk: Buffer): void {
     try {
       this.framing.append(chunk);
@@ -153,10 +154,14 @@ export class HubTransport implements Transport {
         this.settleAttach?.resolve();
         this.settleAttach = undefined;
         return;
-      case "error":
-        this.settleAttach?.reject(new Error(`the shared-server hub could not start it: ${String(line.message)}`));
+      case "error": {
+        // With the spawn's own code (ENOENT, EACCES), so the message about it is the one an unshared start gets.
+        const error = new Error(`the shared-server hub could not start it: ${String(line.message)}`);
+        if (typeof line.code === "string") Object.assign(error, { code: line.code });
+        this.settleAttach?.reject(error);
         this.settleAttach = undefined;
         return;
+      }
       case "sessions":
         this.shared.sessions = Number(line.count) || 0;
         onShared?.(this.shared);
@@ -207,6 +212,4 @@ export class HubTransport implements Transport {
     this.closed = true;
     this.onclose?.();
   }
-
-  private closeFired = false;
 }

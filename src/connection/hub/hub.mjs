@@ -194,7 +194,11 @@ class Server {
       child.once("spawn", () => resolve(child.pid));
       child.once("error", reject);
     });
-    child.on("error", (error) => log("server.error", { key, message: error.message }));
+    child.on("error", (error) => {
+      log("server.error", { key, message: error.message });
+      // Never started (a command not found): forgotten at once, so the next attach tries afresh and the hub can exit.
+      if (child.pid === undefined && !this.ended) this.exited(null, null);
+    });
     child.stdin.on("error", () => undefined);
     lines(
       child.stdout,
@@ -510,7 +514,8 @@ function serve() {
         if (message && typeof message.hub === "string" && message.jsonrpc === undefined) {
           if (message.hub === "attach" && !session.server)
             attach(session, message).catch((error) => {
-              send(socket, { hub: "error", message: error instanceof Error ? error.message : String(error) });
+              const { code } = /** @type {NodeJS.ErrnoException} */ (error);
+              send(socket, { hub: "error", message: error instanceof Error ? error.message : String(error), code });
               socket.end();
             });
           else control(session, message);
