@@ -10,6 +10,7 @@ import { after, describe, test } from "node:test";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
 import type { ClientFeatures } from "../src/connection/mcp-client.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
+import { PI_LINE } from "./pi-line.ts";
 import { commandLine, connectionFor, fixtureEntry, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 
 const tmp = tempDir();
@@ -77,7 +78,8 @@ function bed(idleSeconds = 0.2): Bed {
   };
 }
 
-describe("shared servers", () => {
+// On both pi lines' Node versions: the hub runs under the Node that runs pi.
+describe(`shared servers (Node ${process.versions.node}, pi ${PI_LINE})`, () => {
   test("two sessions of one definition: one process, both served, each counted; it stops after the last leaves, and the hub exits", async () => {
     const b = bed();
     const first = await b.open();
