@@ -79,6 +79,8 @@ function startHub(dir: string): void {
   const child = spawn(process.execPath, [HUB_SCRIPT, dir], {
     detached: true,
     stdio: "ignore",
+    // Not the project's directory: the hub outlives the session, and would keep it in use.
+    cwd: dir,
     // The hub passes each server the environment its session sent; it needs none of pi's.
     env: { PATH: process.env.PATH ?? "" },
     windowsHide: true,

@@ -20,6 +20,8 @@ const BACKGROUND = new Set([
   "resources/list",
   "resources/templates/list",
   "logging/setLevel",
+  // A 2026-07-28 session keeps one open for as long as it lasts.
+  "subscriptions/listen",
 ]);
 const OWNER_ENV = "MCP_BRIDGE_OWNER";
 const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
