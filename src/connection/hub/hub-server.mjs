@@ -48,8 +48,13 @@ export function lines(stream, max, onLine, onTooLong) {
   });
 }
 
+/** What may wait unread for one session before it is let go: a pi that stopped reading (suspended, hung) costs no more. */
+const UNREAD_MAX_BYTES = 64 * 1024 * 1024;
+
 export function send(socket, value) {
-  if (!socket.destroyed && socket.writable) socket.write(`${JSON.stringify(value)}\n`);
+  if (socket.destroyed || !socket.writable) return;
+  socket.write(`${JSON.stringify(value)}\n`);
+  if (socket.writableLength > UNREAD_MAX_BYTES) socket.destroy();
 }
 
 function errorReply(id, message) {
