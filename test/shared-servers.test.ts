@@ -221,6 +221,15 @@ describe(`shared servers (Node ${process.versions.node}, pi ${PI_LINE})`, () => 
     await b.end();
   });
 
+  test("a server that ignores its stdin closing and SIGTERM still ends when its hub is killed: the hub's watchdog", async () => {
+    const b = bed();
+    const stubborn = await b.open("stubborn", { ...fixtureEntry("stubborn"), restartOnCrash: false });
+    const server = await b.pidOf(stubborn);
+    process.kill(hubPid(b.hub)!, "SIGKILL");
+    await waitFor(() => !isAlive(server), "the stubborn server to be ended by the hub's watchdog", 15_000);
+    await b.end();
+  });
+
   for (const protocolVersion of ["auto", "2025-11-25"]) {
     test(`both revisions through the hub: a 2026-07-28 server asked with ${protocolVersion}`, async () => {
       const b = bed();

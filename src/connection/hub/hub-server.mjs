@@ -25,7 +25,8 @@ const BACKGROUND = new Set([
 ]);
 const OWNER_ENV = "MCP_BRIDGE_OWNER";
 const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
-const ownerToken = randomBytes(16).toString("hex");
+/** The first part of every server's `MCP_BRIDGE_OWNER` value, as each pi has its own. */
+export const ownerToken = randomBytes(16).toString("hex");
 let nextOwner = 0;
 
 /** A line-per-message reader over a stream, a line bounded by `max()` bytes. */
@@ -64,9 +65,10 @@ function errorReply(id, message) {
 export class SharedServer {
   /**
    * Starts the server of `spec` (command, args, env, cwd). `log` writes the hub's log; `onEnded` is told once its
-   * process has exited (or could not be started), after every session was told and let go.
+   * process has exited (or could not be started), after every session was told and let go; `watchdog` (the hub's
+   * ./hub-watchdog.mjs) watches its process group while it runs.
    */
-  constructor(key, spec, idleMs, { log, onEnded }) {
+  constructor(key, spec, idleMs, { log, onEnded, watchdog }) {
     this.log = log;
     this.onEnded = onEnded;
     this.key = key;
@@ -123,7 +125,12 @@ export class SharedServer {
       stderrPartial = parts.pop()?.slice(0, STDERR_LINE_MAX) ?? "";
       for (const line of parts) this.broadcast({ hub: "stderr", line: line.slice(0, STDERR_LINE_MAX) });
     });
-    child.on("exit", (code, signal) => this.exited(code, signal));
+    // At once, in the tick of the spawn: there is no moment in which the hub could die with the group unwatched.
+    if (child.pid !== undefined) watchdog?.watch(child.pid);
+    child.on("exit", (code, signal) => {
+      if (child.pid !== undefined) watchdog?.forget(child.pid);
+      this.exited(code, signal);
+    });
   }
 
   broadcast(value) {

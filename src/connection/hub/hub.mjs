@@ -19,7 +19,8 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
-import { lines, send, SharedServer, STOP_GRACE_MS } from "./hub-server.mjs";
+import { lines, ownerToken, send, SharedServer, STOP_GRACE_MS } from "./hub-server.mjs";
+import { HubWatchdog } from "./hub-watchdog.mjs";
 
 const dir = process.argv[2];
 if (!dir) {
@@ -134,7 +135,7 @@ async function attach(session, line) {
   const key = keyOf(spec);
   let server = servers.get(key);
   if (!server || server.stopping) {
-    server = new SharedServer(key, spec, session.idleMs, { log, onEnded: forget });
+    server = new SharedServer(key, spec, session.idleMs, { log, onEnded: forget, watchdog });
     servers.set(key, server);
     log("server.start", { key, command: path.basename(spec.command) });
   }
@@ -170,8 +171,11 @@ function lingerIfEmpty() {
 }
 
 let listener;
+/** @type {HubWatchdog | undefined} */
+let watchdog;
 function shutdown(code) {
   listener?.close();
+  watchdog?.release();
   if (process.platform !== "win32") fs.rmSync(SOCKET, { force: true });
   if (fs.existsSync(LOCK) && fs.readFileSync(LOCK, "utf8") === String(process.pid)) fs.rmSync(LOCK, { force: true });
   process.exit(code);
@@ -181,6 +185,7 @@ function serve() {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   fs.chmodSync(dir, 0o700);
   if (!takeLock()) return process.exit(0);
+  watchdog = new HubWatchdog(ownerToken);
   if (process.platform !== "win32") fs.rmSync(SOCKET, { force: true });
   listener = net.createServer((socket) => {
     sessionCount++;
