@@ -9,6 +9,7 @@ import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
 import type { ClientFeatures } from "../src/connection/mcp-client.ts";
+import type { EventSink } from "../src/common/events.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { commandLine, connectionFor, fixtureEntry, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
@@ -44,7 +45,12 @@ function textOf(result: { content: unknown[] }): string {
 
 interface Bed {
   hub: string;
-  open(name?: string, entry?: Record<string, unknown>, features?: ClientFeatures): Promise<ServerConnection>;
+  open(
+    name?: string,
+    entry?: Record<string, unknown>,
+    features?: ClientFeatures,
+    events?: EventSink,
+  ): Promise<ServerConnection>;
   pidOf(connection: ServerConnection): Promise<number>;
   /** Closes every session it opened, then waits for the hub to have exited (bounded). */
   end(): Promise<void>;
@@ -56,11 +62,11 @@ function bed(idleSeconds = 0.2): Bed {
   const opened: ServerConnection[] = [];
   return {
     hub,
-    async open(name = "shared", entry = {}, features) {
+    async open(name = "shared", entry = {}, features, events) {
       const connection = connectionFor(
         name,
         { ...fixtureEntry(), shared: { idleSeconds }, ...entry },
-        { hubDir: hub, features },
+        { hubDir: hub, features, events },
       );
       opened.push(connection);
       await connection.connect();
@@ -173,8 +179,11 @@ describe(`shared servers (Node ${process.versions.node}, pi ${PI_LINE})`, () => 
 
   test("/mcp reconnect's restart: the server is started anew for every session, each reconnecting to the new process", async () => {
     const b = bed();
+    const dropped: string[] = [];
     const a = await b.open();
-    const c = await b.open();
+    const c = await b.open("shared", {}, undefined, (channel, payload) => {
+      if (channel === "mcp.disconnected") dropped.push(String(payload.reason));
+    });
     const before = await b.pidOf(a);
     assert.equal(a.restartShared(), true);
     await a.reconnect();

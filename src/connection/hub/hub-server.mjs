@@ -90,6 +90,8 @@ export class SharedServer {
     this.initSent = false;
     this.initializedNotified = false;
     this.ended = false;
+    /** Stopped because a session asked for a restart for all. */
+    this.restarting = false;
     this.mark = `${ownerToken}-${nextOwner++}`;
     const child = spawn(spec.command, spec.args, {
       cwd: spec.cwd,
@@ -326,7 +328,12 @@ export class SharedServer {
   exited(code, signal) {
     this.ended = true;
     clearTimeout(this.idleTimer);
-    const description = signal ? `killed by ${signal}` : `exited with code ${code}`;
+    // Each session's message about the drop says why: the server's own end, or a restart one of them asked for.
+    const description = this.restarting
+      ? "was restarted for every pi session using it (/mcp reconnect in one of them)"
+      : signal
+        ? `killed by ${signal}`
+        : `exited with code ${code}`;
     this.log("server.exit", { key: this.key, description, stopped: !!this.stopping });
     for (const session of this.sessions) {
       send(session.socket, { hub: "exit", code, signal, description });

@@ -150,6 +150,7 @@ function control(session, line) {
   if (line.hub === "restart" && session.server && !session.server.stopping) {
     session.server.broadcast({ hub: "restarting", sessions: session.server.sessions.size });
     log("server.restart", { key: session.server.key });
+    session.server.restarting = true;
     session.server.stop();
   }
 }
