@@ -2,11 +2,11 @@
  * Processes the shared-servers bench starts and must end: `pi --mode rpc` processes (pi 0.73's CLI, the faux model),
  * the hub they start detached, and the servers, found by a mark in their environment. Memory read from /proc (Linux).
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { isAlive, waitFor } from "../test/helpers.ts";
-import { DEFAULT_PI_ARGS, PI_CLI } from "../test/tmux.ts";
+import { spawnRpcPi } from "../test/rpc-pi.ts";
 
 /** Resident and proportional set size of a process in kB (PSS splits pages shared with others among them); 0 once gone. */
 export function memoryKb(pid: number): { rss: number; pss: number } {
@@ -64,35 +64,13 @@ export interface RpcPi {
 
 /** One `pi --mode rpc` with this repo's extension and the faux model, HOME and agent dir in `home`. */
 export function startRpcPi(home: string, config: string): RpcPi {
-  const child = spawn(
-    process.execPath,
-    [PI_CLI, ...DEFAULT_PI_ARGS, "--mode", "rpc", "--no-session", "--mcp-config", config],
-    {
-      cwd: home,
-      env: {
-        ...process.env,
-        HOME: home,
-        PI_CODING_AGENT_DIR: path.join(home, "agent"),
-        PI_OFFLINE: "1",
-        PI_MCP_STARTUP_BUDGET_MS: "120000",
-        npm_config_offline: "true",
-      },
-      stdio: ["pipe", "pipe", "ignore"],
-    },
-  );
-  let stdout = "";
-  child.stdout!.setEncoding("utf8");
-  child.stdout!.on("data", (text: string) => (stdout += text));
-  const exited = new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve();
-    else child.once("exit", () => resolve());
-  });
+  const { child, exited, output } = spawnRpcPi(home, config);
   return {
     child,
     async call(tool) {
-      const from = stdout.length;
+      const from = output().length;
       child.stdin!.write(`${JSON.stringify({ type: "prompt", message: `call ${tool} {}` })}\n`);
-      const done = () => stdout.slice(from).includes('"tool_execution_end"');
+      const done = () => output().slice(from).includes('"tool_execution_end"');
       const gone = () => child.exitCode !== null || child.signalCode !== null;
       await waitFor(() => done() || gone(), `pi to run ${tool}`, 120_000, 50);
       if (!done()) throw new Error(`pi exited (${child.exitCode ?? child.signalCode}) before it ran ${tool}`);

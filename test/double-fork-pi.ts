@@ -3,13 +3,14 @@
  * started and another during a tool call the faux model made; and the ways pi can end. Shared by the tests that check
  * no such daemon outlives pi, with the server sandboxed or not.
  */
-import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { WATCHDOG_SCRIPT } from "../src/connection/local/orphan-watchdog.ts";
 import { commandLine, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
-import { DEFAULT_PI_ARGS, PI_CLI, processesWithEnv, processTree } from "./tmux.ts";
+import { spawnRpcPi } from "./rpc-pi.ts";
+import { processesWithEnv, processTree } from "./tmux.ts";
 
 const SERVER = path.join(REPO_ROOT, "test", "fixtures", "double-fork-server.mjs");
 /** Every process of the server carries this variable, with a value unique to the run. */
@@ -42,24 +43,7 @@ export async function startDoubleForkPi(home: string, sandbox = false) {
     config,
     JSON.stringify({ mcpServers: { df: { ...server, exposure: "direct", autoApprove: ["daemonize"] } } }),
   );
-  const pi = spawn(
-    process.execPath,
-    [PI_CLI, ...DEFAULT_PI_ARGS, "--mode", "rpc", "--no-session", "--mcp-config", config],
-    {
-      cwd: tmp.dir,
-      env: {
-        ...process.env,
-        HOME: home,
-        PI_CODING_AGENT_DIR: path.join(home, "agent"),
-        PI_OFFLINE: "1",
-        PI_MCP_STARTUP_BUDGET_MS: "60000",
-      },
-      stdio: ["pipe", "pipe", "ignore"],
-    },
-  );
-  let stdout = "";
-  pi.stdout.on("data", (d) => (stdout += d));
-  const exited = new Promise<void>((resolve) => pi.once("exit", () => resolve()));
+  const { child: pi, exited, output } = spawnRpcPi(home, config, tmp.dir);
   const sleepers = (): number[] => {
     try {
       return readFileSync(log, "utf8")
@@ -79,9 +63,9 @@ export async function startDoubleForkPi(home: string, sandbox = false) {
   };
   try {
     pi.stdin.write(`${JSON.stringify({ id: "ready", type: "get_state" })}\n`);
-    await waitFor(() => stdout.includes('"id":"ready"'), "pi to answer over RPC", 60_000, 100);
+    await waitFor(() => output().includes('"id":"ready"'), "pi to answer over RPC", 60_000, 100);
     pi.stdin.write(`${JSON.stringify({ type: "prompt", message: "call mcp_df_daemonize {}" })}\n`);
-    await waitFor(() => /daemon \d+ started/.test(stdout), "the tool call's result", 60_000, 100);
+    await waitFor(() => /daemon \d+ started/.test(output()), "the tool call's result", 60_000, 100);
   } catch (error) {
     stop();
     throw error;
@@ -92,7 +76,7 @@ export async function startDoubleForkPi(home: string, sandbox = false) {
 
 export interface ExitPath {
   name: string;
-  end(pi: ReturnType<typeof spawn>): void;
+  end(pi: ChildProcess): void;
 }
 
 export const EXIT_PATHS: ExitPath[] = [

@@ -5,7 +5,6 @@
  * SIGKILL, no hub or server process is left once the idle time and 10 s have passed.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
@@ -13,7 +12,8 @@ import { after, describe, test } from "node:test";
 import { within } from "../src/common/wait.ts";
 import { fixtureEntry, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { PI_LINE } from "./pi-line.ts";
-import { DEFAULT_PI_ARGS, PI_CLI, processesWithEnv } from "./tmux.ts";
+import { spawnRpcPi } from "./rpc-pi.ts";
+import { processesWithEnv } from "./tmux.ts";
 
 const MARK = "MCP_BRIDGE_SHARED_PI_TEST";
 const IDLE_SECONDS = 1;
@@ -22,32 +22,14 @@ after(() => tmp.cleanup());
 
 /** One `pi --mode rpc`: `prompt` sends a prompt and resolves with the stdout it wrote until `until` matched there. */
 function startPi(home: string, config: string) {
-  const pi = spawn(
-    process.execPath,
-    [PI_CLI, ...DEFAULT_PI_ARGS, "--mode", "rpc", "--no-session", "--mcp-config", config],
-    {
-      cwd: tmp.dir,
-      env: {
-        ...process.env,
-        HOME: home,
-        PI_CODING_AGENT_DIR: path.join(home, "agent"),
-        PI_OFFLINE: "1",
-        PI_MCP_STARTUP_BUDGET_MS: "120000",
-        npm_config_offline: "true",
-      },
-      stdio: ["pipe", "pipe", "ignore"],
-    },
-  );
-  let stdout = "";
-  pi.stdout.on("data", (d) => (stdout += d));
-  const exited = new Promise<void>((resolve) => pi.once("exit", () => resolve()));
+  const { child: pi, exited, output } = spawnRpcPi(home, config, tmp.dir);
   /** Sends a prompt; resolves with the text of the first tool result, or of the first line matching `until`, after it. */
   const prompt = async (message: string, until?: RegExp): Promise<string> => {
-    const from = stdout.length;
+    const from = output().length;
     pi.stdin.write(`${JSON.stringify({ type: "prompt", message })}\n`);
     let found: string | undefined;
     const look = () => {
-      for (const line of stdout.slice(from).split("\n")) {
+      for (const line of output().slice(from).split("\n")) {
         if (until) {
           if (until.test(line)) return (found = line);
           continue;
