@@ -42,7 +42,25 @@ function startPi(home: string, config: string) {
     await waitFor(() => look() !== undefined, `pi to answer "${message}"`, 90_000, 50);
     return found!;
   };
-  return { pi, exited, prompt };
+  /** Answers pi's first UI request (a dialog) after `from` whose text has `text`, as the user's "cancel". */
+  const cancelDialog = async (text: string, from: number): Promise<void> => {
+    let id: string | undefined;
+    await waitFor(
+      () => {
+        for (const line of output().slice(from).split("\n")) {
+          if (!line.includes('"extension_ui_request"') || !line.includes(text)) continue;
+          id = (JSON.parse(line) as { id: string }).id;
+          return true;
+        }
+        return false;
+      },
+      `pi to ask "${text}"`,
+      60_000,
+      50,
+    );
+    pi.stdin.write(`${JSON.stringify({ type: "extension_ui_response", id, cancelled: true })}\n`);
+  };
+  return { pi, exited, prompt, output, cancelDialog };
 }
 
 describe(`shared servers across pi processes ${PI_LINE}`, { timeout: 300_000 }, () => {
@@ -68,7 +86,7 @@ describe(`shared servers across pi processes ${PI_LINE}`, { timeout: 300_000 }, 
             cwd: REPO_ROOT,
             ...common,
           },
-          fx: { ...fixtureEntry(), env: { [MARK]: mark }, ...common },
+          fx: { ...fixtureEntry(), env: { [MARK]: mark, FIXTURE_LIST_ASK: "1" }, ...common },
         },
       }),
     );
@@ -81,6 +99,12 @@ describe(`shared servers across pi processes ${PI_LINE}`, { timeout: 300_000 }, 
       const pidTwo = Number(await two.prompt("call mcp_fx_pid {}"));
       assert.ok(pidOne > 0);
       assert.equal(pidTwo, pidOne, "both pis reach the same fixture server process");
+      // The server asks (an elicitation) during pi one's call: pi one shows the dialog, pi two sees nothing of it.
+      const before = two.output().length;
+      const asking = one.prompt(`call mcp_fx_ask ${JSON.stringify({ question: "who is asking?" })}`);
+      await one.cancelDialog("who is asking?", 0);
+      assert.match(await asking, /cancel/);
+      assert.ok(!two.output().slice(before).includes("who is asking?"), "pi two was not asked");
       const entity = `shared-${randomUUID().slice(0, 8)}`;
       const create = { entities: [{ name: entity, entityType: "test", observations: ["written by pi one"] }] };
       await one.prompt(`call mcp_memory_create_entities ${JSON.stringify(create)}`);
