@@ -6,10 +6,10 @@
  * it, so the test fails where the sandbox does not hold. Needs bubblewrap, socat and ripgrep (.ci/run installs them).
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { REPO_ROOT } from "./helpers.ts";
+import { REPO_ROOT, waitFor } from "./helpers.ts";
 import { callOnceInPi } from "./pi-harness.ts";
 import { loopbackListener, PLANTED_KEY, PROBE, sandboxBed } from "./sandbox-bed.ts";
 
@@ -31,12 +31,12 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     bed.tearDown();
   });
 
-  async function probe(sandbox: boolean, tag: string): Promise<string> {
+  async function probe(sandbox: boolean, tag: string, more: Record<string, unknown> = {}): Promise<string> {
     writeFileSync(
       path.join(agentDir, "mcp.json"),
       JSON.stringify({
         exposure: "direct",
-        mcpServers: { probe: { command: process.execPath, args: [PROBE], sandbox, autoApprove: ["*"] } },
+        mcpServers: { probe: { command: process.execPath, args: [PROBE], sandbox, autoApprove: ["*"], ...more } },
       }),
     );
     const result = await callOnceInPi({
@@ -72,6 +72,23 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.match(text, new RegExp(`^write ${project}/\\.git/hooks/boxed-pre-commit: failed`, "m"), text);
     assert.match(text, /^connect: failed/m, text);
     assert.equal(listener.connections(), before, "nothing reached the listener on 127.0.0.1");
+  });
+
+  test('"sandbox": true on a shared server: the hub runs it in the same sandbox, which refuses the same', async () => {
+    const before = listener.connections();
+    const text = await probe(true, "shared", { shared: { idleSeconds: 1 } });
+    assert.match(text, /^read: failed/m, text);
+    assert.doesNotMatch(text, new RegExp(PLANTED_KEY));
+    assert.match(text, new RegExp(`^write ${outside}/shared\\.txt: failed`, "m"), text);
+    assert.equal(existsSync(path.join(outside, "shared.txt")), false);
+    assert.match(text, new RegExp(`^write ${project}/shared-inside\\.txt: ok`, "m"), text);
+    assert.match(text, new RegExp(`^write ${project}/\\.pi/shared\\.ts: failed`, "m"), text);
+    assert.match(text, /^connect: failed/m, text);
+    assert.equal(listener.connections(), before, "nothing reached the listener on 127.0.0.1");
+    // It ran under the hub, which set its sandbox up; the hub exits once it is idle.
+    const hubDir = path.join(agentDir, "mcp-hub");
+    assert.match(readFileSync(path.join(hubDir, "hub.log"), "utf8"), /"event":"server.start".*"sandboxed":true/);
+    await waitFor(() => !existsSync(path.join(hubDir, "hub.lock")), "the hub to exit once idle", 20_000);
   });
 
   test('"sandbox": false: the same server reads, writes and connects (so the first test can fail)', async () => {

@@ -273,19 +273,6 @@ describe(`shared servers (Node ${process.versions.node}, pi ${PI_LINE})`, () => 
     const hub = hubPid(b.hub);
     if (hub !== undefined) await waitFor(() => !isAlive(hub), "the hub to exit, running nothing", 15_000);
   });
-
-  test("a shared server that would run sandboxed does not start, and the message says what to change", async () => {
-    const b = bed();
-    const connection = connectionFor(
-      "boxed",
-      { ...fixtureEntry(), shared: true, sandbox: true },
-      { hubDir: b.hub, sandbox: () => ({ server: "boxed", policy: () => ({}) as never }) },
-    );
-    await assert.rejects(connection.connect(), /"shared" and would run in a sandbox.*"sandbox": false/);
-    assert.notEqual(connection.status, "connected");
-    assert.equal(hubPid(b.hub), undefined, "no hub was started for it");
-    await connection.close();
-  });
 });
 
 describe("the shared setting", () => {

@@ -312,7 +312,8 @@ export class LiveSession {
   private localTransport(endpoint: ResolvedStdio, deadline: number): Transport {
     const { events, hub, limits, sandbox } = this.options;
     const hooks = this.process.started(events.stderrLine, (error) => (this.violation = error.message));
-    if (hub) return new HubTransport({ ...hub, endpoint, hooks, deadline, maxMessageBytes: limits?.maxMessageBytes });
+    const maxMessageBytes = limits?.maxMessageBytes;
+    if (hub) return new HubTransport({ ...hub, endpoint, hooks, deadline, maxMessageBytes, sandbox });
     return createStdioTransport(endpoint, hooks, limits?.maxMessageBytes, sandbox);
   }
 

@@ -17,7 +17,7 @@ import {
   type ResolvedStdio,
   resolveServerConfig,
 } from "../config/substitute.ts";
-import { sandboxManager } from "../sandbox/sandbox-runtime.ts";
+import { sandboxManager, sandboxProblems, unavailable } from "../sandbox/sandbox-runtime.ts";
 import { RefusalRecord } from "../sandbox/refusal-record.ts";
 import type { StdioSandbox } from "./http/transports.ts";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.ts";
@@ -186,10 +186,11 @@ export class SessionOpener {
       onStart: (policy: SandboxPolicy) => this.refusals.started(policy),
       onViolation: (line: string) => this.refusals.violation(this.redact(line)),
     };
-    const hub = endpoint.kind === "stdio" ? this.sharedHub(Boolean(box)) : undefined;
-    // Never run unsandboxed what asked for a sandbox: where it cannot be set up, the server does not start.
+    const hub = endpoint.kind === "stdio" ? this.sharedHub() : undefined;
+    // Never run unsandboxed what asked for a sandbox: where it cannot be set up, the server does not start. (A shared
+    // server's sandbox is set up by the hub: here it is only checked that it can be.)
     if (sandbox)
-      await sandboxManager().catch((error: unknown) => {
+      await (hub ? sandboxProblems().then(unavailable) : sandboxManager()).catch((error: unknown) => {
         throw new BridgeError(
           "config",
           this.config.name,
@@ -240,20 +241,11 @@ export class SessionOpener {
     return session;
   }
 
-  /**
-   * Where a `shared` server is reached: the hub. A sandbox cannot be shared (its proxy and rules live in this pi), so
-   * a shared server that would run in one does not start, and the message says what to change.
-   */
-  private sharedHub(sandboxed: boolean): LiveSessionOptions["hub"] {
+  /** Where a `shared` server is reached: the hub, which also sets up its sandbox if it runs in one. */
+  private sharedHub(): LiveSessionOptions["hub"] {
     const { shared, name, source } = this.config;
     if (!shared) return undefined;
     const where = describeSource(source);
-    if (sandboxed)
-      throw new BridgeError(
-        "config",
-        name,
-        `it is "shared" and would run in a sandbox, which a shared server cannot do yet, so it was not started: set "sandbox": false for it, or drop "shared" (${where})`,
-      );
     if (!this.options.hubDir)
       throw new BridgeError("config", name, `it is "shared", and this pi has no agent dir for the hub (${where})`);
     return { dir: this.options.hubDir, idleMs: shared.idleMs, onShared: this.options.onShared };

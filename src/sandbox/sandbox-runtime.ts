@@ -25,6 +25,11 @@ class SandboxUnavailable extends Error {
   }
 }
 
+/** Throws {@link SandboxUnavailable} for what the sandbox lacks here, if anything. */
+export function unavailable(problems: string[]): void {
+  if (problems.length) throw new SandboxUnavailable(problems);
+}
+
 /** What to install, in the words of the user's platform. */
 export function installHint(platform: NodeJS.Platform = process.platform): string {
   if (platform === "linux")
@@ -65,8 +70,7 @@ export async function sandboxProblems(): Promise<string[]> {
  */
 export function sandboxManager(): Promise<Manager> {
   ready ??= (async () => {
-    const problems = await sandboxProblems();
-    if (problems.length) throw new SandboxUnavailable(problems);
+    unavailable(await sandboxProblems());
     const { SandboxManager } = await load();
     await SandboxManager.initialize(globalConfig());
     return SandboxManager;

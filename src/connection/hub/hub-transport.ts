@@ -7,7 +7,10 @@
  * last one has left and its idle time has passed. So nothing here may look like a process of this pi's own
  * (`pid` is undefined): the bridge's process-tree cleanup must never reach a shared server.
  */
+import { createHash } from "node:crypto";
 import type * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
 import { getDefaultEnvironment } from "@modelcontextprotocol/client/stdio";
 import {
   type JSONRPCMessage,
@@ -22,7 +25,7 @@ import { isObject } from "../../common/values.ts";
 import { platformCommand } from "../local/platform-command.ts";
 import { LineFraming } from "../local/stdio-framing.ts";
 import type { ResolvedStdio } from "../../config/substitute.ts";
-import type { StdioHooks } from "../http/transports.ts";
+import type { StdioHooks, StdioSandbox } from "../http/transports.ts";
 import { connectHub } from "./hub-launch.ts";
 
 const HUB_LINE = '{"hub":';
@@ -47,6 +50,17 @@ export interface HubTransportOptions {
   deadline: number;
   /** Told each time the count of sessions changes. */
   onShared?(state: SharedState): void;
+  /** The server's sandbox, when it runs in one: its rules go to the hub, which sets the sandbox up (./hub-sandbox.mjs). */
+  sandbox?: StdioSandbox;
+}
+
+/**
+ * A shared sandboxed server's private temp dir: named after its definition, so every session's rules for it are the
+ * same rules (and so the same server); the hub makes it at each start and removes it at the end.
+ */
+function sharedTempDir(spec: ReturnType<typeof spawnSpec>): string {
+  const id = createHash("sha256").update(JSON.stringify(spec)).digest("hex").slice(0, 16);
+  return path.join(os.tmpdir(), `mcp-sandbox-shared-${process.getuid?.() ?? 0}-${id}`);
 }
 
 /** The command, arguments, environment and directory the server is started with: what makes two definitions one. */
@@ -113,7 +127,11 @@ export class HubTransport implements Transport {
       this.settleAttach?.reject(new Error("the shared-server hub closed the connection before the server started"));
       this.fireClose();
     });
-    const attach = { hub: "attach", spec: spawnSpec(endpoint), idleMs, maxLineBytes: maxMessageBytes };
+    const spec = spawnSpec(endpoint);
+    const { sandbox } = this.options;
+    const policy = sandbox?.policy(sharedTempDir(spec));
+    if (policy) sandbox?.onStart?.(policy);
+    const attach = { hub: "attach", spec, idleMs, maxLineBytes: maxMessageBytes, sandbox: policy };
     socket.write(`${JSON.stringify(attach)}\n`);
     await attached;
   }
@@ -162,6 +180,9 @@ export class HubTransport implements Transport {
         this.settleAttach = undefined;
         return;
       }
+      case "violation":
+        if (typeof line.line === "string") this.options.sandbox?.onViolation?.(line.line);
+        return;
       case "sessions":
         this.shared.sessions = Number(line.count) || 0;
         onShared?.(this.shared);

@@ -21,6 +21,7 @@ import * as net from "node:net";
 import * as path from "node:path";
 import { lines, ownerToken, send, SharedServer, STOP_GRACE_MS } from "./hub-server.mjs";
 import { HubWatchdog } from "./hub-watchdog.mjs";
+import { sandboxedStart } from "./hub-sandbox.mjs";
 
 const dir = process.argv[2];
 if (!dir) {
@@ -121,29 +122,55 @@ class Session {
   }
 }
 
-function keyOf(spec) {
-  const canonical = JSON.stringify([spec.command, spec.args, Object.entries(spec.env).sort(), spec.cwd ?? null]);
+/** Two definitions are one server when these are the same: what is started, where, with what, in which sandbox. */
+function keyOf(spec, sandbox) {
+  const canonical = JSON.stringify([
+    spec.command,
+    spec.args,
+    Object.entries(spec.env).sort(),
+    spec.cwd ?? null,
+    sandbox ?? null,
+  ]);
   return createHash("sha256").update(canonical).digest("hex");
 }
 
 async function attach(session, line) {
-  const { spec, idleMs, maxLineBytes } = line;
+  const { spec, idleMs, maxLineBytes, sandbox } = line;
   if (!spec || typeof spec.command !== "string" || !Array.isArray(spec.args) || typeof spec.env !== "object")
     throw new Error("the attach request names no command");
   session.idleMs = Number.isFinite(idleMs) && idleMs >= 0 ? idleMs : session.idleMs;
   session.maxLineBytes = Number.isFinite(maxLineBytes) && maxLineBytes > 0 ? maxLineBytes : session.maxLineBytes;
-  const key = keyOf(spec);
-  let server = servers.get(key);
-  if (!server || server.stopping) {
-    server = new SharedServer(key, spec, session.idleMs, { log, onEnded: forget, watchdog });
-    servers.set(key, server);
-    log("server.start", { key, command: path.basename(spec.command) });
-  }
+  const server = await serverFor(keyOf(spec, sandbox), spec, sandbox, session.idleMs);
   const pid = await server.spawned;
   if (session.socket.destroyed) return;
   session.server = server;
   server.attach(session);
   send(session.socket, { hub: "attached", pid, sessions: server.sessions.size });
+}
+
+/** Servers being started (their sandbox being set up): every session that asks meanwhile gets the same one. */
+const starting = new Map();
+
+/** The running server of `key`, or a new one, started in its sandbox (its rules, as the session sent them) if any. */
+function serverFor(key, spec, sandbox, idleMs) {
+  const current = servers.get(key);
+  if (current && !current.stopping) return Promise.resolve(current);
+  let pending = starting.get(key);
+  if (pending) return pending;
+  pending = (async () => {
+    const violation = (text) => servers.get(key)?.broadcast({ hub: "violation", line: text });
+    const launch = sandbox ? await sandboxedStart(spec, sandbox, violation) : { ...spec, release() {} };
+    const onEnded = (ended) => {
+      launch.release();
+      forget(ended);
+    };
+    const server = new SharedServer(key, launch, idleMs, { log, onEnded, watchdog });
+    servers.set(key, server);
+    log("server.start", { key, command: path.basename(spec.command), sandboxed: !!sandbox });
+    return server;
+  })().finally(() => starting.delete(key));
+  starting.set(key, pending);
+  return pending;
 }
 
 function control(session, line) {
