@@ -29,7 +29,7 @@ import type { ProjectTrust } from "../trust/project-trust.ts";
 import { type CachedTools, cacheKey, type ToolCache } from "./tool-cache.ts";
 import { effectiveSandbox, type SandboxSetting } from "../sandbox/sandbox-setting.ts";
 import { stdioSandbox } from "../sandbox/server-sandbox.ts";
-import { sandboxIdle } from "../sandbox/sandbox-runtime.ts";
+import { sandboxIdle } from "../sandbox/sandbox-runtime.mjs";
 
 /** How long pi's startup waits for servers; slower ones register their tools when they connect. */
 export const DEFAULT_STARTUP_BUDGET_MS = 3000;

@@ -87,7 +87,7 @@ export interface LiveSessionOptions {
   protocol?: ProtocolSetting;
   /** The revision the server spoke last time (`"legacy"`: one of the handshake's), for `"auto"` to start from. */
   remembered?: string;
-  /** A local server's sandbox, when it runs in one (../sandbox/sandbox-runtime.ts). */
+  /** A local server's sandbox, when it runs in one (../sandbox/sandbox-runtime.mjs). */
   sandbox?: StdioSandbox;
   /** A local server shared with other pi sessions (`"shared"`): it runs under the hub, reached through it. */
   hub?: Pick<HubTransportOptions, "dir" | "idleMs" | "onShared">;

@@ -17,7 +17,7 @@ import {
   type ResolvedStdio,
   resolveServerConfig,
 } from "../config/substitute.ts";
-import { sandboxManager, sandboxProblems, unavailable } from "../sandbox/sandbox-runtime.ts";
+import { sandboxManager, sandboxProblems, unavailable } from "../sandbox/sandbox-runtime.mjs";
 import { RefusalRecord } from "../sandbox/refusal-record.ts";
 import type { StdioSandbox } from "./http/transports.ts";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.ts";

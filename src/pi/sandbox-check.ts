@@ -2,7 +2,7 @@
  * Whether sandboxed servers can run on this machine, in words for `/mcp test` and `/mcp doctor`: the tools the sandbox
  * needs, checked without starting anything.
  */
-import { installHint, sandboxProblems } from "../sandbox/sandbox-runtime.ts";
+import { installHint, sandboxProblems } from "../sandbox/sandbox-runtime.mjs";
 
 export async function sandboxCheck(): Promise<{ ok: boolean; text: string }> {
   const problems = await sandboxProblems();

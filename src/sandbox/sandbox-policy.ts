@@ -1,6 +1,6 @@
 /**
  * What a sandboxed local server may do, worked out from its `sandbox` setting and where it runs. Pure: the paths come
- * in, the rules go out (the library that enforces them is loaded by ./sandbox-runtime.ts).
+ * in, the rules go out (the library that enforces them is loaded by ./sandbox-runtime.mjs).
  *
  * The defaults of `"sandbox": true`: every file may be read except the user's secrets; writes only inside the server's
  * working directory and a private temp dir; no network. A package launcher (`npx`, `uvx`, …) also gets its package

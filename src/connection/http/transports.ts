@@ -13,7 +13,7 @@ import { platformCommand } from "../local/platform-command.ts";
 import { ProcessGroupStdioTransport } from "../local/stdio-transport.ts";
 import type { ResolvedRemote, ResolvedStdio } from "../../config/substitute.ts";
 import type { SandboxPolicy } from "../../sandbox/sandbox-policy.ts";
-import { privateTempDir, sandboxedStart } from "../../sandbox/sandbox-runtime.ts";
+import { privateTempDir, sandboxedStart } from "../../sandbox/sandbox-runtime.mjs";
 
 /** A local server's sandbox: its rules, given the private temp dir made for each start. */
 export interface StdioSandbox {

@@ -50,7 +50,7 @@ export interface HubTransportOptions {
   deadline: number;
   /** Told each time the count of sessions changes. */
   onShared?(state: SharedState): void;
-  /** The server's sandbox, when it runs in one: its rules go to the hub, which sets the sandbox up (./hub-sandbox.mjs). */
+  /** The server's sandbox, when it runs in one: its rules go to the hub, which sets the sandbox up (../../sandbox/sandbox-runtime.mjs). */
   sandbox?: StdioSandbox;
 }
 

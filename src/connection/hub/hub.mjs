@@ -21,7 +21,7 @@ import * as net from "node:net";
 import * as path from "node:path";
 import { lines, ownerToken, send, SharedServer, STOP_GRACE_MS } from "./hub-server.mjs";
 import { HubWatchdog } from "./hub-watchdog.mjs";
-import { sandboxedStart } from "./hub-sandbox.mjs";
+import { sandboxedStart, sandboxIdle } from "../../sandbox/sandbox-runtime.mjs";
 
 const dir = process.argv[2];
 if (!dir) {
@@ -162,6 +162,8 @@ function serverFor(key, spec, sandbox, idleMs) {
     const launch = sandbox ? await sandboxedStart(spec, sandbox, violation) : { ...spec, release() {} };
     const onEnded = (ended) => {
       launch.release();
+      // The sandbox library's proxies stop once no sandboxed server runs here.
+      if (sandbox) sandboxIdle().catch(() => undefined);
       forget(ended);
     };
     const server = new SharedServer(key, launch, idleMs, { log, onEnded, watchdog });

@@ -7,51 +7,51 @@
  * rules, and its allowed hosts as a list registered under a random id that only its process's proxy settings carry.
  * Hosts a server denies are denied to every sandboxed server of this pi (the library's deny list is global): stricter,
  * never looser.
+ *
+ * Plain JavaScript (its types in ./sandbox-runtime.d.mts), because the shared-server hub, a plain Node process
+ * (../connection/hub/hub.mjs), runs shared servers in their sandboxes with this same code.
  */
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import type { SandboxPolicy } from "./sandbox-policy.ts";
-
-type Library = typeof import("@anthropic-ai/sandbox-runtime");
-type Manager = Library["SandboxManager"];
 
 /** The sandbox cannot be set up on this machine: what is missing, and what to install. */
 class SandboxUnavailable extends Error {
-  constructor(readonly problems: readonly string[]) {
+  constructor(problems) {
     super(`${problems.join("; ")}. ${installHint()}`);
     this.name = "SandboxUnavailable";
+    this.problems = problems;
   }
 }
 
 /** Throws {@link SandboxUnavailable} for what the sandbox lacks here, if anything. */
-export function unavailable(problems: string[]): void {
+export function unavailable(problems) {
   if (problems.length) throw new SandboxUnavailable(problems);
 }
 
 /** What to install, in the words of the user's platform. */
-export function installHint(platform: NodeJS.Platform = process.platform): string {
+export function installHint(platform = process.platform) {
   if (platform === "linux")
     return "Install bubblewrap, socat and ripgrep (Debian/Ubuntu: `sudo apt-get install bubblewrap socat ripgrep`; Fedora: `sudo dnf install bubblewrap socat ripgrep`; Arch: `sudo pacman -S bubblewrap socat ripgrep`)";
   if (platform === "darwin") return "Install ripgrep (`brew install ripgrep`); sandbox-exec comes with macOS";
   return "Sandboxed MCP servers run on Linux and macOS only";
 }
 
-let library: Promise<Library> | undefined;
-let ready: Promise<Manager> | undefined;
-const denied = new Set<string>();
+let library;
+let ready;
+const denied = new Set();
 /** Sandboxed starts whose process has not ended yet: the proxies stay up while there is one. */
 let running = 0;
 
-function load(): Promise<Library> {
+function load() {
   library ??= import("@anthropic-ai/sandbox-runtime");
   return library;
 }
 
 /** What the sandbox lacks on this machine (nothing: it can run). Loads the library; starts nothing. */
-export async function sandboxProblems(): Promise<string[]> {
-  let manager: Manager;
+export async function sandboxProblems() {
+  let manager;
   try {
     manager = (await load()).SandboxManager;
   } catch (error) {
@@ -68,7 +68,7 @@ export async function sandboxProblems(): Promise<string[]> {
  * The library, set up (its proxies listening); throws {@link SandboxUnavailable} where it cannot run. Set up once per
  * pi process; a failed setup is tried again on the next start.
  */
-export function sandboxManager(): Promise<Manager> {
+export function sandboxManager() {
   ready ??= (async () => {
     unavailable(await sandboxProblems());
     const { SandboxManager } = await load();
@@ -89,26 +89,12 @@ function globalConfig() {
 }
 
 /** One word for `sh -c`, whatever it holds. */
-function shellQuote(word: string): string {
+function shellQuote(word) {
   return `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
-export interface SpawnSpec {
-  command: string;
-  args: string[];
-  env: Record<string, string>;
-  cwd?: string;
-}
-
-/** A server's start inside its sandbox: what to spawn, and what to let go of when its process has ended. */
-export interface SandboxedStart extends SpawnSpec {
-  /** The id the library files this server's refusals under. */
-  commandId: string;
-  release(): void;
-}
-
 /** A private temp dir for one server start (removed by `release`). */
-export function privateTempDir(server: string): string {
+export function privateTempDir(server) {
   return mkdtempSync(path.join(os.tmpdir(), `mcp-sandbox-${server.replace(/[^\w-]/g, "_").slice(0, 40)}-`));
 }
 
@@ -117,11 +103,7 @@ export function privateTempDir(server: string): string {
  * shared one); only the variables the library adds for its proxies join the server's environment, never the rest of
  * pi's.
  */
-export async function sandboxedStart(
-  spec: SpawnSpec,
-  policy: SandboxPolicy,
-  onViolation?: (line: string) => void,
-): Promise<SandboxedStart> {
+export async function sandboxedStart(spec, policy, onViolation) {
   try {
     return await wrap(spec, policy, onViolation);
   } catch (error) {
@@ -130,12 +112,10 @@ export async function sandboxedStart(
   }
 }
 
-async function wrap(
-  spec: SpawnSpec,
-  policy: SandboxPolicy,
-  onViolation?: (line: string) => void,
-): Promise<SandboxedStart> {
+async function wrap(spec, policy, onViolation) {
   const manager = await sandboxManager();
+  // Made here too, for a start whose temp dir is named in advance (a shared server's, ../connection/hub/).
+  mkdirSync(policy.tempDir, { recursive: true, mode: 0o700 });
   // The sandbox can only open a directory that exists, and the launcher inside could not make its cache itself.
   for (const cache of policy.caches) mkdirSync(cache, { recursive: true, mode: 0o700 });
   const newDenied = policy.network.deniedDomains.filter((d) => !denied.has(d));
@@ -159,7 +139,7 @@ async function wrap(
     spec.cwd,
     { commandId, commandText: [spec.command, ...spec.args].join(" ") },
   );
-  const added: Record<string, string> = {};
+  const added = {};
   for (const [key, value] of Object.entries(wrapped.env)) {
     if (value !== undefined && process.env[key] !== value) added[key] = value;
   }
@@ -192,10 +172,10 @@ async function wrap(
  * Calls `onLine` with each violation the library records for `commandId` from now on (a host its proxy denied). The
  * store hands every listener its whole list (the last 100) on each change: the ones already there are passed over.
  */
-function watchViolations(manager: Manager, commandId: string, onLine: (line: string) => void): () => void {
+function watchViolations(manager, commandId, onLine) {
   // How the library keys a violation to the start whose proxy settings carried `commandId`.
   const key = Buffer.from(commandId).toString("base64");
-  const seen = new WeakSet<object>();
+  const seen = new WeakSet();
   return manager.getSandboxViolationStore().subscribe((violations) => {
     for (const violation of violations) {
       if (seen.has(violation)) continue;
@@ -209,7 +189,7 @@ function watchViolations(manager: Manager, commandId: string, onLine: (line: str
  * Stops the library's proxies once no sandboxed server runs (they would keep pi's process alive). Called when a
  * bridge has shut its servers down; the next sandboxed start sets the library up again.
  */
-export async function sandboxIdle(): Promise<void> {
+export async function sandboxIdle() {
   const current = ready;
   if (!current || running > 0) return;
   ready = undefined;

@@ -1,0 +1,36 @@
+/** The types of ./sandbox-runtime.mjs (plain JavaScript, so that the shared-server hub runs the same code). */
+import type { SandboxManager } from "@anthropic-ai/sandbox-runtime";
+import type { SandboxPolicy } from "./sandbox-policy.ts";
+
+export interface SpawnSpec {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd?: string;
+}
+
+/** A server's start inside its sandbox: what to spawn, and what to let go of when its process has ended. */
+export interface SandboxedStart extends SpawnSpec {
+  /** The id the library files this server's refusals under. */
+  commandId: string;
+  release(): void;
+}
+
+/** Throws (naming what to install) for what the sandbox lacks here, if anything. */
+export function unavailable(problems: readonly string[]): void;
+/** What to install, in the words of the user's platform. */
+export function installHint(platform?: NodeJS.Platform): string;
+/** What the sandbox lacks on this machine (nothing: it can run). Loads the library; starts nothing. */
+export function sandboxProblems(): Promise<string[]>;
+/** The library, set up (its proxies listening); rejects where it cannot run. */
+export function sandboxManager(): Promise<typeof SandboxManager>;
+/** A private temp dir for one server start (removed by `release`). */
+export function privateTempDir(server: string): string;
+/** The command line that runs `spec` inside `policy`. */
+export function sandboxedStart(
+  spec: SpawnSpec,
+  policy: SandboxPolicy,
+  onViolation?: (line: string) => void,
+): Promise<SandboxedStart>;
+/** Stops the library's proxies once no sandboxed server runs. */
+export function sandboxIdle(): Promise<void>;
