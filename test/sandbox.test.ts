@@ -6,7 +6,7 @@
  * it, so the test fails where the sandbox does not hold. Needs bubblewrap, socat and ripgrep (.ci/run installs them).
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { REPO_ROOT, waitFor } from "./helpers.ts";
@@ -89,6 +89,17 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     const hubDir = path.join(agentDir, "mcp-hub");
     assert.match(readFileSync(path.join(hubDir, "hub.log"), "utf8"), /"event":"server.start".*"sandboxed":true/);
     await waitFor(() => !existsSync(path.join(hubDir, "hub.lock")), "the hub to exit once idle", 20_000);
+  });
+
+  test("while a shared sandboxed server runs, an absent .pi in its directory is held by a directory, so pi's project config still reads", async () => {
+    const fresh = path.join(outside, "fresh-project");
+    mkdirSync(fresh);
+    await probe(true, "fresh", { shared: { idleSeconds: 2 }, cwd: fresh });
+    // The server runs on for its idle time: the placeholders bubblewrap made for what it may not create are there now.
+    const dotPi = lstatSync(path.join(fresh, ".pi"), { throwIfNoEntry: false });
+    assert.ok(dotPi?.isDirectory(), `.pi is ${dotPi ? "a file" : "absent"}`);
+    await waitFor(() => !existsSync(path.join(agentDir, "mcp-hub", "hub.lock")), "the hub to exit once idle", 20_000);
+    assert.equal(existsSync(path.join(fresh, ".pi")), false, "the placeholder goes with the server");
   });
 
   test('"sandbox": false: the same server reads, writes and connects (so the first test can fail)', async () => {

@@ -39,6 +39,10 @@ const AGENT_SECRETS = ["auth.json", "models.json", "mcp-auth.json", "mcp-auth", 
  */
 const RUN_BY_OTHERS = [
   ".pi",
+  // A path below each directory here makes the library cover an absent one with an empty directory, not an empty
+  // file: bubblewrap makes that mount point on the host while the server runs, and a `.pi` that is a file breaks the
+  // project config of every pi started there meanwhile (a shared server runs past its session).
+  ".pi/extensions",
   ".git/hooks",
   ".git/config",
   ".gitmodules",
@@ -50,9 +54,13 @@ const RUN_BY_OTHERS = [
   ".profile",
   ".gitconfig",
   ".vscode",
+  ".vscode/tasks.json",
   ".idea",
+  ".idea/workspace.xml",
   ".claude",
+  ".claude/settings.json",
   ".cursor",
+  ".cursor/mcp.json",
   ".mcp.json",
 ];
 
