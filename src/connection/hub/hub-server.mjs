@@ -170,10 +170,14 @@ export class SharedServer {
     }
     this.initWaiters = this.initWaiters.filter((w) => w.session !== session);
     this.broadcast({ hub: "sessions", count: this.sessions.size });
-    if (this.sessions.size === 0 && !this.ended) {
-      this.idleTimer = setTimeout(() => this.stop(), this.idleMs);
-      this.log("server.idle", { key: this.key, stopInMs: this.idleMs });
-    }
+    this.idleIfUnused();
+  }
+
+  /** With no session left (or none that stayed for its start), the server stops after its idle time. */
+  idleIfUnused() {
+    if (this.sessions.size > 0 || this.ended || this.idleTimer) return;
+    this.idleTimer = setTimeout(() => this.stop(), this.idleMs);
+    this.log("server.idle", { key: this.key, stopInMs: this.idleMs });
   }
 
   /** A message from a session. */

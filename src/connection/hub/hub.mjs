@@ -11,9 +11,11 @@
  * Usage: node hub.mjs <hub dir>   (the socket, the lock and the log are in that directory)
  *
  * The wire (one JSON value per line both ways): a session's first line is `{"hub":"attach", spec, idleMs,
- * maxLineBytes}`; the hub answers `{"hub":"attached", pid, sessions}` or `{"hub":"error", message}`. From then on the
- * lines are the session's MCP messages, and the hub's own lines (`hub` key, no `jsonrpc`): `sessions` (how many use
- * the server), `stderr` (a line the server wrote), `restarting`, and `exit` (the server ended; the socket closes after).
+ * maxLineBytes, sandbox?}` (`sandbox`: the rules pi computed, when the server runs in one); the hub answers
+ * `{"hub":"attached", pid, sessions}` or `{"hub":"error", message, code?}`. From then on the lines are the session's
+ * MCP messages, and the hub's own lines (`hub` key first, no `jsonrpc`): `sessions` (how many use the server), `stderr`
+ * (a line the server wrote), `violation` (a host its sandbox's proxy denied), `restarting`, and `exit` (the server
+ * ended; the socket closes after). A session may send `{"hub":"restart"}`: the server is restarted for all.
  */
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
@@ -142,7 +144,8 @@ async function attach(session, line) {
   session.maxLineBytes = Number.isFinite(maxLineBytes) && maxLineBytes > 0 ? maxLineBytes : session.maxLineBytes;
   const server = await serverFor(keyOf(spec, sandbox), spec, sandbox, session.idleMs);
   const pid = await server.spawned;
-  if (session.socket.destroyed) return;
+  // The session left while the server started: it is not kept for nobody.
+  if (session.socket.destroyed) return server.idleIfUnused();
   session.server = server;
   server.attach(session);
   send(session.socket, { hub: "attached", pid, sessions: server.sessions.size });
