@@ -121,7 +121,9 @@ describe(`shared servers across pi processes ${PI_LINE}`, { timeout: 300_000 }, 
       const status = await two.prompt("/mcp", /fx[^\n]*shared ×2/);
       assert.ok(status);
       // `/mcp reconnect` in one pi restarts the server for both, after saying so; the other pi reconnects to the new one.
-      await two.prompt("/mcp reconnect fx", /shared: restarting it for 1 other pi session too/);
+      const asked = two.output().length;
+      await two.prompt("/mcp reconnect fx", /Reconnected to MCP server 'fx'/);
+      assert.match(two.output().slice(asked), /shared: restarting it for 1 other pi session too/);
       const restarted = Number(await one.prompt("call mcp_fx_pid {}"));
       assert.ok(restarted > 0 && restarted !== pidOne, "pi one reaches the restarted process");
       assert.equal(Number(await two.prompt("call mcp_fx_pid {}")), restarted);

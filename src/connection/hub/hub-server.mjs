@@ -90,8 +90,6 @@ export class SharedServer {
     this.initSent = false;
     this.initializedNotified = false;
     this.ended = false;
-    /** Stopped because a session asked for a restart for all. */
-    this.restarting = false;
     this.mark = `${ownerToken}-${nextOwner++}`;
     const child = spawn(spec.command, spec.args, {
       cwd: spec.cwd,
@@ -332,18 +330,32 @@ export class SharedServer {
   exited(code, signal) {
     this.ended = true;
     clearTimeout(this.idleTimer);
-    // Each session's message about the drop says why: the server's own end, or a restart one of them asked for.
-    const description = this.restarting
-      ? "was restarted for every pi session using it (/mcp reconnect in one of them)"
-      : signal
-        ? `killed by ${signal}`
-        : `exited with code ${code}`;
+    const description = signal ? `killed by ${signal}` : `exited with code ${code}`;
     this.log("server.exit", { key: this.key, description, stopped: !!this.stopping });
+    this.letGo({ hub: "exit", code, signal, description });
+    this.onEnded(this);
+  }
+
+  /**
+   * Restarts the server for every session (one of them asked): each is let go at once, told why, and reconnects to the
+   * new process while this one is being stopped (so no request reaches a server on its way out).
+   */
+  restart() {
+    this.letGo({
+      hub: "exit",
+      code: null,
+      signal: null,
+      description: "was restarted for every pi session using it (/mcp reconnect in one of them)",
+    });
+    this.stop();
+  }
+
+  /** Tells every session `last` and closes its connection. */
+  letGo(last) {
     for (const session of this.sessions) {
-      send(session.socket, { hub: "exit", code, signal, description });
+      send(session.socket, last);
       session.socket.end();
     }
     this.sessions.clear();
-    this.onEnded(this);
   }
 }

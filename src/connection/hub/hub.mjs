@@ -14,8 +14,8 @@
  * maxLineBytes, sandbox?}` (`sandbox`: the rules pi computed, when the server runs in one); the hub answers
  * `{"hub":"attached", pid, sessions}` or `{"hub":"error", message, code?}`. From then on the lines are the session's
  * MCP messages, and the hub's own lines (`hub` key first, no `jsonrpc`): `sessions` (how many use the server), `stderr`
- * (a line the server wrote), `violation` (a host its sandbox's proxy denied), `restarting`, and `exit` (the server
- * ended; the socket closes after). A session may send `{"hub":"restart"}`: the server is restarted for all.
+ * (a line the server wrote), `violation` (a host its sandbox's proxy denied), and `exit` (the server ended, or is
+ * being restarted; the socket closes after). A session may send `{"hub":"restart"}`: the server is restarted for all.
  */
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
@@ -180,10 +180,8 @@ function serverFor(key, spec, sandbox, idleMs) {
 
 function control(session, line) {
   if (line.hub === "restart" && session.server && !session.server.stopping) {
-    session.server.broadcast({ hub: "restarting", sessions: session.server.sessions.size });
     log("server.restart", { key: session.server.key });
-    session.server.restarting = true;
-    session.server.stop();
+    session.server.restart();
   }
 }
 
