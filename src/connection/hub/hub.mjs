@@ -5,8 +5,9 @@
  * Windows). pi starts it detached (./hub-launch.ts), so it outlives the session that started it; it stops a server
  * `idleMs` after its last session left, and exits once it runs none.
  *
- * Plain JavaScript with Node's own modules only: it runs under `node` alone, without the TypeScript loader pi uses
- * for the extension. It never writes a server's environment (it holds secrets) to its log.
+ * Plain JavaScript: it runs under `node` alone, without the TypeScript loader pi uses for the extension, on Node's own
+ * modules (and the sandbox library, loaded for a sandboxed server only). It never writes a server's environment (it
+ * holds secrets) to its log.
  *
  * Usage: node hub.mjs <hub dir>   (the socket, the lock and the log are in that directory)
  *
