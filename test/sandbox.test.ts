@@ -87,6 +87,8 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.equal(listener.connections(), before, "nothing reached the listener on 127.0.0.1");
     // It ran under the hub, which set its sandbox up; the hub exits once it is idle.
     const hubDir = path.join(agentDir, "mcp-hub");
+    // Its temp dir is in the hub's private directory, never at a fixed name another user could make first in /tmp.
+    assert.match(text, new RegExp(`^tmpdir: ${hubDir}/tmp/[0-9a-f]{16}$`, "m"), text);
     assert.match(readFileSync(path.join(hubDir, "hub.log"), "utf8"), /"event":"server.start".*"sandboxed":true/);
     await waitFor(() => !existsSync(path.join(hubDir, "hub.lock")), "the hub to exit once idle", 20_000);
   });

@@ -9,7 +9,6 @@
  */
 import { createHash } from "node:crypto";
 import type * as net from "node:net";
-import * as os from "node:os";
 import * as path from "node:path";
 import { getDefaultEnvironment } from "@modelcontextprotocol/client/stdio";
 import {
@@ -56,11 +55,13 @@ export interface HubTransportOptions {
 
 /**
  * A shared sandboxed server's private temp dir: named after its definition, so every session's rules for it are the
- * same rules (and so the same server); the hub makes it at each start and removes it at the end.
+ * same rules (and so the same server); the hub makes it at each start and removes it at the end. It lies in the hub's
+ * own directory, which is this user's alone (0700, owner checked): a fixed name in the system's temp dir could be made
+ * first by another user, who could then read and plant the server's temp files.
  */
-function sharedTempDir(spec: ReturnType<typeof spawnSpec>): string {
+function sharedTempDir(hubDir: string, spec: ReturnType<typeof spawnSpec>): string {
   const id = createHash("sha256").update(JSON.stringify(spec)).digest("hex").slice(0, 16);
-  return path.join(os.tmpdir(), `mcp-sandbox-shared-${process.getuid?.() ?? 0}-${id}`);
+  return path.join(hubDir, "tmp", id);
 }
 
 /** The command, arguments, environment and directory the server is started with: what makes two definitions one. */
@@ -129,7 +130,7 @@ export class HubTransport implements Transport {
     });
     const spec = spawnSpec(endpoint);
     const { sandbox } = this.options;
-    const policy = sandbox?.policy(sharedTempDir(spec));
+    const policy = sandbox?.policy(sharedTempDir(dir, spec));
     if (policy) sandbox?.onStart?.(policy);
     const attach = { hub: "attach", spec, idleMs, maxLineBytes: maxMessageBytes, sandbox: policy };
     socket.write(`${JSON.stringify(attach)}\n`);
