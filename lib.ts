@@ -2,15 +2,14 @@
  * The pure functions of src/ (rules and formatting, no I/O), by name: the ones lib.test.ts tests, and where a reader
  * finds them.
  */
+export { BridgeError, describeError } from "./src/common/errors.ts";
 export {
   isTimeoutError,
-  BridgeError,
   classifyError,
-  describeError,
   httpStatusOf,
   closedDuringProbe,
   probeInconclusive,
-} from "./src/common/errors.ts";
+} from "./src/common/error-kinds.ts";
 export type { ErrorKind } from "./src/common/errors.ts";
 export { redact } from "./src/common/redact.ts";
 export { shown } from "./src/common/terminal-text.ts";

@@ -10,11 +10,11 @@ import assert from "node:assert/strict";
 import { readFileSync, statSync } from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
-import type { AuthorizationServerMetadata } from "@modelcontextprotocol/client";
+import { type AuthorizationServerMetadata, DPOP_SUPPORTED_ALGS } from "@modelcontextprotocol/client";
 import { calculateJwkThumbprint, type JWK } from "jose";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { dpopAlgorithm } from "../src/oauth/dpop.ts";
-import type { StoredTokens } from "../src/oauth/storage.ts";
+import { DPOP_ALGS, type StoredTokens } from "../src/oauth/storage.ts";
 import type { OAuthFixture } from "./fixtures/oauth-server.ts";
 import { oauthBed } from "./oauth-bed.ts";
 
@@ -259,6 +259,10 @@ describe("which DPoP algorithm, and `auth.dpop` in the config", () => {
       () => dpopAlgorithm(true, metadata(["ES256K"])),
       /verifies DPoP proofs only with ES256K.*set it to false/,
     );
+  });
+
+  test("the algorithms a stored key may have are the ones the SDK signs with", () => {
+    assert.deepEqual([...DPOP_ALGS].sort(), [...DPOP_SUPPORTED_ALGS].sort());
   });
 
   test("`auth.dpop` is true or false; anything else says so", () => {

@@ -18,13 +18,13 @@ import { type ConfigLocations, configSources, loadLayeredConfig } from "../confi
 import { layerConfigs } from "../config/layers.ts";
 import { updateConfigFile } from "../config/write/update-file.ts";
 import type { ServerMetrics } from "../connection/health.ts";
-import type { EventSink } from "../common/events.ts";
 import type { ClientFeatures } from "../connection/mcp-client.ts";
-import { type ConnectionOptions, ServerConnection } from "../connection/server-connection.ts";
+import type { ConnectionOptions, ServerConnection } from "../connection/server-connection.ts";
 import type { Logger } from "../common/log-file.ts";
 import { needsTrust, type TrustState } from "../trust/trust-rules.ts";
-import { shutDownError, untrustedError } from "../connection/error-messages.ts";
+import { shutDownError, untrustedError } from "../connection/stop-errors.ts";
 import { ShutDownError } from "../common/errors.ts";
+import { lazy } from "../common/lazy.ts";
 import type { ProjectTrust } from "../trust/project-trust.ts";
 import { type CachedTools, cacheKey, type ToolCache } from "./tool-cache.ts";
 import { effectiveSandbox, type SandboxSetting } from "../sandbox/sandbox-setting.ts";
@@ -34,10 +34,11 @@ import { sandboxIdle } from "../sandbox/sandbox-runtime.mjs";
 /** How long pi's startup waits for servers; slower ones register their tools when they connect. */
 export const DEFAULT_STARTUP_BUDGET_MS = 3000;
 
+/** The connection code and the MCP SDK under it load with the first server: a start with none pays for neither. */
+const connectionCode = lazy(() => import("../connection/server-connection.ts"));
+
 export interface BridgeOptions
   extends ConfigLocations, Omit<ConnectionOptions, "projectRoot" | "onTools" | "features"> {
-  events?: EventSink;
-  logger?: Logger;
   toolCache?: ToolCache;
   startupBudgetMs?: number;
   /** A server's own log (its stderr), made when the server is configured. */
@@ -137,7 +138,7 @@ export class McpBridge {
     this.approval = config.approval;
     this.exposureDefaults = config.exposure;
     this.sandboxDefault = config.sandbox;
-    for (const server of config.servers) this.connections.set(server.name, this.newConnection(server));
+    for (const server of config.servers) this.connections.set(server.name, await this.newConnection(server));
     await this.launchWithinBudget([...this.connections.values()]);
   }
 
@@ -334,7 +335,8 @@ export class McpBridge {
   }
 
   /** A connection for a config that is not (or not yet) one of the bridge's: `/mcp test`. Publishes and registers nothing. */
-  scratchConnection(config: ServerConfig): ServerConnection {
+  async scratchConnection(config: ServerConfig): Promise<ServerConnection> {
+    const { ServerConnection } = await connectionCode();
     return new ServerConnection(config, this.baseOptions(config));
   }
 
@@ -365,14 +367,12 @@ export class McpBridge {
     return effectiveSandbox(config, this.sandboxDefault, this.options.projectTrust?.sandboxed(config) ?? false);
   }
 
-  private newConnection(server: ServerConfig): ServerConnection {
-    const serverLog =
-      server.enabled && server.transport === "stdio" ? this.options.serverLogFor?.(server.name) : undefined;
+  private async newConnection(server: ServerConfig): Promise<ServerConnection> {
+    const { ServerConnection } = await connectionCode();
+    const { events, logger, serverLogFor } = this.options;
+    const serverLog = server.enabled && server.transport === "stdio" ? serverLogFor?.(server.name) : undefined;
     const connection: ServerConnection = new ServerConnection(server, {
-      ...this.baseOptions(server),
-      events: this.options.events,
-      logger: this.options.logger,
-      serverLog,
+      ...{ ...this.baseOptions(server), events, logger, serverLog },
       onTools: (connection, tools) => this.toolsArrived(connection, tools),
       recallProtocol: () => this.cached(connection)?.protocolVersion,
     });
@@ -398,7 +398,8 @@ export class McpBridge {
     if (old) this.held.delete(old);
     await old?.close();
     if (this.shuttingDown) throw shutDownError(config.name);
-    const connection = this.newConnection(config);
+    const connection = await this.newConnection(config);
+    if (this.shuttingDown) throw shutDownError(config.name);
     this.connections.set(config.name, connection);
     return connection;
   }
@@ -429,9 +430,7 @@ export class McpBridge {
     await Promise.all([...this.connections.values()].map((c) => c.rootsChanged()));
   }
 
-  metrics(now = Date.now()): ServerMetrics[] {
-    return [...this.connections.values()].map((c) => c.health.metrics(now));
-  }
+  metrics = (now = Date.now()): ServerMetrics[] => [...this.connections.values()].map((c) => c.health.metrics(now));
 
   /** Closes every server, then waits for the tool lists still being written to the cache. */
   async shutdown(): Promise<void> {
@@ -444,7 +443,5 @@ export class McpBridge {
   }
 
   /** For `process.on("exit")`: synchronous, kills what is left. */
-  killNow(): void {
-    for (const connection of this.connections.values()) connection.killNow();
-  }
+  killNow = (): void => this.connections.forEach((connection) => connection.killNow());
 }

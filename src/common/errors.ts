@@ -1,17 +1,8 @@
 /**
- * Error classes: what went wrong decides what the bridge does next (auth: tell the user; transport: reconnect once).
- * The SDK's error types and status codes are checked first; message patterns are only a fallback for errors that
- * reach us without a type (wrapped or stringified by a transport).
+ * The bridge's own errors and what any error says: its message, its causes, whether its connection was never made.
+ * Telling the MCP SDK's errors apart is ./error-kinds.ts's job, which loads the SDK: this file must not, since most of
+ * the bridge uses it and pi's start should not pay for the SDK while no server runs.
  */
-import {
-  ProtocolError,
-  ProtocolErrorCode,
-  SdkError,
-  SdkErrorCode,
-  SdkHttpError,
-  SseError,
-  UnauthorizedError,
-} from "@modelcontextprotocol/client";
 
 /**
  * What went wrong, as far as deciding what to do next goes: `auth` (credentials: tell the user, never reconnect),
@@ -20,45 +11,7 @@ import {
  */
 export type ErrorKind = "auth" | "transport" | "timeout" | "config" | "cancelled" | "other";
 
-/** Node/undici error codes that mean the connection itself is gone. */
-const TRANSPORT_CODES = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "ECONNABORTED",
-  "EPIPE",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "ENETDOWN",
-  "ERR_STREAM_DESTROYED",
-  "ERR_STREAM_WRITE_AFTER_END",
-  "UND_ERR_SOCKET",
-  "UND_ERR_CLOSED",
-  "UND_ERR_CONNECT_TIMEOUT",
-]);
-
-/** HTTP statuses after which a fresh connection can help: an expired session (404) or a server restarting behind a proxy. */
-const TRANSPORT_STATUSES = new Set([404, 502, 503, 504]);
-
-const AUTH_PATTERN =
-  /\b(HTTP|status|code)[ :]*40[13]\b|unauthori[sz]ed|forbidden|invalid[_ ]token|authentication (failed|required)/i;
-const TRANSPORT_PATTERN =
-  /not connected|connection closed|ECONNREFUSED|ECONNRESET|EPIPE|socket hang up|fetch failed|other side closed|terminated|stream (was )?destroyed|write after end/i;
-
-/** The HTTP status an SDK transport error carries, if any. */
-export function httpStatusOf(error: unknown): number | undefined {
-  if (error instanceof SdkHttpError) return error.status >= 100 ? error.status : undefined;
-  if (error instanceof SseError) return typeof error.code === "number" && error.code >= 100 ? error.code : undefined;
-  if (error instanceof Error) {
-    // SSEClientTransport reports POST failures only in its message.
-    const match = /\(HTTP (\d{3})\)/.exec(error.message);
-    if (match) return Number(match[1]);
-  }
-  return undefined;
-}
-
-function causeChain(error: unknown): unknown[] {
+export function causeChain(error: unknown): unknown[] {
   const chain: unknown[] = [];
   let current: unknown = error;
   while (current !== undefined && current !== null && chain.length < 5) {
@@ -68,7 +21,7 @@ function causeChain(error: unknown): unknown[] {
   return chain;
 }
 
-function codeOf(error: unknown): string | undefined {
+export function codeOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" ? code : undefined;
 }
@@ -89,94 +42,9 @@ export function neverConnected(error: unknown): boolean {
   return causeChain(error).some((link) => NEVER_CONNECTED_CODES.has(codeOf(link) ?? ""));
 }
 
-/**
- * Whether an error calls for a new connection (`transport`), for new credentials (`auth`), or neither (`other`; a
- * bridge error keeps its own kind). Timeouts and cancellation are told apart by {@link kindOf}.
- */
-export function classifyError(error: unknown): ErrorKind {
-  if (error instanceof BridgeError) return error.kind;
-  if (error instanceof UnauthorizedError) return "auth";
-  const status = httpStatusOf(error);
-  if (status === 401 || status === 403) return "auth";
-  if (status !== undefined) return TRANSPORT_STATUSES.has(status) ? "transport" : "other";
-  if (closedDuringProbe(error)) return "transport";
-  if (error instanceof SdkError) {
-    if (
-      error.code === SdkErrorCode.ConnectionClosed ||
-      error.code === SdkErrorCode.NotConnected ||
-      error.code === SdkErrorCode.SendFailed
-    )
-      return "transport";
-    // A failed revision probe wraps what went wrong (the connection refused, an HTTP status): that decides.
-    if (error.code === SdkErrorCode.EraNegotiationFailed && error.cause !== undefined)
-      return classifyError(error.cause);
-    // Anything else is the SDK's own verdict on what a live server sent (or our own timeout).
-    return "other";
-  }
-  // An error response from a live server: a new connection would not change it.
-  if (error instanceof ProtocolError) return "other";
-  for (const link of causeChain(error)) {
-    const code = codeOf(link);
-    if (code && TRANSPORT_CODES.has(code)) return "transport";
-  }
-  const message = errorMessage(error);
-  if (AUTH_PATTERN.test(message)) return "auth";
-  if (error instanceof TypeError && /fetch failed/i.test(message)) return "transport";
-  if (TRANSPORT_PATTERN.test(message)) return "transport";
-  return "other";
-}
-
-/**
- * The connection closed while the SDK asked which revision the server speaks (`server/discover`): the server is gone,
- * or it is one that exits on a method it does not know. The SDK says which only in its message.
- */
-export function closedDuringProbe(error: unknown): boolean {
-  return (
-    error instanceof SdkError &&
-    error.code === SdkErrorCode.EraNegotiationFailed &&
-    /connection closed/i.test(error.message)
-  );
-}
-
-/** The server answered that it does not know the method (-32601): it does not offer what was asked for. */
-export function isMethodNotFound(error: unknown): boolean {
-  return causeChain(error).some(
-    (link) => link instanceof ProtocolError && link.code === ProtocolErrorCode.MethodNotFound,
-  );
-}
-
-/**
- * The revision probe got no usable answer from a remote server that is there to ask: silence within the time it was
- * given, a reply that is no answer (an empty or non-JSON body, a stream closed without one), or a server error. Such a
- * server may still answer `initialize`. An outage (refused, reset), a refused credential, or the SDK's own verdict on
- * what the server said (a pinned revision it does not offer) is an answer, not this.
- */
-export function probeInconclusive(error: unknown): boolean {
-  if (!(error instanceof SdkError)) return false;
-  if (error.code === SdkErrorCode.RequestTimeout) return /negotiation probe/i.test(error.message);
-  if (error.code !== SdkErrorCode.EraNegotiationFailed) return false;
-  if (error instanceof SdkHttpError) return error.status !== 401 && error.status !== 403;
-  const cause = error.cause;
-  if (cause === undefined) return false;
-  if (cause instanceof Error && /closed during the version negotiation probe/i.test(cause.message)) return true;
-  const kind = classifyError(cause);
-  return kind !== "transport" && kind !== "auth";
-}
-
 /** The message of a thrown value, whatever was thrown. */
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-export function isTimeoutError(error: unknown): boolean {
-  return (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) || error instanceof ConnectTimeout;
-}
-
-/** The kind of a failed request: cancelled (its signal fired), timed out, or as {@link classifyError} says. */
-export function kindOf(error: unknown, signal?: AbortSignal): ErrorKind {
-  if (signal?.aborted) return "cancelled";
-  if (isTimeoutError(error)) return "timeout";
-  return classifyError(error);
 }
 
 /** A connect's own deadline passed (the SDK's request timeout only backs it up); the message is worded later. */

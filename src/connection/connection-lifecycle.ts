@@ -25,10 +25,9 @@ import {
   connectError,
   disabledError,
   notConnectedError,
-  shutDownError,
   stillReconnectingError,
-  untrustedError,
 } from "./error-messages.ts";
+import { shutDownError, untrustedError } from "./stop-errors.ts";
 import { HealthChecks } from "./health-checks.ts";
 import type { LifecycleReport } from "./lifecycle-report.ts";
 import type { LiveSession } from "./live-session.ts";

@@ -2,15 +2,8 @@
  * The words of a server's errors: what failed, why, and what to change. Every message passes through the server's
  * redaction, since a stderr tail or a URL can carry a secret.
  */
-import {
-  BridgeError,
-  describeError,
-  errorMessage,
-  type ErrorKind,
-  httpStatusOf,
-  kindOf,
-  ShutDownError,
-} from "../common/errors.ts";
+import { BridgeError, describeError, errorMessage, type ErrorKind } from "../common/errors.ts";
+import { httpStatusOf, kindOf } from "../common/error-kinds.ts";
 import { describeSource, type ServerConfig } from "../config/types.ts";
 import { seconds } from "../common/text.ts";
 import { shown, SHOWN } from "../common/terminal-text.ts";
@@ -69,15 +62,6 @@ export function permanentLaunchFailure(exitCode: number | null | undefined, stde
   if (exitCode === 127) return "its command was not found (exit code 127)";
   if (exitCode === 126) return "its command could not be run (exit code 126)";
   return undefined;
-}
-
-/** For anything asked of a server after the bridge shut it down (`whileConnecting`: the shutdown came mid-connect). */
-export function shutDownError(
-  server: string,
-  options: { whileConnecting?: boolean; cause?: unknown } = {},
-): ShutDownError {
-  const what = options.whileConnecting ? "was shut down while connecting" : "is shut down";
-  return new ShutDownError(server, `MCP server '${server}' ${what}`, { cause: options.cause });
 }
 
 function authMessage(ctx: ErrorContext, error: unknown): string {
@@ -328,13 +312,4 @@ export function noOAuthError(config: ServerConfig): BridgeError {
   const why =
     config.transport === "stdio" ? "it is a local server" : "its config turns it off or sets an Authorization header";
   return new BridgeError("config", config.name, `MCP server '${config.name}' does not use OAuth (${why})`);
-}
-
-/** Anything that would start or connect a project server the user has not trusted. */
-export function untrustedError(config: ServerConfig): BridgeError {
-  return new BridgeError(
-    "config",
-    config.name,
-    `MCP server '${config.name}' from ${describeSource(config.source)} is not trusted, so it was not started. Run /mcp trust ${config.name} to trust and start it, or /mcp trust ${config.name} --sandboxed to run it in a sandbox (/mcp list shows what it runs).`,
-  );
 }

@@ -6,7 +6,7 @@
  * are not disturbed and no new session is needed.
  */
 import type { Middleware } from "@modelcontextprotocol/client";
-import { httpStatusOf, kindOf } from "../common/errors.ts";
+import { httpStatusOf, kindOf } from "../common/error-kinds.ts";
 import { isCommandValue } from "../config/command-value.ts";
 import type { ServerConfig } from "../config/types.ts";
 

@@ -3,7 +3,8 @@
  * long is probed; a remote stream that reports an error is probed at once. A probe looks at a local server's process
  * and pings the server: no answer within `pingTimeout` (or a dead process) counts as a lost connection.
  */
-import { classifyError, describeError } from "../common/errors.ts";
+import { describeError } from "../common/errors.ts";
+import { classifyError } from "../common/error-kinds.ts";
 import { seconds } from "../common/text.ts";
 import { isUnauthorized } from "../oauth/session.ts";
 import type { LifecycleReport } from "./lifecycle-report.ts";

@@ -19,7 +19,8 @@ import {
   type Tool,
   type Transport,
 } from "@modelcontextprotocol/client";
-import { ConnectTimeout, type ErrorKind, httpStatusOf, kindOf, neverConnected } from "../common/errors.ts";
+import { ConnectTimeout, type ErrorKind, neverConnected } from "../common/errors.ts";
+import { httpStatusOf, kindOf } from "../common/error-kinds.ts";
 import { within } from "../common/wait.ts";
 import type { ProtocolSetting } from "../config/protocol-setting.ts";
 import type { ServerLimits, TransportKind } from "../config/types.ts";
@@ -27,7 +28,8 @@ import type { ResolvedEndpoint, ResolvedRemote, ResolvedStdio } from "../config/
 import type { TransportAuth } from "../oauth/server-auth.ts";
 import { type Delivery, markDeliveries, recordDelivery } from "./delivery.ts";
 import { accepting, type CloseOptions, type Held, killHeldNow, pidOf, releaseHeld } from "./held-transport.ts";
-import { inRequestScope, requestScopeEnded, ServerPool } from "./http/http-pool.ts";
+import { ServerPool } from "./http/http-pool.ts";
+import { inRequestScope, requestScopeEnded } from "./http/request-scope.ts";
 import {
   type ClientFeatures,
   type ClientInfo,

@@ -11,7 +11,7 @@ import type {
   Resource,
   ResourceTemplateType as ResourceTemplate,
 } from "@modelcontextprotocol/client";
-import { outsideRequestScope } from "./http/http-pool.ts";
+import { outsideRequestScope } from "./http/request-scope.ts";
 import { type PagedList, readPages } from "./paged-list.ts";
 import type { ServerConnection } from "./server-connection.ts";
 

@@ -7,7 +7,8 @@
  * from here, redacted.
  */
 import { shown, SHOWN } from "../common/terminal-text.ts";
-import { BridgeError, closedDuringProbe, errorMessage, probeInconclusive } from "../common/errors.ts";
+import { BridgeError, errorMessage } from "../common/errors.ts";
+import { closedDuringProbe, probeInconclusive } from "../common/error-kinds.ts";
 import { LEVEL_OF_MCP_LEVEL, type Logger, NULL_LOGGER } from "../common/log-file.ts";
 import { describeSource, type ServerConfig } from "../config/types.ts";
 import type { Redactor } from "../common/redact.ts";

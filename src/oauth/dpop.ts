@@ -18,18 +18,7 @@ import {
   generateDpopKeyPair,
 } from "@modelcontextprotocol/client";
 import { BridgeError } from "../common/errors.ts";
-import { Type } from "typebox";
-
-/** A DPoP key as stored with the tokens it binds: the private JWK (public members included) and its algorithm. */
-export interface StoredDpopKey {
-  alg: DpopAlg;
-  jwk: Record<string, unknown>;
-}
-const KeyShape = Type.Object({
-  alg: Type.Union(DPOP_SUPPORTED_ALGS.map((alg) => Type.Literal(alg))),
-  jwk: Type.Object({ kty: Type.String(), d: Type.String() }),
-});
-export const StoredDpopKeySchema = Type.Unsafe<StoredDpopKey>(KeyShape);
+import type { StoredDpopKey } from "./storage.ts";
 
 /** The JWK members that are private key material (EC/OKP `d`; RSA's `d`, primes and CRT values). */
 const PRIVATE_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "oth"] as const;

@@ -24,7 +24,8 @@ import {
   PrivateKeyJwtProvider,
   requestJwtAuthorizationGrant,
 } from "@modelcontextprotocol/client";
-import { BridgeError, classifyError, describeError } from "../common/errors.ts";
+import { BridgeError, describeError } from "../common/errors.ts";
+import { classifyError } from "../common/error-kinds.ts";
 import { redact } from "../common/redact.ts";
 import { type GrantType, JWT_BEARER_GRANT } from "../config/types.ts";
 import { refuseEndpoints } from "./endpoint-policy.ts";

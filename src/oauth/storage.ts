@@ -17,11 +17,10 @@ import { chmod, mkdir, stat, unlink } from "node:fs/promises";
 import * as path from "node:path";
 import { type Static, type TSchema, Type } from "typebox";
 import { Value } from "typebox/value";
-import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/client";
+import type { DpopAlg, OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/client";
 import { replaceFile, serialised } from "../common/atomic-file.ts";
 import { isObject } from "../common/values.ts";
 import { shortHash } from "../common/text.ts";
-import { type StoredDpopKey, StoredDpopKeySchema } from "./dpop.ts";
 
 /** The directory name, inside pi's agent dir, that holds the OAuth files. */
 const AUTH_DIR_NAME = "mcp-auth";
@@ -32,6 +31,33 @@ export function authDir(agentDir: string): string {
 }
 
 const Text = Type.String();
+/**
+ * The algorithms the SDK signs DPoP proofs with (its `DPOP_SUPPORTED_ALGS`), written out so that reading the token
+ * files does not load the SDK; a test holds the two lists equal.
+ */
+export const DPOP_ALGS: readonly DpopAlg[] = [
+  "ES256",
+  "ES384",
+  "ES512",
+  "RS256",
+  "RS384",
+  "RS512",
+  "PS256",
+  "PS384",
+  "PS512",
+  "EdDSA",
+];
+/** A DPoP key as stored with the tokens it binds (./dpop.ts): the private JWK (public members included) and its algorithm. */
+export interface StoredDpopKey {
+  alg: DpopAlg;
+  jwk: Record<string, unknown>;
+}
+const StoredDpopKeySchema = Type.Unsafe<StoredDpopKey>(
+  Type.Object({
+    alg: Type.Union(DPOP_ALGS.map((alg) => Type.Literal(alg))),
+    jwk: Type.Object({ kty: Type.String(), d: Type.String() }),
+  }),
+);
 const StoredTokensSchema = Type.Object({
   accessToken: Text,
   tokenType: Text,

@@ -120,7 +120,7 @@ async function testServer(deps: CommandDeps, connection: ServerConnection, ctx: 
     if (!ctx.hasUI) process.exitCode = 1;
     return;
   }
-  const scratch = deps.bridge.scratchConnection(connection.config);
+  const scratch = await deps.bridge.scratchConnection(connection.config);
   const started = Date.now();
   try {
     await scratch.connect();

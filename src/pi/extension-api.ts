@@ -5,7 +5,8 @@
  * (the tool's pi definition). Every failure is a value in the reply; nothing is thrown into the caller.
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { errorMessage, kindOf } from "../common/errors.ts";
+import { errorMessage } from "../common/errors.ts";
+import { lazy } from "../common/lazy.ts";
 import { isObject } from "../common/values.ts";
 import { within } from "../common/wait.ts";
 import { scopeLabel } from "../config/types.ts";
@@ -92,11 +93,17 @@ function toolInfo(tool: RegisteredTool): Record<string, unknown> {
   return info;
 }
 
-/** A failed call as a reply's error: why it failed, told apart as far as the caller can act on it. */
-function callFailure(error: unknown, signal: AbortSignal): { kind: ApiErrorKind; message: string } {
+const errorKinds = lazy(() => import("../common/error-kinds.ts"));
+
+/**
+ * A failed call as a reply's error: why it failed, told apart as far as the caller can act on it. The error kinds load
+ * the SDK, so they are loaded here when a call fails, not with pi's start.
+ */
+async function callFailure(error: unknown, signal: AbortSignal): Promise<{ kind: ApiErrorKind; message: string }> {
   if (signal.aborted) return { kind: "aborted", message: "The call was aborted by its caller (mcp.api.call.abort)." };
   const message = errorMessage(error);
   if (error instanceof ToolReportedError) return { kind: "tool-error", message };
+  const { kindOf } = await errorKinds();
   const kind = kindOf(error);
   if (kind === "timeout") return { kind: "timeout", message };
   if (kind === "transport" || kind === "auth") return { kind: "not-connected", message };
@@ -183,7 +190,7 @@ export class ExtensionApi {
       // A copy: what the caller does to its object later cannot change the call that is approved and sent.
       return await this.run(id, server, tool, structuredClone(args), signal);
     } catch (error) {
-      return { ok: false, error: callFailure(error, signal) };
+      return { ok: false, error: await callFailure(error, signal) };
     } finally {
       this.calls.delete(id);
     }

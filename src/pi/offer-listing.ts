@@ -4,7 +4,8 @@
  * and redacted as a tool call's result is. A server that is not connected is not started for this: its line says
  * why and what starts it. The text is ./offer-format.ts's.
  */
-import { describeError, isMethodNotFound } from "../common/errors.ts";
+import { describeError } from "../common/errors.ts";
+import { isMethodNotFound } from "../common/error-kinds.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { offersPrompts } from "../connection/server-prompts.ts";
 import { listAllResources, listAllResourceTemplates, offersResources } from "../connection/server-resources.ts";

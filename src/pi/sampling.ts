@@ -14,12 +14,7 @@ import {
   type TextContent,
 } from "@mariozechner/pi-ai";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import {
-  type CreateMessageRequest,
-  type CreateMessageResult,
-  ProtocolError,
-  type SamplingMessage,
-} from "@modelcontextprotocol/client";
+import type { CreateMessageRequest, CreateMessageResult, SamplingMessage } from "@modelcontextprotocol/client";
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import type { SamplingMode } from "../config/types.ts";
 import { DENY_REST, type DialogBudget } from "./dialog-budget.ts";
@@ -40,8 +35,22 @@ const SEND = "Send";
 const EDIT = "Edit, then send";
 const REFUSE = "Refuse";
 
-function refused(message: string): ProtocolError {
-  return new ProtocolError(USER_REJECTED, message);
+/**
+ * The error answer to the server's request: the SDK sends a thrown error's `code` and `message` as the JSON-RPC error,
+ * as it does for its own `ProtocolError`, which is not imported here so that pi's start does not load the SDK.
+ */
+class SamplingError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = "SamplingError";
+  }
+}
+
+function refused(message: string): SamplingError {
+  return new SamplingError(USER_REJECTED, message);
 }
 
 /** A message's content blocks: one block or a list, as the spec allows both. */
@@ -57,7 +66,7 @@ export function samplingContext(params: SamplingParams, model: Model<Api>, now =
       if (block.type === "text") return { type: "text", text: String(block.text) };
       if (block.type === "image") return { type: "image", data: String(block.data), mimeType: String(block.mimeType) };
       if (block.type === "audio") return { type: "text", text: "[audio left out: the model here takes no audio]" };
-      throw new ProtocolError(
+      throw new SamplingError(
         -32602,
         `sampling content of type '${String(block.type)}' is not supported by this client (it offers no tool use in sampling)`,
       );
@@ -156,7 +165,7 @@ export function samplingHandler(
       throw refused(error instanceof Error ? error.message : String(error));
     });
     if (reply.stopReason === "error" || reply.stopReason === "aborted")
-      throw new ProtocolError(-32603, `The model failed: ${reply.errorMessage ?? reply.stopReason}`);
+      throw new SamplingError(-32603, `The model failed: ${reply.errorMessage ?? reply.stopReason}`);
     let text = reply.content.flatMap((c) => (c.type === "text" ? [c.text] : [])).join("");
     if (askUser) {
       const choice = await session.ui.select(`${model.id} answered MCP server '${server}':\n${text}`, [

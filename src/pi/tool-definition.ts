@@ -18,7 +18,8 @@ import type { Progress, Tool } from "@modelcontextprotocol/client";
 import type { TSchema } from "typebox";
 import { Compile } from "typebox/compile";
 import type { ServerConnection } from "../connection/server-connection.ts";
-import { argumentCheck, type ArgumentCheck } from "../translate/argument-check.ts";
+import { lazy } from "../common/lazy.ts";
+import type { ArgumentCheck } from "../translate/argument-check.ts";
 import { normalizeToolResult, type PiContent } from "../translate/output.ts";
 import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
 import { normalizeInputSchema, OPEN_OBJECT_SCHEMA } from "../translate/schema.ts";
@@ -101,23 +102,29 @@ function parameters(source: ToolSource): TSchema {
   }
 }
 
+const checker = lazy(() => import("../translate/argument-check.ts"));
+
 /**
  * The server's own schema as a check on the arguments, built at the first call: the model's copy may be wider (see
  * ../translate/portable-schema.ts), and a mistake caught here gets the model a clear message without a round trip.
+ * The checker (the SDK's JSON Schema validator) loads then too, not with pi's start.
  */
-function serverSchemaCheck(server: string, tool: Tool, note: (text: string) => void): () => ArgumentCheck | undefined {
-  let built: { check?: ArgumentCheck } | undefined;
-  return () => {
-    if (!built) {
-      built = argumentCheck(tool.inputSchema);
-      const { error } = built as { error?: string };
-      if (error)
-        note(
-          `MCP server '${server}', tool '${tool.name}': its input schema cannot be compiled (${error}); only the server checks the arguments`,
-        );
-    }
-    return built.check;
+function serverSchemaCheck(
+  server: string,
+  tool: Tool,
+  note: (text: string) => void,
+): () => Promise<ArgumentCheck | undefined> {
+  let built: Promise<ArgumentCheck | undefined> | undefined;
+  const build = async () => {
+    const { argumentCheck } = await checker();
+    const { check, error } = argumentCheck(tool.inputSchema);
+    if (error)
+      note(
+        `MCP server '${server}', tool '${tool.name}': its input schema cannot be compiled (${error}); only the server checks the arguments`,
+      );
+    return check;
   };
+  return () => (built ??= build());
 }
 
 export function toolDefinition(source: ToolSource): McpToolDefinition {
@@ -137,7 +144,7 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
         const connection = source.connectionFor(server);
         if (!connection)
           throw new Error(`MCP server '${server}' is no longer configured; its tool '${originalName}' cannot run`);
-        const mismatch = checkFor()?.((params ?? {}) as Record<string, unknown>);
+        const mismatch = (await checkFor())?.((params ?? {}) as Record<string, unknown>);
         if (mismatch) {
           throw new Error(
             `The arguments do not match the input schema of tool '${originalName}' (MCP server '${server}'): ${mismatch}. Fix the arguments and call the tool again.`,

@@ -12,81 +12,18 @@
  * whose scope fetched it, with `MessageTooLargeError`, and nothing else; one on an exchange outside any request (the
  * handshake, a standing stream) is the pool owner's to handle.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { applyMiddlewares, type FetchLike, type Middleware } from "@modelcontextprotocol/client";
 import { Agent, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from "undici";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../../config/defaults.ts";
 import { boundedResponse } from "./bounded-response.ts";
 import type { MessageTooLargeError } from "../message-limit.ts";
+import { currentScope } from "./request-scope.ts";
 
 /**
  * At most this many TCP connections to one server; more concurrent requests wait for one to be free. A long SSE
  * response holds its connection, so this is also how many calls can stream at once.
  */
 export const MAX_CONNECTIONS_PER_SERVER = 16;
-
-/**
- * A request under way and the pool it runs on. Work started inside a scope stays inside it (the async context is
- * inherited, a reconnect started from an error handler included), so a scope applies only to its own pool's fetches:
- * a new session opened from there is not tied to a request that has ended.
- */
-interface RequestScope {
-  pool: ServerPool;
-  signal: AbortSignal;
-  /** Ends the request at once with `error` (a message over the limit), and with it everything it fetched. */
-  fail(error: Error): void;
-}
-
-const scopes = new AsyncLocalStorage<RequestScope>();
-
-/**
- * Why a request's exchanges are aborted once it is over: what `abort()` gives without a reason (an AbortError), made
- * once instead of once per request, stack and all. Only what is left of a settled request sees it.
- */
-const REQUEST_OVER = new DOMException("This operation was aborted", "AbortError");
-
-/**
- * Runs one request on `pool` (none: a local server, nothing to do); whatever it fetched through the pool is aborted
- * once it settles, a response stream the server left open included. A message over the limit ends the request at
- * once with `MessageTooLargeError`; `cut` fires then, for the request to be cancelled on the server too.
- */
-export function inRequestScope<T>(
-  pool: ServerPool | undefined,
-  request: (cut?: AbortSignal) => Promise<T>,
-): Promise<T> {
-  return pool ? inScope(pool, request) : request();
-}
-
-/** Runs `start` outside any request's scope: a stream it opens (a standing subscription) outlives the request. */
-export function outsideRequestScope<T>(start: () => T): T {
-  return scopes.exit(start);
-}
-
-async function inScope<T>(pool: ServerPool, request: (cut: AbortSignal) => Promise<T>): Promise<T> {
-  const done = new AbortController();
-  const cut = new AbortController();
-  let fail!: (error: Error) => void;
-  const failed = new Promise<never>((_, reject) => {
-    fail = (error) => {
-      // Rejected before `cut` fires, so this error, not the cancellation's, is what the request ends with.
-      reject(error);
-      cut.abort(error);
-      // At once, so the transport's report of the stream it lost is seen as the bridge's doing (`requestScopeEnded`).
-      done.abort(REQUEST_OVER);
-    };
-  });
-  try {
-    // Without the race, a request whose SSE answer was cut would wait for its timeout.
-    return await Promise.race([scopes.run({ pool, signal: done.signal, fail }, () => request(cut.signal)), failed]);
-  } finally {
-    done.abort(REQUEST_OVER);
-  }
-}
-
-/** True inside a request scope that has ended: an error raised here comes from the bridge ending the exchange. */
-export function requestScopeEnded(): boolean {
-  return scopes.getStore()?.signal.aborted === true;
-}
 
 /** A JSON-RPC notification the SDK sends (its body is the serialized message). */
 function isNotification(init: RequestInit | undefined): boolean {
@@ -116,7 +53,7 @@ export class ServerPool {
 
   /** undici through this pool: the request scope's signal instead of the transport's, which fires only at its close. */
   private readonly send: FetchLike = (url, init) => {
-    const scope = scopes.getStore();
+    const scope = currentScope();
     // (Combining both with `AbortSignal.any` would leave an entry on the transport's long-lived signal per request.)
     const signal = scope?.pool === this && !isNotification(init) ? scope.signal : (init?.signal ?? undefined);
     const sent = undiciFetch(url, { ...(init as UndiciRequestInit), signal, dispatcher: this.agent });
@@ -125,7 +62,7 @@ export class ServerPool {
 
   /** Every response body bounded; past the bound, the request whose scope fetched it fails, or the owner is told. */
   private readonly bounded: Middleware = (next) => async (url, init) => {
-    const scope = scopes.getStore();
+    const scope = currentScope();
     const tied = scope?.pool === this && !isNotification(init) ? scope : undefined;
     const limit = this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     const tooLarge = (error: MessageTooLargeError) => (tied ? tied.fail(error) : this.options.tooLarge?.(error));

@@ -1,0 +1,139 @@
+/**
+ * Error kinds: what went wrong decides what the bridge does next (auth: tell the user; transport: reconnect once).
+ * The SDK's error types and status codes are checked first; message patterns are only a fallback for errors that
+ * reach us without a type (wrapped or stringified by a transport). This loads the MCP SDK, so only code that runs
+ * once a server connects imports it.
+ */
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  SseError,
+  UnauthorizedError,
+} from "@modelcontextprotocol/client";
+import { BridgeError, causeChain, codeOf, ConnectTimeout, type ErrorKind, errorMessage } from "./errors.ts";
+
+/** Node/undici error codes that mean the connection itself is gone. */
+const TRANSPORT_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENETDOWN",
+  "ERR_STREAM_DESTROYED",
+  "ERR_STREAM_WRITE_AFTER_END",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CLOSED",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+
+/** HTTP statuses after which a fresh connection can help: an expired session (404) or a server restarting behind a proxy. */
+const TRANSPORT_STATUSES = new Set([404, 502, 503, 504]);
+
+const AUTH_PATTERN =
+  /\b(HTTP|status|code)[ :]*40[13]\b|unauthori[sz]ed|forbidden|invalid[_ ]token|authentication (failed|required)/i;
+const TRANSPORT_PATTERN =
+  /not connected|connection closed|ECONNREFUSED|ECONNRESET|EPIPE|socket hang up|fetch failed|other side closed|terminated|stream (was )?destroyed|write after end/i;
+
+/** The HTTP status an SDK transport error carries, if any. */
+export function httpStatusOf(error: unknown): number | undefined {
+  if (error instanceof SdkHttpError) return error.status >= 100 ? error.status : undefined;
+  if (error instanceof SseError) return typeof error.code === "number" && error.code >= 100 ? error.code : undefined;
+  if (error instanceof Error) {
+    // SSEClientTransport reports POST failures only in its message.
+    const match = /\(HTTP (\d{3})\)/.exec(error.message);
+    if (match) return Number(match[1]);
+  }
+  return undefined;
+}
+
+/**
+ * Whether an error calls for a new connection (`transport`), for new credentials (`auth`), or neither (`other`; a
+ * bridge error keeps its own kind). Timeouts and cancellation are told apart by {@link kindOf}.
+ */
+export function classifyError(error: unknown): ErrorKind {
+  if (error instanceof BridgeError) return error.kind;
+  if (error instanceof UnauthorizedError) return "auth";
+  const status = httpStatusOf(error);
+  if (status === 401 || status === 403) return "auth";
+  if (status !== undefined) return TRANSPORT_STATUSES.has(status) ? "transport" : "other";
+  if (closedDuringProbe(error)) return "transport";
+  if (error instanceof SdkError) {
+    if (
+      error.code === SdkErrorCode.ConnectionClosed ||
+      error.code === SdkErrorCode.NotConnected ||
+      error.code === SdkErrorCode.SendFailed
+    )
+      return "transport";
+    // A failed revision probe wraps what went wrong (the connection refused, an HTTP status): that decides.
+    if (error.code === SdkErrorCode.EraNegotiationFailed && error.cause !== undefined)
+      return classifyError(error.cause);
+    // Anything else is the SDK's own verdict on what a live server sent (or our own timeout).
+    return "other";
+  }
+  // An error response from a live server: a new connection would not change it.
+  if (error instanceof ProtocolError) return "other";
+  for (const link of causeChain(error)) {
+    const code = codeOf(link);
+    if (code && TRANSPORT_CODES.has(code)) return "transport";
+  }
+  const message = errorMessage(error);
+  if (AUTH_PATTERN.test(message)) return "auth";
+  if (error instanceof TypeError && /fetch failed/i.test(message)) return "transport";
+  if (TRANSPORT_PATTERN.test(message)) return "transport";
+  return "other";
+}
+
+/**
+ * The connection closed while the SDK asked which revision the server speaks (`server/discover`): the server is gone,
+ * or it is one that exits on a method it does not know. The SDK says which only in its message.
+ */
+export function closedDuringProbe(error: unknown): boolean {
+  return (
+    error instanceof SdkError &&
+    error.code === SdkErrorCode.EraNegotiationFailed &&
+    /connection closed/i.test(error.message)
+  );
+}
+
+/** The server answered that it does not know the method (-32601): it does not offer what was asked for. */
+export function isMethodNotFound(error: unknown): boolean {
+  return causeChain(error).some(
+    (link) => link instanceof ProtocolError && link.code === ProtocolErrorCode.MethodNotFound,
+  );
+}
+
+/**
+ * The revision probe got no usable answer from a remote server that is there to ask: silence within the time it was
+ * given, a reply that is no answer (an empty or non-JSON body, a stream closed without one), or a server error. Such a
+ * server may still answer `initialize`. An outage (refused, reset), a refused credential, or the SDK's own verdict on
+ * what the server said (a pinned revision it does not offer) is an answer, not this.
+ */
+export function probeInconclusive(error: unknown): boolean {
+  if (!(error instanceof SdkError)) return false;
+  if (error.code === SdkErrorCode.RequestTimeout) return /negotiation probe/i.test(error.message);
+  if (error.code !== SdkErrorCode.EraNegotiationFailed) return false;
+  if (error instanceof SdkHttpError) return error.status !== 401 && error.status !== 403;
+  const cause = error.cause;
+  if (cause === undefined) return false;
+  if (cause instanceof Error && /closed during the version negotiation probe/i.test(cause.message)) return true;
+  const kind = classifyError(cause);
+  return kind !== "transport" && kind !== "auth";
+}
+
+export function isTimeoutError(error: unknown): boolean {
+  return (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) || error instanceof ConnectTimeout;
+}
+
+/** The kind of a failed request: cancelled (its signal fired), timed out, or as {@link classifyError} says. */
+export function kindOf(error: unknown, signal?: AbortSignal): ErrorKind {
+  if (signal?.aborted) return "cancelled";
+  if (isTimeoutError(error)) return "timeout";
+  return classifyError(error);
+}
