@@ -1,32 +1,32 @@
 /**
- * mcp-bridge: MCP servers' tools as native pi tools. Wiring only; the parts live in ./src.
+ * mcp-bridge: MCP servers' tools as native pi tools. Wiring only; the parts live beside it in src/.
  */
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
-import { hubDir } from "./src/connection/hub/hub-launch.ts";
-import { DEFAULT_STARTUP_BUDGET_MS, McpBridge } from "./src/bridge/mcp-bridge.ts";
-import { NoticeMemory } from "./src/bridge/notice-memory.ts";
-import { isSessionServer, SessionServers } from "./src/bridge/session-servers.ts";
-import { ProjectTrust } from "./src/trust/project-trust.ts";
-import { ToolCache } from "./src/bridge/tool-cache.ts";
-import { LogFile, readLogTail } from "./src/common/log-file.ts";
-import { routeSdkConsole } from "./src/common/sdk-console.ts";
-import { CONFIG_FLAG, configFlagFromArgv, isInfoOnlyInvocation } from "./src/config/argv.ts";
-import { exposureDefaultsOr } from "./src/config/exposure-setting.ts";
-import { secondsNotices } from "./src/config/validate/timeout.ts";
-import { TrustStore } from "./src/trust/trust-store.ts";
-import { interactiveSignIn } from "./src/oauth/sign-in.ts";
-import { piAuthFile } from "./src/oauth/pi-sign-in-import.ts";
-import { AuthStore, authDir } from "./src/oauth/storage.ts";
-import { MCP_COMMAND_DESCRIPTION } from "./src/pi/command-context.ts";
-import { registerLazyCommand } from "./src/pi/lazy-command.ts";
-import { PromptCommands } from "./src/pi/prompt-commands.ts";
-import { ResourceTools } from "./src/pi/resource-tools.ts";
-import { DialogBudget } from "./src/pi/dialog-budget.ts";
-import { elicitationFeatures } from "./src/pi/elicitation-dialog.ts";
-import { samplingHandler } from "./src/pi/sampling.ts";
+import { hubDir } from "./connection/hub/hub-launch.ts";
+import { DEFAULT_STARTUP_BUDGET_MS, McpBridge } from "./bridge/mcp-bridge.ts";
+import { NoticeMemory } from "./bridge/notice-memory.ts";
+import { isSessionServer, SessionServers } from "./bridge/session-servers.ts";
+import { ProjectTrust } from "./trust/project-trust.ts";
+import { ToolCache } from "./bridge/tool-cache.ts";
+import { LogFile, readLogTail } from "./common/log-file.ts";
+import { routeSdkConsole } from "./common/sdk-console.ts";
+import { CONFIG_FLAG, configFlagFromArgv, isInfoOnlyInvocation } from "./config/argv.ts";
+import { exposureDefaultsOr } from "./config/exposure-setting.ts";
+import { secondsNotices } from "./config/validate/timeout.ts";
+import { TrustStore } from "./trust/trust-store.ts";
+import { interactiveSignIn } from "./oauth/sign-in.ts";
+import { piAuthFile } from "./oauth/pi-sign-in-import.ts";
+import { AuthStore, authDir } from "./oauth/storage.ts";
+import { MCP_COMMAND_DESCRIPTION } from "./pi/command-context.ts";
+import { registerLazyCommand } from "./pi/lazy-command.ts";
+import { PromptCommands } from "./pi/prompt-commands.ts";
+import { ResourceTools } from "./pi/resource-tools.ts";
+import { DialogBudget } from "./pi/dialog-budget.ts";
+import { elicitationFeatures } from "./pi/elicitation-dialog.ts";
+import { samplingHandler } from "./pi/sampling.ts";
 import {
   deferredToolsInactive,
   followRegisteredServers,
@@ -35,25 +35,25 @@ import {
   piTrustsProject,
   requestToolWire,
   unsetExposure,
-} from "./src/pi/pi-line.ts";
-import { guardExit } from "./src/pi/exit-guard.ts";
-import { startTelemetry, stopTelemetry } from "./src/telemetry/telemetry-setup.ts";
-import { observeServerCounters } from "./src/telemetry/server-counters.ts";
-import { serverGuideHandler } from "./src/pi/server-guide-prompt.ts";
-import { serverRows } from "./src/pi/server-rows.ts";
-import { ExtensionApi } from "./src/pi/extension-api.ts";
-import { PiRegisteredServers } from "./src/pi/pi-registered-servers.ts";
-import { installedPackages } from "./src/pi/pi-packages.ts";
-import { SessionNotices } from "./src/pi/session-notices.ts";
-import { SERVERS_OFF_ENTRY, ServersOff } from "./src/pi/servers-off.ts";
-import { ToolApproval } from "./src/trust/tool-approval.ts";
-import { LOADED_TOOLS_ENTRY, ToolExposure } from "./src/exposure/tool-exposure.ts";
-import { ToolRegistry } from "./src/pi/tool-registry.ts";
-import { ToolSearch } from "./src/exposure/tool-search.ts";
-import { catalogPrompt, catalogShares } from "./src/exposure/tool-catalog.ts";
-import { DEFAULT_TOOL_CATALOG } from "./src/config/tool-catalog-setting.ts";
-import { withoutTools } from "./src/exposure/payload-tools.ts";
-import { serverLogFileName } from "./src/translate/naming.ts";
+} from "./pi/pi-line.ts";
+import { guardExit } from "./pi/exit-guard.ts";
+import { startTelemetry, stopTelemetry } from "./telemetry/telemetry-setup.ts";
+import { observeServerCounters } from "./telemetry/server-counters.ts";
+import { serverGuideHandler } from "./pi/server-guide-prompt.ts";
+import { serverRows } from "./pi/server-rows.ts";
+import { ExtensionApi } from "./pi/extension-api.ts";
+import { PiRegisteredServers } from "./pi/pi-registered-servers.ts";
+import { installedPackages } from "./pi/pi-packages.ts";
+import { SessionNotices } from "./pi/session-notices.ts";
+import { SERVERS_OFF_ENTRY, ServersOff } from "./pi/servers-off.ts";
+import { ToolApproval } from "./trust/tool-approval.ts";
+import { LOADED_TOOLS_ENTRY, ToolExposure } from "./exposure/tool-exposure.ts";
+import { ToolRegistry } from "./pi/tool-registry.ts";
+import { ToolSearch } from "./exposure/tool-search.ts";
+import { catalogPrompt, catalogShares } from "./exposure/tool-catalog.ts";
+import { DEFAULT_TOOL_CATALOG } from "./config/tool-catalog-setting.ts";
+import { withoutTools } from "./exposure/payload-tools.ts";
+import { serverLogFileName } from "./translate/naming.ts";
 
 const CLIENT_INFO = { name: "pi-mcp-bridge", version: "0.1.0" };
 /** Where the bridge keeps its log and tool cache, inside pi's agent dir. */
@@ -113,7 +113,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     projectRoot,
     agentDir: getAgentDir(),
     hubDir: hubDir(getAgentDir()),
-    bundledPath: fileURLToPath(new URL("./mcp.json", import.meta.url)),
+    bundledPath: fileURLToPath(new URL("../mcp.json", import.meta.url)),
     packages: installedPackages(projectRoot, getAgentDir()),
     extraPath: configFlagFromArgv(process.argv),
     env,
@@ -128,7 +128,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     // A server that asks the user for input (a form, or a page to open) gets pi's dialogs, naming the server; without a
     // UI it is declined. One that asks for a model's answer (sampling) gets it with the user's approval, unless its
     // `sampling` setting says otherwise.
-    // Either waits its turn for the user, and a server may ask only so often (./src/pi/dialog-budget.ts).
+    // Either waits its turn for the user, and a server may ask only so often (./pi/dialog-budget.ts).
     featuresFor: (server) => ({
       ...elicitationFeatures(server.name, () => (sessionCtx?.hasUI ? sessionCtx.ui : undefined), dialogBudget),
       ...(server.sampling === "off"
@@ -326,7 +326,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   await bridge.start();
   // /mcp's code (the dashboard, its dialogs, config import and its TOML parser) loads when /mcp is first used.
   const loadMcpCommand = async (pi: ExtensionAPI) =>
-    (await import("./src/pi/command.ts")).registerMcpCommand({
+    (await import("./pi/command.ts")).registerMcpCommand({
       pi,
       bridge,
       registry,
@@ -404,7 +404,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     // own, and the startup notice follows the answer.
     const startupNotice = () => notices.sessionStarted(ctx, registry.warnings, once);
     if (ctx.hasUI && bridge.asksTrust && bridge.untrusted().length) {
-      void import("./src/pi/command-trust.ts")
+      void import("./pi/command-trust.ts")
         .then(({ askTrust }) => askTrust({ bridge, registry }, ctx))
         .catch((error: unknown) => logger.log({ level: "warn", event: "trust.ask.failed", error: String(error) }))
         .then(startupNotice)
