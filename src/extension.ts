@@ -3,7 +3,6 @@
  */
 import * as os from "node:os";
 import * as path from "node:path";
-import { fileURLToPath } from "node:url";
 import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
 import { hubDir } from "./connection/hub/hub-launch.ts";
 import { DEFAULT_STARTUP_BUDGET_MS, McpBridge } from "./bridge/mcp-bridge.ts";
@@ -12,6 +11,7 @@ import { isSessionServer, SessionServers } from "./bridge/session-servers.ts";
 import { ProjectTrust } from "./trust/project-trust.ts";
 import { ToolCache } from "./bridge/tool-cache.ts";
 import { LogFile, readLogTail } from "./common/log-file.ts";
+import { packageFile } from "./common/package-files.ts";
 import { routeSdkConsole } from "./common/sdk-console.ts";
 import { CONFIG_FLAG, configFlagFromArgv, isInfoOnlyInvocation } from "./config/argv.ts";
 import { exposureDefaultsOr } from "./config/exposure-setting.ts";
@@ -113,7 +113,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     projectRoot,
     agentDir: getAgentDir(),
     hubDir: hubDir(getAgentDir()),
-    bundledPath: fileURLToPath(new URL("../mcp.json", import.meta.url)),
+    bundledPath: packageFile("mcp.json"),
     packages: installedPackages(projectRoot, getAgentDir()),
     extraPath: configFlagFromArgv(process.argv),
     env,
