@@ -49,7 +49,7 @@ function makeBridge(root: string, extraPath?: string, options: Partial<BridgeOpt
   });
 }
 
-/** A bridge whose tool lists go to a registry, as index.ts wires them. */
+/** A bridge whose tool lists go to a registry, as src/extension.ts wires them. */
 function registeredBridge(root: string, options: Partial<BridgeOptions> = {}) {
   const tools = new Map<string, ToolDefinition>();
   const bridge = makeBridge(root, undefined, options);

@@ -45,7 +45,7 @@ function recorder() {
 
 /**
  * A bridge with `bad` (the hostile server) and `good` (a healthy one) from a real config file, its tools registered
- * as index.ts registers them. `close` shuts it down and removes its files.
+ * as src/extension.ts registers them. `close` shuts it down and removes its files.
  */
 async function twoServers(bad: Record<string, unknown>, options: { logger?: boolean } = {}) {
   const tmp = tempDir();

@@ -5,8 +5,8 @@
  * OpenTelemetry is loaded: the packages are imported here, on demand, and never at start-up, so a user who does not
  * trace pays nothing for them.
  */
-import { fileURLToPath } from "node:url";
 import type { Histogram, Meter, Tracer, TextMapPropagator } from "@opentelemetry/api";
+import { packageFile } from "../common/package-files.ts";
 import { settleWithin } from "../common/wait.ts";
 
 type Api = typeof import("@opentelemetry/api");
@@ -111,7 +111,7 @@ export const OTEL_PACKAGES = [
 ]
   .map((p) => `@opentelemetry/${p}`)
   .join(" ");
-const EXTENSION_DIR = fileURLToPath(new URL("../..", import.meta.url));
+const EXTENSION_DIR = packageFile(".");
 
 async function setUp(env: NodeJS.ProcessEnv): Promise<{ mode: string; problem?: string }> {
   const host = hostTracing();

@@ -9,9 +9,9 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
-import { fileURLToPath } from "node:url";
+import { packageFile } from "../../common/package-files.ts";
 
-const HUB_SCRIPT = fileURLToPath(new URL("./hub.mjs", import.meta.url));
+const HUB_SCRIPT = packageFile("src/connection/hub/hub.mjs");
 /** The hub's directory under pi's agent dir. */
 const HUB_DIR_NAME = "mcp-hub";
 /** A Unix socket's path must fit in `sun_path` (108 bytes on Linux, 104 on macOS). */

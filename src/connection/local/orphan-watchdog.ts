@@ -11,8 +11,8 @@
  * there are no process groups to hand over, and no watchdog.
  */
 import { type ChildProcessByStdio, spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import type { Writable } from "node:stream";
+import { packageFile } from "../../common/package-files.ts";
 import { OWNER_TOKEN, processStartTime } from "./process-tree.ts";
 
 /** A process group (a local server and what it started) or a single process (one that left the group). */
@@ -25,7 +25,7 @@ export interface WatchdogOptions {
 }
 
 /** The watchdog's script: a plain file, so it runs without anything of pi's. */
-export const WATCHDOG_SCRIPT = fileURLToPath(new URL("./watchdog.sh", import.meta.url));
+export const WATCHDOG_SCRIPT = packageFile("src/connection/local/watchdog.sh");
 const DEFAULT_GRACE_SECONDS = 2;
 /** How many times a watchdog that died while pi lives is replaced (killed by someone, or unable to start). */
 const MAX_REPLACEMENTS = 3;
