@@ -1,9 +1,9 @@
 /**
  * mcp-bridge's entry, the file pi's manifest names; the wiring is in src/extension.ts.
  *
- * A published package carries that wiring and all it imports bundled into one file, dist/mcp-bridge.js
- * (scripts/build-bundle.mjs, run by `npm pack` and `npm publish`): pi's loader, jiti, then reads one module instead of
- * some 170, about 130 ms of CPU less at each start. A checkout has no dist/ and runs the sources. Either is loaded
+ * A published package carries that wiring and all it imports bundled, dist/mcp-bridge.js and the chunks it loads on
+ * first use (scripts/build-bundle.mjs, run by `npm pack` and `npm publish`): pi's loader, jiti, then reads a few
+ * modules instead of some 170 at each start. A checkout has no dist/ and runs the sources. Either is loaded
  * through a dynamic import(), which jiti rewrites to its own, so its mapping of pi's packages and typebox to pi's own
  * copies holds inside the bundle as well.
  */

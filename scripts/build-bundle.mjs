@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 /**
- * Builds dist/mcp-bridge.js: src/extension.ts and every module of this package it imports, in one ES module, which
- * index.ts loads when it is there (see its header). Run by `npm pack` and `npm publish` (the `prepack` script).
+ * Builds dist/mcp-bridge.js: src/extension.ts and every module of this package it imports, as ES modules (the entry,
+ * and in dist/chunks/ what it loads on first use), which index.ts loads when it is there (see its header). Run by
+ * `npm pack` and `npm publish` (the `prepack` script); `postpack` removes it again, so that a checkout where a package
+ * was made goes on running its sources, never a bundle older than they are.
  * Every package stays an import of its own: pi's loader maps pi's packages and typebox to pi's own copies, and the
  * rest loads from node_modules as it does from the sources. A dynamic import() of a package stays dynamic, so what
  * loads lazily from the sources loads lazily from the bundle too.
@@ -21,11 +23,15 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { values } = parseArgs({
   options: { outdir: { type: "string" }, metafile: { type: "string" } },
 });
-const outfile = path.join(path.resolve(values.outdir ?? path.join(root, "dist")), "mcp-bridge.js");
+const outdir = path.resolve(values.outdir ?? path.join(root, "dist"));
 
 const result = await build({
-  entryPoints: [path.join(root, "src", "extension.ts")],
-  outfile,
+  entryPoints: { "mcp-bridge": path.join(root, "src", "extension.ts") },
+  outdir,
+  // What the sources load on first use (the connection code and the MCP SDK under it, /mcp's code) goes into chunks
+  // of its own that load then too; in one file, esbuild would put their package imports at the top, loaded at start.
+  splitting: true,
+  chunkNames: "chunks/[name]-[hash]",
   bundle: true,
   format: "esm",
   platform: "node",
@@ -38,4 +44,4 @@ const result = await build({
 });
 if (result.errors.length) process.exit(1);
 if (values.metafile) writeFileSync(values.metafile, JSON.stringify(result.metafile));
-console.log(`Built ${path.relative(process.cwd(), outfile) || outfile}`);
+console.log(`Built ${path.join(path.relative(process.cwd(), outdir), "mcp-bridge.js")}`);

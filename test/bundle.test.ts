@@ -23,9 +23,6 @@ import { fixtureEntry, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts
 import { PI_LINE } from "./pi-line.ts";
 import { GENEROUS_BUDGET, runPiCli } from "./pi-print.ts";
 
-/** Packages the sources load only with /mcp's code, which the one-file bundle imports at load: small, or pi's own. */
-const LOADED_EARLY_IN_BUNDLE = new Set(["smol-toml", "@mariozechner/pi-tui"]);
-
 const tmp = tempDir("mcp-bridge-bundle-");
 const pkg = path.join(tmp.dir, "package");
 const home = path.join(tmp.dir, "home");
@@ -46,7 +43,7 @@ function packageCopy(): void {
 
 interface Metafile {
   inputs: Record<string, { imports: { path: string; kind: string; external?: boolean }[] }>;
-  outputs: Record<string, { imports: { path: string; kind: string; external?: boolean }[] }>;
+  outputs: Record<string, { entryPoint?: string; imports: { path: string; kind: string; external?: boolean }[] }>;
 }
 
 describe(`the bundle in pi ${PI_LINE}`, { timeout: 180_000 }, () => {
@@ -114,36 +111,50 @@ describe(`the bundle in pi ${PI_LINE}`, { timeout: 180_000 }, () => {
 
   test("the bundle finds its package's files (mcp.json, the watchdog, the hub) through one helper that looks up", () => {
     // A path taken relative to import.meta.url names a place next to dist/mcp-bridge.js, not next to the source.
-    const uses = readFileSync(path.join(pkg, "dist", "mcp-bridge.js"), "utf8").match(/.*import\.meta.*/g) ?? [];
+    const dist = path.join(pkg, "dist");
+    const files = readdirSync(dist, { recursive: true }).filter((f) => String(f).endsWith(".js"));
+    const uses = files.flatMap(
+      (f) => readFileSync(path.join(dist, String(f)), "utf8").match(/.*import\.meta.*/g) ?? [],
+    );
     assert.equal(uses.length, 1, uses.join("\n"));
     assert.match(uses[0], /findRoot\(/);
   });
 
   test("what the sources load on first use is not loaded at startup by the bundle, and dynamic imports stay so", () => {
     const meta = JSON.parse(readFileSync(metafile, "utf8")) as Metafile;
-    const [output] = Object.values(meta.outputs);
-    // The modules the sources load at startup: the entry and what it imports statically, not through import().
-    const eager = new Set<string>();
-    const visit = (input: string) => {
-      if (eager.has(input)) return;
-      eager.add(input);
-      for (const i of meta.inputs[input].imports) if (!i.external && i.kind === "import-statement") visit(i.path);
-    };
-    visit("src/extension.ts");
-    const atLoad = (imports: Metafile["inputs"][string]["imports"]) =>
+    type Imports = Metafile["inputs"][string]["imports"];
+    const atLoad = (imports: Imports) =>
       imports.filter((i) => i.external && i.kind === "import-statement").map((i) => i.path);
-    const sourcesAtLoad = new Set([...eager].flatMap((input) => atLoad(meta.inputs[input].imports)));
-    const early = atLoad(output.imports).filter((p) => !sourcesAtLoad.has(p) && !LOADED_EARLY_IN_BUNDLE.has(p));
-    assert.deepEqual([...new Set(early)], [], "packages the bundle loads at startup that the sources load lazily");
+    // What a start loads: from `from` on, every module (or output file) imported statically, not through import().
+    const loadedAtStart = (from: string, graph: Record<string, { imports: Imports }>) => {
+      const seen = new Set<string>();
+      const visit = (node: string) => {
+        if (seen.has(node)) return;
+        seen.add(node);
+        for (const i of graph[node].imports) if (!i.external && i.kind === "import-statement") visit(i.path);
+      };
+      visit(from);
+      return new Set([...seen].flatMap((node) => atLoad(graph[node].imports)));
+    };
+    const sources = loadedAtStart("src/extension.ts", meta.inputs);
+    const [entry] = Object.entries(meta.outputs).find(([, out]) => out.entryPoint === "src/extension.ts")!;
+    const bundle = loadedAtStart(entry, meta.outputs);
+    assert.deepEqual(
+      [...bundle].filter((p) => !sources.has(p)),
+      [],
+      "packages the bundle loads at startup that the sources load lazily",
+    );
+    assert.ok(!bundle.has("@modelcontextprotocol/client"), "the MCP SDK loads with the first server, not at start");
     const dynamic = new Set(
       Object.values(meta.inputs).flatMap((input) =>
         input.imports.filter((i) => i.external && i.kind === "dynamic-import").map((i) => i.path),
       ),
     );
     assert.ok(dynamic.has("@opentelemetry/api"), "the sources import OpenTelemetry lazily");
+    const outputs = Object.values(meta.outputs);
     for (const name of dynamic) {
       assert.ok(
-        output.imports.some((i) => i.path === name && i.kind === "dynamic-import"),
+        outputs.some((out) => out.imports.some((i) => i.path === name && i.kind === "dynamic-import")),
         `${name} is imported dynamically`,
       );
     }
