@@ -1,14 +1,16 @@
 /**
  * What loading the extension adds to a whole `pi -p` run (pi 0.73's CLI, a scripted local model, no network): the
- * same command with and without `-e .`, run alternately (which goes first swapped each pair), each pair's difference
- * in wall time and in the pi process's own CPU time (./cpu-at-exit.mjs; servers' processes not counted). Once with a
- * config that has no servers (the extension's own cost), once with examples/demo.json (two local servers that print
- * mode waits for). A round's figure is the median of its pairs; the figure is the median of the rounds.
+ * same command with and without `-e <package>`, run alternately (which goes first swapped each pair), each pair's
+ * difference in wall time and in the pi process's own CPU time (./cpu-at-exit.mjs; servers' processes not counted).
+ * The package as published (its bundle, dist/, built here by scripts/build-bundle.mjs into a copy) with a config that
+ * has no servers (the extension's own cost; the target) and with examples/demo.json (two local servers that print
+ * mode waits for); the checkout (the sources) with no servers. A round's figure is the median of its pairs; the
+ * figure is the median of the rounds.
  *
  * Counts: BENCH_CLI_PAIRS pairs a round (default 4), BENCH_CLI_ROUNDS/BENCH_CLI_MAX_ROUNDS rounds (default 3 to 7).
  */
-import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -27,17 +29,25 @@ interface Run {
   cpuMs: number;
 }
 
-/** One `pi -p` run to the scripted model, timed; `extension` adds `-e .` with that config. */
-async function runPi(dir: string, extension: { config: string } | undefined): Promise<Run> {
+/** Where the extension is loaded from, and the config it reads. */
+interface Extension {
+  pkg: string;
+  config: string;
+  /** pi's working directory, the project (default: the bench's temp dir). */
+  cwd?: string;
+}
+
+/** One `pi -p` run to the scripted model in `cwd`, timed; `extension` adds `-e <package>` with that config. */
+async function runPi(dir: string, extension: Extension | undefined, cwd = extension?.cwd ?? dir): Promise<Run> {
   const cpuFile = path.join(dir, "cpu");
   rmSync(cpuFile, { force: true });
   const model = ["-e", path.join(ROOT, "examples", "scripted-model.ts"), "--provider", "scripted", "--model", "demo"];
-  const bridge = extension ? ["-e", ROOT, "--mcp-config", extension.config] : [];
+  const bridge = extension ? ["-e", extension.pkg, "--mcp-config", extension.config] : [];
   const args = ["--import", CPU_HOOK, PI_CLI, ...model, ...bridge, "--no-session", "--offline", "-p", "greet Ada"];
   const agentDir = path.join(dir, "agent");
   const env = { ...process.env, HOME: dir, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", BENCH_CPU_FILE: cpuFile };
   const started = performance.now();
-  const child = spawn(process.execPath, args, { cwd: dir, env, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, args, { cwd, env, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (text: string) => (stderr = (stderr + text).slice(-2000)));
   const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
@@ -56,10 +66,16 @@ interface Round {
   ratio: number;
 }
 
-async function measureConfig(dir: string, name: string, config: string, target: boolean): Promise<Figure[]> {
-  const which = name === "empty" ? "no servers" : "demo config (2 servers)";
-  await runPi(dir, undefined);
-  await runPi(dir, { config });
+const WHICH: Record<string, string> = {
+  empty: "the package, no servers",
+  demo: "the package, demo config (2 servers)",
+  sources: "the checkout's sources, no servers",
+};
+
+async function measureConfig(dir: string, name: string, extension: Extension, target: boolean): Promise<Figure[]> {
+  const which = WHICH[name];
+  await runPi(dir, undefined, extension.cwd);
+  await runPi(dir, extension);
   const rounds = await repeatRounds<Round>(
     { ...ROUNDS, ...(target ? { target: TARGET_MS } : {}) },
     async () => {
@@ -68,9 +84,9 @@ async function measureConfig(dir: string, name: string, config: string, target: 
       const ratios: number[] = [];
       for (let i = 0; i < PAIRS; i++) {
         const first = i % 2 === 0;
-        const a = first ? await runPi(dir, { config }) : undefined;
-        const b = await runPi(dir, undefined);
-        const withExtension = a ?? (await runPi(dir, { config }));
+        const a = first ? await runPi(dir, extension) : undefined;
+        const b = await runPi(dir, undefined, extension.cwd);
+        const withExtension = a ?? (await runPi(dir, extension));
         wall.push(withExtension.wallMs - b.wallMs);
         cpu.push(withExtension.cpuMs - b.cpuMs);
         ratios.push(withExtension.wallMs / b.wallMs);
@@ -109,6 +125,22 @@ async function measureConfig(dir: string, name: string, config: string, target: 
   ];
 }
 
+/** The package as `npm pack` makes it: its files, the sources, and dist/ built by the package's own build. */
+function packageCopy(dir: string): string {
+  const pkg = path.join(dir, "package");
+  mkdirSync(pkg);
+  for (const file of ["package.json", "index.ts", "mcp.json", "src"]) {
+    cpSync(path.join(ROOT, file), path.join(pkg, file), { recursive: true });
+  }
+  symlinkSync(path.join(ROOT, "node_modules"), path.join(pkg, "node_modules"));
+  const build = spawnSync(process.execPath, ["scripts/build-bundle.mjs", "--outdir", path.join(pkg, "dist")], {
+    cwd: ROOT,
+    encoding: "utf8",
+  });
+  if (build.status !== 0) throw new Error(`the bundle did not build: ${build.stderr}`);
+  return pkg;
+}
+
 export const cliStartSection: FigureSection = {
   title: "CLI start: pi -p with and without the extension",
   async measure() {
@@ -116,9 +148,16 @@ export const cliStartSection: FigureSection = {
     try {
       const empty = path.join(dir, "empty.json");
       writeFileSync(empty, JSON.stringify({ mcpServers: {} }));
+      const pkg = packageCopy(dir);
       return [
-        ...(await measureConfig(dir, "empty", empty, true)),
-        ...(await measureConfig(dir, "demo", path.join(ROOT, "examples", "demo.json"), false)),
+        ...(await measureConfig(dir, "empty", { pkg, config: empty }, true)),
+        ...(await measureConfig(
+          dir,
+          "demo",
+          { pkg, config: path.join(ROOT, "examples", "demo.json"), cwd: ROOT },
+          false,
+        )),
+        ...(await measureConfig(dir, "sources", { pkg: ROOT, config: empty }, false)),
       ];
     } finally {
       rmSync(dir, { recursive: true, force: true });
