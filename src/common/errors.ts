@@ -11,6 +11,7 @@
  */
 export type ErrorKind = "auth" | "transport" | "timeout" | "config" | "cancelled" | "other";
 
+/** An error and its causes, the first five links. */
 export function causeChain(error: unknown): unknown[] {
   const chain: unknown[] = [];
   let current: unknown = error;
@@ -21,6 +22,7 @@ export function causeChain(error: unknown): unknown[] {
   return chain;
 }
 
+/** A Node or undici error code (`ECONNRESET`), if the error carries one. */
 export function codeOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" ? code : undefined;
