@@ -17,7 +17,7 @@ import { type BridgeInPi, startBridgeInPi } from "../test/bridge-in-pi.ts";
 import { REPO_ROOT } from "../test/helpers.ts";
 import { answerToolName, type RelevanceQuery } from "./tool-search-recall.ts";
 
-const SERVER = path.join(REPO_ROOT, "test", "fixtures", "saved-tools-server.ts");
+const SERVER = path.join(REPO_ROOT, "test", "fixtures", "saved-tools-server.mjs");
 
 /** A saved tools/list answer to serve, under the server name the relevance sets use. */
 export interface SavedServer {
@@ -74,11 +74,10 @@ export async function recallThroughPi(
   servers: readonly SavedServer[],
   sets: Record<string, readonly RelevanceQuery[]>,
 ): Promise<Record<string, PiRecall>> {
-  const tsx = import.meta.resolve("tsx");
   const mcpServers = Object.fromEntries(
     servers.map(({ server, file }) => [
       server,
-      { command: process.execPath, args: ["--import", tsx, SERVER, file], exposure: "deferred" },
+      { command: process.execPath, args: [SERVER, file], exposure: "deferred" },
     ]),
   );
   const model = await startFakeOpenAi();
