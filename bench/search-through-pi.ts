@@ -3,6 +3,11 @@
  * server (test/fixtures/public-tools and the work hub) started as a real process behind `"exposure": "deferred"`, and a
  * scripted model that sends each request as a `tool_search` call. A request counts as found within k when one of its
  * answers is among the first k tools the call loaded, in the order it loaded them.
+ *
+ * Each request starts from the same empty context: after it, the session goes back (pi's `/tree`) to the point before
+ * its prompt, so the tools it loaded are unloaded again. In one growing conversation every request carried all the
+ * history and every tool loaded so far, and the run slowed from about 65 ms a request to over 200 ms; the ranking
+ * itself never read which tools were loaded.
  */
 import { readdirSync } from "node:fs";
 import * as path from "node:path";
@@ -12,7 +17,7 @@ import { type BridgeInPi, startBridgeInPi } from "../test/bridge-in-pi.ts";
 import { REPO_ROOT } from "../test/helpers.ts";
 import { answerToolName, type RelevanceQuery } from "./tool-search-recall.ts";
 
-const SERVER = path.join(REPO_ROOT, "test", "fixtures", "saved-tools-server.ts");
+const SERVER = path.join(REPO_ROOT, "test", "fixtures", "saved-tools-server.mjs");
 
 /** A saved tools/list answer to serve, under the server name the relevance sets use. */
 export interface SavedServer {
@@ -48,16 +53,31 @@ interface Loaded {
   details?: { loaded?: { server: string; tool: string }[] };
 }
 
-/** Runs every request of each set through `tool_search` in one pi session; the ranking is read from what it loaded. */
+/**
+ * Takes the session back to before the request just sent, as `/tree` on its prompt does: the leaf goes to the prompt's
+ * parent (the empty root here), and the bridge unloads what that branch did not load.
+ */
+async function backToStart(pi: BridgeInPi["pi"]): Promise<void> {
+  const prompt = pi.session.sessionManager
+    .getBranch()
+    .find((entry) => entry.type === "message" && entry.message.role === "user");
+  if (!prompt) throw new Error("the request left no prompt in the session");
+  await pi.session.navigateTree(prompt.id);
+  if (pi.session.messages.length) throw new Error("the session did not go back to an empty context");
+}
+
+/**
+ * Runs every request of each set through `tool_search` in one pi session, each from an empty context; the ranking is
+ * read from what it loaded.
+ */
 export async function recallThroughPi(
   servers: readonly SavedServer[],
   sets: Record<string, readonly RelevanceQuery[]>,
 ): Promise<Record<string, PiRecall>> {
-  const tsx = import.meta.resolve("tsx");
   const mcpServers = Object.fromEntries(
     servers.map(({ server, file }) => [
       server,
-      { command: process.execPath, args: ["--import", tsx, SERVER, file], exposure: "deferred" },
+      { command: process.execPath, args: [SERVER, file], exposure: "deferred" },
     ]),
   );
   const model = await startFakeOpenAi();
@@ -79,15 +99,13 @@ export async function recallThroughPi(
       const misses: PiRecall["misses"] = [];
       for (const { query, answers } of queries) {
         model.script([{ toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query, limit: 5 } }] }, { text: "ok" }]);
-        const before = pi.session.messages.length;
         await pi.session.prompt(query);
-        const result = pi.session.messages
-          .slice(before)
-          .find(
-            (m) =>
-              (m as { role: string; toolName?: string }).role === "toolResult" &&
-              (m as { toolName?: string }).toolName === TOOL_SEARCH_NAME,
-          ) as Loaded | undefined;
+        const result = pi.session.messages.find(
+          (m) =>
+            (m as { role: string; toolName?: string }).role === "toolResult" &&
+            (m as { toolName?: string }).toolName === TOOL_SEARCH_NAME,
+        ) as Loaded | undefined;
+        await backToStart(pi);
         const got = (result?.details?.loaded ?? []).map(({ server, tool }) => answerToolName(`${server}/${tool}`));
         const wanted = new Set(answers.map(answerToolName));
         const rank = got.findIndex((tool) => wanted.has(tool));

@@ -17,8 +17,7 @@ import { PI_LINE } from "./pi-line.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { REPO_ROOT } from "./helpers.ts";
 
-const TSX = import.meta.resolve("tsx");
-const SAVED_TOOLS = path.join(REPO_ROOT, "test", "fixtures", "saved-tools-server.ts");
+const SAVED_TOOLS = path.join(REPO_ROOT, "test", "fixtures", "saved-tools-server.mjs");
 const PUBLIC_TOOLS = path.join(REPO_ROOT, "test", "fixtures", "public-tools");
 /** Config name → saved list: GitHub's plain schemas, Notion's `$defs`, Slack's and Puppeteer's small tools. */
 const SERVERS = { github: "github", notion: "notion", slack: "slack", puppeteer: "puppeteer" };
@@ -78,7 +77,7 @@ describe(`what /mcp says MCP tools cost is what the provider receives (pi ${PI_L
       const mcpServers = Object.fromEntries(
         Object.entries(SERVERS).map(([server, saved]) => [
           server,
-          { command: process.execPath, args: ["--import", TSX, SAVED_TOOLS, path.join(PUBLIC_TOOLS, `${saved}.json`)] },
+          { command: process.execPath, args: [SAVED_TOOLS, path.join(PUBLIC_TOOLS, `${saved}.json`)] },
         ]),
       );
       const provider = await startProvider();

@@ -2,7 +2,7 @@
  * The catalog of deferred tools and loading tools by name, inside real pi in-process with a fake model that speaks
  * OpenAI's Chat Completions API on 127.0.0.1: what the tests check is the system prompt and the tools each request pi-ai
  * really sends. Servers are real MCP servers over stdio serving the saved tool lists of public servers
- * (fixtures/saved-tools-server.ts) and the small code-hosting catalog (fixtures/catalog-server.ts).
+ * (fixtures/saved-tools-server.mjs) and the small code-hosting catalog (fixtures/catalog-server.ts).
  */
 import assert from "node:assert/strict";
 import * as path from "node:path";
@@ -17,7 +17,7 @@ import { RecordingUI } from "./recording-ui.ts";
 import { REPO_ROOT } from "./helpers.ts";
 
 const TSX = import.meta.resolve("tsx");
-const SAVED = path.join(REPO_ROOT, "test", "fixtures", "saved-tools-server.ts");
+const SAVED = path.join(REPO_ROOT, "test", "fixtures", "saved-tools-server.mjs");
 const PUBLIC_TOOLS = path.join(REPO_ROOT, "test", "fixtures", "public-tools");
 const CATALOG = path.join(REPO_ROOT, "test", "fixtures", "catalog-server.ts");
 const GITHUB_TOOLS = [
@@ -31,7 +31,7 @@ const GITHUB_TOOLS = [
 
 const publicServer = (tools: string, entry: Record<string, unknown> = {}) => ({
   command: process.execPath,
-  args: ["--import", TSX, SAVED, path.join(PUBLIC_TOOLS, `${tools}.json`)],
+  args: [SAVED, path.join(PUBLIC_TOOLS, `${tools}.json`)],
   exposure: "deferred",
   ...entry,
 });

@@ -33,12 +33,7 @@ describe("work-hub fixture", () => {
     const client = new Client({ name: "work-hub-test", version: "0.0.0" });
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [
-        "--import",
-        import.meta.resolve("tsx"),
-        path.join(HUB_DIR, "..", "saved-tools-server.ts"),
-        path.join(HUB_DIR, "tools.json"),
-      ],
+      args: [path.join(HUB_DIR, "..", "saved-tools-server.mjs"), path.join(HUB_DIR, "tools.json")],
       stderr: "pipe",
     });
     try {
