@@ -38,6 +38,9 @@ import type { SharedState } from "./hub/hub-transport.ts";
 /** How many stderr lines an error message quotes. */
 export const STDERR_LINES_QUOTED = 12;
 
+/** Sign-ins one open may wait for: the first, and one more when the authorization server changed meanwhile. */
+const MAX_SIGN_INS_PER_OPEN = 2;
+
 export interface SessionOpenerOptions {
   projectRoot: string;
   env: Environment;
@@ -133,18 +136,21 @@ export class SessionOpener {
 
   /**
    * A new session, open: within `deadline` (epoch ms), and, when the server wants a sign-in, once more after it
-   * (the sign-in bounded by its own timeout and by `signal`). Errors are thrown as they came.
+   * (the sign-in bounded by its own timeout and by `signal`). A second sign-in is allowed: a server whose
+   * authorization server changed (SEP-2352) refuses the first one's token on its next request, and the SDK sends the
+   * user to the new one. Errors are thrown as they came.
    */
   async open(deadline: number, signal?: AbortSignal): Promise<LiveSession> {
     const { endpoint, clientSecret } = await this.resolve();
-    try {
-      return await this.openOnce(endpoint, deadline, clientSecret);
-    } catch (error) {
-      const { auth } = this.options;
-      if (!auth.canSignInAfter(error)) throw error;
-      // The SDK has sent the user to sign in (or found nobody to do it): wait for that, then connect with the tokens.
-      await auth.completeSignIn(signal);
-      return await this.openOnce(endpoint, Date.now() + this.config.timeout, clientSecret);
+    const { auth } = this.options;
+    for (let signIns = 0; ; signIns++) {
+      try {
+        return await this.openOnce(endpoint, signIns ? Date.now() + this.config.timeout : deadline, clientSecret);
+      } catch (error) {
+        if (signIns === MAX_SIGN_INS_PER_OPEN || !auth.canSignInAfter(error)) throw error;
+        // The SDK has sent the user to sign in (or found nobody to do it): wait for that, then connect with the tokens.
+        await auth.completeSignIn(signal);
+      }
     }
   }
 
