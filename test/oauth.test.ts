@@ -2,7 +2,8 @@
  * OAuth against a real authorization server started by the tests (test/fixtures/oauth-server.ts): first sign-in
  * through the loopback callback server, tokens kept 0600 and reused, refresh ahead of expiry and after a 401 (one
  * refresh for concurrent calls), a revoked refresh token leading to a new sign-in, a taken callback port, a forged
- * state, sign-out, and no token text in the log or in any message.
+ * state, sign-out, a server that moved to another authorization server (a second sign-in, and no third), and no token
+ * text in the log or in any message.
  */
 import assert from "node:assert/strict";
 import { readFileSync, statSync } from "node:fs";
@@ -240,6 +241,43 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
       assert.equal(await echo(connection, `got ${credential}`), "got ***");
       assert.equal(connection.redact(`oops ${credential}`), "oops ***");
     }
+  });
+
+  test("a server that moved its users to another authorization server: one connect signs in there too and is live", async () => {
+    const { fixture: next } = await setup();
+    const moves = [next];
+    const { fixture, authDir, callbackPort } = await setup({ movesTo: async () => moves.shift() });
+    const connection = connect(fixture, authDir, { callbackPort });
+    await connection.connect();
+    assert.equal(connection.state.kind, "live");
+    assert.equal(await echo(connection, "moved"), "moved");
+    const exchanges = (f: typeof fixture) =>
+      f.tokenRequests.filter((p) => p.get("grant_type") === "authorization_code").length;
+    assert.deepEqual([exchanges(fixture), exchanges(next)], [1, 1], "signed in at the first, then at the new one");
+    assert.equal(next.registrations.length, 1, "registered itself at the new one");
+    const issuers = new Set(fixture.presented.filter((p) => p.ok).map((p) => p.issuer));
+    assert.deepEqual([...issuers], [next.origin], "the server took tokens from the new one only");
+  });
+
+  test("a server that moves on after every sign-in: the connect gives up after two, saying to sign in", async () => {
+    const first = fixtures.length;
+    const { fixture, authDir, callbackPort } = await setup({ movesTo: async () => (await setup()).fixture });
+    const connection = connect(fixture, authDir, { callbackPort });
+    // The SDK has sent the user to a third one by the time the bridge gives up; that sign-in is not waited for.
+    const outcome = await connection.connect().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    const exchanges = fixtures
+      .slice(first)
+      .flatMap((f) => f.tokenRequests)
+      .filter((p) => p.get("grant_type") === "authorization_code").length;
+    assert.equal(exchanges, 2, "two sign-ins, and no more");
+    assert.ok(outcome instanceof BridgeError && outcome.kind === "auth", `failed: ${String(outcome)}`);
+    messages.push(outcome.message);
+    assert.match(outcome.message, /MCP server 'secure' needs you to sign in \(OAuth\)/);
+    assert.ok(["needsSignIn", "gaveUp"].includes(connection.state.kind), "not retried: retrying cannot sign in");
+    assert.equal(fixture.presented.filter((p) => p.ok).length, 0);
   });
 
   test("no token, code or client id appears in the log file, the events or any message", async () => {
