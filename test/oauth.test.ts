@@ -2,8 +2,8 @@
  * OAuth against a real authorization server started by the tests (test/fixtures/oauth-server.ts): first sign-in
  * through the loopback callback server, tokens kept 0600 and reused, refresh ahead of expiry and after a 401 (one
  * refresh for concurrent calls), a revoked refresh token leading to a new sign-in, a taken callback port, a forged
- * state, sign-out, a server that moved to another authorization server (a second sign-in, and no third), and no token
- * text in the log or in any message.
+ * state, sign-out, a server that moved to another authorization server (a second sign-in, and no third), a connect
+ * stopped during a sign-in (its callback server stops), and no token text in the log or in any message.
  */
 import assert from "node:assert/strict";
 import { readFileSync, statSync } from "node:fs";
@@ -259,25 +259,83 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     assert.deepEqual([...issuers], [next.origin], "the server took tokens from the new one only");
   });
 
-  test("a server that moves on after every sign-in: the connect gives up after two, saying to sign in", async () => {
+  test("a server that moves on after every sign-in: the connect gives up after two, saying to sign in; a sign-in after it works", async () => {
     const first = fixtures.length;
-    const { fixture, authDir, callbackPort } = await setup({ movesTo: async () => (await setup()).fixture });
-    const connection = connect(fixture, authDir, { callbackPort });
-    // The SDK has sent the user to a third one by the time the bridge gives up; that sign-in is not waited for.
+    let moving = true;
+    const movesTo = async () => (moving ? (await setup()).fixture : undefined);
+    const { fixture, authDir, callbackPort } = await setup({ movesTo });
+    const counted = (calls: { n: number }): SignInHandler => {
+      const signIn = automaticSignIn();
+      return (request) => {
+        calls.n++;
+        return signIn(request);
+      };
+    };
+    const calls = { n: 0 };
+    const connection = connect(fixture, authDir, { callbackPort }, { signIn: counted(calls) });
     const outcome = await connection.connect().then(
       () => undefined,
       (error: unknown) => error,
     );
-    const exchanges = fixtures
-      .slice(first)
+    const moved = fixtures.slice(first);
+    const exchanges = moved
       .flatMap((f) => f.tokenRequests)
       .filter((p) => p.get("grant_type") === "authorization_code").length;
     assert.equal(exchanges, 2, "two sign-ins, and no more");
+    assert.equal(calls.n, 2, "the user was sent to sign in twice, not a third time");
+    assert.equal(moved.length, 3, "it moved twice");
+    assert.equal(moved[2]!.authorizations.length, 0, "no page of the third authorization server was opened");
     assert.ok(outcome instanceof BridgeError && outcome.kind === "auth", `failed: ${String(outcome)}`);
     messages.push(outcome.message);
     assert.match(outcome.message, /MCP server 'secure' needs you to sign in \(OAuth\)/);
-    assert.ok(["needsSignIn", "gaveUp"].includes(connection.state.kind), "not retried: retrying cannot sign in");
+    assert.equal(connection.state.kind, "needsSignIn", "not retried: retrying cannot sign in");
     assert.equal(fixture.presented.filter((p) => p.ok).length, 0);
+
+    // The server stops moving; `/mcp auth` sends the user to sign in afresh (nothing left of the third) and connects.
+    moving = false;
+    const again = { n: 0 };
+    await connection.signIn(counted(again));
+    assert.equal(again.n, 1, "the new sign-in's own handler was called");
+    assert.equal(calls.n, 2);
+    assert.equal(moved[2]!.authorizations.length, 1, "signed in where the server now is");
+    assert.equal(await echo(connection, "settled"), "settled");
+    assert.ok(fixture.presented.some((p) => p.ok));
+    assert.equal(fixture.presented.findLast((p) => p.ok)?.issuer, moved[2]!.origin);
+  });
+
+  test("a connect stopped while the user is being sent to sign in leaves no sign-in behind: its callback server stops", async () => {
+    const { fixture, authDir, callbackPort } = await setup();
+    // The handler is still busy sending the user when `/mcp logout` stops the connect.
+    let release = () => {};
+    const busy = new Promise<void>((resolve) => (release = resolve));
+    let sent = (_url: URL) => {};
+    const sending = new Promise<URL>((resolve) => (sent = resolve));
+    const slow: SignInHandler = async ({ callback }) => {
+      sent(new URL("/callback", callback.redirectUrl));
+      await busy;
+    };
+    const connection = connect(fixture, authDir, { callbackPort }, { signIn: slow });
+    const failed = connection.connect().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    const stale = await sending;
+    const loggedOut = connection.logout();
+    release();
+    await loggedOut;
+    const outcome = await failed;
+    assert.ok(outcome instanceof Error, "the connect gave up");
+    messages.push(outcome.message);
+    const listening = await fetch(stale).then(
+      async (response) => (await response.body?.cancel(), true),
+      () => false,
+    );
+    assert.equal(listening, false, "its callback server was stopped");
+    let called = 0;
+    const signIn = automaticSignIn();
+    await connection.signIn((request) => (called++, signIn(request)));
+    assert.equal(called, 1);
+    assert.equal(await echo(connection, "afresh"), "afresh");
   });
 
   test("no token, code or client id appears in the log file, the events or any message", async () => {

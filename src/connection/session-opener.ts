@@ -138,19 +138,29 @@ export class SessionOpener {
    * A new session, open: within `deadline` (epoch ms), and, when the server wants a sign-in, once more after it
    * (the sign-in bounded by its own timeout and by `signal`). A second sign-in is allowed: a server whose
    * authorization server changed (SEP-2352) refuses the first one's token on its next request, and the SDK sends the
-   * user to the new one. Errors are thrown as they came.
+   * user to the new one; a third it asks for is reported as needed, not started. Errors are thrown as they came.
    */
   async open(deadline: number, signal?: AbortSignal): Promise<LiveSession> {
     const { endpoint, clientSecret } = await this.resolve();
     const { auth } = this.options;
-    for (let signIns = 0; ; signIns++) {
-      try {
-        return await this.openOnce(endpoint, signIns ? Date.now() + this.config.timeout : deadline, clientSecret);
-      } catch (error) {
-        if (signIns === MAX_SIGN_INS_PER_OPEN || !auth.canSignInAfter(error)) throw error;
-        // The SDK has sent the user to sign in (or found nobody to do it): wait for that, then connect with the tokens.
-        await auth.completeSignIn(signal);
+    try {
+      for (let signIns = 0; ; signIns++) {
+        // The last sign-in this open may wait for is done: a server that asks for yet another is told nobody can.
+        auth.signInsHeld = signIns === MAX_SIGN_INS_PER_OPEN;
+        try {
+          return await this.openOnce(endpoint, signIns ? Date.now() + this.config.timeout : deadline, clientSecret);
+        } catch (error) {
+          if (signIns === MAX_SIGN_INS_PER_OPEN || !auth.canSignInAfter(error, signal)) throw error;
+          // The SDK has sent the user to sign in (or found nobody to do it): wait for that, then connect with the tokens.
+          await auth.completeSignIn(signal);
+        }
       }
+    } catch (error) {
+      // A sign-in this open started and will not wait for would be joined by the next one, which then opens no page.
+      await auth.abandonSignIn();
+      throw error;
+    } finally {
+      auth.signInsHeld = false;
     }
   }
 

@@ -51,6 +51,8 @@ export class ServerAuth {
   private importWarning?: string;
   /** pi 1.x's file, when it holds a sign-in for the server that the last sign-out here left in place. */
   piSignInKept?: string;
+  /** Set by a connect that had all the sign-ins it may wait for: another is only recorded as needed, as when nobody can. */
+  signInsHeld = false;
 
   constructor(private readonly options: ServerAuthOptions) {}
 
@@ -84,7 +86,7 @@ export class ServerAuth {
         clientSecret,
         env: this.options.env,
         store,
-        signIn: () => this.override ?? this.options.signIn?.(),
+        signIn: () => (this.signInsHeld ? undefined : (this.override ?? this.options.signIn?.())),
         signInTimeoutMs: this.options.signInTimeoutMs,
         onSecrets: this.options.onSecrets,
         // A sign-in the user asked for gets tokens of its own, not pi's.
@@ -145,6 +147,11 @@ export class ServerAuth {
   async completeSignIn(signal?: AbortSignal): Promise<void> {
     const { report } = this.options;
     await this.session?.completeSignIn((channel, payload) => report.emit(channel, payload), signal);
+  }
+
+  /** Ends a sign-in under way that nobody will wait for (its connect gave up), so the next one starts afresh. */
+  async abandonSignIn(): Promise<void> {
+    await this.session?.provider.finishSignIn();
   }
 
   /** Runs `connect` with the user's own sign-in handler first in line, after dropping the stored tokens. */
