@@ -26,7 +26,7 @@ import type { ProtocolSetting } from "../config/protocol-setting.ts";
 import type { ServerLimits, TransportKind } from "../config/types.ts";
 import type { ResolvedEndpoint, ResolvedRemote, ResolvedStdio } from "../config/substitute.ts";
 import type { TransportAuth } from "../oauth/server-auth.ts";
-import { type Delivery, markDeliveries, recordDelivery } from "./delivery.ts";
+import { type Delivery, deliveryMarker, markDeliveries } from "./delivery.ts";
 import { accepting, type CloseOptions, type Held, killHeldNow, pidOf, releaseHeld } from "./held-transport.ts";
 import { ServerPool } from "./http/http-pool.ts";
 import { inRequestScope, requestScopeEnded } from "./http/request-scope.ts";
@@ -364,21 +364,25 @@ export class LiveSession {
   async request<T>(run: Run<T>, options: RequestOptions, delivery?: Delivery): Promise<T> {
     const pool = this.held?.pool;
     const client = this.client;
-    const sent = recordDelivery(delivery, () =>
-      pool
-        ? inRequestScope(pool, (cut) => run(client, this.sdkOptions(options, cut)))
-        : run(client, this.sdkOptions(options)),
-    );
-    const result = await sent;
+    const marker = delivery && deliveryMarker(delivery);
+    const result = await (pool
+      ? inRequestScope(pool, (cut) => run(client, this.sdkOptions(options, marker, cut)))
+      : run(client, this.sdkOptions(options, marker)));
     this.options.events.heard();
     return result;
   }
 
-  private sdkOptions({ signal, timeout, onProgress }: RequestOptions, cut?: AbortSignal): SdkRequestOptions {
+  private sdkOptions(
+    { signal, timeout, onProgress }: RequestOptions,
+    marker?: (token: string) => void,
+    cut?: AbortSignal,
+  ): SdkRequestOptions {
     const { events } = this.options;
     return {
       signal: cut && signal ? AbortSignal.any([signal, cut]) : (cut ?? signal),
       timeout,
+      // How the transport tells that this request reached it (./delivery.ts).
+      onresumptiontoken: marker,
       resetTimeoutOnProgress: true,
       onprogress: (progress) => {
         events.heard();

@@ -59,6 +59,7 @@ async function runTask(client: Client, sdk: RequestOptions, run: TaskRun): Promi
     timeoutMs: TASK_DEADLINE_MS,
     signal: sdk.signal,
     requestTimeoutMs: sdk.timeout,
+    onresumptiontoken: sdk.onresumptiontoken,
     onTaskCreated: (id) => (task.id = id),
     onProgress: taskProgress(sdk.onprogress),
     onInputRequired: (requests) => answerInputRequests(requests, answers),

@@ -112,6 +112,8 @@ export interface ToolTaskOptions {
   maxPollMs?: number;
   /** The longest any one request may take. Default 30 s (and never past the call's time). */
   requestTimeoutMs?: number;
+  /** Given with every request of the call, as the SDK's option of that name (the bridge marks delivery with it). */
+  onresumptiontoken?: (token: string) => void;
 }
 
 const DEFAULT_MIN_POLL_MS = 100;
@@ -154,7 +156,7 @@ function remaining(run: Run): number {
 
 function requestOptions(run: Run, signal: AbortSignal | undefined = run.options.signal) {
   const timeout = Math.max(1, Math.min(run.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, remaining(run)));
-  return { timeout, signal };
+  return { timeout, signal, onresumptiontoken: run.options.onresumptiontoken };
 }
 
 /**
