@@ -1,58 +1,96 @@
 /**
- * What a tool call does besides the SDK's `callTool`, kept off its way: its own abort signal that follows the turn's,
+ * What a tool call does besides the SDK's `callTool`, kept off its way: the abort signal that follows the turn's,
  * and its log line, written once the result is on its way back and in the order things happened.
  */
 import assert from "node:assert/strict";
 import { getEventListeners } from "node:events";
 import { describe, test } from "node:test";
+import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { followSignal } from "../src/common/follow-signal.ts";
 import type { LogRecord } from "../src/common/log-file.ts";
 import { Redactor } from "../src/common/redact.ts";
 import { LifecycleReport } from "../src/connection/lifecycle-report.ts";
 
-describe("a call's own signal, following a turn's", () => {
-  test("the turn's abort reaches every call still running, with its reason; not a call that has ended", () => {
+describe("the signal a call's requests get, following the turn's", () => {
+  test("the turn's abort reaches it, with its reason; every call of the turn gets the same one", () => {
     const turn = new AbortController();
-    const running = [followSignal(turn.signal), followSignal(turn.signal)];
-    const ended = followSignal(turn.signal);
-    ended.release();
+    const calls = [followSignal(turn.signal), followSignal(turn.signal)];
+    assert.equal(calls[0], calls[1]);
     const reason = new Error("the user pressed Escape");
     turn.abort(reason);
-    for (const call of running) {
-      assert.equal(call.signal.aborted, true);
-      assert.equal(call.signal.reason, reason);
-    }
-    // An ended call would otherwise send the server a cancellation for a request it already answered.
-    assert.equal(ended.signal.aborted, false);
+    assert.equal(calls[0]!.aborted, true);
+    assert.equal(calls[0]!.reason, reason);
   });
 
-  test("however many calls follow one signal, it carries one listener; each call's signal is its own", () => {
+  test("pi's signal carries one listener, whatever the calls; hundreds listening on the follower raise no warning", async () => {
     const turn = new AbortController();
-    const calls = Array.from({ length: 500 }, () => followSignal(turn.signal));
-    assert.equal(getEventListeners(turn.signal, "abort").length, 1);
-    assert.equal(new Set(calls.map((c) => c.signal)).size, 500);
-    for (const call of calls) call.release();
-    const other = new AbortController();
-    followSignal(other.signal);
-    assert.equal(getEventListeners(other.signal, "abort").length, 1, "another turn has a listener of its own");
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      const listeners = Array.from({ length: 500 }, () => () => {});
+      for (const listener of listeners) followSignal(turn.signal).addEventListener("abort", listener);
+      assert.equal(getEventListeners(turn.signal, "abort").length, 1);
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(
+        warnings.map((w) => w.name),
+        [],
+      );
+      const other = new AbortController();
+      assert.notEqual(followSignal(other.signal), followSignal(turn.signal), "another turn has a follower of its own");
+    } finally {
+      process.off("warning", onWarning);
+    }
   });
 
-  test("a call made after its turn was aborted starts aborted", () => {
+  test("a call made after its turn was aborted starts aborted, and the listener went with the abort", () => {
+    const early = new AbortController();
+    const first = followSignal(early.signal);
+    early.abort("stop");
+    assert.equal(first.aborted, true);
+    assert.equal(getEventListeners(early.signal, "abort").length, 0);
     const turn = new AbortController();
     turn.abort("gone");
-    const call = followSignal(turn.signal);
-    assert.equal(call.signal.aborted, true);
-    assert.equal(call.signal.reason, "gone");
+    assert.equal(followSignal(turn.signal).aborted, true);
+    assert.equal(followSignal(turn.signal).reason, "gone");
   });
 
-  test("calls that follow a turn after an abort do not reach the calls of before", () => {
-    const turn = new AbortController();
-    const first = followSignal(turn.signal);
-    turn.abort("stop");
-    assert.equal(first.signal.aborted, true);
-    const late = followSignal(turn.signal);
-    assert.equal(late.signal.aborted, true);
-    assert.equal(getEventListeners(turn.signal, "abort").length, 0, "the listener went with the abort");
+  test("through the SDK's client: the turn's abort cancels the call still running, not the calls that ended", async () => {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const cancelled: unknown[] = [];
+    serverSide.onmessage = (message) => {
+      if (!("method" in message)) return;
+      if (message.method === "notifications/cancelled") cancelled.push(message.params?.requestId);
+      if (!("id" in message)) return;
+      const { id } = message;
+      const params = (message.params ?? {}) as { protocolVersion?: string; name?: string };
+      if (message.method === "initialize") {
+        const serverInfo = { name: "s", version: "0" };
+        const result = { protocolVersion: params.protocolVersion, capabilities: { tools: {} }, serverInfo };
+        void serverSide.send({ jsonrpc: "2.0", id, result });
+      } else if (message.method === "tools/call" && params.name === "quick") {
+        void serverSide.send({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: "done" }] } });
+      } else if (message.method !== "tools/call") {
+        void serverSide.send({ jsonrpc: "2.0", id, error: { code: -32601, message: "Method not found" } });
+      }
+    };
+    const client = new Client({ name: "test", version: "0" });
+    await client.connect(clientSide);
+    try {
+      const turn = new AbortController();
+      const signal = followSignal(turn.signal);
+      await Promise.all([1, 2, 3].map(() => client.callTool({ name: "quick", arguments: {} }, { signal })));
+      const slow = client.callTool({ name: "slow", arguments: {} }, { signal }).catch((error: unknown) => error);
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(getEventListeners(signal, "abort").length, 1, "only the running call listens");
+      turn.abort("the user pressed Escape");
+      assert.ok((await slow) instanceof Error, "the running call was cancelled");
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(cancelled.length, 1, "one cancellation: the running call's");
+    } finally {
+      await client.close();
+    }
   });
 });
 

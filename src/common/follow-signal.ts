@@ -1,41 +1,23 @@
 /**
- * A signal of a call's own that follows a signal many calls share (pi gives the parallel tool calls of one turn one
- * signal). The SDK adds an abort listener to each request's signal and never takes it off, so each request needs a
- * signal of its own; `AbortSignal.any` gives one, but costs a few microseconds and weak references the garbage
- * collector must process for every call. Here all the calls that follow one shared signal hang off a single listener
- * on it, and a call leaves the set when it ends.
+ * A signal of the bridge's own that follows a signal many calls share (pi gives the parallel tool calls of one turn
+ * one signal). The SDK adds an abort listener to each request's signal while the request runs: hundreds of calls at
+ * once would pile hundreds of listeners onto pi's signal (MaxListenersExceededWarning), and raising pi's limit is not
+ * the bridge's to do. So every call that shares a signal gets one follower of it, whose limit is the bridge's own; a
+ * follower per call (or `AbortSignal.any`) would cost a new signal, several microseconds, on every call.
  */
+import { setMaxListeners } from "node:events";
 
-const followers = new WeakMap<AbortSignal, Set<AbortController>>();
+const followers = new WeakMap<AbortSignal, AbortSignal>();
 
-export interface FollowingSignal {
-  signal: AbortSignal;
-  /** The call is over: the shared signal no longer needs to reach it. */
-  release(): void;
-}
-
-/** A new signal that aborts (with the same reason) when `shared` does, until it is released. */
-export function followSignal(shared: AbortSignal): FollowingSignal {
+/** A signal that aborts (with the same reason) when `shared` does: the same one for every caller of `shared`. */
+export function followSignal(shared: AbortSignal): AbortSignal {
+  const known = followers.get(shared);
+  if (known) return known;
   const own = new AbortController();
-  if (shared.aborted) {
-    own.abort(shared.reason);
-    return { signal: own.signal, release: () => {} };
-  }
-  let set = followers.get(shared);
-  if (!set) {
-    const calls = new Set<AbortController>();
-    followers.set(shared, calls);
-    shared.addEventListener(
-      "abort",
-      () => {
-        followers.delete(shared);
-        for (const call of calls) call.abort(shared.reason);
-      },
-      { once: true },
-    );
-    set = calls;
-  }
-  const calls = set;
-  calls.add(own);
-  return { signal: own.signal, release: () => calls.delete(own) };
+  // Each request listens while it runs and takes its listener off when it ends: many at once are expected here.
+  setMaxListeners(0, own.signal);
+  if (shared.aborted) own.abort(shared.reason);
+  else shared.addEventListener("abort", () => own.abort(shared.reason), { once: true });
+  followers.set(shared, own.signal);
+  return own.signal;
 }

@@ -26,15 +26,11 @@ export async function redactedRequest<T>(
   options: CallOptions,
   send: (request: RequestOptions) => Promise<T>,
 ): Promise<T> {
-  // pi gives the parallel tool calls of one turn one signal, and the SDK adds an abort listener to a request's signal
-  // (and never takes it off): a signal of the call's own, which follows the caller's, keeps hundreds of calls from
-  // piling listeners onto the one signal (MaxListenersExceededWarning).
-  const own = options.signal && followSignal(options.signal);
   const { onProgress } = options;
   try {
     const result = await send({
       timeout,
-      signal: own?.signal,
+      signal: options.signal && followSignal(options.signal),
       onProgress: onProgress && ((progress) => onProgress(redactor.result(progress))),
     });
     // The model sees no secret of this server's config and no terminal control sequence.
@@ -43,8 +39,6 @@ export async function redactedRequest<T>(
     // Most messages were worded with the redaction already; one that came through as it was gets it here.
     if (error instanceof Error) error.message = redactor.text(error.message);
     throw error;
-  } finally {
-    own?.release();
   }
 }
 
