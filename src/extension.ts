@@ -376,7 +376,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     // pi 1.x's answer on trusting the project now decides: the project servers it trusts start (as the others did at
     // load), and those it does not are stopped.
     piTrust = piTrustsProject(ctx);
-    if (piTrust !== undefined) for (const stopped of await bridge.followTrust()) registry.syncServer(stopped, []);
+    if (piTrust !== undefined) for (const stopped of await bridge.trust.followHost()) registry.syncServer(stopped, []);
     // Servers this session switched off (before a /reload, or when it ran before) go off again: pi started them with
     // the others while it loaded the extension, before the session could be read.
     await serversOff.restore(ctx.sessionManager.getEntries());
@@ -403,7 +403,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     // The question about new or changed project servers waits for the user, and pi's startup must not: it runs on its
     // own, and the startup notice follows the answer.
     const startupNotice = () => notices.sessionStarted(ctx, registry.warnings, once);
-    if (ctx.hasUI && bridge.asksTrust && bridge.untrusted().length) {
+    if (ctx.hasUI && bridge.trust.asks && bridge.trust.untrusted().length) {
       void import("./pi/command-trust.ts")
         .then(({ askTrust }) => askTrust({ bridge, registry }, ctx))
         .catch((error: unknown) => logger.log({ level: "warn", event: "trust.ask.failed", error: String(error) }))

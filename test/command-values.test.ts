@@ -235,13 +235,13 @@ describe(
 
       const proj = bridge.connection("proj")!;
       assert.deepEqual(
-        bridge.untrusted().map((c) => c.name),
+        bridge.trust.untrusted().map((c) => c.name),
         ["proj"],
       );
       await assert.rejects(proj.connect(), /is not trusted, so it was not started/);
       assert.equal(existsSync(projectMarker), false, "the untrusted project's command did not run");
 
-      const [result] = await bridge.trust([proj]);
+      const [result] = await bridge.trust.trust([proj]);
       assert.equal(result?.error, undefined);
       const trusted = bridge.connection("proj")!;
       assert.equal(trusted.status, "connected", trusted.lastError);

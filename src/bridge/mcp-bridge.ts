@@ -1,9 +1,9 @@
 /**
  * All configured servers together: load the layered config, start the servers that are not lazy in parallel (pi waits
  * for them only up to a startup budget), give lazy servers their tools from the cache, keep the cache current, and
- * shut every server down. A project server the user has not trusted is held: listed, never started or connected.
+ * shut every server down. A project server the user has not trusted is held: listed, never started or connected
+ * (`bridge-trust.ts` decides which, and carries out the answers).
  */
-import * as path from "node:path";
 import type { Tool } from "@modelcontextprotocol/client";
 import type {
   ApprovalMode,
@@ -15,17 +15,16 @@ import type {
 } from "../config/types.ts";
 import { NO_CONFIGURED_EXPOSURE } from "../config/exposure-setting.ts";
 import { type ConfigLocations, configSources, loadLayeredConfig } from "../config/files.ts";
-import { layerConfigs } from "../config/layers.ts";
 import { updateConfigFile } from "../config/write/update-file.ts";
 import type { ServerMetrics } from "../connection/health.ts";
 import type { ClientFeatures } from "../connection/mcp-client.ts";
 import type { ConnectionOptions, ServerConnection } from "../connection/server-connection.ts";
 import type { Logger } from "../common/log-file.ts";
-import { needsTrust, type TrustState } from "../trust/trust-rules.ts";
 import { shutDownError, untrustedError } from "../connection/stop-errors.ts";
 import { ShutDownError } from "../common/errors.ts";
 import { lazy } from "../common/lazy.ts";
 import type { ProjectTrust } from "../trust/project-trust.ts";
+import { BridgeTrust, type Launcher } from "./bridge-trust.ts";
 import { type CachedTools, cacheKey, type ToolCache } from "./tool-cache.ts";
 import { effectiveSandbox, type SandboxSetting } from "../sandbox/sandbox-setting.ts";
 import { stdioSandbox } from "../sandbox/server-sandbox.ts";
@@ -52,11 +51,11 @@ export interface BridgeOptions
 export type ToolsListener = (connection: ServerConnection, tools: Tool[]) => void;
 export type StartFailedListener = (connection: ServerConnection, error: unknown) => void;
 
-export class McpBridge {
+export class McpBridge implements Launcher {
   /** In config order: highest-priority file first. */
   readonly connections = new Map<string, ServerConnection>();
-  /** Enabled servers that were not started for want of trust, until trust lets them start (`followTrust`). */
-  private readonly held = new Set<ServerConnection>();
+  /** Which servers may run, and the user's or the host's answers on trust carried out. */
+  readonly trust: BridgeTrust;
   problems: ConfigProblem[] = [];
   /** Whether MCP tools ask before they run: `"never"` only from the user-level file. */
   approval: ApprovalMode = "ask";
@@ -73,7 +72,9 @@ export class McpBridge {
   /** First connects under way (at load, or since: trust given, a server enabled), until each has settled. */
   private readonly firstConnects = new Set<Promise<unknown>>();
 
-  constructor(private readonly options: BridgeOptions) {}
+  constructor(private readonly options: BridgeOptions) {
+    this.trust = new BridgeTrust(this, options.projectTrust);
+  }
 
   get projectRoot(): string {
     return this.options.projectRoot;
@@ -143,7 +144,7 @@ export class McpBridge {
   }
 
   /** Starts these servers at once; returns when they are all done or the startup budget is spent. Never throws. */
-  private async launchWithinBudget(connections: readonly ServerConnection[]): Promise<void> {
+  async launchWithinBudget(connections: readonly ServerConnection[]): Promise<void> {
     const waitFor: Promise<unknown>[] = [];
     for (const connection of connections) {
       const started = this.launch(connection);
@@ -173,14 +174,9 @@ export class McpBridge {
    * cache, or, when the cache does not know it yet, starts once in the background to learn them. Returns the connect
    * to wait for, if any.
    */
-  private launch(connection: ServerConnection): Promise<void> | undefined {
+  launch(connection: ServerConnection): Promise<void> | undefined {
     const { config } = connection;
-    if (!config.enabled) return undefined;
-    if (!this.allows(config)) {
-      this.held.add(connection);
-      return undefined;
-    }
-    this.held.delete(connection);
+    if (!config.enabled || !this.trust.admit(connection)) return undefined;
     if (config.lazy) {
       if (!this.registerCached(connection)) connection.connect().catch(() => undefined);
       return undefined;
@@ -205,84 +201,11 @@ export class McpBridge {
     while (this.firstConnects.size > 0) await Promise.all([...this.firstConnects]);
   }
 
-  /** Whether a server may run: it needs no trust, or the user trusts its current definition. */
-  private allows(config: ServerConfig): boolean {
-    return this.options.projectTrust?.allows(config) ?? true;
-  }
-
-  /** Where a server stands on trust; `undefined` when it needs none. */
-  trustStateOf(name: string): TrustState | undefined {
-    const connection = this.connections.get(name);
-    return connection && this.options.projectTrust?.stateOf(connection.config);
-  }
-
-  /** Whether the user trusted this server to run in a sandbox only. */
-  trustedSandboxed(connection: ServerConnection): boolean {
-    return this.options.projectTrust?.sandboxed(connection.config) ?? false;
-  }
-
-  /** Enabled project servers not trusted yet, in config order. */
-  untrusted(): ServerConnection[] {
-    return [...this.connections.values()].filter((c) => c.config.enabled && !this.allows(c.config));
-  }
-
-  /** Whether the user should be asked about servers (not when the host decides trust). */
-  get asksTrust(): boolean {
-    return this.options.projectTrust?.asks ?? false;
-  }
-
-  /**
-   * The user trusts these servers (`sandboxed`: in a sandbox only): remembered, each started as at startup. Resolves
-   * with those that failed to start and why; throws only when the answer could not be saved (it holds this session).
-   */
-  async trust(
-    connections: readonly ServerConnection[],
-    sandboxed = false,
-  ): Promise<Array<{ connection: ServerConnection; error?: unknown }>> {
-    const saved = this.remember(connections, true, sandboxed);
-    const results = await Promise.all(
-      connections.map(async (old) => {
-        try {
-          const connection = await this.renew(old.config);
-          await this.launch(connection);
-          return { connection };
-        } catch (error) {
-          return { connection: old, error };
-        }
-      }),
-    );
-    const failure = await saved;
-    if (failure) throw failure.error;
-    return results;
-  }
-
-  /**
-   * Trust has just been decided by the host (pi 1.x, which decides it itself, at session start): servers held for
-   * want of trust that it allows now start as at load, within the startup budget; running project servers it does not
-   * allow are stopped and returned (their tools are the caller's to withdraw). The answer is the host's to keep.
-   */
-  async followTrust(): Promise<ServerConnection[]> {
-    const current = [...this.connections.values()];
-    const refused = current.filter((c) => needsTrust(c.config) && !this.allows(c.config) && c.status !== "not started");
-    await Promise.all(refused.map((c) => this.renew(c.config).catch(() => undefined)));
-    await this.launchWithinBudget(current.filter((c) => this.held.has(c) && this.allows(c.config)));
-    return refused;
-  }
-
-  /** The user does not trust these servers: remembered, and each is stopped (its tools are the caller's to withdraw). */
-  async distrust(connections: readonly ServerConnection[]): Promise<void> {
-    const saved = this.remember(connections, false);
-    await Promise.all(connections.map((c) => this.renew(c.config)));
-    const failure = await saved;
-    if (failure) throw failure.error;
-  }
-
   /**
    * Changes a config file as the user asked (`/mcp add`, `import`, `enable`, `disable`, `remove`, "Always allow"),
-   * keeping the rest of it as written (`updateConfigFile`). When it is the project's file, trust follows the change
-   * (`ProjectTrust.written`): the servers named in `authored` the user wrote whole and trusts as written; any other
-   * server the change touched keeps the trust it had. Throws when the file could not be changed, and then records
-   * nothing. The error of recording trust comes back as a value: the file is changed either way.
+   * keeping the rest of it as written (`updateConfigFile`); trust follows the change (`BridgeTrust.written`, with
+   * `authored`). Throws when the file could not be changed, and then records nothing. The error of recording trust
+   * comes back as a value: the file is changed either way.
    */
   async writeConfig(
     file: string,
@@ -294,34 +217,7 @@ export class McpBridge {
       before = text;
       return change(text);
     });
-    const project = this.sourceOf("project");
-    const trust = this.options.projectTrust;
-    if (!trust || !project || path.resolve(project.path) !== path.resolve(file)) return {};
-    // The definitions as the next session will load them from this file.
-    const definitions = (text: string | undefined) => layerConfigs([{ source: project, text }]).servers;
-    try {
-      await trust.written(definitions(before), definitions(after), new Set(authored));
-      return {};
-    } catch (error) {
-      return { trustError: error };
-    }
-  }
-
-  /**
-   * Records the user's answer: in effect at once, saved for later sessions in the background. Resolves with the
-   * error of saving, if any (caught here, so it cannot go unhandled while the servers start).
-   */
-  private remember(
-    connections: readonly ServerConnection[],
-    trusted: boolean,
-    sandboxed = false,
-  ): Promise<{ error: unknown } | undefined> {
-    const configs = connections.map((c) => c.config);
-    const saving = this.options.projectTrust?.answer(configs, trusted, sandboxed) ?? Promise.resolve();
-    return saving.then(
-      () => undefined,
-      (error: unknown) => ({ error }),
-    );
+    return this.trust.written(this.sourceOf("project"), file, before, after, authored);
   }
 
   /** The config files, highest priority first (whether or not they exist). */
@@ -353,7 +249,7 @@ export class McpBridge {
     const features = this.options.featuresFor?.(config);
     return {
       ...{ projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs, features, onServerChange, hubDir },
-      trusted: () => this.allows(config),
+      trusted: () => this.trust.allows(config),
       sandbox: (endpoint) =>
         stdioSandbox(config, this.sandboxOf(config), endpoint, {
           ...this.options,
@@ -364,7 +260,7 @@ export class McpBridge {
 
   /** The sandbox a server runs in: its setting, the user's default, and how the user trusted it. */
   sandboxOf(config: ServerConfig): SandboxSetting {
-    return effectiveSandbox(config, this.sandboxDefault, this.options.projectTrust?.sandboxed(config) ?? false);
+    return effectiveSandbox(config, this.sandboxDefault, this.trust.sandboxed(config));
   }
 
   private async newConnection(server: ServerConfig): Promise<ServerConnection> {
@@ -385,17 +281,17 @@ export class McpBridge {
    */
   async replace(config: ServerConfig): Promise<ServerConnection> {
     const connection = await this.renew(config);
-    if (config.enabled && !this.allows(config)) throw untrustedError(config);
+    if (config.enabled && !this.trust.allows(config)) throw untrustedError(config);
     await this.launch(connection);
     return connection;
   }
 
   /** Stops a server's connection and puts a new, unstarted one for `config` in its place. */
-  private async renew(config: ServerConfig): Promise<ServerConnection> {
+  async renew(config: ServerConfig): Promise<ServerConnection> {
     // An answer that comes after the session ended starts nothing.
     if (this.shuttingDown) throw shutDownError(config.name);
     const old = this.connections.get(config.name);
-    if (old) this.held.delete(old);
+    if (old) this.trust.release(old);
     await old?.close();
     if (this.shuttingDown) throw shutDownError(config.name);
     const connection = await this.newConnection(config);
@@ -413,7 +309,7 @@ export class McpBridge {
   /** Registers a server's tools from the cache, if it has them there; true if it did. */
   private registerCached(connection: ServerConnection): boolean {
     // Tools of a server that may not run would only fail when called.
-    if (!this.allows(connection.config)) return false;
+    if (!this.trust.allows(connection.config)) return false;
     const cached = this.cached(connection);
     if (!cached) return false;
     connection.primeTools(cached.tools);

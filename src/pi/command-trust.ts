@@ -43,10 +43,10 @@ interface Trusted {
  */
 async function trustAndStart(deps: TrustDeps, servers: readonly Trusted[], ctx: ExtensionContext): Promise<void> {
   const was = new Map(servers.map(({ connection }) => [connection.name, wasTrusted(deps, connection)]));
-  let results: Awaited<ReturnType<McpBridge["trust"]>>;
+  let results: Awaited<ReturnType<McpBridge["trust"]["trust"]>>;
   const trust = (sandboxed: boolean) => {
     const group = servers.filter((s) => s.sandboxed === sandboxed).map((s) => s.connection);
-    return group.length ? deps.bridge.trust(group, sandboxed) : [];
+    return group.length ? deps.bridge.trust.trust(group, sandboxed) : [];
   };
   try {
     results = (await Promise.all([trust(true), trust(false)])).flat();
@@ -55,7 +55,7 @@ async function trustAndStart(deps: TrustDeps, servers: readonly Trusted[], ctx: 
     return;
   }
   const lines = results.map(({ connection, error }) => {
-    const boxed = deps.bridge.trustedSandboxed(connection);
+    const boxed = deps.bridge.trust.sandboxed(connection.config);
     const how = `trusted${boxed ? " sandboxed" : ""}${switched(was.get(connection.name), boxed)}`;
     if (error !== undefined) return `  ✕ ${connection.name}: ${how}, but it did not start: ${errorMessage(error)}`;
     if (!connection.config.enabled)
@@ -74,8 +74,8 @@ async function trustAndStart(deps: TrustDeps, servers: readonly Trusted[], ctx: 
 
 /** How the user trusted a server so far: `"sandboxed"`, `"fully"`, or not at all. */
 function wasTrusted(deps: TrustDeps, connection: ServerConnection): "sandboxed" | "fully" | undefined {
-  if (deps.bridge.trustStateOf(connection.name) !== "trusted") return undefined;
-  return deps.bridge.trustedSandboxed(connection) ? "sandboxed" : "fully";
+  if (deps.bridge.trust.stateOf(connection.name) !== "trusted") return undefined;
+  return deps.bridge.trust.sandboxed(connection.config) ? "sandboxed" : "fully";
 }
 
 function switched(was: "sandboxed" | "fully" | undefined, sandboxed: boolean): string {
@@ -91,9 +91,9 @@ function switched(was: "sandboxed" | "fully" | undefined, sandboxed: boolean): s
  * untrusted and `/mcp trust`, comes after this.
  */
 export async function askTrust(deps: TrustDeps, ctx: ExtensionContext): Promise<void> {
-  if (!ctx.hasUI || !deps.bridge.asksTrust) return;
-  const pending = deps.bridge.untrusted().flatMap((connection) => {
-    const state = deps.bridge.trustStateOf(connection.name);
+  if (!ctx.hasUI || !deps.bridge.trust.asks) return;
+  const pending = deps.bridge.trust.untrusted().flatMap((connection) => {
+    const state = deps.bridge.trust.stateOf(connection.name);
     return state === "new" || state === "changed" ? [{ connection, config: connection.config, state }] : [];
   });
   if (pending.length === 0) return;
@@ -121,7 +121,7 @@ export async function askTrust(deps: TrustDeps, ctx: ExtensionContext): Promise<
   }
   const declined = pending.filter((p) => !trusted.some((t) => t.connection === p.connection)).map((p) => p.connection);
   if (declined.length)
-    await deps.bridge
+    await deps.bridge.trust
       .distrust(declined)
       .catch((error: unknown) => show(ctx, `Could not save the answer: ${errorMessage(error)}`, "warning"));
   if (trusted.length) await trustAndStart(deps, trusted, ctx);
@@ -146,7 +146,7 @@ function pick(
       );
       return undefined;
     }
-    if (deps.bridge.trustStateOf(name) === undefined) {
+    if (deps.bridge.trust.stateOf(name) === undefined) {
       show(
         ctx,
         `MCP server '${name}' comes from ${describeSource(connection.config.source)}, not from the project's file: it needs no trust.`,
@@ -166,7 +166,7 @@ function pick(
 export async function trustCommand(deps: TrustDeps, args: readonly string[], ctx: ExtensionContext): Promise<void> {
   const sandboxed = args.includes(SANDBOXED_FLAG);
   const names = args.filter((a) => a !== SANDBOXED_FLAG);
-  const picked = pick(deps, names, () => deps.bridge.untrusted(), ctx);
+  const picked = pick(deps, names, () => deps.bridge.trust.untrusted(), ctx);
   if (!picked) return;
   const wanted = (c: ServerConnection) => (sandboxedAnswer(c.config, sandboxed) ? "sandboxed" : "fully");
   const todo = picked.filter((c) => wasTrusted(deps, c) !== wanted(c));
@@ -188,7 +188,7 @@ export async function untrustCommand(deps: TrustDeps, names: readonly string[], 
   const picked = pick(
     deps,
     names,
-    () => [...deps.bridge.connections.values()].filter((c) => deps.bridge.trustStateOf(c.name) !== undefined),
+    () => [...deps.bridge.connections.values()].filter((c) => deps.bridge.trust.stateOf(c.name) !== undefined),
     ctx,
   );
   if (!picked) return;
@@ -198,7 +198,7 @@ export async function untrustCommand(deps: TrustDeps, names: readonly string[], 
   }
   for (const connection of picked) deps.registry.syncServer(connection, []);
   try {
-    await deps.bridge.distrust(picked);
+    await deps.bridge.trust.distrust(picked);
   } catch (error) {
     show(ctx, `Stopped for this session, but the answer could not be saved: ${errorMessage(error)}`, "warning");
     return;

@@ -379,7 +379,7 @@ const SUBCOMMANDS: readonly Subcommand[] = [
 export function registerMcpCommand(deps: CommandDeps): void {
   const { pi, bridge, serversOff } = deps;
   const offers = (completes: NonNullable<Subcommand["completes"]>, c: ServerConnection) => {
-    if (completes === "project server") return bridge.trustStateOf(c.name) !== undefined;
+    if (completes === "project server") return bridge.trust.stateOf(c.name) !== undefined;
     if (completes === "server off") return serversOff.isOff(c);
     return completes === "server" || (!serversOff.isOff(c) && c.status !== "disabled");
   };
