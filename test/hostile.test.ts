@@ -469,10 +469,8 @@ describe("hostile remote servers", { timeout: 120_000 }, () => {
         results.map((r) => r.text),
         Array.from({ length: 1000 }, (_, i) => `n${i}`),
       );
-      assert.ok(
-        server.connections() <= MAX_CONNECTIONS_PER_SERVER,
-        `${server.connections()} connections for 1,000 calls`,
-      );
+      // At once: a connection the server closed as idle (on a slow machine) is replaced by a new one.
+      assert.ok(server.mostOpen() <= MAX_CONNECTIONS_PER_SERVER, `${server.mostOpen()} connections at once`);
       // Warnings are emitted on the next tick.
       await new Promise((resolve) => setImmediate(resolve));
       assert.deepEqual(

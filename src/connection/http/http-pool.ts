@@ -18,6 +18,7 @@ import { DEFAULT_MAX_MESSAGE_BYTES } from "../../config/defaults.ts";
 import { boundedResponse } from "./bounded-response.ts";
 import type { MessageTooLargeError } from "../message-limit.ts";
 import { currentScope } from "./request-scope.ts";
+import { sendUntilRead } from "./unread-request.ts";
 
 /**
  * At most this many TCP connections to one server; more concurrent requests wait for one to be free. A long SSE
@@ -56,8 +57,10 @@ export class ServerPool {
     const scope = currentScope();
     // (Combining both with `AbortSignal.any` would leave an entry on the transport's long-lived signal per request.)
     const signal = scope?.pool === this && !isNotification(init) ? scope.signal : (init?.signal ?? undefined);
-    const sent = undiciFetch(url, { ...(init as UndiciRequestInit), signal, dispatcher: this.agent });
-    return sent as unknown as Promise<Response>;
+    const options = { ...(init as UndiciRequestInit), signal, dispatcher: this.agent };
+    // A request written on a connection the server was closing as idle never reached it: sent again on another.
+    const send = () => undiciFetch(url, options) as unknown as Promise<Response>;
+    return sendUntilRead(send, init?.body, MAX_CONNECTIONS_PER_SERVER);
   };
 
   /** Every response body bounded; past the bound, the request whose scope fetched it fails, or the owner is told. */
