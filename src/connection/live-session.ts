@@ -366,7 +366,7 @@ export class LiveSession {
     const client = this.client;
     const marker = delivery && deliveryMarker(delivery);
     const result = await (pool
-      ? inRequestScope(pool, (cut) => run(client, this.sdkOptions(options, marker, cut)))
+      ? inRequestScope(pool, (cut) => run(client, this.sdkOptions(options, marker, cut)), options.signal)
       : run(client, this.sdkOptions(options, marker)));
     this.options.events.heard();
     return result;
@@ -379,7 +379,8 @@ export class LiveSession {
   ): SdkRequestOptions {
     const { events } = this.options;
     return {
-      signal: cut && signal ? AbortSignal.any([signal, cut]) : (cut ?? signal),
+      // A remote request's `cut` also follows the caller's signal (`inRequestScope`).
+      signal: cut ?? signal,
       timeout,
       // How the transport tells that this request reached it (./delivery.ts).
       onresumptiontoken: marker,

@@ -29,10 +29,15 @@ const REQUEST_OVER = new DOMException("This operation was aborted", "AbortError"
 /**
  * Runs one request on `pool` (none: a local server, nothing to do); whatever it fetched through the pool is aborted
  * once it settles, a response stream the server left open included. A message over the limit ends the request at
- * once with `MessageTooLargeError`; `cut` fires then, for the request to be cancelled on the server too.
+ * once with `MessageTooLargeError`; `cut` fires then, for the request to be cancelled on the server too, and so it
+ * does when `caller` (the caller's own signal) fires: the request needs that one signal only.
  */
-export function inRequestScope<T>(pool: object | undefined, request: (cut?: AbortSignal) => Promise<T>): Promise<T> {
-  return pool ? inScope(pool, request) : request();
+export function inRequestScope<T>(
+  pool: object | undefined,
+  request: (cut?: AbortSignal) => Promise<T>,
+  caller?: AbortSignal,
+): Promise<T> {
+  return pool ? inScope(pool, request, caller) : request();
 }
 
 /** Runs `start` outside any request's scope: a stream it opens (a standing subscription) outlives the request. */
@@ -40,9 +45,14 @@ export function outsideRequestScope<T>(start: () => T): T {
   return scopes.exit(start);
 }
 
-async function inScope<T>(pool: object, request: (cut: AbortSignal) => Promise<T>): Promise<T> {
+async function inScope<T>(pool: object, request: (cut: AbortSignal) => Promise<T>, caller?: AbortSignal): Promise<T> {
   const done = new AbortController();
   const cut = new AbortController();
+  // Not `AbortSignal.any`: on Node 20 it leaves an entry on the caller's signal for every request, and that signal is
+  // shared by all the calls of pi's turn.
+  const follow = () => cut.abort(caller?.reason);
+  if (caller?.aborted) follow();
+  else caller?.addEventListener("abort", follow, { once: true });
   let fail!: (error: Error) => void;
   const failed = new Promise<never>((_, reject) => {
     fail = (error) => {
@@ -58,6 +68,7 @@ async function inScope<T>(pool: object, request: (cut: AbortSignal) => Promise<T
     return await Promise.race([scopes.run({ pool, signal: done.signal, fail }, () => request(cut.signal)), failed]);
   } finally {
     done.abort(REQUEST_OVER);
+    caller?.removeEventListener("abort", follow);
   }
 }
 
