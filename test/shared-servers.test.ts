@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import * as path from "node:path";
-import { after, describe, test } from "node:test";
+import { after, afterEach, describe, test } from "node:test";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
 import type { ClientFeatures } from "../src/connection/mcp-client.ts";
 import type { EventSink } from "../src/common/events.ts";
@@ -57,10 +57,16 @@ interface Bed {
 }
 
 let beds = 0;
+/** Beds not ended yet: a test that failed half-way has its sessions closed after it, so no hub keeps the file running. */
+const unended = new Set<Bed>();
+afterEach(async () => {
+  for (const b of unended) await b.end().catch(() => undefined);
+});
+
 function bed(idleSeconds = 0.2): Bed {
   const hub = path.join(tmp.dir, `hub-${beds++}`);
   const opened: ServerConnection[] = [];
-  return {
+  const made: Bed = {
     hub,
     async open(name = "shared", entry = {}, features, events) {
       const connection = connectionFor(
@@ -77,11 +83,14 @@ function bed(idleSeconds = 0.2): Bed {
       return Number(textOf(await connection.callTool("pid", {})));
     },
     async end() {
+      unended.delete(made);
       await Promise.all(opened.map((c) => c.close()));
       const pid = hubPid(hub);
       if (pid !== undefined) await waitFor(() => !isAlive(pid), "the hub to exit once it serves nobody", 20_000);
     },
   };
+  unended.add(made);
+  return made;
 }
 
 // On both pi lines' Node versions: the hub runs under the Node that runs pi.
