@@ -169,6 +169,36 @@ describe(`shared servers (Node ${process.versions.node}, pi ${PI_LINE})`, () => 
     await b.end();
   });
 
+  test("progress the server writes in the same chunk as its result all reaches the caller first", async () => {
+    // A server that answers every call with three progress notifications and the result in one write, which the hub
+    // forwards line by line and this session reads as one chunk.
+    const burst = `
+      const out = (ms) => process.stdout.write(ms.map((m) => JSON.stringify({ jsonrpc: "2.0", ...m }) + "\\n").join(""));
+      require("readline").createInterface({ input: process.stdin }).on("line", (line) => {
+        const m = JSON.parse(line);
+        if (m.id === undefined) return;
+        if (m.method === "initialize") {
+          const serverInfo = { name: "burst", version: "1" };
+          return out([{ id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo } }]);
+        }
+        if (m.method === "tools/list") return out([{ id: m.id, result: { tools: [{ name: "burst", inputSchema: { type: "object" } }] } }]);
+        if (m.method !== "tools/call") return out([{ id: m.id, result: {} }]);
+        const progressToken = m.params._meta.progressToken;
+        out([1, 2, 3].map((progress) => ({ method: "notifications/progress", params: { progressToken, progress, total: 3 } }))
+          .concat([{ id: m.id, result: { content: [{ type: "text", text: "done" }] } }]));
+      });`;
+    const b = bed();
+    const session = await b.open("burst", { command: process.execPath, args: ["-e", burst] });
+    // Five rounds: fifteen updates, within the twenty a second passed on before progress is coalesced.
+    for (let round = 0; round < 5; round++) {
+      const seen: number[] = [];
+      const result = await session.callTool("burst", {}, { onProgress: (p) => seen.push(p.progress) });
+      assert.equal(textOf(result), "done");
+      assert.deepEqual(seen, [1, 2, 3], `round ${round}`);
+    }
+    await b.end();
+  });
+
   test("a server that crashes is started again, and every session reconnects to the new process", async () => {
     const b = bed();
     const a = await b.open("shared", { env: { FIXTURE_FLAVOUR: "crash" } });

@@ -49,6 +49,11 @@ export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** A thrown value as an Error, for the places that only take one. */
+export function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
 /** A connect's own deadline passed (the SDK's request timeout only backs it up); the message is worded later. */
 export class ConnectTimeout extends Error {
   constructor() {

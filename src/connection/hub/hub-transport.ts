@@ -19,10 +19,10 @@ import {
   type Transport,
 } from "@modelcontextprotocol/client";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../../config/defaults.ts";
-import { errorMessage } from "../../common/errors.ts";
+import { asError } from "../../common/errors.ts";
 import { isObject } from "../../common/values.ts";
 import { platformCommand } from "../local/platform-command.ts";
-import { LineFraming } from "../local/stdio-framing.ts";
+import { InOrderDelivery, LineFraming } from "../local/stdio-framing.ts";
 import type { ResolvedStdio } from "../../config/substitute.ts";
 import type { StdioHooks, StdioSandbox } from "../http/transports.ts";
 import { connectHub } from "./hub-launch.ts";
@@ -85,6 +85,11 @@ export class HubTransport implements Transport {
   readonly shared: SharedState = { sessions: 0 };
   private socket?: net.Socket;
   private readonly framing: LineFraming;
+  private readonly delivery = new InOrderDelivery({
+    next: () => this.nextMessage(),
+    deliver: (message) => this.onmessage?.(message),
+    onError: (error) => this.onerror?.(asError(error)),
+  });
   private attached = false;
   private closed = false;
   private closeFired = false;
@@ -140,14 +145,25 @@ export class HubTransport implements Transport {
   private read(chunk: Buffer): void {
     try {
       this.framing.append(chunk);
-      for (;;) {
-        const line = this.nextLine();
-        if (line === null) break;
-        if (line !== undefined) this.onmessage?.(line);
-      }
     } catch (error) {
-      this.onerror?.(error instanceof Error ? error : new Error(errorMessage(error)));
-      if (!(error instanceof SyntaxError)) this.socket?.destroy();
+      // A line over the limit: nothing after it can be trusted to be framed right.
+      this.onerror?.(asError(error));
+      this.socket?.destroy();
+      return;
+    }
+    this.delivery.drain();
+  }
+
+  /** The next line to hand on; a line that is not JSON is reported and skipped, anything else wrong ends the session. */
+  private nextMessage(): JSONRPCMessage | null | undefined {
+    if (this.closeFired) return null;
+    try {
+      return this.nextLine();
+    } catch (error) {
+      this.onerror?.(asError(error));
+      if (error instanceof SyntaxError) return undefined;
+      this.socket?.destroy();
+      return null;
     }
   }
 

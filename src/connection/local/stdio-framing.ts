@@ -69,3 +69,47 @@ export class LineFraming {
     this.next = 0;
   }
 }
+
+/**
+ * Hands messages on in order, one drain at a time. After a notification it lets the microtask queue run: the SDK
+ * dispatches notifications one microtask later but responses at once, so a progress notification and the result
+ * arriving in one chunk would otherwise reach the SDK as result first, and the progress would be dropped as "unknown
+ * token".
+ */
+export class InOrderDelivery {
+  private draining = false;
+
+  constructor(
+    private readonly options: {
+      /** The next message; undefined for a line handled otherwise (skipped); null when none waits, or reading ended. */
+      next(): JSONRPCMessage | null | undefined;
+      deliver(message: JSONRPCMessage): void;
+      /** What `deliver` threw: reported, and the next message is handed on all the same. */
+      onError(error: unknown): void;
+    },
+  ) {}
+
+  /** Hands on everything that waits, unless a drain under way already does. */
+  drain(): void {
+    if (!this.draining) void this.run();
+  }
+
+  private async run(): Promise<void> {
+    this.draining = true;
+    try {
+      for (;;) {
+        const message = this.options.next();
+        if (message === null) return;
+        if (message === undefined) continue;
+        try {
+          this.options.deliver(message);
+        } catch (error) {
+          this.options.onError(error);
+        }
+        if (!("id" in message)) await Promise.resolve();
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+}

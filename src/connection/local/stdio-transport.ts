@@ -19,7 +19,8 @@ import {
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../../config/defaults.ts";
 import type { OrphanWatchdog, Watch } from "./orphan-watchdog.ts";
 import { groupHasLiveMember, newOwnerMark, OWNER_ENV } from "./process-tree.ts";
-import { LineFraming } from "./stdio-framing.ts";
+import { asError } from "../../common/errors.ts";
+import { InOrderDelivery, LineFraming } from "./stdio-framing.ts";
 import { StderrLines } from "./stderr-lines.ts";
 
 const DEFAULT_CLOSE_GRACE_MS = 2000;
@@ -117,7 +118,11 @@ export class ProcessGroupStdioTransport implements Transport {
   private finished = false;
   private afterExitTimer?: NodeJS.Timeout;
   private readonly wakers = new Set<() => void>();
-  private draining = false;
+  private readonly delivery = new InOrderDelivery({
+    next: () => this.nextMessage(),
+    deliver: (message) => this.onmessage?.(message),
+    onError: (error) => this.reportError(error),
+  });
   /** The server wrote something over a limit: the rest of its stdout is ignored. */
   private refused = false;
   /** Writes to stdin made and finished, and the sends that wait for theirs (past the high-water mark). */
@@ -331,49 +336,31 @@ export class ProcessGroupStdioTransport implements Transport {
       // A line over the limit: nothing after it can be trusted to be framed right, so the server is stopped and
       // nothing more it writes is read.
       this.refused = true;
-      this.options.onRefused?.(error instanceof Error ? error : new Error(String(error)));
+      this.options.onRefused?.(asError(error));
       this.reportError(error);
       void this.close();
       return;
     }
-    if (!this.draining) void this.drain();
+    this.delivery.drain();
   }
 
-  /**
-   * Hands the buffered messages on in order. After a notification it lets the microtask queue run: the SDK dispatches
-   * notifications one microtask later but responses at once, so a progress notification and the result arriving in
-   * one chunk would otherwise reach the SDK as result first, and the progress would be dropped as "unknown token".
-   */
-  private async drain(): Promise<void> {
-    this.draining = true;
+  /** The next buffered message, counting what is read; a line that is not JSON-RPC is counted, reported and skipped. */
+  private nextMessage(): JSONRPCMessage | null | undefined {
+    if (this.closeFired || this.refused) return null;
     try {
-      while (!this.closeFired && !this.refused) {
-        let message: JSONRPCMessage | null;
-        try {
-          message = this.readBuffer.readMessage();
-        } catch (error) {
-          // A line that is not JSON-RPC (the line is consumed): count and report it, and go on.
-          this.nonJsonLines++;
-          this.linesRead++;
-          this.reportError(error);
-          continue;
-        }
-        if (message === null) break;
-        this.linesRead++;
-        try {
-          this.onmessage?.(message);
-        } catch (error) {
-          this.reportError(error);
-        }
-        if (!("id" in message)) await Promise.resolve();
-      }
-    } finally {
-      this.draining = false;
+      const message = this.readBuffer.readMessage();
+      if (message !== null) this.linesRead++;
+      return message;
+    } catch (error) {
+      this.nonJsonLines++;
+      this.linesRead++;
+      this.reportError(error);
+      return undefined;
     }
   }
 
   private reportError(error: unknown): void {
-    this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+    this.onerror?.(asError(error));
   }
 
   private destroyStreams(): void {
