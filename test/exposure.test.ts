@@ -16,8 +16,8 @@ import { type FakeOpenAi, type RecordedRequest, startFakeOpenAi } from "./fixtur
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { EVERYTHING_SERVER, type LogEvent, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { bundledFixture } from "./fixture-bundle.ts";
 
-const TSX = import.meta.resolve("tsx");
 const CATALOG = path.join(REPO_ROOT, "test", "fixtures", "catalog-server.ts");
 
 interface ToolResultMessage {
@@ -64,7 +64,7 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     const log = path.join(project.dir, "catalog.log");
     const catalog = {
       command: process.execPath,
-      args: ["--import", TSX, CATALOG],
+      args: [bundledFixture(CATALOG)],
       env: { CATALOG_LOG: log },
       ...entry,
     };

@@ -16,9 +16,9 @@ import { TrustStore } from "../src/trust/trust-store.ts";
 import type { AgentToolResult, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { type ConnectionOptions, ServerConnection } from "../src/connection/server-connection.ts";
 import { ToolRegistry } from "../src/pi/tool-registry.ts";
+import { bundledFixture } from "./fixture-bundle.ts";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const TSX = import.meta.resolve("tsx");
 export const STDIO_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "stdio-server.ts");
 export const EVERYTHING_SERVER = path.join(
   REPO_ROOT,
@@ -43,10 +43,10 @@ export type FixtureMode =
 const PLAIN_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "plain-misbehaving.mjs");
 const PLAIN_MODES: readonly FixtureMode[] = ["crash-on-start", "leak-and-crash", "never-init", "garbage-only"];
 
-/** `command` + `args` for a config entry that runs the stdio fixture (the plain-JavaScript one for modes without the SDK). */
+/** `command` + `args` for a config entry that runs the stdio fixture, bundled (./fixture-bundle.ts); the plain-JavaScript one for modes without the SDK. */
 export function fixtureEntry(mode: FixtureMode = "normal"): { command: string; args: string[] } {
   if (PLAIN_MODES.includes(mode)) return { command: process.execPath, args: [PLAIN_FIXTURE, "--mode", mode] };
-  return { command: process.execPath, args: ["--import", TSX, STDIO_FIXTURE, "--mode", mode] };
+  return { command: process.execPath, args: [bundledFixture(STDIO_FIXTURE), "--mode", mode] };
 }
 
 export function tempDir(prefix = "mcp-bridge-test-"): { dir: string; cleanup: () => void } {

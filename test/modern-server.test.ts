@@ -11,6 +11,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { callToolAsTask } from "../src/connection/tasks/tool-tasks.ts";
 import { startModernServer, type RunningModernServer } from "./fixtures/modern-server.ts";
 import { REPO_ROOT, tempDir } from "./helpers.ts";
+import { bundledFixture } from "./fixture-bundle.ts";
 
 const MODERN_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "modern-server.ts");
 
@@ -97,7 +98,7 @@ describe("modern fixture server over stdio", () => {
     const client = new Client({ name: "modern-test", version: "0.0.0" }, { versionNegotiation: { mode: "auto" } });
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: ["--import", import.meta.resolve("tsx"), MODERN_FIXTURE, "--stdio", "--state", path.join(tmp.dir, "state")],
+      args: [bundledFixture(MODERN_FIXTURE), "--stdio", "--state", path.join(tmp.dir, "state")],
       stderr: "pipe",
     });
     try {

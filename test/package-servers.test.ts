@@ -12,7 +12,7 @@ import { callOnceInPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { piCliIn } from "./pi-print.ts";
 import { loadLayeredConfig } from "../src/config/files.ts";
-import { fixtureEntry, readLog, REPO_ROOT, STDIO_FIXTURE, tempDir } from "./helpers.ts";
+import { readLog, REPO_ROOT, STDIO_FIXTURE, tempDir } from "./helpers.ts";
 
 const PACKAGE_NAME = "demo-mcp-package";
 
@@ -20,10 +20,9 @@ const PACKAGE_NAME = "demo-mcp-package";
 function writePackage(dir: string, log: string): void {
   mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(dir, "server.mts"), `import ${JSON.stringify(STDIO_FIXTURE)};\n`);
-  const { command, args } = fixtureEntry();
   const entry = {
-    command,
-    args: args.map((arg) => (arg === STDIO_FIXTURE ? "./server.mts" : arg)),
+    command: process.execPath,
+    args: ["--import", import.meta.resolve("tsx"), "./server.mts"],
     env: { FIXTURE_LOG: log },
     autoApprove: ["cwd"],
     exposure: "direct",

@@ -13,6 +13,7 @@ import { TOOL_SEARCH_NAME } from "../src/exposure/tool-search-text.ts";
 import { REPO_ROOT, tempDir } from "./helpers.ts";
 import { startFakeOpenAi } from "./fixtures/fake-openai.ts";
 import { startPiRuntime } from "./pi-harness.ts";
+import { bundledFixture } from "./fixture-bundle.ts";
 
 const CATALOG = path.join(REPO_ROOT, "test", "fixtures", "catalog-server.ts");
 
@@ -28,7 +29,7 @@ describe("tool loads across sessions in one pi process", { timeout: 180_000 }, (
         mcpServers: {
           catalog: {
             command: process.execPath,
-            args: ["--import", import.meta.resolve("tsx"), CATALOG],
+            args: [bundledFixture(CATALOG)],
             exposure: "deferred",
           },
         },

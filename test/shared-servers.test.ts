@@ -13,6 +13,7 @@ import type { EventSink } from "../src/common/events.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { commandLine, connectionFor, fixtureEntry, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { bundledFixture } from "./fixture-bundle.ts";
 
 const tmp = tempDir();
 after(() => tmp.cleanup());
@@ -284,7 +285,7 @@ describe(`shared servers (Node ${process.versions.node}, pi ${PI_LINE})`, () => 
       const state = path.join(tmp.dir, `modern-${protocolVersion}`);
       const entry = {
         command: process.execPath,
-        args: ["--import", import.meta.resolve("tsx"), MODERN_FIXTURE, "--stdio", "--state", state],
+        args: [bundledFixture(MODERN_FIXTURE), "--stdio", "--state", state],
         protocolVersion,
       };
       const a = await b.open("modern", entry);

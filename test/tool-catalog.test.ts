@@ -15,8 +15,8 @@ import { startBridgeInPi } from "./bridge-in-pi.ts";
 import type { InProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { REPO_ROOT } from "./helpers.ts";
+import { bundledFixture } from "./fixture-bundle.ts";
 
-const TSX = import.meta.resolve("tsx");
 const SAVED = path.join(REPO_ROOT, "test", "fixtures", "saved-tools-server.mjs");
 const PUBLIC_TOOLS = path.join(REPO_ROOT, "test", "fixtures", "public-tools");
 const CATALOG = path.join(REPO_ROOT, "test", "fixtures", "catalog-server.ts");
@@ -100,7 +100,7 @@ describe(
     test("the system prompt lists a deferred server's tool names, and not a direct server's", async () => {
       const { pi, model } = await start({
         github: publicServer("github", { description: "GitHub: issues, pull requests" }),
-        catalog: { command: process.execPath, args: ["--import", TSX, CATALOG], exposure: "direct" },
+        catalog: { command: process.execPath, args: [bundledFixture(CATALOG)], exposure: "direct" },
       });
       model.script([{ text: "ok" }]);
       await pi.session.prompt("hello");
