@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { buildSync } from "esbuild";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const DIR = path.join(ROOT, "node_modules", ".cache", "mcp-bridge-fixtures");
+const DIR = path.join(ROOT, ".tmp", "fixtures");
 const bundled = new Map<string, string>();
 
 /** The bundle of the TypeScript fixture `source`, built (or checked) on the first call in this process. */
