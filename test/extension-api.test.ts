@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { getEventListeners } from "node:events";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type BridgeInPi, startBridgeInPi } from "./bridge-in-pi.ts";
@@ -117,6 +118,25 @@ describe("the bus API for other extensions", () => {
       () => readLog(fxLog).some((e) => e.event === "cancelled" && e.name === "slow"),
       "the server to see the cancellation",
     );
+  });
+
+  it("a caller's own signal aborts its call; calls that share one signal leave no listener on it", async () => {
+    const { request } = apiClient();
+    const shared = new AbortController();
+    for (const id of ["s1", "s2", "s3"]) {
+      const args = { text: id };
+      const reply = await request("mcp.api.call", { id, server: "fx", tool: "echo", args, signal: shared.signal });
+      assert.deepEqual([reply.ok, textOf(reply)], [true, id]);
+    }
+    assert.equal(getEventListeners(shared.signal, "abort").length, 0, "nothing of the ended calls is left on it");
+    const slowCalls = () => readLog(fxLog).filter((e) => e.event === "call" && e.name === "slow").length;
+    const before = slowCalls();
+    const args = { ms: 60_000 };
+    const reply = request("mcp.api.call", { id: "s4", server: "fx", tool: "slow", args, signal: shared.signal });
+    await waitFor(() => slowCalls() > before, "the slow call to arrive");
+    shared.abort();
+    assert.equal((await reply).error?.kind, "aborted");
+    assert.equal(getEventListeners(shared.signal, "abort").length, 0);
   });
 
   it("registers a session-only server, calls its tool, refuses a bad entry, removes it: its process ends, no file written", async () => {

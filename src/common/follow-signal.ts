@@ -21,3 +21,19 @@ export function followSignal(shared: AbortSignal): AbortSignal {
   followers.set(shared, own.signal);
   return own.signal;
 }
+
+/**
+ * Aborts `controller` (with the same reason) when `caller` does, until the returned function is called. By hand, not
+ * through `AbortSignal.any`: on Node 20 that leaves an entry on `caller` for every signal made from it, and one caller's
+ * signal may serve many requests.
+ */
+export function abortWith(controller: AbortController, caller: AbortSignal | undefined): () => void {
+  if (!caller) return () => undefined;
+  const follow = () => controller.abort(caller.reason);
+  if (caller.aborted) {
+    follow();
+    return () => undefined;
+  }
+  caller.addEventListener("abort", follow, { once: true });
+  return () => caller.removeEventListener("abort", follow);
+}

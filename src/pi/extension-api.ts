@@ -6,6 +6,7 @@
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { errorMessage } from "../common/errors.ts";
+import { abortWith } from "../common/follow-signal.ts";
 import { lazy } from "../common/lazy.ts";
 import { isObject } from "../common/values.ts";
 import { within } from "../common/wait.ts";
@@ -183,8 +184,8 @@ export class ExtensionApi {
         `A call with the id ${JSON.stringify(id)} is still running: give each call its own id.`,
       );
     const controller = new AbortController();
-    const signal =
-      request.signal instanceof AbortSignal ? AbortSignal.any([request.signal, controller.signal]) : controller.signal;
+    const { signal } = controller;
+    const unfollow = abortWith(controller, request.signal instanceof AbortSignal ? request.signal : undefined);
     this.calls.set(id, controller);
     try {
       // A copy: what the caller does to its object later cannot change the call that is approved and sent.
@@ -193,6 +194,7 @@ export class ExtensionApi {
       return { ok: false, error: await callFailure(error, signal) };
     } finally {
       this.calls.delete(id);
+      unfollow();
     }
   }
 

@@ -4,6 +4,7 @@
  * outside any request.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import { abortWith } from "../../common/follow-signal.ts";
 
 /**
  * A request under way and the pool it runs on. Work started inside a scope stays inside it (the async context is
@@ -48,11 +49,8 @@ export function outsideRequestScope<T>(start: () => T): T {
 async function inScope<T>(pool: object, request: (cut: AbortSignal) => Promise<T>, caller?: AbortSignal): Promise<T> {
   const done = new AbortController();
   const cut = new AbortController();
-  // Not `AbortSignal.any`: on Node 20 it leaves an entry on the caller's signal for every request, and that signal is
-  // shared by all the calls of pi's turn.
-  const follow = () => cut.abort(caller?.reason);
-  if (caller?.aborted) follow();
-  else caller?.addEventListener("abort", follow, { once: true });
+  // The caller's signal is shared by all the calls of pi's turn.
+  const unfollow = abortWith(cut, caller);
   let fail!: (error: Error) => void;
   const failed = new Promise<never>((_, reject) => {
     fail = (error) => {
@@ -68,7 +66,7 @@ async function inScope<T>(pool: object, request: (cut: AbortSignal) => Promise<T
     return await Promise.race([scopes.run({ pool, signal: done.signal, fail }, () => request(cut.signal)), failed]);
   } finally {
     done.abort(REQUEST_OVER);
-    caller?.removeEventListener("abort", follow);
+    unfollow();
   }
 }
 
