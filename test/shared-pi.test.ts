@@ -112,7 +112,8 @@ describe(`shared servers across pi processes ${PI_LINE}`, { timeout: 300_000 }, 
       assert.match(read, new RegExp(`${entity}[\\s\\S]*written by pi one`), "pi two reads what pi one wrote");
       // One process of each server serves both pis (npx's own processes aside: the server is its last child).
       const commands = processesWithEnv(MARK, mark).map((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8"));
-      assert.equal(commands.filter((c) => c.includes("stdio-server.ts")).length, 1, commands.join("\n"));
+      const fixtureFile = fixtureEntry().args[0] ?? "";
+      assert.equal(commands.filter((c) => c.includes(fixtureFile)).length, 1, commands.join("\n"));
       assert.equal(
         commands.filter((c) => /^[^\0]*node\0[^\0]*mcp-server-memory/.test(c)).length,
         1,
