@@ -14,7 +14,7 @@ import {
   startStreamableHttp,
   startUnauthorized,
 } from "./fixtures/http-servers.ts";
-import { type IdleClose, type IdleClosingProxy, startIdleClosingProxy } from "./fixtures/idle-closing-proxy.ts";
+import { type IdleClose, startIdleClosingProxy } from "./fixtures/idle-closing-proxy.ts";
 import { connectionFor, runTool, type ToolRun, toolsOf, waitFor } from "./helpers.ts";
 
 /** Calls `mcp_<server>_<tool>` of a connection. */
@@ -29,18 +29,33 @@ function call(
 
 /** A port nothing listens on. */
 /**
- * Calls `echo` once the proxy marked the idle connections to close `how`, until a call met that close (at most 3
- * rounds: undici may have let an idle connection go on its own first, when the machine is slow).
+ * A stateless server behind a proxy that closes idle connections `how`: after a first echo, calls `echo` once the proxy
+ * marked the idle connections to close, until a call met that close (at most 3 rounds: undici may have let an idle
+ * connection go on its own first, when the machine is slow); then `check` gets each round's outcome.
  */
-async function echoOnIdleClosed(connection: ServerConnection, proxy: IdleClosingProxy, how: IdleClose) {
-  const met = () => (how === "unread" ? proxy.resetUnread() : proxy.resetAnswered());
-  const outcomes: Array<PromiseSettledResult<ToolRun>> = [];
-  for (let round = 0; round < 3 && met() === 0; round++) {
-    assert.ok(proxy.closeIdle(how) >= 1, "an idle connection to close");
-    outcomes.push((await Promise.allSettled([call(connection, "echo", { text: `${how} ${round}` })]))[0]!);
+async function echoOnIdleClosed(
+  how: IdleClose,
+  check: (outcomes: Array<PromiseSettledResult<ToolRun>>, server: RunningServer) => void,
+): Promise<void> {
+  const server = await startStreamableHttp({ stateless: true });
+  const proxy = await startIdleClosingProxy(server.url);
+  const connection = connectionFor("web", { url: proxy.url });
+  try {
+    await connection.connect();
+    assert.equal((await call(connection, "echo", { text: "first" })).text, "first");
+    const met = () => (how === "unread" ? proxy.resetUnread() : proxy.resetAnswered());
+    const outcomes: Array<PromiseSettledResult<ToolRun>> = [];
+    for (let round = 0; round < 3 && met() === 0; round++) {
+      assert.ok(proxy.closeIdle(how) >= 1, "an idle connection to close");
+      outcomes.push((await Promise.allSettled([call(connection, "echo", { text: `${how} ${round}` })]))[0]!);
+    }
+    assert.ok(met() >= 1, `a request met the close (${how})`);
+    check(outcomes, server);
+  } finally {
+    await connection.close();
+    await proxy.close();
+    await server.close();
   }
-  assert.ok(met() >= 1, `a request met the close (${how})`);
-  return outcomes;
 }
 
 async function closedPort(): Promise<number> {
@@ -326,45 +341,23 @@ describe("remote failures", { timeout: 120_000 }, () => {
     }
   });
 
-  test("a server that closed an idle connection as a request came on it, unread: sent again on another, run once, the session kept", async () => {
-    const server = await startStreamableHttp({ stateless: true });
-    const proxy = await startIdleClosingProxy(server.url);
-    const connection = connectionFor("web", { url: proxy.url });
-    try {
-      await connection.connect();
-      assert.equal((await call(connection, "echo", { text: "first" })).text, "first");
-      const outcomes = await echoOnIdleClosed(connection, proxy, "unread");
+  test("a server that closed an idle connection as a request came on it, unread: sent again on another, run once, the session kept", () =>
+    echoOnIdleClosed("unread", (outcomes, server) => {
       for (const outcome of outcomes)
         assert.equal(outcome.status, "fulfilled", String((outcome as PromiseRejectedResult).reason));
       const echoes = server.calls.filter((c) => c.name === "echo").map((c) => c.args.text);
       assert.deepEqual(echoes, ["first", ...outcomes.map((_, round) => `unread ${round}`)], "each ran once");
       assert.equal(server.requests.filter((r) => r.rpc === "initialize").length, 1, "no reconnect");
-    } finally {
-      await connection.close();
-      await proxy.close();
-      await server.close();
-    }
-  });
+    }));
 
-  test("a connection closed after the first bytes of the answer: not sent again; the error says it may have run", async () => {
-    const server = await startStreamableHttp({ stateless: true });
-    const proxy = await startIdleClosingProxy(server.url);
-    const connection = connectionFor("web", { url: proxy.url });
-    try {
-      await connection.connect();
-      assert.equal((await call(connection, "echo", { text: "first" })).text, "first");
-      const outcomes = await echoOnIdleClosed(connection, proxy, "answered");
+  test("a connection closed after the first bytes of the answer: not sent again; the error says it may have run", () =>
+    echoOnIdleClosed("answered", (outcomes, server) => {
       const last = outcomes.at(-1)!;
       assert.equal(last.status, "rejected");
       assert.match(String(last.reason), /dropped during the call of tool 'echo'.*may or may not have run/);
       const text = `answered ${outcomes.length - 1}`;
       assert.equal(server.calls.filter((c) => c.args.text === text).length, 1, "run once");
-    } finally {
-      await connection.close();
-      await proxy.close();
-      await server.close();
-    }
-  });
+    }));
 
   test("a server that forgot the session (404): a tool with no hints is sent again, since it did not run", async () => {
     const server = await startStreamableHttp();
