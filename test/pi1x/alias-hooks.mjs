@@ -1,8 +1,11 @@
-/** Module resolution hook (see ./aliases.mjs): resolves the pi 0.73 package names to pi 1.x's, from this folder. */
+/**
+ * Module resolution hook (see ./aliases.mjs): resolves the pi 0.73 package names to pi 1.x's, from this folder. The
+ * pi 1.x test pass bundles its test files with the same mapping (./run.mjs).
+ */
 const FROM_HERE = new URL("./package.json", import.meta.url).href;
 
 // pi 1.x's own extension loader maps the bare `@mariozechner/pi-ai` to its compat entry, which keeps the old exports.
-const ALIASES = [
+export const ALIASES = [
   ["@mariozechner/pi-ai/compat", "@earendil-works/pi-ai/compat"],
   ["@mariozechner/pi-ai/", "@earendil-works/pi-ai/"],
   ["@mariozechner/pi-ai", "@earendil-works/pi-ai/compat"],

@@ -3,15 +3,17 @@
  * The end-to-end tests again, on pi 1.x: installs pi 1.x and the Node 22 it needs into this folder from its own
  * lockfile (see ../../scripts/node22.mjs), then runs every test file that starts pi (those importing
  * ../pi-harness.ts or ../bridge-in-pi.ts, or ../pi-line.ts to say which pi they run) on that Node, with the tests'
- * `@mariozechner/*` imports mapped to pi 1.x's packages (./aliases.mjs). Arguments, if any, replace the list of test
- * files.
+ * `@mariozechner/*` imports mapped to pi 1.x's packages (./alias-hooks.mjs), bundled first (../bundle-tests.mjs).
+ * Arguments, if any, replace the list of test files.
  * Without a Node that can run pi 1.x it skips, saying why; in CI (`CI` set) it fails instead.
  */
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { ensureInstalled, node22, run } from "../../scripts/node22.mjs";
+import { ensureInstalled, node22 } from "../../scripts/node22.mjs";
+import { runBundled } from "../bundle-tests.mjs";
+import { ALIASES } from "./alias-hooks.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "../..");
@@ -59,11 +61,9 @@ if (files.length === 0) {
   );
   process.exit(1);
 }
-// Three files at once, as `npm test`'s first pass: on 2 cores the tests keep about one busy alone, as they wait on
-// the processes and servers they start; each file has its own temp dirs, HOME and ports.
-const runner = ["--test", "--test-concurrency=3", "--test-reporter=spec"];
-const status = run(node, ["--import", "tsx", "--import", "./test/pi1x/aliases.mjs", ...runner, ...files], {
-  cwd: root,
+const status = await runBundled(node, files, {
+  aliases: ALIASES,
+  aliasRoot: here,
   env: { ...process.env, MCP_BRIDGE_TEST_PI: "1.x" },
 });
 process.exit(status);
