@@ -18,17 +18,8 @@ import { serverRows } from "../src/pi/server-rows.ts";
 import { formatStartupSummary } from "../src/pi/status-format.ts";
 import { ToolRegistry } from "../src/pi/tool-registry.ts";
 import { startHanging } from "./fixtures/http-servers.ts";
-import {
-  commandLine,
-  FAST_RECONNECT,
-  fixtureEntry,
-  isAlive,
-  readLog,
-  REPO_ROOT,
-  runTool,
-  tempDir,
-  waitFor,
-} from "./helpers.ts";
+import { commandLine, FAST_RECONNECT, fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { runTool } from "./pi-tools.ts";
 
 function write(file: string, text: string): void {
   mkdirSync(path.dirname(file), { recursive: true });

@@ -1,28 +1,35 @@
 /**
- * The test files as plain JavaScript, bundled by esbuild before a pass runs them. A test process started through tsx
- * pays Node 20's module hooks (a thread hop for each of the thousand modules pi loads: about 1.6 s of CPU more per
- * process than plain node) and compiles the sources again. Bundled, a pass spends a fifth (pi 0.73) to a quarter
- * (pi 1.x) less CPU.
+ * The test files as plain JavaScript, bundled by esbuild before a pass runs them, a few files to each test process. A
+ * test process started through tsx pays Node 20's module hooks (a thread hop for each of the thousand modules pi
+ * loads: about 1.6 s of CPU more per process than plain node) and compiles the sources again; bundled, a pass spends
+ * a fifth (pi 0.73) to a quarter (pi 1.x) less CPU. Most test files import pi (1.7 s of CPU each time), and a process
+ * of its own costs a start besides: four files to a process took the first pass's CPU from 826 s to 621 s.
  *
  * What a test sees stays as it was: each source keeps its own `import.meta.url` (and `dirname`, `filename`), written
  * in as its original path, so paths taken relative to a test or a source still name the repository's files; classes
  * keep their names; packages stay imports, resolved from the repository's node_modules. `aliases` maps package names
  * to the packages that `aliasRoot`'s node_modules resolve them to (how the pi 1.x pass maps `@mariozechner/*`).
- * Stack traces map back to the TypeScript through source maps (`--enable-source-maps`).
+ * Stack traces, and the runner's "test at …" lines, map back to the TypeScript through source maps
+ * (`--enable-source-maps`). What changes: the files of one process run one after the other in it, so a test puts
+ * back what it changes of the process (environment, cwd, console, globals) when it ends (`restoreEnv` in ./helpers.ts).
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build } from "esbuild";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
+/** Test files to one test process: enough to share the cost of starting one, few enough to keep three busy. */
+const FILES_PER_PROCESS = 4;
+
 /**
- * Runs `files` (paths from the repository's root) bundled, with `node:test` on `node`, three files at once: most of a
- * file's time is spent waiting on the processes and servers it starts, so one file at a time keeps about one of two
- * cores busy. Each file keeps its own temp dirs, HOME and ports. The bundles go to a folder of this run's own under
- * .tmp/tests (so two runs in one checkout do not meet), removed when the run ends. Returns the runner's exit status.
+ * Runs `files` (paths from the repository's root) bundled, with `node:test` on `node`: FILES_PER_PROCESS files to a
+ * process, three processes at once (most of a file's time is spent waiting on the processes and servers it starts, so
+ * one at a time keeps about one of two cores busy). Each file keeps its own temp dirs, HOME and ports. The bundles go
+ * to a folder of this run's own under .tmp/tests (so two runs in one checkout do not meet), removed when the run
+ * ends. Returns the runner's exit status.
  */
 export async function runBundled(node, files, { aliases, aliasRoot, env = process.env } = {}) {
   mkdirSync(path.join(ROOT, ".tmp", "tests"), { recursive: true });
@@ -30,12 +37,32 @@ export async function runBundled(node, files, { aliases, aliasRoot, env = proces
   try {
     const bundles = await bundleTests(files, outdir, { aliases, aliasRoot });
     const runner = ["--enable-source-maps", "--test", "--test-concurrency=3", "--test-reporter=spec"];
-    const result = spawnSync(node, [...runner, ...bundles], { cwd: ROOT, env, stdio: "inherit" });
+    const result = spawnSync(node, [...runner, ...processEntries(bundles, outdir)], {
+      cwd: ROOT,
+      env,
+      stdio: "inherit",
+    });
     if (result.error) throw result.error;
     return result.status ?? 1;
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }
+}
+
+/**
+ * One entry module for each test process, importing its bundles (in `outdir`, named by its first and last file). The
+ * files are dealt out in turn, as cards: neighbours in the alphabet often do the same heavy work (the pi command-line
+ * tests), and dealt out they land in different processes.
+ */
+function processEntries(bundles, outdir) {
+  const count = Math.ceil(bundles.length / FILES_PER_PROCESS);
+  return Array.from({ length: count }, (_, i) => {
+    const own = bundles.filter((_, j) => j % count === i);
+    const name = (file) => path.basename(file, ".test.mjs");
+    const entry = path.join(outdir, `${String(i + 1).padStart(2, "0")}-${name(own[0])}..${name(own.at(-1))}.mjs`);
+    writeFileSync(entry, own.map((file) => `import ${JSON.stringify(pathToFileURL(file).href)};\n`).join(""));
+    return entry;
+  });
 }
 
 /** Writes the bundles of `files` (paths from the repository's root) to `outdir`; returns their paths, in order. */

@@ -19,7 +19,8 @@ import type { ConfigSource } from "../src/config/types.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { type ConnectionOptions, ServerConnection } from "../src/connection/server-connection.ts";
 import { startStreamableHttp } from "./fixtures/http-servers.ts";
-import { connectionFor, fixtureEntry, isAlive, REPO_ROOT, runTool, tempDir, toolsOf, waitFor } from "./helpers.ts";
+import { connectionFor, fixtureEntry, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { runTool, toolsOf } from "./pi-tools.ts";
 
 const run = randomBytes(4).toString("hex");
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");

@@ -5,7 +5,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
-import { connectionFor, EVERYTHING_SERVER, runTool, toolsOf } from "./helpers.ts";
+import { connectionFor, EVERYTHING_SERVER } from "./helpers.ts";
+import { runTool, toolsOf } from "./pi-tools.ts";
 
 describe("server-everything over stdio", { timeout: 120_000 }, () => {
   let connection: ServerConnection;

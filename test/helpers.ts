@@ -13,9 +13,7 @@ import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { loadLayeredConfig } from "../src/config/files.ts";
 import { needsTrust, withAnswer } from "../src/trust/trust-rules.ts";
 import { TrustStore } from "../src/trust/trust-store.ts";
-import type { AgentToolResult, ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { type ConnectionOptions, ServerConnection } from "../src/connection/server-connection.ts";
-import { ToolRegistry } from "../src/pi/tool-registry.ts";
 import { bundledFixture } from "./fixture-bundle.ts";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -147,44 +145,14 @@ export async function waitFor(
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }
 
-/** A connection's tools as pi would receive them, registered through the real registry. */
-export function toolsOf(connection: ServerConnection): Map<string, ToolDefinition> {
-  const tools = new Map<string, ToolDefinition>();
-  new ToolRegistry(
-    (def) => tools.set(def.name, def as ToolDefinition),
-    () => connection,
-  ).registerServer(connection);
-  return tools;
-}
-
-export interface ToolRun {
-  result: AgentToolResult<unknown>;
-  /** The text parts, joined. */
-  text: string;
-  /** The text of each progress update. */
-  updates: string[];
-}
-
-/** Runs a tool the way pi does: its `execute` with a signal and an update callback. */
-export async function runTool(
-  tool: ToolDefinition | undefined,
-  params: Record<string, unknown> = {},
-  signal?: AbortSignal,
-): Promise<ToolRun> {
-  if (!tool) throw new Error("the tool is not registered");
-  const updates: string[] = [];
-  const result = await tool.execute(
-    "call-id",
-    params as never,
-    signal,
-    (u) => updates.push((u.content[0] as { text: string }).text),
-    undefined as never,
-  );
-  const text = result.content
-    .filter((c) => c.type === "text")
-    .map((c) => (c as { text: string }).text)
-    .join("\n");
-  return { result, text, updates };
+/**
+ * Puts the environment back as `saved` (a copy taken before a test changed it), key by key: assigning a new object to
+ * `process.env` would leave the process's real environment, which `os.homedir()` and child processes read, as the
+ * test left it.
+ */
+export function restoreEnv(saved: NodeJS.ProcessEnv): void {
+  for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+  Object.assign(process.env, saved);
 }
 
 /** A port nothing listens on now on 127.0.0.1, with the next five free too (most likely). */

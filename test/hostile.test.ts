@@ -18,7 +18,8 @@ import { formatStartupSummary } from "../src/pi/status-format.ts";
 import { ToolRegistry } from "../src/pi/tool-registry.ts";
 import { startHostileHttp } from "./fixtures/hostile-http.ts";
 import { startSse } from "./fixtures/http-servers.ts";
-import { connectionFor, readLog, REPO_ROOT, runTool, tempDir, waitFor } from "./helpers.ts";
+import { connectionFor, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { runTool } from "./pi-tools.ts";
 
 const HOSTILE_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "hostile-stdio.mjs");
 const NPX_E404 = path.join(REPO_ROOT, "test", "fixtures", "npx-e404.sh");

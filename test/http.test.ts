@@ -15,7 +15,8 @@ import {
   startUnauthorized,
 } from "./fixtures/http-servers.ts";
 import { type IdleClose, startIdleClosingProxy } from "./fixtures/idle-closing-proxy.ts";
-import { connectionFor, runTool, type ToolRun, toolsOf, waitFor } from "./helpers.ts";
+import { connectionFor, waitFor } from "./helpers.ts";
+import { runTool, type ToolRun, toolsOf } from "./pi-tools.ts";
 
 /** Calls `mcp_<server>_<tool>` of a connection. */
 function call(

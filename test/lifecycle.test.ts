@@ -12,7 +12,8 @@ import type { EventSink } from "../src/common/events.ts";
 import { BridgeError, ShutDownError } from "../src/common/errors.ts";
 import { inSchedule } from "../src/connection/connection-state.ts";
 import { startStreamableHttp } from "./fixtures/http-servers.ts";
-import { connectionFor, fixtureEntry, isAlive, readLog, REPO_ROOT, runTool, tempDir, toolsOf } from "./helpers.ts";
+import { connectionFor, fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir } from "./helpers.ts";
+import { runTool, toolsOf } from "./pi-tools.ts";
 import { waitFor } from "./helpers.ts";
 
 /**

@@ -15,7 +15,8 @@ import type { SignInHandler } from "../src/oauth/provider.ts";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { AuthStore } from "../src/oauth/storage.ts";
 import { type OAuthFixture, type OAuthFixtureOptions, startOAuthServer } from "./fixtures/oauth-server.ts";
-import { connectionFor, freePort, runTool, tempDir, toolsOf } from "./helpers.ts";
+import { connectionFor, freePort, tempDir } from "./helpers.ts";
+import { runTool, toolsOf } from "./pi-tools.ts";
 
 /** How a suite's connections are made, unless a call says otherwise. */
 export interface ConnectDefaults {

@@ -8,7 +8,8 @@ import { mkdirSync, realpathSync, symlinkSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
-import { connectionFor, fixtureEntry, runTool, tempDir, toolsOf } from "./helpers.ts";
+import { connectionFor, fixtureEntry, tempDir } from "./helpers.ts";
+import { runTool, toolsOf } from "./pi-tools.ts";
 
 describe("pi 1.x configs against real servers", { timeout: 120_000 }, () => {
   const connections: ServerConnection[] = [];

@@ -124,8 +124,9 @@ describe("auto against remote servers that give the probe no usable answer", { t
     test(`${answer} on server/discover: asked with initialize in the time left, and from then on without the probe`, async () => {
       const fixture = await handshakeOnlyHttp(answer);
       servers.push(fixture.server);
-      // Silence takes half the timeout; the other half must hold initialize and tools/list on a busy machine too.
-      const connection = connectionFor("old", { url: fixture.url, timeout: 4000 });
+      // Silence takes half the timeout; the other half must hold initialize and tools/list on a busy machine too
+      // (two seconds of it did not, with four busy loops beside three test files on two cores).
+      const connection = connectionFor("old", { url: fixture.url, timeout: 12_000 });
       try {
         await connection.connect();
         assert.equal(connection.protocolVersion, "2025-11-25");

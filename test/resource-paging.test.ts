@@ -12,7 +12,8 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { ListResourcesRequestSchema, ReadResourceRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
 import { ResourceTools } from "../src/pi/resource-tools.ts";
-import { connectionFor, runTool } from "./helpers.ts";
+import { connectionFor } from "./helpers.ts";
+import { runTool } from "./pi-tools.ts";
 
 const SECRET = "sk-resource-secret-0123456789";
 const ITEMS = Array.from({ length: 5 }, (_, i) => ({ uri: `paged://item/${i}`, name: `item ${i}` }));

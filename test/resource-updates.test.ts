@@ -9,7 +9,7 @@ import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
-import { busRecorder, REPO_ROOT, tempDir } from "./helpers.ts";
+import { busRecorder, REPO_ROOT, restoreEnv, tempDir } from "./helpers.ts";
 import { startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 
@@ -70,7 +70,7 @@ describe("resource updates a server sends on its own", { timeout: 120_000 }, () 
     } finally {
       await pi.close();
       process.chdir(saved.cwd);
-      process.env = saved.env;
+      restoreEnv(saved.env);
       project.cleanup();
       agentDir.cleanup();
     }

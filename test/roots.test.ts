@@ -12,16 +12,8 @@ import type { Root } from "@modelcontextprotocol/sdk/types.js";
 import type { LogRecord } from "../src/common/log-file.ts";
 import { McpBridge } from "../src/bridge/mcp-bridge.ts";
 import { clientCapabilities, directoryRoot } from "../src/connection/mcp-client.ts";
-import {
-  connectionFor,
-  EVERYTHING_SERVER,
-  fixtureEntry,
-  readLog,
-  runTool,
-  tempDir,
-  toolsOf,
-  waitFor,
-} from "./helpers.ts";
+import { connectionFor, EVERYTHING_SERVER, fixtureEntry, readLog, tempDir, waitFor } from "./helpers.ts";
+import { runTool, toolsOf } from "./pi-tools.ts";
 
 function textOf(result: { content: Array<{ type: string; text?: string }> }): string {
   return result.content.map((c) => c.text ?? "").join("");

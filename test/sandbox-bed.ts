@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import * as path from "node:path";
-import { REPO_ROOT, tempDir } from "./helpers.ts";
+import { REPO_ROOT, restoreEnv, tempDir } from "./helpers.ts";
 
 export const PROBE = path.join(REPO_ROOT, "test", "fixtures", "sandbox-probe-server.mjs");
 export const PLANTED_KEY = "PLANTED-KEY";
@@ -48,7 +48,7 @@ export function sandboxBed(name: string): SandboxBed {
     },
     tearDown() {
       process.chdir(saved.cwd);
-      process.env = saved.env;
+      restoreEnv(saved.env);
       for (const dir of [home, project, outside]) dir.cleanup();
     },
   };

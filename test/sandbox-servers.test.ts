@@ -12,7 +12,7 @@ import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { within } from "../src/common/wait.ts";
 import { EXIT_PATHS, startDoubleForkPi } from "./double-fork-pi.ts";
-import { commandLine, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { commandLine, REPO_ROOT, restoreEnv, tempDir, waitFor } from "./helpers.ts";
 import { callOnceInPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 
@@ -48,7 +48,7 @@ describe(`sandboxed reference servers in pi ${PI_LINE}`, { timeout: 300_000 }, (
 
   after(() => {
     process.chdir(saved.cwd);
-    process.env = saved.env;
+    restoreEnv(saved.env);
     home.cleanup();
     root.cleanup();
   });

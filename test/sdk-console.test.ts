@@ -1,29 +1,46 @@
 /**
  * The SDK's own console notices (`[mcp-sdk] …`) go to the bridge's log, cut before what they quote, never to the
- * terminal; anything else written to the console is left alone. Its own process (node:test runs each file in one), so
- * the console it takes over is this file's.
+ * terminal; anything else written to the console is left alone. The routing is process-wide and installed once, so
+ * what reaches the terminal is read where the console writes, below whatever the process installed before.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { LogRecord } from "../src/common/log-file.ts";
 import { routeSdkConsole } from "../src/common/sdk-console.ts";
 
+/** What `write` sends to stdout and stderr, read off the streams while it runs (synchronously). */
+function printedBy(write: () => void): string[] {
+  const printed: string[] = [];
+  const streams = [process.stdout, process.stderr];
+  const originals = streams.map((stream) => stream.write);
+  for (const stream of streams) {
+    stream.write = ((chunk: string | Uint8Array) => printed.push(String(chunk)) > 0) as typeof stream.write;
+  }
+  try {
+    write();
+  } finally {
+    streams.forEach((stream, i) => (stream.write = originals[i]!));
+  }
+  return printed;
+}
+
 test("an SDK notice quoting a secret reaches the log without it, and not the console", () => {
-  const printed: unknown[][] = [];
-  console.warn = (...args: unknown[]) => void printed.push(args);
-  console.debug = (...args: unknown[]) => void printed.push(args);
   const logged: LogRecord[] = [];
   routeSdkConsole({ log: (record) => logged.push(record) });
 
-  console.warn(
-    `[mcp-sdk] OAuth "invalid_client" — invalidating the stored client credentials and retrying authorization. Cause: "wrong secret 's3cret-9f2c'"`,
-  );
-  console.debug("Client.listPrompts() called but server does not advertise prompts capability - returning empty list");
-  console.warn("another extension's warning");
+  const printed = printedBy(() => {
+    console.warn(
+      `[mcp-sdk] OAuth "invalid_client" — invalidating the stored client credentials and retrying authorization. Cause: "wrong secret 's3cret-9f2c'"`,
+    );
+    console.debug(
+      "Client.listPrompts() called but server does not advertise prompts capability - returning empty list",
+    );
+    console.warn("another extension's warning");
+  });
 
   assert.deepEqual(
     printed,
-    [["another extension's warning"]],
+    ["another extension's warning\n"],
     "only the line that is not the SDK's reaches the console",
   );
   assert.equal(logged.length, 2);

@@ -10,7 +10,8 @@ import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { BridgeError } from "../src/common/errors.ts";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
 import { TINY_PNG } from "./fixtures/fixture-server.ts";
-import { connectionFor, fixtureEntry, isAlive, readLog, runTool, tempDir, toolsOf, waitFor } from "./helpers.ts";
+import { connectionFor, fixtureEntry, isAlive, readLog, tempDir, waitFor } from "./helpers.ts";
+import { runTool, toolsOf } from "./pi-tools.ts";
 
 type Tool = ToolDefinition;
 

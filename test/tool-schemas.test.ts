@@ -10,7 +10,8 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
 import { ToolRegistry } from "../src/pi/tool-registry.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
-import { connectionFor, runTool } from "./helpers.ts";
+import { connectionFor } from "./helpers.ts";
+import { runTool } from "./pi-tools.ts";
 
 const TYPED: Tool = {
   name: "typed",
