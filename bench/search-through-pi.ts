@@ -16,8 +16,9 @@ import { startFakeOpenAi } from "../test/fixtures/fake-openai.ts";
 import { type BridgeInPi, startBridgeInPi } from "../test/bridge-in-pi.ts";
 import { REPO_ROOT } from "../test/helpers.ts";
 import { answerToolName, type RelevanceQuery } from "./tool-search-recall.ts";
+import { bundledFixture } from "../test/fixture-bundle.ts";
 
-const SERVER = path.join(REPO_ROOT, "test", "fixtures", "saved-tools-server.mjs");
+const SERVER = bundledFixture(path.join(REPO_ROOT, "test", "fixtures", "saved-tools-server.mjs"));
 
 /** A saved tools/list answer to serve, under the server name the relevance sets use. */
 export interface SavedServer {

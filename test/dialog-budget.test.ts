@@ -12,8 +12,9 @@ import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
+import { bundledFixture } from "./fixture-bundle.ts";
 
-const ASKING_SERVER = path.join(REPO_ROOT, "test", "fixtures", "asking-server.mjs");
+const ASKING_SERVER = bundledFixture(path.join(REPO_ROOT, "test", "fixtures", "asking-server.mjs"));
 
 interface Run {
   /** Each request's outcome as the server saw it, in its order. */

@@ -20,8 +20,9 @@ import { startHostileHttp } from "./fixtures/hostile-http.ts";
 import { startSse } from "./fixtures/http-servers.ts";
 import { connectionFor, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { runTool } from "./pi-tools.ts";
+import { bundledFixture } from "./fixture-bundle.ts";
 
-const HOSTILE_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "hostile-stdio.mjs");
+const HOSTILE_FIXTURE = bundledFixture(path.join(REPO_ROOT, "test", "fixtures", "hostile-stdio.mjs"));
 const NPX_E404 = path.join(REPO_ROOT, "test", "fixtures", "npx-e404.sh");
 const FAST = { initialDelay: 20, maxDelay: 100 };
 

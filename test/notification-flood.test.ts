@@ -11,8 +11,9 @@ import { after, before, describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { REPO_ROOT, tempDir } from "./helpers.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { bundledFixture } from "./fixture-bundle.ts";
 
-const ASKING_SERVER = path.join(REPO_ROOT, "test", "fixtures", "asking-server.mjs");
+const ASKING_SERVER = bundledFixture(path.join(REPO_ROOT, "test", "fixtures", "asking-server.mjs"));
 /** Enough to be far past any bound, few enough for a loaded two-core CI machine. */
 const FLOOD = 50_000;
 

@@ -16,8 +16,9 @@ import { startBridgeInPi } from "./bridge-in-pi.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { REPO_ROOT } from "./helpers.ts";
+import { bundledFixture } from "./fixture-bundle.ts";
 
-const SAVED_TOOLS = path.join(REPO_ROOT, "test", "fixtures", "saved-tools-server.mjs");
+const SAVED_TOOLS = bundledFixture(path.join(REPO_ROOT, "test", "fixtures", "saved-tools-server.mjs"));
 const PUBLIC_TOOLS = path.join(REPO_ROOT, "test", "fixtures", "public-tools");
 /** Config name → saved list: GitHub's plain schemas, Notion's `$defs`, Slack's and Puppeteer's small tools. */
 const SERVERS = { github: "github", notion: "notion", slack: "slack", puppeteer: "puppeteer" };

@@ -12,8 +12,9 @@ import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { busRecorder, REPO_ROOT, restoreEnv, tempDir } from "./helpers.ts";
 import { startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
+import { bundledFixture } from "./fixture-bundle.ts";
 
-const HOSTILE_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "hostile-stdio.mjs");
+const HOSTILE_FIXTURE = bundledFixture(path.join(REPO_ROOT, "test", "fixtures", "hostile-stdio.mjs"));
 
 describe("resource updates a server sends on its own", { timeout: 120_000 }, () => {
   test("updates of a resource nobody subscribed to reach neither the screen nor pi's bus", async () => {

@@ -15,9 +15,10 @@ import { MAX_SERVER_GUIDE_LINE } from "../src/translate/server-guide-text.ts";
 import { type InProcessPi, requestSystemPrompt, requestTools, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { REPO_ROOT, tempDir } from "./helpers.ts";
+import { bundledFixture } from "./fixture-bundle.ts";
 
-const LONG_TEXT_SERVER = path.join(REPO_ROOT, "test", "fixtures", "long-text-server.mjs");
-const HEALTHY_SERVER = path.join(REPO_ROOT, "test", "fixtures", "hostile-stdio.mjs");
+const LONG_TEXT_SERVER = bundledFixture(path.join(REPO_ROOT, "test", "fixtures", "long-text-server.mjs"));
+const HEALTHY_SERVER = bundledFixture(path.join(REPO_ROOT, "test", "fixtures", "hostile-stdio.mjs"));
 const UNIT = "ab\u202e\u2066\u009b31m\x1b[2J\x1b]0;pwned\x07\u200f ";
 /** What no shown text may hold: C0 controls but newline and tab, DEL, C1, bidi embeddings, overrides and isolates (LRM and RLM stay: right-to-left text uses them). */
 const RAW = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;

@@ -17,7 +17,7 @@ import { RecordingUI } from "./recording-ui.ts";
 import { REPO_ROOT } from "./helpers.ts";
 import { bundledFixture } from "./fixture-bundle.ts";
 
-const SAVED = path.join(REPO_ROOT, "test", "fixtures", "saved-tools-server.mjs");
+const SAVED = bundledFixture(path.join(REPO_ROOT, "test", "fixtures", "saved-tools-server.mjs"));
 const PUBLIC_TOOLS = path.join(REPO_ROOT, "test", "fixtures", "public-tools");
 const CATALOG = path.join(REPO_ROOT, "test", "fixtures", "catalog-server.ts");
 const GITHUB_TOOLS = [
