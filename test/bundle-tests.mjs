@@ -3,7 +3,8 @@
  * test process started through tsx pays Node 20's module hooks (a thread hop for each of the thousand modules pi
  * loads: about 1.6 s of CPU more per process than plain node) and compiles the sources again; bundled, a pass spends
  * a fifth (pi 0.73) to a quarter (pi 1.x) less CPU. Most test files import pi (1.7 s of CPU each time), and a process
- * of its own costs a start besides: four files to a process took the first pass's CPU from 826 s to 621 s.
+ * of its own costs a start besides: four files to a process took the first pass's CPU from 826 s to 621 s
+ * (bench/results/2026-12-03-npm-test-grouped.md has the figures for four, six and eight).
  *
  * What a test sees stays as it was: each source keeps its own `import.meta.url` (and `dirname`, `filename`), written
  * in as its original path, so paths taken relative to a test or a source still name the repository's files; classes
@@ -21,13 +22,13 @@ import { build } from "esbuild";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
-/** Test files to one test process: enough to share the cost of starting one, few enough to keep three busy. */
-const FILES_PER_PROCESS = 4;
+/** Test files to one test process: enough to share the cost of starting one, few enough to keep four busy. */
+const FILES_PER_PROCESS = 6;
 
 /**
  * Runs `files` (paths from the repository's root) bundled, with `node:test` on `node`: FILES_PER_PROCESS files to a
- * process, three processes at once (most of a file's time is spent waiting on the processes and servers it starts, so
- * one at a time keeps about one of two cores busy). Each file keeps its own temp dirs, HOME and ports. The bundles go
+ * process, four processes at once (much of a file's time is spent waiting on the processes and servers it starts, so
+ * fewer leave one of two cores idle part of the time). Each file keeps its own temp dirs, HOME and ports. The bundles go
  * to a folder of this run's own under .tmp/tests (so two runs in one checkout do not meet), removed when the run
  * ends. Returns the runner's exit status.
  */
@@ -36,7 +37,7 @@ export async function runBundled(node, files, { aliases, aliasRoot, env = proces
   const outdir = mkdtempSync(path.join(ROOT, ".tmp", "tests", "run-"));
   try {
     const bundles = await bundleTests(files, outdir, { aliases, aliasRoot });
-    const runner = ["--enable-source-maps", "--test", "--test-concurrency=3", "--test-reporter=spec"];
+    const runner = ["--enable-source-maps", "--test", "--test-concurrency=4", "--test-reporter=spec"];
     const result = spawnSync(node, [...runner, ...processEntries(bundles, outdir)], {
       cwd: ROOT,
       env,

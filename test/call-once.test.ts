@@ -21,6 +21,7 @@ import { ServerPool } from "../src/connection/http/http-pool.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { REPO_ROOT, tempDir } from "./helpers.ts";
+import { bundledFixture } from "./fixture-bundle.ts";
 
 const FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "crash-after-call.ts");
 const LIMIT = 256 * 1024;
@@ -44,7 +45,7 @@ describe("a call whose server dies under it (real pi, real stdio server)", { tim
   before(async () => {
     const entry = {
       command: process.execPath,
-      args: ["--import", import.meta.resolve("tsx"), FIXTURE],
+      args: [bundledFixture(FIXTURE)],
       env: { CALL_COUNTER: counter, FLOOD_BYTES: String(LIMIT * 2) },
       // Every tool runs without a dialog (a destructive one needs its exact name), so nothing but the bridge decides.
       autoApprove: ["wipe", "peek", "bump", "flood", "status"],

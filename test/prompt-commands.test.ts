@@ -32,6 +32,7 @@ import { connectionFor, EVERYTHING_SERVER, REPO_ROOT, tempDir, waitFor } from ".
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { RecordingUI } from "./recording-ui.ts";
+import { bundledFixture } from "./fixture-bundle.ts";
 
 const ARGS = [
   { name: "city", description: "Name of the city", required: true },
@@ -173,7 +174,7 @@ describe("server-everything's prompts through pi", { timeout: 180_000 }, () => {
     // The model calls this one's tool directly.
     const changing = {
       command: process.execPath,
-      args: ["--import", import.meta.resolve("tsx"), path.join(REPO_ROOT, "test", "fixtures", "prompt-server.ts")],
+      args: [bundledFixture(path.join(REPO_ROOT, "test", "fixtures", "prompt-server.ts"))],
       autoApprove: ["*"],
       exposure: "direct",
       env: { PROMPT_SECRET: PROMPT_SECRET },

@@ -18,6 +18,7 @@ import { startModernServer } from "./fixtures/modern-server.ts";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { callOnceInPi, startInProcessPi } from "./pi-harness.ts";
 import { FAUX_MODEL_EXTENSION, PI_CLI } from "./tmux.ts";
+import { bundledFixture } from "./fixture-bundle.ts";
 
 const TRACE_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "trace-server.ts");
 const API_GLOBAL = Symbol.for("opentelemetry.js.api.1");
@@ -97,7 +98,7 @@ describe("OpenTelemetry spans of MCP requests", { timeout: 180_000 }, () => {
     process.chdir(project.dir);
     const entry = {
       command: process.execPath,
-      args: ["--import", import.meta.resolve("tsx"), TRACE_FIXTURE],
+      args: [bundledFixture(TRACE_FIXTURE)],
       exposure: "direct",
       // The call that never gets an answer gives up after this.
       requestTimeout: 3000,
