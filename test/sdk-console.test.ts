@@ -8,18 +8,24 @@ import { test } from "node:test";
 import type { LogRecord } from "../src/common/log-file.ts";
 import { routeSdkConsole } from "../src/common/sdk-console.ts";
 
-/** What `write` sends to stdout and stderr, read off the streams while it runs (synchronously). */
+/**
+ * What `write` sends to stdout and stderr, read off the streams while it runs (synchronously). The streams are left as
+ * found, an inherited `write` inherited again: the bridge reads an own `write` on stdout as pi's print mode.
+ */
 function printedBy(write: () => void): string[] {
   const printed: string[] = [];
   const streams = [process.stdout, process.stderr];
-  const originals = streams.map((stream) => stream.write);
+  const own = streams.map((stream) => Object.getOwnPropertyDescriptor(stream, "write"));
   for (const stream of streams) {
     stream.write = ((chunk: string | Uint8Array) => printed.push(String(chunk)) > 0) as typeof stream.write;
   }
   try {
     write();
   } finally {
-    streams.forEach((stream, i) => (stream.write = originals[i]!));
+    streams.forEach((stream, i) => {
+      if (own[i]) Object.defineProperty(stream, "write", own[i]);
+      else delete (stream as Partial<NodeJS.WriteStream>).write;
+    });
   }
   return printed;
 }
