@@ -202,14 +202,19 @@ for (const bed of BEDS) {
     it("a task completes, reporting its progress, with its id given at once", async () => {
       const watch = progressWatch();
       let created: string | undefined;
-      const result = await callToolAsTask(
+      // The last step waits for the gate, so the poller sees step 2 however late it runs on a busy machine.
+      const gate = path.join(tmp.dir, `done-${bed.dialect}-${bed.mode}`);
+      const call = callToolAsTask(
         client,
-        { name: "long_job", arguments: { steps: 3, stepMs: 30 } },
+        { name: "long_job", arguments: { steps: 3, stepMs: 10, gate } },
         base({
           onProgress: watch.onProgress,
           onTaskCreated: (id, dialect) => ((created = id), assert.equal(dialect, bed.dialect)),
         }),
       );
+      await watch.until(atStep(2), "of step 2");
+      writeFileSync(gate, "");
+      const result = await call;
       assert.match(
         textOf(result),
         /^done after 3 steps \(pid \d+\)$/,
@@ -217,10 +222,6 @@ for (const bed of BEDS) {
       );
       assert.ok(created, "the task id was given");
       assert.equal(server.store.get(created!)?.status, "completed");
-      assert.ok(
-        watch.seen.some(atStep(1)) || watch.seen.some(atStep(2)),
-        `progress was reported: ${JSON.stringify(watch.seen)}`,
-      );
       assert.equal(watch.seen.at(-1)?.status, "completed");
     });
 
