@@ -297,6 +297,36 @@ describe("ProcessGroupStdioTransport", { timeout: 120_000 }, () => {
     assert.equal(t.exits.length, 1);
   });
 
+  test("the messages of a burst of calls reach the server in two writes, and each call gets its answer", async () => {
+    // Counts the reads of stdin that carry a call, and answers each call with that count so far. Two hundred calls
+    // are about 22 KB, within the pipe's buffer: the kernel hands a write that fits to the reader whole, so batched
+    // they arrive in two reads; written one by one, in dozens.
+    const t = script(`
+      let reads = 0;
+      process.stdin.on("data", (chunk) => { if (String(chunk).includes("tools/call")) reads++; });
+      require("readline").createInterface({ input: process.stdin }).on("line", (line) => {
+        const m = JSON.parse(line);
+        if (m.id === undefined) return;
+        const result = m.method === "initialize"
+          ? { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "reads", version: "1" } }
+          : { content: [{ type: "text", text: m.params.arguments.n + " " + reads }] };
+        process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }) + "\\n");
+      });`);
+    const client = newClient();
+    await client.connect(t.transport);
+    const answers = await Promise.all(
+      Array.from({ length: 200 }, (_, n) => client.callTool({ name: "x", arguments: { n } })),
+    );
+    const texts = answers.map((a) => (a.content as Array<{ text: string }>)[0]!.text.split(" "));
+    assert.deepEqual(
+      texts.map(([n]) => Number(n)),
+      Array.from({ length: 200 }, (_, n) => n),
+    );
+    const reads = Math.max(...texts.map(([, count]) => Number(count)));
+    assert.ok(reads <= 2, `the calls came in ${reads} reads: the first at once, the rest together`);
+    await client.close();
+  });
+
   test("progress notifications that arrive in the same chunk as the result all reach the caller first", async () => {
     // Answers every tools/call with three progress notifications and the result in one write.
     const t = script(`

@@ -16,15 +16,16 @@ export interface Delivery {
   sent: boolean;
 }
 
-/** What the transport is given with a request's message: the marker of the request it belongs to, if any. */
-type SendOptions = { onresumptiontoken?: (token: string) => void };
+/** A request's `onresumptiontoken`: a no-op carrying its request's record (a WeakMap entry would cost each call more). */
+type Marker = ((token: string) => void) & { delivery?: Delivery };
 
-const marked = new WeakMap<(token: string) => void, Delivery>();
+/** What the transport is given with a request's message: the marker of the request it belongs to, if any. */
+type SendOptions = { onresumptiontoken?: Marker };
 
 /** The marker of `delivery`, for the request's `onresumptiontoken` option. */
 export function deliveryMarker(delivery: Delivery): (token: string) => void {
-  const marker = () => {};
-  marked.set(marker, delivery);
+  const marker: Marker = () => {};
+  marker.delivery = delivery;
   return marker;
 }
 
@@ -35,8 +36,7 @@ export function deliveryMarker(delivery: Delivery): (token: string) => void {
 export function markDeliveries(transport: Transport, open: () => boolean): void {
   const send = transport.send.bind(transport);
   transport.send = (message: JSONRPCMessage, options) => {
-    const marker = (options as SendOptions | undefined)?.onresumptiontoken;
-    const delivery = marker && marked.get(marker);
+    const delivery = (options as SendOptions | undefined)?.onresumptiontoken?.delivery;
     if (delivery && "method" in message && "id" in message && open()) delivery.sent = true;
     return send(message, options);
   };

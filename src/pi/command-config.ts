@@ -60,8 +60,7 @@ function reportTrust(
 
 async function offerReload(ctx: ExtensionCommandContext, what: string): Promise<void> {
   if (!ctx.hasUI) {
-    show(ctx, `${what} It takes effect the next time pi starts.`);
-    return;
+    return show(ctx, `${what} It takes effect the next time pi starts.`);
   }
   ctx.ui.notify(shown(what, SHOWN.view), "info");
   if (await ctx.ui.confirm("Reload now?", "Reload pi's extensions now so the change takes effect?")) await ctx.reload();
@@ -189,33 +188,34 @@ export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext)
   await offerReload(ctx, `Added MCP server '${name}' to ${target.path}.`);
 }
 
+/** A server added for this session only is in no file: says so, `why` after it, and returns true. */
+function inNoFile(connection: ServerConnection, ctx: ExtensionCommandContext, why: string): boolean {
+  const { scope, path } = connection.config.source;
+  const text = `'${connection.name}' was added for this session only (${path})${why}.`;
+  if (scope === "session") show(ctx, text, "warning");
+  return scope === "session";
+}
+
 /** `/mcp remove`: deletes the entry from the file that defines it; its tools leave pi at once. */
 export async function removeServer(
   deps: CommandDeps,
   connection: ServerConnection,
   ctx: ExtensionCommandContext,
 ): Promise<void> {
+  const why = " and is in no file; the extension that added it removes it, and it ends with the session";
+  if (inNoFile(connection, ctx, why)) return;
   const { source } = connection.config;
-  if (source.scope === "session") {
-    show(
-      ctx,
-      `'${connection.name}' was added for this session only (${source.path}) and is in no file; the extension that added it removes it, and it ends with the session.`,
-      "warning",
-    );
-    return;
-  }
   if (source.scope === "bundled" || source.scope === "package") {
     const from = source.package ? `the pi package ${source.package.name}` : "the extension";
-    show(
+    const off = `/mcp disable ${commandArgument(connection.name)}`;
+    return show(
       ctx,
-      `'${connection.name}' comes with ${from} (${source.path}) and cannot be removed; /mcp disable ${commandArgument(connection.name)} turns it off.`,
+      `'${connection.name}' comes with ${from} (${source.path}) and cannot be removed; ${off} turns it off.`,
       "warning",
     );
-    return;
   }
   if (ctx.hasUI && !(await ctx.ui.confirm("Remove?", `Remove MCP server '${connection.name}' from ${source.path}?`))) {
-    show(ctx, "Nothing removed.");
-    return;
+    return show(ctx, "Nothing removed.");
   }
   try {
     const written = await deps.bridge.writeConfig(source.path, (text) => {
@@ -224,8 +224,7 @@ export async function removeServer(
     });
     reportTrust(ctx, written, [connection.name]);
   } catch (error) {
-    show(ctx, `Could not remove '${connection.name}' from ${source.path}: ${errorMessage(error)}`, "error");
-    return;
+    return show(ctx, `Could not remove '${connection.name}' from ${source.path}: ${errorMessage(error)}`, "error");
   }
   deps.registry.syncServer(connection, []);
   await deps.bridge.remove(connection.name);
@@ -242,15 +241,8 @@ export async function setEnabled(
   enabled: boolean,
   ctx: ExtensionCommandContext,
 ): Promise<void> {
+  if (inNoFile(connection, ctx, ": there is no file to switch it in")) return;
   const { source } = connection.config;
-  if (source.scope === "session") {
-    show(
-      ctx,
-      `'${connection.name}' was added for this session only (${source.path}): there is no file to switch it in.`,
-      "warning",
-    );
-    return;
-  }
   const project = deps.bridge.sourceOf("project");
   let target = source.path;
   // A package's manifest is the package's own: an update would replace it, so the switch goes into the project's file.
@@ -272,15 +264,13 @@ export async function setEnabled(
       [connection.name],
     );
   } catch (error) {
-    show(ctx, `Could not save it in ${target}: ${errorMessage(error)}`, "error");
-    return;
+    return show(ctx, `Could not save it in ${target}: ${errorMessage(error)}`, "error");
   }
   const where = `in ${target}`;
   if (!enabled) {
     deps.registry.syncServer(connection, []);
     await connection.disable();
-    show(ctx, `Disabled MCP server '${connection.name}' ${where}; its tools are gone from this session.`);
-    return;
+    return show(ctx, `Disabled MCP server '${connection.name}' ${where}; its tools are gone from this session.`);
   }
   // The saved entry may differ from the one this session started with only in `enabled`: start it now.
   try {
@@ -322,8 +312,7 @@ export async function importServers(deps: CommandDeps, ctx: ExtensionCommandCont
   }
   const preview = `Found ${servers.length} MCP server${servers.length === 1 ? "" : "s"} in other clients:\n${servers.map(describeImport).join("\n")}${problems}`;
   if (!ctx.hasUI) {
-    show(ctx, `${preview}\nRun /mcp import in pi's interactive mode to copy them.`);
-    return;
+    return show(ctx, `${preview}\nRun /mcp import in pi's interactive mode to copy them.`);
   }
   ctx.ui.notify(shown(preview, SHOWN.view), "info");
   const all = `Import all ${servers.length}`;

@@ -15,7 +15,7 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
-import type { ListResourcesResult, ListResourceTemplatesResult } from "@modelcontextprotocol/client";
+import type { Resource, ResourceTemplateType as ResourceTemplate } from "@modelcontextprotocol/client";
 import { type Static, type TSchema, Type } from "typebox";
 import { describeError } from "../common/errors.ts";
 import type { EventSink } from "../common/events.ts";
@@ -173,17 +173,7 @@ export class ResourceTools {
           "Lists the resources MCP servers offer (files, documents, data), each with its server and URI; read one with read_mcp_resource. " +
           "Give `server` for one server only; a long listing comes in pages (`cursor`).",
         parameters: listParameters("resources"),
-        execute: (_id, params, signal) =>
-          this.list(
-            LIST_RESOURCES,
-            params,
-            signal,
-            async (c, cursor) => {
-              const result: ListResourcesResult = await listResources(c, cursor, signal);
-              return { items: result.resources, nextCursor: result.nextCursor };
-            },
-            "resources",
-          ),
+        execute: (_id, params, signal) => this.list(LIST_RESOURCES, params, signal, "resources"),
       },
       {
         name: LIST_TEMPLATES,
@@ -192,17 +182,7 @@ export class ResourceTools {
           "Lists the resource templates MCP servers offer: URI patterns (RFC 6570) whose variables you fill in to read a resource with read_mcp_resource. " +
           "Give `server` for one server only; a long listing comes in pages (`cursor`).",
         parameters: listParameters("resource templates"),
-        execute: (_id, params, signal) =>
-          this.list(
-            LIST_TEMPLATES,
-            params,
-            signal,
-            async (c, cursor) => {
-              const result: ListResourceTemplatesResult = await listResourceTemplates(c, cursor, signal);
-              return { items: result.resourceTemplates, nextCursor: result.nextCursor };
-            },
-            "resourceTemplates",
-          ),
+        execute: (_id, params, signal) => this.list(LIST_TEMPLATES, params, signal, "resourceTemplates"),
       },
       {
         name: READ_RESOURCE,
@@ -228,19 +208,23 @@ export class ResourceTools {
     );
   }
 
-  private async list<T>(
+  private async list(
     tool: string,
     params: ListParams,
     signal: AbortSignal | undefined,
-    page: (connection: ServerConnection, cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string }>,
     key: "resources" | "resourceTemplates",
   ) {
     if (params.cursor && !params.server) throw new Error("`cursor` needs `server`: each server pages its own listing.");
     const targets = params.server ? [this.target(params.server)] : this.offering();
-    const pages: ServerPage<T>[] = await Promise.all(
+    const pages: ServerPage<Resource | ResourceTemplate>[] = await Promise.all(
       targets.map(async (c) => {
         try {
-          return { server: c.name, ...(await page(c, params.cursor)) };
+          const result =
+            key === "resources"
+              ? await listResources(c, params.cursor, signal)
+              : await listResourceTemplates(c, params.cursor, signal);
+          const items = (result as Record<typeof key, Array<Resource | ResourceTemplate>>)[key];
+          return { server: c.name, items, nextCursor: result.nextCursor };
         } catch (error) {
           return { server: c.name, error: describeError(error) };
         }
@@ -248,7 +232,7 @@ export class ResourceTools {
     );
     const only = pages[0];
     if (params.server && only && "error" in only) throw new Error(only.error);
-    const capped = await capText(formatListing(key, pages as ServerPage<never>[]), "mcp", tool);
+    const capped = await capText(formatListing(key, pages), "mcp", tool);
     // One server's listing is that server's; a listing of all of them names each server in its text.
     const method = key === "resources" ? "resources/list" : "resources/templates/list";
     const details: ResourceToolDetails = params.server

@@ -129,6 +129,8 @@ export class ProcessGroupStdioTransport implements Transport {
   private writesIssued = 0;
   private writesDone = 0;
   private readonly writesWaiting: { seq: number; resolve(): void; reject(error: Error): void }[] = [];
+  /** Messages sent in this turn of the event loop: none, one (written at once), or more (held for one write). */
+  private burst: "none" | "one" | "held" = "none";
   private prepared?: PreparedSpawn;
 
   constructor(options: ProcessGroupStdioOptions) {
@@ -241,9 +243,19 @@ export class ProcessGroupStdioTransport implements Transport {
     // at once) the send waits for its own write to finish, or to fail (EPIPE, which also reaches onerror); all writes
     // share one callback, so a call's send allocates nothing more than its line.
     const seq = ++this.writesIssued;
+    // A burst of calls: the first message is written at once, the others sent before the event loop moves on are held
+    // and leave together, in one system call and one wake-up of the server instead of one of each per message.
+    if (this.burst === "none") process.nextTick(this.endBurst, stdin);
+    else if (this.burst === "one") stdin.cork();
+    this.burst = this.burst === "none" ? "one" : "held";
     if (stdin.write(serializeMessage(message), this.written)) return QUEUED;
     return new Promise<void>((resolve, reject) => this.writesWaiting.push({ seq, resolve, reject }));
   }
+
+  private readonly endBurst = (stdin: Writable) => {
+    if (this.burst === "held") stdin.uncork();
+    this.burst = "none";
+  };
 
   /** Node calls a stream's write callbacks once each, in the order of the writes. */
   private readonly written = (error?: Error | null) => {
