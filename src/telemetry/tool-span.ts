@@ -4,8 +4,8 @@
  */
 import { telemetry } from "./telemetry-setup.ts";
 
-/** Runs `call` inside the tool call's span; as it is when telemetry is off. */
-export async function inToolSpan<T extends { isError?: boolean }>(
+/** Runs `call` inside the tool call's span; as it is when telemetry is off (no promise of its own around it). */
+export function inToolSpan<T extends { isError?: boolean }>(
   server: string,
   tool: string,
   call: () => Promise<T>,
