@@ -152,7 +152,7 @@ describe("the bus API for other extensions", () => {
       ...fixtureEntry(),
       env: { FIXTURE_LOG: extraLog },
       autoApprove: ["pid", "slow"],
-      requestTimeout: 300,
+      requestTimeout: 2000,
     };
     const added = await request("mcp.api.register", { id: "r3", name: "extra", entry, by: "the API test" });
     assert.equal(added.ok, true, JSON.stringify(added.error));

@@ -302,10 +302,10 @@ describe("hostile remote servers", { timeout: 120_000 }, () => {
 
   test("timed-out and cancelled calls close their response stream", async () => {
     const server = await startHostileHttp();
-    const env = await twoServers({ url: server.url, requestTimeout: 300, reconnect: FAST });
+    const env = await twoServers({ url: server.url, requestTimeout: 1000, reconnect: FAST });
     try {
       const endless = env.tools.get("mcp_bad_endless");
-      for (let i = 0; i < 5; i++) await assert.rejects(runTool(endless), /did not answer 'endless' within 0\.3 s/);
+      for (let i = 0; i < 5; i++) await assert.rejects(runTool(endless), /did not answer 'endless' within 1 s/);
       const cancel = new AbortController();
       const cancelled = runTool(endless, {}, cancel.signal);
       await waitFor(() => server.streamsStarted() === 6, "the sixth stream to start");

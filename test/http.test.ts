@@ -128,7 +128,7 @@ describe("closing a remote connection", { timeout: 120_000 }, () => {
         server.requests.some((r) => r.method === "DELETE"),
         "the session was terminated",
       );
-      await waitFor(() => server.openSockets() === 0, "the client's sockets to close", 2000);
+      await waitFor(() => server.openSockets() === 0, "the client's sockets to close");
       await assert.rejects(call(connection, "echo", { text: "y" }), /shut down/);
     } finally {
       await server.close();
@@ -274,7 +274,7 @@ describe("remote failures", { timeout: 120_000 }, () => {
         ["POST", "POST"],
       );
       // The connection's own pool is destroyed with it; a shared pool would keep an idle socket for its 4 s keep-alive.
-      await waitFor(() => server.openSockets() === 0, "the client to close its socket", 2000);
+      await waitFor(() => server.openSockets() === 0, "the client to close its socket");
     } finally {
       await connection.close();
       await server.close();

@@ -175,16 +175,16 @@ describe("a failed connect names the timer that fired and the time it took", { t
   test("a process that answers but never completes initialize: it wrote to stdout, not the handshake", async () => {
     const connection = connectionFor("half", {
       ...slowStart(path.join(tmp.dir, "half.jsonl"), "--no-initialize"),
-      initTimeout: 1500,
+      initTimeout: 4000,
       maxRestarts: 0,
     });
     try {
       const { error, elapsedMs } = await failedConnect(connection);
       assert.match(
         error.message,
-        /no answer to the MCP handshake after [\d.]+ s, when its `initTimeout` of 1\.5 s ran out; it wrote to stdout but did not complete the handshake, so it was stopped/,
+        /no answer to the MCP handshake after [\d.]+ s, when its `initTimeout` of 4 s ran out; it wrote to stdout but did not complete the handshake, so it was stopped/,
       );
-      reportedAfter(error.message, 1500, elapsedMs);
+      reportedAfter(error.message, 4000, elapsedMs);
     } finally {
       await connection.close();
     }
@@ -193,16 +193,16 @@ describe("a failed connect names the timer that fired and the time it took", { t
   test("a server whose tool list never comes: the handshake completed, the tool list did not", async () => {
     const connection = connectionFor("listless", {
       ...slowStart(path.join(tmp.dir, "listless.jsonl"), "--no-tools-list"),
-      initTimeout: 1500,
+      initTimeout: 4000,
       maxRestarts: 0,
     });
     try {
       const { error, elapsedMs } = await failedConnect(connection);
       assert.match(
         error.message,
-        /^MCP server 'listless' completed the MCP handshake, but its tool list had not arrived after [\d.]+ s, when its `initTimeout` of 1\.5 s ran out, so it was stopped/,
+        /^MCP server 'listless' completed the MCP handshake, but its tool list had not arrived after [\d.]+ s, when its `initTimeout` of 4 s ran out, so it was stopped/,
       );
-      reportedAfter(error.message, 1500, elapsedMs);
+      reportedAfter(error.message, 4000, elapsedMs);
     } finally {
       await connection.close();
     }

@@ -274,7 +274,7 @@ for (const bed of BEDS) {
         callToolAsTask(
           client,
           { name: "long_job", arguments: { steps: 1, gate } },
-          base({ timeoutMs: 400, onTaskCreated: (id) => (created = id) }),
+          base({ timeoutMs: 1500, onTaskCreated: (id) => (created = id) }),
         ),
         (error: unknown) => error instanceof TaskTimeoutError && error.taskId === created,
       );
