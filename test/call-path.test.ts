@@ -36,7 +36,7 @@ describe("the signal a call's requests get, following the turn's", () => {
         signals.add(signal);
       }
       assert.equal(getEventListeners(turn.signal, "abort").length, 1);
-      // Each add walks its signal's list: a thousand on one would cost a million steps.
+      // Each add and remove walks its signal's list: a thousand on one would cost half a million steps.
       const most = Math.max(...[...signals].map((signal) => getEventListeners(signal, "abort").length));
       assert.ok(most <= 64, `${most} listeners on one signal`);
       // Warnings are emitted on the next tick.

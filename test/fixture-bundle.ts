@@ -1,8 +1,8 @@
 /**
  * Fixture servers as plain JavaScript, bundled by esbuild with their packages once per test process. Started through
  * tsx, a fixture spends about 1.35 s of CPU compiling itself before it answers (bundled: 0.27 s for the stdio fixture,
- * 0.5 s with its packages read one by one), and the suite starts fixtures hundreds of times. A bundle is written only when its text changed, to a temp name and then renamed, so test processes running at
- * once never read half a file.
+ * 0.5 s with its packages read one by one), and the suite starts fixtures hundreds of times. A bundle is written only
+ * when its text changed, to a temp name and then renamed, so test processes running at once never read half a file.
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
