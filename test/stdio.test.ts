@@ -268,7 +268,8 @@ describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
     const connection = connectionFor("mute", {
       ...fixtureEntry("never-init"),
       env: { FIXTURE_LOG: log },
-      timeout: 1500,
+      // Long enough for the fixture to start and write its stderr on a busy machine: the message must show it.
+      timeout: 4000,
     });
     try {
       await assert.rejects(connection.connect(), (error: unknown) => {
@@ -276,7 +277,7 @@ describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
         assert.equal(error.kind, "timeout");
         assert.match(
           error.message,
-          /MCP server 'mute': no answer to the MCP handshake after [\d.]+ s, when its `timeout` of 1\.5 s ran out/,
+          /MCP server 'mute': no answer to the MCP handshake after [\d.]+ s, when its `timeout` of 4 s ran out/,
         );
         assert.match(error.message, /fixture server starting \(mode never-init\)/, "stderr tail is shown");
         return true;
@@ -300,7 +301,8 @@ describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
   });
 
   test("a server that prints only garbage: the error says what it wrote is not JSON-RPC", async () => {
-    const connection = connectionFor("noisy", { ...fixtureEntry("garbage-only"), timeout: 1500 });
+    // The timeout leaves a busy machine time to start the fixture and read what it wrote.
+    const connection = connectionFor("noisy", { ...fixtureEntry("garbage-only"), timeout: 4000 });
     try {
       await assert.rejects(connection.connect(), /wrote 2 line\(s\) to stdout that are not JSON-RPC messages/);
     } finally {
