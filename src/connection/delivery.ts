@@ -5,7 +5,7 @@
  * (./request-recovery.ts). Told by a marker the request's options carry to the transport, not by any error's words.
  *
  * The marker is the request's `onresumptiontoken`: the one per-request option the SDK hands to `transport.send`
- * with the message, on every transport (a no-op here; Streamable HTTP calls it with SSE event ids). An
+ * with the message, on every transport (Streamable HTTP also calls it with SSE event ids, which it ignores). An
  * `AsyncLocalStorage` would follow the request through its async calls too, but on Node 20 and 22 it turns on promise
  * hooks for the whole process: every promise pi makes would pay for every tool call the bridge makes.
  */
@@ -16,17 +16,18 @@ export interface Delivery {
   sent: boolean;
 }
 
-/** A request's `onresumptiontoken`: a no-op carrying its request's record (a WeakMap entry would cost each call more). */
-type Marker = ((token: string) => void) & { delivery?: Delivery };
+/** What the transport tells a request's marker on taking its message; not an SSE event id (Streamable HTTP's tokens). */
+const SENT = "\0mcp-bridge: sent";
 
 /** What the transport is given with a request's message: the marker of the request it belongs to, if any. */
-type SendOptions = { onresumptiontoken?: Marker };
+type SendOptions = { onresumptiontoken?: (token: string) => void };
 
-/** The marker of `delivery`, for the request's `onresumptiontoken` option. */
+/**
+ * The marker of `delivery`, for the request's `onresumptiontoken` option. It is told, not read: a property on each
+ * call's function gave every call a hidden class of its own in V8; a WeakMap entry costs the garbage collector more.
+ */
 export function deliveryMarker(delivery: Delivery): (token: string) => void {
-  const marker: Marker = () => {};
-  marker.delivery = delivery;
-  return marker;
+  return (token) => void (token === SENT && (delivery.sent = true));
 }
 
 /**
@@ -36,8 +37,8 @@ export function deliveryMarker(delivery: Delivery): (token: string) => void {
 export function markDeliveries(transport: Transport, open: () => boolean): void {
   const send = transport.send.bind(transport);
   transport.send = (message: JSONRPCMessage, options) => {
-    const delivery = (options as SendOptions | undefined)?.onresumptiontoken?.delivery;
-    if (delivery && "method" in message && "id" in message && open()) delivery.sent = true;
+    const marker = (options as SendOptions | undefined)?.onresumptiontoken;
+    if (marker && "method" in message && "id" in message && open()) marker(SENT);
     return send(message, options);
   };
 }

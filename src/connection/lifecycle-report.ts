@@ -119,15 +119,9 @@ export class LifecycleReport {
       this.logCall("info", { method: "tools/call", tool, durationMs, ok: true, isError });
     } else {
       this.health.call(false);
-      const kind = outcome.error instanceof BridgeError ? outcome.error.kind : "other";
-      this.logCall("warn", {
-        method: "tools/call",
-        tool,
-        durationMs,
-        ok: false,
-        kind,
-        error: errorMessage(outcome.error),
-      });
+      const { error } = outcome;
+      const kind = error instanceof BridgeError ? error.kind : "other";
+      this.logCall("warn", { method: "tools/call", tool, durationMs, ok: false, kind, error: errorMessage(error) });
     }
   }
 

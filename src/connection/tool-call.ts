@@ -42,11 +42,14 @@ export function toolCallRun(
 ): ToolCallRun {
   const task: { id?: string } = {};
   return {
-    // A plain call is the SDK's own promise: no async frame of the bridge's stays open while it runs.
-    run: (client, sdk) =>
-      task.id === undefined && !toolTaskDialect(client, definition)
-        ? client.callTool({ name, arguments: args }, definition ? { ...sdk, toolDefinition: definition } : sdk)
-        : runTask(client, sdk, { name, args, answers, task }),
+    // A plain call is the SDK's own promise: no async frame of the bridge's stays open while it runs. The options are
+    // this run's own, so they take the definition: on Node 20 a copy with it added got a hidden class every call.
+    run: (client, sdk: RequestOptions & { toolDefinition?: Tool }) => {
+      if (task.id !== undefined || toolTaskDialect(client, definition))
+        return runTask(client, sdk, { name, args, answers, task });
+      if (definition) sdk.toolDefinition = definition;
+      return client.callTool({ name, arguments: args }, sdk);
+    },
     followsTask: () => task.id !== undefined,
   };
 }
