@@ -98,15 +98,12 @@ export class LifecycleReport {
   }
 
   /** Reports `call` (started at `started`) as `called` does, once it settles; its outcome is passed on. */
-  async timed(tool: string, started: number, call: Promise<CallToolResult>): Promise<CallToolResult> {
-    try {
-      const result = await call;
-      this.called(tool, started, { result });
-      return result;
-    } catch (error) {
+  timed(tool: string, started: number, call: Promise<CallToolResult>): Promise<CallToolResult> {
+    const failed = (error: unknown): never => {
       this.called(tool, started, { error });
       throw error;
-    }
+    };
+    return call.then((result) => (this.called(tool, started, { result }), result), failed);
   }
 
   /** A tool call ended, with a result (which the tool may mark as an error) or a thrown error. */
@@ -133,15 +130,12 @@ export class LifecycleReport {
       case "attempt":
         this.emit("mcp.connecting", { attempt: event.attempt, maxAttempts: this.maxAttempts });
         return this.log("info", "connecting", { attempt: event.attempt });
-      case "failed":
+      case "failed": {
+        const { error, durationMs, kind } = event;
         // Published by the failure itself, whichever attempt it was, before anything can happen after it.
-        this.emit("mcp.error", { error: event.error, retryIn: event.retryIn, attempt });
-        return this.log("warn", "connect.failed", {
-          attempt,
-          durationMs: event.durationMs,
-          kind: event.kind,
-          error: event.error,
-        });
+        this.emit("mcp.error", { error, retryIn: event.retryIn, attempt });
+        return this.log("warn", "connect.failed", { attempt, durationMs, kind, error });
+      }
       case "connected": {
         const { durationMs, toolCount, transport } = event;
         const downtime = this.health.connected(now);
@@ -162,12 +156,8 @@ export class LifecycleReport {
         const { attempts, reason } = event;
         this.log("error", "gave.up", { attempts, error: reason });
         // The spec's error → disconnected: said however it gave up (retries ran out, or retrying cannot help).
-        const why =
-          before.kind === "needsSignIn"
-            ? "needs sign-in"
-            : event.exhausted
-              ? `gave up after ${attempts} attempts`
-              : "not retried";
+        const tried = event.exhausted ? `gave up after ${attempts} attempts` : "not retried";
+        const why = before.kind === "needsSignIn" ? "needs sign-in" : tried;
         return this.emit("mcp.disconnected", { reason: `${why}: ${reason}`, wasClean: false });
       }
       case "closed":

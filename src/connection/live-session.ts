@@ -361,15 +361,16 @@ export class LiveSession {
    * response stream is closed once the request is over (answered, timed out or cancelled). `delivery` is marked
    * once the request was handed to the open transport: from then on the server may have it.
    */
-  async request<T>(run: Run<T>, options: RequestOptions, delivery?: Delivery): Promise<T> {
+  request<T>(run: Run<T>, options: RequestOptions, delivery?: Delivery): Promise<T> {
     const pool = this.held?.pool;
+    // A session no longer open fails the request as a rejection, as the caller's recovery expects of any failure.
+    if (!this.held?.open) return Promise.reject(new Error("Not connected"));
     const client = this.client;
     const marker = delivery && deliveryMarker(delivery);
-    const result = await (pool
+    const sent = pool
       ? inRequestScope(pool, (cut) => run(client, this.sdkOptions(options, marker, cut)), options.signal)
-      : run(client, this.sdkOptions(options, marker)));
-    this.options.events.heard();
-    return result;
+      : run(client, this.sdkOptions(options, marker));
+    return sent.then((result) => (this.options.events.heard(), result));
   }
 
   private sdkOptions(

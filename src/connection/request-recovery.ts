@@ -20,26 +20,26 @@ export interface CallOptions {
 }
 
 /** Runs `send` with the request options for `options`, within `timeout` (reset by progress); all that comes back redacted. */
-export async function redactedRequest<T>(
+export function redactedRequest<T>(
   redactor: Redactor,
   timeout: number,
   options: CallOptions,
   send: (request: RequestOptions) => Promise<T>,
 ): Promise<T> {
   const { onProgress } = options;
-  try {
-    const result = await send({
-      timeout,
-      signal: options.signal && followSignal(options.signal),
-      onProgress: onProgress && ((progress) => onProgress(redactor.result(progress))),
-    });
+  return send({
+    timeout,
+    signal: options.signal && followSignal(options.signal),
+    onProgress: onProgress && ((progress) => onProgress(redactor.result(progress))),
+  }).then(
     // The model sees no secret of this server's config and no terminal control sequence.
-    return redactor.result(result);
-  } catch (error) {
-    // Most messages were worded with the redaction already; one that came through as it was gets it here.
-    if (error instanceof Error) error.message = redactor.text(error.message);
-    throw error;
-  }
+    (result) => redactor.result(result),
+    (error: unknown) => {
+      // Most messages were worded with the redaction already; one that came through as it was gets it here.
+      if (error instanceof Error) error.message = redactor.text(error.message);
+      throw error;
+    },
+  );
 }
 
 /** Whether tool `name` may run twice: its server marks it read-only or idempotent, or the server's `resendAfterDrop` names it. */

@@ -279,21 +279,29 @@ export class ServerConnection {
     return redactedRequest(redactor, config.requestTimeout, options, (r) => this.firstTry(what, run, r, repeatable));
   }
 
-  /** On a live session (the usual case) a request waits for nothing and makes nothing for the retry it may need. */
-  private async firstTry<T>(what: string, run: Run<T>, request: RequestOptions, repeatable?: () => boolean) {
+  /** On a live session (the usual case) a request waits for nothing and keeps no async frame while it runs. */
+  private firstTry<T>(what: string, run: Run<T>, request: RequestOptions, repeatable?: () => boolean): Promise<T> {
     const state = this.lifecycle.state;
-    const session =
-      state.kind === "live" && this.trusted ? state.session : await this.lifecycle.ready(what, request.signal);
-    const headers = this.opener.freshHeaders(session);
+    const live = state.kind === "live" && this.trusted ? state.session : undefined;
     // Values older than `headersTtl` are read again before they are sent.
+    if (!live || this.opener.freshHeaders(live)?.expired(Date.now()))
+      return this.waitFirst(what, run, request, repeatable);
+    return this.sendOn(live, what, run, request, repeatable);
+  }
+
+  private async waitFirst<T>(what: string, run: Run<T>, request: RequestOptions, repeatable?: () => boolean) {
+    const session = await this.lifecycle.ready(what, request.signal);
+    const headers = this.opener.freshHeaders(session);
     if (headers?.expired(Date.now())) await headers.refresh(headers.generation);
+    return this.sendOn(session, what, run, request, repeatable);
+  }
+
+  private sendOn<T>(on: LiveSession, what: string, run: Run<T>, request: RequestOptions, repeatable?: () => boolean) {
+    const headers = this.opener.freshHeaders(on);
     const fresh = headers && { headers, seen: headers.generation };
     const delivery: Delivery = { sent: false };
-    try {
-      return await session.request(run, request, delivery);
-    } catch (error) {
-      return this.retry(what, run, request, { on: session, delivery, repeatable, fresh }, error);
-    }
+    const again = (error: unknown) => this.retry(what, run, request, { on, delivery, repeatable, fresh }, error);
+    return on.request(run, request, delivery).catch(again);
   }
 
   private async retry<T>(what: string, run: Run<T>, sent: RequestOptions, first: FirstTry, error: unknown): Promise<T> {
