@@ -171,9 +171,7 @@ export class SessionOpener {
     const allowed = !needsTrust(this.config) || trusted?.() === true;
     const commands = await runCommandValues(this.config, { allowed, env, cwd: projectRoot });
     redactor.add(commands.secrets);
-    if (commands.errors.length) {
-      throw new BridgeError("config", this.config.name, commands.errors.join("; "));
-    }
+    if (commands.errors.length) throw new BridgeError("config", this.config.name, commands.errors.join("; "));
     const resolution = resolveServerConfig(this.config, env, projectRoot, { commandOutputs: commands.outputs });
     redactor.add(resolution.secrets);
     this.warnings = resolution.warnings;

@@ -145,9 +145,7 @@ export class OAuthSession {
     // A machine client signs in by itself: a token the server refused is replaced, with no one to wait for.
     if (provider instanceof MachineOAuthProvider) return await provider.fetchAgain();
     const pending = provider.pending;
-    if (!pending) {
-      throw new BridgeError("auth", server, needsSignInMessage(server));
-    }
+    if (!pending) throw new BridgeError("auth", server, needsSignInMessage(server));
     onEvent("mcp.auth.started", {});
     const onAbort = () => pending.cancel();
     signal?.addEventListener("abort", onAbort, { once: true });

@@ -59,9 +59,7 @@ function reportTrust(
 }
 
 async function offerReload(ctx: ExtensionCommandContext, what: string): Promise<void> {
-  if (!ctx.hasUI) {
-    return show(ctx, `${what} It takes effect the next time pi starts.`);
-  }
+  if (!ctx.hasUI) return show(ctx, `${what} It takes effect the next time pi starts.`);
   ctx.ui.notify(shown(what, SHOWN.view), "info");
   if (await ctx.ui.confirm("Reload now?", "Reload pi's extensions now so the change takes effect?")) await ctx.reload();
   else ctx.ui.notify("Run /reload when you want it to take effect.", "info");
@@ -311,9 +309,7 @@ export async function importServers(deps: CommandDeps, ctx: ExtensionCommandCont
     return;
   }
   const preview = `Found ${servers.length} MCP server${servers.length === 1 ? "" : "s"} in other clients:\n${servers.map(describeImport).join("\n")}${problems}`;
-  if (!ctx.hasUI) {
-    return show(ctx, `${preview}\nRun /mcp import in pi's interactive mode to copy them.`);
-  }
+  if (!ctx.hasUI) return show(ctx, `${preview}\nRun /mcp import in pi's interactive mode to copy them.`);
   ctx.ui.notify(shown(preview, SHOWN.view), "info");
   const all = `Import all ${servers.length}`;
   const oneByOne = "Choose one by one";
