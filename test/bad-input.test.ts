@@ -14,11 +14,11 @@ import { parseClientConfig } from "../src/config/import/discover.ts";
 import { layerConfigs } from "../src/config/layers.ts";
 import type { ConfigFileInput, ConfigScope } from "../src/config/types.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { PI_CLI } from "./tmux.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { connectionFor, fixtureEntry, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 
 const HELLO = path.join(REPO_ROOT, "examples", "hello-server.mjs");
-const PI_CLI = path.join(REPO_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
 const HELLO_ENTRY = { command: process.execPath, args: [HELLO] };
 
 /** The loader over config texts, one per scope. */

@@ -14,6 +14,7 @@ import { after, before, describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import type { ToolResultMessage } from "@mariozechner/pi-ai";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { PI_CLI } from "./tmux.ts";
 import { FAST_RECONNECT, fixtureEntry, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 
 /** A value no test or tool would write by chance. */
@@ -223,8 +224,6 @@ describe("secrets and terminal escapes in pi (in-process, faux model)", { timeou
     for (const [file, text] of logs) assertClean(file, text, secrets);
   });
 });
-
-const PI_CLI = path.join(REPO_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
 
 /** `pi --no-session -e . --mcp-config <config> -p "/mcp list"` with a scratch HOME; its stdout and stderr together. */
 function piList(home: string, config: string, env: NodeJS.ProcessEnv = {}): Promise<string> {
