@@ -9,7 +9,8 @@
  * servers free to land on either of two cores, which side's server shares the client's core changed the ratio by up
  * to 30% between rounds; on one core the rounds agree within a few percent.
  *
- * With BENCH_CONCURRENT=n each side's turn is a burst of n calls at once, timed as one (set BENCH_CALLS lower).
+ * With BENCH_CONCURRENT=n each side's turn is a burst of n calls at once, timed as one (set BENCH_CALLS lower). With
+ * BENCH_TRANSPORT=http both sides call one Streamable HTTP server process (./http-hello-server.mjs) instead.
  *
  * Run: npm run bench:vs -- <revision>        (e.g. `npm run bench:vs -- HEAD~3`)
  */
@@ -19,6 +20,7 @@ import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createJiti } from "jiti";
+import { httpServer } from "./figures/calls.ts";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SERVER = path.join(ROOT, "examples", "hello-server.mjs");
@@ -26,6 +28,7 @@ const CALLS = Number(process.env.BENCH_CALLS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONCURRENT = Number(process.env.BENCH_CONCURRENT ?? 1);
 const WARMUP = CONCURRENT > 1 ? 10 : 200;
+const HTTP = process.env.BENCH_TRANSPORT === "http";
 
 /** Where a module lived over the project's history, newest first. */
 const MODULES = {
@@ -70,14 +73,18 @@ async function importFirst(root: string, candidates: string[]): Promise<Record<s
 }
 
 /** A bridge of `root`'s version with one local server, and its `greet` tool as pi would call it. */
-async function greetOf(root: string, dir: string): Promise<{ call: Call; shutdown: () => Promise<void> }> {
+async function greetOf(
+  root: string,
+  dir: string,
+  entry: Record<string, unknown>,
+): Promise<{ call: Call; shutdown: () => Promise<void> }> {
   const { McpBridge } = (await importFirst(root, MODULES.bridge)) as {
     McpBridge: new (options: unknown) => BridgeLike;
   };
   const { ToolRegistry } = (await importFirst(root, MODULES.registry)) as { ToolRegistry: RegistryClass };
   mkdirSync(dir, { recursive: true });
   const config = path.join(dir, "mcp.json");
-  writeFileSync(config, JSON.stringify({ mcpServers: { s: { command: process.execPath, args: [SERVER] } } }));
+  writeFileSync(config, JSON.stringify({ mcpServers: { s: entry } }));
   // Wired as pi's session wires it (a log file, a server log, an event sink, a turn's signal), as calls.ts does.
   type LogFileClass = new (file: string) => unknown;
   const { LogFile } = (await importFirst(root, ["src/common/log-file.ts"])) as { LogFile: LogFileClass };
@@ -137,15 +144,19 @@ if (
 }
 const work = mkdtempSync(path.join(tmpdir(), "mcp-bridge-bench-vs-"));
 const other = path.join(work, "checkout");
+let server: { url: string; close(): void } | undefined;
 try {
   execFileSync("git", ["-C", ROOT, "worktree", "add", "--detach", other, revision], {
     stdio: ["ignore", "ignore", "inherit"],
   });
   symlinkSync(path.join(ROOT, "node_modules"), path.join(other, "node_modules"));
-  const mine = await greetOf(ROOT, path.join(work, "mine"));
-  const theirs = await greetOf(other, path.join(work, "theirs"));
+  server = HTTP ? await httpServer() : undefined;
+  const entry = server ? { url: server.url } : { command: process.execPath, args: [SERVER] };
+  const mine = await greetOf(ROOT, path.join(work, "mine"), entry);
+  const theirs = await greetOf(other, path.join(work, "theirs"), entry);
   for (let i = 0; i < WARMUP; i++) await Promise.all([mine.call(), theirs.call()]).then(() => undefined);
-  const calls = CONCURRENT > 1 ? `stdio tool calls (bursts of ${CONCURRENT})` : "stdio tool calls";
+  const kind = HTTP ? "Streamable HTTP" : "stdio";
+  const calls = CONCURRENT > 1 ? `${kind} tool calls (bursts of ${CONCURRENT})` : `${kind} tool calls`;
   console.log(`call path: this tree vs ${revision}, ${CALLS} interleaved pairs of ${calls} a round`);
   const roundRatios: number[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
@@ -175,6 +186,7 @@ try {
   );
   await Promise.all([mine.shutdown(), theirs.shutdown()]);
 } finally {
+  server?.close();
   if (existsSync(other)) execFileSync("git", ["-C", ROOT, "worktree", "remove", "--force", other], { stdio: "ignore" });
   rmSync(work, { recursive: true, force: true });
 }
