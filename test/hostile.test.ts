@@ -404,6 +404,21 @@ describe("hostile remote servers", { timeout: 120_000 }, () => {
       });
     }
 
+    test("a gzip-coded answer is counted as it is read, decoded: 4 MB sent as a few KB fails; one under the limit arrives whole", async () => {
+      const server = await startHostileHttp();
+      const env = await twoServers({ url: server.url, ...LIMIT });
+      try {
+        await assert.rejects(runTool(env.tools.get("mcp_bad_gzip_json")), overLimit);
+        assert.equal(env.bad().status, "connected", "one message, not the connection");
+        const small = await runTool(env.tools.get("mcp_bad_gzip_json"), { bytes: 8192 });
+        assert.equal(small.text, "x".repeat(8192));
+        await env.goodAnswers();
+      } finally {
+        await env.close();
+        await server.close();
+      }
+    });
+
     test("many small SSE events adding up to more than the limit are not cut", async () => {
       const server = await startHostileHttp();
       const env = await twoServers({ url: server.url, ...LIMIT });

@@ -13,24 +13,21 @@ import {
   SseError,
   UnauthorizedError,
 } from "@modelcontextprotocol/client";
-import { BridgeError, causeChain, codeOf, ConnectTimeout, type ErrorKind, errorMessage } from "./errors.ts";
+import {
+  BridgeError,
+  causeChain,
+  codeOf,
+  ConnectTimeout,
+  type ErrorKind,
+  errorMessage,
+  NEVER_CONNECTED_CODES,
+} from "./errors.ts";
 
-/** Node/undici error codes that mean the connection itself is gone. */
+/** Node/undici error codes that mean the connection itself is gone, or was never there. */
 const TRANSPORT_CODES = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "ECONNABORTED",
-  "EPIPE",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "ENETDOWN",
-  "ERR_STREAM_DESTROYED",
-  "ERR_STREAM_WRITE_AFTER_END",
-  "UND_ERR_SOCKET",
-  "UND_ERR_CLOSED",
-  "UND_ERR_CONNECT_TIMEOUT",
+  ...NEVER_CONNECTED_CODES,
+  ...["ECONNRESET", "ECONNABORTED", "EPIPE", "ERR_STREAM_DESTROYED", "ERR_STREAM_WRITE_AFTER_END"],
+  ...["UND_ERR_SOCKET", "UND_ERR_CLOSED"],
 ]);
 
 /** HTTP statuses after which a fresh connection can help: an expired session (404) or a server restarting behind a proxy. */

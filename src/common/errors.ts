@@ -29,7 +29,7 @@ export function codeOf(error: unknown): string | undefined {
 }
 
 /** Node/undici error codes of a connection that was never made: nothing of a request sent on it reached anyone. */
-const NEVER_CONNECTED_CODES = new Set([
+export const NEVER_CONNECTED_CODES = new Set([
   "ECONNREFUSED",
   "ENOTFOUND",
   "EAI_AGAIN",

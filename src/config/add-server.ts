@@ -52,25 +52,9 @@ export function splitCommandLine(line: string): string[] {
 }
 
 const NOISE = new Set(["mcp", "www", "api", "server", "app", "com", "io", "dev", "net", "org", "sse", "http", "https"]);
-const RUNNERS = new Set([
-  "npx",
-  "bunx",
-  "pnpx",
-  "uvx",
-  "node",
-  "python",
-  "python3",
-  "deno",
-  "bun",
-  "docker",
-  "run",
-  "-y",
-  "--yes",
-  "exec",
-  "dlx",
-  "pnpm",
-  "yarn",
-]);
+const RUNNERS = new Set(
+  "npx bunx pnpx uvx node python python3 deno bun docker run -y --yes exec dlx pnpm yarn".split(" "),
+);
 
 function clean(name: string): string {
   return name

@@ -49,12 +49,7 @@ import { untilServerAnswers } from "./local/server-started.ts";
 import { traceRequests } from "../telemetry/request-spans.ts";
 import { HubTransport, type HubTransportOptions } from "./hub/hub-transport.ts";
 import { ProcessReport } from "./local/process-report.ts";
-import {
-  createSseTransport,
-  createStdioTransport,
-  createStreamableHttpTransport,
-  type StdioSandbox,
-} from "./http/transports.ts";
+import { createRemoteTransport, createStdioTransport, type StdioSandbox } from "./http/transports.ts";
 
 /** What a session reports to its owner. Called synchronously; none of them may throw. */
 export interface SessionEvents {
@@ -186,16 +181,16 @@ export class LiveSession {
     if (endpoint.kind === "stdio")
       return this.attempt("stdio", () => this.localTransport(endpoint, deadline), deadline);
     const authProvider = this.options.auth?.provider;
-    const sse = (remote: ResolvedRemote) =>
-      this.attempt("sse", (fetch) => createSseTransport(remote, fetch, authProvider), deadline);
-    if (endpoint.kind === "sse") return sse(endpoint);
+    const remote = (kind: "http" | "sse") =>
+      this.attempt(kind, (fetch) => createRemoteTransport(kind, endpoint, fetch, authProvider), deadline);
+    if (endpoint.kind === "sse") return remote("sse");
     try {
-      await this.attempt("http", (fetch) => createStreamableHttpTransport(endpoint, fetch, authProvider), deadline);
+      await remote("http");
     } catch (error) {
       // A server that only speaks the 2024-11-05 HTTP+SSE transport answers the Streamable HTTP POST with 404 or 405.
       const status = httpStatusOf(error);
       if (this.closed || (status !== 404 && status !== 405)) throw error;
-      await sse(endpoint);
+      await remote("sse");
       this.fellBackToSse = true;
     }
   }

@@ -28,19 +28,7 @@ export function convertEntry(client: ClientId, raw: JsonObject, notes: Notes): J
   return inWritingOrder(entry);
 }
 
-const FIELD_ORDER = [
-  "type",
-  "command",
-  "args",
-  "env",
-  "cwd",
-  "url",
-  "headers",
-  "auth",
-  "timeout",
-  "requestTimeout",
-  "enabled",
-];
+const FIELD_ORDER = "type command args env cwd url headers auth timeout requestTimeout enabled".split(" ");
 
 /** The entry's fields in the order a person would write them, since the import writes it into a file people read. */
 function inWritingOrder(entry: JsonObject): JsonObject {
@@ -213,24 +201,11 @@ function durationMs(raw: JsonObject, field: string, factor: number, notes: Notes
 /** Codex's `[mcp_servers.<name>]` tables (`~/.codex/config.toml`). */
 function convertCodex(raw: JsonObject, notes: Notes): JsonObject {
   const entry: JsonObject = {};
-  const handled = new Set([
-    "command",
-    "args",
-    "env",
-    "env_vars",
-    "cwd",
-    "url",
-    "bearer_token",
-    "bearer_token_env_var",
-    "http_headers",
-    "env_http_headers",
-    "enabled",
-    "startup_timeout_sec",
-    "startup_timeout_ms",
-    "tool_timeout_sec",
-    "enabled_tools",
-    "disabled_tools",
-  ]);
+  const handled = new Set(
+    "command args env env_vars cwd url bearer_token bearer_token_env_var http_headers env_http_headers enabled startup_timeout_sec startup_timeout_ms tool_timeout_sec enabled_tools disabled_tools".split(
+      " ",
+    ),
+  );
   put(entry, "command", raw.command);
   put(entry, "args", argList(raw.args));
 
@@ -294,20 +269,9 @@ function convertCodex(raw: JsonObject, notes: Notes): JsonObject {
 /** opencode's `mcp` entries: `type: "local"` with `command` as an array and `environment`, or `type: "remote"`. */
 function convertOpencode(raw: JsonObject, notes: Notes): JsonObject {
   const entry: JsonObject = {};
-  const handled = new Set([
-    "type",
-    "command",
-    "args",
-    "environment",
-    "env",
-    "cwd",
-    "url",
-    "headers",
-    "enabled",
-    "disabled",
-    "timeout",
-    "oauth",
-  ]);
+  const handled = new Set(
+    "type command args environment env cwd url headers enabled disabled timeout oauth".split(" "),
+  );
   if (Array.isArray(raw.command) && raw.command.length > 0 && raw.command.every((c) => typeof c === "string")) {
     entry.command = raw.command[0];
     put(entry, "args", [...raw.command.slice(1), ...(Array.isArray(raw.args) ? (argList(raw.args) as unknown[]) : [])]);

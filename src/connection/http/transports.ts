@@ -7,6 +7,7 @@ import {
   type OAuthClientProvider,
   SSEClientTransport,
   StreamableHTTPClientTransport,
+  type Transport,
 } from "@modelcontextprotocol/client";
 import { orphanWatchdog } from "../local/orphan-watchdog.ts";
 import { platformCommand } from "../local/platform-command.ts";
@@ -66,26 +67,13 @@ export function createStdioTransport(
   });
 }
 
-export function createStreamableHttpTransport(
+/** The SDK's transport for a remote server: Streamable HTTP, or the legacy HTTP+SSE one. */
+export function createRemoteTransport(
+  kind: "http" | "sse",
   endpoint: ResolvedRemote,
   fetch?: FetchLike,
   authProvider?: OAuthClientProvider,
-): StreamableHTTPClientTransport {
-  return new StreamableHTTPClientTransport(new URL(endpoint.url), {
-    requestInit: { headers: endpoint.headers },
-    fetch,
-    authProvider,
-  });
-}
-
-export function createSseTransport(
-  endpoint: ResolvedRemote,
-  fetch?: FetchLike,
-  authProvider?: OAuthClientProvider,
-): SSEClientTransport {
-  return new SSEClientTransport(new URL(endpoint.url), {
-    requestInit: { headers: endpoint.headers },
-    fetch,
-    authProvider,
-  });
+): Transport {
+  const Remote = kind === "sse" ? SSEClientTransport : StreamableHTTPClientTransport;
+  return new Remote(new URL(endpoint.url), { requestInit: { headers: endpoint.headers }, fetch, authProvider });
 }
