@@ -127,6 +127,8 @@ export async function sdkSide(transport: Transport): Promise<Side> {
   // MaxListenersExceededWarning. Only the warning is switched off; the listeners stay, as they do for its users.
   const signal = (transport as { _abortController?: AbortController })._abortController?.signal;
   if (signal) setMaxListeners(0, signal);
+  // Its stdio transport waits for `drain` with a listener per send once the server's stdin is full: the same flood.
+  (transport as { _process?: { stdin?: { setMaxListeners(n: number): void } } })._process?.stdin?.setMaxListeners(0);
   return { call: () => client.callTool({ name: "greet", arguments: { name: "bench" } }), close: () => client.close() };
 }
 
