@@ -69,16 +69,16 @@ class NotificationBound {
     }
     if (!kind) return deliver(message);
     this.roll();
-    if (++this.passed[kind] <= (kind === "log" ? LOGS_PER_SECOND : PROGRESS_PER_SECOND)) {
-      deliver(message);
-      return;
-    }
-    this.overNow[kind] = true;
     const token = ((message as { params?: unknown }).params as { progressToken?: unknown } | undefined)?.progressToken;
-    if (kind === "log" || this.held.has(token)) {
+    const within = ++this.passed[kind] <= (kind === "log" ? LOGS_PER_SECOND : PROGRESS_PER_SECOND);
+    // Left out: a log record past the bound, or a held update a newer one of its call replaces (held itself, or passed
+    // on now: handed on later, the held one would undo it).
+    if (kind === "log" ? !within : within ? this.held.delete(token) : this.held.has(token)) {
       this.options.dropped(kind, !this.flooding[kind]);
       this.flooding[kind] = true;
     }
+    if (within) return deliver(message);
+    this.overNow[kind] = true;
     if (kind === "log") return;
     this.held.set(token, message);
     this.timer ??= setTimeout(() => this.flush(deliver), WINDOW_MS).unref();
