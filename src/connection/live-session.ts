@@ -357,10 +357,10 @@ export class LiveSession {
    * once the request was handed to the open transport: from then on the server may have it.
    */
   request<T>(run: Run<T>, options: RequestOptions, delivery?: Delivery): Promise<T> {
-    const pool = this.held?.pool;
+    const held = this.held;
     // A session no longer open fails the request as a rejection, as the caller's recovery expects of any failure.
-    if (!this.held?.open) return Promise.reject(new Error("Not connected"));
-    const client = this.client;
+    if (!held?.open) return Promise.reject(new Error("Not connected"));
+    const { pool, client } = held;
     const marker = delivery && deliveryMarker(delivery);
     const sent = pool
       ? inRequestScope(pool, (cut) => run(client, this.sdkOptions(options, marker, cut)), options.signal)
