@@ -30,6 +30,8 @@ const POLL_MS = 25;
 const STREAM_DRAIN_MS = 250;
 const IS_WINDOWS = process.platform === "win32";
 const QUEUED = Promise.resolve();
+/** A burst's held messages leave this many at a time, so that the server answers the first while the rest are made. */
+export const BURST_WRITE = 32;
 
 export interface ProcessExitInfo {
   code: number | null;
@@ -129,8 +131,8 @@ export class ProcessGroupStdioTransport implements Transport {
   private writesIssued = 0;
   private writesDone = 0;
   private readonly writesWaiting: { seq: number; resolve(): void; reject(error: Error): void }[] = [];
-  /** Messages sent in this turn of the event loop: none, one (written at once), or more (held for one write). */
-  private burst: "none" | "one" | "held" = "none";
+  /** Messages sent in this turn of the event loop: the first is written at once, the others are held (corked). */
+  private burst = 0;
   private prepared?: PreparedSpawn;
 
   constructor(options: ProcessGroupStdioOptions) {
@@ -239,22 +241,25 @@ export class ProcessGroupStdioTransport implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
     if (!stdin || !this.accepting) return Promise.reject(new Error("Not connected"));
-    // Resolved as soon as the data is queued (as the SDK does). Past the stream's high-water mark (hundreds of calls
-    // at once) the send waits for its own write to finish, or to fail (EPIPE, which also reaches onerror); all writes
-    // share one callback, so a call's send allocates nothing more than its line.
+    // Resolved as soon as the data is queued (as the SDK does); past the stream's high-water mark the send waits for
+    // its own write to finish or fail (EPIPE also reaches onerror); all writes share one callback. A burst's first
+    // message is written at once, the rest sent before the event loop moves on are held and leave BURST_WRITE at a
+    // time: a few system calls and wake-ups of the server instead of one of each a message.
     const seq = ++this.writesIssued;
-    // A burst of calls: the first message is written at once, the others sent before the event loop moves on are held
-    // and leave together, in one system call and one wake-up of the server instead of one of each per message.
-    if (this.burst === "none") process.nextTick(this.endBurst, stdin);
-    else if (this.burst === "one") stdin.cork();
-    this.burst = this.burst === "none" ? "one" : "held";
+    if (this.burst === 0) process.nextTick(this.endBurst, stdin);
+    else if (this.burst === 1) stdin.cork();
+    else if (this.burst % BURST_WRITE === 0) {
+      stdin.uncork();
+      stdin.cork();
+    }
+    this.burst++;
     if (stdin.write(serializeMessage(message), this.written)) return QUEUED;
     return new Promise<void>((resolve, reject) => this.writesWaiting.push({ seq, resolve, reject }));
   }
 
   private readonly endBurst = (stdin: Writable) => {
-    if (this.burst === "held") stdin.uncork();
-    this.burst = "none";
+    if (this.burst > 1) stdin.uncork();
+    this.burst = 0;
   };
 
   /** Node calls a stream's write callbacks once each, in the order of the writes. */
