@@ -97,15 +97,6 @@ export class LifecycleReport {
     this.log("info", "stale", { idleMs: Date.now() - lastHeard });
   }
 
-  /** Reports `call` (started at `started`) as `called` does, once it settles; its outcome is passed on. */
-  timed(tool: string, started: number, call: Promise<CallToolResult>): Promise<CallToolResult> {
-    const failed = (error: unknown): never => {
-      this.called(tool, started, { error });
-      throw error;
-    };
-    return call.then((result) => (this.called(tool, started, { result }), result), failed);
-  }
-
   /** A tool call ended, with a result (which the tool may mark as an error) or a thrown error. */
   called(tool: string, started: number, outcome: { result: CallToolResult } | { error: unknown }): void {
     const durationMs = Date.now() - started;

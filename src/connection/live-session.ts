@@ -226,6 +226,7 @@ export class LiveSession {
     const transport = traceRequests(
       boundNotifications(guardNesting(makeTransport(pool?.fetch)), {
         dropped: (kind, first) => events.notificationDropped(kind, first),
+        received: events.heard,
       }),
       { network: kind === "stdio" ? "pipe" : "tcp", url: (this.options.endpoint as Partial<ResolvedRemote>).url },
       () => this.protocolVersion,
@@ -243,10 +244,7 @@ export class LiveSession {
       {
         listChanged: (list) => events.listChanged(this, list),
         resourceUpdated: (uri) => events.resourceUpdated(this, uri),
-        logMessage: (params) => {
-          events.heard();
-          events.logMessage(params);
-        },
+        logMessage: (params) => events.logMessage(params),
       },
       negotiation,
     );
@@ -330,7 +328,6 @@ export class LiveSession {
       cursor = result.nextCursor;
       if (!cursor) break;
     }
-    this.options.events.heard();
     return tools;
   }
 
@@ -362,30 +359,9 @@ export class LiveSession {
     if (!held?.open) return Promise.reject(new Error("Not connected"));
     const { pool, client } = held;
     const marker = delivery && deliveryMarker(delivery);
-    const sent = pool
-      ? inRequestScope(pool, (cut) => run(client, this.sdkOptions(options, marker, cut)), options.signal)
-      : run(client, this.sdkOptions(options, marker));
-    return sent.then((result) => (this.options.events.heard(), result));
-  }
-
-  private sdkOptions(
-    { signal, timeout, onProgress }: RequestOptions,
-    marker?: (token: string) => void,
-    cut?: AbortSignal,
-  ): SdkRequestOptions {
-    const { events } = this.options;
-    return {
-      // A remote request's `cut` also follows the caller's signal (`inRequestScope`).
-      signal: cut ?? signal,
-      timeout,
-      // How the transport tells that this request reached it (./delivery.ts).
-      onresumptiontoken: marker,
-      resetTimeoutOnProgress: true,
-      onprogress: (progress) => {
-        events.heard();
-        onProgress?.(progress);
-      },
-    };
+    return pool
+      ? inRequestScope(pool, (cut) => run(client, sdkOptions(options, marker, cut)), options.signal)
+      : run(client, sdkOptions(options, marker));
   }
 
   /** Tells the server the client's roots changed (`notifications/roots/list_changed`); it asks for them again. */
@@ -396,7 +372,6 @@ export class LiveSession {
   async ping(timeout: number): Promise<void> {
     const client = this.client;
     await inRequestScope(this.held?.pool, (cut) => client.ping({ timeout, signal: cut }));
-    this.options.events.heard();
   }
 
   /** False once a local server's process is gone; a remote session has no process to look at. */
@@ -435,3 +410,23 @@ export class LiveSession {
     if (this.held) killHeldNow(this.held);
   }
 }
+
+/** The SDK's options for one request (the server is heard on each message: see `received`, ./notification-bound.ts). */
+function sdkOptions(
+  { signal, timeout, onProgress }: RequestOptions,
+  marker?: (token: string) => void,
+  cut?: AbortSignal,
+): SdkRequestOptions {
+  return {
+    // A remote request's `cut` also follows the caller's signal (`inRequestScope`).
+    signal: cut ?? signal,
+    timeout,
+    // How the transport tells that this request reached it (./delivery.ts).
+    onresumptiontoken: marker,
+    // The SDK asks for progress (a progress token) only with a listener; progress keeps a long request alive.
+    resetTimeoutOnProgress: true,
+    onprogress: onProgress ?? ignoreProgress,
+  };
+}
+
+const ignoreProgress = () => undefined;

@@ -7,7 +7,7 @@
  * not a log or progress notification, so the call's result never overtakes its last progress). Every one left out is
  * reported to `dropped`, `first` on the first of a flood.
  */
-import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
+import type { JSONRPCMessage, MessageExtraInfo, Transport } from "@modelcontextprotocol/client";
 
 export type FloodKind = "log" | "progress";
 
@@ -34,6 +34,8 @@ type Handler = NonNullable<Transport["onmessage"]>;
 interface NotificationBoundOptions {
   /** A notification left out (dropped, or replaced by a later progress update); `first` for the first of a flood. */
   dropped(kind: FloodKind, first: boolean): void;
+  /** Every message the server sends, as it arrives (before the bound): the server is alive. */
+  received?(): void;
   now?: () => number;
 }
 
@@ -51,11 +53,14 @@ class NotificationBound {
 
   constructor(private readonly options: NotificationBoundOptions) {}
 
-  /** Hands `message` to `deliver` now, later (coalesced progress) or never (a log record past the bound). */
-  admit(message: JSONRPCMessage, deliver: (message: JSONRPCMessage) => void): void {
-    if (this.waiting) return void this.waiting.push(() => this.admit(message, deliver));
+  /** Hands `message` to `next` now, later (coalesced progress) or never (a log record past the bound). */
+  admit(message: JSONRPCMessage, extra: MessageExtraInfo | undefined, next: Handler): void {
+    if (this.waiting) return void this.waiting.push(() => this.admit(message, extra, next));
     const kind = "method" in message && !("id" in message) ? KIND_OF_METHOD[message.method] : undefined;
-    if (!kind && this.held.size > 0) {
+    // Most messages pass at once: no function is made for them.
+    if (!kind && this.held.size === 0) return next(message, extra);
+    const deliver = (m: JSONRPCMessage) => next(m, extra);
+    if (!kind) {
       // The SDK takes a notification a microtask after a response: the progress held back goes first, and what
       // comes after it waits for that microtask, in order.
       this.flush(deliver);
@@ -67,7 +72,6 @@ class NotificationBound {
       });
       return;
     }
-    if (!kind) return deliver(message);
     this.roll();
     const token = ((message as { params?: unknown }).params as { progressToken?: unknown } | undefined)?.progressToken;
     const within = ++this.passed[kind] <= (kind === "log" ? LOGS_PER_SECOND : PROGRESS_PER_SECOND);
@@ -77,7 +81,7 @@ class NotificationBound {
       this.options.dropped(kind, !this.flooding[kind]);
       this.flooding[kind] = true;
     }
-    if (within) return deliver(message);
+    if (within) return next(message, extra);
     this.overNow[kind] = true;
     if (kind === "log") return;
     this.held.set(token, message);
@@ -121,7 +125,7 @@ export function boundNotifications<T extends Transport>(transport: T, options: N
     enumerable: true,
     get: () => (previous?.get ? (previous.get.call(transport) as Transport["onmessage"]) : handler),
     set: (next: Transport["onmessage"]) =>
-      install(next && (((message, extra) => bound.admit(message, (m) => next(m, extra))) as Handler)),
+      install(next && (((message, extra) => (options.received?.(), bound.admit(message, extra, next))) as Handler)),
   });
   return transport;
 }

@@ -1,8 +1,8 @@
 /**
  * The parts of a request to a server that do not depend on which session runs it: the caller's signal followed by
- * one of the request's own, the request timeout, redaction of progress, result and error, and telling a lost
- * connection from the request's own failure, and whether a request the connection was lost under may be sent again
- * (`sendAgain`). The connection (./server-connection.ts, `withSession`) runs it on the live session and acts on that.
+ * one of the request's own, the request timeout, its progress redacted, telling a lost connection from the request's
+ * own failure, and whether a request the connection was lost under may be sent again (`sendAgain`). The connection
+ * (./server-connection.ts, `withSession`) runs it on the live session, redacts what comes back and acts on the rest.
  */
 import type { Progress, ToolAnnotations } from "@modelcontextprotocol/client";
 import { describeError } from "../common/errors.ts";
@@ -19,27 +19,14 @@ export interface CallOptions {
   onProgress?: (progress: Progress) => void;
 }
 
-/** Runs `send` with the request options for `options`, within `timeout` (reset by progress); all that comes back redacted. */
-export function redactedRequest<T>(
-  redactor: Redactor,
-  timeout: number,
-  options: CallOptions,
-  send: (request: RequestOptions) => Promise<T>,
-): Promise<T> {
-  const { onProgress } = options;
-  return send({
+/** The options a request to a server is sent with: within `timeout` (reset by progress), its progress redacted. */
+export function requestOptions(redactor: Redactor, timeout: number, options: CallOptions): RequestOptions {
+  const { signal, onProgress } = options;
+  return {
     timeout,
-    signal: options.signal && followSignal(options.signal),
+    signal: signal && followSignal(signal),
     onProgress: onProgress && ((progress) => onProgress(redactor.result(progress))),
-  }).then(
-    // The model sees no secret of this server's config and no terminal control sequence.
-    (result) => redactor.result(result),
-    (error: unknown) => {
-      // Most messages were worded with the redaction already; one that came through as it was gets it here.
-      if (error instanceof Error) error.message = redactor.text(error.message);
-      throw error;
-    },
-  );
+  };
 }
 
 /** Whether tool `name` may run twice: its server marks it read-only or idempotent, or the server's `resendAfterDrop` names it. */

@@ -37,7 +37,7 @@ import type { HealthStatus, HealthTracker } from "./health.ts";
 import { LifecycleReport } from "./lifecycle-report.ts";
 import type { LiveSession, RequestOptions, Run } from "./live-session.ts";
 import type { ClientFeatures, ServerChange } from "./mcp-client.ts";
-import { type CallOptions, lostCause, redactedRequest, safeToRepeat, sendAgain } from "./request-recovery.ts";
+import { type CallOptions, lostCause, requestOptions, safeToRepeat, sendAgain } from "./request-recovery.ts";
 import { SessionOpener, type SessionOpenerOptions } from "./session-opener.ts";
 import type { RefusalRecord } from "../sandbox/refusal-record.ts";
 import { toolCallRun } from "./tool-call.ts";
@@ -65,8 +65,10 @@ export interface ConnectionOptions extends Pick<
   stableAfterMs?: number;
 }
 
-/** The first try of a request: the session it went to, whether it reached the transport, whether a call may repeat. */
-type FirstTry = { on: LiveSession; delivery: Delivery; repeatable?: () => boolean; fresh?: Refreshable };
+/** The first try of a request: the session it went to, and whether it reached the transport. */
+type FirstTry = { on: LiveSession; delivery: Delivery; fresh?: Refreshable };
+/** One request as the connection runs it (see `withSession`). */
+type Pending<T> = { what: string; run: Run<T>; request: RequestOptions; repeatable?: () => boolean; started?: number };
 /** The session's `!command` header values, and the count of their re-reads the request was sent with. */
 type Refreshable = { headers: FreshHeaders; seen: number };
 
@@ -97,14 +99,8 @@ export class ServerConnection {
     const onSecrets = (values: string[]) => this.redactor.add(values);
     const report = this.report;
     this.auth = new ServerAuth({
-      server: config.name,
-      settings: config.oauth,
-      env,
-      store,
-      signIn,
-      signInTimeoutMs,
-      report,
-      onSecrets,
+      ...{ server: config.name, settings: config.oauth, env, store },
+      ...{ signIn, signInTimeoutMs, report, onSecrets },
     });
     this.opener = new SessionOpener(config, {
       ...options,
@@ -257,56 +253,78 @@ export class ServerConnection {
     }
   }
 
-  /** Calls a tool by its MCP name, through `withSession`. */
+  /** Calls a tool by its MCP name, through `withSession`; its outcome is logged and counted. */
   callTool(toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
     const definition = this.toolList.definition(toolName);
     const call = toolCallRun(this.toolList.serverName(toolName), args, definition, this.options.features ?? {});
     const safe = safeToRepeat(toolName, definition?.annotations, this.config.resendAfterDrop);
     // A call that follows a task by its id goes on with the work when it runs again: it does not repeat it.
     const repeatable = () => safe || call.followsTask();
-    return this.report.timed(toolName, Date.now(), this.withSession(toolName, call.run, options, repeatable));
+    return this.withSession(toolName, call.run, options, repeatable, Date.now());
   }
 
   /**
    * Every request to the server (`what` names it in errors: a tool, `prompts/list`, …): `run` is sent on the live
-   * session (after a lazy start or a reconnect under way), bounded and redacted by `redactedRequest`, and sent once
+   * session (after a lazy start or a reconnect under way), bounded and redacted (./request-recovery.ts), and sent once
    * more on the next session when the connection was lost under it, after a new sign-in the server wanted, or once
    * the user has been on the web page it asked for (URL elicitation, -32042). Other failures are thrown at once.
-   * A tool call (`repeatable` given) the server may have received is sent again only as `sendAgain` allows.
+   * A tool call (`repeatable` given) the server may have received is sent again only as `sendAgain` allows; given the
+   * time it `started`, it is logged and counted when it ends. On a live session (the usual case) a request waits for
+   * nothing and keeps no async frame while it runs: one step follows its answer, or its failure.
    */
-  withSession<T>(what: string, run: Run<T>, options: CallOptions = {}, repeatable?: () => boolean): Promise<T> {
-    const { redactor, config } = this;
-    return redactedRequest(redactor, config.requestTimeout, options, (r) => this.firstTry(what, run, r, repeatable));
-  }
-
-  /** On a live session (the usual case) a request waits for nothing and keeps no async frame while it runs. */
-  private firstTry<T>(what: string, run: Run<T>, request: RequestOptions, repeatable?: () => boolean): Promise<T> {
+  withSession<T>(what: string, run: Run<T>, options: CallOptions = {}, repeatable?: () => boolean, started?: number) {
+    const request = requestOptions(this.redactor, this.config.requestTimeout, options);
+    const pending: Pending<T> = { what, run, request, repeatable, started };
     const state = this.lifecycle.state;
     const live = state.kind === "live" && this.trusted ? state.session : undefined;
     // Values older than `headersTtl` are read again before they are sent.
-    if (!live || this.opener.freshHeaders(live)?.expired(Date.now()))
-      return this.waitFirst(what, run, request, repeatable);
-    return this.sendOn(live, what, run, request, repeatable);
+    if (live && !this.opener.freshHeaders(live)?.expired(Date.now())) return this.sendOn(live, pending);
+    return this.readySession(pending).then(
+      (session) => this.sendOn(session, pending),
+      (error: unknown) => this.failed(pending, error),
+    );
   }
 
-  private async waitFirst<T>(what: string, run: Run<T>, request: RequestOptions, repeatable?: () => boolean) {
-    const session = await this.lifecycle.ready(what, request.signal);
+  private async readySession(pending: Pending<unknown>): Promise<LiveSession> {
+    const session = await this.lifecycle.ready(pending.what, pending.request.signal);
     const headers = this.opener.freshHeaders(session);
     if (headers?.expired(Date.now())) await headers.refresh(headers.generation);
-    return this.sendOn(session, what, run, request, repeatable);
+    return session;
   }
 
-  private sendOn<T>(on: LiveSession, what: string, run: Run<T>, request: RequestOptions, repeatable?: () => boolean) {
+  private sendOn<T>(on: LiveSession, pending: Pending<T>): Promise<T> {
     const headers = this.opener.freshHeaders(on);
     const fresh = headers && { headers, seen: headers.generation };
     const delivery: Delivery = { sent: false };
-    const again = (error: unknown) => this.retry(what, run, request, { on, delivery, repeatable, fresh }, error);
-    return on.request(run, request, delivery).catch(again);
+    return on.request(pending.run, pending.request, delivery).then(
+      (result) => this.answered(pending, result),
+      (error: unknown) =>
+        this.retry(pending, { on, delivery, fresh }, error).then(
+          (result) => this.answered(pending, result),
+          (error: unknown) => this.failed(pending, error),
+        ),
+    );
   }
 
-  private async retry<T>(what: string, run: Run<T>, sent: RequestOptions, first: FirstTry, error: unknown): Promise<T> {
+  /** What comes back is redacted: the model sees no secret of this server's config and no terminal control sequence. */
+  private answered<T>(pending: Pending<T>, result: T): T {
+    const redacted = this.redactor.result(result);
+    if (pending.started !== undefined)
+      this.report.called(pending.what, pending.started, { result: redacted as CallToolResult });
+    return redacted;
+  }
+
+  private failed(pending: Pending<unknown>, error: unknown): never {
+    // Most messages were worded with the redaction already; one that came through as it was gets it here.
+    if (error instanceof Error) error.message = this.redactor.text(error.message);
+    if (pending.started !== undefined) this.report.called(pending.what, pending.started, { error });
+    throw error;
+  }
+
+  private async retry<T>(pending: Pending<T>, first: FirstTry, error: unknown): Promise<T> {
+    const { what, run, request: sent, repeatable } = pending;
     const { signal } = sent;
-    const { on, delivery, repeatable, fresh } = first;
+    const { on, delivery, fresh } = first;
     const ctx = () => this.opener.errorContext();
     // The connection was lost under `session` (else the error is thrown as the request's): let it go, say how.
     const lost = (session: LiveSession, error: unknown) => {
@@ -324,7 +342,7 @@ export class ServerConnection {
       await fresh.headers.refresh(fresh.seen);
       return on.request(run, sent).catch((again: unknown) => {
         if (credentialsRefused(again)) throw refusedAfterRereadError(ctx(), what, again);
-        return this.retry(what, run, sent, { on, delivery: { sent: true }, repeatable }, again);
+        return this.retry(pending, { on, delivery: { sent: true } }, again);
       });
     }
     const elicited = error instanceof UrlElicitationRequiredError && !signal?.aborted;
