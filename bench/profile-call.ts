@@ -25,7 +25,7 @@ const made: Side =
     : await sdkSide(
         http
           ? new StreamableHTTPClientTransport(new URL(http.url))
-          : new StdioClientTransport({ command: process.execPath, args: [SERVER] }),
+          : new StdioClientTransport({ command: process.execPath, args: [SERVER], stderr: "ignore" }),
       );
 const width = Math.max(1, Number(concurrent));
 const run = async (calls: number) => {

@@ -37,6 +37,12 @@ const BURSTS = envCount("BENCH_BURSTS", 10);
 const ROUNDS = { min: envCount("BENCH_CALL_ROUNDS", 5), max: envCount("BENCH_CALL_MAX_ROUNDS", 9), spread: 0.05 };
 const CONCURRENT = envCount("BENCH_CONCURRENT", 1000);
 const WARMUP_CALLS = 300;
+/**
+ * The bare client's server writes what it warns of to stderr, which is not the bench's output: the SDK's server
+ * transport waits for `drain` with a listener per answer once stdout is full, so bursts print a MaxListeners warning
+ * each. (The bridge's side writes its server's stderr to a log, as the bridge does.)
+ */
+const stderr = "ignore";
 
 type Call = () => Promise<unknown>;
 
@@ -244,7 +250,7 @@ async function measureTransport(kind: "stdio" | "http", bridge: Side, sdk: Side)
  */
 async function sameLayoutFigure(bridge: Side): Promise<Figure[]> {
   if (process.platform !== "linux") return [];
-  const transport = new StdioClientTransport({ command: "setsid", args: [process.execPath, STDIO_SERVER] });
+  const transport = new StdioClientTransport({ command: "setsid", args: [process.execPath, STDIO_SERVER], stderr });
   const sdk = await sdkSide(transport).catch(() => undefined);
   if (!sdk) return [];
   try {
@@ -272,12 +278,11 @@ async function sameLayoutFigure(bridge: Side): Promise<Figure[]> {
 
 async function measureStdio(): Promise<Figure[]> {
   const bridge = await bridgeSide({ command: process.execPath, args: [STDIO_SERVER] });
-  const sdk = await sdkSide(new StdioClientTransport({ command: process.execPath, args: [STDIO_SERVER] })).catch(
-    async (error: unknown) => {
-      await bridge.close();
-      throw error;
-    },
-  );
+  const transport = new StdioClientTransport({ command: process.execPath, args: [STDIO_SERVER], stderr });
+  const sdk = await sdkSide(transport).catch(async (error: unknown) => {
+    await bridge.close();
+    throw error;
+  });
   try {
     return [...(await measureTransport("stdio", bridge, sdk)), ...(await sameLayoutFigure(bridge))];
   } finally {
