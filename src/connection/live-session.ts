@@ -412,21 +412,13 @@ export class LiveSession {
 }
 
 /** The SDK's options for one request (the server is heard on each message: see `received`, ./notification-bound.ts). */
-function sdkOptions(
-  { signal, timeout, onProgress }: RequestOptions,
-  marker?: (token: string) => void,
-  cut?: AbortSignal,
-): SdkRequestOptions {
-  return {
-    // A remote request's `cut` also follows the caller's signal (`inRequestScope`).
-    signal: cut ?? signal,
-    timeout,
-    // How the transport tells that this request reached it (./delivery.ts).
-    onresumptiontoken: marker,
-    // The SDK asks for progress (a progress token) only with a listener; progress keeps a long request alive.
-    resetTimeoutOnProgress: true,
-    onprogress: onProgress ?? ignoreProgress,
-  };
+function sdkOptions(request: RequestOptions, marker?: (token: string) => void, cut?: AbortSignal): SdkRequestOptions {
+  const { signal, timeout, onProgress } = request;
+  // A remote request's `cut` also follows the caller's signal (`inRequestScope`); `marker` is how the transport tells
+  // that the request reached it (./delivery.ts); progress, which the SDK asks for only with a listener, keeps a long
+  // request alive.
+  const onprogress = onProgress ?? ignoreProgress;
+  return { signal: cut ?? signal, timeout, onresumptiontoken: marker, resetTimeoutOnProgress: true, onprogress };
 }
 
 const ignoreProgress = () => undefined;

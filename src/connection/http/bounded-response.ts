@@ -27,10 +27,13 @@ export function unencoded(contentEncoding: string | null | undefined): boolean {
 
 /**
  * An undici interceptor that bounds every unencoded response body at `limit` bytes a message. `tooLargeHere` is asked,
- * as a request is dispatched (in its caller's async context), who is told of a message over the limit on it.
+ * as a request is dispatched (in its caller's async context), who is told of a message over the limit on it, and
+ * `startingHere` what to call as the request starts on a connection (./unread-request.ts).
  */
-export function bodyBound(limit: number, tooLargeHere: () => TooLarge): Dispatcher.DispatcherComposeInterceptor {
-  return (dispatch) => (options, handler) => dispatch(options, new BoundedBody(handler, limit, tooLargeHere()));
+export function bodyBound(limit: number, tooLargeHere: () => TooLarge, startingHere: () => () => void) {
+  const bound: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (options, handler) =>
+    dispatch(options, new BoundedBody(handler, limit, tooLargeHere(), startingHere()));
+  return bound;
 }
 
 type Handler = Dispatcher.DispatchHandler;
@@ -46,6 +49,7 @@ class BoundedBody implements Handler {
     private readonly handler: Handler,
     private readonly limit: number,
     private readonly tooLarge: TooLarge,
+    private readonly starting: () => void,
   ) {}
 
   onResponseStart(...args: Args<"onResponseStart">): void {
@@ -66,7 +70,7 @@ class BoundedBody implements Handler {
     this.tooLarge(error);
   }
 
-  onRequestStart = (...args: Args<"onRequestStart">) => this.handler.onRequestStart?.(...args);
+  onRequestStart = (...args: Args<"onRequestStart">) => (this.starting(), this.handler.onRequestStart?.(...args));
   onRequestUpgrade = (...args: Args<"onRequestUpgrade">) => this.handler.onRequestUpgrade?.(...args);
   onResponseEnd = (...args: Args<"onResponseEnd">) => this.handler.onResponseEnd?.(...args);
   onResponseError = (...args: Args<"onResponseError">) => this.handler.onResponseError?.(...args);

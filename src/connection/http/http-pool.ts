@@ -18,13 +18,12 @@ import { DEFAULT_MAX_MESSAGE_BYTES } from "../../config/defaults.ts";
 import { bodyBound, boundedResponse, unencoded } from "./bounded-response.ts";
 import type { MessageTooLargeError } from "../message-limit.ts";
 import { currentScope, outsideRequestScope } from "./request-scope.ts";
-import { sendUntilRead } from "./unread-request.ts";
+import { exchangeStarting, sendUntilRead } from "./unread-request.ts";
 
 /**
- * At most this many TCP connections to one server; more concurrent requests wait for one to be free. A long SSE
- * response holds its connection, so this is also how many calls can stream at once. Bounded, so that a burst of calls
- * does not open a socket each (the SDK's own client opens as many as there are requests); 16 left a thousand calls
- * at once waiting on each other's round trips, at 0.86 of the bare client's rate against 0.94 with 64.
+ * At most this many TCP connections to one server (a burst of calls does not open a socket each, as the SDK's own
+ * client does); more concurrent requests wait for one to be free. A long SSE response holds its connection, so this is
+ * also how many calls can stream at once (16 left a thousand calls waiting on each other's round trips).
  */
 export const MAX_CONNECTIONS_PER_SERVER = 64;
 
@@ -54,7 +53,7 @@ export class ServerPool {
 
   constructor(private readonly options: ServerPoolOptions = {}) {
     this.limit = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-    this.dispatcher = this.agent.compose(bodyBound(this.limit, () => this.tooLargeHere()));
+    this.dispatcher = this.agent.compose(bodyBound(this.limit, () => this.tooLargeHere(), exchangeStarting));
     // The SDK transports add DPoP (`withDpopFromProvider`) outside these, as their provider has `dpop()`.
     this.fetch = options.middleware ? options.middleware(this.send) : this.send;
   }

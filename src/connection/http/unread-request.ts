@@ -8,7 +8,7 @@
  * (it was the server's to close as idle), no byte of the answer came back, and it was reset (ECONNRESET) or could not
  * be written to (EPIPE). A kernel resets only a connection closed with bytes unread, and with one request on a
  * connection at a time (undici's way with HTTP/1.1) they were this request's. A plain end (FIN) is left alone: a
- * server that read the request and then died ends a connection so too. undici's diagnostics channels say which
+ * server that read the request and then died ends a connection so too. undici's `sendHeaders` channel says which
  * connection carried a request and what had been read on it before.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
@@ -26,25 +26,28 @@ interface Exchange {
 }
 
 const exchanges = new AsyncLocalStorage<Exchange>();
-const exchangeOf = new WeakMap<object, Exchange>();
 const carried = new WeakSet<Socket>();
+/** The exchange whose request undici starts writing now (see `exchangeStarting`); its headers are published next. */
+let starting: Exchange | undefined;
 
 /** The codes of a connection the server dropped without reading what was written on it. */
 const UNREAD_CODES = new Set(["ECONNRESET", "EPIPE"]);
 
-// undici makes its request object inside the fetch, so in the async context the exchange was started in.
-subscribe("undici:request:create", (message) => {
+/**
+ * Asked as a request is dispatched (in the async context of its fetch), what its handler calls as undici starts to
+ * write it on a connection: undici then publishes its headers at once, with the socket. (A request that waited for a
+ * free connection is made in the context of the one that freed it, so the context of that moment cannot tell.)
+ */
+export function exchangeStarting(): () => void {
   const exchange = exchanges.getStore();
-  if (exchange) exchangeOf.set((message as { request: object }).request, exchange);
-});
+  return () => void (starting = exchange);
+}
 
 subscribe("undici:client:sendHeaders", (message) => {
-  const { request, socket } = message as { request: object; socket: Socket };
-  const exchange = exchangeOf.get(request);
-  if (!exchange) return;
-  exchange.socket = socket;
-  exchange.reused = carried.has(socket);
-  exchange.readBefore = socket.bytesRead;
+  const exchange = starting;
+  starting = undefined;
+  const { socket } = message as { socket: Socket };
+  if (exchange) Object.assign(exchange, { socket, reused: carried.has(socket), readBefore: socket.bytesRead });
   carried.add(socket);
 });
 
