@@ -34,9 +34,9 @@ let starting: Exchange | undefined;
 const UNREAD_CODES = new Set(["ECONNRESET", "EPIPE"]);
 
 /**
- * Asked as a request is dispatched (in the async context of its fetch), what its handler calls as undici starts to
- * write it on a connection: undici then publishes its headers at once, with the socket. (A request that waited for a
- * free connection is made in the context of the one that freed it, so the context of that moment cannot tell.)
+ * Asked as a request is dispatched (in its fetch's async context): what its handler calls as undici starts writing it
+ * on a connection, just before undici publishes its headers with the socket. A request that waited for a free
+ * connection is written in the async context of the one that freed it, which cannot tell the two apart.
  */
 export function exchangeStarting(): () => void {
   const exchange = exchanges.getStore();
