@@ -22,11 +22,8 @@ export interface CallOptions {
 /** The options a request to a server is sent with: within `timeout` (reset by progress), its progress redacted. */
 export function requestOptions(redactor: Redactor, timeout: number, options: CallOptions): RequestOptions {
   const { signal, onProgress } = options;
-  return {
-    timeout,
-    signal: signal && followSignal(signal),
-    onProgress: onProgress && ((progress) => onProgress(redactor.result(progress))),
-  };
+  const redacted = onProgress && ((progress: Progress) => onProgress(redactor.result(progress)));
+  return { timeout, signal: signal && followSignal(signal), onProgress: redacted };
 }
 
 /** Whether tool `name` may run twice: its server marks it read-only or idempotent, or the server's `resendAfterDrop` names it. */

@@ -67,7 +67,7 @@ export interface ConnectionOptions extends Pick<
 
 /** The first try of a request: the session it went to, and whether it reached the transport. */
 type FirstTry = { on: LiveSession; delivery: Delivery; fresh?: Refreshable };
-/** One request as the connection runs it (see `withSession`). */
+/** One request as the connection runs it (see `withSession`); a tool call's is logged and counted from `started`. */
 type Pending<T> = { what: string; run: Run<T>; request: RequestOptions; repeatable?: () => boolean; started?: number };
 /** The session's `!command` header values, and the count of their re-reads the request was sent with. */
 type Refreshable = { headers: FreshHeaders; seen: number };
@@ -260,7 +260,8 @@ export class ServerConnection {
     const safe = safeToRepeat(toolName, definition?.annotations, this.config.resendAfterDrop);
     // A call that follows a task by its id goes on with the work when it runs again: it does not repeat it.
     const repeatable = () => safe || call.followsTask();
-    return this.withSession(toolName, call.run, options, repeatable, Date.now());
+    const request = requestOptions(this.redactor, this.config.requestTimeout, options);
+    return this.send({ what: toolName, run: call.run, request, repeatable, started: Date.now() });
   }
 
   /**
@@ -268,13 +269,15 @@ export class ServerConnection {
    * session (after a lazy start or a reconnect under way), bounded and redacted (./request-recovery.ts), and sent once
    * more on the next session when the connection was lost under it, after a new sign-in the server wanted, or once
    * the user has been on the web page it asked for (URL elicitation, -32042). Other failures are thrown at once.
-   * A tool call (`repeatable` given) the server may have received is sent again only as `sendAgain` allows; given the
-   * time it `started`, it is logged and counted when it ends. On a live session (the usual case) a request waits for
-   * nothing and keeps no async frame while it runs: one step follows its answer, or its failure.
+   * A tool call (`repeatable` given) the server may have received is sent again only as `sendAgain` allows.
    */
-  withSession<T>(what: string, run: Run<T>, options: CallOptions = {}, repeatable?: () => boolean, started?: number) {
+  withSession<T>(what: string, run: Run<T>, options: CallOptions = {}, repeatable?: () => boolean): Promise<T> {
     const request = requestOptions(this.redactor, this.config.requestTimeout, options);
-    const pending: Pending<T> = { what, run, request, repeatable, started };
+    return this.send({ what, run, request, repeatable });
+  }
+
+  /** On a live session (the usual case) a request keeps no async frame: one step follows its answer, or its failure. */
+  private send<T>(pending: Pending<T>): Promise<T> {
     const state = this.lifecycle.state;
     const live = state.kind === "live" && this.trusted ? state.session : undefined;
     // Values older than `headersTtl` are read again before they are sent.
