@@ -12,6 +12,9 @@
  *   call timed on its own; a round's ratio is the median of the bridge's calls over the median of the SDK's.
  * - Throughput: 1,000 calls at once, the two sides alternately run by run; a round's ratio is the SDK's median time
  *   for the burst over the bridge's (calls per second, bridge over SDK).
+ * - Both again against the same client given what the bridge gives it with every call (`sameOptions`): the turn's
+ *   signal, a progress listener that restarts the timeout, the same timeout. The bare call asks for neither, and the SDK
+ *   spends time on both (the progress token above all); the difference between the two figures is that cost.
  * Each figure is the median of its rounds, repeated until they settle (../stats.ts), their quartiles in `detail`.
  *
  * Counts: BENCH_CALLS calls per side per round (default 1000), BENCH_BURSTS runs of BENCH_CONCURRENT (1,000)
@@ -23,9 +26,16 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import { Client, StreamableHTTPClientTransport, type Transport } from "@modelcontextprotocol/client";
+import {
+  Client,
+  type RequestOptions,
+  StreamableHTTPClientTransport,
+  type Transport,
+} from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { createJiti } from "jiti";
+import { DEFAULT_REQUEST_TIMEOUT_MS } from "../../src/config/defaults.ts";
+import { followSignal } from "../../src/common/follow-signal.ts";
 import { envCount, median, repeatRounds, type Rounds, summary } from "../stats.ts";
 import type { Figure, FigureSection } from "./figure.ts";
 
@@ -124,8 +134,26 @@ export async function bridgeSide(entry: Record<string, unknown>, hubDir?: string
   };
 }
 
-/** A bare SDK v2 client on `transport` (connected as it connects by default), and its `greet`. */
-export async function sdkSide(transport: Transport): Promise<Side> {
+/**
+ * What the bridge gives the SDK with each call, for a bare client to be given the same: the turn's signal (followed
+ * as the bridge follows it, the cheapest way the SDK can be handed one signal for many calls), a progress listener,
+ * and the timeout that progress restarts.
+ */
+export function sameOptions(turn: AbortSignal): () => RequestOptions {
+  const onprogress = () => undefined;
+  return () => ({
+    signal: followSignal(turn),
+    onprogress,
+    resetTimeoutOnProgress: true,
+    timeout: DEFAULT_REQUEST_TIMEOUT_MS,
+  });
+}
+
+/**
+ * A bare SDK v2 client on `transport` (connected as it connects by default), and its `greet`: a bare call, or with
+ * the request options `options` makes for each call.
+ */
+export async function sdkSide(transport: Transport, options?: () => RequestOptions): Promise<Side> {
   const client = new Client({ name: "bench-sdk", version: "0" });
   await client.connect(transport);
   // The SDK's Streamable HTTP transport gives every fetch the one signal it keeps for its whole life, and fetch hangs
@@ -135,7 +163,8 @@ export async function sdkSide(transport: Transport): Promise<Side> {
   if (signal) setMaxListeners(0, signal);
   // Its stdio transport waits for `drain` with a listener per send once the server's stdin is full: the same flood.
   (transport as { _process?: { stdin?: { setMaxListeners(n: number): void } } })._process?.stdin?.setMaxListeners(0);
-  return { call: () => client.callTool({ name: "greet", arguments: { name: "bench" } }), close: () => client.close() };
+  const greet = (): Promise<unknown> => client.callTool({ name: "greet", arguments: { name: "bench" } }, options?.());
+  return { call: greet, close: () => client.close() };
 }
 
 /** The HTTP bench server as a child process, and its URL once it listens. */
@@ -196,11 +225,18 @@ export function interleavedRounds(
 
 const µs = (ms: number) => Math.round(ms * 1000);
 
-async function measureTransport(kind: "stdio" | "http", bridge: Side, sdk: Side): Promise<Figure[]> {
-  for (let i = 0; i < WARMUP_CALLS; i++) {
-    await bridge.call();
-    await sdk.call();
-  }
+/**
+ * The per-call and throughput figures of the bridge against `sdk`: ids `call.<kind>.<id>` and `throughput.<kind>.<id>`,
+ * with the targets when `targets` (the figures the issue set them for).
+ */
+async function pairFigures(
+  kind: "stdio" | "http",
+  bridge: Side,
+  sdk: Side,
+  id: string,
+  vs: string,
+  targets: boolean,
+): Promise<Figure[]> {
   // Per-call latency: bridge over SDK. Throughput of a burst: the SDK's time over the bridge's.
   const calls = await interleavedRounds(bridge.call, sdk.call, CALLS, 1.1, (a, b) => a / b);
   const burst = (side: Side) => () => Promise.all(Array.from({ length: CONCURRENT }, () => side.call()));
@@ -211,11 +247,11 @@ async function measureTransport(kind: "stdio" | "http", bridge: Side, sdk: Side)
   const sdkMs = median(calls.map((r) => r.sdk));
   return [
     {
-      id: `call.${kind}.ratio`,
-      label: `Per-call latency over ${name}, bridge / bare SDK`,
+      id: `call.${kind}.${id}`,
+      label: `Per-call latency over ${name}, bridge / ${vs}`,
       value: Number(median(ratios(calls)).toFixed(3)),
       unit: "×",
-      target: { op: "<=", value: 1.1 },
+      ...(targets && { target: { op: "<=", value: 1.1 } as const }),
       detail: {
         bridgeMedianUs: µs(bridgeMs),
         sdkMedianUs: µs(sdkMs),
@@ -226,11 +262,11 @@ async function measureTransport(kind: "stdio" | "http", bridge: Side, sdk: Side)
       },
     },
     {
-      id: `throughput.${kind}.ratio`,
-      label: `Throughput of ${CONCURRENT} concurrent calls over ${name}, bridge / bare SDK`,
+      id: `throughput.${kind}.${id}`,
+      label: `Throughput of ${CONCURRENT} concurrent calls over ${name}, bridge / ${vs}`,
       value: Number(median(ratios(bursts)).toFixed(3)),
       unit: "×",
-      target: { op: ">=", value: 0.9 },
+      ...(targets && { target: { op: ">=", value: 0.9 } as const }),
       detail: {
         bridgeCallsPerSecond: Math.round(CONCURRENT / (median(bursts.map((r) => r.bridge)) / 1000)),
         sdkCallsPerSecond: Math.round(CONCURRENT / (median(bursts.map((r) => r.sdk)) / 1000)),
@@ -239,6 +275,19 @@ async function measureTransport(kind: "stdio" | "http", bridge: Side, sdk: Side)
         ...summary("ratio", ratios(bursts)),
       },
     },
+  ];
+}
+
+/** The bridge against a bare call (`sdk`), then against the same client given the bridge's options (`same`). */
+async function measureTransport(kind: "stdio" | "http", bridge: Side, sdk: Side, same: Side): Promise<Figure[]> {
+  for (let i = 0; i < WARMUP_CALLS; i++) {
+    await bridge.call();
+    await sdk.call();
+    await same.call();
+  }
+  return [
+    ...(await pairFigures(kind, bridge, sdk, "ratio", "bare SDK", true)),
+    ...(await pairFigures(kind, bridge, same, "ratioSameOptions", "SDK given the same options", false)),
   ];
 }
 
@@ -278,31 +327,31 @@ async function sameLayoutFigure(bridge: Side): Promise<Figure[]> {
 
 async function measureStdio(): Promise<Figure[]> {
   const bridge = await bridgeSide({ command: process.execPath, args: [STDIO_SERVER] });
-  const transport = new StdioClientTransport({ command: process.execPath, args: [STDIO_SERVER], stderr });
-  const sdk = await sdkSide(transport).catch(async (error: unknown) => {
-    await bridge.close();
-    throw error;
-  });
+  const transport = () => new StdioClientTransport({ command: process.execPath, args: [STDIO_SERVER], stderr });
+  const opened: Side[] = [bridge];
   try {
-    return [...(await measureTransport("stdio", bridge, sdk)), ...(await sameLayoutFigure(bridge))];
+    const sdk = await sdkSide(transport());
+    opened.push(sdk);
+    const same = await sdkSide(transport(), sameOptions(new AbortController().signal));
+    opened.push(same);
+    return [...(await measureTransport("stdio", bridge, sdk, same)), ...(await sameLayoutFigure(bridge))];
   } finally {
-    await Promise.all([bridge.close(), sdk.close()]);
+    await Promise.all(opened.map((side) => side.close()));
   }
 }
 
 async function measureHttp(): Promise<Figure[]> {
   const server = await httpServer();
   try {
-    const bridge = await bridgeSide({ url: server.url });
+    const opened: Side[] = [await bridgeSide({ url: server.url })];
     try {
-      const sdk = await sdkSide(new StreamableHTTPClientTransport(new URL(server.url)));
-      try {
-        return await measureTransport("http", bridge, sdk);
-      } finally {
-        await sdk.close();
-      }
+      const transport = () => new StreamableHTTPClientTransport(new URL(server.url));
+      opened.push(await sdkSide(transport()));
+      opened.push(await sdkSide(transport(), sameOptions(new AbortController().signal)));
+      const [bridge, sdk, same] = opened as [Side, Side, Side];
+      return await measureTransport("http", bridge, sdk, same);
     } finally {
-      await bridge.close();
+      await Promise.all(opened.map((side) => side.close()));
     }
   } finally {
     server.close();
