@@ -231,13 +231,8 @@ export class CallbackServer {
         throw cancelled();
       }
       const address = server.address();
-      return new CallbackServer(
-        server,
-        typeof address === "object" && address !== null ? address.port : port,
-        plan,
-        timeoutMs,
-        signal,
-      );
+      const listening = typeof address === "object" && address !== null ? address.port : port;
+      return new CallbackServer(server, listening, { plan, timeoutMs, signal });
     }
     const [low, high] = [plan.ports[0], plan.ports.at(-1)];
     const range = low === high ? `port ${low}` : `ports ${low}-${high}`;
@@ -248,14 +243,14 @@ export class CallbackServer {
   }
 
   private readonly path: string;
+  private readonly signal: AbortSignal | undefined;
 
   private constructor(
     private readonly server: Server,
     readonly port: number,
-    plan: RedirectPlan,
-    timeoutMs: number,
-    private readonly signal: AbortSignal | undefined,
+    { plan, timeoutMs, signal }: { plan: RedirectPlan; timeoutMs: number; signal: AbortSignal | undefined },
   ) {
+    this.signal = signal;
     this.redirectUrl = plan.uri(port);
     this.path = plan.path;
     this.result = new Promise<AuthorizationGrant>((resolve, reject) => {
