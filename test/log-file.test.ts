@@ -18,6 +18,7 @@ import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import { DEFAULT_LOG_KEEP, DEFAULT_LOG_MAX_BYTES, LogFile, NULL_LOGGER, readLogTail } from "../src/common/log-file.ts";
+import { waitFor } from "./helpers.ts";
 
 const root = mkdtempSync(path.join(tmpdir(), "mcp-bridge-log-"));
 let counter = 0;
@@ -34,14 +35,6 @@ function readLines(file: string): Array<Record<string, unknown>> {
     .split("\n")
     .filter((line) => line.length > 0)
     .map((line) => JSON.parse(line) as Record<string, unknown>);
-}
-
-async function until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 const skipModes = process.platform === "win32" ? "POSIX modes only" : false;
@@ -139,7 +132,7 @@ describe("log file", { timeout: 60_000 }, () => {
     const log = new LogFile(file);
     for (let i = 0; i < 2000; i++) log.log({ level: "info", event: "line", server: "s", i });
     assert.equal(existsSync(file), false, "no write per log() call");
-    await until(() => readLines(file).length === 2000, "the scheduled batch");
+    await waitFor(() => readLines(file).length === 2000, "the scheduled batch", 10_000, 10);
     assert.deepEqual(
       readLines(file).map((r) => r.i),
       Array.from({ length: 2000 }, (_, i) => i),
