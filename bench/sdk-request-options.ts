@@ -1,7 +1,7 @@
 /**
  * What the SDK v2 client's own request options cost a burst of calls, without the bridge: four bare clients, each on
  * a process of its own of examples/hello-server.mjs, calling `greet` in bursts of BENCH_CONCURRENT (1,000), the four
- * alternating burst by burst (the order turned round each round) for BENCH_ROUNDS (40) rounds after 5 unmeasured:
+ * alternating burst by burst (the order turned round each round) for BENCH_ROUNDS (80) rounds after 5 unmeasured:
  * a bare call, one with a progress listener, one with a turn's signal (followed as the bridge follows pi's), and one
  * with what the bridge gives with every call (`sameOptions` in ./figures/calls.ts). Prints each side's median wall
  * time and client CPU per call, and its wall time over the bare call's. The four share this process's heap, so what
@@ -19,7 +19,8 @@ import { envCount, median } from "./stats.ts";
 
 const SERVER = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "examples", "hello-server.mjs");
 const CONCURRENT = envCount("BENCH_CONCURRENT", 1000);
-const ROUNDS = envCount("BENCH_ROUNDS", 40);
+// 40 rounds were too few to tell the options apart in two runs of three (bench/results/2026-12-03-same-options.md).
+const ROUNDS = envCount("BENCH_ROUNDS", 80);
 const WARMUP = 5;
 
 const turn = new AbortController().signal;
