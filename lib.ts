@@ -66,5 +66,5 @@ export { base64Size, normalizeToolResult } from "./src/translate/output.ts";
 export { normalizeInputSchema } from "./src/translate/schema.ts";
 export { otherServersSecrets } from "./src/sandbox/other-secrets.ts";
 export { describePolicy, sandboxPolicy } from "./src/sandbox/sandbox-policy.ts";
-export { effectiveSandbox, readSandboxSetting } from "./src/sandbox/sandbox-setting.ts";
+export { effectiveSandbox, readSandboxSetting } from "./src/config/sandbox-setting.ts";
 export { refusalIn, refusalMessage, violationRefusal } from "./src/sandbox/sandbox-refusal.ts";

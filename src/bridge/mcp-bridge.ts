@@ -26,7 +26,7 @@ import { lazy } from "../common/lazy.ts";
 import type { ProjectTrust } from "../trust/project-trust.ts";
 import { BridgeTrust, type Launcher } from "./bridge-trust.ts";
 import { type CachedTools, cacheKey, type ToolCache } from "./tool-cache.ts";
-import { effectiveSandbox, type SandboxSetting } from "../sandbox/sandbox-setting.ts";
+import { effectiveSandbox, type SandboxSetting } from "../config/sandbox-setting.ts";
 import { stdioSandbox } from "../sandbox/server-sandbox.ts";
 import { sandboxIdle } from "../sandbox/sandbox-runtime.mjs";
 

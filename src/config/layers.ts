@@ -2,7 +2,7 @@
  * Merging the config layers (flag, project, user, bundled) into one server list. Pure: the files' texts are passed in.
  */
 import { isObject, type JsonObject } from "../common/values.ts";
-import { readSandboxSetting, SANDBOX_KEY, type SandboxSetting } from "../sandbox/sandbox-setting.ts";
+import { readSandboxSetting, SANDBOX_KEY, type SandboxSetting } from "./sandbox-setting.ts";
 import { approvalSetting } from "./approval-setting.ts";
 import { DEFAULT_EXPOSURE_THRESHOLD, exposureDefaults, validateExposure } from "./exposure-setting.ts";
 import { toolCatalogSetting } from "./tool-catalog-setting.ts";

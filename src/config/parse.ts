@@ -6,7 +6,7 @@ import { createScanner, type Node, parseTree, printParseErrorCode, type ParseErr
 import { closestMatch, quoteValue } from "../common/text.ts";
 import { isObject, type JsonObject } from "../common/values.ts";
 import { APPROVAL_KEY } from "./approval-setting.ts";
-import { SANDBOX_KEY } from "../sandbox/sandbox-setting.ts";
+import { SANDBOX_KEY } from "./sandbox-setting.ts";
 import { EXPOSURE_KEY, THRESHOLD_KEY } from "./exposure-setting.ts";
 import { TOOL_CATALOG_KEY } from "./tool-catalog-setting.ts";
 import type { ConfigProblem, ConfigSource } from "./types.ts";

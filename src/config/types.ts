@@ -3,7 +3,7 @@
  * the way. Types only, plus the order of the layers and how a layer is named in messages.
  */
 
-import type { SandboxSetting } from "../sandbox/sandbox-setting.ts";
+import type { SandboxSetting } from "./sandbox-setting.ts";
 import type { ProtocolSetting } from "./protocol-setting.ts";
 
 /**
@@ -213,6 +213,23 @@ export type GrantType = "authorization_code" | "client_credentials" | typeof JWT
 /** RFC 7523's grant type: a JWT (a workload identity token) is exchanged for an access token. */
 export const JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 export type MachineAuthMethod = "client_secret_basic" | "client_secret_post" | "private_key_jwt";
+/**
+ * The asymmetric JWS algorithms (RFC 7518): what a `private_key_jwt` assertion may be signed with (RFC 7523), and what
+ * the SDK signs DPoP proofs with (its `DPOP_SUPPORTED_ALGS`, written out here so that reading config and token files
+ * does not load the SDK; a test holds the two lists equal).
+ */
+export const ASYMMETRIC_JWS_ALGS = [
+  "RS256",
+  "RS384",
+  "RS512",
+  "PS256",
+  "PS384",
+  "PS512",
+  "ES256",
+  "ES384",
+  "ES512",
+  "EdDSA",
+] as const;
 
 export interface ConfigProblem {
   level: "error" | "warning";

@@ -49,7 +49,8 @@ import { untilServerAnswers } from "./local/server-started.ts";
 import { traceRequests } from "../telemetry/request-spans.ts";
 import { HubTransport, type HubTransportOptions } from "./hub/hub-transport.ts";
 import { ProcessReport } from "./local/process-report.ts";
-import { createRemoteTransport, createStdioTransport, type StdioSandbox } from "./http/transports.ts";
+import { createRemoteTransport, createStdioTransport } from "./transports.ts";
+import type { StdioSandbox } from "../sandbox/server-sandbox.ts";
 
 /** What a session reports to its owner. Called synchronously; none of them may throw. */
 export interface SessionEvents {

@@ -20,7 +20,7 @@ import {
 } from "../config/substitute.ts";
 import { sandboxManager, sandboxProblems, unavailable } from "../sandbox/sandbox-runtime.mjs";
 import { RefusalRecord } from "../sandbox/refusal-record.ts";
-import type { StdioSandbox } from "./http/transports.ts";
+import type { StdioSandbox } from "../sandbox/server-sandbox.ts";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.ts";
 import { runCommandValues } from "../config/command-runner.ts";
 import { clientSecretField } from "../config/command-value.ts";

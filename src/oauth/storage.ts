@@ -21,6 +21,7 @@ import type { DpopAlg, OAuthClientInformationMixed, OAuthTokens } from "@modelco
 import { replaceFile, serialised } from "../common/atomic-file.ts";
 import { isObject } from "../common/values.ts";
 import { shortHash } from "../common/text.ts";
+import { ASYMMETRIC_JWS_ALGS } from "../config/types.ts";
 
 /** The directory name, inside pi's agent dir, that holds the OAuth files. */
 const AUTH_DIR_NAME = "mcp-auth";
@@ -31,22 +32,8 @@ export function authDir(agentDir: string): string {
 }
 
 const Text = Type.String();
-/**
- * The algorithms the SDK signs DPoP proofs with (its `DPOP_SUPPORTED_ALGS`), written out so that reading the token
- * files does not load the SDK; a test holds the two lists equal.
- */
-export const DPOP_ALGS: readonly DpopAlg[] = [
-  "ES256",
-  "ES384",
-  "ES512",
-  "RS256",
-  "RS384",
-  "RS512",
-  "PS256",
-  "PS384",
-  "PS512",
-  "EdDSA",
-];
+/** The algorithms a stored DPoP key may have: the SDK signs proofs with each (../config/types.ts). */
+export const DPOP_ALGS: readonly DpopAlg[] = ASYMMETRIC_JWS_ALGS;
 /** A DPoP key as stored with the tokens it binds (./dpop.ts): the private JWK (public members included) and its algorithm. */
 export interface StoredDpopKey {
   alg: DpopAlg;

@@ -23,7 +23,7 @@ import { definitionChars, estimatedTokens, modelFacingTool } from "../exposure/d
 import { formatProvenance } from "../translate/provenance.ts";
 import { RESOURCE_TOOL_NAMES } from "./resource-tools.ts";
 import { promptListingText, resourceListingText } from "./offer-listing.ts";
-import { isSandboxed } from "../sandbox/sandbox-setting.ts";
+import { isSandboxed } from "../config/sandbox-setting.ts";
 import { sandboxCheck } from "./sandbox-check.ts";
 import { saysOff, switchOffCommand, switchOnCommand } from "./command-off.ts";
 

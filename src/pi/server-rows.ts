@@ -5,7 +5,7 @@
 import * as os from "node:os";
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import { describePolicy } from "../sandbox/sandbox-policy.ts";
-import { isSandboxed } from "../sandbox/sandbox-setting.ts";
+import { isSandboxed } from "../config/sandbox-setting.ts";
 import type { McpBridge } from "../bridge/mcp-bridge.ts";
 import { stateDetail } from "../connection/connection-state.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";

@@ -7,7 +7,7 @@
  * cache to write and, on a cold cache, its package registry: without them the server could not start.
  */
 import * as path from "node:path";
-import type { SandboxRules } from "./sandbox-setting.ts";
+import type { SandboxRules } from "../config/sandbox-setting.ts";
 
 /** Files and directories under the home directory that hold credentials, denied to reading (and writing). */
 const HOME_SECRETS = [

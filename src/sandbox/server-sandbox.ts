@@ -1,17 +1,16 @@
 /**
  * The sandbox of one configured local server, as its connection asks for it at each start: the effective setting
- * (./sandbox-setting.ts), turned into rules for where this start runs (./sandbox-policy.ts). The files other servers'
- * secrets come from are denied to it, where they exist as files.
+ * (../config/sandbox-setting.ts), turned into rules for where this start runs (./sandbox-policy.ts). The files other
+ * servers' secrets come from are denied to it, where they exist as files.
  */
 import { statSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { Environment, ResolvedStdio } from "../config/substitute.ts";
 import type { ServerConfig } from "../config/types.ts";
-import type { StdioSandbox } from "../connection/http/transports.ts";
 import { otherServersSecrets } from "./other-secrets.ts";
-import { sandboxPolicy } from "./sandbox-policy.ts";
-import { isSandboxed, type SandboxSetting } from "./sandbox-setting.ts";
+import { type SandboxPolicy, sandboxPolicy } from "./sandbox-policy.ts";
+import { isSandboxed, type SandboxSetting } from "../config/sandbox-setting.ts";
 
 function isFile(file: string): boolean {
   try {
@@ -19,6 +18,16 @@ function isFile(file: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** A local server's sandbox: its rules, given the private temp dir made for each start. */
+export interface StdioSandbox {
+  server: string;
+  policy(tempDir: string): SandboxPolicy;
+  /** Told the rules of each start, before its process is spawned. */
+  onStart?(policy: SandboxPolicy): void;
+  /** A line the sandbox library recorded for this start (a host its proxy denied). */
+  onViolation?(line: string): void;
 }
 
 export interface SandboxScope {

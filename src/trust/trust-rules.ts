@@ -10,7 +10,7 @@ import { commandText, isCommandValue } from "../config/command-value.ts";
 import { configVarRefs, findVarRefs } from "../config/substitute.ts";
 import type { ServerConfig } from "../config/types.ts";
 import { commandArgument } from "../config/validate/name.ts";
-import type { SandboxSetting } from "../sandbox/sandbox-setting.ts";
+import type { SandboxSetting } from "../config/sandbox-setting.ts";
 
 /** The user's answer about one server, for the definition with this fingerprint. */
 export interface TrustAnswer {

@@ -12,7 +12,7 @@ import { validateLifecycle } from "./lifecycle.ts";
 import { validateLimits } from "./server-limits.ts";
 import { serverNameProblem } from "./name.ts";
 import { validateAuth } from "./oauth.ts";
-import { isSandboxed, readSandboxSetting, SANDBOX_KEY } from "../../sandbox/sandbox-setting.ts";
+import { isSandboxed, readSandboxSetting, SANDBOX_KEY } from "../sandbox-setting.ts";
 import { validateUsage } from "./usage.ts";
 
 /**

@@ -9,23 +9,16 @@
 import { quoteValue } from "../../common/text.ts";
 import { checkUrl } from "./endpoint.ts";
 import type { JsonObject } from "../../common/values.ts";
-import { type GrantType, JWT_BEARER_GRANT, type MachineAuthMethod, type OAuthSettings } from "../types.ts";
+import {
+  ASYMMETRIC_JWS_ALGS,
+  type GrantType,
+  JWT_BEARER_GRANT,
+  type MachineAuthMethod,
+  type OAuthSettings,
+} from "../types.ts";
 
 const GRANT_TYPES: readonly GrantType[] = ["authorization_code", "client_credentials", JWT_BEARER_GRANT];
 const METHODS: readonly MachineAuthMethod[] = ["client_secret_basic", "client_secret_post", "private_key_jwt"];
-/** The JWS algorithms a `private_key_jwt` assertion may be signed with: asymmetric ones only (RFC 7523, RFC 7518). */
-const SIGNING_ALGORITHMS = [
-  "RS256",
-  "RS384",
-  "RS512",
-  "PS256",
-  "PS384",
-  "PS512",
-  "ES256",
-  "ES384",
-  "ES512",
-  "EdDSA",
-] as const;
 /** Keys of enterprise-managed authorization: where the user's ID token is exchanged for an authorization grant. */
 const ENTERPRISE_FIELDS = [
   "idpUrl",
@@ -176,9 +169,9 @@ export function machineSettings(auth: JsonObject, field: string, errors: string[
   if ((algorithm !== undefined || keyId !== undefined) && keyFile === undefined) {
     errors.push(`\`${field}.signingAlgorithm\` and \`${field}.keyId\` go with \`${field}.privateKeyFile\``);
   }
-  if (algorithm !== undefined && !(SIGNING_ALGORITHMS as readonly string[]).includes(algorithm)) {
+  if (algorithm !== undefined && !(ASYMMETRIC_JWS_ALGS as readonly string[]).includes(algorithm)) {
     errors.push(
-      `\`${field}.signingAlgorithm\` must be one of ${SIGNING_ALGORITHMS.join(", ")} (got ${quoteValue(algorithm)}); or leave it out to take the key's own`,
+      `\`${field}.signingAlgorithm\` must be one of ${ASYMMETRIC_JWS_ALGS.join(", ")} (got ${quoteValue(algorithm)}); or leave it out to take the key's own`,
     );
   }
   if (keyFile !== undefined && !isRootedPath(keyFile)) {

@@ -24,7 +24,8 @@ import { isObject } from "../../common/values.ts";
 import { platformCommand } from "../local/platform-command.ts";
 import { InOrderDelivery, LineFraming } from "../local/stdio-framing.ts";
 import type { ResolvedStdio } from "../../config/substitute.ts";
-import type { StdioHooks, StdioSandbox } from "../http/transports.ts";
+import type { StdioHooks } from "../transports.ts";
+import type { StdioSandbox } from "../../sandbox/server-sandbox.ts";
 import { connectHub } from "./hub-launch.ts";
 
 const HUB_LINE = '{"hub":';

@@ -2,7 +2,7 @@
  * What a local server's process has told its session: the last lines it wrote to stderr, and how and when it ended.
  * Error messages quote it, and whether a failed start is worth retrying is judged from it.
  */
-import type { StdioHooks } from "../http/transports.ts";
+import type { StdioHooks } from "../transports.ts";
 
 const STDERR_TAIL_LINES = 40;
 

@@ -1,6 +1,6 @@
 /**
- * Transports for a resolved endpoint: the SDK's for remote servers, ../local/stdio-transport.ts (the SDK's framing, our own
- * process handling) for local ones.
+ * Transports for a resolved endpoint: the SDK's for remote servers, ./local/stdio-transport.ts (the SDK's framing, our
+ * own process handling) for local ones, sandboxed where the server's setting says so.
  */
 import {
   type FetchLike,
@@ -9,22 +9,12 @@ import {
   StreamableHTTPClientTransport,
   type Transport,
 } from "@modelcontextprotocol/client";
-import { orphanWatchdog } from "../local/orphan-watchdog.ts";
-import { platformCommand } from "../local/platform-command.ts";
-import { ProcessGroupStdioTransport } from "../local/stdio-transport.ts";
-import type { ResolvedRemote, ResolvedStdio } from "../../config/substitute.ts";
-import type { SandboxPolicy } from "../../sandbox/sandbox-policy.ts";
-import { privateTempDir, sandboxedStart } from "../../sandbox/sandbox-runtime.mjs";
-
-/** A local server's sandbox: its rules, given the private temp dir made for each start. */
-export interface StdioSandbox {
-  server: string;
-  policy(tempDir: string): SandboxPolicy;
-  /** Told the rules of each start, before its process is spawned. */
-  onStart?(policy: SandboxPolicy): void;
-  /** A line the sandbox library recorded for this start (a host its proxy denied). */
-  onViolation?(line: string): void;
-}
+import { orphanWatchdog } from "./local/orphan-watchdog.ts";
+import { platformCommand } from "./local/platform-command.ts";
+import { ProcessGroupStdioTransport } from "./local/stdio-transport.ts";
+import type { ResolvedRemote, ResolvedStdio } from "../config/substitute.ts";
+import { privateTempDir, sandboxedStart } from "../sandbox/sandbox-runtime.mjs";
+import type { StdioSandbox } from "../sandbox/server-sandbox.ts";
 
 export interface StdioHooks {
   onStderrLine(line: string): void;

@@ -1,6 +1,6 @@
 /**
  * The `sandbox` setting of a local server, and the top-level default, as config files write it: `false` (runs with the
- * user's rights), `true` (the defaults of ./sandbox-policy.ts), or rules in the vocabulary of
+ * user's rights), `true` (the defaults of ../sandbox/sandbox-policy.ts), or rules in the vocabulary of
  * `@anthropic-ai/sandbox-runtime` (`filesystem.allowWrite`/`denyRead`/`denyWrite`, `network.allowedDomains`/
  * `deniedDomains`) merged over those defaults, plus `network.allowPackageRegistry`. Pure.
  */
@@ -12,7 +12,7 @@ export interface SandboxRules {
   network: {
     allowedDomains: string[];
     deniedDomains: string[];
-    /** Unset: opened where the command is a package launcher (`npx`, `uvx`, …); see ./sandbox-policy.ts. */
+    /** Unset: opened where the command is a package launcher (`npx`, `uvx`, …); see ../sandbox/sandbox-policy.ts. */
     allowPackageRegistry?: boolean;
   };
 }
