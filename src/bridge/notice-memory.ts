@@ -4,24 +4,11 @@
  * its keys and replaces the file atomically. Remembering must never break startup: an unreadable file reads as
  * nothing told (the notice comes again), and a failed write is only recorded in `error`.
  */
-import { readFile } from "node:fs/promises";
-import { replaceFile, serialised } from "../common/atomic-file.ts";
+import { serialised } from "../common/atomic-file.ts";
 import { errorMessage } from "../common/errors.ts";
-import { isObject } from "../common/values.ts";
+import { readVersioned, writeVersioned } from "../common/versioned-json.ts";
 
 const FILE_VERSION = 1;
-
-function parseTold(text: string): Set<string> {
-  try {
-    const data: unknown = JSON.parse(text);
-    if (isObject(data) && data.version === FILE_VERSION && Array.isArray(data.told)) {
-      return new Set(data.told.filter((key): key is string => typeof key === "string"));
-    }
-  } catch {
-    // Not JSON: as if nothing was told.
-  }
-  return new Set();
-}
 
 export class NoticeMemory {
   private lastError: string | undefined;
@@ -34,11 +21,8 @@ export class NoticeMemory {
   }
 
   private async told(): Promise<Set<string>> {
-    try {
-      return parseTold(await readFile(this.file, "utf8"));
-    } catch {
-      return new Set();
-    }
+    const told = (await readVersioned(this.file, FILE_VERSION))?.told;
+    return new Set(Array.isArray(told) ? told.filter((key): key is string => typeof key === "string") : []);
   }
 
   /** The notices among these not given before, now remembered as given. Never rejects. */
@@ -50,9 +34,7 @@ export class NoticeMemory {
       if (fresh.length === 0) return [];
       for (const notice of fresh) told.add(notice.key);
       try {
-        await replaceFile(this.file, `${JSON.stringify({ version: FILE_VERSION, told: [...told] }, null, 2)}\n`, {
-          mode: 0o600,
-        });
+        await writeVersioned(this.file, FILE_VERSION, { told: [...told] });
         this.lastError = undefined;
       } catch (error) {
         this.lastError = `cannot write ${this.file}: ${errorMessage(error)}`;

@@ -7,13 +7,12 @@
  * and two processes only lose an entry if their writes overlap exactly. A cache must never break startup, so nothing
  * here throws: a missing, unreadable or corrupt file reads as empty, and a failed write is only recorded in `error`.
  */
-import { readFileSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import type { Tool } from "@modelcontextprotocol/client";
-import { replaceFile, serialised } from "../common/atomic-file.ts";
+import { serialised } from "../common/atomic-file.ts";
 import { canonicalJson } from "../common/canonical-json.ts";
 import { errorMessage } from "../common/errors.ts";
 import { isObject } from "../common/values.ts";
+import { readVersioned, readVersionedSync, writeVersioned } from "../common/versioned-json.ts";
 
 export interface CachedTools {
   server: string;
@@ -39,15 +38,9 @@ function isValidEntry(value: unknown): value is CachedTools {
   return value.tools.every((tool) => isObject(tool) && typeof tool.name === "string" && isObject(tool.inputSchema));
 }
 
-function parseCacheText(text: string): Map<string, CachedTools> {
+function parseEntries(data: Record<string, unknown> | undefined): Map<string, CachedTools> {
   const entries = new Map<string, CachedTools>();
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    return entries;
-  }
-  if (!isObject(data) || data.version !== FILE_VERSION || !isObject(data.entries)) return entries;
+  if (!isObject(data?.entries)) return entries;
   for (const [key, entry] of Object.entries(data.entries)) {
     if (!isValidEntry(entry)) continue;
     const protocolVersion = typeof entry.protocolVersion === "string" ? entry.protocolVersion : undefined;
@@ -113,25 +106,13 @@ export class ToolCache {
   }
 
   private readSync(): Map<string, CachedTools> {
-    try {
-      return parseCacheText(readFileSync(this.file, "utf8"));
-    } catch {
-      return new Map();
-    }
-  }
-
-  private async readAsync(): Promise<Map<string, CachedTools>> {
-    try {
-      return parseCacheText(await readFile(this.file, "utf8"));
-    } catch {
-      return new Map();
-    }
+    return parseEntries(readVersionedSync(this.file, FILE_VERSION));
   }
 
   private async write(key: string, stored: CachedTools): Promise<void> {
     try {
       // Re-read right before writing: another pi process may have added entries since this one last looked.
-      const entries = await this.readAsync();
+      const entries = parseEntries(await readVersioned(this.file, FILE_VERSION));
       const existing = entries.get(key);
       const unchanged =
         existing !== undefined &&
@@ -144,7 +125,7 @@ export class ToolCache {
       }
       entries.set(key, stored);
       this.evict(entries, key);
-      await this.writeAtomically(entries);
+      await writeVersioned(this.file, FILE_VERSION, { entries: Object.fromEntries(entries) }, 0);
       this.lastError = undefined;
       this.commit(key, stored, entries);
     } catch (error) {
@@ -169,10 +150,5 @@ export class ToolCache {
       ([ka, a], [kb, b]) => savedTime(b) - savedTime(a) || Number(kb === keep) - Number(ka === keep),
     );
     for (const [key] of byAge.slice(this.maxEntries)) entries.delete(key);
-  }
-
-  private writeAtomically(entries: Map<string, CachedTools>): Promise<void> {
-    const text = `${JSON.stringify({ version: FILE_VERSION, entries: Object.fromEntries(entries) })}\n`;
-    return replaceFile(this.file, text, { mode: 0o600 });
   }
 }

@@ -5,10 +5,10 @@
  * project's servers, and replaces the file atomically.
  */
 import { realpathSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import * as path from "node:path";
-import { replaceFile, serialised } from "../common/atomic-file.ts";
+import { serialised } from "../common/atomic-file.ts";
 import { isObject } from "../common/values.ts";
+import { readVersioned, writeVersioned } from "../common/versioned-json.ts";
 import type { TrustAnswer, TrustRecord } from "./trust-rules.ts";
 
 const FILE_VERSION = 1;
@@ -39,36 +39,26 @@ function parseAnswers(value: unknown): Map<string, TrustAnswer> {
 }
 
 /** What the file holds; anything unreadable reads as no answers (every server is then asked about again). */
-function parseStore(text: string): Projects {
+function parseStore(data: Record<string, unknown> | undefined): Projects {
   const projects: Projects = new Map();
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    return projects;
-  }
-  if (!isObject(data) || data.version !== FILE_VERSION || !isObject(data.projects)) return projects;
+  if (!isObject(data?.projects)) return projects;
   for (const [key, servers] of Object.entries(data.projects)) projects.set(key, parseAnswers(servers));
   return projects;
 }
 
-function storeText(projects: Projects): string {
+function storedProjects(projects: Projects): Record<string, Record<string, TrustAnswer>> {
   // Null-prototype objects: a server or directory named `__proto__` is stored as a plain key.
   const out: Record<string, Record<string, TrustAnswer>> = Object.create(null);
   for (const [key, answers] of projects)
     out[key] = Object.assign(Object.create(null) as Record<string, TrustAnswer>, Object.fromEntries(answers));
-  return `${JSON.stringify({ version: FILE_VERSION, projects: out }, null, 2)}\n`;
+  return out;
 }
 
 export class TrustStore {
   constructor(readonly file: string) {}
 
   private async readAll(): Promise<Projects> {
-    try {
-      return parseStore(await readFile(this.file, "utf8"));
-    } catch {
-      return new Map();
-    }
+    return parseStore(await readVersioned(this.file, FILE_VERSION));
   }
 
   /** The answers given for the project at `projectRoot`. Never throws. */
@@ -94,7 +84,7 @@ export class TrustStore {
       if (answers.size === 0) return;
       for (const [name, answer] of answers) merged.set(name, answer);
       projects.set(key, merged);
-      await replaceFile(this.file, storeText(projects), { mode: 0o600 });
+      await writeVersioned(this.file, FILE_VERSION, { projects: storedProjects(projects) });
     });
   }
 }
