@@ -5,9 +5,10 @@
  * in a child process, so it can be killed mid-task and started again on the same port and task directory.
  */
 import assert from "node:assert/strict";
-import { readdirSync, writeFileSync } from "node:fs";
+import { readdirSync, realpathSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
+import { pathToFileURL } from "node:url";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
@@ -146,5 +147,11 @@ describe("a 2026-07-28 server and a 2025-11-25 server in one pi session", { time
       1,
       "one task: followed by its id, not started over",
     );
+  });
+
+  test("a task that asks for the roots (`input_required`) gets the project root, as every server is offered it", async () => {
+    const [result] = await modelCalls(["mcp_modern_long_job", { steps: 1, stepMs: 10, ask: "roots" }]);
+    assert.equal(result!.isError, false, text(result));
+    assert.match(text(result), new RegExp(`roots: ${pathToFileURL(realpathSync(project.dir)).href}$`));
   });
 });

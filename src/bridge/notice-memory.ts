@@ -20,16 +20,12 @@ export class NoticeMemory {
     return this.lastError;
   }
 
-  private async told(): Promise<Set<string>> {
-    const told = (await readVersioned(this.file, FILE_VERSION))?.told;
-    return new Set(Array.isArray(told) ? told.filter((key): key is string => typeof key === "string") : []);
-  }
-
   /** The notices among these not given before, now remembered as given. Never rejects. */
   firstTime<T extends { key: string }>(notices: readonly T[]): Promise<T[]> {
     if (notices.length === 0) return Promise.resolve([]);
     return serialised(this.file, async () => {
-      const told = await this.told();
+      const stored = (await readVersioned(this.file, FILE_VERSION))?.told;
+      const told = new Set(Array.isArray(stored) ? stored.filter((key): key is string => typeof key === "string") : []);
       const fresh = notices.filter((notice) => !told.has(notice.key));
       if (fresh.length === 0) return [];
       for (const notice of fresh) told.add(notice.key);

@@ -36,7 +36,7 @@ import { credentialsRefused, type FreshHeaders } from "./fresh-headers.ts";
 import type { HealthStatus, HealthTracker } from "./health.ts";
 import { LifecycleReport } from "./lifecycle-report.ts";
 import type { LiveSession, RequestOptions, Run } from "./live-session.ts";
-import type { ClientFeatures, ServerChange } from "./mcp-client.ts";
+import { type ClientFeatures, directoryRoot, type ServerChange } from "./mcp-client.ts";
 import { type CallOptions, lostCause, requestOptions, safeToRepeat, sendAgain } from "./request-recovery.ts";
 import { SessionOpener, type SessionOpenerOptions } from "./session-opener.ts";
 import type { RefusalRecord } from "../sandbox/refusal-record.ts";
@@ -88,11 +88,15 @@ export class ServerConnection {
   private readonly auth: ServerAuth;
   private readonly opener: SessionOpener;
   private readonly lifecycle: ConnectionLifecycle;
+  /** What the client answers the server, at the handshake and in a task's questions alike. */
+  private readonly features: ClientFeatures;
 
   constructor(
     readonly config: ServerConfig,
     private readonly options: ConnectionOptions,
   ) {
+    // Roots for every server (some list a tool only for a client with roots), in a task's questions too.
+    this.features = { roots: () => [directoryRoot(options.projectRoot)], ...options.features };
     this.report = new LifecycleReport(config, { ...options, redactor: this.redactor }, () => this.status);
     this.toolList = new ServerToolList(config.limits);
     const { authStore: store, env, signIn, signInTimeoutMs } = options;
@@ -104,7 +108,7 @@ export class ServerConnection {
     });
     this.opener = new SessionOpener(config, {
       ...options,
-      features: options.features ?? {},
+      features: this.features,
       auth: this.auth,
       report,
       redactor: this.redactor,
@@ -256,7 +260,7 @@ export class ServerConnection {
   /** Calls a tool by its MCP name, through `withSession`; its outcome is logged and counted. */
   callTool(toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
     const definition = this.toolList.definition(toolName);
-    const call = toolCallRun(this.toolList.serverName(toolName), args, definition, this.options.features ?? {});
+    const call = toolCallRun(this.toolList.serverName(toolName), args, definition, this.features);
     const safe = safeToRepeat(toolName, definition?.annotations, this.config.resendAfterDrop);
     // A call that follows a task by its id goes on with the work when it runs again: it does not repeat it.
     const repeatable = () => safe || call.followsTask();
@@ -349,7 +353,7 @@ export class ServerConnection {
       });
     }
     const elicited = error instanceof UrlElicitationRequiredError && !signal?.aborted;
-    if (elicited && (await this.options.features?.urlElicitationRequired?.(error.elicitations)))
+    if (elicited && (await this.features.urlElicitationRequired?.(error.elicitations)))
       return again(this.lifecycle.live ?? (await this.lifecycle.ready(what, signal)));
     if (this.auth.canSignInAfter(error, signal)) {
       // The tokens stopped working and refreshing them did not help: sign in again (if someone can), then retry.

@@ -30,7 +30,7 @@ import { type ErrorContext, permanentLaunchFailure } from "./error-messages.ts";
 import type { LifecycleReport } from "./lifecycle-report.ts";
 import { LiveSession, type LiveSessionOptions, type SessionEvents } from "./live-session.ts";
 import { floodMessage } from "./notification-bound.ts";
-import { type ClientFeatures, type ClientInfo, directoryRoot } from "./mcp-client.ts";
+import type { ClientFeatures, ClientInfo } from "./mcp-client.ts";
 import { ClosedBeforeAnswer } from "./local/server-started.ts";
 import { FreshHeaders, rereadableHeaders } from "./fresh-headers.ts";
 import type { SharedState } from "./hub/hub-transport.ts";
@@ -45,7 +45,7 @@ export interface SessionOpenerOptions {
   projectRoot: string;
   env: Environment;
   clientInfo: ClientInfo;
-  /** What the client answers; roots default to the project root. */
+  /** What the client answers. */
   features: ClientFeatures;
   auth: ServerAuth;
   report: LifecycleReport;
@@ -189,9 +189,7 @@ export class SessionOpener {
     const { auth } = this.options;
     // OAuth adds its secrets (client secret, tokens, codes) to the redactor itself, as it meets them.
     const sessionAuth = endpoint.kind === "stdio" ? undefined : auth.prepare(endpoint.url, clientSecret);
-    const { clientInfo, projectRoot } = this.options;
-    // Roots for every server, so it lists the same tools wherever pi runs (some list a tool only for a client with roots).
-    const features: ClientFeatures = { roots: () => [directoryRoot(projectRoot)], ...this.options.features };
+    const { clientInfo, features } = this.options;
     const { limits, protocol } = this.config;
     const box = endpoint.kind === "stdio" ? this.options.sandbox?.(endpoint) : undefined;
     // Its stderr is read for refusals against the rules it runs under now, and none where it runs unsandboxed.
