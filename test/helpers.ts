@@ -27,6 +27,15 @@ export const EVERYTHING_SERVER = path.join(
   "index.js",
 );
 
+export const FILESYSTEM_SERVER = path.join(
+  REPO_ROOT,
+  "node_modules",
+  "@modelcontextprotocol",
+  "server-filesystem",
+  "dist",
+  "index.js",
+);
+
 export type FixtureMode =
   | "normal"
   | "crash-on-start"
@@ -66,7 +75,7 @@ export async function trustProjectServers(projectRoot: string, agentDir: string)
   await new TrustStore(trustFile(agentDir)).save(projectRoot, withAnswer(new Map(), servers.filter(needsTrust), true));
 }
 
-const TEST_SOURCE: ConfigSource = { scope: "project", path: "/test/.pi/mcp.json" };
+export const TEST_SOURCE: ConfigSource = { scope: "project", path: "/test/.pi/mcp.json" };
 
 /** Reconnect delays short enough for tests; the real schedule is unit-tested in lib.test.ts. */
 export const FAST_RECONNECT = { initialDelay: 20, maxDelay: 200 };

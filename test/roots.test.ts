@@ -1,7 +1,8 @@
 /**
  * Roots: every server is offered the project root as a `file://` root, and told when the roots change. Checked with
  * the fixture server (which asks for the roots itself) and with the MCP project's reference server, which lists its
- * `get-roots-list` tool only to a client that declares roots.
+ * `get-roots-list` tool only to a client that declares roots, and with its filesystem server, which works in the roots it
+ * is given instead of the directories on its command line unless its entry says `"roots": false`.
  */
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -9,10 +10,22 @@ import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, test } from "node:test";
 import type { Root } from "@modelcontextprotocol/sdk/types.js";
+import type { ServerConnection } from "../src/connection/server-connection.ts";
 import type { LogRecord } from "../src/common/log-file.ts";
 import { McpBridge } from "../src/bridge/mcp-bridge.ts";
+import { validateServerEntry } from "../src/config/validate/entry.ts";
+import { describeForTrust, trustFingerprint } from "../src/trust/trust-rules.ts";
 import { clientCapabilities, directoryRoot } from "../src/connection/mcp-client.ts";
-import { connectionFor, EVERYTHING_SERVER, fixtureEntry, readLog, tempDir, waitFor } from "./helpers.ts";
+import {
+  connectionFor,
+  EVERYTHING_SERVER,
+  FILESYSTEM_SERVER,
+  fixtureEntry,
+  readLog,
+  TEST_SOURCE,
+  tempDir,
+  waitFor,
+} from "./helpers.ts";
 import { runTool, toolsOf } from "./pi-tools.ts";
 
 function textOf(result: { content: Array<{ type: string; text?: string }> }): string {
@@ -125,6 +138,58 @@ describe("roots", { timeout: 120_000 }, () => {
     } finally {
       await connection.close();
       project.cleanup();
+    }
+  });
+
+  test('`"roots": false`: true or false only; part of what a project server is trusted with', () => {
+    const entry = { command: "node", args: ["server.js", "/srv/notes"] };
+    const read = (roots: unknown) => validateServerEntry("fs", { ...entry, roots }, TEST_SOURCE);
+    assert.equal(read(false).config?.roots, false);
+    assert.equal(read(true).config?.roots, undefined);
+    assert.deepEqual(read("none").errors, [
+      "`roots` must be true (the server is offered the project root, the default) or false (no roots)",
+    ]);
+    // Without roots the server works where its arguments say, not in the project: trusting it again is asked.
+    assert.notEqual(trustFingerprint(read(false).config!), trustFingerprint(read(undefined).config!));
+    assert.equal(trustFingerprint(read(true).config!), trustFingerprint(read(undefined).config!));
+    assert.ok(describeForTrust(read(false).config!).some((line) => /not offered the project as its root/.test(line)));
+  });
+
+  test('the filesystem server serves the project when offered it, and the directory its entry names with `"roots": false`', async () => {
+    const project = tempDir("mcp-bridge-roots-project-");
+    const notes = tempDir("mcp-bridge-roots-notes-");
+    writeFileSync(path.join(notes.dir, "note.txt"), "from the notes");
+    const entry = { command: process.execPath, args: [FILESYSTEM_SERVER, notes.dir] };
+    const offered = connectionFor("fs", entry, { projectRoot: project.dir });
+    const records: LogRecord[] = [];
+    const logger = { log: (r: LogRecord) => records.push(r) };
+    const own = connectionFor("fs", { ...entry, roots: false }, { projectRoot: project.dir, logger });
+    const allowed = async (connection: ServerConnection) =>
+      (await runTool(toolsOf(connection).get("mcp_fs_list_allowed_directories"))).text;
+    try {
+      await Promise.all([offered.connect(), own.connect()]);
+      // The server asks for the roots once the handshake is done, and then replaces its own directories with them.
+      let offeredDirs = "";
+      await waitFor(
+        async () => (offeredDirs = await allowed(offered)).includes(project.dir),
+        "the project as its root",
+      );
+      assert.doesNotMatch(offeredDirs, new RegExp(path.basename(notes.dir)));
+      assert.match(await allowed(own), new RegExp(`^Allowed directories:\n${notes.dir}$`));
+      const { text } = await runTool(toolsOf(own).get("mcp_fs_read_text_file"), {
+        path: path.join(notes.dir, "note.txt"),
+      });
+      assert.equal(text, "from the notes");
+      // A server offered no roots is not told they changed.
+      await own.rootsChanged();
+      assert.deepEqual(
+        records.filter((r) => r.event === "roots.notify.failed"),
+        [],
+      );
+    } finally {
+      await Promise.all([offered.close(), own.close()]);
+      project.cleanup();
+      notes.cleanup();
     }
   });
 });

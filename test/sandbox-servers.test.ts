@@ -12,18 +12,9 @@ import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { within } from "../src/common/wait.ts";
 import { EXIT_PATHS, startDoubleForkPi } from "./double-fork-pi.ts";
-import { commandLine, REPO_ROOT, restoreEnv, tempDir, waitFor } from "./helpers.ts";
+import { commandLine, FILESYSTEM_SERVER, REPO_ROOT, restoreEnv, tempDir, waitFor } from "./helpers.ts";
 import { callOnceInPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
-
-const FILESYSTEM_SERVER = path.join(
-  REPO_ROOT,
-  "node_modules",
-  "@modelcontextprotocol",
-  "server-filesystem",
-  "dist",
-  "index.js",
-);
 
 describe(`sandboxed reference servers in pi ${PI_LINE}`, { timeout: 300_000 }, () => {
   const home = tempDir("mcp-bridge-sandbox-servers-home-");

@@ -92,6 +92,8 @@ export interface ServerConfig {
   toolExposure: ToolExposureRule[];
   /** Whether the server may have pi's model answer it (`sampling/createMessage`): asking the user each time, or not. */
   sampling: SamplingMode;
+  /** `false`: the server is offered no roots (not the project root), and works where its own configuration says. */
+  roots?: false;
   /** OAuth for a remote server; undefined when it is off (a local server, `"auth": false`, or a static Authorization header). */
   oauth?: OAuthSettings;
   /** What the server may send before the bridge refuses it. */

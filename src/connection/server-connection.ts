@@ -95,8 +95,10 @@ export class ServerConnection {
     readonly config: ServerConfig,
     private readonly options: ConnectionOptions,
   ) {
-    // Roots for every server (some list a tool only for a client with roots), in a task's questions too.
-    this.features = { roots: () => [directoryRoot(options.projectRoot)], ...options.features };
+    // Roots for every server (some list a tool only for a client with roots), in a task's questions too; none for one
+    // whose entry says `"roots": false`.
+    const { roots = () => [directoryRoot(options.projectRoot)], ...features } = options.features ?? {};
+    this.features = config.roots === false ? features : { ...features, roots };
     this.report = new LifecycleReport(config, { ...options, redactor: this.redactor }, () => this.status);
     this.toolList = new ServerToolList(config.limits);
     const { authStore: store, env, signIn, signInTimeoutMs } = options;
@@ -205,6 +207,7 @@ export class ServerConnection {
 
   /** Tells the live session, if any, that the roots changed (the server asks for them again). Never throws. */
   async rootsChanged(): Promise<void> {
+    if (!this.features.roots) return;
     await this.lifecycle.live
       ?.rootsChanged()
       .catch((error: unknown) =>

@@ -33,15 +33,8 @@ export interface SharedTool {
   servers: string[];
 }
 
-/** An MCP tool pi has, as tool search reads it. */
-interface ListedTool {
-  /** The name the model sees. */
-  name: string;
-  server: string;
-  /** The tool's name on its MCP server. */
-  originalName: string;
-  title?: string;
-  description: string;
+/** An MCP tool pi has, as tool search reads it: the index's names and texts, and its input schema. */
+interface ListedTool extends Pick<SearchableTool, "name" | "server" | "originalName" | "title" | "description"> {
   inputSchema: Tool["inputSchema"];
 }
 

@@ -44,8 +44,9 @@ export function needsTrust(config: ServerConfig): boolean {
  * What the user agrees to: everything that decides what runs and where data goes — command, arguments, working
  * directory, environment, transport, URL, headers, OAuth endpoints and client, which of its tools run without asking
  * (`autoApprove`, `autoApproveReadOnly`) or are sent again after a dropped connection (`resendAfterDrop`), the
- * sandbox it asks for (`sandbox`), and what the model is told it is for (`description`) — as written, with `${VAR}`
- * names and never their values (so a changed variable does not ask again, and no secret is hashed into a file).
+ * sandbox it asks for (`sandbox`), whether it is offered the project root (`roots`), and what the model is told it is
+ * for (`description`) — as written, with `${VAR}` names and never their values (so a changed variable does not ask
+ * again, and no secret is hashed into a file).
  * Timeouts, `lazy`, `prefix` and `enabled` change none of that.
  */
 export function trustFingerprint(config: ServerConfig): string {
@@ -78,6 +79,8 @@ function fingerprintOf(config: ServerConfig): string {
   // written: a project that widens its rules (`allowWrite`, `allowedDomains`) or drops them for `false` changes the
   // definition and is asked about again — also by a user who trusted it sandboxed, since the rules widen that sandbox.
   const sandbox = config.sandbox === false ? undefined : config.sandbox;
+  // No roots lets a server work where its own arguments say instead of in the project (the filesystem server does).
+  const { roots } = config;
   // A shared server outlives the session, and other projects' sessions use it: that is trusted in so many words too.
   const shared = config.shared ? true : undefined;
   return canonicalHash({
@@ -96,6 +99,7 @@ function fingerprintOf(config: ServerConfig): string {
     resendAfterDrop,
     sandbox,
     shared,
+    roots,
   });
 }
 
@@ -241,6 +245,7 @@ export function describeForTrust(config: ServerConfig): string[] {
     lines.push(`sent again after a dropped connection, though it may have run: ${config.resendAfterDrop.join(", ")}`);
   if (config.sampling === "allow") lines.push("may have your model answer it without asking (sampling)");
   if (config.description) lines.push(`tells the model: ${config.description}`);
+  if (config.roots === false) lines.push("is not offered the project as its root: it works where its arguments say");
   const sandbox = sandboxLine(config.sandbox);
   if (sandbox) lines.push(sandbox);
   const vars = configVarRefs(config);

@@ -58,7 +58,7 @@ export function validateServerEntry(
   const { timeout, lazy, retry, healthCheckInterval, pingTimeout, shared } = lifecycle;
   // A `timeout` in pi 1.x's seconds is the request deadline too, unless `requestTimeout` says otherwise.
   const requestTimeout = lifecycle.requestTimeout ?? usage.requestTimeout;
-  const { enabled, prefix, autoApprove, autoApproveReadOnly, resendAfterDrop, description, sampling } = usage;
+  const { enabled, prefix, autoApprove, autoApproveReadOnly, resendAfterDrop, description, sampling, roots } = usage;
   return {
     config: {
       name,
@@ -86,6 +86,7 @@ export function validateServerEntry(
       autoApproveReadOnly,
       resendAfterDrop,
       sampling,
+      roots,
       exposure,
       toolExposure,
       oauth,

@@ -2,7 +2,8 @@
  * The fields that say how the agent uses a server: whether at all (`enabled`, `disabled`), under which tool names
  * (`prefix`), how long one call may wait (`requestTimeout`), which tools run without asking (`autoApprove`,
  * `autoApproveReadOnly`), which are sent again after a dropped connection (`resendAfterDrop`), whether it may have pi's
- * model answer it (`sampling`), and what it is for (`description`, for the model). Also the warning for `envFile`,
+ * model answer it (`sampling`), whether it is offered the project root (`roots`), and what it is for (`description`,
+ * for the model). Also the warning for `envFile`,
  * which is not read.
  */
 import type { JsonObject } from "../../common/values.ts";
@@ -20,6 +21,7 @@ export type Usage = Pick<
   | "resendAfterDrop"
   | "description"
   | "sampling"
+  | "roots"
 >;
 
 /** The longest `description`: it goes into the model's system prompt on every turn. */
@@ -55,9 +57,16 @@ export function validateUsage(entry: JsonObject, errors: string[], warnings: str
     else errors.push('`sampling` must be "ask", "allow" or "off"');
   }
 
+  if (entry.roots !== undefined && typeof entry.roots !== "boolean")
+    errors.push("`roots` must be true (the server is offered the project root, the default) or false (no roots)");
+  const roots = entry.roots === false ? false : undefined;
+
   if (entry.envFile !== undefined)
     warnings.push("`envFile` is not supported and is ignored; list the variables under `env`");
-  return { requestTimeout, enabled, prefix, autoApprove, autoApproveReadOnly, resendAfterDrop, description, sampling };
+  return {
+    ...{ requestTimeout, enabled, prefix, autoApprove, autoApproveReadOnly, resendAfterDrop, description, sampling },
+    roots,
+  };
 }
 
 /** `description`: one short line of plain text saying what the server is for. */

@@ -168,30 +168,14 @@ export async function callToolAsTask(
   params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> },
   options: ToolTaskOptions,
 ): Promise<CallToolResult> {
-  const run: Run = {
-    client,
-    dialect: options.dialect ?? dialectOfVersion(client.getNegotiatedProtocolVersion()),
-    options,
-    deadline: Date.now() + options.timeoutMs,
-  };
+  const run = startRun(client, options);
+  const call = run.dialect === "extension" ? markTaskCall(client, params._meta) : undefined;
+  const sent = call ? { ...params, _meta: call.meta } : withTaskParam(params, options.ttlMs);
   let answer: unknown;
-  if (run.dialect === "extension") {
-    const call = markTaskCall(client, params._meta);
-    try {
-      answer = await client.request(
-        { method: "tools/call", params: { ...params, _meta: call.meta } },
-        ANY_RESULT,
-        requestOptions(run),
-      );
-    } finally {
-      answer = call.takeTask() ?? answer;
-    }
-  } else {
-    answer = await client.request(
-      { method: "tools/call", params: withTaskParam(params, options.ttlMs) },
-      ANY_RESULT,
-      requestOptions(run),
-    );
+  try {
+    answer = await client.request({ method: "tools/call", params: sent }, ANY_RESULT, requestOptions(run));
+  } finally {
+    answer = call?.takeTask() ?? answer;
   }
   const creation = parseCreation(answer);
   if (!creation) throw new Error(`the server answered tools/call ${params.name} with neither a task nor a tool result`);
@@ -202,13 +186,13 @@ export async function callToolAsTask(
 
 /** Follows a task made earlier (possibly by another connection, before a restart) to its result. */
 export function resumeToolTask(client: Client, taskId: string, options: ToolTaskOptions): Promise<CallToolResult> {
-  const run: Run = {
-    client,
-    dialect: options.dialect ?? dialectOfVersion(client.getNegotiatedProtocolVersion()),
-    options,
-    deadline: Date.now() + options.timeoutMs,
-  };
-  return follow(run, taskId, undefined);
+  return follow(startRun(client, options), taskId, undefined);
+}
+
+/** A call's run: in the dialect of the negotiated revision unless told, within its own deadline from now. */
+function startRun(client: Client, options: ToolTaskOptions): Run {
+  const dialect = options.dialect ?? dialectOfVersion(client.getNegotiatedProtocolVersion());
+  return { client, dialect, options, deadline: Date.now() + options.timeoutMs };
 }
 
 async function follow(run: Run, taskId: string, first: DetailedTask | undefined): Promise<CallToolResult> {
