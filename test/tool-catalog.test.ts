@@ -206,6 +206,16 @@ describe(
       const after = model.requests[before + 1];
       assert.ok(toolsOf(after, "github").includes("mcp_github_fork_repository"), "the search's match");
       assert.ok(toolsOf(after, "memory").includes("mcp_memory_search_nodes"), "the named tool");
+
+      // A pi name among other words (a request copied with its tool's name) is that tool, first; the rest is searched.
+      const mixed = model.requests.length;
+      model.script([
+        { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "mcp_github_get_file_contents README.md" } }] },
+        { text: "done" },
+      ]);
+      await pi.session.prompt("and more");
+      assert.match(searchAnswers(pi).at(-1) ?? "", /call them by name:\n- mcp_github_get_file_contents /);
+      assert.ok(toolsOf(model.requests[mixed + 1], "github").includes("mcp_github_get_file_contents"));
     });
 
     test("/mcp list counts a deferred server's line of the catalog as what it adds to each request", async () => {

@@ -86,7 +86,7 @@ export class ToolCache {
   get(key: string): CachedTools | undefined {
     const pending = this.pending.get(key);
     if (pending) return pending;
-    if (!this.snapshot) this.snapshot = this.readSync();
+    if (!this.snapshot) this.snapshot = parseEntries(readVersionedSync(this.file, FILE_VERSION));
     return this.snapshot.get(key);
   }
 
@@ -103,10 +103,6 @@ export class ToolCache {
     this.pending.set(key, stored);
     // One write at a time per file in this process, each reading what the one before it wrote.
     return serialised(this.file, () => this.write(key, stored));
-  }
-
-  private readSync(): Map<string, CachedTools> {
-    return parseEntries(readVersionedSync(this.file, FILE_VERSION));
   }
 
   private async write(key: string, stored: CachedTools): Promise<void> {
@@ -131,7 +127,7 @@ export class ToolCache {
     } catch (error) {
       this.lastError = `cannot write tool cache ${this.file}: ${errorMessage(error)}`;
       // Keep serving the entry from memory for the rest of this process.
-      const entries = this.snapshot ?? this.readSync();
+      const entries = this.snapshot ?? parseEntries(readVersionedSync(this.file, FILE_VERSION));
       entries.set(key, stored);
       this.commit(key, stored, entries);
     }

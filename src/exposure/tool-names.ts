@@ -1,7 +1,7 @@
 /**
  * Which deferred tools the model means when it names them to `tool_search`: the pi name (`mcp_github_create_issue`),
  * `server/tool`, or the tool's own name as the system prompt's catalog lists it, where only one deferred server has a
- * tool of that name. A query made of such names alone is read as names. Pure.
+ * tool of that name. A query made of such names alone is read as names; in a longer one, the pi names. Pure.
  */
 import { editDistance } from "../common/text.ts";
 import type { SearchableTool } from "./tool-search-index.ts";
@@ -46,14 +46,19 @@ export function resolveNames(names: readonly string[], tools: readonly Searchabl
   return out;
 }
 
-/** The names a query consists of, when every word of it (split at spaces and commas) names a deferred tool. */
-export function queryAsNames(query: string, tools: readonly SearchableTool[]): string[] | undefined {
+/**
+ * The tool names in a query, and the rest to search: all its words when each names a deferred tool, else the words
+ * that are a tool's pi name or `server/tool` (forms that name one tool, never a plain word).
+ */
+export function namesInQuery(query: string, tools: readonly SearchableTool[]): { names: string[]; rest: string } {
   const words = query
     .split(/[\s,]+/)
     .map(cleaned)
     .filter(Boolean);
-  if (words.length === 0 || words.length > MAX_NAMED_TOOLS) return undefined;
-  return words.every((word) => matches(word, tools).length > 0) ? words : undefined;
+  if (words.length > 0 && words.length <= MAX_NAMED_TOOLS && words.every((word) => matches(word, tools).length > 0))
+    return { names: words, rest: "" };
+  const names = words.filter((word) => tools.some((tool) => tool.name === word || qualifiedName(tool) === word));
+  return { names, rest: names.reduce((text, name) => text.replace(name, " "), query) };
 }
 
 /** The tools whose names are within a few edits of an unknown name, nearest first. */

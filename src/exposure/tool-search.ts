@@ -10,7 +10,7 @@ import type { Tool } from "@modelcontextprotocol/client";
 import { definitionChars, type ModelFacingTool, type ToolWire } from "./definition-cost.ts";
 import { type SearchableTool, searchableTool, ToolSearchIndex } from "./tool-search-index.ts";
 import type { CatalogGroup } from "./tool-catalog.ts";
-import { nearestByName, qualifiedName, queryAsNames, resolveNames } from "./tool-names.ts";
+import { namesInQuery, nearestByName, qualifiedName, resolveNames } from "./tool-names.ts";
 import {
   DEFAULT_SEARCH_LIMIT,
   type DeferredServer,
@@ -135,9 +135,8 @@ export class ToolSearch {
    */
   search(query: string, limit: number, names: readonly string[] = []): { text: string; loaded: ToolRef[] } {
     const all = this.index.names().map((name) => this.index.get(name)!);
-    const asNames = queryAsNames(query, all);
-    const words = asNames ? "" : query;
-    const named = resolveNames([...names, ...(asNames ?? [])], all);
+    const { names: inQuery, rest: words } = namesInQuery(query, all);
+    const named = resolveNames([...names, ...inQuery], all);
     const problems: NameProblems = {
       unknown: named.unknown.map((name) => ({ name, nearest: this.nearest(name, all) })),
       ambiguous: named.ambiguous,
