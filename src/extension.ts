@@ -227,9 +227,13 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     events: emit,
   });
   // Each server's prompts as `/mcp:<server>:<prompt>` commands, registered as they arrive.
+  const turnEnds: Array<() => void> = [];
+  const endTurns = () => turnEnds.splice(0).forEach((ended) => ended());
+  pi.on("agent_end", endTurns);
   const promptCommands = new PromptCommands({
     registerCommand: (name, options) => pi.registerCommand(name, options),
     sendUserMessage: (content, options) => pi.sendUserMessage(content, options),
+    nextTurnEnd: () => new Promise((resolve) => turnEnds.push(resolve)),
     connection: (server) => bridge.connection(server),
     // The TUI builds its list of commands once; a command that arrives later needs it built again.
     commandsAdded: () => sessionCtx?.hasUI && sessionCtx.ui.addAutocompleteProvider((provider) => provider),
@@ -421,6 +425,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   });
   pi.on("session_shutdown", async (event) => {
     exitGuard.release();
+    endTurns();
     await bridge.shutdown();
     await stopTelemetry(TELEMETRY_FLUSH_MS);
     pi.events.emit("mcp.metrics", { servers: bridge.metrics() });

@@ -306,7 +306,7 @@ describe("prompt commands without a UI", { timeout: 120_000 }, () => {
     agentDir.cleanup();
   });
 
-  test("a missing required argument is an error naming it, and nothing is sent", async () => {
+  test("a missing required argument is an error naming it, and nothing is sent; a complete command ends with its turn", async () => {
     const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
     try {
       await pi.session.bindExtensions({});
@@ -322,6 +322,13 @@ describe("prompt commands without a UI", { timeout: 120_000 }, () => {
         "/mcp:everything:args-prompt: missing required argument city (give them as name=value).",
       ]);
       assert.equal(pi.session.messages.length, 0);
+
+      // Without a UI the command ends with the turn it starts, as a typed prompt does: print mode prints its answer.
+      pi.faux.setResponses([fauxAssistantMessage("the answer")]);
+      await pi.session.prompt("/mcp:everything:simple-prompt");
+      const last = pi.session.messages.at(-1) as { role: string; content: Array<{ text?: string }> } | undefined;
+      assert.equal(last?.role, "assistant");
+      assert.equal(last?.content[0]?.text, "the answer");
     } finally {
       await pi.close();
     }

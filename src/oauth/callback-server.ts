@@ -122,9 +122,7 @@ function redirectParams(url: string | URL): URLSearchParams {
   if (url instanceof URL) return url.searchParams;
   const text = url.trim();
   if (text.startsWith("?") || /^[^\s/:?#]+=/.test(text)) return new URLSearchParams(text);
-  for (const candidate of [text, `http://${text}`]) {
-    if (URL.canParse(candidate)) return new URL(candidate).searchParams;
-  }
+  for (const candidate of [text, `http://${text}`]) if (URL.canParse(candidate)) return new URL(candidate).searchParams;
   throw invalidRedirect();
 }
 

@@ -45,6 +45,8 @@ export interface PromptCommandsDeps {
   registerCommand(name: string, options: CommandOptions): void;
   /** pi's `sendUserMessage`: starts a turn, or follows the current one up. */
   sendUserMessage(content: PiContent[], options?: { deliverAs: "followUp" }): void;
+  /** Settles when the next run of the agent ends (pi's `agent_end`), or pi's session does. */
+  nextTurnEnd?(): Promise<void>;
   /** A configured server's connection by its name. */
   connection(server: string): ServerConnection | undefined;
   /** Commands were added after pi built its list of them (the TUI's autocomplete): have it build the list again. */
@@ -268,7 +270,13 @@ export class PromptCommands {
       command: command.name,
       provenance: command.provenance,
     });
-    this.deps.sendUserMessage(content, ctx.isIdle() ? undefined : { deliverAs: "followUp" });
+    const idle = ctx.isIdle();
+    // Without a UI (print mode, an embedding) the caller's prompt ends with this command, and print mode exits then:
+    // the command ends with the turn it starts, as a typed prompt does, where pi can start one (a model with a key).
+    const startable = idle && !ctx.hasUI && ctx.model !== undefined && ctx.modelRegistry.hasConfiguredAuth(ctx.model);
+    const ended = startable ? this.deps.nextTurnEnd?.() : undefined;
+    this.deps.sendUserMessage(content, idle ? undefined : { deliverAs: "followUp" });
+    await ended;
   }
 }
 

@@ -58,8 +58,6 @@ export function toolsHint(names: readonly string[]): string {
 
 function commonPrefix(names: readonly string[]): string {
   let prefix = names[0] ?? "";
-  for (const name of names) {
-    while (!name.startsWith(prefix)) prefix = prefix.slice(0, -1);
-  }
+  for (const name of names) while (!name.startsWith(prefix)) prefix = prefix.slice(0, -1);
   return prefix;
 }

@@ -30,15 +30,8 @@ export const MAX_DESCRIPTION_CHARS = 200;
 export function validateUsage(entry: JsonObject, errors: string[], warnings: string[]): Usage {
   const requestTimeout = positiveMs(entry.requestTimeout, "requestTimeout", DEFAULT_REQUEST_TIMEOUT_MS, errors);
 
-  let enabled = true;
-  if (entry.enabled !== undefined) {
-    if (typeof entry.enabled !== "boolean") errors.push("`enabled` must be true or false");
-    else enabled = entry.enabled;
-  }
-  if (entry.disabled !== undefined) {
-    if (typeof entry.disabled !== "boolean") errors.push("`disabled` must be true or false");
-    else if (entry.disabled) enabled = false;
-  }
+  const on = booleanField(entry, "enabled", true, errors);
+  const enabled = !booleanField(entry, "disabled", false, errors) && on;
 
   let prefix: string | undefined;
   if (entry.prefix !== undefined && entry.prefix !== null) {
@@ -57,9 +50,7 @@ export function validateUsage(entry: JsonObject, errors: string[], warnings: str
     else errors.push('`sampling` must be "ask", "allow" or "off"');
   }
 
-  if (entry.roots !== undefined && typeof entry.roots !== "boolean")
-    errors.push("`roots` must be true (the server is offered the project root, the default) or false (no roots)");
-  const roots = entry.roots === false ? false : undefined;
+  const roots = booleanField(entry, "roots", true, errors) ? undefined : false;
 
   if (entry.envFile !== undefined)
     warnings.push("`envFile` is not supported and is ignored; list the variables under `env`");
