@@ -3,8 +3,7 @@
  * (`prefix`), how long one call may wait (`requestTimeout`), which tools run without asking (`autoApprove`,
  * `autoApproveReadOnly`), which are sent again after a dropped connection (`resendAfterDrop`), whether it may have pi's
  * model answer it (`sampling`), whether it is offered the project root (`roots`), and what it is for (`description`,
- * for the model). Also the warning for `envFile`,
- * which is not read.
+ * for the model). Also the warning for `envFile`, which is not read.
  */
 import type { JsonObject } from "../../common/values.ts";
 import { DEFAULT_REQUEST_TIMEOUT_MS } from "../defaults.ts";
