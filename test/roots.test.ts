@@ -1,8 +1,8 @@
 /**
  * Roots: every server is offered the project root as a `file://` root, and told when the roots change. Checked with
  * the fixture server (which asks for the roots itself) and with the MCP project's reference server, which lists its
- * `get-roots-list` tool only to a client that declares roots, and with its filesystem server, which works in the roots it
- * is given instead of the directories on its command line unless its entry says `"roots": false`.
+ * `get-roots-list` tool only to a client that declares roots, and with its filesystem server, which works in the roots
+ * it is given instead of the directories on its command line unless its entry says `"roots": false`.
  */
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
