@@ -54,6 +54,7 @@ import {
   type ConfigSource,
   type ServerConfig,
   checkUrl,
+  SERVER_FIELDS,
   validateServerEntry,
   validateServerEntry as validateEntry,
   commandArgument,
@@ -354,6 +355,35 @@ describe("validateServerEntry", () => {
     const result = validateServerEntry("a", { command: "x", envFile: ".env" }, project);
     assert.ok(result.config);
     assert.match(result.warnings[0]!, /envFile/);
+  });
+  test("a misspelt field is named with the field meant; the entry still loads", () => {
+    const entry = { command: "x", timout: 5000, autoapprove: ["a"], reconnect: { maxAttemps: 2, every: 1 } };
+    const result = validateServerEntry("a", { ...entry, shared: { idleSecond: 5 } }, project);
+    assert.ok(result.config);
+    assert.deepEqual(result.warnings, [
+      "unknown field `timout` is ignored; did you mean `timeout`?",
+      "unknown field `autoapprove` is ignored; did you mean `autoApprove`?",
+      "unknown field `reconnect.maxAttemps` is ignored; did you mean `reconnect.maxAttempts`?",
+      "unknown field `reconnect.every` is ignored; its fields are `maxAttempts`, `initialDelay`, `maxDelay`",
+      "unknown field `shared.idleSecond` is ignored; did you mean `shared.idleSeconds`?",
+    ]);
+    const remote = validateServerEntry("w", { serverUrl: "https://h/mcp" }, project);
+    assert.deepEqual(remote.warnings, ["unknown field `serverUrl` is ignored; did you mean `url`?"]);
+    assert.match(remote.errors.join(), /needs either `command`/);
+  });
+  test("other clients' fields and notes load without a word", () => {
+    const vscode = { type: "stdio", command: "x", dev: { watch: "src/**" }, gallery: true, version: "1.0.0" };
+    const cline = { command: "x", alwaysAllow: ["a"], disabledTools: ["b"], transportType: "stdio", comment: "mine" };
+    const codex = { command: "x", env_vars: ["A"], startup_timeout_sec: 20, tool_timeout_sec: 60, enabled_tools: [] };
+    for (const entry of [vscode, cline, codex]) assert.deepEqual(validateServerEntry("a", entry, project).warnings, []);
+  });
+  test("the fields read are the fields docs/configuration.md lists", () => {
+    const doc = readFileSync(new URL("./docs/configuration.md", import.meta.url), "utf8");
+    const table = doc.slice(doc.indexOf("| Field |"), doc.indexOf("\n\n", doc.indexOf("| Field |")));
+    const listed = [...table.matchAll(/^\| (.*?) \|/gm)].flatMap(([, cell]) =>
+      [...cell!.matchAll(/`(\w+)`/g)].map(([, name]) => name!),
+    );
+    assert.deepEqual([...listed, "disabled"].sort(), [...SERVER_FIELDS].sort());
   });
 });
 

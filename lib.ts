@@ -38,6 +38,7 @@ export {
 export type { ConfigFileInput, ConfigSource, ServerConfig } from "./src/config/types.ts";
 export { checkUrl } from "./src/config/validate/endpoint.ts";
 export { validateServerEntry } from "./src/config/validate/entry.ts";
+export { SERVER_FIELDS } from "./src/config/validate/unknown-fields.ts";
 export { commandArgument, serverNameProblem } from "./src/config/validate/name.ts";
 export { errorOf, inSchedule, stateDetail, statusOf, transition } from "./src/connection/connection-state.ts";
 export type { ConnectionEvent, ConnectionState } from "./src/connection/connection-state.ts";

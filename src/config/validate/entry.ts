@@ -14,10 +14,12 @@ import { serverNameProblem } from "./name.ts";
 import { validateAuth } from "./oauth.ts";
 import { isSandboxed, readSandboxSetting, SANDBOX_KEY } from "../sandbox-setting.ts";
 import { validateUsage } from "./usage.ts";
+import { misspeltFieldWarnings } from "./unknown-fields.ts";
 
 /**
  * Validates one server entry. Returns the config, or the reasons it is unusable.
- * Unknown fields are kept in `raw` and otherwise ignored, so entries written for other clients still load.
+ * Unknown fields are kept in `raw` and otherwise ignored, so entries written for other clients still load; one that
+ * looks like a misspelling of ours gets a warning.
  */
 export function validateServerEntry(
   name: string,
@@ -38,6 +40,7 @@ export function validateServerEntry(
       ],
       warnings,
     };
+  warnings.push(...misspeltFieldWarnings(entry));
 
   const endpoint = validateEndpoint(entry, errors);
   const local = endpoint.transport === "stdio";
@@ -54,48 +57,8 @@ export function validateServerEntry(
     );
 
   if (errors.length > 0) return { errors, warnings };
-  const { transport, type, command, args, env, cwd, url, headers, headersTtl } = endpoint;
-  const { timeout, lazy, retry, healthCheckInterval, pingTimeout, shared } = lifecycle;
   // A `timeout` in pi 1.x's seconds is the request deadline too, unless `requestTimeout` says otherwise.
   const requestTimeout = lifecycle.requestTimeout ?? usage.requestTimeout;
-  const { enabled, prefix, autoApprove, autoApproveReadOnly, resendAfterDrop, description, sampling, roots } = usage;
-  return {
-    config: {
-      name,
-      source,
-      transport,
-      type,
-      command,
-      args,
-      env,
-      cwd,
-      url,
-      headers,
-      headersTtl,
-      timeout,
-      requestTimeout,
-      enabled,
-      description,
-      prefix,
-      lazy,
-      shared,
-      retry,
-      healthCheckInterval,
-      pingTimeout,
-      autoApprove,
-      autoApproveReadOnly,
-      resendAfterDrop,
-      sampling,
-      roots,
-      exposure,
-      toolExposure,
-      oauth,
-      limits,
-      protocol,
-      sandbox,
-      raw: entry,
-    },
-    errors,
-    warnings,
-  };
+  const settings = { ...endpoint, ...lifecycle, ...usage, requestTimeout, exposure, toolExposure, oauth, limits };
+  return { config: { name, source, ...settings, protocol, sandbox, raw: entry }, errors, warnings };
 }

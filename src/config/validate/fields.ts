@@ -39,11 +39,11 @@ export function booleanField(entry: JsonObject, field: string, fallback: boolean
   return value;
 }
 
-/** A whole number, 0 or more (attempt counts). */
-export function countField(value: unknown, field: string, fallback: number, errors: string[]): number {
+/** A whole number, `min` or more: attempt counts from 0, limits from 1. */
+export function countField(value: unknown, field: string, fallback: number, errors: string[], min = 0): number {
   if (value === undefined || value === null) return fallback;
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
-    errors.push(`\`${field}\` must be a whole number, 0 or more (got ${quoteValue(value)})`);
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) {
+    errors.push(`\`${field}\` must be a whole number, ${min} or more (got ${quoteValue(value)})`);
     return fallback;
   }
   return value;
