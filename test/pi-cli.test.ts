@@ -138,6 +138,29 @@ describe("pi command line", { timeout: 300_000 }, () => {
     }
   });
 
+  test("print mode learns a lazy server's tools the cache does not know yet; the next run starts nothing and has them", async () => {
+    const tmp = tempDir();
+    const log = path.join(tmp.dir, "events.jsonl");
+    const config = path.join(tmp.dir, "mcp.json");
+    // Slower than pi takes to list it: before, the run ended while the server started, so its tools were never learnt.
+    const args = [path.join(REPO_ROOT, "test", "fixtures", "slow-start.mjs"), "--delay", "1500"];
+    writeFileSync(
+      config,
+      JSON.stringify({ mcpServers: { idle: { command: "node", args, env: { FIXTURE_LOG: log }, lazy: true } } }),
+    );
+    try {
+      const first = await runPi(["-e", ".", "--mcp-config", config, "-p", "/mcp list"], 60_000, REPO_ROOT);
+      assert.equal(first.code, 0, first.output);
+      assert.match(first.output, /idle +🟢 +stdio +2025-11-25 +1 /);
+      const second = await runPi(["-e", ".", "--mcp-config", config, "-p", "/mcp list"], 60_000, REPO_ROOT);
+      assert.equal(second.code, 0, second.output);
+      assert.match(second.output, /idle +⚪ +stdio +— +1 /, "not started, its tool from the cache");
+      assert.equal(readLog(log).filter((e) => e.event === "start").length, 1, "started by the first run only");
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
   test('`pi -p "/mcp test <server>"` exits 1 when the server fails the test, 0 when it works', async () => {
     const tmp = tempDir();
     const config = path.join(tmp.dir, "mcp.json");

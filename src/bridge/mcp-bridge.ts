@@ -172,15 +172,13 @@ export class McpBridge implements Launcher {
   /**
    * Starts a server as startup does: not at all if it is disabled or not trusted; a lazy one gets its tools from the
    * cache, or, when the cache does not know it yet, starts once in the background to learn them. Returns the connect
-   * to wait for, if any.
+   * to wait for, if any: a lazy server's never, though a session without a UI waits for it (`settled`), as it would
+   * otherwise end before the tools were learnt, and the next session would start without them again.
    */
   launch(connection: ServerConnection): Promise<void> | undefined {
     const { config } = connection;
     if (!config.enabled || !this.trust.admit(connection)) return undefined;
-    if (config.lazy) {
-      if (!this.registerCached(connection)) connection.connect().catch(() => undefined);
-      return undefined;
-    }
+    if (config.lazy && this.registerCached(connection)) return undefined;
     const started = connection.connect().catch((error: unknown) => {
       // A server waiting for a sign-in keeps the tools an earlier session saw: calling one starts the sign-in.
       if (connection.needsSignIn) this.registerCached(connection);
@@ -189,7 +187,7 @@ export class McpBridge implements Launcher {
     const settled = started.catch(() => undefined);
     this.firstConnects.add(settled);
     void settled.then(() => this.firstConnects.delete(settled));
-    return started;
+    return config.lazy ? undefined : started;
   }
 
   /**
