@@ -248,7 +248,13 @@ describe("McpBridge", { timeout: 120_000 }, () => {
       assert.equal(second.registry.toolsOf("db").length, db.tools.length);
       assert.equal(starts().length, 1, "no new process");
       assert.equal(childCount(), childrenBefore, "no child process either");
-      assert.equal((await runTool(second.tools.get("mcp_db_echo"), { text: "wake" })).text, "wake");
+      const woken = await runTool(second.tools.get("mcp_db_echo"), { text: "wake" });
+      assert.equal(woken.text, "wake");
+      assert.deepEqual(
+        woken.updates,
+        ["MCP server 'db' is starting; 'echo' runs once it is ready"],
+        "the wait is told",
+      );
       assert.equal(starts().length, 2, "started by the call");
       assert.equal(db.status, "connected");
       assert.equal(childCount(), childrenBefore + 1);

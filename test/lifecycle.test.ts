@@ -66,7 +66,13 @@ describe("remote server lifecycle", { timeout: 120_000 }, () => {
         15_000,
       );
       server = await startStreamableHttp({ port });
-      assert.equal((await during).text, "during");
+      const { text, updates } = await during;
+      assert.equal(text, "during");
+      assert.equal(updates.length, 1, "the wait is told once");
+      assert.match(
+        updates[0]!,
+        /^MCP server 'web' is reconnecting \(attempt \d+\/10; last error: .+\); 'echo' runs once it is back, or fails after 60 s$/,
+      );
       assert.equal(connection.status, "connected");
 
       const order = rec.channels().filter((c) => c !== "mcp.error" && c !== "mcp.connecting");

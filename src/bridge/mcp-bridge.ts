@@ -171,9 +171,8 @@ export class McpBridge implements Launcher {
 
   /**
    * Starts a server as startup does: not at all if it is disabled or not trusted; a lazy one gets its tools from the
-   * cache, or, when the cache does not know it yet, starts once in the background to learn them. Returns the connect
-   * to wait for, if any: a lazy server's never, though a session without a UI waits for it (`settled`), as it would
-   * otherwise end before the tools were learnt, and the next session would start without them again.
+   * cache, or, when the cache does not know it yet, starts once to learn them: a session without a UI waits for that
+   * (`settled`), or it would end before they were learnt. Returns the connect startup waits for, if any.
    */
   launch(connection: ServerConnection): Promise<void> | undefined {
     const { config } = connection;

@@ -26,6 +26,7 @@ import {
   disabledError,
   notConnectedError,
   stillReconnectingError,
+  waitingNote,
 } from "./error-messages.ts";
 import { shutDownError, untrustedError } from "./stop-errors.ts";
 import { HealthChecks } from "./health-checks.ts";
@@ -190,13 +191,15 @@ export class ConnectionLifecycle {
   }
 
   /** The live session for a request: starts an idle server, waits for a reconnect under way, fails for one that gave up. */
-  async ready(toolName: string, signal: AbortSignal | undefined): Promise<LiveSession> {
+  async ready(toolName: string, signal?: AbortSignal, onWait?: (note: string) => void): Promise<LiveSession> {
     const { config, opener } = this.options;
     const state = this.current;
     if (state.kind === "closed") throw shutDownError(this.name);
     this.checkTrusted();
     if (state.kind === "live") return state.session;
     if (state.kind === "disabled") throw disabledError(config);
+    const note = onWait && waitingNote(opener.errorContext(), state, config.retry.maxAttempts, toolName);
+    if (note) onWait?.(note);
     if (state.kind === "idle") await this.connect();
     else if (inSchedule(state) && "wasUp" in state && state.wasUp) {
       // A reconnect is under way: wait for it, as long as the call itself could have taken. (A server that never

@@ -136,9 +136,7 @@ export function callError(
         "other",
         config.name,
         told(ctx, `MCP server '${config.name}' failed '${toolName}': ${describeError(error)}`),
-        {
-          cause: error,
-        },
+        { cause: error },
       );
   }
 }
@@ -263,6 +261,10 @@ export function cancelledError(server: string, toolName: string, cause?: unknown
   });
 }
 
+/** Where a reconnect under way stands: `attempt 3/10; last error: …`. */
+const attemptsSoFar = (state: ConnectionState, maxAttempts: number) =>
+  `attempt ${"attempt" in state ? state.attempt : 0}/${maxAttempts}; last error: ${errorOf(state) ?? "none"}`;
+
 /** A call waited as long as its own timeout for a reconnect that is still under way. */
 export function stillReconnectingError(
   ctx: ErrorContext,
@@ -271,9 +273,18 @@ export function stillReconnectingError(
   toolName: string,
 ): BridgeError {
   const { name, requestTimeout } = ctx.config;
-  const attempt = "attempt" in state ? state.attempt : 0;
-  const message = `MCP server '${name}' is still reconnecting after ${seconds(requestTimeout)} (attempt ${attempt}/${maxAttempts}; last error: ${errorOf(state) ?? "none"}); '${toolName}' was not run`;
+  const message = `MCP server '${name}' is still reconnecting after ${seconds(requestTimeout)} (${attemptsSoFar(state, maxAttempts)}); '${toolName}' was not run`;
   return new BridgeError("timeout", name, told(ctx, message));
+}
+
+/** What a request says while it waits for its server to start or come back (`npx` takes seconds); else nothing. */
+export function waitingNote(ctx: ErrorContext, state: ConnectionState, maxAttempts: number, toolName: string) {
+  const { name, requestTimeout } = ctx.config;
+  if (state.kind === "idle" || (state.kind === "connecting" && !inSchedule(state)))
+    return told(ctx, `MCP server '${name}' is starting; '${toolName}' runs once it is ready`);
+  if (!inSchedule(state) || !("wasUp" in state && state.wasUp)) return undefined;
+  const message = `MCP server '${name}' is reconnecting (${attemptsSoFar(state, maxAttempts)}); '${toolName}' runs once it is back, or fails after ${seconds(requestTimeout)}`;
+  return told(ctx, message);
 }
 
 /** A call found no connection: the server gave up, or its last attempt failed (and more may be scheduled). */

@@ -91,10 +91,12 @@ export interface LiveSessionOptions {
   hub?: Pick<HubTransportOptions, "dir" | "idleMs" | "onShared">;
 }
 
+/** A request's options; `onWait` (told why it waits for its server before it is sent) is the bridge's, not the SDK's. */
 export interface RequestOptions {
   timeout: number;
   signal?: AbortSignal;
   onProgress?: (progress: Progress) => void;
+  onWait?: (note: string) => void;
 }
 
 /**

@@ -13,17 +13,18 @@ import { callError, type ErrorContext } from "./error-messages.ts";
 import type { Delivery } from "./delivery.ts";
 import type { LiveSession, RequestOptions } from "./live-session.ts";
 
-/** What the caller of a request may add: its own signal, and where progress goes. */
+/** What the caller of a request may add: its own signal, where progress goes, and why it waits for its server. */
 export interface CallOptions {
   signal?: AbortSignal;
   onProgress?: (progress: Progress) => void;
+  onWait?: (note: string) => void;
 }
 
 /** The options a request to a server is sent with: within `timeout` (reset by progress), its progress redacted. */
 export function requestOptions(redactor: Redactor, timeout: number, options: CallOptions): RequestOptions {
-  const { signal, onProgress } = options;
+  const { signal, onProgress, onWait } = options;
   const redacted = onProgress && ((progress: Progress) => onProgress(redactor.result(progress)));
-  return { timeout, signal: signal && followSignal(signal), onProgress: redacted };
+  return { timeout, signal: signal && followSignal(signal), onProgress: redacted, onWait };
 }
 
 /** Whether tool `name` may run twice: its server marks it read-only or idempotent, or the server's `resendAfterDrop` names it. */

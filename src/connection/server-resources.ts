@@ -79,9 +79,7 @@ export function listAllResourceTemplates(
     const result = await connection.withSession(
       "resources/templates/list",
       (client, options) => client.request({ method: "resources/templates/list", ...params }, options),
-      {
-        signal,
-      },
+      { signal },
     );
     return { items: result.resourceTemplates, nextCursor: result.nextCursor };
   }, WHOLE_LIST_BOUNDS);

@@ -72,10 +72,7 @@ export function toolWire(model: WireModel | undefined, piAiOneX: boolean): ToolW
       return sent ? { format: "responses-function", strict } : { format: "responses-function" };
     }
     case "anthropic-messages":
-      return {
-        format: "anthropic",
-        eagerStreaming: compatFlag(model, "supportsEagerToolInputStreaming") ?? true,
-      };
+      return { format: "anthropic", eagerStreaming: compatFlag(model, "supportsEagerToolInputStreaming") ?? true };
     case "google-generative-ai":
     case "google-vertex":
       // pi 1.x's also turns each `const` into a one-value `enum` for Gemini: a few characters, not counted.

@@ -274,11 +274,7 @@ export function requestConcepts(query: string): Concept[] {
   // concept of its own.
   const concepts: Concept[] = [...new Set(terms)]
     .filter((term) => !PARTICLES.has(term))
-    .map((own) => ({
-      own: [own],
-      weight: 1,
-      related: relatedTo(own, terms),
-    }));
+    .map((own) => ({ own: [own], weight: 1, related: relatedTo(own, terms) }));
   for (const means of new Set(meanings)) {
     const own = termsOf(means);
     if (own.length === 0) continue;

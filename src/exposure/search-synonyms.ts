@@ -51,9 +51,7 @@ const SYNONYM_GROUPS: readonly (readonly string[])[] = [
   ["command", "shell"],
 ];
 
-/**
- * Words Porter's stemmer would take for others ("terminal" for "terminate", "news" for "new"), kept whole.
- */
+/** Words Porter's stemmer would take for others ("terminal" for "terminate", "news" for "new"), kept whole. */
 const KEPT_WHOLE = new Set(["terminal", "terminals", "news"]);
 
 /** A word's stem as the tool search compares words: Porter's, but for the words it would confuse. */

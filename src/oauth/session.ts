@@ -165,9 +165,7 @@ export class OAuthSession {
         "auth",
         server,
         `Signing in to MCP server '${server}' failed: ${reason}. Run /mcp auth ${commandArgument(server)} to try again.`,
-        {
-          cause: error,
-        },
+        { cause: error },
       );
     } finally {
       signal?.removeEventListener("abort", onAbort);

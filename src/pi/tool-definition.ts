@@ -150,14 +150,16 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
             `The arguments do not match the input schema of tool '${originalName}' (MCP server '${server}'): ${mismatch}. Fix the arguments and call the tool again.`,
           );
         }
+        const update = (text: string, progress?: Progress) =>
+          onUpdate?.({
+            content: [{ type: "text", text }],
+            details: { server, tool: originalName, provenance, progress },
+          });
         const result = await inToolSpan(server, originalName, () =>
           connection.callTool(originalName, (params ?? {}) as Record<string, unknown>, {
             signal,
-            onProgress: (progress) =>
-              onUpdate?.({
-                content: [{ type: "text", text: progressText(progress) }],
-                details: { server, tool: originalName, provenance, progress },
-              }),
+            onProgress: (progress) => update(progressText(progress), progress),
+            onWait: update,
           }),
         );
         const normalized = normalizeToolResult(result, server);

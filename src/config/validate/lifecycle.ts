@@ -18,9 +18,7 @@ import { timeoutSetting } from "./timeout.ts";
 export type Lifecycle = Pick<
   ServerConfig,
   "timeout" | "lazy" | "retry" | "healthCheckInterval" | "pingTimeout" | "shared"
-> & {
-  requestTimeout?: number;
-};
+> & { requestTimeout?: number };
 
 export function validateLifecycle(entry: JsonObject, local: boolean, errors: string[]): Lifecycle {
   const { timeout, requestTimeout } = timeoutSetting(entry, local, errors);

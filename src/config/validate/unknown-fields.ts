@@ -1,7 +1,6 @@
 /**
- * Misspelt fields of a server entry. Fields the bridge does not read are ignored, since files written for other clients
- * carry their own; but one a letter or two from a field the bridge reads (`timout`, `headrs`) is almost surely that
- * field, and ignoring it silently leaves a server that behaves as if the field were not set.
+ * Misspelt fields of a server entry. Other clients' fields are ignored, but one a letter or two from a field the bridge
+ * reads (`timout`, `headrs`) is surely that field: ignored silently, it leaves a server run as if it were not set.
  */
 import { shown } from "../../common/terminal-text.ts";
 import { closestMatch } from "../../common/text.ts";
