@@ -252,7 +252,7 @@ describe("McpBridge", { timeout: 120_000 }, () => {
       assert.equal(woken.text, "wake");
       assert.deepEqual(
         woken.updates,
-        ["MCP server 'db' is starting; 'echo' runs once it is ready"],
+        ["MCP server 'db' is connecting; 'echo' runs once it is ready"],
         "the wait is told",
       );
       assert.equal(starts().length, 2, "started by the call");

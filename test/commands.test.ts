@@ -302,9 +302,26 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     assert.match(await run("/mcp auth shared"), /MCP server 'shared' does not use OAuth \(it is a local server\)/);
     assert.match(await run("/mcp logout shared"), /Nothing stored for MCP server 'shared'/);
     assert.match(await run("/mcp reconnect nosuch"), /No MCP server named 'nosuch'\. Configured: /);
-    assert.match(
-      await run("/mcp frobnicate"),
-      /Unknown \/mcp subcommand 'frobnicate'\. Available: list, tools, prompts, resources, add, remove, test, reconnect, enable, disable, off, on, import, auth, logout/,
+    const unknown = await run("/mcp frobnicate");
+    assert.match(unknown, /^Unknown \/mcp subcommand 'frobnicate'\. Subcommands:\n {2}list {7}Every server's state/);
+    assert.match(await run("/mcp lst"), /^Unknown \/mcp subcommand 'lst'\. Did you mean 'list'\? Subcommands:\n/);
+    const help = await run("/mcp help");
+    assert.match(help, /^\/mcp alone shows the servers\. Subcommands:\n/);
+    const listed = [...help.matchAll(/^ {2}(\S+) +\S/gm)].map(([, name]) => name);
+    assert.deepEqual(
+      listed,
+      ["list", "tools", "prompts", "resources", "add", "remove", "test", "reconnect", "enable"].concat([
+        "disable",
+        "off",
+        "on",
+        "import",
+        "auth",
+        "logout",
+        "trust",
+        "untrust",
+        "doctor",
+      ]),
     );
+    assert.equal(unknown.split("\n").slice(1).join("\n"), help.split("\n").slice(1).join("\n"), "the same table");
   });
 });

@@ -281,7 +281,7 @@ export function stillReconnectingError(
 export function waitingNote(ctx: ErrorContext, state: ConnectionState, maxAttempts: number, toolName: string) {
   const { name, requestTimeout } = ctx.config;
   if (state.kind === "idle" || (state.kind === "connecting" && !inSchedule(state)))
-    return told(ctx, `MCP server '${name}' is starting; '${toolName}' runs once it is ready`);
+    return told(ctx, `MCP server '${name}' is connecting; '${toolName}' runs once it is ready`);
   if (!inSchedule(state) || !("wasUp" in state && state.wasUp)) return undefined;
   const message = `MCP server '${name}' is reconnecting (${attemptsSoFar(state, maxAttempts)}); '${toolName}' runs once it is back, or fails after ${seconds(requestTimeout)}`;
   return told(ctx, message);

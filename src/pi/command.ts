@@ -15,7 +15,7 @@ import { interactiveSignIn } from "../oauth/sign-in.ts";
 import { type RequestCost, serverRows } from "./server-rows.ts";
 import { requestToolWire } from "./pi-line.ts";
 import { formatServerList } from "./status-format.ts";
-import { plural } from "../common/text.ts";
+import { closestMatch, plural } from "../common/text.ts";
 import { splitCommandLine } from "../config/add-server.ts";
 import { commandArgument } from "../config/validate/name.ts";
 import { scopeLabel } from "../config/types.ts";
@@ -34,17 +34,12 @@ async function pickServer(
   ctx: ExtensionContext,
   action: string,
 ): Promise<ServerConnection | undefined> {
+  const names = [...bridge.connections.keys()];
   if (name) {
     const connection = bridge.connection(name);
-    if (!connection)
-      show(
-        ctx,
-        `No MCP server named '${name}'. Configured: ${[...bridge.connections.keys()].join(", ") || "none"}.`,
-        "warning",
-      );
+    if (!connection) show(ctx, `No MCP server named '${name}'. Configured: ${names.join(", ") || "none"}.`, "warning");
     return connection;
   }
-  const names = [...bridge.connections.keys()];
   if (names.length === 0) {
     show(ctx, "No MCP servers configured.", "warning");
     return undefined;
@@ -375,6 +370,7 @@ const SUBCOMMANDS: readonly Subcommand[] = [
     },
   },
 ];
+const SUBCOMMAND_NAMES = SUBCOMMANDS.map((s) => s.name);
 
 export function registerMcpCommand(deps: CommandDeps): void {
   const { pi, bridge, serversOff } = deps;
@@ -423,12 +419,14 @@ export function registerMcpCommand(deps: CommandDeps): void {
         await subcommand.run(deps, names, ctx);
         // A command that put a new connection in an off server's place (enable, trust, remove) lifted its switch.
         serversOff.recordChanges();
-      } else
-        show(
-          ctx,
-          `Unknown /mcp subcommand '${sub}'. Available: ${SUBCOMMANDS.map((s) => s.name).join(", ")}`,
-          "warning",
-        );
+      } else {
+        // `help`, or a word that is no subcommand (`lst`: did you mean `list`?): the subcommands and what each does.
+        const guess = closestMatch(sub, SUBCOMMAND_NAMES);
+        const head = sub === "help" ? "/mcp alone shows the servers." : `Unknown /mcp subcommand '${sub}'.`;
+        const table = SUBCOMMANDS.map((s) => `\n  ${s.name.padEnd(10)} ${s.help}`).join("");
+        const level = sub === "help" ? "info" : "warning";
+        show(ctx, `${head}${guess ? ` Did you mean '${guess}'?` : ""} Subcommands:${table}`, level);
+      }
     },
   });
 }
