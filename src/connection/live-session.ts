@@ -91,13 +91,14 @@ export interface LiveSessionOptions {
   hub?: Pick<HubTransportOptions, "dir" | "idleMs" | "onShared">;
 }
 
-/** A request's options; `onWait` (told why it waits for its server before it is sent) is the bridge's, not the SDK's. */
 export interface RequestOptions {
   timeout: number;
   signal?: AbortSignal;
-  onProgress?: (progress: Progress) => void;
-  onWait?: (note: string) => void;
+  onProgress?: OnProgress;
 }
+
+/** Where a request's progress goes: the server's, or a line saying why the request waits for its server to be up. */
+export type OnProgress = (progress: Progress | string) => void;
 
 /**
  * How far an open got: a local server `starting` (spawned, nothing answered yet), the `handshake` (the revision probe

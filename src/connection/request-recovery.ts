@@ -11,20 +11,19 @@ import type { Redactor } from "../common/redact.ts";
 import { matchesToolPattern } from "../common/tool-pattern.ts";
 import { callError, type ErrorContext } from "./error-messages.ts";
 import type { Delivery } from "./delivery.ts";
-import type { LiveSession, RequestOptions } from "./live-session.ts";
+import type { LiveSession, OnProgress, RequestOptions } from "./live-session.ts";
 
-/** What the caller of a request may add: its own signal, where progress goes, and why it waits for its server. */
+/** What the caller of a request may add: its own signal, and where progress goes. */
 export interface CallOptions {
   signal?: AbortSignal;
-  onProgress?: (progress: Progress) => void;
-  onWait?: (note: string) => void;
+  onProgress?: OnProgress;
 }
 
 /** The options a request to a server is sent with: within `timeout` (reset by progress), its progress redacted. */
 export function requestOptions(redactor: Redactor, timeout: number, options: CallOptions): RequestOptions {
-  const { signal, onProgress, onWait } = options;
-  const redacted = onProgress && ((progress: Progress) => onProgress(redactor.result(progress)));
-  return { timeout, signal: signal && followSignal(signal), onProgress: redacted, onWait };
+  const { signal, onProgress } = options;
+  const redacted = onProgress && ((progress: Progress | string) => onProgress(redactor.result(progress)));
+  return { timeout, signal: signal && followSignal(signal), onProgress: redacted };
 }
 
 /** Whether tool `name` may run twice: its server marks it read-only or idempotent, or the server's `resendAfterDrop` names it. */

@@ -296,7 +296,7 @@ export class ServerConnection {
   }
 
   private async readySession(pending: Pending<unknown>): Promise<LiveSession> {
-    const session = await this.lifecycle.ready(pending.what, pending.request.signal, pending.request.onWait);
+    const session = await this.lifecycle.ready(pending.what, pending.request.signal, pending.request.onProgress);
     const headers = this.opener.freshHeaders(session);
     if (headers?.expired(Date.now())) await headers.refresh(headers.generation);
     return session;
@@ -366,7 +366,7 @@ export class ServerConnection {
     const cause = lost(on, error);
     if (!sendAgain(delivery, on, error, repeatable))
       throw mayHaveRunError(ctx(), what, cause, error, on.violation !== undefined);
-    const next = await this.lifecycle.ready(what, signal, sent.onWait).catch((reconnectError: unknown) => {
+    const next = await this.lifecycle.ready(what, signal, sent.onProgress).catch((reconnectError: unknown) => {
       throw reconnectFailedError(ctx(), what, cause, reconnectError);
     });
     return again(next);

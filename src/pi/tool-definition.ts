@@ -150,16 +150,16 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
             `The arguments do not match the input schema of tool '${originalName}' (MCP server '${server}'): ${mismatch}. Fix the arguments and call the tool again.`,
           );
         }
-        const update = (text: string, progress?: Progress) =>
-          onUpdate?.({
-            content: [{ type: "text", text }],
-            details: { server, tool: originalName, provenance, progress },
-          });
         const result = await inToolSpan(server, originalName, () =>
           connection.callTool(originalName, (params ?? {}) as Record<string, unknown>, {
             signal,
-            onProgress: (progress) => update(progressText(progress), progress),
-            onWait: update,
+            onProgress: (progress) => {
+              const note = typeof progress === "string";
+              onUpdate?.({
+                content: [{ type: "text", text: note ? progress : progressText(progress) }],
+                details: { server, tool: originalName, provenance, ...(!note && { progress }) },
+              });
+            },
           }),
         );
         const normalized = normalizeToolResult(result, server);
