@@ -83,8 +83,8 @@ export function describeError(error: unknown): string {
     let text =
       schemaIssues(link) ??
       (link instanceof Error ? link.message : typeof link === "string" ? link : JSON.stringify(link));
-    // A server error response reads "MCP error <code>: …"; the code means nothing to a reader.
-    text = text.replace(/^MCP error -?\d+: /, "");
+    // Prefixes that mean nothing to a reader: a server error's "MCP error <code>", the SDK's probe a refusal failed.
+    text = text.replace(/^MCP error -?\d+: |^Version negotiation probe failed: (?=fetch failed)/, "");
     if (text && !parts.some((p) => p.includes(text))) parts.push(text);
   }
   return parts.join(": ") || "unknown error";
