@@ -7,6 +7,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { AgentSession } from "@mariozechner/pi-coding-agent";
+import { visibleWidth } from "@mariozechner/pi-tui";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { RecordingUI } from "./recording-ui.ts";
@@ -142,6 +143,29 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
       /Last lines of its log:[\s\S]*fixture server starting/,
       "the server's stderr log tail",
     );
+  });
+
+  test("a server's details in the dashboard wrap to a narrow terminal: read whole, never cut", async () => {
+    ui.width = 40;
+    ui.keys = ["\x1b[B", "\r", "\x1b", "\x1b"];
+    try {
+      await run("/mcp");
+    } finally {
+      ui.width = 200;
+    }
+    const [table, , detail] = ui.screens.slice(-4);
+    assert.ok(table!.every((l) => visibleWidth(l) <= 40) && detail!.every((l) => visibleWidth(l) <= 40));
+    assert.ok(
+      table!.some((l) => l.includes("...")),
+      "the table's rows are cut to the width",
+    );
+    const words = (lines: string[]) => lines.join(" ").split(/\s+/).join(" ");
+    assert.match(
+      words(detail!),
+      /^web connected http MCP [\d-]+ \d+ tools? about [\d,]+ tokens per request \(project\)/,
+    );
+    assert.match(words(detail!), / Esc: back to the table$/);
+    assert.ok(detail!.includes(""), "blank lines between the parts are kept");
   });
 
   test("/mcp in a UI without custom components (pi's RPC mode) shows the table as text", async () => {

@@ -15,6 +15,8 @@ export class RecordingUI {
   screens: string[][] = [];
   /** Keys the dashboard gets, in order, once it is open. */
   keys: string[] = [];
+  /** The width custom components are drawn at. */
+  width = 200;
   /** Behave as pi's RPC mode does: custom components are not supported (resolve at once, build nothing). */
   noCustom = false;
 
@@ -51,11 +53,11 @@ export class RecordingUI {
           closed = true;
           result = value;
         });
-        this.screens.push(component.render(200));
+        this.screens.push(component.render(this.width));
         for (const key of this.keys.splice(0)) {
           component.handleInput?.(key);
           if (closed) break;
-          this.screens.push(component.render(200));
+          this.screens.push(component.render(this.width));
         }
         component.dispose?.();
         return result;

@@ -4,7 +4,7 @@
  */
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import type { Component, TUI } from "@mariozechner/pi-tui";
-import { truncateToWidth } from "@mariozechner/pi-tui";
+import { truncateToWidth, wrapTextWithAnsi } from "@mariozechner/pi-tui";
 import { formatServerDetails, formatStatusTable, type ServerRow } from "./status-format.ts";
 
 const REFRESH_MS = 1000;
@@ -42,8 +42,13 @@ export class McpDashboard implements Component {
     const rows = this.source.rows();
     this.selected = Math.min(this.selected, Math.max(0, rows.length - 1));
     const row = this.detail !== undefined ? rows.find((r) => r.name === this.detail) : undefined;
-    const lines = row ? this.detailLines(row) : this.tableLines(rows);
-    return lines.map((line) => truncateToWidth(line, Math.max(1, width)));
+    const fit = Math.max(1, width);
+    // A server's details (a long error above all) are read whole, wrapped; the table's columns keep to one line each.
+    if (!row) return this.tableLines(rows).map((line) => truncateToWidth(line, fit));
+    return this.detailLines(row).flatMap((line) => {
+      const pad = " ".repeat(Math.min(line.length - line.trimStart().length, fit - 1));
+      return wrapTextWithAnsi(line.trimStart(), fit - pad.length).map((part) => pad + part);
+    });
   }
 
   private tableLines(rows: ServerRow[]): string[] {

@@ -17,10 +17,7 @@ const NOT_MISSPELT = new Set(["dev", "envFile", "comment"]);
 /** Plain in meaning but far from our name for it: Windsurf's `serverUrl`, Gemini CLI's `httpUrl`. */
 const MEANT: Readonly<Record<string, string>> = { cmd: "command", serverUrl: "url", httpUrl: "url" };
 /** The bridge's own objects inside an entry, whose every field is known. */
-const NESTED: Readonly<Record<string, readonly string[]>> = {
-  reconnect: ["maxAttempts", "initialDelay", "maxDelay"],
-  shared: ["idleSeconds"],
-};
+const NESTED = { reconnect: ["maxAttempts", "initialDelay", "maxDelay"], shared: ["idleSeconds"] };
 
 /** A warning for each field that looks like a misspelt field of ours, and for each unknown field of our objects. */
 export function misspeltFieldWarnings(entry: JsonObject): string[] {
@@ -35,10 +32,8 @@ export function misspeltFieldWarnings(entry: JsonObject): string[] {
     const value = entry[field];
     for (const key of isObject(value) ? Object.keys(value).filter((k) => !fields.includes(k)) : []) {
       const guess = closestMatch(key, fields);
-      const all = fields.map((f) => `\`${f}\``).join(", ");
-      warnings.push(
-        unknown(`${field}.${key}`, guess ? `did you mean \`${field}.${guess}\`?` : `its fields are ${all}`),
-      );
+      const hint = guess ? `did you mean \`${field}.${guess}\`?` : `its fields are \`${fields.join("`, `")}\``;
+      warnings.push(unknown(`${field}.${key}`, hint));
     }
   }
   return warnings;
