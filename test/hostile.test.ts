@@ -267,7 +267,7 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
     }
   });
 
-  test("a launcher that fails for good (npx E404, command not found) is not retried", async () => {
+  test("a launcher that fails for good (npx E404, command not found, npx's copy incomplete) is not retried", async () => {
     const log = path.join(tmp.dir, "e404.jsonl");
     const env = await twoServers({ command: NPX_E404, env: { FIXTURE_LOG: log }, reconnect: FAST });
     const connection = connectionFor("shell", {
@@ -275,7 +275,22 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
       args: ["-c", "no-such-command-for-mcp-bridge-tests"],
       reconnect: FAST,
     });
+    // What Node prints when npx runs a package whose install was stopped partway.
+    const npxDir = "/home/u/.npm/_npx/0123456789abcdef";
+    const partial = connectionFor("partial", {
+      command: "sh",
+      args: [
+        "-c",
+        `echo "Error: Cannot find module '@opentelemetry/core'" >&2; echo "  requireStack: [ '${npxDir}/node_modules/a/index.js' ]" >&2; exit 1`,
+      ],
+      reconnect: FAST,
+    });
     try {
+      await assert.rejects(
+        partial.connect(),
+        new RegExp(`npx's copy of its package in ${npxDir} is missing a module .*; delete that folder, then reconnect`),
+      );
+      assert.equal(partial.state.kind, "gaveUp");
       const bad = env.bad();
       assert.equal(bad.state.kind, "gaveUp", "given up at once");
       assert.equal(starts(log), 1, "started once, not retried");
@@ -286,7 +301,7 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
       assert.equal(connection.state.kind, "gaveUp");
       await env.goodAnswers();
     } finally {
-      await connection.close();
+      await Promise.all([connection.close(), partial.close()]);
       await env.close();
     }
   });

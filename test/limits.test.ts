@@ -175,20 +175,51 @@ describe("limit fields", () => {
 });
 
 describe("permanentLaunchFailure", () => {
+  const reason = (exitCode: number | null, stderr: string) => permanentLaunchFailure(exitCode, stderr)?.reason ?? "";
+
   test("npm E404 and ETARGET, and a shell's exit codes 127 and 126; not an ordinary crash", () => {
     assert.match(
-      permanentLaunchFailure(1, "npm error code E404\nnpm error 404 Not Found - GET https://registry.npmjs.org/x") ??
-        "",
+      reason(1, "npm error code E404\nnpm error 404 Not Found - GET https://registry.npmjs.org/x"),
       /does not exist in the npm registry/,
     );
-    assert.match(permanentLaunchFailure(1, "npm ERR! code E404") ?? "", /npm E404/);
-    assert.match(
-      permanentLaunchFailure(1, "npm error code ETARGET\nnpm error notarget No matching version") ?? "",
-      /ETARGET/,
-    );
-    assert.match(permanentLaunchFailure(127, "sh: 1: nope: not found") ?? "", /not found \(exit code 127\)/);
-    assert.match(permanentLaunchFailure(126, "") ?? "", /could not be run/);
+    assert.match(reason(1, "npm ERR! code E404"), /npm E404/);
+    assert.match(reason(1, "npm error code ETARGET\nnpm error notarget No matching version"), /ETARGET/);
+    assert.match(reason(127, "sh: 1: nope: not found"), /not found \(exit code 127\)/);
+    assert.match(reason(126, ""), /could not be run/);
     assert.equal(permanentLaunchFailure(1, "Error: connect ECONNREFUSED 127.0.0.1:5432"), undefined);
     assert.equal(permanentLaunchFailure(null, "fetching 404 page"), undefined);
+  });
+
+  // The last lines Node printed for two servers whose npx install had been stopped partway.
+  const dir = "/home/u/.npm/_npx/92668d6008b43da4";
+  const required = [
+    "    at Module._resolveFilename (node:internal/modules/cjs/loader:1207:15)",
+    "  code: 'MODULE_NOT_FOUND',",
+    "  requireStack: [",
+    `    '${dir}/node_modules/@opentelemetry/sdk-node/build/src/index.js'`,
+    "  ]",
+    "}",
+    "Node.js v20.20.2",
+  ].join("\n");
+  const imported = [
+    "    at ModuleJob._link (node:internal/modules/esm/module_job:168:49) {",
+    "  code: 'ERR_MODULE_NOT_FOUND',",
+    `  url: 'file://${dir}/node_modules/jose/jwe/compact/decrypt'`,
+    "}",
+    "Node.js v20.20.2",
+  ].join("\n");
+
+  test("a module missing from npx's copy of the package names the folder to delete, not the entry", () => {
+    for (const stderr of [required, imported]) {
+      const failure = permanentLaunchFailure(1, stderr);
+      assert.ok(failure, stderr);
+      assert.match(failure.reason, new RegExp(`npx's copy of its package in ${dir} is missing a module`));
+      assert.match(failure.fix ?? "", /delete that folder, then reconnect/);
+    }
+    // A module missing from a project's own node_modules is the project's to install, not npx's cache.
+    assert.equal(
+      permanentLaunchFailure(1, "Error: Cannot find module 'zod'\nRequire stack:\n- /work/app/node_modules/x/index.js"),
+      undefined,
+    );
   });
 });

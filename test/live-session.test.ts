@@ -4,7 +4,7 @@
  * fails or is cut short — so no process and no socket outlive it.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { ConnectTimeout } from "../src/common/errors.ts";
@@ -107,6 +107,31 @@ describe("a live session on its own", { timeout: 120_000 }, () => {
     assert.ok(pid, "the server had started");
     assert.equal(isAlive(pid!), false, "and is gone once open() has failed");
     assert.equal(s.isOpen, false);
+  });
+
+  test("stdio: npx still installing at the deadline holds the open; its program then gets the whole time", async () => {
+    const ready = path.join(temp.dir, "npx-installed");
+    const npx = path.join(REPO_ROOT, "test", "fixtures", "fake-npx.sh");
+    const server = path.join(REPO_ROOT, "test", "fixtures", "slow-start.mjs");
+    const s = session(
+      { kind: "stdio", command: npx, args: [ready, process.execPath, server], env: {}, cwd: REPO_ROOT },
+      recorder().events,
+    );
+    const opening = s.open(Date.now() + 5000);
+    opening.catch(() => undefined);
+    // Only a deadline that found npm still installing says so; without the hold the open had failed there.
+    await waitFor(() => s.stage === "installing", "the deadline to find npx installing", 30_000);
+    writeFileSync(ready, "");
+    try {
+      await opening;
+      assert.deepEqual(
+        s.tools.map((t) => t.name),
+        ["hello"],
+      );
+      assert.equal(s.stage, "open");
+    } finally {
+      await s.close({ graceful: false });
+    }
   });
 
   test("stdio: a server that exits during the handshake: its exit and stderr are kept for the error message", async () => {

@@ -14,6 +14,7 @@ import { type ConnectionState, errorOf, inSchedule } from "./connection-state.ts
 import { gaveUpMessage } from "./health.ts";
 import type { OpenStage } from "./live-session.ts";
 import { rereadableHeaders } from "./fresh-headers.ts";
+import { INSTALL_LIMIT_MS } from "./connect-deadline.ts";
 
 /**
  * A message as it leaves here, for the model, a notice or /mcp: redacted first (a cut could leave half a secret), then
@@ -49,18 +50,31 @@ export interface ErrorContext {
   oauthRefused?: string;
 }
 
+/** Why a local server's launcher failed for good, and the fix where it is not in the entry (`command`, `args`). */
+export type LaunchFailure = { reason: string; fix?: string };
+
+/** A module missing from npx's copy of a package (`…/_npx/<hash>/node_modules/…`): an install stopped partway. */
+const NPX_MODULE_MISSING =
+  /(?:MODULE_NOT_FOUND|Cannot find (?:module|package))\b[\s\S]*?(?:file:\/\/)?((?:\/|[A-Za-z]:\\)[^\s'"]*?[\\/]_npx[\\/][0-9a-f]{8,})[\\/]node_modules/;
+
 /**
  * Why a local server's launcher failed in a way no restart can fix, judged from its exit code and stderr: the package
- * does not exist (npx, npm E404), no version matches (ETARGET), or a shell could not find or run the command (exit
- * codes 127 and 126). Undefined when nothing says so.
+ * does not exist (npx, npm E404), no version matches (ETARGET), npx's copy of it is incomplete, or a shell could not
+ * find or run the command (exit codes 127 and 126). Undefined when nothing says so.
  */
-export function permanentLaunchFailure(exitCode: number | null | undefined, stderr: string): string | undefined {
+export function permanentLaunchFailure(exitCode: number | null | undefined, stderr: string): LaunchFailure | undefined {
   if (/\bnpm (?:error|ERR!) (?:code E404|404\b)/.test(stderr))
-    return "the package it runs does not exist in the npm registry (npm E404)";
+    return { reason: "the package it runs does not exist in the npm registry (npm E404)" };
   if (/\bnpm (?:error|ERR!) code ETARGET\b/.test(stderr))
-    return "no version of the package it runs matches the one asked for (npm ETARGET)";
-  if (exitCode === 127) return "its command was not found (exit code 127)";
-  if (exitCode === 126) return "its command could not be run (exit code 126)";
+    return { reason: "no version of the package it runs matches the one asked for (npm ETARGET)" };
+  const npx = NPX_MODULE_MISSING.exec(stderr)?.[1];
+  if (npx)
+    return {
+      reason: `npx's copy of its package in ${npx} is missing a module (an install stopped partway leaves that folder incomplete, and npx does not repair it)`,
+      fix: `delete that folder, then reconnect (\`/mcp reconnect\`): npx installs the package again`,
+    };
+  if (exitCode === 127) return { reason: "its command was not found (exit code 127)" };
+  if (exitCode === 126) return { reason: "its command could not be run (exit code 126)" };
   return undefined;
 }
 
@@ -156,6 +170,13 @@ function handshakeTimeoutMessage(ctx: ErrorContext, elapsedMs: number, where: st
   const field = handshakeTimeoutField(config.raw, local);
   const timer = `when its \`${field}\` of ${seconds(config.timeout)} ran out`;
   let message: string;
+  if (ctx.stage === "installing") {
+    return (
+      `MCP server '${config.name}': npx was still installing its package after ${measured(elapsedMs)}, so it was ` +
+      `stopped (an install may take ${INSTALL_LIMIT_MS / 60_000} minutes before the server's \`${field}\` counts); npm's ` +
+      `own messages are in its stderr, and a slow network or registry is the usual cause`
+    );
+  }
   if (ctx.stage === "tools") {
     message = `MCP server '${config.name}'${where} completed the MCP handshake, but its tool list had not arrived after ${measured(elapsedMs)}, ${timer}`;
   } else {
@@ -181,7 +202,7 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
   const where =
     config.transport === "stdio" ? "" : ` at ${shown(displayUrl(ctx.redact(config.url ?? "")), SHOWN.line, "line")}`;
   let message: string;
-  let permanent: string | undefined;
+  let permanent: LaunchFailure | undefined;
   if (kind === "auth") {
     return new BridgeError("auth", config.name, authMessage(ctx, error), { cause: error });
   } else if (kind === "timeout") {
@@ -199,7 +220,8 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
       `MCP server '${config.name}': ${ctx.violation}, so ${config.transport === "stdio" ? "it was stopped" : "the connection was closed"} ` +
       `(raise \`maxMessageBytes\` for '${config.name}' in ${config.source.path} if it really sends messages that large)`;
   } else if (config.transport === "stdio" && (permanent = permanentLaunchFailure(ctx.exitCode, ctx.stderr()))) {
-    message = `MCP server '${config.name}': ${permanent}; check \`command\` and \`args\` of '${config.name}' in ${config.source.path}. Restarting would not help, so it was not retried`;
+    const fix = permanent.fix ?? `check \`command\` and \`args\` of '${config.name}' in ${config.source.path}`;
+    message = `MCP server '${config.name}': ${permanent.reason}; ${fix}. Restarting would not help, so it was not retried`;
   } else if (ctx.exitDescription) {
     const after = ctx.exitedAfterMs === undefined ? "" : ` after ${measured(ctx.exitedAfterMs)}`;
     message =

@@ -21,7 +21,6 @@ import {
 } from "@modelcontextprotocol/client";
 import { ConnectTimeout, type ErrorKind, neverConnected } from "../common/errors.ts";
 import { httpStatusOf, kindOf } from "../common/error-kinds.ts";
-import { within } from "../common/wait.ts";
 import type { ProtocolSetting } from "../config/protocol-setting.ts";
 import type { ServerLimits, TransportKind } from "../config/types.ts";
 import type { ResolvedEndpoint, ResolvedRemote, ResolvedStdio } from "../config/substitute.ts";
@@ -38,13 +37,14 @@ import {
   type ServerList,
 } from "./mcp-client.ts";
 import { orphanWatchdog } from "./local/orphan-watchdog.ts";
-import { processExists, processTree } from "./local/process-tree.ts";
+import { npxInstalling, processExists, processTree } from "./local/process-tree.ts";
 import type { ProcessEnding, ProcessGroupStdioTransport } from "./local/stdio-transport.ts";
 import { MessageTooLargeError } from "./message-limit.ts";
 import { guardNesting } from "./local/nesting-guard.ts";
 import { invalidTokenAs401 } from "./fresh-headers.ts";
 import { boundNotifications, type FloodKind } from "./notification-bound.ts";
 import { negotiationFor } from "./protocol-negotiation.ts";
+import { type ConnectClock, INSTALL_LIMIT_MS, untilDeadline } from "./connect-deadline.ts";
 import { untilServerAnswers } from "./local/server-started.ts";
 import { traceRequests } from "../telemetry/request-spans.ts";
 import { HubTransport, type HubTransportOptions } from "./hub/hub-transport.ts";
@@ -104,7 +104,7 @@ export type OnProgress = (progress: Progress | string) => void;
  * How far an open got: a local server `starting` (spawned, nothing answered yet), the `handshake` (the revision probe
  * and `initialize`, or `server/discover`), the tool list (`tools`), `open`. A connect that runs out of time says where.
  */
-export type OpenStage = "starting" | "handshake" | "tools" | "open";
+export type OpenStage = "starting" | "installing" | "handshake" | "tools" | "open";
 
 /** Sends one request on the session's client with the options it is given (see `LiveSession.request`). */
 export type Run<T> = (client: Client, options: SdkRequestOptions) => Promise<T>;
@@ -206,7 +206,9 @@ export class LiveSession {
   ): Promise<void> {
     if (this.closed) throw new Error("the session was closed");
     const { clientInfo, features, auth, events } = this.options;
-    const remaining = () => Math.max(1, deadline - Date.now());
+    const clock: ConnectClock = { deadline };
+    const span = deadline - Date.now();
+    const remaining = () => Math.max(1, clock.deadline - Date.now());
     const sdkTimeout = () => remaining() + SDK_TIMEOUT_SLACK_MS;
     // A message over the limit outside any request (the handshake, a standing stream) ends the session, as a long
     // line ends a local server: before it is open, the open fails with it; after, it is reported as a drop.
@@ -255,6 +257,15 @@ export class LiveSession {
     const held: Held = { client, transport, kind, pool, processes: [], watched: [], open: false, releasing: false };
     this.held = held;
     this.violation = undefined;
+    // npx downloading its package holds the clock (./connect-deadline.ts); a shared server's hub keeps its own.
+    if (kind === "stdio" && !this.options.hub) {
+      let before: OpenStage | undefined;
+      clock.installing = () => npxInstalling(pidOf(transport));
+      clock.onHold = (holding) => {
+        if (holding) before = this.stage;
+        this.stage = holding ? "installing" : before;
+      };
+    }
     client.onerror = (error) => {
       // The transport stops a server that sends a line over the limit; that, not its exit, is why the session ended.
       // (A remote server's pool reports its own; the SDK's report of a stream cut for that is not passed on below.)
@@ -275,7 +286,8 @@ export class LiveSession {
       }
       this.stage = "handshake";
       await client.connect(transport, {
-        timeout: sdkTimeout(),
+        // An install may hold the session's own clock (./connect-deadline.ts); the SDK's must not end it first.
+        timeout: sdkTimeout() + (clock.installing ? INSTALL_LIMIT_MS : 0),
         ...(negotiation.prior ? { prior: negotiation.prior } : {}),
       });
       this.protocolVersion = client.getNegotiatedProtocolVersion();
@@ -292,7 +304,7 @@ export class LiveSession {
       this.tools = await this.fetchTools(client, sdkTimeout);
     };
     try {
-      await within(Promise.race([handshake(), cut]), { ms: remaining(), timedOut: () => new ConnectTimeout() });
+      await untilDeadline(Promise.race([handshake(), cut]), clock, span, () => new ConnectTimeout());
       // Closed while the handshake was under way: what it opened must not be kept.
       if (this.closed) throw new Error("the session was closed while it opened");
     } catch (error) {

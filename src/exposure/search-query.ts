@@ -19,8 +19,8 @@ export interface Concept {
 const VALUE_WEIGHT = 0.6;
 
 /** Each related group as index terms: a member is the terms of its words, in order. */
-const RELATED: readonly (readonly string[][])[] = RELATED_GROUPS.map((group) =>
-  group.map(termsOf).filter((member) => member.length > 0),
+const RELATED = RELATED_GROUPS.map((group) =>
+  group.split(", ").flatMap((words) => [termsOf(words)].filter((t) => t.length)),
 );
 
 /**

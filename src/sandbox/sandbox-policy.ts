@@ -10,20 +10,8 @@ import * as path from "node:path";
 import type { SandboxRules } from "../config/sandbox-setting.ts";
 
 /** Files and directories under the home directory that hold credentials, denied to reading (and writing). */
-const HOME_SECRETS = [
-  ".ssh",
-  ".aws",
-  ".gnupg",
-  ".config/gcloud",
-  ".docker",
-  ".netrc",
-  ".npmrc",
-  ".pypirc",
-  ".git-credentials",
-  ".config/gh",
-  ".kube",
-  ".azure",
-];
+const HOME_SECRETS =
+  ".ssh .aws .gnupg .config/gcloud .docker .netrc .npmrc .pypirc .git-credentials .config/gh .kube .azure";
 
 /**
  * In pi's agent dir: pi's API keys (`auth.json`, and `models.json`, where custom providers keep theirs), pi 1.x's MCP
@@ -35,34 +23,15 @@ const AGENT_SECRETS = ["auth.json", "models.json", "mcp-auth.json", "mcp-auth", 
  * In the server's working directory and the project root: what another program runs or obeys without asking — pi's
  * project config and extensions, git hooks and config, shell start-up files, direnv, editors' and agents' settings. A
  * sandboxed server writing one would run code outside its sandbox later. (The library guards some of these below pi's
- * own working directory; these hold wherever the server works.)
+ * own working directory; these hold wherever the server works.) A path below each directory here makes the library
+ * cover an absent one with an empty directory, not an empty file: bubblewrap makes that mount point on the host while
+ * the server runs, and a `.pi` that is a file breaks the project config of every pi started there meanwhile.
  */
-const RUN_BY_OTHERS = [
-  ".pi",
-  // A path below each directory here makes the library cover an absent one with an empty directory, not an empty
-  // file: bubblewrap makes that mount point on the host while the server runs, and a `.pi` that is a file breaks the
-  // project config of every pi started there meanwhile (a shared server runs past its session).
-  ".pi/extensions",
-  ".git/hooks",
-  ".git/config",
-  ".gitmodules",
-  ".envrc",
-  ".bashrc",
-  ".bash_profile",
-  ".zshrc",
-  ".zprofile",
-  ".profile",
-  ".gitconfig",
-  ".vscode",
-  ".vscode/tasks.json",
-  ".idea",
-  ".idea/workspace.xml",
-  ".claude",
-  ".claude/settings.json",
-  ".cursor",
-  ".cursor/mcp.json",
-  ".mcp.json",
-];
+const RUN_BY_OTHERS = (
+  ".pi .pi/extensions .git/hooks .git/config .gitmodules .envrc .bashrc .bash_profile .zshrc .zprofile .profile " +
+  ".gitconfig .vscode .vscode/tasks.json .idea .idea/workspace.xml .claude .claude/settings.json .cursor .cursor/mcp.json " +
+  ".mcp.json"
+).split(" ");
 
 interface Launcher {
   /** What the docs and `/mcp` call it. */
@@ -160,7 +129,7 @@ export function sandboxPolicy(setting: true | SandboxRules, ctx: SandboxContext)
   const registryOpen = rules.network.allowPackageRegistry ?? launcher !== undefined;
   const registries = registryOpen ? (launcher?.registries ?? NPM_REGISTRIES) : [];
   const secrets = [
-    ...HOME_SECRETS.map((p) => path.join(ctx.home, p)),
+    ...HOME_SECRETS.split(" ").map((p) => path.join(ctx.home, p)),
     ...AGENT_SECRETS.map((p) => path.join(ctx.agentDir, p)),
     ...ctx.otherSecrets.map((p) => absolute(p, ctx)),
   ];

@@ -97,20 +97,11 @@ export async function startTelemetry(env: NodeJS.ProcessEnv): Promise<{ mode: st
 }
 
 /** The optional packages telemetry loads, as `npm install` takes them (the versions package.json names). */
-export const OTEL_PACKAGES = [
-  "api@1.9.1",
-  "core@2.12.0",
-  "resources@2.12.0",
-  "sdk-trace@2.12.0",
-  "sdk-metrics@2.12.0",
-  "context-async-hooks@2.12.0",
-  "exporter-trace-otlp-http@0.223.0",
-  "exporter-trace-otlp-proto@0.223.0",
-  "exporter-metrics-otlp-http@0.223.0",
-  "exporter-metrics-otlp-proto@0.223.0",
-]
-  .map((p) => `@opentelemetry/${p}`)
-  .join(" ");
+export const OTEL_PACKAGES = (
+  "api@1.9.1 core@2.12.0 resources@2.12.0 sdk-trace@2.12.0 sdk-metrics@2.12.0 context-async-hooks@2.12.0 " +
+  "exporter-trace-otlp-http@0.223.0 exporter-trace-otlp-proto@0.223.0 exporter-metrics-otlp-http@0.223.0 " +
+  "exporter-metrics-otlp-proto@0.223.0"
+).replace(/\S+/g, "@opentelemetry/$&");
 const EXTENSION_DIR = packageFile(".");
 
 async function setUp(env: NodeJS.ProcessEnv): Promise<{ mode: string; problem?: string }> {

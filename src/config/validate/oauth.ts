@@ -11,21 +11,9 @@ import { checkUrl } from "./endpoint.ts";
 import { MACHINE_FIELDS, machineSettings } from "./machine-auth.ts";
 
 const OAUTH_FIELDS = new Set([
-  "type",
-  "clientId",
-  "clientSecret",
-  "authorizationUrl",
-  "tokenUrl",
-  "scopes",
-  "scope",
-  "callbackPort",
-  "clientMetadataUrl",
+  ..."type clientId clientSecret authorizationUrl tokenUrl scopes scope callbackPort clientMetadataUrl".split(" "),
   // pi 1.x's
-  "callbackUrl",
-  "clientName",
-  "clientRegistration",
-  "authServerMetadataUrl",
-  "dpop",
+  ..."callbackUrl clientName clientRegistration authServerMetadataUrl dpop".split(" "),
   ...MACHINE_FIELDS,
 ]);
 const REGISTRATIONS: readonly ClientRegistration[] = ["auto", "dcr", "cimd"];

@@ -190,6 +190,31 @@ export function processTree(rootPid: number): ProcessInfo[] {
   return fullScanTree(rootPid);
 }
 
+/**
+ * Whether `npx` below `rootPid` is still installing the package it runs (Linux; false elsewhere): npm names its process
+ * `npm exec <package>` and starts the package's program below it with `npm_lifecycle_event=npx` in its environment
+ * (install scripts get another event). The tree comes parents first; a process whose files cannot be read is neither.
+ */
+export function npxInstalling(rootPid: number | undefined): boolean {
+  if (process.platform !== "linux" || rootPid === undefined) return false;
+  const belowNpm = new Set<number>();
+  let npm = false;
+  for (const { pid, ppid } of processTree(rootPid)) {
+    try {
+      if (belowNpm.has(ppid)) {
+        if (`\0${readFileSync(`/proc/${pid}/environ`, "latin1")}`.includes("\0npm_lifecycle_event=npx\0")) return false;
+        belowNpm.add(pid);
+      } else if (/^npm exec(?: |\0|$)/.test(readFileSync(`/proc/${pid}/cmdline`, "latin1"))) {
+        npm = true;
+        belowNpm.add(pid);
+      }
+    } catch {
+      continue;
+    }
+  }
+  return npm;
+}
+
 function fullScanTree(rootPid: number): ProcessInfo[] {
   const table = listProcesses();
   const root = table.find((p) => p.pid === rootPid);

@@ -1,0 +1,44 @@
+/**
+ * The clock of one connect attempt. The first start of an `npx` server downloads it, which on a slow network or a busy
+ * machine can take longer than `initTimeout`; stopping npm partway leaves its copy of the package incomplete, and npx
+ * never repairs it (every later start fails with "Cannot find module"). So an install found under way at the deadline
+ * holds the clock (up to {@link INSTALL_LIMIT_MS}), and the server gets the attempt's whole time once its program runs.
+ */
+
+/** How long after an attempt starts an install may still hold it. */
+export const INSTALL_LIMIT_MS = 10 * 60_000;
+/** How often a held clock looks at the install again (a few files of the process table). */
+const INSTALL_POLL_MS = 1000;
+
+export interface ConnectClock {
+  /** Epoch ms the attempt ends at; moved on when an install held it. */
+  deadline: number;
+  /** Whether the server's package is still being installed: asked at the deadline, then every second. */
+  installing?: () => boolean;
+  /** An install began (true) or stopped (false) holding the clock. */
+  onHold?: (holding: boolean) => void;
+}
+
+/** `work`, or `late()` once the clock has run out; `span` is the time a server gets after an install held it. */
+export function untilDeadline<T>(work: Promise<T>, clock: ConnectClock, span: number, late: () => Error): Promise<T> {
+  const started = Date.now();
+  let timer: NodeJS.Timeout | undefined;
+  let holding = false;
+  const timedOut = new Promise<never>((_, reject) => {
+    const check = () => {
+      const now = Date.now();
+      if (clock.installing?.()) {
+        if (!holding) clock.onHold?.((holding = true));
+        return now - started < INSTALL_LIMIT_MS ? void (timer = setTimeout(check, INSTALL_POLL_MS)) : reject(late());
+      }
+      if (holding) {
+        clock.deadline = Math.max(clock.deadline, now + span);
+        clock.onHold?.((holding = false));
+      }
+      if (clock.deadline > now) timer = setTimeout(check, clock.deadline - now);
+      else reject(late());
+    };
+    timer = setTimeout(check, Math.max(1, clock.deadline - started));
+  });
+  return Promise.race([work, timedOut]).finally(() => clearTimeout(timer));
+}
