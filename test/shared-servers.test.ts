@@ -309,6 +309,15 @@ describe(`shared servers (Node ${process.versions.node}, pi ${PI_LINE})`, () => 
     });
   }
 
+  test("npx still installing under the hub when initTimeout runs out: the session waits, then connects", async () => {
+    const npx = path.join(REPO_ROOT, "test", "fixtures", "fake-npx.sh");
+    const server = path.join(REPO_ROOT, "test", "fixtures", "slow-start.mjs");
+    // The download lasts twice initTimeout; without the wait for it the connect fails at initTimeout.
+    const b = bed();
+    await b.open("installing", { command: npx, args: ["4", process.execPath, server], initTimeout: 2000 });
+    await b.end();
+  });
+
   test("a command that is not found: the message an unshared start gets, and the hub does not stay for it", async () => {
     const b = bed();
     const connection = connectionFor(

@@ -257,10 +257,10 @@ export class LiveSession {
     const held: Held = { client, transport, kind, pool, processes: [], watched: [], open: false, releasing: false };
     this.held = held;
     this.violation = undefined;
-    // npx downloading its package holds the clock (./connect-deadline.ts); a shared server's hub keeps its own.
-    if (kind === "stdio" && !this.options.hub) {
+    // npx downloading its package holds the clock (./connect-deadline.ts), a shared server's under the hub as well.
+    if (kind === "stdio") {
       let before: OpenStage | undefined;
-      clock.installing = () => npxInstalling(pidOf(transport));
+      clock.installing = () => npxInstalling(pidOf(transport) ?? this.hub?.shared.pid);
       clock.onHold = (holding) => {
         if (holding) before = this.stage;
         this.stage = holding ? "installing" : before;
