@@ -383,6 +383,32 @@ describe("McpBridge", { timeout: 120_000 }, () => {
     }
   });
 
+  test("an npx install that outlasts initTimeout: /mcp and a waiting call say so, and the server connects after it", async () => {
+    const tmp = tempDir();
+    const installed = path.join(tmp.dir, "installed");
+    const npx = path.join(REPO_ROOT, "test", "fixtures", "fake-npx.sh");
+    const server = [process.execPath, path.join(REPO_ROOT, "test", "fixtures", "slow-start.mjs")];
+    const entry = { command: npx, args: [installed, ...server], initTimeout: 1500 };
+    write(path.join(tmp.dir, "project", ".pi", "mcp.json"), JSON.stringify({ mcpServers: { kube: entry } }));
+    const { bridge, registry } = registeredBridge(tmp.dir, { startupBudgetMs: 0 });
+    try {
+      await bridge.start();
+      const kube = bridge.connection("kube")!;
+      await waitFor(() => kube.installing, "initTimeout to find npx still installing", 30_000);
+      const row = serverRows(bridge, registry, process.env).find((r) => r.name === "kube")!;
+      assert.deepEqual([row.status, row.detail], ["connecting", "npx is installing its package"]);
+      const updates: unknown[] = [];
+      const call = kube.callTool("hello", {}, { onProgress: (update) => updates.push(update) });
+      writeFileSync(installed, "");
+      await call;
+      assert.deepEqual(updates, ["MCP server 'kube' is waiting for npx to install it; 'hello' runs once it is ready"]);
+      assert.deepEqual([kube.status, kube.installing], ["connected", false]);
+    } finally {
+      await bridge.shutdown();
+      tmp.cleanup();
+    }
+  });
+
   test("after shutdown no process of any server remains: plain, wrapped, with children, restarted, lazily started", async (t) => {
     const tmp = tempDir();
     // Removed however the test ends.

@@ -302,8 +302,9 @@ export function stillReconnectingError(
 /** What a request says while it waits for its server to start or come back (`npx` takes seconds); else nothing. */
 export function waitingNote(ctx: ErrorContext, state: ConnectionState, maxAttempts: number, toolName: string) {
   const { name, requestTimeout } = ctx.config;
+  const doing = ctx.stage === "installing" ? "waiting for npx to install it" : "connecting";
   if (state.kind === "idle" || (state.kind === "connecting" && !inSchedule(state)))
-    return told(ctx, `MCP server '${name}' is connecting; '${toolName}' runs once it is ready`);
+    return told(ctx, `MCP server '${name}' is ${doing}; '${toolName}' runs once it is ready`);
   if (!inSchedule(state) || !("wasUp" in state && state.wasUp)) return undefined;
   const message = `MCP server '${name}' is reconnecting (${attemptsSoFar(state, maxAttempts)}); '${toolName}' runs once it is back, or fails after ${seconds(requestTimeout)}`;
   return told(ctx, message);

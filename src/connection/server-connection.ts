@@ -185,6 +185,11 @@ export class ServerConnection {
     return this.opener.refusals;
   }
 
+  /** Whether its connect waits for npx to install its package (./connect-deadline.ts). */
+  get installing(): boolean {
+    return this.opener.newest?.stage === "installing";
+  }
+
   /** The last lines the newest local server process wrote to stderr, redacted. */
   stderrTail(n?: number): string[] {
     return this.opener.stderrTail(n);

@@ -110,7 +110,11 @@ export function serverRows(
       // A lazy server's tools are registered (from the cache) before it runs.
       toolCount: c.status === "connected" || c.status === "not started" ? tools.length : 0,
       lastActive: c.health.lastHeard,
-      detail: trusted ? stateDetail(c.state, c.config.retry.maxAttempts, now) : `/mcp trust ${c.name} runs it`,
+      detail: !trusted
+        ? `/mcp trust ${c.name} runs it`
+        : c.installing
+          ? "npx is installing its package"
+          : stateDetail(c.state, c.config.retry.maxAttempts, now),
       metrics: c.health.metrics(now),
       error: c.lastError === undefined ? undefined : shown(c.lastError, SHOWN.body),
       warnings: [...c.warnings, ...registry.notesFor(c.name)].map((warning) => shown(warning, SHOWN.body)),

@@ -62,13 +62,18 @@ export function trustFingerprint(config: ServerConfig): string {
 
 const fingerprints = new WeakMap<ServerConfig, string>();
 
+/**
+ * What a definition's trust is given to, hashed as written; `roots` too, since no roots lets a server work where its own
+ * arguments say instead of in the project (the filesystem server does).
+ */
+const HASHED = "transport command args env cwd url headers oauth autoApprove autoApproveReadOnly description roots";
+
 function fingerprintOf(config: ServerConfig): string {
   // `autoApprove` and `autoApproveReadOnly` change no process or address, yet they stay in: they decide which tool calls
   // run without the user being asked, so a project that widened them (a `"*"`, a tool that writes files) would need no
   // new command to do harm. The user's own "Always allow" changes them too; that write records its new definition as
   // trusted itself (`trustAfterWrite`), so only someone else's change asks again.
-  const { transport, command, args, env, cwd, url, headers, oauth, autoApprove, autoApproveReadOnly, description } =
-    config;
+  const hashed = Object.fromEntries(HASHED.split(" ").map((key) => [key, config[key as keyof ServerConfig]]));
   // Sampling without asking runs the user's model at the server's word, so it is part of what is trusted. An entry
   // without `description` or that `sampling` hashes as it did before those fields existed: undefined members are left out.
   const sampling = config.sampling === "allow" ? config.sampling : undefined;
@@ -79,28 +84,9 @@ function fingerprintOf(config: ServerConfig): string {
   // written: a project that widens its rules (`allowWrite`, `allowedDomains`) or drops them for `false` changes the
   // definition and is asked about again — also by a user who trusted it sandboxed, since the rules widen that sandbox.
   const sandbox = config.sandbox === false ? undefined : config.sandbox;
-  // No roots lets a server work where its own arguments say instead of in the project (the filesystem server does).
-  const { roots } = config;
   // A shared server outlives the session, and other projects' sessions use it: that is trusted in so many words too.
   const shared = config.shared ? true : undefined;
-  return canonicalHash({
-    transport,
-    command,
-    args,
-    env,
-    cwd,
-    url,
-    headers,
-    oauth,
-    autoApprove,
-    autoApproveReadOnly,
-    description,
-    sampling,
-    resendAfterDrop,
-    sandbox,
-    shared,
-    roots,
-  });
+  return canonicalHash({ ...hashed, sampling, resendAfterDrop, sandbox, shared });
 }
 
 export function trustState(config: ServerConfig, record: TrustRecord): TrustState {
