@@ -4,7 +4,7 @@
  * fails or is cut short — so no process and no socket outlive it.
  */
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { ConnectTimeout } from "../src/common/errors.ts";
@@ -14,7 +14,16 @@ import { LiveSession, type RequestOptions, type SessionEvents } from "../src/con
 import type { ClientFeatures } from "../src/connection/mcp-client.ts";
 import { toolCallRun } from "../src/connection/tool-call.ts";
 import { startHanging, startSse, startStreamableHttp, type RunningServer } from "./fixtures/http-servers.ts";
-import { fixtureEntry, type FixtureMode, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import {
+  commandLine,
+  fixtureEntry,
+  type FixtureMode,
+  isAlive,
+  readLog,
+  REPO_ROOT,
+  tempDir,
+  waitFor,
+} from "./helpers.ts";
 
 const CLIENT_INFO = { name: "live-session-test", version: "0.0.0" };
 
@@ -132,6 +141,24 @@ describe("a live session on its own", { timeout: 120_000 }, () => {
     } finally {
       await s.close({ graceful: false });
     }
+  });
+
+  test("stdio: closed while npx installs (pi quits), npm is let roll the install back instead of being killed", async () => {
+    const rolledBack = path.join(temp.dir, "rolled-back");
+    const npx = path.join(REPO_ROOT, "test", "fixtures", "fake-npx.sh");
+    const endpoint: ResolvedStdio = {
+      ...{ kind: "stdio", command: npx, args: [path.join(temp.dir, "never-installed"), process.execPath, "-e", ""] },
+      ...{ env: { FAKE_NPX_ROLLED_BACK: rolledBack }, cwd: REPO_ROOT },
+    };
+    const s = session(endpoint, recorder().events);
+    const opening = s.open(Date.now() + 60_000);
+    opening.catch(() => undefined);
+    await waitFor(() => s.pid !== undefined && commandLine(s.pid).startsWith("npm exec"), "npx to start installing");
+    const pid = s.pid!;
+    await s.close({ graceful: false });
+    await assert.rejects(opening);
+    assert.ok(existsSync(rolledBack), "npm finished its rollback");
+    assert.equal(isAlive(pid), false);
   });
 
   test("stdio: a server that exits during the handshake: its exit and stderr are kept for the error message", async () => {

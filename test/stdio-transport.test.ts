@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -15,7 +15,16 @@ import {
   type ProcessGroupStdioOptions,
   ProcessGroupStdioTransport,
 } from "../src/connection/local/stdio-transport.ts";
-import { type FixtureMode, fixtureEntry, isAlive, readLog, tempDir, waitFor } from "./helpers.ts";
+import {
+  commandLine,
+  type FixtureMode,
+  fixtureEntry,
+  isAlive,
+  readLog,
+  REPO_ROOT,
+  tempDir,
+  waitFor,
+} from "./helpers.ts";
 
 const temp = tempDir("mcp-bridge-stdio-transport-");
 const transports: ProcessGroupStdioTransport[] = [];
@@ -153,6 +162,23 @@ describe("ProcessGroupStdioTransport", { timeout: 120_000 }, () => {
     assert.deepEqual(t.exits, [{ code: null, signal: "SIGKILL", description: "killed by SIGKILL" }]);
     assert.ok(elapsed >= 350, `waited ${elapsed} ms: the stdin and SIGTERM grace periods came first`);
     assert.equal(t.closes, 1);
+  });
+
+  test("npx stopped while it installs gets the time npm takes to roll the install back, not a SIGKILL", async () => {
+    const rolledBack = path.join(temp.dir, "rolled-back");
+    const t = track({
+      command: path.join(REPO_ROOT, "test", "fixtures", "fake-npx.sh"),
+      args: [path.join(temp.dir, "never-installed"), process.execPath, "-e", ""],
+      env: { FAKE_NPX_ROLLED_BACK: rolledBack },
+      closeGraceMs: 200,
+    });
+    await t.transport.start();
+    const pid = t.transport.pid!;
+    await waitFor(() => commandLine(pid).startsWith("npm exec"), "the fake npx to name itself as npm does");
+    await t.transport.close();
+    assert.ok(existsSync(rolledBack), "npm finished its rollback");
+    assert.deepEqual(t.transport.ending?.by, "SIGTERM");
+    assert.ok(!isAlive(pid));
   });
 
   test("a server that crashes on start reports its exit code, its stderr, then closes", async () => {

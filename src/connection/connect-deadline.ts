@@ -7,7 +7,6 @@
 
 /** How long after an attempt starts an install may still hold it. */
 export const INSTALL_LIMIT_MS = 10 * 60_000;
-/** How often a held clock looks at the install again (a few files of the process table). */
 const INSTALL_POLL_MS = 1000;
 
 export interface ConnectClock {

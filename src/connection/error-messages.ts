@@ -170,13 +170,12 @@ function handshakeTimeoutMessage(ctx: ErrorContext, elapsedMs: number, where: st
   const field = handshakeTimeoutField(config.raw, local);
   const timer = `when its \`${field}\` of ${seconds(config.timeout)} ran out`;
   let message: string;
-  if (ctx.stage === "installing") {
+  if (ctx.stage === "installing")
     return (
       `MCP server '${config.name}': npx was still installing its package after ${measured(elapsedMs)}, so it was ` +
       `stopped (an install may take ${INSTALL_LIMIT_MS / 60_000} minutes before the server's \`${field}\` counts); npm's ` +
       `own messages are in its stderr, and a slow network or registry is the usual cause`
     );
-  }
   if (ctx.stage === "tools") {
     message = `MCP server '${config.name}'${where} completed the MCP handshake, but its tool list had not arrived after ${measured(elapsedMs)}, ${timer}`;
   } else {

@@ -13,6 +13,8 @@ import {
   killProcessesNow,
   markedProcesses,
   mergeProcesses,
+  NPM_ROLLBACK_MS,
+  npxInstalling,
   type ProcessInfo,
   processTree,
   terminateProcesses,
@@ -79,12 +81,15 @@ export function releaseHeld(held: Held, options: CloseOptions): Promise<void> {
     if (options.terminateSession && transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
       await settleWithin(transport.terminateSession(), SESSION_TERMINATE_TIMEOUT_MS);
     }
-    if (!options.graceful) {
+    // npm stopped while it installs is given the time to roll the install back (./local/stdio-transport.ts).
+    const installing = npxInstalling(pidOf(transport));
+    if (!options.graceful && !installing) {
       (transport as Partial<ProcessGroupStdioTransport>).killNow?.();
       await terminateProcesses(processes);
     }
     const closing = client.close().then(() => transport.close());
-    if (!(await settleWithin(closing, STDIO_CLOSE_GRACE_MS * 2 + 500))) await terminateProcesses(processes);
+    const grace = STDIO_CLOSE_GRACE_MS * 2 + 500 + (installing ? NPM_ROLLBACK_MS : 0);
+    if (!(await settleWithin(closing, grace))) await terminateProcesses(processes);
     await closing.catch(() => undefined);
     await pool?.destroy();
     // Again with the mark: what was started while the server was being stopped.

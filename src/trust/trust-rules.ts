@@ -62,10 +62,7 @@ export function trustFingerprint(config: ServerConfig): string {
 
 const fingerprints = new WeakMap<ServerConfig, string>();
 
-/**
- * What a definition's trust is given to, hashed as written; `roots` too, since no roots lets a server work where its own
- * arguments say instead of in the project (the filesystem server does).
- */
+/** Hashed as written; `roots` too: without them a server works where its arguments say (the filesystem server does). */
 const HASHED = "transport command args env cwd url headers oauth autoApprove autoApproveReadOnly description roots";
 
 function fingerprintOf(config: ServerConfig): string {

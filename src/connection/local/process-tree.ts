@@ -190,6 +190,8 @@ export function processTree(rootPid: number): ProcessInfo[] {
   return fullScanTree(rootPid);
 }
 
+/** How long npm stopped during an install may take to roll it back: killed sooner, it leaves npx's copy broken. */
+export const NPM_ROLLBACK_MS = 30_000;
 /**
  * Whether `npx` below `rootPid` is still installing the package it runs (Linux; false elsewhere): npm names its process
  * `npm exec <package>` and starts the package's program below it with `npm_lifecycle_event=npx` in its environment

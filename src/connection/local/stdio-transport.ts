@@ -18,7 +18,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../../config/defaults.ts";
 import type { OrphanWatchdog, Watch } from "./orphan-watchdog.ts";
-import { groupHasLiveMember, newOwnerMark, OWNER_ENV } from "./process-tree.ts";
+import { groupHasLiveMember, newOwnerMark, NPM_ROLLBACK_MS, npxInstalling, OWNER_ENV } from "./process-tree.ts";
 import { asError } from "../../common/errors.ts";
 import { InOrderDelivery, LineFraming } from "./stdio-framing.ts";
 import { StderrLines } from "./stderr-lines.ts";
@@ -99,7 +99,6 @@ export class ProcessGroupStdioTransport implements Transport {
   /** The server's value of `MCP_BRIDGE_OWNER`, which its descendants inherit: how they are found when it ends. */
   readonly ownerMark = newOwnerMark();
 
-  private readonly options: ProcessGroupStdioOptions;
   private readonly graceMs: number;
   private readonly readBuffer: LineFraming;
   private child?: Child;
@@ -135,8 +134,7 @@ export class ProcessGroupStdioTransport implements Transport {
   private burst = 0;
   private prepared?: PreparedSpawn;
 
-  constructor(options: ProcessGroupStdioOptions) {
-    this.options = options;
+  constructor(private readonly options: ProcessGroupStdioOptions) {
     this.graceMs = options.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS;
     this.readBuffer = new LineFraming(options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
   }
@@ -300,8 +298,9 @@ export class ProcessGroupStdioTransport implements Transport {
     }
     if (child?.pid !== undefined) {
       if (this.groupAlive()) {
+        const grace = npxInstalling(child.pid) ? NPM_ROLLBACK_MS : this.graceMs;
         this.signalGroup("SIGTERM");
-        await this.waitUntil(() => this.ended && !this.groupAlive(), this.graceMs);
+        await this.waitUntil(() => this.ended && !this.groupAlive(), grace);
       }
       if (!this.ended || this.groupAlive()) {
         this.signalGroup("SIGKILL");
@@ -383,9 +382,7 @@ export class ProcessGroupStdioTransport implements Transport {
   private destroyStreams(): void {
     const child = this.child;
     if (!child) return;
-    child.stdin.destroy();
-    child.stdout.destroy();
-    child.stderr.destroy();
+    for (const stream of [child.stdin, child.stdout, child.stderr]) stream.destroy();
   }
 
   /** Whether anything of the server is still running: the process itself, or (POSIX) another live member of its group. */
