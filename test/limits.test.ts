@@ -6,7 +6,9 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Tool } from "@modelcontextprotocol/client";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
-import { permanentLaunchFailure } from "../src/connection/error-messages.ts";
+import { ConnectTimeout } from "../src/common/errors.ts";
+import { INSTALL_LIMIT_MS } from "../src/connection/connect-deadline.ts";
+import { connectError, permanentLaunchFailure } from "../src/connection/error-messages.ts";
 import { MessageSizeCounter, MessageTooLargeError } from "../src/connection/message-limit.ts";
 import { LineFraming } from "../src/connection/local/stdio-framing.ts";
 import { limitTools, MAX_SCHEMA_DEPTH, nestedDeeperThan } from "../src/translate/tool-list-limits.ts";
@@ -221,5 +223,23 @@ describe("permanentLaunchFailure", () => {
       permanentLaunchFailure(1, "Error: Cannot find module 'zod'\nRequire stack:\n- /work/app/node_modules/x/index.js"),
       undefined,
     );
+  });
+});
+
+describe("a connect an npx install held to its limit", () => {
+  test("says npm was still installing and how long an install may take, not that initTimeout ran out", () => {
+    const config = validateServerEntry("kube", { command: "npx", args: ["-y", "k"] }, SOURCE).config!;
+    const context = { config, redact: (text: string) => text, stderr: () => "", nonJsonLines: 0, oauth: false };
+    const installing = connectError({ ...context, stage: "installing" }, new ConnectTimeout(), INSTALL_LIMIT_MS + 400);
+    assert.equal(
+      installing.message,
+      "MCP server 'kube': npx was still installing its package after 600.4 s, so it was stopped (an install may take " +
+        "10 minutes before the server's `initTimeout` counts); npm's own messages are in its stderr, and a slow " +
+        "network or registry is the usual cause",
+    );
+    assert.equal(installing.kind, "timeout");
+    // The same timeout once the program runs is the entry's own.
+    const started = connectError({ ...context, stage: "starting" }, new ConnectTimeout(), 60_000);
+    assert.match(started.message, /no answer to the MCP handshake after 60 s, when its `initTimeout` of 60 s ran out/);
   });
 });
