@@ -4,7 +4,8 @@
  * the healthy server still answers.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
@@ -303,6 +304,46 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
     } finally {
       await Promise.all([connection.close(), partial.close()]);
       await env.close();
+    }
+  });
+
+  test("npx whose package's install script fails, which npm 11 does not print: npm's log names the script; not retried", async () => {
+    // A package whose postinstall fails, as puppeteer's does where it cannot download its browser.
+    const pkg = path.join(tmp.dir, "failpost", "package");
+    mkdirSync(pkg, { recursive: true });
+    const script = `node -e "console.error('cannot download chrome'); process.exit(1)"`;
+    const manifest = {
+      name: "failpost",
+      version: "1.0.0",
+      bin: { failpost: "cli.js" },
+      scripts: { postinstall: script },
+    };
+    writeFileSync(path.join(pkg, "package.json"), JSON.stringify(manifest));
+    writeFileSync(path.join(pkg, "cli.js"), "#!/usr/bin/env node\n", { mode: 0o755 });
+    const tarball = path.join(tmp.dir, "failpost", "failpost-1.0.0.tgz");
+    execFileSync("tar", ["czf", tarball, "-C", path.dirname(pkg), "package"]);
+    const cache = path.join(tmp.dir, "npm-cache");
+    const env = { npm_config_cache: cache, npm_config_audit: "false", npm_config_update_notifier: "false" };
+    const connection = connectionFor("failpost", {
+      command: "npx",
+      args: ["-y", `--package=${tarball}`, "failpost"],
+      env,
+      reconnect: FAST,
+    });
+    try {
+      const quoted = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      await assert.rejects(
+        connection.connect(),
+        new RegExp(
+          `npx could not install its package: the \`postinstall\` script of failpost@1\\.0\\.0 \\(\`${quoted(script)}\`\\) ` +
+            `exited with code 1 \\(npm's log: ${quoted(path.join(cache, "_logs"))}/.*-debug-0\\.log\\); ` +
+            `run \`npx --foreground-scripts -y --package=${quoted(tarball)} failpost\` in a terminal .* Restarting would not help`,
+        ),
+      );
+      assert.equal(connection.state.kind, "gaveUp", "not retried: each try would install it again");
+      assert.equal(readdirSync(path.join(cache, "_logs")).length, 1, "npx ran once");
+    } finally {
+      await connection.close();
     }
   });
 });

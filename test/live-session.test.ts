@@ -143,6 +143,22 @@ describe("a live session on its own", { timeout: 120_000 }, () => {
     }
   });
 
+  test("stdio: npx failing while its install holds the open: the open fails, and no longer says it is installing", async () => {
+    const npx = path.join(REPO_ROOT, "test", "fixtures", "fake-npx.sh");
+    const failed = path.join(temp.dir, "npx-failed");
+    const s = session(
+      { kind: "stdio", command: npx, args: [failed, "false"], env: {}, cwd: REPO_ROOT },
+      recorder().events,
+    );
+    const opening = s.open(Date.now() + 500);
+    opening.catch(() => undefined);
+    await waitFor(() => s.stage === "installing", "the deadline to find npx installing", 30_000);
+    writeFileSync(failed, "");
+    await assert.rejects(opening);
+    assert.equal(s.process.exitDescription, "exited with code 1");
+    assert.notEqual(s.stage, "installing");
+  });
+
   test("stdio: closed while npx installs (pi quits), npm is let roll the install back instead of being killed", async () => {
     const rolledBack = path.join(temp.dir, "rolled-back");
     const npx = path.join(REPO_ROOT, "test", "fixtures", "fake-npx.sh");

@@ -79,3 +79,8 @@ export function formatBytes(bytes: number): string {
 export function shortHash(text: string): string {
   return createHash("sha256").update(text).digest("hex").slice(0, 8);
 }
+
+/** One word of a command line, quoted when it would not read back as one word. */
+export function shellWord(word: string): string {
+  return word !== "" && /^[\w@%+=:,./${}-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}

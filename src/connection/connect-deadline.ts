@@ -23,12 +23,15 @@ export function untilDeadline<T>(work: Promise<T>, clock: ConnectClock, span: nu
   const started = Date.now();
   let timer: NodeJS.Timeout | undefined;
   let holding = false;
+  let ranOut = false;
   const timedOut = new Promise<never>((_, reject) => {
     const check = () => {
       const now = Date.now();
       if (clock.installing?.()) {
         if (!holding) clock.onHold?.((holding = true));
-        return now - started < INSTALL_LIMIT_MS ? void (timer = setTimeout(check, INSTALL_POLL_MS)) : reject(late());
+        if (now - started < INSTALL_LIMIT_MS) return void (timer = setTimeout(check, INSTALL_POLL_MS));
+        ranOut = true;
+        return reject(late());
       }
       if (holding) {
         clock.deadline = Math.max(clock.deadline, now + span);
@@ -39,5 +42,10 @@ export function untilDeadline<T>(work: Promise<T>, clock: ConnectClock, span: nu
     };
     timer = setTimeout(check, Math.max(1, clock.deadline - started));
   });
-  return Promise.race([work, timedOut]).finally(() => clearTimeout(timer));
+  return Promise.race([work, timedOut]).finally(() => {
+    clearTimeout(timer);
+    // The work ended during an install (npm failed, or the server started between two looks): nothing holds the clock
+    // any more. A clock that ran out while holding stays held, since that is what its error message reports.
+    if (holding && !ranOut) clock.onHold?.((holding = false));
+  });
 }

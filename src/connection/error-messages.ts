@@ -15,6 +15,7 @@ import { gaveUpMessage } from "./health.ts";
 import type { OpenStage } from "./live-session.ts";
 import { rereadableHeaders } from "./fresh-headers.ts";
 import { INSTALL_LIMIT_MS } from "./connect-deadline.ts";
+import type { NpmScriptFailure } from "./local/npm-log.ts";
 
 /**
  * A message as it leaves here, for the model, a notice or /mcp: redacted first (a cut could leave half a secret), then
@@ -34,6 +35,8 @@ export interface ErrorContext {
   exitDescription?: string;
   /** Its exit code, if it exited by itself. */
   exitCode?: number | null;
+  /** The install script whose failure ended an `npx` start, from npm's log. */
+  installFailure?: NpmScriptFailure;
   /** How long after its spawn it ended, in ms. */
   exitedAfterMs?: number;
   /** How far the newest open got. */
@@ -58,11 +61,25 @@ const NPX_MODULE_MISSING =
   /(?:MODULE_NOT_FOUND|Cannot find (?:module|package))\b[\s\S]*?(?:file:\/\/)?((?:\/|[A-Za-z]:\\)[^\s'"]*?[\\/]_npx[\\/][0-9a-f]{8,})[\\/]node_modules/;
 
 /**
- * Why a local server's launcher failed in a way no restart can fix, judged from its exit code and stderr: the package
- * does not exist (npx, npm E404), no version matches (ETARGET), npx's copy of it is incomplete, or a shell could not
- * find or run the command (exit codes 127 and 126). Undefined when nothing says so.
+ * Why a local server's launcher failed in a way no restart can fix, judged from its exit code, its stderr and npm's log:
+ * an install script failed (npx, from npm's log: each restart would install again and fail again), the package does
+ * not exist (npm E404), no version matches (ETARGET), npx's copy of it is incomplete, or a shell could not find or run
+ * the command (exit codes 127 and 126). Undefined when nothing says so.
  */
-export function permanentLaunchFailure(exitCode: number | null | undefined, stderr: string): LaunchFailure | undefined {
+export function permanentLaunchFailure(
+  exitCode: number | null | undefined,
+  stderr: string,
+  script?: NpmScriptFailure,
+): LaunchFailure | undefined {
+  if (script)
+    return {
+      reason:
+        `npx could not install its package: the \`${script.event}\` script of ${script.pkg} ` +
+        `(\`${script.command}\`) ${script.ending} (npm's log: ${script.log})`,
+      fix:
+        `run \`${script.rerun}\` in a terminal to see what the script printed (such scripts often download a ` +
+        `program, and need the network for it), then reconnect (\`/mcp reconnect\`)`,
+    };
   if (/\bnpm (?:error|ERR!) (?:code E404|404\b)/.test(stderr))
     return { reason: "the package it runs does not exist in the npm registry (npm E404)" };
   if (/\bnpm (?:error|ERR!) code ETARGET\b/.test(stderr))
@@ -218,7 +235,10 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
     message =
       `MCP server '${config.name}': ${ctx.violation}, so ${config.transport === "stdio" ? "it was stopped" : "the connection was closed"} ` +
       `(raise \`maxMessageBytes\` for '${config.name}' in ${config.source.path} if it really sends messages that large)`;
-  } else if (config.transport === "stdio" && (permanent = permanentLaunchFailure(ctx.exitCode, ctx.stderr()))) {
+  } else if (
+    config.transport === "stdio" &&
+    (permanent = permanentLaunchFailure(ctx.exitCode, ctx.stderr(), ctx.installFailure))
+  ) {
     const fix = permanent.fix ?? `check \`command\` and \`args\` of '${config.name}' in ${config.source.path}`;
     message = `MCP server '${config.name}': ${permanent.reason}; ${fix}. Restarting would not help, so it was not retried`;
   } else if (ctx.exitDescription) {

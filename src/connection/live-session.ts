@@ -38,6 +38,7 @@ import {
 } from "./mcp-client.ts";
 import { orphanWatchdog } from "./local/orphan-watchdog.ts";
 import { npxInstalling, processExists, processTree } from "./local/process-tree.ts";
+import { npxLaunch } from "./local/npm-log.ts";
 import type { ProcessEnding, ProcessGroupStdioTransport } from "./local/stdio-transport.ts";
 import { MessageTooLargeError } from "./message-limit.ts";
 import { guardNesting } from "./local/nesting-guard.ts";
@@ -322,7 +323,9 @@ export class LiveSession {
 
   private localTransport(endpoint: ResolvedStdio, deadline: number): Transport {
     const { events, hub, limits, sandbox } = this.options;
-    const hooks = this.process.started(events.stderrLine, (error) => (this.violation = error.message));
+    const launch = npxLaunch(endpoint.command, endpoint.args);
+    const npx = launch && { ...launch, env: endpoint.env };
+    const hooks = this.process.started(events.stderrLine, (error) => (this.violation = error.message), npx);
     const maxMessageBytes = limits?.maxMessageBytes;
     if (hub) return new HubTransport({ ...hub, endpoint, hooks, deadline, maxMessageBytes, sandbox });
     return createStdioTransport(endpoint, hooks, limits?.maxMessageBytes, sandbox);

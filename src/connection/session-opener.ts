@@ -273,7 +273,8 @@ export class SessionOpener {
   private probeCostTheConnect(endpoint: ResolvedEndpoint, session: LiveSession, error: unknown): boolean {
     if (endpoint.kind !== "stdio") return probeInconclusive(error);
     if (!closedDuringProbe(error) && !(error instanceof ClosedBeforeAnswer)) return false;
-    return !permanentLaunchFailure(session.process.exitCode, session.process.stderrTail().join("\n"));
+    const { exitCode, installFailure } = session.process;
+    return !permanentLaunchFailure(exitCode, session.process.stderrTail().join("\n"), installFailure);
   }
 
   /** `session`'s header values that the bridge can read again, if any. */
@@ -306,6 +307,7 @@ export class SessionOpener {
       },
       exitDescription: session?.process.exitDescription,
       exitCode: session?.process.exitCode,
+      installFailure: session?.process.installFailure,
       exitedAfterMs: session?.process.exitedAfterMs,
       stage: session?.stage,
       wroteToStdout: session?.stdoutLines && session.stdoutLines.read > 0,

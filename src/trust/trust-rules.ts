@@ -6,6 +6,7 @@
 import { canonicalHash } from "../common/canonical-json.ts";
 import { errorMessage } from "../common/errors.ts";
 import { shown, SHOWN } from "../common/terminal-text.ts";
+import { shellWord } from "../common/text.ts";
 import { commandText, isCommandValue } from "../config/command-value.ts";
 import { configVarRefs, findVarRefs } from "../config/substitute.ts";
 import type { ServerConfig } from "../config/types.ts";
@@ -144,11 +145,6 @@ export function trustAfterWrite(
     }
   }
   return answers;
-}
-
-/** One word of a command line, quoted when it would not read back as one word. */
-function shellWord(word: string): string {
-  return word !== "" && /^[\w@%+=:,./${}-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 /**

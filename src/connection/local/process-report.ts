@@ -3,6 +3,7 @@
  * Error messages quote it, and whether a failed start is worth retrying is judged from it.
  */
 import type { StdioHooks } from "../transports.ts";
+import { type NpmScriptFailure, type NpxLaunch, npxScriptFailure } from "./npm-log.ts";
 
 const STDERR_TAIL_LINES = 40;
 
@@ -13,6 +14,8 @@ export class ProcessReport {
   exitCode?: number | null;
   /** How long after its start it ended, in ms. */
   exitedAfterMs?: number;
+  /** The install script whose failure ended an `npx` start, from npm's log (npm itself printed nothing). */
+  installFailure?: NpmScriptFailure;
   private readonly stderr: string[] = [];
 
   /** The last `n` lines it wrote to stderr (not redacted). */
@@ -20,9 +23,16 @@ export class ProcessReport {
     return this.stderr.slice(-n);
   }
 
-  /** The hooks of one start (what the previous start's exit said is forgotten); each stderr line also goes to `line`. */
-  started(line: (text: string) => void, refused: (error: Error) => void): StdioHooks {
-    this.exitDescription = this.exitCode = this.exitedAfterMs = undefined;
+  /**
+   * The hooks of one start (what the previous start's exit said is forgotten); each stderr line also goes to `line`.
+   * `npx` is what an npx start runs, with its configured environment, to read npm's log if the start fails.
+   */
+  started(
+    line: (text: string) => void,
+    refused: (error: Error) => void,
+    npx?: NpxLaunch & { env: Readonly<Record<string, string>> },
+  ): StdioHooks {
+    this.exitDescription = this.exitCode = this.exitedAfterMs = this.installFailure = undefined;
     const startedAt = Date.now();
     return {
       onStderrLine: (text) => {
@@ -34,6 +44,7 @@ export class ProcessReport {
         this.exitDescription = description;
         this.exitCode = code;
         this.exitedAfterMs = Date.now() - startedAt;
+        if (npx && code !== 0 && code !== null) this.installFailure = npxScriptFailure(npx, npx.env, startedAt);
       },
       onRefused: refused,
     };

@@ -1,0 +1,111 @@
+/**
+ * npm's own account of an `npx` start that failed while installing. When an install script of the package (or of one
+ * of its dependencies) fails under npx, npm 11 prints nothing: the process exits with code 1 and an empty stderr after
+ * a minute of downloading. Its debug log (`<cache>/_logs/<time>-debug-0.log`) still names the script, so a failed
+ * npx start is looked up there.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import path from "node:path";
+import { shellWord } from "../../common/text.ts";
+
+/** An `npx …` (or `npm exec …`) start: the package it runs, and the same command showing install scripts' output. */
+export interface NpxLaunch {
+  spec: string;
+  rerun: string;
+}
+
+/** An install script that failed: `puppeteer@24.43.1`'s `postinstall` (`node install.mjs`) exited with code 1. */
+export interface NpmScriptFailure extends NpxLaunch {
+  /** The package whose script failed, with its version. */
+  pkg: string;
+  /** Which script: `install`, `postinstall`, … */
+  event: string;
+  /** The script's command line, as npm logged it. */
+  command: string;
+  /** How it ended: `exited with code 1`, `was killed by SIGKILL`. */
+  ending: string;
+  /** The log it was read from. */
+  log: string;
+}
+
+/** What an `npx …` or `npm exec …` command line runs, if it is one. */
+export function npxLaunch(command: string, args: readonly string[]): NpxLaunch | undefined {
+  // Both separators, so that `C:\node\npx.cmd` is npx too.
+  const base = path.win32.basename(command).replace(/\.(cmd|exe)$/i, "");
+  const exec = base === "npm" && (args[0] === "exec" || args[0] === "x");
+  if (base !== "npx" && !exec) return undefined;
+  const rest = exec ? args.slice(1) : args;
+  const spec = rest.find((arg) => arg !== "--" && !arg.startsWith("-"));
+  if (!spec) return undefined;
+  // npm's own flags go before the package.
+  const words = [base, ...(exec ? [args[0]!] : []), "--foreground-scripts", ...rest];
+  return { spec, rerun: words.map(shellWord).join(" ") };
+}
+
+const ARGV = /^\d+ verbose argv (.*)$/m;
+const EXIT = /^\d+ verbose exit (\d+)$/m;
+const RUN_END = /^\d+ info run (\S+) (\S+) \{ code: (-?\d+|null), signal: (\S+) \}$/gm;
+
+/** The first failed install script in the text of an npm debug log of a failed run of `launch`; else undefined. */
+export function failedScriptIn(text: string, launch: NpxLaunch, log: string): NpmScriptFailure | undefined {
+  const argv = ARGV.exec(text)?.[1] ?? "";
+  if (!argv.split(" ").includes(JSON.stringify(launch.spec)) || Number(EXIT.exec(text)?.[1] ?? 0) === 0)
+    return undefined;
+  for (const [, pkg, event, code, signal] of text.matchAll(RUN_END)) {
+    if (code === "0" && signal === "null") continue;
+    const start = text.split("\n").find((line) => line.includes(` info run ${pkg} ${event} `) && !line.includes(" { "));
+    const command = start?.replace(/^\d+ info run \S+ \S+ \S+ /, "") ?? "";
+    const ending = signal !== "null" ? `was killed by ${signal}` : `exited with code ${code}`;
+    return { ...launch, pkg, event, command, ending, log };
+  }
+  return undefined;
+}
+
+/**
+ * Where npm writes its debug logs for a server with environment `env` (its configured variables: of pi's own, a server
+ * gets only the safe few such as HOME, so an `npm_config_*` counts only when configured; npm reads them in any case).
+ */
+function logsDir(env: Readonly<Record<string, string>>): string {
+  const setting = (name: string) =>
+    Object.entries(env).find(([key, value]) => key.toLowerCase() === `npm_config_${name}` && value)?.[1];
+  const inherited = (name: string) => env[name] ?? process.env[name];
+  const localAppData = process.platform === "win32" ? inherited("LOCALAPPDATA") : undefined;
+  const cache =
+    setting("cache") ??
+    (localAppData ? path.join(localAppData, "npm-cache") : path.join(inherited("HOME") ?? homedir(), ".npm"));
+  return setting("logs_dir") ?? path.join(cache, "_logs");
+}
+
+/** `2026-12-04T11_21_57_561Z-debug-0.log` → its epoch ms. */
+function logTime(name: string): number {
+  const m = /^(\d{4}-\d\d-\d\dT\d\d)_(\d\d)_(\d\d)_(\d{3}Z)-debug-\d+\.log$/.exec(name);
+  return m ? Date.parse(`${m[1]}:${m[2]}:${m[3]}.${m[4]}`) : NaN;
+}
+
+/** The failed script of the npx run of `launch` that began after `since` (epoch ms), if its log names one. */
+export function npxScriptFailure(
+  launch: NpxLaunch,
+  env: Readonly<Record<string, string>>,
+  since: number,
+): NpmScriptFailure | undefined {
+  const dir = logsDir(env);
+  try {
+    // npm names a log for the moment it started, after the spawn; the newest few are enough.
+    const recent = readdirSync(dir)
+      .map((name) => ({ file: path.join(dir, name), time: logTime(name) }))
+      .filter(({ time }) => time >= since - 1000)
+      .sort((a, b) => b.time - a.time)
+      .slice(0, 8);
+    for (const { file } of recent) {
+      // Read whole, within reason: a large server's install logs about half a megabyte.
+      const failure = statSync(file).size < MAX_LOG_BYTES && failedScriptIn(readFileSync(file, "utf8"), launch, file);
+      if (failure) return failure;
+    }
+  } catch {
+    // No log where npm would write it (another cache, set in a file): nothing to add.
+  }
+  return undefined;
+}
+
+const MAX_LOG_BYTES = 8 * 1024 * 1024;
