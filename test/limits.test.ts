@@ -191,39 +191,6 @@ describe("permanentLaunchFailure", () => {
     assert.equal(permanentLaunchFailure(1, "Error: connect ECONNREFUSED 127.0.0.1:5432"), undefined);
     assert.equal(permanentLaunchFailure(null, "fetching 404 page"), undefined);
   });
-
-  // The last lines Node printed for two servers whose npx install had been stopped partway.
-  const dir = "/home/u/.npm/_npx/92668d6008b43da4";
-  const required = [
-    "    at Module._resolveFilename (node:internal/modules/cjs/loader:1207:15)",
-    "  code: 'MODULE_NOT_FOUND',",
-    "  requireStack: [",
-    `    '${dir}/node_modules/@opentelemetry/sdk-node/build/src/index.js'`,
-    "  ]",
-    "}",
-    "Node.js v20.20.2",
-  ].join("\n");
-  const imported = [
-    "    at ModuleJob._link (node:internal/modules/esm/module_job:168:49) {",
-    "  code: 'ERR_MODULE_NOT_FOUND',",
-    `  url: 'file://${dir}/node_modules/jose/jwe/compact/decrypt'`,
-    "}",
-    "Node.js v20.20.2",
-  ].join("\n");
-
-  test("a module missing from npx's copy of the package names the folder to delete, not the entry", () => {
-    for (const stderr of [required, imported]) {
-      const failure = permanentLaunchFailure(1, stderr);
-      assert.ok(failure, stderr);
-      assert.match(failure.reason, new RegExp(`npx's copy of its package in ${dir} is missing a module`));
-      assert.match(failure.fix ?? "", /delete that folder, then reconnect/);
-    }
-    // A module missing from a project's own node_modules is the project's to install, not npx's cache.
-    assert.equal(
-      permanentLaunchFailure(1, "Error: Cannot find module 'zod'\nRequire stack:\n- /work/app/node_modules/x/index.js"),
-      undefined,
-    );
-  });
 });
 
 describe("a connect an npx install held to its limit", () => {

@@ -15,7 +15,7 @@ import { gaveUpMessage } from "./health.ts";
 import type { OpenStage } from "./live-session.ts";
 import { rereadableHeaders } from "./fresh-headers.ts";
 import { INSTALL_LIMIT_MS } from "./connect-deadline.ts";
-import type { NpmScriptFailure } from "./local/npm-log.ts";
+import type { NpxFailure } from "./local/npx-failure.ts";
 
 /**
  * A message as it leaves here, for the model, a notice or /mcp: redacted first (a cut could leave half a secret), then
@@ -35,8 +35,8 @@ export interface ErrorContext {
   exitDescription?: string;
   /** Its exit code, if it exited by itself. */
   exitCode?: number | null;
-  /** The install script whose failure ended an `npx` start, from npm's log. */
-  installFailure?: NpmScriptFailure;
+  /** Why an `npx` start failed, from what npm left behind (./local/npx-failure.ts). */
+  npxFailure?: NpxFailure;
   /** How long after its spawn it ended, in ms. */
   exitedAfterMs?: number;
   /** How far the newest open got. */
@@ -56,39 +56,42 @@ export interface ErrorContext {
 /** Why a local server's launcher failed for good, and the fix where it is not in the entry (`command`, `args`). */
 export type LaunchFailure = { reason: string; fix?: string };
 
-/** A module missing from npx's copy of a package (`…/_npx/<hash>/node_modules/…`): an install stopped partway. */
-const NPX_MODULE_MISSING =
-  /(?:MODULE_NOT_FOUND|Cannot find (?:module|package))\b[\s\S]*?(?:file:\/\/)?((?:\/|[A-Za-z]:\\)[^\s'"]*?[\\/]_npx[\\/][0-9a-f]{8,})[\\/]node_modules/;
-
 /**
- * Why a local server's launcher failed in a way no restart can fix, judged from its exit code, its stderr and npm's log:
- * an install script failed (npx, from npm's log: each restart would install again and fail again), the package does
- * not exist (npm E404), no version matches (ETARGET), npx's copy of it is incomplete, or a shell could not find or run
- * the command (exit codes 127 and 126). Undefined when nothing says so.
+ * Why a local server's launcher failed in a way no restart can fix, judged from its exit code, its stderr and what npm
+ * left behind (./local/npx-failure.ts): the package does not exist (npm E404), no version matches (ETARGET), an install
+ * script failed (each restart would install again and fail again), npx's copy of the package is incomplete or lacks a
+ * module its code imports, or a shell could not find or run the command (exit codes 127 and 126). Undefined when
+ * nothing says so.
  */
 export function permanentLaunchFailure(
   exitCode: number | null | undefined,
   stderr: string,
-  script?: NpmScriptFailure,
+  npx?: NpxFailure,
 ): LaunchFailure | undefined {
-  if (script)
-    return {
-      reason:
-        `npx could not install its package: the \`${script.event}\` script of ${script.pkg} ` +
-        `(\`${script.command}\`) ${script.ending} (npm's log: ${script.log})`,
-      fix:
-        `run \`${script.rerun}\` in a terminal to see what the script printed (such scripts often download a ` +
-        `program, and need the network for it), then reconnect (\`/mcp reconnect\`)`,
-    };
   if (/\bnpm (?:error|ERR!) (?:code E404|404\b)/.test(stderr))
     return { reason: "the package it runs does not exist in the npm registry (npm E404)" };
   if (/\bnpm (?:error|ERR!) code ETARGET\b/.test(stderr))
     return { reason: "no version of the package it runs matches the one asked for (npm ETARGET)" };
-  const npx = NPX_MODULE_MISSING.exec(stderr)?.[1];
-  if (npx)
+  if (npx?.kind === "script")
     return {
-      reason: `npx's copy of its package in ${npx} is missing a module (an install stopped partway leaves that folder incomplete, and npx does not repair it)`,
+      reason:
+        `npx could not install its package: the \`${npx.event}\` script of ${npx.pkg} ` +
+        `(\`${npx.command}\`) ${npx.ending} (npm's log: ${npx.log})`,
+      fix:
+        `run \`${npx.rerun}\` in a terminal to see what the script printed (such scripts often download a ` +
+        `program, and need the network for it), then reconnect (\`/mcp reconnect\`)`,
+    };
+  if (npx?.kind === "incomplete")
+    return {
+      reason: `npx's copy of its package in ${npx.folder} is missing a module (an install stopped partway leaves that folder incomplete, and npx does not repair it)`,
       fix: `delete that folder, then reconnect (\`/mcp reconnect\`): npx installs the package again`,
+    };
+  if (npx?.kind === "missingModule")
+    return {
+      reason:
+        `its package's code needs ${npx.module ? `'${npx.module}'` : "a module"}, which npx's complete copy of it in ` +
+        `${npx.folder} does not have: a fault of the package or of its dependencies' versions, which reinstalling repeats`,
+      fix: "check for a newer version of the package (or pin one that worked), and tell its authors",
     };
   if (exitCode === 127) return { reason: "its command was not found (exit code 127)" };
   if (exitCode === 126) return { reason: "its command could not be run (exit code 126)" };
@@ -237,7 +240,7 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
       `(raise \`maxMessageBytes\` for '${config.name}' in ${config.source.path} if it really sends messages that large)`;
   } else if (
     config.transport === "stdio" &&
-    (permanent = permanentLaunchFailure(ctx.exitCode, ctx.stderr(), ctx.installFailure))
+    (permanent = permanentLaunchFailure(ctx.exitCode, ctx.stderr(), ctx.npxFailure))
   ) {
     const fix = permanent.fix ?? `check \`command\` and \`args\` of '${config.name}' in ${config.source.path}`;
     message = `MCP server '${config.name}': ${permanent.reason}; ${fix}. Restarting would not help, so it was not retried`;

@@ -38,7 +38,7 @@ import {
 } from "./mcp-client.ts";
 import { orphanWatchdog } from "./local/orphan-watchdog.ts";
 import { npxInstalling, processExists, processTree } from "./local/process-tree.ts";
-import { npxLaunch } from "./local/npm-log.ts";
+import { npxLaunch } from "./local/npx-failure.ts";
 import type { ProcessEnding, ProcessGroupStdioTransport } from "./local/stdio-transport.ts";
 import { MessageTooLargeError } from "./message-limit.ts";
 import { guardNesting } from "./local/nesting-guard.ts";

@@ -273,8 +273,8 @@ export class SessionOpener {
   private probeCostTheConnect(endpoint: ResolvedEndpoint, session: LiveSession, error: unknown): boolean {
     if (endpoint.kind !== "stdio") return probeInconclusive(error);
     if (!closedDuringProbe(error) && !(error instanceof ClosedBeforeAnswer)) return false;
-    const { exitCode, installFailure } = session.process;
-    return !permanentLaunchFailure(exitCode, session.process.stderrTail().join("\n"), installFailure);
+    const { exitCode, npxFailure } = session.process;
+    return !permanentLaunchFailure(exitCode, session.process.stderrTail().join("\n"), npxFailure);
   }
 
   /** `session`'s header values that the bridge can read again, if any. */
@@ -307,7 +307,7 @@ export class SessionOpener {
       },
       exitDescription: session?.process.exitDescription,
       exitCode: session?.process.exitCode,
-      installFailure: session?.process.installFailure,
+      npxFailure: session?.process.npxFailure,
       exitedAfterMs: session?.process.exitedAfterMs,
       stage: session?.stage,
       wroteToStdout: session?.stdoutLines && session.stdoutLines.read > 0,

@@ -3,7 +3,7 @@
  * Error messages quote it, and whether a failed start is worth retrying is judged from it.
  */
 import type { StdioHooks } from "../transports.ts";
-import { type NpmScriptFailure, type NpxLaunch, npxScriptFailure } from "./npm-log.ts";
+import { type NpxFailure, type NpxLaunch, npxModuleMissing, npxScriptFailure } from "./npx-failure.ts";
 
 const STDERR_TAIL_LINES = 40;
 
@@ -14,13 +14,26 @@ export class ProcessReport {
   exitCode?: number | null;
   /** How long after its start it ended, in ms. */
   exitedAfterMs?: number;
-  /** The install script whose failure ended an `npx` start, from npm's log (npm itself printed nothing). */
-  installFailure?: NpmScriptFailure;
   private readonly stderr: string[] = [];
+  private npx?: NpxLaunch & { env: Readonly<Record<string, string>>; since: number };
+  /** What npm's log said about this start's failure, once read. */
+  private logged?: { failure?: NpxFailure };
 
   /** The last `n` lines it wrote to stderr (not redacted). */
   stderrTail(n = STDERR_TAIL_LINES): string[] {
     return this.stderr.slice(-n);
+  }
+
+  /**
+   * Why a start that exited with an error failed, from what npm left behind: its copy of a package that stderr says is
+   * missing a module, or (for an `npx` start) its log. Asked once the process has ended and its stderr has arrived.
+   */
+  get npxFailure(): NpxFailure | undefined {
+    if (!this.exitCode) return undefined;
+    const missing = npxModuleMissing(this.stderr.join("\n"));
+    if (missing || !this.npx) return missing;
+    this.logged ??= { failure: npxScriptFailure(this.npx, this.npx.env, this.npx.since) };
+    return this.logged.failure;
   }
 
   /**
@@ -32,8 +45,9 @@ export class ProcessReport {
     refused: (error: Error) => void,
     npx?: NpxLaunch & { env: Readonly<Record<string, string>> },
   ): StdioHooks {
-    this.exitDescription = this.exitCode = this.exitedAfterMs = this.installFailure = undefined;
+    this.exitDescription = this.exitCode = this.exitedAfterMs = this.logged = undefined;
     const startedAt = Date.now();
+    this.npx = npx && { ...npx, since: startedAt };
     return {
       onStderrLine: (text) => {
         this.stderr.push(text);
@@ -44,7 +58,6 @@ export class ProcessReport {
         this.exitDescription = description;
         this.exitCode = code;
         this.exitedAfterMs = Date.now() - startedAt;
-        if (npx && code !== 0 && code !== null) this.installFailure = npxScriptFailure(npx, npx.env, startedAt);
       },
       onRefused: refused,
     };

@@ -1,8 +1,11 @@
 /**
- * npm's own account of an `npx` start that failed while installing. When an install script of the package (or of one
- * of its dependencies) fails under npx, npm 11 prints nothing: the process exits with code 1 and an empty stderr after
- * a minute of downloading. Its debug log (`<cache>/_logs/<time>-debug-0.log`) still names the script, so a failed
- * npx start is looked up there.
+ * Why an `npx` start failed, from what npm left behind. When an install script of the package (or of one of its
+ * dependencies) fails under npx, npm 11 prints nothing: the process exits with code 1 and an empty stderr after a minute
+ * of downloading; its debug log (`<cache>/_logs/<time>-debug-0.log`) still names the script. And a module missing from
+ * npx's copy of a package (`…/_npx/<hash>/node_modules`) means one of two things: an install stopped partway (the copy
+ * is incomplete, npx never repairs it, and deleting the folder fixes it), or a package whose code imports what it does
+ * not ship (deleting the folder would only install the same fault again). npm writes the copy's lockfiles when an
+ * install completes, which tells the two apart.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
@@ -17,6 +20,7 @@ export interface NpxLaunch {
 
 /** An install script that failed: `puppeteer@24.43.1`'s `postinstall` (`node install.mjs`) exited with code 1. */
 export interface NpmScriptFailure extends NpxLaunch {
+  kind: "script";
   /** The package whose script failed, with its version. */
   pkg: string;
   /** Which script: `install`, `postinstall`, … */
@@ -57,7 +61,7 @@ export function failedScriptIn(text: string, launch: NpxLaunch, log: string): Np
     const start = text.split("\n").find((line) => line.includes(` info run ${pkg} ${event} `) && !line.includes(" { "));
     const command = start?.replace(/^\d+ info run \S+ \S+ \S+ /, "") ?? "";
     const ending = signal !== "null" ? `was killed by ${signal}` : `exited with code ${code}`;
-    return { ...launch, pkg, event, command, ending, log };
+    return { kind: "script", ...launch, pkg, event, command, ending, log };
   }
   return undefined;
 }
@@ -109,3 +113,40 @@ export function npxScriptFailure(
 }
 
 const MAX_LOG_BYTES = 8 * 1024 * 1024;
+
+/** A module missing from npx's copy of a package: the copy in `folder` is `incomplete`, or complete without `module`. */
+export interface NpxModuleMissing {
+  kind: "incomplete" | "missingModule";
+  folder: string;
+  /** What could not be found, as Node named it (a package, or a file below the folder's `node_modules`), if it did. */
+  module?: string;
+}
+
+export type NpxFailure = NpmScriptFailure | NpxModuleMissing;
+
+/** Node's words for a module it could not find in npx's copy of a package, CommonJS (a require stack) or ESM (a URL). */
+const NPX_MODULE_MISSING =
+  /(?:MODULE_NOT_FOUND|Cannot find (?:module|package))\b[\s\S]*?(?:file:\/\/)?((?:\/|[A-Za-z]:\\)[^\s'"]*?[\\/]_npx[\\/][0-9a-f]{8,})[\\/]node_modules/;
+
+/**
+ * Whether an install into an npx folder completed. npm writes the copy's hidden lockfile last; without one, or with
+ * `node_modules` changed after it (an update of a `@latest` copy stopped partway), the copy is incomplete.
+ */
+function completeCopy(folder: string): boolean {
+  const modules = path.join(folder, "node_modules");
+  try {
+    return statSync(modules).mtimeMs <= statSync(path.join(modules, ".package-lock.json")).mtimeMs + 2000;
+  } catch {
+    return false;
+  }
+}
+
+/** The module a server's stderr says is missing from npx's copy of a package, and whether that copy is complete. */
+export function npxModuleMissing(stderr: string): NpxModuleMissing | undefined {
+  const folder = NPX_MODULE_MISSING.exec(stderr)?.[1];
+  if (!folder) return undefined;
+  const complete = completeCopy(folder);
+  const named = /Cannot find (?:module|package) '([^']+)'/.exec(stderr)?.[1];
+  const module = named?.split(/[\\/]node_modules[\\/]/).at(-1);
+  return { kind: complete ? "missingModule" : "incomplete", folder, ...(module ? { module } : {}) };
+}

@@ -1,0 +1,141 @@
+/**
+ * Why an npx start failed: npm's debug log names the install script that failed (the lines are as npm 11 writes them),
+ * and a module missing from npx's copy of a package is an install stopped partway or a fault of the package. The whole
+ * path (a real npx, a real failing script) is tested in hostile.test.ts.
+ */
+import assert from "node:assert/strict";
+import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { after, describe, test } from "node:test";
+import { permanentLaunchFailure } from "../src/connection/error-messages.ts";
+import { failedScriptIn, npxLaunch, npxModuleMissing } from "../src/connection/local/npx-failure.ts";
+import { tempDir } from "./helpers.ts";
+
+const log = (argv: string, runs: string[], exit: number) =>
+  [
+    "0 verbose cli /usr/bin/node /usr/lib/node_modules/npm/bin/npm-cli.js",
+    `7 verbose argv ${argv}`,
+    "4179 info run sharp@0.34.5 install node_modules/sharp node install/check.js || npm run build",
+    "4180 info run sharp@0.34.5 install { code: 0, signal: null }",
+    ...runs,
+    `4195 verbose exit ${exit}`,
+    `4196 verbose code ${exit}`,
+  ].join("\n");
+
+describe("npxLaunch", () => {
+  test("npx and npm exec name their package; the command to rerun shows install scripts, quoted for a shell", () => {
+    assert.deepEqual(npxLaunch("npx", ["-y", "@wonderwhy-er/desktop-commander"]), {
+      spec: "@wonderwhy-er/desktop-commander",
+      rerun: "npx --foreground-scripts -y @wonderwhy-er/desktop-commander",
+    });
+    assert.deepEqual(npxLaunch("/usr/bin/npm", ["exec", "--yes", "--", "pkg@1", "--dir", "my files"]), {
+      spec: "pkg@1",
+      rerun: "npm exec --foreground-scripts --yes -- pkg@1 --dir 'my files'",
+    });
+    assert.equal(npxLaunch("C:\\node\\npx.cmd", ["-y", "pkg"])?.spec, "pkg");
+    for (const [command, args] of [
+      ["node", ["server.js"]],
+      ["npm", ["start"]],
+      ["npx", ["-y"]],
+    ] as const)
+      assert.equal(npxLaunch(command, args), undefined, `${command} ${args.join(" ")}`);
+  });
+});
+
+describe("failedScriptIn", () => {
+  const launch = npxLaunch("npx", ["-y", "@wonderwhy-er/desktop-commander"])!;
+  const argv = `"exec" "--yes" "--" "@wonderwhy-er/desktop-commander"`;
+  const puppeteer = [
+    "4183 info run puppeteer@24.43.1 postinstall node_modules/puppeteer node install.mjs",
+    "4184 info run puppeteer@24.43.1 postinstall { code: 1, signal: null }",
+  ];
+
+  test("names the first script that failed, its command and how it ended", () => {
+    assert.deepEqual(failedScriptIn(log(argv, puppeteer, 1), launch, "/l.log"), {
+      kind: "script",
+      ...launch,
+      ...{ pkg: "puppeteer@24.43.1", event: "postinstall", command: "node install.mjs", ending: "exited with code 1" },
+      log: "/l.log",
+    });
+    const killed = ["9 info run canvas@3.0.0 install node_modules/canvas node-gyp rebuild"];
+    killed.push("10 info run canvas@3.0.0 install { code: null, signal: SIGKILL }");
+    assert.equal(failedScriptIn(log(argv, killed, 1), launch, "/l.log")?.ending, "was killed by SIGKILL");
+  });
+
+  test("nothing from a log of another package, of a run that succeeded, or without a failed script", () => {
+    assert.equal(failedScriptIn(log(`"exec" "--yes" "--" "other"`, puppeteer, 1), launch, "/l.log"), undefined);
+    assert.equal(failedScriptIn(log(argv, puppeteer, 0), launch, "/l.log"), undefined);
+    assert.equal(failedScriptIn(log(argv, [], 1), launch, "/l.log"), undefined);
+  });
+});
+
+describe("a module missing from npx's copy of a package", () => {
+  const tmp = tempDir();
+  after(() => tmp.cleanup());
+
+  // The last lines Node printed for two servers whose npx install had been stopped partway.
+  const dir = "/home/u/.npm/_npx/92668d6008b43da4";
+  const required = [
+    "    at Module._resolveFilename (node:internal/modules/cjs/loader:1207:15)",
+    "  code: 'MODULE_NOT_FOUND',",
+    "  requireStack: [",
+    `    '${dir}/node_modules/@opentelemetry/sdk-node/build/src/index.js'`,
+    "  ]",
+    "}",
+    "Node.js v20.20.2",
+  ].join("\n");
+  const imported = [
+    "    at ModuleJob._link (node:internal/modules/esm/module_job:168:49) {",
+    "  code: 'ERR_MODULE_NOT_FOUND',",
+    `  url: 'file://${dir}/node_modules/jose/jwe/compact/decrypt'`,
+    "}",
+    "Node.js v20.20.2",
+  ].join("\n");
+
+  test("a module missing from npx's copy of the package names the folder to delete, not the entry", () => {
+    for (const stderr of [required, imported]) {
+      const failure = permanentLaunchFailure(1, stderr, npxModuleMissing(stderr));
+      assert.ok(failure, stderr);
+      assert.match(failure.reason, new RegExp(`npx's copy of its package in ${dir} is missing a module`));
+      assert.match(failure.fix ?? "", /delete that folder, then reconnect/);
+    }
+    // A module missing from a project's own node_modules is the project's to install, not npx's cache.
+    const own = "Error: Cannot find module 'zod'\nRequire stack:\n- /work/app/node_modules/x/index.js";
+    assert.equal(npxModuleMissing(own), undefined);
+    assert.equal(permanentLaunchFailure(1, own), undefined);
+  });
+
+  test("a module missing from npx's complete copy is the package's fault: deleting the folder is not the advice", () => {
+    // @heroku/mcp-server 1.2.8 imports '@modelcontextprotocol/sdk/server/mcp' (no `.js`), which ESM does not resolve.
+    const folder = path.join(tmp.dir, ".npm", "_npx", "909ffbc9d45b7a62");
+    mkdirSync(path.join(folder, "node_modules"), { recursive: true });
+    writeFileSync(path.join(folder, "node_modules", ".package-lock.json"), "{}");
+    const sdk = `${folder}/node_modules/@modelcontextprotocol/sdk/dist/esm/server/mcp`;
+    const stderr = `Fatal error in main(): Cannot find module '${sdk}' imported from ${folder}/node_modules/@heroku/mcp-server/dist/index.js`;
+    const missing = npxModuleMissing(stderr);
+    assert.deepEqual(missing, {
+      kind: "missingModule",
+      folder,
+      module: "@modelcontextprotocol/sdk/dist/esm/server/mcp",
+    });
+    const failure = permanentLaunchFailure(1, stderr, missing)!;
+    assert.equal(
+      failure.reason,
+      `its package's code needs '@modelcontextprotocol/sdk/dist/esm/server/mcp', which npx's complete copy of it in ` +
+        `${folder} does not have: a fault of the package or of its dependencies' versions, which reinstalling repeats`,
+    );
+    assert.doesNotMatch(failure.fix ?? "", /delete/);
+  });
+
+  test("a copy changed after its last complete install (an update stopped partway) is incomplete again", () => {
+    const folder = path.join(tmp.dir, ".npm", "_npx", "0123456789abcdef");
+    const modules = path.join(folder, "node_modules");
+    mkdirSync(modules, { recursive: true });
+    writeFileSync(path.join(modules, ".package-lock.json"), "{}");
+    const stderr = `Error: Cannot find package 'zod' imported from ${modules}/x/index.js`;
+    assert.equal(npxModuleMissing(stderr)?.kind, "missingModule");
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(modules, later, later);
+    assert.deepEqual(npxModuleMissing(stderr), { kind: "incomplete", folder, module: "zod" });
+  });
+});
