@@ -103,10 +103,12 @@ export function demoStep({ messages, tools }: ScriptedRequest): ScriptedStep {
   const promptAt = messages.findLastIndex((m) => m.role === "user");
   const prompt = promptAt < 0 ? "" : textOf(messages[promptAt]!.content).trim();
   const last = messages[messages.length - 1];
-  if (last?.role === "toolResult" && last.toolName !== TOOL_SEARCH) {
+  const call = pickToolCall(prompt, tools);
+  // A search the prompt asked for is answered like any other tool (calling it again would never end); after one the
+  // script made itself, it picks among the tools the search loaded.
+  if (last?.role === "toolResult" && (last.toolName !== TOOL_SEARCH || call?.tool === TOOL_SEARCH)) {
     return { text: `${last.toolName} ${last.isError ? "failed" : "returned"}: ${textOf(last.content)}` };
   }
-  const call = pickToolCall(prompt, tools);
   if (call) return call;
   const searched = messages.slice(promptAt + 1).some((m) => m.role === "toolResult" && m.toolName === TOOL_SEARCH);
   if (!searched && tools.some((t) => t.name === TOOL_SEARCH)) return { tool: TOOL_SEARCH, args: { query: prompt } };

@@ -129,4 +129,17 @@ describe("the demo's script", () => {
     const stuck = demoStep(request([user("greet Ada"), result("tool_search", "No tool matched")], [search]));
     assert.ok("text" in stuck && stuck.text.includes("Tools offered: tool_search."), JSON.stringify(stuck));
   });
+
+  test("a prompt that asks for tool_search itself gets its result, not another search (the agent's turns would not end)", () => {
+    const search = tool("tool_search", { query: { type: "string" } }, ["query"]);
+    const prompt = user('tool_search {"query":"greet someone"}');
+    assert.deepEqual(demoStep({ messages: [prompt], tools: [search] }), {
+      tool: "tool_search",
+      args: { query: "greet someone" },
+    });
+    const searched = [prompt, result("tool_search", "Loaded mcp_hello_greet")];
+    assert.deepEqual(demoStep({ messages: searched, tools: [search, greet] }), {
+      text: "tool_search returned: Loaded mcp_hello_greet",
+    });
+  });
 });
