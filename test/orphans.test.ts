@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, execSync, spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { within } from "../src/common/wait.ts";
@@ -75,9 +75,9 @@ async function startGroup(script: string, size: number) {
 }
 
 /** Runs the watchdog script on `lines` as its whole input: what it does once pi (the end of its input) is gone. */
-async function runWatchdogScript(lines: string[], graceSeconds = 2): Promise<Exit> {
+async function runWatchdogScript(lines: string[], graceSeconds = 2, rollbackSeconds = 30): Promise<Exit> {
   // Detached, as pi starts it: were group 0 ever accepted, it would signal its own group, not the test runner's.
-  const watchdog = spawn("/bin/sh", [WATCHDOG_SCRIPT, String(graceSeconds)], {
+  const watchdog = spawn("/bin/sh", [WATCHDOG_SCRIPT, String(graceSeconds), String(rollbackSeconds)], {
     detached: true,
     stdio: ["pipe", "ignore", "ignore"],
   });
@@ -110,6 +110,27 @@ describe("the orphan watchdog", { timeout: 120_000 }, () => {
       await waitFor(() => !groupHasLiveMember(group.pid), "the background child to be gone too");
     } finally {
       group.cleanup();
+    }
+  });
+
+  test("npm installing for npx gets time to roll the install back; a program npm runs that ignores SIGTERM is still killed", async () => {
+    const temp = tempDir();
+    const npx = path.join(REPO_ROOT, "test", "fixtures", "fake-npx.sh");
+    const rolledBack = path.join(temp.dir, "rolled-back");
+    const env = `FAKE_NPX_ROLLED_BACK='${rolledBack}' FAKE_NPX_ROLLBACK_SECONDS=2`;
+    const installing = await startGroup(`${env} exec '${npx}' '${path.join(temp.dir, "never")}' sleep 300`, 1);
+    // The same npm once the package's program runs below it: its program ignores SIGTERM, and so gets SIGKILL.
+    const running = await startGroup(`exec '${npx}' 0 sh -c "trap '' TERM; sleep 300"`, 3);
+    try {
+      const watched = [installing, running].map((g) => `+ g ${g.pid} ${g.start}`);
+      assert.deepEqual(await runWatchdogScript(watched, 1, 5), { code: 0, signal: null });
+      assert.ok(existsSync(rolledBack), "npm finished its rollback");
+      assert.equal((await expectExit(installing.exited, "npm")).code, 1);
+      await waitFor(() => !groupHasLiveMember(running.pid), "the running program to be killed");
+    } finally {
+      installing.cleanup();
+      running.cleanup();
+      temp.cleanup();
     }
   });
 

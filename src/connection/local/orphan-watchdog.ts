@@ -13,7 +13,7 @@
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import type { Writable } from "node:stream";
 import { packageFile } from "../../common/package-files.ts";
-import { OWNER_TOKEN, processStartTime } from "./process-tree.ts";
+import { NPM_ROLLBACK_MS, OWNER_TOKEN, processStartTime } from "./process-tree.ts";
 
 /** A process group (a local server and what it started) or a single process (one that left the group). */
 export type WatchKind = "group" | "process";
@@ -91,7 +91,7 @@ export class OrphanWatchdog {
   private start(): void {
     let child: WatchdogProcess;
     try {
-      child = spawn("/bin/sh", [WATCHDOG_SCRIPT, String(this.graceSeconds)], {
+      child = spawn("/bin/sh", [WATCHDOG_SCRIPT, String(this.graceSeconds), String(NPM_ROLLBACK_MS / 1000)], {
         // A session of its own: signals for pi's process group or terminal do not reach it.
         detached: true,
         stdio: ["pipe", "ignore", "ignore"],

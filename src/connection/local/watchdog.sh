@@ -12,7 +12,9 @@
 #   - m <token>          forget the mark (pi ends the input on purpose, and may start servers under a new watchdog)
 # At end of input every watched target that is still the one pi meant, and every process of this user that carries
 # the mark (Linux), gets SIGTERM; whatever is left after $1 seconds (default 2), or carries the mark by then, gets
-# SIGKILL. Then the script exits. pi ends the input itself, with nothing watched, once its last server is shut down.
+# SIGKILL. Then the script exits. A group in which npm is installing a package for npx gets $2 seconds (default 30):
+# npm rolls the install back on SIGTERM, and killed before it is done it leaves npx's copy of the package broken for
+# every later start. pi ends the input itself, with nothing watched, once its last server is shut down.
 #
 # It runs in a session of its own (pi spawns it detached), so a terminal's Ctrl+C or hang-up, which reach pi's process
 # group, do not reach it.
@@ -21,6 +23,8 @@ set -f
 trap '' HUP INT
 grace=${1:-2}
 case $grace in '' | *[!0-9]*) grace=2 ;; esac
+rollback=${2:-30}
+case $rollback in '' | *[!0-9]*) rollback=30 ;; esac
 targets=
 mark=
 
@@ -129,10 +133,44 @@ collect() {
   done
 }
 
+# Sets `installing` if a watched group holds npm installing for npx, as ./process-tree.ts tells it (Linux, with a grep
+# that reads NUL-separated records): a process titled `npm exec …`, and none in its group yet with
+# npm_lifecycle_event=npx in its environment, which npm gives the package's program.
+npm_installing() {
+  installing=
+  printf 'a\0' | grep -qzx a 2>/dev/null || return 0
+  set +f
+  npms=$(grep -las '^npm exec' /proc/[0-9]*/cmdline)
+  programs=$(grep -lzx 'npm_lifecycle_event=npx' /proc/[0-9]*/environ 2>/dev/null)
+  set -f
+  for f in $npms; do
+    group_of "${f%/cmdline}"
+    case " $victims " in *" -$group "*) ;; *) continue ;; esac
+    npm_group=$group
+    for e in $programs; do
+      group_of "${e%/environ}"
+      [ "$group" = "$npm_group" ] && continue 2
+    done
+    installing=1
+    return 0
+  done
+}
+
+# Sets `group` to the process group of /proc/<pid> directory $1 (field 5 of its stat), or to nothing.
+group_of() {
+  group=
+  stat=
+  { IFS= read -r stat <"$1/stat"; } 2>/dev/null || return 0
+  set -- ${stat##*) }
+  group=$3
+}
+
 # pi is gone.
 add_marked
 collect
 [ -n "$victims" ] || exit 0
+npm_installing
+[ -n "$installing" ] && [ "$rollback" -gt "$grace" ] && grace=$rollback
 for v in $victims; do kill -TERM "$v" 2>/dev/null; done
 
 # Wait for them in steps of 0.1 s (or of 1 s where `sleep` takes whole seconds only), at most $grace seconds.
