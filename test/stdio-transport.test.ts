@@ -181,6 +181,26 @@ describe("ProcessGroupStdioTransport", { timeout: 120_000 }, () => {
     assert.ok(!isAlive(pid));
   });
 
+  test("killNow() (pi's process exiting) leaves npm installing for npx alive, for the watchdog to end after its rollback", async () => {
+    const t = track({
+      command: path.join(REPO_ROOT, "test", "fixtures", "fake-npx.sh"),
+      args: [path.join(temp.dir, "never-installed"), process.execPath, "-e", ""],
+      env: {},
+    });
+    await t.transport.start();
+    const pid = t.transport.pid!;
+    await waitFor(() => commandLine(pid).startsWith("npm exec"), "the fake npx to name itself as npm does");
+    t.transport.killNow();
+    try {
+      // What a SIGKILL would have ended by now; the exit it would have reported has not come either.
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.ok(isAlive(pid), "npm was not killed");
+      assert.deepEqual(t.exits, []);
+    } finally {
+      process.kill(-pid, "SIGKILL");
+    }
+  });
+
   test("a server that crashes on start reports its exit code, its stderr, then closes", async () => {
     const t = fixture("crash-on-start");
     let stderrAtClose: string[] = [];

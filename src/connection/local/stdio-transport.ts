@@ -280,10 +280,13 @@ export class ProcessGroupStdioTransport implements Transport {
     return this.closing;
   }
 
-  /** Synchronous SIGKILL of the whole group, for a process 'exit' handler. */
+  /**
+   * Synchronous SIGKILL of the whole group, for a process 'exit' handler; not while npm installs for npx (killed
+   * partway, it breaks npx's copy): the orphan watchdog, which outlives pi, ends it after npm's rollback time.
+   */
   killNow(): void {
     this.stopping ??= { at: Date.now() };
-    if (!this.finished) this.signalGroup("SIGKILL");
+    if (!this.finished && !npxInstalling(this.child?.pid)) this.signalGroup("SIGKILL");
   }
 
   private async shutdown(): Promise<void> {
