@@ -41,6 +41,8 @@ import { startTelemetry, stopTelemetry } from "./telemetry/telemetry-setup.ts";
 import { observeServerCounters } from "./telemetry/server-counters.ts";
 import { serverGuideHandler } from "./pi/server-guide-prompt.ts";
 import { serverRows } from "./pi/server-rows.ts";
+import { rollbackNote } from "./pi/status-format.ts";
+import { NPM_ROLLBACK_MS } from "./connection/local/process-tree.ts";
 import { ExtensionApi } from "./pi/extension-api.ts";
 import { PiRegisteredServers } from "./pi/pi-registered-servers.ts";
 import { installedPackages } from "./pi/pi-packages.ts";
@@ -423,9 +425,14 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     exposure.restore(ctx.sessionManager.getBranch());
     declareTools();
   });
-  pi.on("session_shutdown", async (event) => {
+  pi.on("session_shutdown", async (event, ctx) => {
     exitGuard.release();
     endTurns();
+    const installing = [...bridge.connections.values()].filter((c) => c.installing).map((c) => c.name);
+    const note = rollbackNote(installing, NPM_ROLLBACK_MS / 1000);
+    // After a quit pi's screen is gone, and the line goes to the terminal it leaves behind.
+    if (note && event.reason !== "quit" && ctx.hasUI) ctx.ui.notify(note, "info");
+    else if (note) process.stderr.write(`${note}\n`);
     await bridge.shutdown();
     await stopTelemetry(TELEMETRY_FLUSH_MS);
     pi.events.emit("mcp.metrics", { servers: bridge.metrics() });

@@ -41,6 +41,8 @@ export interface ErrorContext {
   exitedAfterMs?: number;
   /** How far the newest open got. */
   stage?: OpenStage;
+  /** Whether npm is installing the package for npx while the newest session opens. */
+  installing?: boolean;
   /** Whether a local server wrote anything to stdout in its newest start. */
   wroteToStdout?: boolean;
   /** Why the bridge stopped the server, if it did: something it sent was over a limit. */
@@ -324,7 +326,7 @@ export function stillReconnectingError(
 /** What a request says while it waits for its server to start or come back (`npx` takes seconds); else nothing. */
 export function waitingNote(ctx: ErrorContext, state: ConnectionState, maxAttempts: number, toolName: string) {
   const { name, requestTimeout } = ctx.config;
-  const doing = ctx.stage === "installing" ? "waiting for npx to install it" : "connecting";
+  const doing = ctx.installing ? "waiting for npx to install it" : "connecting";
   if (state.kind === "idle" || (state.kind === "connecting" && !inSchedule(state)))
     return told(ctx, `MCP server '${name}' is ${doing}; '${toolName}' runs once it is ready`);
   if (!inSchedule(state) || !("wasUp" in state && state.wasUp)) return undefined;

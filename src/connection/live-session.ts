@@ -158,6 +158,11 @@ export class LiveSession {
     return this.held && pidOf(this.held.transport);
   }
 
+  /** Whether npm is installing the package for npx while this session opens (Linux; ./connect-deadline.ts). */
+  get installing(): boolean {
+    return this.stage === "installing" || (!this.isOpen && npxInstalling(this.pid ?? this.hub?.shared.pid));
+  }
+
   /** How a local server's process ended once it was stopped; unset while it runs, or when it ended by itself. */
   get ending(): ProcessEnding | undefined {
     return (this.held?.transport as Partial<ProcessGroupStdioTransport> | undefined)?.ending;

@@ -185,9 +185,12 @@ export class ServerConnection {
     return this.opener.refusals;
   }
 
-  /** Whether its connect waits for npx to install its package (./connect-deadline.ts). */
+  /**
+   * Whether npm is installing its package for npx while it connects (Linux): the connect waits for the install
+   * (./connect-deadline.ts), and stopping it gives npm time to roll the install back.
+   */
   get installing(): boolean {
-    return this.opener.newest?.stage === "installing";
+    return this.state.kind === "connecting" && this.opener.newest?.installing === true;
   }
 
   /** The last lines the newest local server process wrote to stderr, redacted. */

@@ -310,6 +310,7 @@ export class SessionOpener {
       npxFailure: session?.process.npxFailure,
       exitedAfterMs: session?.process.exitedAfterMs,
       stage: session?.stage,
+      installing: session?.installing,
       wroteToStdout: session?.stdoutLines && session.stdoutLines.read > 0,
       violation: session?.violation,
       nonJsonLines: session?.stdoutLines?.nonJson ?? 0,

@@ -332,3 +332,13 @@ export function formatServerList(
   for (const problem of problems) lines.push(`! ${formatProblem(problem)}`);
   return lines.join("\n");
 }
+
+/**
+ * What pi says while it waits for npm to roll back the npx installs its ending stopped (`names` are the servers), or
+ * undefined: without it, the wait looks like a hang.
+ */
+export function rollbackNote(names: readonly string[], seconds: number): string | undefined {
+  if (names.length === 0) return undefined;
+  const which = names.map((name) => `'${name}'`).join(", ");
+  return `MCP: waiting up to ${seconds} s for npm to roll back the unfinished npx install of ${which} (stopped partway, it would leave npx's copy of the package broken)`;
+}
