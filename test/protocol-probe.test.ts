@@ -54,6 +54,25 @@ describe("auto against handshake-only local servers", { timeout: 60_000 }, () =>
       await connection.close();
     }
   });
+
+  test("the same after an npx install held the connect past initTimeout: the second start gets the time the install moved on", async () => {
+    const log = path.join(tmp.dir, "intolerant-npx.jsonl");
+    const npx = path.join(REPO_ROOT, "test", "fixtures", "fake-npx.sh");
+    const connection = connectionFor("strict", {
+      // npm "installs" for 3 s each start, past the 1 s initTimeout; the program then dies of the probe.
+      command: npx,
+      args: ["3", process.execPath, INTOLERANT],
+      env: { FIXTURE_LOG: log },
+      initTimeout: 1000,
+    });
+    try {
+      await connection.connect();
+      assert.equal(connection.protocolVersion, "2025-11-25");
+      assert.equal(readLog(log).length, 2, "the start the probe ended, then one with initialize alone");
+    } finally {
+      await connection.close();
+    }
+  });
 });
 
 type ProbeAnswer = "silence" | "empty" | "error";

@@ -24,6 +24,11 @@ export function untilDeadline<T>(work: Promise<T>, clock: ConnectClock, span: nu
   let timer: NodeJS.Timeout | undefined;
   let holding = false;
   let ranOut = false;
+  // The install is over: the server gets its whole time from now.
+  const release = () => {
+    clock.deadline = Math.max(clock.deadline, Date.now() + span);
+    clock.onHold?.((holding = false));
+  };
   const timedOut = new Promise<never>((_, reject) => {
     const check = () => {
       const now = Date.now();
@@ -33,10 +38,7 @@ export function untilDeadline<T>(work: Promise<T>, clock: ConnectClock, span: nu
         ranOut = true;
         return reject(late());
       }
-      if (holding) {
-        clock.deadline = Math.max(clock.deadline, now + span);
-        clock.onHold?.((holding = false));
-      }
+      if (holding) release();
       if (clock.deadline > now) timer = setTimeout(check, clock.deadline - now);
       else reject(late());
     };
@@ -44,8 +46,8 @@ export function untilDeadline<T>(work: Promise<T>, clock: ConnectClock, span: nu
   });
   return Promise.race([work, timedOut]).finally(() => {
     clearTimeout(timer);
-    // The work ended during an install (npm failed, or the server started between two looks): nothing holds the clock
-    // any more. A clock that ran out while holding stays held, since that is what its error message reports.
-    if (holding && !ranOut) clock.onHold?.((holding = false));
+    // The work ended during an install (npm failed, or the server started between two looks, and failed or answered):
+    // nothing holds the clock any more. A clock that ran out while holding stays held, as its error message reports.
+    if (holding && !ranOut) release();
   });
 }

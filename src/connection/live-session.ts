@@ -127,6 +127,8 @@ export class LiveSession {
   readonly process = new ProcessReport();
   /** How far the newest open got (see {@link OpenStage}). */
   stage?: OpenStage;
+  /** The newest open's clock: its deadline moves on when an npx install holds it (./connect-deadline.ts). */
+  clock?: ConnectClock;
   /** Why the bridge stopped the server itself, when it did: it sent something over a limit. */
   violation?: string;
   /** What the server said at initialize about how to use it (`instructions`), as it came: not yet made safe. */
@@ -212,7 +214,7 @@ export class LiveSession {
   ): Promise<void> {
     if (this.closed) throw new Error("the session was closed");
     const { clientInfo, features, auth, events } = this.options;
-    const clock: ConnectClock = { deadline };
+    const clock: ConnectClock = (this.clock = { deadline });
     const span = deadline - Date.now();
     const remaining = () => Math.max(1, clock.deadline - Date.now());
     const sdkTimeout = () => remaining() + SDK_TIMEOUT_SLACK_MS;

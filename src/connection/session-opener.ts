@@ -239,17 +239,19 @@ export class SessionOpener {
       if (protocol !== "auto" || session.isClosed) throw error;
       // What worked last time no longer does (the server changed): the next attempt starts over from a probe.
       if (remembered !== undefined && !this.initializeOnly) this.recalled = null;
+      // The time the open had, moved on if an npx install held it.
+      const until = session.clock?.deadline ?? deadline;
       if (
         remembered !== undefined ||
         session.violation ||
-        Date.now() >= deadline ||
+        Date.now() >= until ||
         !this.probeCostTheConnect(endpoint, session, error)
       )
         throw error;
       // Asked again, at once (in the time left) and from then on, with `initialize` alone. Once only, so a local server
       // that dies whatever it is asked is not started more often than its restarts allow, but for this one time.
       this.initializeOnly = true;
-      return this.openOnce(endpoint, deadline, clientSecret);
+      return this.openOnce(endpoint, until, clientSecret);
     }
     return session;
   }
