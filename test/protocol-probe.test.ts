@@ -59,11 +59,11 @@ describe("auto against handshake-only local servers", { timeout: 60_000 }, () =>
     const log = path.join(tmp.dir, "intolerant-npx.jsonl");
     const npx = path.join(REPO_ROOT, "test", "fixtures", "fake-npx.sh");
     const connection = connectionFor("strict", {
-      // npm "installs" for 3 s each start, past the 1 s initTimeout; the program then dies of the probe.
+      // npm "installs" for 4 s each start, past the 2 s initTimeout; the program then dies of the probe.
       command: npx,
-      args: ["3", process.execPath, INTOLERANT],
+      args: ["4", process.execPath, INTOLERANT],
       env: { FIXTURE_LOG: log },
-      initTimeout: 1000,
+      initTimeout: 2000,
     });
     try {
       await connection.connect();
