@@ -330,6 +330,13 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
       env,
       reconnect: FAST,
     });
+    const home = path.join(tmp.dir, "home");
+    mkdirSync(home);
+    writeFileSync(path.join(home, ".npmrc"), "cache=~/moved-cache\n");
+    const moved = connectionFor("moved", {
+      ...{ command: "npx", args: ["-y", `--package=${tarball}`, "failpost"], reconnect: FAST },
+      env: { HOME: home, npm_config_audit: "false", npm_config_update_notifier: "false" },
+    });
     try {
       const quoted = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
       await assert.rejects(
@@ -342,8 +349,13 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
       );
       assert.equal(connection.state.kind, "gaveUp", "not retried: each try would install it again");
       assert.equal(readdirSync(path.join(cache, "_logs")).length, 1, "npx ran once");
+      // The same with the cache moved in the user's npmrc (`npm config set cache …`), as npm itself reads it.
+      await assert.rejects(
+        moved.connect(),
+        new RegExp(`\\(npm's log: ${quoted(path.join(home, "moved-cache", "_logs"))}/`),
+      );
     } finally {
-      await connection.close();
+      await Promise.all([connection.close(), moved.close()]);
     }
   });
 });
