@@ -309,10 +309,15 @@ export class SessionOpener {
       },
       exitDescription: session?.process.exitDescription,
       exitCode: session?.process.exitCode,
-      npxFailure: session?.process.npxFailure,
+      // Read from the process table and npm's files, so only by the messages that ask.
+      get npxFailure() {
+        return session?.process.npxFailure;
+      },
       exitedAfterMs: session?.process.exitedAfterMs,
       stage: session?.stage,
-      installing: session?.installing,
+      get installing() {
+        return session?.installing;
+      },
       wroteToStdout: session?.stdoutLines && session.stdoutLines.read > 0,
       violation: session?.violation,
       nonJsonLines: session?.stdoutLines?.nonJson ?? 0,
