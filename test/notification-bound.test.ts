@@ -58,3 +58,16 @@ test("held updates go before the result that follows them, each call's latest on
   assert.deepEqual(b.steps().slice(-2), [25, "result"]);
   assert.equal(b.steps().length - 1 + b.dropped.length, 25);
 });
+
+test("a flood whose first left-out update comes in the next second is still reported as a flood's first", async () => {
+  const b = bed();
+  // 20 pass and the 21st is held: over the bound, yet nothing left out so far (a busy machine, slow to read the 22nd).
+  for (let step = 1; step <= 21; step++) b.receive(progress(step));
+  assert.deepEqual(b.dropped, []);
+  // A new second: 22 passes and replaces the held 21, the first one left out of this flood.
+  b.at(1000);
+  b.receive(progress(22));
+  assert.deepEqual(b.dropped, [true], "the log says it once, on the first one left out");
+  b.receive(progress(23));
+  assert.equal(b.dropped.length, 1);
+});

@@ -43,7 +43,7 @@ interface NotificationBoundOptions {
 class NotificationBound {
   private windowStart = -Infinity;
   private readonly passed: Record<FloodKind, number> = { log: 0, progress: 0 };
-  /** Whether the kind was over its bound in this or the last window: a flood that goes on is reported once. */
+  /** Whether a flood of the kind was reported (not just over the bound) and is going on: it is reported once. */
   private readonly flooding: Record<FloodKind, boolean> = { log: false, progress: false };
   private readonly overNow: Record<FloodKind, boolean> = { log: false, progress: false };
   private readonly held = new Map<unknown, JSONRPCMessage>();
@@ -102,7 +102,7 @@ class NotificationBound {
     const now = (this.options.now ?? Date.now)();
     if (now - this.windowStart < WINDOW_MS) return;
     for (const kind of ["log", "progress"] as const) {
-      this.flooding[kind] = this.overNow[kind] && now - this.windowStart < 2 * WINDOW_MS;
+      this.flooding[kind] &&= this.overNow[kind] && now - this.windowStart < 2 * WINDOW_MS;
       this.overNow[kind] = false;
       this.passed[kind] = 0;
     }
