@@ -298,6 +298,8 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
       assert.equal(env.rec.of("mcp.connecting", "bad").length, 1);
       assert.match(bad.lastError ?? "", /the package it runs does not exist in the npm registry \(npm E404\)/);
       assert.match(bad.lastError ?? "", /not retried/);
+      const summary = formatStartupSummary(serverRows(env.bridge, env.registry, process.env), [], []) ?? "";
+      assert.equal(summary.match(/not retried/g)?.length, 1, `the startup line says it once: ${summary}`);
       await assert.rejects(connection.connect(), /its command was not found \(exit code 127\)/);
       assert.equal(connection.state.kind, "gaveUp");
       await env.goodAnswers();

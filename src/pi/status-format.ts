@@ -175,7 +175,8 @@ function cut(text: string, max: number): string {
 
 /** `text (detail)`, or `text; detail` when the detail has its own parentheses (`connecting (attempt 1/5)`). */
 function withDetail(text: string, detail: string | undefined): string {
-  if (!detail) return text;
+  // A message that already says what is being done about it ("… so it was not retried") is not told it twice.
+  if (!detail || text.includes(detail)) return text;
   return detail.includes("(") ? `${text}; ${detail}` : `${text} (${detail})`;
 }
 
