@@ -16,6 +16,7 @@ import type { OpenStage } from "./live-session.ts";
 import { rereadableHeaders } from "./fresh-headers.ts";
 import { INSTALL_LIMIT_MS } from "./connect-deadline.ts";
 import type { NpxFailure } from "./local/npx-failure.ts";
+import { unreachableAdvice, type UnreachableHost } from "./local/unreachable-host.ts";
 
 /**
  * A message as it leaves here, for the model, a notice or /mcp: redacted first (a cut could leave half a secret), then
@@ -43,6 +44,8 @@ export interface ErrorContext {
   stage?: OpenStage;
   /** Whether npm is installing the package for npx while the newest session opens. */
   installing?: boolean;
+  /** A host a local server's stderr says it could not reach. */
+  unreachable?: UnreachableHost;
   /** Whether a local server wrote anything to stdout in its newest start. */
   wroteToStdout?: boolean;
   /** Why the bridge stopped the server, if it did: something it sent was over a limit. */
@@ -211,6 +214,7 @@ function handshakeTimeoutMessage(ctx: ErrorContext, elapsedMs: number, where: st
   if (local && ctx.nonJsonLines > 0) {
     message += `; it wrote ${ctx.nonJsonLines} line(s) to stdout that are not JSON-RPC messages (a server must log to stderr, not stdout)`;
   }
+  if (local && ctx.unreachable) message += `; ${unreachableAdvice(ctx.unreachable)}`;
   const slow = local
     ? "it is just slow to start (the first `npx` download of a server can take a minute)"
     : "the server is just slow to answer";
@@ -250,7 +254,9 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
     const after = ctx.exitedAfterMs === undefined ? "" : ` after ${measured(ctx.exitedAfterMs)}`;
     message =
       `MCP server '${config.name}': the process ${ctx.exitDescription}${after}, before completing the MCP handshake; ` +
-      `its stderr (below, and in /mcp) usually says why: check \`command\`, \`args\` and \`env\` of '${config.name}' in ${config.source.path}`;
+      (ctx.unreachable
+        ? unreachableAdvice(ctx.unreachable)
+        : `its stderr (below, and in /mcp) usually says why: check \`command\`, \`args\` and \`env\` of '${config.name}' in ${config.source.path}`);
   } else {
     const detail = describeError(error);
     const refused = /ECONNREFUSED/.test(detail) ? " (connection refused: is the server running?)" : "";

@@ -34,6 +34,7 @@ import type { ClientFeatures, ClientInfo } from "./mcp-client.ts";
 import { ClosedBeforeAnswer } from "./local/server-started.ts";
 import { FreshHeaders, rereadableHeaders } from "./fresh-headers.ts";
 import type { SharedState } from "./hub/hub-transport.ts";
+import { unreachableHost } from "./local/unreachable-host.ts";
 
 /** How many stderr lines an error message quotes. */
 export const STDERR_LINES_QUOTED = 12;
@@ -298,12 +299,13 @@ export class SessionOpener {
   /** What an error message about this server needs: the config, redaction, and the newest session's last words. */
   errorContext(): ErrorContext {
     const session = this.newest;
+    const redact = (text: string) => this.redact(text);
     return {
       config: this.config,
-      redact: (text: string) => this.redact(text),
+      redact,
       stderr: () => {
         const tail = (session?.process.stderrTail(STDERR_LINES_QUOTED) ?? [])
-          .map((line) => shown(this.redact(line), SHOWN.line, "line"))
+          .map((line) => shown(redact(line), SHOWN.line, "line"))
           .filter((line) => line.trim() !== "");
         return tail.length ? `\nLast stderr lines:\n${tail.map((l) => `  ${l}`).join("\n")}` : "";
       },
@@ -317,6 +319,9 @@ export class SessionOpener {
       stage: session?.stage,
       get installing() {
         return session?.installing;
+      },
+      get unreachable() {
+        return unreachableHost((session?.process.stderrTail() ?? []).map(redact));
       },
       wroteToStdout: session?.stdoutLines && session.stdoutLines.read > 0,
       violation: session?.violation,

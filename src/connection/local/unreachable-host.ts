@@ -1,0 +1,47 @@
+/**
+ * A local server that needs a host before it answers (its API, to list what it offers) and cannot reach it either
+ * exits or waits, retrying, past its `initTimeout`: apify's server retried api.apify.com for minutes, silent on stdout.
+ * Its stderr says why, in the words of its runtime; this finds the host and the error there, so that the message
+ * points at the network rather than at the entry or the timeout. Pure.
+ */
+
+export interface UnreachableHost {
+  /** The host (with its port, where the line has one), if the line names it. */
+  host?: string;
+  /** The error as the runtime put it: `getaddrinfo ENOTFOUND`, `connect ECONNREFUSED`, `Temporary failure in name resolution`. */
+  error: string;
+}
+
+/** Node's `getaddrinfo ENOTFOUND api.example.com`, `connect ECONNREFUSED 10.0.0.1:443`, and its `code: 'ENOTFOUND'`. */
+const NODE =
+  /\b(?:(getaddrinfo|connect) )?(ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH)\b(?: ([\w.:[\]-]*\w))?/;
+/** Where Node prints the error as an object, the host is a field of its own near the code. */
+const HOSTNAME = /\b(?:hostname|address): '([^']+)'/;
+/** Python's requests and httpx name the host on the line of the error: `Failed to resolve 'api.example.com'`. */
+const PYTHON_HOST = /Failed to resolve '([^']+)'|ConnectionPool\(host='([^']+)'/;
+const PYTHON =
+  /Temporary failure in name resolution|Name or service not known|Connection refused|Network is unreachable/i;
+
+/** The last host the lines say could not be reached, if any says so. */
+export function unreachableHost(lines: readonly string[]): UnreachableHost | undefined {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i]!;
+    const node = NODE.exec(line);
+    if (node) {
+      const near = lines.slice(Math.max(0, i - 4), i + 5).map((l) => HOSTNAME.exec(l)?.[1]);
+      return { host: node[3] ?? near.find(Boolean), error: node[1] ? `${node[1]} ${node[2]}` : node[2]! };
+    }
+    const python = PYTHON.exec(line);
+    if (python) {
+      const host = PYTHON_HOST.exec(line);
+      return { host: host?.[1] ?? host?.[2], error: python[0] };
+    }
+  }
+  return undefined;
+}
+
+/** What to tell the user: the host and its error, and where to look. */
+export function unreachableAdvice(found: UnreachableHost): string {
+  const what = found.host ? `${found.host} (${found.error})` : `a host it needs (${found.error})`;
+  return `its stderr says it could not reach ${what}: check that this machine reaches it (network, DNS, proxy or firewall)`;
+}

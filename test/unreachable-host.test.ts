@@ -1,0 +1,86 @@
+/**
+ * A local server that cannot reach a host it needs before it answers (src/connection/local/unreachable-host.ts): the
+ * host and the error are read from what its runtime printed, and the message points at the network, whether the server
+ * exits or waits past its `initTimeout`.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { unreachableHost } from "../src/connection/local/unreachable-host.ts";
+import { connectionFor } from "./helpers.ts";
+
+describe("a host a local server could not reach, from its stderr", () => {
+  test("Node's errors, inline or as an object, and Python's; none in a calm stderr", () => {
+    assert.deepEqual(
+      unreachableHost(["  [cause]: Error: getaddrinfo ENOTFOUND api.example.com", "    at x (node:dns:1:1)"]),
+      {
+        host: "api.example.com",
+        error: "getaddrinfo ENOTFOUND",
+      },
+    );
+    assert.deepEqual(unreachableHost(["Error: connect ECONNREFUSED 127.0.0.1:5432"]), {
+      host: "127.0.0.1:5432",
+      error: "connect ECONNREFUSED",
+    });
+    assert.deepEqual(
+      unreachableHost([
+        "{",
+        "  errno: -3008,",
+        "  code: 'EAI_AGAIN',",
+        "  syscall: 'getaddrinfo',",
+        "  hostname: 'h.test'",
+        "}",
+      ]),
+      { host: "h.test", error: "EAI_AGAIN" },
+    );
+    const python =
+      "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='api.example.org', port=443): Max retries exceeded " +
+      "(Caused by NameResolutionError(\"Failed to resolve 'api.example.org' ([Errno -3] Temporary failure in name resolution)\"))";
+    assert.deepEqual(unreachableHost(["Traceback (most recent call last):", python]), {
+      host: "api.example.org",
+      error: "Temporary failure in name resolution",
+    });
+    assert.equal(unreachableHost(["listening on stdio", "ready"]), undefined);
+  });
+
+  test("a server that exits on a real failed lookup: the message names the host, not the entry", async () => {
+    const connection = connectionFor("offline", {
+      command: process.execPath,
+      args: ["--input-type=module", "-e", "await fetch('http://mcp-bridge-test.invalid/')"],
+      maxRestarts: 0,
+    });
+    try {
+      const error = await connection.connect().then(
+        () => assert.fail("connected"),
+        (e: Error) => e.message,
+      );
+      assert.match(
+        error,
+        /exited with code 1 .*its stderr says it could not reach mcp-bridge-test\.invalid \((getaddrinfo )?(ENOTFOUND|EAI_AGAIN)\): check that this machine reaches it/,
+      );
+      assert.doesNotMatch(error, /check `command`/);
+    } finally {
+      await connection.close();
+    }
+  });
+
+  test("a server that waits for the host past its initTimeout: the message names the host beside the timeout", async () => {
+    const connection = connectionFor("waiting", {
+      command: "sh",
+      args: ["-c", "echo 'Error: getaddrinfo ENOTFOUND api.example.test' >&2; exec sleep 60"],
+      initTimeout: 3000,
+      maxRestarts: 0,
+    });
+    try {
+      const error = await connection.connect().then(
+        () => assert.fail("connected"),
+        (e: Error) => e.message,
+      );
+      assert.match(
+        error,
+        /`initTimeout` of 3 s ran out; .*its stderr says it could not reach api\.example\.test \(getaddrinfo ENOTFOUND\)/,
+      );
+    } finally {
+      await connection.close();
+    }
+  });
+});
