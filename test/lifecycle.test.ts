@@ -11,8 +11,10 @@ import { LogFile } from "../src/common/log-file.ts";
 import type { EventSink } from "../src/common/events.ts";
 import { BridgeError, ShutDownError } from "../src/common/errors.ts";
 import { inSchedule } from "../src/connection/connection-state.ts";
+import { stillReconnectingError, waitingNote } from "../src/connection/error-messages.ts";
 import { startStreamableHttp } from "./fixtures/http-servers.ts";
-import { connectionFor, fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir } from "./helpers.ts";
+import { connectionFor, fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, TEST_SOURCE } from "./helpers.ts";
+import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { runTool, toolsOf } from "./pi-tools.ts";
 import { waitFor } from "./helpers.ts";
 
@@ -41,6 +43,23 @@ async function closedPort(): Promise<number> {
   await server.close();
   return port;
 }
+
+test("a call waiting for a reconnect is told where it stands, without an attempt before the first one", () => {
+  const config = validateServerEntry("web", { url: "http://127.0.0.1:9/mcp" }, TEST_SOURCE).config!;
+  const ctx = { config, redact: (text: string) => text, stderr: () => "", nonJsonLines: 0, oauth: false };
+  const dropped = { kind: "retrying", attempt: 0, error: "connection closed", dropped: true, wasUp: true } as const;
+  assert.equal(
+    waitingNote(ctx, dropped, 10, "echo"),
+    "MCP server 'web' is reconnecting (last error: connection closed); 'echo' runs once it is back, or fails after 60 s",
+  );
+  const again = { kind: "connecting", attempt: 0, id: Symbol(), wasUp: true } as const;
+  assert.match(
+    stillReconnectingError(ctx, again, 10, "echo").message,
+    /still reconnecting after 60 s; 'echo' was not run$/,
+  );
+  const third = { ...dropped, attempt: 3 };
+  assert.match(waitingNote(ctx, third, 10, "echo")!, /reconnecting \(attempt 3\/10; last error: connection closed\)/);
+});
 
 describe("remote server lifecycle", { timeout: 120_000 }, () => {
   test("stopped and restarted on the same port: it comes back by itself, a call made during the outage succeeds, events in order, one reconnection", async () => {

@@ -313,9 +313,13 @@ export function cancelledError(server: string, toolName: string, cause?: unknown
   });
 }
 
-/** Where a reconnect under way stands: `attempt 3/10; last error: …`. */
-const attemptsSoFar = (state: ConnectionState, maxAttempts: number) =>
-  `attempt ${"attempt" in state ? state.attempt : 0}/${maxAttempts}; last error: ${errorOf(state) ?? "none"}`;
+/** Where a reconnect under way stands: ` (attempt 3/10; last error: …)`; before its first retry, only the error. */
+function attemptsSoFar(state: ConnectionState, maxAttempts: number): string {
+  const attempt = "attempt" in state && state.attempt > 0 ? `attempt ${state.attempt}/${maxAttempts}` : undefined;
+  const error = errorOf(state);
+  const parts = [attempt, error === undefined ? undefined : `last error: ${error}`].filter(Boolean);
+  return parts.length > 0 ? ` (${parts.join("; ")})` : "";
+}
 
 /** A call waited as long as its own timeout for a reconnect that is still under way. */
 export function stillReconnectingError(
@@ -325,7 +329,7 @@ export function stillReconnectingError(
   toolName: string,
 ): BridgeError {
   const { name, requestTimeout } = ctx.config;
-  const message = `MCP server '${name}' is still reconnecting after ${seconds(requestTimeout)} (${attemptsSoFar(state, maxAttempts)}); '${toolName}' was not run`;
+  const message = `MCP server '${name}' is still reconnecting after ${seconds(requestTimeout)}${attemptsSoFar(state, maxAttempts)}; '${toolName}' was not run`;
   return new BridgeError("timeout", name, told(ctx, message));
 }
 
@@ -336,7 +340,7 @@ export function waitingNote(ctx: ErrorContext, state: ConnectionState, maxAttemp
   if (state.kind === "idle" || (state.kind === "connecting" && !inSchedule(state)))
     return told(ctx, `MCP server '${name}' is ${doing}; '${toolName}' runs once it is ready`);
   if (!inSchedule(state) || !("wasUp" in state && state.wasUp)) return undefined;
-  const message = `MCP server '${name}' is reconnecting (${attemptsSoFar(state, maxAttempts)}); '${toolName}' runs once it is back, or fails after ${seconds(requestTimeout)}`;
+  const message = `MCP server '${name}' is reconnecting${attemptsSoFar(state, maxAttempts)}; '${toolName}' runs once it is back, or fails after ${seconds(requestTimeout)}`;
   return told(ctx, message);
 }
 
