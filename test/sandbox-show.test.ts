@@ -121,6 +121,34 @@ describe("sandboxed servers in /mcp", { timeout: 180_000 }, () => {
       assert.match(log, new RegExp(`"event":"sandbox\\.refused".*"kind":"${kind}"`), log);
   });
 
+  test("a sandboxed server that exits when it cannot reach a host: its error names the sandbox, not the network", async () => {
+    const fetcher = {
+      command: process.execPath,
+      args: ["--input-type=module", "-e", `await fetch("http://127.0.0.1:${port}/")`],
+      sandbox: true,
+      maxRestarts: 0,
+    };
+    writeFileSync(path.join(agentDir, "mcp.json"), JSON.stringify({ mcpServers: { fetcher } }));
+    const pi = await startInProcessPi({ cwd: project, agentDir, extensionPaths: [REPO_ROOT] });
+    const printed: string[] = [];
+    const { log } = console;
+    try {
+      await pi.session.bindExtensions({});
+      console.log = (...parts: unknown[]) => printed.push(parts.join(" "));
+      await pi.session.prompt("/mcp");
+    } finally {
+      console.log = log;
+      await pi.close();
+    }
+    const listing = printed.join("\n");
+    assert.match(
+      listing,
+      new RegExp(`could not reach 127\\.0\\.0\\.1:${port} \\([^)]*\\): the sandbox refused a connection to 127`),
+      listing,
+    );
+    assert.doesNotMatch(listing, /check that this machine reaches it/, listing);
+  });
+
   test('"sandbox": false: no 🛡, no sandbox lines, no refusal recorded (the same calls succeed)', async () => {
     const refusals = () =>
       serverLog()

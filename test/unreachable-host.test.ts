@@ -39,6 +39,15 @@ describe("a host a local server could not reach, from its stderr", () => {
       host: "api.example.org",
       error: "Temporary failure in name resolution",
     });
+    assert.deepEqual(
+      unreachableHost([
+        "  [cause]: Error: connect ECONNREFUSED 127.0.0.1:1234",
+        "    code: 'ECONNREFUSED',",
+        "    address: '127.0.0.1',",
+      ]),
+      { host: "127.0.0.1:1234", error: "connect ECONNREFUSED" },
+      "the line with the host and port, over the object after it",
+    );
     assert.equal(unreachableHost(["listening on stdio", "ready"]), undefined);
   });
 

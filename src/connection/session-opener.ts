@@ -300,6 +300,7 @@ export class SessionOpener {
   errorContext(): ErrorContext {
     const session = this.newest;
     const redact = (text: string) => this.redact(text);
+    const sandboxed = this.refusals.policy !== undefined;
     return {
       config: this.config,
       redact,
@@ -321,7 +322,8 @@ export class SessionOpener {
         return session?.installing;
       },
       get unreachable() {
-        return unreachableHost((session?.process.stderrTail() ?? []).map(redact));
+        const found = unreachableHost((session?.process.stderrTail() ?? []).map(redact));
+        return found && { ...found, sandboxed };
       },
       wroteToStdout: session?.stdoutLines && session.stdoutLines.read > 0,
       violation: session?.violation,

@@ -4,12 +4,15 @@
  * Its stderr says why, in the words of its runtime; this finds the host and the error there, so that the message
  * points at the network rather than at the entry or the timeout. Pure.
  */
+import { refusalMessage } from "../../sandbox/sandbox-refusal.ts";
 
 export interface UnreachableHost {
   /** The host (with its port, where the line has one), if the line names it. */
   host?: string;
   /** The error as the runtime put it: `getaddrinfo ENOTFOUND`, `connect ECONNREFUSED`, `Temporary failure in name resolution`. */
   error: string;
+  /** The server runs in a sandbox, which is then the likely reason. */
+  sandboxed?: boolean;
 }
 
 /** Node's `getaddrinfo ENOTFOUND api.example.com`, `connect ECONNREFUSED 10.0.0.1:443`, and its `code: 'ENOTFOUND'`. */
@@ -22,26 +25,30 @@ const PYTHON_HOST = /Failed to resolve '([^']+)'|ConnectionPool\(host='([^']+)'/
 const PYTHON =
   /Temporary failure in name resolution|Name or service not known|Connection refused|Network is unreachable/i;
 
-/** The last host the lines say could not be reached, if any says so. */
+/** The last host the lines say could not be reached, if any says so; a line that names it beats one that does not. */
 export function unreachableHost(lines: readonly string[]): UnreachableHost | undefined {
+  let unnamed: UnreachableHost | undefined;
   for (let i = lines.length - 1; i >= 0; i--) {
     const line = lines[i]!;
     const node = NODE.exec(line);
-    if (node) {
-      const near = lines.slice(Math.max(0, i - 4), i + 5).map((l) => HOSTNAME.exec(l)?.[1]);
-      return { host: node[3] ?? near.find(Boolean), error: node[1] ? `${node[1]} ${node[2]}` : node[2]! };
-    }
-    const python = PYTHON.exec(line);
-    if (python) {
-      const host = PYTHON_HOST.exec(line);
-      return { host: host?.[1] ?? host?.[2], error: python[0] };
-    }
+    const python = node ? undefined : PYTHON.exec(line);
+    if (!node && !python) continue;
+    const found: UnreachableHost = node
+      ? { host: node[3], error: node[1] ? `${node[1]} ${node[2]}` : node[2]! }
+      : { host: PYTHON_HOST.exec(line)?.slice(1).find(Boolean), error: python![0] };
+    if (found.host) return found;
+    // Node's object form: `code: 'ENOTFOUND'`, with `hostname: '…'` a few lines away.
+    const near = lines.slice(Math.max(0, i - 4), i + 5).map((l) => HOSTNAME.exec(l)?.[1]);
+    unnamed ??= { ...found, host: near.find(Boolean) };
   }
-  return undefined;
+  return unnamed;
 }
 
 /** What to tell the user: the host and its error, and where to look. */
 export function unreachableAdvice(found: UnreachableHost): string {
   const what = found.host ? `${found.host} (${found.error})` : `a host it needs (${found.error})`;
-  return `its stderr says it could not reach ${what}: check that this machine reaches it (network, DNS, proxy or firewall)`;
+  const why = found.sandboxed
+    ? refusalMessage({ kind: "network", detail: found.host })
+    : "check that this machine reaches it (network, DNS, proxy or firewall)";
+  return `its stderr says it could not reach ${what}: ${why}`;
 }
