@@ -138,11 +138,17 @@ describe("what counts as a secret in a config", () => {
     return result.config;
   };
 
-  test("inline env values are secrets, except plain numbers, booleans and paths under keys that do not say secret", () => {
+  test("inline env values are secrets, except plain numbers, booleans, paths and words under keys that do not say secret", () => {
     assert.deepEqual(inlineEnvSecrets("SERVICE_ID", "zq-PLANTED-7731"), ["zq-PLANTED-7731"]);
     assert.deepEqual(inlineEnvSecrets("PORT", "8080"), []);
     assert.deepEqual(inlineEnvSecrets("DEBUG", "true"), []);
     assert.deepEqual(inlineEnvSecrets("ROOT", "/srv/data"), []);
+    // n8n's documented settings: hidden, every "stdio" and "error" about the server read `***`.
+    assert.deepEqual(inlineEnvSecrets("MCP_MODE", "stdio"), []);
+    assert.deepEqual(inlineEnvSecrets("LOG_LEVEL", "error"), []);
+    assert.deepEqual(inlineEnvSecrets("ACCESS_MODE", "read-only"), []);
+    assert.deepEqual(inlineEnvSecrets("SESSION", "hunter"), ["hunter"], "a key named as secret hides even a word");
+    assert.deepEqual(inlineEnvSecrets("SERVICE_ID", "Hunter2"), ["Hunter2"]);
     assert.deepEqual(
       inlineEnvSecrets("API_KEY", "12345678"),
       ["12345678"],

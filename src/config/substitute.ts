@@ -266,9 +266,16 @@ export function resolveServerConfig(
 const SECRET_KEY = /(key|token|secret|passw(or)?d|pwd|auth|credential|private|session|cookie|pat)s?$/i;
 
 /**
+ * A setting's word (`stdio`, `error`, `read-only`): n8n's documented `MCP_MODE: "stdio"` and `LOG_LEVEL: "error"`,
+ * hidden as secrets, turned every "stdio" and "error" about that server into `***`. No credential is lowercase letters
+ * alone.
+ */
+const PLAIN_WORD = /^[a-z]+(?:[-_][a-z]+)*$/;
+
+/**
  * What of an `env` value written inline (not through a `${VAR}`) is secret. Such values are treated as secrets like
- * variable values are, except what plainly is not one under a key that does not say so: a number, a boolean, a path;
- * of a URL, only its password and query values are.
+ * variable values are, except what plainly is not one under a key that does not say so: a number, a boolean, a path,
+ * a plain word; of a URL, only its password and query values are.
  */
 export function inlineEnvSecrets(key: string, value: string): string[] {
   // The literal parts around the references (a NUL cannot be in an environment value).
@@ -278,7 +285,7 @@ export function inlineEnvSecrets(key: string, value: string): string[] {
     .filter((part) => part !== "");
   if (SECRET_KEY.test(key)) return inline;
   return inline.flatMap((part) => {
-    if (isPlainValue(part)) return [];
+    if (isPlainValue(part) || PLAIN_WORD.test(part)) return [];
     if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(part.trim())) return urlSecrets(part.trim());
     return [part];
   });
