@@ -27,6 +27,7 @@ describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
   const project = tempDir("mcp-bridge-wait-project-");
   const agentDir = tempDir("mcp-bridge-wait-agent-");
   const gate = path.join(project.dir, "ready");
+  const laterGate = path.join(project.dir, "later-ready");
   const originalCwd = process.cwd();
   const originalBudget = process.env.PI_MCP_STARTUP_BUDGET_MS;
   let pi: InProcessPi | undefined;
@@ -45,6 +46,7 @@ describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
         mcpServers: {
           // Deaf until the test creates the gate file: ready exactly when the test says.
           late: { command: process.execPath, args: [SLOW_START, "--until", gate] },
+          later: { command: process.execPath, args: [SLOW_START, "--until", laterGate] },
           mute: {
             command: process.execPath,
             args: [SLOW_START, "--delay", "600000"],
@@ -69,6 +71,7 @@ describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
 
   test("without a UI the session starts once every server has settled: the first prompt has the late server's tool, the mute one failed", async () => {
     writeFileSync(gate, "");
+    writeFileSync(laterGate, "");
     pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
     await pi.session.bindExtensions({});
     const names = pi.session.getAllTools().map((t) => t.name);
@@ -89,6 +92,7 @@ describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
   test("with a UI the session starts at once; the footer counts the server still starting, and its tools reach the next prompt", async () => {
     // The server stays deaf until the test creates the gate.
     rmSync(gate, { force: true });
+    rmSync(laterGate, { force: true });
     pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
     const ui = new RecordingUI();
     await pi.session.bindExtensions({ uiContext: ui.context() });
@@ -99,8 +103,8 @@ describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
     );
     // The mute server fails within its 1.5 s (in the warning colour); the late one is still starting.
     await waitFor(
-      () => ui.statuses.get("mcp") === "[warn]MCP 0/2, 1 starting",
-      "the footer to count the server still starting",
+      () => ui.statuses.get("mcp") === "[warn]MCP 0/3, 2 starting",
+      "the footer to count the servers still starting",
       30_000,
     );
     writeFileSync(gate, "");
@@ -114,11 +118,18 @@ describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
       "the notice that it is ready",
       10_000,
     );
+    // pi's TUI writes a notice over the one before it: the next one names both.
+    writeFileSync(laterGate, "");
+    await waitFor(
+      () => ui.notices.includes("MCP servers ready: 'late' (1 tool), 'later' (1 tool)"),
+      "one notice for both ready servers",
+      30_000,
+    );
     const { offered, result } = await callLateHello(pi);
     assert.ok(offered.includes("mcp_late_hello"), "the next request to the model declares the late server's tool");
     assert.equal(result.isError, false, JSON.stringify(result.content));
     await waitFor(
-      () => /^(\[warn\])?MCP 1\/2$/.test(ui.statuses.get("mcp") ?? ""),
+      () => /^(\[warn\])?MCP 2\/3$/.test(ui.statuses.get("mcp") ?? ""),
       "the footer to count it as up",
       30_000,
     );

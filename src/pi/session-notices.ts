@@ -28,6 +28,12 @@ export class SessionNotices {
   private ctx?: ExtensionContext;
   /** Servers still connecting when the session started: each says so once when it is ready. */
   private late = new Set<string>();
+  /**
+   * The late servers that became ready since the last other notice. pi's TUI writes a notice over the one before it
+   * when nothing came between, so each notice names them all: three servers ready within a second left only the last
+   * one's name on the screen.
+   */
+  private ready: string[] = [];
 
   constructor(
     pi: ExtensionAPI,
@@ -37,7 +43,13 @@ export class SessionNotices {
     for (const channel of FOOTER_EVENTS) pi.events.on(channel, () => this.updateFooter());
     pi.events.on("mcp.connected", (data) => {
       const { serverId, toolCount } = data as { serverId: string; toolCount: number };
-      if (this.late.delete(serverId)) this.tell(`MCP server '${serverId}' is ready: ${plural(toolCount, "tool")}`);
+      if (!this.late.delete(serverId)) return;
+      this.ready.push(`'${serverId}' (${plural(toolCount, "tool")})`);
+      this.tell(
+        this.ready.length === 1
+          ? `MCP server '${serverId}' is ready: ${plural(toolCount, "tool")}`
+          : `MCP servers ready: ${this.ready.join(", ")}`,
+      );
     });
     // A server that fails after the startup notice (an import's reload, a slow `npx` that ends in an error) says so.
     bridge.onStartFailed((connection, error) => {
@@ -52,6 +64,7 @@ export class SessionNotices {
    */
   sessionStarted(ctx: ExtensionContext, warnings: readonly string[], once: readonly ConfigProblem[] = []): void {
     this.ctx = ctx;
+    this.ready = [];
     this.late = new Set(
       [...this.bridge.connections.values()].filter((c) => c.status === "connecting").map((c) => c.name),
     );
@@ -67,6 +80,7 @@ export class SessionNotices {
 
   private tell(text: string, level: "info" | "error" = "info"): void {
     if (!this.ctx) return;
+    if (level !== "info") this.ready = [];
     try {
       show(this.ctx, text, level);
     } catch {
