@@ -35,6 +35,8 @@ import { ClosedBeforeAnswer } from "./local/server-started.ts";
 import { FreshHeaders, rereadableHeaders } from "./fresh-headers.ts";
 import type { SharedState } from "./hub/hub-transport.ts";
 import { unreachableHost } from "./local/unreachable-host.ts";
+import { npxLaunch } from "./local/npx-failure.ts";
+import { offlineNote, offlineRegistry, PREFER_OFFLINE } from "./local/npx-offline.ts";
 
 /** How many stderr lines an error message quotes. */
 export const STDERR_LINES_QUOTED = 12;
@@ -183,7 +185,14 @@ export class SessionOpener {
         `${resolution.errors.join("; ")} (${describeSource(this.config.source)})`,
       );
     }
-    return { endpoint: resolution.endpoint, clientSecret: commands.outputs.get(clientSecretField(this.config)) };
+    const clientSecret = commands.outputs.get(clientSecretField(this.config));
+    const { endpoint } = resolution;
+    if (endpoint.kind !== "stdio" || !npxLaunch(endpoint.command, endpoint.args)) return { endpoint, clientSecret };
+    const offline = await offlineRegistry(endpoint.env);
+    if (!offline) return { endpoint, clientSecret };
+    this.warnings = [...this.warnings, offlineNote(offline)];
+    this.options.report.log("info", "npx.offline", { host: offline });
+    return { endpoint: { ...endpoint, env: { ...endpoint.env, ...PREFER_OFFLINE } }, clientSecret };
   }
 
   private async openOnce(endpoint: ResolvedEndpoint, deadline: number, clientSecret?: string): Promise<LiveSession> {

@@ -8,9 +8,9 @@
  * install completes, which tells the two apart.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
-import { homedir } from "node:os";
 import path from "node:path";
 import { shellWord } from "../../common/text.ts";
+import { npmHome, type NpmEnv, npmSetting } from "./npm-settings.ts";
 
 /** An `npx …` (or `npm exec …`) start: the package it runs, and the same command showing install scripts' output. */
 export interface NpxLaunch {
@@ -66,28 +66,13 @@ export function failedScriptIn(text: string, launch: NpxLaunch, log: string): Np
   return undefined;
 }
 
-/**
- * Where npm writes its debug logs for a server with environment `env` (its configured variables: of pi's own, a server
- * gets only the safe few such as HOME, so an `npm_config_*` counts only when configured; npm reads them in any case),
- * or the user's npmrc (`npm config set cache …` writes there; only `cache` and `logs-dir` are read from it).
- */
-function logsDir(env: Readonly<Record<string, string>>): string {
-  const setting = (name: string) =>
-    Object.entries(env).find(([key, value]) => key.toLowerCase() === `npm_config_${name}` && value)?.[1];
+/** Where npm writes its debug logs for a server with environment `env`. */
+function logsDir(env: NpmEnv): string {
   const inherited = (name: string) => env[name] ?? process.env[name];
-  const home = inherited("HOME") ?? homedir();
-  const rc: Record<string, string> = {};
-  try {
-    const text = readFileSync(setting("userconfig") ?? path.join(home, ".npmrc"), "utf8");
-    for (const [, key = "", value = ""] of text.matchAll(/^[ \t]*(cache|logs-dir)[ \t]*=[ \t]*(.*?)[ \t]*$/gm))
-      rc[key] = value.replace(/^~(?=$|[\\/])/, home);
-  } catch {
-    // No npmrc: npm's defaults.
-  }
   const localAppData = process.platform === "win32" ? inherited("LOCALAPPDATA") : undefined;
   const cache =
-    setting("cache") ?? rc.cache ?? (localAppData ? path.join(localAppData, "npm-cache") : path.join(home, ".npm"));
-  return setting("logs_dir") ?? rc["logs-dir"] ?? path.join(cache, "_logs");
+    npmSetting(env, "cache") ?? (localAppData ? path.join(localAppData, "npm-cache") : path.join(npmHome(env), ".npm"));
+  return npmSetting(env, "logs-dir") ?? path.join(cache, "_logs");
 }
 
 /** `2026-12-04T11_21_57_561Z-debug-0.log` → its epoch ms. */

@@ -1,0 +1,48 @@
+/**
+ * npx asks the registry about its package at every start, even with the package in its cache: offline, npm retries
+ * for about 70 s before it falls back to the cache (server-sequential-thinking, checked with no network: 71 s, and
+ * 1.2 s with `prefer-offline`). So before an npx server starts, the registry's host is looked up, and where that fails
+ * the machine is taken to be offline and npx is told to prefer its cache. Online nothing changes, so npx keeps finding
+ * new versions; nor where the user set how npm goes online (a proxy, `offline`, `prefer-online`, …).
+ */
+import { lookup } from "node:dns/promises";
+import { codeOf } from "../../common/errors.ts";
+import { within } from "../../common/wait.ts";
+import { type NpmEnv, npmSetting } from "./npm-settings.ts";
+
+const DEFAULT_REGISTRY = "https://registry.npmjs.org/";
+/** What a lookup answers without a network: no resolver reachable, or no such name. */
+const OFFLINE_CODES = new Set(["EAI_AGAIN", "ENOTFOUND"]);
+/**
+ * A lookup that takes longer says nothing either way, and the server starts as configured. It adds no wait: offline,
+ * the answer comes at once (no route to the resolver); online, from the system's resolver.
+ */
+const LOOKUP_MS = 1000;
+const USER_SETTINGS = ["offline", "prefer-offline", "prefer-online", "proxy", "https-proxy"];
+const PROXY_VARS = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"];
+
+/** The registry host an npx server's start could not look up (then npx should prefer its cache); else undefined. */
+export async function offlineRegistry(env: NpmEnv): Promise<string | undefined> {
+  if (USER_SETTINGS.some((name) => npmSetting(env, name) !== undefined) || PROXY_VARS.some((name) => env[name]))
+    return undefined;
+  let host: string;
+  try {
+    host = new URL(npmSetting(env, "registry") ?? DEFAULT_REGISTRY).hostname;
+  } catch {
+    return undefined;
+  }
+  const answer = lookup(host).then(
+    () => undefined,
+    (error: unknown) => codeOf(error),
+  );
+  const code = await within(answer, { ms: LOOKUP_MS, timedOut: () => undefined }).catch(() => undefined);
+  return code !== undefined && OFFLINE_CODES.has(code) ? host : undefined;
+}
+
+/** The setting that makes npx start from its cache without asking the registry first. */
+export const PREFER_OFFLINE = { npm_config_prefer_offline: "true" } as const;
+
+/** What `/mcp` says of a server started so. */
+export function offlineNote(host: string): string {
+  return `offline: npx started it from its cache (${host} could not be looked up), without looking for a newer version`;
+}

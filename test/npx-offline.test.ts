@@ -1,0 +1,87 @@
+/**
+ * npx without a network (src/connection/local/npx-offline.ts): npm asks the registry about a package at every start,
+ * even one in its cache, and offline retries for about 70 s before it uses the cache. Where the registry's host cannot
+ * be looked up, the bridge starts npx preferring its cache. The lookup against real DNS (a `.invalid` name never
+ * resolves), and real npx through real pi in a network namespace with no network (`unshare -rn`, from util-linux), the
+ * package put in npx's cache by a real install first (which needs the npm registry).
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import * as path from "node:path";
+import { after, describe, test } from "node:test";
+import { offlineRegistry } from "../src/connection/local/npx-offline.ts";
+import { REPO_ROOT, tempDir } from "./helpers.ts";
+import { PI_CLI } from "./tmux.ts";
+
+const NOWHERE = "http://mcp-bridge-offline.invalid/";
+
+/** Runs `command` to its end (killed after `ms`): its exit code and all it wrote. */
+function run(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; ms: number }) {
+  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stdout.on("data", (d) => (output += d));
+  child.stderr.on("data", (d) => (output += d));
+  const timer = setTimeout(() => child.kill("SIGKILL"), options.ms);
+  return new Promise<{ code: number | null; output: string }>((resolve) =>
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    }),
+  );
+}
+
+describe("npx without a network", { timeout: 300_000 }, () => {
+  const home = tempDir("mcp-bridge-npx-offline-");
+  after(() => home.cleanup());
+
+  test("a registry whose host cannot be looked up is offline; one that can, a proxy or the user's own setting is not", async () => {
+    const env = { HOME: home.dir };
+    assert.equal(await offlineRegistry({ ...env, npm_config_registry: NOWHERE }), "mcp-bridge-offline.invalid");
+    assert.equal(await offlineRegistry({ ...env, npm_config_registry: "http://127.0.0.1:9/" }), undefined);
+    assert.equal(
+      await offlineRegistry({ ...env, npm_config_registry: NOWHERE, HTTPS_PROXY: "http://p:3128" }),
+      undefined,
+    );
+    assert.equal(
+      await offlineRegistry({ ...env, npm_config_registry: NOWHERE, NPM_CONFIG_PREFER_ONLINE: "true" }),
+      undefined,
+    );
+    // The user's npmrc: its registry is the one looked up, and its own setting is left alone.
+    const rc = path.join(home.dir, "npmrc");
+    writeFileSync(rc, `registry = ${NOWHERE}\n`);
+    assert.equal(await offlineRegistry({ ...env, npm_config_userconfig: rc }), "mcp-bridge-offline.invalid");
+    writeFileSync(rc, `registry = ${NOWHERE}\noffline=true\n`);
+    assert.equal(await offlineRegistry({ ...env, npm_config_userconfig: rc }), undefined);
+  });
+
+  test("real npx with no network: a package in its cache starts from there, and /mcp says why", async () => {
+    const work = path.join(home.dir, "work");
+    const agentDir = path.join(home.dir, "agent");
+    mkdirSync(work);
+    mkdirSync(agentDir);
+    const env = { ...process.env, HOME: home.dir, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1" };
+    // Online, npx installs the package (its input is closed at once, so the server ends after its start).
+    const install = await run("npx", ["-y", "@modelcontextprotocol/server-memory"], { cwd: work, env, ms: 180_000 });
+    assert.match(install.output, /running on stdio/i, install.output);
+    const config = path.join(home.dir, "mcp.json");
+    const entry = { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"], cwd: work };
+    writeFileSync(config, JSON.stringify({ mcpServers: { memory: entry } }));
+    const pi = await run(
+      "unshare",
+      ["-rn", process.execPath, PI_CLI, "-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp"],
+      {
+        cwd: work,
+        env,
+        ms: 180_000,
+      },
+    );
+    assert.equal(pi.code, 0, pi.output);
+    assert.match(pi.output, /^ {2}memory +🟢/m, pi.output);
+    assert.match(
+      pi.output,
+      /offline: npx started it from its cache \(registry\.npmjs\.org could not be looked up\)/,
+      pi.output,
+    );
+  });
+});
