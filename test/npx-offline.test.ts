@@ -12,6 +12,7 @@ import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { offlineRegistry } from "../src/connection/local/npx-offline.ts";
 import { REPO_ROOT, tempDir } from "./helpers.ts";
+import { PI_LINE } from "./pi-line.ts";
 import { PI_CLI } from "./tmux.ts";
 
 const NOWHERE = "http://mcp-bridge-offline.invalid/";
@@ -31,7 +32,7 @@ function run(command: string, args: string[], options: { cwd: string; env: NodeJ
   );
 }
 
-describe("npx without a network", { timeout: 300_000 }, () => {
+describe(`npx without a network (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
   const home = tempDir("mcp-bridge-npx-offline-");
   after(() => home.cleanup());
 
