@@ -64,6 +64,9 @@ describe("Redactor", () => {
       redactShapes(`{"access_token":"t-1","refresh_token" : "r\\"2","token_type":"Bearer"}`),
       `{"access_token":"***","refresh_token" : "***","token_type":"Bearer"}`,
     );
+    // A `${VAR}` reference is the name of a value, shown where a message gives the `env` entry to write.
+    assert.equal(redactShapes('add "BRAVE_API_KEY": "${BRAVE_API_KEY}"'), 'add "BRAVE_API_KEY": "${BRAVE_API_KEY}"');
+    assert.equal(redactShapes('"api_key": "${X}tail"'), '"api_key": "***"');
     assert.equal(
       redactShapes("OPENAI_API_KEY=sk-123 --client-secret=shh max_tokens=100"),
       "OPENAI_API_KEY=*** --client-secret=*** max_tokens=100",

@@ -58,7 +58,8 @@ const SECRET_SHAPES: Array<[RegExp, string]> = [
   // `?access_token=…`, `&code=…` in a URL or a form body.
   [new RegExp(`([?&]${SECRET_QUERY_NAME}=)[^&#\\s"'<>]+`, "gi"), `$1${MASK}`],
   // `"refresh_token": "…"` in JSON (a token endpoint's answer quoted in an error).
-  [new RegExp(`("${SECRET_NAME}"\\s*:\\s*")(?:[^"\\\\]|\\\\.)+(")`, "gi"), `$1${MASK}$2`],
+  // Not a `${VAR}` reference: a message that shows the `env` entry to write names the variable, not its value.
+  [new RegExp(`("${SECRET_NAME}"\\s*:\\s*")(?!\\$\\{\\w+\\}")(?:[^"\\\\]|\\\\.)+(")`, "gi"), `$1${MASK}$2`],
   // `API_KEY=…`, `--client-secret=…` on a command line or in a server's own log line.
   [new RegExp(`(\\b${SECRET_NAME}=)[^\\s&"']+`, "gi"), `$1${MASK}`],
   // `Authorization: Bearer …`, `Basic …`: a token has a digit, a symbol or a capital after its first letter (prose such

@@ -44,6 +44,8 @@ export interface ErrorContext {
   stage?: OpenStage;
   /** Whether npm is installing the package for npx while the newest session opens. */
   installing?: boolean;
+  /** Variables a local server's stderr asks for that its `env` does not set, and which of them pi's own env has. */
+  asksFor?: { names: string[]; inPi: string[] };
   /** A host a local server's stderr says it could not reach. */
   unreachable?: UnreachableHost;
   /** Whether a local server wrote anything to stdout in its newest start. */
@@ -180,6 +182,27 @@ export function callError(
   }
 }
 
+/** Why a local server's start failed for good, from its exit, its stderr and npm's files; undefined if nothing says. */
+function permanentFailure(ctx: ErrorContext): LaunchFailure | undefined {
+  const launch = permanentLaunchFailure(ctx.exitCode, ctx.stderr(), ctx.npxFailure);
+  if (launch || !ctx.exitDescription || !ctx.asksFor?.names.length) return launch;
+  const after = ctx.exitedAfterMs === undefined ? "" : ` after ${measured(ctx.exitedAfterMs)}`;
+  return missingVariables(ctx, `${ctx.exitDescription}${after}`, ctx.asksFor);
+}
+
+/** A local server that exited asking for variables its `env` does not set: which, and the entry that sets them. */
+function missingVariables(ctx: ErrorContext, ended: string, asks: { names: string[]; inPi: string[] }): LaunchFailure {
+  const { config } = ctx;
+  const { names, inPi } = asks;
+  const list = names.join(" and ");
+  const entries = names.map((name) => `"${name}": "\${${name}}"`).join(", ");
+  const where = `\`env\` of '${config.name}' in ${config.source.path}`;
+  const fix = inPi.length
+    ? `${inPi.join(" and ")} ${inPi.length > 1 ? "are" : "is"} set where pi runs, but a local server gets only the variables its \`env\` names (and PATH, HOME and a few more): add ${entries} to ${where}`
+    : `add ${entries} to ${where}, and set ${names.length > 1 ? "them" : "it"} where pi runs (or write the value there)`;
+  return { reason: `the process ${ended}, and its stderr says it needs ${list}, which its \`env\` does not set`, fix };
+}
+
 /** A duration measured by the bridge, to a tenth of a second: `20 s`, `0.4 s`. */
 function measured(ms: number): string {
   return seconds(Math.max(100, Math.round(ms / 100) * 100));
@@ -244,10 +267,7 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
     message =
       `MCP server '${config.name}': ${ctx.violation}, so ${config.transport === "stdio" ? "it was stopped" : "the connection was closed"} ` +
       `(raise \`maxMessageBytes\` for '${config.name}' in ${config.source.path} if it really sends messages that large)`;
-  } else if (
-    config.transport === "stdio" &&
-    (permanent = permanentLaunchFailure(ctx.exitCode, ctx.stderr(), ctx.npxFailure))
-  ) {
+  } else if (config.transport === "stdio" && (permanent = permanentFailure(ctx))) {
     const fix = permanent.fix ?? `check \`command\` and \`args\` of '${config.name}' in ${config.source.path}`;
     message = `MCP server '${config.name}': ${permanent.reason}; ${fix}. Restarting would not help, so it was not retried`;
   } else if (ctx.exitDescription) {

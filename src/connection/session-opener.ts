@@ -35,6 +35,7 @@ import { ClosedBeforeAnswer } from "./local/server-started.ts";
 import { FreshHeaders, rereadableHeaders } from "./fresh-headers.ts";
 import type { SharedState } from "./hub/hub-transport.ts";
 import { unreachableHost } from "./local/unreachable-host.ts";
+import { variablesAskedFor } from "./local/missing-variable.ts";
 import { npxLaunch } from "./local/npx-failure.ts";
 import { offlineNote, offlineRegistry, PREFER_OFFLINE } from "./local/npx-offline.ts";
 
@@ -310,8 +311,10 @@ export class SessionOpener {
     const session = this.newest;
     const redact = (text: string) => this.redact(text);
     const sandboxed = this.refusals.policy !== undefined;
+    const { config, options } = this;
+    const { env } = options;
     return {
-      config: this.config,
+      config,
       redact,
       stderr: () => {
         const tail = (session?.process.stderrTail(STDERR_LINES_QUOTED) ?? [])
@@ -329,6 +332,10 @@ export class SessionOpener {
       stage: session?.stage,
       get installing() {
         return session?.installing;
+      },
+      get asksFor() {
+        const names = variablesAskedFor((session?.process.stderrTail() ?? []).map(redact), config.env);
+        return { names, inPi: names.filter((name) => env[name] !== undefined) };
       },
       get unreachable() {
         const found = unreachableHost((session?.process.stderrTail() ?? []).map(redact));

@@ -1,0 +1,27 @@
+/**
+ * A published server started without its key exits at once and says so on stderr ("Error: BRAVE_API_KEY environment
+ * variable is required", "Please set SLACK_BOT_TOKEN and SLACK_TEAM_ID environment variables"). A local server gets only
+ * the variables its `env` names (and PATH, HOME and a few more, as the SDK passes them), not pi's whole environment, so
+ * even a key exported in the user's shell is not seen: the commonest first failure of a server from a README. This
+ * finds the names such a line asks for. Pure.
+ */
+
+/** A line that asks for something to be set, rather than one that mentions a variable in passing. */
+const ASKS =
+  /\b(?:is|are) required\b|\brequired\b.*\b(?:variables?|env)\b|\bmust be (?:set|provided|defined)\b|\bplease (?:set|provide|define)\b|\b(?:is|are|not) set\b|\bmissing\b.*\b(?:variables?|env|key|token)\b/i;
+/** A warning is about something optional: the server goes on without it. */
+const WARNING = /\bwarn(?:ing)?\b/i;
+/** `BRAVE_API_KEY`: capitals, digits and at least one underscore. */
+const NAME = /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/g;
+/** Node's error codes (`ERR_INVALID_ARG_TYPE`) are capitals with underscores too. */
+const NOT_A_VARIABLE = /^(?:ERR|E[A-Z]+)_/;
+
+/** The variables the lines ask for that `configured` does not set, in the order asked; empty if none. */
+export function variablesAskedFor(lines: readonly string[], configured: Readonly<Record<string, string>>): string[] {
+  const names = new Set<string>();
+  for (const line of lines) {
+    if (!ASKS.test(line) || WARNING.test(line)) continue;
+    for (const [name] of line.matchAll(NAME)) if (!NOT_A_VARIABLE.test(name) && !(name in configured)) names.add(name);
+  }
+  return [...names];
+}

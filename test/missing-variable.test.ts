@@ -1,0 +1,66 @@
+/**
+ * A local server that exits because its `env` lacks a variable it needs (src/connection/local/missing-variable.ts):
+ * the names are read from its stderr, the error says how to pass them (a server gets only what its `env` names, not
+ * pi's environment), and it is not restarted, since no restart changes its environment.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { variablesAskedFor } from "../src/connection/local/missing-variable.ts";
+import { connectionFor, fixtureEntry } from "./helpers.ts";
+
+/** A real server behind a check servers from READMEs make: without the variable it says so and exits. */
+function keyed(env: Record<string, string> = {}) {
+  const { command, args } = fixtureEntry();
+  const check =
+    'if [ -z "$MCP_TEST_API_KEY" ]; then echo "Error: MCP_TEST_API_KEY environment variable is required" >&2; exit 1; fi';
+  return { command: "sh", args: ["-c", `${check}; exec "$0" "$@"`, command, ...args], env };
+}
+
+describe("a server whose env lacks a variable it needs", () => {
+  test("the names a line asks for, not those set, mentioned in passing, in a warning, or Node's error codes", () => {
+    const asked = (line: string, configured: Record<string, string> = {}) => variablesAskedFor([line], configured);
+    assert.deepEqual(asked("Error: BRAVE_API_KEY environment variable is required"), ["BRAVE_API_KEY"]);
+    assert.deepEqual(asked("Please set SLACK_BOT_TOKEN and SLACK_TEAM_ID environment variables"), [
+      "SLACK_BOT_TOKEN",
+      "SLACK_TEAM_ID",
+    ]);
+    assert.deepEqual(asked("GITHUB_PERSONAL_ACCESS_TOKEN not set"), ["GITHUB_PERSONAL_ACCESS_TOKEN"]);
+    assert.deepEqual(asked("Missing required environment variable: NOTION_TOKEN"), ["NOTION_TOKEN"]);
+    assert.deepEqual(asked("Please set SLACK_BOT_TOKEN and SLACK_TEAM_ID", { SLACK_BOT_TOKEN: "x" }), [
+      "SLACK_TEAM_ID",
+    ]);
+    assert.deepEqual(asked("Using LOG_LEVEL=info"), []);
+    assert.deepEqual(asked("Warning: OPENAI_API_KEY is not set; summaries are off"), []);
+    assert.deepEqual(asked('TypeError [ERR_INVALID_ARG_TYPE]: The "path" argument is required'), []);
+  });
+
+  test("set where pi runs but not in its env: the error says a server gets only its env, and names the entry", async () => {
+    const connection = connectionFor("keyed", keyed(), { env: { ...process.env, MCP_TEST_API_KEY: "k-123456" } });
+    try {
+      const error = await connection.connect().then(
+        () => assert.fail("connected"),
+        (e: Error) => e.message,
+      );
+      assert.match(error, /exited with code 1 after [\d.]+ s, and its stderr says it needs MCP_TEST_API_KEY/);
+      assert.match(
+        error,
+        /MCP_TEST_API_KEY is set where pi runs, but a local server gets only the variables its `env` names .*: add "MCP_TEST_API_KEY": "\$\{MCP_TEST_API_KEY\}" to `env` of 'keyed' in \/test\/\.pi\/mcp\.json/,
+      );
+      assert.equal(connection.state.kind, "gaveUp", "not restarted: a restart has the same environment");
+    } finally {
+      await connection.close();
+    }
+  });
+
+  test("with the entry the error gives, it connects", async () => {
+    const connection = connectionFor("keyed", keyed({ MCP_TEST_API_KEY: "${MCP_TEST_API_KEY}" }), {
+      env: { ...process.env, MCP_TEST_API_KEY: "k-123456" },
+    });
+    try {
+      await connection.connect();
+      assert.equal(connection.status, "connected");
+    } finally {
+      await connection.close();
+    }
+  });
+});
