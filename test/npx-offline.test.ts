@@ -61,7 +61,10 @@ describe(`npx without a network (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
     const agentDir = path.join(home.dir, "agent");
     mkdirSync(work);
     mkdirSync(agentDir);
-    const env = { ...process.env, HOME: home.dir, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1" };
+    // Without the `npm_config_*` that `npm test` sets (its cache among them): npx uses the one in this HOME, as the
+    // server's npx will (a server gets none of pi's npm settings).
+    const inherited = Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name));
+    const env = { ...Object.fromEntries(inherited), HOME: home.dir, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1" };
     // Online, npx installs the package (its input is closed at once, so the server ends after its start).
     const install = await run("npx", ["-y", "@modelcontextprotocol/server-memory"], { cwd: work, env, ms: 180_000 });
     assert.match(install.output, /running on stdio/i, install.output);
