@@ -9,13 +9,26 @@ import { writeFileSync } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import * as path from "node:path";
 import { describe, test } from "node:test";
-import { busRecorder, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { busRecorder, connectionFor, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { startInProcessPi } from "./pi-harness.ts";
 
 /** One argument well past Linux's limit of 128 KiB for a single argument (and any system's for the whole line). */
 const TOO_LONG = "x".repeat(3 * 1024 * 1024);
 
 describe("permanent launch errors", { timeout: 120_000 }, () => {
+  test("an entry written for Windows (`cmd /c npx …`) where there is no cmd: the error gives the entry to use", async () => {
+    const connection = connectionFor("win", { command: "cmd", args: ["/c", "npx", "-y", "some-mcp-server"] });
+    try {
+      await assert.rejects(
+        connection.connect(),
+        /command 'cmd' was not found .*: the entry is written for Windows \(`cmd \/c`\); here, start the program itself: "command": "npx", "args": \["-y","some-mcp-server"\]/,
+      );
+      assert.equal(connection.state.kind, "gaveUp");
+    } finally {
+      await connection.close();
+    }
+  });
+
   test("a command line longer than the system allows (E2BIG) is spawned once and not retried", async () => {
     const project = tempDir("mcp-bridge-e2big-project-");
     const agentDir = tempDir("mcp-bridge-e2big-agent-");

@@ -259,6 +259,10 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
     const command = config.command ?? "";
     message = `MCP server '${config.name}': command '${command}' was not found (is it installed and on PATH?)`;
     if (/\s/.test(command.trim())) message += `; put its arguments in \`args\` rather than in \`command\``;
+    // A README's entry for Windows, where npx is started through `cmd /c`, copied to a machine that has no cmd.
+    const [flag, program, ...rest] = config.args;
+    if (/^cmd(\.exe)?$/i.test(command.trim()) && /^\/c$/i.test(flag ?? "") && program)
+      message += `: the entry is written for Windows (\`cmd /c\`); here, start the program itself: "command": ${JSON.stringify(program)}, "args": ${JSON.stringify(rest)} (in ${config.source.path})`;
   } else if (config.transport === "stdio" && (error as { code?: unknown }).code === "EACCES") {
     message = `MCP server '${config.name}': command '${config.command ?? ""}' could not be run (permission denied: is it executable?)`;
   } else if (config.transport === "stdio" && (error as { code?: unknown }).code === "E2BIG") {
