@@ -9,7 +9,7 @@ import { refusalMessage } from "../../sandbox/sandbox-refusal.ts";
 export interface UnreachableHost {
   /** The host (with its port, where the line has one), if the line names it. */
   host?: string;
-  /** The error as the runtime put it: `getaddrinfo ENOTFOUND`, `connect ECONNREFUSED`, `Temporary failure in name resolution`. */
+  /** The error as the runtime put it: `getaddrinfo ENOTFOUND`, `Temporary failure in name resolution`. */
   error: string;
   /** The server runs in a sandbox, which is then the likely reason. */
   sandboxed?: boolean;
