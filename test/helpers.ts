@@ -2,6 +2,7 @@
  * Shared test plumbing: the fixture server's command line, temp dirs, connections built from config entries, and
  * bounded waiting.
  */
+import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -94,6 +95,19 @@ export function connectionFor(
     env: options.env ?? process.env,
     clientInfo: { name: "mcp-bridge-test", version: "0.0.0" },
   });
+}
+
+/** The error message of connecting `connection`, which must fail, and the state it failed to; closed after. */
+export async function connectFailure(connection: ServerConnection): Promise<{ message: string; state: string }> {
+  try {
+    const message = await connection.connect().then(
+      () => assert.fail("connected"),
+      (e: Error) => e.message,
+    );
+    return { message, state: connection.state.kind };
+  } finally {
+    await connection.close();
+  }
 }
 
 export interface LogEvent {

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { variablesAskedFor } from "../src/connection/local/missing-variable.ts";
-import { connectionFor, fixtureEntry } from "./helpers.ts";
+import { connectFailure, connectionFor, fixtureEntry } from "./helpers.ts";
 
 /** A real server behind a check servers from READMEs make: without the variable it says so and exits. */
 function keyed(env: Record<string, string> = {}) {
@@ -36,20 +36,13 @@ describe("a server whose env lacks a variable it needs", () => {
 
   test("set where pi runs but not in its env: the error says a server gets only its env, and names the entry", async () => {
     const connection = connectionFor("keyed", keyed(), { env: { ...process.env, MCP_TEST_API_KEY: "k-123456" } });
-    try {
-      const error = await connection.connect().then(
-        () => assert.fail("connected"),
-        (e: Error) => e.message,
-      );
-      assert.match(error, /exited with code 1 after [\d.]+ s, and its stderr says it needs MCP_TEST_API_KEY/);
-      assert.match(
-        error,
-        /MCP_TEST_API_KEY is set where pi runs, but a local server gets only the variables its `env` names .*: add "MCP_TEST_API_KEY": "\$\{MCP_TEST_API_KEY\}" to `env` of 'keyed' in \/test\/\.pi\/mcp\.json/,
-      );
-      assert.equal(connection.state.kind, "gaveUp", "not restarted: a restart has the same environment");
-    } finally {
-      await connection.close();
-    }
+    const { message: error, state } = await connectFailure(connection);
+    assert.match(error, /exited with code 1 after [\d.]+ s, and its stderr says it needs MCP_TEST_API_KEY/);
+    assert.match(
+      error,
+      /MCP_TEST_API_KEY is set where pi runs, but a local server gets only the variables its `env` names .*: add "MCP_TEST_API_KEY": "\$\{MCP_TEST_API_KEY\}" to `env` of 'keyed' in \/test\/\.pi\/mcp\.json/,
+    );
+    assert.equal(state, "gaveUp", "not restarted: a restart has the same environment");
   });
 
   test("with the entry the error gives, it connects", async () => {

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { unreachableHost } from "../src/connection/local/unreachable-host.ts";
-import { connectionFor } from "./helpers.ts";
+import { connectFailure, connectionFor } from "./helpers.ts";
 
 describe("a host a local server could not reach, from its stderr", () => {
   test("Node's errors, inline or as an object, and Python's; none in a calm stderr", () => {
@@ -52,44 +52,32 @@ describe("a host a local server could not reach, from its stderr", () => {
   });
 
   test("a server that exits on a real failed lookup: the message names the host, not the entry", async () => {
-    const connection = connectionFor("offline", {
-      command: process.execPath,
-      args: ["--input-type=module", "-e", "await fetch('http://mcp-bridge-test.invalid/')"],
-      maxRestarts: 0,
-    });
-    try {
-      const error = await connection.connect().then(
-        () => assert.fail("connected"),
-        (e: Error) => e.message,
-      );
-      assert.match(
-        error,
-        /exited with code 1 .*its stderr says it could not reach mcp-bridge-test\.invalid \((getaddrinfo )?(ENOTFOUND|EAI_AGAIN)\): check that this machine reaches it/,
-      );
-      assert.doesNotMatch(error, /check `command`/);
-    } finally {
-      await connection.close();
-    }
+    const { message: error } = await connectFailure(
+      connectionFor("offline", {
+        command: process.execPath,
+        args: ["--input-type=module", "-e", "await fetch('http://mcp-bridge-test.invalid/')"],
+        maxRestarts: 0,
+      }),
+    );
+    assert.match(
+      error,
+      /exited with code 1 .*its stderr says it could not reach mcp-bridge-test\.invalid \((getaddrinfo )?(ENOTFOUND|EAI_AGAIN)\): check that this machine reaches it/,
+    );
+    assert.doesNotMatch(error, /check `command`/);
   });
 
   test("a server that waits for the host past its initTimeout: the message names the host beside the timeout", async () => {
-    const connection = connectionFor("waiting", {
-      command: "sh",
-      args: ["-c", "echo 'Error: getaddrinfo ENOTFOUND api.example.test' >&2; exec sleep 60"],
-      initTimeout: 3000,
-      maxRestarts: 0,
-    });
-    try {
-      const error = await connection.connect().then(
-        () => assert.fail("connected"),
-        (e: Error) => e.message,
-      );
-      assert.match(
-        error,
-        /`initTimeout` of 3 s ran out; .*its stderr says it could not reach api\.example\.test \(getaddrinfo ENOTFOUND\)/,
-      );
-    } finally {
-      await connection.close();
-    }
+    const { message: error } = await connectFailure(
+      connectionFor("waiting", {
+        command: "sh",
+        args: ["-c", "echo 'Error: getaddrinfo ENOTFOUND api.example.test' >&2; exec sleep 60"],
+        initTimeout: 3000,
+        maxRestarts: 0,
+      }),
+    );
+    assert.match(
+      error,
+      /`initTimeout` of 3 s ran out; .*its stderr says it could not reach api\.example\.test \(getaddrinfo ENOTFOUND\)/,
+    );
   });
 });
