@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { variablesAskedFor } from "../src/connection/local/missing-variable.ts";
+import { requestIn, variablesAskedFor } from "../src/connection/local/missing-variable.ts";
 import { connectFailure, connectionFor, fixtureEntry } from "./helpers.ts";
 
 /** A real server behind a check servers from READMEs make: without the variable it says so and exits. */
@@ -32,6 +32,34 @@ describe("a server whose env lacks a variable it needs", () => {
     assert.deepEqual(asked("Using LOG_LEVEL=info"), []);
     assert.deepEqual(asked("Warning: OPENAI_API_KEY is not set; summaries are off"), []);
     assert.deepEqual(asked('TypeError [ERR_INVALID_ARG_TYPE]: The "path" argument is required'), []);
+  });
+
+  test("a line that asks for an argument, a sign-in or shows the usage; not a warning, nor a plea to try again", () => {
+    assert.equal(
+      requestIn(["Please provide a database URL as a command-line argument"]),
+      "Please provide a database URL as a command-line argument",
+    );
+    assert.equal(
+      requestIn(["Credentials not found. Please run with 'auth' argument first."]),
+      "Credentials not found. Please run with 'auth' argument first.",
+    );
+    assert.equal(requestIn(["Usage: mcp-server-x <dir>", "  --flag"]), "Usage: mcp-server-x <dir>");
+    assert.equal(requestIn(["Warning: please set a region for faster answers"]), undefined);
+    assert.equal(requestIn(["Rate limited. Please try again later."]), undefined);
+  });
+
+  test("a server that exits asking for an argument is not restarted, and the error quotes what it asked", async () => {
+    const { message, state } = await connectFailure(
+      connectionFor("pg", {
+        command: "sh",
+        args: ["-c", "echo 'Please provide a database URL as a command-line argument' >&2; exit 1"],
+      }),
+    );
+    assert.match(
+      message,
+      /exited with code 1 after [\d.]+ s, asking for what its entry does not give: "Please provide a database URL as a command-line argument"; give it in `args` or `env` of 'pg'/,
+    );
+    assert.equal(state, "gaveUp", "not restarted: a restart gets the same arguments");
   });
 
   test("set where pi runs but not in its env: the error says a server gets only its env, and names the entry", async () => {

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { unreachableHost } from "../src/connection/local/unreachable-host.ts";
-import { connectFailure, connectionFor } from "./helpers.ts";
+import { connectFailure, connectionFor, freePort } from "./helpers.ts";
 
 describe("a host a local server could not reach, from its stderr", () => {
   test("Node's errors, inline or as an object, and Python's; none in a calm stderr", () => {
@@ -64,6 +64,23 @@ describe("a host a local server could not reach, from its stderr", () => {
       /exited with code 1 .*its stderr says it could not reach mcp-bridge-test\.invalid \((getaddrinfo )?(ENOTFOUND|EAI_AGAIN)\): check that this machine reaches it/,
     );
     assert.doesNotMatch(error, /check `command`/);
+  });
+
+  test("a server that exits when nothing listens where it connects: the message asks whether that service runs", async () => {
+    const closed = await freePort();
+    const { message } = await connectFailure(
+      connectionFor("redis", {
+        command: process.execPath,
+        args: ["--input-type=module", "-e", `await fetch("http://127.0.0.1:${closed}/")`],
+        maxRestarts: 0,
+      }),
+    );
+    assert.match(
+      message,
+      new RegExp(
+        `could not reach 127\\.0\\.0\\.1:${closed} \\(connect ECONNREFUSED\\): nothing accepted the connection there \\(is the service`,
+      ),
+    );
   });
 
   test("a server that waits for the host past its initTimeout: the message names the host beside the timeout", async () => {

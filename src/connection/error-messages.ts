@@ -44,8 +44,11 @@ export interface ErrorContext {
   stage?: OpenStage;
   /** Whether npm is installing the package for npx while the newest session opens. */
   installing?: boolean;
-  /** Variables a local server's stderr asks for that its `env` does not set, and which of them pi's own env has. */
-  asksFor?: { names: string[]; inPi: string[] };
+  /**
+   * What a local server's stderr asks for: variables its `env` does not set (and which of them pi's own env has), or
+   * else the line that asks for something other (an argument, a sign-in).
+   */
+  asksFor?: { names: string[]; inPi: string[]; request?: string };
   /** A host a local server's stderr says it could not reach. */
   unreachable?: UnreachableHost;
   /** Whether a local server wrote anything to stdout in its newest start. */
@@ -185,13 +188,19 @@ export function callError(
 /** Why a local server's start failed for good, from its exit, its stderr and npm's files; undefined if nothing says. */
 function permanentFailure(ctx: ErrorContext): LaunchFailure | undefined {
   const launch = permanentLaunchFailure(ctx.exitCode, ctx.stderr(), ctx.npxFailure);
-  if (launch || !ctx.exitDescription || !ctx.asksFor?.names.length) return launch;
+  if (launch || !ctx.exitDescription || !ctx.asksFor) return launch;
   const after = ctx.exitedAfterMs === undefined ? "" : ` after ${measured(ctx.exitedAfterMs)}`;
-  return missingVariables(ctx, `${ctx.exitDescription}${after}`, ctx.asksFor);
+  const ended = `${ctx.exitDescription}${after}`;
+  if (ctx.asksFor.names.length) return missingVariables(ctx, ended, ctx.asksFor);
+  if (!ctx.asksFor.request) return undefined;
+  return {
+    reason: `the process ${ended}, asking for what its entry does not give: ${JSON.stringify(ctx.asksFor.request)}`,
+    fix: `give it in \`args\` or \`env\` of '${ctx.config.name}' in ${ctx.config.source.path} (or do what it says first)`,
+  };
 }
 
 /** A local server that exited asking for variables its `env` does not set: which, and the entry that sets them. */
-function missingVariables(ctx: ErrorContext, ended: string, asks: { names: string[]; inPi: string[] }): LaunchFailure {
+function missingVariables(ctx: ErrorContext, ended: string, asks: NonNullable<ErrorContext["asksFor"]>): LaunchFailure {
   const { config } = ctx;
   const { names, inPi } = asks;
   const list = names.join(" and ");

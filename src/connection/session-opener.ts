@@ -35,7 +35,7 @@ import { ClosedBeforeAnswer } from "./local/server-started.ts";
 import { FreshHeaders, rereadableHeaders } from "./fresh-headers.ts";
 import type { SharedState } from "./hub/hub-transport.ts";
 import { unreachableHost } from "./local/unreachable-host.ts";
-import { variablesAskedFor } from "./local/missing-variable.ts";
+import { requestIn, variablesAskedFor } from "./local/missing-variable.ts";
 import { npxLaunch } from "./local/npx-failure.ts";
 import { offlineNote, offlineRegistry, PREFER_OFFLINE } from "./local/npx-offline.ts";
 
@@ -334,8 +334,9 @@ export class SessionOpener {
         return session?.installing;
       },
       get asksFor() {
-        const names = variablesAskedFor((session?.process.stderrTail() ?? []).map(redact), config.env);
-        return { names, inPi: names.filter((name) => env[name] !== undefined) };
+        const lines = (session?.process.stderrTail() ?? []).map(redact);
+        const names = variablesAskedFor(lines, config.env);
+        return { names, inPi: names.filter((name) => env[name] !== undefined), request: requestIn(lines) };
       },
       get unreachable() {
         const found = unreachableHost((session?.process.stderrTail() ?? []).map(redact));

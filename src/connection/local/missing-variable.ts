@@ -3,7 +3,8 @@
  * variable is required", "Please set SLACK_BOT_TOKEN and SLACK_TEAM_ID environment variables"). A local server gets only
  * the variables its `env` names (and PATH, HOME and a few more, as the SDK passes them), not pi's whole environment, so
  * even a key exported in the user's shell is not seen: the commonest first failure of a server from a README. This
- * finds the names such a line asks for. Pure.
+ * finds the names such a line asks for, and the line of a server that asks for something else its entry does not give
+ * ("Please provide a database URL as a command-line argument", "Usage: …"): no restart gives it either. Pure.
  */
 
 /** A line that asks for something to be set, rather than one that mentions a variable in passing. */
@@ -24,4 +25,12 @@ export function variablesAskedFor(lines: readonly string[], configured: Readonly
     for (const [name] of line.matchAll(NAME)) if (!NOT_A_VARIABLE.test(name) && !(name in configured)) names.add(name);
   }
   return [...names];
+}
+
+/** "Please provide a database URL as a command-line argument", "Please run with 'auth' argument first", "Usage: x". */
+const REQUEST = /\bplease (?:provide|specify|set|pass|supply|run|configure|add|define)\b|^\s*usage:/i;
+
+/** The first line that asks the user for something the server's start did not give, if one does. */
+export function requestIn(lines: readonly string[]): string | undefined {
+  return lines.find((line) => REQUEST.test(line) && !WARNING.test(line))?.trim();
 }

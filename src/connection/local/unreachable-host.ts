@@ -49,6 +49,8 @@ export function unreachableAdvice(found: UnreachableHost): string {
   const what = found.host ? `${found.host} (${found.error})` : `a host it needs (${found.error})`;
   const why = found.sandboxed
     ? refusalMessage({ kind: "network", detail: found.host })
-    : "check that this machine reaches it (network, DNS, proxy or firewall)";
+    : /ECONNREFUSED|Connection refused/i.test(found.error)
+      ? "nothing accepted the connection there (is the service it connects to running, at that address?)"
+      : "check that this machine reaches it (network, DNS, proxy or firewall)";
   return `its stderr says it could not reach ${what}: ${why}`;
 }
