@@ -1176,6 +1176,15 @@ describe("status formatting", () => {
     assert.match(summary!, /name clash/);
     assert.equal(formatStartupSummary([rows[0]!], [], []), undefined);
   });
+  test("the same warning of several servers is one line naming them", () => {
+    const offline = "offline: npx started it from its cache";
+    const warned = ["a", "b"].map((name) => ({ ...rows[0]!, name, warnings: [offline] }));
+    const summary = formatStartupSummary([...warned, { ...rows[0]!, name: "c", warnings: ["other"] }], [], []) ?? "";
+    assert.deepEqual(
+      summary.split("\n").filter((line) => line.startsWith("  !")),
+      [`  ! a, b: ${offline}`, "  ! c: other"],
+    );
+  });
 });
 
 describe("serverLogFileName", () => {

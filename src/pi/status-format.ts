@@ -138,7 +138,11 @@ export function formatStartupSummary(
   }
   for (const row of pending) lines.push(`  … ${row.name}: still connecting; its tools appear when it is ready`);
   if (held.length) lines.push(`${runnable.length ? "  🔒" : "MCP: 🔒"} ${formatUntrusted(held.map((r) => r.name))}`);
-  for (const row of warned) for (const warning of row.warnings) lines.push(`  ! ${row.name}: ${warning}`);
+  // The same warning of several servers (each npx server started offline) is one line naming them all.
+  const servers = new Map<string, string[]>();
+  for (const row of warned)
+    for (const warning of row.warnings) servers.set(warning, [...(servers.get(warning) ?? []), row.name]);
+  for (const [warning, names] of servers) lines.push(`  ! ${names.join(", ")}: ${warning}`);
   for (const problem of problems) lines.push(`  ! ${formatProblem(problem)}`);
   for (const warning of warnings) lines.push(`  ! ${warning}`);
   return lines.join("\n");
