@@ -57,8 +57,16 @@ test("a call waiting for a reconnect is told where it stands, without an attempt
     stillReconnectingError(ctx, again, 10, "echo").message,
     /still reconnecting after 60 s; 'echo' was not run$/,
   );
-  const third = { ...dropped, attempt: 3 };
-  assert.match(waitingNote(ctx, third, 10, "echo")!, /reconnecting \(attempt 3\/10; last error: connection closed\)/);
+  const third = {
+    ...dropped,
+    attempt: 3,
+    error: "MCP server 'web' at http://127.0.0.1:9/mcp failed to connect: fetch failed",
+  };
+  assert.match(
+    waitingNote(ctx, third, 10, "echo")!,
+    /^MCP server 'web' is reconnecting \(attempt 3\/10; last error: failed to connect: fetch failed\)/,
+    "the server is named once",
+  );
 });
 
 describe("remote server lifecycle", { timeout: 120_000 }, () => {

@@ -84,3 +84,8 @@ export function shortHash(text: string): string {
 export function shellWord(word: string): string {
   return word !== "" && /^[\w@%+=:,./${}-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
+
+/** A server's message without its leading `MCP server 'x' at URL:`, where what says it names the server already. */
+export function withoutServerName(message: string): string {
+  return message.replace(/^MCP server '[^']*'( at \S+)?:? ?/, "");
+}

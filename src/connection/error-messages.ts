@@ -5,7 +5,7 @@
 import { BridgeError, describeError, errorMessage, type ErrorKind } from "../common/errors.ts";
 import { httpStatusOf, kindOf } from "../common/error-kinds.ts";
 import { describeSource, type ServerConfig } from "../config/types.ts";
-import { seconds } from "../common/text.ts";
+import { seconds, withoutServerName } from "../common/text.ts";
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import { displayUrl, findVarRefs } from "../config/substitute.ts";
 import { handshakeTimeoutField, requestTimeoutField } from "../config/validate/timeout.ts";
@@ -350,7 +350,7 @@ export function cancelledError(server: string, toolName: string, cause?: unknown
 function attemptsSoFar(state: ConnectionState, maxAttempts: number): string {
   const attempt = "attempt" in state && state.attempt > 0 ? `attempt ${state.attempt}/${maxAttempts}` : undefined;
   const error = errorOf(state);
-  const parts = [attempt, error === undefined ? undefined : `last error: ${error}`].filter(Boolean);
+  const parts = [attempt, error === undefined ? undefined : `last error: ${withoutServerName(error)}`].filter(Boolean);
   return parts.length > 0 ? ` (${parts.join("; ")})` : "";
 }
 

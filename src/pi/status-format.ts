@@ -4,7 +4,7 @@
 import * as path from "node:path";
 import { type ConfigProblem, describeSource } from "../config/types.ts";
 import type { ServerMetrics } from "../connection/health.ts";
-import { plural } from "../common/text.ts";
+import { plural, withoutServerName } from "../common/text.ts";
 
 export interface ServerRow {
   name: string;
@@ -187,8 +187,7 @@ function withDetail(text: string, detail: string | undefined): string {
 /** What the Details column says: the first line of the error, with what is being done about it. */
 function detailCell(row: ServerRow): string {
   if (!row.enabled) return "disabled";
-  const error =
-    row.status !== "connected" && row.error ? row.error.replace(/^MCP server '[^']*'( at \S+)?:? ?/, "") : "";
+  const error = row.status !== "connected" && row.error ? withoutServerName(row.error) : "";
   if (error && row.detail) return withDetail(cut(error, 60), row.detail);
   return error ? cut(error, 72) : (row.detail ?? "");
 }
