@@ -31,12 +31,25 @@ export async function offlineRegistry(env: NpmEnv): Promise<string | undefined> 
   } catch {
     return undefined;
   }
-  const answer = lookup(host).then(
+  const code = await lookupError(host);
+  return code !== undefined && OFFLINE_CODES.has(code) ? host : undefined;
+}
+
+/** Lookups under way, by host: the npx servers that start together ask once. */
+const underWay = new Map<string, Promise<string | undefined>>();
+
+/** The error code of looking `host` up (undefined when it resolved, or took longer than `LOOKUP_MS`). */
+function lookupError(host: string): Promise<string | undefined> {
+  let answer = underWay.get(host);
+  if (answer) return answer;
+  const code = lookup(host).then(
     () => undefined,
     (error: unknown) => codeOf(error),
   );
-  const code = await within(answer, { ms: LOOKUP_MS, timedOut: () => undefined }).catch(() => undefined);
-  return code !== undefined && OFFLINE_CODES.has(code) ? host : undefined;
+  answer = within(code, { ms: LOOKUP_MS, timedOut: () => undefined }).catch(() => undefined);
+  underWay.set(host, answer);
+  void answer.finally(() => underWay.delete(host));
+  return answer;
 }
 
 /** The setting that makes npx start from its cache without asking the registry first. */
