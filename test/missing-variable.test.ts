@@ -62,10 +62,25 @@ describe("a server whose env lacks a variable it needs", () => {
     assert.equal(state, "gaveUp", "not restarted: a restart gets the same arguments");
   });
 
+  test("a server that prints its error on stdout, where messages go: read there too, and quoted", async () => {
+    const { message, state } = await connectFailure(
+      connectionFor("stdout", {
+        command: "sh",
+        args: ["-c", "echo 'Error: MCP_TEST_API_KEY environment variable is required'; exit 1"],
+      }),
+    );
+    assert.match(message, /its output says it needs MCP_TEST_API_KEY/);
+    assert.match(
+      message,
+      /\nWhat it wrote to stdout that is not JSON-RPC:\n {2}Error: MCP_TEST_API_KEY environment variable is required/,
+    );
+    assert.equal(state, "gaveUp");
+  });
+
   test("set where pi runs but not in its env: the error says a server gets only its env, and names the entry", async () => {
     const connection = connectionFor("keyed", keyed(), { env: { ...process.env, MCP_TEST_API_KEY: "k-123456" } });
     const { message: error, state } = await connectFailure(connection);
-    assert.match(error, /exited with code 1 after [\d.]+ s, and its stderr says it needs MCP_TEST_API_KEY/);
+    assert.match(error, /exited with code 1 after [\d.]+ s, and its output says it needs MCP_TEST_API_KEY/);
     assert.match(
       error,
       /MCP_TEST_API_KEY is set where pi runs, but a local server gets only the variables its `env` names .*: add "MCP_TEST_API_KEY": "\$\{MCP_TEST_API_KEY\}" to `env` of 'keyed' in \/test\/\.pi\/mcp\.json/,

@@ -61,7 +61,7 @@ describe("a host a local server could not reach, from its stderr", () => {
     );
     assert.match(
       error,
-      /exited with code 1 .*its stderr says it could not reach mcp-bridge-test\.invalid \((getaddrinfo )?(ENOTFOUND|EAI_AGAIN)\): check that this machine reaches it/,
+      /exited with code 1 .*its output says it could not reach mcp-bridge-test\.invalid \((getaddrinfo )?(ENOTFOUND|EAI_AGAIN)\): check that this machine reaches it/,
     );
     assert.doesNotMatch(error, /check `command`/);
   });
@@ -94,7 +94,7 @@ describe("a host a local server could not reach, from its stderr", () => {
     );
     assert.match(
       error,
-      /`initTimeout` of 3 s ran out; .*its stderr says it could not reach api\.example\.test \(getaddrinfo ENOTFOUND\)/,
+      /`initTimeout` of 3 s ran out; .*its output says it could not reach api\.example\.test \(getaddrinfo ENOTFOUND\)/,
     );
   });
 });

@@ -30,7 +30,7 @@ function told(ctx: ErrorContext, message: string): string {
 export interface ErrorContext {
   config: ServerConfig;
   redact(text: string): string;
-  /** The last stderr lines, formatted for a message ("" if none). */
+  /** The last stderr lines, and stdout lines that are not JSON-RPC, formatted for a message ("" if none). */
   stderr(): string;
   /** How the server's process ended, if it did: `exited with code 1`. */
   exitDescription?: string;
@@ -209,7 +209,7 @@ function missingVariables(ctx: ErrorContext, ended: string, asks: NonNullable<Er
   const fix = inPi.length
     ? `${inPi.join(" and ")} ${inPi.length > 1 ? "are" : "is"} set where pi runs, but a local server gets only the variables its \`env\` names (and PATH, HOME and a few more): add ${entries} to ${where}`
     : `add ${entries} to ${where}, and set ${names.length > 1 ? "them" : "it"} where pi runs (or write the value there)`;
-  return { reason: `the process ${ended}, and its stderr says it needs ${list}, which its \`env\` does not set`, fix };
+  return { reason: `the process ${ended}, and its output says it needs ${list}, which its \`env\` does not set`, fix };
 }
 
 /** A duration measured by the bridge, to a tenth of a second: `20 s`, `0.4 s`. */
@@ -289,7 +289,7 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
       `MCP server '${config.name}': the process ${ctx.exitDescription}${after}, before completing the MCP handshake; ` +
       (ctx.unreachable
         ? unreachableAdvice(ctx.unreachable)
-        : `its stderr (below, and in /mcp) usually says why: check \`command\`, \`args\` and \`env\` of '${config.name}' in ${config.source.path}`);
+        : `what it printed (below, and in /mcp) usually says why: check \`command\`, \`args\` and \`env\` of '${config.name}' in ${config.source.path}`);
   } else {
     const detail = describeError(error);
     const refused = /ECONNREFUSED/.test(detail) ? " (connection refused: is the server running?)" : "";

@@ -311,16 +311,23 @@ export class SessionOpener {
     const session = this.newest;
     const redact = (text: string) => this.redact(text);
     const sandboxed = this.refusals.policy !== undefined;
+    // What a server says about its failure, wherever it said it.
+    const printed = () => [...(session?.process.stderrTail() ?? []), ...(session?.process.strayLines ?? [])];
     const { config, options } = this;
     const { env } = options;
     return {
       config,
       redact,
       stderr: () => {
-        const tail = (session?.process.stderrTail(STDERR_LINES_QUOTED) ?? [])
-          .map((line) => shown(redact(line), SHOWN.line, "line"))
-          .filter((line) => line.trim() !== "");
-        return tail.length ? `\nLast stderr lines:\n${tail.map((l) => `  ${l}`).join("\n")}` : "";
+        const quoted = (title: string, lines: readonly string[]) => {
+          const shownLines = lines.map((line) => shown(redact(line), SHOWN.line, "line")).filter((l) => l.trim());
+          return shownLines.length ? `\n${title}:\n${shownLines.map((l) => `  ${l}`).join("\n")}` : "";
+        };
+        const process = session?.process;
+        return (
+          quoted("Last stderr lines", process?.stderrTail(STDERR_LINES_QUOTED) ?? []) +
+          quoted("What it wrote to stdout that is not JSON-RPC", process?.strayLines ?? [])
+        );
       },
       exitDescription: session?.process.exitDescription,
       exitCode: session?.process.exitCode,
@@ -334,12 +341,12 @@ export class SessionOpener {
         return session?.installing;
       },
       get asksFor() {
-        const lines = (session?.process.stderrTail() ?? []).map(redact);
+        const lines = printed().map(redact);
         const names = variablesAskedFor(lines, config.env);
         return { names, inPi: names.filter((name) => env[name] !== undefined), request: requestIn(lines) };
       },
       get unreachable() {
-        const found = unreachableHost((session?.process.stderrTail() ?? []).map(redact));
+        const found = unreachableHost(printed().map(redact));
         return found && { ...found, sandboxed };
       },
       wroteToStdout: session?.stdoutLines && session.stdoutLines.read > 0,

@@ -22,6 +22,8 @@ export interface StdioHooks {
   onExit(description: string, code: number | null): void;
   /** It wrote a line over the limit, and is being stopped for it. */
   onRefused(error: Error): void;
+  /** It wrote a stdout line that is not a JSON-RPC message. */
+  onStrayLine?(line: string): void;
 }
 
 /**
@@ -51,6 +53,7 @@ export function createStdioTransport(
     onStderrLine: hooks.onStderrLine,
     onExit: (info) => hooks.onExit(info.description, info.code),
     onRefused: hooks.onRefused,
+    onStrayLine: hooks.onStrayLine,
     watchdog: orphanWatchdog,
     maxMessageBytes,
     prepare,

@@ -6,6 +6,9 @@ import type { StdioHooks } from "../transports.ts";
 import { type NpxFailure, type NpxLaunch, npxModuleMissing, npxScriptFailure } from "./npx-failure.ts";
 
 const STDERR_TAIL_LINES = 40;
+const STRAY_LINES = 5;
+/** A stray line may be a whole message's worth of bytes; a few lines of it say what it is. */
+const STRAY_LINE_CHARS = 4096;
 
 export class ProcessReport {
   /** How the process ended, once it has: `exited with code 1`. */
@@ -23,6 +26,9 @@ export class ProcessReport {
   stderrTail(n = STDERR_TAIL_LINES): string[] {
     return this.stderr.slice(-n);
   }
+
+  /** The last few lines it wrote to stdout that are not JSON-RPC (not redacted): a server may print its error there. */
+  readonly strayLines: string[] = [];
 
   /**
    * Why a start that exited with an error failed, from what npm left behind: its copy of a package that stderr says is
@@ -46,6 +52,7 @@ export class ProcessReport {
     npx?: NpxLaunch & { env: Readonly<Record<string, string>> },
   ): StdioHooks {
     this.exitDescription = this.exitCode = this.exitedAfterMs = this.logged = undefined;
+    this.strayLines.length = 0;
     const startedAt = Date.now();
     this.npx = npx && { ...npx, since: startedAt };
     return {
@@ -60,6 +67,10 @@ export class ProcessReport {
         this.exitedAfterMs = Date.now() - startedAt;
       },
       onRefused: refused,
+      onStrayLine: (text) => {
+        this.strayLines.push(text.slice(0, STRAY_LINE_CHARS));
+        if (this.strayLines.length > STRAY_LINES) this.strayLines.shift();
+      },
     };
   }
 }

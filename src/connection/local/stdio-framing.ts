@@ -9,6 +9,16 @@ import { MessageTooLargeError } from "../message-limit.ts";
 
 const NEWLINE = 0x0a;
 
+/** A stdout line that is not a JSON-RPC message (a server that logs there, or prints its error there), as the SDK put it. */
+export class NonJsonLine extends Error {
+  constructor(
+    readonly line: string,
+    cause: unknown,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+  }
+}
+
 export class LineFraming {
   /** The pieces of the line not yet ended by a newline, and their total size. */
   private partial: Buffer[] = [];
@@ -45,10 +55,15 @@ export class LineFraming {
     }
   }
 
-  /** The next whole message, or null when no whole line is waiting. Throws for a line that is not JSON-RPC (it is consumed). */
+  /** The next whole message, or null when no whole line is waiting. Throws {@link NonJsonLine} (the line is consumed). */
   readMessage(): JSONRPCMessage | null {
     const line = this.readLine();
-    return line === null ? null : deserializeMessage(line);
+    if (line === null) return null;
+    try {
+      return deserializeMessage(line);
+    } catch (error) {
+      throw new NonJsonLine(line, error);
+    }
   }
 
   /** The next whole line (without its `\r\n` or `\n`), or null when none is waiting. */

@@ -20,7 +20,7 @@ import { DEFAULT_MAX_MESSAGE_BYTES } from "../../config/defaults.ts";
 import type { OrphanWatchdog, Watch } from "./orphan-watchdog.ts";
 import { groupHasLiveMember, newOwnerMark, NPM_ROLLBACK_MS, npxInstalling, OWNER_ENV } from "./process-tree.ts";
 import { asError } from "../../common/errors.ts";
-import { InOrderDelivery, LineFraming } from "./stdio-framing.ts";
+import { InOrderDelivery, LineFraming, NonJsonLine } from "./stdio-framing.ts";
 import { StderrLines } from "./stderr-lines.ts";
 
 const DEFAULT_CLOSE_GRACE_MS = 2000;
@@ -62,11 +62,10 @@ export interface ProcessGroupStdioOptions {
   watchdog?: Pick<OrphanWatchdog, "watch">;
   /** The longest stdout line accepted; a longer one is reported (`MessageTooLargeError`) and the server stopped. */
   maxMessageBytes?: number;
-  /**
-   * Told of a line over the limit before anyone else: `onerror` may not reach the owner while the SDK holds the
-   * transport to itself (its revision probe).
-   */
+  /** Told of a line over the limit first: `onerror` may not reach the owner during the SDK's revision probe. */
   onRefused?(error: Error): void;
+  /** Each stdout line that is not a JSON-RPC message: what a server that prints its error there said. */
+  onStrayLine?(line: string): void;
   /**
    * Gives the command line to spawn instead of `command`/`args`/`env` (a sandbox wraps them), once, before the
    * spawn; a rejection fails the start. `release` is called once the process has ended.
@@ -373,6 +372,7 @@ export class ProcessGroupStdioTransport implements Transport {
     } catch (error) {
       this.nonJsonLines++;
       this.linesRead++;
+      if (error instanceof NonJsonLine) this.options.onStrayLine?.(error.line);
       this.reportError(error);
       return undefined;
     }

@@ -52,5 +52,5 @@ export function unreachableAdvice(found: UnreachableHost): string {
     : /ECONNREFUSED|Connection refused/i.test(found.error)
       ? "nothing accepted the connection there (is the service it connects to running, at that address?)"
       : "check that this machine reaches it (network, DNS, proxy or firewall)";
-  return `its stderr says it could not reach ${what}: ${why}`;
+  return `its output says it could not reach ${what}: ${why}`;
 }
