@@ -57,7 +57,7 @@ describe("a server whose env lacks a variable it needs", () => {
     );
     assert.match(
       message,
-      /exited with code 1 after [\d.]+ s, asking for what its entry does not give: "Please provide a database URL as a command-line argument"; give it in `args` or `env` of 'pg'/,
+      /^MCP server 'pg': it said "Please provide a database URL as a command-line argument" \(the process exited with code 1 after [\d.]+ s\); give what it asks for in `args` or `env` of 'pg'/,
     );
     assert.equal(state, "gaveUp", "not restarted: a restart gets the same arguments");
   });
@@ -69,7 +69,7 @@ describe("a server whose env lacks a variable it needs", () => {
         args: ["-c", "echo 'Error: MCP_TEST_API_KEY environment variable is required'; exit 1"],
       }),
     );
-    assert.match(message, /its output says it needs MCP_TEST_API_KEY/);
+    assert.match(message, /^MCP server 'stdout': it needs MCP_TEST_API_KEY, which its `env` does not set/);
     assert.match(
       message,
       /\nWhat it wrote to stdout that is not JSON-RPC:\n {2}Error: MCP_TEST_API_KEY environment variable is required/,
@@ -80,7 +80,10 @@ describe("a server whose env lacks a variable it needs", () => {
   test("set where pi runs but not in its env: the error says a server gets only its env, and names the entry", async () => {
     const connection = connectionFor("keyed", keyed(), { env: { ...process.env, MCP_TEST_API_KEY: "k-123456" } });
     const { message: error, state } = await connectFailure(connection);
-    assert.match(error, /exited with code 1 after [\d.]+ s, and its output says it needs MCP_TEST_API_KEY/);
+    assert.match(
+      error,
+      /^MCP server 'keyed': it needs MCP_TEST_API_KEY, which its `env` does not set \(the process exited with code 1 after [\d.]+ s, saying so\)/,
+    );
     assert.match(
       error,
       /MCP_TEST_API_KEY is set where pi runs, but a local server gets only the variables its `env` names .*: add "MCP_TEST_API_KEY": "\$\{MCP_TEST_API_KEY\}" to `env` of 'keyed' in \/test\/\.pi\/mcp\.json/,

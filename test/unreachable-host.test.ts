@@ -61,7 +61,7 @@ describe("a host a local server could not reach, from its stderr", () => {
     );
     assert.match(
       error,
-      /exited with code 1 .*its output says it could not reach mcp-bridge-test\.invalid \((getaddrinfo )?(ENOTFOUND|EAI_AGAIN)\): check that this machine reaches it/,
+      /^MCP server 'offline': it could not reach mcp-bridge-test\.invalid \((getaddrinfo )?(ENOTFOUND|EAI_AGAIN)\), as its output says, and the process exited with code 1 .*: check that this machine reaches it/,
     );
     assert.doesNotMatch(error, /check `command`/);
   });
@@ -78,7 +78,7 @@ describe("a host a local server could not reach, from its stderr", () => {
     assert.match(
       message,
       new RegExp(
-        `could not reach 127\\.0\\.0\\.1:${closed} \\(connect ECONNREFUSED\\): nothing accepted the connection there \\(is the service`,
+        `could not reach 127\\.0\\.0\\.1:${closed} \\(connect ECONNREFUSED\\), as its output says, .*: nothing accepted the connection there \\(is the service`,
       ),
     );
   });

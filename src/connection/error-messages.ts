@@ -189,14 +189,18 @@ export function callError(
 function permanentFailure(ctx: ErrorContext): LaunchFailure | undefined {
   const launch = permanentLaunchFailure(ctx.exitCode, ctx.stderr(), ctx.npxFailure);
   if (launch || !ctx.exitDescription || !ctx.asksFor) return launch;
-  const after = ctx.exitedAfterMs === undefined ? "" : ` after ${measured(ctx.exitedAfterMs)}`;
-  const ended = `${ctx.exitDescription}${after}`;
+  const ended = `${ctx.exitDescription}${exitedAfter(ctx)}`;
   if (ctx.asksFor.names.length) return missingVariables(ctx, ended, ctx.asksFor);
   if (!ctx.asksFor.request) return undefined;
   return {
-    reason: `the process ${ended}, asking for what its entry does not give: ${JSON.stringify(ctx.asksFor.request)}`,
-    fix: `give it in \`args\` or \`env\` of '${ctx.config.name}' in ${ctx.config.source.path} (or do what it says first)`,
+    reason: `it said ${JSON.stringify(ctx.asksFor.request)} (the process ${ended})`,
+    fix: `give what it asks for in \`args\` or \`env\` of '${ctx.config.name}' in ${ctx.config.source.path} (or do what it says first)`,
   };
+}
+
+/** ` after 1.2 s`: how long a local server ran before it exited, where known. */
+function exitedAfter(ctx: ErrorContext): string {
+  return ctx.exitedAfterMs === undefined ? "" : ` after ${measured(ctx.exitedAfterMs)}`;
 }
 
 /** A local server that exited asking for variables its `env` does not set: which, and the entry that sets them. */
@@ -209,7 +213,7 @@ function missingVariables(ctx: ErrorContext, ended: string, asks: NonNullable<Er
   const fix = inPi.length
     ? `${inPi.join(" and ")} ${inPi.length > 1 ? "are" : "is"} set where pi runs, but a local server gets only the variables its \`env\` names (and PATH, HOME and a few more): add ${entries} to ${where}`
     : `add ${entries} to ${where}, and set ${names.length > 1 ? "them" : "it"} where pi runs (or write the value there)`;
-  return { reason: `the process ${ended}, and its output says it needs ${list}, which its \`env\` does not set`, fix };
+  return { reason: `it needs ${list}, which its \`env\` does not set (the process ${ended}, saying so)`, fix };
 }
 
 /** A duration measured by the bridge, to a tenth of a second: `20 s`, `0.4 s`. */
@@ -246,7 +250,10 @@ function handshakeTimeoutMessage(ctx: ErrorContext, elapsedMs: number, where: st
   if (local && ctx.nonJsonLines > 0) {
     message += `; it wrote ${ctx.nonJsonLines} line(s) to stdout that are not JSON-RPC messages (a server must log to stderr, not stdout)`;
   }
-  if (local && ctx.unreachable) message += `; ${unreachableAdvice(ctx.unreachable)}`;
+  if (local && ctx.unreachable) {
+    const { what, why } = unreachableAdvice(ctx.unreachable);
+    message += `; its output says it ${what}: ${why}`;
+  }
   const slow = local
     ? "it is just slow to start (the first `npx` download of a server can take a minute)"
     : "the server is just slow to answer";
@@ -284,12 +291,12 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
     const fix = permanent.fix ?? `check \`command\` and \`args\` of '${config.name}' in ${config.source.path}`;
     message = `MCP server '${config.name}': ${permanent.reason}; ${fix}. Restarting would not help, so it was not retried`;
   } else if (ctx.exitDescription) {
-    const after = ctx.exitedAfterMs === undefined ? "" : ` after ${measured(ctx.exitedAfterMs)}`;
-    message =
-      `MCP server '${config.name}': the process ${ctx.exitDescription}${after}, before completing the MCP handshake; ` +
-      (ctx.unreachable
-        ? unreachableAdvice(ctx.unreachable)
-        : `what it printed (below, and in /mcp) usually says why: check \`command\`, \`args\` and \`env\` of '${config.name}' in ${config.source.path}`);
+    const ended = `the process ${ctx.exitDescription}${exitedAfter(ctx)}, before completing the MCP handshake`;
+    // What went wrong comes first, where /mcp's table has room for a few words of it.
+    const unreachable = ctx.unreachable && unreachableAdvice(ctx.unreachable);
+    message = unreachable
+      ? `MCP server '${config.name}': it ${unreachable.what}, as its output says, and ${ended}: ${unreachable.why}`
+      : `MCP server '${config.name}': ${ended}; what it printed (below, and in /mcp) usually says why: check \`command\`, \`args\` and \`env\` of '${config.name}' in ${config.source.path}`;
   } else {
     const detail = describeError(error);
     const refused = /ECONNREFUSED/.test(detail) ? " (connection refused: is the server running?)" : "";

@@ -44,13 +44,13 @@ export function unreachableHost(lines: readonly string[]): UnreachableHost | und
   return unnamed;
 }
 
-/** What to tell the user: the host and its error, and where to look. */
-export function unreachableAdvice(found: UnreachableHost): string {
+/** What to tell the user: the host and its error (`what`), and where to look (`why`). */
+export function unreachableAdvice(found: UnreachableHost): { what: string; why: string } {
   const what = found.host ? `${found.host} (${found.error})` : `a host it needs (${found.error})`;
   const why = found.sandboxed
     ? refusalMessage({ kind: "network", detail: found.host })
     : /ECONNREFUSED|Connection refused/i.test(found.error)
       ? "nothing accepted the connection there (is the service it connects to running, at that address?)"
       : "check that this machine reaches it (network, DNS, proxy or firewall)";
-  return `its output says it could not reach ${what}: ${why}`;
+  return { what: `could not reach ${what}`, why };
 }
