@@ -218,7 +218,7 @@ describe("a failed connect names the timer that fired and the time it took", { t
       const { error, elapsedMs } = await failedConnect(connection);
       assert.match(
         error.message,
-        /^MCP server 'broken': the process exited with code 3 after [\d.]+ s, before completing the MCP handshake; its stderr .* check `command`, `args` and `env` of 'broken'/,
+        /^MCP server 'broken': the process exited with code 3 after [\d.]+ s, before completing the MCP handshake; what it printed .* check `command`, `args` and `env` of 'broken'/,
       );
       assert.match(error.message, /Last stderr lines:\n {2}cannot open the database/);
       reportedAfter(error.message, 500, elapsedMs);
