@@ -185,7 +185,7 @@ export function callError(
   }
 }
 
-/** Why a local server's start failed for good, from its exit, its stderr and npm's files; undefined if nothing says. */
+/** Why a local server's start failed for good, from its exit, its output and npm's files; undefined if nothing says. */
 function permanentFailure(ctx: ErrorContext): LaunchFailure | undefined {
   const launch = permanentLaunchFailure(ctx.exitCode, ctx.stderr(), ctx.npxFailure);
   if (launch || !ctx.exitDescription || !ctx.asksFor) return launch;
