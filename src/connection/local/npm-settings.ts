@@ -14,19 +14,21 @@ export function npmHome(env: NpmEnv): string {
   return env.HOME ?? process.env.HOME ?? homedir();
 }
 
-/** The value of npm's setting `name` (`cache`, `logs-dir`, `registry`) for a server with `env`; undefined if unset. */
-export function npmSetting(env: NpmEnv, name: string): string | undefined {
-  const set = fromEnv(env, name);
-  if (set !== undefined) return set;
+/**
+ * npm's settings for a server with `env`: the value of a setting by name (`cache`, `logs-dir`, `registry`), undefined
+ * if unset. The npmrc is read once, when this is called; as in npm, a key written twice has its last value.
+ */
+export function npmSettings(env: NpmEnv): (name: string) => string | undefined {
   const home = npmHome(env);
+  const rc = new Map<string, string>();
   try {
     const text = readFileSync(fromEnv(env, "userconfig") ?? path.join(home, ".npmrc"), "utf8");
     for (const [, key = "", value = ""] of text.matchAll(/^[ \t]*([\w-]+)[ \t]*=[ \t]*(.*?)[ \t]*$/gm))
-      if (key === name && value) return value.replace(/^~(?=$|[\\/])/, home);
+      if (value) rc.set(key, value.replace(/^~(?=$|[\\/])/, home));
   } catch {
     // No npmrc: npm's defaults.
   }
-  return undefined;
+  return (name) => fromEnv(env, name) ?? rc.get(name);
 }
 
 /** npm takes `npm_config_logs_dir` and `NPM_CONFIG_LOGS-DIR` alike. */

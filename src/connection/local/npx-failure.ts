@@ -10,7 +10,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { shellWord } from "../../common/text.ts";
-import { npmHome, type NpmEnv, npmSetting } from "./npm-settings.ts";
+import { npmHome, type NpmEnv, npmSettings } from "./npm-settings.ts";
 
 /** An `npx …` (or `npm exec …`) start: the package it runs, and the same command showing install scripts' output. */
 export interface NpxLaunch {
@@ -70,9 +70,10 @@ export function failedScriptIn(text: string, launch: NpxLaunch, log: string): Np
 function logsDir(env: NpmEnv): string {
   const inherited = (name: string) => env[name] ?? process.env[name];
   const localAppData = process.platform === "win32" ? inherited("LOCALAPPDATA") : undefined;
+  const setting = npmSettings(env);
   const cache =
-    npmSetting(env, "cache") ?? (localAppData ? path.join(localAppData, "npm-cache") : path.join(npmHome(env), ".npm"));
-  return npmSetting(env, "logs-dir") ?? path.join(cache, "_logs");
+    setting("cache") ?? (localAppData ? path.join(localAppData, "npm-cache") : path.join(npmHome(env), ".npm"));
+  return setting("logs-dir") ?? path.join(cache, "_logs");
 }
 
 /** `2026-12-04T11_21_57_561Z-debug-0.log` → its epoch ms. */

@@ -8,7 +8,7 @@
 import { lookup } from "node:dns/promises";
 import { codeOf } from "../../common/errors.ts";
 import { within } from "../../common/wait.ts";
-import { type NpmEnv, npmSetting } from "./npm-settings.ts";
+import { type NpmEnv, npmSettings } from "./npm-settings.ts";
 
 const DEFAULT_REGISTRY = "https://registry.npmjs.org/";
 /** What a lookup answers without a network: no resolver reachable, or no such name. */
@@ -23,11 +23,12 @@ const PROXY_VARS = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"];
 
 /** The registry host an npx server's start could not look up (then npx should prefer its cache); else undefined. */
 export async function offlineRegistry(env: NpmEnv): Promise<string | undefined> {
-  if (USER_SETTINGS.some((name) => npmSetting(env, name) !== undefined) || PROXY_VARS.some((name) => env[name]))
+  const setting = npmSettings(env);
+  if (USER_SETTINGS.some((name) => setting(name) !== undefined) || PROXY_VARS.some((name) => env[name]))
     return undefined;
   let host: string;
   try {
-    host = new URL(npmSetting(env, "registry") ?? DEFAULT_REGISTRY).hostname;
+    host = new URL(setting("registry") ?? DEFAULT_REGISTRY).hostname;
   } catch {
     return undefined;
   }
