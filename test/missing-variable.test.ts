@@ -1,7 +1,8 @@
 /**
  * A local server that exits because its `env` lacks a variable it needs (src/connection/local/missing-variable.ts):
- * the names are read from its stderr, the error says how to pass them (a server gets only what its `env` names, not
- * pi's environment), and it is not restarted, since no restart changes its environment.
+ * the names are read from its output (stderr, or stdout lines that are not JSON-RPC), the error says how to pass them
+ * (a server gets only what its `env` names, not pi's environment), and it is not restarted, since no restart changes
+ * its environment.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";

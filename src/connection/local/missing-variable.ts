@@ -1,5 +1,5 @@
 /**
- * A published server started without its key exits at once and says so on stderr ("Error: BRAVE_API_KEY environment
+ * A published server started without its key exits at once and says so ("Error: BRAVE_API_KEY environment
  * variable is required", "Please set SLACK_BOT_TOKEN and SLACK_TEAM_ID environment variables"). A local server gets only
  * the variables its `env` names (and PATH, HOME and a few more, as the SDK passes them), not pi's whole environment, so
  * even a key exported in the user's shell is not seen: the commonest first failure of a server from a README. This
