@@ -30,6 +30,19 @@ describe("a server whose env lacks a variable it needs", () => {
     assert.deepEqual(asked("Please set SLACK_BOT_TOKEN and SLACK_TEAM_ID", { SLACK_BOT_TOKEN: "x" }), [
       "SLACK_TEAM_ID",
     ]);
+    // Stripe's and Supabase's servers: the variable is one way among two to give the key.
+    assert.deepEqual(
+      asked(
+        "Error: Stripe API key not provided. Please either pass it as an argument --api-key=$KEY or set the STRIPE_SECRET_KEY environment variable.",
+      ),
+      ["STRIPE_SECRET_KEY"],
+    );
+    assert.deepEqual(
+      asked(
+        "Please provide a personal access token (PAT) with the --access-token flag or set the SUPABASE_ACCESS_TOKEN environment variable",
+      ),
+      ["SUPABASE_ACCESS_TOKEN"],
+    );
     assert.deepEqual(asked("Using LOG_LEVEL=info"), []);
     assert.deepEqual(asked("Warning: OPENAI_API_KEY is not set; summaries are off"), []);
     assert.deepEqual(asked('TypeError [ERR_INVALID_ARG_TYPE]: The "path" argument is required'), []);
@@ -89,6 +102,18 @@ describe("a server whose env lacks a variable it needs", () => {
       error,
       /MCP_TEST_API_KEY is set where pi runs, but a local server gets only the variables its `env` names .*: add "MCP_TEST_API_KEY": "\$\{MCP_TEST_API_KEY\}" to `env` of 'keyed' in \/test\/\.pi\/mcp\.json/,
     );
+    assert.equal(state, "gaveUp", "not restarted: a restart has the same environment");
+  });
+
+  test("its env names the variable but takes it from one pi's environment lacks: the error says which to set", async () => {
+    const entry = keyed({ MCP_TEST_API_KEY: "${MCP_TEST_UNSET_KEY}" });
+    const env = { ...process.env, MCP_TEST_API_KEY: undefined, MCP_TEST_UNSET_KEY: undefined };
+    const { message: error, state } = await connectFailure(connectionFor("keyed", entry, { env }));
+    assert.match(
+      error,
+      /^MCP server 'keyed': it needs MCP_TEST_API_KEY, which was not passed to it \(the process exited with code 1 after [\d.]+ s, saying so\); its entry passes `MCP_TEST_API_KEY` from \$\{MCP_TEST_UNSET_KEY\}, which pi's environment lacks: set MCP_TEST_UNSET_KEY where pi starts/,
+    );
+    assert.doesNotMatch(error, /add "MCP_TEST_API_KEY"/, "the entry has it already");
     assert.equal(state, "gaveUp", "not restarted: a restart has the same environment");
   });
 

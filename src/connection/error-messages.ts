@@ -45,10 +45,11 @@ export interface ErrorContext {
   /** Whether npm is installing the package for npx while the newest session opens. */
   installing?: boolean;
   /**
-   * What a local server's stderr asks for: variables its `env` does not set (and which of them pi's own env has), or
-   * else the line that asks for something other (an argument, a sign-in).
+   * What a local server's output asks for: variables it was not given (which of them pi's own env has, and which its
+   * `env` names but takes from a variable pi's env lacks), or else the line that asks for something other (an
+   * argument, a sign-in).
    */
-  asksFor?: { names: string[]; inPi: string[]; request?: string };
+  asksFor?: { names: string[]; inPi: string[]; unset: { key: string; variables: string[] }[]; request?: string };
   /** A host a local server's stderr says it could not reach. */
   unreachable?: UnreachableHost;
   /** Whether a local server wrote anything to stdout in its newest start. */
@@ -203,17 +204,32 @@ function exitedAfter(ctx: ErrorContext): string {
   return ctx.exitedAfterMs === undefined ? "" : ` after ${measured(ctx.exitedAfterMs)}`;
 }
 
-/** A local server that exited asking for variables its `env` does not set: which, and the entry that sets them. */
+/** A local server that exited asking for variables it was not given: which, and what gives them. */
 function missingVariables(ctx: ErrorContext, ended: string, asks: NonNullable<ErrorContext["asksFor"]>): LaunchFailure {
-  const { config } = ctx;
-  const { names, inPi } = asks;
-  const list = names.join(" and ");
-  const entries = names.map((name) => `"${name}": "\${${name}}"`).join(", ");
-  const where = `\`env\` of '${config.name}' in ${config.source.path}`;
-  const fix = inPi.length
-    ? `${inPi.join(" and ")} ${inPi.length > 1 ? "are" : "is"} set where pi runs, but a local server gets only the variables its \`env\` names (and PATH, HOME and a few more): add ${entries} to ${where}`
-    : `add ${entries} to ${where}, and set ${names.length > 1 ? "them" : "it"} where pi runs (or write the value there)`;
-  return { reason: `it needs ${list}, which its \`env\` does not set (the process ${ended}, saying so)`, fix };
+  const { inPi, unset } = asks;
+  const where = `\`env\` of '${ctx.config.name}' in ${ctx.config.source.path}`;
+  const listed = (names: string[]) => `${names.join(" and ")} ${names.length > 1 ? "are" : "is"}`;
+  const fixes: string[] = [];
+  if (unset.length) {
+    const passes = unset.map(({ key, variables }) => `\`${key}\` from ${variables.map((n) => `\${${n}}`).join(", ")}`);
+    const lacking = [...new Set(unset.flatMap(({ variables }) => variables))];
+    fixes.push(
+      `its entry passes ${passes.join(" and ")}, which pi's environment lacks: set ${lacking.join(" and ")} where pi starts (or write the value in ${where})`,
+    );
+  }
+  const absent = asks.names.filter((name) => !unset.some(({ key }) => key === name));
+  const entries = absent.map((name) => `"${name}": "\${${name}}"`).join(", ");
+  if (absent.length)
+    fixes.push(
+      inPi.length
+        ? `${listed(inPi)} set where pi runs, but a local server gets only the variables its \`env\` names (and PATH, HOME and a few more): add ${entries} to ${where}`
+        : `add ${entries} to ${where}, and set ${absent.length > 1 ? "them" : "it"} where pi runs (or write the value there)`,
+    );
+  const given = absent.length ? "which its `env` does not set" : "which was not passed to it";
+  return {
+    reason: `it needs ${asks.names.join(" and ")}, ${given} (the process ${ended}, saying so)`,
+    fix: fixes.join("; "),
+  };
 }
 
 /** A duration measured by the bridge, to a tenth of a second: `20 s`, `0.4 s`. */

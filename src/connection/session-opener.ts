@@ -17,6 +17,7 @@ import {
   type ResolvedEndpoint,
   type ResolvedStdio,
   resolveServerConfig,
+  substituteVars,
 } from "../config/substitute.ts";
 import { sandboxManager, sandboxProblems, unavailable } from "../sandbox/sandbox-runtime.mjs";
 import { RefusalRecord } from "../sandbox/refusal-record.ts";
@@ -87,6 +88,8 @@ export class SessionOpener {
    * from then on the server is asked with `initialize` alone.
    */
   private initializeOnly = false;
+  /** The environment the last resolution gives a local server: an `env` key whose variable is unset is not in it. */
+  private passedEnv?: Readonly<Record<string, string>>;
   /** Each open remote session's `!command` header values, when it has any and no OAuth. */
   private readonly fresh = new WeakMap<LiveSession, FreshHeaders>();
 
@@ -188,6 +191,7 @@ export class SessionOpener {
     }
     const clientSecret = commands.outputs.get(clientSecretField(this.config));
     const { endpoint } = resolution;
+    if (endpoint.kind === "stdio") this.passedEnv = endpoint.env;
     if (endpoint.kind !== "stdio" || !npxLaunch(endpoint.command, endpoint.args)) return { endpoint, clientSecret };
     const offline = await offlineRegistry(endpoint.env);
     if (!offline) return { endpoint, clientSecret };
@@ -313,7 +317,7 @@ export class SessionOpener {
     const sandboxed = this.refusals.policy !== undefined;
     // What a server says about its failure, wherever it said it.
     const printed = () => [...(session?.process.stderrTail() ?? []), ...(session?.process.strayLines ?? [])];
-    const { config, options } = this;
+    const { config, options, passedEnv } = this;
     const { env } = options;
     return {
       config,
@@ -342,8 +346,13 @@ export class SessionOpener {
       },
       get asksFor() {
         const lines = printed().map(redact);
-        const names = variablesAskedFor(lines, config.env);
-        return { names, inPi: names.filter((name) => env[name] !== undefined), request: requestIn(lines) };
+        const names = variablesAskedFor(lines, passedEnv ?? config.env);
+        // An entry that passes the variable from one pi's environment lacks: which one to set there.
+        const unset = names
+          .filter((name) => config.env[name] !== undefined)
+          .map((key) => ({ key, variables: substituteVars(config.env[key] ?? "", env).missing }));
+        const inPi = names.filter((name) => env[name] !== undefined && config.env[name] === undefined);
+        return { names, inPi, unset, request: requestIn(lines) };
       },
       get unreachable() {
         const found = unreachableHost(printed().map(redact));

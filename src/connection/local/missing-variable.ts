@@ -9,7 +9,7 @@
 
 /** A line that asks for something to be set, rather than one that mentions a variable in passing. */
 const ASKS =
-  /\b(?:is|are) required\b|\brequired\b.*\b(?:variables?|env)\b|\bmust be (?:set|provided|defined)\b|\bplease (?:set|provide|define)\b|\b(?:is|are|not) set\b|\bmissing\b.*\b(?:variables?|env|key|token)\b/i;
+  /\b(?:is|are) required\b|\brequired\b.*\b(?:variables?|env)\b|\bmust be (?:set|provided|defined)\b|\bplease (?:\w+ )?(?:set|provide|define)\b|\bor set\b|\b(?:is|are|not) set\b|\bnot (?:provided|given|configured|defined|specified)\b|\bmissing\b.*\b(?:variables?|env|key|token)\b/i;
 /** A warning is about something optional: the server goes on without it. */
 const WARNING = /\bwarn(?:ing)?\b/i;
 /** `BRAVE_API_KEY`: capitals, digits and at least one underscore. */
@@ -17,18 +17,18 @@ const NAME = /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/g;
 /** Node's error codes (`ERR_INVALID_ARG_TYPE`) are capitals with underscores too. */
 const NOT_A_VARIABLE = /^(?:ERR|E[A-Z]+)_/;
 
-/** The variables the lines ask for that `configured` does not set, in the order asked; empty if none. */
-export function variablesAskedFor(lines: readonly string[], configured: Readonly<Record<string, string>>): string[] {
+/** The variables the lines ask for that `passed` (the environment the server was given) lacks, in the order asked. */
+export function variablesAskedFor(lines: readonly string[], passed: Readonly<Record<string, string>>): string[] {
   const names = new Set<string>();
   for (const line of lines) {
     if (!ASKS.test(line) || WARNING.test(line)) continue;
-    for (const [name] of line.matchAll(NAME)) if (!NOT_A_VARIABLE.test(name) && !(name in configured)) names.add(name);
+    for (const [name] of line.matchAll(NAME)) if (!NOT_A_VARIABLE.test(name) && !(name in passed)) names.add(name);
   }
   return [...names];
 }
 
 /** "Please provide a database URL as a command-line argument", "Please run with 'auth' argument first", "Usage: x". */
-const REQUEST = /\bplease (?:provide|specify|set|pass|supply|run|configure|add|define)\b|^\s*usage:/i;
+const REQUEST = /\bplease (?:either )?(?:provide|specify|set|pass|supply|run|configure|add|define)\b|^\s*usage:/i;
 
 /** The first line that asks the user for something the server's start did not give, if one does. */
 export function requestIn(lines: readonly string[]): string | undefined {
