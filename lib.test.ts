@@ -377,6 +377,19 @@ describe("validateServerEntry", () => {
     const codex = { command: "x", env_vars: ["A"], startup_timeout_sec: 20, tool_timeout_sec: 60, enabled_tools: [] };
     for (const entry of [vscode, cline, codex]) assert.deepEqual(validateServerEntry("a", entry, project).warnings, []);
   });
+  test("`transport` (LangChain, mcp-use) and `transportType` (Cline) say what `type` says", () => {
+    const url = "http://127.0.0.1:1/sse";
+    for (const field of ["transport", "transportType"]) {
+      const result = validateServerEntry("a", { url, [field]: "sse" }, project);
+      assert.equal(result.config?.transport, "sse", field);
+      assert.deepEqual(result.warnings, []);
+    }
+    assert.equal(validateServerEntry("a", { url, type: "http", transport: "sse" }, project).config?.transport, "http");
+    assert.match(
+      validateServerEntry("a", { url, transport: "websocket" }, project).errors.join(),
+      /unknown `transport` "websocket"/,
+    );
+  });
   test("the fields read are the fields docs/configuration.md lists", () => {
     const doc = readFileSync(new URL("./docs/configuration.md", import.meta.url), "utf8");
     const table = doc.slice(doc.indexOf("| Field |"), doc.indexOf("\n\n", doc.indexOf("| Field |")));

@@ -63,7 +63,7 @@ export function checkUrl(url: string): string | undefined {
 
 /** Reads the endpoint fields. The transport is `type`'s when it names one, else `url` makes it http and `command` stdio. */
 export function validateEndpoint(entry: JsonObject, errors: string[]): Endpoint {
-  const { type, kind } = typeField(entry, errors);
+  const { type, kind, field } = typeField(entry, errors);
   const hasUrl = entry.url !== undefined && entry.url !== null;
   const hasCommand = entry.command !== undefined && entry.command !== null;
   if (!hasUrl && !hasCommand) {
@@ -75,9 +75,11 @@ export function validateEndpoint(entry: JsonObject, errors: string[]): Endpoint 
   const url = hasUrl ? urlField(entry.url, errors) : undefined;
 
   if (kind === "stdio" && hasUrl && !hasCommand)
-    errors.push(`\`type\` ${quoteValue(type)} runs a local command, but the entry has a \`url\` and no \`command\``);
+    errors.push(
+      `\`${field}\` ${quoteValue(type)} runs a local command, but the entry has a \`url\` and no \`command\``,
+    );
   if ((kind === "http" || kind === "sse") && hasCommand && !hasUrl)
-    errors.push(`\`type\` ${quoteValue(type)} connects to a URL, but the entry has a \`command\` and no \`url\``);
+    errors.push(`\`${field}\` ${quoteValue(type)} connects to a URL, but the entry has a \`command\` and no \`url\``);
 
   // opencode writes `environment`; everyone else `env`.
   const env = { ...stringMap(entry.environment, "environment", errors), ...stringMap(entry.env, "env", errors) };
@@ -106,17 +108,22 @@ function headersTtlField(value: unknown, remote: boolean, errors: string[]): num
   return value * 1000;
 }
 
-/** `type` as written, and the transport it names; neither when it is absent or unknown. */
-function typeField(entry: JsonObject, errors: string[]): { type?: string; kind?: TransportKind } {
-  if (entry.type === undefined) return {};
-  const kind = typeof entry.type === "string" ? transportOfType(entry.type) : undefined;
+/** Other clients' names for `type`: LangChain's MCP adapters and mcp-use write `transport`, Cline `transportType`. */
+const TYPE_FIELDS = ["type", "transport", "transportType"] as const;
+
+/** `type` (or another client's name for it) as written, and the transport it names; neither when absent or unknown. */
+function typeField(entry: JsonObject, errors: string[]): { type?: string; kind?: TransportKind; field?: string } {
+  const field = TYPE_FIELDS.find((name) => entry[name] !== undefined);
+  if (field === undefined) return {};
+  const value = entry[field];
+  const kind = typeof value === "string" ? transportOfType(value) : undefined;
   if (kind === undefined) {
     errors.push(
-      `unknown \`type\` ${quoteValue(entry.type)} (use "stdio" or "local" for a command, "http", "streamable-http" or "remote" for Streamable HTTP, "sse" for legacy SSE)`,
+      `unknown \`${field}\` ${quoteValue(value)} (use "stdio" or "local" for a command, "http", "streamable-http" or "remote" for Streamable HTTP, "sse" for legacy SSE)`,
     );
     return {};
   }
-  return { type: entry.type as string, kind };
+  return { type: value as string, kind, field };
 }
 
 /** `command` as a string (with `args`) or as an array holding the executable and its first arguments. */

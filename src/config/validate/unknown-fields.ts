@@ -10,7 +10,7 @@ import { isObject, type JsonObject } from "../../common/values.ts";
 export const SERVER_FIELDS: readonly string[] = `command args env environment cwd sandbox url headers headersTtl type
   timeout initTimeout requestTimeout enabled disabled prefix description shared lazy reconnect restartOnCrash maxRestarts
   maxTools maxSchemaBytes maxMessageBytes healthCheckInterval pingTimeout autoApprove autoApproveReadOnly resendAfterDrop
-  sampling roots exposure toolExposure protocolVersion auth oauth`.split(/\s+/);
+  sampling roots exposure toolExposure protocolVersion auth oauth transport transportType`.split(/\s+/);
 
 /** Near one of ours but not meant as it: VS Code's `dev` and `envFile` (warned about on its own), a `comment`. */
 const NOT_MISSPELT = new Set(["dev", "envFile", "comment"]);
