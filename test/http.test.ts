@@ -10,12 +10,13 @@ import { TINY_PNG } from "./fixtures/fixture-server.ts";
 import {
   type RunningServer,
   startHanging,
+  startRefusing,
   startSse,
   startStreamableHttp,
   startUnauthorized,
 } from "./fixtures/http-servers.ts";
 import { type IdleClose, startIdleClosingProxy } from "./fixtures/idle-closing-proxy.ts";
-import { connectionFor, waitFor } from "./helpers.ts";
+import { connectFailure, connectionFor, waitFor } from "./helpers.ts";
 import { runTool, type ToolRun, toolsOf } from "./pi-tools.ts";
 
 /** Calls `mcp_<server>_<tool>` of a connection. */
@@ -174,6 +175,38 @@ describe("legacy SSE", { timeout: 120_000 }, () => {
       assert.equal((await call(connection, "add", { a: 1, b: 2 })).text, "3");
     } finally {
       await connection.close();
+    }
+  });
+});
+
+describe("the SSE fallback", { timeout: 120_000 }, () => {
+  test('a legacy server that answers the POST with 400 (Playwright\'s "Missing sessionId") is reached over SSE', async () => {
+    const server = await startSse({ refusePost: { status: 400, text: "Missing sessionId" } });
+    const connection = connectionFor("pw", { url: server.url });
+    try {
+      await connection.connect();
+      assert.equal(connection.transport, "sse");
+      assert.equal(connection.fellBackToSse, true);
+      assert.equal((await call(connection, "echo", { text: "via sse" })).text, "via sse");
+    } finally {
+      await connection.close();
+      await server.close();
+    }
+  });
+
+  test("a server that refuses everything with its own 400: the error is its answer to the POST", async () => {
+    const server = await startRefusing(400, "Bad Request: unsupported MCP-Protocol-Version");
+    const connection = connectionFor("strict", { url: server.url });
+    try {
+      const { message } = await connectFailure(connection);
+      assert.match(message, /unsupported MCP-Protocol-Version/);
+      assert.ok(
+        server.requests.some((r) => r.method === "GET"),
+        "the legacy transport was tried",
+      );
+    } finally {
+      await connection.close();
+      await server.close();
     }
   });
 });

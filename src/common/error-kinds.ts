@@ -50,6 +50,18 @@ export function httpStatusOf(error: unknown): number | undefined {
   return undefined;
 }
 
+/** Statuses that say who may call or when, not which transport: 401, 403 and 407 (sign-in), 408 and 429 (later). */
+const NOT_ABOUT_TRANSPORT = new Set([401, 403, 407, 408, 429]);
+
+/**
+ * Whether a refused Streamable HTTP POST may come from a server that speaks only the 2024-11-05 HTTP+SSE transport,
+ * so that transport is worth a try (as the spec's backwards compatibility says: a 4xx). Most answer 404 or 405; some
+ * route a POST to their message handler, which asks for its session (Playwright's: 400 "Missing sessionId").
+ */
+export function mayBeLegacySse(status: number | undefined): boolean {
+  return status !== undefined && status >= 400 && status < 500 && !NOT_ABOUT_TRANSPORT.has(status);
+}
+
 /**
  * Whether an error calls for a new connection (`transport`), for new credentials (`auth`), or neither (`other`; a
  * bridge error keeps its own kind). Timeouts and cancellation are told apart by {@link kindOf}.

@@ -20,7 +20,7 @@ import {
   type Transport,
 } from "@modelcontextprotocol/client";
 import { ConnectTimeout, type ErrorKind, neverConnected } from "../common/errors.ts";
-import { httpStatusOf, kindOf } from "../common/error-kinds.ts";
+import { httpStatusOf, kindOf, mayBeLegacySse } from "../common/error-kinds.ts";
 import type { ProtocolSetting } from "../config/protocol-setting.ts";
 import type { ServerLimits, TransportKind } from "../config/types.ts";
 import type { ResolvedEndpoint, ResolvedRemote, ResolvedStdio } from "../config/substitute.ts";
@@ -185,7 +185,7 @@ export class LiveSession {
 
   /**
    * Connects (a local server: spawns it), completes the MCP handshake and lists the tools, all before `deadline`
-   * (epoch ms). A Streamable HTTP server that answers 404 or 405 is tried again as legacy HTTP+SSE. On failure
+   * (epoch ms). A Streamable HTTP server that refuses with a 4xx is tried again as legacy HTTP+SSE. On failure
    * everything is released and the error thrown as it came (`ConnectTimeout` for the deadline).
    */
   async open(deadline: number): Promise<void> {
@@ -199,10 +199,10 @@ export class LiveSession {
     try {
       await remote("http");
     } catch (error) {
-      // A server that only speaks the 2024-11-05 HTTP+SSE transport answers the Streamable HTTP POST with 404 or 405.
       const status = httpStatusOf(error);
-      if (this.closed || (status !== 404 && status !== 405)) throw error;
-      await remote("sse");
+      if (this.closed || !mayBeLegacySse(status)) throw error;
+      // Unless the POST's answer was the legacy one (404, 405), it says more than the legacy attempt's failure.
+      await remote("sse").catch((sse: unknown) => Promise.reject(status === 404 || status === 405 ? sse : error));
       this.fellBackToSse = true;
     }
   }
