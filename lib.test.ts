@@ -573,8 +573,15 @@ describe("substituteVars", () => {
     assert.deepEqual(substituteVars("x${EMPTY}", env).empty, ["EMPTY"]);
     assert.deepEqual(substituteVars("${EMPTY:-}", env).empty, [], "an empty default says empty is meant");
   });
-  test("${PROJECT_ROOT}", () => {
+  test("${PROJECT_ROOT}, and VS Code's and Cursor's ${workspaceFolder}", () => {
     assert.equal(substituteVars("${PROJECT_ROOT}/lib", env, "/work/p").value, "/work/p/lib");
+    assert.deepEqual(substituteVars("${workspaceFolder}/lib", env, "/work/p"), {
+      value: "/work/p/lib",
+      missing: [],
+      empty: [],
+      secrets: [],
+    });
+    assert.deepEqual(findVarRefs("${workspaceFolder}/lib"), []);
   });
   test("text that is not a reference stays", () => {
     assert.equal(substituteVars("$HOME ${ not a var} $${X", env).value, "$HOME ${ not a var} $${X");

@@ -18,7 +18,8 @@ const VAR_PATTERN = new RegExp(`\\$\\{${VAR_BODY}\\}`, "g");
 const WHOLE_VAR_NAME = new RegExp(`^${VAR_NAME}$`);
 const WHOLE_VAR_BODY = new RegExp(`^${VAR_BODY}$`);
 
-const PROJECT_ROOT_VAR = "PROJECT_ROOT";
+/** Names of the project root: ours, and VS Code's and Cursor's (entries are copied from their configs as they are). */
+const PROJECT_ROOT_VARS = new Set(["PROJECT_ROOT", "workspaceFolder"]);
 
 export type Environment = Readonly<Record<string, string | undefined>>;
 
@@ -34,7 +35,7 @@ export interface Substitution {
 
 /**
  * Replaces variable references. `${VAR:-default}` uses the default when VAR is unset or empty (as in a shell);
- * `${PROJECT_ROOT}` is the session's project root. A missing or empty variable becomes an empty string and is
+ * `${PROJECT_ROOT}` (or `${workspaceFolder}`) is the session's project root. A missing or empty variable becomes an empty string and is
  * reported.
  */
 export function substituteVars(input: string, env: Environment, projectRoot?: string): Substitution {
@@ -42,7 +43,7 @@ export function substituteVars(input: string, env: Environment, projectRoot?: st
   const empty: string[] = [];
   const secrets: string[] = [];
   const value = input.replace(VAR_PATTERN, (_match, name: string, fallback: string | undefined) => {
-    if (name === PROJECT_ROOT_VAR && projectRoot !== undefined) return projectRoot;
+    if (PROJECT_ROOT_VARS.has(name) && projectRoot !== undefined) return projectRoot;
     const found = env[name];
     if (found !== undefined && found !== "") {
       secrets.push(found);
@@ -66,12 +67,12 @@ export function isVarReference(inner: string): boolean {
   return WHOLE_VAR_BODY.test(inner);
 }
 
-/** The variable names a string refers to (without `PROJECT_ROOT`). */
+/** The variable names a string refers to (without the project root's). */
 export function findVarRefs(input: string): string[] {
   const names: string[] = [];
   for (const match of input.matchAll(VAR_PATTERN)) {
     const name = match[1]!;
-    if (name !== PROJECT_ROOT_VAR && !names.includes(name)) names.push(name);
+    if (!PROJECT_ROOT_VARS.has(name) && !names.includes(name)) names.push(name);
   }
   return names;
 }
