@@ -19,7 +19,7 @@ import { formatStartupSummary } from "../src/pi/status-format.ts";
 import { ToolRegistry } from "../src/pi/tool-registry.ts";
 import { startHostileHttp } from "./fixtures/hostile-http.ts";
 import { startSse } from "./fixtures/http-servers.ts";
-import { connectionFor, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { connectFailure, connectionFor, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { runTool } from "./pi-tools.ts";
 import { bundledFixture } from "./fixture-bundle.ts";
 
@@ -99,6 +99,17 @@ function starts(log: string): number {
   return readLog(log).filter((e) => e.event === "start").length;
 }
 
+/** A package tarball in `dir` (its bin is `name`) whose postinstall runs `script`. */
+function packageWithPostinstall(dir: string, name: string, script: string): string {
+  const pkg = path.join(dir, name, "package");
+  mkdirSync(pkg, { recursive: true });
+  const manifest = { name, version: "1.0.0", bin: { [name]: "cli.js" }, scripts: { postinstall: script } };
+  writeFileSync(path.join(pkg, "package.json"), JSON.stringify(manifest));
+  writeFileSync(path.join(pkg, "cli.js"), "#!/usr/bin/env node\n", { mode: 0o755 });
+  const tarball = path.join(dir, name, `${name}-1.0.0.tgz`);
+  execFileSync("tar", ["czf", tarball, "-C", path.dirname(pkg), "package"]);
+  return tarball;
+}
 describe("hostile local servers", { timeout: 120_000 }, () => {
   const tmp = tempDir();
   after(() => tmp.cleanup());
@@ -311,19 +322,8 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
 
   test("npx whose package's install script fails, which npm 11 does not print: npm's log names the script; not retried", async () => {
     // A package whose postinstall fails, as puppeteer's does where it cannot download its browser.
-    const pkg = path.join(tmp.dir, "failpost", "package");
-    mkdirSync(pkg, { recursive: true });
     const script = `node -e "console.error('cannot download chrome'); process.exit(1)"`;
-    const manifest = {
-      name: "failpost",
-      version: "1.0.0",
-      bin: { failpost: "cli.js" },
-      scripts: { postinstall: script },
-    };
-    writeFileSync(path.join(pkg, "package.json"), JSON.stringify(manifest));
-    writeFileSync(path.join(pkg, "cli.js"), "#!/usr/bin/env node\n", { mode: 0o755 });
-    const tarball = path.join(tmp.dir, "failpost", "failpost-1.0.0.tgz");
-    execFileSync("tar", ["czf", tarball, "-C", path.dirname(pkg), "package"]);
+    const tarball = packageWithPostinstall(tmp.dir, "failpost", script);
     const cache = path.join(tmp.dir, "npm-cache");
     const env = { npm_config_cache: cache, npm_config_audit: "false", npm_config_update_notifier: "false" };
     const connection = connectionFor("failpost", {
@@ -358,6 +358,30 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
       );
     } finally {
       await Promise.all([connection.close(), moved.close()]);
+    }
+  });
+});
+
+describe("npx servers starting together", { timeout: 120_000 }, () => {
+  const tmp = tempDir();
+  after(() => tmp.cleanup());
+
+  test("npm runs after a failed install's own (other servers starting) neither delete its log nor hide it", async () => {
+    // npm keeps its 10 newest logs; a dozen npm runs while this install runs stand for a dozen npx servers starting.
+    const others = "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do npm config get registry > /dev/null; done";
+    const tarball = packageWithPostinstall(tmp.dir, "crowded", `${others}; exit 1`);
+    const cache = path.join(tmp.dir, "npm-cache");
+    const env = { npm_config_cache: cache, npm_config_audit: "false", npm_config_update_notifier: "false" };
+    const connection = connectionFor("crowded", {
+      ...{ command: "npx", args: ["-y", `--package=${tarball}`, "crowded"], env, reconnect: FAST },
+    });
+    try {
+      const { message, state } = await connectFailure(connection);
+      assert.match(message, /npx could not install its package: the `postinstall` script of crowded@1\.0\.0/);
+      assert.equal(state, "gaveUp");
+      assert.ok(readdirSync(path.join(cache, "_logs")).length > 10, "the other runs' logs are there too");
+    } finally {
+      await connection.close();
     }
   });
 });

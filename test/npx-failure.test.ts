@@ -8,7 +8,7 @@ import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { permanentLaunchFailure } from "../src/connection/error-messages.ts";
-import { failedScriptIn, npxLaunch, npxModuleMissing } from "../src/connection/local/npx-failure.ts";
+import { failedScriptIn, keptNpmLogs, npxLaunch, npxModuleMissing } from "../src/connection/local/npx-failure.ts";
 import { tempDir } from "./helpers.ts";
 
 const log = (argv: string, runs: string[], exit: number) =>
@@ -66,6 +66,19 @@ describe("failedScriptIn", () => {
     assert.equal(failedScriptIn(log(`"exec" "--yes" "--" "other"`, puppeteer, 1), launch, "/l.log"), undefined);
     assert.equal(failedScriptIn(log(argv, puppeteer, 0), launch, "/l.log"), undefined);
     assert.equal(failedScriptIn(log(argv, [], 1), launch, "/l.log"), undefined);
+  });
+});
+
+describe("keptNpmLogs", () => {
+  const tmp = tempDir();
+  after(() => tmp.cleanup());
+
+  test("more logs kept than npm's 10, unless the server's env or the user's npmrc says how many", () => {
+    const home = tmp.dir;
+    assert.deepEqual(keptNpmLogs({ HOME: home }), { npm_config_logs_max: "100" });
+    assert.deepEqual(keptNpmLogs({ HOME: home, npm_config_logs_max: "3" }), {});
+    writeFileSync(path.join(home, ".npmrc"), "logs-max=5\n");
+    assert.deepEqual(keptNpmLogs({ HOME: home }), {});
   });
 });
 

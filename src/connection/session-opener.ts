@@ -37,7 +37,7 @@ import { FreshHeaders, rereadableHeaders } from "./fresh-headers.ts";
 import type { SharedState } from "./hub/hub-transport.ts";
 import { unreachableHost } from "./local/unreachable-host.ts";
 import { requestIn, variablesAskedFor } from "./local/missing-variable.ts";
-import { npxLaunch } from "./local/npx-failure.ts";
+import { keptNpmLogs, npxLaunch } from "./local/npx-failure.ts";
 import { offlineNote, offlineRegistry, PREFER_OFFLINE } from "./local/npx-offline.ts";
 
 /** How many stderr lines an error message quotes. */
@@ -193,11 +193,14 @@ export class SessionOpener {
     const { endpoint } = resolution;
     if (endpoint.kind === "stdio") this.passedEnv = endpoint.env;
     if (endpoint.kind !== "stdio" || !npxLaunch(endpoint.command, endpoint.args)) return { endpoint, clientSecret };
+    const npm = keptNpmLogs(endpoint.env);
     const offline = await offlineRegistry(endpoint.env);
-    if (!offline) return { endpoint, clientSecret };
-    this.warnings = [...this.warnings, offlineNote(offline)];
-    this.options.report.log("info", "npx.offline", { host: offline });
-    return { endpoint: { ...endpoint, env: { ...endpoint.env, ...PREFER_OFFLINE } }, clientSecret };
+    if (offline) {
+      this.warnings = [...this.warnings, offlineNote(offline)];
+      this.options.report.log("info", "npx.offline", { host: offline });
+      Object.assign(npm, PREFER_OFFLINE);
+    }
+    return { endpoint: { ...endpoint, env: { ...endpoint.env, ...npm } }, clientSecret };
   }
 
   private async openOnce(endpoint: ResolvedEndpoint, deadline: number, clientSecret?: string): Promise<LiveSession> {

@@ -7,7 +7,7 @@
  * not ship (deleting the folder would only install the same fault again). npm writes the copy's lockfiles when an
  * install completes, which tells the two apart.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
 import path from "node:path";
 import { shellWord } from "../../common/text.ts";
 import { npmHome, type NpmEnv, npmSettings } from "./npm-settings.ts";
@@ -90,13 +90,15 @@ export function npxScriptFailure(
 ): NpmScriptFailure | undefined {
   const dir = logsDir(env);
   try {
-    // npm names a log for the moment it started, after the spawn; the newest few are enough.
+    // npm names a log for the moment it started, after the spawn. Servers starting together write many logs at once:
+    // only those whose first lines name this package are read whole.
     const recent = readdirSync(dir)
       .map((name) => ({ file: path.join(dir, name), time: logTime(name) }))
       .filter(({ time }) => time >= since - 1000)
       .sort((a, b) => b.time - a.time)
-      .slice(0, 8);
+      .slice(0, MAX_LOGS_READ);
     for (const { file } of recent) {
+      if (!logHead(file).includes(JSON.stringify(launch.spec))) continue;
       // Read whole, within reason: a large server's install logs about half a megabyte.
       const failure = statSync(file).size < MAX_LOG_BYTES && failedScriptIn(readFileSync(file, "utf8"), launch, file);
       if (failure) return failure;
@@ -106,6 +108,31 @@ export function npxScriptFailure(
   }
   return undefined;
 }
+
+/** The first bytes of a log, where npm writes the command line it runs (`verbose argv`, line 8 or so). */
+function logHead(file: string): string {
+  const fd = openSync(file, "r");
+  try {
+    const head = Buffer.alloc(LOG_HEAD_BYTES);
+    return head.toString("utf8", 0, readSync(fd, head, 0, head.length, 0));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const LOG_HEAD_BYTES = 4096;
+const MAX_LOGS_READ = 200;
+
+/**
+ * npm keeps its 10 newest logs by default, deleting older ones as each run starts: a dozen npx servers starting
+ * together (and restarting) would delete the log of one whose install failed before its exit was looked into. An npx
+ * server runs with more kept, unless the user chose how many (`logs-max`).
+ */
+export function keptNpmLogs(env: NpmEnv): Record<string, string> {
+  return npmSettings(env)("logs-max") === undefined ? { npm_config_logs_max: String(KEPT_LOGS) } : {};
+}
+
+const KEPT_LOGS = 100;
 
 const MAX_LOG_BYTES = 8 * 1024 * 1024;
 
