@@ -1316,6 +1316,9 @@ describe("health model", () => {
     assert.equal(errorOf(gaveUp), "connection refused");
     const useless = transition(retrying, { type: "gaveUp", attempts: 1, exhausted: false });
     assert.equal(statusOf(useless), "error", "retrying could not help: not 'disconnected'");
+    assert.equal(stateDetail(useless, 10, 0), "not retried", "a failure no restart fixes, met at a retry");
+    const one = transition(retrying, { type: "gaveUp", attempts: 1, exhausted: true });
+    assert.equal(stateDetail(one, 1, 0), "gave up after 1 attempt");
     const once = transition(
       { kind: "live", session: 1, since: 0 },
       { type: "dropped", session: 1, reason: "gone", retry: false },

@@ -227,6 +227,23 @@ describe("a failed connect names the timer that fired and the time it took", { t
     }
   });
 
+  test("a process that exits without a word: the command to run in a terminal, and the names its env sets", async () => {
+    const connection = connectionFor("quiet", {
+      ...{ command: "sh", args: ["-c", "sleep 0.2; exit 1"], env: { DB_HOST: "127.0.0.1", DB_PASS: "s3cret-pass-99" } },
+      maxRestarts: 0,
+    });
+    try {
+      const { error } = await failedConnect(connection);
+      assert.match(
+        error.message,
+        /^MCP server 'quiet': the process exited with code 1 after [\d.]+ s, before completing the MCP handshake, and printed nothing to say why: check `command`, `args` and `env` of 'quiet' in .*, and run `sh -c 'sleep 0\.2; exit 1'` in a terminal with DB_HOST, DB_PASS set as its `env` sets them to see how it fails/,
+      );
+      assert.doesNotMatch(error.message, /s3cret-pass-99|Last stderr lines/);
+    } finally {
+      await connection.close();
+    }
+  });
+
   test("a remote server that never answers: its `timeout`, the seconds it waited, nothing about stdout", async () => {
     const silent = createServer(() => undefined);
     servers.push(silent);

@@ -13,6 +13,7 @@
  *
  * `wasUp`: the server was connected earlier in this session, so a call waits for its reconnect instead of failing.
  */
+import { plural } from "../common/text.ts";
 import type { HealthStatus } from "./health.ts";
 
 export type ConnectionState<S = unknown> =
@@ -144,12 +145,17 @@ export function errorOf(state: ConnectionState): string | undefined {
   return state.kind === "stopped" ? state.reason : "error" in state ? state.error : undefined;
 }
 
+/** How a server was given up: its retries ran out, or (a failure no restart fixes) it was not retried. */
+export function gaveUpDetail({ attempts, exhausted }: { attempts: number; exhausted: boolean }): string {
+  return exhausted && attempts > 0 ? `gave up after ${plural(attempts, "attempt")}` : "not retried";
+}
+
 /** What `/mcp` says a server is doing about being down, or how far a connect has got. */
 export function stateDetail(state: ConnectionState, maxAttempts: number, now: number): string | undefined {
   if (state.kind === "connecting")
     return state.attempt > 0 ? `connecting (attempt ${state.attempt}/${maxAttempts})` : "connecting";
   if (state.kind === "needsSignIn") return "needs sign-in";
-  if (state.kind === "gaveUp") return state.attempts > 0 ? `gave up after ${state.attempts} attempts` : "not retried";
+  if (state.kind === "gaveUp") return gaveUpDetail(state);
   if (state.kind !== "retrying" || state.at === undefined) return undefined;
   return `retry ${state.attempt}/${maxAttempts} in ${Math.max(0, Math.ceil((state.at - now) / 1000))}s`;
 }

@@ -5,7 +5,7 @@
 import { BridgeError, describeError, errorMessage, type ErrorKind } from "../common/errors.ts";
 import { httpStatusOf, kindOf } from "../common/error-kinds.ts";
 import { describeSource, type ServerConfig } from "../config/types.ts";
-import { seconds, withoutServerName } from "../common/text.ts";
+import { seconds, shellWord, withoutServerName } from "../common/text.ts";
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import { displayUrl, findVarRefs } from "../config/substitute.ts";
 import { handshakeTimeoutField, requestTimeoutField } from "../config/validate/timeout.ts";
@@ -17,6 +17,7 @@ import { rereadableHeaders } from "./fresh-headers.ts";
 import { INSTALL_LIMIT_MS } from "./connect-deadline.ts";
 import type { NpxFailure } from "./local/npx-failure.ts";
 import { unreachableAdvice, type UnreachableHost } from "./local/unreachable-host.ts";
+import { type AsksFor, missingVariables } from "./local/missing-variable.ts";
 
 /**
  * A message as it leaves here, for the model, a notice or /mcp: redacted first (a cut could leave half a secret), then
@@ -44,12 +45,8 @@ export interface ErrorContext {
   stage?: OpenStage;
   /** Whether npm is installing the package for npx while the newest session opens. */
   installing?: boolean;
-  /**
-   * What a local server's output asks for: variables it was not given (which of them pi's own env has, and which its
-   * `env` names but takes from a variable pi's env lacks), or else the line that asks for something other (an
-   * argument, a sign-in).
-   */
-  asksFor?: { names: string[]; inPi: string[]; unset: { key: string; variables: string[] }[]; request?: string };
+  /** What a local server's output asks for (./local/missing-variable.ts). */
+  asksFor?: AsksFor;
   /** A host a local server's stderr says it could not reach. */
   unreachable?: UnreachableHost;
   /** Whether a local server wrote anything to stdout in its newest start. */
@@ -191,7 +188,7 @@ function permanentFailure(ctx: ErrorContext): LaunchFailure | undefined {
   const launch = permanentLaunchFailure(ctx.exitCode, ctx.stderr(), ctx.npxFailure);
   if (launch || !ctx.exitDescription || !ctx.asksFor) return launch;
   const ended = `${ctx.exitDescription}${exitedAfter(ctx)}`;
-  if (ctx.asksFor.names.length) return missingVariables(ctx, ended, ctx.asksFor);
+  if (ctx.asksFor.names.length) return missingVariables(ctx.config, ended, ctx.asksFor);
   if (!ctx.asksFor.request) return undefined;
   return {
     reason: `it said ${JSON.stringify(ctx.asksFor.request)} (the process ${ended})`,
@@ -199,37 +196,17 @@ function permanentFailure(ctx: ErrorContext): LaunchFailure | undefined {
   };
 }
 
+/** The server's command line for a terminal, and the variables its `env` sets there (names only: values may be secret). */
+function rerunHint(ctx: ErrorContext): string {
+  const { command = "", args, env } = ctx.config;
+  const line = ctx.redact([command, ...args].map(shellWord).join(" "));
+  const names = Object.keys(env);
+  return `\`${line}\` in a terminal${names.length ? ` with ${names.join(", ")} set as its \`env\` sets them` : ""}`;
+}
+
 /** ` after 1.2 s`: how long a local server ran before it exited, where known. */
 function exitedAfter(ctx: ErrorContext): string {
   return ctx.exitedAfterMs === undefined ? "" : ` after ${measured(ctx.exitedAfterMs)}`;
-}
-
-/** A local server that exited asking for variables it was not given: which, and what gives them. */
-function missingVariables(ctx: ErrorContext, ended: string, asks: NonNullable<ErrorContext["asksFor"]>): LaunchFailure {
-  const { inPi, unset } = asks;
-  const where = `\`env\` of '${ctx.config.name}' in ${ctx.config.source.path}`;
-  const listed = (names: string[]) => `${names.join(" and ")} ${names.length > 1 ? "are" : "is"}`;
-  const fixes: string[] = [];
-  if (unset.length) {
-    const passes = unset.map(({ key, variables }) => `\`${key}\` from ${variables.map((n) => `\${${n}}`).join(", ")}`);
-    const lacking = [...new Set(unset.flatMap(({ variables }) => variables))];
-    fixes.push(
-      `its entry passes ${passes.join(" and ")}, which pi's environment lacks: set ${lacking.join(" and ")} where pi starts (or write the value in ${where})`,
-    );
-  }
-  const absent = asks.names.filter((name) => !unset.some(({ key }) => key === name));
-  const entries = absent.map((name) => `"${name}": "\${${name}}"`).join(", ");
-  if (absent.length)
-    fixes.push(
-      inPi.length
-        ? `${listed(inPi)} set where pi runs, but a local server gets only the variables its \`env\` names (and PATH, HOME and a few more): add ${entries} to ${where}`
-        : `add ${entries} to ${where}, and set ${absent.length > 1 ? "them" : "it"} where pi runs (or write the value there)`,
-    );
-  const given = absent.length ? "which its `env` does not set" : "which was not passed to it";
-  return {
-    reason: `it needs ${asks.names.join(" and ")}, ${given} (the process ${ended}, saying so)`,
-    fix: fixes.join("; "),
-  };
 }
 
 /** A duration measured by the bridge, to a tenth of a second: `20 s`, `0.4 s`. */
@@ -310,9 +287,12 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
     const ended = `the process ${ctx.exitDescription}${exitedAfter(ctx)}, before completing the MCP handshake`;
     // What went wrong comes first, where /mcp's table has room for a few words of it.
     const unreachable = ctx.unreachable && unreachableAdvice(ctx.unreachable);
+    const check = `check \`command\`, \`args\` and \`env\` of '${config.name}' in ${config.source.path}`;
     message = unreachable
       ? `MCP server '${config.name}': it ${unreachable.what}, as its output says, and ${ended}: ${unreachable.why}`
-      : `MCP server '${config.name}': ${ended}; what it printed (below, and in /mcp) usually says why: check \`command\`, \`args\` and \`env\` of '${config.name}' in ${config.source.path}`;
+      : ctx.stderr()
+        ? `MCP server '${config.name}': ${ended}; what it printed (below, and in /mcp) usually says why: ${check}`
+        : `MCP server '${config.name}': ${ended}, and printed nothing to say why: ${check}, and run ${rerunHint(ctx)} to see how it fails (some servers write their errors only with their logging turned on: see its documentation)`;
   } else {
     const detail = describeError(error);
     const refused = /ECONNREFUSED/.test(detail) ? " (connection refused: is the server running?)" : "";

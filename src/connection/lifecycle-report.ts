@@ -9,7 +9,7 @@ import type { EventSink } from "../common/events.ts";
 import { type Logger, type LogLevel, NULL_LOGGER } from "../common/log-file.ts";
 import { Redactor } from "../common/redact.ts";
 import type { ServerConfig } from "../config/types.ts";
-import type { ConnectionEvent, ConnectionState } from "./connection-state.ts";
+import { type ConnectionEvent, type ConnectionState, gaveUpDetail } from "./connection-state.ts";
 import { type HealthStatus, HealthTracker } from "./health.ts";
 import type { ProcessEnding } from "./local/stdio-transport.ts";
 
@@ -147,8 +147,7 @@ export class LifecycleReport {
         const { attempts, reason } = event;
         this.log("error", "gave.up", { attempts, error: reason });
         // The spec's error → disconnected: said however it gave up (retries ran out, or retrying cannot help).
-        const tried = event.exhausted ? `gave up after ${attempts} attempts` : "not retried";
-        const why = before.kind === "needsSignIn" ? "needs sign-in" : tried;
+        const why = before.kind === "needsSignIn" ? "needs sign-in" : gaveUpDetail(event);
         return this.emit("mcp.disconnected", { reason: `${why}: ${reason}`, wasClean: false });
       }
       case "closed":

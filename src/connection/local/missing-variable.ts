@@ -4,8 +4,21 @@
  * the variables its `env` names (and PATH, HOME and a few more, as the SDK passes them), not pi's whole environment, so
  * even a key exported in the user's shell is not seen: the commonest first failure of a server from a README. This
  * finds the names such a line asks for, and the line of a server that asks for something else its entry does not give
- * ("Please provide a database URL as a command-line argument", "Usage: …"): no restart gives it either. Pure.
+ * ("Please provide a database URL as a command-line argument", "Usage: …"): no restart gives it either; and words how
+ * to give the variables. Pure.
  */
+
+/**
+ * What a server's output asks for: variables it was not given (which of them pi's own env has, and which its `env`
+ * names but takes from a variable pi's env lacks), or else the line that asks for something other (an argument, a
+ * sign-in).
+ */
+export interface AsksFor {
+  names: string[];
+  inPi: string[];
+  unset: { key: string; variables: string[] }[];
+  request?: string;
+}
 
 /** A line that asks for something to be set, rather than one that mentions a variable in passing. */
 const ASKS =
@@ -33,4 +46,38 @@ const REQUEST = /\bplease (?:either )?(?:provide|specify|set|pass|supply|run|con
 /** The first line that asks the user for something the server's start did not give, if one does. */
 export function requestIn(lines: readonly string[]): string | undefined {
   return lines.find((line) => REQUEST.test(line) && !WARNING.test(line))?.trim();
+}
+
+/** A local server that exited asking for variables it was not given: which, and what gives them. */
+export function missingVariables(
+  server: { name: string; source: { path: string } },
+  ended: string,
+  asks: AsksFor,
+): { reason: string; fix: string } {
+  const { inPi, unset } = asks;
+  const where = `\`env\` of '${server.name}' in ${server.source.path}`;
+  const listed = (names: string[]) => `${names.join(" and ")} ${names.length > 1 ? "are" : "is"}`;
+  const fixes: string[] = [];
+  if (unset.length) {
+    const passes = unset.map(({ key, variables }) => `\`${key}\` from ${variables.map((n) => `\${${n}}`).join(", ")}`);
+    const lacking = [...new Set(unset.flatMap(({ variables }) => variables))];
+    fixes.push(
+      `its entry passes ${passes.join(" and ")}, which pi's environment lacks: set ${lacking.join(" and ")} where pi starts (or write the value in ${where})`,
+    );
+  }
+  const absent = asks.names.filter((name) => !unset.some(({ key }) => key === name));
+  const entries = absent.map((name) => `"${name}": "\${${name}}"`).join(", ");
+  if (absent.length)
+    fixes.push(
+      inPi.length
+        ? `${listed(inPi)} set where pi runs, but a local server gets only the variables its \`env\` names (and PATH, HOME and a few more): add ${entries} to ${where}`
+        : `add ${entries} to ${where}, and set ${absent.length > 1 ? "them" : "it"} where pi runs (or write the value there)`,
+    );
+  const given = absent.length
+    ? "which its `env` does not set"
+    : `which ${asks.names.length > 1 ? "were" : "was"} not passed to it`;
+  return {
+    reason: `it needs ${asks.names.join(" and ")}, ${given} (the process ${ended}, saying so)`,
+    fix: fixes.join("; "),
+  };
 }
