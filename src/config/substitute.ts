@@ -35,8 +35,8 @@ export interface Substitution {
 
 /**
  * Replaces variable references. `${VAR:-default}` uses the default when VAR is unset or empty (as in a shell);
- * `${PROJECT_ROOT}` (or `${workspaceFolder}`) is the session's project root. A missing or empty variable becomes an empty string and is
- * reported.
+ * `${PROJECT_ROOT}` (or `${workspaceFolder}`) is the session's project root. A missing or empty variable becomes an
+ * empty string and is reported.
  */
 export function substituteVars(input: string, env: Environment, projectRoot?: string): Substitution {
   const missing: string[] = [];
