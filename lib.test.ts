@@ -583,6 +583,14 @@ describe("substituteVars", () => {
     });
     assert.deepEqual(findVarRefs("${workspaceFolder}/lib"), []);
   });
+  test("VS Code's ${input:id} is read from the variable its id names (pi has no prompt of VS Code's)", () => {
+    const withKey = { ...env, API_KEY: "k-from-env", GITHUB_TOKEN: "gh-from-env" };
+    assert.equal(substituteVars("Bearer ${input:api-key}", withKey).value, "Bearer k-from-env");
+    assert.equal(substituteVars("${input:github_token}", withKey).value, "gh-from-env");
+    assert.deepEqual(substituteVars("${input:db-pass}", env).missing, ["DB_PASS"]);
+    assert.equal(substituteVars("${input:region:-eu}", env).value, "eu");
+    assert.deepEqual(findVarRefs("${input:api-key} ${env:HOME}"), ["API_KEY", "HOME"]);
+  });
   test("text that is not a reference stays", () => {
     assert.equal(substituteVars("$HOME ${ not a var} $${X", env).value, "$HOME ${ not a var} $${X");
   });

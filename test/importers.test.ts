@@ -13,7 +13,7 @@ import { validateServerEntry } from "../src/config/validate/entry.ts";
 import type { ClientConfigFile, ClientId, ImportedServer, ImportLocations } from "../src/config/import/import-types.ts";
 import { candidateFiles } from "../src/config/import/locations.ts";
 import { discoverImports, parseClientConfig } from "../src/config/import/discover.ts";
-import { inputVarName } from "../src/config/import/variables.ts";
+import { inputVarName } from "../src/config/substitute.ts";
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures", "imports");
 

@@ -11,9 +11,12 @@ import type { ServerConfig, TransportKind } from "./types.ts";
 
 /** A variable's name: a letter or underscore, then letters, digits and underscores. */
 const VAR_NAME = "[A-Za-z_][A-Za-z0-9_]*";
-/** What stands between `${` and `}`: `NAME`, `NAME:-default` or VS Code's `env:NAME`; the name and default captured. */
-const VAR_BODY = `(?:env:)?(${VAR_NAME})(?::-([^}]*))?`;
-/** `${NAME}`, `${NAME:-default}` and VS Code's `${env:NAME}`. */
+/**
+ * What stands between `${` and `}`: `NAME`, `NAME:-default`, VS Code's `env:NAME`, or VS Code's `input:id` (a prompt
+ * there, read here from the variable {@link inputVarName} names); the name, the input id and the default captured.
+ */
+const VAR_BODY = `(?:(?:env:)?(${VAR_NAME})|input:([\\w.-]+))(?::-([^}]*))?`;
+/** `${NAME}`, `${NAME:-default}`, VS Code's `${env:NAME}` and `${input:id}`. */
 const VAR_PATTERN = new RegExp(`\\$\\{${VAR_BODY}\\}`, "g");
 const WHOLE_VAR_NAME = new RegExp(`^${VAR_NAME}$`);
 const WHOLE_VAR_BODY = new RegExp(`^${VAR_BODY}$`);
@@ -42,7 +45,8 @@ export function substituteVars(input: string, env: Environment, projectRoot?: st
   const missing: string[] = [];
   const empty: string[] = [];
   const secrets: string[] = [];
-  const value = input.replace(VAR_PATTERN, (_match, name: string, fallback: string | undefined) => {
+  const value = input.replace(VAR_PATTERN, (_match, named?: string, id?: string, fallback?: string) => {
+    const name = named ?? inputVarName(id ?? "");
     if (PROJECT_ROOT_VARS.has(name) && projectRoot !== undefined) return projectRoot;
     const found = env[name];
     if (found !== undefined && found !== "") {
@@ -55,6 +59,20 @@ export function substituteVars(input: string, env: Environment, projectRoot?: st
     return "";
   });
   return { value, missing, empty, secrets };
+}
+
+/**
+ * The variable a VS Code input is read from: `github-token` → `GITHUB_TOKEN`, `apiKey` → `API_KEY`. VS Code prompts
+ * for an input; pi reads the same value from its environment.
+ */
+export function inputVarName(id: string): string {
+  const snake = id
+    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+    .replace(/[^A-Za-z0-9]+/g, "_")
+    .replace(/^_+|_+$/g, "")
+    .toUpperCase();
+  if (snake === "") return "INPUT";
+  return /^[0-9]/.test(snake) ? `_${snake}` : snake;
 }
 
 /** A valid environment variable name. */
@@ -71,7 +89,7 @@ export function isVarReference(inner: string): boolean {
 export function findVarRefs(input: string): string[] {
   const names: string[] = [];
   for (const match of input.matchAll(VAR_PATTERN)) {
-    const name = match[1]!;
+    const name = match[1] ?? inputVarName(match[2] ?? "");
     if (!PROJECT_ROOT_VARS.has(name) && !names.includes(name)) names.push(name);
   }
   return names;

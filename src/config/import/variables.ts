@@ -4,7 +4,7 @@
  */
 import * as path from "node:path";
 import { isObject, type JsonObject } from "../../common/values.ts";
-import { isVarReference } from "../substitute.ts";
+import { inputVarName, isVarReference } from "../substitute.ts";
 import type { Notes } from "./convert.ts";
 import type { ClientId, ImportLocations, VsCodeInput } from "./import-types.ts";
 
@@ -36,20 +36,6 @@ function rewriteStrings(entry: JsonObject, fn: (text: string, field: string) => 
   if (isObject(entry.auth)) {
     for (const [k, v] of Object.entries(entry.auth)) if (typeof v === "string") entry.auth[k] = fn(v, `auth.${k}`);
   }
-}
-
-/**
- * The variable name a VS Code input becomes: `github-token` → `GITHUB_TOKEN`, `apiKey` → `API_KEY`. VS Code prompts
- * for an input; pi reads the same value from its environment.
- */
-export function inputVarName(id: string): string {
-  const snake = id
-    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
-    .replace(/[^A-Za-z0-9]+/g, "_")
-    .replace(/^_+|_+$/g, "")
-    .toUpperCase();
-  if (snake === "") return "INPUT";
-  return /^[0-9]/.test(snake) ? `_${snake}` : snake;
 }
 
 /** Turns a client's variable syntax into mcp-bridge's, and notes any reference that cannot be carried over. */
