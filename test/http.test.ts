@@ -10,7 +10,7 @@ import { TINY_PNG } from "./fixtures/fixture-server.ts";
 import {
   type RunningServer,
   startHanging,
-  startRefusing,
+  startAnswering,
   startSse,
   startStreamableHttp,
   startUnauthorized,
@@ -195,7 +195,7 @@ describe("the SSE fallback", { timeout: 120_000 }, () => {
   });
 
   test("a server that refuses everything with its own 400: the error is its answer to the POST", async () => {
-    const server = await startRefusing(400, "Bad Request: unsupported MCP-Protocol-Version");
+    const server = await startAnswering(400, "Bad Request: unsupported MCP-Protocol-Version");
     const connection = connectionFor("strict", { url: server.url });
     try {
       const { message } = await connectFailure(connection);
@@ -283,6 +283,19 @@ describe("remote failures", { timeout: 120_000 }, () => {
         /environment variable \$\{MCP_TEST_UNSET_TOKEN\} in header `Authorization` is not set/,
       );
       assert.equal(server.requests.length, 0);
+    } finally {
+      await connection.close();
+      await server.close();
+    }
+  });
+
+  test("a web page where the MCP endpoint was meant: the error says so, and where to look", async () => {
+    const page = "<!doctype html><title>Sign in - Corp SSO</title>";
+    const server = await startAnswering(200, page, "text/html; charset=utf-8");
+    const connection = connectionFor("site", { url: server.url, reconnect: { maxAttempts: 0 } });
+    try {
+      const { message } = await connectFailure(connection);
+      assert.match(message, /text\/html.*\(a web page, not MCP: check that `url` is the server's MCP endpoint/);
     } finally {
       await connection.close();
       await server.close();

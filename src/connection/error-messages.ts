@@ -296,7 +296,11 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
   } else {
     const detail = describeError(error);
     const refused = /ECONNREFUSED/.test(detail) ? " (connection refused: is the server running?)" : "";
-    message = `MCP server '${config.name}'${where} failed to connect: ${detail}${refused}`;
+    // A website, or a proxy's sign-in page, where the MCP endpoint was meant.
+    const page = /content type: text\/html/i.test(detail)
+      ? " (a web page, not MCP: check that `url` is the server's MCP endpoint, which often ends in /mcp, or /sse for a legacy server; a sign-in page of a proxy in between answers like this too)"
+      : "";
+    message = `MCP server '${config.name}'${where} failed to connect: ${detail}${refused}${page}`;
   }
   message += ctx.stderr();
   // A launcher that failed for good is a mistake in the entry, which no restart fixes.
