@@ -2,7 +2,11 @@
  * Remote servers over real HTTP on 127.0.0.1: Streamable HTTP, legacy SSE, the SSE fallback, auth failures, hangs.
  */
 import assert from "node:assert/strict";
-import { createServer } from "node:net";
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createServer as createTlsServer } from "node:https";
+import { type AddressInfo, createServer } from "node:net";
+import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { BridgeError } from "../src/common/errors.ts";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
@@ -16,7 +20,7 @@ import {
   startUnauthorized,
 } from "./fixtures/http-servers.ts";
 import { type IdleClose, startIdleClosingProxy } from "./fixtures/idle-closing-proxy.ts";
-import { connectFailure, connectionFor, waitFor } from "./helpers.ts";
+import { connectFailure, connectionFor, tempDir, waitFor } from "./helpers.ts";
 import { runTool, type ToolRun, toolsOf } from "./pi-tools.ts";
 
 /** Calls `mcp_<server>_<tool>` of a connection. */
@@ -340,6 +344,26 @@ describe("remote failures", { timeout: 120_000 }, () => {
       assert.doesNotMatch(error.message, /negotiation|probe/);
       return true;
     });
+  });
+
+  test("a certificate Node does not trust (self-signed, or an organisation's CA): NODE_EXTRA_CA_CERTS named", async () => {
+    const tmp = tempDir();
+    const [key, cert] = [path.join(tmp.dir, "key.pem"), path.join(tmp.dir, "cert.pem")];
+    const request = "req -x509 -newkey rsa:2048 -nodes -subj /CN=localhost -days 1".split(" ");
+    execFileSync("openssl", [...request, "-keyout", key, "-out", cert], { stdio: "ignore", timeout: 60_000 });
+    const tls = createTlsServer({ key: readFileSync(key), cert: readFileSync(cert) }, (_req, res) => res.end());
+    await new Promise<void>((resolve) => tls.listen(0, "127.0.0.1", resolve));
+    const url = `https://127.0.0.1:${(tls.address() as AddressInfo).port}/mcp`;
+    const connection = connectionFor("inhouse", { url, reconnect: { maxAttempts: 0 } });
+    try {
+      const { message } = await connectFailure(connection);
+      assert.match(message, /self[- ]signed certificate.*start pi with NODE_EXTRA_CA_CERTS set to that CA's PEM file/);
+    } finally {
+      await connection.close();
+      tls.closeAllConnections();
+      await new Promise((resolve) => tls.close(resolve));
+      tmp.cleanup();
+    }
   });
 
   test("a connection dropped mid-call: reconnect to a new session and send again what `resendAfterDrop` allows", async () => {

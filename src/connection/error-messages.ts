@@ -295,12 +295,8 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
         : `MCP server '${config.name}': ${ended}, and printed nothing to say why: ${check}, and run ${rerunHint(ctx)} to see how it fails (some servers write their errors only with their logging turned on: see its documentation)`;
   } else {
     const detail = describeError(error);
-    const refused = /ECONNREFUSED/.test(detail) ? " (connection refused: is the server running?)" : "";
-    // A website, or a proxy's sign-in page, where the MCP endpoint was meant.
-    const page = /content type: text\/html/i.test(detail)
-      ? " (a web page, not MCP: check that `url` is the server's MCP endpoint, which often ends in /mcp, or /sse for a legacy server; a sign-in page of a proxy in between answers like this too)"
-      : "";
-    message = `MCP server '${config.name}'${where} failed to connect: ${detail}${refused}${page}`;
+    const hint = CONNECT_HINTS.find(([pattern]) => pattern.test(detail))?.[1];
+    message = `MCP server '${config.name}'${where} failed to connect: ${detail}${hint ? ` (${hint})` : ""}`;
   }
   message += ctx.stderr();
   // A launcher that failed for good is a mistake in the entry, which no restart fixes.
@@ -313,6 +309,21 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
         : "other";
   return new BridgeError(bridgeKind, config.name, told(ctx, message), { cause: error });
 }
+
+/** What a remote server's failure to connect usually means, by its words. */
+const CONNECT_HINTS: readonly (readonly [RegExp, string])[] = [
+  [/ECONNREFUSED/, "connection refused: is the server running?"],
+  // A website, or a proxy's sign-in page, where the MCP endpoint was meant.
+  [
+    /content type: text\/html/i,
+    "a web page, not MCP: check that `url` is the server's MCP endpoint, which often ends in /mcp, or /sse for a legacy server; a sign-in page of a proxy in between answers like this too",
+  ],
+  // Node trusts its own list of CAs, not the system's: an organisation's CA (or its TLS-inspecting proxy) is not in it.
+  [
+    /self[- ]signed certificate|unable to get local issuer certificate|unable to verify the first certificate/i,
+    "the server's certificate is not signed by a CA Node trusts: if it comes from your organisation's CA or proxy, or is self-signed for development, start pi with NODE_EXTRA_CA_CERTS set to that CA's PEM file",
+  ],
+];
 
 /** A call lost its connection, and the reconnect it waited for failed. */
 export function reconnectFailedError(ctx: ErrorContext, toolName: string, cause: string, error: unknown): BridgeError {
