@@ -10,7 +10,7 @@ import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { BridgeError } from "../src/common/errors.ts";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
 import { TINY_PNG } from "./fixtures/fixture-server.ts";
-import { connectionFor, fixtureEntry, isAlive, readLog, tempDir, waitFor } from "./helpers.ts";
+import { connectFailure, connectionFor, fixtureEntry, isAlive, readLog, tempDir, waitFor } from "./helpers.ts";
 import { runTool, toolsOf } from "./pi-tools.ts";
 
 type Tool = ToolDefinition;
@@ -212,6 +212,24 @@ describe("stdio: timeouts", { timeout: 120_000 }, () => {
 });
 
 describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
+  test("a Node server that crashes with a long stack: its error stays in the quoted lines, the frames shortened", async () => {
+    // Node prints the message, then the stack: a plain tail of a deep stack would be frames only.
+    const crash =
+      "console.error('Error: cannot open the config file ~/.acme/config.json');" +
+      "for (let i = 0; i < 20; i++) console.error('    at frame' + i + ' (file:///srv/acme/dist/index.js:' + i + ':1)');" +
+      "console.error('Node.js v20');process.exit(1)";
+    const connection = connectionFor("deep", { command: process.execPath, args: ["-e", crash], maxRestarts: 0 });
+    try {
+      const { message } = await connectFailure(connection);
+      assert.match(
+        message,
+        /Last stderr lines:\n {2}Error: cannot open the config file ~\/\.acme\/config\.json\n {2}at frame0 \(file:\/\/\/srv\/acme\/dist\/index\.js:0:1\)\n {2}… 19 more stack frames\n {2}Node\.js v20$/,
+      );
+    } finally {
+      await connection.close();
+    }
+  });
+
   test("a server that crashes on start: its exit code and stderr in the error, no process left", async () => {
     const tmp = tempDir();
     const log = path.join(tmp.dir, "events.jsonl");

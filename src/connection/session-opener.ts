@@ -131,9 +131,9 @@ export class SessionOpener {
     return this.options.redactor.text(text);
   }
 
-  /** The last lines the newest local server process wrote to stderr, redacted. */
-  stderrTail(n?: number): string[] {
-    return (this.newest?.process.stderrTail(n) ?? []).map((line) => this.redact(line));
+  /** The last lines the newest local server process wrote to stderr, redacted, to show (stacks shortened). */
+  stderrTail(n = STDERR_LINES_QUOTED): string[] {
+    return (this.newest?.process.shownStderr(n) ?? []).map((line) => this.redact(line));
   }
 
   /** The resolved endpoint of the config as it is now; undefined when a variable its URL needs is not set. */
@@ -332,7 +332,7 @@ export class SessionOpener {
         };
         const process = session?.process;
         return (
-          quoted("Last stderr lines", process?.stderrTail(STDERR_LINES_QUOTED) ?? []) +
+          quoted("Last stderr lines", process?.shownStderr(STDERR_LINES_QUOTED) ?? []) +
           quoted("What it wrote to stdout that is not JSON-RPC", process?.strayLines ?? [])
         );
       },

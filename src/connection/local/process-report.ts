@@ -2,6 +2,7 @@
  * What a local server's process has told its session: the last lines it wrote to stderr, and how and when it ended.
  * Error messages quote it, and whether a failed start is worth retrying is judged from it.
  */
+import { plural } from "../../common/text.ts";
 import type { StdioHooks } from "../transports.ts";
 import { type NpxFailure, type NpxLaunch, npxModuleMissing, npxScriptFailure } from "./npx-failure.ts";
 
@@ -25,6 +26,11 @@ export class ProcessReport {
   /** The last `n` lines it wrote to stderr (not redacted). */
   stderrTail(n = STDERR_TAIL_LINES): string[] {
     return this.stderr.slice(-n);
+  }
+
+  /** The last `n` lines of stderr to show someone, its JavaScript stacks shortened (see {@link foldStackFrames}). */
+  shownStderr(n: number): string[] {
+    return foldStackFrames(this.stderr).slice(-n);
   }
 
   /** The last few lines it wrote to stdout that are not JSON-RPC (not redacted): a server may print its error there. */
@@ -73,4 +79,27 @@ export class ProcessReport {
       },
     };
   }
+}
+
+/** A JavaScript stack frame as Node prints it: `    at main (file:///…/index.js:18:41)`. */
+const STACK_FRAME = /^\s+at\s/;
+
+/**
+ * `lines` with each run of stack frames cut to its first: Node prints an error's message above its stack, so the last
+ * lines of a crash are frames, and the message would be left out of a short tail.
+ */
+function foldStackFrames(lines: readonly string[]): string[] {
+  const out: string[] = [];
+  let run = 0;
+  const flush = () => {
+    if (run > 1) out.push(`    … ${plural(run - 1, "more stack frame", "more stack frames")}`);
+    run = 0;
+  };
+  for (const line of lines) {
+    if (!STACK_FRAME.test(line)) flush();
+    else if (run++ > 0) continue;
+    out.push(line);
+  }
+  flush();
+  return out;
 }
