@@ -216,6 +216,12 @@ describe(
       await pi.session.prompt("and more");
       assert.match(searchAnswers(pi).at(-1) ?? "", /call them by name:\n- mcp_github_get_file_contents /);
       assert.ok(toolsOf(model.requests[mixed + 1], "github").includes("mcp_github_get_file_contents"));
+
+      // So is a tool's own name from the catalog, written as code ("kubectl_get pods"); a plain word is a word.
+      const query = "delete_relations between alice and bob";
+      model.script([{ toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query } }] }, { text: "done" }]);
+      await pi.session.prompt("once more");
+      assert.match(searchAnswers(pi).at(-1) ?? "", /call them by name:\n- mcp_memory_delete_relations /);
     });
 
     test("/mcp list counts a deferred server's line of the catalog as what it adds to each request", async () => {

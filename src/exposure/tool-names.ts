@@ -1,7 +1,8 @@
 /**
  * Which deferred tools the model means when it names them to `tool_search`: the pi name (`mcp_github_create_issue`),
  * `server/tool`, or the tool's own name as the system prompt's catalog lists it, where only one deferred server has a
- * tool of that name. A query made of such names alone is read as names; in a longer one, the pi names. Pure.
+ * tool of that name. A query made of such names alone is read as names; in a longer one, the names written as code.
+ * Pure.
  */
 import { editDistance } from "../common/text.ts";
 import type { SearchableTool } from "./tool-search-index.ts";
@@ -46,9 +47,13 @@ export function resolveNames(names: readonly string[], tools: readonly Searchabl
   return out;
 }
 
+/** A word written as code (`kubectl_get`, `list-pods`, `getUser`), which a request's plain words never are. */
+const IDENTIFIER = /[_.-]|[a-z][A-Z]/;
+
 /**
  * The tool names in a query, and the rest to search: all its words when each names a deferred tool, else the words
- * that are a tool's pi name or `server/tool` (forms that name one tool, never a plain word).
+ * that are a tool's pi name, `server/tool`, or its own name as the catalog writes it (`kubectl_get pods`) where that
+ * is written as code: forms that name a tool, never a plain word (`search`, `echo`).
  */
 export function namesInQuery(query: string, tools: readonly SearchableTool[]): { names: string[]; rest: string } {
   const words = query
@@ -57,7 +62,12 @@ export function namesInQuery(query: string, tools: readonly SearchableTool[]): {
     .filter(Boolean);
   if (words.length > 0 && words.length <= MAX_NAMED_TOOLS && words.every((word) => matches(word, tools).length > 0))
     return { names: words, rest: "" };
-  const names = words.filter((word) => tools.some((tool) => tool.name === word || qualifiedName(tool) === word));
+  const names = words.filter((word) =>
+    tools.some(
+      (tool) =>
+        tool.name === word || qualifiedName(tool) === word || (IDENTIFIER.test(word) && tool.originalName === word),
+    ),
+  );
   return { names, rest: names.reduce((text, name) => text.replace(name, " "), query) };
 }
 
