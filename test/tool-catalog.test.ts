@@ -222,6 +222,14 @@ describe(
       model.script([{ toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query } }] }, { text: "done" }]);
       await pi.session.prompt("once more");
       assert.match(searchAnswers(pi).at(-1) ?? "", /call them by name:\n- mcp_memory_delete_relations /);
+
+      // A tool name the model guessed, which no tool has, is searched by its words where nothing else matches.
+      model.script([
+        { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "delete_observation_entries" } }] },
+        { text: "done" },
+      ]);
+      await pi.session.prompt("and the graph");
+      assert.match(searchAnswers(pi).at(-1) ?? "", /call (it|them) by name:\n- mcp_memory_delete_observations /);
     });
 
     test("/mcp list counts a deferred server's line of the catalog as what it adds to each request", async () => {

@@ -88,3 +88,8 @@ export function nearestByName(name: string, tools: readonly SearchableTool[], co
     .slice(0, count)
     .map(({ tool }) => tool);
 }
+
+/** The words of names written as code: `git_history` → `git history`, `listPods` → `list Pods`. */
+export function identifierWords(text: string): string {
+  return text.replace(/[_\-/.]+/g, " ").replace(/(\p{Ll})(\p{Lu})/gu, "$1 $2");
+}

@@ -10,7 +10,7 @@ import type { Tool } from "@modelcontextprotocol/client";
 import { definitionChars, type ModelFacingTool, type ToolWire } from "./definition-cost.ts";
 import { type SearchableTool, searchableTool, ToolSearchIndex } from "./tool-search-index.ts";
 import type { CatalogGroup } from "./tool-catalog.ts";
-import { namesInQuery, nearestByName, qualifiedName, resolveNames } from "./tool-names.ts";
+import { identifierWords, namesInQuery, nearestByName, qualifiedName, resolveNames } from "./tool-names.ts";
 import {
   DEFAULT_SEARCH_LIMIT,
   type DeferredServer,
@@ -143,9 +143,14 @@ export class ToolSearch {
       over: named.found.slice(MAX_NAMED_TOOLS).map(qualifiedName),
     };
     const tools = named.found.slice(0, MAX_NAMED_TOOLS);
-    if (words.trim())
-      for (const hit of this.index.find(words, limit, (tool) => !tools.includes(tool)))
-        tools.push(this.index.get(hit.name)!);
+    if (words.trim()) {
+      const unloaded = (tool: SearchableTool) => !tools.includes(tool);
+      let hits = this.index.find(words, limit, unloaded);
+      // A request reads `git_history` or `listPods` as a name, and names say nothing of the tool; but a model may search
+      // with a tool name it guessed: where nothing else matched, its words.
+      if (!hits.length) hits = this.index.find(identifierWords(words), limit, unloaded);
+      for (const hit of hits) tools.push(this.index.get(hit.name)!);
+    }
     const refs = tools.map((t) => ({ server: t.server, tool: t.originalName }));
     const added = this.deps.exposure.load(refs);
     if (added.length) this.deps.record(added);
@@ -160,7 +165,7 @@ export class ToolSearch {
   /** Up to three deferred tools an unknown name may have meant: by spelling, then by the words in it. */
   private nearest(name: string, all: readonly SearchableTool[]): string[] {
     const near = nearestByName(name, all, 3);
-    for (const hit of this.index.find(name.replace(/[_\-/.]+/g, " "), 3)) {
+    for (const hit of this.index.find(identifierWords(name), 3)) {
       const tool = this.index.get(hit.name)!;
       if (near.length < 3 && !near.includes(tool)) near.push(tool);
     }
