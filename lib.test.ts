@@ -377,6 +377,19 @@ describe("validateServerEntry", () => {
     const codex = { command: "x", env_vars: ["A"], startup_timeout_sec: 20, tool_timeout_sec: 60, enabled_tools: [] };
     for (const entry of [vscode, cline, codex]) assert.deepEqual(validateServerEntry("a", entry, project).warnings, []);
   });
+  test("arguments that cannot mean what they say: a string for `args`, a flag and its value in one, npx with no package", () => {
+    const server = "@modelcontextprotocol/server-memory";
+    assert.deepEqual(validateServerEntry("a", { command: "npx", args: `-y ${server}` }, project).errors, [
+      `\`args\` must be an array of strings, one per argument: ["-y","${server}"]`,
+    ]);
+    const joined = validateServerEntry("b", { command: "npx", args: [`-y ${server}`] }, project);
+    assert.deepEqual(joined.warnings, [
+      `\`args[0]\` is "-y ${server}": the program gets it as one argument; write each as its own string: "-y","${server}"`,
+    ]);
+    assert.match(joined.errors.join(), /runs `npx` with no package to run \(npx would start a shell instead\)/);
+    const plain = validateServerEntry("c", { command: "npx", args: ["-y", server, "--message=hi there"] }, project);
+    assert.deepEqual([plain.warnings, plain.errors], [[], []], "a flag's value after `=` may hold spaces");
+  });
   test("`transport` (LangChain, mcp-use) and `transportType` (Cline) say what `type` says", () => {
     const url = "http://127.0.0.1:1/sse";
     for (const field of ["transport", "transportType"]) {

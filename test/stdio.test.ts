@@ -277,7 +277,10 @@ describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
       /command 'mcp-bridge-no-such-command' was not found \(is it installed and on PATH\?\)/,
     );
     const spaced = connectionFor("spaced", { command: "mcp-bridge-no-such-command --stdio" });
-    await assert.rejects(spaced.connect(), /put its arguments in `args`/);
+    await assert.rejects(
+      spaced.connect(),
+      /put its arguments in `args` rather than in `command`: "command": "mcp-bridge-no-such-command", "args": \["--stdio"\]/,
+    );
   });
 
   test("a server that never answers initialize is killed at its timeout", async () => {

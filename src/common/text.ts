@@ -2,6 +2,7 @@
  * Wording shared by every message the bridge writes, and the short forms it writes values in (sizes, hashes).
  */
 import { createHash } from "node:crypto";
+import path from "node:path";
 import { shown, visible } from "./terminal-text.ts";
 
 /** `1 tool`, `3 tools`; `word` is the singular, `plural` its irregular plural if it has one. */
@@ -83,6 +84,12 @@ export function shortHash(text: string): string {
 /** One word of a command line, quoted when it would not read back as one word. */
 export function shellWord(word: string): string {
   return word !== "" && /^[\w@%+=:,./${}-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The program a command runs, as a name: `/usr/bin/npx` and `C:\\node\\npx.cmd` are both `npx`. */
+export function programName(command: string): string {
+  // Both separators, so that a Windows path is read anywhere.
+  return path.win32.basename(command.trim()).replace(/\.(cmd|exe)$/i, "");
 }
 
 /** A server's message without its leading `MCP server 'x' at URL:`, where what says it names the server already. */

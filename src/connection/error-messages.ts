@@ -267,7 +267,9 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
   } else if (config.transport === "stdio" && (error as { code?: unknown }).code === "ENOENT") {
     const command = config.command ?? "";
     message = `MCP server '${config.name}': command '${command}' was not found (is it installed and on PATH?)`;
-    if (/\s/.test(command.trim())) message += `; put its arguments in \`args\` rather than in \`command\``;
+    const [first, ...words] = command.trim().split(/\s+/);
+    if (words.length)
+      message += `; put its arguments in \`args\` rather than in \`command\`: "command": ${JSON.stringify(first)}, "args": ${JSON.stringify([...words, ...config.args])}`;
     // A README's entry for Windows, where npx is started through `cmd /c`, copied to a machine that has no cmd.
     const [flag, program, ...rest] = config.args;
     if (/^cmd(\.exe)?$/i.test(command.trim()) && /^\/c$/i.test(flag ?? "") && program)

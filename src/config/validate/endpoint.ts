@@ -2,7 +2,7 @@
  * The fields that say what to start or where to connect: `type`, `command` and `args`, `url`, `env`, `headers`,
  * `cwd`. They decide the transport, and with it whether the other validators treat the server as local or remote.
  */
-import { quoteValue } from "../../common/text.ts";
+import { programName, quoteValue } from "../../common/text.ts";
 import type { JsonObject } from "../../common/values.ts";
 import type { ServerConfig, TransportKind } from "../types.ts";
 import { MAX_TIMER_MS, stringMap } from "./fields.ts";
@@ -62,7 +62,7 @@ export function checkUrl(url: string): string | undefined {
 }
 
 /** Reads the endpoint fields. The transport is `type`'s when it names one, else `url` makes it http and `command` stdio. */
-export function validateEndpoint(entry: JsonObject, errors: string[]): Endpoint {
+export function validateEndpoint(entry: JsonObject, errors: string[], warnings: string[] = []): Endpoint {
   const { type, kind, field } = typeField(entry, errors);
   const hasUrl = entry.url !== undefined && entry.url !== null;
   const hasCommand = entry.command !== undefined && entry.command !== null;
@@ -71,7 +71,9 @@ export function validateEndpoint(entry: JsonObject, errors: string[]): Endpoint 
   } else if (hasUrl && hasCommand) {
     errors.push("has both `url` and `command`; keep one (`url` for a remote server, `command` for a local one)");
   }
+  const before = errors.length;
   const { command, args } = commandLine(entry, hasCommand, errors);
+  if (command !== undefined && errors.length === before) checkArguments(command, args, errors, warnings);
   const url = hasUrl ? urlField(entry.url, errors) : undefined;
 
   if (kind === "stdio" && hasUrl && !hasCommand)
@@ -148,7 +150,11 @@ function commandLine(entry: JsonObject, hasCommand: boolean, errors: string[]): 
     }
   }
   if (entry.args !== undefined && entry.args !== null) {
-    if (!Array.isArray(entry.args)) {
+    if (typeof entry.args === "string") {
+      errors.push(
+        `\`args\` must be an array of strings, one per argument: ${JSON.stringify(entry.args.trim().split(/\s+/))}`,
+      );
+    } else if (!Array.isArray(entry.args)) {
       errors.push("`args` must be an array of strings");
     } else if (!entry.args.every((a) => typeof a === "string" || typeof a === "number" || typeof a === "boolean")) {
       errors.push("`args` must be an array of strings");
@@ -167,4 +173,23 @@ function urlField(value: unknown, errors: string[]): string | undefined {
   const urlError = checkUrl(value);
   if (urlError) errors.push(urlError);
   return value;
+}
+
+/** A flag and its value written as one argument (`"-y @scope/server"`), which the program gets as one word. */
+const FLAG_WITH_VALUE = /^--?[A-Za-z][\w-]*\s+\S/;
+
+/**
+ * Arguments that cannot mean what they say: a flag and its value in one string, and an `npx` given no package (it
+ * then starts a shell, which would run what the bridge sends as commands).
+ */
+function checkArguments(command: string, args: readonly string[], errors: string[], warnings: string[]): void {
+  for (const [i, arg] of args.entries())
+    if (FLAG_WITH_VALUE.test(arg))
+      warnings.push(
+        `\`args[${i}]\` is ${quoteValue(arg)}: the program gets it as one argument; write each as its own string: ${JSON.stringify(arg.trim().split(/\s+/)).slice(1, -1)}`,
+      );
+  if (programName(command) === "npx" && args.every((a) => a.startsWith("-")))
+    errors.push(
+      'runs `npx` with no package to run (npx would start a shell instead); name the package in `args`, e.g. ["-y", "@modelcontextprotocol/server-memory"]',
+    );
 }

@@ -42,7 +42,7 @@ export function validateServerEntry(
     };
   warnings.push(...misspeltFieldWarnings(entry));
 
-  const endpoint = validateEndpoint(entry, errors);
+  const endpoint = validateEndpoint(entry, errors, warnings);
   const local = endpoint.transport === "stdio";
   const lifecycle = validateLifecycle(entry, local, errors);
   const oauth = validateAuth(entry, local, endpoint.headers, errors);

@@ -9,7 +9,7 @@
  */
 import { closeSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
 import path from "node:path";
-import { shellWord } from "../../common/text.ts";
+import { programName, shellWord } from "../../common/text.ts";
 import { npmHome, type NpmEnv, npmSettings } from "./npm-settings.ts";
 
 /** An `npx …` (or `npm exec …`) start: the package it runs, and the same command showing install scripts' output. */
@@ -35,8 +35,7 @@ export interface NpmScriptFailure extends NpxLaunch {
 
 /** What an `npx …` or `npm exec …` command line runs, if it is one. */
 export function npxLaunch(command: string, args: readonly string[]): NpxLaunch | undefined {
-  // Both separators, so that `C:\node\npx.cmd` is npx too.
-  const base = path.win32.basename(command).replace(/\.(cmd|exe)$/i, "");
+  const base = programName(command);
   const exec = base === "npm" && (args[0] === "exec" || args[0] === "x");
   if (base !== "npx" && !exec) return undefined;
   const rest = exec ? args.slice(1) : args;
