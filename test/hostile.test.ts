@@ -366,6 +366,23 @@ describe("npx servers starting together", { timeout: 120_000 }, () => {
   const tmp = tempDir();
   after(() => tmp.cleanup());
 
+  test("a package with no program to run (a library, or the wrong name): said so, and not retried", async () => {
+    const pkg = path.join(tmp.dir, "nobin", "package");
+    mkdirSync(pkg, { recursive: true });
+    writeFileSync(path.join(pkg, "package.json"), JSON.stringify({ name: "nobin", version: "1.0.0" }));
+    const tarball = path.join(tmp.dir, "nobin", "nobin-1.0.0.tgz");
+    execFileSync("tar", ["czf", tarball, "-C", path.dirname(pkg), "package"]);
+    const env = { npm_config_cache: path.join(tmp.dir, "nobin-cache"), npm_config_update_notifier: "false" };
+    const connection = connectionFor("lib", { command: "npx", args: ["-y", `file:${tarball}`], env, reconnect: FAST });
+    try {
+      const { message, state } = await connectFailure(connection);
+      assert.match(message, /^MCP server 'lib': npx found no program to run in its package .*check the package's name/);
+      assert.equal(state, "gaveUp");
+    } finally {
+      await connection.close();
+    }
+  });
+
   test("npm runs after a failed install's own (other servers starting) neither delete its log nor hide it", async () => {
     // npm keeps its 10 newest logs; a dozen npm runs while this install runs stand for a dozen npx servers starting.
     const others = "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do npm config get registry > /dev/null; done";

@@ -80,6 +80,12 @@ export function permanentLaunchFailure(
     return { reason: "the package it runs does not exist in the npm registry (npm E404)" };
   if (/\bnpm (?:error|ERR!) code ETARGET\b/.test(stderr))
     return { reason: "no version of the package it runs matches the one asked for (npm ETARGET)" };
+  // A package with no program (`bin`), or several none of which is named like it: a library, or the wrong name.
+  if (/\bnpm (?:error|ERR!) could not determine executable to run\b/.test(stderr))
+    return {
+      reason: "npx found no program to run in its package (the package has none, or several and none named like it)",
+      fix: "check the package's name in the server's README, or name the program with `--package=<package>` and the program after it in `args`",
+    };
   if (npx?.kind === "script")
     return {
       reason:
