@@ -117,6 +117,17 @@ describe("a server whose env lacks a variable it needs", () => {
     assert.equal(state, "gaveUp", "not restarted: a restart has the same environment");
   });
 
+  test("an interactive program that found no terminal (a CLI not given its MCP subcommand): said so, not restarted", async () => {
+    const { message, state } = await connectFailure(
+      connectionFor("codex", { command: "sh", args: ["-c", "echo 'Error: stdin is not a terminal' >&2; exit 1"] }),
+    );
+    assert.match(
+      message,
+      /^MCP server 'codex': it said "Error: stdin is not a terminal": it ran as an interactive program, not as an MCP server \(the process exited with code 1 after [\d.]+ s\); check `args` of 'codex' in .* for the subcommand or flag that starts its MCP server/,
+    );
+    assert.equal(state, "gaveUp");
+  });
+
   test("with the entry the error gives, it connects", async () => {
     const connection = connectionFor("keyed", keyed({ MCP_TEST_API_KEY: "${MCP_TEST_API_KEY}" }), {
       env: { ...process.env, MCP_TEST_API_KEY: "k-123456" },

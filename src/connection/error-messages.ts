@@ -195,6 +195,11 @@ function permanentFailure(ctx: ErrorContext): LaunchFailure | undefined {
   if (launch || !ctx.exitDescription || !ctx.asksFor) return launch;
   const ended = `${ctx.exitDescription}${exitedAfter(ctx)}`;
   if (ctx.asksFor.names.length) return missingVariables(ctx.config, ended, ctx.asksFor);
+  if (ctx.asksFor.terminal)
+    return {
+      reason: `it said ${JSON.stringify(ctx.asksFor.terminal)}: it ran as an interactive program, not as an MCP server (the process ${ended})`,
+      fix: `check \`args\` of '${ctx.config.name}' in ${ctx.config.source.path} for the subcommand or flag that starts its MCP server (its README names it)`,
+    };
   if (!ctx.asksFor.request) return undefined;
   return {
     reason: `it said ${JSON.stringify(ctx.asksFor.request)} (the process ${ended})`,

@@ -36,7 +36,7 @@ import { ClosedBeforeAnswer } from "./local/server-started.ts";
 import { FreshHeaders, rereadableHeaders } from "./fresh-headers.ts";
 import type { SharedState } from "./hub/hub-transport.ts";
 import { unreachableHost } from "./local/unreachable-host.ts";
-import { requestIn, variablesAskedFor } from "./local/missing-variable.ts";
+import { requestIn, terminalWanted, variablesAskedFor } from "./local/missing-variable.ts";
 import { keptNpmLogs, npxLaunch } from "./local/npx-failure.ts";
 import { offlineNote, offlineRegistry, PREFER_OFFLINE } from "./local/npx-offline.ts";
 
@@ -355,7 +355,7 @@ export class SessionOpener {
           .filter((name) => config.env[name] !== undefined)
           .map((key) => ({ key, variables: substituteVars(config.env[key] ?? "", env).missing }));
         const inPi = names.filter((name) => env[name] !== undefined && config.env[name] === undefined);
-        return { names, inPi, unset, request: requestIn(lines) };
+        return { names, inPi, unset, request: requestIn(lines), terminal: terminalWanted(lines) };
       },
       get unreachable() {
         const found = unreachableHost(printed().map(redact));

@@ -18,6 +18,8 @@ export interface AsksFor {
   inPi: string[];
   unset: { key: string; variables: string[] }[];
   request?: string;
+  /** The line of an interactive program that found no terminal: started without its MCP server's subcommand. */
+  terminal?: string;
 }
 
 /** A line that asks for something to be set, rather than one that mentions a variable in passing. */
@@ -46,6 +48,15 @@ const REQUEST = /\bplease (?:either )?(?:provide|specify|set|pass|supply|run|con
 /** The first line that asks the user for something the server's start did not give, if one does. */
 export function requestIn(lines: readonly string[]): string | undefined {
   return lines.find((line) => REQUEST.test(line) && !WARNING.test(line))?.trim();
+}
+
+/** "Error: stdin is not a terminal" (Codex's CLI given a subcommand it does not have), "requires a TTY". */
+const TERMINAL =
+  /\b(?:stdin|stdout|input) is not an? (?:terminal|tty)\b|\brequires? an? (?:interactive )?(?:terminal|tty)\b/i;
+
+/** The line that says the program wanted a terminal, if one does. */
+export function terminalWanted(lines: readonly string[]): string | undefined {
+  return lines.find((line) => TERMINAL.test(line))?.trim();
 }
 
 /** A local server that exited asking for variables it was not given: which, and what gives them. */
