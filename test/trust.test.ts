@@ -405,7 +405,7 @@ describe("McpBridge.writeConfig: the bridge's own writes to config files keep pr
     const { tmp, projectRoot, projectFile, entries, defined, store, bridge } = setUp();
     try {
       await store.save(projectRoot, withAnswer(new Map(), [defined("trusted")], true));
-      const theirs = { ...entries, trusted: { ...LOCAL, args: ["--edited"] } };
+      const theirs = { ...entries, trusted: { ...LOCAL, args: ["-y", "pkg", "--edited"] } };
       writeFileSync(projectFile, JSON.stringify({ mcpServers: theirs }));
       await bridge().writeConfig(projectFile, (text) => addToServerList(text, "trusted", "autoApprove", "greet"));
       const record = await store.read(projectRoot);
@@ -415,7 +415,7 @@ describe("McpBridge.writeConfig: the bridge's own writes to config files keep pr
         "the answer is still about the user's definition",
       );
       assert.equal(
-        trustState(defined("trusted", { ...LOCAL, args: ["--edited"], autoApprove: ["greet"] }), record),
+        trustState(defined("trusted", { ...LOCAL, args: ["-y", "pkg", "--edited"], autoApprove: ["greet"] }), record),
         "changed",
       );
     } finally {
