@@ -9,7 +9,7 @@ import { writeFileSync } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import * as path from "node:path";
 import { describe, test } from "node:test";
-import { busRecorder, connectionFor, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { busRecorder, connectFailure, connectionFor, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { startInProcessPi } from "./pi-harness.ts";
 
 /** One argument well past Linux's limit of 128 KiB for a single argument (and any system's for the whole line). */
@@ -26,6 +26,32 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
       assert.equal(connection.state.kind, "gaveUp");
     } finally {
       await connection.close();
+    }
+  });
+
+  test("a script the entry names that is not there (Node, Python): its path, where a relative one was taken from", async () => {
+    const tmp = tempDir();
+    try {
+      const relative = connectionFor(
+        "built",
+        { command: process.execPath, args: ["build/index.js"] },
+        { projectRoot: tmp.dir },
+      );
+      const { message, state } = await connectFailure(relative);
+      assert.match(
+        message,
+        new RegExp(
+          `^MCP server 'built': the script it runs, ${path.join(tmp.dir, "build", "index.js")}, does not exist \\(the process exited with code 1 after [\\d.]+ s\\); "build/index.js" is taken from ${tmp.dir}, where the server starts .*: write the script's absolute path in \`args\` of 'built'`,
+        ),
+      );
+      assert.equal(state, "gaveUp", "not retried: the file will not appear by itself");
+      const python = connectionFor("py", { command: "python3", args: [path.join(tmp.dir, "server.py")] });
+      assert.match(
+        (await connectFailure(python)).message,
+        /the script it runs, .*server\.py, does not exist .*check `args` of 'py'/,
+      );
+    } finally {
+      tmp.cleanup();
     }
   });
 

@@ -15,9 +15,11 @@ import { gaveUpMessage } from "./health.ts";
 import type { OpenStage } from "./live-session.ts";
 import { rereadableHeaders } from "./fresh-headers.ts";
 import { INSTALL_LIMIT_MS } from "./connect-deadline.ts";
+import { connectHint } from "./http/connect-hints.ts";
 import type { NpxFailure } from "./local/npx-failure.ts";
 import { unreachableAdvice, type UnreachableHost } from "./local/unreachable-host.ts";
 import { type AsksFor, missingVariables } from "./local/missing-variable.ts";
+import { type MissingScript, missingScriptAdvice } from "./local/missing-script.ts";
 
 /**
  * A message as it leaves here, for the model, a notice or /mcp: redacted first (a cut could leave half a secret), then
@@ -49,6 +51,8 @@ export interface ErrorContext {
   asksFor?: AsksFor;
   /** A host a local server's stderr says it could not reach. */
   unreachable?: UnreachableHost;
+  /** The script a local server's entry names, which its runtime says is not there. */
+  missingScript?: MissingScript;
   /** Whether a local server wrote anything to stdout in its newest start. */
   wroteToStdout?: boolean;
   /** Why the bridge stopped the server, if it did: something it sent was over a limit. */
@@ -194,6 +198,13 @@ function permanentFailure(ctx: ErrorContext): LaunchFailure | undefined {
   const launch = permanentLaunchFailure(ctx.exitCode, ctx.stderr(), ctx.npxFailure);
   if (launch || !ctx.exitDescription || !ctx.asksFor) return launch;
   const ended = `${ctx.exitDescription}${exitedAfter(ctx)}`;
+  if (ctx.missingScript) {
+    const { reason, fix } = missingScriptAdvice(
+      ctx.missingScript,
+      `\`args\` of '${ctx.config.name}' in ${ctx.config.source.path}`,
+    );
+    return { reason: `${reason} (the process ${ended})`, fix };
+  }
   if (ctx.asksFor.names.length) return missingVariables(ctx.config, ended, ctx.asksFor);
   if (ctx.asksFor.terminal)
     return {
@@ -308,7 +319,7 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
         : `MCP server '${config.name}': ${ended}, and printed nothing to say why: ${check}, and run ${rerunHint(ctx)} to see how it fails (some servers write their errors only with their logging turned on: see its documentation)`;
   } else {
     const detail = describeError(error);
-    const hint = CONNECT_HINTS.find(([pattern]) => pattern.test(detail))?.[1];
+    const hint = connectHint(detail);
     message = `MCP server '${config.name}'${where} failed to connect: ${detail}${hint ? ` (${hint})` : ""}`;
   }
   message += ctx.stderr();
@@ -322,21 +333,6 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
         : "other";
   return new BridgeError(bridgeKind, config.name, told(ctx, message), { cause: error });
 }
-
-/** What a remote server's failure to connect usually means, by its words. */
-const CONNECT_HINTS: readonly (readonly [RegExp, string])[] = [
-  [/ECONNREFUSED/, "connection refused: is the server running?"],
-  // A website, or a proxy's sign-in page, where the MCP endpoint was meant.
-  [
-    /content type: text\/html/i,
-    "a web page, not MCP: check that `url` is the server's MCP endpoint, which often ends in /mcp, or /sse for a legacy server; a sign-in page of a proxy in between answers like this too",
-  ],
-  // Node trusts its own list of CAs, not the system's: an organisation's CA (or its TLS-inspecting proxy) is not in it.
-  [
-    /self[- ]signed certificate|unable to get local issuer certificate|unable to verify the first certificate/i,
-    "the server's certificate is not signed by a CA Node trusts: if it comes from your organisation's CA or proxy, or is self-signed for development, start pi with NODE_EXTRA_CA_CERTS set to that CA's PEM file",
-  ],
-];
 
 /** A call lost its connection, and the reconnect it waited for failed. */
 export function reconnectFailedError(ctx: ErrorContext, toolName: string, cause: string, error: unknown): BridgeError {

@@ -36,6 +36,7 @@ import { ClosedBeforeAnswer } from "./local/server-started.ts";
 import { FreshHeaders, rereadableHeaders } from "./fresh-headers.ts";
 import type { SharedState } from "./hub/hub-transport.ts";
 import { unreachableHost } from "./local/unreachable-host.ts";
+import { missingScript } from "./local/missing-script.ts";
 import { requestIn, terminalWanted, variablesAskedFor } from "./local/missing-variable.ts";
 import { keptNpmLogs, npxLaunch } from "./local/npx-failure.ts";
 import { offlineNote, offlineRegistry, PREFER_OFFLINE } from "./local/npx-offline.ts";
@@ -88,8 +89,8 @@ export class SessionOpener {
    * from then on the server is asked with `initialize` alone.
    */
   private initializeOnly = false;
-  /** The environment the last resolution gives a local server: an `env` key whose variable is unset is not in it. */
-  private passedEnv?: Readonly<Record<string, string>>;
+  /** What the last resolution starts for a local server (its `env` lacks a key whose variable is unset). */
+  private resolvedLocal?: ResolvedStdio;
   /** Each open remote session's `!command` header values, when it has any and no OAuth. */
   private readonly fresh = new WeakMap<LiveSession, FreshHeaders>();
 
@@ -191,7 +192,7 @@ export class SessionOpener {
     }
     const clientSecret = commands.outputs.get(clientSecretField(this.config));
     const { endpoint } = resolution;
-    if (endpoint.kind === "stdio") this.passedEnv = endpoint.env;
+    if (endpoint.kind === "stdio") this.resolvedLocal = endpoint;
     if (endpoint.kind !== "stdio" || !npxLaunch(endpoint.command, endpoint.args)) return { endpoint, clientSecret };
     const npm = keptNpmLogs(endpoint.env);
     const offline = await offlineRegistry(endpoint.env);
@@ -320,7 +321,7 @@ export class SessionOpener {
     const sandboxed = this.refusals.policy !== undefined;
     // What a server says about its failure, wherever it said it.
     const printed = () => [...(session?.process.stderrTail() ?? []), ...(session?.process.strayLines ?? [])];
-    const { config, options, passedEnv } = this;
+    const { config, options, resolvedLocal } = this;
     const { env } = options;
     return {
       config,
@@ -349,13 +350,16 @@ export class SessionOpener {
       },
       get asksFor() {
         const lines = printed().map(redact);
-        const names = variablesAskedFor(lines, passedEnv ?? config.env);
+        const names = variablesAskedFor(lines, resolvedLocal?.env ?? config.env);
         // An entry that passes the variable from one pi's environment lacks: which one to set there.
         const unset = names
           .filter((name) => config.env[name] !== undefined)
           .map((key) => ({ key, variables: substituteVars(config.env[key] ?? "", env).missing }));
         const inPi = names.filter((name) => env[name] !== undefined && config.env[name] === undefined);
         return { names, inPi, unset, request: requestIn(lines), terminal: terminalWanted(lines) };
+      },
+      get missingScript() {
+        return resolvedLocal && missingScript(printed().map(redact), resolvedLocal.args, resolvedLocal.cwd);
       },
       get unreachable() {
         const found = unreachableHost(printed().map(redact));

@@ -1,0 +1,44 @@
+/**
+ * A local server whose entry names a script that is not there: `"args": ["build/index.js"]`, taken from the project
+ * root where the server starts, or a server from source not built yet. Node or Python says so and exits, and every
+ * restart would too. This finds that path in what it printed, where it is one of the entry's arguments (not a module
+ * the script itself imports). Pure.
+ */
+import path from "node:path";
+
+/** Node's `Error: Cannot find module '/p/build/index.js'`, Python's `can't open file '/p/server.py': [Errno 2] …`. */
+const NOT_FOUND = /Cannot find module '([^']+)'|can't open file '([^']+)': \[Errno 2\]/;
+
+/** The script, as the process looked for it, and the argument that named it. */
+export interface MissingScript {
+  file: string;
+  arg: string;
+  cwd: string;
+}
+
+/** The script an argument names that the output says is not there, if it says so. */
+export function missingScript(
+  lines: readonly string[],
+  args: readonly string[],
+  cwd: string,
+): MissingScript | undefined {
+  for (const line of lines) {
+    const found = NOT_FOUND.exec(line);
+    const file = found?.[1] ?? found?.[2];
+    const arg = file && args.find((a) => path.resolve(cwd, a) === file);
+    if (file && arg) return { file, arg, cwd };
+  }
+  return undefined;
+}
+
+/** Why the start failed, and the change to the entry (`where`: "`args` of 'x' in /p/.pi/mcp.json"). */
+export function missingScriptAdvice(missing: MissingScript, where: string): { reason: string; fix: string } {
+  const { file, arg, cwd } = missing;
+  const reason = `the script it runs, ${file}, does not exist`;
+  if (path.isAbsolute(arg))
+    return { reason, fix: `check ${where} (a server run from its source is built first, as its README says)` };
+  return {
+    reason,
+    fix: `${JSON.stringify(arg)} is taken from ${cwd}, where the server starts (the project root, or its \`cwd\`): write the script's absolute path in ${where}`,
+  };
+}
