@@ -9,6 +9,7 @@ import path from "node:path";
 import { after, describe, test } from "node:test";
 import { permanentLaunchFailure } from "../src/connection/error-messages.ts";
 import { failedScriptIn, keptNpmLogs, npxLaunch, npxModuleMissing } from "../src/connection/local/npx-failure.ts";
+import { npmSettings } from "../src/connection/local/npm-settings.ts";
 import { tempDir } from "./helpers.ts";
 
 const log = (argv: string, runs: string[], exit: number) =>
@@ -75,10 +76,11 @@ describe("keptNpmLogs", () => {
 
   test("more logs kept than npm's 10, unless the server's env or the user's npmrc says how many", () => {
     const home = tmp.dir;
-    assert.deepEqual(keptNpmLogs({ HOME: home }), { npm_config_logs_max: "100" });
-    assert.deepEqual(keptNpmLogs({ HOME: home, npm_config_logs_max: "3" }), {});
+    const kept = (env: Record<string, string>) => keptNpmLogs(npmSettings(env));
+    assert.deepEqual(kept({ HOME: home }), { npm_config_logs_max: "100" });
+    assert.deepEqual(kept({ HOME: home, npm_config_logs_max: "3" }), {});
     writeFileSync(path.join(home, ".npmrc"), "logs-max=5\n");
-    assert.deepEqual(keptNpmLogs({ HOME: home }), {});
+    assert.deepEqual(kept({ HOME: home }), {});
   });
 });
 

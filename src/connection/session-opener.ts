@@ -40,6 +40,7 @@ import { missingScript } from "./local/missing-script.ts";
 import { requestIn, terminalWanted, variablesAskedFor } from "./local/missing-variable.ts";
 import { keptNpmLogs, npxLaunch } from "./local/npx-failure.ts";
 import { offlineNote, offlineRegistry, PREFER_OFFLINE } from "./local/npx-offline.ts";
+import { npmSettings } from "./local/npm-settings.ts";
 
 /** How many stderr lines an error message quotes. */
 export const STDERR_LINES_QUOTED = 12;
@@ -194,8 +195,10 @@ export class SessionOpener {
     const { endpoint } = resolution;
     if (endpoint.kind === "stdio") this.resolvedLocal = endpoint;
     if (endpoint.kind !== "stdio" || !npxLaunch(endpoint.command, endpoint.args)) return { endpoint, clientSecret };
-    const npm = keptNpmLogs(endpoint.env);
-    const offline = await offlineRegistry(endpoint.env);
+    // npm's settings for it, read once for both decisions.
+    const setting = npmSettings(endpoint.env);
+    const npm = keptNpmLogs(setting);
+    const offline = await offlineRegistry(endpoint.env, setting);
     if (offline) {
       this.warnings = [...this.warnings, offlineNote(offline)];
       this.options.report.log("info", "npx.offline", { host: offline });

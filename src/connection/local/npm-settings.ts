@@ -9,6 +9,9 @@ import path from "node:path";
 
 export type NpmEnv = Readonly<Record<string, string>>;
 
+/** The value of one of npm's settings by name (`cache`, `logs-dir`, `registry`), undefined if unset. */
+export type NpmSetting = (name: string) => string | undefined;
+
 /** The home directory npm of a server with `env` uses. */
 export function npmHome(env: NpmEnv): string {
   return env.HOME ?? process.env.HOME ?? homedir();
@@ -18,7 +21,7 @@ export function npmHome(env: NpmEnv): string {
  * npm's settings for a server with `env`: the value of a setting by name (`cache`, `logs-dir`, `registry`), undefined
  * if unset. The npmrc is read once, when this is called; as in npm, a key written twice has its last value.
  */
-export function npmSettings(env: NpmEnv): (name: string) => string | undefined {
+export function npmSettings(env: NpmEnv): NpmSetting {
   const home = npmHome(env);
   const rc = new Map<string, string>();
   try {

@@ -10,7 +10,7 @@
 import { closeSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
 import path from "node:path";
 import { programName, shellWord } from "../../common/text.ts";
-import { npmHome, type NpmEnv, npmSettings } from "./npm-settings.ts";
+import { npmHome, type NpmEnv, type NpmSetting, npmSettings } from "./npm-settings.ts";
 
 /** An `npx …` (or `npm exec …`) start: the package it runs, and the same command showing install scripts' output. */
 export interface NpxLaunch {
@@ -127,8 +127,8 @@ const MAX_LOGS_READ = 200;
  * together (and restarting) would delete the log of one whose install failed before its exit was looked into. An npx
  * server runs with more kept, unless the user chose how many (`logs-max`).
  */
-export function keptNpmLogs(env: NpmEnv): Record<string, string> {
-  return npmSettings(env)("logs-max") === undefined ? { npm_config_logs_max: String(KEPT_LOGS) } : {};
+export function keptNpmLogs(setting: NpmSetting): Record<string, string> {
+  return setting("logs-max") === undefined ? { npm_config_logs_max: String(KEPT_LOGS) } : {};
 }
 
 const KEPT_LOGS = 100;
