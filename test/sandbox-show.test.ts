@@ -151,6 +151,32 @@ describe("sandboxed servers in /mcp", { timeout: 180_000 }, () => {
     assert.doesNotMatch(listing, /check that this machine reaches it/, listing);
   });
 
+  test("a sandboxed server whose script the sandbox hides: told so, not that the script does not exist", async () => {
+    // The script is there, under ~/.ssh, which a sandbox does not let a server read.
+    const script = path.join(path.dirname(secret), "server.mjs");
+    writeFileSync(script, "process.exit(0);\n");
+    const hidden = { command: process.execPath, args: [script], sandbox: true, maxRestarts: 0 };
+    writeFileSync(path.join(agentDir, "mcp.json"), JSON.stringify({ mcpServers: { hidden } }));
+    const pi = await startInProcessPi({ cwd: project, agentDir, extensionPaths: [REPO_ROOT] });
+    const printed: string[] = [];
+    const { log } = console;
+    try {
+      await pi.session.bindExtensions({});
+      console.log = (...parts: unknown[]) => printed.push(parts.join(" "));
+      await pi.session.prompt("/mcp");
+    } finally {
+      console.log = log;
+      await pi.close();
+    }
+    const listing = printed.join("\n");
+    assert.match(
+      listing,
+      /the script it runs, .*server\.mjs, cannot be found inside its sandbox .*under a path the sandbox denies .*or set "sandbox": false for 'hidden' in /,
+      listing,
+    );
+    assert.doesNotMatch(listing, /does not exist/, listing);
+  });
+
   test('"sandbox": false: no 🛡, no sandbox lines, no refusal recorded (the same calls succeed)', async () => {
     const refusals = () =>
       serverLog()

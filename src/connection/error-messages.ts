@@ -199,10 +199,7 @@ function permanentFailure(ctx: ErrorContext): LaunchFailure | undefined {
   if (launch || !ctx.exitDescription || !ctx.asksFor) return launch;
   const ended = `${ctx.exitDescription}${exitedAfter(ctx)}`;
   if (ctx.missingScript) {
-    const { reason, fix } = missingScriptAdvice(
-      ctx.missingScript,
-      `\`args\` of '${ctx.config.name}' in ${ctx.config.source.path}`,
-    );
+    const { reason, fix } = missingScriptAdvice(ctx.missingScript, ctx.config);
     return { reason: `${reason} (the process ${ended})`, fix };
   }
   if (ctx.asksFor.names.length) return missingVariables(ctx.config, ended, ctx.asksFor);

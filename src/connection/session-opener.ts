@@ -362,7 +362,8 @@ export class SessionOpener {
         return { names, inPi, unset, request: requestIn(lines), terminal: terminalWanted(lines) };
       },
       get missingScript() {
-        return resolvedLocal && missingScript(printed().map(redact), resolvedLocal.args, resolvedLocal.cwd);
+        const found = resolvedLocal && missingScript(printed().map(redact), resolvedLocal.args, resolvedLocal.cwd);
+        return found && { ...found, sandboxed };
       },
       get unreachable() {
         const found = unreachableHost(printed().map(redact));

@@ -14,6 +14,8 @@ export interface MissingScript {
   file: string;
   arg: string;
   cwd: string;
+  /** The server runs in a sandbox, which hides what its rules deny (a denied directory looks empty). */
+  sandboxed?: boolean;
 }
 
 /** The script an argument names that the output says is not there, if it says so. */
@@ -31,14 +33,26 @@ export function missingScript(
   return undefined;
 }
 
-/** Why the start failed, and the change to the entry (`where`: "`args` of 'x' in /p/.pi/mcp.json"). */
-export function missingScriptAdvice(missing: MissingScript, where: string): { reason: string; fix: string } {
+/** Why the start failed, and the change to the server's entry. */
+export function missingScriptAdvice(
+  missing: MissingScript,
+  server: { name: string; source: { path: string } },
+): { reason: string; fix: string } {
   const { file, arg, cwd } = missing;
+  const entry = `'${server.name}' in ${server.source.path}`;
+  if (missing.sandboxed)
+    return {
+      reason: `the script it runs, ${file}, cannot be found inside its sandbox`,
+      fix: `if it is there, it is under a path the sandbox denies (a denied directory looks empty inside; /mcp lists the server's refusals): move it out of that path, or set "sandbox": false for ${entry}`,
+    };
   const reason = `the script it runs, ${file}, does not exist`;
   if (path.isAbsolute(arg))
-    return { reason, fix: `check ${where} (a server run from its source is built first, as its README says)` };
+    return {
+      reason,
+      fix: `check \`args\` of ${entry} (a server run from its source is built first, as its README says)`,
+    };
   return {
     reason,
-    fix: `${JSON.stringify(arg)} is taken from ${cwd}, where the server starts (the project root, or its \`cwd\`): write the script's absolute path in ${where}`,
+    fix: `${JSON.stringify(arg)} is taken from ${cwd}, where the server starts (the project root, or its \`cwd\`): write the script's absolute path in \`args\` of ${entry}`,
   };
 }
