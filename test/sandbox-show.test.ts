@@ -86,6 +86,23 @@ describe("sandboxed servers in /mcp", { timeout: 180_000 }, () => {
 
   const serverLog = () => readFileSync(path.join(agentDir, "mcp-bridge", "servers", "probe.log"), "utf8");
 
+  /** What `/mcp` prints in a fresh pi with these servers configured. */
+  async function listingOf(mcpServers: Record<string, unknown>): Promise<string> {
+    writeFileSync(path.join(agentDir, "mcp.json"), JSON.stringify({ mcpServers }));
+    const pi = await startInProcessPi({ cwd: project, agentDir, extensionPaths: [REPO_ROOT] });
+    const printed: string[] = [];
+    const { log } = console;
+    try {
+      await pi.session.bindExtensions({});
+      console.log = (...parts: unknown[]) => printed.push(parts.join(" "));
+      await pi.session.prompt("/mcp");
+    } finally {
+      console.log = log;
+      await pi.close();
+    }
+    return printed.join("\n");
+  }
+
   test("a sandboxed server: 🛡 in the table, its sandbox's rules and each refusal in its details and its log", async () => {
     const { result, listing, tested } = await probeThenList(true, "boxed");
     assert.match(tested, /MCP server 'probe' works: .*\n(.*\n)* {2}sandboxed: The sandbox can run here/, tested);
@@ -128,19 +145,7 @@ describe("sandboxed servers in /mcp", { timeout: 180_000 }, () => {
       sandbox: true,
       maxRestarts: 0,
     };
-    writeFileSync(path.join(agentDir, "mcp.json"), JSON.stringify({ mcpServers: { fetcher } }));
-    const pi = await startInProcessPi({ cwd: project, agentDir, extensionPaths: [REPO_ROOT] });
-    const printed: string[] = [];
-    const { log } = console;
-    try {
-      await pi.session.bindExtensions({});
-      console.log = (...parts: unknown[]) => printed.push(parts.join(" "));
-      await pi.session.prompt("/mcp");
-    } finally {
-      console.log = log;
-      await pi.close();
-    }
-    const listing = printed.join("\n");
+    const listing = await listingOf({ fetcher });
     assert.match(
       listing,
       new RegExp(
@@ -156,19 +161,7 @@ describe("sandboxed servers in /mcp", { timeout: 180_000 }, () => {
     const script = path.join(path.dirname(secret), "server.mjs");
     writeFileSync(script, "process.exit(0);\n");
     const hidden = { command: process.execPath, args: [script], sandbox: true, maxRestarts: 0 };
-    writeFileSync(path.join(agentDir, "mcp.json"), JSON.stringify({ mcpServers: { hidden } }));
-    const pi = await startInProcessPi({ cwd: project, agentDir, extensionPaths: [REPO_ROOT] });
-    const printed: string[] = [];
-    const { log } = console;
-    try {
-      await pi.session.bindExtensions({});
-      console.log = (...parts: unknown[]) => printed.push(parts.join(" "));
-      await pi.session.prompt("/mcp");
-    } finally {
-      console.log = log;
-      await pi.close();
-    }
-    const listing = printed.join("\n");
+    const listing = await listingOf({ hidden });
     assert.match(
       listing,
       /the script it runs, .*server\.mjs, cannot be found inside its sandbox .*under a path the sandbox denies .*or set "sandbox": false for 'hidden' in /,
