@@ -196,21 +196,24 @@ export function callError(
 /** Why a local server's start failed for good, from its exit, its output and npm's files; undefined if nothing says. */
 function permanentFailure(ctx: ErrorContext): LaunchFailure | undefined {
   const launch = permanentLaunchFailure(ctx.exitCode, ctx.stderr(), ctx.npxFailure);
-  if (launch || !ctx.exitDescription || !ctx.asksFor) return launch;
+  if (launch || !ctx.exitDescription) return launch;
+  // Each of these reads the server's output afresh: once here.
+  const { asksFor: asks, missingScript: script } = ctx;
+  if (!asks) return undefined;
   const ended = `${ctx.exitDescription}${exitedAfter(ctx)}`;
-  if (ctx.missingScript) {
-    const { reason, fix } = missingScriptAdvice(ctx.missingScript, ctx.config);
+  if (script) {
+    const { reason, fix } = missingScriptAdvice(script, ctx.config);
     return { reason: `${reason} (the process ${ended})`, fix };
   }
-  if (ctx.asksFor.names.length) return missingVariables(ctx.config, ended, ctx.asksFor);
-  if (ctx.asksFor.terminal)
+  if (asks.names.length) return missingVariables(ctx.config, ended, asks);
+  if (asks.terminal)
     return {
-      reason: `it said ${JSON.stringify(ctx.asksFor.terminal)}: it ran as an interactive program, not as an MCP server (the process ${ended})`,
+      reason: `it said ${JSON.stringify(asks.terminal)}: it ran as an interactive program, not as an MCP server (the process ${ended})`,
       fix: `check \`args\` of '${ctx.config.name}' in ${ctx.config.source.path} for the subcommand or flag that starts its MCP server (its README names it)`,
     };
-  if (!ctx.asksFor.request) return undefined;
+  if (!asks.request) return undefined;
   return {
-    reason: `it said ${JSON.stringify(ctx.asksFor.request)} (the process ${ended})`,
+    reason: `it said ${JSON.stringify(asks.request)} (the process ${ended})`,
     fix: `give what it asks for in \`args\` or \`env\` of '${ctx.config.name}' in ${ctx.config.source.path} (or do what it says first)`,
   };
 }
