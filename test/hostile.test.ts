@@ -19,7 +19,7 @@ import { formatStartupSummary } from "../src/pi/status-format.ts";
 import { ToolRegistry } from "../src/pi/tool-registry.ts";
 import { startHostileHttp } from "./fixtures/hostile-http.ts";
 import { startSse } from "./fixtures/http-servers.ts";
-import { connectFailure, connectionFor, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { connectFailure, connectionFor, fixtureEntry, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { runTool } from "./pi-tools.ts";
 import { bundledFixture } from "./fixture-bundle.ts";
 
@@ -182,6 +182,53 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
       );
       await env.goodAnswers();
       assert.equal(starts(log), 4, "still no further start");
+    } finally {
+      await env.close();
+    }
+  });
+
+  test("a server that fails to start the same way twice is not restarted a third time, and says why", async () => {
+    // Its pid and the time differ in each complaint: the same failure still.
+    const env = await twoServers({ ...fixtureEntry("crash-on-start"), reconnect: FAST, maxRestarts: 5 });
+    try {
+      await waitFor(() => env.bad().state.kind === "gaveUp", "the bridge to give up", 30_000);
+      const attempts = () => env.rec.of("mcp.connecting", "bad").map((e) => e.attempt);
+      assert.deepEqual(attempts(), [0, 1], "the first start and one restart");
+      const [first, second] = env.rec.of("mcp.error", "bad");
+      assert.doesNotMatch(String(first?.error), /failed the same way/);
+      assert.notEqual(first?.retryIn, null, "the first failure is retried");
+      assert.equal(second?.retryIn, null, "the second, the same, is not");
+      assert.match(
+        String(second?.error),
+        /exited with code 3 .*It failed the same way at its last start, so it was not restarted again: `\/mcp reconnect bad` starts it once the cause is fixed\nLast stderr lines:\n.*told to crash on start \(pid \d+/s,
+      );
+      assert.match(env.bad().lastError ?? "", /failed the same way at its last start/);
+      assert.equal(env.bad().status, "disconnected");
+      // The user fixed it (or not): a reconnect starts it again, with a fresh comparison.
+      await env.bridge
+        .connection("bad")!
+        .reconnect()
+        .catch(() => undefined);
+      await waitFor(() => env.bad().state.kind === "gaveUp", "the bridge to give up again", 30_000);
+      assert.deepEqual(attempts(), [0, 1, 0, 1]);
+      await env.goodAnswers();
+    } finally {
+      await env.close();
+    }
+  });
+
+  test("a server whose start fails differently each time is restarted until its restarts run out", async () => {
+    const env = await twoServers({
+      ...fixtureEntry("crash-on-start"),
+      env: { FIXTURE_CRASH_WORDS: "vary" },
+      reconnect: FAST,
+      maxRestarts: 3,
+    });
+    try {
+      await waitFor(() => env.bad().state.kind === "gaveUp", "the restarts to run out", 30_000);
+      const attempts = env.rec.of("mcp.connecting", "bad").map((e) => e.attempt);
+      assert.deepEqual(attempts, [0, 1, 2, 3], "the first start and 3 restarts");
+      assert.doesNotMatch(String(env.rec.of("mcp.error", "bad").at(-1)?.error), /failed the same way/);
     } finally {
       await env.close();
     }

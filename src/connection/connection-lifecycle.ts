@@ -32,6 +32,7 @@ import { shutDownError, untrustedError } from "./stop-errors.ts";
 import { HealthChecks } from "./health-checks.ts";
 import type { LifecycleReport } from "./lifecycle-report.ts";
 import type { LiveSession } from "./live-session.ts";
+import { startFailureKey } from "./local/repeated-failure.ts";
 import { RetrySchedule, worthRetrying } from "./retry-schedule.ts";
 import { type SessionOpener, STDERR_LINES_QUOTED } from "./session-opener.ts";
 
@@ -60,6 +61,10 @@ export class ConnectionLifecycle {
   private current: ConnectionState<LiveSession>;
   /** The first connect of a run (startup, first use, `/mcp reconnect`), shared by everyone who needs the server up. */
   private starting?: Promise<void>;
+  /** How the last attempt failed, where a second failure the same way rules out restarting (./local/repeated-failure.ts). */
+  private lastFailure?: string;
+  /** The failure that was the same as the one before: it ends the schedule. */
+  private repeated?: BridgeError;
 
   constructor(private readonly options: LifecycleOptions) {
     const { config, report } = options;
@@ -68,7 +73,7 @@ export class ConnectionLifecycle {
       config.retry,
       {
         attempt: (n) => this.connectOnce(n),
-        retryable: (error) => worthRetrying(error, config.transport === "stdio"),
+        retryable: (error) => error !== this.repeated && worthRetrying(error, config.transport === "stdio"),
         scheduled: (attempt, at) => this.apply({ type: "scheduled", attempt, at }),
         gaveUp: (error) => this.giveUp(error),
       },
@@ -150,7 +155,7 @@ export class ConnectionLifecycle {
         error instanceof BridgeError
           ? error
           : ownsAttempt(this.current, id)
-            ? connectError(opener.errorContext(), error, durationMs)
+            ? this.failedStart(error, durationMs)
             : shutDownError(this.name, { whileConnecting: true, cause: error });
       const { kind, message } = wrapped;
       const signIn = kind === "auth" && this.options.auth.signInRequired;
@@ -160,12 +165,24 @@ export class ConnectionLifecycle {
       throw wrapped;
     }
     this.schedule.connected();
+    this.lastFailure = undefined;
     const toolCount = this.options.adopt(session);
     if (session.pid !== undefined) report.spawned(session.pid, config.command);
     const at = Date.now();
     this.apply({ type: "connected", id, session, at, durationMs: at - started, transport: session.kind, toolCount });
     this.checks.start(session);
     this.options.connected();
+  }
+
+  /** The error of a start that failed, said once more plainly (and not retried) when it failed as the one before. */
+  private failedStart(error: unknown, durationMs: number): BridgeError {
+    const ctx = this.options.opener.errorContext();
+    const key = startFailureKey(ctx, error);
+    const repeated = key !== undefined && key === this.lastFailure;
+    this.lastFailure = key;
+    const wrapped = connectError(ctx, error, durationMs, repeated);
+    if (repeated) this.repeated = wrapped;
+    return wrapped;
   }
 
   /** The live session was lost: release what is left of it and start the schedule. Nothing for a stale session. */
@@ -232,6 +249,7 @@ export class ConnectionLifecycle {
   /** Ends session, schedule and an attempt under way (waited for, so none runs beside the next) as the user asked. */
   async endOnPurpose(reason: string): Promise<void> {
     const session = this.live;
+    this.lastFailure = undefined;
     this.apply({ type: "stopped", reason });
     this.checks.stop();
     const ending = [session?.close({ graceful: false, terminateSession: true }), this.options.opener.abandon(session)];

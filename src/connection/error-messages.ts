@@ -275,7 +275,8 @@ function handshakeTimeoutMessage(ctx: ErrorContext, elapsedMs: number, where: st
   return `${message}. Raise \`${field}\` for '${config.name}' in ${config.source.path} if ${slow}.`;
 }
 
-export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: number): BridgeError {
+/** `repeated`: the start failed as the one before it did, so no restart follows (./local/repeated-failure.ts). */
+export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: number, repeated = false): BridgeError {
   const { config } = ctx;
   const kind = kindOf(error);
   const where =
@@ -317,6 +318,8 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
       : ctx.stderr()
         ? `MCP server '${config.name}': ${ended}; what it printed (below, and in /mcp) usually says why: ${check}`
         : `MCP server '${config.name}': ${ended}, and printed nothing to say why: ${check}, and run ${rerunHint(ctx)} to see how it fails (some servers write their errors only with their logging turned on: see its documentation)`;
+    if (repeated)
+      message += `. It failed the same way at its last start, so it was not restarted again: \`/mcp reconnect ${config.name}\` starts it once the cause is fixed`;
   } else {
     const detail = describeError(error);
     const hint = connectHint(detail);
