@@ -1153,6 +1153,12 @@ describe("status formatting", () => {
     const notice = formatStartupSummary([rows[0]!, first, again], [], []) ?? "";
     assert.match(notice, /… slow: still connecting; its tools appear when it is ready/);
     assert.match(notice, /✕ flaky: connection refused; connecting \(attempt 1\/5\)/);
+    const sentence = { ...again, name: "slowpoke", error: "no answer to the handshake. Raise `initTimeout` if slow." };
+    const told = formatStartupSummary([sentence], [], []) ?? "";
+    assert.match(
+      told,
+      /✕ slowpoke: no answer to the handshake\. Raise `initTimeout` if slow\. Connecting \(attempt 1\/5\)\./,
+    );
   });
   test("the README's /mcp table is what the code prints for its servers", () => {
     const base = { enabled: true, warnings: [], tools: [], vars: [] };

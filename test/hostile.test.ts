@@ -217,6 +217,23 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
     }
   });
 
+  test("a server that cannot reach a host, the same way each time, is restarted until its restarts run out", async () => {
+    // A network that is down now may be up in a moment. All Node's fetch says where a server prints no cause:
+    const exit = "console.error('Error: could not load the spec: fetch failed'); process.exit(1)";
+    const env = await twoServers({ command: process.execPath, args: ["-e", exit], reconnect: FAST, maxRestarts: 2 });
+    try {
+      await waitFor(() => env.bad().state.kind === "gaveUp", "the restarts to run out", 30_000);
+      assert.deepEqual(
+        env.rec.of("mcp.connecting", "bad").map((e) => e.attempt),
+        [0, 1, 2],
+      );
+      assert.match(env.bad().lastError ?? "", /could not reach a host it needs \(fetch failed\)/);
+      assert.doesNotMatch(env.bad().lastError ?? "", /failed the same way/);
+    } finally {
+      await env.close();
+    }
+  });
+
   test("a server whose start fails differently each time is restarted until its restarts run out", async () => {
     const env = await twoServers({
       ...fixtureEntry("crash-on-start"),

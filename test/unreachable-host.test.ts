@@ -48,6 +48,19 @@ describe("a host a local server could not reach, from its stderr", () => {
       { host: "127.0.0.1:1234", error: "connect ECONNREFUSED" },
       "the line with the host and port, over the object after it",
     );
+    assert.deepEqual(
+      unreachableHost([
+        "Failed to start server: Error: Failed to load OpenAPI spec from url: fetch failed",
+        "    at OpenAPISpecLoader.loadOpenAPISpec (file:///x/cli.js:14472:15)",
+      ]),
+      { host: undefined, error: "fetch failed" },
+      "Node's fetch, its cause not printed",
+    );
+    assert.deepEqual(
+      unreachableHost(["TypeError: fetch failed", "  [cause]: Error: getaddrinfo ENOTFOUND api.example.com"]),
+      { host: "api.example.com", error: "getaddrinfo ENOTFOUND" },
+      "its cause, where printed, names more",
+    );
     assert.equal(unreachableHost(["listening on stdio", "ready"]), undefined);
   });
 

@@ -181,6 +181,8 @@ function cut(text: string, max: number): string {
 function withDetail(text: string, detail: string | undefined): string {
   // A message that already says what is being done about it ("… so it was not retried") is not told it twice.
   if (!detail || text.includes(detail)) return text;
+  // A message that ends a sentence is followed by the detail's own.
+  if (text.endsWith(".")) return `${text} ${detail[0]!.toUpperCase()}${detail.slice(1)}.`;
   return detail.includes("(") ? `${text}; ${detail}` : `${text} (${detail})`;
 }
 

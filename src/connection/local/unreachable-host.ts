@@ -24,6 +24,8 @@ const HOSTNAME = /\b(?:hostname|address): '([^']+)'/;
 const PYTHON_HOST = /Failed to resolve '([^']+)'|ConnectionPool\(host='([^']+)'/;
 const PYTHON =
   /Temporary failure in name resolution|Name or service not known|Connection refused|Network is unreachable/i;
+/** Node's `fetch` says only this where a server printed the message without its cause (the lookup, the refusal). */
+const FETCH = /\bfetch failed\b/;
 
 /** The last host the lines say could not be reached, if any says so; a line that names it beats one that does not. */
 export function unreachableHost(lines: readonly string[]): UnreachableHost | undefined {
@@ -31,7 +33,7 @@ export function unreachableHost(lines: readonly string[]): UnreachableHost | und
   for (let i = lines.length - 1; i >= 0; i--) {
     const line = lines[i]!;
     const node = NODE.exec(line);
-    const python = node ? undefined : PYTHON.exec(line);
+    const python = node ? undefined : (PYTHON.exec(line) ?? FETCH.exec(line));
     if (!node && !python) continue;
     const found: UnreachableHost = node
       ? { host: node[3], error: node[1] ? `${node[1]} ${node[2]}` : node[2]! }
