@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { describe, test } from "node:test";
 import { validateToolArguments } from "@mariozechner/pi-ai";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import { argumentCheck } from "../src/translate/argument-check.ts";
+import { schemaCheck } from "../src/translate/schema-check.ts";
 import { MAX_PORTABLE_NODES, portableSchema } from "../src/translate/portable-schema.ts";
 import { normalizeInputSchema } from "../src/translate/schema.ts";
 import { geminiProblems, openAiProblems } from "./schema-rules.ts";
@@ -104,7 +104,7 @@ describe("real servers' schemas, made portable", () => {
     test(`${file}: arguments valid under the server's schema pass pi's validation of the portable copy`, () => {
       for (const tool of tools) {
         const { schema } = normalizeInputSchema(tool.inputSchema);
-        const { check } = argumentCheck(tool.inputSchema);
+        const { check } = schemaCheck(tool.inputSchema);
         assert.ok(check, `${tool.name}: the server's schema compiles`);
         for (const mode of [
           { all: false, nulls: false },

@@ -64,17 +64,29 @@ describe("tool schemas against a real server", { timeout: 60_000 }, () => {
     assert.equal((await runTool(strict, { count: 2, mode: "fast" })).text, "count=2 mode=fast");
   });
 
-  test("structuredContent that fits the outputSchema comes back in the details; one that does not is a clear tool error", async () => {
+  test("structuredContent comes back in the details; a result that misses the outputSchema still reaches the model, and the user hears of it once", async () => {
+    type Details = { structuredContent?: unknown; outputSchemaMismatch?: string };
     const typed = tools.get("typed")!;
     const ok = await runTool(typed, { fit: true });
-    assert.deepEqual((ok.result.details as { structuredContent?: unknown }).structuredContent, { temperature: 21.5 });
-    await assert.rejects(runTool(typed, { fit: false }), (error: Error) => {
-      assert.match(
-        error.message,
-        /Structured content does not match the tool's output schema: .*temperature.*must be number/,
-      );
-      return true;
-    });
+    assert.deepEqual((ok.result.details as Details).structuredContent, { temperature: 21.5 });
+    assert.equal((ok.result.details as Details).outputSchemaMismatch, undefined);
+    // Under the server in /mcp (its warnings).
+    const told = () => connection.warnings.filter((w) => /tool 'typed': a result does not match/.test(w));
+    assert.deepEqual(told(), []);
+    // The tool ran: its answer is the model's, not an error it would call the tool again for.
+    const unfit = await runTool(typed, { fit: false });
+    assert.equal(unfit.text, "weather");
+    const details = unfit.result.details as Details;
+    assert.deepEqual(details.structuredContent, { temperature: "warm" }, "as the server sent it");
+    assert.match(details.outputSchemaMismatch ?? "", /temperature.*must be number/);
+    const none = await runTool(typed, { omit: true });
+    assert.equal(none.text, "weather");
+    assert.equal((none.result.details as Details).outputSchemaMismatch, "no structured content");
+    assert.equal(told().length, 1, told().join("\n"));
+    assert.match(
+      told()[0]!,
+      /^tool 'typed': a result does not match its output schema \(.*must be number\); results are passed on as the server sent them$/,
+    );
   });
 
   test("title, annotations and outputSchema are kept; every tool carries its provenance, in the details and the bus events", async () => {

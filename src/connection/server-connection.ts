@@ -174,10 +174,18 @@ export class ServerConnection {
     return this.options.trusted?.() ?? true;
   }
 
-  /** Warnings about this server: from resolving the config (a variable its `env` needs is not set), and tools its limits left out. */
+  /**
+   * Warnings about this server: from resolving the config (a variable its `env` needs is not set), tools its limits left
+   * out, and what calls found wrong with its tools' results.
+   */
   get warnings(): string[] {
-    const { warning } = this.toolList;
-    return [...this.opener.warnings, ...this.auth.warnings, ...(warning ? [warning] : [])];
+    const { warning, findingLines } = this.toolList;
+    return [...this.opener.warnings, ...this.auth.warnings, ...(warning ? [warning] : []), ...findingLines];
+  }
+
+  /** What a call of `tool` found wrong with its result: under the server in /mcp and in the log, once per tool. */
+  resultFinding(tool: string, text: string): void {
+    if (this.toolList.found(tool, text)) this.report.log("warn", "tool.result.unfit", { tool, problem: text });
   }
 
   /** What the sandbox refused this server, and the rules of its last sandboxed start. */

@@ -19,7 +19,7 @@ import type { TSchema } from "typebox";
 import { Compile } from "typebox/compile";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { lazy } from "../common/lazy.ts";
-import type { ArgumentCheck } from "../translate/argument-check.ts";
+import type { SchemaCheck } from "../translate/schema-check.ts";
 import { normalizeToolResult, type PiContent } from "../translate/output.ts";
 import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
 import { normalizeInputSchema, OPEN_OBJECT_SCHEMA } from "../translate/schema.ts";
@@ -31,6 +31,8 @@ export interface ToolDetails {
   tool: string;
   provenance: McpProvenance;
   structuredContent?: unknown;
+  /** How `structuredContent` misses the tool's `outputSchema` (or that it is absent), where it does. */
+  outputSchemaMismatch?: string;
   truncated?: { fullOutputPath: string; totalBytes: number };
   progress?: Progress;
 }
@@ -102,29 +104,37 @@ function parameters(source: ToolSource): TSchema {
   }
 }
 
-const checker = lazy(() => import("../translate/argument-check.ts"));
+const checker = lazy(() => import("../translate/schema-check.ts"));
 
 /**
- * The server's own schema as a check on the arguments, built at the first call: the model's copy may be wider (see
+ * One of the server's schemas as a check, built at the first call (the checker, the SDK's JSON Schema validator, loads
+ * then too, not with pi's start). The input schema checks the arguments: the model's copy may be wider (see
  * ../translate/portable-schema.ts), and a mistake caught here gets the model a clear message without a round trip.
- * The checker (the SDK's JSON Schema validator) loads then too, not with pi's start.
  */
-function serverSchemaCheck(
-  server: string,
-  tool: Tool,
-  note: (text: string) => void,
-): () => Promise<ArgumentCheck | undefined> {
-  let built: Promise<ArgumentCheck | undefined> | undefined;
+function lazyCheck(schema: unknown, cannotCompile: (error: string) => void): () => Promise<SchemaCheck | undefined> {
+  let built: Promise<SchemaCheck | undefined> | undefined;
   const build = async () => {
-    const { argumentCheck } = await checker();
-    const { check, error } = argumentCheck(tool.inputSchema);
-    if (error)
-      note(
-        `MCP server '${server}', tool '${tool.name}': its input schema cannot be compiled (${error}); only the server checks the arguments`,
-      );
+    const { schemaCheck } = await checker();
+    const { check, error } = schemaCheck(schema);
+    if (error) cannotCompile(error);
     return check;
   };
   return () => (built ??= build());
+}
+
+/**
+ * How a result misses the tool's output schema, if it does. The result is the model's all the same: the tool ran (what
+ * it did is done), and its text says what it did; a server's schema that is out of date with its own results (common)
+ * must not turn that into a failure the model would try again.
+ */
+function outputSchemaCheck(source: ToolSource): (structured: unknown) => Promise<string | undefined> {
+  const { server, tool, note } = source;
+  const check = lazyCheck(tool.outputSchema, (error) =>
+    note(
+      `MCP server '${server}', tool '${tool.name}': its output schema cannot be compiled (${error}); its results are not checked against it`,
+    ),
+  );
+  return async (structured) => (structured === undefined ? "no structured content" : (await check())?.(structured));
 }
 
 export function toolDefinition(source: ToolSource): McpToolDefinition {
@@ -132,7 +142,12 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
   const originalName = tool.name;
   const title = tool.title ?? tool.annotations?.title ?? originalName;
   const provenance = mcpProvenance(server, originalName);
-  const checkFor = serverSchemaCheck(server, tool, source.note);
+  const checkFor = lazyCheck(tool.inputSchema, (error) =>
+    source.note(
+      `MCP server '${server}', tool '${originalName}': its input schema cannot be compiled (${error}); only the server checks the arguments`,
+    ),
+  );
+  const checkOutput = tool.outputSchema && outputSchemaCheck(source);
   // Permission extensions on pi 1.x read the server's hints (read-only, destructive…) from pi's tool list.
   return withToolHints<McpToolDefinition>(
     {
@@ -170,6 +185,12 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
         }
         const details: ToolDetails = { server, tool: originalName, provenance };
         if (result.structuredContent !== undefined) details.structuredContent = result.structuredContent;
+        const unfit = checkOutput && (await checkOutput(result.structuredContent));
+        if (unfit) {
+          details.outputSchemaMismatch = unfit;
+          const passed = "results are passed on as the server sent them";
+          connection.resultFinding(originalName, `a result does not match its output schema (${unfit}); ${passed}`);
+        }
         const content: PiContent[] = [];
         for (const part of normalized.content) {
           if (part.type !== "text") {

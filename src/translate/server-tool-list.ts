@@ -15,8 +15,10 @@ export class ServerToolList {
   warning?: string;
   /** A tool's name as shown → its name on the server, where the two differ. */
   private readonly serverNames = new Map<string, string>();
-  /** A tool's name as shown → its definition as the server sent it (the SDK reads what it needs for a call there). */
+  /** A tool's name as shown → its definition as the SDK gets it for a call (the server's, without `outputSchema`). */
   private readonly definitions = new Map<string, Tool>();
+  /** What calls found wrong with a tool's results, by its shown name: the first finding, until the list changes. */
+  private readonly findings = new Map<string, string>();
 
   constructor(private readonly limits: ServerLimits) {}
 
@@ -26,21 +28,36 @@ export class ServerToolList {
     const changed = warning !== this.warning ? warning : undefined;
     this.warning = warning;
     this.definitions.clear();
+    this.findings.clear();
     this.tools = tools.map((tool) => {
       const safe = safeTool(tool);
       if (safe.name !== tool.name) this.serverNames.set(safe.name, tool.name);
-      this.definitions.set(safe.name, tool);
+      // The SDK would throw away a result whose structured content misses its schema: the pi tool checks it instead.
+      const { outputSchema: _checkedByPi, ...forCall } = tool;
+      this.definitions.set(safe.name, forCall);
       return safe;
     });
     return changed;
   }
 
   /**
-   * A tool as its server defined it: the SDK copies parameters a schema marks (`x-mcp-header`) into request headers,
-   * and checks a result against the output schema, from this.
+   * A tool as its server defined it, less its output schema: the SDK copies parameters a schema marks (`x-mcp-header`)
+   * into request headers from this.
    */
   definition(shown: string): Tool | undefined {
     return this.definitions.get(shown);
+  }
+
+  /** Records what a call of `tool` found wrong with its result; true the first time for that tool. */
+  found(tool: string, text: string): boolean {
+    if (this.findings.has(tool)) return false;
+    this.findings.set(tool, text);
+    return true;
+  }
+
+  /** What calls found, one line per tool. */
+  get findingLines(): string[] {
+    return [...this.findings].map(([tool, text]) => `tool '${tool}': ${text}`);
   }
 
   /** The name to call a tool by on its server. */

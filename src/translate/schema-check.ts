@@ -1,13 +1,15 @@
 /**
- * Checks a call's arguments against the server's own input schema, the one the model's copy was made portable from
- * (./portable-schema.ts widens where a provider cannot express a rule; this is where that rule still holds). Uses the
- * SDK's JSON Schema validator.
+ * Checks a value against one of a server's schemas with the SDK's JSON Schema validator: a call's arguments against the
+ * tool's own input schema, the one the model's copy was made portable from (./portable-schema.ts widens where a
+ * provider cannot express a rule; this is where that rule still holds), and a result's structured content against its
+ * output schema.
  */
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/client/validators/ajv";
 import { isObject } from "../common/values.ts";
 import { shown } from "../common/terminal-text.ts";
 
-export type ArgumentCheck = (args: Record<string, unknown>) => string | undefined;
+/** What is wrong with a value, or undefined when it fits. */
+export type SchemaCheck = (value: unknown) => string | undefined;
 
 const validator = new AjvJsonSchemaValidator();
 
@@ -16,15 +18,15 @@ const validator = new AjvJsonSchemaValidator();
  * `$schema` and `$id` are left out: the validator knows one draft's keywords either way, and an `$id` would be shared
  * by every schema that names it (one server's could stand in for another's).
  */
-export function argumentCheck(schema: unknown): { check?: ArgumentCheck; error?: string } {
+export function schemaCheck(schema: unknown): { check?: SchemaCheck; error?: string } {
   if (!isObject(schema)) return {};
   const { $schema: _draft, $id: _id, ...rest } = schema;
   try {
     const validate = validator.getValidator(rest);
     return {
-      check: (args) => {
-        const result = validate(args);
-        return result.valid ? undefined : shown(result.errorMessage ?? "the arguments do not match", 2000);
+      check: (value) => {
+        const result = validate(value);
+        return result.valid ? undefined : shown(result.errorMessage ?? "it does not match", 2000);
       },
     };
   } catch (error) {
