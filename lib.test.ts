@@ -390,6 +390,30 @@ describe("validateServerEntry", () => {
     const plain = validateServerEntry("c", { command: "npx", args: ["-y", server, "--message=hi there"] }, project);
     assert.deepEqual([plain.warnings, plain.errors], [[], []], "a flag's value after `=` may hold spaces");
   });
+  test("a shell's `$HOME` or Windows' `%APPDATA%` where `${HOME}` was meant: a warning naming the field and what to write", () => {
+    const entry = {
+      command: "node",
+      args: ["$HOME/mcp/server.js", "--data=%APPDATA%/mcp", "$1", "costs $5", "${HOME}/ok"],
+      env: { PATH: "$PATH:/opt/bin", PRICE: "$ref" },
+      cwd: "$HOME/mcp",
+    };
+    assert.deepEqual(validateServerEntry("a", entry, project).warnings, [
+      "`cwd` holds $HOME, which is passed on as written (no shell reads the entry): write ${HOME} for the variable's value",
+      "`args[0]` holds $HOME, which is passed on as written (no shell reads the entry): write ${HOME} for the variable's value",
+      "`args[1]` holds %APPDATA%, which is passed on as written (no shell reads the entry): write ${APPDATA} for the variable's value",
+      "`env.PATH` holds $PATH, which is passed on as written (no shell reads the entry): write ${PATH} for the variable's value",
+    ]);
+    const headers = { Authorization: "Bearer $API_TOKEN", "X-Token": "!echo $API_TOKEN" };
+    const remote = { url: "https://mcp.example.com/mcp", headers };
+    assert.deepEqual(
+      validateServerEntry("b", remote, project).warnings.map((w) => w.slice(0, w.indexOf(","))),
+      ["`headers.Authorization` holds $API_TOKEN"],
+      "a `!command` value runs in a shell, which reads its variables",
+    );
+    // A shell's script reads its own variables.
+    const shell = { command: "sh", args: ["-c", "exec node $HOME/mcp/server.js"] };
+    assert.deepEqual(validateServerEntry("c", shell, project).warnings, []);
+  });
   test("`transport` (LangChain, mcp-use) and `transportType` (Cline) say what `type` says", () => {
     const url = "http://127.0.0.1:1/sse";
     for (const field of ["transport", "transportType"]) {

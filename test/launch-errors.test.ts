@@ -50,6 +50,16 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
         (await connectFailure(python)).message,
         /the script it runs, .*server\.py, does not exist .*check `args` of 'py'/,
       );
+      // A shell's `$HOME`, which no shell replaced.
+      const shell = connectionFor(
+        "home",
+        { command: process.execPath, args: ["$HOME/mcp/server.js"] },
+        { projectRoot: tmp.dir },
+      );
+      assert.match(
+        (await connectFailure(shell)).message,
+        /does not exist .*; \$HOME reached it as written \(no shell reads the entry\): write "\$\{HOME\}\/mcp\/server\.js" in `args` of 'home'/,
+      );
     } finally {
       tmp.cleanup();
     }

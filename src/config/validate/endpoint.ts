@@ -4,6 +4,8 @@
  */
 import { programName, quoteValue } from "../../common/text.ts";
 import type { JsonObject } from "../../common/values.ts";
+import { isCommandValue } from "../command-value.ts";
+import { shellVariables } from "../substitute.ts";
 import type { ServerConfig, TransportKind } from "../types.ts";
 import { MAX_TIMER_MS, stringMap } from "./fields.ts";
 
@@ -94,6 +96,10 @@ export function validateEndpoint(entry: JsonObject, errors: string[], warnings: 
     else cwd = entry.cwd;
   }
   const transport = kind ?? (hasUrl ? "http" : "stdio");
+  // A shell's `-c` script reads its own variables.
+  const shell = command !== undefined && SHELLS.has(programName(command)) && args[0] === "-c";
+  const fields = { command, cwd, url, ...(!shell && prefixed("args", args)), ...prefixed("env", env) };
+  checkShellVariables({ ...fields, ...prefixed("headers", headers) }, warnings);
   return { transport, type, command, args, url, env, headers, headersTtl, cwd };
 }
 
@@ -173,6 +179,28 @@ function urlField(value: unknown, errors: string[]): string | undefined {
   const urlError = checkUrl(value);
   if (urlError) errors.push(urlError);
   return value;
+}
+
+const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh"]);
+
+/** `args[0]`, `env.HOME`: each value of a list or map under the name a message gives it. */
+function prefixed(field: string, values: readonly string[] | Record<string, string>): Record<string, string> {
+  const sep = Array.isArray(values) ? (key: string) => `[${key}]` : (key: string) => `.${key}`;
+  return Object.fromEntries(Object.entries(values).map(([key, value]) => [`${field}${sep(key)}`, value]));
+}
+
+/**
+ * `$HOME` or `%APPDATA%` where `${HOME}` was meant: no shell reads the entry, so the server would get the text. (A
+ * `!command` value runs in a shell, which reads them.)
+ */
+function checkShellVariables(fields: Record<string, string | undefined>, warnings: string[]): void {
+  for (const [field, value] of Object.entries(fields)) {
+    const found = value === undefined || isCommandValue(value) ? [] : shellVariables(value);
+    if (found.length)
+      warnings.push(
+        `\`${field}\` holds ${found.map((v) => v.written).join(", ")}, which is passed on as written (no shell reads the entry): write ${found.map((v) => `\${${v.name}}`).join(", ")} for the variable's value`,
+      );
+  }
 }
 
 /** A flag and its value written as one argument (`"-y @scope/server"`), which the program gets as one word. */

@@ -5,6 +5,7 @@
  * the script itself imports). Pure.
  */
 import path from "node:path";
+import { shellVariables } from "../../config/substitute.ts";
 
 /** Node's `Error: Cannot find module '/p/build/index.js'`, Python's `can't open file '/p/server.py': [Errno 2] …`. */
 const NOT_FOUND = /Cannot find module '([^']+)'|can't open file '([^']+)': \[Errno 2\]/;
@@ -46,6 +47,15 @@ export function missingScriptAdvice(
       fix: `if it is there, it is under a path the sandbox denies (a denied directory looks empty inside; /mcp lists the server's refusals): move it out of that path, or set "sandbox": false for ${entry}`,
     };
   const reason = `the script it runs, ${file}, does not exist`;
+  const shellWords = shellVariables(arg);
+  if (shellWords.length) {
+    const meant = shellWords.reduce((text, v) => text.replace(v.written, `\${${v.name}}`), arg);
+    const written = shellWords.map((v) => v.written).join(", ");
+    return {
+      reason,
+      fix: `${written} reached it as written (no shell reads the entry): write ${JSON.stringify(meant)} in \`args\` of ${entry}`,
+    };
+  }
   if (path.isAbsolute(arg))
     return {
       reason,
