@@ -65,6 +65,36 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
     }
   });
 
+  test("a server whose code imports a package not installed for it (Node ESM and CommonJS, Python): named, with what to do", async () => {
+    const tmp = tempDir();
+    try {
+      const esm = path.join(tmp.dir, "server.mjs");
+      writeFileSync(esm, 'import "@example-not-installed/mcp-sdk";\n');
+      const cjs = path.join(tmp.dir, "server.cjs");
+      writeFileSync(cjs, 'require("example-not-installed-sdk");\n');
+      const py = path.join(tmp.dir, "server.py");
+      writeFileSync(py, "import example_not_installed_mcp\n");
+      const failure = async (name: string, command: string, script: string) =>
+        (await connectFailure(connectionFor(name, { command, args: [script] }))).message;
+      assert.match(
+        await failure("esm", process.execPath, esm),
+        new RegExp(
+          `^MCP server 'esm': ${esm} imports the package '@example-not-installed/mcp-sdk', which is not installed for it \\(the process exited .*\\); run \`npm install\` in the server's folder .*Restarting would not help`,
+        ),
+      );
+      assert.match(
+        await failure("cjs", process.execPath, cjs),
+        /^MCP server 'cjs': its code imports the package 'example-not-installed-sdk', which is not installed for it/,
+      );
+      assert.match(
+        await failure("py", "python3", py),
+        /^MCP server 'py': the Python it runs lacks the module 'example_not_installed_mcp' the server imports .*its virtualenv's python/,
+      );
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
   test("a command line longer than the system allows (E2BIG) is spawned once and not retried", async () => {
     const project = tempDir("mcp-bridge-e2big-project-");
     const agentDir = tempDir("mcp-bridge-e2big-agent-");

@@ -1,8 +1,9 @@
 /**
  * A local server whose entry names a script that is not there: `"args": ["build/index.js"]`, taken from the project
  * root where the server starts, or a server from source not built yet. Node or Python says so and exits, and every
- * restart would too. This finds that path in what it printed, where it is one of the entry's arguments (not a module
- * the script itself imports). Pure.
+ * restart would too. This finds that path in what it printed, where it is one of the entry's arguments; or a package
+ * the script imports that is not installed for it (a server cloned without `npm install`, a Python server started
+ * with a Python that lacks its packages). Pure.
  */
 import path from "node:path";
 import { shellVariables } from "../../config/substitute.ts";
@@ -10,28 +11,35 @@ import { shellVariables } from "../../config/substitute.ts";
 /** Node's `Error: Cannot find module '/p/build/index.js'`, Python's `can't open file '/p/server.py': [Errno 2] …`. */
 const NOT_FOUND = /Cannot find module '([^']+)'|can't open file '([^']+)': \[Errno 2\]/;
 
-/** The script, as the process looked for it, and the argument that named it. */
-export interface MissingScript {
-  file: string;
-  arg: string;
-  cwd: string;
+/** Node's `Cannot find package 'x' imported from /p/server.mjs` (or a bare `Cannot find module 'x'`), Python's. */
+const NO_PACKAGE = /Cannot find (?:package|module) '([^'./][^']*)'(?: imported from (\S+))?|No module named '([^']+)'/;
+
+/** The script, as the process looked for it, and the argument that named it; or the package it lacks. */
+export type MissingScript = (
+  { file: string; arg: string; cwd: string; package?: undefined } | { package: string; python: boolean; from?: string }
+) & {
   /** The server runs in a sandbox, which hides what its rules deny (a denied directory looks empty). */
   sandboxed?: boolean;
-}
+};
 
-/** The script an argument names that the output says is not there, if it says so. */
+/** The script an argument names, or a package it imports, that the output says is not there, if it says so. */
 export function missingScript(
   lines: readonly string[],
   args: readonly string[],
   cwd: string,
 ): MissingScript | undefined {
+  let lacks: MissingScript | undefined;
   for (const line of lines) {
     const found = NOT_FOUND.exec(line);
     const file = found?.[1] ?? found?.[2];
     const arg = file && args.find((a) => path.resolve(cwd, a) === file);
     if (file && arg) return { file, arg, cwd };
+    const none = NO_PACKAGE.exec(line);
+    // npx's own copy of a package lacking a module is npm's matter (./npx-failure.ts).
+    if (none && !none[2]?.includes("/_npx/"))
+      lacks ??= { package: (none[1] ?? none[3])!, python: !!none[3], from: none[2] };
   }
-  return undefined;
+  return lacks;
 }
 
 /** Why the start failed, and the change to the server's entry. */
@@ -39,8 +47,9 @@ export function missingScriptAdvice(
   missing: MissingScript,
   server: { name: string; source: { path: string } },
 ): { reason: string; fix: string } {
-  const { file, arg, cwd } = missing;
   const entry = `'${server.name}' in ${server.source.path}`;
+  if (missing.package !== undefined) return packageAdvice(missing, entry);
+  const { file, arg, cwd } = missing;
   if (missing.sandboxed)
     return {
       reason: `the script it runs, ${file}, cannot be found inside its sandbox`,
@@ -64,5 +73,20 @@ export function missingScriptAdvice(
   return {
     reason,
     fix: `${JSON.stringify(arg)} is taken from ${cwd}, where the server starts (the project root, or its \`cwd\`): write the script's absolute path in \`args\` of ${entry}`,
+  };
+}
+
+/** A package the server's code imports that is not installed where it runs. */
+function packageAdvice(missing: MissingScript & { package: string }, entry: string): { reason: string; fix: string } {
+  const { package: name, python, from } = missing;
+  if (python)
+    return {
+      reason: `the Python it runs lacks the module '${name}' the server imports`,
+      fix: `start it with the Python of the environment its packages are installed in (its virtualenv's python, or \`uv run\` as its README says): \`command\` and \`args\` of ${entry}`,
+    };
+  const script = from ? `${from.replace(/^file:\/\//, "")} imports` : "its code imports";
+  return {
+    reason: `${script} the package '${name}', which is not installed for it`,
+    fix: `run \`npm install\` in the server's folder (where its package.json is), and build it if its README says so; or check \`args\` of ${entry}`,
   };
 }
