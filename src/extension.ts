@@ -87,8 +87,9 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   const tracing = await startTelemetry(env);
   if (tracing.problem) logger.log({ level: "warn", event: "telemetry.off", message: tracing.problem });
   const serverLogs: LogFile[] = [];
+  const serverLogPath = (server: string) => path.join(dataDir, "servers", serverLogFileName(server));
   const serverLogFor = (server: string) => {
-    const log = new LogFile(path.join(dataDir, "servers", serverLogFileName(server)), {
+    const log = new LogFile(serverLogPath(server), {
       maxBytes: SERVER_LOG_MAX_BYTES,
       keep: 1,
     });
@@ -343,11 +344,12 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       resourceServers: () => resourceTools.offering().map((c) => c.name),
       fetchPrompts: (connection, signal) => promptCommands.refresh(connection, signal),
       env,
-      logTail: (server, lines) => {
-        const file = path.join(dataDir, "servers", serverLogFileName(server));
+      logFile: (server, log) => (log === "bridge" ? logger.path : serverLogPath(server)),
+      logTail: (server, lines, log = "stderr") => {
+        const file = log === "bridge" ? logger.path : serverLogPath(server);
         // Lines still waiting for their batch belong in the view too.
-        for (const log of serverLogs) if (log.path === file) log.flush();
-        return readLogTail(file, lines);
+        for (const open of [logger, ...serverLogs]) if (open.path === file) open.flush();
+        return readLogTail(file, lines, log === "bridge" ? server : undefined);
       },
       importLocations: () => ({ home: os.homedir(), projectRoot: bridge.projectRoot, platform: process.platform, env }),
     });

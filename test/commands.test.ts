@@ -187,6 +187,33 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     assert.doesNotMatch(one, /mcp_local_echo/);
   });
 
+  test("/mcp logs: a local server's stderr and what the bridge logged about it, with each file; a remote one has no stderr", async () => {
+    const local = await run("/mcp logs local");
+    const stderrLog = path.join(agentDir.dir, "mcp-bridge", "servers", "local.log");
+    const bridgeLog = path.join(agentDir.dir, "mcp-bridge", "mcp.log");
+    assert.match(
+      local,
+      new RegExp(
+        `^MCP server 'local': the last \\d+ lines? it wrote to stderr \\(${stderrLog}\\):\n {4}\\d\\d:\\d\\d:\\d\\d fixture server starting`,
+      ),
+    );
+    // The bridge's records of this server only, each an event with its plain fields on one line.
+    const records = local.slice(local.indexOf("What the bridge logged")).split("\n");
+    assert.match(
+      records[0]!,
+      new RegExp(`^What the bridge logged about it, the last \\d+ records? \\(${bridgeLog}\\):$`),
+    );
+    assert.ok(
+      records.some((r) =>
+        /^ {4}\d\d:\d\d:\d\d connected attempt=0 transport=stdio durationMs=\d+ toolCount=\d+$/.test(r),
+      ),
+      local,
+    );
+    const web = await run("/mcp logs web");
+    assert.match(web, /^MCP server 'web' is remote: it has no stderr\.\nWhat the bridge logged about it/);
+    assert.doesNotMatch(web, /transport=stdio/, "another server's records are not shown");
+  });
+
   test("/mcp test connects afresh, lists tools with sizes, registers nothing; a broken server gets its classified error", async () => {
     const before = readLog(log).filter((e) => e.event === "start").length;
     const toolsBefore = tools().length;
@@ -334,7 +361,7 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     const listed = [...help.matchAll(/^ {2}(\S+) +\S/gm)].map(([, name]) => name);
     assert.deepEqual(
       listed,
-      ["list", "tools", "prompts", "resources", "add", "remove", "test", "reconnect", "enable"].concat([
+      ["list", "tools", "prompts", "resources", "logs", "add", "remove", "test", "reconnect", "enable"].concat([
         "disable",
         "off",
         "on",

@@ -309,12 +309,21 @@ describe("readLogTail", { timeout: 60_000 }, () => {
       const log = new LogFile(file, { maxBytes: 10 * 1024 * 1024 });
       // Multi-byte text, so a cut by bytes and a count of characters differ.
       for (let i = 0; i < 2000; i++) log.log({ level: "debug", event: "stderr", line: `ünïcödé line ${i}` });
-      log.log({ level: "warn", event: "disconnected", error: "the process exited" });
+      log.log({ level: "warn", event: "disconnected", server: "a", error: "the process exited\nLast stderr lines:" });
       log.flush();
       const tail = readLogTail(file, 3);
       assert.equal(tail.length, 3);
       assert.match(tail[0]!, /^\d\d:\d\d:\d\d ünïcödé line 1998$/);
-      assert.match(tail[2]!, /disconnected: the process exited$/);
+      assert.match(
+        tail[2]!,
+        /^\d\d:\d\d:\d\d disconnected error=the process exited$/,
+        "an event, its fields' first lines",
+      );
+      assert.deepEqual(
+        readLogTail(file, 3, "a").map((l) => l.slice(9)),
+        ["disconnected error=the process exited"],
+        "one server's records",
+      );
       const many = readLogTail(file, 100_000);
       assert.ok(many.length < 2001, "only the end of the file is read");
       assert.ok(

@@ -326,10 +326,10 @@ export class LogFile implements Logger {
 const TAIL_BYTES = 64 * 1024;
 
 /**
- * The last `count` records of a JSON-lines log, each as its `line` (a server's stderr line) or its event and
- * message, for `/mcp`'s view of a server. Missing or unreadable files give none.
+ * The last `count` records of a JSON-lines log (of `server` only, where given), each as its `line` (a server's stderr
+ * line) or its event and message, for `/mcp`'s view of a server. Missing or unreadable files give none.
  */
-export function readLogTail(path: string, count: number): string[] {
+export function readLogTail(path: string, count: number, server?: string): string[] {
   let text: string;
   let cut = false;
   try {
@@ -350,16 +350,21 @@ export function readLogTail(path: string, count: number): string[] {
   const lines = text.split("\n").filter((l) => l.trim() !== "");
   // The first line may be cut in the middle when the file is longer than what was read.
   if (cut) lines.shift();
-  return lines.slice(-count).map((line) => {
+  const records = lines.map((line) => {
     try {
-      const record = JSON.parse(line) as { time?: string; event?: string; line?: unknown; error?: unknown };
-      const body =
-        typeof record.line === "string"
-          ? record.line
-          : `${record.event ?? ""}${typeof record.error === "string" ? `: ${record.error}` : ""}`;
-      return `${record.time?.slice(11, 19) ?? ""} ${body}`.trim();
+      return JSON.parse(line) as Record<string, unknown>;
     } catch {
       return line;
     }
+  });
+  const kept = server === undefined ? records : records.filter((r) => typeof r !== "string" && r.server === server);
+  return kept.slice(-count).map((record) => {
+    if (typeof record === "string") return record;
+    const { time, level: _level, server: _server, event = "", line, ...fields } = record;
+    // An event with its plain fields, each on one line: `connected attempt=0 durationMs=812 toolCount=2`.
+    const plain = Object.entries(fields).filter(([, value]) => ["string", "number", "boolean"].includes(typeof value));
+    const shown = plain.map(([key, value]) => `${key}=${String(value).split("\n", 1)[0]}`);
+    const body = typeof line === "string" ? line : [event, ...shown].join(" ");
+    return `${typeof time === "string" ? time.slice(11, 19) : ""} ${body}`.trim();
   });
 }

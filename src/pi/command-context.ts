@@ -17,6 +17,9 @@ import type { ServersOff } from "./servers-off.ts";
 export const MCP_COMMAND_DESCRIPTION =
   "MCP servers: status, tools, add/remove/test/reconnect/enable/disable/import, on/off for this session, sign in and out, trust";
 
+/** A local server's own log of its stderr, or the bridge's log, `mcp.log`. */
+type LogKind = "stderr" | "bridge";
+
 export interface CommandDeps {
   pi: ExtensionAPI;
   bridge: McpBridge;
@@ -34,8 +37,10 @@ export interface CommandDeps {
   /** A server's prompts with the commands that run them, fetched afresh (for /mcp prompts). */
   fetchPrompts: PromptFetch;
   env: Environment;
-  /** The last lines of a server's own log. */
-  logTail(server: string, lines: number): string[];
+  /** The last lines of a server's own log (its stderr), or of what the bridge's log says of it. */
+  logTail(server: string, lines: number, log?: LogKind): string[];
+  /** Where that log is. */
+  logFile(server: string, log: LogKind): string;
   /** Where other clients keep their configs (for /mcp import). */
   importLocations(): ImportLocations;
 }

@@ -26,6 +26,7 @@ import { promptListingText, resourceListingText } from "./offer-listing.ts";
 import { isSandboxed } from "../config/sandbox-setting.ts";
 import { sandboxCheck } from "./sandbox-check.ts";
 import { saysOff, switchOffCommand, switchOnCommand } from "./command-off.ts";
+import { logsText } from "./command-logs.ts";
 
 /** The named server, or one the user picks; undefined (with a message) when there is none. */
 async function pickServer(
@@ -282,6 +283,12 @@ const SUBCOMMANDS: readonly Subcommand[] = [
     help: "Each server's resources and resource templates",
     completes: "server",
     run: listing("resources"),
+  },
+  {
+    name: "logs",
+    help: "A local server's last stderr lines and what the bridge logged about it, with where each log is",
+    completes: "server",
+    run: onServer("show the logs of", async (deps, connection, ctx) => show(ctx, logsText(deps, connection))),
   },
   { name: "add", help: "Add a server, step by step", run: (deps, _, ctx) => addServer(deps, ctx) },
   {
