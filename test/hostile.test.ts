@@ -251,6 +251,24 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
     }
   });
 
+  test("a server that says its tool list changed whenever it is read is read at most once a second", async () => {
+    const log = path.join(tmp.dir, "relist.jsonl");
+    const env = await twoServers(hostile("relist", { FIXTURE_LOG: log }));
+    try {
+      const lists = () => readLog(log).filter((e) => e.event === "list");
+      // Read afresh at once after each change it says, this took a few milliseconds.
+      await waitFor(() => lists().length >= 4, "three reads after the first", 30_000);
+      // Two intervals of a second lie between the second read and the fourth; the server's clock sees them less the
+      // time the second request took to reach it, which a margin of half a second leaves room for.
+      const at = lists().map((e) => e.at as number);
+      assert.ok(at[3]! - at[1]! >= 1500, `the fourth read came ${at[3]! - at[1]!} ms after the second`);
+      assert.equal(env.bad().status, "connected");
+      await env.goodAnswers();
+    } finally {
+      await env.close();
+    }
+  });
+
   test("the restart count starts again once a server has stayed up for the stable period", async () => {
     const log = path.join(tmp.dir, "stable.jsonl");
     const events = recorder();

@@ -36,7 +36,8 @@ import { credentialsRefused, type FreshHeaders } from "./fresh-headers.ts";
 import type { HealthStatus, HealthTracker } from "./health.ts";
 import { LifecycleReport } from "./lifecycle-report.ts";
 import type { LiveSession, RequestOptions, Run } from "./live-session.ts";
-import { type ClientFeatures, directoryRoot, type ServerChange } from "./mcp-client.ts";
+import { type ClientFeatures, directoryRoot, type ServerChange, type ServerList } from "./mcp-client.ts";
+import { ListRefresh } from "./list-refresh.ts";
 import { type CallOptions, lostCause, requestOptions, safeToRepeat, sendAgain } from "./request-recovery.ts";
 import { SessionOpener, type SessionOpenerOptions } from "./session-opener.ts";
 import type { RefusalRecord } from "../sandbox/refusal-record.ts";
@@ -90,6 +91,12 @@ export class ServerConnection {
   private readonly lifecycle: ConnectionLifecycle;
   /** What the client answers the server, at the handshake and in a task's questions alike. */
   private readonly features: ClientFeatures;
+  /** What each list's `list_changed` starts, at most once a second. */
+  private readonly listRefreshes: Record<ServerList, ListRefresh<LiveSession>> = {
+    tools: new ListRefresh((session) => this.refreshTools(session)),
+    prompts: new ListRefresh((session) => void this.changed(session, { kind: "list", list: "prompts" })),
+    resources: new ListRefresh((session) => void this.changed(session, { kind: "list", list: "resources" })),
+  };
 
   constructor(
     readonly config: ServerConfig,
@@ -117,8 +124,7 @@ export class ServerConnection {
       events: {
         dropped: (session, reason) => this.lifecycle.dropped(session, reason),
         streamError: (session, error) => this.lifecycle.streamError(session, error),
-        listChanged: (session, list) =>
-          list === "tools" ? void this.refreshTools(session) : this.changed(session, { kind: "list", list }),
+        listChanged: (session, list) => this.listRefreshes[list].request(session),
         resourceUpdated: (session, uri) => this.changed(session, { kind: "updated", uri }),
       },
     });
