@@ -217,22 +217,31 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
     }
   });
 
-  test("a server that cannot reach a host, the same way each time, is restarted until its restarts run out", async () => {
-    // A network that is down now may be up in a moment. All Node's fetch says where a server prints no cause:
-    const exit = "console.error('Error: could not load the spec: fetch failed'); process.exit(1)";
-    const env = await twoServers({ command: process.execPath, args: ["-e", exit], reconnect: FAST, maxRestarts: 2 });
-    try {
-      await waitFor(() => env.bad().state.kind === "gaveUp", "the restarts to run out", 30_000);
-      assert.deepEqual(
-        env.rec.of("mcp.connecting", "bad").map((e) => e.attempt),
-        [0, 1, 2],
-      );
-      assert.match(env.bad().lastError ?? "", /could not reach a host it needs \(fetch failed\)/);
-      assert.doesNotMatch(env.bad().lastError ?? "", /failed the same way/);
-    } finally {
-      await env.close();
-    }
-  });
+  // A network that is down now may be up in a moment (all Node's fetch says where a server prints no cause), and a port
+  // another process holds may be free: the same failure each time, retried all the same.
+  for (const [what, printed, said] of [
+    [
+      "cannot reach a host",
+      "Error: could not load the spec: fetch failed",
+      /could not reach a host it needs \(fetch failed\)/,
+    ],
+    ["finds its port in use", "Error: listen EADDRINUSE: address already in use :::3000", /EADDRINUSE/],
+  ] as const)
+    test(`a server that ${what}, the same way each time, is restarted until its restarts run out`, async () => {
+      const exit = `console.error(${JSON.stringify(printed)}); process.exit(1)`;
+      const env = await twoServers({ command: process.execPath, args: ["-e", exit], reconnect: FAST, maxRestarts: 2 });
+      try {
+        await waitFor(() => env.bad().state.kind === "gaveUp", "the restarts to run out", 30_000);
+        assert.deepEqual(
+          env.rec.of("mcp.connecting", "bad").map((e) => e.attempt),
+          [0, 1, 2],
+        );
+        assert.match(env.bad().lastError ?? "", said);
+        assert.doesNotMatch(env.bad().lastError ?? "", /failed the same way/);
+      } finally {
+        await env.close();
+      }
+    });
 
   test("a server whose start fails differently each time is restarted until its restarts run out", async () => {
     const env = await twoServers({

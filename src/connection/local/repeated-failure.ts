@@ -4,7 +4,8 @@
  * keeps the user waiting on "retrying" and, for an `npx` server, runs npm each time. What counts as the same: how the
  * process ended, and what it printed with the numbers in it (times, process ids, ports, durations) left out. A failure
  * that may pass by itself is never the same: a handshake that ran out of time (a slow start), a host the server could
- * not reach (its output says so), a limit the bridge stopped it for. Pure.
+ * not reach (its output says so), a port another process holds (it may be its own last run, still ending), a limit the
+ * bridge stopped it for. Pure.
  */
 import { kindOf } from "../../common/error-kinds.ts";
 import type { ErrorContext } from "../error-messages.ts";
@@ -14,5 +15,7 @@ export function startFailureKey(ctx: ErrorContext, error: unknown): string | und
   if (ctx.config.transport !== "stdio" || !ctx.exitDescription || ctx.violation) return undefined;
   const kind = kindOf(error);
   if (kind === "timeout" || kind === "auth" || ctx.unreachable) return undefined;
-  return `${ctx.exitDescription}\n${ctx.stderr().replace(/\d+/g, "#")}`;
+  const printed = ctx.stderr();
+  if (/\bEADDRINUSE\b|address already in use/i.test(printed)) return undefined;
+  return `${ctx.exitDescription}\n${printed.replace(/\d+/g, "#")}`;
 }
