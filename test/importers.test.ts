@@ -231,6 +231,71 @@ describe("Claude Desktop", { timeout: 60_000 }, () => {
   });
 });
 
+describe("mcp-remote entries", { timeout: 60_000 }, () => {
+  it("are imported as the remote servers they reach: headers (its env's values in them), transport, OAuth client, callback port", () => {
+    const text = JSON.stringify({
+      mcpServers: {
+        atlassian: { command: "npx", args: ["-y", "mcp-remote", "https://mcp.atlassian.com/v1/sse"] },
+        internal: {
+          command: "npx",
+          args: ["mcp-remote@latest", "https://mcp.example.com/mcp", "--header", "Authorization:${AUTH_HEADER}"],
+          env: { AUTH_HEADER: "Bearer ${EXAMPLE_TOKEN}" },
+        },
+        pinned: {
+          command: "mcp-remote",
+          args: ["https://mcp.example.org/sse", "9876", "--transport", "sse-only", "--debug"],
+        },
+        registered: {
+          command: "bunx",
+          args: [
+            "mcp-remote",
+            "https://mcp.example.net/mcp",
+            "--static-oauth-client-info",
+            '{"client_id":"pi-bridge"}',
+            "--static-oauth-client-metadata",
+            '{"scope":"read write","token_endpoint_auth_method":"none"}',
+            "--resource",
+            "https://mcp.example.net/",
+          ],
+          disabled: true,
+        },
+        notproxy: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory", "https://x.example"] },
+      },
+    });
+    const file: ClientConfigFile = { client: "claude-desktop", scope: "user", path: "/fixtures/remote.json" };
+    const { servers, errors } = parseClientConfig(file, text, LOC);
+    assert.deepEqual(errors, []);
+    assert.deepEqual(entries(servers), {
+      atlassian: { url: "https://mcp.atlassian.com/v1/sse" },
+      internal: { url: "https://mcp.example.com/mcp", headers: { Authorization: "Bearer ${EXAMPLE_TOKEN}" } },
+      pinned: { type: "sse", url: "https://mcp.example.org/sse", auth: { callbackPort: 9876 } },
+      registered: {
+        url: "https://mcp.example.net/mcp",
+        auth: { clientId: "pi-bridge", scopes: ["read", "write"] },
+        enabled: false,
+      },
+      notproxy: { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory", "https://x.example"] },
+    });
+    assertImportable(servers);
+    assert.match(
+      server(servers, "atlassian").notes.join("\n"),
+      /ran `mcp-remote` to reach https:\/\/mcp\.atlassian\.com\/v1\/sse: imported as that remote server/,
+    );
+    assert.match(
+      server(servers, "pinned").notes.join("\n"),
+      /mcp-remote's `--debug` is not needed by mcp-bridge and was left out/,
+    );
+    const registered = server(servers, "registered").notes.join("\n");
+    assert.match(
+      registered,
+      /`token_endpoint_auth_method` of mcp-remote's `--static-oauth-client-metadata` was left out/,
+    );
+    assert.match(registered, /mcp-remote's `--resource` is not needed/);
+    assert.doesNotMatch(registered, /mcp\.example\.net\/`/, "a flag's value is not taken for a flag");
+    assert.deepEqual(server(servers, "notproxy").notes, []);
+  });
+});
+
 describe("Claude Code", { timeout: 60_000 }, () => {
   it("imports .mcp.json: ${VAR:-default} kept, sse kept as a type, oauth mapped, headersHelper noted, ws rejected", () => {
     const { servers, errors } = parseFixture("claude-code", "claude-code/mcp.json", "project");

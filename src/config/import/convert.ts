@@ -8,6 +8,7 @@ import { isVariableName } from "../substitute.ts";
 import { transportOfType } from "../validate/endpoint.ts";
 import { SECONDS_BELOW } from "../validate/timeout.ts";
 import type { ClientId } from "./import-types.ts";
+import { remoteOfProxy } from "./mcp-remote.ts";
 
 /** Collects notes once each, in order. */
 export class Notes {
@@ -25,7 +26,10 @@ export function convertEntry(client: ClientId, raw: JsonObject, notes: Notes): J
       : client === "opencode"
         ? convertOpencode(raw, notes)
         : convertStandard(client, raw, notes);
-  return inWritingOrder(entry);
+  const remote = remoteOfProxy(entry, notes);
+  // What is not about the process stays with the remote entry.
+  if (remote) for (const key of ["timeout", "requestTimeout", "enabled"]) if (key in entry) remote[key] = entry[key];
+  return inWritingOrder(remote ?? entry);
 }
 
 const FIELD_ORDER = "type command args env cwd url headers auth timeout requestTimeout enabled".split(" ");

@@ -1,0 +1,93 @@
+/**
+ * An entry that runs `mcp-remote`, the stdio proxy clients without remote support use to reach a remote server
+ * (`npx mcp-remote https://mcp.example.com/sse --header "Authorization: Bearer ${TOKEN}"`), imported as the remote
+ * entry it stands for: the bridge connects to remote servers itself and signs in to them with OAuth in pi, without a
+ * Node process per server or mcp-remote's own sign-in (a browser opened by a process pi cannot see). Pure.
+ */
+import { programName } from "../../common/text.ts";
+import { isObject, type JsonObject } from "../../common/values.ts";
+
+/** Where what could not be carried over is said (./convert.ts's `Notes`). */
+type Notes = { add(note: string): void };
+
+/** mcp-remote's flags that take a value, and those that do not; what the bridge does not need is noted. */
+const VALUE_FLAGS = new Set([
+  "--header",
+  "--transport",
+  "--static-oauth-client-info",
+  "--static-oauth-client-metadata",
+]);
+const NOTED_VALUE_FLAGS = new Set(
+  "--header-file --resource --host --auth-timeout --ignore-tool --connect-timeout --headers-timeout --body-timeout".split(
+    " ",
+  ),
+);
+
+/** The package's name in `npx`'s arguments (`mcp-remote`, `mcp-remote@latest`), and what follows it. */
+function proxyArgs(entry: JsonObject): string[] | undefined {
+  const { command, args = [] } = entry;
+  if (typeof command !== "string" || !Array.isArray(args) || !args.every((a) => typeof a === "string")) return;
+  const program = programName(command);
+  if (program === "mcp-remote") return args;
+  if (program !== "npx" && program !== "bunx") return undefined;
+  const at = args.findIndex((a) => !a.startsWith("-"));
+  return at >= 0 && /^mcp-remote(@[\w.-]+)?$/.test(args[at]!) ? args.slice(at + 1) : undefined;
+}
+
+/** The remote entry an `mcp-remote` entry stands for, or undefined when the entry is something else. */
+export function remoteOfProxy(entry: JsonObject, notes: Notes): JsonObject | undefined {
+  const args = proxyArgs(entry);
+  const url = args?.find((a) => /^https?:\/\//i.test(a));
+  if (!args || !url) return undefined;
+  // mcp-remote reads `${NAME}` in its arguments from its own `env`, which the remote entry does not have.
+  const env = isObject(entry.env) ? entry.env : {};
+  const expand = (text: string) =>
+    text.replace(/\$\{(\w+)\}/g, (whole, name: string) => (typeof env[name] === "string" ? env[name] : whole));
+  const remote: JsonObject = { url };
+  const headers: Record<string, string> = {};
+  const auth: JsonObject = {};
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const value = args[i + 1];
+    if (arg === url) continue;
+    if (VALUE_FLAGS.has(arg) && value !== undefined) {
+      i++;
+      if (arg === "--header") {
+        const colon = value.indexOf(":");
+        if (colon > 0) headers[value.slice(0, colon).trim()] = expand(value.slice(colon + 1).trim());
+      } else if (arg === "--transport") {
+        if (value === "sse-only") remote.type = "sse";
+        if (value === "http-only") remote.type = "http";
+      } else oauthClient(arg, expand(value), auth, notes);
+    } else if (/^\d+$/.test(arg)) auth.callbackPort = Number(arg);
+    else {
+      if (NOTED_VALUE_FLAGS.has(arg) && value !== undefined) i++;
+      notes.add(`mcp-remote's \`${arg}\` is not needed by mcp-bridge and was left out`);
+    }
+  }
+  if (Object.keys(headers).length) remote.headers = headers;
+  if (Object.keys(auth).length) remote.auth = auth;
+  notes.add(
+    `ran \`mcp-remote\` to reach ${url}: imported as that remote server, which mcp-bridge connects to itself (\`/mcp auth\` signs in where it asks)`,
+  );
+  return remote;
+}
+
+/** `--static-oauth-client-info` (`client_id`, `client_secret`) and `--static-oauth-client-metadata` (`scope`). */
+function oauthClient(flag: string, value: string, auth: JsonObject, notes: Notes): void {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    // `@/path/to/file.json`, or JSON that does not parse.
+  }
+  if (!isObject(parsed)) {
+    notes.add(`mcp-remote's \`${flag}\` was not JSON written in the entry and was left out`);
+    return;
+  }
+  const { client_id: id, client_secret: secret, scope, ...rest } = parsed;
+  if (typeof id === "string") auth.clientId = id;
+  if (typeof secret === "string") auth.clientSecret = secret;
+  if (typeof scope === "string") auth.scopes = scope.split(/\s+/).filter(Boolean);
+  for (const key of Object.keys(rest)) notes.add(`\`${key}\` of mcp-remote's \`${flag}\` was left out`);
+}
