@@ -10,7 +10,7 @@ import { isObject, type JsonObject } from "../../common/values.ts";
 /** Where what could not be carried over is said (./convert.ts's `Notes`). */
 type Notes = { add(note: string): void };
 
-/** mcp-remote's flags that take a value, and those that do not; what the bridge does not need is noted. */
+/** mcp-remote's flags the import reads, each with a value; after them, the valued ones it leaves out (with a note). */
 const VALUE_FLAGS = new Set([
   "--header",
   "--transport",
@@ -26,7 +26,8 @@ const NOTED_VALUE_FLAGS = new Set(
 /** The package's name in `npx`'s arguments (`mcp-remote`, `mcp-remote@latest`), and what follows it. */
 function proxyArgs(entry: JsonObject): string[] | undefined {
   const { command, args = [] } = entry;
-  if (typeof command !== "string" || !Array.isArray(args) || !args.every((a) => typeof a === "string")) return;
+  if (typeof command !== "string" || !Array.isArray(args) || !args.every((a) => typeof a === "string"))
+    return undefined;
   const program = programName(command);
   if (program === "mcp-remote") return args;
   if (program !== "npx" && program !== "bunx") return undefined;
