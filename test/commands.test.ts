@@ -349,6 +349,26 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     assert.match(await run("/mcp add", ["A URL", "not a url"]), /The URL is not a valid URL/);
   });
 
+  test("/mcp add: a command line that runs mcp-remote adds the remote server it reaches, asking how it signs in", async () => {
+    const asked = ui.asked.length;
+    const text = await run("/mcp add", [
+      "A local command",
+      "npx -y mcp-remote https://mcp.example.com/sse",
+      "",
+      "OAuth",
+      "All projects",
+      false,
+    ]);
+    assert.match(text, /mcp-remote reaches https:\/\/mcp\.example\.com\/sse: it is added as that remote server/);
+    assert.ok(
+      ui.asked.slice(asked).some((q) => q.includes("How does it authenticate?")),
+      ui.asked.slice(asked).join("\n"),
+    );
+    const saved = JSON.parse(readFileSync(userConfig, "utf8")) as { mcpServers: Record<string, { url?: string }> };
+    const added = Object.values(saved.mcpServers).find((entry) => entry.url === "https://mcp.example.com/sse");
+    assert.deepEqual(added, { url: "https://mcp.example.com/sse", auth: "oauth" });
+  });
+
   test("/mcp auth and /mcp logout on a server without OAuth say so; unknown names and subcommands are explained", async () => {
     assert.match(await run("/mcp auth shared"), /MCP server 'shared' does not use OAuth \(it is a local server\)/);
     assert.match(await run("/mcp logout shared"), /Nothing stored for MCP server 'shared'/);

@@ -17,6 +17,7 @@ import { argSecrets, isVariableName } from "../config/substitute.ts";
 import { type CommandDeps, show } from "./command-context.ts";
 import type { ConfigScope } from "../config/types.ts";
 import { validateServerEntry } from "../config/validate/entry.ts";
+import { remoteOfProxy } from "../config/import/mcp-remote.ts";
 import { checkUrl } from "../config/validate/endpoint.ts";
 import { commandArgument } from "../config/validate/name.ts";
 import { removeServerEntry, setServerEntry, setServerField } from "../config/write/server-edits.ts";
@@ -99,14 +100,26 @@ export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext)
     Object.keys(TRANSPORT_CHOICES),
   );
   if (!transportChoice) return cancelled();
-  const transport = TRANSPORT_CHOICES[transportChoice]!;
-  const endpoint = (
+  let transport = TRANSPORT_CHOICES[transportChoice]!;
+  let endpoint = (
     await ctx.ui.input(
       transport === "stdio" ? "The command that starts the server, with its arguments" : "The server's URL",
       transport === "stdio" ? "npx -y @modelcontextprotocol/server-everything" : "https://example.com/mcp",
     )
   )?.trim();
   if (!endpoint) return cancelled();
+  // `npx mcp-remote <url>` (a stdio proxy to a remote server, from another client's README): the bridge reaches it itself.
+  const proxied =
+    transport === "stdio"
+      ? remoteOfProxy(buildEntry({ transport, endpoint, auth: { kind: "none" } }), { add() {} })
+      : undefined;
+  if (typeof proxied?.url === "string") {
+    [transport, endpoint] = ["http", proxied.url];
+    ctx.ui.notify(
+      `mcp-remote reaches ${endpoint}: it is added as that remote server, which mcp-bridge connects to itself`,
+      "info",
+    );
+  }
   if (transport === "http") {
     const problem = checkUrl(endpoint);
     if (problem) {
