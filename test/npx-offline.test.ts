@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { offlineRegistry } from "../src/connection/local/npx-offline.ts";
@@ -16,6 +16,8 @@ import { PI_LINE } from "./pi-line.ts";
 import { PI_CLI } from "./tmux.ts";
 
 const NOWHERE = "http://mcp-bridge-offline.invalid/";
+/** A package no test installs: never in npx's cache. */
+const UNCACHED = "@mcp-bridge-test/never-installed-server";
 
 /** Runs `command` to its end (killed after `ms`): its exit code and all it wrote. */
 function run(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; ms: number }) {
@@ -87,5 +89,33 @@ describe(`npx without a network (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
       /offline: npx started it from its cache \(registry\.npmjs\.org could not be looked up\)/,
       pi.output,
     );
+  });
+
+  test("real npx with no network, a package not in its cache: npm asks the registry once, not for a minute and a half", async () => {
+    const work = path.join(home.dir, "uncached");
+    const agentDir = path.join(home.dir, "agent-uncached");
+    mkdirSync(work);
+    mkdirSync(agentDir);
+    const inherited = Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name));
+    const env = { ...Object.fromEntries(inherited), HOME: home.dir, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1" };
+    const config = path.join(home.dir, "uncached.json");
+    const entry = { command: "npx", args: ["-y", UNCACHED], cwd: work, maxRestarts: 0 };
+    writeFileSync(config, JSON.stringify({ mcpServers: { fresh: entry } }));
+    const pi = await run(
+      "unshare",
+      ["-rn", process.execPath, PI_CLI, "-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp"],
+      { cwd: work, env, ms: 180_000 },
+    );
+    assert.match(pi.output, /fresh: MCP server 'fresh': .*could not reach registry\.npmjs\.org/, pi.output);
+    // npm's own log of the run: each of its requests for the package tried once (its default is three tries, 85 s).
+    const logs = path.join(home.dir, ".npm", "_logs");
+    const tries = readdirSync(logs)
+      .map((file) => readFileSync(path.join(logs, file), "utf8"))
+      .filter((text) => text.includes(UNCACHED))
+      .flatMap((text) => [
+        ...text.matchAll(new RegExp(`fetch GET \\S+${UNCACHED.replace("/", "%2f")} attempt (\\d+)`, "g")),
+      ]);
+    assert.ok(tries.length > 0, "npm's log has the request");
+    assert.deepEqual(new Set(tries.map((m) => m[1])), new Set(["1"]));
   });
 });

@@ -39,7 +39,7 @@ import { unreachableHost } from "./local/unreachable-host.ts";
 import { missingScript } from "./local/missing-script.ts";
 import { requestIn, terminalWanted, variablesAskedFor } from "./local/missing-variable.ts";
 import { keptNpmLogs, npxLaunch } from "./local/npx-failure.ts";
-import { offlineNote, offlineRegistry, PREFER_OFFLINE } from "./local/npx-offline.ts";
+import { offlineNote, offlineRegistry, offlineSettings } from "./local/npx-offline.ts";
 import { npmSettings } from "./local/npm-settings.ts";
 
 /** How many stderr lines an error message quotes. */
@@ -202,7 +202,7 @@ export class SessionOpener {
     if (offline) {
       this.warnings = [...this.warnings, offlineNote(offline)];
       this.options.report.log("info", "npx.offline", { host: offline });
-      Object.assign(npm, PREFER_OFFLINE);
+      Object.assign(npm, offlineSettings(setting));
     }
     return { endpoint: { ...endpoint, env: { ...endpoint.env, ...npm } }, clientSecret };
   }

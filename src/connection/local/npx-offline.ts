@@ -2,13 +2,14 @@
  * npx asks the registry about its package at every start, even with the package in its cache: offline, npm retries
  * for about 70 s before it falls back to the cache (server-sequential-thinking, checked with no network: 71 s, and
  * 1.2 s with `prefer-offline`). So before an npx server starts, the registry's host is looked up, and where that fails
- * the machine is taken to be offline and npx is told to prefer its cache. Online nothing changes, so npx keeps finding
+ * the machine is taken to be offline and npx is told to prefer its cache (and not to retry the registry for a package
+ * that is not in it). Online nothing changes, so npx keeps finding
  * new versions; nor where the user set how npm goes online (a proxy, `offline`, `prefer-online`, …).
  */
 import { lookup } from "node:dns/promises";
 import { codeOf } from "../../common/errors.ts";
 import { within } from "../../common/wait.ts";
-import { type NpmEnv, npmSettings } from "./npm-settings.ts";
+import { type NpmEnv, type NpmSetting, npmSettings } from "./npm-settings.ts";
 
 const DEFAULT_REGISTRY = "https://registry.npmjs.org/";
 /** What a lookup answers without a network: no resolver reachable, or no such name. */
@@ -55,8 +56,15 @@ function lookupError(host: string): Promise<string | undefined> {
   return answer;
 }
 
-/** The setting that makes npx start from its cache without asking the registry first. */
-export const PREFER_OFFLINE = { npm_config_prefer_offline: "true" } as const;
+/**
+ * What npx is told offline: start from its cache without asking the registry first, and for a package not in it, fail
+ * at once rather than retry the registry for 85 s (`fetch-retries` 0, unless the user set it).
+ */
+export function offlineSettings(setting: NpmSetting): Record<string, string> {
+  const settings: Record<string, string> = { npm_config_prefer_offline: "true" };
+  if (setting("fetch-retries") === undefined) settings.npm_config_fetch_retries = "0";
+  return settings;
+}
 
 /** What `/mcp` says of a server started so. */
 export function offlineNote(host: string): string {
