@@ -58,30 +58,36 @@ describe(`npx without a network (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
     assert.equal(await offlineRegistry({ ...env, npm_config_userconfig: rc }), undefined);
   });
 
-  test("real npx with no network: a package in its cache starts from there, and /mcp says why", async () => {
-    const work = path.join(home.dir, "work");
-    const agentDir = path.join(home.dir, "agent");
+  /**
+   * A directory and agent dir of their own under the test's HOME, and the environment for npx and pi there: without the
+   * `npm_config_*` that `npm test` sets (its cache among them), so npx uses the one in this HOME, as the server's npx
+   * will (a server gets none of pi's npm settings).
+   */
+  function place(name: string) {
+    const work = path.join(home.dir, name);
+    const agentDir = path.join(home.dir, `agent-${name}`);
     mkdirSync(work);
     mkdirSync(agentDir);
-    // Without the `npm_config_*` that `npm test` sets (its cache among them): npx uses the one in this HOME, as the
-    // server's npx will (a server gets none of pi's npm settings).
-    const inherited = Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name));
+    const inherited = Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key));
     const env = { ...Object.fromEntries(inherited), HOME: home.dir, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1" };
+    return { work, env };
+  }
+
+  /** `pi -p "/mcp"` with `entry` as the server `name`, in a network namespace without a network. */
+  function mcpOffline(name: string, entry: Record<string, unknown>, where: { work: string; env: NodeJS.ProcessEnv }) {
+    const config = path.join(home.dir, `${name}.json`);
+    writeFileSync(config, JSON.stringify({ mcpServers: { [name]: { ...entry, cwd: where.work } } }));
+    const argv = ["-rn", process.execPath, PI_CLI, "-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp"];
+    return run("unshare", argv, { cwd: where.work, env: where.env, ms: 180_000 });
+  }
+
+  test("real npx with no network: a package in its cache starts from there, and /mcp says why", async () => {
+    const here = place("work");
     // Online, npx installs the package (its input is closed at once, so the server ends after its start).
-    const install = await run("npx", ["-y", "@modelcontextprotocol/server-memory"], { cwd: work, env, ms: 180_000 });
+    const args = ["-y", "@modelcontextprotocol/server-memory"];
+    const install = await run("npx", args, { cwd: here.work, env: here.env, ms: 180_000 });
     assert.match(install.output, /running on stdio/i, install.output);
-    const config = path.join(home.dir, "mcp.json");
-    const entry = { command: "npx", args: ["-y", "@modelcontextprotocol/server-memory"], cwd: work };
-    writeFileSync(config, JSON.stringify({ mcpServers: { memory: entry } }));
-    const pi = await run(
-      "unshare",
-      ["-rn", process.execPath, PI_CLI, "-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp"],
-      {
-        cwd: work,
-        env,
-        ms: 180_000,
-      },
-    );
+    const pi = await mcpOffline("memory", { command: "npx", args }, here);
     assert.equal(pi.code, 0, pi.output);
     assert.match(pi.output, /^ {2}memory +🟢/m, pi.output);
     assert.match(
@@ -92,20 +98,7 @@ describe(`npx without a network (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
   });
 
   test("real npx with no network, a package not in its cache: npm asks the registry once, not for a minute and a half", async () => {
-    const work = path.join(home.dir, "uncached");
-    const agentDir = path.join(home.dir, "agent-uncached");
-    mkdirSync(work);
-    mkdirSync(agentDir);
-    const inherited = Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name));
-    const env = { ...Object.fromEntries(inherited), HOME: home.dir, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1" };
-    const config = path.join(home.dir, "uncached.json");
-    const entry = { command: "npx", args: ["-y", UNCACHED], cwd: work, maxRestarts: 0 };
-    writeFileSync(config, JSON.stringify({ mcpServers: { fresh: entry } }));
-    const pi = await run(
-      "unshare",
-      ["-rn", process.execPath, PI_CLI, "-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp"],
-      { cwd: work, env, ms: 180_000 },
-    );
+    const pi = await mcpOffline("fresh", { command: "npx", args: ["-y", UNCACHED], maxRestarts: 0 }, place("uncached"));
     assert.match(pi.output, /fresh: MCP server 'fresh': .*could not reach registry\.npmjs\.org/, pi.output);
     // npm's own log of the run: each of its requests for the package tried once (its default is three tries, 85 s).
     const logs = path.join(home.dir, ".npm", "_logs");
