@@ -587,6 +587,7 @@ describe("substituteVars", () => {
       missing: [],
       empty: [],
       secrets: ["s3cret-token"],
+      inputs: {},
     });
     assert.equal(substituteVars("${env:HOST}", env).value, "example.com");
     assert.equal(substituteVars("https://${HOST}/${HOST}", env).value, "https://example.com/example.com");
@@ -603,6 +604,7 @@ describe("substituteVars", () => {
       missing: ["NOPE"],
       empty: [],
       secrets: [],
+      inputs: {},
     });
   });
   test("an empty variable is empty but not missing", () => {
@@ -617,6 +619,7 @@ describe("substituteVars", () => {
       missing: [],
       empty: [],
       secrets: [],
+      inputs: {},
     });
     assert.deepEqual(findVarRefs("${workspaceFolder}/lib"), []);
   });
@@ -625,6 +628,12 @@ describe("substituteVars", () => {
     assert.equal(substituteVars("Bearer ${input:api-key}", withKey).value, "Bearer k-from-env");
     assert.equal(substituteVars("${input:github_token}", withKey).value, "gh-from-env");
     assert.deepEqual(substituteVars("${input:db-pass}", env).missing, ["DB_PASS"]);
+    assert.deepEqual(substituteVars("${input:db-pass}", env).inputs, { DB_PASS: "${input:db-pass}" });
+    // What the user reads names the input as written, beside the variable it is read from.
+    const server = valid("vs", { command: "node", args: ["x"], env: { PASS: "${input:db-pass}" } });
+    assert.deepEqual(resolveServerConfig(server, env, "/work/p").warnings, [
+      "environment variable ${DB_PASS} (read for `${input:db-pass}`) is not set, so `env.PASS` is not passed to the server",
+    ]);
     assert.equal(substituteVars("${input:region:-eu}", env).value, "eu");
     assert.deepEqual(findVarRefs("${input:api-key} ${env:HOME}"), ["API_KEY", "HOME"]);
   });

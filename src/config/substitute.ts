@@ -45,6 +45,8 @@ export interface Substitution {
   empty: string[];
   /** Values that came from the environment: secrets to keep out of messages. */
   secrets: string[];
+  /** A missing or empty variable read for a VS Code input → the input as written (`API_KEY` → `${input:api-key}`). */
+  inputs: Record<string, string>;
 }
 
 /**
@@ -56,7 +58,8 @@ export function substituteVars(input: string, env: Environment, projectRoot?: st
   const missing: string[] = [];
   const empty: string[] = [];
   const secrets: string[] = [];
-  const value = input.replace(VAR_PATTERN, (_match, named?: string, id?: string, fallback?: string) => {
+  const inputs: Record<string, string> = {};
+  const value = input.replace(VAR_PATTERN, (match, named?: string, id?: string, fallback?: string) => {
     const name = named ?? inputVarName(id ?? "");
     if (PROJECT_ROOT_VARS.has(name) && projectRoot !== undefined) return projectRoot;
     const found = env[name];
@@ -67,9 +70,10 @@ export function substituteVars(input: string, env: Environment, projectRoot?: st
     if (fallback !== undefined) return fallback;
     const list = found === "" ? empty : missing;
     if (!list.includes(name)) list.push(name);
+    if (id !== undefined) inputs[name] = match;
     return "";
   });
-  return { value, missing, empty, secrets };
+  return { value, missing, empty, secrets, inputs };
 }
 
 /**
@@ -212,15 +216,17 @@ export function resolveServerConfig(
     else if (options.commandOutputs) errors.push(`\`${field}\`'s command has not run`);
     return output;
   };
-  const missingText = (names: string[]) => names.map((n) => `\${${n}}`).join(", ");
+  // A VS Code input is named as written beside the variable it is read from.
+  const missingText = (names: string[], { inputs }: Substitution) =>
+    names.map((n) => `\${${n}}${inputs[n] ? ` (read for \`${inputs[n]}\`)` : ""}`).join(", ");
 
   if (config.transport === "stdio") {
     const unusable: string[] = [];
     /** A path's value, noting each variable in it that is not set or is empty. */
     const pathValue = (field: string, text: string) => {
       const result = subPath(text);
-      for (const n of result.missing) unusable.push(`${missingText([n])} in \`${field}\` is not set`);
-      for (const n of result.empty) unusable.push(`${missingText([n])} in \`${field}\` is empty`);
+      for (const n of result.missing) unusable.push(`${missingText([n], result)} in \`${field}\` is not set`);
+      for (const n of result.empty) unusable.push(`${missingText([n], result)} in \`${field}\` is empty`);
       return result.value;
     };
     const command = pathValue("command", config.command ?? "");
@@ -235,7 +241,7 @@ export function resolveServerConfig(
       const result = sub(value);
       if (result.missing.length) {
         warnings.push(
-          `environment variable ${missingText(result.missing)} is not set, so \`env.${key}\` is not passed to the server`,
+          `environment variable ${missingText(result.missing, result)} is not set, so \`env.${key}\` is not passed to the server`,
         );
         continue;
       }
@@ -258,7 +264,7 @@ export function resolveServerConfig(
   }
 
   const url = sub(config.url ?? "");
-  const missing: string[] = [...url.missing.map((n) => `${missingText([n])} in \`url\``)];
+  const missing: string[] = [...url.missing.map((n) => `${missingText([n], url)} in \`url\``)];
   const headers: Record<string, string> = {};
   for (const [key, value] of Object.entries(config.headers)) {
     if (isCommandValue(value)) {
@@ -266,7 +272,7 @@ export function resolveServerConfig(
       continue;
     }
     const result = sub(value);
-    for (const n of result.missing) missing.push(`${missingText([n])} in header \`${key}\``);
+    for (const n of result.missing) missing.push(`${missingText([n], result)} in header \`${key}\``);
     headers[key] = result.value;
     // A header value is a credential more often than not, even when written inline.
     secrets.push(result.value.replace(/^(Bearer|Basic|Token)\s+/i, ""));
