@@ -168,6 +168,8 @@ describe("project servers trusted sandboxed", { timeout: 240_000 }, () => {
       const ui = new RecordingUI();
       ui.answers = [TRUST_ALL];
       assertUnsandboxed(await probe(await startPi(ui), "all"), "all");
+      // The answer is saved while the servers start: its tool can answer first on a busy machine.
+      await waitFor(() => existsSync(trustFile(agentDir)), "the answer saved");
       assert.equal((storedProbe()[0] as { sandboxed?: boolean }).sandboxed, undefined);
     },
   );
