@@ -243,6 +243,27 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
       }
     });
 
+  test("a tool list the MCP schema refuses: the error says what is wrong with it, not how the bridge then ended the process", async () => {
+    const env = await twoServers(hostile("invalid-list", {}, { maxRestarts: 5 }));
+    try {
+      await waitFor(() => env.bad().state.kind === "gaveUp", "the bridge to give up", 30_000);
+      const error = env.bad().lastError ?? "";
+      assert.match(
+        error,
+        /^MCP server 'bad' failed to connect: Invalid result for tools\/list: tools\.0\.inputSchema\.type: [^;]+; tools\.1\.inputSchema\.type: [^;]+; tools\.2\.inputSchema\.type: [^;]+; and 2 more \(the server's answer does not follow the MCP schema/,
+      );
+      assert.doesNotMatch(error, /killed by|exited with/);
+      // The same wrong answer at its second start: not a third.
+      assert.deepEqual(
+        env.rec.of("mcp.connecting", "bad").map((e) => e.attempt),
+        [0, 1],
+      );
+      await env.goodAnswers();
+    } finally {
+      await env.close();
+    }
+  });
+
   test("a server whose start fails differently each time is restarted until its restarts run out", async () => {
     const env = await twoServers({
       ...fixtureEntry("crash-on-start"),

@@ -111,6 +111,16 @@ export function closedDuringProbe(error: unknown): boolean {
   );
 }
 
+/**
+ * The error is about what a live server answered (an error response, or a result the SDK found invalid): it was there
+ * to answer, so a local server's process that ended afterwards was ended by the bridge, and says nothing of the cause.
+ */
+export function serverAnswered(error: unknown): boolean {
+  return causeChain(error).some(
+    (link) => link instanceof ProtocolError || (link instanceof SdkError && link.code === SdkErrorCode.InvalidResult),
+  );
+}
+
 /** The server answered that it does not know the method (-32601): it does not offer what was asked for. */
 export function isMethodNotFound(error: unknown): boolean {
   return causeChain(error).some(

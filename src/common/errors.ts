@@ -66,15 +66,30 @@ export class ConnectTimeout extends Error {
  * `field: problem; …`, or undefined for any other error.
  */
 function schemaIssues(error: unknown): string | undefined {
-  const issues = (error as { issues?: unknown } | null)?.issues;
-  if (!(error instanceof Error) || !Array.isArray(issues) || issues.length === 0) return undefined;
-  return issues
-    .map((issue: { path?: unknown; message?: unknown }) => {
-      const where = Array.isArray(issue.path) ? issue.path.join(".") : "";
-      return `${where ? `${where}: ` : ""}${String(issue.message)}`;
-    })
-    .join("; ");
+  if (!(error instanceof Error)) return undefined;
+  let head = "";
+  let issues = (error as { issues?: unknown }).issues;
+  // The SDK's own wrapper puts them in its message: `Invalid result for tools/list: [ { "code": … } ]`.
+  const at = error.message.indexOf(": [");
+  if (!Array.isArray(issues) && at > 0) {
+    try {
+      issues = JSON.parse(error.message.slice(at + 2));
+      head = `${error.message.slice(0, at)}: `;
+    } catch {
+      return undefined;
+    }
+  }
+  if (!Array.isArray(issues) || issues.length === 0) return undefined;
+  const shown = issues.slice(0, SHOWN_ISSUES).map((issue: { path?: unknown; message?: unknown }) => {
+    const where = Array.isArray(issue.path) ? issue.path.join(".") : "";
+    return `${where ? `${where}: ` : ""}${String(issue.message)}`;
+  });
+  const more = issues.length - shown.length;
+  return `${head}${shown.join("; ")}${more > 0 ? `; and ${more} more` : ""}`;
 }
+
+/** A list's first issues say what is wrong; a server's fault repeated in each of its 300 tools says no more. */
+const SHOWN_ISSUES = 3;
 
 /** A short description of an error and its causes (`fetch failed: connect ECONNREFUSED 127.0.0.1:4000`). */
 export function describeError(error: unknown): string {

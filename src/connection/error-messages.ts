@@ -3,7 +3,7 @@
  * redaction, since a stderr tail or a URL can carry a secret.
  */
 import { BridgeError, describeError, errorMessage, type ErrorKind } from "../common/errors.ts";
-import { httpStatusOf, kindOf } from "../common/error-kinds.ts";
+import { httpStatusOf, kindOf, serverAnswered } from "../common/error-kinds.ts";
 import { describeSource, type ServerConfig } from "../config/types.ts";
 import { seconds, shellWord, withoutServerName } from "../common/text.ts";
 import { shown, SHOWN } from "../common/terminal-text.ts";
@@ -279,6 +279,8 @@ function handshakeTimeoutMessage(ctx: ErrorContext, elapsedMs: number, where: st
 export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: number, repeated = false): BridgeError {
   const { config } = ctx;
   const kind = kindOf(error);
+  // The server answered, wrongly: its process, if it ended, was ended by the bridge after that.
+  const answered = serverAnswered(error);
   const where =
     config.transport === "stdio" ? "" : ` at ${shown(displayUrl(ctx.redact(config.url ?? "")), SHOWN.line, "line")}`;
   let message: string;
@@ -305,10 +307,10 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
     message =
       `MCP server '${config.name}': ${ctx.violation}, so ${config.transport === "stdio" ? "it was stopped" : "the connection was closed"} ` +
       `(raise \`maxMessageBytes\` for '${config.name}' in ${config.source.path} if it really sends messages that large)`;
-  } else if (config.transport === "stdio" && (permanent = permanentFailure(ctx))) {
+  } else if (config.transport === "stdio" && !answered && (permanent = permanentFailure(ctx))) {
     const fix = permanent.fix ?? `check \`command\` and \`args\` of '${config.name}' in ${config.source.path}`;
     message = `MCP server '${config.name}': ${permanent.reason}; ${fix}. Restarting would not help, so it was not retried`;
-  } else if (ctx.exitDescription) {
+  } else if (ctx.exitDescription && !answered) {
     const ended = `the process ${ctx.exitDescription}${exitedAfter(ctx)}, before completing the MCP handshake`;
     // What went wrong comes first, where /mcp's table has room for a few words of it.
     const unreachable = ctx.unreachable && unreachableAdvice(ctx.unreachable);

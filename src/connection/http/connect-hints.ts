@@ -14,6 +14,11 @@ const CONNECT_HINTS: readonly (readonly [RegExp, string])[] = [
     /self[- ]signed certificate|unable to get local issuer certificate|unable to verify the first certificate/i,
     "the server's certificate is not signed by a CA Node trusts: if it comes from your organisation's CA or proxy, or is self-signed for development, start pi with NODE_EXTRA_CA_CERTS set to that CA's PEM file",
   ],
+  // The SDK checks every answer against the MCP schema; one that misses it cannot be used by any client.
+  [
+    /^Invalid result for /,
+    "the server's answer does not follow the MCP schema: a fault of the server or of its version, which a newer one may fix",
+  ],
 ];
 
 /** The hint for a failure to connect, if its words have one. */
