@@ -398,10 +398,10 @@ describe("validateServerEntry", () => {
       cwd: "$HOME/mcp",
     };
     assert.deepEqual(validateServerEntry("a", entry, project).warnings, [
-      "`cwd` holds $HOME, which is passed on as written (no shell reads the entry): write ${HOME} for the variable's value",
-      "`args[0]` holds $HOME, which is passed on as written (no shell reads the entry): write ${HOME} for the variable's value",
-      "`args[1]` holds %APPDATA%, which is passed on as written (no shell reads the entry): write ${APPDATA} for the variable's value",
-      "`env.PATH` holds $PATH, which is passed on as written (no shell reads the entry): write ${PATH} for the variable's value",
+      '`cwd` holds $HOME, which is passed on as written (no shell reads the entry): write "${HOME}/mcp" for the variable\'s value',
+      '`args[0]` holds $HOME, which is passed on as written (no shell reads the entry): write "${HOME}/mcp/server.js" for the variable\'s value',
+      '`args[1]` holds %APPDATA%, which is passed on as written (no shell reads the entry): write "--data=${APPDATA}/mcp" for the variable\'s value',
+      '`env.PATH` holds $PATH, which is passed on as written (no shell reads the entry): write "${PATH}:/opt/bin" for the variable\'s value',
     ]);
     const headers = { Authorization: "Bearer $API_TOKEN", "X-Token": "!echo $API_TOKEN" };
     const remote = { url: "https://mcp.example.com/mcp", headers };

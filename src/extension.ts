@@ -88,6 +88,8 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   if (tracing.problem) logger.log({ level: "warn", event: "telemetry.off", message: tracing.problem });
   const serverLogs: LogFile[] = [];
   const serverLogPath = (server: string) => path.join(dataDir, "servers", serverLogFileName(server));
+  const logPathOf = (server: string, log: "stderr" | "bridge") =>
+    log === "bridge" ? logger.path : serverLogPath(server);
   const serverLogFor = (server: string) => {
     const log = new LogFile(serverLogPath(server), {
       maxBytes: SERVER_LOG_MAX_BYTES,
@@ -344,9 +346,9 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       resourceServers: () => resourceTools.offering().map((c) => c.name),
       fetchPrompts: (connection, signal) => promptCommands.refresh(connection, signal),
       env,
-      logFile: (server, log) => (log === "bridge" ? logger.path : serverLogPath(server)),
+      logFile: logPathOf,
       logTail: (server, lines, log = "stderr") => {
-        const file = log === "bridge" ? logger.path : serverLogPath(server);
+        const file = logPathOf(server, log);
         // Lines still waiting for their batch belong in the view too.
         for (const open of [logger, ...serverLogs]) if (open.path === file) open.flush();
         return readLogTail(file, lines, log === "bridge" ? server : undefined);

@@ -353,13 +353,16 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     const asked = ui.asked.length;
     const text = await run("/mcp add", [
       "A local command",
-      "npx -y mcp-remote https://mcp.example.com/sse",
+      "npx -y mcp-remote https://mcp.example.com/sse --header X-Team:blue",
       "",
       "OAuth",
       "All projects",
       false,
     ]);
-    assert.match(text, /mcp-remote reaches https:\/\/mcp\.example\.com\/sse: it is added as that remote server/);
+    assert.match(
+      text,
+      /mcp-remote reaches https:\/\/mcp\.example\.com\/sse: it is added as that remote server, .* \(its --header and OAuth flags are not: answer below how it signs in\)/,
+    );
     assert.ok(
       ui.asked.slice(asked).some((q) => q.includes("How does it authenticate?")),
       ui.asked.slice(asked).join("\n"),

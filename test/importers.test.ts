@@ -243,7 +243,7 @@ describe("mcp-remote entries", { timeout: 60_000 }, () => {
         },
         pinned: {
           command: "mcp-remote",
-          args: ["https://mcp.example.org/sse", "9876", "--transport", "sse-only", "--debug"],
+          args: ["https://mcp.example.org/sse", "9876", "--transport", "sse-only", "--debug", "--header", "X-Broken"],
         },
         registered: {
           command: "bunx",
@@ -283,7 +283,7 @@ describe("mcp-remote entries", { timeout: 60_000 }, () => {
     );
     assert.match(
       server(servers, "pinned").notes.join("\n"),
-      /mcp-remote's `--debug` is not needed by mcp-bridge and was left out/,
+      /mcp-remote's `--debug` is not needed by mcp-bridge and was left out.*mcp-remote's `--header X-Broken` is not `Name: value`/s,
     );
     const registered = server(servers, "registered").notes.join("\n");
     assert.match(

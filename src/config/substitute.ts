@@ -24,15 +24,20 @@ const WHOLE_VAR_BODY = new RegExp(`^${VAR_BODY}$`);
 /** Names of the project root: ours, and VS Code's and Cursor's (entries are copied from their configs as they are). */
 const PROJECT_ROOT_VARS = new Set(["PROJECT_ROOT", "workspaceFolder"]);
 
+/** A shell's `$HOME` and Windows' `%APPDATA%`; names in capitals only, as variables are written (not `$1`, `$ref`). */
+const SHELL_VARIABLE = /\$([A-Z_][A-Z0-9_]*)\b|%([A-Z_][A-Z0-9_]*)%/g;
+
 /**
- * A shell's `$HOME` and Windows' `%APPDATA%` in a value, which nothing here replaces (only `${HOME}`). Names in capitals
- * only, as variables are written: `$1`, `$ref` or a price are not meant as one.
+ * The shell and Windows variables in a value, which nothing here replaces (only `${HOME}`), as written (`$HOME`), and
+ * the value as meant (`${HOME}/mcp`); undefined where it has none.
  */
-export function shellVariables(text: string): Array<{ written: string; name: string }> {
-  return [...text.matchAll(/\$([A-Z_][A-Z0-9_]*)\b|%([A-Z_][A-Z0-9_]*)%/g)].map((m) => ({
-    written: m[0],
-    name: (m[1] ?? m[2])!,
-  }));
+export function shellVariables(text: string): { written: string[]; meant: string } | undefined {
+  const written = [...text.matchAll(SHELL_VARIABLE)].map((m) => m[0]);
+  if (!written.length) return undefined;
+  return {
+    written,
+    meant: text.replace(SHELL_VARIABLE, (_m, shell?: string, windows?: string) => `\${${shell ?? windows}}`),
+  };
 }
 
 export type Environment = Readonly<Record<string, string | undefined>>;

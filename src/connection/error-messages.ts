@@ -15,7 +15,7 @@ import { gaveUpMessage } from "./health.ts";
 import type { OpenStage } from "./live-session.ts";
 import { rereadableHeaders } from "./fresh-headers.ts";
 import { INSTALL_LIMIT_MS } from "./connect-deadline.ts";
-import { connectHint } from "./http/connect-hints.ts";
+import { connectHint } from "./connect-hints.ts";
 import type { NpxFailure } from "./local/npx-failure.ts";
 import { unreachableAdvice, type UnreachableHost } from "./local/unreachable-host.ts";
 import { type AsksFor, missingVariables } from "./local/missing-variable.ts";

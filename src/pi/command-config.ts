@@ -115,8 +115,11 @@ export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext)
       : undefined;
   if (typeof proxied?.url === "string") {
     [transport, endpoint] = ["http", proxied.url];
+    // Its headers and OAuth flags are not carried over: the questions that follow set how it signs in.
+    const flags =
+      proxied.headers || proxied.auth ? " (its --header and OAuth flags are not: answer below how it signs in)" : "";
     ctx.ui.notify(
-      `mcp-remote reaches ${endpoint}: it is added as that remote server, which mcp-bridge connects to itself`,
+      `mcp-remote reaches ${endpoint}: it is added as that remote server, which mcp-bridge connects to itself${flags}`,
       "info",
     );
   }

@@ -56,6 +56,7 @@ export function remoteOfProxy(entry: JsonObject, notes: Notes): JsonObject | und
       if (arg === "--header") {
         const colon = value.indexOf(":");
         if (colon > 0) headers[value.slice(0, colon).trim()] = expand(value.slice(colon + 1).trim());
+        else notes.add(`mcp-remote's \`--header ${value}\` is not \`Name: value\` and was left out`);
       } else if (arg === "--transport") {
         if (value === "sse-only") remote.type = "sse";
         if (value === "http-only") remote.type = "http";

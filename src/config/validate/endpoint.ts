@@ -195,10 +195,10 @@ function prefixed(field: string, values: readonly string[] | Record<string, stri
  */
 function checkShellVariables(fields: Record<string, string | undefined>, warnings: string[]): void {
   for (const [field, value] of Object.entries(fields)) {
-    const found = value === undefined || isCommandValue(value) ? [] : shellVariables(value);
-    if (found.length)
+    const found = value === undefined || isCommandValue(value) ? undefined : shellVariables(value);
+    if (found)
       warnings.push(
-        `\`${field}\` holds ${found.map((v) => v.written).join(", ")}, which is passed on as written (no shell reads the entry): write ${found.map((v) => `\${${v.name}}`).join(", ")} for the variable's value`,
+        `\`${field}\` holds ${found.written.join(", ")}, which is passed on as written (no shell reads the entry): write ${JSON.stringify(found.meant)} for the variable's value`,
       );
   }
 }

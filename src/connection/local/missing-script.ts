@@ -56,15 +56,12 @@ export function missingScriptAdvice(
       fix: `if it is there, it is under a path the sandbox denies (a denied directory looks empty inside; /mcp lists the server's refusals): move it out of that path, or set "sandbox": false for ${entry}`,
     };
   const reason = `the script it runs, ${file}, does not exist`;
-  const shellWords = shellVariables(arg);
-  if (shellWords.length) {
-    const meant = shellWords.reduce((text, v) => text.replace(v.written, `\${${v.name}}`), arg);
-    const written = shellWords.map((v) => v.written).join(", ");
+  const shell = shellVariables(arg);
+  if (shell)
     return {
       reason,
-      fix: `${written} reached it as written (no shell reads the entry): write ${JSON.stringify(meant)} in \`args\` of ${entry}`,
+      fix: `${shell.written.join(", ")} reached it as written (no shell reads the entry): write ${JSON.stringify(shell.meant)} in \`args\` of ${entry}`,
     };
-  }
   if (path.isAbsolute(arg))
     return {
       reason,

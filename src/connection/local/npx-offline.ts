@@ -3,8 +3,8 @@
  * for about 70 s before it falls back to the cache (server-sequential-thinking, checked with no network: 71 s, and
  * 1.2 s with `prefer-offline`). So before an npx server starts, the registry's host is looked up, and where that fails
  * the machine is taken to be offline and npx is told to prefer its cache (and not to retry the registry for a package
- * that is not in it). Online nothing changes, so npx keeps finding
- * new versions; nor where the user set how npm goes online (a proxy, `offline`, `prefer-online`, …).
+ * that is not in it). Online nothing changes, so npx keeps finding new versions; nor where the user set how npm goes
+ * online (a proxy, `offline`, `prefer-online`, …).
  */
 import { lookup } from "node:dns/promises";
 import { codeOf } from "../../common/errors.ts";

@@ -3,10 +3,9 @@
  * fails on something a restart does not change: a setting, a file, its own bug. Restarting it three more times only
  * keeps the user waiting on "retrying" and, for an `npx` server, runs npm each time. What counts as the same: how the
  * process ended, and what it printed with the numbers in it (times, process ids, ports, durations) left out; for a
- * server that answered wrongly, what was wrong with its answer. A failure
- * that may pass by itself is never the same: a handshake that ran out of time (a slow start), a host the server could
- * not reach (its output says so), a port another process holds (it may be its own last run, still ending), a limit the
- * bridge stopped it for. Pure.
+ * server that answered wrongly, what was wrong with its answer. A failure that may pass by itself is never the same: a
+ * handshake that ran out of time (a slow start), a host the server could not reach (its output says so), a port
+ * another process holds (it may be its own last run, still ending), a limit the bridge stopped it for. Pure.
  */
 import { kindOf, serverAnswered } from "../../common/error-kinds.ts";
 import { describeError } from "../../common/errors.ts";

@@ -1,6 +1,6 @@
 /**
- * What a remote server's failure to connect usually means, by the words the transport reported it in: a refused
- * connection, a web page where MCP was meant, a certificate Node does not trust. Pure.
+ * What a failure to connect usually means, by the words it was reported in: a refused connection, a web page where
+ * MCP was meant, a certificate Node does not trust (a remote server), an answer the MCP schema refuses (any). Pure.
  */
 const CONNECT_HINTS: readonly (readonly [RegExp, string])[] = [
   [/ECONNREFUSED/, "connection refused: is the server running?"],
