@@ -187,35 +187,51 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
     }
   });
 
-  test("a server that fails to start the same way twice is not restarted a third time, and says why", async () => {
-    // Its pid and the time differ in each complaint: the same failure still.
-    const env = await twoServers({ ...fixtureEntry("crash-on-start"), reconnect: FAST, maxRestarts: 5 });
-    try {
-      await waitFor(() => env.bad().state.kind === "gaveUp", "the bridge to give up", 30_000);
-      const attempts = () => env.rec.of("mcp.connecting", "bad").map((e) => e.attempt);
-      assert.deepEqual(attempts(), [0, 1], "the first start and one restart");
-      const [first, second] = env.rec.of("mcp.error", "bad");
-      assert.doesNotMatch(String(first?.error), /failed the same way/);
-      assert.notEqual(first?.retryIn, null, "the first failure is retried");
-      assert.equal(second?.retryIn, null, "the second, the same, is not");
-      assert.match(
-        String(second?.error),
-        /exited with code 3 .*It failed the same way at its last start, so it was not restarted again: `\/mcp reconnect bad` starts it once the cause is fixed\nLast stderr lines:\n.*told to crash on start \(pid \d+/s,
-      );
-      assert.match(env.bad().lastError ?? "", /failed the same way at its last start/);
-      assert.equal(env.bad().status, "disconnected");
-      // The user fixed it (or not): a reconnect starts it again, with a fresh comparison.
-      await env.bridge
-        .connection("bad")!
-        .reconnect()
-        .catch(() => undefined);
-      await waitFor(() => env.bad().state.kind === "gaveUp", "the bridge to give up again", 30_000);
-      assert.deepEqual(attempts(), [0, 1, 0, 1]);
-      await env.goodAnswers();
-    } finally {
-      await env.close();
-    }
-  });
+  // Its pid and the time differ in each complaint: the same failure still. With nothing known of its revision, the
+  // first start asks with the revision probe, and when that start dies the server is started again at once with
+  // `initialize` alone: that second start failing the same way is the second failure, in the first attempt. Pinned to a
+  // revision, it starts once an attempt.
+  for (const [setting, extra, firstAttempts] of [
+    ["nothing known of its revision", {}, [0]],
+    ["pinned to a revision", { protocolVersion: "2025-11-25" }, [0, 1]],
+  ] as const)
+    test(`a server that fails to start the same way twice is not restarted a third time, and says why (${setting})`, async () => {
+      const tmp = tempDir();
+      const log = path.join(tmp.dir, "starts.log");
+      const entry = { ...fixtureEntry("crash-on-start"), env: { FIXTURE_LOG: log }, reconnect: FAST, maxRestarts: 5 };
+      const env = await twoServers({ ...entry, ...extra });
+      try {
+        await waitFor(() => env.bad().state.kind === "gaveUp", "the bridge to give up", 30_000);
+        const attempts = () => env.rec.of("mcp.connecting", "bad").map((e) => e.attempt);
+        assert.deepEqual(attempts(), firstAttempts);
+        assert.equal(starts(log), 2, "two starts");
+        const errors = env.rec.of("mcp.error", "bad");
+        const last = errors.at(-1);
+        for (const early of errors.slice(0, -1)) {
+          assert.doesNotMatch(String(early.error), /failed the same way/);
+          assert.notEqual(early.retryIn, null, "a first failure is retried");
+        }
+        assert.equal(last?.retryIn, null, "the second, the same, is not");
+        assert.match(
+          String(last?.error),
+          /exited with code 3 .*It failed the same way at its last start, so it was not restarted again: `\/mcp reconnect bad` starts it once the cause is fixed\nLast stderr lines:\n.*told to crash on start \(pid \d+/s,
+        );
+        assert.match(env.bad().lastError ?? "", /failed the same way at its last start/);
+        assert.equal(env.bad().status, "error", "not merely disconnected: retrying was ruled out");
+        // The user fixed it (or not): a reconnect starts it again, with a fresh comparison, and no probe.
+        await env.bridge
+          .connection("bad")!
+          .reconnect()
+          .catch(() => undefined);
+        await waitFor(() => env.bad().state.kind === "gaveUp", "the bridge to give up again", 30_000);
+        assert.deepEqual(attempts(), [...firstAttempts, 0, 1]);
+        assert.equal(starts(log), 4);
+        await env.goodAnswers();
+      } finally {
+        await env.close();
+        tmp.cleanup();
+      }
+    });
 
   // A network that is down now may be up in a moment (all Node's fetch says where a server prints no cause), and a port
   // another process holds may be free: the same failure each time, retried all the same.

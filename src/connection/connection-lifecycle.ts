@@ -178,7 +178,9 @@ export class ConnectionLifecycle {
   private failedStart(error: unknown, durationMs: number): BridgeError {
     const ctx = this.options.opener.errorContext();
     const key = startFailureKey(ctx, error);
-    const repeated = key !== undefined && key === this.lastFailure;
+    // The start before may be this attempt's own first one, the one that asked with the revision probe.
+    const before = this.options.opener.probeStartFailure ?? this.lastFailure;
+    const repeated = key !== undefined && key === before;
     this.lastFailure = key;
     const wrapped = connectError(ctx, error, durationMs, repeated);
     if (repeated) this.repeated = wrapped;
@@ -202,7 +204,9 @@ export class ConnectionLifecycle {
   /** No more attempts: calls now fail at once with the reason. */
   private giveUp(error: unknown): void {
     const attempts = this.schedule.attemptsMade;
-    const exhausted = worthRetrying(error, this.options.config.transport === "stdio") && attempts > 0;
+    // A server that failed the same way twice did not run out of retries: they were ruled out, as of no use.
+    const exhausted =
+      error !== this.repeated && worthRetrying(error, this.options.config.transport === "stdio") && attempts > 0;
     const reason = error instanceof Error ? error.message : errorOf(this.current);
     this.apply({ type: "gaveUp", reason, attempts, exhausted });
   }

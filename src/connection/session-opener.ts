@@ -37,6 +37,7 @@ import { FreshHeaders, rereadableHeaders } from "./fresh-headers.ts";
 import type { SharedState } from "./hub/hub-transport.ts";
 import { unreachableHost } from "./local/unreachable-host.ts";
 import { missingScript } from "./local/missing-script.ts";
+import { startFailureKey } from "./local/repeated-failure.ts";
 import { requestIn, terminalWanted, variablesAskedFor } from "./local/missing-variable.ts";
 import { keptNpmLogs, npxLaunch } from "./local/npx-failure.ts";
 import { offlineNote, offlineRegistry, offlineSettings } from "./local/npx-offline.ts";
@@ -90,6 +91,8 @@ export class SessionOpener {
    * from then on the server is asked with `initialize` alone.
    */
   private initializeOnly = false;
+  /** How this open's first start failed, when it asked with the revision probe and `initialize` alone came next. */
+  probeStartFailure?: string;
   /** What the last resolution starts for a local server (its `env` lacks a key whose variable is unset). */
   private resolvedLocal?: ResolvedStdio;
   /** Each open remote session's `!command` header values, when it has any and no OAuth. */
@@ -150,6 +153,7 @@ export class SessionOpener {
    * user to the new one; a third it asks for is reported as needed, not started. Errors are thrown as they came.
    */
   async open(deadline: number, signal?: AbortSignal): Promise<LiveSession> {
+    this.probeStartFailure = undefined;
     const { endpoint, clientSecret } = await this.resolve();
     const { auth } = this.options;
     try {
@@ -273,6 +277,7 @@ export class SessionOpener {
       // Asked again, at once (in the time left) and from then on, with `initialize` alone. Once only, so a local server
       // that dies whatever it is asked is not started more often than its restarts allow, but for this one time.
       this.initializeOnly = true;
+      this.probeStartFailure = startFailureKey(this.errorContext(), error);
       return this.openOnce(endpoint, until, clientSecret);
     }
     return session;
