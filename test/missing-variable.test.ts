@@ -7,7 +7,9 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { requestIn, variablesAskedFor } from "../src/connection/local/missing-variable.ts";
-import { connectFailure, connectionFor, fixtureEntry } from "./helpers.ts";
+import { readFileSync } from "node:fs";
+import * as path from "node:path";
+import { connectFailure, connectionFor, fixtureEntry, tempDir } from "./helpers.ts";
 
 /** A real server behind a check servers from READMEs make: without the variable it says so and exits. */
 function keyed(env: Record<string, string> = {}) {
@@ -62,18 +64,29 @@ describe("a server whose env lacks a variable it needs", () => {
     assert.equal(requestIn(["Rate limited. Please try again later."]), undefined);
   });
 
-  test("a server that exits asking for an argument is not restarted, and the error quotes what it asked", async () => {
-    const { message, state } = await connectFailure(
-      connectionFor("pg", {
-        command: "sh",
-        args: ["-c", "echo 'Please provide a database URL as a command-line argument' >&2; exit 1"],
-      }),
-    );
-    assert.match(
-      message,
-      /^MCP server 'pg': it said "Please provide a database URL as a command-line argument" \(the process exited with code 1 after [\d.]+ s\); give what it asks for in `args` or `env` of 'pg'/,
-    );
-    assert.equal(state, "gaveUp", "not restarted: a restart gets the same arguments");
+  test("a server that exits asking for an argument is started once, and the error quotes what it asked", async () => {
+    const tmp = tempDir();
+    const starts = path.join(tmp.dir, "starts");
+    try {
+      const { message, state } = await connectFailure(
+        connectionFor("pg", {
+          command: "sh",
+          args: [
+            "-c",
+            `echo >> '${starts}'; echo 'Please provide a database URL as a command-line argument' >&2; exit 1`,
+          ],
+        }),
+      );
+      assert.match(
+        message,
+        /^MCP server 'pg': it said "Please provide a database URL as a command-line argument" \(the process exited with code 1 after [\d.]+ s\); give what it asks for in `args` or `env` of 'pg'/,
+      );
+      assert.equal(state, "gaveUp", "not restarted: a restart gets the same arguments");
+      // Not started again to be asked with `initialize` alone either: it did not die of the revision probe.
+      assert.equal(readFileSync(starts, "utf8"), "\n", "one start");
+    } finally {
+      tmp.cleanup();
+    }
   });
 
   test("a server that prints its error on stdout, where messages go: read there too, and quoted", async () => {

@@ -194,7 +194,7 @@ export function callError(
 }
 
 /** Why a local server's start failed for good, from its exit, its output and npm's files; undefined if nothing says. */
-function permanentFailure(ctx: ErrorContext): LaunchFailure | undefined {
+export function permanentFailure(ctx: ErrorContext): LaunchFailure | undefined {
   const launch = permanentLaunchFailure(ctx.exitCode, ctx.stderr(), ctx.npxFailure);
   if (launch || !ctx.exitDescription) return launch;
   // Each of these reads the server's output afresh: once here.

@@ -27,7 +27,7 @@ import { runCommandValues } from "../config/command-runner.ts";
 import { clientSecretField } from "../config/command-value.ts";
 import { needsTrust } from "../trust/trust-rules.ts";
 import type { ServerAuth } from "../oauth/server-auth.ts";
-import { type ErrorContext, permanentLaunchFailure } from "./error-messages.ts";
+import { type ErrorContext, permanentFailure } from "./error-messages.ts";
 import type { LifecycleReport } from "./lifecycle-report.ts";
 import { LiveSession, type LiveSessionOptions, type SessionEvents } from "./live-session.ts";
 import { floodMessage } from "./notification-bound.ts";
@@ -271,7 +271,7 @@ export class SessionOpener {
         remembered !== undefined ||
         session.violation ||
         Date.now() >= until ||
-        !this.probeCostTheConnect(endpoint, session, error)
+        !this.probeCostTheConnect(endpoint, error)
       )
         throw error;
       // Asked again, at once (in the time left) and from then on, with `initialize` alone. Once only, so a local server
@@ -296,14 +296,13 @@ export class SessionOpener {
   /**
    * Whether an open failed because of the revision probe rather than the server: a local server that exits on any
    * request before `initialize` (the first ping, or the probe; a launcher that failed for good, npm E404 or a command
-   * not found, died of that instead), or a remote one that gave the probe no usable answer (no answer within half its
+   * not found, or a server that says what it lacks, died of that instead), or a remote one that gave the probe no usable answer (no answer within half its
    * time, an answer that is none, a server error) while it is there to ask.
    */
-  private probeCostTheConnect(endpoint: ResolvedEndpoint, session: LiveSession, error: unknown): boolean {
+  private probeCostTheConnect(endpoint: ResolvedEndpoint, error: unknown): boolean {
     if (endpoint.kind !== "stdio") return probeInconclusive(error);
     if (!closedDuringProbe(error) && !(error instanceof ClosedBeforeAnswer)) return false;
-    const { exitCode, npxFailure } = session.process;
-    return !permanentLaunchFailure(exitCode, session.process.stderrTail().join("\n"), npxFailure);
+    return permanentFailure(this.errorContext()) === undefined;
   }
 
   /** `session`'s header values that the bridge can read again, if any. */
