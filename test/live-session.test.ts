@@ -14,16 +14,7 @@ import { LiveSession, type RequestOptions, type SessionEvents } from "../src/con
 import type { ClientFeatures } from "../src/connection/mcp-client.ts";
 import { toolCallRun } from "../src/connection/tool-call.ts";
 import { startHanging, startSse, startStreamableHttp, type RunningServer } from "./fixtures/http-servers.ts";
-import {
-  commandLine,
-  fixtureEntry,
-  type FixtureMode,
-  isAlive,
-  readLog,
-  REPO_ROOT,
-  tempDir,
-  waitFor,
-} from "./helpers.ts";
+import { fixtureEntry, type FixtureMode, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 
 const CLIENT_INFO = { name: "live-session-test", version: "0.0.0" };
 
@@ -169,7 +160,7 @@ describe("a live session on its own", { timeout: 120_000 }, () => {
     const s = session(endpoint, recorder().events);
     const opening = s.open(Date.now() + 60_000);
     opening.catch(() => undefined);
-    await waitFor(() => s.pid !== undefined && commandLine(s.pid).startsWith("npm exec"), "npx to start installing");
+    await waitFor(() => s.pid !== undefined && existsSync(`${rolledBack}.ready`), "npx to start installing");
     const pid = s.pid!;
     await s.close({ graceful: false });
     await assert.rejects(opening);

@@ -122,6 +122,7 @@ describe("the orphan watchdog", { timeout: 120_000 }, () => {
     // The same npm once the package's program runs below it: its program ignores SIGTERM, and so gets SIGKILL.
     const running = await startGroup(`exec '${npx}' 0 sh -c "trap '' TERM; sleep 300"`, 3);
     try {
+      await waitFor(() => existsSync(`${rolledBack}.ready`), "npm to be ready to roll back");
       const watched = [installing, running].map((g) => `+ g ${g.pid} ${g.start}`);
       assert.deepEqual(await runWatchdogScript(watched, 1, 5), { code: 0, signal: null });
       assert.ok(existsSync(rolledBack), "npm finished its rollback");

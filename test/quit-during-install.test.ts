@@ -42,7 +42,7 @@ describe("quitting pi while npx installs a server", { timeout: 120_000 }, () => 
       await pi.session.bindExtensions({ uiContext: new RecordingUI().context() });
       const npm = () =>
         processesWithEnv("FAKE_NPX_MARK", mark).filter((pid) => commandLine(pid).startsWith("npm exec"));
-      await waitFor(() => npm().length === 1, "npx to start installing");
+      await waitFor(() => npm().length === 1 && existsSync(`${rolledBack}.ready`), "npx to start installing");
       process.stderr.write = ((chunk: string | Uint8Array) => written.push(String(chunk)) > 0) as typeof write;
       await pi.close();
       process.stderr.write = write;

@@ -174,7 +174,7 @@ describe("ProcessGroupStdioTransport", { timeout: 120_000 }, () => {
     });
     await t.transport.start();
     const pid = t.transport.pid!;
-    await waitFor(() => commandLine(pid).startsWith("npm exec"), "the fake npx to name itself as npm does");
+    await waitFor(() => existsSync(`${rolledBack}.ready`), "the fake npx to start installing");
     await t.transport.close();
     assert.ok(existsSync(rolledBack), "npm finished its rollback");
     assert.deepEqual(t.transport.ending?.by, "SIGTERM");
