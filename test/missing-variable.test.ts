@@ -60,6 +60,12 @@ describe("a server whose env lacks a variable it needs", () => {
       "Credentials not found. Please run with 'auth' argument first.",
     );
     assert.equal(requestIn(["Usage: mcp-server-x <dir>", "  --flag"]), "Usage: mcp-server-x <dir>");
+    // @gongrzhe/server-gmail-autoauth-mcp and @neondatabase/mcp-server-neon, started without what they need.
+    const keys =
+      "Error: OAuth keys file not found. Please place gcp-oauth.keys.json in current directory or ~/.gmail-mcp";
+    assert.equal(requestIn([keys]), keys);
+    assert.equal(requestIn(["Invalid number of arguments"]), "Invalid number of arguments");
+    assert.equal(requestIn(["error: missing required argument 'path'"]), "error: missing required argument 'path'");
     assert.equal(requestIn(["Warning: please set a region for faster answers"]), undefined);
     assert.equal(requestIn(["Rate limited. Please try again later."]), undefined);
   });

@@ -42,8 +42,10 @@ export function variablesAskedFor(lines: readonly string[], passed: Readonly<Rec
   return [...names];
 }
 
-/** "Please provide a database URL as a command-line argument", "Please run with 'auth' argument first", "Usage: x". */
-const REQUEST = /\bplease (?:either )?(?:provide|specify|set|pass|supply|run|configure|add|define)\b|^\s*usage:/i;
+// "Please provide a database URL as a command-line argument", "Please run with 'auth' argument first", "Please place
+// gcp-oauth.keys.json in current directory", "Invalid number of arguments", "Usage: x".
+const REQUEST =
+  /\bplease (?:either )?(?:provide|specify|set|pass|supply|run|configure|add|define|place|put|create|install|log ?in|sign in)\b|\b(?:invalid|wrong) number of arguments\b|\bmissing (?:required )?arguments?\b|^\s*usage:/i;
 
 /** The first line that asks the user for something the server's start did not give, if one does. */
 export function requestIn(lines: readonly string[]): string | undefined {
