@@ -45,6 +45,21 @@ describe("a server whose env lacks a variable it needs", () => {
       ),
       ["SUPABASE_ACCESS_TOKEN"],
     );
+    // @sanity/mcp-server (zod's formatted error, a line each), and t3-env's one line.
+    const sanity = [
+      "Invalid environment variables {",
+      "_errors: [],",
+      "MCP_USER_ROLE: {",
+      "_errors: [",
+      '"Invalid discriminator value"',
+      "]",
+      "}",
+      "}",
+    ];
+    assert.deepEqual(variablesAskedFor(sanity, {}), ["MCP_USER_ROLE"]);
+    assert.deepEqual(variablesAskedFor(sanity, { MCP_USER_ROLE: "guest" }), [], "given, and wrong: not missing");
+    assert.deepEqual(asked("❌ Invalid environment variables: { DATABASE_URL: [ 'Required' ] }"), ["DATABASE_URL"]);
+    assert.deepEqual(variablesAskedFor(["Invalid environment variables", "", "Using LOG_LEVEL=info"], {}), []);
     assert.deepEqual(asked("Using LOG_LEVEL=info"), []);
     assert.deepEqual(asked("Warning: OPENAI_API_KEY is not set; summaries are off"), []);
     assert.deepEqual(asked('TypeError [ERR_INVALID_ARG_TYPE]: The "path" argument is required'), []);

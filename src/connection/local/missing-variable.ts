@@ -29,14 +29,19 @@ const ASKS =
 const WARNING = /\bwarn(?:ing)?\b/i;
 /** `BRAVE_API_KEY`: capitals, digits and at least one underscore. */
 const NAME = /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/g;
+/** `Invalid environment variables {` (zod, t3-env): the names follow, as the keys of the object printed below it. */
+const ENV_BLOCK = /\binvalid environment variables?\b/i;
 /** Node's error codes (`ERR_INVALID_ARG_TYPE`) are capitals with underscores too. */
 const NOT_A_VARIABLE = /^(?:ERR|E[A-Z]+)_/;
 
 /** The variables the lines ask for that `passed` (the environment the server was given) lacks, in the order asked. */
 export function variablesAskedFor(lines: readonly string[], passed: Readonly<Record<string, string>>): string[] {
   const names = new Set<string>();
+  let block = false;
   for (const line of lines) {
-    if (!ASKS.test(line) || WARNING.test(line)) continue;
+    if (ENV_BLOCK.test(line)) block = true;
+    else if (block && (line.trim() === "" || /^\s*at /.test(line))) block = false;
+    if (!block && (!ASKS.test(line) || WARNING.test(line))) continue;
     for (const [name] of line.matchAll(NAME)) if (!NOT_A_VARIABLE.test(name) && !(name in passed)) names.add(name);
   }
   return [...names];
