@@ -296,8 +296,8 @@ export class SessionOpener {
   /**
    * Whether an open failed because of the revision probe rather than the server: a local server that exits on any
    * request before `initialize` (the first ping, or the probe; a launcher that failed for good, npm E404 or a command
-   * not found, or a server that says what it lacks, died of that instead), or a remote one that gave the probe no usable answer (no answer within half its
-   * time, an answer that is none, a server error) while it is there to ask.
+   * not found, or a server that says what it lacks, died of that instead), or a remote one that gave the probe no
+   * usable answer (no answer within half its time, an answer that is none, a server error) while it is there to ask.
    */
   private probeCostTheConnect(endpoint: ResolvedEndpoint, error: unknown): boolean {
     if (endpoint.kind !== "stdio") return probeInconclusive(error);
