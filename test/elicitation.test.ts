@@ -179,6 +179,27 @@ describe("the elicitation dialogs", () => {
       "three answers it cannot take end the form",
     );
     assert.deepEqual(ui.answers, ["ww"], "and it stops asking");
+    // An optional field three answers missed is left out, and the form goes on (server-everything's email field).
+    ui.answers = ["Fill in", "x1", "x2", "x3", "Ada", "Send"];
+    ui.notices.length = 0;
+    const optional = {
+      message: "who?",
+      requestedSchema: {
+        type: "object" as const,
+        properties: { email: { type: "string" as const, format: "email" as const }, name: { type: "string" as const } },
+        required: ["name"],
+      },
+    };
+    assert.deepEqual(await answerElicitation("crm", optional, ui.context()), {
+      action: "accept",
+      content: { name: "Ada" },
+    });
+    assert.deepEqual(ui.notices, [
+      "email must be an email address. Leave it empty to skip it.",
+      "email must be an email address. Leave it empty to skip it.",
+      "email must be an email address. Leave it empty to skip it.",
+      "email is left out.",
+    ]);
   });
 });
 
@@ -342,7 +363,7 @@ describe("server-everything's elicitation through pi", { timeout: 120_000 }, () 
     assert.equal(raw.content.homepage, undefined, "nothing the user left out is made up");
     assert.deepEqual(
       ui.notices.filter((n) => n.includes("must")),
-      ["Integer must be at most 100."],
+      ["Integer must be at most 100. Leave it empty to skip it."],
     );
   });
 

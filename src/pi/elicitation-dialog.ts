@@ -24,7 +24,7 @@ import {
 
 export type ElicitationUi = Pick<ExtensionUIContext, "select" | "input" | "notify">;
 
-/** How often a field is asked again after an answer it cannot take, before the whole request is cancelled. */
+/** Answers a field may miss before a required one cancels the request and an optional one is left out. */
 const MAX_TRIES = 3;
 const FILL_IN = "Fill in";
 const SEND = "Send";
@@ -162,9 +162,11 @@ async function ask(field: FormField, title: string, ui: ElicitationUi): Promise<
         const placeholder = field.default === undefined ? undefined : String(field.default);
         const { value, error } = parseTypedAnswer(field, picked(await ui.input(title, placeholder)));
         if (!error) return value;
-        ui.notify(error, "warning");
+        ui.notify(field.required ? error : `${error} Leave it empty to skip it.`, "warning");
       }
-      throw new Cancelled();
+      if (field.required) throw new Cancelled();
+      ui.notify(`${field.label} is left out.`, "warning");
+      return undefined;
   }
 }
 
