@@ -126,6 +126,22 @@ describe(`shared servers (Node ${process.versions.node}, pi ${PI_LINE})`, () => 
     await b.end();
   });
 
+  test("sessions in two kinds of terminal (another TERM) share one process: under the hub the server has none", async () => {
+    const b = bed();
+    const term = process.env.TERM;
+    try {
+      process.env.TERM = "xterm-256color";
+      const one = await b.open();
+      process.env.TERM = "tmux-256color";
+      const two = await b.open();
+      assert.equal(await b.pidOf(two), await b.pidOf(one));
+    } finally {
+      if (term === undefined) delete process.env.TERM;
+      else process.env.TERM = term;
+      await b.end();
+    }
+  });
+
   test("a server's request during one session's call goes to that session only", async () => {
     const b = bed();
     const asked: string[] = [];

@@ -73,7 +73,9 @@ function spawnSpec(endpoint: ResolvedStdio): {
   cwd?: string;
 } {
   const { command, args } = platformCommand(endpoint.command, endpoint.args, process.platform);
-  return { command, args, env: { ...getDefaultEnvironment(), ...endpoint.env }, cwd: endpoint.cwd };
+  // A server under the hub has no terminal, and sessions in two kinds of terminal must share it: no TERM, so no key of it.
+  const { TERM: _terminal, ...defaults } = getDefaultEnvironment();
+  return { command, args, env: { ...defaults, ...endpoint.env }, cwd: endpoint.cwd };
 }
 
 export class HubTransport implements Transport {
