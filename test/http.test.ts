@@ -9,6 +9,8 @@ import { type AddressInfo, createServer } from "node:net";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { BridgeError } from "../src/common/errors.ts";
+import { automaticSignIn } from "../src/oauth/sign-in.ts";
+import { AuthStore } from "../src/oauth/storage.ts";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
 import { TINY_PNG } from "./fixtures/fixture-server.ts";
 import {
@@ -241,6 +243,35 @@ describe("remote failures", { timeout: 120_000 }, () => {
     } finally {
       await connection.close();
       await server.close();
+    }
+  });
+
+  // mcp-proxy's `--apiKey`: a 401 to everything, its metadata paths too. OAuth is on by default for an entry with no
+  // `Authorization` header, and told the user to sign in, and `/mcp auth` then said the same: there is nothing to sign
+  // in to. Whether someone could sign in or not, the error asks for the credential in `headers`.
+  test("a 401 server that publishes no OAuth metadata (one that wants an API key): asked for a header, not a sign-in", async () => {
+    const server = await startUnauthorized();
+    const tmp = tempDir();
+    const store = new AuthStore(path.join(tmp.dir, "mcp-auth"));
+    try {
+      for (const [entry, signIn, said] of [
+        [{}, () => undefined, /: it sends no credentials; add an `Authorization` \(or API key\) header to 'keyed'/],
+        [{ headers: { "X-API-Key": "wrong" } }, () => automaticSignIn(), /: check the `X-API-Key` header of 'keyed'/],
+      ] as const) {
+        const connection = connectionFor("keyed", { url: server.url, ...entry }, { authStore: store, signIn });
+        await assert.rejects(connection.connect(), (error: unknown) => {
+          assert.ok(error instanceof BridgeError);
+          assert.equal(error.kind, "auth");
+          assert.match(error.message, /^MCP server 'keyed' rejected the request with HTTP 401 \(unauthorized\)/);
+          assert.match(error.message, said);
+          assert.doesNotMatch(error.message, /sign in/);
+          return true;
+        });
+        await connection.close();
+      }
+    } finally {
+      await server.close();
+      tmp.cleanup();
     }
   });
 

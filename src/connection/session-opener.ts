@@ -376,7 +376,7 @@ export class SessionOpener {
       wroteToStdout: session?.stdoutLines && session.stdoutLines.read > 0,
       violation: session?.violation,
       nonJsonLines: session?.stdoutLines?.nonJson ?? 0,
-      oauth: this.options.auth.active,
+      oauth: this.options.auth.offered,
       oauthRefused: this.options.auth.refusedMessage,
     };
   }

@@ -38,6 +38,11 @@ export abstract class PersistedProvider {
   protected readonly now: () => number;
   private readonly dpopKeys: DpopKeys;
 
+  /** Whether the server publishes OAuth metadata (or the config names its endpoints), as far as discovery has seen. */
+  get metadataFound(): boolean {
+    return this.discovery?.resourceMetadata !== undefined || this.discovery?.authorizationServerMetadata !== undefined;
+  }
+
   constructor(protected readonly options: PersistedOptions) {
     const { server, settings } = options;
     this.now = options.now ?? Date.now;

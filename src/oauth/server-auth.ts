@@ -10,7 +10,7 @@ import type { LogLevel } from "../common/log-file.ts";
 import type { OAuthSettings } from "../config/types.ts";
 import type { Environment } from "../config/substitute.ts";
 import { declinePiSignIn, type PiImportOutcome } from "./pi-sign-in-import.ts";
-import type { SignInHandler } from "./provider.ts";
+import { BridgeOAuthProvider, type SignInHandler } from "./provider.ts";
 import { isUnauthorized, needsSignInMessage, OAuthSession } from "./session.ts";
 import { isMachineGrant, isTokenEndpointError } from "./machine-provider.ts";
 import type { AuthStore } from "./storage.ts";
@@ -61,9 +61,11 @@ export class ServerAuth {
     return this.options.settings !== undefined && this.options.store !== undefined;
   }
 
-  /** OAuth is in use for the server's current URL. */
-  get active(): boolean {
-    return this.session !== undefined;
+  /** OAuth is in use and offered: the server publishes its metadata, or a sign-in got as far as the page. */
+  get offered(): boolean {
+    const provider = this.session?.provider;
+    const signingIn = provider instanceof BridgeOAuthProvider && provider.pending !== undefined;
+    return !!provider && (this.machine || provider.metadataFound || provider.signInRequired || signingIn);
   }
 
   /** The last connect needed a sign-in that nobody could do. */
@@ -126,7 +128,7 @@ export class ServerAuth {
 
   /** Whether `error` is the server asking for (new) authorization, which a sign-in can answer. */
   canSignInAfter(error: unknown, signal?: AbortSignal): boolean {
-    if (this.session === undefined || signal?.aborted) return false;
+    if (!this.offered || signal?.aborted) return false;
     // A machine client also gets a new token when the SDK's own attempt at the token endpoint failed on the way.
     return isUnauthorized(error) || (this.machine && isTokenEndpointError(error));
   }
