@@ -142,7 +142,10 @@ describe("connection events on pi's bus", { timeout: 120_000 }, () => {
     assert.equal(error!.retryIn, null);
     const [gone] = only("mcp.disconnected", "locked");
     assert.equal(gone!.wasClean, false);
-    assert.match(String(gone!.reason), /^(needs sign-in|not retried): .*sign in.*\/mcp auth locked/);
+    assert.match(
+      String(gone!.reason),
+      /^not retried: .*HTTP 401 \(unauthorized\): it sends no credentials; add an `Authorization`/,
+    );
   });
 });
 
