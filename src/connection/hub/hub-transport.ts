@@ -73,7 +73,7 @@ function spawnSpec(endpoint: ResolvedStdio): {
   cwd?: string;
 } {
   const { command, args } = platformCommand(endpoint.command, endpoint.args, process.platform);
-  // Under the hub a server has no terminal, and sessions in two kinds of terminal must share it: no TERM, in its key too.
+  // Under the hub a server has no terminal, and sessions in two kinds of terminal must share it: no TERM at all.
   const { TERM: _terminal, ...defaults } = getDefaultEnvironment();
   return { command, args, env: { ...defaults, ...endpoint.env }, cwd: endpoint.cwd };
 }
