@@ -230,6 +230,18 @@ describe(
       ]);
       await pi.session.prompt("and the graph");
       assert.match(searchAnswers(pi).at(-1) ?? "", /call (it|them) by name:\n- mcp_memory_delete_observations /);
+
+      // A tool's own name guessed in another style than its own (`createIssue`, `List-Commits`) is that tool: not code
+      // to search for (which found tools about code), nor nothing.
+      model.script([
+        { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "createIssue List-Commits" } }] },
+        { text: "done" },
+      ]);
+      await pi.session.prompt("guessed names");
+      const guessed = searchAnswers(pi).at(-1) ?? "";
+      assert.match(guessed, /^Loaded 2 tools; call them by name:$/m);
+      assert.match(guessed, /^- mcp_github_create_issue /m);
+      assert.match(guessed, /^- mcp_github_list_commits /m);
     });
 
     test("/mcp list counts a deferred server's line of the catalog as what it adds to each request", async () => {

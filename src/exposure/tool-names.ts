@@ -1,7 +1,7 @@
 /**
  * Which deferred tools the model means when it names them to `tool_search`: the pi name (`mcp_github_create_issue`),
- * `server/tool`, or the tool's own name as the system prompt's catalog lists it, where only one deferred server has a
- * tool of that name. A query made of such names alone is read as names; in a longer one, the names written as code.
+ * `server/tool`, or the tool's own name as the system prompt's catalog lists it (or in another code style), where only
+ * one deferred server has a tool of that name. A query made of such names alone is read as names; in a longer one, the names written as code.
  * Pure.
  */
 import { editDistance } from "../common/text.ts";
@@ -20,13 +20,21 @@ export function qualifiedName(tool: SearchableTool): string {
   return tool.server ? `${tool.server}/${tool.originalName}` : tool.originalName;
 }
 
-/** The tools a name fits: exactly, else ignoring case. */
+/** A name in whatever style code writes it: `createIssue`, `create-issue` and `Create_Issue` are `create_issue`. */
+function styleless(name: string): string {
+  return identifierWords(name).trim().toLowerCase().replace(/\s+/g, "_");
+}
+
+/** The tools a name fits: exactly, else ignoring case, else (no server in it) in another code style (`createIssue`). */
 function matches(name: string, tools: readonly SearchableTool[]): SearchableTool[] {
   const forms = (tool: SearchableTool) => [tool.name, qualifiedName(tool), tool.originalName];
   const exact = tools.filter((tool) => forms(tool).includes(name));
   if (exact.length) return exact;
   const lower = name.toLowerCase();
-  return tools.filter((tool) => forms(tool).some((form) => form.toLowerCase() === lower));
+  const caseless = tools.filter((tool) => forms(tool).some((form) => form.toLowerCase() === lower));
+  if (caseless.length || name.includes("/")) return caseless;
+  const wanted = styleless(name);
+  return tools.filter((tool) => styleless(tool.originalName) === wanted || styleless(tool.name) === wanted);
 }
 
 /** Names as a model writes them: quotes and backticks around them are not part of them. */
@@ -62,11 +70,10 @@ export function namesInQuery(query: string, tools: readonly SearchableTool[]): {
     .filter(Boolean);
   if (words.length > 0 && words.length <= MAX_NAMED_TOOLS && words.every((word) => matches(word, tools).length > 0))
     return { names: words, rest: "" };
-  const names = words.filter((word) =>
-    tools.some(
-      (tool) =>
-        tool.name === word || qualifiedName(tool) === word || (IDENTIFIER.test(word) && tool.originalName === word),
-    ),
+  const names = words.filter(
+    (word) =>
+      tools.some((tool) => tool.name === word || qualifiedName(tool) === word) ||
+      (IDENTIFIER.test(word) && !word.includes("/") && matches(word, tools).length > 0),
   );
   return { names, rest: names.reduce((text, name) => text.replace(name, " "), query) };
 }
