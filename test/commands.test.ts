@@ -205,7 +205,9 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     );
     assert.ok(
       records.some((r) =>
-        /^ {4}\d\d:\d\d:\d\d connected attempt=0 transport=stdio durationMs=\d+ toolCount=\d+$/.test(r),
+        /^ {4}(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d connected attempt=0 transport=stdio durationMs=\d+ toolCount=\d+$/.test(
+          r,
+        ),
       ),
       local,
     );

@@ -313,14 +313,14 @@ describe("readLogTail", { timeout: 60_000 }, () => {
       log.flush();
       const tail = readLogTail(file, 3);
       assert.equal(tail.length, 3);
-      assert.match(tail[0]!, /^\d\d:\d\d:\d\d ünïcödé line 1998$/);
+      assert.match(tail[0]!, /^(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d ünïcödé line 1998$/);
       assert.match(
         tail[2]!,
-        /^\d\d:\d\d:\d\d disconnected error=the process exited$/,
+        /^(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d disconnected error=the process exited$/,
         "an event, its fields' first lines",
       );
       assert.deepEqual(
-        readLogTail(file, 3, "a").map((l) => l.slice(9)),
+        readLogTail(file, 3, "a").map((l) => l.replace(/^(?:\S+ )?\d\d:\d\d:\d\d /, "")),
         ["disconnected error=the process exited"],
         "one server's records",
       );
@@ -332,6 +332,28 @@ describe("readLogTail", { timeout: 60_000 }, () => {
       );
       assert.deepEqual(readLogTail(path.join(dir, "missing.log"), 5), []);
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("times as the user's clock shows them, not the file's UTC, and with the date when it is not today's", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "mcp-log-tail-"));
+    const tz = process.env.TZ;
+    try {
+      process.env.TZ = "America/Los_Angeles";
+      const file = path.join(dir, "server.log");
+      const times = ["2026-01-02T03:04:05.000Z", "2026-01-02T20:00:00.000Z"];
+      const log = new LogFile(file, { now: () => new Date(times.shift()!) });
+      log.log({ level: "debug", event: "stderr", line: "the evening before, there" });
+      log.log({ level: "debug", event: "stderr", line: "that day, noon there" });
+      log.flush();
+      assert.deepEqual(readLogTail(file, 2, undefined, new Date("2026-01-02T21:00:00.000Z")), [
+        "2026-01-01 19:04:05 the evening before, there",
+        "12:00:00 that day, noon there",
+      ]);
+    } finally {
+      if (tz === undefined) delete process.env.TZ;
+      else process.env.TZ = tz;
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -329,7 +329,7 @@ const TAIL_BYTES = 64 * 1024;
  * The last `count` records of a JSON-lines log (of `server` only, where given), each as its `line` (a server's stderr
  * line) or its event and message, for `/mcp`'s view of a server. Missing or unreadable files give none.
  */
-export function readLogTail(path: string, count: number, server?: string): string[] {
+export function readLogTail(path: string, count: number, server?: string, now = new Date()): string[] {
   let text: string;
   let cut = false;
   try {
@@ -365,6 +365,16 @@ export function readLogTail(path: string, count: number, server?: string): strin
     const plain = Object.entries(fields).filter(([, value]) => ["string", "number", "boolean"].includes(typeof value));
     const shown = plain.map(([key, value]) => `${key}=${String(value).split("\n", 1)[0]}`);
     const body = typeof line === "string" ? line : [event, ...shown].join(" ");
-    return `${typeof time === "string" ? time.slice(11, 19) : ""} ${body}`.trim();
+    return `${shownTime(time, now)} ${body}`.trim();
   });
+}
+
+/** A record's time as the user's clock shows it (the file has UTC), with its date when that is not today's. */
+function shownTime(time: unknown, now: Date): string {
+  const at = new Date(typeof time === "string" ? time : NaN);
+  if (Number.isNaN(at.getTime())) return "";
+  const pad = (n: number) => String(n).padStart(2, "0");
+  const clock = `${pad(at.getHours())}:${pad(at.getMinutes())}:${pad(at.getSeconds())}`;
+  if (at.toDateString() === now.toDateString()) return clock;
+  return `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())} ${clock}`;
 }
