@@ -268,8 +268,9 @@ describe(`shared servers (Node ${process.versions.node}, pi ${PI_LINE})`, () => 
     const sessions = await Promise.all([b.open(), b.open(), b.open(), b.open()]);
     const pids = new Set(await Promise.all(sessions.map((s) => b.pidOf(s))));
     assert.equal(pids.size, 1, "one server process");
-    const hubs = hubProcesses(b.hub);
-    assert.equal(hubs.length, 1, `one hub process (${hubs.join(", ")})`);
+    // A hub that lost the lock exits as soon as it finds it taken, which on a busy machine may be after the sessions
+    // have connected to the one that won (its Node still starting): one hub is what is left.
+    await waitFor(() => hubProcesses(b.hub).length === 1, "the hubs that lost the lock to exit", 20_000);
     await b.end();
   });
 
