@@ -1,8 +1,8 @@
 /**
  * Which deferred tools the model means when it names them to `tool_search`: the pi name (`mcp_github_create_issue`),
  * `server/tool`, or the tool's own name as the system prompt's catalog lists it (or in another code style), where only
- * one deferred server has a tool of that name. A query made of such names alone is read as names; in a longer one, the names written as code.
- * Pure.
+ * one deferred server has a tool of that name. A query made of such names alone is read as names; in a longer one,
+ * the names written as code. Pure.
  */
 import { editDistance } from "../common/text.ts";
 import type { SearchableTool } from "./tool-search-index.ts";

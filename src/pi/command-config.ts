@@ -108,7 +108,7 @@ export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext)
     )
   )?.trim();
   if (!endpoint) return cancelled();
-  // `npx mcp-remote <url>` (a stdio proxy to a remote server, from another client's README): the bridge reaches it itself.
+  // `npx mcp-remote <url>` (a stdio proxy to a remote server, from another client's README): reached directly.
   const proxied =
     transport === "stdio"
       ? remoteOfProxy(buildEntry({ transport, endpoint, auth: { kind: "none" } }), { add() {} })
