@@ -9,6 +9,7 @@ import { type AddressInfo, createServer } from "node:net";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { BridgeError } from "../src/common/errors.ts";
+import { redactShapes } from "../src/common/redact.ts";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { AuthStore } from "../src/oauth/storage.ts";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
@@ -265,6 +266,8 @@ describe("remote failures", { timeout: 120_000 }, () => {
           assert.match(error.message, /^MCP server 'keyed' rejected the request with HTTP 401 \(unauthorized\)/);
           assert.match(error.message, said);
           assert.doesNotMatch(error.message, /sign in/);
+          // The `!command` example survives the hiding of credentials that every shown message goes through.
+          if (entry.headers) assert.match(redactShapes(error.message), /as a `!command` \(`"!cat <token file>"`\)/);
           return true;
         });
         await connection.close();

@@ -178,7 +178,7 @@ describe("token refresh: a `!command` header is read again, in real pi", { timeo
     const [result] = await call("mcp_inline_echo");
     assert.equal(result!.isError, true);
     assert.match(text(result!), /HTTP 401/);
-    assert.match(text(result!), /write the header as a `!command` value/);
+    assert.match(text(result!), /write the header's value as a `!command` \(`"!cat <token file>"`\)/);
     assert.match(text(result!), /not retried/);
     assert.equal(inline.requests.length - from, 1, "one request, not retried");
   });

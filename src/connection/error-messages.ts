@@ -138,7 +138,8 @@ function authMessage(ctx: ErrorContext, error: unknown): string {
   const advice = commands.length
     ? `; ${headerList(commands)} came from a \`!command\` just run, so check what it prints`
     : headerNames.length
-      ? `. To have the bridge read a new value when the server refuses the old one, write the header as a \`!command\` value (\`"Authorization": "!cat <token file>"\`)`
+      ? // The example is the value alone: `"X-API-Key": "…"` would be hidden as a credential wherever the message is shown.
+        `. To have the bridge read a new value when the server refuses the old one, write the header's value as a \`!command\` (\`"!cat <token file>"\`)`
       : "";
   return told(
     ctx,
