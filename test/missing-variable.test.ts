@@ -60,6 +60,11 @@ describe("a server whose env lacks a variable it needs", () => {
     assert.deepEqual(variablesAskedFor(sanity, { MCP_USER_ROLE: "guest" }), [], "given, and wrong: not missing");
     assert.deepEqual(asked("❌ Invalid environment variables: { DATABASE_URL: [ 'Required' ] }"), ["DATABASE_URL"]);
     assert.deepEqual(variablesAskedFor(["Invalid environment variables", "", "Using LOG_LEVEL=info"], {}), []);
+    // @sentry/mcp-server: the variable as the other way to give what a flag gives.
+    assert.deepEqual(
+      asked("Run `sentry-mcp auth login` interactively first, or pass `--access-token` / `SENTRY_ACCESS_TOKEN`."),
+      ["SENTRY_ACCESS_TOKEN"],
+    );
     assert.deepEqual(asked("Using LOG_LEVEL=info"), []);
     assert.deepEqual(asked("Warning: OPENAI_API_KEY is not set; summaries are off"), []);
     assert.deepEqual(asked('TypeError [ERR_INVALID_ARG_TYPE]: The "path" argument is required'), []);
@@ -80,6 +85,11 @@ describe("a server whose env lacks a variable it needs", () => {
       "Error: OAuth keys file not found. Please place gcp-oauth.keys.json in current directory or ~/.gmail-mcp";
     assert.equal(requestIn([keys]), keys);
     assert.equal(requestIn(["Invalid number of arguments"]), "Invalid number of arguments");
+    assert.equal(
+      requestIn(["Error: No access token was provided.", "Usage: x [--access-token=<token>]"]),
+      "Error: No access token was provided.",
+    );
+    assert.equal(requestIn(["No changes were provided to the cache; skipping"]), undefined);
     assert.equal(requestIn(["error: missing required argument 'path'"]), "error: missing required argument 'path'");
     assert.equal(requestIn(["Warning: please set a region for faster answers"]), undefined);
     assert.equal(requestIn(["Rate limited. Please try again later."]), undefined);
@@ -122,6 +132,24 @@ describe("a server whose env lacks a variable it needs", () => {
       message,
       /\nWhat it wrote to stdout that is not JSON-RPC:\n {2}Error: MCP_TEST_API_KEY environment variable is required/,
     );
+    assert.equal(state, "gaveUp");
+  });
+
+  // @sentry/mcp-server says what it lacks first, then prints 54 lines of usage: more than the tail of stderr kept.
+  test("a server that names the variable it lacks above a long usage text: read from its first lines", async () => {
+    const usage = Array.from({ length: 60 }, (_, i) => `  --option-${i} <value>   what option ${i} does`).join("\\n");
+    const { message, state } = await connectFailure(
+      connectionFor("sentry", {
+        command: "sh",
+        args: [
+          "-c",
+          "printf 'Error: No access token was provided.\\nRun `x auth login` first, or pass `--access-token` / " +
+            `MCP_TEST_ACCESS_TOKEN.\\nUsage: x [--access-token=<token>]\\n${usage}\\n' >&2; exit 1`,
+        ],
+      }),
+    );
+    assert.match(message, /^MCP server 'sentry': it needs MCP_TEST_ACCESS_TOKEN, which its `env` does not set/);
+    assert.match(message, /add "MCP_TEST_ACCESS_TOKEN": "\$\{MCP_TEST_ACCESS_TOKEN\}" to `env` of 'sentry'/);
     assert.equal(state, "gaveUp");
   });
 

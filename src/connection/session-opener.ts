@@ -327,7 +327,7 @@ export class SessionOpener {
     const redact = (text: string) => this.redact(text);
     const sandboxed = this.refusals.policy !== undefined;
     // What a server says about its failure, wherever it said it.
-    const printed = () => [...(session?.process.stderrTail() ?? []), ...(session?.process.strayLines ?? [])];
+    const printed = () => [...(session?.process.stderrKept() ?? []), ...(session?.process.strayLines ?? [])];
     const { config, options, resolvedLocal } = this;
     const { env } = options;
     return {

@@ -24,7 +24,7 @@ export interface AsksFor {
 
 /** A line that asks for something to be set, rather than one that mentions a variable in passing. */
 const ASKS =
-  /\b(?:is|are) required\b|\brequired\b.*\b(?:variables?|env)\b|\bmust be (?:set|provided|defined)\b|\bplease (?:\w+ )?(?:set|provide|define)\b|\bor set\b|\b(?:is|are|not) set\b|\bnot (?:provided|given|configured|defined|specified)\b|\bmissing\b.*\b(?:variables?|env|key|token)\b/i;
+  /\b(?:is|are) required\b|\brequired\b.*\b(?:variables?|env)\b|\bmust be (?:set|provided|defined)\b|\bplease (?:\w+ )?(?:set|provide|define)\b|\bor (?:set|pass|export)\b|\b(?:is|are|not) set\b|\bnot (?:provided|given|configured|defined|specified)\b|\bmissing\b.*\b(?:variables?|env|key|token)\b/i;
 /** A warning is about something optional: the server goes on without it. */
 const WARNING = /\bwarn(?:ing)?\b/i;
 /** `BRAVE_API_KEY`: capitals, digits and at least one underscore. */
@@ -48,9 +48,9 @@ export function variablesAskedFor(lines: readonly string[], passed: Readonly<Rec
 }
 
 // "Please provide a database URL as a command-line argument", "Please run with 'auth' argument first", "Please place
-// gcp-oauth.keys.json in current directory", "Invalid number of arguments", "Usage: x".
+// gcp-oauth.keys.json in current directory", "Invalid number of arguments", "No access token was provided", "Usage: x".
 const REQUEST =
-  /\bplease (?:either )?(?:provide|specify|set|pass|supply|run|configure|add|define|place|put|create|install|log ?in|sign in)\b|\b(?:invalid|wrong) number of arguments\b|\bmissing (?:required )?arguments?\b|^\s*usage:/i;
+  /\bplease (?:either )?(?:provide|specify|set|pass|supply|run|configure|add|define|place|put|create|install|log ?in|sign in)\b|\b(?:invalid|wrong) number of arguments\b|\bmissing (?:required )?arguments?\b|\bno (?:[\w-]+ ){0,3}(?:token|key|secret|credentials?|url|path|director(?:y|ies)|folder|file|arguments?|project|workspace|database)s? (?:was|were) (?:provided|given|supplied|specified)\b|^\s*usage:/i;
 
 /** The first line that asks the user for something the server's start did not give, if one does. */
 export function requestIn(lines: readonly string[]): string | undefined {

@@ -7,6 +7,8 @@ import type { StdioHooks } from "../transports.ts";
 import { type NpxFailure, type NpxLaunch, npxModuleMissing, npxScriptFailure } from "./npx-failure.ts";
 
 const STDERR_TAIL_LINES = 40;
+/** A program that stops for want of a key often says so first and then prints its usage, longer than the tail. */
+const STDERR_HEAD_LINES = 10;
 const STRAY_LINES = 5;
 /** A stray line may be a whole message's worth of bytes; a few lines of it say what it is. */
 const STRAY_LINE_CHARS = 4096;
@@ -19,6 +21,9 @@ export class ProcessReport {
   /** How long after its start it ended, in ms. */
   exitedAfterMs?: number;
   private readonly stderr: string[] = [];
+  /** The first lines of this start's stderr, and how many it wrote in all. */
+  private stderrHead: string[] = [];
+  private stderrCount = 0;
   private npx?: NpxLaunch & { env: Readonly<Record<string, string>>; since: number };
   /** What npm's log said about this start's failure, once read. */
   private logged?: { failure?: NpxFailure };
@@ -26,6 +31,12 @@ export class ProcessReport {
   /** The last `n` lines it wrote to stderr (not redacted). */
   stderrTail(n = STDERR_TAIL_LINES): string[] {
     return this.stderr.slice(-n);
+  }
+
+  /** Its first and last lines of stderr, each once (not redacted): what to read for why it stopped. */
+  stderrKept(): string[] {
+    const unseen = Math.max(0, this.stderrCount - this.stderr.length);
+    return [...this.stderrHead.slice(0, unseen), ...this.stderr];
   }
 
   /** The last `n` lines of stderr to show someone, its JavaScript stacks shortened (see {@link foldStackFrames}). */
@@ -58,11 +69,12 @@ export class ProcessReport {
     npx?: NpxLaunch & { env: Readonly<Record<string, string>> },
   ): StdioHooks {
     this.exitDescription = this.exitCode = this.exitedAfterMs = this.logged = undefined;
-    this.strayLines.length = 0;
+    this.strayLines.length = this.stderrHead.length = this.stderrCount = 0;
     const startedAt = Date.now();
     this.npx = npx && { ...npx, since: startedAt };
     return {
       onStderrLine: (text) => {
+        if (this.stderrCount++ < STDERR_HEAD_LINES) this.stderrHead.push(text);
         this.stderr.push(text);
         if (this.stderr.length > STDERR_TAIL_LINES) this.stderr.shift();
         line(text);
