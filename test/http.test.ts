@@ -278,6 +278,47 @@ describe("remote failures", { timeout: 120_000 }, () => {
     }
   });
 
+  // mcp-proxy's `--apiKey` says why in `WWW-Authenticate` and in its body; others in the body only.
+  test("a refusal's own words are quoted: `error_description`, or a JSON error's message; not a page, nor one word", async () => {
+    const apiKey = "Unauthorized: Invalid or missing API key";
+    const cases: Array<[RunningServer, string | undefined]> = [
+      [
+        await startAnswering(401, JSON.stringify({ error: { code: 401, message: "never read" } }), "application/json", {
+          "WWW-Authenticate": `Bearer error="invalid_token", error_description="${apiKey}"`,
+        }),
+        apiKey,
+      ],
+      [
+        await startAnswering(401, JSON.stringify({ error: { code: 401, message: apiKey } }), "application/json"),
+        apiKey,
+      ],
+      [
+        await startAnswering(403, JSON.stringify({ message: "Key wrong-key-1234 lacks the repo scope" })),
+        "Key *** lacks the repo scope",
+      ],
+      [await startAnswering(401, "<html><body>Sign in to continue</body></html>", "text/html"), undefined],
+      [await startAnswering(401, JSON.stringify({ error: "invalid_token" }), "application/json"), undefined],
+    ];
+    try {
+      for (const [server, words] of cases) {
+        const connection = connectionFor("keyed", { url: server.url, headers: { "X-API-Key": "wrong-key-1234" } });
+        const { message } = await connectFailure(connection);
+        const status = /HTTP (401|403)/.exec(message)?.[1];
+        assert.ok(status, message);
+        if (words)
+          assert.ok(
+            message.includes(
+              `(${status === "401" ? "unauthorized" : "forbidden"}), saying ${JSON.stringify(words)}: check`,
+            ),
+            message,
+          );
+        else assert.doesNotMatch(message, /saying/);
+      }
+    } finally {
+      await Promise.all(cases.map(([server]) => server.close()));
+    }
+  });
+
   test("a token revoked mid-session: the call fails with the auth message and is not retried", async () => {
     const auth = { token: "tok-first-valid" };
     const server = await startStreamableHttp({ auth });

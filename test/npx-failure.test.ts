@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
-import { permanentLaunchFailure } from "../src/connection/error-messages.ts";
+import { permanentLaunchFailure } from "../src/connection/local/launch-failure.ts";
 import { failedScriptIn, keptNpmLogs, npxLaunch, npxModuleMissing } from "../src/connection/local/npx-failure.ts";
 import { npmSettings } from "../src/connection/local/npm-settings.ts";
 import { tempDir } from "./helpers.ts";

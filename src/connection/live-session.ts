@@ -2,11 +2,10 @@
  * One live connection to an MCP server, from opening it to letting go of it: the SDK `Client`, its transport, a remote
  * server's own HTTP connection pool, a local server's process tree and the last lines of its stderr.
  *
- * It opens (spawn or connect, the MCP handshake, the tool list, all within a deadline), answers requests (call, ping,
- * list tools), and closes. It decides nothing about retrying: what happens to it (the server went away, a stream
- * broke, the tool list changed, a log line) is reported through the events it was given, to whoever keeps the server
- * connected (./server-connection.ts). Everything it holds is released in one place (./held-transport.ts), which a
- * failed open goes through too, so no process or socket outlives a session.
+ * It opens (spawn or connect, the MCP handshake, the tool list, all within a deadline), answers requests and closes.
+ * It decides nothing about retrying: what happens to it (the server went away, a stream broke, the tool list changed,
+ * a log line) goes through its events to whoever keeps the server connected (./server-connection.ts). Everything it
+ * holds is released in one place (./held-transport.ts), a failed open's too, so no process or socket outlives it.
  */
 import {
   type Client,
@@ -111,11 +110,8 @@ export type OpenStage = "starting" | "installing" | "handshake" | "tools" | "ope
 export type Run<T> = (client: Client, options: SdkRequestOptions) => Promise<T>;
 
 const MAX_TOOL_PAGES = 100;
-/**
- * The session's own timer enforces an open's deadline; the SDK's request timeout, a little later, only backs it up:
- * when the SDK's fires first, it sends a cancellation to a server that is not answering, which over HTTP opens one
- * more idle socket.
- */
+// The session's own timer enforces an open's deadline; the SDK's request timeout, a little later, only backs it up:
+// fired first, it would send a cancellation to a server that is not answering (over HTTP: one more idle socket).
 const SDK_TIMEOUT_SLACK_MS = 1000;
 
 export class LiveSession {
@@ -131,6 +127,8 @@ export class LiveSession {
   clock?: ConnectClock;
   /** Why the bridge stopped the server itself, when it did: it sent something over a limit. */
   violation?: string;
+  /** What a remote server said when it last refused the credentials (not yet redacted), if it said anything. */
+  refusedSaying?: string;
   /** What the server said at initialize about how to use it (`instructions`), as it came: not yet made safe. */
   instructions?: string;
   /** The revision the session speaks, once open: `2026-07-28`, `2025-11-25`, … */
@@ -236,6 +234,7 @@ export class LiveSession {
             maxMessageBytes: this.options.limits?.maxMessageBytes,
             tooLarge,
             middleware: auth ? auth.middleware : invalidTokenAs401,
+            refused: (words) => (this.refusedSaying = words),
           });
     const transport = traceRequests(
       boundNotifications(guardNesting(makeTransport(pool?.fetch)), {

@@ -376,6 +376,7 @@ export class SessionOpener {
       wroteToStdout: session?.stdoutLines && session.stdoutLines.read > 0,
       violation: session?.violation,
       nonJsonLines: session?.stdoutLines?.nonJson ?? 0,
+      refusal: session?.refusedSaying,
       oauth: this.options.auth.offered,
       oauthRefused: this.options.auth.refusedMessage,
     };

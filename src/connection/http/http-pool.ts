@@ -17,6 +17,7 @@ import { Agent, type Dispatcher, fetch as undiciFetch, type RequestInit as Undic
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../../config/defaults.ts";
 import { bodyBound, boundedResponse, unencoded } from "./bounded-response.ts";
 import type { MessageTooLargeError } from "../message-limit.ts";
+import { noteRefusals } from "./refusal-words.ts";
 import { currentScope, outsideRequestScope } from "./request-scope.ts";
 import { exchangeStarting, sendUntilRead } from "./unread-request.ts";
 
@@ -39,6 +40,8 @@ export interface ServerPoolOptions {
   tooLarge?: (error: MessageTooLargeError) => void;
   /** More middleware on every request (OAuth's), outside the pool's own. */
   middleware?: Middleware;
+  /** What the server said when it last refused a request's credentials (./refusal-words.ts), if it said anything. */
+  refused?: (words: string | undefined) => void;
 }
 
 /** One server's connection pool, and `fetch` through it in the shape the SDK transports take. */
@@ -55,7 +58,8 @@ export class ServerPool {
     this.limit = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     this.dispatcher = this.agent.compose(bodyBound(this.limit, () => this.tooLargeHere(), exchangeStarting));
     // The SDK transports add DPoP (`withDpopFromProvider`) outside these, as their provider has `dpop()`.
-    this.fetch = options.middleware ? options.middleware(this.send) : this.send;
+    const inner = options.refused ? noteRefusals(options.refused)(this.send) : this.send;
+    this.fetch = options.middleware ? options.middleware(inner) : inner;
   }
 
   /** Notifications sent from inside a request (the cancellation a timeout sends) are not tied to it: they must arrive. */

@@ -1,0 +1,56 @@
+/**
+ * Why a local server's launcher failed for good, read from its exit code, its stderr and what npm left behind: a
+ * restart of such a start fails the same way, so the connection gives up at once and says what to change.
+ */
+import type { NpxFailure } from "./npx-failure.ts";
+
+/** Why a local server's launcher failed for good, and the fix where it is not in the entry (`command`, `args`). */
+export type LaunchFailure = { reason: string; fix?: string };
+
+/**
+ * Why a local server's launcher failed in a way no restart can fix, judged from its exit code, its stderr and what npm
+ * left behind (./npx-failure.ts): the package does not exist (npm E404), no version matches (ETARGET), an install
+ * script failed (each restart would install again and fail again), npx's copy of the package is incomplete or lacks a
+ * module its code imports, or a shell could not find or run the command (exit codes 127 and 126). Undefined when
+ * nothing says so.
+ */
+export function permanentLaunchFailure(
+  exitCode: number | null | undefined,
+  stderr: string,
+  npx?: NpxFailure,
+): LaunchFailure | undefined {
+  if (/\bnpm (?:error|ERR!) (?:code E404|404\b)/.test(stderr))
+    return { reason: "the package it runs does not exist in the npm registry (npm E404)" };
+  if (/\bnpm (?:error|ERR!) code ETARGET\b/.test(stderr))
+    return { reason: "no version of the package it runs matches the one asked for (npm ETARGET)" };
+  // A package with no program (`bin`), or several none of which is named like it: a library, or the wrong name.
+  if (/\bnpm (?:error|ERR!) could not determine executable to run\b/.test(stderr))
+    return {
+      reason: "npx found no program to run in its package (the package has none, or several and none named like it)",
+      fix: "check the package's name in the server's README, or name the program with `--package=<package>` and the program after it in `args`",
+    };
+  if (npx?.kind === "script")
+    return {
+      reason:
+        `npx could not install its package: the \`${npx.event}\` script of ${npx.pkg} ` +
+        `(\`${npx.command}\`) ${npx.ending} (npm's log: ${npx.log})`,
+      fix:
+        `run \`${npx.rerun}\` in a terminal to see what the script printed (such scripts often download a ` +
+        `program, and need the network for it), then reconnect (\`/mcp reconnect\`)`,
+    };
+  if (npx?.kind === "incomplete")
+    return {
+      reason: `npx's copy of its package in ${npx.folder} is missing a module (an install stopped partway leaves that folder incomplete, and npx does not repair it)`,
+      fix: `delete that folder, then reconnect (\`/mcp reconnect\`): npx installs the package again`,
+    };
+  if (npx?.kind === "missingModule")
+    return {
+      reason:
+        `its package's code needs ${npx.module ? `'${npx.module}'` : "a module"}, which npx's complete copy of it in ` +
+        `${npx.folder} does not have: a fault of the package or of its dependencies' versions, which reinstalling repeats`,
+      fix: "check for a newer version of the package (or pin one that worked), and tell its authors",
+    };
+  if (exitCode === 127) return { reason: "its command was not found (exit code 127)" };
+  if (exitCode === 126) return { reason: "its command could not be run (exit code 126)" };
+  return undefined;
+}
