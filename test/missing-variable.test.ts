@@ -65,6 +65,15 @@ describe("a server whose env lacks a variable it needs", () => {
       asked("Run `sentry-mcp auth login` interactively first, or pass `--access-token` / `SENTRY_ACCESS_TOKEN`."),
       ["SENTRY_ACCESS_TOKEN"],
     );
+    // Brave's: four ways to give the key, one will do; airtable-mcp-server's names it between words.
+    const brave =
+      "Error: A Brave API key is required via --brave-api-key, BRAVE_API_KEY, --brave-api-key-file, or BRAVE_API_KEY_FILE.";
+    assert.deepEqual(asked(brave), ["BRAVE_API_KEY"]);
+    assert.deepEqual(asked(brave, { BRAVE_API_KEY_FILE: "/k" }), [], "one of them given");
+    assert.deepEqual(
+      asked("Error: airtable-mcp-server: No API key provided. Set it in the `AIRTABLE_API_KEY` environment variable"),
+      ["AIRTABLE_API_KEY"],
+    );
     assert.deepEqual(asked("Using LOG_LEVEL=info"), []);
     assert.deepEqual(asked("Warning: OPENAI_API_KEY is not set; summaries are off"), []);
     assert.deepEqual(asked('TypeError [ERR_INVALID_ARG_TYPE]: The "path" argument is required'), []);
