@@ -5,10 +5,11 @@
  */
 import assert from "node:assert/strict";
 import childProcess from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import * as path from "node:path";
 import { describe, test } from "node:test";
+import { servesHttp } from "../src/connection/local/serves-http.ts";
 import { busRecorder, connectFailure, connectionFor, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { startInProcessPi } from "./pi-harness.ts";
 
@@ -93,6 +94,43 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
     } finally {
       tmp.cleanup();
     }
+  });
+
+  // @modelcontextprotocol/server-pdf without `--stdio`: it listens on port 3001 and never answers on stdio. Each restart
+  // waited the whole `initTimeout` again, and the error only said to raise it.
+  test("a program that serves MCP over HTTP where it was started as a stdio server: said so, with the URL; not restarted", async () => {
+    const tmp = tempDir();
+    const starts = path.join(tmp.dir, "starts");
+    try {
+      const { message, state } = await connectFailure(
+        connectionFor("pdf", {
+          command: "sh",
+          args: [
+            "-c",
+            `echo >> '${starts}'; echo '[pdf] Ready'; echo 'MCP server listening on http://localhost:3001/mcp'; exec sleep 30`,
+          ],
+          initTimeout: 1000,
+        }),
+      );
+      assert.match(
+        message,
+        /^MCP server 'pdf': it serves MCP over HTTP, not over stdio where it was started \(it said "MCP server listening on http:\/\/localhost:3001\/mcp"\), and had not answered the handshake after [\d.]+ s, so it was stopped; give it the option that makes it speak over stdio \(its README names it, often `--stdio`\) in `args` of 'pdf' in .*, or start it yourself and connect to it by `"url": "http:\/\/localhost:3001\/mcp"`\. Restarting would not help, so it was not retried/,
+      );
+      assert.equal(state, "gaveUp");
+      assert.equal(readFileSync(starts, "utf8"), "\n", "one start");
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  test("what says a program serves MCP over HTTP, and what does not (a sign-in's callback server, a port for something else)", () => {
+    assert.deepEqual(servesHttp(["Streamable HTTP server listening on port 3000"]), {
+      line: "Streamable HTTP server listening on port 3000",
+    });
+    assert.equal(servesHttp(["  MCP SSE server running at http://0.0.0.0:8808/sse."])?.url, "http://0.0.0.0:8808/sse");
+    assert.equal(servesHttp(["OAuth callback server running at http://127.0.0.1:5678/oauth/callback"]), undefined);
+    assert.equal(servesHttp(["Dashboard listening on http://localhost:9000"]), undefined);
+    assert.equal(servesHttp(["Connecting to remote server: https://example.com/mcp"]), undefined);
   });
 
   test("a command line longer than the system allows (E2BIG) is spawned once and not retried", async () => {

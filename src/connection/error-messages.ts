@@ -19,6 +19,7 @@ import { connectHint } from "./connect-hints.ts";
 import { type LaunchFailure, permanentLaunchFailure } from "./local/launch-failure.ts";
 import type { NpxFailure } from "./local/npx-failure.ts";
 import { unreachableAdvice, type UnreachableHost } from "./local/unreachable-host.ts";
+import type { ServesHttp } from "./local/serves-http.ts";
 import { type AsksFor, missingVariables } from "./local/missing-variable.ts";
 import { type MissingScript, missingScriptAdvice } from "./local/missing-script.ts";
 
@@ -52,6 +53,8 @@ export interface ErrorContext {
   asksFor?: AsksFor;
   /** A host a local server's stderr says it could not reach. */
   unreachable?: UnreachableHost;
+  /** Where a local server's output says it serves MCP over HTTP (not over stdio, where it was started). */
+  servesHttp?: ServesHttp;
   /** The script a local server's entry names, which its runtime says is not there. */
   missingScript?: MissingScript;
   /** Whether a local server wrote anything to stdout in its newest start. */
@@ -243,6 +246,16 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
   let permanent: LaunchFailure | undefined;
   if (kind === "auth") {
     return new BridgeError("auth", config.name, authMessage(ctx, error), { cause: error });
+  } else if (
+    kind === "timeout" &&
+    config.transport === "stdio" &&
+    (ctx.stage === "starting" || ctx.stage === "handshake") &&
+    ctx.servesHttp
+  ) {
+    const { line, url } = ctx.servesHttp;
+    const connect = url ? `, or start it yourself and connect to it by \`"url": ${JSON.stringify(url)}\`` : "";
+    message = `MCP server '${config.name}': it serves MCP over HTTP, not over stdio where it was started (it said ${JSON.stringify(line)}), and had not answered the handshake after ${measured(elapsedMs)}, so it was stopped; give it the option that makes it speak over stdio (its README names it, often \`--stdio\`) in \`args\` of '${config.name}' in ${config.source.path}${connect}. Restarting would not help, so it was not retried`;
+    permanent = { reason: message };
   } else if (kind === "timeout") {
     message = handshakeTimeoutMessage(ctx, elapsedMs, where);
   } else if (config.transport === "stdio" && (error as { code?: unknown }).code === "ENOENT") {

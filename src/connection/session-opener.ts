@@ -36,6 +36,7 @@ import { ClosedBeforeAnswer } from "./local/server-started.ts";
 import { FreshHeaders, rereadableHeaders } from "./fresh-headers.ts";
 import type { SharedState } from "./hub/hub-transport.ts";
 import { unreachableHost } from "./local/unreachable-host.ts";
+import { servesHttp } from "./local/serves-http.ts";
 import { missingScript } from "./local/missing-script.ts";
 import { startFailureKey } from "./local/repeated-failure.ts";
 import { requestIn, terminalWanted, variablesAskedFor } from "./local/missing-variable.ts";
@@ -368,6 +369,9 @@ export class SessionOpener {
       get missingScript() {
         const found = resolvedLocal && missingScript(printed().map(redact), resolvedLocal.args, resolvedLocal.cwd);
         return found && { ...found, sandboxed };
+      },
+      get servesHttp() {
+        return servesHttp(printed().map(redact));
       },
       get unreachable() {
         const found = unreachableHost(printed().map(redact));

@@ -1,0 +1,30 @@
+/**
+ * A program started as a local server that serves MCP over HTTP instead of over stdio, as some do by default
+ * (`@modelcontextprotocol/server-pdf` without `--stdio`: "MCP server listening on http://localhost:3001/mcp"). It never
+ * answers on stdio, so its start times out, and each restart would wait as long again. Its output says where it
+ * listens; this finds that line. Pure.
+ */
+
+export interface ServesHttp {
+  /** The line that says so, as it was printed. */
+  line: string;
+  /** Where it listens, if the line has a URL. */
+  url?: string;
+}
+
+const LISTENS = /\b(?:listening|running|serving|started|available|ready)\b/i;
+/** A URL whose path is MCP's or legacy SSE's endpoint; a callback server's (`/oauth/callback`) is not one. */
+const MCP_URL = /\bhttps?:\/\/[^\s"'<>]+\/(?:mcp|sse)\/?(?=[\s"'<>.,;)]|$)/i;
+/** "Streamable HTTP server listening on port 3000", "MCP server running on http://0.0.0.0:8080". */
+const SAYS_MCP_OVER_HTTP = /\b(?:MCP|Streamable HTTP|SSE)\b.*\b(?:on|at) (?:port \d+|https?:\/\/\S+)/i;
+
+/** The first line saying the program serves MCP over HTTP, if one does. */
+export function servesHttp(lines: readonly string[]): ServesHttp | undefined {
+  for (const raw of lines) {
+    const line = raw.trim();
+    if (!LISTENS.test(line)) continue;
+    const url = MCP_URL.exec(line)?.[0];
+    if (url || SAYS_MCP_OVER_HTTP.test(line)) return url ? { line, url } : { line };
+  }
+  return undefined;
+}
