@@ -192,6 +192,21 @@ describe("permanentLaunchFailure", () => {
     assert.equal(permanentLaunchFailure(1, "Error: connect ECONNREFUSED 127.0.0.1:5432"), undefined);
     assert.equal(permanentLaunchFailure(null, "fetching 404 page"), undefined);
   });
+
+  test("a program that says its Node.js is too old (convex on Node 20); not the version line of every crash", () => {
+    const convex =
+      "\n  Your Node version 20.20.2 is too old. Convex requires at least Node v22.0\n  You can use nvm (…)";
+    assert.match(
+      reason(1, convex),
+      /^it needs a newer Node\.js than the one it ran on: it said "Your Node version 20\.20\.2 is too old\. Convex requires at least Node v22\.0"$/,
+    );
+    assert.match(reason(1, "Error: this package requires Node.js 22 or later"), /newer Node\.js/);
+    assert.equal(
+      permanentLaunchFailure(1, "TypeError: x is not a function\n    at y (z.js:1:1)\nNode.js v20.20.2"),
+      undefined,
+    );
+    assert.equal(permanentLaunchFailure(1, "Error: the node id 'a1' is not supported by this tool"), undefined);
+  });
 });
 
 describe("a connect an npx install held to its limit", () => {

@@ -7,12 +7,16 @@ import type { NpxFailure } from "./npx-failure.ts";
 /** Why a local server's launcher failed for good, and the fix where it is not in the entry (`command`, `args`). */
 export type LaunchFailure = { reason: string; fix?: string };
 
+/** "Your Node version 20.20.2 is too old. Convex requires at least Node v22.0", "requires Node.js 22 or later". */
+const NODE_TOO_OLD =
+  /^.*(?:\bNode(?:\.js)?\b.*\b(?:is too old|is not supported|is unsupported)|\b[Rr]equires? (?:at least )?Node(?:\.js)? (?:v|version )?\d+).*$/m;
+
 /**
  * Why a local server's launcher failed in a way no restart can fix, judged from its exit code, its stderr and what npm
  * left behind (./npx-failure.ts): the package does not exist (npm E404), no version matches (ETARGET), an install
  * script failed (each restart would install again and fail again), npx's copy of the package is incomplete or lacks a
- * module its code imports, or a shell could not find or run the command (exit codes 127 and 126). Undefined when
- * nothing says so.
+ * module its code imports, it needs a newer Node.js, or a shell could not find or run the command (exit codes 127 and
+ * 126). Undefined when nothing says so.
  */
 export function permanentLaunchFailure(
   exitCode: number | null | undefined,
@@ -28,6 +32,12 @@ export function permanentLaunchFailure(
     return {
       reason: "npx found no program to run in its package (the package has none, or several and none named like it)",
       fix: "check the package's name in the server's README, or name the program with `--package=<package>` and the program after it in `args`",
+    };
+  const oldNode = NODE_TOO_OLD.exec(stderr)?.[0].trim();
+  if (oldNode)
+    return {
+      reason: `it needs a newer Node.js than the one it ran on: it said ${JSON.stringify(oldNode)}`,
+      fix: "install that version and have the server run on it (its path in `command`, or for `npx` its folder first on a `PATH` set in `env`)",
     };
   if (npx?.kind === "script")
     return {
