@@ -197,18 +197,29 @@ describe("remote server lifecycle", { timeout: 120_000 }, () => {
       const last = rec.events.at(-1)!;
       assert.equal(last.channel, "mcp.disconnected");
       assert.match(String(last.payload.reason), /gave up after 10 attempts/);
-      // Later calls fail at once, without another round of attempts.
+      // A later call tries one connect (the server may be back by now), not another round of attempts.
       const before = rec.events.length;
+      const waits: string[] = [];
       await assert.rejects(
-        runTool(toolsOf(connection).get("mcp_jira_echo"), { text: "x" }),
-        /is disconnected after 10 retry attempts/,
+        toolsOf(connection)
+          .get("mcp_jira_echo")!
+          .execute(
+            "call-id",
+            { text: "x" } as never,
+            undefined,
+            (u) => waits.push((u.content[0] as { text: string }).text),
+            undefined as never,
+          ),
+        /is disconnected after 10 retry attempts\. Last error: .*(ECONNREFUSED|connection refused)/,
       );
-      assert.equal(rec.events.length, before);
-      // Once it is back, an explicit reconnect (what `/mcp reconnect` does) starts it afresh.
+      assert.deepEqual(waits, ["MCP server 'jira' is disconnected; connecting once more for 'echo'"]);
+      assert.equal(rec.events.slice(before).filter((e) => e.channel === "mcp.connecting").length, 1);
+      assert.equal(connection.state.kind, "gaveUp");
+      assert.equal(rec.of("mcp.error").length, 11, "one more failure, and no schedule after it");
+      // Once it is back, the next call connects and runs: no `/mcp reconnect` needed.
       restarted = await startStreamableHttp({ port: server.port });
-      await connection.reconnect();
-      assert.notEqual(connection.state.kind, "gaveUp");
       assert.equal((await runTool(toolsOf(connection).get("mcp_jira_echo"), { text: "back" })).text, "back");
+      assert.equal(connection.state.kind, "live");
     } finally {
       await connection.close();
       await restarted?.close();

@@ -201,7 +201,7 @@ export class ConnectionLifecycle {
     if (retry) void this.schedule.start(new Error(reason));
   }
 
-  /** No more attempts: calls now fail at once with the reason. */
+  /** No more attempts: calls now fail with the reason (a remote server's after one more connect each; see `ready`). */
   private giveUp(error: unknown): void {
     const attempts = this.schedule.attemptsMade;
     // A server that failed the same way twice did not run out of retries: they were ruled out, as of no use.
@@ -211,7 +211,10 @@ export class ConnectionLifecycle {
     this.apply({ type: "gaveUp", reason, attempts, exhausted });
   }
 
-  /** The live session for a request: starts an idle server, waits for a reconnect under way, fails for one that gave up. */
+  /**
+   * The live session for a request: starts an idle server, waits for a reconnect under way, tries one connect for a
+   * remote server that gave up, fails for a local one.
+   */
   async ready(toolName: string, signal?: AbortSignal, onWait?: (note: string) => void): Promise<LiveSession> {
     const { config, opener } = this.options;
     const state = this.current;
@@ -231,6 +234,11 @@ export class ConnectionLifecycle {
         signal,
         aborted: () => cancelledError(this.name, toolName),
       });
+    } else if (state.kind === "gaveUp" && state.exhausted && config.transport !== "stdio") {
+      // A remote server whose attempts ran out (the network was down, it was being redeployed) may be back: a call
+      // tries one connect, as the user would with `/mcp reconnect`. A local server's ran out on crashes: not restarted.
+      this.starting = undefined;
+      await this.connect().catch(() => undefined);
     } else if (!inSchedule(state)) {
       await this.starting?.catch(() => undefined);
       // A server that waited for a sign-in nobody could do (at startup, say) signs in now if someone can.

@@ -373,6 +373,8 @@ export function waitingNote(ctx: ErrorContext, state: ConnectionState, maxAttemp
   const doing = ctx.installing ? "waiting for npx to install it" : "connecting";
   if (state.kind === "idle" || (state.kind === "connecting" && !inSchedule(state)))
     return told(ctx, `MCP server '${name}' is ${doing}; '${toolName}' runs once it is ready`);
+  if (state.kind === "gaveUp" && state.exhausted && ctx.config.transport !== "stdio")
+    return told(ctx, `MCP server '${name}' is disconnected; connecting once more for '${toolName}'`);
   if (!inSchedule(state) || !("wasUp" in state && state.wasUp)) return undefined;
   const message = `MCP server '${name}' is reconnecting${attemptsSoFar(state, maxAttempts)}; '${toolName}' runs once it is back, or fails after ${seconds(requestTimeout)}`;
   return told(ctx, message);
