@@ -123,6 +123,26 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
     }
   });
 
+  // mcp-remote, a stdio proxy to a remote server from another client's README, waits for a sign-in in a browser.
+  test("an entry that runs mcp-remote and fails: the error gives the remote entry the bridge reaches itself", async () => {
+    const tmp = tempDir();
+    try {
+      const proxy = path.join(tmp.dir, "mcp-remote");
+      writeFileSync(proxy, "#!/bin/sh\necho 'Authentication required. Waiting for authorization...' >&2\nexit 1\n", {
+        mode: 0o755,
+      });
+      const { message } = await connectFailure(
+        connectionFor("linear", { command: proxy, args: ["https://mcp.example.com/mcp", "--header", "X-Key: k"] }),
+      );
+      assert.match(
+        message,
+        /\. It runs mcp-remote to reach https:\/\/mcp\.example\.com\/mcp, which mcp-bridge connects to itself \(and signs in to with `\/mcp auth` where it asks\): write the entry as \{"url":"https:\/\/mcp\.example\.com\/mcp"\}, with its `--header` values as `headers`\nLast stderr lines:\n {2}Authentication required/,
+      );
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
   test("what says a program serves MCP over HTTP, and what does not (a sign-in's callback server, a port for something else)", () => {
     assert.deepEqual(servesHttp(["Streamable HTTP server listening on port 3000"]), {
       line: "Streamable HTTP server listening on port 3000",

@@ -8,6 +8,7 @@ import { describeSource, type ServerConfig } from "../config/types.ts";
 import { seconds, shellWord, withoutServerName } from "../common/text.ts";
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import { displayUrl, findVarRefs } from "../config/substitute.ts";
+import { remoteOfProxy } from "../config/import/mcp-remote.ts";
 import { handshakeTimeoutField, requestTimeoutField } from "../config/validate/timeout.ts";
 import { needsSignInMessage } from "../oauth/session.ts";
 import { type ConnectionState, errorOf, inSchedule } from "./connection-state.ts";
@@ -296,6 +297,8 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
     const hint = connectHint(detail);
     message = `MCP server '${config.name}'${where} failed to connect: ${detail}${hint ? ` (${hint})` : ""}`;
   }
+  const proxy = proxyHint(config);
+  if (proxy) message = `${message.replace(/\.$/, "")}. ${proxy}`;
   message += ctx.stderr();
   // A launcher that failed for good is a mistake in the entry, which no restart fixes.
   const bridgeKind = permanent
@@ -306,6 +309,18 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
         ? "transport"
         : "other";
   return new BridgeError(bridgeKind, config.name, told(ctx, message), { cause: error });
+}
+
+/**
+ * For an entry that runs `mcp-remote` (a stdio proxy to a remote server, from another client's README): the entry
+ * that reaches the server directly, where the bridge signs in itself rather than mcp-remote in a browser pi cannot see.
+ */
+function proxyHint(config: ServerConfig): string | undefined {
+  const { command, args, env } = config;
+  const remote = command === undefined ? undefined : remoteOfProxy({ command, args, env }, { add() {} });
+  if (typeof remote?.url !== "string") return undefined;
+  const headers = remote.headers ? ", with its `--header` values as `headers`" : "";
+  return `It runs mcp-remote to reach ${remote.url}, which mcp-bridge connects to itself (and signs in to with \`/mcp auth\` where it asks): write the entry as ${JSON.stringify({ url: remote.url })}${headers}`;
 }
 
 /** A call lost its connection, and the reconnect it waited for failed. */
