@@ -10,7 +10,7 @@ import { after, describe, test } from "node:test";
 import { permanentLaunchFailure } from "../src/connection/local/launch-failure.ts";
 import { failedScriptIn, keptNpmLogs, npxLaunch, npxModuleMissing } from "../src/connection/local/npx-failure.ts";
 import { npmSettings } from "../src/connection/local/npm-settings.ts";
-import { tempDir } from "./helpers.ts";
+import { connectFailure, connectionFor, tempDir } from "./helpers.ts";
 
 const log = (argv: string, runs: string[], exit: number) =>
   [
@@ -140,6 +140,42 @@ describe("a module missing from npx's copy of a package", () => {
         `${folder} does not have: a fault of the package or of its dependencies' versions, which reinstalling repeats`,
     );
     assert.doesNotMatch(failure.fix ?? "", /delete/);
+  });
+
+  // @winor30/mcp-server-datadog at its first start: "exited … after 29.1 s", of which the server ran one.
+  test("a start that npx installed first: how long of its run that took, and only when it installed", async () => {
+    const tmp = tempDir();
+    try {
+      const npx = path.join(tmp.dir, "npx");
+      writeFileSync(
+        npx,
+        [
+          "#!/bin/sh",
+          'd="$HOME/.npm/_npx/0123456789abcdef"',
+          'if [ ! -d "$d" ]; then',
+          '  mkdir -p "$d/node_modules" && echo \'{"dependencies":{"@acme/mcp":"^1.0.0"}}\' > "$d/package.json"',
+          '  echo "{}" > "$d/node_modules/.package-lock.json"',
+          "fi",
+          'echo "Error: MCP_TEST_KEY environment variable is required" >&2',
+          "exit 1",
+        ].join("\n"),
+        { mode: 0o755 },
+      );
+      const entry = { command: npx, args: ["-y", "@acme/mcp@latest"], env: { HOME: tmp.dir } };
+      const first = await connectFailure(connectionFor("acme", entry));
+      assert.match(
+        first.message,
+        /\(the process exited with code 1 after [\d.]+ s, [\d.]+ s of it npx installing its package, saying so\)/,
+      );
+      const again = await connectFailure(connectionFor("acme", entry));
+      assert.match(
+        again.message,
+        /\(the process exited with code 1 after [\d.]+ s, saying so\)/,
+        "installed before it",
+      );
+    } finally {
+      tmp.cleanup();
+    }
   });
 
   test("a copy changed after its last complete install (an update stopped partway) is incomplete again", () => {

@@ -44,8 +44,9 @@ export interface ErrorContext {
   exitCode?: number | null;
   /** Why an `npx` start failed, from what npm left behind (./local/npx-failure.ts). */
   npxFailure?: NpxFailure;
-  /** How long after its spawn it ended, in ms. */
+  /** How long after its spawn it ended, in ms, and how long of that npx spent installing its package. */
   exitedAfterMs?: number;
+  npxInstallMs?: number;
   /** How far the newest open got. */
   stage?: OpenStage;
   /** Whether npm is installing the package for npx while the newest session opens. */
@@ -188,7 +189,9 @@ function rerunHint(ctx: ErrorContext): string {
 
 /** ` after 1.2 s`: how long a local server ran before it exited, where known. */
 function exitedAfter(ctx: ErrorContext): string {
-  return ctx.exitedAfterMs === undefined ? "" : ` after ${measured(ctx.exitedAfterMs)}`;
+  if (ctx.exitedAfterMs === undefined) return "";
+  const install = ctx.npxInstallMs;
+  return ` after ${measured(ctx.exitedAfterMs)}${install ? `, ${measured(install)} of it npx installing its package` : ""}`;
 }
 
 /** A duration measured by the bridge, to a tenth of a second: `20 s`, `0.4 s`. */

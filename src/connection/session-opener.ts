@@ -352,6 +352,9 @@ export class SessionOpener {
         return session?.process.npxFailure;
       },
       exitedAfterMs: session?.process.exitedAfterMs,
+      get npxInstallMs() {
+        return session?.process.npxInstallMs;
+      },
       stage: session?.stage,
       get installing() {
         return session?.installing;

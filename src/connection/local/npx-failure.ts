@@ -65,14 +65,45 @@ export function failedScriptIn(text: string, launch: NpxLaunch, log: string): Np
   return undefined;
 }
 
-/** Where npm writes its debug logs for a server with environment `env`. */
-function logsDir(env: NpmEnv): string {
+/** npm's cache for a server with environment `env` (npx's copies of packages are in its `_npx`). */
+function cacheDir(env: NpmEnv): string {
   const inherited = (name: string) => env[name] ?? process.env[name];
   const localAppData = process.platform === "win32" ? inherited("LOCALAPPDATA") : undefined;
-  const setting = npmSettings(env);
-  const cache =
-    setting("cache") ?? (localAppData ? path.join(localAppData, "npm-cache") : path.join(npmHome(env), ".npm"));
-  return setting("logs-dir") ?? path.join(cache, "_logs");
+  return (
+    npmSettings(env)("cache") ?? (localAppData ? path.join(localAppData, "npm-cache") : path.join(npmHome(env), ".npm"))
+  );
+}
+
+/** Where npm writes its debug logs for a server with environment `env`. */
+function logsDir(env: NpmEnv): string {
+  return npmSettings(env)("logs-dir") ?? path.join(cacheDir(env), "_logs");
+}
+
+/**
+ * When npx finished installing the package of `launch` (epoch ms), if it did so after `since`: the start then spent
+ * that long installing before the server ran. npm writes a copy's hidden lockfile last, in a folder whose
+ * `package.json` names the package.
+ */
+export function npxInstalledAt(launch: NpxLaunch, env: NpmEnv, since: number): number | undefined {
+  const name = launch.spec.replace(/(.)@[^/]*$/, "$1");
+  const dir = path.join(cacheDir(env), "_npx");
+  // No npx folder there (another cache, set in a file), or a copy being written: nothing to say of it.
+  const hashes = (() => {
+    try {
+      return readdirSync(dir);
+    } catch {
+      return [];
+    }
+  })();
+  for (const hash of hashes) {
+    try {
+      const at = statSync(path.join(dir, hash, "node_modules", ".package-lock.json"), { throwIfNoEntry: false });
+      if (!at || at.mtimeMs < since) continue;
+      const manifest = JSON.parse(readFileSync(path.join(dir, hash, "package.json"), "utf8")) as unknown;
+      if (name in ((manifest as { dependencies?: object }).dependencies ?? {})) return at.mtimeMs;
+    } catch {}
+  }
+  return undefined;
 }
 
 /** `2026-12-04T11_21_57_561Z-debug-0.log` → its epoch ms. */

@@ -4,7 +4,7 @@
  */
 import { plural } from "../../common/text.ts";
 import type { StdioHooks } from "../transports.ts";
-import { type NpxFailure, type NpxLaunch, npxModuleMissing, npxScriptFailure } from "./npx-failure.ts";
+import { type NpxFailure, npxInstalledAt, type NpxLaunch, npxModuleMissing, npxScriptFailure } from "./npx-failure.ts";
 
 const STDERR_TAIL_LINES = 40;
 /** A program that stops for want of a key often says so first and then prints its usage, longer than the tail. */
@@ -27,6 +27,8 @@ export class ProcessReport {
   private npx?: NpxLaunch & { env: Readonly<Record<string, string>>; since: number };
   /** What npm's log said about this start's failure, once read. */
   private logged?: { failure?: NpxFailure };
+  /** When npx finished installing the package in this start (epoch ms), once read after its end. */
+  private installed?: { at?: number };
 
   /** The last `n` lines it wrote to stderr (not redacted). */
   stderrTail(n = STDERR_TAIL_LINES): string[] {
@@ -59,6 +61,13 @@ export class ProcessReport {
     return this.logged.failure;
   }
 
+  /** How long of this start npx spent installing its package, if it installed it (read once the process ended). */
+  get npxInstallMs(): number | undefined {
+    if (this.exitDescription === undefined || !this.npx) return undefined;
+    const { at } = (this.installed ??= { at: npxInstalledAt(this.npx, this.npx.env, this.npx.since) });
+    return at === undefined ? undefined : at - this.npx.since;
+  }
+
   /**
    * The hooks of one start (what the previous start's exit said is forgotten); each stderr line also goes to `line`.
    * `npx` is what an npx start runs, with its configured environment, to read npm's log if the start fails.
@@ -68,7 +77,7 @@ export class ProcessReport {
     refused: (error: Error) => void,
     npx?: NpxLaunch & { env: Readonly<Record<string, string>> },
   ): StdioHooks {
-    this.exitDescription = this.exitCode = this.exitedAfterMs = this.logged = undefined;
+    this.exitDescription = this.exitCode = this.exitedAfterMs = this.logged = this.installed = undefined;
     this.strayLines.length = this.stderrHead.length = this.stderrCount = 0;
     const startedAt = Date.now();
     this.npx = npx && { ...npx, since: startedAt };
