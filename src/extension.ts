@@ -375,7 +375,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     return fresh.map((notice) => notice.problem);
   };
 
-  pi.on("session_start", async (_event, ctx) => {
+  pi.on("session_start", async (event, ctx) => {
     const early = held ?? [];
     held = undefined;
     for (const [channel, payload] of early) pi.events.emit(channel, payload);
@@ -420,8 +420,11 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
         .then(startupNotice)
         // A context from a session that ended while the question was open.
         .catch(() => undefined);
-    } else {
+    } else if (event.reason === "startup") {
       startupNotice();
+    } else {
+      // pi 0.73 redraws its chat after a reload's (or /new's) session_start, wiping a notice given now: it waits.
+      setImmediate(startupNotice);
     }
   });
   // Another point of the session's tree (`/tree`): the tools loaded on that branch, and no others.

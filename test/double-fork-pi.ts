@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { WATCHDOG_SCRIPT } from "../src/connection/local/orphan-watchdog.ts";
-import { commandLine, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { commandLine, isAlive, killIfAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { spawnRpcPi } from "./rpc-pi.ts";
 import { processesWithEnv, processTree } from "./tmux.ts";
 
@@ -58,7 +58,7 @@ export async function startDoubleForkPi(home: string, sandbox = false) {
   const left = () => [...new Set([...processesWithEnv(MARK, mark), ...(sandbox ? [] : sleepers())])].filter(isAlive);
   const stop = () => {
     if (pi.exitCode === null && pi.signalCode === null) pi.kill("SIGKILL");
-    for (const pid of left()) process.kill(pid, "SIGKILL");
+    for (const pid of left()) killIfAlive(pid);
     tmp.cleanup();
   };
   try {

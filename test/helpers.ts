@@ -129,6 +129,15 @@ export function readLog(file: string): LogEvent[] {
     .map((line) => JSON.parse(line) as LogEvent);
 }
 
+/** SIGKILLs `pid` if it still runs: a cleanup's kill of a process that ended meanwhile (ESRCH) is no failure. */
+export function killIfAlive(pid: number): void {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+  }
+}
+
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);

@@ -18,7 +18,7 @@ import {
   OWNER_ENV,
   processStartTime,
 } from "../src/connection/local/process-tree.ts";
-import { commandLine, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { commandLine, isAlive, killIfAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { PI_CLI, processesWithEnv, processTree } from "./tmux.ts";
 
@@ -331,7 +331,7 @@ async function startPi() {
   const exited = new Promise<void>((resolve) => pi.once("exit", () => resolve()));
   const stop = () => {
     if (pi.exitCode === null && pi.signalCode === null) pi.kill("SIGKILL");
-    for (const pid of processesWithEnv(MARK, mark)) process.kill(pid, "SIGKILL");
+    for (const pid of processesWithEnv(MARK, mark)) killIfAlive(pid);
     tmp.cleanup();
   };
   try {

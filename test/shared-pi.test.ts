@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { within } from "../src/common/wait.ts";
-import { fixtureEntry, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { fixtureEntry, isAlive, killIfAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { spawnRpcPi } from "./rpc-pi.ts";
 import { processesWithEnv } from "./tmux.ts";
@@ -141,7 +141,7 @@ describe(`shared servers across pi processes ${PI_LINE}`, { timeout: 300_000 }, 
       );
     } finally {
       for (const p of [one.pi, two.pi]) if (p.exitCode === null && p.signalCode === null) p.kill("SIGKILL");
-      for (const pid of processesWithEnv(MARK, mark)) process.kill(pid, "SIGKILL");
+      for (const pid of processesWithEnv(MARK, mark)) killIfAlive(pid);
       if (hub && isAlive(hub)) process.kill(hub, "SIGKILL");
     }
   });

@@ -109,6 +109,27 @@ describe("pi's terminal UI in tmux", { timeout: 120_000, skip: TMUX_UNSUPPORTED_
     await pi.stop();
   });
 
+  // pi 0.73 draws its chat anew from the session once a reload's session_start is done: a notice given in it was
+  // wiped, so a server added with /mcp add that failed after the reload said nothing.
+  test("after /reload the startup notice is shown again: a server that fails says why", async () => {
+    const tmp = tempDir();
+    temps.push(tmp);
+    const config = path.join(tmp.dir, "mcp.json");
+    const asks = "echo 'Error: MCP_TEST_KEY environment variable is required' >&2; exit 1";
+    writeFileSync(config, JSON.stringify({ mcpServers: { keyless: { command: "sh", args: ["-c", asks] } } }));
+    const pi = startPiInTmux({ args: ["--mcp-config", config], cwd: tmp.dir });
+    running.push(pi);
+    const notice = /keyless: MCP server 'keyless': it needs MCP_TEST_KEY/;
+    await pi.waitForScreen(READY, 60_000);
+    await pi.waitForScreen(notice, 30_000);
+    pi.type("/reload");
+    pi.press("Enter");
+    await pi.waitForScreen(/Reloaded keybindings/, 60_000);
+    const screen = await pi.waitForScreen(notice, 30_000);
+    assert.match(screen, /Reloaded keybindings[\s\S]*keyless: MCP server 'keyless': it needs MCP_TEST_KEY/);
+    await pi.stop();
+  });
+
   test("/mcp add completes a stdio server, step by step; after the reload the model uses its tool", async () => {
     const tmp = tempDir();
     temps.push(tmp);
