@@ -306,7 +306,14 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
   });
 
   test("/mcp add: a stdio server, step by step; after the reload its tools are there", async () => {
-    const text = await run("/mcp add", ["A local command", `${process.execPath} ${HELLO}`, "", "This project", false]);
+    const text = await run("/mcp add", [
+      "A local command",
+      `${process.execPath} ${HELLO}`,
+      "",
+      "",
+      "This project",
+      false,
+    ]);
     assert.match(text, /Added MCP server 'hello' to .*\.pi\/mcp\.json/);
     assert.match(
       ui.asked.join("\n"),
@@ -325,6 +332,30 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
       "the new server's tools after the reload",
       30_000,
     );
+  });
+
+  // A README's server that needs a key (BRAVE_API_KEY): a local server gets only the variables its `env` names.
+  test("/mcp add: a stdio server's variables, by name: its env passes each from pi's, no value is written", async () => {
+    const text = await run("/mcp add", [
+      "A local command",
+      `${process.execPath} ${HELLO}`,
+      "keyed",
+      "2KEY",
+      "MCP_TEST_BRAVE_KEY, MCP_TEST_REGION=eu-west-1 HOME",
+      "All projects",
+      false,
+    ]);
+    assert.match(text, /'2KEY' is not an environment variable name/);
+    assert.match(text, /'keyed' needs MCP_TEST_BRAVE_KEY, MCP_TEST_REGION, which are not set/);
+    const saved = JSON.parse(readFileSync(userConfig, "utf8")) as {
+      mcpServers: Record<string, Record<string, unknown>>;
+    };
+    assert.deepEqual(saved.mcpServers.keyed, {
+      command: process.execPath,
+      args: [HELLO],
+      env: { MCP_TEST_BRAVE_KEY: "${MCP_TEST_BRAVE_KEY}", MCP_TEST_REGION: "${MCP_TEST_REGION}", HOME: "${HOME}" },
+    });
+    assert.doesNotMatch(readFileSync(userConfig, "utf8"), /eu-west-1/, "a value typed with a name is not written");
   });
 
   test("/mcp add: a remote server with a token from a variable that is not set says how to set it", async () => {

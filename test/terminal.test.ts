@@ -158,6 +158,8 @@ describe("pi's terminal UI in tmux", { timeout: 120_000, skip: TMUX_UNSUPPORTED_
     pi.press("Enter");
     await pi.waitForScreen(/A name for it \(Enter for 'hello'\)/, 20_000);
     pi.press("Enter");
+    await pi.waitForScreen(/Environment variables it needs, by name \(Enter for none\)/, 20_000);
+    pi.press("Enter");
     await pi.waitForScreen(/Save it where\?/, 20_000);
     pi.press("Enter"); // the first choice: this project
     await pi.waitForScreen(/Reload pi's extensions now/, 20_000);

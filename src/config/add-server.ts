@@ -18,6 +18,8 @@ export interface AddAnswers {
   /** The URL (http) or the command line (stdio). */
   endpoint: string;
   auth: AddAuth;
+  /** A local server's variables, by name: its `env` passes each from pi's environment. */
+  variables?: readonly string[];
 }
 
 /** Words of a command line: whitespace separates, single and double quotes group, a backslash escapes. */
@@ -97,7 +99,8 @@ export function suggestServerName(answers: Pick<AddAnswers, "transport" | "endpo
 export function buildEntry(answers: AddAnswers): Record<string, unknown> {
   if (answers.transport === "stdio") {
     const [command = "", ...args] = splitCommandLine(answers.endpoint);
-    return args.length ? { command, args } : { command };
+    const env = Object.fromEntries((answers.variables ?? []).map((name) => [name, `\${${name}}`]));
+    return { command, ...(args.length ? { args } : {}), ...(Object.keys(env).length ? { env } : {}) };
   }
   const entry: Record<string, unknown> = { url: answers.endpoint.trim() };
   const auth = answers.auth;

@@ -66,6 +66,9 @@ async function offerReload(ctx: ExtensionCommandContext, what: string): Promise<
   else ctx.ui.notify("Run /reload when you want it to take effect.", "info");
 }
 
+const notAVariable = (word: string) =>
+  `'${word}' is not an environment variable name (letters, digits and _; not starting with a digit).`;
+
 /** Asks for a variable name until it is one (or the user gives up). */
 async function askVariable(
   ctx: ExtensionCommandContext,
@@ -76,10 +79,26 @@ async function askVariable(
     const answer = (await ctx.ui.input(title, placeholder))?.trim();
     if (!answer) return undefined;
     if (isVariableName(answer)) return answer;
-    ctx.ui.notify(
-      `'${answer}' is not an environment variable name (letters, digits and _; not starting with a digit).`,
-      "warning",
-    );
+    ctx.ui.notify(notAVariable(answer), "warning");
+  }
+  return undefined;
+}
+
+/**
+ * The variables a local server needs from the environment, by name (a README's `BRAVE_API_KEY`): a local server gets
+ * only those its `env` names. A value typed with one (`NAME=value`) is not written: it stays in pi's environment.
+ */
+async function askVariables(ctx: ExtensionCommandContext): Promise<string[] | undefined> {
+  for (let tries = 0; tries < 3; tries++) {
+    const answer = await ctx.ui.input("Environment variables it needs, by name (Enter for none)", "BRAVE_API_KEY");
+    if (answer === undefined) return undefined;
+    const names = answer
+      .split(/[\s,]+/)
+      .filter(Boolean)
+      .map((word) => word.split("=")[0]!);
+    const wrong = names.find((name) => !isVariableName(name));
+    if (wrong === undefined) return [...new Set(names)];
+    ctx.ui.notify(notAVariable(wrong), "warning");
   }
   return undefined;
 }
@@ -139,7 +158,12 @@ export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext)
     return cancelled();
 
   let auth: AddAuth = { kind: "none" };
-  if (transport === "http") {
+  let variables: string[] = [];
+  if (transport === "stdio") {
+    const asked = await askVariables(ctx);
+    if (!asked) return cancelled();
+    variables = asked;
+  } else {
     const choice = await ctx.ui.select("How does it authenticate?", AUTH_CHOICES);
     if (!choice) return cancelled();
     if (choice === AUTH_CHOICES[1]) {
@@ -173,7 +197,7 @@ export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext)
   const target = scopes.find((s) => s.label === scopeChoice);
   if (!target) return cancelled();
 
-  const entry = buildEntry({ transport, endpoint, auth });
+  const entry = buildEntry({ transport, endpoint, auth, variables });
   const validated = validateServerEntry(name, entry, { scope: target.scope, path: target.path });
   if (!validated.config) {
     ctx.ui.notify(`That entry would not work: ${validated.errors.join("; ")}`, "error");
