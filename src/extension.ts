@@ -423,8 +423,8 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     } else if (event.reason === "startup") {
       startupNotice();
     } else {
-      // pi 0.73 redraws its chat after a reload's (or /new's) session_start, wiping a notice given now: it waits.
-      setImmediate(startupNotice);
+      // pi 0.73 redraws its chat after a reload's or /new's session_start: the notice waits (its session may go).
+      setImmediate(() => Promise.resolve().then(startupNotice).catch(() => undefined));
     }
   });
   // Another point of the session's tree (`/tree`): the tools loaded on that branch, and no others.
