@@ -424,7 +424,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       startupNotice();
     } else {
       // pi 0.73 redraws its chat after a reload's or /new's session_start: the notice waits (its session may go).
-      setImmediate(() => Promise.resolve().then(startupNotice).catch(() => undefined));
+      setImmediate(() => new Promise<void>((resolve) => resolve(startupNotice())).catch(() => undefined));
     }
   });
   // Another point of the session's tree (`/tree`): the tools loaded on that branch, and no others.
