@@ -214,6 +214,7 @@ describe("project trust across the bridge's own writes (in-process pi, recording
       "A local command",
       `${process.execPath} ${HELLO} --added`,
       "added",
+      "",
       "This project",
       false,
     ]);
