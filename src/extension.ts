@@ -33,6 +33,7 @@ import {
   piDecidesProjectTrust,
   piMeansTimeoutInSeconds,
   piTrustsProject,
+  redrawsAfterSessionStart,
   requestToolWire,
   unsetExposure,
 } from "./pi/pi-line.ts";
@@ -420,10 +421,9 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
         .then(startupNotice)
         // A context from a session that ended while the question was open.
         .catch(() => undefined);
-    } else if (event.reason === "startup") {
+    } else if (event.reason === "startup" || !redrawsAfterSessionStart(pi)) {
       startupNotice();
     } else {
-      // pi 0.73 redraws its chat after a reload's or /new's session_start: the notice waits (its session may go).
       setImmediate(() => new Promise<void>((resolve) => resolve(startupNotice())).catch(() => undefined));
     }
   });

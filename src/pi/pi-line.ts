@@ -100,6 +100,15 @@ export function piMeansTimeoutInSeconds(pi: ExtensionAPI): boolean {
   return isPi1x(pi);
 }
 
+/**
+ * Whether pi draws its chat anew from the session once a reload's (or `/new`'s) `session_start` is done, wiping what
+ * extensions said in it: pi 0.73 does; pi 1.x draws it before. There a notice waits for the redraw (and is dropped if
+ * the session was replaced meanwhile, as its context then refuses it).
+ */
+export function redrawsAfterSessionStart(pi: ExtensionAPI): boolean {
+  return !isPi1x(pi);
+}
+
 /** pi 1.x, told by its extension API: it lets extensions register MCP servers, which pi 0.73 has no notion of. */
 function isPi1x(pi: ExtensionAPI): boolean {
   return typeof (pi as unknown as { registerMcpServer?: unknown }).registerMcpServer === "function";
