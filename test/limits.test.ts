@@ -207,6 +207,22 @@ describe("permanentLaunchFailure", () => {
     );
     assert.equal(permanentLaunchFailure(1, "Error: the node id 'a1' is not supported by this tool"), undefined);
   });
+
+  test("a native module built for another Node.js (a cached npx copy after a Node upgrade), or not built at all", () => {
+    const copy = "/home/u/.npm/_npx/4b4c3e0b7d9a1f2c";
+    const abi =
+      `Error: The module '${copy}/node_modules/better-sqlite3/build/Release/better_sqlite3.node'\n` +
+      "was compiled against a different Node.js version using\nNODE_MODULE_VERSION 115. This version of Node.js requires";
+    const failure = permanentLaunchFailure(1, abi)!;
+    assert.match(
+      failure.reason,
+      /^a native module of its package cannot be loaded by the Node\.js that runs it \(was compiled against a different Node\.js version\)/,
+    );
+    assert.match(failure.fix ?? "", new RegExp(`^delete npx's copy of the package \\(${copy}\\) and reconnect`));
+    // @auth0/auth0-mcp-server where its keytar has no build, started from a folder of the user's own.
+    const keytar = 'Error: Failed to load keytar native addon, checked ["../build/Release"] on prebuilds/linux-x64';
+    assert.match(permanentLaunchFailure(1, keytar)?.fix ?? "", /^rebuild the server's packages/);
+  });
 });
 
 describe("a connect an npx install held to its limit", () => {

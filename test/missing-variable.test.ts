@@ -89,6 +89,13 @@ describe("a server whose env lacks a variable it needs", () => {
       "Credentials not found. Please run with 'auth' argument first.",
     );
     assert.equal(requestIn(["Usage: mcp-server-x <dir>", "  --flag"]), "Usage: mcp-server-x <dir>");
+    // kubernetes-mcp-server without a kubeconfig context: the error above its usage text says what is wrong.
+    const kube =
+      "Error: unable to create kubernetes target provider: no current-context is set and no contexts are defined";
+    assert.equal(
+      requestIn([kube, "Configure a context with 'kubectl config set-context <name>'", "Usage:", "  x"]),
+      kube,
+    );
     // @gongrzhe/server-gmail-autoauth-mcp and @neondatabase/mcp-server-neon, started without what they need.
     const keys =
       "Error: OAuth keys file not found. Please place gcp-oauth.keys.json in current directory or ~/.gmail-mcp";

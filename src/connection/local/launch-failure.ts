@@ -11,12 +11,18 @@ export type LaunchFailure = { reason: string; fix?: string };
 const NODE_TOO_OLD =
   /^.*(?:\bNode(?:\.js)?\b.*\b(?:is too old|is not supported|is unsupported)|\b[Rr]equires? (?:at least )?Node(?:\.js)? (?:v|version )?\d+).*$/m;
 
+/** A native module built for another Node.js (npx's copy from before a Node upgrade), or not built for this one. */
+const NATIVE_MODULE =
+  /was compiled against a different Node\.js version|No native build was found for|Could not locate the bindings file|Failed to load [\w@/.-]+ native addon/;
+/** npx's copy of a package, in a path of a stack trace. */
+const NPX_COPY = /((?:\/|[A-Za-z]:\\)[^\s'"]*?[\\/]_npx[\\/][0-9a-f]{8,})[\\/]/;
+
 /**
  * Why a local server's launcher failed in a way no restart can fix, judged from its exit code, its stderr and what npm
  * left behind (./npx-failure.ts): the package does not exist (npm E404), no version matches (ETARGET), an install
  * script failed (each restart would install again and fail again), npx's copy of the package is incomplete or lacks a
- * module its code imports, it needs a newer Node.js, or a shell could not find or run the command (exit codes 127 and
- * 126). Undefined when nothing says so.
+ * module its code imports, it needs a newer Node.js, a native module of it was built for another Node.js (or not at
+ * all), or a shell could not find or run the command (exit codes 127 and 126). Undefined when nothing says so.
  */
 export function permanentLaunchFailure(
   exitCode: number | null | undefined,
@@ -39,6 +45,16 @@ export function permanentLaunchFailure(
       reason: `it needs a newer Node.js than the one it ran on: it said ${JSON.stringify(oldNode)}`,
       fix: "install that version and have the server run on it (its path in `command`, or for `npx` its folder first on a `PATH` set in `env`)",
     };
+  const native = NATIVE_MODULE.exec(stderr)?.[0];
+  if (native) {
+    const copy = NPX_COPY.exec(stderr)?.[1];
+    return {
+      reason: `a native module of its package cannot be loaded by the Node.js that runs it (${native}): built for another Node.js, or not built at all`,
+      fix: copy
+        ? `delete npx's copy of the package (${copy}) and reconnect (\`/mcp reconnect\`): npx installs it again, built for this Node.js (which may need the network)`
+        : "rebuild the server's packages with the Node.js that runs it (`npm rebuild` in its folder), then reconnect",
+    };
+  }
   if (npx?.kind === "script")
     return {
       reason:

@@ -59,7 +59,11 @@ const REQUEST =
 
 /** The first line that asks the user for something the server's start did not give, if one does. */
 export function requestIn(lines: readonly string[]): string | undefined {
-  return lines.find((line) => REQUEST.test(line) && !WARNING.test(line))?.trim();
+  const at = lines.findIndex((line) => REQUEST.test(line) && !WARNING.test(line));
+  // A usage text follows the error that made the program print it (kubernetes-mcp-server: no kubeconfig context).
+  const error =
+    /^\s*usage:/i.test(lines[at] ?? "") && lines.slice(0, at).find((line) => /^\s*(?:error|fatal)\b/i.test(line));
+  return (error || lines[at])?.trim();
 }
 
 /** "Error: stdin is not a terminal" (Codex's CLI given a subcommand it does not have), "requires a TTY". */
