@@ -165,6 +165,11 @@ describe("a server whose env lacks a variable it needs", () => {
       }),
     );
     assert.match(message, /^MCP server 'sentry': it needs MCP_TEST_ACCESS_TOKEN, which its `env` does not set/);
+    // The line that asked is not among the last lines shown (the usage text is): the reason quotes it.
+    assert.ok(
+      message.includes('saying "Run `x auth login` first, or pass `--access-token` / MCP_TEST_ACCESS_TOKEN.")'),
+      message,
+    );
     assert.match(message, /add "MCP_TEST_ACCESS_TOKEN": "\$\{MCP_TEST_ACCESS_TOKEN\}" to `env` of 'sentry'/);
     assert.equal(state, "gaveUp");
   });

@@ -166,7 +166,7 @@ export function permanentFailure(ctx: ErrorContext): LaunchFailure | undefined {
     const { reason, fix } = missingScriptAdvice(script, ctx.config);
     return { reason: `${reason} (the process ${ended})`, fix };
   }
-  if (asks.names.length) return missingVariables(ctx.config, ended, asks);
+  if (asks.names.length) return missingVariables(ctx.config, ended, asks, ctx.stderr().includes(asks.asking ?? ""));
   if (asks.terminal)
     return {
       reason: `it said ${JSON.stringify(asks.terminal)}: it ran as an interactive program, not as an MCP server (the process ${ended})`,

@@ -367,7 +367,8 @@ export class SessionOpener {
           .filter((name) => config.env[name] !== undefined)
           .map((key) => ({ key, variables: substituteVars(config.env[key] ?? "", env).missing }));
         const inPi = names.filter((name) => env[name] !== undefined && config.env[name] === undefined);
-        return { names, inPi, unset, request: requestIn(lines), terminal: terminalWanted(lines) };
+        const asking = names.length ? lines.find((line) => line.includes(names[0]!))?.trim() : undefined;
+        return { names, inPi, unset, request: requestIn(lines), terminal: terminalWanted(lines), asking };
       },
       get missingScript() {
         const found = resolvedLocal && missingScript(printed().map(redact), resolvedLocal.args, resolvedLocal.cwd);

@@ -18,6 +18,8 @@ export interface AsksFor {
   inPi: string[];
   unset: { key: string; variables: string[] }[];
   request?: string;
+  /** The line that asked for the first of `names`. */
+  asking?: string;
   /** The line of an interactive program that found no terminal: started without its MCP server's subcommand. */
   terminal?: string;
 }
@@ -80,6 +82,7 @@ export function missingVariables(
   server: { name: string; source: { path: string } },
   ended: string,
   asks: AsksFor,
+  quoted: boolean,
 ): { reason: string; fix: string } {
   const { inPi, unset } = asks;
   const where = `\`env\` of '${server.name}' in ${server.source.path}`;
@@ -104,7 +107,8 @@ export function missingVariables(
     ? "which its `env` does not set"
     : `which ${asks.names.length > 1 ? "were" : "was"} not passed to it`;
   return {
-    reason: `it needs ${asks.names.join(" and ")}, ${given} (the process ${ended}, saying so)`,
+    // The line is quoted where the stderr shown below leaves it out (above a long usage text).
+    reason: `it needs ${asks.names.join(" and ")}, ${given} (the process ${ended}, saying ${quoted || !asks.asking ? "so" : JSON.stringify(asks.asking)})`,
     fix: fixes.join("; "),
   };
 }
