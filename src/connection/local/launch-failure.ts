@@ -2,7 +2,7 @@
  * Why a local server's launcher failed for good, read from its exit code, its stderr and what npm left behind: a
  * restart of such a start fails the same way, so the connection gives up at once and says what to change.
  */
-import type { NpxFailure } from "./npx-failure.ts";
+import { type NpxFailure, npxCopyIn } from "./npx-failure.ts";
 
 /** Why a local server's launcher failed for good, and the fix where it is not in the entry (`command`, `args`). */
 export type LaunchFailure = { reason: string; fix?: string };
@@ -14,8 +14,6 @@ const NODE_TOO_OLD =
 /** A native module built for another Node.js (npx's copy from before a Node upgrade), or not built for this one. */
 const NATIVE_MODULE =
   /was compiled against a different Node\.js version|No native build was found for|Could not locate the bindings file|Failed to load [\w@/.-]+ native addon/;
-/** npx's copy of a package, in a path of a stack trace. */
-const NPX_COPY = /((?:\/|[A-Za-z]:\\)[^\s'"]*?[\\/]_npx[\\/][0-9a-f]{8,})[\\/]/;
 
 /**
  * Why a local server's launcher failed in a way no restart can fix, judged from its exit code, its stderr and what npm
@@ -47,7 +45,7 @@ export function permanentLaunchFailure(
     };
   const native = NATIVE_MODULE.exec(stderr)?.[0];
   if (native) {
-    const copy = NPX_COPY.exec(stderr)?.[1];
+    const copy = npxCopyIn(stderr);
     return {
       reason: `a native module of its package cannot be loaded by the Node.js that runs it (${native}): built for another Node.js, or not built at all`,
       fix: copy

@@ -100,7 +100,7 @@ export function npxInstalledAt(launch: NpxLaunch, env: NpmEnv, since: number): n
       const at = statSync(path.join(dir, hash, "node_modules", ".package-lock.json"), { throwIfNoEntry: false });
       if (!at || at.mtimeMs < since) continue;
       const manifest = JSON.parse(readFileSync(path.join(dir, hash, "package.json"), "utf8")) as unknown;
-      if (name in ((manifest as { dependencies?: object }).dependencies ?? {})) return at.mtimeMs;
+      if (Object.hasOwn((manifest as { dependencies?: object }).dependencies ?? {}, name)) return at.mtimeMs;
     } catch {}
   }
   return undefined;
@@ -177,8 +177,16 @@ export interface NpxModuleMissing {
 export type NpxFailure = NpmScriptFailure | NpxModuleMissing;
 
 /** Node's words for a module it could not find in npx's copy of a package, CommonJS (a require stack) or ESM (a URL). */
-const NPX_MODULE_MISSING =
-  /(?:MODULE_NOT_FOUND|Cannot find (?:module|package))\b[\s\S]*?(?:file:\/\/)?((?:\/|[A-Za-z]:\\)[^\s'"]*?[\\/]_npx[\\/][0-9a-f]{8,})[\\/]node_modules/;
+/** npx's copy of a package, as a path in a stack trace or an error names it: `/home/u/.npm/_npx/92668d6008b43da4`. */
+const NPX_COPY = String.raw`((?:\/|[A-Za-z]:\\)[^\s'"]*?[\\/]_npx[\\/][0-9a-f]{8,})[\\/]`;
+const NPX_MODULE_MISSING = new RegExp(
+  String.raw`(?:MODULE_NOT_FOUND|Cannot find (?:module|package))\b[\s\S]*?(?:file:\/\/)?${NPX_COPY}node_modules`,
+);
+
+/** The folder of npx's copy of a package that `text` names first, if it names one. */
+export function npxCopyIn(text: string): string | undefined {
+  return new RegExp(NPX_COPY).exec(text)?.[1];
+}
 
 /**
  * Whether an install into an npx folder completed. npm writes the copy's hidden lockfile last; without one, or with
