@@ -488,6 +488,52 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
       await Promise.all([connection.close(), moved.close()]);
     }
   });
+  test("npx that leaves out an optional dependency whose install fails, which the server then says it lacks: not 'could not install', and not retried", async () => {
+    // As @bytebase/dbhub with better-sqlite3, whose prebuilt download fails offline: npm goes on without it, the
+    // program runs and exits saying the driver is not installed, and every later start of npx's copy does the same.
+    const native = path.join(tmp.dir, "optnative", "package");
+    mkdirSync(native, { recursive: true });
+    const failing = `node -e "console.error('no prebuilt binary'); process.exit(1)"`;
+    writeFileSync(
+      path.join(native, "package.json"),
+      JSON.stringify({ name: "optnative", version: "1.0.0", scripts: { install: failing } }),
+    );
+    const nativeTarball = path.join(tmp.dir, "optnative", "optnative-1.0.0.tgz");
+    execFileSync("tar", ["czf", nativeTarball, "-C", path.dirname(native), "package"]);
+    const app = path.join(tmp.dir, "optapp", "package");
+    mkdirSync(app, { recursive: true });
+    const manifest = {
+      ...{ name: "optapp", version: "1.0.0", bin: { optapp: "cli.js" } },
+      optionalDependencies: { optnative: `file:${nativeTarball}` },
+    };
+    writeFileSync(path.join(app, "package.json"), JSON.stringify(manifest));
+    const says = `console.error('Skipping SQLite connector: driver package "optnative" not installed.');`;
+    writeFileSync(path.join(app, "cli.js"), `#!/usr/bin/env node\n${says}\nprocess.exit(1);\n`, { mode: 0o755 });
+    const tarball = path.join(tmp.dir, "optapp", "optapp-1.0.0.tgz");
+    execFileSync("tar", ["czf", tarball, "-C", path.dirname(app), "package"]);
+    const cache = path.join(tmp.dir, "optional-cache");
+    const env = { npm_config_cache: cache, npm_config_audit: "false", npm_config_update_notifier: "false" };
+    const entry = { command: "npx", args: ["-y", `--package=${tarball}`, "optapp"], env, reconnect: FAST };
+    const first = connectionFor("opt", entry);
+    try {
+      const quoted = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      const copy = `${quoted(path.join(cache, "_npx"))}/[0-9a-f]+`;
+      const { message, state } = await connectFailure(first);
+      assert.doesNotMatch(message, /could not install its package/);
+      assert.match(
+        message,
+        new RegExp(
+          `its output names 'optnative', an optional dependency of its package that npx's copy of it in ${copy} does ` +
+            `not have, whose \`install\` script \\(\`${quoted(failing)}\`\\) exited with code 1 when npx installed it ` +
+            `\\(npm's log: .*\\): npm leaves out .*; delete that folder, run \`npx --foreground-scripts -y ` +
+            `--package=${quoted(tarball)} optapp\` in a terminal to see why 'optnative' does not install .*Restarting would not help`,
+        ),
+      );
+      assert.equal(state, "gaveUp", "not retried: each start runs the same copy");
+    } finally {
+      await first.close();
+    }
+  });
 });
 
 describe("npx servers starting together", { timeout: 120_000 }, () => {

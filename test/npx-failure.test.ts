@@ -8,7 +8,13 @@ import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { permanentLaunchFailure } from "../src/connection/local/launch-failure.ts";
-import { failedScriptIn, keptNpmLogs, npxLaunch, npxModuleMissing } from "../src/connection/local/npx-failure.ts";
+import {
+  failedScriptIn,
+  keptNpmLogs,
+  npxCopyIn,
+  npxLaunch,
+  npxModuleMissing,
+} from "../src/connection/local/npx-failure.ts";
 import { npmSettings } from "../src/connection/local/npm-settings.ts";
 import { connectFailure, connectionFor, tempDir } from "./helpers.ts";
 
@@ -57,10 +63,24 @@ describe("failedScriptIn", () => {
       ...launch,
       ...{ pkg: "puppeteer@24.43.1", event: "postinstall", command: "node install.mjs", ending: "exited with code 1" },
       log: "/l.log",
+      optional: false,
     });
     const killed = ["9 info run canvas@3.0.0 install node_modules/canvas node-gyp rebuild"];
     killed.push("10 info run canvas@3.0.0 install { code: null, signal: SIGKILL }");
     assert.equal(failedScriptIn(log(argv, killed, 1), launch, "/l.log")?.ending, "was killed by SIGKILL");
+  });
+
+  test("a script of an optional dependency npm left out is said only where nothing else failed", () => {
+    const sqlite = [
+      "1809 info run better-sqlite3@11.10.0 install node_modules/better-sqlite3 prebuild-install || node-gyp rebuild --release",
+      "1810 info run better-sqlite3@11.10.0 install { code: 1, signal: null }",
+      "1811 verbose reify failed optional dependency /home/u/.npm/_npx/e23b069b9efbbb8f/node_modules/better-sqlite3",
+    ];
+    const optional = failedScriptIn(log(argv, sqlite, 1), launch, "/l.log");
+    assert.equal(optional?.pkg, "better-sqlite3@11.10.0");
+    assert.equal(optional?.optional, true);
+    const both = failedScriptIn(log(argv, [...sqlite, ...puppeteer], 1), launch, "/l.log");
+    assert.deepEqual([both?.pkg, both?.optional], ["puppeteer@24.43.1", false]);
   });
 
   test("nothing from a log of another package, of a run that succeeded, or without a failed script", () => {
@@ -176,6 +196,55 @@ describe("a module missing from npx's copy of a package", () => {
     } finally {
       tmp.cleanup();
     }
+  });
+
+  // @bytebase/dbhub, started again after npx installed it without better-sqlite3: no install, so no script in the log.
+  test("an optional dependency missing from npx's copy, which the server's output names, is found in the copy itself", async () => {
+    const tmp = tempDir();
+    try {
+      const npx = path.join(tmp.dir, "npx");
+      const copy = path.join(tmp.dir, ".npm", "_npx", "e23b069b9efbbb8f");
+      const modules = path.join(copy, "node_modules");
+      mkdirSync(path.join(modules, "@acme", "db"), { recursive: true });
+      writeFileSync(path.join(copy, "package.json"), JSON.stringify({ dependencies: { "@acme/db": "^1.0.0" } }));
+      writeFileSync(path.join(modules, ".package-lock.json"), "{}");
+      const optionalDependencies = { "better-sqlite3": "^11.9.0", mysql2: "^3.0.0" };
+      writeFileSync(path.join(modules, "@acme", "db", "package.json"), JSON.stringify({ optionalDependencies }));
+      mkdirSync(path.join(modules, "mysql2"));
+      const says = (line: string) => writeFileSync(npx, `#!/bin/sh\necho '${line}' >&2\nexit 1\n`, { mode: 0o755 });
+      const entry = { command: npx, args: ["-y", "@acme/db", "--demo"], env: { HOME: tmp.dir } };
+      // The server's stack names the copy in a file: URL, which is where the folder is then read from.
+      const stack = `    at connect (file://${modules}/@acme/db/dist/main.js:12:7)`;
+      says(`Skipping SQLite connector: driver package "better-sqlite3" not installed.\n${stack}`);
+      const { message, state } = await connectFailure(connectionFor("db", entry));
+      assert.match(
+        message,
+        new RegExp(
+          `^MCP server 'db': its output names 'better-sqlite3', an optional dependency of its package that npx's copy ` +
+            `of it in ${copy} does not have: npm leaves out .*; delete that folder, run \`npx --foreground-scripts -y ` +
+            `@acme/db --demo\` in a terminal to see why 'better-sqlite3' does not install`,
+        ),
+      );
+      assert.equal(state, "gaveUp");
+      // A name it only contains, or an optional dependency the copy has, says nothing of the kind.
+      for (const line of ["no driver for better-sqlite3-multiple", `driver package "mysql2" failed to connect`]) {
+        says(line);
+        const other = await connectFailure(connectionFor("db", entry));
+        assert.doesNotMatch(other.message, /optional dependency/, line);
+      }
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  test("npx's copy named in a stack's file: URL is its path, on Windows too", () => {
+    const posix = "    at main (file:///home/u/.npm/_npx/0123456789abcdef/node_modules/x/index.js:1:1)";
+    assert.equal(npxCopyIn(posix), "/home/u/.npm/_npx/0123456789abcdef");
+    const windows =
+      "    at main (file:///C:/Users/u/AppData/Local/npm-cache/_npx/0123456789abcdef/node_modules/x/i.js:1:1)";
+    assert.equal(npxCopyIn(windows), "C:/Users/u/AppData/Local/npm-cache/_npx/0123456789abcdef");
+    const required = "- C:\\Users\\u\\AppData\\Local\\npm-cache\\_npx\\0123456789abcdef\\node_modules\\x\\i.js";
+    assert.equal(npxCopyIn(required), "C:\\Users\\u\\AppData\\Local\\npm-cache\\_npx\\0123456789abcdef");
   });
 
   test("a copy changed after its last complete install (an update stopped partway) is incomplete again", () => {

@@ -18,8 +18,8 @@ const NATIVE_MODULE =
 /**
  * Why a local server's launcher failed in a way no restart can fix, judged from its exit code, its stderr and what npm
  * left behind (./npx-failure.ts): the package does not exist (npm E404), no version matches (ETARGET), an install
- * script failed (each restart would install again and fail again), npx's copy of the package is incomplete or lacks a
- * module its code imports, it needs a newer Node.js, a native module of it was built for another Node.js (or not at
+ * script failed (each restart would install again and fail again), npx's copy of the package is incomplete, lacks a
+ * module its code imports or an optional dependency its output names, it needs a newer Node.js, a native module of it was built for another Node.js (or not at
  * all), or a shell could not find or run the command (exit codes 127 and 126). Undefined when nothing says so.
  */
 export function permanentLaunchFailure(
@@ -62,6 +62,21 @@ export function permanentLaunchFailure(
         `run \`${npx.rerun}\` in a terminal to see what the script printed (such scripts often download a ` +
         `program, and need the network for it), then reconnect (\`/mcp reconnect\`)`,
     };
+  if (npx?.kind === "optionalMissing") {
+    const { script } = npx;
+    const failed = script
+      ? `, whose \`${script.event}\` script (\`${script.command}\`) ${script.ending} when npx installed it (npm's log: ${script.log})`
+      : "";
+    const see = npx.rerun ? `, run \`${npx.rerun}\` in a terminal to see why '${npx.module}' does not install` : "";
+    return {
+      reason:
+        `its output names '${npx.module}', an optional dependency of its package that npx's copy of it in ${npx.folder} ` +
+        `does not have${failed}: npm leaves out an optional dependency whose install fails, and npx does not try again`,
+      fix:
+        `delete that folder${see} (such a script often downloads a prebuilt program, which needs the network, or ` +
+        `builds one, which needs a compiler), then reconnect (\`/mcp reconnect\`)`,
+    };
+  }
   if (npx?.kind === "incomplete")
     return {
       reason: `npx's copy of its package in ${npx.folder} is missing a module (an install stopped partway leaves that folder incomplete, and npx does not repair it)`,

@@ -7,7 +7,7 @@
  * not ship (deleting the folder would only install the same fault again). npm writes the copy's lockfiles when an
  * install completes, which tells the two apart.
  */
-import { closeSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
 import path from "node:path";
 import { programName, shellWord } from "../../common/text.ts";
 import { npmHome, type NpmEnv, type NpmSetting, npmSettings } from "./npm-settings.ts";
@@ -31,6 +31,8 @@ export interface NpmScriptFailure extends NpxLaunch {
   ending: string;
   /** The log it was read from. */
   log: string;
+  /** Whether npm left the package out as an optional dependency and went on installing. */
+  optional: boolean;
 }
 
 /** What an `npx …` or `npm exec …` command line runs, if it is one. */
@@ -50,19 +52,43 @@ const ARGV = /^\d+ verbose argv (.*)$/m;
 const EXIT = /^\d+ verbose exit (\d+)$/m;
 const RUN_END = /^\d+ info run (\S+) (\S+) \{ code: (-?\d+|null), signal: (\S+) \}$/gm;
 
-/** The first failed install script in the text of an npm debug log of a failed run of `launch`; else undefined. */
+/**
+ * The first failed install script in the text of an npm debug log of a failed run of `launch`; else undefined. A
+ * script of an optional dependency fails the install only when nothing else did: npm leaves that package out and goes
+ * on, so the run failed for another reason (an `optional` result is said only when it is the one failure).
+ */
 export function failedScriptIn(text: string, launch: NpxLaunch, log: string): NpmScriptFailure | undefined {
   const argv = ARGV.exec(text)?.[1] ?? "";
   if (!argv.split(" ").includes(JSON.stringify(launch.spec)) || Number(EXIT.exec(text)?.[1] ?? 0) === 0)
     return undefined;
+  const leftOut = new Set([...text.matchAll(OPTIONAL_LEFT_OUT)].map(([, folder]) => packageIn(folder!)));
+  let optional: NpmScriptFailure | undefined;
   for (const [, pkg, event, code, signal] of text.matchAll(RUN_END)) {
     if (code === "0" && signal === "null") continue;
     const start = text.split("\n").find((line) => line.includes(` info run ${pkg} ${event} `) && !line.includes(" { "));
     const command = start?.replace(/^\d+ info run \S+ \S+ \S+ /, "") ?? "";
     const ending = signal !== "null" ? `was killed by ${signal}` : `exited with code ${code}`;
-    return { kind: "script", ...launch, pkg, event, command, ending, log };
+    const failure = { kind: "script" as const, ...launch, pkg: pkg!, event: event!, command, ending, log };
+    if (!leftOut.has(specName(pkg!))) return { ...failure, optional: false };
+    optional ??= { ...failure, optional: true };
   }
-  return undefined;
+  return optional;
+}
+
+/** `verbose reify failed optional dependency /home/u/.npm/_npx/<hash>/node_modules/better-sqlite3`. */
+const OPTIONAL_LEFT_OUT = /^\d+ verbose reify failed optional dependency (.+)$/gm;
+
+/** The package a `node_modules` folder holds: `…/node_modules/@scope/name` → `@scope/name`. */
+function packageIn(folder: string): string {
+  return folder
+    .split(/[\\/]node_modules[\\/]/)
+    .at(-1)!
+    .replaceAll("\\", "/");
+}
+
+/** A package's name without its version or range: `pkg@1.0.0` → `pkg`, `@scope/pkg@latest` → `@scope/pkg`. */
+function specName(spec: string): string {
+  return spec.replace(/(.)@[^/]*$/, "$1");
 }
 
 /** npm's cache for a server with environment `env` (npx's copies of packages are in its `_npx`). */
@@ -80,12 +106,11 @@ function logsDir(env: NpmEnv): string {
 }
 
 /**
- * When npx finished installing the package of `launch` (epoch ms), if it did so after `since`: the start then spent
- * that long installing before the server ran. npm writes a copy's hidden lockfile last, in a folder whose
- * `package.json` names the package.
+ * npx's copies of the package of `launch` in the cache for environment `env`, each with when its install completed
+ * (epoch ms). npm writes a copy's hidden lockfile last, in a folder whose `package.json` names the package.
  */
-export function npxInstalledAt(launch: NpxLaunch, env: NpmEnv, since: number): number | undefined {
-  const name = launch.spec.replace(/(.)@[^/]*$/, "$1");
+function npxCopies(launch: NpxLaunch, env: NpmEnv): { folder: string; installedAt: number }[] {
+  const name = specName(launch.spec);
   const dir = path.join(cacheDir(env), "_npx");
   // No npx folder there (another cache, set in a file), or a copy being written: nothing to say of it.
   const hashes = (() => {
@@ -95,15 +120,33 @@ export function npxInstalledAt(launch: NpxLaunch, env: NpmEnv, since: number): n
       return [];
     }
   })();
+  const copies: { folder: string; installedAt: number }[] = [];
   for (const hash of hashes) {
+    const folder = path.join(dir, hash);
     try {
-      const at = statSync(path.join(dir, hash, "node_modules", ".package-lock.json"), { throwIfNoEntry: false });
-      if (!at || at.mtimeMs < since) continue;
-      const manifest = JSON.parse(readFileSync(path.join(dir, hash, "package.json"), "utf8")) as unknown;
-      if (Object.hasOwn((manifest as { dependencies?: object }).dependencies ?? {}, name)) return at.mtimeMs;
+      const at = statSync(path.join(folder, "node_modules", ".package-lock.json"), { throwIfNoEntry: false });
+      if (at && Object.hasOwn(packagesIn(folder), name)) copies.push({ folder, installedAt: at.mtimeMs });
     } catch {}
   }
-  return undefined;
+  return copies;
+}
+
+/**
+ * A field of the `package.json` in `folder` that maps package names to versions (npx's copy names the packages it holds
+ * in its `dependencies`); {} where there is none.
+ */
+function packagesIn(folder: string, field: "dependencies" | "optionalDependencies" = "dependencies"): object {
+  const manifest = JSON.parse(readFileSync(path.join(folder, "package.json"), "utf8")) as Record<string, unknown>;
+  const value = manifest[field];
+  return typeof value === "object" && value !== null ? value : {};
+}
+
+/**
+ * When npx finished installing the package of `launch` (epoch ms), if it did so after `since`: the start then spent
+ * that long installing before the server ran.
+ */
+export function npxInstalledAt(launch: NpxLaunch, env: NpmEnv, since: number): number | undefined {
+  return npxCopies(launch, env).find(({ installedAt }) => installedAt >= since)?.installedAt;
 }
 
 /** `2026-12-04T11_21_57_561Z-debug-0.log` → its epoch ms. */
@@ -174,18 +217,35 @@ export interface NpxModuleMissing {
   module?: string;
 }
 
-export type NpxFailure = NpmScriptFailure | NpxModuleMissing;
+/**
+ * An optional dependency of the package that npx's copy of it in `folder` lacks and the server's output names
+ * (`driver package "better-sqlite3" not installed`): npm leaves out an optional dependency whose install fails (or that
+ * does not support the system) and npx never tries again, so every start of that copy fails the same way.
+ */
+export interface NpxOptionalMissing {
+  kind: "optionalMissing";
+  folder: string;
+  module: string;
+  /** The command that installs the package again showing install scripts' output, for an npx start. */
+  rerun?: string;
+  /** Its install script that failed, where this start's npm log says so. */
+  script?: NpmScriptFailure;
+}
 
-/** Node's words for a module it could not find in npx's copy of a package, CommonJS (a require stack) or ESM (a URL). */
+export type NpxFailure = NpmScriptFailure | NpxModuleMissing | NpxOptionalMissing;
+
 /** npx's copy of a package, as a path in a stack trace or an error names it: `/home/u/.npm/_npx/92668d6008b43da4`. */
-const NPX_COPY = String.raw`((?:\/|[A-Za-z]:\\)[^\s'"]*?[\\/]_npx[\\/][0-9a-f]{8,})[\\/]`;
+const NPX_COPY = String.raw`((?:\/|[A-Za-z]:[\\/])[^\s'"]*?[\\/]_npx[\\/][0-9a-f]{8,})[\\/]`;
+/** What comes before a path in a `file:` URL, which the path does not include: `file://`, `file:///` before `C:/`. */
+const FILE_URL = String.raw`(?:file:\/\/(?:\/(?=[A-Za-z]:))?)?`;
+/** Node's words for a module it could not find in npx's copy of a package, CommonJS (a require stack) or ESM (a URL). */
 const NPX_MODULE_MISSING = new RegExp(
-  String.raw`(?:MODULE_NOT_FOUND|Cannot find (?:module|package))\b[\s\S]*?(?:file:\/\/)?${NPX_COPY}node_modules`,
+  String.raw`(?:MODULE_NOT_FOUND|Cannot find (?:module|package))\b[\s\S]*?${FILE_URL}${NPX_COPY}node_modules`,
 );
 
 /** The folder of npx's copy of a package that `text` names first, if it names one. */
 export function npxCopyIn(text: string): string | undefined {
-  return new RegExp(NPX_COPY).exec(text)?.[1];
+  return new RegExp(FILE_URL + NPX_COPY).exec(text)?.[1];
 }
 
 /**
@@ -209,4 +269,38 @@ export function npxModuleMissing(stderr: string): NpxModuleMissing | undefined {
   const named = /Cannot find (?:module|package) '([^']+)'/.exec(stderr)?.[1];
   const module = named?.split(/[\\/]node_modules[\\/]/).at(-1);
   return { kind: complete ? "missingModule" : "incomplete", folder, ...(module ? { module } : {}) };
+}
+
+/**
+ * The optional dependency missing from npx's copy of a package that `stderr` names, if any: the copy is the one the
+ * output's paths are in, else the newest copy of `launch`'s package. `script` is the failed install script this start's
+ * npm log names, if any.
+ */
+export function npxOptionalMissing(
+  stderr: string,
+  launch?: NpxLaunch & { env: NpmEnv },
+  script?: NpmScriptFailure,
+): NpxOptionalMissing | undefined {
+  const folder =
+    npxCopyIn(stderr) ??
+    (launch && npxCopies(launch, launch.env).sort((a, b) => b.installedAt - a.installedAt)[0]?.folder);
+  if (!folder) return undefined;
+  try {
+    for (const pkg of Object.keys(packagesIn(folder))) {
+      for (const module of Object.keys(packagesIn(path.join(folder, "node_modules", pkg), "optionalDependencies"))) {
+        if (existsSync(path.join(folder, "node_modules", module)) || !namesPackage(stderr, module)) continue;
+        const own = script?.optional && specName(script.pkg) === module ? { script } : {};
+        return { kind: "optionalMissing", folder, module, ...(launch ? { rerun: launch.rerun } : {}), ...own };
+      }
+    }
+  } catch {
+    // A copy without a readable manifest: nothing to say of it.
+  }
+  return undefined;
+}
+
+/** Whether `text` names the package `name` as a whole word (`"better-sqlite3"`, not `better-sqlite3-multiple`). */
+function namesPackage(text: string, name: string): boolean {
+  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`(?<![\\w@/.-])${escaped}(?![\\w-])`).test(text);
 }

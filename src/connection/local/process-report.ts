@@ -4,7 +4,15 @@
  */
 import { plural } from "../../common/text.ts";
 import type { StdioHooks } from "../transports.ts";
-import { type NpxFailure, npxInstalledAt, type NpxLaunch, npxModuleMissing, npxScriptFailure } from "./npx-failure.ts";
+import {
+  type NpmScriptFailure,
+  type NpxFailure,
+  npxInstalledAt,
+  type NpxLaunch,
+  npxModuleMissing,
+  npxOptionalMissing,
+  npxScriptFailure,
+} from "./npx-failure.ts";
 
 const STDERR_TAIL_LINES = 40;
 /** A program that stops for want of a key often says so first and then prints its usage, longer than the tail. */
@@ -26,7 +34,7 @@ export class ProcessReport {
   private stderrCount = 0;
   private npx?: NpxLaunch & { env: Readonly<Record<string, string>>; since: number };
   /** What npm's log said about this start's failure, once read. */
-  private logged?: { failure?: NpxFailure };
+  private logged?: { failure?: NpmScriptFailure };
   /** When npx finished installing the package in this start (epoch ms), once read after its end. */
   private installed?: { at?: number };
 
@@ -55,10 +63,13 @@ export class ProcessReport {
    */
   get npxFailure(): NpxFailure | undefined {
     if (!this.exitCode) return undefined;
-    const missing = npxModuleMissing(this.stderr.join("\n"));
-    if (missing || !this.npx) return missing;
-    this.logged ??= { failure: npxScriptFailure(this.npx, this.npx.env, this.npx.since) };
-    return this.logged.failure;
+    const stderr = this.stderr.join("\n");
+    const missing = npxModuleMissing(stderr);
+    if (missing?.kind === "incomplete") return missing;
+    if (this.npx) this.logged ??= { failure: npxScriptFailure(this.npx, this.npx.env, this.npx.since) };
+    const script = this.logged?.failure;
+    if (script && !script.optional) return script;
+    return npxOptionalMissing(stderr, this.npx, script) ?? missing;
   }
 
   /** How long of this start npx spent installing its package, if it installed it (read once the process ended). */
