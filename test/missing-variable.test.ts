@@ -107,6 +107,12 @@ describe("a server whose env lacks a variable it needs", () => {
     );
     assert.equal(requestIn(["No changes were provided to the cache; skipping"]), undefined);
     assert.equal(requestIn(["error: missing required argument 'path'"]), "error: missing required argument 'path'");
+    // @cloudflare/mcp-server-cloudflare `run` without the account: what it lacks, and its usage on the same line.
+    const account =
+      "[DEBUG 2026-12-05T03:17:24.494Z] Uncaught exception: Error: Missing account ID. Usage: npx @cloudflare/mcp-server-cloudflare run [account_id]";
+    assert.equal(requestIn(["Starting server", account]), account);
+    assert.equal(requestIn(["fatal: missing project id"]), "fatal: missing project id");
+    assert.equal(requestIn(["Loaded 3 tools, 0 missing descriptions"]), undefined);
     assert.equal(requestIn(["Warning: please set a region for faster answers"]), undefined);
     assert.equal(requestIn(["Rate limited. Please try again later."]), undefined);
   });
@@ -146,9 +152,23 @@ describe("a server whose env lacks a variable it needs", () => {
     assert.match(message, /^MCP server 'stdout': it needs MCP_TEST_API_KEY, which its `env` does not set/);
     assert.match(
       message,
-      /\nWhat it wrote to stdout that is not JSON-RPC:\n {2}Error: MCP_TEST_API_KEY environment variable is required/,
+      /\nWhat it wrote to stdout that is not MCP:\n {2}Error: MCP_TEST_API_KEY environment variable is required/,
     );
     assert.equal(state, "gaveUp");
+  });
+
+  // @twilio-alpha/mcp without credentials logs in JSON-RPC's shape, a request of a method MCP does not have, and exits.
+  test("a server that logs its error as a JSON-RPC message of its own method: quoted, not 'printed nothing'", async () => {
+    const log = `{"jsonrpc":"2.0","method":"log","params":{"level":50,"message":"Error: Invalid AccountSid"},"id":"a1"}`;
+    const other = `{"jsonrpc":"2.0","method":"$/trace","params":{"step":3}}`;
+    const { message } = await connectFailure(
+      connectionFor("twilio", { command: "sh", args: ["-c", `echo '${log}'; echo '${other}'; exit 1`] }),
+    );
+    assert.doesNotMatch(message, /printed nothing/);
+    assert.match(
+      message,
+      /\nWhat it wrote to stdout that is not MCP:\n {2}log: Error: Invalid AccountSid\n {2}\$\/trace: \{"step":3\}$/,
+    );
   });
 
   // @sentry/mcp-server says what it lacks first, then prints 54 lines of usage: more than the tail of stderr kept.

@@ -8,6 +8,7 @@
  * reported to `dropped`, `first` on the first of a flood.
  */
 import type { JSONRPCMessage, MessageExtraInfo, Transport } from "@modelcontextprotocol/client";
+import { type IncomingHandler as Handler, wrapIncoming } from "./incoming-messages.ts";
 
 export type FloodKind = "log" | "progress";
 
@@ -28,8 +29,6 @@ export function floodMessage(kind: FloodKind): string {
     ? `The server sends more than ${LOGS_PER_SECOND} log records a second; the rest are dropped while it does, and counted in its metrics (notificationsDropped).`
     : `The server sends more than ${PROGRESS_PER_SECOND} progress updates a second; only the latest of each call is passed on while it does, the rest counted in its metrics (notificationsDropped).`;
 }
-
-type Handler = NonNullable<Transport["onmessage"]>;
 
 interface NotificationBoundOptions {
   /** A notification left out (dropped, or replaced by a later progress update); `first` for the first of a flood. */
@@ -116,16 +115,8 @@ class NotificationBound {
  */
 export function boundNotifications<T extends Transport>(transport: T, options: NotificationBoundOptions): T {
   const bound = new NotificationBound(options);
-  const previous = Object.getOwnPropertyDescriptor(transport, "onmessage");
-  let handler: Transport["onmessage"];
-  const install = (next: Transport["onmessage"]) =>
-    previous?.set ? previous.set.call(transport, next) : (handler = next);
-  Object.defineProperty(transport, "onmessage", {
-    configurable: true,
-    enumerable: true,
-    get: () => (previous?.get ? (previous.get.call(transport) as Transport["onmessage"]) : handler),
-    set: (next: Transport["onmessage"]) =>
-      install(next && (((message, extra) => (options.received?.(), bound.admit(message, extra, next))) as Handler)),
-  });
-  return transport;
+  return wrapIncoming(
+    transport,
+    (next) => (message, extra) => (options.received?.(), bound.admit(message, extra, next)),
+  );
 }

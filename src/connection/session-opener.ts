@@ -342,7 +342,7 @@ export class SessionOpener {
         const process = session?.process;
         return (
           quoted("Last stderr lines", process?.shownStderr(STDERR_LINES_QUOTED) ?? []) +
-          quoted("What it wrote to stdout that is not JSON-RPC", process?.strayLines ?? [])
+          quoted("What it wrote to stdout that is not MCP", process?.strayLines ?? [])
         );
       },
       exitDescription: session?.process.exitDescription,

@@ -9,6 +9,7 @@ import {
   StreamableHTTPClientTransport,
   type Transport,
 } from "@modelcontextprotocol/client";
+import { noteForeignMessages } from "./local/foreign-messages.ts";
 import { orphanWatchdog } from "./local/orphan-watchdog.ts";
 import { platformCommand } from "./local/platform-command.ts";
 import { ProcessGroupStdioTransport } from "./local/stdio-transport.ts";
@@ -24,6 +25,8 @@ export interface StdioHooks {
   onRefused(error: Error): void;
   /** It wrote a stdout line that is not a JSON-RPC message. */
   onStrayLine?(line: string): void;
+  /** It sent a request or notification of a method MCP does not have (./local/foreign-messages.ts). */
+  onForeignMessage?(method: string, params: unknown): void;
 }
 
 /**
@@ -44,7 +47,7 @@ export function createStdioTransport(
         return sandboxedStart({ command, args, env: endpoint.env, cwd: endpoint.cwd }, policy, sandbox.onViolation);
       }
     : undefined;
-  return new ProcessGroupStdioTransport({
+  const transport = new ProcessGroupStdioTransport({
     command,
     args,
     // The SDK's safe defaults (HOME, PATH, SHELL, TERM, USER, LOGNAME) plus this, not the whole host environment.
@@ -58,6 +61,7 @@ export function createStdioTransport(
     maxMessageBytes,
     prepare,
   });
+  return hooks.onForeignMessage ? noteForeignMessages(transport, hooks.onForeignMessage) : transport;
 }
 
 /** The SDK's transport for a remote server: Streamable HTTP, or the legacy HTTP+SSE one. */

@@ -57,7 +57,7 @@ export function variablesAskedFor(lines: readonly string[], passed: Readonly<Rec
 // "Please provide a database URL as a command-line argument", "Please run with 'auth' argument first", "Please place
 // gcp-oauth.keys.json in current directory", "Invalid number of arguments", "No access token was provided", "Usage: x".
 const REQUEST =
-  /\bplease (?:either )?(?:provide|specify|set|pass|supply|run|configure|add|define|place|put|create|install|log ?in|sign in)\b|\b(?:invalid|wrong) number of arguments\b|\bmissing (?:required )?arguments?\b|\bno (?:[\w-]+ ){0,3}(?:token|key|secret|credentials?|url|path|director(?:y|ies)|folder|file|arguments?|project|workspace|database)s? (?:(?:was|were) )?(?:provided|given|supplied|specified)\b|^\s*usage:/i;
+  /\bplease (?:either )?(?:provide|specify|set|pass|supply|run|configure|add|define|place|put|create|install|log ?in|sign in)\b|\b(?:invalid|wrong) number of arguments\b|\bmissing (?:required )?(?:[\w-]+ ){0,2}(?:id|token|key|secret|credentials?|url|path|director(?:y|ies)|folder|file|arguments?|parameters?|options?|project|workspace|database)\b|[.:]\s+usage:\s|\bno (?:[\w-]+ ){0,3}(?:token|key|secret|credentials?|url|path|director(?:y|ies)|folder|file|arguments?|project|workspace|database)s? (?:(?:was|were) )?(?:provided|given|supplied|specified)\b|^\s*usage:/i;
 
 /** The first line that asks the user for something the server's start did not give, if one does. */
 export function requestIn(lines: readonly string[]): string | undefined {

@@ -6,7 +6,8 @@
  * (../../translate/tool-list-limits.ts), so the tool it belongs to is still refused there, by name, with the usual
  * warning.
  */
-import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/client";
+import type { Transport } from "@modelcontextprotocol/client";
+import { wrapIncoming } from "../incoming-messages.ts";
 
 /** Far deeper than any real message, far shallower than what overflows a validator's stack. */
 const MAX_MESSAGE_DEPTH = 256;
@@ -45,14 +46,5 @@ function cut(value: unknown, depthLeft: number): unknown {
  * listener is installed later, by the SDK's `connect`, so the cut wraps whatever handler is set.
  */
 export function guardNesting<T extends Transport>(transport: T): T {
-  let handler: Transport["onmessage"];
-  Object.defineProperty(transport, "onmessage", {
-    configurable: true,
-    enumerable: true,
-    get: () => handler,
-    set: (next: Transport["onmessage"]) => {
-      handler = next && ((message, extra) => next(cutDeepNesting(message as JSONRPCMessage), extra));
-    },
-  });
-  return transport;
+  return wrapIncoming(transport, (next) => (message, extra) => next(cutDeepNesting(message), extra));
 }

@@ -105,11 +105,25 @@ export class ProcessReport {
         this.exitedAfterMs = Date.now() - startedAt;
       },
       onRefused: refused,
-      onStrayLine: (text) => {
-        this.strayLines.push(text.slice(0, STRAY_LINE_CHARS));
-        if (this.strayLines.length > STRAY_LINES) this.strayLines.shift();
-      },
+      onStrayLine: (text) => this.stray(text),
+      onForeignMessage: (method, params) => this.stray(`${method}: ${foreignText(params)}`),
     };
+  }
+
+  private stray(text: string): void {
+    this.strayLines.push(text.slice(0, STRAY_LINE_CHARS));
+    if (this.strayLines.length > STRAY_LINES) this.strayLines.shift();
+  }
+}
+
+/** What a message of a method MCP does not have says: its `message` (or `msg`, `text`), else its params as JSON. */
+function foreignText(params: unknown): string {
+  const fields = typeof params === "object" && params !== null ? (params as Record<string, unknown>) : {};
+  const text = [fields.message, fields.msg, fields.text].find((value) => typeof value === "string");
+  try {
+    return (text as string | undefined) ?? JSON.stringify(params ?? null).slice(0, STRAY_LINE_CHARS);
+  } catch {
+    return "(params that cannot be shown)";
   }
 }
 
