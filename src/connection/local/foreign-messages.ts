@@ -1,9 +1,9 @@
 /**
- * Messages on a local server's stdout of a method MCP does not have. Some servers log in JSON-RPC's shape
- * (`{"jsonrpc":"2.0","method":"log","params":{"message":"Error: Invalid AccountSid"},"id":"…"}` from `@twilio-alpha/mcp`
- * without credentials) and then exit: that is where they say why. The SDK answers such a request with "Method not
- * found" and drops such a notification, and before the handshake (./server-started.ts) the first message only counts
- * as a sign of life, so they are noted here, as they arrive.
+ * Messages on a local server's stdout of a method MCP does not have. Some servers log in JSON-RPC's shape and then
+ * exit, and that is where they say why: `@twilio-alpha/mcp` without credentials sends
+ * `{"jsonrpc":"2.0","method":"log","params":{"message":"Error: Invalid AccountSid"},"id":"…"}`. The SDK answers such
+ * a request with "Method not found" and drops such a notification, and before the handshake (./server-started.ts) the
+ * first message only counts as a sign of life, so they are noted here, as they arrive.
  */
 import type { Transport } from "@modelcontextprotocol/client";
 import { wrapIncoming } from "../incoming-messages.ts";

@@ -69,7 +69,8 @@ export class ProcessReport {
     if (this.npx) this.logged ??= { failure: npxScriptFailure(this.npx, this.npx.env, this.npx.since) };
     const script = this.logged?.failure;
     if (script && !script.optional) return script;
-    return npxOptionalMissing(stderr, this.npx, script) ?? missing;
+    // The line that names it may come first, above a long tail (`Skipping SQLite connector: driver package …`).
+    return npxOptionalMissing(this.stderrKept().join("\n"), this.npx, script) ?? missing;
   }
 
   /** How long of this start npx spent installing its package, if it installed it (read once the process ended). */
