@@ -9,7 +9,8 @@ import { describe, test } from "node:test";
 import { requestIn, variablesAskedFor } from "../src/connection/local/missing-variable.ts";
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
-import { connectFailure, connectionFor, fixtureEntry, tempDir } from "./helpers.ts";
+import { connectFailure, connectionFor, fixtureEntry, REPO_ROOT, tempDir, TEST_SOURCE } from "./helpers.ts";
+import { runTool, toolsOf } from "./pi-tools.ts";
 
 /** A real server behind a check servers from READMEs make: without the variable it says so and exits. */
 function keyed(env: Record<string, string> = {}) {
@@ -77,6 +78,15 @@ describe("a server whose env lacks a variable it needs", () => {
     assert.deepEqual(asked("Using LOG_LEVEL=info"), []);
     assert.deepEqual(asked("Warning: OPENAI_API_KEY is not set; summaries are off"), []);
     assert.deepEqual(asked('TypeError [ERR_INVALID_ARG_TYPE]: The "path" argument is required'), []);
+    assert.deepEqual(asked("getaddrinfo EAI_AGAIN api.example.com: a connection is required"), []);
+    // exa-mcp-server's and ElevenLabs' keys start with E and a word, as Node's codes do not.
+    assert.deepEqual(
+      asked(
+        "web_search_exa error (401): API key must be provided as an argument or as an environment variable (EXA_API_KEY)",
+      ),
+      ["EXA_API_KEY"],
+    );
+    assert.deepEqual(asked("ELEVENLABS_API_KEY environment variable is required"), ["ELEVENLABS_API_KEY"]);
   });
 
   test("a line that asks for an argument, a sign-in or shows the usage; not a warning, nor a plea to try again", () => {
@@ -169,6 +179,45 @@ describe("a server whose env lacks a variable it needs", () => {
       message,
       /\nWhat it wrote to stdout that is not MCP:\n {2}log: Error: Invalid AccountSid\n {2}\$\/trace: \{"step":3\}$/,
     );
+  });
+
+  // exa-mcp-server and @circleci/mcp-server-circleci start without their key and fail each call asking for it.
+  test("a tool's error that asks for the server's own key it was not given says what to add to its entry", async () => {
+    const entry = { command: "node", args: [path.join(REPO_ROOT, "test", "fixtures", "keyless-server.mjs")] };
+    const where = `\`env\` of 'keyless' in ${TEST_SOURCE.path}`;
+    for (const [env, advice] of [
+      [
+        { PATH: process.env.PATH ?? "" },
+        `add "KEYLESS_API_KEY": "\${KEYLESS_API_KEY}" to ${where}, and set it where pi runs`,
+      ],
+      [
+        { PATH: process.env.PATH ?? "", KEYLESS_API_KEY: "k-123" },
+        `KEYLESS_API_KEY is set where pi runs, but a local server gets only the variables its \`env\` names`,
+      ],
+    ] as const) {
+      const connection = connectionFor("keyless", entry, { env });
+      try {
+        await connection.connect();
+        const tools = toolsOf(connection);
+        const search = await runTool(tools.get("mcp_keyless_search")).then(
+          () => assert.fail("the call succeeded"),
+          (error: Error) => error.message,
+        );
+        assert.match(
+          search,
+          /environment variable \(KEYLESS_API_KEY\)\n\n\(MCP server 'keyless' runs without KEYLESS_API_KEY: /,
+        );
+        assert.ok(search.includes(advice), search);
+        // A program one of its tools ran asks for its own setting: nothing about the server's entry.
+        const run = await runTool(tools.get("mcp_keyless_run")).then(
+          () => assert.fail("the call succeeded"),
+          (error: Error) => error.message,
+        );
+        assert.equal(run, "Error: DATABASE_URL environment variable is required\nexit code 1");
+      } finally {
+        await connection.close();
+      }
+    }
   });
 
   // @sentry/mcp-server says what it lacks first, then prints 54 lines of usage: more than the tail of stderr kept.

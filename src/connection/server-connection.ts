@@ -282,6 +282,11 @@ export class ServerConnection {
     }
   }
 
+  /** What to add to a tool's error that asks for a key this server was not given, if it does. */
+  toolErrorAdvice(text: string): string | undefined {
+    return this.opener.toolErrorAdvice(text);
+  }
+
   /** Calls a tool by its MCP name, through `withSession`; its outcome is logged and counted. */
   callTool(toolName: string, args: Record<string, unknown>, options: CallOptions = {}): Promise<CallToolResult> {
     const definition = this.toolList.definition(toolName);

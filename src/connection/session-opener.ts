@@ -39,7 +39,14 @@ import { unreachableHost } from "./local/unreachable-host.ts";
 import { servesHttp } from "./local/serves-http.ts";
 import { missingScript } from "./local/missing-script.ts";
 import { startFailureKey } from "./local/repeated-failure.ts";
-import { requestIn, terminalWanted, variablesAskedFor } from "./local/missing-variable.ts";
+import {
+  type AsksFor,
+  missingVariables,
+  ownVariables,
+  requestIn,
+  terminalWanted,
+  variablesAskedFor,
+} from "./local/missing-variable.ts";
 import { keptNpmLogs, npxLaunch } from "./local/npx-failure.ts";
 import { offlineNote, offlineRegistry, offlineSettings } from "./local/npx-offline.ts";
 import { npmSettings } from "./local/npm-settings.ts";
@@ -323,14 +330,41 @@ export class SessionOpener {
   }
 
   /** What an error message about this server needs: the config, redaction, and the newest session's last words. */
+  /** What `lines` (a server's output, redacted) ask for that this server's start did not give. */
+  private asksFor(lines: string[]): AsksFor {
+    const { config, resolvedLocal } = this;
+    const { env } = this.options;
+    const names = variablesAskedFor(lines, resolvedLocal?.env ?? config.env);
+    // An entry that passes the variable from one pi's environment lacks: which one to set there.
+    const unset = names
+      .filter((name) => config.env[name] !== undefined)
+      .map((key) => ({ key, variables: substituteVars(config.env[key] ?? "", env).missing }));
+    const inPi = names.filter((name) => env[name] !== undefined && config.env[name] === undefined);
+    const asking = names.length ? lines.find((line) => line.includes(names[0]!))?.trim() : undefined;
+    return { names, inPi, unset, request: requestIn(lines), terminal: terminalWanted(lines), asking };
+  }
+
+  /**
+   * What to tell of a tool's error that asks for a variable named after the server (`EXA_API_KEY` for
+   * `exa-mcp-server`) which its local process was not given: such a server starts without its key and fails each call
+   * instead, and a key set where pi runs does not reach it unless its `env` names it.
+   */
+  toolErrorAdvice(text: string): string | undefined {
+    const local = this.resolvedLocal;
+    const own = local && ownVariables(this.asksFor(text.split("\n").map((line) => this.redact(line))), local);
+    if (!own) return undefined;
+    const { fix } = missingVariables(this.config, "", own, true);
+    return `(MCP server '${this.config.name}' runs without ${own.names.join(" and ")}: ${fix}.)`;
+  }
+
   errorContext(): ErrorContext {
     const session = this.newest;
     const redact = (text: string) => this.redact(text);
     const sandboxed = this.refusals.policy !== undefined;
     // What a server says about its failure, wherever it said it.
     const printed = () => [...(session?.process.stderrKept() ?? []), ...(session?.process.strayLines ?? [])];
-    const { config, options, resolvedLocal } = this;
-    const { env } = options;
+    const { config, resolvedLocal } = this;
+    const asksFor = (lines: string[]) => this.asksFor(lines);
     return {
       config,
       redact,
@@ -360,15 +394,7 @@ export class SessionOpener {
         return session?.installing;
       },
       get asksFor() {
-        const lines = printed().map(redact);
-        const names = variablesAskedFor(lines, resolvedLocal?.env ?? config.env);
-        // An entry that passes the variable from one pi's environment lacks: which one to set there.
-        const unset = names
-          .filter((name) => config.env[name] !== undefined)
-          .map((key) => ({ key, variables: substituteVars(config.env[key] ?? "", env).missing }));
-        const inPi = names.filter((name) => env[name] !== undefined && config.env[name] === undefined);
-        const asking = names.length ? lines.find((line) => line.includes(names[0]!))?.trim() : undefined;
-        return { names, inPi, unset, request: requestIn(lines), terminal: terminalWanted(lines), asking };
+        return asksFor(printed().map(redact));
       },
       get missingScript() {
         const found = resolvedLocal && missingScript(printed().map(redact), resolvedLocal.args, resolvedLocal.cwd);

@@ -179,9 +179,10 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
         );
         const normalized = normalizeToolResult(result, server);
         if (normalized.isError) {
-          throw new ToolReportedError(
-            normalized.text || `MCP tool '${originalName}' on server '${server}' reported an error without a message`,
-          );
+          const text =
+            normalized.text || `MCP tool '${originalName}' on server '${server}' reported an error without a message`;
+          const advice = connection.toolErrorAdvice(text);
+          throw new ToolReportedError(advice ? `${text}\n\n${advice}` : text);
         }
         const details: ToolDetails = { server, tool: originalName, provenance };
         if (result.structuredContent !== undefined) details.structuredContent = result.structuredContent;

@@ -33,8 +33,11 @@ const WARNING = /\bwarn(?:ing)?\b/i;
 const NAME = /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/g;
 /** `Invalid environment variables {` (zod, t3-env): the names follow, as the keys of the object printed below it. */
 const ENV_BLOCK = /\binvalid environment variables?\b/i;
-/** Node's error codes (`ERR_INVALID_ARG_TYPE`) are capitals with underscores too. */
-const NOT_A_VARIABLE = /^(?:ERR|E[A-Z]+)_/;
+/**
+ * Node's error codes are capitals with underscores too: `ERR_INVALID_ARG_TYPE`, and getaddrinfo's `EAI_AGAIN` (the
+ * others, `ENOENT`, have none). Not every name that starts with E: `EXA_API_KEY`, `ELEVENLABS_API_KEY` are keys.
+ */
+const NOT_A_VARIABLE = /^(?:ERR|EAI)_/;
 
 /** The variables the lines ask for that `passed` (the environment the server was given) lacks, in the order asked. */
 export function variablesAskedFor(lines: readonly string[], passed: Readonly<Record<string, string>>): string[] {
@@ -75,6 +78,21 @@ const TERMINAL =
 /** The line that says the program wanted a terminal, if one does. */
 export function terminalWanted(lines: readonly string[]): string | undefined {
   return lines.find((line) => TERMINAL.test(line))?.trim();
+}
+
+/**
+ * Of what `asks` names, the variables named after the server started with `start` (`EXA_API_KEY` for `npx -y
+ * exa-mcp-server`): its own settings, not those of a program one of its tools ran. Undefined when there are none.
+ */
+export function ownVariables(asks: AsksFor, start: { command: string; args: readonly string[] }): AsksFor | undefined {
+  const words = [start.command, ...start.args].join(" ").toLowerCase();
+  const own = (name: string) => {
+    const head = name.slice(0, name.indexOf("_")).toLowerCase();
+    return head.length >= 3 && words.includes(head);
+  };
+  const names = asks.names.filter(own);
+  if (!names.length) return undefined;
+  return { ...asks, names, inPi: asks.inPi.filter(own), unset: asks.unset.filter(({ key }) => own(key)) };
 }
 
 /** A local server that exited asking for variables it was not given: which, and what gives them. */
