@@ -131,3 +131,63 @@ describe("schema keywords the model cannot see", { timeout: 120_000 }, () => {
     }
   });
 });
+
+describe("a parameter both required and given a default", { timeout: 120_000 }, () => {
+  // @kimtaeyoon83/mcp-server-youtube-transcript requires `lang` and gives it the default "en": a model leaves it out.
+  test("the model may leave it out: pi lets the call through, and the server gets the default", async () => {
+    const transcript: Tool = {
+      name: "transcript",
+      inputSchema: {
+        type: "object" as const,
+        properties: { url: { type: "string" }, lang: { type: "string", default: "en" } },
+        required: ["url", "lang"],
+      },
+    };
+    const server = await startStreamableHttp({ extraTools: [transcript] });
+    const project = tempDir("mcp-bridge-defaults-project-");
+    const agentDir = tempDir("mcp-bridge-defaults-agent-");
+    writeFileSync(
+      path.join(agentDir.dir, "mcp.json"),
+      JSON.stringify({ exposure: "direct", mcpServers: { yt: { url: server.url, autoApprove: ["*"] } } }),
+    );
+    const saved = { cwd: process.cwd(), env: { ...process.env } };
+    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
+    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
+    process.chdir(project.dir);
+    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    try {
+      await pi.session.bindExtensions({ uiContext: new RecordingUI().context() });
+      pi.faux.setResponses([
+        fauxAssistantMessage(
+          [
+            fauxToolCall("mcp_yt_transcript", { url: "https://youtu.be/a" }),
+            fauxToolCall("mcp_yt_transcript", { url: "https://youtu.be/b", lang: "de" }),
+          ],
+          { stopReason: "toolUse" },
+        ),
+        fauxAssistantMessage("done"),
+      ]);
+      await pi.session.prompt("transcripts");
+      const results = pi.session.messages.filter((m) => (m as { role: string }).role === "toolResult") as unknown as {
+        isError: boolean;
+      }[];
+      assert.deepEqual(
+        results.map((r) => r.isError),
+        [false, false],
+        JSON.stringify(results),
+      );
+      assert.deepEqual(server.calls, [
+        { name: "transcript", args: { url: "https://youtu.be/a", lang: "en" } },
+        { name: "transcript", args: { url: "https://youtu.be/b", lang: "de" } },
+      ]);
+    } finally {
+      await pi.close();
+      process.chdir(saved.cwd);
+      for (const key of Object.keys(process.env)) if (!(key in saved.env)) delete process.env[key];
+      Object.assign(process.env, saved.env);
+      await server.close();
+      project.cleanup();
+      agentDir.cleanup();
+    }
+  });
+});

@@ -22,7 +22,7 @@ import { lazy } from "../common/lazy.ts";
 import type { SchemaCheck } from "../translate/schema-check.ts";
 import { normalizeToolResult, type PiContent } from "../translate/output.ts";
 import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
-import { normalizeInputSchema, OPEN_OBJECT_SCHEMA } from "../translate/schema.ts";
+import { normalizeInputSchema, OPEN_OBJECT_SCHEMA, requiredDefaults } from "../translate/schema.ts";
 import { withToolHints } from "./pi-line.ts";
 import { inToolSpan } from "../telemetry/tool-span.ts";
 
@@ -148,6 +148,7 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
     ),
   );
   const checkOutput = tool.outputSchema && outputSchemaCheck(source);
+  const defaults = requiredDefaults(tool.inputSchema);
   // Permission extensions on pi 1.x read the server's hints (read-only, destructive…) from pi's tool list.
   return withToolHints<McpToolDefinition>(
     {
@@ -159,14 +160,16 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
         const connection = source.connectionFor(server);
         if (!connection)
           throw new Error(`MCP server '${server}' is no longer configured; its tool '${originalName}' cannot run`);
-        const mismatch = (await checkFor())?.((params ?? {}) as Record<string, unknown>);
+        const given = (params ?? {}) as Record<string, unknown>;
+        const args = defaults ? { ...defaults, ...given } : given;
+        const mismatch = (await checkFor())?.(args);
         if (mismatch) {
           throw new Error(
             `The arguments do not match the input schema of tool '${originalName}' (MCP server '${server}'): ${mismatch}. Fix the arguments and call the tool again.`,
           );
         }
         const result = await inToolSpan(server, originalName, () =>
-          connection.callTool(originalName, (params ?? {}) as Record<string, unknown>, {
+          connection.callTool(originalName, args, {
             signal,
             onProgress: (progress) => {
               const note = typeof progress === "string";

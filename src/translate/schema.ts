@@ -64,5 +64,29 @@ export function normalizeInputSchema(input: unknown): NormalizedSchema {
   }
   schema = { ...schema, type: "object" };
   if (!isObject(schema.properties)) schema.properties = {};
+  const defaults = requiredDefaults(input);
+  if (defaults && Array.isArray(schema.required)) {
+    const required = schema.required.filter((name) => !(typeof name === "string" && Object.hasOwn(defaults, name)));
+    if (required.length) schema.required = required;
+    else delete schema.required;
+  }
   return { schema, warnings: converted.warnings, uncarried: converted.uncarried };
+}
+
+/**
+ * The parameters the server's schema both requires and gives a `default` (youtube-transcript's `lang`), with their
+ * defaults; undefined when there are none. A model leaves such a parameter out, and pi, which checks the arguments
+ * against the model's copy without filling in defaults, would refuse the call: so the copy does not require them, and
+ * the call is sent with the default where the model gave none.
+ */
+export function requiredDefaults(input: unknown): Record<string, unknown> | undefined {
+  if (!isObject(input) || !Array.isArray(input.required) || !isObject(input.properties)) return undefined;
+  const { properties } = input;
+  const entries = input.required.flatMap((name) => {
+    const property = typeof name === "string" && Object.hasOwn(properties, name) ? properties[name] : undefined;
+    return isObject(property) && Object.hasOwn(property, "default")
+      ? [[name as string, property.default] as const]
+      : [];
+  });
+  return entries.length ? Object.fromEntries(entries) : undefined;
 }
