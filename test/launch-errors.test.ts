@@ -8,7 +8,7 @@ import childProcess from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import * as path from "node:path";
-import { describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import { servesHttp } from "../src/connection/local/serves-http.ts";
 import { busRecorder, connectFailure, connectionFor, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { startInProcessPi } from "./pi-harness.ts";
@@ -27,6 +27,24 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
       assert.equal(connection.state.kind, "gaveUp");
     } finally {
       await connection.close();
+    }
+  });
+
+  test("a launcher from a README that is not installed (uvx, docker): the error says what it comes with", async () => {
+    // Where none is: the same error as a bare name not on PATH, whatever this machine has installed.
+    const tmp = tempDir();
+    const nowhere = path.join(tmp.dir, "bin");
+    after(() => tmp.cleanup());
+    for (const [name, source] of [
+      ["uvx", "uvx comes with uv (https://docs.astral.sh/uv/), which runs Python servers"],
+      ["docker", "docker comes with Docker (https://docs.docker.com/get-docker/)"],
+      ["no-such-launcher", undefined],
+    ] as const) {
+      const command = path.join(nowhere, name);
+      const { message, state } = await connectFailure(connectionFor("py", { command, args: ["mcp-server-fetch"] }));
+      const notFound = `MCP server 'py': command '${command}' was not found (is it installed and on PATH?)`;
+      assert.equal(message, source ? `${notFound}: ${source}` : notFound);
+      assert.equal(state, "gaveUp");
     }
   });
 

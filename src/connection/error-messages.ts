@@ -17,7 +17,7 @@ import type { OpenStage } from "./live-session.ts";
 import { rereadableHeaders } from "./fresh-headers.ts";
 import { INSTALL_LIMIT_MS } from "./connect-deadline.ts";
 import { connectHint } from "./connect-hints.ts";
-import { type LaunchFailure, permanentLaunchFailure } from "./local/launch-failure.ts";
+import { type LaunchFailure, launcherSource, permanentLaunchFailure } from "./local/launch-failure.ts";
 import type { NpxFailure } from "./local/npx-failure.ts";
 import { unreachableAdvice, type UnreachableHost } from "./local/unreachable-host.ts";
 import type { ServesHttp } from "./local/serves-http.ts";
@@ -265,6 +265,8 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
   } else if (config.transport === "stdio" && (error as { code?: unknown }).code === "ENOENT") {
     const command = config.command ?? "";
     message = `MCP server '${config.name}': command '${command}' was not found (is it installed and on PATH?)`;
+    const source = launcherSource(command);
+    if (source) message += `: ${source}`;
     const [first, ...words] = command.trim().split(/\s+/);
     if (words.length)
       message += `; put its arguments in \`args\` rather than in \`command\`: "command": ${JSON.stringify(first)}, "args": ${JSON.stringify([...words, ...config.args])}`;

@@ -2,6 +2,7 @@
  * Why a local server's launcher failed for good, read from its exit code, its stderr and what npm left behind: a
  * restart of such a start fails the same way, so the connection gives up at once and says what to change.
  */
+import { programName } from "../../common/text.ts";
 import { type NpxFailure, npxCopyIn } from "./npx-failure.ts";
 
 /** Why a local server's launcher failed for good, and the fix where it is not in the entry (`command`, `args`). */
@@ -93,4 +94,26 @@ export function permanentLaunchFailure(
   if (exitCode === 127) return { reason: "its command was not found (exit code 127)" };
   if (exitCode === 126) return { reason: "its command could not be run (exit code 126)" };
   return undefined;
+}
+
+/** What installs the launchers servers' READMEs start them with: said when one is not there. */
+const LAUNCHERS: Readonly<Record<string, string>> = {
+  uvx: "uv (https://docs.astral.sh/uv/), which runs Python servers",
+  uv: "uv (https://docs.astral.sh/uv/), which runs Python servers",
+  pipx: "pipx (https://pipx.pypa.io), which runs Python servers",
+  bunx: "Bun (https://bun.sh)",
+  bun: "Bun (https://bun.sh)",
+  deno: "Deno (https://deno.com)",
+  docker: "Docker (https://docs.docker.com/get-docker/)",
+  podman: "Podman (https://podman.io)",
+  npx: "Node.js (https://nodejs.org); pi runs on Node.js itself, so its folder is missing from the `PATH` pi was started with",
+  go: "Go (https://go.dev/dl/)",
+  java: "a Java runtime (https://adoptium.net)",
+  dotnet: "the .NET SDK (https://dotnet.microsoft.com/download)",
+};
+
+/** Where a launcher that was not found comes from (`uvx`: uv), if it is one READMEs use. */
+export function launcherSource(command: string): string | undefined {
+  const name = programName(command).toLowerCase();
+  return Object.hasOwn(LAUNCHERS, name) ? `${name} comes with ${LAUNCHERS[name]}` : undefined;
 }
