@@ -126,8 +126,10 @@ describe(
         const run = await startDoubleForkPi(home.dir, true);
         try {
           assert.equal(run.sleepers().length, 2, "one sleeper from the start, one from the call");
-          const daemons = run.left().filter((pid) => commandLine(pid).startsWith("sleep 300"));
-          assert.equal(daemons.length, 2, "both daemons run, found by their variable");
+          // A sleeper's pid is logged once its shell has started it, which may be before `setsid` has become `sleep`.
+          const sleeping = () => run.left().filter((pid) => commandLine(pid).startsWith("sleep 300"));
+          await waitFor(() => sleeping().length === 2, "both daemons to run, found by their variable", 10_000, 50);
+          const daemons = sleeping();
           for (const pid of daemons)
             assert.ok(inPidNamespace(pid), `daemon ${pid} runs in the sandbox's PID namespace`);
           exit.end(run.pi);
