@@ -329,7 +329,6 @@ export class SessionOpener {
     if (this.newest !== live) this.newest?.killNow();
   }
 
-  /** What an error message about this server needs: the config, redaction, and the newest session's last words. */
   /** What `lines` (a server's output, redacted) ask for that this server's start did not give. */
   private asksFor(lines: string[]): AsksFor {
     const { config, resolvedLocal } = this;
@@ -357,6 +356,7 @@ export class SessionOpener {
     return `(MCP server '${this.config.name}' runs without ${own.names.join(" and ")}: ${fix}.)`;
   }
 
+  /** What an error message about this server needs: the config, redaction, and the newest session's last words. */
   errorContext(): ErrorContext {
     const session = this.newest;
     const redact = (text: string) => this.redact(text);
