@@ -61,6 +61,14 @@ describe("a server whose env lacks a variable it needs", () => {
     assert.deepEqual(variablesAskedFor(sanity, { MCP_USER_ROLE: "guest" }), [], "given, and wrong: not missing");
     assert.deepEqual(asked("❌ Invalid environment variables: { DATABASE_URL: [ 'Required' ] }"), ["DATABASE_URL"]);
     assert.deepEqual(variablesAskedFor(["Invalid environment variables", "", "Using LOG_LEVEL=info"], {}), []);
+    // obsidian-mcp-server: Node's code frame of the throw, then the error with the details as JSON.
+    const obsidian = [
+      "throw new Error(`Invalid environment configuration. Please check your .env file or environment variables. Details: ${JSON.stringify(errorDetails)}`);",
+      "^",
+      'Error: Invalid environment configuration. Please check your .env file or environment variables. Details: {"OBSIDIAN_API_KEY":["Required"]}',
+      "    at file:///x/config/index.js:100:11",
+    ];
+    assert.deepEqual(variablesAskedFor(obsidian, {}), ["OBSIDIAN_API_KEY"]);
     // @sentry/mcp-server: the variable as the other way to give what a flag gives.
     assert.deepEqual(
       asked("Run `sentry-mcp auth login` interactively first, or pass `--access-token` / `SENTRY_ACCESS_TOKEN`."),

@@ -31,8 +31,11 @@ const ASKS =
 const WARNING = /\bwarn(?:ing)?\b/i;
 /** `BRAVE_API_KEY`: capitals, digits and at least one underscore. */
 const NAME = /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/g;
-/** `Invalid environment variables {` (zod, t3-env): the names follow, as the keys of the object printed below it. */
-const ENV_BLOCK = /\binvalid environment variables?\b/i;
+/**
+ * `Invalid environment variables {` (zod, t3-env), `Invalid environment configuration. … Details:
+ * {"OBSIDIAN_API_KEY":["Required"]}` (obsidian-mcp-server): the names follow, as the keys of the object printed there.
+ */
+const ENV_BLOCK = /\binvalid environment (?:variables?|configuration|config)\b/i;
 /**
  * Node's error codes are capitals with underscores too: `ERR_INVALID_ARG_TYPE`, and getaddrinfo's `EAI_AGAIN` (the
  * others, `ENOENT`, have none). Not every name that starts with E: `EXA_API_KEY`, `ELEVENLABS_API_KEY` are keys.
