@@ -161,6 +161,38 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
     }
   });
 
+  test("an entry that runs mcp-remote waiting for a browser sign-in: stopped at its initTimeout and not restarted (each start would begin another)", async () => {
+    const tmp = tempDir();
+    try {
+      const proxy = path.join(tmp.dir, "mcp-remote");
+      const starts = path.join(tmp.dir, "starts");
+      const waits = [
+        `echo start >> '${starts}'`,
+        "echo 'Please authorize this client by visiting:' >&2",
+        "echo 'https://auth.example.com/authorize?response_type=code&client_id=abc&state=s1' >&2",
+        "echo 'Could not open a browser automatically. Please copy and paste the URL above into your browser.' >&2",
+        "exec sleep 60",
+      ];
+      writeFileSync(
+        proxy,
+        `#!/bin/sh
+${waits.join("\n")}\n`,
+        { mode: 0o755 },
+      );
+      const entry = { command: proxy, args: ["https://mcp.example.com/mcp"], initTimeout: 1500 };
+      const { message, state } = await connectFailure(connectionFor("linear", entry));
+      assert.match(
+        message,
+        /^MCP server 'linear': mcp-remote had waited [\d.]+ s for a sign-in in a browser at https:\/\/auth\.example\.com\/authorize, which pi cannot show, so it was stopped; each start would begin another sign-in, so it was not restarted\. It runs mcp-remote to reach https:\/\/mcp\.example\.com\/mcp, which mcp-bridge connects to itself/,
+      );
+      assert.doesNotMatch(message.split("\n")[0]!, /state=s1/, "the page, not the sign-in's own query");
+      assert.equal(state, "gaveUp");
+      assert.equal(readFileSync(starts, "utf8"), "start\n", "started once");
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
   test("what says a program serves MCP over HTTP, and what does not (a sign-in's callback server, a port for something else)", () => {
     assert.deepEqual(servesHttp(["Streamable HTTP server listening on port 3000"]), {
       line: "Streamable HTTP server listening on port 3000",

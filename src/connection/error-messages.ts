@@ -8,7 +8,6 @@ import { describeSource, type ServerConfig } from "../config/types.ts";
 import { seconds, shellWord, withoutServerName } from "../common/text.ts";
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import { displayUrl, findVarRefs } from "../config/substitute.ts";
-import { remoteOfProxy } from "../config/import/mcp-remote.ts";
 import { handshakeTimeoutField, requestTimeoutField } from "../config/validate/timeout.ts";
 import { needsSignInMessage } from "../oauth/session.ts";
 import { type ConnectionState, errorOf, inSchedule } from "./connection-state.ts";
@@ -18,6 +17,7 @@ import { rereadableHeaders } from "./fresh-headers.ts";
 import { INSTALL_LIMIT_MS } from "./connect-deadline.ts";
 import { connectHint } from "./connect-hints.ts";
 import { type LaunchFailure, launcherSource, permanentLaunchFailure } from "./local/launch-failure.ts";
+import { proxyHint, signInWaitIn } from "./local/mcp-remote-entry.ts";
 import type { NpxFailure } from "./local/npx-failure.ts";
 import { unreachableAdvice, type UnreachableHost } from "./local/unreachable-host.ts";
 import type { ServesHttp } from "./local/serves-http.ts";
@@ -248,6 +248,7 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
     config.transport === "stdio" ? "" : ` at ${shown(displayUrl(ctx.redact(config.url ?? "")), SHOWN.line, "line")}`;
   let message: string;
   let permanent: LaunchFailure | undefined;
+  let signIn: string | undefined;
   if (kind === "auth") {
     return new BridgeError("auth", config.name, authMessage(ctx, error), { cause: error });
   } else if (
@@ -259,6 +260,9 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
     const { line, url } = ctx.servesHttp;
     const connect = url ? `, or start it yourself and connect to it by \`"url": ${JSON.stringify(url)}\`` : "";
     message = `MCP server '${config.name}': it serves MCP over HTTP, not over stdio where it was started (it said ${JSON.stringify(line)}), and had not answered the handshake after ${measured(elapsedMs)}, so it was stopped; give it the option that makes it speak over stdio (its README names it, often \`--stdio\`) in \`args\` of '${config.name}' in ${config.source.path}${connect}. Restarting would not help, so it was not retried`;
+    permanent = { reason: message };
+  } else if (kind === "timeout" && proxyHint(config) && (signIn = signInWaitIn(ctx.stderr()))) {
+    message = `MCP server '${config.name}': mcp-remote had waited ${measured(elapsedMs)} for a sign-in in a browser at ${signIn}, which pi cannot show, so it was stopped; each start would begin another sign-in, so it was not restarted`;
     permanent = { reason: message };
   } else if (kind === "timeout") {
     message = handshakeTimeoutMessage(ctx, elapsedMs, where);
@@ -314,18 +318,6 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
         ? "transport"
         : "other";
   return new BridgeError(bridgeKind, config.name, told(ctx, message), { cause: error });
-}
-
-/**
- * For an entry that runs `mcp-remote` (a stdio proxy to a remote server, from another client's README): the entry
- * that reaches the server directly, where the bridge signs in itself rather than mcp-remote in a browser pi cannot see.
- */
-function proxyHint(config: ServerConfig): string | undefined {
-  const { command, args, env } = config;
-  const remote = command === undefined ? undefined : remoteOfProxy({ command, args, env }, { add() {} });
-  if (typeof remote?.url !== "string") return undefined;
-  const headers = remote.headers ? ", with its `--header` values as `headers`" : "";
-  return `It runs mcp-remote to reach ${remote.url}, which mcp-bridge connects to itself (and signs in to with \`/mcp auth\` where it asks): write the entry as ${JSON.stringify({ url: remote.url })}${headers}`;
 }
 
 /** A call lost its connection, and the reconnect it waited for failed. */
