@@ -1,8 +1,9 @@
 /**
  * Schema keywords the model's copy of a tool's parameters cannot carry (`not`, `if`/`then`, `dependentSchemas`): each
  * such tool is one line in mcp.log, the server gets one line in the startup notice and in `/mcp`, and a call that
- * breaks such a rule is refused by the server's own schema before it is sent. Real pi in-process with the faux model,
- * a real MCP server on 127.0.0.1.
+ * breaks such a rule is refused by the server's own schema before it is sent; a parameter both required and given a
+ * default may be left out, and the server gets the default. Real pi in-process with the faux model, a real MCP server
+ * on 127.0.0.1.
  */
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
@@ -46,28 +47,63 @@ const RULE_TOOLS: Tool[] = [
 const SUMMARY =
   "3 tools use schema keywords the model cannot see (not, if, then, dependentSchemas); the server's own schema still checks the arguments";
 
+/**
+ * Real pi in-process with the faux model and one server, `name`, on 127.0.0.1 offering `tools` (all approved, declared
+ * directly); `run` gets pi, its UI and the server, and everything is taken down after it.
+ */
+async function withServerInPi(
+  name: string,
+  tools: Tool[],
+  run: (
+    pi: Awaited<ReturnType<typeof startInProcessPi>>,
+    ui: RecordingUI,
+    server: Awaited<ReturnType<typeof startStreamableHttp>>,
+    agentDir: string,
+  ) => Promise<void>,
+): Promise<void> {
+  const server = await startStreamableHttp({ extraTools: tools });
+  const project = tempDir(`mcp-bridge-${name}-project-`);
+  const agentDir = tempDir(`mcp-bridge-${name}-agent-`);
+  writeFileSync(
+    path.join(agentDir.dir, "mcp.json"),
+    JSON.stringify({ exposure: "direct", mcpServers: { [name]: { url: server.url, autoApprove: ["*"] } } }),
+  );
+  const saved = { cwd: process.cwd(), env: { ...process.env } };
+  process.env.PI_CODING_AGENT_DIR = agentDir.dir;
+  process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
+  process.chdir(project.dir);
+  const ui = new RecordingUI();
+  const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+  try {
+    await pi.session.bindExtensions({ uiContext: ui.context() });
+    await run(pi, ui, server, agentDir.dir);
+  } finally {
+    await pi.close();
+    process.chdir(saved.cwd);
+    for (const key of Object.keys(process.env)) if (!(key in saved.env)) delete process.env[key];
+    Object.assign(process.env, saved.env);
+    await server.close();
+    project.cleanup();
+    agentDir.cleanup();
+  }
+}
+
+/** The tool results of the session so far. */
+function toolResults(pi: Awaited<ReturnType<typeof startInProcessPi>>) {
+  return pi.session.messages.filter((m) => (m as { role: string }).role === "toolResult") as unknown as {
+    content: { text?: string }[];
+    isError: boolean;
+  }[];
+}
+
 describe("schema keywords the model cannot see", { timeout: 120_000 }, () => {
   test("one log line per tool, one notice line for the server, and the server's schema still refuses", async () => {
-    const server = await startStreamableHttp({ extraTools: RULE_TOOLS });
-    const project = tempDir("mcp-bridge-rules-project-");
-    const agentDir = tempDir("mcp-bridge-rules-agent-");
-    writeFileSync(
-      path.join(agentDir.dir, "mcp.json"),
-      JSON.stringify({ exposure: "direct", mcpServers: { rules: { url: server.url, autoApprove: ["*"] } } }),
-    );
-    const saved = { cwd: process.cwd(), env: { ...process.env } };
-    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
-    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
-    process.chdir(project.dir);
-    const ui = new RecordingUI();
-    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
-    try {
-      await pi.session.bindExtensions({ uiContext: ui.context() });
+    await withServerInPi("rules", RULE_TOOLS, async (pi, ui, server, agentDir) => {
       const startup = ui.notices.join("\n");
       assert.equal(startup.split(SUMMARY).length - 1, 1, startup);
       assert.match(startup, /! rules: 3 tools use schema keywords/);
 
-      const log = path.join(agentDir.dir, "mcp-bridge", "mcp.log");
+      const log = path.join(agentDir, "mcp-bridge", "mcp.log");
       const lines = () => readLog(log).filter((e) => e.event === "tool.schema.uncarried");
       await waitFor(() => lines().length >= 3, "a line per tool in mcp.log");
       assert.deepEqual(
@@ -100,12 +136,7 @@ describe("schema keywords the model cannot see", { timeout: 120_000 }, () => {
         fauxAssistantMessage("done"),
       ]);
       await pi.session.prompt("pick");
-      const results = pi.session.messages.filter(
-        (m) => (m as { role: string }).role === "toolResult",
-      ) as unknown as Array<{
-        content: Array<{ text?: string }>;
-        isError: boolean;
-      }>;
+      const results = toolResults(pi);
       assert.equal(results.length, 2);
       assert.equal(results[0]!.isError, true);
       assert.match(
@@ -120,15 +151,7 @@ describe("schema keywords the model cannot see", { timeout: 120_000 }, () => {
       assert.equal(listing.split(SUMMARY).length - 1, 1, listing);
       // Still one line per tool: nothing registered the tools again.
       assert.equal(lines().length, 3);
-    } finally {
-      await pi.close();
-      process.chdir(saved.cwd);
-      for (const key of Object.keys(process.env)) if (!(key in saved.env)) delete process.env[key];
-      Object.assign(process.env, saved.env);
-      await server.close();
-      project.cleanup();
-      agentDir.cleanup();
-    }
+    });
   });
 });
 
@@ -143,20 +166,7 @@ describe("a parameter both required and given a default", { timeout: 120_000 }, 
         required: ["url", "lang"],
       },
     };
-    const server = await startStreamableHttp({ extraTools: [transcript] });
-    const project = tempDir("mcp-bridge-defaults-project-");
-    const agentDir = tempDir("mcp-bridge-defaults-agent-");
-    writeFileSync(
-      path.join(agentDir.dir, "mcp.json"),
-      JSON.stringify({ exposure: "direct", mcpServers: { yt: { url: server.url, autoApprove: ["*"] } } }),
-    );
-    const saved = { cwd: process.cwd(), env: { ...process.env } };
-    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
-    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
-    process.chdir(project.dir);
-    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
-    try {
-      await pi.session.bindExtensions({ uiContext: new RecordingUI().context() });
+    await withServerInPi("yt", [transcript], async (pi, _ui, server) => {
       pi.faux.setResponses([
         fauxAssistantMessage(
           [
@@ -168,9 +178,7 @@ describe("a parameter both required and given a default", { timeout: 120_000 }, 
         fauxAssistantMessage("done"),
       ]);
       await pi.session.prompt("transcripts");
-      const results = pi.session.messages.filter((m) => (m as { role: string }).role === "toolResult") as unknown as {
-        isError: boolean;
-      }[];
+      const results = toolResults(pi);
       assert.deepEqual(
         results.map((r) => r.isError),
         [false, false],
@@ -180,14 +188,6 @@ describe("a parameter both required and given a default", { timeout: 120_000 }, 
         { name: "transcript", args: { url: "https://youtu.be/a", lang: "en" } },
         { name: "transcript", args: { url: "https://youtu.be/b", lang: "de" } },
       ]);
-    } finally {
-      await pi.close();
-      process.chdir(saved.cwd);
-      for (const key of Object.keys(process.env)) if (!(key in saved.env)) delete process.env[key];
-      Object.assign(process.env, saved.env);
-      await server.close();
-      project.cleanup();
-      agentDir.cleanup();
-    }
+    });
   });
 });
