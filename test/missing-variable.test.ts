@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { requestIn, variablesAskedFor } from "../src/connection/local/missing-variable.ts";
+import { deprecationIn, requestIn, variablesAskedFor } from "../src/connection/local/missing-variable.ts";
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { connectFailure, connectionFor, fixtureEntry, REPO_ROOT, tempDir, TEST_SOURCE } from "./helpers.ts";
@@ -226,6 +226,29 @@ describe("a server whose env lacks a variable it needs", () => {
         await connection.close();
       }
     }
+  });
+
+  // @railway/mcp-server, now part of the Railway CLI, says so and exits: a README's entry from before the move.
+  test("a package that says it is deprecated is started once, and the error quotes it", async () => {
+    const lines = [
+      "npm warn deprecated @types/form-data@2.5.2: This is a stub types definition.",
+      "@railway/mcp-server is deprecated.",
+      "Railway MCP is now bundled into the Railway CLI.",
+      "Or run the local stdio server directly with:",
+      "railway mcp",
+    ];
+    assert.equal(deprecationIn(lines), "@railway/mcp-server is deprecated.");
+    assert.equal(deprecationIn(lines.slice(0, 1)), undefined, "npm's warning about a dependency");
+    const script = lines.map((line) => `echo '${line}' >&2`).join("; ");
+    const { message, state } = await connectFailure(
+      connectionFor("railway", { command: "sh", args: ["-c", `${script}; exit 1`] }),
+    );
+    assert.match(
+      message,
+      /^MCP server 'railway': its package says it is deprecated: "@railway\/mcp-server is deprecated\." \(the process exited with code 1 after [\d.]+ s\); its output \(below\) names what replaces it: change `command` and `args` of 'railway' in \/test\/\.pi\/mcp\.json to that\. Restarting would not help/,
+    );
+    assert.match(message, /\n {2}railway mcp$/);
+    assert.equal(state, "gaveUp");
   });
 
   // @sentry/mcp-server says what it lacks first, then prints 54 lines of usage: more than the tail of stderr kept.

@@ -172,6 +172,11 @@ export function permanentFailure(ctx: ErrorContext): LaunchFailure | undefined {
       reason: `it said ${JSON.stringify(asks.terminal)}: it ran as an interactive program, not as an MCP server (the process ${ended})`,
       fix: `check \`args\` of '${ctx.config.name}' in ${ctx.config.source.path} for the subcommand or flag that starts its MCP server (its README names it)`,
     };
+  if (asks.deprecated && !asks.request)
+    return {
+      reason: `its package says it is deprecated: ${JSON.stringify(asks.deprecated)} (the process ${ended})`,
+      fix: `its output (below) names what replaces it: change \`command\` and \`args\` of '${ctx.config.name}' in ${ctx.config.source.path} to that`,
+    };
   if (!asks.request) return undefined;
   return {
     reason: `it said ${JSON.stringify(asks.request)} (the process ${ended})`,

@@ -41,6 +41,7 @@ import { missingScript } from "./local/missing-script.ts";
 import { startFailureKey } from "./local/repeated-failure.ts";
 import {
   type AsksFor,
+  deprecationIn,
   missingVariables,
   ownVariables,
   requestIn,
@@ -340,7 +341,8 @@ export class SessionOpener {
       .map((key) => ({ key, variables: substituteVars(config.env[key] ?? "", env).missing }));
     const inPi = names.filter((name) => env[name] !== undefined && config.env[name] === undefined);
     const asking = names.length ? lines.find((line) => line.includes(names[0]!))?.trim() : undefined;
-    return { names, inPi, unset, request: requestIn(lines), terminal: terminalWanted(lines), asking };
+    const deprecated = deprecationIn(lines);
+    return { names, inPi, unset, request: requestIn(lines), terminal: terminalWanted(lines), asking, deprecated };
   }
 
   /**

@@ -22,6 +22,8 @@ export interface AsksFor {
   asking?: string;
   /** The line of an interactive program that found no terminal: started without its MCP server's subcommand. */
   terminal?: string;
+  /** The line of a package that says it is deprecated (`@railway/mcp-server is deprecated.`), naming what replaces it. */
+  deprecated?: string;
 }
 
 /** A line that asks for something to be set, rather than one that mentions a variable in passing. */
@@ -77,6 +79,17 @@ export function requestIn(lines: readonly string[]): string | undefined {
 /** "Error: stdin is not a terminal" (Codex's CLI given a subcommand it does not have), "requires a TTY". */
 const TERMINAL =
   /\b(?:stdin|stdout|input) is not an? (?:terminal|tty)\b|\brequires? an? (?:interactive )?(?:terminal|tty)\b/i;
+
+/**
+ * "@railway/mcp-server is deprecated.", "This package has been deprecated": the package's own words, not npm's
+ * ("npm warn deprecated x@1: …", of a dependency, puts the word first).
+ */
+const DEPRECATED = /\b(?:is|has been) deprecated\b|\bis no longer (?:maintained|supported)\b/i;
+
+/** The line that says the program is deprecated, if one does (and is not npm's warning about a dependency). */
+export function deprecationIn(lines: readonly string[]): string | undefined {
+  return lines.find((line) => DEPRECATED.test(line) && !/^\s*npm (?:warn|WARN)\b/.test(line))?.trim();
+}
 
 /** The line that says the program wanted a terminal, if one does. */
 export function terminalWanted(lines: readonly string[]): string | undefined {
