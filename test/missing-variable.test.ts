@@ -239,6 +239,10 @@ describe("a server whose env lacks a variable it needs", () => {
     ];
     assert.equal(deprecationIn(lines), "@railway/mcp-server is deprecated.");
     assert.equal(deprecationIn(lines.slice(0, 1)), undefined, "npm's warning about a dependency");
+    const node = "(node:4242) [DEP0040] DeprecationWarning: The `punycode` module is deprecated.";
+    assert.equal(deprecationIn([node, "Error: connect ECONNREFUSED 127.0.0.1:5432"]), undefined, "Node's, of a module");
+    assert.equal(deprecationIn(["Warning: --port is deprecated, use --listen"]), undefined, "an option's");
+    assert.equal(deprecationIn(["This package is no longer maintained."]), "This package is no longer maintained.");
     const script = lines.map((line) => `echo '${line}' >&2`).join("; ");
     const { message, state } = await connectFailure(
       connectionFor("railway", { command: "sh", args: ["-c", `${script}; exit 1`] }),

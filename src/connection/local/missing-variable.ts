@@ -81,14 +81,16 @@ const TERMINAL =
   /\b(?:stdin|stdout|input) is not an? (?:terminal|tty)\b|\brequires? an? (?:interactive )?(?:terminal|tty)\b/i;
 
 /**
- * "@railway/mcp-server is deprecated.", "This package has been deprecated": the package's own words, not npm's
- * ("npm warn deprecated x@1: …", of a dependency, puts the word first).
+ * "@railway/mcp-server is deprecated.", "This package has been deprecated": a line that opens with the package (or
+ * "this package") saying so. Not npm's "npm warn deprecated x@1: …" about a dependency, nor Node's "(node:1)
+ * [DEP0040] DeprecationWarning: The `punycode` module is deprecated." about a module: servers print those and run.
  */
-const DEPRECATED = /\b(?:is|has been) deprecated\b|\bis no longer (?:maintained|supported)\b/i;
+const DEPRECATED =
+  /^\s*(?:[\w@/.-]+|this (?:package|server|project|tool)) (?:(?:is|has been) deprecated|is no longer (?:maintained|supported))\b/i;
 
-/** The line that says the program is deprecated, if one does (and is not npm's warning about a dependency). */
+/** The line that says the program is deprecated, if one does. */
 export function deprecationIn(lines: readonly string[]): string | undefined {
-  return lines.find((line) => DEPRECATED.test(line) && !/^\s*npm (?:warn|WARN)\b/.test(line))?.trim();
+  return lines.find((line) => DEPRECATED.test(line))?.trim();
 }
 
 /** The line that says the program wanted a terminal, if one does. */
