@@ -85,6 +85,11 @@ describe("a server whose env lacks a variable it needs", () => {
     );
     assert.deepEqual(asked("Using LOG_LEVEL=info"), []);
     assert.deepEqual(asked("Warning: OPENAI_API_KEY is not set; summaries are off"), []);
+    // @cocal/google-calendar-mcp lists a setting it offers beside the one it lacks (not named as a variable there).
+    assert.deepEqual(
+      asked("- To use a custom token location, set GOOGLE_CALENDAR_MCP_TOKEN_PATH environment variable"),
+      [],
+    );
     assert.deepEqual(asked('TypeError [ERR_INVALID_ARG_TYPE]: The "path" argument is required'), []);
     assert.deepEqual(asked("getaddrinfo EAI_AGAIN api.example.com: a connection is required"), []);
     // exa-mcp-server's and ElevenLabs' keys start with E and a word, as Node's codes do not.
@@ -132,6 +137,10 @@ describe("a server whose env lacks a variable it needs", () => {
     assert.equal(requestIn(["fatal: missing project id"]), "fatal: missing project id");
     assert.equal(requestIn(["Loaded 3 tools, 0 missing descriptions"]), undefined);
     assert.equal(requestIn(["Warning: please set a region for faster answers"]), undefined);
+    // @ivotoby/openapi-mcp-server without its spec.
+    const spec =
+      "Failed to start server: Error: OpenAPI spec is required. Use one of: --openapi-spec, --spec-from-stdin, or --spec-inline";
+    assert.equal(requestIn([spec, "    at loadConfig (file:///x/cli.js:1:1)"]), spec);
     assert.equal(requestIn(["Rate limited. Please try again later."]), undefined);
   });
 

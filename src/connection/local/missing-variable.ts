@@ -31,6 +31,8 @@ const ASKS =
   /\b(?:is|are) required\b|\brequired\b.*\b(?:variables?|env)\b|\bmust be (?:set|provided|defined)\b|\bplease (?:\w+ )?(?:set|provide|define)\b|\bor (?:set|pass|export)\b|\bset\b[^.]*\benv(?:ironment)? variables?\b|\b(?:is|are|not) set\b|\bnot (?:provided|given|configured|defined|specified)\b|\bmissing\b.*\b(?:variables?|env|key|token)\b/i;
 /** A warning is about something optional: the server goes on without it. */
 const WARNING = /\bwarn(?:ing)?\b/i;
+/** So is a setting offered as a choice: "To use a custom token location, set GOOGLE_CALENDAR_MCP_TOKEN_PATH …". */
+const OPTIONAL = /\bto use a (?:custom|different)\b|\bto override\b|\bif you (?:want|wish|prefer)\b|\(optional\)/i;
 /** `BRAVE_API_KEY`: capitals, digits and at least one underscore. */
 const NAME = /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/g;
 /**
@@ -51,7 +53,7 @@ export function variablesAskedFor(lines: readonly string[], passed: Readonly<Rec
   for (const line of lines) {
     if (ENV_BLOCK.test(line)) block = true;
     else if (block && (line.trim() === "" || /^\s*at /.test(line))) block = false;
-    if (!block && (!ASKS.test(line) || WARNING.test(line))) continue;
+    if (!block && (!ASKS.test(line) || WARNING.test(line) || OPTIONAL.test(line))) continue;
     const found = [...line.matchAll(NAME)].map(([name]) => name).filter((name) => !NOT_A_VARIABLE.test(name));
     // "required via --brave-api-key, BRAVE_API_KEY, or BRAVE_API_KEY_FILE": one of them will do, the first asked for.
     const between = found.length > 1 ? line.slice(line.indexOf(found[0]!), line.lastIndexOf(found.at(-1)!)) : "";
@@ -65,7 +67,7 @@ export function variablesAskedFor(lines: readonly string[], passed: Readonly<Rec
 // "Please provide a database URL as a command-line argument", "Please run with 'auth' argument first", "Please place
 // gcp-oauth.keys.json in current directory", "Invalid number of arguments", "No access token was provided", "Usage: x".
 const REQUEST =
-  /\bplease (?:either )?(?:provide|specify|set|pass|supply|run|configure|add|define|place|put|create|install|log ?in|sign in)\b|\b(?:invalid|wrong) number of arguments\b|\bmissing (?:required )?(?:[\w-]+ ){0,2}(?:id|token|key|secret|credentials?|url|path|director(?:y|ies)|folder|file|arguments?|parameters?|options?|project|workspace|database)\b|[.:]\s+usage:\s|\bno (?:[\w-]+ ){0,3}(?:token|key|secret|credentials?|url|path|director(?:y|ies)|folder|file|arguments?|project|workspace|database)s? (?:(?:was|were) )?(?:provided|given|supplied|specified)\b|^\s*usage:/i;
+  /\bplease (?:either )?(?:provide|specify|set|pass|supply|run|configure|add|define|place|put|create|install|log ?in|sign in)\b|\b(?:invalid|wrong) number of arguments\b|\b(?:is|are) required\b|\bmissing (?:required )?(?:[\w-]+ ){0,2}(?:id|token|key|secret|credentials?|url|path|director(?:y|ies)|folder|file|arguments?|parameters?|options?|project|workspace|database)\b|[.:]\s+usage:\s|\bno (?:[\w-]+ ){0,3}(?:token|key|secret|credentials?|url|path|director(?:y|ies)|folder|file|arguments?|project|workspace|database)s? (?:(?:was|were) )?(?:provided|given|supplied|specified)\b|^\s*usage:/i;
 
 /** The first line that asks the user for something the server's start did not give, if one does. */
 export function requestIn(lines: readonly string[]): string | undefined {
