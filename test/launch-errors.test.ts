@@ -37,7 +37,7 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
     after(() => tmp.cleanup());
     for (const [name, source] of [
       ["uvx", "uvx comes with uv (https://docs.astral.sh/uv/), which runs Python servers"],
-      ["docker", "docker comes with Docker (https://docs.docker.com/get-docker/)"],
+      ["docker", "install Docker (https://docs.docker.com/get-docker/)"],
       ["no-such-launcher", undefined],
     ] as const) {
       const command = path.join(nowhere, name);

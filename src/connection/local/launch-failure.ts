@@ -96,24 +96,27 @@ export function permanentLaunchFailure(
   return undefined;
 }
 
-/** What installs the launchers servers' READMEs start them with: said when one is not there. */
-const LAUNCHERS: Readonly<Record<string, string>> = {
-  uvx: "uv (https://docs.astral.sh/uv/), which runs Python servers",
-  uv: "uv (https://docs.astral.sh/uv/), which runs Python servers",
-  pipx: "pipx (https://pipx.pypa.io), which runs Python servers",
-  bunx: "Bun (https://bun.sh)",
-  bun: "Bun (https://bun.sh)",
-  deno: "Deno (https://deno.com)",
-  docker: "Docker (https://docs.docker.com/get-docker/)",
-  podman: "Podman (https://podman.io)",
-  npx: "Node.js (https://nodejs.org); pi runs on Node.js itself, so its folder is missing from the `PATH` pi was started with",
-  go: "Go (https://go.dev/dl/)",
-  java: "a Java runtime (https://adoptium.net)",
-  dotnet: "the .NET SDK (https://dotnet.microsoft.com/download)",
+/** What installs the launchers servers' READMEs start them with, and where from: said when one is not there. */
+const LAUNCHERS: Readonly<Record<string, readonly [tool: string, url: string, note?: string]>> = {
+  uvx: ["uv", "https://docs.astral.sh/uv/", "which runs Python servers"],
+  uv: ["uv", "https://docs.astral.sh/uv/", "which runs Python servers"],
+  pipx: ["pipx", "https://pipx.pypa.io", "which runs Python servers"],
+  bunx: ["Bun", "https://bun.sh"],
+  bun: ["Bun", "https://bun.sh"],
+  deno: ["Deno", "https://deno.com"],
+  docker: ["Docker", "https://docs.docker.com/get-docker/"],
+  podman: ["Podman", "https://podman.io"],
+  npx: ["Node.js", "https://nodejs.org", "on which pi runs itself: its folder is missing from the `PATH` pi has"],
+  go: ["Go", "https://go.dev/dl/"],
+  java: ["a Java runtime", "https://adoptium.net"],
+  dotnet: ["the .NET SDK", "https://dotnet.microsoft.com/download"],
 };
 
 /** Where a launcher that was not found comes from (`uvx`: uv), if it is one READMEs use. */
 export function launcherSource(command: string): string | undefined {
   const name = programName(command).toLowerCase();
-  return Object.hasOwn(LAUNCHERS, name) ? `${name} comes with ${LAUNCHERS[name]}` : undefined;
+  if (!Object.hasOwn(LAUNCHERS, name)) return undefined;
+  const [tool, url, note] = LAUNCHERS[name]!;
+  const source = tool.toLowerCase() === name ? `install ${tool} (${url})` : `${name} comes with ${tool} (${url})`;
+  return note ? `${source}, ${note}` : source;
 }
