@@ -439,7 +439,10 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
       assert.match(bad.lastError ?? "", /not retried/);
       const summary = formatStartupSummary(serverRows(env.bridge, env.registry, process.env), [], []) ?? "";
       assert.equal(summary.match(/not retried/g)?.length, 1, `the startup line says it once: ${summary}`);
-      await assert.rejects(connection.connect(), /its command was not found \(exit code 127\)/);
+      await assert.rejects(
+        connection.connect(),
+        /the program 'no-such-command-for-mcp-bridge-tests' it runs was not found \(exit code 127\)/,
+      );
       assert.equal(connection.state.kind, "gaveUp");
       await env.goodAnswers();
     } finally {

@@ -187,7 +187,17 @@ describe("permanentLaunchFailure", () => {
     );
     assert.match(reason(1, "npm ERR! code E404"), /npm E404/);
     assert.match(reason(1, "npm error code ETARGET\nnpm error notarget No matching version"), /ETARGET/);
-    assert.match(reason(127, "sh: 1: nope: not found"), /not found \(exit code 127\)/);
+    assert.equal(reason(127, "sh: 1: nope: not found"), "the program 'nope' it runs was not found (exit code 127)");
+    // `npx -y @vercel/mcp-adapter`: npm runs the package's program through a shell, which does not find it.
+    assert.equal(
+      reason(127, "sh: 1: create-mcp-route: not found"),
+      "the program 'create-mcp-route' it runs was not found (exit code 127)",
+    );
+    assert.equal(
+      reason(127, "bash: line 1: foo: command not found"),
+      "the program 'foo' it runs was not found (exit code 127)",
+    );
+    assert.equal(reason(127, ""), "its command was not found (exit code 127)");
     assert.match(reason(126, ""), /could not be run/);
     assert.equal(permanentLaunchFailure(1, "Error: connect ECONNREFUSED 127.0.0.1:5432"), undefined);
     assert.equal(permanentLaunchFailure(null, "fetching 404 page"), undefined);

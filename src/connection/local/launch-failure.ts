@@ -91,7 +91,11 @@ export function permanentLaunchFailure(
         `${npx.folder} does not have: a fault of the package or of its dependencies' versions, which reinstalling repeats`,
       fix: "check for a newer version of the package (or pin one that worked), and tell its authors",
     };
-  if (exitCode === 127) return { reason: "its command was not found (exit code 127)" };
+  if (exitCode === 127) {
+    // The shell names what it could not find: for `npx`, the program of the package (`sh: 1: create-mcp-route: not found`).
+    const program = /\b(?:ba|da|z)?sh: (?:\d+: )?(?:line \d+: )?([^\s:]+): (?:command )?not found/.exec(stderr)?.[1];
+    return { reason: `${program ? `the program '${program}' it runs` : "its command"} was not found (exit code 127)` };
+  }
   if (exitCode === 126) return { reason: "its command could not be run (exit code 126)" };
   return undefined;
 }
