@@ -181,7 +181,12 @@ describe("a module missing from npx's copy of a package", () => {
         ].join("\n"),
         { mode: 0o755 },
       );
-      const entry = { command: npx, args: ["-y", "@acme/mcp@latest"], env: { HOME: tmp.dir } };
+      // One start per connect: with the revision probe, a start that ended before its output was read may be followed
+      // at once by one with `initialize` alone, which installs nothing.
+      const entry = {
+        ...{ command: npx, args: ["-y", "@acme/mcp@latest"], env: { HOME: tmp.dir } },
+        protocolVersion: "2025-11-25",
+      };
       const first = await connectFailure(connectionFor("acme", entry));
       assert.match(
         first.message,
