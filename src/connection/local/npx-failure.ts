@@ -106,10 +106,11 @@ function logsDir(env: NpmEnv): string {
 }
 
 /**
- * npx's copies of the package of `launch` in the cache for environment `env`, each with when its install completed
- * (epoch ms). npm writes a copy's hidden lockfile last, in a folder whose `package.json` names the package.
+ * npx's copies of the package of `launch` in the cache for environment `env` whose install completed at `since` (epoch
+ * ms) or later, each with when. npm writes a copy's hidden lockfile last, in a folder whose `package.json` names the
+ * package; only the manifests of copies recent enough are read (a cache may hold hundreds).
  */
-function npxCopies(launch: NpxLaunch, env: NpmEnv): { folder: string; installedAt: number }[] {
+function npxCopies(launch: NpxLaunch, env: NpmEnv, since = 0): { folder: string; installedAt: number }[] {
   const name = specName(launch.spec);
   const dir = path.join(cacheDir(env), "_npx");
   // No npx folder there (another cache, set in a file), or a copy being written: nothing to say of it.
@@ -125,7 +126,8 @@ function npxCopies(launch: NpxLaunch, env: NpmEnv): { folder: string; installedA
     const folder = path.join(dir, hash);
     try {
       const at = statSync(path.join(folder, "node_modules", ".package-lock.json"), { throwIfNoEntry: false });
-      if (at && Object.hasOwn(packagesIn(folder), name)) copies.push({ folder, installedAt: at.mtimeMs });
+      if (at && at.mtimeMs >= since && Object.hasOwn(packagesIn(folder), name))
+        copies.push({ folder, installedAt: at.mtimeMs });
     } catch {}
   }
   return copies;
@@ -146,7 +148,7 @@ function packagesIn(folder: string, field: "dependencies" | "optionalDependencie
  * that long installing before the server ran.
  */
 export function npxInstalledAt(launch: NpxLaunch, env: NpmEnv, since: number): number | undefined {
-  return npxCopies(launch, env).find(({ installedAt }) => installedAt >= since)?.installedAt;
+  return npxCopies(launch, env, since)[0]?.installedAt;
 }
 
 /** `2026-12-04T11_21_57_561Z-debug-0.log` → its epoch ms. */

@@ -5,7 +5,6 @@
 import { plural } from "../../common/text.ts";
 import type { StdioHooks } from "../transports.ts";
 import {
-  type NpmScriptFailure,
   type NpxFailure,
   npxInstalledAt,
   type NpxLaunch,
@@ -33,8 +32,8 @@ export class ProcessReport {
   private stderrHead: string[] = [];
   private stderrCount = 0;
   private npx?: NpxLaunch & { env: Readonly<Record<string, string>>; since: number };
-  /** What npm's log said about this start's failure, once read. */
-  private logged?: { failure?: NpmScriptFailure };
+  /** What npm's files and the copy of its package say about this start's failure, once read (after its end). */
+  private npxRead?: { failure?: NpxFailure };
   /** When npx finished installing the package in this start (epoch ms), once read after its end. */
   private installed?: { at?: number };
 
@@ -63,11 +62,13 @@ export class ProcessReport {
    */
   get npxFailure(): NpxFailure | undefined {
     if (!this.exitCode) return undefined;
-    const stderr = this.stderr.join("\n");
-    const missing = npxModuleMissing(stderr);
+    return (this.npxRead ??= { failure: this.readNpxFailure() }).failure;
+  }
+
+  private readNpxFailure(): NpxFailure | undefined {
+    const missing = npxModuleMissing(this.stderr.join("\n"));
     if (missing?.kind === "incomplete") return missing;
-    if (this.npx) this.logged ??= { failure: npxScriptFailure(this.npx, this.npx.env, this.npx.since) };
-    const script = this.logged?.failure;
+    const script = this.npx && npxScriptFailure(this.npx, this.npx.env, this.npx.since);
     if (script && !script.optional) return script;
     // The line that names it may come first, above a long tail (`Skipping SQLite connector: driver package …`).
     return npxOptionalMissing(this.stderrKept().join("\n"), this.npx, script) ?? missing;
@@ -89,7 +90,7 @@ export class ProcessReport {
     refused: (error: Error) => void,
     npx?: NpxLaunch & { env: Readonly<Record<string, string>> },
   ): StdioHooks {
-    this.exitDescription = this.exitCode = this.exitedAfterMs = this.logged = this.installed = undefined;
+    this.exitDescription = this.exitCode = this.exitedAfterMs = this.npxRead = this.installed = undefined;
     this.strayLines.length = this.stderrHead.length = this.stderrCount = 0;
     const startedAt = Date.now();
     this.npx = npx && { ...npx, since: startedAt };
