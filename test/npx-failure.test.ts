@@ -174,6 +174,9 @@ describe("a module missing from npx's copy of a package", () => {
           'd="$HOME/.npm/_npx/0123456789abcdef"',
           'if [ ! -d "$d" ]; then',
           '  mkdir -p "$d/node_modules" && echo \'{"dependencies":{"@acme/mcp":"^1.0.0"}}\' > "$d/package.json"',
+          // An install takes its time, as npm's does: a file written within a millisecond or two of the start can be
+          // stamped earlier than the start's clock read (the kernel stamps files from a coarse clock).
+          "  sleep 0.2",
           '  echo "{}" > "$d/node_modules/.package-lock.json"',
           "fi",
           'echo "Error: MCP_TEST_KEY environment variable is required" >&2',
@@ -181,12 +184,7 @@ describe("a module missing from npx's copy of a package", () => {
         ].join("\n"),
         { mode: 0o755 },
       );
-      // One start per connect: with the revision probe, a start that ended before its output was read may be followed
-      // at once by one with `initialize` alone, which installs nothing.
-      const entry = {
-        ...{ command: npx, args: ["-y", "@acme/mcp@latest"], env: { HOME: tmp.dir } },
-        protocolVersion: "2025-11-25",
-      };
+      const entry = { command: npx, args: ["-y", "@acme/mcp@latest"], env: { HOME: tmp.dir } };
       const first = await connectFailure(connectionFor("acme", entry));
       assert.match(
         first.message,
