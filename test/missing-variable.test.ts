@@ -33,6 +33,13 @@ describe("a server whose env lacks a variable it needs", () => {
     assert.deepEqual(asked("Please set SLACK_BOT_TOKEN and SLACK_TEAM_ID", { SLACK_BOT_TOKEN: "x" }), [
       "SLACK_TEAM_ID",
     ]);
+    // @21st-dev/magic: the first of the names it takes.
+    assert.deepEqual(
+      asked(
+        'No API key found. Old Magic keys were reset - get a fresh key at https://21st.dev/mcp and pass it as API_KEY="..." (or env TWENTY_FIRST_API_KEY / API_KEY_21ST).',
+      ),
+      ["API_KEY"],
+    );
     // Stripe's and Supabase's servers: the variable is one way among two to give the key.
     assert.deepEqual(
       asked(
@@ -196,6 +203,35 @@ describe("a server whose env lacks a variable it needs", () => {
       message,
       /\nWhat it wrote to stdout that is not MCP:\n {2}log: Error: Invalid AccountSid\n {2}\$\/trace: \{"step":3\}$/,
     );
+  });
+
+  // @21st-dev/magic without its key says so on stderr and answers `initialize` with "Not authenticated".
+  test("a server that answers the handshake with an error while asking for a variable: the entry to add, no restart", async () => {
+    const tmp = tempDir();
+    const starts = path.join(tmp.dir, "starts");
+    const server = [
+      `require("node:fs").appendFileSync(${JSON.stringify(starts)}, "\\n");`,
+      `process.stderr.write('No API key found. Get a key and pass it as KEYED_API_KEY="..." (or env KEYED_TOKEN).\\n');`,
+      'require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {',
+      "  const { id } = JSON.parse(line);",
+      '  const error = { code: -32603, message: "Not authenticated - your API key is missing" };',
+      '  if (id !== undefined) process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id, error }) + "\\n");',
+      "});",
+    ].join("\n");
+    try {
+      const { message, state } = await connectFailure(
+        connectionFor("keyed", { command: process.execPath, args: ["-e", server] }),
+      );
+      assert.match(
+        message,
+        /^MCP server 'keyed': it needs KEYED_API_KEY, which its `env` does not set \(the process answered the MCP handshake with "[^"]*Not authenticated - your API key is missing", saying so\); add "KEYED_API_KEY": "\$\{KEYED_API_KEY\}" to `env` of 'keyed'/,
+      );
+      assert.match(message, /\nLast stderr lines:\n {2}No API key found/);
+      assert.equal(state, "gaveUp", "not restarted: a restart gets the same environment");
+      assert.equal(readFileSync(starts, "utf8"), "\n", "one start");
+    } finally {
+      tmp.cleanup();
+    }
   });
 
   // exa-mcp-server and @circleci/mcp-server-circleci start without their key and fail each call asking for it.

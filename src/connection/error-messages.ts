@@ -184,6 +184,17 @@ export function permanentFailure(ctx: ErrorContext): LaunchFailure | undefined {
   };
 }
 
+/**
+ * A local server that answered the handshake with an error while its output asks for a variable its start did not
+ * give (`@21st-dev/magic`: "No API key found … pass it as API_KEY=…", then "Not authenticated"): no restart gives it.
+ */
+function refusedWanting(ctx: ErrorContext, error: unknown): LaunchFailure | undefined {
+  const asks = ctx.asksFor;
+  if (!asks?.names.length) return undefined;
+  const answer = `answered ${ctx.stage === "tools" ? "the request for its tools" : "the MCP handshake"} with ${JSON.stringify(describeError(error))}`;
+  return missingVariables(ctx.config, answer, asks, ctx.stderr().includes(asks.asking ?? ""));
+}
+
 /** The server's command line for a terminal, and the variables its `env` sets there (names only: values may be secret). */
 function rerunHint(ctx: ErrorContext): string {
   const { command = "", args, env } = ctx.config;
@@ -291,7 +302,10 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
     message =
       `MCP server '${config.name}': ${ctx.violation}, so ${config.transport === "stdio" ? "it was stopped" : "the connection was closed"} ` +
       `(raise \`maxMessageBytes\` for '${config.name}' in ${config.source.path} if it really sends messages that large)`;
-  } else if (config.transport === "stdio" && !answered && (permanent = permanentFailure(ctx))) {
+  } else if (
+    config.transport === "stdio" &&
+    (permanent = answered ? refusedWanting(ctx, error) : permanentFailure(ctx))
+  ) {
     const fix = permanent.fix ?? `check \`command\` and \`args\` of '${config.name}' in ${config.source.path}`;
     message = `MCP server '${config.name}': ${permanent.reason}; ${fix}. Restarting would not help, so it was not retried`;
   } else if (ctx.exitDescription && !answered) {

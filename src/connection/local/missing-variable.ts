@@ -28,7 +28,7 @@ export interface AsksFor {
 
 /** A line that asks for something to be set, rather than one that mentions a variable in passing. */
 const ASKS =
-  /\b(?:is|are) required\b|\brequired\b.*\b(?:variables?|env)\b|\bmust be (?:set|provided|defined)\b|\bplease (?:\w+ )?(?:set|provide|define)\b|\bor (?:set|pass|export)\b|\bset\b[^.]*\benv(?:ironment)? variables?\b|\b(?:is|are|not) set\b|\bnot (?:provided|given|configured|defined|specified)\b|\bmissing\b.*\b(?:variables?|env|key|token)\b/i;
+  /\b(?:is|are) required\b|\brequired\b.*\b(?:variables?|env)\b|\bmust be (?:set|provided|defined)\b|\bplease (?:\w+ )?(?:set|provide|define)\b|\bor (?:set|pass|export)\b|\bset\b[^.]*\benv(?:ironment)? variables?\b|\b(?:is|are|not) set\b|\bnot (?:provided|given|configured|defined|specified)\b|\bmissing\b.*\b(?:variables?|env|key|token)\b|\bno (?:[\w-]+ ){0,2}(?:key|token|secret|credentials?)s? (?:was |were )?found\b.*\b(?:pass|set|export)\b/i;
 /** A warning is about something optional: the server goes on without it. */
 const WARNING = /\bwarn(?:ing)?\b/i;
 /** So is a setting offered as a choice: "To use a custom token location, set GOOGLE_CALENDAR_MCP_TOKEN_PATH …". */
