@@ -10,7 +10,8 @@ import { answerToolName, laterQueries, recallAt, relevanceQueries } from "../ben
 import { toolNameFor } from "../src/translate/naming.ts";
 import { canonicalWords, GROUP_MARK } from "../src/exposure/search-synonyms.ts";
 import { searchableTool, ToolSearchIndex } from "../src/exposure/tool-search-index.ts";
-import { publicServers, publicToolsIndex } from "./fixtures/public-tools.ts";
+import { CJK_TOOLS_DIR, publicServers, publicToolsIndex } from "./fixtures/public-tools.ts";
+import { termsOf } from "../src/exposure/search-terms.ts";
 
 const index = publicToolsIndex();
 
@@ -155,6 +156,30 @@ describe("requests a model makes", () => {
     small.remove("mcp_charts_render_chart");
     assert.deepEqual(small.find("plot a bar chart", 3), []);
   });
+});
+
+// Chinese and Japanese write words without spaces between them: read whole, a request met no tool.
+describe("requests and tools in Chinese", () => {
+  const withChinese = publicToolsIndex([...publicServers(), ...publicServers(CJK_TOOLS_DIR)]);
+  test("a run of Chinese letters is read as its overlapping pairs", () => {
+    assert.deepEqual(termsOf("查询天气"), ["查询", "询天", "天气"]);
+    assert.deepEqual(termsOf("获取POI详情"), ["获取", "poi", "详情"]);
+  });
+  for (const [query, answers] of [
+    ["查询北京的天气", ["mcp_amap_maps_weather", "mcp_baidu-map_map_weather"]],
+    ["把地址转换成经纬度", ["mcp_amap_maps_geo", "mcp_baidu-map_map_geocode"]],
+    ["根据IP地址定位", ["mcp_amap_maps_ip_location", "mcp_baidu-map_map_ip_location"]],
+    ["从天安门步行到故宫的路线", ["mcp_amap_maps_direction_walking", "mcp_baidu-map_map_directions"]],
+    ["推荐一周的菜谱", ["mcp_howtocook_mcp_howtocook_recommendMeals"]],
+  ] as const) {
+    test(query, () => {
+      const got = withChinese.find(query, 3).map((hit) => hit.name);
+      assert.ok(
+        answers.some((answer) => got.includes(answer)),
+        `got ${got.join(", ")}`,
+      );
+    });
+  }
 });
 
 describe("recall@3 on the relevance set", () => {

@@ -17,13 +17,30 @@ const STOP_WORDS = new Set(
   ).split(" "),
 );
 
+/** Chinese, Japanese and Korean letters. */
+const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu;
+
+/**
+ * Chinese and Japanese are written without spaces between words, and a Korean word carries its endings: a run of their
+ * letters is read as its overlapping pairs, as search engines read them, so "查询北京的天气" meets "查询指定城市的天气"
+ * by 查询 and 天气 ("weather" and "look up"), where the whole run would meet nothing.
+ */
+function cjkPairs(run: string): string {
+  const letters = [...run];
+  if (letters.length < 3) return ` ${run} `;
+  return ` ${letters
+    .slice(1)
+    .map((letter, i) => letters[i] + letter)
+    .join(" ")} `;
+}
+
 /**
  * Splits text into lower-case words at `_`, `-`, spaces and punctuation; a word written in camelCase also gives its
  * parts (`getHTTPStatus` → gethttpstatus get http status), so both "GitHub" and "github" find it.
  */
 function splitWords(text: string): string[] {
   const words: string[] = [];
-  for (const chunk of text.split(/[^\p{L}\p{N}]+/u)) {
+  for (const chunk of text.replace(CJK_RUN, cjkPairs).split(/[^\p{L}\p{N}]+/u)) {
     if (chunk.length === 0) continue;
     words.push(chunk.toLowerCase());
     const parts = chunk
