@@ -277,6 +277,18 @@ describe(
         maxTokens: 1000,
       });
       assert.match(long?.split("\n").at(-1) ?? "", /^- s: t \((word ){10,}word…\)$/);
+      // Chinese ends a sentence with 。 and no space after it (@amap/amap-maps-mcp-server's maps_geo).
+      const chinese = catalogPrompt(
+        [
+          {
+            server: "amap",
+            tools: [{ name: "maps_geo", description: "将详细的结构化地址转换为经纬度坐标。支持对地标性名胜景区解析" }],
+          },
+        ],
+        [],
+        { form: "brief", maxTokens: 1000 },
+      );
+      assert.equal(chinese?.split("\n").at(-1), "- amap: maps_geo (将详细的结构化地址转换为经纬度坐标)");
     });
 
     test("toolCatalog in mcp.json: a form, or a form and a budget; anything else is a warning and the default", () => {

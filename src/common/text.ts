@@ -96,3 +96,12 @@ export function programName(command: string): string {
 export function withoutServerName(message: string): string {
   return message.replace(/^MCP server '[^']*'( at \S+)?:? ?/, "");
 }
+
+/**
+ * A text up to its first full stop, question or exclamation mark, or line break, without it: what a tool does, before
+ * how and when. Chinese and Japanese marks (。！？) end a sentence with no space after them.
+ */
+export function firstSentence(text: string): string {
+  const end = text.search(/[.!?](?=\s|$)|[。！？]|\n/);
+  return end < 0 ? text : text.slice(0, end);
+}

@@ -7,6 +7,7 @@
  */
 import type { ToolCatalogSetting } from "../config/types.ts";
 import { shown } from "../common/terminal-text.ts";
+import { firstSentence } from "../common/text.ts";
 import { estimatedTokens } from "./definition-cost.ts";
 import { type DeferredServer, deferredServersLine, TOOL_SEARCH_NAME } from "./tool-search-text.ts";
 
@@ -25,7 +26,7 @@ const SERVER_DESCRIPTION_CHARS = 80;
 /** The first sentence of a description, cut at a word within {@link BRIEF_CHARS}. */
 function brief(description: string): string {
   const text = shown(description, 400, "prompt");
-  const sentence = (/^.*?[.!?](?=\s|$)/.exec(text)?.[0] ?? text).replace(/[.!?]$/, "");
+  const sentence = firstSentence(text);
   if (sentence.length <= BRIEF_CHARS) return sentence;
   const cut = sentence.slice(0, BRIEF_CHARS - 1);
   const space = cut.lastIndexOf(" ");

@@ -10,6 +10,7 @@ import MiniSearch from "minisearch";
 import { type Action, actionOf, markedVerb, requestAction, requestConcepts } from "./search-query.ts";
 import { indexTerm, termsOf, wordsWithSynonyms } from "./search-terms.ts";
 import { GROUP_MARK } from "./search-synonyms.ts";
+import { firstSentence } from "../common/text.ts";
 
 /** What the index knows of one tool. */
 export interface SearchableTool {
@@ -68,12 +69,6 @@ interface IndexedDocument {
   description: string;
   parameters: string;
   server: string;
-}
-
-/** A text up to its first full stop, question or exclamation mark, or line break. */
-function firstSentence(text: string): string {
-  const end = text.search(/[.!?](\s|$)|\n/);
-  return end < 0 ? text : text.slice(0, end);
 }
 
 /** How much a word related to a request's word counts, against the request's own words (1). */
