@@ -766,7 +766,15 @@ describe("tool naming", () => {
   });
   test("only [A-Za-z0-9_-], starting with a letter", () => {
     assert.equal(sanitizeToolName("mcp_my.server_get/item v2"), "mcp_my_server_get_item_v2");
-    assert.equal(sanitizeToolName("mcp_ünïcode_tool"), "mcp__n_code_tool");
+    assert.equal(sanitizeToolName("mcp_ünïcode_tool"), "mcp_unicode_tool", "accents dropped");
+    // Letters of another script cannot be kept: as underscores alone these two would be one name.
+    const weather = sanitizeToolName("mcp_amap_查询天气");
+    const address = sanitizeToolName("mcp_amap_查询地址");
+    assert.match(weather, /^mcp_amap_[0-9a-f]{8}$/);
+    assert.match(address, /^mcp_amap_[0-9a-f]{8}$/);
+    assert.notEqual(weather, address);
+    assert.equal(sanitizeToolName("mcp_amap_查询天气"), weather, "stable");
+    assert.match(sanitizeToolName("mcp_s_天气_forecast"), /^mcp_s_forecast_[0-9a-f]{8}$/);
     assert.equal(sanitizeToolName("2fa_tool"), "mcp_2fa_tool");
     assert.equal(sanitizeToolName("_x"), "mcp__x");
     assert.equal(sanitizeToolName("get-sum"), "get-sum");

@@ -17,6 +17,7 @@ import { RecordingUI } from "./recording-ui.ts";
 
 const LONG_NAME = `fetch_${"very_long_segment_".repeat(5)}end`;
 const ODD_NAME = "get.item v2";
+const CHINESE_NAMES = ["查询天气", "查询地址"];
 
 describe("tool registration", { timeout: 120_000 }, () => {
   let alpha: RunningServer;
@@ -44,6 +45,8 @@ describe("tool registration", { timeout: 120_000 }, () => {
       { name: "read", description: "A tool named like pi's read", inputSchema: { type: "object" as const } },
       { name: LONG_NAME, inputSchema: { type: "object" as const } },
       { name: ODD_NAME, inputSchema: { type: "object" as const } },
+      // Names in Chinese: as underscores alone they would be one name.
+      ...CHINESE_NAMES.map((name) => ({ name, inputSchema: { type: "object" as const } })),
       // A pattern that is not a valid regular expression: TypeBox cannot compile this schema.
       {
         name: "bad_pattern",
@@ -153,6 +156,15 @@ describe("tool registration", { timeout: 120_000 }, () => {
     assert.equal(odd.name, "get_item_v2");
     assert.equal(await callText(tools.get(odd.name)), `called ${ODD_NAME}`);
     assert.equal(alpha.calls.at(-1)!.name, ODD_NAME);
+    const chinese = CHINESE_NAMES.map((name) => registry.tools.find((t) => t.originalName === name)!.name);
+    for (const name of chinese) assert.match(name, /^mcp_[0-9a-f]{8}$/);
+    assert.notEqual(chinese[0], chinese[1]);
+    assert.deepEqual(
+      registry.warnings.filter((w) => w.includes("查询")),
+      [],
+      "no name taken: each has its own",
+    );
+    assert.equal(await callText(tools.get(chinese[1]!)), `called ${CHINESE_NAMES[1]}`);
   });
 
   test("a schema that cannot be compiled: the model's copy leaves the pattern out, the server checks, a warning says so, the tool works", async () => {

@@ -16,15 +16,20 @@ export function rawToolName(server: string, tool: string, prefix?: string): stri
 }
 
 /**
- * Makes a name provider-safe. Invalid characters become `_`; a name that does not start with a letter gets `mcp_` in
- * front; an over-long name keeps its head and ends in a hash of the full original, so it stays unique and stable.
+ * Makes a name provider-safe. Accents are dropped (`café` → `cafe`), other invalid characters become `_`; a name that
+ * does not start with a letter gets `mcp_` in front. A name that had letters no provider accepts (`查询天气`, as
+ * underscores alone the same as `查询地址`) or is over-long keeps its head and ends in a hash of the full original, so
+ * it stays unique and stable.
  */
 export function sanitizeToolName(raw: string, maxLength = MAX_TOOL_NAME_LENGTH): string {
-  let name = raw.replace(/[^A-Za-z0-9_-]/g, "_");
+  const plain = raw.normalize("NFKD").replace(/\p{M}/gu, "");
+  let name = plain.replace(/[^A-Za-z0-9_-]/g, "_");
   if (!/^[A-Za-z]/.test(name)) name = `mcp_${name}`;
-  if (name.length <= maxLength) return name;
+  const lost = /[^\p{ASCII}]/u.test(plain);
+  if (!lost && name.length <= maxLength) return name;
   const hash = shortHash(raw);
-  return `${name.slice(0, maxLength - hash.length - 1)}_${hash}`;
+  const head = lost ? name.replace(/_{2,}/g, "_").replace(/_$/, "") : name;
+  return `${head.slice(0, maxLength - hash.length - 1)}_${hash}`;
 }
 
 /** The pi tool name for an MCP tool, before collisions are considered. */
