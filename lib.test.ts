@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
+import { visibleWidth } from "@mariozechner/pi-tui";
 import {
   ProtocolError,
   ProtocolErrorCode,
@@ -76,7 +77,6 @@ import {
   formatServerList,
   formatStatusTable,
   statusSummary,
-  displayWidth,
   formatStartupSummary,
   projectRootWarning,
   type ServerRow,
@@ -1175,8 +1175,24 @@ describe("status formatting", () => {
     assert.match(text, /- search$/m);
     assert.match(text, /JIRA_KEY NOT SET/);
     assert.match(text, /GITHUB_TOKEN set/);
-    assert.equal(displayWidth("⚪ a"), 4);
-    assert.equal(displayWidth("🟢"), 2);
+  });
+  test("Chinese, Japanese and Korean letters take two columns: the table stays aligned", () => {
+    const wide = [
+      { ...rows[0]!, name: "高德地图" },
+      { ...rows[1]!, error: "请设置 AMAP_MAPS_API_KEY 环境变量后重新启动服务器，然后再试一次".repeat(3) },
+    ];
+    const table = formatStatusTable(wide, NOW);
+    const at = (line: string, mark: string) => visibleWidth(line.slice(0, line.indexOf(mark)));
+    const marks = ["🟢", "🔴"].map((mark) =>
+      at(
+        table.find((l) => l.includes(mark))!,
+        mark,
+      ),
+    );
+    assert.equal(marks[0], marks[1], table.join("\n"));
+    const details = table.find((l) => l.includes("请设置"))!;
+    assert.ok(visibleWidth(details) <= 160, `cut by columns, not characters: ${visibleWidth(details)}`);
+    assert.match(details, /…/);
   });
   test("the footer's summary: up/total, and attention while a server is down", () => {
     assert.deepEqual(statusSummary(rows), { text: "MCP 1/2", attention: true });

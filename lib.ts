@@ -50,7 +50,6 @@ export {
   formatServerList,
   formatStatusTable,
   statusSummary,
-  displayWidth,
   formatStartupSummary,
   projectRootWarning,
 } from "./src/pi/status-format.ts";

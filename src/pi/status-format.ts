@@ -2,6 +2,7 @@
  * Plain-text reports: the startup notice and the `/mcp` listing. Pure.
  */
 import * as path from "node:path";
+import { visibleWidth } from "@mariozechner/pi-tui";
 import { type ConfigProblem, describeSource } from "../config/types.ts";
 import type { ServerMetrics } from "../connection/health.ts";
 import { plural, withoutServerName } from "../common/text.ts";
@@ -154,27 +155,25 @@ function formatUntrusted(names: readonly string[]): string {
   return `not trusted, not started (project config): ${names.join(", ")}. /mcp list shows what ${one ? "it runs" : "they run"}; /mcp trust ${one ? names[0] : "[server…]"} starts ${one ? "it" : "them"} (add --sandboxed to run ${one ? "it" : "them"} in a sandbox).`;
 }
 
-/** ⚪ and ⚫ sit below the emoji block but are drawn two columns wide. */
-const WIDE_SYMBOLS = new Set([0x26aa, 0x26ab]);
-
-/** Display width in a terminal: the status marks are two columns wide; everything else here is one per character. */
-export function displayWidth(text: string): number {
-  let width = 0;
-  for (const char of text) {
-    const code = char.codePointAt(0) ?? 0;
-    width += code >= 0x1f000 || WIDE_SYMBOLS.has(code) ? 2 : 1;
-  }
-  return width;
-}
-
+// Widths in terminal columns, as pi's TUI counts them: the status marks, and Chinese, Japanese and Korean letters (a
+// server named 高德地图, an error in Chinese), take two.
 function pad(text: string, width: number, align: "left" | "right" = "left"): string {
-  const fill = " ".repeat(Math.max(0, width - displayWidth(text)));
+  const fill = " ".repeat(Math.max(0, width - visibleWidth(text)));
   return align === "left" ? text + fill : fill + text;
 }
 
+/** The first line of `text` within `max` columns, ending in `…` where cut. */
 function cut(text: string, max: number): string {
   const line = text.split("\n")[0] ?? "";
-  return displayWidth(line) <= max ? line : `${[...line].slice(0, Math.max(1, max - 1)).join("")}…`;
+  if (visibleWidth(line) <= max) return line;
+  let kept = "";
+  let width = 0;
+  for (const char of line) {
+    width += visibleWidth(char);
+    if (width > max - 1) break;
+    kept += char;
+  }
+  return `${kept}…`;
 }
 
 /** `text (detail)`, or `text; detail` when the detail has its own parentheses (`connecting (attempt 1/5)`). */
@@ -249,14 +248,14 @@ export function formatStatusTable(rows: readonly ServerRow[], now = Date.now(), 
       detailCell(row),
     ];
   });
-  const widths = header.map((h, i) => Math.max(displayWidth(h), ...cells.map((c) => displayWidth(c[i]!))));
+  const widths = header.map((h, i) => Math.max(visibleWidth(h), ...cells.map((c) => visibleWidth(c[i]!))));
   const line = (values: string[]) =>
     values
       .map((v, i) => (i === header.length - 1 ? v : pad(v, widths[i]!, i === 4 ? "right" : "left")))
       .join("  ")
       .trimEnd();
   const body = [line(header), ...cells.map(line)];
-  const ruleWidth = Math.max(...body.map((l) => displayWidth(l))) + 2;
+  const ruleWidth = Math.max(...body.map((l) => visibleWidth(l))) + 2;
   const rule = "─".repeat(Math.min(ruleWidth, 100));
   return [
     "MCP Server Status",
