@@ -10,6 +10,7 @@ import { type BridgeOptions, McpBridge } from "../src/bridge/mcp-bridge.ts";
 import { WATCHDOG_SCRIPT } from "../src/connection/local/orphan-watchdog.ts";
 import { processTree } from "../src/connection/local/process-tree.ts";
 import { ToolCache } from "../src/bridge/tool-cache.ts";
+import { TrustStore } from "../src/trust/trust-store.ts";
 import type { SignInHandler } from "../src/oauth/provider.ts";
 import { AuthStore } from "../src/oauth/storage.ts";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
@@ -186,6 +187,30 @@ describe("McpBridge", { timeout: 120_000 }, () => {
     } finally {
       await bridge.shutdown();
       tmp.cleanup();
+    }
+  });
+
+  // A trust answer, a sign-in's tokens or a notice given is saved in the background; a quit right after must not lose it.
+  test("shutdown waits for the files being written: a trust answer saved as pi quits is on disk", async () => {
+    const project = tempDir();
+    const agent = tempDir();
+    const bridge = new McpBridge({
+      projectRoot: project.dir,
+      agentDir: agent.dir,
+      bundledPath: path.join(REPO_ROOT, "mcp.json"),
+      env: process.env,
+      clientInfo: { name: "test", version: "0" },
+    });
+    const file = path.join(agent.dir, "mcp-bridge", "trust.json");
+    try {
+      await bridge.start();
+      const saving = new TrustStore(file).save(project.dir, new Map([["db", { hash: "h1", trusted: true }]]));
+      await bridge.shutdown();
+      assert.match(readFileSync(file, "utf8"), /"h1"/, "written before shutdown ended");
+      await saving;
+    } finally {
+      project.cleanup();
+      agent.cleanup();
     }
   });
 

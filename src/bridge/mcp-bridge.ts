@@ -23,6 +23,7 @@ import type { Logger } from "../common/log-file.ts";
 import { shutDownError, untrustedError } from "../connection/stop-errors.ts";
 import { ShutDownError } from "../common/errors.ts";
 import { lazy } from "../common/lazy.ts";
+import { pendingWrites } from "../common/atomic-file.ts";
 import type { ProjectTrust } from "../trust/project-trust.ts";
 import { BridgeTrust, type Launcher } from "./bridge-trust.ts";
 import { type CachedTools, cacheKey, type ToolCache } from "./tool-cache.ts";
@@ -325,11 +326,12 @@ export class McpBridge implements Launcher {
 
   metrics = (now = Date.now()): ServerMetrics[] => [...this.connections.values()].map((c) => c.health.metrics(now));
 
-  /** Closes every server, then waits for the tool lists still being written to the cache. */
+  /** Closes every server, then waits for the tool lists still being written to the cache, and every other file write. */
   async shutdown(): Promise<void> {
     this.shuttingDown ??= (async () => {
       await Promise.allSettled([...this.connections.values()].map((c) => c.close()));
       await Promise.allSettled([...this.cacheWrites]);
+      await Promise.allSettled(pendingWrites());
       await sandboxIdle();
     })();
     await this.shuttingDown;

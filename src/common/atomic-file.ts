@@ -21,6 +21,14 @@ export function serialised<T>(key: string, task: () => Promise<T>): Promise<T> {
   return run;
 }
 
+/**
+ * Every queue of writes not yet finished: what a process about to end waits for, so what the user just answered (trust
+ * in a project's servers, a sign-in's tokens, a notice given) is not lost to a quit right after it.
+ */
+export function pendingWrites(): Promise<unknown>[] {
+  return [...queues.values()];
+}
+
 export interface ReplaceOptions {
   /** The file's mode, exactly (the umask does not apply). */
   mode: number;
