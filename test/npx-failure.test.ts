@@ -96,7 +96,7 @@ describe("keptNpmLogs", () => {
 
   test("more logs kept than npm's 10, unless the server's env or the user's npmrc says how many", () => {
     const home = tmp.dir;
-    const kept = (env: Record<string, string>) => keptNpmLogs(npmSettings(env));
+    const kept = (env: Record<string, string>) => keptNpmLogs(npmSettings({ env }));
     assert.deepEqual(kept({ HOME: home }), { npm_config_logs_max: "100" });
     assert.deepEqual(kept({ HOME: home, npm_config_logs_max: "3" }), {});
     writeFileSync(path.join(home, ".npmrc"), "logs-max=5\n");

@@ -11,6 +11,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { offlineRegistry } from "../src/connection/local/npx-offline.ts";
+import { npmSettings } from "../src/connection/local/npm-settings.ts";
 import { REPO_ROOT, tempDir } from "./helpers.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { PI_CLI } from "./tmux.ts";
@@ -56,6 +57,26 @@ describe(`npx without a network (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
     assert.equal(await offlineRegistry({ ...env, npm_config_userconfig: rc }), "mcp-bridge-offline.invalid");
     writeFileSync(rc, `registry = ${NOWHERE}\noffline=true\n`);
     assert.equal(await offlineRegistry({ ...env, npm_config_userconfig: rc }), undefined);
+  });
+
+  test("a project's .npmrc (where the server starts, or the nearest folder up with a package.json) counts, after env", async () => {
+    const env = { HOME: home.dir };
+    const project = path.join(home.dir, "project");
+    const deeper = path.join(project, "packages", "server");
+    mkdirSync(deeper, { recursive: true });
+    writeFileSync(path.join(project, "package.json"), "{}");
+    writeFileSync(path.join(project, ".npmrc"), `registry = ${NOWHERE}\ncache = ~/project-cache\n`);
+    const rc = path.join(home.dir, "user-npmrc");
+    writeFileSync(rc, "registry = http://127.0.0.1:9/\nlogs-dir = /var/user-logs\n");
+    const user = { ...env, npm_config_userconfig: rc };
+    const setting = npmSettings({ env: user, cwd: deeper });
+    assert.equal(setting("registry"), NOWHERE, "the project's over the user's");
+    assert.equal(setting("cache"), path.join(home.dir, "project-cache"));
+    assert.equal(setting("logs-dir"), "/var/user-logs", "the user's where the project's has none");
+    assert.equal(await offlineRegistry(user, setting), "mcp-bridge-offline.invalid");
+    assert.equal(npmSettings({ env: user })("registry"), "http://127.0.0.1:9/", "no folder: no project");
+    const set = { ...user, npm_config_registry: "http://127.0.0.1:9/" };
+    assert.equal(npmSettings({ env: set, cwd: deeper })("registry"), "http://127.0.0.1:9/", "the server's env first");
   });
 
   /**

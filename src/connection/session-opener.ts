@@ -209,7 +209,7 @@ export class SessionOpener {
     if (endpoint.kind === "stdio") this.resolvedLocal = endpoint;
     if (endpoint.kind !== "stdio" || !npxLaunch(endpoint.command, endpoint.args)) return { endpoint, clientSecret };
     // npm's settings for it, read once for both decisions.
-    const setting = npmSettings(endpoint.env);
+    const setting = npmSettings(endpoint);
     const npm = keptNpmLogs(setting);
     const offline = await offlineRegistry(endpoint.env, setting);
     if (offline) {

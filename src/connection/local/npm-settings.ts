@@ -1,9 +1,11 @@
 /**
  * npm's own settings for a server that runs through npx, read as npm reads them: from the server's `env` (of pi's own
  * environment, a server gets only the safe few such as HOME, so an `npm_config_*` counts only when configured there),
- * then from the user's npmrc (`npm config set …` writes there). A project's `.npmrc` and npm's global one are not read.
+ * then from the project's `.npmrc` (in the folder the server starts in, or the nearest above it with a `package.json`
+ * or `node_modules`, as npm finds its project), the user's npmrc (`npm config set …` writes there) and npm's global one
+ * (beside the Node that runs pi: the npx on PATH may belong to another, whose own global file is not read).
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
 
@@ -17,21 +19,44 @@ export function npmHome(env: NpmEnv): string {
   return env.HOME ?? process.env.HOME ?? homedir();
 }
 
+/** A run of npm: the environment it gets, and the folder it starts in. */
+export interface NpmRun {
+  env: NpmEnv;
+  cwd?: string;
+}
+
 /**
- * npm's settings for a server with `env`: the value of a setting by name (`cache`, `logs-dir`, `registry`), undefined
- * if unset. The npmrc is read once, when this is called; as in npm, a key written twice has its last value.
+ * npm's settings for a run: the value of a setting by name (`cache`, `logs-dir`, `registry`), undefined if unset. The
+ * npmrc files are read once, when this is called; as in npm, a key written twice has its last value, and a file
+ * nearer the run wins over a farther one.
  */
-export function npmSettings(env: NpmEnv): NpmSetting {
+export function npmSettings({ env, cwd }: NpmRun): NpmSetting {
   const home = npmHome(env);
   const rc = new Map<string, string>();
-  try {
-    const text = readFileSync(fromEnv(env, "userconfig") ?? path.join(home, ".npmrc"), "utf8");
-    for (const [, key = "", value = ""] of text.matchAll(/^[ \t]*([\w-]+)[ \t]*=[ \t]*(.*?)[ \t]*$/gm))
-      if (value) rc.set(key, value.replace(/^~(?=$|[\\/])/, home));
-  } catch {
-    // No npmrc: npm's defaults.
+  const prefix = fromEnv(env, "prefix") ?? path.dirname(path.dirname(process.execPath));
+  const files = [
+    fromEnv(env, "globalconfig") ?? path.join(prefix, "etc", "npmrc"),
+    fromEnv(env, "userconfig") ?? path.join(home, ".npmrc"),
+    ...(cwd ? [path.join(projectOf(cwd), ".npmrc")] : []),
+  ];
+  for (const file of files) {
+    try {
+      const text = readFileSync(file, "utf8");
+      for (const [, key = "", value = ""] of text.matchAll(/^[ \t]*([\w-]+)[ \t]*=[ \t]*(.*?)[ \t]*$/gm))
+        if (value) rc.set(key, value.replace(/^~(?=$|[\\/])/, home));
+    } catch {
+      // No such npmrc: the others, or npm's defaults.
+    }
   }
   return (name) => fromEnv(env, name) ?? rc.get(name);
+}
+
+/** The project npm finds for a run in `cwd`: the nearest folder up with a `package.json` or `node_modules`, else `cwd`. */
+function projectOf(cwd: string): string {
+  for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, "package.json")) || existsSync(path.join(dir, "node_modules"))) return dir;
+    if (path.dirname(dir) === dir) return path.resolve(cwd);
+  }
 }
 
 /** npm takes `npm_config_logs_dir` and `NPM_CONFIG_LOGS-DIR` alike. */

@@ -10,7 +10,7 @@
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
 import path from "node:path";
 import { programName, shellWord } from "../../common/text.ts";
-import { npmHome, type NpmEnv, type NpmSetting, npmSettings } from "./npm-settings.ts";
+import { npmHome, type NpmRun, type NpmSetting, npmSettings } from "./npm-settings.ts";
 
 /** An `npx …` (or `npm exec …`) start: the package it runs, and the same command showing install scripts' output. */
 export interface NpxLaunch {
@@ -91,18 +91,17 @@ function specName(spec: string): string {
   return spec.replace(/(.)@[^/]*$/, "$1");
 }
 
-/** npm's cache for a server with environment `env` (npx's copies of packages are in its `_npx`). */
-function cacheDir(env: NpmEnv): string {
-  const inherited = (name: string) => env[name] ?? process.env[name];
+/** npm's cache for a run (npx's copies of packages are in its `_npx`). */
+function cacheDir(run: NpmRun): string {
+  const inherited = (name: string) => run.env[name] ?? process.env[name];
   const localAppData = process.platform === "win32" ? inherited("LOCALAPPDATA") : undefined;
-  return (
-    npmSettings(env)("cache") ?? (localAppData ? path.join(localAppData, "npm-cache") : path.join(npmHome(env), ".npm"))
-  );
+  const fallback = localAppData ? path.join(localAppData, "npm-cache") : path.join(npmHome(run.env), ".npm");
+  return npmSettings(run)("cache") ?? fallback;
 }
 
-/** Where npm writes its debug logs for a server with environment `env`. */
-function logsDir(env: NpmEnv): string {
-  return npmSettings(env)("logs-dir") ?? path.join(cacheDir(env), "_logs");
+/** Where npm writes its debug logs for a run. */
+function logsDir(run: NpmRun): string {
+  return npmSettings(run)("logs-dir") ?? path.join(cacheDir(run), "_logs");
 }
 
 /**
@@ -110,9 +109,9 @@ function logsDir(env: NpmEnv): string {
  * ms) or later, each with when. npm writes a copy's hidden lockfile last, in a folder whose `package.json` names the
  * package; only the manifests of copies recent enough are read (a cache may hold hundreds).
  */
-function npxCopies(launch: NpxLaunch, env: NpmEnv, since = 0): { folder: string; installedAt: number }[] {
+function npxCopies(launch: NpxLaunch, run: NpmRun, since = 0): { folder: string; installedAt: number }[] {
   const name = specName(launch.spec);
-  const dir = path.join(cacheDir(env), "_npx");
+  const dir = path.join(cacheDir(run), "_npx");
   // No npx folder there (another cache, set in a file), or a copy being written: nothing to say of it.
   const hashes = (() => {
     try {
@@ -147,8 +146,8 @@ function packagesIn(folder: string, field: "dependencies" | "optionalDependencie
  * When npx finished installing the package of `launch` (epoch ms), if it did so after `since`: the start then spent
  * that long installing before the server ran.
  */
-export function npxInstalledAt(launch: NpxLaunch, env: NpmEnv, since: number): number | undefined {
-  return npxCopies(launch, env, since)[0]?.installedAt;
+export function npxInstalledAt(launch: NpxLaunch, run: NpmRun, since: number): number | undefined {
+  return npxCopies(launch, run, since)[0]?.installedAt;
 }
 
 /** `2026-12-04T11_21_57_561Z-debug-0.log` → its epoch ms. */
@@ -158,12 +157,8 @@ function logTime(name: string): number {
 }
 
 /** The failed script of the npx run of `launch` that began after `since` (epoch ms), if its log names one. */
-export function npxScriptFailure(
-  launch: NpxLaunch,
-  env: Readonly<Record<string, string>>,
-  since: number,
-): NpmScriptFailure | undefined {
-  const dir = logsDir(env);
+export function npxScriptFailure(launch: NpxLaunch, run: NpmRun, since: number): NpmScriptFailure | undefined {
+  const dir = logsDir(run);
   try {
     // npm names a log for the moment it started, after the spawn. Servers starting together write many logs at once:
     // only those whose first lines name this package are read whole.
@@ -280,12 +275,11 @@ export function npxModuleMissing(stderr: string): NpxModuleMissing | undefined {
  */
 export function npxOptionalMissing(
   stderr: string,
-  launch?: NpxLaunch & { env: NpmEnv },
+  launch?: NpxLaunch & NpmRun,
   script?: NpmScriptFailure,
 ): NpxOptionalMissing | undefined {
   const folder =
-    npxCopyIn(stderr) ??
-    (launch && npxCopies(launch, launch.env).sort((a, b) => b.installedAt - a.installedAt)[0]?.folder);
+    npxCopyIn(stderr) ?? (launch && npxCopies(launch, launch).sort((a, b) => b.installedAt - a.installedAt)[0]?.folder);
   if (!folder) return undefined;
   try {
     for (const pkg of Object.keys(packagesIn(folder))) {

@@ -26,7 +26,7 @@ const PROXY_VARS = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"];
  * The registry host an npx server's start could not look up (then npx should prefer its cache); else undefined.
  * `setting` is npm's settings for `env`, where the caller has them read already.
  */
-export async function offlineRegistry(env: NpmEnv, setting = npmSettings(env)): Promise<string | undefined> {
+export async function offlineRegistry(env: NpmEnv, setting = npmSettings({ env })): Promise<string | undefined> {
   if (USER_SETTINGS.some((name) => setting(name) !== undefined) || PROXY_VARS.some((name) => env[name]))
     return undefined;
   let host: string;

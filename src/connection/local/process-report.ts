@@ -4,6 +4,7 @@
  */
 import { plural } from "../../common/text.ts";
 import type { StdioHooks } from "../transports.ts";
+import type { NpmRun } from "./npm-settings.ts";
 import {
   type NpxFailure,
   npxInstalledAt,
@@ -31,7 +32,7 @@ export class ProcessReport {
   /** The first lines of this start's stderr, and how many it wrote in all. */
   private stderrHead: string[] = [];
   private stderrCount = 0;
-  private npx?: NpxLaunch & { env: Readonly<Record<string, string>>; since: number };
+  private npx?: NpxLaunch & NpmRun & { since: number };
   /** What npm's files and the copy of its package say about this start's failure, once read (after its end). */
   private npxRead?: { failure?: NpxFailure };
   /** When npx finished installing the package in this start (epoch ms), once read after its end. */
@@ -68,7 +69,7 @@ export class ProcessReport {
   private readNpxFailure(): NpxFailure | undefined {
     const missing = npxModuleMissing(this.stderr.join("\n"));
     if (missing?.kind === "incomplete") return missing;
-    const script = this.npx && npxScriptFailure(this.npx, this.npx.env, this.npx.since);
+    const script = this.npx && npxScriptFailure(this.npx, this.npx, this.npx.since);
     if (script && !script.optional) return script;
     // The line that names it may come first, above a long tail (`Skipping SQLite connector: driver package …`).
     return npxOptionalMissing(this.stderrKept().join("\n"), this.npx, script) ?? missing;
@@ -77,7 +78,7 @@ export class ProcessReport {
   /** How long of this start npx spent installing its package, if it installed it (read once the process ended). */
   get npxInstallMs(): number | undefined {
     if (this.exitDescription === undefined || !this.npx) return undefined;
-    const { at } = (this.installed ??= { at: npxInstalledAt(this.npx, this.npx.env, this.npx.since) });
+    const { at } = (this.installed ??= { at: npxInstalledAt(this.npx, this.npx, this.npx.since) });
     return at === undefined ? undefined : at - this.npx.since;
   }
 
@@ -85,11 +86,7 @@ export class ProcessReport {
    * The hooks of one start (what the previous start's exit said is forgotten); each stderr line also goes to `line`.
    * `npx` is what an npx start runs, with its configured environment, to read npm's log if the start fails.
    */
-  started(
-    line: (text: string) => void,
-    refused: (error: Error) => void,
-    npx?: NpxLaunch & { env: Readonly<Record<string, string>> },
-  ): StdioHooks {
+  started(line: (text: string) => void, refused: (error: Error) => void, npx?: NpxLaunch & NpmRun): StdioHooks {
     this.exitDescription = this.exitCode = this.exitedAfterMs = this.npxRead = this.installed = undefined;
     this.strayLines.length = this.stderrHead.length = this.stderrCount = 0;
     const startedAt = Date.now();
