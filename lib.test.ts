@@ -367,9 +367,16 @@ describe("validateServerEntry", () => {
       "unknown field `reconnect.every` is ignored; its fields are `maxAttempts`, `initialDelay`, `maxDelay`",
       "unknown field `shared.idleSecond` is ignored; did you mean `shared.idleSeconds`?",
     ]);
-    const remote = validateServerEntry("w", { serverUrl: "https://h/mcp" }, project);
-    assert.deepEqual(remote.warnings, ["unknown field `serverUrl` is ignored; did you mean `url`?"]);
-    assert.match(remote.errors.join(), /needs either `command`/);
+  });
+  test("`serverUrl` (Windsurf) and `httpUrl` (Gemini CLI) say what `url` says; one of them only", () => {
+    for (const field of ["serverUrl", "httpUrl"]) {
+      const result = validateServerEntry("w", { [field]: "https://h/mcp" }, project);
+      assert.deepEqual([result.config?.url, result.config?.transport, result.warnings], ["https://h/mcp", "http", []]);
+    }
+    const both = validateServerEntry("w", { url: "https://a/mcp", serverUrl: "https://b/mcp" }, project);
+    assert.match(both.errors.join(), /has both `url` and `serverUrl`; keep `url`/);
+    const local = validateServerEntry("w", { command: "x", httpUrl: "https://h/mcp" }, project);
+    assert.match(local.errors.join(), /has both `httpUrl` and `command`/);
   });
   test("other clients' fields and notes load without a word", () => {
     const vscode = { type: "stdio", command: "x", dev: { watch: "src/**" }, gallery: true, version: "1.0.0" };

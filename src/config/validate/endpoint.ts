@@ -63,20 +63,31 @@ export function checkUrl(url: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Other clients' names for `url`: Windsurf writes `serverUrl`, Gemini CLI `httpUrl` (its Streamable HTTP endpoint; its
+ * own `url` is a legacy SSE one, which ours finds too, as a server that refuses Streamable HTTP is tried as SSE).
+ */
+const URL_FIELDS = ["url", "serverUrl", "httpUrl"] as const;
+
 /** Reads the endpoint fields. The transport is `type`'s when it names one, else `url` makes it http and `command` stdio. */
 export function validateEndpoint(entry: JsonObject, errors: string[], warnings: string[] = []): Endpoint {
   const { type, kind, field } = typeField(entry, errors);
-  const hasUrl = entry.url !== undefined && entry.url !== null;
+  const urlFields = URL_FIELDS.filter((name) => entry[name] !== undefined && entry[name] !== null);
+  const hasUrl = urlFields.length > 0;
   const hasCommand = entry.command !== undefined && entry.command !== null;
   if (!hasUrl && !hasCommand) {
     errors.push("needs either `command` (a local server) or `url` (a remote server)");
   } else if (hasUrl && hasCommand) {
-    errors.push("has both `url` and `command`; keep one (`url` for a remote server, `command` for a local one)");
+    errors.push(
+      `has both \`${urlFields[0]}\` and \`command\`; keep one (\`url\` for a remote server, \`command\` for a local one)`,
+    );
   }
+  if (urlFields.length > 1)
+    errors.push(`has both ${urlFields.map((name) => `\`${name}\``).join(" and ")}; keep \`url\``);
   const before = errors.length;
   const { command, args } = commandLine(entry, hasCommand, errors);
   if (command !== undefined && errors.length === before) checkArguments(command, args, errors, warnings);
-  const url = hasUrl ? urlField(entry.url, errors) : undefined;
+  const url = hasUrl ? urlField(entry[urlFields[0]!], errors) : undefined;
 
   if (kind === "stdio" && hasUrl && !hasCommand)
     errors.push(

@@ -10,12 +10,14 @@ import { isObject, type JsonObject } from "../../common/values.ts";
 export const SERVER_FIELDS: readonly string[] = `command args env environment cwd sandbox url headers headersTtl type
   timeout initTimeout requestTimeout enabled disabled prefix description shared lazy reconnect restartOnCrash maxRestarts
   maxTools maxSchemaBytes maxMessageBytes healthCheckInterval pingTimeout autoApprove autoApproveReadOnly resendAfterDrop
-  sampling roots exposure toolExposure protocolVersion auth oauth transport transportType`.split(/\s+/);
+  sampling roots exposure toolExposure protocolVersion auth oauth transport transportType serverUrl httpUrl`.split(
+  /\s+/,
+);
 
 /** Near one of ours but not meant as it: VS Code's `dev` and `envFile` (warned about on its own), a `comment`. */
 const NOT_MISSPELT = new Set(["dev", "envFile", "comment"]);
-/** Plain in meaning but far from our name for it: Windsurf's `serverUrl`, Gemini CLI's `httpUrl`. */
-const MEANT: Readonly<Record<string, string>> = { cmd: "command", serverUrl: "url", httpUrl: "url" };
+/** Plain in meaning but far from our name for it. */
+const MEANT: Readonly<Record<string, string>> = { cmd: "command" };
 /** The bridge's own objects inside an entry, whose every field is known. */
 const NESTED = { reconnect: ["maxAttempts", "initialDelay", "maxDelay"], shared: ["idleSeconds"] };
 
