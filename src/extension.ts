@@ -7,6 +7,7 @@ import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozec
 import { hubDir } from "./connection/hub/hub-launch.ts";
 import { DEFAULT_STARTUP_BUDGET_MS, McpBridge } from "./bridge/mcp-bridge.ts";
 import { NoticeMemory } from "./bridge/notice-memory.ts";
+import { onceNotices } from "./pi/once-notices.ts";
 import { isSessionServer, SessionServers } from "./bridge/session-servers.ts";
 import { ProjectTrust } from "./trust/project-trust.ts";
 import { ToolCache } from "./bridge/tool-cache.ts";
@@ -15,7 +16,6 @@ import { packageFile } from "./common/package-files.ts";
 import { routeSdkConsole } from "./common/sdk-console.ts";
 import { CONFIG_FLAG, configFlagFromArgv, isInfoOnlyInvocation } from "./config/argv.ts";
 import { exposureDefaultsOr } from "./config/exposure-setting.ts";
-import { secondsNotices } from "./config/validate/timeout.ts";
 import { TrustStore } from "./trust/trust-store.ts";
 import { interactiveSignIn } from "./oauth/sign-in.ts";
 import { piAuthFile } from "./oauth/pi-sign-in-import.ts";
@@ -367,13 +367,13 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       (c) => serversOff.isOff(c),
     ),
   );
-  // Notices worth giving once, not at every start: a `timeout` read as seconds where that is not pi's own meaning.
   const noticeMemory = new NoticeMemory(path.join(dataDir, "notices.json"));
-  const onceNotices = async () => {
+  const givenOnce = async () => {
     const configs = [...bridge.connections.values()].map((c) => c.config);
-    const fresh = await noticeMemory.firstTime(secondsNotices(configs, piMeansTimeoutInSeconds(pi)));
+    const schema = (server: string) => registry.notesFor(server).schema;
+    const once = await onceNotices(noticeMemory, configs, piMeansTimeoutInSeconds(pi), schema);
     if (noticeMemory.error) logger.log({ level: "warn", event: "notices.write.failed", error: noticeMemory.error });
-    return fresh.map((notice) => notice.problem);
+    return once;
   };
 
   pi.on("session_start", async (event, ctx) => {
@@ -410,10 +410,10 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     // pi 1.x: servers other extensions registered while pi loaded them; as at startup, only a session without a UI waits.
     const registered = readRegistered && piRegistered.sync(readRegistered());
     if (registered && !ctx.hasUI) await registered;
-    const once = await onceNotices();
+    const once = await givenOnce();
     // The question about new or changed project servers waits for the user, and pi's startup must not: it runs on its
     // own, and the startup notice follows the answer.
-    const startupNotice = () => notices.sessionStarted(ctx, registry.warnings, once);
+    const startupNotice = () => notices.sessionStarted(ctx, registry.warnings, once.problems, once.told);
     if (ctx.hasUI && bridge.trust.asks && bridge.trust.untrusted().length) {
       void import("./pi/command-trust.ts")
         .then(({ askTrust }) => askTrust({ bridge, registry }, ctx))

@@ -1,6 +1,7 @@
 /**
  * Schema keywords the model's copy of a tool's parameters cannot carry (`not`, `if`/`then`, `dependentSchemas`): each
- * such tool is one line in mcp.log, the server gets one line in the startup notice and in `/mcp`, and a call that
+ * such tool is one line in mcp.log, the server gets one line in `/mcp` and in the first startup notice (nothing is to be
+ * done about it, so the next starts do not repeat it), and a call that
  * breaks such a rule is refused by the server's own schema before it is sent; a parameter both required and given a
  * default may be left out, and the server gets the default. Real pi in-process with the faux model, a real MCP server
  * on 127.0.0.1.
@@ -151,6 +152,18 @@ describe("schema keywords the model cannot see", { timeout: 120_000 }, () => {
       assert.equal(listing.split(SUMMARY).length - 1, 1, listing);
       // Still one line per tool: nothing registered the tools again.
       assert.equal(lines().length, 3);
+
+      // The next start: nothing to do about it, so the startup notice does not say it again; /mcp still does.
+      const next = await startInProcessPi({ cwd: process.cwd(), agentDir, extensionPaths: [REPO_ROOT] });
+      try {
+        const nextUi = new RecordingUI();
+        await next.session.bindExtensions({ uiContext: nextUi.context() });
+        assert.doesNotMatch(nextUi.notices.join("\n"), /schema keywords/);
+        await next.session.prompt("/mcp list");
+        assert.equal((nextUi.notices.at(-1) ?? "").split(SUMMARY).length - 1, 1);
+      } finally {
+        await next.close();
+      }
     });
   });
 });

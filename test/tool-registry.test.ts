@@ -73,13 +73,17 @@ describe("tool registration", { timeout: 120_000 }, () => {
     assert.ok(tools.has("echo_2"));
     assert.equal(registry.tools.find((t) => t.name === "echo")!.server, "alpha");
     assert.equal(registry.tools.find((t) => t.name === "echo_2")!.server, "beta");
-    const notes = registry.notesFor("beta");
+    const notes = registry.notesFor("beta").clashes;
     assert.equal(notes.length, 1, notes.join("\n"));
     assert.match(
       notes[0]!,
       /^Tool name conflict: 'echo', 'add', .* and \d+ more provided by both 'alpha' and 'beta'; 'alpha' keeps them, and 'beta''s are registered as 'echo_2', 'add_2', .*Set "prefix" on one of the servers \(e\.g\. "prefix": "beta"\)/,
     );
-    assert.deepEqual(registry.notesFor("alpha"), [], "the server that keeps the names has nothing to hear");
+    assert.deepEqual(
+      registry.notesFor("alpha"),
+      { clashes: [], schema: [] },
+      "the server that keeps the names has nothing to hear",
+    );
     assert.doesNotMatch(registry.warnings.join("\n"), /'echo'/, "no line per tool besides the server's");
   });
 
@@ -99,7 +103,7 @@ describe("tool registration", { timeout: 120_000 }, () => {
       const owner = (name: string) => registry.tools.find((t) => t.name === name)?.server;
       assert.deepEqual(["echo", "echo_2", "echo_3", "echo_4"].map(owner), ["alpha", "beta", "delta", undefined]);
       assert.match(
-        registry.notesFor("delta").join("\n"),
+        registry.notesFor("delta").clashes.join("\n"),
         /^Tool name conflict: 'echo', .* provided by both 'alpha' and 'delta'; 'alpha' keeps them, and 'delta''s are registered as 'echo_3', 'add_3'/,
       );
       const servers = { alpha, beta, delta };
@@ -264,8 +268,16 @@ describe("tool registration", { timeout: 120_000 }, () => {
       callText(tools.get("echo_2"), { text: "x" }),
       /Tool 'echo_2' is no longer available: tool 'echo' of MCP server 'beta' has another name now/,
     );
-    assert.match(registry.notesFor("beta").join("\n"), /provided by both 'alpha' and 'beta'/, "add and the rest");
-    assert.doesNotMatch(registry.notesFor("beta").join("\n"), /'echo'/, "no warning about a collision that is gone");
+    assert.match(
+      registry.notesFor("beta").clashes.join("\n"),
+      /provided by both 'alpha' and 'beta'/,
+      "add and the rest",
+    );
+    assert.doesNotMatch(
+      registry.notesFor("beta").clashes.join("\n"),
+      /'echo'/,
+      "no warning about a collision that is gone",
+    );
   });
 
   test("$ref schemas are inlined into the parameters pi sees", () => {

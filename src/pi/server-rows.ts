@@ -117,7 +117,7 @@ export function serverRows(
           : stateDetail(c.state, c.config.retry.maxAttempts, now),
       metrics: c.health.metrics(now),
       error: c.lastError === undefined ? undefined : shown(c.lastError, SHOWN.body),
-      warnings: [...c.warnings, ...registry.notesFor(c.name)].map((warning) => shown(warning, SHOWN.body)),
+      warnings: [...c.warnings, ...Object.values(registry.notesFor(c.name)).flat()].map((w) => shown(w, SHOWN.body)),
       tools: tools.map((t) => ({
         name: t.name,
         originalName: t.originalName,

@@ -60,17 +60,27 @@ export class SessionNotices {
 
   /**
    * The session started: the startup notice (if there is anything to say) and the footer. `once` are config notices
-   * given this time only, beside the config's problems.
+   * given this time only, beside the config's problems; `told` the servers' notes given at an earlier start
+   * (`server\0note`), left out of it.
    */
-  sessionStarted(ctx: ExtensionContext, warnings: readonly string[], once: readonly ConfigProblem[] = []): void {
+  sessionStarted(
+    ctx: ExtensionContext,
+    warnings: readonly string[],
+    once: readonly ConfigProblem[] = [],
+    told: ReadonlySet<string> = new Set(),
+  ): void {
     this.ctx = ctx;
     this.ready = [];
     this.late = new Set(
       [...this.bridge.connections.values()].filter((c) => c.status === "connecting").map((c) => c.name),
     );
     const rootWarning = projectRootWarning(this.bridge.projectRoot, ctx.cwd);
+    const rows = this.rows().map((row) => ({
+      ...row,
+      warnings: row.warnings.filter((warning) => !told.has(`${row.name}\0${warning}`)),
+    }));
     const summary = formatStartupSummary(
-      this.rows(),
+      rows,
       [...this.bridge.problems, ...once],
       rootWarning ? [...warnings, rootWarning] : warnings,
     );

@@ -119,10 +119,11 @@ export class ToolRegistry {
     ];
   }
 
-  /** What the user should hear about a server's tools: one line per server it shares names with, one on schemas. */
-  notesFor(server: string): string[] {
+  /** What the user should hear about a server's tools: a line per server it shares names with, one on schemas. */
+  notesFor(server: string): { clashes: string[]; schema: string[] } {
     const uncarried = this.toolsOf(server).map((t) => this.uncarried.get(`${server}\0${t.originalName}`));
-    return [...toolNotes.clashNotes(server, this.collisions.values()), ...toolNotes.uncarriedNote(uncarried)];
+    const clashes = toolNotes.clashNotes(server, this.collisions.values());
+    return { clashes, schema: toolNotes.uncarriedNote(uncarried) };
   }
 
   /** Clashes between servers into the log, each once: names are final only once the session runs. */
@@ -313,12 +314,9 @@ export class ToolRegistry {
     }
     this.withdrawn.add(tool.name);
     const definition = this.definitions.get(tool.name);
-    if (definition) {
-      const message = `Tool '${tool.name}' is no longer available: MCP server '${tool.server}' stopped listing its tool '${tool.originalName}'. Use another tool.`;
-      this.install(
-        unavailableDefinition(definition, tool.name, `MCP server '${tool.server}' removed this tool`, message),
-      );
-    }
+    const removed = `MCP server '${tool.server}' removed this tool`;
+    const message = `Tool '${tool.name}' is no longer available: MCP server '${tool.server}' stopped listing its tool '${tool.originalName}'. Use another tool.`;
+    if (definition) this.install(unavailableDefinition(definition, tool.name, removed, message));
     this.activate(tool.name, false);
   }
 
