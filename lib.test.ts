@@ -272,6 +272,14 @@ describe("validateServerEntry", () => {
     assert.match(invalid({ command: "x", lazy: "yes" }), /`lazy` must be true or false/);
     assert.match(invalid({ command: "x", maxRestarts: -1 }), /`maxRestarts` must be a whole number/);
     assert.match(invalid({ command: "x", initTimeout: 0 }), /`initTimeout` must be a positive number/);
+    // Seconds written where milliseconds are read: said, and taken as written.
+    const seconds = validateServerEntry("a", { command: "x", initTimeout: 15, requestTimeout: 90 }, project);
+    assert.equal(seconds.config?.timeout, 15);
+    assert.deepEqual(seconds.warnings, [
+      "`initTimeout` 15 is milliseconds (0.015 s), too short for what it bounds; for 15 seconds write 15000",
+      "`requestTimeout` 90 is milliseconds (0.09 s), too short for what it bounds; for 90 seconds write 90000",
+    ]);
+    assert.deepEqual(validateServerEntry("b", { command: "x", initTimeout: 1000 }, project).warnings, []);
     assert.match(
       invalid({ url: "http://h/mcp", maxRestarts: 2 }),
       /`maxRestarts` applies to local \(command\) servers only/,

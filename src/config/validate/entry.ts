@@ -9,6 +9,7 @@ import { validateExposure } from "../exposure-setting.ts";
 import { protocolSetting } from "../protocol-setting.ts";
 import { validateEndpoint } from "./endpoint.ts";
 import { validateLifecycle } from "./lifecycle.ts";
+import { millisecondWarnings } from "./timeout.ts";
 import { validateLimits } from "./server-limits.ts";
 import { serverNameProblem } from "./name.ts";
 import { validateAuth } from "./oauth.ts";
@@ -40,7 +41,7 @@ export function validateServerEntry(
       ],
       warnings,
     };
-  warnings.push(...misspeltFieldWarnings(entry));
+  warnings.push(...misspeltFieldWarnings(entry), ...millisecondWarnings(entry));
 
   const endpoint = validateEndpoint(entry, errors, warnings);
   const local = endpoint.transport === "stdio";

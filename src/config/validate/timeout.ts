@@ -62,6 +62,21 @@ export function requestTimeoutField(entry: JsonObject): string {
   return inSeconds(entry.timeout) && !hasRequestTimeout(entry) ? "`timeout` (seconds)" : "`requestTimeout` (ms)";
 }
 
+/** The deadlines written in milliseconds only (not `timeout`, whose small values are seconds). */
+const MS_DEADLINES = ["initTimeout", "requestTimeout"] as const;
+
+/**
+ * A deadline in milliseconds below {@link SECONDS_BELOW} is surely seconds meant (`"initTimeout": 15`, as pi 1.x's
+ * `timeout` is written): no server starts, and no call answers, in 15 ms. Said, not changed: the field is documented in
+ * milliseconds.
+ */
+export function millisecondWarnings(entry: JsonObject): string[] {
+  return MS_DEADLINES.filter((field) => inSeconds(entry[field])).map((field) => {
+    const value = entry[field] as number;
+    return `\`${field}\` ${value} is milliseconds (${value / 1000} s), too short for what it bounds; for ${value} seconds write ${value * 1000}`;
+  });
+}
+
 /** A notice to give once, and the key it is remembered by once given. */
 export interface OnceNotice {
   key: string;
