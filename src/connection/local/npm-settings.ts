@@ -33,7 +33,9 @@ export interface NpmRun {
 export function npmSettings({ env, cwd }: NpmRun): NpmSetting {
   const home = npmHome(env);
   const rc = new Map<string, string>();
-  const prefix = fromEnv(env, "prefix") ?? path.dirname(path.dirname(process.execPath));
+  // npm's prefix holds node itself on Windows, and `bin/node` elsewhere.
+  const node = path.dirname(process.execPath);
+  const prefix = fromEnv(env, "prefix") ?? (process.platform === "win32" ? node : path.dirname(node));
   const files = [
     fromEnv(env, "globalconfig") ?? path.join(prefix, "etc", "npmrc"),
     fromEnv(env, "userconfig") ?? path.join(home, ".npmrc"),
