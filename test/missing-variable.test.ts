@@ -119,6 +119,12 @@ describe("a server whose env lacks a variable it needs", () => {
       "Credentials not found. Please run with 'auth' argument first.",
     );
     assert.equal(requestIn(["Usage: mcp-server-x <dir>", "  --flag"]), "Usage: mcp-server-x <dir>");
+    // @xeroapi/xero-mcp-server without its credentials, naming none of them.
+    const xero = "Error: Environment Variables not set - please check your .env file";
+    assert.equal(
+      requestIn(['throw Error("Environment Variables not set - please check your .env file");', "^", xero]),
+      xero,
+    );
     // kubernetes-mcp-server without a kubeconfig context: the error above its usage text says what is wrong.
     const kube =
       "Error: unable to create kubernetes target provider: no current-context is set and no contexts are defined";
