@@ -41,6 +41,7 @@ import { npxLaunch } from "./local/npx-failure.ts";
 import type { ProcessEnding, ProcessGroupStdioTransport } from "./local/stdio-transport.ts";
 import { MessageTooLargeError } from "./message-limit.ts";
 import { guardNesting } from "./local/nesting-guard.ts";
+import { repairToolLists } from "./tool-list-repair.ts";
 import { invalidTokenAs401 } from "./fresh-headers.ts";
 import { boundNotifications, type FloodKind } from "./notification-bound.ts";
 import { negotiationFor } from "./protocol-negotiation.ts";
@@ -237,7 +238,7 @@ export class LiveSession {
             refused: (words) => (this.refusedSaying = words),
           });
     const transport = traceRequests(
-      boundNotifications(guardNesting(makeTransport(pool?.fetch)), {
+      boundNotifications(repairToolLists(guardNesting(makeTransport(pool?.fetch))), {
         dropped: (kind, first) => events.notificationDropped(kind, first),
         received: events.heard,
       }),

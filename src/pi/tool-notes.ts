@@ -4,7 +4,9 @@
  * where each tool is one line in the log. Pure.
  */
 import type { LogRecord } from "../common/log-file.ts";
+import type { Tool } from "@modelcontextprotocol/client";
 import { listedNames } from "../translate/tool-list-limits.ts";
+import { SCHEMA_WITHOUT_TYPE } from "../connection/tool-list-repair.ts";
 
 /** A tool that did not get the name it wanted. */
 export interface Collision {
@@ -65,5 +67,21 @@ export function uncarriedNote(tools: ReadonlyArray<readonly string[] | undefined
   return [
     `${perTool.length === 1 ? "1 tool uses" : `${perTool.length} tools use`} schema keywords the model cannot see ` +
       `(${keywords}); the server's own schema still checks the arguments (mcp.log names each tool)`,
+  ];
+}
+
+/** The notice for a server's tools whose input schema had no `type` (../connection/tool-list-repair.ts), if any. */
+export function typelessNote(tools: readonly Tool[]): string[] {
+  const typeless = tools.filter((tool) => tool._meta?.[SCHEMA_WITHOUT_TYPE]);
+  if (typeless.length === 0) return [];
+  const names = typeless.map((tool) => tool.name);
+  const listed = names.length > 5 ? `${names.slice(0, 5).join(", ")}, …` : names.join(", ");
+  const bare = typeless.filter((tool) => Object.keys(tool.inputSchema.properties ?? {}).length === 0).length;
+  const none = bare
+    ? `; ${bare === typeless.length ? "they list" : `${bare} list`} no parameters, which the model then learns only from the server's errors`
+    : "";
+  return [
+    `${names.length === 1 ? "1 tool has an input schema" : `${names.length} tools have input schemas`} without \`type\`, ` +
+      `which MCP requires: read as object schemas${none} (${listed})`,
   ];
 }

@@ -123,7 +123,8 @@ export class ToolRegistry {
   notesFor(server: string): { clashes: string[]; schema: string[] } {
     const uncarried = this.toolsOf(server).map((t) => this.uncarried.get(`${server}\0${t.originalName}`));
     const clashes = toolNotes.clashNotes(server, this.collisions.values());
-    return { clashes, schema: toolNotes.uncarriedNote(uncarried) };
+    const typeless = toolNotes.typelessNote(this.listed.get(server)?.tools ?? []);
+    return { clashes, schema: [...toolNotes.uncarriedNote(uncarried), ...typeless] };
   }
 
   /** Clashes between servers into the log, each once: names are final only once the session runs. */

@@ -1,0 +1,39 @@
+/**
+ * Tool lists that break the MCP schema in one way with one meaning: a tool's `inputSchema` without `type` (mcp-obsidian
+ * sends `{"$schema": …}` alone, a schema generator's empty output), or none at all. The SDK checks a list whole and
+ * refuses it for one such tool, so every tool of the server was lost. Such a schema is read as the object schema it can
+ * only be, with whatever properties it lists, and the tool is marked, so `/mcp` says so. A schema of another `type`
+ * has no one meaning, and is left for the SDK to refuse.
+ */
+import type { Transport } from "@modelcontextprotocol/client";
+import { isObject } from "../common/values.ts";
+import { wrapIncoming } from "./incoming-messages.ts";
+
+/** The key in the `_meta` of a tool whose input schema had no `type`. */
+export const SCHEMA_WITHOUT_TYPE = "mcp-bridge/input-schema-without-type";
+
+/** Repairs the answers to the `tools/list` requests sent over `transport` before the SDK checks them. */
+export function repairToolLists<T extends Transport>(transport: T): T {
+  const asked = new Set<string | number>();
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    if ("method" in message && message.method === "tools/list" && "id" in message) asked.add(message.id);
+    return send(message, options);
+  };
+  return wrapIncoming(transport, (next) => (message, extra) => {
+    if (!("method" in message) && "result" in message && message.id !== undefined && asked.delete(message.id))
+      repair(message.result);
+    next(message, extra);
+  });
+}
+
+function repair(result: unknown): void {
+  if (!isObject(result) || !Array.isArray(result.tools)) return;
+  for (const tool of result.tools) {
+    if (!isObject(tool)) continue;
+    const schema = tool.inputSchema;
+    if (schema !== undefined && !(isObject(schema) && schema.type === undefined)) continue;
+    tool.inputSchema = { ...(isObject(schema) ? schema : {}), type: "object" };
+    tool._meta = { ...(isObject(tool._meta) ? tool._meta : {}), [SCHEMA_WITHOUT_TYPE]: true };
+  }
+}
