@@ -240,6 +240,26 @@ describe("a server whose env lacks a variable it needs", () => {
     }
   });
 
+  // @gannonh/firebase-mcp without its key logs "[ERROR] SERVICE_ACCOUNT_KEY_PATH not set" and waits for ever.
+  test("a server that asks for a variable and then never answers: the entry to add when its initTimeout ends, no restart", async () => {
+    const tmp = tempDir();
+    const starts = path.join(tmp.dir, "starts");
+    const script = `echo >> '${starts}'; echo '[ERROR] HUNG_KEY_PATH not set' >&2; echo '[INFO] Waiting to initialize...' >&2; exec sleep 300`;
+    try {
+      const { message, state } = await connectFailure(
+        connectionFor("hung", { command: "sh", args: ["-c", script], initTimeout: 4000 }),
+      );
+      assert.match(
+        message,
+        /^MCP server 'hung': it needs HUNG_KEY_PATH, which its `env` does not set \(the process gave no answer to the MCP handshake within its `initTimeout` of 4 s, saying so\); add "HUNG_KEY_PATH": "\$\{HUNG_KEY_PATH\}" to `env` of 'hung'/,
+      );
+      assert.equal(state, "gaveUp", "not restarted: a restart gets the same environment");
+      assert.equal(readFileSync(starts, "utf8"), "\n", "one start");
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
   // exa-mcp-server and @circleci/mcp-server-circleci start without their key and fail each call asking for it.
   test("a tool's error that asks for the server's own key it was not given says what to add to its entry", async () => {
     const entry = { command: "node", args: [path.join(REPO_ROOT, "test", "fixtures", "keyless-server.mjs")] };

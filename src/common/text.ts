@@ -15,6 +15,11 @@ export function seconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 
+/** A duration measured (not configured), to a tenth of a second: `20 s`, `0.4 s`. */
+export function measured(ms: number): string {
+  return seconds(Math.max(100, Math.round(ms / 100) * 100));
+}
+
 /** How many characters of a value a message quotes at most. */
 const QUOTE_LIMIT = 200;
 

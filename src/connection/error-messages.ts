@@ -5,7 +5,7 @@
 import { BridgeError, describeError, errorMessage, type ErrorKind } from "../common/errors.ts";
 import { httpStatusOf, kindOf, serverAnswered } from "../common/error-kinds.ts";
 import { describeSource, type ServerConfig } from "../config/types.ts";
-import { seconds, shellWord, withoutServerName } from "../common/text.ts";
+import { measured, seconds, shellWord, withoutServerName } from "../common/text.ts";
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import { displayUrl, findVarRefs } from "../config/substitute.ts";
 import { handshakeTimeoutField, requestTimeoutField } from "../config/validate/timeout.ts";
@@ -185,14 +185,17 @@ export function permanentFailure(ctx: ErrorContext): LaunchFailure | undefined {
 }
 
 /**
- * A local server that answered the handshake with an error while its output asks for a variable its start did not
- * give (`@21st-dev/magic`: "No API key found … pass it as API_KEY=…", then "Not authenticated"): no restart gives it.
+ * A local server asking for a variable its start did not give that answered the handshake with an error (@21st-dev/magic:
+ * "No API key found", then "Not authenticated") or hung (@gannonh/firebase-mcp): no restart gives it.
  */
-function refusedWanting(ctx: ErrorContext, error: unknown): LaunchFailure | undefined {
-  const asks = ctx.asksFor;
+function wantingVariable(ctx: ErrorContext, error: unknown, timedOut: boolean): LaunchFailure | undefined {
+  // Not while npx installs it: that is why it has not answered.
+  const asks = ctx.config.transport === "stdio" && !(timedOut && ctx.stage === "installing") ? ctx.asksFor : undefined;
   if (!asks?.names.length) return undefined;
-  const answer = `answered ${ctx.stage === "tools" ? "the request for its tools" : "the MCP handshake"} with ${JSON.stringify(describeError(error))}`;
-  return missingVariables(ctx.config, answer, asks, ctx.stderr().includes(asks.asking ?? ""));
+  const did = timedOut
+    ? `gave no answer to the MCP handshake within its \`${handshakeTimeoutField(ctx.config.raw, true)}\` of ${seconds(ctx.config.timeout)}`
+    : `answered ${ctx.stage === "tools" ? "the request for its tools" : "the MCP handshake"} with ${JSON.stringify(describeError(error))}`;
+  return missingVariables(ctx.config, did, asks, ctx.stderr().includes(asks.asking ?? ""));
 }
 
 /** The server's command line for a terminal, and the variables its `env` sets there (names only: values may be secret). */
@@ -208,11 +211,6 @@ function exitedAfter(ctx: ErrorContext): string {
   if (ctx.exitedAfterMs === undefined) return "";
   const install = ctx.npxInstallMs;
   return ` after ${measured(ctx.exitedAfterMs)}${install ? `, ${measured(install)} of it npx installing its package` : ""}`;
-}
-
-/** A duration measured by the bridge, to a tenth of a second: `20 s`, `0.4 s`. */
-function measured(ms: number): string {
-  return seconds(Math.max(100, Math.round(ms / 100) * 100));
 }
 
 /**
@@ -280,7 +278,7 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
   } else if (kind === "timeout" && proxyHint(config) && (signIn = signInWaitIn(ctx.stderr()))) {
     message = `MCP server '${config.name}': mcp-remote had waited ${measured(elapsedMs)} for a sign-in in a browser at ${signIn}, which pi cannot show, so it was stopped; each start would begin another sign-in, so it was not restarted`;
     permanent = { reason: message };
-  } else if (kind === "timeout") {
+  } else if (kind === "timeout" && !(permanent = wantingVariable(ctx, error, true))) {
     message = handshakeTimeoutMessage(ctx, elapsedMs, where);
   } else if (config.transport === "stdio" && (error as { code?: unknown }).code === "ENOENT") {
     const command = config.command ?? "";
@@ -299,12 +297,11 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
   } else if (config.transport === "stdio" && (error as { code?: unknown }).code === "E2BIG") {
     message = `MCP server '${config.name}': its command line and environment are longer than the system allows (E2BIG); shorten \`args\` or \`env\` of '${config.name}' in ${config.source.path}`;
   } else if (ctx.violation) {
-    message =
-      `MCP server '${config.name}': ${ctx.violation}, so ${config.transport === "stdio" ? "it was stopped" : "the connection was closed"} ` +
-      `(raise \`maxMessageBytes\` for '${config.name}' in ${config.source.path} if it really sends messages that large)`;
+    const ended = config.transport === "stdio" ? "it was stopped" : "the connection was closed";
+    message = `MCP server '${config.name}': ${ctx.violation}, so ${ended} (raise \`maxMessageBytes\` for '${config.name}' in ${config.source.path} if it really sends messages that large)`;
   } else if (
     config.transport === "stdio" &&
-    (permanent = answered ? refusedWanting(ctx, error) : permanentFailure(ctx))
+    (permanent ??= answered ? wantingVariable(ctx, error, false) : permanentFailure(ctx))
   ) {
     const fix = permanent.fix ?? `check \`command\` and \`args\` of '${config.name}' in ${config.source.path}`;
     message = `MCP server '${config.name}': ${permanent.reason}; ${fix}. Restarting would not help, so it was not retried`;
