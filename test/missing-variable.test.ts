@@ -119,6 +119,15 @@ describe("a server whose env lacks a variable it needs", () => {
       "Credentials not found. Please run with 'auth' argument first.",
     );
     assert.equal(requestIn(["Usage: mcp-server-x <dir>", "  --flag"]), "Usage: mcp-server-x <dir>");
+    // @composio/mcp without its `start`: yargs' usage, then the line that says what is missing.
+    assert.equal(
+      requestIn(["mcp <command>", "Commands:", "You need to specify a command"]),
+      "You need to specify a command",
+    );
+    assert.equal(
+      requestIn(["Not enough non-option arguments: got 0, need at least 1"]),
+      "Not enough non-option arguments: got 0, need at least 1",
+    );
     // @xeroapi/xero-mcp-server without its credentials, naming none of them.
     const xero = "Error: Environment Variables not set - please check your .env file";
     assert.equal(
