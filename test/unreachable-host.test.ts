@@ -62,6 +62,15 @@ describe("a host a local server could not reach, from its stderr", () => {
       "its cause, where printed, names more",
     );
     assert.equal(unreachableHost(["listening on stdio", "ready"]), undefined);
+    // The snyk CLI's wrapper: its download failed, and then its report of that to its error tracker.
+    assert.deepEqual(
+      unreachableHost([
+        "2026-12-05T06:42:44.045Z: Error: getaddrinfo ENOTFOUND static.snyk.io",
+        "Error: getaddrinfo ENOTFOUND o30291.ingest.sentry.io",
+      ]),
+      { host: "static.snyk.io", error: "getaddrinfo ENOTFOUND" },
+      "what failed first",
+    );
   });
 
   test("a server that exits on a real failed lookup: the message names the host, not the entry", async () => {

@@ -27,10 +27,14 @@ const PYTHON =
 /** Node's `fetch` says only this where a server printed the message without its cause (the lookup, the refusal). */
 const FETCH = /\bfetch failed\b/;
 
-/** The last host the lines say could not be reached, if any says so; a line that names it beats one that does not. */
+/**
+ * The first host the lines say could not be reached, if any says so; a line that names it beats one that does not. The
+ * first, since what failed first makes the rest fail: the snyk CLI's wrapper could not download its program from
+ * static.snyk.io, and then could not report that to its error tracker either.
+ */
 export function unreachableHost(lines: readonly string[]): UnreachableHost | undefined {
   let unnamed: UnreachableHost | undefined;
-  for (let i = lines.length - 1; i >= 0; i--) {
+  for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     const node = NODE.exec(line);
     const python = node ? undefined : (PYTHON.exec(line) ?? FETCH.exec(line));
