@@ -229,9 +229,17 @@ describe("permanentLaunchFailure", () => {
       /^a native module of its package cannot be loaded by the Node\.js that runs it \(was compiled against a different Node\.js version\)/,
     );
     assert.match(failure.fix ?? "", new RegExp(`^delete npx's copy of the package \\(${copy}\\) and reconnect`));
-    // @auth0/auth0-mcp-server where its keytar has no build, started from a folder of the user's own.
+    // @auth0/auth0-mcp-server on Linux without libsecret (its keytar's build is there, but cannot load without it),
+    // started from a folder of the user's own.
     const keytar = 'Error: Failed to load keytar native addon, checked ["../build/Release"] on prebuilds/linux-x64';
-    assert.match(permanentLaunchFailure(1, keytar)?.fix ?? "", /^rebuild the server's packages/);
+    const keyring = permanentLaunchFailure(1, keytar)!;
+    assert.match(keyring.reason, /keytar loads on Linux only where the libsecret library is installed/);
+    assert.match(
+      keyring.fix ?? "",
+      /^install libsecret \(`libsecret-1-0` on Debian and Ubuntu.*; where it is installed, rebuild the server's packages/,
+    );
+    const mac = permanentLaunchFailure(1, keytar.replace("linux-x64", "darwin-arm64"))!;
+    assert.match(mac.fix ?? "", /^rebuild the server's packages/);
   });
 });
 

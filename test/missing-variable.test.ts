@@ -128,6 +128,10 @@ describe("a server whose env lacks a variable it needs", () => {
       requestIn(["Not enough non-option arguments: got 0, need at least 1"]),
       "Not enough non-option arguments: got 0, need at least 1",
     );
+    // @auth0/auth0-mcp-server before its `init` sign-in; not a file a server goes on without.
+    const auth0 = "[ERROR:auth0-mcp] Authorization Error: No valid authorization token found";
+    assert.equal(requestIn([auth0]), auth0);
+    assert.equal(requestIn(["No config file found, using defaults"]), undefined);
     // @xeroapi/xero-mcp-server without its credentials, naming none of them.
     const xero = "Error: Environment Variables not set - please check your .env file";
     assert.equal(

@@ -48,11 +48,18 @@ export function permanentLaunchFailure(
   const native = NATIVE_MODULE.exec(stderr)?.[0];
   if (native) {
     const copy = npxCopyIn(stderr);
+    const fix = copy
+      ? `delete npx's copy of the package (${copy}) and reconnect (\`/mcp reconnect\`): npx installs it again, built for this Node.js (which may need the network)`
+      : "rebuild the server's packages with the Node.js that runs it (`npm rebuild` in its folder), then reconnect";
+    // keytar (passwords in the system's keyring) swallows the loader's words; on Linux it is most often the library.
+    if (/keytar native addon/.test(native) && /prebuilds\/linux/.test(stderr))
+      return {
+        reason: `a native module of its package cannot be loaded (${native}): keytar loads on Linux only where the libsecret library is installed, or else was built for another Node.js`,
+        fix: `install libsecret (\`libsecret-1-0\` on Debian and Ubuntu, \`libsecret\` on Fedora and Arch) and reconnect; where it is installed, ${fix}`,
+      };
     return {
       reason: `a native module of its package cannot be loaded by the Node.js that runs it (${native}): built for another Node.js, or not built at all`,
-      fix: copy
-        ? `delete npx's copy of the package (${copy}) and reconnect (\`/mcp reconnect\`): npx installs it again, built for this Node.js (which may need the network)`
-        : "rebuild the server's packages with the Node.js that runs it (`npm rebuild` in its folder), then reconnect",
+      fix,
     };
   }
   if (npx?.kind === "script")

@@ -67,9 +67,10 @@ export function variablesAskedFor(lines: readonly string[], passed: Readonly<Rec
 // "Please provide a database URL as a command-line argument", "Please run with 'auth' argument first", "Please place
 // gcp-oauth.keys.json in current directory", "Invalid number of arguments", "No access token was provided", "Usage: x",
 // "Environment Variables not set - please check your .env file" (@xeroapi/xero-mcp-server, naming none), "You need to
-// specify a command" (@composio/mcp without `start`), yargs' "Not enough non-option arguments".
+// specify a command" (@composio/mcp without `start`), yargs' "Not enough non-option arguments", "No valid authorization
+// token found" (@auth0/auth0-mcp-server before its `init`).
 const REQUEST =
-  /\bplease (?:either )?(?:provide|specify|set|pass|supply|run|configure|add|define|place|put|create|install|log ?in|sign in)\b|\b(?:invalid|wrong) number of arguments\b|\b(?:is|are) required\b|\bmissing (?:required )?(?:[\w-]+ ){0,2}(?:id|token|key|secret|credentials?|url|path|director(?:y|ies)|folder|file|arguments?|parameters?|options?|project|workspace|database)\b|[.:]\s+usage:\s|\benvironment variables? (?:(?:is|are) )?not (?:set|configured|defined)\b|\byou (?:need|have|must) to (?:specify|provide|pass|give|supply)\b|\bnot enough non-option arguments\b|\bno (?:[\w-]+ ){0,3}(?:token|key|secret|credentials?|url|path|director(?:y|ies)|folder|file|arguments?|project|workspace|database)s? (?:(?:was|were) )?(?:provided|given|supplied|specified)\b|^\s*usage:/i;
+  /\bplease (?:either )?(?:provide|specify|set|pass|supply|run|configure|add|define|place|put|create|install|log ?in|sign in)\b|\b(?:invalid|wrong) number of arguments\b|\b(?:is|are) required\b|\bmissing (?:required )?(?:[\w-]+ ){0,2}(?:id|token|key|secret|credentials?|url|path|director(?:y|ies)|folder|file|arguments?|parameters?|options?|project|workspace|database)\b|[.:]\s+usage:\s|\benvironment variables? (?:(?:is|are) )?not (?:set|configured|defined)\b|\byou (?:need|have|must) to (?:specify|provide|pass|give|supply)\b|\bnot enough non-option arguments\b|\bno (?:[\w-]+ ){0,3}(?:token|key|secret|credentials?)s? (?:was |were )?found\b|\bno (?:[\w-]+ ){0,3}(?:token|key|secret|credentials?|url|path|director(?:y|ies)|folder|file|arguments?|project|workspace|database)s? (?:(?:was|were) )?(?:provided|given|supplied|specified)\b|^\s*usage:/i;
 
 /** The first line that asks the user for something the server's start did not give, if one does. */
 export function requestIn(lines: readonly string[]): string | undefined {
