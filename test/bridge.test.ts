@@ -190,8 +190,8 @@ describe("McpBridge", { timeout: 120_000 }, () => {
     }
   });
 
-  // A trust answer, a sign-in's tokens or a notice given is saved in the background; a quit right after must not lose it.
-  test("shutdown waits for the files being written: a trust answer saved as pi quits is on disk", async () => {
+  /** A bridge in a project and agent dir of its own, with only the bundled config (no servers). */
+  function bundledOnly() {
     const project = tempDir();
     const agent = tempDir();
     const bridge = new McpBridge({
@@ -201,6 +201,12 @@ describe("McpBridge", { timeout: 120_000 }, () => {
       env: process.env,
       clientInfo: { name: "test", version: "0" },
     });
+    return { project, agent, bridge };
+  }
+
+  // A trust answer, a sign-in's tokens or a notice given is saved in the background; a quit right after must not lose it.
+  test("shutdown waits for the files being written: a trust answer saved as pi quits is on disk", async () => {
+    const { project, agent, bridge } = bundledOnly();
     const file = path.join(agent.dir, "mcp-bridge", "trust.json");
     try {
       await bridge.start();
@@ -215,15 +221,7 @@ describe("McpBridge", { timeout: 120_000 }, () => {
   });
 
   test("the bundled mcp.json ships with no servers", async () => {
-    const project = tempDir();
-    const agent = tempDir();
-    const bridge = new McpBridge({
-      projectRoot: project.dir,
-      agentDir: agent.dir,
-      bundledPath: path.join(REPO_ROOT, "mcp.json"),
-      env: process.env,
-      clientInfo: { name: "test", version: "0" },
-    });
+    const { project, agent, bridge } = bundledOnly();
     try {
       await bridge.start();
       assert.equal(bridge.connections.size, 0);
