@@ -6,7 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { deprecationIn, requestIn, variablesAskedFor } from "../src/connection/local/missing-variable.ts";
+import {
+  deprecationIn,
+  requestIn,
+  variablesAskedFor,
+  withoutSourceExcerpts,
+} from "../src/connection/local/missing-variable.ts";
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { connectFailure, connectionFor, fixtureEntry, REPO_ROOT, tempDir, TEST_SOURCE } from "./helpers.ts";
@@ -134,10 +139,23 @@ describe("a server whose env lacks a variable it needs", () => {
     assert.equal(requestIn(["No config file found, using defaults"]), undefined);
     // @xeroapi/xero-mcp-server without its credentials, naming none of them.
     const xero = "Error: Environment Variables not set - please check your .env file";
-    assert.equal(
-      requestIn(['throw Error("Environment Variables not set - please check your .env file");', "^", xero]),
+    const thrown = [
+      "file:///x/node_modules/@xeroapi/xero-mcp-server/dist/clients/xero-client.js:11",
+      '    throw Error("Environment Variables not set - please check your .env file");',
+      "    ^",
+      "",
       xero,
-    );
+    ];
+    assert.equal(requestIn(withoutSourceExcerpts(thrown)), xero, "the error's own line, not the source above it");
+    // mcp-server-trello is minified: the source line Node prints is the whole program, which reads TRELLO_BOARD_ID too.
+    const minified = [
+      "file:///x/build/index.js:1",
+      'import{Server}from"@x";class T{constructor(){const r=process.env.TRELLO_BOARD_ID;if(!e)throw new Error("TRELLO_API_KEY and TRELLO_TOKEN environment variables are required")}}',
+      " ".repeat(1020),
+      "",
+      "Error: TRELLO_API_KEY and TRELLO_TOKEN environment variables are required",
+    ];
+    assert.deepEqual(variablesAskedFor(withoutSourceExcerpts(minified), {}), ["TRELLO_API_KEY", "TRELLO_TOKEN"]);
     // kubernetes-mcp-server without a kubeconfig context: the error above its usage text says what is wrong.
     const kube =
       "Error: unable to create kubernetes target provider: no current-context is set and no contexts are defined";

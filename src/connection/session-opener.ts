@@ -47,6 +47,7 @@ import {
   requestIn,
   terminalWanted,
   variablesAskedFor,
+  withoutSourceExcerpts,
 } from "./local/missing-variable.ts";
 import { keptNpmLogs, npxLaunch } from "./local/npx-failure.ts";
 import { offlineNote, offlineRegistry, offlineSettings } from "./local/npx-offline.ts";
@@ -331,7 +332,8 @@ export class SessionOpener {
   }
 
   /** What `lines` (a server's output, redacted) ask for that this server's start did not give. */
-  private asksFor(lines: string[]): AsksFor {
+  private asksFor(output: string[]): AsksFor {
+    const lines = withoutSourceExcerpts(output);
     const { config, resolvedLocal } = this;
     const { env } = this.options;
     const names = variablesAskedFor(lines, resolvedLocal?.env ?? config.env);

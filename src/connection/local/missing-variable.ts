@@ -7,6 +7,7 @@
  * ("Please provide a database URL as a command-line argument", "Usage: …"): no restart gives it either; and words how
  * to give the variables. Pure.
  */
+import { quoteValue } from "../../common/text.ts";
 
 /**
  * What a server's output asks for: variables it was not given (which of them pi's own env has, and which its `env`
@@ -72,10 +73,21 @@ export function variablesAskedFor(lines: readonly string[], passed: Readonly<Rec
 const REQUEST =
   /\bplease (?:either )?(?:provide|specify|set|pass|supply|run|configure|add|define|place|put|create|install|log ?in|sign in)\b|\b(?:invalid|wrong) number of arguments\b|\b(?:is|are) required\b|\bmissing (?:required )?(?:[\w-]+ ){0,2}(?:id|token|key|secret|credentials?|url|path|director(?:y|ies)|folder|file|arguments?|parameters?|options?|project|workspace|database)\b|[.:]\s+usage:\s|\benvironment variables? (?:(?:is|are) )?not (?:set|configured|defined)\b|\byou (?:need|have|must) to (?:specify|provide|pass|give|supply)\b|\bnot enough non-option arguments\b|\bno (?:[\w-]+ ){0,3}(?:token|key|secret|credentials?)s? (?:was |were )?found\b|\bno (?:[\w-]+ ){0,3}(?:token|key|secret|credentials?|url|path|director(?:y|ies)|folder|file|arguments?|project|workspace|database)s? (?:(?:was|were) )?(?:provided|given|supplied|specified)\b|^\s*usage:/i;
 
+/** The line Node prints first for an uncaught error: where it was thrown (`file:///x/index.js:12`), alone. */
+const THROWN_AT = /^\s*(?:file:\/\/)?\S+\.[cm]?[jt]sx?:\d+\s*$/;
+
+/**
+ * The lines without the source line Node prints below where an uncaught error was thrown: the error's own line follows,
+ * and in a minified file the source line is the whole program (mcp-server-trello's names a variable it reads but does
+ * not ask for).
+ */
+export function withoutSourceExcerpts(lines: readonly string[]): string[] {
+  return lines.filter((_, i) => i === 0 || !THROWN_AT.test(lines[i - 1]!));
+}
+
 /** The first line that asks the user for something the server's start did not give, if one does. */
 export function requestIn(lines: readonly string[]): string | undefined {
-  // Not the line of source Node quotes above an uncaught error (`throw Error("…")`): the error's own line follows.
-  const at = lines.findIndex((line) => REQUEST.test(line) && !WARNING.test(line) && !/^\s*throw\b/.test(line));
+  const at = lines.findIndex((line) => REQUEST.test(line) && !WARNING.test(line));
   // A usage text follows the error that made the program print it (kubernetes-mcp-server: no kubeconfig context).
   const error =
     /^\s*usage:/i.test(lines[at] ?? "") && lines.slice(0, at).find((line) => /^\s*(?:error|fatal)\b/i.test(line));
@@ -150,7 +162,7 @@ export function missingVariables(
     : `which ${asks.names.length > 1 ? "were" : "was"} not passed to it`;
   return {
     // The line is quoted where the stderr shown below leaves it out (above a long usage text).
-    reason: `it needs ${asks.names.join(" and ")}, ${given} (the process ${ended}, saying ${quoted || !asks.asking ? "so" : JSON.stringify(asks.asking)})`,
+    reason: `it needs ${asks.names.join(" and ")}, ${given} (the process ${ended}, saying ${quoted || !asks.asking ? "so" : quoteValue(asks.asking)})`,
     fix: fixes.join("; "),
   };
 }
