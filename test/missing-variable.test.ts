@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import {
   deprecationIn,
+  missingVariables,
   requestIn,
   variablesAskedFor,
   withoutSourceExcerpts,
@@ -156,6 +157,17 @@ describe("a server whose env lacks a variable it needs", () => {
       "Error: TRELLO_API_KEY and TRELLO_TOKEN environment variables are required",
     ];
     assert.deepEqual(variablesAskedFor(withoutSourceExcerpts(minified), {}), ["TRELLO_API_KEY", "TRELLO_TOKEN"]);
+    // The line that asked, where the stderr shown leaves it out, is quoted within bounds however long it is.
+    const asking = `const k=process.env.LONG_KEY;${"x".repeat(5000)}; LONG_KEY is required`;
+    const asks = { names: ["LONG_KEY"], inPi: [], unset: [], asking };
+    const { reason } = missingVariables(
+      { name: "s", source: { path: "/p/mcp.json" } },
+      "exited with code 1",
+      asks,
+      false,
+    );
+    assert.ok(reason.length < 600, `${reason.length} characters`);
+    assert.match(reason, /saying "const k=process\.env\.LONG_KEY;x+…/);
     // kubernetes-mcp-server without a kubeconfig context: the error above its usage text says what is wrong.
     const kube =
       "Error: unable to create kubernetes target provider: no current-context is set and no contexts are defined";
