@@ -280,6 +280,25 @@ describe("hostile local servers", { timeout: 120_000 }, () => {
     }
   });
 
+  test("a tool list refused because the server could not reach its API: the error names the host, and the server is restarted, as the network may come back", async () => {
+    const env = await twoServers(hostile("offline-list", {}, { maxRestarts: 2 }));
+    try {
+      await waitFor(() => env.bad().state.kind === "gaveUp", "the restarts to run out", 30_000);
+      assert.match(
+        env.bad().lastError ?? "",
+        /^MCP server 'bad' failed to connect: Failed to fetch remote tools .*\(the server could not reach api\.example\.invalid \(ENOTFOUND\): check that this machine reaches it \(network, DNS, proxy or firewall\)\)/,
+      );
+      // Not given up after the second start as a wrong answer repeated would be.
+      assert.deepEqual(
+        env.rec.of("mcp.connecting", "bad").map((e) => e.attempt),
+        [0, 1, 2],
+      );
+      await env.goodAnswers();
+    } finally {
+      await env.close();
+    }
+  });
+
   test("a server whose start fails differently each time is restarted until its restarts run out", async () => {
     const env = await twoServers({
       ...fixtureEntry("crash-on-start"),

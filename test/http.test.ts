@@ -421,6 +421,18 @@ describe("remote failures", { timeout: 120_000 }, () => {
     });
   });
 
+  test("a host name that does not resolve: the hint says to check `url` and the machine's DNS", async () => {
+    // `.invalid` never resolves (RFC 2606): the lookup fails at once, with no request leaving the machine.
+    const connection = connectionFor("nohost", { url: "http://mcp.example.invalid/mcp" });
+    await assert.rejects(connection.connect(), (error: unknown) => {
+      assert.match(
+        (error as Error).message,
+        /^MCP server 'nohost' at http:\/\/mcp\.example\.invalid\/mcp failed to connect: fetch failed: getaddrinfo (ENOTFOUND|EAI_AGAIN) mcp\.example\.invalid \(its host name did not resolve: check `url` for a typo, and that this machine reaches it/,
+      );
+      return true;
+    });
+  });
+
   test("a certificate Node does not trust (self-signed, or an organisation's CA): NODE_EXTRA_CA_CERTS named", async () => {
     const tmp = tempDir();
     const [key, cert] = [path.join(tmp.dir, "key.pem"), path.join(tmp.dir, "cert.pem")];

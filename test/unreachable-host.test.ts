@@ -32,6 +32,11 @@ describe("a host a local server could not reach, from its stderr", () => {
       ]),
       { host: "h.test", error: "EAI_AGAIN" },
     );
+    // The same object as JSON, in an error a server answered with (firebase-tools' `mcp`).
+    assert.deepEqual(unreachableHost(['Failed: {"code":"ENOTFOUND","syscall":"getaddrinfo","hostname":"h.test"}']), {
+      host: "h.test",
+      error: "ENOTFOUND",
+    });
     const python =
       "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='api.example.org', port=443): Max retries exceeded " +
       "(Caused by NameResolutionError(\"Failed to resolve 'api.example.org' ([Errno -3] Temporary failure in name resolution)\"))";

@@ -1,7 +1,10 @@
 /**
- * What a failure to connect usually means, by the words it was reported in: a refused connection, a web page where
- * MCP was meant, a certificate Node does not trust (a remote server), an answer the MCP schema refuses (any). Pure.
+ * What a failure to connect usually means, by the words it was reported in: a refused connection, a name that does not
+ * resolve, a web page where MCP was meant, a certificate Node does not trust (a remote server), an answer the MCP
+ * schema refuses, a host the server itself could not reach (any). Pure.
  */
+import { unreachableAdvice, unreachableHost } from "./local/unreachable-host.ts";
+
 const CONNECT_HINTS: readonly (readonly [RegExp, string])[] = [
   [/ECONNREFUSED/, "connection refused: is the server running?"],
   // A website, or a proxy's sign-in page, where the MCP endpoint was meant.
@@ -21,7 +24,21 @@ const CONNECT_HINTS: readonly (readonly [RegExp, string])[] = [
   ],
 ];
 
-/** The hint for a failure to connect, if its words have one. */
-export function connectHint(detail: string): string | undefined {
+/** The bridge could not look up the host of a remote server's `url`. */
+const UNRESOLVED = /\bgetaddrinfo (ENOTFOUND|EAI_AGAIN)\b/;
+
+/**
+ * The hint for a failure to connect, if its words have one. `answeredBy`: they are a server's own answer, not the
+ * bridge's failure to reach it; a host that a local server's answer names as out of reach is one the server needs (its
+ * API, to list its tools), from this machine.
+ */
+export function connectHint(detail: string, answeredBy?: "local" | "remote"): string | undefined {
+  const unreachable = answeredBy === "local" ? unreachableHost([detail]) : undefined;
+  if (unreachable) {
+    const { what, why } = unreachableAdvice(unreachable);
+    return `the server ${what}: ${why}`;
+  }
+  if (!answeredBy && UNRESOLVED.test(detail))
+    return "its host name did not resolve: check `url` for a typo, and that this machine reaches it (network, DNS, VPN or proxy)";
   return CONNECT_HINTS.find(([pattern]) => pattern.test(detail))?.[1];
 }

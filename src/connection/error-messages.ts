@@ -319,7 +319,8 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
       message += `. It failed the same way at its last start, so it was not restarted again: \`/mcp reconnect ${config.name}\` starts it once the cause is fixed`;
   } else {
     const detail = describeError(error);
-    const hint = connectHint(detail);
+    const answeredBy = answered ? (config.transport === "stdio" ? "local" : "remote") : undefined;
+    const hint = connectHint(detail, answeredBy);
     message = `MCP server '${config.name}'${where} failed to connect: ${detail}${hint ? ` (${hint})` : ""}`;
   }
   const proxy = proxyHint(config);

@@ -10,12 +10,17 @@
 import { kindOf, serverAnswered } from "../../common/error-kinds.ts";
 import { describeError } from "../../common/errors.ts";
 import type { ErrorContext } from "../error-messages.ts";
+import { unreachableHost } from "./unreachable-host.ts";
 
 /** What identifies this failed start, for comparing with the next; undefined where no restart is ruled out by it. */
 export function startFailureKey(ctx: ErrorContext, error: unknown): string | undefined {
   if (ctx.config.transport !== "stdio" || ctx.violation) return undefined;
-  // A wrong answer (the same invalid tool list at every start) is told apart by what was wrong with it.
-  if (serverAnswered(error)) return describeError(error).replace(/\d+/g, "#");
+  // A wrong answer (the same invalid tool list at every start) is told apart by what was wrong with it; an error
+  // answered because a host the server needs was out of reach may pass by itself.
+  if (serverAnswered(error)) {
+    const said = describeError(error);
+    return unreachableHost([said]) ? undefined : said.replace(/\d+/g, "#");
+  }
   if (!ctx.exitDescription) return undefined;
   const kind = kindOf(error);
   if (kind === "timeout" || kind === "auth" || ctx.unreachable) return undefined;

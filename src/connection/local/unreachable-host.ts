@@ -18,8 +18,8 @@ export interface UnreachableHost {
 /** Node's `getaddrinfo ENOTFOUND api.example.com`, `connect ECONNREFUSED 10.0.0.1:443`, and its `code: 'ENOTFOUND'`. */
 const NODE =
   /\b(?:(getaddrinfo|connect) )?(ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH)\b(?: ([\w.:[\]-]*\w))?/;
-/** Where Node prints the error as an object, the host is a field of its own near the code. */
-const HOSTNAME = /\b(?:hostname|address): '([^']+)'/;
+/** Where Node prints the error as an object, or a server as JSON, the host is a field of its own near the code. */
+const HOSTNAME = /\b(?:hostname|address)"?: ?['"]([^'"]+)['"]/;
 /** Python's requests and httpx name the host on the line of the error: `Failed to resolve 'api.example.com'`. */
 const PYTHON_HOST = /Failed to resolve '([^']+)'|ConnectionPool\(host='([^']+)'/;
 const PYTHON =
@@ -43,7 +43,7 @@ export function unreachableHost(lines: readonly string[]): UnreachableHost | und
       ? { host: node[3], error: node[1] ? `${node[1]} ${node[2]}` : node[2]! }
       : { host: PYTHON_HOST.exec(line)?.slice(1).find(Boolean), error: python![0] };
     if (found.host) return found;
-    // Node's object form: `code: 'ENOTFOUND'`, with `hostname: '…'` a few lines away.
+    // Node's object form: `code: 'ENOTFOUND'`, with `hostname: '…'` a few lines away (or on the line, as JSON).
     const near = lines.slice(Math.max(0, i - 4), i + 5).map((l) => HOSTNAME.exec(l)?.[1]);
     unnamed ??= { ...found, host: near.find(Boolean) };
   }
