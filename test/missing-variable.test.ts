@@ -39,6 +39,14 @@ describe("a server whose env lacks a variable it needs", () => {
     assert.deepEqual(asked("Please set SLACK_BOT_TOKEN and SLACK_TEAM_ID", { SLACK_BOT_TOKEN: "x" }), [
       "SLACK_TEAM_ID",
     ]);
+    // A value left empty as a README wrote it is not given; @tacticlaunch/mcp-linear says "not found", with a choice.
+    assert.deepEqual(asked("Error: BRAVE_API_KEY environment variable is required", { BRAVE_API_KEY: " " }), [
+      "BRAVE_API_KEY",
+    ]);
+    const linear =
+      "Error starting MCP Linear Error: Linear credentials not found. Provide an API token via --token, LINEAR_API_TOKEN, or LINEAR_API_KEY, or sign in with `mcp-linear auth login`.";
+    assert.deepEqual(asked(linear, { LINEAR_API_TOKEN: "" }), ["LINEAR_API_TOKEN"]);
+    assert.deepEqual(asked(linear, { LINEAR_API_KEY: "lin_api_1" }), []);
     // @21st-dev/magic: the first of the names it takes.
     assert.deepEqual(
       asked(
@@ -418,6 +426,18 @@ describe("a server whose env lacks a variable it needs", () => {
     assert.equal(state, "gaveUp", "not restarted: a restart has the same environment");
   });
 
+  test("its env leaves the variable empty, as a README's entry has it: the error says to write the value there", async () => {
+    const env = { ...process.env, MCP_TEST_API_KEY: undefined };
+    const { message: error, state } = await connectFailure(
+      connectionFor("keyed", keyed({ MCP_TEST_API_KEY: "" }), { env }),
+    );
+    assert.match(
+      error,
+      /^MCP server 'keyed': it needs MCP_TEST_API_KEY, which its `env` leaves empty \(the process exited with code 1 after [\d.]+ s, saying so\); its entry leaves MCP_TEST_API_KEY empty: write the value in `env` of 'keyed' in \/test\/\.pi\/mcp\.json \(or "MCP_TEST_API_KEY": "\$\{MCP_TEST_API_KEY\}", set where pi runs\)/,
+    );
+    assert.equal(state, "gaveUp", "not restarted: a restart has the same environment");
+  });
+
   test("an interactive program that found no terminal (a CLI not given its MCP subcommand): said so, not restarted", async () => {
     const { message, state } = await connectFailure(
       connectionFor("codex", { command: "sh", args: ["-c", "echo 'Error: stdin is not a terminal' >&2; exit 1"] }),
@@ -427,6 +447,31 @@ describe("a server whose env lacks a variable it needs", () => {
       /^MCP server 'codex': it said "Error: stdin is not a terminal": it ran as an interactive program, not as an MCP server \(the process exited with code 1 after [\d.]+ s\); check `args` of 'codex' in .* for the subcommand or flag that starts its MCP server/,
     );
     assert.equal(state, "gaveUp");
+  });
+
+  test("a command-line program whose usage names its MCP subcommand (xcodebuildmcp 2): the args to use, and with them it connects", async () => {
+    const { command, args } = fixtureEntry();
+    const server = [command, ...args].map((word) => JSON.stringify(word)).join(" ");
+    const usage = `echo 'Usage: fakecli <command> [options]' >&2; echo "Run 'fakecli mcp' to start the MCP server." >&2`;
+    const cli = {
+      command: "sh",
+      args: ["-c", `if [ "$1" = mcp ]; then exec ${server}; fi; ${usage}; exit 1`, "fakecli"],
+    };
+    const { message, state } = await connectFailure(connectionFor("cli", cli));
+    assert.match(
+      message,
+      /^MCP server 'cli': it said "Run 'fakecli mcp' to start the MCP server\.": it ran as a command-line program, not as an MCP server \(the process exited with code 1 after [\d.]+ s\); add what starts its MCP server to `args` of 'cli' in \/test\/\.pi\/mcp\.json: "args": /,
+    );
+    const fixed = [...cli.args, "mcp"];
+    assert.ok(message.includes(`"args": ${JSON.stringify(fixed)}. Restarting would not help`), message);
+    assert.equal(state, "gaveUp");
+    const connection = connectionFor("cli", { ...cli, args: fixed });
+    try {
+      await connection.connect();
+      assert.equal(connection.status, "connected");
+    } finally {
+      await connection.close();
+    }
   });
 
   test("with the entry the error gives, it connects", async () => {

@@ -21,7 +21,7 @@ import { proxyHint, signInWaitIn } from "./local/mcp-remote-entry.ts";
 import type { NpxFailure } from "./local/npx-failure.ts";
 import { unreachableAdvice, type UnreachableHost } from "./local/unreachable-host.ts";
 import type { ServesHttp } from "./local/serves-http.ts";
-import { type AsksFor, missingVariables } from "./local/missing-variable.ts";
+import { askedFailure, type AsksFor, missingVariables } from "./local/missing-variable.ts";
 import { type MissingScript, missingScriptAdvice } from "./local/missing-script.ts";
 
 /**
@@ -166,22 +166,7 @@ export function permanentFailure(ctx: ErrorContext): LaunchFailure | undefined {
     const { reason, fix } = missingScriptAdvice(script, ctx.config);
     return { reason: `${reason} (the process ${ended})`, fix };
   }
-  if (asks.names.length) return missingVariables(ctx.config, ended, asks, ctx.stderr().includes(asks.asking ?? ""));
-  if (asks.terminal)
-    return {
-      reason: `it said ${JSON.stringify(asks.terminal)}: it ran as an interactive program, not as an MCP server (the process ${ended})`,
-      fix: `check \`args\` of '${ctx.config.name}' in ${ctx.config.source.path} for the subcommand or flag that starts its MCP server (its README names it)`,
-    };
-  if (asks.deprecated && !asks.request)
-    return {
-      reason: `its package says it is deprecated: ${JSON.stringify(asks.deprecated)} (the process ${ended})`,
-      fix: `its output (below) names what replaces it: change \`command\` and \`args\` of '${ctx.config.name}' in ${ctx.config.source.path} to that`,
-    };
-  if (!asks.request) return undefined;
-  return {
-    reason: `it said ${JSON.stringify(asks.request)} (the process ${ended})`,
-    fix: `give what it asks for in \`args\` or \`env\` of '${ctx.config.name}' in ${ctx.config.source.path} (or do what it says first)`,
-  };
+  return askedFailure(ctx.config, ended, asks, ctx.stderr().includes(asks.asking ?? ""));
 }
 
 /**

@@ -46,6 +46,7 @@ import {
   ownVariables,
   requestIn,
   terminalWanted,
+  mcpStartIn,
   variablesAskedFor,
   withoutSourceExcerpts,
 } from "./local/missing-variable.ts";
@@ -344,7 +345,8 @@ export class SessionOpener {
     const inPi = names.filter((name) => env[name] !== undefined && config.env[name] === undefined);
     const asking = names.length ? lines.find((line) => line.includes(names[0]!))?.trim() : undefined;
     const deprecated = deprecationIn(lines);
-    return { names, inPi, unset, request: requestIn(lines), terminal: terminalWanted(lines), asking, deprecated };
+    const terminal = terminalWanted(lines);
+    return { names, inPi, unset, request: requestIn(lines), terminal, mcpStart: mcpStartIn(lines), asking, deprecated };
   }
 
   /**

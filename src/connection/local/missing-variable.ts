@@ -23,13 +23,15 @@ export interface AsksFor {
   asking?: string;
   /** The line of an interactive program that found no terminal: started without its MCP server's subcommand. */
   terminal?: string;
+  /** The line that says which command line starts its MCP server, and the words of it after the program's name. */
+  mcpStart?: { line: string; words: string[] };
   /** The line of a package that says it is deprecated (`@railway/mcp-server is deprecated.`), naming what replaces it. */
   deprecated?: string;
 }
 
 /** A line that asks for something to be set, rather than one that mentions a variable in passing. */
 const ASKS =
-  /\b(?:is|are) required\b|\brequired\b.*\b(?:variables?|env)\b|\bmust be (?:set|provided|defined)\b|\bplease (?:\w+ )?(?:set|provide|define)\b|\bor (?:set|pass|export)\b|\bset\b[^.]*\benv(?:ironment)? variables?\b|\b(?:is|are|not) set\b|\bnot (?:provided|given|configured|defined|specified)\b|\bmissing\b.*\b(?:variables?|env|key|token)\b|\bno (?:[\w-]+ ){0,2}(?:key|token|secret|credentials?)s? (?:was |were )?found\b.*\b(?:pass|set|export)\b/i;
+  /\b(?:is|are) required\b|\brequired\b.*\b(?:variables?|env)\b|\bmust be (?:set|provided|defined)\b|\bplease (?:\w+ )?(?:set|provide|define)\b|\bor (?:set|pass|export)\b|\bset\b[^.]*\benv(?:ironment)? variables?\b|\b(?:is|are|not) set\b|\bnot (?:provided|given|configured|defined|specified)\b|\bmissing\b.*\b(?:variables?|env|key|token)\b|\bno (?:[\w-]+ ){0,2}(?:key|token|secret|credentials?)s? (?:was |were )?found\b.*\b(?:pass|set|export)\b|\b(?:key|token|secret|credentials?)s? (?:was |were )?not found\b/i;
 /** A warning is about something optional: the server goes on without it. */
 const WARNING = /\bwarn(?:ing)?\b/i;
 /** So is a setting offered as a choice: "To use a custom token location, set GOOGLE_CALENDAR_MCP_TOKEN_PATH …". */
@@ -47,8 +49,12 @@ const ENV_BLOCK = /\binvalid environment (?:variables?|configuration|config)\b/i
  */
 const NOT_A_VARIABLE = /^(?:ERR|EAI)_/;
 
-/** The variables the lines ask for that `passed` (the environment the server was given) lacks, in the order asked. */
+/**
+ * The variables the lines ask for that `passed` (the environment the server was given) lacks or has empty (a README's
+ * `"LINEAR_API_TOKEN": ""` left unfilled), in the order asked.
+ */
 export function variablesAskedFor(lines: readonly string[], passed: Readonly<Record<string, string>>): string[] {
+  const given = (name: string) => Boolean(passed[name]?.trim());
   const names = new Set<string>();
   let block = false;
   for (const line of lines) {
@@ -59,8 +65,8 @@ export function variablesAskedFor(lines: readonly string[], passed: Readonly<Rec
     // "required via --brave-api-key, BRAVE_API_KEY, or BRAVE_API_KEY_FILE": one of them will do, the first asked for.
     const between = found.length > 1 ? line.slice(line.indexOf(found[0]!), line.lastIndexOf(found.at(-1)!)) : "";
     if (/\bor\b/.test(between)) {
-      if (!found.some((name) => name in passed)) names.add(found[0]!);
-    } else for (const name of found) if (!(name in passed)) names.add(name);
+      if (!found.some(given)) names.add(found[0]!);
+    } else for (const name of found) if (!given(name)) names.add(name);
   }
   return [...names];
 }
@@ -69,9 +75,9 @@ export function variablesAskedFor(lines: readonly string[], passed: Readonly<Rec
 // gcp-oauth.keys.json in current directory", "Invalid number of arguments", "No access token was provided", "Usage: x",
 // "Environment Variables not set - please check your .env file" (@xeroapi/xero-mcp-server, naming none), "You need to
 // specify a command" (@composio/mcp without `start`), yargs' "Not enough non-option arguments", "No valid authorization
-// token found" (@auth0/auth0-mcp-server before its `init`).
+// token found" (@auth0/auth0-mcp-server before its `init`), "Linear credentials not found" (@tacticlaunch/mcp-linear).
 const REQUEST =
-  /\bplease (?:either )?(?:provide|specify|set|pass|supply|run|configure|add|define|place|put|create|install|log ?in|sign in)\b|\b(?:invalid|wrong) number of arguments\b|\b(?:is|are) required\b|\bmissing (?:required )?(?:[\w-]+ ){0,2}(?:id|token|key|secret|credentials?|url|path|director(?:y|ies)|folder|file|arguments?|parameters?|options?|project|workspace|database)\b|[.:]\s+usage:\s|\benvironment variables? (?:(?:is|are) )?not (?:set|configured|defined)\b|\byou (?:need|have|must) to (?:specify|provide|pass|give|supply)\b|\bnot enough non-option arguments\b|\bno (?:[\w-]+ ){0,3}(?:token|key|secret|credentials?)s? (?:was |were )?found\b|\bno (?:[\w-]+ ){0,3}(?:token|key|secret|credentials?|url|path|director(?:y|ies)|folder|file|arguments?|project|workspace|database)s? (?:(?:was|were) )?(?:provided|given|supplied|specified)\b|^\s*usage:/i;
+  /\bplease (?:either )?(?:provide|specify|set|pass|supply|run|configure|add|define|place|put|create|install|log ?in|sign in)\b|\b(?:invalid|wrong) number of arguments\b|\b(?:is|are) required\b|\bmissing (?:required )?(?:[\w-]+ ){0,2}(?:id|token|key|secret|credentials?|url|path|director(?:y|ies)|folder|file|arguments?|parameters?|options?|project|workspace|database)\b|[.:]\s+usage:\s|\benvironment variables? (?:(?:is|are) )?not (?:set|configured|defined)\b|\byou (?:need|have|must) to (?:specify|provide|pass|give|supply)\b|\bnot enough non-option arguments\b|\bno (?:[\w-]+ ){0,3}(?:token|key|secret|credentials?)s? (?:was |were )?found\b|\b(?:token|key|secret|credentials?)s? (?:was |were )?not found\b|\bno (?:[\w-]+ ){0,3}(?:token|key|secret|credentials?|url|path|director(?:y|ies)|folder|file|arguments?|project|workspace|database)s? (?:(?:was|were) )?(?:provided|given|supplied|specified)\b|^\s*usage:/i;
 
 /** The line Node prints first for an uncaught error: where it was thrown (`file:///x/index.js:12`), alone. */
 const THROWN_AT = /^\s*(?:file:\/\/)?\S+\.[cm]?[jt]sx?:\d+\s*$/;
@@ -111,6 +117,19 @@ export function deprecationIn(lines: readonly string[]): string | undefined {
   return lines.find((line) => DEPRECATED.test(line))?.trim();
 }
 
+/** "Run 'xcodebuildmcp mcp' to start the MCP server.": a command-line program's usage text names its MCP subcommand. */
+const MCP_START =
+  /\b(?:run|use|start (?:it )?with)\s+['"`]([^'"`\n]+)['"`]\s+to (?:start|run|launch|serve)\s+(?:the |an |its )?MCP server\b/i;
+
+/** The line that names the command line that starts the program's MCP server, if one does. */
+export function mcpStartIn(lines: readonly string[]): AsksFor["mcpStart"] {
+  for (const line of lines) {
+    const found = MCP_START.exec(line);
+    if (found) return { line: line.trim(), words: found[1]!.trim().split(/\s+/).slice(1) };
+  }
+  return undefined;
+}
+
 /** The line that says the program wanted a terminal, if one does. */
 export function terminalWanted(lines: readonly string[]): string | undefined {
   return lines.find((line) => TERMINAL.test(line))?.trim();
@@ -142,13 +161,20 @@ export function missingVariables(
   const where = `\`env\` of '${server.name}' in ${server.source.path}`;
   const listed = (names: string[]) => `${names.join(" and ")} ${names.length > 1 ? "are" : "is"}`;
   const fixes: string[] = [];
-  if (unset.length) {
-    const passes = unset.map(({ key, variables }) => `\`${key}\` from ${variables.map((n) => `\${${n}}`).join(", ")}`);
-    const lacking = [...new Set(unset.flatMap(({ variables }) => variables))];
+  // An entry's `${VAR}` that pi's environment lacks, or a value left empty as a README wrote it.
+  const fromPi = unset.filter(({ variables }) => variables.length);
+  const blank = unset.filter(({ variables }) => !variables.length).map(({ key }) => key);
+  if (fromPi.length) {
+    const passes = fromPi.map(({ key, variables }) => `\`${key}\` from ${variables.map((n) => `\${${n}}`).join(", ")}`);
+    const lacking = [...new Set(fromPi.flatMap(({ variables }) => variables))];
     fixes.push(
       `its entry passes ${passes.join(" and ")}, which pi's environment lacks: set ${lacking.join(" and ")} where pi starts (or write the value in ${where})`,
     );
   }
+  if (blank.length)
+    fixes.push(
+      `its entry leaves ${blank.join(" and ")} empty: write the value in ${where} (or ${blank.map((key) => `"${key}": "\${${key}}"`).join(", ")}, set where pi runs)`,
+    );
   const absent = asks.names.filter((name) => !unset.some(({ key }) => key === name));
   const entries = absent.map((name) => `"${name}": "\${${name}}"`).join(", ");
   if (absent.length)
@@ -159,10 +185,47 @@ export function missingVariables(
     );
   const given = absent.length
     ? "which its `env` does not set"
-    : `which ${asks.names.length > 1 ? "were" : "was"} not passed to it`;
+    : blank.length === asks.names.length
+      ? "which its `env` leaves empty"
+      : `which ${asks.names.length > 1 ? "were" : "was"} not passed to it`;
   return {
     // The line is quoted where the stderr shown below leaves it out (above a long usage text).
     reason: `it needs ${asks.names.join(" and ")}, ${given} (the process ${ended}, saying ${quoted || !asks.asking ? "so" : quoteValue(asks.asking)})`,
     fix: fixes.join("; "),
+  };
+}
+
+/**
+ * What a local server that exited asked for, as the reason its start failed for good and the fix; undefined if its
+ * output asks for nothing. `quoted`: the line that asked is in the stderr shown with the error.
+ */
+export function askedFailure(
+  server: { name: string; source: { path: string }; args: readonly string[] },
+  ended: string,
+  asks: AsksFor,
+  quoted: boolean,
+): { reason: string; fix: string } | undefined {
+  const entry = `'${server.name}' in ${server.source.path}`;
+  if (asks.names.length) return missingVariables(server, ended, asks, quoted);
+  const start = asks.mcpStart;
+  const program = asks.terminal ?? start?.line;
+  if (program) {
+    const words = start?.words.filter((word) => !server.args.includes(word)) ?? [];
+    return {
+      reason: `it said ${JSON.stringify(program)}: it ran as ${asks.terminal ? "an interactive" : "a command-line"} program, not as an MCP server (the process ${ended})`,
+      fix: words.length
+        ? `add what starts its MCP server to \`args\` of ${entry}: "args": ${JSON.stringify([...server.args, ...words])}`
+        : `check \`args\` of ${entry} for the subcommand or flag that starts its MCP server (its README names it)`,
+    };
+  }
+  if (asks.deprecated && !asks.request)
+    return {
+      reason: `its package says it is deprecated: ${JSON.stringify(asks.deprecated)} (the process ${ended})`,
+      fix: `its output (below) names what replaces it: change \`command\` and \`args\` of ${entry} to that`,
+    };
+  if (!asks.request) return undefined;
+  return {
+    reason: `it said ${JSON.stringify(asks.request)} (the process ${ended})`,
+    fix: `give what it asks for in \`args\` or \`env\` of ${entry} (or do what it says first)`,
   };
 }
