@@ -6,13 +6,11 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { startOAuthServer } from "./fixtures/oauth-server.ts";
-import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { fixtureEntry, freePort, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { piCliIn } from "./pi-print.ts";
 import { PI_CLI } from "./tmux.ts";
@@ -211,12 +209,7 @@ describe("pi command line", { timeout: 300_000 }, () => {
   test('`pi -p "/mcp auth <server>"` signs in to an OAuth server: the URL is printed, the redirect completes it, the tokens are kept', async () => {
     const fixture = await startOAuthServer();
     const tmp = tempDir();
-    const port = await new Promise<number>((resolve) => {
-      const probe = createServer().listen(0, "127.0.0.1", () => {
-        const { port } = probe.address() as AddressInfo;
-        probe.close(() => resolve(port));
-      });
-    });
+    const port = await freePort();
     const config = path.join(tmp.dir, "mcp.json");
     writeFileSync(
       config,
@@ -260,6 +253,50 @@ describe("pi command line", { timeout: 300_000 }, () => {
     } finally {
       pi.kill("SIGKILL");
       await fixture.close();
+      tmp.cleanup();
+    }
+  });
+
+  test('`pi -p "/mcp auth"` with no server named signs in to each server that waits for a sign-in, one after the other', async () => {
+    const fixtures = [await startOAuthServer(), await startOAuthServer()];
+    const tmp = tempDir();
+    const [one, two] = [await freePort(), await freePort()];
+    const config = path.join(tmp.dir, "mcp.json");
+    const servers = {
+      first: { url: fixtures[0]!.url, auth: { callbackPort: one } },
+      second: { url: fixtures[1]!.url, auth: { callbackPort: two } },
+      local: fixtureEntry(),
+    };
+    writeFileSync(config, JSON.stringify({ mcpServers: servers }));
+    const pi = spawn(process.execPath, [PI_CLI, "-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp auth"], {
+      cwd: tmp.dir,
+      env: { ...piEnv(), PI_MCP_NO_BROWSER: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    pi.stdout.on("data", (d) => (output += d));
+    pi.stderr.on("data", (d) => (output += d));
+    const exited = new Promise<number | null>((resolve) => pi.once("exit", (code) => resolve(code)));
+    const signInUrl =
+      /Sign in to MCP server '(\w+)' by opening this URL[^]*?(http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+)/g;
+    try {
+      const signedIn: string[] = [];
+      for (let n = 1; n <= 2; n++) {
+        await waitFor(() => [...output.matchAll(signInUrl)].length >= n, `sign-in page ${n}`, 30_000);
+        const [, server, url] = [...output.matchAll(signInUrl)][n - 1]!;
+        signedIn.push(server!);
+        await automaticSignIn()({ server: server!, url: new URL(url!), callback: undefined as never });
+      }
+      assert.equal(await exited, 0, output);
+      assert.deepEqual(signedIn.sort(), ["first", "second"]);
+      assert.match(output, /Signed in to MCP server 'first': \d+ tools/);
+      assert.match(output, /Signed in to MCP server 'second': \d+ tools/);
+      assert.doesNotMatch(output, /MCP server 'local'.*OAuth/, "a server that waits for no sign-in is left alone");
+      for (const name of ["first", "second"])
+        assert.ok(existsSync(path.join(home.dir, "agent", "mcp-auth", `${name}.json`)), `${name}'s tokens kept`);
+    } finally {
+      pi.kill("SIGKILL");
+      await Promise.all(fixtures.map((fixture) => fixture.close()));
       tmp.cleanup();
     }
   });

@@ -1,7 +1,7 @@
 /**
- * The `/mcp` command: the dashboard and list, and the subcommands that test, reconnect, sign in and out, switch a
- * server off and on for this session (./command-off.ts), and change which servers there are (add, remove, enable,
- * disable, import — in ./command-config.ts).
+ * The `/mcp` command: the dashboard and list, and the subcommands that test, reconnect, sign in and out
+ * (./command-auth.ts), switch a server off and on for this session (./command-off.ts), and change which servers there
+ * are (add, remove, enable, disable, import — in ./command-config.ts).
  */
 import type { ExtensionCommandContext, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { McpBridge } from "../bridge/mcp-bridge.ts";
@@ -11,7 +11,6 @@ import { type CommandDeps, MCP_COMMAND_DESCRIPTION, show } from "./command-conte
 import { McpDashboard } from "./dashboard.ts";
 import { BridgeError, errorMessage } from "../common/errors.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
-import { interactiveSignIn } from "../oauth/sign-in.ts";
 import { type RequestCost, serverRows } from "./server-rows.ts";
 import { requestToolWire } from "./pi-line.ts";
 import { formatServerList } from "./status-format.ts";
@@ -27,6 +26,7 @@ import { isSandboxed } from "../config/sandbox-setting.ts";
 import { sandboxCheck } from "./sandbox-check.ts";
 import { saysOff, switchOffCommand, switchOnCommand } from "./command-off.ts";
 import { logsText } from "./command-logs.ts";
+import { logout, signIn, signInToWaiting } from "./command-auth.ts";
 
 /** The named server, or one the user picks; undefined (with a message) when there is none. */
 async function pickServer(
@@ -162,34 +162,6 @@ async function reconnect(connection: ServerConnection, ctx: ExtensionContext): P
   } catch (error) {
     show(ctx, errorMessage(error), "error");
   }
-}
-
-async function signIn(connection: ServerConnection, ctx: ExtensionContext): Promise<void> {
-  try {
-    await connection.signIn(
-      interactiveSignIn({
-        notify: (text) => show(ctx, text),
-        input: ctx.hasUI ? (prompt) => ctx.ui.input(prompt) : undefined,
-      }),
-    );
-    show(ctx, `Signed in to MCP server '${connection.name}': ${plural(connection.tools.length, "tool")}.`);
-  } catch (error) {
-    show(ctx, errorMessage(error), "error");
-  }
-}
-
-async function logout(connection: ServerConnection, ctx: ExtensionContext): Promise<void> {
-  const { removed, piFileKept: kept } = await connection.logout();
-  // Only the bridge's copy goes: pi 1.x's file is pi's.
-  const inPi = kept
-    ? ` The sign-in pi 1.x stored in ${kept} stays there (pi's own /mcp logout removes it); it is not taken over again.`
-    : "";
-  show(
-    ctx,
-    (removed
-      ? `Signed out of MCP server '${connection.name}': its tokens and client registration are deleted.`
-      : `Nothing stored for MCP server '${connection.name}'.`) + inPi,
-  );
 }
 
 const isOff = (deps: CommandDeps) => (connection: ServerConnection) => deps.serversOff.isOff(connection);
@@ -342,11 +314,12 @@ const SUBCOMMANDS: readonly Subcommand[] = [
   },
   {
     name: "auth",
-    help: "Sign in to a server that uses OAuth (or sign in again)",
+    help: "Sign in to a server that uses OAuth (or sign in again); without a name, to each that waits for a sign-in",
     completes: "server",
-    run: onServer("sign in to", async (deps, connection, ctx) => {
-      if (!saysOff(deps.serversOff, connection, ctx)) await signIn(connection, ctx);
-    }),
+    run: async (deps, args, ctx) => {
+      if (args[0] === undefined && (await signInToWaiting(deps, ctx))) return;
+      await onServer("sign in to", signIn)(deps, args, ctx);
+    },
   },
   {
     name: "logout",
