@@ -280,6 +280,10 @@ describe("validateServerEntry", () => {
       "`requestTimeout` 90 is milliseconds (0.09 s), too short for what it bounds; for 90 seconds write 90000",
     ]);
     assert.deepEqual(validateServerEntry("b", { command: "x", initTimeout: 1000 }, project).warnings, []);
+    // A remote entry's initTimeout is refused as local-only, without the milliseconds warning beside it.
+    const remote = validateServerEntry("r", { url: "http://h/mcp", initTimeout: 15 }, project);
+    assert.deepEqual(remote.warnings, []);
+    assert.match(remote.errors.join("\n"), /`initTimeout` applies to local \(command\) servers only/);
     assert.match(
       invalid({ url: "http://h/mcp", maxRestarts: 2 }),
       /`maxRestarts` applies to local \(command\) servers only/,

@@ -41,10 +41,11 @@ export function validateServerEntry(
       ],
       warnings,
     };
-  warnings.push(...misspeltFieldWarnings(entry), ...millisecondWarnings(entry));
+  warnings.push(...misspeltFieldWarnings(entry));
 
   const endpoint = validateEndpoint(entry, errors, warnings);
   const local = endpoint.transport === "stdio";
+  warnings.push(...millisecondWarnings(entry, local));
   const lifecycle = validateLifecycle(entry, local, errors);
   const oauth = validateAuth(entry, local, endpoint.headers, errors);
   const usage = validateUsage(entry, errors, warnings);

@@ -70,8 +70,10 @@ const MS_DEADLINES = ["initTimeout", "requestTimeout"] as const;
  * `timeout` is written): no server starts, and no call answers, in 15 ms. Said, not changed: the field is documented in
  * milliseconds.
  */
-export function millisecondWarnings(entry: JsonObject): string[] {
-  return MS_DEADLINES.filter((field) => inSeconds(entry[field])).map((field) => {
+export function millisecondWarnings(entry: JsonObject, local: boolean): string[] {
+  // A remote entry's `initTimeout` is refused as local-only: one word about it is enough.
+  const fields = MS_DEADLINES.filter((field) => (local || field !== "initTimeout") && inSeconds(entry[field]));
+  return fields.map((field) => {
     const value = entry[field] as number;
     return `\`${field}\` ${value} is milliseconds (${value / 1000} s), too short for what it bounds; for ${value} seconds write ${value * 1000}`;
   });
