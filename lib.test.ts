@@ -409,6 +409,35 @@ describe("validateServerEntry", () => {
     const plain = validateServerEntry("c", { command: "npx", args: ["-y", server, "--message=hi there"] }, project);
     assert.deepEqual([plain.warnings, plain.errors], [[], []], "a flag's value after `=` may hold spaces");
   });
+  test("a server in a container: `run` without -i or --rm, with -t or -d, or -e NAME that its env does not give", () => {
+    const warned = (args: string[], env: Record<string, string> = {}, command = "docker") =>
+      validateServerEntry("gh", { command, args, env }, project).warnings;
+    const image = "ghcr.io/github/github-mcp-server";
+    // GitHub's own entry, and the same through `container run` and podman: nothing to say.
+    const readme = ["run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", image];
+    assert.deepEqual(warned(readme, { GITHUB_PERSONAL_ACCESS_TOKEN: "${GITHUB_TOKEN}" }), []);
+    assert.deepEqual(warned(["container", ...readme.slice(0, 3), "--env=A=1", image]), []);
+    assert.deepEqual(warned(["run", "--interactive", "--rm", "-v", "/d:/d", image, "-t", "-d"], {}, "podman"), []);
+    // The token is exported in the shell, not in `env`: the container never gets it.
+    assert.deepEqual(warned(readme), [
+      '`-e GITHUB_PERSONAL_ACCESS_TOKEN` passes GITHUB_PERSONAL_ACCESS_TOKEN from the environment docker runs in, which holds only what `env` of this entry names (not pi\'s whole environment): add "GITHUB_PERSONAL_ACCESS_TOKEN": "${GITHUB_PERSONAL_ACCESS_TOKEN}" to `env`, or write the value there',
+    ]);
+    assert.match(
+      warned(["run", "--rm", "--env", "KEY", image]).join("\n"),
+      /^`docker run` without `-i`: [^\n]*\n`-e KEY` passes KEY/,
+    );
+    assert.deepEqual(
+      warned(["run", "-it", image]).map((w) => w.split(":")[0]),
+      ["`docker run` with `-t`", "`docker run` without `--rm`"],
+    );
+    assert.deepEqual(
+      warned(["run", "-d", "-i", "--rm", image]).map((w) => w.split(":")[0]),
+      ["`docker run` with `-d`"],
+    );
+    // Not a container run, and flags after the image are the image's own.
+    assert.deepEqual(warned(["ps"]), []);
+    assert.deepEqual(warned(["run", "-i", "--rm", image, "-e", "X"]), []);
+  });
   test("a shell's `$HOME` or Windows' `%APPDATA%` where `${HOME}` was meant: a warning naming the field and what to write", () => {
     const entry = {
       command: "node",

@@ -2,6 +2,7 @@
  * The fields that say what to start or where to connect: `type`, `command` and `args`, `url`, `env`, `headers`,
  * `cwd`. They decide the transport, and with it whether the other validators treat the server as local or remote.
  */
+import { containerRunWarnings } from "./container-run.ts";
 import { programName, quoteValue } from "../../common/text.ts";
 import type { JsonObject } from "../../common/values.ts";
 import { isCommandValue } from "../command-value.ts";
@@ -100,6 +101,7 @@ export function validateEndpoint(entry: JsonObject, errors: string[], warnings: 
   const env = { ...stringMap(entry.environment, "environment", errors), ...stringMap(entry.env, "env", errors) };
   const headers = stringMap(entry.headers, "headers", errors);
   const headersTtl = headersTtlField(entry.headersTtl, hasUrl, errors);
+  if (command !== undefined) warnings.push(...containerRunWarnings(command, args, env));
 
   let cwd: string | undefined;
   if (entry.cwd !== undefined && entry.cwd !== null) {
