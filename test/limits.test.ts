@@ -200,6 +200,15 @@ describe("permanentLaunchFailure", () => {
     assert.equal(reason(127, ""), "its command was not found (exit code 127)");
     assert.match(reason(126, ""), /could not be run/);
     assert.equal(permanentLaunchFailure(1, "Error: connect ECONNREFUSED 127.0.0.1:5432"), undefined);
+    // docker run by a user outside the docker group: no restart changes that.
+    const denied = permanentLaunchFailure(
+      126,
+      "docker: permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock: Head …",
+    );
+    assert.deepEqual(denied, {
+      reason: "docker may not use the Docker daemon's socket (permission denied)",
+      fix: "add your user to the docker group (`sudo usermod -aG docker $USER`, then log in again) and reconnect",
+    });
     assert.equal(permanentLaunchFailure(null, "fetching 404 page"), undefined);
   });
 

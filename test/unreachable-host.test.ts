@@ -4,9 +4,11 @@
  * exits or waits past its `initTimeout`.
  */
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import * as path from "node:path";
 import { describe, test } from "node:test";
 import { unreachableHost } from "../src/connection/local/unreachable-host.ts";
-import { connectFailure, connectionFor, freePort } from "./helpers.ts";
+import { connectFailure, connectionFor, freePort, tempDir, waitFor } from "./helpers.ts";
 
 describe("a host a local server could not reach, from its stderr", () => {
   test("Node's errors, inline or as an object, and Python's; none in a calm stderr", () => {
@@ -67,6 +69,17 @@ describe("a host a local server could not reach, from its stderr", () => {
       "its cause, where printed, names more",
     );
     assert.equal(unreachableHost(["listening on stdio", "ready"]), undefined);
+    // A container engine that is not running: docker's and podman's command lines.
+    assert.deepEqual(
+      unreachableHost([
+        "docker: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?",
+      ]),
+      { host: "the Docker daemon at unix:///var/run/docker.sock", error: "Cannot connect", engine: "Docker" },
+    );
+    assert.deepEqual(
+      unreachableHost(["Error: Cannot connect to Podman. Please verify your connection to the Linux system using …"]),
+      { host: "Podman", error: "Cannot connect", engine: "Podman" },
+    );
     // The snyk CLI's wrapper: its download failed, and then its report of that to its error tracker.
     assert.deepEqual(
       unreachableHost([
@@ -109,6 +122,45 @@ describe("a host a local server could not reach, from its stderr", () => {
       ),
     );
   });
+
+  const docker = spawnSync("sh", ["-c", "command -v docker"]).status === 0;
+  test(
+    "a server in a container whose engine is not running (the real docker command line): named, and restarted",
+    {
+      skip: docker ? false : "no docker command on this machine",
+    },
+    async () => {
+      const tmp = tempDir();
+      const socket = path.join(tmp.dir, "docker.sock");
+      const connection = connectionFor("fetch", {
+        command: "docker",
+        args: ["run", "-i", "--rm", "mcp/fetch"],
+        env: { DOCKER_HOST: `unix://${socket}` },
+        maxRestarts: 2,
+        reconnect: { initialDelay: 10, maxDelay: 10 },
+      });
+      try {
+        const message = await connection.connect().then(
+          () => assert.fail("connected"),
+          (error: Error) => error.message,
+        );
+        assert.ok(
+          message.startsWith(
+            `MCP server 'fetch': it could not reach the Docker daemon at unix://${socket} (Cannot connect), as its output says, and the process exited with code `,
+          ),
+          message,
+        );
+        assert.match(message, /: Docker is not running: start it \(Docker Desktop, or `sudo systemctl start docker`\)/);
+        // It may come up by itself (Docker Desktop starting): restarted until its restarts run out, not stopped as a
+        // failure that repeats.
+        await waitFor(() => connection.state.kind === "gaveUp", "the restarts to run out", 30_000);
+        assert.deepEqual(connection.state, { ...connection.state, attempts: 2, exhausted: true }, "both restarts made");
+      } finally {
+        await connection.close();
+        tmp.cleanup();
+      }
+    },
+  );
 
   test("a server that waits for the host past its initTimeout: the message names the host beside the timeout", async () => {
     const { message: error } = await connectFailure(

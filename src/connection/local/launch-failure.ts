@@ -20,9 +20,9 @@ const NATIVE_MODULE =
  * Why a local server's launcher failed in a way no restart can fix, judged from its exit code, its stderr and what npm
  * left behind (./npx-failure.ts): the package does not exist (npm E404), no version matches (ETARGET), an install
  * script failed (each restart would install again and fail again), npx's copy of the package is incomplete, lacks a
- * module its code imports or an optional dependency its output names, it needs a newer Node.js, a native module of it
- * was built for another Node.js (or not at all), or a shell could not find or run the command (exit codes 127 and
- * 126). Undefined when nothing says so.
+ * module its code imports or an optional dependency its output names, docker may not use its daemon, it needs a newer
+ * Node.js, a native module of it was built for another Node.js (or not at all), or a shell could not find or run the
+ * command (exit codes 127 and 126). Undefined when nothing says so.
  */
 export function permanentLaunchFailure(
   exitCode: number | null | undefined,
@@ -38,6 +38,11 @@ export function permanentLaunchFailure(
     return {
       reason: "npx found no program to run in its package (the package has none, or several and none named like it)",
       fix: "check the package's name in the server's README, or name the program with `--package=<package>` and the program after it in `args`",
+    };
+  if (/\bpermission denied while trying to connect to the Docker daemon socket\b/i.test(stderr))
+    return {
+      reason: "docker may not use the Docker daemon's socket (permission denied)",
+      fix: "add your user to the docker group (`sudo usermod -aG docker $USER`, then log in again) and reconnect",
     };
   const oldNode = NODE_TOO_OLD.exec(stderr)?.[0].trim();
   if (oldNode)

@@ -2,7 +2,8 @@
  * A local server that needs a host before it answers (its API, to list what it offers) and cannot reach it either
  * exits or waits, retrying, past its `initTimeout`: apify's server retried api.apify.com for minutes, silent on stdout.
  * Its stderr says why, in the words of its runtime; this finds the host and the error there, so that the message
- * points at the network rather than at the entry or the timeout. Pure.
+ * points at the network rather than at the entry or the timeout. A server run in a container whose engine is not
+ * running (Docker Desktop still starting) is read the same way: what it needs may come up by itself. Pure.
  */
 import { refusalMessage } from "../../sandbox/sandbox-refusal.ts";
 
@@ -13,7 +14,15 @@ export interface UnreachableHost {
   error: string;
   /** The server runs in a sandbox, which is then the likely reason. */
   sandboxed?: boolean;
+  /** What could not be reached is the container engine the server runs in: docker's or podman's, not running. */
+  engine?: "Docker" | "Podman";
 }
+
+/**
+ * docker's command line with no engine to talk to (`Cannot connect to the Docker daemon at unix:///var/run/docker.sock.
+ * Is the docker daemon running?`), and podman's (`Cannot connect to Podman.`).
+ */
+const ENGINE = /\bCannot connect to (?:the (Docker) daemon(?: at (\S+?))?|Podman)\.?(?=\s|$)/;
 
 /** Node's `getaddrinfo ENOTFOUND api.example.com`, `connect ECONNREFUSED 10.0.0.1:443`, and its `code: 'ENOTFOUND'`. */
 const NODE =
@@ -36,6 +45,12 @@ export function unreachableHost(lines: readonly string[]): UnreachableHost | und
   let unnamed: UnreachableHost | undefined;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
+    const engine = ENGINE.exec(line);
+    if (engine) {
+      const name = engine[1] ? "Docker" : "Podman";
+      const at = engine[2] ? ` at ${engine[2]}` : "";
+      return { host: engine[1] ? `the Docker daemon${at}` : "Podman", error: "Cannot connect", engine: name };
+    }
     const node = NODE.exec(line);
     const python = node ? undefined : (PYTHON.exec(line) ?? FETCH.exec(line));
     if (!node && !python) continue;
@@ -53,10 +68,12 @@ export function unreachableHost(lines: readonly string[]): UnreachableHost | und
 /** What to tell the user: the host and its error (`what`), and where to look (`why`). */
 export function unreachableAdvice(found: UnreachableHost): { what: string; why: string } {
   const what = found.host ? `${found.host} (${found.error})` : `a host it needs (${found.error})`;
-  const why = found.sandboxed
-    ? refusalMessage({ kind: "network", detail: found.host })
-    : /ECONNREFUSED|Connection refused/i.test(found.error)
-      ? "nothing accepted the connection there (is the service it connects to running, at that address?)"
-      : "check that this machine reaches it (network, DNS, proxy or firewall)";
+  const why = found.engine
+    ? `${found.engine} is not running: start it (${found.engine === "Docker" ? "Docker Desktop, or `sudo systemctl start docker`" : "`podman machine start`"}); the server is restarted on its schedule, or at once with /mcp reconnect`
+    : found.sandboxed
+      ? refusalMessage({ kind: "network", detail: found.host })
+      : /ECONNREFUSED|Connection refused/i.test(found.error)
+        ? "nothing accepted the connection there (is the service it connects to running, at that address?)"
+        : "check that this machine reaches it (network, DNS, proxy or firewall)";
   return { what: `could not reach ${what}`, why };
 }
