@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { RetrySchedule, STABLE_AFTER_MS } from "../src/connection/retry-schedule.ts";
+import { waitFor } from "./helpers.ts";
 
 /**
  * Node's timers count whole milliseconds, so a timer may fire up to 1 ms before its delay has passed as
@@ -147,5 +148,32 @@ describe("RetrySchedule", { timeout: 30_000 }, () => {
     assert.equal(slow.running, undefined);
     assert.deepEqual(calls, ["scheduled"], "stopped: not given up");
     assert.equal(slow.attemptsMade, 0, "an attempt stopped before it ran is not counted");
+  });
+
+  test("hurry() ends the wait before the next attempt (a call wants the server); its later waits back off as before", async () => {
+    const calls: string[] = [];
+    const outcomes = ["fail", "ok"];
+    const slow = new RetrySchedule(
+      { maxAttempts: 3, initialDelayMs: 60_000, maxDelayMs: 60_000 },
+      {
+        attempt: async (n) => {
+          calls.push(`attempt ${n}`);
+          if (outcomes.shift() !== "ok") throw new Error("down");
+        },
+        retryable: () => true,
+        scheduled: (n) => calls.push(`scheduled ${n}`),
+        failed: (n) => calls.push(`failed ${n}`),
+        gaveUp: () => calls.push("gave up"),
+      },
+    );
+    slow.hurry(); // No wait under way: nothing to end.
+    const run = slow.start();
+    slow.hurry();
+    await waitFor(() => calls.includes("failed 1"), "the first attempt, at once");
+    assert.deepEqual(calls, ["scheduled 1", "attempt 1", "scheduled 2", "failed 1"]);
+    slow.hurry();
+    await run;
+    assert.deepEqual(calls.slice(4), ["attempt 2"], "the second, hurried too, connected");
+    assert.equal(slow.attemptsMade, 2, "hurried attempts count as the schedule's own");
   });
 });

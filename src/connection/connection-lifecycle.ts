@@ -226,8 +226,10 @@ export class ConnectionLifecycle {
     if (note) onWait?.(note);
     if (state.kind === "idle") await this.connect();
     else if (inSchedule(state) && "wasUp" in state && state.wasUp) {
-      // A reconnect is under way: wait for it, as long as the call itself could have taken. (A server that never
-      // came up this session is not waited for: each call would wait its whole timeout for what may never come.)
+      // A reconnect is under way: wait for it, as long as the call itself could have taken, its next attempt now
+      // rather than after the backoff. (A server that never came up this session is not waited for: each call would
+      // wait its whole timeout for what may never come.)
+      this.schedule.hurry();
       await within(this.schedule.running ?? Promise.resolve(), {
         ms: config.requestTimeout,
         timedOut: () => stillReconnectingError(opener.errorContext(), this.current, config.retry.maxAttempts, toolName),

@@ -49,6 +49,8 @@ export class RetrySchedule {
   private used = 0;
   /** When the server last connected (epoch ms). */
   private upSince = 0;
+  /** Ends the wait under way, if any, as if its time had come. */
+  private endWait?: () => void;
 
   constructor(
     private readonly policy: RetryPolicy,
@@ -111,6 +113,14 @@ export class RetrySchedule {
     this.wake.abort();
   }
 
+  /**
+   * Ends the wait before the next attempt now, if the schedule waits: a call wants the server (a remote one restarted
+   * while pi was idle is likely back), and the backoff is for nobody then. The attempt counts as the schedule's own.
+   */
+  hurry(): void {
+    this.endWait?.();
+  }
+
   /** Aborted when the schedule is stopped: for waits outside it that should end with it (a sign-in). */
   get signal(): AbortSignal {
     return this.wake.signal;
@@ -146,17 +156,18 @@ export class RetrySchedule {
     const signal = this.wake.signal;
     if (signal.aborted) return Promise.resolve(false);
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
+      const end = (waited: boolean) => {
+        clearTimeout(timer);
         signal.removeEventListener("abort", onAbort);
-        resolve(true);
-      }, ms);
+        this.endWait = undefined;
+        resolve(waited);
+      };
+      const timer = setTimeout(() => end(true), ms);
       // A pending retry must not keep a pi that is done from exiting.
       timer.unref();
-      const onAbort = () => {
-        clearTimeout(timer);
-        resolve(false);
-      };
+      const onAbort = () => end(false);
       signal.addEventListener("abort", onAbort, { once: true });
+      this.endWait = () => end(true);
     });
   }
 }
