@@ -14,7 +14,7 @@ import {
   unsetVariables,
 } from "../config/add-server.ts";
 import { argSecrets, isVariableName } from "../config/substitute.ts";
-import { type CommandDeps, show } from "./command-context.ts";
+import { askServerName, type CommandDeps, show } from "./command-context.ts";
 import type { ConfigScope } from "../config/types.ts";
 import { validateServerEntry } from "../config/validate/entry.ts";
 import { remoteOfProxy } from "../config/import/mcp-remote.ts";
@@ -28,11 +28,13 @@ import type { ServerConnection } from "../connection/server-connection.ts";
 import { errorMessage } from "../common/errors.ts";
 import { Redactor } from "../common/redact.ts";
 import { plural } from "../common/text.ts";
+import { registryAnswers } from "./command-registry.ts";
 
 const TRANSPORT_CHOICES: Record<string, AddTransport> = {
   "A local command (stdio)": "stdio",
   "A URL (Streamable HTTP or SSE)": "http",
 };
+const FROM_REGISTRY = "Find it in the MCP registry";
 const SKIP_SECRETS = "No, skip this server";
 const AUTH_CHOICES = [
   "None",
@@ -114,11 +116,15 @@ export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext)
     return;
   }
   const cancelled = () => ctx.ui.notify("No server added.", "info");
-  const transportChoice = await ctx.ui.select(
-    "Add an MCP server: how does pi reach it?",
-    Object.keys(TRANSPORT_CHOICES),
-  );
+  const transportChoice = await ctx.ui.select("Add an MCP server: how does pi reach it?", [
+    ...Object.keys(TRANSPORT_CHOICES),
+    FROM_REGISTRY,
+  ]);
   if (!transportChoice) return cancelled();
+  if (transportChoice === FROM_REGISTRY) {
+    const found = await registryAnswers(deps, ctx);
+    return found ? saveNewEntry(deps, ctx, found.name, found.entry) : cancelled();
+  }
   let transport = TRANSPORT_CHOICES[transportChoice]!;
   let endpoint = (
     await ctx.ui.input(
@@ -149,13 +155,8 @@ export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext)
       return;
     }
   }
-  const suggested = suggestServerName({ transport, endpoint });
-  const name = (await ctx.ui.input(`A name for it (Enter for '${suggested}')`, suggested))?.trim() || suggested;
-  if (
-    deps.bridge.connection(name) &&
-    !(await ctx.ui.confirm("Replace?", `A server named '${name}' exists. Replace its entry?`))
-  )
-    return cancelled();
+  const name = await askServerName(deps, ctx, suggestServerName({ transport, endpoint }));
+  if (!name) return cancelled();
 
   let auth: AddAuth = { kind: "none" };
   let variables: string[] = [];
@@ -189,15 +190,23 @@ export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext)
     }
   }
 
+  await saveNewEntry(deps, ctx, name, buildEntry({ transport, endpoint, auth, variables }));
+}
+
+/** The end of `/mcp add`: where to save the entry, the write, what it still needs, and a reload. */
+async function saveNewEntry(
+  deps: CommandDeps,
+  ctx: ExtensionCommandContext,
+  name: string,
+  entry: Record<string, unknown>,
+): Promise<void> {
   const scopes = scopeChoices(deps);
   const scopeChoice = await ctx.ui.select(
     "Save it where?",
     scopes.map((s) => s.label),
   );
   const target = scopes.find((s) => s.label === scopeChoice);
-  if (!target) return cancelled();
-
-  const entry = buildEntry({ transport, endpoint, auth, variables });
+  if (!target) return ctx.ui.notify("No server added.", "info");
   const validated = validateServerEntry(name, entry, { scope: target.scope, path: target.path });
   if (!validated.config) {
     ctx.ui.notify(`That entry would not work: ${validated.errors.join("; ")}`, "error");
@@ -218,7 +227,7 @@ export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext)
       `'${name}' needs ${unset.join(", ")}, which ${unset.length === 1 ? "is" : "are"} not set. ${howToSetVariables(unset)}`,
       "warning",
     );
-  if (auth.kind === "oauth")
+  if (entry.auth === "oauth")
     ctx.ui.notify(
       `After the reload, run /mcp auth ${commandArgument(name)} to sign in (or call one of its tools).`,
       "info",

@@ -62,3 +62,18 @@ export function show(ctx: ExtensionContext, text: string, level: "info" | "warni
 function isCommandContext(ctx: ExtensionContext): ctx is ExtensionCommandContext {
   return typeof (ctx as Partial<ExtensionCommandContext>).waitForIdle === "function";
 }
+
+/** A name for a new server, `suggested` by default; undefined if the user gives up (or keeps one that exists). */
+export async function askServerName(
+  deps: CommandDeps,
+  ctx: ExtensionCommandContext,
+  suggested: string,
+): Promise<string | undefined> {
+  const name = (await ctx.ui.input(`A name for it (Enter for '${suggested}')`, suggested))?.trim() || suggested;
+  if (
+    deps.bridge.connection(name) &&
+    !(await ctx.ui.confirm("Replace?", `A server named '${name}' exists. Replace its entry?`))
+  )
+    return undefined;
+  return name;
+}

@@ -1,0 +1,257 @@
+/**
+ * `/mcp add` from the MCP registry (src/pi/command-registry.ts, src/config/registry/): a real HTTP registry on
+ * 127.0.0.1 answering as the official one's API does, real pi in-process with a scripted UI, real config files; and
+ * the reading of server.json documents as the registry's own examples write them.
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import * as path from "node:path";
+import { after, before, describe, test } from "node:test";
+import type { AgentSession } from "@mariozechner/pi-coding-agent";
+import { readRegistryServer, registryEntry, registryWays } from "../src/config/registry/server-json.ts";
+import { validateServerEntry } from "../src/config/validate/entry.ts";
+import { startStreamableHttp, type RunningServer } from "./fixtures/http-servers.ts";
+import { type RegistryFixture, startRegistry } from "./fixtures/registry-server.ts";
+import { freePort, REPO_ROOT, restoreEnv, tempDir, TEST_SOURCE } from "./helpers.ts";
+import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { RecordingUI } from "./recording-ui.ts";
+
+/** The official examples' shapes: an npm package with a required directory and variables, and a container image. */
+const FILES = {
+  name: "io.github.test/server-files",
+  description: "Files on disk",
+  version: "1.2.3",
+  packages: [
+    {
+      registryType: "npm",
+      identifier: "@test/server-files",
+      version: "1.2.3",
+      transport: { type: "stdio" },
+      packageArguments: [
+        { type: "positional", valueHint: "target_dir", description: "Directory to serve", isRequired: true },
+      ],
+      environmentVariables: [
+        { name: "FILES_TOKEN", description: "API token", isRequired: true, isSecret: true },
+        { name: "LOG_LEVEL", default: "info" },
+        { name: "UNUSED_OPTION" },
+      ],
+    },
+    {
+      registryType: "oci",
+      identifier: "docker.io/test/server-files",
+      version: "1.2.3",
+      transport: { type: "stdio" },
+      packageArguments: [{ type: "positional", value: "/project" }],
+      environmentVariables: [{ name: "FILES_TOKEN", isRequired: true, isSecret: true }],
+    },
+  ],
+};
+
+describe("server.json read into entries", () => {
+  test("an npm package: npx with its version, a required argument asked for, variables from the environment", () => {
+    const server = readRegistryServer({ server: FILES, _meta: {} })!;
+    const [npm, oci] = registryWays(server);
+    assert.equal(npm!.label, "run it here: npx @test/server-files@1.2.3");
+    const { questions } = registryEntry(npm!);
+    assert.deepEqual(questions, [
+      { key: "packageArguments.0", prompt: "Directory to serve", default: undefined, choices: undefined },
+    ]);
+    const { entry } = registryEntry(npm!, { "packageArguments.0": "/data" });
+    assert.deepEqual(entry, {
+      command: "npx",
+      args: ["-y", "@test/server-files@1.2.3", "/data"],
+      env: { FILES_TOKEN: "${FILES_TOKEN}", LOG_LEVEL: "${LOG_LEVEL:-info}" },
+    });
+    // A container: stdin open, removed after, the variable passed in by name; quiet under the container checks.
+    const container = registryEntry(oci!).entry;
+    assert.deepEqual(container, {
+      command: "docker",
+      args: ["run", "-i", "--rm", "-e", "FILES_TOKEN", "docker.io/test/server-files:1.2.3", "/project"],
+      env: { FILES_TOKEN: "${FILES_TOKEN}" },
+    });
+    for (const made of [entry, container])
+      assert.deepEqual(validateServerEntry("files", made, TEST_SOURCE).warnings, []);
+  });
+
+  test("remotes: a header's {placeholder} read from the environment; packages no bridge can run are not offered", () => {
+    const server = readRegistryServer({
+      name: "io.example/hybrid",
+      packages: [
+        { registryType: "mcpb", identifier: "https://github.com/x/y.mcpb", transport: { type: "stdio" } },
+        {
+          registryType: "npm",
+          identifier: "@x/http-only",
+          transport: { type: "streamable-http", url: "http://localhost:3000/mcp" },
+        },
+        { registryType: "npm" },
+      ],
+      remotes: [
+        {
+          type: "streamable-http",
+          url: "https://mcp.example.com/{tenant}/mcp",
+          headers: [
+            { name: "Authorization", value: "Bearer {api_token}", isSecret: true },
+            { name: "X-Region", default: "eu" },
+          ],
+        },
+        { type: "sse", url: "https://mcp.example.com/sse" },
+        { type: "websocket", url: "wss://mcp.example.com" },
+      ],
+    })!;
+    const ways = registryWays(server);
+    assert.deepEqual(
+      ways.map((way) => way.label),
+      ["connect to it: https://mcp.example.com/{tenant}/mcp", "connect to it: https://mcp.example.com/sse"],
+    );
+    assert.deepEqual(registryEntry(ways[0]!).entry, {
+      url: "https://mcp.example.com/${TENANT}/mcp",
+      headers: { Authorization: "Bearer ${API_TOKEN}", "X-Region": "${X_REGION:-eu}" },
+    });
+    assert.deepEqual(registryEntry(ways[1]!).entry, { url: "https://mcp.example.com/sse", type: "sse" });
+    assert.equal(readRegistryServer({ server: { description: "no name" } }), undefined);
+    assert.equal(readRegistryServer("nonsense"), undefined);
+  });
+});
+
+describe("/mcp add from the MCP registry (pi's command API, scripted UI)", { timeout: 120_000 }, () => {
+  const [project, agentDir] = [tempDir(), tempDir()];
+  const userConfig = path.join(agentDir.dir, "mcp.json");
+  const saved = { ...process.env };
+  const ui = new RecordingUI();
+  let remote: RunningServer;
+  let registry: RegistryFixture;
+  let pi: InProcessPi;
+  let session: AgentSession;
+
+  before(async () => {
+    remote = await startStreamableHttp();
+    registry = await startRegistry([
+      FILES,
+      {
+        name: "io.github.test/everything",
+        description: "Every feature of MCP",
+        version: "2.0.0",
+        remotes: [
+          {
+            type: "streamable-http",
+            url: remote.url,
+            headers: [{ name: "X-API-Key", isRequired: true, isSecret: true }],
+          },
+        ],
+      },
+      { name: "io.github.test/everything-old", description: "Removed", version: "1.0.0", status: "deleted" },
+      {
+        name: "io.github.test/bundle-only",
+        description: "Only a bundle",
+        version: "1.0.0",
+        packages: [{ registryType: "mcpb", identifier: "https://example.com/x.mcpb", transport: { type: "stdio" } }],
+      },
+    ]);
+    Object.assign(process.env, {
+      HOME: project.dir,
+      PI_CODING_AGENT_DIR: agentDir.dir,
+      MCP_REGISTRY_URL: registry.url,
+      PI_MCP_STARTUP_BUDGET_MS: "60000",
+    });
+    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    ({ session } = pi);
+    await session.bindExtensions({ uiContext: ui.context() });
+  });
+
+  after(async () => {
+    await pi?.close();
+    restoreEnv(saved);
+    await Promise.all([remote?.close(), registry?.close()]);
+    for (const dir of [project, agentDir]) dir.cleanup();
+  });
+
+  async function run(command: string, answers: unknown[]): Promise<string> {
+    ui.answers = [...answers];
+    const before = ui.notices.length;
+    await session.prompt(command);
+    assert.deepEqual(ui.answers, [], `every scripted answer was used by ${command}`);
+    return ui.notices.slice(before).join("\n");
+  }
+  const savedServers = () =>
+    (JSON.parse(readFileSync(userConfig, "utf8")) as { mcpServers: Record<string, unknown> }).mcpServers;
+
+  test("a remote server: searched by name, the deleted version left out, its URL confirmed, the key's variable named", async () => {
+    const text = await run("/mcp add", [
+      "Find it in the MCP registry",
+      "everything",
+      "io.github.test/everything 2.0.0",
+      "",
+      true,
+      "All projects",
+      false,
+    ]);
+    assert.equal(registry.searches.at(-1)!.get("search"), "everything");
+    assert.equal(registry.searches.at(-1)!.get("version"), "latest");
+    const offered = ui.offered.at(-2)!;
+    assert.deepEqual(
+      offered,
+      ["io.github.test/everything 2.0.0 — Every feature of MCP"],
+      "the deleted one is not offered",
+    );
+    assert.match(ui.asked.join("\n"), /input: A name for it \(Enter for 'everything'\)/);
+    assert.ok(
+      ui.asked.some(
+        (a) =>
+          a ===
+          `confirm: Add 'everything'?\nconnects to ${remote.url}\nwith X-API-Key (from your environment where written \${…})`,
+      ),
+    );
+    assert.deepEqual(savedServers().everything, { url: remote.url, headers: { "X-API-Key": "${X_API_KEY}" } });
+    assert.match(text, /'everything' needs X_API_KEY, which is not set/);
+  });
+
+  test("an npm package: the way picked, its required directory asked, the command confirmed before it is saved", async () => {
+    await run("/mcp add", [
+      "Find it in the MCP registry",
+      "files",
+      "io.github.test/server-files",
+      "run it here: npx",
+      "/srv/data",
+      "files",
+      true,
+      "All projects",
+      false,
+    ]);
+    assert.ok(ui.asked.includes("input: Directory to serve"));
+    assert.match(
+      ui.asked.at(-3)!,
+      /^confirm: Add 'files'\?\nruns: npx -y @test\/server-files@1\.2\.3 \/srv\/data\nwith FILES_TOKEN, LOG_LEVEL/,
+    );
+    assert.deepEqual(savedServers().files, {
+      command: "npx",
+      args: ["-y", "@test/server-files@1.2.3", "/srv/data"],
+      env: { FILES_TOKEN: "${FILES_TOKEN}", LOG_LEVEL: "${LOG_LEVEL:-info}" },
+    });
+  });
+
+  test("declined at the confirmation, a server no way can run, nothing found, a registry that does not answer: nothing saved", async () => {
+    const before = readFileSync(userConfig, "utf8");
+    assert.match(
+      await run("/mcp add", ["Find it in the MCP registry", "everything", "io.github.test/everything", "again", false]),
+      /No server added/,
+    );
+    assert.match(
+      await run("/mcp add", ["Find it in the MCP registry", "bundle", "io.github.test/bundle-only"]),
+      /'io\.github\.test\/bundle-only' offers no way mcp-bridge can run or reach it \(mcpb \(stdio\)\)/,
+    );
+    assert.match(
+      await run("/mcp add", ["Find it in the MCP registry", "nothing-like-it"]),
+      /No server in the MCP registry at http:\/\/127\.0\.0\.1:\d+ matches 'nothing-like-it'/,
+    );
+    process.env.MCP_REGISTRY_URL = `http://127.0.0.1:${await freePort()}/`;
+    try {
+      assert.match(
+        await run("/mcp add", ["Find it in the MCP registry", "everything"]),
+        /The MCP registry at http:\/\/127\.0\.0\.1:\d+ could not be searched: fetch failed/,
+      );
+    } finally {
+      process.env.MCP_REGISTRY_URL = registry.url;
+    }
+    assert.equal(readFileSync(userConfig, "utf8"), before);
+  });
+});
