@@ -140,6 +140,18 @@ describe("/mcp add from the MCP registry (pi's command API, scripted UI)", { tim
         ],
       },
       { name: "io.github.test/everything-old", description: "Removed", version: "1.0.0", status: "deleted" },
+      // A common word: in every io.github namespace. The server named for it comes on the registry's second page.
+      ...Array.from({ length: 120 }, (_, i) => ({
+        name: `io.github.user${i}/tool`,
+        description: "A tool",
+        version: "1.0.0",
+      })),
+      {
+        name: "io.github.github/github",
+        description: "GitHub's own",
+        version: "1.0.0",
+        remotes: [{ type: "streamable-http", url: remote.url }],
+      },
       {
         name: "io.github.test/bundle-only",
         description: "Only a bundle",
@@ -227,6 +239,20 @@ describe("/mcp add from the MCP registry (pi's command API, scripted UI)", { tim
       args: ["-y", "@test/server-files@1.2.3", "/srv/data"],
       env: { FILES_TOKEN: "${FILES_TOKEN}", LOG_LEVEL: "${LOG_LEVEL:-info}" },
     });
+  });
+
+  test("a word in every namespace: several pages read, the server named for it offered first, thirty at most", async () => {
+    await run("/mcp add", ["Find it in the MCP registry", "github", undefined]);
+    assert.deepEqual(
+      registry.searches.slice(-2).map((params) => [params.get("search"), params.get("cursor")]),
+      [
+        ["github", null],
+        ["github", "100"],
+      ],
+    );
+    const offered = ui.offered.at(-1)!;
+    assert.equal(offered[0], "io.github.github/github 1.0.0 — GitHub's own");
+    assert.equal(offered.length, 30);
   });
 
   test("declined at the confirmation, a server no way can run, nothing found, a registry that does not answer: nothing saved", async () => {

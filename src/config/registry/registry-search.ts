@@ -9,9 +9,13 @@ import type { Environment } from "../substitute.ts";
 import { readRegistryServer, type RegistryServer } from "./server-json.ts";
 
 const DEFAULT_REGISTRY_URL = "https://registry.modelcontextprotocol.io";
-/** A page of 30 servers is a few dozen KB; a registry that sends more than this is not read. */
+/** A page of 100 servers is a few hundred KB; a registry that sends more than this is not read. */
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 const SEARCH_TIMEOUT_MS = 15_000;
+/** Pages read, and servers offered: a common word matches hundreds of names. */
+const PAGE_SIZE = 100;
+const MAX_PAGES = 3;
+const MAX_SHOWN = 30;
 const STATUS_KEY = "io.modelcontextprotocol.registry/official";
 
 /** The registry to search: `MCP_REGISTRY_URL` where set, else the official one. */
@@ -35,30 +39,55 @@ async function boundedText(response: Response): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-/** The latest version of each active server whose name matches `query`; throws with what went wrong, in words. */
+/** A page of the registry's answer: its servers (as listed) and the cursor of the next page, if any. */
+async function searchPage(base: string, query: string, cursor: string | undefined, signal: AbortSignal) {
+  const params = new URLSearchParams({ search: query, version: "latest", limit: String(PAGE_SIZE) });
+  if (cursor) params.set("cursor", cursor);
+  const response = await fetch(`${base}/v0.1/servers?${params}`, { headers: { accept: "application/json" }, signal });
+  if (!response.ok) throw new Error(`it answered HTTP ${response.status}`);
+  const body: unknown = JSON.parse(await boundedText(response));
+  const listed = isObject(body) && Array.isArray(body.servers) ? body.servers : [];
+  const next = isObject(body) && isObject(body.metadata) ? body.metadata.nextCursor : undefined;
+  return { listed, next: typeof next === "string" && next ? next : undefined };
+}
+
+/** Where the query stands in a server's name: its own part (after the namespace) first, as `github` is in every
+ * `io.github.…` namespace. */
+function rank(server: RegistryServer, query: string): number {
+  const own = server.name.slice(server.name.indexOf("/") + 1).toLowerCase();
+  const about = `${server.title ?? ""} ${server.description ?? ""}`.toLowerCase();
+  return own === query ? 0 : own.startsWith(query) ? 1 : own.includes(query) ? 2 : about.includes(query) ? 3 : 4;
+}
+
+/**
+ * The latest version of each active server whose name matches `query`, the best matches first (a few pages are read,
+ * as the registry matches anywhere in the name); throws with what went wrong, in words.
+ */
 export async function searchRegistry(base: string, query: string, signal?: AbortSignal): Promise<RegistryServer[]> {
-  const url = `${base}/v0.1/servers?search=${encodeURIComponent(query)}&version=latest&limit=30`;
   const timeout = AbortSignal.timeout(SEARCH_TIMEOUT_MS);
-  let body: unknown;
+  const servers = new Map<string, RegistryServer>();
   try {
-    const response = await fetch(url, {
-      headers: { accept: "application/json" },
-      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-    });
-    if (!response.ok) throw new Error(`it answered HTTP ${response.status}`);
-    body = JSON.parse(await boundedText(response));
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const { listed, next } = await searchPage(
+        base,
+        query,
+        cursor,
+        signal ? AbortSignal.any([signal, timeout]) : timeout,
+      );
+      for (const item of listed) {
+        const meta =
+          isObject(item) && isObject(item._meta) && isObject(item._meta[STATUS_KEY]) ? item._meta[STATUS_KEY] : {};
+        if (meta.status === "deleted" || meta.status === "deprecated" || meta.isLatest === false) continue;
+        const server = readRegistryServer(item);
+        if (server && !servers.has(server.name)) servers.set(server.name, server);
+      }
+      if (!(cursor = next)) break;
+    }
   } catch (error) {
     const why = timeout.aborted ? `no answer within ${SEARCH_TIMEOUT_MS / 1000} s` : errorMessage(error);
     throw new Error(`The MCP registry at ${base} could not be searched: ${why}`);
   }
-  const listed = isObject(body) && Array.isArray(body.servers) ? body.servers : [];
-  const servers = new Map<string, RegistryServer>();
-  for (const item of listed) {
-    const meta =
-      isObject(item) && isObject(item._meta) && isObject(item._meta[STATUS_KEY]) ? item._meta[STATUS_KEY] : {};
-    if (meta.status === "deleted" || meta.status === "deprecated" || meta.isLatest === false) continue;
-    const server = readRegistryServer(item);
-    if (server && !servers.has(server.name)) servers.set(server.name, server);
-  }
-  return [...servers.values()];
+  const wanted = query.toLowerCase();
+  return [...servers.values()].sort((a, b) => rank(a, wanted) - rank(b, wanted)).slice(0, MAX_SHOWN);
 }
