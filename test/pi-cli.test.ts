@@ -18,6 +18,20 @@ import { PI_CLI } from "./tmux.ts";
 const home = tempDir("mcp-bridge-home-");
 const { run: runPi, env: piEnv } = piCliIn(home.dir);
 
+/** `pi -p <command>` on `config` with no browser to open: a sign-in prints its page. Its output as it comes. */
+function signingIn(config: string, command: string, cwd: string) {
+  const pi = spawn(process.execPath, [PI_CLI, "-e", REPO_ROOT, "--mcp-config", config, "-p", command], {
+    cwd,
+    env: { ...piEnv(), PI_MCP_NO_BROWSER: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  pi.stdout.on("data", (d) => (output += d));
+  pi.stderr.on("data", (d) => (output += d));
+  const exited = new Promise<number | null>((resolve) => pi.once("exit", (code) => resolve(code)));
+  return { pi, output: () => output, exited };
+}
+
 describe("pi command line", { timeout: 300_000 }, () => {
   after(() => home.cleanup());
 
@@ -215,29 +229,21 @@ describe("pi command line", { timeout: 300_000 }, () => {
       config,
       JSON.stringify({ mcpServers: { secure: { url: fixture.url, auth: { callbackPort: port } } } }),
     );
-    const pi = spawn(process.execPath, [PI_CLI, "-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp auth secure"], {
-      cwd: tmp.dir,
-      env: { ...piEnv(), PI_MCP_NO_BROWSER: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let output = "";
-    pi.stdout.on("data", (d) => (output += d));
-    pi.stderr.on("data", (d) => (output += d));
-    const exited = new Promise<number | null>((resolve) => pi.once("exit", (code) => resolve(code)));
+    const { pi, output, exited } = signingIn(config, "/mcp auth secure", tmp.dir);
     try {
       // Startup has no one to sign in: the server waits for /mcp auth, which prints the page to open.
-      await waitFor(() => /http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+/.test(output), "the sign-in URL", 30_000);
-      const url = /http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+/.exec(output)![0];
-      assert.match(output, /Sign in to MCP server 'secure' by opening this URL/);
+      await waitFor(() => /http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+/.test(output()), "the sign-in URL", 30_000);
+      const url = /http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+/.exec(output())![0];
+      assert.match(output(), /Sign in to MCP server 'secure' by opening this URL/);
       // What a browser would do: the authorization server redirects to pi's callback server.
       await automaticSignIn()({ server: "secure", url: new URL(url), callback: undefined as never });
-      assert.equal(await exited, 0, output);
-      assert.match(output, /Signed in to MCP server 'secure': \d+ tools/);
+      assert.equal(await exited, 0, output());
+      assert.match(output(), /Signed in to MCP server 'secure': \d+ tools/);
       const tokens = path.join(home.dir, "agent", "mcp-auth", "secure.json");
       assert.equal(statSync(tokens).mode & 0o777, 0o600);
       // The client id is public (it is in the URL shown to the user); tokens and codes are not.
       for (const secret of fixture.issued.filter((s) => !s.startsWith("client-")))
-        assert.equal(output.includes(secret), false, "no token in pi's output");
+        assert.equal(output().includes(secret), false, "no token in pi's output()");
 
       // A second run has the tokens: /mcp shows the server connected without a sign-in.
       const again = await runPi(["-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp"], 60_000, tmp.dir);
@@ -268,30 +274,22 @@ describe("pi command line", { timeout: 300_000 }, () => {
       local: fixtureEntry(),
     };
     writeFileSync(config, JSON.stringify({ mcpServers: servers }));
-    const pi = spawn(process.execPath, [PI_CLI, "-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp auth"], {
-      cwd: tmp.dir,
-      env: { ...piEnv(), PI_MCP_NO_BROWSER: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let output = "";
-    pi.stdout.on("data", (d) => (output += d));
-    pi.stderr.on("data", (d) => (output += d));
-    const exited = new Promise<number | null>((resolve) => pi.once("exit", (code) => resolve(code)));
+    const { pi, output, exited } = signingIn(config, "/mcp auth", tmp.dir);
     const signInUrl =
       /Sign in to MCP server '(\w+)' by opening this URL[^]*?(http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+)/g;
     try {
       const signedIn: string[] = [];
       for (let n = 1; n <= 2; n++) {
-        await waitFor(() => [...output.matchAll(signInUrl)].length >= n, `sign-in page ${n}`, 30_000);
-        const [, server, url] = [...output.matchAll(signInUrl)][n - 1]!;
+        await waitFor(() => [...output().matchAll(signInUrl)].length >= n, `sign-in page ${n}`, 30_000);
+        const [, server, url] = [...output().matchAll(signInUrl)][n - 1]!;
         signedIn.push(server!);
         await automaticSignIn()({ server: server!, url: new URL(url!), callback: undefined as never });
       }
-      assert.equal(await exited, 0, output);
+      assert.equal(await exited, 0, output());
       assert.deepEqual(signedIn.sort(), ["first", "second"]);
-      assert.match(output, /Signed in to MCP server 'first': \d+ tools/);
-      assert.match(output, /Signed in to MCP server 'second': \d+ tools/);
-      assert.doesNotMatch(output, /MCP server 'local'.*OAuth/, "a server that waits for no sign-in is left alone");
+      assert.match(output(), /Signed in to MCP server 'first': \d+ tools/);
+      assert.match(output(), /Signed in to MCP server 'second': \d+ tools/);
+      assert.doesNotMatch(output(), /MCP server 'local'.*OAuth/, "a server that waits for no sign-in is left alone");
       for (const name of ["first", "second"])
         assert.ok(existsSync(path.join(home.dir, "agent", "mcp-auth", `${name}.json`)), `${name}'s tokens kept`);
     } finally {
