@@ -30,6 +30,7 @@ import { type CachedTools, cacheKey, type ToolCache } from "./tool-cache.ts";
 import { effectiveSandbox, type SandboxSetting } from "../config/sandbox-setting.ts";
 import { stdioSandbox } from "../sandbox/server-sandbox.ts";
 import { sandboxIdle } from "../sandbox/sandbox-runtime.mjs";
+import { DevRestarts } from "./dev-restarts.ts";
 
 /** How long pi's startup waits for servers; slower ones register their tools when they connect. */
 export const DEFAULT_STARTUP_BUDGET_MS = 3000;
@@ -73,8 +74,12 @@ export class McpBridge implements Launcher {
   /** First connects under way (at load, or since: trust given, a server enabled), until each has settled. */
   private readonly firstConnects = new Set<Promise<unknown>>();
 
+  /** Local servers restarted when their watched files change (`dev.watch`). */
+  private readonly devRestarts: DevRestarts;
+
   constructor(private readonly options: BridgeOptions) {
     this.trust = new BridgeTrust(this, options.projectTrust);
+    this.devRestarts = new DevRestarts(options.projectRoot, options.logger);
   }
 
   get projectRoot(): string {
@@ -238,6 +243,7 @@ export class McpBridge implements Launcher {
   async remove(name: string): Promise<void> {
     const connection = this.connections.get(name);
     this.connections.delete(name);
+    if (connection) this.devRestarts.stop(connection);
     await connection?.close();
   }
 
@@ -270,6 +276,7 @@ export class McpBridge implements Launcher {
       onTools: (connection, tools) => this.toolsArrived(connection, tools),
       recallProtocol: () => this.cached(connection)?.protocolVersion,
     });
+    await this.devRestarts.watch(connection);
     return connection;
   }
 
@@ -289,7 +296,10 @@ export class McpBridge implements Launcher {
     // An answer that comes after the session ended starts nothing.
     if (this.shuttingDown) throw shutDownError(config.name);
     const old = this.connections.get(config.name);
-    if (old) this.trust.release(old);
+    if (old) {
+      this.trust.release(old);
+      this.devRestarts.stop(old);
+    }
     await old?.close();
     if (this.shuttingDown) throw shutDownError(config.name);
     const connection = await this.newConnection(config);
@@ -329,6 +339,7 @@ export class McpBridge implements Launcher {
   /** Closes every server, then waits for the tool lists still being written to the cache, and every other file write. */
   async shutdown(): Promise<void> {
     this.shuttingDown ??= (async () => {
+      this.devRestarts.stop();
       await Promise.allSettled([...this.connections.values()].map((c) => c.close()));
       await Promise.allSettled([...this.cacheWrites]);
       await Promise.allSettled(pendingWrites());

@@ -17,7 +17,7 @@ import { timeoutSetting } from "./timeout.ts";
 /** `requestTimeout` is set only when `timeout` was read as pi 1.x's seconds (see ./timeout.ts). */
 export type Lifecycle = Pick<
   ServerConfig,
-  "timeout" | "lazy" | "retry" | "healthCheckInterval" | "pingTimeout" | "shared"
+  "timeout" | "lazy" | "retry" | "healthCheckInterval" | "pingTimeout" | "shared" | "watch"
 > & { requestTimeout?: number };
 
 export function validateLifecycle(entry: JsonObject, local: boolean, errors: string[]): Lifecycle {
@@ -32,7 +32,23 @@ export function validateLifecycle(entry: JsonObject, local: boolean, errors: str
   );
   const pingTimeout = positiveMs(entry.pingTimeout, "pingTimeout", DEFAULT_PING_TIMEOUT_MS, errors);
   const shared = sharedSetting(entry.shared, local, errors);
-  return { timeout, requestTimeout, lazy, retry, healthCheckInterval, pingTimeout, shared };
+  const watch = devWatch(entry.dev, local && !shared, errors);
+  return { timeout, requestTimeout, lazy, retry, healthCheckInterval, pingTimeout, shared, watch };
+}
+
+/** VS Code's `"dev": { "watch": <glob or globs> }`: the files whose change restarts a local server. */
+function devWatch(dev: unknown, local: boolean, errors: string[]): ServerConfig["watch"] {
+  const watch = isObject(dev) ? dev.watch : undefined;
+  if (watch === undefined || watch === null) return undefined;
+  const globs = typeof watch === "string" ? [watch] : Array.isArray(watch) ? watch : [];
+  if (!globs.length || !globs.every((glob) => typeof glob === "string" && glob.trim()))
+    errors.push('`dev.watch` must be a glob or an array of globs ("src/**/*.ts")');
+  else if (!local)
+    errors.push(
+      "`dev.watch` applies to local servers of one session only (not remote or `shared`): it restarts their process",
+    );
+  else return globs as string[];
+  return undefined;
 }
 
 /**

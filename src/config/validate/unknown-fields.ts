@@ -10,12 +10,12 @@ import { isObject, type JsonObject } from "../../common/values.ts";
 export const SERVER_FIELDS: readonly string[] = `command args env environment cwd sandbox url headers headersTtl type
   timeout initTimeout requestTimeout enabled disabled prefix description shared lazy reconnect restartOnCrash maxRestarts
   maxTools maxSchemaBytes maxMessageBytes healthCheckInterval pingTimeout autoApprove autoApproveReadOnly resendAfterDrop
-  sampling roots exposure toolExposure protocolVersion auth oauth transport transportType serverUrl httpUrl`.split(
+  sampling roots exposure toolExposure protocolVersion auth oauth transport transportType serverUrl httpUrl dev`.split(
   /\s+/,
 );
 
-/** Near one of ours but not meant as it: VS Code's `dev` and `envFile` (warned about on its own), a `comment`. */
-const NOT_MISSPELT = new Set(["dev", "envFile", "comment"]);
+/** Near one of ours but not meant as it: VS Code's `envFile` (warned about on its own), a `comment`. */
+const NOT_MISSPELT = new Set(["envFile", "comment"]);
 /** Plain in meaning but far from our name for it. */
 const MEANT: Readonly<Record<string, string>> = { cmd: "command" };
 /** The bridge's own objects inside an entry, whose every field is known. */

@@ -1,0 +1,58 @@
+/**
+ * The restarts of local servers whose files changed (`dev.watch`, ../connection/local/dev-watch.ts): one watch per
+ * connection, from its creation until it is replaced, removed or shut down. A change restarts a server that runs, or
+ * one that failed (the edit may be its fix); one not started yet (lazy) starts with the new files anyway.
+ */
+import * as path from "node:path";
+import type { Logger } from "../common/log-file.ts";
+import { lazy } from "../common/lazy.ts";
+import type { ServerConnection } from "../connection/server-connection.ts";
+
+const watchCode = lazy(() => import("../connection/local/dev-watch.ts"));
+/** The states a change restarts the server from. */
+const RESTARTED = new Set(["live", "retrying", "gaveUp"]);
+
+export class DevRestarts {
+  private readonly stops = new Map<ServerConnection, () => void>();
+
+  constructor(
+    private readonly projectRoot: string,
+    private readonly logger?: Logger,
+  ) {}
+
+  /** Starts watching the connection's `dev.watch` files, if it has any. */
+  async watch(connection: ServerConnection): Promise<void> {
+    const { name, watch, cwd, transport } = connection.config;
+    if (!watch?.length || transport !== "stdio") return;
+    const { watchFiles } = await watchCode();
+    const root = path.resolve(this.projectRoot, cwd ?? ".");
+    const restart = (file: string) => {
+      if (!RESTARTED.has(connection.state.kind)) return;
+      this.logger?.log({
+        level: "info",
+        event: "dev.restart",
+        server: name,
+        file,
+        message: `${file} changed: restarting`,
+      });
+      void connection.reconnect().catch(() => undefined);
+    };
+    const failed = (error: Error) =>
+      this.logger?.log({
+        level: "warn",
+        event: "dev.watch.failed",
+        server: name,
+        message: `watching its files stopped: ${error.message}`,
+      });
+    this.stops.set(connection, watchFiles(watch, root, restart, failed));
+  }
+
+  /** Stops watching for `connection` (all connections when none is named). */
+  stop(connection?: ServerConnection): void {
+    for (const [watched, stop] of this.stops)
+      if (!connection || watched === connection) {
+        stop();
+        this.stops.delete(watched);
+      }
+  }
+}
