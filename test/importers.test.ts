@@ -443,7 +443,7 @@ describe("Cursor", { timeout: 60_000 }, () => {
 });
 
 describe("VS Code", { timeout: 60_000 }, () => {
-  it("turns inputs into ${VARS} with a note, ${workspaceFolder} into ${PROJECT_ROOT}, and notes envFile and dev", () => {
+  it("turns inputs into ${VARS} with a note, ${workspaceFolder} into ${PROJECT_ROOT}, notes envFile and dev.debug, keeps dev.watch", () => {
     const { servers, errors } = parseFixture("vscode", "vscode/mcp.json", "project");
     assert.deepEqual(errors, []);
     assert.deepEqual(entries(servers), {
@@ -459,7 +459,12 @@ describe("VS Code", { timeout: 60_000 }, () => {
         args: ["-y", "@modelcontextprotocol/server-memory"],
         env: { MEMORY_FILE_PATH: "${PROJECT_ROOT}/.vscode/memory.jsonl" },
       },
-      "my-python": { command: "uv", args: ["run", "server.py", "--name", "shop"], cwd: "${PROJECT_ROOT}/mcp" },
+      "my-python": {
+        command: "uv",
+        args: ["run", "server.py", "--name", "shop"],
+        cwd: "${PROJECT_ROOT}/mcp",
+        dev: { watch: "mcp/**/*.py" },
+      },
       "legacy-sse": { type: "sse", url: "http://localhost:3001/sse" },
       picker: { command: "node", args: ["${command:pickServerScript}"], env: { NODE_ENV: "development" } },
     });
@@ -475,7 +480,7 @@ describe("VS Code", { timeout: 60_000 }, () => {
       "`${workspaceFolder}` became `${PROJECT_ROOT}`, the directory pi starts in",
     ]);
     assert.deepEqual(server(servers, "my-python").notes, [
-      "`dev` is not supported by mcp-bridge and was left out",
+      "`dev.debug` (VS Code's debugger) is not supported",
       "`${workspaceFolderBasename}` became this project's folder name",
       "`${workspaceFolder}` became `${PROJECT_ROOT}`, the directory pi starts in",
     ]);

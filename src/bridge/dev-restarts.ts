@@ -3,7 +3,6 @@
  * connection, from its creation until it is replaced, removed or shut down. A change restarts a server that runs, or
  * one that failed (the edit may be its fix); one not started yet (lazy) starts with the new files anyway.
  */
-import * as path from "node:path";
 import type { Logger } from "../common/log-file.ts";
 import { lazy } from "../common/lazy.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
@@ -22,10 +21,9 @@ export class DevRestarts {
 
   /** Starts watching the connection's `dev.watch` files, if it has any. */
   async watch(connection: ServerConnection): Promise<void> {
-    const { name, watch, cwd, transport } = connection.config;
+    const { name, watch, transport } = connection.config;
     if (!watch?.length || transport !== "stdio") return;
     const { watchFiles } = await watchCode();
-    const root = path.resolve(this.projectRoot, cwd ?? ".");
     const restart = (file: string) => {
       if (!RESTARTED.has(connection.state.kind)) return;
       this.logger?.log({
@@ -44,7 +42,7 @@ export class DevRestarts {
         server: name,
         message: `watching its files stopped: ${error.message}`,
       });
-    this.stops.set(connection, watchFiles(watch, root, restart, failed));
+    this.stops.set(connection, watchFiles(watch, this.projectRoot, restart, failed));
   }
 
   /** Stops watching for `connection` (all connections when none is named). */

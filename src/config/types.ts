@@ -75,7 +75,7 @@ export interface ServerConfig {
    */
   shared?: { idleMs: number };
   /** Reconnects (remote) or restarts after a crash (local); `maxAttempts: 0` turns them off. */
-  /** Globs of files whose change restarts a local server (`dev.watch`, relative to its `cwd` or the project root). */
+  /** Globs of files whose change restarts a local server (`dev.watch`, relative to the project root). */
   watch?: readonly string[];
   retry: RetryPolicy;
   /** How often an idle connection is checked, in ms; 0 turns the check off. */

@@ -181,6 +181,12 @@ function convertStandard(client: ClientId, raw: JsonObject, notes: Notes): JsonO
     );
     if (entry.url !== undefined) put(entry, "auth", auth);
   }
+  if (client === "vscode" && isObject(raw.dev)) {
+    // Its development mode: the files whose change restarts the server carry over; its debugger does not.
+    handled.add("dev");
+    if (raw.dev.watch !== undefined) entry.dev = { watch: raw.dev.watch };
+    if (raw.dev.debug !== undefined) dropped(notes, "dev.debug", "(VS Code's debugger) is not supported");
+  }
   if (client === "windsurf" && raw.disabledTools !== undefined) {
     handled.add("disabledTools");
     if (Array.isArray(raw.disabledTools) && raw.disabledTools.length > 0)

@@ -1,7 +1,7 @@
 /**
  * A local server under development restarts when its files change (`"dev": { "watch": "src/**\/*.ts" }`, as VS Code
  * reads it): pi is often the agent that edits the server, and its next call should meet the new code, not the process
- * started before the edit. The globs are relative to the server's `cwd` (else the project root); each is watched from
+ * started before the edit. The globs are relative to the project root (VS Code's workspace folder); each is watched from
  * the folder before its first wildcard (recursively: Linux, macOS and Windows watch a tree natively), and a burst of
  * changes (a save, a build writing many files) restarts the server once.
  */
