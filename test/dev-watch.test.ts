@@ -4,7 +4,7 @@
  * restarted by a real file written under the project.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
@@ -52,47 +52,99 @@ describe("dev.watch", { timeout: 60_000 }, () => {
   });
 
   test("a file written under the watched folder restarts the running server; the log says which", async () => {
-    const tmp = tempDir();
-    const projectRoot = path.join(tmp.dir, "project");
-    mkdirSync(path.join(projectRoot, ".pi"), { recursive: true });
-    mkdirSync(path.join(projectRoot, "src", "tools"), { recursive: true });
-    const server = { ...fixtureEntry(), dev: { watch: "src/**/*.ts" } };
-    writeFileSync(path.join(projectRoot, ".pi", "mcp.json"), JSON.stringify({ mcpServers: { dev: server } }));
-    const logPath = path.join(tmp.dir, "mcp.log");
-    const logger = new LogFile(logPath, { maxBytes: 256 * 1024 });
-    const bridge = new McpBridge({
-      projectRoot,
-      agentDir: path.join(tmp.dir, "agent"),
-      bundledPath: path.join(tmp.dir, "bundled.json"),
-      env: process.env,
-      clientInfo: { name: "test", version: "0" },
-      logger,
-      startupBudgetMs: 60_000,
-    });
-    const tools = new Map<string, ToolDefinition>();
-    const registry = new ToolRegistry(
-      (def) => tools.set(def.name, def as ToolDefinition),
-      (name) => bridge.connection(name),
+    await withDevServer(
+      ["src/**/*.ts"],
+      (root) => mkdirSync(path.join(root, "src", "tools"), { recursive: true }),
+      async (bed) => {
+        const before = await bed.pid();
+        writeFileSync(path.join(bed.projectRoot, "src", "tools", "search.ts"), "export const changed = 1;\n");
+        await bed.restarted(before);
+        assert.match(await bed.log(), /"event":"dev\.restart","server":"dev","file":"src\/tools\/search\.ts"/);
+      },
     );
-    bridge.onTools((connection, list) => registry.syncServer(connection, list));
-    const pid = async () => (await runTool(tools.get("mcp_dev_pid"), {})).text;
-    try {
-      await bridge.start();
-      const before = await pid();
-      writeFileSync(path.join(projectRoot, "src", "tools", "search.ts"), "export const changed = 1;\n");
-      await waitFor(
-        async () => bridge.connection("dev")!.state.kind === "live" && (await pid()) !== before,
-        "a restart",
-        30_000,
-      );
-      await logger.close();
-      assert.match(
-        readFileSync(logPath, "utf8"),
-        /"event":"dev\.restart","server":"dev","file":"src\/tools\/search\.ts"/,
-      );
-    } finally {
-      await bridge.shutdown();
-      tmp.cleanup();
-    }
+  });
+
+  test("a glob from the project root watches neither node_modules nor .git: their folders are not walked, their changes restart nothing", async () => {
+    const layout = (root: string) => {
+      mkdirSync(path.join(root, "tools"), { recursive: true });
+      for (let i = 0; i < 200; i++) mkdirSync(path.join(root, "node_modules", `pkg${i}`, "lib"), { recursive: true });
+      mkdirSync(path.join(root, ".git", "objects", "ab"), { recursive: true });
+    };
+    await withDevServer(["**/*.py"], layout, async (bed) => {
+      // The project root, .pi and tools: Node's own recursive watch walked and watched every folder and file below.
+      assert.match(await bed.log(), /"event":"dev\.watch","server":"dev","folders":3,/);
+      const before = await bed.pid();
+      writeFileSync(path.join(bed.projectRoot, "node_modules", "pkg7", "lib", "setup.py"), "x = 1\n");
+      writeFileSync(path.join(bed.projectRoot, ".git", "objects", "ab", "hook.py"), "x = 1\n");
+      writeFileSync(path.join(bed.projectRoot, "tools", "server.py"), "x = 1\n");
+      await bed.restarted(before);
+      const restarts = (await bed.log()).split("\n").filter((line) => line.includes('"event":"dev.restart"'));
+      assert.equal(restarts.length, 1);
+      assert.match(restarts[0]!, /"file":"tools\/server\.py"/);
+    });
   });
 });
+
+interface DevBed {
+  projectRoot: string;
+  /** The server's process id, through a real tool call. */
+  pid(): Promise<string>;
+  /** Resolves once the server runs again under another process than `before`. */
+  restarted(before: string): Promise<void>;
+  /** mcp.log as written so far. */
+  log(): Promise<string>;
+}
+
+/**
+ * A real bridge on a project whose one server (the fixture, which tells its pid) watches `globs`; `layout` makes the
+ * project's folders first. `run` is called once the watch has walked its folders (mcp.log's `dev.watch`).
+ */
+async function withDevServer(globs: string[], layout: (root: string) => void, run: (bed: DevBed) => Promise<void>) {
+  const tmp = tempDir();
+  const projectRoot = path.join(tmp.dir, "project");
+  mkdirSync(path.join(projectRoot, ".pi"), { recursive: true });
+  layout(projectRoot);
+  const server = { ...fixtureEntry(), dev: { watch: globs } };
+  writeFileSync(path.join(projectRoot, ".pi", "mcp.json"), JSON.stringify({ mcpServers: { dev: server } }));
+  const logPath = path.join(tmp.dir, "mcp.log");
+  const logger = new LogFile(logPath, { maxBytes: 256 * 1024 });
+  const bridge = new McpBridge({
+    projectRoot,
+    agentDir: path.join(tmp.dir, "agent"),
+    bundledPath: path.join(tmp.dir, "bundled.json"),
+    env: process.env,
+    clientInfo: { name: "test", version: "0" },
+    logger,
+    startupBudgetMs: 60_000,
+  });
+  const tools = new Map<string, ToolDefinition>();
+  const registry = new ToolRegistry(
+    (def) => tools.set(def.name, def as ToolDefinition),
+    (name) => bridge.connection(name),
+  );
+  bridge.onTools((connection, list) => registry.syncServer(connection, list));
+  const pid = async () => (await runTool(tools.get("mcp_dev_pid"), {})).text;
+  const log = async () => {
+    logger.flush();
+    return existsSync(logPath) ? readFileSync(logPath, "utf8") : "";
+  };
+  try {
+    await bridge.start();
+    await waitFor(async () => (await log()).includes('"event":"dev.watch"'), "the watch to walk its folders", 30_000);
+    await run({
+      projectRoot,
+      pid,
+      log,
+      restarted: (before) =>
+        waitFor(
+          async () => bridge.connection("dev")!.state.kind === "live" && (await pid()) !== before,
+          "a restart",
+          30_000,
+        ),
+    });
+  } finally {
+    await bridge.shutdown();
+    await logger.close();
+    tmp.cleanup();
+  }
+}

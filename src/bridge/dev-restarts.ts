@@ -24,25 +24,19 @@ export class DevRestarts {
     const { name, watch, transport } = connection.config;
     if (!watch?.length || transport !== "stdio") return;
     const { watchFiles } = await watchCode();
-    const restart = (file: string) => {
-      if (!RESTARTED.has(connection.state.kind)) return;
-      this.logger?.log({
-        level: "info",
-        event: "dev.restart",
-        server: name,
-        file,
-        message: `${file} changed: restarting`,
-      });
-      void connection.reconnect().catch(() => undefined);
-    };
-    const failed = (error: Error) =>
-      this.logger?.log({
-        level: "warn",
-        event: "dev.watch.failed",
-        server: name,
-        message: `watching its files stopped: ${error.message}`,
-      });
-    this.stops.set(connection, watchFiles(watch, this.projectRoot, restart, failed));
+    const log = (level: "info" | "warn", event: string, message: string, fields: Record<string, unknown> = {}) =>
+      this.logger?.log({ level, event, server: name, ...fields, message });
+    const stop = watchFiles(watch, this.projectRoot, {
+      changed: (file) => {
+        if (!RESTARTED.has(connection.state.kind)) return;
+        log("info", "dev.restart", `${file} changed: restarting`, { file });
+        void connection.reconnect().catch(() => undefined);
+      },
+      // Says the globs took hold: a glob that names no existing folder watches nothing.
+      ready: (folders) => log("info", "dev.watch", `watching ${watch.join(", ")} (${folders} folders)`, { folders }),
+      failed: (error) => log("warn", "dev.watch.failed", `watching its files: ${error.message}`),
+    });
+    this.stops.set(connection, stop);
   }
 
   /** Stops watching for `connection` (all connections when none is named). */

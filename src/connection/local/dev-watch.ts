@@ -2,16 +2,18 @@
  * A local server under development restarts when its files change (`"dev": { "watch": "src/**\/*.ts" }`, as VS Code
  * reads it): pi is often the agent that edits the server, and its next call should meet the new code, not the process
  * started before the edit. The globs are relative to the project root (VS Code's workspace folder); each is watched from
- * the folder before its first wildcard (recursively: Linux, macOS and Windows watch a tree natively), and a burst of
- * changes (a save, a build writing many files) restarts the server once.
+ * the folder before its first wildcard, and a burst of changes (a save, a build writing many files) restarts the server
+ * once. chokidar watches: Node's own recursive watch on Linux reads the whole tree at once, synchronously, and watches
+ * every file in it, `node_modules` included (a `**\/*.py` at the root of a JavaScript project held pi for seconds);
+ * chokidar walks it asynchronously and skips what we tell it to.
  */
-import { type FSWatcher, watch } from "node:fs";
 import * as path from "node:path";
+import { watch } from "chokidar";
 
 /** Changes this close together are one edit. */
 const SETTLE_MS = 300;
 /** Folders whose changes never restart a server: dependencies and version control churn on their own. */
-const IGNORED = /(^|\/)(node_modules|\.git)\//;
+const IGNORED = /(^|\/)(node_modules|\.git)(\/|$)/;
 
 /** `src/**\/*.ts` as a test of a path relative to the root, with `/` between folders. Pure. */
 export function globTest(glob: string): (file: string) => boolean {
@@ -38,45 +40,48 @@ export function globBase(glob: string): string {
   return fixed < 0 ? segments.slice(0, -1).join("/") || "." : segments.slice(0, fixed).join("/") || ".";
 }
 
-/**
- * Watches `globs` under `root`; `changed` gets a changed file once its burst of changes settles, `failed` an error the
- * watching stopped on (a folder that went away, the system's limit on watches). Returns what stops it.
- */
-export function watchFiles(
-  globs: readonly string[],
-  root: string,
-  changed: (file: string) => void,
-  failed: (error: Error) => void,
-): () => void {
+/** What a watch tells while it runs. */
+export interface WatchEvents {
+  /** A changed file (relative to the root, `/` between folders), once its burst of changes settles. */
+  changed(file: string): void;
+  /** The first walk is done: how many folders are watched. */
+  ready(folders: number): void;
+  /** An error the watching met (a folder that went away, the system's limit on watches). */
+  failed(error: Error): void;
+}
+
+/** Watches `globs` under `root` until the function it returns is called. */
+export function watchFiles(globs: readonly string[], root: string, events: WatchEvents): () => void {
   const tests = globs.map(globTest);
-  const watchers: FSWatcher[] = [];
+  const relative = (file: string) => path.relative(root, path.resolve(root, file)).split(path.sep).join("/");
+  const wanted = (file: string) => tests.some((test) => test(file));
   let timer: NodeJS.Timeout | undefined;
-  let last = "";
-  const stop = () => {
+  const bases = [...new Set(globs.map(globBase))];
+  const watcher = watch(bases, {
+    cwd: root,
+    ignoreInitial: true,
+    // Not a reason to keep pi running.
+    persistent: false,
+    // A folder is walked unless ignored; of the files, only those a glob takes are watched.
+    ignored: (file, stats) => IGNORED.test(relative(file)) || (stats?.isFile() === true && !wanted(relative(file))),
+  });
+  const onChange = (file: string) => {
+    const name = relative(file);
+    if (!wanted(name)) return;
     clearTimeout(timer);
-    for (const watcher of watchers.splice(0)) watcher.close();
+    timer = setTimeout(() => events.changed(name), SETTLE_MS);
+    timer.unref();
   };
-  for (const base of new Set(globs.map(globBase))) {
-    const folder = path.resolve(root, base);
-    try {
-      const watcher = watch(folder, { recursive: true }, (_event, name) => {
-        if (!name) return;
-        const file = path.relative(root, path.join(folder, name.toString())).split(path.sep).join("/");
-        if (IGNORED.test(file) || !tests.some((test) => test(file))) return;
-        last = file;
-        clearTimeout(timer);
-        timer = setTimeout(() => changed(last), SETTLE_MS);
-        timer.unref();
-      });
-      watcher.on("error", (error) => {
-        stop();
-        failed(error);
-      });
-      watcher.unref();
-      watchers.push(watcher);
-    } catch (error) {
-      failed(error as Error);
-    }
-  }
-  return stop;
+  watcher.on("add", onChange).on("change", onChange).on("unlink", onChange);
+  // chokidar also lists each base's parent folder, which is not walked.
+  const under = (folder: string) =>
+    folder !== ".." &&
+    !folder.startsWith("../") &&
+    bases.some((base) => base === "." || folder === base || folder.startsWith(`${base}/`));
+  watcher.on("ready", () => events.ready(Object.keys(watcher.getWatched()).map(relative).filter(under).length));
+  watcher.on("error", (error) => events.failed(error instanceof Error ? error : new Error(String(error))));
+  return () => {
+    clearTimeout(timer);
+    void watcher.close();
+  };
 }
