@@ -100,18 +100,22 @@ describe(`pi --mode rpc (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
   });
 
   test("a server that connects after the startup budget is announced when it is ready, and the footer counts it", async () => {
+    // It answers `initialize` once the test says so: on a busy machine pi's own start can outlast any fixed delay.
+    const gateDir = tempDir();
+    const gate = path.join(gateDir.dir, "ready");
     const slow = {
       command: process.execPath,
       args: [path.join(REPO_ROOT, "bench", "slow-start-server.mjs")],
-      env: { START_DELAY_MS: "4000" },
+      env: { START_GATE: gate },
     };
     const run = startRpcPi({ slow }, { PI_MCP_STARTUP_BUDGET_MS: "1000" });
     try {
       await waitFor(
-        () => run.stdout().includes("still connecting; its tools appear when it is ready"),
+        () => run.stdout().includes("slow: still connecting; its tools appear when it is ready"),
         "the startup notice",
         60_000,
       );
+      writeFileSync(gate, "");
       await waitFor(
         () => run.stdout().includes("MCP server 'slow' is ready: 1 tool"),
         "the notice that it is ready",
@@ -123,6 +127,7 @@ describe(`pi --mode rpc (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
     } finally {
       if (run.pi.exitCode === null) run.pi.kill("SIGKILL");
       run.tmp.cleanup();
+      gateDir.cleanup();
     }
   });
 });
