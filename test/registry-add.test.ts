@@ -73,6 +73,30 @@ describe("server.json read into entries", () => {
       assert.deepEqual(validateServerEntry("files", made, TEST_SOURCE).warnings, []);
   });
 
+  test("a required secret argument is a ${VAR} read when the server starts, not a question whose answer is saved", () => {
+    const server = readRegistryServer({
+      name: "io.example/keyed",
+      packages: [
+        {
+          registryType: "npm",
+          identifier: "keyed-mcp",
+          transport: { type: "stdio" },
+          packageArguments: [
+            { type: "named", name: "--api-key", isRequired: true, isSecret: true },
+            { type: "positional", valueHint: "access_token", isRequired: true, isSecret: true },
+            { type: "named", name: "--optional-secret", isSecret: true },
+          ],
+        },
+      ],
+    })!;
+    const { entry, questions } = registryEntry(registryWays(server)[0]!);
+    assert.deepEqual(questions, []);
+    assert.deepEqual(entry, {
+      command: "npx",
+      args: ["-y", "keyed-mcp", "--api-key", "${API_KEY}", "${ACCESS_TOKEN}"],
+    });
+  });
+
   test("remotes: a header's {placeholder} read from the environment; packages no bridge can run are not offered", () => {
     const server = readRegistryServer({
       name: "io.example/hybrid",

@@ -193,6 +193,9 @@ export function registryEntry(
     args.flatMap((arg, i) => {
       const key = `${where}.${i}`;
       let value = arg.value !== undefined ? filled(arg.value) : answers[key];
+      // A secret is read from the environment when the server starts, never asked for and written into the file.
+      if (value === undefined && arg.isRequired && arg.isSecret)
+        value = `\${${variableName(arg.name ?? arg.valueHint ?? `${where}_${i}`)}}`;
       if (value === undefined && arg.isRequired) {
         const what = arg.description ?? arg.valueHint ?? arg.name ?? "a value";
         questions.push({
