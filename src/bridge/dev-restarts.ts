@@ -5,6 +5,7 @@
  */
 import type { Logger } from "../common/log-file.ts";
 import { lazy } from "../common/lazy.ts";
+import { plural } from "../common/text.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 
 const watchCode = lazy(() => import("../connection/local/dev-watch.ts"));
@@ -33,7 +34,8 @@ export class DevRestarts {
         void connection.reconnect().catch(() => undefined);
       },
       // Says the globs took hold: a glob that names no existing folder watches nothing.
-      ready: (folders) => log("info", "dev.watch", `watching ${watch.join(", ")} (${folders} folders)`, { folders }),
+      ready: (folders) =>
+        log("info", "dev.watch", `watching ${watch.join(", ")} (${plural(folders, "folder")})`, { folders }),
       failed: (error) => log("warn", "dev.watch.failed", `watching its files: ${error.message}`),
     });
     this.stops.set(connection, stop);
