@@ -10,7 +10,8 @@ import { describe, test } from "node:test";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { McpBridge } from "../src/bridge/mcp-bridge.ts";
 import { LogFile } from "../src/common/log-file.ts";
-import { globBase, globTest } from "../src/connection/local/dev-watch.ts";
+import { within } from "../src/common/wait.ts";
+import { globBase, globTest, watchFiles } from "../src/connection/local/dev-watch.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { ToolRegistry } from "../src/pi/tool-registry.ts";
 import { fixtureEntry, tempDir, TEST_SOURCE, waitFor } from "./helpers.ts";
@@ -53,7 +54,8 @@ describe("dev.watch", { timeout: 60_000 }, () => {
 
   test("a file written under the watched folder restarts the running server; the log says which", async () => {
     await withDevServer(
-      ["src/**/*.ts"],
+      // As VS Code users write it: the project root by its variable.
+      ["${workspaceFolder}/src/**/*.ts"],
       (root) => mkdirSync(path.join(root, "src", "tools"), { recursive: true }),
       async (bed) => {
         const before = await bed.pid();
@@ -62,6 +64,32 @@ describe("dev.watch", { timeout: 60_000 }, () => {
         assert.match(await bed.log(), /"event":"dev\.restart","server":"dev","file":"src\/tools\/search\.ts"/);
       },
     );
+  });
+
+  test("a folder not there yet is watched for from the nearest one that is (build/ before the first build)", async () => {
+    const tmp = tempDir();
+    const seen: string[] = [];
+    let ready!: () => void;
+    let changed!: () => void;
+    const [walked, restarted] = [new Promise<void>((r) => (ready = r)), new Promise<void>((r) => (changed = r))];
+    const stop = watchFiles(["build/**/*.js"], tmp.dir, {
+      changed: (file) => {
+        seen.push(file);
+        changed();
+      },
+      ready: () => ready(),
+      failed: (error) => assert.fail(error),
+    });
+    try {
+      await walked;
+      mkdirSync(path.join(tmp.dir, "build", "sub"), { recursive: true });
+      writeFileSync(path.join(tmp.dir, "build", "sub", "index.js"), "1\n");
+      await within(restarted, { ms: 30_000, timedOut: () => new Error("no change seen under the new folder") });
+      assert.deepEqual(seen, ["build/sub/index.js"]);
+    } finally {
+      stop();
+      tmp.cleanup();
+    }
   });
 
   test("a glob from the project root watches neither node_modules nor .git: their folders are not walked, their changes restart nothing", async () => {

@@ -6,6 +6,7 @@
 import type { Logger } from "../common/log-file.ts";
 import { lazy } from "../common/lazy.ts";
 import { plural } from "../common/text.ts";
+import { type Environment, substituteVars } from "../config/substitute.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 
 const watchCode = lazy(() => import("../connection/local/dev-watch.ts"));
@@ -17,6 +18,7 @@ export class DevRestarts {
 
   constructor(
     private readonly projectRoot: string,
+    private readonly env: Environment,
     private readonly logger?: Logger,
   ) {}
 
@@ -27,7 +29,9 @@ export class DevRestarts {
     const { watchFiles } = await watchCode();
     const log = (level: "info" | "warn", event: string, message: string, fields: Record<string, unknown> = {}) =>
       this.logger?.log({ level, event, server: name, ...fields, message });
-    const stop = watchFiles(watch, this.projectRoot, {
+    // `${PROJECT_ROOT}/src/**` (VS Code's `${workspaceFolder}`) reads as the files under the project root.
+    const globs = watch.map((glob) => substituteVars(glob, this.env, this.projectRoot).value);
+    const stop = watchFiles(globs, this.projectRoot, {
       changed: (file) => {
         if (!RESTARTED.has(connection.state.kind)) return;
         log("info", "dev.restart", `${file} changed: restarting`, { file });

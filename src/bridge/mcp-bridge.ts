@@ -79,7 +79,7 @@ export class McpBridge implements Launcher {
 
   constructor(private readonly options: BridgeOptions) {
     this.trust = new BridgeTrust(this, options.projectTrust);
-    this.devRestarts = new DevRestarts(options.projectRoot, options.logger);
+    this.devRestarts = new DevRestarts(options.projectRoot, options.env, options.logger);
   }
 
   get projectRoot(): string {

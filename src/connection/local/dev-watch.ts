@@ -7,6 +7,7 @@
  * every file in it, `node_modules` included (a `**\/*.py` at the root of a JavaScript project held pi for seconds);
  * chokidar walks it asynchronously and skips what we tell it to.
  */
+import { existsSync } from "node:fs";
 import * as path from "node:path";
 import { watch } from "chokidar";
 
@@ -37,7 +38,8 @@ export function globTest(glob: string): (file: string) => boolean {
 export function globBase(glob: string): string {
   const segments = glob.replace(/\\/g, "/").split("/");
   const fixed = segments.findIndex((segment) => /[*?]/.test(segment));
-  return fixed < 0 ? segments.slice(0, -1).join("/") || "." : segments.slice(0, fixed).join("/") || ".";
+  const base = (fixed < 0 ? segments.slice(0, -1) : segments.slice(0, fixed)).join("/");
+  return base || (glob.startsWith("/") ? "/" : ".");
 }
 
 /** What a watch tells while it runs. */
@@ -50,35 +52,54 @@ export interface WatchEvents {
   failed(error: Error): void;
 }
 
-/** Watches `globs` under `root` until the function it returns is called. */
+/** `folder`, or the nearest folder above it that exists. */
+function nearestFolder(folder: string): string {
+  let nearest = folder;
+  while (!existsSync(nearest) && path.dirname(nearest) !== nearest) nearest = slashed(path.dirname(nearest));
+  return nearest;
+}
+
+/** A path with `/` between folders, as globs are written. */
+const slashed = (file: string) => file.split(path.sep).join("/");
+
+/**
+ * Watches `globs` (relative to `root`, or absolute) until the function it returns is called. Paths are compared
+ * absolute, so a glob may reach outside the root (`../shared/**\/*.ts`); files are reported relative to it.
+ */
 export function watchFiles(globs: readonly string[], root: string, events: WatchEvents): () => void {
-  const tests = globs.map(globTest);
-  const relative = (file: string) => path.relative(root, path.resolve(root, file)).split(path.sep).join("/");
-  const wanted = (file: string) => tests.some((test) => test(file));
+  const absolute = globs.map((glob) => slashed(path.resolve(root, glob)));
+  const tests = absolute.map(globTest);
+  const full = (file: string) => slashed(path.resolve(root, file));
+  const relative = (file: string) => slashed(path.relative(root, path.resolve(root, file)));
+  const wanted = (file: string) => tests.some((test) => test(full(file)));
+  const bases = [...new Set(absolute.map(globBase))];
+  // A folder is walked if a base is in it or it is in a base; of the files, only those a glob takes are watched.
+  const onTheWay = (file: string) =>
+    bases.some((base) => file === base || file.startsWith(`${base}/`) || base.startsWith(`${file}/`) || file === "/");
   let timer: NodeJS.Timeout | undefined;
-  const bases = [...new Set(globs.map(globBase))];
-  const watcher = watch(bases, {
+  // A base not there yet (`build/` before the first build) is watched for from the nearest folder that is.
+  const watcher = watch([...new Set(bases.map(nearestFolder))], {
     cwd: root,
     ignoreInitial: true,
     // Not a reason to keep pi running.
     persistent: false,
-    // A folder is walked unless ignored; of the files, only those a glob takes are watched.
-    ignored: (file, stats) => IGNORED.test(relative(file)) || (stats?.isFile() === true && !wanted(relative(file))),
+    ignored: (file, stats) =>
+      IGNORED.test(relative(file)) || !onTheWay(full(file)) || (stats?.isFile() === true && !wanted(file)),
   });
   const onChange = (file: string) => {
-    const name = relative(file);
-    if (!wanted(name)) return;
+    if (!wanted(file)) return;
     clearTimeout(timer);
-    timer = setTimeout(() => events.changed(name), SETTLE_MS);
+    timer = setTimeout(() => events.changed(relative(file)), SETTLE_MS);
     timer.unref();
   };
   watcher.on("add", onChange).on("change", onChange).on("unlink", onChange);
-  // chokidar also lists each base's parent folder, which is not walked.
-  const under = (folder: string) =>
-    folder !== ".." &&
-    !folder.startsWith("../") &&
-    bases.some((base) => base === "." || folder === base || folder.startsWith(`${base}/`));
-  watcher.on("ready", () => events.ready(Object.keys(watcher.getWatched()).map(relative).filter(under).length));
+  // chokidar also lists the folders above each base, which are not walked.
+  const under = (folder: string) => bases.some((base) => folder === base || folder.startsWith(`${base}/`));
+  let ready = false;
+  watcher.on("ready", () => {
+    if (!ready) events.ready(Object.keys(watcher.getWatched()).map(full).filter(under).length);
+    ready = true;
+  });
   watcher.on("error", (error) => events.failed(error instanceof Error ? error : new Error(String(error))));
   return () => {
     clearTimeout(timer);
