@@ -1224,6 +1224,21 @@ describe("status formatting", () => {
     assert.match(text, /JIRA_KEY NOT SET/);
     assert.match(text, /GITHUB_TOKEN set/);
   });
+  test("a server under dev.watch: what it watches, how many folders, the restarts and the file behind the last", () => {
+    const watched = (watch: NonNullable<ServerRow["watch"]>) => formatServerList([{ ...rows[0]!, watch }], [], NOW);
+    assert.match(
+      watched({ globs: ["src/**/*.ts"], restarts: 0 }),
+      /^ {4}restarts when src\/\*\*\/\*\.ts change \(dev\.watch\): its folders being walked$/m,
+    );
+    assert.match(
+      watched({ globs: ["src/**/*.ts", "lib/*.js"], folders: 4, restarts: 2, lastFile: "src/a.ts" }),
+      /restarts when src\/\*\*\/\*\.ts, lib\/\*\.js change \(dev\.watch\): 4 folders watched; restarted 2 times, last for src\/a\.ts$/m,
+    );
+    assert.match(
+      watched({ globs: ["x/*"], folders: 1, restarts: 0, failed: "ENOSPC" }),
+      /1 folder watched; watching stopped: ENOSPC$/m,
+    );
+  });
   test("Chinese, Japanese and Korean letters take two columns: the table stays aligned", () => {
     const wide = [
       { ...rows[0]!, name: "高德地图" },

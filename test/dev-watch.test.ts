@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
+import type { DevWatchStatus } from "../src/bridge/dev-restarts.ts";
 import { McpBridge } from "../src/bridge/mcp-bridge.ts";
 import { LogFile } from "../src/common/log-file.ts";
 import { within } from "../src/common/wait.ts";
@@ -62,6 +63,13 @@ describe("dev.watch", { timeout: 60_000 }, () => {
         writeFileSync(path.join(bed.projectRoot, "src", "tools", "search.ts"), "export const changed = 1;\n");
         await bed.restarted(before);
         assert.match(await bed.log(), /"event":"dev\.restart","server":"dev","file":"src\/tools\/search\.ts"/);
+        // What /mcp shows of it.
+        assert.deepEqual(bed.status(), {
+          globs: ["${workspaceFolder}/src/**/*.ts"],
+          folders: 2,
+          restarts: 1,
+          lastFile: "src/tools/search.ts",
+        });
       },
     );
   });
@@ -121,6 +129,8 @@ interface DevBed {
   restarted(before: string): Promise<void>;
   /** mcp.log as written so far. */
   log(): Promise<string>;
+  /** The watch as /mcp reads it. */
+  status(): DevWatchStatus | undefined;
 }
 
 /**
@@ -163,6 +173,7 @@ async function withDevServer(globs: string[], layout: (root: string) => void, ru
       projectRoot,
       pid,
       log,
+      status: () => bridge.devWatchOf(bridge.connection("dev")!),
       restarted: (before) =>
         waitFor(
           async () => bridge.connection("dev")!.state.kind === "live" && (await pid()) !== before,

@@ -30,7 +30,7 @@ import { type CachedTools, cacheKey, type ToolCache } from "./tool-cache.ts";
 import { effectiveSandbox, type SandboxSetting } from "../config/sandbox-setting.ts";
 import { stdioSandbox } from "../sandbox/server-sandbox.ts";
 import { sandboxIdle } from "../sandbox/sandbox-runtime.mjs";
-import { DevRestarts } from "./dev-restarts.ts";
+import { DevRestarts, type DevWatchStatus } from "./dev-restarts.ts";
 
 /** How long pi's startup waits for servers; slower ones register their tools when they connect. */
 export const DEFAULT_STARTUP_BUDGET_MS = 3000;
@@ -260,6 +260,11 @@ export class McpBridge implements Launcher {
           servers: [...this.connections.values()].map((c) => c.config),
         }),
     };
+  }
+
+  /** A local server's `dev.watch`, as it stands: what is watched, and the restarts it made. */
+  devWatchOf(connection: ServerConnection): DevWatchStatus | undefined {
+    return this.devRestarts.status(connection);
   }
 
   /** The sandbox a server runs in: its setting, the user's default, and how the user trusted it. */

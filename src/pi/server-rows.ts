@@ -132,6 +132,7 @@ export function serverRows(
       })),
       sandbox: isSandboxed(bridge.sandboxOf(c.config)) ? sandboxView(c) : undefined,
       shared: shared || undefined,
+      watch: bridge.devWatchOf(c),
     };
   });
 }

@@ -5,6 +5,7 @@ import * as path from "node:path";
 import { visibleWidth } from "@mariozechner/pi-tui";
 import { type ConfigProblem, describeSource } from "../config/types.ts";
 import type { ServerMetrics } from "../connection/health.ts";
+import type { DevWatchStatus } from "../bridge/dev-restarts.ts";
 import { plural, withoutServerName } from "../common/text.ts";
 
 export interface ServerRow {
@@ -35,6 +36,8 @@ export interface ServerRow {
   shared?: { sessions?: number; pid?: number; idleMs: number };
   /** Set for a server that runs sandboxed: what its sandbox allows (known once it started), what it refused. */
   sandbox?: { allows?: string[]; refused: number; recent: string[] };
+  /** Set for a server restarted when its files change (`dev.watch`). */
+  watch?: DevWatchStatus;
 }
 
 /** The mark of a server that runs sandboxed. */
@@ -292,6 +295,7 @@ export function formatServerDetails(row: ServerRow): string[] {
   for (const warning of row.warnings) lines.push(`    ! ${warning}`);
   if (row.shared) lines.push(sharedLine(row.shared));
   if (row.sandbox) lines.push(...sandboxLines(row.sandbox));
+  if (row.watch) lines.push(watchLine(row.watch));
   if (row.vars.length) lines.push(`    variables: ${row.vars.map((v) => `${v.name} ${v.state}`).join(", ")}`);
   for (const tool of row.tools) {
     const names = tool.name === tool.originalName ? tool.name : `${tool.name}  (${tool.originalName})`;
@@ -300,7 +304,7 @@ export function formatServerDetails(row: ServerRow): string[] {
   return lines;
 }
 
-/** What a sandboxed server's sandbox allows, and what it refused lately. */
+/** A shared server's one process: who uses it, and when it stops. */
 function sharedLine(shared: NonNullable<ServerRow["shared"]>): string {
   const users = shared.sessions === undefined ? "" : `, used by ${plural(shared.sessions, "pi session")} now`;
   const pid = shared.pid === undefined ? "" : ` (pid ${shared.pid})`;
@@ -308,6 +312,16 @@ function sharedLine(shared: NonNullable<ServerRow["shared"]>): string {
   return `    shared: one process${pid} for every pi session of yours${users}; it stops ${idle} after the last one leaves`;
 }
 
+/** What a server's `dev.watch` watches, and the restarts it made. */
+function watchLine(watch: DevWatchStatus): string {
+  const folders =
+    watch.folders === undefined ? "its folders being walked" : `${plural(watch.folders, "folder")} watched`;
+  const restarts = watch.restarts ? `; restarted ${plural(watch.restarts, "time")}, last for ${watch.lastFile}` : "";
+  const failed = watch.failed ? `; watching stopped: ${watch.failed}` : "";
+  return `    restarts when ${watch.globs.join(", ")} change (dev.watch): ${folders}${restarts}${failed}`;
+}
+
+/** What a sandboxed server's sandbox allows, and what it refused lately. */
 function sandboxLines(sandbox: NonNullable<ServerRow["sandbox"]>): string[] {
   const lines = [
     `    ${SANDBOX_MARK} sandboxed${sandbox.allows ? "" : " (what it allows is known once it has started)"}`,
