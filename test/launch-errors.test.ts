@@ -4,7 +4,7 @@
  * real command, counted where the bridge's transport calls it, and the attempts pi's event bus announces.
  */
 import assert from "node:assert/strict";
-import childProcess from "node:child_process";
+import childProcess, { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import * as path from "node:path";
@@ -47,6 +47,27 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
       assert.equal(state, "gaveUp");
     }
   });
+
+  const dockerMcp = spawnSync("sh", ["-c", "command -v docker && ! docker mcp version"]).status === 0;
+  test(
+    "`docker mcp gateway run` with the real docker command line but no MCP Toolkit: said so, with where it comes from; not restarted",
+    { skip: dockerMcp ? false : "no docker command here, or one with the docker-mcp plugin" },
+    async () => {
+      const connection = connectionFor("docker", { command: "docker", args: ["mcp", "gateway", "run"] });
+      try {
+        const { message, state } = await connectFailure(connection);
+        assert.match(
+          message,
+          /this docker has no `mcp` command: Docker's MCP Toolkit \(its docker-mcp plugin\) is not installed/,
+        );
+        assert.match(message, /github\.com\/docker\/mcp-gateway/);
+        // Given up at once: a restart would fail the same way.
+        assert.equal(state, "gaveUp");
+      } finally {
+        await connection.close();
+      }
+    },
+  );
 
   test("a script the entry names that is not there (Node, Python): its path, where a relative one was taken from", async () => {
     const tmp = tempDir();

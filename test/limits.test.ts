@@ -210,6 +210,16 @@ describe("permanentLaunchFailure", () => {
       fix: "add your user to the docker group (`sudo usermod -aG docker $USER`, then log in again) and reconnect",
     });
     assert.equal(permanentLaunchFailure(null, "fetching 404 page"), undefined);
+    // `docker mcp gateway run` where Docker's MCP Toolkit is not installed, in docker 28's words and older docker's.
+    for (const said of [
+      "docker: unknown command: docker mcp\n\nRun 'docker --help'",
+      "docker: 'mcp' is not a docker command.",
+    ])
+      assert.deepEqual(permanentLaunchFailure(1, said), {
+        reason: "this docker has no `mcp` command: Docker's MCP Toolkit (its docker-mcp plugin) is not installed",
+        fix: "turn on the MCP Toolkit in Docker Desktop, or install the docker-mcp plugin (github.com/docker/mcp-gateway) into ~/.docker/cli-plugins, then reconnect (`/mcp reconnect`)",
+      });
+    assert.match(reason(1, "docker: unknown command: docker compse"), /no `compse` command \(a plugin that is not/);
   });
 
   test("a program that says its Node.js is too old (convex on Node 20); not the version line of every crash", () => {

@@ -16,11 +16,15 @@ const NODE_TOO_OLD =
 const NATIVE_MODULE =
   /was compiled against a different Node\.js version|No native build was found for|Could not locate the bindings file|Failed to load [\w@/.-]+ native addon/;
 
+/** docker 28's `docker: unknown command: docker mcp`, older docker's `docker: 'mcp' is not a docker command.` */
+const DOCKER_UNKNOWN = /\bdocker: (?:unknown command: docker ([\w-]+)|'([\w-]+)' is not a docker command)/;
+
 /**
  * Why a local server's launcher failed in a way no restart can fix, judged from its exit code, its stderr and what npm
  * left behind (./npx-failure.ts): the package does not exist (npm E404), no version matches (ETARGET), an install
  * script failed (each restart would install again and fail again), npx's copy of the package is incomplete, lacks a
- * module its code imports or an optional dependency its output names, docker may not use its daemon, it needs a newer
+ * module its code imports or an optional dependency its output names, docker may not use its daemon or has no such
+ * command (`docker mcp` without Docker's MCP Toolkit), it needs a newer
  * Node.js, a native module of it was built for another Node.js (or not at all), or a shell could not find or run the
  * command (exit codes 127 and 126). Undefined when nothing says so.
  */
@@ -44,6 +48,19 @@ export function permanentLaunchFailure(
       reason: "docker may not use the Docker daemon's socket (permission denied)",
       fix: "add your user to the docker group (`sudo usermod -aG docker $USER`, then log in again) and reconnect",
     };
+  const unknown = DOCKER_UNKNOWN.exec(stderr);
+  if (unknown) {
+    const command = unknown[1] ?? unknown[2];
+    // `docker mcp gateway run`, from Docker's own instructions: the command comes with its MCP Toolkit.
+    return command === "mcp"
+      ? {
+          reason: "this docker has no `mcp` command: Docker's MCP Toolkit (its docker-mcp plugin) is not installed",
+          fix: "turn on the MCP Toolkit in Docker Desktop, or install the docker-mcp plugin (github.com/docker/mcp-gateway) into ~/.docker/cli-plugins, then reconnect (`/mcp reconnect`)",
+        }
+      : {
+          reason: `this docker has no \`${command}\` command (a plugin that is not installed, or a misspelt \`args\`)`,
+        };
+  }
   const oldNode = NODE_TOO_OLD.exec(stderr)?.[0].trim();
   if (oldNode)
     return {
