@@ -14,13 +14,13 @@ import { ToolCache } from "./bridge/tool-cache.ts";
 import { LogFile, readLogTail } from "./common/log-file.ts";
 import { packageFile } from "./common/package-files.ts";
 import { routeSdkConsole } from "./common/sdk-console.ts";
-import { CONFIG_FLAG, configFlagFromArgv, isInfoOnlyInvocation } from "./config/argv.ts";
+import { configFlagFromArgv, isInfoOnlyInvocation, noMcpInArgv } from "./config/argv.ts";
 import { exposureDefaultsOr } from "./config/exposure-setting.ts";
 import { TrustStore } from "./trust/trust-store.ts";
 import { interactiveSignIn } from "./oauth/sign-in.ts";
 import { piAuthFile } from "./oauth/pi-sign-in-import.ts";
 import { AuthStore, authDir } from "./oauth/storage.ts";
-import { MCP_COMMAND_DESCRIPTION } from "./pi/command-context.ts";
+import { MCP_COMMAND_DESCRIPTION, registerFlags, registerMcpOff } from "./pi/command-context.ts";
 import { registerLazyCommand } from "./pi/lazy-command.ts";
 import { PromptCommands } from "./pi/prompt-commands.ts";
 import { ResourceTools } from "./pi/resource-tools.ts";
@@ -71,11 +71,9 @@ const HELD_EVENTS_MAX = 1000;
 const TELEMETRY_FLUSH_MS = 5000;
 
 export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
-  pi.registerFlag(CONFIG_FLAG, {
-    type: "string",
-    description: "Also load MCP servers from this JSON file (highest priority)",
-  });
+  registerFlags(pi);
   if (isInfoOnlyInvocation(process.argv)) return;
+  if (noMcpInArgv(process.argv)) return registerMcpOff(pi);
   const env = process.env;
   /** The running session's context, once there is one (for notices and sign-ins). */
   let sessionCtx: ExtensionContext | undefined;

@@ -299,6 +299,22 @@ describe("pi command line", { timeout: 300_000 }, () => {
     }
   });
 
+  test("`pi --no-mcp` starts no server and registers no MCP tool; /mcp says so (pi 1.x's flag, on both pi lines)", async () => {
+    const tmp = tempDir();
+    const log = path.join(tmp.dir, "events.jsonl");
+    const config = path.join(tmp.dir, "mcp.json");
+    writeFileSync(config, JSON.stringify({ mcpServers: { fx: { ...fixtureEntry(), env: { FIXTURE_LOG: log } } } }));
+    try {
+      const { code, output } = await runPi(["-e", ".", "--mcp-config", config, "--no-mcp", "-p", "/mcp"]);
+      assert.equal(code, 0, output);
+      assert.match(output, /MCP is off for this run \(--no-mcp\): no server was started/);
+      assert.doesNotMatch(output, /mcp_fx_|MCP Server Status/);
+      assert.deepEqual(readLog(log), [], "the server never started");
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
   test("--mcp-config is listed in pi --help, which starts no server", async () => {
     const tmp = tempDir();
     const log = path.join(tmp.dir, "events.jsonl");

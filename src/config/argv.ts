@@ -1,9 +1,11 @@
 /**
- * What the bridge reads from pi's command line itself: the `--mcp-config <file>` flag, and whether pi was started
- * only to print information.
+ * What the bridge reads from pi's command line itself: the `--mcp-config <file>` flag, `--no-mcp`, and whether pi was
+ * started only to print information.
  */
 
 export const CONFIG_FLAG = "mcp-config";
+/** pi 1.x's own flag for a run without MCP; the bridge reads it on both pi lines. */
+export const NO_MCP_FLAG = "no-mcp";
 
 /**
  * The `--mcp-config <file>` value from a command line. pi hands flag values to extensions only after their factories
@@ -35,6 +37,18 @@ export function isInfoOnlyInvocation(argv: readonly string[]): boolean {
   for (const arg of argv.slice(2)) {
     if (arg === "--") return false;
     if (INFO_ONLY_FLAGS.has(arg)) return true;
+  }
+  return false;
+}
+
+/**
+ * True when pi was started with `--no-mcp`: pi 1.x parses it itself and only keeps its own built-in MCP from loading,
+ * so the bridge reads it from the command line, as it must decide before any server starts.
+ */
+export function noMcpInArgv(argv: readonly string[]): boolean {
+  for (const arg of argv.slice(2)) {
+    if (arg === "--") return false;
+    if (arg === `--${NO_MCP_FLAG}`) return true;
   }
   return false;
 }

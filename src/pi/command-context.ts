@@ -7,6 +7,7 @@ import type { ImportLocations } from "../config/import/import-types.ts";
 import type { Environment } from "../config/substitute.ts";
 import type { McpProvenance } from "../translate/provenance.ts";
 import { shown, SHOWN } from "../common/terminal-text.ts";
+import { CONFIG_FLAG, NO_MCP_FLAG } from "../config/argv.ts";
 import { printCommandOutput } from "./print-output.ts";
 import type { PromptFetch } from "./offer-listing.ts";
 import type { ToolExposure } from "../exposure/tool-exposure.ts";
@@ -76,4 +77,22 @@ export async function askServerName(
   )
     return undefined;
   return name;
+}
+
+/** The bridge's flags on pi's command line (which it also reads itself: ../config/argv.ts). */
+export function registerFlags(pi: ExtensionAPI): void {
+  pi.registerFlag(CONFIG_FLAG, {
+    type: "string",
+    description: "Also load MCP servers from this JSON file (highest priority)",
+  });
+  pi.registerFlag(NO_MCP_FLAG, { type: "boolean", description: "Start no MCP server and offer no MCP tool this run" });
+}
+
+/** `pi --no-mcp`: no server starts and no tool is registered; `/mcp` says why. */
+export function registerMcpOff(pi: ExtensionAPI): void {
+  pi.registerCommand("mcp", {
+    description: MCP_COMMAND_DESCRIPTION,
+    handler: async (_args, ctx) =>
+      show(ctx, "MCP is off for this run (--no-mcp): no server was started. Start pi without --no-mcp to use them."),
+  });
 }
