@@ -34,6 +34,7 @@ import {
   findReservedKey,
   configFlagFromArgv,
   isInfoOnlyInvocation,
+  noMcpInArgv,
   DEFAULT_CONNECT_TIMEOUT_MS,
   DEFAULT_HEALTH_CHECK_INTERVAL_MS,
   DEFAULT_INIT_TIMEOUT_MS,
@@ -624,6 +625,15 @@ describe("isInfoOnlyInvocation", () => {
     assert.equal(isInfoOnlyInvocation(["node", "pi", "--list-models", "claude"]), true);
     assert.equal(isInfoOnlyInvocation(["node", "pi", "-p", "/mcp"]), false);
     assert.equal(isInfoOnlyInvocation(["node", "pi", "--", "--help"]), false);
+  });
+});
+
+describe("noMcpInArgv", () => {
+  test("--no-mcp anywhere among pi's options; not after --, where the words are the prompt's", () => {
+    assert.equal(noMcpInArgv(["node", "pi", "--no-mcp"]), true);
+    assert.equal(noMcpInArgv(["node", "pi", "-e", ".", "--no-mcp", "-p", "/mcp"]), true);
+    assert.equal(noMcpInArgv(["node", "pi", "-p", "/mcp"]), false);
+    assert.equal(noMcpInArgv(["node", "pi", "--", "--no-mcp"]), false);
   });
 });
 
