@@ -4,17 +4,13 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
-import {
-  BURST_WRITE,
-  type ProcessExitInfo,
-  type ProcessGroupStdioOptions,
-  ProcessGroupStdioTransport,
-} from "../src/connection/local/stdio-transport.ts";
+import type { ProcessExitInfo, ProcessGroupStdioOptions } from "../src/connection/local/stdio-options.ts";
+import { BURST_WRITE, ProcessGroupStdioTransport } from "../src/connection/local/stdio-transport.ts";
 import {
   commandLine,
   type FixtureMode,
@@ -96,6 +92,30 @@ describe("ProcessGroupStdioTransport", { timeout: 120_000 }, () => {
       }
     }
     temp.cleanup();
+  });
+
+  test("a message sent after the process exited fails once its output is read to the end, with what came last", async () => {
+    // A helper of the server writes its last line after the server exited, once the test lets it.
+    const gate = path.join(temp.dir, "late-output-gate");
+    const stray: string[] = [];
+    const t = track({
+      command: "sh",
+      args: ["-c", `echo early; (while [ ! -f '${gate}' ]; do sleep 0.02; done; echo late) & exit 1`],
+      closeGraceMs: 60_000,
+      onStrayLine: (line) => stray.push(line),
+    });
+    await t.transport.start();
+    await waitFor(() => t.exits.length === 1, "the server to exit");
+    let failedWith: string[] | undefined;
+    const sent = t.transport.send({ jsonrpc: "2.0", id: 1, method: "ping" }).then(
+      () => assert.fail("sent to a process that exited"),
+      () => (failedWith = [...stray]),
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(failedWith, undefined, "not failed while the output is still open");
+    writeFileSync(gate, "");
+    await sent;
+    assert.deepEqual(failedWith, ["early", "late"]);
   });
 
   test("serves the fixture through the SDK client, in a process group and session of its own", async () => {

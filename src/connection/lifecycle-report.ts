@@ -11,7 +11,7 @@ import { Redactor } from "../common/redact.ts";
 import type { ServerConfig } from "../config/types.ts";
 import { type ConnectionEvent, type ConnectionState, gaveUpDetail } from "./connection-state.ts";
 import { type HealthStatus, HealthTracker } from "./health.ts";
-import type { ProcessEnding } from "./local/stdio-transport.ts";
+import type { ProcessEnding } from "./local/stdio-options.ts";
 
 export interface ReportOptions {
   events?: EventSink;

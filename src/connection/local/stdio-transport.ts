@@ -17,11 +17,14 @@ import {
   type Transport,
 } from "@modelcontextprotocol/client";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../../config/defaults.ts";
-import type { OrphanWatchdog, Watch } from "./orphan-watchdog.ts";
+import type { Watch } from "./orphan-watchdog.ts";
 import { groupHasLiveMember, newOwnerMark, NPM_ROLLBACK_MS, npxInstalling, OWNER_ENV } from "./process-tree.ts";
 import { asError } from "../../common/errors.ts";
 import { InOrderDelivery, LineFraming, NonJsonLine } from "./stdio-framing.ts";
 import { StderrLines } from "./stderr-lines.ts";
+import type { Launch, PreparedSpawn, ProcessEnding, ProcessGroupStdioOptions } from "./stdio-options.ts";
+
+export type { ProcessEnding } from "./stdio-options.ts";
 
 const DEFAULT_CLOSE_GRACE_MS = 2000;
 /** How often close() looks at a state no event announces (the rest of the group being gone). */
@@ -32,50 +35,6 @@ const IS_WINDOWS = process.platform === "win32";
 const QUEUED = Promise.resolve();
 /** A burst's held messages leave this many at a time, so that the server answers the first while the rest are made. */
 export const BURST_WRITE = 32;
-
-export interface ProcessExitInfo {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  /** `exited with code 1`, `killed by SIGKILL`. */
-  description: string;
-}
-
-/** How a process the bridge stopped ended: the last step taken before it exited, and how long after the first. */
-export interface ProcessEnding {
-  by: "stdin" | "SIGTERM" | "SIGKILL";
-  durationMs: number;
-}
-
-export interface ProcessGroupStdioOptions {
-  command: string;
-  args: string[];
-  /** Added to the SDK's safe defaults (HOME, PATH, SHELL, TERM, USER, LOGNAME), winning over them; the rest of the host environment is not passed. */
-  env: Record<string, string>;
-  cwd?: string;
-  /** Each stderr line (split at `\r?\n`), cut at 4096 characters with `…`; a final line without a newline comes at stream end. */
-  onStderrLine?(line: string): void;
-  /** Called once, when the process exits. Not called when it could not be started (start() rejects instead). */
-  onExit?(info: ProcessExitInfo): void;
-  /** How long close() waits after ending stdin, and again after SIGTERM. Default {@link DEFAULT_CLOSE_GRACE_MS}. */
-  closeGraceMs?: number;
-  /** Told about the process group as soon as it exists, and when close() has ended it, so it ends if pi is killed. */
-  watchdog?: Pick<OrphanWatchdog, "watch">;
-  /** The longest stdout line accepted; a longer one is reported (`MessageTooLargeError`) and the server stopped. */
-  maxMessageBytes?: number;
-  /** Told of a line over the limit first: `onerror` may not reach the owner during the SDK's revision probe. */
-  onRefused?(error: Error): void;
-  /** Each stdout line that is not a JSON-RPC message: what a server that prints its error there said. */
-  onStrayLine?(line: string): void;
-  /**
-   * Gives the command line to spawn instead of `command`/`args`/`env` (a sandbox wraps them), once, before the
-   * spawn; a rejection fails the start. `release` is called once the process has ended.
-   */
-  prepare?(): Promise<PreparedSpawn>;
-}
-
-type Launch = Pick<ProcessGroupStdioOptions, "command" | "args" | "env">;
-/** A command line to spawn in place of the configured one, and what to let go of once its process has ended. */
-export type PreparedSpawn = Launch & { release(): void };
 
 type Child = ChildProcessByStdio<Writable, Readable, Readable>;
 
@@ -237,7 +196,12 @@ export class ProcessGroupStdioTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
-    if (!stdin || !this.accepting) return Promise.reject(new Error("Not connected"));
+    if (!stdin || !this.accepting) {
+      // The process is gone, its output maybe not read to the end (Node may tell of the exit first): fail once it is,
+      // so that a failed start's error, built from that output, has all the server wrote.
+      const reading = this.ended && !this.closeFired ? this.waitUntil(() => this.closeFired, this.graceMs) : QUEUED;
+      return reading.then(() => Promise.reject(new Error("Not connected")));
+    }
     // Resolved as soon as the data is queued (as the SDK does); past the stream's high-water mark the send waits for
     // its own write to finish or fail (EPIPE also reaches onerror); all writes share one callback. A burst's first
     // message is written at once, the rest sent before the event loop moves on are held and leave BURST_WRITE at a
