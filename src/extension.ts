@@ -28,6 +28,7 @@ import { DialogBudget } from "./pi/dialog-budget.ts";
 import { elicitationFeatures } from "./pi/elicitation-dialog.ts";
 import { samplingHandler } from "./pi/sampling.ts";
 import {
+  callableFromScripts,
   deferredToolsInactive,
   followRegisteredServers,
   piDecidesProjectTrust,
@@ -187,7 +188,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     (server) => bridge.connection(server)?.config,
   );
   const registry = new ToolRegistry(
-    (tool) => pi.registerTool(tool),
+    (tool) => pi.registerTool(callableFromScripts(pi, tool)),
     (server) => bridge.connection(server),
     {
       events: emit,
@@ -404,6 +405,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       setActiveTools: (names) => pi.setActiveTools(names),
     });
     registry.resolveShadowed(pi.getAllTools());
+    declareTools(); // A tool moved off a taken name is registered anew, which on pi 1.x activates nothing.
     sessionStarted();
     // pi 1.x: servers other extensions registered while pi loaded them; as at startup, only a session without a UI waits.
     const registered = readRegistered && piRegistered.sync(readRegistered());

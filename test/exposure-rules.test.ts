@@ -39,7 +39,10 @@ describe("exposure in a server entry", () => {
     assert.deepEqual(warnings, []);
     const codemode = validateServerEntry("gh", { ...entry, exposure: "codemode" }, user);
     assert.equal(codemode.config?.exposure, "deferred");
-    assert.match(codemode.warnings.join("\n"), /no code mode; its tools are deferred behind tool_search/);
+    assert.match(
+      codemode.warnings.join("\n"),
+      /read as deferred: the model finds its tools with tool_search, and on pi 1\.x pi's codemode scripts can call them/,
+    );
     assert.equal(validateServerEntry("gh", { ...entry, exposure: "auto" }, user).config?.exposure, "auto");
     assert.equal(validateServerEntry("gh", entry, user).config?.exposure, undefined, "unset follows the default");
   });

@@ -5,14 +5,14 @@
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { startOAuthServer } from "./fixtures/oauth-server.ts";
 import { fixtureEntry, freePort, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { PI_LINE } from "./pi-line.ts";
-import { piCliIn } from "./pi-print.ts";
+import { piCliIn, runPiCli } from "./pi-print.ts";
 import { PI_CLI } from "./tmux.ts";
 
 const home = tempDir("mcp-bridge-home-");
@@ -314,6 +314,51 @@ describe("pi command line", { timeout: 300_000 }, () => {
       tmp.cleanup();
     }
   });
+
+  test(
+    "pi 1.x's codemode scripts call the bridge's MCP tools, deferred ones too, through the approval check",
+    { skip: PI_LINE === "1.x" ? false : "pi 0.73 has no codemode" },
+    async () => {
+      // A home of its own: codemode is turned on in its settings, as pi's docs say to.
+      const own = tempDir("mcp-bridge-codemode-");
+      mkdirSync(path.join(own.dir, "agent"));
+      writeFileSync(path.join(own.dir, "agent", "settings.json"), JSON.stringify({ defaultTools: ["+codemode"] }));
+      const config = path.join(own.dir, "mcp.json");
+      const hello = { command: "node", args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")] };
+      const script = (tool: string) => `codemode const r = await ${tool}; return r;`;
+      const run = (prompt: string) =>
+        runPiCli(
+          ["-e", ".", "-e", "examples/scripted-model.ts", "--provider", "scripted", "--model", "demo"].concat([
+            "--no-session",
+            "--mcp-config",
+            config,
+            "-p",
+            prompt,
+          ]),
+          { home: own.dir, env: { PI_MCP_STARTUP_BUDGET_MS: "60000" } },
+        );
+      try {
+        writeFileSync(
+          config,
+          JSON.stringify({
+            mcpServers: { hello: { ...hello, exposure: "deferred", autoApprove: ["greet", "word_count"] } },
+          }),
+        );
+        const both = await run(
+          'codemode const [a, b] = await Promise.all([tools.mcp_hello_greet({name: "Ada"}), tools.mcp_hello_word_count({text: "one two three"})]); return {a, b};',
+        );
+        assert.equal(both.code, 0, both.output);
+        assert.match(both.output, /codemode returned: Script completed/, both.output);
+        assert.match(both.output, /\{"a":"Hello, Ada!","b":"3"\}/, both.output);
+        // Without autoApprove the call still asks first, and with no UI to ask in it is refused.
+        writeFileSync(config, JSON.stringify({ mcpServers: { hello } }));
+        const asked = await run(script('tools.mcp_hello_greet({name: "Ada"})'));
+        assert.match(asked.output, /needs approval, and there is no UI to ask in/, asked.output);
+      } finally {
+        own.cleanup();
+      }
+    },
+  );
 
   test("--mcp-config is listed in pi --help, which starts no server", async () => {
     const tmp = tempDir();

@@ -79,7 +79,7 @@ describe("`timeout` as pi 1.x writes it", () => {
       assert.match(validateServerEntry("srv", { command: "x", timeout }, USER).errors.join(";"), /`timeout` must be/);
   });
 
-  test("pi 1.x's top-level autoEnableCodemode is read without a warning (the bridge has no code mode)", () => {
+  test("pi 1.x's top-level autoEnableCodemode is read without a warning (the bridge turns no codemode on)", () => {
     const layered = layerConfigs([
       { source: USER, text: JSON.stringify({ autoEnableCodemode: false, mcpServers: {} }) },
     ]);

@@ -92,7 +92,7 @@ describe(
       else assert.deepEqual([...notice.matchAll(seconds)].map((m) => m[1]).sort(), ["20", "30"], notice);
       assert.match(
         notice,
-        /`exposure` "codemode": the bridge has no code mode; its tools are deferred behind tool_search instead/,
+        /`exposure` "codemode": read as deferred: the model finds its tools with tool_search, and on pi 1\.x pi's codemode scripts can call them where codemode is turned on/,
       );
       assert.doesNotMatch(notice, /autoEnableCodemode|✕/);
       assert.ok(
@@ -141,7 +141,7 @@ describe(
           onError: (error) => assert.fail(`extension error: ${JSON.stringify(error)}`),
         });
         const notice = again.notices.join("\n");
-        assert.match(notice, /`exposure` "codemode": the bridge has no code mode/, "the startup notice is there");
+        assert.match(notice, /`exposure` "codemode": read as deferred/, "the startup notice is there");
         assert.doesNotMatch(notice, /`timeout`/);
       } finally {
         await second.close();

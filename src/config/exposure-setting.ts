@@ -30,17 +30,16 @@ export function exposureDefaultsOr(configured: ConfiguredExposure, unset: Exposu
   return { exposure: configured.exposure ?? unset, threshold: configured.threshold };
 }
 
-/** Names other clients use for the same modes. pi 1.x's code mode is not the bridge's: its tools are deferred instead. */
+/**
+ * Names other clients use for the same modes. pi 1.x's code mode is pi's own `codemode` tool, not the bridge's: the
+ * tools are deferred, which on pi 1.x also leaves them callable from its scripts.
+ */
+const CODEMODE_NOTE =
+  "read as deferred: the model finds its tools with tool_search, and on pi 1.x pi's codemode scripts can call them where codemode is turned on";
 const ALIASES: Record<string, { exposure: Exposure; note?: string }> = {
   search: { exposure: "deferred" },
-  codemode: {
-    exposure: "deferred",
-    note: "the bridge has no code mode; its tools are deferred behind tool_search instead",
-  },
-  "codemode-deferred": {
-    exposure: "deferred",
-    note: "the bridge has no code mode; its tools are deferred behind tool_search instead",
-  },
+  codemode: { exposure: "deferred", note: CODEMODE_NOTE },
+  "codemode-deferred": { exposure: "deferred", note: CODEMODE_NOTE },
 };
 
 const MODES = ["direct", "deferred", "hidden"] as const;

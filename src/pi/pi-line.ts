@@ -84,6 +84,15 @@ export function deferredToolsInactive(pi: ExtensionAPI): boolean {
 }
 
 /**
+ * An MCP tool as this pi registers it. On pi 1.x it is `deferred` in pi's terms: callable from other tools whether the
+ * model is told of it or not (pi's `codemode` scripts call `tools.<name>()`), while the bridge decides what the model
+ * is told through the active set, as above. pi 0.73 has no such field.
+ */
+export function callableFromScripts<T extends object>(pi: ExtensionAPI, definition: T): T {
+  return isPi1x(pi) ? { ...definition, exposure: "deferred" } : definition;
+}
+
+/**
  * How MCP tools reach the model where no config sets a top-level `exposure`. pi 1.x's built-in MCP keeps them out of
  * the model's requests by default (its `codemode`: only the one `codemode` tool is declared), and the configs its users
  * bring were written for that. So there the default is `deferred`, the bridge's nearest: only `tool_search` is declared
