@@ -29,6 +29,7 @@ import { elicitationFeatures } from "./pi/elicitation-dialog.ts";
 import { samplingHandler } from "./pi/sampling.ts";
 import {
   callableFromScripts,
+  codemodeSwitch,
   deferredToolsInactive,
   followRegisteredServers,
   piDecidesProjectTrust,
@@ -216,8 +217,10 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   });
   // pi 1.x: a deferred tool is inactive until tool_search loads it; pi declares the active set from the next request on.
   const inactiveDeferred = deferredToolsInactive(pi);
+  const turnOnCodemode = codemodeSwitch(pi, bridge, (name) => registry.activate(name, true));
   function declareTools(): void {
     if (inactiveDeferred) registry.activateAll(toolSearch.declarations());
+    turnOnCodemode();
   }
   toolSearch.register();
   // The resource tools, shared by every server that offers resources; they exist while one does.
@@ -287,6 +290,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       return sessionCtx;
     },
     sessionServers,
+    metrics: () => bridge.metrics(),
   }).listen();
   const piRegistered = new PiRegisteredServers({
     servers: sessionServers,
@@ -318,12 +322,6 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       return undeclared.size ? withoutTools(event.payload, (name) => undeclared.has(name)) : undefined;
     });
   }
-  pi.events.on("mcp.metrics.request", (data) => {
-    const snapshot = { servers: bridge.metrics() };
-    const reply = (data as { reply?: unknown } | undefined)?.reply;
-    if (typeof reply === "function") reply(snapshot);
-    pi.events.emit("mcp.metrics", snapshot);
-  });
 
   // Servers switched off for this session (`/mcp off`), recorded in the session so /reload keeps them off.
   const serversOff = new ServersOff({

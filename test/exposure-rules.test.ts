@@ -41,7 +41,7 @@ describe("exposure in a server entry", () => {
     assert.equal(codemode.config?.exposure, "deferred");
     assert.match(
       codemode.warnings.join("\n"),
-      /read as deferred: the model finds its tools with tool_search, and on pi 1\.x pi's codemode scripts can call them/,
+      /read as deferred: the model finds its tools with tool_search; on pi 1\.x it also turns pi's codemode tool on/,
     );
     assert.equal(validateServerEntry("gh", { ...entry, exposure: "auto" }, user).config?.exposure, "auto");
     assert.equal(validateServerEntry("gh", entry, user).config?.exposure, undefined, "unset follows the default");

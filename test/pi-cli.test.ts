@@ -360,6 +360,44 @@ describe("pi command line", { timeout: 300_000 }, () => {
     },
   );
 
+  test(
+    "pi 1.x: a server whose exposure is `codemode` turns pi's codemode tool on, as the built-in does; autoEnableCodemode: false keeps it off",
+    { skip: PI_LINE === "1.x" ? false : "pi 0.73 has no codemode" },
+    async () => {
+      const own = tempDir("mcp-bridge-codemode-");
+      const config = path.join(own.dir, "mcp.json");
+      const hello = {
+        command: "node",
+        args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")],
+        exposure: "codemode",
+        autoApprove: ["greet"],
+      };
+      const run = (prompt: string) =>
+        runPiCli(
+          ["-e", ".", "-e", "examples/scripted-model.ts", "--provider", "scripted", "--model", "demo"].concat([
+            "--no-session",
+            "--mcp-config",
+            config,
+            "-p",
+            prompt,
+          ]),
+          { home: own.dir, env: { PI_MCP_STARTUP_BUDGET_MS: "60000" } },
+        );
+      try {
+        writeFileSync(config, JSON.stringify({ mcpServers: { hello } }));
+        const on = await run('codemode return await tools.mcp_hello_greet({name: "Ada"});');
+        assert.equal(on.code, 0, on.output);
+        assert.match(on.output, /codemode returned: Script completed[\s\S]*Hello, Ada!/, on.output);
+        writeFileSync(config, JSON.stringify({ autoEnableCodemode: false, mcpServers: { hello } }));
+        const off = await run("which tools");
+        const offered = /Tools offered: (.*)\./.exec(off.output)?.[1];
+        assert.ok(offered?.includes("tool_search") && !offered.includes("codemode"), off.output);
+      } finally {
+        own.cleanup();
+      }
+    },
+  );
+
   test("--mcp-config is listed in pi --help, which starts no server", async () => {
     const tmp = tempDir();
     const log = path.join(tmp.dir, "events.jsonl");

@@ -79,11 +79,23 @@ describe("`timeout` as pi 1.x writes it", () => {
       assert.match(validateServerEntry("srv", { command: "x", timeout }, USER).errors.join(";"), /`timeout` must be/);
   });
 
-  test("pi 1.x's top-level autoEnableCodemode is read without a warning (the bridge turns no codemode on)", () => {
+  test("pi 1.x's top-level autoEnableCodemode is read, without a warning; a wrong value is named", () => {
     const layered = layerConfigs([
       { source: USER, text: JSON.stringify({ autoEnableCodemode: false, mcpServers: {} }) },
     ]);
     assert.deepEqual(layered.problems, []);
+    assert.equal(layered.exposure.autoCodemode, false);
+    const wrong = layerConfigs([{ source: USER, text: JSON.stringify({ autoEnableCodemode: "no", mcpServers: {} }) }]);
+    assert.match(wrong.problems[0]!.message, /`autoEnableCodemode` must be true or false; ignored/);
+    // A server's `codemode` is kept beside the `deferred` it is read as; so is a top-level one.
+    const codemode = layerConfigs([
+      {
+        source: USER,
+        text: JSON.stringify({ exposure: "codemode", mcpServers: { a: { command: "x", exposure: "codemode" } } }),
+      },
+    ]);
+    assert.deepEqual([codemode.servers[0]!.exposure, codemode.servers[0]!.codemode], ["deferred", true]);
+    assert.equal(codemode.exposure.codemode, true);
   });
 
   test("the seconds reading is said where pi does not mean seconds (pi 0.73), as a warning of the file and server, keyed to be said once", () => {

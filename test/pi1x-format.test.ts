@@ -92,7 +92,7 @@ describe(
       else assert.deepEqual([...notice.matchAll(seconds)].map((m) => m[1]).sort(), ["20", "30"], notice);
       assert.match(
         notice,
-        /`exposure` "codemode": read as deferred: the model finds its tools with tool_search, and on pi 1\.x pi's codemode scripts can call them where codemode is turned on/,
+        /`exposure` "codemode": read as deferred: the model finds its tools with tool_search; on pi 1\.x it also turns pi's codemode tool on, whose scripts call them/,
       );
       assert.doesNotMatch(notice, /autoEnableCodemode|✕/);
       assert.ok(

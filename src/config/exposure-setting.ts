@@ -20,6 +20,8 @@ import type {
 } from "./types.ts";
 
 export const EXPOSURE_KEY = "exposure";
+/** pi 1.x's switch: whether a server with `codemode` exposure turns its `codemode` tool on (default true). */
+export const AUTO_CODEMODE_KEY = "autoEnableCodemode";
 export const THRESHOLD_KEY = "exposureThreshold";
 export const DEFAULT_EXPOSURE_THRESHOLD: ExposureThreshold = { share: 0.1 };
 /** Before a config is read: no top-level `exposure` set. */
@@ -32,14 +34,15 @@ export function exposureDefaultsOr(configured: ConfiguredExposure, unset: Exposu
 
 /**
  * Names other clients use for the same modes. pi 1.x's code mode is pi's own `codemode` tool, not the bridge's: the
- * tools are deferred, which on pi 1.x also leaves them callable from its scripts.
+ * tools are deferred, which on pi 1.x also leaves them callable from its scripts, and the tool is turned on
+ * (../pi/pi-line.ts).
  */
 const CODEMODE_NOTE =
-  "read as deferred: the model finds its tools with tool_search, and on pi 1.x pi's codemode scripts can call them where codemode is turned on";
-const ALIASES: Record<string, { exposure: Exposure; note?: string }> = {
+  "read as deferred: the model finds its tools with tool_search; on pi 1.x it also turns pi's codemode tool on, whose scripts call them";
+const ALIASES: Record<string, { exposure: Exposure; note?: string; codemode?: boolean }> = {
   search: { exposure: "deferred" },
-  codemode: { exposure: "deferred", note: CODEMODE_NOTE },
-  "codemode-deferred": { exposure: "deferred", note: CODEMODE_NOTE },
+  codemode: { exposure: "deferred", note: CODEMODE_NOTE, codemode: true },
+  "codemode-deferred": { exposure: "deferred", note: CODEMODE_NOTE, codemode: true },
 };
 
 const MODES = ["direct", "deferred", "hidden"] as const;
@@ -49,13 +52,15 @@ function readExposure(
   value: unknown,
   field: string,
   allowAuto: boolean,
-): { exposure?: ExposureSetting; error?: string; warning?: string } {
+): { exposure?: ExposureSetting; error?: string; warning?: string; codemode?: boolean } {
   if (typeof value === "string") {
     if ((MODES as readonly string[]).includes(value)) return { exposure: value as Exposure };
     if (allowAuto && value === "auto") return { exposure: "auto" };
     const alias = ALIASES[value];
-    if (alias)
-      return { exposure: alias.exposure, warning: alias.note && `\`${field}\` ${quoteValue(value)}: ${alias.note}` };
+    if (alias) {
+      const warning = alias.note && `\`${field}\` ${quoteValue(value)}: ${alias.note}`;
+      return { exposure: alias.exposure, warning, ...(alias.codemode && { codemode: true }) };
+    }
   }
   const choices = [...MODES, ...(allowAuto ? ["auto"] : []), "search"].map((m) => `"${m}"`).join(", ");
   return { error: `\`${field}\` must be one of ${choices} (got ${quoteValue(value)})` };
@@ -66,13 +71,15 @@ export function validateExposure(
   entry: Record<string, unknown>,
   errors: string[],
   warnings: string[],
-): { exposure?: ExposureSetting; toolExposure: ToolExposureRule[] } {
+): { exposure?: ExposureSetting; toolExposure: ToolExposureRule[]; codemode?: boolean } {
   let exposure: ExposureSetting | undefined;
+  let codemode = false;
   if (entry.exposure !== undefined && entry.exposure !== null) {
     const read = readExposure(entry.exposure, "exposure", true);
     if (read.error) errors.push(read.error);
     if (read.warning) warnings.push(read.warning);
     exposure = read.exposure;
+    codemode ||= read.codemode === true;
   }
   const toolExposure: ToolExposureRule[] = [];
   const rules = entry.toolExposure;
@@ -87,10 +94,11 @@ export function validateExposure(
         if (read.error) errors.push(read.error);
         if (read.warning) warnings.push(read.warning);
         if (read.exposure && read.exposure !== "auto") toolExposure.push({ pattern, exposure: read.exposure });
+        codemode ||= read.codemode === true;
       }
     }
   }
-  return { exposure, toolExposure };
+  return { exposure, toolExposure, ...(codemode && { codemode }) };
 }
 
 /** `"10%"` (of the model's context window) or a number of tokens. */
@@ -111,16 +119,21 @@ export function readThreshold(value: unknown): { threshold?: ExposureThreshold; 
 export function exposureDefaults(
   doc: unknown,
   source: ConfigSource,
-): { exposure?: ExposureSetting; threshold?: ExposureThreshold; problems: ConfigProblem[] } {
+): Omit<ConfiguredExposure, "threshold" | "catalog"> & { threshold?: ExposureThreshold; problems: ConfigProblem[] } {
   const problems: ConfigProblem[] = [];
   if (!isObject(doc)) return { problems };
-  const out: { exposure?: ExposureSetting; threshold?: ExposureThreshold; problems: ConfigProblem[] } = { problems };
+  const out: ReturnType<typeof exposureDefaults> = { problems };
   if (doc[EXPOSURE_KEY] !== undefined) {
     const read = readExposure(doc[EXPOSURE_KEY], EXPOSURE_KEY, true);
     const message = read.error ? `${read.error}; ignored, as if it were not set` : read.warning;
     if (message) problems.push({ level: "warning", source, message });
     if (read.exposure) out.exposure = read.exposure;
+    if (read.codemode) out.codemode = true;
   }
+  const auto = doc[AUTO_CODEMODE_KEY];
+  if (typeof auto === "boolean") out.autoCodemode = auto;
+  else if (auto !== undefined)
+    problems.push({ level: "warning", source, message: `\`${AUTO_CODEMODE_KEY}\` must be true or false; ignored` });
   if (doc[THRESHOLD_KEY] !== undefined) {
     const read = readThreshold(doc[THRESHOLD_KEY]);
     if (read.error) problems.push({ level: "warning", source, message: `${read.error}; the default, "10%", is used` });

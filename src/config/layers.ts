@@ -52,8 +52,10 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
     // Files come highest priority first: the first to set a default keeps it.
     const defaults = exposureDefaults(parsed.value, file.source);
     problems.push(...defaults.problems);
-    exposure.exposure ??= defaults.exposure;
+    if (exposure.exposure === undefined && defaults.exposure !== undefined)
+      Object.assign(exposure, { exposure: defaults.exposure, codemode: defaults.codemode });
     exposure.threshold ??= defaults.threshold;
+    exposure.autoCodemode ??= defaults.autoCodemode;
     const catalog = toolCatalogSetting(parsed.value, file.source);
     if (catalog.problem) problems.push(catalog.problem);
     exposure.catalog ??= catalog.catalog;
@@ -110,6 +112,8 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
       ...(exposure.exposure ? { exposure: exposure.exposure } : {}),
       threshold: exposure.threshold ?? DEFAULT_EXPOSURE_THRESHOLD,
       ...(exposure.catalog ? { catalog: exposure.catalog } : {}),
+      ...(exposure.codemode && { codemode: true }),
+      ...(exposure.autoCodemode !== undefined && { autoCodemode: exposure.autoCodemode }),
     },
     ...(sandbox !== undefined ? { sandbox } : {}),
   };
@@ -151,6 +155,7 @@ function applyToggle(
     for (const message of warnings) problems.push({ level: "warning", source, server, message });
     for (const message of errors) problems.push({ level: "warning", source, server, message: `${message}; ignored` });
     if (read.exposure !== undefined) next.exposure = read.exposure;
+    if (read.codemode) next.codemode = true;
     // A layer's rules come before the lower layer's, so its patterns win among patterns.
     if (read.toolExposure.length) next.toolExposure = [...read.toolExposure, ...config.toolExposure];
   }

@@ -7,7 +7,7 @@ import { closestMatch, quoteValue } from "../common/text.ts";
 import { isObject, type JsonObject } from "../common/values.ts";
 import { APPROVAL_KEY } from "./approval-setting.ts";
 import { SANDBOX_KEY } from "./sandbox-setting.ts";
-import { EXPOSURE_KEY, THRESHOLD_KEY } from "./exposure-setting.ts";
+import { AUTO_CODEMODE_KEY, EXPOSURE_KEY, THRESHOLD_KEY } from "./exposure-setting.ts";
 import { TOOL_CATALOG_KEY } from "./tool-catalog-setting.ts";
 import type { ConfigProblem, ConfigSource } from "./types.ts";
 import { serverLabel } from "./validate/name.ts";
@@ -16,8 +16,9 @@ import { serverLabel } from "./validate/name.ts";
 export const SERVER_MAP_KEYS = ["mcpServers", "servers", "mcp"] as const;
 
 /**
- * Every top-level key a config file may hold: the server maps, `approval`, `exposure`, `exposureThreshold`, `toolCatalog`, `sandbox`, and keys of files written for other clients
- * that the bridge reads as they are (`$schema`, VS Code's `inputs`). Any other key gets a warning, except {@link IGNORED_TOP_LEVEL_KEYS}.
+ * Every top-level key a config file may hold: the server maps, `approval`, `exposure`, `exposureThreshold`, `toolCatalog`, `sandbox`, pi 1.x's
+ * `autoEnableCodemode`, and keys of files written for other clients that the bridge reads as they are (`$schema`, VS
+ * Code's `inputs`). Any other key gets a warning.
  */
 const KNOWN_TOP_LEVEL_KEYS: readonly string[] = [
   ...SERVER_MAP_KEYS,
@@ -26,12 +27,10 @@ const KNOWN_TOP_LEVEL_KEYS: readonly string[] = [
   THRESHOLD_KEY,
   TOOL_CATALOG_KEY,
   SANDBOX_KEY,
+  AUTO_CODEMODE_KEY,
   "$schema",
   "inputs",
 ];
-
-/** Keys of other clients that mean nothing here and are left alone without a warning: pi 1.x's switch for its code mode. */
-const IGNORED_TOP_LEVEL_KEYS: readonly string[] = ["autoEnableCodemode"];
 
 /**
  * How deep objects and arrays may nest. Real configs use five or six levels; the parser and every reader after it
@@ -153,7 +152,7 @@ export function extractServerEntries(
     return { entries, problems };
   }
   for (const key of Object.keys(doc)) {
-    if (KNOWN_TOP_LEVEL_KEYS.includes(key) || IGNORED_TOP_LEVEL_KEYS.includes(key)) continue;
+    if (KNOWN_TOP_LEVEL_KEYS.includes(key)) continue;
     const guess = closestMatch(key, KNOWN_TOP_LEVEL_KEYS);
     const hint = guess
       ? `did you mean \`${guess}\`?`

@@ -92,6 +92,8 @@ export interface ServerConfig {
   exposure?: ExposureSetting;
   /** Per-tool exposure, exact names before patterns, patterns in file order. */
   toolExposure: ToolExposureRule[];
+  /** Its `exposure` or a `toolExposure` value is pi 1.x's `codemode` (read as deferred; see ./exposure-setting.ts). */
+  codemode?: boolean;
   /** Whether the server may have pi's model answer it (`sampling/createMessage`): asking the user each time, or not. */
   sampling: SamplingMode;
   /** `false`: the server is offered no roots (not the project root), and works where its own configuration says. */
@@ -136,6 +138,10 @@ export interface ExposureDefaults {
 export type ConfiguredExposure = Omit<ExposureDefaults, "exposure"> & {
   exposure?: ExposureSetting;
   catalog?: ToolCatalogSetting;
+  /** The top-level `exposure` is pi 1.x's `codemode`. */
+  codemode?: boolean;
+  /** pi 1.x's top-level `autoEnableCodemode`: whether a server with `codemode` exposure turns pi's codemode tool on. */
+  autoCodemode?: boolean;
 };
 
 /**

@@ -62,6 +62,8 @@ export interface ExtensionApiDeps {
   /** Resolves with the session's context once the session has started (calls wait for it). */
   session(): Promise<ExtensionContext>;
   sessionServers: SessionServers;
+  /** Each server's metrics, for `mcp.metrics.request` (docs/events-and-logs.md). */
+  metrics(): unknown[];
 }
 
 /** A request's answer when it failed, said as a value. */
@@ -134,6 +136,13 @@ export class ExtensionApi {
     events.on(API_CHANNELS.unregister, (data) =>
       this.answer(API_CHANNELS.unregister, data, (request) => this.unregister(request)),
     );
+    // Older than the rest, and answered its own way: on `mcp.metrics`, and to `reply` if the request has one.
+    events.on("mcp.metrics.request", (data) => {
+      const snapshot = { servers: this.deps.metrics() };
+      const reply = (data as { reply?: unknown } | undefined)?.reply;
+      if (typeof reply === "function") reply(snapshot);
+      events.emit("mcp.metrics", snapshot);
+    });
   }
 
   /** Runs a request and publishes its one reply (and hands it to the request's `reply`, if it has one). */

@@ -8,8 +8,11 @@ import * as piAi from "@mariozechner/pi-ai";
 import { type Api, type AssistantMessage, complete, type Context, type Model } from "@mariozechner/pi-ai";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { ToolAnnotations } from "@modelcontextprotocol/client";
-import type { ExposureSetting } from "../config/types.ts";
+import type { ConfiguredExposure, ExposureSetting, ServerConfig } from "../config/types.ts";
 import { type ToolWire, toolWire, type WireModel } from "../exposure/definition-cost.ts";
+
+/** pi 1.x's tool that runs a script calling other tools. */
+const CODEMODE_TOOL = "codemode";
 
 type ModelRegistry = ExtensionContext["modelRegistry"];
 
@@ -90,6 +93,31 @@ export function deferredToolsInactive(pi: ExtensionAPI): boolean {
  */
 export function callableFromScripts<T extends object>(pi: ExtensionAPI, definition: T): T {
   return isPi1x(pi) ? { ...definition, exposure: "deferred" } : definition;
+}
+
+/**
+ * pi 1.x's built-in MCP turns pi's `codemode` tool on when a server whose exposure is `codemode` connects, unless
+ * `autoEnableCodemode` is false; the bridge does the same, once a session, for such a server with tools. The tool is
+ * pi's own (its built-in `codemode` extension); pi 0.73 has none. Returns what to call as tools arrive.
+ */
+export function codemodeSwitch(
+  pi: ExtensionAPI,
+  bridge: {
+    connections: ReadonlyMap<string, { config: ServerConfig; tools: readonly unknown[] }>;
+    exposureDefaults: ConfiguredExposure;
+  },
+  activate: (name: string) => void,
+): () => void {
+  let on = false;
+  return () => {
+    const { codemode: byDefault, autoCodemode } = bridge.exposureDefaults;
+    if (on || autoCodemode === false || !isPi1x(pi)) return;
+    const wanted = (config: ServerConfig) => config.codemode || (config.exposure === undefined && byDefault);
+    if (![...bridge.connections.values()].some((server) => server.tools.length && wanted(server.config))) return;
+    if (!pi.getAllTools().some((tool) => tool.name === CODEMODE_TOOL)) return;
+    on = true;
+    activate(CODEMODE_TOOL);
+  };
 }
 
 /**

@@ -50,7 +50,7 @@ export function validateServerEntry(
   const oauth = validateAuth(entry, local, endpoint.headers, errors);
   const usage = validateUsage(entry, errors, warnings);
   const limits = validateLimits(entry, errors);
-  const { exposure, toolExposure } = validateExposure(entry, errors, warnings);
+  const { exposure, toolExposure, codemode } = validateExposure(entry, errors, warnings);
   const protocol = protocolSetting(entry.protocolVersion, errors);
   const sandbox = readSandboxSetting(entry[SANDBOX_KEY], SANDBOX_KEY, errors);
   if (!local && isSandboxed(sandbox))
@@ -61,6 +61,17 @@ export function validateServerEntry(
   if (errors.length > 0) return { errors, warnings };
   // A `timeout` in pi 1.x's seconds is the request deadline too, unless `requestTimeout` says otherwise.
   const requestTimeout = lifecycle.requestTimeout ?? usage.requestTimeout;
-  const settings = { ...endpoint, ...lifecycle, ...usage, requestTimeout, exposure, toolExposure, oauth, limits };
-  return { config: { name, source, ...settings, protocol, sandbox, raw: entry }, errors, warnings };
+  const settings = {
+    ...endpoint,
+    ...lifecycle,
+    ...usage,
+    requestTimeout,
+    exposure,
+    toolExposure,
+    codemode,
+    oauth,
+    limits,
+  };
+  const config = { name, source, ...settings, ...(codemode && { codemode }), protocol, sandbox, raw: entry };
+  return { config, errors, warnings };
 }
