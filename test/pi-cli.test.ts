@@ -315,85 +315,50 @@ describe("pi command line", { timeout: 300_000 }, () => {
     }
   });
 
+  const codemodeOnly = { skip: PI_LINE === "1.x" ? false : "pi 0.73 has no codemode" };
+  const hello = { command: "node", args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")] };
+
   test(
     "pi 1.x's codemode scripts call the bridge's MCP tools, deferred ones too, through the approval check",
-    { skip: PI_LINE === "1.x" ? false : "pi 0.73 has no codemode" },
+    codemodeOnly,
     async () => {
-      // A home of its own: codemode is turned on in its settings, as pi's docs say to.
-      const own = tempDir("mcp-bridge-codemode-");
-      mkdirSync(path.join(own.dir, "agent"));
-      writeFileSync(path.join(own.dir, "agent", "settings.json"), JSON.stringify({ defaultTools: ["+codemode"] }));
-      const config = path.join(own.dir, "mcp.json");
-      const hello = { command: "node", args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")] };
-      const script = (tool: string) => `codemode const r = await ${tool}; return r;`;
-      const run = (prompt: string) =>
-        runPiCli(
-          ["-e", ".", "-e", "examples/scripted-model.ts", "--provider", "scripted", "--model", "demo"].concat([
-            "--no-session",
-            "--mcp-config",
-            config,
-            "-p",
-            prompt,
-          ]),
-          { home: own.dir, env: { PI_MCP_STARTUP_BUDGET_MS: "60000" } },
-        );
+      // Codemode is turned on in pi's settings, as its docs say to.
+      const pi = scriptedPi({ defaultTools: ["+codemode"] });
       try {
-        writeFileSync(
-          config,
-          JSON.stringify({
-            mcpServers: { hello: { ...hello, exposure: "deferred", autoApprove: ["greet", "word_count"] } },
-          }),
-        );
-        const both = await run(
+        pi.config({ mcpServers: { hello: { ...hello, exposure: "deferred", autoApprove: ["greet", "word_count"] } } });
+        const both = await pi.run(
           'codemode const [a, b] = await Promise.all([tools.mcp_hello_greet({name: "Ada"}), tools.mcp_hello_word_count({text: "one two three"})]); return {a, b};',
         );
         assert.equal(both.code, 0, both.output);
         assert.match(both.output, /codemode returned: Script completed/, both.output);
         assert.match(both.output, /\{"a":"Hello, Ada!","b":"3"\}/, both.output);
         // Without autoApprove the call still asks first, and with no UI to ask in it is refused.
-        writeFileSync(config, JSON.stringify({ mcpServers: { hello } }));
-        const asked = await run(script('tools.mcp_hello_greet({name: "Ada"})'));
+        pi.config({ mcpServers: { hello } });
+        const asked = await pi.run('codemode return await tools.mcp_hello_greet({name: "Ada"});');
         assert.match(asked.output, /needs approval, and there is no UI to ask in/, asked.output);
       } finally {
-        own.cleanup();
+        pi.cleanup();
       }
     },
   );
 
   test(
     "pi 1.x: a server whose exposure is `codemode` turns pi's codemode tool on, as the built-in does; autoEnableCodemode: false keeps it off",
-    { skip: PI_LINE === "1.x" ? false : "pi 0.73 has no codemode" },
+    codemodeOnly,
     async () => {
-      const own = tempDir("mcp-bridge-codemode-");
-      const config = path.join(own.dir, "mcp.json");
-      const hello = {
-        command: "node",
-        args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")],
-        exposure: "codemode",
-        autoApprove: ["greet"],
-      };
-      const run = (prompt: string) =>
-        runPiCli(
-          ["-e", ".", "-e", "examples/scripted-model.ts", "--provider", "scripted", "--model", "demo"].concat([
-            "--no-session",
-            "--mcp-config",
-            config,
-            "-p",
-            prompt,
-          ]),
-          { home: own.dir, env: { PI_MCP_STARTUP_BUDGET_MS: "60000" } },
-        );
+      const pi = scriptedPi();
+      const server = { ...hello, exposure: "codemode", autoApprove: ["greet"] };
       try {
-        writeFileSync(config, JSON.stringify({ mcpServers: { hello } }));
-        const on = await run('codemode return await tools.mcp_hello_greet({name: "Ada"});');
+        pi.config({ mcpServers: { hello: server } });
+        const on = await pi.run('codemode return await tools.mcp_hello_greet({name: "Ada"});');
         assert.equal(on.code, 0, on.output);
         assert.match(on.output, /codemode returned: Script completed[\s\S]*Hello, Ada!/, on.output);
-        writeFileSync(config, JSON.stringify({ autoEnableCodemode: false, mcpServers: { hello } }));
-        const off = await run("which tools");
+        pi.config({ autoEnableCodemode: false, mcpServers: { hello: server } });
+        const off = await pi.run("which tools");
         const offered = /Tools offered: (.*)\./.exec(off.output)?.[1];
         assert.ok(offered?.includes("tool_search") && !offered.includes("codemode"), off.output);
       } finally {
-        own.cleanup();
+        pi.cleanup();
       }
     },
   );
@@ -413,3 +378,26 @@ describe("pi command line", { timeout: 300_000 }, () => {
     }
   });
 });
+
+/**
+ * pi -p in a home of its own (with `settings` as pi's settings.json), the bridge and the scripted model of
+ * examples/scripted-model.ts, on the config `config` last wrote.
+ */
+function scriptedPi(settings?: Record<string, unknown>) {
+  const own = tempDir("mcp-bridge-scripted-");
+  const file = path.join(own.dir, "mcp.json");
+  if (settings) {
+    mkdirSync(path.join(own.dir, "agent"));
+    writeFileSync(path.join(own.dir, "agent", "settings.json"), JSON.stringify(settings));
+  }
+  const model = ["-e", "examples/scripted-model.ts", "--provider", "scripted", "--model", "demo", "--no-session"];
+  return {
+    config: (config: unknown) => writeFileSync(file, JSON.stringify(config)),
+    run: (prompt: string) =>
+      runPiCli(["-e", ".", ...model, "--mcp-config", file, "-p", prompt], {
+        home: own.dir,
+        env: { PI_MCP_STARTUP_BUDGET_MS: "60000" },
+      }),
+    cleanup: own.cleanup,
+  };
+}
