@@ -21,6 +21,7 @@ import { toolNameFor } from "../src/translate/naming.ts";
 import { tempDir } from "./helpers.ts";
 
 const USER: ConfigSource = { scope: "user", path: "/home/me/.pi/agent/mcp.json" };
+const PROJECT: ConfigSource = { scope: "project", path: "/work/app/.pi/mcp.json" };
 
 function valid(entry: Record<string, unknown>): { config: ServerConfig; warnings: string[] } {
   const result = validateServerEntry("srv", entry, USER);
@@ -96,6 +97,12 @@ describe("`timeout` as pi 1.x writes it", () => {
     ]);
     assert.deepEqual([codemode.servers[0]!.exposure, codemode.servers[0]!.codemode], ["deferred", true]);
     assert.equal(codemode.exposure.codemode, true);
+    // A project's own `exposure` for the user's server decides it again.
+    const toggled = layerConfigs([
+      { source: USER, text: JSON.stringify({ mcpServers: { a: { command: "x", exposure: "codemode" } } }) },
+      { source: PROJECT, text: JSON.stringify({ mcpServers: { a: { exposure: "direct" } } }) },
+    ]);
+    assert.deepEqual([toggled.servers[0]!.exposure, toggled.servers[0]!.codemode], ["direct", false]);
   });
 
   test("the seconds reading is said where pi does not mean seconds (pi 0.73), as a warning of the file and server, keyed to be said once", () => {

@@ -155,7 +155,8 @@ function applyToggle(
     for (const message of warnings) problems.push({ level: "warning", source, server, message });
     for (const message of errors) problems.push({ level: "warning", source, server, message: `${message}; ignored` });
     if (read.exposure !== undefined) next.exposure = read.exposure;
-    if (read.codemode) next.codemode = true;
+    // A new `exposure` decides pi 1.x's code mode as well; rules added to the lower ones only add to it.
+    if (read.exposure !== undefined || read.codemode) next.codemode = read.codemode === true;
     // A layer's rules come before the lower layer's, so its patterns win among patterns.
     if (read.toolExposure.length) next.toolExposure = [...read.toolExposure, ...config.toolExposure];
   }
