@@ -319,7 +319,7 @@ describe("an unknown top-level key", () => {
         ["warning", 'unknown top-level key "mcpservers" is ignored; did you mean `mcpServers`?'],
         [
           "warning",
-          'unknown top-level key "zzz" is ignored; the keys read here are `mcpServers`, `servers`, `mcp`, `approval`, `exposure`, `exposureThreshold`, `toolCatalog`, `sandbox`, `$schema`, `inputs`',
+          'unknown top-level key "zzz" is ignored; the keys read here are `mcpServers`, `servers`, `mcp`, `approval`, `exposure`, `exposureThreshold`, `toolCatalog`, `sandbox`, `autoEnableCodemode`, `$schema`, `inputs`',
         ],
       ],
     );
