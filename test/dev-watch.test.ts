@@ -36,21 +36,22 @@ describe("dev.watch", { timeout: 60_000 }, () => {
     ]);
   });
 
-  test("the field: VS Code's dev.watch, a glob or several; refused for a remote or shared server; dev.debug ignored", () => {
+  test("the field: VS Code's dev.watch, a glob or several; left out with a warning for a remote or shared server; dev.debug ignored", () => {
     const entry = (fields: Record<string, unknown>) => validateServerEntry("s", fields, TEST_SOURCE);
     assert.deepEqual(entry({ command: "node", dev: { watch: "src/**/*.ts" } }).config?.watch, ["src/**/*.ts"]);
     assert.deepEqual(entry({ command: "node", dev: { watch: ["a/*", "b/*"] } }).config?.watch, ["a/*", "b/*"]);
     const debugOnly = entry({ command: "node", dev: { debug: { type: "node" } } });
     assert.deepEqual([debugOnly.config?.watch, debugOnly.warnings], [undefined, []]);
-    assert.match(
-      entry({ command: "node", dev: { watch: 3 } }).errors.join(),
-      /`dev\.watch` must be a glob or an array/,
-    );
-    assert.match(
-      entry({ url: "http://h/mcp", dev: { watch: "x" } }).errors.join(),
-      /local servers of one session only/,
-    );
-    assert.match(entry({ command: "node", shared: true, dev: { watch: "x" } }).errors.join(), /not remote or `shared`/);
+    // Warnings, and the server kept without the watch: it runs all the same.
+    const wrong = entry({ command: "node", dev: { watch: 3 } });
+    assert.deepEqual([wrong.errors, wrong.config?.watch], [[], undefined]);
+    assert.match(wrong.warnings.join(), /`dev\.watch` must be a glob or an array.*; ignored/);
+    const remote = entry({ url: "http://h/mcp", dev: { watch: "x" } });
+    assert.ok(remote.config);
+    assert.match(remote.warnings.join(), /local servers of one session only.*; ignored/);
+    const shared = entry({ command: "node", shared: true, dev: { watch: "x" } });
+    assert.deepEqual([shared.errors, shared.config?.watch], [[], undefined]);
+    assert.match(shared.warnings.join(), /not remote or `shared`/);
   });
 
   test("a file written under the watched folder restarts the running server; the log says which", async () => {

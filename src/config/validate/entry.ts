@@ -46,7 +46,7 @@ export function validateServerEntry(
   const endpoint = validateEndpoint(entry, errors, warnings);
   const local = endpoint.transport === "stdio";
   warnings.push(...millisecondWarnings(entry, local));
-  const lifecycle = validateLifecycle(entry, local, errors);
+  const lifecycle = validateLifecycle(entry, local, errors, warnings);
   const oauth = validateAuth(entry, local, endpoint.headers, errors);
   const usage = validateUsage(entry, errors, warnings);
   const limits = validateLimits(entry, errors);

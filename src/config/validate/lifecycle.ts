@@ -20,7 +20,7 @@ export type Lifecycle = Pick<
   "timeout" | "lazy" | "retry" | "healthCheckInterval" | "pingTimeout" | "shared" | "watch"
 > & { requestTimeout?: number };
 
-export function validateLifecycle(entry: JsonObject, local: boolean, errors: string[]): Lifecycle {
+export function validateLifecycle(entry: JsonObject, local: boolean, errors: string[], warnings: string[]): Lifecycle {
   const { timeout, requestTimeout } = timeoutSetting(entry, local, errors);
   const lazy = booleanField(entry, "lazy", false, errors);
   const retry = retryPolicy(entry, local, errors);
@@ -32,20 +32,23 @@ export function validateLifecycle(entry: JsonObject, local: boolean, errors: str
   );
   const pingTimeout = positiveMs(entry.pingTimeout, "pingTimeout", DEFAULT_PING_TIMEOUT_MS, errors);
   const shared = sharedSetting(entry.shared, local, errors);
-  const watch = devWatch(entry.dev, local && !shared, errors);
+  const watch = devWatch(entry.dev, local && !shared, warnings);
   return { timeout, requestTimeout, lazy, retry, healthCheckInterval, pingTimeout, shared, watch };
 }
 
-/** VS Code's `"dev": { "watch": <glob or globs> }`: the files whose change restarts a local server. */
-function devWatch(dev: unknown, local: boolean, errors: string[]): ServerConfig["watch"] {
+/**
+ * VS Code's `"dev": { "watch": <glob or globs> }`: the files whose change restarts a local server. A convenience while
+ * developing a server: one that cannot be used is a warning and left out, and the server runs all the same.
+ */
+function devWatch(dev: unknown, local: boolean, warnings: string[]): ServerConfig["watch"] {
   const watch = isObject(dev) ? dev.watch : undefined;
   if (watch === undefined || watch === null) return undefined;
   const globs = typeof watch === "string" ? [watch] : Array.isArray(watch) ? watch : [];
   if (!globs.length || !globs.every((glob) => typeof glob === "string" && glob.trim()))
-    errors.push('`dev.watch` must be a glob or an array of globs ("src/**/*.ts")');
+    warnings.push('`dev.watch` must be a glob or an array of globs ("src/**/*.ts"); ignored');
   else if (!local)
-    errors.push(
-      "`dev.watch` applies to local servers of one session only (not remote or `shared`): it restarts their process",
+    warnings.push(
+      "`dev.watch` applies to local servers of one session only (not remote or `shared`): it restarts their process; ignored",
     );
   else return globs as string[];
   return undefined;

@@ -24,9 +24,9 @@ const DOCKER_UNKNOWN = /\bdocker: (?:unknown command: docker ([\w-]+)|'([\w-]+)'
  * left behind (./npx-failure.ts): the package does not exist (npm E404), no version matches (ETARGET), an install
  * script failed (each restart would install again and fail again), npx's copy of the package is incomplete, lacks a
  * module its code imports or an optional dependency its output names, docker may not use its daemon or has no such
- * command (`docker mcp` without Docker's MCP Toolkit), it needs a newer
- * Node.js, a native module of it was built for another Node.js (or not at all), or a shell could not find or run the
- * command (exit codes 127 and 126). Undefined when nothing says so.
+ * command (`docker mcp` without Docker's MCP Toolkit), it needs a newer Node.js, a native module of it was built for
+ * another Node.js (or not at all), or a shell could not find or run the command (exit codes 127 and 126). Undefined when
+ * nothing says so.
  */
 export function permanentLaunchFailure(
   exitCode: number | null | undefined,
