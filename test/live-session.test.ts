@@ -134,6 +134,34 @@ describe("a live session on its own", { timeout: 120_000 }, () => {
     }
   });
 
+  test("stdio: after an install the program gets the span asked for, not what was left of the deadline", async () => {
+    // As the second start after the revision probe killed a server: little of the deadline left, the whole span owed.
+    // The program reads nothing for 3 s after it starts; 0.5 s after the install (found within 1 s) would not do.
+    const ready = path.join(temp.dir, "npx-installed-late");
+    const npx = path.join(REPO_ROOT, "test", "fixtures", "fake-npx.sh");
+    const server = path.join(REPO_ROOT, "test", "fixtures", "slow-start.mjs");
+    const s = session(
+      {
+        kind: "stdio",
+        command: npx,
+        args: [ready, process.execPath, server, "--delay", "3000"],
+        env: {},
+        cwd: REPO_ROOT,
+      },
+      recorder().events,
+    );
+    const opening = s.open(Date.now() + 500, 60_000);
+    opening.catch(() => undefined);
+    try {
+      await waitFor(() => s.stage === "installing", "the deadline to find npx installing", 30_000);
+      writeFileSync(ready, "");
+      await opening;
+      assert.equal(s.stage, "open");
+    } finally {
+      await s.close({ graceful: false });
+    }
+  });
+
   test("stdio: npx failing while its install holds the open: the open fails, and no longer says it is installing", async () => {
     const npx = path.join(REPO_ROOT, "test", "fixtures", "fake-npx.sh");
     const failed = path.join(temp.dir, "npx-failed");

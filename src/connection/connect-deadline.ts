@@ -12,21 +12,26 @@ const INSTALL_POLL_MS = 1000;
 export interface ConnectClock {
   /** Epoch ms the attempt ends at; moved on when an install held it. */
   deadline: number;
+  /** The time the server gets once an install that held the clock is over. */
+  span: number;
   /** Whether the server's package is still being installed: asked at the deadline, then every second. */
   installing?: () => boolean;
   /** An install began (true) or stopped (false) holding the clock. */
   onHold?: (holding: boolean) => void;
 }
 
-/** `work`, or `late()` once the clock has run out; `span` is the time a server gets after an install held it. */
-export function untilDeadline<T>(work: Promise<T>, clock: ConnectClock, span: number, late: () => Error): Promise<T> {
+/** When an open must be done by, and the server's time once an install that held it is over. */
+export type OpenTime = Pick<ConnectClock, "deadline" | "span">;
+
+/** `work`, or `late()` once the clock has run out. */
+export function untilDeadline<T>(work: Promise<T>, clock: ConnectClock, late: () => Error): Promise<T> {
   const started = Date.now();
   let timer: NodeJS.Timeout | undefined;
   let holding = false;
   let ranOut = false;
   // The install is over: the server gets its whole time from now.
   const release = () => {
-    clock.deadline = Math.max(clock.deadline, Date.now() + span);
+    clock.deadline = Math.max(clock.deadline, Date.now() + clock.span);
     clock.onHold?.((holding = false));
   };
   const timedOut = new Promise<never>((_, reject) => {

@@ -45,7 +45,7 @@ import { repairToolLists } from "./tool-list-repair.ts";
 import { invalidTokenAs401 } from "./fresh-headers.ts";
 import { boundNotifications, type FloodKind } from "./notification-bound.ts";
 import { negotiationFor } from "./protocol-negotiation.ts";
-import { type ConnectClock, INSTALL_LIMIT_MS, untilDeadline } from "./connect-deadline.ts";
+import { type ConnectClock, INSTALL_LIMIT_MS, type OpenTime, untilDeadline } from "./connect-deadline.ts";
 import { untilServerAnswers } from "./local/server-started.ts";
 import { traceRequests } from "../telemetry/request-spans.ts";
 import { HubTransport, type HubTransportOptions } from "./hub/hub-transport.ts";
@@ -184,16 +184,17 @@ export class LiveSession {
 
   /**
    * Connects (a local server: spawns it), completes the MCP handshake and lists the tools, all before `deadline`
-   * (epoch ms). A Streamable HTTP server that refuses with a 4xx is tried again as legacy HTTP+SSE. On failure
-   * everything is released and the error thrown as it came (`ConnectTimeout` for the deadline).
+   * (epoch ms; `span`, by default what is left of it, is the server's time once an npx install that held it is over).
+   * A Streamable HTTP server that refuses with a 4xx is tried again as legacy HTTP+SSE. On failure everything is
+   * released and the error thrown as it came (`ConnectTimeout` for the deadline).
    */
-  async open(deadline: number): Promise<void> {
+  async open(deadline: number, span = deadline - Date.now()): Promise<void> {
     const { endpoint } = this.options;
     if (endpoint.kind === "stdio")
-      return this.attempt("stdio", () => this.localTransport(endpoint, deadline), deadline);
+      return this.attempt("stdio", () => this.localTransport(endpoint, deadline), { deadline, span });
     const authProvider = this.options.auth?.provider;
     const remote = (kind: "http" | "sse") =>
-      this.attempt(kind, (fetch) => createRemoteTransport(kind, endpoint, fetch, authProvider), deadline);
+      this.attempt(kind, (fetch) => createRemoteTransport(kind, endpoint, fetch, authProvider), { deadline, span });
     if (endpoint.kind === "sse") return remote("sse");
     try {
       await remote("http");
@@ -209,12 +210,11 @@ export class LiveSession {
   private async attempt(
     kind: TransportKind,
     makeTransport: (fetch?: FetchLike) => Transport,
-    deadline: number,
+    time: OpenTime,
   ): Promise<void> {
     if (this.closed) throw new Error("the session was closed");
     const { clientInfo, features, auth, events } = this.options;
-    const clock: ConnectClock = (this.clock = { deadline });
-    const span = deadline - Date.now();
+    const clock: ConnectClock = (this.clock = { ...time });
     const remaining = () => Math.max(1, clock.deadline - Date.now());
     const sdkTimeout = () => remaining() + SDK_TIMEOUT_SLACK_MS;
     // A message over the limit outside any request (the handshake, a standing stream) ends the session, as a long
@@ -312,7 +312,7 @@ export class LiveSession {
       this.tools = await this.fetchTools(client, sdkTimeout);
     };
     try {
-      await untilDeadline(Promise.race([handshake(), cut]), clock, span, () => new ConnectTimeout());
+      await untilDeadline(Promise.race([handshake(), cut]), clock, () => new ConnectTimeout());
       // Closed while the handshake was under way: what it opened must not be kept.
       if (this.closed) throw new Error("the session was closed while it opened");
     } catch (error) {

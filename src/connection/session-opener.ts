@@ -39,6 +39,7 @@ import { unreachableHost } from "./local/unreachable-host.ts";
 import { servesHttp } from "./local/serves-http.ts";
 import { missingScript } from "./local/missing-script.ts";
 import { startFailureKey } from "./local/repeated-failure.ts";
+import type { OpenTime } from "./connect-deadline.ts";
 import {
   type AsksFor,
   deprecationIn,
@@ -172,7 +173,8 @@ export class SessionOpener {
         // The last sign-in this open may wait for is done: a server that asks for yet another is told nobody can.
         auth.signInsHeld = signIns === MAX_SIGN_INS_PER_OPEN;
         try {
-          return await this.openOnce(endpoint, signIns ? Date.now() + this.config.timeout : deadline, clientSecret);
+          const until = signIns ? Date.now() + this.config.timeout : deadline;
+          return await this.openOnce(endpoint, { deadline: until, span: until - Date.now() }, clientSecret);
         } catch (error) {
           if (signIns === MAX_SIGN_INS_PER_OPEN || !auth.canSignInAfter(error, signal)) throw error;
           // The SDK has sent the user to sign in (or found nobody to do it): wait for that, then connect with the tokens.
@@ -222,7 +224,8 @@ export class SessionOpener {
     return { endpoint: { ...endpoint, env: { ...endpoint.env, ...npm } }, clientSecret };
   }
 
-  private async openOnce(endpoint: ResolvedEndpoint, deadline: number, clientSecret?: string): Promise<LiveSession> {
+  /** One session, open by `time.deadline`; `time.span` is the server's time once an npx install that held it is over. */
+  private async openOnce(endpoint: ResolvedEndpoint, time: OpenTime, clientSecret?: string): Promise<LiveSession> {
     const { auth } = this.options;
     // OAuth adds its secrets (client secret, tokens, codes) to the redactor itself, as it meets them.
     const sessionAuth = endpoint.kind === "stdio" ? undefined : auth.prepare(endpoint.url, clientSecret);
@@ -270,14 +273,14 @@ export class SessionOpener {
       this.fresh.set(session, new FreshHeaders(endpoint.headers, this.config.headersTtl, reread));
     }
     try {
-      await session.open(deadline);
+      await session.open(time.deadline, time.span);
     } catch (error) {
       // Closed by its owner (pi is shutting down, the server was disabled): nothing is started in its place.
       if (protocol !== "auto" || session.isClosed) throw error;
       // What worked last time no longer does (the server changed): the next attempt starts over from a probe.
       if (remembered !== undefined && !this.initializeOnly) this.recalled = null;
       // The time the open had, moved on if an npx install held it.
-      const until = session.clock?.deadline ?? deadline;
+      const until = session.clock?.deadline ?? time.deadline;
       if (
         remembered !== undefined ||
         session.violation ||
@@ -286,10 +289,11 @@ export class SessionOpener {
       )
         throw error;
       // Asked again, at once (in the time left) and from then on, with `initialize` alone. Once only, so a local server
-      // that dies whatever it is asked is not started more often than its restarts allow, but for this one time.
+      // that dies whatever it is asked is not started more often than its restarts allow, but for this one time. An
+      // install that holds this start's clock (npx checks the package again) gives it the whole time after, as it did.
       this.initializeOnly = true;
       this.probeStartFailure = startFailureKey(this.errorContext(), error);
-      return this.openOnce(endpoint, until, clientSecret);
+      return this.openOnce(endpoint, { deadline: until, span: time.span }, clientSecret);
     }
     return session;
   }
