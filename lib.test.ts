@@ -89,6 +89,8 @@ import {
   toolNameFor,
   base64Size,
   normalizeToolResult,
+  scriptResult,
+  scriptResultSchema,
   normalizeInputSchema,
   splitCommandLine,
 } from "./lib.ts";
@@ -1082,6 +1084,37 @@ describe("normalizeToolResult", () => {
       /unsupported content type "video"/,
     );
     assert.equal(normalizeToolResult({ toolResult: { ok: true } }).text, '{\n  "ok": true\n}');
+  });
+});
+
+describe("a tool's result as a script gets it (pi 1.x's codemode)", () => {
+  test("the whole CallToolResult without _meta; content is a list even where the server left it out", () => {
+    const result = {
+      content: [{ type: "text", text: "5" }],
+      structuredContent: { sum: 5 },
+      isError: false,
+      _meta: { a: 1 },
+    };
+    assert.deepEqual(scriptResult(result), {
+      content: [{ type: "text", text: "5" }],
+      structuredContent: { sum: 5 },
+      isError: false,
+    });
+    assert.deepEqual(scriptResult({ structuredContent: 1 }), { structuredContent: 1, content: [] });
+  });
+
+  test("its declared shape: the tool's output schema as structuredContent, its $refs inlined; any value without one", () => {
+    const declared = scriptResultSchema({
+      type: "object",
+      properties: { items: { type: "array", items: { $ref: "#/$defs/Item" } } },
+      $defs: { Item: { type: "object", properties: { id: { type: "string" } } } },
+    });
+    const properties = declared.properties as Record<string, Record<string, unknown>>;
+    assert.deepEqual(declared.required, ["content"]);
+    assert.equal(properties.isError!.type, "boolean");
+    assert.doesNotMatch(JSON.stringify(properties.structuredContent), /\$ref/);
+    assert.match(JSON.stringify(properties.structuredContent), /"id":\{"type":"string"\}/);
+    assert.deepEqual(scriptResultSchema(undefined).properties, { ...properties, structuredContent: {} });
   });
 });
 

@@ -29,6 +29,7 @@ import { elicitationFeatures } from "./pi/elicitation-dialog.ts";
 import { samplingHandler } from "./pi/sampling.ts";
 import {
   callableFromScripts,
+  scriptsGetResults,
   codemodeSwitch,
   deferredToolsInactive,
   followRegisteredServers,
@@ -197,6 +198,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       serverOrder: () => [...bridge.connections.keys()],
       isHidden: (server, tool) => exposure.exposureOf(server, tool) === "hidden",
       logger,
+      scriptResults: scriptsGetResults(pi),
     },
   );
   const toolSearch = new ToolSearch({

@@ -327,15 +327,37 @@ describe("pi command line", { timeout: 300_000 }, () => {
       try {
         pi.config({ mcpServers: { hello: { ...hello, exposure: "deferred", autoApprove: ["greet", "word_count"] } } });
         const both = await pi.run(
-          'codemode const [a, b] = await Promise.all([tools.mcp_hello_greet({name: "Ada"}), tools.mcp_hello_word_count({text: "one two three"})]); return {a, b};',
+          'codemode const [a, b] = await Promise.all([tools.mcp_hello_greet({name: "Ada"}), tools.mcp_hello_word_count({text: "one two three"})]); return {a: a.content[0].text, b: b.structuredContent.words};',
         );
         assert.equal(both.code, 0, both.output);
         assert.match(both.output, /codemode returned: Script completed/, both.output);
-        assert.match(both.output, /\{"a":"Hello, Ada!","b":"3"\}/, both.output);
+        assert.match(both.output, /\{"a":"Hello, Ada!","b":3\}/, both.output);
         // Without autoApprove the call still asks first, and with no UI to ask in it is refused.
         pi.config({ mcpServers: { hello } });
         const asked = await pi.run('codemode return await tools.mcp_hello_greet({name: "Ada"});');
         assert.match(asked.output, /needs approval, and there is no UI to ask in/, asked.output);
+      } finally {
+        pi.cleanup();
+      }
+    },
+  );
+
+  test(
+    "pi 1.x's codemode scripts get an MCP tool's whole result, as from pi's built-in MCP: its content, structured content, and an error result instead of a rejection",
+    codemodeOnly,
+    async () => {
+      const pi = scriptedPi({ defaultTools: ["+codemode"] });
+      try {
+        pi.config({ mcpServers: { fx: { ...fixtureEntry(), exposure: "deferred", autoApprove: ["add", "fail"] } } });
+        const run = await pi.run(
+          "codemode const a = await tools.mcp_fx_add({a: 2, b: 3}); const f = await tools.mcp_fx_fail({}); return {sum: a.structuredContent.sum, text: a.content[0].text, failed: f.isError, why: f.content[0].text, meta: '_meta' in a};",
+        );
+        assert.equal(run.code, 0, run.output);
+        assert.match(
+          run.output,
+          /\{"sum":5,"text":"5","failed":true,"why":"it failed on purpose","meta":false\}/,
+          run.output,
+        );
       } finally {
         pi.cleanup();
       }

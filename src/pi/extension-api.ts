@@ -239,6 +239,9 @@ export class ExtensionApi {
     if (signal.aborted) throw signal.reason;
     if (verdict?.block) return refused("denied", verdict.reason ?? "The call was not approved.");
     const result = await definition.execute(`mcp-api-${String(id)}`, args, signal, undefined, ctx);
+    // The tool's own error (`isError`): thrown on pi 0.73 (see `callFailure`), returned as a result on pi 1.x.
+    if ("isError" in result && result.isError)
+      return refused("tool-error", result.content.map((part) => (part.type === "text" ? part.text : "")).join(""));
     const { structuredContent, truncated } = result.details;
     return { ok: true, content: result.content, ...definedOnly({ structuredContent, truncated }) };
   }

@@ -96,6 +96,14 @@ export function callableFromScripts<T extends object>(pi: ExtensionAPI, definiti
 }
 
 /**
+ * Whether pi hands a script the structured result of a tool it calls, and takes a tool's error returned as a result
+ * (pi 1.x); pi 0.73 does neither (./tool-definition.ts says what the bridge does with it).
+ */
+export function scriptsGetResults(pi: ExtensionAPI): boolean {
+  return isPi1x(pi);
+}
+
+/**
  * pi 1.x's built-in MCP turns pi's `codemode` tool on when a server whose exposure is `codemode` connects, unless
  * `autoEnableCodemode` is false; the bridge does the same, once a session, for such a server with tools. The tool is
  * pi's own (its built-in `codemode` extension); pi 0.73 has none. Returns what to call as tools arrive.

@@ -21,6 +21,7 @@ import type { ServerConnection } from "../connection/server-connection.ts";
 import { lazy } from "../common/lazy.ts";
 import type { SchemaCheck } from "../translate/schema-check.ts";
 import { normalizeToolResult, type PiContent } from "../translate/output.ts";
+import { scriptResult, scriptResultSchema } from "../translate/script-result.ts";
 import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
 import { normalizeInputSchema, OPEN_OBJECT_SCHEMA, requiredDefaults } from "../translate/schema.ts";
 import { withToolHints } from "./pi-line.ts";
@@ -54,6 +55,12 @@ export interface ToolSource {
   note(text: string): void;
   /** The rule keywords of the tool's schema the model's copy leaves out (`not`, `if`, …), if any. */
   uncarried?(keywords: string[]): void;
+  /**
+   * Whether this pi hands scripts a tool's structured result (pi 1.x's `codemode`): the tool then declares the shape of
+   * the server's `CallToolResult` as its output schema, returns that result as `structuredContent`, and an `isError`
+   * result as an error result that keeps it. pi 0.73 has no such field and takes an error only thrown.
+   */
+  scriptResults?: boolean;
 }
 
 function progressText(progress: Progress): string {
@@ -156,6 +163,7 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
       label: `${title} (${server})`,
       description: source.description,
       parameters: parameters(source),
+      ...(source.scriptResults && { outputSchema: scriptResultSchema(tool.outputSchema) }),
       execute: async (_toolCallId, params, signal, onUpdate) => {
         const connection = source.connectionFor(server);
         if (!connection)
@@ -181,13 +189,16 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
           }),
         );
         const normalized = normalizeToolResult(result, server);
+        const details: ToolDetails = { server, tool: originalName, provenance };
+        const forScripts = source.scriptResults ? { structuredContent: scriptResult(result) } : {};
         if (normalized.isError) {
           const text =
             normalized.text || `MCP tool '${originalName}' on server '${server}' reported an error without a message`;
           const advice = connection.toolErrorAdvice(text);
-          throw new ToolReportedError(advice ? `${text}\n\n${advice}` : text);
+          const message = advice ? `${text}\n\n${advice}` : text;
+          if (!source.scriptResults) throw new ToolReportedError(message);
+          return { content: [{ type: "text", text: message }], details, ...forScripts, isError: true };
         }
-        const details: ToolDetails = { server, tool: originalName, provenance };
         if (result.structuredContent !== undefined) details.structuredContent = result.structuredContent;
         const unfit = checkOutput && (await checkOutput(result.structuredContent));
         if (unfit) {
@@ -207,7 +218,7 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
           if (capped.truncated) details.truncated = capped.truncated;
           content.push({ type: "text", text: capped.text });
         }
-        return { content, details };
+        return { content, details, ...forScripts };
       },
     },
     tool.annotations,

@@ -68,6 +68,8 @@ export interface ToolRegistryOptions {
   isHidden?: (server: string, tool: string) => boolean;
   /** Where each name clash between servers and each tool whose schema the model cannot fully see is written. */
   logger?: Logger;
+  /** Whether this pi hands scripts a tool's structured result (./tool-definition.ts, `scriptResults`). */
+  scriptResults?: boolean;
 }
 
 /**
@@ -380,10 +382,8 @@ export class ToolRegistry {
         (candidate) => this.ownerOf(candidate) !== undefined || this.withdrawn.has(candidate),
       );
       if (name !== wanted) {
-        const [owner, ownerServer] = [
-          this.ownerOf(wanted) ?? "a tool its server withdrew",
-          this.byName.get(wanted)?.server,
-        ];
+        const owner = this.ownerOf(wanted) ?? "a tool its server withdrew";
+        const ownerServer = this.byName.get(wanted)?.server;
         this.collisions.set(key, { server, tool: tool.name, wanted, name, owner, ownerServer });
         this.logClashes();
       }
@@ -417,6 +417,7 @@ export class ToolRegistry {
         connectionFor: this.connectionFor,
         note: (text) => this.notes.push(text),
         uncarried,
+        scriptResults: this.options.scriptResults,
       }),
     );
     return registered;
