@@ -91,6 +91,7 @@ import {
   normalizeToolResult,
   scriptResult,
   scriptResultSchema,
+  reachesServer,
   normalizeInputSchema,
   splitCommandLine,
 } from "./lib.ts";
@@ -1116,6 +1117,17 @@ describe("a tool's result as a script gets it (pi 1.x's codemode)", () => {
     assert.match(JSON.stringify(properties.structuredContent), /"id":\{"type":"string"\}/);
     assert.deepEqual(scriptResultSchema(undefined).properties, { ...properties, structuredContent: {} });
   });
+});
+
+test("which servers a script may reach: every one, or those whose tool names its words hold", () => {
+  const words = ["const", "r", "await", "tools", "mcp_github_create_issue", "gh_search"];
+  assert.equal(reachesServer("all", "slack"), true);
+  assert.equal(reachesServer(words, "github"), true);
+  assert.equal(reachesServer(words, "git"), false, "mcp_git_ is not in mcp_github_create_issue");
+  assert.equal(reachesServer(words, "code", "gh"), true, "a prefix names its tools");
+  assert.equal(reachesServer(words, "slack"), false);
+  assert.equal(reachesServer(words, "bare", ""), true, "bare tool names may be any word");
+  assert.equal(reachesServer([], "bare", ""), false);
 });
 
 describe("normalizeInputSchema", () => {

@@ -27,6 +27,7 @@ import { ResourceTools } from "./pi/resource-tools.ts";
 import { DialogBudget } from "./pi/dialog-budget.ts";
 import { elicitationFeatures } from "./pi/elicitation-dialog.ts";
 import { samplingHandler } from "./pi/sampling.ts";
+import { waitForReachedServers } from "./pi/reach-wait.ts";
 import {
   callableFromScripts,
   scriptsGetResults,
@@ -206,11 +207,8 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     registry,
     exposure,
     sharedTools: () => resourceTools.tools(),
-    serverDescription: (server) => {
-      const connection = bridge.connection(server);
-      const description = connection?.config.description;
-      return description && connection.redact(description);
-    },
+    serverDescription: (server) => bridge.description(server),
+    untilStarted: (signal, waits) => bridge.untilStarted(() => true, signal, waits),
     record: (tools) => {
       pi.appendEntry(LOADED_TOOLS_ENTRY, { tools });
       declareTools();
@@ -269,6 +267,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     writeConfig: (file, change) => bridge.writeConfig(file, change),
     logger,
   });
+  waitForReachedServers(pi, bridge);
   pi.on("tool_call", (event, ctx) => approval.check(event, ctx));
   // Servers added for this session only, by code: over pi's bus (below), or with pi 1.x's pi.registerMcpServer().
   const sessionServers = new SessionServers(bridge, (connection) => {

@@ -19,7 +19,7 @@ describe(`pi --mode rpc (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
   after(() => home.cleanup());
 
   /** Starts `pi --mode rpc` on a config with two servers that each start a child process (one behind a shell wrapper). */
-  function startRpcPi(extraServers: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = {}) {
+  function startRpcPi(extraServers: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = {}, args: string[] = []) {
     const tmp = tempDir();
     const log = path.join(tmp.dir, "events.jsonl");
     const direct = fixtureEntry("grandchild");
@@ -36,7 +36,7 @@ describe(`pi --mode rpc (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
         },
       }),
     );
-    const pi = spawn(process.execPath, [PI_CLI, "--mode", "rpc", "-e", REPO_ROOT, "--mcp-config", config], {
+    const pi = spawn(process.execPath, [PI_CLI, "--mode", "rpc", "-e", REPO_ROOT, "--mcp-config", config, ...args], {
       cwd: tmp.dir,
       env: { ...piEnv(), ...env },
       stdio: ["pipe", "pipe", "ignore"],
@@ -131,4 +131,80 @@ describe(`pi --mode rpc (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
       gateDir.cleanup();
     }
   });
+  /** A server that answers `initialize` once the test writes `gate`: still starting for as long as the test wants. */
+  function gatedServer(gate: string, extra: Record<string, unknown> = {}) {
+    const args = [path.join(REPO_ROOT, "bench", "slow-start-server.mjs")];
+    return { command: process.execPath, args, env: { START_GATE: gate }, ...extra };
+  }
+  const SCRIPTED = ["-e", path.join(REPO_ROOT, "examples", "scripted-model.ts"), "--provider", "scripted"];
+  const scripted = [...SCRIPTED, "--model", "demo", "--no-session"];
+
+  /** Sends the scripted model `prompt`; once the call of `tool` has started, opens `gate`; resolves with its answer. */
+  async function promptWhileStarting(run: ReturnType<typeof startRpcPi>, prompt: string, tool: string, gate: string) {
+    // Every server but the gated one connected: the others' tools are what offers `tool`.
+    await waitFor(() => /"statusText":"[^"]*MCP 3\/4/.test(run.stdout()), "the other servers", 60_000);
+    run.pi.stdin.write(`${JSON.stringify({ type: "prompt", message: prompt })}\n`);
+    const started = `"type":"tool_execution_start","toolCallId"`;
+    await waitFor(() => run.stdout().includes(started) && run.stdout().includes(`"toolName":"${tool}"`), tool, 60_000);
+    writeFileSync(gate, "");
+    // The model's whole answer, once its message has ended (the updates before carry it in parts).
+    const answer = () =>
+      run
+        .stdout()
+        .split("\n")
+        .filter((line) => line.startsWith('{"type":"message_end"'))
+        .map(
+          (line) => (JSON.parse(line) as { message: { content: Array<{ text?: string }> } }).message.content[0]?.text,
+        )
+        .find((text) => text?.startsWith(`${tool} returned: `) || text?.startsWith(`${tool} failed: `));
+    await waitFor(() => answer() !== undefined, `the answer of ${tool}`, 60_000);
+    return answer()!;
+  }
+
+  test("tool_search run while a server still starts waits for it, and finds its tool", async () => {
+    const gateDir = tempDir();
+    const gate = path.join(gateDir.dir, "ready");
+    // Another deferred server's tools are what tool_search is offered for while this one starts.
+    const servers = {
+      slow: gatedServer(gate, { exposure: "deferred" }),
+      other: { ...fixtureEntry(), exposure: "deferred" },
+    };
+    const run = startRpcPi(servers, { PI_MCP_STARTUP_BUDGET_MS: "1000" }, scripted);
+    try {
+      const answer = await promptWhileStarting(run, 'tool_search {"names":["mcp_slow_echo"]}', "tool_search", gate);
+      assert.match(answer, /tool_search returned: Loaded 1 tool[\s\S]*mcp_slow_echo/, answer);
+      assert.doesNotMatch(answer, /no tool|not found/i, answer);
+      assert.match(
+        run.stdout(),
+        /Waiting for MCP servers still starting: slow/,
+        "what it waited for, shown while it did",
+      );
+    } finally {
+      run.pi.kill("SIGKILL");
+      run.tmp.cleanup();
+      gateDir.cleanup();
+    }
+  });
+
+  test(
+    "pi 1.x: a codemode script that calls a tool of a server still starting waits for it, as with pi's built-in MCP",
+    { skip: PI_LINE === "1.x" ? false : "pi 0.73 has no codemode" },
+    async () => {
+      const gateDir = tempDir();
+      const gate = path.join(gateDir.dir, "ready");
+      // Another codemode server's tools turn codemode on while this one starts.
+      const slow = gatedServer(gate, { exposure: "codemode", autoApprove: ["echo"] });
+      const servers = { slow, other: { ...fixtureEntry(), exposure: "codemode" } };
+      const run = startRpcPi(servers, { PI_MCP_STARTUP_BUDGET_MS: "1000" }, scripted);
+      try {
+        const script = 'codemode const r = await tools.mcp_slow_echo({text: "hi"}); return r.content[0].text;';
+        const answer = await promptWhileStarting(run, script, "codemode", gate);
+        assert.match(answer, /codemode returned: Script completed/, answer);
+      } finally {
+        run.pi.kill("SIGKILL");
+        run.tmp.cleanup();
+        gateDir.cleanup();
+      }
+    },
+  );
 });

@@ -23,6 +23,8 @@ import type { Logger } from "../common/log-file.ts";
 import { shutDownError, untrustedError } from "../connection/stop-errors.ts";
 import { ShutDownError } from "../common/errors.ts";
 import { lazy } from "../common/lazy.ts";
+import { within } from "../common/wait.ts";
+import { INSTALL_LIMIT_MS } from "../connection/connect-deadline.ts";
 import { pendingWrites } from "../common/atomic-file.ts";
 import type { ProjectTrust } from "../trust/project-trust.ts";
 import { BridgeTrust, type Launcher } from "./bridge-trust.ts";
@@ -34,6 +36,8 @@ import { DevRestarts, type DevWatchStatus } from "./dev-restarts.ts";
 
 /** How long pi's startup waits for servers; slower ones register their tools when they connect. */
 export const DEFAULT_STARTUP_BUDGET_MS = 3000;
+/** A bound over the first connects' own: an npx install may hold one that long (../connection/connect-deadline.ts). */
+const FIRST_CONNECT_WAIT_MS = INSTALL_LIMIT_MS + 60_000;
 
 /** The connection code and the MCP SDK under it load with the first server: a start with none pays for neither. */
 const connectionCode = lazy(() => import("../connection/server-connection.ts"));
@@ -71,8 +75,8 @@ export class McpBridge implements Launcher {
   private readonly cacheKeys = new Map<string, string>();
   /** Tool lists still being written to the cache: shutdown waits for them, so none lands after it. */
   private readonly cacheWrites = new Set<Promise<void>>();
-  /** First connects under way (at load, or since: trust given, a server enabled), until each has settled. */
-  private readonly firstConnects = new Set<Promise<unknown>>();
+  /** First connects under way (at load, or since: trust given, a server enabled), until each has settled: by server. */
+  private readonly firstConnects = new Map<Promise<void>, string>();
 
   /** Local servers restarted when their watched files change (`dev.watch`). */
   private readonly devRestarts: DevRestarts;
@@ -88,6 +92,13 @@ export class McpBridge implements Launcher {
 
   connection(name: string): ServerConnection | undefined {
     return this.connections.get(name);
+  }
+
+  /** The server's `description` from its config, redacted (what the model is shown of it). */
+  description(name: string): string | undefined {
+    const connection = this.connections.get(name);
+    const description = connection?.config.description;
+    return description && connection.redact(description);
   }
 
   /** Called with a server's tool list whenever it is known or changes (the cache included); returns the disposer. */
@@ -190,7 +201,7 @@ export class McpBridge implements Launcher {
       throw error;
     });
     const settled = started.catch(() => undefined);
-    this.firstConnects.add(settled);
+    this.firstConnects.set(settled, connection.name);
     void settled.then(() => this.firstConnects.delete(settled));
     return config.lazy ? undefined : started;
   }
@@ -201,7 +212,29 @@ export class McpBridge implements Launcher {
    * embedding) nobody sees tools arrive later, so a session waits for this before it runs. Never throws.
    */
   async settled(): Promise<void> {
-    while (this.firstConnects.size > 0) await Promise.all([...this.firstConnects]);
+    while (this.firstConnects.size > 0) await Promise.all([...this.firstConnects.keys()]);
+  }
+
+  /** Whether a server's first connect is under way. */
+  get starting(): boolean {
+    return this.firstConnects.size > 0;
+  }
+
+  /**
+   * Waits for the first connects under way of the servers `reached` picks, whose tools are not known before (a
+   * script or a search may need them), each bounded by its own timeout, or until `signal` fires; `waits` hears their
+   * names first, if there are any. Returns their names.
+   */
+  async untilStarted(
+    reached: (server: string) => boolean,
+    signal?: AbortSignal,
+    waits?: (servers: string[]) => void,
+  ): Promise<string[]> {
+    const waiting = [...this.firstConnects].filter(([, server]) => reached(server));
+    if (waiting.length) waits?.(waiting.map(([, server]) => server));
+    const all = Promise.all(waiting.map(([settled]) => settled));
+    await within(all, { ms: FIRST_CONNECT_WAIT_MS, timedOut: () => undefined, signal }).catch(() => undefined);
+    return waiting.map(([, server]) => server);
   }
 
   /**

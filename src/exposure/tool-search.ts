@@ -51,6 +51,11 @@ export interface ToolSearchDeps {
   record(refs: ToolRef[]): void;
   /** The configured servers in config order: the catalog's order. */
   serverOrder(): string[];
+  /**
+   * Waits for the servers still making their first connect, whose tools are not known before, or for `signal`;
+   * `waits` hears their names first.
+   */
+  untilStarted(signal: AbortSignal | undefined, waits: (servers: string[]) => void): Promise<unknown>;
 }
 
 interface ToolSearchDetails {
@@ -82,7 +87,7 @@ export class ToolSearch {
       label: "MCP tool search",
       description: TOOL_SEARCH_DESCRIPTION,
       parameters: TOOL_SEARCH_PARAMETERS as never,
-      execute: async (_id, params: { query?: unknown; names?: unknown; limit?: unknown }) => {
+      execute: async (_id, params: { query?: unknown; names?: unknown; limit?: unknown }, signal, onUpdate) => {
         const query = typeof params.query === "string" ? params.query : "";
         // A model may send one name as a string, or names in one string.
         const given = typeof params.names === "string" ? params.names.split(/[\s,]+/) : params.names;
@@ -91,6 +96,11 @@ export class ToolSearch {
           typeof params.limit === "number" && Number.isFinite(params.limit)
             ? Math.min(Math.max(1, Math.floor(params.limit)), MAX_SEARCH_LIMIT)
             : DEFAULT_SEARCH_LIMIT;
+        // A server still starting may have the tool (as a `codemode` script waits for it: ../pi/reach-wait.ts).
+        await this.deps.untilStarted(signal, (servers) => {
+          const text = `Waiting for MCP servers still starting: ${servers.join(", ")}`;
+          onUpdate?.({ content: [{ type: "text", text }], details: { query, names, loaded: [] } });
+        });
         const { text, loaded } = this.search(query, limit, names);
         return { content: [{ type: "text", text }], details: { query, names, loaded } satisfies ToolSearchDetails };
       },
