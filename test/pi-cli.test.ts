@@ -345,7 +345,7 @@ describe("pi command line", { timeout: 600_000 }, () => {
   );
 
   test(
-    "pi 1.x's codemode scripts get an MCP tool's whole result, as from pi's built-in MCP: its content, structured content, and an error result instead of a rejection",
+    "pi 1.x's codemode scripts get an MCP tool's whole result, as from pi's built-in MCP (its content, structured content, and an error result instead of a rejection), and its server's namespace",
     codemodeOnly,
     async () => {
       const pi = scriptedPi({ defaultTools: ["+codemode"] });
@@ -359,6 +359,18 @@ describe("pi command line", { timeout: 600_000 }, () => {
           run.output,
           /\{"sum":5,"text":"5","failed":true,"why":"it failed on purpose","meta":false\}/,
           run.output,
+        );
+        // The server's namespace, as pi 1.x's built-in MCP gives its tools one: found by the server's name.
+        const fx = fixtureEntry();
+        const said = { description: "Sums and echoes", args: [...fx.args, "--instructions", "Add before you echo."] };
+        pi.config({ mcpServers: { fx: { ...fx, ...said, exposure: "deferred" } } });
+        const described = await pi.run(
+          'codemode const ns = await describeNamespace("fx"); const found = await searchTools("add numbers", {namespace: "fx"}); return {name: ns.name, description: ns.description, instructions: ns.instructions, tools: ns.tools.length, first: found[0].name};',
+        );
+        assert.match(
+          described.output,
+          /\{"name":"mcp_fx","description":"Sums and echoes","instructions":"Add before you echo\.","tools":\d+,"first":"mcp_fx_add"\}/,
+          described.output,
         );
       } finally {
         pi.cleanup();

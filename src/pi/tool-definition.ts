@@ -25,6 +25,7 @@ import { scriptResult, scriptResultSchema } from "../translate/script-result.ts"
 import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
 import { normalizeInputSchema, OPEN_OBJECT_SCHEMA, requiredDefaults } from "../translate/schema.ts";
 import { withToolHints } from "./pi-line.ts";
+import { serverNamespace } from "./tool-namespace.ts";
 import { inToolSpan } from "../telemetry/tool-span.ts";
 
 export interface ToolDetails {
@@ -58,7 +59,8 @@ export interface ToolSource {
   /**
    * Whether this pi hands scripts a tool's structured result (pi 1.x's `codemode`): the tool then declares the shape of
    * the server's `CallToolResult` as its output schema, returns that result as `structuredContent`, and an `isError`
-   * result as an error result that keeps it. pi 0.73 has no such field and takes an error only thrown.
+   * result as an error result that keeps it; it is in its server's namespace (./tool-namespace.ts). pi 0.73 has no
+   * such fields and takes an error only thrown.
    */
   scriptResults?: boolean;
 }
@@ -163,7 +165,10 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
       label: `${title} (${server})`,
       description: source.description,
       parameters: parameters(source),
-      ...(source.scriptResults && { outputSchema: scriptResultSchema(tool.outputSchema) }),
+      ...(source.scriptResults && {
+        outputSchema: scriptResultSchema(tool.outputSchema),
+        namespace: serverNamespace(server, () => source.connectionFor(server)),
+      }),
       execute: async (_toolCallId, params, signal, onUpdate) => {
         const connection = source.connectionFor(server);
         if (!connection)
