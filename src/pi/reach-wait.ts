@@ -6,7 +6,7 @@
  * servers, each within its own timeout; Escape ends the wait.
  */
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
-import { rawToolName, sanitizeToolName } from "../translate/naming.ts";
+import { toolNameStem } from "../translate/naming.ts";
 
 /** What a tool may reach, as pi 1.x's `reachesTools` says: every tool, or the words of its input that may name them. */
 export type Reach = "all" | readonly string[];
@@ -14,9 +14,8 @@ export type Reach = "all" | readonly string[];
 /** Whether a call that reaches `reach` may call tools of `server`, whose tools' names start as `prefix` makes them. */
 export function reachesServer(reach: Reach, server: string, prefix?: string): boolean {
   if (reach === "all") return true;
-  // With an empty prefix its tools have their bare names, which any word may be.
-  if (prefix === "") return reach.length > 0;
-  const stem = sanitizeToolName(rawToolName(server, "", prefix));
+  // With an empty prefix its tools have their bare names, which any word may be (every word includes "").
+  const stem = toolNameStem(server, prefix);
   return reach.some((word) => word.includes(stem));
 }
 

@@ -6,7 +6,7 @@
  * (a reconnect may bring new ones), made safe for the model. pi 0.73 has no namespaces.
  */
 import { shown, SHOWN } from "../common/terminal-text.ts";
-import { rawToolName, sanitizeToolName } from "../translate/naming.ts";
+import { toolNameStem } from "../translate/naming.ts";
 
 /** pi 1.x's `ToolNamespace`. */
 export interface ToolNamespace {
@@ -28,7 +28,7 @@ interface NamespaceSource {
 export function serverNamespace(server: string, source: () => NamespaceSource | undefined): ToolNamespace {
   const prefix = source()?.config.prefix;
   // Tools with bare names (an empty prefix) share no name stem: their namespace is named as the default stem is.
-  const stem = sanitizeToolName(rawToolName(server, "", prefix || undefined)).replace(/_+$/, "");
+  const stem = (toolNameStem(server, prefix) || toolNameStem(server)).replace(/_+$/, "");
   return {
     name: stem,
     aliases: stem === server ? [] : [server],

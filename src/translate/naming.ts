@@ -32,6 +32,11 @@ export function sanitizeToolName(raw: string, maxLength = MAX_TOOL_NAME_LENGTH):
   return `${head.slice(0, maxLength - hash.length - 1)}_${hash}`;
 }
 
+/** How the pi names of a server's tools begin (`mcp_github_`, `gh_`); empty where they are the bare names. */
+export function toolNameStem(server: string, prefix?: string): string {
+  return prefix === "" ? "" : sanitizeToolName(rawToolName(server, "", prefix));
+}
+
 /** The pi tool name for an MCP tool, before collisions are considered. */
 export function toolNameFor(server: string, tool: string, prefix?: string): string {
   return sanitizeToolName(rawToolName(server, tool, prefix));
