@@ -231,7 +231,8 @@ export class McpBridge implements Launcher {
     waits?: (servers: string[]) => void,
   ): Promise<string[]> {
     const waiting = [...this.firstConnects].filter(([, server]) => reached(server));
-    if (waiting.length) waits?.(waiting.map(([, server]) => server));
+    if (!waiting.length) return [];
+    waits?.(waiting.map(([, server]) => server));
     const all = Promise.all(waiting.map(([settled]) => settled));
     await within(all, { ms: FIRST_CONNECT_WAIT_MS, timedOut: () => undefined, signal }).catch(() => undefined);
     return waiting.map(([, server]) => server);
