@@ -223,19 +223,18 @@ export class McpBridge implements Launcher {
   /**
    * Waits for the first connects under way of the servers `reached` picks, whose tools are not known before (a
    * script or a search may need them), each bounded by its own timeout, or until `signal` fires; `waits` hears their
-   * names first, if there are any. Returns their names.
+   * names first, if there are any.
    */
   async untilStarted(
     reached: (server: string) => boolean,
     signal?: AbortSignal,
     waits?: (servers: string[]) => void,
-  ): Promise<string[]> {
+  ): Promise<void> {
     const waiting = [...this.firstConnects].filter(([, server]) => reached(server));
-    if (!waiting.length) return [];
+    if (!waiting.length) return;
     waits?.(waiting.map(([, server]) => server));
     const all = Promise.all(waiting.map(([settled]) => settled));
     await within(all, { ms: FIRST_CONNECT_WAIT_MS, timedOut: () => undefined, signal }).catch(() => undefined);
-    return waiting.map(([, server]) => server);
   }
 
   /**

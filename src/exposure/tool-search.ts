@@ -55,7 +55,7 @@ export interface ToolSearchDeps {
    * Waits for the servers still making their first connect, whose tools are not known before, or for `signal`;
    * `waits` hears their names first.
    */
-  untilStarted(signal: AbortSignal | undefined, waits: (servers: string[]) => void): Promise<unknown>;
+  untilStarted(signal: AbortSignal | undefined, waits: (servers: string[]) => void): Promise<void>;
 }
 
 interface ToolSearchDetails {

@@ -22,7 +22,7 @@ export function reachesServer(reach: Reach, server: string, prefix?: string): bo
 interface Starting {
   /** Whether a server's first connect is under way. */
   readonly starting: boolean;
-  untilStarted(reached: (server: string) => boolean, signal?: AbortSignal): Promise<string[]>;
+  untilStarted(reached: (server: string) => boolean, signal?: AbortSignal): Promise<void>;
   connection(server: string): { config: { prefix?: string } } | undefined;
 }
 

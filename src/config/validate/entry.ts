@@ -72,6 +72,6 @@ export function validateServerEntry(
     oauth,
     limits,
   };
-  const config = { name, source, ...settings, ...(codemode && { codemode }), protocol, sandbox, raw: entry };
+  const config = { name, source, ...settings, protocol, sandbox, raw: entry };
   return { config, errors, warnings };
 }
