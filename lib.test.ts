@@ -94,6 +94,7 @@ import {
   reachesServer,
   normalizeInputSchema,
   splitCommandLine,
+  parseAddLine,
 } from "./lib.ts";
 import { describePolicy, refusalIn, refusalMessage, violationRefusal } from "./lib.ts";
 
@@ -2024,5 +2025,96 @@ describe("sandbox refusals", () => {
       "denied reads: ~/.ssh",
       "network hosts: api.example.com",
     ]);
+  });
+});
+
+describe("/mcp add on one line (parseAddLine)", () => {
+  /** The words as /mcp's handler splits them, parsed; the entry must be one the config loader takes. */
+  function added(line: string) {
+    const parsed = parseAddLine(splitCommandLine(line));
+    assert.ok("line" in parsed, `${line}: ${"error" in parsed ? parsed.error : ""}`);
+    valid(parsed.line.name, parsed.line.entry);
+    return parsed.line;
+  }
+  const refused = (line: string) => {
+    const parsed = parseAddLine(splitCommandLine(line));
+    assert.ok("error" in parsed, `${line} was taken`);
+    return parsed.error;
+  };
+
+  test("a command after --, or from its first word: its own options stay its own", () => {
+    for (const line of [
+      "fs -- npx -y @modelcontextprotocol/server-filesystem .",
+      "fs npx -y @modelcontextprotocol/server-filesystem .",
+    ]) {
+      assert.deepEqual(added(line), {
+        name: "fs",
+        entry: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "."] },
+        scope: "user",
+        replace: false,
+      });
+    }
+    // pi 1.x's words (`pi mcp add -l tools --env API_KEY='${TOOLS_KEY}' -- uvx tools-mcp`), and a variable by name.
+    const line = added(
+      "-l tools --env API_KEY='${TOOLS_KEY}' -e REGION --cwd /srv --replace -- uvx tools-mcp --port 3",
+    );
+    assert.deepEqual(line, {
+      name: "tools",
+      entry: {
+        command: "uvx",
+        args: ["tools-mcp", "--port", "3"],
+        env: { API_KEY: "${TOOLS_KEY}", REGION: "${REGION}" },
+        cwd: "/srv",
+      },
+      scope: "project",
+      replace: true,
+    });
+  });
+
+  test("a URL: --url, or in the command's place with options after it (Claude Code's order)", () => {
+    assert.deepEqual(added("docs --url https://example.com/mcp --bearer-token-env-var DOCS_TOKEN").entry, {
+      url: "https://example.com/mcp",
+      headers: { Authorization: "Bearer ${DOCS_TOKEN}" },
+    });
+    assert.deepEqual(
+      added("--transport sse --scope project api https://api.example.com/sse --header 'X-Team: blue' -H X-Env=prod")
+        .entry,
+      { url: "https://api.example.com/sse", type: "sse", headers: { "X-Team": "blue", "X-Env": "prod" } },
+    );
+    const oauth = added(
+      "s --url=https://s.example.com/mcp --oauth-client-id app --oauth-callback-port 8123 --oauth-client-registration dcr --exposure direct --description 'Our wiki'",
+    ).entry;
+    assert.deepEqual(oauth, {
+      url: "https://s.example.com/mcp",
+      auth: { clientId: "app", callbackPort: 8123, clientRegistration: "dcr" },
+      exposure: "direct",
+      description: "Our wiki",
+    });
+    assert.deepEqual(added("s https://s.example.com/mcp --oauth").entry, {
+      url: "https://s.example.com/mcp",
+      auth: "oauth",
+    });
+  });
+
+  test("what it refuses says why", () => {
+    assert.match(refused(""), /Name the server first/);
+    assert.match(refused("fs"), /No command or URL for 'fs'/);
+    assert.match(refused("fs --url https://a.example/mcp -- node s.mjs"), /a command or a URL, not both/);
+    assert.match(refused("fs https://a.example/mcp extra"), /Only options may follow a URL/);
+    assert.match(refused("--frobnicate fs -- node s.mjs"), /Unknown option --frobnicate/);
+    assert.match(refused("fs --cwd"), /--cwd needs a value/);
+    assert.match(refused("fs --local=yes -- node s.mjs"), /--local takes no value/);
+    assert.match(refused("fs --header 'A: b' -- node s.mjs"), /--header is for a URL/);
+    assert.match(refused("fs --env X=1 https://a.example/mcp"), /--env is for a local command/);
+    assert.match(refused("fs --env 2X=1 -- node s.mjs"), /--env 2X: not a variable name/);
+    assert.match(refused("fs --header nocolon https://a.example/mcp"), /'Name: value'/);
+    assert.match(refused("fs --transport ws https://a.example/mcp"), /http, sse or stdio, not 'ws'/);
+    assert.match(refused("fs --transport http -- node s.mjs"), /--transport http needs a URL/);
+    assert.match(refused("fs -s local -- node s.mjs"), /--scope is project or user, not 'local'/);
+    assert.match(refused("fs -l -s user -- node s.mjs"), /say different files/);
+    assert.match(
+      refused("fs -H 'Authorization: Bearer x' --bearer-token-env-var T https://a.example/mcp"),
+      /both set the same header/,
+    );
   });
 });

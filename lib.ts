@@ -16,6 +16,7 @@ export { shown } from "./src/common/terminal-text.ts";
 export { closestMatch, editDistance, formatBytes, quoteValue, shortHash } from "./src/common/text.ts";
 export { findReservedKey } from "./src/common/values.ts";
 export { splitCommandLine } from "./src/config/add-server.ts";
+export { parseAddLine } from "./src/config/add-arguments.ts";
 export { configFlagFromArgv, isInfoOnlyInvocation, noMcpInArgv } from "./src/config/argv.ts";
 export {
   DEFAULT_CONNECT_TIMEOUT_MS,

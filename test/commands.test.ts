@@ -102,6 +102,7 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     for (const [typed, completed] of [
       ["trust --s", "trust --sandboxed"],
       ["trust local ", "trust local --sandboxed"],
+      ["add fs --cw", "add fs --cwd"],
     ]) {
       const offered = ((await command.getArgumentCompletions?.(typed!)) ?? []) as Array<{ value: string }>;
       assert.deepEqual(
@@ -403,6 +404,32 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     const saved = JSON.parse(readFileSync(userConfig, "utf8")) as { mcpServers: Record<string, { url?: string }> };
     const added = Object.values(saved.mcpServers).find((entry) => entry.url === "https://mcp.example.com/sse");
     assert.deepEqual(added, { url: "https://mcp.example.com/sse", auth: "oauth" });
+  });
+
+  test("/mcp add on one line: written and started at once, no reload; an entry of that name is replaced only when asked", async () => {
+    const projectEntries = () =>
+      (JSON.parse(readFileSync(projectConfig, "utf8")) as { mcpServers: Record<string, unknown> }).mcpServers;
+    const hello = `-- ${process.execPath} ${HELLO}`;
+    const text = await run(`/mcp add -l oneline --description 'Greets people' ${hello}`);
+    assert.match(text, /^Added MCP server 'oneline' to .*\.pi\/mcp\.json: connected, 2 tools\.$/);
+    const entry = { command: process.execPath, args: [HELLO], description: "Greets people" };
+    assert.deepEqual(projectEntries().oneline, entry);
+    assert.ok(tools().includes("mcp_oneline_greet"), "its tools are there without a reload");
+    // The same name again: asked, and No keeps the entry and the server.
+    assert.equal(await run(`/mcp add -l oneline -- node elsewhere.mjs`, [false]), "No server added.");
+    assert.match(ui.asked.at(-1)!, /'oneline' is in .*mcp\.json already\. Replace its entry\?/);
+    assert.deepEqual(projectEntries().oneline, entry);
+    // --replace asks nothing: the new entry's server takes the old one's place.
+    const replaced = await run(`/mcp add oneline --scope project --replace --description 'Says hello' ${hello}`);
+    assert.match(replaced, /^Added MCP server 'oneline' to .*: connected, 2 tools\.$/);
+    assert.deepEqual(projectEntries().oneline, { ...entry, description: "Says hello" });
+    assert.ok(tools().includes("mcp_oneline_greet"));
+    // A project file is often committed: a literal secret is not written into it.
+    const leaky = await run(`/mcp add -l leaky2 --env API_TOKEN=sk-live-abcdef1234567890abcd ${hello}`);
+    assert.match(leaky, /^Not added: 'leaky2' would write secrets into the project file .* \(env\.API_TOKEN\)/);
+    assert.doesNotMatch(readFileSync(projectConfig, "utf8"), /leaky2|sk-live/);
+    assert.doesNotMatch(leaky, /sk-live/, "the value is not shown");
+    assert.match(await run("/mcp add oneline --cwd"), /^--cwd needs a value\.\nUsage: \/mcp add <server>/);
   });
 
   test("/mcp auth and /mcp logout on a server without OAuth say so; unknown names and subcommands are explained", async () => {

@@ -12,7 +12,7 @@ import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { startOAuthServer } from "./fixtures/oauth-server.ts";
 import { fixtureEntry, freePort, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { PI_LINE } from "./pi-line.ts";
-import { piCliIn, runPiCli } from "./pi-print.ts";
+import { GENEROUS_BUDGET, piCliIn, runPiCli } from "./pi-print.ts";
 import { PI_CLI } from "./tmux.ts";
 
 const home = tempDir("mcp-bridge-home-");
@@ -199,6 +199,33 @@ describe("pi command line", { timeout: 600_000 }, () => {
       assert.match(working.output, /MCP server 'quick' works: connected in \d+ ms over stdio, 2 tools/);
     } finally {
       tmp.cleanup();
+    }
+  });
+
+  test('`pi -p "/mcp add <server> -- <command>"` writes the entry and starts the server in that run; a refusal exits 1', async () => {
+    // A home of its own: the entry goes to the user's mcp.json, which the other tests' runs would load.
+    const own = tempDir("mcp-bridge-add-home-");
+    const hello = path.join(REPO_ROOT, "examples", "hello-server.mjs");
+    const run = (...messages: string[]) =>
+      runPiCli(["-e", REPO_ROOT, "-p", ...messages], { home: own.dir, cwd: own.dir, env: GENEROUS_BUDGET });
+    try {
+      const added = await run(`/mcp add hello -- ${process.execPath} ${hello}`, "/mcp list");
+      assert.equal(added.code, 0, added.output);
+      assert.match(added.output, /Added MCP server 'hello' to .*\/agent\/mcp\.json: connected, 2 tools\.\n/);
+      assert.match(added.output, /hello {2}connected {2}stdio {2}MCP 2025-11-25 {2}2 tools/, "listed in the same run");
+      const saved = JSON.parse(readFileSync(path.join(own.dir, "agent", "mcp.json"), "utf8")) as unknown;
+      assert.deepEqual(saved, { mcpServers: { hello: { command: process.execPath, args: [hello] } } });
+      const again = await run("/mcp add hello -- node elsewhere.mjs");
+      assert.equal(again.code, 1, again.output);
+      assert.match(
+        again.output,
+        /Not added: 'hello' is in .*mcp\.json already; \/mcp add --replace replaces its entry\./,
+      );
+      const wrong = await run("/mcp add");
+      assert.equal(wrong.code, 0, "the step-by-step form says what to do without a UI");
+      assert.match(wrong.output, /\/mcp add asks its questions in pi's interactive mode/);
+    } finally {
+      own.cleanup();
     }
   });
 

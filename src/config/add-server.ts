@@ -111,14 +111,11 @@ export function buildEntry(answers: AddAnswers): Record<string, unknown> {
   return entry;
 }
 
-/** `${VAR}`s the entry uses that the environment does not set. */
-export function unsetVariables(entry: Record<string, unknown>, env: Environment): string[] {
-  const texts = JSON.stringify(entry);
-  return findVarRefs(texts).filter((name) => !env[name]);
-}
-
-/** How to set variables, for the message after adding a server that needs them. */
-export function howToSetVariables(names: readonly string[]): string {
-  const exports = names.map((n) => `export ${n}=…`).join("; ");
-  return `Set ${names.join(", ")} in the environment pi starts in (e.g. \`${exports}\` in your shell profile), then /reload.`;
+/** What a newly added entry still needs: the `${VAR}`s it uses that the environment does not set, and how to set them. */
+export function unsetVariablesNotice(name: string, entry: Record<string, unknown>, env: Environment) {
+  const unset = findVarRefs(JSON.stringify(entry)).filter((variable) => !env[variable]);
+  if (unset.length === 0) return undefined;
+  const exports = unset.map((n) => `export ${n}=…`).join("; ");
+  const which = `${unset.join(", ")}, which ${unset.length === 1 ? "is" : "are"} not set`;
+  return `'${name}' needs ${which}. Set ${unset.join(", ")} in the environment pi starts in (e.g. \`${exports}\` in your shell profile), then /reload.`;
 }

@@ -9,9 +9,8 @@ import {
   type AddAuth,
   type AddTransport,
   buildEntry,
-  howToSetVariables,
   suggestServerName,
-  unsetVariables,
+  unsetVariablesNotice,
 } from "../config/add-server.ts";
 import { argSecrets, isVariableName } from "../config/substitute.ts";
 import { askServerName, type CommandDeps, show } from "./command-context.ts";
@@ -53,7 +52,7 @@ function scopeChoices(deps: CommandDeps): Array<{ label: string; scope: ConfigSc
 }
 
 /** Says when a change was saved but its record of trust was not. */
-function reportTrust(
+export function reportTrust(
   ctx: ExtensionCommandContext,
   written: { trustError?: unknown },
   servers: readonly string[],
@@ -221,12 +220,8 @@ async function saveNewEntry(
     ctx.ui.notify(`Could not save '${name}' to ${target.path}: ${errorMessage(error)}`, "error");
     return;
   }
-  const unset = unsetVariables(entry, deps.env);
-  if (unset.length)
-    ctx.ui.notify(
-      `'${name}' needs ${unset.join(", ")}, which ${unset.length === 1 ? "is" : "are"} not set. ${howToSetVariables(unset)}`,
-      "warning",
-    );
+  const unset = unsetVariablesNotice(name, entry, deps.env);
+  if (unset) show(ctx, unset, "warning");
   if (entry.auth === "oauth")
     ctx.ui.notify(
       `After the reload, run /mcp auth ${commandArgument(name)} to sign in (or call one of its tools).`,

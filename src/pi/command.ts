@@ -5,6 +5,8 @@
  */
 import type { ExtensionCommandContext, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { McpBridge } from "../bridge/mcp-bridge.ts";
+import { addServerLine } from "./command-add.ts";
+import { ADD_OPTION_NAMES } from "../config/add-arguments.ts";
 import { addServer, importServers, removeServer, setEnabled } from "./command-config.ts";
 import { SANDBOXED_FLAG, trustCommand, untrustCommand } from "./command-trust.ts";
 import { type CommandDeps, MCP_COMMAND_DESCRIPTION, show } from "./command-context.ts";
@@ -262,7 +264,12 @@ const SUBCOMMANDS: readonly Subcommand[] = [
     completes: "server",
     run: onServer("show the logs of", async (deps, connection, ctx) => show(ctx, logsText(deps, connection))),
   },
-  { name: "add", help: "Add a server, step by step", run: (deps, _, ctx) => addServer(deps, ctx) },
+  {
+    name: "add",
+    help: "Add a server: step by step, or on one line (/mcp add <server> [options] -- <command>, or --url <url>)",
+    flags: ADD_OPTION_NAMES,
+    run: (deps, words, ctx) => (words.length > 0 ? addServerLine(deps, words, ctx) : addServer(deps, ctx)),
+  },
   {
     name: "remove",
     help: "Remove a server from its config file",
@@ -371,14 +378,14 @@ export function registerMcpCommand(deps: CommandDeps): void {
       }
       const subcommand = SUBCOMMANDS.find((s) => s.name === words[0]);
       const completes = subcommand?.completes;
-      if (!completes) return null;
-      // A flag is offered once typed (`trust --s`) and after a server (`trust probe `).
+      if (!subcommand || (!completes && !subcommand.flags)) return null;
+      // A flag is offered once typed (`trust --s`, `add fs --e`) and after a server (`trust probe `).
       const last = words.at(-1) ?? "";
       const flags = (subcommand.flags ?? [])
-        .filter((f) => f.startsWith(last) && (last !== "" || words.length > 2))
+        .filter((f) => f.startsWith(last) && (last !== "" || (completes && words.length > 2)))
         .map((f) => ({ value: [...words.slice(0, -1).map(commandArgument), f].join(" "), label: f }));
       const servers = [...bridge.connections.values()]
-        .filter((c) => words.length === 2 && c.name.startsWith(words[1] ?? "") && offers(completes, c))
+        .filter((c) => completes && words.length === 2 && c.name.startsWith(words[1] ?? "") && offers(completes, c))
         .map((c) => ({
           value: `${words[0]} ${commandArgument(c.name)}`,
           label: c.name,

@@ -1,0 +1,117 @@
+/**
+ * `/mcp add` with words after it: the one-line form (../config/add-arguments.ts). It asks nothing it can do without,
+ * so it works without a UI too (`pi -p "/mcp add fs -- npx -y @modelcontextprotocol/server-filesystem ."`, a script,
+ * an agent), and starts the server in this session at once, where the step-by-step form offers a reload.
+ */
+import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import { errorMessage } from "../common/errors.ts";
+import { plural } from "../common/text.ts";
+import { readUtf8File } from "../common/utf8-file.ts";
+import { ADD_USAGE, parseAddLine } from "../config/add-arguments.ts";
+import { unsetVariablesNotice } from "../config/add-server.ts";
+import { remoteOfProxy } from "../config/import/mcp-remote.ts";
+import { findInlineSecrets } from "../config/import/secrets.ts";
+import type { ServerConfig } from "../config/types.ts";
+import type { ServerConnection } from "../connection/server-connection.ts";
+import { validateServerEntry } from "../config/validate/entry.ts";
+import { commandArgument } from "../config/validate/name.ts";
+import { serverNames, setServerEntry } from "../config/write/server-edits.ts";
+import { type CommandDeps, show } from "./command-context.ts";
+import { reportTrust } from "./command-config.ts";
+
+/** The names of the servers a config file defines; none when it is missing or does not parse (then it is not written). */
+async function namesIn(file: string): Promise<string[]> {
+  try {
+    return serverNames(await readUtf8File(file));
+  } catch {
+    return [];
+  }
+}
+
+/** What became of the server this session started for the new entry. */
+function startedText(config: ServerConfig, status: string, tools: number): string {
+  if (status === "needs sign-in") return `it needs a sign-in: /mcp auth ${commandArgument(config.name)}`;
+  if (status === "not started") return config.enabled ? "it starts on first use" : "it is disabled";
+  return status === "connected" ? `connected, ${plural(tools, "tool")}` : status;
+}
+
+/** `/mcp add <server> [options] (-- <command> [args…] | --url <url>)`: writes the entry and starts the server. */
+export async function addServerLine(deps: CommandDeps, words: readonly string[], ctx: ExtensionCommandContext) {
+  // A script sees a refusal in pi's exit status, as it does a failed `/mcp test`.
+  const refuse = (text: string) => {
+    show(ctx, text, "error");
+    if (!ctx.hasUI) process.exitCode = 1;
+  };
+  const parsed = parseAddLine(words);
+  if ("error" in parsed) return refuse(`${parsed.error}\n${ADD_USAGE}`);
+  const { name, scope, replace } = parsed.line;
+  let entry = parsed.line.entry;
+  // `npx mcp-remote <url>` (a stdio proxy to a remote server, from another client's README): reached directly.
+  const notes: string[] = [];
+  const remote = remoteOfProxy(entry, { add: (note) => notes.push(note) });
+  if (remote) {
+    const { exposure, description } = entry;
+    entry = {
+      ...remote,
+      ...(exposure !== undefined && { exposure }),
+      ...(description !== undefined && { description }),
+    };
+    show(ctx, `mcp-remote: ${notes.join("; ")}.`);
+  }
+  const target = deps.bridge.sourceOf(scope);
+  if (!target) return refuse(`There is no ${scope} config file to add '${name}' to.`);
+  const validated = validateServerEntry(name, entry, target);
+  if (!validated.config) return refuse(`That entry would not work: ${validated.errors.join("; ")}.`);
+
+  // A project file is often committed: secrets written into it inline would leave the machine.
+  const secrets = scope === "project" ? findInlineSecrets(entry) : [];
+  if (secrets.length > 0)
+    return refuse(
+      `Not added: '${name}' would write secrets into the project file ${target.path} (${secrets.join(", ")}), which is often committed. Pass them from your environment (--env NAME, or \${NAME} in a header), or leave out --local to add it to your own file.`,
+    );
+  if (!replace && (await namesIn(target.path)).includes(name)) {
+    const there = `'${name}' is in ${target.path} already`;
+    if (!ctx.hasUI) return refuse(`Not added: ${there}; /mcp add --replace replaces its entry.`);
+    if (!(await ctx.ui.confirm("Replace?", `${there}. Replace its entry?`))) return show(ctx, "No server added.");
+  }
+  try {
+    // The user wrote this entry just now: it needs no question about trusting it.
+    const written = await deps.bridge.writeConfig(target.path, (text) => setServerEntry(text, name, entry), [name]);
+    reportTrust(ctx, written, [name]);
+  } catch (error) {
+    return refuse(`Could not save '${name}' to ${target.path}: ${errorMessage(error)}`);
+  }
+  const unset = unsetVariablesNotice(name, entry, deps.env);
+  if (unset) show(ctx, unset, "warning");
+  await startAdded(deps, name, target.path, ctx);
+}
+
+/**
+ * Starts a server from the entry the user just wrote. Writing it was the consent a project server needs: trusted for
+ * this session at once (the write recorded it for later ones), as `/mcp trust` would.
+ */
+async function start(deps: CommandDeps, config: ServerConfig): Promise<ServerConnection> {
+  if (deps.bridge.trust.allows(config)) return deps.bridge.replace(config);
+  const [result] = await deps.bridge.trust.trust([await deps.bridge.renew(config)]);
+  if (result?.error !== undefined) throw result.error;
+  return result!.connection;
+}
+
+/** Starts the server the files now define under `name`, if the entry just written is the one in effect. */
+async function startAdded(deps: CommandDeps, name: string, file: string, ctx: ExtensionCommandContext) {
+  const added = `Added MCP server '${name}' to ${file}`;
+  const config = await deps.bridge.configured(name);
+  if (!config) return show(ctx, `${added}.`);
+  if (config.source.path !== file)
+    return show(ctx, `${added}; the entry in ${config.source.path} comes first, so that one stays in effect.`);
+  // Tools of an entry this one replaced leave now; the new server's arrive as it connects.
+  const old = deps.bridge.connection(name);
+  if (old) deps.registry.syncServer(old, []);
+  try {
+    const started = await start(deps, config);
+    show(ctx, `${added}: ${startedText(config, started.status, started.tools.length)}.`);
+  } catch (error) {
+    show(ctx, `${added}, but it did not start: ${errorMessage(error)}`, "error");
+    if (!ctx.hasUI) process.exitCode = 1;
+  }
+}
