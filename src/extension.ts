@@ -396,7 +396,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     // Tools loaded on this branch earlier (before a /reload, a resume or a fork) are loaded again; `auto` is decided
     // once, from the tools known now, against the model's context window.
     exposure.restore(ctx.sessionManager.getBranch());
-    exposure.decideAuto(toolSearch.costedTools(requestToolWire(ctx.model)), ctx.model?.contextWindow);
+    toolSearch.decideAuto(requestToolWire(ctx.model), ctx.model?.contextWindow);
     toolSearch.sync();
     declareTools();
     registry.bindActivation({

@@ -134,6 +134,38 @@ describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
       30_000,
     );
   });
+
+  // `auto` is decided when the session starts; a slow npx server (or one added later) has no tools known by then.
+  test("auto with a UI: a server that connects after the session started is direct while it fits in what the limit leaves, deferred past it", async () => {
+    rmSync(gate, { force: true });
+    rmSync(laterGate, { force: true });
+    const server = (until: string) => ({ command: process.execPath, args: [SLOW_START, "--until", until] });
+    // A server's one tool costs about 37 tokens: the first to connect fits in 50, the second would go over.
+    writeFileSync(
+      path.join(agentDir.dir, "mcp.json"),
+      JSON.stringify({
+        exposure: "auto",
+        exposureThreshold: 50,
+        mcpServers: { late: server(gate), later: server(laterGate) },
+      }),
+    );
+    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    const ui = new RecordingUI();
+    await pi.session.bindExtensions({ uiContext: ui.context() });
+    const has = (name: string) => pi!.session.getAllTools().some((t) => t.name === name);
+    writeFileSync(gate, "");
+    await waitFor(() => has("mcp_late_hello"), "the first server's tool", 30_000);
+    writeFileSync(laterGate, "");
+    await waitFor(() => has("mcp_later_hello"), "the second server's tool", 30_000);
+    await pi.session.prompt("/mcp list");
+    const listed = ui.notices.at(-1) ?? "";
+    assert.match(listed, /- mcp_late_hello {2}\(hello\) {2}· direct \(auto\)/);
+    assert.match(listed, /- mcp_later_hello {2}\(hello\) {2}· deferred \(auto\)/);
+    assert.match(
+      listed,
+      /is direct this session: .* Deferred as they connected later and would have gone over it: later\./,
+    );
+  });
 });
 
 /** The model calls the late server's tool once; the tools its request declared, and the call's result. */

@@ -8,6 +8,7 @@
 import type { Exposure, ExposureDefaults, ExposureSetting, ServerConfig } from "../config/types.ts";
 import { isObject } from "../common/values.ts";
 import { autoLimitTokens, decideAuto, exposureSetting, FALLBACK_CONTEXT_WINDOW } from "./exposure-rules.ts";
+import { estimatedTokens } from "./definition-cost.ts";
 
 /** The custom session entry type that records tools loaded by `tool_search`. */
 export const LOADED_TOOLS_ENTRY = "mcp-bridge.tools-loaded";
@@ -55,6 +56,10 @@ function refsIn(entry: unknown): ToolRef[] {
 
 export class ToolExposure {
   private decision?: AutoDecision;
+  /** The servers whose tools were known when `auto` was decided: theirs follow the decision. */
+  private readonly decidedWith = new Set<string>();
+  /** What `auto` became for each server whose tools came after the decision (`placeLate`). */
+  private readonly late = new Map<string, Exposure>();
   private readonly loaded = new Set<string>();
 
   constructor(
@@ -71,7 +76,11 @@ export class ToolExposure {
   /** The tool's exposure now; `auto` counts as direct until the session decides it. */
   exposureOf(server: string, tool: string): Exposure {
     const setting = this.setting(server, tool);
-    return setting === "auto" ? (this.decision?.exposure ?? "direct") : setting;
+    return setting === "auto" ? this.autoOf(server) : setting;
+  }
+
+  private autoOf(server: string): Exposure {
+    return this.late.get(server) ?? this.decision?.exposure ?? "direct";
   }
 
   isLoaded(server: string, tool: string): boolean {
@@ -94,7 +103,7 @@ export class ToolExposure {
   /** A server's own exposure, the one its tools get without a `toolExposure` rule: its `exposure` or the default, `auto` as decided. */
   serverExposure(server: string): Exposure {
     const setting = this.configOf(server)?.exposure ?? this.defaults().exposure;
-    return setting === "auto" ? (this.decision?.exposure ?? "direct") : setting;
+    return setting === "auto" ? this.autoOf(server) : setting;
   }
 
   /**
@@ -119,9 +128,9 @@ export class ToolExposure {
   }
 
   /**
-   * Decides `auto` once, at session start, from the tools known then (a late server's tools follow the decision, so
-   * the tool list does not change under the model): what the tools set to `auto` or `direct` would cost in each request
-   * against the threshold.
+   * Decides `auto` once, at session start, from the tools known then, so the tool list does not change under the
+   * model (servers whose tools come later are placed as they come: `placeLate`): what the tools set to `auto` or
+   * `direct` would cost in each request against the threshold.
    */
   decideAuto(tools: readonly CostedTool[], contextWindow: number | undefined): AutoDecision {
     if (this.decision) return this.decision;
@@ -131,6 +140,7 @@ export class ToolExposure {
       const setting = this.setting(tool.server, tool.tool);
       if (setting === "auto" || setting === "direct") chars += tool.chars;
       if (setting === "auto") covered++;
+      this.decidedWith.add(tool.server);
     }
     this.decision = {
       ...decideAuto(chars, autoLimitTokens(this.defaults().threshold, contextWindow)),
@@ -138,6 +148,35 @@ export class ToolExposure {
       covered,
     };
     return this.decision;
+  }
+
+  /** Whether a server's tools came after `auto` was decided and have no place yet (`placeLate`). */
+  isUnplaced(server: string): boolean {
+    return this.decision !== undefined && !this.decidedWith.has(server) && !this.late.has(server);
+  }
+
+  /**
+   * Places the `auto` tools of servers whose tools came after the decision (a server slower than the startup budget,
+   * one added or turned on later): direct while what they add keeps the definitions within the limit, else deferred
+   * (`tool_search` finds them). The model never saw them, so nothing it was told changes; a server placed keeps its
+   * place. `tools` are those servers' tools.
+   */
+  placeLate(tools: readonly CostedTool[]): void {
+    const decision = this.decision;
+    if (!decision) return;
+    const chars = new Map<string, number>();
+    for (const tool of tools) {
+      if (!this.isUnplaced(tool.server)) continue;
+      const setting = this.setting(tool.server, tool.tool);
+      const cost = setting === "auto" || setting === "direct" ? tool.chars : 0;
+      chars.set(tool.server, (chars.get(tool.server) ?? 0) + cost);
+    }
+    for (const [server, serverChars] of chars) {
+      const tokens = estimatedTokens(serverChars);
+      const fits = decision.exposure === "direct" && decision.tokens + tokens <= decision.limitTokens;
+      this.late.set(server, fits ? "direct" : "deferred");
+      if (fits) decision.tokens += tokens;
+    }
   }
 
   /** One line on what `auto` chose this session and why; undefined before the session decided, and where nothing is `auto`. */
@@ -152,7 +191,10 @@ export class ToolExposure {
       : `a ${n(FALLBACK_CONTEXT_WINDOW)}-token context window, assumed as no model was selected`;
     const limit = share ? `${share} of ${window}` : "the configured exposureThreshold";
     const relation = decision.exposure === "deferred" ? "over" : "within";
-    return `Tool exposure "auto" is ${decision.exposure} this session: MCP tool definitions of about ${n(decision.tokens)} tokens are ${relation} the limit of ${n(decision.limitTokens)} (${limit}).`;
+    const note = `Tool exposure "auto" is ${decision.exposure} this session: MCP tool definitions of about ${n(decision.tokens)} tokens are ${relation} the limit of ${n(decision.limitTokens)} (${limit}).`;
+    const over = decision.exposure === "direct" ? [...this.late].filter(([, e]) => e === "deferred") : [];
+    if (over.length === 0) return note;
+    return `${note} Deferred as they connected later and would have gone over it: ${over.map(([s]) => s).join(", ")}.`;
   }
 
   /** Marks tools loaded; returns the ones that were not already. */

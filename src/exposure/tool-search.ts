@@ -77,6 +77,8 @@ function searchable(tool: ListedTool, serverDescription: string | undefined): Se
 
 export class ToolSearch {
   private readonly index = new ToolSearchIndex();
+  /** How the current model's provider sends tools, once `auto` was decided. */
+  private wire?: ToolWire;
 
   constructor(private readonly deps: ToolSearchDeps) {}
 
@@ -113,6 +115,9 @@ export class ToolSearch {
    */
   sync(): void {
     const { registry, exposure } = this.deps;
+    // A server whose tools came after `auto` was decided gets its place first (direct while they fit).
+    if (this.wire && registry.tools.some((tool) => exposure.isUnplaced(tool.server)))
+      exposure.placeLate(this.costedTools(this.wire, (server) => exposure.isUnplaced(server)));
     const docs: SearchableTool[] = [];
     for (const tool of registry.tools) {
       if (exposure.exposureOf(tool.server, tool.originalName) === "deferred")
@@ -250,11 +255,20 @@ export class ToolSearch {
     return this.inConfigOrder([...servers.values()]);
   }
 
-  /** Every MCP tool with what its entry in a request in this wire format costs, for the `auto` decision. */
-  costedTools(wire: ToolWire): CostedTool[] {
+  /**
+   * Decides `auto` once, from the tools known now, against the model's context window, each tool counted as this
+   * wire format sends it; servers whose tools come later are placed as they come (`sync`).
+   */
+  decideAuto(wire: ToolWire, contextWindow: number | undefined): void {
+    this.wire = wire;
+    this.deps.exposure.decideAuto(this.costedTools(wire), contextWindow);
+  }
+
+  /** Every MCP tool (of the servers `of` names) with what its entry in a request in this wire format costs. */
+  costedTools(wire: ToolWire, of: (server: string) => boolean = () => true): CostedTool[] {
     const { registry } = this.deps;
     return registry.tools.flatMap((tool) => {
-      const definition = registry.definition(tool.name);
+      const definition = of(tool.server) ? registry.definition(tool.name) : undefined;
       if (!definition) return [];
       return [{ server: tool.server, tool: tool.originalName, chars: definitionChars(definition, wire) }];
     });
