@@ -65,7 +65,7 @@ export {
 } from "./src/translate/naming.ts";
 export { base64Size, normalizeToolResult } from "./src/translate/output.ts";
 export { scriptResult, scriptResultSchema } from "./src/translate/script-result.ts";
-export { reachesServer } from "./src/pi/reach-wait.ts";
+export { reachesServer } from "./src/pi/starting-waits.ts";
 export { normalizeInputSchema } from "./src/translate/schema.ts";
 export { otherServersSecrets } from "./src/sandbox/other-secrets.ts";
 export { describePolicy, sandboxPolicy } from "./src/sandbox/sandbox-policy.ts";

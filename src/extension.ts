@@ -27,7 +27,7 @@ import { ResourceTools } from "./pi/resource-tools.ts";
 import { DialogBudget } from "./pi/dialog-budget.ts";
 import { elicitationFeatures } from "./pi/elicitation-dialog.ts";
 import { samplingHandler } from "./pi/sampling.ts";
-import { waitForReachedServers } from "./pi/reach-wait.ts";
+import { waitForStartingServers } from "./pi/starting-waits.ts";
 import {
   callableFromScripts,
   scriptsGetResults,
@@ -267,7 +267,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     writeConfig: (file, change) => bridge.writeConfig(file, change),
     logger,
   });
-  waitForReachedServers(pi, bridge);
+  waitForStartingServers(pi, bridge, (server) => exposure.serverExposure(server));
   pi.on("tool_call", (event, ctx) => approval.check(event, ctx));
   // Servers added for this session only, by code: over pi's bus (below), or with pi 1.x's pi.registerMcpServer().
   const sessionServers = new SessionServers(bridge, (connection) => {

@@ -135,6 +135,32 @@ describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
     );
   });
 
+  test("with a UI the first prompt waits for a server still starting whose tools are direct, so its first request has them; not for a deferred one", async () => {
+    rmSync(gate, { force: true });
+    rmSync(laterGate, { force: true });
+    const server = (until: string) => ({ command: process.execPath, args: [SLOW_START, "--until", until] });
+    writeFileSync(
+      path.join(agentDir.dir, "mcp.json"),
+      JSON.stringify({
+        approval: "never",
+        exposure: "direct",
+        mcpServers: { late: server(gate), later: { ...server(laterGate), exposure: "deferred" } },
+      }),
+    );
+    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    const ui = new RecordingUI();
+    await pi.session.bindExtensions({ uiContext: ui.context() });
+    // The prompt is typed while both are still starting; the server gets ready while the prompt waits.
+    const called = callLateHello(pi);
+    await waitFor(() => ui.working.length > 0, "the first prompt to wait", 30_000);
+    assert.deepEqual(ui.working, ["Waiting for MCP servers still starting: late"]);
+    writeFileSync(gate, "");
+    const { offered, result } = await called;
+    assert.ok(offered.includes("mcp_late_hello"), `the first request declares its tool: ${offered.join(", ")}`);
+    assert.equal(result.isError, false, JSON.stringify(result.content));
+    assert.deepEqual(ui.working, ["Waiting for MCP servers still starting: late", undefined]);
+  });
+
   // `auto` is decided when the session starts; a slow npx server (or one added later) has no tools known by then.
   test("auto with a UI: a server that connects after the session started is direct while it fits in what the limit leaves, deferred past it", async () => {
     rmSync(gate, { force: true });

@@ -220,6 +220,11 @@ export class McpBridge implements Launcher {
     return this.firstConnects.size > 0;
   }
 
+  /** The servers whose first connect is under way. */
+  get startingServers(): string[] {
+    return [...new Set(this.firstConnects.values())];
+  }
+
   /**
    * Waits for the first connects under way of the servers `reached` picks, whose tools are not known before (a
    * script or a search may need them), each bounded by its own timeout, or until `signal` fires; `waits` hears their

@@ -98,7 +98,7 @@ export class ToolSearch {
           typeof params.limit === "number" && Number.isFinite(params.limit)
             ? Math.min(Math.max(1, Math.floor(params.limit)), MAX_SEARCH_LIMIT)
             : DEFAULT_SEARCH_LIMIT;
-        // A server still starting may have the tool (as a `codemode` script waits for it: ../pi/reach-wait.ts).
+        // A server still starting may have the tool (as a `codemode` script waits for it: ../pi/starting-waits.ts).
         await this.deps.untilStarted(signal, (servers) => {
           const text = `Waiting for MCP servers still starting: ${servers.join(", ")}`;
           onUpdate?.({ content: [{ type: "text", text }], details: { query, names, loaded: [] } });

@@ -1,0 +1,80 @@
+/**
+ * Waits for servers still making their first connect, whose tools are not registered yet.
+ *
+ * - A tool that calls other tools waits for the servers it may reach: a pi 1.x `codemode` script that calls a tool of
+ *   such a server would fail as if the tool did not exist (and `tool_search` would not find it:
+ *   ../exposure/tool-search.ts waits the same way). So, as pi 1.x's built-in MCP does, a call of a tool that says what
+ *   it may reach (pi 1.x's `reachesTools`) first waits for the first connects of those servers, each within its own
+ *   timeout; Escape ends the wait.
+ * - The first prompt of a session waits a little for servers whose tools the model would be given directly, so its
+ *   first request has them (an `npx` server often takes longer than the startup budget, and a prompt typed at once
+ *   would go without its tools), as pi 1.x's built-in MCP does. Only the first prompt, and not for long: the servers
+ *   keep connecting after it, and their tools come with a later request. A deferred server is not waited for there:
+ *   `tool_search` waits for it when the model searches.
+ */
+import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import type { Exposure, ToolExposureRule } from "../config/types.ts";
+import { toolNameStem } from "../translate/naming.ts";
+
+/** How long the first prompt waits at most, as pi 1.x's built-in MCP waits. */
+const FIRST_PROMPT_WAIT_MS = 10_000;
+
+/** What a tool may reach, as pi 1.x's `reachesTools` says: every tool, or the words of its input that may name them. */
+export type Reach = "all" | readonly string[];
+
+/** Whether a call that reaches `reach` may call tools of `server`, whose tools' names start as `prefix` makes them. */
+export function reachesServer(reach: Reach, server: string, prefix?: string): boolean {
+  if (reach === "all") return true;
+  // With an empty prefix its tools have their bare names, which any word may be (every word includes "").
+  const stem = toolNameStem(server, prefix);
+  return reach.some((word) => word.includes(stem));
+}
+
+interface Starting {
+  /** Whether a server's first connect is under way. */
+  readonly starting: boolean;
+  readonly startingServers: string[];
+  untilStarted(
+    reached: (server: string) => boolean,
+    signal?: AbortSignal,
+    waits?: (s: string[]) => void,
+  ): Promise<void>;
+  connection(server: string): { config: { prefix?: string; toolExposure: ToolExposureRule[] } } | undefined;
+}
+
+/**
+ * Makes each call wait for the servers it may reach before it runs: a `tool_call` step of its own, registered before
+ * the approval check's, which pi runs after it (so a tool is not approved for a call that then waits); and the first
+ * prompt for the servers whose tools are declared (`serverExposure`: what a server's tools get without a
+ * `toolExposure` rule, `auto` as decided).
+ */
+export function waitForStartingServers(pi: ExtensionAPI, bridge: Starting, serverExposure: (s: string) => Exposure) {
+  pi.on("tool_call", async (event, ctx) => {
+    if (!bridge.starting) return;
+    type Reaching = { name: string; reachesTools?: (input: Record<string, unknown>) => Reach };
+    const tool = (pi.getAllTools() as Reaching[]).find((candidate) => candidate.name === event.toolName);
+    const reach = tool?.reachesTools?.(event.input);
+    if (reach === undefined) return;
+    const reached = (server: string) => reachesServer(reach, server, bridge.connection(server)?.config.prefix);
+    await bridge.untilStarted(reached, ctx.signal);
+  });
+  let waited = false;
+  // Whether any of a server's tools would be given to the model directly.
+  const declared = (server: string) =>
+    serverExposure(server) === "direct" ||
+    (bridge.connection(server)?.config.toolExposure.some((rule) => rule.exposure === "direct") ?? false);
+  pi.on("before_agent_start", async (_event, ctx) => {
+    if (waited || !bridge.starting) return;
+    waited = true;
+    let waitedFor: string[] = [];
+    await bridge.untilStarted(declared, AbortSignal.timeout(FIRST_PROMPT_WAIT_MS), (servers) => {
+      waitedFor = servers;
+      if (ctx.hasUI) ctx.ui.setWorkingMessage(`Waiting for MCP servers still starting: ${servers.join(", ")}`);
+    });
+    if (waitedFor.length === 0 || !ctx.hasUI) return;
+    ctx.ui.setWorkingMessage();
+    const still = waitedFor.filter((server) => bridge.startingServers.includes(server));
+    if (still.length > 0)
+      ctx.ui.notify(`MCP servers still starting: ${still.join(", ")}; their tools come once each is ready.`, "info");
+  });
+}
