@@ -208,7 +208,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     exposure,
     sharedTools: () => resourceTools.tools(),
     serverDescription: (server) => bridge.description(server),
-    untilStarted: (signal, waits) => bridge.untilStarted(() => true, signal, waits),
+    starting: bridge,
     record: (tools) => {
       pi.appendEntry(LOADED_TOOLS_ENTRY, { tools });
       declareTools();
@@ -257,6 +257,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     declareTools();
     void promptCommands.sync(connection);
   });
+  bridge.onStartFailed(() => declareTools()); // a server still starting kept `tool_search` offered: maybe no more
   // Each MCP tool call is checked before it runs: the user (or another extension) approves it unless the config does.
   const approval = new ToolApproval({
     find: (name) => registry.find(name),
@@ -267,7 +268,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     writeConfig: (file, change) => bridge.writeConfig(file, change),
     logger,
   });
-  waitForStartingServers(pi, bridge, (server) => exposure.serverExposure(server));
+  waitForStartingServers(pi, bridge, (server, setting) => exposure.mayHave(server, setting));
   pi.on("tool_call", (event, ctx) => approval.check(event, ctx));
   // Servers added for this session only, by code: over pi's bus (below), or with pi 1.x's pi.registerMcpServer().
   const sessionServers = new SessionServers(bridge, (connection) => {

@@ -14,11 +14,13 @@ import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { TOOL_SEARCH_NAME } from "../src/exposure/tool-search-text.ts";
 import { type FakeOpenAi, type RecordedRequest, startFakeOpenAi } from "./fixtures/fake-openai.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { PI_LINE } from "./pi-line.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { EVERYTHING_SERVER, type LogEvent, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { bundledFixture } from "./fixture-bundle.ts";
 
 const CATALOG = path.join(REPO_ROOT, "test", "fixtures", "catalog-server.ts");
+const SLOW_START = path.join(REPO_ROOT, "test", "fixtures", "slow-start.mjs");
 
 interface ToolResultMessage {
   role: "toolResult";
@@ -51,13 +53,19 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
+  interface StartOptions {
+    contextWindow?: number;
+    ui?: RecordingUI;
+    sessionManager?: (cwd: string) => SessionManager;
+    /** How long startup waits for servers (long: the tests read what connected). */
+    budgetMs?: number;
+  }
+
   /** pi with the catalog server configured at user level as `entry` says, plus any top-level keys. */
   async function start(
     entry: Record<string, unknown>,
     topLevel: Record<string, unknown> = {},
-    contextWindow?: number,
-    ui?: RecordingUI,
-    sessionManager?: (cwd: string) => SessionManager,
+    { contextWindow, ui, sessionManager, budgetMs = 60_000 }: StartOptions = {},
   ): Promise<Setup> {
     const project = tempDir("mcp-bridge-exposure-");
     const agentDir = tempDir("mcp-bridge-agent-");
@@ -74,7 +82,7 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     );
     const originalCwd = process.cwd();
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
-    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
+    process.env.PI_MCP_STARTUP_BUDGET_MS = String(budgetMs);
     process.chdir(project.dir);
     const model = await startFakeOpenAi({ contextWindow });
     const pi = await startInProcessPi({
@@ -208,7 +216,7 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     assert.ok(!under.model.requests[0]!.tools.includes(TOOL_SEARCH_NAME), "no tool_search while nothing is deferred");
 
     // The same tools against a small window: 10% of 4,000 tokens is less than they cost.
-    const past = await start({}, { exposure: "auto" }, 4_000);
+    const past = await start({}, { exposure: "auto" }, { contextWindow: 4_000 });
     past.model.script([{ text: "hi" }]);
     await past.pi.session.prompt("hello");
     assert.deepEqual(catalogTools(past.model.requests[0]!), [], "auto defers past 10% of the window");
@@ -277,8 +285,7 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     const { pi, model } = await start(
       { toolExposure: { "delete_*": "hidden", search_code: "direct" } },
       { exposure: "auto", exposureThreshold: 100 },
-      undefined,
-      ui,
+      { ui },
     );
     const run = async (command: string) => {
       const before = ui.notices.length;
@@ -320,7 +327,7 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     const sessions = tempDir("mcp-bridge-sessions-");
     cleanups.push(() => sessions.cleanup());
     const deferred = { exposure: "deferred" };
-    const first = await start(deferred, {}, undefined, undefined, (cwd) => SessionManager.create(cwd, sessions.dir));
+    const first = await start(deferred, {}, { sessionManager: (cwd) => SessionManager.create(cwd, sessions.dir) });
     first.model.script([
       { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "search the code", limit: 1 } }] },
       { text: "done" },
@@ -334,7 +341,7 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
       ["resumed", (_cwd: string) => SessionManager.open(file)],
       ["forked", (cwd: string) => SessionManager.forkFrom(file, cwd, sessions.dir)],
     ] as const) {
-      const again = await start(deferred, {}, undefined, undefined, open);
+      const again = await start(deferred, {}, { sessionManager: open });
       again.model.script([{ text: "ok" }]);
       await again.pi.session.prompt("and now?");
       assert.deepEqual(
@@ -345,12 +352,48 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     }
 
     // The session still records the load, but the tool is hidden now: the record brings it back to no request.
-    const hidden = await start({ ...deferred, toolExposure: { search_code: "hidden" } }, {}, undefined, undefined, () =>
-      SessionManager.open(file),
+    const hidden = await start(
+      { ...deferred, toolExposure: { search_code: "hidden" } },
+      {},
+      { sessionManager: () => SessionManager.open(file) },
     );
     hidden.model.script([{ text: "ok" }]);
     await hidden.pi.session.prompt("and now?");
     assert.deepEqual(catalogTools(hidden.model.requests[0]!), [], "a load of a tool now hidden does nothing");
+  });
+
+  test("a deferred server still starting: tool_search is offered for it (on pi 0.73 the first prompt waits for it), and finds its tools once it is up", async () => {
+    const gateDir = tempDir("mcp-bridge-gate-");
+    cleanups.push(() => gateDir.cleanup());
+    const gate = path.join(gateDir.dir, "ready");
+    const slow = { command: process.execPath, args: [SLOW_START, "--until", gate], exposure: "deferred" };
+    // Startup does not wait: the session starts with the server still deaf, until the test opens the gate.
+    const ui = new RecordingUI();
+    const { pi, model } = await start(slow, {}, { ui, budgetMs: 0 });
+    model.script([
+      { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { names: ["mcp_catalog_hello"] } }] },
+      { text: "done" },
+    ]);
+    const prompted = pi.session.prompt("say hello");
+    // pi 0.73 gives a run the tools it had when it began, so the first prompt waits for the server; on pi 1.x the
+    // first request goes at once, with tool_search, which waits for the server when it is called.
+    if (PI_LINE === "0.73") {
+      await waitFor(() => ui.working.length > 0, "the first prompt to wait", 30_000);
+      assert.deepEqual(ui.working, ["Waiting for MCP servers still starting: catalog"]);
+      writeFileSync(gate, "");
+    }
+    await waitFor(() => model.requests.length > 0, "the first request", 30_000);
+    const first = model.requests[0]!;
+    assert.ok(first.tools.includes(TOOL_SEARCH_NAME), `tool_search is offered: ${first.tools.join(", ")}`);
+    if (PI_LINE === "1.x") {
+      assert.match(JSON.stringify(first.body), /find them with tool_search\. Their servers: catalog \(starting\)/);
+      writeFileSync(gate, "");
+    }
+    await prompted;
+    const [search] = toolResults(pi);
+    assert.match(search?.content[0]?.text ?? "", /^Loaded 1 tool; call it by name:\n- mcp_catalog_hello /);
+    const second = model.requests[1]!.tools;
+    assert.ok(second.includes("mcp_catalog_hello"), `declared once loaded: ${second.join(", ")}`);
   });
 
   test("tool_search never finds a hidden tool, even one that fits the query best", async () => {

@@ -139,7 +139,7 @@ describe("pi's terminal UI in tmux", { timeout: 120_000, skip: TMUX_UNSUPPORTED_
     const dialog = /Add an MCP server: how does pi reach it\?/;
     // pi offers "add" as a completion while it is typed (its menu shows the subcommand's description). Enter with that
     // menu open takes the completion; the command runs on the Enter after it.
-    const completionMenu = /Add a server, step by step/;
+    const completionMenu = /Add a server: step by step, or on one line/;
     pi.type("/mcp add");
     await pi.waitForScreen(completionMenu, 20_000);
     pi.press("Enter");

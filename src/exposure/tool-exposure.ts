@@ -106,6 +106,12 @@ export class ToolExposure {
     return setting === "auto" ? this.autoOf(server) : setting;
   }
 
+  /** Whether some of a server's tools get `exposure`: the server's own, or a `toolExposure` rule's. */
+  mayHave(server: string, exposure: Exposure): boolean {
+    const rules = this.configOf(server)?.toolExposure ?? [];
+    return this.serverExposure(server) === exposure || rules.some((rule) => rule.exposure === exposure);
+  }
+
   /**
    * The exposure of a tool of the bridge's own that reaches these servers: the widest of theirs, as pi 1.x's built-in
    * gives its resource tools — direct if one server is, else deferred if one is, else (or with no server) hidden.

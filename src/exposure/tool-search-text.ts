@@ -100,13 +100,15 @@ export function formatSearchResult(
 export interface DeferredServer {
   server: string;
   description?: string;
+  /** Still making its first connect: its tools are not known yet. */
+  starting?: boolean;
 }
 
 /** The one system-prompt line naming the servers whose tools are behind `tool_search`; undefined when none is. */
 export function deferredServersLine(servers: readonly DeferredServer[]): string | undefined {
   if (servers.length === 0) return undefined;
-  const named = servers.map(({ server, description }) => {
-    const name = shown(server, 40, "prompt");
+  const named = servers.map(({ server, description, starting }) => {
+    const name = `${shown(server, 40, "prompt")}${starting ? " (starting)" : ""}`;
     return description ? `${name} (${shown(description, SERVER_DESCRIPTION_CHARS, "prompt")})` : name;
   });
   return `More MCP tools are available but not loaded; find them with ${TOOL_SEARCH_NAME}. Their servers: ${named.join("; ")}.`;

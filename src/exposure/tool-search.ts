@@ -51,11 +51,12 @@ export interface ToolSearchDeps {
   record(refs: ToolRef[]): void;
   /** The configured servers in config order: the catalog's order. */
   serverOrder(): string[];
-  /**
-   * Waits for the servers still making their first connect, whose tools are not known before, or for `signal`;
-   * `waits` hears their names first.
-   */
-  untilStarted(signal: AbortSignal | undefined, waits: (servers: string[]) => void): Promise<void>;
+  /** The servers still making their first connect, whose tools are not known yet (the bridge). */
+  starting: {
+    readonly startingServers: string[];
+    /** Waits for the first connects of the servers `reached` picks, or for `signal`; `waits` hears their names first. */
+    untilStarted(reached: (s: string) => boolean, signal?: AbortSignal, waits?: (s: string[]) => void): Promise<void>;
+  };
 }
 
 interface ToolSearchDetails {
@@ -99,10 +100,14 @@ export class ToolSearch {
             ? Math.min(Math.max(1, Math.floor(params.limit)), MAX_SEARCH_LIMIT)
             : DEFAULT_SEARCH_LIMIT;
         // A server still starting may have the tool (as a `codemode` script waits for it: ../pi/starting-waits.ts).
-        await this.deps.untilStarted(signal, (servers) => {
-          const text = `Waiting for MCP servers still starting: ${servers.join(", ")}`;
-          onUpdate?.({ content: [{ type: "text", text }], details: { query, names, loaded: [] } });
-        });
+        await this.deps.starting.untilStarted(
+          () => true,
+          signal,
+          (servers) => {
+            const text = `Waiting for MCP servers still starting: ${servers.join(", ")}`;
+            onUpdate?.({ content: [{ type: "text", text }], details: { query, names, loaded: [] } });
+          },
+        );
         const { text, loaded } = this.search(query, limit, names);
         return { content: [{ type: "text", text }], details: { query, names, loaded } satisfies ToolSearchDetails };
       },
@@ -222,8 +227,14 @@ export class ToolSearch {
     for (const tool of registry.tools) if (!exposure.isDeclared(tool.server, tool.originalName)) names.add(tool.name);
     for (const tool of this.deps.sharedTools())
       if (!exposure.isSharedDeclared(tool.name, tool.servers)) names.add(tool.name);
-    if (this.index.size === 0) names.add(TOOL_SEARCH_NAME);
+    // A server still starting may bring deferred tools: the model can search for them (the search waits for it).
+    if (this.index.size === 0 && this.startingDeferred().length === 0) names.add(TOOL_SEARCH_NAME);
     return names;
+  }
+
+  /** Servers still making their first connect whose tools (some of them) will be deferred. */
+  private startingDeferred(): string[] {
+    return this.deps.starting.startingServers.filter((server) => this.deps.exposure.mayHave(server, "deferred"));
   }
 
   /**
@@ -240,7 +251,10 @@ export class ToolSearch {
     return new Map(names.map((name) => [name, !undeclared.has(name)]));
   }
 
-  /** The servers with deferred tools (a deferred shared tool's servers among them), for the system prompt's line about them. */
+  /**
+   * The servers with deferred tools (a deferred shared tool's servers among them, and those still starting whose tools
+   * will be), for the system prompt's line about them.
+   */
   deferredServers(): DeferredServer[] {
     const servers = new Map<string, DeferredServer>();
     const add = (server: string, description: string | undefined) => {
@@ -252,6 +266,9 @@ export class ToolSearch {
       if (tool.server !== NO_SERVER) add(tool.server, tool.serverDescription);
       else for (const server of shared.get(name)?.servers ?? []) add(server, this.deps.serverDescription(server));
     }
+    for (const server of this.startingDeferred())
+      if (!servers.has(server))
+        servers.set(server, { server, description: this.deps.serverDescription(server), starting: true });
     return this.inConfigOrder([...servers.values()]);
   }
 

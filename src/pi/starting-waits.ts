@@ -9,12 +9,13 @@
  * - The first prompt of a session waits a little for servers whose tools the model would be given directly, so its
  *   first request has them (an `npx` server often takes longer than the startup budget, and a prompt typed at once
  *   would go without its tools), as pi 1.x's built-in MCP does. Only the first prompt, and not for long: the servers
- *   keep connecting after it, and their tools come with a later request. A deferred server is not waited for there:
- *   `tool_search` waits for it when the model searches.
+ *   keep connecting after it, and their tools come with a later request. On pi 1.x a deferred server is not waited for
+ *   there: `tool_search` waits for it when the model searches.
  */
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
-import type { Exposure, ToolExposureRule } from "../config/types.ts";
+import type { Exposure } from "../config/types.ts";
 import { toolNameStem } from "../translate/naming.ts";
+import { deferredToolsInactive } from "./pi-line.ts";
 
 /** How long the first prompt waits at most, as pi 1.x's built-in MCP waits. */
 const FIRST_PROMPT_WAIT_MS = 10_000;
@@ -39,16 +40,21 @@ interface Starting {
     signal?: AbortSignal,
     waits?: (s: string[]) => void,
   ): Promise<void>;
-  connection(server: string): { config: { prefix?: string; toolExposure: ToolExposureRule[] } } | undefined;
+  connection(server: string): { config: { prefix?: string } } | undefined;
 }
 
 /**
  * Makes each call wait for the servers it may reach before it runs: a `tool_call` step of its own, registered before
  * the approval check's, which pi runs after it (so a tool is not approved for a call that then waits); and the first
- * prompt for the servers whose tools are declared (`serverExposure`: what a server's tools get without a
- * `toolExposure` rule, `auto` as decided).
+ * prompt for the servers some of whose tools the model is given directly (`mayHave`), and on pi 0.73 for those with
+ * deferred tools too: a run there keeps the tools it began with, so one registered during it comes with the next
+ * prompt, and `tool_search` would find it too late for this one.
  */
-export function waitForStartingServers(pi: ExtensionAPI, bridge: Starting, serverExposure: (s: string) => Exposure) {
+export function waitForStartingServers(
+  pi: ExtensionAPI,
+  bridge: Starting,
+  mayHave: (server: string, exposure: Exposure) => boolean,
+): void {
   pi.on("tool_call", async (event, ctx) => {
     if (!bridge.starting) return;
     type Reaching = { name: string; reachesTools?: (input: Record<string, unknown>) => Reach };
@@ -59,15 +65,13 @@ export function waitForStartingServers(pi: ExtensionAPI, bridge: Starting, serve
     await bridge.untilStarted(reached, ctx.signal);
   });
   let waited = false;
-  // Whether any of a server's tools would be given to the model directly.
-  const declared = (server: string) =>
-    serverExposure(server) === "direct" ||
-    (bridge.connection(server)?.config.toolExposure.some((rule) => rule.exposure === "direct") ?? false);
+  const runKeepsItsTools = !deferredToolsInactive(pi);
+  const waitsFor = (server: string) => mayHave(server, "direct") || (runKeepsItsTools && mayHave(server, "deferred"));
   pi.on("before_agent_start", async (_event, ctx) => {
     if (waited || !bridge.starting) return;
     waited = true;
     let waitedFor: string[] = [];
-    await bridge.untilStarted(declared, AbortSignal.timeout(FIRST_PROMPT_WAIT_MS), (servers) => {
+    await bridge.untilStarted(waitsFor, AbortSignal.timeout(FIRST_PROMPT_WAIT_MS), (servers) => {
       waitedFor = servers;
       if (ctx.hasUI) ctx.ui.setWorkingMessage(`Waiting for MCP servers still starting: ${servers.join(", ")}`);
     });
