@@ -11,6 +11,7 @@ import { after, afterEach, before, describe, test } from "node:test";
 import type { Context } from "@mariozechner/pi-ai";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { type InProcessPi, requestTools, startInProcessPi } from "./pi-harness.ts";
+import { PI_LINE } from "./pi-line.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 
@@ -135,7 +136,7 @@ describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
     );
   });
 
-  test("with a UI the first prompt waits for a server still starting whose tools are direct, so its first request has them; not for a deferred one", async () => {
+  test("with a UI the first prompt waits for a server still starting whose tools are direct, so its first request has them; on pi 1.x not for a deferred one", async () => {
     rmSync(gate, { force: true });
     rmSync(laterGate, { force: true });
     const server = (until: string) => ({ command: process.execPath, args: [SLOW_START, "--until", until] });
@@ -153,12 +154,16 @@ describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
     // The prompt is typed while both are still starting; the server gets ready while the prompt waits.
     const called = callLateHello(pi);
     await waitFor(() => ui.working.length > 0, "the first prompt to wait", 30_000);
-    assert.deepEqual(ui.working, ["Waiting for MCP servers still starting: late"]);
+    // pi 0.73 gives a run only the tools it began with, so there the deferred one is waited for too (tool_search would
+    // find its tools too late for this run); pi 1.x leaves it to tool_search's own wait.
+    const waiting = `Waiting for MCP servers still starting: ${PI_LINE === "0.73" ? "late, later" : "late"}`;
+    assert.deepEqual(ui.working, [waiting]);
     writeFileSync(gate, "");
+    if (PI_LINE === "0.73") writeFileSync(laterGate, "");
     const { offered, result } = await called;
     assert.ok(offered.includes("mcp_late_hello"), `the first request declares its tool: ${offered.join(", ")}`);
     assert.equal(result.isError, false, JSON.stringify(result.content));
-    assert.deepEqual(ui.working, ["Waiting for MCP servers still starting: late", undefined]);
+    assert.deepEqual(ui.working, [waiting, undefined]);
   });
 
   // `auto` is decided when the session starts; a slow npx server (or one added later) has no tools known by then.

@@ -68,8 +68,9 @@ export function waitForStartingServers(
   const runKeepsItsTools = !deferredToolsInactive(pi);
   const waitsFor = (server: string) => mayHave(server, "direct") || (runKeepsItsTools && mayHave(server, "deferred"));
   pi.on("before_agent_start", async (_event, ctx) => {
-    if (waited || !bridge.starting) return;
+    if (waited) return;
     waited = true;
+    if (!bridge.starting) return;
     let waitedFor: string[] = [];
     await bridge.untilStarted(waitsFor, AbortSignal.timeout(FIRST_PROMPT_WAIT_MS), (servers) => {
       waitedFor = servers;
