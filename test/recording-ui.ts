@@ -12,8 +12,6 @@ export class RecordingUI {
   offered: string[][] = [];
   notices: string[] = [];
   statuses = new Map<string, string | undefined>();
-  /** Each working message set while pi is busy (undefined: back to pi's own). */
-  working: Array<string | undefined> = [];
   screens: string[][] = [];
   /** Keys the dashboard gets, in order, once it is open. */
   keys: string[] = [];
@@ -45,7 +43,6 @@ export class RecordingUI {
       confirm: async (title, message) => this.next("confirm", `${title}\n${message}`) as boolean,
       notify: (message) => void this.notices.push(message),
       setStatus: (key, text) => void this.statuses.set(key, text),
-      setWorkingMessage: (message) => void this.working.push(message),
       theme: { fg: (_color: string, text: string) => `[warn]${text}` } as unknown as ExtensionUIContext["theme"],
       custom: (async (factory: Parameters<ExtensionUIContext["custom"]>[0]) => {
         if (this.noCustom) return undefined;

@@ -72,12 +72,13 @@ export function waitForStartingServers(
     waited = true;
     if (!bridge.starting) return;
     let waitedFor: string[] = [];
+    // pi shows nothing of a prompt before its run begins: without a word the prompt would seem lost.
+    const seconds = FIRST_PROMPT_WAIT_MS / 1000;
     await bridge.untilStarted(waitsFor, AbortSignal.timeout(FIRST_PROMPT_WAIT_MS), (servers) => {
       waitedFor = servers;
-      if (ctx.hasUI) ctx.ui.setWorkingMessage(`Waiting for MCP servers still starting: ${servers.join(", ")}`);
+      if (ctx.hasUI) ctx.ui.notify(`Waiting up to ${seconds} s for MCP servers still starting: ${servers.join(", ")}`);
     });
     if (waitedFor.length === 0 || !ctx.hasUI) return;
-    ctx.ui.setWorkingMessage();
     const still = waitedFor.filter((server) => bridge.startingServers.includes(server));
     if (still.length > 0)
       ctx.ui.notify(`MCP servers still starting: ${still.join(", ")}; their tools come once each is ready.`, "info");
