@@ -411,7 +411,10 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
       (JSON.parse(readFileSync(projectConfig, "utf8")) as { mcpServers: Record<string, unknown> }).mcpServers;
     const hello = `-- ${process.execPath} ${HELLO}`;
     const text = await run(`/mcp add -l oneline --description 'Greets people' ${hello}`);
-    assert.match(text, /^Added MCP server 'oneline' to .*\.pi\/mcp\.json: connected, 2 tools\.$/);
+    assert.match(
+      text,
+      /^Starting MCP server 'oneline'…\nAdded MCP server 'oneline' to .*\.pi\/mcp\.json: connected, 2 tools\.$/,
+    );
     const entry = { command: process.execPath, args: [HELLO], description: "Greets people" };
     assert.deepEqual(projectEntries().oneline, entry);
     assert.ok(tools().includes("mcp_oneline_greet"), "its tools are there without a reload");
@@ -421,7 +424,7 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     assert.deepEqual(projectEntries().oneline, entry);
     // --replace asks nothing: the new entry's server takes the old one's place.
     const replaced = await run(`/mcp add oneline --scope project --replace --description 'Says hello' ${hello}`);
-    assert.match(replaced, /^Added MCP server 'oneline' to .*: connected, 2 tools\.$/);
+    assert.match(replaced, /\nAdded MCP server 'oneline' to .*: connected, 2 tools\.$/);
     assert.deepEqual(projectEntries().oneline, { ...entry, description: "Says hello" });
     assert.ok(tools().includes("mcp_oneline_greet"));
     // A project file is often committed: a literal secret is not written into it.

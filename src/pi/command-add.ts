@@ -107,6 +107,8 @@ async function startAdded(deps: CommandDeps, name: string, file: string, ctx: Ex
   // Tools of an entry this one replaced leave now; the new server's arrive as it connects.
   const old = deps.bridge.connection(name);
   if (old) deps.registry.syncServer(old, []);
+  // An npx server may take a while to install: the TUI says what it waits for meanwhile.
+  if (ctx.hasUI) ctx.ui.notify(`Starting MCP server '${name}'…`, "info");
   try {
     const started = await start(deps, config);
     show(ctx, `${added}: ${startedText(config, started.status, started.tools.length)}.`);
