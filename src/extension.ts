@@ -94,10 +94,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   const logPathOf = (server: string, log: "stderr" | "bridge") =>
     log === "bridge" ? logger.path : serverLogPath(server);
   const serverLogFor = (server: string) => {
-    const log = new LogFile(serverLogPath(server), {
-      maxBytes: SERVER_LOG_MAX_BYTES,
-      keep: 1,
-    });
+    const log = new LogFile(serverLogPath(server), { maxBytes: SERVER_LOG_MAX_BYTES, keep: 1 });
     serverLogs.push(log);
     return log;
   };
@@ -218,6 +215,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   // pi 1.x: a deferred tool is inactive until tool_search loads it; pi declares the active set from the next request on.
   const inactiveDeferred = deferredToolsInactive(pi);
   const turnOnCodemode = codemodeSwitch(pi, bridge, (name) => registry.activate(name, true));
+  if (!inactiveDeferred) pi.on("agent_start", () => toolSearch.runStarted());
   function declareTools(): void {
     if (inactiveDeferred) registry.activateAll(toolSearch.declarations());
     turnOnCodemode();

@@ -396,6 +396,45 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     assert.ok(second.includes("mcp_catalog_hello"), `declared once loaded: ${second.join(", ")}`);
   });
 
+  test(
+    "pi 0.73: a tool whose server connected during the run is found, said to be callable from the next message, and is then",
+    { skip: PI_LINE === "1.x" && "pi 1.x offers a run the tools registered during it" },
+    async () => {
+      const gateDir = tempDir("mcp-bridge-gate-");
+      const originalWait = process.env.PI_MCP_FIRST_PROMPT_WAIT_MS;
+      // The first prompt does not wait for the server: it comes up while tool_search waits for it.
+      process.env.PI_MCP_FIRST_PROMPT_WAIT_MS = "0";
+      cleanups.push(() => {
+        gateDir.cleanup();
+        if (originalWait === undefined) delete process.env.PI_MCP_FIRST_PROMPT_WAIT_MS;
+        else process.env.PI_MCP_FIRST_PROMPT_WAIT_MS = originalWait;
+      });
+      const gate = path.join(gateDir.dir, "ready");
+      const slow = { command: process.execPath, args: [SLOW_START, "--until", gate], exposure: "deferred" };
+      const { pi, model } = await start(slow, {}, { ui: new RecordingUI(), budgetMs: 0 });
+      const hello = { toolCalls: [{ name: "mcp_catalog_hello", args: {} }] };
+      model.script([
+        { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { names: ["mcp_catalog_hello"] } }] },
+        { text: "found it" },
+        hello,
+        { text: "done" },
+      ]);
+      const prompted = pi.session.prompt("say hello");
+      await waitFor(() => model.requests.length > 0, "the first request", 30_000);
+      writeFileSync(gate, "");
+      await prompted;
+      const [search] = toolResults(pi);
+      assert.match(
+        search?.content[0]?.text ?? "",
+        /^Loaded 1 tool; call it by name:\n- mcp_catalog_hello \(MCP server catalog\) \(it arrived during this turn: callable from the user's next message on\): /,
+      );
+      await pi.session.prompt("now say hello");
+      assert.ok(model.requests[2]!.tools.includes("mcp_catalog_hello"), "the next run declares it");
+      const [, call] = toolResults(pi);
+      assert.equal(call?.isError, false, JSON.stringify(call?.content));
+    },
+  );
+
   test("tool_search never finds a hidden tool, even one that fits the query best", async () => {
     const { pi, model } = await start({ exposure: "deferred", toolExposure: { delete_branch: "hidden" } });
     model.script([

@@ -39,6 +39,8 @@ export interface SearchResultLine {
   /** Its MCP server; none for a tool of the bridge's own that reaches several (a resource tool). */
   server?: string;
   description: string;
+  /** Registered after this run began, on a pi whose runs keep the tools they began with: callable from the next on. */
+  nextRun?: boolean;
 }
 
 /** What a call named that is not loaded: names of no deferred tool (with the nearest), of several, and past the bound. */
@@ -87,9 +89,10 @@ export function formatSearchResult(
   }
   const from = (hit: SearchResultLine) =>
     hit.server === undefined ? "MCP resources" : `MCP server ${shown(hit.server, 40, "prompt")}`;
-  const lines = hits.map(
-    (hit) => `- ${hit.name} (${from(hit)}): ${shown(hit.description, RESULT_DESCRIPTION_CHARS, "prompt")}`,
-  );
+  const lines = hits.map((hit) => {
+    const when = hit.nextRun ? " (it arrived during this turn: callable from the user's next message on)" : "";
+    return `- ${hit.name} (${from(hit)})${when}: ${shown(hit.description, RESULT_DESCRIPTION_CHARS, "prompt")}`;
+  });
   return [
     `Loaded ${hits.length === 1 ? "1 tool" : `${hits.length} tools`}; call ${hits.length === 1 ? "it" : "them"} by name:`,
     ...lines,

@@ -80,6 +80,8 @@ export class ToolSearch {
   private readonly index = new ToolSearchIndex();
   /** How the current model's provider sends tools, once `auto` was decided. */
   private wire?: ToolWire;
+  /** On pi 0.73, the tools pi had when the current run began: the run offers the model no other. */
+  private runTools?: ReadonlySet<string>;
 
   constructor(private readonly deps: ToolSearchDeps) {}
 
@@ -178,8 +180,17 @@ export class ToolSearch {
       name: t.name,
       ...(t.server === NO_SERVER ? {} : { server: t.server }),
       description: t.description,
+      nextRun: this.runTools !== undefined && !this.runTools.has(t.name),
     }));
     return { text: formatSearchResult(words, lines, this.index.size, problems), loaded: refs };
+  }
+
+  /**
+   * A run begins on a pi that keeps the tools a run began with (pi 0.73): a tool registered during it (its server
+   * connected meanwhile, a search waited for it) is loaded for the next run, and the search says so.
+   */
+  runStarted(): void {
+    this.runTools = new Set([...this.deps.registry.tools, ...this.deps.sharedTools()].map((tool) => tool.name));
   }
 
   /** Up to three deferred tools an unknown name may have meant: by spelling, then by the words in it. */

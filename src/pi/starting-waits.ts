@@ -17,8 +17,9 @@ import type { Exposure } from "../config/types.ts";
 import { toolNameStem } from "../translate/naming.ts";
 import { deferredToolsInactive } from "./pi-line.ts";
 
-/** How long the first prompt waits at most, as pi 1.x's built-in MCP waits. */
+/** How long the first prompt waits at most, as pi 1.x's built-in MCP waits; the variable changes it (0: not at all). */
 const FIRST_PROMPT_WAIT_MS = 10_000;
+const FIRST_PROMPT_WAIT_ENV = "PI_MCP_FIRST_PROMPT_WAIT_MS";
 
 /** What a tool may reach, as pi 1.x's `reachesTools` says: every tool, or the words of its input that may name them. */
 export type Reach = "all" | readonly string[];
@@ -70,11 +71,13 @@ export function waitForStartingServers(
   pi.on("before_agent_start", async (_event, ctx) => {
     if (waited) return;
     waited = true;
-    if (!bridge.starting) return;
+    const set = Number(process.env[FIRST_PROMPT_WAIT_ENV] || Number.NaN);
+    const waitMs = Number.isFinite(set) && set >= 0 ? set : FIRST_PROMPT_WAIT_MS;
+    if (!bridge.starting || waitMs === 0) return;
     let waitedFor: string[] = [];
     // pi shows nothing of a prompt before its run begins: without a word the prompt would seem lost.
-    const seconds = FIRST_PROMPT_WAIT_MS / 1000;
-    await bridge.untilStarted(waitsFor, AbortSignal.timeout(FIRST_PROMPT_WAIT_MS), (servers) => {
+    const seconds = waitMs / 1000;
+    await bridge.untilStarted(waitsFor, AbortSignal.timeout(waitMs), (servers) => {
       waitedFor = servers;
       if (ctx.hasUI) ctx.ui.notify(`Waiting up to ${seconds} s for MCP servers still starting: ${servers.join(", ")}`);
     });
