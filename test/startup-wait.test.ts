@@ -136,23 +136,28 @@ describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
     );
   });
 
-  test("with a UI the first prompt waits for a server still starting whose tools are direct, so its first request has them; on pi 1.x not for a deferred one", async () => {
+  /** A server deaf until the test creates `until`. */
+  const deaf = (until: string) => ({ command: process.execPath, args: [SLOW_START, "--until", until] });
+
+  /** pi with a UI on `config`, both gates closed: its servers are still starting when the session has started. */
+  async function startWithUi(config: Record<string, unknown>): Promise<RecordingUI> {
     rmSync(gate, { force: true });
     rmSync(laterGate, { force: true });
-    const server = (until: string) => ({ command: process.execPath, args: [SLOW_START, "--until", until] });
-    writeFileSync(
-      path.join(agentDir.dir, "mcp.json"),
-      JSON.stringify({
-        approval: "never",
-        exposure: "direct",
-        mcpServers: { late: server(gate), later: { ...server(laterGate), exposure: "deferred" } },
-      }),
-    );
+    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify(config));
     pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
     const ui = new RecordingUI();
     await pi.session.bindExtensions({ uiContext: ui.context() });
+    return ui;
+  }
+
+  test("with a UI the first prompt waits for a server still starting whose tools are direct, so its first request has them; on pi 1.x not for a deferred one", async () => {
+    const ui = await startWithUi({
+      approval: "never",
+      exposure: "direct",
+      mcpServers: { late: deaf(gate), later: { ...deaf(laterGate), exposure: "deferred" } },
+    });
     // The prompt is typed while both are still starting; the server gets ready while the prompt waits.
-    const called = callLateHello(pi);
+    const called = callLateHello(pi!);
     const waits = () => ui.notices.filter((n) => n.startsWith("Waiting up to 10 s for MCP servers still starting"));
     await waitFor(() => waits().length > 0, "the first prompt to wait", 30_000);
     // pi 0.73 gives a run only the tools it began with, so there the deferred one is waited for too (tool_search would
@@ -170,27 +175,18 @@ describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
 
   // `auto` is decided when the session starts; a slow npx server (or one added later) has no tools known by then.
   test("auto with a UI: a server that connects after the session started is direct while it fits in what the limit leaves, deferred past it", async () => {
-    rmSync(gate, { force: true });
-    rmSync(laterGate, { force: true });
-    const server = (until: string) => ({ command: process.execPath, args: [SLOW_START, "--until", until] });
     // A server's one tool costs about 37 tokens: the first to connect fits in 50, the second would go over.
-    writeFileSync(
-      path.join(agentDir.dir, "mcp.json"),
-      JSON.stringify({
-        exposure: "auto",
-        exposureThreshold: 50,
-        mcpServers: { late: server(gate), later: server(laterGate) },
-      }),
-    );
-    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
-    const ui = new RecordingUI();
-    await pi.session.bindExtensions({ uiContext: ui.context() });
+    const ui = await startWithUi({
+      exposure: "auto",
+      exposureThreshold: 50,
+      mcpServers: { late: deaf(gate), later: deaf(laterGate) },
+    });
     const has = (name: string) => pi!.session.getAllTools().some((t) => t.name === name);
     writeFileSync(gate, "");
     await waitFor(() => has("mcp_late_hello"), "the first server's tool", 30_000);
     writeFileSync(laterGate, "");
     await waitFor(() => has("mcp_later_hello"), "the second server's tool", 30_000);
-    await pi.session.prompt("/mcp list");
+    await pi!.session.prompt("/mcp list");
     const listed = ui.notices.at(-1) ?? "";
     assert.match(listed, /- mcp_late_hello {2}\(hello\) {2}· direct \(auto\)/);
     assert.match(listed, /- mcp_later_hello {2}\(hello\) {2}· deferred \(auto\)/);
