@@ -219,7 +219,6 @@ describe("/mcp add from the MCP registry (pi's command API, scripted UI)", { tim
       "",
       true,
       "All projects",
-      false,
     ]);
     assert.equal(registry.searches.at(-1)!.get("search"), "everything");
     assert.equal(registry.searches.at(-1)!.get("version"), "latest");
@@ -251,11 +250,10 @@ describe("/mcp add from the MCP registry (pi's command API, scripted UI)", { tim
       "files",
       true,
       "All projects",
-      false,
     ]);
     assert.ok(ui.asked.includes("input: Directory to serve"));
     assert.match(
-      ui.asked.at(-3)!,
+      ui.asked.at(-2)!,
       /^confirm: Add 'files'\?\nruns: npx -y @test\/server-files@1\.2\.3 \/srv\/data\nwith FILES_TOKEN, LOG_LEVEL/,
     );
     assert.deepEqual(savedServers().files, {

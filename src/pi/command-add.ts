@@ -1,7 +1,7 @@
 /**
  * `/mcp add` with words after it: the one-line form (../config/add-arguments.ts). It asks nothing it can do without,
  * so it works without a UI too (`pi -p "/mcp add fs -- npx -y @modelcontextprotocol/server-filesystem ."`, a script,
- * an agent), and starts the server in this session at once, where the step-by-step form offers a reload.
+ * an agent). Both forms write the entry and start the server in this session at once (`saveAndStart`).
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { errorMessage } from "../common/errors.ts";
@@ -16,8 +16,7 @@ import type { ServerConnection } from "../connection/server-connection.ts";
 import { validateServerEntry } from "../config/validate/entry.ts";
 import { commandArgument } from "../config/validate/name.ts";
 import { serverNames, setServerEntry } from "../config/write/server-edits.ts";
-import { type CommandDeps, show } from "./command-context.ts";
-import { reportTrust } from "./command-config.ts";
+import { type CommandDeps, reportTrust, show } from "./command-context.ts";
 
 /** The names of the servers a config file defines; none when it is missing or does not parse (then it is not written). */
 async function namesIn(file: string): Promise<string[]> {
@@ -35,13 +34,15 @@ function startedText(config: ServerConfig, status: string, tools: number): strin
   return status === "connected" ? `connected, ${plural(tools, "tool")}` : status;
 }
 
+/** Says what went wrong; a script (no UI) sees it in pi's exit status too, as it does a failed `/mcp test`. */
+function failed(ctx: ExtensionCommandContext, text: string): void {
+  show(ctx, text, "error");
+  if (!ctx.hasUI) process.exitCode = 1;
+}
+
 /** `/mcp add <server> [options] (-- <command> [args…] | --url <url>)`: writes the entry and starts the server. */
 export async function addServerLine(deps: CommandDeps, words: readonly string[], ctx: ExtensionCommandContext) {
-  // A script sees a refusal in pi's exit status, as it does a failed `/mcp test`.
-  const refuse = (text: string) => {
-    show(ctx, text, "error");
-    if (!ctx.hasUI) process.exitCode = 1;
-  };
+  const refuse = (text: string) => failed(ctx, text);
   const parsed = parseAddLine(words);
   if ("error" in parsed) return refuse(`${parsed.error}\n${ADD_USAGE}`);
   const { name, scope, replace } = parsed.line;
@@ -74,16 +75,26 @@ export async function addServerLine(deps: CommandDeps, words: readonly string[],
     if (!ctx.hasUI) return refuse(`Not added: ${there}; /mcp add --replace replaces its entry.`);
     if (!(await ctx.ui.confirm("Replace?", `${there}. Replace its entry?`))) return show(ctx, "No server added.");
   }
+  await saveAndStart(deps, ctx, name, entry, target.path);
+}
+
+/** Both forms of `/mcp add` end here: the entry is written into `file`, and the server it defines started. */
+export async function saveAndStart(
+  deps: CommandDeps,
+  ctx: ExtensionCommandContext,
+  name: string,
+  entry: Record<string, unknown>,
+  file: string,
+): Promise<void> {
   try {
     // The user wrote this entry just now: it needs no question about trusting it.
-    const written = await deps.bridge.writeConfig(target.path, (text) => setServerEntry(text, name, entry), [name]);
-    reportTrust(ctx, written, [name]);
+    reportTrust(ctx, await deps.bridge.writeConfig(file, (text) => setServerEntry(text, name, entry), [name]), [name]);
   } catch (error) {
-    return refuse(`Could not save '${name}' to ${target.path}: ${errorMessage(error)}`);
+    return failed(ctx, `Could not save '${name}' to ${file}: ${errorMessage(error)}`);
   }
   const unset = unsetVariablesNotice(name, entry, deps.env);
   if (unset) show(ctx, unset, "warning");
-  await startAdded(deps, name, target.path, ctx);
+  await startAdded(deps, name, file, ctx);
 }
 
 /**
@@ -113,7 +124,6 @@ async function startAdded(deps: CommandDeps, name: string, file: string, ctx: Ex
     const started = await start(deps, config);
     show(ctx, `${added}: ${startedText(config, started.status, started.tools.length)}.`);
   } catch (error) {
-    show(ctx, `${added}, but it did not start: ${errorMessage(error)}`, "error");
-    if (!ctx.hasUI) process.exitCode = 1;
+    failed(ctx, `${added}, but it did not start: ${errorMessage(error)}`);
   }
 }

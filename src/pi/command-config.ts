@@ -5,22 +5,16 @@
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { shown, SHOWN } from "../common/terminal-text.ts";
-import {
-  type AddAuth,
-  type AddTransport,
-  buildEntry,
-  suggestServerName,
-  unsetVariablesNotice,
-} from "../config/add-server.ts";
+import { type AddAuth, type AddTransport, buildEntry, suggestServerName } from "../config/add-server.ts";
 import { argSecrets, isVariableName } from "../config/substitute.ts";
-import { askServerName, type CommandDeps, show } from "./command-context.ts";
+import { askServerName, type CommandDeps, reportTrust, show } from "./command-context.ts";
+import { saveAndStart } from "./command-add.ts";
 import type { ConfigScope } from "../config/types.ts";
 import { validateServerEntry } from "../config/validate/entry.ts";
 import { remoteOfProxy } from "../config/import/mcp-remote.ts";
 import { checkUrl } from "../config/validate/endpoint.ts";
 import { commandArgument } from "../config/validate/name.ts";
 import { removeServerEntry, setServerEntry, setServerField } from "../config/write/server-edits.ts";
-import { trustNotRecorded } from "../trust/trust-rules.ts";
 import { discoverImports } from "../config/import/discover.ts";
 import type { ImportedServer } from "../config/import/import-types.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
@@ -49,15 +43,6 @@ function scopeChoices(deps: CommandDeps): Array<{ label: string; scope: ConfigSc
   if (project) choices.push({ label: `This project (${project.path})`, scope: "project", path: project.path });
   if (user) choices.push({ label: `All projects (${user.path})`, scope: "user", path: user.path });
   return choices;
-}
-
-/** Says when a change was saved but its record of trust was not. */
-export function reportTrust(
-  ctx: ExtensionCommandContext,
-  written: { trustError?: unknown },
-  servers: readonly string[],
-): void {
-  if (written.trustError !== undefined) show(ctx, trustNotRecorded(servers, written.trustError), "warning");
 }
 
 async function offerReload(ctx: ExtensionCommandContext, what: string): Promise<void> {
@@ -104,7 +89,7 @@ async function askVariables(ctx: ExtensionCommandContext): Promise<string[] | un
   return undefined;
 }
 
-/** `/mcp add`: transport, endpoint, name, authentication, where to save; then writes the entry and offers a reload. */
+/** `/mcp add`: transport, endpoint, name, authentication, where to save; then writes the entry and starts the server. */
 export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext): Promise<void> {
   if (!ctx.hasUI) {
     show(
@@ -192,7 +177,7 @@ export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext)
   await saveNewEntry(deps, ctx, name, buildEntry({ transport, endpoint, auth, variables }));
 }
 
-/** The end of `/mcp add`: where to save the entry, the write, what it still needs, and a reload. */
+/** The end of `/mcp add`, step by step: where to save the entry; then it is written and started. */
 async function saveNewEntry(
   deps: CommandDeps,
   ctx: ExtensionCommandContext,
@@ -211,23 +196,7 @@ async function saveNewEntry(
     ctx.ui.notify(`That entry would not work: ${validated.errors.join("; ")}`, "error");
     return;
   }
-  try {
-    // The user wrote this entry just now: it needs no question about trusting it.
-    reportTrust(ctx, await deps.bridge.writeConfig(target.path, (text) => setServerEntry(text, name, entry), [name]), [
-      name,
-    ]);
-  } catch (error) {
-    ctx.ui.notify(`Could not save '${name}' to ${target.path}: ${errorMessage(error)}`, "error");
-    return;
-  }
-  const unset = unsetVariablesNotice(name, entry, deps.env);
-  if (unset) show(ctx, unset, "warning");
-  if (entry.auth === "oauth")
-    ctx.ui.notify(
-      `After the reload, run /mcp auth ${commandArgument(name)} to sign in (or call one of its tools).`,
-      "info",
-    );
-  await offerReload(ctx, `Added MCP server '${name}' to ${target.path}.`);
+  await saveAndStart(deps, ctx, name, entry, target.path);
 }
 
 /** A server added for this session only is in no file: says so, `why` after it, and returns true. */

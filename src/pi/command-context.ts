@@ -9,6 +9,7 @@ import type { McpProvenance } from "../translate/provenance.ts";
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import { CONFIG_FLAG, NO_MCP_FLAG } from "../config/argv.ts";
 import { printCommandOutput } from "./print-output.ts";
+import { trustNotRecorded } from "../trust/trust-rules.ts";
 import type { PromptFetch } from "./offer-listing.ts";
 import type { ToolExposure } from "../exposure/tool-exposure.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
@@ -57,6 +58,11 @@ export function show(ctx: ExtensionContext, text: string, level: "info" | "warni
   if (ctx.hasUI) ctx.ui.notify(safe, level);
   else if (level === "info" && isCommandContext(ctx)) printCommandOutput(safe);
   else console.log(safe);
+}
+
+/** Says when a change was saved but its record of trust was not. */
+export function reportTrust(ctx: ExtensionContext, written: { trustError?: unknown }, servers: readonly string[]) {
+  if (written.trustError !== undefined) show(ctx, trustNotRecorded(servers, written.trustError), "warning");
 }
 
 /** pi hands commands a context with session controls (`waitForIdle` among them); events get a plain one. */
