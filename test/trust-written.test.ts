@@ -216,9 +216,9 @@ describe("project trust across the bridge's own writes (in-process pi, recording
       "added",
       "",
       "This project",
-      false,
     ]);
-    assert.match(added, /Added MCP server 'added' to .*\.pi\/mcp\.json/);
+    // Written and started at once: trusted as written, it connects.
+    assert.match(added, /Added MCP server 'added' to .*\.pi\/mcp\.json: connected, 2 tools\./);
     const imported = await command(current, ui, "/mcp import", ["Import all", "This project", false]);
     assert.match(imported, /Imported 'fromcursor' \(cursor\)/);
     assert.deepEqual(Object.keys(readProject()), ["hello", "added", "fromcursor"]);
