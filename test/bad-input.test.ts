@@ -327,7 +327,7 @@ describe("an unknown top-level key", () => {
 });
 
 describe("/mcp import", { timeout: 120_000 }, () => {
-  test("the secrets question defaults to No, and a server that fails after the reload is reported", async () => {
+  test("the secrets question defaults to No, and an imported server that fails to start is reported", async () => {
     const cursor = {
       mcpServers: {
         leaky: { command: "x", env: { API_TOKEN: "sk-live-abcdef123456" } },
@@ -340,8 +340,8 @@ describe("/mcp import", { timeout: 120_000 }, () => {
       { PI_MCP_STARTUP_BUDGET_MS: "200" },
     );
     try {
-      // Import all, into this project, the default (first) answer to the secrets question, no reload yet.
-      const text = await run.run("/mcp import", ["Import all", "This project", 0, false]);
+      // Import all, into this project, the default (first) answer to the secrets question.
+      const text = await run.run("/mcp import", ["Import all", "This project", 0]);
       const question = run.ui.offered.find((options) => options.some((o) => o.startsWith("Yes, copy")));
       assert.ok(question, run.ui.asked.join("\n"));
       assert.match(question[0]!, /^No/, "the first option, which Enter picks, is No");
@@ -349,13 +349,8 @@ describe("/mcp import", { timeout: 120_000 }, () => {
       const saved = JSON.parse(readFileSync(run.projectConfig, "utf8")) as { mcpServers: Record<string, unknown> };
       assert.deepEqual(Object.keys(saved.mcpServers), ["slowfail"]);
       assert.doesNotMatch(readFileSync(run.projectConfig, "utf8"), /sk-live/);
-      // What the reload the import offers does.
-      await run.session.reload();
-      await waitFor(
-        () => /MCP server 'slowfail' failed to start: .*exited with code 3/s.test(run.ui.notices.join("\n")),
-        "the failure notice",
-        30_000,
-      );
+      // Started at once and waited for, past the startup budget: its failure is the import's answer.
+      assert.match(text, /Imported 'slowfail' \(cursor\) into .*, but it did not start: .*exited with code 3/s);
     } finally {
       await run.close();
     }

@@ -291,13 +291,15 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     assert.equal((await run("/mcp list")).includes("local"), false);
   });
 
-  test("/mcp import: finds Cursor's servers, imports the chosen ones, and keeps inline secrets out of the project file", async () => {
-    const text = await run("/mcp import", ["Choose one by one", true, true, "This project", "No", false]);
+  test("/mcp import: finds Cursor's servers, imports the chosen ones and starts them at once, and keeps inline secrets out of the project file", async () => {
+    const text = await run("/mcp import", ["Choose one by one", true, true, "This project", "No"]);
     assert.match(text, /Found 2 MCP servers in other clients/);
     assert.match(text, /inline secrets: env\.API_TOKEN/);
     assert.doesNotMatch(text, /sk-live/, "never the secret's value");
     assert.match(text, /x --api-key \*\*\*/, "nor a key on its command line");
-    assert.match(text, /Imported 'fromcursor' \(cursor\)/);
+    assert.match(text, /Imported 'fromcursor' \(cursor\) into .*\.pi\/mcp\.json: connected, 2 tools\./);
+    assert.ok(tools().includes("mcp_fromcursor_greet"), "its tools are there without a reload");
+    assert.ok(!ui.asked.some((question) => /Reload/.test(question)), ui.asked.join("\n"));
     assert.match(text, /Skipped leaky: has inline secrets/);
     const saved = JSON.parse(readFileSync(projectConfig, "utf8")) as {
       mcpServers: Record<string, Record<string, unknown>>;

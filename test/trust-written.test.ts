@@ -219,8 +219,9 @@ describe("project trust across the bridge's own writes (in-process pi, recording
     ]);
     // Written and started at once: trusted as written, it connects.
     assert.match(added, /Added MCP server 'added' to .*\.pi\/mcp\.json: connected, 2 tools\./);
-    const imported = await command(current, ui, "/mcp import", ["Import all", "This project", false]);
-    assert.match(imported, /Imported 'fromcursor' \(cursor\)/);
+    const imported = await command(current, ui, "/mcp import", ["Import all", "This project"]);
+    // Started at once too: trusted as written, it connects.
+    assert.match(imported, /Imported 'fromcursor' \(cursor\) into .*\.pi\/mcp\.json: connected, 2 tools\./);
     assert.deepEqual(Object.keys(readProject()), ["hello", "added", "fromcursor"]);
     assert.ok(!ui.notices.some((n) => n.includes("trusted with it")), ui.notices.join("\n"));
     await closePi();

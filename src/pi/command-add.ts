@@ -97,33 +97,63 @@ export async function saveAndStart(
   await startAdded(deps, name, file, ctx);
 }
 
+/** What became of a server whose entry was just written, in a sentence; `failed` where it did not start. */
+export interface WrittenStart {
+  text: string;
+  failed?: boolean;
+}
+
 /**
- * Starts a server from the entry the user just wrote. Writing it was the consent a project server needs: trusted for
- * this session at once (the write recorded it for later ones), as `/mcp trust` would.
+ * Starts the servers the files now define under the names written into `file`, together, where that entry is the one
+ * in effect; `told` is how each sentence begins ("Added MCP server 'x' to …"). Writing an entry was the consent a
+ * project server needs: trusted for this session at once (the write recorded it for later ones), as `/mcp trust` would.
  */
-async function start(deps: CommandDeps, config: ServerConfig): Promise<ServerConnection> {
-  if (deps.bridge.trust.allows(config)) return deps.bridge.replace(config);
-  const [result] = await deps.bridge.trust.trust([await deps.bridge.renew(config)]);
-  if (result?.error !== undefined) throw result.error;
-  return result!.connection;
+export async function startWritten(
+  deps: CommandDeps,
+  ctx: ExtensionCommandContext,
+  written: ReadonlyArray<{ name: string; told: string }>,
+  file: string,
+): Promise<WrittenStart[]> {
+  const configs = await Promise.all(written.map(({ name }) => deps.bridge.configured(name)));
+  const starting = configs.filter((config): config is ServerConfig => config?.source.path === file);
+  // Tools of an entry a new one replaced leave now; the new server's arrive as it connects.
+  for (const { name } of starting) {
+    const old = deps.bridge.connection(name);
+    if (old) deps.registry.syncServer(old, []);
+  }
+  // An npx server may take a while to install: the TUI says what it waits for meanwhile.
+  const names = starting.map(({ name }) => `'${name}'`).join(", ");
+  if (ctx.hasUI && names)
+    ctx.ui.notify(`Starting MCP ${starting.length === 1 ? "server" : "servers"} ${names}…`, "info");
+  const untrusted = starting.filter((config) => !deps.bridge.trust.allows(config));
+  const trusting = Promise.all(untrusted.map((config) => deps.bridge.renew(config))).then((renewed) =>
+    renewed.length ? deps.bridge.trust.trust(renewed) : [],
+  );
+  const start = async (config: ServerConfig): Promise<ServerConnection> => {
+    if (!untrusted.includes(config)) return deps.bridge.replace(config);
+    const result = (await trusting).find(({ connection }) => connection.name === config.name);
+    if (result?.error !== undefined) throw result.error;
+    return result!.connection;
+  };
+  return Promise.all(
+    configs.map(async (config, i): Promise<WrittenStart> => {
+      const told = written[i]!.told;
+      if (!config) return { text: `${told}.` };
+      if (config.source.path !== file)
+        return { text: `${told}; the entry in ${config.source.path} comes first, so that one stays in effect.` };
+      try {
+        const started = await start(config);
+        return { text: `${told}: ${startedText(config, started.status, started.tools.length)}.` };
+      } catch (error) {
+        return { text: `${told}, but it did not start: ${errorMessage(error)}`, failed: true };
+      }
+    }),
+  );
 }
 
 /** Starts the server the files now define under `name`, if the entry just written is the one in effect. */
 async function startAdded(deps: CommandDeps, name: string, file: string, ctx: ExtensionCommandContext) {
-  const added = `Added MCP server '${name}' to ${file}`;
-  const config = await deps.bridge.configured(name);
-  if (!config) return show(ctx, `${added}.`);
-  if (config.source.path !== file)
-    return show(ctx, `${added}; the entry in ${config.source.path} comes first, so that one stays in effect.`);
-  // Tools of an entry this one replaced leave now; the new server's arrive as it connects.
-  const old = deps.bridge.connection(name);
-  if (old) deps.registry.syncServer(old, []);
-  // An npx server may take a while to install: the TUI says what it waits for meanwhile.
-  if (ctx.hasUI) ctx.ui.notify(`Starting MCP server '${name}'…`, "info");
-  try {
-    const started = await start(deps, config);
-    show(ctx, `${added}: ${startedText(config, started.status, started.tools.length)}.`);
-  } catch (error) {
-    failed(ctx, `${added}, but it did not start: ${errorMessage(error)}`);
-  }
+  const [outcome] = await startWritten(deps, ctx, [{ name, told: `Added MCP server '${name}' to ${file}` }], file);
+  if (outcome?.failed) failed(ctx, outcome.text);
+  else show(ctx, outcome?.text ?? "");
 }

@@ -5,10 +5,16 @@
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { shown, SHOWN } from "../common/terminal-text.ts";
-import { type AddAuth, type AddTransport, buildEntry, suggestServerName } from "../config/add-server.ts";
+import {
+  type AddAuth,
+  type AddTransport,
+  buildEntry,
+  suggestServerName,
+  unsetVariablesNotice,
+} from "../config/add-server.ts";
 import { argSecrets, isVariableName } from "../config/substitute.ts";
 import { askServerName, type CommandDeps, reportTrust, show } from "./command-context.ts";
-import { saveAndStart } from "./command-add.ts";
+import { saveAndStart, startWritten } from "./command-add.ts";
 import type { ConfigScope } from "../config/types.ts";
 import { validateServerEntry } from "../config/validate/entry.ts";
 import { remoteOfProxy } from "../config/import/mcp-remote.ts";
@@ -43,13 +49,6 @@ function scopeChoices(deps: CommandDeps): Array<{ label: string; scope: ConfigSc
   if (project) choices.push({ label: `This project (${project.path})`, scope: "project", path: project.path });
   if (user) choices.push({ label: `All projects (${user.path})`, scope: "user", path: user.path });
   return choices;
-}
-
-async function offerReload(ctx: ExtensionCommandContext, what: string): Promise<void> {
-  if (!ctx.hasUI) return show(ctx, `${what} It takes effect the next time pi starts.`);
-  ctx.ui.notify(shown(what, SHOWN.view), "info");
-  if (await ctx.ui.confirm("Reload now?", "Reload pi's extensions now so the change takes effect?")) await ctx.reload();
-  else ctx.ui.notify("Run /reload when you want it to take effect.", "info");
 }
 
 const notAVariable = (word: string) =>
@@ -401,12 +400,21 @@ export async function importServers(deps: CommandDeps, ctx: ExtensionCommandCont
       return;
     }
   }
-  const report = [
-    accepted.length
-      ? `Imported ${accepted.map((s) => `'${s.name}' (${s.client})`).join(", ")} into ${target.path}.`
-      : "Nothing imported.",
-    ...skipped.map((s) => `Skipped ${s}.`),
-  ].join("\n");
-  if (accepted.length) await offerReload(ctx, report);
-  else ctx.ui.notify(shown(report, SHOWN.view), "info");
+  const skips = skipped.map((s) => `Skipped ${s}.`);
+  if (accepted.length === 0) return show(ctx, ["Nothing imported.", ...skips].join("\n"));
+  for (const server of accepted) {
+    const unset = unsetVariablesNotice(server.name, server.entry, deps.env);
+    if (unset) show(ctx, unset, "warning");
+  }
+  // Started at once, as /mcp add does: the user chose these servers to use them now.
+  const told = accepted.map(({ name, client }) => ({
+    name,
+    told: `Imported '${name}' (${client}) into ${target.path}`,
+  }));
+  const outcomes = await startWritten(deps, ctx, told, target.path);
+  show(
+    ctx,
+    [...outcomes.map((outcome) => outcome.text), ...skips].join("\n"),
+    outcomes.some((outcome) => outcome.failed) ? "warning" : "info",
+  );
 }
