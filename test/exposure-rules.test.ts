@@ -18,6 +18,7 @@ import {
   FALLBACK_CONTEXT_WINDOW,
 } from "../src/exposure/exposure-rules.ts";
 import { withoutTools } from "../src/exposure/payload-tools.ts";
+import { ToolExposure } from "../src/exposure/tool-exposure.ts";
 import { deferredServersLine, formatSearchResult, TOOL_SEARCH_DESCRIPTION } from "../src/exposure/tool-search-text.ts";
 
 const user: ConfigSource = { scope: "user", path: "/home/u/.pi/agent/mcp.json" };
@@ -151,6 +152,37 @@ describe("which exposure a tool gets", () => {
     assert.equal(autoLimitTokens({ tokens: 5_000 }, 200_000), 5_000);
     assert.deepEqual(decideAuto(80_000, 20_000), { exposure: "direct", tokens: 20_000, limitTokens: 20_000 });
     assert.deepEqual(decideAuto(80_004, 20_000), { exposure: "deferred", tokens: 20_001, limitTokens: 20_000 });
+  });
+
+  test("auto: a server whose tools come late is direct while they fit; deferred, its `direct` tools still count", () => {
+    const configs = new Map(
+      ["early", "small", "large", "later"].map((name) => [
+        name,
+        validateServerEntry(name, { ...entry, toolExposure: { pinned: "direct" } }, user).config!,
+      ]),
+    );
+    const exposure = new ToolExposure(
+      () => ({ exposure: "auto", threshold: { tokens: 1_000 } }),
+      (server) => configs.get(server),
+    );
+    const decision = exposure.decideAuto([{ server: "early", tool: "a", chars: 2_000 }], undefined);
+    assert.equal(decision.exposure, "direct");
+    assert.equal(decision.tokens, 500);
+    exposure.placeLate([{ server: "small", tool: "b", chars: 800 }]);
+    assert.equal(exposure.exposureOf("small", "b"), "direct");
+    assert.equal(decision.tokens, 700);
+    // 1,200 more tokens would go over the limit: deferred, but its pinned tool is declared in every request.
+    exposure.placeLate([
+      { server: "large", tool: "c", chars: 4_000 },
+      { server: "large", tool: "pinned", chars: 400 },
+    ]);
+    assert.equal(exposure.exposureOf("large", "c"), "deferred");
+    assert.equal(exposure.exposureOf("large", "pinned"), "direct");
+    assert.equal(decision.tokens, 800, "the pinned tool counted");
+    // So a server after it that would have fitted in the room the pinned tool took is deferred too.
+    exposure.placeLate([{ server: "later", tool: "d", chars: 1_000 }]);
+    assert.equal(exposure.exposureOf("later", "d"), "deferred");
+    assert.match(exposure.autoNote() ?? "", /about 800 tokens .*Deferred as they connected later .*: large, later\./);
   });
 });
 

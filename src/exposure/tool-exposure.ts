@@ -170,18 +170,21 @@ export class ToolExposure {
   placeLate(tools: readonly CostedTool[]): void {
     const decision = this.decision;
     if (!decision) return;
-    const chars = new Map<string, number>();
+    // Per server: what its `auto` tools would add, and what its `direct` ones add whatever `auto` becomes.
+    const chars = new Map<string, { auto: number; direct: number }>();
     for (const tool of tools) {
       if (!this.isUnplaced(tool.server)) continue;
       const setting = this.setting(tool.server, tool.tool);
-      const cost = setting === "auto" || setting === "direct" ? tool.chars : 0;
-      chars.set(tool.server, (chars.get(tool.server) ?? 0) + cost);
+      const server = chars.get(tool.server) ?? { auto: 0, direct: 0 };
+      if (setting === "auto" || setting === "direct") server[setting] += tool.chars;
+      chars.set(tool.server, server);
     }
-    for (const [server, serverChars] of chars) {
-      const tokens = estimatedTokens(serverChars);
+    for (const [server, { auto, direct }] of chars) {
+      const tokens = estimatedTokens(auto + direct);
       const fits = decision.exposure === "direct" && decision.tokens + tokens <= decision.limitTokens;
       this.late.set(server, fits ? "direct" : "deferred");
-      if (fits) decision.tokens += tokens;
+      // Where `auto` is direct, the total is what every request declares: a deferred server's `direct` tools too.
+      if (decision.exposure === "direct") decision.tokens += fits ? tokens : estimatedTokens(direct);
     }
   }
 
