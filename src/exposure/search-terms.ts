@@ -10,10 +10,14 @@ import { canonicalWords, GROUP_MARK, stem } from "./search-synonyms.ts";
 const STOP_WORDS = new Set(
   (
     "a an and any are as at be by can could do does for from get has have how i if in into is it its me my of on or " +
-    "please should some that the their them then there these this to tool tools use using want was we what when which " +
-    "will with would you your who whom whose where they he she only " +
+    "please should some that the their them then there these this to tool tools use using want was we what when " +
+    "which will with would you your who whom whose where they he she only against been being had having did doing " +
+    "during each few further here more most nor once other same such than too under until while both through again " +
+    "am were his her hers him himself herself itself themselves ourselves yourself myself ours yours theirs those " +
+    "because much " +
     // words of a request that say nothing of the tool it wants
-    "about all also anything else every everything just let need now our own right see someone something so us very why "
+    "about all also anything else every everything just let need now our own right see someone something so us very " +
+    "why "
   ).split(" "),
 );
 
