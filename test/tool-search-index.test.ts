@@ -12,6 +12,7 @@ import { canonicalWords, GROUP_MARK } from "../src/exposure/search-synonyms.ts";
 import { searchableTool, ToolSearchIndex } from "../src/exposure/tool-search-index.ts";
 import { CJK_TOOLS_DIR, publicServers, publicToolsIndex } from "./fixtures/public-tools.ts";
 import { termsOf } from "../src/exposure/search-terms.ts";
+import { requestConcepts } from "../src/exposure/search-query.ts";
 
 const index = publicToolsIndex();
 
@@ -155,6 +156,28 @@ describe("requests a model makes", () => {
     );
     small.remove("mcp_charts_render_chart");
     assert.deepEqual(small.find("plot a bar chart", 3), []);
+  });
+});
+
+describe("what a request's words count for", () => {
+  const concepts = (query: string) => requestConcepts(query).map((concept) => concept.own.join(" "));
+
+  test("function words are no concepts", () => {
+    assert.deepEqual(concepts("log 2h against PROJ-1432 for today's debugging session").includes("against"), false);
+  });
+
+  test("a name of words joined by '-' lends none of them, even words a value has ('docs'); a file or @group keeps its meaning", () => {
+    const closing = concepts("close issue #77 in docs-site as won't fix");
+    assert.ok(!closing.some((own) => /doc|~page/.test(own)), closing.join(" | "));
+    assert.ok(concepts("replace localhost:5432 with db:5432 in docker-compose.yml").includes("file"));
+    assert.ok(concepts("add Lee to the @oncall-backend group").includes("invit member"));
+  });
+
+  test("what a new issue, message or page is about is what it says, not which tool", () => {
+    const filed = concepts("create an issue in octo-org/widgets about the broken login link");
+    assert.ok(filed.includes("~create ~issue"), filed.join(" | "));
+    assert.ok(!filed.some((own) => /broken|login|~url/.test(own)), filed.join(" | "));
+    assert.ok(concepts("what do you remember about project Falcon").includes("project"), "a question keeps its words");
   });
 });
 

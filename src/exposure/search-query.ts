@@ -162,20 +162,25 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
 /**
  * Where a request's own words end and the text it carries begins: after a colon, or after "saying", "asking" and the
  * like ("add a comment on INFRA-9 saying the fix is deployed"); after "that" when the request starts by saying
- * something ("post in #deploys that the release is going out"). The carried text says what to write, not which tool.
+ * something ("post in #deploys that the release is going out"), after "about" when it starts by writing something ("open
+ * an issue about the broken signup link"). The carried text says what to write, not which tool.
  */
 const CARRIED_TEXT =
-  /:\s|\b(?:saying|asking|telling|reading|with the (?:text|message|body)|and (?:tell|show|let|give) me|so (?:that )?(?:i|we|they|you|it)\b)\b|(?<=^(?:post|say|tell|announce|message|notify|ping|let|write|reply|comment|note|remember|memorize)\b.*?)\bthat\b/i;
+  /:\s|\b(?:saying|asking|telling|reading|with the (?:text|message|body)|and (?:tell|show|let|give) me|(?<=^(?:create|file|open|raise|write|post|send|make|draft|start|add|leave|log|message|dm|email|ping|tell)\b.*?)about|so (?:that )?(?:i|we|they|you|it)\b)\b|(?<=^(?:post|say|tell|announce|message|notify|ping|let|write|reply|comment|note|remember|memorize)\b.*?)\bthat\b/i;
 
 /**
  * Names of things in a request (a repository "acme/infra", a host "build-agent-3", a path "2024/06/"): they tell which
  * thing, not what kind of thing or what to do with it, and their parts are words that mislead. Words joined by "/" or
  * "_", or holding digits; words joined by "-" where they name something ("the logs-archive bucket", "in
- * payments-api"), not where they are words ("force-push", "on-call").
+ * payments-api"), not where they are words ("force-push", "on-call"), and before the values are read, so that
+ * "docs-site" is not read as docs (a file's name and a @group are left to the values).
  */
 const NAME_LIKE = /(?<!\S)(?=\S*[\p{L}\p{N}][/_][\p{L}\p{N}]|\S*\p{L}\S*\p{N}|\S*\p{N}\S*\p{L})[^\s,;:!?()"']+/gu;
-const HYPHENED_NAME =
-  /(?<=\b(?:in|on|of|from|into|for)\s+(?:the\s+)?)\p{L}[\p{L}\p{N}]*(?:-[\p{L}\p{N}]+)+|\p{L}[\p{L}\p{N}]*(?:-[\p{L}\p{N}]+)+(?=\s+(?:repo|repository|bucket|project|channel|branch|service|cluster|server|db|database|table|collection|team|board|namespace|function|user|role|group|site|app|pod|queue|topic|instance|vm|worker|box|workflow|job|pipeline)s?\b)/giu;
+const NAME_WORDS = String.raw`\p{L}[\p{L}\p{N}]*(?:-\p{L}[\p{L}\p{N}]*)+(?![\p{L}\p{N}]|\.\p{L})`;
+const HYPHENED_NAME = new RegExp(
+  String.raw`(?<=\b(?:in|on|of|from|into|for)\s+(?:the\s+)?)${NAME_WORDS}|(?<![@#\w-])${NAME_WORDS}(?=\s+(?:repo|repository|bucket|project|channel|branch|service|cluster|server|db|database|table|collection|team|board|namespace|function|user|role|group|site|app|pod|queue|topic|instance|vm|worker|box|workflow|job|pipeline)s?\b)`,
+  "giu",
+);
 
 /** A request that asks a question ("what's in the current sprint", "who approved PR 88") wants to read, not change. */
 const QUESTION =
@@ -253,7 +258,8 @@ function relatedTo(term: string, terms: readonly string[]): string[] {
 /** A request's concepts: one per distinct word (numbers left out), then one per kind of value it carries. */
 export function requestConcepts(query: string): Concept[] {
   const carried = CARRIED_TEXT.exec(query);
-  let words = carried ? query.slice(0, carried.index) : query;
+  // A name of words joined by "-" ("docs-site") first: its words would read as values' words ("docs").
+  let words = (carried ? query.slice(0, carried.index) : query).replace(HYPHENED_NAME, " ");
   const meanings: string[] = [];
   for (const { pattern, means } of VALUES) {
     words = words.replace(pattern, () => {
@@ -264,7 +270,6 @@ export function requestConcepts(query: string): Concept[] {
   // Names, and the negations and endings of contractions ("won't", "who's"), say nothing of the tool.
   words = words
     .replace(NAME_LIKE, " ")
-    .replace(HYPHENED_NAME, " ")
     .replace(/\b(\p{L}+)n't\b/gu, " ")
     .replace(/'(?:s|re|ll|ve|d|m)\b/g, "");
   if (/^\s*(?:who|who's|whos)\b/i.test(query)) meanings.push("user");
