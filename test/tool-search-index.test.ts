@@ -12,7 +12,7 @@ import { canonicalWords, GROUP_MARK } from "../src/exposure/search-synonyms.ts";
 import { searchableTool, ToolSearchIndex } from "../src/exposure/tool-search-index.ts";
 import { CJK_TOOLS_DIR, publicServers, publicToolsIndex } from "./fixtures/public-tools.ts";
 import { termsOf } from "../src/exposure/search-terms.ts";
-import { requestConcepts } from "../src/exposure/search-query.ts";
+import { requestConcepts, toolAction } from "../src/exposure/search-query.ts";
 
 const index = publicToolsIndex();
 
@@ -173,11 +173,26 @@ describe("what a request's words count for", () => {
     assert.ok(concepts("add Lee to the @oncall-backend group").includes("invit member"));
   });
 
-  test("what a new issue, message or page is about is what it says, not which tool", () => {
+  test("what a new issue, message or page is about is what it says, not which tool; so is what the agent remembers about", () => {
     const filed = concepts("create an issue in octo-org/widgets about the broken login link");
     assert.ok(filed.includes("~create ~issue"), filed.join(" | "));
     assert.ok(!filed.some((own) => /broken|login|~url/.test(own)), filed.join(" | "));
-    assert.ok(concepts("what do you remember about project Falcon").includes("project"), "a question keeps its words");
+    // So is what the agent is asked to remember or know about.
+    assert.ok(!concepts("what do you remember about project Falcon").includes("project"));
+    assert.ok(concepts("search the news about the outage").includes("outag"), "else what a request is about counts");
+  });
+
+  test("a relative path to a file is a file, its folders no words; 'open bugs' pick tickets; time 'logged' is time spent", () => {
+    const file = concepts("what's in config/settings.yaml on the staging branch of ops-tools");
+    assert.ok(file.includes("file") && !file.includes("config"), file.join(" | "));
+    assert.deepEqual(concepts("all open bugs assigned to me jira"), ["~issue", "jira", "~search filter"]);
+    assert.ok(!concepts("how much time has been logged on SEC-14 so far").includes("~log"));
+  });
+
+  test("a tool named for an HTTP method and a verb does what the verb says", () => {
+    assert.equal(toolAction(termsOf("API-post-search")), "read");
+    assert.equal(toolAction(termsOf("post_message")), "change");
+    assert.equal(toolAction(termsOf("create_post")), "change");
   });
 });
 

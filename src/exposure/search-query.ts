@@ -72,7 +72,7 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
   // Tickets or PRs picked by what they are ("assigned to me", "labeled bug", "opened this week"): a search.
   {
     pattern:
-      /\b(?:assigned to|label(?:l)?ed|tagged|opened|created|reported by|waiting (?:on|for)|with (?:status|label|priority))\b/gi,
+      /\b(?:assigned to|label(?:l)?ed|tagged|opened|created|reported by|waiting (?:on|for)|with (?:status|label|priority)|(?:open|closed|unresolved|resolved|merged)(?= (?:\w+ )?(?:bugs|issues|tickets|prs|pull requests|incidents|tasks)\b))\b/gi,
     means: "search filter",
   },
   // Branches by the names most have.
@@ -132,7 +132,7 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
   { pattern: /\badd\b(?=[^#@]* to (?:the )?[#@])/gi, means: "invite member" },
   {
     pattern:
-      /\b(?!\p{Lu}\p{Ll}*\.js\b)[\w-]+\.(?:json|ya?ml|md|txt|ts|tsx|js|mjs|py|go|rs|java|rb|csv|pdf|png|jpe?g|gif|svg|log|toml|ini|env|sh|html|css|xml|sql|docx?|xlsx?)\b/giu,
+      /\b(?!\p{Lu}\p{Ll}*\.js\b)(?:[\w.-]+\/)*[\w-]+\.(?:json|ya?ml|md|txt|ts|tsx|js|mjs|py|go|rs|java|rb|csv|pdf|png|jpe?g|gif|svg|log|toml|ini|env|sh|html|css|xml|sql|docx?|xlsx?)\b/giu,
     means: "file",
   },
   { pattern: /(?:^|\s)\+1\b/g, means: "vote" },
@@ -149,6 +149,11 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
   { pattern: /\b\d{1,3}(?:\.\d{1,3}){3}\b/g, means: "ip address" },
   { pattern: /(?:^|\s)#[a-z][\w-]*/gi, means: "channel" },
   { pattern: /(?:^|\s)@[a-z][\w.-]*/gi, means: "user" },
+  // Time or hours "logged" are time spent on work, not a log's lines.
+  {
+    pattern: /\b(?:time|hours|minutes)\b(?: \S+){0,3}? logged\b|\blogged (?:time|hours|minutes)\b/gi,
+    means: "time spent",
+  },
   // A duration is time spent only where the request logs it ("log 3h on OPS-221"); else it is how long something lasts.
   {
     pattern:
@@ -166,7 +171,7 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
  * an issue about the broken signup link"). The carried text says what to write, not which tool.
  */
 const CARRIED_TEXT =
-  /:\s|\b(?:saying|asking|telling|reading|with the (?:text|message|body)|and (?:tell|show|let|give) me|(?<=^(?:create|file|open|raise|write|post|send|make|draft|start|add|leave|log|message|dm|email|ping|tell)\b.*?)about|so (?:that )?(?:i|we|they|you|it)\b)\b|(?<=^(?:post|say|tell|announce|message|notify|ping|let|write|reply|comment|note|remember|memorize)\b.*?)\bthat\b/i;
+  /:\s|\b(?:saying|asking|telling|reading|with the (?:text|message|body)|and (?:tell|show|let|give) me|(?<=^(?:create|file|open|raise|write|post|send|make|draft|start|add|leave|log|message|dm|email|ping|tell)\b.*?|\b(?:remember|know|recall|stored|saved|noted)\b.*?)about|so (?:that )?(?:i|we|they|you|it)\b)\b|(?<=^(?:post|say|tell|announce|message|notify|ping|let|write|reply|comment|note|remember|memorize)\b.*?)\bthat\b/i;
 
 /**
  * Names of things in a request (a repository "acme/infra", a host "build-agent-3", a path "2024/06/"): they tell which
@@ -226,9 +231,18 @@ export function markedVerb(terms: readonly string[]): string | undefined {
 }
 
 /** The action of the first verb among `terms`. */
-export function actionOf(terms: readonly string[]): Action | undefined {
+function actionOf(terms: readonly string[]): Action | undefined {
   for (const term of terms) for (const [action, verbs] of VERBS) if (verbs.has(term)) return action;
   return undefined;
+}
+
+/**
+ * A tool's action by the verbs of its name. "post" before another verb is the HTTP method of a tool made from an API's
+ * description ("API-post-search" searches), not what it does.
+ */
+export function toolAction(terms: readonly string[]): Action | undefined {
+  const afterMethod = terms.includes("post") ? actionOf(terms.slice(terms.indexOf("post") + 1)) : undefined;
+  return afterMethod ?? actionOf(terms);
 }
 
 /** What a request wants done: reading for a question, else the action of its first verb. */

@@ -7,7 +7,7 @@
  */
 import type { Tool } from "@modelcontextprotocol/client";
 import MiniSearch from "minisearch";
-import { type Action, actionOf, markedVerb, requestAction, requestConcepts } from "./search-query.ts";
+import { type Action, markedVerb, requestAction, requestConcepts, toolAction } from "./search-query.ts";
 import { indexTerm, termsOf, wordsWithSynonyms } from "./search-terms.ts";
 import { GROUP_MARK } from "./search-synonyms.ts";
 import { firstSentence } from "../common/text.ts";
@@ -134,7 +134,7 @@ export class ToolSearchIndex {
   add(tool: SearchableTool): void {
     if (this.tools.has(tool.name)) this.search.discard(tool.name);
     const named = termsOf([tool.originalName, tool.title ?? ""].join(" "));
-    this.tools.set(tool.name, { tool, action: actionOf(named), verb: markedVerb(named) });
+    this.tools.set(tool.name, { tool, action: toolAction(named), verb: markedVerb(named) });
     this.search.add({
       id: tool.name,
       names: [tool.originalName, tool.title ?? ""].join(" "),
