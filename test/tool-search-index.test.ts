@@ -89,6 +89,14 @@ describe("searchableTool", () => {
   });
 });
 
+describe("words", () => {
+  test("a name in camelCase gives its parts too; an acronym's plural (PRs, VMs) is one word", () => {
+    assert.deepEqual(termsOf("getHTTPStatus"), ["gethttpstatu", "~get", "~url", "statu"]);
+    assert.deepEqual(termsOf("PRs VMs"), ["~pull request", "vm"]);
+    assert.deepEqual(termsOf("listPRs"), ["listpr", "~list", "~pull request"]);
+  });
+});
+
 describe("synonyms", () => {
   test("a word or phrase of a group becomes the group's token, the longest phrase first", () => {
     assert.deepEqual(canonicalWords(["open", "a", "pr"]), ["open", "a", `${GROUP_MARK}pull request`]);

@@ -49,7 +49,7 @@ function splitWords(text: string): string[] {
     words.push(chunk.toLowerCase());
     const parts = chunk
       .replace(/(\p{Ll}|\p{N})(\p{Lu})/gu, "$1 $2")
-      .replace(/(\p{Lu}+)(\p{Lu}\p{Ll})/gu, "$1 $2")
+      .replace(/(\p{Lu}+)(\p{Lu}(?!s(?![\p{L}\p{N}]))\p{Ll})/gu, "$1 $2")
       .toLowerCase()
       .split(" ");
     if (parts.length > 1) words.push(...parts);
