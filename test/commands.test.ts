@@ -103,6 +103,7 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
       ["trust --s", "trust --sandboxed"],
       ["trust local ", "trust local --sandboxed"],
       ["add fs --cw", "add fs --cwd"],
+      ["import --a", "import --all"],
     ]) {
       const offered = ((await command.getArgumentCompletions?.(typed!)) ?? []) as Array<{ value: string }>;
       assert.deepEqual(
@@ -306,6 +307,29 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     };
     assert.equal(saved.mcpServers.fromcursor!.importedFrom, "cursor");
     assert.equal(saved.mcpServers.leaky, undefined);
+  });
+
+  test("/mcp import with words asks nothing: names or --all, --local, --replace; a wrong word says how", async () => {
+    const asked = ui.asked.length;
+    const replaced = await run("/mcp import fromcursor --local --replace");
+    assert.deepEqual(ui.asked.slice(asked), [], "no question");
+    assert.match(replaced, /Imported 'fromcursor' \(cursor\) into .*\.pi\/mcp\.json: connected, 2 tools\./);
+    // Into the project's file, without --replace now, and with inline secrets: each skipped, saying why.
+    const skipped = await run("/mcp import --all -l");
+    assert.match(
+      skipped,
+      /Nothing imported\.\nSkipped fromcursor: already configured \(--replace replaces it\)\.\nSkipped leaky: has inline secrets/,
+    );
+    assert.doesNotMatch(readFileSync(projectConfig, "utf8"), /sk-live/);
+    assert.match(
+      await run("/mcp import nosuch"),
+      /Not found in other clients' configs: nosuch\. Found: fromcursor, leaky\./,
+    );
+    assert.match(
+      await run("/mcp import --all fromcursor"),
+      /Name the servers to import, or say --all \(not both\)\.\nUsage:/,
+    );
+    assert.match(await run("/mcp import --sideways"), /Unknown option '--sideways'/);
   });
 
   test("/mcp add: a stdio server, step by step; started at once, its tools are there without a reload", async () => {

@@ -228,6 +228,35 @@ describe("pi command line", { timeout: 600_000 }, () => {
     }
   });
 
+  test('`pi -p "/mcp import --all"` copies other clients\' servers and starts them in that run; nothing imported exits 1', async () => {
+    const own = tempDir("mcp-bridge-import-home-");
+    const hello = path.join(REPO_ROOT, "examples", "hello-server.mjs");
+    mkdirSync(path.join(own.dir, ".cursor"));
+    writeFileSync(
+      path.join(own.dir, ".cursor", "mcp.json"),
+      JSON.stringify({ mcpServers: { fromcursor: { command: process.execPath, args: [hello] } } }),
+    );
+    const run = (...messages: string[]) =>
+      runPiCli(["-e", REPO_ROOT, "-p", ...messages], { home: own.dir, cwd: own.dir, env: GENEROUS_BUDGET });
+    try {
+      const imported = await run("/mcp import --all", "/mcp list");
+      assert.equal(imported.code, 0, imported.output);
+      assert.match(
+        imported.output,
+        /Imported 'fromcursor' \(cursor\) into .*\/agent\/mcp\.json: connected, 2 tools\.\n/,
+      );
+      assert.match(imported.output, /fromcursor {2}connected {2}stdio/, "listed in the same run");
+      const again = await run("/mcp import fromcursor");
+      assert.equal(again.code, 1, again.output);
+      assert.match(
+        again.output,
+        /Nothing imported\.\nSkipped fromcursor: already configured \(--replace replaces it\)\./,
+      );
+    } finally {
+      own.cleanup();
+    }
+  });
+
   test("print mode with 20 local servers started at once lists all 20 connected, with the default settings", async () => {
     const tmp = tempDir();
     const config = path.join(tmp.dir, "mcp.json");

@@ -16,7 +16,7 @@ import type { ServerConnection } from "../connection/server-connection.ts";
 import { validateServerEntry } from "../config/validate/entry.ts";
 import { commandArgument } from "../config/validate/name.ts";
 import { serverNames, setServerEntry } from "../config/write/server-edits.ts";
-import { type CommandDeps, reportTrust, show } from "./command-context.ts";
+import { type CommandDeps, failed, reportTrust, show } from "./command-context.ts";
 
 /** The names of the servers a config file defines; none when it is missing or does not parse (then it is not written). */
 async function namesIn(file: string): Promise<string[]> {
@@ -32,12 +32,6 @@ function startedText(config: ServerConfig, status: string, tools: number): strin
   if (status === "needs sign-in") return `it needs a sign-in: /mcp auth ${commandArgument(config.name)}`;
   if (status === "not started") return config.enabled ? "it starts on first use" : "it is disabled";
   return status === "connected" ? `connected, ${plural(tools, "tool")}` : status;
-}
-
-/** Says what went wrong; a script (no UI) sees it in pi's exit status too, as it does a failed `/mcp test`. */
-function failed(ctx: ExtensionCommandContext, text: string): void {
-  show(ctx, text, "error");
-  if (!ctx.hasUI) process.exitCode = 1;
 }
 
 /** `/mcp add <server> [options] (-- <command> [args…] | --url <url>)`: writes the entry and starts the server. */

@@ -1,31 +1,21 @@
 /**
- * The `/mcp` subcommands that change config files: add (a guided flow), remove, enable/disable, and import from other
- * MCP clients. Files are changed through the bridge (`McpBridge.writeConfig`, on ../config/write/), which keeps the
+ * The `/mcp` subcommands that change config files: add (a guided flow), remove, enable/disable (import is
+ * ./command-import.ts). Files are changed through the bridge (`McpBridge.writeConfig`, on ../config/write/), which keeps the
  * rest of a file as it was, never writes over one that does not parse, and keeps project trust in step with the change.
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
-import { shown, SHOWN } from "../common/terminal-text.ts";
-import {
-  type AddAuth,
-  type AddTransport,
-  buildEntry,
-  suggestServerName,
-  unsetVariablesNotice,
-} from "../config/add-server.ts";
-import { argSecrets, isVariableName } from "../config/substitute.ts";
+import { type AddAuth, type AddTransport, buildEntry, suggestServerName } from "../config/add-server.ts";
+import { isVariableName } from "../config/substitute.ts";
 import { askServerName, type CommandDeps, reportTrust, show } from "./command-context.ts";
-import { saveAndStart, startWritten } from "./command-add.ts";
+import { saveAndStart } from "./command-add.ts";
 import type { ConfigScope } from "../config/types.ts";
 import { validateServerEntry } from "../config/validate/entry.ts";
 import { remoteOfProxy } from "../config/import/mcp-remote.ts";
 import { checkUrl } from "../config/validate/endpoint.ts";
 import { commandArgument } from "../config/validate/name.ts";
-import { removeServerEntry, setServerEntry, setServerField } from "../config/write/server-edits.ts";
-import { discoverImports } from "../config/import/discover.ts";
-import type { ImportedServer } from "../config/import/import-types.ts";
+import { removeServerEntry, setServerField } from "../config/write/server-edits.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { errorMessage } from "../common/errors.ts";
-import { Redactor } from "../common/redact.ts";
 import { plural } from "../common/text.ts";
 import { registryAnswers } from "./command-registry.ts";
 
@@ -34,7 +24,6 @@ const TRANSPORT_CHOICES: Record<string, AddTransport> = {
   "A URL (Streamable HTTP or SSE)": "http",
 };
 const FROM_REGISTRY = "Find it in the MCP registry";
-const SKIP_SECRETS = "No, skip this server";
 const AUTH_CHOICES = [
   "None",
   "Bearer token from an environment variable",
@@ -42,7 +31,7 @@ const AUTH_CHOICES = [
   "OAuth (sign in in the browser)",
 ];
 
-function scopeChoices(deps: CommandDeps): Array<{ label: string; scope: ConfigScope; path: string }> {
+export function scopeChoices(deps: CommandDeps): Array<{ label: string; scope: ConfigScope; path: string }> {
   const project = deps.bridge.sourceOf("project");
   const user = deps.bridge.sourceOf("user");
   const choices: Array<{ label: string; scope: ConfigScope; path: string }> = [];
@@ -296,125 +285,4 @@ export async function setEnabled(
       "error",
     );
   }
-}
-
-function describeImport(server: ImportedServer): string {
-  const args = ((server.entry.args as string[] | undefined) ?? []).filter((arg) => typeof arg === "string");
-  const line = typeof server.entry.url === "string" ? server.entry.url : [server.entry.command, ...args].join(" ");
-  // Another client's entry may hold a key inline: shown as `***`, like every secret the bridge shows.
-  const what = new Redactor(argSecrets(args)).text(line);
-  const lines = [`  ${server.name}  (${server.client}, ${server.sourcePath})  ${what}`];
-  for (const note of server.notes) lines.push(`      note: ${note}`);
-  if (server.inlineSecrets.length) lines.push(`      inline secrets: ${server.inlineSecrets.join(", ")}`);
-  return lines.join("\n");
-}
-
-/** `/mcp import`: finds other clients' servers, shows them, and copies the chosen ones into a config file. */
-export async function importServers(deps: CommandDeps, ctx: ExtensionCommandContext): Promise<void> {
-  const { servers, errors } = await discoverImports(deps.importLocations());
-  const problems = errors.length ? `\nCould not read:\n${errors.map((e) => `  ${e}`).join("\n")}` : "";
-  if (servers.length === 0) {
-    show(
-      ctx,
-      `No MCP servers found in the configs of Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Codex or opencode.${problems}`,
-    );
-    return;
-  }
-  const preview = `Found ${servers.length} MCP server${servers.length === 1 ? "" : "s"} in other clients:\n${servers.map(describeImport).join("\n")}${problems}`;
-  if (!ctx.hasUI) return show(ctx, `${preview}\nRun /mcp import in pi's interactive mode to copy them.`);
-  ctx.ui.notify(shown(preview, SHOWN.view), "info");
-  const all = `Import all ${servers.length}`;
-  const oneByOne = "Choose one by one";
-  const how = await ctx.ui.select("Import which servers?", [all, oneByOne, "Cancel"]);
-  if (how !== all && how !== oneByOne) return;
-  let chosen = servers;
-  if (how === oneByOne) {
-    chosen = [];
-    for (const server of servers)
-      if (await ctx.ui.confirm(`Import '${server.name}'?`, describeImport(server))) chosen.push(server);
-  }
-  if (chosen.length === 0) {
-    ctx.ui.notify("Nothing imported.", "info");
-    return;
-  }
-  const scopes = scopeChoices(deps);
-  const scopeChoice = await ctx.ui.select(
-    "Save them where?",
-    scopes.map((s) => s.label),
-  );
-  const target = scopes.find((s) => s.label === scopeChoice);
-  if (!target) return;
-
-  const skipped: string[] = [];
-  const accepted: ImportedServer[] = [];
-  const seen = new Set<string>();
-  for (const server of chosen) {
-    if (seen.has(server.name)) {
-      skipped.push(`${server.name} (${server.client}): another client's '${server.name}' was taken first`);
-      continue;
-    }
-    if (
-      deps.bridge.connection(server.name) &&
-      !(await ctx.ui.confirm(
-        "Replace?",
-        `A server named '${server.name}' is configured already. Replace it with ${server.client}'s?`,
-      ))
-    ) {
-      skipped.push(`${server.name}: already configured`);
-      continue;
-    }
-    // A project file is often committed: secrets written into it inline would leave the machine.
-    if (target.scope === "project" && server.inlineSecrets.length) {
-      // A select, not a confirm: pi's confirm offers "Yes" first, and Enter must not copy secrets.
-      const answer = await ctx.ui.select(
-        `Copy secrets into the project file? '${server.name}' has secrets written inline (${server.inlineSecrets.join(", ")}). A project file is often committed to version control.`,
-        [SKIP_SECRETS, `Yes, copy them into ${target.path}`],
-      );
-      if (answer === undefined || answer === SKIP_SECRETS) {
-        skipped.push(
-          `${server.name}: has inline secrets (${server.inlineSecrets.join(", ")}); import it into the user config, or replace them with \${VAR}s`,
-        );
-        continue;
-      }
-    }
-    seen.add(server.name);
-    accepted.push(server);
-  }
-  if (accepted.length) {
-    const names = accepted.map((server) => server.name);
-    try {
-      // The user picked these servers after seeing them: no second question about trusting them.
-      const written = await deps.bridge.writeConfig(
-        target.path,
-        (text) => {
-          let next = text;
-          for (const server of accepted)
-            next = setServerEntry(next, server.name, { ...server.entry, importedFrom: server.client });
-          return next ?? "";
-        },
-        names,
-      );
-      reportTrust(ctx, written, names);
-    } catch (error) {
-      ctx.ui.notify(`Could not write ${target.path}: ${errorMessage(error)}`, "error");
-      return;
-    }
-  }
-  const skips = skipped.map((s) => `Skipped ${s}.`);
-  if (accepted.length === 0) return show(ctx, ["Nothing imported.", ...skips].join("\n"));
-  for (const server of accepted) {
-    const unset = unsetVariablesNotice(server.name, server.entry, deps.env);
-    if (unset) show(ctx, unset, "warning");
-  }
-  // Started at once, as /mcp add does: the user chose these servers to use them now.
-  const told = accepted.map(({ name, client }) => ({
-    name,
-    told: `Imported '${name}' (${client}) into ${target.path}`,
-  }));
-  const outcomes = await startWritten(deps, ctx, told, target.path);
-  show(
-    ctx,
-    [...outcomes.map((outcome) => outcome.text), ...skips].join("\n"),
-    outcomes.some((outcome) => outcome.failed) ? "warning" : "info",
-  );
 }

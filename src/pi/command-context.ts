@@ -60,6 +60,15 @@ export function show(ctx: ExtensionContext, text: string, level: "info" | "warni
   else console.log(safe);
 }
 
+/**
+ * Says what went wrong; a script (no UI) sees it in pi's exit status too: pi keeps an exit code an extension set unless
+ * its own run failed (`pi -p "/mcp test x"`).
+ */
+export function failed(ctx: ExtensionContext, text: string, level: "warning" | "error" = "error"): void {
+  show(ctx, text, level);
+  if (!ctx.hasUI) process.exitCode = 1;
+}
+
 /** Says when a change was saved but its record of trust was not. */
 export function reportTrust(ctx: ExtensionContext, written: { trustError?: unknown }, servers: readonly string[]) {
   if (written.trustError !== undefined) show(ctx, trustNotRecorded(servers, written.trustError), "warning");

@@ -7,9 +7,10 @@ import type { ExtensionCommandContext, ExtensionContext } from "@mariozechner/pi
 import type { McpBridge } from "../bridge/mcp-bridge.ts";
 import { addServerLine } from "./command-add.ts";
 import { ADD_OPTION_NAMES } from "../config/add-arguments.ts";
-import { addServer, importServers, removeServer, setEnabled } from "./command-config.ts";
+import { addServer, removeServer, setEnabled } from "./command-config.ts";
+import { IMPORT_OPTION_NAMES, importServers } from "./command-import.ts";
 import { SANDBOXED_FLAG, trustCommand, untrustCommand } from "./command-trust.ts";
-import { type CommandDeps, MCP_COMMAND_DESCRIPTION, show } from "./command-context.ts";
+import { type CommandDeps, failed, MCP_COMMAND_DESCRIPTION, show } from "./command-context.ts";
 import { McpDashboard } from "./dashboard.ts";
 import { BridgeError, errorMessage } from "../common/errors.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
@@ -110,13 +111,10 @@ async function testServer(deps: CommandDeps, connection: ServerConnection, ctx: 
   const sandboxed = isSandboxed(deps.bridge.sandboxOf(connection.config));
   const check = sandboxed ? await sandboxCheck() : undefined;
   if (check && !check.ok) {
-    show(
+    return failed(
       ctx,
       `MCP server '${connection.name}' runs sandboxed. ${check.text} Or set "sandbox": false for it to run with your full rights.`,
-      "error",
     );
-    if (!ctx.hasUI) process.exitCode = 1;
-    return;
   }
   const scratch = await deps.bridge.scratchConnection(connection.config);
   const started = Date.now();
@@ -142,9 +140,7 @@ async function testServer(deps: CommandDeps, connection: ServerConnection, ctx: 
     show(ctx, lines.join("\n"));
   } catch (error) {
     const kind = error instanceof BridgeError ? ` [${error.kind}]` : "";
-    show(ctx, `MCP server '${connection.name}' failed the test${kind}: ${errorMessage(error)}`, "error");
-    // `pi -p "/mcp test x"` in a script: pi keeps an exit code an extension set unless its own run failed.
-    if (!ctx.hasUI) process.exitCode = 1;
+    failed(ctx, `MCP server '${connection.name}' failed the test${kind}: ${errorMessage(error)}`);
   } finally {
     await scratch.close();
   }
@@ -316,8 +312,9 @@ const SUBCOMMANDS: readonly Subcommand[] = [
   },
   {
     name: "import",
-    help: "Copy servers from Claude, Cursor, VS Code, Windsurf, Codex or opencode",
-    run: (deps, _, ctx) => importServers(deps, ctx),
+    help: "Copy servers from Claude, Cursor, VS Code, Windsurf, Codex or opencode (step by step, or --all or by name)",
+    flags: IMPORT_OPTION_NAMES,
+    run: (deps, words, ctx) => importServers(deps, words, ctx),
   },
   {
     name: "auth",
@@ -352,8 +349,8 @@ const SUBCOMMANDS: readonly Subcommand[] = [
     help: "Check that sandboxed servers can run here (the sandbox's tools)",
     run: async (_, __, ctx) => {
       const check = await sandboxCheck();
-      show(ctx, check.text, check.ok ? "info" : "error");
-      if (!check.ok && !ctx.hasUI) process.exitCode = 1;
+      if (check.ok) show(ctx, check.text);
+      else failed(ctx, check.text);
     },
   },
 ];
