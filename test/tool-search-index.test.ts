@@ -110,6 +110,8 @@ describe("synonyms", () => {
       `${GROUP_MARK}directory`,
     ]);
     assert.deepEqual(canonicalWords(["widget"]), ["widget"]);
+    // A server's or a build's log is not a browser's console: the two are near words, not one.
+    assert.deepEqual(canonicalWords(["console", "logs"]), ["console", `${GROUP_MARK}log`]);
   });
 
   test("a request in other words than the tool's finds it", () => {
@@ -172,6 +174,7 @@ describe("what a request's words count for", () => {
 
   test("function words are no concepts", () => {
     assert.deepEqual(concepts("log 2h against PROJ-1432 for today's debugging session").includes("against"), false);
+    assert.deepEqual(concepts("kill whatever is hogging port 3000").includes("whatev"), false);
   });
 
   test("a name of words joined by '-' lends none of them, even words a value has ('docs'); a file or @group keeps its meaning", () => {

@@ -35,7 +35,7 @@ const SYNONYM_GROUPS: readonly (readonly string[])[] = [
   ["url", "http", "https", "link", "address"],
   ["dialog", "popup", "modal"],
   ["request", "call"],
-  ["log", "console", "logged", "logging"],
+  ["log", "logged", "logging"],
   ["process", "program"],
   ["permission", "permitted", "allowed"],
   ["tree", "nested", "hierarchy", "recursive"],

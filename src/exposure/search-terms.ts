@@ -14,7 +14,7 @@ const STOP_WORDS = new Set(
     "which will with would you your who whom whose where they he she only against been being had having did doing " +
     "during each few further here more most nor once other same such than too under until while both through again " +
     "am were his her hers him himself herself itself themselves ourselves yourself myself ours yours theirs those " +
-    "because much got gotten " +
+    "because much got gotten whatever whoever whichever " +
     // words of a request that say nothing of the tool it wants
     "about all also anything else every everything just let need now our own right see someone something so us very " +
     "why "
