@@ -200,6 +200,13 @@ describe("what a request's words count for", () => {
     assert.ok(!concepts("how much time has been logged on SEC-14 so far").includes("~log"));
   });
 
+  test("a phrasal verb's particle may come after its object; where a name is pointed is not what to do", () => {
+    const bring = requestConcepts("bring the database back to how it was last night from the backup");
+    assert.ok(bring.find((concept) => concept.own[0] === "bring")?.related.includes("restor"));
+    const point = concepts("point api.example.com at the new load balancer");
+    assert.ok(!point.some((own) => /load|balanc/.test(own)), point.join(" | "));
+  });
+
   test("a tool named for an HTTP method and a verb does what the verb says", () => {
     assert.equal(toolAction(termsOf("API-post-search")), "read");
     assert.equal(toolAction(termsOf("post_message")), "change");

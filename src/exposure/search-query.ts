@@ -168,10 +168,11 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
  * Where a request's own words end and the text it carries begins: after a colon, or after "saying", "asking" and the
  * like ("add a comment on INFRA-9 saying the fix is deployed"); after "that" when the request starts by saying
  * something ("post in #deploys that the release is going out"), after "about" when it starts by writing something ("open
- * an issue about the broken signup link"). The carried text says what to write, not which tool.
+ * an issue about the broken signup link"), after "at" where a name is pointed ("point api.example.com at the new load
+ * balancer"). The carried text says what to write (or where to), not which tool.
  */
 const CARRIED_TEXT =
-  /:\s|\b(?:saying|asking|telling|reading|with the (?:text|message|body)|and (?:tell|show|let|give) me|(?<=^(?:create|file|open|raise|write|post|send|make|draft|start|add|leave|log|message|dm|email|ping|tell)\b.*?|\b(?:remember|know|recall|stored|saved|noted)\b.*?)about|so (?:that )?(?:i|we|they|you|it)\b)\b|(?<=^(?:post|say|tell|announce|message|notify|ping|let|write|reply|comment|note|remember|memorize)\b.*?)\bthat\b/i;
+  /:\s|\b(?:saying|asking|telling|reading|with the (?:text|message|body)|and (?:tell|show|let|give) me|(?<=^(?:create|file|open|raise|write|post|send|make|draft|start|add|leave|log|message|dm|email|ping|tell)\b.*?|\b(?:remember|know|recall|stored|saved|noted)\b.*?)about|so (?:that )?(?:i|we|they|you|it)\b|(?<=^\s*point\s+\S+\s+)(?:at|to))\b|(?<=^(?:post|say|tell|announce|message|notify|ping|let|write|reply|comment|note|remember|memorize)\b.*?)\bthat\b/i;
 
 /**
  * Names of things in a request (a repository "acme/infra", a host "build-agent-3", a path "2024/06/"): they tell which
@@ -253,10 +254,15 @@ export function requestAction(query: string): Action | undefined {
 
 const PARTICLES = new Set(["up", "down", "off", "out", "over", "back"]);
 
-/** Whether `run` stands in `terms` as consecutive terms. */
+/**
+ * Whether `run` stands in `terms` as consecutive terms; a phrasal verb's particle may come after its object ("bring the
+ * database back", "spin the VM up"), up to three words later.
+ */
 function containsRun(terms: readonly string[], run: readonly string[]): boolean {
   for (let i = 0; i + run.length <= terms.length; i++) if (run.every((term, j) => terms[i + j] === term)) return true;
-  return false;
+  const [verb, particle] = run;
+  if (run.length !== 2 || !PARTICLES.has(particle!)) return false;
+  return terms.some((term, i) => term === verb && terms.slice(i + 2, i + 5).includes(particle!));
 }
 
 /** The other words of every related group that has `term` (alone, or as the first word of a phrase in `terms`). */
