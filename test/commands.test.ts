@@ -330,6 +330,7 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
       /Name the servers to import, or say --all \(not both\)\.\nUsage:/,
     );
     assert.match(await run("/mcp import --sideways"), /Unknown option '--sideways'/);
+    assert.match(await run("/mcp import --local"), /Name the servers to import, or say --all \(not both\)\./);
   });
 
   test("/mcp add: a stdio server, step by step; started at once, its tools are there without a reload", async () => {
