@@ -193,11 +193,12 @@ describe("what a request's words count for", () => {
     assert.ok(concepts("search the news about the outage").includes("outag"), "else what a request is about counts");
   });
 
-  test("a relative path to a file is a file, its folders no words; 'open bugs' pick tickets; time 'logged' is time spent", () => {
+  test("a relative path to a file is a file, its folders no words; 'open bugs' pick tickets; time 'logged' is time spent; who changed it is its history", () => {
     const file = concepts("what's in config/settings.yaml on the staging branch of ops-tools");
     assert.ok(file.includes("file") && !file.includes("config"), file.join(" | "));
     assert.deepEqual(concepts("all open bugs assigned to me jira"), ["~issue", "jira", "~search filter"]);
     assert.ok(!concepts("how much time has been logged on SEC-14 so far").includes("~log"));
+    assert.ok(concepts("who bumped the priority on this ticket and when?").includes("histori changelog"));
   });
 
   test("a phrasal verb's particle may come after its object; where a name is pointed is not what to do", () => {

@@ -149,6 +149,11 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
   { pattern: /\b\d{1,3}(?:\.\d{1,3}){3}\b/g, means: "ip address" },
   { pattern: /(?:^|\s)#[a-z][\w-]*/gi, means: "channel" },
   { pattern: /(?:^|\s)@[a-z][\w.-]*/gi, means: "user" },
+  // Who changed something, and when, is in its history.
+  {
+    pattern: /^\s*who (?:changed|bumped|edited|updated|moved|set|modified|deleted|removed|raised|lowered)\b/gi,
+    means: "history changelog",
+  },
   // Time or hours "logged" are time spent on work, not a log's lines.
   {
     pattern: /\b(?:time|hours|minutes)\b(?: \S+){0,3}? logged\b|\blogged (?:time|hours|minutes)\b/gi,
