@@ -271,9 +271,9 @@ export class McpBridge implements Launcher {
     return this.sources().find((s) => s.scope === scope);
   }
 
-  /** A server's config as the files say now, every layer merged: what `/mcp add` starts after writing an entry. */
-  async configured(name: string): Promise<ServerConfig | undefined> {
-    return (await loadLayeredConfig(this.options)).servers.find((s) => s.name === name);
+  /** The servers as the files say now, every layer merged: what `/mcp add` and import start after writing entries. */
+  async configured(): Promise<ServerConfig[]> {
+    return (await loadLayeredConfig(this.options)).servers;
   }
 
   /** A connection for a config that is not (or not yet) one of the bridge's: `/mcp test`. Publishes and registers nothing. */

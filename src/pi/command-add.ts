@@ -108,7 +108,8 @@ export async function startWritten(
   written: ReadonlyArray<{ name: string; told: string }>,
   file: string,
 ): Promise<WrittenStart[]> {
-  const configs = await Promise.all(written.map(({ name }) => deps.bridge.configured(name)));
+  const all = await deps.bridge.configured();
+  const configs = written.map(({ name }) => all.find((config) => config.name === name));
   const starting = configs.filter((config): config is ServerConfig => config?.source.path === file);
   // Tools of an entry a new one replaced leave now; the new server's arrive as it connects.
   for (const { name } of starting) {
