@@ -92,7 +92,7 @@ describe("searchableTool", () => {
 describe("words", () => {
   test("a name in camelCase gives its parts too; an acronym's plural (PRs, VMs) is one word", () => {
     assert.deepEqual(termsOf("getHTTPStatus"), ["gethttpstatu", "~get", "~url", "statu"]);
-    assert.deepEqual(termsOf("PRs VMs"), ["~pull request", "vm"]);
+    assert.deepEqual(termsOf("PRs VMs"), ["~pull request", "~instance"]);
     assert.deepEqual(termsOf("listPRs"), ["listpr", "~list", "~pull request"]);
   });
 });
@@ -110,6 +110,9 @@ describe("synonyms", () => {
       `${GROUP_MARK}directory`,
     ]);
     assert.deepEqual(canonicalWords(["widget"]), ["widget"]);
+    // A VM is what cloud APIs call an instance; a DM is a message.
+    assert.deepEqual(termsOf("virtual machines VM instance"), ["~instance", "~instance", "~instance"]);
+    assert.deepEqual(termsOf("dm direct message"), ["~message", "~message"]);
     // A server's or a build's log is not a browser's console: the two are near words, not one.
     assert.deepEqual(canonicalWords(["console", "logs"]), ["console", `${GROUP_MARK}log`]);
   });
@@ -206,6 +209,18 @@ describe("what a request's words count for", () => {
     assert.ok(bring.find((concept) => concept.own[0] === "bring")?.related.includes("restor"));
     const point = concepts("point api.example.com at the new load balancer");
     assert.ok(!point.some((own) => /load|balanc/.test(own)), point.join(" | "));
+  });
+
+  test("'log X into' signs in; 'look over' is a review; 'pull the logs' gets them; a stack trace is an error's, which is an event; stuck is cancelled", () => {
+    assert.ok(concepts("log docker into our private registry").includes("login author"));
+    assert.ok(concepts("ask Priya and Tom to look over my pull request").includes("~request review"));
+    assert.ok(concepts("pull the logs from the last failed run").includes("~get"));
+    assert.ok(!concepts("pull DATA-501 out of the sprint back to the backlog").includes("~get"));
+    const related = (query: string, own: string) =>
+      requestConcepts(query).find((concept) => concept.own[0] === own)?.related ?? [];
+    assert.ok(related("show me the stack trace", "stack").includes("~error"));
+    assert.ok(related("the 500 errors in the API logs", "~error").includes("event"));
+    assert.ok(related("the build is stuck", "stuck").includes("cancel"));
   });
 
   test("a tool named for an HTTP method and a verb does what the verb says", () => {

@@ -60,7 +60,8 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
   { pattern: /^\s*who(?:'s| is| are)? (?:in|on)\b/gi, means: "members" },
   // "ask Priya and Tom to review", "get @sam to look at": a review requested of people.
   {
-    pattern: /\b(?:ask|get|have|ping|nudge)\b(?=(?: [@\w.-]+){1,4}? to (?:review|look at|approve|check)\b)/gi,
+    pattern:
+      /\b(?:ask|get|have|ping|nudge)\b(?=(?: [@\w.-]+){1,4}? to (?:review|look (?:at|over)|go over|approve|check)\b)/gi,
     means: "request reviewers",
   },
   // Closing or reopening a ticket or a PR changes its state (not a browser's tab).
@@ -95,7 +96,10 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
   { pattern: /\bpil(?:e|ing) up\b|\b(?:old|stale)\b(?=.*\bbucket\b)/gi, means: "lifecycle expire" },
   { pattern: /\bpoint\b(?= \S+\.\S+ (?:at|to)\b)/gi, means: "dns record" },
   { pattern: /\b(?:going to|on track to)\b(?=.*\b(?:bill|spend|cost)\w*)/gi, means: "forecast" },
-  { pattern: /\blog(?:ged)? ?in(?:to)?\b|\bsign(?:ed)? in(?:to)?\b/gi, means: "login authorization" },
+  {
+    pattern: /\blog (?:\S+ ){1,3}?into\b|\blog(?:ged)? ?in(?:to)?\b|\bsign(?:ed)? in(?:to)?\b/gi,
+    means: "login authorization",
+  },
   { pattern: /\bwithout (?:an? |\d+ |two |2 )?(?:approv|review)\w*/gi, means: "protection require review" },
   { pattern: /\b(?:above|below|before|after|ahead of)\b(?= [A-Z][A-Z0-9]+-\d)/g, means: "rank" },
   { pattern: /\bopen (?:port )?\d{2,5}\b/gi, means: "port ingress" },
@@ -167,6 +171,11 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
   },
   { pattern: /\b\d+(?:\.\d+)?\s*(?:h|hrs?|hours?|m|mins?|minutes?|days?)\b/gi, means: "" },
   { pattern: /[$€£]\s?\d[\d,.]*/g, means: "cost" },
+  {
+    pattern:
+      /\bpull\b(?! request)(?= (?:\S+ ){0,4}?(?:docs?|documentation|logs?|data|metrics|reports?|numbers|files?|list|details|info|stats)\b)/gi,
+    means: "get",
+  },
 ];
 
 /**

@@ -40,8 +40,11 @@ export const RELATED_GROUPS: readonly string[] = [
   "queue, topic, message, subscription, pubsub, sqs, sns",
   "get, pull up, bring up, show, display, fetch, grab",
   "cancel, abort, kill, stop",
+  "cancel, stuck, hung, hanging",
   "forecast, projected, projection, on track, predict, estimate",
   // watching systems
+  "stack trace, stacktrace, traceback, backtrace, error",
+  "error, event",
   "log, logs, log group, log stream, events, output, tail",
   "metric, metrics, cpu, memory, utilization, usage, latency, statistics, graph, dashboard",
   "alarm, alert, alerts, firing, alarming, threshold, monitor, notify, on call, pagerduty",

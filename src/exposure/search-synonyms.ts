@@ -45,6 +45,8 @@ const SYNONYM_GROUPS: readonly (readonly string[])[] = [
   ["schema", "fields", "columns"],
   ["modified", "changed", "updated"],
   ["environment", "env"],
+  ["message", "dm", "direct message"],
+  ["instance", "vm", "virtual machine"],
   ["error", "exception", "crash"],
   ["screenshot", "screen capture"],
   ["javascript", "js"],
