@@ -223,6 +223,14 @@ describe("what a request's words count for", () => {
     assert.ok(related("the build is stuck", "stuck").includes("cancel"));
   });
 
+  test("where a named file is, what a request must not do and what people say are no tool's words; a breakdown is grouped", () => {
+    assert.deepEqual(concepts("read the config.yaml in my project folder"), ["~get", "file"]);
+    const secret = concepts("store our deploy token somewhere without putting it in the code");
+    assert.ok(!secret.includes("code") && !secret.includes("put"), secret.join(" | "));
+    assert.ok(concepts("why did spending jump? break it down by service").includes("group"));
+    assert.ok(concepts("look up what people say about ECONNRESET errors").includes("~web ~search"));
+  });
+
   test("a tool named for an HTTP method and a verb does what the verb says", () => {
     assert.equal(toolAction(termsOf("API-post-search")), "read");
     assert.equal(toolAction(termsOf("post_message")), "change");

@@ -95,12 +95,21 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
   { pattern: /\bonly (?:\S+ ){1,2}(?:can|should|will|gets to) see\b/gi, means: "ephemeral" },
   { pattern: /\bpil(?:e|ing) up\b|\b(?:old|stale)\b(?=.*\bbucket\b)/gi, means: "lifecycle expire" },
   { pattern: /\bpoint\b(?= \S+\.\S+ (?:at|to)\b)/gi, means: "dns record" },
+  // What people say about something is on the web.
+  {
+    pattern:
+      /\bwhat (?:people|others|folks|devs|developers|users|everyone|the internet) (?:say|said|think|are saying|write|recommend)\b/gi,
+    means: "web search",
+  },
   { pattern: /\b(?:going to|on track to)\b(?=.*\b(?:bill|spend|cost)\w*)/gi, means: "forecast" },
   {
     pattern: /\blog (?:\S+ ){1,3}?into\b|\blog(?:ged)? ?in(?:to)?\b|\bsign(?:ed)? in(?:to)?\b/gi,
     means: "login authorization",
   },
   { pattern: /\bwithout (?:an? |\d+ |two |2 )?(?:approv|review)\w*/gi, means: "protection require review" },
+  // What a request must not do ("without putting it in the code") says nothing of the tool that does it.
+  { pattern: /\bwithout \w+ing\b.*$/gi, means: "" },
+  { pattern: /\bbreak (?:\S+ )?down by\b/gi, means: "group by" },
   { pattern: /\b(?:above|below|before|after|ahead of)\b(?= [A-Z][A-Z0-9]+-\d)/g, means: "rank" },
   { pattern: /\bopen (?:port )?\d{2,5}\b/gi, means: "port ingress" },
   { pattern: /\b(?:docs?|documentation|api reference)\b/gi, means: "docs library" },
@@ -134,6 +143,12 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
   },
   // "add Maya to #design", "add Lee to the @frontend group": people into a channel or a group.
   { pattern: /\badd\b(?=[^#@]* to (?:the )?[#@])/gi, means: "invite member" },
+  // Where a named file is ("config.yaml in my project folder") says which file, not what to do with it.
+  {
+    pattern:
+      /(?<=\.[a-z]{1,5}\b.*?)\b(?:in|under|from|inside) (?:my|the|our|this|that) (?:\w+ )?(?:folder|directory|dir)\b/gi,
+    means: "",
+  },
   {
     pattern:
       /\b(?!\p{Lu}\p{Ll}*\.js\b)(?:[\w.-]+\/)*[\w-]+\.(?:json|ya?ml|md|txt|ts|tsx|js|mjs|py|go|rs|java|rb|csv|pdf|png|jpe?g|gif|svg|log|toml|ini|env|sh|html|css|xml|sql|docx?|xlsx?)\b/giu,
