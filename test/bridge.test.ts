@@ -476,6 +476,40 @@ describe("McpBridge", { timeout: 120_000 }, () => {
     await waitFor(() => pids.every((pid) => !isAlive(pid)), "every server process to be gone", 5000);
   });
 
+  test(
+    "a first connect whose sign-in page waits for the user is not waited for by a search or a script",
+    { timeout: 120_000 },
+    async () => {
+      const tmp = tempDir();
+      const fixture = await startOAuthServer();
+      write(
+        path.join(tmp.dir, "project", ".pi", "mcp.json"),
+        JSON.stringify({ mcpServers: { secure: { url: fixture.url } } }),
+      );
+      let pages = 0;
+      const { bridge } = registeredBridge(tmp.dir, {
+        authStore: new AuthStore(path.join(tmp.dir, "agent", "mcp-auth")),
+        // The page "opens" and the user never comes: the sign-in would wait its whole timeout.
+        signIn: () => () => void pages++,
+        signInTimeoutMs: 30 * 60_000,
+      });
+      try {
+        void bridge.start();
+        await waitFor(() => bridge.starting, "the first connect to begin");
+        // A wait that began before the page opened ends when it opens; one after it does not begin.
+        await bridge.untilStarted(() => true);
+        assert.equal(pages, 1);
+        assert.deepEqual(bridge.signingIn, ["secure"]);
+        assert.deepEqual(bridge.startingServers, ["secure"], "its first connect still waits for the sign-in");
+        await bridge.untilStarted(() => true);
+      } finally {
+        await bridge.shutdown();
+        await fixture.close();
+        tmp.cleanup();
+      }
+    },
+  );
+
   test("a server that waits for a sign-in keeps its cached tools, and calling one signs in once someone can", async () => {
     const tmp = tempDir();
     const fixture = await startOAuthServer();

@@ -19,7 +19,12 @@ import {
 } from "../src/exposure/exposure-rules.ts";
 import { withoutTools } from "../src/exposure/payload-tools.ts";
 import { ToolExposure } from "../src/exposure/tool-exposure.ts";
-import { deferredServersLine, formatSearchResult, TOOL_SEARCH_DESCRIPTION } from "../src/exposure/tool-search-text.ts";
+import {
+  deferredServersLine,
+  formatSearchResult,
+  signInWaitLine,
+  TOOL_SEARCH_DESCRIPTION,
+} from "../src/exposure/tool-search-text.ts";
 
 const user: ConfigSource = { scope: "user", path: "/home/u/.pi/agent/mcp.json" };
 const project: ConfigSource = { scope: "project", path: "/p/.pi/mcp.json" };
@@ -289,6 +294,11 @@ describe("tool search text", () => {
     );
     assert.match(formatSearchResult("zzz", [], 12), /No tool matched "zzz" among 12 MCP tools/);
     assert.match(formatSearchResult("zzz", [], 0), /No MCP tools are waiting to be loaded/);
+    // A server whose sign-in page waits for the user is not waited for: the answer says why its tools are missing.
+    assert.match(
+      signInWaitLine("linear"),
+      /^MCP server linear waits for the user to finish signing in .*\/mcp auth linear/,
+    );
   });
   test("the system prompt line: the deferred servers with short descriptions, or nothing", () => {
     assert.equal(deferredServersLine([]), undefined);

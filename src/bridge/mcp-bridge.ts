@@ -4,6 +4,7 @@
  * shut every server down. A project server the user has not trusted is held: listed, never started or connected
  * (`bridge-trust.ts` decides which, and carries out the answers).
  */
+import { EventEmitter, once } from "node:events";
 import type { Tool } from "@modelcontextprotocol/client";
 import type {
   ApprovalMode,
@@ -26,6 +27,7 @@ import { lazy } from "../common/lazy.ts";
 import { within } from "../common/wait.ts";
 import { INSTALL_LIMIT_MS } from "../connection/connect-deadline.ts";
 import { pendingWrites } from "../common/atomic-file.ts";
+import type { SignInHandler } from "../oauth/provider.ts";
 import type { ProjectTrust } from "../trust/project-trust.ts";
 import { BridgeTrust, type Launcher } from "./bridge-trust.ts";
 import { type CachedTools, cacheKey, type ToolCache } from "./tool-cache.ts";
@@ -77,6 +79,10 @@ export class McpBridge implements Launcher {
   private readonly cacheWrites = new Set<Promise<void>>();
   /** First connects under way (at load, or since: trust given, a server enabled), until each has settled: by server. */
   private readonly firstConnects = new Map<Promise<void>, string>();
+  /** Says a server's name when a sign-in page opens for it: a wait for its first connect then stops waiting for it. */
+  private readonly signInPages = new EventEmitter().setMaxListeners(0);
+  /** Servers whose first connect under way opened a sign-in page: it waits for the user. */
+  private readonly pageOpen = new Set<string>();
 
   /** Local servers restarted when their watched files change (`dev.watch`). */
   private readonly devRestarts: DevRestarts;
@@ -202,7 +208,11 @@ export class McpBridge implements Launcher {
     });
     const settled = started.catch(() => undefined);
     this.firstConnects.set(settled, connection.name);
-    void settled.then(() => this.firstConnects.delete(settled));
+    this.pageOpen.delete(connection.name);
+    void settled.then(() => {
+      this.firstConnects.delete(settled);
+      this.pageOpen.delete(connection.name);
+    });
     return config.lazy ? undefined : started;
   }
 
@@ -225,6 +235,11 @@ export class McpBridge implements Launcher {
     return [...new Set(this.firstConnects.values())];
   }
 
+  /** The servers whose first connect waits for the user to finish a sign-in on the page that opened. */
+  get signingIn(): string[] {
+    return this.startingServers.filter((server) => this.pageOpen.has(server));
+  }
+
   /**
    * Waits for the first connects under way of the servers `reached` picks, whose tools are not known before (a
    * script or a search may need them), each bounded by its own timeout, or until `signal` fires; `waits` hears their
@@ -235,11 +250,18 @@ export class McpBridge implements Launcher {
     signal?: AbortSignal,
     waits?: (servers: string[]) => void,
   ): Promise<void> {
-    const waiting = [...this.firstConnects].filter(([, server]) => reached(server));
+    // A server whose sign-in page is open waits for the user, who may take minutes or never come: not waited for.
+    const waiting = [...this.firstConnects].filter(([, server]) => reached(server) && !this.pageOpen.has(server));
     if (!waiting.length) return;
     waits?.(waiting.map(([, server]) => server));
-    const all = Promise.all(waiting.map(([settled]) => settled));
-    await within(all, { ms: FIRST_CONNECT_WAIT_MS, timedOut: () => undefined, signal }).catch(() => undefined);
+    const done = new AbortController();
+    const pageOpens = (server: string) => once(this.signInPages, server, { signal: done.signal }).catch(() => {});
+    const all = Promise.all(waiting.map(([settled, server]) => Promise.race([settled, pageOpens(server)])));
+    try {
+      await within(all, { ms: FIRST_CONNECT_WAIT_MS, timedOut: () => undefined, signal }).catch(() => undefined);
+    } finally {
+      done.abort();
+    }
   }
 
   /**
@@ -295,7 +317,8 @@ export class McpBridge implements Launcher {
     const { projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs, onServerChange, hubDir } = this.options;
     const features = this.options.featuresFor?.(config);
     return {
-      ...{ projectRoot, env, clientInfo, authStore, signIn, signInTimeoutMs, features, onServerChange, hubDir },
+      ...{ projectRoot, env, clientInfo, authStore, signInTimeoutMs, features, onServerChange, hubDir },
+      signIn: signIn && (() => this.announced(config.name, signIn())),
       trusted: () => this.trust.allows(config),
       sandbox: (endpoint) =>
         stdioSandbox(config, this.sandboxOf(config), endpoint, {
@@ -303,6 +326,18 @@ export class McpBridge implements Launcher {
           servers: [...this.connections.values()].map((c) => c.config),
         }),
     };
+  }
+
+  /** `handler`, saying so when it sends the user to a sign-in page for `server`. */
+  private announced(server: string, handler: SignInHandler | undefined): SignInHandler | undefined {
+    return (
+      handler &&
+      ((request) => {
+        this.pageOpen.add(server);
+        this.signInPages.emit(server);
+        return handler(request);
+      })
+    );
   }
 
   /** A local server's `dev.watch`, as it stands: what is watched, and the restarts it made. */

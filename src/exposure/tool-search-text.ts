@@ -107,6 +107,11 @@ export interface DeferredServer {
   starting?: boolean;
 }
 
+/** A server whose tools are not known yet because its sign-in page waits for the user: the model can tell them. */
+export function signInWaitLine(server: string): string {
+  return `MCP server ${shown(server, 40, "prompt")} waits for the user to finish signing in on the page that opened (or to run /mcp auth ${shown(server, 40, "prompt")}); its tools come after that.`;
+}
+
 /** The one system-prompt line naming the servers whose tools are behind `tool_search`; undefined when none is. */
 export function deferredServersLine(servers: readonly DeferredServer[]): string | undefined {
   if (servers.length === 0) return undefined;

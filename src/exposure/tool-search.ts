@@ -18,6 +18,7 @@ import {
   MAX_NAMED_TOOLS,
   MAX_SEARCH_LIMIT,
   type NameProblems,
+  signInWaitLine,
   TOOL_SEARCH_DESCRIPTION,
   TOOL_SEARCH_NAME,
   TOOL_SEARCH_PARAMETERS,
@@ -54,6 +55,8 @@ export interface ToolSearchDeps {
   /** The servers still making their first connect, whose tools are not known yet (the bridge). */
   starting: {
     readonly startingServers: string[];
+    /** Those of them waiting for the user to finish a sign-in: not waited for. */
+    readonly signingIn: string[];
     /** Waits for the first connects of the servers `reached` picks, or for `signal`; `waits` hears their names first. */
     untilStarted(reached: (s: string) => boolean, signal?: AbortSignal, waits?: (s: string[]) => void): Promise<void>;
   };
@@ -111,7 +114,9 @@ export class ToolSearch {
           },
         );
         const { text, loaded } = this.search(query, limit, names);
-        return { content: [{ type: "text", text }], details: { query, names, loaded } satisfies ToolSearchDetails };
+        const signing = this.deps.starting.signingIn.map((server) => signInWaitLine(server));
+        const content = [{ type: "text" as const, text: [text, ...signing].join("\n") }];
+        return { content, details: { query, names, loaded } satisfies ToolSearchDetails };
       },
     });
   }
