@@ -496,7 +496,7 @@ describe("McpBridge", { timeout: 120_000 }, () => {
       try {
         void bridge.start();
         await waitFor(() => bridge.starting, "the first connect to begin");
-        // A wait that began before the page opened ends when it opens; one after it does not begin.
+        // A wait ends when the page opens (or, begun once it is open, does not wait); so does the next one.
         await bridge.untilStarted(() => true);
         assert.equal(pages, 1);
         assert.deepEqual(bridge.signingIn, ["secure"]);
