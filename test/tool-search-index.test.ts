@@ -231,6 +231,16 @@ describe("what a request's words count for", () => {
     assert.ok(concepts("look up what people say about ECONNRESET errors").includes("~web ~search"));
   });
 
+  test("what the agent was told or already knows is its memory; marking something resolved changes its status; an error tracker's short id is an issue of errors", () => {
+    const memory = "memori graph entiti observ";
+    assert.ok(concepts("what do you already know about the atlas project").includes(memory));
+    assert.ok(concepts("forget the old staging URL I gave you").includes(memory));
+    assert.ok(concepts("mark the rollout as done").includes("~update statu"));
+    assert.ok(!concepts("mark the channel as read").includes("~update statu"));
+    assert.ok(concepts("mark FRONTEND-3KZ as resolved").includes("~issue ~error"));
+    assert.deepEqual(concepts("look at PROJ-12"), ["look", "~issue"]);
+  });
+
   test("a tool named for an HTTP method and a verb does what the verb says", () => {
     assert.equal(toolAction(termsOf("API-post-search")), "read");
     assert.equal(toolAction(termsOf("post_message")), "change");

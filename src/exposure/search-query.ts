@@ -48,7 +48,7 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
   // What the agent itself remembers: the memory server's knowledge graph.
   {
     pattern:
-      /\b(?:(?:do|did) you (?:remember|know|recall)|you(?: have|'ve)? (?:stored|saved|remembered|noted|know)|remember (?:that|this))\b/gi,
+      /\b(?:(?:do|did) you (?:\w+ )?(?:remember|know|recall)|you(?: have|'ve)? (?:stored|saved|remembered|noted|know)|(?:remember|note) (?:that|this)|i (?:gave|told|sent) you)\b/gi,
     means: "memory graph entities observations",
   },
   // What a system's numbers are: metrics.
@@ -63,6 +63,11 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
     pattern:
       /\b(?:ask|get|have|ping|nudge)\b(?=(?: [@\w.-]+){1,4}? to (?:review|look (?:at|over)|go over|approve|check)\b)/gi,
     means: "request reviewers",
+  },
+  // Marking something resolved or done changes its status (not a chat's read mark, nor a library's name).
+  {
+    pattern: /\bmark\b(?= (?:\S+ ){1,4}as (?:resolved|fixed|done|closed|complete|completed)\b)/gi,
+    means: "update status",
   },
   // Closing or reopening a ticket or a PR changes its state (not a browser's tab).
   {
@@ -159,6 +164,8 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
   // error's name.
   { pattern: /\b\p{Ll}+(?:\p{Lu}\p{Ll}*)+\b|\b(?:\p{Lu}\p{Ll}+){3,}\b/gu, means: "code" },
   { pattern: /\b[A-Z][A-Z0-9]{1,9}-\d+\b/g, means: "issue" },
+  // An error tracker's short id (FRONTEND-3KZ): an issue of errors.
+  { pattern: /\b[A-Z][A-Z0-9]+-(?=[A-Z0-9]*[A-Z])(?=[A-Z0-9]*\d)[A-Z0-9]{2,8}\b/g, means: "issue error" },
   { pattern: /(?:^|\s)#\d+\b/g, means: "issue" },
   { pattern: /\bhttps?:\/\/\S+/gi, means: "url" },
   {
