@@ -230,6 +230,20 @@ describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
     }
   });
 
+  test("npm's notice that a newer npm is out is left out of the quoted lines, which say why the start failed", async () => {
+    const failed =
+      "console.error('npm error code 1');console.error('npm error command sh -c node-gyp rebuild');" +
+      "for (const line of ['', 'New minor version of npm available! 11.19.1 -> 11.21.3', 'To update run: npm install -g npm@11.21.3', ''])" +
+      "console.error('npm notice ' + line);process.exit(1)";
+    const connection = connectionFor("npmish", { command: process.execPath, args: ["-e", failed], maxRestarts: 0 });
+    try {
+      const { message } = await connectFailure(connection);
+      assert.match(message, /Last stderr lines:\n {2}npm error code 1\n {2}npm error command sh -c node-gyp rebuild$/);
+    } finally {
+      await connection.close();
+    }
+  });
+
   test("a server that crashes on start: its exit code and stderr in the error, no process left", async () => {
     const tmp = tempDir();
     const log = path.join(tmp.dir, "events.jsonl");

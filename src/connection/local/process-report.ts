@@ -49,9 +49,12 @@ export class ProcessReport {
     return [...this.stderrHead.slice(0, unseen), ...this.stderr];
   }
 
-  /** The last `n` lines of stderr to show someone, its JavaScript stacks shortened (see {@link foldStackFrames}). */
+  /**
+   * The last `n` lines of stderr to show someone, its JavaScript stacks shortened (see {@link foldStackFrames}), without
+   * npm's notice that a newer npm is out: said after a failed `npx` install, it would push out the lines that say why.
+   */
   shownStderr(n: number): string[] {
-    return foldStackFrames(this.stderr).slice(-n);
+    return foldStackFrames(this.stderr.filter((line) => !NPM_NOTICE.test(line))).slice(-n);
   }
 
   /** The last few lines it wrote to stdout that are not JSON-RPC (not redacted): a server may print its error there. */
@@ -125,6 +128,10 @@ function foreignText(params: unknown): string {
     return "(params that cannot be shown)";
   }
 }
+
+/** npm's word that a newer npm is out (not its other notices: an expired token may say why an install failed). */
+const NPM_NOTICE =
+  /^npm notice(?:\s*$| New \w+ version of npm available| Changelog: | To update run: | Run `?npm install -g npm)/;
 
 /** A JavaScript stack frame as Node prints it: `    at main (file:///…/index.js:18:41)`. */
 const STACK_FRAME = /^\s+at\s/;
