@@ -231,7 +231,7 @@ describe("what a request's words count for", () => {
     assert.ok(concepts("look up what people say about ECONNRESET errors").includes("~web ~search"));
   });
 
-  test("what the agent was told or already knows is its memory; marking something resolved changes its status; an error tracker's short id is an issue of errors", () => {
+  test("what the agent was told or already knows is its memory; marking something resolved changes its status; an error tracker's short id is an issue of errors; 'rerun' is a word", () => {
     const memory = "memori graph entiti observ";
     assert.ok(concepts("what do you already know about the atlas project").includes(memory));
     assert.ok(concepts("forget the old staging URL I gave you").includes(memory));
@@ -239,6 +239,17 @@ describe("what a request's words count for", () => {
     assert.ok(!concepts("mark the channel as read").includes("~update statu"));
     assert.ok(concepts("mark FRONTEND-3KZ as resolved").includes("~issue ~error"));
     assert.deepEqual(concepts("look at PROJ-12"), ["look", "~issue"]);
+    // "Rerun" said is a word of the request, at its full weight; "run it again" and "retry" mean it.
+    const weights = (query: string) => requestConcepts(query).map((c) => [c.own.join(" "), c.weight]);
+    assert.deepEqual(weights("rerun the failed jobs"), [
+      ["rerun", 1],
+      ["fail", 1],
+      ["job", 1],
+    ]);
+    assert.deepEqual(weights("retry the build"), [
+      ["build", 1],
+      ["rerun", 0.6],
+    ]);
   });
 
   test("a tool named for an HTTP method and a verb does what the verb says", () => {

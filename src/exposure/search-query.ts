@@ -87,7 +87,7 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
     means: "branch",
   },
   { pattern: /\bbetween\b(?= (?:\S+ ){1,3}and \S+)/gi, means: "compare" },
-  { pattern: /\b(?:run|kick|start|trigger)\b(?=.*\bagain\b)|\bre-?(?:run|try|trigger)\b/gi, means: "rerun" },
+  { pattern: /\b(?:run|kick|start|trigger)\b(?=.*\bagain\b)|\bre-run\b|\bre-?(?:try|trigger)\b/gi, means: "rerun" },
   // A token, key or password to keep ("store our deploy token", "add the Stripe key securely"): a secret.
   {
     pattern: /\b(?:store|save|keep|add|put|set)\b(?= (?:\S+ ){0,3}(?:token|key|password|credentials?|api key)s?\b)/gi,
