@@ -189,7 +189,7 @@ describe("what a request's words count for", () => {
 
   test("what a new issue, message or page is about is what it says, not which tool; so is what the agent remembers about", () => {
     const filed = concepts("create an issue in octo-org/widgets about the broken login link");
-    assert.ok(filed.includes("~create ~issue"), filed.join(" | "));
+    assert.ok(filed.includes("~create") && filed.includes("~issue"), filed.join(" | "));
     assert.ok(!filed.some((own) => /broken|login|~url/.test(own)), filed.join(" | "));
     // So is what the agent is asked to remember or know about.
     assert.ok(!concepts("what do you remember about project Falcon").includes("project"));
@@ -231,7 +231,7 @@ describe("what a request's words count for", () => {
     assert.ok(concepts("look up what people say about ECONNRESET errors").includes("~web ~search"));
   });
 
-  test("what the agent was told or already knows is its memory; marking something resolved changes its status; an error tracker's short id is an issue of errors; 'rerun' is a word", () => {
+  test("what the agent was told or already knows is its memory; marking something resolved changes its status; an error tracker's short id is an issue of errors; 'rerun', 'file a bug' and 'cpu' stay words", () => {
     const memory = "memori graph entiti observ";
     assert.ok(concepts("what do you already know about the atlas project").includes(memory));
     assert.ok(concepts("forget the old staging URL I gave you").includes(memory));
@@ -249,6 +249,17 @@ describe("what a request's words count for", () => {
     assert.deepEqual(weights("retry the build"), [
       ["build", 1],
       ["rerun", 0.6],
+    ]);
+    // A turn of phrase whose words say what they mean too keeps them as words, its meaning added.
+    assert.deepEqual(weights("file a bug in MOBILE"), [
+      ["file", 1],
+      ["~issue", 1],
+      ["mobil", 1],
+      ["~create ~issue", 0.6],
+    ]);
+    assert.deepEqual(weights("what is the cpu of web-1").slice(0, 2), [
+      ["cpu", 1],
+      ["metric", 0.6],
     ]);
   });
 

@@ -26,9 +26,10 @@ const RELATED = RELATED_GROUPS.map((group) =>
 /**
  * Values a request may carry and turns of phrase, and what each says it acts on or asks for: an issue key (PROJ-55),
  * a host name (api.example.com), a chat channel (#ops), a person (@dana), a duration logged (3h), "blocked by X-1",
- * "ask Priya to review"… An empty meaning only takes the text out of the words (quoted text, a plain duration).
+ * "ask Priya to review"… An empty meaning only takes the text out of the words (quoted text, a plain duration). A turn
+ * of phrase whose words say what they mean too ("file a bug", "cpu", "to Done") keeps them as words (`keepsWords`).
  */
-const VALUES: readonly { pattern: RegExp; means: string }[] = [
+const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: true }[] = [
   // Cloud resources by their ids (i-0abc…, vol-…, sg-…) and commits by their hash.
   { pattern: /\bi-[0-9a-f]{8,17}\b/g, means: "instance" },
   { pattern: /\bvol-[0-9a-f]{4,17}\b/g, means: "volume" },
@@ -56,6 +57,7 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
     pattern:
       /\b(?:cpu|memory usage|latency|p\d\d|error rate|throughput|utili[sz]ation|[45]xx(?: errors)?|rps|qps|iops)\b/gi,
     means: "metric",
+    keepsWords: true,
   },
   { pattern: /^\s*who(?:'s| is| are)? (?:in|on)\b/gi, means: "members" },
   // "ask Priya and Tom to review", "get @sam to look at": a review requested of people.
@@ -141,10 +143,12 @@ const VALUES: readonly { pattern: RegExp; means: string }[] = [
   {
     pattern: /\bto (?:in [a-z]+|done|blocked|closed|resolved|review|todo|to do|qa|backlog)\b/gi,
     means: "status transition",
+    keepsWords: true,
   },
   {
     pattern: /\b(?:file|open|raise|log|make|create|write|cut) (?:a |an |the )?(?:new )?(?:bug|ticket|issue)\b/gi,
     means: "create issue",
+    keepsWords: true,
   },
   // "add Maya to #design", "add Lee to the @frontend group": people into a channel or a group.
   { pattern: /\badd\b(?=[^#@]* to (?:the )?[#@])/gi, means: "invite member" },
@@ -317,10 +321,10 @@ export function requestConcepts(query: string): Concept[] {
   // A name of words joined by "-" ("docs-site") first: its words would read as values' words ("docs").
   let words = (carried ? query.slice(0, carried.index) : query).replace(HYPHENED_NAME, " ");
   const meanings: string[] = [];
-  for (const { pattern, means } of VALUES) {
-    words = words.replace(pattern, () => {
+  for (const { pattern, means, keepsWords } of VALUES) {
+    words = words.replace(pattern, (text) => {
       meanings.push(means);
-      return " ";
+      return keepsWords ? ` ${text} ` : " ";
     });
   }
   // Names, and the negations and endings of contractions ("won't", "who's"), say nothing of the tool.
