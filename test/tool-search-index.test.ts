@@ -231,7 +231,7 @@ describe("what a request's words count for", () => {
     assert.ok(concepts("look up what people say about ECONNRESET errors").includes("~web ~search"));
   });
 
-  test("what the agent was told or already knows is its memory; marking something resolved changes its status; an error tracker's short id is an issue of errors; 'rerun', 'file a bug' and 'cpu' stay words", () => {
+  test("what the agent was told or already knows is its memory; marking something resolved changes its status; an error tracker's short id is an issue of errors; 'rerun', 'file a bug' and 'cpu' stay words; quotes and host names hold no words", () => {
     const memory = "memori graph entiti observ";
     assert.ok(concepts("what do you already know about the atlas project").includes(memory));
     assert.ok(concepts("forget the old staging URL I gave you").includes(memory));
@@ -250,6 +250,15 @@ describe("what a request's words count for", () => {
       ["build", 1],
       ["rerun", 0.6],
     ]);
+    // "docs" inside a host name is no documentation; "reading" inside a quoted error message starts no carried text.
+    assert.deepEqual(concepts("add a CNAME docs.acme.io -> acme-docs.netlify.app"), [
+      "add",
+      "cname",
+      "domain dn ~document",
+    ]);
+    const quoted = concepts(`mark the "cannot read properties of undefined (reading 'map')" error as resolved`);
+    assert.deepEqual(quoted, ["~error", "~resolve", "~update statu"]);
+    assert.deepEqual(concepts('post a message reading "deploy done"'), ["post", "~message"]);
     // A turn of phrase whose words say what they mean too keeps them as words, its meaning added.
     assert.deepEqual(weights("file a bug in MOBILE"), [
       ["file", 1],

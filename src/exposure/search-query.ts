@@ -23,6 +23,9 @@ const RELATED = RELATED_GROUPS.map((group) =>
   group.split(", ").flatMap((words) => [termsOf(words)].filter((t) => t.length)),
 );
 
+/** Text in quotes. */
+const QUOTED = /(?<![\p{L}\p{N}])(["'‘“])(?:(?!\1).){2,}?\1(?![\p{L}\p{N}])/gu;
+
 /**
  * Values a request may carry and turns of phrase, and what each says it acts on or asks for: an issue key (PROJ-55),
  * a host name (api.example.com), a chat channel (#ops), a person (@dana), a duration logged (3h), "blocked by X-1",
@@ -36,7 +39,7 @@ const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: true }[] =
   { pattern: /\bsg-[0-9a-f]{4,17}\b/g, means: "security group" },
   { pattern: /\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b/g, means: "commit" },
   // Quoted text is what to write or look for ("titled 'Invoice CSV export'"), not what to do.
-  { pattern: /(?<![\p{L}\p{N}])(["'‘“])(?:(?!\1).){2,}?\1(?![\p{L}\p{N}])/gu, means: "" },
+  { pattern: QUOTED, means: "" },
   // An environment variable's name (STRIPE_API_KEY, DATABASE_URL) is a secret or a setting.
   { pattern: /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/g, means: "secret variable" },
   // "read access", "write access": a permission, whatever the verb.
@@ -68,7 +71,7 @@ const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: true }[] =
   },
   // Marking something resolved or done changes its status (not a chat's read mark, nor a library's name).
   {
-    pattern: /\bmark\b(?= (?:\S+ ){1,4}as (?:resolved|fixed|done|closed|complete|completed)\b)/gi,
+    pattern: /\bmark\b(?=(?:\s+\S+){1,4}\s+as (?:resolved|fixed|done|closed|complete|completed)\b)/gi,
     means: "update status",
   },
   // Closing or reopening a ticket or a PR changes its state (not a browser's tab).
@@ -119,7 +122,7 @@ const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: true }[] =
   { pattern: /\bbreak (?:\S+ )?down by\b/gi, means: "group by" },
   { pattern: /\b(?:above|below|before|after|ahead of)\b(?= [A-Z][A-Z0-9]+-\d)/g, means: "rank" },
   { pattern: /\bopen (?:port )?\d{2,5}\b/gi, means: "port ingress" },
-  { pattern: /\b(?:docs?|documentation|api reference)\b/gi, means: "docs library" },
+  { pattern: /(?<![\w.-])(?:docs?|documentation|api reference)(?![\w-]|\.\w)/gi, means: "docs library" },
   { pattern: /\bolder than \d+ ?(?:day|week|month|year|d)s?\b/gi, means: "lifecycle expire" },
   { pattern: /\bkeep\b(?=.*\b\d+ ?(?:day|week|month|year)s?\b)/gi, means: "retention" },
   {
@@ -317,7 +320,8 @@ function relatedTo(term: string, terms: readonly string[]): string[] {
 
 /** A request's concepts: one per distinct word (numbers left out), then one per kind of value it carries. */
 export function requestConcepts(query: string): Concept[] {
-  const carried = CARRIED_TEXT.exec(query);
+  // Where the carried text begins is looked for outside quotes: "reading" in a quoted error message starts none.
+  const carried = CARRIED_TEXT.exec(query.replace(QUOTED, (text) => " ".repeat(text.length)));
   // A name of words joined by "-" ("docs-site") first: its words would read as values' words ("docs").
   let words = (carried ? query.slice(0, carried.index) : query).replace(HYPHENED_NAME, " ");
   const meanings: string[] = [];
