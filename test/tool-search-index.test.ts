@@ -211,7 +211,7 @@ describe("what a request's words count for", () => {
     assert.ok(!point.some((own) => /load|balanc/.test(own)), point.join(" | "));
   });
 
-  test("'log X into' signs in; 'look over' is a review; 'pull the logs' gets them; a stack trace is an error's, which is an event; stuck is cancelled", () => {
+  test("'log X into' signs in; 'look over' is a review; 'pull the logs' gets them; a stack trace is an error's, which is an event; stuck is cancelled; a spreadsheet is a file", () => {
     assert.ok(concepts("log docker into our private registry").includes("login author"));
     assert.ok(concepts("ask Priya and Tom to look over my pull request").includes("~request review"));
     assert.ok(concepts("pull the logs from the last failed run").includes("~get"));
@@ -221,6 +221,7 @@ describe("what a request's words count for", () => {
     assert.ok(related("show me the stack trace", "stack").includes("~error"));
     assert.ok(related("the 500 errors in the API logs", "~error").includes("event"));
     assert.ok(related("the build is stuck", "stuck").includes("cancel"));
+    assert.ok(related("someone shared a spreadsheet", "spreadsheet").includes("file"));
   });
 
   test("where a named file is, what a request must not do and what people say are no tool's words; a breakdown is grouped", () => {

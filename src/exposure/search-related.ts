@@ -108,6 +108,7 @@ export const RELATED_GROUPS: readonly string[] = [
   "history, recent, previous, past, last, earlier, latest",
   "topic, purpose, description, about",
   // data and documents
+  "spreadsheet, sheet, excel, csv, file",
   "database, db, databases, rds, postgres, mysql, sql, instance",
   "collection, collections, table, tables",
   "index, indexes, indices, slow query",
