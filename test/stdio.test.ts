@@ -211,6 +211,10 @@ describe("stdio: timeouts", { timeout: 120_000 }, () => {
   });
 });
 
+/** A server that is a Node script (`node -e`), not restarted. */
+const nodeScript = (name: string, script: string) =>
+  connectionFor(name, { command: process.execPath, args: ["-e", script], maxRestarts: 0 });
+
 describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
   test("a Node server that crashes with a long stack: its error stays in the quoted lines, the frames shortened", async () => {
     // Node prints the message, then the stack: a plain tail of a deep stack would be frames only.
@@ -218,16 +222,12 @@ describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
       "console.error('Error: cannot open the config file ~/.acme/config.json');" +
       "for (let i = 0; i < 20; i++) console.error('    at frame' + i + ' (file:///srv/acme/dist/index.js:' + i + ':1)');" +
       "console.error('Node.js v20');process.exit(1)";
-    const connection = connectionFor("deep", { command: process.execPath, args: ["-e", crash], maxRestarts: 0 });
-    try {
-      const { message } = await connectFailure(connection);
-      assert.match(
-        message,
-        /Last stderr lines:\n {2}Error: cannot open the config file ~\/\.acme\/config\.json\n {2}at frame0 \(file:\/\/\/srv\/acme\/dist\/index\.js:0:1\)\n {2}… 19 more stack frames\n {2}Node\.js v20$/,
-      );
-    } finally {
-      await connection.close();
-    }
+    // connectFailure closes the connection.
+    const { message } = await connectFailure(nodeScript("deep", crash));
+    assert.match(
+      message,
+      /Last stderr lines:\n {2}Error: cannot open the config file ~\/\.acme\/config\.json\n {2}at frame0 \(file:\/\/\/srv\/acme\/dist\/index\.js:0:1\)\n {2}… 19 more stack frames\n {2}Node\.js v20$/,
+    );
   });
 
   test("npm's notice that a newer npm is out is left out of the quoted lines, which say why the start failed", async () => {
@@ -235,13 +235,8 @@ describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
       "console.error('npm error code 1');console.error('npm error command sh -c node-gyp rebuild');" +
       "for (const line of ['', 'New minor version of npm available! 11.19.1 -> 11.21.3', 'To update run: npm install -g npm@11.21.3', ''])" +
       "console.error('npm notice ' + line);process.exit(1)";
-    const connection = connectionFor("npmish", { command: process.execPath, args: ["-e", failed], maxRestarts: 0 });
-    try {
-      const { message } = await connectFailure(connection);
-      assert.match(message, /Last stderr lines:\n {2}npm error code 1\n {2}npm error command sh -c node-gyp rebuild$/);
-    } finally {
-      await connection.close();
-    }
+    const { message } = await connectFailure(nodeScript("npmish", failed));
+    assert.match(message, /Last stderr lines:\n {2}npm error code 1\n {2}npm error command sh -c node-gyp rebuild$/);
   });
 
   test("a server that crashes on start: its exit code and stderr in the error, no process left", async () => {
