@@ -213,6 +213,7 @@ describe("what a request's words count for", () => {
 
   test("'log X into' signs in; 'look over' is a review; 'pull the logs' gets them; a stack trace is an error's, which is an event; stuck is cancelled; a spreadsheet is a file", () => {
     assert.ok(concepts("log docker into our private registry").includes("login author"));
+    assert.deepEqual(concepts("log 2 hours into OPS-12"), ["~issue", "time spent"], "time logged into a ticket");
     assert.ok(concepts("ask Priya and Tom to look over my pull request").includes("~request review"));
     assert.ok(concepts("pull the logs from the last failed run").includes("~get"));
     assert.ok(!concepts("pull DATA-501 out of the sprint back to the backlog").includes("~get"));

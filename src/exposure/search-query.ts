@@ -113,7 +113,8 @@ const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: true }[] =
   },
   { pattern: /\b(?:going to|on track to)\b(?=.*\b(?:bill|spend|cost)\w*)/gi, means: "forecast" },
   {
-    pattern: /\blog (?:\S+ ){1,3}?into\b|\blog(?:ged)? ?in(?:to)?\b|\bsign(?:ed)? in(?:to)?\b/gi,
+    pattern:
+      /\blog (?:(?!\d|time\b|hours?\b|minutes?\b)\S+ ){1,3}?into\b|\blog(?:ged)? ?in(?:to)?\b|\bsign(?:ed)? in(?:to)?\b/gi,
     means: "login authorization",
   },
   { pattern: /\bwithout (?:an? |\d+ |two |2 )?(?:approv|review)\w*/gi, means: "protection require review" },
