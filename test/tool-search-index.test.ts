@@ -12,7 +12,7 @@ import { canonicalWords, GROUP_MARK } from "../src/exposure/search-synonyms.ts";
 import { searchableTool, ToolSearchIndex } from "../src/exposure/tool-search-index.ts";
 import { CJK_TOOLS_DIR, publicServers, publicToolsIndex } from "./fixtures/public-tools.ts";
 import { termsOf } from "../src/exposure/search-terms.ts";
-import { requestConcepts, toolAction } from "../src/exposure/search-query.ts";
+import { requestAction, requestConcepts, toolAction } from "../src/exposure/search-query.ts";
 
 const index = publicToolsIndex();
 
@@ -272,6 +272,26 @@ describe("what a request's words count for", () => {
       ["cpu", 1],
       ["metric", 0.6],
     ]);
+  });
+
+  test("who asks is not what they ask; a command line run is a process; a bucket's URL, a channel's news, a saved filter, slow queries, a database's row and an outage say what they mean", () => {
+    assert.deepEqual(concepts("support lead question: how many orders are pending").slice(0, 3), [
+      "~count",
+      "order",
+      "pend",
+    ]);
+    assert.deepEqual(requestAction("support lead question: how many orders are pending"), "read");
+    assert.ok(concepts("run npm test in ~/code/web").includes("terminal ~process ~command"));
+    assert.ok(!concepts("run the migration").includes("terminal ~process ~command"));
+    const listing = concepts("list whats under s3://acme-data/raw/events/");
+    assert.ok(listing.includes("bucket object") && !listing.includes("event"), listing.join(" | "));
+    assert.ok(concepts("what happened in #eng this week").includes("histori ~message"));
+    assert.ok(concepts(`run my saved filter "my bugs"`).includes("~search ~issue jql"));
+    const slow = concepts("any slow queries in the mongo logs");
+    assert.ok(slow.includes("~mongodb") && !slow.includes("~search"), slow.join(" | "));
+    assert.ok(concepts("add a row to the bugs database in notion").includes("~create ~page"));
+    assert.ok(!concepts("add a row to the list").includes("~create ~page"));
+    assert.ok(concepts("is github having an outage").includes("~web ~search"));
   });
 
   test("a tool named for an HTTP method and a verb does what the verb says", () => {

@@ -86,6 +86,31 @@ const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: true }[] =
       /\b(?:assigned to|label(?:l)?ed|tagged|opened|created|reported by|waiting (?:on|for)|with (?:status|label|priority)|(?:open|closed|unresolved|resolved|merged)(?= (?:\w+ )?(?:bugs|issues|tickets|prs|pull requests|incidents|tasks)\b))\b/gi,
     means: "search filter",
   },
+  // A saved filter is a search of tickets; what happened in a channel is its history.
+  { pattern: /\bsaved (?:jira )?filter\b/gi, means: "search issues jql" },
+  { pattern: /\bwhat (?:happened|did i miss|went on|was said)\b(?= in #)/gi, means: "history messages" },
+  // A command line run ("run npm test in ~/web") is a process in a terminal.
+  {
+    pattern:
+      /\b(?:run|execute|exec)\b(?= (?:a |the )?(?:npm|npx|yarn|pnpm|make|pytest|cargo|go|git|docker|python3?|node|bash|sh|ls|grep|pip|terraform|kubectl|mvn|gradle|rake|bundle|jest|tsc|eslint)\b)/gi,
+    means: "terminal process command",
+    keepsWords: true,
+  },
+  // A bucket's URL (s3://…) names objects in it; a row of a database (Notion's) is a page in it.
+  { pattern: /\b(?:s3|gs|az|abfss?):\/\/\S+/gi, means: "bucket object" },
+  {
+    pattern:
+      /\b(?:add|insert|create|put)\b(?= (?:a |an |one )?(?:new )?(?:row|entry|record|item)s? (?:to|in|into) (?:the |our |my )?(?:\S+ ){0,3}(?:database|db)\b)/gi,
+    means: "create page",
+  },
+  // Slow queries are in a database's log; an outage of a service is news on the web.
+  { pattern: /\bslow (?:quer(?:y|ies)|ops|operations)\b/gi, means: "log" },
+  {
+    pattern:
+      /\b(?:outage|down for (?:anyone|everyone|others)|(?:check|search|look(?: it)? up|google)(?: it)? (?:online|on the web|the internet|the news))\b/gi,
+    means: "web search",
+    keepsWords: true,
+  },
   // Branches by the names most have.
   {
     pattern: /\b(?:master|main|develop|trunk)\b(?! (?:contact|page|point|menu|thing|reason|goal|idea)s?\b)/g,
@@ -232,6 +257,12 @@ const HYPHENED_NAME = new RegExp(
   "giu",
 );
 
+/**
+ * Who is asking, or what kind of request follows ("support lead question:", "QA here -", "quick one:"): the request is
+ * what comes after.
+ */
+const PREAMBLE = /^[^:]{0,40}?\b(?:question|q|here|fyi|urgent|quick one|heads up|request)\s*(?::|\s-)\s/i;
+
 /** A request that asks a question ("what's in the current sprint", "who approved PR 88") wants to read, not change. */
 const QUESTION =
   /^\s*(?:what|what's|whats|who|who's|whos|which|where|when|how|why|is|are|was|were|did|does|do|any|show|list)\b/i;
@@ -291,7 +322,8 @@ export function toolAction(terms: readonly string[]): Action | undefined {
 }
 
 /** What a request wants done: reading for a question, else the action of its first verb. */
-export function requestAction(query: string): Action | undefined {
+export function requestAction(request: string): Action | undefined {
+  const query = request.replace(PREAMBLE, "");
   if (QUESTION.test(query)) return "read";
   return actionOf(termsOf(query));
 }
@@ -320,7 +352,8 @@ function relatedTo(term: string, terms: readonly string[]): string[] {
 }
 
 /** A request's concepts: one per distinct word (numbers left out), then one per kind of value it carries. */
-export function requestConcepts(query: string): Concept[] {
+export function requestConcepts(request: string): Concept[] {
+  const query = request.replace(PREAMBLE, "");
   // Where the carried text begins is looked for outside quotes: "reading" in a quoted error message starts none.
   const carried = CARRIED_TEXT.exec(query.replace(QUOTED, (text) => " ".repeat(text.length)));
   // A name of words joined by "-" ("docs-site") first: its words would read as values' words ("docs").

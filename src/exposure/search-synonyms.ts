@@ -26,6 +26,7 @@ const SYNONYM_GROUPS: readonly (readonly string[])[] = [
   ["count", "number", "how many"],
   // nouns
   ["directory", "folder", "dir"],
+  ["mongodb", "mongo"],
   ["image", "picture", "photo", "png", "jpg", "jpeg", "media"],
   ["repository", "repo"],
   ["pull request", "pr"],
