@@ -274,7 +274,7 @@ describe("what a request's words count for", () => {
     ]);
   });
 
-  test("who asks is not what they ask; a command line run is a process; a bucket's URL, a channel's news, a saved filter, slow queries, a database's row and an outage say what they mean", () => {
+  test("who asks is not what they ask; a command line run is a process, and so is what holds a port; a bucket's URL, a channel's news, a saved filter, slow queries, a database's row, an outage and a comment left say what they mean", () => {
     assert.deepEqual(concepts("support lead question: how many orders are pending").slice(0, 3), [
       "~count",
       "order",
@@ -292,6 +292,11 @@ describe("what a request's words count for", () => {
     assert.ok(concepts("add a row to the bugs database in notion").includes("~create ~page"));
     assert.ok(!concepts("add a row to the list").includes("~create ~page"));
     assert.ok(concepts("is github having an outage").includes("~web ~search"));
+    // Leaving a comment writes one; what holds a port is a process, a port opened to traffic is not.
+    assert.ok(concepts("leave a comment on the Q3 page asking who owns it").includes("~create comment"));
+    assert.ok(concepts("comment on the launch page").includes("~create comment"));
+    assert.ok(concepts("kill whatever is on port 3000").includes("~process"));
+    assert.ok(!concepts("allow traffic on port 443 from the internet").includes("~process"));
   });
 
   test("a tool named for an HTTP method and a verb does what the verb says", () => {

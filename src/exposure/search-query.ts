@@ -89,6 +89,16 @@ const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: true }[] =
   // A saved filter is a search of tickets; what happened in a channel is its history.
   { pattern: /\bsaved (?:jira )?filter\b/gi, means: "search issues jql" },
   { pattern: /\bwhat (?:happened|did i miss|went on|was said)\b(?= in #)/gi, means: "history messages" },
+  // Leaving a comment writes one (a tool that reads comments is not asked for); what holds a port is a process.
+  {
+    pattern: /\b(?:leave|add|post|drop|write) (?:a |an )?(?:quick |short )?comments?\b|^\s*comment on\b/gi,
+    means: "create comment",
+    keepsWords: true,
+  },
+  {
+    pattern: /\b(?:(?:is|running|listening|something) on|hogging|using|holding|bound to) port \d+\b/gi,
+    means: "process",
+  },
   // A command line run ("run npm test in ~/web") is a process in a terminal.
   {
     pattern:
