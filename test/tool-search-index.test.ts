@@ -274,7 +274,7 @@ describe("what a request's words count for", () => {
     ]);
   });
 
-  test("who asks is not what they ask; a command line run is a process, and so is what holds a port; a bucket's URL, a channel's news, a saved filter, slow queries, a database's row, an outage and a comment left say what they mean", () => {
+  test("who asks is not what they ask; a command line run is a process, and so is what holds a port; a folder's path, a file's path to save to and why something failed say what to do; a bucket's URL, a channel's news, a saved filter, slow queries, a database's row, an outage and a comment left say what they mean", () => {
     assert.deepEqual(concepts("support lead question: how many orders are pending").slice(0, 3), [
       "~count",
       "order",
@@ -297,6 +297,12 @@ describe("what a request's words count for", () => {
     assert.ok(concepts("comment on the launch page").includes("~create comment"));
     assert.ok(concepts("kill whatever is on port 3000").includes("~process"));
     assert.ok(!concepts("allow traffic on port 443 from the internet").includes("~process"));
+    // What is in a folder is its listing; saving to a file's path writes it; why something failed is in its logs.
+    assert.ok(concepts("whats in /var/log/nginx").includes("~list ~directory"));
+    assert.ok(concepts("save these notes to ~/draft.md").includes("write file"));
+    assert.ok(!concepts("save the draft").includes("write file"));
+    assert.ok(concepts("why did the deploy workflow blow up?").includes("download ~log"));
+    assert.ok(!concepts("why did we pick postgres").includes("download ~log"));
   });
 
   test("a tool named for an HTTP method and a verb does what the verb says", () => {

@@ -33,6 +33,15 @@ const QUOTED = /(?<![\p{L}\p{N}])(["'‘“])(?:(?!\1).){2,}?\1(?![\p{L}\p{N}])/
  * of phrase whose words say what they mean too ("file a bug", "cpu", "to Done") keeps them as words (`keepsWords`).
  */
 const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: true }[] = [
+  // What is in a folder named by its path is a listing of it; saving something to a file's path writes the file.
+  {
+    pattern: /^\s*(?:what(?:'s|s| is) in|list (?:what(?:'s|s| is) )?in)\b(?= (?:~|\.{0,2})?\/)/gi,
+    means: "list directory",
+  },
+  {
+    pattern: /\b(?:save|write|dump)\b(?=.*\b(?:to|into|as) (?:~|\.{0,2}\/|[\w.-]+\.\w{1,5}\b))/gi,
+    means: "write file",
+  },
   // Cloud resources by their ids (i-0abc…, vol-…, sg-…) and commits by their hash.
   { pattern: /\bi-[0-9a-f]{8,17}\b/g, means: "instance" },
   { pattern: /\bvol-[0-9a-f]{4,17}\b/g, means: "volume" },
@@ -112,6 +121,11 @@ const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: true }[] =
     pattern:
       /\b(?:add|insert|create|put)\b(?= (?:a |an |one )?(?:new )?(?:row|entry|record|item)s? (?:to|in|into) (?:the |our |my )?(?:\S+ ){0,3}(?:database|db)\b)/gi,
     means: "create page",
+  },
+  // Why something failed is in its logs.
+  {
+    pattern: /^\s*why (?:did|does|is|was|do|are)\b(?=.*\b(?:fail|blow|blew|break|broke|crash|red)\w*)/gi,
+    means: "download logs",
   },
   // Slow queries are in a database's log; an outage of a service is news on the web.
   { pattern: /\bslow (?:quer(?:y|ies)|ops|operations)\b/gi, means: "log" },
