@@ -213,7 +213,7 @@ describe("what a request's words count for", () => {
 
   test("'log X into' signs in; 'look over' is a review; 'pull the logs' gets them; a stack trace is an error's, which is an event; stuck is cancelled; a spreadsheet is a file", () => {
     assert.ok(concepts("log docker into our private registry").includes("login author"));
-    assert.deepEqual(concepts("log 2 hours into OPS-12"), ["~issue", "time spent"], "time logged into a ticket");
+    assert.deepEqual(concepts("log 2 hours into OPS-12"), ["~issue jira", "time spent"], "time logged into a ticket");
     assert.ok(concepts("ask Priya and Tom to look over my pull request").includes("~request review"));
     assert.ok(concepts("pull the logs from the last failed run").includes("~get"));
     assert.ok(!concepts("pull DATA-501 out of the sprint back to the backlog").includes("~get"));
@@ -240,7 +240,7 @@ describe("what a request's words count for", () => {
     assert.ok(concepts("mark the rollout as done").includes("~update statu"));
     assert.ok(!concepts("mark the channel as read").includes("~update statu"));
     assert.ok(concepts("mark FRONTEND-3KZ as resolved").includes("~issue ~error"));
-    assert.deepEqual(concepts("look at PROJ-12"), ["look", "~issue"]);
+    assert.deepEqual(concepts("look at PROJ-12"), ["look", "~issue jira"]);
     // "Rerun" said is a word of the request, at its full weight; "run it again" and "retry" mean it.
     const weights = (query: string) => requestConcepts(query).map((c) => [c.own.join(" "), c.weight]);
     assert.deepEqual(weights("rerun the failed jobs"), [
@@ -274,7 +274,7 @@ describe("what a request's words count for", () => {
     ]);
   });
 
-  test("who asks is not what they ask; a command line run is a process, and so is what holds a port; a folder's path, a file's path to save to and why something failed say what to do; a bucket's URL, a channel's news, a saved filter, slow queries, a database's row, an outage and a comment left say what they mean", () => {
+  test("who asks is not what they ask; a command line run is a process, and so is what holds a port; a folder's path, a file's path to save to, why something failed and a ticket's key say what to do; a bucket's URL, a channel's news, a saved filter, slow queries, a database's row, an outage and a comment left say what they mean", () => {
     assert.deepEqual(concepts("support lead question: how many orders are pending").slice(0, 3), [
       "~count",
       "order",
@@ -303,6 +303,9 @@ describe("what a request's words count for", () => {
     assert.ok(!concepts("save the draft").includes("write file"));
     assert.ok(concepts("why did the deploy workflow blow up?").includes("download ~log"));
     assert.ok(!concepts("why did we pick postgres").includes("download ~log"));
+    // A key like PAY-1423 names a Jira ticket, which is closed or reopened by moving it to another status.
+    assert.deepEqual(concepts("close PAY-1423"), ["transit statu", "~issue jira"]);
+    assert.deepEqual(concepts("close issue #77"), ["~issue", "~update state"]);
   });
 
   test("a tool named for an HTTP method and a verb does what the verb says", () => {

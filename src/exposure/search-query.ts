@@ -83,6 +83,8 @@ const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: true }[] =
     pattern: /\bmark\b(?=(?:\s+\S+){1,4}\s+as (?:resolved|fixed|done|closed|complete|completed)\b)/gi,
     means: "update status",
   },
+  // A ticket named by its key (Jira's PAY-1423) is closed or reopened by moving it to another status.
+  { pattern: /\b(?:close|reopen|resolve)\b(?= [A-Z][A-Z0-9]+-\d)/g, means: "transition status" },
   // Closing or reopening a ticket or a PR changes its state (not a browser's tab).
   {
     pattern:
@@ -220,7 +222,7 @@ const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: true }[] =
   // An identifier written in camelCase (parseInvoice, OutOfMemory; not a product's name like GitHub) is code or an
   // error's name.
   { pattern: /\b\p{Ll}+(?:\p{Lu}\p{Ll}*)+\b|\b(?:\p{Lu}\p{Ll}+){3,}\b/gu, means: "code" },
-  { pattern: /\b[A-Z][A-Z0-9]{1,9}-\d+\b/g, means: "issue" },
+  { pattern: /\b[A-Z][A-Z0-9]{1,9}-\d+\b/g, means: "issue jira" },
   // An error tracker's short id (FRONTEND-3KZ): an issue of errors.
   { pattern: /\b[A-Z][A-Z0-9]+-(?=[A-Z0-9]*[A-Z])(?=[A-Z0-9]*\d)[A-Z0-9]{2,8}\b/g, means: "issue error" },
   { pattern: /(?:^|\s)#\d+\b/g, means: "issue" },
