@@ -286,11 +286,17 @@ describe("what a request's words count for", () => {
     const listing = concepts("list whats under s3://acme-data/raw/events/");
     assert.ok(listing.includes("bucket object") && !listing.includes("event"), listing.join(" | "));
     assert.ok(concepts("what happened in #eng this week").includes("histori ~message"));
-    assert.ok(concepts(`run my saved filter "my bugs"`).includes("~search ~issue jql"));
+    assert.deepEqual(
+      concepts(`run my saved "my bugs" filter`),
+      ["~search ~issue jql"],
+      "running a filter is no process",
+    );
     const slow = concepts("any slow queries in the mongo logs");
     assert.ok(slow.includes("~mongodb") && !slow.includes("~search"), slow.join(" | "));
     assert.ok(concepts("add a row to the bugs database in notion").includes("~create ~page"));
     assert.ok(!concepts("add a row to the list").includes("~create ~page"));
+    assert.ok(concepts("add Jordan Lee to the Hiring database in notion").includes("~create ~page"));
+    assert.ok(concepts("what is eating the cpu on this box").includes("~process"));
     assert.ok(concepts("is github having an outage").includes("~web ~search"));
     // Leaving a comment writes one; what holds a port is a process, a port opened to traffic is not.
     assert.ok(concepts("leave a comment on the Q3 page asking who owns it").includes("~create comment"));

@@ -98,7 +98,10 @@ const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: true }[] =
     means: "search filter",
   },
   // A saved filter is a search of tickets; what happened in a channel is its history.
-  { pattern: /\bsaved (?:jira )?filter\b/gi, means: "search issues jql" },
+  {
+    pattern: /\b(?:(?:run|open|pull up|show me|show)\s+)?(?:(?:my|the|our)\s+)?saved\s+(?:jira\s+)?filter\b/gi,
+    means: "search issues jql",
+  },
   { pattern: /\bwhat (?:happened|did i miss|went on|was said)\b(?= in #)/gi, means: "history messages" },
   // Leaving a comment writes one (a tool that reads comments is not asked for); what holds a port is a process.
   {
@@ -110,6 +113,7 @@ const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: true }[] =
     pattern: /\b(?:(?:is|running|listening|something) on|hogging|using|holding|bound to) port \d+\b/gi,
     means: "process",
   },
+  { pattern: /\bon (?:this|my|the local) (?:box|machine|laptop|computer|mac|host)\b/gi, means: "process" },
   // A command line run ("run npm test in ~/web") is a process in a terminal.
   {
     pattern:
@@ -121,7 +125,7 @@ const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: true }[] =
   { pattern: /\b(?:s3|gs|az|abfss?):\/\/\S+/gi, means: "bucket object" },
   {
     pattern:
-      /\b(?:add|insert|create|put)\b(?= (?:a |an |one )?(?:new )?(?:row|entry|record|item)s? (?:to|in|into) (?:the |our |my )?(?:\S+ ){0,3}(?:database|db)\b)/gi,
+      /\b(?:add|insert|create|put)\b(?= (?:a |an |one )?(?:new )?(?:row|entry|record|item)s? (?:to|in|into) (?:the |our |my )?(?:\S+ ){0,3}(?:database|db)\b)|\badd\b(?= (?:\S+ ){1,4}?to (?:the |our |my )?(?:\S+ ){0,3}database\b)/gi,
     means: "create page",
   },
   // Why something failed is in its logs.
