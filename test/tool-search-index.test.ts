@@ -312,6 +312,12 @@ describe("what a request's words count for", () => {
     // A key like PAY-1423 names a Jira ticket, which is closed or reopened by moving it to another status.
     assert.deepEqual(concepts("close PAY-1423"), ["transit statu", "~issue jira"]);
     assert.deepEqual(concepts("close issue #77"), ["~issue", "~update state"]);
+    // Why a request asks is not what it asks for.
+    assert.deepEqual(concepts("which versions are unreleased? want to know if 4.12 is open"), [
+      "version",
+      "unreleas",
+      "~list ~get ~search",
+    ]);
   });
 
   test("a tool named for an HTTP method and a verb does what the verb says", () => {

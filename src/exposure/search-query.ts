@@ -268,10 +268,11 @@ const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: true }[] =
  * like ("add a comment on INFRA-9 saying the fix is deployed"); after "that" when the request starts by saying
  * something ("post in #deploys that the release is going out"), after "about" when it starts by writing something ("open
  * an issue about the broken signup link"), after "at" where a name is pointed ("point api.example.com at the new load
- * balancer"). The carried text says what to write (or where to), not which tool.
+ * balancer"), and where the request says why ("want to know if 4.12 is open"). The carried text says what to write (or
+ * where to, or why), not which tool.
  */
 const CARRIED_TEXT =
-  /:\s|\b(?:saying|asking|telling|reading|with the (?:text|message|body)|and (?:tell|show|let|give) me|(?<=^(?:create|file|open|raise|write|post|send|make|draft|start|add|leave|log|message|dm|email|ping|tell)\b.*?|\b(?:remember|know|recall|stored|saved|noted)\b.*?)about|so (?:that )?(?:i|we|they|you|it)\b|(?<=^\s*point\s+\S+\s+)(?:at|to))\b|(?<=^(?:post|say|tell|announce|message|notify|ping|let|write|reply|comment|note|remember|memorize)\b.*?)\bthat\b/i;
+  /:\s|\b(?:saying|asking|telling|reading|with the (?:text|message|body)|and (?:tell|show|let|give) me|(?<=^(?:create|file|open|raise|write|post|send|make|draft|start|add|leave|log|message|dm|email|ping|tell)\b.*?|\b(?:remember|know|recall|stored|saved|noted)\b.*?)about|(?:i |we )?(?:want|need|wanted|trying) to (?:know|see|check|find out|figure out) (?:if|whether|who|what|when|why|how)\b|so (?:that )?(?:i|we|they|you|it)\b|(?<=^\s*point\s+\S+\s+)(?:at|to))\b|(?<=^(?:post|say|tell|announce|message|notify|ping|let|write|reply|comment|note|remember|memorize)\b.*?)\bthat\b/i;
 
 /**
  * Names of things in a request (a repository "acme/infra", a host "build-agent-3", a path "2024/06/"): they tell which
