@@ -180,11 +180,14 @@ describe("what a request's words count for", () => {
     assert.deepEqual(concepts("kill whatever is hogging port 3000").includes("whatev"), false);
   });
 
-  test("a name of words joined by '-' lends none of them, even words a value has ('docs'); a file or @group keeps its meaning", () => {
+  test("a name of words joined by '-' lends none of them, wherever it stands, even words a value has ('docs'); a file or @group keeps its meaning", () => {
     const closing = concepts("close issue #77 in docs-site as won't fix");
     assert.ok(!closing.some((own) => /doc|~page/.test(own)), closing.join(" | "));
     assert.ok(concepts("replace localhost:5432 with db:5432 in docker-compose.yml").includes("file"));
     assert.ok(concepts("add Lee to the @oncall-backend group").includes("invit member"));
+    // Wherever it stands, unless English writes it so ("force-push").
+    assert.deepEqual(concepts("roll back search-indexer to the previous revision"), ["roll", "previou", "revis"]);
+    assert.deepEqual(concepts("force-push to main"), ["forc", "push", "branch"]);
   });
 
   test("what a new issue, message or page is about is what it says, not which tool; so is what the agent remembers about", () => {

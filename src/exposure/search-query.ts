@@ -277,16 +277,19 @@ const CARRIED_TEXT =
 /**
  * Names of things in a request (a repository "acme/infra", a host "build-agent-3", a path "2024/06/"): they tell which
  * thing, not what kind of thing or what to do with it, and their parts are words that mislead. Words joined by "/" or
- * "_", or holding digits; words joined by "-" where they name something ("the logs-archive bucket", "in
- * payments-api"), not where they are words ("force-push", "on-call"), and before the values are read, so that
- * "docs-site" is not read as docs (a file's name and a @group are left to the values).
+ * "_", or holding digits; words joined by "-" ("the logs-archive bucket", "roll back search-indexer"), unless English
+ * writes them so ("force-push", "on-call"), and before the values are read, so that "docs-site" is not read as docs (a
+ * file's name and a @group are left to the values).
  */
 const NAME_LIKE = /(?<!\S)(?=\S*[\p{L}\p{N}][/_][\p{L}\p{N}]|\S*\p{L}\S*\p{N}|\S*\p{N}\S*\p{L})[^\s,;:!?()"']+/gu;
 const NAME_WORDS = String.raw`\p{L}[\p{L}\p{N}]*(?:-\p{L}[\p{L}\p{N}]*)+(?![\p{L}\p{N}]|\.\p{L})`;
-const HYPHENED_NAME = new RegExp(
-  String.raw`(?<=\b(?:in|on|of|from|into|for)\s+(?:the\s+)?)${NAME_WORDS}|(?<![@#\w-])${NAME_WORDS}(?=\s+(?:repo|repository|bucket|project|channel|branch|service|cluster|server|db|database|table|collection|team|board|namespace|function|user|role|group|site|app|pod|queue|topic|instance|vm|worker|box|workflow|job|pipeline)s?\b)`,
-  "giu",
-);
+/** First words of words joined by "-" that English writes so ("re-run", "on-call", "force-push"): no names. */
+const WORD_BEFORE_HYPHEN =
+  "port|re|sub|co|pre|non|multi|self|de|un|e|x|on|off|in|out|up|down|over|under|auto|cross|long|short|high|low|read|" +
+  "write|force|follow|sign|log|check|opt|set|built|third|real|end|dry|roll|cherry|pull|merge|hot|dead|key|time|full|" +
+  "two|single|front|back|day|top|bottom|left|right|first|last|one|all|case|well|old|new|half|semi|anti|mid|post|" +
+  "open|closed|close|run";
+const HYPHENED_NAME = new RegExp(String.raw`(?<![@#\w/:.-])(?!(?:${WORD_BEFORE_HYPHEN})-)${NAME_WORDS}`, "giu");
 
 /**
  * Who is asking, or what kind of request follows ("support lead question:", "QA here -", "quick one:"): the request is
