@@ -277,7 +277,7 @@ describe("what a request's words count for", () => {
     ]);
   });
 
-  test("who asks is not what they ask; a command line run is a process, and so is what holds a port; a folder's path, a file's path to save to, why something failed and a ticket's key say what to do; a bucket's URL, a channel's news, a saved filter, slow queries, a database's row, an outage and a comment left say what they mean", () => {
+  test("who asks is not what they ask; a command line run is a process, and so is what holds a port; a folder's path, a file's path to save to, why something failed and a ticket's key say what to do; a bucket's URL, a channel's news, a saved filter, slow queries, a database's row, an outage, a comment or review left, the biggest files and a note to keep say what they mean", () => {
     assert.deepEqual(concepts("support lead question: how many orders are pending").slice(0, 3), [
       "~count",
       "order",
@@ -302,8 +302,16 @@ describe("what a request's words count for", () => {
     assert.ok(concepts("what is eating the cpu on this box").includes("~process"));
     assert.ok(concepts("is github having an outage").includes("~web ~search"));
     // Leaving a comment writes one; what holds a port is a process, a port opened to traffic is not.
-    assert.ok(concepts("leave a comment on the Q3 page asking who owns it").includes("~create comment"));
-    assert.ok(concepts("comment on the launch page").includes("~create comment"));
+    assert.ok(concepts("leave a comment on the Q3 page asking who owns it").includes("~create"));
+    assert.ok(concepts("comment on the launch page").includes("~create"));
+    assert.ok(concepts("leave a review on PR #482").includes("~create"));
+    assert.ok(!concepts("read the review on PR #482").includes("~create"));
+    // The biggest of something is asked of its sizes; a command in backticks is run as one.
+    assert.ok(concepts("what are the biggest files under /var/log").includes("~size"));
+    assert.ok(concepts("run `npm test` in ~/web").includes("terminal ~process ~command"));
+    // What the agent is asked to note is its memory, whatever the note says.
+    assert.deepEqual(concepts("note that our contact is now jonas"), ["memori graph entiti observ"]);
+    assert.ok(concepts("open a github issue in jdoe/dotfiles").includes("~create ~issue"));
     assert.ok(concepts("kill whatever is on port 3000").includes("~process"));
     assert.ok(!concepts("allow traffic on port 443 from the internet").includes("~process"));
     // What is in a folder is its listing; saving to a file's path writes it; why something failed is in its logs.

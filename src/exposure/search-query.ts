@@ -61,7 +61,7 @@ const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: true }[] =
   // What the agent itself remembers: the memory server's knowledge graph.
   {
     pattern:
-      /\b(?:(?:do|did) you (?:\w+ )?(?:remember|know|recall)|you(?: have|'ve)? (?:stored|saved|remembered|noted|know)|(?:remember|note) (?:that|this)|i (?:gave|told|sent) you)\b/gi,
+      /\b(?:(?:do|did) you (?:\w+ )?(?:remember|know|recall)|you(?: have|'ve)? (?:stored|saved|remembered|noted|know)|(?:remember|note(?: down)?) (?:that|this)|^\s*(?:remember|note(?: down)?)(?=\s*$)|i (?:gave|told|sent) you)\b/gi,
     means: "memory graph entities observations",
   },
   // What a system's numbers are: metrics.
@@ -105,8 +105,9 @@ const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: true }[] =
   { pattern: /\bwhat (?:happened|did i miss|went on|was said)\b(?= in #)/gi, means: "history messages" },
   // Leaving a comment writes one (a tool that reads comments is not asked for); what holds a port is a process.
   {
-    pattern: /\b(?:leave|add|post|drop|write) (?:a |an )?(?:quick |short )?comments?\b|^\s*comment on\b/gi,
-    means: "create comment",
+    pattern:
+      /\b(?:leave|add|post|drop|write|submit) (?:a |an )?(?:quick |short )?(?:comments?|reviews?)\b|^\s*comment on\b/gi,
+    means: "create",
     keepsWords: true,
   },
   {
@@ -117,7 +118,7 @@ const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: true }[] =
   // A command line run ("run npm test in ~/web") is a process in a terminal.
   {
     pattern:
-      /\b(?:run|execute|exec)\b(?= (?:a |the )?(?:npm|npx|yarn|pnpm|make|pytest|cargo|go|git|docker|python3?|node|bash|sh|ls|grep|pip|terraform|kubectl|mvn|gradle|rake|bundle|jest|tsc|eslint)\b)/gi,
+      /\b(?:run|execute|exec)\b(?= (?:a |the )?`?(?:npm|npx|yarn|pnpm|make|pytest|cargo|go|git|docker|python3?|node|bash|sh|ls|grep|pip|terraform|kubectl|mvn|gradle|rake|bundle|jest|tsc|eslint)\b)/gi,
     means: "terminal process command",
     keepsWords: true,
   },
@@ -133,6 +134,8 @@ const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: true }[] =
     pattern: /^\s*why (?:did|does|is|was|do|are)\b(?=.*\b(?:fail|blow|blew|break|broke|crash|red)\w*)/gi,
     means: "download logs",
   },
+  // The biggest of something is asked of its sizes.
+  { pattern: /\b(?:biggest|largest|heaviest)\b/gi, means: "size" },
   // Slow queries are in a database's log; an outage of a service is news on the web.
   { pattern: /\bslow (?:quer(?:y|ies)|ops|operations)\b/gi, means: "log" },
   {
@@ -205,7 +208,8 @@ const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: true }[] =
     keepsWords: true,
   },
   {
-    pattern: /\b(?:file|open|raise|log|make|create|write|cut) (?:a |an |the )?(?:new )?(?:bug|ticket|issue)\b/gi,
+    pattern:
+      /\b(?:file|open|raise|log|make|create|write|cut) (?:a |an |the )?(?:new )?(?:\w+ )?(?:bug|ticket|issue)\b/gi,
     means: "create issue",
     keepsWords: true,
   },
