@@ -286,6 +286,11 @@ describe("what a request's words count for", () => {
     assert.deepEqual(requestAction("support lead question: how many orders are pending"), "read");
     assert.ok(concepts("run npm test in ~/code/web").includes("terminal ~process ~command"));
     assert.ok(!concepts("run the migration").includes("terminal ~process ~command"));
+    assert.deepEqual(concepts("upload ./dist/report.pdf to s3://acme-reports/q2/"), [
+      "put object",
+      "bucket object",
+      "file path",
+    ]);
     const listing = concepts("list whats under s3://acme-data/raw/events/");
     assert.ok(listing.includes("bucket object") && !listing.includes("event"), listing.join(" | "));
     assert.ok(concepts("what happened in #eng this week").includes("histori ~message"));

@@ -122,7 +122,9 @@ const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: true }[] =
     means: "terminal process command",
     keepsWords: true,
   },
-  // A bucket's URL (s3://…) names objects in it; a row of a database (Notion's) is a page in it.
+  // A bucket's URL (s3://…) names objects in it, and what is uploaded to it is put there; a row of a database
+  // (Notion's) is a page in it.
+  { pattern: /\b(?:upload|copy|put|push)\b(?=.*\b(?:s3|gs):\/\/)/gi, means: "put object" },
   { pattern: /\b(?:s3|gs|az|abfss?):\/\/\S+/gi, means: "bucket object" },
   {
     pattern:
