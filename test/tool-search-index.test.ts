@@ -284,6 +284,7 @@ describe("what a request's words count for", () => {
       "pend",
     ]);
     assert.deepEqual(requestAction("support lead question: how many orders are pending"), "read");
+    assert.ok(concepts("mark this pull request as urgent - the customer waits").includes("~pull request"));
     assert.ok(concepts("run npm test in ~/code/web").includes("terminal ~process ~command"));
     assert.ok(!concepts("run the migration").includes("terminal ~process ~command"));
     assert.deepEqual(concepts("upload ./dist/report.pdf to s3://acme-reports/q2/"), [

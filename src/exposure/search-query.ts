@@ -103,7 +103,8 @@ const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: true }[] =
     means: "search issues jql",
   },
   { pattern: /\bwhat (?:happened|did i miss|went on|was said)\b(?= in #)/gi, means: "history messages" },
-  // Leaving a comment writes one (a tool that reads comments is not asked for); what holds a port is a process.
+  // Leaving a comment or a review writes one (a tool that reads them is not asked for); what holds a port, or eats
+  // the CPU on this box, is a process.
   {
     pattern:
       /\b(?:leave|add|post|drop|write|submit) (?:a |an )?(?:quick |short )?(?:comments?|reviews?)\b|^\s*comment on\b/gi,
@@ -298,10 +299,10 @@ const WORD_BEFORE_HYPHEN =
 const HYPHENED_NAME = new RegExp(String.raw`(?<![@#\w/:.-])(?!(?:${WORD_BEFORE_HYPHEN})-)${NAME_WORDS}`, "giu");
 
 /**
- * Who is asking, or what kind of request follows ("support lead question:", "QA here -", "quick one:"): the request is
- * what comes after.
+ * Who is asking, or what kind of request follows, in a few words ("support lead question:", "QA here -", "quick one:"):
+ * the request is what comes after.
  */
-const PREAMBLE = /^[^:]{0,40}?\b(?:question|q|here|fyi|urgent|quick one|heads up|request)\s*(?::|\s-)\s/i;
+const PREAMBLE = /^\s*(?:[\w'-]+\s+){0,2}?(?:question|q|here|fyi|urgent|quick one|heads up)\s*(?::|\s-)\s/i;
 
 /** A request that asks a question ("what's in the current sprint", "who approved PR 88") wants to read, not change. */
 const QUESTION =
