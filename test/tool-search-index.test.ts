@@ -155,6 +155,27 @@ describe("requests a model makes", () => {
     assert.deepEqual(got, [toolNameFor("mongodb", "list-databases")]);
   });
 
+  test("a tool for many things at once ranks below the one for one thing, unless the request asks for many", () => {
+    const tracker = new ToolSearchIndex();
+    // Without the rule the bulk tool ranks first for one ticket.
+    const tools: Tool[] = [
+      {
+        name: "bulk_transition_issue_statuses",
+        description: "Transition multiple issues in bulk.",
+        inputSchema: { type: "object" },
+      },
+      {
+        name: "transition_issue",
+        description: "Performs an issue transition.",
+        inputSchema: { type: "object" },
+      },
+    ];
+    for (const tool of tools) tracker.add(searchableTool(tool, "jira", toolNameFor("jira", tool.name)));
+    const first = (query: string) => tracker.find(query, 2)[0]?.name;
+    assert.equal(first("move PAY-1123 to In Review"), "mcp_jira_transition_issue");
+    assert.equal(first("move all these issues to In Review"), "mcp_jira_bulk_transition_issue_statuses");
+  });
+
   test("a tool added later is found, and a removed one no longer", () => {
     const small = new ToolSearchIndex();
     const tool: Tool = {
@@ -318,6 +339,9 @@ describe("what a request's words count for", () => {
     // What the agent is asked to note is its memory, whatever the note says.
     assert.deepEqual(concepts("note that our contact is now jonas"), ["memori graph entiti observ"]);
     assert.ok(concepts("open a github issue in jdoe/dotfiles").includes("~create ~issue"));
+    assert.ok(concepts("get me the README of karpathy/nanoGPT").includes("file content"));
+    assert.equal(requestAction("comment on the Q4 OKRs page"), "change");
+    assert.equal(toolAction(termsOf("API-retrieve-a-comment")), "read");
     assert.ok(concepts("kill whatever is on port 3000").includes("~process"));
     assert.ok(!concepts("allow traffic on port 443 from the internet").includes("~process"));
     // What is in a folder is its listing; saving to a file's path writes it; why something failed is in its logs.

@@ -137,6 +137,8 @@ const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: true }[] =
     pattern: /^\s*why (?:did|does|is|was|do|are)\b(?=.*\b(?:fail|blow|blew|break|broke|crash|red)\w*)/gi,
     means: "download logs",
   },
+  // A repository's README is a file to read.
+  { pattern: /\breadme(?:\.md)?\b/gi, means: "file contents", keepsWords: true },
   // The biggest of something is asked of its sizes.
   { pattern: /\b(?:biggest|largest|heaviest)\b/gi, means: "size" },
   // Slow queries are in a database's log; an outage of a service is news on the web.
@@ -316,7 +318,9 @@ const VERBS: readonly [Action, Set<string>][] = [
   [
     "read",
     new Set(
-      termsOf("get list describe search find show view inspect explain count download export analyze check history"),
+      termsOf(
+        "get list describe search find show view inspect explain count download export analyze check history retrieve",
+      ),
     ),
   ],
   [
@@ -326,7 +330,7 @@ const VERBS: readonly [Action, Set<string>][] = [
         "create add put post update edit delete remove start stop reboot restart run invoke terminate send upload merge " +
           "move archive invite kick transition assign attach close cancel bounce spin shut grow resize scale give grant " +
           "watch save lock hook cut remember forget reopen rerun deploy rotate restore revert " +
-          "enable disable register apply modify write fill click type press drag upsert change rank link vote pin",
+          "enable disable register apply modify write fill click type press drag upsert change rank link vote pin comment",
       ),
     ),
   ],

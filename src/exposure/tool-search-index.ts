@@ -85,8 +85,17 @@ const MISFIT = 0.6;
  */
 const WEAKEST = 0.2;
 
-/** What a tool named for a verb the request does not say (nor a word near it) keeps of its score. */
+/**
+ * What a tool named for a verb the request does not say (nor a word near it), or for acting on many things at once
+ * (`bulk_…`) when the request asks for one, keeps of its score.
+ */
 const UNSAID = 0.9;
+
+/** Words of a tool's name that say it acts on many things at once (`bulk_transition_issues`, `batch_get`). */
+const BULK = new Set(termsOf("bulk batch"));
+
+/** Words of a request that ask for many things at once. */
+const MANY = /\b(?:bulk|batch|all|every|multiple|several|many|these|those|each)\b/i;
 
 /** Field weights: a word of the tool's name says most about what it does, its server's description least. */
 const BOOST = { names: 3, lead: 1, description: 1.2, parameters: 0.8, server: 0.6 };
@@ -109,10 +118,10 @@ export class ToolSearchIndex {
     },
   });
   /**
-   * Each tool, with what it does by the first verb of its name (reads or changes) and that verb where a request must
-   * say it too (delete, update, rerun…).
+   * Each tool, with what it does by the first verb of its name (reads or changes), that verb where a request must say
+   * it too (delete, update, rerun…), and whether its name says it acts on many things at once.
    */
-  private readonly tools = new Map<string, { tool: SearchableTool; action?: Action; verb?: string }>();
+  private readonly tools = new Map<string, { tool: SearchableTool; action?: Action; verb?: string; many: boolean }>();
 
   get size(): number {
     return this.tools.size;
@@ -134,7 +143,12 @@ export class ToolSearchIndex {
   add(tool: SearchableTool): void {
     if (this.tools.has(tool.name)) this.search.discard(tool.name);
     const named = termsOf([tool.originalName, tool.title ?? ""].join(" "));
-    this.tools.set(tool.name, { tool, action: toolAction(named), verb: markedVerb(named) });
+    this.tools.set(tool.name, {
+      tool,
+      action: toolAction(named),
+      verb: markedVerb(named),
+      many: named.some((term) => BULK.has(term)),
+    });
     this.search.add({
       id: tool.name,
       names: [tool.originalName, tool.title ?? ""].join(" "),
@@ -179,11 +193,14 @@ export class ToolSearchIndex {
         totals.set(id, total);
       }
     }
-    // A tool that does the other kind of thing than the request asks (creates when asked what there is) ranks lower.
+    // A tool that does the other kind of thing than the request asks (creates when asked what there is) ranks lower;
+    // so does one named for what the request does not say.
     const wanted = requestAction(query);
+    const one = !MANY.test(query);
     const fit = (id: string) => {
-      const { action, verb } = this.tools.get(id) ?? {};
-      return (wanted && action && action !== wanted ? MISFIT : 1) * (verb && !said.has(verb) ? UNSAID : 1);
+      const { action, verb, many } = this.tools.get(id) ?? {};
+      const unsaid = (verb && !said.has(verb)) || (many && one);
+      return (wanted && action && action !== wanted ? MISFIT : 1) * (unsaid ? UNSAID : 1);
     };
     const results = [...totals]
       .map(([id, { score, met }]) => ({ id, score: score * met * fit(id) }))
