@@ -340,6 +340,14 @@ describe("what a request's words count for", () => {
     assert.deepEqual(concepts("note that our contact is now jonas"), ["memori graph entiti observ"]);
     assert.ok(concepts("open a github issue in jdoe/dotfiles").includes("~create ~issue"));
     assert.ok(concepts("get me the README of karpathy/nanoGPT").includes("file content"));
+    // A repository named by its owner; a folder, a branch or a host's path is none.
+    assert.ok(concepts("whats in the latest release of acme/cli").includes("~repository"));
+    for (const query of [
+      "open localhost:3000/signup",
+      "replace x in all the files in src/config",
+      "rebase release/4.2",
+    ])
+      assert.ok(!concepts(query).includes("~repository"), query);
     assert.equal(requestAction("comment on the Q4 OKRs page"), "change");
     assert.equal(toolAction(termsOf("API-retrieve-a-comment")), "read");
     assert.ok(concepts("kill whatever is on port 3000").includes("~process"));

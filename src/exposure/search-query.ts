@@ -231,6 +231,13 @@ const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: true }[] =
       /\b(?!\p{Lu}\p{Ll}*\.js\b)(?:[\w.-]+\/)*[\w-]+\.(?:json|ya?ml|md|txt|ts|tsx|js|mjs|py|go|rs|java|rb|csv|pdf|png|jpe?g|gif|svg|log|toml|ini|env|sh|html|css|xml|sql|docx?|xlsx?)\b/giu,
     means: "file",
   },
+  // A repository named by its owner ("acme/web"): files and paths are read before; a folder ("src/config"), a branch
+  // ("release/4.2") or a host's path ("localhost:3000/signup") is none.
+  {
+    pattern:
+      /(?<![\w./~:-])(?!(?:src|lib|app|apps|test|tests|docs|config|dist|build|bin|etc|var|home|usr|tmp|packages|scripts|public|assets|release|feature|hotfix|bugfix|fix)\/)[a-z0-9][\w.-]*\/[a-z0-9][\w.-]*(?![\w/.-])/gi,
+    means: "repository",
+  },
   { pattern: /(?:^|\s)\+1\b/g, means: "vote" },
   // An identifier written in camelCase (parseInvoice, OutOfMemory; not a product's name like GitHub) is code or an
   // error's name.
