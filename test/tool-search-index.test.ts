@@ -359,7 +359,7 @@ describe("what a request's words count for", () => {
     assert.ok(concepts("why did the deploy workflow blow up?").includes("download ~log"));
     assert.ok(!concepts("why did we pick postgres").includes("download ~log"));
     // A key like PAY-1423 names a Jira ticket, which is closed or reopened by moving it to another status.
-    assert.deepEqual(concepts("close PAY-1423"), ["transit statu", "~issue jira"]);
+    assert.deepEqual(concepts("Close PAY-1423"), ["transit statu", "~issue jira"]);
     assert.deepEqual(concepts("close issue #77"), ["~issue", "~update state"]);
     // Why a request asks is not what it asks for.
     assert.deepEqual(concepts("which versions are unreleased? want to know if 4.12 is open"), [

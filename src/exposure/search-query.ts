@@ -84,7 +84,7 @@ const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: true }[] =
     means: "update status",
   },
   // A ticket named by its key (Jira's PAY-1423) is closed or reopened by moving it to another status.
-  { pattern: /\b(?:close|reopen|resolve)\b(?= [A-Z][A-Z0-9]+-\d)/g, means: "transition status" },
+  { pattern: /\b(?:[Cc]lose|[Rr]eopen|[Rr]esolve)\b(?= [A-Z][A-Z0-9]+-\d)/g, means: "transition status" },
   // Closing or reopening a ticket or a PR changes its state (not a browser's tab).
   {
     pattern:
