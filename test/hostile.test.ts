@@ -696,7 +696,7 @@ describe("hostile remote servers", { timeout: 120_000 }, () => {
         const server = await startHostileHttp();
         const env = await twoServers({ url: server.url, ...LIMIT });
         try {
-          // 4 MB, in one JSON body or one SSE event.
+          // 64 MB, in one JSON body or one SSE event.
           await assert.rejects(runTool(env.tools.get(`mcp_bad_${tool}`)), overLimit);
           await waitFor(() => server.repliesCut() === 1, "the server to see its reply closed");
           await waitFor(() => server.cancellations() === 1, "the server to be told the call is cancelled");
