@@ -373,6 +373,41 @@ describe("what a request's words count for", () => {
     assert.deepEqual(concepts("note that our contact is now jonas"), ["memori graph entiti observ"]);
   });
 
+  test("some words name a service whatever the others say: a ticket is Jira's, articles and what others hit are on the web, library docs are docs", () => {
+    const weightOf = (query: string, own: string) =>
+      requestConcepts(query).find((concept) => concept.own.join(" ") === own)?.weight;
+    assert.equal(weightOf("which tickets are in the 2.5 release", "jira"), 1);
+    assert.equal(weightOf("add a sub-task under the checkout epic", "jira"), 1);
+    assert.equal(weightOf("find me a couple of articles comparing Snowflake and BigQuery pricing", "~web ~search"), 1);
+    assert.equal(weightOf("see if anyone else is hitting ERR_OSSL_EVP_UNSUPPORTED with node 18", "~web ~search"), 1);
+    assert.ok(
+      top("find me some conference talks about running event sourcing in production").includes(
+        "mcp_brave-search_brave_web_search",
+      ),
+    );
+    assert.ok(
+      top("check the current prisma docs for how interactive transactions work").some((name) =>
+        name.startsWith("mcp_context7_"),
+      ),
+    );
+    // A "doc" is any document (a Notion page), and a folder named docs is a path.
+    assert.ok(!concepts("find the onboarding doc in Notion").includes("doc"));
+    assert.ok(!concepts("replace 'Acme' with 'Acme Inc.' in the .md files under ./docs").includes("doc librari"));
+  });
+
+  test("a word before a colon is what the request is about; a participle is no verb", () => {
+    assert.ok(concepts("Prisma: how do you define a many-to-many relation").includes("relat"));
+    assert.ok(
+      top("Prisma: how do you define a many-to-many relation according to the latest docs").some((name) =>
+        name.startsWith("mcp_context7_"),
+      ),
+    );
+    assert.equal(requestAction("sentry: who's assigned to that error"), "read");
+    assert.equal(requestAction("all open bugs assigned to me"), undefined);
+    assert.equal(requestAction("assign PAY-12 to Dana"), "change");
+    assert.equal(requestAction("restore the deleted file"), "change");
+  });
+
   test("a tool named for an HTTP method and a verb does what the verb says", () => {
     assert.equal(toolAction(termsOf("API-post-search")), "read");
     assert.equal(toolAction(termsOf("post_message")), "change");
