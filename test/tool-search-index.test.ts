@@ -408,6 +408,36 @@ describe("what a request's words count for", () => {
     assert.equal(requestAction("restore the deleted file"), "change");
   });
 
+  test("more turns of phrase: an emoji is a reaction, a backup taken is a backup, a person asked about again is memory, a ticket moved along changes status, a file made or read by its name", () => {
+    const reaction = concepts("throw an :eyes: on the latest message in #support so they know I'm on it");
+    assert.ok(reaction.includes("reaction emoji") && reaction.includes("~message"), reaction.join(" | "));
+    assert.deepEqual(concepts("take a backup of the disk"), ["backup", "disk"]);
+    assert.ok(concepts("take a screenshot of the page").includes("take"));
+    assert.ok(
+      concepts("who was the vendor contact for our SSO integration again?").includes("memori graph entiti observ"),
+    );
+    assert.ok(
+      concepts("Sam moved from platform to data eng, keep that in mind").includes("memori graph entiti observ"),
+    );
+    assert.ok(concepts("PAY-2314 is ready for review, move it along").includes("transit statu"));
+    assert.ok(concepts("what's in config/settings.yaml in this project?").includes("~get file"));
+    assert.ok(concepts("make a TODO.md in ~/projects/orca").includes("write file"));
+    assert.ok(concepts("tag issue 77 as a good first issue").includes("label"));
+    assert.ok(concepts("get it up for review against develop").includes("~create ~pull request"));
+    assert.ok(concepts("who last touched src/billing/invoice.ts in the ledger repo?").includes("commit"));
+    assert.ok(concepts("Lena needs to be in #eng-onboarding").includes("invit member"));
+    assert.ok(concepts("put the grafana link at the top of #team-payments").includes("bookmark pin"));
+    assert.ok(concepts("the Content Calendar needs a new entry: Launch post").includes("~create ~page"));
+    assert.ok(concepts("anything crashlooping in checkout ns?").includes("namespac"));
+    assert.ok(concepts("the nightly workflow failed again, can it go one more time").includes("rerun"));
+    assert.ok(concepts("how much disk is left on my laptop").includes("~process"));
+    assert.ok(concepts("mark that TypeError resolved").includes("~update statu"));
+    assert.ok(concepts("is github down right now?").includes("~web ~search"));
+    // A question may come last, after what the request says of the situation.
+    assert.equal(requestAction("the checkout function is throwing timeouts, what do its logs say?"), "read");
+    assert.equal(requestAction("the checkout function is throwing timeouts, restart it"), "change");
+  });
+
   test("a tool named for an HTTP method and a verb does what the verb says", () => {
     assert.equal(toolAction(termsOf("API-post-search")), "read");
     assert.equal(toolAction(termsOf("post_message")), "change");

@@ -33,7 +33,7 @@ const RELATED = RELATED_GROUPS.map((group) =>
  * where to, or why), not which tool.
  */
 const CARRIED_TEXT =
-  /:\s|\b(?:saying|asking|telling|reading|with the (?:text|message|body)|and (?:tell|show|let|give) me|(?<=^(?:create|file|open|raise|write|post|send|make|draft|start|add|leave|log|message|dm|email|ping|tell)\b.*?|\b(?:remember|know|recall|stored|saved|noted)\b.*?)about|(?:i |we )?(?:want|need|wanted|trying) to (?:know|see|check|find out|figure out) (?:if|whether|who|what|when|why|how)\b|so (?:that )?(?:i|we|they|you|it)\b|(?<=^\s*point\s+\S+\s+)(?:at|to))\b|(?<=^(?:post|say|tell|announce|message|notify|ping|let|write|reply|comment|note|remember|memorize)\b.*?)\bthat\b/i;
+  /(?<!(?:^|\s):[\w+-]+):\s|\b(?:saying|asking|telling|reading|with the (?:text|message|body)|and (?:tell|show|let|give) me|(?<=^(?:create|file|open|raise|write|post|send|make|draft|start|add|leave|log|message|dm|email|ping|tell)\b.*?|\b(?:remember|know|recall|stored|saved|noted)\b.*?)about|(?:i |we )?(?:want|need|wanted|trying) to (?:know|see|check|find out|figure out) (?:if|whether|who|what|when|why|how)\b|so (?:that )?(?:i|we|they|you|it|he|she|people|everyone|folks)\b|(?<=^\s*point\s+\S+\s+)(?:at|to))\b|(?<=^(?:post|say|tell|announce|message|notify|ping|let|write|reply|comment|note|remember|memorize)\b.*?)\bthat\b/i;
 
 /**
  * Names of things in a request (a repository "acme/infra", a host "build-agent-3", a path "2024/06/"): they tell which
@@ -69,6 +69,15 @@ function asked(request: string): string {
 /** A request that asks a question ("what's in the current sprint", "who approved PR 88") wants to read, not change. */
 const QUESTION =
   /^\s*(?:what|what's|whats|who|who's|whos|which|where|when|how|why|is|are|was|were|did|does|do|any|show|list)\b/i;
+
+/**
+ * Whether a request asks a question: from its first word, or in a clause it ends with ("the checkout function is
+ * throwing timeouts, what do its logs say?").
+ */
+function asksQuestion(query: string): boolean {
+  if (QUESTION.test(query)) return true;
+  return /\?\s*$/.test(query) && query.split(/[,;:.!—–]\s+|\s-\s/).some((clause) => QUESTION.test(clause));
+}
 
 /** Whether a request or tool reads (lists, gets, searches) or changes something. */
 export type Action = "read" | "change";
@@ -129,7 +138,7 @@ export function toolAction(terms: readonly string[]): Action | undefined {
 /** What a request wants done: reading for a question, else the action of its first verb. */
 export function requestAction(request: string): Action | undefined {
   const query = asked(request);
-  if (QUESTION.test(query)) return "read";
+  if (asksQuestion(query)) return "read";
   return actionOf(termsOf(query.replace(/(?<=\S\s+)\p{L}+ed\b/gu, " ")));
 }
 
@@ -179,7 +188,7 @@ export function requestConcepts(request: string): Concept[] {
     .replace(/\b(\p{L}+)n't\b/gu, " ")
     .replace(/'(?:s|re|ll|ve|d|m)\b/g, "");
   if (/^\s*(?:who|who's|whos)\b/i.test(query)) mean("user");
-  if (QUESTION.test(query)) mean("list get search");
+  if (asksQuestion(query)) mean("list get search");
   const terms = termsOf(words).filter((term) => !/^\d+$/.test(term));
   // A phrasal verb's particle ("spin up", "shut down") tells its phrase apart ("spin up" from "spin down") but is no
   // concept of its own.

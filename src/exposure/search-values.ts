@@ -16,13 +16,30 @@ export const QUOTED = /(?<![\p{L}\p{N}])(["'‘“])(?:(?!\1).){2,}?\1(?![\p{L}\
  * names what is asked for whatever the other words say (a ticket is Jira's, articles are on the web).
  */
 export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: true; weight?: number }[] = [
-  // What is in a folder named by its path is a listing of it; saving something to a file's path writes the file.
+  // What is taken ("take a backup of the disk") is what to do, unless it is a picture or a look; an emoji (:eyes:) is a
+  // reaction.
+  {
+    pattern: /\btak(?:e|ing)\b(?= (?:a|an|another|one more) (?!screenshot|snapshot|picture|photo|look)\w)/gi,
+    means: "",
+  },
+  { pattern: /(?<!\S):[a-z0-9_+-]+:(?!\S)/gi, means: "reaction emoji" },
+  // What is in a folder named by its path is a listing of it, and what is in a named file its text; saving something to
+  // a file's path, or making a file by its name ("make a TODO.md"), writes the file.
   {
     pattern: /^\s*(?:what(?:'s|s| is) in|list (?:what(?:'s|s| is) )?in)\b(?= (?:~|\.{0,2})?\/)/gi,
     means: "list directory",
   },
   {
+    pattern: /^\s*what(?:'s|s| is) in\b(?= (?:~|\.{0,2}\/)?[\w./-]*\.\w{1,5}\b)/gi,
+    means: "read file",
+  },
+  {
     pattern: /\b(?:save|write|dump)\b(?=.*\b(?:to|into|as) (?:~|\.{0,2}\/|[\w.-]+\.\w{1,5}\b))/gi,
+    means: "write file",
+  },
+  {
+    pattern:
+      /\b(?:make|create|start|add|write) (?:a |an |the )?(?:new )?(?=[\w-]+\.(?:md|txt|json|ya?ml|csv|ts|js|py|sh|toml|ini|env|html|css)\b)/gi,
     means: "write file",
   },
   // Cloud resources by their ids (i-0abc…, vol-…, sg-…) and commits by their hash.
@@ -40,6 +57,18 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
     pattern:
       /\b(?:blocked by|blocks|duplicates|is duplicated by|relates to|depends on|caused by)\b(?= [A-Z][A-Z0-9]+-\d+)/g,
     means: "link issue",
+  },
+  // What the agent was told, is to keep in mind or is asked again ("who was the vendor contact again?") is its memory,
+  // and so is who moved teams.
+  {
+    pattern:
+      /\bwho (?:did|do) (?:i|we) (?:say|tell you|mention)\b|\b(?:do|did) you have (?:\w+ )?(?:down|noted|on file)\b|\bkeep (?:that|this|it) in mind\b|\bfor future reference\b|^\s*(?:who|what)\b.*\bagain\??\s*$/gi,
+    means: "memory graph entities observations",
+    weight: 1,
+  },
+  {
+    pattern: /\b(?:moved|switched|transferred|went) (?:from|over to) (?:the )?\S+(?: \S+)? (?:team )?to\b/gi,
+    means: "memory graph entities observations",
   },
   // What the agent itself remembers: the memory server's knowledge graph.
   {
@@ -63,8 +92,14 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
   },
   // Marking something resolved or done changes its status (not a chat's read mark, nor a library's name).
   {
-    pattern: /\bmark\b(?=(?:\s+\S+){1,4}\s+as (?:resolved|fixed|done|closed|complete|completed)\b)/gi,
+    pattern: /\bmark\b(?=(?:\s+\S+){1,4}\s+(?:as )?(?:resolved|fixed|done|closed|complete|completed)\b)/gi,
     means: "update status",
+  },
+  // A ticket moved along, or said to be done or ready for review, goes to another status.
+  {
+    pattern:
+      /\bmove (?:it|this|that|them)? ?(?:along|across|forward|on|over)\b|(?<=\b[A-Z][A-Z0-9]+-\d+ (?:is|was) )(?:done|ready for (?:review|qa|testing)|in review|blocked)\b/g,
+    means: "transition status",
   },
   // A ticket named by its key (Jira's PAY-1423) is closed or reopened by moving it to another status.
   { pattern: /\b(?:[Cc]lose|[Rr]eopen|[Rr]esolve)\b(?= [A-Z][A-Z0-9]+-\d)/g, means: "transition status" },
@@ -98,7 +133,7 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
     pattern: /\b(?:(?:is|running|listening|something) on|hogging|using|holding|bound to) port \d+\b/gi,
     means: "process",
   },
-  { pattern: /\bon (?:this|my|the local) (?:box|machine|laptop|computer|mac|host)\b/gi, means: "process" },
+  { pattern: /\b(?:on )?(?:this|my|the local) (?:box|machine|laptop|computer|mac|host)\b/gi, means: "process" },
   // A command line run ("run npm test in ~/web") is a process in a terminal.
   {
     pattern:
@@ -115,6 +150,12 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
       /\b(?:add|insert|create|put)\b(?= (?:a |an |one )?(?:new )?(?:row|entry|record|item)s? (?:to|in|into) (?:the |our |my )?(?:\S+ ){0,3}(?:database|db)\b)|\badd\b(?= (?:\S+ ){1,4}?to (?:the |our |my )?(?:\S+ ){0,3}database\b)/gi,
     means: "create page",
   },
+  // A new entry of a tracker or a calendar is a page of a database.
+  {
+    pattern:
+      /\b(?:a |an )?new (?:entry|row|record|item)\b|\badd\b(?= '[^']+' to the (?:\S+ ){1,3}?(?:tracker|calendar|board|list|table)\b)/gi,
+    means: "create page",
+  },
   // Why something failed is in its logs.
   {
     pattern: /^\s*why (?:did|does|is|was|do|are)\b(?=.*\b(?:fail|blow|blew|break|broke|crash|red)\w*)/gi,
@@ -124,6 +165,9 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
   { pattern: /\breadme(?:\.md)?\b/gi, means: "file contents", keepsWords: true },
   // The biggest of something is asked of its sizes.
   { pattern: /\b(?:biggest|largest|heaviest)\b/gi, means: "size" },
+  // A collection holds a database's documents (its name is no word of the request); "ns" is a cluster's namespace.
+  { pattern: /\b(?:the )?\S+ collection\b/gi, means: "mongodb collection" },
+  { pattern: /\bns\b/gi, means: "namespace" },
   // Slow queries are in a database's log; an outage of a service is news on the web.
   { pattern: /\bslow (?:quer(?:y|ies)|ops|operations)\b/gi, means: "log" },
   {
@@ -140,6 +184,7 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
   },
   { pattern: /\bbetween\b(?= (?:\S+ ){1,3}and \S+)/gi, means: "compare" },
   { pattern: /\b(?:run|kick|start|trigger)\b(?=.*\bagain\b)|\bre-run\b|\bre-?(?:try|trigger)\b/gi, means: "rerun" },
+  { pattern: /\b(?:one more time|once more|another go)\b/gi, means: "rerun" },
   // A token, key or password to keep ("store our deploy token", "add the Stripe key securely"): a secret.
   {
     pattern: /\b(?:store|save|keep|add|put|set)\b(?= (?:\S+ ){0,3}(?:token|key|password|credentials?|api key)s?\b)/gi,
@@ -165,6 +210,14 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
     means: "web search",
     weight: 1,
     keepsWords: true,
+  },
+  // Whether a service is down for everyone, the latest on something, what is best reviewed or costs under a price: the
+  // web's.
+  {
+    pattern:
+      /^\s*is \S+ (?:down|up|having (?:an? )?(?:outage|issues|problems))\b|\bwhat(?:'s| is) the latest (?:on|about|with|news)\b|\b(?:best|top)[- ](?:reviewed|rated)\b|\bunder (?:\d+|[$€£]\d+) (?:euros?|dollars?|bucks|usd|eur|gbp)\b/gi,
+    means: "web search",
+    weight: 1,
   },
   { pattern: /\b(?:going to|on track to)\b(?=.*\b(?:bill|spend|cost)\w*)/gi, means: "forecast" },
   {
@@ -217,8 +270,20 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
     means: "create issue",
     keepsWords: true,
   },
+  // A problem written up is a new issue; an issue or a PR tagged is labelled; a branch put up for review is a new PR.
+  { pattern: /\bwrite (?:it|this|that) up\b/gi, means: "create issue" },
+  { pattern: /\btag\b(?= (?:issue|pr|pull request|ticket|#)\S*)/gi, means: "label" },
+  { pattern: /\b(?:(?:get|put|send) \S+ )?up for review\b/gi, means: "create pull request" },
   // "add Maya to #design", "add Lee to the @frontend group": people into a channel or a group.
   { pattern: /\badd\b(?=[^#@]* to (?:the )?[#@])/gi, means: "invite member" },
+  // Someone who needs to be in #a is invited to it; what goes at the top of a channel is a bookmark.
+  { pattern: /\b(?:needs? to|should|wants? to) be in\b(?= #)/gi, means: "invite member" },
+  { pattern: /\b(?:at|to) the top of\b(?= #)/gi, means: "bookmark pin" },
+  // Who last touched a file is in its commits.
+  {
+    pattern: /\bwho (?:last )?(?:touched|changed|edited|modified|wrote|committed)\b(?=.*\.\w{1,5}\b)/gi,
+    means: "commits",
+  },
   // Where a named file is ("config.yaml in my project folder") says which file, not what to do with it.
   {
     pattern:
@@ -230,6 +295,8 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
       /\b(?!\p{Lu}\p{Ll}*\.js\b)(?:[\w.-]+\/)*[\w-]+\.(?:json|ya?ml|md|txt|ts|tsx|js|mjs|py|go|rs|java|rb|csv|pdf|png|jpe?g|gif|svg|log|toml|ini|env|sh|html|css|xml|sql|docx?|xlsx?)\b/giu,
     means: "file",
   },
+  // "in the ledger repo": a repository by its name alone.
+  { pattern: /\b(?:in|on|for|of) (?:the |our )?[\w.-]+ (?:repo|repository)\b/gi, means: "repository" },
   // A repository named by its owner ("acme/web"): files and paths are read before; a folder ("src/config"), a branch
   // ("release/4.2") or a host's path ("localhost:3000/signup") is none.
   {
