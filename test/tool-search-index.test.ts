@@ -438,6 +438,23 @@ describe("what a request's words count for", () => {
     assert.equal(requestAction("the checkout function is throwing timeouts, restart it"), "change");
   });
 
+  test("and more: what a polite comment says, a note for later, an email address, someone pinged on a ticket's change, who has a ticket, a name holding a metric's word", () => {
+    assert.deepEqual(concepts("Can you comment on SUP-1923 that the customer confirmed the workaround works"), [
+      "comment",
+      "~issue jira",
+    ]);
+    assert.deepEqual(concepts("note for later: Globex Corp's champion is Linda Park"), ["memori graph entiti observ"]);
+    assert.ok(concepts("update your notes — Marco moved teams").includes("memori graph entiti observ"));
+    const email = concepts("find the customer with email jordan.miles@example.com");
+    assert.ok(!email.includes("exampl") && !email.includes("jordan"), email.join(" | "));
+    assert.ok(concepts("make sure Ana gets pinged if PAY-88 changes").includes("watcher watch"));
+    assert.ok(concepts("who has SUP-7781 rn").includes("~get ~issue assigne"));
+    assert.deepEqual(concepts("create channel inc-2291-db-latency"), ["~create", "channel"]);
+    assert.ok(concepts("save these retro notes to notes/2024-11-04-retro.md").includes("write file"));
+    assert.ok(concepts("laptop fan going crazy, what's eating the cpu?").includes("~process"));
+    assert.ok(concepts("who was our contact at Freightly again? i told you").includes("memori graph entiti observ"));
+  });
+
   test("a tool named for an HTTP method and a verb does what the verb says", () => {
     assert.equal(toolAction(termsOf("API-post-search")), "read");
     assert.equal(toolAction(termsOf("post_message")), "change");

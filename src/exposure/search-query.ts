@@ -33,7 +33,7 @@ const RELATED = RELATED_GROUPS.map((group) =>
  * where to, or why), not which tool.
  */
 const CARRIED_TEXT =
-  /(?<!(?:^|\s):[\w+-]+):\s|\b(?:saying|asking|telling|reading|with the (?:text|message|body)|and (?:tell|show|let|give) me|(?<=^(?:create|file|open|raise|write|post|send|make|draft|start|add|leave|log|message|dm|email|ping|tell)\b.*?|\b(?:remember|know|recall|stored|saved|noted)\b.*?)about|(?:i |we )?(?:want|need|wanted|trying) to (?:know|see|check|find out|figure out) (?:if|whether|who|what|when|why|how)\b|so (?:that )?(?:i|we|they|you|it|he|she|people|everyone|folks)\b|(?<=^\s*point\s+\S+\s+)(?:at|to))\b|(?<=^(?:post|say|tell|announce|message|notify|ping|let|write|reply|comment|note|remember|memorize)\b.*?)\bthat\b/i;
+  /(?<!(?:^|\s):[\w+-]+):\s|\b(?:saying|asking|telling|reading|with the (?:text|message|body)|and (?:tell|show|let|give) me|(?<=^(?:create|file|open|raise|write|post|send|make|draft|start|add|leave|log|message|dm|email|ping|tell)\b.*?|\b(?:remember|know|recall|stored|saved|noted)\b.*?)about|(?:i |we )?(?:want|need|wanted|trying) to (?:know|see|check|find out|figure out) (?:if|whether|who|what|when|why|how)\b|so (?:that )?(?:i|we|they|you|it|he|she|people|everyone|folks)\b|(?<=^\s*point\s+\S+\s+)(?:at|to))\b|(?<=^(?:(?:can|could|would) you (?:please )?|please )?(?:post|say|tell|announce|message|notify|ping|let|write|reply|comment|note|remember|memorize)\b.*?)\bthat\b/i;
 
 /**
  * Names of things in a request (a repository "acme/infra", a host "build-agent-3", a path "2024/06/"): they tell which

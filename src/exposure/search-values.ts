@@ -34,7 +34,7 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
     means: "read file",
   },
   {
-    pattern: /\b(?:save|write|dump)\b(?=.*\b(?:to|into|as) (?:~|\.{0,2}\/|[\w.-]+\.\w{1,5}\b))/gi,
+    pattern: /\b(?:save|write|dump)\b(?=.*\b(?:to|into|as) (?:~|\.{0,2}\/|[\w./-]+\.\w{1,5}\b))/gi,
     means: "write file",
   },
   {
@@ -42,6 +42,8 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
       /\b(?:make|create|start|add|write) (?:a |an |the )?(?:new )?(?=[\w-]+\.(?:md|txt|json|ya?ml|csv|ts|js|py|sh|toml|ini|env|html|css)\b)/gi,
     means: "write file",
   },
+  // An email address names a person (its words are no request's).
+  { pattern: /\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b/g, means: "email" },
   // Cloud resources by their ids (i-0abc…, vol-…, sg-…) and commits by their hash.
   { pattern: /\bi-[0-9a-f]{8,17}\b/g, means: "instance" },
   { pattern: /\bvol-[0-9a-f]{4,17}\b/g, means: "volume" },
@@ -58,11 +60,11 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
       /\b(?:blocked by|blocks|duplicates|is duplicated by|relates to|depends on|caused by)\b(?= [A-Z][A-Z0-9]+-\d+)/g,
     means: "link issue",
   },
-  // What the agent was told, is to keep in mind or is asked again ("who was the vendor contact again?") is its memory,
-  // and so is who moved teams.
+  // What the agent was told, is to keep in mind or is asked again ("who was the vendor contact again?"), a note for
+  // later and "your notes" are its memory, and so is who moved teams.
   {
     pattern:
-      /\bwho (?:did|do) (?:i|we) (?:say|tell you|mention)\b|\b(?:do|did) you have (?:\w+ )?(?:down|noted|on file)\b|\bkeep (?:that|this|it) in mind\b|\bfor future reference\b|^\s*(?:who|what)\b.*\bagain\??\s*$/gi,
+      /\bwho (?:did|do) (?:i|we) (?:say|tell you|mention)\b|\b(?:do|did) you have (?:\w+ )?(?:down|noted|on file)\b|\bkeep (?:that|this|it) in mind\b|\bfor future reference\b|^\s*note (?:for later|to self)\b|\byour (?:notes|memory)\b|^\s*(?:who|what)\b[^?]*\bagain\b/gi,
     means: "memory graph entities observations",
     weight: 1,
   },
@@ -79,7 +81,7 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
   // What a system's numbers are: metrics.
   {
     pattern:
-      /\b(?:cpu|memory usage|latency|p\d\d|error rate|throughput|utili[sz]ation|[45]xx(?: errors)?|rps|qps|iops)\b/gi,
+      /(?<![\w-])(?:cpu|memory usage|latency|p\d\d|error rate|throughput|utili[sz]ation|[45]xx(?: errors)?|rps|qps|iops)\b/gi,
     means: "metric",
     keepsWords: true,
   },
@@ -100,6 +102,11 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
     pattern:
       /\bmove (?:it|this|that|them)? ?(?:along|across|forward|on|over)\b|(?<=\b[A-Z][A-Z0-9]+-\d+ (?:is|was) )(?:done|ready for (?:review|qa|testing)|in review|blocked)\b/g,
     means: "transition status",
+  },
+  // Who has a ticket, or is working on it, is read from the ticket.
+  {
+    pattern: /^\s*who(?:'s| is)? (?:has|owns|working on|assigned to|on)\b(?= [A-Z][A-Z0-9]+-\d)/gi,
+    means: "get issue assignee",
   },
   // A ticket named by its key (Jira's PAY-1423) is closed or reopened by moving it to another status.
   { pattern: /\b(?:[Cc]lose|[Rr]eopen|[Rr]esolve)\b(?= [A-Z][A-Z0-9]+-\d)/g, means: "transition status" },
@@ -133,7 +140,10 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
     pattern: /\b(?:(?:is|running|listening|something) on|hogging|using|holding|bound to) port \d+\b/gi,
     means: "process",
   },
-  { pattern: /\b(?:on )?(?:this|my|the local) (?:box|machine|laptop|computer|mac|host)\b/gi, means: "process" },
+  {
+    pattern: /\b(?:(?:on )?(?:this|my|the local) (?:box|machine|laptop|computer|mac|host)|laptop)\b/gi,
+    means: "process",
+  },
   // A command line run ("run npm test in ~/web") is a process in a terminal.
   {
     pattern:
@@ -241,6 +251,11 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
   },
   { pattern: /\bolder than \d+ ?(?:day|week|month|year|d)s?\b/gi, means: "lifecycle expire" },
   { pattern: /\bkeep\b(?=.*\b\d+ ?(?:day|week|month|year)s?\b)/gi, means: "retention" },
+  // Someone pinged if a ticket changes watches it.
+  {
+    pattern: /\b(?:gets?|be|get) (?:pinged|notified|alerted|emailed)\b(?=.*\b[A-Z][A-Z0-9]+-\d+)/g,
+    means: "watcher watch",
+  },
   {
     pattern: /\b(?:page|alert|notify|ping|wake) (?:me|us|someone|the team|on-call)\b(?= (?:if|when|whenever))/gi,
     means: "alarm",
