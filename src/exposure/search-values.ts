@@ -201,7 +201,6 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
     means: "secret",
   },
   { pattern: /\b(?:every|each|any|all) (?:places?|usages?|calls?|callers?|references?)\b/gi, means: "search code" },
-  { pattern: /\bsub-?tasks?\b/gi, means: "create issue subtask" },
   { pattern: /\b(?:above|below|ahead of)\b(?=.*\b(?:backlog|priority|order|rank)\b)/gi, means: "rank" },
   { pattern: /\bfix (?:the |a |that )?typo\b/gi, means: "update edit" },
   { pattern: /\bonly (?:\S+ ){1,2}(?:can|should|will|gets to) see\b/gi, means: "ephemeral" },
