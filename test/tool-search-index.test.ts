@@ -455,6 +455,23 @@ describe("what a request's words count for", () => {
     assert.ok(concepts("who was our contact at Freightly again? i told you").includes("memori graph entiti observ"));
   });
 
+  test("memory asked for by name, the web's kinds of question, reminders, a file by its path, a blocking link", () => {
+    assert.deepEqual(concepts("remember: dana at hartley foods is the billing contact"), [
+      "memori graph entiti observ",
+    ]);
+    assert.ok(concepts("forget that Jonah is the on-call lead").includes("memori graph entiti observ"));
+    assert.ok(concepts("update memory: marco moved teams").includes("memori graph entiti observ"));
+    assert.ok(concepts("what do we have on the northwind client").includes("memori graph entiti observ"));
+    assert.ok(top("find recent benchmarks bun vs deno http throughput").includes("mcp_brave-search_brave_web_search"));
+    assert.deepEqual(concepts("remind me tomorrow 9am to review lena's migration pr"), ["remind", "schedul later"]);
+    assert.ok(concepts("show me what's in ~/projects/ledger/config/settings.prod.yaml").includes("~get file"));
+    const adr = concepts("create docs/adr/0007-event-sourcing.md");
+    assert.ok(adr.includes("write file") && !adr.includes("doc librari"), adr.join(" | "));
+    assert.ok(concepts("add a row to Interview Tracker: Sam Ortiz").includes("~create ~page"));
+    assert.ok(concepts("mark SEC-19 as blocking SEC-22").includes("~url ~issue"));
+    assert.ok(!concepts("who's the lead on the ANDROID project, need to ask about release cadence").includes("releas"));
+  });
+
   test("a tool named for an HTTP method and a verb does what the verb says", () => {
     assert.equal(toolAction(termsOf("API-post-search")), "read");
     assert.equal(toolAction(termsOf("post_message")), "change");

@@ -1,7 +1,8 @@
 /**
  * What a request for a tool asks for, as the tool search ranks it: a list of concepts, one per word of the request
  * (its own term, and the words of the related groups it belongs to: ./search-related.ts) and one per value the
- * request carries (an issue key, a host name, a duration…), which says what it acts on whatever words come with it.
+ * request carries (an issue key, a host name, a duration…: ./search-values.ts), which says what it acts on whatever
+ * words come with it.
  * The values themselves are taken out of the words: "api.example.com" is not a request about APIs. Pure.
  */
 import { RELATED_GROUPS } from "./search-related.ts";
@@ -25,15 +26,15 @@ const RELATED = RELATED_GROUPS.map((group) =>
 );
 
 /**
- * Where a request's own words end and the text it carries begins: after a colon, or after "saying", "asking" and the
- * like ("add a comment on INFRA-9 saying the fix is deployed"); after "that" when the request starts by saying
- * something ("post in #deploys that the release is going out"), after "about" when it starts by writing something ("open
+ * Where a request's own words end and the text it carries begins: after a colon (an emoji's, ":eyes:", is none), or
+ * after "saying", "asking" and the like ("add a comment on INFRA-9 saying the fix is deployed"); after "that" when the
+ * request starts, politely or not, by saying something ("post in #deploys that the release is going out"), after "about" when it starts by writing something ("open
  * an issue about the broken signup link"), after "at" where a name is pointed ("point api.example.com at the new load
  * balancer"), and where the request says why ("want to know if 4.12 is open"). The carried text says what to write (or
  * where to, or why), not which tool.
  */
 const CARRIED_TEXT =
-  /(?<!(?:^|\s):[\w+-]+):\s|\b(?:saying|asking|telling|reading|with the (?:text|message|body)|and (?:tell|show|let|give) me|(?<=^(?:create|file|open|raise|write|post|send|make|draft|start|add|leave|log|message|dm|email|ping|tell)\b.*?|\b(?:remember|know|recall|stored|saved|noted)\b.*?)about|(?:i |we )?(?:want|need|wanted|trying) to (?:know|see|check|find out|figure out) (?:if|whether|who|what|when|why|how)\b|so (?:that )?(?:i|we|they|you|it|he|she|people|everyone|folks)\b|(?<=^\s*point\s+\S+\s+)(?:at|to))\b|(?<=^(?:(?:can|could|would) you (?:please )?|please )?(?:post|say|tell|announce|message|notify|ping|let|write|reply|comment|note|remember|memorize)\b.*?)\bthat\b/i;
+  /(?<!(?:^|\s):[\w+-]+):\s|\b(?:saying|asking|telling|reading|with the (?:text|message|body)|and (?:tell|show|let|give) me|(?<=^(?:create|file|open|raise|write|post|send|make|draft|start|add|leave|log|message|dm|email|ping|tell)\b.*?|\b(?:remember|know|recall|stored|saved|noted)\b.*?)about|(?:i |we )?(?:want|need|wanted|trying) to (?:know|see|check|find out|figure out) (?:if|whether|who|what|when|why|how)\b|(?:i |we )?(?:want|need|wanted|trying) to ask\b|so (?:that )?(?:i|we|they|you|it|he|she|people|everyone|folks)\b|(?<=^\s*point\s+\S+\s+)(?:at|to))\b|(?<=^(?:(?:can|could|would) you (?:please )?|please )?(?:post|say|tell|announce|message|notify|ping|let|write|reply|comment|note|remember|memorize)\b.*?)\bthat\b/i;
 
 /**
  * Names of things in a request (a repository "acme/infra", a host "build-agent-3", a path "2024/06/"): they tell which
@@ -58,8 +59,8 @@ const HYPHENED_NAME = new RegExp(String.raw`(?<![@#\w/:.-])(?!(?:${WORD_BEFORE_H
  */
 const PREAMBLE = /^\s*(?:[\w'-]+\s+){0,2}?(?:question|q|here|fyi|urgent|quick one|heads up)\s*(?::|\s-)\s/i;
 
-/** What a request is about, named before a colon in a word ("Prisma: how do I…"), is no text it carries: the request follows. */
-const TOPIC = /^\s*([\p{L}\p{N}.'-]+):\s+(.*)$/su;
+/** What a request is about, named in a word before a colon ("Prisma: how do I…"): the request follows, not carried text. */
+const TOPIC = /^\s*(?!(?:remember|note|memorize|forget|record|todo)\s*:)([\p{L}\p{N}.'-]+):\s+(.*)$/su;
 
 /** The request itself: without who asks, and with what it is about after it. */
 function asked(request: string): string {
@@ -139,6 +140,7 @@ export function toolAction(terms: readonly string[]): Action | undefined {
 export function requestAction(request: string): Action | undefined {
   const query = asked(request);
   if (asksQuestion(query)) return "read";
+  // A past participle after the first word describes what is acted on ("bugs assigned to me"): it asks for nothing.
   return actionOf(termsOf(query.replace(/(?<=\S\s+)\p{L}+ed\b/gu, " ")));
 }
 

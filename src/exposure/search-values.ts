@@ -30,7 +30,7 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
     means: "list directory",
   },
   {
-    pattern: /^\s*what(?:'s|s| is) in\b(?= (?:~|\.{0,2}\/)?[\w./-]*\.\w{1,5}\b)/gi,
+    pattern: /^\s*(?:show(?: me)? |cat |print )?what(?:'s|s| is) in\b(?= (?:~|\.{0,2}\/)?[\w./-]*\.\w{1,5}\b)/gi,
     means: "read file",
   },
   {
@@ -39,7 +39,7 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
   },
   {
     pattern:
-      /\b(?:make|create|start|add|write) (?:a |an |the )?(?:new )?(?=[\w-]+\.(?:md|txt|json|ya?ml|csv|ts|js|py|sh|toml|ini|env|html|css)\b)/gi,
+      /\b(?:make|create|start|add|write) (?:a |an |the )?(?:new )?(?=[\w./~-]+\.(?:md|txt|json|ya?ml|csv|ts|js|py|sh|toml|ini|env|html|css)\b)/gi,
     means: "write file",
   },
   // An email address names a person (its words are no request's).
@@ -57,14 +57,14 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
   { pattern: /\b(?:read|write|push|admin|edit|view)(?:[- ]only)? access\b/gi, means: "permission access" },
   {
     pattern:
-      /\b(?:blocked by|blocks|duplicates|is duplicated by|relates to|depends on|caused by)\b(?= [A-Z][A-Z0-9]+-\d+)/g,
+      /\b(?:blocked by|blocks|(?:as )?blocking|duplicates|is duplicated by|relates to|depends on|caused by)\b(?= [A-Z][A-Z0-9]+-\d+)/g,
     means: "link issue",
   },
   // What the agent was told, is to keep in mind or is asked again ("who was the vendor contact again?"), a note for
-  // later and "your notes" are its memory, and so is who moved teams.
+  // later, "your notes", "update memory" and "what do we have on" are its memory, and so is who moved teams.
   {
     pattern:
-      /\bwho (?:did|do) (?:i|we) (?:say|tell you|mention)\b|\b(?:do|did) you have (?:\w+ )?(?:down|noted|on file)\b|\bkeep (?:that|this|it) in mind\b|\bfor future reference\b|^\s*note (?:for later|to self)\b|\byour (?:notes|memory)\b|^\s*(?:who|what)\b[^?]*\bagain\b/gi,
+      /\bwho (?:did|do) (?:i|we) (?:say|tell you|mention)\b|\b(?:do|did) you have (?:\w+ )?(?:down|noted|on file)\b|\bkeep (?:that|this|it) in mind\b|\bfor future reference\b|^\s*note (?:for later|to self)\b|\byour (?:notes|memory)\b|\b(?:update|add to|check|search|in|from|to) (?:the )?memory\b|\bwhat do (?:we|you) have (?:remembered |stored |saved |noted |down )?(?:on|about)\b|^\s*(?:who|what)\b[^?]*\bagain\b/gi,
     means: "memory graph entities observations",
     weight: 1,
   },
@@ -75,7 +75,7 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
   // What the agent itself remembers: the memory server's knowledge graph.
   {
     pattern:
-      /\b(?:(?:do|did) you (?:\w+ )?(?:remember|know|recall)|you(?: have|'ve)? (?:stored|saved|remembered|noted|know)|(?:remember|note(?: down)?) (?:that|this)|^\s*(?:remember|note(?: down)?)(?=\s*$)|i (?:gave|told|sent) you)\b/gi,
+      /\b(?:(?:do|did) you (?:\w+ )?(?:remember|know|recall)|you(?: have|'ve)? (?:stored|saved|remembered|noted|know)|(?:remember|note(?: down)?|record|forget(?: about)?) (?:that|this)|^\s*(?:remember|note(?: down)?)(?=\s*$)|i (?:gave|told|sent) you)\b/gi,
     means: "memory graph entities observations",
   },
   // What a system's numbers are: metrics.
@@ -157,7 +157,7 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
   { pattern: /\b(?:s3|gs|az|abfss?):\/\/\S+/gi, means: "bucket object" },
   {
     pattern:
-      /\b(?:add|insert|create|put)\b(?= (?:a |an |one )?(?:new )?(?:row|entry|record|item)s? (?:to|in|into) (?:the |our |my )?(?:\S+ ){0,3}(?:database|db)\b)|\badd\b(?= (?:\S+ ){1,4}?to (?:the |our |my )?(?:\S+ ){0,3}database\b)/gi,
+      /\b(?:add|insert|create|put)\b(?= (?:a |an |one )?(?:new )?(?:row|entry|record|item)s? (?:to|in|into) (?:the |our |my )?(?:\S+ ){0,3}(?:database|db|tracker|calendar|table)\b)|\badd\b(?= (?:\S+ ){1,4}?to (?:the |our |my )?(?:\S+ ){0,3}database\b)/gi,
     means: "create page",
   },
   // A new entry of a tracker or a calendar is a page of a database.
@@ -213,12 +213,19 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
     means: "web search",
     weight: 1,
   },
-  // Articles, talks, news and known vulnerabilities are found on the web.
+  // Articles, talks, news and known vulnerabilities are found on the web, as are benchmarks, salaries, prices and
+  // guidance.
   {
     pattern: /\b(?:articles?|blog posts?|(?:conference )?talks|tutorials?|news|cves?|vulnerabilit(?:y|ies))\b/gi,
     means: "web search",
     weight: 1,
     keepsWords: true,
+  },
+  {
+    pattern:
+      /\b(?:benchmarks?|salar(?:y|ies)|going rate|pricing|price per|guidance|backdoor(?:ed)?|what'?s new in)\b/gi,
+    means: "web search",
+    weight: 1,
   },
   // Whether a service is down for everyone, the latest on something, what is best reviewed or costs under a price: the
   // web's.
@@ -242,9 +249,9 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
   { pattern: /\bopen (?:port )?\d{2,5}\b/gi, means: "port ingress" },
   // Library documentation, said as "docs" or "documentation", is what a request asks for whatever else it says; a "doc"
   // is any document.
-  { pattern: /(?<![\w./-])doc(?![\w-]|\.\w)/gi, means: "docs library" },
+  { pattern: /(?<![\w./-])doc(?![\w/-]|\.\w)/gi, means: "docs library" },
   {
-    pattern: /(?<![\w./-])(?:docs|documentation|api reference)(?![\w-]|\.\w)/gi,
+    pattern: /(?<![\w./-])(?:docs|documentation|api reference)(?![\w/-]|\.\w)/gi,
     means: "docs library",
     keepsWords: true,
   },
@@ -260,6 +267,8 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
     means: "alarm",
   },
   { pattern: /(?<!\S)(?:~|\.{1,2})?\/(?:[\w.-]+\/)*[\w.-]+\/?/g, means: "file path" },
+  // What to be reminded of ("remind me tomorrow to review lena's PR") is no request's words.
+  { pattern: /(?<=\bremind (?:me|us|everyone|the team|@?[\w.-]+)\b.*?\bto\b).*$/gi, means: "" },
   // A time window in the past filters what is read (logs of the last hour); one ahead is a time to do something at.
   {
     pattern:
