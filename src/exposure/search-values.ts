@@ -61,21 +61,17 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
     means: "link issue",
   },
   // What the agent was told, is to keep in mind or is asked again ("who was the vendor contact again?"), a note for
-  // later, "your notes", "update memory" and "what do we have on" are its memory, and so is who moved teams.
+  // later, "your notes", "update memory" and "what do we have on" are its memory.
   {
     pattern:
       /\bwho (?:did|do) (?:i|we) (?:say|tell you|mention)\b|\b(?:do|did) you have (?:\w+ )?(?:down|noted|on file)\b|\bkeep (?:that|this|it) in mind\b|\bfor future reference\b|^\s*note (?:for later|to self)\b|\byour (?:notes|memory)\b|\b(?:update|add to|check|search|in|from|to) (?:the )?memory\b|\bwhat do (?:we|you) have (?:remembered |stored |saved |noted |down )?(?:on|about)\b|^\s*(?:who|what)\b[^?]*\bagain\b/gi,
     means: "memory graph entities observations",
     weight: 1,
   },
-  {
-    pattern: /\b(?:moved|switched|transferred|went) (?:from|over to) (?:the )?\S+(?: \S+)? (?:team )?to\b/gi,
-    means: "memory graph entities observations",
-  },
-  // What the agent itself remembers: the memory server's knowledge graph.
+  // What the agent itself remembers (the memory server's knowledge graph), and who moved from one team to another.
   {
     pattern:
-      /\b(?:(?:do|did) you (?:\w+ )?(?:remember|know|recall)|you(?: have|'ve)? (?:stored|saved|remembered|noted|know)|(?:remember|note(?: down)?|record|forget(?: about)?) (?:that|this)|^\s*(?:remember|note(?: down)?)(?=\s*$)|i (?:gave|told|sent) you)\b/gi,
+      /\b(?:(?:moved|switched|transferred|went) (?:from|over to) (?:the )?\S+(?: \S+)? (?:team )?to|(?:do|did) you (?:\w+ )?(?:remember|know|recall)|you(?: have|'ve)? (?:stored|saved|remembered|noted|know)|(?:remember|note(?: down)?|record|forget(?: about)?) (?:that|this)|^\s*(?:remember|note(?: down)?)(?=\s*$)|i (?:gave|told|sent) you)\b/gi,
     means: "memory graph entities observations",
   },
   // What a system's numbers are: metrics.
@@ -162,8 +158,7 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
   },
   // A new entry of a tracker or a calendar is a page of a database.
   {
-    pattern:
-      /\b(?:a |an )?new (?:entry|row|record|item)\b|\badd\b(?= '[^']+' to the (?:\S+ ){1,3}?(?:tracker|calendar|board|list|table)\b)/gi,
+    pattern: /\b(?:a |an )?new (?:entry|row|record|item)\b/gi,
     means: "create page",
   },
   // Why something failed is in its logs.
@@ -193,8 +188,11 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
     means: "branch",
   },
   { pattern: /\bbetween\b(?= (?:\S+ ){1,3}and \S+)/gi, means: "compare" },
-  { pattern: /\b(?:run|kick|start|trigger)\b(?=.*\bagain\b)|\bre-run\b|\bre-?(?:try|trigger)\b/gi, means: "rerun" },
-  { pattern: /\b(?:one more time|once more|another go)\b/gi, means: "rerun" },
+  {
+    pattern:
+      /\b(?:run|kick|start|trigger)\b(?=.*\bagain\b)|\bre-run\b|\bre-?(?:try|trigger)\b|\b(?:one more time|once more)\b/gi,
+    means: "rerun",
+  },
   // A token, key or password to keep ("store our deploy token", "add the Stripe key securely"): a secret.
   {
     pattern: /\b(?:store|save|keep|add|put|set)\b(?= (?:\S+ ){0,3}(?:token|key|password|credentials?|api key)s?\b)/gi,
@@ -216,16 +214,11 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
   // Articles, talks, news and known vulnerabilities are found on the web, as are benchmarks, salaries, prices and
   // guidance.
   {
-    pattern: /\b(?:articles?|blog posts?|(?:conference )?talks|tutorials?|news|cves?|vulnerabilit(?:y|ies))\b/gi,
+    pattern:
+      /\b(?:articles?|blog posts?|(?:conference )?talks|tutorials?|news|cves?|vulnerabilit(?:y|ies)|benchmarks?|salar(?:y|ies)|going rate|pricing|price per|guidance|backdoor(?:ed)?|what'?s new in)\b/gi,
     means: "web search",
     weight: 1,
     keepsWords: true,
-  },
-  {
-    pattern:
-      /\b(?:benchmarks?|salar(?:y|ies)|going rate|pricing|price per|guidance|backdoor(?:ed)?|what'?s new in)\b/gi,
-    means: "web search",
-    weight: 1,
   },
   // Whether a service is down for everyone, the latest on something, what is best reviewed or costs under a price: the
   // web's.
