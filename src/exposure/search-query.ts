@@ -28,10 +28,11 @@ const RELATED = RELATED_GROUPS.map((group) =>
 /**
  * Where a request's own words end and the text it carries begins: after a colon (an emoji's, ":eyes:", is none), or
  * after "saying", "asking" and the like ("add a comment on INFRA-9 saying the fix is deployed"); after "that" when the
- * request starts, politely or not, by saying something ("post in #deploys that the release is going out"), after "about" when it starts by writing something ("open
- * an issue about the broken signup link"), after "at" where a name is pointed ("point api.example.com at the new load
- * balancer"), and where the request says why ("want to know if 4.12 is open"). The carried text says what to write (or
- * where to, or why), not which tool.
+ * request starts, politely or not, by saying something ("post in #deploys that the release is going out"), after
+ * "about" when it starts by writing something ("open an issue about the broken signup link"), after "at" where a name
+ * is pointed ("point api.example.com at the new load balancer"), and where the request says why ("want to know if 4.12
+ * is open", "need to ask about release cadence", "so they know"). The carried text says what to write (or where to, or
+ * why), not which tool.
  */
 const CARRIED_TEXT =
   /(?<!(?:^|\s):[\w+-]+):\s|\b(?:saying|asking|telling|reading|with the (?:text|message|body)|and (?:tell|show|let|give) me|(?<=^(?:create|file|open|raise|write|post|send|make|draft|start|add|leave|log|message|dm|email|ping|tell)\b.*?|\b(?:remember|know|recall|stored|saved|noted)\b.*?)about|(?:i |we )?(?:want|need|wanted|trying) to (?:know|see|check|find out|figure out) (?:if|whether|who|what|when|why|how)\b|(?:i |we )?(?:want|need|wanted|trying) to ask\b|so (?:that )?(?:i|we|they|you|it|he|she|people|everyone|folks)\b|(?<=^\s*point\s+\S+\s+)(?:at|to))\b|(?<=^(?:(?:can|could|would) you (?:please )?|please )?(?:post|say|tell|announce|message|notify|ping|let|write|reply|comment|note|remember|memorize)\b.*?)\bthat\b/i;
@@ -59,7 +60,10 @@ const HYPHENED_NAME = new RegExp(String.raw`(?<![@#\w/:.-])(?!(?:${WORD_BEFORE_H
  */
 const PREAMBLE = /^\s*(?:[\w'-]+\s+){0,2}?(?:question|q|here|fyi|urgent|quick one|heads up)\s*(?::|\s-)\s/i;
 
-/** What a request is about, named in a word before a colon ("Prisma: how do I…"): the request follows, not carried text. */
+/**
+ * What a request is about, named in a word before a colon ("Prisma: how do I…"): the request follows, not carried text
+ * (but "remember:" or "note:" is the request, and what follows is what to keep).
+ */
 const TOPIC = /^\s*(?!(?:remember|note|memorize|forget|record|todo)\s*:)([\p{L}\p{N}.'-]+):\s+(.*)$/su;
 
 /** The request itself: without who asks, and with what it is about after it. */
