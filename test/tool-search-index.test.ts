@@ -155,7 +155,7 @@ describe("requests a model makes", () => {
     assert.deepEqual(got, [toolNameFor("mongodb", "list-databases")]);
   });
 
-  test("a tool for many things at once ranks below the one for one thing, unless the request asks for many", () => {
+  test("a tool for many things at once ranks below the one for one thing, and above it when the request asks for many", () => {
     const tracker = new ToolSearchIndex();
     // Without the rule the bulk tool ranks first for one ticket.
     const tools: Tool[] = [

@@ -1,10 +1,11 @@
 /**
  * What a request for a tool asks for, as the tool search ranks it: a list of concepts, one per word of the request
- * (its own term, and the words of the related groups it belongs to: ./search-related.ts) and one per value the
- * request carries (an issue key, a host name, a duration…: ./search-values.ts), which says what it acts on whatever
- * words come with it.
+ * (its own term, and the words of the related groups it belongs to, ./search-related.ts, and those learnt to go with it
+ * from labelled requests, ./search-learned.ts) and one per value the request carries (an issue key, a host name, a
+ * duration…: ./search-values.ts), which says what it acts on whatever words come with it.
  * The values themselves are taken out of the words: "api.example.com" is not a request about APIs. Pure.
  */
+import { LEARNED_RELATED } from "./search-learned.ts";
 import { RELATED_GROUPS } from "./search-related.ts";
 import { termsOf } from "./search-terms.ts";
 import { QUOTED, VALUES } from "./search-values.ts";
@@ -171,6 +172,11 @@ function relatedTo(term: string, terms: readonly string[]): string[] {
   return [...related];
 }
 
+/** The words learnt to go with `term` in requests (./search-learned.ts), but `term` itself. */
+function learnedFor(term: string): readonly string[] {
+  return (LEARNED_RELATED.get(term) ?? []).filter((word) => word !== term);
+}
+
 /** A request's concepts: one per distinct word (numbers left out), then one per kind of value it carries. */
 export function requestConcepts(request: string): Concept[] {
   const query = asked(request);
@@ -200,7 +206,7 @@ export function requestConcepts(request: string): Concept[] {
   // concept of its own.
   const concepts: Concept[] = [...new Set(terms)]
     .filter((term) => !PARTICLES.has(term))
-    .map((own) => ({ own: [own], weight: 1, related: relatedTo(own, terms) }));
+    .map((own) => ({ own: [own], weight: 1, related: [...new Set([...relatedTo(own, terms), ...learnedFor(own)])] }));
   for (const [means, weight] of meanings) {
     const own = termsOf(means);
     if (own.length === 0) continue;

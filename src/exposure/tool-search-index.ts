@@ -87,7 +87,8 @@ const WEAKEST = 0.2;
 
 /**
  * What a tool named for a verb the request does not say (nor a word near it), or for acting on many things at once
- * (`bulk_…`) when the request asks for one, keeps of its score.
+ * (`bulk_…`) when the request asks for one, keeps of its score (and what a `bulk_…` tool gains, the other way round,
+ * when the request asks for many).
  */
 const UNSAID = 0.9;
 
@@ -194,13 +195,15 @@ export class ToolSearchIndex {
       }
     }
     // A tool that does the other kind of thing than the request asks (creates when asked what there is) ranks lower;
-    // so does one named for what the request does not say.
+    // so does one named for what the request does not say, and one for many things when the request asks for one.
     const wanted = requestAction(query);
     const one = !MANY.test(query);
     const fit = (id: string) => {
       const { action, verb, many } = this.tools.get(id) ?? {};
       const unsaid = (verb && !said.has(verb)) || (many && one);
-      return (wanted && action && action !== wanted ? MISFIT : 1) * (unsaid ? UNSAID : 1);
+      // A tool for many things at once is what a request for many asks for: it gains what it would lose for one.
+      const fitsMany = many && !one ? 1 / UNSAID : 1;
+      return (wanted && action && action !== wanted ? MISFIT : 1) * (unsaid ? UNSAID : 1) * fitsMany;
     };
     const results = [...totals]
       .map(([id, { score, met }]) => ({ id, score: score * met * fit(id) }))

@@ -1,0 +1,180 @@
+/**
+ * Words that go with other words in requests for tools, learnt from 1,500 requests people wrote without reading the
+ * tools, each labelled with the tools that answer it: where a request says the word before the colon, an answer's name
+ * or first sentence often says the words after it ("spent" and the worklog). The tool search reads them as related
+ * words (./search-related.ts has the hand-written groups), at the same lower weight. Words as the index stores them
+ * (./search-terms.ts: stems, and a synonym group's token after "~").
+ *
+ * Written by bench/learn-search-words.ts (`npm run search:learn`), which says how; not edited by hand. Data.
+ */
+const TABLE = `
+access:correspond,id,secret,associ,pair; account:activ,properti,string; across:git,hub,insid,term,kubectl;
+action:workflow; actual:checkbox,input,multipl,out,puppet; admin:back,checkbox,click,element,fill;
+after:detail,forward,load,reload,~navigate; ago:filter; alarm:describ,math,metric; analyt:given,databas;
+android:event,replai; answer:detail,dynam,reflect,sequenti,sequentialthink;
+anymor:entiti,graph,knowledg,multipl,observ; anywher:across,git,hub,insid,term;
+app:~document,code,compat,exampl,framework; approv:review; archiv:convers; ask:open; attach:on;
+aw:account,gener,metric,usag; awai:inform,presenc; backdoor:articl,brave,content,gener,ideal;
+backlog:~move,given,rank; backoff:code,compat,exampl,framework,id; backup:snapshot,~instance,block,object,storag;
+balanc:math,metric,anomali,associ,detect; bash:on,~permission; befor:block,object,storag,store;
+ben:base,convers,initi,public; benchmark:articl,brave,content,gener,ideal; bill:cost,~select,base,over,past;
+blog:code,compat,exampl,framework,id; blow:archiv,download,redirect,~execute,~url; board:given,partial;
+bookmark:channel; bounc:reboot,~instance,~request; box:~instance,block,describ,storag,volum; branch:git,hub;
+break:detail,dynam,reflect,sequenti,sequentialthink; broke:~execute; broken:cost,metric,usag,account;
+browser:target,back,element,forward,last; bucket:put,object,up,~request;
+build:workflow,~execute,archiv,download,redirect; bulk:multipl; bump:given,rank,~move;
+button:element,perform,provid,~web,puppet; calendar:post,notion; cannot:event,replai,sentri;
+card:back,element,forward,load,puppet; carefulli:detail,dynam,reflect,sequenti,sequentialthink;
+carlo:channel,chat,post,send; caus:channel,chat,post,send,specif; channel:convers,public,base,initi; checklist:titl;
+chrome:target,activ,back,forward,reload; ci:id,workflow,re; click:element,perform,provid,~web,puppet; close:git,hub;
+cloud:cost,base,over,past,period; cloudwatch:describ; cluster:paramet; cname:resourc,authorit,contain,domain,inform;
+code:git,hub,insid,term,across; codebas:start; collect:given,databas; come:articl,brave,content,gener,ideal;
+commit:git,hub,branch; compani:back,forward,load,reload,text; compar:account,cost,metric,usag;
+comput:account,cost,metric,usag; config:on,~permission; configur:code,compat,exampl,framework,id;
+confirm:back,checkbox,element,forward,input; consol:last,sinc,target,~message,~navigate;
+contact:open,checkbox,element,input,multipl; contain:deploy,job,kubectl,kubernet,like; content:post,notion;
+contract:match,~message; countri:aggreg,collect,db,~execute,~mongodb; cpu:math,metric,data,getmetricdata,valu;
+crashloop:kubectl,kubernet,resourc,name,option; crazi:~execute,~process; csv:~directory;
+current:id,code,compat,exampl,framework; cve:articl,brave,content,gener,ideal; dai:gener,articl,brave,ideal,news;
+dashboard:back,forward,reload,target,~navigate; data:multipl,specif,entiti,graph,knowledg; databas:db;
+debug:worklog; deck:open; deploy:kubectl,kubernet,resourc,daemonset,manag; design:back,current,element,forward,load;
+desktop:~directory; detail:articl,brave,content,gener,ideal; dev:back,block,kubectl,kubernet,storag;
+differ:detail,dynam,problem,reflect,sequenti; disk:block,object,storag,store,volum; dn:resourc;
+doc:~document,code,compat,exampl,framework; done:jql,given; download:argument,gener,given,method,presign;
+draft:bodi,describ; dummi:back,checkbox,click,element,forward; eat:~execute,~process; ec:paramet; email:collect;
+enabl:collect,filter,mani,match,~document; endpoint:across,git,hub,insid,term; eng:add,between,entiti,exist,graph;
+engin:post; epic:belong,given; eu:articl,brave,content,gener,ideal; event:resourc,kubectl,kubernet,type;
+exampl:match,pattern,start,~directory,~tree; expir:argument,gener,given,method,presign;
+exponenti:code,compat,exampl,framework,id; export:element,provid,puppet; fail:~execute,workflow,re;
+failov:channel,post,~message,convers,event; failur:start,terminal,~process;
+fake:area,checkbox,element,input,multipl; falcon:given,id; fan:~execute,~process; featur:git,hub;
+feel:start,target,activ,back,forward; fill:checkbox,element,input,multipl,out; filter:event,group;
+financ:cost,account,base,metric,over; fire:describ; first:exist; flaki:id,re,rerun,~execute,workflow;
+flow:back,element,forward,load,open; forecast:base,cost,over,past,period;
+forget:entiti,graph,knowledg,observ,specif; form:checkbox,element,input,multipl,out; forward:kubernet,local,resourc;
+freez:add,channel,item; fridai:chat; frontend:kubectl,daemonset,manag,rollout,statefulset;
+full:current,element,take,back,forward; function:group,event,filter; fyi:add,between,entiti,exist,graph;
+gist:add,on,~permission; give:argument,collabor,gener,given,method; goal:partial,perform;
+goe:anomali,associ,detect,express,insight; good:review; grab:element; grafana:kubernet,local,resourc; green:statu;
+grep:start,event,filter; group:usergroup,team; growth:given,jql,partial; hammer:deploy,kubectl,kubernet;
+hand:assign,action,dispatch,endpoint,event; happen:back,element,forward,load,provid; hardcod:git,hub,insid,term;
+head:current,disturb,dnd,durat,mode; headless:element,puppet,consol,evalu,express;
+help:detail,dynam,problem,reflect,sequenti; helper:git,hub,insid,term; high:jql; hire:post; hit:type,element,sentri;
+homepag:start,target,activ,~terminate; hotfix:git,hub; hour:workflow; hung:~instance,~request;
+iam:correspond,id,secret,associ,pair; incid:open,post; index:collect,describ; ingress:kubectl,kubernet,resourc;
+interact:code,compat,exampl,framework,id; introduc:aggreg,group,not,problem,~count; invit:convers,base,initi,public;
+iphon:current,dimens,element,emul,featur; januari:git,hub; job:workflow,id,re,~execute; jordan:post;
+jump:account,cost,metric,usag; keep:type; kei:secret,id,correspond,associ,pair;
+kick:action,dispatch,endpoint,event,git; know:chat,send; known:articl,brave,content,gener,ideal;
+label:git,hub,exist; lambda:function; land:element,puppet; lcp:activ,back,forward,reload,start;
+lead:entiti,graph,knowledg,multipl,observ; leak:across,associ,correspond,iam,keyword; leav:notion; lee:usergroup;
+left:given,id,jql; like:base,data,getmetricdata,math,metric; line:job,kubectl,kubernet,like;
+load:target,back,forward,reload,~navigate; lock:branch,protect; logic:articl,brave,content,gener,ideal; long:futur;
+look:metric; lt:articl,brave,content,gener,ideal; make:exist; marco:entiti,graph,knowledg,observ;
+maria:inform,presenc,specif; mark:between,two; market:back,forward,reload,target,~url; meet:post;
+memori:across,git,hub,keyword,state; mention:match; merg:branch,base,bodi,describ;
+middlewar:code,compat,exampl,framework,id; migrat:block,object,storag,store; miss:git; mob:enabl,option,subtask;
+mobil:given,jql; mondai:chat,sent; monei:back,block,storag,volum,~instance; monitor:kubernet,local,resourc;
+monolith:detail,dynam,problem,reflect,sequenti; month:cost,account,metric,usag; msg:channel;
+name:back,checkbox,element,forward,input; namespac:kubernet,resourc,kubectl,name,option; near:brave,busi,local;
+network:last,recent,sinc,target,~count; newest:name; news:articl,brave,content,gener,ideal;
+next:code,compat,exampl,framework,librari; nginx:add,on,~permission;
+nightli:~execute,archiv,download,redirect,workflow; nobodi:branch,protect; node:articl,brave,content,gener,ideal;
+northwind:base,graph,knowledg,node,open; not:code,compat,exampl,framework,librari;
+noth:back,element,forward,load,open; notif:current,disturb,dnd,durat,mode; notion:post,titl;
+npm:start,~process,terminal,output; okr:notion,titl; old:insid,term; onboard:post,titl; onlin:inform,presenc;
+openssl:articl,brave,content,gener,ideal; optimist:code,compat,exampl,framework,id;
+order:db,collect,filter,~mongodb,paramet; org:git,hub,insid,term,across; outag:post,chat,send;
+output:archiv,download,redirect,workflow,~execute; owner:notion,post; pai:click,element,provid; pair:add,worklog;
+panda:code,compat,exampl,framework,id; panel:base; pass:git,ref,refer;
+password:asynchron,click,configur,current,element; patch:articl,block,brave,content,gener;
+paus:current,disturb,dnd,durat,mode; payload:function; payment:kubectl,kubernet,resourc,option,type;
+pdf:match,start,appli,filter,pattern; pend:option,collect,db,filter,kubectl; peopl:convers;
+per:aggreg,articl,brave,collect,db; perf:perform,start,target; perform:start,target,activ,back,forward;
+phone:featur,target,variou,back,current; pid:~process; pin:add,channel,item; pipelin:post;
+plan:detail,dynam,reflect,sequenti,sequentialthink; platform:partial,between,entiti,exist,graph;
+pod:kubectl,resourc,kubernet,deploy,job; point:resourc,name,authorit,contain,dn; polici:post,titl;
+pool:code,compat,exampl,framework,id; port:kubernet,local,resourc; post:chat,channel,~message,send;
+postgr:articl,brave,content,gener,ideal; postmortem:post,notion; ppl:channel,convers,event,histori,recent;
+presign:argument,client,given,method; pretti:git,hub,start,terminal,~process;
+previou:kubectl,resourc,deploy,job,kubernet; price:back,current,element,forward,reload;
+prioriti:changelog,date,oldest,pagin,sort; prisma:code,compat,exampl,framework,id; privat:convers,base,initi,public;
+problem:detail,dynam,reflect,sequenti,sequentialthink; prod:kubectl,resourc,kubernet,type; product:releas,sentri;
+profil:info,inform; properti:event,replai,sentri; public:associ,gener,put;
+pull:code,compat,exampl,framework,librari; pydant:code,compat,exampl,framework,id; python:~process;
+qa:option,enabl,~schema; queue:data,getmetricdata,math,metric,perform; rd:data,getmetricdata,math,metric,valu;
+react:add,emoji,item,reaction; readi:git,hub,~pull request; readm:content,git,hub,~directory;
+reason:detail,dynam,reflect,sequenti,sequentialthink; reassign:assign; reboot:~instance,~request; recent:event;
+recommend:code,compat,exampl,framework,id; red:workflow,archiv,download,redirect,~execute; redesign:given;
+redi:channel,match,post,~message; redirect:git,hub; refund:collect,filter,~document;
+relat:code,compat,exampl,framework,id; remind:add; replac:base,block,line,make,text;
+repli:post,channel,chat,send,specif; replic:articl,brave,content,gener,ideal; replica:kubectl,kubernet;
+requir:combin,commit,git,ref,refer; rerun:id,re,workflow,~execute; restart:kubectl,resourc,daemonset,manag,rollout;
+restor:db,~instance,snapshot; retent:put; retri:code,compat,exampl,framework,id; retro:post;
+revalid:code,compat,exampl,framework,id; revamp:belong,given,id; revenu:aggreg,collect,db,~execute,~mongodb;
+review:screen,transit,~schema; revis:daemonset,detail,dynam,kubectl,manag; ritual:post; rn:describ,detail;
+roadmap:post; roll:daemonset,kubectl,manag,resourc,rollout; rollout:deploy; root:channel,chat,post,send,specif;
+rotat:correspond,secret,associ,asynchron,configur; router:code,compat,exampl,framework,id; runbook:channel;
+runner:id,~execute; rust:git,hub; safari:enabl,option,subtask; salari:articl,brave,content,gener,ideal;
+sam:between,entiti,exist,graph,knowledg; sampl:collect,db,describ,~execute,~mongodb;
+scale:kubectl,kubernet,paramet,deploy; schedul:channel,chat,sent; script:~process;
+secret:encrypt,on,valu,~permission; section:post; secur:author,ingress,rule; see:event,replai;
+send:argument,given,method; senior:articl,brave,content,gener,ideal; sent:chat;
+sentri:aggreg,group,not,problem,assign; server:code,compat,exampl,framework,librari; servic:paramet,metric,usag;
+session:add,worklog; setup:match; shard:detail,dynam,problem,reflect,sequenti; share:appli,filter,match,team;
+ship:assign,sentri,statu; shop:option,collect,filter,paramet,~document; shopdb:collect,db,filter,option,paramet;
+shut:back,block,storag,volum,~terminate; sign:collect,~mongodb,filter,paramet;
+signup:back,element,forward,load,reload; sinc:aggreg,describ; sit:data,getmetricdata,math,metric,valu;
+sla:detail,dynam,problem,reflect,sequenti; slack:team; slow:target,start,forward,reload,activ;
+sluggish:start,target,activ,back,forward; snapshot:block,object,storag,store,db; snippet:add,on,~permission,gist;
+somewher:titl; space:base,channel,convers,initi,public; spend:cost,metric,usag,account;
+spike:valu,data,event,getmetricdata,math; spin:ami,~count,~execute,~image,~instance;
+spreadsheet:match,appli,channel,filter,team; sprint:given; squash:base,branch; src:start;
+stabl:articl,brave,content,gener,ideal; stack:id,plu,resourc,resourceid,resourcetyp; stage:kubectl,kubernet;
+start:partial; state:describ; statu:collect,filter,~document,db,option;
+step:detail,dynam,reflect,sequenti,sequentialthink; still:insid,term; stripe:encrypt,secret,valu,~schema;
+stuck:kubectl,resourc,kubernet,type; stuff:configur,exist,lifecycl,put,replac;
+submit:checkbox,element,input,multipl,out; subtask:enabl,option,bulk,upto;
+summar:channel,convers,event,histori,recent; summari:channel,convers,event,histori,recent;
+tabl:back,detail,dynam,element,forward; tag:describ,anoth,bodi,commit,compar;
+tail:job,kubectl,kubernet,like,resourc; take:block,current,element,object,puppet;
+tan:code,compat,exampl,framework,id; tanstack:code,compat,exampl,framework,id; task:paramet;
+tell:chat,checkbox,element,input,multipl; tenac:code,compat,exampl,framework,id; terminal:start,~process;
+test:element,input,multipl,puppet,~schema; think:detail,dynam,problem,reflect,sequenti;
+thread:post,channel,~message,convers,repli; three:detail,dynam,problem,reflect,sequenti;
+timeout:event,group,filter,insight,on; timezon:basic,info,inform,team,workspac; titl:git,hub; todo:start;
+tom:convers; tomasz:team,assign,basic,info,inform; top:aggreg,group,not,problem,~count; topic:convers;
+total:aggreg,collect,db,~execute,~mongodb; trace:~url,plu,resourc,resourceid,resourcetyp; tracker:notion,post;
+transact:code,compat,exampl,framework,id; ttl:authorit,contain,dn,domain,inform; two:partial;
+type:sentri,aggreg,plu,resourc,resourceid; typeerror:sentri,id,plu,resourc,resourceid; unassign:jql;
+undefin:event,replai,sentri; uniqu:collect; unreleas:project; unresolv:aggreg,group,not,problem,~count;
+upgrad:block,object,storag,store; upload:complet,edg,extern,finish,getuploadurlextern;
+us:back,block,convers,storag,volum; usag:start,terminal,~process; util:data,getmetricdata,math,metric,perform;
+valid:argument,client,given,method,gener; vendor:match; volum:block,object,storag,store; vpn:match;
+vs:account,cost,metric,usag; wai:code,compat,exampl,framework,id; walk:detail,dynam,problem,reflect,sequenti;
+want:base,cost,over,past,period; warn:kubectl,kubernet,name,option,resourc; watch:watcher,account,pass;
+watcher:account,id,pass; webpack:articl,brave,content,gener,ideal; week:partial; weekend:back,block,storag,volum;
+went:archiv,download,event,redirect,replai; whether:detail,dynam,problem,reflect,sequenti;
+width:current,dimens,element,emul,featur; wiki:post; worker:kubectl,kubernet;
+workflow:~execute,re,action,dispatch,endpoint; world:author,inbound,ingress,rule,secur; wrap:convers;
+write:bodi,describ,gener; yet:jql; yml:match,pattern,start,~directory,~tree; zone:resourc,~document;
+~count:collect,db,filter,option,~mongodb; ~delete:exist,configur,put,replac,lifecycl; ~directory:ensur,exist;
+~document:target; ~environment:match,pattern,start,~directory,~tree; ~error:group,~count,aggreg,not,problem;
+~fork:authent,organ; ~image:describ,kubectl,kubernet,name,namespac; ~instance:describ;
+~javascript:code,compat,exampl,framework,id; ~log:event,group,job,like; ~message:chat,item;
+~mongodb:collect,db,event,filter,mongod; ~move:screen,transit,~schema;
+~navigate:back,current,element,forward,reload; ~page:element; ~resolve:assign,statu; ~schema:collect,describ;
+~screenshot:current,element,take,specif,puppet; ~select:label; ~size:current,dimens,element,emul,featur;
+~tree:content,json,structur,view; ~web:articl,brave,gener,ideal,news;
+`;
+
+/** Each request word's learnt related words. */
+export const LEARNED_RELATED: ReadonlyMap<string, readonly string[]> = new Map(
+  TABLE.split(";")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "")
+    .map((entry) => {
+      const [word, others] = entry.split(":");
+      return [word!, others!.split(",")];
+    }),
+);
