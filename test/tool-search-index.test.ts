@@ -12,7 +12,7 @@ import { canonicalWords, GROUP_MARK } from "../src/exposure/search-synonyms.ts";
 import { searchableTool, ToolSearchIndex } from "../src/exposure/tool-search-index.ts";
 import { CJK_TOOLS_DIR, publicServers, publicToolsIndex } from "./fixtures/public-tools.ts";
 import { termsOf } from "../src/exposure/search-terms.ts";
-import { requestAction, requestConcepts, toolAction } from "../src/exposure/search-query.ts";
+import { nameVerbs, requestAction, requestConcepts, toolAction } from "../src/exposure/search-query.ts";
 
 const index = publicToolsIndex();
 
@@ -174,6 +174,21 @@ describe("requests a model makes", () => {
     const first = (query: string) => tracker.find(query, 2)[0]?.name;
     assert.equal(first("move PAY-1123 to In Review"), "mcp_jira_transition_issue");
     assert.equal(first("move all these issues to In Review"), "mcp_jira_bulk_transition_issue_statuses");
+  });
+
+  test("a plural noun in a tool's name is what it acts on, not what it does: pinning finds `pins_add`, not `pins_list`", () => {
+    assert.deepEqual(nameVerbs("slack_pins_list"), termsOf("slack list"));
+    assert.deepEqual(nameVerbs("listWorkflowRuns"), termsOf("listWorkflow"));
+    assert.deepEqual(nameVerbs("get_workflow_run"), termsOf("get workflow run"));
+    assert.deepEqual(nameVerbs("process_status"), termsOf("process status"));
+    const chat = new ToolSearchIndex();
+    const tools: Tool[] = [
+      { name: "pins_list", description: "Lists items pinned to a channel.", inputSchema: { type: "object" } },
+      { name: "pins_add", description: "Pins an item to a channel.", inputSchema: { type: "object" } },
+    ];
+    for (const tool of tools) chat.add(searchableTool(tool, "slack", toolNameFor("slack", tool.name)));
+    assert.equal(chat.find("pin the rollback runbook message in #inc-42", 2)[0]?.name, "mcp_slack_pins_add");
+    assert.equal(chat.find("which messages are pinned in #inc-42?", 2)[0]?.name, "mcp_slack_pins_list");
   });
 
   test("a tool added later is found, and a removed one no longer", () => {

@@ -133,6 +133,17 @@ function actionOf(terms: readonly string[]): Action | undefined {
 }
 
 /**
+ * A plural noun in a tool's name ("pins" of `pins_list`, "Runs" of `listWorkflowRuns`): a thing, not what the tool does,
+ * though its stem is a verb ("pin", "run").
+ */
+const PLURAL_IN_NAME = /(?<=^|[_\s-]|\p{Ll})\p{Lu}?\p{Ll}+[^aisu\W]s(?=$|[_\s\p{Lu}-])/gu;
+
+/** The terms of a tool's name (and title) that may say what it does: its words but its plural nouns. */
+export function nameVerbs(name: string): string[] {
+  return termsOf(name.replace(PLURAL_IN_NAME, " "));
+}
+
+/**
  * A tool's action by the verbs of its name. "post" before another verb is the HTTP method of a tool made from an API's
  * description ("API-post-search" searches), not what it does.
  */

@@ -7,7 +7,7 @@
  */
 import type { Tool } from "@modelcontextprotocol/client";
 import MiniSearch from "minisearch";
-import { type Action, markedVerb, requestAction, requestConcepts, toolAction } from "./search-query.ts";
+import { type Action, markedVerb, nameVerbs, requestAction, requestConcepts, toolAction } from "./search-query.ts";
 import { indexTerm, termsOf, wordsWithSynonyms } from "./search-terms.ts";
 import { GROUP_MARK } from "./search-synonyms.ts";
 import { firstSentence } from "../common/text.ts";
@@ -143,16 +143,17 @@ export class ToolSearchIndex {
   /** Adds a tool, or replaces the one of the same name. */
   add(tool: SearchableTool): void {
     if (this.tools.has(tool.name)) this.search.discard(tool.name);
-    const named = termsOf([tool.originalName, tool.title ?? ""].join(" "));
+    const named = [tool.originalName, tool.title ?? ""].join(" ");
+    const acting = nameVerbs(named);
     this.tools.set(tool.name, {
       tool,
-      action: toolAction(named),
-      verb: markedVerb(named),
-      many: named.some((term) => BULK.has(term)),
+      action: toolAction(acting),
+      verb: markedVerb(acting),
+      many: termsOf(named).some((term) => BULK.has(term)),
     });
     this.search.add({
       id: tool.name,
-      names: [tool.originalName, tool.title ?? ""].join(" "),
+      names: named,
       lead: firstSentence(tool.description),
       description: tool.description,
       parameters: tool.parameters.join(" "),
