@@ -3,7 +3,7 @@
  * ./fixtures/tool-search-work-requests.json (never its `heldout` set, nor the later relevance set), and writes them to
  * src/exposure/search-learned.ts, where the tool search reads them as related words (./search-related.ts's hand-written
  * groups are the same kind of thing). People say "hours" where the API says "worklog", "prod" where it says
- * "kubernetes": with 1,500 requests labelled by hand, such pairs can be counted rather than guessed.
+ * "kubernetes": with 1,700 requests labelled by hand, such pairs can be counted rather than guessed.
  *
  * A pair counts when a request says the word (as one of its concepts, ../src/exposure/search-query.ts) and one of its
  * answers has the other in its name or its description's first sentence. It is kept when it is seen often
