@@ -1,27 +1,40 @@
 /**
- * Learns which words of people's requests go with which words of the tools that answer them, from the `tune` set of
- * ./fixtures/tool-search-work-requests.json (never its `heldout` set, nor the later relevance set), and writes them to
- * src/exposure/search-learned.ts, where the tool search reads them as related words (./search-related.ts's hand-written
- * groups are the same kind of thing). People say "hours" where the API says "worklog", "prod" where it says
- * "kubernetes": with 1,700 requests labelled by hand, such pairs can be counted rather than guessed.
+ * Learns, from the `tune` set of ./fixtures/tool-search-work-requests.json (never its `heldout` set, nor the later
+ * relevance set), what the tool search reads besides a request's own words, and writes it to src/exposure/: people say
+ * "hours" where the API says "worklog", "prod" where it says "kubernetes", and with 1,700 requests labelled by hand
+ * such pairs can be counted rather than guessed.
  *
- * A pair counts when a request says the word (as one of its concepts, ../src/exposure/search-query.ts) and one of its
- * answers has the other in its name or its description's first sentence. It is kept when it is seen often
- * (`MIN_COUNT`), when most requests with the word have it (`MIN_SHARE`), and when it is far likelier with the word than
- * without (`MIN_LIFT`); words of the tools that many tools share, and numbers, are never learnt. Each word keeps its
- * `PER_WORD` most frequent pairs. The thresholds were chosen on batches measured before they were read (the table
- * learnt from the batches before each), not on the held-out set: bench/results/2026-12-06-search-learned.md.
+ * - Related words (search-learned.ts): a pair counts when a request says the word (as one of its concepts,
+ *   ../src/exposure/search-query.ts) and one of its answers has the other in its name or its description's first
+ *   sentence. It is kept when it is seen often (`MIN_COUNT`), when most requests with the word have it (`MIN_SHARE`),
+ *   and when it is far likelier with the word than without (`MIN_LIFT`); words of the tools that many tools share, and
+ *   numbers, are never learnt. Each word keeps its `PER_WORD` most frequent pairs.
+ * - Pair weights (search-learned-pairs.ts), learnt with the related words in place: a perceptron over pairs of a
+ *   request's word and a word of a tool's name. For each request whose first hit, reordered by the weights so far, is
+ *   wrong while a right tool is among the first REORDERED, each pair the right tool has and the wrong one lacks gains a
+ *   unit and each the wrong one has and the right one lacks loses one; `PASSES` passes over the set, in its order; a
+ *   word said in fewer than `MIN_SEEN` requests gets no weights.
  *
- * `npm run search:learn` writes the table again (after the tune set or the search's reading of words changes);
- * test/search-learned.test.ts fails while the shipped table is not what this learns.
+ * The settings were chosen on batches measured before they were read (each with tables learnt from the batches before
+ * it), not on the held-out set: bench/results/2026-12-06-search-learned.md. `npm run search:learn` writes both tables
+ * again (after the tune set or the search's reading of words changes); test/search-learned.test.ts fails while the
+ * shipped tables are not what this learns.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { firstSentence } from "../src/common/text.ts";
-import { requestConcepts } from "../src/exposure/search-query.ts";
+import { type LearnedRelated, requestConcepts, saidWords } from "../src/exposure/search-query.ts";
 import { termsOf } from "../src/exposure/search-terms.ts";
-import { searchableTool, type SearchableTool } from "../src/exposure/tool-search-index.ts";
+import type { PairWeights } from "../src/exposure/search-learned-pairs.ts";
+import {
+  nameTerms,
+  REORDERED,
+  reorder,
+  searchableTool,
+  type SearchableTool,
+  ToolSearchIndex,
+} from "../src/exposure/tool-search-index.ts";
 import { toolNameFor } from "../src/translate/naming.ts";
 import { publicSavedServers, WORK_HUB } from "./search-through-pi.ts";
 import { answerToolName, workRequests, type RelevanceQuery } from "./tool-search-recall.ts";
@@ -36,14 +49,11 @@ const MIN_LIFT = 8;
 const MAX_TOOL_SHARE = 0.05;
 /** Related words kept for one word. */
 const PER_WORD = 5;
+/** Passes of the perceptron over the tune set, and the fewest requests a word must be said in to get weights. */
+const PASSES = 5;
+const MIN_SEEN = 2;
 
-const TABLE_FILE = path.resolve(
-  path.dirname(fileURLToPath(import.meta.url)),
-  "..",
-  "src",
-  "exposure",
-  "search-learned.ts",
-);
+const EXPOSURE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "src", "exposure");
 
 /** One labelled request, as the words the search reads in it and the words of the tools that answer it. */
 export interface LabelledWords {
@@ -102,9 +112,11 @@ function savedTools(): Map<string, SearchableTool> {
   return tools;
 }
 
-/** What the table is learnt from: the words the search reads in each tune request, and its answers' words. */
-export function tuneExamples(requests: readonly RelevanceQuery[] = workRequests().tune): LabelledWords[] {
-  const tools = savedTools();
+/** The words the search reads in each request, and its answers' words: what the related words are learnt from. */
+export function labelledWords(
+  requests: readonly RelevanceQuery[],
+  tools: ReadonlyMap<string, SearchableTool> = savedTools(),
+): LabelledWords[] {
   const toolWords = (tool: SearchableTool) =>
     termsOf([tool.originalName, tool.title ?? "", firstSentence(tool.description)].join(" "));
   const share = new Map<string, number>();
@@ -114,11 +126,7 @@ export function tuneExamples(requests: readonly RelevanceQuery[] = workRequests(
     !/\d/.test(word) && word.length > 1 && share.get(word)! / tools.size <= MAX_TOOL_SHARE;
   return requests.map(({ query, answers }) => ({
     // The request's words, not what its values are taken to mean: those are the search's own rules.
-    request: new Set(
-      requestConcepts(query)
-        .filter((concept) => concept.weight === 1 && concept.own.length === 1)
-        .map((concept) => concept.own[0]!),
-    ),
+    request: new Set(saidWords(requestConcepts(query, new Map()))),
     answers: new Set(
       answers.flatMap((answer) => {
         const tool = tools.get(answerToolName(answer));
@@ -129,14 +137,72 @@ export function tuneExamples(requests: readonly RelevanceQuery[] = workRequests(
 }
 
 /**
- * The table as src/exposure/search-learned.ts holds it: `word:other,other` entries ended by ";" (a synonym group's token
- * may hold a space: "~pull request"), lines of at most 116 columns.
+ * The pair weights, learnt on `index` (which reads requests with the related words `related` and no pair weights) from
+ * `requests`, each with the pi names of the tools that answer it. Zero weights are left out; words and terms in the
+ * alphabet's order.
  */
-export function tableText(learned: ReadonlyMap<string, readonly string[]>): string {
+export function learnPairWeights(
+  index: ToolSearchIndex,
+  requests: readonly { query: string; answers: readonly string[] }[],
+  related: LearnedRelated,
+): Map<string, Map<string, number>> {
+  const weights = new Map<string, Map<string, number>>();
+  const named = (name: string) => nameTerms(index.get(name)!);
+  const add = (word: string, term: string, unit: number) => {
+    if (term === word) return;
+    const row = weights.get(word) ?? new Map<string, number>();
+    weights.set(word, row);
+    row.set(term, (row.get(term) ?? 0) + unit);
+  };
+  const examples = requests.map(({ query, answers }) => ({
+    words: saidWords(requestConcepts(query, related)),
+    hits: index.find(query, REORDERED),
+    answers: new Set(answers),
+  }));
+  // A word said once tells nothing of the next request: it gets no weights.
+  const seen = new Map<string, number>();
+  for (const { words } of examples) for (const word of words) seen.set(word, (seen.get(word) ?? 0) + 1);
+  for (const example of examples) example.words = example.words.filter((word) => seen.get(word)! >= MIN_SEEN);
+  for (let pass = 0; pass < PASSES; pass++) {
+    for (const { words, hits, answers } of examples) {
+      const ranked = reorder(hits, words, named, weights);
+      const first = ranked[0];
+      const right = ranked.find((hit) => answers.has(hit.name));
+      if (!first || !right || right === first) continue;
+      const rightTerms = named(right.name);
+      const wrongTerms = named(first.name);
+      for (const word of words) {
+        for (const term of rightTerms) if (!wrongTerms.includes(term)) add(word, term, 1);
+        for (const term of wrongTerms) if (!rightTerms.includes(term)) add(word, term, -1);
+      }
+    }
+  }
+  const byName = <V>(entries: Iterable<[string, V]>) => [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return new Map(
+    byName(weights)
+      .map(([word, row]) => [word, new Map(byName(row).filter(([, weight]) => weight !== 0))] as const)
+      .filter(([, row]) => row.size > 0),
+  );
+}
+
+/** Both tables, learnt from `requests` (the tune set's answered requests, unless told). */
+export function learnTables(requests: readonly RelevanceQuery[] = workRequests().tune): {
+  related: Map<string, string[]>;
+  pairs: Map<string, Map<string, number>>;
+} {
+  const tools = savedTools();
+  const related = learnRelatedWords(labelledWords(requests, tools));
+  const index = new ToolSearchIndex({ related, pairs: new Map() });
+  for (const tool of tools.values()) index.add(tool);
+  const answered = requests.map(({ query, answers }) => ({ query, answers: answers.map(answerToolName) }));
+  return { related, pairs: learnPairWeights(index, answered, related) };
+}
+
+/** Entries as the tables hold them, each ended by ";" (a synonym group's token may hold a space: "~pull request"). */
+function entriesText(entries: Iterable<string>): string {
   const lines: string[] = [];
   let line = "";
-  for (const [word, others] of learned) {
-    const entry = `${word}:${others.join(",")};`;
+  for (const entry of entries) {
     if (line && line.length + 1 + entry.length > 116) {
       lines.push(line);
       line = "";
@@ -147,13 +213,38 @@ export function tableText(learned: ReadonlyMap<string, readonly string[]>): stri
   return lines.join("\n");
 }
 
+/** The related words as src/exposure/search-learned.ts holds them: `word:other,other;`, lines of at most 116 columns. */
+export function tableText(learned: ReadonlyMap<string, readonly string[]>): string {
+  return entriesText([...learned].map(([word, others]) => `${word}:${others.join(",")};`));
+}
+
+/**
+ * The pair weights as src/exposure/search-learned-pairs.ts holds them: `word:term,-term,term=2;` (a term alone weighs
+ * 1, after "-" -1, else its weight follows "=").
+ */
+export function pairsText(pairs: PairWeights): string {
+  const pair = ([term, weight]: [string, number]) =>
+    weight === 1 ? term : weight === -1 ? `-${term}` : `${term}=${weight}`;
+  return entriesText([...pairs].map(([word, row]) => `${word}:${[...row].map(pair).join(",")};`));
+}
+
+/** Writes `text` as the table of `file` (all that lies between the backquotes of `const TABLE = \`…\`;`). */
+function writeTable(file: string, text: string): void {
+  const source = readFileSync(file, "utf8");
+  const start = source.indexOf("`\n") + 2;
+  const end = source.indexOf("`;", start);
+  writeFileSync(file, `${source.slice(0, start)}${text}\n${source.slice(end)}`);
+}
+
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const learned = learnRelatedWords(tuneExamples());
-  const file = readFileSync(TABLE_FILE, "utf8");
-  // The table is all that lies between the template's backquotes (TABLE = `…`;).
-  const start = file.indexOf("`\n") + 2;
-  const end = file.indexOf("`;", start);
-  writeFileSync(TABLE_FILE, `${file.slice(0, start)}${tableText(learned)}\n${file.slice(end)}`);
-  const pairs = [...learned.values()].reduce((sum, others) => sum + others.length, 0);
-  console.log(`${path.relative(process.cwd(), TABLE_FILE)}: ${learned.size} words, ${pairs} related words`);
+  const { related, pairs } = learnTables();
+  writeTable(path.join(EXPOSURE, "search-learned.ts"), tableText(related));
+  writeTable(path.join(EXPOSURE, "search-learned-pairs.ts"), pairsText(pairs));
+  const count = (sizes: number[]) => sizes.reduce((sum, size) => sum + size, 0);
+  console.log(
+    `src/exposure/search-learned.ts: ${related.size} words, ${count([...related.values()].map((o) => o.length))} related words`,
+  );
+  console.log(
+    `src/exposure/search-learned-pairs.ts: ${pairs.size} words, ${count([...pairs.values()].map((r) => r.size))} pairs`,
+  );
 }

@@ -1,18 +1,29 @@
 /**
- * The related words learnt from labelled requests (src/exposure/search-learned.ts): the shipped table is what
- * bench/learn-search-words.ts learns from the tune set, the learning keeps only pairs seen often and far likelier than
- * by chance, and a learnt word finds a tool whose own words the request does not say.
+ * What the tool search learns from labelled requests: the related words (src/exposure/search-learned.ts) and the pair
+ * weights (src/exposure/search-learned-pairs.ts). The shipped tables are what bench/learn-search-words.ts learns from
+ * the tune set; a related word is learnt only when seen often and far likelier than by chance, and finds a tool whose
+ * own words the request does not say; the pair weights are learnt from the search's mistakes, and reorder its first
+ * hits, a bounded amount.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import type { Tool } from "@modelcontextprotocol/client";
-import { type LabelledWords, learnRelatedWords, tableText, tuneExamples } from "../bench/learn-search-words.ts";
+import {
+  type LabelledWords,
+  learnPairWeights,
+  learnRelatedWords,
+  learnTables,
+  pairsText,
+  tableText,
+} from "../bench/learn-search-words.ts";
 import { LEARNED_RELATED } from "../src/exposure/search-learned.ts";
+import { LEARNED_PAIRS } from "../src/exposure/search-learned-pairs.ts";
 import { requestConcepts } from "../src/exposure/search-query.ts";
-import { searchableTool, ToolSearchIndex } from "../src/exposure/tool-search-index.ts";
+import { REORDERED, reorder, searchableTool, ToolSearchIndex } from "../src/exposure/tool-search-index.ts";
 import { toolNameFor } from "../src/translate/naming.ts";
+import { termsOf } from "../src/exposure/search-terms.ts";
 import { REPO_ROOT } from "./helpers.ts";
 
 const labelled = (request: string, answers: string): LabelledWords => ({
@@ -21,14 +32,13 @@ const labelled = (request: string, answers: string): LabelledWords => ({
 });
 
 describe("learnt related words", () => {
-  test("the shipped table is what bench/learn-search-words.ts learns from the tune set", () => {
-    const learned = tableText(learnRelatedWords(tuneExamples()));
-    const shipped = tableText(LEARNED_RELATED);
-    assert.ok(
-      learned === shipped,
-      "src/exposure/search-learned.ts is not what the tune set teaches: npm run search:learn",
-    );
+  test("the shipped tables are what bench/learn-search-words.ts learns from the tune set", () => {
+    const { related, pairs } = learnTables();
+    const stale = "is not what the tune set teaches: npm run search:learn";
+    assert.ok(tableText(related) === tableText(LEARNED_RELATED), `src/exposure/search-learned.ts ${stale}`);
+    assert.ok(pairsText(pairs) === pairsText(LEARNED_PAIRS), `src/exposure/search-learned-pairs.ts ${stale}`);
     assert.ok(LEARNED_RELATED.size > 100, `${LEARNED_RELATED.size} words`);
+    assert.ok(LEARNED_PAIRS.size > 100, `${LEARNED_PAIRS.size} words`);
   });
 
   test("a pair is learnt when seen often, with most requests that say the word, and far likelier than by chance", () => {
@@ -66,5 +76,54 @@ describe("learnt related words", () => {
       "a learnt word of the request",
     );
     assert.equal(index.find(request, 3)[0]?.name, toolNameFor("hub", "github_rerun_workflow"));
+  });
+
+  test("pair weights are learnt from the search's mistakes: the right tool's name words gain, the wrong one's lose", () => {
+    const tools: Tool[] = [
+      { name: "gadget_open", description: "Opens a gadget, any gadget.", inputSchema: { type: "object" } },
+      { name: "gadget_close", description: "Closes a gadget.", inputSchema: { type: "object" } },
+    ];
+    const index = new ToolSearchIndex({ related: new Map(), pairs: new Map() });
+    for (const tool of tools) index.add(searchableTool(tool, "box", toolNameFor("box", tool.name)));
+    const open = toolNameFor("box", "gadget_open");
+    const close = toolNameFor("box", "gadget_close");
+    const request = "shelve the gadget for the night";
+    assert.equal(index.find(request, 2)[0]?.name, open, "the search's own first hit");
+    const requests = [
+      { query: request, answers: [close] },
+      { query: "shelve this gadget", answers: [close] },
+      // Said once: no weights.
+      { query: "retire the gadget", answers: [close] },
+    ];
+    const pairs = learnPairWeights(index, requests, new Map());
+    const [shelve] = termsOf("shelve");
+    const [retire] = termsOf("retire");
+    assert.ok((pairs.get(shelve!)?.get(termsOf("close")[0]!) ?? 0) > 0, pairsText(pairs));
+    assert.ok((pairs.get(shelve!)?.get(termsOf("open")[0]!) ?? 0) < 0, pairsText(pairs));
+    assert.equal(pairs.has(retire!), false, "a word said once");
+    const learnt = new ToolSearchIndex({ related: new Map(), pairs });
+    for (const tool of tools) learnt.add(searchableTool(tool, "box", toolNameFor("box", tool.name)));
+    assert.equal(learnt.find("shelve it, the gadget", 2)[0]?.name, close);
+  });
+
+  test("the pair weights reorder only the first hits, and by at most a tenth of the best score", () => {
+    const hits = Array.from({ length: REORDERED + 2 }, (_, i) => ({ name: `t${i}`, score: 10 - i * 0.5 }));
+    const named = (name: string) => [name];
+    // Every tool but the second and the last gains: the second (9.5) may pass the first (10) by its weight alone.
+    const pairs = new Map([
+      [
+        "w",
+        new Map([
+          ["t1", 5],
+          [`t${REORDERED + 1}`, 5],
+        ]),
+      ],
+    ]);
+    const order = reorder(hits, ["w"], named, pairs).map((hit) => hit.name);
+    assert.equal(order[0], "t1", "the second gains up to a tenth of the best score: 9.5 + 1 > 10");
+    assert.equal(order.at(-1), `t${REORDERED + 1}`, "past the first REORDERED, nothing moves");
+    const far = reorder([hits[0]!, { name: "t1", score: 8.9 }], ["w"], named, pairs).map((hit) => hit.name);
+    assert.deepEqual(far, ["t0", "t1"], "capped: 8.9 + 1 < 10");
+    assert.deepEqual(reorder(hits, ["w"], named, new Map()), hits, "no weights, no change");
   });
 });

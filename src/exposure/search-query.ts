@@ -183,13 +183,26 @@ function relatedTo(term: string, terms: readonly string[]): string[] {
   return [...related];
 }
 
-/** The words learnt to go with `term` in requests (./search-learned.ts), but `term` itself. */
-function learnedFor(term: string): readonly string[] {
-  return (LEARNED_RELATED.get(term) ?? []).filter((word) => word !== term);
+/** Each request word's learnt related words (./search-learned.ts). */
+export type LearnedRelated = ReadonlyMap<string, readonly string[]>;
+
+/** The words a request says among its concepts, not what its values are taken to mean. */
+export function saidWords(concepts: readonly Concept[]): string[] {
+  return concepts
+    .filter((concept) => concept.weight === 1 && concept.own.length === 1)
+    .map((concept) => concept.own[0]!);
 }
 
-/** A request's concepts: one per distinct word (numbers left out), then one per kind of value it carries. */
-export function requestConcepts(request: string): Concept[] {
+/** The words learnt to go with `term` in requests, but `term` itself. */
+function learnedFor(term: string, learned: LearnedRelated): readonly string[] {
+  return (learned.get(term) ?? []).filter((word) => word !== term);
+}
+
+/**
+ * A request's concepts: one per distinct word (numbers left out), then one per kind of value it carries; `learned` is
+ * the table of learnt related words (the shipped one, unless another is being learnt).
+ */
+export function requestConcepts(request: string, learned: LearnedRelated = LEARNED_RELATED): Concept[] {
   const query = asked(request);
   // Where the carried text begins is looked for outside quotes: "reading" in a quoted error message starts none.
   const carried = CARRIED_TEXT.exec(query.replace(QUOTED, (text) => " ".repeat(text.length)));
@@ -217,7 +230,11 @@ export function requestConcepts(request: string): Concept[] {
   // concept of its own.
   const concepts: Concept[] = [...new Set(terms)]
     .filter((term) => !PARTICLES.has(term))
-    .map((own) => ({ own: [own], weight: 1, related: [...new Set([...relatedTo(own, terms), ...learnedFor(own)])] }));
+    .map((own) => ({
+      own: [own],
+      weight: 1,
+      related: [...new Set([...relatedTo(own, terms), ...learnedFor(own, learned)])],
+    }));
   for (const [means, weight] of meanings) {
     const own = termsOf(means);
     if (own.length === 0) continue;

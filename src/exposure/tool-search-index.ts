@@ -7,7 +7,18 @@
  */
 import type { Tool } from "@modelcontextprotocol/client";
 import MiniSearch from "minisearch";
-import { type Action, markedVerb, nameVerbs, requestAction, requestConcepts, toolAction } from "./search-query.ts";
+import {
+  type Action,
+  type LearnedRelated,
+  markedVerb,
+  nameVerbs,
+  requestAction,
+  requestConcepts,
+  saidWords,
+  toolAction,
+} from "./search-query.ts";
+import { LEARNED_RELATED } from "./search-learned.ts";
+import { LEARNED_PAIRS, type PairWeights } from "./search-learned-pairs.ts";
 import { indexTerm, termsOf, wordsWithSynonyms } from "./search-terms.ts";
 import { GROUP_MARK } from "./search-synonyms.ts";
 import { firstSentence } from "../common/text.ts";
@@ -50,7 +61,8 @@ export function searchableTool(tool: Tool, server: string, name: string, serverD
     server,
     originalName: tool.name,
     ...(title ? { title } : {}),
-    description: tool.description ?? "",
+    // As pi has it: a description that starts with a blank line would have no first sentence.
+    description: (tool.description ?? "").trim(),
     parameters,
     ...(serverDescription ? { serverDescription } : {}),
   };
@@ -98,6 +110,49 @@ const BULK = new Set(termsOf("bulk batch"));
 /** Words of a request that ask for many things at once. */
 const MANY = /\b(?:bulk|batch|all|every|multiple|several|many|these|those|each)\b/i;
 
+/**
+ * How many of the best hits the learnt weights of word pairs may reorder (./search-learned-pairs.ts), what one unit of
+ * weight counts against the best hit's score, and the most their sum may count either way, in units.
+ */
+export const REORDERED = 10;
+const PAIR_WEIGHT = 0.05;
+const PAIR_CAP = 2;
+
+/** The words of a tool's name (and title), each once: what the learnt pair weights read of it. */
+export function nameTerms(tool: Pick<SearchableTool, "originalName" | "title">): string[] {
+  return [...new Set(termsOf([tool.originalName, tool.title ?? ""].join(" ")))];
+}
+
+/**
+ * `hits`, best first, with the first REORDERED reordered by the learnt weights of pairs of a request's `words` and the
+ * words of their names: each gains (or loses) PAIR_WEIGHT of the best score for each unit of their sum, at most
+ * PAIR_CAP units either way.
+ */
+export function reorder(
+  hits: readonly SearchHit[],
+  words: readonly string[],
+  named: (name: string) => readonly string[],
+  pairs: PairWeights,
+): SearchHit[] {
+  const best = hits[0]?.score;
+  if (best === undefined || pairs.size === 0) return [...hits];
+  const head = hits.slice(0, REORDERED).map((hit) => {
+    let units = 0;
+    for (const word of words) {
+      const weights = pairs.get(word);
+      if (weights) for (const term of named(hit.name)) if (term !== word) units += weights.get(term) ?? 0;
+    }
+    return { name: hit.name, score: hit.score + best * PAIR_WEIGHT * Math.max(-PAIR_CAP, Math.min(PAIR_CAP, units)) };
+  });
+  return [...head.sort((a, b) => b.score - a.score), ...hits.slice(REORDERED)];
+}
+
+/** What an index reads requests with: the learnt tables, the shipped ones unless others are being learnt. */
+export interface ToolSearchOptions {
+  related?: LearnedRelated;
+  pairs?: PairWeights;
+}
+
 /** Field weights: a word of the tool's name says most about what it does, its server's description least. */
 const BOOST = { names: 3, lead: 1, description: 1.2, parameters: 0.8, server: 0.6 };
 
@@ -122,7 +177,17 @@ export class ToolSearchIndex {
    * Each tool, with what it does by the first verb of its name (reads or changes), that verb where a request must say
    * it too (delete, update, rerun…), and whether its name says it acts on many things at once.
    */
-  private readonly tools = new Map<string, { tool: SearchableTool; action?: Action; verb?: string; many: boolean }>();
+  private readonly tools = new Map<
+    string,
+    { tool: SearchableTool; action?: Action; verb?: string; many: boolean; named: string[] }
+  >();
+  private readonly related: LearnedRelated;
+  private readonly pairs: PairWeights;
+
+  constructor({ related = LEARNED_RELATED, pairs = LEARNED_PAIRS }: ToolSearchOptions = {}) {
+    this.related = related;
+    this.pairs = pairs;
+  }
 
   get size(): number {
     return this.tools.size;
@@ -150,6 +215,7 @@ export class ToolSearchIndex {
       action: toolAction(acting),
       verb: markedVerb(acting),
       many: termsOf(named).some((term) => BULK.has(term)),
+      named: nameTerms(tool),
     });
     this.search.add({
       id: tool.name,
@@ -173,7 +239,7 @@ export class ToolSearchIndex {
     // words; a tool's score is the sum, times how many concepts it meets, so a tool that meets what the request
     // acts on and what it does outranks one that meets a single word many times.
     const totals = new Map<string, { score: number; met: number }>();
-    const concepts = requestConcepts(query);
+    const concepts = requestConcepts(query, this.related);
     const said = new Set(concepts.flatMap((concept) => [...concept.own, ...concept.related]));
     for (const concept of concepts) {
       const best = new Map<string, { score: number; met: number }>();
@@ -214,8 +280,9 @@ export class ToolSearchIndex {
       if (!tool || !accept(tool)) continue;
       if (hits.length > 0 && result.score < hits[0]!.score * WEAKEST) break;
       hits.push({ name: tool.name, score: result.score });
-      if (hits.length >= limit) break;
+      if (hits.length >= Math.max(limit, REORDERED)) break;
     }
-    return hits;
+    const named = (name: string) => this.tools.get(name)?.named ?? [];
+    return reorder(hits, saidWords(concepts), named, this.pairs).slice(0, limit);
   }
 }
