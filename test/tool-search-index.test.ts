@@ -52,6 +52,18 @@ describe("public tool fixtures", () => {
 });
 
 describe("searchableTool", () => {
+  test("reads the description as pi sends it, trimmed: one that starts with a blank line still has a first sentence", () => {
+    const tool: Tool = {
+      name: "read_file",
+      description: "\n      Read a file's contents.\n      Paths are absolute.\n    ",
+      inputSchema: { type: "object" },
+    };
+    assert.equal(
+      searchableTool(tool, "files", "mcp_files_read_file").description,
+      "Read a file's contents.\n      Paths are absolute.",
+    );
+  });
+
   test("reads names, title, description, and each parameter's name, description and values", () => {
     const tool: Tool = {
       name: "update_issue",
