@@ -3,7 +3,8 @@
  * parameter names and its server's name and description, read as ./search-terms.ts reads text. A request is read as
  * concepts (./search-query.ts): each counts once, by its own words or, for less, the words near them, and a tool's
  * score grows with how many concepts it meets; a tool that reads where the request changes something (or the other way
- * round), or is named for a verb the request does not say, ranks lower. Pure, in memory.
+ * round), or is named for a verb the request does not say, ranks lower. Last, the learnt weights of word pairs
+ * (./search-learned-pairs.ts) reorder the first hits. Pure, in memory.
  */
 import type { Tool } from "@modelcontextprotocol/client";
 import MiniSearch from "minisearch";
@@ -175,7 +176,8 @@ export class ToolSearchIndex {
   });
   /**
    * Each tool, with what it does by the first verb of its name (reads or changes), that verb where a request must say
-   * it too (delete, update, rerun…), and whether its name says it acts on many things at once.
+   * it too (delete, update, rerun…), whether its name says it acts on many things at once, and its name's words (what
+   * the learnt pair weights read).
    */
   private readonly tools = new Map<
     string,
@@ -210,12 +212,13 @@ export class ToolSearchIndex {
     if (this.tools.has(tool.name)) this.search.discard(tool.name);
     const named = [tool.originalName, tool.title ?? ""].join(" ");
     const acting = nameVerbs(named);
+    const terms = nameTerms(tool);
     this.tools.set(tool.name, {
       tool,
       action: toolAction(acting),
       verb: markedVerb(acting),
-      many: termsOf(named).some((term) => BULK.has(term)),
-      named: nameTerms(tool),
+      many: terms.some((term) => BULK.has(term)),
+      named: terms,
     });
     this.search.add({
       id: tool.name,
