@@ -1,7 +1,7 @@
 /**
  * Learns, from the `tune` set of ./fixtures/tool-search-work-requests.json (never its `heldout` set, nor the later
  * relevance set), what the tool search reads besides a request's own words, and writes it to src/exposure/: people say
- * "hours" where the API says "worklog", "prod" where it says "kubernetes", and with 1,700 requests labelled by hand
+ * "hours" where the API says "worklog", "prod" where it says "kubernetes", and with 1,800 requests labelled by hand
  * such pairs can be counted rather than guessed.
  *
  * - Related words (search-learned.ts): a pair counts when a request says the word (as one of its concepts,
