@@ -411,21 +411,27 @@ zone:host=-5,resourc=5,~create=-5,~document=5,~update=5;
 /** Each request word's pairs: a word of a tool's name, and its learnt weight. */
 export type PairWeights = ReadonlyMap<string, ReadonlyMap<string, number>>;
 
-export const LEARNED_PAIRS: PairWeights = new Map(
-  TABLE.split(";")
-    .map((entry) => entry.trim())
-    .filter((entry) => entry !== "")
-    .map((entry) => {
-      const [word, pairs] = entry.split(":");
-      return [
-        word!,
-        new Map(
-          pairs!.split(",").map((pair) => {
-            const at = pair.lastIndexOf("=");
-            if (at >= 0) return [pair.slice(0, at), Number(pair.slice(at + 1))];
-            return pair.startsWith("-") ? [pair.slice(1), -1] : [pair, 1];
-          }),
-        ),
-      ];
-    }),
-);
+let parsed: PairWeights | undefined;
+
+/** The learnt pair weights: the table read on first use, not when pi starts. */
+export function learnedPairs(): PairWeights {
+  parsed ??= new Map(
+    TABLE.split(";")
+      .map((entry) => entry.trim())
+      .filter((entry) => entry !== "")
+      .map((entry) => {
+        const [word, pairs] = entry.split(":");
+        return [
+          word!,
+          new Map(
+            pairs!.split(",").map((pair) => {
+              const at = pair.lastIndexOf("=");
+              if (at >= 0) return [pair.slice(0, at), Number(pair.slice(at + 1))];
+              return pair.startsWith("-") ? [pair.slice(1), -1] : [pair, 1];
+            }),
+          ),
+        ];
+      }),
+  );
+  return parsed;
+}

@@ -183,13 +183,18 @@ write:gener,bodi,describ; yet:given,jql; yml:match,pattern,progress,result,start
 ~web:articl,brave,gener,ideal,news;
 `;
 
-/** Each request word's learnt related words. */
-export const LEARNED_RELATED: ReadonlyMap<string, readonly string[]> = new Map(
-  TABLE.split(";")
-    .map((entry) => entry.trim())
-    .filter((entry) => entry !== "")
-    .map((entry) => {
-      const [word, others] = entry.split(":");
-      return [word!, others!.split(",")];
-    }),
-);
+let parsed: ReadonlyMap<string, readonly string[]> | undefined;
+
+/** Each request word's learnt related words: the table read on first use, not when pi starts. */
+export function learnedRelated(): ReadonlyMap<string, readonly string[]> {
+  parsed ??= new Map(
+    TABLE.split(";")
+      .map((entry) => entry.trim())
+      .filter((entry) => entry !== "")
+      .map((entry) => {
+        const [word, others] = entry.split(":");
+        return [word!, others!.split(",")];
+      }),
+  );
+  return parsed;
+}

@@ -5,7 +5,7 @@
  * duration…: ./search-values.ts), which says what it acts on whatever words come with it.
  * The values themselves are taken out of the words: "api.example.com" is not a request about APIs. Pure.
  */
-import { LEARNED_RELATED } from "./search-learned.ts";
+import { learnedRelated } from "./search-learned.ts";
 import { RELATED_GROUPS } from "./search-related.ts";
 import { termsOf } from "./search-terms.ts";
 import { QUOTED, VALUES } from "./search-values.ts";
@@ -202,7 +202,7 @@ function learnedFor(term: string, learned: LearnedRelated): readonly string[] {
  * A request's concepts: one per distinct word (numbers left out), then one per kind of value it carries; `learned` is
  * the table of learnt related words (the shipped one, unless another is being learnt).
  */
-export function requestConcepts(request: string, learned: LearnedRelated = LEARNED_RELATED): Concept[] {
+export function requestConcepts(request: string, learned: LearnedRelated = learnedRelated()): Concept[] {
   const query = asked(request);
   // Where the carried text begins is looked for outside quotes: "reading" in a quoted error message starts none.
   const carried = CARRIED_TEXT.exec(query.replace(QUOTED, (text) => " ".repeat(text.length)));

@@ -18,8 +18,8 @@ import {
   saidWords,
   toolAction,
 } from "./search-query.ts";
-import { LEARNED_RELATED } from "./search-learned.ts";
-import { LEARNED_PAIRS, type PairWeights } from "./search-learned-pairs.ts";
+import { learnedRelated } from "./search-learned.ts";
+import { learnedPairs, type PairWeights } from "./search-learned-pairs.ts";
 import { indexTerm, termsOf, wordsWithSynonyms } from "./search-terms.ts";
 import { GROUP_MARK } from "./search-synonyms.ts";
 import { firstSentence } from "../common/text.ts";
@@ -183,10 +183,11 @@ export class ToolSearchIndex {
     string,
     { tool: SearchableTool; action?: Action; verb?: string; many: boolean; named: string[] }
   >();
-  private readonly related: LearnedRelated;
-  private readonly pairs: PairWeights;
+  /** The learnt tables, the shipped ones read at the first search unless others were given. */
+  private related?: LearnedRelated;
+  private pairs?: PairWeights;
 
-  constructor({ related = LEARNED_RELATED, pairs = LEARNED_PAIRS }: ToolSearchOptions = {}) {
+  constructor({ related, pairs }: ToolSearchOptions = {}) {
     this.related = related;
     this.pairs = pairs;
   }
@@ -242,6 +243,7 @@ export class ToolSearchIndex {
     // words; a tool's score is the sum, times how many concepts it meets, so a tool that meets what the request
     // acts on and what it does outranks one that meets a single word many times.
     const totals = new Map<string, { score: number; met: number }>();
+    this.related ??= learnedRelated();
     const concepts = requestConcepts(query, this.related);
     const said = new Set(concepts.flatMap((concept) => [...concept.own, ...concept.related]));
     for (const concept of concepts) {
@@ -286,6 +288,7 @@ export class ToolSearchIndex {
       if (hits.length >= Math.max(limit, REORDERED)) break;
     }
     const named = (name: string) => this.tools.get(name)?.named ?? [];
+    this.pairs ??= learnedPairs();
     return reorder(hits, saidWords(concepts), named, this.pairs).slice(0, limit);
   }
 }
