@@ -8,6 +8,8 @@
  *
  * Written by bench/learn-search-words.ts (`npm run search:learn`), which says how; not edited by hand. Data.
  */
+import { tableEntries } from "./search-learned.ts";
+
 const TABLE = `
 access:cloud=5,file=-5,gener=5,presign=5,write=-5,~url=5;
 accord:chat=-5,context7,-doc,id,librari,schedul=-5,user=5,~get=4,~list=-5,~message=-5,~resolve;
@@ -416,22 +418,16 @@ let parsed: PairWeights | undefined;
 /** The learnt pair weights: the table read on first use, not when pi starts. */
 export function learnedPairs(): PairWeights {
   parsed ??= new Map(
-    TABLE.split(";")
-      .map((entry) => entry.trim())
-      .filter((entry) => entry !== "")
-      .map((entry) => {
-        const [word, pairs] = entry.split(":");
-        return [
-          word!,
-          new Map(
-            pairs!.split(",").map((pair) => {
-              const at = pair.lastIndexOf("=");
-              if (at >= 0) return [pair.slice(0, at), Number(pair.slice(at + 1))];
-              return pair.startsWith("-") ? [pair.slice(1), -1] : [pair, 1];
-            }),
-          ),
-        ];
-      }),
+    tableEntries(TABLE).map(([word, pairs]) => [
+      word,
+      new Map(
+        pairs.map((pair) => {
+          const at = pair.lastIndexOf("=");
+          if (at >= 0) return [pair.slice(0, at), Number(pair.slice(at + 1))];
+          return pair.startsWith("-") ? [pair.slice(1), -1] : [pair, 1];
+        }),
+      ),
+    ]),
   );
   return parsed;
 }

@@ -185,16 +185,23 @@ write:gener,bodi,describ; yet:given,jql; yml:match,pattern,progress,result,start
 
 let parsed: ReadonlyMap<string, readonly string[]> | undefined;
 
+/**
+ * The entries of a learnt table's text (`word:item,item;`, as bench/learn-search-words.ts writes them): each word
+ * with its items.
+ */
+export function tableEntries(text: string): [string, string[]][] {
+  return text
+    .split(";")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "")
+    .map((entry) => {
+      const [word, items] = entry.split(":");
+      return [word!, items!.split(",")];
+    });
+}
+
 /** Each request word's learnt related words: the table read on first use, not when pi starts. */
 export function learnedRelated(): ReadonlyMap<string, readonly string[]> {
-  parsed ??= new Map(
-    TABLE.split(";")
-      .map((entry) => entry.trim())
-      .filter((entry) => entry !== "")
-      .map((entry) => {
-        const [word, others] = entry.split(":");
-        return [word!, others!.split(",")];
-      }),
-  );
+  parsed ??= new Map(tableEntries(TABLE));
   return parsed;
 }
