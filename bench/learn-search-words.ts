@@ -1,19 +1,20 @@
 /**
  * Learns, from the `tune` set of ./fixtures/tool-search-work-requests.json (never its `heldout` set, nor the later
- * relevance set), what the tool search reads besides a request's own words, and writes it to src/exposure/: people say
- * "hours" where the API says "worklog", "prod" where it says "kubernetes", and with 1,800 requests labelled by hand
- * such pairs can be counted rather than guessed.
+ * relevance set), what the tool search reads besides a request's own words, and writes both tables to
+ * src/exposure/search-learned.json (read by ../src/exposure/search-learned.ts): people say "hours" where the API says
+ * "worklog", "prod" where it says "kubernetes", and with 1,900 requests labelled by hand such pairs can be counted
+ * rather than guessed.
  *
- * - Related words (search-learned.ts): a pair counts when a request says the word (as one of its concepts,
+ * - Related words: a pair counts when a request says the word (as one of its concepts,
  *   ../src/exposure/search-query.ts) and one of its answers has the other in its name or its description's first
  *   sentence. It is kept when it is seen often (`MIN_COUNT`), when most requests with the word have it (`MIN_SHARE`),
  *   and when it is far likelier with the word than without (`MIN_LIFT`); words of the tools that many tools share, and
  *   numbers, are never learnt. Each word keeps its `PER_WORD` most frequent pairs.
- * - Pair weights (search-learned-pairs.ts), learnt with the related words in place: a perceptron over pairs of a
- *   request's word and a word of a tool's name. For each request whose first hit, reordered by the weights so far, is
- *   wrong while a right tool is among the first REORDERED, each pair the right tool has and the wrong one lacks gains a
- *   unit and each the wrong one has and the right one lacks loses one; `PASSES` passes over the set, in its order; a
- *   word said in fewer than `MIN_SEEN` requests gets no weights.
+ * - Pair weights, learnt with the related words in place: a perceptron over pairs of a request's word and a word of
+ *   a tool's name. For each request whose first hit, reordered by the weights so far, is wrong while a right tool is
+ *   among the first REORDERED, each pair the right tool has and the wrong one lacks gains a unit and each the wrong one
+ *   has and the right one lacks loses one; `PASSES` passes over the set, in its order; a word said in fewer than
+ *   `MIN_SEEN` requests gets no weights.
  *
  * The settings were chosen on batches measured before they were read (each with tables learnt from the batches before
  * it), not on the held-out set: bench/results/2026-12-06-search-learned.md. `npm run search:learn` writes both tables
@@ -26,7 +27,7 @@ import { fileURLToPath } from "node:url";
 import { firstSentence } from "../src/common/text.ts";
 import { type LearnedRelated, requestConcepts, saidWords } from "../src/exposure/search-query.ts";
 import { termsOf } from "../src/exposure/search-terms.ts";
-import type { PairWeights } from "../src/exposure/search-learned-pairs.ts";
+import type { PairWeights } from "../src/exposure/search-learned.ts";
 import {
   nameTerms,
   REORDERED,
@@ -53,7 +54,14 @@ const PER_WORD = 5;
 const PASSES = 5;
 const MIN_SEEN = 2;
 
-const EXPOSURE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "src", "exposure");
+/** Where both tables are written. */
+export const LEARNED_FILE = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  "..",
+  "src",
+  "exposure",
+  "search-learned.json",
+);
 
 /** One labelled request, as the words the search reads in it and the words of the tools that answer it. */
 export interface LabelledWords {
@@ -198,53 +206,27 @@ export function learnTables(requests: readonly RelevanceQuery[] = workRequests()
   return { related, pairs: learnPairWeights(index, answered, related) };
 }
 
-/** Entries as the tables hold them, each ended by ";" (a synonym group's token may hold a space: "~pull request"). */
-function entriesText(entries: Iterable<string>): string {
-  const lines: string[] = [];
-  let line = "";
-  for (const entry of entries) {
-    if (line && line.length + 1 + entry.length > 116) {
-      lines.push(line);
-      line = "";
-    }
-    line = line ? `${line} ${entry}` : entry;
-  }
-  if (line) lines.push(line);
-  return lines.join("\n");
-}
-
-/** The related words as src/exposure/search-learned.ts holds them: `word:other,other;`, lines of at most 116 columns. */
-export function tableText(learned: ReadonlyMap<string, readonly string[]>): string {
-  return entriesText([...learned].map(([word, others]) => `${word}:${others.join(",")};`));
-}
-
 /**
- * The pair weights as src/exposure/search-learned-pairs.ts holds them: `word:term,-term,term=2;` (a term alone weighs
- * 1, after "-" -1, else its weight follows "=").
+ * Both tables as src/exposure/search-learned.json holds them: a line for each word, `word:other,other` for the related
+ * words (most often seen first), `word:term=2,term=-1` for the pair weights; words and terms in the alphabet's order.
  */
-export function pairsText(pairs: PairWeights): string {
-  const pair = ([term, weight]: [string, number]) =>
-    weight === 1 ? term : weight === -1 ? `-${term}` : `${term}=${weight}`;
-  return entriesText([...pairs].map(([word, row]) => `${word}:${[...row].map(pair).join(",")};`));
-}
-
-/** Writes `text` as the table of `file` (all that lies between the backquotes of `const TABLE = \`…\`;`). */
-function writeTable(file: string, text: string): void {
-  const source = readFileSync(file, "utf8");
-  const start = source.indexOf("`\n") + 2;
-  const end = source.indexOf("`;", start);
-  writeFileSync(file, `${source.slice(0, start)}${text}\n${source.slice(end)}`);
+export function learnedJson(related: LearnedRelated, pairs: PairWeights): string {
+  const sorted = <V>(entries: Iterable<[string, V]>) => [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const lines = (entries: [string, string[]][]) =>
+    entries.map(([word, items]) => `  ${JSON.stringify(`${word}:${items.join(",")}`)}`).join(",\n");
+  const relatedLines = lines(sorted(related).map(([word, others]) => [word, [...others]]));
+  const pairLines = lines(
+    sorted(pairs).map(([word, row]) => [word, sorted(row).map(([term, weight]) => `${term}=${weight}`)]),
+  );
+  return `{\n "related": [\n${relatedLines}\n ],\n "pairs": [\n${pairLines}\n ]\n}\n`;
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const { related, pairs } = learnTables();
-  writeTable(path.join(EXPOSURE, "search-learned.ts"), tableText(related));
-  writeTable(path.join(EXPOSURE, "search-learned-pairs.ts"), pairsText(pairs));
+  writeFileSync(LEARNED_FILE, learnedJson(related, pairs));
   const count = (sizes: number[]) => sizes.reduce((sum, size) => sum + size, 0);
   console.log(
-    `src/exposure/search-learned.ts: ${related.size} words, ${count([...related.values()].map((o) => o.length))} related words`,
-  );
-  console.log(
-    `src/exposure/search-learned-pairs.ts: ${pairs.size} words, ${count([...pairs.values()].map((r) => r.size))} pairs`,
+    `src/exposure/search-learned.json: ${related.size} words, ${count([...related.values()].map((o) => o.length))} related words; ` +
+      `${pairs.size} words, ${count([...pairs.values()].map((r) => r.size))} pairs`,
   );
 }

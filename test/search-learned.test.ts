@@ -1,6 +1,6 @@
 /**
- * What the tool search learns from labelled requests: the related words (src/exposure/search-learned.ts) and the pair
- * weights (src/exposure/search-learned-pairs.ts). The shipped tables are what bench/learn-search-words.ts learns from
+ * What the tool search learns from labelled requests: the related words and the pair weights
+ * (src/exposure/search-learned.json, read by search-learned.ts). The shipped tables are what bench/learn-search-words.ts learns from
  * the tune set; a related word is learnt only when seen often and far likelier than by chance, and finds a tool whose
  * own words the request does not say; the pair weights are learnt from the search's mistakes, and reorder its first
  * hits, a bounded amount.
@@ -14,12 +14,11 @@ import {
   type LabelledWords,
   learnPairWeights,
   learnRelatedWords,
+  LEARNED_FILE,
+  learnedJson,
   learnTables,
-  pairsText,
-  tableText,
 } from "../bench/learn-search-words.ts";
-import { learnedRelated } from "../src/exposure/search-learned.ts";
-import { learnedPairs } from "../src/exposure/search-learned-pairs.ts";
+import { learnedPairs, learnedRelated } from "../src/exposure/search-learned.ts";
 import { requestConcepts } from "../src/exposure/search-query.ts";
 import { REORDERED, reorder, searchableTool, ToolSearchIndex } from "../src/exposure/tool-search-index.ts";
 import { toolNameFor } from "../src/translate/naming.ts";
@@ -35,8 +34,11 @@ describe("learnt related words", () => {
   test("the shipped tables are what bench/learn-search-words.ts learns from the tune set", () => {
     const { related, pairs } = learnTables();
     const stale = "is not what the tune set teaches: npm run search:learn";
-    assert.ok(tableText(related) === tableText(learnedRelated()), `src/exposure/search-learned.ts ${stale}`);
-    assert.ok(pairsText(pairs) === pairsText(learnedPairs()), `src/exposure/search-learned-pairs.ts ${stale}`);
+    assert.ok(
+      learnedJson(related, pairs) === readFileSync(LEARNED_FILE, "utf8"),
+      `src/exposure/search-learned.json ${stale}`,
+    );
+    assert.ok(learnedJson(learnedRelated(), learnedPairs()) === readFileSync(LEARNED_FILE, "utf8"), "read as written");
     assert.ok(learnedRelated().size > 100, `${learnedRelated().size} words`);
     assert.ok(learnedPairs().size > 100, `${learnedPairs().size} words`);
   });
@@ -59,9 +61,26 @@ describe("learnt related words", () => {
     assert.deepEqual(learnRelatedWords(examples.toReversed()), learned, "the same in any order");
   });
 
-  test("a table line holds words whose names have spaces (a synonym group's token)", () => {
-    const table = new Map([["merg", ["~pull request", "branch"]]]);
-    assert.equal(tableText(table), "merg:~pull request,branch;");
+  test("the tables' file is one word to a line, in the alphabet's order, and a token with a space stays one", () => {
+    const related = new Map([
+      ["merg", ["~pull request", "branch"]],
+      ["close", ["~resolve"]],
+    ]);
+    const pairs = new Map([
+      [
+        "shelv",
+        new Map([
+          ["open", -2],
+          ["close", 3],
+        ]),
+      ],
+    ]);
+    const text = learnedJson(related, pairs);
+    assert.equal(
+      text,
+      '{\n "related": [\n  "close:~resolve",\n  "merg:~pull request,branch"\n ],\n' +
+        ' "pairs": [\n  "shelv:close=3,open=-2"\n ]\n}\n',
+    );
   });
 
   test("a learnt word finds the tool a request's own words do not name: a flaky job given another go is rerun", () => {
@@ -98,8 +117,8 @@ describe("learnt related words", () => {
     const pairs = learnPairWeights(index, requests, new Map());
     const [shelve] = termsOf("shelve");
     const [retire] = termsOf("retire");
-    assert.ok((pairs.get(shelve!)?.get(termsOf("close")[0]!) ?? 0) > 0, pairsText(pairs));
-    assert.ok((pairs.get(shelve!)?.get(termsOf("open")[0]!) ?? 0) < 0, pairsText(pairs));
+    assert.ok((pairs.get(shelve!)?.get(termsOf("close")[0]!) ?? 0) > 0, learnedJson(new Map(), pairs));
+    assert.ok((pairs.get(shelve!)?.get(termsOf("open")[0]!) ?? 0) < 0, learnedJson(new Map(), pairs));
     assert.equal(pairs.has(retire!), false, "a word said once");
     const learnt = new ToolSearchIndex({ related: new Map(), pairs });
     for (const tool of tools) learnt.add(searchableTool(tool, "box", toolNameFor("box", tool.name)));

@@ -4,7 +4,7 @@
  * concepts (./search-query.ts): each counts once, by its own words or, for less, the words near them, and a tool's
  * score grows with how many concepts it meets; a tool that reads where the request changes something (or the other way
  * round), or is named for a verb the request does not say, ranks lower. Last, the learnt weights of word pairs
- * (./search-learned-pairs.ts) reorder the first hits. Pure, in memory.
+ * (./search-learned.ts) reorder the first hits. Pure, in memory.
  */
 import type { Tool } from "@modelcontextprotocol/client";
 import MiniSearch from "minisearch";
@@ -18,8 +18,7 @@ import {
   saidWords,
   toolAction,
 } from "./search-query.ts";
-import { learnedRelated } from "./search-learned.ts";
-import { learnedPairs, type PairWeights } from "./search-learned-pairs.ts";
+import { learnedPairs, learnedRelated, type PairWeights } from "./search-learned.ts";
 import { indexTerm, termsOf, wordsWithSynonyms } from "./search-terms.ts";
 import { GROUP_MARK } from "./search-synonyms.ts";
 import { firstSentence } from "../common/text.ts";
@@ -112,7 +111,7 @@ const BULK = new Set(termsOf("bulk batch"));
 const MANY = /\b(?:bulk|batch|all|every|multiple|several|many|these|those|each)\b/i;
 
 /**
- * How many of the best hits the learnt weights of word pairs may reorder (./search-learned-pairs.ts), what one unit of
+ * How many of the best hits the learnt weights of word pairs may reorder (./search-learned.ts), what one unit of
  * weight counts against the best hit's score, and the most their sum may count either way, in units.
  */
 export const REORDERED = 10;
