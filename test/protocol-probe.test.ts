@@ -59,9 +59,10 @@ describe("auto against handshake-only local servers", { timeout: 60_000 }, () =>
     const log = path.join(tmp.dir, "intolerant-npx.jsonl");
     const npx = path.join(REPO_ROOT, "test", "fixtures", "fake-npx.sh");
     const connection = connectionFor("strict", {
-      // npm "installs" for 4 s each start, past the 2 s initTimeout; the program then dies of the probe.
+      // npm "installs" for 6 s each start, well past the 2 s initTimeout (the check at the deadline must find it still
+      // installing, on a busy machine too, where that check can run seconds late); the program then dies of the probe.
       command: npx,
-      args: ["4", process.execPath, INTOLERANT],
+      args: ["6", process.execPath, INTOLERANT],
       env: { FIXTURE_LOG: log },
       initTimeout: 2000,
     });
