@@ -256,6 +256,22 @@ describe("what a request's words count for", () => {
     assert.ok(concepts("who bumped the priority on this ticket and when?").includes("histori changelog"));
   });
 
+  test("shell commands say what they do to files and processes; a squash-merge merges; a DM's text is no concept; what is not running is no run", () => {
+    assert.ok(concepts("mkdir /home/dana/exports/q3").includes("~create ~directory"));
+    assert.ok(concepts("cat ~/work/infra/namespaces.yaml").includes("~get file"));
+    assert.ok(concepts("ls -la ./build").includes("~list ~directory"));
+    assert.ok(concepts("pkill -f celery on this box").includes("~terminate ~process"));
+    assert.ok(concepts("ps aux").includes("~list ~process"));
+    assert.ok(concepts("run ./scripts/check-leftovers.sh").includes("terminal ~process ~command"));
+    assert.ok(concepts("check with curl what https://old.example.com returns").includes("terminal ~process ~command"));
+    assert.ok(concepts("squash-merge infra-live PR 355").includes("merg"));
+    const dm = concepts("dm tomás that the freelancer invoice for october is approved");
+    assert.ok(dm.includes("~message") && !dm.some((own) => /invoic|approv/.test(own)), dm.join(" | "));
+    const pods = concepts("pods in the client-sites namespace that aren't running");
+    assert.ok(!pods.includes("~execute"), pods.join(" | "));
+    assert.ok(concepts("run the migration job in the batch namespace").includes("~execute"), "a run asked for is one");
+  });
+
   test("a phrasal verb's particle may come after its object; where a name is pointed is not what to do", () => {
     const bring = requestConcepts("bring the database back to how it was last night from the backup");
     assert.ok(bring.find((concept) => concept.own[0] === "bring")?.related.includes("restor"));

@@ -36,7 +36,7 @@ const RELATED = RELATED_GROUPS.map((group) =>
  * why), not which tool.
  */
 const CARRIED_TEXT =
-  /(?<!(?:^|\s):[\w+-]+):\s|\b(?:saying|asking|telling|reading|with the (?:text|message|body)|and (?:tell|show|let|give) me|(?<=^(?:create|file|open|raise|write|post|send|make|draft|start|add|leave|log|message|dm|email|ping|tell)\b.*?|\b(?:remember|know|recall|stored|saved|noted)\b.*?)about|(?:i |we )?(?:want|need|wanted|trying) to (?:know|see|check|find out|figure out) (?:if|whether|who|what|when|why|how)\b|(?:i |we )?(?:want|need|wanted|trying) to ask\b|so (?:that )?(?:i|we|they|you|it|he|she|people|everyone|folks)\b|(?<=^\s*point\s+\S+\s+)(?:at|to))\b|(?<=^(?:(?:can|could|would) you (?:please )?|please )?(?:post|say|tell|announce|message|notify|ping|let|write|reply|comment|note|remember|memorize)\b.*?)\bthat\b/i;
+  /(?<!(?:^|\s):[\w+-]+):\s|\b(?:saying|asking|telling|reading|with the (?:text|message|body)|and (?:tell|show|let|give) me|(?<=^(?:create|file|open|raise|write|post|send|make|draft|start|add|leave|log|message|dm|email|ping|tell)\b.*?|\b(?:remember|know|recall|stored|saved|noted)\b.*?)about|(?:i |we )?(?:want|need|wanted|trying) to (?:know|see|check|find out|figure out) (?:if|whether|who|what|when|why|how)\b|(?:i |we )?(?:want|need|wanted|trying) to ask\b|so (?:that )?(?:i|we|they|you|it|he|she|people|everyone|folks)\b|(?<=^\s*point\s+\S+\s+)(?:at|to))\b|(?<=^(?:(?:can|could|would) you (?:please )?|please )?(?:post|say|tell|announce|message|dm|email|notify|ping|let|write|reply|comment|note|remember|memorize)\b.*?)\bthat\b/i;
 
 /**
  * Names of things in a request (a repository "acme/infra", a host "build-agent-3", a path "2024/06/"): they tell which
@@ -52,7 +52,7 @@ const WORD_BEFORE_HYPHEN =
   "port|re|sub|co|pre|non|multi|self|de|un|e|x|on|off|in|out|up|down|over|under|auto|cross|long|short|high|low|read|" +
   "write|force|follow|sign|log|check|opt|set|built|third|real|end|dry|roll|cherry|pull|merge|hot|dead|key|time|full|" +
   "two|single|front|back|day|top|bottom|left|right|first|last|one|all|case|well|old|new|half|semi|anti|mid|post|" +
-  "open|closed|close|run";
+  "open|closed|close|run|squash|rebase";
 const HYPHENED_NAME = new RegExp(String.raw`(?<![@#\w/:.-])(?!(?:${WORD_BEFORE_HYPHEN})-)${NAME_WORDS}`, "giu");
 
 /**

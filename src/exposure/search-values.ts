@@ -140,13 +140,21 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
     pattern: /\b(?:(?:on )?(?:this|my|the local) (?:box|machine|laptop|computer|mac|host)|laptop)\b/gi,
     means: "process",
   },
-  // A command line run ("run npm test in ~/web") is a process in a terminal.
+  // A command line run ("run npm test in ~/web", "run ./scripts/check.sh") is a process in a terminal; so is curl.
   {
     pattern:
-      /\b(?:run|execute|exec)\b(?= (?:a |the )?`?(?:npm|npx|yarn|pnpm|make|pytest|cargo|go|git|docker|python3?|node|bash|sh|ls|grep|pip|terraform|kubectl|mvn|gradle|rake|bundle|jest|tsc|eslint)\b)/gi,
+      /\b(?:run|execute|exec)\b(?= (?:a |the )?`?(?:(?:npm|npx|yarn|pnpm|make|pytest|cargo|go|git|docker|python3?|node|bash|sh|ls|grep|pip|terraform|kubectl|mvn|gradle|rake|bundle|jest|tsc|eslint)\b|(?:~|\.{1,2})\/))|\bcurl\b/gi,
     means: "terminal process command",
     keepsWords: true,
   },
+  // Shell commands said as such: what each does to files or processes.
+  { pattern: /(?<![\w-])mkdir(?: -p)?\b/gi, means: "create directory" },
+  { pattern: /^\s*`?cat\s+(?=~|\.{0,2}\/)/gi, means: "read file" },
+  { pattern: /^\s*`?ls(?:\s+-\w+)*\s+(?=~|\.{0,2}\/)/gi, means: "list directory" },
+  { pattern: /\b(?:pkill|killall|kill -9)\b/gi, means: "terminate process" },
+  { pattern: /^\s*`?ps(?: aux| -ef)?\b(?! \w)/gi, means: "list process" },
+  // Pods or services that are not running (or still are) are asked about by their state, not run.
+  { pattern: /(?:\bnot|n['’]t|\bno longer|\bstill)\s+running\b/gi, means: "" },
   // A bucket's URL (s3://…) names objects in it, and what is uploaded to it is put there; a row of a database
   // (Notion's) is a page in it.
   { pattern: /\b(?:upload|copy|put|push)\b(?=.*\b(?:s3|gs):\/\/)/gi, means: "put object" },
