@@ -378,7 +378,7 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     // pi 0.73 gives a run the tools it had when it began, so the first prompt waits for the server; on pi 1.x the
     // first request goes at once, with tool_search, which waits for the server when it is called.
     if (PI_LINE === "0.73") {
-      const waiting = "Waiting up to 10 s for MCP servers still starting: catalog";
+      const waiting = "Waiting up to 10 s for MCP servers still starting: catalog (Escape: go on without them)";
       await waitFor(() => ui.notices.includes(waiting), "the first prompt to wait", 30_000);
       writeFileSync(gate, "");
     }

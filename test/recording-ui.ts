@@ -19,6 +19,17 @@ export class RecordingUI {
   width = 200;
   /** Behave as pi's RPC mode does: custom components are not supported (resolve at once, build nothing). */
   noCustom = false;
+  /** Who listens to raw terminal input now (`onTerminalInput`), in the order they began to. */
+  readonly inputListeners = new Set<Parameters<ExtensionUIContext["onTerminalInput"]>[0]>();
+
+  /**
+   * Sends raw terminal input (`"\x1b"`: Escape) to the listeners, as pi's TUI does before its editor sees it; whether
+   * one of them consumed it (else the editor would get it).
+   */
+  press(data: string): boolean {
+    for (const listener of this.inputListeners) if (listener(data)?.consume) return true;
+    return false;
+  }
 
   private next(kind: string, title: string): unknown {
     this.asked.push(`${kind}: ${title}`);
@@ -43,6 +54,10 @@ export class RecordingUI {
       confirm: async (title, message) => this.next("confirm", `${title}\n${message}`) as boolean,
       notify: (message) => void this.notices.push(message),
       setStatus: (key, text) => void this.statuses.set(key, text),
+      onTerminalInput: (listener) => {
+        this.inputListeners.add(listener);
+        return () => void this.inputListeners.delete(listener);
+      },
       theme: { fg: (_color: string, text: string) => `[warn]${text}` } as unknown as ExtensionUIContext["theme"],
       custom: (async (factory: Parameters<ExtensionUIContext["custom"]>[0]) => {
         if (this.noCustom) return undefined;

@@ -162,7 +162,7 @@ describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
     await waitFor(() => waits().length > 0, "the first prompt to wait", 30_000);
     // pi 0.73 gives a run only the tools it began with, so there the deferred one is waited for too (tool_search would
     // find its tools too late for this run); pi 1.x leaves it to tool_search's own wait.
-    const waiting = `Waiting up to 10 s for MCP servers still starting: ${PI_LINE === "0.73" ? "late, later" : "late"}`;
+    const waiting = `Waiting up to 10 s for MCP servers still starting: ${PI_LINE === "0.73" ? "late, later" : "late"} (Escape: go on without them)`;
     assert.deepEqual(waits(), [waiting]);
     writeFileSync(gate, "");
     if (PI_LINE === "0.73") writeFileSync(laterGate, "");
@@ -171,6 +171,44 @@ describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
     assert.equal(result.isError, false, JSON.stringify(result.content));
     assert.deepEqual(waits(), [waiting], "said once");
     assert.ok(!ui.notices.some((n) => n.startsWith("MCP servers still starting")), "none was still starting after");
+  });
+
+  test("with a UI, Escape ends the first prompt's wait at once: the run goes on without the tools of the server still starting", async () => {
+    const originalWait = process.env.PI_MCP_FIRST_PROMPT_WAIT_MS;
+    // Waits that end by themselves only long after the test would have failed: only Escape can end this one.
+    process.env.PI_MCP_FIRST_PROMPT_WAIT_MS = "600000";
+    try {
+      const ui = await startWithUi({
+        approval: "never",
+        exposure: "direct",
+        mcpServers: { late: { ...deaf(gate), initTimeout: 600_000 } },
+      });
+      let offered: string[] | undefined;
+      pi!.faux.setResponses([
+        (context: Context) => {
+          offered = requestTools(context).map((t) => t.name);
+          return fauxAssistantMessage("done");
+        },
+      ]);
+      let settled = false;
+      const prompted = pi!.session.prompt("say hello").finally(() => (settled = true));
+      await waitFor(
+        () => ui.notices.some((n) => n.startsWith("Waiting up to 600 s")),
+        "the first prompt to wait",
+        30_000,
+      );
+      assert.equal(ui.inputListeners.size, 1, "Escape is listened for while the prompt waits");
+      assert.equal(ui.press("x"), false, "another key is left to pi's editor");
+      assert.equal(ui.press("\x1b"), true, "Escape is not");
+      await waitFor(() => settled, "the prompt to go on after Escape", 30_000);
+      await prompted;
+      assert.ok(offered && !offered.includes("mcp_late_hello"), `the run went on without it: ${offered?.join(", ")}`);
+      assert.equal(ui.inputListeners.size, 0, "nor after the wait");
+      assert.ok(ui.notices.includes("MCP servers still starting: late; their tools come once each is ready."));
+    } finally {
+      if (originalWait === undefined) delete process.env.PI_MCP_FIRST_PROMPT_WAIT_MS;
+      else process.env.PI_MCP_FIRST_PROMPT_WAIT_MS = originalWait;
+    }
   });
 
   // `auto` is decided when the session starts; a slow npx server (or one added later) has no tools known by then.

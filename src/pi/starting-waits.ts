@@ -9,10 +9,11 @@
  * - The first prompt of a session waits a little for servers whose tools the model would be given directly, so its
  *   first request has them (an `npx` server often takes longer than the startup budget, and a prompt typed at once
  *   would go without its tools), as pi 1.x's built-in MCP does. Only the first prompt, and not for long: the servers
- *   keep connecting after it, and their tools come with a later request. On pi 1.x a deferred server is not waited for
- *   there: `tool_search` waits for it when the model searches.
+ *   keep connecting after it, and their tools come with a later request; Escape ends the wait at once. On pi 1.x a
+ *   deferred server is not waited for there: `tool_search` waits for it when the model searches.
  */
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { matchesKey } from "@mariozechner/pi-tui";
 import type { Exposure } from "../config/types.ts";
 import { toolNameStem } from "../translate/naming.ts";
 import { deferredToolsInactive } from "./pi-line.ts";
@@ -75,12 +76,28 @@ export function waitForStartingServers(
     const waitMs = Number.isFinite(set) && set >= 0 ? set : FIRST_PROMPT_WAIT_MS;
     if (!bridge.starting || waitMs === 0) return;
     let waitedFor: string[] = [];
+    // The run has no abort signal before it begins, so pi's Escape would not reach the wait: it is heard here.
+    const escaped = new AbortController();
+    const unlisten = ctx.hasUI
+      ? ctx.ui.onTerminalInput((data) => {
+          if (!matchesKey(data, "escape")) return undefined;
+          escaped.abort();
+          return { consume: true };
+        })
+      : undefined;
     // pi shows nothing of a prompt before its run begins: without a word the prompt would seem lost.
     const seconds = waitMs / 1000;
-    await bridge.untilStarted(waitsFor, AbortSignal.timeout(waitMs), (servers) => {
-      waitedFor = servers;
-      if (ctx.hasUI) ctx.ui.notify(`Waiting up to ${seconds} s for MCP servers still starting: ${servers.join(", ")}`);
-    });
+    try {
+      await bridge.untilStarted(waitsFor, AbortSignal.any([AbortSignal.timeout(waitMs), escaped.signal]), (servers) => {
+        waitedFor = servers;
+        if (ctx.hasUI)
+          ctx.ui.notify(
+            `Waiting up to ${seconds} s for MCP servers still starting: ${servers.join(", ")} (Escape: go on without them)`,
+          );
+      });
+    } finally {
+      unlisten?.();
+    }
     if (waitedFor.length === 0 || !ctx.hasUI) return;
     const still = waitedFor.filter((server) => bridge.startingServers.includes(server));
     if (still.length > 0)
