@@ -1,8 +1,8 @@
 /**
- * Learns, from the `tune` set of ./fixtures/tool-search-work-requests.json (never its `heldout` set, nor the later
- * relevance set), what the tool search reads besides a request's own words, and writes both tables to
+ * Learns, from the `tune` set of ./fixtures/tool-search-work-requests.json (never its `heldout` or `unseen` sets, nor
+ * the later relevance set), what the tool search reads besides a request's own words, and writes both tables to
  * src/exposure/search-learned.json (read by ../src/exposure/search-learned.ts): people say "hours" where the API says
- * "worklog", "prod" where it says "kubernetes", and with 1,900 requests labelled by hand such pairs can be counted
+ * "worklog", "prod" where it says "kubernetes", and with 2,300 requests labelled by hand such pairs can be counted
  * rather than guessed.
  *
  * - Related words: a pair counts when a request says the word (as one of its concepts,

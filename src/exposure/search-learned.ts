@@ -1,5 +1,5 @@
 /**
- * What the tool search learnt from about 1,900 requests people wrote without reading the tools, each labelled with the
+ * What the tool search learnt from about 2,300 requests people wrote without reading the tools, each labelled with the
  * tools that answer it; the data is ./search-learned.json, written by bench/learn-search-words.ts (`npm run
  * search:learn`, which says how), never edited by hand. Words as the index stores them (./search-terms.ts: stems, and
  * a synonym group's token after "~").
