@@ -155,7 +155,13 @@ export function learnPairWeights(
   related: LearnedRelated,
 ): Map<string, Map<string, number>> {
   const weights = new Map<string, Map<string, number>>();
-  const named = (name: string) => nameTerms(index.get(name)!);
+  // A tool's name terms, read once (the passes ask for them thousands of times).
+  const terms = new Map<string, string[]>();
+  const named = (name: string) => {
+    let found = terms.get(name);
+    if (!found) terms.set(name, (found = nameTerms(index.get(name)!)));
+    return found;
+  };
   const add = (word: string, term: string, unit: number) => {
     if (term === word) return;
     const row = weights.get(word) ?? new Map<string, number>();

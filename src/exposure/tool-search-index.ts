@@ -138,9 +138,10 @@ export function reorder(
   if (best === undefined || pairs.size === 0) return [...hits];
   const head = hits.slice(0, REORDERED).map((hit) => {
     let units = 0;
+    const terms = named(hit.name);
     for (const word of words) {
       const weights = pairs.get(word);
-      if (weights) for (const term of named(hit.name)) if (term !== word) units += weights.get(term) ?? 0;
+      if (weights) for (const term of terms) if (term !== word) units += weights.get(term) ?? 0;
     }
     return { name: hit.name, score: hit.score + best * PAIR_WEIGHT * Math.max(-PAIR_CAP, Math.min(PAIR_CAP, units)) };
   });
