@@ -19,7 +19,17 @@ import { serverRows } from "../src/pi/server-rows.ts";
 import { formatStartupSummary } from "../src/pi/status-format.ts";
 import { ToolRegistry } from "../src/pi/tool-registry.ts";
 import { startHanging } from "./fixtures/http-servers.ts";
-import { commandLine, FAST_RECONNECT, fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import {
+  commandLine,
+  connectionFor,
+  FAST_RECONNECT,
+  fixtureEntry,
+  isAlive,
+  readLog,
+  REPO_ROOT,
+  tempDir,
+  waitFor,
+} from "./helpers.ts";
 import { runTool } from "./pi-tools.ts";
 
 function write(file: string, text: string): void {
@@ -503,6 +513,51 @@ describe("McpBridge", { timeout: 120_000 }, () => {
         assert.deepEqual(bridge.startingServers, ["secure"], "its first connect still waits for the sign-in");
         await bridge.untilStarted(() => true);
       } finally {
+        await bridge.shutdown();
+        await fixture.close();
+        tmp.cleanup();
+      }
+    },
+  );
+
+  test(
+    "a first connect that ends while another of the same server waits on its sign-in page leaves that one's page open",
+    { timeout: 120_000 },
+    async () => {
+      const tmp = tempDir();
+      const fixture = await startOAuthServer();
+      write(
+        path.join(tmp.dir, "project", ".pi", "mcp.json"),
+        JSON.stringify({ mcpServers: { secure: { url: fixture.url } } }),
+      );
+      let pages = 0;
+      const { bridge } = registeredBridge(tmp.dir, {
+        authStore: new AuthStore(path.join(tmp.dir, "agent", "mcp-auth")),
+        signIn: () => () => void pages++,
+        signInTimeoutMs: 30 * 60_000,
+      });
+      // An earlier first connect of a server of the same name that is still under way (as when one is replaced
+      // during a slow start): a local server that never answers.
+      const never = path.join(tmp.dir, "never");
+      const earlier = connectionFor("secure", {
+        command: process.execPath,
+        args: [path.join(REPO_ROOT, "test", "fixtures", "slow-start.mjs"), "--until", never],
+        initTimeout: 600_000,
+      });
+      try {
+        const earlierSettled = bridge.launch(earlier)?.catch(() => undefined);
+        void bridge.start();
+        await waitFor(() => pages === 1, "the sign-in page to open");
+        assert.deepEqual(bridge.signingIn, ["secure"]);
+        // The earlier connect ends; the later one still waits for the user on its page.
+        await earlier.close();
+        await earlierSettled;
+        // The bridge hears of the end in a callback of its own: let it run.
+        await new Promise((resolve) => setImmediate(resolve));
+        assert.deepEqual(bridge.startingServers, ["secure"], "the later first connect still waits");
+        assert.deepEqual(bridge.signingIn, ["secure"], "and its page is still open");
+      } finally {
+        await earlier.close();
         await bridge.shutdown();
         await fixture.close();
         tmp.cleanup();

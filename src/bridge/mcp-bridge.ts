@@ -211,7 +211,8 @@ export class McpBridge implements Launcher {
     this.pageOpen.delete(connection.name);
     void settled.then(() => {
       this.firstConnects.delete(settled);
-      this.pageOpen.delete(connection.name);
+      // Another first connect of the server may have begun meanwhile (a replace): its page, if open, stays so.
+      if (!this.startingServers.includes(connection.name)) this.pageOpen.delete(connection.name);
     });
     return config.lazy ? undefined : started;
   }
