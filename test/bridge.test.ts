@@ -52,6 +52,23 @@ function makeBridge(root: string, extraPath?: string, options: Partial<BridgeOpt
 }
 
 /** A bridge whose tool lists go to a registry, as src/extension.ts wires them. */
+/** A bridge whose one server, `secure`, needs a sign-in: its page "opens" and the user never comes. */
+async function bridgeWaitingForSignIn(root: string) {
+  const fixture = await startOAuthServer();
+  write(
+    path.join(root, "project", ".pi", "mcp.json"),
+    JSON.stringify({ mcpServers: { secure: { url: fixture.url } } }),
+  );
+  const opened = { pages: 0 };
+  const { bridge } = registeredBridge(root, {
+    authStore: new AuthStore(path.join(root, "agent", "mcp-auth")),
+    // The sign-in would wait its whole timeout.
+    signIn: () => () => void opened.pages++,
+    signInTimeoutMs: 30 * 60_000,
+  });
+  return { bridge, fixture, opened };
+}
+
 function registeredBridge(root: string, options: Partial<BridgeOptions> = {}) {
   const tools = new Map<string, ToolDefinition>();
   const bridge = makeBridge(root, undefined, options);
@@ -491,24 +508,13 @@ describe("McpBridge", { timeout: 120_000 }, () => {
     { timeout: 120_000 },
     async () => {
       const tmp = tempDir();
-      const fixture = await startOAuthServer();
-      write(
-        path.join(tmp.dir, "project", ".pi", "mcp.json"),
-        JSON.stringify({ mcpServers: { secure: { url: fixture.url } } }),
-      );
-      let pages = 0;
-      const { bridge } = registeredBridge(tmp.dir, {
-        authStore: new AuthStore(path.join(tmp.dir, "agent", "mcp-auth")),
-        // The page "opens" and the user never comes: the sign-in would wait its whole timeout.
-        signIn: () => () => void pages++,
-        signInTimeoutMs: 30 * 60_000,
-      });
+      const { bridge, fixture, opened } = await bridgeWaitingForSignIn(tmp.dir);
       try {
         void bridge.start();
         await waitFor(() => bridge.starting, "the first connect to begin");
         // A wait ends when the page opens (or, begun once it is open, does not wait); so does the next one.
         await bridge.untilStarted(() => true);
-        assert.equal(pages, 1);
+        assert.equal(opened.pages, 1);
         assert.deepEqual(bridge.signingIn, ["secure"]);
         assert.deepEqual(bridge.startingServers, ["secure"], "its first connect still waits for the sign-in");
         await bridge.untilStarted(() => true);
@@ -525,17 +531,7 @@ describe("McpBridge", { timeout: 120_000 }, () => {
     { timeout: 120_000 },
     async () => {
       const tmp = tempDir();
-      const fixture = await startOAuthServer();
-      write(
-        path.join(tmp.dir, "project", ".pi", "mcp.json"),
-        JSON.stringify({ mcpServers: { secure: { url: fixture.url } } }),
-      );
-      let pages = 0;
-      const { bridge } = registeredBridge(tmp.dir, {
-        authStore: new AuthStore(path.join(tmp.dir, "agent", "mcp-auth")),
-        signIn: () => () => void pages++,
-        signInTimeoutMs: 30 * 60_000,
-      });
+      const { bridge, fixture, opened } = await bridgeWaitingForSignIn(tmp.dir);
       // An earlier first connect of a server of the same name that is still under way (as when one is replaced
       // during a slow start): a local server that never answers.
       const never = path.join(tmp.dir, "never");
@@ -547,7 +543,7 @@ describe("McpBridge", { timeout: 120_000 }, () => {
       try {
         const earlierSettled = bridge.launch(earlier)?.catch(() => undefined);
         void bridge.start();
-        await waitFor(() => pages === 1, "the sign-in page to open");
+        await waitFor(() => opened.pages === 1, "the sign-in page to open");
         assert.deepEqual(bridge.signingIn, ["secure"]);
         // The earlier connect ends; the later one still waits for the user on its page.
         await earlier.close();
