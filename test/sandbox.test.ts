@@ -9,9 +9,16 @@ import assert from "node:assert/strict";
 import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { REPO_ROOT, waitFor } from "./helpers.ts";
+import { REPO_ROOT, restoreEnv, waitFor } from "./helpers.ts";
 import { callOnceInPi } from "./pi-harness.ts";
 import { loopbackListener, PLANTED_KEY, PROBE, sandboxBed } from "./sandbox-bed.ts";
+
+/** pi's environment behind a company proxy that inspects TLS, as its users set it in their shell. */
+const COMPANY_NETWORK = {
+  https_proxy: "http://proxy.example.invalid:3128",
+  npm_config_https_proxy: "http://proxy.example.invalid:3128",
+  NODE_EXTRA_CA_CERTS: "/etc/company/ca.pem",
+};
 
 describe("sandboxed local servers", { timeout: 180_000 }, () => {
   const bed = sandboxBed("sandbox");
@@ -30,6 +37,17 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     await listener.close();
     bed.tearDown();
   });
+
+  /** Runs `start` with pi's environment set as behind a company proxy that inspects TLS. */
+  async function withCompanyNetwork<T>(start: () => Promise<T>): Promise<T> {
+    const saved = { ...process.env };
+    Object.assign(process.env, COMPANY_NETWORK);
+    try {
+      return await start();
+    } finally {
+      restoreEnv(saved);
+    }
+  }
 
   async function probe(sandbox: boolean, tag: string, more: Record<string, unknown> = {}): Promise<string> {
     writeFileSync(
@@ -61,7 +79,7 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
 
   test('"sandbox": true refuses the secret, the outside write and the loopback port; the inside write works', async () => {
     const before = listener.connections();
-    const text = await probe(true, "boxed");
+    const text = await withCompanyNetwork(() => probe(true, "boxed"));
     assert.match(text, /^read: failed/m, text);
     assert.doesNotMatch(text, new RegExp(PLANTED_KEY), "the key's content never reaches the model");
     assert.match(text, new RegExp(`^write ${outside}/boxed\\.txt: failed`, "m"), text);
@@ -72,6 +90,10 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.match(text, new RegExp(`^write ${project}/\\.git/hooks/boxed-pre-commit: failed`, "m"), text);
     assert.match(text, /^connect: failed/m, text);
     assert.equal(listener.connections(), before, "nothing reached the listener on 127.0.0.1");
+    // pi's own proxy leads nowhere from inside: the sandbox's proxy is the way out, and npm's proxy setting is dropped.
+    assert.match(text, /^https_proxy: http:\/\/\S*localhost:\d+$/m, text);
+    assert.match(text, /^npm_config_https_proxy: \(unset\)$/m, text);
+    assert.match(text, new RegExp(`^NODE_EXTRA_CA_CERTS: ${COMPANY_NETWORK.NODE_EXTRA_CA_CERTS}$`, "m"), text);
   });
 
   test('"sandbox": true on a shared server: the hub runs it in the same sandbox, which refuses the same', async () => {
@@ -106,8 +128,11 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
 
   test('"sandbox": false: the same server reads, writes and connects (so the first test can fail)', async () => {
     const before = listener.connections();
-    const text = await probe(false, "open");
+    const text = await withCompanyNetwork(() => probe(false, "open"));
     assert.match(text, new RegExp(`^read: ok ${PLANTED_KEY}`, "m"), text);
+    // How pi reaches the network (its proxy, CA and npm's proxy) reaches the server too.
+    for (const [name, value] of Object.entries(COMPANY_NETWORK))
+      assert.match(text, new RegExp(`^${name}: ${value}$`, "m"), text);
     assert.match(text, new RegExp(`^write ${outside}/open\\.txt: ok`, "m"), text);
     assert.match(text, new RegExp(`^write ${project}/\\.pi/open\\.ts: ok`, "m"), text);
     assert.match(text, /^connect: ok/m, text);

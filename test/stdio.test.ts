@@ -135,6 +135,31 @@ describe("stdio: a working server", { timeout: 120_000 }, () => {
       delete process.env.MCP_BRIDGE_TEST_HOST_ONLY;
     }
   });
+
+  test("the child gets how pi reaches the network (proxies, CAs, npm's registry), its own env winning, and no token", async () => {
+    const piEnv = {
+      ...process.env,
+      https_proxy: "http://proxy.example.invalid:3128",
+      NO_PROXY: "localhost,.corp.example",
+      NODE_EXTRA_CA_CERTS: "/etc/company/ca.pem",
+      NPM_CONFIG_REGISTRY: "https://npm.corp.example/",
+      GITHUB_TOKEN: "ghp_mustnotleak0123456789",
+    };
+    const entry = { ...fixtureEntry(), env: { FIXTURE_LOG: log, NO_PROXY: "*" } };
+    const own = connectionFor("net", entry, { env: piEnv });
+    try {
+      await own.connect();
+      const ownTools = toolsOf(own);
+      const env = async (name: string) => (await runTool(ownTools.get("mcp_net_env"), { name })).text;
+      assert.equal(await env("https_proxy"), piEnv.https_proxy);
+      assert.equal(await env("NODE_EXTRA_CA_CERTS"), piEnv.NODE_EXTRA_CA_CERTS);
+      assert.equal(await env("NPM_CONFIG_REGISTRY"), piEnv.NPM_CONFIG_REGISTRY);
+      assert.equal(await env("NO_PROXY"), "*", "the entry's own value wins");
+      assert.equal(await env("GITHUB_TOKEN"), "(unset)");
+    } finally {
+      await own.close();
+    }
+  });
 });
 
 describe("stdio: timeouts", { timeout: 120_000 }, () => {

@@ -52,6 +52,7 @@ import {
   withoutSourceExcerpts,
 } from "./local/missing-variable.ts";
 import { keptNpmLogs, npxLaunch } from "./local/npx-failure.ts";
+import { networkEnvironment, withoutProxies } from "./local/network-environment.ts";
 import { offlineNote, offlineRegistry, offlineSettings } from "./local/npx-offline.ts";
 import { npmSettings } from "./local/npm-settings.ts";
 
@@ -209,7 +210,11 @@ export class SessionOpener {
       );
     }
     const clientSecret = commands.outputs.get(clientSecretField(this.config));
-    const { endpoint } = resolution;
+    // A local server reaches the network as pi does: through pi's proxies, CAs and registries; its own env wins.
+    const endpoint: ResolvedEndpoint =
+      resolution.endpoint.kind === "stdio"
+        ? { ...resolution.endpoint, env: { ...networkEnvironment(env), ...resolution.endpoint.env } }
+        : resolution.endpoint;
     if (endpoint.kind === "stdio") this.resolvedLocal = endpoint;
     if (endpoint.kind !== "stdio" || !npxLaunch(endpoint.command, endpoint.args)) return { endpoint, clientSecret };
     // npm's settings for it, read once for both decisions.
@@ -253,7 +258,7 @@ export class SessionOpener {
     if (this.recalled === undefined) this.recalled = this.options.recallProtocol?.() ?? null;
     const remembered = this.initializeOnly ? "legacy" : (this.recalled ?? undefined);
     const session = new LiveSession({
-      endpoint,
+      endpoint: sandbox && endpoint.kind === "stdio" ? { ...endpoint, env: withoutProxies(endpoint.env) } : endpoint,
       clientInfo,
       features,
       auth: sessionAuth,
