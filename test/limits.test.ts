@@ -187,6 +187,14 @@ describe("permanentLaunchFailure", () => {
     );
     assert.match(reason(1, "npm ERR! code E404"), /npm E404/);
     assert.match(reason(1, "npm error code ETARGET\nnpm error notarget No matching version"), /ETARGET/);
+    // What this machine's npm printed behind a TLS-inspecting gateway, without the gateway's CA.
+    const gateway = [
+      "npm error code SELF_SIGNED_CERT_IN_CHAIN",
+      "npm error errno SELF_SIGNED_CERT_IN_CHAIN",
+      "npm error request to https://registry.npmjs.org/@antv%2fmcp-server-chart failed, reason: self-signed certificate in certificate chain",
+    ].join("\n");
+    assert.match(reason(1, gateway), /npm does not trust the registry's certificate \(npm SELF_SIGNED_CERT_IN_CHAIN\)/);
+    assert.equal(reason(1, "npm error code ECONNRESET"), "", "a network error may pass: started again");
     assert.equal(reason(127, "sh: 1: nope: not found"), "the program 'nope' it runs was not found (exit code 127)");
     // `npx -y @vercel/mcp-adapter`: npm runs the package's program through a shell, which does not find it.
     assert.equal(

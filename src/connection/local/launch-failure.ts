@@ -16,17 +16,21 @@ const NODE_TOO_OLD =
 const NATIVE_MODULE =
   /was compiled against a different Node\.js version|No native build was found for|Could not locate the bindings file|Failed to load [\w@/.-]+ native addon/;
 
+/** npm's codes for a certificate it does not trust: signed by a CA Node does not know (a TLS-inspecting proxy's), or none. */
+const UNTRUSTED_REGISTRY =
+  /\bnpm (?:error|ERR!) code (SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_GET_ISSUER_CERT(?:_LOCALLY)?|UNABLE_TO_VERIFY_LEAF_SIGNATURE)\b/;
+
 /** docker 28's `docker: unknown command: docker mcp`, older docker's `docker: 'mcp' is not a docker command.` */
 const DOCKER_UNKNOWN = /\bdocker: (?:unknown command: docker ([\w-]+)|'([\w-]+)' is not a docker command)/;
 
 /**
  * Why a local server's launcher failed in a way no restart can fix, judged from its exit code, its stderr and what npm
- * left behind (./npx-failure.ts): the package does not exist (npm E404), no version matches (ETARGET), an install
- * script failed (each restart would install again and fail again), npx's copy of the package is incomplete, lacks a
- * module its code imports or an optional dependency its output names, docker may not use its daemon or has no such
- * command (`docker mcp` without Docker's MCP Toolkit), it needs a newer Node.js, a native module of it was built for
- * another Node.js (or not at all), or a shell could not find or run the command (exit codes 127 and 126). Undefined when
- * nothing says so.
+ * left behind (./npx-failure.ts): the package does not exist (npm E404), npm does not trust the registry's certificate,
+ * no version matches (ETARGET), an install script failed (each restart would install again and fail again), npx's copy
+ * of the package is incomplete, lacks a module its code imports or an optional dependency its output names, docker may
+ * not use its daemon or has no such command (`docker mcp` without Docker's MCP Toolkit), it needs a newer Node.js, a
+ * native module of it was built for another Node.js (or not at all), or a shell could not find or run the command
+ * (exit codes 127 and 126). Undefined when nothing says so.
  */
 export function permanentLaunchFailure(
   exitCode: number | null | undefined,
@@ -35,6 +39,12 @@ export function permanentLaunchFailure(
 ): LaunchFailure | undefined {
   if (/\bnpm (?:error|ERR!) (?:code E404|404\b)/.test(stderr))
     return { reason: "the package it runs does not exist in the npm registry (npm E404)" };
+  const untrusted = UNTRUSTED_REGISTRY.exec(stderr)?.[1];
+  if (untrusted)
+    return {
+      reason: `npx could not download its package: npm does not trust the registry's certificate (npm ${untrusted}), as where a company proxy or gateway inspects TLS`,
+      fix: "start pi with NODE_EXTRA_CA_CERTS set to that CA's PEM file (the bridge passes it on to the server), or set npm's `cafile` to it (`npm config set cafile <file>`, which npm then trusts alone), and reconnect (`/mcp reconnect`)",
+    };
   if (/\bnpm (?:error|ERR!) code ETARGET\b/.test(stderr))
     return { reason: "no version of the package it runs matches the one asked for (npm ETARGET)" };
   // A package with no program (`bin`), or several none of which is named like it: a library, or the wrong name.
