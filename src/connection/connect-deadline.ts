@@ -4,6 +4,7 @@
  * never repairs it (every later start fails with "Cannot find module"). So an install found under way at the deadline
  * holds the clock (up to {@link INSTALL_LIMIT_MS}), and the server gets the attempt's whole time once its program runs.
  */
+import type { NpxInstall } from "./local/process-tree.ts";
 
 /** How long after an attempt starts an install may still hold it. */
 export const INSTALL_LIMIT_MS = 10 * 60_000;
@@ -14,8 +15,8 @@ export interface ConnectClock {
   deadline: number;
   /** The time the server gets once an install that held the clock is over. */
   span: number;
-  /** Whether the server's package is still being installed: asked at the deadline, then every second. */
-  installing?: () => boolean;
+  /** npx's install of the server's package, if any: asked at the deadline, then every second. */
+  install?: () => NpxInstall | undefined;
   /** An install began (true) or stopped (false) holding the clock. */
   onHold?: (holding: boolean) => void;
 }
@@ -37,13 +38,17 @@ export function untilDeadline<T>(work: Promise<T>, clock: ConnectClock, late: ()
   const timedOut = new Promise<never>((_, reject) => {
     const check = () => {
       const now = Date.now();
-      if (clock.installing?.()) {
+      const install = clock.install?.();
+      if (install?.underWay) {
         if (!holding) clock.onHold?.((holding = true));
         if (now - started < INSTALL_LIMIT_MS) return void (timer = setTimeout(check, INSTALL_POLL_MS));
         ranOut = true;
         return reject(late());
       }
       if (holding) release();
+      // A check that came late (a busy machine) found over an install that was under way at the deadline: it held the
+      // clock all the same, and the server's time began when its program started.
+      else if (install && install.endedAt > clock.deadline) clock.deadline = install.endedAt + clock.span;
       if (clock.deadline > now) timer = setTimeout(check, clock.deadline - now);
       else reject(late());
     };

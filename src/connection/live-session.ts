@@ -36,7 +36,7 @@ import {
   type ServerList,
 } from "./mcp-client.ts";
 import { orphanWatchdog } from "./local/orphan-watchdog.ts";
-import { npxInstalling, processExists, processTree } from "./local/process-tree.ts";
+import { npxInstall, npxInstalling, processExists, processTree } from "./local/process-tree.ts";
 import { npxLaunch } from "./local/npx-failure.ts";
 import type { ProcessEnding, ProcessGroupStdioTransport } from "./local/stdio-transport.ts";
 import { MessageTooLargeError } from "./message-limit.ts";
@@ -268,7 +268,7 @@ export class LiveSession {
     // npx downloading its package holds the clock (./connect-deadline.ts), a shared server's under the hub as well.
     if (kind === "stdio") {
       let before: OpenStage | undefined;
-      clock.installing = () => npxInstalling(pidOf(transport) ?? this.hub?.shared.pid);
+      clock.install = () => npxInstall(pidOf(transport) ?? this.hub?.shared.pid);
       clock.onHold = (holding) => {
         if (holding) before = this.stage;
         this.stage = holding ? "installing" : before;
@@ -295,7 +295,7 @@ export class LiveSession {
       this.stage = "handshake";
       await client.connect(transport, {
         // An install may hold the session's own clock (./connect-deadline.ts); the SDK's must not end it first.
-        timeout: sdkTimeout() + (clock.installing ? INSTALL_LIMIT_MS : 0),
+        timeout: sdkTimeout() + (clock.install ? INSTALL_LIMIT_MS : 0),
         ...(negotiation.prior ? { prior: negotiation.prior } : {}),
       });
       this.protocolVersion = client.getNegotiatedProtocolVersion();

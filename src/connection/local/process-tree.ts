@@ -192,19 +192,24 @@ export function processTree(rootPid: number): ProcessInfo[] {
 
 /** How long npm stopped during an install may take to roll it back: killed sooner, it leaves npx's copy broken. */
 export const NPM_ROLLBACK_MS = 30_000;
+/** npx's install of the package it runs: under way, or over since its program started (epoch ms). */
+export type NpxInstall = { underWay: true } | { underWay: false; endedAt: number };
+
 /**
- * Whether `npx` below `rootPid` is still installing the package it runs (Linux; false elsewhere): npm names its process
+ * npx's install below `rootPid` (Linux; undefined elsewhere, and where npx runs no install): npm names its process
  * `npm exec <package>` and starts the package's program below it with `npm_lifecycle_event=npx` in its environment
- * (install scripts get another event). The tree comes parents first; a process whose files cannot be read is neither.
+ * (install scripts get another event), once the install is over. The tree comes parents first; a process whose files
+ * cannot be read is neither.
  */
-export function npxInstalling(rootPid: number | undefined): boolean {
-  if (process.platform !== "linux" || rootPid === undefined) return false;
+export function npxInstall(rootPid: number | undefined): NpxInstall | undefined {
+  if (process.platform !== "linux" || rootPid === undefined) return undefined;
   const belowNpm = new Set<number>();
   let npm = false;
-  for (const { pid, ppid } of processTree(rootPid)) {
+  for (const { pid, ppid, start } of processTree(rootPid)) {
     try {
       if (belowNpm.has(ppid)) {
-        if (`\0${readFileSync(`/proc/${pid}/environ`, "latin1")}`.includes("\0npm_lifecycle_event=npx\0")) return false;
+        if (`\0${readFileSync(`/proc/${pid}/environ`, "latin1")}`.includes("\0npm_lifecycle_event=npx\0"))
+          return { underWay: false, endedAt: bootTime() + (Number(start) * 1000) / TICKS_PER_SECOND };
         belowNpm.add(pid);
       } else if (/^npm exec(?: |\0|$)/.test(readFileSync(`/proc/${pid}/cmdline`, "latin1"))) {
         npm = true;
@@ -214,7 +219,26 @@ export function npxInstalling(rootPid: number | undefined): boolean {
       continue;
     }
   }
-  return npm;
+  return npm ? { underWay: true } : undefined;
+}
+
+/** Whether `npx` below `rootPid` is still installing the package it runs (see `npxInstall`). */
+export function npxInstalling(rootPid: number | undefined): boolean {
+  return npxInstall(rootPid)?.underWay === true;
+}
+
+/** Linux counts a process's start in clock ticks since boot, a hundred a second (`USER_HZ`) on every architecture. */
+const TICKS_PER_SECOND = 100;
+let booted: number | undefined;
+
+/**
+ * When this machine booted, epoch ms, from this process's own start (its age is known to the millisecond; /proc/stat's
+ * `btime` only to the second).
+ */
+function bootTime(): number {
+  booted ??=
+    Date.now() - process.uptime() * 1000 - (Number(readProcStat(process.pid)?.start) * 1000) / TICKS_PER_SECOND;
+  return booted;
 }
 
 function fullScanTree(rootPid: number): ProcessInfo[] {
