@@ -4,7 +4,8 @@
  * explicit sign-in and sign-out of `/mcp auth` and `/mcp logout`.
  */
 import type { FetchLike, Middleware, OAuthClientProvider } from "@modelcontextprotocol/client";
-import { fetch as undiciFetch } from "undici";
+import { type Dispatcher, fetch as undiciFetch, type RequestInit } from "undici";
+import { dispatcherFor } from "../common/env-proxy.ts";
 import type { EventSink } from "../common/events.ts";
 import type { LogLevel } from "../common/log-file.ts";
 import type { OAuthSettings } from "../config/types.ts";
@@ -36,6 +37,14 @@ interface AuthReport {
   emit: EventSink;
   log(level: LogLevel, event: string, fields: Record<string, unknown>): void;
 }
+
+/** One dispatcher for every sign-in's requests (metadata, registration, tokens), made at the first. */
+let oauthDispatcher: Dispatcher | undefined;
+const oauthFetch: FetchLike = (url, init) =>
+  undiciFetch(url, {
+    ...(init as RequestInit),
+    dispatcher: (oauthDispatcher ??= dispatcherFor()),
+  }) as unknown as Promise<Response>;
 
 /** What a connection's transports need for OAuth: the provider they ask for tokens, and the middleware on their fetch. */
 export interface TransportAuth {
@@ -94,8 +103,8 @@ export class ServerAuth {
         // A sign-in the user asked for gets tokens of its own, not pi's.
         mayImport: () => this.override === undefined,
         onImport: (outcome) => this.imported(outcome),
-        // Token requests go through undici, as the transports' requests do.
-        fetch: undiciFetch as unknown as FetchLike,
+        // Token requests go through undici, as the transports' requests do, and through pi's proxy as they do.
+        fetch: oauthFetch,
       });
     }
     return { provider: this.session.provider, middleware: this.session.middleware };

@@ -13,10 +13,11 @@
  * handshake, a standing stream) is the pool owner's to handle.
  */
 import type { FetchLike, Middleware } from "@modelcontextprotocol/client";
-import { Agent, type Dispatcher, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from "undici";
+import { type Dispatcher, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from "undici";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../../config/defaults.ts";
 import { bodyBound, boundedResponse, unencoded } from "./bounded-response.ts";
 import type { MessageTooLargeError } from "../message-limit.ts";
+import { dispatcherFor } from "../../common/env-proxy.ts";
 import { noteRefusals } from "./refusal-words.ts";
 import { currentScope, outsideRequestScope } from "./request-scope.ts";
 import { exchangeStarting, sendUntilRead } from "./unread-request.ts";
@@ -46,7 +47,8 @@ export interface ServerPoolOptions {
 
 /** One server's connection pool, and `fetch` through it in the shape the SDK transports take. */
 export class ServerPool {
-  private readonly agent = new Agent({ connections: MAX_CONNECTIONS_PER_SERVER });
+  /** Through pi's proxy where its environment names one (../../common/env-proxy.ts). */
+  private readonly agent = dispatcherFor({ connections: MAX_CONNECTIONS_PER_SERVER });
   private readonly limit: number;
   /** The pool with every response body bounded as it arrives. */
   private readonly dispatcher: Dispatcher;
