@@ -24,46 +24,122 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
 /** Test files to one test process: enough to share the cost of starting one, few enough to keep four busy. */
 const FILES_PER_PROCESS = 6;
+/** Test processes at once. */
+const CONCURRENCY = 4;
 
 /**
- * Runs `files` (paths from the repository's root) bundled, with `node:test` on `node`: FILES_PER_PROCESS files to a
- * process, four processes at once (much of a file's time is spent waiting on the processes and servers it starts, so
- * fewer leave one of two cores idle part of the time). Each file keeps its own temp dirs, HOME and ports. The bundles go
- * to a folder of this run's own under .tmp/tests (so two runs in one checkout do not meet), removed when the run
- * ends. Returns the runner's exit status.
+ * How long each file took in a whole pass on the idle 2-core machine, in seconds, by pass: what the processes are
+ * balanced on. `MCP_BRIDGE_TEST_DURATIONS=record` writes a pass's figures back (after a pass that ran every file).
  */
-export async function runBundled(node, files, { aliases, aliasRoot, env = process.env } = {}) {
+const DURATIONS = path.join(ROOT, "test", "durations.json");
+
+/**
+ * Runs `files` (paths from the repository's root) bundled, with `node:test` on `node`: about FILES_PER_PROCESS files to
+ * a process, four processes at once (much of a file's time is spent waiting on the processes and servers it starts,
+ * so fewer leave one of two cores idle part of the time). Each file keeps its own temp dirs, HOME and ports. The
+ * bundles go to a folder of this run's own under .tmp/tests (so two runs in one checkout do not meet), removed when
+ * the run ends. `pass` names the pass in test/durations.json. Returns the runner's exit status.
+ */
+export async function runBundled(node, files, { pass, aliases, aliasRoot, env = process.env } = {}) {
   mkdirSync(path.join(ROOT, ".tmp", "tests"), { recursive: true });
   const outdir = mkdtempSync(path.join(ROOT, ".tmp", "tests", "run-"));
   try {
     const bundles = await bundleTests(files, outdir, { aliases, aliasRoot });
-    const runner = ["--enable-source-maps", "--test", "--test-concurrency=4", "--test-reporter=spec"];
-    const result = spawnSync(node, [...runner, ...processEntries(bundles, outdir)], {
-      cwd: ROOT,
-      env,
-      stdio: "inherit",
-    });
+    const known = readDurations()[pass] ?? {};
+    const timings = path.join(outdir, "durations.jsonl");
+    const runner = [
+      "--enable-source-maps",
+      "--test",
+      `--test-concurrency=${CONCURRENCY}`,
+      "--test-reporter=spec",
+      "--test-reporter-destination=stdout",
+      `--test-reporter=${pathToFileURL(path.join(ROOT, "test", "durations-reporter.mjs")).href}`,
+      `--test-reporter-destination=${timings}`,
+    ];
+    const groups = processGroups(files, (file) => known[file]);
+    const entries = groups.map((group, i) =>
+      processEntry(
+        group.map((j) => bundles[j]),
+        i,
+        outdir,
+      ),
+    );
+    const result = spawnSync(node, [...runner, ...entries], { cwd: ROOT, env, stdio: "inherit" });
     if (result.error) throw result.error;
-    return result.status ?? 1;
+    const status = result.status ?? 1;
+    if (env.MCP_BRIDGE_TEST_DURATIONS === "record" && status === 0 && pass)
+      recordDurations(pass, files, bundles, timings);
+    return status;
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }
 }
 
 /**
- * One entry module for each test process, importing its bundles (in `outdir`, named by its first and last file). The
- * files are dealt out in turn, as cards: neighbours in the alphabet often do the same heavy work (the pi command-line
- * tests), and dealt out they land in different processes.
+ * The files' indices in groups, one group to a test process, in the order to start them. The files are first shared
+ * among the four processes that run at once, longest first, each to the one with the least time so far (a file not
+ * measured yet counts as the median); each one's share is then cut into processes of FILES_PER_PROCESS files, longest
+ * first, and those are started in turn. So the four run about as long, and what runs last is short. Dealt out by
+ * name instead, a process held the pi command-line tests (131 s, a quarter of the pass) and five others and ran last:
+ * one core idled for the pass's last minute.
  */
-function processEntries(bundles, outdir) {
-  const count = Math.ceil(bundles.length / FILES_PER_PROCESS);
-  return Array.from({ length: count }, (_, i) => {
-    const own = bundles.filter((_, j) => j % count === i);
-    const name = (file) => path.basename(file, ".test.mjs");
-    const entry = path.join(outdir, `${String(i + 1).padStart(2, "0")}-${name(own[0])}..${name(own.at(-1))}.mjs`);
-    writeFileSync(entry, own.map((file) => `import ${JSON.stringify(pathToFileURL(file).href)};\n`).join(""));
-    return entry;
-  });
+export function processGroups(files, seconds) {
+  const measured = files.map(seconds).filter((s) => typeof s === "number");
+  const median = measured.length > 0 ? measured.sort((a, b) => a - b)[Math.floor(measured.length / 2)] : 1;
+  const weight = files.map((file) => seconds(file) ?? median);
+  const lanes = Array.from({ length: CONCURRENCY }, () => ({ files: [], total: 0 }));
+  for (const i of files.map((_, i) => i).sort((a, b) => weight[b] - weight[a] || a - b)) {
+    const lightest = lanes.reduce((min, lane) => (lane.total < min.total ? lane : min));
+    lightest.files.push(i);
+    lightest.total += weight[i];
+  }
+  const groups = [];
+  for (let start = 0; lanes.some((lane) => start < lane.files.length); start += FILES_PER_PROCESS) {
+    for (const lane of lanes) {
+      const group = lane.files.slice(start, start + FILES_PER_PROCESS);
+      if (group.length > 0) groups.push(group);
+    }
+  }
+  return groups;
+}
+
+/** One entry module for a test process, importing its bundles (in `outdir`, named by its first and last file). */
+function processEntry(own, i, outdir) {
+  const name = (file) => path.basename(file, ".test.mjs");
+  const entry = path.join(outdir, `${String(i + 1).padStart(2, "0")}-${name(own[0])}..${name(own.at(-1))}.mjs`);
+  writeFileSync(entry, own.map((file) => `import ${JSON.stringify(pathToFileURL(file).href)};\n`).join(""));
+  return entry;
+}
+
+function readDurations() {
+  try {
+    return JSON.parse(readFileSync(DURATIONS, "utf8"));
+  } catch {
+    return {};
+  }
+}
+
+/** Writes each file's seconds in this pass (its top-level tests' durations, from `timings`) to test/durations.json. */
+function recordDurations(pass, files, bundles, timings) {
+  // A test's file is its bundle's path, or its source's where the runner maps the stack back.
+  const byBundle = new Map(
+    bundles.flatMap((bundle, i) => [
+      [bundle, files[i]],
+      [path.resolve(ROOT, files[i]), files[i]],
+    ]),
+  );
+  const seconds = {};
+  for (const line of readFileSync(timings, "utf8").split("\n").filter(Boolean)) {
+    const { file, ms } = JSON.parse(line);
+    const source = byBundle.get(file);
+    if (source) seconds[source] = (seconds[source] ?? 0) + ms / 1000;
+  }
+  const sorted = Object.fromEntries(
+    Object.keys(seconds)
+      .sort()
+      .map((file) => [file, Math.round(seconds[file] * 10) / 10]),
+  );
+  writeFileSync(DURATIONS, `${JSON.stringify({ ...readDurations(), [pass]: sorted }, null, 2)}\n`);
 }
 
 /** Writes the bundles of `files` (paths from the repository's root) to `outdir`; returns their paths, in order. */
