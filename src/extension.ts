@@ -438,7 +438,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     // After a quit pi's screen is gone, and the line goes to the terminal it leaves behind.
     if (note && event.reason !== "quit" && ctx.hasUI) ctx.ui.notify(note, "info");
     else if (note) process.stderr.write(`${note}\n`);
-    await bridge.shutdown();
+    await bridge.shutdown({ quitting: event.reason === "quit" });
     await stopTelemetry(TELEMETRY_FLUSH_MS);
     pi.events.emit("mcp.metrics", { servers: bridge.metrics() });
     await Promise.all([logger, ...serverLogs].map((log) => log.close()));

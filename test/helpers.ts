@@ -46,7 +46,8 @@ export type FixtureMode =
   | "garbage-only"
   | "grandchild"
   | "hostile-text"
-  | "stubborn";
+  | "stubborn"
+  | "lingering";
 
 const PLAIN_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "plain-misbehaving.mjs");
 const PLAIN_MODES: readonly FixtureMode[] = ["crash-on-start", "leak-and-crash", "never-init", "garbage-only"];

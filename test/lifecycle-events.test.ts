@@ -183,6 +183,8 @@ describe("local servers at shutdown, on pi's bus", { timeout: 120_000 }, () => {
     assert.equal(typeof pids.get("polite"), "number");
     await pi!.close();
     pi = undefined;
+    // pi quit: it did not wait for the stubborn one, which this process, living on, still ends (SIGTERM, then SIGKILL).
+    await waitFor(() => only("mcp.local.shutdown", "stubborn").length > 0, "the stubborn server's end", 20_000);
     const stubborn = only("mcp.local.shutdown", "stubborn");
     const polite = only("mcp.local.shutdown", "polite");
     assert.equal(stubborn.length, 1, JSON.stringify(events().slice(-10)));

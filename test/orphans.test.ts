@@ -18,8 +18,9 @@ import {
   OWNER_ENV,
   processStartTime,
 } from "../src/connection/local/process-tree.ts";
-import { commandLine, isAlive, killIfAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { commandLine, fixtureEntry, isAlive, killIfAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { PI_LINE } from "./pi-line.ts";
+import { GENEROUS_BUDGET, runPiCli } from "./pi-print.ts";
 import { PI_CLI, processesWithEnv, processTree } from "./tmux.ts";
 
 const HELLO_SERVER = path.join(REPO_ROOT, "examples", "hello-server.mjs");
@@ -108,6 +109,40 @@ describe("the orphan watchdog", { timeout: 120_000 }, () => {
       assert.deepEqual(await runWatchdogScript([`+ g ${group.pid} ${group.start}`], 1), { code: 0, signal: null });
       assert.equal((await expectExit(group.exited, "the group leader")).signal, "SIGKILL");
       await waitFor(() => !groupHasLiveMember(group.pid), "the background child to be gone too");
+    } finally {
+      group.cleanup();
+    }
+  });
+
+  test("told pi is quitting, it lets a group end on its own within the grace: no signal", async () => {
+    const done = path.join(home.dir, `done-${randomUUID()}`);
+    // The leader exits by itself once the file exists, as a server does a moment after its input ends.
+    const group = await startGroup(`sleep 300 & while [ ! -e '${done}' ]; do sleep 0.05; done; kill $!`, 2);
+    try {
+      const watchdog = spawn("/bin/sh", [WATCHDOG_SCRIPT, "30", "30"], {
+        detached: true,
+        stdio: ["pipe", "ignore", "ignore"],
+      });
+      const exited = exitOf(watchdog);
+      watchdog.stdin.end(`+ g ${group.pid} ${group.start}\n+ q\n`);
+      // Its input has ended: without `+ q` the group would be sent SIGTERM now.
+      await waitFor(() => watchdog.stdin.writableFinished, "the watchdog's input to end");
+      writeFileSync(done, "");
+      assert.deepEqual(await expectExit(group.exited, "the group leader"), { code: 0, signal: null });
+      assert.deepEqual(await expectExit(exited, "the watchdog"), { code: 0, signal: null });
+    } finally {
+      group.cleanup();
+    }
+  });
+
+  test("told pi is quitting, it sends SIGTERM after the grace to what outlives its input", async () => {
+    const group = await startGroup("sleep 300 & exec sleep 301", 2);
+    try {
+      assert.deepEqual(await runWatchdogScript([`+ g ${group.pid} ${group.start}`, "+ q"], 1), {
+        code: 0,
+        signal: null,
+      });
+      assert.equal((await expectExit(group.exited, "the group leader")).signal, "SIGTERM");
     } finally {
       group.cleanup();
     }
@@ -378,6 +413,35 @@ describe(`no orphans when pi is killed (pi ${PI_LINE})`, { timeout: 180_000 }, (
       }
     });
   }
+
+  test("pi -p does not wait for a server that outlives its input: after pi's exit the watchdog gives it its grace, then SIGTERM", async () => {
+    const tmp = tempDir();
+    try {
+      const log = path.join(tmp.dir, "server.log");
+      const config = path.join(tmp.dir, "mcp.json");
+      const lingering = { ...fixtureEntry("lingering"), env: { FIXTURE_LOG: log } };
+      writeFileSync(config, JSON.stringify({ mcpServers: { lingering } }));
+      const { code, output } = await runPiCli(["-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp"], {
+        home: home.dir,
+        cwd: tmp.dir,
+        env: GENEROUS_BUDGET,
+      });
+      assert.equal(code, 0, output);
+      assert.match(output, /lingering/);
+      const [server] = readLog(log).filter((e) => e.event === "start");
+      await waitFor(() => !isAlive(server!.pid), "the server to be ended by the watchdog", 20_000);
+      const events = readLog(log);
+      const sigterm = events.find((e) => e.event === "sigterm");
+      assert.deepEqual(
+        events.map((e) => e.event),
+        ["start", "stdin-end", "sigterm"],
+      );
+      // pi's own close would have sent SIGTERM while pi (the server's parent) ran; the watchdog sends it once pi is gone.
+      assert.notEqual(sigterm!.ppid, server!.ppid, "SIGTERM came after pi's exit");
+    } finally {
+      tmp.cleanup();
+    }
+  });
 
   test("a clean shutdown (SIGTERM) ends the servers, and the watchdog exits with them", async () => {
     const run = await startPi();

@@ -9,6 +9,7 @@ import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { OrphanWatchdog } from "../src/connection/local/orphan-watchdog.ts";
 import type { ProcessExitInfo, ProcessGroupStdioOptions } from "../src/connection/local/stdio-options.ts";
 import { BURST_WRITE, ProcessGroupStdioTransport } from "../src/connection/local/stdio-transport.ts";
 import {
@@ -218,6 +219,34 @@ describe("ProcessGroupStdioTransport", { timeout: 120_000 }, () => {
       assert.deepEqual(t.exits, []);
     } finally {
       process.kill(-pid, "SIGKILL");
+    }
+  });
+
+  test("pi quitting: close() ends the input and leaves the server to the watchdog; if pi lives on, the close goes on", async () => {
+    const log = path.join(temp.dir, "lingering.log");
+    const watchdog = new OrphanWatchdog();
+    const t = track({ ...fixtureEntry("lingering"), env: { FIXTURE_LOG: log }, watchdog });
+    await t.transport.start();
+    try {
+      watchdog.handOver();
+      assert.ok(watchdog.takesOver, "a watchdog runs to take the server over");
+      await t.transport.close();
+      assert.ok(t.transport.handedOver);
+      assert.equal(t.closes, 1, "the session is over for the client");
+      // This process lives on (the timer stands for what else keeps it running; the close itself holds nothing): its own
+      // close sends SIGTERM after the grace (a quitting pi has exited by then).
+      const livesOn = setInterval(() => undefined, 1000);
+      await t.transport.handedOver?.finally(() => clearInterval(livesOn));
+      assert.deepEqual(
+        readLog(log).map((e) => e.event),
+        ["start", "stdin-end", "sigterm"],
+      );
+      assert.deepEqual(t.transport.ending?.by, "SIGTERM");
+      assert.equal(t.closes, 1);
+      await waitFor(() => watchdog.pid === undefined, "the watchdog to be let go once nothing is watched");
+    } finally {
+      const pid = t.transport.pid;
+      if (pid !== undefined && isAlive(pid)) process.kill(-pid, "SIGKILL");
     }
   });
 

@@ -26,6 +26,7 @@ import { ShutDownError } from "../common/errors.ts";
 import { lazy } from "../common/lazy.ts";
 import { within } from "../common/wait.ts";
 import { INSTALL_LIMIT_MS } from "../connection/connect-deadline.ts";
+import { orphanWatchdog } from "../connection/local/orphan-watchdog.ts";
 import { pendingWrites } from "../common/atomic-file.ts";
 import type { SignInHandler } from "../oauth/provider.ts";
 import type { ProjectTrust } from "../trust/project-trust.ts";
@@ -420,9 +421,14 @@ export class McpBridge implements Launcher {
 
   metrics = (now = Date.now()): ServerMetrics[] => [...this.connections.values()].map((c) => c.health.metrics(now));
 
-  /** Closes every server, then waits for the tool lists still being written to the cache, and every other file write. */
-  async shutdown(): Promise<void> {
+  /**
+   * Closes every server, then waits for the tool lists still being written to the cache, and every other file write.
+   * When pi is `quitting`, a local server that does not exit once its input ends is left to pi's watchdog, which gives
+   * it the same grace after pi's exit: pi does not wait for it.
+   */
+  async shutdown({ quitting = false } = {}): Promise<void> {
     this.shuttingDown ??= (async () => {
+      if (quitting) orphanWatchdog.handOver();
       this.devRestarts.stop();
       await Promise.allSettled([...this.connections.values()].map((c) => c.close()));
       await Promise.allSettled([...this.cacheWrites]);

@@ -287,8 +287,8 @@ export class ConnectionLifecycle {
     const { opener, report } = this.options;
     const pid = live?.pid;
     return Promise.all([opener.abandon(live), live?.close({ graceful: true, terminateSession: true })]).then(() => {
-      // Said once the process has ended, so it says how it ended.
-      if (pid !== undefined) report.shutdown(pid, live?.ending);
+      // Said once the process has ended, so it says how it ended (not awaited: a quitting pi does not wait for it).
+      if (pid !== undefined) void live?.ended().then((ending) => report.shutdown(pid, ending));
     });
   }
 }

@@ -92,6 +92,8 @@ export function releaseHeld(held: Held, options: CloseOptions): Promise<void> {
     if (!(await settleWithin(closing, grace))) await terminateProcesses(processes);
     await closing.catch(() => undefined);
     await pool?.destroy();
+    // pi is quitting: what is left of the server is its watchdog's, which still watches every process recorded here.
+    if ((transport as Partial<ProcessGroupStdioTransport>).handedOver) return;
     // Again with the mark: what was started while the server was being stopped.
     const { ownerMark } = transport as Partial<ProcessGroupStdioTransport>;
     await terminateProcesses(ownerMark ? mergeProcesses(processes, markedProcesses(ownerMark)) : processes);

@@ -164,9 +164,10 @@ export class LiveSession {
     return this.stage === "installing" || (!this.isOpen && npxInstalling(this.pid ?? this.hub?.shared.pid));
   }
 
-  /** How a local server's process ended once it was stopped; unset while it runs, or when it ended by itself. */
-  get ending(): ProcessEnding | undefined {
-    return (this.held?.transport as Partial<ProcessGroupStdioTransport> | undefined)?.ending;
+  /** How a stopped local server's process ended (unset: by itself); later where a quitting pi left it to the watchdog. */
+  async ended(): Promise<ProcessEnding | undefined> {
+    const transport = this.held?.transport as Partial<ProcessGroupStdioTransport> | undefined;
+    return transport?.handedOver?.then(() => transport.ending) ?? transport?.ending;
   }
 
   /** A local server's stdout lines: all, and those that are not JSON-RPC (it should log to stderr); none for a remote one. */
@@ -411,10 +412,7 @@ export class LiveSession {
     return this.forgotSession(error) ? "transport" : kindOf(error);
   }
 
-  /**
-   * Streamable HTTP: a 404 for a request that carried a session id means the server forgot the session (it
-   * restarted); the spec has the client start a new one.
-   */
+  /** Streamable HTTP: a 404 to a request with a session id: the server forgot it (restarted); the spec says start anew. */
   private forgotSession(error: unknown): boolean {
     const transport = this.held?.transport;
     return httpStatusOf(error) === 404 && transport instanceof StreamableHTTPClientTransport && !!transport.sessionId;

@@ -51,6 +51,8 @@ export class OrphanWatchdog {
   private readonly graceSeconds: number;
   private readonly enabled: boolean;
   private replacements = 0;
+  /** pi is quitting: what has not exited when its process ends is left to the watchdog (see `handOver`). */
+  private handedOver = false;
 
   constructor(options: WatchdogOptions = {}) {
     this.graceSeconds = Math.max(0, Math.round(options.graceSeconds ?? DEFAULT_GRACE_SECONDS));
@@ -79,6 +81,21 @@ export class OrphanWatchdog {
     if (this.child) this.write(target.line);
     else this.start();
     return { forget: () => this.forget(key, target) };
+  }
+
+  /**
+   * pi is quitting: the servers still running are the watchdog's once pi's process has ended. It gives them the grace
+   * to exit on their own (their input ends with pi) before SIGTERM, as a close would; pi need not wait that long.
+   */
+  handOver(): void {
+    if (!this.child) return;
+    this.handedOver = true;
+    this.write("+ q\n");
+  }
+
+  /** Whether a close may leave its server to the watchdog: pi is quitting and a watchdog runs. */
+  get takesOver(): boolean {
+    return this.handedOver && this.child !== undefined;
   }
 
   private forget(key: string, target: { line: string }): void {
@@ -136,6 +153,7 @@ export class OrphanWatchdog {
     // Let go of the mark too: a server started meanwhile (under the next watchdog) carries it, and must be left alone.
     this.write(`- m ${OWNER_TOKEN}\n`);
     this.child = undefined;
+    this.handedOver = false;
     child?.stdin.end();
   }
 }

@@ -30,7 +30,7 @@ export interface ProcessGroupStdioOptions {
   /** How long close() waits after ending stdin, and again after SIGTERM. Default 2 s. */
   closeGraceMs?: number;
   /** Told about the process group as soon as it exists, and when close() has ended it, so it ends if pi is killed. */
-  watchdog?: Pick<OrphanWatchdog, "watch">;
+  watchdog?: Pick<OrphanWatchdog, "watch" | "takesOver">;
   /** The longest stdout line accepted; a longer one is reported (`MessageTooLargeError`) and the server stopped. */
   maxMessageBytes?: number;
   /** Told of a line over the limit first: `onerror` may not reach the owner during the SDK's revision probe. */

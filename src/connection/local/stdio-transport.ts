@@ -91,6 +91,11 @@ export class ProcessGroupStdioTransport implements Transport {
   /** Messages sent in this turn of the event loop: the first is written at once, the others are held (corked). */
   private burst = 0;
   private prepared?: PreparedSpawn;
+  /**
+   * pi is quitting and close() left the server to the watchdog (see `leftToWatchdog`): the rest of the close, which
+   * goes on after close() resolved, its timers not holding pi's exit.
+   */
+  handedOver?: Promise<void>;
 
   constructor(private readonly options: ProcessGroupStdioOptions) {
     this.graceMs = options.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS;
@@ -260,8 +265,32 @@ export class ProcessGroupStdioTransport implements Transport {
       } catch {
         // Already closed.
       }
+      if (this.leftToWatchdog(child)) return;
       await this.waitUntil(() => this.ended, this.graceMs);
     }
+    await this.escalate(child);
+  }
+
+  /**
+   * pi is quitting, and its watchdog takes the server over once pi's process has ended (not while npm installs for
+   * npx: pi says it waits for the rollback). pi's exit does not wait for the server then: nothing of the server holds
+   * pi's event loop, the session is over for the client (`onclose` now), and if pi lives on after all, the close goes
+   * on as usual in the background.
+   */
+  private leftToWatchdog(child: Child): boolean {
+    if (!this.options.watchdog?.takesOver || !this.watched || npxInstalling(child.pid)) return false;
+    child.unref();
+    for (const stream of [child.stdin, child.stdout, child.stderr] as Array<{ unref?(): void }>) stream.unref?.();
+    this.handedOver = Promise.resolve().then(async () => {
+      await this.waitUntil(() => this.ended, this.graceMs);
+      await this.escalate(child);
+    });
+    this.fireClose();
+    return true;
+  }
+
+  /** SIGTERM, then SIGKILL, to what is left of the group; then lets go of the streams and fires `onclose`. */
+  private async escalate(child: Child | undefined): Promise<void> {
     if (child?.pid !== undefined) {
       if (this.groupAlive()) {
         const grace = npxInstalling(child.pid) ? NPM_ROLLBACK_MS : this.graceMs;
@@ -402,6 +431,7 @@ export class ProcessGroupStdioTransport implements Transport {
           resolve();
         };
         const timer = setTimeout(wake, Math.min(left, POLL_MS));
+        if (this.handedOver) timer.unref();
         this.wakers.add(wake);
       });
     }

@@ -10,6 +10,8 @@
 #   + m <token>          pi's mark: every server runs with MCP_BRIDGE_OWNER=<token>-<n> in its environment, and
 #                        what it starts inherits it, however it starts it (a double fork re-parented to pid 1)
 #   - m <token>          forget the mark (pi ends the input on purpose, and may start servers under a new watchdog)
+#   + q                  pi is quitting and has ended its servers' input: at end of input they get $1 seconds to
+#                        exit on their own before SIGTERM, as pi's own close gives them (pi does not wait that long)
 # At end of input every watched target that is still the one pi meant, and every process of this user that carries
 # the mark (Linux), gets SIGTERM; whatever is left after $1 seconds (default 2), or carries the mark by then, gets
 # SIGKILL. Then the script exits. A group in which npm is installing a package for npx gets $2 seconds (default 30):
@@ -27,6 +29,7 @@ rollback=${2:-30}
 case $rollback in '' | *[!0-9]*) rollback=30 ;; esac
 targets=
 mark=
+quitting=
 
 # A pid pi may name: digits, no leading zero, at most 9 of them, above 1 (never `kill -1`, all our processes), not us.
 valid_pid() {
@@ -97,6 +100,10 @@ add_marked() {
 while read -r op kind id start; do
   case $kind in
     g | p) ;;
+    q)
+      [ "$op" = + ] && quitting=1
+      continue
+      ;;
     m)
       # 32 hex digits, as pi makes it, so it is safe inside a grep pattern.
       case $op:$id in
@@ -165,31 +172,40 @@ group_of() {
   group=$3
 }
 
+# Waits until none of $victims is alive, at most $1 seconds, in steps of 0.1 s (or of 1 s where `sleep` takes whole
+# seconds only); `victims` keeps those still alive.
+wait_victims() {
+  step=0.1
+  steps=$(($1 * 10))
+  while [ "$steps" -gt 0 ]; do
+    if ! sleep "$step" 2>/dev/null; then
+      step=1
+      steps=$((steps / 10))
+      sleep 1
+    fi
+    steps=$((steps - 1))
+    left=
+    for v in $victims; do
+      kill -0 "$v" 2>/dev/null && left="$left $v"
+    done
+    victims=$left
+    [ -n "$victims" ] || break
+  done
+}
+
 # pi is gone.
 add_marked
 collect
 [ -n "$victims" ] || exit 0
 npm_installing
+if [ -n "$quitting" ] && [ -z "$installing" ]; then
+  wait_victims "$grace"
+  [ -n "$victims" ] || exit 0
+fi
 [ -n "$installing" ] && [ "$rollback" -gt "$grace" ] && grace=$rollback
 for v in $victims; do kill -TERM "$v" 2>/dev/null; done
+wait_victims "$grace"
 
-# Wait for them in steps of 0.1 s (or of 1 s where `sleep` takes whole seconds only), at most $grace seconds.
-step=0.1
-steps=$((grace * 10))
-while [ "$steps" -gt 0 ]; do
-  if ! sleep "$step" 2>/dev/null; then
-    step=1
-    steps=$((steps / 10))
-    sleep 1
-  fi
-  steps=$((steps - 1))
-  left=
-  for v in $victims; do
-    kill -0 "$v" 2>/dev/null && left="$left $v"
-  done
-  victims=$left
-  [ -n "$victims" ] || break
-done
 # Twice: what is left, and what a marked process started in the meantime (say, to answer SIGTERM).
 for round in 1 2; do
   add_marked
