@@ -113,6 +113,12 @@ describe(`shared servers (Node ${process.versions.node}, pi ${PI_LINE})`, () => 
     await second.close();
     await waitFor(() => !isAlive(pid), "the server to stop after its idle time", 15_000);
     await waitFor(() => !isAlive(hub), "the hub to exit once it runs no server", 15_000);
+    // It waited no longer than the server's idle time (0.2 s), which was the wait for a session to come back already.
+    const log = readFileSync(path.join(b.hub, "hub.log"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    assert.deepEqual(log.filter((e) => e.event === "hub.empty").at(-1)?.exitInMs, 200, JSON.stringify(log));
   });
 
   test("a different environment is a different server: two processes", async () => {

@@ -34,7 +34,10 @@ if (!dir) {
 const SOCKET = socketPath(dir);
 const LOCK = path.join(dir, "hub.lock");
 const LOG = path.join(dir, "hub.log");
-/** How long the hub waits, with no server left, for a session to come (back) before it exits. */
+/**
+ * How long the hub waits, with no server left, for a session to come (back) before it exits; after its last server
+ * stopped for want of sessions, no longer than that server's idle time, which was the wait for one already.
+ */
 const EMPTY_LINGER_MS = 3000;
 /** The socket's path: in the hub dir, or a named pipe on Windows (must match ./hub-launch.ts). */
 function socketPath(hubDir) {
@@ -189,17 +192,18 @@ function control(session, line) {
 /** A server that has exited: forgotten (unless another took its place already), and the hub may be done. */
 function forget(server) {
   if (servers.get(server.key) === server) servers.delete(server.key);
-  lingerIfEmpty();
+  lingerIfEmpty(Math.min(EMPTY_LINGER_MS, server.idleMs));
 }
 
-function lingerIfEmpty() {
+function lingerIfEmpty(ms = EMPTY_LINGER_MS) {
   clearTimeout(lingerTimer);
   if (servers.size > 0 || sessionCount > 0) return;
+  log("hub.empty", { exitInMs: ms });
   lingerTimer = setTimeout(() => {
     if (servers.size > 0 || sessionCount > 0) return;
     log("hub.exit", {});
     shutdown(0);
-  }, EMPTY_LINGER_MS);
+  }, ms);
 }
 
 let listener;
