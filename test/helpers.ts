@@ -215,7 +215,7 @@ export function busRecorder(dir: string, channels: readonly string[]): { path: s
   writeFileSync(
     file,
     `export default function (pi) {
-      const seen = (globalThis[${JSON.stringify(key)}] = []);
+      const seen = (globalThis[${JSON.stringify(key)}] ??= []);
       for (const channel of ${JSON.stringify(channels)}) pi.events.on(channel, (payload) => seen.push({ channel, payload }));
     }`,
   );

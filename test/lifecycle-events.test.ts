@@ -1,7 +1,7 @@
 /**
  * Every step of a server's life as another extension sees it on pi's bus, in order and with the spec's fields: a
  * first connect that fails and a retry that works, a command that does not exist, a server that wants credentials
- * nobody configured, and how each local server ended at shutdown. The recorder is loaded after the bridge, as an
+ * nobody configured, and how each local server ended when its session ended (`/new`). The recorder is loaded after the bridge, as an
  * extension listed later is: it subscribes only once the bridge's servers have started. Real pi in-process with the
  * faux model; real servers on 127.0.0.1 and real server processes, one of which ignores stdin closing and SIGTERM.
  */
@@ -11,7 +11,7 @@ import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type RunningServer, startStreamableHttp, startUnauthorized } from "./fixtures/http-servers.ts";
 import { type BusEvent, busRecorder, fixtureEntry, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
-import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { type InProcessPi, startInProcessPi, startPiRuntime } from "./pi-harness.ts";
 
 /** Servers whose first connect has its connection cut, unanswered, as a server not up yet would; the next works. */
 const LATE = ["late1", "late2", "late3"];
@@ -149,21 +149,26 @@ describe("connection events on pi's bus", { timeout: 120_000 }, () => {
   });
 });
 
-describe("local servers at shutdown, on pi's bus", { timeout: 120_000 }, () => {
+describe("local servers at a session's end, on pi's bus", { timeout: 120_000 }, () => {
   const project = tempDir("mcp-bridge-shutdown-project-");
   const agentDir = tempDir("mcp-bridge-shutdown-agent-");
   const originalCwd = process.cwd();
   const log = path.join(project.dir, "fixture.jsonl");
-  let pi: InProcessPi | undefined;
+  let pi: Awaited<ReturnType<typeof startPiRuntime>> | undefined;
 
   before(async () => {
-    pi = await piWithServers(
-      { project: project.dir, agent: agentDir.dir },
-      {
-        stubborn: { ...fixtureEntry("stubborn"), env: { FIXTURE_LOG: log } },
-        polite: { ...fixtureEntry(), env: { FIXTURE_LOG: log } },
-      },
-    );
+    const mcpServers = {
+      stubborn: { ...fixtureEntry("stubborn"), env: { FIXTURE_LOG: log } },
+      polite: { ...fixtureEntry(), env: { FIXTURE_LOG: log } },
+    };
+    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers }));
+    const recorder = busRecorder(project.dir, ["mcp.local.spawned", "mcp.local.shutdown"]);
+    events = recorder.events;
+    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
+    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
+    process.chdir(project.dir);
+    pi = await startPiRuntime({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT, recorder.path] });
+    await pi.runtime.session.bindExtensions({});
   });
 
   after(async () => {
@@ -173,7 +178,9 @@ describe("local servers at shutdown, on pi's bus", { timeout: 120_000 }, () => {
     agentDir.cleanup();
   });
 
-  test("at shutdown each local server's end is told as it was: stdin for a polite one, SIGKILL for one that ignores it and SIGTERM", async () => {
+  // `/new` ends the session and pi goes on, so it waits for each server to end (a quitting pi leaves a server that
+  // outlives its input to its watchdog: test/orphans.test.ts).
+  test("at /new each local server's end is told as it was: stdin for a polite one, SIGKILL for one that ignores it and SIGTERM", async () => {
     const pids = new Map(
       events()
         .filter((e) => e.channel === "mcp.local.spawned")
@@ -181,10 +188,7 @@ describe("local servers at shutdown, on pi's bus", { timeout: 120_000 }, () => {
     );
     assert.equal(typeof pids.get("stubborn"), "number");
     assert.equal(typeof pids.get("polite"), "number");
-    await pi!.close();
-    pi = undefined;
-    // pi quit: it did not wait for the stubborn one, which this process, living on, still ends (SIGTERM, then SIGKILL).
-    await waitFor(() => only("mcp.local.shutdown", "stubborn").length > 0, "the stubborn server's end", 20_000);
+    await pi!.runtime.newSession();
     const stubborn = only("mcp.local.shutdown", "stubborn");
     const polite = only("mcp.local.shutdown", "polite");
     assert.equal(stubborn.length, 1, JSON.stringify(events().slice(-10)));
