@@ -333,6 +333,37 @@ describe("the orphan watchdog", { timeout: 120_000 }, () => {
       second.cleanup();
     }
   });
+  test("a watchdog replaced after pi said it quits is told so too: it lets the group end on its own", async () => {
+    const done = path.join(home.dir, `done-${randomUUID()}`);
+    const group = await startGroup(`sleep 300 & while [ ! -e '${done}' ]; do sleep 0.05; done; kill $!`, 2);
+    const host = spawn(process.execPath, ["--import", "tsx", WATCHDOG_HOST, "30"], {
+      stdio: ["pipe", "pipe", "inherit"],
+    });
+    const hostExited = exitOf(host);
+    let replies = 0;
+    host.stdout.on("data", (d: Buffer) => (replies += String(d).split("done").length - 1));
+    const send = async (line: string) => {
+      const expected = replies + 1;
+      host.stdin.write(`${line}\n`);
+      await waitFor(() => replies >= expected, `the host to do "${line}"`, 30_000);
+    };
+    try {
+      await send(`watch group ${group.pid}`);
+      await send("quit");
+      const [original] = watchdogsUnder(host.pid!);
+      assert.ok(original, "the host started a watchdog");
+      process.kill(original, "SIGKILL");
+      await waitFor(() => watchdogsUnder(host.pid!).some((pid) => pid !== original), "a new watchdog");
+      host.kill("SIGKILL");
+      await expectExit(hostExited, "the host");
+      // Told only of the group, the replacement would send SIGTERM now; told pi quit, it waits for the group first.
+      writeFileSync(done, "");
+      assert.deepEqual(await expectExit(group.exited, "the group leader"), { code: 0, signal: null });
+    } finally {
+      host.kill("SIGKILL");
+      group.cleanup();
+    }
+  });
 });
 
 /** Starts `pi --mode rpc` with one wrapped server and waits until pi answers (its servers connected). */

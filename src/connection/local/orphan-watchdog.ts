@@ -140,6 +140,7 @@ export class OrphanWatchdog {
     // The mark every server's descendants carry: if pi dies, those that left every group and tree are found by it.
     this.write(`+ m ${OWNER_TOKEN}\n`);
     for (const target of this.targets.values()) this.write(target.line);
+    if (this.handedOver) this.write("+ q\n");
   }
 
   private write(line: string): void {
