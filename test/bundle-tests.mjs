@@ -80,10 +80,10 @@ export async function runBundled(node, files, { pass, aliases, aliasRoot, env = 
  * among the four processes that run at once, longest first, each to the one with the least time so far (a file not
  * measured yet counts as the median); each one's share is then cut into processes of FILES_PER_PROCESS files, longest
  * first, and those are started in turn. So the four run about as long, and what runs last is short. Dealt out by
- * name instead, a process held the pi command-line tests (131 s, a quarter of the pass) and five others and ran last:
+ * name instead, a process held the pi command-line tests (140 s, a quarter of the pass) and five others and ran last:
  * one core idled for the pass's last minute.
  */
-export function processGroups(files, seconds) {
+function processGroups(files, seconds) {
   const measured = files.map(seconds).filter((s) => typeof s === "number");
   const median = measured.length > 0 ? measured.sort((a, b) => a - b)[Math.floor(measured.length / 2)] : 1;
   const weight = files.map((file) => seconds(file) ?? median);
