@@ -87,6 +87,21 @@ async function runWatchdogScript(lines: string[], graceSeconds = 2, rollbackSeco
   return expectExit(exited, "the watchdog");
 }
 
+/** The stand-in for pi (./fixtures/watchdog-host.ts), its watchdog's grace `graceSeconds`; `send` waits for its reply. */
+function startHost(graceSeconds = 1) {
+  const host = spawn(process.execPath, ["--import", "tsx", WATCHDOG_HOST, String(graceSeconds)], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  let replies = 0;
+  host.stdout.on("data", (d: Buffer) => (replies += String(d).split("done").length - 1));
+  const send = async (line: string) => {
+    const expected = replies + 1;
+    host.stdin.write(`${line}\n`);
+    await waitFor(() => replies >= expected, `the host to do "${line}"`, 30_000);
+  };
+  return { host, hostExited: exitOf(host), send };
+}
+
 function watchdogsUnder(pid: number): number[] {
   return processTree(pid).filter((p) => p !== pid && commandLine(p).includes(WATCHDOG_SCRIPT));
 }
@@ -299,15 +314,7 @@ describe("the orphan watchdog", { timeout: 120_000 }, () => {
       startGroup("sleep 300 & exec sleep 301", 2),
       startGroup("exec sleep 300", 1),
     ]);
-    const host = spawn(process.execPath, ["--import", "tsx", WATCHDOG_HOST], { stdio: ["pipe", "pipe", "inherit"] });
-    const hostExited = exitOf(host);
-    let replies = 0;
-    host.stdout.on("data", (d: Buffer) => (replies += String(d).split("done").length - 1));
-    const send = async (line: string) => {
-      const expected = replies + 1;
-      host.stdin.write(`${line}\n`);
-      await waitFor(() => replies >= expected, `the host to do "${line}"`, 30_000);
-    };
+    const { host, hostExited, send } = startHost();
     try {
       await send(`watch group ${first.pid}`);
       const [original] = watchdogsUnder(host.pid!);
@@ -336,17 +343,7 @@ describe("the orphan watchdog", { timeout: 120_000 }, () => {
   test("a watchdog replaced after pi said it quits is told so too: it lets the group end on its own", async () => {
     const done = path.join(home.dir, `done-${randomUUID()}`);
     const group = await startGroup(`sleep 300 & while [ ! -e '${done}' ]; do sleep 0.05; done; kill $!`, 2);
-    const host = spawn(process.execPath, ["--import", "tsx", WATCHDOG_HOST, "30"], {
-      stdio: ["pipe", "pipe", "inherit"],
-    });
-    const hostExited = exitOf(host);
-    let replies = 0;
-    host.stdout.on("data", (d: Buffer) => (replies += String(d).split("done").length - 1));
-    const send = async (line: string) => {
-      const expected = replies + 1;
-      host.stdin.write(`${line}\n`);
-      await waitFor(() => replies >= expected, `the host to do "${line}"`, 30_000);
-    };
+    const { host, hostExited, send } = startHost(30);
     try {
       await send(`watch group ${group.pid}`);
       await send("quit");
