@@ -1,24 +1,42 @@
 /**
- * Fixture servers as plain JavaScript, bundled by esbuild with their packages once per test process. Started through
- * tsx, a fixture spends about 1.35 s of CPU compiling itself before it answers (bundled: 0.27 s for the stdio fixture,
- * 0.5 s with its packages read one by one), and the suite starts fixtures hundreds of times. A bundle is written only
- * when its text changed, to a temp name and then renamed, so test processes running at once never read half a file.
+ * Fixture servers as plain JavaScript, bundled by esbuild with their packages. Started through tsx, a fixture spends
+ * about 1.35 s of CPU compiling itself before it answers (bundled: 0.27 s for the stdio fixture, 0.5 s with its
+ * packages read one by one), and the suite starts fixtures hundreds of times. A bundle is built once for all the test
+ * processes of a run (and later runs): beside it goes the list of the files esbuild read with their size and time of
+ * change, and a process that finds every one of them as listed uses the bundle as it is. Bundling each fixture again in
+ * each of a pass's twenty processes cost the first pass about 20 s of CPU. Files are written to a temp name and then
+ * renamed, so test processes running at once never read half a file.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildSync } from "esbuild";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const DIR = path.join(ROOT, ".tmp", "fixtures");
+/** This file: how a bundle is built is part of what it was built from. */
+const BUILDER = fileURLToPath(import.meta.url);
 const bundled = new Map<string, string>();
 
-/** The bundle of the TypeScript fixture `source`, built (or checked) on the first call in this process. */
+/** Each input's size and time of change, by path from the repository's root. */
+type Stamps = Record<string, [size: number, changed: number]>;
+
+/** The bundle of the TypeScript fixture `source`, looked at on the first call in this process (`currentBundle`). */
 export function bundledFixture(source: string): string {
-  const known = bundled.get(source);
-  if (known) return known;
+  const known = bundled.get(source) ?? currentBundle(source);
+  bundled.set(source, known);
+  return known;
+}
+
+/** The bundle of `source`, built unless the one on disk was built from the same files as they are now. */
+export function currentBundle(source: string): string {
   const out = path.join(DIR, path.relative(ROOT, source).replaceAll(path.sep, "_").replace(/\.ts$/, ".mjs"));
-  const [file] = buildSync({
+  if (!upToDate(`${out}.inputs.json`)) build(source, out);
+  return out;
+}
+
+function build(source: string, out: string): void {
+  const { outputFiles, metafile } = buildSync({
     entryPoints: [source],
     bundle: true,
     platform: "node",
@@ -28,18 +46,46 @@ export function bundledFixture(source: string): string {
     banner: {
       js: 'import { createRequire as __fixtureRequire } from "node:module"; const require = __fixtureRequire(import.meta.url);',
     },
+    absWorkingDir: ROOT,
+    metafile: true,
     write: false,
     logLevel: "error",
-  }).outputFiles;
+  });
+  const [file] = outputFiles;
   if (!file) throw new Error(`esbuild made nothing of ${source}`);
-  if (readOr(out) !== file.text) {
-    mkdirSync(DIR, { recursive: true });
-    const temp = `${out}.${process.pid}.tmp`;
-    writeFileSync(temp, file.text);
-    renameSync(temp, out);
+  mkdirSync(DIR, { recursive: true });
+  if (readOr(out) !== file.text) writeWhole(out, file.text);
+  const inputs = [...Object.keys(metafile.inputs), path.relative(ROOT, BUILDER)];
+  writeWhole(`${out}.inputs.json`, JSON.stringify(stamps(inputs)));
+}
+
+/** True when the stamps in `file` are those of the files now: none changed, none gone. */
+function upToDate(file: string): boolean {
+  try {
+    const listed = JSON.parse(readFileSync(file, "utf8")) as Stamps;
+    const now = stamps(Object.keys(listed));
+    return Object.entries(listed).every(([input, [size, changed]]) => {
+      const [nowSize, nowChanged] = now[input]!;
+      return nowSize === size && nowChanged === changed;
+    });
+  } catch {
+    return false;
   }
-  bundled.set(source, out);
-  return out;
+}
+
+function stamps(inputs: string[]): Stamps {
+  return Object.fromEntries(
+    inputs.map((input) => {
+      const stat = statSync(path.resolve(ROOT, input));
+      return [input, [stat.size, stat.mtimeMs]];
+    }),
+  );
+}
+
+function writeWhole(file: string, text: string): void {
+  const temp = `${file}.${process.pid}.tmp`;
+  writeFileSync(temp, text);
+  renameSync(temp, file);
 }
 
 function readOr(file: string): string | undefined {
