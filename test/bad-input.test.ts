@@ -16,9 +16,9 @@ import type { ConfigFileInput, ConfigScope } from "../src/config/types.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { PI_CLI } from "./tmux.ts";
 import { RecordingUI } from "./recording-ui.ts";
-import { connectionFor, fixtureEntry, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { connectionFor, fixtureEntry, helloServer, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 
-const HELLO = path.join(REPO_ROOT, "examples", "hello-server.mjs");
+const HELLO = helloServer();
 const HELLO_ENTRY = { command: process.execPath, args: [HELLO] };
 
 /** The loader over config texts, one per scope. */

@@ -13,13 +13,13 @@ import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { TOOL_SEARCH_NAME } from "../src/exposure/tool-search-text.ts";
 import { type FakeOpenAi, type RecordedRequest, type ScriptStep, startFakeOpenAi } from "./fixtures/fake-openai.ts";
-import { EVERYTHING_SERVER, REPO_ROOT, tempDir } from "./helpers.ts";
+import { EVERYTHING_SERVER, helloServer, REPO_ROOT, tempDir } from "./helpers.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { PI_CLI } from "./tmux.ts";
 
 const RESOURCE_TOOLS = ["list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"];
 const SERVERS = {
-  hello: { command: process.execPath, args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")] },
+  hello: { command: process.execPath, args: [helloServer()] },
   everything: { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"] },
 };
 

@@ -22,7 +22,7 @@ import {
   MAX_SHOWN_ITEMS,
   whyNotListed,
 } from "../src/pi/offer-format.ts";
-import { EVERYTHING_SERVER, fixtureEntry, REPO_ROOT, tempDir } from "./helpers.ts";
+import { EVERYTHING_SERVER, fixtureEntry, helloServer, REPO_ROOT, tempDir } from "./helpers.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 
@@ -168,7 +168,7 @@ describe("/mcp prompts and /mcp resources through pi", { timeout: 180_000 }, () 
     const mcpServers = {
       everything: { command: process.execPath, args: [EVERYTHING_SERVER, "stdio"] },
       plain: fixtureEntry(),
-      off: { command: process.execPath, args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")], enabled: false },
+      off: { command: process.execPath, args: [helloServer()], enabled: false },
       broken: { ...fixtureEntry("crash-on-start"), maxRestarts: 0 },
       catalog: { url: `${base}/catalog`, headers: { Authorization: `Bearer ${SECRET}` } },
       endless: { url: `${base}/endless` },

@@ -18,12 +18,22 @@ import {
   OWNER_ENV,
   processStartTime,
 } from "../src/connection/local/process-tree.ts";
-import { commandLine, fixtureEntry, isAlive, killIfAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import {
+  commandLine,
+  fixtureEntry,
+  helloServer,
+  isAlive,
+  killIfAlive,
+  readLog,
+  REPO_ROOT,
+  tempDir,
+  waitFor,
+} from "./helpers.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { GENEROUS_BUDGET, runPiCli } from "./pi-print.ts";
 import { PI_CLI, processesWithEnv, processTree } from "./tmux.ts";
 
-const HELLO_SERVER = path.join(REPO_ROOT, "examples", "hello-server.mjs");
+const HELLO_SERVER = helloServer();
 /** Every process of the server carries this variable, with a value unique to the test. */
 const MARK = "MCP_BRIDGE_ORPHAN_TEST";
 const WATCHDOG_HOST = path.join(REPO_ROOT, "test", "fixtures", "watchdog-host.ts");

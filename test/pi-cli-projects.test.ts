@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
-import { fixtureEntry, readLog, REPO_ROOT, tempDir, trustProjectServers } from "./helpers.ts";
+import { fixtureEntry, helloServer, readLog, REPO_ROOT, tempDir, trustProjectServers } from "./helpers.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { piCliIn } from "./pi-print.ts";
 
@@ -25,7 +25,7 @@ describe(`pi command line in projects (pi ${PI_LINE})`, { timeout: 300_000 }, ()
       writeFileSync(
         path.join(project.dir, ".pi", "mcp.json"),
         JSON.stringify({
-          mcpServers: { hello: { command: "node", args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")] } },
+          mcpServers: { hello: { command: "node", args: [helloServer()] } },
         }),
       );
       await trustProjectServers(project.dir, path.join(home.dir, "agent"));

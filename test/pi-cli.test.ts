@@ -10,7 +10,7 @@ import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { startOAuthServer } from "./fixtures/oauth-server.ts";
-import { fixtureEntry, freePort, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { fixtureEntry, freePort, helloServer, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { GENEROUS_BUDGET, piCliIn, runPiCli } from "./pi-print.ts";
 import { PI_CLI } from "./tmux.ts";
@@ -105,7 +105,7 @@ describe("pi command line", { timeout: 600_000 }, () => {
       config,
       JSON.stringify({
         mcpServers: {
-          quick: { command: "node", args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")] },
+          quick: { command: "node", args: [helloServer()] },
           // Slower than the startup budget and than the revision probe's window, with the default settings.
           slow: {
             command: "node",
@@ -182,7 +182,7 @@ describe("pi command line", { timeout: 600_000 }, () => {
       config,
       JSON.stringify({
         mcpServers: {
-          quick: { command: "node", args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")] },
+          quick: { command: "node", args: [helloServer()] },
           broken: { command: "sh", args: ["-c", "echo 'cannot open the database' >&2; exit 3"] },
         },
       }),
@@ -205,7 +205,7 @@ describe("pi command line", { timeout: 600_000 }, () => {
   test('`pi -p "/mcp add <server> -- <command>"` writes the entry and starts the server in that run; a refusal exits 1', async () => {
     // A home of its own: the entry goes to the user's mcp.json, which the other tests' runs would load.
     const own = tempDir("mcp-bridge-add-home-");
-    const hello = path.join(REPO_ROOT, "examples", "hello-server.mjs");
+    const hello = helloServer();
     const run = (...messages: string[]) =>
       runPiCli(["-e", REPO_ROOT, "-p", ...messages], { home: own.dir, cwd: own.dir, env: GENEROUS_BUDGET });
     try {
@@ -230,7 +230,7 @@ describe("pi command line", { timeout: 600_000 }, () => {
 
   test('`pi -p "/mcp import --all"` copies other clients\' servers and starts them in that run; nothing imported exits 1', async () => {
     const own = tempDir("mcp-bridge-import-home-");
-    const hello = path.join(REPO_ROOT, "examples", "hello-server.mjs");
+    const hello = helloServer();
     mkdirSync(path.join(own.dir, ".cursor"));
     writeFileSync(
       path.join(own.dir, ".cursor", "mcp.json"),
@@ -260,7 +260,7 @@ describe("pi command line", { timeout: 600_000 }, () => {
   test("print mode with 20 local servers started at once lists all 20 connected, with the default settings", async () => {
     const tmp = tempDir();
     const config = path.join(tmp.dir, "mcp.json");
-    const hello = { command: "node", args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")] };
+    const hello = { command: "node", args: [helloServer()] };
     writeFileSync(
       config,
       JSON.stringify({ mcpServers: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`s${i + 1}`, hello])) }),
@@ -373,7 +373,7 @@ describe("pi command line", { timeout: 600_000 }, () => {
   });
 
   const codemodeOnly = { skip: PI_LINE === "1.x" ? false : "pi 0.73 has no codemode" };
-  const hello = { command: "node", args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")] };
+  const hello = { command: "node", args: [helloServer()] };
 
   test(
     "pi 1.x's codemode scripts call the bridge's MCP tools, deferred ones too, through the approval check",

@@ -15,9 +15,9 @@ import { PI_LINE } from "./pi-line.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { processesWithEnv } from "./tmux.ts";
-import { REPO_ROOT, tempDir, trustFile, waitFor } from "./helpers.ts";
+import { helloServer, REPO_ROOT, tempDir, trustFile, waitFor } from "./helpers.ts";
 
-const HELLO = path.join(REPO_ROOT, "examples", "hello-server.mjs");
+const HELLO = helloServer();
 /** Every server of this test carries this variable with its own value, so the process table shows which one runs. */
 const MARKER = "MCP_TRUST_TEST";
 const run = randomBytes(4).toString("hex");

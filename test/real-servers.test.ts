@@ -18,9 +18,9 @@ import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { runPiCli } from "./pi-print.ts";
 import { RecordingUI } from "./recording-ui.ts";
-import { commandLine, fixtureEntry, REPO_ROOT, tempDir } from "./helpers.ts";
+import { commandLine, fixtureEntry, helloServer, REPO_ROOT, tempDir } from "./helpers.ts";
 
-const HELLO_SERVER = path.join(REPO_ROOT, "examples", "hello-server.mjs");
+const HELLO_SERVER = helloServer();
 
 /** A local server that sleeps before it starts serving; meanwhile what the bridge sends waits in its stdin, unread. */
 function sleeper(seconds: number, extra: Record<string, unknown> = {}): Record<string, unknown> {

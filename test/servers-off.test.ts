@@ -13,9 +13,9 @@ import { type AgentSession, SessionManager } from "@mariozechner/pi-coding-agent
 import { type InProcessPi, startInProcessPi, startPiRuntime } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { RecordingUI } from "./recording-ui.ts";
-import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { fixtureEntry, helloServer, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 
-const HELLO = path.join(REPO_ROOT, "examples", "hello-server.mjs");
+const HELLO = helloServer();
 
 describe("/mcp off and /mcp on: a server off for this session only", { timeout: 120_000 }, () => {
   const project = tempDir("mcp-bridge-switch-project-");

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
-import { isAlive, REPO_ROOT, tempDir } from "./helpers.ts";
+import { helloServer, isAlive, REPO_ROOT, tempDir } from "./helpers.ts";
 import { type PiInTmux, processesWithEnv, startPiInTmux, TMUX_UNSUPPORTED_PLATFORM } from "./tmux.ts";
 
 /** The footer shows the selected model once the TUI is up and the editor takes input. */
@@ -33,7 +33,7 @@ describe("pi's terminal UI in tmux", { timeout: 120_000, skip: TMUX_UNSUPPORTED_
         mcpServers: {
           good: {
             command: process.execPath,
-            args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")],
+            args: [helloServer()],
             env: { MCP_TMUX_TEST_SERVER: marker },
           },
           bad: { command: "mcp-bridge-no-such-command" },
@@ -86,7 +86,7 @@ describe("pi's terminal UI in tmux", { timeout: 120_000, skip: TMUX_UNSUPPORTED_
       config,
       JSON.stringify({
         mcpServers: {
-          good: { command: process.execPath, args: [path.join(REPO_ROOT, "examples", "hello-server.mjs")] },
+          good: { command: process.execPath, args: [helloServer()] },
         },
       }),
     );
@@ -154,6 +154,7 @@ describe("pi's terminal UI in tmux", { timeout: 120_000, skip: TMUX_UNSUPPORTED_
     await pi.waitForScreen(dialog, 20_000);
     pi.press("Enter"); // the first choice: a local command
     await pi.waitForScreen(/The command that starts the server/, 20_000);
+    // The example's own path: the name offered comes from its file name.
     pi.type(`${process.execPath} ${path.join(REPO_ROOT, "examples", "hello-server.mjs")}`);
     pi.press("Enter");
     await pi.waitForScreen(/A name for it \(Enter for 'hello'\)/, 20_000);

@@ -14,9 +14,9 @@ import { TRUST_ALL, TRUST_NONE } from "../src/pi/command-trust.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { RecordingUI } from "./recording-ui.ts";
-import { REPO_ROOT, tempDir, trustFile, trustProjectServers, waitFor } from "./helpers.ts";
+import { helloServer, REPO_ROOT, tempDir, trustFile, trustProjectServers, waitFor } from "./helpers.ts";
 
-const HELLO = path.join(REPO_ROOT, "examples", "hello-server.mjs");
+const HELLO = helloServer();
 const PI_1X = PI_LINE === "1.x";
 /** pi 1.x's own answer on the project: "not trusted", so only the bridge's own answers let a project server run. */
 const PI_TRUSTS = PI_1X ? false : undefined;
