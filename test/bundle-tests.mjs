@@ -44,7 +44,7 @@ export async function runBundled(node, files, { pass, aliases, aliasRoot, env = 
   mkdirSync(path.join(ROOT, ".tmp", "tests"), { recursive: true });
   const outdir = mkdtempSync(path.join(ROOT, ".tmp", "tests", "run-"));
   try {
-    const bundles = await bundleTests(files, outdir, { aliases, aliasRoot });
+    const { bundles, importsPi } = await bundleTests(files, outdir, { aliases, aliasRoot });
     const known = readDurations()[pass] ?? {};
     const timings = path.join(outdir, "durations.jsonl");
     const runner = [
@@ -56,7 +56,7 @@ export async function runBundled(node, files, { pass, aliases, aliasRoot, env = 
       `--test-reporter=${pathToFileURL(path.join(ROOT, "test", "durations-reporter.mjs")).href}`,
       `--test-reporter-destination=${timings}`,
     ];
-    const groups = processGroups(files, (file) => known[file]);
+    const groups = processGroups(files, (file) => known[file], importsPi);
     const entries = groups.map((group, i) =>
       processEntry(
         group.map((j) => bundles[j]),
@@ -78,12 +78,14 @@ export async function runBundled(node, files, { pass, aliases, aliasRoot, env = 
 /**
  * The files' indices in groups, one group to a test process, in the order to start them. The files are first shared
  * among the four processes that run at once, longest first, each to the one with the least time so far (a file not
- * measured yet counts as the median); each one's share is then cut into processes of FILES_PER_PROCESS files, longest
- * first, and those are started in turn. So the four run about as long, and what runs last is short. Dealt out by
- * name instead, a process held the pi command-line tests (140 s, a quarter of the pass) and five others and ran last:
- * one core idled for the pass's last minute.
+ * measured yet counts as the median); each one's share is then cut into processes of about FILES_PER_PROCESS files,
+ * longest first, those whose files import pi apart from those whose files do not (`importsPi[i]`: a process that imports
+ * pi spends 1.7 s of CPU on it, and four files in ten never do), and those are started in turn, the heavier first.
+ * So the four run about as long, and what runs last is short. Dealt out by name instead, a process held the pi
+ * command-line tests (140 s, a quarter of the pass) and five others and ran last: one core idled for the pass's last
+ * minute.
  */
-function processGroups(files, seconds) {
+function processGroups(files, seconds, importsPi) {
   const measured = files.map(seconds).filter((s) => typeof s === "number");
   const median = measured.length > 0 ? measured.sort((a, b) => a - b)[Math.floor(measured.length / 2)] : 1;
   const weight = files.map((file) => seconds(file) ?? median);
@@ -93,14 +95,23 @@ function processGroups(files, seconds) {
     lightest.files.push(i);
     lightest.total += weight[i];
   }
+  const total = (group) => group.reduce((sum, i) => sum + weight[i], 0);
+  const byLane = lanes.map((lane) =>
+    [true, false]
+      .flatMap((pi) => cut(lane.files.filter((i) => importsPi[i] === pi)))
+      .sort((a, b) => total(b) - total(a)),
+  );
   const groups = [];
-  for (let start = 0; lanes.some((lane) => start < lane.files.length); start += FILES_PER_PROCESS) {
-    for (const lane of lanes) {
-      const group = lane.files.slice(start, start + FILES_PER_PROCESS);
-      if (group.length > 0) groups.push(group);
-    }
+  for (let k = 0; byLane.some((own) => k < own.length); k++) {
+    for (const own of byLane) if (k < own.length) groups.push(own[k]);
   }
   return groups;
+}
+
+/** `indices` (longest first) in as few processes of at most FILES_PER_PROCESS as can hold them, of even counts. */
+function cut(indices) {
+  const count = Math.ceil(indices.length / FILES_PER_PROCESS);
+  return Array.from({ length: count }, (_, k) => indices.filter((_, j) => j % count === k));
 }
 
 /** One entry module for a test process, importing its bundles (in `outdir`, named by its first and last file). */
@@ -142,7 +153,10 @@ function recordDurations(pass, files, bundles, timings) {
   writeFileSync(DURATIONS, `${JSON.stringify({ ...readDurations(), [pass]: sorted }, null, 2)}\n`);
 }
 
-/** Writes the bundles of `files` (paths from the repository's root) to `outdir`; returns their paths, in order. */
+/**
+ * Writes the bundles of `files` (paths from the repository's root) to `outdir`; returns their paths, in order, and
+ * whether each imports pi.
+ */
 async function bundleTests(files, outdir, { aliases = [], aliasRoot = ROOT } = {}) {
   const result = await build({
     entryPoints: files.map((file) => path.resolve(ROOT, file)),
@@ -163,14 +177,30 @@ async function bundleTests(files, outdir, { aliases = [], aliasRoot = ROOT } = {
   });
   const outputs = new Map();
   for (const [out, meta] of Object.entries(result.metafile.outputs)) {
-    if (meta.entryPoint) outputs.set(path.resolve(ROOT, meta.entryPoint), path.resolve(ROOT, out));
+    if (meta.entryPoint) outputs.set(path.resolve(ROOT, meta.entryPoint), out);
   }
-  return files.map((file) => {
+  const entries = files.map((file) => {
     const out = outputs.get(path.resolve(ROOT, file));
     if (!out) throw new Error(`esbuild made no bundle of ${file}`);
     return out;
   });
+  return {
+    bundles: entries.map((out) => path.resolve(ROOT, out)),
+    importsPi: entries.map((out) => reachesPi(result.metafile.outputs, out)),
+  };
 }
+
+/** Whether the bundle `out` (a key of esbuild's `outputs`) or a chunk it imports imports one of pi's packages. */
+function reachesPi(outputs, out, seen = new Set()) {
+  if (seen.has(out)) return false;
+  seen.add(out);
+  return (outputs[out]?.imports ?? []).some((imported) =>
+    imported.external ? PI_PACKAGE.test(imported.path) : reachesPi(outputs, imported.path, seen),
+  );
+}
+
+/** pi's packages on either line, by name or, aliased, by the path they resolve to. */
+const PI_PACKAGE = /(^|[/\\])@(mariozechner|earendil-works)[/\\]pi-/;
 
 /** Each of the repository's own modules keeps `import.meta.url` and its kin as they were where it lies. */
 function keepOwnPlace() {
