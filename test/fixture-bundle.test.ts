@@ -7,7 +7,7 @@ import { test } from "node:test";
 import { currentBundle } from "./fixture-bundle.ts";
 import { tempDir } from "./helpers.ts";
 
-test("a fixture's bundle is used as it is while its files are unchanged, and built again when one of them changed", () => {
+test("a fixture's bundle is used as it is while its files are unchanged, and built again when one of them changed or it is gone", () => {
   const tmp = tempDir("mcp-bridge-fixture-bundle-");
   const cleanups: string[] = [];
   try {
@@ -27,6 +27,9 @@ test("a fixture's bundle is used as it is while its files are unchanged, and bui
     writeFileSync(part, 'export const word = "two";\n');
     const later = new Date(statSync(part).mtimeMs + 5_000);
     utimesSync(part, later, later);
+    assert.equal(run(currentBundle(source)), "two");
+    // A bundle removed by hand (its list of inputs left behind) is built again.
+    rmSync(bundle);
     assert.equal(run(currentBundle(source)), "two");
   } finally {
     for (const file of cleanups) rmSync(file, { force: true });

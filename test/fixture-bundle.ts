@@ -31,7 +31,7 @@ export function bundledFixture(source: string): string {
 /** The bundle of `source`, built unless the one on disk was built from the same files as they are now. */
 export function currentBundle(source: string): string {
   const out = path.join(DIR, path.relative(ROOT, source).replaceAll(path.sep, "_").replace(/\.ts$/, ".mjs"));
-  if (!upToDate(`${out}.inputs.json`)) build(source, out);
+  if (!upToDate(out)) build(source, out);
   return out;
 }
 
@@ -59,10 +59,11 @@ function build(source: string, out: string): void {
   writeWhole(`${out}.inputs.json`, JSON.stringify(stamps(inputs)));
 }
 
-/** True when the stamps in `file` are those of the files now: none changed, none gone. */
-function upToDate(file: string): boolean {
+/** True when the bundle `out` is there and the stamps listed beside it are those of the files now: none changed, none gone. */
+function upToDate(out: string): boolean {
   try {
-    const listed = JSON.parse(readFileSync(file, "utf8")) as Stamps;
+    statSync(out);
+    const listed = JSON.parse(readFileSync(`${out}.inputs.json`, "utf8")) as Stamps;
     const now = stamps(Object.keys(listed));
     return Object.entries(listed).every(([input, [size, changed]]) => {
       const [nowSize, nowChanged] = now[input]!;
