@@ -59,7 +59,7 @@ function build(source: string, out: string): void {
   writeWhole(`${out}.inputs.json`, JSON.stringify(stamps(inputs)));
 }
 
-/** True when the bundle `out` is there and the stamps listed beside it are those of the files now: none changed, none gone. */
+/** True when the bundle `out` is there and the stamps listed beside it are the files' now: none changed, none gone. */
 function upToDate(out: string): boolean {
   try {
     statSync(out);
