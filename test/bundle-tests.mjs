@@ -79,8 +79,8 @@ export async function runBundled(node, files, { pass, aliases, aliasRoot, env = 
  * The files' indices in groups, one group to a test process, in the order to start them. The files are first shared
  * among the four processes that run at once, longest first, each to the one with the least time so far (a file not
  * measured yet counts as the median); each one's share is then cut into processes of about FILES_PER_PROCESS files,
- * longest first, those whose files import pi apart from those whose files do not (`importsPi[i]`: a process that imports
- * pi spends 1.7 s of CPU on it, and four files in ten never do), and those are started in turn, the heavier first.
+ * longest first, files that import pi apart from those that do not (`importsPi[i]`: a process that imports pi spends
+ * 1.7 s of CPU on it, and four files in ten never do), and those are started in turn, the heavier first.
  * So the four run about as long, and what runs last is short. Dealt out by name instead, a process held the pi
  * command-line tests (140 s, a quarter of the pass) and five others and ran last: one core idled for the pass's last
  * minute.
