@@ -55,6 +55,24 @@ describe("auto against handshake-only local servers", { timeout: 60_000 }, () =>
     }
   });
 
+  test("a server that died of the probe late in its time is started again with the whole time a start gets", async () => {
+    const log = path.join(tmp.dir, "late-intolerant.jsonl");
+    // Each start takes 6 s of its 10: the probe kills the first with less than 4 left, fewer than a start needs.
+    const connection = connectionFor("late", {
+      command: process.execPath,
+      args: [INTOLERANT],
+      env: { FIXTURE_LOG: log, FIXTURE_START_DELAY_MS: "6000" },
+      initTimeout: 10_000,
+    });
+    try {
+      await connection.connect();
+      assert.equal(connection.protocolVersion, "2025-11-25");
+      assert.equal(readLog(log).length, 2, "the start the probe ended, then one with initialize alone");
+    } finally {
+      await connection.close();
+    }
+  });
+
   test("the same after an npx install held the connect past initTimeout: the second start gets the time the install moved on", async () => {
     const log = path.join(tmp.dir, "intolerant-npx.jsonl");
     const npx = path.join(REPO_ROOT, "test", "fixtures", "fake-npx.sh");

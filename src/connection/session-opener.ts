@@ -286,19 +286,23 @@ export class SessionOpener {
       if (remembered !== undefined && !this.initializeOnly) this.recalled = null;
       // The time the open had, moved on if an npx install held it.
       const until = session.clock?.deadline ?? time.deadline;
+      const local = endpoint.kind === "stdio";
       if (
         remembered !== undefined ||
         session.violation ||
-        Date.now() >= until ||
+        (!local && Date.now() >= until) ||
         !this.probeCostTheConnect(endpoint, error)
       )
         throw error;
-      // Asked again, at once (in the time left) and from then on, with `initialize` alone. Once only, so a local server
-      // that dies whatever it is asked is not started more often than its restarts allow, but for this one time. An
-      // install that holds this start's clock (npx checks the package again) gives it the whole time after, as it did.
+      // Asked again, at once and from then on, with `initialize` alone. Once only, so a local server that dies whatever
+      // it is asked is not started more often than its restarts allow, but for this one time. A remote server is asked
+      // in the time left (its probe had half of it); a local one is started anew, and a start gets the server's whole
+      // time: what was left could cut a slow start short, or end npx's before npm has named its process (the sign
+      // that it installs, ./connect-deadline.ts), through no fault of the server.
       this.initializeOnly = true;
       this.probeStartFailure = startFailureKey(this.errorContext(), error);
-      return this.openOnce(endpoint, { deadline: until, span: time.span }, clientSecret);
+      const deadline = local ? Math.max(until, Date.now() + time.span) : until;
+      return this.openOnce(endpoint, { deadline, span: time.span }, clientSecret);
     }
     return session;
   }
