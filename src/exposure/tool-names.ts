@@ -34,7 +34,16 @@ function matches(name: string, tools: readonly SearchableTool[]): SearchableTool
   const caseless = tools.filter((tool) => forms(tool).some((form) => form.toLowerCase() === lower));
   if (caseless.length || name.includes("/")) return caseless;
   const wanted = styleless(name);
-  return tools.filter((tool) => styleless(tool.originalName) === wanted || styleless(tool.name) === wanted);
+  return tools.filter((tool) => stylelessNames(tool).includes(wanted));
+}
+
+const stylelessCache = new WeakMap<SearchableTool, string[]>();
+
+/** A tool's names in no code style, worked out once: a search tries each word of its request on every deferred tool. */
+function stylelessNames(tool: SearchableTool): string[] {
+  let names = stylelessCache.get(tool);
+  if (!names) stylelessCache.set(tool, (names = [styleless(tool.originalName), styleless(tool.name)]));
+  return names;
 }
 
 /** Names as a model writes them: quotes and backticks around them are not part of them. */
