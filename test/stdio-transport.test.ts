@@ -81,6 +81,21 @@ async function grandchildOf(log: string): Promise<number> {
 }
 
 describe("ProcessGroupStdioTransport", { timeout: 120_000 }, () => {
+  test("a write that fails because the server closed its input fails once the process has ended, so its exit is known", async () => {
+    // The server closes its input at once and exits a little later: a message written meanwhile fails at once (EPIPE),
+    // and a start whose first write failed so was described by that, not by the exit and what the server printed.
+    const t = track({ command: "sh", args: ["-c", "exec 0<&-; echo closed >&2; sleep 0.5; exit 3"] });
+    await t.transport.start();
+    await waitFor(() => t.stderr.includes("closed"), "the server to close its input");
+    await assert.rejects(t.transport.send({ jsonrpc: "2.0", id: 1, method: "ping" }), /EPIPE/);
+    assert.deepEqual(
+      t.exits.map((exit) => exit.code),
+      [3],
+      "the send failed after the exit",
+    );
+    assert.equal(t.closes, 1);
+  });
+
   after(async () => {
     for (const transport of transports) transport.killNow();
     await Promise.all(transports.map((t) => t.close()));

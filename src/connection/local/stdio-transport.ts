@@ -228,12 +228,16 @@ export class ProcessGroupStdioTransport implements Transport {
     this.burst = 0;
   };
 
-  /** Node calls a stream's write callbacks once each, in the order of the writes. */
+  /**
+   * Node calls a stream's write callbacks once each, in the order of the writes. A write that failed (EPIPE: the server
+   * closed its input, most often by exiting) fails its send once the process has ended, as a send after the end does:
+   * else a start whose first message failed so would be described by EPIPE, not by the exit and what it printed.
+   */
   private readonly written = (error?: Error | null) => {
     const waiting = this.writesWaiting[0];
     if (waiting?.seq !== ++this.writesDone) return;
     this.writesWaiting.shift();
-    if (error) waiting.reject(error);
+    if (error) void this.waitUntil(() => this.closeFired, this.graceMs).then(() => waiting.reject(error));
     else waiting.resolve();
   };
 
