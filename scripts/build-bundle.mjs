@@ -25,6 +25,36 @@ const { values } = parseArgs({
 });
 const outdir = path.resolve(values.outdir ?? path.join(root, "dist"));
 
+/**
+ * pi's packages and typebox: pi's loader (jiti) maps them to the running pi's own copies in the modules it loads, but
+ * Node imports the bundle itself, which would find whatever copy lies near the package (pi 0.73's, installed as a peer
+ * dependency, under pi 1.x) or none. So the bundle takes each from index.ts, which pi's loader does load: its imports
+ * here become modules that read the one index.ts handed over (under PI_MODULES), and dist/pi-modules.json lists them.
+ */
+const PI_PACKAGE = /^(@mariozechner\/pi-[^/]+|typebox)(\/.*)?$/;
+const handed = new Set();
+const fromPi = {
+  name: "modules-from-pi",
+  setup(b) {
+    b.onResolve({ filter: PI_PACKAGE }, (args) => ({ path: args.path, namespace: "pi" }));
+    b.onLoad({ filter: /.*/, namespace: "pi" }, async (args) => {
+      handed.add(args.path);
+      // The names as this checkout's copy exports them (the sources are checked against it); one the running pi lacks
+      // is undefined, as it would be from its own copy.
+      const names = Object.keys(await import(args.path)).filter((name) => name !== "default");
+      // Only through globalThis: a name exported (typebox's `Symbol`, `Error`) would hide the global of that name here.
+      const module = `globalThis[globalThis.Symbol.for("mcp-bridge.pi-modules")]?.[${JSON.stringify(args.path)}]`;
+      const contents = [
+        `const m = ${module};`,
+        `if (!m) throw new globalThis.Error("mcp-bridge: index.ts did not hand over pi's ${args.path}");`,
+        "export default m.default;",
+        names.length ? `export const { ${names.join(", ")} } = m;` : "",
+      ].join("\n");
+      return { contents, loader: "js" };
+    });
+  },
+};
+
 const result = await build({
   entryPoints: { "mcp-bridge": path.join(root, "src", "extension.ts") },
   outdir,
@@ -41,7 +71,9 @@ const result = await build({
   metafile: values.metafile !== undefined,
   logLevel: "warning",
   legalComments: "none",
+  plugins: [fromPi],
 });
 if (result.errors.length) process.exit(1);
+writeFileSync(path.join(outdir, "pi-modules.json"), `${JSON.stringify([...handed].sort())}\n`);
 if (values.metafile) writeFileSync(values.metafile, JSON.stringify(result.metafile));
 console.log(`Built ${path.join(path.relative(process.cwd(), outdir), "mcp-bridge.js")}`);

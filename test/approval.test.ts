@@ -16,7 +16,7 @@ import { layerConfigs } from "../src/config/layers.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { ToolApproval } from "../src/trust/tool-approval.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
-import { REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { EXTENSION_DIR, tempDir, waitFor } from "./helpers.ts";
 import { mcpProvenance } from "../src/translate/provenance.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
@@ -100,7 +100,7 @@ describe("tool approval in pi (in-process, faux model, recording UI)", { timeout
     pi = await startInProcessPi({
       cwd: project.dir,
       agentDir: agentDir.dir,
-      extensionPaths: [path.join(project.dir, "hook-extension.ts"), REPO_ROOT],
+      extensionPaths: [path.join(project.dir, "hook-extension.ts"), EXTENSION_DIR],
     });
     ({ session, faux } = pi);
     await session.bindExtensions({ uiContext: ui.context() });
@@ -384,7 +384,7 @@ describe("tool approval in print mode (the real pi command line)", { timeout: 24
 
   /** `pi -p "call <tool> <args>"` with the faux model; pi's output (stdout and stderr). */
   async function printMode(prompt: string, extra: string[] = []): Promise<string> {
-    const args = [PI_CLI, "-e", REPO_ROOT, "-e", FAUX_MODEL_EXTENSION, ...extra];
+    const args = [PI_CLI, "-e", EXTENSION_DIR, "-e", FAUX_MODEL_EXTENSION, ...extra];
     args.push("--provider", "faux", "--model", "faux-1", "--no-session", "--mcp-config", config, "-p", prompt);
     const run = execFileAsync(process.execPath, args, {
       cwd: home.dir,

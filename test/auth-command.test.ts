@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { describe, test } from "node:test";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { startOAuthServer } from "./fixtures/oauth-server.ts";
-import { fixtureEntry, freePort, REPO_ROOT, restoreEnv, tempDir, waitFor } from "./helpers.ts";
+import { EXTENSION_DIR, fixtureEntry, freePort, restoreEnv, tempDir, waitFor } from "./helpers.ts";
 import { startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 
@@ -33,7 +33,7 @@ describe("/mcp auth without a server named, in pi's UI", { timeout: 120_000 }, (
       PI_MCP_NO_BROWSER: "1",
       PI_MCP_STARTUP_BUDGET_MS: "60000",
     });
-    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
     const ui = new RecordingUI();
     try {
       await pi.session.bindExtensions({ uiContext: ui.context() });

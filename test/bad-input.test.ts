@@ -16,7 +16,7 @@ import type { ConfigFileInput, ConfigScope } from "../src/config/types.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { PI_CLI } from "./tmux.ts";
 import { RecordingUI } from "./recording-ui.ts";
-import { connectionFor, fixtureEntry, helloServer, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { connectionFor, EXTENSION_DIR, fixtureEntry, helloServer, readLog, tempDir, waitFor } from "./helpers.ts";
 
 const HELLO = helloServer();
 const HELLO_ENTRY = { command: process.execPath, args: [HELLO] };
@@ -62,7 +62,7 @@ async function startPi(
   const pi: InProcessPi = await startInProcessPi({
     cwd: project.dir,
     agentDir: agentDir.dir,
-    extensionPaths: [REPO_ROOT],
+    extensionPaths: [EXTENSION_DIR],
   });
   const extensionErrors: string[] = [];
   await pi.session.bindExtensions({ uiContext: ui.context(), onError: (e) => extensionErrors.push(String(e.error)) });
@@ -372,7 +372,7 @@ describe("print mode", { timeout: 120_000 }, () => {
     try {
       const child = spawn(
         process.execPath,
-        [PI_CLI, "--no-session", "-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp list"],
+        [PI_CLI, "--no-session", "-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp list"],
         { cwd: tmp.dir, env, stdio: ["ignore", "pipe", "pipe"] },
       );
       let stdout = "";

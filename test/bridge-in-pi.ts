@@ -9,7 +9,7 @@ import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import type { Api, Model } from "@mariozechner/pi-ai";
 import type { ExtensionUIContext } from "@mariozechner/pi-coding-agent";
-import { REPO_ROOT, tempDir } from "./helpers.ts";
+import { EXTENSION_DIR, tempDir } from "./helpers.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 
 export interface BridgeInPi {
@@ -60,7 +60,7 @@ export async function startBridgeInPi(options: BridgeInPiOptions): Promise<Bridg
     pi = await startInProcessPi({
       cwd: project.dir,
       agentDir: agentDir.dir,
-      extensionPaths: [REPO_ROOT, ...(options.extensionPaths ?? [])],
+      extensionPaths: [EXTENSION_DIR, ...(options.extensionPaths ?? [])],
       model: options.model,
     });
     await pi.session.bindExtensions({

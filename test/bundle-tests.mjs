@@ -19,6 +19,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import * as path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build } from "esbuild";
+import { buildExtensionPackage } from "./extension-package.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -45,6 +46,7 @@ export async function runBundled(node, files, { pass, aliases, aliasRoot, env = 
   const outdir = mkdtempSync(path.join(ROOT, ".tmp", "tests", "run-"));
   try {
     const { bundles, importsPi } = await bundleTests(files, outdir, { aliases, aliasRoot });
+    const extension = buildExtensionPackage(path.join(outdir, "extension"));
     const known = readDurations()[pass] ?? {};
     const timings = path.join(outdir, "durations.jsonl");
     const runner = [
@@ -64,7 +66,11 @@ export async function runBundled(node, files, { pass, aliases, aliasRoot, env = 
         outdir,
       ),
     );
-    const result = spawnSync(node, [...runner, ...entries], { cwd: ROOT, env, stdio: "inherit" });
+    const result = spawnSync(node, [...runner, ...entries], {
+      cwd: ROOT,
+      env: { ...env, MCP_BRIDGE_TEST_EXTENSION: extension },
+      stdio: "inherit",
+    });
     if (result.error) throw result.error;
     const status = result.status ?? 1;
     if (env.MCP_BRIDGE_TEST_DURATIONS === "record" && status === 0 && pass)

@@ -20,7 +20,7 @@ import { kindOf } from "../src/common/error-kinds.ts";
 import { ServerPool } from "../src/connection/http/http-pool.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
-import { REPO_ROOT, tempDir } from "./helpers.ts";
+import { EXTENSION_DIR, REPO_ROOT, tempDir } from "./helpers.ts";
 import { bundledFixture } from "./fixture-bundle.ts";
 
 const FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "crash-after-call.ts");
@@ -59,7 +59,7 @@ describe("a call whose server dies under it (real pi, real stdio server)", { tim
     );
     Object.assign(process.env, { PI_CODING_AGENT_DIR: agentDir.dir, PI_MCP_STARTUP_BUDGET_MS: "60000" });
     process.chdir(project.dir);
-    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
     await pi.session.bindExtensions({ uiContext: ui.context() });
     assert.ok(
       pi.session.getAllTools().some((t) => t.name === "mcp_once_wipe"),

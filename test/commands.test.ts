@@ -12,7 +12,16 @@ import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
-import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, trustProjectServers, waitFor } from "./helpers.ts";
+import {
+  EXTENSION_DIR,
+  fixtureEntry,
+  isAlive,
+  readLog,
+  REPO_ROOT,
+  tempDir,
+  trustProjectServers,
+  waitFor,
+} from "./helpers.ts";
 
 const HELLO = path.join(REPO_ROOT, "examples", "hello-server.mjs");
 
@@ -64,7 +73,7 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     process.chdir(project.dir);
     // The project's servers are the test's own: trusted, as "trust all" would record it.
     await trustProjectServers(project.dir, agentDir.dir);
-    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
     ({ session } = pi);
 
     await session.bindExtensions({ uiContext: ui.context() });

@@ -11,7 +11,7 @@ import { describe, test } from "node:test";
 import { firstNonUtf8Byte } from "../src/common/utf8-file.ts";
 import { discoverImports } from "../src/config/import/discover.ts";
 import { updateConfigFile } from "../src/config/write/update-file.ts";
-import { fixtureEntry, REPO_ROOT, tempDir, trustProjectServers } from "./helpers.ts";
+import { EXTENSION_DIR, fixtureEntry, tempDir, trustProjectServers } from "./helpers.ts";
 import { startInProcessPi } from "./pi-harness.ts";
 
 /** A user config whose one value has a Latin-1 `é` (0xE9, not UTF-8), after a real `€` (three bytes of UTF-8). */
@@ -44,7 +44,7 @@ describe("config files that are not UTF-8", { timeout: 120_000 }, () => {
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
     process.chdir(project.dir);
     await trustProjectServers(project.dir, agentDir.dir);
-    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
     // Without a UI the startup notice is printed.
     const printed: string[] = [];
     const originalLog = console.log;

@@ -13,7 +13,7 @@ import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { TOOL_SEARCH_NAME } from "../src/exposure/tool-search-text.ts";
 import { type FakeOpenAi, type RecordedRequest, type ScriptStep, startFakeOpenAi } from "./fixtures/fake-openai.ts";
-import { EVERYTHING_SERVER, helloServer, REPO_ROOT, tempDir } from "./helpers.ts";
+import { EVERYTHING_SERVER, EXTENSION_DIR, helloServer, tempDir } from "./helpers.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { PI_CLI } from "./tmux.ts";
 
@@ -73,7 +73,7 @@ describe(
       writeFileSync(path.join(agentDir, "models.json"), JSON.stringify({ providers: { [model.provider]: provider } }));
       const args = [
         PI_CLI,
-        ...(builtIn ? [] : ["-e", REPO_ROOT]),
+        ...(builtIn ? [] : ["-e", EXTENSION_DIR]),
         "--model",
         `${model.provider}/${id}`,
         "-p",

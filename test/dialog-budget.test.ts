@@ -9,7 +9,7 @@ import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
-import { REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { EXTENSION_DIR, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { bundledFixture } from "./fixture-bundle.ts";
@@ -63,7 +63,7 @@ describe("a server that asks the user too often", { timeout: 180_000 }, () => {
         open--;
       }
     };
-    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
     try {
       await pi.session.bindExtensions({ uiContext: context });
       for (const [tool, count] of calls) {

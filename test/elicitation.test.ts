@@ -10,7 +10,7 @@ import { after, before, describe, test } from "node:test";
 import type { ElicitRequestFormParams } from "@modelcontextprotocol/sdk/types.js";
 import { answerElicitation, sendToRequiredPages } from "../src/pi/elicitation-dialog.ts";
 import { checkPicks, fieldHint, type FormField, formFields, parseTypedAnswer } from "../src/pi/elicitation-form.ts";
-import { connectionFor, EVERYTHING_SERVER, fixtureEntry, readLog, REPO_ROOT, tempDir } from "./helpers.ts";
+import { connectionFor, EVERYTHING_SERVER, EXTENSION_DIR, fixtureEntry, readLog, tempDir } from "./helpers.ts";
 import { callOnceInPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 
@@ -312,7 +312,7 @@ describe("server-everything's elicitation through pi", { timeout: 120_000 }, () 
     const result = await callOnceInPi({
       cwd: project.dir,
       agentDir: agentDir.dir,
-      extensionPaths: [REPO_ROOT],
+      extensionPaths: [EXTENSION_DIR],
       uiContext: ui?.context(),
       tool,
       args,

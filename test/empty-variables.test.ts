@@ -9,7 +9,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
-import { fixtureEntry, REPO_ROOT, tempDir } from "./helpers.ts";
+import { EXTENSION_DIR, fixtureEntry, tempDir } from "./helpers.ts";
 import { startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 
@@ -38,7 +38,7 @@ describe("an environment variable set to an empty string", { timeout: 120_000 },
     process.env[VAR] = "";
     process.chdir(project.dir);
     const ui = new RecordingUI();
-    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
     try {
       await pi.session.bindExtensions({ uiContext: ui.context() });
       pi.faux.setResponses([

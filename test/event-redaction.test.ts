@@ -11,7 +11,7 @@ import * as path from "node:path";
 import { describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { startHostileHttp } from "./fixtures/hostile-http.ts";
-import { busRecorder, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { busRecorder, EXTENSION_DIR, tempDir, waitFor } from "./helpers.ts";
 import { startInProcessPi } from "./pi-harness.ts";
 
 const CHANNELS = [
@@ -57,7 +57,7 @@ describe("events on pi's bus", { timeout: 120_000 }, () => {
     const pi = await startInProcessPi({
       cwd: project.dir,
       agentDir: agentDir.dir,
-      extensionPaths: [recorder.path, REPO_ROOT],
+      extensionPaths: [recorder.path, EXTENSION_DIR],
     });
     try {
       await pi.session.bindExtensions({});

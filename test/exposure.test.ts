@@ -16,7 +16,7 @@ import { type FakeOpenAi, type RecordedRequest, startFakeOpenAi } from "./fixtur
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { RecordingUI } from "./recording-ui.ts";
-import { EVERYTHING_SERVER, type LogEvent, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { EVERYTHING_SERVER, EXTENSION_DIR, type LogEvent, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { bundledFixture } from "./fixture-bundle.ts";
 
 const CATALOG = path.join(REPO_ROOT, "test", "fixtures", "catalog-server.ts");
@@ -88,7 +88,7 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     const pi = await startInProcessPi({
       cwd: project.dir,
       agentDir: agentDir.dir,
-      extensionPaths: [REPO_ROOT],
+      extensionPaths: [EXTENSION_DIR],
       model: model.model,
       sessionManager: sessionManager?.(project.dir),
     });

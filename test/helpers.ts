@@ -18,6 +18,11 @@ import { type ConnectionOptions, ServerConnection } from "../src/connection/serv
 import { bundledFixture } from "./fixture-bundle.ts";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+/**
+ * Where pi loads the extension from in tests of what it does: the published package's form, built for the pass by the
+ * test runner (./extension-package.mjs), or this checkout when a file runs without it.
+ */
+export const EXTENSION_DIR = process.env.MCP_BRIDGE_TEST_EXTENSION ?? REPO_ROOT;
 export const STDIO_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "stdio-server.ts");
 export const EVERYTHING_SERVER = path.join(
   REPO_ROOT,

@@ -10,7 +10,7 @@ import { syncBuiltinESMExports } from "node:module";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { servesHttp } from "../src/connection/local/serves-http.ts";
-import { busRecorder, connectFailure, connectionFor, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { busRecorder, connectFailure, connectionFor, EXTENSION_DIR, tempDir, waitFor } from "./helpers.ts";
 import { startInProcessPi } from "./pi-harness.ts";
 
 /** One argument well past Linux's limit of 128 KiB for a single argument (and any system's for the whole line). */
@@ -259,7 +259,7 @@ ${waits.join("\n")}\n`,
     const pi = await startInProcessPi({
       cwd: project.dir,
       agentDir: agentDir.dir,
-      extensionPaths: [recorder.path, REPO_ROOT],
+      extensionPaths: [recorder.path, EXTENSION_DIR],
     });
     try {
       await pi.session.bindExtensions({});

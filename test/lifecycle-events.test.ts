@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type RunningServer, startStreamableHttp, startUnauthorized } from "./fixtures/http-servers.ts";
-import { type BusEvent, busRecorder, fixtureEntry, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { type BusEvent, busRecorder, EXTENSION_DIR, fixtureEntry, isAlive, tempDir, waitFor } from "./helpers.ts";
 import { type InProcessPi, startInProcessPi, startPiRuntime } from "./pi-harness.ts";
 
 /** Servers whose first connect has its connection cut, unanswered, as a server not up yet would; the next works. */
@@ -45,7 +45,7 @@ async function piWithServers(
   const pi = await startInProcessPi({
     cwd: dirs.project,
     agentDir: dirs.agent,
-    extensionPaths: [REPO_ROOT, recorder.path],
+    extensionPaths: [EXTENSION_DIR, recorder.path],
   });
   await pi.session.bindExtensions({});
   return pi;
@@ -167,7 +167,11 @@ describe("local servers at a session's end, on pi's bus", { timeout: 120_000 }, 
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
     process.chdir(project.dir);
-    pi = await startPiRuntime({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT, recorder.path] });
+    pi = await startPiRuntime({
+      cwd: project.dir,
+      agentDir: agentDir.dir,
+      extensionPaths: [EXTENSION_DIR, recorder.path],
+    });
     await pi.runtime.session.bindExtensions({});
   });
 

@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
-import { REPO_ROOT, tempDir } from "./helpers.ts";
+import { EXTENSION_DIR, REPO_ROOT, tempDir } from "./helpers.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { bundledFixture } from "./fixture-bundle.ts";
 
@@ -47,7 +47,7 @@ describe("a server that floods its own call with notifications", { timeout: 300_
     pi = await startInProcessPi({
       cwd: project.dir,
       agentDir: agentDir.dir,
-      extensionPaths: [busExtension, REPO_ROOT],
+      extensionPaths: [busExtension, EXTENSION_DIR],
     });
     await pi.session.bindExtensions({});
   });

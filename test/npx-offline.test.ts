@@ -12,7 +12,7 @@ import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { offlineRegistry } from "../src/connection/local/npx-offline.ts";
 import { npmSettings } from "../src/connection/local/npm-settings.ts";
-import { REPO_ROOT, tempDir } from "./helpers.ts";
+import { EXTENSION_DIR, tempDir } from "./helpers.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { PI_CLI } from "./tmux.ts";
 
@@ -98,7 +98,7 @@ describe(`npx without a network (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
   function mcpOffline(name: string, entry: Record<string, unknown>, where: { work: string; env: NodeJS.ProcessEnv }) {
     const config = path.join(home.dir, `${name}.json`);
     writeFileSync(config, JSON.stringify({ mcpServers: { [name]: { ...entry, cwd: where.work } } }));
-    const argv = ["-rn", process.execPath, PI_CLI, "-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp"];
+    const argv = ["-rn", process.execPath, PI_CLI, "-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp"];
     return run("unshare", argv, { cwd: where.work, env: where.env, ms: 180_000 });
   }
 

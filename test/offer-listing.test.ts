@@ -22,7 +22,7 @@ import {
   MAX_SHOWN_ITEMS,
   whyNotListed,
 } from "../src/pi/offer-format.ts";
-import { EVERYTHING_SERVER, fixtureEntry, helloServer, REPO_ROOT, tempDir } from "./helpers.ts";
+import { EVERYTHING_SERVER, EXTENSION_DIR, fixtureEntry, helloServer, tempDir } from "./helpers.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 
@@ -174,7 +174,7 @@ describe("/mcp prompts and /mcp resources through pi", { timeout: 180_000 }, () 
       endless: { url: `${base}/endless` },
     };
     writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers }));
-    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
     await pi.session.bindExtensions({ uiContext: ui.context() });
   });
   after(async () => {

@@ -20,6 +20,7 @@ import {
 } from "../src/connection/local/process-tree.ts";
 import {
   commandLine,
+  EXTENSION_DIR,
   fixtureEntry,
   helloServer,
   isAlive,
@@ -37,6 +38,8 @@ const HELLO_SERVER = helloServer();
 /** Every process of the server carries this variable, with a value unique to the test. */
 const MARK = "MCP_BRIDGE_ORPHAN_TEST";
 const WATCHDOG_HOST = path.join(REPO_ROOT, "test", "fixtures", "watchdog-host.ts");
+/** The watchdog's script where pi's copy of the extension starts it from (the package pi loads, see EXTENSION_DIR). */
+const PI_WATCHDOG_SCRIPT = path.join(EXTENSION_DIR, path.relative(REPO_ROOT, WATCHDOG_SCRIPT));
 const home = tempDir("mcp-bridge-orphans-");
 
 function sessionOf(pid: number): number | undefined {
@@ -386,7 +389,7 @@ async function startPi() {
   );
   const pi = spawn(
     process.execPath,
-    [PI_CLI, "--mode", "rpc", "--no-session", "-e", REPO_ROOT, "--mcp-config", config],
+    [PI_CLI, "--mode", "rpc", "--no-session", "-e", EXTENSION_DIR, "--mcp-config", config],
     {
       cwd: tmp.dir,
       env: {
@@ -419,7 +422,7 @@ async function startPi() {
     stop();
     throw error;
   }
-  const watchdogs = processTree(pi.pid!).filter((pid) => commandLine(pid).includes(WATCHDOG_SCRIPT));
+  const watchdogs = processTree(pi.pid!).filter((pid) => commandLine(pid).includes(PI_WATCHDOG_SCRIPT));
   return { pi, exited, stop, servers: () => processesWithEnv(MARK, mark), watchdogs };
 }
 
@@ -459,7 +462,7 @@ describe(`no orphans when pi is killed (pi ${PI_LINE})`, { timeout: 180_000 }, (
       const config = path.join(tmp.dir, "mcp.json");
       const lingering = { ...fixtureEntry("lingering"), env: { FIXTURE_LOG: log } };
       writeFileSync(config, JSON.stringify({ mcpServers: { lingering } }));
-      const { code, output } = await runPiCli(["-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp"], {
+      const { code, output } = await runPiCli(["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp"], {
         home: home.dir,
         cwd: tmp.dir,
         env: GENEROUS_BUDGET,

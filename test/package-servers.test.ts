@@ -12,7 +12,7 @@ import { callOnceInPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { piCliIn } from "./pi-print.ts";
 import { loadLayeredConfig } from "../src/config/files.ts";
-import { readLog, REPO_ROOT, STDIO_FIXTURE, tempDir } from "./helpers.ts";
+import { EXTENSION_DIR, readLog, STDIO_FIXTURE, tempDir } from "./helpers.ts";
 
 const PACKAGE_NAME = "demo-mcp-package";
 
@@ -65,7 +65,7 @@ describe(`servers of pi packages (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
       const result = await callOnceInPi({
         cwd: project,
         agentDir,
-        extensionPaths: [REPO_ROOT],
+        extensionPaths: [EXTENSION_DIR],
         tool: "mcp_bundled_cwd",
         args: {},
       });
@@ -83,7 +83,7 @@ describe(`servers of pi packages (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
     mkdirSync(project, { recursive: true });
     listPackages(path.join(home, "agent"), [pkg]);
     rmSync(log, { force: true });
-    const { code, output } = await piCliIn(home).run(["-e", REPO_ROOT, "-p", "/mcp"], 90_000, project);
+    const { code, output } = await piCliIn(home).run(["-e", EXTENSION_DIR, "-p", "/mcp"], 90_000, project);
     assert.equal(code, 0, output);
     assert.match(output, /bundled +🟢 .* package demo-mcp-package/, output);
     assert.match(output, /bundled {2}connected {2}stdio .*\(package demo-mcp-package\)/, output);
@@ -97,10 +97,10 @@ describe(`servers of pi packages (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
     listPackages(path.join(home, "agent"), [pkg]);
     const manifest = readFileSync(path.join(pkg, "package.json"), "utf8");
     const { run } = piCliIn(home);
-    const removed = await run(["-e", REPO_ROOT, "-p", "/mcp remove bundled"], 90_000, project);
+    const removed = await run(["-e", EXTENSION_DIR, "-p", "/mcp remove bundled"], 90_000, project);
     assert.equal(removed.code, 0, removed.output);
     assert.match(removed.output, /comes with the pi package demo-mcp-package .* cannot be removed/, removed.output);
-    const disabled = await run(["-e", REPO_ROOT, "-p", "/mcp disable bundled"], 90_000, project);
+    const disabled = await run(["-e", EXTENSION_DIR, "-p", "/mcp disable bundled"], 90_000, project);
     assert.equal(disabled.code, 0, disabled.output);
     assert.equal(
       readFileSync(path.join(pkg, "package.json"), "utf8"),
@@ -118,12 +118,12 @@ describe(`servers of pi packages (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
     listPackages(path.join(project, ".pi"), [pkg]);
     rmSync(log, { force: true });
     const { run } = piCliIn(home);
-    const listed = await run(["-e", REPO_ROOT, "-p", "/mcp list"], 90_000, project);
+    const listed = await run(["-e", EXTENSION_DIR, "-p", "/mcp list"], 90_000, project);
     assert.equal(listed.code, 0, listed.output);
     assert.match(listed.output, /not trusted, not started .*: bundled\./, listed.output);
     assert.equal(starts(log), 0, "no server process was started");
 
-    const trusted = await run(["-e", REPO_ROOT, "-p", "/mcp trust bundled"], 90_000, project);
+    const trusted = await run(["-e", EXTENSION_DIR, "-p", "/mcp trust bundled"], 90_000, project);
     assert.equal(trusted.code, 0, trusted.output);
     assert.match(trusted.output, /bundled: trusted, connected, \d+ tools/, trusted.output);
     assert.equal(starts(log), 1, "the trusted server started");

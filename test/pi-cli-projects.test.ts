@@ -6,7 +6,15 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
-import { fixtureEntry, helloServer, readLog, REPO_ROOT, tempDir, trustProjectServers } from "./helpers.ts";
+import {
+  EXTENSION_DIR,
+  fixtureEntry,
+  helloServer,
+  readLog,
+  REPO_ROOT,
+  tempDir,
+  trustProjectServers,
+} from "./helpers.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { piCliIn } from "./pi-print.ts";
 
@@ -51,14 +59,14 @@ describe(`pi command line in projects (pi ${PI_LINE})`, { timeout: 300_000 }, ()
         path.join(project.dir, ".pi", "mcp.json"),
         JSON.stringify({ mcpServers: { local: entry, later: { ...entry, lazy: true } } }),
       );
-      const listed = await runPi(["-e", REPO_ROOT, "-p", "/mcp list"], 60_000, project.dir);
+      const listed = await runPi(["-e", EXTENSION_DIR, "-p", "/mcp list"], 60_000, project.dir);
       assert.equal(listed.code, 0, listed.output);
       assert.equal(listed.output.match(/\/mcp trust \[server…\] starts them/g)?.length, 1, listed.output);
       assert.match(listed.output, /not trusted, not started \(project config\): local, later\./);
       assert.match(listed.output, /local +🔒/);
       assert.deepEqual(readLog(log), [], "no server process was started, lazy or not");
 
-      const trusted = await runPi(["-e", REPO_ROOT, "-p", "/mcp trust local"], 60_000, project.dir);
+      const trusted = await runPi(["-e", EXTENSION_DIR, "-p", "/mcp trust local"], 60_000, project.dir);
       assert.equal(trusted.code, 0, trusted.output);
       assert.match(trusted.output, /local: trusted, connected, \d+ tools/);
       assert.deepEqual(

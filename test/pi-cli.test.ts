@@ -10,7 +10,17 @@ import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { startOAuthServer } from "./fixtures/oauth-server.ts";
-import { fixtureEntry, freePort, helloServer, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import {
+  EXTENSION_DIR,
+  fixtureEntry,
+  freePort,
+  helloServer,
+  isAlive,
+  readLog,
+  REPO_ROOT,
+  tempDir,
+  waitFor,
+} from "./helpers.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { GENEROUS_BUDGET, piCliIn, runPiCli } from "./pi-print.ts";
 import { PI_CLI } from "./tmux.ts";
@@ -20,7 +30,7 @@ const { run: runPi, env: piEnv } = piCliIn(home.dir);
 
 /** `pi -p <command>` on `config` with no browser to open: a sign-in prints its page. Its output as it comes. */
 function signingIn(config: string, command: string, cwd: string) {
-  const pi = spawn(process.execPath, [PI_CLI, "-e", REPO_ROOT, "--mcp-config", config, "-p", command], {
+  const pi = spawn(process.execPath, [PI_CLI, "-e", EXTENSION_DIR, "--mcp-config", config, "-p", command], {
     cwd,
     env: { ...piEnv(), PI_MCP_NO_BROWSER: "1" },
     stdio: ["ignore", "pipe", "pipe"],
@@ -116,9 +126,14 @@ describe("pi command line", { timeout: 600_000 }, () => {
       }),
     );
     try {
-      const { code, output } = await runPi(["-e", ".", "--mcp-config", config, "-p", "/mcp"], 60_000, REPO_ROOT, {
-        PI_MCP_STARTUP_BUDGET_MS: "500",
-      });
+      const { code, output } = await runPi(
+        ["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp"],
+        60_000,
+        REPO_ROOT,
+        {
+          PI_MCP_STARTUP_BUDGET_MS: "500",
+        },
+      );
       assert.equal(code, 0, output);
       assert.match(output, /quick +🟢/);
       assert.match(output, /slow +🟢 +stdio +2025-11-25 +1 /);
@@ -163,10 +178,10 @@ describe("pi command line", { timeout: 600_000 }, () => {
       JSON.stringify({ mcpServers: { idle: { command: "node", args, env: { FIXTURE_LOG: log }, lazy: true } } }),
     );
     try {
-      const first = await runPi(["-e", ".", "--mcp-config", config, "-p", "/mcp list"], 60_000, REPO_ROOT);
+      const first = await runPi(["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp list"], 60_000, REPO_ROOT);
       assert.equal(first.code, 0, first.output);
       assert.match(first.output, /idle +🟢 +stdio +2025-11-25 +1 /);
-      const second = await runPi(["-e", ".", "--mcp-config", config, "-p", "/mcp list"], 60_000, REPO_ROOT);
+      const second = await runPi(["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp list"], 60_000, REPO_ROOT);
       assert.equal(second.code, 0, second.output);
       assert.match(second.output, /idle +⚪ +stdio +— +1 /, "not started, its tool from the cache");
       assert.equal(readLog(log).filter((e) => e.event === "start").length, 1, "started by the first run only");
@@ -188,13 +203,13 @@ describe("pi command line", { timeout: 600_000 }, () => {
       }),
     );
     try {
-      const failing = await runPi(["-e", ".", "--mcp-config", config, "-p", "/mcp test broken"]);
+      const failing = await runPi(["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp test broken"]);
       assert.equal(failing.code, 1, failing.output);
       assert.match(
         failing.output,
         /MCP server 'broken' failed the test \[transport\]: MCP server 'broken': the process exited with code 3 after [\d.]+ s/,
       );
-      const working = await runPi(["-e", ".", "--mcp-config", config, "-p", "/mcp test quick"]);
+      const working = await runPi(["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp test quick"]);
       assert.equal(working.code, 0, working.output);
       assert.match(working.output, /MCP server 'quick' works: connected in \d+ ms over stdio, 2 tools/);
     } finally {
@@ -207,7 +222,7 @@ describe("pi command line", { timeout: 600_000 }, () => {
     const own = tempDir("mcp-bridge-add-home-");
     const hello = helloServer();
     const run = (...messages: string[]) =>
-      runPiCli(["-e", REPO_ROOT, "-p", ...messages], { home: own.dir, cwd: own.dir, env: GENEROUS_BUDGET });
+      runPiCli(["-e", EXTENSION_DIR, "-p", ...messages], { home: own.dir, cwd: own.dir, env: GENEROUS_BUDGET });
     try {
       // The step-by-step form, in the same run: without a UI it says what to do instead.
       const added = await run(`/mcp add hello -- ${process.execPath} ${hello}`, "/mcp list", "/mcp add");
@@ -237,7 +252,7 @@ describe("pi command line", { timeout: 600_000 }, () => {
       JSON.stringify({ mcpServers: { fromcursor: { command: process.execPath, args: [hello] } } }),
     );
     const run = (...messages: string[]) =>
-      runPiCli(["-e", REPO_ROOT, "-p", ...messages], { home: own.dir, cwd: own.dir, env: GENEROUS_BUDGET });
+      runPiCli(["-e", EXTENSION_DIR, "-p", ...messages], { home: own.dir, cwd: own.dir, env: GENEROUS_BUDGET });
     try {
       const imported = await run("/mcp import --all", "/mcp list");
       assert.equal(imported.code, 0, imported.output);
@@ -267,9 +282,14 @@ describe("pi command line", { timeout: 600_000 }, () => {
     );
     try {
       // The default startup budget: the listing itself waits for the servers.
-      const { code, output } = await runPi(["-e", ".", "--mcp-config", config, "-p", "/mcp list"], 120_000, REPO_ROOT, {
-        PI_MCP_STARTUP_BUDGET_MS: "3000",
-      });
+      const { code, output } = await runPi(
+        ["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp list"],
+        120_000,
+        REPO_ROOT,
+        {
+          PI_MCP_STARTUP_BUDGET_MS: "3000",
+        },
+      );
       assert.equal(code, 0, output);
       assert.match(output, /20 servers configured \| 20 connected \| 40 tools available/);
     } finally {
@@ -303,11 +323,11 @@ describe("pi command line", { timeout: 600_000 }, () => {
         assert.equal(output().includes(secret), false, "no token in pi's output()");
 
       // A second run has the tokens: /mcp shows the server connected without a sign-in.
-      const again = await runPi(["-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp"], 60_000, tmp.dir);
+      const again = await runPi(["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp"], 60_000, tmp.dir);
       assert.match(again.output, /secure +🟢 +http/);
       assert.equal(fixture.authorizations.length, 1);
       const logout = await runPi(
-        ["-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp logout secure"],
+        ["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp logout secure"],
         60_000,
         tmp.dir,
       );
@@ -362,7 +382,7 @@ describe("pi command line", { timeout: 600_000 }, () => {
     const config = path.join(tmp.dir, "mcp.json");
     writeFileSync(config, JSON.stringify({ mcpServers: { fx: { ...fixtureEntry(), env: { FIXTURE_LOG: log } } } }));
     try {
-      const { code, output } = await runPi(["-e", ".", "--mcp-config", config, "--no-mcp", "-p", "/mcp"]);
+      const { code, output } = await runPi(["-e", EXTENSION_DIR, "--mcp-config", config, "--no-mcp", "-p", "/mcp"]);
       assert.equal(code, 0, output);
       assert.match(output, /MCP is off for this run \(--no-mcp\): no server was started/);
       assert.doesNotMatch(output, /mcp_fx_|MCP Server Status/);
@@ -460,7 +480,7 @@ describe("pi command line", { timeout: 600_000 }, () => {
     const config = path.join(tmp.dir, "mcp.json");
     writeFileSync(config, JSON.stringify({ mcpServers: { fx: { ...fixtureEntry(), env: { FIXTURE_LOG: log } } } }));
     try {
-      const { code, output } = await runPi(["-e", ".", "--mcp-config", config, "--help"]);
+      const { code, output } = await runPi(["-e", EXTENSION_DIR, "--mcp-config", config, "--help"]);
       assert.equal(code, 0, output);
       assert.match(output, /--mcp-config/);
       assert.deepEqual(readLog(log), []);
@@ -485,7 +505,7 @@ function scriptedPi(settings?: Record<string, unknown>) {
   return {
     config: (config: unknown) => writeFileSync(file, JSON.stringify(config)),
     run: (prompt: string) =>
-      runPiCli(["-e", ".", ...model, "--mcp-config", file, "-p", prompt], {
+      runPiCli(["-e", EXTENSION_DIR, ...model, "--mcp-config", file, "-p", prompt], {
         home: own.dir,
         env: { PI_MCP_STARTUP_BUDGET_MS: "60000" },
       }),

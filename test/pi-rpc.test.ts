@@ -7,7 +7,7 @@ import { execSync, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
-import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { EXTENSION_DIR, fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { piCliIn } from "./pi-print.ts";
 import { PI_CLI } from "./tmux.ts";
@@ -36,11 +36,15 @@ describe(`pi --mode rpc (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
         },
       }),
     );
-    const pi = spawn(process.execPath, [PI_CLI, "--mode", "rpc", "-e", REPO_ROOT, "--mcp-config", config, ...args], {
-      cwd: tmp.dir,
-      env: { ...piEnv(), ...env },
-      stdio: ["pipe", "pipe", "ignore"],
-    });
+    const pi = spawn(
+      process.execPath,
+      [PI_CLI, "--mode", "rpc", "-e", EXTENSION_DIR, "--mcp-config", config, ...args],
+      {
+        cwd: tmp.dir,
+        env: { ...piEnv(), ...env },
+        stdio: ["pipe", "pipe", "ignore"],
+      },
+    );
     let stdout = "";
     pi.stdout.on("data", (d) => (stdout += d));
     const exited = new Promise<void>((resolve) => pi.once("exit", () => resolve()));

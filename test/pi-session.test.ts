@@ -9,7 +9,7 @@ import { fauxAssistantMessage, fauxToolCall, type FauxProviderRegistration } fro
 import type { AgentSession } from "@mariozechner/pi-coding-agent";
 import { type InProcessPi, requestTools, startInProcessPi } from "./pi-harness.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
-import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, trustProjectServers, waitFor } from "./helpers.ts";
+import { EXTENSION_DIR, fixtureEntry, isAlive, readLog, tempDir, trustProjectServers, waitFor } from "./helpers.ts";
 
 interface ToolResultMessage {
   role: "toolResult";
@@ -77,7 +77,7 @@ describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () =
     pi = await startInProcessPi({
       cwd: project.dir,
       agentDir: agentDir.dir,
-      extensionPaths: [path.join(project.dir, "other-extension.ts"), REPO_ROOT],
+      extensionPaths: [path.join(project.dir, "other-extension.ts"), EXTENSION_DIR],
     });
     ({ session, faux } = pi);
     // pi reports the clash of tool names as a diagnostic and keeps both extensions loaded.

@@ -14,7 +14,7 @@ import type { OAuthFixture } from "./fixtures/oauth-server.ts";
 import { oauthBed } from "./oauth-bed.ts";
 import { piKey, signInAsPi, writePiAuthFile } from "./fixtures/pi-auth-file.ts";
 import { callOnceInPi } from "./pi-harness.ts";
-import { REPO_ROOT, tempDir } from "./helpers.ts";
+import { EXTENSION_DIR, tempDir } from "./helpers.ts";
 import { node22, PI1X_DIR } from "../scripts/node22.mjs";
 
 const PI1X_CLI = path.join(PI1X_DIR, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "cli.js");
@@ -102,7 +102,7 @@ describe("pi's own sign-in, in a pi session", { timeout: 120_000 }, () => {
     const result = await callOnceInPi({
       cwd: project.dir,
       agentDir,
-      extensionPaths: [REPO_ROOT],
+      extensionPaths: [EXTENSION_DIR],
       tool: "mcp_secure_echo",
       args: { text },
     });

@@ -17,7 +17,7 @@ import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { RecordingUI } from "./recording-ui.ts";
-import { fixtureEntry, freePort, REPO_ROOT, tempDir } from "./helpers.ts";
+import { EXTENSION_DIR, fixtureEntry, freePort, tempDir } from "./helpers.ts";
 
 describe(
   "a config in pi 1.x's format, in pi (in-process, a fake OpenAI-compatible model)",
@@ -65,7 +65,7 @@ describe(
       pi = await startInProcessPi({
         cwd: project.dir,
         agentDir: agentDir.dir,
-        extensionPaths: [REPO_ROOT],
+        extensionPaths: [EXTENSION_DIR],
         model: model.model,
       });
       await pi.session.bindExtensions({
@@ -132,7 +132,7 @@ describe(
       const second = await startInProcessPi({
         cwd: project.dir,
         agentDir: agentDir.dir,
-        extensionPaths: [REPO_ROOT],
+        extensionPaths: [EXTENSION_DIR],
         model: model.model,
       });
       try {

@@ -15,7 +15,7 @@ import { PI_LINE } from "./pi-line.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { processesWithEnv } from "./tmux.ts";
-import { helloServer, REPO_ROOT, tempDir, trustFile, waitFor } from "./helpers.ts";
+import { EXTENSION_DIR, helloServer, tempDir, trustFile, waitFor } from "./helpers.ts";
 
 const HELLO = helloServer();
 /** Every server of this test carries this variable with its own value, so the process table shows which one runs. */
@@ -81,7 +81,7 @@ describe("project trust (in-process pi, recording UI and print mode)", { timeout
     const started = await startInProcessPi({
       cwd: project.dir,
       agentDir: agentDir.dir,
-      extensionPaths: [REPO_ROOT],
+      extensionPaths: [EXTENSION_DIR],
       projectTrusted,
     });
     pi = started;

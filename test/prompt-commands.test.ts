@@ -28,7 +28,7 @@ import {
   promptCommandName,
   promptMessageContent,
 } from "../src/translate/prompt-text.ts";
-import { connectionFor, EVERYTHING_SERVER, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { connectionFor, EVERYTHING_SERVER, EXTENSION_DIR, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { RecordingUI } from "./recording-ui.ts";
@@ -180,7 +180,7 @@ describe("server-everything's prompts through pi", { timeout: 180_000 }, () => {
       env: { PROMPT_SECRET: PROMPT_SECRET },
     };
     writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { everything, changing } }));
-    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
     await pi.session.bindExtensions({ uiContext: ui.context() });
     await waitFor(
       () => command("mcp:everything:args-prompt") !== undefined && command("mcp:changing:greet") !== undefined,
@@ -307,7 +307,7 @@ describe("prompt commands without a UI", { timeout: 120_000 }, () => {
   });
 
   test("a missing required argument is an error naming it, and nothing is sent; a complete command ends with its turn", async () => {
-    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
     try {
       await pi.session.bindExtensions({});
       await waitFor(

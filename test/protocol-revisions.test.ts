@@ -13,7 +13,7 @@ import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { type ChildServer, spawnServer } from "./fixtures/child-server.ts";
-import { fixtureEntry, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { EXTENSION_DIR, fixtureEntry, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 
 const MODERN_SERVER = path.join(REPO_ROOT, "test", "fixtures", "modern-server.ts");
 
@@ -45,7 +45,7 @@ describe("a 2026-07-28 server and a 2025-11-25 server in one pi session", { time
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
     process.chdir(project.dir);
-    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
     await pi.session.bindExtensions({ uiContext: ui.context() });
   });
 

@@ -10,7 +10,7 @@ import * as path from "node:path";
 import { describe, test } from "node:test";
 import { startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
-import { commandLine, REPO_ROOT, tempDir, trustProjectServers, waitFor } from "./helpers.ts";
+import { commandLine, EXTENSION_DIR, REPO_ROOT, tempDir, trustProjectServers, waitFor } from "./helpers.ts";
 import { processesWithEnv } from "./tmux.ts";
 
 describe("quitting pi while npx installs a server", { timeout: 120_000 }, () => {
@@ -37,7 +37,7 @@ describe("quitting pi while npx installs a server", { timeout: 120_000 }, () => 
     const write = process.stderr.write;
     try {
       await trustProjectServers(project.dir, agentDir.dir);
-      const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+      const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
       // With a UI, as in pi's TUI: startup does not wait for the server (print mode waits for every server).
       await pi.session.bindExtensions({ uiContext: new RecordingUI().context() });
       const npm = () =>

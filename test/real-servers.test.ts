@@ -18,7 +18,7 @@ import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { runPiCli } from "./pi-print.ts";
 import { RecordingUI } from "./recording-ui.ts";
-import { commandLine, fixtureEntry, helloServer, REPO_ROOT, tempDir } from "./helpers.ts";
+import { commandLine, EXTENSION_DIR, fixtureEntry, helloServer, REPO_ROOT, tempDir } from "./helpers.ts";
 
 const HELLO_SERVER = helloServer();
 
@@ -210,7 +210,11 @@ describe(
       // The default startup budget: servers slower than it connect after the session has started.
       delete process.env.PI_MCP_STARTUP_BUDGET_MS;
       process.chdir(projectDir);
-      pi = await startInProcessPi({ cwd: projectDir, agentDir: agentDir.dir, extensionPaths: [recorder, REPO_ROOT] });
+      pi = await startInProcessPi({
+        cwd: projectDir,
+        agentDir: agentDir.dir,
+        extensionPaths: [recorder, EXTENSION_DIR],
+      });
       const context = ui.context();
       const notify = context.notify.bind(context);
       context.notify = (message, type) => {
@@ -370,7 +374,9 @@ describe("the real pi command line", { timeout: 120_000 }, () => {
           },
         }),
       );
-      const { code, output } = await runPiCli(["-e", ".", "--mcp-config", config, "-p", "/mcp"], { home: home.dir });
+      const { code, output } = await runPiCli(["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp"], {
+        home: home.dir,
+      });
       assert.equal(code, 0, output);
       assert.match(output, /memory {2}connected {2}stdio/, output);
       assert.match(output, /slow5 {2}connected {2}stdio/, output);

@@ -11,11 +11,11 @@ import { after, before, describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
 import {
+  EXTENSION_DIR,
   FAST_RECONNECT,
   fixtureEntry,
   isAlive,
   readLog,
-  REPO_ROOT,
   tempDir,
   trustProjectServers,
   waitFor,
@@ -65,7 +65,7 @@ describe("a reconnect that brings back another tool list, in pi", { timeout: 120
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
     process.chdir(project.dir);
     await trustProjectServers(project.dir, agentDir.dir);
-    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
     await pi.session.bindExtensions({});
   });
 

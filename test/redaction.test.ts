@@ -15,7 +15,7 @@ import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import type { ToolResultMessage } from "@mariozechner/pi-ai";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { PI_CLI } from "./tmux.ts";
-import { FAST_RECONNECT, fixtureEntry, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { EXTENSION_DIR, FAST_RECONNECT, fixtureEntry, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 
 /** A value no test or tool would write by chance. */
 function planted(label: string): string {
@@ -138,7 +138,7 @@ describe("secrets and terminal escapes in pi (in-process, faux model)", { timeou
     pi = await startInProcessPi({
       cwd: project.dir,
       agentDir: agentDir.dir,
-      extensionPaths: [path.join(project.dir, "bus-recorder.ts"), REPO_ROOT],
+      extensionPaths: [path.join(project.dir, "bus-recorder.ts"), EXTENSION_DIR],
     });
     await capturing(() => pi.session.bindExtensions({ onError: (e) => output.push(`extension error: ${e.error}`) }));
   });
@@ -230,7 +230,7 @@ function piList(home: string, config: string, env: NodeJS.ProcessEnv = {}): Prom
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      [PI_CLI, "--no-session", "-e", REPO_ROOT, "--mcp-config", config, "-p", "/mcp list"],
+      [PI_CLI, "--no-session", "-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp list"],
       {
         cwd: home,
         env: {

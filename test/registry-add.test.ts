@@ -12,7 +12,7 @@ import { readRegistryServer, registryEntry, registryWays } from "../src/config/r
 import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { startStreamableHttp, type RunningServer } from "./fixtures/http-servers.ts";
 import { type RegistryFixture, startRegistry } from "./fixtures/registry-server.ts";
-import { freePort, REPO_ROOT, restoreEnv, tempDir, TEST_SOURCE } from "./helpers.ts";
+import { EXTENSION_DIR, freePort, restoreEnv, tempDir, TEST_SOURCE } from "./helpers.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 
@@ -189,7 +189,7 @@ describe("/mcp add from the MCP registry (pi's command API, scripted UI)", { tim
       MCP_REGISTRY_URL: registry.url,
       PI_MCP_STARTUP_BUDGET_MS: "60000",
     });
-    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
     ({ session } = pi);
     await session.bindExtensions({ uiContext: ui.context() });
   });

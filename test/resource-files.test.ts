@@ -10,7 +10,7 @@ import * as path from "node:path";
 import { describe, test } from "node:test";
 import { gunzipSync } from "node:zlib";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
-import { EVERYTHING_SERVER, REPO_ROOT, tempDir } from "./helpers.ts";
+import { EVERYTHING_SERVER, EXTENSION_DIR, REPO_ROOT, tempDir } from "./helpers.ts";
 import { startInProcessPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 
@@ -45,7 +45,7 @@ describe("files of binary resources", { timeout: 120_000 }, () => {
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
     process.chdir(project.dir);
-    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
     let closed = false;
     try {
       // An error listener, as every pi host binds one: pi fires session_start after a reload only to a bound session.

@@ -9,7 +9,7 @@ import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
-import { busRecorder, REPO_ROOT, restoreEnv, tempDir } from "./helpers.ts";
+import { busRecorder, EXTENSION_DIR, REPO_ROOT, restoreEnv, tempDir } from "./helpers.ts";
 import { startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { bundledFixture } from "./fixture-bundle.ts";
@@ -39,7 +39,7 @@ describe("resource updates a server sends on its own", { timeout: 120_000 }, () 
     const pi = await startInProcessPi({
       cwd: project.dir,
       agentDir: agentDir.dir,
-      extensionPaths: [REPO_ROOT, recorder.path],
+      extensionPaths: [EXTENSION_DIR, recorder.path],
     });
     try {
       await pi.session.bindExtensions({ uiContext: ui.context() });

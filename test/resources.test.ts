@@ -18,8 +18,8 @@ import { normalizeToolResult } from "../src/translate/output.ts";
 import {
   connectionFor,
   EVERYTHING_SERVER,
+  EXTENSION_DIR,
   fixtureEntry,
-  REPO_ROOT,
   tempDir,
   trustProjectServers,
   waitFor,
@@ -111,7 +111,7 @@ async function startPi(servers: Record<string, unknown>, extensions: Record<stri
   const pi = await startInProcessPi({
     cwd: project.dir,
     agentDir: agentDir.dir,
-    extensionPaths: [...Object.keys(extensions).map((e) => path.join(project.dir, e)), REPO_ROOT],
+    extensionPaths: [...Object.keys(extensions).map((e) => path.join(project.dir, e)), EXTENSION_DIR],
   });
   return { pi, project, agentDir };
 }

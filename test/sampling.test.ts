@@ -10,7 +10,7 @@ import { after, before, describe, test } from "node:test";
 import { type Api, type Context, fauxAssistantMessage, type Model } from "@mariozechner/pi-ai";
 import type { CreateMessageRequest } from "@modelcontextprotocol/client";
 import { describeSamplingRequest, pickModel, samplingContext } from "../src/pi/sampling.ts";
-import { EVERYTHING_SERVER, REPO_ROOT, tempDir } from "./helpers.ts";
+import { EVERYTHING_SERVER, EXTENSION_DIR, tempDir } from "./helpers.ts";
 import { callOnceInPi, requestSystemPrompt, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 
@@ -127,7 +127,7 @@ describe("server-everything's sampling through pi", { timeout: 120_000 }, () => 
     const { text, offered } = await callOnceInPi({
       cwd: project.dir,
       agentDir: agentDir.dir,
-      extensionPaths: [REPO_ROOT],
+      extensionPaths: [EXTENSION_DIR],
       uiContext: ui?.context(),
       tool,
       args: { prompt: "a haiku", maxTokens: 50 },
@@ -188,7 +188,7 @@ describe("server-everything's sampling through pi", { timeout: 120_000 }, () => 
 
   test('"sampling": "off": not declared, so the server does not offer its sampling tool', async () => {
     writeConfig("off");
-    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
     try {
       await pi.session.bindExtensions({});
       assert.ok(

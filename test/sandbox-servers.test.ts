@@ -12,7 +12,7 @@ import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { within } from "../src/common/wait.ts";
 import { EXIT_PATHS, startDoubleForkPi } from "./double-fork-pi.ts";
-import { commandLine, FILESYSTEM_SERVER, REPO_ROOT, restoreEnv, tempDir, waitFor } from "./helpers.ts";
+import { commandLine, EXTENSION_DIR, FILESYSTEM_SERVER, restoreEnv, tempDir, waitFor } from "./helpers.ts";
 import { callOnceInPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 
@@ -52,7 +52,7 @@ describe(`sandboxed reference servers in pi ${PI_LINE}`, { timeout: 300_000 }, (
     const result = await callOnceInPi({
       cwd: rootDir,
       agentDir,
-      extensionPaths: [REPO_ROOT],
+      extensionPaths: [EXTENSION_DIR],
       tool: `mcp_${server}_${tool}`,
       args,
     });

@@ -12,7 +12,7 @@ import { after, before, describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { spawn } from "node:child_process";
 import { existsSync, symlinkSync } from "node:fs";
-import { REPO_ROOT, tempDir } from "./helpers.ts";
+import { EXTENSION_DIR, tempDir } from "./helpers.ts";
 import { loopbackListener, PLANTED_KEY, PROBE, sandboxBed } from "./sandbox-bed.ts";
 import { startInProcessPi } from "./pi-harness.ts";
 import { PI_CLI } from "./tmux.ts";
@@ -49,7 +49,7 @@ describe("sandboxed servers in /mcp", { timeout: 180_000 }, () => {
         mcpServers: { probe: { command: process.execPath, args: [PROBE], sandbox, autoApprove: ["*"] } },
       }),
     );
-    const pi = await startInProcessPi({ cwd: project, agentDir, extensionPaths: [REPO_ROOT] });
+    const pi = await startInProcessPi({ cwd: project, agentDir, extensionPaths: [EXTENSION_DIR] });
     try {
       await pi.session.bindExtensions({});
       const args = { read: secret, write: [path.join(outside, `${tag}.txt`)], port, proxy: DENIED_HOST };
@@ -89,7 +89,7 @@ describe("sandboxed servers in /mcp", { timeout: 180_000 }, () => {
   /** What `/mcp` prints in a fresh pi with these servers configured. */
   async function listingOf(mcpServers: Record<string, unknown>): Promise<string> {
     writeFileSync(path.join(agentDir, "mcp.json"), JSON.stringify({ mcpServers }));
-    const pi = await startInProcessPi({ cwd: project, agentDir, extensionPaths: [REPO_ROOT] });
+    const pi = await startInProcessPi({ cwd: project, agentDir, extensionPaths: [EXTENSION_DIR] });
     const printed: string[] = [];
     const { log } = console;
     try {
@@ -214,7 +214,7 @@ describe("a sandboxed server where bubblewrap is missing", { timeout: 180_000 },
 
   /** `pi -p <command>` as a child process with that PATH: its exit code and all it wrote. */
   async function piPrint(command: string): Promise<{ code: number | null; output: string }> {
-    const child = spawn(process.execPath, [PI_CLI, "--no-session", "-e", REPO_ROOT, "-p", command], {
+    const child = spawn(process.execPath, [PI_CLI, "--no-session", "-e", EXTENSION_DIR, "-p", command], {
       cwd: home.dir,
       env: {
         HOME: home.dir,

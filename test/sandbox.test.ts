@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { REPO_ROOT, restoreEnv, waitFor } from "./helpers.ts";
+import { EXTENSION_DIR, restoreEnv, waitFor } from "./helpers.ts";
 import { callOnceInPi } from "./pi-harness.ts";
 import { loopbackListener, PLANTED_KEY, PROBE, sandboxBed } from "./sandbox-bed.ts";
 
@@ -60,7 +60,7 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     const result = await callOnceInPi({
       cwd: project,
       agentDir,
-      extensionPaths: [REPO_ROOT],
+      extensionPaths: [EXTENSION_DIR],
       tool: "mcp_probe_probe",
       args: {
         read: secret,

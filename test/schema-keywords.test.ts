@@ -13,7 +13,7 @@ import { describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { startStreamableHttp } from "./fixtures/http-servers.ts";
-import { readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { EXTENSION_DIR, readLog, tempDir, waitFor } from "./helpers.ts";
 import { startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 
@@ -74,7 +74,7 @@ async function withServerInPi(
   process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
   process.chdir(project.dir);
   const ui = new RecordingUI();
-  const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+  const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
   try {
     await pi.session.bindExtensions({ uiContext: ui.context() });
     await run(pi, ui, server, agentDir.dir);
@@ -154,7 +154,7 @@ describe("schema keywords the model cannot see", { timeout: 120_000 }, () => {
       assert.equal(lines().length, 3);
 
       // The next start: nothing to do about it, so the startup notice does not say it again; /mcp still does.
-      const next = await startInProcessPi({ cwd: process.cwd(), agentDir, extensionPaths: [REPO_ROOT] });
+      const next = await startInProcessPi({ cwd: process.cwd(), agentDir, extensionPaths: [EXTENSION_DIR] });
       try {
         const nextUi = new RecordingUI();
         await next.session.bindExtensions({ uiContext: nextUi.context() });

@@ -12,7 +12,7 @@ import { after, before, describe, test } from "node:test";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { MAX_SERVER_GUIDE_LINE, SERVER_GUIDE_HEADING } from "../src/translate/server-guide-text.ts";
 import { type InProcessPi, requestSystemPrompt, requestTools, startInProcessPi } from "./pi-harness.ts";
-import { EVERYTHING_SERVER, fixtureEntry, REPO_ROOT, tempDir, trustProjectServers } from "./helpers.ts";
+import { EVERYTHING_SERVER, EXTENSION_DIR, fixtureEntry, tempDir, trustProjectServers } from "./helpers.ts";
 
 interface ToolResultMessage {
   role: "toolResult";
@@ -60,7 +60,7 @@ describe("roots and server instructions in pi (in-process, faux model)", { timeo
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
     process.chdir(project.dir);
     await trustProjectServers(project.dir, agentDir.dir);
-    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
     await pi.session.bindExtensions({});
   });
 

@@ -13,7 +13,7 @@ import { type AgentSession, SessionManager } from "@mariozechner/pi-coding-agent
 import { type InProcessPi, startInProcessPi, startPiRuntime } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { RecordingUI } from "./recording-ui.ts";
-import { fixtureEntry, helloServer, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { EXTENSION_DIR, fixtureEntry, helloServer, isAlive, readLog, tempDir, waitFor } from "./helpers.ts";
 
 const HELLO = helloServer();
 
@@ -63,7 +63,7 @@ describe("/mcp off and /mcp on: a server off for this session only", { timeout: 
     pi = await startInProcessPi({
       cwd: project.dir,
       agentDir: agentDir.dir,
-      extensionPaths: [REPO_ROOT],
+      extensionPaths: [EXTENSION_DIR],
       projectTrusted: false,
     });
     ({ session } = pi);
@@ -232,7 +232,7 @@ describe("/mcp off across pi's sessions in one process", { timeout: 120_000 }, (
     const pi = await startPiRuntime({
       cwd: project.dir,
       agentDir: agentDir.dir,
-      extensionPaths: [REPO_ROOT],
+      extensionPaths: [EXTENSION_DIR],
       sessionManager: SessionManager.create(project.dir, sessions.dir),
     });
     const active = () => pi.runtime.session.getActiveToolNames().includes("mcp_local_echo");

@@ -10,7 +10,7 @@ import * as path from "node:path";
 import { describe, test } from "node:test";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { TOOL_SEARCH_NAME } from "../src/exposure/tool-search-text.ts";
-import { REPO_ROOT, tempDir } from "./helpers.ts";
+import { EXTENSION_DIR, REPO_ROOT, tempDir } from "./helpers.ts";
 import { startFakeOpenAi } from "./fixtures/fake-openai.ts";
 import { startPiRuntime } from "./pi-harness.ts";
 import { bundledFixture } from "./fixture-bundle.ts";
@@ -43,7 +43,7 @@ describe("tool loads across sessions in one pi process", { timeout: 180_000 }, (
     const pi = await startPiRuntime({
       cwd: project.dir,
       agentDir: agentDir.dir,
-      extensionPaths: [REPO_ROOT],
+      extensionPaths: [EXTENSION_DIR],
       model: model.model,
       sessionManager: SessionManager.create(project.dir, sessions.dir),
     });

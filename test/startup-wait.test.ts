@@ -13,7 +13,7 @@ import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { type InProcessPi, requestTools, startInProcessPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { RecordingUI } from "./recording-ui.ts";
-import { REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { EXTENSION_DIR, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 
 const SLOW_START = path.join(REPO_ROOT, "test", "fixtures", "slow-start.mjs");
 
@@ -73,7 +73,7 @@ describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
   test("without a UI the session starts once every server has settled: the first prompt has the late server's tool, the mute one failed", async () => {
     writeFileSync(gate, "");
     writeFileSync(laterGate, "");
-    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
     await pi.session.bindExtensions({});
     const names = pi.session.getAllTools().map((t) => t.name);
     assert.ok(
@@ -94,7 +94,7 @@ describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
     // The server stays deaf until the test creates the gate.
     rmSync(gate, { force: true });
     rmSync(laterGate, { force: true });
-    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
     const ui = new RecordingUI();
     await pi.session.bindExtensions({ uiContext: ui.context() });
     assert.equal(
@@ -144,7 +144,7 @@ describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
     rmSync(gate, { force: true });
     rmSync(laterGate, { force: true });
     writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify(config));
-    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
     const ui = new RecordingUI();
     await pi.session.bindExtensions({ uiContext: ui.context() });
     return ui;

@@ -12,7 +12,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { busRecorder, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { busRecorder, EXTENSION_DIR, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { OTEL_PACKAGES } from "../src/telemetry/telemetry-setup.ts";
 import { startModernServer } from "./fixtures/modern-server.ts";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
@@ -146,7 +146,7 @@ describe("OpenTelemetry spans of MCP requests", { timeout: 180_000 }, () => {
     callOnceInPi({
       cwd: project.dir,
       agentDir: agentDir.dir,
-      extensionPaths: [REPO_ROOT],
+      extensionPaths: [EXTENSION_DIR],
       tool: `mcp_traced_${tool}`,
       args: {},
     });
@@ -279,7 +279,7 @@ describe("OpenTelemetry spans of MCP requests", { timeout: 180_000 }, () => {
     const pi = await startInProcessPi({
       cwd: project.dir,
       agentDir: agentDir.dir,
-      extensionPaths: [REPO_ROOT, connects.path],
+      extensionPaths: [EXTENSION_DIR, connects.path],
     });
     try {
       await pi.session.bindExtensions({});
@@ -417,7 +417,7 @@ describe("OpenTelemetry spans of MCP requests", { timeout: 180_000 }, () => {
       const { text, isError } = await callOnceInPi({
         cwd: project.dir,
         agentDir: agentDir.dir,
-        extensionPaths: [REPO_ROOT],
+        extensionPaths: [EXTENSION_DIR],
         tool: "mcp_modern_long_job",
         args: { steps: 3, stepMs: 60 },
       });
@@ -478,7 +478,7 @@ describe("OpenTelemetry spans of MCP requests", { timeout: 180_000 }, () => {
         OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
         OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
       };
-      const args = [PI_CLI, "--no-session", "-e", REPO_ROOT, "-e", FAUX_MODEL_EXTENSION];
+      const args = [PI_CLI, "--no-session", "-e", EXTENSION_DIR, "-e", FAUX_MODEL_EXTENSION];
       args.push("--provider", "faux", "--model", "faux-1", "-p", "call mcp_traced_traceparent {}");
       const output = await new Promise<string>((resolve, reject) => {
         const child = spawn(process.execPath, args, { cwd: project.dir, env, stdio: ["ignore", "pipe", "pipe"] });

@@ -14,7 +14,7 @@ import { SHOWN } from "../src/common/terminal-text.ts";
 import { MAX_SERVER_GUIDE_LINE } from "../src/translate/server-guide-text.ts";
 import { type InProcessPi, requestSystemPrompt, requestTools, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
-import { REPO_ROOT, tempDir } from "./helpers.ts";
+import { EXTENSION_DIR, REPO_ROOT, tempDir } from "./helpers.ts";
 import { bundledFixture } from "./fixture-bundle.ts";
 
 const LONG_TEXT_SERVER = bundledFixture(path.join(REPO_ROOT, "test", "fixtures", "long-text-server.mjs"));
@@ -73,7 +73,7 @@ describe(
       process.env.PI_CODING_AGENT_DIR = agentDir.dir;
       process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
       process.chdir(project.dir);
-      pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [REPO_ROOT] });
+      pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
       await pi.session.bindExtensions({ uiContext: ui.context() });
     });
 

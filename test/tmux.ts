@@ -8,7 +8,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
-import { REPO_ROOT, isAlive, tempDir, waitFor } from "./helpers.ts";
+import { EXTENSION_DIR, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { PI_LINE } from "./pi-line.ts";
 
 /** pi's command line, of the pi line the tests run on (see ./pi-line.ts); run it with this process's Node. */
@@ -20,7 +20,7 @@ export const FAUX_MODEL_EXTENSION = path.join(REPO_ROOT, "test", "fixtures", "fa
 /** pi's arguments that load this repo's extension and start on the faux model. */
 export const DEFAULT_PI_ARGS: readonly string[] = [
   "-e",
-  REPO_ROOT,
+  EXTENSION_DIR,
   "-e",
   FAUX_MODEL_EXTENSION,
   "--provider",

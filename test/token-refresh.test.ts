@@ -11,7 +11,7 @@ import { after, before, describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { type RunningServer, startSse, startStreamableHttp } from "./fixtures/http-servers.ts";
-import { REPO_ROOT, tempDir } from "./helpers.ts";
+import { EXTENSION_DIR, tempDir } from "./helpers.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
 
 interface ToolResult {
@@ -109,7 +109,7 @@ describe("token refresh: a `!command` header is read again, in real pi", { timeo
     process.env.PI_CODING_AGENT_DIR = agentDir;
     process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
     process.chdir(dir.dir);
-    pi = await startInProcessPi({ cwd: dir.dir, agentDir, extensionPaths: [REPO_ROOT] });
+    pi = await startInProcessPi({ cwd: dir.dir, agentDir, extensionPaths: [EXTENSION_DIR] });
     await pi.session.bindExtensions({});
   });
 

@@ -11,7 +11,7 @@ import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
 import { ToolRegistry } from "../src/pi/tool-registry.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
-import { connectionFor, readLog, REPO_ROOT, tempDir, trustProjectServers, waitFor } from "./helpers.ts";
+import { connectionFor, EXTENSION_DIR, readLog, tempDir, trustProjectServers, waitFor } from "./helpers.ts";
 import { type InProcessPi, requestTools, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 
@@ -361,7 +361,7 @@ describe("in pi: colliding names go by config order, whichever server connects f
     pi = await startInProcessPi({
       cwd: project.dir,
       agentDir: agentDir.dir,
-      extensionPaths: [path.join(project.dir, "listener.ts"), REPO_ROOT],
+      extensionPaths: [path.join(project.dir, "listener.ts"), EXTENSION_DIR],
     });
     // Both servers are registered before the session starts (pi has shown no tool to a model yet).
     await waitFor(() => registered("first"), "the first server's tools, after the second's", 30_000);

@@ -11,7 +11,7 @@ import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { CHOOSE_FULLY, TRUST_ALL, TRUST_CHOOSE, TRUST_SANDBOXED } from "../src/pi/command-trust.ts";
-import { REPO_ROOT, trustFile, waitFor } from "./helpers.ts";
+import { EXTENSION_DIR, trustFile, waitFor } from "./helpers.ts";
 import { PLANTED_KEY, PROBE, sandboxBed } from "./sandbox-bed.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
@@ -60,7 +60,7 @@ describe("project servers trusted sandboxed", { timeout: 240_000 }, () => {
     const started = await startInProcessPi({
       cwd: project,
       agentDir,
-      extensionPaths: [REPO_ROOT],
+      extensionPaths: [EXTENSION_DIR],
       projectTrusted: PI_LINE === "1.x" ? projectTrusted : undefined,
     });
     pi = started;

@@ -14,7 +14,7 @@ import { TRUST_ALL, TRUST_NONE } from "../src/pi/command-trust.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { RecordingUI } from "./recording-ui.ts";
-import { helloServer, REPO_ROOT, tempDir, trustFile, trustProjectServers, waitFor } from "./helpers.ts";
+import { EXTENSION_DIR, helloServer, tempDir, trustFile, trustProjectServers, waitFor } from "./helpers.ts";
 
 const HELLO = helloServer();
 const PI_1X = PI_LINE === "1.x";
@@ -77,7 +77,7 @@ describe("project trust across the bridge's own writes (in-process pi, recording
     pi = await startInProcessPi({
       cwd: project.dir,
       agentDir: agentDir.dir,
-      extensionPaths: [REPO_ROOT],
+      extensionPaths: [EXTENSION_DIR],
       projectTrusted,
     });
     await pi.session.bindExtensions({ uiContext: ui.context() });

@@ -4,9 +4,8 @@
  * decided here, by what the running pi offers rather than by its version number, so the rest of the code has one
  * call for each and never checks which pi it runs in.
  */
-import * as piAi from "@mariozechner/pi-ai";
 import { type Api, type AssistantMessage, complete, type Context, type Model } from "@mariozechner/pi-ai";
-import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { type ExtensionAPI, type ExtensionContext, VERSION } from "@mariozechner/pi-coding-agent";
 import type { ToolAnnotations } from "@modelcontextprotocol/client";
 import type { ConfiguredExposure, ExposureSetting, ServerConfig } from "../config/types.ts";
 import { type ToolWire, toolWire, type WireModel } from "../exposure/definition-cost.ts";
@@ -52,8 +51,12 @@ export async function completeWithPi(
   return complete(model, context, { apiKey: auth.apiKey, headers: auth.headers, ...options });
 }
 
-/** pi 1.x's pi-ai names its version; pi 0.73's does not. They declare tools to providers a little differently. */
-const PI_AI_ONE_X = "PI_AI_VERSION" in piAi;
+/**
+ * pi 1.x's pi-ai declares tools to providers a little differently from pi 0.73's; each comes with its pi, whose
+ * `VERSION` says which. (Not a name only pi 1.x's pi-ai exports: the bundle gets pi's modules handed over under the
+ * names this checkout's copy has, see scripts/build-bundle.mjs.)
+ */
+const PI_AI_ONE_X = Number.parseInt(VERSION, 10) >= 1;
 
 /** How the running pi's pi-ai declares each tool to this model's provider (`undefined`: no model selected yet). */
 export function requestToolWire(model: WireModel | undefined): ToolWire {
