@@ -29,7 +29,8 @@ const outdir = path.resolve(values.outdir ?? path.join(root, "dist"));
  * pi's packages and typebox: pi's loader (jiti) maps them to the running pi's own copies in the modules it loads, but
  * Node imports the bundle itself, which would find whatever copy lies near the package (pi 0.73's, installed as a peer
  * dependency, under pi 1.x) or none. So the bundle takes each from index.ts, which pi's loader does load: its imports
- * here become modules that read the one index.ts handed over (under PI_MODULES), and dist/pi-modules.json lists them.
+ * here become modules that read the one index.ts handed over (under `Symbol.for("mcp-bridge.pi-modules")`), and
+ * dist/pi-modules.json lists them.
  */
 const PI_PACKAGE = /^(@mariozechner\/pi-[^/]+|typebox)(\/.*)?$/;
 const handed = new Set();

@@ -1,8 +1,8 @@
 /**
  * Where pi 0.73 (`@mariozechner/pi-coding-agent`) and pi 1.x (`@earendil-works/pi-coding-agent`, which loads this
  * package with the `@mariozechner/*` imports mapped to its own packages) differ for the bridge. Each difference is
- * decided here, by what the running pi offers rather than by its version number, so the rest of the code has one
- * call for each and never checks which pi it runs in.
+ * decided here, by what the running pi offers (by its version only for how its pi-ai declares tools), so the rest of
+ * the code has one call for each and never checks which pi it runs in.
  */
 import { type Api, type AssistantMessage, complete, type Context, type Model } from "@mariozechner/pi-ai";
 import { type ExtensionAPI, type ExtensionContext, VERSION } from "@mariozechner/pi-coding-agent";
