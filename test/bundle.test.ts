@@ -120,6 +120,21 @@ describe(`the bundle in pi ${PI_LINE}`, { timeout: 180_000 }, () => {
     assert.match(uses[0], /findRoot\(/);
   });
 
+  test("the bundle imports none of pi's packages itself: index.ts hands it pi's own, each that dist/pi-modules.json lists", () => {
+    // Node imports the bundle, so an import of its own would find the copy beside the package (pi 0.73's under pi 1.x).
+    const meta = JSON.parse(readFileSync(metafile, "utf8")) as Metafile;
+    const ofPi = (name: string) => /^(@mariozechner\/pi-[^/]+|typebox)(\/|$)/.test(name);
+    const own = Object.values(meta.outputs).flatMap((out) => out.imports.filter((i) => i.external && ofPi(i.path)));
+    assert.deepEqual(own, []);
+    const used = new Set(
+      Object.entries(meta.inputs)
+        .filter(([file]) => file.startsWith("src/"))
+        .flatMap(([, input]) => input.imports.map((i) => i.path.replace(/^pi:/, "")).filter(ofPi)),
+    );
+    const listed = JSON.parse(readFileSync(path.join(pkg, "dist", "pi-modules.json"), "utf8")) as string[];
+    assert.deepEqual(listed, [...used].sort());
+  });
+
   test("what the sources load on first use is not loaded at startup by the bundle, and dynamic imports stay so", () => {
     const meta = JSON.parse(readFileSync(metafile, "utf8")) as Metafile;
     type Imports = Metafile["inputs"][string]["imports"];
