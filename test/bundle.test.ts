@@ -19,7 +19,7 @@ import {
 } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { fixtureEntry, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { GENEROUS_BUDGET, runPiCli } from "./pi-print.ts";
 
@@ -90,11 +90,18 @@ describe(`the bundle in pi ${PI_LINE}`, { timeout: 180_000 }, () => {
     assert.match(output, /^together {2}connected {2}stdio, shared ×1 {2}MCP [\d-]+ {2}20 tools /m);
     assert.match(output, /- mcp_plain_echo {2}\(echo\)/);
     assert.match(output, /- mcp_together_echo {2}\(echo\)/);
-    // The hub the bundle started runs from the package's src/, and leaves once its idle time is over.
-    const lock = path.join(home, "agent", "mcp-hub", "hub.lock");
-    assert.ok(existsSync(lock), output);
-    hub = Number(readFileSync(lock, "utf8"));
+    // The hub the bundle started runs from the package's src/, and leaves once its idle time is over. Its pid is taken
+    // from its log, not its lock: by the time pi's exit is seen here, that second may be over and the lock gone.
+    const hubDir = path.join(home, "agent", "mcp-hub");
+    const events = () => readLog(path.join(hubDir, "hub.log"));
+    hub = Number(events().find((line) => line.event === "hub.start")?.pid);
+    assert.ok(hub > 0, "the hub logged its start");
     await waitFor(() => !isAlive(hub!), "the hub to leave after its idle second", 15_000, 100);
+    assert.ok(
+      events().some((line) => line.event === "hub.exit"),
+      "it left because it was idle",
+    );
+    assert.ok(!existsSync(path.join(hubDir, "hub.lock")), "and took its lock with it");
   });
 
   test("without dist/ the same copy does not load: it has no sources to fall back on", async () => {

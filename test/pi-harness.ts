@@ -94,7 +94,14 @@ async function modelAccess(model: Model<Api> | undefined): Promise<ModelAccess> 
       modelRuntime.registerProvider(provider, { baseUrl, api, apiKey: "test-key", models: [entry] });
     }
     const faux: FauxProviderRegistration = { ...handle, unregister: () => {} };
-    return { faux, options: { modelRuntime }, close: () => rmSync(dir, { recursive: true, force: true }) };
+    // Removed on close, or when the process exits without closing (a test of a crash, a start that failed).
+    const remove = () => rmSync(dir, { recursive: true, force: true });
+    process.once("exit", remove);
+    const close = () => {
+      process.off("exit", remove);
+      remove();
+    };
+    return { faux, options: { modelRuntime }, close };
   }
   const faux = registerFauxProvider();
   const authStorage = pi.AuthStorage.inMemory();
