@@ -401,11 +401,12 @@ describe("local server lifecycle", { timeout: 120_000 }, () => {
 
   test("a server that never answers initialize is killed after initTimeout, and restarted by the schedule", async () => {
     const log = path.join(tmp.dir, "mute.jsonl");
-    // Plain node, not the tsx fixture: it must be running well within the short initTimeout even on a busy machine.
-    const script = `require("fs").appendFileSync(process.env.FIXTURE_LOG, JSON.stringify({ pid: process.pid, event: "start" }) + "\\n"); process.stdin.resume();`;
+    // Each start is logged by the shell before it becomes node (same pid): on a busy machine node itself may not have
+    // run a line within the short initTimeout, and a start must count all the same.
+    const script = `printf '{"pid":%d,"event":"start"}\\n' $$ >> "$FIXTURE_LOG"; exec "$0" -e 'process.stdin.resume()'`;
     const connection = connectionFor("mute", {
-      command: process.execPath,
-      args: ["-e", script],
+      command: "sh",
+      args: ["-c", script, process.execPath],
       env: { FIXTURE_LOG: log },
       initTimeout: 1000,
       maxRestarts: 1,
