@@ -64,6 +64,16 @@ export function fixtureEntry(mode: FixtureMode = "normal"): { command: string; a
 }
 
 /**
+ * A local server that never answers: a shell that logs its start to `log` (its pid, as the fixtures log theirs) and a
+ * line to stderr, then sleeps. It has no node to start, so each start counts at any load, however short the timeout
+ * under test.
+ */
+export function muteServer(log: string): { command: string; args: string[]; env: Record<string, string> } {
+  const script = `printf '{"pid":%d,"event":"start"}\\n' $$ >> "$FIXTURE_LOG"; echo 'mute server starting' >&2; exec sleep 600`;
+  return { command: "sh", args: ["-c", script], env: { FIXTURE_LOG: log } };
+}
+
+/**
  * examples/hello-server.mjs bundled with its packages (./fixture-bundle.ts): the same server, at half the CPU of a
  * start (0.20 s against 0.42 s), and the suite starts it some seventy times a pass.
  */

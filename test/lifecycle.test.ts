@@ -13,7 +13,16 @@ import { BridgeError, ShutDownError } from "../src/common/errors.ts";
 import { inSchedule } from "../src/connection/connection-state.ts";
 import { stillReconnectingError, waitingNote } from "../src/connection/error-messages.ts";
 import { startStreamableHttp } from "./fixtures/http-servers.ts";
-import { connectionFor, fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, TEST_SOURCE } from "./helpers.ts";
+import {
+  connectionFor,
+  fixtureEntry,
+  isAlive,
+  muteServer,
+  readLog,
+  REPO_ROOT,
+  tempDir,
+  TEST_SOURCE,
+} from "./helpers.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { runTool, toolsOf } from "./pi-tools.ts";
 import { waitFor } from "./helpers.ts";
@@ -401,13 +410,9 @@ describe("local server lifecycle", { timeout: 120_000 }, () => {
 
   test("a server that never answers initialize is killed after initTimeout, and restarted by the schedule", async () => {
     const log = path.join(tmp.dir, "mute.jsonl");
-    // Each start is logged by the shell before it becomes node (same pid): on a busy machine node itself may not have
-    // run a line within the short initTimeout, and a start must count all the same.
-    const script = `printf '{"pid":%d,"event":"start"}\\n' $$ >> "$FIXTURE_LOG"; exec "$0" -e 'process.stdin.resume()'`;
+    // A shell, not node: on a busy machine node may not have run a line within the short initTimeout.
     const connection = connectionFor("mute", {
-      command: "sh",
-      args: ["-c", script, process.execPath],
-      env: { FIXTURE_LOG: log },
+      ...muteServer(log),
       initTimeout: 1000,
       maxRestarts: 1,
     });

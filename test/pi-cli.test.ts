@@ -16,6 +16,7 @@ import {
   freePort,
   helloServer,
   isAlive,
+  muteServer,
   readLog,
   REPO_ROOT,
   tempDir,
@@ -121,7 +122,7 @@ describe("pi command line", { timeout: 600_000 }, () => {
             command: "node",
             args: [path.join(REPO_ROOT, "test", "fixtures", "slow-start.mjs"), "--delay", "4000"],
           },
-          mute: { ...fixtureEntry("never-init"), env: { FIXTURE_LOG: log }, initTimeout: 3000, maxRestarts: 0 },
+          mute: { ...muteServer(log), initTimeout: 3000, maxRestarts: 0 },
         },
       }),
     );
@@ -157,11 +158,7 @@ describe("pi command line", { timeout: 600_000 }, () => {
       assert.ok(logged.some((l) => l.server === "quick" && l.event === "connected"));
       assert.ok(logged.some((l) => l.server === "mute" && l.event === "closed"));
       const stderr = readFileSync(path.join(home.dir, "agent", "mcp-bridge", "servers", "mute.log"), "utf8");
-      assert.match(
-        stderr,
-        /"event":"stderr".*fixture server starting \(mode never-init\)/,
-        "the server's stderr is in its own log",
-      );
+      assert.match(stderr, /"event":"stderr".*mute server starting/, "the server's stderr is in its own log");
     } finally {
       tmp.cleanup();
     }
