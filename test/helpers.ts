@@ -69,7 +69,11 @@ export function fixtureEntry(mode: FixtureMode = "normal"): { command: string; a
  * under test.
  */
 export function muteServer(log: string): { command: string; args: string[]; env: Record<string, string> } {
-  const script = `printf '{"pid":%d,"event":"start"}\\n' $$ >> "$FIXTURE_LOG"; echo 'mute server starting' >&2; exec sleep 600`;
+  const script = [
+    `printf '{"pid":%d,"event":"start"}\\n' $$ >> "$FIXTURE_LOG"`,
+    "echo 'mute server starting' >&2",
+    "exec sleep 600",
+  ].join("; ");
   return { command: "sh", args: ["-c", script], env: { FIXTURE_LOG: log } };
 }
 
