@@ -19,11 +19,13 @@ const HANDED = Symbol.for("mcp-bridge.pi-modules");
 
 export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   const bundled = existsSync(fileURLToPath(new URL(BUNDLE, import.meta.url)));
-  if (bundled) {
+  const handed = globalThis as Record<symbol, unknown>;
+  // Only at the first load: Node keeps the bundle a process imported once, with what it read then (a /reload, a new
+  // session in the same process, loads this file again).
+  if (bundled && !handed[HANDED]) {
     const names = JSON.parse(readFileSync(new URL(PI_MODULES, import.meta.url), "utf8")) as string[];
     const modules = await Promise.all(names.map(async (name) => [name, await import(name)] as const));
-    // The first load's: Node keeps the bundle a process imported once, with what it read then.
-    (globalThis as Record<symbol, unknown>)[HANDED] ??= Object.fromEntries(modules);
+    handed[HANDED] ??= Object.fromEntries(modules);
   }
   const extension = (await import(bundled ? BUNDLE : SOURCES)) as { default: (pi: ExtensionAPI) => Promise<void> };
   await extension.default(pi);
