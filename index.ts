@@ -20,12 +20,10 @@ const HANDED = Symbol.for("mcp-bridge.pi-modules");
 export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   const bundled = existsSync(fileURLToPath(new URL(BUNDLE, import.meta.url)));
   const handed = globalThis as Record<symbol, unknown>;
-  // Only at the first load: Node keeps the bundle a process imported once, with what it read then (a /reload, a new
-  // session in the same process, loads this file again).
+  // First load only: Node keeps the bundle a process imported once (a /reload loads this file again) as it was.
   if (bundled && !handed[HANDED]) {
     const names = JSON.parse(readFileSync(new URL(PI_MODULES, import.meta.url), "utf8")) as string[];
-    const modules = await Promise.all(names.map(async (name) => [name, await import(name)] as const));
-    handed[HANDED] ??= Object.fromEntries(modules);
+    handed[HANDED] ??= Object.fromEntries(await Promise.all(names.map(async (n) => [n, await import(n)] as const)));
   }
   const extension = (await import(bundled ? BUNDLE : SOURCES)) as { default: (pi: ExtensionAPI) => Promise<void> };
   await extension.default(pi);
