@@ -11,11 +11,20 @@ import * as path from "node:path";
 import { EXTENSION_DIR, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { PI_LINE } from "./pi-line.ts";
 
-/** pi's command line, of the pi line the tests run on (see ./pi-line.ts); run it with this process's Node. */
-export const PI_CLI =
+/**
+ * pi's command line, of the pi line the tests run on (see ./pi-line.ts), as its package's `bin` names it: the file a
+ * user's `pi` runs (pi 1.x's is a bundle that turns on Node's compile cache). Run it with this process's Node.
+ */
+export const PI_CLI = piBin(
   PI_LINE === "1.x"
-    ? path.join(REPO_ROOT, "test", "pi1x", "node_modules", "@earendil-works", "pi-coding-agent", "dist", "cli.js")
-    : path.join(REPO_ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
+    ? path.join(REPO_ROOT, "test", "pi1x", "node_modules", "@earendil-works", "pi-coding-agent")
+    : path.join(REPO_ROOT, "node_modules", "@mariozechner", "pi-coding-agent"),
+);
+
+function piBin(dir: string): string {
+  const { bin } = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8")) as { bin: { pi: string } };
+  return path.join(dir, bin.pi);
+}
 export const FAUX_MODEL_EXTENSION = path.join(REPO_ROOT, "test", "fixtures", "faux-model-extension.ts");
 /** pi's arguments that load this repo's extension and start on the faux model. */
 export const DEFAULT_PI_ARGS: readonly string[] = [
