@@ -6,9 +6,10 @@
 import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
-import { connectionFor, fixtureEntry, readLog, REPO_ROOT, tempDir } from "./helpers.ts";
+import { connectionFor, fixtureEntry, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 
 const INTOLERANT = path.join(REPO_ROOT, "test", "fixtures", "probe-intolerant.mjs");
 
@@ -75,17 +76,25 @@ describe("auto against handshake-only local servers", { timeout: 60_000 }, () =>
 
   test("the same after an npx install held the connect past initTimeout: the second start gets the time the install moved on", async () => {
     const log = path.join(tmp.dir, "intolerant-npx.jsonl");
+    const installed = path.join(tmp.dir, "npx-installed");
     const npx = path.join(REPO_ROOT, "test", "fixtures", "fake-npx.sh");
+    const initTimeout = 10_000;
     const connection = connectionFor("strict", {
-      // npm "installs" for 6 s each start, well past the 2 s initTimeout (the check at the deadline must find it still
-      // installing, on a busy machine too, where that check can run seconds late); the program then dies of the probe.
+      // npm "installs" until the test says it is done, once its initTimeout has run out meanwhile; the program then dies
+      // of the probe, and its second start (the package now in npx's cache) gets the time the install moved on.
       command: npx,
-      args: ["6", process.execPath, INTOLERANT],
+      args: [installed, process.execPath, INTOLERANT],
       env: { FIXTURE_LOG: log },
-      initTimeout: 2000,
+      initTimeout,
     });
     try {
-      await connection.connect();
+      const started = Date.now();
+      const connecting = connection.connect();
+      connecting.catch(() => undefined);
+      const past = () => connection.installing && Date.now() > started + initTimeout;
+      await waitFor(past, "npx to be installing past its initTimeout", 30_000);
+      writeFileSync(installed, "");
+      await connecting;
       assert.equal(connection.protocolVersion, "2025-11-25");
       assert.equal(readLog(log).length, 2, "the start the probe ended, then one with initialize alone");
     } finally {
