@@ -30,7 +30,10 @@ describe(`tool_search recall through pi (pi ${PI_LINE})`, { timeout: 300_000 }, 
     assertRecall("later", recall.later, 0.9);
   });
 
-  test("the blind sets, over the public servers and the 246-tool work hub", async () => {
+  // The ranking is the bridge's, the same on both pi lines; what each pi does with a search is checked above. So the
+  // large sets (about 20 s of CPU) run on pi 1.x only, the line most users run.
+  const onPi1x = { skip: PI_LINE === "1.x" ? false : "the same ranking as on pi 1.x, where these sets run" };
+  test("the blind sets, over the public servers and the 246-tool work hub", onPi1x, async () => {
     const recall = await recallThroughPi([...publicSavedServers(), WORK_HUB], workRequests());
     assertRecall("tune", recall.tune, 0.9);
     assertRecall("heldout", recall.heldout, 0.9);
