@@ -8,11 +8,12 @@ import { randomUUID } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { WATCHDOG_SCRIPT } from "../src/connection/local/orphan-watchdog.ts";
+import { bundledFixture } from "./fixture-bundle.ts";
 import { commandLine, isAlive, killIfAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { spawnRpcPi } from "./rpc-pi.ts";
 import { processesWithEnv, processTree } from "./tmux.ts";
 
-const SERVER = path.join(REPO_ROOT, "test", "fixtures", "double-fork-server.mjs");
+const SERVER = bundledFixture(path.join(REPO_ROOT, "test", "fixtures", "double-fork-server.mjs"));
 /** Every process of the server carries this variable, with a value unique to the run. */
 const MARK = "MCP_BRIDGE_DOUBLE_FORK_TEST";
 

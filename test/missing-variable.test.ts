@@ -15,8 +15,11 @@ import {
 } from "../src/connection/local/missing-variable.ts";
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
+import { bundledFixture } from "./fixture-bundle.ts";
 import { connectFailure, connectionFor, fixtureEntry, REPO_ROOT, tempDir, TEST_SOURCE } from "./helpers.ts";
 import { runTool, toolsOf } from "./pi-tools.ts";
+
+const KEYLESS_SERVER = bundledFixture(path.join(REPO_ROOT, "test", "fixtures", "keyless-server.mjs"));
 
 /** A real server behind a check servers from READMEs make: without the variable it says so and exits. */
 function keyed(env: Record<string, string> = {}) {
@@ -313,7 +316,7 @@ describe("a server whose env lacks a variable it needs", () => {
 
   // exa-mcp-server and @circleci/mcp-server-circleci start without their key and fail each call asking for it.
   test("a tool's error that asks for the server's own key it was not given says what to add to its entry", async () => {
-    const entry = { command: "node", args: [path.join(REPO_ROOT, "test", "fixtures", "keyless-server.mjs")] };
+    const entry = { command: "node", args: [KEYLESS_SERVER] };
     const where = `\`env\` of 'keyless' in ${TEST_SOURCE.path}`;
     for (const [env, advice] of [
       [

@@ -18,6 +18,7 @@ import {
   OWNER_ENV,
   processStartTime,
 } from "../src/connection/local/process-tree.ts";
+import { bundledFixture } from "./fixture-bundle.ts";
 import {
   commandLine,
   EXTENSION_DIR,
@@ -102,7 +103,7 @@ async function runWatchdogScript(lines: string[], graceSeconds = 2, rollbackSeco
 
 /** The stand-in for pi (./fixtures/watchdog-host.ts), its watchdog's grace `graceSeconds`; `send` waits for its reply. */
 function startHost(graceSeconds = 1) {
-  const host = spawn(process.execPath, ["--import", "tsx", WATCHDOG_HOST, String(graceSeconds)], {
+  const host = spawn(process.execPath, [bundledFixture(WATCHDOG_HOST), String(graceSeconds)], {
     stdio: ["pipe", "pipe", "inherit"],
   });
   let replies = 0;

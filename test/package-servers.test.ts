@@ -1,7 +1,7 @@
 /**
  * MCP servers a pi package declares in its manifest (`pi.mcp.mcpServers` in its package.json), in real pi: a local
  * package listed in the agent dir's settings.json brings its server (started in the package's folder, so its
- * `./server.mts` is found), in-process and on the command line; the same package listed in the project's
+ * `./server.mjs` is found), in-process and on the command line; the same package listed in the project's
  * `.pi/settings.json` waits for project trust.
  */
 import assert from "node:assert/strict";
@@ -12,6 +12,7 @@ import { callOnceInPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { piCliIn } from "./pi-print.ts";
 import { loadLayeredConfig } from "../src/config/files.ts";
+import { bundledFixture } from "./fixture-bundle.ts";
 import { EXTENSION_DIR, readLog, STDIO_FIXTURE, tempDir } from "./helpers.ts";
 
 const PACKAGE_NAME = "demo-mcp-package";
@@ -19,10 +20,10 @@ const PACKAGE_NAME = "demo-mcp-package";
 /** A pi package with no extensions whose manifest declares one server, run from the package's own file. */
 function writePackage(dir: string, log: string): void {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, "server.mts"), `import ${JSON.stringify(STDIO_FIXTURE)};\n`);
+  writeFileSync(path.join(dir, "server.mjs"), `import ${JSON.stringify(bundledFixture(STDIO_FIXTURE))};\n`);
   const entry = {
     command: process.execPath,
-    args: ["--import", import.meta.resolve("tsx"), "./server.mts"],
+    args: ["./server.mjs"],
     env: { FIXTURE_LOG: log },
     autoApprove: ["cwd"],
     exposure: "direct",

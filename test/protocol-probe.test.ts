@@ -9,9 +9,10 @@ import type { AddressInfo } from "node:net";
 import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
+import { bundledFixture } from "./fixture-bundle.ts";
 import { connectionFor, fixtureEntry, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 
-const INTOLERANT = path.join(REPO_ROOT, "test", "fixtures", "probe-intolerant.mjs");
+const INTOLERANT = bundledFixture(path.join(REPO_ROOT, "test", "fixtures", "probe-intolerant.mjs"));
 
 describe("auto against handshake-only local servers", { timeout: 60_000 }, () => {
   const tmp = tempDir();

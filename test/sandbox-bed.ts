@@ -6,9 +6,10 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import * as path from "node:path";
+import { bundledFixture } from "./fixture-bundle.ts";
 import { REPO_ROOT, restoreEnv, tempDir } from "./helpers.ts";
 
-export const PROBE = path.join(REPO_ROOT, "test", "fixtures", "sandbox-probe-server.mjs");
+export const PROBE = bundledFixture(path.join(REPO_ROOT, "test", "fixtures", "sandbox-probe-server.mjs"));
 export const PLANTED_KEY = "PLANTED-KEY";
 
 export interface SandboxBed {

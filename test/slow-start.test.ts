@@ -11,6 +11,7 @@ import { after, describe, test } from "node:test";
 import { BridgeError } from "../src/common/errors.ts";
 import { PROBE_SILENCE_MS } from "../src/connection/protocol-negotiation.ts";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
+import { bundledFixture } from "./fixture-bundle.ts";
 import { connectionFor, readLog, REPO_ROOT, tempDir } from "./helpers.ts";
 
 const SLOW_START = path.join(REPO_ROOT, "test", "fixtures", "slow-start.mjs");
@@ -77,7 +78,7 @@ describe("slow local servers under protocolVersion auto", { timeout: 120_000 }, 
 
   test("a slow 2026-07-28 server is recognised as one, not taken for an older server by its silence while it starts", async () => {
     const seconds = (LONGER_THAN_THE_PROBE / 1000).toFixed(1);
-    const command = `sleep ${seconds}; exec "${process.execPath}" --import tsx "${MODERN}" --stdio --state "${path.join(tmp.dir, "modern-state")}"`;
+    const command = `sleep ${seconds}; exec "${process.execPath}" "${bundledFixture(MODERN)}" --stdio --state "${path.join(tmp.dir, "modern-state")}"`;
     const connection = connectionFor("modern", { command: "sh", args: ["-c", command], cwd: REPO_ROOT });
     try {
       await connection.connect();

@@ -8,6 +8,7 @@ import * as path from "node:path";
 import { describe, it } from "node:test";
 import { Client, type Tool } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { bundledFixture } from "./fixture-bundle.ts";
 import { REPO_ROOT } from "./helpers.ts";
 
 const HUB_DIR = path.join(REPO_ROOT, "test", "fixtures", "work-hub");
@@ -33,7 +34,7 @@ describe("work-hub fixture", () => {
     const client = new Client({ name: "work-hub-test", version: "0.0.0" });
     const transport = new StdioClientTransport({
       command: process.execPath,
-      args: [path.join(HUB_DIR, "..", "saved-tools-server.mjs"), path.join(HUB_DIR, "tools.json")],
+      args: [bundledFixture(path.join(HUB_DIR, "..", "saved-tools-server.mjs")), path.join(HUB_DIR, "tools.json")],
       stderr: "pipe",
     });
     try {
