@@ -85,6 +85,8 @@ describe("resource tools: pages, images, redaction", { timeout: 60_000 }, () => 
         resources: Array<{ uri: string; server: string }>;
         nextCursors?: Array<{ server: string; cursor: string }>;
       };
+      // A page is the server's page: not every page read at once (as the SDK's list call without a cursor does).
+      if (page === 0) assert.equal(listing.resources.length, PAGE);
       for (const item of listing.resources) seen.push(`${item.server} ${item.uri}`);
       cursor = listing.nextCursors?.[0]?.cursor;
       if (!cursor) break;

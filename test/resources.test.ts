@@ -12,7 +12,7 @@ import { after, before, describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall, type FauxProviderRegistration } from "@mariozechner/pi-ai";
 import type { AgentSession } from "@mariozechner/pi-coding-agent";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
-import { listResources, readResource } from "../src/connection/server-resources.ts";
+import { listPage, readResource } from "../src/connection/server-resources.ts";
 import { formatListing, resourceFileName, resourceOutput } from "../src/translate/resource-output.ts";
 import { normalizeToolResult } from "../src/translate/output.ts";
 import {
@@ -365,6 +365,6 @@ describe("resource requests go through the connection's request seam", { timeout
       readResource(connection, "demo://resource/dynamic/text/0"),
       /MCP server 'everything' failed 'resources\/read demo:\/\/resource\/dynamic\/text\/0'/,
     );
-    assert.ok((await listResources(connection)).resources.length > 0, "the connection still works");
+    assert.ok((await listPage(connection, "resources/list")).items.length > 0, "the connection still works");
   });
 });

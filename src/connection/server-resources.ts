@@ -5,8 +5,6 @@
  * bounded by the request timeout and comes back redacted, as a tool call does.
  */
 import type {
-  ListResourcesResult,
-  ListResourceTemplatesResult,
   ReadResourceResult,
   Resource,
   ResourceTemplateType as ResourceTemplate,
@@ -25,64 +23,39 @@ export function canSubscribe(connection: ServerConnection): boolean {
   return connection.capabilities?.resources?.subscribe === true;
 }
 
-export function listResources(
-  connection: ServerConnection,
-  cursor?: string,
-  signal?: AbortSignal,
-): Promise<ListResourcesResult> {
-  return connection.withSession(
-    "resources/list",
-    (client, options) => client.listResources(cursor ? { cursor } : undefined, options),
-    { signal },
-  );
-}
+type ListMethod = "resources/list" | "resources/templates/list";
+type Listed<M extends ListMethod> = M extends "resources/list" ? Resource : ResourceTemplate;
 
-export function listResourceTemplates(
+/**
+ * One page of the server's resources or resource templates, asked for as a request of its own: the SDK's list calls
+ * without a cursor read every page in one go (and fail on a list without end), or answer from their cache.
+ */
+export async function listPage<M extends ListMethod>(
   connection: ServerConnection,
+  method: M,
   cursor?: string,
   signal?: AbortSignal,
-): Promise<ListResourceTemplatesResult> {
-  const params = cursor ? { cursor } : undefined;
-  return connection.withSession(
-    "resources/templates/list",
-    (client, options) => client.listResourceTemplates(params, options),
+): Promise<{ items: Listed<M>[]; nextCursor?: string }> {
+  const params = cursor ? { params: { cursor } } : {};
+  const page = await connection.withSession(
+    method,
+    (client, options) => client.request({ method: method as ListMethod, ...params }, options),
     { signal },
   );
+  const items = "resources" in page ? page.resources : page.resourceTemplates;
+  return { items: items as Listed<M>[], nextCursor: page.nextCursor };
 }
 
 /** How far a whole list is read: a server that pages without end, or lists very many resources, is cut off here. */
 export const WHOLE_LIST_BOUNDS = { maxPages: 20, maxItems: 1_000 };
 
-/**
- * The server's resources, page after page, as far as {@link WHOLE_LIST_BOUNDS} allow. Each page is its own request:
- * the SDK's `listResources()` without a cursor reads every page in one go, and fails on a list without end.
- */
-export function listAllResources(connection: ServerConnection, signal?: AbortSignal): Promise<PagedList<Resource>> {
-  return readPages(async (cursor) => {
-    const params = cursor ? { params: { cursor } } : {};
-    const result = await connection.withSession(
-      "resources/list",
-      (client, options) => client.request({ method: "resources/list", ...params }, options),
-      { signal },
-    );
-    return { items: result.resources, nextCursor: result.nextCursor };
-  }, WHOLE_LIST_BOUNDS);
-}
-
-/** The server's resource templates, page after page, as `listAllResources` reads resources. */
-export function listAllResourceTemplates(
+/** All the server's resources or templates, page after page, as far as {@link WHOLE_LIST_BOUNDS} allow. */
+export function listAll<M extends ListMethod>(
   connection: ServerConnection,
+  method: M,
   signal?: AbortSignal,
-): Promise<PagedList<ResourceTemplate>> {
-  return readPages(async (cursor) => {
-    const params = cursor ? { params: { cursor } } : {};
-    const result = await connection.withSession(
-      "resources/templates/list",
-      (client, options) => client.request({ method: "resources/templates/list", ...params }, options),
-      { signal },
-    );
-    return { items: result.resourceTemplates, nextCursor: result.nextCursor };
-  }, WHOLE_LIST_BOUNDS);
+): Promise<PagedList<Listed<M>>> {
+  return readPages((cursor) => listPage(connection, method, cursor, signal), WHOLE_LIST_BOUNDS);
 }
 
 export function readResource(

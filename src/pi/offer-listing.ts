@@ -8,7 +8,7 @@ import { describeError } from "../common/errors.ts";
 import { isMethodNotFound } from "../common/error-kinds.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { offersPrompts } from "../connection/server-prompts.ts";
-import { listAllResources, listAllResourceTemplates, offersResources } from "../connection/server-resources.ts";
+import { listAll, offersResources } from "../connection/server-resources.ts";
 import {
   formatPromptListing,
   formatResourceListing,
@@ -79,8 +79,8 @@ export async function resourceListingText(
     connections.map((connection) =>
       offerOf<ResourceListing>(connection, offersResources, async () => {
         const [resources, templates] = await Promise.all([
-          listResult(() => listAllResources(connection, signal)),
-          listResult(() => listAllResourceTemplates(connection, signal)),
+          listResult(() => listAll(connection, "resources/list", signal)),
+          listResult(() => listAll(connection, "resources/templates/list", signal)),
         ]);
         return { server: connection.name, kind: "listed", listing: { resources, templates } };
       }),

@@ -24,8 +24,7 @@ import type { ServerChange } from "../connection/mcp-client.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import {
   canSubscribe,
-  listResources,
-  listResourceTemplates,
+  listPage,
   offersResources,
   readResource,
   subscribeResource,
@@ -67,6 +66,7 @@ export interface ResourceToolsDeps {
  * session goes on, and its files with it: so the list is the process's, not one load's.
  */
 const SAVED_DIRS = Symbol.for("pi-mcp-bridge.resource-dirs");
+const LIST_METHOD = { resources: "resources/list", resourceTemplates: "resources/templates/list" } as const;
 function savedDirs(): Set<string> {
   const shared = globalThis as { [SAVED_DIRS]?: Set<string> };
   return (shared[SAVED_DIRS] ??= new Set());
@@ -219,12 +219,8 @@ export class ResourceTools {
     const pages: ServerPage<Resource | ResourceTemplate>[] = await Promise.all(
       targets.map(async (c) => {
         try {
-          const result =
-            key === "resources"
-              ? await listResources(c, params.cursor, signal)
-              : await listResourceTemplates(c, params.cursor, signal);
-          const items = (result as Record<typeof key, Array<Resource | ResourceTemplate>>)[key];
-          return { server: c.name, items, nextCursor: result.nextCursor };
+          const { items, nextCursor } = await listPage(c, LIST_METHOD[key], params.cursor, signal);
+          return { server: c.name, items, nextCursor };
         } catch (error) {
           return { server: c.name, error: describeError(error) };
         }
@@ -234,7 +230,7 @@ export class ResourceTools {
     if (params.server && only && "error" in only) throw new Error(only.error);
     const capped = await capText(formatListing(key, pages), "mcp", tool);
     // One server's listing is that server's; a listing of all of them names each server in its text.
-    const method = key === "resources" ? "resources/list" : "resources/templates/list";
+    const method = LIST_METHOD[key];
     const details: ResourceToolDetails = params.server
       ? { server: params.server, provenance: mcpProvenance(params.server, method) }
       : {};
