@@ -10,8 +10,9 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
+import { McpBridge } from "../src/bridge/mcp-bridge.ts";
 import { within } from "../src/common/wait.ts";
-import { OrphanWatchdog, WATCHDOG_SCRIPT } from "../src/connection/local/orphan-watchdog.ts";
+import { OrphanWatchdog, orphanWatchdog, WATCHDOG_SCRIPT } from "../src/connection/local/orphan-watchdog.ts";
 import {
   groupHasLiveMember,
   markedProcesses,
@@ -172,6 +173,18 @@ describe("the orphan watchdog", { timeout: 120_000 }, () => {
         signal: null,
       });
       assert.equal((await expectExit(group.exited, "the group leader")).signal, "SIGTERM");
+    } finally {
+      group.cleanup();
+    }
+  });
+
+  test("told pi quits and then that it does not (a session started after all), it sends SIGTERM at once again", async () => {
+    const group = await startGroup("sleep 300 & exec sleep 301", 2);
+    try {
+      // A grace longer than the wait for the exit below: only `- q` lets the SIGTERM come before it.
+      const ended = runWatchdogScript([`+ g ${group.pid} ${group.start}`, "+ q", "- q"], 60);
+      assert.equal((await expectExit(group.exited, "the group leader")).signal, "SIGTERM");
+      assert.deepEqual(await ended, { code: 0, signal: null });
     } finally {
       group.cleanup();
     }
@@ -373,6 +386,40 @@ describe("the orphan watchdog", { timeout: 120_000 }, () => {
     } finally {
       host.kill("SIGKILL");
       group.cleanup();
+    }
+  });
+
+  // A program that embeds pi, or a test process, goes on after a session that quit: a server it starts later must not
+  // be taken for one of the quitting pi's, whose close leaves it to the watchdog and resolves before it has ended.
+  test("a session started after a quit, in the same process, waits for its servers to end again", async () => {
+    // What the quit left to the watchdog, still watched: the quit's own servers had not all ended yet.
+    const left = await startGroup("exec sleep 300", 1);
+    const watch = orphanWatchdog.watch("group", left.pid);
+    orphanWatchdog.handOver();
+    const tmp = tempDir();
+    const config = path.join(tmp.dir, "mcp.json");
+    writeFileSync(config, JSON.stringify({ mcpServers: { stubborn: fixtureEntry("stubborn") } }));
+    const bridge = new McpBridge({
+      projectRoot: tmp.dir,
+      agentDir: path.join(tmp.dir, "agent"),
+      bundledPath: path.join(tmp.dir, "none.json"),
+      extraPath: config,
+      env: process.env,
+      clientInfo: { name: "test", version: "0" },
+      startupBudgetMs: 60_000,
+    });
+    try {
+      await bridge.start();
+      const pid = bridge.connections.get("stubborn")?.pid;
+      assert.ok(pid, "the server runs");
+      // `/new`: the session ends, the process goes on. The stubborn server ignores its input's end and SIGTERM.
+      await bridge.shutdown();
+      assert.equal(isAlive(pid), false, "ended (SIGKILL) before the session's end resolved");
+    } finally {
+      watch.forget();
+      orphanWatchdog.takeBack();
+      left.cleanup();
+      tmp.cleanup();
     }
   });
 });

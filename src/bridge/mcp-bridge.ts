@@ -158,6 +158,8 @@ export class McpBridge implements Launcher {
    * from the cache; one the cache does not know yet starts in the background to fill it. Never throws for a server.
    */
   async start(): Promise<void> {
+    // A session that starts after one quit: the process was not ending after all.
+    orphanWatchdog.takeBack();
     const [config] = await Promise.all([loadLayeredConfig(this.options), this.options.projectTrust?.load()]);
     this.problems = config.problems;
     this.approval = config.approval;

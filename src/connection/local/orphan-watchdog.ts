@@ -93,6 +93,16 @@ export class OrphanWatchdog {
     this.write("+ q\n");
   }
 
+  /**
+   * A session started after `handOver`: this process lives on (a program that embeds pi), so its servers are closed as
+   * usual again, waited for; those handed over go on ending in the background.
+   */
+  takeBack(): void {
+    if (!this.handedOver) return;
+    this.handedOver = false;
+    this.write("- q\n");
+  }
+
   /** Whether a close may leave its server to the watchdog: pi is quitting and a watchdog runs. */
   get takesOver(): boolean {
     return this.handedOver && this.child !== undefined;

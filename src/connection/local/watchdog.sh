@@ -12,6 +12,7 @@
 #   - m <token>          forget the mark (pi ends the input on purpose, and may start servers under a new watchdog)
 #   + q                  pi is quitting and has ended its servers' input: at end of input they get $1 seconds to
 #                        exit on their own before SIGTERM, as pi's own close gives them (pi does not wait that long)
+#   - q                  pi did not end after all (a new session started in the same process)
 # At end of input every watched target that is still the one pi meant, and every process of this user that carries
 # the mark (Linux), gets SIGTERM; whatever is left after $1 seconds (default 2), or carries the mark by then, gets
 # SIGKILL. Then the script exits. A group in which npm is installing a package for npx gets $2 seconds (default 30):
@@ -101,7 +102,7 @@ while read -r op kind id start; do
   case $kind in
     g | p) ;;
     q)
-      [ "$op" = + ] && quitting=1
+      if [ "$op" = + ]; then quitting=1; else quitting=; fi
       continue
       ;;
     m)
