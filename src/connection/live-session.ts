@@ -50,6 +50,7 @@ import { untilServerAnswers } from "./local/server-started.ts";
 import { traceRequests } from "../telemetry/request-spans.ts";
 import { HubTransport, type HubTransportOptions } from "./hub/hub-transport.ts";
 import { ProcessReport } from "./local/process-report.ts";
+import { readPages } from "../common/paged-list.ts";
 import { createRemoteTransport, createStdioTransport } from "./transports.ts";
 import type { StdioSandbox } from "../sandbox/server-sandbox.ts";
 
@@ -347,15 +348,11 @@ export class LiveSession {
 
   private async fetchTools(client: Client, timeout: () => number, signal?: AbortSignal): Promise<Tool[]> {
     if (!client.getServerCapabilities()?.tools) return [];
-    const tools: Tool[] = [];
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-      const result = await client.listTools(cursor ? { cursor } : undefined, { timeout: timeout(), signal });
-      tools.push(...result.tools);
-      cursor = result.nextCursor;
-      if (!cursor) break;
-    }
-    return tools;
+    const listed = await readPages({ maxPages: MAX_TOOL_PAGES }, async (cursor) => {
+      const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: timeout(), signal });
+      return { items: page.tools, nextCursor: page.nextCursor };
+    });
+    return listed.items;
   }
 
   private get client(): Client {

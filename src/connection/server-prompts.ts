@@ -5,6 +5,7 @@
  * is bounded by the request timeout and comes back redacted, as a tool call does.
  */
 import type { GetPromptResult, Prompt } from "@modelcontextprotocol/client";
+import { readPages } from "../common/paged-list.ts";
 import type { ServerConnection } from "./server-connection.ts";
 
 /** A server that pages its prompt list without end is cut off here. */
@@ -22,20 +23,14 @@ export function offersCompletions(connection: ServerConnection): boolean {
 
 /** Every prompt the server lists, page after page (at most {@link MAX_PROMPT_PAGES}). */
 export async function listPrompts(connection: ServerConnection, signal?: AbortSignal): Promise<Prompt[]> {
-  const prompts: Prompt[] = [];
-  let cursor: string | undefined;
-  for (let page = 0; page < MAX_PROMPT_PAGES; page++) {
+  const listed = await readPages({ maxPages: MAX_PROMPT_PAGES }, async (cursor) => {
     const params = cursor ? { cursor } : undefined;
-    const result = await connection.withSession(
-      "prompts/list",
-      (client, options) => client.listPrompts(params, options),
-      { signal },
-    );
-    prompts.push(...result.prompts);
-    cursor = result.nextCursor;
-    if (!cursor) break;
-  }
-  return prompts;
+    const page = await connection.withSession("prompts/list", (c, options) => c.listPrompts(params, options), {
+      signal,
+    });
+    return { items: page.prompts, nextCursor: page.nextCursor };
+  });
+  return listed.items;
 }
 
 export function getPrompt(

@@ -10,7 +10,7 @@ import type {
   ResourceTemplateType as ResourceTemplate,
 } from "@modelcontextprotocol/client";
 import { outsideRequestScope } from "./http/request-scope.ts";
-import { type PagedList, readPages } from "./paged-list.ts";
+import { type PagedList, readPages } from "../common/paged-list.ts";
 import type { ServerConnection } from "./server-connection.ts";
 
 /** True when the server's newest session said it offers resources. */
@@ -55,7 +55,7 @@ export function listAll<M extends ListMethod>(
   method: M,
   signal?: AbortSignal,
 ): Promise<PagedList<Listed<M>>> {
-  return readPages((cursor) => listPage(connection, method, cursor, signal), WHOLE_LIST_BOUNDS);
+  return readPages(WHOLE_LIST_BOUNDS, (cursor) => listPage(connection, method, cursor, signal));
 }
 
 export function readResource(

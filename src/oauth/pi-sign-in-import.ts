@@ -105,11 +105,7 @@ export async function importPiSignIn(options: PiImportOptions): Promise<PiImport
     // The registration first: tokens without the client they were issued to would be refreshed as another.
     if (plan.client) await store.saveClient(server, plan.client);
     await store.saveTokens(server, plan.tokens);
-    await store.saveImportRecord(server, {
-      serverUrl,
-      fingerprint: lookup.fingerprint,
-      savedAt: new Date(now).toISOString(),
-    });
+    await store.saveImportRecord(server, importRecord(serverUrl, lookup.fingerprint, now));
   } catch (error) {
     // The store's errors name only its own file and the errno code.
     return {
@@ -138,10 +134,11 @@ export async function declinePiSignIn(
   if (read.kind !== "read") return undefined;
   const lookup = findPiSignIn(read.text, server, serverUrl);
   if (lookup.kind !== "found") return undefined;
-  await store.saveImportRecord(server, {
-    serverUrl,
-    fingerprint: lookup.fingerprint,
-    savedAt: new Date(now).toISOString(),
-  });
+  await store.saveImportRecord(server, importRecord(serverUrl, lookup.fingerprint, now));
   return file;
+}
+
+/** What is kept of pi's sign-in for a server once it was taken over or signed out of: which one, and when. */
+function importRecord(serverUrl: string, fingerprint: string, now: number) {
+  return { serverUrl, fingerprint, savedAt: new Date(now).toISOString() };
 }

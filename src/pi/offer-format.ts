@@ -9,7 +9,7 @@ import { shown } from "../common/terminal-text.ts";
 import { plural } from "../common/text.ts";
 import { commandArgument } from "../config/validate/name.ts";
 import type { HealthStatus } from "../connection/health.ts";
-import type { PagedList } from "../connection/paged-list.ts";
+import type { PagedList } from "../common/paged-list.ts";
 import { LIST_RESOURCES, LIST_TEMPLATES, READ_RESOURCE } from "./resource-tools.ts";
 
 /** Each list of a server shows this many items; the rest are counted. */

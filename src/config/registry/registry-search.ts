@@ -4,6 +4,7 @@
  * answer is bounded in time and size, and servers it marks deleted or deprecated are left out.
  */
 import { errorMessage } from "../../common/errors.ts";
+import { readPages } from "../../common/paged-list.ts";
 import { isObject } from "../../common/values.ts";
 import type { Environment } from "../substitute.ts";
 import { readRegistryServer, type RegistryServer } from "./server-json.ts";
@@ -46,9 +47,9 @@ async function searchPage(base: string, query: string, cursor: string | undefine
   const response = await fetch(`${base}/v0.1/servers?${params}`, { headers: { accept: "application/json" }, signal });
   if (!response.ok) throw new Error(`it answered HTTP ${response.status}`);
   const body: unknown = JSON.parse(await boundedText(response));
-  const listed = isObject(body) && Array.isArray(body.servers) ? body.servers : [];
+  const items: unknown[] = isObject(body) && Array.isArray(body.servers) ? body.servers : [];
   const next = isObject(body) && isObject(body.metadata) ? body.metadata.nextCursor : undefined;
-  return { listed, next: typeof next === "string" && next ? next : undefined };
+  return { items, nextCursor: typeof next === "string" && next ? next : undefined };
 }
 
 /** Where the query stands in a server's name: its own part (after the namespace) first, as `github` is in every
@@ -66,23 +67,15 @@ function rank(server: RegistryServer, query: string): number {
 export async function searchRegistry(base: string, query: string, signal?: AbortSignal): Promise<RegistryServer[]> {
   const timeout = AbortSignal.timeout(SEARCH_TIMEOUT_MS);
   const servers = new Map<string, RegistryServer>();
+  const both = signal ? AbortSignal.any([signal, timeout]) : timeout;
   try {
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_PAGES; page++) {
-      const { listed, next } = await searchPage(
-        base,
-        query,
-        cursor,
-        signal ? AbortSignal.any([signal, timeout]) : timeout,
-      );
-      for (const item of listed) {
-        const meta =
-          isObject(item) && isObject(item._meta) && isObject(item._meta[STATUS_KEY]) ? item._meta[STATUS_KEY] : {};
-        if (meta.status === "deleted" || meta.status === "deprecated" || meta.isLatest === false) continue;
-        const server = readRegistryServer(item);
-        if (server && !servers.has(server.name)) servers.set(server.name, server);
-      }
-      if (!(cursor = next)) break;
+    const { items } = await readPages({ maxPages: MAX_PAGES }, (cursor) => searchPage(base, query, cursor, both));
+    for (const item of items) {
+      const meta =
+        isObject(item) && isObject(item._meta) && isObject(item._meta[STATUS_KEY]) ? item._meta[STATUS_KEY] : {};
+      if (meta.status === "deleted" || meta.status === "deprecated" || meta.isLatest === false) continue;
+      const server = readRegistryServer(item);
+      if (server && !servers.has(server.name)) servers.set(server.name, server);
     }
   } catch (error) {
     const why = timeout.aborted ? `no answer within ${SEARCH_TIMEOUT_MS / 1000} s` : errorMessage(error);

@@ -93,10 +93,7 @@ export class OrphanWatchdog {
     this.write("+ q\n");
   }
 
-  /**
-   * A session started after `handOver`: this process lives on (a program that embeds pi), so its servers are closed as
-   * usual again, waited for; those handed over go on ending in the background.
-   */
+  /** A session started after `handOver`: this process lives on (it embeds pi), and closes wait for servers again. */
   takeBack(): void {
     if (!this.handedOver) return;
     this.handedOver = false;

@@ -19,7 +19,7 @@ export interface PagedList<T> {
 export type PageReader<T> = (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string }>;
 
 /** Reads page after page until the server gives no `nextCursor` or a bound is reached. */
-export async function readPages<T>(page: PageReader<T>, bounds: PageBounds): Promise<PagedList<T>> {
+export async function readPages<T>(bounds: PageBounds, page: PageReader<T>): Promise<PagedList<T>> {
   const items: T[] = [];
   let cursor: string | undefined;
   for (let read = 0; read < bounds.maxPages; read++) {
