@@ -12,9 +12,19 @@ import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { within } from "../src/common/wait.ts";
 import { EXIT_PATHS, startDoubleForkPi } from "./double-fork-pi.ts";
-import { commandLine, EXTENSION_DIR, FILESYSTEM_SERVER, restoreEnv, tempDir, waitFor } from "./helpers.ts";
+import {
+  commandLine,
+  EXTENSION_DIR,
+  FILESYSTEM_SERVER,
+  isAlive,
+  killIfAlive,
+  restoreEnv,
+  tempDir,
+  waitFor,
+} from "./helpers.ts";
 import { callOnceInPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
+import { processTree } from "./tmux.ts";
 
 describe(`sandboxed reference servers in pi ${PI_LINE}`, { timeout: 300_000 }, () => {
   const home = tempDir("mcp-bridge-sandbox-servers-home-");
@@ -124,6 +134,7 @@ describe(
     for (const exit of EXIT_PATHS.filter((e) => e.name.startsWith("a clean") || e.name === "SIGKILL")) {
       test(`after ${exit.name}, none of the sandboxed server's processes, its two daemons included, is left`, async () => {
         const run = await startDoubleForkPi(home.dir, true);
+        let relays: number[] = [];
         try {
           assert.equal(run.sleepers().length, 2, "one sleeper from the start, one from the call");
           // A sleeper's pid is logged once its shell has started it, which may be before `setsid` has become `sleep`.
@@ -132,6 +143,9 @@ describe(
           const daemons = sleeping();
           for (const pid of daemons)
             assert.ok(inPidNamespace(pid), `daemon ${pid} runs in the sandbox's PID namespace`);
+          // The sandbox library's relays (socat, pi's children) from its proxies to the sockets the sandbox reaches.
+          relays = processTree(run.pi.pid!).filter((pid) => commandLine(pid).startsWith("socat UNIX-LISTEN:"));
+          assert.ok(relays.length > 0, "the sandbox library relays its proxies");
           exit.end(run.pi);
           await within(run.exited, { ms: 30_000, timedOut: () => new Error("pi did not exit within 30 s") });
           await waitFor(() => run.left().length === 0, "every process of the server to be gone", 10_000, 100).catch(
@@ -139,8 +153,10 @@ describe(
               throw new Error(`${error.message}; left: ${run.left().map(commandLine).join(" | ")}`);
             },
           );
+          await waitFor(() => !relays.some(isAlive), "the sandbox library's relays to be gone", 10_000, 100);
         } finally {
           run.stop();
+          relays.forEach(killIfAlive);
         }
       });
     }

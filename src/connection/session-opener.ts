@@ -19,6 +19,7 @@ import {
   resolveServerConfig,
   substituteVars,
 } from "../config/substitute.ts";
+import { watchSandboxRelays } from "../sandbox/sandbox-relays.ts";
 import { sandboxManager, sandboxProblems, unavailable } from "../sandbox/sandbox-runtime.mjs";
 import { RefusalRecord } from "../sandbox/refusal-record.ts";
 import type { StdioSandbox } from "../sandbox/server-sandbox.ts";
@@ -247,14 +248,16 @@ export class SessionOpener {
     const hub = endpoint.kind === "stdio" ? this.sharedHub() : undefined;
     // Never run unsandboxed what asked for a sandbox: where it cannot be set up, the server does not start. (A shared
     // server's sandbox is set up by the hub: here it is only checked that it can be.)
-    if (sandbox)
-      await (hub ? sandboxProblems().then(unavailable) : sandboxManager()).catch((error: unknown) => {
+    if (sandbox) {
+      const setUp = hub ? sandboxProblems().then(unavailable) : sandboxManager().then(watchSandboxRelays);
+      await setUp.catch((error: unknown) => {
         throw new BridgeError(
           "config",
           this.config.name,
           `it asks for a sandbox ("sandbox" in ${describeSource(this.config.source)}), and none can be set up here, so it was not started: ${errorMessage(error)}. Or set "sandbox": false for it to run with your full rights.`,
         );
       });
+    }
     if (this.recalled === undefined) this.recalled = this.options.recallProtocol?.() ?? null;
     const remembered = this.initializeOnly ? "legacy" : (this.recalled ?? undefined);
     const session = new LiveSession({

@@ -32,5 +32,5 @@ export function sandboxedStart(
   policy: SandboxPolicy,
   onViolation?: (line: string) => void,
 ): Promise<SandboxedStart>;
-/** Stops the library's proxies once no sandboxed server runs. */
-export function sandboxIdle(): Promise<void>;
+/** Stops the library's proxies once no sandboxed server runs; true when it did. */
+export function sandboxIdle(): Promise<boolean>;

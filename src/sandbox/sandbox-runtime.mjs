@@ -187,13 +187,14 @@ function watchViolations(manager, commandId, onLine) {
 
 /**
  * Stops the library's proxies once no sandboxed server runs (they would keep pi's process alive). Called when a
- * bridge has shut its servers down; the next sandboxed start sets the library up again.
+ * bridge has shut its servers down; the next sandboxed start sets the library up again. True when it stopped them.
  */
 export async function sandboxIdle() {
   const current = ready;
-  if (!current || running > 0) return;
+  if (!current || running > 0) return false;
   ready = undefined;
   denied.clear();
   const manager = await current.catch(() => undefined);
   await manager?.reset();
+  return true;
 }
