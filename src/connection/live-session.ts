@@ -18,6 +18,7 @@ import {
   type Tool,
   type Transport,
 } from "@modelcontextprotocol/client";
+import { readPages } from "../common/paged-list.ts";
 import { ConnectTimeout, type ErrorKind, neverConnected } from "../common/errors.ts";
 import { httpStatusOf, kindOf, mayBeLegacySse } from "../common/error-kinds.ts";
 import type { ProtocolSetting } from "../config/protocol-setting.ts";
@@ -50,7 +51,6 @@ import { untilServerAnswers } from "./local/server-started.ts";
 import { traceRequests } from "../telemetry/request-spans.ts";
 import { HubTransport, type HubTransportOptions } from "./hub/hub-transport.ts";
 import { ProcessReport } from "./local/process-report.ts";
-import { readPages } from "../common/paged-list.ts";
 import { createRemoteTransport, createStdioTransport } from "./transports.ts";
 import type { StdioSandbox } from "../sandbox/server-sandbox.ts";
 
