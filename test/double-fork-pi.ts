@@ -72,7 +72,7 @@ export async function startDoubleForkPi(home: string, sandbox = false) {
     throw error;
   }
   const watchdogs = processTree(pi.pid!).filter((pid) => commandLine(pid).includes(WATCHDOG_SCRIPT));
-  return { pi, exited, stop, sleepers, left, watchdogs };
+  return { pi, exited, stop, sleepers, left, watchdogs, project: tmp.dir };
 }
 
 export interface ExitPath {

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, execSync, spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { McpBridge } from "../src/bridge/mcp-bridge.ts";
@@ -312,6 +312,26 @@ describe("the orphan watchdog", { timeout: 120_000 }, () => {
       for (const group of [forgotten!, reused!, junk!]) assert.ok(group.running(), `group ${group.pid} still runs`);
     } finally {
       for (const group of [forgotten, reused, junk, watched]) group?.cleanup();
+    }
+  });
+
+  test("at its end it removes the sandbox's mount points still empty; one filled, forgotten or a symlink stays", async () => {
+    const tmp = tempDir();
+    const at = (name: string) => path.join(tmp.dir, name);
+    try {
+      // A later sandbox's mount point inside an earlier one's directory comes after it, and goes first.
+      for (const dir of ["empty dir", "outer", "full dir"]) mkdirSync(at(dir));
+      for (const file of ["empty", "outer/inner", "forgotten", "target"]) writeFileSync(at(file), "");
+      writeFileSync(at("filled"), "the user's own");
+      writeFileSync(at("full dir/kept"), "");
+      symlinkSync(at("target"), at("link"));
+      const watched = ["empty", "empty dir", "outer", "outer/inner", "filled", "full dir", "forgotten", "link"];
+      const exit = await runWatchdogScript([...watched.map((name) => `+ f ${at(name)}`), `- f ${at("forgotten")}`]);
+      assert.deepEqual(exit, { code: 0, signal: null });
+      assert.deepEqual(readdirSync(tmp.dir).sort(), ["filled", "forgotten", "full dir", "link", "target"]);
+      assert.deepEqual(readdirSync(at("full dir")), ["kept"]);
+    } finally {
+      tmp.cleanup();
     }
   });
 

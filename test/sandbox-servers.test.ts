@@ -7,7 +7,7 @@
  * Needs bubblewrap, socat and ripgrep (.ci/run installs them), and, for npx, the npm registry.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { within } from "../src/common/wait.ts";
@@ -124,6 +124,9 @@ function inPidNamespace(pid: number): boolean {
   }
 }
 
+/** What the double-forking server's project holds of its own: its config and the log of its sleepers. */
+const PROJECT_FILES = ["mcp.json", "sleepers.jsonl"];
+
 describe(
   `a sandboxed server's double-forked daemons end with pi ${PI_LINE}`,
   { concurrency: true, timeout: 240_000 },
@@ -132,7 +135,7 @@ describe(
     after(() => home.cleanup());
 
     for (const exit of EXIT_PATHS.filter((e) => e.name.startsWith("a clean") || e.name === "SIGKILL")) {
-      test(`after ${exit.name}, none of the sandboxed server's processes, its two daemons included, is left`, async () => {
+      test(`after ${exit.name}, nothing of the sandboxed server is left: no process, daemon or mount point`, async () => {
         const run = await startDoubleForkPi(home.dir, true);
         let relays: number[] = [];
         try {
@@ -146,6 +149,9 @@ describe(
           // The sandbox library's relays (socat, pi's children) from its proxies to the sockets the sandbox reaches.
           relays = processTree(run.pi.pid!).filter((pid) => commandLine(pid).startsWith("socat UNIX-LISTEN:"));
           assert.ok(relays.length > 0, "the sandbox library relays its proxies");
+          // The empty files and directories bubblewrap made in pi's project for the denied paths it lacks.
+          const mountPoints = readdirSync(run.project).filter((name) => !PROJECT_FILES.includes(name));
+          assert.ok(mountPoints.includes(".bashrc") && mountPoints.includes(".vscode"), mountPoints.join(" "));
           exit.end(run.pi);
           await within(run.exited, { ms: 30_000, timedOut: () => new Error("pi did not exit within 30 s") });
           await waitFor(() => run.left().length === 0, "every process of the server to be gone", 10_000, 100).catch(
@@ -154,6 +160,10 @@ describe(
             },
           );
           await waitFor(() => !relays.some(isAlive), "the sandbox library's relays to be gone", 10_000, 100);
+          const left = () => readdirSync(run.project).filter((name) => !PROJECT_FILES.includes(name));
+          await waitFor(() => left().length === 0, "the mount points to be gone", 10_000, 100).catch((error: Error) => {
+            throw new Error(`${error.message}; left: ${left().join(" ")}`);
+          });
         } finally {
           run.stop();
           relays.forEach(killIfAlive);

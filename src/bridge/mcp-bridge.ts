@@ -35,7 +35,7 @@ import { type CachedTools, cacheKey, type ToolCache } from "./tool-cache.ts";
 import { effectiveSandbox, type SandboxSetting } from "../config/sandbox-setting.ts";
 import { stdioSandbox } from "../sandbox/server-sandbox.ts";
 import { sandboxIdle } from "../sandbox/sandbox-runtime.mjs";
-import { forgetSandboxRelays } from "../sandbox/sandbox-relays.ts";
+import { forgetSandboxLeftovers } from "../sandbox/sandbox-leftovers.ts";
 import { DevRestarts, type DevWatchStatus } from "./dev-restarts.ts";
 
 /** How long pi's startup waits for servers; slower ones register their tools when they connect. */
@@ -436,7 +436,7 @@ export class McpBridge implements Launcher {
       await Promise.allSettled([...this.connections.values()].map((c) => c.close()));
       await Promise.allSettled([...this.cacheWrites]);
       await Promise.allSettled(pendingWrites());
-      if (await sandboxIdle()) forgetSandboxRelays();
+      if (await sandboxIdle()) forgetSandboxLeftovers();
     })();
     await this.shuttingDown;
   }

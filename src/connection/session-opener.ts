@@ -19,7 +19,7 @@ import {
   resolveServerConfig,
   substituteVars,
 } from "../config/substitute.ts";
-import { watchSandboxRelays } from "../sandbox/sandbox-relays.ts";
+import { watchSandboxRelays } from "../sandbox/sandbox-leftovers.ts";
 import { sandboxManager, sandboxProblems, unavailable } from "../sandbox/sandbox-runtime.mjs";
 import { RefusalRecord } from "../sandbox/refusal-record.ts";
 import type { StdioSandbox } from "../sandbox/server-sandbox.ts";

@@ -15,23 +15,19 @@ const CODEMODE_TOOL = "codemode";
 
 type ModelRegistry = ExtensionContext["modelRegistry"];
 
-/** pi 1.x's model registry calls the provider itself, with the credentials it resolves (pi 0.73's only hands them out). */
-interface CallingRegistry {
-  complete(
-    model: Model<Api>,
-    context: Context,
-    options?: { maxTokens?: number; temperature?: number; signal?: AbortSignal },
-  ): Promise<AssistantMessage>;
-}
-
-function callsModels(registry: ModelRegistry): registry is ModelRegistry & CallingRegistry {
-  return typeof (registry as Partial<CallingRegistry>).complete === "function";
-}
-
 export interface CompleteOptions {
   maxTokens?: number;
   temperature?: number;
   signal?: AbortSignal;
+}
+
+/** pi 1.x's model registry calls the provider itself, with the credentials it resolves (pi 0.73's only hands them out). */
+interface CallingRegistry {
+  complete(model: Model<Api>, context: Context, options?: CompleteOptions): Promise<AssistantMessage>;
+}
+
+function callsModels(registry: ModelRegistry): registry is ModelRegistry & CallingRegistry {
+  return typeof (registry as Partial<CallingRegistry>).complete === "function";
 }
 
 /**

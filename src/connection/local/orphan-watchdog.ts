@@ -11,6 +11,7 @@
  * there are no process groups to hand over, and no watchdog.
  */
 import { type ChildProcessByStdio, spawn } from "node:child_process";
+import * as path from "node:path";
 import type { Writable } from "node:stream";
 import { packageFile } from "../../common/package-files.ts";
 import { NPM_ROLLBACK_MS, OWNER_TOKEN, processStartTime } from "./process-tree.ts";
@@ -76,9 +77,23 @@ export class OrphanWatchdog {
     // A group's id is not handed out again while the group has members; a lone process's pid can be, at any time.
     if (!known && kind === "process") return NOT_WATCHED;
     const key = `${KIND_LETTER[kind]} ${pid}`;
-    const target = { line: `+ ${key} ${known ? start : "-"}\n` };
+    return this.add(key, `+ ${key} ${known ? start : "-"}\n`);
+  }
+
+  /**
+   * Hands the watchdog a file or directory that is to go with pi once nothing of pi's runs, if it is empty then: a mount
+   * point the sandbox library made (it removes its own at pi's exit, which a killed pi never reaches). A path the
+   * watchdog's line could not carry as it is (a line break, a space at either end) is not watched.
+   */
+  watchPath(file: string): Watch {
+    if (!this.enabled || !path.isAbsolute(file) || file.includes("\n") || file.trim() !== file) return NOT_WATCHED;
+    return this.add(`f ${file}`, `+ f ${file}\n`);
+  }
+
+  private add(key: string, line: string): Watch {
+    const target = { line };
     this.targets.set(key, target);
-    if (this.child) this.write(target.line);
+    if (this.child) this.write(line);
     else this.start();
     return { forget: () => this.forget(key, target) };
   }

@@ -13,6 +13,8 @@
 #   + q                  pi is quitting and has ended its servers' input: at end of input they get $1 seconds to
 #                        exit on their own before SIGTERM, as pi's own close gives them (pi does not wait that long)
 #   - q                  pi did not end after all (a new session started in the same process)
+#   + f <path>           a file or directory the sandbox library made, empty, as a mount point: removed at the end if
+#                        still empty (the library removes it at pi's exit, which a killed pi never reaches); - f forgets
 # At end of input every watched target that is still the one pi meant, and every process of this user that carries
 # the mark (Linux), gets SIGTERM; whatever is left after $1 seconds (default 2), or carries the mark by then, gets
 # SIGKILL. Then the script exits. A group in which npm is installing a package for npx gets $2 seconds (default 30):
@@ -31,6 +33,10 @@ case $rollback in '' | *[!0-9]*) rollback=30 ;; esac
 targets=
 mark=
 quitting=
+nl='
+'
+# The mount points, one per line, newest first: a later sandbox makes its own inside an earlier one's directory.
+paths=
 
 # A pid pi may name: digits, no leading zero, at most 9 of them, above 1 (never `kill -1`, all our processes), not us.
 valid_pid() {
@@ -98,9 +104,21 @@ add_marked() {
   done
 }
 
-while read -r op kind id start; do
+while read -r op kind rest; do
+  set -- $rest
+  id=${1-}
+  start=${2-}
   case $kind in
     g | p) ;;
+    f)
+      kept=
+      IFS=$nl
+      for q in $paths; do [ "$q" = "$rest" ] || kept="$kept$q$nl"; done
+      unset IFS
+      paths=$kept
+      case $op:$rest in +:/?*) paths="$rest$nl$paths" ;; esac
+      continue
+      ;;
     q)
       if [ "$op" = + ]; then quitting=1; else quitting=; fi
       continue
@@ -194,14 +212,29 @@ wait_victims() {
   done
 }
 
+# Removes the mount points still empty (never through a symlink), once nothing of pi's sandboxes runs, and exits.
+leave() {
+  IFS=$nl
+  for q in $paths; do
+    if [ -L "$q" ]; then
+      :
+    elif [ -f "$q" ]; then
+      [ -s "$q" ] || rm -f -- "$q"
+    elif [ -d "$q" ]; then
+      rmdir -- "$q" 2>/dev/null
+    fi
+  done
+  exit 0
+}
+
 # pi is gone.
 add_marked
 collect
-[ -n "$victims" ] || exit 0
+[ -n "$victims" ] || leave
 npm_installing
 if [ -n "$quitting" ] && [ -z "$installing" ]; then
   wait_victims "$grace"
-  [ -n "$victims" ] || exit 0
+  [ -n "$victims" ] || leave
 fi
 [ -n "$installing" ] && [ "$rollback" -gt "$grace" ] && grace=$rollback
 for v in $victims; do kill -TERM "$v" 2>/dev/null; done
@@ -213,4 +246,4 @@ for round in 1 2; do
   collect
   for v in $victims; do kill -KILL "$v" 2>/dev/null; done
 done
-exit 0
+leave
