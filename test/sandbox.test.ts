@@ -6,12 +6,13 @@
  * it, so the test fails where the sandbox does not hold. Needs bubblewrap, socat and ripgrep (.ci/run installs them).
  */
 import assert from "node:assert/strict";
-import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { EXTENSION_DIR, restoreEnv, waitFor } from "./helpers.ts";
+import { commandLine, EXTENSION_DIR, isAlive, killIfAlive, restoreEnv, waitFor } from "./helpers.ts";
 import { callOnceInPi } from "./pi-harness.ts";
 import { loopbackListener, PLANTED_KEY, PROBE, sandboxBed } from "./sandbox-bed.ts";
+import { processTree } from "./tmux.ts";
 
 /** pi's environment behind a company proxy that inspects TLS, as its users set it in their shell. */
 const COMPANY_NETWORK = {
@@ -124,6 +125,25 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.ok(dotPi?.isDirectory(), `.pi is ${dotPi ? "a file" : "absent"}`);
     await waitFor(() => !existsSync(path.join(agentDir, "mcp-hub", "hub.lock")), "the hub to exit once idle", 20_000);
     assert.equal(existsSync(path.join(fresh, ".pi")), false, "the placeholder goes with the server");
+  });
+
+  test("a hub killed by SIGKILL while a shared sandboxed server runs leaves no relay and no mount point behind", async () => {
+    const killed = path.join(outside, "killed-hub-project");
+    mkdirSync(killed);
+    const hubDir = path.join(agentDir, "mcp-hub");
+    await probe(true, "killed", { shared: { idleSeconds: 60 }, cwd: killed });
+    const hub = Number(readFileSync(path.join(hubDir, "hub.lock"), "utf8"));
+    const relays = processTree(hub).filter((pid) => commandLine(pid).startsWith("socat UNIX-LISTEN:"));
+    try {
+      assert.ok(relays.length > 0, "the hub's sandbox library relays its proxies");
+      assert.ok(existsSync(path.join(killed, ".pi")), "bubblewrap made its mount points");
+      process.kill(hub, "SIGKILL");
+      await waitFor(() => !relays.some(isAlive), "the relays to be gone", 10_000, 100);
+      await waitFor(() => readdirSync(killed).length === 0, `no mount point left: ${readdirSync(killed)}`, 10_000, 100);
+    } finally {
+      for (const pid of [hub, ...relays]) killIfAlive(pid);
+      rmSync(path.join(hubDir, "hub.lock"), { force: true });
+    }
   });
 
   test('"sandbox": false: the same server reads, writes and connects (so the first test can fail)', async () => {

@@ -15,7 +15,7 @@ import { platformCommand } from "./local/platform-command.ts";
 import { ProcessGroupStdioTransport } from "./local/stdio-transport.ts";
 import type { ResolvedRemote, ResolvedStdio } from "../config/substitute.ts";
 import { privateTempDir, sandboxedStart } from "../sandbox/sandbox-runtime.mjs";
-import { absentMountPoints, watchMountPoints } from "../sandbox/sandbox-leftovers.ts";
+import { watchMountPoints } from "../sandbox/sandbox-leftovers.ts";
 import type { StdioSandbox } from "../sandbox/server-sandbox.ts";
 
 export interface StdioHooks {
@@ -45,9 +45,8 @@ export function createStdioTransport(
     ? () => {
         const policy = sandbox.policy(privateTempDir(sandbox.server));
         sandbox.onStart?.(policy);
-        const points = absentMountPoints(policy);
         const spec = { command, args, env: endpoint.env, cwd: endpoint.cwd };
-        return sandboxedStart(spec, policy, sandbox.onViolation).then((start) => (watchMountPoints(points), start));
+        return sandboxedStart(spec, policy, sandbox.onViolation).then((start) => watchMountPoints(start));
       }
     : undefined;
   const transport = new ProcessGroupStdioTransport({

@@ -4,12 +4,11 @@
  * and the empty files and directories bubblewrap makes in the project as mount points for a denied path that is not
  * there (`.bashrc`, `.vscode/`, …). The library ends the one and removes the other at its reset or pi's exit.
  */
-import { existsSync, readFileSync } from "node:fs";
-import * as path from "node:path";
+import { readFileSync } from "node:fs";
 import type { SandboxManager } from "@anthropic-ai/sandbox-runtime";
 import { orphanWatchdog, type Watch } from "../connection/local/orphan-watchdog.ts";
 import { listProcesses } from "../connection/local/process-tree.ts";
-import type { SandboxPolicy } from "./sandbox-policy.ts";
+import type { SandboxedStart } from "./sandbox-runtime.mjs";
 
 let relays: Watch[] | undefined;
 let mountPoints: Watch[] = [];
@@ -22,22 +21,10 @@ export function watchSandboxRelays(library: typeof SandboxManager): void {
   relays = found.map((p) => orphanWatchdog.watch("process", p.pid, p.start));
 }
 
-/**
- * Where bubblewrap will make a mount point for a start under `policy`: the first missing part of each denied path that
- * is not there, where the server may write (elsewhere nothing can be made, and nothing is needed). Asked before the
- * start, as the library asks: only a path absent then is one it made.
- */
-export function absentMountPoints(policy: SandboxPolicy): string[] {
-  if (process.platform !== "linux") return [];
-  const { allowWrite, denyRead, denyWrite } = policy.filesystem;
-  const below = (p: string) => allowWrite.some((dir) => p.startsWith(`${dir}/`));
-  const points = [...denyWrite, ...denyRead].filter(below).map(firstMissing);
-  return [...new Set(points.filter((p): p is string => p !== undefined && below(p)))];
-}
-
-/** Hands the mount points of a start that has been set up to the watchdog: removed if pi is killed, when empty. */
-export function watchMountPoints(points: readonly string[]): void {
-  mountPoints.push(...points.map((p) => orphanWatchdog.watchPath(p)));
+/** Hands the mount points of a start to the watchdog (removed if pi is killed, when empty); returns the start. */
+export function watchMountPoints<T extends SandboxedStart>(start: T): T {
+  mountPoints.push(...start.mountPoints.map((p) => orphanWatchdog.watchPath(p)));
+  return start;
 }
 
 /** The library was reset: its relays have ended, its mount points are gone. */
@@ -46,10 +33,6 @@ export function forgetSandboxLeftovers(): void {
   relays = undefined;
   mountPoints = [];
 }
-
-/** The outermost part of `p` that is not there (`p` itself, or a directory above it); undefined if `p` is. */
-const firstMissing = (p: string): string | undefined =>
-  existsSync(p) ? undefined : existsSync(path.dirname(p)) ? p : firstMissing(path.dirname(p));
 
 /** Whether one of `pid`'s arguments begins with `start`. */
 function readsAs(pid: number, start: string): boolean {

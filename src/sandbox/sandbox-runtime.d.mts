@@ -13,6 +13,8 @@ export interface SpawnSpec {
 export interface SandboxedStart extends SpawnSpec {
   /** The id the library files this server's refusals under. */
   commandId: string;
+  /** The empty files and directories bubblewrap makes on the host for this start, to be removed if this process dies. */
+  mountPoints: string[];
   release(): void;
 }
 

@@ -12,7 +12,7 @@
  * (../connection/hub/hub.mjs), runs shared servers in their sandboxes with this same code.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 
@@ -123,6 +123,7 @@ async function wrap(spec, policy, onViolation) {
     for (const d of newDenied) denied.add(d);
     manager.updateConfig(globalConfig());
   }
+  const mountPoints = absentMountPoints(policy);
   // 128 random bits: the library binds a connection to this list by the id its proxy settings carry.
   const commandId = randomBytes(16).toString("base64url");
   const line = [`TMPDIR=${shellQuote(policy.tempDir)}`, "exec", ...[spec.command, ...spec.args].map(shellQuote)].join(
@@ -157,6 +158,7 @@ async function wrap(spec, policy, onViolation) {
     env: { SHLVL: "1", ...spec.env, ...added },
     cwd: spec.cwd,
     commandId,
+    mountPoints,
     release() {
       if (released) return;
       released = true;
@@ -167,6 +169,24 @@ async function wrap(spec, policy, onViolation) {
     },
   };
 }
+
+/**
+ * Where bubblewrap makes an empty file or directory on the host as a mount point for a start under `policy` (the
+ * library removes them at its reset or this process's exit, which a killed process never reaches): the first missing
+ * part of each denied path, where the server may write (elsewhere nothing can be made, nor needs to be). Asked before
+ * the start, as the library asks: only a path absent then is one it makes.
+ */
+function absentMountPoints(policy) {
+  if (process.platform !== "linux") return [];
+  const { allowWrite, denyRead, denyWrite } = policy.filesystem;
+  const below = (p) => allowWrite.some((dir) => p.startsWith(`${dir}/`));
+  const points = [...denyWrite, ...denyRead].filter(below).map(firstMissing);
+  return [...new Set(points.filter((p) => p !== undefined && below(p)))];
+}
+
+/** The outermost part of `p` that is not there (`p` itself, or a directory above it); undefined if `p` is. */
+const firstMissing = (p) =>
+  existsSync(p) ? undefined : existsSync(path.dirname(p)) ? p : firstMissing(path.dirname(p));
 
 /**
  * Calls `onLine` with each violation the library records for `commandId` from now on (a host its proxy denied). The

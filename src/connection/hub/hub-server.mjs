@@ -23,11 +23,12 @@ const BACKGROUND = new Set([
   // A 2026-07-28 session keeps one open for as long as it lasts.
   "subscriptions/listen",
 ]);
-const OWNER_ENV = "MCP_BRIDGE_OWNER";
+export const OWNER_ENV = "MCP_BRIDGE_OWNER";
 const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
 /** The first part of every server's `MCP_BRIDGE_OWNER` value, as each pi has its own. */
 export const ownerToken = randomBytes(16).toString("hex");
-let nextOwner = 0;
+/** 0 is the hub's own, for what it starts with its environment. */
+let nextOwner = 1;
 
 /** A line-per-message reader over a stream, a line bounded by `max()` bytes. */
 export function lines(stream, max, onLine, onTooLong) {

@@ -3,7 +3,8 @@
  * The hub's own orphan watchdog: the same script each pi runs (../local/watchdog.sh), told the process group of each
  * server the hub starts and the hub's mark, so that if the hub dies however it dies (SIGKILL included), its servers and
  * what they started end with it rather than run on adopted by pid 1. A server that ends when its stdin closes needs
- * none of this; one that ignores that does. POSIX only; on Windows it does nothing.
+ * none of this; one that ignores that does. So do the sandbox library's leftovers: its relays, which carry the hub's
+ * mark, and the empty mount points bubblewrap made. POSIX only; on Windows it does nothing.
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -18,6 +19,8 @@ export class HubWatchdog {
     this.token = token;
     /** @type {import("node:child_process").ChildProcessByStdio<import("node:stream").Writable, null, null> | undefined} */
     this.child = undefined;
+    /** @type {Set<string>} */
+    this.paths = new Set();
     if (process.platform === "win32") return;
     // A session of its own: a signal to the hub's group does not reach it.
     const child = spawn("/bin/sh", [SCRIPT, String(GRACE_SECONDS)], {
@@ -39,6 +42,19 @@ export class HubWatchdog {
 
   forget(pgid) {
     this.write(`- g ${pgid}\n`);
+  }
+
+  /** A mount point a server's sandbox made (../../sandbox/sandbox-runtime.mjs): removed, if empty, when the hub dies. */
+  watchPath(file) {
+    if (file.includes("\n") || file.trim() !== file) return;
+    this.paths.add(file);
+    this.write(`+ f ${file}\n`);
+  }
+
+  /** The sandbox library was reset: it removed its mount points itself. */
+  forgetPaths() {
+    for (const file of this.paths) this.write(`- f ${file}\n`);
+    this.paths.clear();
   }
 
   /** The hub ends on purpose, its servers stopped: the watchdog exits with nothing to do. */

@@ -22,7 +22,7 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
-import { lines, ownerToken, send, SharedServer, STOP_GRACE_MS } from "./hub-server.mjs";
+import { lines, OWNER_ENV, ownerToken, send, SharedServer, STOP_GRACE_MS } from "./hub-server.mjs";
 import { HubWatchdog } from "./hub-watchdog.mjs";
 import { sandboxedStart, sandboxIdle } from "../../sandbox/sandbox-runtime.mjs";
 
@@ -167,10 +167,14 @@ function serverFor(key, spec, sandbox, idleMs) {
   pending = (async () => {
     const violation = (text) => servers.get(key)?.broadcast({ hub: "violation", line: text });
     const launch = sandbox ? await sandboxedStart(spec, sandbox, violation) : { ...spec, release() {} };
+    for (const file of launch.mountPoints ?? []) watchdog?.watchPath(file);
     const onEnded = (ended) => {
       launch.release();
       // The sandbox library's proxies stop once no sandboxed server runs here.
-      if (sandbox) sandboxIdle().catch(() => undefined);
+      if (sandbox)
+        sandboxIdle()
+          .then((reset) => reset && watchdog?.forgetPaths())
+          .catch(() => undefined);
       forget(ended);
     };
     const server = new SharedServer(key, launch, idleMs, { log, onEnded, watchdog });
@@ -222,6 +226,8 @@ function serve() {
   fs.chmodSync(dir, 0o700);
   if (!takeLock()) return process.exit(0);
   watchdog = new HubWatchdog(ownerToken);
+  // What the hub starts with its own environment (the sandbox library's relays) carries its mark, and ends with it.
+  process.env[OWNER_ENV] = `${ownerToken}-0`;
   if (process.platform !== "win32") fs.rmSync(SOCKET, { force: true });
   listener = net.createServer((socket) => {
     sessionCount++;
