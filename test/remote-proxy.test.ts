@@ -3,55 +3,16 @@
  * requests in absolute form) in front of the Streamable HTTP fixture, whose host name only the proxy can reach.
  */
 import assert from "node:assert/strict";
-import { createServer, request } from "node:http";
-import { type AddressInfo, connect } from "node:net";
 import { describe, test } from "node:test";
 import { startStreamableHttp } from "./fixtures/http-servers.ts";
+import { forwardProxy } from "./forward-proxy.ts";
 import { connectionFor, restoreEnv } from "./helpers.ts";
 import { runTool, toolsOf } from "./pi-tools.ts";
-
-/** A proxy that takes every host to `port` on 127.0.0.1, and the hosts it was asked for. */
-async function proxyTo(port: number) {
-  const asked: string[] = [];
-  const proxy = createServer((req, res) => {
-    const target = new URL(req.url ?? "/");
-    asked.push(target.host);
-    const upstream = request(
-      { host: "127.0.0.1", port, path: target.pathname + target.search, method: req.method, headers: req.headers },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    upstream.on("error", () => res.destroy());
-    req.pipe(upstream);
-  });
-  proxy.on("connect", (req, client, head) => {
-    asked.push(req.url ?? "");
-    const upstream = connect(port, "127.0.0.1", () => {
-      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-      upstream.write(head);
-      upstream.pipe(client);
-      client.pipe(upstream);
-    });
-    upstream.on("error", () => client.destroy());
-    client.on("error", () => upstream.destroy());
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
-    asked,
-    close: () => {
-      proxy.closeAllConnections();
-      return new Promise((resolve) => proxy.close(resolve));
-    },
-  };
-}
 
 describe("remote servers through pi's proxy", { timeout: 60_000 }, () => {
   test("HTTP_PROXY: a host only the proxy reaches connects through it; a loopback one is reached directly", async () => {
     const server = await startStreamableHttp();
-    const proxy = await proxyTo(server.port);
+    const proxy = await forwardProxy(server.port);
     const saved = { ...process.env };
     for (const name of ["NO_PROXY", "no_proxy", "http_proxy", "HTTPS_PROXY", "https_proxy"]) delete process.env[name];
     process.env.HTTP_PROXY = proxy.url;

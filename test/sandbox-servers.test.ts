@@ -12,6 +12,7 @@ import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { within } from "../src/common/wait.ts";
 import { EXIT_PATHS, startDoubleForkPi } from "./double-fork-pi.ts";
+import { forwardProxy } from "./forward-proxy.ts";
 import {
   commandLine,
   EXTENSION_DIR,
@@ -111,6 +112,28 @@ describe(`sandboxed reference servers in pi ${PI_LINE}`, { timeout: 300_000 }, (
     assert.equal(result.isError, false, result.text);
     assert.match(readFileSync(memoryFile, "utf8"), /sandboxed-npx/);
     assert.ok(existsSync(path.join(home.dir, ".npm", "_cacache")), "npx filled its cache in the home directory");
+  });
+
+  test("behind a company proxy (pi's HTTPS_PROXY), the sandbox's proxy reaches the registry through it", async () => {
+    const proxy = await forwardProxy();
+    const saved = { ...process.env };
+    for (const name of ["HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"]) delete process.env[name];
+    process.env.HTTPS_PROXY = process.env.https_proxy = proxy.url;
+    try {
+      const entry = {
+        command: "npx",
+        args: ["-y", "@modelcontextprotocol/server-memory"],
+        cwd: project,
+        sandbox: true,
+      };
+      const result = await callIn("memory", entry, "read_graph", {});
+      assert.equal(result.isError, false, result.text);
+      // npx asks the registry for the package's latest version, cache or not.
+      assert.ok(proxy.asked.includes("registry.npmjs.org:443"), `the proxy was asked for: ${proxy.asked.join(" ")}`);
+    } finally {
+      restoreEnv(saved);
+      await proxy.close();
+    }
   });
 });
 
