@@ -44,7 +44,7 @@ export class HubWatchdog {
     this.write(`- g ${pgid}\n`);
   }
 
-  /** A mount point a server's sandbox made (../../sandbox/sandbox-runtime.mjs): removed, if empty, when the hub dies. */
+  /** A mount point a server's sandbox made (../../sandbox/sandbox-runtime.mjs): removed at the hub's death if empty. */
   watchPath(file) {
     if (file.includes("\n") || file.trim() !== file) return;
     this.paths.add(file);

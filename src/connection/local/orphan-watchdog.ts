@@ -81,9 +81,9 @@ export class OrphanWatchdog {
   }
 
   /**
-   * Hands the watchdog a file or directory that is to go with pi once nothing of pi's runs, if it is empty then: a mount
-   * point the sandbox library made (it removes its own at pi's exit, which a killed pi never reaches). A path the
-   * watchdog's line could not carry as it is (a line break, a space at either end) is not watched.
+   * Hands the watchdog a file or directory to remove once nothing of pi's runs, if it is empty then: a mount point the
+   * sandbox library made (it removes its own at pi's exit, which a killed pi never reaches). A path the watchdog's line
+   * could not carry as it is (a line break, a space at either end) is not watched.
    */
   watchPath(file: string): Watch {
     if (!this.enabled || !path.isAbsolute(file) || file.includes("\n") || file.trim() !== file) return NOT_WATCHED;
