@@ -7,7 +7,7 @@ import { test } from "node:test";
 import { currentBundle } from "./fixture-bundle.ts";
 import { tempDir } from "./helpers.ts";
 
-test("a fixture's bundle is used as it is while its files are unchanged, and built again when one of them changed or it is gone", () => {
+test("a fixture's bundle is used as it is while its files are unchanged, and built again when one of them changed (also while it was built) or it is gone", () => {
   const tmp = tempDir("mcp-bridge-fixture-bundle-");
   const cleanups: string[] = [];
   try {
@@ -28,6 +28,12 @@ test("a fixture's bundle is used as it is while its files are unchanged, and bui
     const later = new Date(statSync(part).mtimeMs + 5_000);
     utimesSync(part, later, later);
     assert.equal(run(currentBundle(source)), "two");
+    // A file whose time of change is after the build began (changed while esbuild read it) is not taken as built.
+    const meanwhile = new Date(Date.now() + 60_000);
+    utimesSync(part, meanwhile, meanwhile);
+    currentBundle(source);
+    appendFileSync(bundle, "// built before the change\n");
+    assert.doesNotMatch(readFileSync(currentBundle(source), "utf8"), /built before the change/);
     // A bundle removed by hand (its list of inputs left behind) is built again.
     rmSync(bundle);
     assert.equal(run(currentBundle(source)), "two");

@@ -36,6 +36,7 @@ export function currentBundle(source: string): string {
 }
 
 function build(source: string, out: string): void {
+  const started = Date.now();
   const { outputFiles, metafile } = buildSync({
     entryPoints: [source],
     bundle: true,
@@ -55,8 +56,11 @@ function build(source: string, out: string): void {
   if (!file) throw new Error(`esbuild made nothing of ${source}`);
   mkdirSync(DIR, { recursive: true });
   if (readOr(out) !== file.text) writeWhole(out, file.text);
-  const inputs = [...Object.keys(metafile.inputs), path.relative(ROOT, BUILDER)];
-  writeWhole(`${out}.inputs.json`, JSON.stringify(stamps(inputs)));
+  const inputs = stamps([...Object.keys(metafile.inputs), path.relative(ROOT, BUILDER)]);
+  // A file changed while esbuild read it may be in the bundle as it was before: a stamp no file has makes the next look
+  // build again.
+  for (const [input, [, changed]] of Object.entries(inputs)) if (changed >= started) inputs[input] = [-1, -1];
+  writeWhole(`${out}.inputs.json`, JSON.stringify(inputs));
 }
 
 /** True when the bundle `out` is there and the stamps listed beside it are the files' now: none changed, none gone. */
