@@ -28,6 +28,7 @@ import {
   readLog,
   REPO_ROOT,
   tempDir,
+  testBridge,
   waitFor,
 } from "./helpers.ts";
 import { runTool } from "./pi-tools.ts";
@@ -38,15 +39,10 @@ function write(file: string, text: string): void {
 }
 
 function makeBridge(root: string, extraPath?: string, options: Partial<BridgeOptions> = {}): McpBridge {
-  return new McpBridge({
-    projectRoot: path.join(root, "project"),
+  return testBridge(path.join(root, "project"), {
     agentDir: path.join(root, "agent"),
     bundledPath: path.join(root, "bundled", "mcp.json"),
     extraPath,
-    env: process.env,
-    clientInfo: { name: "test", version: "0" },
-    // These tests look at servers once start() returns; the startup budget has its own test.
-    startupBudgetMs: 60_000,
     ...options,
   });
 }

@@ -19,7 +19,7 @@ import type { ConfigSource } from "../src/config/types.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { type ConnectionOptions, ServerConnection } from "../src/connection/server-connection.ts";
 import { startStreamableHttp } from "./fixtures/http-servers.ts";
-import { connectionFor, fixtureEntry, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { connectionFor, fixtureEntry, isAlive, REPO_ROOT, tempDir, testBridge, waitFor } from "./helpers.ts";
 import { runTool, toolsOf } from "./pi-tools.ts";
 
 const run = randomBytes(4).toString("hex");
@@ -214,13 +214,9 @@ describe(
         path.join(agentDir, "mcp.json"),
         JSON.stringify({ mcpServers: { mine: withCommand(userMarker, `user-output-${run}`) } }),
       );
-      bridge = new McpBridge({
-        projectRoot,
+      bridge = testBridge(projectRoot, {
         agentDir,
         bundledPath: path.join(REPO_ROOT, "mcp.json"),
-        env: process.env,
-        clientInfo: { name: "test", version: "0" },
-        startupBudgetMs: 60_000,
         logger,
         projectTrust: new ProjectTrust(projectRoot, new TrustStore(path.join(agentDir, "mcp-bridge", "trust.json"))),
       });

@@ -7,15 +7,12 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
-import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import type { DevWatchStatus } from "../src/bridge/dev-restarts.ts";
-import { McpBridge } from "../src/bridge/mcp-bridge.ts";
 import { LogFile } from "../src/common/log-file.ts";
 import { within } from "../src/common/wait.ts";
 import { globBase, globTest, watchFiles } from "../src/connection/local/dev-watch.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
-import { ToolRegistry } from "../src/pi/tool-registry.ts";
-import { fixtureEntry, tempDir, TEST_SOURCE, waitFor } from "./helpers.ts";
+import { fixtureEntry, registeredTools, tempDir, TEST_SOURCE, testBridge, waitFor } from "./helpers.ts";
 import { runTool } from "./pi-tools.ts";
 
 describe("dev.watch", { timeout: 60_000 }, () => {
@@ -147,21 +144,8 @@ async function withDevServer(globs: string[], layout: (root: string) => void, ru
   writeFileSync(path.join(projectRoot, ".pi", "mcp.json"), JSON.stringify({ mcpServers: { dev: server } }));
   const logPath = path.join(tmp.dir, "mcp.log");
   const logger = new LogFile(logPath, { maxBytes: 256 * 1024 });
-  const bridge = new McpBridge({
-    projectRoot,
-    agentDir: path.join(tmp.dir, "agent"),
-    bundledPath: path.join(tmp.dir, "bundled.json"),
-    env: process.env,
-    clientInfo: { name: "test", version: "0" },
-    logger,
-    startupBudgetMs: 60_000,
-  });
-  const tools = new Map<string, ToolDefinition>();
-  const registry = new ToolRegistry(
-    (def) => tools.set(def.name, def as ToolDefinition),
-    (name) => bridge.connection(name),
-  );
-  bridge.onTools((connection, list) => registry.syncServer(connection, list));
+  const bridge = testBridge(tmp.dir, { projectRoot, logger });
+  const { tools } = registeredTools(bridge);
   const pid = async () => (await runTool(tools.get("mcp_dev_pid"), {})).text;
   const log = async () => {
     logger.flush();

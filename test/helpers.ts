@@ -15,6 +15,9 @@ import { loadLayeredConfig } from "../src/config/files.ts";
 import { needsTrust, withAnswer } from "../src/trust/trust-rules.ts";
 import { TrustStore } from "../src/trust/trust-store.ts";
 import { type ConnectionOptions, ServerConnection } from "../src/connection/server-connection.ts";
+import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
+import { type BridgeOptions, McpBridge } from "../src/bridge/mcp-bridge.ts";
+import { ToolRegistry } from "../src/pi/tool-registry.ts";
 import { bundledFixture } from "./fixture-bundle.ts";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -247,4 +250,32 @@ export function busRecorder(dir: string, channels: readonly string[]): { path: s
     }`,
   );
   return { path: file, events: () => ((globalThis as Record<string, unknown>)[key] as BusEvent[] | undefined) ?? [] };
+}
+
+/**
+ * A bridge as a test builds one: the project in `dir`, its agent dir below it, no bundled config, pi's environment,
+ * and a start that waits for every server (the startup budget has tests of its own). `options` adds the config files
+ * and what the test looks at.
+ */
+export function testBridge(dir: string, options: Partial<BridgeOptions> = {}): McpBridge {
+  return new McpBridge({
+    projectRoot: dir,
+    agentDir: path.join(dir, "agent"),
+    bundledPath: path.join(dir, "bundled.json"),
+    env: process.env,
+    clientInfo: { name: "test", version: "0" },
+    startupBudgetMs: 60_000,
+    ...options,
+  });
+}
+
+/** `bridge`'s tools, registered as pi's session registers them, kept current; `tools` has them by their pi names. */
+export function registeredTools(bridge: McpBridge): { tools: Map<string, ToolDefinition>; registry: ToolRegistry } {
+  const tools = new Map<string, ToolDefinition>();
+  const registry = new ToolRegistry(
+    (def) => tools.set(def.name, def as ToolDefinition),
+    (name) => bridge.connection(name),
+  );
+  bridge.onTools((connection, list) => registry.syncServer(connection, list));
+  return { tools, registry };
 }

@@ -8,18 +8,25 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
-import { McpBridge } from "../src/bridge/mcp-bridge.ts";
 import type { EventSink } from "../src/common/events.ts";
 import { LogFile } from "../src/common/log-file.ts";
 import { MAX_CONNECTIONS_PER_SERVER, ServerPool } from "../src/connection/http/http-pool.ts";
 import { inRequestScope } from "../src/connection/http/request-scope.ts";
 import { serverRows } from "../src/pi/server-rows.ts";
 import { formatStartupSummary } from "../src/pi/status-format.ts";
-import { ToolRegistry } from "../src/pi/tool-registry.ts";
 import { startHostileHttp } from "./fixtures/hostile-http.ts";
 import { startSse } from "./fixtures/http-servers.ts";
-import { connectFailure, connectionFor, fixtureEntry, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import {
+  connectFailure,
+  connectionFor,
+  fixtureEntry,
+  readLog,
+  registeredTools,
+  REPO_ROOT,
+  tempDir,
+  testBridge,
+  waitFor,
+} from "./helpers.ts";
 import { runTool } from "./pi-tools.ts";
 import { bundledFixture } from "./fixture-bundle.ts";
 
@@ -59,22 +66,8 @@ async function twoServers(bad: Record<string, unknown>, options: { logger?: bool
   writeFileSync(path.join(projectRoot, ".pi", "mcp.json"), JSON.stringify(config));
   const logPath = path.join(tmp.dir, "mcp.log");
   const logger = options.logger ? new LogFile(logPath, { maxBytes: 256 * 1024 }) : undefined;
-  const bridge = new McpBridge({
-    projectRoot,
-    agentDir: path.join(tmp.dir, "agent"),
-    bundledPath: path.join(tmp.dir, "bundled.json"),
-    env: process.env,
-    clientInfo: { name: "test", version: "0" },
-    events: rec.sink,
-    logger,
-    startupBudgetMs: 60_000,
-  });
-  const tools = new Map<string, ToolDefinition>();
-  const registry = new ToolRegistry(
-    (def) => tools.set(def.name, def as ToolDefinition),
-    (name) => bridge.connection(name),
-  );
-  bridge.onTools((connection, list) => registry.syncServer(connection, list));
+  const bridge = testBridge(tmp.dir, { projectRoot, events: rec.sink, logger });
+  const { tools, registry } = registeredTools(bridge);
   await bridge.start();
   return {
     bridge,

@@ -10,7 +10,6 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
-import { McpBridge } from "../src/bridge/mcp-bridge.ts";
 import { within } from "../src/common/wait.ts";
 import { OrphanWatchdog, orphanWatchdog, WATCHDOG_SCRIPT } from "../src/connection/local/orphan-watchdog.ts";
 import {
@@ -30,6 +29,7 @@ import {
   readLog,
   REPO_ROOT,
   tempDir,
+  testBridge,
   waitFor,
 } from "./helpers.ts";
 import { PI_LINE } from "./pi-line.ts";
@@ -419,15 +419,7 @@ describe("the orphan watchdog", { timeout: 120_000 }, () => {
     const tmp = tempDir();
     const config = path.join(tmp.dir, "mcp.json");
     writeFileSync(config, JSON.stringify({ mcpServers: { stubborn: fixtureEntry("stubborn") } }));
-    const bridge = new McpBridge({
-      projectRoot: tmp.dir,
-      agentDir: path.join(tmp.dir, "agent"),
-      bundledPath: path.join(tmp.dir, "none.json"),
-      extraPath: config,
-      env: process.env,
-      clientInfo: { name: "test", version: "0" },
-      startupBudgetMs: 60_000,
-    });
+    const bridge = testBridge(tmp.dir, { extraPath: config });
     try {
       await bridge.start();
       const pid = bridge.connections.get("stubborn")?.pid;

@@ -12,7 +12,6 @@ import { describe, test } from "node:test";
 import type { Root } from "@modelcontextprotocol/sdk/types.js";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
 import type { LogRecord } from "../src/common/log-file.ts";
-import { McpBridge } from "../src/bridge/mcp-bridge.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { describeForTrust, trustFingerprint } from "../src/trust/trust-rules.ts";
 import { clientCapabilities, directoryRoot } from "../src/connection/mcp-client.ts";
@@ -22,8 +21,9 @@ import {
   FILESYSTEM_SERVER,
   fixtureEntry,
   readLog,
-  TEST_SOURCE,
   tempDir,
+  TEST_SOURCE,
+  testBridge,
   waitFor,
 } from "./helpers.ts";
 import { runTool, toolsOf } from "./pi-tools.ts";
@@ -69,15 +69,7 @@ describe("roots", { timeout: 120_000 }, () => {
     );
     // A host that gives its own roots, and moves them.
     let roots: Root[] = [directoryRoot(project)];
-    const bridge = new McpBridge({
-      projectRoot: project,
-      agentDir: path.join(tmp.dir, "agent"),
-      bundledPath: path.join(tmp.dir, "bundled.json"),
-      env: process.env,
-      clientInfo: { name: "test", version: "0" },
-      startupBudgetMs: 60_000,
-      featuresFor: () => ({ roots: () => roots }),
-    });
+    const bridge = testBridge(tmp.dir, { projectRoot: project, featuresFor: () => ({ roots: () => roots }) });
     try {
       await bridge.start();
       const connection = bridge.connection("fixture")!;
