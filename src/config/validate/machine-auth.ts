@@ -60,13 +60,18 @@ type MachineSettings = Pick<
   | (typeof ENTERPRISE_FIELDS)[number]
 >;
 
+type TextKey = (key: (typeof MACHINE_FIELDS)[number]) => string | undefined;
+
 /** A path the bridge can find wherever pi runs: absolute, in the home directory, or from a variable. */
 function isRootedPath(file: string): boolean {
   return /^(~[/\\]|\$\{|\/|[A-Za-z]:[/\\])/.test(file);
 }
 
-/** The machine settings of `auth` (nothing for a browser sign-in); problems go to `errors`, each saying what to change. */
-export function machineSettings(auth: JsonObject, field: string, errors: string[]): MachineSettings {
+/**
+ * The machine settings of `auth` (nothing for a browser sign-in); problems go to `errors`, each saying what to change.
+ * `text` reads a key of `auth` as ./oauth.ts reads its own: a non-empty string, or undefined after an error.
+ */
+export function machineSettings(auth: JsonObject, field: string, text: TextKey, errors: string[]): MachineSettings {
   const grant = auth.grantType;
   if (grant !== undefined && grant !== null && !GRANT_TYPES.includes(grant as GrantType)) {
     errors.push(
@@ -97,13 +102,6 @@ export function machineSettings(auth: JsonObject, field: string, errors: string[
     );
   }
   const settings: MachineSettings = { grantType: grant };
-  const text = (key: (typeof MACHINE_FIELDS)[number]): string | undefined => {
-    const value = auth[key];
-    if (value === undefined || value === null) return undefined;
-    if (typeof value === "string" && value.trim() !== "") return value;
-    errors.push(`\`${field}.${key}\` must be a non-empty string`);
-    return undefined;
-  };
   const hasSecret = auth.clientSecret !== undefined && auth.clientSecret !== null;
   const keyFile = text("privateKeyFile");
   // With a secret, ./oauth.ts already says the secret needs a client id.
@@ -192,7 +190,7 @@ export function machineSettings(auth: JsonObject, field: string, errors: string[
 function enterpriseSettings(
   auth: JsonObject,
   field: string,
-  text: (key: (typeof MACHINE_FIELDS)[number]) => string | undefined,
+  text: TextKey,
   errors: string[],
 ): Partial<Record<(typeof ENTERPRISE_FIELDS)[number], string>> | undefined {
   if (!ENTERPRISE_FIELDS.some((key) => auth[key] !== undefined)) return undefined;

@@ -70,11 +70,9 @@ function oauthSettings(
   const text = (key: string): string | undefined => {
     const value = auth[key];
     if (value === undefined || value === null) return undefined;
-    if (typeof value !== "string" || value.trim() === "") {
-      errors.push(`\`${field}.${key}\` must be a non-empty string`);
-      return undefined;
-    }
-    return value;
+    if (typeof value === "string" && value.trim() !== "") return value;
+    errors.push(`\`${field}.${key}\` must be a non-empty string`);
+    return undefined;
   };
   settings.clientId = text("clientId");
   settings.clientSecret = text("clientSecret");
@@ -111,7 +109,7 @@ function oauthSettings(
   }
   // pi 1.x's keys, and the machine grant's, are set only when written, so an entry without them reads (and hashes
   // for trust) as before.
-  Object.assign(settings, machineSettings(auth, field, errors));
+  Object.assign(settings, machineSettings(auth, field, text, errors));
   const redirect = callbackUrl(auth, field, errors);
   if (redirect !== undefined) settings.callbackUrl = redirect;
   const registration = clientRegistration(auth, settings, field, errors);
