@@ -71,19 +71,16 @@ function clean(name: string): string {
 /** A short name for a server: the telling part of a URL's host or path, or of the package or script a command runs. */
 export function suggestServerName(answers: Pick<AddAnswers, "transport" | "endpoint">): string {
   if (answers.transport === "http") {
-    try {
-      const url = new URL(answers.endpoint);
-      const labels = url.hostname.split(".").filter((l) => !NOISE.has(l) && !/^\d+$/.test(l));
-      const fromHost = labels.length > 1 ? labels[labels.length - 2] : labels[0];
-      const name = clean(
-        fromHost && url.hostname !== "localhost" && url.hostname !== "127.0.0.1"
-          ? fromHost
-          : (url.pathname.split("/").find((p) => p && !NOISE.has(p)) ?? ""),
-      );
-      return name || "remote";
-    } catch {
-      return "remote";
-    }
+    if (!URL.canParse(answers.endpoint)) return "remote";
+    const url = new URL(answers.endpoint);
+    const labels = url.hostname.split(".").filter((l) => !NOISE.has(l) && !/^\d+$/.test(l));
+    const fromHost = labels.length > 1 ? labels[labels.length - 2] : labels[0];
+    const name = clean(
+      fromHost && url.hostname !== "localhost" && url.hostname !== "127.0.0.1"
+        ? fromHost
+        : (url.pathname.split("/").find((p) => p && !NOISE.has(p)) ?? ""),
+    );
+    return name || "remote";
   }
   const base = (word: string) => word.split(/[/\\]/).pop() ?? word;
   const words = splitCommandLine(answers.endpoint).filter(

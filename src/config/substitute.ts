@@ -286,14 +286,12 @@ export function resolveServerConfig(
     errors.push(
       `environment variable ${missing.join(", ")} is not set; set it in the environment pi starts from, or give a default with \${VAR:-value}`,
     );
+  } else if (!URL.canParse(url.value)) {
+    errors.push("`url` is not a valid URL after variable substitution");
   } else {
-    try {
-      const parsed = new URL(url.value);
-      if (parsed.protocol !== "http:" && parsed.protocol !== "https:") errors.push("`url` must use http or https");
-      secrets.push(...urlSecrets(url.value));
-    } catch {
-      errors.push("`url` is not a valid URL after variable substitution");
-    }
+    const { protocol } = new URL(url.value);
+    if (protocol !== "http:" && protocol !== "https:") errors.push("`url` must use http or https");
+    secrets.push(...urlSecrets(url.value));
   }
   return {
     endpoint: errors.length ? undefined : { kind: config.transport, url: url.value, headers },
@@ -347,12 +345,9 @@ export function argSecrets(args: readonly string[]): string[] {
 
 /** The secret parts of a URL: its password and query values. */
 function urlSecrets(text: string): string[] {
-  try {
-    const url = new URL(text);
-    return [...(url.password ? [decodeURIComponent(url.password)] : []), ...url.searchParams.values()];
-  } catch {
-    return [text];
-  }
+  if (!URL.canParse(text)) return [text];
+  const url = new URL(text);
+  return [...(url.password ? [decodeURIComponent(url.password)] : []), ...url.searchParams.values()];
 }
 
 function usable(secrets: string[]): string[] {
@@ -361,10 +356,7 @@ function usable(secrets: string[]): string[] {
 
 /** A URL fit for messages: no credentials, query or fragment. */
 export function displayUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname}`;
-  } catch {
-    return "(invalid URL)";
-  }
+  if (!URL.canParse(url)) return "(invalid URL)";
+  const u = new URL(url);
+  return `${u.protocol}//${u.host}${u.pathname}`;
 }

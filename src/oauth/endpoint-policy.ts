@@ -12,12 +12,8 @@ import { BridgeError } from "../common/errors.ts";
 
 /** Why `url` may not be used for `what` (a name like `token_endpoint`), or undefined when it may. */
 export function endpointProblem(what: string, url: string | URL): string | undefined {
-  let parsed: URL;
-  try {
-    parsed = typeof url === "string" ? new URL(url) : url;
-  } catch {
-    return `the OAuth ${what} is not a valid URL`;
-  }
+  if (typeof url === "string" && !URL.canParse(url)) return `the OAuth ${what} is not a valid URL`;
+  const parsed = typeof url === "string" ? new URL(url) : url;
   if (parsed.protocol === "https:") return undefined;
   if (parsed.protocol === "http:" && isLoopbackHost(parsed.hostname)) return undefined;
   // The scheme and host only: the rest of the address may carry a secret (a code, a client id in a query).

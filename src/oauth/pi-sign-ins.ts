@@ -25,12 +25,8 @@ import type { StoredClient, StoredTokens } from "./storage.ts";
 
 /** The keys pi 1.x may keep a server's state under: by name and URL, and the older one by URL alone. */
 export function piStateKeys(server: string, serverUrl: string): { key: string; legacyKey: string } | undefined {
-  let url: string;
-  try {
-    url = new URL(serverUrl).href;
-  } catch {
-    return undefined;
-  }
+  if (!URL.canParse(serverUrl)) return undefined;
+  const url = new URL(serverUrl).href;
   return { key: `mcp__${server.replace(/-/g, "_")}|${url}`, legacyKey: url };
 }
 

@@ -160,11 +160,7 @@ function fileStem(server: string): string {
 }
 
 function normalizeUrl(url: string): string | undefined {
-  try {
-    return new URL(url).href;
-  } catch {
-    return undefined;
-  }
+  return URL.canParse(url) ? new URL(url).href : undefined;
 }
 
 function sameUrl(a: string, b: string): boolean {

@@ -98,12 +98,8 @@ function argHoldsSecret(arg: string, previous: unknown): boolean {
 }
 
 function urlHoldsSecret(url: string): boolean {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return false;
-  }
+  if (!URL.canParse(url)) return false;
+  const parsed = new URL(url);
   if (parsed.password !== "") return true;
   for (const [name, value] of parsed.searchParams) {
     if ((SECRET_NAME.test(name) && !isPlainValue(value)) || looksLikeSecretValue(value)) return true;

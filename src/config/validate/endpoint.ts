@@ -52,14 +52,10 @@ export function checkUrl(url: string): string | undefined {
       ? undefined
       : `\`url\` must start with http:// or https:// (got ${quoteValue(url)})`;
   }
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return `\`url\` is not a valid URL: ${quoteValue(url)}`;
-  }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    return `\`url\` must use http or https (got ${parsed.protocol.replace(/:$/, "")})`;
+  if (!URL.canParse(url)) return `\`url\` is not a valid URL: ${quoteValue(url)}`;
+  const { protocol } = new URL(url);
+  if (protocol !== "http:" && protocol !== "https:") {
+    return `\`url\` must use http or https (got ${protocol.replace(/:$/, "")})`;
   }
   return undefined;
 }

@@ -21,11 +21,7 @@ export function proxyHint(config: ServerConfig): string | undefined {
  */
 export function signInWaitIn(text: string): string | undefined {
   const url = /authorize this client[^\n]*\n\s*(https?:\/\/\S+)/i.exec(text)?.[1];
-  if (!url) return undefined;
-  try {
-    const page = new URL(url);
-    return `${page.origin}${page.pathname}`;
-  } catch {
-    return undefined;
-  }
+  if (!url || !URL.canParse(url)) return undefined;
+  const page = new URL(url);
+  return `${page.origin}${page.pathname}`;
 }

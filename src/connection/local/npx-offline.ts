@@ -29,12 +29,9 @@ const PROXY_VARS = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"];
 export async function offlineRegistry(env: NpmEnv, setting = npmSettings({ env })): Promise<string | undefined> {
   if (USER_SETTINGS.some((name) => setting(name) !== undefined) || PROXY_VARS.some((name) => env[name]))
     return undefined;
-  let host: string;
-  try {
-    host = new URL(setting("registry") ?? DEFAULT_REGISTRY).hostname;
-  } catch {
-    return undefined;
-  }
+  const registry = setting("registry") ?? DEFAULT_REGISTRY;
+  if (!URL.canParse(registry)) return undefined;
+  const host = new URL(registry).hostname;
   const code = await lookupError(host);
   return code !== undefined && OFFLINE_CODES.has(code) ? host : undefined;
 }
