@@ -18,8 +18,8 @@ import {
   openSync,
   readSync,
   renameSync,
+  rmSync,
   statSync,
-  unlinkSync,
 } from "node:fs";
 import { dirname } from "node:path";
 import { errorMessage } from "./errors.ts";
@@ -286,14 +286,10 @@ export class LogFile implements Logger {
 
   /** Size of the file as it is now (another pi may share it, or it may have been removed), fixing a loose mode. */
   private currentSize(): number {
-    try {
-      const stat = statSync(this.path);
-      if ((stat.mode & 0o077) !== 0) chmodSync(this.path, FILE_MODE);
-      return stat.size;
-    } catch (error) {
-      if (errnoCode(error) === "ENOENT") return 0;
-      throw error;
-    }
+    const stat = statSync(this.path, { throwIfNoEntry: false });
+    if (!stat) return 0;
+    if ((stat.mode & 0o077) !== 0) chmodSync(this.path, FILE_MODE);
+    return stat.size;
   }
 
   private append(data: string): void {
@@ -303,10 +299,7 @@ export class LogFile implements Logger {
 
   /** mcp.log → mcp.log.1 → mcp.log.2 …; the oldest beyond `keep` is overwritten or removed. */
   private rotate(): void {
-    if (this.keep === 0) {
-      this.ignoreMissing(() => unlinkSync(this.path));
-      return;
-    }
+    if (this.keep === 0) return rmSync(this.path, { force: true });
     for (let i = this.keep - 1; i >= 1; i--) {
       this.ignoreMissing(() => renameSync(`${this.path}.${i}`, `${this.path}.${i + 1}`));
     }
