@@ -30,7 +30,7 @@ import { redact } from "../common/redact.ts";
 import { type GrantType, JWT_BEARER_GRANT } from "../config/types.ts";
 import { refuseEndpoints } from "./endpoint-policy.ts";
 import { loadSigningKey } from "./machine-key.ts";
-import { CLIENT_NAME, PersistedProvider, type PersistedOptions } from "./persisted-provider.ts";
+import { CLIENT_NAME, PersistedProvider } from "./persisted-provider.ts";
 import { expiresWithin, toOAuthTokens } from "./storage.ts";
 
 /** A token this close to its expiry is fetched again before it is used: a new one costs one request, and no user. */
@@ -55,10 +55,6 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
   private fetching?: Promise<void>;
   /** What was read from files or obtained on the way (a workload JWT, an ID-JAG): hidden in errors too. */
   private readonly seen: string[] = [];
-
-  constructor(options: PersistedOptions) {
-    super(options);
-  }
 
   /** No redirect: to the SDK, the mark of a non-interactive grant. */
   get redirectUrl(): undefined {
@@ -111,12 +107,7 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
     try {
       key = loadSigningKey(privateKeyFile, signingAlgorithm);
     } catch (error) {
-      const { server } = this.options;
-      throw new BridgeError(
-        "config",
-        server,
-        `MCP server '${server}': ${describeError(error)}; fix \`auth.privateKeyFile\`.`,
-      );
+      throw this.problem("config", `${describeError(error)}; fix \`auth.privateKeyFile\`.`);
     }
     const grant = new PrivateKeyJwtProvider({ ...common, privateKey: key.jwk, algorithm: key.algorithm });
     const kid = keyId ?? (typeof key.jwk.kid === "string" ? key.jwk.kid : undefined);
@@ -154,24 +145,14 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
 
   /** A token kept in a file (read at each use: the platform replaces it in place), trimmed, and hidden from then on. */
   private async secretFile(file: string, key: string, what: string): Promise<string> {
-    const { server } = this.options;
     let text: string;
     try {
       text = (await readFile(file, "utf8")).trim();
     } catch (error) {
-      const code = (error as { code?: unknown }).code;
-      throw new BridgeError(
-        "config",
-        server,
-        `MCP server '${server}': the file ${file} cannot be read (${code === "ENOENT" ? "it does not exist" : describeError(error)}); fix \`auth.${key}\`.`,
-      );
+      const why = (error as { code?: unknown }).code === "ENOENT" ? "it does not exist" : describeError(error);
+      throw this.problem("config", `the file ${file} cannot be read (${why}); fix \`auth.${key}\`.`);
     }
-    if (text === "")
-      throw new BridgeError(
-        "config",
-        server,
-        `MCP server '${server}': the file ${file} is empty; \`auth.${key}\` should hold ${what}.`,
-      );
+    if (text === "") throw this.problem("config", `the file ${file} is empty; \`auth.${key}\` should hold ${what}.`);
     this.secretsSeen(text);
     return text;
   }
@@ -279,21 +260,19 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
   }
 
   redirectToAuthorization(): void {
-    throw new BridgeError(
-      "auth",
-      this.options.server,
-      `MCP server '${this.options.server}': a "client_credentials" client never signs in in a browser.`,
-    );
+    throw this.problem("auth", 'a "client_credentials" client never signs in in a browser.');
   }
 
   saveCodeVerifier(): void {}
 
   codeVerifier(): string {
-    throw new BridgeError(
-      "auth",
-      this.options.server,
-      `MCP server '${this.options.server}': a "client_credentials" client has no sign-in under way.`,
-    );
+    throw this.problem("auth", 'a "client_credentials" client has no sign-in under way.');
+  }
+
+  /** An error of this server's that quotes nothing secret: `text` after the server's name. */
+  private problem(kind: "auth" | "config", text: string): BridgeError {
+    const { server } = this.options;
+    return new BridgeError(kind, server, `MCP server '${server}': ${text}`);
   }
 
   /** Nothing to close: there is no callback server. */
