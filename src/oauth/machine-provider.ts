@@ -269,12 +269,6 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
     throw this.problem("auth", 'a "client_credentials" client has no sign-in under way.');
   }
 
-  /** An error of this server's that quotes nothing secret: `text` after the server's name. */
-  private problem(kind: "auth" | "config", text: string): BridgeError {
-    const { server } = this.options;
-    return new BridgeError(kind, server, `MCP server '${server}': ${text}`);
-  }
-
   /** Nothing to close: there is no callback server. */
   async finishSignIn(): Promise<void> {}
 }

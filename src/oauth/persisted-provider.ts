@@ -12,6 +12,7 @@ import type {
   OAuthDiscoveryState,
   OAuthTokens,
 } from "@modelcontextprotocol/client";
+import { BridgeError } from "../common/errors.ts";
 import type { OAuthSettings } from "../config/types.ts";
 import { knownDiscovery } from "./configured-metadata.ts";
 import { DpopKeys } from "./dpop.ts";
@@ -75,6 +76,12 @@ export abstract class PersistedProvider {
 
   protected stored(): StoredTokens | undefined {
     return this.options.store.tokens(this.options.server, this.options.serverUrl);
+  }
+
+  /** An error of this server's that quotes nothing secret: `text` after the server's name. */
+  protected problem(kind: "auth" | "config", text: string): BridgeError {
+    const { server } = this.options;
+    return new BridgeError(kind, server, `MCP server '${server}': ${text}`);
   }
 
   protected secretsSeen(...values: Array<string | undefined>): void {

@@ -15,7 +15,6 @@ import {
   type OAuthTokens,
   refreshAuthorization,
 } from "@modelcontextprotocol/client";
-import { BridgeError } from "../common/errors.ts";
 import { commandArgument } from "../config/validate/name.ts";
 import { type AuthorizationGrant, CallbackServer, OAuthCallbackError } from "./callback-server.ts";
 import { refuseEndpoints } from "./endpoint-policy.ts";
@@ -226,11 +225,10 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
       record?.importedFrom !== undefined &&
       record.client.client_id === authorizationUrl.searchParams.get("client_id")
     ) {
-      const { server } = this.options;
-      throw new BridgeError(
+      const again = `/mcp auth ${commandArgument(this.options.server)}`;
+      throw this.problem(
         "auth",
-        server,
-        `MCP server '${server}': the sign-in taken over from pi 1.x could not be refreshed. Run /mcp auth ${commandArgument(server)} to sign in here.`,
+        `the sign-in taken over from pi 1.x could not be refreshed. Run ${again} to sign in here.`,
       );
     }
     const handler = this.options.signIn?.();
@@ -283,9 +281,8 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
       this.settings.clientRegistration === "cimd" &&
       state.authorizationServerMetadata?.client_id_metadata_document_supported !== true
     ) {
-      const { server } = this.options;
       const why = `its authorization server does not support Client ID Metadata Documents, and \`clientRegistration\` is "cimd"; use "auto" or "dcr".`;
-      throw new BridgeError("auth", server, `MCP server '${server}': ${why}`);
+      throw this.problem("auth", why);
     }
   }
 
