@@ -142,13 +142,10 @@ export function extractServerEntries(
   source: ConfigSource,
 ): { entries: ServerEntryText[]; problems: ConfigProblem[] } {
   const problems: ConfigProblem[] = [];
+  const problem = (level: ConfigProblem["level"], message: string) => problems.push({ level, source, message });
   const entries: ServerEntryText[] = [];
   if (!isObject(doc)) {
-    problems.push({
-      level: "error",
-      source,
-      message: "the file must hold a JSON object with an `mcpServers` (or `servers`, `mcp`) object",
-    });
+    problem("error", "the file must hold a JSON object with an `mcpServers` (or `servers`, `mcp`) object");
     return { entries, problems };
   }
   for (const key of Object.keys(doc)) {
@@ -157,22 +154,14 @@ export function extractServerEntries(
     const hint = guess
       ? `did you mean \`${guess}\`?`
       : `the keys read here are ${KNOWN_TOP_LEVEL_KEYS.map((k) => `\`${k}\``).join(", ")}`;
-    problems.push({
-      level: "warning",
-      source,
-      message: `unknown top-level key ${quoteValue(key, 60)} is ignored; ${hint}`,
-    });
+    problem("warning", `unknown top-level key ${quoteValue(key, 60)} is ignored; ${hint}`);
   }
   const seen = new Map<string, string>();
   for (const key of SERVER_MAP_KEYS) {
     if (!(key in doc)) continue;
     const map = doc[key];
     if (!isObject(map)) {
-      problems.push({
-        level: "error",
-        source,
-        message: `\`${key}\` must be an object mapping server names to their settings`,
-      });
+      problem("error", `\`${key}\` must be an object mapping server names to their settings`);
       continue;
     }
     for (const [name, entry] of Object.entries(map)) {
