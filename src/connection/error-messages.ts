@@ -86,7 +86,7 @@ function authMessage(ctx: ErrorContext, error: unknown): string {
   if (headerNames.length === 0) {
     fix = `it sends no credentials; add an \`Authorization\` (or API key) header to '${config.name}' in ${where}`;
   } else {
-    fix = `check the ${headerNames.map((h) => `\`${h}\``).join(", ")} ${headerNames.length > 1 ? "headers" : "header"} of '${config.name}' in ${where}`;
+    fix = `check ${headerList(headerNames)} of '${config.name}' in ${where}`;
     if (vars.length)
       fix += ` and that ${[...new Set(vars)].map((v) => `\${${v}}`).join(", ")} holds a valid, unexpired credential`;
   }
@@ -398,22 +398,15 @@ export function waitingNote(ctx: ErrorContext, state: ConnectionState, maxAttemp
 export function notConnectedError(ctx: ErrorContext, state: ConnectionState, maxAttempts: number): BridgeError {
   const { name, transport } = ctx.config;
   const lastError = errorOf(state);
-  if (state.kind === "gaveUp" && state.exhausted) {
-    return new BridgeError(
-      "transport",
-      name,
-      told(ctx, gaveUpMessage(name, state.attempts, lastError, transport === "stdio")),
-    );
-  }
   const suffix =
     inSchedule(state) && "attempt" in state
       ? ` (retrying in the background: attempt ${state.attempt}/${maxAttempts})`
       : "";
-  return new BridgeError(
-    "transport",
-    name,
-    told(ctx, `${lastError ?? `MCP server '${name}' is not connected`}${suffix}`),
-  );
+  const message =
+    state.kind === "gaveUp" && state.exhausted
+      ? gaveUpMessage(name, state.attempts, lastError, transport === "stdio")
+      : `${lastError ?? `MCP server '${name}' is not connected`}${suffix}`;
+  return new BridgeError("transport", name, told(ctx, message));
 }
 
 /** A call to a server switched off in its config. */
