@@ -31,13 +31,20 @@ const AUTH_CHOICES = [
   "OAuth (sign in in the browser)",
 ];
 
-export function scopeChoices(deps: CommandDeps): Array<{ label: string; scope: ConfigScope; path: string }> {
+/** The file new entries go into, as the user picks it (this project's or the user's); undefined when they cancel. */
+export async function askTarget(
+  deps: CommandDeps,
+  ctx: ExtensionCommandContext,
+  title: string,
+): Promise<{ scope: ConfigScope; path: string } | undefined> {
   const project = deps.bridge.sourceOf("project");
   const user = deps.bridge.sourceOf("user");
   const choices: Array<{ label: string; scope: ConfigScope; path: string }> = [];
   if (project) choices.push({ label: `This project (${project.path})`, scope: "project", path: project.path });
   if (user) choices.push({ label: `All projects (${user.path})`, scope: "user", path: user.path });
-  return choices;
+  const labels = choices.map((c) => c.label);
+  const choice = await ctx.ui.select(title, labels);
+  return choices.find((c) => c.label === choice);
 }
 
 const notAVariable = (word: string) =>
@@ -172,12 +179,7 @@ async function saveNewEntry(
   name: string,
   entry: Record<string, unknown>,
 ): Promise<void> {
-  const scopes = scopeChoices(deps);
-  const scopeChoice = await ctx.ui.select(
-    "Save it where?",
-    scopes.map((s) => s.label),
-  );
-  const target = scopes.find((s) => s.label === scopeChoice);
+  const target = await askTarget(deps, ctx, "Save it where?");
   if (!target) return ctx.ui.notify("No server added.", "info");
   const validated = validateServerEntry(name, entry, { scope: target.scope, path: target.path });
   if (!validated.config) {

@@ -17,7 +17,7 @@ import type { ConfigScope } from "../config/types.ts";
 import { setServerEntry } from "../config/write/server-edits.ts";
 import { startWritten } from "./command-add.ts";
 import { type CommandDeps, failed, reportTrust, show } from "./command-context.ts";
-import { scopeChoices } from "./command-config.ts";
+import { askTarget } from "./command-config.ts";
 
 const IMPORT_USAGE = `Usage: /mcp import                      shows what other clients have, and asks what to copy
        /mcp import --all [options]        copies every server found
@@ -133,12 +133,7 @@ async function askChoices(
       if (await ctx.ui.confirm(`Import '${server.name}'?`, describeImport(server))) chosen.push(server);
   }
   if (chosen.length === 0) return void ctx.ui.notify("Nothing imported.", "info");
-  const scopes = scopeChoices(deps);
-  const scopeChoice = await ctx.ui.select(
-    "Save them where?",
-    scopes.map((s) => s.label),
-  );
-  const target = scopes.find((s) => s.label === scopeChoice);
+  const target = await askTarget(deps, ctx, "Save them where?");
   if (!target) return undefined;
   return {
     chosen,
