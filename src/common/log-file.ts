@@ -22,7 +22,7 @@ import {
   statSync,
 } from "node:fs";
 import { dirname } from "node:path";
-import { errorMessage } from "./errors.ts";
+import { codeOf, errorMessage } from "./errors.ts";
 import { stripControls } from "./terminal-text.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -110,10 +110,6 @@ function stringifyFlat(entry: Record<string, unknown>): string | undefined {
     if (typeof value === "string") entry[key] = safeStrings(key, value);
   }
   return JSON.stringify(entry);
-}
-
-function errnoCode(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException | null)?.code;
 }
 
 export class LogFile implements Logger {
@@ -310,7 +306,7 @@ export class LogFile implements Logger {
     try {
       action();
     } catch (error) {
-      if (errnoCode(error) !== "ENOENT") throw error;
+      if (codeOf(error) !== "ENOENT") throw error;
     }
   }
 }

@@ -7,8 +7,7 @@
 import { constants } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import * as path from "node:path";
-import { errorMessage } from "../common/errors.ts";
-import { isObject } from "../common/values.ts";
+import { codeOf, errorMessage } from "../common/errors.ts";
 import { commandArgument } from "../config/validate/name.ts";
 import { findPiSignIn, planPiImport } from "./pi-sign-ins.ts";
 import type { AuthStore } from "./storage.ts";
@@ -25,10 +24,6 @@ const MAX_FILE_BYTES = 4 * 1024 * 1024;
 
 export type PiFileRead = { kind: "missing" } | { kind: "refused"; problem: string } | { kind: "read"; text: string };
 
-function errnoOf(error: unknown): string {
-  return isObject(error) && typeof error.code === "string" ? error.code : "unknown error";
-}
-
 /** The file's text, if it is safe to trust: a regular file, this user's, that neither group nor others can write. */
 export async function readPiAuthFile(file: string): Promise<PiFileRead> {
   let handle: FileHandle;
@@ -36,7 +31,7 @@ export async function readPiAuthFile(file: string): Promise<PiFileRead> {
     // Non-blocking, so a FIFO in the file's place cannot hold the open; it is refused below as not a regular file.
     handle = await open(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
   } catch (error) {
-    const code = errnoOf(error);
+    const code = codeOf(error) ?? "unknown error";
     return code === "ENOENT" ? { kind: "missing" } : { kind: "refused", problem: `it cannot be opened (${code})` };
   }
   try {
@@ -54,7 +49,7 @@ export async function readPiAuthFile(file: string): Promise<PiFileRead> {
     if (info.size > MAX_FILE_BYTES) return { kind: "refused", problem: "it is larger than 4 MiB" };
     return { kind: "read", text: await handle.readFile({ encoding: "utf8" }) };
   } catch (error) {
-    return { kind: "refused", problem: `it cannot be read (${errnoOf(error)})` };
+    return { kind: "refused", problem: `it cannot be read (${codeOf(error) ?? "unknown error"})` };
   } finally {
     await handle.close().catch(() => undefined);
   }

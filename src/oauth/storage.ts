@@ -19,7 +19,7 @@ import { type Static, type TSchema, Type } from "typebox";
 import { Value } from "typebox/value";
 import type { DpopAlg, OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/client";
 import { replaceFile, serialised } from "../common/atomic-file.ts";
-import { isObject } from "../common/values.ts";
+import { codeOf } from "../common/errors.ts";
 import { shortHash } from "../common/text.ts";
 import { ASYMMETRIC_JWS_ALGS } from "../config/types.ts";
 
@@ -179,7 +179,7 @@ function readJson(file: string): unknown {
 
 /** An error naming only the file and the errno code: never the message of the original, nor what was written. */
 function fsError(action: string, file: string, error: unknown): Error {
-  const code = isObject(error) && typeof error.code === "string" ? error.code : "unknown error";
+  const code = codeOf(error) ?? "unknown error";
   return Object.assign(new Error(`cannot ${action} ${file}: ${code}`), { code });
 }
 
@@ -294,7 +294,7 @@ export class AuthStore {
         await unlink(file);
         return true;
       } catch (error) {
-        if (isObject(error) && error.code === "ENOENT") return false;
+        if (codeOf(error) === "ENOENT") return false;
         throw fsError("delete", file, error);
       }
     });
