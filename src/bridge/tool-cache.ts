@@ -114,15 +114,13 @@ export class ToolCache {
         existing !== undefined &&
         existing.server === stored.server &&
         canonicalJson(existing.tools) === canonicalJson(stored.tools);
-      if (unchanged) {
-        // Same tools as on disk: rewriting the file on every connect would only churn it.
-        this.commit(key, stored, entries);
-        return;
+      // Same tools as on disk: rewriting the file on every connect would only churn it.
+      if (!unchanged) {
+        entries.set(key, stored);
+        this.evict(entries, key);
+        await writeVersioned(this.file, FILE_VERSION, { entries: Object.fromEntries(entries) }, 0);
+        this.lastError = undefined;
       }
-      entries.set(key, stored);
-      this.evict(entries, key);
-      await writeVersioned(this.file, FILE_VERSION, { entries: Object.fromEntries(entries) }, 0);
-      this.lastError = undefined;
       this.commit(key, stored, entries);
     } catch (error) {
       this.lastError = `cannot write tool cache ${this.file}: ${errorMessage(error)}`;
