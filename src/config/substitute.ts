@@ -107,12 +107,8 @@ export function isVarReference(inner: string): boolean {
 
 /** The variable names a string refers to (without the project root's). */
 export function findVarRefs(input: string): string[] {
-  const names: string[] = [];
-  for (const match of input.matchAll(VAR_PATTERN)) {
-    const name = match[1] ?? inputVarName(match[2] ?? "");
-    if (!PROJECT_ROOT_VARS.has(name) && !names.includes(name)) names.push(name);
-  }
-  return names;
+  const names = [...input.matchAll(VAR_PATTERN)].map((match) => match[1] ?? inputVarName(match[2] ?? ""));
+  return [...new Set(names.filter((name) => !PROJECT_ROOT_VARS.has(name)))];
 }
 
 /** Every variable a server's config refers to, for status displays (never their values). */

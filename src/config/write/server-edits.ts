@@ -15,12 +15,10 @@ const DEFAULT_MAP_KEY = "mcpServers";
 
 /** The map objects of the file, in `SERVER_MAP_KEYS` order (the order config loading gives them priority in). */
 function serverMaps(doc: Doc): Array<{ key: string; map: Node }> {
-  const maps: Array<{ key: string; map: Node }> = [];
-  for (const key of SERVER_MAP_KEYS) {
+  return SERVER_MAP_KEYS.flatMap((key) => {
     const map = property(doc.root, key)?.children?.[1];
-    if (map?.type === "object") maps.push({ key, map });
-  }
-  return maps;
+    return map?.type === "object" ? [{ key, map }] : [];
+  });
 }
 
 /** Where the file defines server `name`: the first map holding it, as config loading reads it. */

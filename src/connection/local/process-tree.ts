@@ -96,12 +96,10 @@ export function markedProcesses(mark: string): ProcessInfo[] {
 /** A snapshot of the process table (pid, parent, start). Empty where it cannot be read. */
 export function listProcesses(): ProcessInfo[] {
   if (process.platform === "linux") {
-    const out: ProcessInfo[] = [];
-    for (const pid of procPids() ?? []) {
+    return (procPids() ?? []).flatMap((pid) => {
       const stat = readProcStat(pid);
-      if (stat) out.push({ pid, ppid: stat.ppid, start: stat.start });
-    }
-    return out;
+      return stat ? [{ pid, ppid: stat.ppid, start: stat.start }] : [];
+    });
   }
   if (process.platform === "win32") return [];
   try {
