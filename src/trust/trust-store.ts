@@ -40,10 +40,8 @@ function parseAnswers(value: unknown): Map<string, TrustAnswer> {
 
 /** What the file holds; anything unreadable reads as no answers (every server is then asked about again). */
 function parseStore(data: Record<string, unknown> | undefined): Projects {
-  const projects: Projects = new Map();
-  if (!isObject(data?.projects)) return projects;
-  for (const [key, servers] of Object.entries(data.projects)) projects.set(key, parseAnswers(servers));
-  return projects;
+  if (!isObject(data?.projects)) return new Map();
+  return new Map(Object.entries(data.projects).map(([key, servers]) => [key, parseAnswers(servers)]));
 }
 
 function storedProjects(projects: Projects): Record<string, Record<string, TrustAnswer>> {
