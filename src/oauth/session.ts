@@ -7,7 +7,6 @@ import * as os from "node:os";
 import {
   applyMiddlewares,
   auth,
-  type FetchLike,
   isDpopNonceChallenge,
   type Middleware,
   type OAuthTokens,
@@ -15,29 +14,20 @@ import {
 } from "@modelcontextprotocol/client";
 import type { OAuthSettings } from "../config/types.ts";
 import { BridgeError, describeError } from "../common/errors.ts";
-import type { PiImportOutcome } from "./pi-sign-in-import.ts";
-import { BridgeOAuthProvider, type SignInHandler } from "./provider.ts";
+import { BridgeOAuthProvider, type OAuthProviderOptions, type SignInHandler } from "./provider.ts";
 import { isMachineGrant, MachineOAuthProvider } from "./machine-provider.ts";
-import { type AuthStore, toOAuthTokens } from "./storage.ts";
+import { toOAuthTokens } from "./storage.ts";
 import { withGlobalResponses, withSharedRefresh } from "./refresh-dedupe.ts";
 import { type Environment, expandHome, substituteVars } from "../config/substitute.ts";
 import { commandArgument } from "../config/validate/name.ts";
 
-export interface OAuthSessionOptions {
-  server: string;
-  serverUrl: string;
-  settings: OAuthSettings;
+export interface OAuthSessionOptions extends Omit<OAuthProviderOptions, "now" | "signIn"> {
   /** The client secret as a `!command` printed it, used instead of the written one. */
   clientSecret?: string;
   env: Environment;
-  store: AuthStore;
   signIn: () => SignInHandler | undefined;
-  signInTimeoutMs?: number;
-  fetch?: FetchLike;
   /** Told every token, client secret and authorization code handled here, to keep them out of messages. */
   onSecrets?: (values: string[]) => void;
-  mayImport?: () => boolean;
-  onImport?: (outcome: PiImportOutcome) => void;
 }
 
 /** What a server that waits for a sign-in says when it is used. */
