@@ -5,6 +5,7 @@
  * caller's signal fires. `resumeToolTask` follows a task made earlier, on another connection, to its result: how a
  * call survives a reconnect or a server restart. Everything is bounded by the caller's timeout.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { ProtocolError, type CallToolResult, type Client } from "@modelcontextprotocol/client";
 import { declareTasks, markTaskCall } from "./task-intercept.ts";
 import {
@@ -328,16 +329,5 @@ async function cancelQuietly(run: Run, taskId: string): Promise<void> {
 
 /** Waits `ms`; false if `signal` fired first. */
 function pause(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve(false);
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve(true);
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
+  return sleep(ms, true, { signal }).catch(() => false);
 }
