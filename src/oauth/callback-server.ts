@@ -14,6 +14,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { DEFAULT_OAUTH_CALLBACK_PORT } from "../config/defaults.ts";
+import { MAX_TIMER_MS } from "../config/validate/fields.ts";
 import { type RedirectPlan, redirectPlan } from "./redirect.ts";
 
 export { CALLBACK_PATH, CALLBACK_PORT_TRIES } from "./redirect.ts";
@@ -22,8 +23,6 @@ export const DEFAULT_SIGN_IN_TIMEOUT_MS = 5 * 60_000;
 /** Only to parse a request's target (`/path?query`); the Host header is neither trusted nor needed. */
 const ORIGIN = "http://127.0.0.1";
 const MAX_PORT = 65_535;
-/** setTimeout's limit; a longer delay would fire at once. */
-const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 const MAX_DESCRIPTION_CHARS = 200;
 const MAX_ERROR_CODE_CHARS = 100;
 /** Redirects held while no state is known yet (see `handle`); more than this are refused. */
@@ -213,7 +212,7 @@ export class CallbackServer {
     const plan = options.redirect ?? redirectPlan({ callbackPort: first });
     const requested = options.timeoutMs ?? DEFAULT_SIGN_IN_TIMEOUT_MS;
     if (!(requested > 0)) throw new RangeError(`Invalid sign-in timeout: ${requested}`);
-    const timeoutMs = Math.min(MAX_TIMEOUT_MS, Math.ceil(requested));
+    const timeoutMs = Math.min(MAX_TIMER_MS, Math.ceil(requested));
     const { signal } = options;
     for (const port of plan.ports) {
       if (signal?.aborted) throw cancelled();
