@@ -108,9 +108,8 @@ export interface ToolTaskOptions {
   dialect?: TaskDialect;
   /** 2025-11-25: how long the server should keep the task (the server may choose otherwise). */
   ttlMs?: number;
-  /** Bounds on the wait between polls, whatever the server suggests. Default 100 ms to 5 s. */
+  /** The shortest wait between polls, whatever the server suggests: default 100 ms (and the longest is 5 s). */
   minPollMs?: number;
-  maxPollMs?: number;
   /** The longest any one request may take. Default 30 s (and never past the call's time). */
   requestTimeoutMs?: number;
   /** Given with every request of the call, as the SDK's option of that name (the bridge marks delivery with it). */
@@ -198,7 +197,7 @@ function startRun(client: Client, options: ToolTaskOptions): Run {
 
 async function follow(run: Run, taskId: string, first: DetailedTask | undefined): Promise<CallToolResult> {
   const { options } = run;
-  const bounds = { minMs: options.minPollMs ?? DEFAULT_MIN_POLL_MS, maxMs: options.maxPollMs ?? DEFAULT_MAX_POLL_MS };
+  const bounds = { minMs: options.minPollMs ?? DEFAULT_MIN_POLL_MS, maxMs: DEFAULT_MAX_POLL_MS };
   // Each poll waits at least minMs, so this many cover the whole time; the count bounds the loop on its own too.
   const maxPolls = Math.ceil(options.timeoutMs / Math.max(1, bounds.minMs)) + 2;
   const answered = new Set<string>();
