@@ -66,12 +66,7 @@ function sharedTempDir(hubDir: string, spec: ReturnType<typeof spawnSpec>): stri
 }
 
 /** The command, arguments, environment and directory the server is started with: what makes two definitions one. */
-function spawnSpec(endpoint: ResolvedStdio): {
-  command: string;
-  args: string[];
-  env: Record<string, string>;
-  cwd?: string;
-} {
+function spawnSpec(endpoint: ResolvedStdio) {
   const { command, args } = platformCommand(endpoint.command, endpoint.args, process.platform);
   // Under the hub a server has no terminal, and sessions in two kinds of terminal must share it: no TERM at all.
   const { TERM: _terminal, ...defaults } = getDefaultEnvironment();
