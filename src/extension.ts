@@ -253,7 +253,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     resourceTools.sync(connection);
     toolSearch.sync();
     declareTools();
-    void promptCommands.sync(connection);
+    void promptCommands.refresh(connection);
   });
   bridge.onStartFailed(() => declareTools()); // a server still starting kept `tool_search` offered: maybe no more
   // Each MCP tool call is checked before it runs: the user (or another extension) approves it unless the config does.

@@ -83,14 +83,10 @@ export class PromptCommands {
     return [...this.byName.values()].filter((command) => command.live);
   }
 
-  /** Fetches the server's prompt list (it connected, reconnected or said its prompts changed) and updates its commands. */
-  async sync(connection: ServerConnection): Promise<void> {
-    await this.refresh(connection);
-  }
-
   /**
-   * `sync`, saying what it found: each prompt with the command that runs it, or why the list could not be read. The
-   * commands are updated before it answers, so a prompt it lists can be run at once.
+   * Fetches the server's prompt list (it connected, reconnected or said its prompts changed, or `/mcp prompts` asks),
+   * updates its commands and says what it found: each prompt with the command that runs it, or why the list could not
+   * be read. The commands are updated before it answers, so a prompt it lists can be run at once.
    */
   async refresh(connection: ServerConnection, signal?: AbortSignal): Promise<PromptListing> {
     const server = connection.name;
@@ -118,9 +114,9 @@ export class PromptCommands {
   }
 
   /** A server said its prompts changed, or closed for good (its commands then say they are gone). */
-  changed(connection: ServerConnection, change: ServerChange): Promise<void> | void {
+  changed(connection: ServerConnection, change: ServerChange): Promise<unknown> | void {
     if (change.kind === "closed") return this.apply(connection.name, this.nextFetch(connection.name), []);
-    if (change.kind === "list" && change.list === "prompts") return this.sync(connection);
+    if (change.kind === "list" && change.list === "prompts") return this.refresh(connection);
   }
 
   private nextFetch(server: string): number {
