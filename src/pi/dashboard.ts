@@ -3,8 +3,7 @@
  * Enter shows its tools (as registered and original), metrics and the tail of its log; Esc goes back or closes.
  */
 import { shown, SHOWN } from "../common/terminal-text.ts";
-import type { Component, TUI } from "@mariozechner/pi-tui";
-import { truncateToWidth, wrapTextWithAnsi } from "@mariozechner/pi-tui";
+import { type Component, type TUI, truncateToWidth, wrapTextWithAnsi } from "@mariozechner/pi-tui";
 import { formatServerDetails, formatStatusTable, type ServerRow } from "./status-format.ts";
 
 const REFRESH_MS = 1000;

@@ -10,8 +10,7 @@ import type { ConfigProblem } from "../config/types.ts";
 import { errorMessage } from "../common/errors.ts";
 import { plural } from "../common/text.ts";
 import { show } from "./command-context.ts";
-import type { ServerRow } from "./status-format.ts";
-import { formatStartupSummary, projectRootWarning, statusSummary } from "./status-format.ts";
+import { formatStartupSummary, projectRootWarning, type ServerRow, statusSummary } from "./status-format.ts";
 
 /** The events after which the footer may read differently. */
 const FOOTER_EVENTS = [
