@@ -6,6 +6,7 @@
  */
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
+import { once } from "node:events";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
@@ -61,15 +62,10 @@ export async function connectHub(dir: string, deadline: number): Promise<net.Soc
   }
 }
 
-function connectOnce(socketPath: string): Promise<net.Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(socketPath);
-    socket.once("connect", () => {
-      socket.removeListener("error", reject);
-      resolve(socket);
-    });
-    socket.once("error", reject);
-  });
+async function connectOnce(socketPath: string): Promise<net.Socket> {
+  const socket = net.connect(socketPath);
+  await once(socket, "connect");
+  return socket;
 }
 
 /** Starts the hub, detached: it has no terminal, and pi's exit (or a signal to pi's group) does not reach it. */

@@ -6,6 +6,7 @@
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { once } from "node:events";
 
 /** How long a server gets after its stdin closes, and again after SIGTERM to its group, before the next step. */
 export const STOP_GRACE_MS = 2000;
@@ -100,10 +101,7 @@ export class SharedServer {
       windowsHide: true,
     });
     this.child = child;
-    this.spawned = new Promise((resolve, reject) => {
-      child.once("spawn", () => resolve(child.pid));
-      child.once("error", reject);
-    });
+    this.spawned = once(child, "spawn").then(() => child.pid);
     child.on("error", (error) => {
       this.log("server.error", { key, message: error.message });
       // Never started (a command not found): forgotten at once, so the next attach tries afresh and the hub can exit.
