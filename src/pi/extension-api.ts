@@ -73,27 +73,13 @@ function refused(kind: ApiErrorKind, message: string): { ok: false; error: { kin
 
 /** A server as a listing shows it. */
 function serverInfo(connection: ServerConnection, toolCount: number): Record<string, unknown> {
-  const info: Record<string, unknown> = {
-    name: connection.name,
-    status: connection.status,
-    source: scopeLabel(connection.config.source),
-    toolCount,
-  };
-  const error = connection.lastError;
-  if (error) info.error = error;
-  return info;
+  const { name, status, lastError: error } = connection;
+  return { name, status, source: scopeLabel(connection.config.source), toolCount, ...(error ? { error } : {}) };
 }
 
 function toolInfo(tool: RegisteredTool): Record<string, unknown> {
-  const info: Record<string, unknown> = {
-    server: tool.server,
-    name: tool.originalName,
-    piName: tool.name,
-    description: tool.description,
-    inputSchema: tool.inputSchema,
-  };
-  if (tool.annotations) info.annotations = tool.annotations;
-  return info;
+  const { server, originalName: name, name: piName, description, inputSchema, annotations } = tool;
+  return { server, name, piName, description, inputSchema, ...(annotations ? { annotations } : {}) };
 }
 
 const errorKinds = lazy(() => import("../common/error-kinds.ts"));
