@@ -18,13 +18,9 @@ export const SERVERS_OFF_ENTRY = "mcp-bridge.servers-off";
 
 /** The servers the session's last record names as off (none without a record). */
 function serversOffIn(entries: readonly unknown[]): string[] {
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const entry = entries[i];
-    if (!isObject(entry) || entry.type !== "custom" || entry.customType !== SERVERS_OFF_ENTRY) continue;
-    const servers = isObject(entry.data) ? entry.data.servers : undefined;
-    return Array.isArray(servers) ? servers.filter((s): s is string => typeof s === "string") : [];
-  }
-  return [];
+  const entry = entries.findLast((e) => isObject(e) && e.type === "custom" && e.customType === SERVERS_OFF_ENTRY);
+  const servers = isObject(entry) && isObject(entry.data) ? entry.data.servers : undefined;
+  return Array.isArray(servers) ? servers.filter((s): s is string => typeof s === "string") : [];
 }
 
 export interface ServersOffDeps {
