@@ -125,15 +125,8 @@ function valueOf(node: Node): unknown {
 }
 
 function lineAndColumn(text: string, offset: number): { line: number; column: number } {
-  let line = 1;
-  let lineStart = 0;
-  for (let i = 0; i < offset && i < text.length; i++) {
-    if (text[i] === "\n") {
-      line++;
-      lineStart = i + 1;
-    }
-  }
-  return { line, column: offset - lineStart + 1 };
+  const before = text.slice(0, offset);
+  return { line: before.split("\n").length, column: offset - before.lastIndexOf("\n") };
 }
 
 /** Finds the server map(s) in a parsed file, in any of the accepted shapes. */
