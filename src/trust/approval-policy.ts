@@ -2,27 +2,17 @@
  * Whether a call of an MCP tool may run without asking the user, from the server's `autoApprove` and
  * `autoApproveReadOnly`, the tool's annotations and name, and what the user allowed earlier in the session. Pure.
  */
+import type { ToolAnnotations } from "@modelcontextprotocol/client";
 import { isExactName, matchesToolPattern } from "../common/tool-pattern.ts";
-
-/** A server's approval settings. */
-interface ApprovalRules {
-  /** Tool names and `*`/`?` patterns that run without asking. */
-  autoApprove: readonly string[];
-  /** Tools the server marks read-only run without asking. */
-  autoApproveReadOnly: boolean;
-}
-
-/** The annotations of a tool that matter here, as its server sent them (hints, not guarantees). */
-interface ToolHints {
-  destructiveHint?: boolean;
-  readOnlyHint?: boolean;
-}
+import type { ServerConfig } from "../config/types.ts";
 
 export interface ApprovalQuestion {
   /** The tool's name on its MCP server. */
   tool: string;
-  rules: ApprovalRules;
-  hints?: ToolHints;
+  /** The server's approval settings. */
+  rules: Pick<ServerConfig, "autoApprove" | "autoApproveReadOnly">;
+  /** The annotations of the tool that matter here, as its server sent them (hints, not guarantees). */
+  hints?: Pick<ToolAnnotations, "destructiveHint" | "readOnlyHint">;
   /** The user allowed this tool for the rest of the session. */
   allowedForSession: boolean;
   /** The user turned approval off (`"approval": "never"` in the user-level file). */

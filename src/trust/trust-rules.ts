@@ -54,10 +54,7 @@ export function trustFingerprint(config: ServerConfig): string {
   // A config is never changed in place (a reload makes new ones), and this is asked before every call of a project
   // server's tool: hashed once per config.
   let hash = fingerprints.get(config);
-  if (hash === undefined) {
-    hash = fingerprintOf(config);
-    fingerprints.set(config, hash);
-  }
+  if (hash === undefined) fingerprints.set(config, (hash = fingerprintOf(config)));
   return hash;
 }
 
