@@ -23,7 +23,7 @@ export interface NormalizedResult {
 }
 
 /** Image types every pi provider accepts; others are described instead of sent. */
-export const MODEL_IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+const MODEL_IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
 /** Size in bytes of base64 data, without decoding it. */
 export function base64Size(data: string): number {
@@ -32,9 +32,26 @@ export function base64Size(data: string): number {
   return Math.max(0, Math.floor((trimmed.length * 3) / 4) - padding);
 }
 
-export function isTextMime(mime: string | undefined): boolean {
+function isTextMime(mime: string | undefined): boolean {
   if (!mime) return false;
   return /^text\/|[/+](json|xml|yaml|javascript|csv)\b/.test(mime);
+}
+
+/**
+ * A resource as the model takes it (embedded in a result, or read; loose on purpose, as servers send what they send):
+ * the line that names it, and its text (a blob of a text type decoded) or its image; `blob` is binary content of any
+ * other type, which the model is not sent.
+ */
+export function resourceParts(part: JsonObject) {
+  const uri = String(part.uri ?? "");
+  const mime = typeof part.mimeType === "string" ? part.mimeType : undefined;
+  const header = `[resource] ${uri}${mime ? ` (${mime})` : ""}`;
+  if (typeof part.text === "string") return { uri, header, text: part.text };
+  if (typeof part.blob !== "string") return { uri, header };
+  if (mime && MODEL_IMAGE_TYPES.has(mime))
+    return { uri, header, image: { type: "image" as const, data: part.blob, mimeType: mime } };
+  if (isTextMime(mime)) return { uri, header, text: Buffer.from(part.blob, "base64").toString("utf8") };
+  return { uri, header, blob: { data: part.blob, mimeType: mime } };
 }
 
 /** The line for a `resource_link`; with the server that sent it, so the model knows where to read it. */
@@ -60,38 +77,21 @@ export function normalizeToolResult(result: McpToolResult, server?: string): Nor
       case "text":
         if (typeof part.text === "string") texts.push(part.text);
         break;
-      case "image": {
-        const mime = typeof part.mimeType === "string" ? part.mimeType : "application/octet-stream";
-        const data = typeof part.data === "string" ? part.data : "";
-        if (MODEL_IMAGE_TYPES.has(mime) && data) images.push({ type: "image", data, mimeType: mime });
-        else texts.push(`[image: ${mime}, ${formatBytes(base64Size(data))}, not shown]`);
-        break;
-      }
+      case "image":
       case "audio": {
-        const mime = typeof part.mimeType === "string" ? part.mimeType : "audio";
+        const image = part.type === "image";
+        const mime = typeof part.mimeType === "string" ? part.mimeType : image ? "application/octet-stream" : "audio";
         const data = typeof part.data === "string" ? part.data : "";
-        texts.push(`[audio: ${mime}, ${formatBytes(base64Size(data))}, not shown]`);
+        if (image && MODEL_IMAGE_TYPES.has(mime) && data) images.push({ type: "image", data, mimeType: mime });
+        else texts.push(`[${part.type}: ${mime}, ${formatBytes(base64Size(data))}, not shown]`);
         break;
       }
       case "resource": {
-        const resource = isObject(part.resource) ? part.resource : {};
-        const uri = String(resource.uri ?? "");
-        const mime = typeof resource.mimeType === "string" ? resource.mimeType : undefined;
-        const header = `[resource] ${uri}${mime ? ` (${mime})` : ""}`;
-        if (typeof resource.text === "string") {
-          texts.push(`${header}\n${resource.text}`);
-        } else if (typeof resource.blob === "string") {
-          if (mime && MODEL_IMAGE_TYPES.has(mime)) {
-            texts.push(header);
-            images.push({ type: "image", data: resource.blob, mimeType: mime });
-          } else if (isTextMime(mime)) {
-            texts.push(`${header}\n${Buffer.from(resource.blob, "base64").toString("utf8")}`);
-          } else {
-            texts.push(`${header}: binary, ${formatBytes(base64Size(resource.blob))}, not shown`);
-          }
-        } else {
-          texts.push(header);
-        }
+        const { header, text, image, blob } = resourceParts(isObject(part.resource) ? part.resource : {});
+        if (text !== undefined) texts.push(`${header}\n${text}`);
+        else if (blob) texts.push(`${header}: binary, ${formatBytes(base64Size(blob.data))}, not shown`);
+        else texts.push(header);
+        if (image) images.push(image);
         break;
       }
       case "resource_link":

@@ -9,7 +9,7 @@ import type {
   ResourceTemplateType as ResourceTemplate,
 } from "@modelcontextprotocol/client";
 import { formatBytes } from "../common/text.ts";
-import { base64Size, isTextMime, MODEL_IMAGE_TYPES, type PiContent } from "./output.ts";
+import { base64Size, type PiContent, resourceParts } from "./output.ts";
 
 /** One server's page of a listing, or why it could not be listed. */
 export type ServerPage<T> = { server: string; items: T[]; nextCursor?: string } | { server: string; error: string };
@@ -100,35 +100,18 @@ export function resourceOutput(contents: ReadResourceResult["contents"]): Resour
   const content: PiContent[] = [];
   const binaries: BinaryPart[] = [];
   const names = new Set<string>();
-  contents.forEach((listed, index) => {
-    // Loose on purpose: servers send what they send.
-    const part = listed as { uri?: unknown; mimeType?: unknown; text?: unknown; blob?: unknown };
-    const uri = String(part.uri ?? "");
-    const mime = typeof part.mimeType === "string" ? part.mimeType : undefined;
-    const header = `[resource] ${uri}${mime ? ` (${mime})` : ""}`;
-    if (typeof part.text === "string") {
-      content.push({ type: "text", text: `${header}\n${part.text}` });
-    } else if (typeof part.blob === "string") {
-      if (mime && MODEL_IMAGE_TYPES.has(mime)) {
-        content.push({ type: "text", text: header }, { type: "image", data: part.blob, mimeType: mime });
-      } else if (isTextMime(mime)) {
-        content.push({ type: "text", text: `${header}\n${Buffer.from(part.blob, "base64").toString("utf8")}` });
-      } else {
-        let fileName = resourceFileName(uri, mime ?? "application/octet-stream");
-        if (names.has(fileName)) fileName = resourceFileName(uri, mime ?? "application/octet-stream", index);
-        names.add(fileName);
-        binaries.push({
-          uri,
-          mimeType: mime ?? "application/octet-stream",
-          data: part.blob,
-          fileName,
-          at: content.length,
-        });
-        content.push({ type: "text", text: `${header}: binary, ${formatBytes(base64Size(part.blob))}` });
-      }
-    } else {
-      content.push({ type: "text", text: `${header}: no content` });
-    }
+  contents.forEach((part, index) => {
+    const { uri, header, text, image, blob } = resourceParts(part);
+    if (text !== undefined) content.push({ type: "text", text: `${header}\n${text}` });
+    else if (image) content.push({ type: "text", text: header }, image);
+    else if (blob) {
+      const { data, mimeType = "application/octet-stream" } = blob;
+      let fileName = resourceFileName(uri, mimeType);
+      if (names.has(fileName)) fileName = resourceFileName(uri, mimeType, index);
+      names.add(fileName);
+      binaries.push({ uri, mimeType, data, fileName, at: content.length });
+      content.push({ type: "text", text: `${header}: binary, ${formatBytes(base64Size(data))}` });
+    } else content.push({ type: "text", text: `${header}: no content` });
   });
   if (content.length === 0) content.push({ type: "text", text: "(the resource has no contents)" });
   return { content, binaries };
