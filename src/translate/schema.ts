@@ -15,15 +15,14 @@ export interface NormalizedSchema {
   uncarried: string[];
 }
 
-const EMPTY_OBJECT_SCHEMA: JsonSchema = Object.freeze({ type: "object", properties: {} });
 /**
- * Accepts any arguments: for schemas that cannot be used as they are. Without `additionalProperties` (which Gemini
- * rejects) an object schema already allows any property.
+ * Accepts any arguments: for a tool without a schema, and for schemas that cannot be used as they are. Without
+ * `additionalProperties` (which Gemini rejects) an object schema already allows any property.
  */
 export const OPEN_OBJECT_SCHEMA: JsonSchema = Object.freeze({ type: "object", properties: {} });
 
-function open(warning: string): NormalizedSchema {
-  return { schema: { ...OPEN_OBJECT_SCHEMA, properties: {} }, warnings: [warning], uncarried: [] };
+function open(...warnings: string[]): NormalizedSchema {
+  return { schema: { ...OPEN_OBJECT_SCHEMA, properties: {} }, warnings, uncarried: [] };
 }
 
 /**
@@ -31,8 +30,7 @@ function open(warning: string): NormalizedSchema {
  * a schema that is not an object type, or cannot be converted, is replaced by an open object schema, with a warning.
  */
 export function normalizeInputSchema(input: unknown): NormalizedSchema {
-  if (!isObject(input) || Object.keys(input).length === 0)
-    return { schema: { ...EMPTY_OBJECT_SCHEMA, properties: {} }, warnings: [], uncarried: [] };
+  if (!isObject(input) || Object.keys(input).length === 0) return open();
   const type = input.type;
   if (type !== undefined && type !== "object" && !(Array.isArray(type) && type.includes("object"))) {
     return open(`input schema has type ${JSON.stringify(type)}, not "object"; arguments are passed through unchecked`);
