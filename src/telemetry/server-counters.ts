@@ -5,17 +5,6 @@
  */
 import { telemetry } from "./telemetry-setup.ts";
 
-/** What a counter reads of one server. */
-interface ServerCounts {
-  /** Local servers: started again after a crash or a drop. */
-  restarts: number;
-  /** Remote servers: connected again after a drop. */
-  reconnections: number;
-  notificationsDropped: number;
-  toolCalls: number;
-  approvalsRefused: number;
-}
-
 /** Where the counts come from: the bridge's metrics per server, and the approvals refused per server. */
 export interface CounterSource {
   /** The bridge's metrics (its `metrics()`), of which these are read. */
@@ -24,7 +13,16 @@ export interface CounterSource {
   refused(server: string): number;
 }
 
-function countsOf(source: CounterSource): Array<ServerCounts & { serverId: string }> {
+const COUNTERS = [
+  ["mcp_bridge.server.restarts", "restarts", "Times the bridge started the local server again"],
+  ["mcp_bridge.server.reconnections", "reconnections", "Times the bridge connected to the remote server again"],
+  ["mcp_bridge.server.notifications_dropped", "notificationsDropped", "Log and progress notifications left out"],
+  ["mcp_bridge.server.tool_calls", "toolCalls", "Tool calls sent to the server"],
+  ["mcp_bridge.server.approvals_refused", "approvalsRefused", "Tool calls refused for want of approval"],
+] as const;
+
+/** What the counters read of one server. */
+function countsOf(source: CounterSource): Array<Record<(typeof COUNTERS)[number][1], number> & { serverId: string }> {
   return source.metrics().map((m) => {
     const local = source.isLocal(m.serverId);
     return {
@@ -35,14 +33,6 @@ function countsOf(source: CounterSource): Array<ServerCounts & { serverId: strin
     };
   });
 }
-
-const COUNTERS = [
-  ["mcp_bridge.server.restarts", "restarts", "Times the bridge started the local server again"],
-  ["mcp_bridge.server.reconnections", "reconnections", "Times the bridge connected to the remote server again"],
-  ["mcp_bridge.server.notifications_dropped", "notificationsDropped", "Log and progress notifications left out"],
-  ["mcp_bridge.server.tool_calls", "toolCalls", "Tool calls sent to the server"],
-  ["mcp_bridge.server.approvals_refused", "approvalsRefused", "Tool calls refused for want of approval"],
-] as const;
 
 /** Reports `counts()` as counters, while telemetry is on. */
 export function observeServerCounters(source: CounterSource): void {
