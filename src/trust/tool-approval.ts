@@ -13,14 +13,14 @@ import { quoteValue } from "../common/text.ts";
 import { trustNotRecorded } from "./trust-rules.ts";
 import type { ApprovalMode, ServerConfig } from "../config/types.ts";
 import { addToServerList } from "../config/write/server-edits.ts";
-import { decideApproval } from "./approval-policy.ts";
+import { type ApprovalDecision, decideApproval } from "./approval-policy.ts";
 
 /** The bus channel on which another extension may decide instead of the dialog. */
 const APPROVAL_REQUEST_CHANNEL = "mcp.approval.request";
 
-/** What another extension may answer: this call, every call of the tool in this session, or none. */
-type HookDecision = "allow" | "allow-session" | "deny";
-const HOOK_DECISIONS: readonly HookDecision[] = ["allow", "allow-session", "deny"];
+/** What another extension may answer (this call, every call of the tool in this session, or none), as a choice. */
+const HOOK_CHOICES = { allow: "once", "allow-session": "session", deny: "deny" } as const;
+type HookDecision = keyof typeof HOOK_CHOICES;
 
 /** The payload of `mcp.approval.request`: a public interface, documented in docs/events-and-logs.md. */
 interface ApprovalRequest {
@@ -66,6 +66,8 @@ export interface ToolApprovalDeps {
 /** "dismissed": the dialog closed without an answer (Escape, the agent stopping, an RPC client that has no dialogs). */
 type Choice = "once" | "session" | "always" | "deny" | "dismissed";
 type Asker = Pick<ExtensionContext, "hasUI" | "ui" | "signal">;
+/** Why a call asks, and whether every time. */
+type Asking = Extract<ApprovalDecision, { action: "ask" }>;
 
 /** Arguments as the dialog shows them: on one line, cut short. */
 const MAX_ARGS_SHOWN = 400;
@@ -84,12 +86,7 @@ function describeTool(tool: ApprovedTool): string {
 }
 
 /** The exact setting that lets a call run without asking, and the file it goes in. */
-function howToAllow(
-  tool: ApprovedTool,
-  configPath: string,
-  everyTime: boolean,
-  userConfigPath: string | undefined,
-): string {
+function howToAllow(tool: ApprovedTool, configPath: string, everyTime: boolean, userConfigPath?: string): string {
   const exact = everyTime ? " (a destructive tool needs its exact name there; a pattern does not cover it)" : "";
   const never = userConfigPath ? `, or set "approval": "never" in ${userConfigPath} to turn approval prompts off` : "";
   return `To allow it, add "${tool.originalName}" to "autoApprove" of server "${tool.server}" in ${configPath}${exact}${never}.`;
@@ -142,7 +139,7 @@ export class ToolApproval {
     });
     if (decision.action === "allow") return undefined;
 
-    const hooked = this.askHook(tool, event.input, decision.everyTime, decision.reason);
+    const hooked = this.askHook(tool, event.input, decision);
     if (hooked) {
       const { choice, denied } = await hookAnswer(hooked, tool);
       return this.apply(tool, config, choice, "extension", denied, ctx);
@@ -152,7 +149,7 @@ export class ToolApproval {
       this.log(tool, "deny", "no-ui");
       return this.refuse(tool, `${describeTool(tool)} needs approval, and there is no UI to ask in. ${allow}`);
     }
-    const choice = await this.askUser(tool, config, event.input, decision.everyTime, decision.reason, ctx);
+    const choice = await this.askUser(tool, config, event.input, decision, ctx);
     const refusal =
       choice === "dismissed"
         ? `The approval dialog for ${describeTool(tool)} closed without an answer, so it did not run. ${allow}`
@@ -161,12 +158,7 @@ export class ToolApproval {
   }
 
   /** Publishes the request; the answer of an extension that responded while it was published, if one did. */
-  private askHook(
-    tool: ApprovedTool,
-    args: Record<string, unknown>,
-    everyTime: boolean,
-    reason: string,
-  ): Promise<unknown> | undefined {
+  private askHook(tool: ApprovedTool, args: Record<string, unknown>, asking: Asking): Promise<unknown> | undefined {
     let answer: Promise<unknown> | undefined;
     const request: ApprovalRequest = {
       serverId: tool.server,
@@ -174,8 +166,8 @@ export class ToolApproval {
       toolName: tool.name,
       // A copy: what a listener does to it cannot change the call that is being approved.
       args: structuredClone(args),
-      everyTime,
-      reason,
+      everyTime: asking.everyTime,
+      reason: asking.reason,
       respond: (decision) => {
         answer ??= Promise.resolve(decision);
       },
@@ -189,8 +181,7 @@ export class ToolApproval {
     tool: ApprovedTool,
     config: ServerConfig,
     args: Record<string, unknown>,
-    everyTime: boolean,
-    reason: string,
+    { everyTime, reason }: Asking,
     ctx: Asker,
   ): Promise<Choice> {
     const options: Array<[string, Choice]> = [["Allow once", "once"]];
@@ -269,10 +260,9 @@ async function hookAnswer(answer: Promise<unknown>, tool: ApprovedTool): Promise
   } catch (error) {
     value = `an error (${errorMessage(error)})`;
   }
-  const choices: Record<HookDecision, Choice> = { allow: "once", "allow-session": "session", deny: "deny" };
-  if (HOOK_DECISIONS.includes(value as HookDecision)) {
+  if (typeof value === "string" && Object.hasOwn(HOOK_CHOICES, value)) {
     return {
-      choice: choices[value as HookDecision],
+      choice: HOOK_CHOICES[value as HookDecision],
       denied: `Another extension denied the call of ${describeTool(tool)} (${APPROVAL_REQUEST_CHANNEL}).`,
     };
   }
