@@ -21,26 +21,17 @@ function declaredName(item: unknown): string | undefined {
 
 /** A `tools` array without the dropped declarations; Google's groups keep their other functions. */
 function filterTools(tools: unknown[], drop: Drop): unknown[] {
-  let changed = false;
-  const kept: unknown[] = [];
-  for (const item of tools) {
-    if (isObject(item) && Array.isArray(item.functionDeclarations)) {
-      const declarations = item.functionDeclarations.filter((d) => {
-        const name = declaredName(d);
-        return name === undefined || !drop(name);
-      });
-      if (declarations.length === item.functionDeclarations.length) kept.push(item);
-      else {
-        changed = true;
-        if (declarations.length) kept.push({ ...item, functionDeclarations: declarations });
-      }
-      continue;
-    }
+  const dropped = (item: unknown) => {
     const name = declaredName(item);
-    if (name !== undefined && drop(name)) changed = true;
-    else kept.push(item);
-  }
-  return changed ? kept : tools;
+    return name !== undefined && drop(name);
+  };
+  const kept = tools.flatMap((item) => {
+    if (!isObject(item) || !Array.isArray(item.functionDeclarations)) return dropped(item) ? [] : [item];
+    const declarations = item.functionDeclarations.filter((d) => !dropped(d));
+    if (declarations.length === item.functionDeclarations.length) return [item];
+    return declarations.length ? [{ ...item, functionDeclarations: declarations }] : [];
+  });
+  return kept.length === tools.length && kept.every((item, i) => item === tools[i]) ? tools : kept;
 }
 
 /** `holder[key]` filtered, as a new holder when it changed; an empty list goes (some APIs refuse `tools: []`). */
