@@ -7,7 +7,7 @@
  */
 import type { ToolCatalogSetting } from "../config/types.ts";
 import { shown } from "../common/terminal-text.ts";
-import { firstSentence } from "../common/text.ts";
+import { firstSentence, plural } from "../common/text.ts";
 import { estimatedTokens } from "./definition-cost.ts";
 import { type DeferredServer, deferredServersLine, TOOL_SEARCH_NAME } from "./tool-search-text.ts";
 
@@ -53,7 +53,7 @@ function listedLine(group: CatalogGroup, form: "names" | "brief"): string {
   return `- ${heading(group)}: ${tools.join(", ")}`;
 }
 
-const count = (group: CatalogGroup) => (group.tools.length === 1 ? "1 tool" : `${group.tools.length} tools`);
+const count = (group: CatalogGroup) => plural(group.tools.length, "tool");
 
 /** The servers whose tools did not fit, named with their count of tools. */
 const unlistedLine = (groups: readonly CatalogGroup[]) =>

@@ -204,8 +204,8 @@ export class ToolSearchIndex {
     return this.tools.get(name)?.tool;
   }
 
-  names(): string[] {
-    return [...this.tools.keys()];
+  all(): SearchableTool[] {
+    return [...this.tools.values()].map(({ tool }) => tool);
   }
 
   /** Adds a tool, or replaces the one of the same name. */

@@ -71,12 +71,8 @@ interface ToolSearchDetails {
 /** A registered tool as the index takes it: the same reading of a tool that the bench's recall figure measures. */
 function searchable(tool: ListedTool, serverDescription: string | undefined): SearchableTool {
   const { originalName, title, description, inputSchema } = tool;
-  return searchableTool(
-    { name: originalName, title, description, inputSchema },
-    tool.server,
-    tool.name,
-    serverDescription,
-  );
+  const asServed = { name: originalName, title, description, inputSchema };
+  return searchableTool(asServed, tool.server, tool.name, serverDescription);
 }
 
 export class ToolSearch {
@@ -138,22 +134,14 @@ export class ToolSearch {
     for (const tool of this.deps.sharedTools()) {
       if (exposure.sharedExposure(tool.servers) !== "deferred") continue;
       // Found by what it does and by the names of the servers it reaches.
-      const { name, description, inputSchema } = tool;
-      docs.push(
-        searchableTool(
-          { name, description, inputSchema },
-          NO_SERVER,
-          name,
-          `MCP resources of ${tool.servers.join(", ")}`,
-        ),
-      );
+      docs.push(searchableTool(tool, NO_SERVER, tool.name, `MCP resources of ${tool.servers.join(", ")}`));
     }
     const current = new Set(docs.map((doc) => doc.name));
     for (const doc of docs) {
       const known = this.index.get(doc.name);
       if (!known || JSON.stringify(known) !== JSON.stringify(doc)) this.index.add(doc);
     }
-    for (const name of this.index.names()) if (!current.has(name)) this.index.remove(name);
+    for (const { name } of this.index.all()) if (!current.has(name)) this.index.remove(name);
   }
 
   /**
@@ -161,7 +149,7 @@ export class ToolSearch {
    * records them.
    */
   search(query: string, limit: number, names: readonly string[] = []): { text: string; loaded: ToolRef[] } {
-    const all = this.index.names().map((name) => this.index.get(name)!);
+    const all = this.index.all();
     const { names: inQuery, rest: words } = namesInQuery(query, all);
     const named = resolveNames([...names, ...inQuery], all);
     const problems: NameProblems = {
@@ -211,8 +199,7 @@ export class ToolSearch {
   /** The deferred tools by server, in config order (the resource tools last), for the system prompt's catalog. */
   catalog(): CatalogGroup[] {
     const groups = new Map<string, CatalogGroup>();
-    for (const name of this.index.names()) {
-      const tool = this.index.get(name)!;
+    for (const tool of this.index.all()) {
       let group = groups.get(tool.server);
       if (!group) {
         group = { server: tool.server, tools: [] };
@@ -277,10 +264,9 @@ export class ToolSearch {
       if (!servers.has(server)) servers.set(server, { server, description });
     };
     const shared = new Map(this.deps.sharedTools().map((tool) => [tool.name, tool]));
-    for (const name of this.index.names()) {
-      const tool = this.index.get(name)!;
+    for (const tool of this.index.all()) {
       if (tool.server !== NO_SERVER) add(tool.server, tool.serverDescription);
-      else for (const server of shared.get(name)?.servers ?? []) add(server, this.deps.serverDescription(server));
+      else for (const server of shared.get(tool.name)?.servers ?? []) add(server, this.deps.serverDescription(server));
     }
     for (const server of this.startingDeferred())
       if (!servers.has(server))
