@@ -59,7 +59,6 @@ function completionsStrict(model: WireModel, piAiOneX: boolean): false | undefin
  * for an API pi-ai does not list, OpenAI's Chat Completions format: the one most providers speak.
  */
 export function toolWire(model: WireModel | undefined, piAiOneX: boolean): ToolWire {
-  const supports = (fallback: boolean) => compatFlag(model, "supportsStrictMode") ?? fallback;
   switch (model?.api) {
     case "mistral-conversations":
       return { format: "chat-function", strict: false };
@@ -67,7 +66,7 @@ export function toolWire(model: WireModel | undefined, piAiOneX: boolean): ToolW
     case "azure-openai-responses":
     case "openai-codex-responses": {
       // pi 1.x's sends `strict` only where the model allows it, by default to Azure and Codex but not OpenAI.
-      const sent = !piAiOneX || supports(model.api !== "openai-responses");
+      const sent = !piAiOneX || (compatFlag(model, "supportsStrictMode") ?? model.api !== "openai-responses");
       const strict = model.api === "openai-codex-responses" ? null : false;
       return sent ? { format: "responses-function", strict } : { format: "responses-function" };
     }

@@ -183,14 +183,8 @@ export class ToolSearchIndex {
     string,
     { tool: SearchableTool; action?: Action; verb?: string; many: boolean; named: string[] }
   >();
-  /** The learnt tables, the shipped ones read at the first search unless others were given. */
-  private related?: LearnedRelated;
-  private pairs?: PairWeights;
-
-  constructor({ related, pairs }: ToolSearchOptions = {}) {
-    this.related = related;
-    this.pairs = pairs;
-  }
+  /** `learnt`: the learnt tables, the shipped ones (read at the first search) unless others are given. */
+  constructor(private readonly learnt: ToolSearchOptions = {}) {}
 
   get size(): number {
     return this.tools.size;
@@ -243,8 +237,7 @@ export class ToolSearchIndex {
     // words; a tool's score is the sum, times how many concepts it meets, so a tool that meets what the request
     // acts on and what it does outranks one that meets a single word many times.
     const totals = new Map<string, { score: number; met: number }>();
-    this.related ??= learnedRelated();
-    const concepts = requestConcepts(query, this.related);
+    const concepts = requestConcepts(query, this.learnt.related ?? learnedRelated());
     const said = new Set(concepts.flatMap((concept) => [...concept.own, ...concept.related]));
     for (const concept of concepts) {
       const best = new Map<string, { score: number; met: number }>();
@@ -288,7 +281,6 @@ export class ToolSearchIndex {
       if (hits.length >= Math.max(limit, REORDERED)) break;
     }
     const named = (name: string) => this.tools.get(name)?.named ?? [];
-    this.pairs ??= learnedPairs();
-    return reorder(hits, saidWords(concepts), named, this.pairs).slice(0, limit);
+    return reorder(hits, saidWords(concepts), named, this.learnt.pairs ?? learnedPairs()).slice(0, limit);
   }
 }

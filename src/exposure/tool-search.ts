@@ -209,10 +209,7 @@ export class ToolSearch {
       group.tools.push({ name: tool.originalName, description: tool.description });
     }
     const shared = groups.get(NO_SERVER);
-    if (shared) {
-      const reached = new Set(this.deps.sharedTools().flatMap((tool) => tool.servers));
-      shared.reaches = [...reached];
-    }
+    if (shared) shared.reaches = [...new Set(this.deps.sharedTools().flatMap((tool) => tool.servers))];
     return this.inConfigOrder([...groups.values()]);
   }
 
