@@ -49,9 +49,7 @@ export function allocateToolName(name: string, isTaken: (candidate: string) => b
   if (!isTaken(name)) return name;
   for (let n = 2; ; n++) {
     const suffix = `_${n}`;
-    const base =
-      name.length + suffix.length > MAX_TOOL_NAME_LENGTH ? name.slice(0, MAX_TOOL_NAME_LENGTH - suffix.length) : name;
-    const candidate = `${base}${suffix}`;
+    const candidate = `${name.slice(0, MAX_TOOL_NAME_LENGTH - suffix.length)}${suffix}`;
     if (!isTaken(candidate)) return candidate;
   }
 }
