@@ -147,11 +147,8 @@ export function mergeAlternatives(branches: JsonSchema[]): JsonSchema | undefine
   const properties: JsonSchema = {};
   for (const branch of branches) {
     for (const [name, schema] of Object.entries(isObject(branch.properties) ? branch.properties : {})) {
-      defineOwn(
-        properties,
-        name,
-        Object.hasOwn(properties, name) && JSON.stringify(properties[name]) !== JSON.stringify(schema) ? {} : schema,
-      );
+      const clash = Object.hasOwn(properties, name) && JSON.stringify(properties[name]) !== JSON.stringify(schema);
+      defineOwn(properties, name, clash ? {} : schema);
     }
   }
   const requiredOf = (b: JsonSchema) =>
@@ -300,12 +297,10 @@ function portableNode(input: unknown, ctx: Context, depth: number, active: reado
     for (const [name, schema] of Object.entries(node.properties)) defineOwn(properties, name, next(schema));
     body.properties = properties;
   }
-  if (Array.isArray(node.required)) {
-    const names = node.required.filter((n): n is string => typeof n === "string");
-    body.required = isObject(body.properties)
-      ? names.filter((n) => Object.hasOwn(body.properties as JsonSchema, n))
-      : [];
-    if ((body.required as string[]).length === 0) delete body.required;
+  if (Array.isArray(node.required) && isObject(body.properties)) {
+    const { properties } = body;
+    const names = node.required.filter((n) => typeof n === "string" && Object.hasOwn(properties, n));
+    if (names.length) body.required = names;
   }
   if (node.items !== undefined) {
     // A tuple becomes an array whose items may be any of the tuple's item shapes.
