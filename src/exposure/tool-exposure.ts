@@ -25,12 +25,8 @@ export interface ToolRef {
   tool: string;
 }
 
-/** What `auto` became this session, and why. */
-export interface AutoDecision {
-  exposure: Exposure;
-  /** Estimated tokens of the definitions `auto` covered. */
-  tokens: number;
-  limitTokens: number;
+/** What `auto` became this session, and why: from the estimated tokens of the definitions it covered, and the limit. */
+export interface AutoDecision extends ReturnType<typeof decideAuto> {
   /** The model's context window, when pi had a model to ask. */
   contextWindow?: number;
   /** How many of the tools known then were set to `auto`. */
