@@ -25,20 +25,15 @@ export type ApprovalDecision =
   | { action: "ask"; everyTime: boolean; reason: string };
 
 /** Verbs in a tool's name that make it ask every time, as the words a name may contain. */
-const DESTRUCTIVE_WORDS = new Set(
-  ["delete", "remove", "drop", "deploy", "destroy", "purge"].flatMap((verb) => inflections(verb)),
-);
+const DESTRUCTIVE_WORDS = new Set([
+  ...["delete", "remove", "drop", "deploy", "destroy", "purge"].flatMap(inflections),
+  ...["deletion", "removal", "deployment", "destruction"],
+]);
 
 function inflections(verb: string): string[] {
   const stem = verb.endsWith("e") ? verb.slice(0, -1) : verb;
   const doubled = verb === "drop" ? "dropp" : stem;
-  const extra: Record<string, string[]> = {
-    delete: ["deletion"],
-    remove: ["removal"],
-    deploy: ["deployment"],
-    destroy: ["destruction"],
-  };
-  return [verb, `${verb}s`, `${doubled}ed`, `${doubled}ing`, ...(extra[verb] ?? [])];
+  return [verb, `${verb}s`, `${doubled}ed`, `${doubled}ing`];
 }
 
 /** The words of a tool name: split at anything but letters and digits, and where camelCase starts a word. */

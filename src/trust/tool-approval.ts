@@ -227,9 +227,7 @@ export class ToolApproval {
       const { trustError } = await this.deps.writeConfig(file, (text) =>
         addToServerList(text, tool.server, "autoApprove", tool.originalName),
       );
-      const saved = this.saved.get(tool.server) ?? new Set<string>();
-      saved.add(tool.originalName);
-      this.saved.set(tool.server, saved);
+      this.saved.set(tool.server, (this.saved.get(tool.server) ?? new Set<string>()).add(tool.originalName));
       ctx.ui.notify(`Added "${tool.originalName}" to autoApprove of MCP server '${tool.server}' in ${file}.`, "info");
       if (trustError !== undefined) ctx.ui.notify(trustNotRecorded([tool.server], trustError), "warning");
     } catch (error) {
