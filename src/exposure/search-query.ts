@@ -88,27 +88,18 @@ function asksQuestion(query: string): boolean {
 /** Whether a request or tool reads (lists, gets, searches) or changes something. */
 export type Action = "read" | "change";
 
-/** Verbs of each kind, as index terms; a word in neither leaves the action open. */
+/** Verbs of each kind; a word in neither leaves the action open. */
+const READ_VERBS =
+  "get list describe search find show view inspect explain count download export analyze check history retrieve";
+const CHANGE_VERBS =
+  "create add put post update edit delete remove start stop reboot restart run invoke terminate send upload merge " +
+  "move archive invite kick transition assign attach close cancel bounce spin shut grow resize scale give grant " +
+  "watch save lock hook cut remember forget reopen rerun deploy rotate restore revert " +
+  "enable disable register apply modify write fill click type press drag upsert change rank link vote pin comment";
+/** The verbs of each kind as index terms. */
 const VERBS: readonly [Action, Set<string>][] = [
-  [
-    "read",
-    new Set(
-      termsOf(
-        "get list describe search find show view inspect explain count download export analyze check history retrieve",
-      ),
-    ),
-  ],
-  [
-    "change",
-    new Set(
-      termsOf(
-        "create add put post update edit delete remove start stop reboot restart run invoke terminate send upload merge " +
-          "move archive invite kick transition assign attach close cancel bounce spin shut grow resize scale give grant " +
-          "watch save lock hook cut remember forget reopen rerun deploy rotate restore revert " +
-          "enable disable register apply modify write fill click type press drag upsert change rank link vote pin comment",
-      ),
-    ),
-  ],
+  ["read", new Set(termsOf(READ_VERBS))],
+  ["change", new Set(termsOf(CHANGE_VERBS))],
 ];
 
 /**
