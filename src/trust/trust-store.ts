@@ -26,14 +26,10 @@ function projectKey(projectRoot: string): string {
 
 function parseAnswers(value: unknown): Map<string, TrustAnswer> {
   const answers = new Map<string, TrustAnswer>();
-  if (!isObject(value)) return answers;
-  for (const [name, answer] of Object.entries(value)) {
-    if (isObject(answer) && typeof answer.hash === "string" && typeof answer.trusted === "boolean")
-      answers.set(name, {
-        hash: answer.hash,
-        trusted: answer.trusted,
-        ...(answer.sandboxed === true ? { sandboxed: true } : {}),
-      });
+  for (const [name, answer] of Object.entries(isObject(value) ? value : {})) {
+    if (!isObject(answer) || typeof answer.hash !== "string" || typeof answer.trusted !== "boolean") continue;
+    const sandboxed = answer.sandboxed === true ? { sandboxed: true } : {};
+    answers.set(name, { hash: answer.hash, trusted: answer.trusted, ...sandboxed });
   }
   return answers;
 }
