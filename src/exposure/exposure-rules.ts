@@ -17,11 +17,10 @@ export function exposureSetting(
   serverSetting: ExposureSetting | undefined,
   defaultSetting: ExposureSetting,
 ): ExposureSetting {
-  const exact = rules.find((rule) => isExactName(rule.pattern) && rule.pattern === tool);
-  if (exact) return exact.exposure;
-  const pattern = rules.find((rule) => !isExactName(rule.pattern) && matchesToolPattern(rule.pattern, tool));
-  if (pattern) return pattern.exposure;
-  return serverSetting ?? defaultSetting;
+  const matched =
+    rules.find((rule) => isExactName(rule.pattern) && rule.pattern === tool) ??
+    rules.find((rule) => !isExactName(rule.pattern) && matchesToolPattern(rule.pattern, tool));
+  return matched?.exposure ?? serverSetting ?? defaultSetting;
 }
 
 /** The most tokens of MCP tool definitions `auto` keeps direct. */

@@ -226,8 +226,7 @@ export class ToolSearchIndex {
   }
 
   remove(name: string): void {
-    if (!this.tools.delete(name)) return;
-    this.search.discard(name);
+    if (this.tools.delete(name)) this.search.discard(name);
   }
 
   /** The best matches for a request, best first; `accept` narrows which tools may be returned. */
