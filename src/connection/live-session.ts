@@ -90,7 +90,7 @@ export interface LiveSessionOptions {
   /** A local server's sandbox, when it runs in one (../sandbox/sandbox-runtime.mjs). */
   sandbox?: StdioSandbox;
   /** A local server shared with other pi sessions (`"shared"`): it runs under the hub, reached through it. */
-  hub?: Pick<HubTransportOptions, "dir" | "idleMs" | "onShared">;
+  hub?: Pick<HubTransportOptions, "dir" | "idleMs">;
 }
 
 export interface RequestOptions {

@@ -35,7 +35,6 @@ import { floodMessage } from "./notification-bound.ts";
 import type { ClientFeatures, ClientInfo } from "./mcp-client.ts";
 import { ClosedBeforeAnswer } from "./local/server-started.ts";
 import { FreshHeaders, rereadableHeaders } from "./fresh-headers.ts";
-import type { SharedState } from "./hub/hub-transport.ts";
 import { unreachableHost } from "./local/unreachable-host.ts";
 import { servesHttp } from "./local/serves-http.ts";
 import { missingScript } from "./local/missing-script.ts";
@@ -86,8 +85,6 @@ export interface SessionOpenerOptions {
   sandbox?: (endpoint: ResolvedStdio) => StdioSandbox | undefined;
   /** The shared-server hub's directory (./hub/hub-launch.ts): a `shared` server runs under that hub. */
   hubDir?: string;
-  /** Told whenever the count of sessions using a shared server changes. */
-  onShared?: (state: SharedState) => void;
 }
 
 export class SessionOpener {
@@ -317,7 +314,7 @@ export class SessionOpener {
     const where = describeSource(source);
     if (!this.options.hubDir)
       throw new BridgeError("config", name, `it is "shared", and this pi has no agent dir for the hub (${where})`);
-    return { dir: this.options.hubDir, idleMs: shared.idleMs, onShared: this.options.onShared };
+    return { dir: this.options.hubDir, idleMs: shared.idleMs };
   }
 
   /**

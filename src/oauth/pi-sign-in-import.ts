@@ -121,7 +121,6 @@ export async function declinePiSignIn(
   store: AuthStore,
   server: string,
   serverUrl: string,
-  now = Date.now(),
 ): Promise<string | undefined> {
   const file = store.piAuthFile;
   if (!file) return undefined;
@@ -129,7 +128,7 @@ export async function declinePiSignIn(
   if (read.kind !== "read") return undefined;
   const lookup = findPiSignIn(read.text, server, serverUrl);
   if (lookup.kind !== "found") return undefined;
-  await store.saveImportRecord(server, importRecord(serverUrl, lookup.fingerprint, now));
+  await store.saveImportRecord(server, importRecord(serverUrl, lookup.fingerprint, Date.now()));
   return file;
 }
 

@@ -52,20 +52,19 @@ export function elicitationFeatures(
   server: string,
   ui: () => ElicitationUi | undefined,
   budget: DialogBudget,
-  open: PageOpener = openIfPossible,
 ): ClientFeatures {
   const denyRest = () => budget.denyRest(server);
   const declined = (): ElicitResult => ({ action: "decline" });
   return {
     elicitation: (params) =>
       ui()
-        ? budget.run(server, () => answerElicitation(server, params, ui(), open, denyRest), declined)
+        ? budget.run(server, () => answerElicitation(server, params, ui(), openIfPossible, denyRest), declined)
         : Promise.resolve(declined()),
     urlElicitationRequired: (elicitations) =>
       ui()
         ? budget.run(
             server,
-            () => sendToRequiredPages(server, elicitations, ui(), open),
+            () => sendToRequiredPages(server, elicitations, ui(), openIfPossible),
             () => false,
           )
         : Promise.resolve(false),

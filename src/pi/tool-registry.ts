@@ -59,8 +59,6 @@ function uniqueByName(tools: readonly Tool[]): Tool[] {
 }
 
 export interface ToolRegistryOptions {
-  /** Names no MCP tool may take (pi's built-in tools unless given). */
-  reservedNames?: readonly string[];
   events?: EventSink;
   /** The configured servers in config order (highest priority first): who keeps a contested name. */
   serverOrder?: () => readonly string[];
@@ -95,7 +93,10 @@ export class ToolRegistry {
   /** Activation changes asked for before pi's session could take them. */
   private pending: { add: Set<string>; remove: Set<string> } = { add: new Set(), remove: new Set() };
   private activation?: ToolActivation;
-  private readonly reserved: Map<string, string>;
+  /** pi's built-in tools' names, which no MCP tool may take. */
+  private readonly reserved = new Map(
+    PI_BUILTIN_TOOL_NAMES.map((name) => [name, `pi's built-in tool '${name}'`] as const),
+  );
   /** Why a tool did not get the name it wanted, by `server\0tool`; dealt again with the names. */
   private readonly collisions = new Map<string, toolNotes.Collision>();
   /** Clashes already in the log: names are dealt again as lists arrive, and a clash is written once. */
@@ -108,10 +109,7 @@ export class ToolRegistry {
     private readonly registerTool: RegisterTool,
     private readonly connectionFor: (server: string) => ServerConnection | undefined,
     private readonly options: ToolRegistryOptions = {},
-  ) {
-    const reservedNames = options.reservedNames ?? PI_BUILTIN_TOOL_NAMES;
-    this.reserved = new Map(reservedNames.map((name) => [name, `pi's built-in tool '${name}'`]));
-  }
+  ) {}
 
   /** What the user should hear about: names pi or a server's own tools took, schemas that could not be used. */
   get warnings(): string[] {

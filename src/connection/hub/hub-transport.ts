@@ -48,8 +48,6 @@ export interface HubTransportOptions {
   maxMessageBytes?: number;
   /** When connecting (the hub started if need be, the server spawned) must be done by. */
   deadline: number;
-  /** Told each time the count of sessions changes. */
-  onShared?(state: SharedState): void;
   /** The server's sandbox, when it runs in one: its rules go to the hub, which sets the sandbox up (../../sandbox/sandbox-runtime.mjs). */
   sandbox?: StdioSandbox;
 }
@@ -177,13 +175,12 @@ export class HubTransport implements Transport {
   }
 
   private hubLine(line: Record<string, unknown>): void {
-    const { hooks, onShared } = this.options;
+    const { hooks } = this.options;
     switch (line.hub) {
       case "attached":
         this.attached = true;
         this.shared.pid = typeof line.pid === "number" ? line.pid : undefined;
         this.shared.sessions = Number(line.sessions) || 1;
-        onShared?.(this.shared);
         this.settleAttach?.resolve();
         this.settleAttach = undefined;
         return;
@@ -200,7 +197,6 @@ export class HubTransport implements Transport {
         return;
       case "sessions":
         this.shared.sessions = Number(line.count) || 0;
-        onShared?.(this.shared);
         return;
       case "stderr":
         if (typeof line.line === "string") hooks.onStderrLine(line.line);

@@ -22,7 +22,6 @@ export type WatchKind = "group" | "process";
 export interface WatchdogOptions {
   /** How long the watchdog lets what it SIGTERMed exit before SIGKILL, in whole seconds. */
   graceSeconds?: number;
-  platform?: NodeJS.Platform;
 }
 
 /** The watchdog's script: a plain file, so it runs without anything of pi's. */
@@ -57,7 +56,7 @@ export class OrphanWatchdog {
 
   constructor(options: WatchdogOptions = {}) {
     this.graceSeconds = Math.max(0, Math.round(options.graceSeconds ?? DEFAULT_GRACE_SECONDS));
-    this.enabled = (options.platform ?? process.platform) !== "win32";
+    this.enabled = process.platform !== "win32";
   }
 
   /** The watchdog process's pid while one runs. */
