@@ -100,15 +100,9 @@ function stringify(value: object): string {
  * for a record with a nested value, which `stringify` takes.
  */
 function stringifyFlat(entry: Record<string, unknown>): string | undefined {
-  const keys = Object.keys(entry);
-  for (const key of keys) {
-    const value = entry[key];
-    if (typeof value === "object" && value !== null) return undefined;
-  }
-  for (const key of keys) {
-    const value = entry[key];
-    if (typeof value === "string") entry[key] = safeStrings(key, value);
-  }
+  const entries = Object.entries(entry);
+  if (entries.some(([, value]) => typeof value === "object" && value !== null)) return undefined;
+  for (const [key, value] of entries) if (typeof value === "string") entry[key] = safeStrings(key, value);
   return JSON.stringify(entry);
 }
 
