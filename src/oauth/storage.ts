@@ -23,12 +23,9 @@ import { codeOf } from "../common/errors.ts";
 import { shortHash } from "../common/text.ts";
 import { ASYMMETRIC_JWS_ALGS } from "../config/types.ts";
 
-/** The directory name, inside pi's agent dir, that holds the OAuth files. */
-const AUTH_DIR_NAME = "mcp-auth";
-
-/** `<agentDir>/mcp-auth`. */
+/** `<agentDir>/mcp-auth`: the directory, inside pi's agent dir, that holds the OAuth files. */
 export function authDir(agentDir: string): string {
-  return path.join(agentDir, AUTH_DIR_NAME);
+  return path.join(agentDir, "mcp-auth");
 }
 
 const Text = Type.String();

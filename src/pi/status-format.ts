@@ -84,10 +84,7 @@ function formatMetrics(m: ServerMetrics): string | undefined {
 }
 
 function indent(text: string, prefix: string): string {
-  return text
-    .split("\n")
-    .map((line) => prefix + line)
-    .join("\n");
+  return prefix + text.replaceAll("\n", `\n${prefix}`);
 }
 
 function formatProblem(problem: ConfigProblem): string {
