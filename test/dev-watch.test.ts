@@ -12,8 +12,8 @@ import { LogFile } from "../src/common/log-file.ts";
 import { within } from "../src/common/wait.ts";
 import { globBase, globTest, watchFiles } from "../src/connection/local/dev-watch.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
-import { fixtureEntry, registeredTools, tempDir, TEST_SOURCE, testBridge, waitFor } from "./helpers.ts";
-import { runTool } from "./pi-tools.ts";
+import { fixtureEntry, tempDir, TEST_SOURCE, testBridge, waitFor } from "./helpers.ts";
+import { registeredTools, runTool } from "./pi-tools.ts";
 
 describe("dev.watch", { timeout: 60_000 }, () => {
   test("globs: ** for any folders, * and ? within one; watched from the folder before the first wildcard", () => {

@@ -15,9 +15,7 @@ import { loadLayeredConfig } from "../src/config/files.ts";
 import { needsTrust, withAnswer } from "../src/trust/trust-rules.ts";
 import { TrustStore } from "../src/trust/trust-store.ts";
 import { type ConnectionOptions, ServerConnection } from "../src/connection/server-connection.ts";
-import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { type BridgeOptions, McpBridge } from "../src/bridge/mcp-bridge.ts";
-import { ToolRegistry } from "../src/pi/tool-registry.ts";
 import { bundledFixture } from "./fixture-bundle.ts";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -267,15 +265,4 @@ export function testBridge(dir: string, options: Partial<BridgeOptions> = {}): M
     startupBudgetMs: 60_000,
     ...options,
   });
-}
-
-/** `bridge`'s tools, registered as pi's session registers them, kept current; `tools` has them by their pi names. */
-export function registeredTools(bridge: McpBridge): { tools: Map<string, ToolDefinition>; registry: ToolRegistry } {
-  const tools = new Map<string, ToolDefinition>();
-  const registry = new ToolRegistry(
-    (def) => tools.set(def.name, def as ToolDefinition),
-    (name) => bridge.connection(name),
-  );
-  bridge.onTools((connection, list) => registry.syncServer(connection, list));
-  return { tools, registry };
 }

@@ -21,13 +21,12 @@ import {
   connectionFor,
   fixtureEntry,
   readLog,
-  registeredTools,
   REPO_ROOT,
   tempDir,
   testBridge,
   waitFor,
 } from "./helpers.ts";
-import { runTool } from "./pi-tools.ts";
+import { registeredTools, runTool } from "./pi-tools.ts";
 import { bundledFixture } from "./fixture-bundle.ts";
 
 const HOSTILE_FIXTURE = bundledFixture(path.join(REPO_ROOT, "test", "fixtures", "hostile-stdio.mjs"));

@@ -3,6 +3,7 @@
  * brings pi itself in (1.7 s of CPU to import on Node 20), which tests of the connection alone do not need.
  */
 import type { AgentToolResult, ToolDefinition } from "@mariozechner/pi-coding-agent";
+import type { McpBridge } from "../src/bridge/mcp-bridge.ts";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
 import { ToolRegistry } from "../src/pi/tool-registry.ts";
 
@@ -14,6 +15,17 @@ export function toolsOf(connection: ServerConnection): Map<string, ToolDefinitio
     () => connection,
   ).registerServer(connection);
   return tools;
+}
+
+/** `bridge`'s tools, registered as pi's session registers them, kept current; `tools` has them by their pi names. */
+export function registeredTools(bridge: McpBridge): { tools: Map<string, ToolDefinition>; registry: ToolRegistry } {
+  const tools = new Map<string, ToolDefinition>();
+  const registry = new ToolRegistry(
+    (def) => tools.set(def.name, def as ToolDefinition),
+    (name) => bridge.connection(name),
+  );
+  bridge.onTools((connection, list) => registry.syncServer(connection, list));
+  return { tools, registry };
 }
 
 export interface ToolRun {
