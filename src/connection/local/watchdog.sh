@@ -14,7 +14,8 @@
 #                        exit on their own before SIGTERM, as pi's own close gives them (pi does not wait that long)
 #   - q                  pi did not end after all (a new session started in the same process)
 #   + f <path>           a file or directory the sandbox library made, empty, as a mount point: removed at the end if
-#                        still empty (the library removes it at pi's exit, which a killed pi never reaches); - f forgets
+#                        still empty and no other sandbox mounts on it (the library removes it at pi's exit, which a
+#                        killed pi never reaches); - f forgets
 # At end of input every watched target that is still the one pi meant, and every process of this user that carries
 # the mark (Linux), gets SIGTERM; whatever is left after $1 seconds (default 2), or carries the mark by then, gets
 # SIGKILL. Then the script exits. A group in which npm is installing a package for npx gets $2 seconds (default 30):
@@ -35,6 +36,7 @@ mark=
 quitting=
 nl='
 '
+tab=$(printf '\t')
 # The mount points, one per line, newest first: a later sandbox makes its own inside an earlier one's directory.
 paths=
 
@@ -212,11 +214,46 @@ wait_victims() {
   done
 }
 
-# Removes the mount points still empty (never through a symlink), once nothing of pi's sandboxes runs, and exits.
+# The mount points (field 5 of /proc/<pid>/mountinfo, escaped as there) of every mount namespace but this one's, one a
+# line: those of sandboxes still running, another pi's among them.
+mounts_elsewhere() {
+  own=$(stat -L -c %i /proc/self/ns/mnt 2>/dev/null) || return 0
+  set +f
+  set -- /proc/[0-9]*/ns/mnt
+  set -f
+  stat -L -c '%i %n' "$@" 2>/dev/null |
+    awk -v own="$own" '$1 != own && !seen[$1]++ { sub(/ns\/mnt$/, "mountinfo", $2); print $2 }' |
+    xargs cat 2>/dev/null | awk '{ print $5 }'
+}
+
+# Removes the mount points still empty (never through a symlink), once nothing of pi's sandboxes runs, and exits. One
+# that another sandbox still mounts on stays: removed from outside that sandbox's mount namespace, it would stop being
+# a mount point there (the kernel lifts the mount), and that sandbox's server could then write the path it denies.
+# A sandbox of pi's own may still be ending (bubblewrap's command goes a moment after bubblewrap): up to 5 s for that.
 leave() {
   IFS=$nl
+  escaped=
   for q in $paths; do
-    if [ -L "$q" ]; then
+    # mountinfo writes a backslash, a space and a tab in a path as octal escapes.
+    escaped="$escaped$(printf '%s' "$q" | sed -e 's/\\/\\134/g' -e 's/ /\\040/g' -e "s/$tab/\\\\011/g")$nl"
+  done
+  tries=50
+  while :; do
+    elsewhere=$nl$(mounts_elsewhere)$nl
+    busy=
+    for e in $escaped; do
+      case $elsewhere in *"$nl$e$nl"*) busy=1 ;; esac
+    done
+    [ -n "$busy" ] && [ "$tries" -gt 0 ] || break
+    tries=$((tries - 1))
+    sleep 0.1 2>/dev/null || sleep 1
+  done
+  set -- $escaped
+  for q in $paths; do
+    mounted=
+    case $elsewhere in *"$nl$1$nl"*) mounted=1 ;; esac
+    shift
+    if [ -L "$q" ] || [ -n "$mounted" ]; then
       :
     elif [ -f "$q" ]; then
       [ -s "$q" ] || rm -f -- "$q"
