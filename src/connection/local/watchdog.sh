@@ -231,6 +231,7 @@ mounts_elsewhere() {
 # a mount point there (the kernel lifts the mount), and that sandbox's server could then write the path it denies.
 # A sandbox of pi's own may still be ending (bubblewrap's command goes a moment after bubblewrap): up to 5 s for that.
 leave() {
+  [ -n "$paths" ] || exit 0
   IFS=$nl
   escaped=
   for q in $paths; do
