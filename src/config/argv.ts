@@ -32,13 +32,15 @@ export function configFlagFromArgv(argv: readonly string[]): string | undefined 
 /** pi invocations that load extensions only to list things (`--help`, `--list-models`) and then exit. */
 const INFO_ONLY_FLAGS = new Set(["--help", "-h", "--list-models"]);
 
+/** pi's own arguments: those after node and its script, up to a `--`. */
+function piArguments(argv: readonly string[]): readonly string[] {
+  const args = argv.slice(2);
+  return args.includes("--") ? args.slice(0, args.indexOf("--")) : args;
+}
+
 /** True when pi was started only to print information, so connecting to servers would only slow it down. */
 export function isInfoOnlyInvocation(argv: readonly string[]): boolean {
-  for (const arg of argv.slice(2)) {
-    if (arg === "--") return false;
-    if (INFO_ONLY_FLAGS.has(arg)) return true;
-  }
-  return false;
+  return piArguments(argv).some((arg) => INFO_ONLY_FLAGS.has(arg));
 }
 
 /**
@@ -46,9 +48,5 @@ export function isInfoOnlyInvocation(argv: readonly string[]): boolean {
  * so the bridge reads it from the command line, as it must decide before any server starts.
  */
 export function noMcpInArgv(argv: readonly string[]): boolean {
-  for (const arg of argv.slice(2)) {
-    if (arg === "--") return false;
-    if (arg === `--${NO_MCP_FLAG}`) return true;
-  }
-  return false;
+  return piArguments(argv).includes(`--${NO_MCP_FLAG}`);
 }
