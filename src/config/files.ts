@@ -23,14 +23,22 @@ export const PROJECT_CONFIG_PATH = path.join(".pi", "mcp.json");
 export const USER_CONFIG_NAME = "mcp.json";
 
 export function configSources(locations: ConfigLocations): ConfigSource[] {
-  const sources: ConfigSource[] = [];
-  if (locations.extraPath)
-    sources.push({ scope: "flag", path: path.resolve(locations.projectRoot, locations.extraPath) });
-  sources.push({ scope: "project", path: path.join(locations.projectRoot, PROJECT_CONFIG_PATH) });
-  sources.push({ scope: "user", path: path.join(locations.agentDir, USER_CONFIG_NAME) });
-  sources.push({ scope: "bundled", path: locations.bundledPath });
-  return sources;
+  const { projectRoot, extraPath } = locations;
+  const flag: ConfigSource[] = extraPath ? [{ scope: "flag", path: path.resolve(projectRoot, extraPath) }] : [];
+  return [
+    ...flag,
+    { scope: "project", path: path.join(projectRoot, PROJECT_CONFIG_PATH) },
+    { scope: "user", path: path.join(locations.agentDir, USER_CONFIG_NAME) },
+    { scope: "bundled", path: locations.bundledPath },
+  ];
 }
+
+/** What a failed read says, by its error code (other errors say themselves). */
+const READ_ERRORS = new Map([
+  ["ENOENT", "file not found"],
+  ["EISDIR", "is a directory"],
+  ["EACCES", "permission denied"],
+]);
 
 async function readSource(source: ConfigSource): Promise<{ input: ConfigFileInput; problem?: ConfigProblem }> {
   try {
@@ -38,16 +46,7 @@ async function readSource(source: ConfigSource): Promise<{ input: ConfigFileInpu
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" && source.scope !== "flag") return { input: { source, text: undefined } };
-    const reason =
-      error instanceof NotUtf8Error
-        ? error.message
-        : code === "ENOENT"
-          ? "file not found"
-          : code === "EISDIR"
-            ? "is a directory"
-            : code === "EACCES"
-              ? "permission denied"
-              : String(error);
+    const reason = error instanceof NotUtf8Error ? error.message : (READ_ERRORS.get(code ?? "") ?? String(error));
     return {
       input: { source, text: undefined },
       problem: { level: "error", source, message: `cannot read the file: ${reason}` },

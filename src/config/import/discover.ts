@@ -37,14 +37,9 @@ export async function discoverImports(loc: ImportLocations): Promise<ImportResul
         const code = (error as NodeJS.ErrnoException).code;
         // A client that is not installed has no file (or not even its directory): nothing to say about it.
         if (code === "ENOENT" || code === "ENOTDIR") return { servers: [], errors: [] };
-        const reason =
-          error instanceof NotUtf8Error
-            ? error.message
-            : code === "EISDIR"
-              ? "it is a directory"
-              : code === "EACCES" || code === "EPERM"
-                ? "permission denied"
-                : (code ?? "unknown error");
+        const denied = code === "EACCES" || code === "EPERM";
+        const why = code === "EISDIR" ? "it is a directory" : denied ? "permission denied" : (code ?? "unknown error");
+        const reason = error instanceof NotUtf8Error ? error.message : why;
         return { servers: [], errors: [`${describeClientFile(file)}: cannot read the file: ${reason}`] };
       }
       return parseClientConfig(file, text, loc);

@@ -25,12 +25,8 @@ export function updateConfigFile(file: string, change: (text: string | undefined
 
 function ioError(action: string, file: string, error: unknown): ConfigWriteError {
   const code = (error as NodeJS.ErrnoException).code;
-  const reason =
-    code === "EACCES" || code === "EPERM"
-      ? "permission denied"
-      : code === "EISDIR"
-        ? "is a directory"
-        : errorMessage(error);
+  const denied = code === "EACCES" || code === "EPERM";
+  const reason = denied ? "permission denied" : code === "EISDIR" ? "is a directory" : errorMessage(error);
   return new ConfigWriteError("io", `cannot ${action} ${file}: ${reason}`);
 }
 
