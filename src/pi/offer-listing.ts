@@ -30,12 +30,7 @@ async function offerOf<T>(
   fetch: () => Promise<ServerOffer<T>>,
 ): Promise<ServerOffer<T>> {
   const server = connection.name;
-  const reason = whyNotListed({
-    name: server,
-    status: connection.status,
-    trusted: connection.trusted,
-    lastError: connection.lastError,
-  });
+  const reason = whyNotListed(connection);
   if (reason) return { server, kind: "unavailable", reason };
   if (!offers(connection)) return { server, kind: "none" };
   return fetch();
