@@ -86,12 +86,8 @@ export async function askServerName(
   suggested: string,
 ): Promise<string | undefined> {
   const name = (await ctx.ui.input(`A name for it (Enter for '${suggested}')`, suggested))?.trim() || suggested;
-  if (
-    deps.bridge.connection(name) &&
-    !(await ctx.ui.confirm("Replace?", `A server named '${name}' exists. Replace its entry?`))
-  )
-    return undefined;
-  return name;
+  if (!deps.bridge.connection(name)) return name;
+  return (await ctx.ui.confirm("Replace?", `A server named '${name}' exists. Replace its entry?`)) ? name : undefined;
 }
 
 /** The bridge's flags on pi's command line (which it also reads itself: ../config/argv.ts). */

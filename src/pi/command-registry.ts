@@ -74,11 +74,8 @@ export async function registryAnswers(
     answers[question.key] = answer;
   }
   const { entry } = registryEntry(way, answers);
-  const name = await askServerName(
-    deps,
-    ctx,
-    suggestServerName({ transport: "stdio", endpoint: server.name.split("/").pop()! }),
-  );
+  const endpoint = server.name.split("/").pop()!;
+  const name = await askServerName(deps, ctx, suggestServerName({ transport: "stdio", endpoint }));
   if (!name) return undefined;
   const confirmed = await ctx.ui.confirm(`Add '${name}'?`, shown(entrySummary(entry), SHOWN.view));
   return confirmed ? { name, entry } : undefined;

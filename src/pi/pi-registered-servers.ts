@@ -50,10 +50,8 @@ export class PiRegisteredServers {
       }
       // Marked before it starts, so a change that comes while it connects sees it.
       this.added.set(server.name, JSON.stringify(server.config));
-      const added = await this.deps.servers.add(server.name, server.config, {
-        by: server.extensionPath,
-        keepIfFailed: true,
-      });
+      const options = { by: server.extensionPath, keepIfFailed: true };
+      const added = await this.deps.servers.add(server.name, server.config, options);
       if (added.ok) continue;
       this.added.delete(server.name);
       this.deps.problem(`MCP server '${server.name}' registered by ${server.extensionPath}: ${added.message}`);
