@@ -23,9 +23,7 @@ export function guardExit(killNow: () => void): ExitGuard {
     stopGuardingStartup();
     process.kill(process.pid, signal);
   };
-  const stopGuardingStartup = () => {
-    for (const signal of STARTUP_SIGNALS) process.off(signal, onStartupSignal);
-  };
+  const stopGuardingStartup = () => STARTUP_SIGNALS.forEach((signal) => process.off(signal, onStartupSignal));
   process.once("exit", killNow);
   for (const signal of STARTUP_SIGNALS) process.on(signal, onStartupSignal);
   return {

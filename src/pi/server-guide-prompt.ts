@@ -18,20 +18,16 @@ export interface GuideScope {
 
 /** The guide as things stand: servers with declared tools, their description and instructions redacted. */
 function currentServerGuide(bridge: McpBridge, registry: ToolRegistry, scope?: GuideScope): string | undefined {
-  const entries: ServerGuideEntry[] = [];
-  for (const connection of bridge.connections.values()) {
-    const toolNames = registry
-      .toolsOf(connection.name)
-      .filter((t) => !scope || scope.isDeclared(t))
-      .map((t) => t.name);
+  const entries = [...bridge.connections.values()].map((connection): ServerGuideEntry => {
+    const declared = registry.toolsOf(connection.name).filter((t) => !scope || scope.isDeclared(t));
     const { description } = connection.config;
-    entries.push({
+    return {
       server: connection.name,
-      toolNames,
+      toolNames: declared.map((t) => t.name),
       description: description && connection.redact(description),
       instructions: connection.instructions,
-    });
-  }
+    };
+  });
   const parts = [formatServerGuide(entries), scope?.deferredLine()].filter((part) => part !== undefined);
   return parts.length ? parts.join("\n\n") : undefined;
 }
