@@ -127,13 +127,8 @@ export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext)
       "info",
     );
   }
-  if (transport === "http") {
-    const problem = checkUrl(endpoint);
-    if (problem) {
-      ctx.ui.notify(problem.replace("`url`", "The URL"), "error");
-      return;
-    }
-  }
+  const problem = transport === "http" ? checkUrl(endpoint) : undefined;
+  if (problem) return ctx.ui.notify(problem.replace("`url`", "The URL"), "error");
   const name = await askServerName(deps, ctx, suggestServerName({ transport, endpoint }));
   if (!name) return cancelled();
 
@@ -146,22 +141,15 @@ export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext)
   } else {
     const choice = await ctx.ui.select("How does it authenticate?", AUTH_CHOICES);
     if (!choice) return cancelled();
+    const stem = name.toUpperCase().replace(/[^A-Z0-9]/g, "_");
     if (choice === AUTH_CHOICES[1]) {
-      const variable = await askVariable(
-        ctx,
-        "The environment variable that holds the token",
-        `${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_TOKEN`,
-      );
+      const variable = await askVariable(ctx, "The environment variable that holds the token", `${stem}_TOKEN`);
       if (!variable) return cancelled();
       auth = { kind: "bearer", variable };
     } else if (choice === AUTH_CHOICES[2]) {
       const header = (await ctx.ui.input("The header that carries the key", "X-API-Key"))?.trim();
       if (!header) return cancelled();
-      const variable = await askVariable(
-        ctx,
-        "The environment variable that holds the key",
-        `${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`,
-      );
+      const variable = await askVariable(ctx, "The environment variable that holds the key", `${stem}_API_KEY`);
       if (!variable) return cancelled();
       auth = { kind: "api-key", header, variable };
     } else if (choice === AUTH_CHOICES[3]) {
@@ -182,10 +170,7 @@ async function saveNewEntry(
   const target = await askTarget(deps, ctx, "Save it where?");
   if (!target) return ctx.ui.notify("No server added.", "info");
   const validated = validateServerEntry(name, entry, { scope: target.scope, path: target.path });
-  if (!validated.config) {
-    ctx.ui.notify(`That entry would not work: ${validated.errors.join("; ")}`, "error");
-    return;
-  }
+  if (!validated.config) return ctx.ui.notify(`That entry would not work: ${validated.errors.join("; ")}`, "error");
   await saveAndStart(deps, ctx, name, entry, target.path);
 }
 

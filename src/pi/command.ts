@@ -14,9 +14,9 @@ import { type CommandDeps, failed, MCP_COMMAND_DESCRIPTION, show } from "./comma
 import { McpDashboard } from "./dashboard.ts";
 import { BridgeError, errorMessage } from "../common/errors.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
-import { type RequestCost, serverRows } from "./server-rows.ts";
+import { serverRows } from "./server-rows.ts";
 import { requestToolWire } from "./pi-line.ts";
-import { formatServerList } from "./status-format.ts";
+import { formatServerList, type ServerRow } from "./status-format.ts";
 import { closestMatch, plural } from "../common/text.ts";
 import { splitCommandLine } from "../config/add-server.ts";
 import { commandArgument } from "../config/validate/name.ts";
@@ -56,11 +56,11 @@ async function pickServer(
   return choice ? bridge.connection(choice) : undefined;
 }
 
-/** What the declared tools cost: the session's exposure, each tool counted as the current model's provider gets it. */
-function requestCost(deps: CommandDeps, ctx: ExtensionContext): RequestCost | undefined {
-  return (
-    deps.exposure && { exposure: deps.exposure, wire: requestToolWire(ctx.model), catalog: deps.catalogShares?.() }
-  );
+/** The status rows, the declared tools' cost by the session's exposure, each tool as the current model gets it. */
+function statusRows(deps: CommandDeps, ctx: ExtensionContext): ServerRow[] {
+  const { exposure, serversOff } = deps;
+  const cost = exposure && { exposure, wire: requestToolWire(ctx.model), catalog: deps.catalogShares?.() };
+  return serverRows(deps.bridge, deps.registry, deps.env, cost, (connection) => serversOff.isOff(connection));
 }
 
 /** What `/mcp` says about the session's `auto` exposure, if it decided. */
@@ -73,10 +73,8 @@ function formatTools(deps: CommandDeps, server: string | undefined): string {
   const active = new Set(deps.pi.getActiveTools());
   const tools = deps.registry.tools.filter((t) => server === undefined || t.server === server);
   const prompts = (deps.promptCommands?.() ?? []).filter((p) => server === undefined || p.server === server);
-  const lines: string[] = [];
-  if (tools.length === 0)
-    lines.push(server ? `MCP server '${server}' has no tools registered.` : "No MCP tools are registered.");
-  else lines.push("Registered name  ·  provenance  ·  config scope  ·  exposure");
+  const none = server ? `MCP server '${server}' has no tools registered.` : "No MCP tools are registered.";
+  const lines = [tools.length ? "Registered name  ·  provenance  ·  config scope  ·  exposure" : none];
   for (const tool of tools) {
     const source = deps.bridge.connection(tool.server)?.config.source;
     const scope = source ? scopeLabel(source) : "?";
@@ -162,11 +160,9 @@ async function reconnect(connection: ServerConnection, ctx: ExtensionContext): P
   }
 }
 
-const isOff = (deps: CommandDeps) => (connection: ServerConnection) => deps.serversOff.isOff(connection);
-
 async function dashboard(deps: CommandDeps, ctx: ExtensionContext): Promise<void> {
   const source = {
-    rows: () => serverRows(deps.bridge, deps.registry, deps.env, requestCost(deps, ctx), isOff(deps)),
+    rows: () => statusRows(deps, ctx),
     logTail: (server: string, n: number) => deps.logTail(server, n),
   };
   let opened = false;
@@ -208,12 +204,7 @@ function listing(kind: "prompts" | "resources") {
 }
 
 function listText(deps: CommandDeps, ctx: ExtensionContext): string {
-  return formatServerList(
-    serverRows(deps.bridge, deps.registry, deps.env, requestCost(deps, ctx), isOff(deps)),
-    deps.bridge.problems,
-    Date.now(),
-    autoNotes(deps),
-  );
+  return formatServerList(statusRows(deps, ctx), deps.bridge.problems, Date.now(), autoNotes(deps));
 }
 
 interface Subcommand {
