@@ -59,10 +59,8 @@ export function readSandboxSetting(value: unknown, field: string, errors: string
     network: { allowedDomains: [], deniedDomains: [] },
   };
   const before = errors.length;
-  for (const key of Object.keys(value)) {
-    if (!(key in FIELDS))
-      errors.push(`\`${field}.${key}\` is not a sandbox setting (use \`filesystem\` or \`network\`)`);
-  }
+  for (const key of Object.keys(value).filter((k) => !(k in FIELDS)))
+    errors.push(`\`${field}.${key}\` is not a sandbox setting (use \`filesystem\` or \`network\`)`);
   for (const group of ["filesystem", "network"] as const) {
     const part = value[group];
     if (part === undefined) continue;
@@ -79,12 +77,10 @@ export function readSandboxSetting(value: unknown, field: string, errors: string
   }
   const fs = isObject(value.filesystem) ? value.filesystem : {};
   const net = isObject(value.network) ? value.network : {};
-  for (const key of FIELDS.filesystem) {
+  for (const key of FIELDS.filesystem)
     if (fs[key] !== undefined) rules.filesystem[key] = stringList(fs[key], `${field}.filesystem.${key}`, errors);
-  }
-  for (const key of ["allowedDomains", "deniedDomains"] as const) {
+  for (const key of ["allowedDomains", "deniedDomains"] as const)
     if (net[key] !== undefined) rules.network[key] = stringList(net[key], `${field}.network.${key}`, errors, true);
-  }
   if (net.allowPackageRegistry !== undefined) {
     if (typeof net.allowPackageRegistry !== "boolean")
       errors.push(`\`${field}.network.allowPackageRegistry\` must be true or false`);
