@@ -144,13 +144,10 @@ export function callError(
       );
     case "auth":
       return new BridgeError("auth", config.name, authMessage(ctx, error), { cause: error });
-    default:
-      return new BridgeError(
-        "other",
-        config.name,
-        told(ctx, `MCP server '${config.name}' failed '${toolName}': ${describeError(error)}`),
-        { cause: error },
-      );
+    default: {
+      const message = `MCP server '${config.name}' failed '${toolName}': ${describeError(error)}`;
+      return new BridgeError("other", config.name, told(ctx, message), { cause: error });
+    }
   }
 }
 
@@ -224,9 +221,8 @@ function handshakeTimeoutMessage(ctx: ErrorContext, elapsedMs: number, where: st
         : "; its process was running but had written nothing to stdout";
   }
   if (local) message += ", so it was stopped";
-  if (local && ctx.nonJsonLines > 0) {
+  if (local && ctx.nonJsonLines > 0)
     message += `; it wrote ${ctx.nonJsonLines} line(s) to stdout that are not JSON-RPC messages (a server must log to stderr, not stdout)`;
-  }
   if (local && ctx.unreachable) {
     const { what, why } = unreachableAdvice(ctx.unreachable);
     message += `; its output says it ${what}: ${why}`;
@@ -241,6 +237,7 @@ function handshakeTimeoutMessage(ctx: ErrorContext, elapsedMs: number, where: st
 export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: number, repeated = false): BridgeError {
   const { config } = ctx;
   const kind = kindOf(error);
+  if (kind === "auth") return new BridgeError("auth", config.name, authMessage(ctx, error), { cause: error });
   // The server answered, wrongly: its process, if it ended, was ended by the bridge after that.
   const answered = serverAnswered(error);
   const where =
@@ -248,9 +245,7 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
   let message: string;
   let permanent: LaunchFailure | undefined;
   let signIn: string | undefined;
-  if (kind === "auth") {
-    return new BridgeError("auth", config.name, authMessage(ctx, error), { cause: error });
-  } else if (
+  if (
     kind === "timeout" &&
     config.transport === "stdio" &&
     (ctx.stage === "starting" || ctx.stage === "handshake") &&
@@ -312,13 +307,7 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
   if (proxy) message = `${message.replace(/\.$/, "")}. ${proxy}`;
   message += ctx.stderr();
   // A launcher that failed for good is a mistake in the entry, which no restart fixes.
-  const bridgeKind = permanent
-    ? "config"
-    : kind === "timeout"
-      ? "timeout"
-      : kind === "transport"
-        ? "transport"
-        : "other";
+  const bridgeKind = permanent ? "config" : kind === "timeout" || kind === "transport" ? kind : "other";
   return new BridgeError(bridgeKind, config.name, told(ctx, message), { cause: error });
 }
 
@@ -356,9 +345,8 @@ export function mayHaveRunError(
 }
 
 export function cancelledError(server: string, toolName: string, cause?: unknown): BridgeError {
-  return new BridgeError("cancelled", server, `Call to '${toolName}' on MCP server '${server}' was cancelled`, {
-    cause,
-  });
+  const message = `Call to '${toolName}' on MCP server '${server}' was cancelled`;
+  return new BridgeError("cancelled", server, message, { cause });
 }
 
 /** Where a reconnect under way stands: ` (attempt 3/10; last error: …)`; before its first retry, only the error. */
@@ -411,11 +399,8 @@ export function notConnectedError(ctx: ErrorContext, state: ConnectionState, max
 
 /** A call to a server switched off in its config. */
 export function disabledError(config: ServerConfig): BridgeError {
-  return new BridgeError(
-    "config",
-    config.name,
-    `MCP server '${config.name}' is disabled in ${describeSource(config.enabledSource ?? config.source)}`,
-  );
+  const message = `MCP server '${config.name}' is disabled in ${describeSource(config.enabledSource ?? config.source)}`;
+  return new BridgeError("config", config.name, message);
 }
 
 /** `/mcp auth` for a server that does not sign in with OAuth. */
