@@ -34,10 +34,6 @@ export async function within<T>(promise: Promise<T>, limit: WaitLimit): Promise<
 
 /** Waits for `promise` at most `ms`; true if it settled (either way) in time. */
 export async function settleWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  const timedOut = Symbol("timed out");
-  const settled = promise.then(
-    () => true,
-    () => true,
-  );
-  return within(settled, { ms, timedOut: () => timedOut }).catch(() => false);
+  const settled = promise.then(() => true).catch(() => true);
+  return within(settled, { ms, timedOut: () => new Error("timed out") }).catch(() => false);
 }
