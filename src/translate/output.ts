@@ -33,8 +33,7 @@ export function base64Size(data: string): number {
 }
 
 function isTextMime(mime: string | undefined): boolean {
-  if (!mime) return false;
-  return /^text\/|[/+](json|xml|yaml|javascript|csv)\b/.test(mime);
+  return mime !== undefined && /^text\/|[/+](json|xml|yaml|javascript|csv)\b/.test(mime);
 }
 
 /**
@@ -101,13 +100,11 @@ export function normalizeToolResult(result: McpToolResult, server?: string): Nor
         texts.push(`[unsupported content type ${JSON.stringify(part.type)}]`);
     }
   }
-  if (texts.length === 0 && result.structuredContent !== undefined) {
+  if (texts.length === 0 && result.structuredContent !== undefined)
     texts.push(JSON.stringify(result.structuredContent, null, 2));
-  }
   // Servers on protocol 2024-10-07 answer with `toolResult` instead of `content`.
-  if (texts.length === 0 && parts.length === 0 && result.toolResult !== undefined) {
+  if (texts.length === 0 && parts.length === 0 && result.toolResult !== undefined)
     texts.push(typeof result.toolResult === "string" ? result.toolResult : JSON.stringify(result.toolResult, null, 2));
-  }
   const text = texts.join("\n");
   const content: PiContent[] = [];
   if (text !== "" || images.length === 0) content.push({ type: "text", text: text === "" ? "(no output)" : text });

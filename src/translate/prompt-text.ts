@@ -82,10 +82,8 @@ export function parsePromptArguments(line: string, args: readonly PromptArgument
     const free = declared.find((arg) => !(arg.name in values));
     if (!free) {
       if (declared.length === 0) return { ok: false, error: "this prompt takes no arguments" };
-      return {
-        ok: false,
-        error: `too many arguments: '${word}' has no argument left to fill (arguments: ${declared.map((a) => a.name).join(", ")})`,
-      };
+      const all = declared.map((a) => a.name).join(", ");
+      return { ok: false, error: `too many arguments: '${word}' has no argument left to fill (arguments: ${all})` };
     }
     values[free.name] = word;
   }

@@ -58,23 +58,18 @@ export function destructiveWord(name: string): string | undefined {
 export function decideApproval(question: ApprovalQuestion): ApprovalDecision {
   const { tool, rules, hints } = question;
   if (question.approvalOff) return { action: "allow", reason: 'approval is off ("approval": "never")' };
-  if (rules.autoApprove.some((pattern) => isExactName(pattern) && pattern === tool)) {
+  if (rules.autoApprove.some((pattern) => isExactName(pattern) && pattern === tool))
     return { action: "allow", reason: "listed by name in autoApprove" };
-  }
   const word = destructiveWord(tool);
   if (hints?.destructiveHint === true || word !== undefined) {
     const why = hints?.destructiveHint === true ? "its server marks it destructive" : `its name says '${word}'`;
-    return {
-      action: "ask",
-      everyTime: true,
-      reason: `${why}; it asks every time unless autoApprove lists its exact name`,
-    };
+    const reason = `${why}; it asks every time unless autoApprove lists its exact name`;
+    return { action: "ask", everyTime: true, reason };
   }
   const pattern = rules.autoApprove.find((p) => !isExactName(p) && matchesToolPattern(p, tool));
   if (pattern !== undefined) return { action: "allow", reason: `matches "${pattern}" in autoApprove` };
-  if (rules.autoApproveReadOnly && hints?.readOnlyHint === true) {
+  if (rules.autoApproveReadOnly && hints?.readOnlyHint === true)
     return { action: "allow", reason: "its server marks it read-only, and autoApproveReadOnly is on" };
-  }
   if (question.allowedForSession) return { action: "allow", reason: "allowed for this session" };
   return { action: "ask", everyTime: false, reason: "first use in this session" };
 }
