@@ -126,11 +126,9 @@ export class ToolSearch {
     // A server whose tools came after `auto` was decided gets its place first (direct while they fit).
     if (this.wire && registry.tools.some((tool) => exposure.isUnplaced(tool.server)))
       exposure.placeLate(this.costedTools(this.wire, (server) => exposure.isUnplaced(server)));
-    const docs: SearchableTool[] = [];
-    for (const tool of registry.tools) {
-      if (exposure.exposureOf(tool.server, tool.originalName) === "deferred")
-        docs.push(searchable(tool, this.deps.serverDescription(tool.server)));
-    }
+    const docs = registry.tools
+      .filter((tool) => exposure.exposureOf(tool.server, tool.originalName) === "deferred")
+      .map((tool) => searchable(tool, this.deps.serverDescription(tool.server)));
     for (const tool of this.deps.sharedTools()) {
       if (exposure.sharedExposure(tool.servers) !== "deferred") continue;
       // Found by what it does and by the names of the servers it reaches.
