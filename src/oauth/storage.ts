@@ -106,9 +106,8 @@ export function toStoredTokens(
     savedAt: new Date(now).toISOString(),
   };
   if (tokens.refresh_token !== undefined) stored.refreshToken = tokens.refresh_token;
-  if (typeof tokens.expires_in === "number" && Number.isFinite(tokens.expires_in)) {
+  if (typeof tokens.expires_in === "number" && Number.isFinite(tokens.expires_in))
     stored.expiresAt = now + Math.round(tokens.expires_in * 1000);
-  }
   if (tokens.scope !== undefined) stored.scopes = tokens.scope.split(/\s+/).filter((scope) => scope !== "");
   if (tokens.id_token !== undefined) stored.idToken = tokens.id_token;
   if (tokens.issuer !== undefined) stored.issuer = tokens.issuer;
@@ -156,13 +155,8 @@ function fileStem(server: string): string {
   return `${safe || "_"}-${shortHash(server)}`;
 }
 
-function normalizeUrl(url: string): string | undefined {
-  return URL.canParse(url) ? new URL(url).href : undefined;
-}
-
 function sameUrl(a: string, b: string): boolean {
-  const na = normalizeUrl(a);
-  return na !== undefined && na === normalizeUrl(b);
+  return URL.canParse(a) && URL.canParse(b) && new URL(a).href === new URL(b).href;
 }
 
 /** The parsed JSON of `file`, or undefined when it is missing, unreadable or not JSON. */
@@ -261,17 +255,15 @@ export class AuthStore {
   private write(file: string, value: unknown): Promise<void> {
     // Serialised now, so a caller mutating `value` after the call cannot change what is written.
     const text = `${JSON.stringify(value, null, 2)}\n`;
-    return serialised(file, () => this.writeAtomically(file, text));
-  }
-
-  private async writeAtomically(file: string, text: string): Promise<void> {
-    await this.ensureDir();
-    // The renamed file is a new inode created 0600, which also replaces a looser file that was there before.
-    try {
-      await replaceFile(file, text, { mode: 0o600, sync: true });
-    } catch (error) {
-      throw fsError("write", file, error);
-    }
+    return serialised(file, async () => {
+      await this.ensureDir();
+      // The renamed file is a new inode created 0600, which also replaces a looser file that was there before.
+      try {
+        await replaceFile(file, text, { mode: 0o600, sync: true });
+      } catch (error) {
+        throw fsError("write", file, error);
+      }
+    });
   }
 
   /** Creates the directory 0700, or tightens an existing one that others can read or enter. */
