@@ -111,9 +111,7 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
     if (clientId) {
       // The configured client is for whichever authorization server the server names: bound to the one asked about.
       const stamp = context ? { issuer: context.issuer } : {};
-      return clientSecret
-        ? { client_id: clientId, client_secret: clientSecret, ...stamp }
-        : { client_id: clientId, ...stamp };
+      return { client_id: clientId, ...(clientSecret ? { client_secret: clientSecret } : {}), ...stamp };
     }
     const record = this.options.store.client(this.options.server, this.options.serverUrl);
     if (!record) return undefined;
@@ -176,13 +174,8 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
   /** Looks once for the sign-in pi 1.x stored for the server, and takes it over if the bridge can use it. */
   private async importFromPi(): Promise<void> {
     const { store, server, serverUrl } = this.options;
-    const outcome = await importPiSignIn({
-      store,
-      server,
-      serverUrl,
-      configuredClient: Boolean(this.settings.clientId),
-      now: this.now(),
-    });
+    const configuredClient = Boolean(this.settings.clientId);
+    const outcome = await importPiSignIn({ store, server, serverUrl, configuredClient, now: this.now() });
     this.options.onImport?.(outcome);
   }
 
