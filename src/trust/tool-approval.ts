@@ -259,10 +259,8 @@ async function hookAnswer(answer: Promise<unknown>, tool: ApprovedTool): Promise
     value = `an error (${errorMessage(error)})`;
   }
   if (typeof value === "string" && Object.hasOwn(HOOK_CHOICES, value)) {
-    return {
-      choice: HOOK_CHOICES[value as HookDecision],
-      denied: `Another extension denied the call of ${describeTool(tool)} (${APPROVAL_REQUEST_CHANNEL}).`,
-    };
+    const denied = `Another extension denied the call of ${describeTool(tool)} (${APPROVAL_REQUEST_CHANNEL}).`;
+    return { choice: HOOK_CHOICES[value as HookDecision], denied };
   }
   return {
     choice: "deny",
