@@ -6,9 +6,8 @@ import { createHash } from "node:crypto";
 
 /** A plain-data copy of `value` with object keys sorted recursively and undefined (or unserialisable) members dropped. */
 function canonicalize(value: unknown): unknown {
-  if (value !== null && typeof value === "object" && typeof (value as { toJSON?: unknown }).toJSON === "function") {
+  if (value !== null && typeof value === "object" && typeof (value as { toJSON?: unknown }).toJSON === "function")
     value = (value as { toJSON: () => unknown }).toJSON();
-  }
   if (Array.isArray(value)) {
     // As JSON.stringify does: a hole in an array becomes null, so positions keep their meaning.
     return value.map((item) => {

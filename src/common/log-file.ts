@@ -290,9 +290,8 @@ export class LogFile implements Logger {
   /** mcp.log → mcp.log.1 → mcp.log.2 …; the oldest beyond `keep` is overwritten or removed. */
   private rotate(): void {
     if (this.keep === 0) return rmSync(this.path, { force: true });
-    for (let i = this.keep - 1; i >= 1; i--) {
+    for (let i = this.keep - 1; i >= 1; i--)
       this.ignoreMissing(() => renameSync(`${this.path}.${i}`, `${this.path}.${i + 1}`));
-    }
     this.ignoreMissing(() => renameSync(this.path, `${this.path}.1`));
   }
 

@@ -65,9 +65,8 @@ export type ConnectionEvent<S = unknown> =
 export function transition<S>(state: ConnectionState<S>, event: ConnectionEvent<S>): ConnectionState<S> {
   const wasUp = "wasUp" in state ? state.wasUp : state.kind === "live";
   const error = errorOf(state);
-  if (state.kind === "closed") {
+  if (state.kind === "closed")
     return event.type === "closed" && event.disabled && !state.disabled ? { ...state, disabled: true } : state;
-  }
   switch (event.type) {
     case "attempt":
       if (state.kind === "live" || state.kind === "connecting") return state;

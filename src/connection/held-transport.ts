@@ -78,9 +78,8 @@ export function releaseHeld(held: Held, options: CloseOptions): Promise<void> {
     held.open = false;
     const { client, transport, pool } = held;
     const processes = serverProcesses(held);
-    if (options.terminateSession && transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
+    if (options.terminateSession && transport instanceof StreamableHTTPClientTransport && transport.sessionId)
       await settleWithin(transport.terminateSession(), SESSION_TERMINATE_TIMEOUT_MS);
-    }
     // npm stopped while it installs is given the time to roll the install back (./local/stdio-transport.ts).
     const installing = npxInstalling(pidOf(transport));
     if (!options.graceful && !installing) {

@@ -305,9 +305,8 @@ export class LiveSession {
       if (pid) {
         held.processes = processTree(pid);
         // The transport handed the group to the watchdog; these are the processes under it now, for any that left it.
-        for (const p of held.processes) {
+        for (const p of held.processes)
           if (p.pid !== pid) held.watched.push(orphanWatchdog.watch("process", p.pid, p.start));
-        }
       }
       this.instructions = client.getInstructions();
       this.stage = "tools";

@@ -53,12 +53,10 @@ function parseKey(text: string): { key: KeyObject; kid?: string } {
       kid: typeof jwk.kid === "string" ? jwk.kid : undefined,
     };
   }
-  if (/-----BEGIN (RSA |EC )?PUBLIC KEY-----|-----BEGIN CERTIFICATE-----/.test(trimmed)) {
+  if (/-----BEGIN (RSA |EC )?PUBLIC KEY-----|-----BEGIN CERTIFICATE-----/.test(trimmed))
     throw new Error("it holds a public key or certificate; the client signs with the private key");
-  }
-  if (/-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: 4,ENCRYPTED/.test(trimmed)) {
+  if (/-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: 4,ENCRYPTED/.test(trimmed))
     throw new Error("the key is encrypted with a passphrase; store it unencrypted with permissions 0600");
-  }
   return { key: createPrivateKey(trimmed) };
 }
 

@@ -100,9 +100,8 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
       grant.saveResourceUrl?.(this.options.serverUrl);
       return (this.grant = grant);
     }
-    if (tokenEndpointAuthMethod !== "private_key_jwt") {
+    if (tokenEndpointAuthMethod !== "private_key_jwt")
       return (this.grant = new ClientCredentialsProvider({ ...common, clientSecret }));
-    }
     let key: ReturnType<typeof loadSigningKey>;
     try {
       key = loadSigningKey(privateKeyFile, signingAlgorithm);

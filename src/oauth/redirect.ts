@@ -38,9 +38,8 @@ export function redirectPlan(settings: { callbackPort?: number; callbackUrl?: st
       : Array.from({ length: Math.max(0, Math.min(CALLBACK_PORT_TRIES, MAX_PORT - first + 1)) }, (_, i) => first + i);
   const written = settings.callbackUrl;
   const match = written === undefined ? null : AUTHORITY.exec(written);
-  if (!written || !match) {
+  if (!written || !match)
     return { host: "127.0.0.1", path: CALLBACK_PATH, ports, uri: (port) => `http://127.0.0.1:${port}${CALLBACK_PATH}` };
-  }
   const url = new URL(written);
   // `localhost` is listened for on 127.0.0.1, where browsers try it too.
   const host = url.hostname === "[::1]" ? "::1" : "127.0.0.1";

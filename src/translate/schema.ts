@@ -32,9 +32,8 @@ function open(...warnings: string[]): NormalizedSchema {
 export function normalizeInputSchema(input: unknown): NormalizedSchema {
   if (!isObject(input) || Object.keys(input).length === 0) return open();
   const type = input.type;
-  if (type !== undefined && type !== "object" && !(Array.isArray(type) && type.includes("object"))) {
+  if (type !== undefined && type !== "object" && !(Array.isArray(type) && type.includes("object")))
     return open(`input schema has type ${JSON.stringify(type)}, not "object"; arguments are passed through unchecked`);
-  }
   let converted: ReturnType<typeof portableSchema>;
   try {
     // A type list with "object" in it: the arguments are an object in any case.
@@ -57,9 +56,8 @@ export function normalizeInputSchema(input: unknown): NormalizedSchema {
       "input schema offers alternatives; the model sees them as one object (the server's schema still decides)",
     );
   }
-  if (schema.type !== undefined && schema.type !== "object") {
+  if (schema.type !== undefined && schema.type !== "object")
     return open(`input schema does not describe an object; arguments are checked only against the server's schema`);
-  }
   schema = { ...schema, type: "object" };
   if (!isObject(schema.properties)) schema.properties = {};
   const defaults = requiredDefaults(input);

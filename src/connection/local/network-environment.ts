@@ -33,9 +33,8 @@ const ANY_CASE = new Set([...PROXIES, ...NPM_SETTINGS]);
 /** The variables of `env` (pi's environment) that say how to reach the network, the empty ones left out. */
 export function networkEnvironment(env: NodeJS.ProcessEnv): Record<string, string> {
   const picked: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) {
+  for (const [name, value] of Object.entries(env))
     if (value && (EXACT.has(name) || ANY_CASE.has(name.toLowerCase()))) picked[name] = value;
-  }
   return picked;
 }
 
