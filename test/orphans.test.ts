@@ -335,34 +335,18 @@ describe("the orphan watchdog", { timeout: 120_000 }, () => {
     }
   });
 
-  test("a mount point another sandbox still mounts on stays: removed from outside, its deny would be lifted there", async () => {
+  test("a mount point another sandbox still mounts on is waited for: removed from outside, its deny would be lifted there", async () => {
     // Another pi's sandbox in the same project binds over the empty files the first one's made (they were there when
     // it started). Were one removed now, the kernel would take that bind away, and its server could write the path.
     const tmp = tempDir();
     const at = (name: string) => path.join(tmp.dir, "a project", name);
     let other: ChildProcess | undefined;
+    let watchdog: ChildProcess | undefined;
     try {
       mkdirSync(at("held dir"), { recursive: true });
       for (const file of ["held", "free"]) writeFileSync(at(file), "");
-      other = spawn(
-        "bwrap",
-        [
-          "--dev-bind",
-          "/",
-          "/",
-          "--ro-bind",
-          "/dev/null",
-          at("held"),
-          "--ro-bind",
-          tmp.dir,
-          at("held dir"),
-          "sleep",
-          "300",
-        ],
-        {
-          stdio: "ignore",
-        },
-      );
+      const binds = ["--ro-bind", "/dev/null", at("held"), "--ro-bind", tmp.dir, at("held dir")];
+      other = spawn("bwrap", ["--dev-bind", "/", "/", ...binds, "sleep", "300"], { stdio: "ignore" });
       // bubblewrap runs the command as its child, in the new mount namespace.
       const mounted = () =>
         processTree(other!.pid!).some((pid) => {
@@ -370,16 +354,21 @@ describe("the orphan watchdog", { timeout: 120_000 }, () => {
           return mounts.includes("a\\040project/held\\040dir");
         });
       await waitFor(() => isAlive(other!.pid!) && mounted(), "the other sandbox's mounts");
-      const exit = await runWatchdogScript(["held", "held dir", "free"].map((name) => `+ f ${at(name)}`));
-      assert.deepEqual(exit, { code: 0, signal: null });
+      watchdog = spawn("/bin/sh", [WATCHDOG_SCRIPT, "2", "30"], {
+        detached: true,
+        stdio: ["pipe", "ignore", "ignore"],
+      });
+      const exited = exitOf(watchdog);
+      watchdog.stdin!.end(["held", "held dir", "free"].map((name) => `+ f ${at(name)}\n`).join(""));
+      await waitFor(() => !existsSync(at("free")), "the watchdog to remove what nothing mounts on");
       assert.deepEqual(readdirSync(at(".")).sort(), ["held", "held dir"]);
+      assert.ok(isAlive(watchdog.pid!), "the watchdog waits for the other sandbox");
       const sandbox = processTree(other.pid!);
       for (const pid of sandbox) killIfAlive(pid);
-      await waitFor(() => !sandbox.some(isAlive), "the other sandbox to end");
-      assert.deepEqual(await runWatchdogScript(["held", "held dir"].map((name) => `+ f ${at(name)}`)), exit);
+      assert.deepEqual(await expectExit(exited, "the watchdog"), { code: 0, signal: null });
       assert.deepEqual(readdirSync(at(".")), [], "once that sandbox has ended they go");
     } finally {
-      if (other?.pid) killIfAlive(other.pid);
+      for (const child of [other, watchdog]) if (child?.pid) killIfAlive(child.pid);
       tmp.cleanup();
     }
   });

@@ -4,14 +4,14 @@
  * and the empty files and directories bubblewrap makes in the project as mount points for a denied path that is not
  * there (`.bashrc`, `.vscode/`, …). The library ends the one and removes the other at its reset or pi's exit.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import type { SandboxManager } from "@anthropic-ai/sandbox-runtime";
 import { orphanWatchdog, type Watch } from "../connection/local/orphan-watchdog.ts";
 import { listProcesses } from "../connection/local/process-tree.ts";
 import type { SandboxedStart } from "./sandbox-runtime.mjs";
 
 let relays: Watch[] | undefined;
-let mountPoints: Watch[] = [];
+let mountPoints = new Map<string, Watch>();
 
 /** Hands the relays of the library, as it is set up now, to the watchdog; once per setup. */
 export function watchSandboxRelays(library: typeof SandboxManager): void {
@@ -23,15 +23,19 @@ export function watchSandboxRelays(library: typeof SandboxManager): void {
 
 /** Hands the mount points of a start to the watchdog (removed if pi is killed, when empty); returns the start. */
 export function watchMountPoints<T extends SandboxedStart>(start: T): T {
-  mountPoints.push(...start.mountPoints.map((p) => orphanWatchdog.watchPath(p)));
+  for (const p of start.mountPoints) if (!mountPoints.has(p)) mountPoints.set(p, orphanWatchdog.watchPath(p));
   return start;
 }
 
-/** The library was reset: its relays have ended, its mount points are gone. */
+/**
+ * The library was reset: its relays have ended, and its mount points and the bridge's placeholders are gone, but for
+ * those it could not remove (another sandbox's own are inside one) and those another sandbox still mounts on: the
+ * watchdog removes these once they are empty and nothing mounts on them.
+ */
 export function forgetSandboxLeftovers(): void {
-  for (const watch of [...(relays ?? []), ...mountPoints]) watch.forget();
+  for (const watch of relays ?? []) watch.forget();
   relays = undefined;
-  mountPoints = [];
+  for (const [p, watch] of mountPoints) if (!existsSync(p) && mountPoints.delete(p)) watch.forget();
 }
 
 /** Whether one of `pid`'s arguments begins with `start`. */

@@ -13,7 +13,7 @@ export interface SpawnSpec {
 export interface SandboxedStart extends SpawnSpec {
   /** The id the library files this server's refusals under. */
   commandId: string;
-  /** The empty files and directories bubblewrap makes on the host for this start, to be removed if this process dies. */
+  /** The empty files and directories made on the host for this start (by this module or bubblewrap), for the watchdog. */
   mountPoints: string[];
   release(): void;
 }

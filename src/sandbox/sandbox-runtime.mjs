@@ -12,7 +12,16 @@
  * (../connection/hub/hub.mjs), runs shared servers in their sandboxes with this same code.
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 
@@ -124,6 +133,7 @@ async function wrap(spec, policy, onViolation) {
     manager.updateConfig(globalConfig());
   }
   const mountPoints = absentMountPoints(policy);
+  makePlaceholders(mountPoints, policy);
   // 128 random bits: the library binds a connection to this list by the id its proxy settings carry.
   const commandId = randomBytes(16).toString("base64url");
   const line = [`TMPDIR=${shellQuote(policy.tempDir)}`, "exec", ...[spec.command, ...spec.args].map(shellQuote)].join(
@@ -214,7 +224,64 @@ export async function sandboxIdle() {
   if (!current || running > 0) return false;
   ready = undefined;
   denied.clear();
+  // The placeholders first: one of them may be in a directory the library made, which it removes only when empty.
+  removePlaceholders();
   const manager = await current.catch(() => undefined);
   await manager?.reset();
   return true;
 }
+
+/** The placeholders this process made and has not removed (another sandbox mounts on them). */
+const placeholders = new Set();
+
+/**
+ * Makes the empty file for each denied file the project lacks before the wrap, not leaving it to bubblewrap: the
+ * library then binds it as any file that is there, and never removes it. It removes its own at its reset and exit even
+ * while another pi's sandbox mounts on one, and a mount point removed from outside its namespace is detached: that
+ * server could then write the file. These go only when no other namespace mounts on them (here, or by the watchdog).
+ * A directory (a missing part above a denied path) stays the library's: the other sandbox's own mount points in it keep
+ * it there.
+ */
+function makePlaceholders(mountPoints, policy) {
+  const denied = [...policy.filesystem.denyWrite, ...policy.filesystem.denyRead];
+  for (const file of mountPoints.filter((p) => denied.includes(p) && !denied.some((d) => d.startsWith(`${p}/`)))) {
+    try {
+      // As bubblewrap makes one: empty and read-only; `wx` leaves alone what another process made meanwhile.
+      writeFileSync(file, "", { flag: "wx", mode: 0o444 });
+      placeholders.add(file);
+    } catch {
+      // Not makeable here (nor, then, by the server): the library decides, as it would have.
+    }
+  }
+}
+
+/** Removes the placeholders still empty that no other mount namespace mounts on; the rest stay listed. */
+function removePlaceholders() {
+  if (placeholders.size === 0) return;
+  const elsewhere = mountsElsewhere();
+  for (const file of placeholders) {
+    if (elsewhere.has(mountinfoPath(file))) continue;
+    placeholders.delete(file);
+    if (statSync(file, { throwIfNoEntry: false })?.size === 0) rmSync(file, { force: true });
+  }
+}
+
+/** The mount points of every mount namespace but this process's (Linux), as /proc/<pid>/mountinfo writes them. */
+function mountsElsewhere() {
+  const points = new Set();
+  const seen = new Set([statSync("/proc/self/ns/mnt").ino]);
+  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const ns = statSync(`/proc/${pid}/ns/mnt`).ino;
+      if (seen.has(ns)) continue;
+      seen.add(ns);
+      for (const line of readFileSync(`/proc/${pid}/mountinfo`, "utf8").split("\n")) points.add(line.split(" ")[4]);
+    } catch {
+      // The process ended, or is not ours to look at.
+    }
+  }
+  return points;
+}
+
+/** `file` as mountinfo writes it: a backslash, space, tab or line break as an octal escape. */
+const mountinfoPath = (file) => file.replace(/[\\ \t\n]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, "0")}`);

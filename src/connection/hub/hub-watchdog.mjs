@@ -7,6 +7,7 @@
  * mark, and the empty mount points bubblewrap made. POSIX only; on Windows it does nothing.
  */
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 const SCRIPT = fileURLToPath(new URL("../local/watchdog.sh", import.meta.url));
@@ -51,10 +52,13 @@ export class HubWatchdog {
     this.write(`+ f ${file}\n`);
   }
 
-  /** The sandbox library was reset: it removed its mount points itself. */
+  /** The sandbox library was reset: what it removed is forgotten; what is still there is removed at the end. */
   forgetPaths() {
-    for (const file of this.paths) this.write(`- f ${file}\n`);
-    this.paths.clear();
+    for (const file of this.paths) {
+      if (existsSync(file)) continue;
+      this.write(`- f ${file}\n`);
+      this.paths.delete(file);
+    }
   }
 
   /** The hub ends on purpose, its servers stopped: the watchdog exits with nothing to do. */

@@ -13,8 +13,8 @@
 #   + q                  pi is quitting and has ended its servers' input: at end of input they get $1 seconds to
 #                        exit on their own before SIGTERM, as pi's own close gives them (pi does not wait that long)
 #   - q                  pi did not end after all (a new session started in the same process)
-#   + f <path>           a file or directory the sandbox library made, empty, as a mount point: removed at the end if
-#                        still empty and no other sandbox mounts on it (the library removes it at pi's exit, which a
+#   + f <path>           an empty file or directory made as a sandbox's mount point: removed at the end if still
+#                        empty, once no other sandbox mounts on it (pi removes it when its sandboxes idle, which a
 #                        killed pi never reaches); - f forgets
 # At end of input every watched target that is still the one pi meant, and every process of this user that carries
 # the mark (Linux), gets SIGTERM; whatever is left after $1 seconds (default 2), or carries the mark by then, gets
@@ -36,7 +36,8 @@ mark=
 quitting=
 nl='
 '
-tab=$(printf '\t')
+# A tab, written as it is (a command substitution would fork a copy of this script at its start).
+tab='	'
 # The mount points, one per line, newest first: a later sandbox makes its own inside an earlier one's directory.
 paths=
 
@@ -227,42 +228,56 @@ mounts_elsewhere() {
 }
 
 # Removes the mount points still empty (never through a symlink), once nothing of pi's sandboxes runs, and exits. One
-# that another sandbox still mounts on stays: removed from outside that sandbox's mount namespace, it would stop being
-# a mount point there (the kernel lifts the mount), and that sandbox's server could then write the path it denies.
-# A sandbox of pi's own may still be ending (bubblewrap's command goes a moment after bubblewrap): up to 5 s for that.
+# that another sandbox still mounts on is waited for: removed from outside that sandbox's mount namespace, it would stop
+# being a mount point there (the kernel detaches the mount), and that server could then write the path it is denied.
+# A sandbox of pi's own that is still ending goes within moments (bubblewrap's command a moment after bubblewrap);
+# another pi's, in the same project, may run for hours, and is looked at every 5 s (for at most 12 hours).
 leave() {
-  [ -n "$paths" ] || exit 0
   IFS=$nl
   escaped=
   for q in $paths; do
     # mountinfo writes a backslash, a space and a tab in a path as octal escapes.
     escaped="$escaped$(printf '%s' "$q" | sed -e 's/\\/\\134/g' -e 's/ /\\040/g' -e "s/$tab/\\\\011/g")$nl"
   done
-  tries=50
-  while :; do
+  tries=0
+  while [ -n "$paths" ]; do
     elsewhere=$nl$(mounts_elsewhere)$nl
-    busy=
-    for e in $escaped; do
-      case $elsewhere in *"$nl$e$nl"*) busy=1 ;; esac
+    set -- $escaped
+    waiting=
+    escaped=
+    for q in $paths; do
+      case $elsewhere in
+        *"$nl$1$nl"*)
+          waiting="$waiting$q$nl"
+          escaped="$escaped$1$nl"
+          ;;
+        *) remove "$q" ;;
+      esac
+      shift
     done
-    [ -n "$busy" ] && [ "$tries" -gt 0 ] || break
-    tries=$((tries - 1))
-    sleep 0.1 2>/dev/null || sleep 1
-  done
-  set -- $escaped
-  for q in $paths; do
-    mounted=
-    case $elsewhere in *"$nl$1$nl"*) mounted=1 ;; esac
-    shift
-    if [ -L "$q" ] || [ -n "$mounted" ]; then
-      :
-    elif [ -f "$q" ]; then
-      [ -s "$q" ] || rm -f -- "$q"
-    elif [ -d "$q" ]; then
-      rmdir -- "$q" 2>/dev/null
+    paths=$waiting
+    [ -n "$paths" ] || break
+    tries=$((tries + 1))
+    if [ "$tries" -le 50 ]; then
+      sleep 0.1 2>/dev/null || sleep 1
+    elif [ "$tries" -le 8690 ]; then
+      sleep 5
+    else
+      break
     fi
   done
   exit 0
+}
+
+# Removes $1 if it is still an empty file or directory; never through a symlink.
+remove() {
+  if [ -L "$1" ]; then
+    :
+  elif [ -f "$1" ]; then
+    [ -s "$1" ] || rm -f -- "$1"
+  elif [ -d "$1" ]; then
+    rmdir -- "$1" 2>/dev/null
+  fi
 }
 
 # pi is gone.

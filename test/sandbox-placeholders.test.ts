@@ -1,0 +1,59 @@
+/**
+ * The empty files that stand for the denied files a project lacks (`.envrc`, `.mcp.json`, …), made by the bridge before
+ * a sandboxed start (src/sandbox/sandbox-runtime.mjs): a second pi's sandbox in the same project mounts on them, and
+ * one removed from outside that sandbox's mount namespace would stop being a mount point there, so the server could
+ * write the file it is denied. They stay while another sandbox mounts on them; the rest go when the sandbox idles.
+ * Needs bubblewrap, socat and ripgrep (.ci/run installs them).
+ */
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import * as path from "node:path";
+import { describe, test } from "node:test";
+import { sandboxPolicy } from "../src/sandbox/sandbox-policy.ts";
+import { privateTempDir, sandboxedStart, sandboxIdle } from "../src/sandbox/sandbox-runtime.mjs";
+import { isAlive, killIfAlive, tempDir, waitFor } from "./helpers.ts";
+import { processTree } from "./tmux.ts";
+
+describe("placeholders of a sandboxed start", { skip: process.platform !== "linux", timeout: 120_000 }, () => {
+  test("one another sandbox mounts on outlives the sandbox that made it; the others go when it idles", async () => {
+    const tmp = tempDir("mcp-bridge-placeholders-");
+    const project = path.join(tmp.dir, "project");
+    const at = (name: string) => path.join(project, name);
+    mkdirSync(project);
+    let other: ChildProcess | undefined;
+    try {
+      const policy = sandboxPolicy(true, {
+        home: homedir(),
+        agentDir: path.join(tmp.dir, "agent"),
+        cwd: project,
+        projectRoot: project,
+        tempDir: privateTempDir("placeholders"),
+        command: "sh",
+        otherSecrets: [],
+      });
+      const start = await sandboxedStart({ command: "sh", args: ["-c", "exit 0"], env: {}, cwd: project }, policy);
+      // Made before the start, empty and read-only, as bubblewrap would make them.
+      for (const file of [".envrc", ".mcp.json"])
+        assert.equal(statSync(at(file)).mode & 0o222, 0, `${file} is made read-only`);
+      const server = spawn(start.command, start.args, { cwd: project, env: { ...process.env, ...start.env } });
+      await new Promise((resolve) => server.once("exit", resolve));
+      start.release();
+      assert.ok(existsSync(at(".vscode")), "bubblewrap made the directory the library leaves to itself");
+      // A second pi's sandbox, started now, binds over the file that is there.
+      other = spawn("bwrap", ["--dev-bind", "/", "/", "--ro-bind", "/dev/null", at(".envrc"), "sleep", "300"], {
+        stdio: "ignore",
+      });
+      const mounted = () =>
+        processTree(other!.pid!).some((pid) => readFileSync(`/proc/${pid}/mountinfo`, "utf8").includes(at(".envrc")));
+      await waitFor(() => isAlive(other!.pid!) && mounted(), "the other sandbox's mount");
+      assert.ok(await sandboxIdle(), "the library was reset");
+      assert.ok(existsSync(at(".envrc")), "the file another sandbox mounts on stays");
+      for (const gone of [".mcp.json", ".bashrc", ".vscode"]) assert.equal(existsSync(at(gone)), false, gone);
+    } finally {
+      if (other?.pid) for (const pid of processTree(other.pid)) killIfAlive(pid);
+      tmp.cleanup();
+    }
+  });
+});
