@@ -2,7 +2,7 @@
  * What the sandbox library leaves behind a pi that is killed (SIGKILL, a crash), handed to the orphan watchdog, which
  * outlives pi. On Linux: its relays (`socat`, pi's children, from its proxies to the sockets sandboxes reach them by),
  * and the empty files and directories bubblewrap makes in the project as mount points for a denied path that is not
- * there (`.bashrc`, `.vscode/`, …). The library ends the one and removes the other at its reset or pi's exit.
+ * there (`.bashrc`, `.vscode/`, …). The library ends the one at its reset or pi's exit; the other goes then too.
  */
 import { existsSync, readFileSync } from "node:fs";
 import type { SandboxManager } from "@anthropic-ai/sandbox-runtime";
