@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import * as path from "node:path";
 import { describe, test } from "node:test";
@@ -48,7 +48,12 @@ describe("placeholders of a sandboxed start", { skip: process.platform !== "linu
       const mounted = () =>
         processTree(other!.pid!).some((pid) => readFileSync(`/proc/${pid}/mountinfo`, "utf8").includes(at(".envrc")));
       await waitFor(() => isAlive(other!.pid!) && mounted(), "the other sandbox's mount");
+      // One the user replaced meanwhile with a link to an empty file of theirs is theirs.
+      writeFileSync(path.join(tmp.dir, "empty"), "");
+      rmSync(at(".gitconfig"));
+      symlinkSync(path.join(tmp.dir, "empty"), at(".gitconfig"));
       assert.ok(await sandboxIdle(), "the library was reset");
+      assert.ok(lstatSync(at(".gitconfig")).isSymbolicLink(), "the link stays");
       assert.ok(existsSync(at(".envrc")), "the file another sandbox mounts on stays");
       for (const gone of [".mcp.json", ".bashrc", ".vscode"]) assert.equal(existsSync(at(gone)), false, gone);
     } finally {

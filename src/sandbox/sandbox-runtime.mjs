@@ -14,6 +14,7 @@
 import { randomBytes } from "node:crypto";
 import {
   existsSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -236,11 +237,10 @@ const placeholders = new Set();
 
 /**
  * Makes the empty file for each denied file the project lacks before the wrap, not leaving it to bubblewrap: the
- * library then binds it as any file that is there, and never removes it. It removes its own at its reset and exit even
- * while another pi's sandbox mounts on one, and a mount point removed from outside its namespace is detached: that
- * server could then write the file. These go only when no other namespace mounts on them (here, or by the watchdog).
- * A directory (a missing part above a denied path) stays the library's: the other sandbox's own mount points in it keep
- * it there.
+ * library binds it as any file that is there and never removes it (it removes its own at reset and exit even while
+ * another pi's sandbox mounts on one, and a mount point removed from outside its namespace is detached, so that server
+ * could write the file). These go once no other namespace mounts on them (here, or by the watchdog). A directory stays
+ * the library's: the other sandbox's own mount points in it keep it there.
  */
 function makePlaceholders(mountPoints, policy) {
   const denied = [...policy.filesystem.denyWrite, ...policy.filesystem.denyRead];
@@ -255,14 +255,15 @@ function makePlaceholders(mountPoints, policy) {
   }
 }
 
-/** Removes the placeholders still empty that no other mount namespace mounts on; the rest stay listed. */
+/** Removes the placeholders no other mount namespace mounts on, if still empty files; the rest stay listed. */
 function removePlaceholders() {
   if (placeholders.size === 0) return;
   const elsewhere = mountsElsewhere();
   for (const file of placeholders) {
     if (elsewhere.has(mountinfoPath(file))) continue;
     placeholders.delete(file);
-    if (statSync(file, { throwIfNoEntry: false })?.size === 0) rmSync(file, { force: true });
+    const stat = lstatSync(file, { throwIfNoEntry: false });
+    if (stat?.isFile() && stat.size === 0) rmSync(file);
   }
 }
 

@@ -54,11 +54,7 @@ export class HubWatchdog {
 
   /** The sandbox library was reset: what it removed is forgotten; what is still there is removed at the end. */
   forgetPaths() {
-    for (const file of this.paths) {
-      if (existsSync(file)) continue;
-      this.write(`- f ${file}\n`);
-      this.paths.delete(file);
-    }
+    for (const file of this.paths) if (!existsSync(file) && this.paths.delete(file)) this.write(`- f ${file}\n`);
   }
 
   /** The hub ends on purpose, its servers stopped: the watchdog exits with nothing to do. */
