@@ -7,6 +7,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { ProtocolError, type CallToolResult, type Client } from "@modelcontextprotocol/client";
+import { errorMessage } from "../../common/errors.ts";
 import { declareTasks, markTaskCall } from "./task-intercept.ts";
 import {
   changed,
@@ -82,11 +83,7 @@ export class TaskInputRequiredError extends ToolTaskError {
 /** The connection failed while following the task; it may still run: `resumeToolTask` on a new connection. */
 export class TaskInterruptedError extends ToolTaskError {
   constructor(taskId: string, cause: unknown) {
-    super(
-      `lost the connection while following task ${taskId}: ${cause instanceof Error ? cause.message : String(cause)}`,
-      taskId,
-      { cause },
-    );
+    super(`lost the connection while following task ${taskId}: ${errorMessage(cause)}`, taskId, { cause });
   }
 }
 
