@@ -253,11 +253,8 @@ async function getTask(run: Run, taskId: string): Promise<DetailedTask> {
  * invalid params (-32602) is how both revisions say the task is unknown or expired.
  */
 function asTaskError(error: unknown, taskId: string, readsTask = true): Error {
-  if (error instanceof ProtocolError) {
-    if (readsTask && error.code === -32602) return new TaskUnknownError(taskId, error.message);
-    return error;
-  }
-  return new TaskInterruptedError(taskId, error);
+  if (!(error instanceof ProtocolError)) return new TaskInterruptedError(taskId, error);
+  return readsTask && error.code === -32602 ? new TaskUnknownError(taskId, error.message) : error;
 }
 
 async function finish(run: Run, task: DetailedTask): Promise<CallToolResult> {
