@@ -95,9 +95,7 @@ export class RetrySchedule {
 
   /** Starts the schedule unless it runs already; `cause` is what made it necessary (given up with, if no attempt is left). */
   start(cause?: unknown): Promise<void> {
-    this.current ??= this.run(cause).finally(() => {
-      this.current = undefined;
-    });
+    this.current ??= this.run(cause).finally(() => (this.current = undefined));
     return this.current;
   }
 
