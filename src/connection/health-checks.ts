@@ -61,9 +61,7 @@ export class HealthChecks {
 
   /** Probes `session` now, unless a probe is under way already (then waits for that one). `why` goes to the log. */
   private probe(session: LiveSession, why: string): Promise<void> {
-    this.probing ??= this.probeNow(session, why).finally(() => {
-      this.probing = undefined;
-    });
+    this.probing ??= this.probeNow(session, why).finally(() => (this.probing = undefined));
     return this.probing;
   }
 
