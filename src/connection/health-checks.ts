@@ -68,10 +68,7 @@ export class HealthChecks {
   private async probeNow(session: LiveSession, why: string): Promise<void> {
     const { report, pingTimeout } = this.options;
     const started = Date.now();
-    if (!session.processAlive()) {
-      this.options.lost(session, "the server process is gone");
-      return;
-    }
+    if (!session.processAlive()) return this.options.lost(session, "the server process is gone");
     try {
       await session.ping(pingTimeout);
       report.log("debug", "request", { method: "ping", durationMs: Date.now() - started, ok: true, why });
