@@ -215,7 +215,7 @@ export class LiveSession {
     time: OpenTime,
   ): Promise<void> {
     if (this.closed) throw new Error("the session was closed");
-    const { clientInfo, features, auth, events } = this.options;
+    const { clientInfo, features, auth, events, protocol = "auto", remembered } = this.options;
     const clock: ConnectClock = (this.clock = { ...time });
     const remaining = () => Math.max(1, clock.deadline - Date.now());
     const sdkTimeout = () => remaining() + SDK_TIMEOUT_SLACK_MS;
@@ -248,12 +248,7 @@ export class LiveSession {
       () => this.protocolVersion,
     );
     markDeliveries(transport, () => held.open && accepting(transport));
-    const negotiation = negotiationFor(
-      this.options.protocol ?? "auto",
-      this.options.remembered,
-      kind === "stdio",
-      remaining(),
-    );
+    const negotiation = negotiationFor(protocol, remembered, kind === "stdio", remaining());
     const client = createMcpClient(
       clientInfo,
       features,
