@@ -120,8 +120,7 @@ export class SessionOpener {
     this.refusals = new RefusalRecord((refusal, message) => {
       const fields = { kind: refusal.kind, detail: refusal.detail, message };
       report.log("warn", "sandbox.refused", fields);
-      if (options.serverLog)
-        options.serverLog.log({ level: "warn", event: "sandbox.refused", server: config.name, ...fields });
+      options.serverLog?.log({ level: "warn", event: "sandbox.refused", server: config.name, ...fields });
     });
     this.events = {
       ...options.events,
