@@ -43,10 +43,7 @@ const underWay = new Map<string, Promise<string | undefined>>();
 function lookupError(host: string): Promise<string | undefined> {
   let answer = underWay.get(host);
   if (answer) return answer;
-  const code = lookup(host).then(
-    () => undefined,
-    (error: unknown) => codeOf(error),
-  );
+  const code = lookup(host).then(() => undefined, codeOf);
   answer = within(code, { ms: LOOKUP_MS, timedOut: () => undefined }).catch(() => undefined);
   underWay.set(host, answer);
   void answer.finally(() => underWay.delete(host));
