@@ -113,13 +113,10 @@ function npxCopies(launch: NpxLaunch, run: NpmRun, since = 0): { folder: string;
   const name = specName(launch.spec);
   const dir = path.join(cacheDir(run), "_npx");
   // No npx folder there (another cache, set in a file), or a copy being written: nothing to say of it.
-  const hashes = (() => {
-    try {
-      return readdirSync(dir);
-    } catch {
-      return [];
-    }
-  })();
+  let hashes: string[] = [];
+  try {
+    hashes = readdirSync(dir);
+  } catch {}
   const copies: { folder: string; installedAt: number }[] = [];
   for (const hash of hashes) {
     const folder = path.join(dir, hash);
