@@ -107,8 +107,7 @@ export function parseCreation(result: unknown): { task: DetailedTask } | { resul
   if (!isObject(result)) return undefined;
   const task = parseTask(isObject(result.task) ? result.task : result.resultType === "task" ? result : undefined);
   if (task) return { task };
-  if (Array.isArray(result.content)) return { result: result as CallToolResult };
-  return undefined;
+  return Array.isArray(result.content) ? { result: result as CallToolResult } : undefined;
 }
 
 /** Whether the task's visible state moved (what a progress report is for). */
