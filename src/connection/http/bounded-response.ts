@@ -98,11 +98,8 @@ export function boundedResponse(response: Response, limit: number, tooLarge: Too
       },
     }),
   );
-  const bounded = new Response(counted, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
-  });
+  const { status, statusText, headers } = response;
+  const bounded = new Response(counted, { status, statusText, headers });
   // What a new Response cannot be given: where it came from (the SDK reads `url` to name an unfollowed redirect).
   for (const key of ["url", "redirected", "type"] as const)
     Object.defineProperty(bounded, key, { value: response[key] });
