@@ -51,12 +51,6 @@ function wordsIn(body: string): string | undefined {
   }
   if (!isObject(parsed)) return undefined;
   const error = parsed.error;
-  for (const value of [
-    parsed.error_description,
-    isObject(error) ? error.message : error,
-    parsed.message,
-    parsed.detail,
-  ])
-    if (typeof value === "string" && value.trim()) return value;
-  return undefined;
+  const said = [parsed.error_description, isObject(error) ? error.message : error, parsed.message, parsed.detail];
+  return said.find((value): value is string => typeof value === "string" && value.trim() !== "");
 }
