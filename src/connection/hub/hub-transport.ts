@@ -120,9 +120,7 @@ export class HubTransport implements Transport {
       socket.destroy();
       throw new Error("the session was closed");
     }
-    const attached = new Promise<void>((resolve, reject) => {
-      this.settleAttach = { resolve, reject };
-    });
+    const attached = new Promise<void>((resolve, reject) => (this.settleAttach = { resolve, reject }));
     socket.on("data", (chunk: Buffer) => this.read(chunk));
     socket.on("error", (error) => this.onerror?.(error));
     socket.on("close", () => {
