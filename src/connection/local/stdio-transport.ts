@@ -405,20 +405,11 @@ export class ProcessGroupStdioTransport implements Transport {
     const pid = child?.pid;
     if (!child || pid === undefined) return;
     if (this.stopping && !this.ended) this.stopping.signal = signal;
-    if (IS_WINDOWS) {
-      if (!this.ended) {
-        try {
-          child.kill(signal);
-        } catch {
-          // Already gone.
-        }
-      }
-      return;
-    }
     try {
-      process.kill(-pid, signal);
+      if (!IS_WINDOWS) process.kill(-pid, signal);
+      else if (!this.ended) child.kill(signal);
     } catch {
-      // ESRCH: the whole group is gone already.
+      // Already gone (ESRCH on POSIX: the whole group is).
     }
   }
 
