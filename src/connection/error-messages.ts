@@ -82,14 +82,13 @@ function authMessage(ctx: ErrorContext, error: unknown): string {
   const where = describeSource(config.source);
   const headerNames = Object.keys(config.headers);
   const vars = Object.values(config.headers).flatMap(findVarRefs);
-  let fix: string;
-  if (headerNames.length === 0) {
-    fix = `it sends no credentials; add an \`Authorization\` (or API key) header to '${config.name}' in ${where}`;
-  } else {
-    fix = `check ${headerList(headerNames)} of '${config.name}' in ${where}`;
-    if (vars.length)
-      fix += ` and that ${[...new Set(vars)].map((v) => `\${${v}}`).join(", ")} holds a valid, unexpired credential`;
-  }
+  let fix =
+    headerNames.length === 0
+      ? `it sends no credentials; add an \`Authorization\` (or API key) header to '${config.name}' in ${where}`
+      : `check ${headerList(headerNames)} of '${config.name}' in ${where}`;
+  // Only a header's value names variables, so these come after the headers to check.
+  if (vars.length)
+    fix += ` and that ${[...new Set(vars)].map((v) => `\${${v}}`).join(", ")} holds a valid, unexpired credential`;
   const commands = rereadableHeaders(config);
   // A value read once (inline, or from pi's environment) is what the server refused, and would be again.
   const advice = commands.length
