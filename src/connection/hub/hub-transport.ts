@@ -113,7 +113,7 @@ export class HubTransport implements Transport {
 
   /** Connects to the hub (starting it if need be) and has it attach this session to the server, started if need be. */
   async start(): Promise<void> {
-    const { dir, idleMs, endpoint, deadline, maxMessageBytes } = this.options;
+    const { dir, idleMs, endpoint, deadline, maxMessageBytes, sandbox } = this.options;
     const socket = await connectHub(dir, deadline);
     this.socket = socket;
     if (this.closed) {
@@ -128,7 +128,6 @@ export class HubTransport implements Transport {
       this.fireClose();
     });
     const spec = spawnSpec(endpoint);
-    const { sandbox } = this.options;
     const policy = sandbox?.policy(sharedTempDir(dir, spec));
     if (policy) sandbox?.onStart?.(policy);
     const attach = { hub: "attach", spec, idleMs, maxLineBytes: maxMessageBytes, sandbox: policy };
