@@ -285,9 +285,8 @@ export class SharedServer {
   request(message) {
     if (message.method === "ping") return this.toServer({ jsonrpc: "2.0", id: message.id, result: {} });
     const calling = new Set();
-    for (const request of this.pending.values()) {
+    for (const request of this.pending.values())
       if (request.session && !BACKGROUND.has(request.method)) calling.add(request.session);
-    }
     let target;
     if (calling.size === 1) target = [...calling][0];
     else if (calling.size === 0 && message.method === "roots/list") target = this.sessions.values().next().value;
