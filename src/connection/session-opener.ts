@@ -228,10 +228,9 @@ export class SessionOpener {
 
   /** One session, open by `time.deadline`; `time.span` is the server's time once an npx install that held it is over. */
   private async openOnce(endpoint: ResolvedEndpoint, time: OpenTime, clientSecret?: string): Promise<LiveSession> {
-    const { auth } = this.options;
+    const { auth, clientInfo, features } = this.options;
     // OAuth adds its secrets (client secret, tokens, codes) to the redactor itself, as it meets them.
     const sessionAuth = endpoint.kind === "stdio" ? undefined : auth.prepare(endpoint.url, clientSecret);
-    const { clientInfo, features } = this.options;
     const { limits, protocol } = this.config;
     const box = endpoint.kind === "stdio" ? this.options.sandbox?.(endpoint) : undefined;
     // Its stderr is read for refusals against the rules it runs under now, and none where it runs unsandboxed.
