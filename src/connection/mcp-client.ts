@@ -74,12 +74,11 @@ const LIST_CHANGED_DEBOUNCE_MS = 50;
 export function clientCapabilities(features: ClientFeatures): ClientCapabilities {
   const capabilities: ClientCapabilities = {};
   // applyDefaults: the SDK fills in the defaults of the server's schema that an answer leaves out.
-  if (features.elicitation) {
+  if (features.elicitation)
     capabilities.elicitation = {
       form: { applyDefaults: true },
       ...(features.urlElicitationRequired ? { url: {} } : {}),
     };
-  }
   if (features.sampling) capabilities.sampling = {};
   // listChanged: the client says when its roots change (`notifications/roots/list_changed`).
   if (features.roots) capabilities.roots = { listChanged: true };
