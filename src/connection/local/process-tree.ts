@@ -311,7 +311,6 @@ export async function terminateProcesses(
   graceMs = DEFAULT_TERMINATE_GRACE_MS,
 ): Promise<void> {
   let alive = processes.filter(isSameProcessAlive);
-  if (alive.length === 0) return;
   for (const p of alive) signal(p, "SIGTERM");
   const deadline = Date.now() + graceMs;
   while (alive.length > 0 && Date.now() < deadline) {
