@@ -199,13 +199,12 @@ export class SessionOpener {
     const resolution = resolveServerConfig(this.config, env, projectRoot, { commandOutputs: commands.outputs });
     redactor.add(resolution.secrets);
     this.warnings = resolution.warnings;
-    if (!resolution.endpoint) {
+    if (!resolution.endpoint)
       throw new BridgeError(
         "config",
         this.config.name,
         `${resolution.errors.join("; ")} (${describeSource(this.config.source)})`,
       );
-    }
     const clientSecret = commands.outputs.get(clientSecretField(this.config));
     // A local server reaches the network as pi does: through pi's proxies, CAs and registries; its own env wins.
     const endpoint: ResolvedEndpoint =
