@@ -96,35 +96,32 @@ export function machineSettings(auth: JsonObject, field: string, text: TextKey, 
         `\`${field}.${key}\` is for signing in in a browser, which a "${grant}" client never does; remove it`,
       );
   }
-  if (auth.authorizationUrl !== undefined || auth.tokenUrl !== undefined) {
+  if (auth.authorizationUrl !== undefined || auth.tokenUrl !== undefined)
     errors.push(
       `\`${field}.authorizationUrl\`/\`tokenUrl\` are for signing in in a browser; for "${grant}" use discovery, or \`${field}.authServerMetadataUrl\``,
     );
-  }
   const settings: MachineSettings = { grantType: grant };
   const hasSecret = auth.clientSecret !== undefined && auth.clientSecret !== null;
   const keyFile = text("privateKeyFile");
   // With a secret, ./oauth.ts already says the secret needs a client id.
-  if ((auth.clientId === undefined || auth.clientId === null) && !hasSecret) {
+  if ((auth.clientId === undefined || auth.clientId === null) && !hasSecret)
     errors.push(
       `\`${field}.grantType\` "${grant}" needs \`${field}.clientId\`: the client registered for this machine with the authorization server`,
     );
-  }
   const assertion = text("assertion");
   const assertionFile = text("assertionFile");
   const enterprise = enterpriseSettings(auth, field, text, errors);
   const sources = [assertion, assertionFile, enterprise].filter((source) => source !== undefined).length;
-  if (!bearer && sources > 0) {
+  if (!bearer && sources > 0)
     errors.push(
       `\`${field}.assertion\`, \`${field}.assertionFile\` and the \`${field}.idp…\`/\`idToken\` keys are for \`"grantType": "${JWT_BEARER_GRANT}"\``,
     );
-  } else if (bearer && sources !== 1) {
+  else if (bearer && sources !== 1)
     errors.push(
       `\`${field}.grantType\` "${JWT_BEARER_GRANT}" needs one of \`${field}.assertion\` (the workload's JWT, from a \${VAR}), ` +
         `\`${field}.assertionFile\` (a file holding it, read at each token request) or an identity provider to exchange the user's ID token at ` +
         `(\`${field}.idpUrl\` or \`idpTokenUrl\`, \`idpClientId\`, \`idToken\` or \`idTokenFile\`)`,
     );
-  }
   for (const key of ["assertionFile", "idTokenFile"] as const) {
     const file = text(key);
     if (file !== undefined && !isRootedPath(file))
@@ -136,47 +133,40 @@ export function machineSettings(auth: JsonObject, field: string, text: TextKey, 
   if (bearer && assertionFile !== undefined) settings.assertionFile = assertionFile;
   if (bearer && enterprise !== undefined) Object.assign(settings, enterprise);
   // The JWT bearer grant may authenticate the client as well, or send only its id (a public client).
-  if (!bearer && !hasSecret && keyFile === undefined) {
+  if (!bearer && !hasSecret && keyFile === undefined)
     errors.push(
       `\`${field}.grantType\` "client_credentials" needs \`${field}.clientSecret\` (client_secret_basic or client_secret_post) ` +
         `or \`${field}.privateKeyFile\` (private_key_jwt)`,
     );
-  }
   if (hasSecret && keyFile !== undefined)
     errors.push(`\`${field}.clientSecret\` and \`${field}.privateKeyFile\` are two ways to prove the client; keep one`);
   const method = text("tokenEndpointAuthMethod");
-  if (method !== undefined && !METHODS.includes(method as MachineAuthMethod)) {
+  if (method !== undefined && !METHODS.includes(method as MachineAuthMethod))
     errors.push(
       `\`${field}.tokenEndpointAuthMethod\` must be "client_secret_basic", "client_secret_post" or "private_key_jwt" (got ${quoteValue(method)})`,
     );
-  } else if (method === "private_key_jwt" && hasSecret) {
+  else if (method === "private_key_jwt" && hasSecret)
     errors.push(
       `\`${field}.tokenEndpointAuthMethod\` "private_key_jwt" signs with \`${field}.privateKeyFile\`, not \`${field}.clientSecret\``,
     );
-  } else if (method !== undefined && method !== "private_key_jwt" && keyFile !== undefined) {
+  else if (method !== undefined && method !== "private_key_jwt" && keyFile !== undefined)
     errors.push(
       `\`${field}.tokenEndpointAuthMethod\` "${method}" sends \`${field}.clientSecret\`; with \`${field}.privateKeyFile\` it is "private_key_jwt"`,
     );
-  } else if (method !== undefined) {
-    settings.tokenEndpointAuthMethod = method as MachineAuthMethod;
-  } else if (keyFile !== undefined) {
-    settings.tokenEndpointAuthMethod = "private_key_jwt";
-  }
+  else if (method !== undefined) settings.tokenEndpointAuthMethod = method as MachineAuthMethod;
+  else if (keyFile !== undefined) settings.tokenEndpointAuthMethod = "private_key_jwt";
   const algorithm = text("signingAlgorithm");
   const keyId = text("keyId");
-  if ((algorithm !== undefined || keyId !== undefined) && keyFile === undefined) {
+  if ((algorithm !== undefined || keyId !== undefined) && keyFile === undefined)
     errors.push(`\`${field}.signingAlgorithm\` and \`${field}.keyId\` go with \`${field}.privateKeyFile\``);
-  }
-  if (algorithm !== undefined && !(ASYMMETRIC_JWS_ALGS as readonly string[]).includes(algorithm)) {
+  if (algorithm !== undefined && !(ASYMMETRIC_JWS_ALGS as readonly string[]).includes(algorithm))
     errors.push(
       `\`${field}.signingAlgorithm\` must be one of ${ASYMMETRIC_JWS_ALGS.join(", ")} (got ${quoteValue(algorithm)}); or leave it out to take the key's own`,
     );
-  }
-  if (keyFile !== undefined && !isRootedPath(keyFile)) {
+  if (keyFile !== undefined && !isRootedPath(keyFile))
     errors.push(
       `\`${field}.privateKeyFile\` must be an absolute path, or start with ~/ or a \${VAR} (got ${quoteValue(keyFile)})`,
     );
-  }
   if (keyFile !== undefined) settings.privateKeyFile = keyFile;
   if (algorithm !== undefined) settings.signingAlgorithm = algorithm;
   if (keyId !== undefined) settings.keyId = keyId;
@@ -199,11 +189,10 @@ function enterpriseSettings(
     const value = text(key);
     if (value !== undefined) settings[key] = value;
   }
-  if ((settings.idpUrl === undefined) === (settings.idpTokenUrl === undefined)) {
+  if ((settings.idpUrl === undefined) === (settings.idpTokenUrl === undefined))
     errors.push(
       `enterprise-managed authorization needs one of \`${field}.idpUrl\` (the identity provider's issuer) or \`${field}.idpTokenUrl\` (its token endpoint)`,
     );
-  }
   for (const key of ["idpUrl", "idpTokenUrl"] as const) {
     const url = settings[key];
     const problem = url === undefined ? undefined : checkUrl(url);
@@ -213,10 +202,9 @@ function enterpriseSettings(
     errors.push(
       `enterprise-managed authorization needs \`${field}.idpClientId\`: the client registered with the identity provider`,
     );
-  if ((settings.idToken === undefined) === (settings.idTokenFile === undefined)) {
+  if ((settings.idToken === undefined) === (settings.idTokenFile === undefined))
     errors.push(
       `enterprise-managed authorization needs one of \`${field}.idToken\` (the user's ID token, from a \${VAR}) or \`${field}.idTokenFile\``,
     );
-  }
   return settings;
 }
