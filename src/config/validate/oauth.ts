@@ -49,9 +49,8 @@ function oauthSettings(
   errors: string[],
 ): OAuthSettings | undefined {
   const defaults: OAuthSettings = { callbackPort: DEFAULT_OAUTH_CALLBACK_PORT };
-  if (auth === undefined || auth === null) {
+  if (auth === undefined || auth === null)
     return Object.keys(headers).some((h) => h.toLowerCase() === "authorization") ? undefined : defaults;
-  }
   if (auth === false || auth === "none") return undefined;
   if (auth === true || auth === "oauth") return defaults;
   if (!isObject(auth)) {
@@ -86,16 +85,14 @@ function oauthSettings(
     const problem = url === undefined ? undefined : checkUrl(url);
     if (problem) errors.push(problem.replace("`url`", `\`${field}.${key}\``));
   }
-  if ((settings.authorizationUrl === undefined) !== (settings.tokenUrl === undefined)) {
+  if ((settings.authorizationUrl === undefined) !== (settings.tokenUrl === undefined))
     errors.push(
       `\`${field}.authorizationUrl\` and \`${field}.tokenUrl\` go together: set both, or neither to use discovery`,
     );
-  }
   if (settings.clientSecret !== undefined && settings.clientId === undefined)
     errors.push(`\`${field}.clientSecret\` needs \`${field}.clientId\``);
-  if (settings.clientMetadataUrl !== undefined && !/^https:\/\/[^/]+\/./.test(settings.clientMetadataUrl)) {
+  if (settings.clientMetadataUrl !== undefined && !/^https:\/\/[^/]+\/./.test(settings.clientMetadataUrl))
     errors.push(`\`${field}.clientMetadataUrl\` must be an https URL with a path`);
-  }
   const scopes = auth.scopes ?? auth.scope;
   if (typeof scopes === "string") settings.scopes = scopes.split(/\s+/).filter(Boolean);
   else if (Array.isArray(scopes) && scopes.every((x) => typeof x === "string")) settings.scopes = scopes as string[];
@@ -117,11 +114,10 @@ function oauthSettings(
   const metadata = metadataUrl(auth, settings, field, errors);
   if (metadata !== undefined) settings.authServerMetadataUrl = metadata;
   if (typeof auth.dpop === "boolean") settings.dpop = auth.dpop;
-  else if (auth.dpop !== undefined && auth.dpop !== null) {
+  else if (auth.dpop !== undefined && auth.dpop !== null)
     errors.push(
       `\`${field}.dpop\` must be true (always ask for DPoP-bound tokens) or false (never); leave it out to use DPoP where the authorization server offers it (got ${quoteValue(auth.dpop)})`,
     );
-  }
   return settings;
 }
 
@@ -144,9 +140,8 @@ function callbackUrl(auth: JsonObject, field: string, errors: string[]): string 
     );
     return undefined;
   }
-  if (url.port && typeof auth.callbackPort === "number" && Number(url.port) !== auth.callbackPort) {
+  if (url.port && typeof auth.callbackPort === "number" && Number(url.port) !== auth.callbackPort)
     errors.push(`\`${field}.callbackUrl\` and \`${field}.callbackPort\` name different ports; keep one`);
-  }
   return value as string;
 }
 
@@ -168,16 +163,15 @@ function clientRegistration(
     return undefined;
   }
   if (value === "cimd") {
-    if (settings.clientId !== undefined || settings.clientName !== undefined) {
+    if (settings.clientId !== undefined || settings.clientName !== undefined)
       errors.push(
         `\`${field}.clientRegistration\` "cimd" cannot go with \`${field}.clientId\` or \`${field}.clientName\``,
       );
-    } else if (settings.clientMetadataUrl === undefined) {
+    else if (settings.clientMetadataUrl === undefined)
       errors.push(
         `\`${field}.clientRegistration\` "cimd" needs \`${field}.clientMetadataUrl\`, the https URL of a Client ID Metadata Document of yours: ` +
           'the bridge has none of its own (pi 1.x uses one on pi.dev); or use "auto" or "dcr"',
       );
-    }
   }
   return value as ClientRegistration;
 }
@@ -193,10 +187,9 @@ function metadataUrl(auth: JsonObject, settings: OAuthSettings, field: string, e
     );
     return undefined;
   }
-  if (settings.authorizationUrl !== undefined) {
+  if (settings.authorizationUrl !== undefined)
     errors.push(
       `\`${field}.authServerMetadataUrl\` and \`${field}.authorizationUrl\`/\`tokenUrl\` both replace discovery; keep one`,
     );
-  }
   return value as string;
 }
