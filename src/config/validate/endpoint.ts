@@ -47,16 +47,14 @@ export function checkUrl(url: string): string | undefined {
   // would cost that work in each of them, on the event loop every other server's handshake needs.
   if (url.length > MAX_URL_LENGTH)
     return `\`url\` is ${url.length} characters long; at most ${MAX_URL_LENGTH} are taken (got ${quoteValue(url, 60)})`;
-  if (url.includes("${")) {
+  if (url.includes("${"))
     return /^(https?:\/\/|\$\{)/i.test(url.trim())
       ? undefined
       : `\`url\` must start with http:// or https:// (got ${quoteValue(url)})`;
-  }
   if (!URL.canParse(url)) return `\`url\` is not a valid URL: ${quoteValue(url)}`;
   const { protocol } = new URL(url);
-  if (protocol !== "http:" && protocol !== "https:") {
+  if (protocol !== "http:" && protocol !== "https:")
     return `\`url\` must use http or https (got ${protocol.replace(/:$/, "")})`;
-  }
   return undefined;
 }
 
@@ -72,13 +70,11 @@ export function validateEndpoint(entry: JsonObject, errors: string[], warnings: 
   const urlFields = URL_FIELDS.filter((name) => entry[name] !== undefined && entry[name] !== null);
   const hasUrl = urlFields.length > 0;
   const hasCommand = entry.command !== undefined && entry.command !== null;
-  if (!hasUrl && !hasCommand) {
-    errors.push("needs either `command` (a local server) or `url` (a remote server)");
-  } else if (hasUrl && hasCommand) {
+  if (!hasUrl && !hasCommand) errors.push("needs either `command` (a local server) or `url` (a remote server)");
+  else if (hasUrl && hasCommand)
     errors.push(
       `has both \`${urlFields[0]}\` and \`command\`; keep one (\`url\` for a remote server, \`command\` for a local one)`,
     );
-  }
   if (urlFields.length > 1)
     errors.push(`has both ${urlFields.map((name) => `\`${name}\``).join(" and ")}; keep \`url\``);
   const before = errors.length;
@@ -165,17 +161,14 @@ function commandLine(entry: JsonObject, hasCommand: boolean, errors: string[]): 
     }
   }
   if (entry.args !== undefined && entry.args !== null) {
-    if (typeof entry.args === "string") {
+    if (typeof entry.args === "string")
       errors.push(
         `\`args\` must be an array of strings, one per argument: ${JSON.stringify(entry.args.trim().split(/\s+/))}`,
       );
-    } else if (!Array.isArray(entry.args)) {
+    else if (!Array.isArray(entry.args)) errors.push("`args` must be an array of strings");
+    else if (!entry.args.every((a) => typeof a === "string" || typeof a === "number" || typeof a === "boolean"))
       errors.push("`args` must be an array of strings");
-    } else if (!entry.args.every((a) => typeof a === "string" || typeof a === "number" || typeof a === "boolean")) {
-      errors.push("`args` must be an array of strings");
-    } else {
-      args = [...args, ...entry.args.map(String)];
-    }
+    else args = [...args, ...entry.args.map(String)];
   }
   return { command, args };
 }
