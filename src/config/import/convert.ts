@@ -223,15 +223,11 @@ function convertCodex(raw: JsonObject, notes: Notes): JsonObject {
   const env: JsonObject = isObject(raw.env) ? { ...(stringifyScalars(raw.env) as JsonObject) } : {};
   if (Array.isArray(raw.env_vars)) {
     for (const name of raw.env_vars) {
-      if (typeof name === "string" && isVariableName(name)) {
-        if (env[name] === undefined) env[name] = `\${${name}}`;
-      } else {
+      if (typeof name !== "string" || !isVariableName(name))
         dropped(notes, "env_vars", "holds an entry that is not a variable name; it was left out");
-      }
+      else if (env[name] === undefined) env[name] = `\${${name}}`;
     }
-  } else if (raw.env_vars !== undefined) {
-    dropped(notes, "env_vars", "is not a list of variable names and was left out");
-  }
+  } else if (raw.env_vars !== undefined) dropped(notes, "env_vars", "is not a list of variable names and was left out");
   put(entry, "env", raw.env !== undefined && !isObject(raw.env) ? raw.env : env);
   put(entry, "cwd", raw.cwd);
   put(entry, "url", raw.url);
@@ -246,9 +242,7 @@ function convertCodex(raw: JsonObject, notes: Notes): JsonObject {
       if (typeof variable === "string" && isVariableName(variable)) headers[header] = `\${${variable}}`;
       else dropped(notes, `env_http_headers.${header}`, "is not a variable name and was left out");
     }
-  } else if (raw.env_http_headers !== undefined) {
-    dropped(notes, "env_http_headers", "is not a table and was left out");
-  }
+  } else if (raw.env_http_headers !== undefined) dropped(notes, "env_http_headers", "is not a table and was left out");
   if (typeof raw.bearer_token_env_var === "string" && raw.bearer_token_env_var.trim() !== "") {
     headers.Authorization = `Bearer \${${raw.bearer_token_env_var.trim()}}`;
   } else if (typeof raw.bearer_token === "string" && raw.bearer_token !== "") {
