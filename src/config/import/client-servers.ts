@@ -82,20 +82,17 @@ function claudeCodeServers(doc: JsonObject, loc: ImportLocations, inputs: Map<st
   let local: JsonObject | undefined;
   if (isObject(doc.projects)) {
     const wanted = projectKey(loc.projectRoot, loc.platform);
-    for (const [dir, settings] of Object.entries(doc.projects)) {
+    for (const [dir, settings] of Object.entries(doc.projects))
       if (projectKey(dir, loc.platform) === wanted && isObject(settings) && isObject(settings.mcpServers))
         local = settings.mcpServers;
-    }
   }
   const localNote = "from Claude Code's local scope: it applies to this project only";
   const servers = local ? mapEntries(local, [localNote]) : [];
-  for (const server of servers) {
+  for (const server of servers)
     if (isObject(user) && server.name in user)
       server.notes.push("replaces Claude Code's user-scope server of the same name, as in Claude Code");
-  }
-  for (const server of isObject(user) ? mapEntries(user) : []) {
+  for (const server of isObject(user) ? mapEntries(user) : [])
     if (!local || !(server.name in local)) servers.push(server);
-  }
   return { servers, inputs };
 }
 
