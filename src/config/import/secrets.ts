@@ -101,8 +101,7 @@ function urlHoldsSecret(url: string): boolean {
   if (!URL.canParse(url)) return false;
   const parsed = new URL(url);
   if (parsed.password !== "") return true;
-  for (const [name, value] of parsed.searchParams) {
+  for (const [name, value] of parsed.searchParams)
     if ((SECRET_NAME.test(name) && !isPlainValue(value)) || looksLikeSecretValue(value)) return true;
-  }
   return false;
 }
