@@ -33,9 +33,8 @@ function rewriteStrings(entry: JsonObject, fn: (text: string, field: string) => 
     if (!isObject(map)) continue;
     for (const [k, v] of Object.entries(map)) if (typeof v === "string") map[k] = fn(v, `${field}.${k}`);
   }
-  if (isObject(entry.auth)) {
+  if (isObject(entry.auth))
     for (const [k, v] of Object.entries(entry.auth)) if (typeof v === "string") entry.auth[k] = fn(v, `auth.${k}`);
-  }
 }
 
 /** Turns a client's variable syntax into mcp-bridge's, and notes any reference that cannot be carried over. */
@@ -45,19 +44,17 @@ function rewriteText(client: ClientId, text: string, field: string, ctx: Rewrite
   if (client === "opencode") {
     // opencode's `{env:VAR}` (no dollar sign) is our `${VAR}`.
     out = out.replace(/(?<!\$)\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => `\${${name}}`);
-    for (const match of out.matchAll(/(?<!\$)\{file:[^}]*\}/g)) {
+    for (const match of out.matchAll(/(?<!\$)\{file:[^}]*\}/g))
       ctx.notes.add(
         `\`${match[0]}\` in \`${field}\` (opencode reads a file there) is not supported and is passed on as written`,
       );
-    }
   }
   for (const match of out.matchAll(/\$\{([^}]*)\}/g)) {
     // mcp-bridge resolves `${VAR}`, `${VAR:-default}`, `${env:VAR}` (and `${PROJECT_ROOT}`) itself.
-    if (!isVarReference(match[1]!)) {
+    if (!isVarReference(match[1]!))
       ctx.notes.add(
         `\`${match[0]}\` in \`${field}\` is a ${ctx.label} variable mcp-bridge cannot resolve; it is passed on as written`,
       );
-    }
   }
   return out;
 }
