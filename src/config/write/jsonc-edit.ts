@@ -83,9 +83,8 @@ export function insertProperty(doc: Doc, obj: Node, key: string, value: unknown)
     const objIndent = lineIndent(body, obj.offset);
     const childIndent = objIndent + doc.indent;
     const text = propertyText(doc, key, value, childIndent, false);
-    if (body.slice(open, close).trim() === "") {
+    if (body.slice(open, close).trim() === "")
       return [{ offset: open, length: close - open, content: `${doc.eol}${childIndent}${text}${doc.eol}${objIndent}` }];
-    }
     // Only comments inside: keep them after the new member.
     return [{ offset: open, length: 0, content: `${doc.eol}${childIndent}${text}` }];
   }
@@ -146,9 +145,8 @@ export function replaceValue(doc: Doc, obj: Node, prop: Node, propPath: JSONPath
   const valueNode = prop.children![1]!;
   // modify finds the value's range; only the text that goes there is ours, so nothing else is reformatted.
   const [edit] = modify(doc.body, propPath, value, {});
-  if (!edit || edit.offset !== valueNode.offset || edit.length !== valueNode.length) {
+  if (!edit || edit.offset !== valueNode.offset || edit.length !== valueNode.length)
     throw new Error(`internal error: cannot locate ${JSON.stringify(propPath)} in the config`);
-  }
   const content = formatValue(doc, value, lineIndent(doc.body, valueNode.offset), isInline(doc, obj));
   return [{ offset: valueNode.offset, length: valueNode.length, content }];
 }
@@ -163,9 +161,8 @@ export function removeProperty(doc: Doc, obj: Node, prop: Node, propPath: JSONPa
   const propEnd = prop.offset + prop.length;
   if (props.length === 1) {
     const after = body.slice(propEnd, close).trim();
-    if (body.slice(open, prop.offset).trim() === "" && (after === "" || after === ",")) {
+    if (body.slice(open, prop.offset).trim() === "" && (after === "" || after === ","))
       return [{ offset: open, length: close - open, content: "" }];
-    }
   }
   const tail = scanLineTail(body, propEnd, false);
   // Only whitespace and block comments (`/* about it */ "name": …`) before it on its line: the line is all its own.
@@ -180,9 +177,8 @@ export function removeProperty(doc: Doc, obj: Node, prop: Node, propPath: JSONPa
       const previous = props[index - 1]!;
       const scanner = createScanner(body, true);
       scanner.setPosition(previous.offset + previous.length);
-      if ((scanner.scan() as number) === Token.Comma && scanner.getTokenOffset() < start) {
+      if ((scanner.scan() as number) === Token.Comma && scanner.getTokenOffset() < start)
         edits.push({ offset: scanner.getTokenOffset(), length: 1, content: "" });
-      }
     }
     return edits;
   }
