@@ -39,9 +39,8 @@ export function load(text: string): Doc {
   if (parsed.error !== undefined) throw new ConfigWriteError("unparsable", `the config is ${parsed.error}`);
   const { bom, body } = splitBom(text);
   const root = parseTree(body, [], { allowTrailingComma: true, disallowComments: false });
-  if (!root || root.type !== "object") {
+  if (!root || root.type !== "object")
     throw new ConfigWriteError("not-object", "the config must hold a JSON object at the top level");
-  }
   return { bom, body, root, eol: detectEol(body), indent: detectIndent(body, root), colon: detectColon(body, root) };
 }
 
