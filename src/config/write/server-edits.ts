@@ -34,9 +34,8 @@ function findServer(doc: Doc, name: string): { key: string; map: Node; prop: Nod
 function targetMap(doc: Doc): { key: string; map: Node } | undefined {
   const maps = serverMaps(doc);
   if (maps.length > 0) return maps[0];
-  for (const key of SERVER_MAP_KEYS) {
+  for (const key of SERVER_MAP_KEYS)
     if (property(doc.root, key)) throw new ConfigWriteError("not-object", `\`${key}\` in the config must be an object`);
-  }
   return undefined;
 }
 
