@@ -86,25 +86,23 @@ function retryPolicy(entry: JsonObject, local: boolean, errors: string[]): Retry
   let policy: RetryPolicy = { ...base };
   const reconnect = entry.reconnect;
   if (reconnect === false) policy.maxAttempts = 0;
-  else if (isObject(reconnect)) {
+  else if (isObject(reconnect))
     policy = {
       maxAttempts: countField(reconnect.maxAttempts, "reconnect.maxAttempts", base.maxAttempts, errors),
       initialDelayMs: positiveMs(reconnect.initialDelay, "reconnect.initialDelay", base.initialDelayMs, errors),
       maxDelayMs: positiveMs(reconnect.maxDelay, "reconnect.maxDelay", base.maxDelayMs, errors),
     };
-  } else if (reconnect !== undefined && reconnect !== null && reconnect !== true) {
+  else if (reconnect !== undefined && reconnect !== null && reconnect !== true)
     errors.push("`reconnect` must be true, false or an object with `maxAttempts`, `initialDelay` and `maxDelay`");
-  }
   if (local) {
     policy.maxAttempts = countField(entry.maxRestarts, "maxRestarts", policy.maxAttempts, errors);
     if (!booleanField(entry, "restartOnCrash", true, errors)) policy.maxAttempts = 0;
   } else {
-    for (const field of ["restartOnCrash", "maxRestarts", "initTimeout"]) {
+    for (const field of ["restartOnCrash", "maxRestarts", "initTimeout"])
       if (entry[field] !== undefined)
         errors.push(
           `\`${field}\` applies to local (command) servers only; use \`reconnect\` and \`timeout\` for a remote one`,
         );
-    }
   }
   return policy;
 }
