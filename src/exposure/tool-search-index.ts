@@ -252,10 +252,8 @@ export class ToolSearchIndex {
       meet(concept.own, concept.weight, concept.weight, true);
       meet(concept.related, RELATED_WEIGHT, RELATED_MET, false);
       for (const [id, { score, met }] of best) {
-        const total = totals.get(id) ?? { score: 0, met: 0 };
-        total.score += score;
-        total.met += met;
-        totals.set(id, total);
+        const total = totals.get(id);
+        totals.set(id, { score: (total?.score ?? 0) + score, met: (total?.met ?? 0) + met });
       }
     }
     // A tool that does the other kind of thing than the request asks (creates when asked what there is) ranks lower;
