@@ -204,14 +204,12 @@ export class ToolExposure {
 
   /** Marks tools loaded; returns the ones that were not already. */
   load(refs: readonly ToolRef[]): ToolRef[] {
-    const added: ToolRef[] = [];
-    for (const ref of refs) {
+    return refs.filter((ref) => {
       const k = key(ref.server, ref.tool);
-      if (this.loaded.has(k)) continue;
+      if (this.loaded.has(k)) return false;
       this.loaded.add(k);
-      added.push(ref);
-    }
-    return added;
+      return true;
+    });
   }
 
   /** Takes the loads recorded on the session's current branch, in place of any held before. */
