@@ -249,8 +249,7 @@ export function resolveServerConfig(
       childEnv[key] = result.value;
       secrets.push(...inlineEnvSecrets(key, value));
     }
-    let cwd = projectRoot;
-    if (config.cwd !== undefined) cwd = path.resolve(projectRoot, pathValue("cwd", config.cwd));
+    const cwd = config.cwd === undefined ? projectRoot : path.resolve(projectRoot, pathValue("cwd", config.cwd));
     // An empty argument or directory changes what the server does (a filesystem server given "" serves the project
     // root): a missing or empty variable there stops the server instead; `${VAR:-}` says an empty value is meant.
     if (unusable.length) {
