@@ -76,10 +76,9 @@ export function canonicalWords(words: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < words.length;) {
     let best: { length: number; token: string } | undefined;
-    for (const member of MEMBERS) {
+    for (const member of MEMBERS)
       if (member.stems.length > (best?.length ?? 0) && member.stems.every((stem, j) => stems[i + j] === stem))
         best = { length: member.stems.length, token: member.token };
-    }
     if (best) {
       out.push(best.token);
       i += best.length;
