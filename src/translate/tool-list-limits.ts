@@ -69,11 +69,10 @@ export function limitTools(
     else usable.push(tool);
   }
   const parts: string[] = [];
-  if (usable.length > limits.maxTools) {
+  if (usable.length > limits.maxTools)
     parts.push(
       `it lists ${plural(usable.length, "usable tool")}; only the first ${limits.maxTools} are registered (\`maxTools\`)`,
     );
-  }
   for (const reason of new Set(refused.map((r) => r.reason))) {
     const which = refused.filter((r) => r.reason === reason);
     parts.push(`${plural(which.length, "tool")} left out because the input schema is ${reason}: ${listedNames(which)}`);
