@@ -79,13 +79,8 @@ export function canonicalWords(words: readonly string[]): string[] {
     for (const member of MEMBERS)
       if (member.stems.length > (best?.length ?? 0) && member.stems.every((stem, j) => stems[i + j] === stem))
         best = { length: member.stems.length, token: member.token };
-    if (best) {
-      out.push(best.token);
-      i += best.length;
-    } else {
-      out.push(words[i] as string);
-      i++;
-    }
+    out.push(best?.token ?? (words[i] as string));
+    i += best?.length ?? 1;
   }
   return out;
 }
