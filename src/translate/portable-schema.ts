@@ -88,11 +88,10 @@ function withNote(description: unknown, note: string): string {
 function recursionPlaceholder(ref: string, target: unknown): JsonSchema {
   const type = singleType(target);
   const name = ref.split("/").pop() || ref;
-  const placeholder: JsonSchema = {
+  return {
     description: `(Recursive: the same shape as '${name}' above; not expanded further.)`,
+    ...(type && TYPES.has(type) && type !== "null" ? { type } : {}),
   };
-  if (type && TYPES.has(type) && type !== "null") placeholder.type = type;
-  return placeholder;
 }
 
 /** Which JSON type a value has, as a schema would name it. */
