@@ -144,12 +144,11 @@ function mergeAll(branches: JsonSchema[]): JsonSchema {
 export function mergeAlternatives(branches: JsonSchema[]): JsonSchema | undefined {
   if (branches.length === 0 || !branches.every((b) => singleType(b) === "object")) return undefined;
   const properties: JsonSchema = {};
-  for (const branch of branches) {
+  for (const branch of branches)
     for (const [name, schema] of Object.entries(isObject(branch.properties) ? branch.properties : {})) {
       const clash = Object.hasOwn(properties, name) && JSON.stringify(properties[name]) !== JSON.stringify(schema);
       defineOwn(properties, name, clash ? {} : schema);
     }
-  }
   const requiredOf = (b: JsonSchema) =>
     new Set(Array.isArray(b.required) ? b.required.filter((n) => typeof n === "string") : []);
   const [first, ...rest] = branches.map(requiredOf);
