@@ -141,12 +141,11 @@ export function parseRedirect(url: string | URL, expectedState: string): ParsedR
       "state_mismatch",
       "The sign-in redirect carries no state, so it cannot be matched to this sign-in.",
     );
-  if (!sameState(state, expectedState)) {
+  if (!sameState(state, expectedState))
     throw new OAuthCallbackError(
       "state_mismatch",
       "The sign-in redirect's state does not match this sign-in (it is stale, or belongs to another one).",
     );
-  }
   if (error) {
     const description = clean(params.get("error_description") ?? "", MAX_DESCRIPTION_CHARS);
     const errorCode = clean(error, MAX_ERROR_CODE_CHARS) || "unknown_error";
@@ -304,17 +303,11 @@ export class CallbackServer {
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const url = requestUrl(req);
-    if (req.method !== "GET" || url?.pathname !== this.path) {
-      respond(res, 404, NOT_FOUND_PAGE);
-      return;
-    }
+    if (req.method !== "GET" || url?.pathname !== this.path) return respond(res, 404, NOT_FOUND_PAGE);
     if (this.expectedState === undefined && this.outcome === undefined) {
       // The browser can come back before the caller has called waitForGrant() (a provider that remembers consent
       // redirects at once): hold the request until the state is known rather than fail a good sign-in.
-      if (this.parked.length >= MAX_PARKED) {
-        respond(res, 400, INVALID_PAGE);
-        return;
-      }
+      if (this.parked.length >= MAX_PARKED) return respond(res, 400, INVALID_PAGE);
       const entry = { url, res };
       this.parked.push(entry);
       res.once("close", () => {
@@ -327,17 +320,13 @@ export class CallbackServer {
   }
 
   private answer(url: URL, res: ServerResponse): void {
-    if (this.outcome !== undefined) {
-      respond(res, 400, NOT_WAITING_PAGE);
-      return;
-    }
+    if (this.outcome !== undefined) return respond(res, 400, NOT_WAITING_PAGE);
     let redirect: ParsedRedirect;
     try {
       redirect = parseRedirect(url, this.expectedState ?? "");
     } catch {
       // Wrong or missing state, or not a redirect at all: answered, but the real sign-in keeps waiting.
-      respond(res, 400, INVALID_PAGE);
-      return;
+      return respond(res, 400, INVALID_PAGE);
     }
     this.decide(outcomeOf(redirect));
     respond(res, 200, "code" in redirect ? SUCCESS_PAGE : DENIED_PAGE);
