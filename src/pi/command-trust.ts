@@ -51,8 +51,7 @@ async function trustAndStart(deps: TrustDeps, servers: readonly Trusted[], ctx: 
   try {
     results = (await Promise.all([trust(true), trust(false)])).flat();
   } catch (error) {
-    show(ctx, `Trusted for this session, but the answer could not be saved: ${errorMessage(error)}`, "warning");
-    return;
+    return show(ctx, `Trusted for this session, but the answer could not be saved: ${errorMessage(error)}`, "warning");
   }
   const lines = results.map(({ connection, error }) => {
     const boxed = deps.bridge.trust.sandboxed(connection.config);
@@ -138,22 +137,18 @@ function pick(
   const picked: ServerConnection[] = [];
   for (const name of names) {
     const connection = deps.bridge.connection(name);
-    if (!connection) {
-      show(
+    if (!connection)
+      return void show(
         ctx,
         `No MCP server named '${name}'. Configured: ${[...deps.bridge.connections.keys()].join(", ") || "none"}.`,
         "warning",
       );
-      return undefined;
-    }
-    if (deps.bridge.trust.stateOf(name) === undefined) {
-      show(
+    if (deps.bridge.trust.stateOf(name) === undefined)
+      return void show(
         ctx,
         `MCP server '${name}' comes from ${describeSource(connection.config.source)}, not from the project's file: it needs no trust.`,
         "warning",
       );
-      return undefined;
-    }
     picked.push(connection);
   }
   return picked;
@@ -170,15 +165,13 @@ export async function trustCommand(deps: TrustDeps, args: readonly string[], ctx
   if (!picked) return;
   const wanted = (c: ServerConnection) => (sandboxedAnswer(c.config, sandboxed) ? "sandboxed" : "fully");
   const todo = picked.filter((c) => wasTrusted(deps, c) !== wanted(c));
-  if (todo.length === 0) {
-    show(
+  if (todo.length === 0)
+    return show(
       ctx,
       picked.length
         ? `Already trusted${sandboxed ? " sandboxed" : ""}: ${picked.map((c) => c.name).join(", ")}.`
         : "No project MCP server is waiting for trust.",
     );
-    return;
-  }
   const servers = todo.map((connection) => ({ connection, sandboxed }));
   await trustAndStart(deps, servers, ctx);
 }
@@ -192,16 +185,12 @@ export async function untrustCommand(deps: TrustDeps, names: readonly string[], 
     ctx,
   );
   if (!picked) return;
-  if (picked.length === 0) {
-    show(ctx, "This project defines no MCP servers.");
-    return;
-  }
+  if (picked.length === 0) return show(ctx, "This project defines no MCP servers.");
   for (const connection of picked) deps.registry.syncServer(connection, []);
   try {
     await deps.bridge.trust.distrust(picked);
   } catch (error) {
-    show(ctx, `Stopped for this session, but the answer could not be saved: ${errorMessage(error)}`, "warning");
-    return;
+    return show(ctx, `Stopped for this session, but the answer could not be saved: ${errorMessage(error)}`, "warning");
   }
   const stopped = picked.map((c) => c.name);
   show(
