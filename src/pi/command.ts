@@ -44,14 +44,8 @@ async function pickServer(
     if (!connection) show(ctx, `No MCP server named '${name}'. Configured: ${names.join(", ") || "none"}.`, "warning");
     return connection;
   }
-  if (names.length === 0) {
-    show(ctx, "No MCP servers configured.", "warning");
-    return undefined;
-  }
-  if (!ctx.hasUI) {
-    show(ctx, `Usage: /mcp ${action} <server>. Configured: ${names.join(", ")}.`, "warning");
-    return undefined;
-  }
+  if (names.length === 0) return void show(ctx, "No MCP servers configured.", "warning");
+  if (!ctx.hasUI) return void show(ctx, `Usage: /mcp ${action} <server>. Configured: ${names.join(", ")}.`, "warning");
   const choice = await ctx.ui.select(`Which server to ${action}?`, names);
   return choice ? bridge.connection(choice) : undefined;
 }
@@ -108,12 +102,11 @@ async function testServer(deps: CommandDeps, connection: ServerConnection, ctx: 
   // A sandboxed server is never started unsandboxed: say first whether its sandbox can run here at all.
   const sandboxed = isSandboxed(deps.bridge.sandboxOf(connection.config));
   const check = sandboxed ? await sandboxCheck() : undefined;
-  if (check && !check.ok) {
+  if (check && !check.ok)
     return failed(
       ctx,
       `MCP server '${connection.name}' runs sandboxed. ${check.text} Or set "sandbox": false for it to run with your full rights.`,
     );
-  }
   const scratch = await deps.bridge.scratchConnection(connection.config);
   const started = Date.now();
   try {
