@@ -86,14 +86,12 @@ async function askVariables(ctx: ExtensionCommandContext): Promise<string[] | un
 
 /** `/mcp add`: transport, endpoint, name, authentication, where to save; then writes the entry and starts the server. */
 export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext): Promise<void> {
-  if (!ctx.hasUI) {
-    show(
+  if (!ctx.hasUI)
+    return show(
       ctx,
       '/mcp add asks its questions in pi\'s interactive mode. Without it, add the server to .pi/mcp.json (project) or ~/.pi/agent/mcp.json (user) under "mcpServers".',
       "warning",
     );
-    return;
-  }
   const cancelled = () => ctx.ui.notify("No server added.", "info");
   const transportChoice = await ctx.ui.select("Add an MCP server: how does pi reach it?", [
     ...Object.keys(TRANSPORT_CHOICES),
@@ -200,9 +198,8 @@ export async function removeServer(
       "warning",
     );
   }
-  if (ctx.hasUI && !(await ctx.ui.confirm("Remove?", `Remove MCP server '${connection.name}' from ${source.path}?`))) {
+  if (ctx.hasUI && !(await ctx.ui.confirm("Remove?", `Remove MCP server '${connection.name}' from ${source.path}?`)))
     return show(ctx, "Nothing removed.");
-  }
   try {
     const written = await deps.bridge.writeConfig(source.path, (text) => {
       if (text === undefined) throw new Error("the file is gone");
