@@ -19,6 +19,10 @@ export type SessionServerRefusal = {
 
 export type SessionServerAdded = { ok: true; connection: ServerConnection; warnings: string[] };
 
+function refusal(kind: SessionServerRefusal["kind"], message: string): SessionServerRefusal {
+  return { ok: false, kind, message };
+}
+
 export interface AddOptions {
   /** Who adds it (an extension's path, `pi.events`): named wherever the server's origin is shown. */
   by: string;
@@ -45,41 +49,30 @@ export class SessionServers {
       const how = isSessionServer(taken.config)
         ? "already added for this session; remove it first to add it again"
         : `already configured in ${taken.config.source.path}; pick another name`;
-      return { ok: false, kind: "name-taken", message: `MCP server '${name}' is ${how}.` };
+      return refusal("name-taken", `MCP server '${name}' is ${how}.`);
     }
     const source = { scope: "session" as const, path: `the entry added by ${options.by}` };
     const { config, errors, warnings } = validateServerEntry(name, entry, source);
-    if (!config)
-      return {
-        ok: false,
-        kind: "invalid-entry",
-        message: `MCP server entry '${name}' is not valid: ${errors.join("; ")}`,
-      };
+    if (!config) return refusal("invalid-entry", `MCP server entry '${name}' is not valid: ${errors.join("; ")}`);
     try {
       return { ok: true, connection: await this.bridge.replace(config), warnings };
     } catch (error) {
       const connection = this.bridge.connection(name);
       if (connection && options.keepIfFailed) return { ok: true, connection, warnings };
       if (connection) await this.remove(name);
-      return {
-        ok: false,
-        kind: "start-failed",
-        message: `MCP server '${name}' did not start: ${describeError(error)}`,
-      };
+      return refusal("start-failed", `MCP server '${name}' did not start: ${describeError(error)}`);
     }
   }
 
   /** Takes a server added for this session out of pi and stops it; a server from a config file is refused. */
   async remove(name: string): Promise<{ ok: true } | SessionServerRefusal> {
     const connection = this.bridge.connection(name);
-    if (!connection)
-      return { ok: false, kind: "unknown-server", message: `There is no MCP server '${name}' in this session.` };
+    if (!connection) return refusal("unknown-server", `There is no MCP server '${name}' in this session.`);
     if (!isSessionServer(connection.config))
-      return {
-        ok: false,
-        kind: "not-session",
-        message: `MCP server '${name}' comes from ${connection.config.source.path}, not from code: only servers added for this session can be removed this way (/mcp remove takes it out of its file).`,
-      };
+      return refusal(
+        "not-session",
+        `MCP server '${name}' comes from ${connection.config.source.path}, not from code: only servers added for this session can be removed this way (/mcp remove takes it out of its file).`,
+      );
     this.withdraw(connection);
     await this.bridge.remove(name);
     return { ok: true };
