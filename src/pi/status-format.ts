@@ -75,9 +75,8 @@ function formatMetrics(m: ServerMetrics): string | undefined {
     return undefined;
   const parts = [`up ${formatDuration(m.uptimeMs)}`];
   if (m.downtimeMs > 0) parts.push(`down ${formatDuration(m.downtimeMs)}`);
-  if (m.reconnections > 0) {
+  if (m.reconnections > 0)
     parts.push(`${plural(m.reconnections, "reconnection")} (avg ${((m.averageReconnectMs ?? 0) / 1000).toFixed(1)} s)`);
-  }
   if (m.toolCalls > 0) parts.push(`${plural(m.toolCalls, "call")}, ${Math.round((m.successRate ?? 0) * 100)}% ok`);
   if (m.notificationsDropped > 0) parts.push(`${plural(m.notificationsDropped, "notification")} dropped in floods`);
   return parts.join(", ");
@@ -279,12 +278,11 @@ export function formatServerDetails(row: ServerRow): string[] {
   const lines = [
     `${row.name}  ${status}  ${row.transport}${protocol}  ${plural(row.toolCount, "tool")}${cost}  (${row.source})`,
   ];
-  if (row.untrustedDefinition) {
+  if (row.untrustedDefinition)
     lines.push(
       `    not trusted, so not started: /mcp trust ${row.name} starts it`,
       ...row.untrustedDefinition.map((line) => `    ${line}`),
     );
-  }
   if (row.status === "off" && row.detail) lines.push(`    ${row.detail}`);
   if (row.error && row.status !== "connected") lines.push(indent(row.error, "    "));
   const metrics = row.metrics && formatMetrics(row.metrics);
@@ -338,9 +336,8 @@ export function formatServerList(
   now = Date.now(),
   notes: readonly string[] = [],
 ): string {
-  if (rows.length === 0 && problems.length === 0) {
+  if (rows.length === 0 && problems.length === 0)
     return 'No MCP servers configured. Add one with /mcp add, or in .pi/mcp.json (project) or ~/.pi/agent/mcp.json (user) under "mcpServers".';
-  }
   const lines = formatStatusTable(rows, now);
   if (notes.length) lines.push(...notes.map((note) => `  ${note}`));
   for (const row of rows) lines.push("", ...formatServerDetails(row));
