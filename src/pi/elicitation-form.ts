@@ -148,9 +148,8 @@ export function fieldHint(field: FormField): string {
     if (field.minimum !== undefined || field.maximum !== undefined)
       parts.push(`${field.minimum ?? "…"} to ${field.maximum ?? "…"}`);
   }
-  if (field.kind === "multi" && (field.minItems !== undefined || field.maxItems !== undefined)) {
+  if (field.kind === "multi" && (field.minItems !== undefined || field.maxItems !== undefined))
     parts.push(`pick ${field.minItems ?? 0} to ${field.maxItems ?? field.choices.length}`);
-  }
   const fallback = field.default;
   if (fallback !== undefined && !(Array.isArray(fallback) && fallback.length === 0))
     parts.push(`default ${Array.isArray(fallback) ? fallback.join(", ") : String(fallback)}`);
@@ -198,11 +197,10 @@ export function parseTypedAnswer(
   if (field.format === "email" && !EMAIL.test(answer)) return { error: `${field.label} must be an email address.` };
   if (field.format === "uri" && !URL.canParse(answer))
     return { error: `${field.label} must be a URL with its scheme (https://…).` };
-  if ((field.format === "date" || field.format === "date-time") && !validDate(answer, field.format === "date-time")) {
+  if ((field.format === "date" || field.format === "date-time") && !validDate(answer, field.format === "date-time"))
     return {
       error: `${field.label} must be a ${field.format === "date" ? "date as YYYY-MM-DD" : "date and time as YYYY-MM-DDTHH:MM"}.`,
     };
-  }
   return { value: answer };
 }
 
