@@ -144,11 +144,10 @@ export function samplingHandler(
     const session = ctx();
     if (!session) throw refused(`pi has no session running to answer MCP server '${server}' with a model`);
     const askUser = session.hasUI;
-    if (!askUser && mode !== "allow") {
+    if (!askUser && mode !== "allow")
       throw refused(
         `Sampling for MCP server '${server}' needs the user's approval and there is no UI to ask in; set "sampling": "allow" for it to answer without asking`,
       );
-    }
     const model = pickModel(params, session.model, session.modelRegistry.getAvailable());
     if (!model) throw refused("pi has no model selected to answer with");
     const context = samplingContext(params, model);
@@ -179,9 +178,7 @@ export function samplingHandler(
         const edited = await session.ui.editor(`The answer MCP server '${server}' will get`, text);
         if (edited === undefined) throw refused(`The user withheld the answer to MCP server '${server}'`);
         text = edited;
-      } else if (choice !== SEND) {
-        throw refused(`The user withheld the answer to MCP server '${server}'`);
-      }
+      } else if (choice !== SEND) throw refused(`The user withheld the answer to MCP server '${server}'`);
     }
     return {
       role: "assistant",
