@@ -57,11 +57,10 @@ export function dpopAlgorithm(
   if (advertised === undefined || advertised.length === 0) return setting ? PREFERRED_ALG : undefined;
   if (advertised.includes(PREFERRED_ALG)) return PREFERRED_ALG;
   const usable = advertised.find(isDpopAlg);
-  if (usable === undefined && setting) {
+  if (usable === undefined && setting)
     throw new DpopUnavailableError(
       `its authorization server verifies DPoP proofs only with ${advertised.join(", ")}, and the bridge signs with ${DPOP_SUPPORTED_ALGS.join(", ")}; remove \`auth.dpop\` or set it to false`,
     );
-  }
   return usable;
 }
 
