@@ -88,11 +88,10 @@ export function loadSigningKey(file: string, algorithm?: string): SigningKey {
       `the private key file ${file} holds a ${parsed.key.asymmetricKeyType ?? "symmetric"} key, which cannot sign a client assertion`,
     );
   const chosen = algorithm ?? usable[0]!;
-  if (!usable.includes(chosen)) {
+  if (!usable.includes(chosen))
     throw new Error(
       `the private key file ${file} holds a ${parsed.key.asymmetricKeyType} key, which cannot sign ${chosen}; it signs ${usable.join(", ")}`,
     );
-  }
   const jwk = parsed.key.export({ format: "jwk" }) as Record<string, unknown>;
   if (parsed.kid !== undefined) jwk.kid = parsed.kid;
   return { jwk, algorithm: chosen };
