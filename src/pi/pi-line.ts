@@ -69,9 +69,8 @@ type ToolHints = Pick<ToolAnnotations, "readOnlyHint" | "destructiveHint" | "ide
 export function withToolHints<T extends object>(definition: T, annotations: ToolAnnotations | undefined): T {
   if (!annotations) return definition;
   const hints: ToolHints = {};
-  for (const key of ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const) {
+  for (const key of ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const)
     if (typeof annotations[key] === "boolean") hints[key] = annotations[key];
-  }
   return Object.keys(hints).length ? { ...definition, annotations: hints } : definition;
 }
 
