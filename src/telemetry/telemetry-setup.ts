@@ -109,12 +109,11 @@ async function setUp(env: NodeJS.ProcessEnv): Promise<{ mode: string; problem?: 
   const wanted = !host && exportWanted(env);
   if (!host && !wanted) return { mode: "off" };
   const protocol = otlpProtocol(env);
-  if (wanted && !protocol) {
+  if (wanted && !protocol)
     return {
       mode: "off",
       problem: `OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json for the MCP bridge's traces; none are exported.`,
     };
-  }
   const [api, { W3CTraceContextPropagator }] = await Promise.all([
     import("@opentelemetry/api"),
     import("@opentelemetry/core"),
