@@ -192,10 +192,9 @@ export function formatResourceListing(offers: ReadonlyArray<ServerOffer<Resource
       ...listBlock("Resource templates", templates, (t) => itemLines(t.uriTemplate, t)),
     );
   }
-  if (any) {
+  if (any)
     lines.push(
       `The model reads them with ${READ_RESOURCE} (server and URI, a template's {variables} filled in) and lists them with ${LIST_RESOURCES} and ${LIST_TEMPLATES}.`,
     );
-  }
   return lines.join("\n");
 }
