@@ -193,11 +193,10 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
         const given = (params ?? {}) as Record<string, unknown>;
         const args = defaults ? { ...defaults, ...given } : given;
         const mismatch = (await checkFor())?.(args);
-        if (mismatch) {
+        if (mismatch)
           throw new Error(
             `The arguments do not match the input schema of tool '${originalName}' (MCP server '${server}'): ${mismatch}. Fix the arguments and call the tool again.`,
           );
-        }
         const result = await inToolSpan(server, originalName, () =>
           connection.callTool(originalName, args, {
             signal,
