@@ -198,13 +198,12 @@ export class PromptCommands {
     if (!command.live) return null;
     const target = completionTarget(line, command.prompt.arguments);
     if (!target) return null;
-    if (target.kind === "name") {
+    if (target.kind === "name")
       return target.candidates.map((arg) => ({
         value: `${target.before}${arg.name}=`,
         label: `${shown(arg.name, SHOWN.line, "line")}=`,
         ...(arg.description ? { description: shown(arg.description, SHOWN.line, "line") } : {}),
       }));
-    }
     const connection = this.deps.connection(command.server);
     if (!connection || !offersCompletions(connection)) return null;
     try {
