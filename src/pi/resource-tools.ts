@@ -151,8 +151,7 @@ export class ResourceTools {
     if (change.kind === "list") {
       // Listings are always fetched afresh, so the next one shows the change; others may want to know now.
       this.deps.events?.("mcp.resources.changed", { serverId: connection.name });
-      this.sync();
-      return;
+      return this.sync();
     }
     // Only a resource the bridge subscribed to is told of: a server cannot fill the screen or pi's bus with updates of
     // its own making, and the URI it names is one a read already took (still redacted: a read's URI is the model's).
