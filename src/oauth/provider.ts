@@ -87,16 +87,15 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
   }
 
   get clientMetadata(): OAuthClientMetadata {
-    const metadata: OAuthClientMetadata = {
+    return {
       client_name: this.settings.clientName ?? CLIENT_NAME,
       redirect_uris: this.redirectUris(),
       grant_types: ["authorization_code", "refresh_token"],
       response_types: ["code"],
       // A public client with PKCE; a server may register it otherwise (RFC 7591 3.2.1): the SDK then does as answered.
       token_endpoint_auth_method: "none",
+      ...(this.settings.scopes?.length ? { scope: this.settings.scopes.join(" ") } : {}),
     };
-    if (this.settings.scopes?.length) metadata.scope = this.settings.scopes.join(" ");
-    return metadata;
   }
 
   state(): string {
