@@ -29,9 +29,10 @@ import {
   readResource,
   subscribeResource,
 } from "../connection/server-resources.ts";
+import type { PiContent } from "../translate/output.ts";
 import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
 import { formatListing, resourceOutput, type ServerPage } from "../translate/resource-output.ts";
-import { capContent, capText } from "./tool-definition.ts";
+import { capText } from "./tool-definition.ts";
 import type { SharedTool } from "../exposure/tool-search.ts";
 
 export const LIST_RESOURCES = "list_mcp_resources";
@@ -257,7 +258,16 @@ export class ResourceTools {
         line.text += `, saved to: ${file}`;
       }
     }
-    const out = await capContent(content, connection.name, "resource", details);
+    const out: PiContent[] = [];
+    for (const part of content) {
+      if (part.type !== "text") {
+        out.push(part);
+        continue;
+      }
+      const capped = await capText(part.text, connection.name, "resource");
+      if (capped.truncated) details.truncated = capped.truncated;
+      out.push({ type: "text", text: capped.text });
+    }
     this.subscribe(connection, params.uri);
     return { content: out, details };
   }

@@ -84,7 +84,6 @@ export async function capText(
   server: string,
   tool: string,
 ): Promise<{ text: string; truncated?: ToolDetails["truncated"] }> {
-  if (surelyUncapped(text)) return { text };
   const result = truncateHead(text, { maxBytes: DEFAULT_MAX_BYTES, maxLines: DEFAULT_MAX_LINES });
   if (!result.truncated) return { text };
   const dir = await mkdtemp(path.join(tmpdir(), "pi-mcp-"));
@@ -94,22 +93,6 @@ export async function capText(
     `\n\n[Output truncated: ${result.outputLines} of ${result.totalLines} lines ` +
     `(${formatSize(result.outputBytes)} of ${formatSize(result.totalBytes)}). Full output saved to: ${file}]`;
   return { text: result.content + note, truncated: { fullOutputPath: file, totalBytes: result.totalBytes } };
-}
-
-/** `content` with each text part capped by `capText`, one after another; `details.truncated` tells of the last cut. */
-export async function capContent(
-  content: readonly PiContent[],
-  server: string,
-  tool: string,
-  details: { truncated?: ToolDetails["truncated"] },
-): Promise<PiContent[]> {
-  const capped: PiContent[] = [];
-  for (const part of content) {
-    const cut = part.type === "text" ? await capText(part.text, server, tool) : undefined;
-    if (cut?.truncated) details.truncated = cut.truncated;
-    capped.push(cut ? { type: "text", text: cut.text } : part);
-  }
-  return capped;
 }
 
 /** The tool's input schema as pi will validate it; one pi could not compile becomes an open object, with a note. */
@@ -227,7 +210,18 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
           const passed = "results are passed on as the server sent them";
           connection.resultFinding(originalName, `a result does not match its output schema (${unfit}); ${passed}`);
         }
-        const content = await capContent(normalized.content, server, originalName, details);
+        const content: PiContent[] = [];
+        for (const part of normalized.content) {
+          if (part.type !== "text") {
+            content.push(part);
+            continue;
+          }
+          const capped = surelyUncapped(part.text)
+            ? { text: part.text }
+            : await capText(part.text, server, originalName);
+          if (capped.truncated) details.truncated = capped.truncated;
+          content.push({ type: "text", text: capped.text });
+        }
         return { content, details, ...forScripts };
       },
     },
