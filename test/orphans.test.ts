@@ -335,6 +335,24 @@ describe("the orphan watchdog", { timeout: 120_000 }, () => {
     }
   });
 
+  test("at its end it removes a server's temp directory with what it holds; one forgotten or a symlink stays", async () => {
+    const tmp = tempDir();
+    const at = (name: string) => path.join(tmp.dir, name);
+    try {
+      for (const dir of ["temp/deep", "forgotten", "target"]) mkdirSync(at(dir), { recursive: true });
+      for (const file of ["temp/file", "temp/deep/file", "target/file"]) writeFileSync(at(file), "the server's");
+      symlinkSync(at("target"), at("link"));
+      const lines = ["temp", "forgotten", "link", "target/file"].map((name) => `+ t ${at(name)}`);
+      // A file named as a temp directory is removed too: what pi names is its own.
+      const exit = await runWatchdogScript([...lines, `- t ${at("forgotten")}`]);
+      assert.deepEqual(exit, { code: 0, signal: null });
+      assert.deepEqual(readdirSync(tmp.dir).sort(), ["forgotten", "link", "target"]);
+      assert.deepEqual(readdirSync(at("target")), []);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
   test("a mount point another sandbox still mounts on is waited for: removed from outside, its deny would be lifted there", async () => {
     // Another pi's sandbox in the same project binds over the empty files the first one's made (they were there when
     // it started). Were one removed now, the kernel would take that bind away, and its server could write the path.

@@ -25,7 +25,7 @@ import {
 } from "./helpers.ts";
 import { callOnceInPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
-import { processTree } from "./tmux.ts";
+import { processTree, sandboxTempDirs } from "./tmux.ts";
 
 describe(`sandboxed reference servers in pi ${PI_LINE}`, { timeout: 300_000 }, () => {
   const home = tempDir("mcp-bridge-sandbox-servers-home-");
@@ -175,6 +175,8 @@ describe(
           // The empty files and directories bubblewrap made in pi's project for the denied paths it lacks.
           const mountPoints = readdirSync(run.project).filter((name) => !PROJECT_FILES.includes(name));
           assert.ok(mountPoints.includes(".bashrc") && mountPoints.includes(".vscode"), mountPoints.join(" "));
+          const temps = sandboxTempDirs(run.pi.pid!);
+          assert.equal(temps.length, 2, temps.join(" "));
           exit.end(run.pi);
           await within(run.exited, { ms: 30_000, timedOut: () => new Error("pi did not exit within 30 s") });
           await waitFor(() => run.left().length === 0, "every process of the server to be gone", 10_000, 100).catch(
@@ -187,6 +189,7 @@ describe(
           await waitFor(() => left().length === 0, "the mount points to be gone", 10_000, 100).catch((error: Error) => {
             throw new Error(`${error.message}; left: ${left().join(" ")}`);
           });
+          await waitFor(() => !temps.some(existsSync), `${temps.join(" and ")} to be gone`, 10_000, 100);
         } finally {
           run.stop();
           relays.forEach(killIfAlive);

@@ -12,7 +12,7 @@ import { after, before, describe, test } from "node:test";
 import { commandLine, EXTENSION_DIR, isAlive, killIfAlive, restoreEnv, waitFor } from "./helpers.ts";
 import { callOnceInPi } from "./pi-harness.ts";
 import { loopbackListener, PLANTED_KEY, PROBE, sandboxBed } from "./sandbox-bed.ts";
-import { processTree } from "./tmux.ts";
+import { processTree, sandboxTempDirs } from "./tmux.ts";
 
 /** pi's environment behind a company proxy that inspects TLS, as its users set it in their shell. */
 const COMPANY_NETWORK = {
@@ -127,7 +127,7 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.equal(existsSync(path.join(fresh, ".pi")), false, "the placeholder goes with the server");
   });
 
-  test("a hub killed by SIGKILL while a shared sandboxed server runs leaves no relay and no mount point behind", async () => {
+  test("a hub killed by SIGKILL while a shared sandboxed server runs leaves no relay, mount point or temp directory behind", async () => {
     const killed = path.join(outside, "killed-hub-project");
     mkdirSync(killed);
     const hubDir = path.join(agentDir, "mcp-hub");
@@ -137,9 +137,12 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     try {
       assert.ok(relays.length > 0, "the hub's sandbox library relays its proxies");
       assert.ok(existsSync(path.join(killed, ".pi")), "bubblewrap made its mount points");
+      const temps = sandboxTempDirs(hub);
+      assert.equal(temps.length, 2, `the server's temp directory and the library's empty one: ${temps}`);
       process.kill(hub, "SIGKILL");
       await waitFor(() => !relays.some(isAlive), "the relays to be gone", 10_000, 100);
       await waitFor(() => readdirSync(killed).length === 0, `no mount point left: ${readdirSync(killed)}`, 10_000, 100);
+      await waitFor(() => !temps.some(existsSync), `${temps.join(" and ")} to be gone`, 10_000, 100);
     } finally {
       for (const pid of [hub, ...relays]) killIfAlive(pid);
       rmSync(path.join(hubDir, "hub.lock"), { force: true });

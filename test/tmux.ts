@@ -6,9 +6,9 @@
  * this repo's extension plus the faux model (test/fixtures/faux-model-extension.ts), so no API key or network is needed.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
-import { EXTENSION_DIR, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { commandLine, EXTENSION_DIR, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { PI_LINE } from "./pi-line.ts";
 
 /**
@@ -151,6 +151,19 @@ export function processesWithEnv(name: string, value: string): number[] {
       return false;
     }
   });
+}
+
+/**
+ * What the sandboxed servers under `root` keep outside their projects, if there now, as their command lines name them:
+ * each one's own temp directory (the `TMPDIR` the bridge sets), and the empty directory the sandbox library binds over
+ * denied directories.
+ */
+export function sandboxTempDirs(root: number): string[] {
+  const found = processTree(root).flatMap((pid) => {
+    const line = commandLine(pid);
+    return [/TMPDIR='([^']+)' exec /.exec(line)?.[1], /\/\S*\/claude-empty-\w+/.exec(line)?.[0]];
+  });
+  return [...new Set(found)].filter((dir): dir is string => dir !== undefined && existsSync(dir));
 }
 
 function describeProcesses(pids: number[]): string {

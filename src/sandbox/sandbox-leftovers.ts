@@ -1,8 +1,9 @@
 /**
- * What the sandbox library leaves behind a pi that is killed (SIGKILL, a crash), handed to the orphan watchdog, which
- * outlives pi. On Linux: its relays (`socat`, pi's children, from its proxies to the sockets sandboxes reach them by),
- * and the empty files and directories bubblewrap makes in the project as mount points for a denied path that is not
- * there (`.bashrc`, `.vscode/`, …). The library ends the one at its reset or pi's exit; the other goes then too.
+ * What a sandbox leaves behind a pi that is killed (SIGKILL, a crash), handed to the orphan watchdog, which outlives pi.
+ * On Linux: the library's relays (`socat`, pi's children, from its proxies to the sockets sandboxes reach them by), the
+ * empty files and directories made in the project as mount points for a denied path that is not there (`.bashrc`,
+ * `.vscode/`, …) and the empty directory bound over such directories, and each server's temp directory. All of it goes
+ * when the servers end and the sandboxes idle; this is for a pi that never gets there.
  */
 import { existsSync, readFileSync } from "node:fs";
 import type { SandboxManager } from "@anthropic-ai/sandbox-runtime";
@@ -21,10 +22,20 @@ export function watchSandboxRelays(library: typeof SandboxManager): void {
   relays = found.map((p) => orphanWatchdog.watch("process", p.pid, p.start));
 }
 
-/** Hands the mount points of a start to the watchdog (removed if pi is killed, when empty); returns the start. */
-export function watchMountPoints<T extends SandboxedStart>(start: T): T {
+/**
+ * Hands the mount points of a start to the watchdog (removed if pi is killed, when empty), and its temp directory
+ * (removed with what it holds) until the start is released.
+ */
+export function watchMountPoints(start: SandboxedStart): SandboxedStart {
   for (const p of start.mountPoints) if (!mountPoints.has(p)) mountPoints.set(p, orphanWatchdog.watchPath(p));
-  return start;
+  const tempDir = orphanWatchdog.watchPath(start.tempDir, true);
+  return {
+    ...start,
+    release() {
+      start.release();
+      tempDir.forget();
+    },
+  };
 }
 
 /**

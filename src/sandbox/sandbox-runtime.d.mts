@@ -15,6 +15,8 @@ export interface SandboxedStart extends SpawnSpec {
   commandId: string;
   /** The empty files and directories made on the host for this start (by this module or bubblewrap), for the watchdog. */
   mountPoints: string[];
+  /** The server's own temp directory (its `TMPDIR`), removed with what it holds by `release`. */
+  tempDir: string;
   release(): void;
 }
 

@@ -158,6 +158,7 @@ async function wrap(spec, policy, onViolation) {
   if (policy.network.allowedDomains.length)
     manager.registerCommandNetworkLists(commandId, { allowedDomains: policy.network.allowedDomains });
   const [command = "", ...args] = wrapped.argv;
+  mountPoints.push(...emptySource(wrapped.argv));
   const unwatch = onViolation ? watchViolations(manager, commandId, onViolation) : undefined;
   let released = false;
   running++;
@@ -170,6 +171,7 @@ async function wrap(spec, policy, onViolation) {
     cwd: spec.cwd,
     commandId,
     mountPoints,
+    tempDir: policy.tempDir,
     release() {
       if (released) return;
       released = true;
@@ -198,6 +200,18 @@ function absentMountPoints(policy) {
 /** The outermost part of `p` that is not there (`p` itself, or a directory above it); undefined if `p` is. */
 const firstMissing = (p) =>
   existsSync(p) ? undefined : existsSync(path.dirname(p)) ? p : firstMissing(path.dirname(p));
+
+/**
+ * The empty directory the library binds over denied directories, if the command line names it (not when its mounts go
+ * through a file): it removes it at its reset and this process's exit, which a killed process never reaches.
+ */
+function emptySource(argv) {
+  const prefix = path.join(os.tmpdir(), "claude-empty-");
+  const word = argv.find((w) => w.includes(prefix)) ?? "";
+  const name = word.slice(word.indexOf(prefix)).slice(0, prefix.length + 6);
+  // mkdtemp's six random letters and digits.
+  return /^\w{6}$/.test(name.slice(prefix.length)) ? [name] : [];
+}
 
 /**
  * Calls `onLine` with each violation the library records for `commandId` from now on (a host its proxy denied). The

@@ -168,12 +168,13 @@ function serverFor(key, spec, sandbox, idleMs) {
     const violation = (text) => servers.get(key)?.broadcast({ hub: "violation", line: text });
     const launch = sandbox ? await sandboxedStart(spec, sandbox, violation) : { ...spec, release() {} };
     for (const file of launch.mountPoints ?? []) watchdog?.watchPath(file);
+    if (sandbox) watchdog?.watchPath(launch.tempDir, true);
     const onEnded = (ended) => {
       launch.release();
       // The sandbox library's proxies stop once no sandboxed server runs here.
       if (sandbox)
         sandboxIdle()
-          .then((reset) => reset && watchdog?.forgetPaths())
+          .then(() => watchdog?.forgetPaths())
           .catch(() => undefined);
       forget(ended);
     };

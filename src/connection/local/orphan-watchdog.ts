@@ -80,13 +80,15 @@ export class OrphanWatchdog {
   }
 
   /**
-   * Hands the watchdog a file or directory to remove once nothing of pi's runs, if it is empty then: a mount point the
-   * sandbox library made (it removes its own at pi's exit, which a killed pi never reaches). A path the watchdog's line
-   * could not carry as it is (a line break, a space at either end) is not watched.
+   * Hands the watchdog a file or directory to remove once nothing of pi's runs: if it is empty then (a mount point the
+   * sandbox library made, which it removes at pi's exit, which a killed pi never reaches), or with what it holds (a
+   * sandboxed server's temp directory, `tree`). A path the watchdog's line could not carry as it is (a line break, a
+   * space at either end) is not watched.
    */
-  watchPath(file: string): Watch {
+  watchPath(file: string, tree = false): Watch {
     if (!this.enabled || !path.isAbsolute(file) || file.includes("\n") || file.trim() !== file) return NOT_WATCHED;
-    return this.add(`f ${file}`, `+ f ${file}\n`);
+    const key = `${tree ? "t" : "f"} ${file}`;
+    return this.add(key, `+ ${key}\n`);
   }
 
   private add(key: string, line: string): Watch {

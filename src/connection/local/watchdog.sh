@@ -16,6 +16,8 @@
 #   + f <path>           an empty file or directory made as a sandbox's mount point: removed at the end if still
 #                        empty, once no other sandbox mounts on it (pi removes it when its sandboxes idle, which a
 #                        killed pi never reaches); - f forgets
+#   + t <path>           a sandboxed server's private temp directory: removed with what it holds at the end (pi
+#                        removes it when the server ends, which a killed pi never reaches); - t forgets
 # At end of input every watched target that is still the one pi meant, and every process of this user that carries
 # the mark (Linux), gets SIGTERM; whatever is left after $1 seconds (default 2), or carries the mark by then, gets
 # SIGKILL. Then the script exits. A group in which npm is installing a package for npx gets $2 seconds (default 30):
@@ -40,6 +42,8 @@ nl='
 tab='	'
 # The mount points, one per line, newest first: a later sandbox makes its own inside an earlier one's directory.
 paths=
+# The temp directories, one per line.
+trees=
 
 # A pid pi may name: digits, no leading zero, at most 9 of them, above 1 (never `kill -1`, all our processes), not us.
 valid_pid() {
@@ -113,13 +117,15 @@ while read -r op kind rest; do
   start=${2-}
   case $kind in
     g | p) ;;
-    f)
+    f | t)
       kept=
       IFS=$nl
-      for q in $paths; do [ "$q" = "$rest" ] || kept="$kept$q$nl"; done
+      if [ "$kind" = f ]; then set -- $paths; else set -- $trees; fi
+      for q; do [ "$q" = "$rest" ] || kept="$kept$q$nl"; done
       unset IFS
-      paths=$kept
-      case $op:$rest in +:/?*) paths="$rest$nl$paths" ;; esac
+      # A temp directory is never the root nor a directory right below it.
+      case $op:$kind:$rest in +:f:/?* | +:t:/?*/?*) kept="$rest$nl$kept" ;; esac
+      if [ "$kind" = f ]; then paths=$kept; else trees=$kept; fi
       continue
       ;;
     q)
@@ -234,6 +240,8 @@ mounts_elsewhere() {
 # another pi's, in the same project, may run for hours, and is looked at every 5 s (for at most 12 hours).
 leave() {
   IFS=$nl
+  # Nothing else mounts on a server's own temp directory, and nothing of pi's runs in it any more.
+  for q in $trees; do [ -L "$q" ] || rm -rf -- "$q"; done
   escaped=
   for q in $paths; do
     # mountinfo writes a backslash, a space and a tab in a path as octal escapes.
