@@ -24,7 +24,7 @@ import {
   PrivateKeyJwtProvider,
   requestJwtAuthorizationGrant,
 } from "@modelcontextprotocol/client";
-import { BridgeError, describeError } from "../common/errors.ts";
+import { BridgeError, codeOf, describeError } from "../common/errors.ts";
 import { classifyError } from "../common/error-kinds.ts";
 import { redact } from "../common/redact.ts";
 import { type GrantType, JWT_BEARER_GRANT } from "../config/types.ts";
@@ -148,7 +148,7 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
     try {
       text = (await readFile(file, "utf8")).trim();
     } catch (error) {
-      const why = (error as { code?: unknown }).code === "ENOENT" ? "it does not exist" : describeError(error);
+      const why = codeOf(error) === "ENOENT" ? "it does not exist" : describeError(error);
       throw this.problem("config", `the file ${file} cannot be read (${why}); fix \`auth.${key}\`.`);
     }
     if (text === "") throw this.problem("config", `the file ${file} is empty; \`auth.${key}\` should hold ${what}.`);
