@@ -126,6 +126,11 @@ export async function askTrust(deps: TrustDeps, ctx: ExtensionContext): Promise<
   if (trusted.length) await trustAndStart(deps, trusted, ctx);
 }
 
+/** What to say when no server has the name the user typed. */
+export function noServerNamed(bridge: McpBridge, name: string): string {
+  return `No MCP server named '${name}'. Configured: ${[...bridge.connections.keys()].join(", ") || "none"}.`;
+}
+
 /** The named servers (all of `fallback` without names); an unknown name or a server that needs no trust is reported. */
 function pick(
   deps: TrustDeps,
@@ -137,12 +142,7 @@ function pick(
   const picked: ServerConnection[] = [];
   for (const name of names) {
     const connection = deps.bridge.connection(name);
-    if (!connection)
-      return void show(
-        ctx,
-        `No MCP server named '${name}'. Configured: ${[...deps.bridge.connections.keys()].join(", ") || "none"}.`,
-        "warning",
-      );
+    if (!connection) return void show(ctx, noServerNamed(deps.bridge, name), "warning");
     if (deps.bridge.trust.stateOf(name) === undefined)
       return void show(
         ctx,

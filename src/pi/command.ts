@@ -9,7 +9,7 @@ import { addServerLine } from "./command-add.ts";
 import { ADD_OPTION_NAMES } from "../config/add-arguments.ts";
 import { addServer, removeServer, setEnabled } from "./command-config.ts";
 import { IMPORT_OPTION_NAMES, importServers } from "./command-import.ts";
-import { SANDBOXED_FLAG, trustCommand, untrustCommand } from "./command-trust.ts";
+import { noServerNamed, SANDBOXED_FLAG, trustCommand, untrustCommand } from "./command-trust.ts";
 import { type CommandDeps, failed, MCP_COMMAND_DESCRIPTION, show } from "./command-context.ts";
 import { McpDashboard } from "./dashboard.ts";
 import { BridgeError, errorMessage } from "../common/errors.ts";
@@ -41,7 +41,7 @@ async function pickServer(
   const names = [...bridge.connections.keys()];
   if (name) {
     const connection = bridge.connection(name);
-    if (!connection) show(ctx, `No MCP server named '${name}'. Configured: ${names.join(", ") || "none"}.`, "warning");
+    if (!connection) show(ctx, noServerNamed(bridge, name), "warning");
     return connection;
   }
   if (names.length === 0) return void show(ctx, "No MCP servers configured.", "warning");
