@@ -74,9 +74,9 @@ export interface ServerConfig {
    * stopped `idleMs` after its last session has left.
    */
   shared?: { idleMs: number };
-  /** Reconnects (remote) or restarts after a crash (local); `maxAttempts: 0` turns them off. */
   /** Globs of files whose change restarts a local server (`dev.watch`, relative to the project root). */
   watch?: readonly string[];
+  /** Reconnects (remote) or restarts after a crash (local); `maxAttempts: 0` turns them off. */
   retry: RetryPolicy;
   /** How often an idle connection is checked, in ms; 0 turns the check off. */
   healthCheckInterval: number;
