@@ -172,19 +172,14 @@ export class McpBridge implements Launcher {
 
   /** Starts these servers at once; returns when they are all done or the startup budget is spent. Never throws. */
   async launchWithinBudget(connections: readonly ServerConnection[]): Promise<void> {
-    const waitFor: Promise<unknown>[] = [];
-    for (const connection of connections) {
-      const started = this.launch(connection);
-      if (!started) continue;
-      waitFor.push(
-        started.catch((error: unknown) => {
-          // A server the bridge stopped itself (the session ended while it connected) did not fail.
-          if (!(error instanceof ShutDownError))
-            for (const listener of this.startFailedListeners) listener(connection, error);
-          throw error;
-        }),
-      );
-    }
+    const waitFor = connections.map((connection) =>
+      this.launch(connection)?.catch((error: unknown) => {
+        // A server the bridge stopped itself (the session ended while it connected) did not fail.
+        if (!(error instanceof ShutDownError))
+          for (const listener of this.startFailedListeners) listener(connection, error);
+        throw error;
+      }),
+    );
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       Promise.allSettled(waitFor),
