@@ -143,13 +143,12 @@ export class McpBridge implements Launcher {
   }
 
   private cacheKeyOf(connection: ServerConnection): string | undefined {
-    let key = this.cacheKeys.get(connection.name);
-    if (key === undefined) {
-      const identity = connection.identity();
-      if (identity === undefined) return undefined;
-      key = cacheKey(identity);
-      this.cacheKeys.set(connection.name, key);
-    }
+    const known = this.cacheKeys.get(connection.name);
+    if (known !== undefined) return known;
+    const identity = connection.identity();
+    if (identity === undefined) return undefined;
+    const key = cacheKey(identity);
+    this.cacheKeys.set(connection.name, key);
     return key;
   }
 
