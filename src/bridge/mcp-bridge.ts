@@ -127,13 +127,8 @@ export class McpBridge implements Launcher {
   private toolsArrived(connection: ServerConnection, tools: Tool[], fromCache = false): void {
     if (!fromCache) {
       const key = this.cacheKeyOf(connection);
-      const write = key
-        ? this.options.toolCache?.set(key, {
-            server: connection.name,
-            tools,
-            protocolVersion: connection.protocolVersion,
-          })
-        : undefined;
+      const entry = { server: connection.name, tools, protocolVersion: connection.protocolVersion };
+      const write = key ? this.options.toolCache?.set(key, entry) : undefined;
       if (write) {
         this.cacheWrites.add(write);
         void write.finally(() => this.cacheWrites.delete(write));
