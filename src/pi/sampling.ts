@@ -15,6 +15,7 @@ import {
 } from "@mariozechner/pi-ai";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { CreateMessageRequest, CreateMessageResult, SamplingMessage } from "@modelcontextprotocol/client";
+import { errorMessage } from "../common/errors.ts";
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import type { SamplingMode } from "../config/types.ts";
 import { DENY_REST, type DialogBudget } from "./dialog-budget.ts";
@@ -161,7 +162,7 @@ export function samplingHandler(
       temperature: params.temperature,
       signal: session.signal,
     }).catch((error: unknown) => {
-      throw refused(error instanceof Error ? error.message : String(error));
+      throw refused(errorMessage(error));
     });
     if (reply.stopReason === "error" || reply.stopReason === "aborted")
       throw new SamplingError(-32603, `The model failed: ${reply.errorMessage ?? reply.stopReason}`);
