@@ -43,13 +43,9 @@ function parseEntries(data: Record<string, unknown> | undefined): Map<string, Ca
   if (!isObject(data?.entries)) return entries;
   for (const [key, entry] of Object.entries(data.entries)) {
     if (!isValidEntry(entry)) continue;
+    const { server, savedAt, tools } = entry;
     const protocolVersion = typeof entry.protocolVersion === "string" ? entry.protocolVersion : undefined;
-    entries.set(key, {
-      server: entry.server,
-      savedAt: entry.savedAt,
-      tools: entry.tools,
-      ...(protocolVersion ? { protocolVersion } : {}),
-    });
+    entries.set(key, { server, savedAt, tools, ...(protocolVersion ? { protocolVersion } : {}) });
   }
   return entries;
 }
