@@ -252,12 +252,7 @@ export class ToolApproval {
 
 /** An extension's answer as a choice; anything but the three decisions (or a failed promise) refuses the call. */
 async function hookAnswer(answer: Promise<unknown>, tool: ApprovedTool): Promise<{ choice: Choice; denied: string }> {
-  let value: unknown;
-  try {
-    value = await answer;
-  } catch (error) {
-    value = `an error (${errorMessage(error)})`;
-  }
+  const value = await answer.catch((error: unknown) => `an error (${errorMessage(error)})`);
   if (typeof value === "string" && Object.hasOwn(HOOK_CHOICES, value)) {
     const denied = `Another extension denied the call of ${describeTool(tool)} (${APPROVAL_REQUEST_CHANNEL}).`;
     return { choice: HOOK_CHOICES[value as HookDecision], denied };
