@@ -142,9 +142,6 @@ async function refresh(token: string, send: () => Promise<Response>, shared?: Sh
 export const withGlobalResponses: Middleware = (next) => async (url, init) => {
   const response: Pick<Response, "body" | "status" | "statusText" | "headers"> = await next(url, init);
   if (response instanceof Response) return response;
-  return new Response(response.body, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
-  });
+  const { body, status, statusText, headers } = response;
+  return new Response(body, { status, statusText, headers });
 };
