@@ -27,22 +27,15 @@ export function isLoopbackHost(hostname: string): boolean {
   return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
-/** The problem with the first of `endpoints` (name → URL; absent ones skipped) that may not be used, if any. */
-function endpointsProblem(endpoints: Record<string, string | URL | undefined>): string | undefined {
+/** Throws an auth error for `server` naming the first of `endpoints` (name → URL, if set) that may not be used. */
+export function refuseEndpoints(server: string, endpoints: Record<string, string | URL | undefined>): void {
   for (const [what, url] of Object.entries(endpoints)) {
     const problem = url === undefined ? undefined : endpointProblem(what, url);
-    if (problem) return problem;
+    if (problem) throw new BridgeError("auth", server, `MCP server '${server}': ${problem}.`);
   }
-  return undefined;
 }
 
-/** Throws an auth error for `server` naming the first of `endpoints` that may not be used. */
-export function refuseEndpoints(server: string, endpoints: Record<string, string | URL | undefined>): void {
-  const problem = endpointsProblem(endpoints);
-  if (problem) throw new BridgeError("auth", server, `MCP server '${server}': ${problem}.`);
-}
-
-/** Every endpoint discovery found (or the config named), by name, for `endpointsProblem`. */
+/** Every endpoint discovery found (or the config named), by name, for `refuseEndpoints`. */
 export function discoveryEndpoints(state: OAuthDiscoveryState): Record<string, string | undefined> {
   const metadata = state.authorizationServerMetadata;
   const servers = state.resourceMetadata?.authorization_servers ?? [];
