@@ -41,10 +41,8 @@ export async function readPiAuthFile(file: string): Promise<PiFileRead> {
     if (uid !== undefined && info.uid !== uid) return { kind: "refused", problem: "it belongs to another user" };
     if (process.platform !== "win32" && (info.mode & 0o022) !== 0) {
       const mode = (info.mode & 0o777).toString(8).padStart(4, "0");
-      return {
-        kind: "refused",
-        problem: `other users can write it (mode ${mode}; \`chmod 600\` it to have its sign-ins used)`,
-      };
+      const problem = `other users can write it (mode ${mode}; \`chmod 600\` it to have its sign-ins used)`;
+      return { kind: "refused", problem };
     }
     if (info.size > MAX_FILE_BYTES) return { kind: "refused", problem: "it is larger than 4 MiB" };
     return { kind: "read", text: await handle.readFile({ encoding: "utf8" }) };
@@ -103,11 +101,8 @@ export async function importPiSignIn(options: PiImportOptions): Promise<PiImport
     await store.saveImportRecord(server, importRecord(serverUrl, lookup.fingerprint, now));
   } catch (error) {
     // The store's errors name only its own file and the errno code.
-    return {
-      kind: "ignored",
-      file,
-      warning: ignoredWarning(file, server, `copying it failed (${errorMessage(error)})`),
-    };
+    const warning = ignoredWarning(file, server, `copying it failed (${errorMessage(error)})`);
+    return { kind: "ignored", file, warning };
   }
   return { kind: "imported", file, refreshable: plan.refreshable };
 }
