@@ -123,11 +123,7 @@ export function findPiSignIn(text: string, server: string, serverUrl: string): P
     return { kind: "invalid", problem: "it is not valid JSON" };
   }
   if (!isObject(states)) return { kind: "invalid", problem: "it is not a JSON object" };
-  const key = Object.hasOwn(states, keys.key)
-    ? keys.key
-    : Object.hasOwn(states, keys.legacyKey)
-      ? keys.legacyKey
-      : undefined;
+  const key = [keys.key, keys.legacyKey].find((candidate) => Object.hasOwn(states, candidate));
   const state = key === undefined ? undefined : states[key];
   if (state === undefined) return { kind: "none" };
   if (!isObject(state)) return { kind: "invalid", problem: "the server's entry is not an object" };
