@@ -88,10 +88,7 @@ export function classifyError(error: unknown): ErrorKind {
   }
   // An error response from a live server: a new connection would not change it.
   if (error instanceof ProtocolError) return "other";
-  for (const link of causeChain(error)) {
-    const code = codeOf(link);
-    if (code && TRANSPORT_CODES.has(code)) return "transport";
-  }
+  if (causeChain(error).some((link) => TRANSPORT_CODES.has(codeOf(link) ?? ""))) return "transport";
   const message = errorMessage(error);
   if (AUTH_PATTERN.test(message)) return "auth";
   if (error instanceof TypeError && /fetch failed/i.test(message)) return "transport";
