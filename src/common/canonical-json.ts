@@ -8,13 +8,8 @@ import { createHash } from "node:crypto";
 function canonicalize(value: unknown): unknown {
   if (value !== null && typeof value === "object" && typeof (value as { toJSON?: unknown }).toJSON === "function")
     value = (value as { toJSON: () => unknown }).toJSON();
-  if (Array.isArray(value)) {
-    // As JSON.stringify does: a hole in an array becomes null, so positions keep their meaning.
-    return value.map((item) => {
-      const c = canonicalize(item);
-      return c === undefined ? null : c;
-    });
-  }
+  // As JSON.stringify does: a hole in an array becomes null, so positions keep their meaning.
+  if (Array.isArray(value)) return value.map((item) => canonicalize(item) ?? null);
   if (value !== null && typeof value === "object") {
     const out: Record<string, unknown> = {};
     for (const key of Object.keys(value).sort()) {
