@@ -83,14 +83,7 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
   /** The SDK provider for the configured grant (their own client records are unused: the issuer is stamped above). */
   private sdkProvider(): OAuthClientProvider {
     if (this.grant) return this.grant;
-    const {
-      clientId = "",
-      clientSecret = "",
-      tokenEndpointAuthMethod,
-      privateKeyFile = "",
-      signingAlgorithm,
-      keyId,
-    } = this.settings;
+    const { clientId = "", clientSecret = "", tokenEndpointAuthMethod } = this.settings;
     // Only to keep the SDK from warning that no issuer was named: the record it stamps is not the one used.
     const common = { clientId, clientName: CLIENT_NAME, expectedIssuer: this.options.serverUrl };
     if (this.settings.grantType === JWT_BEARER_GRANT) {
@@ -102,6 +95,7 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
     }
     if (tokenEndpointAuthMethod !== "private_key_jwt")
       return (this.grant = new ClientCredentialsProvider({ ...common, clientSecret }));
+    const { privateKeyFile = "", signingAlgorithm, keyId } = this.settings;
     let key: ReturnType<typeof loadSigningKey>;
     try {
       key = loadSigningKey(privateKeyFile, signingAlgorithm);
