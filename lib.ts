@@ -2,7 +2,7 @@
  * The pure functions of src/ (rules and formatting, no I/O), by name: the ones lib.test.ts tests, and where a reader
  * finds them.
  */
-export { BridgeError, describeError } from "./src/common/errors.ts";
+export { BridgeError, describeError, type ErrorKind } from "./src/common/errors.ts";
 export {
   isTimeoutError,
   classifyError,
@@ -10,7 +10,6 @@ export {
   closedDuringProbe,
   probeInconclusive,
 } from "./src/common/error-kinds.ts";
-export type { ErrorKind } from "./src/common/errors.ts";
 export { redact } from "./src/common/redact.ts";
 export { shown } from "./src/common/terminal-text.ts";
 export { closestMatch, editDistance, formatBytes, quoteValue, shortHash } from "./src/common/text.ts";
