@@ -324,14 +324,12 @@ export class McpBridge implements Launcher {
 
   /** `handler`, saying so when it sends the user to a sign-in page for `server`. */
   private announced(server: string, handler: SignInHandler | undefined): SignInHandler | undefined {
-    return (
-      handler &&
-      ((request) => {
-        this.pageOpen.add(server);
-        this.signInPages.emit(server);
-        return handler(request);
-      })
-    );
+    if (!handler) return undefined;
+    return (request) => {
+      this.pageOpen.add(server);
+      this.signInPages.emit(server);
+      return handler(request);
+    };
   }
 
   /** A local server's `dev.watch`, as it stands: what is watched, and the restarts it made. */
