@@ -42,12 +42,9 @@ const TRANSPORT_PATTERN =
 export function httpStatusOf(error: unknown): number | undefined {
   if (error instanceof SdkHttpError) return error.status >= 100 ? error.status : undefined;
   if (error instanceof SseError) return typeof error.code === "number" && error.code >= 100 ? error.code : undefined;
-  if (error instanceof Error) {
-    // SSEClientTransport reports POST failures only in its message.
-    const match = /\(HTTP (\d{3})\)/.exec(error.message);
-    if (match) return Number(match[1]);
-  }
-  return undefined;
+  // SSEClientTransport reports POST failures only in its message.
+  const match = error instanceof Error ? /\(HTTP (\d{3})\)/.exec(error.message) : null;
+  return match ? Number(match[1]) : undefined;
 }
 
 /** Statuses that say who may call or when, not which transport: 401, 403 and 407 (sign-in), 408 and 429 (later). */
