@@ -8,7 +8,7 @@
  */
 import { createPrivateKey, type KeyObject } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { errorMessage } from "../common/errors.ts";
+import { codeOf, errorMessage } from "../common/errors.ts";
 
 export interface SigningKey {
   /** The private key as a JWK (with its `kid`, if the file had one). */
@@ -69,10 +69,9 @@ export function loadSigningKey(file: string, algorithm?: string): SigningKey {
   try {
     text = readFileSync(file, "utf8");
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    throw new Error(
-      `the private key file ${file} cannot be read (${code === "ENOENT" ? "it does not exist" : typeof code === "string" ? code : errorMessage(error)})`,
-    );
+    const code = codeOf(error);
+    const why = code === "ENOENT" ? "it does not exist" : (code ?? errorMessage(error));
+    throw new Error(`the private key file ${file} cannot be read (${why})`);
   }
   let parsed: { key: KeyObject; kid?: string };
   try {
