@@ -81,13 +81,8 @@ async function loadKey(stored: StoredDpopKey): Promise<DpopKeyPair> {
   delete publicJwk.ext;
   const privateKey = (await importJWK(stored.jwk, stored.alg, { extractable: false })) as DpopKeyPair["privateKey"];
   const publicKey = (await importJWK(publicJwk, stored.alg)) as DpopKeyPair["privateKey"];
-  return {
-    privateKey,
-    publicKey,
-    publicJwk,
-    thumbprint: await calculateJwkThumbprint(publicJwk, "sha256"),
-    alg: stored.alg,
-  };
+  const thumbprint = await calculateJwkThumbprint(publicJwk, "sha256");
+  return { privateKey, publicKey, publicJwk, thumbprint, alg: stored.alg };
 }
 
 /** The same stored key, compared by its private part (what a rewritten file would change). */
