@@ -88,7 +88,9 @@ export async function saveAndStart(
   }
   const unset = unsetVariablesNotice(name, entry, deps.env);
   if (unset) show(ctx, unset, "warning");
-  await startAdded(deps, name, file, ctx);
+  const [outcome] = await startWritten(deps, ctx, [{ name, told: `Added MCP server '${name}' to ${file}` }], file);
+  if (outcome?.failed) failed(ctx, outcome.text);
+  else show(ctx, outcome?.text ?? "");
 }
 
 /** What became of a server whose entry was just written, in a sentence; `failed` where it did not start. */
@@ -144,11 +146,4 @@ export async function startWritten(
       }
     }),
   );
-}
-
-/** Starts the server the files now define under `name`, if the entry just written is the one in effect. */
-async function startAdded(deps: CommandDeps, name: string, file: string, ctx: ExtensionCommandContext) {
-  const [outcome] = await startWritten(deps, ctx, [{ name, told: `Added MCP server '${name}' to ${file}` }], file);
-  if (outcome?.failed) failed(ctx, outcome.text);
-  else show(ctx, outcome?.text ?? "");
 }
