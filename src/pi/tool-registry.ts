@@ -217,10 +217,7 @@ export class ToolRegistry {
   /** The servers whose lists arrived, in config order; a server the order does not name comes last, as it arrived. */
   private inConfigOrder(): Array<{ connection: ServerConnection; tools: Tool[] }> {
     const order = this.options.serverOrder?.() ?? [];
-    const rank = (server: string) => {
-      const index = order.indexOf(server);
-      return index === -1 ? order.length : index;
-    };
+    const rank = (server: string) => (order.includes(server) ? order.indexOf(server) : order.length);
     return [...this.listed.values()]
       .map((entry, arrival) => ({ entry, arrival, rank: rank(entry.connection.name) }))
       .sort((a, b) => a.rank - b.rank || a.arrival - b.arrival)
