@@ -211,10 +211,7 @@ export function registryEntry(
     });
   if (way.kind === "remote") {
     const headers = Object.fromEntries(
-      way.remote.headers.flatMap((header) => {
-        const value = keyValue(header);
-        return value === undefined ? [] : [[header.name, value]];
-      }),
+      way.remote.headers.map((header) => [header.name, keyValue(header)]).filter(([, value]) => value !== undefined),
     );
     const entry: JsonObject = { url: filled(way.remote.url) };
     if (way.remote.type === "sse") entry.type = "sse";
@@ -224,10 +221,7 @@ export function registryEntry(
   const { pkg } = way;
   const runner = RUNNERS[pkg.registryType]!;
   const env = Object.fromEntries(
-    pkg.environmentVariables.flatMap((variable) => {
-      const value = keyValue(variable);
-      return value === undefined ? [] : [[variable.name, value]];
-    }),
+    pkg.environmentVariables.map((v) => [v.name, keyValue(v)]).filter(([, value]) => value !== undefined),
   );
   const runtime = words(pkg.runtimeArguments, "runtimeArguments");
   const own = words(pkg.packageArguments, "packageArguments");
