@@ -68,12 +68,10 @@ export function readSandboxSetting(value: unknown, field: string, errors: string
       errors.push(`\`${field}.${group}\` must be an object`);
       continue;
     }
-    for (const key of Object.keys(part)) {
-      if (!(FIELDS[group] as readonly string[]).includes(key))
-        errors.push(
-          `\`${field}.${group}.${key}\` is not a sandbox setting (use ${FIELDS[group].map((f) => `\`${f}\``).join(", ")})`,
-        );
-    }
+    for (const key of Object.keys(part).filter((k) => !(FIELDS[group] as readonly string[]).includes(k)))
+      errors.push(
+        `\`${field}.${group}.${key}\` is not a sandbox setting (use ${FIELDS[group].map((f) => `\`${f}\``).join(", ")})`,
+      );
   }
   const fs = isObject(value.filesystem) ? value.filesystem : {};
   const net = isObject(value.network) ? value.network : {};
