@@ -61,17 +61,9 @@ export function validateServerEntry(
   if (errors.length > 0) return { errors, warnings };
   // A `timeout` in pi 1.x's seconds is the request deadline too, unless `requestTimeout` says otherwise.
   const requestTimeout = lifecycle.requestTimeout ?? usage.requestTimeout;
-  const settings = {
-    ...endpoint,
-    ...lifecycle,
-    ...usage,
-    requestTimeout,
-    exposure,
-    toolExposure,
-    codemode,
-    oauth,
-    limits,
+  const config = {
+    ...{ name, source, ...endpoint, ...lifecycle, ...usage, requestTimeout, exposure, toolExposure, codemode },
+    ...{ oauth, limits, protocol, sandbox, raw: entry },
   };
-  const config = { name, source, ...settings, protocol, sandbox, raw: entry };
   return { config, errors, warnings };
 }
