@@ -74,13 +74,10 @@ export class McpDashboard implements Component {
   handleInput(data: string): void {
     if (this.detail !== undefined) {
       if (KEYS.back.includes(data)) this.detail = undefined;
-    } else if (KEYS.up.includes(data)) {
-      this.selected = Math.max(0, this.selected - 1);
-    } else if (KEYS.down.includes(data)) {
-      this.selected = Math.min(this.source.rows().length - 1, this.selected + 1);
-    } else if (KEYS.enter.includes(data)) {
-      this.detail = this.source.rows()[this.selected]?.name;
-    } else if (KEYS.back.includes(data)) {
+    } else if (KEYS.up.includes(data)) this.selected = Math.max(0, this.selected - 1);
+    else if (KEYS.down.includes(data)) this.selected = Math.min(this.source.rows().length - 1, this.selected + 1);
+    else if (KEYS.enter.includes(data)) this.detail = this.source.rows()[this.selected]?.name;
+    else if (KEYS.back.includes(data)) {
       this.dispose();
       this.done();
       return;
