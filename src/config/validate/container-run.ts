@@ -35,11 +35,9 @@ function runFlags(args: readonly string[]): RunFlag[] | undefined {
         ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)]
         : [arg];
       flags.push({ name: name!, value: value ?? (LONG_SWITCHES.has(name!) ? undefined : args[++i]) });
-    } else if ([...arg.slice(1)].every((letter) => SHORT_SWITCHES.has(letter))) {
+    } else if ([...arg.slice(1)].every((letter) => SHORT_SWITCHES.has(letter)))
       for (const letter of arg.slice(1)) flags.push({ name: `-${letter}` });
-    } else {
-      flags.push({ name: arg.slice(0, 2), value: arg.length > 2 ? arg.slice(2) : args[++i] });
-    }
+    else flags.push({ name: arg.slice(0, 2), value: arg.length > 2 ? arg.slice(2) : args[++i] });
   }
   return flags;
 }
