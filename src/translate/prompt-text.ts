@@ -45,9 +45,8 @@ function splitWords(line: string): string[] {
   let quote: string | undefined;
   for (let i = 0; i < line.length; i++) {
     const char = line[i]!;
-    if (char === "\\" && i + 1 < line.length) {
-      word = (word ?? "") + line[++i];
-    } else if (quote) {
+    if (char === "\\" && i + 1 < line.length) word = (word ?? "") + line[++i];
+    else if (quote) {
       if (char === quote) quote = undefined;
       else word = (word ?? "") + char;
     } else if (char === '"' || char === "'") {
@@ -56,9 +55,7 @@ function splitWords(line: string): string[] {
     } else if (/\s/.test(char)) {
       if (word !== undefined) words.push(word);
       word = undefined;
-    } else {
-      word = (word ?? "") + char;
-    }
+    } else word = (word ?? "") + char;
   }
   if (word !== undefined) words.push(word);
   return words;
