@@ -103,9 +103,7 @@ function firstTooDeep(body: string): number | undefined {
   for (let token: number = scanner.scan(); token !== Token.EOF; token = scanner.scan()) {
     if (token === Token.OpenBrace || token === Token.OpenBracket) {
       if (++depth > MAX_NESTING) return scanner.getTokenOffset();
-    } else if (token === Token.CloseBrace || token === Token.CloseBracket) {
-      depth = Math.max(0, depth - 1);
-    }
+    } else if (token === Token.CloseBrace || token === Token.CloseBracket) depth = Math.max(0, depth - 1);
   }
   return undefined;
 }
