@@ -19,9 +19,7 @@ export function configFlagFromArgv(argv: readonly string[]): string | undefined 
     if (arg === `--${CONFIG_FLAG}`) {
       const next = argv[i + 1];
       if (next !== undefined && !next.startsWith("-")) value = argv[++i];
-    } else if (arg.startsWith(`--${CONFIG_FLAG}=`)) {
-      value = arg.slice(CONFIG_FLAG.length + 3);
-    }
+    } else if (arg.startsWith(`--${CONFIG_FLAG}=`)) value = arg.slice(CONFIG_FLAG.length + 3);
   }
   return value;
 }
