@@ -39,8 +39,7 @@ export async function registryAnswers(
   try {
     servers = await searchRegistry(base, query, ctx.signal);
   } catch (error) {
-    ctx.ui.notify(errorMessage(error), "error");
-    return undefined;
+    return void ctx.ui.notify(errorMessage(error), "error");
   }
   if (!servers.length) {
     ctx.ui.notify(`No server in the MCP registry at ${base} matches '${shown(query, 80, "line")}'.`, "warning");
@@ -56,11 +55,10 @@ export async function registryAnswers(
       ...server.packages.map((p) => `${p.registryType} (${p.transport})`),
       ...server.remotes.map((r) => r.type),
     ];
-    ctx.ui.notify(
+    return void ctx.ui.notify(
       `'${server.name}' offers no way mcp-bridge can run or reach it (${kinds.join(", ") || "no package or URL"}): npm, PyPI and container packages over stdio, and remote URLs, are supported. Its entry can be written by hand.`,
       "warning",
     );
-    return undefined;
   }
   const labels = ways.map((way) => shown(way.label, SHOWN.line, "line"));
   const way = ways.length === 1 ? ways[0] : ways[labels.indexOf((await ctx.ui.select("How?", labels)) ?? "")];
