@@ -165,10 +165,7 @@ export const VALUES: readonly { pattern: RegExp; means: string; keepsWords?: tru
     means: "create page",
   },
   // A new entry of a tracker or a calendar is a page of a database.
-  {
-    pattern: /\b(?:a |an )?new (?:entry|row|record|item)\b/gi,
-    means: "create page",
-  },
+  { pattern: /\b(?:a |an )?new (?:entry|row|record|item)\b/gi, means: "create page" },
   // Why something failed is in its logs.
   {
     pattern: /^\s*why (?:did|does|is|was|do|are)\b(?=.*\b(?:fail|blow|blew|break|broke|crash|red)\w*)/gi,
