@@ -16,30 +16,27 @@ export interface GuideScope {
   deferredLine(): string | undefined;
 }
 
-/** The guide as things stand: servers with declared tools, their description and instructions redacted. */
-function currentServerGuide(bridge: McpBridge, registry: ToolRegistry, scope?: GuideScope): string | undefined {
-  const entries = [...bridge.connections.values()].map((connection): ServerGuideEntry => {
-    const declared = registry.toolsOf(connection.name).filter((t) => !scope || scope.isDeclared(t));
-    const { description } = connection.config;
-    return {
-      server: connection.name,
-      toolNames: declared.map((t) => t.name),
-      description: description && connection.redact(description),
-      instructions: connection.instructions,
-    };
-  });
-  const parts = [formatServerGuide(entries), scope?.deferredLine()].filter((part) => part !== undefined);
-  return parts.length ? parts.join("\n\n") : undefined;
-}
-
-/** The `before_agent_start` handler: the guide after pi's own system prompt (and other extensions' changes to it). */
+/**
+ * The `before_agent_start` handler: the guide as things stand (servers with declared tools, their description and
+ * instructions redacted) after pi's own system prompt (and other extensions' changes to it).
+ */
 export function serverGuideHandler(
   bridge: McpBridge,
   registry: ToolRegistry,
   scope?: GuideScope,
 ): (event: BeforeAgentStartEvent) => BeforeAgentStartEventResult | undefined {
   return (event) => {
-    const guide = currentServerGuide(bridge, registry, scope);
+    const entries = [...bridge.connections.values()].map((connection): ServerGuideEntry => {
+      const declared = registry.toolsOf(connection.name).filter((t) => !scope || scope.isDeclared(t));
+      const { description } = connection.config;
+      return {
+        server: connection.name,
+        toolNames: declared.map((t) => t.name),
+        description: description && connection.redact(description),
+        instructions: connection.instructions,
+      };
+    });
+    const guide = [formatServerGuide(entries), scope?.deferredLine()].filter((part) => part !== undefined).join("\n\n");
     return guide ? { systemPrompt: `${event.systemPrompt}\n\n${guide}` } : undefined;
   };
 }
