@@ -184,11 +184,6 @@ export function saidWords(concepts: readonly Concept[]): string[] {
     .map((concept) => concept.own[0]!);
 }
 
-/** The words learnt to go with `term` in requests, but `term` itself. */
-function learnedFor(term: string, learned: LearnedRelated): readonly string[] {
-  return (learned.get(term) ?? []).filter((word) => word !== term);
-}
-
 /**
  * A request's concepts: one per distinct word (numbers left out), then one per kind of value it carries; `learned` is
  * the table of learnt related words (the shipped one, unless another is being learnt).
@@ -224,7 +219,7 @@ export function requestConcepts(request: string, learned: LearnedRelated = learn
     .map((own) => ({
       own: [own],
       weight: 1,
-      related: [...new Set([...relatedTo(own, terms), ...learnedFor(own, learned)])],
+      related: [...new Set([...relatedTo(own, terms), ...(learned.get(own) ?? []).filter((word) => word !== own)])],
     }));
   for (const [means, weight] of meanings) {
     const own = termsOf(means);
