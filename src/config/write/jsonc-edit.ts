@@ -59,11 +59,8 @@ function scanLineTail(
     } else if (!inline && (token === Token.LineComment || token === Token.BlockComment)) {
       if (hasLineBreak(body.slice(scanner.getTokenOffset(), tokenEnd))) return { comma, end };
       end = tokenEnd;
-    } else if (token === Token.LineBreak) {
-      return { comma, end, lineBreak: tokenEnd };
-    } else {
-      return { comma, end };
-    }
+    } else if (token === Token.LineBreak) return { comma, end, lineBreak: tokenEnd };
+    else return { comma, end };
   }
 }
 
