@@ -150,9 +150,7 @@ export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext)
       const variable = await askVariable(ctx, "The environment variable that holds the key", `${stem}_API_KEY`);
       if (!variable) return cancelled();
       auth = { kind: "api-key", header, variable };
-    } else if (choice === AUTH_CHOICES[3]) {
-      auth = { kind: "oauth" };
-    }
+    } else if (choice === AUTH_CHOICES[3]) auth = { kind: "oauth" };
   }
 
   await saveNewEntry(deps, ctx, name, buildEntry({ transport, endpoint, auth, variables }));
