@@ -198,12 +198,11 @@ export function requestConcepts(request: string, learned: LearnedRelated = learn
   const meanings = new Map<string, number>();
   const mean = (means: string, weight = VALUE_WEIGHT) =>
     meanings.set(means, Math.max(weight, meanings.get(means) ?? 0));
-  for (const { pattern, means, keepsWords, weight } of VALUES) {
+  for (const { pattern, means, keepsWords, weight } of VALUES)
     words = words.replace(pattern, (text) => {
       mean(means, weight);
       return keepsWords ? ` ${text} ` : " ";
     });
-  }
   // Names, and the negations and endings of contractions ("won't", "who's"), say nothing of the tool.
   words = words
     .replace(NAME_LIKE, " ")
