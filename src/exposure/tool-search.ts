@@ -129,11 +129,10 @@ export class ToolSearch {
     const docs = registry.tools
       .filter((tool) => exposure.exposureOf(tool.server, tool.originalName) === "deferred")
       .map((tool) => searchable(tool, this.deps.serverDescription(tool.server)));
-    for (const tool of this.deps.sharedTools()) {
-      if (exposure.sharedExposure(tool.servers) !== "deferred") continue;
-      // Found by what it does and by the names of the servers it reaches.
-      docs.push(searchableTool(tool, NO_SERVER, tool.name, `MCP resources of ${tool.servers.join(", ")}`));
-    }
+    // A deferred shared tool is found by what it does and by the names of the servers it reaches.
+    for (const tool of this.deps.sharedTools())
+      if (exposure.sharedExposure(tool.servers) === "deferred")
+        docs.push(searchableTool(tool, NO_SERVER, tool.name, `MCP resources of ${tool.servers.join(", ")}`));
     const current = new Set(docs.map((doc) => doc.name));
     for (const doc of docs) {
       const known = this.index.get(doc.name);
