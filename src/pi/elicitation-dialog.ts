@@ -164,8 +164,7 @@ async function ask(field: FormField, title: string, ui: ElicitationUi): Promise<
         ui.notify(field.required ? error : `${error} Leave it empty to skip it.`, "warning");
       }
       if (field.required) throw new Cancelled();
-      ui.notify(`${field.label} is left out.`, "warning");
-      return undefined;
+      return void ui.notify(`${field.label} is left out.`, "warning");
   }
 }
 
