@@ -121,6 +121,20 @@ describe("pi 1.x's oauth block against a real authorization server", { timeout: 
     assert.ok(fixture.metadataRequests.includes("/custom/openid-configuration"));
     assert.equal(fixture.authorizations.length, 1);
   });
+
+  test("an authServerMetadataUrl nothing answers at: the error says why the fetch failed, not only that it did", async () => {
+    const { fixture } = await setup({ advertiseAuthServer: `http://127.0.0.1:${await freePort()}` });
+    const metadataUrl = `http://127.0.0.1:${await freePort()}/.well-known/openid-configuration`;
+    const connection = connect(fixture, newAuthDir(), {
+      callbackPort: await freePort(),
+      authServerMetadataUrl: metadataUrl,
+    });
+    await assert.rejects(connection.connect(), (error: Error) => {
+      assert.match(error.message, /`authServerMetadataUrl` could not be fetched \(fetch failed: .*ECONNREFUSED/);
+      return true;
+    });
+    assert.equal(fixture.authorizations.length, 0);
+  });
 });
 
 describe("a client secret from a command", { timeout: 60_000 }, () => {

@@ -8,7 +8,7 @@
  */
 import type { FetchLike, OAuthDiscoveryState } from "@modelcontextprotocol/client";
 import { OAuthMetadataSchema, OpenIdProviderDiscoveryMetadataSchema } from "@modelcontextprotocol/core";
-import { BridgeError } from "../common/errors.ts";
+import { BridgeError, describeError } from "../common/errors.ts";
 import { refuseEndpoints } from "./endpoint-policy.ts";
 
 /** Fetches and reads the document; an auth error saying what is wrong when it cannot be used. */
@@ -27,7 +27,7 @@ async function configuredDiscovery(
   try {
     response = await fetchFn(metadataUrl, { headers: { Accept: "application/json" } });
   } catch (error) {
-    throw fail(`could not be fetched (${(error as Error).message})`);
+    throw fail(`could not be fetched (${describeError(error)})`);
   }
   if (!response.ok) {
     await response.body?.cancel();
