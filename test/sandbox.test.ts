@@ -6,10 +6,11 @@
  * it, so the test fails where the sandbox does not hold. Needs bubblewrap, socat and ripgrep (.ci/run installs them).
  */
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { commandLine, EXTENSION_DIR, isAlive, killIfAlive, restoreEnv, waitFor } from "./helpers.ts";
+import { commandLine, EXTENSION_DIR, isAlive, killIfAlive, REPO_ROOT, restoreEnv, waitFor } from "./helpers.ts";
 import { callOnceInPi } from "./pi-harness.ts";
 import { loopbackListener, PLANTED_KEY, PROBE, sandboxBed } from "./sandbox-bed.ts";
 import { processTree, sandboxTempDirs } from "./tmux.ts";
@@ -127,7 +128,7 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.equal(existsSync(path.join(fresh, ".pi")), false, "the placeholder goes with the server");
   });
 
-  test("a hub killed by SIGKILL while a shared sandboxed server runs leaves no relay, mount point or temp directory behind", async () => {
+  test("a hub killed by SIGKILL while a shared sandboxed server runs leaves no relay or mount point; the next hub clears its temp dir", async () => {
     const killed = path.join(outside, "killed-hub-project");
     mkdirSync(killed);
     const hubDir = path.join(agentDir, "mcp-hub");
@@ -138,11 +139,19 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
       assert.ok(relays.length > 0, "the hub's sandbox library relays its proxies");
       assert.ok(existsSync(path.join(killed, ".pi")), "bubblewrap made its mount points");
       const temps = sandboxTempDirs(hub);
-      assert.equal(temps.length, 2, `the server's temp directory and the library's empty one: ${temps}`);
+      const own = temps.find((dir) => dir.startsWith(path.join(hubDir, "tmp", path.sep)));
+      const empty = temps.find((dir) => dir.includes("claude-empty-"));
+      assert.ok(own && empty && temps.length === 2, `the server's temp dir and the library's empty one: ${temps}`);
+      writeFileSync(path.join(own, "left"), "by the server");
       process.kill(hub, "SIGKILL");
       await waitFor(() => !relays.some(isAlive), "the relays to be gone", 10_000, 100);
       await waitFor(() => readdirSync(killed).length === 0, `no mount point left: ${readdirSync(killed)}`, 10_000, 100);
-      await waitFor(() => !temps.some(existsSync), `${temps.join(" and ")} to be gone`, 10_000, 100);
+      await waitFor(() => !existsSync(empty), `${empty} to be gone`, 10_000, 100);
+      // The server's temp dir is named after its definition, for a new hub to use again: the next hub clears it.
+      const next = spawn(process.execPath, [path.join(REPO_ROOT, "src", "connection", "hub", "hub.mjs"), hubDir], {
+        stdio: "ignore",
+      });
+      await waitFor(() => !existsSync(own), `the next hub to remove ${own}`, 10_000, 100).finally(() => next.kill());
     } finally {
       for (const pid of [hub, ...relays]) killIfAlive(pid);
       rmSync(path.join(hubDir, "hub.lock"), { force: true });

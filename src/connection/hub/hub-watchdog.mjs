@@ -20,8 +20,8 @@ export class HubWatchdog {
     this.token = token;
     /** @type {import("node:child_process").ChildProcessByStdio<import("node:stream").Writable, null, null> | undefined} */
     this.child = undefined;
-    /** @type {Map<string, string>} what is watched, by its line's key */
-    this.paths = new Map();
+    /** @type {Set<string>} */
+    this.paths = new Set();
     if (process.platform === "win32") return;
     // A session of its own: a signal to the hub's group does not reach it.
     const child = spawn("/bin/sh", [SCRIPT, String(GRACE_SECONDS)], {
@@ -45,20 +45,16 @@ export class HubWatchdog {
     this.write(`- g ${pgid}\n`);
   }
 
-  /**
-   * A mount point a server's sandbox made (../../sandbox/sandbox-runtime.mjs): removed at the hub's death if empty; or
-   * the server's temp directory (`tree`), removed with what it holds.
-   */
-  watchPath(file, tree = false) {
+  /** A mount point a server's sandbox made (../../sandbox/sandbox-runtime.mjs): removed at the hub's death if empty. */
+  watchPath(file) {
     if (file.includes("\n") || file.trim() !== file) return;
-    const key = `${tree ? "t" : "f"} ${file}`;
-    this.paths.set(key, file);
-    this.write(`+ ${key}\n`);
+    this.paths.add(file);
+    this.write(`+ f ${file}\n`);
   }
 
-  /** A server ended or the sandbox library was reset: what is gone is forgotten; the rest is removed at the end. */
+  /** The sandbox library was reset: what it removed is forgotten; what is still there is removed at the end. */
   forgetPaths() {
-    for (const [key, file] of this.paths) if (!existsSync(file) && this.paths.delete(key)) this.write(`- ${key}\n`);
+    for (const file of this.paths) if (!existsSync(file) && this.paths.delete(file)) this.write(`- f ${file}\n`);
   }
 
   /** The hub ends on purpose, its servers stopped: the watchdog exits with nothing to do. */

@@ -168,13 +168,12 @@ function serverFor(key, spec, sandbox, idleMs) {
     const violation = (text) => servers.get(key)?.broadcast({ hub: "violation", line: text });
     const launch = sandbox ? await sandboxedStart(spec, sandbox, violation) : { ...spec, release() {} };
     for (const file of launch.mountPoints ?? []) watchdog?.watchPath(file);
-    if (sandbox) watchdog?.watchPath(launch.tempDir, true);
     const onEnded = (ended) => {
       launch.release();
       // The sandbox library's proxies stop once no sandboxed server runs here.
       if (sandbox)
         sandboxIdle()
-          .then(() => watchdog?.forgetPaths())
+          .then((reset) => reset && watchdog?.forgetPaths())
           .catch(() => undefined);
       forget(ended);
     };
@@ -226,6 +225,9 @@ function serve() {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   fs.chmodSync(dir, 0o700);
   if (!takeLock()) return process.exit(0);
+  // What a killed hub's servers left in their temp dirs (named after their definitions, so a new start of one would
+  // reuse its dir): no server of this hub runs yet. The watchdog cannot remove them, as a new hub may be starting them.
+  fs.rmSync(path.join(dir, "tmp"), { recursive: true, force: true });
   watchdog = new HubWatchdog(ownerToken);
   // What the hub starts with its own environment (the sandbox library's relays) carries its mark, and ends with it.
   process.env[OWNER_ENV] = `${ownerToken}-0`;
