@@ -421,6 +421,18 @@ describe("remote failures", { timeout: 120_000 }, () => {
     });
   });
 
+  test("a port Node's fetch refuses (X11's 6000, as browsers refuse it): said so, a config error, not retried", async () => {
+    const connection = connectionFor("blocked", { url: "http://127.0.0.1:6000/mcp" });
+    await assert.rejects(connection.connect(), (error: unknown) => {
+      assert.ok(error instanceof BridgeError && error.kind === "config", String(error));
+      assert.match(
+        error.message,
+        /^MCP server 'blocked' at http:\/\/127\.0\.0\.1:6000\/mcp: Node's fetch refuses to connect to port 6000, as browsers do \(https:\/\/fetch\.spec\.whatwg\.org\/#port-blocking\); serve it on another port and change `url` of 'blocked' in .*Reconnecting would not help, so it was not retried/,
+      );
+      return true;
+    });
+  });
+
   test("a host name that does not resolve: the hint says to check `url` and the machine's DNS", async () => {
     // `.invalid` never resolves (RFC 2606): the lookup fails at once, with no request leaving the machine.
     const connection = connectionFor("nohost", { url: "http://mcp.example.invalid/mcp" });

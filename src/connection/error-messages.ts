@@ -2,7 +2,7 @@
  * The words of a server's errors: what failed, why, and what to change. Every message passes through the server's
  * redaction, since a stderr tail or a URL can carry a secret.
  */
-import { BridgeError, describeError, errorMessage, type ErrorKind } from "../common/errors.ts";
+import { BridgeError, causeChain, describeError, errorMessage, type ErrorKind } from "../common/errors.ts";
 import { httpStatusOf, kindOf, serverAnswered } from "../common/error-kinds.ts";
 import { describeSource, type ServerConfig } from "../config/types.ts";
 import { measured, seconds, shellWord, withoutServerName } from "../common/text.ts";
@@ -296,6 +296,11 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
         : `MCP server '${config.name}': ${ended}, and printed nothing to say why: ${check}, and run ${rerunHint(ctx)} to see how it fails (some servers write their errors only with their logging turned on: see its documentation)`;
     if (repeated)
       message += `. It failed the same way at its last start, so it was not restarted again: \`/mcp reconnect ${config.name}\` starts it once the cause is fixed`;
+  } else if (config.transport !== "stdio" && causeChain(error).some((e) => (e as Error)?.message === "bad port")) {
+    // Node's fetch, as a browser's, refuses the ports of other protocols (mail, X11, IRC…) before connecting.
+    const fix = `serve it on another port and change \`url\` of '${config.name}' in ${config.source.path}`;
+    message = `MCP server '${config.name}'${where}: Node's fetch refuses to connect to port ${new URL(config.url ?? "").port}, as browsers do (https://fetch.spec.whatwg.org/#port-blocking); ${fix}. Reconnecting would not help, so it was not retried`;
+    permanent = { reason: message };
   } else {
     const detail = describeError(error);
     const answeredBy = answered ? (config.transport === "stdio" ? "local" : "remote") : undefined;
