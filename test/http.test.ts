@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
 import { createServer as createTlsServer } from "node:https";
 import { type AddressInfo, createServer } from "node:net";
 import * as path from "node:path";
@@ -419,6 +420,36 @@ describe("remote failures", { timeout: 120_000 }, () => {
       assert.doesNotMatch(error.message, /negotiation|probe/);
       return true;
     });
+  });
+
+  test("an address that serves nothing (404 to the POST and to the legacy GET): the server's answer, and check `url`", async () => {
+    const plain = createHttpServer((_req, res) => res.writeHead(404).end("no such page"));
+    await new Promise<void>((resolve) => plain.listen(0, "127.0.0.1", resolve));
+    const port = (plain.address() as AddressInfo).port;
+    try {
+      for (const [name, url, words] of [
+        [
+          "nothing",
+          `http://127.0.0.1:${port}/mpc`,
+          /Error POSTing to endpoint: no such page \(nothing is served at this address: check that `url` is the server's MCP endpoint/,
+        ],
+        [
+          "notls",
+          `https://127.0.0.1:${port}/mcp`,
+          /failed to connect: fetch failed: wrong version number \(ERR_SSL_WRONG_VERSION_NUMBER\) \(the server did not answer in TLS: if it serves plain HTTP, write `http:\/\/` in `url`\)/,
+        ],
+      ] as const) {
+        const connection = connectionFor(name, { url, reconnect: { maxAttempts: 0 } });
+        await assert.rejects(connection.connect(), (error: Error) => {
+          assert.match(error.message, words);
+          return true;
+        });
+        await connection.close();
+      }
+    } finally {
+      plain.closeAllConnections();
+      await new Promise((resolve) => plain.close(resolve));
+    }
   });
 
   test("a port Node's fetch refuses (X11's 6000, as browsers refuse it): said so, a config error, not retried", async () => {

@@ -91,12 +91,19 @@ function schemaIssues(error: unknown): string | undefined {
 /** A list's first issues say what is wrong; a server's fault repeated in each of its 300 tools says no more. */
 const SHOWN_ISSUES = 3;
 
+/** An OpenSSL error by its reason: its message adds OpenSSL's internal codes and source file (`wrong version number`). */
+function sslReason(link: unknown): string | undefined {
+  const { library, reason, code } = link as { library?: unknown; reason?: unknown; code?: unknown };
+  return typeof library === "string" && typeof reason === "string" ? `${reason} (${String(code)})` : undefined;
+}
+
 /** A short description of an error and its causes (`fetch failed: connect ECONNREFUSED 127.0.0.1:4000`). */
 export function describeError(error: unknown): string {
   const parts: string[] = [];
   for (const link of causeChain(error)) {
     let text =
       schemaIssues(link) ??
+      sslReason(link) ??
       (link instanceof Error ? link.message : typeof link === "string" ? link : JSON.stringify(link));
     // Prefixes that mean nothing to a reader: a server error's "MCP error <code>", the SDK's probe a refusal failed.
     text = text.replace(/^MCP error -?\d+: |^Version negotiation probe failed: (?=fetch failed)/, "");

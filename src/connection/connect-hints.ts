@@ -1,12 +1,15 @@
 /**
- * What a failure to connect usually means, by the words it was reported in: a refused connection, a name that does not
- * resolve, a web page where MCP was meant, a certificate Node does not trust (a remote server), an answer the MCP
- * schema refuses, a host the server itself could not reach (any). Pure.
+ * What a failure to connect usually means, by the words it was reported in: a refused connection, an address that serves
+ * nothing, a name that does not resolve, a web page where MCP was meant, a certificate Node does not trust or a server
+ * that speaks no TLS (a remote server), an answer the MCP schema refuses, a host the server itself could not reach
+ * (any). Pure.
  */
 import { unreachableAdvice, unreachableHost } from "./local/unreachable-host.ts";
 
 const CONNECT_HINTS: readonly (readonly [RegExp, string])[] = [
   [/ECONNREFUSED/, "connection refused: is the server running?"],
+  // An `https://` address of a server that speaks plain HTTP (as local ones often do): its answer is no TLS record.
+  [/wrong version number/i, "the server did not answer in TLS: if it serves plain HTTP, write `http://` in `url`"],
   // A website, or a proxy's sign-in page, where the MCP endpoint was meant.
   [
     /content type: text\/html/i,
@@ -28,11 +31,13 @@ const CONNECT_HINTS: readonly (readonly [RegExp, string])[] = [
 const UNRESOLVED = /\bgetaddrinfo (ENOTFOUND|EAI_AGAIN)\b/;
 
 /**
- * The hint for a failure to connect, if its words have one. `answeredBy`: they are a server's own answer, not the
+ * The hint for a failure to connect, if its words (or its HTTP `status`) have one. `answeredBy`: they are a server's own answer, not the
  * bridge's failure to reach it; a host that a local server's answer names as out of reach is one the server needs (its
  * API, to list its tools), from this machine.
  */
-export function connectHint(detail: string, answeredBy?: "local" | "remote"): string | undefined {
+export function connectHint(detail: string, answeredBy?: "local" | "remote", status?: number): string | undefined {
+  if (status === 404)
+    return "nothing is served at this address: check that `url` is the server's MCP endpoint, which often ends in /mcp, or /sse for a legacy server";
   const unreachable = answeredBy === "local" ? unreachableHost([detail]) : undefined;
   if (unreachable) {
     const { what, why } = unreachableAdvice(unreachable);

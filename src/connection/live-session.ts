@@ -203,8 +203,10 @@ export class LiveSession {
     } catch (error) {
       const status = httpStatusOf(error);
       if (this.closed || !mayBeLegacySse(status)) throw error;
-      // Unless the POST's answer was the legacy one (404, 405), it says more than the legacy attempt's failure.
-      await remote("sse").catch((sse: unknown) => Promise.reject(status === 404 || status === 405 ? sse : error));
+      // The legacy attempt's failure says more, unless the POST's answer was no legacy one (404, 405), or the address
+      // serves neither (404 to both: the POST's answer has the server's words).
+      const legacy = (sse: unknown) => (status === 404 || status === 405) && httpStatusOf(sse) !== 404;
+      await remote("sse").catch((sse: unknown) => Promise.reject(legacy(sse) ? sse : error));
       this.fellBackToSse = true;
     }
   }
