@@ -15,7 +15,7 @@ import { platformCommand } from "./local/platform-command.ts";
 import { ProcessGroupStdioTransport } from "./local/stdio-transport.ts";
 import type { ResolvedRemote, ResolvedStdio } from "../config/substitute.ts";
 import { privateTempDir, sandboxedStart } from "../sandbox/sandbox-runtime.mjs";
-import { watchMountPoints } from "../sandbox/sandbox-leftovers.ts";
+import { watchStartLeftovers } from "../sandbox/sandbox-leftovers.ts";
 import type { StdioSandbox } from "../sandbox/server-sandbox.ts";
 
 export interface StdioHooks {
@@ -46,7 +46,7 @@ export function createStdioTransport(
         const policy = sandbox.policy(privateTempDir(sandbox.server));
         sandbox.onStart?.(policy);
         const spec = { command, args, env: endpoint.env, cwd: endpoint.cwd };
-        return sandboxedStart(spec, policy, sandbox.onViolation).then((start) => watchMountPoints(start));
+        return sandboxedStart(spec, policy, sandbox.onViolation).then((start) => watchStartLeftovers(start));
       }
     : undefined;
   const transport = new ProcessGroupStdioTransport({

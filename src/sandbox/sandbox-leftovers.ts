@@ -26,7 +26,7 @@ export function watchSandboxRelays(library: typeof SandboxManager): void {
  * Hands the mount points of a start to the watchdog (removed if pi is killed, when empty), and its temp directory
  * (removed with what it holds) until the start is released.
  */
-export function watchMountPoints(start: SandboxedStart): SandboxedStart {
+export function watchStartLeftovers(start: SandboxedStart): SandboxedStart {
   for (const p of start.mountPoints) if (!mountPoints.has(p)) mountPoints.set(p, orphanWatchdog.watchPath(p));
   const tempDir = orphanWatchdog.watchPath(start.tempDir, true);
   return {

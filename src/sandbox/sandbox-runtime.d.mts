@@ -13,7 +13,7 @@ export interface SpawnSpec {
 export interface SandboxedStart extends SpawnSpec {
   /** The id the library files this server's refusals under. */
   commandId: string;
-  /** The empty files and directories made on the host for this start (by this module or bubblewrap), for the watchdog. */
+  /** The empty files and directories made on the host for this start (by this module, bubblewrap or the library). */
   mountPoints: string[];
   /** The server's own temp directory (its `TMPDIR`), removed with what it holds by `release`. */
   tempDir: string;
