@@ -52,26 +52,16 @@ export function refusalIn(line: string, policy: SandboxPolicy): SandboxRefusal |
   return undefined;
 }
 
-function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return url;
-  }
-}
-
 /** The refusal a line of the library's violation store records (a host its proxy denied). */
 export function violationRefusal(line: string): SandboxRefusal {
   const host = PROXY_DENY.exec(line)?.[1];
   if (host) return { kind: "network", detail: host, byProxy: true };
   const url = HTTP_DENY.exec(line)?.[1];
-  if (url) return { kind: "network", detail: hostOf(url), byProxy: true };
+  if (url) return { kind: "network", detail: URL.canParse(url) ? new URL(url).host : url, byProxy: true };
   const [, syscall = "", target] = SYSCALL_DENY.exec(line) ?? [];
   if (/connect|socket|bind|send/.test(syscall)) return { kind: "network", detail: target };
-  return {
-    kind: /write|unlink|rename|mkdir|creat|trunc|chmod|chown|link/.test(syscall) ? "write" : "read",
-    detail: target,
-  };
+  const kind = /write|unlink|rename|mkdir|creat|trunc|chmod|chown|link/.test(syscall) ? "write" : "read";
+  return { kind, detail: target };
 }
 
 /** One sentence for the user: what was refused, and the setting that allows it. */
