@@ -35,10 +35,9 @@ export function timeoutSetting(entry: JsonObject, local: boolean, errors: string
     return { timeout: positiveMs(value, "timeout", fallback, errors) };
   }
   const ms = value * 1000;
-  const explicitRequest = hasRequestTimeout(entry);
   return {
     timeout: initTimeout ? positiveMs(entry.initTimeout, "initTimeout", fallback, errors) : ms,
-    ...(explicitRequest ? {} : { requestTimeout: ms }),
+    ...(!hasRequestTimeout(entry) && { requestTimeout: ms }),
   };
 }
 
@@ -101,12 +100,8 @@ export function secondsNotices(servers: readonly ServerConfig[], piMeansSeconds:
   return servers.flatMap((server) => {
     const value = server.raw.timeout;
     if (!inSeconds(value)) return [];
-    const problem: ConfigProblem = {
-      level: "warning",
-      source: server.source,
-      server: server.name,
-      message: secondsNote(value, hasRequestTimeout(server.raw)),
-    };
+    const message = secondsNote(value, hasRequestTimeout(server.raw));
+    const problem: ConfigProblem = { level: "warning", source: server.source, server: server.name, message };
     return [{ key: JSON.stringify(["timeout-seconds", server.source.path, server.name, value]), problem }];
   });
 }
