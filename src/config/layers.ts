@@ -75,15 +75,11 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
       if (isToggleOnly(entry)) {
         const lower = merged.get(name);
         if (lower) merged.set(name, applyToggle(lower, entry, source, problems));
-        else
-          problems.push({
-            level: "error",
-            source,
-            server,
-            message: `only sets ${Object.keys(entry)
-              .map((k) => `\`${k}\``)
-              .join(", ")}, but no lower-priority config defines this server`,
-          });
+        else {
+          const fields = Object.keys(entry).map((k) => `\`${k}\``);
+          const message = `only sets ${fields.join(", ")}, but no lower-priority config defines this server`;
+          problems.push({ level: "error", source, server, message });
+        }
         continue;
       }
       const result = validateServerEntry(name, entry, source);
@@ -128,11 +124,8 @@ function topLevelSandbox(doc: unknown, source: ConfigSource, problems: ConfigPro
   const errors: string[] = [];
   const setting = readSandboxSetting(doc[SANDBOX_KEY], SANDBOX_KEY, errors);
   if (errors.length === 0) return setting;
-  problems.push({
-    level: "error",
-    source,
-    message: `${errors.join("; ")}; local servers run sandboxed with the defaults until it is fixed`,
-  });
+  const message = `${errors.join("; ")}; local servers run sandboxed with the defaults until it is fixed`;
+  problems.push({ level: "error", source, message });
   return true;
 }
 
