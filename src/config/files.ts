@@ -47,10 +47,8 @@ async function readSource(source: ConfigSource): Promise<{ input: ConfigFileInpu
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" && source.scope !== "flag") return { input: { source, text: undefined } };
     const reason = error instanceof NotUtf8Error ? error.message : (READ_ERRORS.get(code ?? "") ?? String(error));
-    return {
-      input: { source, text: undefined },
-      problem: { level: "error", source, message: `cannot read the file: ${reason}` },
-    };
+    const problem: ConfigProblem = { level: "error", source, message: `cannot read the file: ${reason}` };
+    return { input: { source, text: undefined }, problem };
   }
 }
 
