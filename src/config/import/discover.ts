@@ -70,10 +70,8 @@ export function parseClientConfig(file: ClientConfigFile, text: string, loc: Imp
     return { servers, errors };
   } catch (error) {
     // Only a bug gets here; the message is ours (the parsers' messages are not passed through), so it holds no values.
-    return {
-      servers: [],
-      errors: [`${where}: could not be read (${error instanceof Error ? error.name : "unknown error"})`],
-    };
+    const name = error instanceof Error ? error.name : "unknown error";
+    return { servers: [], errors: [`${where}: could not be read (${name})`] };
   }
 }
 
