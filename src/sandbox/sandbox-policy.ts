@@ -128,10 +128,11 @@ export function sandboxPolicy(setting: true | SandboxRules, ctx: SandboxContext)
   const launcher = launcherOf(ctx.command);
   const registryOpen = rules.network.allowPackageRegistry ?? launcher !== undefined;
   const registries = registryOpen ? (launcher?.registries ?? NPM_REGISTRIES) : [];
+  const absolutes = (paths: readonly string[]) => paths.map((p) => absolute(p, ctx));
   const secrets = [
     ...HOME_SECRETS.split(" ").map((p) => path.join(ctx.home, p)),
     ...AGENT_SECRETS.map((p) => path.join(ctx.agentDir, p)),
-    ...ctx.otherSecrets.map((p) => absolute(p, ctx)),
+    ...absolutes(ctx.otherSecrets),
   ];
   const moved = launcher?.cacheVars.map((name) => ctx.env?.[name]).find((value) => value);
   const caches = [
@@ -140,18 +141,13 @@ export function sandboxPolicy(setting: true | SandboxRules, ctx: SandboxContext)
   ];
   return {
     filesystem: {
-      denyRead: unique([...secrets, ...rules.filesystem.denyRead.map((p) => absolute(p, ctx))]),
-      allowWrite: unique([
-        ctx.cwd,
-        ctx.tempDir,
-        ...caches,
-        ...rules.filesystem.allowWrite.map((p) => absolute(p, ctx)),
-      ]),
+      denyRead: unique([...secrets, ...absolutes(rules.filesystem.denyRead)]),
+      allowWrite: unique([ctx.cwd, ctx.tempDir, ...caches, ...absolutes(rules.filesystem.allowWrite)]),
       // A working directory that holds the secrets (pi started in the home directory) must not make them writable.
       denyWrite: unique([
         ...secrets,
         ...[ctx.cwd, ctx.projectRoot].flatMap((dir) => RUN_BY_OTHERS.map((p) => path.join(dir, p))),
-        ...rules.filesystem.denyWrite.map((p) => absolute(p, ctx)),
+        ...absolutes(rules.filesystem.denyWrite),
       ]),
     },
     network: {
