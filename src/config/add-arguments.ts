@@ -22,6 +22,14 @@ Options:
 
 type OptionKind = "flag" | "value" | "list";
 
+/** Each OAuth option and the field of `auth` it sets. */
+const OAUTH_OPTIONS: ReadonlyArray<[string, string]> = [
+  ["oauth-client-id", "clientId"],
+  ["oauth-client-secret", "clientSecret"],
+  ["oauth-callback-port", "callbackPort"],
+  ["oauth-client-name", "clientName"],
+  ["oauth-client-registration", "clientRegistration"],
+];
 const OPTIONS: Readonly<Record<string, OptionKind>> = {
   local: "flag",
   replace: "flag",
@@ -31,25 +39,13 @@ const OPTIONS: Readonly<Record<string, OptionKind>> = {
   transport: "value",
   cwd: "value",
   "bearer-token-env-var": "value",
-  "oauth-client-id": "value",
-  "oauth-client-secret": "value",
-  "oauth-callback-port": "value",
-  "oauth-client-name": "value",
-  "oauth-client-registration": "value",
+  ...Object.fromEntries(OAUTH_OPTIONS.map(([option]) => [option, "value" as const])),
   exposure: "value",
   description: "value",
   env: "list",
   header: "list",
 };
 const SHORT: Readonly<Record<string, string>> = { l: "local", e: "env", H: "header", t: "transport", s: "scope" };
-/** Each OAuth option and the field of `auth` it sets. */
-const OAUTH_OPTIONS: ReadonlyArray<[string, string]> = [
-  ["oauth-client-id", "clientId"],
-  ["oauth-client-secret", "clientSecret"],
-  ["oauth-callback-port", "callbackPort"],
-  ["oauth-client-name", "clientName"],
-  ["oauth-client-registration", "clientRegistration"],
-];
 const REMOTE_ONLY = ["header", "bearer-token-env-var", "oauth", ...OAUTH_OPTIONS.map(([option]) => option)];
 const LOCAL_ONLY = ["env", "cwd"];
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
