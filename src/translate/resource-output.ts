@@ -31,12 +31,8 @@ export function formatListing<T extends Resource | ResourceTemplate>(
     for (const item of page.items) items.push({ ...(item as Record<string, unknown>), server: page.server });
     if (page.nextCursor) more.push({ server: page.server, cursor: page.nextCursor });
   }
-  const listing: Record<string, unknown> = { [key]: items };
-  if (more.length) {
-    listing.nextCursors = more;
-    listing.note = "More items exist: call again with `server` and that server's `cursor`.";
-  }
-  if (errors.length) listing.errors = errors;
+  const next = { nextCursors: more, note: "More items exist: call again with `server` and that server's `cursor`." };
+  const listing = { [key]: items, ...(more.length > 0 && next), ...(errors.length > 0 && { errors }) };
   return JSON.stringify(listing, null, 2);
 }
 
