@@ -103,13 +103,10 @@ export function validateExposure(
 
 /** `"10%"` (of the model's context window) or a number of tokens. */
 export function readThreshold(value: unknown): { threshold?: ExposureThreshold; error?: string } {
-  if (typeof value === "string") {
-    const match = /^\s*(\d+(?:\.\d+)?)\s*%\s*$/.exec(value);
-    const percent = match ? Number(match[1]) : Number.NaN;
-    if (percent > 0 && percent <= 100) return { threshold: { share: percent / 100 } };
-  } else if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) {
-    return { threshold: { tokens: value } };
-  }
+  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) return { threshold: { tokens: value } };
+  const match = typeof value === "string" ? /^\s*(\d+(?:\.\d+)?)\s*%\s*$/.exec(value) : null;
+  const percent = match ? Number(match[1]) : Number.NaN;
+  if (percent > 0 && percent <= 100) return { threshold: { share: percent / 100 } };
   return {
     error: `\`${THRESHOLD_KEY}\` must be a share of the model's context window such as "10%", or a number of tokens (got ${quoteValue(value)})`,
   };
