@@ -75,11 +75,8 @@ export function suggestServerName(answers: Pick<AddAnswers, "transport" | "endpo
     const url = new URL(answers.endpoint);
     const labels = url.hostname.split(".").filter((l) => !NOISE.has(l) && !/^\d+$/.test(l));
     const fromHost = labels.length > 1 ? labels[labels.length - 2] : labels[0];
-    const name = clean(
-      fromHost && url.hostname !== "localhost" && url.hostname !== "127.0.0.1"
-        ? fromHost
-        : (url.pathname.split("/").find((p) => p && !NOISE.has(p)) ?? ""),
-    );
+    const local = url.hostname === "localhost" || url.hostname === "127.0.0.1";
+    const name = clean(fromHost && !local ? fromHost : (url.pathname.split("/").find((p) => p && !NOISE.has(p)) ?? ""));
     return name || "remote";
   }
   const base = (word: string) => word.split(/[/\\]/).pop() ?? word;
