@@ -79,11 +79,9 @@ export function suggestServerName(answers: Pick<AddAnswers, "transport" | "endpo
     const name = clean(fromHost && !local ? fromHost : (url.pathname.split("/").find((p) => p && !NOISE.has(p)) ?? ""));
     return name || "remote";
   }
-  const base = (word: string) => word.split(/[/\\]/).pop() ?? word;
-  const words = splitCommandLine(answers.endpoint).filter(
-    (w) => !RUNNERS.has(base(w).replace(/\.exe$/, "")) && !w.startsWith("-"),
-  );
-  const target = words[0] ?? "";
+  const runnerOrOption = (w: string) =>
+    RUNNERS.has((w.split(/[/\\]/).pop() ?? w).replace(/\.exe$/, "")) || w.startsWith("-");
+  const target = splitCommandLine(answers.endpoint).find((w) => !runnerOrOption(w)) ?? "";
   // `@scope/server-github` → github; `/path/to/db-server.mjs` → db; `mcp-server-fetch` → fetch.
   const last = target.split(/[/\\]/).filter(Boolean).pop() ?? "";
   return clean(last.replace(/^@[^/]+\//, "").replace(/^server-|^mcp-server-/, "")) || "local";
