@@ -100,14 +100,6 @@ function importServer(
     );
     return { error: errors.join("; ") };
   }
-  return {
-    server: {
-      name,
-      client: file.client,
-      sourcePath: file.path,
-      entry,
-      notes: notes.list,
-      inlineSecrets: findInlineSecrets(entry),
-    },
-  };
+  const inlineSecrets = findInlineSecrets(entry);
+  return { server: { name, client: file.client, sourcePath: file.path, entry, notes: notes.list, inlineSecrets } };
 }
