@@ -83,20 +83,16 @@ export function validateExposure(
   }
   const toolExposure: ToolExposureRule[] = [];
   const rules = entry.toolExposure;
-  if (rules !== undefined && rules !== null) {
-    if (!isObject(rules)) {
-      errors.push(
-        '`toolExposure` must be an object of tool names or patterns to "direct", "deferred" or "hidden", e.g. {"search_code": "direct", "delete_*": "hidden"}',
-      );
-    } else {
-      for (const [pattern, value] of Object.entries(rules)) {
-        const read = readExposure(value, `toolExposure.${pattern}`, false);
-        if (read.error) errors.push(read.error);
-        if (read.warning) warnings.push(read.warning);
-        if (read.exposure && read.exposure !== "auto") toolExposure.push({ pattern, exposure: read.exposure });
-        codemode ||= read.codemode === true;
-      }
-    }
+  if (rules !== undefined && rules !== null && !isObject(rules))
+    errors.push(
+      '`toolExposure` must be an object of tool names or patterns to "direct", "deferred" or "hidden", e.g. {"search_code": "direct", "delete_*": "hidden"}',
+    );
+  for (const [pattern, value] of Object.entries(isObject(rules) ? rules : {})) {
+    const read = readExposure(value, `toolExposure.${pattern}`, false);
+    if (read.error) errors.push(read.error);
+    if (read.warning) warnings.push(read.warning);
+    if (read.exposure && read.exposure !== "auto") toolExposure.push({ pattern, exposure: read.exposure });
+    codemode ||= read.codemode === true;
   }
   return { exposure, toolExposure, ...(codemode && { codemode }) };
 }
