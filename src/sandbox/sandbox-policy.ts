@@ -74,10 +74,7 @@ const LAUNCHERS: Record<string, Launcher> = {
 
 /** The package launcher a command is, if it is one (`npx`, `/usr/bin/npx`, `npx.cmd`). */
 function launcherOf(command: string): Launcher | undefined {
-  const base = path
-    .basename(command)
-    .replace(/\.(cmd|exe|bat)$/i, "")
-    .toLowerCase();
+  const base = path.basename(command.toLowerCase()).replace(/\.(cmd|exe|bat)$/i, "");
   return Object.hasOwn(LAUNCHERS, base) ? LAUNCHERS[base] : undefined;
 }
 
