@@ -32,11 +32,9 @@ export function validateUsage(entry: JsonObject, errors: string[], warnings: str
   const on = booleanField(entry, "enabled", true, errors);
   const enabled = !booleanField(entry, "disabled", false, errors) && on;
 
-  let prefix: string | undefined;
-  if (entry.prefix !== undefined && entry.prefix !== null) {
-    if (typeof entry.prefix !== "string") errors.push('`prefix` must be a string ("" for bare tool names)');
-    else prefix = entry.prefix;
-  }
+  const prefix = typeof entry.prefix === "string" ? entry.prefix : undefined;
+  if (entry.prefix !== undefined && entry.prefix !== null && prefix === undefined)
+    errors.push('`prefix` must be a string ("" for bare tool names)');
 
   const description = descriptionField(entry.description, errors);
   const autoApprove = toolPatterns(entry.autoApprove, "autoApprove", errors);
