@@ -96,6 +96,7 @@ import {
   splitCommandLine,
   parseAddLine,
 } from "./lib.ts";
+import { resourceFileName } from "./src/translate/resource-output.ts";
 import { describePolicy, refusalIn, refusalMessage, violationRefusal } from "./lib.ts";
 
 /** The SDK's error for an HTTP answer the transport could not use. */
@@ -1617,6 +1618,18 @@ describe("platformCommand", () => {
 });
 
 describe("bad input: the pure rules", () => {
+  test("a name every JavaScript object has (constructor, toString) is no setting, variable, option, type or MIME type", () => {
+    for (const name of ["constructor", "toString", "__proto__"]) {
+      assert.match(invalid({ command: "x", exposure: name }), /`exposure` must be one of/);
+      assert.match(invalid({ command: "x", toolExposure: { t: name } }), /must be one of/);
+      assert.deepEqual(substituteVars(`\${${name}}`, { PATH: "/bin" }).missing, [name]);
+      assert.deepEqual(parseAddLine([`--${name}`, "x", "--", "node"]), { error: `Unknown option --${name}.` });
+      // A server's schema and resource are what it says: a type or MIME type by such a name is only unknown.
+      const { schema } = normalizeInputSchema({ type: "object", properties: { a: { type: [name, "string"] } } });
+      assert.ok(schema.properties, name);
+      assert.equal(resourceFileName("file:///a", name), "a.bin");
+    }
+  });
   test("quoteValue quotes as JSON, escapes what JSON leaves raw, and cuts a long value to 200 characters with a count", () => {
     assert.equal(quoteValue("abc"), '"abc"');
     assert.equal(quoteValue(12), "12");

@@ -48,6 +48,14 @@ const FILES = {
 };
 
 describe("server.json read into entries", () => {
+  test("a package whose registryType is a name every JavaScript object has is no way to run it", () => {
+    const packages = ["constructor", "toString", "__proto__"].map((registryType) => ({
+      ...FILES.packages[0],
+      registryType,
+    }));
+    const server = readRegistryServer({ server: { ...FILES, packages }, _meta: {} })!;
+    assert.deepEqual(registryWays(server), []);
+  });
   test("an npm package: npx with its version, a required argument asked for, variables from the environment", () => {
     const server = readRegistryServer({ server: FILES, _meta: {} })!;
     const [npm, oci] = registryWays(server);

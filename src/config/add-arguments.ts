@@ -89,7 +89,7 @@ function parseWords(words: readonly string[]): Parsed | string {
     const equals = word.startsWith("--") ? word.indexOf("=") : -1;
     const written = equals > 0 ? word.slice(0, equals) : word;
     const name = written.startsWith("--") ? written.slice(2) : SHORT[written.slice(1)];
-    const kind = name === undefined ? undefined : OPTIONS[name];
+    const kind = name !== undefined && Object.hasOwn(OPTIONS, name) ? OPTIONS[name] : undefined;
     if (name === undefined || kind === undefined) return `Unknown option ${written}.`;
     if (kind === "flag") {
       if (equals > 0) return `${written} takes no value.`;

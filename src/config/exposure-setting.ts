@@ -56,7 +56,7 @@ function readExposure(
   if (typeof value === "string") {
     if ((MODES as readonly string[]).includes(value)) return { exposure: value as Exposure };
     if (allowAuto && value === "auto") return { exposure: "auto" };
-    const alias = ALIASES[value];
+    const alias = Object.hasOwn(ALIASES, value) ? ALIASES[value] : undefined;
     if (alias) {
       const warning = alias.note && `\`${field}\` ${quoteValue(value)}: ${alias.note}`;
       return { exposure: alias.exposure, warning, ...(alias.codemode && { codemode: true }) };

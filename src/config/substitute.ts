@@ -67,7 +67,7 @@ export function substituteVars(input: string, env: Environment, projectRoot?: st
   const value = input.replace(VAR_PATTERN, (match, named?: string, id?: string, fallback?: string) => {
     const name = named ?? inputVarName(id ?? "");
     if (PROJECT_ROOT_VARS.has(name) && projectRoot !== undefined) return projectRoot;
-    const found = env[name];
+    const found = Object.hasOwn(env, name) ? env[name] : undefined;
     if (found !== undefined && found !== "") {
       secrets.push(found);
       return found;

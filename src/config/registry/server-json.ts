@@ -137,7 +137,7 @@ const RUNNERS: Record<string, { command: string; spec: (pkg: RegistryPackage) =>
 /** The ways this bridge can use: npm, PyPI and container packages that speak stdio, and remote endpoints. */
 export function registryWays(server: RegistryServer): RegistryWay[] {
   const packages = server.packages
-    .filter((pkg) => RUNNERS[pkg.registryType] && pkg.transport === "stdio")
+    .filter((pkg) => Object.hasOwn(RUNNERS, pkg.registryType) && pkg.transport === "stdio")
     .map((pkg): RegistryWay => ({
       kind: "package",
       label: `run it here: ${RUNNERS[pkg.registryType]!.command} ${RUNNERS[pkg.registryType]!.spec(pkg)}`,
