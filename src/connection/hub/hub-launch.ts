@@ -47,7 +47,9 @@ export async function connectHub(dir: string, deadline: number): Promise<net.Soc
   if (fs.existsSync(dir)) ownedPrivately(dir);
   for (;;) {
     try {
-      return await connectOnce(hubSocket(dir));
+      const socket = net.connect(hubSocket(dir));
+      await once(socket, "connect");
+      return socket;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== "ENOENT" && code !== "ECONNREFUSED") throw error;
@@ -60,12 +62,6 @@ export async function connectHub(dir: string, deadline: number): Promise<net.Soc
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
-}
-
-async function connectOnce(socketPath: string): Promise<net.Socket> {
-  const socket = net.connect(socketPath);
-  await once(socket, "connect");
-  return socket;
 }
 
 /** Starts the hub, detached: it has no terminal, and pi's exit (or a signal to pi's group) does not reach it. */
