@@ -47,7 +47,10 @@ function markOf(message: unknown): string | undefined {
   return isObject(meta) && typeof meta[MARK] === "string" ? meta[MARK] : undefined;
 }
 
-function install(transport: Transport): Interceptor {
+/** The interceptor on `client`'s current transport, installed there on first use. */
+function interceptorOf(client: Client): Interceptor {
+  const transport = client.transport;
+  if (!transport) throw new Error("not connected");
   const existing = interceptors.get(transport);
   if (existing) return existing;
   const state: Interceptor = { byId: new Map(), created: new Map() };
@@ -86,12 +89,6 @@ export interface MarkedCall {
   meta: Json;
   /** The task the server answered with, once the call has resolved (undefined: a plain result). */
   takeTask(): unknown;
-}
-
-function interceptorOf(client: Client): Interceptor {
-  const transport = client.transport;
-  if (!transport) throw new Error("not connected");
-  return install(transport);
 }
 
 /** Prepares one extension-dialect `tools/call` on `client`'s current transport. */
