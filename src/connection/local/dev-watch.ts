@@ -95,11 +95,7 @@ export function watchFiles(globs: readonly string[], root: string, events: Watch
   watcher.on("add", onChange).on("change", onChange).on("unlink", onChange);
   // chokidar also lists the folders above each base, which are not walked.
   const under = (folder: string) => bases.some((base) => folder === base || folder.startsWith(`${base}/`));
-  let ready = false;
-  watcher.on("ready", () => {
-    if (!ready) events.ready(Object.keys(watcher.getWatched()).map(full).filter(under).length);
-    ready = true;
-  });
+  watcher.once("ready", () => events.ready(Object.keys(watcher.getWatched()).map(full).filter(under).length));
   watcher.on("error", (error) => events.failed(error instanceof Error ? error : new Error(String(error))));
   return () => {
     clearTimeout(timer);
