@@ -119,24 +119,14 @@ export function inSchedule(state: ConnectionState): boolean {
 
 /** The status word `/mcp`, the footer, events and metrics show. */
 export function statusOf(state: ConnectionState): HealthStatus {
-  switch (state.kind) {
-    case "idle":
-      return "not started";
-    case "live":
-      return "connected";
-    case "retrying":
-      return state.dropped ? "disconnected" : "error";
-    case "needsSignIn":
-      return "needs sign-in";
-    case "gaveUp":
-      return state.exhausted ? "disconnected" : "error";
-    case "stopped":
-      return "disconnected";
-    case "closed":
-      return state.disabled ? "disabled" : state.started ? "disconnected" : "not started";
-    default:
-      return state.kind;
-  }
+  if (state.kind === "idle") return "not started";
+  if (state.kind === "live") return "connected";
+  if (state.kind === "retrying") return state.dropped ? "disconnected" : "error";
+  if (state.kind === "needsSignIn") return "needs sign-in";
+  if (state.kind === "gaveUp") return state.exhausted ? "disconnected" : "error";
+  if (state.kind === "stopped") return "disconnected";
+  if (state.kind === "closed") return state.disabled ? "disabled" : state.started ? "disconnected" : "not started";
+  return state.kind;
 }
 
 /** Why the server is not connected, as last heard: the failure, the drop, or why it was stopped. */
