@@ -98,14 +98,12 @@ export class HealthTracker {
   }
 
   metrics(now: number): ServerMetrics {
-    const uptime = this.uptime + (this.upSince !== undefined ? now - this.upSince : 0);
-    const downtime = this.downtime + (this.downSince !== undefined ? now - this.downSince : 0);
     const n = this.reconnectTimes.length;
     return {
       serverId: this.serverId,
       status: this.status(),
-      uptimeMs: uptime,
-      downtimeMs: downtime,
+      uptimeMs: this.uptime + (this.upSince !== undefined ? now - this.upSince : 0),
+      downtimeMs: this.downtime + (this.downSince !== undefined ? now - this.downSince : 0),
       reconnections: n,
       averageReconnectMs: n ? Math.round(this.reconnectTimes.reduce((a, b) => a + b, 0) / n) : null,
       toolCalls: this.calls,
