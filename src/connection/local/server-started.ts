@@ -51,9 +51,7 @@ export async function untilServerAnswers(transport: Transport, envelope: Record<
     await transport.send(ping).catch(() => answered);
     await answered;
   } finally {
-    transport.onmessage = undefined;
-    transport.onclose = undefined;
-    transport.onerror = undefined;
+    transport.onerror = transport.onclose = transport.onmessage = undefined;
   }
   // The SDK starts the transport it takes over; this one runs already, so that start does nothing, once.
   const start = transport.start;
