@@ -93,8 +93,7 @@ export class HealthTracker {
   closed(now: number): void {
     if (this.upSince !== undefined) this.uptime += now - this.upSince;
     if (this.downSince !== undefined) this.downtime += now - this.downSince;
-    this.upSince = undefined;
-    this.downSince = undefined;
+    this.upSince = this.downSince = undefined;
   }
 
   metrics(now: number): ServerMetrics {
