@@ -42,16 +42,14 @@ export function negotiationFor(
   local: boolean,
   remainingMs: number,
 ): Negotiation {
-  if (setting !== "auto") {
-    if (isStateless(setting)) return { versionNegotiation: { mode: { pin: setting } }, awaitStart: false };
+  const pin = setting === "auto" ? remembered : setting;
+  if (pin !== undefined && isStateless(pin)) return { versionNegotiation: { mode: { pin } }, awaitStart: false };
+  if (setting !== "auto")
     return {
       versionNegotiation: { mode: "legacy" },
       supportedProtocolVersions: handshakeRevisionsUpTo(setting),
       awaitStart: false,
     };
-  }
-  if (remembered !== undefined && isStateless(remembered))
-    return { versionNegotiation: { mode: { pin: remembered } }, awaitStart: false };
   // A remote server is running already, but its silence may be an outage as well as an older server ignoring the
   // question: the probe gets half the time, and `initialize` the rest (see ./session-opener.ts).
   const timeoutMs = local ? PROBE_SILENCE_MS : Math.max(1, Math.floor(remainingMs / 2));
