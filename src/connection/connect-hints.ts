@@ -39,10 +39,8 @@ export function connectHint(detail: string, answeredBy?: "local" | "remote", sta
   if (status === 404)
     return "nothing is served at this address: check that `url` is the server's MCP endpoint, which often ends in /mcp, or /sse for a legacy server";
   const unreachable = answeredBy === "local" ? unreachableHost([detail]) : undefined;
-  if (unreachable) {
-    const { what, why } = unreachableAdvice(unreachable);
-    return `the server ${what}: ${why}`;
-  }
+  const advice = unreachable && unreachableAdvice(unreachable);
+  if (advice) return `the server ${advice.what}: ${advice.why}`;
   if (!answeredBy && UNRESOLVED.test(detail))
     return "its host name did not resolve: check `url` for a typo, and that this machine reaches it (network, DNS, VPN or proxy)";
   return CONNECT_HINTS.find(([pattern]) => pattern.test(detail))?.[1];
