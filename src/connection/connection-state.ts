@@ -86,13 +86,11 @@ export function transition<S>(state: ConnectionState<S>, event: ConnectionEvent<
     case "gaveUp":
       // One waiting for a sign-in keeps waiting (as a copy: the giving up is still recorded).
       if (state.kind === "needsSignIn") return { ...state };
-      return state.kind === "retrying"
-        ? { kind: "gaveUp", error, attempts: event.attempts, exhausted: event.exhausted, wasUp }
-        : state;
+      if (state.kind !== "retrying") return state;
+      return { kind: "gaveUp", error, attempts: event.attempts, exhausted: event.exhausted, wasUp };
     case "stopped":
-      return state.kind === "idle" || state.kind === "disabled"
-        ? state
-        : { kind: "stopped", reason: event.reason, wasUp };
+      if (state.kind === "idle" || state.kind === "disabled") return state;
+      return { kind: "stopped", reason: event.reason, wasUp };
     case "signedOut":
       return { kind: "gaveUp", error: event.message, attempts: 0, exhausted: false, wasUp };
     case "closed": {
