@@ -104,13 +104,12 @@ export class LifecycleReport {
       const isError = outcome.result.isError === true;
       // A result the tool marks as an error counts against the success rate, though the server itself is fine.
       this.health.call(!isError);
-      this.logCall("info", { method: "tools/call", tool, durationMs, ok: true, isError });
-    } else {
-      this.health.call(false);
-      const { error } = outcome;
-      const kind = error instanceof BridgeError ? error.kind : "other";
-      this.logCall("warn", { method: "tools/call", tool, durationMs, ok: false, kind, error: errorMessage(error) });
+      return this.logCall("info", { method: "tools/call", tool, durationMs, ok: true, isError });
     }
+    this.health.call(false);
+    const { error } = outcome;
+    const kind = error instanceof BridgeError ? error.kind : "other";
+    this.logCall("warn", { method: "tools/call", tool, durationMs, ok: false, kind, error: errorMessage(error) });
   }
 
   /** What a change of state from `before` tells the log, the bus and the metrics: the connection's one writer of its state calls this. */
