@@ -88,9 +88,8 @@ export class ServerPool {
     // A request written on a connection the server was closing as idle never reached it: sent again on another.
     const send = () => undiciFetch(url, options) as unknown as Promise<Response>;
     const response = await sendUntilRead(send, init?.body, MAX_CONNECTIONS_PER_SERVER);
-    return unencoded(response.headers.get("content-encoding"))
-      ? response
-      : boundedResponse(response, this.limit, this.tooLargeHere());
+    if (unencoded(response.headers.get("content-encoding"))) return response;
+    return boundedResponse(response, this.limit, this.tooLargeHere());
   }
 
   /** Closes every socket at once. */
