@@ -13,9 +13,8 @@ export function platformCommand(
   args: readonly string[],
   platform: NodeJS.Platform,
 ): { command: string; args: string[] } {
-  if (platform !== "win32") return { command, args: [...args] };
   const ext = path.win32.extname(command).toLowerCase();
-  if (WINDOWS_DIRECT.has(ext) || /^(cmd|cmd\.exe)$/i.test(path.win32.basename(command)))
+  if (platform !== "win32" || WINDOWS_DIRECT.has(ext) || /^(cmd|cmd\.exe)$/i.test(path.win32.basename(command)))
     return { command, args: [...args] };
   // /d: no AutoRun commands; /s: keep the quoting of what follows /c as it is.
   return { command: "cmd.exe", args: ["/d", "/s", "/c", command, ...args] };
