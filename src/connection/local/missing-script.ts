@@ -55,22 +55,13 @@ export function missingScriptAdvice(
       reason: `the script it runs, ${file}, cannot be found inside its sandbox`,
       fix: `if it is there, it is under a path the sandbox denies (a denied directory looks empty inside; /mcp lists the server's refusals): move it out of that path, or set "sandbox": false for ${entry}`,
     };
-  const reason = `the script it runs, ${file}, does not exist`;
   const shell = shellVariables(arg);
-  if (shell)
-    return {
-      reason,
-      fix: `${shell.written.join(", ")} reached it as written (no shell reads the entry): write ${JSON.stringify(shell.meant)} in \`args\` of ${entry}`,
-    };
-  if (path.isAbsolute(arg))
-    return {
-      reason,
-      fix: `check \`args\` of ${entry} (a server run from its source is built first, as its README says)`,
-    };
-  return {
-    reason,
-    fix: `${JSON.stringify(arg)} is taken from ${cwd}, where the server starts (the project root, or its \`cwd\`): write the script's absolute path in \`args\` of ${entry}`,
-  };
+  const fix = shell
+    ? `${shell.written.join(", ")} reached it as written (no shell reads the entry): write ${JSON.stringify(shell.meant)} in \`args\` of ${entry}`
+    : path.isAbsolute(arg)
+      ? `check \`args\` of ${entry} (a server run from its source is built first, as its README says)`
+      : `${JSON.stringify(arg)} is taken from ${cwd}, where the server starts (the project root, or its \`cwd\`): write the script's absolute path in \`args\` of ${entry}`;
+  return { reason: `the script it runs, ${file}, does not exist`, fix };
 }
 
 /** A package the server's code imports that is not installed where it runs. */
