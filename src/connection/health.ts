@@ -59,13 +59,12 @@ export class HealthTracker {
   /** A connect succeeded. Returns the downtime it ended, if the server had been up before (a recovery). */
   connected(now: number): number | undefined {
     const recoveredFrom = this.downSince;
-    if (recoveredFrom !== undefined) {
-      this.downtime += now - recoveredFrom;
-      this.reconnectTimes.push(now - recoveredFrom);
-    }
     this.downSince = undefined;
     this.upSince = this.lastHeard = now;
-    return recoveredFrom === undefined ? undefined : now - recoveredFrom;
+    if (recoveredFrom === undefined) return undefined;
+    this.downtime += now - recoveredFrom;
+    this.reconnectTimes.push(now - recoveredFrom);
+    return now - recoveredFrom;
   }
 
   /** The connection was lost (or closed). Downtime counts from here until the next `connected`. */
