@@ -71,3 +71,10 @@ test("a flood whose first left-out update comes in the next second is still repo
   b.receive(progress(23));
   assert.equal(b.dropped.length, 1);
 });
+
+test("a notification whose method is a name every object has (constructor, __proto__) passes at once, as any other", () => {
+  const b = bed();
+  for (const method of ["constructor", "__proto__", "toString"]) b.receive({ jsonrpc: "2.0", method, params: {} });
+  assert.equal(b.got.length, 3, "handed on in the same turn, none held as progress");
+  assert.deepEqual(b.dropped, []);
+});

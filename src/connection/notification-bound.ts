@@ -18,10 +18,10 @@ const LOGS_PER_SECOND = 100;
 const PROGRESS_PER_SECOND = 20;
 const WINDOW_MS = 1000;
 
-const KIND_OF_METHOD: Readonly<Record<string, FloodKind>> = {
-  "notifications/message": "log",
-  "notifications/progress": "progress",
-};
+const KIND_OF_METHOD: ReadonlyMap<string, FloodKind> = new Map([
+  ["notifications/message", "log"],
+  ["notifications/progress", "progress"],
+]);
 
 /** What the log says when a flood starts. */
 export function floodMessage(kind: FloodKind): string {
@@ -55,7 +55,7 @@ class NotificationBound {
   /** Hands `message` to `next` now, later (coalesced progress) or never (a log record past the bound). */
   admit(message: JSONRPCMessage, extra: MessageExtraInfo | undefined, next: Handler): void {
     if (this.waiting) return void this.waiting.push(() => this.admit(message, extra, next));
-    const kind = "method" in message && !("id" in message) ? KIND_OF_METHOD[message.method] : undefined;
+    const kind = "method" in message && !("id" in message) ? KIND_OF_METHOD.get(message.method) : undefined;
     // Most messages pass at once: no function is made for them.
     if (!kind && this.held.size === 0) return next(message, extra);
     const deliver = (m: JSONRPCMessage) => next(m, extra);
