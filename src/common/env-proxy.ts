@@ -8,19 +8,11 @@ import { Agent, type Dispatcher, EnvHttpProxyAgent } from "undici";
 
 const LOOPBACK = ["localhost", "127.0.0.1", "[::1]"];
 
-/** Whether pi's environment names a proxy for HTTP or HTTPS. */
-function proxyNamed(env: NodeJS.ProcessEnv): boolean {
-  return Boolean(env.http_proxy || env.HTTP_PROXY || env.https_proxy || env.HTTPS_PROXY);
-}
-
 /** A dispatcher with `options` that goes through pi's proxy where one is named; a plain agent where none is. */
 export function dispatcherFor(options: Agent.Options = {}, env = process.env): Dispatcher {
-  if (!proxyNamed(env)) return new Agent(options);
+  const httpProxy = env.http_proxy || env.HTTP_PROXY || undefined;
+  const httpsProxy = env.https_proxy || env.HTTPS_PROXY || undefined;
+  if (!httpProxy && !httpsProxy) return new Agent(options);
   const noProxy = [env.no_proxy ?? env.NO_PROXY, ...LOOPBACK].filter(Boolean).join(",");
-  return new EnvHttpProxyAgent({
-    ...options,
-    httpProxy: env.http_proxy || env.HTTP_PROXY || undefined,
-    httpsProxy: env.https_proxy || env.HTTPS_PROXY || undefined,
-    noProxy,
-  });
+  return new EnvHttpProxyAgent({ ...options, httpProxy, httpsProxy, noProxy });
 }
