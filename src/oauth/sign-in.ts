@@ -16,20 +16,14 @@ export interface SignInUi {
 }
 
 /** Whether this machine can show a browser: macOS and Windows can; Linux and the BSDs need a display, and SSH rarely has one. */
-export function canOpenBrowser(
-  env: NodeJS.ProcessEnv = process.env,
-  platform: NodeJS.Platform = process.platform,
-): boolean {
+export function canOpenBrowser(env = process.env, platform = process.platform): boolean {
   if (env.PI_MCP_NO_BROWSER) return false;
   if (platform === "darwin" || platform === "win32") return true;
   return Boolean(env.DISPLAY || env.WAYLAND_DISPLAY);
 }
 
 /** The command that opens `url` in the default browser. */
-export function browserCommand(
-  url: string,
-  platform: NodeJS.Platform = process.platform,
-): { command: string; args: string[] } {
+export function browserCommand(url: string, platform = process.platform): { command: string; args: string[] } {
   if (platform === "darwin") return { command: "open", args: [url] };
   // `start` is a cmd built-in; its first quoted argument is a window title, hence the empty one.
   if (platform === "win32") return { command: "cmd", args: ["/c", "start", '""', url.replace(/&/g, "^&")] };
@@ -53,11 +47,7 @@ export function openBrowser(url: string): void {
  * it asks for the URL the browser ended on (the redirect to 127.0.0.1 fails on another machine, but its address has
  * the code), and hands that to the callback.
  */
-export function interactiveSignIn(
-  ui: SignInUi,
-  open: (url: string) => void = openBrowser,
-  env: NodeJS.ProcessEnv = process.env,
-): SignInHandler {
+export function interactiveSignIn(ui: SignInUi, open = openBrowser, env = process.env): SignInHandler {
   return ({ server, url, callback }) => {
     const browser = canOpenBrowser(env);
     if (browser) open(url.href);
