@@ -14,6 +14,7 @@ import {
 } from "@modelcontextprotocol/client";
 import type { OAuthSettings } from "../config/types.ts";
 import { BridgeError, describeError } from "../common/errors.ts";
+import type { EventSink } from "../common/events.ts";
 import { BridgeOAuthProvider, type OAuthProviderOptions, type SignInHandler } from "./provider.ts";
 import { isMachineGrant, MachineOAuthProvider } from "./machine-provider.ts";
 import { toOAuthTokens } from "./storage.ts";
@@ -126,10 +127,7 @@ export class OAuthSession {
    * sign-in timeout, or `signal`) and exchanges the code, so a retry can go through. Throws an auth error saying what
    * to do when no sign-in could be started, or when it failed. `onEvent` reports the sign-in's progress.
    */
-  async completeSignIn(
-    onEvent: (channel: string, payload: Record<string, unknown>) => void,
-    signal?: AbortSignal,
-  ): Promise<void> {
+  async completeSignIn(onEvent: EventSink, signal?: AbortSignal): Promise<void> {
     const { provider } = this;
     const server = this.options.server;
     // A machine client signs in by itself: a token the server refused is replaced, with no one to wait for.
