@@ -33,8 +33,7 @@ function entry(line: string): [string, string[]] {
 
 /** Each request word's learnt related words, read on first use. */
 export function learnedRelated(): ReadonlyMap<string, readonly string[]> {
-  related ??= new Map(TABLES.related.map(entry));
-  return related;
+  return (related ??= new Map(TABLES.related.map(entry)));
 }
 
 /** The learnt pair weights, read on first use. */
@@ -43,6 +42,5 @@ export function learnedPairs(): PairWeights {
     const at = item.lastIndexOf("=");
     return [item.slice(0, at), Number(item.slice(at + 1))] as const;
   };
-  pairs ??= new Map(TABLES.pairs.map(entry).map(([word, items]) => [word, new Map(items.map(weighed))]));
-  return pairs;
+  return (pairs ??= new Map(TABLES.pairs.map(entry).map(([word, items]) => [word, new Map(items.map(weighed))])));
 }
