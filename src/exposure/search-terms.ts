@@ -32,10 +32,8 @@ const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=
 function cjkPairs(run: string): string {
   const letters = [...run];
   if (letters.length < 3) return ` ${run} `;
-  return ` ${letters
-    .slice(1)
-    .map((letter, i) => letters[i] + letter)
-    .join(" ")} `;
+  const pairs = letters.slice(1).map((letter, i) => letters[i] + letter);
+  return ` ${pairs.join(" ")} `;
 }
 
 /**
