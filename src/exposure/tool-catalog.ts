@@ -66,10 +66,7 @@ const HEADER =
   `write server/tool where two servers share a name) or by what you need done ("query"). Their servers and tools:`;
 
 /** Which groups the catalog lists in full (with each one's line), and which it only names. */
-function layout(
-  groups: readonly CatalogGroup[],
-  setting: ToolCatalogSetting,
-): { listed: { group: CatalogGroup; line: string }[]; unlisted: CatalogGroup[] } {
+function layout(groups: readonly CatalogGroup[], setting: ToolCatalogSetting) {
   const listed: { group: CatalogGroup; line: string }[] = [];
   let unlisted = [...groups];
   let chars = HEADER.length + unlistedLine(unlisted).length;
