@@ -159,9 +159,8 @@ async function copy(deps: CommandDeps, choices: Choices, ctx: ExtensionCommandCo
   const { chosen, target, replace, copySecrets, notReplaced = "" } = choices;
   const skipped: string[] = [];
   const accepted: ImportedServer[] = [];
-  const seen = new Set<string>();
   for (const server of chosen) {
-    if (seen.has(server.name)) {
+    if (accepted.some((taken) => taken.name === server.name)) {
       skipped.push(`${server.name} (${server.client}): another client's '${server.name}' was taken first`);
       continue;
     }
@@ -176,7 +175,6 @@ async function copy(deps: CommandDeps, choices: Choices, ctx: ExtensionCommandCo
       );
       continue;
     }
-    seen.add(server.name);
     accepted.push(server);
   }
   const skips = skipped.map((s) => `Skipped ${s}.`);
