@@ -24,15 +24,13 @@ export function findReservedKey(value: unknown): string | undefined {
   const stack: Array<{ value: unknown; path: string }> = [{ value, path: "" }];
   while (stack.length > 0) {
     const { value: current, path } = stack.pop()!;
-    if (Array.isArray(current)) {
-      current.forEach((item, i) => stack.push({ value: item, path: `${path}[${i}]` }));
-    } else if (isObject(current)) {
+    if (Array.isArray(current)) current.forEach((item, i) => stack.push({ value: item, path: `${path}[${i}]` }));
+    else if (isObject(current))
       for (const key of Object.keys(current)) {
         const at = path ? `${path}.${key}` : key;
         if (RESERVED_KEYS.has(key)) return at;
         stack.push({ value: current[key], path: at });
       }
-    }
   }
   return undefined;
 }
