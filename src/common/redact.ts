@@ -12,13 +12,11 @@ import { stripControls } from "./terminal-text.ts";
 export const MIN_SECRET_LENGTH = 4;
 
 const MASK = "***";
+const longestFirst = (a: string, b: string) => b.length - a.length;
 
 /** Replaces every secret in `text` with `***`. Longest first, so a secret containing another is fully hidden. */
 export function redact(text: string, secrets: readonly string[]): string {
-  return redactSorted(
-    text,
-    [...secrets].sort((a, b) => b.length - a.length),
-  );
+  return redactSorted(text, [...secrets].sort(longestFirst));
 }
 
 /** `redact` for secrets already sorted longest first. */
@@ -115,7 +113,7 @@ export class Redactor {
       changed = true;
     }
     if (!changed) return;
-    this.secrets = [...known].sort((a, b) => b.length - a.length);
+    this.secrets = [...known].sort(longestFirst);
     this.resultSecrets = this.secrets.filter((secret) => !isPlainValue(secret));
   }
 
