@@ -23,17 +23,21 @@ import type { PromptListing } from "./prompt-commands.ts";
 /** Fetches a server's prompts and brings its prompt commands up to date (`PromptCommands.refresh`). */
 export type PromptFetch = (connection: ServerConnection, signal?: AbortSignal) => Promise<PromptListing>;
 
-/** The server's offer, fetched with `fetch` when it is connected and `offers` says it has any. */
-async function offerOf<T>(
-  connection: ServerConnection,
+/** Each server's offer, all at once: fetched with `fetch` where it is connected and `offers` says it has any. */
+function offersOf<T>(
+  connections: readonly ServerConnection[],
   offers: (connection: ServerConnection) => boolean,
-  fetch: () => Promise<ServerOffer<T>>,
-): Promise<ServerOffer<T>> {
-  const server = connection.name;
-  const reason = whyNotListed(connection);
-  if (reason) return { server, kind: "unavailable", reason };
-  if (!offers(connection)) return { server, kind: "none" };
-  return fetch();
+  fetch: (connection: ServerConnection) => Promise<ServerOffer<T>>,
+): Promise<ServerOffer<T>[]> {
+  return Promise.all(
+    connections.map(async (connection): Promise<ServerOffer<T>> => {
+      const server = connection.name;
+      const reason = whyNotListed(connection);
+      if (reason) return { server, kind: "unavailable", reason };
+      if (!offers(connection)) return { server, kind: "none" };
+      return fetch(connection);
+    }),
+  );
 }
 
 /** `/mcp prompts` for these servers. */
@@ -42,15 +46,11 @@ export async function promptListingText(
   fetchPrompts: PromptFetch,
   signal?: AbortSignal,
 ): Promise<string> {
-  const offers = await Promise.all(
-    connections.map((connection) =>
-      offerOf<PromptEntry[]>(connection, offersPrompts, async () => {
-        const listing = await fetchPrompts(connection, signal);
-        if ("error" in listing) return { server: connection.name, kind: "failed", error: listing.error };
-        return { server: connection.name, kind: "listed", listing: listing.prompts };
-      }),
-    ),
-  );
+  const offers = await offersOf<PromptEntry[]>(connections, offersPrompts, async (connection) => {
+    const listing = await fetchPrompts(connection, signal);
+    if ("error" in listing) return { server: connection.name, kind: "failed", error: listing.error };
+    return { server: connection.name, kind: "listed", listing: listing.prompts };
+  });
   return formatPromptListing(offers);
 }
 
@@ -70,16 +70,12 @@ export async function resourceListingText(
   connections: readonly ServerConnection[],
   signal?: AbortSignal,
 ): Promise<string> {
-  const offers = await Promise.all(
-    connections.map((connection) =>
-      offerOf<ResourceListing>(connection, offersResources, async () => {
-        const [resources, templates] = await Promise.all([
-          listResult(() => listAll(connection, "resources/list", signal)),
-          listResult(() => listAll(connection, "resources/templates/list", signal)),
-        ]);
-        return { server: connection.name, kind: "listed", listing: { resources, templates } };
-      }),
-    ),
-  );
+  const offers = await offersOf<ResourceListing>(connections, offersResources, async (connection) => {
+    const [resources, templates] = await Promise.all([
+      listResult(() => listAll(connection, "resources/list", signal)),
+      listResult(() => listAll(connection, "resources/templates/list", signal)),
+    ]);
+    return { server: connection.name, kind: "listed", listing: { resources, templates } };
+  });
   return formatResourceListing(offers);
 }
