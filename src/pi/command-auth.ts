@@ -57,10 +57,8 @@ export async function logout(connection: ServerConnection, ctx: ExtensionContext
   const inPi = kept
     ? ` The sign-in pi 1.x stored in ${kept} stays there (pi's own /mcp logout removes it); it is not taken over again.`
     : "";
-  show(
-    ctx,
-    (removed
-      ? `Signed out of MCP server '${connection.name}': its tokens and client registration are deleted.`
-      : `Nothing stored for MCP server '${connection.name}'.`) + inPi,
-  );
+  const outcome = removed
+    ? `Signed out of MCP server '${connection.name}': its tokens and client registration are deleted.`
+    : `Nothing stored for MCP server '${connection.name}'.`;
+  show(ctx, outcome + inPi);
 }
