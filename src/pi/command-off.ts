@@ -23,11 +23,7 @@ function disabledText(connection: ServerConnection): string {
 }
 
 /** `/mcp off`: the server stops until `/mcp on` or the session's end; its config stays as it is. */
-export async function switchOffCommand(
-  deps: CommandDeps,
-  connection: ServerConnection,
-  ctx: ExtensionContext,
-): Promise<void> {
+export async function switchOffCommand(deps: CommandDeps, connection: ServerConnection, ctx: ExtensionContext) {
   const name = commandArgument(connection.name);
   if (connection.status === "disabled") return show(ctx, `${disabledText(connection)}; it is not running.`);
   if (saysOff(deps.serversOff, connection, ctx)) return;
@@ -39,11 +35,7 @@ export async function switchOffCommand(
 }
 
 /** `/mcp on`: a server switched off for this session starts again, as it would at load. */
-export async function switchOnCommand(
-  deps: CommandDeps,
-  connection: ServerConnection,
-  ctx: ExtensionContext,
-): Promise<void> {
+export async function switchOnCommand(deps: CommandDeps, connection: ServerConnection, ctx: ExtensionContext) {
   const name = commandArgument(connection.name);
   if (connection.status === "disabled")
     return show(ctx, `${disabledText(connection)}; /mcp enable ${name} turns it on and saves that.`, "warning");
