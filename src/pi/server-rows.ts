@@ -92,11 +92,9 @@ export function serverRows(
     const shared = c.config.shared && { ...c.shared, idleMs: c.config.shared.idleMs };
     const transport = shared
       ? `stdio, shared${shared.sessions ? ` ×${shared.sessions}` : ""}`
-      : c.transport
-        ? c.fellBackToSse
-          ? "sse (fallback)"
-          : c.transport
-        : c.config.transport;
+      : c.transport && c.fellBackToSse
+        ? "sse (fallback)"
+        : (c.transport ?? c.config.transport);
     // A project server the user has not trusted is held: never started, whatever its own state says.
     const trusted = c.trusted;
     return {
