@@ -220,14 +220,13 @@ export class LogFile implements Logger {
     }
     try {
       const { level, event, server } = record;
-      const entry: Record<string, unknown> = {
+      return stringify({
         time,
         level: typeof level === "string" ? level : "error",
         event: typeof event === "string" ? event : String(event),
-      };
-      if (typeof server === "string") entry.server = server;
-      entry.unserializable = true;
-      return stringify(entry);
+        ...(typeof server === "string" ? { server } : {}),
+        unserializable: true,
+      });
     } catch {
       return undefined;
     }
