@@ -25,8 +25,7 @@ const SERVER_DESCRIPTION_CHARS = 80;
 
 /** The first sentence of a description, cut at a word within {@link BRIEF_CHARS}. */
 function brief(description: string): string {
-  const text = shown(description, 400, "prompt");
-  const sentence = firstSentence(text);
+  const sentence = firstSentence(shown(description, 400, "prompt"));
   if (sentence.length <= BRIEF_CHARS) return sentence;
   const cut = sentence.slice(0, BRIEF_CHARS - 1);
   const space = cut.lastIndexOf(" ");
