@@ -92,8 +92,7 @@ export class OAuthSession {
     }
     if (options.clientSecret !== undefined) settings.clientSecret = options.clientSecret;
     // Values from `${VAR}`s and these, even written out, are redacted like the tokens.
-    const { clientSecret, assertion, idToken, idpClientSecret } = settings;
-    const written = [clientSecret, assertion, idToken, idpClientSecret];
+    const written = [settings.clientSecret, settings.assertion, settings.idToken, settings.idpClientSecret];
     options.onSecrets?.([...secrets, ...written].filter((value): value is string => Boolean(value)));
     const common = { server, serverUrl, settings, store, fetch, onSecrets: options.onSecrets };
     const machine = isMachineGrant(settings.grantType);
