@@ -169,8 +169,7 @@ function splitTypes(types: string[], schema: JsonSchema): JsonSchema {
       if (rest.required !== undefined) branch.required = rest.required;
     }
     if (type === "array" && rest.items !== undefined) branch.items = rest.items;
-    for (const key of (Object.hasOwn(KEPT_FOR, type) && KEPT_FOR[type]) || [])
-      if (rest[key] !== undefined) branch[key] = rest[key];
+    for (const key of KEPT_FOR[type] ?? []) if (rest[key] !== undefined) branch[key] = rest[key];
     if (type === "string" && rest.format !== undefined) branch.format = rest.format;
     if (Array.isArray(rest.enum) && type !== "null") {
       const values = rest.enum.filter((v) => typeOf(v) === type || (type === "number" && typeOf(v) === "integer"));
