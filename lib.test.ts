@@ -96,6 +96,7 @@ import {
   splitCommandLine,
   parseAddLine,
 } from "./lib.ts";
+import { suggestServerName } from "./src/config/add-server.ts";
 import { resourceFileName } from "./src/translate/resource-output.ts";
 import { describePolicy, refusalIn, refusalMessage, violationRefusal } from "./lib.ts";
 
@@ -2036,6 +2037,16 @@ describe("sandbox refusals", () => {
       "denied reads: ~/.ssh",
       "network hosts: api.example.com",
     ]);
+  });
+});
+
+describe("/mcp add's suggested name", () => {
+  test("from the host, or from the path for a server on this machine (IPv6's loopback too)", () => {
+    const http = (endpoint: string) => suggestServerName({ transport: "http", endpoint });
+    assert.equal(http("https://mcp.linear.app/sse"), "linear");
+    for (const host of ["localhost", "127.0.0.1", "[::1]"])
+      assert.equal(http(`http://${host}:8080/notes/mcp`), "notes");
+    assert.equal(suggestServerName({ transport: "stdio", endpoint: "npx -y @scope/server-github" }), "github");
   });
 });
 

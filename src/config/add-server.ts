@@ -75,7 +75,7 @@ export function suggestServerName(answers: Pick<AddAnswers, "transport" | "endpo
     const url = new URL(answers.endpoint);
     const labels = url.hostname.split(".").filter((l) => !NOISE.has(l) && !/^\d+$/.test(l));
     const fromHost = labels.length > 1 ? labels[labels.length - 2] : labels[0];
-    const local = url.hostname === "localhost" || url.hostname === "127.0.0.1";
+    const local = ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
     const name = clean(fromHost && !local ? fromHost : (url.pathname.split("/").find((p) => p && !NOISE.has(p)) ?? ""));
     return name || "remote";
   }
