@@ -97,6 +97,7 @@ import {
   parseAddLine,
 } from "./lib.ts";
 import { suggestServerName } from "./src/config/add-server.ts";
+import { connectHint } from "./src/connection/connect-hints.ts";
 import { resourceFileName } from "./src/translate/resource-output.ts";
 import { describePolicy, refusalIn, refusalMessage, violationRefusal } from "./lib.ts";
 
@@ -2038,6 +2039,13 @@ describe("sandbox refusals", () => {
       "network hosts: api.example.com",
     ]);
   });
+});
+
+test("a 404 is a remote server's address serving nothing; in a local server's words (a proxy's upstream) it is not", () => {
+  const words = "Error POSTing to endpoint (HTTP 404): not found";
+  assert.match(connectHint(words, undefined, 404) ?? "", /^nothing is served at this address: check that `url`/);
+  assert.match(connectHint(words, "remote", 404) ?? "", /^nothing is served at this address/);
+  assert.equal(connectHint(words, "local", 404), undefined);
 });
 
 describe("/mcp add's suggested name", () => {

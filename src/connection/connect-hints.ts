@@ -1,8 +1,8 @@
 /**
- * What a failure to connect usually means, by the words it was reported in: a refused connection, an address that serves
- * nothing, a name that does not resolve, a web page where MCP was meant, a certificate Node does not trust or a server
- * that speaks no TLS (a remote server), an answer the MCP schema refuses, a host the server itself could not reach
- * (any). Pure.
+ * What a failure to connect usually means, by the words it was reported in: a refused connection, an address that
+ * serves nothing, a name that does not resolve, a web page where MCP was meant, a certificate Node does not trust or a
+ * server that speaks no TLS (a remote server), an answer the MCP schema refuses, a host the server itself could not
+ * reach (any). Pure.
  */
 import { unreachableAdvice, unreachableHost } from "./local/unreachable-host.ts";
 
@@ -31,12 +31,12 @@ const CONNECT_HINTS: readonly (readonly [RegExp, string])[] = [
 const UNRESOLVED = /\bgetaddrinfo (ENOTFOUND|EAI_AGAIN)\b/;
 
 /**
- * The hint for a failure to connect, if its words (or its HTTP `status`) have one. `answeredBy`: they are a server's own answer, not the
- * bridge's failure to reach it; a host that a local server's answer names as out of reach is one the server needs (its
- * API, to list its tools), from this machine.
+ * The hint for a failure to connect, if its words (or the HTTP `status` of a remote server's answer: a local server
+ * has no `url`) have one. `answeredBy`: they are a server's own answer, not the bridge's failure to reach it; a host
+ * that a local server's answer names as out of reach is one the server needs (its API, to list its tools), from here.
  */
 export function connectHint(detail: string, answeredBy?: "local" | "remote", status?: number): string | undefined {
-  if (status === 404)
+  if (status === 404 && answeredBy !== "local")
     return "nothing is served at this address: check that `url` is the server's MCP endpoint, which often ends in /mcp, or /sse for a legacy server";
   const unreachable = answeredBy === "local" ? unreachableHost([detail]) : undefined;
   const advice = unreachable && unreachableAdvice(unreachable);
