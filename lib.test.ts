@@ -96,7 +96,7 @@ import {
   splitCommandLine,
   parseAddLine,
 } from "./lib.ts";
-import { suggestServerName } from "./src/config/add-server.ts";
+import { buildEntry, suggestServerName } from "./src/config/add-server.ts";
 import { connectHint } from "./src/connection/connect-hints.ts";
 import { resourceFileName } from "./src/translate/resource-output.ts";
 import { describePolicy, refusalIn, refusalMessage, violationRefusal } from "./lib.ts";
@@ -2055,6 +2055,21 @@ describe("/mcp add's suggested name", () => {
     for (const host of ["localhost", "127.0.0.1", "[::1]"])
       assert.equal(http(`http://${host}:8080/notes/mcp`), "notes");
     assert.equal(suggestServerName({ transport: "stdio", endpoint: "npx -y @scope/server-github" }), "github");
+  });
+  test("a Windows path keeps its backslashes: in the entry's command and in the name", () => {
+    const endpoint = String.raw`C:\bin\thing-mcp.exe --root \\host\share "C:\Program Files\x"`;
+    assert.equal(suggestServerName({ transport: "stdio", endpoint }), "thing");
+    assert.deepEqual(buildEntry({ transport: "stdio", endpoint, auth: { kind: "none" } }), {
+      command: String.raw`C:\bin\thing-mcp.exe`,
+      args: ["--root", String.raw`\\host\share`, String.raw`C:\Program Files\x`],
+    });
+    // What a backslash is for in a shell stays: it keeps a space, a quote or (in double quotes) a backslash.
+    assert.deepEqual(splitCommandLine(String.raw`my\ file \"q\" "a\"b\\c" 'd\e'`), [
+      "my file",
+      '"q"',
+      'a"b\\c',
+      "d\\e",
+    ]);
   });
 });
 

@@ -22,7 +22,8 @@ export interface AddAnswers {
   variables?: readonly string[];
 }
 
-/** Words of a command line: whitespace separates, single and double quotes group, a backslash escapes. */
+/** Words of a command line: whitespace separates, quotes group; a backslash escapes only a space or quote (in double
+ * quotes `"` and `\\`), so Windows paths (`C:\bin\x.exe`, `\\host\share`) keep theirs. */
 export function splitCommandLine(line: string): string[] {
   const words: string[] = [];
   let word = "";
@@ -32,21 +33,16 @@ export function splitCommandLine(line: string): string[] {
     const char = line[i]!;
     if (quote) {
       if (char === quote) quote = undefined;
-      else if (char === "\\" && quote === '"' && i + 1 < line.length) word += line[++i];
+      else if (char === "\\" && quote === '"' && (line[i + 1] === '"' || line[i + 1] === "\\")) word += line[++i];
       else word += char;
-    } else if (char === '"' || char === "'") {
-      quote = char;
-      inWord = true;
-    } else if (char === "\\" && i + 1 < line.length) {
-      word += line[++i];
-      inWord = true;
     } else if (/\s/.test(char)) {
       if (inWord) words.push(word);
       word = "";
       inWord = false;
     } else {
-      word += char;
       inWord = true;
+      if (char === '"' || char === "'") quote = char;
+      else word += char === "\\" && /[\s"']/.test(line[i + 1] ?? "") ? line[++i] : char;
     }
   }
   if (inWord) words.push(word);
