@@ -10,11 +10,11 @@ import { type ConnectClock, untilDeadline } from "../src/connection/connect-dead
 const late = () => new Error("the attempt ran out of time");
 const never = new Promise<never>(() => undefined);
 
-/** A clock 20 ms from its deadline, with 5 s for the server, whose npx install ended `endedAfter` ms from now. */
-function installOver(endedAfter: number): { clock: ConnectClock; started: number } {
+/** A clock 20 ms from its deadline, with `span` for the server, whose npx install ended `endedAfter` ms from now. */
+function installOver(endedAfter: number, span = 5_000): { clock: ConnectClock; started: number } {
   const started = Date.now();
   const endedAt = started + endedAfter;
-  return { clock: { deadline: started + 20, span: 5_000, install: () => ({ underWay: false, endedAt }) }, started };
+  return { clock: { deadline: started + 20, span, install: () => ({ underWay: false, endedAt }) }, started };
 }
 
 describe("untilDeadline and an install found over", () => {
@@ -26,8 +26,20 @@ describe("untilDeadline and an install found over", () => {
     assert.equal(clock.deadline, started + 6_020);
   });
 
-  test("an install over before the deadline held nothing: the attempt ends at its deadline", async () => {
-    const { clock, started } = installOver(10);
+  test("so does one that ended just before the deadline: the server is not left what the install left of its time", async () => {
+    // npx took all but 10 ms of the attempt's time: the server still gets its whole time (here 300 ms) to answer.
+    const { clock, started } = installOver(10, 300);
+    const answered = new Promise((resolve) => setTimeout(() => resolve("answered"), 100));
+    assert.equal(await untilDeadline(answered, clock, late), "answered");
+    assert.equal(clock.deadline, started + 310);
+    // And a server that never answers is stopped once that time is over, not before.
+    const silent = installOver(10, 300);
+    await assert.rejects(untilDeadline(never, silent.clock, late), /ran out of time/);
+    assert.ok(Date.now() >= silent.started + 310);
+  });
+
+  test("a program that started longer ago than the server's time (a shared server's) moves nothing", async () => {
+    const { clock, started } = installOver(-10_000);
     await assert.rejects(untilDeadline(never, clock, late), /ran out of time/);
     assert.equal(clock.deadline, started + 20);
   });

@@ -285,5 +285,11 @@ describe("a connect an npx install held to its limit", () => {
     // The same timeout once the program runs is the entry's own.
     const started = connectError({ ...context, stage: "starting" }, new ConnectTimeout(), 60_000);
     assert.match(started.message, /no answer to the MCP handshake after 60 s, when its `initTimeout` of 60 s ran out/);
+    // After an install that was over before the deadline, the server had its whole time from its program's start.
+    const after = connectError({ ...context, stage: "handshake", npxInstallMs: 50_000 }, new ConnectTimeout(), 110_000);
+    assert.match(
+      after.message,
+      /after 110 s, when its `initTimeout` of 60 s ran out \(counted from its program's start, after npx installed its package in 50 s\); its process/,
+    );
   });
 });

@@ -2,7 +2,8 @@
  * The clock of one connect attempt. The first start of an `npx` server downloads it, which on a slow network or a busy
  * machine can take longer than `initTimeout`; stopping npm partway leaves its copy of the package incomplete, and npx
  * never repairs it (every later start fails with "Cannot find module"). So an install found under way at the deadline
- * holds the clock (up to {@link INSTALL_LIMIT_MS}), and the server gets the attempt's whole time once its program runs.
+ * holds the clock (up to {@link INSTALL_LIMIT_MS}), and the server gets the attempt's whole time once its program runs;
+ * so it does after an install that ended before the deadline, which would otherwise leave it what the install left.
  */
 import type { NpxInstall } from "./local/process-tree.ts";
 
@@ -46,9 +47,9 @@ export function untilDeadline<T>(work: Promise<T>, clock: ConnectClock, late: ()
         return reject(late());
       }
       if (holding) release();
-      // A check that came late (a busy machine) found over an install that was under way at the deadline: it held the
-      // clock all the same, and the server's time began when its program started.
-      else if (install && install.endedAt > clock.deadline) clock.deadline = install.endedAt + clock.span;
+      // An install found over (before the deadline, or by a check that came late on a busy machine): the server's
+      // time began when its program started, not when npx did.
+      else if (install) clock.deadline = Math.max(clock.deadline, install.endedAt + clock.span);
       if (clock.deadline > now) timer = setTimeout(check, clock.deadline - now);
       else reject(late());
     };

@@ -202,7 +202,11 @@ function handshakeTimeoutMessage(ctx: ErrorContext, elapsedMs: number, where: st
   const { config } = ctx;
   const local = config.transport === "stdio";
   const field = handshakeTimeoutField(config.raw, local);
-  const timer = `when its \`${field}\` of ${seconds(config.timeout)} ran out`;
+  const install =
+    local && ctx.npxInstallMs
+      ? ` (counted from its program's start, after npx installed its package in ${measured(ctx.npxInstallMs)})`
+      : "";
+  const timer = `when its \`${field}\` of ${seconds(config.timeout)} ran out${install}`;
   let message: string;
   if (ctx.stage === "installing")
     return (
