@@ -45,31 +45,20 @@ interface Launcher {
 }
 
 const NPM_REGISTRIES = ["registry.npmjs.org", "registry.yarnpkg.com"];
+const NPM = { name: "npm", cacheVars: ["npm_config_cache", "NPM_CONFIG_CACHE"], registries: NPM_REGISTRIES };
 const PYPI = ["pypi.org", "files.pythonhosted.org"];
-const NPM_CACHE_VARS = ["npm_config_cache", "NPM_CONFIG_CACHE"];
-const npmLauncher = (...caches: string[]): Launcher => ({
-  name: "npm",
-  cacheVars: NPM_CACHE_VARS,
-  caches,
-  registries: NPM_REGISTRIES,
-});
-const pythonLauncher = (...caches: string[]): Launcher => ({
-  name: "Python",
-  cacheVars: ["UV_CACHE_DIR", "PIP_CACHE_DIR"],
-  caches,
-  registries: PYPI,
-});
+const PYTHON = { name: "Python", cacheVars: ["UV_CACHE_DIR", "PIP_CACHE_DIR"], registries: PYPI };
 const LAUNCHERS: Record<string, Launcher> = {
-  npx: npmLauncher(".npm"),
-  npm: npmLauncher(".npm"),
-  pnpm: npmLauncher(".cache/pnpm", ".local/share/pnpm"),
-  pnpx: npmLauncher(".cache/pnpm", ".local/share/pnpm"),
-  yarn: npmLauncher(".cache/yarn", ".yarn"),
-  bunx: npmLauncher(".bun/install/cache"),
-  bun: npmLauncher(".bun/install/cache"),
-  uvx: pythonLauncher(".cache/uv", ".local/share/uv"),
-  uv: pythonLauncher(".cache/uv", ".local/share/uv"),
-  pipx: pythonLauncher(".local/pipx", ".local/share/pipx", ".cache/pip"),
+  npx: { ...NPM, caches: [".npm"] },
+  npm: { ...NPM, caches: [".npm"] },
+  pnpm: { ...NPM, caches: [".cache/pnpm", ".local/share/pnpm"] },
+  pnpx: { ...NPM, caches: [".cache/pnpm", ".local/share/pnpm"] },
+  yarn: { ...NPM, caches: [".cache/yarn", ".yarn"] },
+  bunx: { ...NPM, caches: [".bun/install/cache"] },
+  bun: { ...NPM, caches: [".bun/install/cache"] },
+  uvx: { ...PYTHON, caches: [".cache/uv", ".local/share/uv"] },
+  uv: { ...PYTHON, caches: [".cache/uv", ".local/share/uv"] },
+  pipx: { ...PYTHON, caches: [".local/pipx", ".local/share/pipx", ".cache/pip"] },
 };
 
 /** The package launcher a command is, if it is one (`npx`, `/usr/bin/npx`, `npx.cmd`). */
