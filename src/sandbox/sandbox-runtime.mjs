@@ -137,9 +137,8 @@ async function wrap(spec, policy, onViolation) {
   makePlaceholders(mountPoints, policy);
   // 128 random bits: the library binds a connection to this list by the id its proxy settings carry.
   const commandId = randomBytes(16).toString("base64url");
-  const line = [`TMPDIR=${shellQuote(policy.tempDir)}`, "exec", ...[spec.command, ...spec.args].map(shellQuote)].join(
-    " ",
-  );
+  const words = [spec.command, ...spec.args];
+  const line = `TMPDIR=${shellQuote(policy.tempDir)} exec ${words.map(shellQuote).join(" ")}`;
   const wrapped = await manager.wrapWithSandboxArgv(
     line,
     undefined,
@@ -149,7 +148,7 @@ async function wrap(spec, policy, onViolation) {
     },
     undefined,
     spec.cwd,
-    { commandId, commandText: [spec.command, ...spec.args].join(" ") },
+    { commandId, commandText: words.join(" ") },
   );
   const added = {};
   for (const [key, value] of Object.entries(wrapped.env)) {
