@@ -70,8 +70,7 @@ export async function sandboxProblems() {
   // The library's Windows sandbox (a restricted account) is an alpha that needs a machine-wide install step.
   if (process.platform === "win32" || !manager.isSupportedPlatform())
     return [`the bridge does not sandbox servers on ${process.platform}`];
-  const check = manager.checkDependencies();
-  return check.errors;
+  return manager.checkDependencies().errors;
 }
 
 /**
@@ -151,9 +150,8 @@ async function wrap(spec, policy, onViolation) {
     { commandId, commandText: words.join(" ") },
   );
   const added = {};
-  for (const [key, value] of Object.entries(wrapped.env)) {
+  for (const [key, value] of Object.entries(wrapped.env))
     if (value !== undefined && process.env[key] !== value) added[key] = value;
-  }
   if (policy.network.allowedDomains.length)
     manager.registerCommandNetworkLists(commandId, { allowedDomains: policy.network.allowedDomains });
   const [command = "", ...args] = wrapped.argv;
