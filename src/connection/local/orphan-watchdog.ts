@@ -30,6 +30,7 @@ const DEFAULT_GRACE_SECONDS = 2;
 /** How many times a watchdog that died while pi lives is replaced (killed by someone, or unable to start). */
 const MAX_REPLACEMENTS = 3;
 const KIND_LETTER: Record<WatchKind, string> = { group: "g", process: "p" };
+const WATCHDOG_RUNS = process.platform !== "win32";
 
 type WatchdogProcess = ChildProcessByStdio<Writable, null, null>;
 
@@ -49,14 +50,12 @@ export class OrphanWatchdog {
   private readonly targets = new Map<string, { line: string }>();
   private child?: WatchdogProcess;
   private readonly graceSeconds: number;
-  private readonly enabled: boolean;
   private replacements = 0;
   /** pi is quitting: what has not exited when its process ends is left to the watchdog (see `handOver`). */
   private handedOver = false;
 
   constructor(options: WatchdogOptions = {}) {
     this.graceSeconds = Math.max(0, Math.round(options.graceSeconds ?? DEFAULT_GRACE_SECONDS));
-    this.enabled = process.platform !== "win32";
   }
 
   /** The watchdog process's pid while one runs. */
@@ -71,7 +70,7 @@ export class OrphanWatchdog {
    * be read, only groups are watched.
    */
   watch(kind: WatchKind, pid: number, start = processStartTime(pid)): Watch {
-    if (!this.enabled || !Number.isSafeInteger(pid) || pid <= 1) return NOT_WATCHED;
+    if (!WATCHDOG_RUNS || !Number.isSafeInteger(pid) || pid <= 1) return NOT_WATCHED;
     const known = start !== undefined && /^\d+$/.test(start);
     // A group's id is not handed out again while the group has members; a lone process's pid can be, at any time.
     if (!known && kind === "process") return NOT_WATCHED;
@@ -86,7 +85,7 @@ export class OrphanWatchdog {
    * space at either end) is not watched.
    */
   watchPath(file: string, tree = false): Watch {
-    if (!this.enabled || !path.isAbsolute(file) || file.includes("\n") || file.trim() !== file) return NOT_WATCHED;
+    if (!WATCHDOG_RUNS || !path.isAbsolute(file) || file.includes("\n") || file.trim() !== file) return NOT_WATCHED;
     const key = `${tree ? "t" : "f"} ${file}`;
     return this.add(key, `+ ${key}\n`);
   }
