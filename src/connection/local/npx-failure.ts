@@ -105,13 +105,13 @@ function logsDir(run: NpmRun): string {
 }
 
 /**
- * npx's copies of the package of `launch` in the cache for environment `env` whose install completed at `since` (epoch
- * ms) or later, each with when. npm writes a copy's hidden lockfile last, in a folder whose `package.json` names the
+ * npx's copies of the package of `launch` in the cache of its run whose install completed at `since` (epoch ms) or
+ * later, each with when. npm writes a copy's hidden lockfile last, in a folder whose `package.json` names the
  * package; only the manifests of copies recent enough are read (a cache may hold hundreds).
  */
-function npxCopies(launch: NpxLaunch, run: NpmRun, since = 0): { folder: string; installedAt: number }[] {
+function npxCopies(launch: NpxLaunch & NpmRun, since = 0): { folder: string; installedAt: number }[] {
   const name = specName(launch.spec);
-  const dir = path.join(cacheDir(run), "_npx");
+  const dir = path.join(cacheDir(launch), "_npx");
   // No npx folder there (another cache, set in a file), or a copy being written: nothing to say of it.
   let hashes: string[] = [];
   try {
@@ -143,8 +143,8 @@ function packagesIn(folder: string, field: "dependencies" | "optionalDependencie
  * When npx finished installing the package of `launch` (epoch ms), if it did so after `since`: the start then spent
  * that long installing before the server ran.
  */
-export function npxInstalledAt(launch: NpxLaunch, run: NpmRun, since: number): number | undefined {
-  return npxCopies(launch, run, since)[0]?.installedAt;
+export function npxInstalledAt(launch: NpxLaunch & NpmRun, since: number): number | undefined {
+  return npxCopies(launch, since)[0]?.installedAt;
 }
 
 /** `2026-12-04T11_21_57_561Z-debug-0.log` → its epoch ms. */
@@ -154,8 +154,8 @@ function logTime(name: string): number {
 }
 
 /** The failed script of the npx run of `launch` that began after `since` (epoch ms), if its log names one. */
-export function npxScriptFailure(launch: NpxLaunch, run: NpmRun, since: number): NpmScriptFailure | undefined {
-  const dir = logsDir(run);
+export function npxScriptFailure(launch: NpxLaunch & NpmRun, since: number): NpmScriptFailure | undefined {
+  const dir = logsDir(launch);
   try {
     // npm names a log for the moment it started, after the spawn. Servers starting together write many logs at once:
     // only those whose first lines name this package are read whole.
@@ -276,7 +276,7 @@ export function npxOptionalMissing(
   script?: NpmScriptFailure,
 ): NpxOptionalMissing | undefined {
   const folder =
-    npxCopyIn(stderr) ?? (launch && npxCopies(launch, launch).sort((a, b) => b.installedAt - a.installedAt)[0]?.folder);
+    npxCopyIn(stderr) ?? (launch && npxCopies(launch).sort((a, b) => b.installedAt - a.installedAt)[0]?.folder);
   if (!folder) return undefined;
   try {
     for (const pkg of Object.keys(packagesIn(folder))) {

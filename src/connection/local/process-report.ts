@@ -72,7 +72,7 @@ export class ProcessReport {
   private readNpxFailure(): NpxFailure | undefined {
     const missing = npxModuleMissing(this.stderr.join("\n"));
     if (missing?.kind === "incomplete") return missing;
-    const script = this.npx && npxScriptFailure(this.npx, this.npx, this.npx.since);
+    const script = this.npx && npxScriptFailure(this.npx, this.npx.since);
     if (script && !script.optional) return script;
     // The line that names it may come first, above a long tail (`Skipping SQLite connector: driver package …`).
     return npxOptionalMissing(this.stderrKept().join("\n"), this.npx, script) ?? missing;
@@ -81,7 +81,7 @@ export class ProcessReport {
   /** How long of this start npx spent installing its package, if it installed it (read once the process ended). */
   get npxInstallMs(): number | undefined {
     if (this.exitDescription === undefined || !this.npx) return undefined;
-    const { at } = (this.installed ??= { at: npxInstalledAt(this.npx, this.npx, this.npx.since) });
+    const { at } = (this.installed ??= { at: npxInstalledAt(this.npx, this.npx.since) });
     return at === undefined ? undefined : at - this.npx.since;
   }
 
