@@ -74,7 +74,6 @@ export class SharedServer {
     this.log = log;
     this.onEnded = onEnded;
     this.key = key;
-    this.spec = spec;
     this.idleMs = idleMs;
     /** @type {Set<{ socket: import("node:net").Socket, idleMs: number, maxLineBytes: number }>} */
     this.sessions = new Set();
@@ -92,10 +91,10 @@ export class SharedServer {
     this.initSent = false;
     this.initializedNotified = false;
     this.ended = false;
-    this.mark = `${ownerToken}-${nextOwner++}`;
+    const mark = `${ownerToken}-${nextOwner++}`;
     const child = spawn(spec.command, spec.args, {
       cwd: spec.cwd,
-      env: { ...spec.env, [OWNER_ENV]: this.mark },
+      env: { ...spec.env, [OWNER_ENV]: mark },
       stdio: ["pipe", "pipe", "pipe"],
       detached: process.platform !== "win32",
       windowsHide: true,
