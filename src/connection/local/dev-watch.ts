@@ -10,6 +10,7 @@
 import { existsSync } from "node:fs";
 import * as path from "node:path";
 import { watch } from "chokidar";
+import { asError } from "../../common/errors.ts";
 
 /** Changes this close together are one edit. */
 const SETTLE_MS = 300;
@@ -96,7 +97,7 @@ export function watchFiles(globs: readonly string[], root: string, events: Watch
   // chokidar also lists the folders above each base, which are not walked.
   const under = (folder: string) => bases.some((base) => folder === base || folder.startsWith(`${base}/`));
   watcher.once("ready", () => events.ready(Object.keys(watcher.getWatched()).map(full).filter(under).length));
-  watcher.on("error", (error) => events.failed(error instanceof Error ? error : new Error(String(error))));
+  watcher.on("error", (error) => events.failed(asError(error)));
   return () => {
     clearTimeout(timer);
     void watcher.close();
