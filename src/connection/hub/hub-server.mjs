@@ -176,7 +176,6 @@ export class SharedServer {
     this.log("server.idle", { key: this.key, stopInMs: this.idleMs });
   }
 
-  /** A message from a session. */
   fromSession(session, message) {
     if (message.method === undefined) {
       // An answer to a request the server sent this session.

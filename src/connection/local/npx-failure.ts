@@ -99,7 +99,6 @@ function cacheDir(run: NpmRun): string {
   return npmSettings(run)("cache") ?? fallback;
 }
 
-/** Where npm writes its debug logs for a run. */
 function logsDir(run: NpmRun): string {
   return npmSettings(run)("logs-dir") ?? path.join(cacheDir(run), "_logs");
 }

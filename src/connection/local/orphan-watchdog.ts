@@ -34,7 +34,6 @@ const WATCHDOG_RUNS = process.platform !== "win32";
 
 type WatchdogProcess = ChildProcessByStdio<Writable, null, null>;
 
-/** One watched target. */
 export interface Watch {
   /** It was shut down: the watchdog lets go of it, and exits once it watches nothing. Idempotent. */
   forget(): void;
