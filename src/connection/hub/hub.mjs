@@ -117,17 +117,6 @@ const servers = new Map();
 let sessionCount = 0;
 let lingerTimer;
 
-/** One connected pi session. */
-class Session {
-  constructor(socket) {
-    this.socket = socket;
-    /** @type {SharedServer | undefined} */
-    this.server = undefined;
-    this.idleMs = 30_000;
-    this.maxLineBytes = 4 * 1024 * 1024;
-  }
-}
-
 /** Two definitions are one server when these are the same: what is started, where, with what, in which sandbox. */
 function keyOf(spec, sandbox) {
   const canonical = JSON.stringify([
@@ -235,7 +224,9 @@ function serve() {
   listener = net.createServer((socket) => {
     sessionCount++;
     clearTimeout(lingerTimer);
-    const session = new Session(socket);
+    // One connected pi session: the server it attached to, and the limits it asked for (until then, these).
+    /** @type {{ socket: net.Socket, server?: SharedServer, idleMs: number, maxLineBytes: number }} */
+    const session = { socket, server: undefined, idleMs: 30_000, maxLineBytes: 4 * 1024 * 1024 };
     socket.on("error", () => undefined);
     socket.on("close", () => {
       sessionCount--;
