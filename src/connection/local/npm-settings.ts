@@ -26,9 +26,8 @@ export interface NpmRun {
 }
 
 /**
- * npm's settings for a run: the value of a setting by name (`cache`, `logs-dir`, `registry`), undefined if unset. The
- * npmrc files are read once, when this is called; as in npm, a key written twice has its last value, and a file
- * nearer the run wins over a farther one.
+ * npm's settings for a run (see {@link NpmSetting}). The npmrc files are read once, when this is called; as in npm, a
+ * key written twice has its last value, and a file nearer the run wins over a farther one.
  */
 export function npmSettings({ env, cwd }: NpmRun): NpmSetting {
   const home = npmHome(env);
