@@ -88,24 +88,21 @@ export function insertProperty(doc: Doc, obj: Node, key: string, value: unknown)
   const last = props[props.length - 1]!;
   const lastEnd = last.offset + last.length;
   const tail = scanLineTail(body, lastEnd, inline);
-  let prefix: string;
-  let text: string;
-  if (inline) {
-    prefix = space;
-    text = propertyText(doc, key, value, "", true);
-  } else {
-    const aligned = [...props].reverse().find((p) => startsLine(body, p.offset));
-    const childIndent = aligned ? lineIndent(body, aligned.offset) : lineIndent(body, obj.offset) + doc.indent;
-    prefix = doc.eol + childIndent;
-    text = propertyText(doc, key, value, childIndent, false);
-  }
+  if (inline) return afterLast(lastEnd, tail, space + propertyText(doc, key, value, "", true));
+  const aligned = [...props].reverse().find((p) => startsLine(body, p.offset));
+  const childIndent = aligned ? lineIndent(body, aligned.offset) : lineIndent(body, obj.offset) + doc.indent;
+  return afterLast(lastEnd, tail, doc.eol + childIndent + propertyText(doc, key, value, childIndent, false));
+}
+
+/** Edits that put `text` after the last member or element, which ends at `lastEnd` and is followed by `tail`. */
+function afterLast(lastEnd: number, tail: { comma: boolean; end: number }, text: string): Edit[] {
   // A trailing comma stays a trailing comma, now after the new member.
-  if (tail.comma) return [{ offset: tail.end, length: 0, content: `${prefix}${text},` }];
-  if (tail.end === lastEnd) return [{ offset: lastEnd, length: 0, content: `,${prefix}${text}` }];
+  if (tail.comma) return [{ offset: tail.end, length: 0, content: `${text},` }];
+  if (tail.end === lastEnd) return [{ offset: lastEnd, length: 0, content: `,${text}` }];
   // The last member's line ends in a comment: the comma goes before it, the new member after it.
   return [
     { offset: lastEnd, length: 0, content: "," },
-    { offset: tail.end, length: 0, content: `${prefix}${text}` },
+    { offset: tail.end, length: 0, content: text },
   ];
 }
 
@@ -128,13 +125,7 @@ export function appendElement(doc: Doc, array: Node, value: unknown): Edit[] {
   const lastEnd = last.offset + last.length;
   const ownLine = startsLine(body, last.offset) && hasLineBreak(body.slice(array.offset, last.offset));
   const tail = scanLineTail(body, lastEnd, !ownLine);
-  const text = ownLine ? `${doc.eol}${lineIndent(body, last.offset)}${json}` : ` ${json}`;
-  if (tail.comma) return [{ offset: tail.end, length: 0, content: `${text},` }];
-  if (tail.end === lastEnd) return [{ offset: lastEnd, length: 0, content: `,${text}` }];
-  return [
-    { offset: lastEnd, length: 0, content: "," },
-    { offset: tail.end, length: 0, content: text },
-  ];
+  return afterLast(lastEnd, tail, ownLine ? `${doc.eol}${lineIndent(body, last.offset)}${json}` : ` ${json}`);
 }
 
 /** Edits that replace the value of `prop` (at `propPath`) with `value`. */
