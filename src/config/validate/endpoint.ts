@@ -58,6 +58,12 @@ export function checkUrl(url: string): string | undefined {
   return undefined;
 }
 
+/** {@link checkUrl} for another field that holds a URL (`auth.tokenUrl`): its problem, naming that field. */
+export function checkUrlField(url: string | undefined, field: string, errors: string[]): void {
+  const problem = url === undefined ? undefined : checkUrl(url);
+  if (problem) errors.push(problem.replace("`url`", `\`${field}\``));
+}
+
 /**
  * Other clients' names for `url`: Windsurf writes `serverUrl`, Gemini CLI `httpUrl` (its Streamable HTTP endpoint; its
  * own `url` is a legacy SSE one, which ours finds too, as a server that refuses Streamable HTTP is tried as SSE).

@@ -7,7 +7,7 @@
  * in the block's camelCase.
  */
 import { quoteValue } from "../../common/text.ts";
-import { checkUrl } from "./endpoint.ts";
+import { checkUrlField } from "./endpoint.ts";
 import type { JsonObject } from "../../common/values.ts";
 import {
   ASYMMETRIC_JWS_ALGS,
@@ -193,11 +193,7 @@ function enterpriseSettings(
     errors.push(
       `enterprise-managed authorization needs one of \`${field}.idpUrl\` (the identity provider's issuer) or \`${field}.idpTokenUrl\` (its token endpoint)`,
     );
-  for (const key of ["idpUrl", "idpTokenUrl"] as const) {
-    const url = settings[key];
-    const problem = url === undefined ? undefined : checkUrl(url);
-    if (problem) errors.push(problem.replace("`url`", `\`${field}.${key}\``));
-  }
+  for (const key of ["idpUrl", "idpTokenUrl"] as const) checkUrlField(settings[key], `${field}.${key}`, errors);
   if (settings.idpClientId === undefined)
     errors.push(
       `enterprise-managed authorization needs \`${field}.idpClientId\`: the client registered with the identity provider`,

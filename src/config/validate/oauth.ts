@@ -7,7 +7,7 @@ import { quoteValue } from "../../common/text.ts";
 import { isObject, type JsonObject } from "../../common/values.ts";
 import { DEFAULT_OAUTH_CALLBACK_PORT } from "../defaults.ts";
 import type { ClientRegistration, OAuthSettings } from "../types.ts";
-import { checkUrl } from "./endpoint.ts";
+import { checkUrlField } from "./endpoint.ts";
 import { MACHINE_FIELDS, machineSettings } from "./machine-auth.ts";
 
 const OAUTH_FIELDS = new Set([
@@ -80,11 +80,7 @@ function oauthSettings(
   settings.clientMetadataUrl = text("clientMetadataUrl");
   const clientName = text("clientName");
   if (clientName !== undefined) settings.clientName = clientName;
-  for (const key of ["authorizationUrl", "tokenUrl"] as const) {
-    const url = settings[key];
-    const problem = url === undefined ? undefined : checkUrl(url);
-    if (problem) errors.push(problem.replace("`url`", `\`${field}.${key}\``));
-  }
+  for (const key of ["authorizationUrl", "tokenUrl"] as const) checkUrlField(settings[key], `${field}.${key}`, errors);
   if ((settings.authorizationUrl === undefined) !== (settings.tokenUrl === undefined))
     errors.push(
       `\`${field}.authorizationUrl\` and \`${field}.tokenUrl\` go together: set both, or neither to use discovery`,
