@@ -28,23 +28,17 @@ export interface TimeoutSetting {
 export function timeoutSetting(entry: JsonObject, local: boolean, errors: string[]): TimeoutSetting {
   const fallback = local ? DEFAULT_INIT_TIMEOUT_MS : DEFAULT_CONNECT_TIMEOUT_MS;
   const value = entry.timeout;
-  const initTimeout = local && entry.initTimeout !== undefined && entry.initTimeout !== null;
-  if (!inSeconds(value)) {
-    // A local server's handshake deadline is `initTimeout`; `timeout` is accepted as its older name.
-    if (initTimeout) return { timeout: positiveMs(entry.initTimeout, "initTimeout", fallback, errors) };
-    return { timeout: positiveMs(value, "timeout", fallback, errors) };
-  }
-  const ms = value * 1000;
-  return {
-    timeout: initTimeout ? positiveMs(entry.initTimeout, "initTimeout", fallback, errors) : ms,
-    ...(!hasRequestTimeout(entry) && { requestTimeout: ms }),
-  };
+  const seconds = inSeconds(value);
+  // A local server's handshake deadline is `initTimeout`; `timeout` is accepted as its older name.
+  const field = local && isSet(entry.initTimeout) ? "initTimeout" : "timeout";
+  const timeout = seconds && field === "timeout" ? value * 1000 : positiveMs(entry[field], field, fallback, errors);
+  return { timeout, ...(seconds && !isSet(entry.requestTimeout) && { requestTimeout: value * 1000 }) };
 }
 
 /** The field that bounds a server's handshake as the entry writes it: `initTimeout` (local) or `timeout`, else the default's. */
 export function handshakeTimeoutField(entry: JsonObject, local: boolean): "initTimeout" | "timeout" {
-  if (local && entry.initTimeout !== undefined && entry.initTimeout !== null) return "initTimeout";
-  if (entry.timeout !== undefined && entry.timeout !== null) return "timeout";
+  if (local && isSet(entry.initTimeout)) return "initTimeout";
+  if (isSet(entry.timeout)) return "timeout";
   return local ? "initTimeout" : "timeout";
 }
 
@@ -52,13 +46,14 @@ function inSeconds(value: unknown): value is number {
   return typeof value === "number" && Number.isFinite(value) && value > 0 && value < SECONDS_BELOW;
 }
 
-function hasRequestTimeout(entry: JsonObject): boolean {
-  return entry.requestTimeout !== undefined && entry.requestTimeout !== null;
+/** Written in the entry: present and not null. */
+function isSet(value: unknown): boolean {
+  return value !== undefined && value !== null;
 }
 
 /** The field a user raises for longer requests, as they would write it: pi 1.x's `timeout` in seconds, or `requestTimeout`. */
 export function requestTimeoutField(entry: JsonObject): string {
-  return inSeconds(entry.timeout) && !hasRequestTimeout(entry) ? "`timeout` (seconds)" : "`requestTimeout` (ms)";
+  return inSeconds(entry.timeout) && !isSet(entry.requestTimeout) ? "`timeout` (seconds)" : "`requestTimeout` (ms)";
 }
 
 /** The deadlines written in milliseconds only (not `timeout`, whose small values are seconds). */
@@ -100,7 +95,7 @@ export function secondsNotices(servers: readonly ServerConfig[], piMeansSeconds:
   return servers.flatMap((server) => {
     const value = server.raw.timeout;
     if (!inSeconds(value)) return [];
-    const message = secondsNote(value, hasRequestTimeout(server.raw));
+    const message = secondsNote(value, isSet(server.raw.requestTimeout));
     const problem: ConfigProblem = { level: "warning", source: server.source, server: server.name, message };
     return [{ key: JSON.stringify(["timeout-seconds", server.source.path, server.name, value]), problem }];
   });
