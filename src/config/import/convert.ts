@@ -3,7 +3,7 @@
  * says nothing dropped, OAuth settings mapped to `auth`, and a note for everything that could not be carried over.
  * Pure; variables are rewritten afterwards (./variables.ts).
  */
-import { isObject, type JsonObject } from "../../common/values.ts";
+import { defineOwn, isObject, type JsonObject } from "../../common/values.ts";
 import { isVariableName } from "../substitute.ts";
 import { transportOfType } from "../validate/endpoint.ts";
 import { SECONDS_BELOW } from "../validate/timeout.ts";
@@ -62,15 +62,9 @@ function keptType(type: unknown, entry: JsonObject): unknown {
 function stringifyScalars(value: unknown): unknown {
   if (!isObject(value)) return value;
   const out: JsonObject = {};
-  for (const [k, v] of Object.entries(value)) {
-    // Defined, not assigned: a `__proto__` key stays a key, for validation to refuse, instead of setting a prototype.
-    Object.defineProperty(out, k, {
-      value: typeof v === "number" || typeof v === "boolean" ? String(v) : v,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  }
+  // Defined, not assigned: a `__proto__` key stays a key, for validation to refuse, instead of setting a prototype.
+  for (const [k, v] of Object.entries(value))
+    defineOwn(out, k, typeof v === "number" || typeof v === "boolean" ? String(v) : v);
   return out;
 }
 
