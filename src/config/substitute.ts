@@ -113,33 +113,17 @@ export function findVarRefs(input: string): string[] {
 
 /** Every variable a server's config refers to, for status displays (never their values). */
 export function configVarRefs(config: ServerConfig): string[] {
+  const { oauth } = config;
+  // A `!command` value's `${…}` is the shell's to expand, when it runs.
+  const plain = (value: string | undefined) => (value !== undefined && isCommandValue(value) ? undefined : value);
   const texts = [
-    config.command ?? "",
-    ...config.args,
-    config.cwd ?? "",
-    config.url ?? "",
-    // A `!command` value's `${…}` is the shell's to expand, when it runs.
-    ...Object.values(config.env).filter((value) => !isCommandValue(value)),
-    ...Object.values(config.headers).filter((value) => !isCommandValue(value)),
-    config.oauth?.clientId ?? "",
-    config.oauth?.clientSecret !== undefined && !isCommandValue(config.oauth.clientSecret)
-      ? config.oauth.clientSecret
-      : "",
-    config.oauth?.authorizationUrl ?? "",
-    config.oauth?.tokenUrl ?? "",
-    ...[
-      config.oauth?.privateKeyFile,
-      config.oauth?.assertion,
-      config.oauth?.assertionFile,
-      config.oauth?.idpUrl,
-      config.oauth?.idpTokenUrl,
-      config.oauth?.idpClientId,
-      config.oauth?.idpClientSecret,
-      config.oauth?.idToken,
-      config.oauth?.idTokenFile,
-    ].map((value) => value ?? ""),
+    ...[config.command, ...config.args, config.cwd, config.url],
+    ...[...Object.values(config.env), ...Object.values(config.headers)].map(plain),
+    ...[oauth?.clientId, plain(oauth?.clientSecret), oauth?.authorizationUrl, oauth?.tokenUrl, oauth?.privateKeyFile],
+    ...[oauth?.assertion, oauth?.assertionFile, oauth?.idpUrl, oauth?.idpTokenUrl, oauth?.idpClientId],
+    ...[oauth?.idpClientSecret, oauth?.idToken, oauth?.idTokenFile],
   ];
-  return [...new Set(texts.flatMap(findVarRefs))];
+  return [...new Set(texts.flatMap((text) => findVarRefs(text ?? "")))];
 }
 
 export interface ResolvedStdio {
