@@ -53,15 +53,12 @@ function jsonServers(file: ClientConfigFile, text: string, loc: ImportLocations)
       }
       return single("servers");
     case "opencode": {
-      const mcp = doc.mcp;
-      if (mcp === undefined || mcp === null) return { servers: [], inputs };
-      if (!isObject(mcp)) return { error: "`mcp` must be an object mapping server names to their settings" };
       // Newer opencode nests the map one level down, under `mcp.servers`; a v1 server that happens to be called
       // "servers" has its own `type`, `command` or `url`.
-      const nested = mcp.servers;
+      const nested = isObject(doc.mcp) ? doc.mcp.servers : undefined;
       if (isObject(nested) && !("type" in nested) && !("command" in nested) && !("url" in nested))
         return { servers: mapEntries(nested), inputs };
-      return { servers: mapEntries(mcp), inputs };
+      return single("mcp");
     }
     case "claude-code":
       return claudeCodeServers(doc, loc, inputs);
