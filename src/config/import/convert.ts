@@ -98,13 +98,17 @@ function putConnectTimeout(entry: JsonObject, ms: number, field: string, notes: 
   entry.timeout = Math.max(ms, SECONDS_BELOW);
 }
 
-/** An `auth` block for mcp-bridge from another client's OAuth settings; `fields` maps each of ours to their spellings. */
-function authBlock(
+/**
+ * Sets a remote entry's `auth` from another client's OAuth settings (`value`, at `owner`); `fields` maps each of ours
+ * to their spellings. What is not read is noted, on a local entry too, which gets no `auth`.
+ */
+function putAuth(
+  entry: JsonObject,
   value: JsonObject,
   owner: string,
-  fields: Record<"clientId" | "clientSecret" | "scopes" | "callbackPort", string[]>,
+  fields: Partial<Record<"clientId" | "clientSecret" | "scopes" | "callbackPort", string[]>>,
   notes: Notes,
-): JsonObject {
+): void {
   const auth: JsonObject = {};
   const used = new Set<string>();
   for (const [ours, theirs] of Object.entries(fields)) {
@@ -115,7 +119,7 @@ function authBlock(
     }
   }
   for (const key of Object.keys(value)) if (!used.has(key)) dropped(notes, `${owner}.${key}`);
-  return auth;
+  if (entry.url !== undefined) put(entry, "auth", auth);
 }
 
 /** The `mcpServers`/`servers` shape shared by Claude Desktop, Claude Code, Cursor, VS Code and Windsurf. */
@@ -155,25 +159,15 @@ function convertStandard(client: ClientId, raw: JsonObject, notes: Notes): JsonO
     }
     if (isObject(raw.oauth)) {
       handled.add("oauth");
-      const auth = authBlock(
-        raw.oauth,
-        "oauth",
-        { clientId: ["clientId"], clientSecret: [], scopes: ["scopes"], callbackPort: ["callbackPort"] },
-        notes,
-      );
-      if (entry.url !== undefined) put(entry, "auth", auth);
+      const fields = { clientId: ["clientId"], scopes: ["scopes"], callbackPort: ["callbackPort"] };
+      putAuth(entry, raw.oauth, "oauth", fields, notes);
     }
   }
   if (client === "cursor" && isObject(raw.auth)) {
     handled.add("auth");
     // Cursor's static OAuth client: `{"CLIENT_ID": …, "CLIENT_SECRET": …, "scopes": […]}`.
-    const auth = authBlock(
-      raw.auth,
-      "auth",
-      { clientId: ["CLIENT_ID"], clientSecret: ["CLIENT_SECRET"], scopes: ["scopes"], callbackPort: [] },
-      notes,
-    );
-    if (entry.url !== undefined) put(entry, "auth", auth);
+    const fields = { clientId: ["CLIENT_ID"], clientSecret: ["CLIENT_SECRET"], scopes: ["scopes"] };
+    putAuth(entry, raw.auth, "auth", fields, notes);
   }
   if (client === "vscode" && isObject(raw.dev)) {
     // Its development mode: the files whose change restarts the server carry over; its debugger does not.
@@ -301,18 +295,12 @@ function convertOpencode(raw: JsonObject, notes: Notes): JsonObject {
   if (raw.oauth === false) {
     if (entry.url !== undefined) entry.auth = false;
   } else if (isObject(raw.oauth)) {
-    const auth = authBlock(
-      raw.oauth,
-      "oauth",
-      {
-        clientId: ["clientId", "client_id"],
-        clientSecret: ["clientSecret", "client_secret"],
-        scopes: ["scope", "scopes"],
-        callbackPort: [],
-      },
-      notes,
-    );
-    if (entry.url !== undefined) put(entry, "auth", auth);
+    const fields = {
+      clientId: ["clientId", "client_id"],
+      clientSecret: ["clientSecret", "client_secret"],
+      scopes: ["scope", "scopes"],
+    };
+    putAuth(entry, raw.oauth, "oauth", fields, notes);
   }
   if (raw.enabled === false || raw.disabled === true) entry.enabled = false;
   for (const key of Object.keys(raw)) if (!handled.has(key)) dropped(notes, key);
