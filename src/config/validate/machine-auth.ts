@@ -48,17 +48,7 @@ const BROWSER_FIELDS = [
   "clientName",
 ] as const;
 
-type MachineSettings = Pick<
-  OAuthSettings,
-  | "grantType"
-  | "tokenEndpointAuthMethod"
-  | "privateKeyFile"
-  | "signingAlgorithm"
-  | "keyId"
-  | "assertion"
-  | "assertionFile"
-  | (typeof ENTERPRISE_FIELDS)[number]
->;
+type MachineSettings = Pick<OAuthSettings, (typeof MACHINE_FIELDS)[number]>;
 
 type TextKey = (key: (typeof MACHINE_FIELDS)[number]) => string | undefined;
 
