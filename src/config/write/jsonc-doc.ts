@@ -74,14 +74,13 @@ function detectIndent(body: string, root: Node): string {
     for (const child of node.children ?? []) {
       if (found !== undefined) return;
       if (node.type === "object" || node.type === "array") {
-        const item = child;
-        if (startsLine(body, item.offset)) {
-          const ws = lineIndent(body, item.offset);
-          if (ws !== "" && /^\t+$/.test(ws)) found = "\t";
-          else if (ws !== "" && /^ +$/.test(ws) && ws.length % depth === 0) found = " ".repeat(ws.length / depth);
+        if (startsLine(body, child.offset)) {
+          const ws = lineIndent(body, child.offset);
+          if (/^\t+$/.test(ws)) found = "\t";
+          else if (/^ +$/.test(ws) && ws.length % depth === 0) found = " ".repeat(ws.length / depth);
           if (found !== undefined) return;
         }
-        walk(item, depth + 1);
+        walk(child, depth + 1);
       } else {
         // A property: its children are the key and the value; the value's children are one level deeper.
         walk(child, depth);
