@@ -16,13 +16,9 @@ export interface RewriteContext {
   label: string;
 }
 
-/** Rewrites, in place, every string of the entry a variable may appear in. */
+/** Rewrites, in place, every string of the entry a variable may appear in, naming its field in notes. */
 export function rewriteVariables(client: ClientId, entry: JsonObject, ctx: RewriteContext): void {
-  rewriteStrings(entry, (text, field) => rewriteText(client, text, field, ctx));
-}
-
-/** Applies `fn` to every string a server's variables may appear in, naming the field for notes. */
-function rewriteStrings(entry: JsonObject, fn: (text: string, field: string) => string): void {
+  const fn = (text: string, field: string) => rewriteText(client, text, field, ctx);
   if (typeof entry.command === "string") entry.command = fn(entry.command, "command");
   if (Array.isArray(entry.args))
     entry.args = entry.args.map((a, i) => (typeof a === "string" ? fn(a, `args[${i}]`) : a));
