@@ -96,7 +96,7 @@ async function lock(path: string): Promise<() => void> {
  * The middleware: posts of one refresh token share one request and its answer. Answers come back as the global
  * `Response` class, the only one the SDK reads a token endpoint's error from.
  */
-export function withSharedRefresh(shared?: SharedTokens): Middleware {
+export function withSharedRefresh(shared: SharedTokens): Middleware {
   const answers = new Map<string, Promise<Answer>>();
   return (next) => async (url, init) => {
     const token = refreshTokenOf(init);
@@ -116,16 +116,16 @@ export function withSharedRefresh(shared?: SharedTokens): Middleware {
   };
 }
 
-async function refresh(token: string, send: () => Promise<Response>, shared?: SharedTokens): Promise<Answer> {
-  const release = shared ? await lock(shared.lockPath) : () => {};
+async function refresh(token: string, send: () => Promise<Response>, shared: SharedTokens): Promise<Answer> {
+  const release = await lock(shared.lockPath);
   try {
-    const stored = shared?.current();
+    const stored = shared.current();
     // Another process refreshed while this one waited: its tokens are the answer (posting the old token would fail).
     if (stored && typeof stored.refresh_token === "string" && stored.refresh_token !== token) return jsonAnswer(stored);
     const response = await send();
     const { status, statusText, headers } = response;
     const answer: Answer = { status, statusText, headers: [...headers.entries()], body: await response.arrayBuffer() };
-    if (answer.status === 200 && shared) {
+    if (answer.status === 200) {
       try {
         await shared.save(JSON.parse(new TextDecoder().decode(answer.body)) as Record<string, unknown>);
       } catch {
