@@ -122,15 +122,11 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
     // pi 1.x's registration, taken over with its sign-in, refreshes the tokens issued to it (a refresh sends no
     // redirect URI) and nothing else: it was made for pi's redirect URIs. Once those tokens are gone, the bridge
     // registers itself.
-    if (record.importedFrom !== undefined) return this.refreshableTokens() ? stored : undefined;
+    if (record.importedFrom !== undefined) return this.stored()?.refreshToken !== undefined ? stored : undefined;
     // A registration made for other redirect URIs (the callback port was changed) cannot be used: register again.
     const registered = (stored as { redirect_uris?: string[] }).redirect_uris;
     if (registered && !this.redirectUris().every((uri) => registered.includes(uri))) return undefined;
     return stored;
-  }
-
-  private refreshableTokens(): boolean {
-    return this.options.store.tokens(this.options.server, this.options.serverUrl)?.refreshToken !== undefined;
   }
 
   async saveClientInformation(
@@ -151,19 +147,19 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
 
   /** The stored tokens; one close to expiry is refreshed first (one refresh, however many calls ask at once). */
   async tokens(): Promise<OAuthTokens | undefined> {
-    let stored = this.options.store.tokens(this.options.server, this.options.serverUrl);
+    let stored = this.stored();
     if (!stored && this.options.store.piAuthFile) {
       // Looked for once: not while the user signs in on purpose, and not again after tokens of its own were dropped.
       this.importing ??= this.options.mayImport?.() === false ? Promise.resolve() : this.importFromPi();
       await this.importing;
-      stored = this.options.store.tokens(this.options.server, this.options.serverUrl);
+      stored = this.stored();
     }
     if (stored?.refreshToken && expiresWithin(stored, REFRESH_MARGIN_MS, this.now()) && this.discovery) {
       this.refreshing ??= this.refreshNow(stored.refreshToken).finally(() => {
         this.refreshing = undefined;
       });
       await this.refreshing;
-      stored = this.options.store.tokens(this.options.server, this.options.serverUrl);
+      stored = this.stored();
     }
     if (!stored) return undefined;
     this.secretsSeen(stored.accessToken, stored.refreshToken, stored.idToken);
