@@ -15,14 +15,13 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { DEFAULT_OAUTH_CALLBACK_PORT } from "../config/defaults.ts";
 import { MAX_TIMER_MS } from "../config/validate/fields.ts";
-import { type RedirectPlan, redirectPlan } from "./redirect.ts";
+import { MAX_PORT, type RedirectPlan, redirectPlan } from "./redirect.ts";
 
 export { CALLBACK_PATH, CALLBACK_PORT_TRIES } from "./redirect.ts";
 export const DEFAULT_SIGN_IN_TIMEOUT_MS = 5 * 60_000;
 
 /** Only to parse a request's target (`/path?query`); the Host header is neither trusted nor needed. */
 const ORIGIN = "http://127.0.0.1";
-const MAX_PORT = 65_535;
 const MAX_DESCRIPTION_CHARS = 200;
 const MAX_ERROR_CODE_CHARS = 100;
 /** Redirects held while no state is known yet (see `handle`); more than this are refused. */

@@ -12,7 +12,7 @@ import { DEFAULT_OAUTH_CALLBACK_PORT } from "../config/defaults.ts";
 /** The port, then the next 5: another pi (or anything else) may hold the first. */
 export const CALLBACK_PORT_TRIES = 6;
 export const CALLBACK_PATH = "/callback";
-const MAX_PORT = 65_535;
+export const MAX_PORT = 65_535;
 
 export interface RedirectPlan {
   /** The address the callback server listens on: an IP literal, never a name that may resolve elsewhere. */
