@@ -34,25 +34,25 @@ function filterTools(tools: unknown[], drop: Drop): unknown[] {
   return kept.length === tools.length && kept.every((item, i) => item === tools[i]) ? tools : kept;
 }
 
-/** `holder[key]` filtered, as a new holder when it changed; an empty list goes (some APIs refuse `tools: []`). */
-function withFiltered<T extends Record<string, unknown>>(holder: T, key: string, drop: Drop): T {
-  const tools = holder[key];
+/** `holder.tools` filtered, as a new holder when it changed; an empty list goes (some APIs refuse `tools: []`). */
+function withFiltered<T extends Record<string, unknown>>(holder: T, drop: Drop): T {
+  const tools = holder.tools;
   if (!Array.isArray(tools)) return holder;
   const kept = filterTools(tools, drop);
   if (kept === tools) return holder;
-  const next: Record<string, unknown> = { ...holder, [key]: kept };
-  if (kept.length === 0) delete next[key];
+  const next: Record<string, unknown> = { ...holder, tools: kept };
+  if (kept.length === 0) delete next.tools;
   return next as T;
 }
 
 /** The request body without the tools `drop` names. */
 export function withoutTools(payload: unknown, drop: Drop): unknown {
   if (!isObject(payload)) return payload;
-  let next = withFiltered(payload, "tools", drop);
+  let next = withFiltered(payload, drop);
   for (const key of ["config", "toolConfig"]) {
     const holder = next[key];
     if (!isObject(holder)) continue;
-    const filtered = withFiltered(holder, "tools", drop);
+    const filtered = withFiltered(holder, drop);
     if (filtered !== holder) next = { ...next, [key]: filtered };
   }
   return next;
