@@ -20,6 +20,9 @@ export function qualifiedName(tool: SearchableTool): string {
   return tool.server ? `${tool.server}/${tool.originalName}` : tool.originalName;
 }
 
+/** The names a tool answers to: its pi name, `server/tool`, and its own name. */
+const forms = (tool: SearchableTool) => [tool.name, qualifiedName(tool), tool.originalName];
+
 /** A name in whatever style code writes it: `createIssue`, `create-issue` and `Create_Issue` are `create_issue`. */
 function styleless(name: string): string {
   return identifierWords(name).trim().toLowerCase().replace(/\s+/g, "_");
@@ -27,7 +30,6 @@ function styleless(name: string): string {
 
 /** The tools a name fits: exactly, else ignoring case, else (no server in it) in another code style (`createIssue`). */
 function matches(name: string, tools: readonly SearchableTool[]): SearchableTool[] {
-  const forms = (tool: SearchableTool) => [tool.name, qualifiedName(tool), tool.originalName];
   const exact = tools.filter((tool) => forms(tool).includes(name));
   if (exact.length) return exact;
   const lower = name.toLowerCase();
@@ -95,9 +97,7 @@ export function nearestByName(name: string, tools: readonly SearchableTool[], co
   return tools
     .map((tool) => ({
       tool,
-      distance: Math.min(
-        ...[tool.name, qualifiedName(tool), tool.originalName].map((form) => editDistance(lower, form.toLowerCase())),
-      ),
+      distance: Math.min(...forms(tool).map((form) => editDistance(lower, form.toLowerCase()))),
     }))
     .filter(({ distance }) => distance <= most)
     .sort((a, b) => a.distance - b.distance)
