@@ -151,9 +151,9 @@ function remaining(run: Run): number {
   return run.deadline - Date.now();
 }
 
-function requestOptions(run: Run, signal: AbortSignal | undefined = run.options.signal) {
+function requestOptions(run: Run) {
   const timeout = Math.max(1, Math.min(run.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, remaining(run)));
-  return { timeout, signal, onresumptiontoken: run.options.onresumptiontoken };
+  return { timeout, signal: run.options.signal, onresumptiontoken: run.options.onresumptiontoken };
 }
 
 /**
