@@ -71,7 +71,7 @@ export interface PiImportOptions {
   serverUrl: string;
   /** The config names a `clientId` (pi signed in as that client when it stored no registration). */
   configuredClient: boolean;
-  now?: number;
+  now: number;
 }
 
 function ignoredWarning(file: string, server: string, problem: string): string {
@@ -80,7 +80,7 @@ function ignoredWarning(file: string, server: string, problem: string): string {
 
 /** Copies pi's sign-in for the server into `store`, when there is one the bridge has not taken over or signed out of. */
 export async function importPiSignIn(options: PiImportOptions): Promise<PiImportOutcome> {
-  const { store, server, serverUrl } = options;
+  const { store, server, serverUrl, now } = options;
   const file = store.piAuthFile;
   if (!file) return { kind: "none" };
   const read = await readPiAuthFile(file);
@@ -91,7 +91,6 @@ export async function importPiSignIn(options: PiImportOptions): Promise<PiImport
   if (lookup.kind === "invalid")
     return { kind: "ignored", file, warning: ignoredWarning(file, server, lookup.problem) };
   if (store.importRecord(server, serverUrl)?.fingerprint === lookup.fingerprint) return { kind: "seen" };
-  const now = options.now ?? Date.now();
   const plan = planPiImport(lookup.signIn, { serverUrl, configuredClient: options.configuredClient, now, from: file });
   if (plan.kind === "unusable") return { kind: "unusable", file, reason: plan.reason };
   try {
