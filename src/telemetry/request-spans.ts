@@ -15,7 +15,7 @@ import {
   type Transport,
 } from "@modelcontextprotocol/client";
 import type { Attributes, Span } from "@opentelemetry/api";
-import { type Telemetry, telemetry } from "./telemetry-setup.ts";
+import { failSpan, type Telemetry, telemetry } from "./telemetry-setup.ts";
 
 /** What a span says about where a request went. */
 export interface RequestTarget {
@@ -98,10 +98,7 @@ interface OpenRequest {
 
 function endRequest(t: Telemetry, request: OpenRequest, errorType: string | undefined): void {
   const { span } = request;
-  if (errorType) {
-    span.setAttribute("error.type", errorType);
-    span.setStatus({ code: t.api.SpanStatusCode.ERROR });
-  }
+  if (errorType) failSpan(t, span, errorType);
   span.end();
   const seconds = (performance.now() - request.startedAt) / 1000;
   t.operationDuration.record(seconds, metricAttributes(request.attributes, errorType));

@@ -5,7 +5,7 @@
  * OpenTelemetry is loaded: the packages are imported here, on demand, and never at start-up, so a user who does not
  * trace pays nothing for them.
  */
-import type { Histogram, Meter, Tracer, TextMapPropagator } from "@opentelemetry/api";
+import type { Histogram, Meter, Span, Tracer, TextMapPropagator } from "@opentelemetry/api";
 import { packageFile } from "../common/package-files.ts";
 import { settleWithin } from "../common/wait.ts";
 
@@ -52,6 +52,12 @@ function durations(meter: Meter): Pick<Telemetry, "operationDuration" | "session
 /** The telemetry in use, or undefined when it is off. */
 export function telemetry(): Telemetry | undefined {
   return current;
+}
+
+/** Marks `span` failed, saying what went wrong (`error.type`) as the conventions ask. */
+export function failSpan(t: Telemetry, span: Span, errorType: string): void {
+  span.setAttribute("error.type", errorType);
+  span.setStatus({ code: t.api.SpanStatusCode.ERROR });
 }
 
 function hostTracing(): boolean {

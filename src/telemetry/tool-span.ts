@@ -2,7 +2,7 @@
  * The span of one pi tool call to an MCP tool (`execute_tool {tool}`, INTERNAL): the requests it leads to (the call,
  * the same call again after a reconnect, a task's polling) are its children, so one trace shows them together.
  */
-import { telemetry } from "./telemetry-setup.ts";
+import { failSpan, telemetry } from "./telemetry-setup.ts";
 
 /** Runs `call` inside the tool call's span; as it is when telemetry is off (no promise of its own around it). */
 export function inToolSpan<T extends { isError?: boolean }>(
@@ -16,14 +16,10 @@ export function inToolSpan<T extends { isError?: boolean }>(
   return t.tracer.startActiveSpan(`execute_tool ${tool}`, { attributes }, async (span) => {
     try {
       const result = await call();
-      if (result.isError === true) {
-        span.setAttribute("error.type", "tool_error");
-        span.setStatus({ code: t.api.SpanStatusCode.ERROR });
-      }
+      if (result.isError === true) failSpan(t, span, "tool_error");
       return result;
     } catch (error) {
-      span.setAttribute("error.type", error instanceof Error ? error.name : "error");
-      span.setStatus({ code: t.api.SpanStatusCode.ERROR });
+      failSpan(t, span, error instanceof Error ? error.name : "error");
       throw error;
     } finally {
       span.end();
