@@ -29,12 +29,13 @@ type Params = Record<string, unknown> & { _meta?: Record<string, unknown> };
 
 const NAMED_TARGET: Readonly<Record<string, string>> = { "tools/call": "name", "prompts/get": "name" };
 
-/** Where the server is: how it is reached, and a remote one's address and port. */
-function serverAttributes(target: RequestTarget): Attributes {
-  if (!target.url) return { "network.transport": target.network };
+/** Where the server is (how it is reached, and a remote one's address and port), and the revision spoken if known. */
+function serverAttributes(target: RequestTarget, version: string | undefined): Attributes {
+  const spoken = version ? { "mcp.protocol.version": version } : {};
+  if (!target.url) return { "network.transport": target.network, ...spoken };
   const url = new URL(target.url);
   const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
-  return { "network.transport": target.network, "server.address": url.hostname, "server.port": port };
+  return { "network.transport": target.network, "server.address": url.hostname, "server.port": port, ...spoken };
 }
 
 /** The span's name and attributes for `request`, by the conventions. */
@@ -51,8 +52,7 @@ function requestSpanShape(
   const attributes: Attributes = {
     "mcp.method.name": method,
     "jsonrpc.request.id": String(id),
-    ...serverAttributes(target),
-    ...(version ? { "mcp.protocol.version": version } : {}),
+    ...serverAttributes(target, version),
     ...(session.id ? { "mcp.session.id": session.id } : {}),
   };
   if (method === "tools/call" && named) {
@@ -183,9 +183,7 @@ export function traceRequests<T extends Transport>(
   observe(transport, "onclose", () => {
     for (const request of open.values()) endRequest(t, request, "connection_closed");
     open.clear();
-    const version = protocolVersion();
-    const attributes = { ...serverAttributes(target), ...(version ? { "mcp.protocol.version": version } : {}) };
-    t.sessionDuration.record((performance.now() - openedAt) / 1000, attributes);
+    t.sessionDuration.record((performance.now() - openedAt) / 1000, serverAttributes(target, protocolVersion()));
   });
   return transport;
 }
