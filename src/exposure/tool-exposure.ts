@@ -71,12 +71,12 @@ export class ToolExposure {
 
   /** The tool's exposure now; `auto` counts as direct until the session decides it. */
   exposureOf(server: string, tool: string): Exposure {
-    const setting = this.setting(server, tool);
-    return setting === "auto" ? this.autoOf(server) : setting;
+    return this.decided(server, this.setting(server, tool));
   }
 
-  private autoOf(server: string): Exposure {
-    return this.late.get(server) ?? this.decision?.exposure ?? "direct";
+  /** A setting of the server's as it stands: `auto` as decided for it (direct until then), others as they are. */
+  private decided(server: string, setting: ExposureSetting): Exposure {
+    return setting === "auto" ? (this.late.get(server) ?? this.decision?.exposure ?? "direct") : setting;
   }
 
   isLoaded(server: string, tool: string): boolean {
@@ -98,8 +98,7 @@ export class ToolExposure {
 
   /** A server's own exposure, the one its tools get without a `toolExposure` rule: its `exposure` or the default, `auto` as decided. */
   serverExposure(server: string): Exposure {
-    const setting = this.configOf(server)?.exposure ?? this.defaults().exposure;
-    return setting === "auto" ? this.autoOf(server) : setting;
+    return this.decided(server, this.configOf(server)?.exposure ?? this.defaults().exposure);
   }
 
   /** Whether some of a server's tools get `exposure`: the server's own, or a `toolExposure` rule's. */
