@@ -15,9 +15,9 @@ type TooLarge = (error: MessageTooLargeError) => void;
 /** Statuses a Response may not be built with a body for (fetch gives them none anyway). */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
-/** `text/event-stream; charset=utf-8` → `text/event-stream`. */
-function mediaType(contentType: string | null | undefined): string {
-  return (contentType ?? "").split(";")[0]!.trim().toLowerCase();
+/** Whether a `Content-Type` is an SSE stream (`text/event-stream; charset=utf-8` is). */
+function isEventStream(contentType: string | null | undefined): boolean {
+  return (contentType ?? "").split(";")[0]!.trim().toLowerCase() === "text/event-stream";
 }
 
 /** Whether a body with this `Content-Encoding` arrives as it is read (none, or `identity`). */
@@ -55,7 +55,7 @@ class BoundedBody implements Handler {
   onResponseStart(...args: Args<"onResponseStart">): void {
     const { "content-encoding": coding, "content-type": type } = args[2];
     this.counter = unencoded(String(coding ?? ""))
-      ? new MessageSizeCounter(this.limit, mediaType(String(type ?? "")) === "text/event-stream")
+      ? new MessageSizeCounter(this.limit, isEventStream(String(type ?? "")))
       : undefined;
     this.handler.onResponseStart?.(...args);
   }
@@ -83,10 +83,7 @@ class BoundedBody implements Handler {
 export function boundedResponse(response: Response, limit: number, tooLarge: TooLarge): Response {
   const body = response.body;
   if (!body || NULL_BODY_STATUSES.has(response.status)) return response;
-  const counter = new MessageSizeCounter(
-    limit,
-    mediaType(response.headers.get("content-type")) === "text/event-stream",
-  );
+  const counter = new MessageSizeCounter(limit, isEventStream(response.headers.get("content-type")));
   const counted = body.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
