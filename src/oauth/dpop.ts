@@ -107,7 +107,7 @@ export interface DpopKeysOptions {
   /** The authorization server's metadata, once discovery (or the config) has it. */
   metadata(): AuthorizationServerMetadata | undefined;
   /** Told the private parts of every key, to keep them out of messages. */
-  onSecrets?: (values: string[]) => void;
+  onSecrets: (values: string[]) => void;
 }
 
 /**
@@ -125,7 +125,7 @@ export class DpopKeys {
     const stored = this.options.storedKey();
     if (stored) {
       if (!this.current?.stored || !sameKey(this.current.stored, stored)) {
-        this.options.onSecrets?.(dpopSecrets(stored));
+        this.options.onSecrets(dpopSecrets(stored));
         this.current = this.track({
           alg: stored.alg,
           stored,
@@ -142,7 +142,7 @@ export class DpopKeys {
     if (!this.current || this.current.alg !== alg || this.current.bound) {
       const inUse = { alg } as KeyInUse;
       inUse.session = newKey(alg).then(({ pair, stored: key }) => {
-        this.options.onSecrets?.(dpopSecrets(key));
+        this.options.onSecrets(dpopSecrets(key));
         inUse.stored = key;
         return DpopSession.create({ keyPair: pair });
       });
