@@ -14,7 +14,8 @@ export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 /** How a call asks for a task: the 2026-07-28 extension, or 2025-11-25's task-augmented request. */
 export type TaskDialect = "extension" | "core";
 
-export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
+const STATUSES = ["working", "input_required", "completed", "failed", "cancelled"] as const;
+export type TaskStatus = (typeof STATUSES)[number];
 
 /** A task as this module reports it, whatever the revision. */
 export interface TaskState {
@@ -38,8 +39,6 @@ export interface DetailedTask extends TaskState {
   /** 2026-07-28, input_required: the requests waiting for the client's answers, by key. */
   inputRequests?: Record<string, unknown>;
 }
-
-const STATUSES: ReadonlySet<string> = new Set(["working", "input_required", "completed", "failed", "cancelled"]);
 
 export function isTerminal(status: TaskStatus): boolean {
   return status === "completed" || status === "failed" || status === "cancelled";
@@ -82,7 +81,7 @@ function optionalNumber(value: unknown): number | undefined {
 export function parseTask(value: unknown): DetailedTask | undefined {
   if (!isObject(value) || typeof value.taskId !== "string" || value.taskId === "" || typeof value.status !== "string")
     return undefined;
-  if (!STATUSES.has(value.status)) return undefined;
+  if (!(STATUSES as readonly string[]).includes(value.status)) return undefined;
   const ttl = value.ttlMs !== undefined ? value.ttlMs : value.ttl;
   const task: DetailedTask = {
     taskId: value.taskId,
