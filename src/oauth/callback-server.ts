@@ -20,7 +20,6 @@ import { MAX_PORT, type RedirectPlan, redirectPlan } from "./redirect.ts";
 export { CALLBACK_PATH, CALLBACK_PORT_TRIES } from "./redirect.ts";
 export const DEFAULT_SIGN_IN_TIMEOUT_MS = 5 * 60_000;
 
-/** Only to parse a request's target (`/path?query`); the Host header is neither trusted nor needed. */
 const ORIGIN = "http://127.0.0.1";
 const MAX_DESCRIPTION_CHARS = 200;
 const MAX_ERROR_CODE_CHARS = 100;
