@@ -663,4 +663,16 @@ describe("the client-credentials config: each mistake said with what to change",
       );
     }
   });
+
+  test("a file setting that is no string is said to be wrong once, not once more where its path is checked", () => {
+    const JWT = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+    const idp = { idpUrl: "https://idp.example.com", idpClientId: "c" };
+    for (const [key, auth] of [
+      ["assertionFile", { grantType: JWT, clientId: "w", assertionFile: 5 }],
+      ["idTokenFile", { grantType: JWT, clientId: "w", ...idp, idTokenFile: "" }],
+    ] as const) {
+      const said = errorsOf(auth).filter((e) => e === `\`auth.${key}\` must be a non-empty string`);
+      assert.equal(said.length, 1, `${JSON.stringify(auth)} → ${JSON.stringify(errorsOf(auth))}`);
+    }
+  });
 });

@@ -113,8 +113,9 @@ export function machineSettings(auth: JsonObject, field: string, text: TextKey, 
         `(\`${field}.idpUrl\` or \`idpTokenUrl\`, \`idpClientId\`, \`idToken\` or \`idTokenFile\`)`,
     );
   for (const key of ["assertionFile", "idTokenFile"] as const) {
-    const file = text(key);
-    if (file !== undefined && !isRootedPath(file))
+    // Read above, where a value that is no path was said to be wrong: only where a path points is checked here.
+    const file = auth[key];
+    if (typeof file === "string" && file.trim() !== "" && !isRootedPath(file))
       errors.push(
         `\`${field}.${key}\` must be an absolute path, or start with ~/ or a \${VAR} (got ${quoteValue(file)})`,
       );
