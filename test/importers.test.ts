@@ -622,6 +622,16 @@ describe("Codex", { timeout: 60_000 }, () => {
     assert.deepEqual(servers[0]!.inlineSecrets, []);
   });
 
+  it("a startup timeout taken from startup_timeout_ms, beside a startup_timeout_sec that is no duration, is noted as that", () => {
+    const text = '[mcp_servers.a]\ncommand = "x"\nstartup_timeout_sec = "soon"\nstartup_timeout_ms = 500\n';
+    const { servers } = parseClientConfig({ client: "codex", scope: "user", path: "/c.toml" }, text, LOC);
+    assert.equal(servers[0]!.entry.timeout, 1000);
+    assert.deepEqual(
+      servers[0]!.notes.filter((n) => n.includes("raised")),
+      ["`startup_timeout_ms` of 500 ms is raised to 1000 ms, the shortest `timeout` read as milliseconds"],
+    );
+  });
+
   it("reports invalid TOML with its position but without the offending line", () => {
     const text = '[mcp_servers.a]\nurl = "https://x.example.com/mcp"\nbearer_token = "sk-LeakedIfQuoted0000000000000\n';
     const result = parseClientConfig({ client: "codex", scope: "user", path: "/c.toml" }, text, LOC);

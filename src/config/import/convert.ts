@@ -239,15 +239,11 @@ function convertCodex(raw: JsonObject, notes: Notes): JsonObject {
   }
   put(entry, "headers", headers);
 
-  const timeout =
-    durationMs(raw, "startup_timeout_sec", 1000, notes) ?? durationMs(raw, "startup_timeout_ms", 1, notes);
+  // The note names the field the value came from: `startup_timeout_ms` where `_sec` is there but no duration.
+  const inSeconds = durationMs(raw, "startup_timeout_sec", 1000, notes);
+  const timeout = inSeconds ?? durationMs(raw, "startup_timeout_ms", 1, notes);
   if (timeout !== undefined)
-    putConnectTimeout(
-      entry,
-      timeout,
-      raw.startup_timeout_sec !== undefined ? "startup_timeout_sec" : "startup_timeout_ms",
-      notes,
-    );
+    putConnectTimeout(entry, timeout, inSeconds !== undefined ? "startup_timeout_sec" : "startup_timeout_ms", notes);
   const requestTimeout = durationMs(raw, "tool_timeout_sec", 1000, notes);
   if (requestTimeout !== undefined) entry.requestTimeout = requestTimeout;
   for (const field of ["enabled_tools", "disabled_tools"]) {
