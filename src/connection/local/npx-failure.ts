@@ -68,7 +68,9 @@ export function failedScriptIn(text: string, launch: NpxLaunch, log: string): Np
     const start = text.split("\n").find((line) => line.includes(` info run ${pkg} ${event} `) && !line.includes(" { "));
     const command = start?.replace(/^\d+ info run \S+ \S+ \S+ /, "") ?? "";
     const ending = signal !== "null" ? `was killed by ${signal}` : `exited with code ${code}`;
-    const failure = { kind: "script" as const, ...launch, pkg: pkg!, event: event!, command, ending, log };
+    // The launch's words only: what is passed in may be the whole start, its `env` (secrets) included.
+    const { spec, rerun } = launch;
+    const failure = { kind: "script" as const, spec, rerun, pkg: pkg!, event: event!, command, ending, log };
     if (!leftOut.has(specName(pkg!))) return { ...failure, optional: false };
     optional ??= { ...failure, optional: true };
   }
