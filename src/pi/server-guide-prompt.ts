@@ -23,11 +23,11 @@ export interface GuideScope {
 export function serverGuideHandler(
   bridge: McpBridge,
   registry: ToolRegistry,
-  scope?: GuideScope,
+  scope: GuideScope,
 ): (event: BeforeAgentStartEvent) => BeforeAgentStartEventResult | undefined {
   return (event) => {
     const entries = [...bridge.connections.values()].map((connection): ServerGuideEntry => {
-      const declared = registry.toolsOf(connection.name).filter((t) => !scope || scope.isDeclared(t));
+      const declared = registry.toolsOf(connection.name).filter((t) => scope.isDeclared(t));
       const { description } = connection.config;
       return {
         server: connection.name,
@@ -36,7 +36,7 @@ export function serverGuideHandler(
         instructions: connection.instructions,
       };
     });
-    const guide = [formatServerGuide(entries), scope?.deferredLine()].filter((part) => part !== undefined).join("\n\n");
+    const guide = [formatServerGuide(entries), scope.deferredLine()].filter((part) => part !== undefined).join("\n\n");
     return guide ? { systemPrompt: `${event.systemPrompt}\n\n${guide}` } : undefined;
   };
 }
