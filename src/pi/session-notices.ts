@@ -65,8 +65,8 @@ export class SessionNotices {
   sessionStarted(
     ctx: ExtensionContext,
     warnings: readonly string[],
-    once: readonly ConfigProblem[] = [],
-    told: ReadonlySet<string> = new Set(),
+    once: readonly ConfigProblem[],
+    told: ReadonlySet<string>,
   ): void {
     this.ctx = ctx;
     this.ready = [];
