@@ -39,6 +39,11 @@ export const LIST_RESOURCES = "list_mcp_resources";
 export const LIST_TEMPLATES = "list_mcp_resource_templates";
 export const READ_RESOURCE = "read_mcp_resource";
 export const RESOURCE_TOOL_NAMES = [LIST_RESOURCES, LIST_TEMPLATES, READ_RESOURCE] as const;
+/** Each listing's tool, and the MCP method it pages through. */
+const LISTS = {
+  resources: { tool: LIST_RESOURCES, method: "resources/list" },
+  resourceTemplates: { tool: LIST_TEMPLATES, method: "resources/templates/list" },
+} as const;
 
 interface ResourceToolDetails {
   /** Where the answer came from: the server, and what was asked of it (a listing, or the resource's URI). */
@@ -66,7 +71,6 @@ export interface ResourceToolsDeps {
  * session goes on, and its files with it: so the list is the process's, not one load's.
  */
 const SAVED_DIRS = Symbol.for("pi-mcp-bridge.resource-dirs");
-const LIST_METHOD = { resources: "resources/list", resourceTemplates: "resources/templates/list" } as const;
 function savedDirs(): Set<string> {
   const shared = globalThis as { [SAVED_DIRS]?: Set<string> };
   return (shared[SAVED_DIRS] ??= new Set());
@@ -172,7 +176,7 @@ export class ResourceTools {
           "Lists the resources MCP servers offer (files, documents, data), each with its server and URI; read one with read_mcp_resource. " +
           "Give `server` for one server only; a long listing comes in pages (`cursor`).",
         parameters: listParameters("resources"),
-        execute: (_id, params, signal) => this.list(LIST_RESOURCES, params, signal, "resources"),
+        execute: (_id, params, signal) => this.list(params, signal, "resources"),
       },
       {
         name: LIST_TEMPLATES,
@@ -181,7 +185,7 @@ export class ResourceTools {
           "Lists the resource templates MCP servers offer: URI patterns (RFC 6570) whose variables you fill in to read a resource with read_mcp_resource. " +
           "Give `server` for one server only; a long listing comes in pages (`cursor`).",
         parameters: listParameters("resource templates"),
-        execute: (_id, params, signal) => this.list(LIST_TEMPLATES, params, signal, "resourceTemplates"),
+        execute: (_id, params, signal) => this.list(params, signal, "resourceTemplates"),
       },
       {
         name: READ_RESOURCE,
@@ -207,18 +211,14 @@ export class ResourceTools {
     );
   }
 
-  private async list(
-    tool: string,
-    params: ListParams,
-    signal: AbortSignal | undefined,
-    key: "resources" | "resourceTemplates",
-  ) {
+  private async list(params: ListParams, signal: AbortSignal | undefined, key: keyof typeof LISTS) {
+    const { tool, method } = LISTS[key];
     if (params.cursor && !params.server) throw new Error("`cursor` needs `server`: each server pages its own listing.");
     const targets = params.server ? [this.target(params.server)] : this.offering();
     const pages: ServerPage<Resource | ResourceTemplate>[] = await Promise.all(
       targets.map(async (c) => {
         try {
-          const { items, nextCursor } = await listPage(c, LIST_METHOD[key], params.cursor, signal);
+          const { items, nextCursor } = await listPage(c, method, params.cursor, signal);
           return { server: c.name, items, nextCursor };
         } catch (error) {
           return { server: c.name, error: describeError(error) };
@@ -229,7 +229,6 @@ export class ResourceTools {
     if (params.server && only && "error" in only) throw new Error(only.error);
     const capped = await capText(formatListing(key, pages), "mcp", tool);
     // One server's listing is that server's; a listing of all of them names each server in its text.
-    const method = LIST_METHOD[key];
     const details: ResourceToolDetails = params.server
       ? { server: params.server, provenance: mcpProvenance(params.server, method) }
       : {};
