@@ -298,7 +298,7 @@ const SUBCOMMANDS: readonly Subcommand[] = [
     name: "import",
     help: "Copy servers from Claude, Cursor, VS Code, Windsurf, Codex or opencode (step by step, or --all or by name)",
     flags: IMPORT_OPTION_NAMES,
-    run: (deps, words, ctx) => importServers(deps, words, ctx),
+    run: importServers,
   },
   {
     name: "auth",
@@ -320,13 +320,13 @@ const SUBCOMMANDS: readonly Subcommand[] = [
     help: "Trust this project's servers (or the named ones) and start them; --sandboxed: each in a sandbox only",
     completes: "project server",
     flags: [SANDBOXED_FLAG],
-    run: (deps, names, ctx) => trustCommand(deps, names, ctx),
+    run: trustCommand,
   },
   {
     name: "untrust",
     help: "Stop trusting this project's servers (or the named ones) and stop them",
     completes: "project server",
-    run: (deps, names, ctx) => untrustCommand(deps, names, ctx),
+    run: untrustCommand,
   },
   {
     name: "doctor",
