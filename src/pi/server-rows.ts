@@ -13,7 +13,7 @@ import { configVarRefs, type Environment } from "../config/substitute.ts";
 import { scopeLabel } from "../config/types.ts";
 import { commandArgument } from "../config/validate/name.ts";
 import { describeForTrust } from "../trust/trust-rules.ts";
-import type { ServerRow } from "./status-format.ts";
+import { type ServerRow, toolsUsable } from "./status-format.ts";
 import { definitionChars, estimatedTokens, type ToolWire } from "../exposure/definition-cost.ts";
 import type { ToolExposure } from "../exposure/tool-exposure.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
@@ -105,8 +105,7 @@ export function serverRows(
       protocol: c.protocolVersion ?? (c.config.protocol === "auto" ? undefined : c.config.protocol),
       source: sourceLabel(c),
       enabled: c.config.enabled,
-      // A lazy server's tools are registered (from the cache) before it runs.
-      toolCount: c.status === "connected" || c.status === "not started" ? tools.length : 0,
+      toolCount: toolsUsable(c.status) ? tools.length : 0,
       lastActive: c.health.lastHeard,
       detail: !trusted
         ? `/mcp trust ${c.name} runs it`

@@ -59,6 +59,9 @@ const STATUS_MARK: Record<string, string> = {
   "not trusted": "🔒",
 };
 
+/** Whether a server's tools can be used: it is connected, or lazy (its tools are registered from the cache first). */
+export const toolsUsable = (status: string) => status === "connected" || status === "not started";
+
 /** `45s`, `12m`, `3h 5m`: for people, not for parsing. */
 function formatDuration(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));
@@ -204,7 +207,7 @@ export function statusSummary(rows: readonly ServerRow[]): { text: string; atten
   // A project server held for trust cannot be up; the startup notice and /mcp say so.
   const enabled = rows.filter((r) => r.enabled && !["disabled", "not trusted", "off"].includes(r.status));
   if (enabled.length === 0) return undefined;
-  const up = enabled.filter((r) => r.status === "connected" || r.status === "not started").length;
+  const up = enabled.filter((r) => toolsUsable(r.status)).length;
   const pending = enabled.filter(starting).length;
   const attention = enabled.some(
     (r) =>
@@ -219,10 +222,7 @@ export function statusSummary(rows: readonly ServerRow[]): { text: string; atten
 /** The totals line: servers configured, connected, tools the model can use (a lazy server's cached ones included). */
 function formatTotals(rows: readonly ServerRow[]): string {
   const connected = rows.filter((r) => r.status === "connected");
-  const tools = rows.reduce(
-    (n, r) => n + (r.status === "connected" || r.status === "not started" ? r.toolCount : 0),
-    0,
-  );
+  const tools = rows.reduce((n, r) => n + (toolsUsable(r.status) ? r.toolCount : 0), 0);
   return `${plural(rows.length, "server")} configured | ${connected.length} connected | ${tools} tools available`;
 }
 
@@ -234,7 +234,7 @@ export function formatStatusTable(rows: readonly ServerRow[], now = Date.now(), 
   const header = ["Server", "Status", "Transport", "Protocol", "Tools", "Last Active", "Source", "Details"];
   const cells = rows.map((row) => {
     const status = statusOf(row);
-    const tools = status === "connected" || status === "not started" ? String(row.toolCount) : "—";
+    const tools = toolsUsable(status) ? String(row.toolCount) : "—";
     const active = row.lastActive !== undefined ? `${formatDuration(now - row.lastActive)} ago` : "—";
     return [
       row.sandbox ? `${row.name} ${SANDBOX_MARK}` : row.name,
