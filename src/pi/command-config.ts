@@ -16,8 +16,8 @@ import { commandArgument } from "../config/validate/name.ts";
 import { removeServerEntry, setServerField } from "../config/write/server-edits.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { errorMessage } from "../common/errors.ts";
-import { plural } from "../common/text.ts";
 import { registryAnswers } from "./command-registry.ts";
+import { startedTools } from "./command-off.ts";
 
 const TRANSPORT_CHOICES: Record<string, AddTransport> = {
   "A local command (stdio)": "stdio",
@@ -256,10 +256,7 @@ export async function setEnabled(
   // The saved entry may differ from the one this session started with only in `enabled`: start it now.
   try {
     const started = await deps.bridge.replace({ ...connection.config, enabled: true });
-    show(
-      ctx,
-      `Enabled MCP server '${connection.name}' ${where}: ${started.status === "not started" ? "it starts on first use" : `${plural(started.tools.length, "tool")}`}.`,
-    );
+    show(ctx, `Enabled MCP server '${connection.name}' ${where}: ${startedTools(started)}.`);
   } catch (error) {
     show(
       ctx,

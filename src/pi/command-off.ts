@@ -18,6 +18,10 @@ export function saysOff(serversOff: ServersOff, connection: ServerConnection, ct
   return true;
 }
 
+/** What a server just started (or set to start) has: its tools, or that it starts on first use. */
+export const startedTools = (started: ServerConnection) =>
+  started.status === "not started" ? "it starts on first use" : plural(started.tools.length, "tool");
+
 function disabledText(connection: ServerConnection): string {
   return `MCP server '${connection.name}' is disabled in its config`;
 }
@@ -43,8 +47,7 @@ export async function switchOnCommand(deps: CommandDeps, connection: ServerConne
     return show(ctx, `MCP server '${connection.name}' is on already (${connection.status}).`);
   try {
     const started = await deps.serversOff.switchOn(connection);
-    const tools = started.status === "not started" ? "it starts on first use" : plural(started.tools.length, "tool");
-    show(ctx, `Switched on MCP server '${connection.name}' for this session: ${tools}.`);
+    show(ctx, `Switched on MCP server '${connection.name}' for this session: ${startedTools(started)}.`);
   } catch (error) {
     show(ctx, `Switched on MCP server '${connection.name}', but it did not start: ${errorMessage(error)}`, "error");
   }
