@@ -60,6 +60,8 @@ function blocks(message: SamplingMessage): Array<Record<string, unknown>> {
   return (Array.isArray(content) ? content : [content]) as Array<Record<string, unknown>>;
 }
 
+const NO_TOKENS = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+
 /** The request as pi-ai's context for `model`. Text and images pass; audio is named; tool use is refused. Pure. */
 export function samplingContext(params: SamplingParams, model: Model<Api>, now = Date.now()): Context {
   const messages: Context["messages"] = params.messages.map((message) => {
@@ -80,14 +82,8 @@ export function samplingContext(params: SamplingParams, model: Model<Api>, now =
       api: model.api,
       provider: model.provider,
       model: model.id,
-      usage: {
-        input: 0,
-        output: 0,
-        cacheRead: 0,
-        cacheWrite: 0,
-        totalTokens: 0,
-        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-      },
+      // An earlier answer the server quotes: no tokens of this session went into it.
+      usage: { ...NO_TOKENS, totalTokens: 0, cost: { ...NO_TOKENS, total: 0 } },
       stopReason: "stop",
       timestamp: now,
     };
