@@ -18,6 +18,8 @@ export const MAX_SHOWN_ITEMS = 50;
 export const MAX_SHOWN_ARGUMENTS = 20;
 /** A description (or other server text) longer than this is cut. */
 const MAX_TEXT = 200;
+/** Server text as this listing shows it: without control sequences, on one line, clipped. */
+const clipped = (text: string) => shown(text, MAX_TEXT, "line");
 const NO_SERVERS = "No MCP servers configured (/mcp add adds one).";
 
 /** What decides whether a server can be asked for its lists now. */
@@ -64,7 +66,7 @@ export function whyNotListed(server: ServerStanding): string | undefined {
     case "needs sign-in":
       return `needs a sign-in (/mcp auth ${name})`;
     default: {
-      const why = server.lastError ? `: ${shown(server.lastError, MAX_TEXT, "line")}` : "";
+      const why = server.lastError ? `: ${clipped(server.lastError)}` : "";
       return `not connected (${server.status})${why} (/mcp reconnect ${name} tries again)`;
     }
   }
@@ -79,7 +81,7 @@ function unlistedLine(server: string, why: Unlisted, what: string): string {
     case "unavailable":
       return `${head}: ${why.reason}`;
     case "failed":
-      return `${head}: its ${what} could not be listed: ${shown(why.error, MAX_TEXT, "line")}`;
+      return `${head}: its ${what} could not be listed: ${clipped(why.error)}`;
   }
 }
 
@@ -98,15 +100,15 @@ function countOf(list: ListResult<unknown>, word: string): string[] {
 
 function promptLines(entry: PromptEntry): string[] {
   const { prompt } = entry;
-  const about = shown(prompt.description || prompt.title || "", MAX_TEXT, "line");
+  const about = clipped(prompt.description || prompt.title || "");
   const command = entry.command
     ? `/${entry.command}`
-    : `${shown(prompt.name, MAX_TEXT, "line")} (no command: the server's prompts changed meanwhile; /mcp prompts again shows them)`;
+    : `${clipped(prompt.name)} (no command: the server's prompts changed meanwhile; /mcp prompts again shows them)`;
   const lines = [`  ${command}${about ? `  ·  ${about}` : ""}`];
   const args = prompt.arguments ?? [];
   for (const arg of args.slice(0, MAX_SHOWN_ARGUMENTS)) {
-    const argAbout = arg.description ? `  ·  ${shown(arg.description, MAX_TEXT, "line")}` : "";
-    lines.push(`      ${shown(arg.name, MAX_TEXT, "line")} (${arg.required ? "required" : "optional"})${argAbout}`);
+    const argAbout = arg.description ? `  ·  ${clipped(arg.description)}` : "";
+    lines.push(`      ${clipped(arg.name)} (${arg.required ? "required" : "optional"})${argAbout}`);
   }
   lines.push(...restLine("      ", Math.max(0, args.length - MAX_SHOWN_ARGUMENTS), false, " arguments"));
   return lines;
@@ -134,15 +136,8 @@ export function formatPromptListing(offers: ReadonlyArray<ServerOffer<PromptEntr
 
 /** A resource (at its URI) or a template (at its URI template): where, name, type, then its description below. */
 function itemLines(at: string, item: { name: string; mimeType?: string; description?: string }): string[] {
-  const parts = [
-    shown(at, MAX_TEXT, "line"),
-    shown(item.name, MAX_TEXT, "line"),
-    ...(item.mimeType ? [shown(item.mimeType, MAX_TEXT, "line")] : []),
-  ];
-  return [
-    `    ${parts.join("  ·  ")}`,
-    ...(item.description ? [`      ${shown(item.description, MAX_TEXT, "line")}`] : []),
-  ];
+  const parts = [clipped(at), clipped(item.name), ...(item.mimeType ? [clipped(item.mimeType)] : [])];
+  return [`    ${parts.join("  ·  ")}`, ...(item.description ? [`      ${clipped(item.description)}`] : [])];
 }
 
 function isEmpty(list: ListResult<unknown>): boolean {
@@ -151,7 +146,7 @@ function isEmpty(list: ListResult<unknown>): boolean {
 
 /** One list of a server: its heading and shown items, or why it could not be read; nothing when it is empty. */
 function listBlock<T>(heading: string, list: ListResult<T>, linesOf: (item: T) => string[]): string[] {
-  if ("error" in list) return [`  ${heading}: could not be listed: ${shown(list.error, MAX_TEXT, "line")}`];
+  if ("error" in list) return [`  ${heading}: could not be listed: ${clipped(list.error)}`];
   if (isEmpty(list)) return [];
   return [
     `  ${heading}:`,
