@@ -36,10 +36,10 @@ const MAX_LABEL = 120;
 const MAX_DESCRIPTION = 500;
 const FORMATS: readonly TextFormat[] = ["email", "uri", "date", "date-time"];
 
-const text = (value: unknown, max: number): string | undefined =>
-  typeof value === "string" && value.trim() !== "" ? shown(value, max) : undefined;
-const line = (value: unknown, max: number): string | undefined =>
-  typeof value === "string" && value.trim() !== "" ? shown(value, max, "line") : undefined;
+/** A server's text, where it wrote any, safe to show and clipped; a label on one line. */
+const text = (value: unknown, max: number, form?: "line"): string | undefined =>
+  typeof value === "string" && value.trim() !== "" ? shown(value, max, form) : undefined;
+const label = (value: unknown) => text(value, MAX_LABEL, "line");
 const finite = (value: unknown): number | undefined =>
   typeof value === "number" && Number.isFinite(value) ? value : undefined;
 
@@ -48,16 +48,13 @@ function choicesOf(schema: Record<string, unknown>): Choice[] | undefined {
   const titled = Array.isArray(schema.oneOf) ? schema.oneOf : Array.isArray(schema.anyOf) ? schema.anyOf : undefined;
   if (titled) {
     const choices = titled.filter(isObject).filter((o) => typeof o.const === "string");
-    return choices.map((o) => ({
-      value: o.const as string,
-      title: line(o.title, MAX_LABEL) ?? line(o.const, MAX_LABEL) ?? "",
-    }));
+    return choices.map((o) => ({ value: o.const as string, title: label(o.title) ?? label(o.const) ?? "" }));
   }
   if (!Array.isArray(schema.enum)) return undefined;
   const names = Array.isArray(schema.enumNames) ? schema.enumNames : [];
   return schema.enum
     .filter((v): v is string => typeof v === "string")
-    .map((value, i) => ({ value, title: line(names[i], MAX_LABEL) ?? line(value, MAX_LABEL) ?? "" }));
+    .map((value, i) => ({ value, title: label(names[i]) ?? label(value) ?? "" }));
 }
 
 /** The form's fields in the server's order; a field of a shape the spec does not allow is reported, not guessed at. */
@@ -73,7 +70,7 @@ export function formFields(params: Pick<ElicitRequestFormParams, "requestedSchem
     const property = raw as Record<string, unknown>;
     const base: FieldBase = {
       key,
-      label: line(property.title, MAX_LABEL) ?? line(key, MAX_LABEL) ?? "(unnamed)",
+      label: label(property.title) ?? label(key) ?? "(unnamed)",
       description: text(property.description, MAX_DESCRIPTION),
       required: required.has(key),
     };
