@@ -154,10 +154,7 @@ async function reconnect(connection: ServerConnection, ctx: ExtensionContext): P
 }
 
 async function dashboard(deps: CommandDeps, ctx: ExtensionContext): Promise<void> {
-  const source = {
-    rows: () => statusRows(deps, ctx),
-    logTail: (server: string, n: number) => deps.logTail(server, n),
-  };
+  const source = { rows: () => statusRows(deps, ctx), logTail: deps.logTail };
   let opened = false;
   try {
     await ctx.ui.custom<void>((tui, _theme, _keybindings, done) => {
