@@ -111,17 +111,13 @@ export class ExtensionApi {
   /** Subscribes to the request channels. */
   listen(): void {
     const { events } = this.deps;
-    events.on(API_CHANNELS.list, (data) => this.answer(API_CHANNELS.list, data, async () => this.list()));
-    events.on(API_CHANNELS.call, (data) => this.answer(API_CHANNELS.call, data, (request) => this.call(request)));
+    this.answerOn(API_CHANNELS.list, async () => this.list());
+    this.answerOn(API_CHANNELS.call, (request) => this.call(request));
     events.on(API_CHANNELS.abort, (data) => {
       if (isObject(data)) this.calls.get(data.id)?.abort();
     });
-    events.on(API_CHANNELS.register, (data) =>
-      this.answer(API_CHANNELS.register, data, (request) => this.register(request)),
-    );
-    events.on(API_CHANNELS.unregister, (data) =>
-      this.answer(API_CHANNELS.unregister, data, (request) => this.unregister(request)),
-    );
+    this.answerOn(API_CHANNELS.register, (request) => this.register(request));
+    this.answerOn(API_CHANNELS.unregister, (request) => this.unregister(request));
     // Older than the rest, and answered its own way: on `mcp.metrics`, and to `reply` if the request has one.
     events.on("mcp.metrics.request", (data) => {
       const snapshot = { servers: this.deps.metrics() };
@@ -131,32 +127,30 @@ export class ExtensionApi {
     });
   }
 
-  /** Runs a request and publishes its one reply (and hands it to the request's `reply`, if it has one). */
-  private answer(
-    channel: string,
-    data: unknown,
-    handle: (request: Record<string, unknown>) => Promise<Record<string, unknown>>,
-  ): void {
-    const request = isObject(data) ? data : {};
-    const settle = async (): Promise<Reply> => {
-      if (!isObject(data)) return { id: undefined, ...refused("bad-request", "A request must be an object.") };
-      try {
-        return { id: request.id, ...(await handle(request)) } as Reply;
-      } catch (error) {
-        // A fault of the bridge's own: still an answer, never an exception in the caller's handler.
-        return { id: request.id, ...refused("failed", errorMessage(error)) };
-      }
-    };
-    void settle().then((reply) => {
-      const callback = request.reply;
-      if (typeof callback === "function") {
+  /** Answers each request on `channel`: publishes its one reply, and hands it to the request's `reply` if it has one. */
+  private answerOn(channel: string, handle: (request: Record<string, unknown>) => Promise<Record<string, unknown>>) {
+    this.deps.events.on(channel, (data) => {
+      const request = isObject(data) ? data : {};
+      const settle = async (): Promise<Reply> => {
+        if (!isObject(data)) return { id: undefined, ...refused("bad-request", "A request must be an object.") };
         try {
-          callback(reply);
-        } catch {
-          // The caller's own callback failed: its reply is still published below.
+          return { id: request.id, ...(await handle(request)) } as Reply;
+        } catch (error) {
+          // A fault of the bridge's own: still an answer, never an exception in the caller's handler.
+          return { id: request.id, ...refused("failed", errorMessage(error)) };
         }
-      }
-      this.deps.events.emit(channel.replace(/\.request$/, ""), reply);
+      };
+      void settle().then((reply) => {
+        const callback = request.reply;
+        if (typeof callback === "function") {
+          try {
+            callback(reply);
+          } catch {
+            // The caller's own callback failed: its reply is still published below.
+          }
+        }
+        this.deps.events.emit(channel.replace(/\.request$/, ""), reply);
+      });
     });
   }
 
