@@ -64,17 +64,14 @@ export class DialogBudget {
   }
 
   private stateOf(server: string): ServerState {
-    let state = this.servers.get(server);
-    if (!state) {
-      state = {
-        admitted: [],
-        denied: false,
-        refused: { denied: 0, limit: 0 },
-        lastNotice: -Infinity,
-        shown: Promise.resolve(),
-      };
-      this.servers.set(server, state);
-    }
+    const state = this.servers.get(server) ?? {
+      admitted: [],
+      denied: false,
+      refused: { denied: 0, limit: 0 },
+      lastNotice: -Infinity,
+      shown: Promise.resolve(),
+    };
+    this.servers.set(server, state);
     return state;
   }
 
