@@ -65,6 +65,7 @@ function autoNotes(deps: CommandDeps): string[] {
 
 function formatTools(deps: CommandDeps, server: string | undefined): string {
   const active = new Set(deps.pi.getActiveTools());
+  const activeLabel = (name: string) => (active.has(name) ? "direct" : "inactive");
   const tools = deps.registry.tools.filter((t) => server === undefined || t.server === server);
   const prompts = (deps.promptCommands?.() ?? []).filter((p) => server === undefined || p.server === server);
   const none = server ? `MCP server '${server}' has no tools registered.` : "No MCP tools are registered.";
@@ -72,8 +73,7 @@ function formatTools(deps: CommandDeps, server: string | undefined): string {
   for (const tool of tools) {
     const source = deps.bridge.connection(tool.server)?.config.source;
     const scope = source ? scopeLabel(source) : "?";
-    const exposure =
-      deps.exposure?.label(tool.server, tool.originalName) ?? (active.has(tool.name) ? "direct" : "inactive");
+    const exposure = deps.exposure?.label(tool.server, tool.originalName) ?? activeLabel(tool.name);
     lines.push(`  ${tool.name}  ·  ${formatProvenance(tool.provenance)}  ·  ${scope}  ·  ${exposure}`);
   }
   lines.push(...autoNotes(deps));
@@ -87,8 +87,7 @@ function formatTools(deps: CommandDeps, server: string | undefined): string {
   const resourceServers = offering.filter((s) => server === undefined || s === server);
   if (resourceServers.length) {
     const reach = resourceServers.map((s) => `mcp:${s}/resources`).join(", ");
-    const exposure = (name: string) =>
-      deps.exposure?.sharedLabel(name, offering) ?? (active.has(name) ? "direct" : "inactive");
+    const exposure = (name: string) => deps.exposure?.sharedLabel(name, offering) ?? activeLabel(name);
     lines.push(
       "Resource tools  ·  servers they reach  ·  exposure",
       ...RESOURCE_TOOL_NAMES.map((name) => `  ${name}  ·  ${reach}  ·  ${exposure(name)}`),
