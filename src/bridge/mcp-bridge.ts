@@ -277,14 +277,9 @@ export class McpBridge implements Launcher {
     return this.trust.written(this.sourceOf("project"), file, before, after, authored);
   }
 
-  /** The config files, highest priority first (whether or not they exist). */
-  sources(): ConfigSource[] {
-    return configSources(this.options);
-  }
-
-  /** The file of a scope (`project`, `user`, …), if that scope has one. */
+  /** The file of a scope (`project`, `user`, …), if that scope has one (whether or not it exists). */
   sourceOf(scope: ConfigScope): ConfigSource | undefined {
-    return this.sources().find((s) => s.scope === scope);
+    return configSources(this.options).find((s) => s.scope === scope);
   }
 
   /** The servers as the files say now, every layer merged: what `/mcp add` and import start after writing entries. */
