@@ -21,15 +21,15 @@ export function rawToolName(server: string, tool: string, prefix?: string): stri
  * underscores alone the same as `查询地址`) or is over-long keeps its head and ends in a hash of the full original, so
  * it stays unique and stable.
  */
-export function sanitizeToolName(raw: string, maxLength = MAX_TOOL_NAME_LENGTH): string {
+export function sanitizeToolName(raw: string): string {
   const plain = raw.normalize("NFKD").replace(/\p{M}/gu, "");
   let name = plain.replace(/[^A-Za-z0-9_-]/g, "_");
   if (!/^[A-Za-z]/.test(name)) name = `mcp_${name}`;
   const lost = /[^\p{ASCII}]/u.test(plain);
-  if (!lost && name.length <= maxLength) return name;
+  if (!lost && name.length <= MAX_TOOL_NAME_LENGTH) return name;
   const hash = shortHash(raw);
   const head = lost ? name.replace(/_{2,}/g, "_").replace(/_$/, "") : name;
-  return `${head.slice(0, maxLength - hash.length - 1)}_${hash}`;
+  return `${head.slice(0, MAX_TOOL_NAME_LENGTH - hash.length - 1)}_${hash}`;
 }
 
 /** How the pi names of a server's tools begin (`mcp_github_`, `gh_`); empty where they are the bare names. */
