@@ -5,6 +5,7 @@
  * output schema.
  */
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/client/validators/ajv";
+import { errorMessage } from "../common/errors.ts";
 import { isObject } from "../common/values.ts";
 import { shown } from "../common/terminal-text.ts";
 
@@ -30,6 +31,6 @@ export function schemaCheck(schema: unknown): { check?: SchemaCheck; error?: str
       },
     };
   } catch (error) {
-    return { error: shown(error instanceof Error ? error.message : String(error), 300, "line") };
+    return { error: shown(errorMessage(error), 300, "line") };
   }
 }
