@@ -77,9 +77,4 @@ export class SessionServers {
     await this.bridge.remove(name);
     return { ok: true };
   }
-
-  /** The servers added for this session, in the order they were added. */
-  connections(): ServerConnection[] {
-    return [...this.bridge.connections.values()].filter((c) => isSessionServer(c.config));
-  }
 }
