@@ -7,7 +7,7 @@
 import type { ExtensionContext, ToolCallEventResult } from "@mariozechner/pi-coding-agent";
 import type { ToolAnnotations } from "@modelcontextprotocol/client";
 import { errorMessage } from "../common/errors.ts";
-import { type Logger, NULL_LOGGER } from "../common/log-file.ts";
+import type { Logger } from "../common/log-file.ts";
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import { quoteValue } from "../common/text.ts";
 import { trustNotRecorded } from "./trust-rules.ts";
@@ -239,7 +239,7 @@ export class ToolApproval {
   }
 
   private log(tool: ApprovedTool, decision: string, by: string): void {
-    (this.deps.logger ?? NULL_LOGGER).log({
+    this.deps.logger?.log({
       level: "info",
       event: "approval",
       server: tool.server,
