@@ -86,8 +86,7 @@ export class BridgeTrust {
         }
       }),
     );
-    const failure = await saved;
-    if (failure) throw failure.error;
+    await saved;
     return results;
   }
 
@@ -108,8 +107,7 @@ export class BridgeTrust {
   async distrust(connections: readonly ServerConnection[]): Promise<void> {
     const saved = this.remember(connections, false);
     await Promise.all(connections.map((c) => this.bridge.renew(c.config)));
-    const failure = await saved;
-    if (failure) throw failure.error;
+    await saved;
   }
 
   /**
@@ -136,19 +134,13 @@ export class BridgeTrust {
   }
 
   /**
-   * Records the user's answer: in effect at once, saved for later sessions in the background. Resolves with the
-   * error of saving, if any (caught here, so it cannot go unhandled while the servers start).
+   * Records the user's answer: in effect at once, saved for later sessions in the background. Rejects with the error
+   * of saving, if any (marked handled here, so it cannot go unhandled while the servers start).
    */
-  private remember(
-    connections: readonly ServerConnection[],
-    trusted: boolean,
-    sandboxed = false,
-  ): Promise<{ error: unknown } | undefined> {
+  private remember(connections: readonly ServerConnection[], trusted: boolean, sandboxed = false): Promise<void> {
     const configs = connections.map((c) => c.config);
     const saving = this.store?.answer(configs, trusted, sandboxed) ?? Promise.resolve();
-    return saving.then(
-      () => undefined,
-      (error: unknown) => ({ error }),
-    );
+    saving.catch(() => {});
+    return saving;
   }
 }
