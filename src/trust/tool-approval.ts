@@ -80,7 +80,7 @@ function dialogLine(text: string, max: number = SHOWN.body): string {
   return shown(text, max, "visible");
 }
 
-/** `tool 'x' of MCP server 's'`, as every message names a tool. */
+/** `MCP tool 'x' of server 's'`, as every message names a tool. */
 function describeTool(tool: ApprovedTool): string {
   return `MCP tool '${tool.originalName}' of server '${tool.server}'`;
 }
