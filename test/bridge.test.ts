@@ -334,6 +334,26 @@ describe("McpBridge", { timeout: 120_000 }, () => {
     }, "two cache entries for two definitions of 'db'");
   });
 
+  test("a definition replaced in the session (/mcp add over an entry) gets its own cache entry, not the old one's", async () => {
+    const tmp = tempDir();
+    const cacheFile = path.join(tmp.dir, "agent", "mcp-bridge", "tool-cache.json");
+    write(path.join(tmp.dir, "project", ".pi", "mcp.json"), JSON.stringify({ mcpServers: { db: fixtureEntry() } }));
+    const { bridge } = registeredBridge(tmp.dir, { toolCache: new ToolCache(cacheFile) });
+    try {
+      await bridge.start();
+      const first = bridge.connection("db")!;
+      await waitFor(() => first.status === "connected", "the first definition to connect");
+      const second = await bridge.replace({ ...first.config, env: { ...first.config.env, OTHER: "1" } });
+      await waitFor(() => second.status === "connected", "the second definition to connect");
+    } finally {
+      await bridge.shutdown();
+    }
+    const entries = (JSON.parse(readFileSync(cacheFile, "utf8")) as { entries: Record<string, { server: string }> })
+      .entries;
+    assert.equal(Object.values(entries).filter((e) => e.server === "db").length, 2, "one entry per definition");
+    tmp.cleanup();
+  });
+
   test("shutdown returns only once the tool lists that arrived are in the cache file", async () => {
     const tmp = tempDir();
     const cacheFile = path.join(tmp.dir, "agent", "mcp-bridge", "tool-cache.json");

@@ -76,7 +76,8 @@ export class McpBridge implements Launcher {
   private shuttingDown?: Promise<void>;
   private readonly listeners = new Set<ToolsListener>();
   private readonly startFailedListeners = new Set<StartFailedListener>();
-  private readonly cacheKeys = new Map<string, string>();
+  /** Each connection's key in the tool cache: by connection, since a new definition under the same name has its own. */
+  private readonly cacheKeys = new WeakMap<ServerConnection, string>();
   /** Tool lists still being written to the cache: shutdown waits for them, so none lands after it. */
   private readonly cacheWrites = new Set<Promise<void>>();
   /** First connects under way (at load, or since: trust given, a server enabled), until each has settled: by server. */
@@ -138,12 +139,12 @@ export class McpBridge implements Launcher {
   }
 
   private cacheKeyOf(connection: ServerConnection): string | undefined {
-    const known = this.cacheKeys.get(connection.name);
+    const known = this.cacheKeys.get(connection);
     if (known !== undefined) return known;
     const identity = connection.identity();
     if (identity === undefined) return undefined;
     const key = cacheKey(identity);
-    this.cacheKeys.set(connection.name, key);
+    this.cacheKeys.set(connection, key);
     return key;
   }
 
