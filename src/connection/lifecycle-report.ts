@@ -7,7 +7,7 @@ import type { CallToolResult } from "@modelcontextprotocol/client";
 import { BridgeError, errorMessage } from "../common/errors.ts";
 import type { EventSink } from "../common/events.ts";
 import { type Logger, type LogLevel, NULL_LOGGER } from "../common/log-file.ts";
-import { Redactor } from "../common/redact.ts";
+import type { Redactor } from "../common/redact.ts";
 import type { ServerConfig } from "../config/types.ts";
 import { type ConnectionEvent, type ConnectionState, gaveUpDetail } from "./connection-state.ts";
 import { type HealthStatus, HealthTracker } from "./health.ts";
@@ -17,14 +17,13 @@ export interface ReportOptions {
   events?: EventSink;
   logger?: Logger;
   /** The server's secrets: every event payload, log line and state message passes through it on the way out. */
-  redactor?: Redactor;
+  redactor: Redactor;
 }
 
 export class LifecycleReport {
   readonly health: HealthTracker;
   private readonly server: string;
   private readonly maxAttempts: number;
-  private readonly redactor: Redactor;
   /** Tool calls' log lines not written yet (see `called`), in order. */
   private callLines: Array<{ level: LogLevel; fields: Record<string, unknown> }> = [];
 
@@ -35,14 +34,13 @@ export class LifecycleReport {
   ) {
     this.server = config.name;
     this.maxAttempts = config.retry.maxAttempts;
-    this.redactor = options.redactor ?? new Redactor();
     this.health = new HealthTracker(config.name, status);
   }
 
   /** Publishes an event about this server; a listener that throws cannot break the connection. */
   emit(channel: string, payload: Record<string, unknown> = {}): void {
     try {
-      this.options.events?.(channel, { serverId: this.server, ...this.redactor.value(payload) });
+      this.options.events?.(channel, { serverId: this.server, ...this.options.redactor.value(payload) });
     } catch {
       // The listener's problem.
     }
@@ -55,7 +53,8 @@ export class LifecycleReport {
   }
 
   private write(level: LogLevel, event: string, fields: Record<string, unknown>): void {
-    (this.options.logger ?? NULL_LOGGER).log({ level, event, server: this.server, ...this.redactor.value(fields) });
+    const { logger = NULL_LOGGER, redactor } = this.options;
+    logger.log({ level, event, server: this.server, ...redactor.value(fields) });
   }
 
   /**
