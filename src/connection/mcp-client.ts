@@ -114,9 +114,7 @@ export function createMcpClient(
   });
   const client = new Client(clientInfo, {
     versionNegotiation: negotiation.versionNegotiation,
-    ...(negotiation.supportedProtocolVersions
-      ? { supportedProtocolVersions: negotiation.supportedProtocolVersions }
-      : {}),
+    supportedProtocolVersions: negotiation.supportedProtocolVersions,
     capabilities: clientCapabilities(features),
     listChanged: { tools: changed("tools"), resources: changed("resources"), prompts: changed("prompts") },
   });
