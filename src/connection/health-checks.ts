@@ -5,6 +5,7 @@
  */
 import { describeError } from "../common/errors.ts";
 import { classifyError } from "../common/error-kinds.ts";
+import type { LogLevel } from "../common/log-file.ts";
 import { seconds } from "../common/text.ts";
 import { isUnauthorized } from "../oauth/session.ts";
 import type { LifecycleReport } from "./lifecycle-report.ts";
@@ -68,26 +69,21 @@ export class HealthChecks {
   private async probeNow(session: LiveSession, why: string): Promise<void> {
     const { report, pingTimeout } = this.options;
     const started = Date.now();
+    const logPing = (level: LogLevel, ok: boolean, fields: Record<string, unknown> = {}) =>
+      report.log(level, "request", { method: "ping", durationMs: Date.now() - started, ok, why, ...fields });
     if (!session.processAlive()) return this.options.lost(session, "the server process is gone");
     try {
       await session.ping(pingTimeout);
-      report.log("debug", "request", { method: "ping", durationMs: Date.now() - started, ok: true, why });
+      logPing("debug", true);
     } catch (error) {
       const kind = session.classify(error);
       if (kind !== "timeout" && kind !== "transport") {
         // It answered, if only to refuse (no ping support, or it wants credentials: the next call signs in).
         report.health.heard(Date.now());
-        report.log("debug", "request", { method: "ping", durationMs: Date.now() - started, ok: false, why, kind });
-        return;
+        return logPing("debug", false, { kind });
       }
       const detail = kind === "timeout" ? `no answer to a ping within ${seconds(pingTimeout)}` : describeError(error);
-      report.log("warn", "request", {
-        method: "ping",
-        durationMs: Date.now() - started,
-        ok: false,
-        why,
-        error: this.options.redact(detail),
-      });
+      logPing("warn", false, { error: this.options.redact(detail) });
       this.options.lost(session, detail);
     }
   }
