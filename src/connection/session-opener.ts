@@ -375,10 +375,11 @@ export class SessionOpener {
   /** What an error message about this server needs: the config, redaction, and the newest session's last words. */
   errorContext(): ErrorContext {
     const session = this.newest;
+    const process = session?.process;
     const redact = (text: string) => this.redact(text);
     const sandboxed = this.refusals.policy !== undefined;
-    // What a server says about its failure, wherever it said it.
-    const printed = () => [...(session?.process.stderrKept() ?? []), ...(session?.process.strayLines ?? [])];
+    // What a server says about its failure, wherever it said it, redacted.
+    const printed = () => [...(process?.stderrKept() ?? []), ...(process?.strayLines ?? [])].map(redact);
     const { config, resolvedLocal } = this;
     const asksFor = (lines: string[]) => this.asksFor(lines);
     return {
@@ -389,38 +390,37 @@ export class SessionOpener {
           const shownLines = lines.map((line) => shown(redact(line), SHOWN.line, "line")).filter((l) => l.trim());
           return shownLines.length ? `\n${title}:\n${shownLines.map((l) => `  ${l}`).join("\n")}` : "";
         };
-        const process = session?.process;
         return (
           quoted("Last stderr lines", process?.shownStderr(STDERR_LINES_QUOTED) ?? []) +
           quoted("What it wrote to stdout that is not MCP", process?.strayLines ?? [])
         );
       },
-      exitDescription: session?.process.exitDescription,
-      exitCode: session?.process.exitCode,
+      exitDescription: process?.exitDescription,
+      exitCode: process?.exitCode,
       // Read from the process table and npm's files, so only by the messages that ask.
       get npxFailure() {
-        return session?.process.npxFailure;
+        return process?.npxFailure;
       },
-      exitedAfterMs: session?.process.exitedAfterMs,
+      exitedAfterMs: process?.exitedAfterMs,
       get npxInstallMs() {
-        return session?.process.npxInstallMs;
+        return process?.npxInstallMs;
       },
       stage: session?.stage,
       get installing() {
         return session?.installing;
       },
       get asksFor() {
-        return asksFor(printed().map(redact));
+        return asksFor(printed());
       },
       get missingScript() {
-        const found = resolvedLocal && missingScript(printed().map(redact), resolvedLocal.args, resolvedLocal.cwd);
+        const found = resolvedLocal && missingScript(printed(), resolvedLocal.args, resolvedLocal.cwd);
         return found && { ...found, sandboxed };
       },
       get servesHttp() {
-        return servesHttp(printed().map(redact));
+        return servesHttp(printed());
       },
       get unreachable() {
-        const found = unreachableHost(printed().map(redact));
+        const found = unreachableHost(printed());
         return found && { ...found, sandboxed };
       },
       wroteToStdout: session?.stdoutLines && session.stdoutLines.read > 0,
