@@ -2,7 +2,7 @@
  * The words of a server's errors: what failed, why, and what to change. Every message passes through the server's
  * redaction, since a stderr tail or a URL can carry a secret.
  */
-import { BridgeError, causeChain, describeError, errorMessage, type ErrorKind } from "../common/errors.ts";
+import { BridgeError, causeChain, codeOf, describeError, errorMessage, type ErrorKind } from "../common/errors.ts";
 import { httpStatusOf, kindOf, serverAnswered } from "../common/error-kinds.ts";
 import { describeSource, type ServerConfig } from "../config/types.ts";
 import { measured, seconds, shellWord, withoutServerName } from "../common/text.ts";
@@ -263,7 +263,7 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
     permanent = { reason: message };
   } else if (kind === "timeout" && !(permanent = wantingVariable(ctx, error, true))) {
     message = handshakeTimeoutMessage(ctx, elapsedMs, where);
-  } else if (config.transport === "stdio" && (error as { code?: unknown }).code === "ENOENT") {
+  } else if (config.transport === "stdio" && codeOf(error) === "ENOENT") {
     const command = config.command ?? "";
     message = `MCP server '${config.name}': command '${command}' was not found (is it installed and on PATH?)`;
     const source = launcherSource(command);
@@ -275,9 +275,9 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
     const [flag, program, ...rest] = config.args;
     if (/^cmd(\.exe)?$/i.test(command.trim()) && /^\/c$/i.test(flag ?? "") && program)
       message += `: the entry is written for Windows (\`cmd /c\`); here, start the program itself: "command": ${JSON.stringify(program)}, "args": ${JSON.stringify(rest)} (in ${config.source.path})`;
-  } else if (config.transport === "stdio" && (error as { code?: unknown }).code === "EACCES") {
+  } else if (config.transport === "stdio" && codeOf(error) === "EACCES") {
     message = `MCP server '${config.name}': command '${config.command ?? ""}' could not be run (permission denied: is it executable?)`;
-  } else if (config.transport === "stdio" && (error as { code?: unknown }).code === "E2BIG") {
+  } else if (config.transport === "stdio" && codeOf(error) === "E2BIG") {
     message = `MCP server '${config.name}': its command line and environment are longer than the system allows (E2BIG); shorten \`args\` or \`env\` of '${config.name}' in ${config.source.path}`;
   } else if (ctx.violation) {
     const ended = config.transport === "stdio" ? "it was stopped" : "the connection was closed";

@@ -6,7 +6,7 @@
  * drop after the server stayed up for a while ({@link STABLE_AFTER_MS}), or `reset()` (the user asked for a fresh
  * start), begins again at 1.
  */
-import { BridgeError } from "../common/errors.ts";
+import { BridgeError, codeOf } from "../common/errors.ts";
 import type { RetryPolicy } from "../config/types.ts";
 import { backoffDelay } from "./health.ts";
 
@@ -22,8 +22,7 @@ const PERMANENT_SPAWN_CODES = new Set(["ENOENT", "EACCES", "E2BIG"]);
 export function worthRetrying(error: unknown, local: boolean): boolean {
   if (error instanceof BridgeError && (error.kind === "config" || error.kind === "auth")) return false;
   if (!local) return true;
-  const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
-  return typeof code !== "string" || !PERMANENT_SPAWN_CODES.has(code);
+  return !PERMANENT_SPAWN_CODES.has(codeOf((error as { cause?: unknown } | undefined)?.cause) ?? "");
 }
 
 /** A server that stays connected this long has recovered: a later drop starts the attempt count again. */
