@@ -22,25 +22,21 @@ export interface ReportOptions {
 
 export class LifecycleReport {
   readonly health: HealthTracker;
-  private readonly server: string;
-  private readonly maxAttempts: number;
   /** Tool calls' log lines not written yet (see `called`), in order. */
   private callLines: Array<{ level: LogLevel; fields: Record<string, unknown> }> = [];
 
   constructor(
-    config: Pick<ServerConfig, "name" | "retry">,
+    private readonly config: Pick<ServerConfig, "name" | "retry">,
     private readonly options: ReportOptions,
     status: () => HealthStatus,
   ) {
-    this.server = config.name;
-    this.maxAttempts = config.retry.maxAttempts;
     this.health = new HealthTracker(config.name, status);
   }
 
   /** Publishes an event about this server; a listener that throws cannot break the connection. */
   emit(channel: string, payload: Record<string, unknown> = {}): void {
     try {
-      this.options.events?.(channel, { serverId: this.server, ...this.options.redactor.value(payload) });
+      this.options.events?.(channel, { serverId: this.config.name, ...this.options.redactor.value(payload) });
     } catch {
       // The listener's problem.
     }
@@ -54,7 +50,7 @@ export class LifecycleReport {
 
   private write(level: LogLevel, event: string, fields: Record<string, unknown>): void {
     const { logger = NULL_LOGGER, redactor } = this.options;
-    logger.log({ level, event, server: this.server, ...redactor.value(fields) });
+    logger.log({ level, event, server: this.config.name, ...redactor.value(fields) });
   }
 
   /**
@@ -117,7 +113,7 @@ export class LifecycleReport {
     const attempt = before.kind === "connecting" ? before.attempt : undefined;
     switch (event.type) {
       case "attempt":
-        this.emit("mcp.connecting", { attempt: event.attempt, maxAttempts: this.maxAttempts });
+        this.emit("mcp.connecting", { attempt: event.attempt, maxAttempts: this.config.retry.maxAttempts });
         return this.log("info", "connecting", { attempt: event.attempt });
       case "failed": {
         const { error, durationMs, kind } = event;
