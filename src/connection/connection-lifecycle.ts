@@ -34,7 +34,7 @@ import type { LifecycleReport } from "./lifecycle-report.ts";
 import type { LiveSession } from "./live-session.ts";
 import { startFailureKey } from "./local/repeated-failure.ts";
 import { RetrySchedule, worthRetrying } from "./retry-schedule.ts";
-import { type SessionOpener, STDERR_LINES_QUOTED } from "./session-opener.ts";
+import type { SessionOpener } from "./session-opener.ts";
 
 export interface LifecycleOptions {
   config: ServerConfig;
@@ -193,7 +193,7 @@ export class ConnectionLifecycle {
     const retry = config.retry.maxAttempts > 0;
     if (!this.apply({ type: "dropped", session, reason: redactor.text(reason), retry })) return;
     this.checks.stop();
-    if (session.pid !== undefined) report.crashed(session.pid, reason, opener.stderrTail(STDERR_LINES_QUOTED));
+    if (session.pid !== undefined) report.crashed(session.pid, reason, opener.stderrTail());
     // A wrapper that exited may have left its real server running; a remote session's sockets must go too.
     void session.close({ graceful: false });
     this.schedule.dropped();

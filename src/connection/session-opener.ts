@@ -57,7 +57,7 @@ import { offlineNote, offlineRegistry, offlineSettings } from "./local/npx-offli
 import { npmSettings } from "./local/npm-settings.ts";
 
 /** How many stderr lines an error message quotes. */
-export const STDERR_LINES_QUOTED = 12;
+const STDERR_LINES_QUOTED = 12;
 
 /** Sign-ins one open may wait for: the first, and one more when the authorization server changed meanwhile. */
 const MAX_SIGN_INS_PER_OPEN = 2;
