@@ -49,15 +49,15 @@ export function sendAgain(
   return session.violation === undefined && repeatable();
 }
 
-/** A request on `session` failed: throws its error (worded) unless the connection was lost; if it was, returns how. */
+/** `what` failed on `session`: throws its error (worded) unless the connection was lost; if it was, returns how. */
 export function lostCause(
   ctx: ErrorContext,
   session: LiveSession,
-  kind: string,
+  what: string,
   error: unknown,
   signal: AbortSignal | undefined,
 ): string {
-  const errorKind = signal?.aborted ? "cancelled" : session.classify(error);
-  if (errorKind !== "transport") throw callError(ctx, errorKind, kind, error);
+  const kind = signal?.aborted ? "cancelled" : session.classify(error);
+  if (kind !== "transport") throw callError(ctx, kind, what, error);
   return session.endReason ?? describeError(error);
 }
