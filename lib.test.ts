@@ -1535,6 +1535,13 @@ describe("health model", () => {
       "MCP server 'jira' is disconnected after 10 retry attempts. Last error: connection refused.",
     );
     assert.match(gaveUpMessage("db", 5, "exited with code 1", true), /'db' .*5 restart/);
+    // Retrying off (restartOnCrash: false, reconnect: false): no count of attempts that were never made.
+    assert.equal(
+      gaveUpMessage("db", 0, "exited with code 1", true),
+      "MCP server 'db' was not restarted. Last error: exited with code 1.",
+    );
+    assert.match(gaveUpMessage("jira", 0, "gone", false), /'jira' is disconnected and was not retried\. /);
+    assert.match(gaveUpMessage("jira", 1, "gone", false), /after 1 retry attempt\. /);
   });
   test("a sign-in nobody could do is waited for, not retried; /mcp reconnect and logout stop on purpose", () => {
     const id = Symbol("attempt");

@@ -119,8 +119,9 @@ export function gaveUpMessage(
   lastError: string | undefined,
   local: boolean,
 ): string {
+  // No attempt at all: retrying was off for it (`restartOnCrash: false`, a retry budget of 0).
   const what = local
-    ? `was not restarted again after ${plural(attempts, "restart attempt")}`
-    : `is disconnected after ${attempts} retry attempts`;
+    ? `was not restarted${attempts > 0 ? ` again after ${plural(attempts, "restart attempt")}` : ""}`
+    : `is disconnected${attempts > 0 ? ` after ${plural(attempts, "retry attempt")}` : " and was not retried"}`;
   return `MCP server '${serverId}' ${what}. Last error: ${lastError ?? "unknown"}.`;
 }
