@@ -489,4 +489,9 @@ describe("where the OAuth redirect comes back", () => {
     );
     assert.deepEqual(redirectPlan({ callbackPort: 65_534 }).ports, [65_534, 65_535]);
   });
+
+  test("a callbackUrl that writes the default port 80 listens there and is sent as written", () => {
+    const plan = redirectPlan({ callbackPort: 9876, callbackUrl: "http://localhost:80/cb" });
+    assert.deepEqual([plan.ports, plan.uri(80)], [[80], "http://localhost:80/cb"]);
+  });
 });

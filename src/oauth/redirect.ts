@@ -43,7 +43,8 @@ export function redirectPlan(settings: { callbackPort?: number; callbackUrl?: st
   const url = new URL(written);
   // `localhost` is listened for on 127.0.0.1, where browsers try it too.
   const host = url.hostname === "[::1]" ? "::1" : "127.0.0.1";
-  if (url.port) return { host, path: url.pathname, ports: [Number(url.port)], uri: () => written };
-  const [, origin, , rest] = match;
+  // The port as written: `url.port` is empty for a written default port (`:80`).
+  const [, origin, port, rest] = match;
+  if (port) return { host, path: url.pathname, ports: [Number(port)], uri: () => written };
   return { host, path: url.pathname, ports, uri: (port) => `${origin}:${port}${rest}` };
 }
