@@ -218,6 +218,21 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     assert.equal(new AuthStore(authDir).client("secure", fixture.url), undefined, "a configured client is not stored");
   });
 
+  test("endpoints from the config: an authorization server whose issuer has a path, and that sends it as `iss`, signs in", async () => {
+    // The issuer is not the endpoints' origin, and nothing here says what it is: there is nothing to check `iss` against.
+    const { fixture, authDir, callbackPort } = await setup({ iss: "https://auth.example/realms/pi" });
+    const registered = await fetch(`${fixture.origin}/register`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ redirect_uris: [`http://127.0.0.1:${callbackPort}/callback`] }),
+    });
+    const { client_id: clientId } = (await registered.json()) as { client_id: string };
+    const endpoints = { authorizationUrl: `${fixture.origin}/authorize`, tokenUrl: `${fixture.origin}/token` };
+    const connection = connect(fixture, authDir, { callbackPort, clientId, ...endpoints });
+    await connection.connect();
+    assert.equal(await echo(connection, "realm"), "realm");
+  });
+
   test("a server that needed a sign-in nobody could do at startup signs in at its first call once someone can", async () => {
     const { fixture, authDir, callbackPort } = await setup();
     let handler: SignInHandler | undefined;

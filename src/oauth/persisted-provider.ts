@@ -57,15 +57,15 @@ export abstract class PersistedProvider {
     const { authorizationUrl, tokenUrl } = settings;
     if (authorizationUrl && tokenUrl) {
       // Endpoints from the config replace discovery: the SDK takes cached discovery state as given.
+      // The issuer is not known (it need not be the origin): an `iss` in the redirect has nothing to be checked against.
       const issuer = new URL(authorizationUrl).origin;
-      const metadata: AuthorizationServerMetadata = {
-        issuer,
+      const metadata = {
         authorization_endpoint: authorizationUrl,
         token_endpoint: tokenUrl,
         response_types_supported: ["code"],
         code_challenge_methods_supported: ["S256"],
         grant_types_supported: ["authorization_code", "refresh_token"],
-      };
+      } as AuthorizationServerMetadata;
       this.discovery = { authorizationServerUrl: issuer, authorizationServerMetadata: metadata };
     }
   }
