@@ -233,6 +233,14 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     assert.equal(await echo(connection, "realm"), "realm");
   });
 
+  test("endpoints from the config without a clientId: the error asks for one, not blames the server's registration", async () => {
+    const { fixture, authDir, callbackPort } = await setup();
+    const endpoints = { authorizationUrl: `${fixture.origin}/authorize`, tokenUrl: `${fixture.origin}/token` };
+    const connection = connect(fixture, authDir, { callbackPort, ...endpoints });
+    await assert.rejects(connection.connect(), /no registration endpoint to register a client at: set `clientId`/);
+    assert.equal(fixture.authorizations.length, 0);
+  });
+
   test("a server that needed a sign-in nobody could do at startup signs in at its first call once someone can", async () => {
     const { fixture, authDir, callbackPort } = await setup();
     let handler: SignInHandler | undefined;

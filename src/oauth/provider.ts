@@ -23,6 +23,10 @@ import { importPiSignIn, type PiImportOutcome } from "./pi-sign-in-import.ts";
 import { redirectPlan } from "./redirect.ts";
 import { expiresWithin, toOAuthTokens } from "./storage.ts";
 
+/** Endpoints from the config come without the SDK's only way to a client id of its own, a registration endpoint. */
+const NO_CLIENT =
+  "`authorizationUrl` and `tokenUrl` name its OAuth endpoints, so there is no registration endpoint to register a client at: set `clientId` next to them (a client registered with the authorization server).";
+
 /** An access token this close to its expiry is refreshed before it is used. */
 const REFRESH_MARGIN_MS = 5 * 60_000;
 
@@ -265,6 +269,8 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
   /** Refuses what discovery found (or the config named) when the bridge may not use it. */
   protected override refuse(state: OAuthDiscoveryState): void {
     super.refuse(state);
+    if (this.settings.authorizationUrl && this.settings.tokenUrl && !this.clientInformation())
+      throw this.problem("auth", NO_CLIENT);
     if (
       this.settings.clientRegistration === "cimd" &&
       state.authorizationServerMetadata?.client_id_metadata_document_supported !== true
