@@ -129,6 +129,16 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     assert.equal(fixture.authorizations.length, 2, "signed in again");
   });
 
+  test("concurrent calls after the refresh token was revoked share one new sign-in", async () => {
+    const { fixture, authDir, callbackPort } = await setup();
+    const connection = connect(fixture, authDir, { callbackPort });
+    await connection.connect();
+    fixture.revokeAll();
+    const results = await Promise.all([1, 2, 3].map((i) => echo(connection, `call ${i}`)));
+    assert.deepEqual(results, ["call 1", "call 2", "call 3"]);
+    assert.equal(fixture.authorizations.length, 2, "one new sign-in");
+  });
+
   test("the callback port in use: the next port takes the redirect", async () => {
     const { fixture, authDir, callbackPort } = await setup();
     const blocker = createServer();

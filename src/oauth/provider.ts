@@ -52,6 +52,8 @@ export interface OAuthProviderOptions extends PersistedOptions {
 export interface PendingSignIn {
   grant: Promise<AuthorizationGrant>;
   cancel(): void;
+  /** The grant's code exchanged for tokens, once for all who wait. */
+  exchanged?: Promise<void>;
 }
 
 export class BridgeOAuthProvider extends PersistedProvider implements OAuthClientProvider {
@@ -229,18 +231,16 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
       return;
     }
     if (this.pending) return;
-    const callback = await CallbackServer.start({
+    // Requests refused together each make a URL: the first opens, with its own state, and the rest join it.
+    const state = authorizationUrl.searchParams.get("state") ?? this.currentState ?? "";
+    const started = CallbackServer.start({
       redirect: redirectPlan(this.settings),
       timeoutMs: this.options.signInTimeoutMs,
     });
-    this.callback = callback;
-    const url = new URL(authorizationUrl);
-    url.searchParams.set("redirect_uri", callback.redirectUrl);
-    // Scopes from the config come first (the SDK prefers the server's hints).
-    if (this.settings.scopes?.length) url.searchParams.set("scope", this.settings.scopes.join(" "));
-    const state = this.currentState ?? url.searchParams.get("state") ?? "";
-    const grant = callback.waitForGrant(state);
-    const pending: PendingSignIn = { grant, cancel: () => void callback.close() };
+    // Pending at once, before the callback server listens, so that no other request starts a sign-in of its own.
+    const grant = started.then((callback) => (this.callback = callback).waitForGrant(state));
+    const cancel = () => void started.then((callback) => callback.close()).catch(() => {});
+    const pending: PendingSignIn = { grant, cancel };
     this.pending = pending;
     // A sign-in that failed or timed out with no one waiting on it must not block the next one.
     grant.catch(() => {
@@ -248,6 +248,11 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
       this.pending = undefined;
       this.callback = undefined;
     });
+    const callback = await started;
+    const url = new URL(authorizationUrl);
+    url.searchParams.set("redirect_uri", callback.redirectUrl);
+    // Scopes from the config come first (the SDK prefers the server's hints).
+    if (this.settings.scopes?.length) url.searchParams.set("scope", this.settings.scopes.join(" "));
     try {
       await handler({ server: this.options.server, url, callback });
     } catch (error) {

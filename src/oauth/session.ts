@@ -137,10 +137,13 @@ export class OAuthSession {
     const onAbort = () => pending.cancel();
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
-      const { code, iss } = await pending.grant;
-      this.options.onSecrets?.([code]);
-      const result = await auth(provider, { serverUrl: this.options.serverUrl, authorizationCode: code, iss });
-      if (result !== "AUTHORIZED") throw new Error("the authorization server did not issue tokens");
+      // Requests refused together wait for one sign-in: its code is exchanged once (a second exchange is refused).
+      pending.exchanged ??= pending.grant.then(async ({ code, iss }) => {
+        this.options.onSecrets?.([code]);
+        const result = await auth(provider, { serverUrl: this.options.serverUrl, authorizationCode: code, iss });
+        if (result !== "AUTHORIZED") throw new Error("the authorization server did not issue tokens");
+      });
+      await pending.exchanged;
       onEvent("mcp.auth.completed", {});
     } catch (error) {
       // The SDK's OAuth errors may carry only their code (invalid_grant …), not a message.
