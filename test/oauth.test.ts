@@ -168,6 +168,7 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     await assert.rejects(connection.connect(), (error: unknown) => {
       assert.ok(error instanceof BridgeError && error.kind === "auth");
       assert.match(error.message, /Signing in to MCP server 'secure' failed: .*No sign-in redirect arrived/);
+      assert.match(error.message, /within 1500 ms\. Run \/mcp auth secure to try again\.$/, "one full stop");
       messages.push(error.message);
       return true;
     });

@@ -154,7 +154,7 @@ export class OAuthSession {
       throw new BridgeError(
         "auth",
         server,
-        `Signing in to MCP server '${server}' failed: ${reason}. Run /mcp auth ${commandArgument(server)} to try again.`,
+        `Signing in to MCP server '${server}' failed: ${reason.replace(/\.$/, "")}. Run /mcp auth ${commandArgument(server)} to try again.`,
         { cause: error },
       );
     } finally {
