@@ -464,6 +464,16 @@ describe("remote failures", { timeout: 120_000 }, () => {
     });
   });
 
+  test("a refused port from a variable in `url`: the same message (the variable's value hidden), not a crash", async () => {
+    const env = { ...process.env, MCP_TEST_BLOCKED_PORT: "6000" };
+    const connection = connectionFor("blocked", { url: "http://127.0.0.1:${MCP_TEST_BLOCKED_PORT}/mcp" }, { env });
+    await assert.rejects(connection.connect(), (error: unknown) => {
+      assert.ok(error instanceof BridgeError && error.kind === "config", String(error));
+      assert.match(error.message, /Node's fetch refuses to connect to port \*\*\*, as browsers do/);
+      return true;
+    });
+  });
+
   test("a host name that does not resolve: the hint says to check `url` and the machine's DNS", async () => {
     // `.invalid` never resolves (RFC 2606): the lookup fails at once, with no request leaving the machine.
     const connection = connectionFor("nohost", { url: "http://mcp.example.invalid/mcp" });

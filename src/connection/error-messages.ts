@@ -35,6 +35,8 @@ function told(ctx: ErrorContext, message: string): string {
 /** What a message needs to know about its server. */
 export interface ErrorContext {
   config: ServerConfig;
+  /** A remote server's `url` with its variables put in (`config.url` may hold `${VAR}`s). */
+  url?: string;
   redact(text: string): string;
   /** The last stderr lines, and stdout lines that are not JSON-RPC, formatted for a message ("" if none). */
   stderr(): string;
@@ -303,7 +305,7 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
   } else if (config.transport !== "stdio" && causeChain(error).some((e) => (e as Error)?.message === "bad port")) {
     // Node's fetch, as a browser's, refuses the ports of other protocols (mail, X11, IRC…) before connecting.
     const fix = `serve it on another port and change \`url\` of '${config.name}' in ${config.source.path}`;
-    message = `MCP server '${config.name}'${where}: Node's fetch refuses to connect to port ${new URL(config.url ?? "").port}, as browsers do (https://fetch.spec.whatwg.org/#port-blocking); ${fix}. Reconnecting would not help, so it was not retried`;
+    message = `MCP server '${config.name}'${where}: Node's fetch refuses to connect to port ${new URL(ctx.url ?? config.url ?? "").port}, as browsers do (https://fetch.spec.whatwg.org/#port-blocking); ${fix}. Reconnecting would not help, so it was not retried`;
     permanent = { reason: message };
   } else {
     const detail = describeError(error);

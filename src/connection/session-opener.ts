@@ -106,6 +106,8 @@ export class SessionOpener {
   probeStartFailure?: string;
   /** What the last resolution starts for a local server (its `env` lacks a key whose variable is unset). */
   private resolvedLocal?: ResolvedStdio;
+  /** A remote server's `url` as the last resolution put its variables in. */
+  private resolvedUrl?: string;
   /** Each open remote session's `!command` header values, when it has any and no OAuth. */
   private readonly fresh = new WeakMap<LiveSession, FreshHeaders>();
 
@@ -212,6 +214,7 @@ export class SessionOpener {
         ? { ...resolution.endpoint, env: { ...networkEnvironment(env), ...resolution.endpoint.env } }
         : resolution.endpoint;
     if (endpoint.kind === "stdio") this.resolvedLocal = endpoint;
+    else this.resolvedUrl = endpoint.url;
     if (endpoint.kind !== "stdio" || !npxLaunch(endpoint.command, endpoint.args)) return { endpoint, clientSecret };
     // npm's settings for it, read once for both decisions.
     const setting = npmSettings(endpoint);
@@ -384,6 +387,7 @@ export class SessionOpener {
     const asksFor = (lines: string[]) => this.asksFor(lines);
     return {
       config,
+      url: this.resolvedUrl,
       redact,
       stderr: () => {
         const quoted = (title: string, lines: readonly string[]) => {
