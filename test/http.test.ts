@@ -414,12 +414,21 @@ describe("remote failures", { timeout: 120_000 }, () => {
       assert.ok(error instanceof BridgeError && error.kind === "transport");
       assert.match(
         error.message,
-        /^MCP server 'down' at http:\/\/127\.0\.0\.1:\d+\/mcp failed to connect: fetch failed: connect ECONNREFUSED .*is the server running\?/,
+        /MCP server 'down' at http:\/\/127\.0\.0\.1:\d+\/mcp failed to connect: fetch failed: connect ECONNREFUSED .*is the server running\?/,
       );
       // The SDK's first request is its revision probe; that it failed says nothing a reader can use.
       assert.doesNotMatch(error.message, /negotiation|probe/);
       return true;
     });
+  });
+
+  test("a url with its port in a variable is shown as the address it is, not as an invalid URL", async () => {
+    const env = { ...process.env, MCP_TEST_DOWN_PORT: String(await closedPort()) };
+    const connection = connectionFor("down", { url: "http://127.0.0.1:${MCP_TEST_DOWN_PORT}/mcp" }, { env });
+    await assert.rejects(
+      connection.connect(),
+      /MCP server 'down' at http:\/\/127\.0\.0\.1:\*\*\*\/mcp failed to connect: /,
+    );
   });
 
   test("an address that serves nothing (404 to the POST and to the legacy GET): the server's answer, and check `url`", async () => {

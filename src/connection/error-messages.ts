@@ -246,7 +246,9 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
   // The server answered, wrongly: its process, if it ended, was ended by the bridge after that.
   const answered = serverAnswered(error);
   const where =
-    config.transport === "stdio" ? "" : ` at ${shown(displayUrl(ctx.redact(config.url ?? "")), SHOWN.line, "line")}`;
+    config.transport === "stdio"
+      ? ""
+      : ` at ${shown(ctx.redact(displayUrl(ctx.url ?? config.url ?? "")), SHOWN.line, "line")}`;
   let message: string;
   let permanent: LaunchFailure | undefined;
   let signIn: string | undefined;
