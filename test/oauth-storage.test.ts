@@ -248,6 +248,12 @@ describe("AuthStore", { timeout: 60_000 }, () => {
     for (const name of names) assert.equal(store.tokens(name, URL_A)?.accessToken, `token for ${name}`);
   });
 
+  it("a server named as a Windows device (con, nul, aux, com1 …) gets a file Windows can write", () => {
+    const store = new AuthStore(freshDir());
+    for (const name of ["con", "NUL", "aux", "prn", "com1", "lpt9", "nul.x"])
+      assert.doesNotMatch(path.basename(store.tokensPath(name)), /^(con|prn|aux|nul|com\d|lpt\d)(\.|$)/i, name);
+  });
+
   it("logout deletes both files and says whether anything was there", async () => {
     const store = new AuthStore(freshDir());
     await store.saveTokens("srv", tokens());

@@ -133,6 +133,8 @@ export function expiresWithin(stored: StoredTokens, ms: number, now: number): bo
 
 const MAX_PLAIN_NAME_LENGTH = 80;
 const CLIENT_SUFFIX = "-client";
+/** Names Windows opens a device for, not a file, whatever follows a dot (`nul.json`, `nul.x.json`). */
+const WINDOWS_DEVICE = /^(con|prn|aux|nul|com\d|lpt\d)(\.|$)/i;
 
 /**
  * The file-name stem for a server: its name where that is safe on every file system, else a safe form with a hash of
@@ -146,11 +148,13 @@ function fileStem(server: string): string {
     !server.startsWith(".") &&
     server.length <= MAX_PLAIN_NAME_LENGTH &&
     !server.endsWith(CLIENT_SUFFIX) &&
+    !WINDOWS_DEVICE.test(server) &&
     !/-[0-9a-f]{8}$/.test(server);
   if (plain) return server;
   const safe = server
     .replace(/[^A-Za-z0-9_.-]/g, "_")
     .replace(/^\.+/, "_")
+    .replace(WINDOWS_DEVICE, "_$&")
     .slice(0, MAX_PLAIN_NAME_LENGTH);
   return `${safe || "_"}-${shortHash(server)}`;
 }
