@@ -415,6 +415,16 @@ describe("`oauth`, pi 1.x's name for `auth`", () => {
       errorsOf({ oauth: { callbackUrl: "http://localhost:1234/cb", callbackPort: 4321 } }),
       /name different ports/,
     );
+    // The default port written out is a port all the same.
+    assert.match(
+      errorsOf({ oauth: { callbackUrl: "http://localhost:80/cb", callbackPort: 4321 } }),
+      /name different ports/,
+    );
+    // Sent as written, port 0 names no port the browser can reach.
+    assert.match(
+      errorsOf({ oauth: { callbackUrl: "http://localhost:0/cb" } }),
+      /`oauth\.callbackUrl` cannot name port 0/,
+    );
   });
 
   test("clientRegistration: auto, dcr or cimd; cimd needs a document of the user's and no clientId or clientName", () => {

@@ -136,7 +136,11 @@ function callbackUrl(auth: JsonObject, field: string, errors: string[]): string 
     );
     return undefined;
   }
-  if (url.port && typeof auth.callbackPort === "number" && Number(url.port) !== auth.callbackPort)
+  // As written: `url.port` is empty for the default port (`:80`).
+  const port = /^http:\/\/(?:\[[^\]]*\]|[^/:?#]*):(\d+)/i.exec(value as string)?.[1];
+  if (port && Number(port) === 0)
+    errors.push(`\`${field}.callbackUrl\` cannot name port 0; leave the port out to use \`${field}.callbackPort\``);
+  else if (port && typeof auth.callbackPort === "number" && Number(port) !== auth.callbackPort)
     errors.push(`\`${field}.callbackUrl\` and \`${field}.callbackPort\` name different ports; keep one`);
   return value as string;
 }
