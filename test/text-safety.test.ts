@@ -165,6 +165,12 @@ describe("what counts as a secret in a config", () => {
     assert.equal(isPlainValue("C:\\Users\\me"), true);
   });
 
+  test("a URL password with a % that starts no escape (50%off) is a secret as written, not a crash of the whole start", () => {
+    assert.deepEqual(inlineEnvSecrets("DATABASE_URL", "postgres://u:50%off@db.example/x"), ["50%off"]);
+    const config = entry({ url: "https://u:50%off@h.example/mcp" });
+    assert.ok(resolveServerConfig(config, {}, "/p").secrets.includes("50%off"));
+  });
+
   test("values of secret-looking flags on the command line are secrets", () => {
     assert.deepEqual(
       argSecrets(["s.js", "--api-key", "k-1234", "--token=t-5678", "--verbose", "x", "-password", "p-9"]),

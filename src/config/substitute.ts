@@ -326,7 +326,16 @@ export function argSecrets(args: readonly string[]): string[] {
 function urlSecrets(text: string): string[] {
   if (!URL.canParse(text)) return [text];
   const url = new URL(text);
-  return [...(url.password ? [decodeURIComponent(url.password)] : []), ...url.searchParams.values()];
+  return [...(url.password ? [decoded(url.password)] : []), ...url.searchParams.values()];
+}
+
+/** A URL's part decoded, or as written where a `%` in it starts no escape (`50%off`). */
+function decoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 function usable(secrets: string[]): string[] {
