@@ -573,6 +573,17 @@ describe("layerConfigs", () => {
     assert.deepEqual(servers[0]!.source, user);
     assert.deepEqual(servers[0]!.enabledSource, project);
   });
+  test("a toggle whose `enabled` or `disabled` is no boolean is reported, not ignored without a word", () => {
+    for (const toggle of [{ enabled: "false" }, { disabled: "yes" }]) {
+      const { servers, problems } = layerConfigs([
+        file(user, { mcpServers: { a: { command: "user-a" } } }),
+        file(project, { mcpServers: { a: toggle } }),
+      ]);
+      assert.equal(servers[0]!.enabled, true);
+      assert.equal(problems.length, 1, JSON.stringify(toggle));
+      assert.match(problems[0]!.message, /^`(enabled|disabled)` must be true or false \(got "(false|yes)"\); ignored$/);
+    }
+  });
   test("a toggle with nothing below it is reported", () => {
     const { servers, problems } = layerConfigs([file(project, { mcpServers: { a: { enabled: true } } })]);
     assert.deepEqual(servers, []);

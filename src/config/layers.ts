@@ -20,6 +20,7 @@ import {
   type ServerConfig,
 } from "./types.ts";
 import { validateServerEntry } from "./validate/entry.ts";
+import { booleanField } from "./validate/fields.ts";
 import { serverLabel } from "./validate/name.ts";
 
 /**
@@ -135,23 +136,22 @@ function applyToggle(
   source: ConfigSource,
   problems: ConfigProblem[],
 ): ServerConfig {
-  let enabled = config.enabled;
-  if (typeof entry.enabled === "boolean") enabled = entry.enabled;
-  if (entry.disabled === true) enabled = false;
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  const server = serverLabel(config.name);
+  const enabled =
+    !booleanField(entry, "disabled", false, errors) && booleanField(entry, "enabled", config.enabled, errors);
   const next: ServerConfig = { ...config, enabled };
   if ("enabled" in entry || "disabled" in entry) next.enabledSource = source;
   if ("exposure" in entry || "toolExposure" in entry) {
-    const errors: string[] = [];
-    const warnings: string[] = [];
     const read = validateExposure(entry, errors, warnings);
-    const server = serverLabel(config.name);
     for (const message of warnings) problems.push({ level: "warning", source, server, message });
-    for (const message of errors) problems.push({ level: "warning", source, server, message: `${message}; ignored` });
     if (read.exposure !== undefined) next.exposure = read.exposure;
     // A new `exposure` decides pi 1.x's code mode as well; rules added to the lower ones only add to it.
     if (read.exposure !== undefined || read.codemode) next.codemode = read.codemode === true;
     // A layer's rules come before the lower layer's, so its patterns win among patterns.
     if (read.toolExposure.length) next.toolExposure = [...read.toolExposure, ...config.toolExposure];
   }
+  for (const message of errors) problems.push({ level: "warning", source, server, message: `${message}; ignored` });
   return next;
 }
