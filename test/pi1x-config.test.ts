@@ -78,6 +78,11 @@ describe("`timeout` as pi 1.x writes it", () => {
   test("bad values are still errors", () => {
     for (const timeout of [0, -5, "30"])
       assert.match(validateServerEntry("srv", { command: "x", timeout }, USER).errors.join(";"), /`timeout` must be/);
+    // An `initTimeout` beside it decides the handshake, but a `timeout` no one can read is still said to be wrong.
+    for (const timeout of [-5, "30"]) {
+      const errors = validateServerEntry("srv", { command: "x", timeout, initTimeout: 5000 }, USER).errors;
+      assert.match(errors.join(";"), /`timeout` must be/);
+    }
   });
 
   test("pi 1.x's top-level autoEnableCodemode is read, without a warning; a wrong value is named", () => {

@@ -32,6 +32,7 @@ export function timeoutSetting(entry: JsonObject, local: boolean, errors: string
   // A local server's handshake deadline is `initTimeout`; `timeout` is accepted as its older name.
   const field = local && isSet(entry.initTimeout) ? "initTimeout" : "timeout";
   const timeout = seconds && field === "timeout" ? value * 1000 : positiveMs(entry[field], field, fallback, errors);
+  if (field === "initTimeout" && !seconds) positiveMs(value, "timeout", fallback, errors);
   return { timeout, ...(seconds && !isSet(entry.requestTimeout) && { requestTimeout: value * 1000 }) };
 }
 
