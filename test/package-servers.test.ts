@@ -147,6 +147,7 @@ describe("a package's manifest read as a config layer", () => {
           home: { command: "node", cwd: "~/tools" },
           web: { url: "http://127.0.0.1:1/mcp" },
         },
+        mcp: { array: { type: "local", command: ["node", "./server.js"] } },
       };
       writeFileSync(path.join(good, "package.json"), JSON.stringify({ name: "good\u001b[31mpkg", pi: { mcp } }));
       writeFileSync(path.join(broken, "package.json"), "{ not json");
@@ -161,11 +162,12 @@ describe("a package's manifest read as a config layer", () => {
         packages,
       });
       const byName = new Map(config.servers.map((s) => [s.name, s]));
-      assert.deepEqual([...byName.keys()].sort(), ["home", "plain", "sub", "web"]);
+      assert.deepEqual([...byName.keys()].sort(), ["array", "home", "plain", "sub", "web"]);
       assert.equal(byName.get("plain")?.cwd, good);
       assert.equal(byName.get("sub")?.cwd, path.join(good, "bin"));
       assert.equal(byName.get("home")?.cwd, "~/tools");
       assert.equal(byName.get("web")?.cwd, undefined);
+      assert.equal(byName.get("array")?.cwd, good, "opencode's shape: `command` as an array runs there too");
       assert.deepEqual(byName.get("plain")?.source.package, { name: "goodpkg", installed: "user" });
       assert.equal(config.approval, "ask", "a package's top-level approval is not read");
       // One problem, the broken manifest's: the good one loads without any.

@@ -56,7 +56,7 @@ export async function readPackageLayer(pkg: PackageDir): Promise<LayerRead> {
 function inPackageDir(map: unknown, dir: string): unknown {
   if (!isObject(map)) return map;
   const entries = Object.entries(map).map(([name, entry]) => {
-    if (!isObject(entry) || typeof entry.command !== "string") return [name, entry];
+    if (!isObject(entry) || (typeof entry.command !== "string" && !Array.isArray(entry.command))) return [name, entry];
     const cwd = entry.cwd;
     // `~/…` and `${VAR}` are expanded later, where every layer's are.
     if (cwd === undefined) return [name, { ...entry, cwd: dir }];
