@@ -171,6 +171,13 @@ describe("what counts as a secret in a config", () => {
     assert.ok(resolveServerConfig(config, {}, "/p").secrets.includes("50%off"));
   });
 
+  test("an env default written in the file (${KEY:-…}) is judged as an inline value: a secret unless plainly none", () => {
+    assert.deepEqual(inlineEnvSecrets("API_KEY", "${API_KEY:-k-default-77}"), ["k-default-77"]);
+    assert.deepEqual(inlineEnvSecrets("LOG_LEVEL", "${LOG_LEVEL:-info}"), []);
+    const config = entry({ command: "node", env: { SERVICE_TOKEN: "${SERVICE_TOKEN:-dflt-Tok-991}" } });
+    assert.ok(resolveServerConfig(config, {}, "/p").secrets.includes("dflt-Tok-991"));
+  });
+
   test("values of secret-looking flags on the command line are secrets", () => {
     assert.deepEqual(
       argSecrets(["s.js", "--api-key", "k-1234", "--token=t-5678", "--verbose", "x", "-password", "p-9"]),

@@ -296,9 +296,9 @@ const PLAIN_WORD = /^[a-z]+(?:[-_][a-z]+)*$/;
  * a plain word; of a URL, only its password and query values are.
  */
 export function inlineEnvSecrets(key: string, value: string): string[] {
-  // The literal parts around the references (a NUL cannot be in an environment value).
+  // The literal parts around the references, and their defaults (a NUL cannot be in an environment value).
   const inline = value
-    .replace(VAR_PATTERN, "\0")
+    .replace(VAR_PATTERN, (_m, _name, _id, fallback?: string) => `\0${fallback ?? ""}\0`)
     .split("\0")
     .filter((part) => part !== "");
   if (SECRET_KEY.test(key)) return inline;
