@@ -294,6 +294,20 @@ describe("mcp-remote entries", { timeout: 60_000 }, () => {
     assert.doesNotMatch(registered, /mcp\.example\.net\/`/, "a flag's value is not taken for a flag");
     assert.deepEqual(server(servers, "notproxy").notes, []);
   });
+  it("a key in the URL it reaches stays out of the note about it", () => {
+    const url =
+      "https://server.smithery.ai/@acme/tools/mcp?api_key=example-query-key&profile=q8Vz2LmX7pR4tN1wK9cJ5hB3fD6gY0sAe4Uu";
+    const text = JSON.stringify({ mcpServers: { tools: { command: "npx", args: ["-y", "mcp-remote", url] } } });
+    const file: ClientConfigFile = { client: "claude-desktop", scope: "user", path: "/fixtures/keyed.json" };
+    const result = parseClientConfig(file, text, LOC);
+    assert.deepEqual(entries(result.servers), { tools: { url } });
+    assert.deepEqual(server(result.servers, "tools").inlineSecrets, ["url"]);
+    assert.match(
+      server(result.servers, "tools").notes.join("\n"),
+      /to reach https:\/\/server\.smithery\.ai\/@acme\/tools\/mcp:/,
+    );
+    assertNoSecretValues(result);
+  });
 });
 
 describe("Claude Code", { timeout: 60_000 }, () => {

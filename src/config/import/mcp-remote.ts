@@ -70,7 +70,8 @@ export function remoteOfProxy(entry: JsonObject, notes: Notes): JsonObject | und
   if (Object.keys(headers).length) remote.headers = headers;
   if (Object.keys(auth).length) remote.auth = auth;
   notes.add(
-    `ran \`mcp-remote\` to reach ${url}: imported as that remote server, which mcp-bridge connects to itself (\`/mcp auth\` signs in where it asks)`,
+    // Without its userinfo, query and fragment, where a key may be (notes never quote a value).
+    `ran \`mcp-remote\` to reach ${url.replace(/\/\/[^/?#]*@/, "//").replace(/[?#].*$/s, "")}: imported as that remote server, which mcp-bridge connects to itself (\`/mcp auth\` signs in where it asks)`,
   );
   return remote;
 }
