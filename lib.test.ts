@@ -96,7 +96,7 @@ import {
   splitCommandLine,
   parseAddLine,
 } from "./lib.ts";
-import { buildEntry, suggestServerName } from "./src/config/add-server.ts";
+import { buildEntry, suggestServerName, unsetVariablesNotice } from "./src/config/add-server.ts";
 import { connectHint } from "./src/connection/connect-hints.ts";
 import { resourceFileName } from "./src/translate/resource-output.ts";
 import { describePolicy, refusalIn, refusalMessage, violationRefusal } from "./lib.ts";
@@ -2088,6 +2088,14 @@ describe("/mcp add's suggested name", () => {
       'a"b\\c',
       "d\\e",
     ]);
+  });
+});
+
+describe("/mcp add's note of the variables to set", () => {
+  test("names those without a default only: ${NAME:-value} works unset", () => {
+    const entry = { command: "x", env: { LOG_LEVEL: "${LOG_LEVEL:-info}", ROOT: "${ROOT:-}", KEY: "${KEY}" } };
+    assert.match(unsetVariablesNotice("x", entry, {}) ?? "", /^'x' needs KEY, which is not set\./);
+    assert.equal(unsetVariablesNotice("x", entry, { KEY: "k" }), undefined);
   });
 });
 

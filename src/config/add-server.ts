@@ -2,7 +2,7 @@
  * The pure parts of `/mcp add`: a name suggested from a URL or command, a command line split into words, and the
  * config entry the answers make. Pure.
  */
-import { type Environment, findVarRefs } from "./substitute.ts";
+import { type Environment, substituteVars } from "./substitute.ts";
 import type { TransportKind } from "./types.ts";
 
 /** The transports `/mcp add` offers: a remote server is added as `http`, which falls back to legacy SSE by itself. */
@@ -99,9 +99,10 @@ export function buildEntry(answers: AddAnswers): Record<string, unknown> {
   return entry;
 }
 
-/** What a newly added entry still needs: the `${VAR}`s it uses that the environment does not set, and how to set them. */
+/** What a newly added entry still needs: its `${VAR}`s without a default that the environment does not set, and how. */
 export function unsetVariablesNotice(name: string, entry: Record<string, unknown>, env: Environment) {
-  const unset = findVarRefs(JSON.stringify(entry)).filter((variable) => !env[variable]);
+  const { missing, empty } = substituteVars(JSON.stringify(entry), env, "");
+  const unset = [...missing, ...empty];
   if (unset.length === 0) return undefined;
   const exports = unset.map((n) => `export ${n}=…`).join("; ");
   const which = `${unset.join(", ")}, which ${unset.length === 1 ? "is" : "are"} not set`;
