@@ -105,6 +105,27 @@ describe("server.json read into entries", () => {
     });
   });
 
+  test("a required variable with a default keeps its default; a secret's default is never written", () => {
+    const server = readRegistryServer({
+      name: "io.example/defaults",
+      packages: [
+        {
+          registryType: "npm",
+          identifier: "defaults-mcp",
+          transport: { type: "stdio" },
+          environmentVariables: [
+            { name: "MODE", isRequired: true, default: "read-only" },
+            { name: "API_KEY", isRequired: true, isSecret: true, default: "sk-example" },
+          ],
+        },
+      ],
+    })!;
+    assert.deepEqual(registryEntry(registryWays(server)[0]!).entry.env, {
+      MODE: "${MODE:-read-only}",
+      API_KEY: "${API_KEY}",
+    });
+  });
+
   test("remotes: a header's {placeholder} read from the environment; packages no bridge can run are not offered", () => {
     const server = readRegistryServer({
       name: "io.example/hybrid",

@@ -176,7 +176,7 @@ function filled(value: string): string {
 function keyValue(input: RegistryKeyValue): string | undefined {
   if (input.value !== undefined) return filled(input.value);
   const name = variableName(input.name);
-  if (input.isRequired || input.isSecret) return `\${${name}}`;
+  if (input.isSecret || (input.isRequired && input.default === undefined)) return `\${${name}}`;
   return input.default !== undefined ? `\${${name}:-${input.default}}` : undefined;
 }
 
