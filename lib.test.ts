@@ -469,6 +469,9 @@ describe("validateServerEntry", () => {
     // A shell's script reads its own variables.
     const shell = { command: "sh", args: ["-c", "exec node $HOME/mcp/server.js"] };
     assert.deepEqual(validateServerEntry("c", shell, project).warnings, []);
+    // A percent-encoded character (é is %C3%A9) is no Windows variable.
+    const encoded = { url: "https://mcp.example.com/caf%C3%A9/mcp?q=%E2%9C%93" };
+    assert.deepEqual(validateServerEntry("d", encoded, project).warnings, []);
   });
   test("`transport` (LangChain, mcp-use) and `transportType` (Cline) say what `type` says", () => {
     const url = "http://127.0.0.1:1/sse";

@@ -24,8 +24,8 @@ const WHOLE_VAR_BODY = new RegExp(`^${VAR_BODY}$`);
 /** Names of the project root: ours, and VS Code's and Cursor's (entries are copied from their configs as they are). */
 const PROJECT_ROOT_VARS = new Set(["PROJECT_ROOT", "workspaceFolder"]);
 
-/** A shell's `$HOME` and Windows' `%APPDATA%`; names in capitals only, as variables are written (not `$1`, `$ref`). */
-const SHELL_VARIABLE = /\$([A-Z_][A-Z0-9_]*)\b|%([A-Z_][A-Z0-9_]*)%/g;
+/** A shell's `$HOME` and Windows' `%APPDATA%`; names in capitals only (not `$1`, `$ref`, nor a URL's `%C3%A9`). */
+const SHELL_VARIABLE = /\$([A-Z_][A-Z0-9_]*)\b|%(?![0-9A-F]{2}%)([A-Z_][A-Z0-9_]*)%/g;
 
 /**
  * The shell and Windows variables in a value, which nothing here replaces (only `${HOME}`), as written (`$HOME`), and
