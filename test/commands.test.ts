@@ -291,6 +291,13 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     assert.match(await run("/mcp list"), /web +🟢/);
   });
 
+  test("/mcp enable of a user server this project's file switched off: switched on there, where the switch decides", async () => {
+    const text = await run("/mcp enable shared");
+    assert.match(text, /Enabled MCP server 'shared' in .*\.pi\/mcp\.json: \d+ tools\./);
+    assert.match(readFileSync(projectConfig, "utf8"), /"shared": \{\s*"enabled": true\s*\}/);
+    assert.doesNotMatch(readFileSync(userConfig, "utf8"), /enabled/, "the user file is untouched");
+  });
+
   test("/mcp remove deletes the entry from its file (confirmed) and the tools leave", async () => {
     const declined = await run("/mcp remove local", [false]);
     assert.match(declined, /Nothing removed/);

@@ -225,9 +225,12 @@ export async function setEnabled(
   if (inNoFile(connection, ctx, ": there is no file to switch it in")) return;
   const { source } = connection.config;
   const project = deps.bridge.sourceOf("project");
+  // A higher file's switch of this server (this project's override) decides it: it is changed there.
+  const override = (await deps.bridge.configured()).find((c) => c.name === connection.name)?.enabledSource;
   let target = source.path;
+  if (override) target = override.path;
   // A package's manifest is the package's own: an update would replace it, so the switch goes into the project's file.
-  if ((source.scope === "bundled" || source.scope === "package") && project) target = project.path;
+  else if ((source.scope === "bundled" || source.scope === "package") && project) target = project.path;
   else if (source.scope === "user" && project && ctx.hasUI) {
     const here = `Only in this project (${project.path})`;
     const everywhere = `In every project (${source.path})`;
