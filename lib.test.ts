@@ -587,6 +587,18 @@ describe("layerConfigs", () => {
       assert.match(problems[0]!.message, /^`(enabled|disabled)` must be true or false \(got "(false|yes)"\); ignored$/);
     }
   });
+  test("a toggle over a lower entry that is skipped names that entry, not 'no lower-priority config'", () => {
+    const { problems } = layerConfigs([
+      file(user, { mcpServers: { a: { command: "x", timeout: -1 } } }),
+      file(project, { mcpServers: { a: { enabled: false } } }),
+    ]);
+    assert.equal(problems.length, 2);
+    assert.equal(problems[1]!.source, project);
+    assert.match(
+      problems[1]!.message,
+      /^only sets `enabled`, but the entry it would switch, in user config .*, is skipped$/,
+    );
+  });
   test("a toggle with nothing below it is reported", () => {
     const { servers, problems } = layerConfigs([file(project, { mcpServers: { a: { enabled: true } } })]);
     assert.deepEqual(servers, []);

@@ -70,6 +70,7 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
 
   // Apply the lowest layer first, so each higher one lands on top of it.
   const merged = new Map<string, ServerConfig>();
+  const skipped = new Map<string, ConfigSource>();
   for (const { source, entries } of [...parsedFiles].reverse()) {
     for (const { name, entry } of entries) {
       const server = serverLabel(name);
@@ -78,7 +79,9 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
         if (lower) merged.set(name, applyToggle(lower, entry, source, problems));
         else {
           const fields = Object.keys(entry).map((k) => `\`${k}\``);
-          const message = `only sets ${fields.join(", ")}, but no lower-priority config defines this server`;
+          const below = skipped.get(name);
+          const why = below ? `the entry it would switch, in ${describeSource(below)}, is skipped` : undefined;
+          const message = `only sets ${fields.join(", ")}, but ${why ?? "no lower-priority config defines this server"}`;
           problems.push({ level: "error", source, server, message });
         }
         continue;
@@ -88,6 +91,7 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
       if (!result.config) {
         const lower = merged.get(name);
         const fallback = lower ? ` (the entry from ${describeSource(lower.source)} is used instead)` : "";
+        if (!lower) skipped.set(name, source);
         problems.push({ level: "error", source, server, message: `${result.errors.join("; ")}; skipped${fallback}` });
         continue;
       }
