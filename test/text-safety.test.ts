@@ -185,6 +185,17 @@ describe("what counts as a secret in a config", () => {
     );
   });
 
+  test("a secret flag and its value written as one argument: a secret, and kept out of the warning about it", () => {
+    assert.deepEqual(argSecrets(["--api-key sk-live-1234", "--token  t-5678"]), ["sk-live-1234", "t-5678"]);
+    const file = { scope: "user", path: "/u/mcp.json" } as const;
+    const result = validateServerEntry("s", { command: "npx", args: ["-y", "srv", "--api-key sk-live-1234"] }, file);
+    assert.equal(result.warnings.length, 1);
+    assert.match(result.warnings[0]!, /`args\[2\]` is "--api-key \*\*\*": the program gets it as one argument/);
+    assert.doesNotMatch(result.warnings[0]!, /sk-live-1234/);
+    const string = validateServerEntry("s", { command: "srv", args: "--api-key sk-live-1234 -v" }, file);
+    assert.deepEqual(string.errors, ['`args` must be an array of strings, one per argument: ["--api-key","***","-v"]']);
+  });
+
   test("a local server's inline env value is among the secrets of its resolution, and its variables' values", () => {
     const config = entry({
       command: "node",

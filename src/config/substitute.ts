@@ -312,12 +312,11 @@ export function inlineEnvSecrets(key: string, value: string): string[] {
 /** A command-line flag whose value is a credential: `--api-key`, `--token`, `-password`, … */
 const SECRET_FLAG = /^--?[A-Za-z0-9_-]*(token|secret|passw(or)?d|api[_-]?key|apikey|credentials?)$/i;
 
-/** Values given to secret-looking flags on a command line: `--token X` and `--token=X`. */
+/** Values given to secret-looking flags on a command line: `--token X`, `--token=X`, and `"--token X"` as one word. */
 export function argSecrets(args: readonly string[]): string[] {
   return args.flatMap((arg, i) => {
-    const [flag, value] = arg.includes("=")
-      ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)]
-      : [args[i - 1] ?? "", arg];
+    const joined = /^(-[^\s=]+)(?:=|\s+)(.*)$/s.exec(arg);
+    const [flag, value] = joined ? [joined[1]!, joined[2]!] : [args[i - 1] ?? "", arg];
     return SECRET_FLAG.test(flag) && value !== "" ? [value] : [];
   });
 }

@@ -3,10 +3,11 @@
  * `cwd`. They decide the transport, and with it whether the other validators treat the server as local or remote.
  */
 import { containerRunWarnings } from "./container-run.ts";
+import { redact } from "../../common/redact.ts";
 import { programName, quoteValue } from "../../common/text.ts";
 import type { JsonObject } from "../../common/values.ts";
 import { isCommandValue } from "../command-value.ts";
-import { shellVariables } from "../substitute.ts";
+import { argSecrets, shellVariables } from "../substitute.ts";
 import type { ServerConfig, TransportKind } from "../types.ts";
 import { MAX_TIMER_MS, stringMap } from "./fields.ts";
 
@@ -169,7 +170,10 @@ function commandLine(entry: JsonObject, hasCommand: boolean, errors: string[]): 
   if (entry.args !== undefined && entry.args !== null) {
     if (typeof entry.args === "string")
       errors.push(
-        `\`args\` must be an array of strings, one per argument: ${JSON.stringify(entry.args.trim().split(/\s+/))}`,
+        redact(
+          `\`args\` must be an array of strings, one per argument: ${JSON.stringify(entry.args.trim().split(/\s+/))}`,
+          argSecrets(entry.args.trim().split(/\s+/)),
+        ),
       );
     else if (!Array.isArray(entry.args)) errors.push("`args` must be an array of strings");
     else if (!entry.args.every((a) => typeof a === "string" || typeof a === "number" || typeof a === "boolean"))
@@ -222,7 +226,10 @@ function checkArguments(command: string, args: readonly string[], errors: string
   for (const [i, arg] of args.entries())
     if (FLAG_WITH_VALUE.test(arg))
       warnings.push(
-        `\`args[${i}]\` is ${quoteValue(arg)}: the program gets it as one argument; write each as its own string: ${JSON.stringify(arg.trim().split(/\s+/)).slice(1, -1)}`,
+        redact(
+          `\`args[${i}]\` is ${quoteValue(arg)}: the program gets it as one argument; write each as its own string: ${JSON.stringify(arg.trim().split(/\s+/)).slice(1, -1)}`,
+          argSecrets(arg.trim().split(/\s+/)),
+        ),
       );
   if (programName(command) === "npx" && args.every((a) => a.startsWith("-")))
     errors.push(
