@@ -352,6 +352,18 @@ describe("setServerField", { timeout: 60_000 }, () => {
     );
   });
 
+  it("switches the entry the loader reads where a name is written twice: the last", () => {
+    const text = `{"mcpServers": {"a": {"command": "old"}, "a": {"command": "new"}}}`;
+    const loaded = (edited: string) => ({
+      ...(parseConfigText(edited).value as { mcpServers: { a: Record<string, unknown> } }).mcpServers.a,
+    });
+    assert.deepEqual(loaded(setServerField(text, "a", "enabled", false)), {
+      command: "new",
+      enabled: false,
+    });
+    assert.deepEqual(loaded(setServerEntry(text, "a", { command: "newer" })), { command: "newer" });
+  });
+
   it("refuses an entry that is not an object", () => {
     assertWriteError(
       () => setServerField(`{ "mcpServers": { "a": "oops" } }`, "a", "enabled", false),

@@ -35,8 +35,9 @@ function propertyText(doc: Doc, key: string, value: unknown, indent: string, inl
   return `${JSON.stringify(key)}${doc.colon}${formatValue(doc, value, indent, inline)}`;
 }
 
+/** `obj`'s member `key`; the last where the key is written twice, as the loader reads it. */
 export function property(obj: Node, key: string): Node | undefined {
-  return obj.children?.find((p) => p.children?.[0]?.value === key);
+  return obj.children?.findLast((p) => p.children?.[0]?.value === key);
 }
 
 /** Reads the trivia after `offset` on the same line: an optional comma, then comments (unless `inline`). */
@@ -128,13 +129,9 @@ export function appendElement(doc: Doc, array: Node, value: unknown): Edit[] {
   return afterLast(lastEnd, tail, ownLine ? `${doc.eol}${lineIndent(body, last.offset)}${json}` : ` ${json}`);
 }
 
-/** Edits that replace the value of `prop` (at `propPath`) with `value`. */
-export function replaceValue(doc: Doc, obj: Node, prop: Node, propPath: JSONPath, value: unknown): Edit[] {
+/** Edits that replace the value of `prop` with `value`; nothing else is reformatted. */
+export function replaceValue(doc: Doc, obj: Node, prop: Node, value: unknown): Edit[] {
   const valueNode = prop.children![1]!;
-  // modify finds the value's range; only the text that goes there is ours, so nothing else is reformatted.
-  const [edit] = modify(doc.body, propPath, value, {});
-  if (!edit || edit.offset !== valueNode.offset || edit.length !== valueNode.length)
-    throw new Error(`internal error: cannot locate ${JSON.stringify(propPath)} in the config`);
   const content = formatValue(doc, value, lineIndent(doc.body, valueNode.offset), isInline(doc, obj));
   return [{ offset: valueNode.offset, length: valueNode.length, content }];
 }

@@ -47,7 +47,7 @@ export function setServerEntry(text: string | undefined, name: string, entry: Re
   if (isBlank(text)) return newFileText(text, { [DEFAULT_MAP_KEY]: { [name]: entry } });
   const doc = load(text!);
   const found = findServer(doc, name);
-  if (found) return finish(doc, replaceValue(doc, found.map, found.prop, [found.key, name], entry));
+  if (found) return finish(doc, replaceValue(doc, found.map, found.prop, entry));
   const target = targetMap(doc);
   if (target) return finish(doc, insertProperty(doc, target.map, name, entry));
   return finish(doc, insertProperty(doc, doc.root, DEFAULT_MAP_KEY, { [name]: entry }));
@@ -90,7 +90,7 @@ export function setServerField(text: string | undefined, name: string, field: st
   if (entry?.type !== "object")
     throw new ConfigWriteError("not-object", `server "${name}" in the config is not an object`);
   const existing = property(entry, field);
-  if (existing) return finish(doc, replaceValue(doc, entry, existing, [found.key, name, field], value));
+  if (existing) return finish(doc, replaceValue(doc, entry, existing, value));
   return finish(doc, insertProperty(doc, entry, field, value));
 }
 
