@@ -7,6 +7,7 @@ import * as path from "node:path";
 import { describe, test } from "node:test";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { type BridgeOptions, McpBridge } from "../src/bridge/mcp-bridge.ts";
+import { loadLayeredConfig } from "../src/config/files.ts";
 import { WATCHDOG_SCRIPT } from "../src/connection/local/orphan-watchdog.ts";
 import { processTree } from "../src/connection/local/process-tree.ts";
 import { ToolCache } from "../src/bridge/tool-cache.ts";
@@ -209,6 +210,25 @@ describe("McpBridge", { timeout: 120_000 }, () => {
       assert.match(messages.join("\n"), /project: not valid JSON/);
     } finally {
       await bridge.shutdown();
+      tmp.cleanup();
+    }
+  });
+
+  test("--mcp-config=~/team.json (a ~ no shell expands after =) is the file in the home directory", async () => {
+    const tmp = tempDir();
+    const home = process.env.HOME;
+    process.env.HOME = path.join(tmp.dir, "home");
+    try {
+      write(path.join(tmp.dir, "home", "team.json"), JSON.stringify({ mcpServers: { team: { command: "x" } } }));
+      const locations = { projectRoot: path.join(tmp.dir, "project"), agentDir: path.join(tmp.dir, "agent") };
+      const config = await loadLayeredConfig({ ...locations, bundledPath: "/none.json", extraPath: "~/team.json" });
+      assert.deepEqual(config.problems, []);
+      assert.deepEqual(
+        config.servers.map((s) => [s.name, s.source.path]),
+        [["team", path.join(tmp.dir, "home", "team.json")]],
+      );
+    } finally {
+      process.env.HOME = home;
       tmp.cleanup();
     }
   });

@@ -2,11 +2,13 @@
  * Finds and reads the config layers: `--mcp-config` file, project `.pi/mcp.json`, user `<agent dir>/mcp.json`, the
  * manifests of installed pi packages, and the `mcp.json` bundled with the extension.
  */
+import * as os from "node:os";
 import * as path from "node:path";
 import { errorMessage } from "../common/errors.ts";
 import { NotUtf8Error, readUtf8File } from "../common/utf8-file.ts";
 import { layerConfigs } from "./layers.ts";
 import { type PackageDir, readPackageLayer } from "./package-servers.ts";
+import { expandHome } from "./substitute.ts";
 import type { ConfigFileInput, ConfigProblem, ConfigSource, LayeredConfig } from "./types.ts";
 
 export interface ConfigLocations {
@@ -24,7 +26,9 @@ export const USER_CONFIG_NAME = "mcp.json";
 
 export function configSources(locations: ConfigLocations): ConfigSource[] {
   const { projectRoot, extraPath } = locations;
-  const flag: ConfigSource[] = extraPath ? [{ scope: "flag", path: path.resolve(projectRoot, extraPath) }] : [];
+  // `--mcp-config=~/x.json`: no shell expands a `~` after `=`.
+  const file = extraPath && path.resolve(projectRoot, expandHome(extraPath, os.homedir()));
+  const flag: ConfigSource[] = file ? [{ scope: "flag", path: file }] : [];
   return [
     ...flag,
     { scope: "project", path: path.join(projectRoot, PROJECT_CONFIG_PATH) },
