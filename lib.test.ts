@@ -531,6 +531,10 @@ describe("layerConfigs", () => {
     assert.deepEqual(a, ["p1", "shared", "u1"]);
     assert.deepEqual(b, a);
   });
+  test("a file of comments alone holds no servers, and nothing is wrong with it", () => {
+    const { servers, problems } = layerConfigs([{ source: project, text: "// servers go here\n/* none yet */\n" }]);
+    assert.deepEqual([servers, problems], [[], []]);
+  });
   test("a missing file is skipped silently; a broken file is reported and the others still load", () => {
     const { servers, problems } = layerConfigs([
       { source: bundled, text: undefined },

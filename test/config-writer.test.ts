@@ -302,6 +302,14 @@ describe("setServerEntry and removeServerEntry keep the rest of the file", { tim
     assert.equal(setServerEntry("  \n", "gh", { command: "gh", args: ["mcp"] }), expected);
   });
 
+  it("takes a file of comments alone as an empty one: its servers go after the comments", () => {
+    const text = "// MCP servers of this project\n";
+    const out = setServerEntry(text, "a", { command: "x" });
+    assert.ok(out.startsWith(text), out);
+    assert.deepEqual(serverNames(out), ["a"]);
+    assert.deepEqual(serverNames(text), []);
+  });
+
   it("refuses text that does not parse, with its line and column", () => {
     assertWriteError(
       () => setServerEntry(`{\n  "mcpServers": {\n    "a": { "command": }\n  }\n}\n`, "b", {}),

@@ -2,7 +2,7 @@
  * Reading a config file's text: JSON with comments, and the server map under any of the keys other clients use.
  * Pure: callers read the files and pass their text in.
  */
-import { createScanner, type Node, parseTree, printParseErrorCode, type ParseError } from "jsonc-parser";
+import { createScanner, type Node, parseTree, printParseErrorCode, type ParseError, stripComments } from "jsonc-parser";
 import { closestMatch, quoteValue } from "../common/text.ts";
 import { isObject, type JsonObject } from "../common/values.ts";
 import { APPROVAL_KEY } from "./approval-setting.ts";
@@ -77,7 +77,7 @@ export function splitBom(text: string): { bom: string; body: string } {
  */
 export function parseConfigText(text: string): { value?: unknown; error?: string } {
   const { body } = splitBom(text);
-  if (body.trim() === "") return { value: Object.create(null) };
+  if (stripComments(body).trim() === "") return { value: Object.create(null) };
   const tooDeep = firstTooDeep(body);
   if (tooDeep !== undefined) {
     const { line, column } = lineAndColumn(body, tooDeep);

@@ -2,7 +2,7 @@
  * A config file's text parsed for editing: its JSONC tree, and the style new text must be written in to look like
  * the rest of the file (line ending, one level of indentation, the key/value separator). Pure.
  */
-import { parseTree, type Node } from "jsonc-parser";
+import { parseTree, stripComments, type Node } from "jsonc-parser";
 import type { JsonObject } from "../../common/values.ts";
 import { parseConfigText, splitBom } from "../parse.ts";
 import { ConfigWriteError } from "./error.ts";
@@ -21,16 +21,17 @@ export interface Doc {
   colon: string;
 }
 
-/** True for missing text, or text holding nothing but white space (and a BOM). */
+/** True for missing text, or text holding nothing but white space and comments (and a BOM). */
 export function isBlank(text: string | undefined): boolean {
-  return text === undefined || splitBom(text).body.trim() === "";
+  return text === undefined || stripComments(splitBom(text).body).trim() === "";
 }
 
-/** The text of a file holding only `value`, in the default style. */
+/** The text of a file holding only `value`, in the default style, after the comments the file has. */
 export function newFileText(text: string | undefined, value: JsonObject): string {
   const { bom, body } = splitBom(text ?? "");
   const eol = detectEol(body);
-  return bom + JSON.stringify(value, null, DEFAULT_INDENT).split("\n").join(eol) + eol;
+  const comments = body.trim() === "" ? "" : body.trimEnd() + eol;
+  return bom + comments + JSON.stringify(value, null, DEFAULT_INDENT).split("\n").join(eol) + eol;
 }
 
 /** Parses `text`; throws for text that does not parse or whose top level is not an object. */
