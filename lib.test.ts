@@ -1432,6 +1432,11 @@ describe("status formatting", () => {
     assert.match(summary!, /name clash/);
     assert.equal(formatStartupSummary([rows[0]!], [], []), undefined);
   });
+  test("a server held for trust whose name has a space is named quoted in the /mcp trust it is told to run", () => {
+    const held = { ...rows[0]!, name: "my db", status: "not trusted", untrustedDefinition: ["runs: x"] };
+    assert.match(formatStartupSummary([held], [], []) ?? "", /\/mcp trust "my db" starts it/);
+    assert.match(formatServerList([held], [], NOW), /not trusted, so not started: \/mcp trust "my db" starts it/);
+  });
   test("the same warning of several servers is one line naming them", () => {
     const offline = "offline: npx started it from its cache";
     const warned = ["a", "b"].map((name) => ({ ...rows[0]!, name, warnings: [offline] }));

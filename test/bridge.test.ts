@@ -12,6 +12,7 @@ import { WATCHDOG_SCRIPT } from "../src/connection/local/orphan-watchdog.ts";
 import { processTree } from "../src/connection/local/process-tree.ts";
 import { ToolCache } from "../src/bridge/tool-cache.ts";
 import { TrustStore } from "../src/trust/trust-store.ts";
+import { ProjectTrust } from "../src/trust/project-trust.ts";
 import type { SignInHandler } from "../src/oauth/provider.ts";
 import { AuthStore } from "../src/oauth/storage.ts";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
@@ -463,6 +464,26 @@ describe("McpBridge", { timeout: 120_000 }, () => {
       assert.equal((await runTool(tools.get("mcp_slow_echo"), { text: "late" })).text, "late");
       await waitFor(() => bridge.connection("mute")!.status === "error", "the mute server's initTimeout", 15_000);
       assert.equal(isAlive(readLog(log)[0]!.pid), false, "killed at its initTimeout");
+    } finally {
+      await bridge.shutdown();
+      tmp.cleanup();
+    }
+  });
+
+  test("/mcp's row of an untrusted project server whose name has a space quotes it in the /mcp trust it shows", async () => {
+    const tmp = tempDir();
+    write(
+      path.join(tmp.dir, "project", ".pi", "mcp.json"),
+      JSON.stringify({ mcpServers: { "my db": fixtureEntry() } }),
+    );
+    const trust = new TrustStore(path.join(tmp.dir, "agent", "mcp-bridge", "trust.json"));
+    const { bridge, registry } = registeredBridge(tmp.dir, {
+      projectTrust: new ProjectTrust(path.join(tmp.dir, "project"), trust),
+    });
+    try {
+      await bridge.start();
+      const [row] = serverRows(bridge, registry, process.env);
+      assert.deepEqual([row?.status, row?.detail], ["not trusted", '/mcp trust "my db" runs it']);
     } finally {
       await bridge.shutdown();
       tmp.cleanup();

@@ -108,7 +108,7 @@ export function serverRows(
       toolCount: toolsUsable(c.status) ? tools.length : 0,
       lastActive: c.health.lastHeard,
       detail: !trusted
-        ? `/mcp trust ${c.name} runs it`
+        ? `/mcp trust ${commandArgument(c.name)} runs it`
         : c.installing
           ? "npx is installing its package"
           : stateDetail(c.state, c.config.retry.maxAttempts, now),

@@ -7,6 +7,7 @@ import { type ConfigProblem, describeSource } from "../config/types.ts";
 import type { ServerMetrics } from "../connection/health.ts";
 import type { DevWatchStatus } from "../bridge/dev-restarts.ts";
 import { plural, withoutServerName } from "../common/text.ts";
+import { commandArgument } from "../config/validate/name.ts";
 
 export interface ServerRow {
   name: string;
@@ -154,7 +155,7 @@ export function formatStartupSummary(
 /** The one line about project servers held back until the user trusts them. */
 function formatUntrusted(names: readonly string[]): string {
   const one = names.length === 1;
-  return `not trusted, not started (project config): ${names.join(", ")}. /mcp list shows what ${one ? "it runs" : "they run"}; /mcp trust ${one ? names[0] : "[server…]"} starts ${one ? "it" : "them"} (add --sandboxed to run ${one ? "it" : "them"} in a sandbox).`;
+  return `not trusted, not started (project config): ${names.join(", ")}. /mcp list shows what ${one ? "it runs" : "they run"}; /mcp trust ${one ? commandArgument(names[0]!) : "[server…]"} starts ${one ? "it" : "them"} (add --sandboxed to run ${one ? "it" : "them"} in a sandbox).`;
 }
 
 // Widths in terminal columns, as pi's TUI counts them: the status marks, and Chinese, Japanese and Korean letters (a
@@ -280,7 +281,7 @@ export function formatServerDetails(row: ServerRow): string[] {
   ];
   if (row.untrustedDefinition)
     lines.push(
-      `    not trusted, so not started: /mcp trust ${row.name} starts it`,
+      `    not trusted, so not started: /mcp trust ${commandArgument(row.name)} starts it`,
       ...row.untrustedDefinition.map((line) => `    ${line}`),
     );
   if (row.status === "off" && row.detail) lines.push(`    ${row.detail}`);
