@@ -18,6 +18,9 @@ import { AuthStore } from "../src/oauth/storage.ts";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { startOAuthServer } from "./fixtures/oauth-server.ts";
 import { serverRows } from "../src/pi/server-rows.ts";
+import { trustCommand, untrustCommand } from "../src/pi/command-trust.ts";
+import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { RecordingUI } from "./recording-ui.ts";
 import { formatStartupSummary } from "../src/pi/status-format.ts";
 import { ToolRegistry } from "../src/pi/tool-registry.ts";
 import { startHanging } from "./fixtures/http-servers.ts";
@@ -486,6 +489,26 @@ describe("McpBridge", { timeout: 120_000 }, () => {
       assert.deepEqual([row?.status, row?.detail], ["not trusted", '/mcp trust "my db" runs it']);
     } finally {
       await bridge.shutdown();
+      tmp.cleanup();
+    }
+  });
+
+  test("/mcp trust and /mcp untrust of a server whose name has a space quote it in the command they suggest", async () => {
+    const tmp = tempDir();
+    const entries = { "my db": { ...fixtureEntry(), enabled: false } };
+    write(path.join(tmp.dir, "project", ".pi", "mcp.json"), JSON.stringify({ mcpServers: entries }));
+    const trust = new TrustStore(path.join(tmp.dir, "agent", "mcp-bridge", "trust.json"));
+    const deps = registeredBridge(tmp.dir, { projectTrust: new ProjectTrust(path.join(tmp.dir, "project"), trust) });
+    const ui = new RecordingUI();
+    const ctx = { hasUI: true, ui: ui.context() } as ExtensionContext;
+    try {
+      await deps.bridge.start();
+      await trustCommand(deps, ["my db"], ctx);
+      assert.match(ui.notices.at(-1)!, /it is disabled; \/mcp enable "my db" starts it/);
+      await untrustCommand(deps, ["my db"], ctx);
+      assert.match(ui.notices.at(-1)!, /\/mcp trust "my db" runs it again/);
+    } finally {
+      await deps.bridge.shutdown();
       tmp.cleanup();
     }
   });

@@ -10,6 +10,7 @@ import { plural } from "../common/text.ts";
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import { describeForTrust, sandboxedAnswer, trustQuestion } from "../trust/trust-rules.ts";
 import { describeSource } from "../config/types.ts";
+import { commandArgument } from "../config/validate/name.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { show } from "./command-context.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
@@ -58,7 +59,7 @@ async function trustAndStart(deps: TrustDeps, servers: readonly Trusted[], ctx: 
     const how = `trusted${boxed ? " sandboxed" : ""}${switched(was.get(connection.name), boxed)}`;
     if (error !== undefined) return `  ✕ ${connection.name}: ${how}, but it did not start: ${errorMessage(error)}`;
     if (!connection.config.enabled)
-      return `  ${connection.name}: ${how} (it is disabled; /mcp enable ${connection.name} starts it)`;
+      return `  ${connection.name}: ${how} (it is disabled; /mcp enable ${commandArgument(connection.name)} starts it)`;
     if (connection.status === "not started") return `  ${connection.name}: ${how}; it starts on first use`;
     if (connection.status === "connecting")
       return `  ${connection.name}: ${how}, starting; its tools appear when it is ready`;
@@ -195,6 +196,6 @@ export async function untrustCommand(deps: TrustDeps, names: readonly string[], 
   const stopped = picked.map((c) => c.name);
   show(
     ctx,
-    `No longer trusted, stopped: ${stopped.join(", ")}. /mcp trust ${stopped.length === 1 ? stopped[0] : "[server…]"} runs ${stopped.length === 1 ? "it" : "them"} again.`,
+    `No longer trusted, stopped: ${stopped.join(", ")}. /mcp trust ${stopped.length === 1 ? commandArgument(stopped[0]!) : "[server…]"} runs ${stopped.length === 1 ? "it" : "them"} again.`,
   );
 }
