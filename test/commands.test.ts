@@ -465,6 +465,7 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     assert.match(await run("/mcp auth shared"), /MCP server 'shared' does not use OAuth \(it is a local server\)/);
     assert.match(await run("/mcp logout shared"), /Nothing stored for MCP server 'shared'/);
     assert.match(await run("/mcp reconnect nosuch"), /No MCP server named 'nosuch'\. Configured: /);
+    assert.match(await run("/mcp tools nosuch"), /^No MCP server named 'nosuch'\. Configured: /);
     const unknown = await run("/mcp frobnicate");
     assert.match(unknown, /^Unknown \/mcp subcommand 'frobnicate'\. Subcommands:\n {2}list {7}Every server's state/);
     assert.match(await run("/mcp lst"), /^Unknown \/mcp subcommand 'lst'\. Did you mean 'list'\? Subcommands:\n/);

@@ -220,7 +220,10 @@ const SUBCOMMANDS: readonly Subcommand[] = [
     name: "tools",
     help: "The MCP tools pi has: registered and original names, server, source, exposure",
     completes: "server",
-    run: (deps, [name], ctx) => show(ctx, formatTools(deps, name)),
+    run: (deps, [name], ctx) =>
+      name === undefined || deps.bridge.connection(name)
+        ? show(ctx, formatTools(deps, name))
+        : show(ctx, noServerNamed(deps.bridge, name), "warning"),
   },
   {
     name: "prompts",
