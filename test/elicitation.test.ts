@@ -105,6 +105,12 @@ describe("an elicitation form's fields", () => {
     assert.deepEqual(parseTypedAnswer(text("age"), "42"), { value: 42 });
   });
 
+  test("lengths count characters as JSON Schema does, not UTF-16 units: an emoji is one character", () => {
+    const bounded = { key: "k", label: "Nick", required: true, kind: "text", minLength: 2, maxLength: 3 } as const;
+    assert.deepEqual(parseTypedAnswer(bounded, "日本😀"), { value: "日本😀" });
+    assert.match(parseTypedAnswer(bounded, "😀").error!, /at least 2 characters/);
+  });
+
   test("a multi-select's picks are counted against its bounds", () => {
     const tools = field("tools") as Extract<FormField, { kind: "multi" }>;
     assert.match(checkPicks(tools, [])!, /at least 1/);

@@ -187,9 +187,10 @@ export function parseTypedAnswer(
       return { error: `${field.label} must be at most ${field.maximum}.` };
     return { value };
   }
-  if (field.minLength !== undefined && answer.length < field.minLength)
+  const length = [...answer].length; // code points, as JSON Schema counts (an emoji is one)
+  if (field.minLength !== undefined && length < field.minLength)
     return { error: `${field.label} needs at least ${field.minLength} characters.` };
-  if (field.maxLength !== undefined && answer.length > field.maxLength)
+  if (field.maxLength !== undefined && length > field.maxLength)
     return { error: `${field.label} takes at most ${field.maxLength} characters.` };
   if (field.format === "email" && !EMAIL.test(answer)) return { error: `${field.label} must be an email address.` };
   if (field.format === "uri" && !URL.canParse(answer))
