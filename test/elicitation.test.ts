@@ -111,6 +111,18 @@ describe("an elicitation form's fields", () => {
     assert.match(parseTypedAnswer(bounded, "😀").error!, /at least 2 characters/);
   });
 
+  test("a date-time is one a server's schema check takes (RFC 3339: seconds and a zone) on a day that exists", () => {
+    const when = { key: "k", label: "When", required: true, kind: "text", format: "date-time" } as const;
+    assert.deepEqual(parseTypedAnswer(when, "2024-05-01T10:00:00Z"), { value: "2024-05-01T10:00:00Z" });
+    assert.deepEqual(parseTypedAnswer(when, "2024-05-01T10:00:00.5+02:00"), { value: "2024-05-01T10:00:00.5+02:00" });
+    for (const refused of ["2024-02-30T10:00:00Z", "2024-05-01T10:00", "2024-05-01T10:00:00"])
+      assert.match(
+        parseTypedAnswer(when, refused).error ?? "",
+        /When must be a date and time as YYYY-MM-DDTHH:MM:SSZ/,
+        refused,
+      );
+  });
+
   test("a multi-select's picks are counted against its bounds", () => {
     const tools = field("tools") as Extract<FormField, { kind: "multi" }>;
     assert.match(checkPicks(tools, [])!, /at least 1/);

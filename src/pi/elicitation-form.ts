@@ -155,13 +155,15 @@ export function fieldHint(field: FormField): string {
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
+/** RFC 3339's time after the date, as servers' schema checks want it: seconds and a zone. */
+const TIME = /^[T ]([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/i;
 
 /** A date or date-time that is a real one, not only the right shape. */
 function validDate(value: string, withTime: boolean): boolean {
-  if (!withTime && !DATE.test(value)) return false;
-  if (withTime && !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(value)) return false;
-  const time = Date.parse(value);
-  return Number.isFinite(time) && (withTime || new Date(time).toISOString().slice(0, 10) === value);
+  const day = withTime ? value.slice(0, 10) : value;
+  if (!DATE.test(day) || (withTime && !TIME.test(value.slice(10)))) return false;
+  const time = Date.parse(day);
+  return Number.isFinite(time) && new Date(time).toISOString().slice(0, 10) === day;
 }
 
 /**
@@ -197,7 +199,7 @@ export function parseTypedAnswer(
     return { error: `${field.label} must be a URL with its scheme (https://…).` };
   if ((field.format === "date" || field.format === "date-time") && !validDate(answer, field.format === "date-time"))
     return {
-      error: `${field.label} must be a ${field.format === "date" ? "date as YYYY-MM-DD" : "date and time as YYYY-MM-DDTHH:MM"}.`,
+      error: `${field.label} must be a ${field.format === "date" ? "date as YYYY-MM-DD" : "date and time as YYYY-MM-DDTHH:MM:SSZ"}.`,
     };
   return { value: answer };
 }
