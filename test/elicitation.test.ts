@@ -168,6 +168,17 @@ describe("the elicitation dialogs", () => {
     );
   });
 
+  test("an optional field named as a property every object has ('constructor'), skipped, is shown as not given", async () => {
+    const ui = new RecordingUI();
+    ui.answers = ["Fill in", "(skip)", "Decline"];
+    const form = {
+      message: "build?",
+      requestedSchema: { type: "object" as const, properties: { constructor: { type: "boolean" as const } } },
+    };
+    assert.deepEqual(await answerElicitation("crm", form, ui.context()), { action: "decline" });
+    assert.match(ui.asked.at(-1)!, /\nconstructor: \(not given\)$/);
+  });
+
   test("Decline and Cancel at the start or the end, Escape anywhere; a form nobody can answer is declined", async () => {
     const ui = new RecordingUI();
     ui.answers = ["Decline"];

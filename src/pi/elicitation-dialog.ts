@@ -120,7 +120,7 @@ export async function answerElicitation(
       if (value !== undefined) content[field.key] = value;
     }
     const summary = fields
-      .map((f) => `${f.label}: ${f.key in content ? show(content[f.key]!) : "(not given)"}`)
+      .map((f) => `${f.label}: ${Object.hasOwn(content, f.key) ? show(content[f.key]!) : "(not given)"}`)
       .join("\n");
     const end = picked(await ui.select(`Send this to ${who}?\n${shown(summary, SHOWN.body)}`, [SEND, DECLINE, CANCEL]));
     if (end === SEND) return { action: "accept", content };
