@@ -122,7 +122,10 @@ describe("server-everything's sampling through pi", { timeout: 120_000 }, () => 
   });
 
   /** The model calls the tool; the sampling request, if it reaches the model, gets the faux model's second answer. */
-  async function sample(ui: RecordingUI | undefined): Promise<{ text: string; asked: Context[] }> {
+  async function sample(
+    ui: RecordingUI | undefined,
+    reply = "Autumn moon rising",
+  ): Promise<{ text: string; asked: Context[] }> {
     const asked: Context[] = [];
     const { text, offered } = await callOnceInPi({
       cwd: project.dir,
@@ -135,7 +138,7 @@ describe("server-everything's sampling through pi", { timeout: 120_000 }, () => 
         // The sampling request, if the model is asked; else the agent's next turn takes this answer.
         (context: Context) => {
           if (requestSystemPrompt(context) === "You are a helpful test server.") asked.push(context);
-          return fauxAssistantMessage("Autumn moon rising");
+          return fauxAssistantMessage(reply);
         },
       ],
     });
@@ -157,6 +160,14 @@ describe("server-everything's sampling through pi", { timeout: 120_000 }, () => 
     assert.equal(requestSystemPrompt(asked[0]!), "You are a helpful test server.");
     assert.match(text, /"text": "Autumn moon rising"/);
     assert.match(text, /"stopReason": "endTurn"/);
+  });
+
+  test("the model's answer, which the server's prompt steers, is shown without the terminal escapes it carries", async () => {
+    writeConfig();
+    const ui = new RecordingUI();
+    ui.answers = ["Allow", "Refuse"];
+    await sample(ui, "Autumn\x1b]52;c;cm0gLXJmIH4=\x07 moon\x1b[2J rising");
+    assert.match(ui.asked[1]!, /answered MCP server 'everything':\nAutumn moon rising$/);
   });
 
   test("edited before it is sent", async () => {

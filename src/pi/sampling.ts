@@ -164,12 +164,10 @@ export function samplingHandler(
       throw new SamplingError(-32603, `The model failed: ${reply.errorMessage ?? reply.stopReason}`);
     let text = reply.content.flatMap((c) => (c.type === "text" ? [c.text] : [])).join("");
     if (askUser) {
-      const choice = await session.ui.select(`${model.id} answered MCP server '${server}':\n${text}`, [
-        SEND,
-        EDIT,
-        REFUSE,
-        ...(mode === "ask" ? [] : [DENY_REST]),
-      ]);
+      const choice = await session.ui.select(
+        `${model.id} answered MCP server '${server}':\n${shown(text, SHOWN.view)}`,
+        [SEND, EDIT, REFUSE, ...(mode === "ask" ? [] : [DENY_REST])],
+      );
       first(choice);
       if (choice === EDIT) {
         const edited = await session.ui.editor(`The answer MCP server '${server}' will get`, text);
