@@ -152,6 +152,11 @@ describe("/mcp off and /mcp on: a server off for this session only", { timeout: 
       /^MCP server 'local' is off for this session; \/mcp on local turns it on\.$/,
     );
     assert.equal(starts().length, before, "reconnect started nothing");
+    for (const list of ["prompts", "resources"])
+      assert.match(
+        await run(`/mcp ${list} local`),
+        /^MCP server 'local': off for this session \(\/mcp on local turns it on\)$/,
+      );
     assert.match(await run("/mcp on shared"), /^MCP server 'shared' is on already \(connected\)\.$/);
     assert.match(await run("/mcp on nope"), /^No MCP server named 'nope'\. Configured: /);
     assert.match(

@@ -184,10 +184,11 @@ function listing(kind: "prompts" | "resources") {
     const connection = name === undefined ? undefined : await pickServer(deps.bridge, name, ctx, kind);
     if (name !== undefined && !connection) return;
     const servers = connection ? [connection] : [...deps.bridge.connections.values()];
+    const off = (c: ServerConnection) => deps.serversOff.isOff(c);
     const text =
       kind === "prompts"
-        ? await promptListingText(servers, deps.fetchPrompts, ctx.signal)
-        : await resourceListingText(servers, ctx.signal);
+        ? await promptListingText(servers, deps.fetchPrompts, off, ctx.signal)
+        : await resourceListingText(servers, off, ctx.signal);
     show(ctx, text);
   };
 }

@@ -51,8 +51,9 @@ export interface ResourceListing {
 }
 
 /** Why a server cannot be asked for its prompts or resources now, with the command that changes that; undefined once it is connected. */
-export function whyNotListed(server: ServerStanding): string | undefined {
+export function whyNotListed(server: ServerStanding, off = false): string | undefined {
   const name = commandArgument(server.name);
+  if (off) return `off for this session (/mcp on ${name} turns it on)`;
   if (!server.trusted) return `not trusted, so not started (/mcp trust ${name} starts it)`;
   switch (server.status) {
     case "connected":

@@ -26,13 +26,14 @@ export type PromptFetch = (connection: ServerConnection, signal?: AbortSignal) =
 /** Each server's offer, all at once: fetched with `fetch` where it is connected and `offers` says it has any. */
 function offersOf<T>(
   connections: readonly ServerConnection[],
+  off: (connection: ServerConnection) => boolean,
   offers: (connection: ServerConnection) => boolean,
   fetch: (connection: ServerConnection) => Promise<ServerOffer<T>>,
 ): Promise<ServerOffer<T>[]> {
   return Promise.all(
     connections.map(async (connection): Promise<ServerOffer<T>> => {
       const server = connection.name;
-      const reason = whyNotListed(connection);
+      const reason = whyNotListed(connection, off(connection));
       if (reason) return { server, kind: "unavailable", reason };
       if (!offers(connection)) return { server, kind: "none" };
       return fetch(connection);
@@ -44,9 +45,10 @@ function offersOf<T>(
 export async function promptListingText(
   connections: readonly ServerConnection[],
   fetchPrompts: PromptFetch,
+  off: (connection: ServerConnection) => boolean,
   signal?: AbortSignal,
 ): Promise<string> {
-  const offers = await offersOf<PromptEntry[]>(connections, offersPrompts, async (connection) => {
+  const offers = await offersOf<PromptEntry[]>(connections, off, offersPrompts, async (connection) => {
     const listing = await fetchPrompts(connection, signal);
     if ("error" in listing) return { server: connection.name, kind: "failed", error: listing.error };
     return { server: connection.name, kind: "listed", listing: listing.prompts };
@@ -68,9 +70,10 @@ async function listResult<T>(list: () => Promise<{ items: T[]; more: boolean }>)
 /** `/mcp resources` for these servers. */
 export async function resourceListingText(
   connections: readonly ServerConnection[],
+  off: (connection: ServerConnection) => boolean,
   signal?: AbortSignal,
 ): Promise<string> {
-  const offers = await offersOf<ResourceListing>(connections, offersResources, async (connection) => {
+  const offers = await offersOf<ResourceListing>(connections, off, offersResources, async (connection) => {
     const [resources, templates] = await Promise.all([
       listResult(() => listAll(connection, "resources/list", signal)),
       listResult(() => listAll(connection, "resources/templates/list", signal)),
