@@ -364,6 +364,13 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     assert.ok(session.getActiveToolNames().includes("mcp_hello_greet"), "its tools, without a reload");
   });
 
+  test("/mcp add step by step: Escape at the name ends it, asking nothing more and adding nothing", async () => {
+    const before = readFileSync(projectConfig, "utf8");
+    const text = await run("/mcp add", ["A local command", `${process.execPath} ${HELLO}`, undefined]);
+    assert.equal(text, "No server added.");
+    assert.equal(readFileSync(projectConfig, "utf8"), before);
+  });
+
   // A README's server that needs a key (BRAVE_API_KEY): a local server gets only the variables its `env` names.
   test("/mcp add: a stdio server's variables, by name: its env passes each from pi's, no value is written", async () => {
     const text = await run("/mcp add", [

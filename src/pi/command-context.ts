@@ -85,7 +85,9 @@ export async function askServerName(
   ctx: ExtensionCommandContext,
   suggested: string,
 ): Promise<string | undefined> {
-  const name = (await ctx.ui.input(`A name for it (Enter for '${suggested}')`, suggested))?.trim() || suggested;
+  const typed = await ctx.ui.input(`A name for it (Enter for '${suggested}')`, suggested);
+  if (typed === undefined) return undefined;
+  const name = typed.trim() || suggested;
   if (!deps.bridge.connection(name)) return name;
   return (await ctx.ui.confirm("Replace?", `A server named '${name}' exists. Replace its entry?`)) ? name : undefined;
 }
