@@ -206,6 +206,19 @@ describe("/mcp add from the MCP registry (pi's command API, scripted UI)", { tim
         remotes: [{ type: "streamable-http", url: remote.url }],
       },
       {
+        name: "io.github.test/ported",
+        description: "Listens on a port",
+        version: "1.0.0",
+        packages: [
+          {
+            registryType: "npm",
+            identifier: "@test/ported",
+            transport: { type: "stdio" },
+            packageArguments: [{ type: "positional", description: "Port", isRequired: true, default: "8080" }],
+          },
+        ],
+      },
+      {
         name: "io.github.test/bundle-only",
         description: "Only a bundle",
         version: "1.0.0",
@@ -311,6 +324,11 @@ describe("/mcp add from the MCP registry (pi's command API, scripted UI)", { tim
     assert.match(
       await run("/mcp add", ["Find it in the MCP registry", "everything", "io.github.test/everything", "again", false]),
       /No server added/,
+    );
+    // Escape at a question that has a default ends the add too; the default is for Enter.
+    assert.equal(
+      await run("/mcp add", ["Find it in the MCP registry", "ported", "io.github.test/ported", undefined]),
+      "No server added.",
     );
     assert.match(
       await run("/mcp add", ["Find it in the MCP registry", "bundle", "io.github.test/bundle-only"]),

@@ -67,7 +67,9 @@ export async function registryAnswers(
   for (const question of registryEntry(way).questions) {
     const answer = question.choices?.length
       ? await ctx.ui.select(question.prompt, question.choices)
-      : (await ctx.ui.input(question.prompt, question.default ?? ""))?.trim() || question.default;
+      : await ctx.ui
+          .input(question.prompt, question.default ?? "")
+          .then((typed) => (typed === undefined ? undefined : typed.trim() || question.default));
     if (!answer) return undefined;
     answers[question.key] = answer;
   }
