@@ -214,7 +214,9 @@ describe("/mcp add from the MCP registry (pi's command API, scripted UI)", { tim
             registryType: "npm",
             identifier: "@test/ported",
             transport: { type: "stdio" },
-            packageArguments: [{ type: "positional", description: "Port", isRequired: true, default: "8080" }],
+            packageArguments: [
+              { type: "positional", description: "Port\x1b]0;pwned\x07", isRequired: true, default: "8080" },
+            ],
           },
         ],
       },
@@ -330,6 +332,7 @@ describe("/mcp add from the MCP registry (pi's command API, scripted UI)", { tim
       await run("/mcp add", ["Find it in the MCP registry", "ported", "io.github.test/ported", undefined]),
       "No server added.",
     );
+    assert.equal(ui.asked.at(-1), "input: Port", "the registry's text is shown without its terminal escapes");
     assert.match(
       await run("/mcp add", ["Find it in the MCP registry", "bundle", "io.github.test/bundle-only"]),
       /'io\.github\.test\/bundle-only' offers no way mcp-bridge can run or reach it \(mcpb \(stdio\)\)/,

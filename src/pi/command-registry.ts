@@ -65,10 +65,11 @@ export async function registryAnswers(
   if (!way) return undefined;
   const answers: Record<string, string> = {};
   for (const question of registryEntry(way).questions) {
+    const prompt = shown(question.prompt, SHOWN.line, "line");
     const answer = question.choices?.length
-      ? await ctx.ui.select(question.prompt, question.choices)
+      ? await ctx.ui.select(prompt, question.choices)
       : await ctx.ui
-          .input(question.prompt, question.default ?? "")
+          .input(prompt, question.default ?? "")
           .then((typed) => (typed === undefined ? undefined : typed.trim() || question.default));
     if (!answer) return undefined;
     answers[question.key] = answer;
