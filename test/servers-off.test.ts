@@ -167,6 +167,16 @@ describe("/mcp off and /mcp on: a server off for this session only", { timeout: 
       await run("/mcp off dormant"),
       /^MCP server 'dormant' is disabled in its config; it is not running\.$/,
     );
+    // A command that would start it does not start a server disabled in its config either.
+    assert.match(
+      await run("/mcp reconnect dormant"),
+      /^MCP server 'dormant' is disabled in its config; \/mcp enable dormant turns it on and saves that\.$/,
+    );
+    assert.equal(
+      session.getAllTools().some((t) => t.name.startsWith("mcp_dormant_")),
+      false,
+      "nothing of it started",
+    );
     assert.deepEqual(configs(), configBytes);
   });
 

@@ -267,6 +267,8 @@ const SUBCOMMANDS: readonly Subcommand[] = [
     help: "Drop a server's connection and connect again",
     completes: "server",
     run: onServer("reconnect", async (deps, connection, ctx) => {
+      // Disabled in its config: not started, and told how to enable it, as /mcp on says.
+      if (connection.status === "disabled") return switchOnCommand(deps, connection, ctx);
       if (!saysOff(deps.serversOff, connection, ctx)) await reconnect(connection, ctx);
     }),
   },
