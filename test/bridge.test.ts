@@ -513,6 +513,25 @@ describe("McpBridge", { timeout: 120_000 }, () => {
     }
   });
 
+  test("/mcp trust naming a server twice trusts and starts it once", async () => {
+    const tmp = tempDir();
+    const log = path.join(tmp.dir, "events.jsonl");
+    const entries = { twice: { ...fixtureEntry(), env: { FIXTURE_LOG: log } } };
+    write(path.join(tmp.dir, "project", ".pi", "mcp.json"), JSON.stringify({ mcpServers: entries }));
+    const trust = new TrustStore(path.join(tmp.dir, "agent", "mcp-bridge", "trust.json"));
+    const deps = registeredBridge(tmp.dir, { projectTrust: new ProjectTrust(path.join(tmp.dir, "project"), trust) });
+    const ui = new RecordingUI();
+    try {
+      await deps.bridge.start();
+      await trustCommand(deps, ["twice", "twice"], { hasUI: true, ui: ui.context() } as ExtensionContext);
+      assert.match(ui.notices.at(-1)!, /^Trusted 1 MCP server of .*:\n {2}twice: trusted, connected, \d+ tools$/);
+      assert.equal(readLog(log).filter((e) => e.event === "start").length, 1, "one process");
+    } finally {
+      await deps.bridge.shutdown();
+      tmp.cleanup();
+    }
+  });
+
   test("an npx install that outlasts initTimeout: /mcp and a waiting call say so, and the server connects after it", async () => {
     const tmp = tempDir();
     const installed = path.join(tmp.dir, "installed");

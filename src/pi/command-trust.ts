@@ -141,7 +141,7 @@ function pick(
 ): ServerConnection[] | undefined {
   if (names.length === 0) return fallback();
   const picked: ServerConnection[] = [];
-  for (const name of names) {
+  for (const name of new Set(names)) {
     const connection = deps.bridge.connection(name);
     if (!connection) return void show(ctx, noServerNamed(deps.bridge, name), "warning");
     if (deps.bridge.trust.stateOf(name) === undefined)
