@@ -97,6 +97,7 @@ import {
   parseAddLine,
 } from "./lib.ts";
 import { buildEntry, suggestServerName, unsetVariablesNotice } from "./src/config/add-server.ts";
+import { untrustedError } from "./src/connection/stop-errors.ts";
 import { connectHint } from "./src/connection/connect-hints.ts";
 import { resourceFileName } from "./src/translate/resource-output.ts";
 import { describePolicy, refusalIn, refusalMessage, violationRefusal } from "./lib.ts";
@@ -1726,6 +1727,14 @@ describe("bad input: the pure rules", () => {
     ]) {
       assert.ok(serverNameProblem(bad), JSON.stringify(bad));
     }
+  });
+  test("the commands a message suggests quote a name with a space, so they name one server", () => {
+    const config = validateServerEntry(
+      "my db",
+      { command: "x" },
+      { scope: "project", path: "/p/.pi/mcp.json" },
+    ).config!;
+    assert.match(untrustedError(config).message, /Run \/mcp trust "my db" to trust .* \/mcp trust "my db" --sandboxed/);
   });
   test("commandArgument quotes a name /mcp would split, and splitCommandLine reads it back", () => {
     for (const name of ["fs", "my server", 'say "hi"', "back\\slash", "it's"]) {

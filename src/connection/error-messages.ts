@@ -8,6 +8,7 @@ import { describeSource, type ServerConfig } from "../config/types.ts";
 import { measured, seconds, shellWord, withoutServerName } from "../common/text.ts";
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import { displayUrl, findVarRefs } from "../config/substitute.ts";
+import { commandArgument } from "../config/validate/name.ts";
 import { handshakeTimeoutField, requestTimeoutField } from "../config/validate/timeout.ts";
 import { needsSignInMessage } from "../oauth/session.ts";
 import { type ConnectionState, errorOf, inSchedule } from "./connection-state.ts";
@@ -303,7 +304,7 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
         ? `MCP server '${config.name}': ${ended}; what it printed (below, and in /mcp) usually says why: ${check}`
         : `MCP server '${config.name}': ${ended}, and printed nothing to say why: ${check}, and run ${rerunHint(ctx)} to see how it fails (some servers write their errors only with their logging turned on: see its documentation)`;
     if (repeated)
-      message += `. It failed the same way at its last start, so it was not restarted again: \`/mcp reconnect ${config.name}\` starts it once the cause is fixed`;
+      message += `. It failed the same way at its last start, so it was not restarted again: \`/mcp reconnect ${commandArgument(config.name)}\` starts it once the cause is fixed`;
   } else if (config.transport !== "stdio" && causeChain(error).some((e) => (e as Error)?.message === "bad port")) {
     // Node's fetch, as a browser's, refuses the ports of other protocols (mail, X11, IRC…) before connecting.
     const fix = `serve it on another port and change \`url\` of '${config.name}' in ${config.source.path}`;

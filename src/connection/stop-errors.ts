@@ -4,6 +4,7 @@
  */
 import { BridgeError, ShutDownError } from "../common/errors.ts";
 import { describeSource, type ServerConfig } from "../config/types.ts";
+import { commandArgument } from "../config/validate/name.ts";
 
 /** For anything asked of a server after the bridge shut it down (`whileConnecting`: the shutdown came mid-connect). */
 export function shutDownError(
@@ -19,6 +20,6 @@ export function untrustedError(config: ServerConfig): BridgeError {
   return new BridgeError(
     "config",
     config.name,
-    `MCP server '${config.name}' from ${describeSource(config.source)} is not trusted, so it was not started. Run /mcp trust ${config.name} to trust and start it, or /mcp trust ${config.name} --sandboxed to run it in a sandbox (/mcp list shows what it runs).`,
+    `MCP server '${config.name}' from ${describeSource(config.source)} is not trusted, so it was not started. Run /mcp trust ${commandArgument(config.name)} to trust and start it, or /mcp trust ${commandArgument(config.name)} --sandboxed to run it in a sandbox (/mcp list shows what it runs).`,
   );
 }

@@ -4,6 +4,7 @@
  * names the servers whose tools wait behind it where the catalog (./tool-catalog.ts) is off. Pure.
  */
 import { shown } from "../common/terminal-text.ts";
+import { commandArgument } from "../config/validate/name.ts";
 
 export const TOOL_SEARCH_NAME = "tool_search";
 export const DEFAULT_SEARCH_LIMIT = 5;
@@ -109,7 +110,7 @@ export interface DeferredServer {
 
 /** A server whose tools are not known yet because its sign-in page waits for the user: the model can tell them. */
 export function signInWaitLine(server: string): string {
-  return `MCP server ${shown(server, 40, "prompt")} waits for the user to finish signing in on the page that opened (or to run /mcp auth ${shown(server, 40, "prompt")}); its tools come after that.`;
+  return `MCP server ${shown(server, 40, "prompt")} waits for the user to finish signing in on the page that opened (or to run /mcp auth ${shown(commandArgument(server), 40, "prompt")}); its tools come after that.`;
 }
 
 /** The one system-prompt line naming the servers whose tools are behind `tool_search`; undefined when none is. */
