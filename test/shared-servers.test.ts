@@ -12,7 +12,16 @@ import type { ClientFeatures } from "../src/connection/mcp-client.ts";
 import type { EventSink } from "../src/common/events.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { PI_LINE } from "./pi-line.ts";
-import { commandLine, connectionFor, fixtureEntry, isAlive, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import {
+  commandLine,
+  connectFailure,
+  connectionFor,
+  fixtureEntry,
+  isAlive,
+  REPO_ROOT,
+  tempDir,
+  waitFor,
+} from "./helpers.ts";
 import { bundledFixture } from "./fixture-bundle.ts";
 
 const tmp = tempDir();
@@ -354,6 +363,15 @@ describe(`shared servers (Node ${process.versions.node}, pi ${PI_LINE})`, () => 
     await connection.close();
     const hub = hubPid(b.hub);
     if (hub !== undefined) await waitFor(() => !isAlive(hub), "the hub to exit, running nothing", 15_000);
+  });
+
+  test("a server that exits saying why on a last stderr line without a newline: the error reads it, as unshared", async () => {
+    const b = bed();
+    const said = "process.stderr.write('Error: FOO_API_KEY environment variable is required'); process.exit(1)";
+    const entry = { command: process.execPath, args: ["-e", said], shared: true, restartOnCrash: false };
+    const { message } = await connectFailure(connectionFor("keyless", entry, { hubDir: b.hub }));
+    assert.match(message, /it needs FOO_API_KEY, which its `env` does not set/);
+    await b.end();
   });
 });
 

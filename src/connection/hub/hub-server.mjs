@@ -123,6 +123,7 @@ export class SharedServer {
       stderrPartial = parts.pop()?.slice(0, STDERR_LINE_MAX) ?? "";
       for (const line of parts) this.broadcast({ hub: "stderr", line: line.slice(0, STDERR_LINE_MAX) });
     });
+    child.stderr.on("end", () => stderrPartial && this.broadcast({ hub: "stderr", line: stderrPartial }));
     // At once, in the tick of the spawn: there is no moment in which the hub could die with the group unwatched.
     if (child.pid !== undefined) watchdog?.watch(child.pid);
     child.on("exit", (code, signal) => {
