@@ -33,6 +33,13 @@ describe("dev.watch", { timeout: 60_000 }, () => {
     ]);
   });
 
+  test("globs with VS Code's {a,b} groups: each choice taken, and the folder before a group is the base", () => {
+    const files = ["src/a.ts", "src/a.js", "src/a.py", "lib/b.ts", "test/c.ts"];
+    assert.deepEqual(files.filter(globTest("src/*.{ts,js}")), ["src/a.ts", "src/a.js"]);
+    assert.deepEqual(files.filter(globTest("{src,lib}/*.ts")), ["src/a.ts", "lib/b.ts"]);
+    assert.deepEqual(["{src,lib}/*.ts", "src/*.{ts,js}"].map(globBase), [".", "src"]);
+  });
+
   test("the field: VS Code's dev.watch, a glob or several; left out with a warning for a remote or shared server; dev.debug ignored", () => {
     const entry = (fields: Record<string, unknown>) => validateServerEntry("s", fields, TEST_SOURCE);
     assert.deepEqual(entry({ command: "node", dev: { watch: "src/**/*.ts" } }).config?.watch, ["src/**/*.ts"]);

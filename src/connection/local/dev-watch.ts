@@ -21,6 +21,7 @@ const IGNORED = /(^|\/)(node_modules|\.git)(\/|$)/;
 export function globTest(glob: string): (file: string) => boolean {
   const normalized = glob.replace(/\\/g, "/").replace(/^\.\//, "");
   let source = "";
+  let groups = 0;
   for (let i = 0; i < normalized.length; i++) {
     const char = normalized[i]!;
     if (char === "*" && normalized[i + 1] === "*") {
@@ -29,16 +30,19 @@ export function globTest(glob: string): (file: string) => boolean {
       i += normalized[i + 2] === "/" ? 2 : 1;
     } else if (char === "*") source += "[^/]*";
     else if (char === "?") source += "[^/]";
+    // `{ts,js}`: one of the choices, as VS Code reads it.
+    else if (char === "{" && normalized.includes("}", i)) source += (groups++, "(?:");
+    else if ((char === "}" || char === ",") && groups) source += char === "," ? "|" : (groups--, ")");
     else source += char.replace(/[.+^${}()|[\]\\]/g, "\\$&");
   }
-  const pattern = new RegExp(`^${source}$`);
+  const pattern = new RegExp(`^${source}${")".repeat(groups)}$`);
   return (file) => pattern.test(file);
 }
 
 /** The folder a glob is watched from: its path up to the first segment with a wildcard. Pure. */
 export function globBase(glob: string): string {
   const segments = glob.replace(/\\/g, "/").split("/");
-  const fixed = segments.findIndex((segment) => /[*?]/.test(segment));
+  const fixed = segments.findIndex((segment) => /[*?{]/.test(segment));
   const base = (fixed < 0 ? segments.slice(0, -1) : segments.slice(0, fixed)).join("/");
   return base || (glob.startsWith("/") ? "/" : ".");
 }
