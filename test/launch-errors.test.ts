@@ -48,6 +48,16 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
     }
   });
 
+  test("a `cwd` that does not exist: said so, not that the command was not found; not restarted", async () => {
+    const tmp = tempDir();
+    after(() => tmp.cleanup());
+    const cwd = path.join(tmp.dir, "gone");
+    const { message, state } = await connectFailure(connectionFor("where", { command: process.execPath, cwd }));
+    assert.match(message, new RegExp(`its working directory ${cwd} does not exist: check \`cwd\` of 'where' in `));
+    assert.doesNotMatch(message, /was not found/);
+    assert.equal(state, "gaveUp");
+  });
+
   const dockerMcp = spawnSync("sh", ["-c", "command -v docker && ! docker mcp version"]).status === 0;
   test(
     "`docker mcp gateway run` with the real docker command line but no MCP Toolkit: said so, with where it comes from; not restarted",

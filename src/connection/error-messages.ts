@@ -64,6 +64,8 @@ export interface ErrorContext {
   missingScript?: MissingScript;
   /** Whether a local server wrote anything to stdout in its newest start. */
   wroteToStdout?: boolean;
+  /** A local server's working directory, as resolved, where it does not exist (its spawn then fails with ENOENT). */
+  missingCwd?: string;
   /** Why the bridge stopped the server, if it did: something it sent was over a limit. */
   violation?: string;
   /** Lines the server wrote to stdout that were not JSON-RPC. */
@@ -268,6 +270,8 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
     permanent = { reason: message };
   } else if (kind === "timeout" && !(permanent = wantingVariable(ctx, error, true))) {
     message = handshakeTimeoutMessage(ctx, elapsedMs, where);
+  } else if (config.transport === "stdio" && codeOf(error) === "ENOENT" && ctx.missingCwd) {
+    message = `MCP server '${config.name}': its working directory ${ctx.missingCwd} does not exist: check \`cwd\` of '${config.name}' in ${config.source.path}`;
   } else if (config.transport === "stdio" && codeOf(error) === "ENOENT") {
     const command = config.command ?? "";
     message = `MCP server '${config.name}': command '${command}' was not found (is it installed and on PATH?)`;
