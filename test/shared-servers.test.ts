@@ -11,6 +11,9 @@ import type { ServerConnection } from "../src/connection/server-connection.ts";
 import type { ClientFeatures } from "../src/connection/mcp-client.ts";
 import type { EventSink } from "../src/common/events.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
+import type { ResolvedStdio } from "../src/config/substitute.ts";
+import type { ServerConfig } from "../src/config/types.ts";
+import { stdioSandbox } from "../src/sandbox/server-sandbox.ts";
 import { PI_LINE } from "./pi-line.ts";
 import {
   commandLine,
@@ -388,5 +391,33 @@ describe("the shared setting", () => {
       validate({ url: "https://example.com/mcp", shared: true }).errors.join(),
       /local \(command\) servers only/,
     );
+  });
+});
+
+describe("shared sandboxed servers", () => {
+  test("two sessions whose env lists the same variables in another order share one sandboxed process", async () => {
+    const b = bed();
+    const sandbox = (endpoint: ResolvedStdio) =>
+      stdioSandbox({ name: "boxed" } as ServerConfig, true, endpoint, {
+        servers: [],
+        agentDir: path.join(tmp.dir, "agent"),
+        projectRoot: REPO_ROOT,
+        env: process.env,
+      });
+    const open = async (env: Record<string, string>) => {
+      const entry = { ...fixtureEntry(), env, shared: { idleSeconds: 0.2 } };
+      const connection = connectionFor("boxed", entry, { hubDir: b.hub, sandbox });
+      await connection.connect();
+      return connection;
+    };
+    const a = await open({ FIRST: "1", SECOND: "2" });
+    const c = await open({ SECOND: "2", FIRST: "1" });
+    try {
+      assert.equal(c.shared?.pid, a.shared?.pid, "one process");
+      assert.equal(a.shared?.sessions, 2);
+    } finally {
+      await Promise.all([a.close(), c.close()]);
+      await b.end();
+    }
   });
 });

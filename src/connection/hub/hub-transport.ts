@@ -68,7 +68,9 @@ function spawnSpec(endpoint: ResolvedStdio) {
   const { command, args } = platformCommand(endpoint.command, endpoint.args, process.platform);
   // Under the hub a server has no terminal, and sessions in two kinds of terminal must share it: no TERM at all.
   const { TERM: _terminal, ...defaults } = getDefaultEnvironment();
-  return { command, args, env: { ...defaults, ...endpoint.env }, cwd: endpoint.cwd };
+  // In one order, whatever order the entry and pi's environment give: the sandbox's temp dir is named after this.
+  const env = Object.fromEntries(Object.entries({ ...defaults, ...endpoint.env }).sort());
+  return { command, args, env, cwd: endpoint.cwd };
 }
 
 export class HubTransport implements Transport {
