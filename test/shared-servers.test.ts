@@ -4,7 +4,7 @@
  * process and real fixture server processes; test/shared-pi.test.ts runs two real pi processes.
  */
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, afterEach, describe, test } from "node:test";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
@@ -311,6 +311,16 @@ describe(`shared servers (Node ${process.versions.node}, pi ${PI_LINE})`, () => 
     // Both sessions started a hub; the one that lost the lock may still be starting when they have reconnected.
     await waitFor(() => hubProcesses(b.hub).length === 1, "the hub that lost the lock to exit", 20_000);
     await waitFor(() => !isAlive(before), "the old server to end once its hub is gone");
+    await b.end();
+  });
+
+  test("a lock left by a hub that is gone, its pid now another program's: the next hub takes the lock over", async () => {
+    const b = bed();
+    mkdirSync(b.hub, { recursive: true, mode: 0o700 });
+    // A live process that is no hub (this test's own), as a pid is given again after a reboot or a container's restart.
+    writeFileSync(path.join(b.hub, "hub.lock"), String(process.pid));
+    await b.open("shared", { initTimeout: 5000 });
+    assert.notEqual(hubPid(b.hub), process.pid);
     await b.end();
   });
 

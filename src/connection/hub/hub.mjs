@@ -70,7 +70,7 @@ function takeLock() {
     }
     const seen = readLock(LOCK);
     if (seen === undefined) continue;
-    if (seen.pid > 0 ? alive(seen.pid) : Date.now() - seen.mtimeMs < 5000) return false;
+    if (seen.pid > 0 ? isHub(seen.pid) : Date.now() - seen.mtimeMs < 5000) return false;
     const aside = `${LOCK}.${process.pid}`;
     try {
       fs.renameSync(LOCK, aside);
@@ -100,6 +100,15 @@ function readLock(file) {
     return { pid: Number(fs.readFileSync(file, "utf8")) || 0, mtimeMs: fs.statSync(file).mtimeMs };
   } catch {
     return undefined;
+  }
+}
+
+/** Whether `pid` is a hub: alive, and (Linux) running hub.mjs, not a process that was given the pid of a hub gone since. */
+function isHub(pid) {
+  try {
+    return alive(pid) && fs.readFileSync(`/proc/${pid}/cmdline`, "latin1").includes("hub.mjs");
+  } catch {
+    return process.platform !== "linux";
   }
 }
 
