@@ -4,7 +4,7 @@
  * process and real fixture server processes; test/shared-pi.test.ts runs two real pi processes.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, afterEach, describe, test } from "node:test";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
@@ -311,6 +311,26 @@ describe(`shared servers (Node ${process.versions.node}, pi ${PI_LINE})`, () => 
     // Both sessions started a hub; the one that lost the lock may still be starting when they have reconnected.
     await waitFor(() => hubProcesses(b.hub).length === 1, "the hub that lost the lock to exit", 20_000);
     await waitFor(() => !isAlive(before), "the old server to end once its hub is gone");
+    await b.end();
+  });
+
+  test("a server that logs JSON that is no JSON-RPC message on stdout: the line is skipped, the session kept, as unshared", async () => {
+    const b = bed();
+    const go = path.join(tmp.dir, "log-now");
+    // Once `go` exists, a line of a JSON logger (with a `method`, of the HTTP request it logs) joins the server's stdout.
+    const logger = `(i=0; while [ ! -e "${go}" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; echo '{"level":30,"method":"GET","msg":"request"}'; rm -f "${go}") &`;
+    const { command, args } = fixtureEntry();
+    const dropped: string[] = [];
+    const entry = { command: "/bin/sh", args: ["-c", `${logger} exec "$0" "$@"`, command, ...args] };
+    const a = await b.open("logger", entry, undefined, (channel, payload) => {
+      if (channel === "mcp.disconnected") dropped.push(String(payload.reason));
+    });
+    writeFileSync(go, "");
+    await waitFor(() => !existsSync(go), "the line to be written");
+    // The server's answer comes after that line on its stdout.
+    assert.equal(textOf(await a.callTool("echo", { text: "hi" })), "hi");
+    assert.deepEqual(dropped, []);
+    assert.equal(a.status, "connected");
     await b.end();
   });
 

@@ -149,14 +149,17 @@ export class HubTransport implements Transport {
     this.delivery.drain();
   }
 
-  /** The next line to hand on; a line that is not JSON is reported and skipped, anything else wrong ends the session. */
+  /**
+   * The next line to hand on; a line that is not JSON, or JSON but no JSON-RPC message (a JSON logger's line on the
+   * server's stdout), is reported and skipped, as an unshared server's is; anything else wrong ends the session.
+   */
   private nextMessage(): JSONRPCMessage | null | undefined {
     if (this.closeFired) return null;
     try {
       return this.nextLine();
     } catch (error) {
       this.onerror?.(asError(error));
-      if (error instanceof SyntaxError) return undefined;
+      if (error instanceof SyntaxError || asError(error).name === "ZodError") return undefined;
       this.socket?.destroy();
       return null;
     }
