@@ -334,6 +334,13 @@ describe(`shared servers (Node ${process.versions.node}, pi ${PI_LINE})`, () => 
     await b.end();
   });
 
+  test("a server that sends a message over maxMessageBytes: the error names the limit, as an unshared one's does", async () => {
+    const b = bed();
+    const a = await b.open("long", { maxMessageBytes: 100_000, restartOnCrash: false });
+    await assert.rejects(a.callTool("big", { kb: 200 }), /over the 97\.7 KB limit \(`maxMessageBytes`\)/);
+    await b.end();
+  });
+
   test("a lock left by a hub that is gone, its pid now another program's: the next hub takes the lock over", async () => {
     const b = bed();
     mkdirSync(b.hub, { recursive: true, mode: 0o700 });

@@ -113,6 +113,7 @@ export class SharedServer {
       (line) => this.fromServer(line),
       () => {
         this.log("server.too_long", { key });
+        this.broadcast({ hub: "too_long" });
         this.stop();
       },
     );

@@ -19,6 +19,7 @@ import {
   type Transport,
 } from "@modelcontextprotocol/client";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../../config/defaults.ts";
+import { MessageTooLargeError } from "../message-limit.ts";
 import { asError } from "../../common/errors.ts";
 import { isObject } from "../../common/values.ts";
 import { platformCommand } from "../local/platform-command.ts";
@@ -200,6 +201,13 @@ export class HubTransport implements Transport {
       case "sessions":
         this.shared.sessions = Number(line.count) || 0;
         return;
+      case "too_long": {
+        // The server wrote a line over the limit, and the hub stops it: said as an unshared server's transport says it.
+        const error = new MessageTooLargeError(this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
+        hooks.onRefused(error);
+        this.onerror?.(error);
+        return;
+      }
       case "stderr":
         if (typeof line.line === "string") hooks.onStderrLine(line.line);
         return;

@@ -15,7 +15,8 @@
  * maxLineBytes, sandbox?}` (`sandbox`: the rules pi computed, when the server runs in one); the hub answers
  * `{"hub":"attached", pid, sessions}` or `{"hub":"error", message, code?}`. From then on the lines are the session's
  * MCP messages, and the hub's own lines (`hub` key first, no `jsonrpc`): `sessions` (how many use the server), `stderr`
- * (a line the server wrote), `violation` (a host its sandbox's proxy denied), and `exit` (the server ended, or is
+ * (a line the server wrote), `violation` (a host its sandbox's proxy denied), `too_long` (it wrote a line over the
+ * limit, and is being stopped for it), and `exit` (the server ended, or is
  * being restarted; the socket closes after). A session may send `{"hub":"restart"}`: the server is restarted for all.
  */
 import { createHash } from "node:crypto";
