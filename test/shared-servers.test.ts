@@ -20,6 +20,7 @@ import {
   connectFailure,
   connectionFor,
   fixtureEntry,
+  type FixtureMode,
   isAlive,
   REPO_ROOT,
   tempDir,
@@ -432,28 +433,45 @@ describe("the shared setting", () => {
 });
 
 describe("shared sandboxed servers", () => {
+  const sandbox = (endpoint: ResolvedStdio) =>
+    stdioSandbox({ name: "boxed" } as ServerConfig, true, endpoint, {
+      servers: [],
+      agentDir: path.join(tmp.dir, "agent"),
+      projectRoot: REPO_ROOT,
+      env: process.env,
+    });
+  const open = async (b: Bed, env: Record<string, string> = {}, mode: FixtureMode = "normal") => {
+    const entry = { ...fixtureEntry(mode), env, shared: { idleSeconds: 0.2 } };
+    const connection = connectionFor("boxed", entry, { hubDir: b.hub, sandbox });
+    await connection.connect();
+    return connection;
+  };
+
   test("two sessions whose env lists the same variables in another order share one sandboxed process", async () => {
     const b = bed();
-    const sandbox = (endpoint: ResolvedStdio) =>
-      stdioSandbox({ name: "boxed" } as ServerConfig, true, endpoint, {
-        servers: [],
-        agentDir: path.join(tmp.dir, "agent"),
-        projectRoot: REPO_ROOT,
-        env: process.env,
-      });
-    const open = async (env: Record<string, string>) => {
-      const entry = { ...fixtureEntry(), env, shared: { idleSeconds: 0.2 } };
-      const connection = connectionFor("boxed", entry, { hubDir: b.hub, sandbox });
-      await connection.connect();
-      return connection;
-    };
-    const a = await open({ FIRST: "1", SECOND: "2" });
-    const c = await open({ SECOND: "2", FIRST: "1" });
+    const a = await open(b, { FIRST: "1", SECOND: "2" });
+    const c = await open(b, { SECOND: "2", FIRST: "1" });
     try {
       assert.equal(c.shared?.pid, a.shared?.pid, "one process");
       assert.equal(a.shared?.sessions, 2);
     } finally {
       await Promise.all([a.close(), c.close()]);
+      await b.end();
+    }
+  });
+
+  test("/mcp reconnect's restart of a sandboxed server: it comes back, the old one's end not stopping the new one's sandbox", async () => {
+    const b = bed();
+    const a = await open(b);
+    try {
+      const before = a.shared?.pid;
+      assert.equal(a.restartShared(), true);
+      await a.reconnect();
+      assert.equal(a.status, "connected", a.lastError);
+      assert.notEqual(a.shared?.pid, before);
+      assert.equal(textOf(await a.callTool("echo", { text: "hi" })), "hi");
+    } finally {
+      await a.close();
       await b.end();
     }
   });

@@ -113,9 +113,12 @@ export function privateTempDir(server) {
  * pi's.
  */
 export async function sandboxedStart(spec, policy, onViolation) {
+  // Counted from now: the last sandboxed server ending meanwhile must not stop the proxies this start is set up with.
+  running++;
   try {
     return await wrap(spec, policy, onViolation);
   } catch (error) {
+    running--;
     rmSync(policy.tempDir, { recursive: true, force: true });
     throw error;
   }
@@ -158,7 +161,6 @@ async function wrap(spec, policy, onViolation) {
   mountPoints.push(...emptySource(wrapped.argv));
   const unwatch = onViolation ? watchViolations(manager, commandId, onViolation) : undefined;
   let released = false;
-  running++;
   return {
     command,
     args,
