@@ -50,6 +50,8 @@ export function installHint(platform = process.platform) {
 
 let library;
 let ready;
+/** The library's reset under way, if any: a new setup waits for it, or the reset would stop what the setup starts. */
+let resetting;
 const denied = new Set();
 /** Sandboxed starts whose process has not ended yet: the proxies stay up while there is one. */
 let running = 0;
@@ -79,6 +81,7 @@ export async function sandboxProblems() {
  */
 export function sandboxManager() {
   ready ??= (async () => {
+    await resetting;
     unavailable(await sandboxProblems());
     const { SandboxManager } = await load();
     await SandboxManager.initialize(globalConfig());
@@ -240,8 +243,9 @@ export async function sandboxIdle() {
   denied.clear();
   // The placeholders first: one of them may be in a directory the library made, which it removes only when empty.
   removePlaceholders();
-  const manager = await current.catch(() => undefined);
-  await manager?.reset();
+  const reset = current.catch(() => undefined).then((manager) => manager?.reset());
+  resetting = reset.catch(() => undefined);
+  await reset;
   return true;
 }
 
