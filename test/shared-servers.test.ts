@@ -475,4 +475,24 @@ describe("shared sandboxed servers", () => {
       await b.end();
     }
   });
+
+  test("/mcp reconnect's restart: the new process keeps its temp dir when the old one ends", async () => {
+    const b = bed();
+    // One that outlives its input closing: the new process runs before the old one ends.
+    const a = await open(b, {}, "lingering");
+    try {
+      const temp = readdirSync(path.join(b.hub, "tmp")).map((name) => path.join(b.hub, "tmp", name));
+      assert.equal(temp.length, 1, "one temp dir");
+      assert.equal(a.restartShared(), true);
+      await a.reconnect();
+      // The old process's end is logged in the same turn of the hub's loop that lets go of its sandbox.
+      const exits = () => readFileSync(path.join(b.hub, "hub.log"), "utf8").split('"server.exit"').length - 1;
+      await waitFor(() => exits() === 1, "the old process to end");
+      assert.equal(a.status, "connected");
+      assert.ok(existsSync(temp[0]!), "the running server's temp dir is still there");
+    } finally {
+      await a.close();
+      await b.end();
+    }
+  });
 });

@@ -17,7 +17,7 @@ export interface SandboxedStart extends SpawnSpec {
   mountPoints: string[];
   /** The server's own temp directory (its `TMPDIR`), removed with what it holds by `release`. */
   tempDir: string;
-  release(): void;
+  release(keepTempDir?: boolean): void;
 }
 
 /** Throws (naming what to install) for what the sandbox lacks here, if anything. */

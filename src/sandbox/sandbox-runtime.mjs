@@ -174,13 +174,14 @@ async function wrap(spec, policy, onViolation) {
     commandId,
     mountPoints,
     tempDir: policy.tempDir,
-    release() {
+    /** `keepTempDir`: another start of the same definition (a shared server's new process) uses it now. */
+    release(keepTempDir = false) {
       if (released) return;
       released = true;
       running--;
       unwatch?.();
       manager.unregisterCommandNetworkLists(commandId);
-      rmSync(policy.tempDir, { recursive: true, force: true });
+      if (!keepTempDir) rmSync(policy.tempDir, { recursive: true, force: true });
     },
   };
 }

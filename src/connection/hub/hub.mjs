@@ -168,7 +168,8 @@ function serverFor(key, spec, sandbox, idleMs) {
     const launch = sandbox ? await sandboxedStart(spec, sandbox, violation) : { ...spec, release() {} };
     for (const file of launch.mountPoints ?? []) watchdog?.watchPath(file);
     const onEnded = (ended) => {
-      launch.release();
+      // A new process of the same definition, started while this one ended, has the same temp dir.
+      launch.release(starting.has(key) || (servers.get(key) ?? ended) !== ended);
       // The sandbox library's proxies stop once no sandboxed server runs here.
       if (sandbox)
         sandboxIdle()
