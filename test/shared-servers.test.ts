@@ -4,7 +4,7 @@
  * process and real fixture server processes; test/shared-pi.test.ts runs two real pi processes.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, lchownSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, afterEach, describe, test } from "node:test";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
@@ -341,6 +341,22 @@ describe(`shared servers (Node ${process.versions.node}, pi ${PI_LINE})`, () => 
     await assert.rejects(a.callTool("big", { kb: 200 }), /over the 97\.7 KB limit \(`maxMessageBytes`\)/);
     await b.end();
   });
+
+  test(
+    "a hub directory that is another user's symlink (to a directory of this user's) is refused: it could be turned to theirs",
+    { skip: process.getuid?.() === 0 ? false : "needs root, to make a symlink another user owns" },
+    async () => {
+      const b = bed();
+      const mine = path.join(tmp.dir, "mine");
+      mkdirSync(mine, { mode: 0o700 });
+      symlinkSync(mine, b.hub);
+      lchownSync(b.hub, 65534, 65534);
+      const connection = connectionFor("shared", { ...fixtureEntry(), shared: true }, { hubDir: b.hub });
+      await assert.rejects(connection.connect(), /belongs to another user; the shared-server hub cannot use it/);
+      await connection.close();
+      assert.deepEqual(readdirSync(mine), [], "no hub started in it");
+    },
+  );
 
   test("a lock left by a hub that is gone, its pid now another program's: the next hub takes the lock over", async () => {
     const b = bed();

@@ -84,7 +84,8 @@ function startHub(dir: string): void {
 /** Refuses a hub directory another user owns or others can read: its socket would let them run this user's servers. */
 function ownedPrivately(dir: string): void {
   if (process.platform === "win32") return;
-  const stat = fs.statSync(dir);
+  // The link itself, where it is one: another user's symlink to a directory of this user's could be turned to theirs.
+  const stat = fs.lstatSync(dir);
   if (stat.uid !== process.getuid?.())
     throw new Error(`${dir} belongs to another user; the shared-server hub cannot use it`);
   if ((stat.mode & 0o077) !== 0) fs.chmodSync(dir, 0o700);
