@@ -357,6 +357,21 @@ describe("/mcp import", { timeout: 120_000 }, () => {
   });
 });
 
+describe("/mcp import's preview", { timeout: 120_000 }, () => {
+  test("hides a URL's query values and password, which may be keys, as it hides a flag's", async () => {
+    const url = "https://u:pass-0123456789@mcp.example.com/mcp?profile=prof-secret-0123456789";
+    const cursor = { mcpServers: { remote: { url } } };
+    const run = await startPi({ project: "{}", home: { ".cursor/mcp.json": JSON.stringify(cursor) } });
+    try {
+      const asked = await run.run("/mcp import", [undefined]);
+      assert.match(asked, /remote .*https:\/\/\*\*\*@mcp\.example\.com\/mcp\?profile=\*\*\*/);
+      assert.doesNotMatch(asked, /prof-secret|pass-0123/);
+    } finally {
+      await run.close();
+    }
+  });
+});
+
 describe("print mode", { timeout: 120_000 }, () => {
   test('`pi -p "/mcp list"` writes the listing to stdout, so `> out.txt` captures it', async () => {
     const tmp = tempDir();

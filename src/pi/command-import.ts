@@ -12,7 +12,7 @@ import { plural } from "../common/text.ts";
 import { unsetVariablesNotice } from "../config/add-server.ts";
 import { discoverImports } from "../config/import/discover.ts";
 import type { ImportedServer } from "../config/import/import-types.ts";
-import { argSecrets } from "../config/substitute.ts";
+import { argSecrets, inlineEnvSecrets } from "../config/substitute.ts";
 import type { ConfigScope } from "../config/types.ts";
 import { setServerEntry } from "../config/write/server-edits.ts";
 import { startWritten } from "./command-add.ts";
@@ -44,9 +44,13 @@ interface Choices {
 
 function describeImport(server: ImportedServer): string {
   const args = ((server.entry.args as string[] | undefined) ?? []).filter((arg) => typeof arg === "string");
-  const line = typeof server.entry.url === "string" ? server.entry.url : [server.entry.command, ...args].join(" ");
-  // Another client's entry may hold a key inline: shown as `***`, like every secret the bridge shows.
-  const what = new Redactor(argSecrets(args)).text(line);
+  const { url } = server.entry;
+  const line = typeof url === "string" ? url : [server.entry.command, ...args].join(" ");
+  // Another client's entry may hold a key inline (a flag's value, a URL's password or query): shown as `***`.
+  const what = new Redactor([
+    ...argSecrets(args),
+    ...(typeof url === "string" ? inlineEnvSecrets("url", url) : []),
+  ]).text(line);
   const lines = [`  ${server.name}  (${server.client}, ${server.sourcePath})  ${what}`];
   for (const note of server.notes) lines.push(`      note: ${note}`);
   if (server.inlineSecrets.length) lines.push(`      inline secrets: ${server.inlineSecrets.join(", ")}`);
