@@ -189,6 +189,19 @@ describe("which exposure a tool gets", () => {
     assert.equal(exposure.exposureOf("later", "d"), "deferred");
     assert.match(exposure.autoNote() ?? "", /about 800 tokens .*Deferred as they connected later .*: large, later\./);
   });
+
+  test("auto: a server set to direct that comes late is not named as deferred, though it goes over the limit", () => {
+    const config = validateServerEntry("pinned", { ...entry, exposure: "direct" }, user).config!;
+    const exposure = new ToolExposure(
+      () => ({ exposure: "auto", threshold: { tokens: 1_000 } }),
+      (server) => (server === "pinned" ? config : undefined),
+    );
+    exposure.decideAuto([{ server: "early", tool: "a", chars: 2_000 }], undefined);
+    exposure.placeLate([{ server: "pinned", tool: "b", chars: 8_000 }]);
+    assert.equal(exposure.exposureOf("pinned", "b"), "direct");
+    assert.equal(exposure.serverExposure("pinned"), "direct");
+    assert.doesNotMatch(exposure.autoNote() ?? "", /Deferred as they connected later/);
+  });
 });
 
 /** The request body pi-ai's own client for `api` builds (captured before anything is sent), with two tools. */

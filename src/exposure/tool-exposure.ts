@@ -177,7 +177,7 @@ export class ToolExposure {
     for (const [server, { auto, direct }] of chars) {
       const tokens = estimatedTokens(auto + direct);
       const fits = decision.exposure === "direct" && decision.tokens + tokens <= decision.limitTokens;
-      this.late.set(server, fits ? "direct" : "deferred");
+      this.late.set(server, fits || auto === 0 ? "direct" : "deferred");
       // Where `auto` is direct, the total is what every request declares: a deferred server's `direct` tools too.
       if (decision.exposure === "direct") decision.tokens += fits ? tokens : estimatedTokens(direct);
     }
