@@ -190,7 +190,7 @@ describe("which exposure a tool gets", () => {
     assert.match(exposure.autoNote() ?? "", /about 800 tokens .*Deferred as they connected later .*: large, later\./);
   });
 
-  test("auto: a server set to direct that comes late is not named as deferred, though it goes over the limit", () => {
+  test("auto: a server set to direct that comes late is not named as deferred; the note says the total is over the limit", () => {
     const config = validateServerEntry("pinned", { ...entry, exposure: "direct" }, user).config!;
     const exposure = new ToolExposure(
       () => ({ exposure: "auto", threshold: { tokens: 1_000 } }),
@@ -201,6 +201,7 @@ describe("which exposure a tool gets", () => {
     assert.equal(exposure.exposureOf("pinned", "b"), "direct");
     assert.equal(exposure.serverExposure("pinned"), "direct");
     assert.doesNotMatch(exposure.autoNote() ?? "", /Deferred as they connected later/);
+    assert.match(exposure.autoNote() ?? "", /about 2,500 tokens are over the limit of 1,000/);
   });
 });
 

@@ -194,7 +194,7 @@ export class ToolExposure {
       ? "the model's context window"
       : `a ${n(FALLBACK_CONTEXT_WINDOW)}-token context window, assumed as no model was selected`;
     const limit = share ? `${share} of ${window}` : "the configured exposureThreshold";
-    const relation = decision.exposure === "deferred" ? "over" : "within";
+    const relation = decision.tokens > decision.limitTokens ? "over" : "within";
     const note = `Tool exposure "auto" is ${decision.exposure} this session: MCP tool definitions of about ${n(decision.tokens)} tokens are ${relation} the limit of ${n(decision.limitTokens)} (${limit}).`;
     const over = decision.exposure === "direct" ? [...this.late].filter(([, e]) => e === "deferred") : [];
     if (over.length === 0) return note;
