@@ -159,6 +159,15 @@ describe("which exposure a tool gets", () => {
     assert.deepEqual(decideAuto(80_004, 20_000), { exposure: "deferred", tokens: 20_001, limitTokens: 20_000 });
   });
 
+  test("auto's note names the share as configured: 0.25% is not rounded to 0.3%", () => {
+    const exposure = new ToolExposure(
+      () => ({ exposure: "auto", ...readThreshold("0.25%") }) as never,
+      () => undefined,
+    );
+    exposure.decideAuto([{ server: "a", tool: "t", chars: 400 }], 1_000_000);
+    assert.match(exposure.autoNote() ?? "", /the limit of 2,500 \(0\.25% of the model's context window\)/);
+  });
+
   test("auto: a server whose tools come late is direct while they fit; deferred, its `direct` tools still count", () => {
     const configs = new Map(
       ["early", "small", "large", "later"].map((name) => [

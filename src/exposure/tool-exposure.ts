@@ -189,7 +189,7 @@ export class ToolExposure {
     if (!decision || (decision.covered === 0 && this.defaults().exposure !== "auto")) return undefined;
     const threshold = this.defaults().threshold;
     const n = (value: number) => value.toLocaleString("en-US");
-    const share = "share" in threshold ? `${Math.round(threshold.share * 1000) / 10}%` : undefined;
+    const share = "share" in threshold ? `${Math.round(threshold.share * 1e6) / 1e4}%` : undefined;
     const window = decision.contextWindow
       ? "the model's context window"
       : `a ${n(FALLBACK_CONTEXT_WINDOW)}-token context window, assumed as no model was selected`;
