@@ -291,6 +291,14 @@ describe(
       assert.equal(chinese?.split("\n").at(-1), "- amap: maps_geo (将详细的结构化地址转换为经纬度坐标)");
     });
 
+    test("a deferred server still starting is named beside the catalog of those connected, as without one", () => {
+      const servers = [{ server: "github" }, { server: "jira", description: "Jira tickets", starting: true }];
+      const groups = [{ server: "github", tools: [{ name: "create_issue", description: "Create an issue." }] }];
+      const text = catalogPrompt(groups, servers, { form: "names", maxTokens: 1000 }) ?? "";
+      assert.match(text, /- github: create_issue/);
+      assert.match(text, /jira \(starting\) \(Jira tickets\)/);
+    });
+
     test("toolCatalog in mcp.json: a form, or a form and a budget; anything else is a warning and the default", () => {
       const file = (value: unknown) => [
         { source: { scope: "user" as const, path: "/u/mcp.json" }, text: JSON.stringify({ toolCatalog: value }) },

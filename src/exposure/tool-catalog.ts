@@ -92,7 +92,8 @@ export function catalogPrompt(
 ): string | undefined {
   if (setting.form === "off" || groups.length === 0) return deferredServersLine(servers);
   const { listed, unlisted } = layout(groups, setting);
-  return [HEADER, ...listed.map(({ line }) => line), unlistedLine(unlisted)].filter(Boolean).join("\n");
+  const starting = deferredServersLine(servers.filter((s) => s.starting && !groups.some((g) => g.server === s.server)));
+  return [HEADER, ...listed.map(({ line }) => line), unlistedLine(unlisted), starting].filter(Boolean).join("\n");
 }
 
 /**
