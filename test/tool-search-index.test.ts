@@ -219,6 +219,14 @@ describe("requests a model makes", () => {
     small.remove("mcp_charts_render_chart");
     assert.deepEqual(small.find("plot a bar chart", 3), []);
   });
+
+  test("a request carrying a long blob (a file in base64) is searched, not a crash", () => {
+    const small = new ToolSearchIndex();
+    const tool: Tool = { name: "decode_base64", description: "Decode base64 text", inputSchema: { type: "object" } };
+    small.add(searchableTool(tool, "codec", toolNameFor("codec", tool.name)));
+    const blob = Buffer.alloc(60_000, 7).toString("base64");
+    assert.equal(small.find(`decode this ${blob}`, 3)[0]?.name, "mcp_codec_decode_base64");
+  });
 });
 
 describe("what a request's words count for", () => {

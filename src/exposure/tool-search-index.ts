@@ -236,7 +236,8 @@ export class ToolSearchIndex {
     // words; a tool's score is the sum, times how many concepts it meets, so a tool that meets what the request
     // acts on and what it does outranks one that meets a single word many times.
     const totals = new Map<string, { score: number; met: number }>();
-    const concepts = requestConcepts(query, this.learnt.related ?? learnedRelated());
+    // A request is a few words: its first 2,000 characters (a pasted log read whole took seconds, a long blob threw).
+    const concepts = requestConcepts(query.slice(0, 2_000), this.learnt.related ?? learnedRelated());
     const said = new Set(concepts.flatMap((concept) => [...concept.own, ...concept.related]));
     for (const concept of concepts) {
       const best = new Map<string, { score: number; met: number }>();
