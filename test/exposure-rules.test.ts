@@ -199,6 +199,18 @@ describe("which exposure a tool gets", () => {
     assert.match(exposure.autoNote() ?? "", /about 800 tokens .*Deferred as they connected later .*: large, later\./);
   });
 
+  test("auto set on one server only, which comes late: /mcp's note says what auto chose for it", () => {
+    const config = validateServerEntry("slow", { ...entry, exposure: "auto" }, user).config!;
+    const exposure = new ToolExposure(
+      () => ({ exposure: "deferred", threshold: { tokens: 1_000 } }),
+      (server) => (server === "slow" ? config : undefined),
+    );
+    exposure.decideAuto([{ server: "early", tool: "a", chars: 400 }], undefined);
+    exposure.placeLate([{ server: "slow", tool: "b", chars: 800 }]);
+    assert.equal(exposure.exposureOf("slow", "b"), "direct");
+    assert.match(exposure.autoNote() ?? "", /^Tool exposure "auto" is direct this session: .* about 200 tokens/);
+  });
+
   test("auto: a server set to direct that comes late is not named as deferred; the note says the total is over the limit", () => {
     const config = validateServerEntry("pinned", { ...entry, exposure: "direct" }, user).config!;
     const exposure = new ToolExposure(

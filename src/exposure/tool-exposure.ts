@@ -29,7 +29,7 @@ export interface ToolRef {
 export interface AutoDecision extends ReturnType<typeof decideAuto> {
   /** The model's context window, when pi had a model to ask. */
   contextWindow?: number;
-  /** How many of the tools known then were set to `auto`. */
+  /** How many tools were set to `auto`: known then, or placed later. */
   covered: number;
 }
 
@@ -172,6 +172,7 @@ export class ToolExposure {
       const setting = this.setting(tool.server, tool.tool);
       const server = chars.get(tool.server) ?? { auto: 0, direct: 0 };
       if (setting === "auto" || setting === "direct") server[setting] += tool.chars;
+      if (setting === "auto") decision.covered++;
       chars.set(tool.server, server);
     }
     for (const [server, { auto, direct }] of chars) {
