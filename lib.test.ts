@@ -1163,6 +1163,10 @@ test("which servers a script may reach: every one, or those whose tool names its
   assert.equal(reachesServer(words, "slack"), false);
   assert.equal(reachesServer(words, "bare", ""), true, "bare tool names may be any word");
   assert.equal(reachesServer([], "bare", ""), false);
+  for (const server of ["天气", "s".repeat(70)]) {
+    const call = `await tools.${toolNameFor(server, "get")}()`;
+    assert.equal(reachesServer(["const", call], server), true, `a script calling a tool of '${server.slice(0, 9)}'`);
+  }
 });
 
 describe("normalizeInputSchema", () => {

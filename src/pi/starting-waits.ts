@@ -15,7 +15,7 @@
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { matchesKey } from "@mariozechner/pi-tui";
 import type { Exposure } from "../config/types.ts";
-import { toolNameStem } from "../translate/naming.ts";
+import { toolNameFor, toolNameStem } from "../translate/naming.ts";
 import { deferredToolsInactive } from "./pi-line.ts";
 
 /** How long the first prompt waits at most, as pi 1.x's built-in MCP waits; the variable changes it (0: not at all). */
@@ -30,7 +30,8 @@ export function reachesServer(reach: Reach, server: string, prefix?: string): bo
   if (reach === "all") return true;
   // With an empty prefix its tools have their bare names, which any word may be (every word includes "").
   const stem = toolNameStem(server, prefix);
-  return reach.some((word) => word.includes(stem));
+  // A stem that ends in a hash (a long name, letters no provider takes) is in no tool's name: any call may reach it.
+  return !toolNameFor(server, "x", prefix).startsWith(stem) || reach.some((word) => word.includes(stem));
 }
 
 interface Starting {
