@@ -194,6 +194,8 @@ describe("portable schema rules", () => {
     assert.deepEqual(prop({ type: ["string"] }), { type: "string" });
     assert.deepEqual(prop({ enum: ["a", null] }), { anyOf: [{ type: "string", enum: ["a"] }, { type: "null" }] });
     piAccepts(convert({ type: ["string", "null"] }).schema, { p: null });
+    for (const only of [{ const: null }, { enum: [null] }, { type: "null", enum: [null] }])
+      piAccepts(convert(only).schema, { p: null });
   });
   test("oneOf becomes anyOf; allOf is merged", () => {
     assert.deepEqual(prop({ oneOf: [{ type: "string" }, { type: "number" }] }), {

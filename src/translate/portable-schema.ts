@@ -304,7 +304,7 @@ function portableNode(input: unknown, ctx: Context, depth: number, active: reado
     // A tuple becomes an array whose items may be any of the tuple's item shapes.
     body.items = Array.isArray(node.items) ? next(node.items.length ? { anyOf: node.items } : {}) : next(node.items);
   }
-  if (Array.isArray(node.enum)) body.enum = node.enum;
+  if (Array.isArray(node.enum) && node.enum.length) body.enum = node.enum;
   for (const key of ["minimum", "maximum", "minItems", "maxItems"])
     if (typeof node[key] === "number") body[key] = node[key];
   if (typeof node.format === "string" && PORTABLE_FORMATS.has(node.format)) body.format = node.format;
