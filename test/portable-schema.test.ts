@@ -242,6 +242,8 @@ describe("portable schema rules", () => {
       type: "integer",
       description: "Allowed values: 1, 2.",
     });
+    for (const p of [{ type: ["integer", "null"], enum: [1, 2, null] }, { enum: [true, "x"] }])
+      assert.deepEqual(geminiProblems(convert(p).schema), [], JSON.stringify(p));
   });
   test("defaults move into the description; provider-specific keywords go", () => {
     assert.deepEqual(

@@ -175,6 +175,7 @@ function splitTypes(types: string[], schema: JsonSchema): JsonSchema {
       const values = rest.enum.filter((v) => typeOf(v) === type || (type === "number" && typeOf(v) === "integer"));
       if (values.length === 0) continue;
       branch.enum = values;
+      portableEnum(branch);
     }
     branches.push(branch);
   }
