@@ -125,6 +125,16 @@ describe("stdio: a working server", { timeout: 120_000 }, () => {
     }
   });
 
+  test("a long error text is capped as a result's text is, with the whole text in a file", async () => {
+    await assert.rejects(runTool(tools.get("mcp_fx_fail"), { kb: 200 }), (error: Error) => {
+      assert.ok(error.message.length < 60 * 1024, `the model is given ${error.message.length} chars`);
+      const file = /Full output saved to: (.*)\]/.exec(error.message)![1]!;
+      assert.equal(readFileSync(file, "utf8").length, 200 * 1024);
+      rmSync(path.dirname(file), { recursive: true, force: true });
+      return true;
+    });
+  });
+
   test("the child gets the configured env and the SDK's safe defaults, not the host environment", async () => {
     process.env.MCP_BRIDGE_TEST_HOST_ONLY = "must-not-leak";
     try {

@@ -199,7 +199,8 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
           const text =
             normalized.text || `MCP tool '${originalName}' on server '${server}' reported an error without a message`;
           const advice = connection.toolErrorAdvice(text);
-          const message = advice ? `${text}\n\n${advice}` : text;
+          const shown = surelyUncapped(text) ? text : (await capText(text, server, originalName)).text;
+          const message = advice ? `${shown}\n\n${advice}` : shown;
           if (!source.scriptResults) throw new ToolReportedError(message);
           return { content: [{ type: "text", text: message }], details, ...forScripts, isError: true };
         }
