@@ -30,7 +30,13 @@ describe("tool schemas against a real server", { timeout: 60_000 }, () => {
   let registry: ToolRegistry;
 
   before(async () => {
-    server = await startStreamableHttp({ extraTools: [TYPED] });
+    const blank: Tool = {
+      name: "blank",
+      title: "\x1b[2J",
+      annotations: { title: "Blank" },
+      inputSchema: { type: "object" },
+    };
+    server = await startStreamableHttp({ extraTools: [TYPED, blank] });
     connection = connectionFor("wx", { url: server.url, prefix: "" });
     await connection.connect();
     registry = new ToolRegistry(
@@ -95,6 +101,9 @@ describe("tool schemas against a real server", { timeout: 60_000 }, () => {
     assert.deepEqual(typed.annotations, TYPED.annotations);
     assert.deepEqual(typed.outputSchema, TYPED.outputSchema);
     assert.equal(tools.get("typed")!.label, "Typed weather (wx)");
+    // A title with nothing to show (here once its escape is stripped): the annotations' title.
+    assert.equal(tools.get("blank")!.label, "Blank (wx)");
+    assert.equal(registry.find("blank")!.title, "Blank");
     for (const tool of registry.tools)
       assert.deepEqual(tool.provenance, { source: "mcp", serverId: "wx", originalName: tool.originalName });
     const ok = await runTool(tools.get("echo"), { text: "hi" });

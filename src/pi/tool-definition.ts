@@ -149,7 +149,7 @@ function outputSchemaCheck(source: ToolSource): (structured: unknown) => Promise
 export function toolDefinition(source: ToolSource): McpToolDefinition {
   const { server, tool } = source;
   const originalName = tool.name;
-  const title = tool.title ?? tool.annotations?.title ?? originalName;
+  const title = tool.title || tool.annotations?.title || originalName;
   const provenance = mcpProvenance(server, originalName);
   const checkFor = lazyCheck(tool.inputSchema, (error) =>
     source.note(

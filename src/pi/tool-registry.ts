@@ -398,7 +398,7 @@ export class ToolRegistry {
       provenance: mcpProvenance(server, tool.name),
       inputSchema: tool.inputSchema,
     };
-    const title = tool.title ?? tool.annotations?.title;
+    const title = tool.title || tool.annotations?.title;
     if (title) registered.title = title;
     if (tool.annotations) registered.annotations = tool.annotations;
     if (tool.outputSchema) registered.outputSchema = tool.outputSchema;
