@@ -43,6 +43,11 @@ describe("resource output (pure)", () => {
     }
     for (const uri of [`x://a/${"n".repeat(500)}`, `x://a/${"n".repeat(500)}.txt`, `x://a/x.${"e".repeat(500)}`])
       assert.ok(resourceFileName(uri, "application/octet-stream", 7).length <= 80, "at most 80 characters");
+    assert.match(
+      resourceFileName(`x://a/${"n".repeat(500)}.pdf`, "application/pdf"),
+      /^n{76}\.pdf$/,
+      "the cut keeps its type",
+    );
   });
 
   test("contents: text, text sent as a blob, images as images, other binary left to save", () => {

@@ -87,10 +87,9 @@ export function resourceFileName(uri: string, mimeType: string, index = 0): stri
   let base = decoded.replace(/[^A-Za-z0-9_.-]/g, "_").replace(/^[.]+/, "") || "resource";
   if (index > 0) base = `${index + 1}-${base}`;
   // The whole name stays within 80 characters: what the URI gave is cut, not the extension.
-  const extension = /\.[A-Za-z0-9]{1,8}$/.test(base)
-    ? ""
-    : (Object.hasOwn(EXTENSIONS, mimeType) && EXTENSIONS[mimeType]) || ".bin";
-  return `${base.slice(0, 80 - extension.length)}${extension}`;
+  const own = /\.[A-Za-z0-9]{1,8}$/.exec(base)?.[0] ?? "";
+  const extension = own || (Object.hasOwn(EXTENSIONS, mimeType) && EXTENSIONS[mimeType]) || ".bin";
+  return `${base.slice(0, base.length - own.length).slice(0, 80 - extension.length)}${extension}`;
 }
 
 /** The contents of `resources/read` as pi content; binary parts are left for the caller to save. */
