@@ -83,6 +83,15 @@ describe("prompt commands (pure)", () => {
       missingArguments(ARGS, { city: "" }).map((a) => a.name),
       ["city"],
     );
+    // Arguments named as every JavaScript object's own fields are arguments like any other.
+    const js = [{ name: "constructor", required: true }, { name: "toString" }];
+    assert.deepEqual(parsePromptArguments("a b", js), { ok: true, values: { constructor: "a", toString: "b" } });
+    assert.deepEqual(
+      missingArguments(js, {}).map((a) => a.name),
+      ["constructor"],
+    );
+    const offered = completionTarget("", js);
+    assert.deepEqual(offered?.kind === "name" && offered.candidates.map((a) => a.name), ["constructor", "toString"]);
   });
 
   test("completion: names not yet given, or the value of a named one with the others as context", () => {

@@ -76,7 +76,7 @@ export function parsePromptArguments(line: string, args: readonly PromptArgument
     else positional.push(word);
   }
   for (const word of positional) {
-    const free = declared.find((arg) => !(arg.name in values));
+    const free = declared.find((arg) => !Object.hasOwn(values, arg.name));
     if (!free) {
       if (declared.length === 0) return { ok: false, error: "this prompt takes no arguments" };
       const all = declared.map((a) => a.name).join(", ");
@@ -92,7 +92,7 @@ export function missingArguments(
   args: readonly PromptArgument[] | undefined,
   values: Record<string, string>,
 ): PromptArgument[] {
-  return (args ?? []).filter((arg) => arg.required && !values[arg.name]);
+  return (args ?? []).filter((arg) => arg.required && !(Object.hasOwn(values, arg.name) && values[arg.name]));
 }
 
 /** What the end of an argument line asks to complete: an argument's name, or the value of a named one. */
@@ -120,7 +120,7 @@ export function completionTarget(
     if (!declared.some((arg) => arg.name === name)) return undefined;
     return { kind: "value", before: `${before}${name}=`, name, prefix: word.slice(eq + 1), given };
   }
-  const candidates = declared.filter((arg) => !(arg.name in given) && arg.name.startsWith(word));
+  const candidates = declared.filter((arg) => !Object.hasOwn(given, arg.name) && arg.name.startsWith(word));
   return candidates.length ? { kind: "name", before, prefix: word, candidates } : undefined;
 }
 
