@@ -583,6 +583,21 @@ describe("one attempt at a time, and what ends it", { timeout: 120_000 }, () => 
     }
   });
 
+  test("a call made while /mcp reconnect ends the old session waits for the new one, not failing with 'reconnect requested'", async () => {
+    const connection = connectionFor("again", fixtureEntry());
+    try {
+      await connection.connect();
+      const before = connection.pid;
+      const reconnecting = connection.reconnect();
+      const call = runTool(toolsOf(connection).get("mcp_again_echo"), { text: "after" });
+      assert.equal((await call).text, "after");
+      await reconnecting;
+      assert.notEqual(connection.pid, before);
+    } finally {
+      await connection.close();
+    }
+  });
+
   test("/mcp reconnect in the first connect ends that attempt first: one process at once, one session", async () => {
     const gate = path.join(tmp.dir, "first.gate");
     const log = path.join(tmp.dir, "first.jsonl");

@@ -254,10 +254,14 @@ export class ConnectionLifecycle {
   async reconnect(): Promise<void> {
     if (this.current.kind === "closed") throw shutDownError(this.name);
     this.checkTrusted();
-    await this.endOnPurpose("reconnect requested");
-    this.schedule.reset();
-    this.starting = undefined;
-    await this.connect();
+    // A call made meanwhile waits for the new session (`ready` awaits `starting`) rather than failing as stopped.
+    const ended = this.endOnPurpose("reconnect requested");
+    this.starting = ended.then(() => {
+      this.schedule.reset();
+      this.starting = undefined;
+      return this.connect();
+    });
+    await this.starting;
   }
 
   /** Ends session, schedule and an attempt under way (waited for, so none runs beside the next) as the user asked. */
