@@ -174,6 +174,32 @@ describe("remote server lifecycle", { timeout: 120_000 }, () => {
     }
   });
 
+  test("a call waiting for a reconnect when /mcp reconnect starts afresh runs on the new session", async () => {
+    let server = await startStreamableHttp();
+    const port = server.port;
+    const rec = recorder();
+    const reconnect = { initialDelay: 60_000, maxDelay: 60_000 };
+    const connection = connectionFor(
+      "web",
+      { url: server.url, reconnect, requestTimeout: 30_000 },
+      { events: rec.sink },
+    );
+    try {
+      await connection.connect();
+      await server.close();
+      await waitFor(() => rec.of("mcp.disconnected").length > 0, "the drop to be noticed", 15_000);
+      // The call hurries attempt 1, which fails (the server is down), and waits through the next backoff.
+      const call = runTool(toolsOf(connection).get("mcp_web_echo"), { text: "after" });
+      await waitFor(() => connection.state.kind === "retrying" && connection.state.attempt === 2, "attempt 1 to fail");
+      server = await startStreamableHttp({ port });
+      await connection.reconnect();
+      assert.equal((await call).text, "after");
+    } finally {
+      await connection.close();
+      await server.close();
+    }
+  });
+
   test("a server that stays down: attempts back off as specified and end after 10 with the spec's message", async () => {
     const server = await startStreamableHttp();
     const policy = { initialDelay: 5, maxDelay: 40 };

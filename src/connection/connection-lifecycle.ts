@@ -236,6 +236,8 @@ export class ConnectionLifecycle {
         signal,
         aborted: () => cancelledError(this.name, toolName),
       });
+      // Ended by `/mcp reconnect`: its connect (`starting`) is what comes back.
+      await this.starting?.catch(() => undefined);
     } else if (state.kind === "gaveUp" && state.exhausted && config.transport !== "stdio") {
       // A remote server whose attempts ran out (the network was down, it was being redeployed) may be back: a call
       // tries one connect, as the user would with `/mcp reconnect`. A local server's ran out on crashes: not restarted.
