@@ -619,6 +619,18 @@ describe("one attempt at a time, and what ends it", { timeout: 120_000 }, () => 
       assert.equal((await call).text, "after");
       await reconnecting;
       assert.notEqual(connection.pid, before);
+      // A call waiting for a connect that /mcp reconnect then ends waits for the reconnect's connect.
+      await connection.close();
+      const fresh = connectionFor("again", fixtureEntry());
+      const first = fresh.connect().catch(() => undefined);
+      const waiting = fresh.callTool("echo", { text: "later" });
+      try {
+        await fresh.reconnect();
+        assert.deepEqual((await waiting).content, [{ type: "text", text: "later" }]);
+        await first;
+      } finally {
+        await fresh.close();
+      }
     } finally {
       await connection.close();
     }

@@ -236,8 +236,6 @@ export class ConnectionLifecycle {
         signal,
         aborted: () => cancelledError(this.name, toolName),
       });
-      // Ended by `/mcp reconnect`: its connect (`starting`) is what comes back.
-      await this.starting?.catch(() => undefined);
     } else if (state.kind === "gaveUp" && state.exhausted && config.transport !== "stdio") {
       // A remote server whose attempts ran out (the network was down, it was being redeployed) may be back: a call
       // tries one connect, as the user would with `/mcp reconnect`. A local server's ran out on crashes: not restarted.
@@ -248,6 +246,8 @@ export class ConnectionLifecycle {
       // A server that waited for a sign-in nobody could do (at startup, say) signs in now if someone can.
       if (this.current.kind === "needsSignIn" && this.options.signIn?.()) await this.reconnect();
     }
+    // Ended by `/mcp reconnect` meanwhile: its connect (`starting`) is what comes back.
+    await this.starting?.catch(() => undefined);
     if (this.live) return this.live;
     throw notConnectedError(opener.errorContext(), this.current, config.retry.maxAttempts);
   }
