@@ -100,6 +100,7 @@ import { buildEntry, suggestServerName, unsetVariablesNotice } from "./src/confi
 import { untrustedError } from "./src/connection/stop-errors.ts";
 import { connectHint } from "./src/connection/connect-hints.ts";
 import { resourceFileName } from "./src/translate/resource-output.ts";
+import { McpDashboard } from "./src/pi/dashboard.ts";
 import { describePolicy, refusalIn, refusalMessage, violationRefusal } from "./lib.ts";
 
 /** The SDK's error for an HTTP answer the transport could not use. */
@@ -1414,6 +1415,24 @@ describe("status formatting", () => {
       table.find((l) => l.includes("github"))!,
       /^ {2}github/,
     );
+  });
+  test("a server removed while its details are open: the dashboard is back on the table, and ↑/↓ and Esc work there", () => {
+    let shown = rows.slice(0, 2);
+    let closed = false;
+    const board = new McpDashboard(
+      { requestRender: () => undefined },
+      { rows: () => shown, logTail: () => [] },
+      () => (closed = true),
+    );
+    board.handleInput("\x1b[B");
+    board.handleInput("\r");
+    shown = rows.slice(0, 1);
+    assert.match(board.render(200).join("\n"), /^> github/m);
+    shown = rows.slice(0, 2);
+    board.handleInput("\x1b[B");
+    assert.match(board.render(200).join("\n"), /^> jira/m, "↓ moves the cursor");
+    board.handleInput("\x1b");
+    assert.ok(closed, "Esc closes the dashboard");
   });
   test("a session running outside the directory the project config came from is told", () => {
     assert.equal(projectRootWarning("/work/p", "/work/p/"), undefined);

@@ -41,6 +41,7 @@ export class McpDashboard implements Component {
     const rows = this.source.rows();
     this.selected = Math.min(this.selected, Math.max(0, rows.length - 1));
     const row = this.detail !== undefined ? rows.find((r) => r.name === this.detail) : undefined;
+    if (!row) this.detail = undefined; // its server was removed: the table is shown, and the keys are the table's
     const fit = Math.max(1, width);
     // A server's details (a long error above all) are read whole, wrapped; the table's columns keep to one line each.
     if (!row) return this.tableLines(rows).map((line) => truncateToWidth(line, fit));
