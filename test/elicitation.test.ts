@@ -179,6 +179,32 @@ describe("the elicitation dialogs", () => {
     assert.match(ui.asked.at(-1)!, /\nconstructor: \(not given\)$/);
   });
 
+  test("choices with the same title, or titled '(skip)', are told apart: the one picked is the one sent", async () => {
+    const ui = new RecordingUI();
+    const same = [
+      { const: "a", title: "Same" },
+      { const: "b", title: "Same" },
+      { const: "c", title: "(skip)" },
+    ];
+    const form = {
+      message: "pick",
+      requestedSchema: {
+        type: "object" as const,
+        properties: {
+          one: { type: "string" as const, oneOf: same },
+          two: { type: "string" as const, oneOf: same },
+          many: { type: "array" as const, items: { anyOf: same } },
+        },
+      },
+    };
+    ui.answers = ["Fill in", 1, 2, 2, 0, "Send"];
+    assert.deepEqual(await answerElicitation("crm", form, ui.context()), {
+      action: "accept",
+      content: { one: "b", two: "c", many: ["b"] },
+    });
+    assert.equal(new Set(ui.offered[1]).size, 4, "four options a user can tell apart");
+  });
+
   test("Decline and Cancel at the start or the end, Escape anywhere; a form nobody can answer is declined", async () => {
     const ui = new RecordingUI();
     ui.answers = ["Decline"];

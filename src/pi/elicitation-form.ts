@@ -45,6 +45,17 @@ const finite = (value: unknown): number | undefined =>
 
 /** The choices of a `oneOf`/`anyOf` list of `{const, title}`, or of `enum` (with `enumNames` as titles). */
 function choicesOf(schema: Record<string, unknown>): Choice[] | undefined {
+  const choices = titledChoices(schema);
+  // pi's select answers with the text picked: titles are made distinct, and none is the dialog's own "(skip)".
+  const taken = new Set(["(skip)"]);
+  for (const choice of choices ?? []) {
+    for (let n = 2, title = choice.title; taken.has(choice.title); n++) choice.title = `${title} (${n})`;
+    taken.add(choice.title);
+  }
+  return choices;
+}
+
+function titledChoices(schema: Record<string, unknown>): Choice[] | undefined {
   const titled = Array.isArray(schema.oneOf) ? schema.oneOf : Array.isArray(schema.anyOf) ? schema.anyOf : undefined;
   if (titled) {
     const choices = titled.filter(isObject).filter((o) => typeof o.const === "string");
