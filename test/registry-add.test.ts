@@ -221,6 +221,29 @@ describe("/mcp add from the MCP registry (pi's command API, scripted UI)", { tim
         ],
       },
       {
+        name: "io.github.test/odd\x1b]0;pwned\x07",
+        description: "Odd",
+        version: "1.0.0",
+        packages: [
+          { registryType: "mcpb\x1b[2J", identifier: "https://example.com/x.mcpb", transport: { type: "stdio" } },
+        ],
+      },
+      {
+        name: "io.github.test/paced",
+        description: "Has a pace",
+        version: "1.0.0",
+        packages: [
+          {
+            registryType: "npm",
+            identifier: "@test/paced",
+            transport: { type: "stdio" },
+            packageArguments: [
+              { type: "positional", description: "Pace", isRequired: true, choices: ["fa\x1b[2Jst", "slow"] },
+            ],
+          },
+        ],
+      },
+      {
         name: "io.github.test/bundle-only",
         description: "Only a bundle",
         version: "1.0.0",
@@ -337,6 +360,13 @@ describe("/mcp add from the MCP registry (pi's command API, scripted UI)", { tim
       await run("/mcp add", ["Find it in the MCP registry", "bundle", "io.github.test/bundle-only"]),
       /'io\.github\.test\/bundle-only' offers no way mcp-bridge can run or reach it \(mcpb \(stdio\)\)/,
     );
+    assert.match(
+      await run("/mcp add", ["Find it in the MCP registry", "odd", "io.github.test/odd"]),
+      /^'io\.github\.test\/odd' offers no way mcp-bridge can run or reach it \(mcpb \(stdio\)\)/,
+      "the registry's name and package type are shown without their terminal escapes",
+    );
+    await run("/mcp add", ["Find it in the MCP registry", "paced", "io.github.test/paced", "fast", undefined]);
+    assert.deepEqual(ui.offered.at(-1), ["fast", "slow"], "the registry's choices without their terminal escapes");
     assert.match(
       await run("/mcp add", ["Find it in the MCP registry", "nothing-like-it"]),
       /No server in the MCP registry at http:\/\/127\.0\.0\.1:\d+ matches 'nothing-like-it'/,

@@ -56,7 +56,10 @@ export async function registryAnswers(
       ...server.remotes.map((r) => r.type),
     ];
     return void ctx.ui.notify(
-      `'${server.name}' offers no way mcp-bridge can run or reach it (${kinds.join(", ") || "no package or URL"}): npm, PyPI and container packages over stdio, and remote URLs, are supported. Its entry can be written by hand.`,
+      shown(
+        `'${server.name}' offers no way mcp-bridge can run or reach it (${kinds.join(", ") || "no package or URL"}): npm, PyPI and container packages over stdio, and remote URLs, are supported. Its entry can be written by hand.`,
+        SHOWN.body,
+      ),
       "warning",
     );
   }
@@ -66,8 +69,9 @@ export async function registryAnswers(
   const answers: Record<string, string> = {};
   for (const question of registryEntry(way).questions) {
     const prompt = shown(question.prompt, SHOWN.line, "line");
-    const answer = question.choices?.length
-      ? await ctx.ui.select(prompt, question.choices)
+    const choices = question.choices?.map((choice) => shown(choice, SHOWN.line, "line"));
+    const answer = choices?.length
+      ? question.choices![choices.indexOf((await ctx.ui.select(prompt, choices)) ?? "")]
       : await ctx.ui
           .input(prompt, question.default ?? "")
           .then((typed) => (typed === undefined ? undefined : typed.trim() || question.default));
