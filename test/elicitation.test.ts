@@ -205,6 +205,40 @@ describe("the elicitation dialogs", () => {
     assert.equal(new Set(ui.offered[1]).size, 4, "four options a user can tell apart");
   });
 
+  test("a server's defaults are shown without their terminal escapes, and sent as the server gave them", async () => {
+    const ui = new RecordingUI();
+    const placeholders: Array<string | undefined> = [];
+    const context = ui.context();
+    const input: typeof context.input = (title, placeholder) => {
+      placeholders.push(placeholder);
+      return context.input(title, placeholder);
+    };
+    ui.answers = ["Fill in", "", "Done", "Send"];
+    const form = {
+      message: "where?",
+      requestedSchema: {
+        type: "object" as const,
+        properties: {
+          dir: { type: "string" as const, default: "/tmp\x1b]0;pwned\x07" },
+          tags: {
+            type: "array" as const,
+            items: { type: "string" as const, enum: ["a\x1b[2J"] },
+            default: ["a\x1b[2J"],
+          },
+        },
+      },
+    };
+    assert.deepEqual(await answerElicitation("crm", form, { ...context, input }), {
+      action: "accept",
+      content: { dir: "/tmp\x1b]0;pwned\x07", tags: ["a\x1b[2J"] },
+    });
+    assert.deepEqual(ui.asked.slice(1, 3), [
+      "input: MCP server 'crm': dir (optional; default /tmp)",
+      "select: MCP server 'crm': tags (optional; default a)",
+    ]);
+    assert.deepEqual(placeholders, ["/tmp"]);
+  });
+
   test("Decline and Cancel at the start or the end, Escape anywhere; a form nobody can answer is declined", async () => {
     const ui = new RecordingUI();
     ui.answers = ["Decline"];

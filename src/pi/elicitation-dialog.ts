@@ -158,7 +158,7 @@ async function ask(field: FormField, title: string, ui: ElicitationUi): Promise<
       return askPicks(field, title, ui);
     default:
       for (let tries = 0; tries < MAX_TRIES; tries++) {
-        const placeholder = field.default === undefined ? undefined : String(field.default);
+        const placeholder = field.default === undefined ? undefined : shown(String(field.default), SHOWN.line, "line");
         const { value, error } = parseTypedAnswer(field, picked(await ui.input(title, placeholder)));
         if (!error) return value;
         ui.notify(field.required ? error : `${error} Leave it empty to skip it.`, "warning");

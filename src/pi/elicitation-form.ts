@@ -160,7 +160,7 @@ export function fieldHint(field: FormField): string {
     parts.push(`pick ${field.minItems ?? 0} to ${field.maxItems ?? field.choices.length}`);
   const fallback = field.default;
   if (fallback !== undefined && !(Array.isArray(fallback) && fallback.length === 0))
-    parts.push(`default ${Array.isArray(fallback) ? fallback.join(", ") : String(fallback)}`);
+    parts.push(`default ${shown(Array.isArray(fallback) ? fallback.join(", ") : String(fallback), MAX_LABEL, "line")}`);
   return parts.length ? ` (${parts.join("; ")})` : "";
 }
 
