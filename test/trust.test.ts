@@ -192,6 +192,17 @@ describe("what the user is shown", () => {
     assert.doesNotMatch(lines.join("\n"), /hunter22|abc123secret|inline-value/);
   });
 
+  test("a password with an '@' in it, or after a user with one, is hidden whole", () => {
+    const lines = describeForTrust(config({ url: "https://user:hun@ter22@mcp.example.com/mcp" }));
+    assert.equal(lines[0], "connects to: https://user:***@mcp.example.com/mcp");
+    const odd = describeForTrust(config({ url: "https://us@er:hunter22@mcp.example.com/mcp" }));
+    assert.equal(
+      odd[0],
+      "connects to: https://us@er:***@mcp.example.com/mcp",
+      "and so is one after a user with an '@'",
+    );
+  });
+
   test("control characters and bidi overrides cannot hide part of a command", () => {
     const lines = describeForTrust(
       config({ command: "sh", args: ["-c", "rm -rf ~ \u001b[2K\rnode server.js", "\u202eevil"] }),

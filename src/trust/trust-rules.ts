@@ -150,7 +150,8 @@ export function trustAfterWrite(
  */
 function urlAsWritten(url: string): string {
   const [base = "", query] = url.split(/\?(.*)/s, 2);
-  const withoutPassword = base.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/@:]*):[^/@]*@/i, "$1:***@");
+  // The user and password run to the authority's last '@' (as URL parsers read it): either may hold an '@' of its own.
+  const withoutPassword = base.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/?#:]*):[^/?#]*@/i, "$1:***@");
   if (query === undefined) return withoutPassword;
   const params = query.split("&").map((pair) => {
     const eq = pair.indexOf("=");
