@@ -242,6 +242,15 @@ describe("ToolCache", { timeout: 60_000 }, () => {
     assert.deepEqual(new ToolCache(file).get("a")?.tools, [tool("one")]);
   });
 
+  it("the same tools with a new protocol revision are written: the next start asks for the revision spoken now", async () => {
+    const file = freshFile();
+    const cache = new ToolCache(file, { now: steppingClock() });
+    await cache.set("a", { server: "a", tools: [tool("one")], protocolVersion: "2025-11-25" });
+    await cache.set("a", { server: "a", tools: [tool("one")], protocolVersion: "2026-07-28" });
+    assert.equal(cache.get("a")?.protocolVersion, "2026-07-28");
+    assert.equal(new ToolCache(file).get("a")?.protocolVersion, "2026-07-28");
+  });
+
   it("records an error and resolves when the location cannot be written", async () => {
     const blocker = path.join(root, `blocker-${++counter}`);
     writeFileSync(blocker, "a file where a directory should be");

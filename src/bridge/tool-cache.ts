@@ -109,8 +109,9 @@ export class ToolCache {
       const unchanged =
         existing !== undefined &&
         existing.server === stored.server &&
+        existing.protocolVersion === stored.protocolVersion &&
         canonicalJson(existing.tools) === canonicalJson(stored.tools);
-      // Same tools as on disk: rewriting the file on every connect would only churn it.
+      // Same tools (and revision) as on disk: rewriting the file on every connect would only churn it.
       if (!unchanged) {
         entries.set(key, stored);
         this.evict(entries, key);
