@@ -78,6 +78,23 @@ describe("an elicitation form's fields", () => {
     assert.equal(fieldHint(field("email")), " (email)");
   });
 
+  test("a choice's default is named by the title the user picks it by, not by the value sent", () => {
+    assert.equal(fieldHint(field("hero")), " (optional; default Wonder Woman)");
+    const fish = formFields({
+      requestedSchema: {
+        type: "object",
+        properties: {
+          fish: {
+            type: "array",
+            items: { anyOf: [{ const: "fish-1", title: "Salmon" }] },
+            default: ["fish-1"],
+          },
+        },
+      },
+    }).fields[0]!;
+    assert.equal(fieldHint(fish), " (optional; default Salmon)");
+  });
+
   test("a shape outside the spec (an object, an array of numbers) is reported, not guessed at", () => {
     const odd = formFields({
       requestedSchema: {

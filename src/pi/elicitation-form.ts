@@ -158,7 +158,12 @@ export function fieldHint(field: FormField): string {
   }
   if (field.kind === "multi" && (field.minItems !== undefined || field.maxItems !== undefined))
     parts.push(`pick ${field.minItems ?? 0} to ${field.maxItems ?? field.choices.length}`);
-  const fallback = field.default;
+  // A choice's default by its title: the user picks choices by their titles and never sees their values.
+  const titles =
+    "choices" in field
+      ? [field.default ?? []].flat().map((v) => field.choices.find((c) => c.value === v)?.title ?? v)
+      : undefined;
+  const fallback = titles ?? field.default;
   if (fallback !== undefined && !(Array.isArray(fallback) && fallback.length === 0))
     parts.push(`default ${shown(Array.isArray(fallback) ? fallback.join(", ") : String(fallback), MAX_LABEL, "line")}`);
   return parts.length ? ` (${parts.join("; ")})` : "";
