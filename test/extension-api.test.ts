@@ -206,6 +206,18 @@ describe("the bus API for other extensions", () => {
       false,
     );
   });
+
+  it("two registrations of one name at once: one server, and the other is told the name is taken", async () => {
+    const { request } = apiClient();
+    const entry = { ...fixtureEntry(), autoApprove: ["pid"] };
+    const replies = await Promise.all(
+      ["t1", "t2"].map((id) => request("mcp.api.register", { id, name: "twice", entry, by: "the API test" })),
+    );
+    assert.deepEqual(replies.map((reply) => reply.error?.kind ?? "ok").sort(), ["name-taken", "ok"]);
+    const call = await request("mcp.api.call", { id: "t3", server: "twice", tool: "pid", args: {} });
+    assert.equal(call.ok, true, JSON.stringify(call.error));
+    assert.equal((await request("mcp.api.unregister", { id: "t4", name: "twice" })).ok, true);
+  });
 });
 
 describe(

@@ -36,6 +36,9 @@ export function isSessionServer(config: ServerConfig): boolean {
 }
 
 export class SessionServers {
+  /** Names whose adding is under way: a second add of one at the same time is refused, not put in its place. */
+  private readonly adding = new Set<string>();
+
   constructor(
     private readonly bridge: McpBridge,
     /** Takes a server's tools out of pi before it stops (the tool registry's part). */
@@ -45,15 +48,17 @@ export class SessionServers {
   /** Validates the entry, then starts the server; its tools reach pi as any server's do. Never throws. */
   async add(name: string, entry: unknown, options: AddOptions): Promise<SessionServerAdded | SessionServerRefusal> {
     const taken = this.bridge.connection(name);
-    if (taken) {
-      const how = isSessionServer(taken.config)
-        ? "already added for this session; remove it first to add it again"
-        : `already configured in ${taken.config.source.path}; pick another name`;
+    if (taken || this.adding.has(name)) {
+      const how =
+        !taken || isSessionServer(taken.config)
+          ? "already added for this session; remove it first to add it again"
+          : `already configured in ${taken.config.source.path}; pick another name`;
       return refusal("name-taken", `MCP server '${name}' is ${how}.`);
     }
     const source = { scope: "session" as const, path: `the entry added by ${options.by}` };
     const { config, errors, warnings } = validateServerEntry(name, entry, source);
     if (!config) return refusal("invalid-entry", `MCP server entry '${name}' is not valid: ${errors.join("; ")}`);
+    this.adding.add(name);
     try {
       return { ok: true, connection: await this.bridge.replace(config), warnings };
     } catch (error) {
@@ -61,6 +66,8 @@ export class SessionServers {
       if (connection && options.keepIfFailed) return { ok: true, connection, warnings };
       if (connection) await this.remove(name);
       return refusal("start-failed", `MCP server '${name}' did not start: ${describeError(error)}`);
+    } finally {
+      this.adding.delete(name);
     }
   }
 
