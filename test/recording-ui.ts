@@ -11,6 +11,8 @@ export class RecordingUI {
   /** The options of each select, in order. */
   offered: string[][] = [];
   notices: string[] = [];
+  /** The placeholder of each input, in order. */
+  placeholders: Array<string | undefined> = [];
   statuses = new Map<string, string | undefined>();
   screens: string[][] = [];
   /** Keys the dashboard gets, in order, once it is open. */
@@ -48,7 +50,10 @@ export class RecordingUI {
         if (!found) throw new Error(`no option '${String(answer)}' in ${JSON.stringify(options)}`);
         return found;
       },
-      input: async (title) => this.next("input", title) as string | undefined,
+      input: async (title, placeholder) => {
+        this.placeholders.push(placeholder);
+        return this.next("input", title) as string | undefined;
+      },
       editor: async (title) => this.next("editor", title) as string | undefined,
       // The message is recorded too: it is where a confirmation says what it is about.
       confirm: async (title, message) => this.next("confirm", `${title}\n${message}`) as boolean,

@@ -215,7 +215,7 @@ describe("/mcp add from the MCP registry (pi's command API, scripted UI)", { tim
             identifier: "@test/ported",
             transport: { type: "stdio" },
             packageArguments: [
-              { type: "positional", description: "Port\x1b]0;pwned\x07", isRequired: true, default: "8080" },
+              { type: "positional", description: "Port\x1b]0;pwned\x07", isRequired: true, default: "80\x1b[2J80" },
             ],
           },
         ],
@@ -356,6 +356,7 @@ describe("/mcp add from the MCP registry (pi's command API, scripted UI)", { tim
       "No server added.",
     );
     assert.equal(ui.asked.at(-1), "input: Port", "the registry's text is shown without its terminal escapes");
+    assert.equal(ui.placeholders.at(-1), "8080", "and so is its default");
     assert.match(
       await run("/mcp add", ["Find it in the MCP registry", "bundle", "io.github.test/bundle-only"]),
       /'io\.github\.test\/bundle-only' offers no way mcp-bridge can run or reach it \(mcpb \(stdio\)\)/,

@@ -73,7 +73,7 @@ export async function registryAnswers(
     const answer = choices?.length
       ? question.choices![choices.indexOf((await ctx.ui.select(prompt, choices)) ?? "")]
       : await ctx.ui
-          .input(prompt, question.default ?? "")
+          .input(prompt, shown(question.default ?? "", SHOWN.line, "line"))
           .then((typed) => (typed === undefined ? undefined : typed.trim() || question.default));
     if (!answer) return undefined;
     answers[question.key] = answer;
