@@ -192,6 +192,14 @@ describe("what the user is shown", () => {
     assert.doesNotMatch(lines.join("\n"), /hunter22|abc123secret|inline-value/);
   });
 
+  test("a shared server says so: being shared is part of what is trusted, and adding it asks again", () => {
+    const lines = describeForTrust(config({ ...LOCAL, shared: true }));
+    assert.ok(
+      lines.includes("shared: one process for every pi session of yours, kept a while after the last has left"),
+      lines.join("\n"),
+    );
+  });
+
   test("a password with an '@' in it, or after a user with one, is hidden whole", () => {
     const lines = describeForTrust(config({ url: "https://user:hun@ter22@mcp.example.com/mcp" }));
     assert.equal(lines[0], "connects to: https://user:***@mcp.example.com/mcp");

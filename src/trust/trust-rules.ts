@@ -223,6 +223,8 @@ export function describeForTrust(config: ServerConfig): string[] {
   if (config.sampling === "allow") lines.push("may have your model answer it without asking (sampling)");
   if (config.description) lines.push(`tells the model: ${config.description}`);
   if (config.roots === false) lines.push("is not offered the project as its root: it works where its arguments say");
+  if (config.shared)
+    lines.push("shared: one process for every pi session of yours, kept a while after the last has left");
   const sandbox = sandboxLine(config.sandbox);
   if (sandbox) lines.push(sandbox);
   const vars = configVarRefs(config);
