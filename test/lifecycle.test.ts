@@ -145,22 +145,38 @@ describe("remote server lifecycle", { timeout: 120_000 }, () => {
     }
   });
 
-  test("restarted while pi was idle, with a long backoff before the next attempt: a call does not wait it out", async () => {
-    let server = await startStreamableHttp();
-    const port = server.port;
+  /** A remote server connected, then gone (the drop noticed), whose first reconnect is due a minute after the drop. */
+  async function droppedWithLongBackoff() {
+    const first = await startStreamableHttp();
+    let server = first;
     const rec = recorder();
-    // The first reconnect is due a minute after the drop, past the call's own 30 s: only a call that hurries it works.
+    // Past the call's own 30 s: only a call that hurries the first attempt gets it.
     const reconnect = { initialDelay: 60_000, maxDelay: 60_000 };
     const connection = connectionFor(
       "web",
-      { url: server.url, reconnect, requestTimeout: 30_000 },
+      { url: first.url, reconnect, requestTimeout: 30_000 },
       { events: rec.sink },
     );
+    const close = async () => {
+      await connection.close();
+      await server.close();
+    };
     try {
       await connection.connect();
       await server.close();
       await waitFor(() => rec.of("mcp.disconnected").length > 0, "the drop to be noticed", 15_000);
-      server = await startStreamableHttp({ port });
+    } catch (error) {
+      await close();
+      throw error;
+    }
+    const restart = async () => void (server = await startStreamableHttp({ port: first.port }));
+    return { connection, rec, restart, close };
+  }
+
+  test("restarted while pi was idle, with a long backoff before the next attempt: a call does not wait it out", async () => {
+    const { connection, rec, restart, close } = await droppedWithLongBackoff();
+    try {
+      await restart();
       const { text } = await runTool(toolsOf(connection).get("mcp_web_echo"), { text: "after" });
       assert.equal(text, "after");
       assert.deepEqual(
@@ -169,34 +185,21 @@ describe("remote server lifecycle", { timeout: 120_000 }, () => {
         "the scheduled first attempt, made at once",
       );
     } finally {
-      await connection.close();
-      await server.close();
+      await close();
     }
   });
 
   test("a call waiting for a reconnect when /mcp reconnect starts afresh runs on the new session", async () => {
-    let server = await startStreamableHttp();
-    const port = server.port;
-    const rec = recorder();
-    const reconnect = { initialDelay: 60_000, maxDelay: 60_000 };
-    const connection = connectionFor(
-      "web",
-      { url: server.url, reconnect, requestTimeout: 30_000 },
-      { events: rec.sink },
-    );
+    const { connection, restart, close } = await droppedWithLongBackoff();
     try {
-      await connection.connect();
-      await server.close();
-      await waitFor(() => rec.of("mcp.disconnected").length > 0, "the drop to be noticed", 15_000);
       // The call hurries attempt 1, which fails (the server is down), and waits through the next backoff.
       const call = runTool(toolsOf(connection).get("mcp_web_echo"), { text: "after" });
       await waitFor(() => connection.state.kind === "retrying" && connection.state.attempt === 2, "attempt 1 to fail");
-      server = await startStreamableHttp({ port });
+      await restart();
       await connection.reconnect();
       assert.equal((await call).text, "after");
     } finally {
-      await connection.close();
-      await server.close();
+      await close();
     }
   });
 
