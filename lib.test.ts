@@ -459,8 +459,14 @@ describe("validateServerEntry", () => {
       '`cwd` holds $HOME, which is passed on as written (no shell reads the entry): write "${HOME}/mcp" for the variable\'s value',
       '`args[0]` holds $HOME, which is passed on as written (no shell reads the entry): write "${HOME}/mcp/server.js" for the variable\'s value',
       '`args[1]` holds %APPDATA%, which is passed on as written (no shell reads the entry): write "--data=${APPDATA}/mcp" for the variable\'s value',
-      '`env.PATH` holds $PATH, which is passed on as written (no shell reads the entry): write "${PATH}:/opt/bin" for the variable\'s value',
+      '`env.PATH` holds $PATH, which is passed on as written (no shell reads the entry): write "${PATH}" for the variable\'s value',
     ]);
+    // What else an `env` or header value holds may be a secret (a password with a `$` in it): not quoted.
+    const password = { command: "node", env: { DB_PASSWORD: "hunter2$SECRETXYZ" }, headers: { A: "Bearer abc1$T $U" } };
+    assert.deepEqual(
+      validateServerEntry("p", password, project).warnings.map((w) => w.slice(w.indexOf("write"))),
+      ['write "${SECRETXYZ}" for the variable\'s value', 'write "${T} ${U}" for the variable\'s value'],
+    );
     const headers = { Authorization: "Bearer $API_TOKEN", "X-Token": "!echo $API_TOKEN" };
     const remote = { url: "https://mcp.example.com/mcp", headers };
     assert.deepEqual(

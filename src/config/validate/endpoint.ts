@@ -208,12 +208,16 @@ function prefixed(field: string, values: readonly string[] | Record<string, stri
 function checkShellVariables(fields: Record<string, string | undefined>, warnings: string[]): void {
   for (const [field, value] of Object.entries(fields)) {
     const found = value === undefined || isCommandValue(value) ? undefined : shellVariables(value);
+    // An `env` or header value, or a URL, may hold a secret (a password with a `$` in it): name only the variables.
+    const meant = found && (SECRET_FIELD.test(field) ? shellVariables(found.written.join(" "))?.meant : found.meant);
     if (found)
       warnings.push(
-        `\`${field}\` holds ${found.written.join(", ")}, which is passed on as written (no shell reads the entry): write ${JSON.stringify(found.meant)} for the variable's value`,
+        `\`${field}\` holds ${found.written.join(", ")}, which is passed on as written (no shell reads the entry): write ${JSON.stringify(meant)} for the variable's value`,
       );
   }
 }
+
+const SECRET_FIELD = /^(?:env\.|headers\.|url$)/;
 
 /** A flag and its value written as one argument (`"-y @scope/server"`), which the program gets as one word. */
 const FLAG_WITH_VALUE = /^--?[A-Za-z][\w-]*\s+\S/;
