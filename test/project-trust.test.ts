@@ -273,6 +273,32 @@ describe("project trust (in-process pi, recording UI and print mode)", { timeout
   );
 
   test(
+    "Escape on one server's question in 'Choose…' is no answer: nothing is saved, and it is asked again",
+    { skip: bridgeAsks },
+    async () => {
+      writeProject({
+        eager: server("eager", { args: [HELLO, "--escaped"] }),
+        sleepy: server("sleepy", { lazy: true }),
+        web: web(),
+      });
+      const saved = readFileSync(trustFile(agentDir.dir), "utf8");
+      const ui = new RecordingUI();
+      ui.answers = [TRUST_CHOOSE, undefined];
+      await startPi(ui);
+      await waitFor(() => ui.notices.some((n) => n.includes("not trusted")), "the startup notice", 30_000);
+      assert.equal(ui.asked.length, 2, ui.asked.join("\n"));
+      assert.equal(readFileSync(trustFile(agentDir.dir), "utf8"), saved, "no answer saved");
+      await closePi();
+      const again = new RecordingUI();
+      again.answers = [undefined];
+      await startPi(again);
+      await waitFor(() => again.asked.length === 1, "the question again", 30_000);
+      assert.match(again.asked[0]!, /eager/);
+      await closePi();
+    },
+  );
+
+  test(
     "print mode spawns nothing and prints one notice naming /mcp trust; /mcp trust in print mode then starts it",
     { skip: bridgeAsks },
     async () => {

@@ -106,6 +106,7 @@ export async function askTrust(deps: TrustDeps, ctx: ExtensionContext): Promise<
   // Dismissed without an answer: nothing runs, and the question comes again next time.
   if (choice === undefined) return;
   const trusted: Trusted[] = [];
+  const declined: ServerConnection[] = [];
   if (choice === TRUST_SANDBOXED || choice === TRUST_ALL)
     for (const { connection } of pending) trusted.push({ connection, sandboxed: choice === TRUST_SANDBOXED });
   if (choice === TRUST_CHOOSE) {
@@ -117,9 +118,11 @@ export async function askTrust(deps: TrustDeps, ctx: ExtensionContext): Promise<
       const answer = await ctx.ui.select([title, ...describeForTrust(config)].join("\n"), options);
       if (answer === CHOOSE_SANDBOXED || answer === CHOOSE_FULLY)
         trusted.push({ connection, sandboxed: answer === CHOOSE_SANDBOXED });
+      // Escape on one server's question is no answer: it is asked about again next time.
+      else if (answer === CHOOSE_NONE) declined.push(connection);
     }
   }
-  const declined = pending.filter((p) => !trusted.some((t) => t.connection === p.connection)).map((p) => p.connection);
+  if (choice === TRUST_NONE) declined.push(...pending.map((p) => p.connection));
   if (declined.length)
     await deps.bridge.trust
       .distrust(declined)
