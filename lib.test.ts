@@ -522,6 +522,19 @@ describe("layerConfigs", () => {
     assert.equal(byName.c!.command, "bundled-c");
     assert.deepEqual(byName.c!.source, bundled);
   });
+  test("a problem that quotes a credential written in the wrong place does not show it", () => {
+    const { problems } = layerConfigs([
+      file(user, {
+        mcpServers: {
+          a: { url: "https://exa mple.com/mcp?token=SECRET123abc" },
+          b: { url: "https://example.com/mcp", headersTtl: "Bearer xyz987654321" },
+        },
+      }),
+    ]);
+    assert.equal(problems.length, 2);
+    assert.doesNotMatch(problems.map((p) => p.message).join("\n"), /SECRET123abc|xyz987654321/);
+    assert.match(problems[0]!.message, /\?token=\*\*\*/);
+  });
   test("the --mcp-config file is above the project", () => {
     const { servers } = layerConfigs([
       file(project, { mcpServers: { a: { command: "p" } } }),

@@ -1,6 +1,7 @@
 /**
  * Merging the config layers (flag, project, user, bundled) into one server list. Pure: the files' texts are passed in.
  */
+import { redactShapes } from "../common/redact.ts";
 import { isObject, type JsonObject } from "../common/values.ts";
 import { readSandboxSetting, SANDBOX_KEY, type SandboxSetting } from "./sandbox-setting.ts";
 import { approvalSetting } from "./approval-setting.ts";
@@ -107,7 +108,8 @@ export function layerConfigs(files: readonly ConfigFileInput[]): LayeredConfig {
   for (const { entries } of parsedFiles) for (const { name } of entries) if (merged.has(name)) order.add(name);
   return {
     servers: [...order].map((name) => merged.get(name)!),
-    problems,
+    // A message quotes what it found wrong, which may be a credential in the wrong place (`"headersTtl": "Bearer …"`).
+    problems: problems.map((problem) => ({ ...problem, message: redactShapes(problem.message) })),
     approval,
     exposure: {
       ...(exposure.exposure ? { exposure: exposure.exposure } : {}),
