@@ -164,6 +164,49 @@ describe("server.json read into entries", () => {
     assert.equal(readRegistryServer({ server: { description: "no name" } }), undefined);
     assert.equal(readRegistryServer("nonsense"), undefined);
   });
+
+  test("a {placeholder}'s variable keeps its default or fixed value, in a URL and in an argument; a secret's default is never written", () => {
+    const server = readRegistryServer({
+      name: "io.example/regional",
+      remotes: [
+        {
+          type: "streamable-http",
+          url: "https://api.example.com/{region}/mcp",
+          variables: { region: { isRequired: true, choices: ["us-east-1", "eu-west-1"], default: "us-east-1" } },
+        },
+      ],
+      packages: [
+        {
+          registryType: "oci",
+          identifier: "example/regional",
+          transport: { type: "stdio" },
+          runtimeArguments: [
+            {
+              type: "named",
+              name: "--mount",
+              value: "src={source_path},dst={target_path},{mode}{constructor}",
+              variables: {
+                source_path: { isRequired: true },
+                target_path: { default: "/project" },
+                mode: { value: "ro", isSecret: true, default: "rw" },
+                constructor: { isSecret: true, default: "s3cret" },
+              },
+            },
+          ],
+        },
+      ],
+    })!;
+    const [oci, remote] = registryWays(server);
+    assert.deepEqual(registryEntry(remote!).entry, { url: "https://api.example.com/${REGION:-us-east-1}/mcp" });
+    assert.deepEqual(registryEntry(oci!).entry.args, [
+      "run",
+      "-i",
+      "--rm",
+      "--mount",
+      "src=${SOURCE_PATH},dst=${TARGET_PATH:-/project},ro${CONSTRUCTOR}",
+      "example/regional",
+    ]);
+  });
 });
 
 describe("/mcp add from the MCP registry (pi's command API, scripted UI)", { timeout: 120_000 }, () => {

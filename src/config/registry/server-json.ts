@@ -44,6 +44,7 @@ interface RegistryRemote {
   type: string;
   url: string;
   headers: RegistryKeyValue[];
+  variables?: RegistryInput["variables"];
 }
 
 export interface RegistryServer {
@@ -106,9 +107,10 @@ export function readRegistryServer(value: unknown): RegistryServer | undefined {
         ]
       : [],
   );
-  const remotes = list(raw.remotes).flatMap((r) =>
-    text(r.type) && text(r.url) ? [{ type: text(r.type)!, url: text(r.url)!, headers: readKeyValues(r.headers) }] : [],
-  );
+  const remotes = list(raw.remotes).flatMap((r) => {
+    const [type, url] = [text(r.type), text(r.url)];
+    return type && url ? [{ type, url, headers: readKeyValues(r.headers), variables: readInput(r).variables }] : [];
+  });
   return {
     name: text(raw.name)!,
     title: text(raw.title),
@@ -167,14 +169,18 @@ function variableName(name: string): string {
   );
 }
 
-/** A fixed value with its `{placeholders}` read from the environment: `Bearer {token}` → `Bearer ${TOKEN}`. */
-function filled(value: string): string {
-  return value.replace(/\{([A-Za-z_][\w-]*)\}/g, (_, name: string) => `\${${variableName(name)}}`);
+/** A fixed value with its `{placeholders}` read from the environment (`Bearer {token}` → `Bearer ${TOKEN}`), each
+ * with its variable's fixed value or default. */
+function filled(value: string, variables: RegistryInput["variables"] = {}): string {
+  return value.replace(/\{([A-Za-z_][\w-]*)\}/g, (_, name: string) => {
+    const known = Object.hasOwn(variables, name) ? variables[name] : undefined;
+    return known?.value ?? keyValue({ ...known, name, isRequired: true })!;
+  });
 }
 
 /** An environment variable's or a header's value in the entry, if it gets one. */
 function keyValue(input: RegistryKeyValue): string | undefined {
-  if (input.value !== undefined) return filled(input.value);
+  if (input.value !== undefined) return filled(input.value, input.variables);
   const name = variableName(input.name);
   if (input.isSecret || (input.isRequired && input.default === undefined)) return `\${${name}}`;
   return input.default !== undefined ? `\${${name}:-${input.default}}` : undefined;
@@ -192,7 +198,7 @@ export function registryEntry(
   const words = (args: readonly RegistryArgument[], where: string): string[] =>
     args.flatMap((arg, i) => {
       const key = `${where}.${i}`;
-      let value = arg.value !== undefined ? filled(arg.value) : answers[key];
+      let value = arg.value !== undefined ? filled(arg.value, arg.variables) : answers[key];
       // A secret is read from the environment when the server starts, never asked for and written into the file.
       if (value === undefined && arg.isRequired && arg.isSecret)
         value = `\${${variableName(arg.name ?? arg.valueHint ?? `${where}_${i}`)}}`;
@@ -213,7 +219,7 @@ export function registryEntry(
     const headers = Object.fromEntries(
       way.remote.headers.map((header) => [header.name, keyValue(header)]).filter(([, value]) => value !== undefined),
     );
-    const entry: JsonObject = { url: filled(way.remote.url) };
+    const entry: JsonObject = { url: filled(way.remote.url, way.remote.variables) };
     if (way.remote.type === "sse") entry.type = "sse";
     if (Object.keys(headers).length) entry.headers = headers;
     return { entry, questions };
