@@ -13,7 +13,7 @@ import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { busRecorder, EXTENSION_DIR, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
-import { OTEL_PACKAGES } from "../src/telemetry/telemetry-setup.ts";
+import { OTEL_PACKAGES, startTelemetry } from "../src/telemetry/telemetry-setup.ts";
 import { startModernServer } from "./fixtures/modern-server.ts";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { callOnceInPi, startInProcessPi } from "./pi-harness.ts";
@@ -505,4 +505,13 @@ describe("OpenTelemetry spans of MCP requests", { timeout: 180_000 }, () => {
       home.cleanup();
     }
   });
+});
+
+test("a protocol the bridge cannot send is put down to the variable that asked for it", async () => {
+  const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9" };
+  const traces = await startTelemetry({ ...endpoint, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "grpc" });
+  assert.equal(traces.mode, "off");
+  assert.match(traces.problem ?? "", /^OTEL_EXPORTER_OTLP_TRACES_PROTOCOL must be http\/protobuf or http\/json/);
+  const all = await startTelemetry({ ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" });
+  assert.match(all.problem ?? "", /^OTEL_EXPORTER_OTLP_PROTOCOL must be http\/protobuf or http\/json/);
 });

@@ -118,7 +118,7 @@ async function setUp(env: NodeJS.ProcessEnv): Promise<{ mode: string; problem?: 
   if (wanted && !protocol)
     return {
       mode: "off",
-      problem: `OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json for the MCP bridge's traces; none are exported.`,
+      problem: `OTEL_EXPORTER_OTLP${env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ? "_TRACES" : ""}_PROTOCOL must be http/protobuf or http/json for the MCP bridge's traces; none are exported.`,
     };
   const [api, { W3CTraceContextPropagator }] = await Promise.all([
     import("@opentelemetry/api"),
