@@ -13,7 +13,7 @@ import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { busRecorder, EXTENSION_DIR, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
-import { OTEL_PACKAGES, startTelemetry } from "../src/telemetry/telemetry-setup.ts";
+import { OTEL_PACKAGES, startTelemetry, stopTelemetry } from "../src/telemetry/telemetry-setup.ts";
 import { startModernServer } from "./fixtures/modern-server.ts";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { callOnceInPi, startInProcessPi } from "./pi-harness.ts";
@@ -514,4 +514,10 @@ test("a protocol the bridge cannot send is put down to the variable that asked f
   assert.match(traces.problem ?? "", /^OTEL_EXPORTER_OTLP_TRACES_PROTOCOL must be http\/protobuf or http\/json/);
   const all = await startTelemetry({ ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" });
   assert.match(all.problem ?? "", /^OTEL_EXPORTER_OTLP_PROTOCOL must be http\/protobuf or http\/json/);
+});
+
+test("OTEL_TRACES_EXPORTER is a list: otlp among others switches exporting on", async () => {
+  const started = await startTelemetry({ OTEL_TRACES_EXPORTER: "console, otlp", OTEL_METRICS_EXPORTER: "none" });
+  await stopTelemetry(1000);
+  assert.equal(started.mode, "exporting");
 });

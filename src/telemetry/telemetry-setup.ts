@@ -78,9 +78,10 @@ function otlpProtocol(env: NodeJS.ProcessEnv): "http/json" | "http/protobuf" | u
 /** Whether the variables ask the bridge to export traces by OTLP. */
 function exportWanted(env: NodeJS.ProcessEnv): boolean {
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true") return false;
-  const exporter = env.OTEL_TRACES_EXPORTER?.trim().toLowerCase();
-  if (exporter === "none") return false;
-  return exporter === "otlp" || !!env.OTEL_EXPORTER_OTLP_ENDPOINT || !!env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
+  // A list, as the specification has it (`otlp,console`).
+  const exporters = env.OTEL_TRACES_EXPORTER?.toLowerCase().split(/[\s,]+/) ?? [];
+  if (exporters.includes("none")) return false;
+  return exporters.includes("otlp") || !!env.OTEL_EXPORTER_OTLP_ENDPOINT || !!env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
 }
 
 /**
