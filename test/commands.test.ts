@@ -371,6 +371,14 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     assert.equal(readFileSync(projectConfig, "utf8"), before);
   });
 
+  test("/mcp add step by step: a secret typed into the command is not written into the project file", async () => {
+    const before = readFileSync(projectConfig, "utf8");
+    const command = `${process.execPath} ${HELLO} --api-key argsecret-98765`;
+    const text = await run("/mcp add", ["A local command", command, "keyedhere", "", "This project"]);
+    assert.match(text, /Not added: 'keyedhere' would write secrets into the project file .* \(args\[2\]\)/);
+    assert.equal(readFileSync(projectConfig, "utf8"), before);
+  });
+
   // A README's server that needs a key (BRAVE_API_KEY): a local server gets only the variables its `env` names.
   test("/mcp add: a stdio server's variables, by name: its env passes each from pi's, no value is written", async () => {
     const text = await run("/mcp add", [

@@ -11,6 +11,7 @@ import { saveAndStart } from "./command-add.ts";
 import type { ConfigScope } from "../config/types.ts";
 import { validateServerEntry } from "../config/validate/entry.ts";
 import { remoteOfProxy } from "../config/import/mcp-remote.ts";
+import { findInlineSecrets } from "../config/import/secrets.ts";
 import { checkUrl } from "../config/validate/endpoint.ts";
 import { commandArgument } from "../config/validate/name.ts";
 import { removeServerEntry, setServerField } from "../config/write/server-edits.ts";
@@ -167,6 +168,13 @@ async function saveNewEntry(
   if (!target) return ctx.ui.notify("No server added.", "info");
   const validated = validateServerEntry(name, entry, { scope: target.scope, path: target.path });
   if (!validated.config) return ctx.ui.notify(`That entry would not work: ${validated.errors.join("; ")}`, "error");
+  // A project file is often committed: a secret typed inline is refused there, as on one line (./command-add.ts).
+  const secrets = target.scope === "project" ? findInlineSecrets(entry) : [];
+  if (secrets.length > 0)
+    return ctx.ui.notify(
+      `Not added: '${name}' would write secrets into the project file ${target.path} (${secrets.join(", ")}), which is often committed. Pass them from your environment (\${NAME}), or save it to your own file.`,
+      "error",
+    );
   await saveAndStart(deps, ctx, name, entry, target.path);
 }
 
