@@ -2149,6 +2149,11 @@ describe("/mcp add's suggested name", () => {
       assert.equal(http(`http://${host}:8080/notes/mcp`), "notes");
     assert.equal(suggestServerName({ transport: "stdio", endpoint: "npx -y @scope/server-github" }), "github");
   });
+  test("not from an option's value: GitHub's docker run -e GITHUB_PERSONAL_ACCESS_TOKEN … is github", () => {
+    const endpoint =
+      "docker run -i --rm -e GITHUB_PERSONAL_ACCESS_TOKEN -v /data:/data ghcr.io/github/github-mcp-server";
+    assert.equal(suggestServerName({ transport: "stdio", endpoint }), "github");
+  });
   test("a Windows path keeps its backslashes: in the entry's command and in the name", () => {
     const endpoint = String.raw`C:\bin\thing-mcp.exe --root \\host\share "C:\Program Files\x"`;
     assert.equal(suggestServerName({ transport: "stdio", endpoint }), "thing");

@@ -50,6 +50,7 @@ export function splitCommandLine(line: string): string[] {
 }
 
 const NOISE = new Set(["mcp", "www", "api", "server", "app", "com", "io", "dev", "net", "org", "sse", "http", "https"]);
+const VALUED = new Set(["-e", "--env", "-v", "--volume", "--name", "--env-file", "-p", "--from", "--with"]);
 const RUNNERS = new Set(
   "npx bunx pnpx uvx node python python3 deno bun docker run -y --yes exec dlx pnpm yarn".split(" "),
 );
@@ -77,7 +78,9 @@ export function suggestServerName(answers: Pick<AddAnswers, "transport" | "endpo
   }
   const runnerOrOption = (w: string) =>
     RUNNERS.has((w.split(/[/\\]/).pop() ?? w).replace(/\.exe$/, "")) || w.startsWith("-");
-  const target = splitCommandLine(answers.endpoint).find((w) => !runnerOrOption(w)) ?? "";
+  const words = splitCommandLine(answers.endpoint);
+  // Not an option's value (`docker run -e GITHUB_TOKEN -v /a:/b image`).
+  const target = words.find((w, i) => !runnerOrOption(w) && !VALUED.has(words[i - 1] ?? "")) ?? "";
   // `@scope/server-github` → github; `/path/to/db-server.mjs` → db; `mcp-server-fetch` → fetch.
   const last = target.split(/[/\\]/).filter(Boolean).pop() ?? "";
   return clean(last.replace(/^@[^/]+\//, "").replace(/^server-|^mcp-server-/, "")) || "local";
