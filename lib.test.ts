@@ -2145,6 +2145,7 @@ describe("/mcp add's suggested name", () => {
   test("from the host, or from the path for a server on this machine (IPv6's loopback too)", () => {
     const http = (endpoint: string) => suggestServerName({ transport: "http", endpoint });
     assert.equal(http("https://mcp.linear.app/sse"), "linear");
+    assert.equal(http("https://mcp.acme.co.uk/mcp"), "acme", "not the 'co' of a country's .co.uk");
     for (const host of ["localhost", "127.0.0.1", "[::1]"])
       assert.equal(http(`http://${host}:8080/notes/mcp`), "notes");
     assert.equal(suggestServerName({ transport: "stdio", endpoint: "npx -y @scope/server-github" }), "github");

@@ -49,7 +49,7 @@ export function splitCommandLine(line: string): string[] {
   return words;
 }
 
-const NOISE = new Set(["mcp", "www", "api", "server", "app", "com", "io", "dev", "net", "org", "sse", "http", "https"]);
+const NOISE = new Set("mcp www api server app com co io dev net org sse http https".split(" "));
 const VALUED = new Set(["-e", "--env", "-v", "--volume", "--name", "--env-file", "-p", "--from", "--with"]);
 const RUNNERS = new Set(
   "npx bunx pnpx uvx node python python3 deno bun docker run -y --yes exec dlx pnpm yarn".split(" "),
