@@ -286,6 +286,7 @@ describe("/mcp add from the MCP registry (pi's command API, scripted UI)", { tim
           },
         ],
       },
+      { name: "com.acme/mcp", description: "Acme's", version: "1.0.0", remotes: [{ type: "sse", url: remote.url }] },
       {
         name: "io.github.test/bundle-only",
         description: "Only a bundle",
@@ -409,6 +410,12 @@ describe("/mcp add from the MCP registry (pi's command API, scripted UI)", { tim
       /^'io\.github\.test\/odd' offers no way mcp-bridge can run or reach it \(mcpb \(stdio\)\)/,
       "the registry's name and package type are shown without their terminal escapes",
     );
+    // A server named only "mcp" in its namespace is named for the namespace.
+    assert.equal(
+      await run("/mcp add", ["Find it in the MCP registry", "acme", "com.acme/mcp", undefined]),
+      "No server added.",
+    );
+    assert.equal(ui.asked.at(-1), "input: A name for it (Enter for 'acme')");
     await run("/mcp add", ["Find it in the MCP registry", "paced", "io.github.test/paced", "fast", undefined]);
     assert.deepEqual(ui.offered.at(-1), ["fast", "slow"], "the registry's choices without their terminal escapes");
     assert.match(

@@ -79,8 +79,12 @@ export async function registryAnswers(
     answers[question.key] = answer;
   }
   const { entry } = registryEntry(way, answers);
-  const endpoint = server.name.split("/").pop()!;
-  const name = await askServerName(deps, ctx, suggestServerName({ transport: "stdio", endpoint }));
+  const [namespace = "", endpoint = ""] = server.name.split("/");
+  // `com.acme/mcp`, named only for what it is, is named for its namespace: acme.
+  const own = suggestServerName({ transport: "stdio", endpoint });
+  const host = `https://${namespace.split(".").reverse().join(".")}`;
+  const suggested = /^(mcp|server|local)$/.test(own) ? suggestServerName({ transport: "http", endpoint: host }) : own;
+  const name = await askServerName(deps, ctx, suggested);
   if (!name) return undefined;
   const confirmed = await ctx.ui.confirm(`Add '${name}'?`, shown(entrySummary(entry), SHOWN.view));
   return confirmed ? { name, entry } : undefined;
