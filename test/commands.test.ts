@@ -425,6 +425,22 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     assert.match(await run("/mcp add", ["A URL", "not a url"]), /The URL is not a valid URL/);
   });
 
+  test("/mcp add: an API key's header name typed as a docs page writes it ('X-API-Key:') is asked again", async () => {
+    const text = await run("/mcp add", [
+      "A URL",
+      remote.url,
+      "keyedweb",
+      "API key header",
+      "X-API-Key:",
+      "X-API-Key",
+      "KEYEDWEB_KEY",
+      "All projects",
+    ]);
+    assert.match(text, /'X-API-Key:' is not a header name/);
+    const saved = JSON.parse(readFileSync(userConfig, "utf8")) as { mcpServers: Record<string, unknown> };
+    assert.deepEqual(saved.mcpServers.keyedweb, { url: remote.url, headers: { "X-API-Key": "${KEYEDWEB_KEY}" } });
+  });
+
   test("/mcp add: a command line that runs mcp-remote adds the remote server it reaches, asking how it signs in", async () => {
     const asked = ui.asked.length;
     const text = await run("/mcp add", [

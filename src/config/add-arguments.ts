@@ -48,7 +48,7 @@ const OPTIONS: Readonly<Record<string, OptionKind>> = {
 const SHORT: Readonly<Record<string, string>> = { l: "local", e: "env", H: "header", t: "transport", s: "scope" };
 const REMOTE_ONLY = ["header", "bearer-token-env-var", "oauth", ...OAUTH_OPTIONS.map(([option]) => option)];
 const LOCAL_ONLY = ["env", "cwd"];
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** The options' names, for completion. */
 export const ADD_OPTION_NAMES = Object.keys(OPTIONS).map((name) => `--${name}`);

@@ -4,6 +4,7 @@
  * rest of a file as it was, never writes over one that does not parse, and keeps project trust in step with the change.
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import { HEADER_NAME } from "../config/add-arguments.ts";
 import { type AddAuth, type AddTransport, buildEntry, suggestServerName } from "../config/add-server.ts";
 import { isVariableName } from "../config/substitute.ts";
 import { askServerName, type CommandDeps, reportTrust, show } from "./command-context.ts";
@@ -51,17 +52,18 @@ export async function askTarget(
 const notAVariable = (word: string) =>
   `'${word}' is not an environment variable name (letters, digits and _; not starting with a digit).`;
 
-/** Asks for a variable name until it is one (or the user gives up). */
+/** Asks for a variable name (or what `problem` takes) until it is one (or the user gives up). */
 async function askVariable(
   ctx: ExtensionCommandContext,
   title: string,
   placeholder: string,
+  problem = (answer: string) => (isVariableName(answer) ? undefined : notAVariable(answer)),
 ): Promise<string | undefined> {
   for (let tries = 0; tries < 3; tries++) {
     const answer = (await ctx.ui.input(title, placeholder))?.trim();
     if (!answer) return undefined;
-    if (isVariableName(answer)) return answer;
-    ctx.ui.notify(notAVariable(answer), "warning");
+    if (!problem(answer)) return answer;
+    ctx.ui.notify(problem(answer)!, "warning");
   }
   return undefined;
 }
@@ -146,7 +148,9 @@ export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext)
       if (!variable) return cancelled();
       auth = { kind: "bearer", variable };
     } else if (choice === AUTH_CHOICES[2]) {
-      const header = (await ctx.ui.input("The header that carries the key", "X-API-Key"))?.trim();
+      const header = await askVariable(ctx, "The header that carries the key", "X-API-Key", (answer) =>
+        HEADER_NAME.test(answer) ? undefined : `'${answer}' is not a header name (letters, digits and -).`,
+      );
       if (!header) return cancelled();
       const variable = await askVariable(ctx, "The environment variable that holds the key", `${stem}_API_KEY`);
       if (!variable) return cancelled();
