@@ -78,6 +78,8 @@ function parseWords(words: readonly string[]): Parsed | string {
   const parsed: Parsed = { positional: [], values: new Map(), lists: new Map() };
   for (let i = 0; i < words.length; i++) {
     const word = words[i]!;
+    // `-- npx -y pkg` with no name before it would name the server `npx` and run `-y`.
+    if (word === "--" && parsed.positional.length === 0) return "Name the server first.";
     if (word === "--" || (parsed.positional.length >= 2 && !isUrl(parsed.positional[1]))) {
       parsed.positional.push(...words.slice(word === "--" ? i + 1 : i));
       break;
