@@ -2251,6 +2251,7 @@ describe("/mcp add on one line (parseAddLine)", () => {
   test("what it refuses says why", () => {
     assert.match(refused(""), /Name the server first/);
     assert.match(refused("-- npx -y @modelcontextprotocol/server-filesystem ."), /Name the server first/);
+    assert.match(refused("https://mcp.example.com/mcp"), /Name the server first/);
     assert.match(refused("fs"), /No command or URL for 'fs'/);
     assert.match(refused("fs --url https://a.example/mcp -- node s.mjs"), /a command or a URL, not both/);
     assert.match(refused("fs https://a.example/mcp extra"), /Only options may follow a URL/);

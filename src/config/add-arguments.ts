@@ -132,7 +132,8 @@ export function parseAddLine(words: readonly string[]): { line: AddLine } | { er
     return typeof found === "string" ? found : undefined;
   };
   const [name, ...command] = positional;
-  if (!name) return { error: "Name the server first." };
+  // `/mcp add https://host/mcp` gave a URL and no name (not "no URL").
+  if (!name || isUrl(name)) return { error: "Name the server first." };
   let url = value("url");
   if (url === undefined && isUrl(command[0])) {
     if (command.length > 1) return { error: "Only options may follow a URL." };
