@@ -5,6 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { AgentSession } from "@mariozechner/pi-coding-agent";
@@ -432,5 +434,19 @@ describe("/mcp add from the MCP registry (pi's command API, scripted UI)", { tim
       process.env.MCP_REGISTRY_URL = registry.url;
     }
     assert.equal(readFileSync(userConfig, "utf8"), before);
+  });
+
+  test("a registry that answers with no JSON: said so without the terminal escapes its answer held", async () => {
+    const garbled = createServer((_req, res) => res.end("\x1b]0;pwned\x07<html>"));
+    await new Promise<void>((resolve) => garbled.listen(0, "127.0.0.1", resolve));
+    process.env.MCP_REGISTRY_URL = `http://127.0.0.1:${(garbled.address() as AddressInfo).port}`;
+    try {
+      const text = await run("/mcp add", ["Find it in the MCP registry", "everything"]);
+      assert.match(text, /could not be searched: Unexpected token/);
+      assert.doesNotMatch(text, /\x1b|\x07/);
+    } finally {
+      process.env.MCP_REGISTRY_URL = registry.url;
+      await new Promise((resolve) => garbled.close(resolve));
+    }
   });
 });

@@ -39,7 +39,8 @@ export async function registryAnswers(
   try {
     servers = await searchRegistry(base, query, ctx.signal);
   } catch (error) {
-    return void ctx.ui.notify(errorMessage(error), "error");
+    // Its answer may be quoted (`Unexpected token … is not valid JSON`), terminal escapes and all.
+    return void ctx.ui.notify(shown(errorMessage(error), SHOWN.body), "error");
   }
   if (!servers.length) {
     ctx.ui.notify(`No server in the MCP registry at ${base} matches '${shown(query, 80, "line")}'.`, "warning");
