@@ -2150,6 +2150,12 @@ describe("/mcp add's suggested name", () => {
       assert.equal(http(`http://${host}:8080/notes/mcp`), "notes");
     assert.equal(suggestServerName({ transport: "stdio", endpoint: "npx -y @scope/server-github" }), "github");
   });
+  test("a package's version is no part of its name, nor is a bare 'mcp' where its scope says whose it is", () => {
+    const stdio = (endpoint: string) => suggestServerName({ transport: "stdio", endpoint });
+    assert.equal(stdio("npx -y @upstash/context7-mcp@latest"), "context7");
+    assert.equal(stdio("npx @playwright/mcp@0.0.41"), "playwright");
+    assert.equal(stdio("uvx mcp-server-fetch"), "fetch");
+  });
   test("not from an option's value: GitHub's docker run -e GITHUB_PERSONAL_ACCESS_TOKEN … is github", () => {
     const endpoint =
       "docker run -i --rm -e GITHUB_PERSONAL_ACCESS_TOKEN -v /data:/data ghcr.io/github/github-mcp-server";

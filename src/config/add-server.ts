@@ -81,9 +81,10 @@ export function suggestServerName(answers: Pick<AddAnswers, "transport" | "endpo
   const words = splitCommandLine(answers.endpoint);
   // Not an option's value (`docker run -e GITHUB_TOKEN -v /a:/b image`).
   const target = words.find((w, i) => !runnerOrOption(w) && !VALUED.has(words[i - 1] ?? "")) ?? "";
-  // `@scope/server-github` → github; `/path/to/db-server.mjs` → db; `mcp-server-fetch` → fetch.
-  const last = target.split(/[/\\]/).filter(Boolean).pop() ?? "";
-  return clean(last.replace(/^@[^/]+\//, "").replace(/^server-|^mcp-server-/, "")) || "local";
+  // `@scope/server-github@1.2` → github; `/path/to/db-server.mjs` → db; `mcp-server-fetch` → fetch; `@acme/mcp` → acme.
+  const parts = target.replace(/(.)@[^@/\\]*$/, "$1").match(/[^/\\]+/g) ?? [];
+  const name = clean((parts.pop() ?? "").replace(/^server-|^mcp-server-/, ""));
+  return (/^(mcp|server)?$/.test(name) ? clean(parts.pop()?.replace(/^@/, "") ?? "") : name) || "local";
 }
 
 /** The config entry for the answers. Secrets stay in the environment: headers refer to them as `${VAR}`. */
