@@ -2156,6 +2156,10 @@ describe("/mcp add's suggested name", () => {
     assert.equal(stdio("npx @playwright/mcp@0.0.41"), "playwright");
     assert.equal(stdio("uvx mcp-server-fetch"), "fetch");
   });
+  test("the quickstart's Python server, run by uv in its directory, is named for its script", () => {
+    const endpoint = "uv --directory /home/me/servers/weather run weather.py";
+    assert.equal(suggestServerName({ transport: "stdio", endpoint }), "weather");
+  });
   test("not from an option's value: GitHub's docker run -e GITHUB_PERSONAL_ACCESS_TOKEN … is github", () => {
     const endpoint =
       "docker run -i --rm -e GITHUB_PERSONAL_ACCESS_TOKEN -v /data:/data ghcr.io/github/github-mcp-server";

@@ -50,9 +50,9 @@ export function splitCommandLine(line: string): string[] {
 }
 
 const NOISE = new Set("mcp www api server app com co io dev net org sse http https".split(" "));
-const VALUED = new Set(["-e", "--env", "-v", "--volume", "--name", "--env-file", "-p", "--from", "--with"]);
+const VALUED = new Set("-e --env -v --volume --name --env-file -p --from --with --directory".split(" "));
 const RUNNERS = new Set(
-  "npx bunx pnpx uvx node python python3 deno bun docker run -y --yes exec dlx pnpm yarn".split(" "),
+  "npx bunx pnpx uvx uv node python python3 deno bun docker run -y --yes exec dlx pnpm yarn".split(" "),
 );
 
 function clean(name: string): string {
