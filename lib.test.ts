@@ -2160,6 +2160,14 @@ describe("/mcp add's suggested name", () => {
     const endpoint = "uv --directory /home/me/servers/weather run weather.py";
     assert.equal(suggestServerName({ transport: "stdio", endpoint }), "weather");
   });
+  test("the quickstart's Node server, build/index.js, is named for its project's directory", () => {
+    const endpoint = "node /home/me/servers/weather/build/index.js";
+    assert.equal(suggestServerName({ transport: "stdio", endpoint }), "weather");
+    assert.equal(
+      suggestServerName({ transport: "stdio", endpoint: String.raw`node C:\src\notes\dist\main.mjs` }),
+      "notes",
+    );
+  });
   test("not from an option's value: GitHub's docker run -e GITHUB_PERSONAL_ACCESS_TOKEN … is github", () => {
     const endpoint =
       "docker run -i --rm -e GITHUB_PERSONAL_ACCESS_TOKEN -v /data:/data ghcr.io/github/github-mcp-server";

@@ -81,10 +81,13 @@ export function suggestServerName(answers: Pick<AddAnswers, "transport" | "endpo
   const words = splitCommandLine(answers.endpoint);
   // Not an option's value (`docker run -e GITHUB_TOKEN -v /a:/b image`).
   const target = words.find((w, i) => !runnerOrOption(w) && !VALUED.has(words[i - 1] ?? "")) ?? "";
-  // `@scope/server-github@1.2` → github; `/path/to/db-server.mjs` → db; `mcp-server-fetch` → fetch; `@acme/mcp` → acme.
+  // `@scope/server-github@1.2` → github; `/path/to/db-server.mjs` → db; `mcp-server-fetch` → fetch; `@acme/mcp` → acme;
+  // `weather/build/index.js` → weather.
   const parts = target.replace(/(.)@[^@/\\]*$/, "$1").match(/[^/\\]+/g) ?? [];
-  const name = clean((parts.pop() ?? "").replace(/^server-|^mcp-server-/, ""));
-  return (/^(mcp|server)?$/.test(name) ? clean(parts.pop()?.replace(/^@/, "") ?? "") : name) || "local";
+  let name = clean((parts.pop() ?? "").replace(/^server-|^mcp-server-/, ""));
+  while (/^(mcp|server|index|main|build|dist|src|lib)?$/.test(name) && parts.length)
+    name = clean(parts.pop()!.replace(/^@/, ""));
+  return name || "local";
 }
 
 /** The config entry for the answers. Secrets stay in the environment: headers refer to them as `${VAR}`. */
