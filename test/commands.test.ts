@@ -425,6 +425,15 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     assert.match(await run("/mcp add", ["A URL", "not a url"]), /The URL is not a valid URL/);
   });
 
+  test("/mcp add: Enter at the header and the variable takes what each suggests, as at the name", async () => {
+    await run("/mcp add", ["A URL", remote.url, "suggested", "API key header", "", "", "All projects"]);
+    const saved = JSON.parse(readFileSync(userConfig, "utf8")) as { mcpServers: Record<string, unknown> };
+    assert.deepEqual(saved.mcpServers.suggested, {
+      url: remote.url,
+      headers: { "X-API-Key": "${SUGGESTED_API_KEY}" },
+    });
+  });
+
   test("/mcp add: an API key's header name typed as a docs page writes it ('X-API-Key:') is asked again", async () => {
     const text = await run("/mcp add", [
       "A URL",

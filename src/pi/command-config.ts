@@ -52,16 +52,17 @@ export async function askTarget(
 const notAVariable = (word: string) =>
   `'${word}' is not an environment variable name (letters, digits and _; not starting with a digit).`;
 
-/** Asks for a variable name (or what `problem` takes) until it is one (or the user gives up). */
+/** Asks for a variable name (or what `problem` takes), `suggested` on Enter, until it is one (or the user gives up). */
 async function askVariable(
   ctx: ExtensionCommandContext,
   title: string,
-  placeholder: string,
+  suggested: string,
   problem = (answer: string) => (isVariableName(answer) ? undefined : notAVariable(answer)),
 ): Promise<string | undefined> {
   for (let tries = 0; tries < 3; tries++) {
-    const answer = (await ctx.ui.input(title, placeholder))?.trim();
-    if (!answer) return undefined;
+    const typed = await ctx.ui.input(`${title} (Enter for '${suggested}')`, suggested);
+    if (typed === undefined) return undefined;
+    const answer = typed.trim() || suggested;
     if (!problem(answer)) return answer;
     ctx.ui.notify(problem(answer)!, "warning");
   }
