@@ -385,6 +385,31 @@ describe("ProcessGroupStdioTransport", { timeout: 120_000 }, () => {
     await client.close();
   });
 
+  test("a last stdout line without a newline, written before the exit, is read as a line too", async () => {
+    const stray: string[] = [];
+    const t = script("process.stdout.write('Error: EXAMPLE_KEY is required', () => process.exit(1))", {
+      onStrayLine: (line) => stray.push(line),
+    });
+    let strayAtClose: string[] | undefined;
+    t.transport.onclose = () => (strayAtClose = [...stray]);
+    await t.transport.start();
+    await waitFor(() => strayAtClose !== undefined, "onclose");
+    assert.deepEqual(strayAtClose, ["Error: EXAMPLE_KEY is required"], "read before onclose");
+
+    // A prompt that waits for an answer, the server stopped by the bridge: the prompt is read too.
+    const prompt = script(
+      "process.stdout.write('Enter your API key: '); process.stderr.write('asked\\n'); setInterval(() => {}, 1e9)",
+      {
+        onStrayLine: (line) => stray.push(line),
+        closeGraceMs: 100,
+      },
+    );
+    await prompt.transport.start();
+    await waitFor(() => prompt.stderr.includes("asked"), "the prompt");
+    await prompt.transport.close();
+    assert.equal(stray.at(-1), "Enter your API key: ");
+  });
+
   test("writing to a server that closed its stdin rejects the send and reports EPIPE, without crashing", async () => {
     const t = script("require('fs').closeSync(0); process.stderr.write('closed\\n'); setInterval(() => {}, 1e9)", {
       closeGraceMs: 200,

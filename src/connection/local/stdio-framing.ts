@@ -55,6 +55,11 @@ export class LineFraming {
     }
   }
 
+  /** The output ended: a last line without a newline (an error printed before an exit) is a line too. */
+  end(): void {
+    if (this.partialBytes > 0) this.append(Buffer.from("\n"));
+  }
+
   /** The next whole message, or null when no whole line is waiting. Throws {@link NonJsonLine} (the line is consumed). */
   readMessage(): JSONRPCMessage | null {
     const line = this.readLine();

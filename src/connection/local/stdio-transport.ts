@@ -180,7 +180,11 @@ export class ProcessGroupStdioTransport implements Transport {
       child.stdin.on("error", (error) => this.reportError(error));
       child.stdout.on("data", (chunk: Buffer) => this.handleStdout(chunk));
       child.stdout.on("error", (error) => this.reportError(error));
-      child.stdout.on("close", () => this.streamClosed());
+      child.stdout.on("close", () => {
+        this.readBuffer.end();
+        this.delivery.drain();
+        this.streamClosed();
+      });
       child.stderr.setEncoding("utf8");
       const stderr = new StderrLines((line) => this.options.onStderrLine?.(line));
       child.stderr.on("data", (text: string) => stderr.push(text));
