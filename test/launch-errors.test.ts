@@ -48,7 +48,7 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
     }
   });
 
-  test("a `cwd` that does not exist: said so, not that the command was not found; not restarted", async () => {
+  test("a `cwd` that does not exist, or is a file: said so, not that the command was not found; not restarted", async () => {
     const tmp = tempDir();
     after(() => tmp.cleanup());
     const cwd = path.join(tmp.dir, "gone");
@@ -56,6 +56,14 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
     assert.match(message, new RegExp(`its working directory ${cwd} does not exist: check \`cwd\` of 'where' in `));
     assert.doesNotMatch(message, /was not found/);
     assert.equal(state, "gaveUp");
+    // A file where the folder should be (the server's script, say).
+    writeFileSync(cwd, "");
+    const file = await connectFailure(connectionFor("where", { command: process.execPath, cwd }));
+    assert.match(
+      file.message,
+      new RegExp(`its working directory ${cwd} is not a folder: check \`cwd\` of 'where' in `),
+    );
+    assert.equal(file.state, "gaveUp");
   });
 
   const dockerMcp = spawnSync("sh", ["-c", "command -v docker && ! docker mcp version"]).status === 0;

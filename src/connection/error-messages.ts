@@ -64,7 +64,7 @@ export interface ErrorContext {
   missingScript?: MissingScript;
   /** Whether a local server wrote anything to stdout in its newest start. */
   wroteToStdout?: boolean;
-  /** A local server's working directory, as resolved, where it does not exist (its spawn then fails with ENOENT). */
+  /** A local server's working directory, as resolved, where it is no folder (its spawn then fails with ENOENT, ENOTDIR). */
   missingCwd?: string;
   /** Why the bridge stopped the server, if it did: something it sent was over a limit. */
   violation?: string;
@@ -270,8 +270,9 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
     permanent = { reason: message };
   } else if (kind === "timeout" && !(permanent = wantingVariable(ctx, error, true))) {
     message = handshakeTimeoutMessage(ctx, elapsedMs, where);
-  } else if (config.transport === "stdio" && codeOf(error) === "ENOENT" && ctx.missingCwd) {
-    message = `MCP server '${config.name}': its working directory ${ctx.missingCwd} does not exist: check \`cwd\` of '${config.name}' in ${config.source.path}`;
+  } else if (config.transport === "stdio" && /^ENO(ENT|TDIR)$/.test(codeOf(error) ?? "") && ctx.missingCwd) {
+    const wrong = codeOf(error) === "ENOTDIR" ? "is not a folder" : "does not exist";
+    message = `MCP server '${config.name}': its working directory ${ctx.missingCwd} ${wrong}: check \`cwd\` of '${config.name}' in ${config.source.path}`;
   } else if (config.transport === "stdio" && codeOf(error) === "ENOENT") {
     const command = config.command ?? "";
     message = `MCP server '${config.name}': command '${command}' was not found (is it installed and on PATH?)`;

@@ -11,7 +11,7 @@ import type { RetryPolicy } from "../config/types.ts";
 import { backoffDelay } from "./health.ts";
 
 /** Why a local server's process could not be spawned at all, where no restart changes that. */
-const PERMANENT_SPAWN_CODES = new Set(["ENOENT", "EACCES", "E2BIG"]);
+const PERMANENT_SPAWN_CODES = new Set(["ENOENT", "ENOTDIR", "EACCES", "E2BIG"]);
 
 /**
  * Whether a new attempt may fix a failed connect. A bad config and rejected credentials are never retried; for a

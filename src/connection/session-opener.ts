@@ -6,7 +6,7 @@
  * included) to the server's redactor. A session's log lines (stderr, the server's own log messages) go to the logs
  * from here, redacted.
  */
-import { existsSync } from "node:fs";
+import { statSync } from "node:fs";
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import { BridgeError, errorMessage } from "../common/errors.ts";
 import { closedDuringProbe, probeInconclusive } from "../common/error-kinds.ts";
@@ -429,7 +429,10 @@ export class SessionOpener {
         return found && { ...found, sandboxed };
       },
       wroteToStdout: session?.stdoutLines && session.stdoutLines.read > 0,
-      missingCwd: resolvedLocal && !existsSync(resolvedLocal.cwd) ? resolvedLocal.cwd : undefined,
+      missingCwd:
+        resolvedLocal && !statSync(resolvedLocal.cwd, { throwIfNoEntry: false })?.isDirectory()
+          ? resolvedLocal.cwd
+          : undefined,
       violation: session?.violation,
       nonJsonLines: session?.stdoutLines?.nonJson ?? 0,
       refusal: session?.refusedSaying,
