@@ -4,7 +4,7 @@
  * restarted by a real file written under the project.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import type { DevWatchStatus } from "../src/bridge/dev-restarts.ts";
@@ -99,6 +99,33 @@ describe("dev.watch", { timeout: 60_000 }, () => {
       writeFileSync(path.join(tmp.dir, "build", "sub", "index.js"), "1\n");
       await within(restarted, { ms: 30_000, timedOut: () => new Error("no change seen under the new folder") });
       assert.deepEqual(seen, ["build/sub/index.js"]);
+    } finally {
+      stop();
+      tmp.cleanup();
+    }
+  });
+
+  test("a watched folder deleted and made again (a clean build) is watched again: its new files are seen", async () => {
+    const tmp = tempDir();
+    mkdirSync(path.join(tmp.dir, "build"));
+    const seen: string[] = [];
+    let ready!: () => void;
+    const walked = new Promise<void>((r) => (ready = r));
+    const stop = watchFiles(["build/**/*.js"], tmp.dir, {
+      changed: (file) => seen.push(file),
+      ready: () => ready(),
+      failed: (error) => assert.fail(error),
+    });
+    try {
+      await walked;
+      writeFileSync(path.join(tmp.dir, "build", "index.js"), "1\n");
+      await waitFor(() => seen.length === 1, "the first build's file", 30_000);
+      rmSync(path.join(tmp.dir, "build"), { recursive: true });
+      await waitFor(() => seen.length === 2, "the clean", 30_000);
+      mkdirSync(path.join(tmp.dir, "build"));
+      writeFileSync(path.join(tmp.dir, "build", "index.js"), "2\n");
+      await waitFor(() => seen.length === 3, "the new build's file", 30_000);
+      assert.deepEqual(seen, ["build/index.js", "build/index.js", "build/index.js"]);
     } finally {
       stop();
       tmp.cleanup();

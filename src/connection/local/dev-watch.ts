@@ -82,8 +82,10 @@ export function watchFiles(globs: readonly string[], root: string, events: Watch
   const onTheWay = (file: string) =>
     bases.some((base) => file === base || file.startsWith(`${base}/`) || base.startsWith(`${file}/`) || file === "/");
   let timer: NodeJS.Timeout | undefined;
-  // A base not there yet (`build/` before the first build) is watched for from the nearest folder that is.
-  const watcher = watch([...new Set(bases.map(nearestFolder))], {
+  // A base in the project is watched from its root, so that one deleted and made again (a clean build) is walked again
+  // (chokidar stops watching a folder it was given once it is deleted); one outside, from the nearest folder there.
+  const top = slashed(path.resolve(root));
+  const watcher = watch([...new Set(bases.map((b) => (b.startsWith(`${top}/`) ? top : nearestFolder(b))))], {
     cwd: root,
     ignoreInitial: true,
     // Not a reason to keep pi running.
