@@ -3,7 +3,8 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
@@ -519,6 +520,40 @@ describe("stdio: shutdown leaves no process behind", { timeout: 120_000 }, () =>
     assert.equal(connection.status, "disconnected");
     tmp.cleanup();
   });
+
+  // Linux hands a pid out again (after 32768 of them, where that is `pid_max`); root can say which comes next.
+  const NEXT_PID = "/proc/sys/kernel/ns_last_pid";
+  const choosesPids = process.getuid?.() === 0 && existsSync(NEXT_PID);
+  test(
+    "pi exiting after a server failed: a process that has the failed server's pid since is left alone",
+    { skip: !choosesPids && "needs root and /proc/sys/kernel/ns_last_pid" },
+    async (t) => {
+      const tmp = tempDir();
+      const log = path.join(tmp.dir, "events.jsonl");
+      const connection = connectionFor("broken", { ...fixtureEntry("crash-on-start"), env: { FIXTURE_LOG: log } });
+      let other: ChildProcess | undefined;
+      try {
+        await assert.rejects(connection.connect());
+        const pid = readLog(log).at(-1)!.pid;
+        await waitFor(() => !isAlive(pid), "the crashed server to be gone");
+        for (let i = 0; i < 200 && other?.pid !== pid; i++) {
+          other?.kill("SIGKILL");
+          writeFileSync(NEXT_PID, String(pid - 1));
+          other = spawn("sleep", ["60"], { stdio: "ignore" });
+        }
+        if (other?.pid !== pid) return t.skip("a process elsewhere on the machine took the pid first");
+        connection.killNow();
+        // Ended by a SIGTERM of ours, not by a SIGKILL sent before it.
+        const ended = new Promise((resolve) => other!.once("exit", (_code, signal) => resolve(signal)));
+        other.kill("SIGTERM");
+        assert.equal(await ended, "SIGTERM", "that program was left alone");
+      } finally {
+        other?.kill("SIGKILL");
+        await connection.close();
+        tmp.cleanup();
+      }
+    },
+  );
 
   test("close() while a server is still connecting ends that server and fails the connect", async () => {
     const tmp = tempDir();

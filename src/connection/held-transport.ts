@@ -55,10 +55,11 @@ export function pidOf(transport: Transport): number | undefined {
   return (transport as Partial<ProcessGroupStdioTransport>).pid ?? undefined;
 }
 
-/** A local server's processes now: those recorded, its tree, and those with its mark, wherever they went. */
+/** A server's processes now: those recorded, its tree (until released: its pid may be reused then), its mark's. */
 function serverProcesses(held: Held): ProcessInfo[] {
   const { pid, ownerMark } = held.transport as Partial<ProcessGroupStdioTransport>;
-  return mergeProcesses(held.processes, pid ? processTree(pid) : [], ownerMark ? markedProcesses(ownerMark) : []);
+  const tree = pid && !held.released ? processTree(pid) : [];
+  return mergeProcesses(held.processes, tree, ownerMark ? markedProcesses(ownerMark) : []);
 }
 
 /** False once a local server's transport can write nothing more (its process ended); a remote one has no such state. */
