@@ -28,7 +28,15 @@ import {
   promptCommandName,
   promptMessageContent,
 } from "../src/translate/prompt-text.ts";
-import { connectionFor, EVERYTHING_SERVER, EXTENSION_DIR, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import {
+  busRecorder,
+  connectionFor,
+  EVERYTHING_SERVER,
+  EXTENSION_DIR,
+  REPO_ROOT,
+  tempDir,
+  waitFor,
+} from "./helpers.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { RecordingUI } from "./recording-ui.ts";
@@ -152,6 +160,7 @@ describe("server-everything's prompts through pi", { timeout: 180_000 }, () => {
   const agentDir = tempDir("mcp-bridge-prompts-agent-");
   const originalCwd = process.cwd();
   const ui = new RecordingUI();
+  const resourceBus = busRecorder(project.dir, ["mcp.resources.changed"]);
   let pi: InProcessPi;
   /** The last message the faux model was given, per turn. */
   const seen: Context["messages"] = [];
@@ -189,7 +198,8 @@ describe("server-everything's prompts through pi", { timeout: 180_000 }, () => {
       env: { PROMPT_SECRET: PROMPT_SECRET },
     };
     writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { everything, changing } }));
-    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
+    const extensionPaths = [EXTENSION_DIR, resourceBus.path];
+    pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths });
     await pi.session.bindExtensions({ uiContext: ui.context() });
     await waitFor(
       () => command("mcp:everything:args-prompt") !== undefined && command("mcp:changing:greet") !== undefined,
@@ -292,6 +302,7 @@ describe("server-everything's prompts through pi", { timeout: 180_000 }, () => {
     ui.notices = [];
     await pi.session.prompt("/mcp:changing:greet someone");
     assert.deepEqual(ui.notices, ["/mcp:changing:greet: MCP server 'changing' no longer offers this prompt."]);
+    assert.deepEqual(resourceBus.events(), [], "a prompt list that changed is no resource list that changed");
   });
 });
 

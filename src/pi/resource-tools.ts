@@ -155,7 +155,7 @@ export class ResourceTools {
     if (change.kind === "closed") return this.sync();
     if (change.kind === "list") {
       // Listings are always fetched afresh, so the next one shows the change; others may want to know now.
-      this.deps.events?.("mcp.resources.changed", { serverId: connection.name });
+      if (change.list === "resources") this.deps.events?.("mcp.resources.changed", { serverId: connection.name });
       return this.sync();
     }
     // Only a resource the bridge subscribed to is told of: a server cannot fill the screen or pi's bus with updates of
