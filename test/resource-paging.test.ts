@@ -30,6 +30,11 @@ function pagedServer(): Server {
   server.setRequestHandler(ReadResourceRequestSchema, (request) => {
     if (request.params.uri === "paged://image")
       return { contents: [{ uri: "paged://image", mimeType: "image/png", blob: PNG }] };
+    // Ten parts of 40 KB: each within a tool result's bounds, together eight times over them.
+    if (request.params.uri === "paged://many")
+      return {
+        contents: Array.from({ length: 10 }, (_, i) => ({ uri: `paged://many/${i}`, text: "x".repeat(40_000) })),
+      };
     return {
       contents: [
         { uri: request.params.uri, mimeType: "text/plain", text: `the token is ${SECRET}\x1b]52;c;aGk=\x07 \u202eok` },
@@ -104,6 +109,13 @@ describe("resource tools: pages, images, redaction", { timeout: 60_000 }, () => 
       { type: "text", text: "[resource] paged://image (image/png)" },
       { type: "image", data: PNG, mimeType: "image/png" },
     ]);
+  });
+
+  test("a resource of many text parts is bounded as a whole, as a tool result is", async () => {
+    const { result, text } = await runTool(tools.get("read_mcp_resource"), { server: "paged", uri: "paged://many" });
+    assert.ok(text.length < 60_000, `${text.length} characters reach the model`);
+    assert.match(text, /Full output saved to: /);
+    assert.ok((result.details as { truncated?: unknown }).truncated);
   });
 
   test("a secret of the server's config is hidden in the text the model reads, and escapes are stripped", async () => {

@@ -259,13 +259,16 @@ export class ResourceTools {
     }
     const out: PiContent[] = [];
     for (const part of content) {
-      if (part.type !== "text") {
-        out.push(part);
-        continue;
-      }
+      const last = out.at(-1);
+      // Text parts one after another are one text, bounded as a whole as a tool result's is, not each on its own.
+      if (part.type === "text" && last?.type === "text") last.text += `\n${part.text}`;
+      else out.push(part);
+    }
+    for (const [i, part] of out.entries()) {
+      if (part.type !== "text") continue;
       const capped = await capText(part.text, connection.name, "resource");
       if (capped.truncated) details.truncated = capped.truncated;
-      out.push({ type: "text", text: capped.text });
+      out[i] = { type: "text", text: capped.text };
     }
     this.subscribe(connection, params.uri);
     return { content: out, details };
