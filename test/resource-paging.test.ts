@@ -103,6 +103,13 @@ describe("resource tools: pages, images, redaction", { timeout: 60_000 }, () => 
     );
   });
 
+  test("a server that has no templates (no resources/templates/list) lists none, as /mcp resources says", async () => {
+    for (const args of [{ server: "paged" }, {}]) {
+      const { text } = await runTool(tools.get("list_mcp_resource_templates"), args);
+      assert.deepEqual(JSON.parse(text), { resourceTemplates: [] });
+    }
+  });
+
   test("an image resource reaches the model as an image", async () => {
     const { result } = await runTool(tools.get("read_mcp_resource"), { server: "paged", uri: "paged://image" });
     assert.deepEqual(result.content, [

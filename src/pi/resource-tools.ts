@@ -18,6 +18,7 @@ import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import type { Resource, ResourceTemplateType as ResourceTemplate } from "@modelcontextprotocol/client";
 import { type Static, type TSchema, Type } from "typebox";
 import { describeError } from "../common/errors.ts";
+import { isMethodNotFound } from "../common/error-kinds.ts";
 import type { EventSink } from "../common/events.ts";
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import type { ServerChange } from "../connection/mcp-client.ts";
@@ -221,6 +222,8 @@ export class ResourceTools {
           const { items, nextCursor } = await listPage(c, method, params.cursor, signal);
           return { server: c.name, items, nextCursor };
         } catch (error) {
+          // Templates are optional, as in /mcp resources: a server that has no `resources/templates/list` has none.
+          if (key === "resourceTemplates" && isMethodNotFound(error)) return { server: c.name, items: [] };
           return { server: c.name, error: describeError(error) };
         }
       }),
