@@ -47,6 +47,8 @@ function pagedServer(): Server {
 describe("resource tools: pages, images, redaction", { timeout: 60_000 }, () => {
   let http: HttpServer;
   let connection: ServerConnection;
+  /** The same server under another name, disabled (`/mcp disable`) once it had connected. */
+  let disabled: ServerConnection;
   const tools = new Map<string, ToolDefinition>();
 
   before(async () => {
@@ -65,10 +67,13 @@ describe("resource tools: pages, images, redaction", { timeout: 60_000 }, () => 
       headers: { Authorization: `Bearer ${SECRET}` },
     });
     await connection.connect();
+    disabled = connectionFor("off", { url: `http://127.0.0.1:${port}/mcp` });
+    await disabled.connect();
+    await disabled.disable();
     const resourceTools = new ResourceTools({
       registerTool: (definition) => tools.set(definition.name, definition as unknown as ToolDefinition),
       activate: () => undefined,
-      connections: () => [connection],
+      connections: () => [connection, disabled],
       notify: () => undefined,
     });
     resourceTools.sync(connection);
@@ -108,6 +113,13 @@ describe("resource tools: pages, images, redaction", { timeout: 60_000 }, () => 
       const { text } = await runTool(tools.get("list_mcp_resource_templates"), args);
       assert.deepEqual(JSON.parse(text), { resourceTemplates: [] });
     }
+  });
+
+  test("a read from a server that is disabled says so, not that it offers no resources", async () => {
+    await assert.rejects(
+      runTool(tools.get("read_mcp_resource"), { server: "off", uri: "paged://note" }),
+      /^Error: MCP server 'off' is not connected \(disabled\)\. Servers with resources: 'paged'\.$/,
+    );
   });
 
   test("an image resource reaches the model as an image", async () => {

@@ -206,9 +206,10 @@ export class ResourceTools {
     const connection = offering.find((c) => c.name === server);
     if (connection) return connection;
     const known = offering.map((c) => `'${c.name}'`).join(", ") || "none";
-    const exists = [...this.deps.connections()].some((c) => c.name === server);
+    const status = [...this.deps.connections()].find((c) => c.name === server)?.status;
+    const offers = status === "connected" ? "offers no resources" : `is not connected (${status})`;
     throw new Error(
-      `${exists ? `MCP server '${server}' offers no resources` : `There is no MCP server '${server}'`}. Servers with resources: ${known}.`,
+      `${status ? `MCP server '${server}' ${offers}` : `There is no MCP server '${server}'`}. Servers with resources: ${known}.`,
     );
   }
 
