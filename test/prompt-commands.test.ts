@@ -80,6 +80,15 @@ describe("prompt commands (pure)", () => {
       values: { state: "TX", city: "Austin" },
     });
     assert.deepEqual(parsePromptArguments("a=b", ARGS), { ok: true, values: { city: "a=b" } });
+    // A Windows path keeps its backslashes, quoted or not; a backslash still escapes a quote, a space or itself.
+    assert.deepEqual(parsePromptArguments('C:\\Users\\me "state=D:\\My Files\\x"', ARGS), {
+      ok: true,
+      values: { city: "C:\\Users\\me", state: "D:\\My Files\\x" },
+    });
+    assert.deepEqual(parsePromptArguments('El\\ Paso "say \\"hi\\" \\\\"', ARGS), {
+      ok: true,
+      values: { city: "El Paso", state: 'say "hi" \\' },
+    });
     const tooMany = parsePromptArguments("a b c", ARGS);
     assert.ok(!tooMany.ok && /too many arguments: 'c'/.test(tooMany.error));
     assert.ok(!parsePromptArguments("x", []).ok);

@@ -38,14 +38,14 @@ export function promptCommandDescription(server: string, prompt: Prompt): string
   return `${about}${hint ? ` — ${hint}` : ""} (MCP server '${shown(server, SHOWN.line, "line")}')`;
 }
 
-/** Splits an argument line into words; double or single quotes keep spaces, a backslash keeps the next character. */
+/** Splits an argument line into words; quotes keep spaces, a backslash escapes a quote, a space or a backslash only. */
 function splitWords(line: string): string[] {
   const words: string[] = [];
   let word: string | undefined;
   let quote: string | undefined;
   for (let i = 0; i < line.length; i++) {
     const char = line[i]!;
-    if (char === "\\" && i + 1 < line.length) word = (word ?? "") + line[++i];
+    if (char === "\\" && /["'\\\s]/.test(line[i + 1] ?? "")) word = (word ?? "") + line[++i];
     else if (quote) {
       if (char === quote) quote = undefined;
       else word = (word ?? "") + char;
