@@ -107,6 +107,12 @@ describe("prompt commands (pure)", () => {
       missingArguments(js, {}).map((a) => a.name),
       ["constructor"],
     );
+    const proto = [{ name: "__proto__", required: true }, { name: "b" }];
+    const named = parsePromptArguments("__proto__=a", proto);
+    assert.deepEqual(named.ok && JSON.stringify(named.values), '{"__proto__":"a"}');
+    assert.deepEqual(named.ok && missingArguments(proto, named.values), []);
+    const inOrder = parsePromptArguments("a c", proto);
+    assert.deepEqual(inOrder.ok && JSON.stringify(inOrder.values), '{"__proto__":"a","b":"c"}');
     const offered = completionTarget("", js);
     assert.deepEqual(offered?.kind === "name" && offered.candidates.map((a) => a.name), ["constructor", "toString"]);
   });

@@ -67,24 +67,25 @@ export type ParsedArguments = { ok: true; values: Record<string, string> } | { o
 export function parsePromptArguments(line: string, args: readonly PromptArgument[] | undefined): ParsedArguments {
   const declared = args ?? [];
   const names = new Set(declared.map((arg) => arg.name));
-  const values: Record<string, string> = {};
+  // A Map: an argument named `__proto__` is one like any other, not the object's prototype.
+  const values = new Map<string, string>();
   const positional: string[] = [];
   for (const word of splitWords(line)) {
     const eq = word.indexOf("=");
     const name = eq > 0 ? word.slice(0, eq) : undefined;
-    if (name !== undefined && names.has(name)) values[name] = word.slice(eq + 1);
+    if (name !== undefined && names.has(name)) values.set(name, word.slice(eq + 1));
     else positional.push(word);
   }
   for (const word of positional) {
-    const free = declared.find((arg) => !Object.hasOwn(values, arg.name));
+    const free = declared.find((arg) => !values.has(arg.name));
     if (!free) {
       if (declared.length === 0) return { ok: false, error: "this prompt takes no arguments" };
       const all = declared.map((a) => a.name).join(", ");
       return { ok: false, error: `too many arguments: '${word}' has no argument left to fill (arguments: ${all})` };
     }
-    values[free.name] = word;
+    values.set(free.name, word);
   }
-  return { ok: true, values };
+  return { ok: true, values: Object.fromEntries(values) };
 }
 
 /** The required arguments `values` lacks (an empty value counts as missing). */
