@@ -58,6 +58,12 @@ describe("sampling requests (pure)", () => {
       messages: [{ role: "assistant", content: { type: "tool_use", id: "t", name: "x", input: {} } } as never],
     });
     assert.throws(() => samplingContext(withTool, model("m1")), /not supported by this client/);
+    // Tools offered to the model are tool use too: refused before anyone is asked, not answered as if there were none.
+    const tools = params({
+      tools: [{ name: "search", inputSchema: { type: "object" } }],
+      toolChoice: { mode: "required" },
+    });
+    assert.throws(() => samplingContext(tools, model("m1")), /not supported by this client/);
     const audio = samplingContext(
       params({ messages: [{ role: "user", content: { type: "audio", data: "AA==", mimeType: "audio/wav" } }] }),
       model("m1"),

@@ -64,6 +64,8 @@ const NO_TOKENS = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
 
 /** The request as pi-ai's context for `model`. Text and images pass; audio is named; tool use is refused. Pure. */
 export function samplingContext(params: SamplingParams, model: Model<Api>, now = Date.now()): Context {
+  if (params.tools?.length || params.toolChoice)
+    throw new SamplingError(-32602, "sampling with tools is not supported by this client (it offers no tool use)");
   const messages: Context["messages"] = params.messages.map((message) => {
     const parts: Array<TextContent | ImageContent> = blocks(message).map((block) => {
       if (block.type === "text") return { type: "text", text: String(block.text) };
