@@ -69,6 +69,14 @@ describe("sampling requests (pure)", () => {
       model("m1"),
     );
     assert.match(JSON.stringify(audio.messages[0]), /audio left out/);
+    // An image of a type no provider takes would fail the model's request after the user allowed it: it is named too.
+    const svg = samplingContext(
+      params({ messages: [{ role: "user", content: { type: "image", data: "PHN2Zy8+", mimeType: "image/svg+xml" } }] }),
+      model("m1"),
+    );
+    assert.deepEqual((svg.messages[0] as { content: unknown }).content, [
+      { type: "text", text: "[image left out: the model here takes no image/svg+xml]" },
+    ]);
   });
 
   test("a hint picks a configured model; none that matches leaves the current one", () => {

@@ -19,6 +19,7 @@ import { errorMessage } from "../common/errors.ts";
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import type { SamplingMode } from "../config/types.ts";
 import { DENY_REST, type DialogBudget } from "./dialog-budget.ts";
+import { MODEL_IMAGE_TYPES } from "../translate/output.ts";
 import { completeWithPi } from "./pi-line.ts";
 
 type SamplingParams = CreateMessageRequest["params"];
@@ -69,7 +70,11 @@ export function samplingContext(params: SamplingParams, model: Model<Api>, now =
   const messages: Context["messages"] = params.messages.map((message) => {
     const parts: Array<TextContent | ImageContent> = blocks(message).map((block) => {
       if (block.type === "text") return { type: "text", text: String(block.text) };
-      if (block.type === "image") return { type: "image", data: String(block.data), mimeType: String(block.mimeType) };
+      const mimeType = String(block.mimeType);
+      if (block.type === "image" && MODEL_IMAGE_TYPES.has(mimeType))
+        return { type: "image", data: String(block.data), mimeType };
+      if (block.type === "image")
+        return { type: "text", text: `[image left out: the model here takes no ${mimeType}]` };
       if (block.type === "audio") return { type: "text", text: "[audio left out: the model here takes no audio]" };
       throw new SamplingError(
         -32602,

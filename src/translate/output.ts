@@ -23,7 +23,7 @@ export interface NormalizedResult {
 }
 
 /** Image types every pi provider accepts; others are described instead of sent. */
-const MODEL_IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+export const MODEL_IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
 /** Size in bytes of base64 data, without decoding it. */
 export function base64Size(data: string): number {
