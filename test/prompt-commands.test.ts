@@ -435,4 +435,17 @@ describe("prompt lists that answer out of turn", { timeout: 60_000 }, () => {
     );
     assert.match(registered.get("mcp:held:farewell")!, /no longer offered by MCP server 'held'/);
   });
+
+  test("a prompt a server lists twice is one command, however often the list is read", async () => {
+    for (let round = 0; round < 2; round++) {
+      const listing = commands.refresh(connection);
+      await waitFor(() => held.length === 1, "the prompts/list request at the server");
+      held.shift()!([prompt("twice"), prompt("twice")]);
+      await listing;
+    }
+    assert.deepEqual(
+      commands.commands().map((c) => c.name),
+      ["mcp:held:twice"],
+    );
+  });
 });

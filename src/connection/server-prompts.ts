@@ -30,7 +30,8 @@ export async function listPrompts(connection: ServerConnection, signal?: AbortSi
     });
     return { items: page.prompts, nextCursor: page.nextCursor };
   });
-  return listed.items;
+  // A prompt listed twice (a server's pages that overlap) is one prompt: each list read would give it another command.
+  return [...new Map(listed.items.map((prompt) => [prompt.name, prompt])).values()];
 }
 
 export function getPrompt(
