@@ -103,6 +103,14 @@ describe("sampling requests (pure)", () => {
       text,
       /^MCP server 'notes' wants m1 to answer it \(at most 64 tokens\)\.\nSystem prompt: Be brief\nuser: Summarise this\nassistant: Which part\?\nuser: All of it \[image\]$/,
     );
+    // A long conversation: the last messages, which the model answers, are the ones shown.
+    const turn = (i: number) => ({ role: "user" as const, content: { type: "text" as const, text: `message ${i}` } });
+    const long = describeSamplingRequest(
+      "notes",
+      params({ messages: Array.from({ length: 9 }, (_, i) => turn(i + 1)) }),
+      model("m1"),
+    );
+    assert.match(long, /\(3 earlier messages\)\nuser: message 4\n[^]*\nuser: message 9$/);
   });
 });
 

@@ -29,7 +29,7 @@ type SamplingContext = Pick<ExtensionContext, "hasUI" | "ui" | "model" | "modelR
 const USER_REJECTED = -1;
 /** How much of each message the approval dialog shows. */
 const SHOWN_CHARS = 600;
-/** How many of the conversation's messages it shows. */
+/** How many of the conversation's messages it shows: the last ones, which the model answers. */
 const SHOWN_MESSAGES = 6;
 const ALLOW = "Allow";
 const DENY = "Deny";
@@ -119,14 +119,14 @@ export function pickModel(
 export function describeSamplingRequest(server: string, params: SamplingParams, model: Model<Api>): string {
   const lines = [`MCP server '${server}' wants ${model.id} to answer it (at most ${params.maxTokens} tokens).`];
   if (params.systemPrompt) lines.push(`System prompt: ${shown(params.systemPrompt, SHOWN_CHARS)}`);
-  for (const message of params.messages.slice(0, SHOWN_MESSAGES)) {
+  const earlier = params.messages.length - SHOWN_MESSAGES;
+  if (earlier > 0) lines.push(`(${earlier} earlier messages)`);
+  for (const message of params.messages.slice(-SHOWN_MESSAGES)) {
     const text = blocks(message)
       .map((b) => (b.type === "text" ? String(b.text) : `[${String(b.type)}]`))
       .join(" ");
     lines.push(`${shown(String(message.role), SHOWN.name, "line")}: ${shown(text, SHOWN_CHARS)}`);
   }
-  const more = params.messages.length - SHOWN_MESSAGES;
-  if (more > 0) lines.push(`(${more} more messages)`);
   return shown(lines.join("\n"), SHOWN.body);
 }
 
