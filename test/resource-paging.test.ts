@@ -30,6 +30,13 @@ function pagedServer(): Server {
   server.setRequestHandler(ReadResourceRequestSchema, (request) => {
     if (request.params.uri === "paged://image")
       return { contents: [{ uri: "paged://image", mimeType: "image/png", blob: PNG }] };
+    if (request.params.uri === "paged://mixed")
+      return {
+        contents: [
+          { uri: "paged://mixed/body", text: "y\n".repeat(30_000) },
+          { uri: "paged://mixed/report.pdf", mimeType: "application/pdf", blob: PNG },
+        ],
+      };
     // Ten parts of 40 KB: each within a tool result's bounds, together eight times over them.
     if (request.params.uri === "paged://many")
       return {
@@ -135,6 +142,13 @@ describe("resource tools: pages, images, redaction", { timeout: 60_000 }, () => 
     assert.ok(text.length < 60_000, `${text.length} characters reach the model`);
     assert.match(text, /Full output saved to: /);
     assert.ok((result.details as { truncated?: unknown }).truncated);
+  });
+
+  test("a long text cut short leaves the line of a file saved beside it in view", async () => {
+    const { result, text } = await runTool(tools.get("read_mcp_resource"), { server: "paged", uri: "paged://mixed" });
+    const saved = (result.details as { files: string[] }).files;
+    assert.equal(saved.length, 1);
+    assert.ok(text.includes(`saved to: ${saved[0]}`), text.slice(-300));
   });
 
   test("a secret of the server's config is hidden in the text the model reads, and escapes are stripped", async () => {

@@ -262,10 +262,13 @@ export class ResourceTools {
       }
     }
     const out: PiContent[] = [];
+    const fileLines = new Set(binaries.map((binary) => content[binary.at]));
     for (const part of content) {
       const last = out.at(-1);
-      // Text parts one after another are one text, bounded as a whole as a tool result's is, not each on its own.
-      if (part.type === "text" && last?.type === "text") last.text += `\n${part.text}`;
+      // Text parts one after another are one text, bounded as a whole as a tool result's is, not each on its own; the
+      // line of a file saved stays whole, so a cut never takes its path.
+      if (part.type === "text" && last?.type === "text" && !fileLines.has(part) && !fileLines.has(last))
+        last.text += `\n${part.text}`;
       else out.push(part);
     }
     for (const [i, part] of out.entries()) {
