@@ -67,6 +67,10 @@ describe("resource output (pure)", () => {
       type: "text",
       text: "[resource] a://z/x.gz (application/gzip): binary, 3 B",
     });
+    // Each binary part gets a file of its own, even where a name made unique is another part's name.
+    const blob = (uri: string) => ({ uri, mimeType: "application/pdf", blob: "AA==" });
+    const names = resourceOutput([blob("a://x"), blob("a://3-x"), blob("a://x")]).binaries.map((b) => b.fileName);
+    assert.equal(new Set(names).size, 3, names.join(" "));
   });
 
   test("a listing names each item's server, the next pages and the servers that failed", () => {

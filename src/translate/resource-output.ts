@@ -104,7 +104,7 @@ export function resourceOutput(contents: ReadResourceResult["contents"]): Resour
     else if (blob) {
       const { data, mimeType = "application/octet-stream" } = blob;
       let fileName = resourceFileName(uri, mimeType);
-      if (names.has(fileName)) fileName = resourceFileName(uri, mimeType, index);
+      for (let n = index; names.has(fileName); n++) fileName = resourceFileName(uri, mimeType, n);
       names.add(fileName);
       binaries.push({ uri, mimeType, data, fileName, at: content.length });
       content.push({ type: "text", text: `${header}: binary, ${formatBytes(base64Size(data))}` });
