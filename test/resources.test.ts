@@ -71,6 +71,9 @@ describe("resource output (pure)", () => {
     const blob = (uri: string) => ({ uri, mimeType: "application/pdf", blob: "AA==" });
     const names = resourceOutput([blob("a://x"), blob("a://3-x"), blob("a://x")]).binaries.map((b) => b.fileName);
     assert.equal(new Set(names).size, 3, names.join(" "));
+    // Names that differ only in case are one file on macOS and Windows.
+    const cased = resourceOutput([blob("a://Report"), blob("a://report")]).binaries.map((b) => b.fileName);
+    assert.equal(new Set(cased.map((name) => name.toLowerCase())).size, 2, cased.join(" "));
   });
 
   test("a listing names each item's server, the next pages and the servers that failed", () => {

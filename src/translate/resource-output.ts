@@ -104,8 +104,9 @@ export function resourceOutput(contents: ReadResourceResult["contents"]): Resour
     else if (blob) {
       const { data, mimeType = "application/octet-stream" } = blob;
       let fileName = resourceFileName(uri, mimeType);
-      for (let n = index; names.has(fileName); n++) fileName = resourceFileName(uri, mimeType, n);
-      names.add(fileName);
+      // Unique without regard to case: names that differ only in it are one file on macOS and Windows.
+      for (let n = index; names.has(fileName.toLowerCase()); n++) fileName = resourceFileName(uri, mimeType, n);
+      names.add(fileName.toLowerCase());
       binaries.push({ uri, mimeType, data, fileName, at: content.length });
       content.push({ type: "text", text: `${header}: binary, ${formatBytes(base64Size(data))}` });
     } else content.push({ type: "text", text: `${header}: no content` });
