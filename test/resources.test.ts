@@ -48,6 +48,13 @@ describe("resource output (pure)", () => {
       /^n{76}\.pdf$/,
       "the cut keeps its type",
     );
+    // A name Windows keeps for a device (CON, NUL.txt, com1.pdf …) would write to the device, not to a file.
+    for (const device of ["CON", "nul.txt", "com1.pdf", "Aux", "lpt9.tar.gz"])
+      assert.doesNotMatch(
+        resourceFileName(`x://a/${device}`, "application/pdf"),
+        /^(con|prn|aux|nul|com\d|lpt\d)(\.|$)/i,
+      );
+    assert.equal(resourceFileName("x://a/console.log", "text/plain"), "console.log");
   });
 
   test("contents: text, text sent as a blob, images as images, other binary left to save", () => {

@@ -85,6 +85,7 @@ export function resourceFileName(uri: string, mimeType: string, index = 0): stri
     // A malformed escape: the segment as it is.
   }
   let base = decoded.replace(/[^A-Za-z0-9_.-]/g, "_").replace(/^[.]+/, "") || "resource";
+  if (/^(con|prn|aux|nul|com\d|lpt\d)(\.|$)/i.test(base)) base = `_${base}`; // a Windows device, not a file
   if (index > 0) base = `${index + 1}-${base}`;
   // The whole name stays within 80 characters: what the URI gave is cut, not the extension.
   const own = /\.[A-Za-z0-9]{1,8}$/.exec(base)?.[0] ?? "";
