@@ -134,6 +134,10 @@ describe("prompt commands (pure)", () => {
     });
     assert.equal(completionTarget("city=Paris state=TX x", ARGS), undefined);
     assert.equal(completionTarget("", []), undefined);
+    // Inside a quoted value still open (a space typed in it), nothing is completed: a name would land in the value.
+    assert.equal(completionTarget('city="El ', ARGS), undefined);
+    assert.equal(completionTarget("'El ", ARGS), undefined);
+    assert.deepEqual(completionTarget('city="El Paso" ', ARGS)?.kind, "name");
   });
 
   test("messages: text, images and embedded resources in one user message; roles named when an assistant speaks", () => {

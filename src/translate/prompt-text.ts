@@ -39,7 +39,7 @@ export function promptCommandDescription(server: string, prompt: Prompt): string
 }
 
 /** Splits an argument line into words; quotes keep spaces, a backslash escapes a quote, a space or a backslash only. */
-function splitWords(line: string): string[] {
+function splitWords(line: string): { words: string[]; open: boolean } {
   const words: string[] = [];
   let word: string | undefined;
   let quote: string | undefined;
@@ -58,7 +58,7 @@ function splitWords(line: string): string[] {
     } else word = (word ?? "") + char;
   }
   if (word !== undefined) words.push(word);
-  return words;
+  return { words, open: quote !== undefined };
 }
 
 export type ParsedArguments = { ok: true; values: Record<string, string> } | { ok: false; error: string };
@@ -70,7 +70,7 @@ export function parsePromptArguments(line: string, args: readonly PromptArgument
   // A Map: an argument named `__proto__` is one like any other, not the object's prototype.
   const values = new Map<string, string>();
   const positional: string[] = [];
-  for (const word of splitWords(line)) {
+  for (const word of splitWords(line).words) {
     const eq = word.indexOf("=");
     const name = eq > 0 ? word.slice(0, eq) : undefined;
     if (name !== undefined && names.has(name)) values.set(name, word.slice(eq + 1));
@@ -112,7 +112,7 @@ export function completionTarget(
   const start = line.search(/\S*$/);
   const before = line.slice(0, start);
   const word = line.slice(start);
-  if (/["'\\]/.test(word)) return undefined;
+  if (/["'\\]/.test(word) || splitWords(before).open) return undefined;
   const parsed = parsePromptArguments(before, declared);
   const given = parsed.ok ? parsed.values : {};
   const eq = word.indexOf("=");
