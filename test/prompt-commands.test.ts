@@ -137,6 +137,7 @@ describe("prompt commands (pure)", () => {
     // Inside a quoted value still open (a space typed in it), nothing is completed: a name would land in the value.
     assert.equal(completionTarget('city="El ', ARGS), undefined);
     assert.equal(completionTarget("'El ", ARGS), undefined);
+    assert.equal(completionTarget("city=El\\ ", ARGS), undefined, "after an escaped space, the value goes on");
     assert.deepEqual(completionTarget('city="El Paso" ', ARGS)?.kind, "name");
   });
 

@@ -39,7 +39,7 @@ export function promptCommandDescription(server: string, prompt: Prompt): string
 }
 
 /** Splits an argument line into words; quotes keep spaces, a backslash escapes a quote, a space or a backslash only. */
-function splitWords(line: string): { words: string[]; open: boolean } {
+function splitWords(line: string): { words: string[]; midWord: boolean } {
   const words: string[] = [];
   let word: string | undefined;
   let quote: string | undefined;
@@ -58,7 +58,7 @@ function splitWords(line: string): { words: string[]; open: boolean } {
     } else word = (word ?? "") + char;
   }
   if (word !== undefined) words.push(word);
-  return { words, open: quote !== undefined };
+  return { words, midWord: word !== undefined };
 }
 
 export type ParsedArguments = { ok: true; values: Record<string, string> } | { ok: false; error: string };
@@ -108,11 +108,11 @@ export function completionTarget(
 ): CompletionTarget | undefined {
   const declared = args ?? [];
   if (declared.length === 0) return undefined;
-  // The word being typed runs from the last space; completing inside quotes is left alone.
+  // The word being typed runs from the last space not quoted or escaped; completing inside quotes is left alone.
   const start = line.search(/\S*$/);
   const before = line.slice(0, start);
   const word = line.slice(start);
-  if (/["'\\]/.test(word) || splitWords(before).open) return undefined;
+  if (/["'\\]/.test(word) || splitWords(before).midWord) return undefined;
   const parsed = parsePromptArguments(before, declared);
   const given = parsed.ok ? parsed.values : {};
   const eq = word.indexOf("=");
