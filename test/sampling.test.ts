@@ -7,13 +7,15 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { type Api, type Context, fauxAssistantMessage, type Model } from "@mariozechner/pi-ai";
+import { type Api, type Context, fauxAssistantMessage, fauxToolCall, type Model } from "@mariozechner/pi-ai";
 import type { CreateMessageRequest } from "@modelcontextprotocol/client";
 import { describeSamplingRequest, pickModel, samplingContext } from "../src/pi/sampling.ts";
-import { EVERYTHING_SERVER, EXTENSION_DIR, tempDir } from "./helpers.ts";
+import { EVERYTHING_SERVER, EXTENSION_DIR, REPO_ROOT, restoreEnv, tempDir, waitFor } from "./helpers.ts";
+import { bundledFixture } from "./fixture-bundle.ts";
 import { callOnceInPi, requestSystemPrompt, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 
+const ASKING_SERVER = bundledFixture(path.join(REPO_ROOT, "test", "fixtures", "asking-server.mjs"));
 const model = (id: string) => ({ id, api: "faux", provider: "faux" }) as unknown as Model<Api>;
 const params = (extra: Partial<CreateMessageRequest["params"]> = {}): CreateMessageRequest["params"] => ({
   messages: [
@@ -234,6 +236,50 @@ describe("server-everything's sampling through pi", { timeout: 120_000 }, () => 
       );
     } finally {
       await pi.close();
+    }
+  });
+});
+
+describe("a sampling request the server gives up on", { timeout: 60_000 }, () => {
+  test("its dialog is dismissed once the server has given up on it", async () => {
+    const project = tempDir("mcp-bridge-sampling-cancel-project-");
+    const agentDir = tempDir("mcp-bridge-sampling-cancel-agent-");
+    const entry = { command: process.execPath, args: [ASKING_SERVER], autoApprove: ["*"], exposure: "direct" };
+    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { asking: entry } }));
+    const saved = { cwd: process.cwd(), env: { ...process.env } };
+    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
+    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
+    process.chdir(project.dir);
+    // The user does not answer: the dialog stays until it is dismissed.
+    const context = new RecordingUI().context();
+    const dialogs: string[] = [];
+    context.select = (title, _options, opts) =>
+      new Promise((resolve) => {
+        dialogs.push("open");
+        opts?.signal?.addEventListener("abort", () => resolve(void dialogs.push("dismissed")));
+      });
+    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
+    try {
+      await pi.session.bindExtensions({ uiContext: context });
+      pi.faux.setResponses([
+        fauxAssistantMessage([fauxToolCall("mcp_asking_ask_sampling", { count: 1, timeoutMs: 500 })], {
+          stopReason: "toolUse",
+        }),
+        fauxAssistantMessage("done"),
+      ]);
+      await pi.session.prompt("ask");
+      const result = pi.session.messages.find((m) => (m as { role: string }).role === "toolResult") as unknown as {
+        content: Array<{ text?: string }>;
+      };
+      assert.match(result.content[0]?.text ?? "", /^error: .*timed out/i, "the server gave up");
+      await waitFor(() => dialogs.includes("dismissed"), "the dialog dismissed", 10_000);
+      assert.deepEqual(dialogs, ["open", "dismissed"]);
+    } finally {
+      await pi.close();
+      process.chdir(saved.cwd);
+      restoreEnv(saved.env);
+      project.cleanup();
+      agentDir.cleanup();
     }
   });
 });

@@ -36,7 +36,7 @@ export interface ClientFeatures {
   /** Asks the user for input on the server's behalf (`elicitation/create`). */
   elicitation?: (request: ElicitRequest["params"]) => Promise<ElicitResult>;
   /** Has the client's model answer the server (`sampling/createMessage`); without tool use inside sampling. */
-  sampling?: (request: CreateMessageRequest["params"]) => Promise<CreateMessageResult>;
+  sampling?: (request: CreateMessageRequest["params"], cancelled?: AbortSignal) => Promise<CreateMessageResult>;
   /** The directories the server may work in (`roots/list`), as they are at the time of asking. */
   roots?: () => Root[];
   /**
@@ -119,7 +119,8 @@ export function createMcpClient(
     listChanged: { tools: changed("tools"), resources: changed("resources"), prompts: changed("prompts") },
   });
   const { elicitation, elicitationComplete, roots, sampling } = features;
-  if (sampling) client.setRequestHandler("sampling/createMessage", (request) => sampling(request.params));
+  if (sampling)
+    client.setRequestHandler("sampling/createMessage", (request, ctx) => sampling(request.params, ctx.mcpReq.signal));
   if (elicitation) client.setRequestHandler("elicitation/create", (request) => elicitation(request.params));
   if (elicitationComplete)
     client.setNotificationHandler("notifications/elicitation/complete", (n) =>

@@ -139,12 +139,13 @@ export function samplingHandler(
   mode: SamplingMode,
   ctx: () => SamplingContext | undefined,
   budget: DialogBudget,
-): (params: SamplingParams) => Promise<CreateMessageResult> {
+): (params: SamplingParams, cancelled?: AbortSignal) => Promise<CreateMessageResult> {
   /** The user's pick in the first dialog; the rest of the server's requests are refused unasked if they said so. */
   const first = (choice: string | undefined) => {
     if (choice === DENY_REST) budget.denyRest(server);
   };
-  const respond = async (params: SamplingParams): Promise<CreateMessageResult> => {
+  // `cancelled`: the server gave up on the request; its dialogs are dismissed and its model call ended.
+  const respond = async (params: SamplingParams, cancelled?: AbortSignal): Promise<CreateMessageResult> => {
     const session = ctx();
     if (!session) throw refused(`pi has no session running to answer MCP server '${server}' with a model`);
     const askUser = session.hasUI;
@@ -156,14 +157,17 @@ export function samplingHandler(
     if (!model) throw refused("pi has no model selected to answer with");
     const context = samplingContext(params, model);
     if (askUser && mode === "ask") {
-      const answer = await session.ui.select(describeSamplingRequest(server, params, model), [ALLOW, DENY, DENY_REST]);
+      const answer = await session.ui.select(describeSamplingRequest(server, params, model), [ALLOW, DENY, DENY_REST], {
+        signal: cancelled,
+      });
       first(answer);
       if (answer !== ALLOW) throw refused(`The user declined MCP server '${server}''s sampling request`);
     }
     const reply = await completeWithPi(session.modelRegistry, model, context, {
       maxTokens: params.maxTokens,
       temperature: params.temperature,
-      signal: session.signal,
+      signal:
+        cancelled && session.signal ? AbortSignal.any([cancelled, session.signal]) : (cancelled ?? session.signal),
     }).catch((error: unknown) => {
       throw refused(errorMessage(error));
     });
@@ -174,6 +178,7 @@ export function samplingHandler(
       const choice = await session.ui.select(
         `${model.id} answered MCP server '${server}':\n${shown(text, SHOWN.view)}`,
         [SEND, EDIT, REFUSE, ...(mode === "ask" ? [] : [DENY_REST])],
+        { signal: cancelled },
       );
       first(choice);
       if (choice === EDIT) {
@@ -189,14 +194,14 @@ export function samplingHandler(
       stopReason: reply.stopReason === "length" ? "maxTokens" : "endTurn",
     };
   };
-  return (params) =>
+  return (params, cancelled) =>
     ctx()?.hasUI
       ? budget.run(
           server,
-          () => respond(params),
+          () => respond(params, cancelled),
           (reason) => {
             throw refused(reason);
           },
         )
-      : respond(params);
+      : respond(params, cancelled);
 }
