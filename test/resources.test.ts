@@ -343,7 +343,7 @@ describe("resource tools in pi against server-everything", { timeout: 180_000 },
 });
 
 describe("no resource tools without a server that offers resources", { timeout: 120_000 }, () => {
-  test("a server with tools only: the resource tools are not there", async () => {
+  test("a server with tools only: the resource tools are not there, and its resource links do not name them", async () => {
     const originalCwd = process.cwd();
     const { pi, project, agentDir } = await startPi({ local: fixtureEntry() });
     try {
@@ -351,6 +351,16 @@ describe("no resource tools without a server that offers resources", { timeout: 
       const names = pi.session.getAllTools().map((t) => t.name);
       assert.ok(names.includes("mcp_local_echo"), "the server's tools are there");
       for (const name of RESOURCE_TOOLS) assert.ok(!names.includes(name), name);
+      // A resource link in its tool's result is named, without pointing the model at a resource tool it does not have.
+      pi.faux.setResponses([
+        fauxAssistantMessage([fauxToolCall("mcp_local_resources", {})], { stopReason: "toolUse" }),
+        fauxAssistantMessage("ok"),
+      ]);
+      await pi.session.prompt("go");
+      const result = pi.session.messages.find((m) => (m as { role: string }).role === "toolResult");
+      const text = JSON.stringify((result as { content?: unknown } | undefined)?.content);
+      assert.match(text, /\[resource link\] memo:\/\/notes\/archive/);
+      assert.doesNotMatch(text, /read_mcp_resource/);
     } finally {
       await pi.close();
       process.chdir(originalCwd);

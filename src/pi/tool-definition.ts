@@ -18,6 +18,7 @@ import type { Progress, Tool } from "@modelcontextprotocol/client";
 import type { TSchema } from "typebox";
 import { Compile } from "typebox/compile";
 import type { ServerConnection } from "../connection/server-connection.ts";
+import { offersResources } from "../connection/server-resources.ts";
 import { lazy } from "../common/lazy.ts";
 import type { SchemaCheck } from "../translate/schema-check.ts";
 import { normalizeToolResult, type PiContent } from "../translate/output.ts";
@@ -192,7 +193,8 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
             },
           }),
         );
-        const normalized = normalizeToolResult(result, server);
+        // A resource link names its server for read_mcp_resource only where that tool reaches the server.
+        const normalized = normalizeToolResult(result, offersResources(connection) ? server : undefined);
         const details: ToolDetails = { server, tool: originalName, provenance };
         const forScripts = source.scriptResults ? { structuredContent: scriptResult(result) } : {};
         if (normalized.isError) {
