@@ -258,6 +258,10 @@ describe("server-everything's prompts through pi", { timeout: 180_000 }, () => {
     );
   });
 
+  test("a resource link from a server without resources does not point the model at read_mcp_resource", async () => {
+    assert.equal(await run("/mcp:changing:linked"), "[resource link] https://example.com/page (page)");
+  });
+
   test("simple-prompt sends the prompt's text as the user's message", async () => {
     assert.equal(await run("/mcp:everything:simple-prompt"), "This is a simple prompt without arguments.");
   });

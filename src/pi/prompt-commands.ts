@@ -23,6 +23,7 @@ import {
   offersCompletions,
   offersPrompts,
 } from "../connection/server-prompts.ts";
+import { offersResources } from "../connection/server-resources.ts";
 import type { PiContent } from "../translate/output.ts";
 import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
 import {
@@ -255,7 +256,7 @@ export class PromptCommands {
     try {
       content = promptMessageContent(
         await getPrompt(connection, command.prompt.name, values, ctx.signal),
-        command.server,
+        offersResources(connection) ? command.server : undefined, // a link names it for read_mcp_resource
       );
     } catch (error) {
       return fail(ctx, `${where}: ${describeError(error)}`);

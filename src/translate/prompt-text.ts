@@ -127,10 +127,10 @@ export function completionTarget(
 
 /**
  * The prompt's messages as the content of one user message: text, images as images, embedded resources as their text
- * (or image), resource links named with the server to read them from. With assistant turns among them, each message
- * says whose it is, so the model can tell the example answers from the request.
+ * (or image), resource links named with `server` to read them from (none: it offers no resources). With assistant
+ * turns among them, each message says whose it is, so the model can tell the example answers from the request.
  */
-export function promptMessageContent(result: GetPromptResult, server: string): PiContent[] {
+export function promptMessageContent(result: GetPromptResult, server: string | undefined): PiContent[] {
   const labelled = result.messages.some((message) => message.role !== "user");
   const texts: string[] = [];
   const images: PiContent[] = [];
