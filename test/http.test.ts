@@ -299,6 +299,8 @@ describe("remote failures", { timeout: 120_000 }, () => {
       ],
       [await startAnswering(401, "<html><body>Sign in to continue</body></html>", "text/html"), undefined],
       [await startAnswering(401, JSON.stringify({ error: "invalid_token" }), "application/json"), undefined],
+      // NestJS's shape: the status's one word in `error`, the server's own words in `message`.
+      [await startAnswering(401, JSON.stringify({ statusCode: 401, error: "Unauthorized", message: apiKey })), apiKey],
     ];
     try {
       for (const [server, words] of cases) {

@@ -38,7 +38,7 @@ export function noteRefusals(heard: (words: string | undefined) => void): Middle
   };
 }
 
-/** A refusal body's message: `{"error":{"message":…}}`, `{"error_description":…}`, `{"message":…}`, or plain text. */
+/** A refusal body's message: the first of `error_description`, `error`(`.message`), `message`, `detail` with words. */
 function wordsIn(body: string): string | undefined {
   const text = body.trim();
   if (!text) return undefined;
@@ -52,5 +52,5 @@ function wordsIn(body: string): string | undefined {
   if (!isObject(parsed)) return undefined;
   const error = parsed.error;
   const said = [parsed.error_description, isObject(error) ? error.message : error, parsed.message, parsed.detail];
-  return said.find((value): value is string => typeof value === "string" && value.trim() !== "");
+  return said.find((value): value is string => typeof value === "string" && /\S\s+\S/.test(value));
 }
