@@ -319,6 +319,22 @@ for (const bed of BEDS) {
           (error: unknown) => error instanceof TaskInputRequiredError && error.taskId === created,
         );
         assert.equal(server.store.get(created!)?.status, "cancelled");
+
+        // Escape while the question was being answered: the task is cancelled, as an abort at any other time cancels it.
+        const abort = new AbortController();
+        await assert.rejects(
+          callToolAsTask(
+            client,
+            { name: "long_job", arguments: { steps: 1, stepMs: 10, ask: true } },
+            base({
+              signal: abort.signal,
+              onTaskCreated: (id) => (created = id),
+              onInputRequired: async () => (abort.abort(), {}),
+            }),
+          ),
+          (error: unknown) => error instanceof TaskCancelledError && error.requested && error.taskId === created,
+        );
+        assert.equal(server.store.get(created!)?.status, "cancelled");
       },
     );
 

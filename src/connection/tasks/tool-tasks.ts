@@ -217,7 +217,10 @@ async function follow(run: Run, taskId: string, first: DetailedTask | undefined)
     last = task;
     if (isTerminal(task.status) || (run.dialect === "core" && task.status === "input_required"))
       return finish(run, task);
-    if (task.status === "input_required") await answerInput(run, task, answered);
+    if (task.status === "input_required")
+      await answerInput(run, task, answered).catch((error: unknown) =>
+        options.signal?.aborted ? cancelled(run, taskId) : Promise.reject(error),
+      );
     const delay = pollDelay(task, bounds, remaining(run));
     task = undefined;
     if (!(await pause(delay, options.signal))) return cancelled(run, taskId);
