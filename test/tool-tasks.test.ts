@@ -261,6 +261,14 @@ for (const bed of BEDS) {
       // The 1.x SDK's tasks/result hands back what its store kept for a failed task: a tool result marked as an error.
       if (bed.fixture === LEGACY_FIXTURE) assert.equal((failed as { isError?: boolean }).isError, true, String(failed));
       else assert.ok(failed instanceof TaskFailedError && /failed on purpose/.test(failed.message), String(failed));
+      // Failed with invalid params (-32602): the task failed, the server did not forget it.
+      const invalid = await callToolAsTask(
+        client,
+        { name: "long_job", arguments: { steps: 1, stepMs: 10, fail: -32602 } },
+        base(),
+      ).catch((error: unknown) => error);
+      if (bed.fixture !== LEGACY_FIXTURE)
+        assert.ok(invalid instanceof TaskFailedError && /failed on purpose/.test(invalid.message), String(invalid));
 
       const unknown = "00000000-0000-4000-8000-000000000000";
       await assert.rejects(

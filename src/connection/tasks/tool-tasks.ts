@@ -280,7 +280,8 @@ async function finish(run: Run, task: DetailedTask): Promise<CallToolResult> {
   } catch (error) {
     if (run.options.signal?.aborted) return cancelled(run, task.taskId);
     if (remaining(run) <= 0) return timedOut(run, task.taskId);
-    if (error instanceof ProtocolError && error.code !== -32602)
+    // A task seen failed is known: its -32602 is the call's own error (invalid params), not an unknown task.
+    if (error instanceof ProtocolError && (error.code !== -32602 || task.status === "failed"))
       throw new TaskFailedError(task.taskId, error.message, error.code);
     throw asTaskError(error, task.taskId);
   }
