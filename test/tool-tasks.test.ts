@@ -346,6 +346,20 @@ for (const bed of BEDS) {
       },
     );
 
+    it(
+      "a 2025-11-25 task in input_required longer than one request may take: tasks/result is asked again, to its end",
+      { skip: bed.dialect !== "core" || bed.fixture !== MODERN_FIXTURE },
+      async () => {
+        // The job waits 1.5 s for an answer that never comes, then fails; each tasks/result may take 300 ms.
+        const outcome = await callToolAsTask(
+          client,
+          { name: "long_job", arguments: { steps: 1, stepMs: 10, ask: true, gateMs: 1500 } },
+          base({ requestTimeoutMs: 300 }),
+        ).catch((error: unknown) => error);
+        assert.ok(outcome instanceof TaskFailedError && /no answer came/.test(outcome.message), String(outcome));
+      },
+    );
+
     it("a plain tool still works, on the connection the task calls went through", async () => {
       const result = await client.callTool({ name: "echo", arguments: { text: "plain" } });
       assert.equal(textOf(result as { content: unknown[] }), "plain");

@@ -6,7 +6,7 @@
  * call survives a reconnect or a server restart. Everything is bounded by the caller's timeout.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { ProtocolError, type CallToolResult, type Client } from "@modelcontextprotocol/client";
+import { ProtocolError, SdkError, SdkErrorCode, type CallToolResult, type Client } from "@modelcontextprotocol/client";
 import { errorMessage } from "../../common/errors.ts";
 import { declareTasks, markTaskCall } from "./task-intercept.ts";
 import {
@@ -280,6 +280,9 @@ async function finish(run: Run, task: DetailedTask): Promise<CallToolResult> {
   } catch (error) {
     if (run.options.signal?.aborted) return cancelled(run, task.taskId);
     if (remaining(run) <= 0) return timedOut(run, task.taskId);
+    // A task not over yet may wait (for input) longer than one request may take: its tasks/result is asked again.
+    if (!isTerminal(task.status) && error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout)
+      return follow(run, task.taskId, undefined);
     // A task seen failed is known: its -32602 is the call's own error (invalid params), not an unknown task.
     if (error instanceof ProtocolError && (error.code !== -32602 || task.status === "failed"))
       throw new TaskFailedError(task.taskId, error.message, error.code);
