@@ -149,6 +149,12 @@ describe("a 2026-07-28 server and a 2025-11-25 server in one pi session", { time
     );
   });
 
+  test("a task-based call sends the headers its tool's `x-mcp-header` parameters want, as a plain call does", async () => {
+    const [result] = await modelCalls(["mcp_modern_long_job", { steps: 1, stepMs: 10, label: "nightly" }]);
+    assert.equal(result!.isError, false, text(result));
+    assert.match(text(result), /done after 1 steps/);
+  });
+
   test("a task that asks for the roots (`input_required`) gets the project root, as every server is offered it", async () => {
     const [result] = await modelCalls(["mcp_modern_long_job", { steps: 1, stepMs: 10, ask: "roots" }]);
     assert.equal(result!.isError, false, text(result));

@@ -347,6 +347,20 @@ for (const bed of BEDS) {
     );
 
     it(
+      "a 2026-07-28 task call mirrors the tool's `x-mcp-header` parameters into headers, as a plain call does",
+      { skip: bed.dialect !== "extension" },
+      async () => {
+        const definition = (await client.listTools()).tools.find((tool) => tool.name === "long_job");
+        const result = await callToolAsTask(
+          client,
+          { name: "long_job", arguments: { steps: 1, stepMs: 10, label: "nightly" } },
+          base({ toolDefinition: definition }),
+        );
+        assert.match(textOf(result), /^done after 1 steps \(pid \d+\)$/, "the server had the header it wants");
+      },
+    );
+
+    it(
       "a 2025-11-25 task in input_required longer than one request may take: tasks/result is asked again, to its end",
       { skip: bed.dialect !== "core" || bed.fixture !== MODERN_FIXTURE },
       async () => {

@@ -44,10 +44,10 @@ export function toolCallRun(
   return {
     // A plain call is the SDK's own promise: no async frame of the bridge's stays open while it runs. The options are
     // this run's own, so they take the definition: on Node 20 a copy with it added got a hidden class every call.
-    run: (client, sdk: RequestOptions & { toolDefinition?: Tool }) => {
+    run: (client, sdk: SdkOptions) => {
+      if (definition) sdk.toolDefinition = definition;
       if (task.id !== undefined || toolTaskDialect(client, definition))
         return runTask(client, sdk, { name, args, answers, task });
-      if (definition) sdk.toolDefinition = definition;
       return client.callTool({ name, arguments: args }, sdk);
     },
     followsTask: () => task.id !== undefined,
@@ -56,10 +56,13 @@ export function toolCallRun(
 
 type TaskRun = { name: string; args: Record<string, unknown>; answers: Answers; task: { id?: string } };
 
-async function runTask(client: Client, sdk: RequestOptions, run: TaskRun): Promise<CallToolResult> {
+type SdkOptions = RequestOptions & { toolDefinition?: Tool };
+
+async function runTask(client: Client, sdk: SdkOptions, run: TaskRun): Promise<CallToolResult> {
   const { name, args, answers, task } = run;
   const options: ToolTaskOptions = {
     timeoutMs: TASK_DEADLINE_MS,
+    toolDefinition: sdk.toolDefinition,
     signal: sdk.signal,
     requestTimeoutMs: sdk.timeout,
     onresumptiontoken: sdk.onresumptiontoken,

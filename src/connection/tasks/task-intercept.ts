@@ -6,7 +6,7 @@
  * - outgoing: the mark comes off and the tasks extension is added to the request's declared capabilities (the
  *   extension wants it on `tools/call` and on every `tasks/*` request);
  * - incoming, for a marked `tools/call`: a task answer is kept aside (under the mark) and the SDK is handed an empty
- *   complete result instead, so the request resolves and the caller picks up the task.
+ *   error result instead (no output schema applies to it), so the call resolves and the caller picks up the task.
  * Every other message passes untouched; the SDK keeps doing the envelope, headers, auth, timeouts and cancelling.
  */
 import { randomUUID } from "node:crypto";
@@ -74,7 +74,7 @@ function interceptorOf(client: Client): Interceptor {
         message = {
           jsonrpc: "2.0",
           id: id as string | number,
-          result: { resultType: "complete", content: [] },
+          result: { resultType: "complete", content: [], isError: true },
         } as unknown as typeof message;
       }
     }

@@ -7,6 +7,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { ProtocolError, SdkError, SdkErrorCode, type CallToolResult, type Client } from "@modelcontextprotocol/client";
+import type { Tool } from "@modelcontextprotocol/client";
 import { errorMessage } from "../../common/errors.ts";
 import { declareTasks, markTaskCall } from "./task-intercept.ts";
 import {
@@ -101,6 +102,8 @@ export interface ToolTaskOptions {
    * the same keys; without it such a task is cancelled and the call fails with TaskInputRequiredError.
    */
   onInputRequired?(requests: Record<string, unknown>, signal: AbortSignal): Promise<Record<string, unknown>>;
+  /** The tool as the server listed it: on 2026-07-28 its `x-mcp-header` parameters are mirrored into headers. */
+  toolDefinition?: Tool;
   /** Overrides the dialect the negotiated revision implies. */
   dialect?: TaskDialect;
   /** 2025-11-25: how long the server should keep the task (the server may choose otherwise). */
@@ -170,7 +173,10 @@ export async function callToolAsTask(
   const sent = call ? { ...params, _meta: call.meta } : withTaskParam(params, options.ttlMs);
   let answer: unknown;
   try {
-    answer = await client.request({ method: "tools/call", params: sent }, ANY_RESULT, requestOptions(run));
+    // callTool mirrors the tool's `x-mcp-header` parameters (2026-07-28).
+    answer = call
+      ? await client.callTool(sent, { ...requestOptions(run), toolDefinition: options.toolDefinition })
+      : await client.request({ method: "tools/call", params: sent }, ANY_RESULT, requestOptions(run));
   } finally {
     answer = call?.takeTask() ?? answer;
   }
