@@ -149,6 +149,21 @@ describe("a 2026-07-28 server and a 2025-11-25 server in one pi session", { time
     );
   });
 
+  test("a call a tasks server answers at once (no task) shows the server's progress, as a plain call does", async () => {
+    const updates: string[] = [];
+    const unsubscribe = pi.session.subscribe((event) => {
+      if (event.type === "tool_execution_update") updates.push(JSON.stringify(event));
+    });
+    const [result] = await modelCalls(["mcp_modern_long_job", { steps: 3, stepMs: 50, inline: true }]);
+    unsubscribe();
+    assert.equal(result!.isError, false, text(result));
+    assert.match(text(result), /done after 3 steps \(no task\)/);
+    assert.ok(
+      updates.some((update) => update.includes("step 2 of 3")),
+      `progress shown: ${updates.join("\n")}`,
+    );
+  });
+
   test("a task-based call sends the headers its tool's `x-mcp-header` parameters want, as a plain call does", async () => {
     const [result] = await modelCalls(["mcp_modern_long_job", { steps: 1, stepMs: 10, label: "nightly" }]);
     assert.equal(result!.isError, false, text(result));

@@ -347,6 +347,25 @@ for (const bed of BEDS) {
     );
 
     it(
+      "a call the server answers at once (no task) shows its progress, which keeps it alive past one request's time",
+      { skip: bed.dialect !== "extension" },
+      async () => {
+        const progress: Array<{ message?: string }> = [];
+        // Five steps of 300 ms: 1.5 s in all, past the 1 s a request may take without a word from the server.
+        const result = await callToolAsTask(
+          client,
+          { name: "long_job", arguments: { steps: 5, stepMs: 300, inline: true } },
+          base({ requestTimeoutMs: 1000, onprogress: (p) => progress.push(p) }),
+        );
+        assert.equal(textOf(result), "done after 5 steps (no task)");
+        assert.deepEqual(
+          progress.map((p) => p.message),
+          ["step 1 of 5", "step 2 of 5", "step 3 of 5", "step 4 of 5"],
+        );
+      },
+    );
+
+    it(
       "a 2026-07-28 task call mirrors the tool's `x-mcp-header` parameters into headers, as a plain call does",
       { skip: bed.dialect !== "extension" },
       async () => {

@@ -66,6 +66,7 @@ async function runTask(client: Client, sdk: SdkOptions, run: TaskRun): Promise<C
     signal: sdk.signal,
     requestTimeoutMs: sdk.timeout,
     onresumptiontoken: sdk.onresumptiontoken,
+    onprogress: sdk.onprogress,
     onTaskCreated: (id) => (task.id = id),
     onProgress: taskProgress(sdk.onprogress),
     onInputRequired: (requests) => answerInputRequests(requests, answers),

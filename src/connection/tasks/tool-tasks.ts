@@ -7,7 +7,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { ProtocolError, SdkError, SdkErrorCode, type CallToolResult, type Client } from "@modelcontextprotocol/client";
-import type { Tool } from "@modelcontextprotocol/client";
+import type { Progress, Tool } from "@modelcontextprotocol/client";
 import { errorMessage } from "../../common/errors.ts";
 import { declareTasks, markTaskCall } from "./task-intercept.ts";
 import {
@@ -114,6 +114,8 @@ export interface ToolTaskOptions {
   requestTimeoutMs?: number;
   /** Given with every request of the call, as the SDK's option of that name (the bridge marks delivery with it). */
   onresumptiontoken?: (token: string) => void;
+  /** Progress on the call itself (answered at once, no task): each restarts the request's time, as a plain call's. */
+  onprogress?: (progress: Progress) => void;
 }
 
 const DEFAULT_MIN_POLL_MS = 100;
@@ -173,10 +175,11 @@ export async function callToolAsTask(
   const sent = call ? { ...params, _meta: call.meta } : withTaskParam(params, options.ttlMs);
   let answer: unknown;
   try {
+    const sdk = { ...requestOptions(run), onprogress: options.onprogress, resetTimeoutOnProgress: true };
     // callTool mirrors the tool's `x-mcp-header` parameters (2026-07-28).
     answer = call
-      ? await client.callTool(sent, { ...requestOptions(run), toolDefinition: options.toolDefinition })
-      : await client.request({ method: "tools/call", params: sent }, ANY_RESULT, requestOptions(run));
+      ? await client.callTool(sent, { ...sdk, toolDefinition: options.toolDefinition })
+      : await client.request({ method: "tools/call", params: sent }, ANY_RESULT, sdk);
   } finally {
     answer = call?.takeTask() ?? answer;
   }
