@@ -328,6 +328,21 @@ for (const bed of BEDS) {
         );
         assert.equal(server.store.get(created!)?.status, "cancelled");
 
+        // A question the caller could not answer (a method it does not handle): cancelled as well, not left waiting.
+        await assert.rejects(
+          callToolAsTask(
+            client,
+            { name: "long_job", arguments: { steps: 1, stepMs: 10, ask: true } },
+            base({
+              onTaskCreated: (id) => (created = id),
+              onInputRequired: () =>
+                Promise.reject(new Error("the task asked for something this client does not answer")),
+            }),
+          ),
+          /does not answer/,
+        );
+        assert.equal(server.store.get(created!)?.status, "cancelled");
+
         // Escape while the question was being answered: the task is cancelled, as an abort at any other time cancels it.
         const abort = new AbortController();
         await assert.rejects(

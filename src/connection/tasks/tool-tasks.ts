@@ -227,9 +227,12 @@ async function follow(run: Run, taskId: string, first: DetailedTask | undefined)
     if (isTerminal(task.status) || (run.dialect === "core" && task.status === "input_required"))
       return finish(run, task);
     if (task.status === "input_required")
-      await answerInput(run, task, answered).catch((error: unknown) =>
-        options.signal?.aborted ? cancelled(run, taskId) : Promise.reject(error),
-      );
+      await answerInput(run, task, answered).catch(async (error: unknown) => {
+        if (options.signal?.aborted) return cancelled(run, taskId);
+        // Questions left unanswered would keep the task waiting on the server for nothing (a lost connection aside).
+        if (!(error instanceof TaskInterruptedError)) await cancelQuietly(run, taskId);
+        throw error;
+      });
     const delay = pollDelay(task, bounds, remaining(run));
     task = undefined;
     if (!(await pause(delay, options.signal))) return cancelled(run, taskId);
@@ -308,10 +311,7 @@ async function answerInput(run: Run, task: DetailedTask, answered: Set<string>):
   const pending = Object.fromEntries(Object.entries(task.inputRequests ?? {}).filter(([key]) => !answered.has(key)));
   if (Object.keys(pending).length === 0) return;
   const answer = run.options.onInputRequired;
-  if (!answer) {
-    await cancelQuietly(run, task.taskId);
-    throw new TaskInputRequiredError(task.taskId);
-  }
+  if (!answer) throw new TaskInputRequiredError(task.taskId);
   const signal = run.options.signal ?? new AbortController().signal;
   const responses = await answer(pending, signal);
   for (const key of Object.keys(pending)) answered.add(key);
