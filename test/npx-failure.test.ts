@@ -4,7 +4,7 @@
  * path (a real npx, a real failing script) is tested in hostile.test.ts.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { permanentLaunchFailure } from "../src/connection/local/launch-failure.ts";
@@ -196,6 +196,11 @@ describe("a module missing from npx's copy of a package", () => {
         /\(the process exited with code 1 after [\d.]+ s, saying so\)/,
         "installed before it",
       );
+      // The package named by `--package=`, as the error for a package with several programs advises, and its program.
+      rmSync(path.join(tmp.dir, ".npm"), { recursive: true });
+      const named = { ...entry, args: ["-y", "--package=@acme/mcp", "acme-mcp"] };
+      const { message } = await connectFailure(connectionFor("acme", named));
+      assert.match(message, /after [\d.]+ s, [\d.]+ s of it npx installing its package, saying so\)/);
     } finally {
       tmp.cleanup();
     }

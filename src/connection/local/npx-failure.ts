@@ -41,7 +41,8 @@ export function npxLaunch(command: string, args: readonly string[]): NpxLaunch |
   const exec = base === "npm" && (args[0] === "exec" || args[0] === "x");
   if (base !== "npx" && !exec) return undefined;
   const rest = exec ? args.slice(1) : args;
-  const spec = rest.find((arg) => arg !== "--" && !arg.startsWith("-"));
+  // `--package=<package>` names the package; the program after it is not one.
+  const spec = rest.map((arg) => arg.replace(/^--package=/, "")).find((arg) => arg !== "--" && !arg.startsWith("-"));
   if (!spec) return undefined;
   // npm's own flags go before the package.
   const words = [base, ...(exec ? [args[0]!] : []), "--foreground-scripts", ...rest];
@@ -123,7 +124,9 @@ function npxCopies(launch: NpxLaunch & NpmRun, since = 0): { folder: string; ins
     const folder = path.join(dir, hash);
     try {
       const at = statSync(path.join(folder, "node_modules", ".package-lock.json"), { throwIfNoEntry: false });
-      if (at && at.mtimeMs >= since && Object.hasOwn(packagesIn(folder), name))
+      // By name, or by the spec npm keeps in `_npx.packages` (a tarball's path is no package name).
+      const asked = () => (packagesIn(folder, "_npx") as { packages?: unknown[] }).packages?.includes(launch.spec);
+      if (at && at.mtimeMs >= since && (Object.hasOwn(packagesIn(folder), name) || asked()))
         copies.push({ folder, installedAt: at.mtimeMs });
     } catch {}
   }
@@ -134,7 +137,7 @@ function npxCopies(launch: NpxLaunch & NpmRun, since = 0): { folder: string; ins
  * A field of the `package.json` in `folder` that maps package names to versions (npx's copy names the packages it holds
  * in its `dependencies`); {} where there is none.
  */
-function packagesIn(folder: string, field: "dependencies" | "optionalDependencies" = "dependencies"): object {
+function packagesIn(folder: string, field: "dependencies" | "optionalDependencies" | "_npx" = "dependencies"): object {
   const manifest = JSON.parse(readFileSync(path.join(folder, "package.json"), "utf8")) as Record<string, unknown>;
   const value = manifest[field];
   return typeof value === "object" && value !== null ? value : {};
