@@ -417,6 +417,17 @@ describe("a server whose env lacks a variable it needs", () => {
     assert.equal(state, "gaveUp", "not restarted: a restart has the same environment");
   });
 
+  test("two asked for, one set where pi runs and one nowhere: the error says to set the other where pi runs", async () => {
+    const says = 'echo "Error: MCP_TEST_API_KEY and MCP_TEST_TEAM_ID environment variables are required" >&2; exit 1';
+    const env = { ...process.env, MCP_TEST_API_KEY: "k-123456", MCP_TEST_TEAM_ID: undefined };
+    const { message } = await connectFailure(connectionFor("two", { command: "sh", args: ["-c", says] }, { env }));
+    assert.match(
+      message,
+      /MCP_TEST_API_KEY is set where pi runs, .*: add "MCP_TEST_API_KEY": .*, "MCP_TEST_TEAM_ID": /,
+    );
+    assert.match(message, /set MCP_TEST_TEAM_ID where pi runs/);
+  });
+
   test("its env names the variable but takes it from one pi's environment lacks: the error says which to set", async () => {
     const entry = keyed({ MCP_TEST_API_KEY: "${MCP_TEST_UNSET_KEY}" });
     const env = { ...process.env, MCP_TEST_API_KEY: undefined, MCP_TEST_UNSET_KEY: undefined };

@@ -177,10 +177,11 @@ export function missingVariables(
     );
   const absent = asks.names.filter((name) => !unset.some(({ key }) => key === name));
   const entries = absent.map((name) => `"${name}": "\${${name}}"`).join(", ");
+  const elsewhere = absent.filter((name) => !inPi.includes(name)).join(" and ");
   if (absent.length)
     fixes.push(
       inPi.length
-        ? `${listed(inPi)} set where pi runs, but a local server gets only the variables its \`env\` names (and PATH, HOME and a few more): add ${entries} to ${where}`
+        ? `${listed(inPi)} set where pi runs, but a local server gets only the variables its \`env\` names (and PATH, HOME and a few more): add ${entries} to ${where}${elsewhere && `, and set ${elsewhere} where pi runs (or write the value there)`}`
         : `add ${entries} to ${where}, and set ${absent.length > 1 ? "them" : "it"} where pi runs (or write the value there)`,
     );
   const given = absent.length
