@@ -4,7 +4,7 @@
  * path (a real npx, a real failing script) is tested in hostile.test.ts.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { permanentLaunchFailure } from "../src/connection/local/launch-failure.ts";
@@ -201,6 +201,11 @@ describe("a module missing from npx's copy of a package", () => {
       const named = { ...entry, args: ["-y", "--package=@acme/mcp", "acme-mcp"] };
       const { message } = await connectFailure(connectionFor("acme", named));
       assert.match(message, /after [\d.]+ s, [\d.]+ s of it npx installing its package, saying so\)/);
+      // The cache moved in the user's npmrc by way of a variable, which npm expands.
+      writeFileSync(npx, readFileSync(npx, "utf8").replace("/.npm/_npx/", "/moved/_npx/"));
+      writeFileSync(path.join(tmp.dir, ".npmrc"), "cache=${HOME}/moved\n");
+      const moved = await connectFailure(connectionFor("acme", entry));
+      assert.match(moved.message, /after [\d.]+ s, [\d.]+ s of it npx installing its package, saying so\)/);
     } finally {
       tmp.cleanup();
     }

@@ -27,11 +27,12 @@ export interface NpmRun {
 
 /**
  * npm's settings for a run (see {@link NpmSetting}). The npmrc files are read once, when this is called; as in npm, a
- * key written twice has its last value, and a file nearer the run wins over a farther one.
+ * key written twice has its last value, a file nearer the run wins over a farther one, and `${NAME}` is expanded.
  */
 export function npmSettings({ env, cwd }: NpmRun): NpmSetting {
   const home = npmHome(env);
   const rc = new Map<string, string>();
+  const expand = (written: string, name: string) => env[name] ?? process.env[name] ?? written;
   // npm's prefix holds node itself on Windows, and `bin/node` elsewhere.
   const node = path.dirname(process.execPath);
   const prefix = fromEnv(env, "prefix") ?? (process.platform === "win32" ? node : path.dirname(node));
@@ -44,7 +45,7 @@ export function npmSettings({ env, cwd }: NpmRun): NpmSetting {
     try {
       const text = readFileSync(file, "utf8");
       for (const [, key = "", value = ""] of text.matchAll(/^[ \t]*([\w-]+)[ \t]*=[ \t]*(.*?)[ \t]*$/gm))
-        if (value) rc.set(key, value.replace(/^~(?=$|[\\/])/, home));
+        if (value) rc.set(key, value.replace(/^~(?=$|[\\/])/, home).replace(/\$\{([^${}]+)\}/g, expand));
     } catch {
       // No such npmrc: the others, or npm's defaults.
     }
