@@ -2141,6 +2141,12 @@ test("a 404 is a remote server's address serving nothing; in a local server's wo
   assert.equal(connectHint(words, "local", 404), undefined);
 });
 
+test("a remote server's answer that names a refusal or a certificate of its own upstream: not a hint about reaching it", () => {
+  for (const said of ["connect ECONNREFUSED 10.0.0.5:5432", "self-signed certificate in certificate chain"])
+    assert.equal(connectHint(`MCP error -32603: ${said}`, "remote"), undefined, said);
+  assert.match(connectHint("Invalid result for tools/list: expected array", "remote") ?? "", /MCP schema/);
+});
+
 describe("/mcp add's suggested name", () => {
   test("from the host, or from the path for a server on this machine (IPv6's loopback too)", () => {
     const http = (endpoint: string) => suggestServerName({ transport: "http", endpoint });

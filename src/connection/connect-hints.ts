@@ -7,6 +7,11 @@
 import { unreachableAdvice, unreachableHost } from "./local/unreachable-host.ts";
 
 const CONNECT_HINTS: readonly (readonly [RegExp, string])[] = [
+  // The SDK checks every answer against the MCP schema; one that misses it cannot be used by any client.
+  [
+    /^Invalid result for /,
+    "the server's answer does not follow the MCP schema: a fault of the server or of its version, which a newer one may fix",
+  ],
   [/ECONNREFUSED/, "connection refused: is the server running?"],
   // An `https://` address of a server that speaks plain HTTP (as local ones often do): its answer is no TLS record.
   [/wrong version number/i, "the server did not answer in TLS: if it serves plain HTTP, write `http://` in `url`"],
@@ -19,11 +24,6 @@ const CONNECT_HINTS: readonly (readonly [RegExp, string])[] = [
   [
     /self[- ]signed certificate|unable to get local issuer certificate|unable to verify the first certificate/i,
     "the server's certificate is not signed by a CA Node trusts: if it comes from your organisation's CA or proxy, or is self-signed for development, start pi with NODE_EXTRA_CA_CERTS set to that CA's PEM file",
-  ],
-  // The SDK checks every answer against the MCP schema; one that misses it cannot be used by any client.
-  [
-    /^Invalid result for /,
-    "the server's answer does not follow the MCP schema: a fault of the server or of its version, which a newer one may fix",
   ],
 ];
 
@@ -43,5 +43,6 @@ export function connectHint(detail: string, answeredBy?: "local" | "remote", sta
   if (advice) return `the server ${advice.what}: ${advice.why}`;
   if (!answeredBy && UNRESOLVED.test(detail))
     return "its host name did not resolve: check `url` for a typo, and that this machine reaches it (network, DNS, VPN or proxy)";
-  return CONNECT_HINTS.find(([pattern]) => pattern.test(detail))?.[1];
+  // A remote server's own answer tells of its side (its upstream refused it), not of how this machine reaches it.
+  return CONNECT_HINTS.slice(0, answeredBy === "remote" ? 1 : undefined).find(([pattern]) => pattern.test(detail))?.[1];
 }
