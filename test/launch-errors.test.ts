@@ -87,6 +87,19 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
     },
   );
 
+  test("docker refused its daemon's socket, in docker 29's words too: said so, with the docker group; not restarted", async () => {
+    for (const socket of ["Docker daemon socket", "docker API"]) {
+      const said = `docker: permission denied while trying to connect to the ${socket} at unix:///var/run/docker.sock`;
+      const entry = { command: "sh", args: ["-c", `echo '${said}' >&2; exit 125`] };
+      const { message, state } = await connectFailure(connectionFor("docker", entry));
+      assert.match(
+        message,
+        /docker may not use the Docker daemon's socket \(permission denied\); add your user to the docker/,
+      );
+      assert.equal(state, "gaveUp", socket);
+    }
+  });
+
   test("a script the entry names that is not there (Node, Python): its path, where a relative one was taken from", async () => {
     const tmp = tempDir();
     try {

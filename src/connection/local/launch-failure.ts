@@ -53,7 +53,7 @@ export function permanentLaunchFailure(
       reason: "npx found no program to run in its package (the package has none, or several and none named like it)",
       fix: "check the package's name in the server's README, or name the program with `--package=<package>` and the program after it in `args`",
     };
-  if (/\bpermission denied while trying to connect to the Docker daemon socket\b/i.test(stderr))
+  if (/\bpermission denied while trying to connect to the Docker (?:daemon socket|API)\b/i.test(stderr))
     return {
       reason: "docker may not use the Docker daemon's socket (permission denied)",
       fix: "add your user to the docker group (`sudo usermod -aG docker $USER`, then log in again) and reconnect",
