@@ -76,6 +76,12 @@ describe("a host a local server could not reach, from its stderr", () => {
       ]),
       { host: "the Docker daemon at unix:///var/run/docker.sock", error: "Cannot connect", engine: "Docker" },
     );
+    // docker 29's words where its socket is not there (Docker Desktop not started).
+    const docker29 =
+      "failed to connect to the docker API at unix:///d.sock; check if the path is correct and if the daemon is running";
+    assert.deepEqual(unreachableHost([`docker: ${docker29}: dial unix /d.sock: connect: no such file or directory`]), {
+      ...{ host: "the Docker daemon at unix:///d.sock", error: "Cannot connect", engine: "Docker" },
+    });
     assert.deepEqual(
       unreachableHost(["Error: Cannot connect to Podman. Please verify your connection to the Linux system using …"]),
       { host: "Podman", error: "Cannot connect", engine: "Podman" },

@@ -20,9 +20,11 @@ export interface UnreachableHost {
 
 /**
  * docker's command line with no engine to talk to (`Cannot connect to the Docker daemon at unix:///var/run/docker.sock.
- * Is the docker daemon running?`), and podman's (`Cannot connect to Podman.`).
+ * Is the docker daemon running?`; docker 29's `failed to connect to the docker API at unix:///…; check if the path is
+ * correct and if the daemon is running`), and podman's (`Cannot connect to Podman.`).
  */
-const ENGINE = /\bCannot connect to (?:the (Docker) daemon(?: at (\S+?))?|Podman)\.?(?=\s|$)/;
+const ENGINE =
+  /\b(?:Cannot|failed to) connect to (?:the ([Dd]ocker) (?:daemon|API)(?: at (\S+?))?|Podman)[.;:]?(?=\s|$)/;
 
 /** Node's `getaddrinfo ENOTFOUND api.example.com`, `connect ECONNREFUSED 10.0.0.1:443`, and its `code: 'ENOTFOUND'`. */
 const NODE =
