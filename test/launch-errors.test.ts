@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import childProcess, { spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
@@ -130,6 +130,18 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
       assert.match(
         (await connectFailure(shell)).message,
         /does not exist .*; \$HOME reached it as written \(no shell reads the entry\): write "\$\{HOME\}\/mcp\/server\.js" in `args` of 'home'/,
+      );
+      // A project reached through a symlink (macOS's /tmp is /private/tmp): the process names the script by its real path.
+      const link = path.join(tmp.dir, "link");
+      symlinkSync(tmp.dir, link);
+      const linked = connectionFor(
+        "built",
+        { command: process.execPath, args: ["build/index.js"] },
+        { projectRoot: link },
+      );
+      assert.match(
+        (await connectFailure(linked)).message,
+        /^MCP server 'built': the script it runs, .*, does not exist/,
       );
     } finally {
       tmp.cleanup();

@@ -3,8 +3,9 @@
  * root where the server starts, or a server from source not built yet. Node or Python says so and exits, and every
  * restart would too. This finds that path in what it printed, where it is one of the entry's arguments; or a package
  * the script imports that is not installed for it (a server cloned without `npm install`, a Python server started
- * with a Python that lacks its packages). Pure.
+ * with a Python that lacks its packages).
  */
+import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { shellVariables } from "../../config/substitute.ts";
 
@@ -29,10 +30,12 @@ export function missingScript(
   cwd: string,
 ): MissingScript | undefined {
   let lacks: MissingScript | undefined;
+  // The process knows its folder by its real path (a project under macOS's /tmp is in /private/tmp).
+  const real = existsSync(cwd) ? realpathSync(cwd) : cwd;
   for (const line of lines) {
     const found = NOT_FOUND.exec(line);
     const file = found?.[1] ?? found?.[2];
-    const arg = file && args.find((a) => path.resolve(cwd, a) === file);
+    const arg = file && args.find((a) => path.resolve(cwd, a) === file || path.resolve(real, a) === file);
     if (file && arg) return { file, arg, cwd };
     const none = NO_PACKAGE.exec(line);
     // npx's own copy of a package lacking a module is npm's matter (./npx-failure.ts).
