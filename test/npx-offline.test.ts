@@ -57,6 +57,11 @@ describe(`npx without a network (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
     assert.equal(await offlineRegistry({ ...env, npm_config_userconfig: rc }), "mcp-bridge-offline.invalid");
     writeFileSync(rc, `registry = ${NOWHERE}\noffline=true\n`);
     assert.equal(await offlineRegistry({ ...env, npm_config_userconfig: rc }), undefined);
+    // A value as npm's ini reads it: quoted, or followed by a comment.
+    for (const written of [`"${NOWHERE}"`, `'${NOWHERE}'`, `${NOWHERE} ; the company's`, `${NOWHERE}# mirror`]) {
+      writeFileSync(rc, `registry = ${written}\n`);
+      assert.equal(await offlineRegistry({ ...env, npm_config_userconfig: rc }), "mcp-bridge-offline.invalid", written);
+    }
   });
 
   test("a project's .npmrc (where the server starts, or the nearest folder up with a package.json) counts, after env", async () => {

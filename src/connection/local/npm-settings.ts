@@ -44,8 +44,11 @@ export function npmSettings({ env, cwd }: NpmRun): NpmSetting {
   for (const file of files) {
     try {
       const text = readFileSync(file, "utf8");
-      for (const [, key = "", value = ""] of text.matchAll(/^[ \t]*([\w-]+)[ \t]*=[ \t]*(.*?)[ \t]*$/gm))
+      for (const [, key = "", written = ""] of text.matchAll(/^[ \t]*([\w-]+)[ \t]*=[ \t]*(.*?)[ \t]*$/gm)) {
+        // As npm's ini reads a value: a quoted one whole, another up to a comment (`;` or `#`).
+        const value = /^(["'])(.*)\1$/.exec(written)?.[2] ?? written.replace(/[;#].*/, "").trim();
         if (value) rc.set(key, value.replace(/^~(?=$|[\\/])/, home).replace(/\$\{([^${}]+)\}/g, expand));
+      }
     } catch {
       // No such npmrc: the others, or npm's defaults.
     }
