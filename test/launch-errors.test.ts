@@ -9,6 +9,7 @@ import { readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
+import { permanentLaunchFailure } from "../src/connection/local/launch-failure.ts";
 import { servesHttp } from "../src/connection/local/serves-http.ts";
 import { busRecorder, connectFailure, connectionFor, EXTENSION_DIR, tempDir, waitFor } from "./helpers.ts";
 import { startInProcessPi } from "./pi-harness.ts";
@@ -98,6 +99,12 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
       );
       assert.equal(state, "gaveUp", socket);
     }
+  });
+
+  test("on Windows, where a command runs through `cmd /c`, cmd's 9009 is a command not found, as a shell's 127", () => {
+    const said = "'uvx' is not recognized as an internal or external command,\r\noperable program or batch file.";
+    const reason = "the program 'uvx' it runs was not found (exit code 9009)";
+    assert.deepEqual(permanentLaunchFailure(9009, said), { reason });
   });
 
   test("a script the entry names that is not there (Node, Python): its path, where a relative one was taken from", async () => {

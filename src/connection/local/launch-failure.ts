@@ -130,10 +130,15 @@ export function permanentLaunchFailure(
         `${npx.folder} does not have: a fault of the package or of its dependencies' versions, which reinstalling repeats`,
       fix: "check for a newer version of the package (or pin one that worked), and tell its authors",
     };
-  if (exitCode === 127) {
+  // cmd's 9009 on Windows, where a command runs through `cmd /c` (./platform-command.ts): `'uvx' is not recognized …`.
+  if (exitCode === 127 || exitCode === 9009) {
     // The shell names what it could not find: for `npx`, the program of the package (`sh: 1: create-mcp-route: not found`).
-    const program = /\b(?:ba|da|z)?sh: (?:\d+: )?(?:line \d+: )?([^\s:]+): (?:command )?not found/.exec(stderr)?.[1];
-    return { reason: `${program ? `the program '${program}' it runs` : "its command"} was not found (exit code 127)` };
+    const named =
+      /\b(?:ba|da|z)?sh: (?:\d+: )?(?:line \d+: )?([^\s:]+): (?:command )?not found|^'([^']+)' is not recognized/m;
+    const name = named.exec(stderr)?.slice(1).find(Boolean);
+    return {
+      reason: `${name ? `the program '${name}' it runs` : "its command"} was not found (exit code ${exitCode})`,
+    };
   }
   if (exitCode === 126) return { reason: "its command could not be run (exit code 126)" };
   return undefined;
