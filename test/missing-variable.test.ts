@@ -236,6 +236,14 @@ describe("a server whose env lacks a variable it needs", () => {
     }
   });
 
+  test("a long line that asks (a JSON log line with its stack): quoted within bounds, as the stderr below it is", async () => {
+    const line = `{"level":50,"msg":"Please provide a database URL","stack":"${"at x (/srv/app/index.js:1:1) ".repeat(120)}"}`;
+    const entry = { command: "sh", args: ["-c", `echo '${line}' >&2; exit 1`] };
+    const { message } = await connectFailure(connectionFor("pg", entry));
+    assert.match(message, /^MCP server 'pg': it said "\{\\"level\\":50,\\"msg\\":\\"Please provide a database URL/);
+    assert.ok(message.length < 1500, `${message.length} characters`);
+  });
+
   test("a server that prints its error on stdout, where messages go: read there too, and quoted", async () => {
     const { message, state } = await connectFailure(
       connectionFor("stdout", {

@@ -213,7 +213,7 @@ export function askedFailure(
   if (program) {
     const words = start?.words.filter((word) => !server.args.includes(word)) ?? [];
     return {
-      reason: `it said ${JSON.stringify(program)}: it ran as ${asks.terminal ? "an interactive" : "a command-line"} program, not as an MCP server (the process ${ended})`,
+      reason: `it said ${quoteValue(program)}: it ran as ${asks.terminal ? "an interactive" : "a command-line"} program, not as an MCP server (the process ${ended})`,
       fix: words.length
         ? `add what starts its MCP server to \`args\` of ${entry}: "args": ${JSON.stringify([...server.args, ...words])}`
         : `check \`args\` of ${entry} for the subcommand or flag that starts its MCP server (its README names it)`,
@@ -221,12 +221,12 @@ export function askedFailure(
   }
   if (asks.deprecated && !asks.request)
     return {
-      reason: `its package says it is deprecated: ${JSON.stringify(asks.deprecated)} (the process ${ended})`,
+      reason: `its package says it is deprecated: ${quoteValue(asks.deprecated)} (the process ${ended})`,
       fix: `its output (below) names what replaces it: change \`command\` and \`args\` of ${entry} to that`,
     };
   if (!asks.request) return undefined;
   return {
-    reason: `it said ${JSON.stringify(asks.request)} (the process ${ended})`,
+    reason: `it said ${quoteValue(asks.request)} (the process ${ended})`,
     fix: `give what it asks for in \`args\` or \`env\` of ${entry} (or do what it says first)`,
   };
 }
