@@ -1778,6 +1778,14 @@ describe("bad input: the pure rules", () => {
     ).config!;
     assert.match(untrustedError(config).message, /Run \/mcp trust "my db" to trust .* \/mcp trust "my db" --sandboxed/);
   });
+  test("a remote server is not offered a sandbox, which `--sandboxed` would not give it (it would be trusted fully)", () => {
+    const remote = validateServerEntry("api", { url: "https://mcp.example.com/mcp" }, project).config!;
+    assert.match(
+      untrustedError(remote).message,
+      /is not trusted, so it was not started\. Run \/mcp trust api to trust/,
+    );
+    assert.doesNotMatch(untrustedError(remote).message, /sandbox/);
+  });
   test("commandArgument quotes a name /mcp would split, and splitCommandLine reads it back", () => {
     for (const name of ["fs", "my server", 'say "hi"', "back\\slash", "it's"]) {
       const typed = `test ${commandArgument(name)}`;

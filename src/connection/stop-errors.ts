@@ -17,9 +17,12 @@ export function shutDownError(
 
 /** Anything that would start or connect a project server the user has not trusted. */
 export function untrustedError(config: ServerConfig): BridgeError {
+  const name = commandArgument(config.name);
+  // Only a local server runs in a sandbox: `--sandboxed` trusts a remote one fully.
+  const sandboxed = config.transport === "stdio" ? `, or /mcp trust ${name} --sandboxed to run it in a sandbox` : "";
   return new BridgeError(
     "config",
     config.name,
-    `MCP server '${config.name}' from ${describeSource(config.source)} is not trusted, so it was not started. Run /mcp trust ${commandArgument(config.name)} to trust and start it, or /mcp trust ${commandArgument(config.name)} --sandboxed to run it in a sandbox (/mcp list shows what it runs).`,
+    `MCP server '${config.name}' from ${describeSource(config.source)} is not trusted, so it was not started. Run /mcp trust ${name} to trust and start it${sandboxed} (/mcp list shows what it runs).`,
   );
 }
