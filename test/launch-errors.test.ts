@@ -107,6 +107,13 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
     assert.deepEqual(permanentLaunchFailure(9009, said), { reason });
   });
 
+  test("a long line that says it needs a newer Node.js (a JSON log line): quoted within bounds", () => {
+    const line = `{"level":60,"msg":"This server requires Node.js 22 or later","stack":"${"at x (/a.js:1:1) ".repeat(200)}"}`;
+    const { reason } = permanentLaunchFailure(1, line)!;
+    assert.match(reason, /^it needs a newer Node\.js than the one it ran on: it said "\{\\"level\\":60,/);
+    assert.ok(reason.length < 600, `${reason.length} characters`);
+  });
+
   test("a script the entry names that is not there (Node, Python): its path, where a relative one was taken from", async () => {
     const tmp = tempDir();
     try {

@@ -2,7 +2,7 @@
  * Why a local server's launcher failed for good, read from its exit code, its stderr and what npm left behind: a
  * restart of such a start fails the same way, so the connection gives up at once and says what to change.
  */
-import { programName } from "../../common/text.ts";
+import { programName, quoteValue } from "../../common/text.ts";
 import { type NpxFailure, npxCopyIn } from "./npx-failure.ts";
 
 /** Why a local server's launcher failed for good, and the fix where it is not in the entry (`command`, `args`). */
@@ -74,7 +74,7 @@ export function permanentLaunchFailure(
   const oldNode = NODE_TOO_OLD.exec(stderr)?.[0].trim();
   if (oldNode)
     return {
-      reason: `it needs a newer Node.js than the one it ran on: it said ${JSON.stringify(oldNode)}`,
+      reason: `it needs a newer Node.js than the one it ran on: it said ${quoteValue(oldNode)}`,
       fix: "install that version and have the server run on it (its path in `command`, or for `npx` its folder first on a `PATH` set in `env`)",
     };
   const native = NATIVE_MODULE.exec(stderr)?.[0];
