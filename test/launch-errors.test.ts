@@ -281,6 +281,18 @@ ${waits.join("\n")}\n`,
     assert.equal(servesHttp(["Connecting to remote server: https://example.com/mcp"]), undefined);
   });
 
+  test("a server that says it serves MCP on stdio, and names a port of something else, is not one that serves HTTP", async () => {
+    const said = "MCP server running on stdio, waiting for the browser extension on port 9009";
+    const entry = {
+      command: "sh",
+      args: ["-c", `echo '${said}' >&2; exec sleep 30`],
+      initTimeout: 1000,
+      maxRestarts: 0,
+    };
+    const { message } = await connectFailure(connectionFor("browser", entry));
+    assert.match(message, /^MCP server 'browser': no answer to the MCP handshake after/);
+  });
+
   test("a command line longer than the system allows (E2BIG) is spawned once and not retried", async () => {
     const project = tempDir("mcp-bridge-e2big-project-");
     const agentDir = tempDir("mcp-bridge-e2big-agent-");

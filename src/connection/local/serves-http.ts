@@ -22,7 +22,8 @@ const SAYS_MCP_OVER_HTTP = /\b(?:MCP|Streamable HTTP|SSE)\b.*\b(?:on|at) (?:port
 export function servesHttp(lines: readonly string[]): ServesHttp | undefined {
   for (const raw of lines) {
     const line = raw.trim();
-    if (!LISTENS.test(line)) continue;
+    // A line that says it serves on stdio names a port of something else (a browser extension's bridge, a dashboard).
+    if (!LISTENS.test(line) || /\b(?:on|over|via) stdio\b/i.test(line)) continue;
     const url = MCP_URL.exec(line)?.[0];
     if (url || SAYS_MCP_OVER_HTTP.test(line)) return url ? { line, url } : { line };
   }
