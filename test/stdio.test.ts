@@ -326,6 +326,14 @@ describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
       spaced.connect(),
       /put its arguments in `args` rather than in `command`: "command": "mcp-bridge-no-such-command", "args": \["--stdio"\]/,
     );
+    // A path with a space in it is one path, not a program and its arguments.
+    const pathed = connectionFor("pathed", { command: "/opt/mcp-bridge no such/server" });
+    await assert.rejects(pathed.connect(), (error: Error) => !/put its arguments/.test(error.message));
+    const withArgs = connectionFor("withargs", { command: "/opt/mcp-bridge-no-such/server /srv/data" });
+    await assert.rejects(
+      withArgs.connect(),
+      /"command": "\/opt\/mcp-bridge-no-such\/server", "args": \["\/srv\/data"\]/,
+    );
   });
 
   test("a server that never answers initialize is killed at its timeout", async () => {

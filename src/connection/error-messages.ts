@@ -278,8 +278,9 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
     message = `MCP server '${config.name}': command '${command}' was not found (is it installed and on PATH?)`;
     const source = launcherSource(command);
     if (source) message += `: ${source}`;
-    const [first, ...words] = command.trim().split(/\s+/);
-    if (words.length)
+    const [first = "", ...words] = command.trim().split(/\s+/);
+    // Not a path with a space in it (`/opt/My Tools/server`): what follows the space goes on with the path.
+    if (words.length && (!/[\\/]/.test(first) || /^(-|[A-Za-z]:|[\\/~])/.test(words[0]!)))
       message += `; put its arguments in \`args\` rather than in \`command\`: "command": ${JSON.stringify(first)}, "args": ${JSON.stringify([...words, ...config.args])}`;
     // A README's entry for Windows, where npx is started through `cmd /c`, copied to a machine that has no cmd.
     const [flag, program, ...rest] = config.args;
