@@ -704,6 +704,19 @@ describe("hostile remote servers", { timeout: 120_000 }, () => {
       });
     }
 
+    test("a call whose arguments hold a notification's method is a call: over the limit, it fails and the session stays", async () => {
+      const server = await startHostileHttp();
+      const env = await twoServers({ url: server.url, ...LIMIT });
+      try {
+        const args = { about: { method: "notifications/message" } };
+        await assert.rejects(runTool(env.tools.get("mcp_bad_huge_json"), args), overLimit);
+        assert.equal(env.bad().status, "connected", "one message, not the connection");
+      } finally {
+        await env.close();
+        await server.close();
+      }
+    });
+
     test("a gzip-coded answer is counted as it is read, decoded: 4 MB sent as a few KB fails; one under the limit arrives whole", async () => {
       const server = await startHostileHttp();
       const env = await twoServers({ url: server.url, ...LIMIT });

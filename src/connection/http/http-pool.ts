@@ -29,10 +29,10 @@ import { exchangeStarting, sendUntilRead } from "./unread-request.ts";
  */
 export const MAX_CONNECTIONS_PER_SERVER = 64;
 
-/** A JSON-RPC notification the SDK sends (its body is the serialized message). */
-function isNotification(init: RequestInit | undefined): boolean {
-  return typeof init?.body === "string" && init.body.includes('"method":"notifications/');
-}
+/** A JSON-RPC notification the SDK sends: the serialized message begins with its method (a call's arguments may hold one). */
+const NOTIFICATION = /^\{(?:"jsonrpc":"2\.0",)?"method":"notifications\//;
+const isNotification = (init: RequestInit | undefined) =>
+  typeof init?.body === "string" && NOTIFICATION.test(init.body);
 
 export interface ServerPoolOptions {
   /** The longest message a response may carry; the default without it. */
