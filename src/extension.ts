@@ -48,7 +48,7 @@ import { serverGuideHandler } from "./pi/server-guide-prompt.ts";
 import { serverRows } from "./pi/server-rows.ts";
 import { rollbackNote } from "./pi/status-format.ts";
 import { NPM_ROLLBACK_MS } from "./connection/local/process-tree.ts";
-import { ExtensionApi } from "./pi/extension-api.ts";
+import { ExtensionApi, ownedBus } from "./pi/extension-api.ts";
 import { PiRegisteredServers } from "./pi/pi-registered-servers.ts";
 import { installedPackages } from "./pi/pi-packages.ts";
 import { SessionNotices } from "./pi/session-notices.ts";
@@ -79,6 +79,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   if (isInfoOnlyInvocation(process.argv)) return;
   if (noMcpInArgv(process.argv)) return registerMcpOff(pi);
   const env = process.env;
+  const bus = ownedBus(pi.events); // pi's bus outlives a /reload: this bridge stops listening when its session ends
   /** The running session's context, once there is one (for notices and sign-ins). */
   let sessionCtx: ExtensionContext | undefined;
   // pi 1.x's own answer on trusting this project, once a session tells it (see `projectTrust` below).
@@ -279,7 +280,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   let sessionStarted = () => {};
   const sessionReady = new Promise<void>((resolve) => (sessionStarted = resolve));
   new ExtensionApi({
-    events: pi.events,
+    events: bus,
     connections: () => bridge.connections.values(),
     tools: () => registry.tools.filter((tool) => exposure.exposureOf(tool.server, tool.originalName) !== "hidden"),
     definition: (name) => registry.definition(name),
@@ -355,7 +356,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     });
   registerLazyCommand(pi, "mcp", MCP_COMMAND_DESCRIPTION, loadMcpCommand);
 
-  const notices = new SessionNotices(pi, bridge, () =>
+  const notices = new SessionNotices(bus, bridge, () =>
     serverRows(
       bridge,
       registry,
@@ -432,6 +433,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   });
   pi.on("session_shutdown", async (event, ctx) => {
     exitGuard.release();
+    bus.off();
     endTurns();
     const installing = [...bridge.connections.values()].filter((c) => c.installing).map((c) => c.name);
     const note = rollbackNote(installing, NPM_ROLLBACK_MS / 1000);

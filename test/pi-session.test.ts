@@ -359,3 +359,47 @@ describe("mcp-bridge in pi (in-process, faux model)", { timeout: 120_000 }, () =
     await waitFor(() => !isAlive(pid), "the local server to stop");
   });
 });
+
+describe("/reload: only the bridge loaded anew answers on pi's bus", { timeout: 120_000 }, () => {
+  test("a request after /reload gets one reply, of the servers that run", async () => {
+    const project = tempDir("mcp-bridge-reload-project-");
+    const agentDir = tempDir("mcp-bridge-reload-agent-");
+    const originalCwd = process.cwd();
+    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { local: fixtureEntry() } }));
+    // pi's bus outlives a /reload; another extension keeps a handle on it.
+    const other = path.join(project.dir, "bus-extension.ts");
+    writeFileSync(other, `export default function (pi) { globalThis.__mcpReloadBus = pi.events; }`);
+    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
+    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
+    process.chdir(project.dir);
+    const pi = await startInProcessPi({
+      cwd: project.dir,
+      agentDir: agentDir.dir,
+      extensionPaths: [other, EXTENSION_DIR],
+    });
+    try {
+      await pi.session.bindExtensions({ onError: () => {} });
+      await pi.session.reload();
+      const bus = (globalThis as { __mcpReloadBus?: { emit(channel: string, data: unknown): void } }).__mcpReloadBus!;
+      const metrics: Array<{ servers: Array<{ status: string }> }> = [];
+      bus.emit("mcp.metrics.request", { reply: (s: (typeof metrics)[number]) => metrics.push(s) });
+      assert.deepEqual(
+        metrics.map((m) => m.servers.map((s) => s.status)),
+        [["connected"]],
+      );
+      const lists: Array<{ servers: Array<{ status: string }> }> = [];
+      bus.emit("mcp.api.list.request", { id: 1, reply: (r: (typeof lists)[number]) => lists.push(r) });
+      await waitFor(() => lists.some((l) => l.servers[0]?.status === "connected"), "the reply of the bridge that runs");
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(
+        lists.map((l) => l.servers.map((s) => s.status)),
+        [["connected"]],
+      );
+    } finally {
+      await pi.close();
+      process.chdir(originalCwd);
+      project.cleanup();
+      agentDir.cleanup();
+    }
+  });
+});

@@ -66,6 +66,14 @@ export interface ExtensionApiDeps {
   metrics(): unknown[];
 }
 
+/** `events`, whose listeners added through it all end with `off()`. */
+export function ownedBus(events: ExtensionApiDeps["events"]): ExtensionApiDeps["events"] & { off(): void } {
+  const offs: unknown[] = [];
+  const on = (channel: string, handler: (data: unknown) => void) => offs.push(events.on(channel, handler));
+  const off = () => offs.splice(0).forEach((stop) => typeof stop === "function" && stop());
+  return { emit: (channel, data) => events.emit(channel, data), on, off };
+}
+
 /** A request's answer when it failed, said as a value. */
 function refused(kind: ApiErrorKind, message: string): { ok: false; error: { kind: ApiErrorKind; message: string } } {
   return { ok: false, error: { kind, message } };

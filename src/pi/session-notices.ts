@@ -4,7 +4,7 @@
  * (`MCP 2/3`, in the warning colour while a server is down or waits for a sign-in), kept current from the bridge's
  * events.
  */
-import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { McpBridge } from "../bridge/mcp-bridge.ts";
 import type { ConfigProblem } from "../config/types.ts";
 import { errorMessage } from "../common/errors.ts";
@@ -35,12 +35,12 @@ export class SessionNotices {
   private ready: string[] = [];
 
   constructor(
-    pi: ExtensionAPI,
+    events: { on(channel: string, handler: (data: unknown) => void): unknown },
     private readonly bridge: McpBridge,
     private readonly rows: () => ServerRow[],
   ) {
-    for (const channel of FOOTER_EVENTS) pi.events.on(channel, () => this.updateFooter());
-    pi.events.on("mcp.connected", (data) => {
+    for (const channel of FOOTER_EVENTS) events.on(channel, () => this.updateFooter());
+    events.on("mcp.connected", (data) => {
       const { serverId, toolCount } = data as { serverId: string; toolCount: number };
       if (!this.late.delete(serverId)) return;
       this.ready.push(`'${serverId}' (${plural(toolCount, "tool")})`);
