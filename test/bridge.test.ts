@@ -358,6 +358,36 @@ describe("McpBridge", { timeout: 120_000 }, () => {
     }, "two cache entries for two definitions of 'db'");
   });
 
+  test("a lazy server's cached tools are registered within its limits as they are now (maxTools lowered since)", async (t) => {
+    const tmp = tempDir();
+    t.after(() => tmp.cleanup());
+    const cacheFile = path.join(tmp.dir, "agent", "mcp-bridge", "tool-cache.json");
+    const config = (entry: object) =>
+      write(path.join(tmp.dir, "project", ".pi", "mcp.json"), JSON.stringify({ mcpServers: { db: entry } }));
+    config({ ...fixtureEntry(), lazy: true });
+    const first = registeredBridge(tmp.dir, { toolCache: new ToolCache(cacheFile) });
+    try {
+      await first.bridge.start();
+      await waitFor(() => first.registry.toolsOf("db").length > 1, "the tools of the background start");
+    } finally {
+      await first.bridge.shutdown();
+    }
+    config({ ...fixtureEntry(), lazy: true, maxTools: 1 });
+    const second = registeredBridge(tmp.dir, { toolCache: new ToolCache(cacheFile) });
+    try {
+      await second.bridge.start();
+      const db = second.bridge.connection("db")!;
+      assert.equal(db.status, "not started", "registered from the cache");
+      assert.equal(db.tools.length, 1);
+      assert.deepEqual(
+        second.registry.toolsOf("db").map((tool) => tool.originalName),
+        db.tools.map((tool) => tool.name),
+      );
+    } finally {
+      await second.bridge.shutdown();
+    }
+  });
+
   test("a definition replaced in the session (/mcp add over an entry) gets its own cache entry, not the old one's", async () => {
     const tmp = tempDir();
     const cacheFile = path.join(tmp.dir, "agent", "mcp-bridge", "tool-cache.json");

@@ -392,7 +392,7 @@ export class McpBridge implements Launcher {
     const cached = this.cached(connection);
     if (!cached) return false;
     connection.primeTools(cached.tools);
-    this.toolsArrived(connection, cached.tools, true);
+    this.toolsArrived(connection, connection.tools, true);
     return true;
   }
 
