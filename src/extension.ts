@@ -156,6 +156,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       toolSearch.sync();
       declareTools();
       void promptCommands.changed(connection, change);
+      if (change.kind === "closed") notices.updateFooter(); // one that never connected says nothing on the bus
     },
     // A sign-in starts by itself only where someone can do it: in the TUI, once the session runs. Elsewhere the server
     // reports that it needs one, and /mcp auth starts it.
@@ -355,7 +356,6 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       importLocations: () => ({ home: os.homedir(), projectRoot: bridge.projectRoot, platform: process.platform, env }),
     });
   registerLazyCommand(pi, "mcp", MCP_COMMAND_DESCRIPTION, loadMcpCommand);
-
   const notices = new SessionNotices(bus, bridge, () =>
     serverRows(
       bridge,

@@ -211,6 +211,16 @@ describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
     }
   });
 
+  test("with a UI, a server switched off while it starts, or after it failed, leaves the footer's count at once", async () => {
+    const ui = await startWithUi({ mcpServers: { late: deaf(gate), gone: { command: "mcp-bridge-no-such-command" } } });
+    const footer = () => ui.statuses.get("mcp");
+    await waitFor(() => footer() === "[warn]MCP 0/2, 1 starting", "the footer to count both", 30_000);
+    await pi!.session.prompt("/mcp off gone");
+    assert.equal(footer(), "MCP 0/1, 1 starting", "the failed server switched off");
+    await pi!.session.prompt("/mcp off late");
+    assert.equal(footer(), undefined, "the starting one switched off too");
+  });
+
   // `auto` is decided when the session starts; a slow npx server (or one added later) has no tools known by then.
   test("auto with a UI: a server that connects after the session started is direct while it fits in what the limit leaves, deferred past it", async () => {
     // A server's one tool costs about 37 tokens: the first to connect fits in 50, the second would go over.

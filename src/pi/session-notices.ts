@@ -97,7 +97,7 @@ export class SessionNotices {
     }
   }
 
-  private updateFooter(): void {
+  updateFooter(): void {
     const ctx = this.ctx;
     if (!ctx?.hasUI) return;
     try {
