@@ -221,6 +221,21 @@ describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
     assert.equal(footer(), undefined, "the starting one switched off too");
   });
 
+  test("with a UI, a lazy server learning its tools that fails after the session started says so, as any server does", async () => {
+    const mute = {
+      command: process.execPath,
+      args: [SLOW_START, "--delay", "600000"],
+      initTimeout: 1500,
+      maxRestarts: 0,
+    };
+    const ui = await startWithUi({ mcpServers: { mute: { ...mute, lazy: true } } });
+    await waitFor(
+      () => ui.notices.some((n) => n.startsWith("MCP server 'mute' failed to start: ")),
+      "the notice that it failed",
+      30_000,
+    );
+  });
+
   // `auto` is decided when the session starts; a slow npx server (or one added later) has no tools known by then.
   test("auto with a UI: a server that connects after the session started is direct while it fits in what the limit leaves, deferred past it", async () => {
     // A server's one tool costs about 37 tokens: the first to connect fits in 50, the second would go over.

@@ -167,14 +167,7 @@ export class McpBridge implements Launcher {
 
   /** Starts these servers at once; returns when they are all done or the startup budget is spent. Never throws. */
   async launchWithinBudget(connections: readonly ServerConnection[]): Promise<void> {
-    const waitFor = connections.map((connection) =>
-      this.launch(connection)?.catch((error: unknown) => {
-        // A server the bridge stopped itself (the session ended while it connected) did not fail.
-        if (!(error instanceof ShutDownError))
-          for (const listener of this.startFailedListeners) listener(connection, error);
-        throw error;
-      }),
-    );
+    const waitFor = connections.map((connection) => this.launch(connection, true));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       Promise.allSettled(waitFor),
@@ -189,15 +182,19 @@ export class McpBridge implements Launcher {
   /**
    * Starts a server as startup does: not at all if it is disabled or not trusted; a lazy one gets its tools from the
    * cache, or, when the cache does not know it yet, starts once to learn them: a session without a UI waits for that
-   * (`settled`), or it would end before they were learnt. Returns the connect startup waits for, if any.
+   * (`settled`), or it would end before they were learnt. Returns the connect startup waits for, if any; one that
+   * `startup` began tells `onStartFailed`'s listeners of its failure, a lazy server's learning start too.
    */
-  launch(connection: ServerConnection): Promise<void> | undefined {
+  launch(connection: ServerConnection, startup = false): Promise<void> | undefined {
     const { config } = connection;
     if (!config.enabled || !this.trust.admit(connection)) return undefined;
     if (config.lazy && this.registerCached(connection)) return undefined;
     const started = connection.connect().catch((error: unknown) => {
       // A server waiting for a sign-in keeps the tools an earlier session saw: calling one starts the sign-in.
       if (connection.needsSignIn) this.registerCached(connection);
+      // A server the bridge stopped itself (the session ended while it connected) did not fail.
+      if (startup && !(error instanceof ShutDownError))
+        for (const listener of this.startFailedListeners) listener(connection, error);
       throw error;
     });
     const settled = started.catch(() => undefined);
