@@ -13,7 +13,11 @@ import { type AgentSession, SessionManager } from "@mariozechner/pi-coding-agent
 import { type InProcessPi, startInProcessPi, startPiRuntime } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { RecordingUI } from "./recording-ui.ts";
-import { EXTENSION_DIR, fixtureEntry, helloServer, isAlive, readLog, tempDir, waitFor } from "./helpers.ts";
+import { EXTENSION_DIR, fixtureEntry, helloServer, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { startBridgeInPi } from "./bridge-in-pi.ts";
+import { setUpApiClient } from "./fixtures/api-client-extension.ts";
+
+const CLIENT_EXTENSION = path.join(REPO_ROOT, "test", "fixtures", "api-client-extension.ts");
 
 const HELLO = helloServer();
 
@@ -289,3 +293,45 @@ describe("/mcp off across pi's sessions in one process", { timeout: 120_000 }, (
     }
   });
 });
+
+describe(
+  "/mcp off of a server another extension registered with pi 1.x's pi.registerMcpServer()",
+  { timeout: 120_000, skip: PI_LINE !== "1.x" && "pi 0.73 has no pi.registerMcpServer()" },
+  () => {
+    test("/reload keeps it off, as it keeps a configured server off", async () => {
+      const log = tempDir("mcp-bridge-off-registered-");
+      const fxLog = path.join(log.dir, "events.jsonl");
+      setUpApiClient({
+        registerAtLoad: { name: "atload", config: { ...fixtureEntry(), env: { FIXTURE_LOG: fxLog } } },
+      });
+      const ui = new RecordingUI();
+      const run = await startBridgeInPi({
+        mcpConfig: { mcpServers: {} },
+        extensionPaths: [CLIENT_EXTENSION],
+        uiContext: ui.context(),
+      });
+      const { session } = run.pi;
+      const starts = () => readLog(fxLog).filter((e) => e.event === "start");
+      try {
+        await waitFor(() => session.getAllTools().some((t) => t.name === "mcp_atload_echo"), "its tools");
+        await session.prompt("/mcp off atload");
+        assert.match(ui.notices.at(-1) ?? "", /^Switched off MCP server 'atload' for this session/);
+        await session.reload();
+        // pi starts it while loading the extensions again; it goes off once it is there.
+        const listsOff = async () => {
+          await session.prompt("/mcp list");
+          return /^ {2}atload +⚫ .*off for this session/m.test(ui.notices.at(-1) ?? "");
+        };
+        await waitFor(listsOff, "/mcp list to show it off again", 30_000, 200);
+        assert.equal(
+          session.getActiveToolNames().some((name) => name.startsWith("mcp_atload_")),
+          false,
+        );
+        for (const start of starts()) await waitFor(() => !isAlive(start.pid), "no process of it to run");
+      } finally {
+        await run.close();
+        log.cleanup();
+      }
+    });
+  },
+);

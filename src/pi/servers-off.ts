@@ -9,6 +9,7 @@
  * its own: `/mcp enable`, `/mcp trust` or a removal that puts another in its place lifts the switch.
  */
 import type { McpBridge } from "../bridge/mcp-bridge.ts";
+import { isSessionServer } from "../bridge/session-servers.ts";
 import { isObject } from "../common/values.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
@@ -36,7 +37,14 @@ export class ServersOff {
   /** What the session's last record says, so a change is recorded once. */
   private recorded: readonly string[] = [];
 
-  constructor(private readonly deps: ServersOffDeps) {}
+  /** Servers added by code the session recorded as off, not there yet at its start: off again once they connect. */
+  private readonly awaited = new Set<string>();
+
+  constructor(private readonly deps: ServersOffDeps) {
+    deps.bridge.onTools((connection) => {
+      if (isSessionServer(connection.config) && this.awaited.delete(connection.name)) void this.stop(connection);
+    });
+  }
 
   isOff(connection: ServerConnection): boolean {
     return this.off.get(connection.name) === connection;
@@ -72,16 +80,17 @@ export class ServersOff {
     this.recorded = serversOffIn(entries);
     const closing = this.recorded.map((name) => {
       const connection = this.deps.bridge.connection(name);
+      if (!connection) this.awaited.add(name);
       return connection && connection.status !== "disabled" ? this.stop(connection) : undefined;
     });
-    // A server no longer configured, or disabled in its config since, leaves the record.
+    // A server disabled in its config since leaves the record; one not there may be a server code adds again later.
     this.recordChanges();
     await Promise.all(closing);
   }
 
   /** Records the servers that are off when they differ from the last record (another command lifted a switch). */
   recordChanges(): void {
-    const names = this.names();
+    const names = [...this.names(), ...this.awaited];
     if (names.length === this.recorded.length && names.every((name, i) => name === this.recorded[i])) return;
     this.recorded = names;
     this.deps.record(names);
