@@ -503,6 +503,31 @@ describe("McpBridge", { timeout: 120_000 }, () => {
     }
   });
 
+  test("a startup budget longer than a timer holds (PI_MCP_STARTUP_BUDGET_MS=3000000000) waits, not 1 ms", async () => {
+    const tmp = tempDir();
+    write(
+      path.join(tmp.dir, "project", ".pi", "mcp.json"),
+      JSON.stringify({
+        mcpServers: {
+          slow: {
+            command: process.execPath,
+            args: [path.join(REPO_ROOT, "bench", "slow-start-server.mjs")],
+            env: { START_DELAY_MS: "300" },
+          },
+        },
+      }),
+    );
+    const { bridge, tools } = registeredBridge(tmp.dir, { startupBudgetMs: 3_000_000_000 });
+    try {
+      await bridge.start();
+      assert.equal(bridge.connection("slow")!.status, "connected", "start() waited for it");
+      assert.ok(tools.has("mcp_slow_echo"));
+    } finally {
+      await bridge.shutdown();
+      tmp.cleanup();
+    }
+  });
+
   test("/mcp's row of an untrusted project server whose name has a space quotes it in the /mcp trust it shows", async () => {
     const tmp = tempDir();
     write(

@@ -15,6 +15,7 @@ import type {
   ServerConfig,
 } from "../config/types.ts";
 import { NO_CONFIGURED_EXPOSURE } from "../config/exposure-setting.ts";
+import { MAX_TIMER_MS } from "../config/validate/fields.ts";
 import { type ConfigLocations, configSources, loadLayeredConfig } from "../config/files.ts";
 import { updateConfigFile } from "../config/write/update-file.ts";
 import type { ServerMetrics } from "../connection/health.ts";
@@ -172,7 +173,8 @@ export class McpBridge implements Launcher {
     await Promise.race([
       Promise.allSettled(waitFor),
       new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, this.options.startupBudgetMs ?? DEFAULT_STARTUP_BUDGET_MS);
+        // Past what a timer holds Node would fire it after 1 ms.
+        timer = setTimeout(resolve, Math.min(MAX_TIMER_MS, this.options.startupBudgetMs ?? DEFAULT_STARTUP_BUDGET_MS));
         timer.unref();
       }),
     ]);
