@@ -236,6 +236,22 @@ describe("servers slower than pi's startup", { timeout: 120_000 }, () => {
     );
   });
 
+  test("with a UI, a first-prompt wait longer than a timer holds (PI_MCP_FIRST_PROMPT_WAIT_MS) still waits", async () => {
+    const originalWait = process.env.PI_MCP_FIRST_PROMPT_WAIT_MS;
+    process.env.PI_MCP_FIRST_PROMPT_WAIT_MS = "3000000000";
+    try {
+      const ui = await startWithUi({ approval: "never", exposure: "direct", mcpServers: { late: deaf(gate) } });
+      const called = callLateHello(pi!);
+      await waitFor(() => ui.notices.some((n) => n.startsWith("Waiting up to 3000000 s")), "the wait", 30_000);
+      writeFileSync(gate, "");
+      const { offered } = await called;
+      assert.ok(offered.includes("mcp_late_hello"), `the first request declares its tool: ${offered.join(", ")}`);
+    } finally {
+      if (originalWait === undefined) delete process.env.PI_MCP_FIRST_PROMPT_WAIT_MS;
+      else process.env.PI_MCP_FIRST_PROMPT_WAIT_MS = originalWait;
+    }
+  });
+
   // `auto` is decided when the session starts; a slow npx server (or one added later) has no tools known by then.
   test("auto with a UI: a server that connects after the session started is direct while it fits in what the limit leaves, deferred past it", async () => {
     // A server's one tool costs about 37 tokens: the first to connect fits in 50, the second would go over.

@@ -15,6 +15,7 @@
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { matchesKey } from "@mariozechner/pi-tui";
 import type { Exposure } from "../config/types.ts";
+import { MAX_TIMER_MS } from "../config/validate/fields.ts";
 import { toolNameFor, toolNameStem } from "../translate/naming.ts";
 import { deferredToolsInactive } from "./pi-line.ts";
 
@@ -88,8 +89,10 @@ export function waitForStartingServers(
       : undefined;
     // pi shows nothing of a prompt before its run begins: without a word the prompt would seem lost.
     const seconds = waitMs / 1000;
+    // A timer holds at most MAX_TIMER_MS: past it Node would end the wait after 1 ms (or refuse it, past 2^32 ms).
+    const timedOut = AbortSignal.timeout(Math.min(waitMs, MAX_TIMER_MS));
     try {
-      await bridge.untilStarted(waitsFor, AbortSignal.any([AbortSignal.timeout(waitMs), escaped.signal]), (servers) => {
+      await bridge.untilStarted(waitsFor, AbortSignal.any([timedOut, escaped.signal]), (servers) => {
         waitedFor = servers;
         if (ctx.hasUI)
           ctx.ui.notify(
