@@ -332,6 +332,15 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     record: (servers) => pi.appendEntry(SERVERS_OFF_ENTRY, { servers }),
   });
 
+  const notices = new SessionNotices(bus, bridge, () =>
+    serverRows(
+      bridge,
+      registry,
+      env,
+      { exposure, wire: requestToolWire(sessionCtx?.model), catalog: catalogCharacters() },
+      (c) => serversOff.isOff(c),
+    ),
+  );
   await bridge.start();
   // /mcp's code (the dashboard, its dialogs, config import and its TOML parser) loads when /mcp is first used.
   const loadMcpCommand = async (pi: ExtensionAPI) =>
@@ -356,15 +365,6 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       importLocations: () => ({ home: os.homedir(), projectRoot: bridge.projectRoot, platform: process.platform, env }),
     });
   registerLazyCommand(pi, "mcp", MCP_COMMAND_DESCRIPTION, loadMcpCommand);
-  const notices = new SessionNotices(bus, bridge, () =>
-    serverRows(
-      bridge,
-      registry,
-      env,
-      { exposure, wire: requestToolWire(sessionCtx?.model), catalog: catalogCharacters() },
-      (c) => serversOff.isOff(c),
-    ),
-  );
   const noticeMemory = new NoticeMemory(path.join(dataDir, "notices.json"));
   const givenOnce = async () => {
     const configs = [...bridge.connections.values()].map((c) => c.config);
