@@ -846,6 +846,14 @@ describe("inline secrets", { timeout: 60_000 }, () => {
     });
     assert.deepEqual(referenced.inlineSecrets, []);
   });
+
+  it("flags a variable set on docker's command line, `-e DB_PASSWORD=…`, as it flags one in `env`", () => {
+    const docker = secretsOf({
+      command: "docker",
+      args: ["run", "-i", "--rm", "-e", "DB_PASSWORD=hunter2hunter2", "-e", "MODE=ro", "img"],
+    });
+    assert.deepEqual(docker.inlineSecrets, ["args[4]"]);
+  });
 });
 
 describe("discoverImports", { timeout: 60_000 }, () => {

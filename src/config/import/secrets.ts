@@ -92,6 +92,9 @@ function argHoldsSecret(arg: string, previous: unknown): boolean {
   const assignment = /^--?([A-Za-z0-9_-]+)=(.*)$/.exec(arg);
   if (assignment)
     return (SECRET_NAME.test(assignment[1]!) && !isPlainValue(assignment[2]!)) || looksLikeSecretValue(assignment[2]!);
+  // A variable set on the command line: docker's `-e DB_PASSWORD=…`, `env API_KEY=… server`.
+  const variable = /^([A-Za-z_]\w*)=(.*)$/.exec(arg);
+  if (variable && SECRET_NAME.test(variable[1]!) && !isPlainValue(variable[2]!)) return true;
   const afterSecretFlag =
     typeof previous === "string" && /^--?[A-Za-z][A-Za-z0-9_-]*$/.test(previous) && SECRET_NAME.test(previous);
   return (afterSecretFlag && !arg.startsWith("-") && !isPlainValue(arg)) || looksLikeSecretValue(arg);
