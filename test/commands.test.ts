@@ -291,6 +291,17 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     assert.match(await run("/mcp list"), /web +🟢/);
   });
 
+  test('/mcp enable of a server its file switches off with `"disabled": true`: saved so that it loads enabled', async () => {
+    await run("/mcp disable web");
+    writeFileSync(projectConfig, readFileSync(projectConfig, "utf8").replace('"enabled": false', '"disabled": true'));
+    assert.match(await run("/mcp enable web"), /Enabled MCP server 'web'/);
+    const saved = JSON.parse(readFileSync(projectConfig, "utf8")) as {
+      mcpServers: Record<string, Record<string, unknown>>;
+    };
+    assert.equal(saved.mcpServers.web!.disabled, undefined, JSON.stringify(saved.mcpServers.web));
+    assert.equal(saved.mcpServers.web!.enabled, true);
+  });
+
   test("/mcp enable of a user server this project's file switched off: switched on there, where the switch decides", async () => {
     const text = await run("/mcp enable shared");
     assert.match(text, /Enabled MCP server 'shared' in .*\.pi\/mcp\.json: \d+ tools\./);

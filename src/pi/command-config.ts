@@ -254,12 +254,12 @@ export async function setEnabled(
     if (!choice) return;
     if (choice === here) target = project.path;
   }
+  // A `"disabled": true` left beside the `enabled` written would still switch it off.
+  const { name } = connection;
+  const save = (text?: string) =>
+    setServerField(setServerField(text, name, "disabled", undefined), name, "enabled", enabled);
   try {
-    reportTrust(
-      ctx,
-      await deps.bridge.writeConfig(target, (text) => setServerField(text, connection.name, "enabled", enabled)),
-      [connection.name],
-    );
+    reportTrust(ctx, await deps.bridge.writeConfig(target, save), [connection.name]);
   } catch (error) {
     return show(ctx, `Could not save it in ${target}: ${errorMessage(error)}`, "error");
   }
