@@ -3,7 +3,7 @@
  * answers are scripted, against real fixture servers and real config files on disk.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { AgentSession } from "@mariozechner/pi-coding-agent";
@@ -358,6 +358,27 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     );
     assert.match(await run("/mcp import --sideways"), /Unknown option '--sideways'/);
     assert.match(await run("/mcp import --local"), /Name the servers to import, or say --all \(not both\)\./);
+  });
+
+  test("/mcp import's list hides every argument it flags as an inline secret, whatever the flag before it", async () => {
+    const vscode = path.join(project.dir, ".vscode", "mcp.json");
+    mkdirSync(path.dirname(vscode), { recursive: true });
+    const args = [
+      "-y",
+      "@smithery/cli@latest",
+      "run",
+      "@upstash/context7-mcp",
+      "--key",
+      "1f2e3d4c-5b6a-4789-9abc-def012345678",
+    ];
+    writeFileSync(vscode, JSON.stringify({ servers: { smithery: { command: "npx", args } } }));
+    try {
+      const text = await run("/mcp import", ["Cancel"]);
+      assert.match(text, /inline secrets: args\[5\]/);
+      assert.doesNotMatch(text, /1f2e3d4c/, "never the secret's value");
+    } finally {
+      rmSync(path.dirname(vscode), { recursive: true });
+    }
   });
 
   test("/mcp add: a stdio server, step by step; started at once, its tools are there without a reload", async () => {

@@ -49,6 +49,7 @@ function describeImport(server: ImportedServer): string {
   // Another client's entry may hold a key inline (a flag's value, a URL's password or query): shown as `***`.
   const what = new Redactor([
     ...argSecrets(args),
+    ...args.filter((_arg, i) => server.inlineSecrets.includes(`args[${i}]`)),
     ...(typeof url === "string" ? inlineEnvSecrets("url", url) : []),
   ]).text(line);
   const lines = [`  ${server.name}  (${server.client}, ${server.sourcePath})  ${what}`];
