@@ -294,6 +294,15 @@ describe("mcp-remote entries", { timeout: 60_000 }, () => {
     assert.doesNotMatch(registered, /mcp\.example\.net\/`/, "a flag's value is not taken for a flag");
     assert.deepEqual(server(servers, "notproxy").notes, []);
   });
+  it("notes the variables of its env that no argument used, which the remote entry cannot carry", () => {
+    const env = { AUTH_HEADER: "Bearer ${TOKEN}", NODE_EXTRA_CA_CERTS: "/etc/ssl/corp.pem" };
+    const args = ["-y", "mcp-remote", "https://mcp.example.com/mcp", "--header", "Authorization:${AUTH_HEADER}"];
+    const text = JSON.stringify({ mcpServers: { corp: { command: "npx", args, env } } });
+    const file: ClientConfigFile = { client: "claude-desktop", scope: "user", path: "/fixtures/corp.json" };
+    const notes = server(parseClientConfig(file, text, LOC).servers, "corp").notes.join("\n");
+    assert.match(notes, /`env\.NODE_EXTRA_CA_CERTS`/);
+    assert.doesNotMatch(notes, /AUTH_HEADER/);
+  });
   it("a key in the URL it reaches stays out of the note about it", () => {
     const url =
       "https://server.smithery.ai/@acme/tools/mcp?api_key=example-query-key&profile=q8Vz2LmX7pR4tN1wK9cJ5hB3fD6gY0sAe4Uu";

@@ -67,6 +67,9 @@ export function remoteOfProxy(entry: JsonObject, notes: Notes): JsonObject | und
       notes.add(`mcp-remote's \`${arg}\` is not needed by mcp-bridge and was left out`);
     }
   }
+  for (const name of Object.keys(env))
+    if (!args.some((arg) => arg.includes(`\${${name}}`)))
+      notes.add(`\`env.${name}\` was set for mcp-remote's process only and was left out`);
   if (Object.keys(headers).length) remote.headers = headers;
   if (Object.keys(auth).length) remote.auth = auth;
   notes.add(
