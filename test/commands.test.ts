@@ -360,6 +360,18 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     assert.match(await run("/mcp import --local"), /Name the servers to import, or say --all \(not both\)\./);
   });
 
+  test("/mcp import with words says what it could not import: a server named that cannot be is not 'not found'", async () => {
+    const vscode = path.join(project.dir, ".vscode", "mcp.json");
+    mkdirSync(path.dirname(vscode), { recursive: true });
+    writeFileSync(vscode, JSON.stringify({ servers: { broken: { url: "wss://mcp.example.com/mcp" } } }));
+    try {
+      const text = await run("/mcp import broken");
+      assert.match(text, /server "broken": `url` must use http or https \(got wss\); not imported/);
+    } finally {
+      rmSync(path.dirname(vscode), { recursive: true });
+    }
+  });
+
   test("/mcp import's list hides every argument it flags as an inline secret, whatever the flag before it", async () => {
     const vscode = path.join(project.dir, ".vscode", "mcp.json");
     mkdirSync(path.dirname(vscode), { recursive: true });

@@ -67,6 +67,8 @@ export async function importServers(deps: CommandDeps, words: readonly string[],
     return words.length ? failed(ctx, none) : show(ctx, none);
   }
   const preview = `Found ${plural(servers.length, "MCP server")} in other clients:\n${servers.map(describeImport).join("\n")}${problems}`;
+  // With words no list is shown: what could not be imported is said all the same.
+  if (words.length && problems) show(ctx, problems.trimStart(), "warning");
   if (words.length === 0 && !ctx.hasUI)
     return show(ctx, `${preview}\nRun /mcp import --all, or /mcp import <server>..., to copy them.`);
   const choices = words.length ? fromWords(deps, servers, words, ctx) : await askChoices(deps, servers, preview, ctx);
