@@ -856,6 +856,17 @@ describe("inline secrets", { timeout: 60_000 }, () => {
     assert.deepEqual(referenced.inlineSecrets, []);
   });
 
+  it("flags a URL that holds its key in its path, as Zapier's does", () => {
+    const zapier = "https://mcp.zapier.com/api/mcp/s/NjNkNTc4ZDMtMjA0Zi00MjEzLWJhMmEtODJhZjRkNjU4NDI2OjE2Yzk0Zm==/mcp";
+    assert.deepEqual(secretsOf({ url: zapier }).inlineSecrets, ["url"]);
+    assert.deepEqual(
+      secretsOf({ url: "https://actions.zapier.com/mcp/sk-ak-q8Vz2LmX7pR4tN1wK9cJ5h/sse" }).inlineSecrets,
+      ["url"],
+    );
+    const plain = "https://mcp.example.com/v1/servers/123e4567-e89b-12d3-a456-426614174000/mcp";
+    assert.deepEqual(secretsOf({ url: plain }).inlineSecrets, []);
+  });
+
   it("flags a variable set on docker's command line, `-e DB_PASSWORD=…`, as it flags one in `env`", () => {
     const docker = secretsOf({
       command: "docker",

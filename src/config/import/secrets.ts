@@ -103,7 +103,8 @@ function argHoldsSecret(arg: string, previous: unknown): boolean {
 function urlHoldsSecret(url: string): boolean {
   if (!URL.canParse(url)) return false;
   const parsed = new URL(url);
-  if (parsed.password !== "") return true;
+  // A key in the path, as Zapier's URLs have it (`/api/mcp/s/<key>/mcp`).
+  if (parsed.password !== "" || parsed.pathname.split("/").some(looksLikeSecretValue)) return true;
   for (const [name, value] of parsed.searchParams)
     if ((SECRET_NAME.test(name) && !isPlainValue(value)) || looksLikeSecretValue(value)) return true;
   return false;
