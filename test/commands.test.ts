@@ -383,11 +383,16 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
       "--key",
       "1f2e3d4c-5b6a-4789-9abc-def012345678",
     ];
-    writeFileSync(vscode, JSON.stringify({ servers: { smithery: { command: "npx", args } } }));
+    // Zapier's URL holds its key in its path.
+    const zapier = {
+      url: "https://mcp.zapier.com/api/mcp/s/NjNkNTc4ZDMtMjA0Zi00MjEzLWJhMmEtODJhZjRkNjU4NDI2OjE2Yzk0Zm==/mcp",
+    };
+    writeFileSync(vscode, JSON.stringify({ servers: { smithery: { command: "npx", args }, zapier } }));
     try {
       const text = await run("/mcp import", ["Cancel"]);
       assert.match(text, /inline secrets: args\[5\]/);
       assert.doesNotMatch(text, /1f2e3d4c/, "never the secret's value");
+      assert.match(text, /zapier .* https:\/\/mcp\.zapier\.com\/api\/mcp\/s\/\*\*\*\/mcp\n/);
     } finally {
       rmSync(path.dirname(vscode), { recursive: true });
     }

@@ -11,6 +11,7 @@ import { shown, SHOWN } from "../common/terminal-text.ts";
 import { plural } from "../common/text.ts";
 import { unsetVariablesNotice } from "../config/add-server.ts";
 import { discoverImports } from "../config/import/discover.ts";
+import { pathSecrets } from "../config/import/secrets.ts";
 import type { ImportedServer } from "../config/import/import-types.ts";
 import { argSecrets, inlineEnvSecrets } from "../config/substitute.ts";
 import type { ConfigScope } from "../config/types.ts";
@@ -50,7 +51,7 @@ function describeImport(server: ImportedServer): string {
   const what = new Redactor([
     ...argSecrets(args),
     ...args.filter((_arg, i) => server.inlineSecrets.includes(`args[${i}]`)),
-    ...(typeof url === "string" ? inlineEnvSecrets("url", url) : []),
+    ...(typeof url === "string" ? [...inlineEnvSecrets("url", url), ...pathSecrets(url)] : []),
   ]).text(line);
   const lines = [`  ${server.name}  (${server.client}, ${server.sourcePath})  ${what}`];
   for (const note of server.notes) lines.push(`      note: ${note}`);

@@ -100,11 +100,15 @@ function argHoldsSecret(arg: string, previous: unknown): boolean {
   return (afterSecretFlag && !arg.startsWith("-") && !isPlainValue(arg)) || looksLikeSecretValue(arg);
 }
 
+/** The segments of a URL's path shaped like credentials: a key in the path, as Zapier's is (`/api/mcp/s/<key>/mcp`). */
+export function pathSecrets(url: string): string[] {
+  return URL.canParse(url) ? new URL(url).pathname.split("/").filter(looksLikeSecretValue) : [];
+}
+
 function urlHoldsSecret(url: string): boolean {
   if (!URL.canParse(url)) return false;
   const parsed = new URL(url);
-  // A key in the path, as Zapier's URLs have it (`/api/mcp/s/<key>/mcp`).
-  if (parsed.password !== "" || parsed.pathname.split("/").some(looksLikeSecretValue)) return true;
+  if (parsed.password !== "" || pathSecrets(url).length > 0) return true;
   for (const [name, value] of parsed.searchParams)
     if ((SECRET_NAME.test(name) && !isPlainValue(value)) || looksLikeSecretValue(value)) return true;
   return false;
