@@ -294,6 +294,14 @@ describe("mcp-remote entries", { timeout: 60_000 }, () => {
     assert.doesNotMatch(registered, /mcp\.example\.net\/`/, "a flag's value is not taken for a flag");
     assert.deepEqual(server(servers, "notproxy").notes, []);
   });
+  it("a key in the path of the URL it reaches stays out of the note about it (Zapier's, for Claude Desktop)", () => {
+    const url = "https://mcp.zapier.com/api/mcp/s/NjNkNTc4ZDMtMjA0Zi00MjEzLWJhMmEtODJhZjRkNjU4NDI2OjE2Yzk0Zm==/sse";
+    const text = JSON.stringify({ mcpServers: { zapier: { command: "npx", args: ["-y", "mcp-remote", url] } } });
+    const file: ClientConfigFile = { client: "claude-desktop", scope: "user", path: "/fixtures/zapier.json" };
+    const notes = server(parseClientConfig(file, text, LOC).servers, "zapier").notes.join("\n");
+    assert.match(notes, /to reach https:\/\/mcp\.zapier\.com\/api\/mcp\/s\/\*\*\*\/sse:/);
+  });
+
   it("notes the variables of its env that no argument used, which the remote entry cannot carry", () => {
     const env = { AUTH_HEADER: "Bearer ${TOKEN}", NODE_EXTRA_CA_CERTS: "/etc/ssl/corp.pem" };
     const args = ["-y", "mcp-remote", "https://mcp.example.com/mcp", "--header", "Authorization:${AUTH_HEADER}"];

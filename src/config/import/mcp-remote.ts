@@ -6,6 +6,7 @@
  */
 import { programName } from "../../common/text.ts";
 import { isObject, type JsonObject } from "../../common/values.ts";
+import { pathSecrets } from "./secrets.ts";
 
 /** Where what could not be carried over is said (./convert.ts's `Notes`). */
 type Notes = { add(note: string): void };
@@ -72,9 +73,10 @@ export function remoteOfProxy(entry: JsonObject, notes: Notes): JsonObject | und
       notes.add(`\`env.${name}\` was set for mcp-remote's process only and was left out`);
   if (Object.keys(headers).length) remote.headers = headers;
   if (Object.keys(auth).length) remote.auth = auth;
+  // Without its userinfo, query, fragment and a path segment shaped like a key (notes never quote a value).
+  const reached = url.replace(/\/\/[^/?#]*@/, "//").replace(/[?#].*$/s, "");
   notes.add(
-    // Without its userinfo, query and fragment, where a key may be (notes never quote a value).
-    `ran \`mcp-remote\` to reach ${url.replace(/\/\/[^/?#]*@/, "//").replace(/[?#].*$/s, "")}: imported as that remote server, which mcp-bridge connects to itself (\`/mcp auth\` signs in where it asks)`,
+    `ran \`mcp-remote\` to reach ${pathSecrets(url).reduce((text, key) => text.split(key).join("***"), reached)}: imported as that remote server, which mcp-bridge connects to itself (\`/mcp auth\` signs in where it asks)`,
   );
   return remote;
 }
