@@ -302,6 +302,17 @@ describe("mcp-remote entries", { timeout: 60_000 }, () => {
     assert.match(notes, /to reach https:\/\/mcp\.zapier\.com\/api\/mcp\/s\/\*\*\*\/sse:/);
   });
 
+  it("a --header written without its colon is noted without the key it may hold", () => {
+    const key = "sk-EXAMPLEonlyNotARealKey000000";
+    const args = ["-y", "mcp-remote", "https://mcp.example.com/mcp", "--header", `Authorization=Bearer ${key}`];
+    const more = ["--header", key];
+    const text = JSON.stringify({ mcpServers: { typo: { command: "npx", args: [...args, ...more] } } });
+    const file: ClientConfigFile = { client: "claude-desktop", scope: "user", path: "/fixtures/typo.json" };
+    const result = parseClientConfig(file, text, LOC);
+    assert.match(server(result.servers, "typo").notes.join("\n"), /`--header Authorization…` is not `Name: value`/);
+    assertNoSecretValues(result, [key]);
+  });
+
   it("notes the variables of its env that no argument used, which the remote entry cannot carry", () => {
     const env = { AUTH_HEADER: "Bearer ${TOKEN}", NODE_EXTRA_CA_CERTS: "/etc/ssl/corp.pem" };
     const args = ["-y", "mcp-remote", "https://mcp.example.com/mcp", "--header", "Authorization:${AUTH_HEADER}"];

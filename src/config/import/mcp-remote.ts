@@ -6,7 +6,7 @@
  */
 import { programName } from "../../common/text.ts";
 import { isObject, type JsonObject } from "../../common/values.ts";
-import { pathSecrets } from "./secrets.ts";
+import { looksLikeSecretValue, pathSecrets } from "./secrets.ts";
 
 /** Where what could not be carried over is said (./convert.ts's `Notes`). */
 type Notes = { add(note: string): void };
@@ -57,7 +57,12 @@ export function remoteOfProxy(entry: JsonObject, notes: Notes): JsonObject | und
       if (arg === "--header") {
         const colon = value.indexOf(":");
         if (colon > 0) headers[value.slice(0, colon).trim()] = expand(value.slice(colon + 1).trim());
-        else notes.add(`mcp-remote's \`--header ${value}\` is not \`Name: value\` and was left out`);
+        else {
+          // Its first word, unless a key: the rest may be a header's value (`Authorization=Bearer …`).
+          const word = value.replace(/[\s=].*$/s, "…");
+          const shown = looksLikeSecretValue(word) ? "***" : word;
+          notes.add(`mcp-remote's \`--header ${shown}\` is not \`Name: value\` and was left out`);
+        }
       } else if (arg === "--transport") {
         if (value === "sse-only") remote.type = "sse";
         if (value === "http-only") remote.type = "http";

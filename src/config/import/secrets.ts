@@ -44,7 +44,7 @@ function entropyBitsPerChar(text: string): number {
 }
 
 /** A literal that looks like a credential by its shape: a known prefix, or a long random-looking token. */
-function looksLikeSecretValue(value: string): boolean {
+export function looksLikeSecretValue(value: string): boolean {
   const v = value.trim();
   if (SECRET_VALUES.some((re) => re.test(v))) return true;
   return (
