@@ -437,6 +437,18 @@ describe("updateConfigFile", { timeout: 60_000 }, () => {
     assert.deepEqual(readdirSync(path.dirname(file)), ["mcp.json"]);
   });
 
+  it("leaves a file that a `/*` never closed untouched: what it adds would be inside the comment", async () => {
+    const file = freshFile();
+    await updateConfigFile(file, () => "{}\n");
+    writeFileSync(file, "/* draft\n");
+    await assertRejectsWith(
+      updateConfigFile(file, (t) => setServerEntry(t, "b", { command: "b" })),
+      "unparsable",
+      /UnexpectedEndOfComment/,
+    );
+    assert.equal(readFileSync(file, "utf8"), "/* draft\n");
+  });
+
   it("leaves a file whose top level is not an object untouched", async () => {
     const file = freshFile();
     await updateConfigFile(file, () => "{}\n");

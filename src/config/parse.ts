@@ -77,7 +77,8 @@ export function splitBom(text: string): { bom: string; body: string } {
  */
 export function parseConfigText(text: string): { value?: unknown; error?: string } {
   const { body } = splitBom(text);
-  if (stripComments(body).trim() === "") return { value: Object.create(null) };
+  // Only comments: blank, unless a `/*` is never closed (what is added after it would be commented out).
+  if (stripComments(body).trim() === "" && !unclosedComment(body)) return { value: Object.create(null) };
   const tooDeep = firstTooDeep(body);
   if (tooDeep !== undefined) {
     const { line, column } = lineAndColumn(body, tooDeep);
@@ -94,6 +95,13 @@ export function parseConfigText(text: string): { value?: unknown; error?: string
     return { error: `not valid JSON: ${printParseErrorCode(first.error)} at line ${line}, column ${column}` };
   }
   return { value: valueOf(tree) };
+}
+
+/** True when a `/*` is never closed: jsonc-parser's `ScanError.UnexpectedEndOfComment` (1; a const enum, as `Token`'s). */
+function unclosedComment(body: string): boolean {
+  const scanner = createScanner(body, false);
+  while ((scanner.scan() as number) !== Token.EOF) if ((scanner.getTokenError() as number) === 1) return true;
+  return false;
 }
 
 /** The offset of the first bracket that opens one level too many, found by a flat scan (no recursion). */
