@@ -313,6 +313,14 @@ describe("mcp-remote entries", { timeout: 60_000 }, () => {
     assertNoSecretValues(result, [key]);
   });
 
+  it("are found behind Windows' `cmd /c`, as guides for Claude Desktop on Windows write them", () => {
+    const args = ["/c", "npx", "-y", "mcp-remote", "https://mcp.example.com/sse"];
+    const text = JSON.stringify({ mcpServers: { win: { command: "cmd", args } } });
+    const file: ClientConfigFile = { client: "claude-desktop", scope: "user", path: "C:\\Users\\ann\\claude.json" };
+    const { servers } = parseClientConfig(file, text, { ...LOC, platform: "win32" });
+    assert.deepEqual(entries(servers), { win: { url: "https://mcp.example.com/sse" } });
+  });
+
   it("notes the variables of its env that no argument used, which the remote entry cannot carry", () => {
     const env = { AUTH_HEADER: "Bearer ${TOKEN}", NODE_EXTRA_CA_CERTS: "/etc/ssl/corp.pem" };
     const args = ["-y", "mcp-remote", "https://mcp.example.com/mcp", "--header", "Authorization:${AUTH_HEADER}"];

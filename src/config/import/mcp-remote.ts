@@ -30,6 +30,8 @@ function proxyArgs(entry: JsonObject): string[] | undefined {
   if (typeof command !== "string" || !Array.isArray(args) || !args.every((a) => typeof a === "string"))
     return undefined;
   const program = programName(command);
+  // Windows' `cmd /c npx mcp-remote …`, as guides for Claude Desktop on Windows write it.
+  if (program === "cmd" && /^\/c$/i.test(args[0] ?? "")) return proxyArgs({ command: args[1], args: args.slice(2) });
   if (program === "mcp-remote") return args;
   if (program !== "npx" && program !== "bunx") return undefined;
   const at = args.findIndex((a) => !a.startsWith("-"));
