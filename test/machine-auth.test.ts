@@ -414,6 +414,12 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     writeFileSync(publicFile, publicKey.export({ format: "pem", type: "spki" }));
     const wrong = connect(fixture, authDir, { clientId: "signer", privateKeyFile: publicFile });
     await assert.rejects(wrong.connect(), /holds no usable private key: it holds a public key or certificate/);
+    // A JWK Set (`{"keys": [...]}`) holding the private key is not "a public JWK".
+    const setFile = path.join(tmp.dir, "set.jwks");
+    const { privateKey } = generateKeyPairSync("ed25519");
+    writeFileSync(setFile, JSON.stringify({ keys: [privateKey.export({ format: "jwk" })] }));
+    const set = connect(fixture, authDir, { clientId: "signer", privateKeyFile: setFile });
+    await assert.rejects(set.connect(), /set\.jwks holds no usable private key: it is a JWK Set; the file should hold/);
     assert.equal(fixture.clientAuth.length, 0, "nothing was sent");
   });
 

@@ -47,6 +47,7 @@ function parseKey(text: string): { key: KeyObject; kid?: string } {
   const trimmed = text.trim();
   if (trimmed.startsWith("{")) {
     const jwk = JSON.parse(trimmed) as Record<string, unknown>;
+    if (Array.isArray(jwk.keys)) throw new Error("it is a JWK Set; the file should hold the client's one private JWK");
     if (jwk.d === undefined) throw new Error("it is a public JWK; the client signs with the private one (with `d`)");
     return {
       key: createPrivateKey({ key: jwk as never, format: "jwk" }),
