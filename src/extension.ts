@@ -165,7 +165,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       if (!ctx?.hasUI) return undefined;
       return interactiveSignIn({
         notify: (text) => ctx.ui.notify(text, "info"),
-        input: (prompt) => ctx.ui.input(prompt),
+        input: (prompt, signal) => ctx.ui.input(prompt, undefined, { signal }),
       });
     },
   });

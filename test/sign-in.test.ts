@@ -71,6 +71,28 @@ describe("sign-in handlers", { timeout: 60_000 }, () => {
     await callback.close();
   });
 
+  test("without a browser: a sign-in that ends otherwise (the browser came back here after all) dismisses the paste prompt", async () => {
+    const callback = await CallbackServer.start({ port: 0, timeoutMs: 5000 });
+    const grant = callback.waitForGrant("s1");
+    let prompt: AbortSignal | undefined;
+    await interactiveSignIn(
+      {
+        notify: () => undefined,
+        // As pi's dialog does: an aborted signal dismisses it.
+        input: (_text, signal) => {
+          prompt = signal;
+          return new Promise((resolve) => signal?.addEventListener("abort", () => resolve(undefined)));
+        },
+      },
+      () => undefined,
+      {},
+    )({ server: "gh", url: new URL("https://as.example/authorize"), callback });
+    await (await fetch(`${callback.redirectUrl}?code=c&state=s1`)).text();
+    assert.deepEqual(await grant, { code: "c" });
+    await callback.close();
+    assert.equal(prompt?.aborted, true, "the prompt is dismissed once the sign-in is over");
+  });
+
   test("a pasted address with the wrong state is refused with a notice, and the sign-in keeps waiting", async () => {
     const callback = await CallbackServer.start({ port: 0, timeoutMs: 5000 });
     const grant = callback.waitForGrant("s1");

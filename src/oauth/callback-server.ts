@@ -194,7 +194,8 @@ export class CallbackServer {
   private readonly result: Promise<AuthorizationGrant>;
   private resolveResult: (grant: AuthorizationGrant) => void = () => {};
   private rejectResult: (error: OAuthCallbackError) => void = () => {};
-  private readonly closed: Promise<void>;
+  /** Settles once the server has stopped: the sign-in is over, one way or another. */
+  readonly closed: Promise<void>;
   private readonly timer: NodeJS.Timeout;
   private readonly onAbort = (): void => this.finish({ error: cancelled() });
 

@@ -11,8 +11,8 @@ import { endpointProblem } from "./endpoint-policy.ts";
 export interface SignInUi {
   /** Shows a message (the URL included): a notice in the TUI, a line on stderr in print mode. */
   notify(message: string): void;
-  /** Asks for a line of text; undefined when there is no one to ask. */
-  input?(prompt: string): Promise<string | undefined>;
+  /** Asks for a line of text (dismissed when `signal` aborts); undefined when there is no one to ask. */
+  input?(prompt: string, signal?: AbortSignal): Promise<string | undefined>;
 }
 
 /** Whether this machine can show a browser: macOS and Windows can; Linux and the BSDs need a display, and SSH rarely has one. */
@@ -57,7 +57,11 @@ export function interactiveSignIn(ui: SignInUi, open = openBrowser, env = proces
         : `Sign in to MCP server '${server}' by opening this URL in a browser:\n${url.href}\nAfterwards, paste the address the browser ended on (it starts with ${callback.redirectUrl}).`,
     );
     if (!browser && ui.input) {
-      void ui.input(`Paste the address your browser ended on after signing in to '${server}'`).then((pasted) => {
+      // The prompt goes when the sign-in ends otherwise (a browser here after all, the timeout).
+      const over = new AbortController();
+      void callback.closed.then(() => over.abort());
+      const prompt = `Paste the address your browser ended on after signing in to '${server}'`;
+      void ui.input(prompt, over.signal).then((pasted) => {
         if (!pasted?.trim()) return;
         try {
           callback.submitRedirectUrl(pasted.trim());

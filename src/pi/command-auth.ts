@@ -17,7 +17,7 @@ export async function signIn(deps: CommandDeps, connection: ServerConnection, ct
     await connection.signIn(
       interactiveSignIn({
         notify: (text) => show(ctx, text),
-        input: ctx.hasUI ? (prompt) => ctx.ui.input(prompt) : undefined,
+        input: ctx.hasUI ? (prompt, signal) => ctx.ui.input(prompt, undefined, { signal }) : undefined,
       }),
     );
     show(ctx, `Signed in to MCP server '${connection.name}': ${plural(connection.tools.length, "tool")}.`);
