@@ -93,6 +93,25 @@ describe("sign-in handlers", { timeout: 60_000 }, () => {
     assert.equal(prompt?.aborted, true, "the prompt is dismissed once the sign-in is over");
   });
 
+  test("without a browser: after a pasted address that does not complete the sign-in, the address is asked for again", async () => {
+    const callback = await CallbackServer.start({ port: 0, timeoutMs: 3000 });
+    const grant = callback.waitForGrant("s1");
+    const answers = [`${callback.redirectUrl}?code=old&state=stale`, `${callback.redirectUrl}?code=real&state=s1`];
+    const notices: string[] = [];
+    await interactiveSignIn(
+      { notify: (t) => notices.push(t), input: async () => answers.shift() },
+      () => undefined,
+      {},
+    )({
+      server: "gh",
+      url: new URL("https://as.example/authorize"),
+      callback,
+    });
+    assert.deepEqual(await grant, { code: "real" });
+    assert.match(notices[1]!, /does not complete the sign-in to 'gh'/);
+    await callback.close();
+  });
+
   test("a pasted address with the wrong state is refused with a notice, and the sign-in keeps waiting", async () => {
     const callback = await CallbackServer.start({ port: 0, timeoutMs: 5000 });
     const grant = callback.waitForGrant("s1");

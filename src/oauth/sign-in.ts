@@ -61,16 +61,20 @@ export function interactiveSignIn(ui: SignInUi, open = openBrowser, env = proces
       const over = new AbortController();
       void callback.closed.then(() => over.abort());
       const prompt = `Paste the address your browser ended on after signing in to '${server}'`;
-      void ui.input(prompt, over.signal).then((pasted) => {
-        if (!pasted?.trim()) return;
-        try {
-          callback.submitRedirectUrl(pasted.trim());
-        } catch (error) {
-          ui.notify(
-            `That address does not complete the sign-in to '${server}': ${shown(errorMessage(error), SHOWN.body)}`,
-          );
-        }
-      });
+      // Asked again after an address that does not complete it: there is no other way to finish here.
+      const ask = (): void =>
+        void ui.input?.(prompt, over.signal).then((pasted) => {
+          if (!pasted?.trim()) return;
+          try {
+            callback.submitRedirectUrl(pasted.trim());
+          } catch (error) {
+            ui.notify(
+              `That address does not complete the sign-in to '${server}': ${shown(errorMessage(error), SHOWN.body)}`,
+            );
+            ask();
+          }
+        });
+      ask();
     }
   };
 }
