@@ -420,6 +420,11 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     writeFileSync(setFile, JSON.stringify({ keys: [privateKey.export({ format: "jwk" })] }));
     const set = connect(fixture, authDir, { clientId: "signer", privateKeyFile: setFile });
     await assert.rejects(set.connect(), /set\.jwks holds no usable private key: it is a JWK Set; the file should hold/);
+    // A symmetric JWK (a client_secret_jwt key) is no public key either.
+    const octFile = path.join(tmp.dir, "oct.jwk");
+    writeFileSync(octFile, JSON.stringify({ kty: "oct", k: "c2VjcmV0LW9mLXRoZS1jbGllbnQ" }));
+    const oct = connect(fixture, authDir, { clientId: "signer", privateKeyFile: octFile });
+    await assert.rejects(oct.connect(), /oct\.jwk holds a symmetric key, which cannot sign a client assertion/);
     assert.equal(fixture.clientAuth.length, 0, "nothing was sent");
   });
 

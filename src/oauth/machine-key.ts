@@ -6,7 +6,7 @@
  * JWK, the form the SDK's signer takes for every algorithm. Errors name the file and what is wrong with it, never
  * the key.
  */
-import { createPrivateKey, type KeyObject } from "node:crypto";
+import { createPrivateKey, createSecretKey, type KeyObject } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { codeOf, errorMessage } from "../common/errors.ts";
 
@@ -48,6 +48,8 @@ function parseKey(text: string): { key: KeyObject; kid?: string } {
   if (trimmed.startsWith("{")) {
     const jwk = JSON.parse(trimmed) as Record<string, unknown>;
     if (Array.isArray(jwk.keys)) throw new Error("it is a JWK Set; the file should hold the client's one private JWK");
+    // A symmetric key (a client_secret_jwt one) holds no `d` either: it is said to be symmetric below.
+    if (jwk.kty === "oct") return { key: createSecretKey(Buffer.from(String(jwk.k), "base64url")) };
     if (jwk.d === undefined) throw new Error("it is a public JWK; the client signs with the private one (with `d`)");
     return {
       key: createPrivateKey({ key: jwk as never, format: "jwk" }),
