@@ -139,6 +139,27 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     assert.equal(fixture.authorizations.length, 2, "one new sign-in");
   });
 
+  test("/mcp auth while a call waits on a sign-in page the user closed: its own page is shown, not the old one waited for", async () => {
+    const { fixture, authDir, callbackPort } = await setup();
+    const signIn = automaticSignIn();
+    let pages = 0;
+    let shown = () => {};
+    const closedTab = new Promise<void>((resolve) => (shown = resolve));
+    // The first page is signed in at once; the next one the user closes without signing in.
+    const handler: SignInHandler = (request) => (++pages === 1 ? signIn(request) : shown());
+    const connection = connect(fixture, authDir, { callbackPort }, { signIn: handler, signInTimeoutMs: 20_000 });
+    await connection.connect();
+    fixture.revokeAll();
+    const call = echo(connection, "waiting").catch((error: Error) => error.message);
+    await closedTab;
+    let asked = 0;
+    await connection.signIn((request) => (asked++, signIn(request)));
+    assert.equal(asked, 1, "/mcp auth showed its own page");
+    // The call that waited on the old page is told it was given up, at once rather than at its timeout.
+    assert.match(await call, /The sign-in was cancelled/);
+    assert.equal(await echo(connection, "after"), "after");
+  });
+
   test("the callback port in use: the next port takes the redirect", async () => {
     const { fixture, authDir, callbackPort } = await setup();
     const blocker = createServer();

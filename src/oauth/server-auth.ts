@@ -168,6 +168,8 @@ export class ServerAuth {
   /** Runs `connect` with the user's own sign-in handler first in line, after dropping the stored tokens. */
   async signInWith<T>(handler: SignInHandler, connect: () => Promise<T>): Promise<T> {
     await this.options.store?.deleteTokens(this.options.server);
+    // A sign-in still waiting (its page closed, say) gives way: joined, it would show no page of its own.
+    await this.abandonSignIn();
     this.override = handler;
     try {
       return await connect();
