@@ -112,6 +112,27 @@ describe("sign-in handlers", { timeout: 60_000 }, () => {
     await callback.close();
   });
 
+  test("without a browser and with no one to ask (print mode): not told to paste the address anywhere", async () => {
+    const callback = await CallbackServer.start({ port: 0, timeoutMs: 5000 });
+    const notices: string[] = [];
+    await interactiveSignIn(
+      { notify: (t) => notices.push(t) },
+      () => undefined,
+      {},
+    )({
+      server: "gh",
+      url: new URL("https://as.example/authorize"),
+      callback,
+    });
+    assert.match(
+      notices[0]!,
+      /Sign in to MCP server 'gh' by opening this URL in a browser:\nhttps:\/\/as\.example\/authorize/,
+    );
+    assert.doesNotMatch(notices[0]!, /paste/i, "there is nothing to paste it into");
+    assert.match(notices[0]!, new RegExp(`must then reach ${callback.redirectUrl.replace(/[.]/g, "\\.")}`));
+    await callback.close();
+  });
+
   test("a pasted address with the wrong state is refused with a notice, and the sign-in keeps waiting", async () => {
     const callback = await CallbackServer.start({ port: 0, timeoutMs: 5000 });
     const grant = callback.waitForGrant("s1");

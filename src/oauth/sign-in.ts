@@ -51,10 +51,14 @@ export function interactiveSignIn(ui: SignInUi, open = openBrowser, env = proces
   return ({ server, url, callback }) => {
     const browser = canOpenBrowser(env);
     if (browser) open(url.href);
+    // With no one to ask (print mode), only a redirect that reaches this machine completes it.
+    const then = ui.input
+      ? `Afterwards, paste the address the browser ended on (it starts with ${callback.redirectUrl}).`
+      : `The browser must then reach ${callback.redirectUrl}, on this machine (from another one, forward that port: ssh -L).`;
     ui.notify(
       browser
         ? `Signing in to MCP server '${server}': your browser should open. If it does not, open this URL:\n${url.href}`
-        : `Sign in to MCP server '${server}' by opening this URL in a browser:\n${url.href}\nAfterwards, paste the address the browser ended on (it starts with ${callback.redirectUrl}).`,
+        : `Sign in to MCP server '${server}' by opening this URL in a browser:\n${url.href}\n${then}`,
     );
     if (!browser && ui.input) {
       // The prompt goes when the sign-in ends otherwise (a browser here after all, the timeout).
