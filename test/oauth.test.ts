@@ -93,6 +93,15 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     assert.equal(fixture.authorizations.length, 1);
   });
 
+  test("tokens that live less than the refresh margin (5 minutes) are not refreshed before every call", async () => {
+    const { fixture, authDir, callbackPort } = await setup({ accessTtl: 120 });
+    const connection = connect(fixture, authDir, { callbackPort });
+    await connection.connect();
+    const refreshes = () => fixture.tokenRequests.filter((p) => p.get("grant_type") === "refresh_token").length;
+    for (const text of ["one", "two", "three", "four"]) assert.equal(await echo(connection, text), text);
+    assert.ok(refreshes() <= 1, `${refreshes()} refreshes for 4 calls within a token's 2 minutes`);
+  });
+
   test("concurrent calls after the server expired the token share one refresh", async () => {
     const { fixture, authDir, callbackPort } = await setup();
     const connection = connect(fixture, authDir, { callbackPort });

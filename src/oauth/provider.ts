@@ -65,6 +65,8 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
   private currentState?: string;
   private callback?: CallbackServer;
   private refreshing?: Promise<void>;
+  /** No refresh ahead before (epoch ms): half-way through the life of the last token refreshed (a short-lived one). */
+  private refreshAfter = 0;
   /** The one look for pi 1.x's sign-in this provider makes, shared by the requests that wait on it. */
   private importing?: Promise<void>;
 
@@ -160,7 +162,12 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
       await this.importing;
       stored = this.stored();
     }
-    if (stored?.refreshToken && expiresWithin(stored, REFRESH_MARGIN_MS, this.now()) && this.discovery) {
+    if (
+      stored?.refreshToken &&
+      expiresWithin(stored, REFRESH_MARGIN_MS, this.now()) &&
+      this.discovery &&
+      this.now() >= this.refreshAfter
+    ) {
       this.refreshing ??= this.refreshNow(stored.refreshToken).finally(() => {
         this.refreshing = undefined;
       });
@@ -195,6 +202,7 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
         fetchFn: this.options.fetch,
       });
       await this.saveTokens({ ...tokens, issuer: String(discovery.authorizationServerUrl) });
+      if (tokens.expires_in !== undefined) this.refreshAfter = this.now() + tokens.expires_in * 500;
     } catch {
       // Expired or revoked: the next request gets a 401 and the SDK refreshes or signs in again.
     }
