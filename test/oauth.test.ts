@@ -323,6 +323,18 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     assert.deepEqual([...issuers], [next.origin], "the server took tokens from the new one only");
   });
 
+  test("moved to an authorization server that issues no refresh token: the old one's refresh token is not sent there", async () => {
+    const { fixture: next } = await setup({ noRefreshTokens: true, accessTtl: 60 });
+    const moves = [next];
+    const { fixture, authDir, callbackPort } = await setup({ movesTo: async () => moves.shift() });
+    const connection = connect(fixture, authDir, { callbackPort });
+    await connection.connect();
+    assert.equal(await echo(connection, "moved"), "moved");
+    assert.equal(await echo(connection, "again"), "again");
+    const sent = next.tokenRequests.map((p) => p.get("refresh_token")).filter((t) => t !== null);
+    assert.deepEqual(sent, [], "no refresh token of the first authorization server went to the new one");
+  });
+
   test("a server that moves on after every sign-in: the connect gives up after two, saying to sign in; a sign-in after it works", async () => {
     const first = fixtures.length;
     let moving = true;

@@ -89,9 +89,10 @@ export abstract class PersistedProvider {
   }
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
-    // A refresh that does not rotate the refresh token keeps the old one.
+    // A refresh that does not rotate the refresh token keeps the old one (not for another authorization server's).
     const { store, server, serverUrl } = this.options;
-    const kept = this.stored()?.refreshToken;
+    const { issuer, refreshToken } = this.stored() ?? {};
+    const kept = !issuer || !tokens.issuer || issuer === tokens.issuer ? refreshToken : undefined;
     const merged = tokens.refresh_token || !kept ? tokens : { ...tokens, refresh_token: kept };
     this.secretsSeen(merged.access_token, merged.refresh_token, merged.id_token);
     const dpopKey = this.dpopKeys.keyFor(merged.token_type);
