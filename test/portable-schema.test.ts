@@ -168,6 +168,20 @@ describe("portable schema rules", () => {
     assert.match(warnings[0]!, /recursive reference #\/\$defs\/Node/);
     piAccepts(schema, { root: { child: { child: { child: {} } } } });
   });
+  test("a recursive array is cut with an array that says its items, as every provider wants", () => {
+    const { schema } = normalizeInputSchema({
+      type: "object",
+      $defs: { Tree: { type: "array", items: { $ref: "#/$defs/Tree" } } },
+      properties: { tree: { $ref: "#/$defs/Tree" } },
+    });
+    // Items of any value are `{}`, as for `{"type": "array"}`; an array without `items` fails the request.
+    for (const rules of [openAiProblems, geminiProblems])
+      assert.deepEqual(
+        rules(schema).filter((problem) => /without items/.test(problem)),
+        [],
+      );
+    piAccepts(schema, { tree: [[[1]], []] });
+  });
   test("a $ref bomb is refused with a warning, not expanded", () => {
     const defs: Schema = { d0: { type: "string" } };
     for (let i = 1; i <= 30; i++)

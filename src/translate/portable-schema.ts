@@ -91,6 +91,7 @@ function recursionPlaceholder(ref: string, target: unknown): JsonSchema {
   return {
     description: `(Recursive: the same shape as '${name}' above; not expanded further.)`,
     ...(type && TYPES.has(type) && type !== "null" ? { type } : {}),
+    ...(type === "array" ? { items: {} } : {}),
   };
 }
 
