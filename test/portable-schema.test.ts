@@ -206,6 +206,9 @@ describe("portable schema rules", () => {
       anyOf: [{ type: "integer", minimum: 1 }, { type: "null" }],
     });
     assert.deepEqual(prop({ type: ["string"] }), { type: "string" });
+    // An array that may be null still says its items, as `{"type": "array"}` does.
+    for (const p of [{ type: ["array", "null"] }, { type: "array", nullable: true }])
+      assert.deepEqual(prop(p), { anyOf: [{ type: "array", items: {} }, { type: "null" }] });
     assert.deepEqual(prop({ enum: ["a", null] }), { anyOf: [{ type: "string", enum: ["a"] }, { type: "null" }] });
     piAccepts(convert({ type: ["string", "null"] }).schema, { p: null });
     for (const only of [{ const: null }, { enum: [null] }, { type: "null", enum: [null] }])

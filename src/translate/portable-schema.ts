@@ -169,7 +169,7 @@ function splitTypes(types: string[], schema: JsonSchema): JsonSchema {
       if (rest.properties !== undefined) branch.properties = rest.properties;
       if (rest.required !== undefined) branch.required = rest.required;
     }
-    if (type === "array" && rest.items !== undefined) branch.items = rest.items;
+    if (type === "array") branch.items = rest.items ?? {};
     for (const key of KEPT_FOR[type] ?? []) if (rest[key] !== undefined) branch[key] = rest[key];
     if (type === "string" && rest.format !== undefined) branch.format = rest.format;
     if (Array.isArray(rest.enum) && type !== "null") {
