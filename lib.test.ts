@@ -1106,6 +1106,11 @@ describe("normalizeToolResult", () => {
     assert.match(r.text, /\{"a":1\}/);
     assert.doesNotMatch(r.text, /AAECAw/);
   });
+  test("a text blob in another charset than UTF-8 is read in the charset its type names", () => {
+    const blob = Buffer.from("café, 20 °C", "latin1").toString("base64");
+    const resource = { uri: "file:///w.txt", mimeType: "text/plain; charset=ISO-8859-1", blob };
+    assert.match(normalizeToolResult({ content: [{ type: "resource", resource }] }).text, /\ncafé, 20 °C$/);
+  });
   test("resource links as a line with URI and name", () => {
     const r = normalizeToolResult({
       content: [

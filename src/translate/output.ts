@@ -36,6 +36,16 @@ function isTextMime(mime: string | undefined): boolean {
   return mime !== undefined && /^text\/|[/+](json|xml|yaml|javascript|csv)\b/.test(mime);
 }
 
+/** Text in the charset its type names (`text/plain; charset=ISO-8859-1`); UTF-8 where it names none or an unknown one. */
+function decodedText(bytes: Buffer, mime: string): string {
+  const charset = /;\s*charset="?([\w.:-]+)/i.exec(mime)?.[1];
+  try {
+    return new TextDecoder(charset ?? "utf-8").decode(bytes);
+  } catch {
+    return bytes.toString("utf8");
+  }
+}
+
 /**
  * A resource as the model takes it (embedded in a result, or read; loose on purpose, as servers send what they send):
  * the line that names it, and its text (a blob of a text type decoded) or its image; `blob` is binary content of any
@@ -49,7 +59,7 @@ export function resourceParts(part: JsonObject) {
   if (typeof part.blob !== "string") return { uri, header };
   if (mime && MODEL_IMAGE_TYPES.has(mime))
     return { uri, header, image: { type: "image" as const, data: part.blob, mimeType: mime } };
-  if (isTextMime(mime)) return { uri, header, text: Buffer.from(part.blob, "base64").toString("utf8") };
+  if (isTextMime(mime)) return { uri, header, text: decodedText(Buffer.from(part.blob, "base64"), mime!) };
   return { uri, header, blob: { data: part.blob, mimeType: mime } };
 }
 
