@@ -1079,6 +1079,18 @@ describe("normalizeToolResult", () => {
     assert.equal(r.content.length, 2);
     assert.match(r.text, /\[image: image\/svg\+xml, 5 B, not shown\]/);
   });
+  test("a JPEG or PNG whose type is written image/jpg or in capitals passes as an image, of the type providers name", () => {
+    const parts = ["image/jpg", "image/JPEG", "Image/PNG"].map((mimeType) => ({
+      type: "image",
+      data: "aGVsbG8=",
+      mimeType,
+    }));
+    const r = normalizeToolResult({ content: parts });
+    assert.deepEqual(
+      r.content.map((part) => (part.type === "image" ? part.mimeType : part.text)),
+      ["image/jpeg", "image/jpeg", "image/png"],
+    );
+  });
   test("an image alone has no filler text", () => {
     const r = normalizeToolResult({ content: [{ type: "image", data: "aGVsbG8=", mimeType: "image/png" }] });
     assert.deepEqual(r.content, [{ type: "image", data: "aGVsbG8=", mimeType: "image/png" }]);

@@ -25,6 +25,9 @@ export interface NormalizedResult {
 /** Image types every pi provider accepts; others are described instead of sent. */
 export const MODEL_IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
+/** A type as providers name it: MIME types have no case, and `image/jpg` (often written) is `image/jpeg`. */
+const imageType = (mime: string) => mime.toLowerCase().replace(/^image\/jpg$/, "image/jpeg");
+
 /** Size in bytes of base64 data, without decoding it. */
 export function base64Size(data: string): number {
   const trimmed = data.replace(/\s/g, "");
@@ -53,7 +56,7 @@ function decodedText(bytes: Buffer, mime: string): string {
  */
 export function resourceParts(part: JsonObject) {
   const uri = String(part.uri ?? "");
-  const mime = typeof part.mimeType === "string" ? part.mimeType : undefined;
+  const mime = typeof part.mimeType === "string" ? imageType(part.mimeType) : undefined;
   const header = `[resource] ${uri}${mime ? ` (${mime})` : ""}`;
   if (typeof part.text === "string") return { uri, header, text: part.text };
   if (typeof part.blob !== "string") return { uri, header };
@@ -89,7 +92,8 @@ export function normalizeToolResult(result: McpToolResult, server?: string): Nor
       case "image":
       case "audio": {
         const image = part.type === "image";
-        const mime = typeof part.mimeType === "string" ? part.mimeType : image ? "application/octet-stream" : "audio";
+        const mime =
+          typeof part.mimeType === "string" ? imageType(part.mimeType) : image ? "application/octet-stream" : "audio";
         const data = typeof part.data === "string" ? part.data : "";
         if (image && MODEL_IMAGE_TYPES.has(mime) && data) images.push({ type: "image", data, mimeType: mime });
         else texts.push(`[${part.type}: ${mime}, ${formatBytes(base64Size(data))}, not shown]`);
