@@ -1118,6 +1118,13 @@ describe("normalizeToolResult", () => {
     assert.match(r.text, /\{"a":1\}/);
     assert.doesNotMatch(r.text, /AAECAw/);
   });
+  test("a text blob of an x- type (application/x-yaml, application/x-javascript) is text, not binary", () => {
+    const parts = ["application/x-yaml", "application/x-javascript"].map((mimeType) => ({
+      type: "resource",
+      resource: { uri: "file:///f", mimeType, blob: Buffer.from("a: 1").toString("base64") },
+    }));
+    assert.deepEqual(normalizeToolResult({ content: parts }).text.match(/\na: 1/g)?.length, 2);
+  });
   test("a text blob in another charset than UTF-8 is read in the charset its type names", () => {
     const blob = Buffer.from("café, 20 °C", "latin1").toString("base64");
     const resource = { uri: "file:///w.txt", mimeType: "text/plain; charset=ISO-8859-1", blob };
