@@ -248,6 +248,27 @@ describe("portable schema rules", () => {
     });
     assert.match(warnings[0]!, /alternatives/);
   });
+  test("a choice at the top beside properties of its own keeps them, and what they require", () => {
+    const { schema } = normalizeInputSchema({
+      type: "object",
+      properties: { url: { type: "string" }, path: { type: "string" }, depth: { type: "integer" } },
+      required: ["depth"],
+      oneOf: [
+        { type: "object", required: ["url"] },
+        { type: "object", properties: { token: { type: "string" } }, required: ["path", "token"] },
+      ],
+    });
+    assert.deepEqual(schema, {
+      type: "object",
+      properties: {
+        url: { type: "string" },
+        path: { type: "string" },
+        depth: { type: "integer" },
+        token: { type: "string" },
+      },
+      required: ["depth"],
+    });
+  });
   test("enums are kept; const becomes a one-value enum; non-string enums move to the description", () => {
     assert.deepEqual(prop({ type: "string", enum: ["a", "b"], description: "d" }), {
       type: "string",

@@ -140,11 +140,11 @@ function mergeAll(branches: JsonSchema[]): JsonSchema {
 
 /**
  * A root `anyOf`/`oneOf` of object shapes (which OpenAI rejects at the top) as one object: every property any branch
- * has, and required only what every branch requires.
+ * (or `own`, the schema beside the choice) has, and required what `own` requires and what every branch requires.
  */
-export function mergeAlternatives(branches: JsonSchema[]): JsonSchema | undefined {
+export function mergeAlternatives(branches: JsonSchema[], own: JsonSchema = {}): JsonSchema | undefined {
   if (branches.length === 0 || !branches.every((b) => singleType(b) === "object")) return undefined;
-  const properties: JsonSchema = {};
+  const properties: JsonSchema = isObject(own.properties) ? { ...own.properties } : {};
   for (const branch of branches)
     for (const [name, schema] of Object.entries(isObject(branch.properties) ? branch.properties : {})) {
       const clash = Object.hasOwn(properties, name) && JSON.stringify(properties[name]) !== JSON.stringify(schema);
@@ -153,7 +153,9 @@ export function mergeAlternatives(branches: JsonSchema[]): JsonSchema | undefine
   const requiredOf = (b: JsonSchema) =>
     new Set(Array.isArray(b.required) ? b.required.filter((n) => typeof n === "string") : []);
   const [first, ...rest] = branches.map(requiredOf);
-  const required = [...first!].filter((name) => rest.every((set) => set.has(name)));
+  const required = [
+    ...new Set([...requiredOf(own), ...[...first!].filter((name) => rest.every((set) => set.has(name)))]),
+  ];
   const merged: JsonSchema = { type: "object", properties };
   if (required.length) merged.required = required;
   return merged;

@@ -46,7 +46,8 @@ export function normalizeInputSchema(input: unknown): NormalizedSchema {
   let schema = converted.schema;
   // OpenAI takes no choice at the top of a tool's parameters: alternatives of object shapes become one object.
   if (Array.isArray(schema.anyOf)) {
-    const merged = mergeAlternatives(schema.anyOf as JsonSchema[]);
+    const { anyOf, ...own } = schema;
+    const merged = mergeAlternatives(anyOf as JsonSchema[], own);
     if (!merged)
       return open(
         "input schema is a choice of non-object shapes; arguments are checked only against the server's schema",
