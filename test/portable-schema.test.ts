@@ -231,6 +231,13 @@ describe("portable schema rules", () => {
         required: ["a"],
       },
     );
+    // A property two branches describe alike keeps its description and type.
+    const id = { type: "string", description: "The id." };
+    assert.deepEqual(prop({ allOf: [{ properties: { id } }, { properties: { id }, required: ["id"] }] }), {
+      type: "object",
+      properties: { id },
+      required: ["id"],
+    });
     // A choice with an open branch accepts anything.
     assert.deepEqual(prop({ anyOf: [{ type: "string" }, {}] }), {});
   });

@@ -119,8 +119,9 @@ function mergeAll(branches: JsonSchema[]): JsonSchema {
     if (isObject(branch.properties)) {
       sawProperties = true;
       for (const [name, schema] of Object.entries(branch.properties)) {
-        // Two branches constraining one property: the merge keeps neither constraint rather than one of them.
-        defineOwn(properties, name, Object.hasOwn(properties, name) ? {} : schema);
+        // Two branches constraining one property differently: the merge keeps neither constraint rather than one.
+        const clash = Object.hasOwn(properties, name) && JSON.stringify(properties[name]) !== JSON.stringify(schema);
+        defineOwn(properties, name, clash ? {} : schema);
       }
     }
     for (const [key, value] of Object.entries(branch)) {
