@@ -1151,6 +1151,10 @@ describe("normalizeToolResult", () => {
       "t",
     );
   });
+  test("structuredContent is used when the only text is empty", () => {
+    const r = normalizeToolResult({ content: [{ type: "text", text: "" }], structuredContent: { a: 1 } });
+    assert.equal(r.text, '{\n  "a": 1\n}');
+  });
   test("isError is carried", () => {
     const r = normalizeToolResult({ content: [{ type: "text", text: "boom" }], isError: true });
     assert.equal(r.isError, true);

@@ -114,8 +114,9 @@ export function normalizeToolResult(result: McpToolResult, server?: string): Nor
         texts.push(`[unsupported content type ${JSON.stringify(part.type)}]`);
     }
   }
-  if (texts.length === 0 && result.structuredContent !== undefined)
-    texts.push(JSON.stringify(result.structuredContent, null, 2));
+  // An empty text part says nothing: the structured content is the result.
+  if (texts.join("") === "" && result.structuredContent !== undefined)
+    texts.splice(0, texts.length, JSON.stringify(result.structuredContent, null, 2));
   // Servers on protocol 2024-10-07 answer with `toolResult` instead of `content`.
   if (texts.length === 0 && parts.length === 0 && result.toolResult !== undefined)
     texts.push(typeof result.toolResult === "string" ? result.toolResult : JSON.stringify(result.toolResult, null, 2));
