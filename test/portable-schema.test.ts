@@ -304,6 +304,11 @@ describe("portable schema rules", () => {
       maximum: 100,
     });
     assert.deepEqual(prop({ type: "array" }), { type: "array", items: {} });
+    // Beside a choice too, as pydantic writes `Optional[str] = "en"`.
+    assert.deepEqual(prop({ anyOf: [{ type: "string" }, { type: "null" }], default: "en", title: "Lang" }), {
+      anyOf: [{ type: "string" }, { type: "null" }],
+      description: 'Lang Default: "en".',
+    });
   });
   test("schemas nested past the depth limit are cut with a placeholder", () => {
     let deep: Schema = { type: "string" };

@@ -277,7 +277,9 @@ function portableNode(input: unknown, ctx: Context, depth: number, active: reado
       // A type or object shape beside the choice also holds; without one the choice says it all.
       if (ownPortable.type !== undefined) result = mergeAll([ownPortable, result]);
     }
-    if (out.description !== undefined) result.description = out.description;
+    // The choice's own description, with what its own keywords add to it (`Default: …`).
+    const description = ownPortable.description ?? out.description;
+    if (description !== undefined) result.description = description;
     return result;
   }
 
