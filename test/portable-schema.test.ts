@@ -255,6 +255,11 @@ describe("portable schema rules", () => {
     });
     assert.match(warnings[0]!, /alternatives/);
   });
+  test("arguments that may be null at the top are an object all the same, with their properties", () => {
+    const object = { type: "object", properties: { a: { type: "string" } }, required: ["a"] };
+    for (const input of [{ ...object, nullable: true }, { anyOf: [object, { type: "null" }] }])
+      assert.deepEqual(normalizeInputSchema(input), { schema: object, warnings: [], uncarried: [] });
+  });
   test("a choice at the top beside properties of its own keeps them, and what they require", () => {
     const { schema } = normalizeInputSchema({
       type: "object",

@@ -47,15 +47,18 @@ export function normalizeInputSchema(input: unknown): NormalizedSchema {
   // OpenAI takes no choice at the top of a tool's parameters: alternatives of object shapes become one object.
   if (Array.isArray(schema.anyOf)) {
     const { anyOf, ...own } = schema;
-    const merged = mergeAlternatives(anyOf as JsonSchema[], own);
+    // The arguments are an object in any case: a null branch (`nullable: true`) says nothing about them.
+    const branches = (anyOf as JsonSchema[]).filter((branch) => branch.type !== "null");
+    const merged = mergeAlternatives(branches, own);
     if (!merged)
       return open(
         "input schema is a choice of non-object shapes; arguments are checked only against the server's schema",
       );
     schema = { ...(schema.description !== undefined ? { description: schema.description } : {}), ...merged };
-    converted.warnings.push(
-      "input schema offers alternatives; the model sees them as one object (the server's schema still decides)",
-    );
+    if (branches.length > 1)
+      converted.warnings.push(
+        "input schema offers alternatives; the model sees them as one object (the server's schema still decides)",
+      );
   }
   if (schema.type !== undefined && schema.type !== "object")
     return open(`input schema does not describe an object; arguments are checked only against the server's schema`);
