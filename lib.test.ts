@@ -1091,6 +1091,19 @@ describe("normalizeToolResult", () => {
       ["image/jpeg", "image/jpeg", "image/png"],
     );
   });
+  test("an image's base64 wrapped in lines (as Python's base64.encodebytes writes it) reaches the model as one line", () => {
+    const data = "aGVs\nbG8=\n";
+    const r = normalizeToolResult({
+      content: [
+        { type: "image", data, mimeType: "image/png" },
+        { type: "resource", resource: { uri: "file:///i.png", mimeType: "image/png", blob: data } },
+      ],
+    });
+    assert.deepEqual(
+      r.content.flatMap((part) => (part.type === "image" ? [part.data] : [])),
+      ["aGVsbG8=", "aGVsbG8="],
+    );
+  });
   test("an image alone has no filler text", () => {
     const r = normalizeToolResult({ content: [{ type: "image", data: "aGVsbG8=", mimeType: "image/png" }] });
     assert.deepEqual(r.content, [{ type: "image", data: "aGVsbG8=", mimeType: "image/png" }]);

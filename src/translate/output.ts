@@ -61,7 +61,7 @@ export function resourceParts(part: JsonObject) {
   if (typeof part.text === "string") return { uri, header, text: part.text };
   if (typeof part.blob !== "string") return { uri, header };
   if (mime && MODEL_IMAGE_TYPES.has(mime))
-    return { uri, header, image: { type: "image" as const, data: part.blob, mimeType: mime } };
+    return { uri, header, image: { type: "image" as const, data: part.blob.replace(/\s/g, ""), mimeType: mime } };
   if (isTextMime(mime)) return { uri, header, text: decodedText(Buffer.from(part.blob, "base64"), mime!) };
   return { uri, header, blob: { data: part.blob, mimeType: mime } };
 }
@@ -94,7 +94,8 @@ export function normalizeToolResult(result: McpToolResult, server?: string): Nor
         const image = part.type === "image";
         const mime =
           typeof part.mimeType === "string" ? imageType(part.mimeType) : image ? "application/octet-stream" : "audio";
-        const data = typeof part.data === "string" ? part.data : "";
+        // Base64 wrapped in lines (Python's base64.encodebytes) is refused by providers: one line, as it means the same.
+        const data = typeof part.data === "string" ? part.data.replace(/\s/g, "") : "";
         if (image && MODEL_IMAGE_TYPES.has(mime) && data) images.push({ type: "image", data, mimeType: mime });
         else texts.push(`[${part.type}: ${mime}, ${formatBytes(base64Size(data))}, not shown]`);
         break;
