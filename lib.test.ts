@@ -1104,6 +1104,23 @@ describe("normalizeToolResult", () => {
       ["aGVsbG8=", "aGVsbG8="],
     );
   });
+  test("an image whose bytes are of another type than it says (a PNG sent as image/jpeg) goes as the type its bytes are", () => {
+    const png = Buffer.from("\x89PNG\r\n\x1a\n0000", "latin1").toString("base64");
+    const jpeg = Buffer.from("\xff\xd8\xff\xe0000", "latin1").toString("base64");
+    const webp = Buffer.from("RIFF0000WEBPVP8 ", "latin1").toString("base64");
+    const r = normalizeToolResult({
+      content: [
+        { type: "image", data: png, mimeType: "image/jpeg" },
+        { type: "image", data: jpeg, mimeType: "image/png" },
+        { type: "image", data: webp, mimeType: "image/png" },
+        { type: "resource", resource: { uri: "file:///s.webp", mimeType: "image/webp", blob: png } },
+      ],
+    });
+    assert.deepEqual(
+      r.content.flatMap((part) => (part.type === "image" ? [part.mimeType] : [])),
+      ["image/png", "image/jpeg", "image/webp", "image/png"],
+    );
+  });
   test("an image alone has no filler text", () => {
     const r = normalizeToolResult({ content: [{ type: "image", data: "aGVsbG8=", mimeType: "image/png" }] });
     assert.deepEqual(r.content, [{ type: "image", data: "aGVsbG8=", mimeType: "image/png" }]);

@@ -28,6 +28,16 @@ export const MODEL_IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif"
 /** A type as providers name it: MIME types have no case, and `image/jpg` (often written) is `image/jpeg`. */
 const imageType = (mime: string) => mime.toLowerCase().replace(/^image\/jpg$/, "image/jpeg");
 
+/**
+ * The type an image's bytes are, where they are one a model takes (a provider refuses an image sent as another: 'Image
+ * does not match the provided media type'); else the type it was sent as.
+ */
+function imageBytesType(data: string, declared: string): string {
+  const head = Buffer.from(data.slice(0, 16), "base64").toString("latin1");
+  const [, png, jpeg, gif, webp] = /^(?:(\x89PNG)|(\xff\xd8\xff)|(GIF8)|(RIFF[^]{4}WEBP))/.exec(head) ?? [];
+  return png ? "image/png" : jpeg ? "image/jpeg" : gif ? "image/gif" : webp ? "image/webp" : declared;
+}
+
 /** Size in bytes of base64 data, without decoding it. */
 export function base64Size(data: string): number {
   const trimmed = data.replace(/\s/g, "");
@@ -60,8 +70,10 @@ export function resourceParts(part: JsonObject) {
   const header = `[resource] ${uri}${mime ? ` (${mime})` : ""}`;
   if (typeof part.text === "string") return { uri, header, text: part.text };
   if (typeof part.blob !== "string") return { uri, header };
-  if (mime && MODEL_IMAGE_TYPES.has(mime))
-    return { uri, header, image: { type: "image" as const, data: part.blob.replace(/\s/g, ""), mimeType: mime } };
+  if (mime && MODEL_IMAGE_TYPES.has(mime)) {
+    const data = part.blob.replace(/\s/g, "");
+    return { uri, header, image: { type: "image" as const, data, mimeType: imageBytesType(data, mime) } };
+  }
   if (isTextMime(mime)) return { uri, header, text: decodedText(Buffer.from(part.blob, "base64"), mime!) };
   return { uri, header, blob: { data: part.blob, mimeType: mime } };
 }
@@ -96,7 +108,8 @@ export function normalizeToolResult(result: McpToolResult, server?: string): Nor
           typeof part.mimeType === "string" ? imageType(part.mimeType) : image ? "application/octet-stream" : "audio";
         // Base64 wrapped in lines (Python's base64.encodebytes) is refused by providers: one line, as it means the same.
         const data = typeof part.data === "string" ? part.data.replace(/\s/g, "") : "";
-        if (image && MODEL_IMAGE_TYPES.has(mime) && data) images.push({ type: "image", data, mimeType: mime });
+        if (image && MODEL_IMAGE_TYPES.has(mime) && data)
+          images.push({ type: "image", data, mimeType: imageBytesType(data, mime) });
         else texts.push(`[${part.type}: ${mime}, ${formatBytes(base64Size(data))}, not shown]`);
         break;
       }
