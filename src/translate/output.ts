@@ -38,6 +38,8 @@ function imageBytesType(data: string, declared: string): string {
   return png ? "image/png" : jpeg ? "image/jpeg" : gif ? "image/gif" : webp ? "image/webp" : declared;
 }
 
+const isEmpty = (text: string): boolean => text === "";
+
 /** Size in bytes of base64 data, without decoding it. */
 export function base64Size(data: string): number {
   const trimmed = data.replace(/\s/g, "");
@@ -129,7 +131,7 @@ export function normalizeToolResult(result: McpToolResult, server?: string): Nor
     }
   }
   // An empty text part says nothing: the structured content is the result.
-  if (texts.join("") === "" && result.structuredContent !== undefined)
+  if (texts.every(isEmpty) && result.structuredContent !== undefined)
     texts.splice(0, texts.length, JSON.stringify(result.structuredContent, null, 2));
   // Servers on protocol 2024-10-07 answer with `toolResult` instead of `content`.
   if (texts.length === 0 && parts.length === 0 && result.toolResult !== undefined)
