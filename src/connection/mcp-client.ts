@@ -34,7 +34,7 @@ export interface ClientInfo {
 /** Answers to the requests a server may send the client. Each one present is declared as a capability. */
 export interface ClientFeatures {
   /** Asks the user for input on the server's behalf (`elicitation/create`). */
-  elicitation?: (request: ElicitRequest["params"]) => Promise<ElicitResult>;
+  elicitation?: (request: ElicitRequest["params"], cancelled?: AbortSignal) => Promise<ElicitResult>;
   /** Has the client's model answer the server (`sampling/createMessage`); without tool use inside sampling. */
   sampling?: (request: CreateMessageRequest["params"], cancelled?: AbortSignal) => Promise<CreateMessageResult>;
   /** The directories the server may work in (`roots/list`), as they are at the time of asking. */
@@ -121,7 +121,8 @@ export function createMcpClient(
   const { elicitation, elicitationComplete, roots, sampling } = features;
   if (sampling)
     client.setRequestHandler("sampling/createMessage", (request, ctx) => sampling(request.params, ctx.mcpReq.signal));
-  if (elicitation) client.setRequestHandler("elicitation/create", (request) => elicitation(request.params));
+  if (elicitation)
+    client.setRequestHandler("elicitation/create", (request, ctx) => elicitation(request.params, ctx.mcpReq.signal));
   if (elicitationComplete)
     client.setNotificationHandler("notifications/elicitation/complete", (n) =>
       elicitationComplete(n.params.elicitationId),

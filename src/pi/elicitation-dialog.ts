@@ -56,9 +56,13 @@ export function elicitationFeatures(
   const denyRest = () => budget.denyRest(server);
   const declined = (): ElicitResult => ({ action: "decline" });
   return {
-    elicitation: (params) =>
+    elicitation: (params, cancelled) =>
       ui()
-        ? budget.run(server, () => answerElicitation(server, params, ui(), openIfPossible, denyRest), declined)
+        ? budget.run(
+            server,
+            () => answerElicitation(server, params, until(cancelled, ui()), openIfPossible, denyRest),
+            declined,
+          )
         : Promise.resolve(declined()),
     urlElicitationRequired: (elicitations) =>
       ui()
@@ -71,6 +75,14 @@ export function elicitationFeatures(
     elicitationComplete: () => ui()?.notify(`MCP server '${server}' says the page you were sent to is done.`, "info"),
   };
 }
+
+/** `ui` with its dialogs dismissed once `signal` aborts: the server gave up on the request. */
+const until = (signal: AbortSignal | undefined, ui: ElicitationUi | undefined): ElicitationUi | undefined =>
+  ui && {
+    select: (title, options) => ui.select(title, options, { signal }),
+    input: (title, placeholder) => ui.input(title, placeholder, { signal }),
+    notify: (message, type) => ui.notify(message, type),
+  };
 
 /** Stands for Escape (or a closed dialog) anywhere in the form: the user cancelled. */
 class Cancelled extends Error {}
