@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { existsSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client, type ElicitResult, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import {
   callToolAsTask,
   resumeToolTask,
@@ -35,6 +35,7 @@ import {
   pollDelay,
   taskDialectFor,
 } from "../src/connection/tasks/task-wire.ts";
+import { toolCallRun } from "../src/connection/tool-call.ts";
 import { REPO_ROOT, tempDir } from "./helpers.ts";
 
 const MODERN_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "modern-server.ts");
@@ -358,6 +359,31 @@ for (const bed of BEDS) {
           (error: unknown) => error instanceof TaskCancelledError && error.requested && error.taskId === created,
         );
         assert.equal(server.store.get(created!)?.status, "cancelled");
+      },
+    );
+
+    it(
+      "a task's question asked while the call is stopped: its dialog is dismissed, and the call ends",
+      { skip: bed.dialect !== "extension", timeout: 15_000 },
+      async () => {
+        const abort = new AbortController();
+        const dialogs: string[] = [];
+        // The user does not answer; the call is stopped (the agent aborted) while the dialog is open.
+        const elicitation = (_params: unknown, cancelled?: AbortSignal) =>
+          new Promise<ElicitResult>((resolve) => {
+            dialogs.push("open");
+            cancelled?.addEventListener("abort", () => {
+              dialogs.push("dismissed");
+              resolve({ action: "cancel" });
+            });
+            abort.abort();
+          });
+        const call = toolCallRun("long_job", { steps: 1, stepMs: 10, ask: true }, undefined, { elicitation });
+        await assert.rejects(
+          call.run(client, { signal: abort.signal }),
+          (error) => error instanceof TaskCancelledError,
+        );
+        assert.deepEqual(dialogs, ["open", "dismissed"]);
       },
     );
 

@@ -69,7 +69,7 @@ async function runTask(client: Client, sdk: SdkOptions, run: TaskRun): Promise<C
     onprogress: sdk.onprogress,
     onTaskCreated: (id) => (task.id = id),
     onProgress: taskProgress(sdk.onprogress),
-    onInputRequired: (requests) => answerInputRequests(requests, answers),
+    onInputRequired: (requests, signal) => answerInputRequests(requests, answers, signal),
   };
   try {
     if (task.id !== undefined) return await resumeToolTask(client, task.id, options);
@@ -87,16 +87,19 @@ function taskProgress(onProgress: ((progress: Progress) => void) | undefined): (
   return (task) => onProgress({ progress: ++seen, message: task.statusMessage ?? task.status });
 }
 
-/** Answers a task's keyed questions with the client's own handlers, as the SDK answers them outside tasks. */
+/** Answers a task's keyed questions with the client's own handlers, as outside tasks; `signal`: the call stopped. */
 async function answerInputRequests(
   requests: Record<string, unknown>,
   answers: Answers,
+  signal: AbortSignal,
 ): Promise<Record<string, unknown>> {
   const responses: Record<string, unknown> = {};
   for (const [key, request] of Object.entries(requests)) {
     const { method, params } = (request ?? {}) as { method?: string; params?: never };
-    if (method === "elicitation/create" && answers.elicitation) responses[key] = await answers.elicitation(params!);
-    else if (method === "sampling/createMessage" && answers.sampling) responses[key] = await answers.sampling(params!);
+    if (method === "elicitation/create" && answers.elicitation)
+      responses[key] = await answers.elicitation(params!, signal);
+    else if (method === "sampling/createMessage" && answers.sampling)
+      responses[key] = await answers.sampling(params!, signal);
     else if (method === "roots/list" && answers.roots) responses[key] = { roots: answers.roots() };
     else throw new Error(`the task asked for ${method ?? "something"}, which this client does not answer`);
   }
