@@ -107,6 +107,26 @@ describe("an elicitation form's fields", () => {
     assert.equal(fieldHint(fish), " (optional; default Salmon)");
   });
 
+  test("a title or description of nothing but control sequences is no title: the key (or value) is shown instead", () => {
+    const { fields } = formFields({
+      requestedSchema: {
+        type: "object",
+        properties: {
+          secret: { type: "string", title: "\x1b[2J\x07", description: "\x1b]0;x\x07" },
+          pick: { type: "string", oneOf: [{ const: "a", title: "\x1b[31m" }] },
+        },
+      },
+    });
+    assert.deepEqual(
+      fields.map((f) => [f.label, f.description]),
+      [
+        ["secret", undefined],
+        ["pick", undefined],
+      ],
+    );
+    assert.deepEqual((fields[1] as Extract<FormField, { kind: "choice" }>).choices, [{ value: "a", title: "a" }]);
+  });
+
   test("a shape outside the spec (an object, an array of numbers) is reported, not guessed at", () => {
     const odd = formFields({
       requestedSchema: {

@@ -36,9 +36,9 @@ const MAX_LABEL = 120;
 const MAX_DESCRIPTION = 500;
 const FORMATS: readonly TextFormat[] = ["email", "uri", "date", "date-time"];
 
-/** A server's text, where it wrote any, safe to show and clipped; a label on one line. */
+/** A server's text, where it wrote any (more than control sequences), safe to show and clipped; a label on one line. */
 const text = (value: unknown, max: number, form?: "line"): string | undefined =>
-  typeof value === "string" && value.trim() !== "" ? shown(value, max, form) : undefined;
+  typeof value === "string" ? shown(value, max, form).trim() || undefined : undefined;
 const label = (value: unknown) => text(value, MAX_LABEL, "line");
 const finite = (value: unknown): number | undefined =>
   typeof value === "number" && Number.isFinite(value) ? value : undefined;
