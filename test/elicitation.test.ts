@@ -228,6 +228,27 @@ describe("the elicitation dialogs", () => {
     assert.match(ui.asked.at(-1)!, /\nconstructor: \(not given\)$/);
   });
 
+  test("an optional field with a default, skipped, shows and sends that default, which the SDK would send anyway", async () => {
+    const ui = new RecordingUI();
+    ui.answers = ["Fill in", "(skip)", "(skip)", "(skip)", "Send"];
+    const form = {
+      message: "clean up?",
+      requestedSchema: {
+        type: "object" as const,
+        properties: {
+          wipe: { type: "boolean" as const, title: "Delete everything", default: true },
+          mode: { type: "string" as const, enum: ["fast", "safe"], default: "fast" },
+          tags: { type: "array" as const, items: { type: "string" as const, enum: ["a", "b"] }, default: ["b"] },
+        },
+      },
+    };
+    assert.deepEqual(await answerElicitation("crm", form, ui.context()), {
+      action: "accept",
+      content: { wipe: true, mode: "fast", tags: ["b"] },
+    });
+    assert.match(ui.asked.at(-1)!, /\nDelete everything: true\nmode: fast\ntags: b$/);
+  });
+
   test("choices with the same title, or titled '(skip)', are told apart: the one picked is the one sent", async () => {
     const ui = new RecordingUI();
     const same = [

@@ -147,7 +147,7 @@ function show(value: FieldValue): string {
   return Array.isArray(value) ? value.join(", ") || "(none)" : String(value);
 }
 
-/** One field's answer; `undefined` when an optional field is skipped. */
+/** One field's answer; when an optional field is skipped, its default (the SDK would send it), or `undefined`. */
 async function ask(field: FormField, title: string, ui: ElicitationUi): Promise<FieldValue | undefined> {
   const skip = field.required ? [] : [SKIP];
   switch (field.kind) {
@@ -156,7 +156,7 @@ async function ask(field: FormField, title: string, ui: ElicitationUi): Promise<
       const no = "No";
       const options = field.default === false ? [no, yes] : [yes, no];
       const answer = picked(await ui.select(title, [...options, ...skip]));
-      return answer === SKIP ? undefined : answer === yes;
+      return answer === SKIP ? field.default : answer === yes;
     }
     case "choice": {
       // The default first, so Enter takes it.
@@ -164,7 +164,7 @@ async function ask(field: FormField, title: string, ui: ElicitationUi): Promise<
         (a, b) => Number(b.value === field.default) - Number(a.value === field.default),
       );
       const answer = picked(await ui.select(title, [...choices.map((c) => c.title), ...skip]));
-      return answer === SKIP ? undefined : choices.find((c) => c.title === answer)?.value;
+      return answer === SKIP ? field.default : choices.find((c) => c.title === answer)?.value;
     }
     case "multi":
       return askPicks(field, title, ui);
@@ -191,7 +191,7 @@ async function askPicks(
   for (let round = 0; round < field.choices.length * 2 + MAX_TRIES; round++) {
     const options = field.choices.map((c) => `${chosen.has(c.value) ? "[x]" : "[ ]"} ${c.title}`);
     const answer = picked(await ui.select(title, [DONE, ...options, ...(field.required ? [] : [SKIP])]));
-    if (answer === SKIP) return undefined;
+    if (answer === SKIP) return field.default;
     if (answer === DONE) {
       const values = field.choices.map((c) => c.value).filter((v) => chosen.has(v));
       const error = checkPicks(field, values);
