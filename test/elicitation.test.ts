@@ -249,6 +249,26 @@ describe("the elicitation dialogs", () => {
     assert.match(ui.asked.at(-1)!, /\nDelete everything: true\nmode: fast\ntags: b$/);
   });
 
+  test("an optional typed field with a default: a bad answer says an empty one takes the default, as it does", async () => {
+    const ui = new RecordingUI();
+    ui.answers = ["Fill in", "x1", "", "Send", "Fill in", "x1", "x2", "x3", "Send"];
+    const form = {
+      message: "who?",
+      requestedSchema: {
+        type: "object" as const,
+        properties: { email: { type: "string" as const, format: "email" as const, default: "ops@example.com" } },
+      },
+    };
+    const sent = { action: "accept", content: { email: "ops@example.com" } };
+    assert.deepEqual(await answerElicitation("crm", form, ui.context()), sent);
+    assert.deepEqual(await answerElicitation("crm", form, ui.context()), sent, "three bad answers: the default");
+    assert.match(ui.asked.at(-1)!, /\nemail: ops@example.com$/);
+    assert.deepEqual(ui.notices, [
+      ...Array(4).fill("email must be an email address. Leave it empty for its default."),
+      "email takes its default.",
+    ]);
+  });
+
   test("choices with the same title, or titled '(skip)', are told apart: the one picked is the one sent", async () => {
     const ui = new RecordingUI();
     const same = [
@@ -522,7 +542,7 @@ describe("server-everything's elicitation through pi", { timeout: 120_000 }, () 
     assert.equal(raw.content.homepage, undefined, "nothing the user left out is made up");
     assert.deepEqual(
       ui.notices.filter((n) => n.includes("must")),
-      ["Integer must be at most 100. Leave it empty to skip it."],
+      ["Integer must be at most 100. Leave it empty for its default."],
     );
   });
 

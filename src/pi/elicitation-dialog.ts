@@ -173,10 +173,12 @@ async function ask(field: FormField, title: string, ui: ElicitationUi): Promise<
         const placeholder = field.default === undefined ? undefined : shown(String(field.default), SHOWN.line, "line");
         const { value, error } = parseTypedAnswer(field, picked(await ui.input(title, placeholder)));
         if (!error) return value;
-        ui.notify(field.required ? error : `${error} Leave it empty to skip it.`, "warning");
+        const empty = field.default !== undefined ? "for its default" : field.required ? "" : "to skip it";
+        ui.notify(empty ? `${error} Leave it empty ${empty}.` : error, "warning");
       }
       if (field.required) throw new Cancelled();
-      return void ui.notify(`${field.label} is left out.`, "warning");
+      ui.notify(`${field.label} ${field.default === undefined ? "is left out" : "takes its default"}.`, "warning");
+      return field.default;
   }
 }
 
