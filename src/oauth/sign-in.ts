@@ -25,8 +25,9 @@ export function canOpenBrowser(env = process.env, platform = process.platform): 
 /** The command that opens `url` in the default browser. */
 export function browserCommand(url: string, platform = process.platform): { command: string; args: string[] } {
   if (platform === "darwin") return { command: "open", args: [url] };
-  // `start` is a cmd built-in; its first quoted argument is a window title, hence the empty one.
-  if (platform === "win32") return { command: "cmd", args: ["/c", "start", '""', url.replace(/&/g, "^&")] };
+  // `start` is a cmd built-in; its first quoted argument is a window title, hence the empty one. cmd's own characters
+  // (`&`, `|`, `<`, `>`, a `%VAR%` it would fill in, its escape `^`) are escaped: a page a server names is opened as given.
+  if (platform === "win32") return { command: "cmd", args: ["/c", "start", '""', url.replace(/[&|<>^%]/g, "^$&")] };
   return { command: "xdg-open", args: [url] };
 }
 
