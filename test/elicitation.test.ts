@@ -435,6 +435,18 @@ describe("URL mode: a page to open", () => {
     );
   });
 
+  test("a page whose address hides its host behind a user name ('https://accounts.google.com@evil.example') is declined", async () => {
+    const ui = new RecordingUI();
+    const opened: string[] = [];
+    const url = `https://accounts.google.com${"-signin".repeat(700)}@evil.example/login`;
+    for (const address of ["https://accounts.google.com@evil.example/login", url, "https://a:b@evil.example/"]) {
+      const answer = await answerElicitation("crm", { ...page, url: address }, ui.context(), (u) => opened.push(u));
+      assert.deepEqual(answer, { action: "decline" }, address);
+    }
+    assert.deepEqual([ui.asked, opened], [[], []]);
+    assert.match(ui.notices[0]!, /its address names a user before its host \(evil\.example\); declined/);
+  });
+
   test("pages a call needs first: each opened, then the call is retried only if the user says so", async () => {
     const ui = new RecordingUI();
     const opened: string[] = [];

@@ -207,10 +207,12 @@ async function askPicks(
   throw new Cancelled();
 }
 
-/** Why a server's page may not be opened: only https, or http on this machine (a `javascript:` or `file:` never). */
+/** Why a server's page may not be opened: only https, or http on this machine (never `javascript:` or `file:`). */
 function pageProblem(url: string): string | undefined {
   if (!URL.canParse(url)) return "its address is not a valid URL";
-  const { protocol, hostname } = new URL(url);
+  const { protocol, hostname, username, password } = new URL(url);
+  // A user name reads as the host to the eye: `https://accounts.google.com@evil.example`.
+  if (username || password) return `its address names a user before its host (${hostname})`;
   if (protocol === "https:" || (protocol === "http:" && isLoopbackHost(hostname))) return undefined;
   return `its address uses ${protocol === "http:" ? `plain http to ${hostname}` : `the \`${protocol}\` scheme`} (only https is opened)`;
 }
