@@ -8,7 +8,8 @@ import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { ElicitRequestFormParams } from "@modelcontextprotocol/sdk/types.js";
-import { answerElicitation, sendToRequiredPages } from "../src/pi/elicitation-dialog.ts";
+import { DialogBudget } from "../src/pi/dialog-budget.ts";
+import { answerElicitation, elicitationFeatures, sendToRequiredPages } from "../src/pi/elicitation-dialog.ts";
 import { checkPicks, fieldHint, type FormField, formFields, parseTypedAnswer } from "../src/pi/elicitation-form.ts";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import {
@@ -445,6 +446,26 @@ describe("URL mode: a page to open", () => {
     }
     assert.deepEqual([ui.asked, opened], [[], []]);
     assert.match(ui.notices[0]!, /its address names a user before its host \(evil\.example\); declined/);
+  });
+
+  test("a page is said to be done only once, and only if the user went to it; other such notices are ignored", async () => {
+    const saved = { ...process.env };
+    process.env.PI_MCP_NO_BROWSER = "1";
+    try {
+      const ui = new RecordingUI();
+      const features = elicitationFeatures("crm", () => ui.context(), new DialogBudget(() => undefined));
+      features.elicitationComplete!("never-asked");
+      ui.answers = ["Open in browser", "Decline"];
+      await features.elicitation!(page);
+      await features.elicitation!({ ...page, elicitationId: "e2" });
+      for (const id of ["e1", "e1", "e2"]) features.elicitationComplete!(id);
+      assert.deepEqual(
+        ui.notices.filter((n) => n.includes("done")),
+        ["MCP server 'crm' says the page you were sent to is done."],
+      );
+    } finally {
+      restoreEnv(saved);
+    }
   });
 
   test("pages a call needs first: each opened, then the call is retried only if the user says so", async () => {

@@ -55,12 +55,20 @@ export function elicitationFeatures(
 ): ClientFeatures {
   const denyRest = () => budget.denyRest(server);
   const declined = (): ElicitResult => ({ action: "decline" });
+  /** The pages the user went to, by id, until the server says they are done: it may not say so of any other. */
+  const visited = new Set<string>();
+  const opener =
+    (pages: Array<{ message: string; url?: string; elicitationId?: string }>): PageOpener =>
+    (url) => {
+      for (const { url: page, elicitationId: id } of pages) if (page === url && id !== undefined) visited.add(id);
+      openIfPossible(url);
+    };
   return {
     elicitation: (params, cancelled) =>
       ui()
         ? budget.run(
             server,
-            () => answerElicitation(server, params, until(cancelled, ui()), openIfPossible, denyRest),
+            () => answerElicitation(server, params, until(cancelled, ui()), opener([params]), denyRest),
             declined,
           )
         : Promise.resolve(declined()),
@@ -68,11 +76,12 @@ export function elicitationFeatures(
       ui()
         ? budget.run(
             server,
-            () => sendToRequiredPages(server, elicitations, ui(), openIfPossible),
+            () => sendToRequiredPages(server, elicitations, ui(), opener(elicitations)),
             () => false,
           )
         : Promise.resolve(false),
-    elicitationComplete: () => ui()?.notify(`MCP server '${server}' says the page you were sent to is done.`, "info"),
+    elicitationComplete: (id) =>
+      visited.delete(id) && ui()?.notify(`MCP server '${server}' says the page you were sent to is done.`, "info"),
   };
 }
 
