@@ -128,6 +128,27 @@ describe("an elicitation form's fields", () => {
     assert.deepEqual((fields[1] as Extract<FormField, { kind: "choice" }>).choices, [{ value: "a", title: "a" }]);
   });
 
+  test("a huge list of choices with one title (a hostile server) is told apart at once, not in quadratic time", () => {
+    const n = 20_000;
+    const started = Date.now();
+    const { fields } = formFields({
+      requestedSchema: {
+        type: "object",
+        properties: {
+          p: { type: "string", enum: Array.from({ length: n }, (_, i) => `v${i}`), enumNames: Array(n).fill("Same") },
+        },
+      },
+    });
+    const elapsed = Date.now() - started;
+    const { choices } = fields[0] as Extract<FormField, { kind: "choice" }>;
+    assert.deepEqual(
+      [choices[0]!.title, choices[1]!.title, choices.at(-1)!.title],
+      ["Same", "Same (2)", `Same (${n})`],
+    );
+    assert.equal(new Set(choices.map((c) => c.title)).size, n);
+    assert.ok(elapsed < 3000, `${elapsed} ms: pi's terminal is frozen while it runs`);
+  });
+
   test("a shape outside the spec (an object, an array of numbers) is reported, not guessed at", () => {
     const odd = formFields({
       requestedSchema: {

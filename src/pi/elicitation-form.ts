@@ -48,8 +48,13 @@ function choicesOf(schema: Record<string, unknown>): Choice[] | undefined {
   const choices = titledChoices(schema);
   // pi's select answers with the text picked: titles are made distinct, and none is the dialog's own "(skip)".
   const taken = new Set(["(skip)"]);
+  // The next number to try for a title: a list of one title a thousand times over is numbered in one pass.
+  const next = new Map<string, number>();
   for (const choice of choices ?? []) {
-    for (let n = 2, title = choice.title; taken.has(choice.title); n++) choice.title = `${title} (${n})`;
+    const title = choice.title;
+    let n = next.get(title) ?? 2;
+    while (taken.has(choice.title)) choice.title = `${title} (${n++})`;
+    next.set(title, n);
     taken.add(choice.title);
   }
   return choices;
