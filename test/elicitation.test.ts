@@ -159,6 +159,15 @@ describe("an elicitation form's fields", () => {
     assert.deepEqual(odd.unsupported, ["where", "ns"]);
   });
 
+  test("a task's question, which the SDK does not check: a field that is not a schema at all is reported, not a crash", async () => {
+    const ui = new RecordingUI();
+    const form = { message: "m", requestedSchema: { type: "object", properties: { where: null, n: 3 } } } as never;
+    assert.deepEqual(await answerElicitation("crm", form, ui.context()), { action: "decline" });
+    assert.deepEqual(ui.notices, [
+      "MCP server 'crm' asked for fields pi cannot show (where, n); the request is declined.",
+    ]);
+  });
+
   test("typed answers are checked: required, length, email, date, whole numbers and bounds; empty takes the default", () => {
     const text = (key: string) => field(key) as Extract<FormField, { kind: "text" | "number" }>;
     assert.deepEqual(parseTypedAnswer(text("name"), "  "), { error: "Name is required." });

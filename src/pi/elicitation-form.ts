@@ -83,7 +83,7 @@ export function formFields(params: Pick<ElicitRequestFormParams, "requestedSchem
   const fields: FormField[] = [];
   const unsupported: string[] = [];
   for (const [key, raw] of Object.entries(schema.properties ?? {})) {
-    const property = raw as Record<string, unknown>;
+    const property: Record<string, unknown> = isObject(raw) ? raw : {}; // a task's question is not checked by the SDK
     const base: FieldBase = {
       key,
       label: label(property.title) ?? label(key) ?? "(unnamed)",
