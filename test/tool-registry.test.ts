@@ -171,6 +171,28 @@ describe("tool registration", { timeout: 120_000 }, () => {
     assert.equal(await callText(tools.get(chinese[1]!)), `called ${CHINESE_NAMES[1]}`);
   });
 
+  test("two tools of one server whose names are the same once cleaned (a trailing space): the one registered is the one called", async () => {
+    const server = await startStreamableHttp({
+      extraTools: [
+        { name: "lookup", inputSchema: { type: "object" as const } },
+        { name: "lookup ", inputSchema: { type: "object" as const } },
+      ],
+    });
+    const connection = connectionFor("spaced", { url: server.url, prefix: "" });
+    try {
+      await connection.connect();
+      const tools = new Map<string, ToolDefinition>();
+      new ToolRegistry(
+        (def) => tools.set(def.name, def as ToolDefinition),
+        () => connection,
+      ).registerServer(connection);
+      assert.equal(await callText(tools.get("lookup")), "called lookup");
+    } finally {
+      await connection.close();
+      await server.close();
+    }
+  });
+
   test("a schema that cannot be compiled: the model's copy leaves the pattern out, the server checks, a warning says so, the tool works", async () => {
     const { tools, registry } = register();
     assert.deepEqual(tools.get("bad_pattern")!.parameters, { type: "object", properties: { q: { type: "string" } } });

@@ -29,13 +29,15 @@ export class ServerToolList {
     this.warning = warning;
     this.definitions.clear();
     this.findings.clear();
-    this.tools = tools.map((tool) => {
+    this.tools = tools.flatMap((tool) => {
       const safe = safeTool(tool);
+      // A name an earlier tool has once cleaned (`lookup ` after `lookup`): the first keeps it, as in pi's registry.
+      if (this.definitions.has(safe.name)) return [];
       if (safe.name !== tool.name) this.serverNames.set(safe.name, tool.name);
       // The SDK would throw away a result whose structured content misses its schema: the pi tool checks it instead.
       const { outputSchema: _checkedByPi, ...forCall } = tool;
       this.definitions.set(safe.name, forCall);
-      return safe;
+      return [safe];
     });
     return changed;
   }
