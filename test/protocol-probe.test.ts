@@ -10,7 +10,7 @@ import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { bundledFixture } from "./fixture-bundle.ts";
-import { connectionFor, fixtureEntry, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { connectFailure, connectionFor, fixtureEntry, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 
 const INTOLERANT = bundledFixture(path.join(REPO_ROOT, "test", "fixtures", "probe-intolerant.mjs"));
 
@@ -55,6 +55,21 @@ describe("auto against handshake-only local servers", { timeout: 60_000 }, () =>
     } finally {
       await connection.close();
     }
+  });
+
+  test("a server that counters `initialize` with a revision the bridge does not speak: the error says so, not how its process was then ended", async () => {
+    // A handshake-only server answering every `initialize` with a revision of its own.
+    const script = `require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+      const { id, method } = JSON.parse(line);
+      const answer = method === "initialize" ? { result: { protocolVersion: "2099-01-01", capabilities: {}, serverInfo: { name: "future", version: "1" } } }
+        : method === "ping" ? { result: {} } : { error: { code: -32601, message: "Method not found" } };
+      if (id !== undefined) process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id, ...answer }) + "\\n");
+    });`;
+    const { message } = await connectFailure(
+      connectionFor("future", { command: process.execPath, args: ["-e", script], protocolVersion: "2025-06-18" }),
+    );
+    assert.match(message, /protocol version is not supported: 2099-01-01/);
+    assert.doesNotMatch(message, /SIGKILL/);
   });
 
   test("a server that died of the probe late in its time is started again with the whole time a start gets", async () => {

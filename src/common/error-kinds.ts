@@ -111,7 +111,11 @@ export function closedDuringProbe(error: unknown): boolean {
  */
 export function serverAnswered(error: unknown): boolean {
   return causeChain(error).some(
-    (link) => link instanceof ProtocolError || (link instanceof SdkError && link.code === SdkErrorCode.InvalidResult),
+    (link) =>
+      link instanceof ProtocolError ||
+      (link instanceof SdkError && link.code === SdkErrorCode.InvalidResult) ||
+      // The SDK's verdict on the revision `initialize` was answered with, said only in a plain Error's words.
+      /^Server's protocol version is not supported/.test((link as Error)?.message ?? ""),
   );
 }
 
