@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { ListRefresh } from "../src/connection/list-refresh.ts";
-import { waitFor } from "./helpers.ts";
+import { connectionFor, waitFor } from "./helpers.ts";
 
 describe("ListRefresh", () => {
   test("changes said while a run is under way make one more run, with the newest request; never two at once", async () => {
@@ -48,5 +48,34 @@ describe("ListRefresh", () => {
     refresh.request(2);
     await waitFor(() => seen.length === 2, "the second run");
     assert.deepEqual(seen, [1, 2]);
+  });
+});
+
+describe("a tool list change said while the first list is read", () => {
+  test("is served once the connection opens: the tool added then appears", async () => {
+    // The server's tools change while its first list is on its way (slow: 300 ms), and it says so at once.
+    const script = `let lists = 0;
+    const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\\n");
+    require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+      const { id, method } = JSON.parse(line);
+      if (id === undefined) return;
+      if (method === "initialize")
+        return send({ id, result: { protocolVersion: "2025-06-18", capabilities: { tools: { listChanged: true } }, serverInfo: { name: "s", version: "1" } } });
+      if (method !== "tools/list") return send({ id, result: {} });
+      const tools = ["a", ...(++lists > 1 ? ["b"] : [])].map((name) => ({ name, inputSchema: { type: "object" } }));
+      if (lists === 1) send({ method: "notifications/tools/list_changed" });
+      setTimeout(() => send({ id, result: { tools } }), 300);
+    });`;
+    const connection = connectionFor("growing", {
+      command: process.execPath,
+      args: ["-e", script],
+      protocolVersion: "2025-06-18",
+    });
+    try {
+      await connection.connect();
+      await waitFor(() => connection.tools.some((t) => t.name === "b"), "the tool added while the first list was read");
+    } finally {
+      await connection.close();
+    }
   });
 });

@@ -251,11 +251,13 @@ export class LiveSession {
     );
     markDeliveries(transport, () => held.open && accepting(transport));
     const negotiation = negotiationFor(protocol, remembered, kind === "stdio", remaining());
+    const early = new Set<ServerList>();
     const client = createMcpClient(
       clientInfo,
       features,
       {
-        listChanged: (list) => events.listChanged(this, list),
+        // A change said before the session opens (during its first list) is served once it has.
+        listChanged: (list) => (held.open ? events.listChanged(this, list) : early.add(list)),
         resourceUpdated: (uri) => events.resourceUpdated(this, uri),
         logMessage: (params) => events.logMessage(params),
       },
@@ -319,6 +321,7 @@ export class LiveSession {
     }
     held.open = true;
     this.stage = "open";
+    for (const list of early) events.listChanged(this, list);
     client.onclose = () => {
       if (held.releasing || !held.open) return;
       held.open = false;
