@@ -39,3 +39,28 @@ describe("input schemas without `type`", () => {
     }
   });
 });
+
+describe("an input schema of null", () => {
+  test("is read as no schema: the server's other tools are not lost with it", async () => {
+    const script = `const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\\n");
+    require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+      const { id, method } = JSON.parse(line);
+      if (id === undefined) return;
+      if (method === "initialize")
+        return send({ id, result: { protocolVersion: "2025-06-18", capabilities: { tools: {} }, serverInfo: { name: "s", version: "1" } } });
+      const tools = [{ name: "status", inputSchema: null }, { name: "search", inputSchema: { type: "object" } }];
+      send({ id, result: method === "tools/list" ? { tools } : {} });
+    });`;
+    const connection = connectionFor("nulls", {
+      command: process.execPath,
+      args: ["-e", script],
+      protocolVersion: "2025-06-18",
+    });
+    try {
+      await connection.connect();
+      assert.deepEqual([...toolsOf(connection).keys()].sort(), ["mcp_nulls_search", "mcp_nulls_status"]);
+    } finally {
+      await connection.close();
+    }
+  });
+});

@@ -1,9 +1,9 @@
 /**
  * Tool lists that break the MCP schema in one way with one meaning: a tool's `inputSchema` without `type` (mcp-obsidian
- * sends `{"$schema": …}` alone, a schema generator's empty output), or none at all. The SDK checks a list whole and
- * refuses it for one such tool, so every tool of the server was lost. Such a schema is read as the object schema it can
- * only be, with whatever properties it lists, and the tool is marked, so `/mcp` says so. A schema of another `type`
- * has no one meaning, and is left for the SDK to refuse.
+ * sends `{"$schema": …}` alone, a schema generator's empty output), or none (absent, or null). The SDK checks a list
+ * whole and refuses it for one such tool, so every tool of the server was lost. Such a schema is read as the object
+ * schema it can only be, with whatever properties it lists, and the tool is marked, so `/mcp` says so. A schema of
+ * another `type` has no one meaning, and is left for the SDK to refuse.
  */
 import type { Transport } from "@modelcontextprotocol/client";
 import { isObject } from "../common/values.ts";
@@ -32,7 +32,7 @@ function repair(result: unknown): void {
   for (const tool of result.tools) {
     if (!isObject(tool)) continue;
     const schema = tool.inputSchema;
-    if (schema !== undefined && !(isObject(schema) && schema.type === undefined)) continue;
+    if ((schema ?? undefined) !== undefined && !(isObject(schema) && schema.type === undefined)) continue;
     tool.inputSchema = { ...(isObject(schema) ? schema : {}), type: "object" };
     tool._meta = { ...(isObject(tool._meta) ? tool._meta : {}), [SCHEMA_WITHOUT_TYPE]: true };
   }
