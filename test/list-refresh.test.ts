@@ -79,3 +79,32 @@ describe("a tool list change said while the first list is read", () => {
     }
   });
 });
+
+describe("a tool list that pages without end", () => {
+  test("the server connects with the tools of the pages read, as far as the SDK reads a list (64 pages)", async () => {
+    // Each page names the next, for ever.
+    const script = `let lists = 0;
+    const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\\n");
+    require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+      const { id, method } = JSON.parse(line);
+      if (id === undefined) return;
+      if (method === "initialize")
+        return send({ id, result: { protocolVersion: "2025-06-18", capabilities: { tools: {} }, serverInfo: { name: "s", version: "1" } } });
+      if (method !== "tools/list") return send({ id, result: {} });
+      lists++;
+      send({ id, result: { tools: [{ name: "tool_" + lists, inputSchema: { type: "object" } }], nextCursor: "page-" + (lists + 1) } });
+    });`;
+    const connection = connectionFor("endless", {
+      command: process.execPath,
+      args: ["-e", script],
+      protocolVersion: "2025-06-18",
+      maxRestarts: 0,
+    });
+    try {
+      await connection.connect();
+      assert.equal(connection.tools.length, 64);
+    } finally {
+      await connection.close();
+    }
+  });
+});
