@@ -18,6 +18,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { type GetPromptResult, ListPromptsRequestSchema, type Prompt } from "@modelcontextprotocol/sdk/types.js";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
+import { listPrompts } from "../src/connection/server-prompts.ts";
 import { PromptCommands } from "../src/pi/prompt-commands.ts";
 import {
   argumentHint,
@@ -456,5 +457,33 @@ describe("prompt lists that answer out of turn", { timeout: 60_000 }, () => {
       commands.commands().map((c) => c.name),
       ["mcp:held:twice"],
     );
+  });
+});
+
+describe("a prompt list that pages without end", { timeout: 60_000 }, () => {
+  test("is read as far as the bridge's bound (50 pages), not refused whole", async () => {
+    // Each page names the next, for ever.
+    const script = `let lists = 0;
+    const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\\n");
+    require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+      const { id, method } = JSON.parse(line);
+      if (id === undefined) return;
+      if (method === "initialize")
+        return send({ id, result: { protocolVersion: "2025-06-18", capabilities: { prompts: {} }, serverInfo: { name: "s", version: "1" } } });
+      if (method !== "prompts/list") return send({ id, result: {} });
+      lists++;
+      send({ id, result: { prompts: [{ name: "prompt_" + lists }], nextCursor: "page-" + (lists + 1) } });
+    });`;
+    const connection = connectionFor("endless", {
+      command: process.execPath,
+      args: ["-e", script],
+      protocolVersion: "2025-06-18",
+    });
+    try {
+      await connection.connect();
+      assert.equal((await listPrompts(connection)).length, 50);
+    } finally {
+      await connection.close();
+    }
   });
 });

@@ -25,9 +25,12 @@ export function offersCompletions(connection: ServerConnection): boolean {
 export async function listPrompts(connection: ServerConnection, signal?: AbortSignal): Promise<Prompt[]> {
   const listed = await readPages({ maxPages: MAX_PROMPT_PAGES }, async (cursor) => {
     const params = cursor ? { cursor } : undefined;
-    const page = await connection.withSession("prompts/list", (c, options) => c.listPrompts(params, options), {
-      signal,
-    });
+    // Page by page: the SDK's `listPrompts` reads a list whole from its first, and refuses one past 64 pages.
+    const page = await connection.withSession(
+      "prompts/list",
+      (c, options) => c.request({ method: "prompts/list", params }, options),
+      { signal },
+    );
     return { items: page.prompts, nextCursor: page.nextCursor };
   });
   // A prompt listed twice (a server's pages that overlap) is one prompt: each list read would give it another command.
