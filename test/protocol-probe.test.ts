@@ -72,6 +72,14 @@ describe("auto against handshake-only local servers", { timeout: 60_000 }, () =>
     assert.doesNotMatch(message, /SIGKILL/);
   });
 
+  test("pinned to 2026-07-28, a server that does not offer it: the error says so, not that its process exited", async () => {
+    const { message } = await connectFailure(
+      connectionFor("pinned", { ...fixtureEntry(), protocolVersion: "2026-07-28", maxRestarts: 0 }),
+    );
+    assert.match(message, /did not offer pinned protocol version 2026-07-28/);
+    assert.doesNotMatch(message, /exited/);
+  });
+
   test("a server that died of the probe late in its time is started again with the whole time a start gets", async () => {
     const log = path.join(tmp.dir, "late-intolerant.jsonl");
     // Each start takes 6 s of its 10: the probe kills the first with less than 4 left, fewer than a start needs.

@@ -114,8 +114,10 @@ export function serverAnswered(error: unknown): boolean {
     (link) =>
       link instanceof ProtocolError ||
       (link instanceof SdkError && link.code === SdkErrorCode.InvalidResult) ||
-      // The SDK's verdict on the revision `initialize` was answered with, said only in a plain Error's words.
-      /^Server's protocol version is not supported/.test((link as Error)?.message ?? ""),
+      // The SDK's verdict on the revision the server answered with (or did not offer), said only in its words.
+      /^(Server's protocol version is not supported|Version negotiation failed: the server did not offer)/.test(
+        (link as Error)?.message ?? "",
+      ),
   );
 }
 
