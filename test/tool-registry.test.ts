@@ -193,6 +193,43 @@ describe("tool registration", { timeout: 120_000 }, () => {
     }
   });
 
+  test("a tool renamed to its cleaned name ('lookup ' to 'lookup') is called by its new name", async () => {
+    // Lists 'lookup ' until its first call, then says its list changed and lists 'lookup'; a call answers its name.
+    const script = `let called = false;
+    const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\\n");
+    require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+      const { id, method, params } = JSON.parse(line);
+      if (id === undefined) return;
+      if (method === "initialize")
+        return send({ id, result: { protocolVersion: "2025-06-18", capabilities: { tools: { listChanged: true } }, serverInfo: { name: "s", version: "1" } } });
+      if (method === "tools/list")
+        return send({ id, result: { tools: [{ name: called ? "lookup" : "lookup ", inputSchema: { type: "object" } }] } });
+      if (method !== "tools/call") return send({ id, result: {} });
+      send({ id, result: { content: [{ type: "text", text: "called " + JSON.stringify(params.name) }] } });
+      if (!called) send({ method: "notifications/tools/list_changed" });
+      called = true;
+    });`;
+    let lists = 0;
+    const connection = connectionFor(
+      "renamed",
+      { command: process.execPath, args: ["-e", script], protocolVersion: "2025-06-18", prefix: "" },
+      { onTools: () => lists++ },
+    );
+    try {
+      await connection.connect();
+      const tools = new Map<string, ToolDefinition>();
+      new ToolRegistry(
+        (def) => tools.set(def.name, def as ToolDefinition),
+        () => connection,
+      ).registerServer(connection);
+      assert.equal(await callText(tools.get("lookup")), 'called "lookup "');
+      await waitFor(() => lists === 2, "the list read after the change (the first came with the connect)");
+      assert.equal(await callText(tools.get("lookup")), 'called "lookup"');
+    } finally {
+      await connection.close();
+    }
+  });
+
   test("a schema that cannot be compiled: the model's copy leaves the pattern out, the server checks, a warning says so, the tool works", async () => {
     const { tools, registry } = register();
     assert.deepEqual(tools.get("bad_pattern")!.parameters, { type: "object", properties: { q: { type: "string" } } });

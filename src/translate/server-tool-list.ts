@@ -29,6 +29,7 @@ export class ServerToolList {
     this.warning = warning;
     this.definitions.clear();
     this.findings.clear();
+    this.serverNames.clear();
     this.tools = tools.flatMap((tool) => {
       const safe = safeTool(tool);
       // A name an earlier tool has once cleaned (`lookup ` after `lookup`): the first keeps it, as in pi's registry.
