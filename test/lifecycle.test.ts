@@ -500,6 +500,34 @@ describe("local server lifecycle", { timeout: 120_000 }, () => {
     }
   });
 
+  test("a server busy with a long call, answering nothing else meanwhile, is not taken for stale: the call ends with its result", async () => {
+    // One message at a time, as a server whose tools block its loop: a call takes 2 s, silent, far past the checks' times.
+    const script = `const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\\n");
+    require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+      const { id, method } = JSON.parse(line);
+      if (id === undefined) return;
+      if (method === "initialize")
+        return send({ id, result: { protocolVersion: "2025-06-18", capabilities: { tools: {} }, serverInfo: { name: "s", version: "1" } } });
+      if (method === "tools/list") return send({ id, result: { tools: [{ name: "build", inputSchema: { type: "object" } }] } });
+      if (method === "tools/call") Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2000);
+      send({ id, result: method === "tools/call" ? { content: [{ type: "text", text: "built" }] } : {} });
+    });`;
+    const connection = connectionFor("busy", {
+      command: process.execPath,
+      args: ["-e", script],
+      protocolVersion: "2025-06-18",
+      healthCheckInterval: 150,
+      pingTimeout: 300,
+      requestTimeout: 20_000,
+    });
+    try {
+      await connection.connect();
+      assert.equal((await runTool(toolsOf(connection).get("mcp_busy_build"))).text, "built");
+    } finally {
+      await connection.close();
+    }
+  });
+
   test("the log file: lifecycle, request summaries without argument values, stderr and server log messages; no secrets", async () => {
     const file = path.join(tmp.dir, "logs", "mcp.log");
     const logger = new LogFile(file);

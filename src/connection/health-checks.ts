@@ -37,7 +37,8 @@ export class HealthChecks {
     if (interval <= 0) return;
     this.timer = setInterval(() => {
       const last = report.health.lastHeard ?? 0;
-      if (!session.isOpen || this.probing || Date.now() - last < interval) return;
+      // A call under way may take its whole `requestTimeout`, silent; its own timeout tells if the server hangs.
+      if (!session.isOpen || session.awaiting || this.probing || Date.now() - last < interval) return;
       report.stale(last);
       void this.probe(session, "stale");
     }, interval);

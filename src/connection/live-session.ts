@@ -155,6 +155,12 @@ export class LiveSession {
     return this.held?.open === true;
   }
 
+  /** A request awaits its answer (the SDK's table of them): a server busy with it may not answer a ping meanwhile. */
+  get awaiting(): boolean {
+    const client = this.held?.client as unknown as { _responseHandlers?: Map<unknown, unknown> } | undefined;
+    return (client?._responseHandlers?.size ?? 0) > 0;
+  }
+
   /** A local server's pid, once spawned. */
   get pid(): number | undefined {
     return this.held && pidOf(this.held.transport);
