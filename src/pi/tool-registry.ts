@@ -8,10 +8,14 @@ import type { EventSink } from "../common/events.ts";
 import type { Logger } from "../common/log-file.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { toolDescription } from "../exposure/definition-cost.ts";
+import { TOOL_SEARCH_NAME } from "../exposure/tool-search-text.ts";
 import { allocateToolName, PI_BUILTIN_TOOL_NAMES, toolNameFor } from "../translate/naming.ts";
 import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
 import { type McpToolDefinition, toolDefinition, unavailableDefinition } from "./tool-definition.ts";
 import * as toolNotes from "./tool-notes.ts";
+import { LIST_RESOURCES, LIST_TEMPLATES, READ_RESOURCE } from "./resource-tools.ts";
+
+const BRIDGE_TOOL_NAMES = [TOOL_SEARCH_NAME, LIST_RESOURCES, LIST_TEMPLATES, READ_RESOURCE];
 
 export interface RegisteredTool {
   /** The name the model sees. */
@@ -93,10 +97,11 @@ export class ToolRegistry {
   /** Activation changes asked for before pi's session could take them. */
   private pending: { add: Set<string>; remove: Set<string> } = { add: new Set(), remove: new Set() };
   private activation?: ToolActivation;
-  /** pi's built-in tools' names, which no MCP tool may take. */
-  private readonly reserved = new Map(
-    PI_BUILTIN_TOOL_NAMES.map((name) => [name, `pi's built-in tool '${name}'`] as const),
-  );
+  /** pi's built-in tools' names and the bridge's own, which no MCP tool may take (pi keeps one tool of a name). */
+  private readonly reserved = new Map([
+    ...PI_BUILTIN_TOOL_NAMES.map((name) => [name, `pi's built-in tool '${name}'`] as const),
+    ...BRIDGE_TOOL_NAMES.map((name) => [name, `the MCP bridge's own tool '${name}'`] as const),
+  ]);
   /** Why a tool did not get the name it wanted, by `server\0tool`; dealt again with the names. */
   private readonly collisions = new Map<string, toolNotes.Collision>();
   /** Clashes already in the log: names are dealt again as lists arrive, and a clash is written once. */
