@@ -397,14 +397,14 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     // once, from the tools known now, against the model's context window.
     exposure.restore(ctx.sessionManager.getBranch());
     toolSearch.decideAuto(requestToolWire(ctx.model), ctx.model?.contextWindow);
-    toolSearch.sync();
-    declareTools();
     registry.bindActivation({
       getActiveTools: () => pi.getActiveTools(),
       setActiveTools: (names) => pi.setActiveTools(names),
     });
     registry.resolveShadowed(pi.getAllTools());
-    declareTools(); // A tool moved off a taken name is registered anew, which on pi 1.x activates nothing.
+    // After the moves: tool_search gives their new names, and pi 1.x activates the tools registered anew.
+    toolSearch.sync();
+    declareTools();
     sessionStarted();
     // pi 1.x: servers other extensions registered while pi loaded them; as at startup, only a session without a UI waits.
     const registered = readRegistered && piRegistered.sync(readRegistered());

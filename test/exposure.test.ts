@@ -59,13 +59,15 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     sessionManager?: (cwd: string) => SessionManager;
     /** How long startup waits for servers (long: the tests read what connected). */
     budgetMs?: number;
+    /** Other extensions, loaded before the bridge. */
+    extensions?: string[];
   }
 
   /** pi with the catalog server configured at user level as `entry` says, plus any top-level keys. */
   async function start(
     entry: Record<string, unknown>,
     topLevel: Record<string, unknown> = {},
-    { contextWindow, ui, sessionManager, budgetMs = 60_000 }: StartOptions = {},
+    { contextWindow, ui, sessionManager, budgetMs = 60_000, extensions = [] }: StartOptions = {},
   ): Promise<Setup> {
     const project = tempDir("mcp-bridge-exposure-");
     const agentDir = tempDir("mcp-bridge-agent-");
@@ -88,7 +90,7 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     const pi = await startInProcessPi({
       cwd: project.dir,
       agentDir: agentDir.dir,
-      extensionPaths: [EXTENSION_DIR],
+      extensionPaths: [...extensions, EXTENSION_DIR],
       model: model.model,
       sessionManager: sessionManager?.(project.dir),
     });
@@ -477,5 +479,25 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     model.script([{ text: "ok" }]);
     await pi.session.prompt("and back here?");
     assert.deepEqual(catalogTools(model.requests[before]!), ["mcp_catalog_search_code"], "the branch's load is back");
+  });
+
+  test("a deferred tool whose name another extension has: tool_search names the tool's own free name, not the other's", async () => {
+    const other = tempDir("mcp-bridge-other-");
+    cleanups.push(() => other.cleanup());
+    const extension = path.join(other.dir, "other-extension.ts");
+    writeFileSync(
+      extension,
+      `export default function (pi) {
+        pi.registerTool({ name: "mcp_catalog_search_code", label: "other", description: "another extension's tool",
+          parameters: { type: "object", properties: {} },
+          async execute() { return { content: [{ type: "text", text: "from the other extension" }], details: {} }; } });
+      }`,
+    );
+    const { pi, model } = await start({ exposure: "deferred" }, {}, { extensions: [extension] });
+    model.script([{ toolCalls: [{ name: TOOL_SEARCH_NAME, args: { names: ["search_code"] } }] }, { text: "found" }]);
+    await pi.session.prompt("where is main defined?");
+    const text = toolResults(pi).find((r) => r.toolName === TOOL_SEARCH_NAME)?.content[0]?.text ?? "";
+    assert.match(text, /^- mcp_catalog_search_code_2 \(MCP server catalog\): /m, text);
+    assert.ok(model.requests.at(-1)!.tools.includes("mcp_catalog_search_code_2"), "the tool it named is declared");
   });
 });
