@@ -500,4 +500,25 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     assert.match(text, /^- mcp_catalog_search_code_2 \(MCP server catalog\): /m, text);
     assert.ok(model.requests.at(-1)!.tools.includes("mcp_catalog_search_code_2"), "the tool it named is declared");
   });
+
+  test("a hidden tool whose name another extension has: the startup notice says nothing of registering it elsewhere, as of a visible one", async () => {
+    const other = tempDir("mcp-bridge-other-");
+    cleanups.push(() => other.cleanup());
+    const extension = path.join(other.dir, "other-extension.ts");
+    writeFileSync(
+      extension,
+      `export default function (pi) {
+        for (const name of ["mcp_catalog_delete_branch", "mcp_catalog_search_code"])
+          pi.registerTool({ name, label: "other", description: "another extension's tool",
+            parameters: { type: "object", properties: {} },
+            async execute() { return { content: [{ type: "text", text: "from the other extension" }], details: {} }; } });
+      }`,
+    );
+    const ui = new RecordingUI();
+    await start({ toolExposure: { delete_branch: "hidden" } }, {}, { extensions: [extension], ui });
+    await waitFor(() => ui.notices.length > 0, "the startup notice");
+    const notice = ui.notices.join("\n");
+    assert.match(notice, /Tool name 'mcp_catalog_search_code' .* registered as 'mcp_catalog_search_code_2'/, notice);
+    assert.doesNotMatch(notice, /delete_branch/, notice);
+  });
 });

@@ -436,7 +436,7 @@ export class ToolRegistry {
       const definition = this.definitions.get(tool.name);
       if (!winner || !definition || winner.parameters === definition.parameters) continue;
       const name = allocateToolName(tool.name, isTaken);
-      this.notes.push(
+      (this.options.isHidden?.(tool.server, tool.originalName) ? [] : this.notes).push(
         `Tool name '${tool.name}' of MCP server '${tool.server}' (tool '${tool.originalName}') is already used by another extension (${winner.sourceInfo.path}); registered as '${name}'`,
       );
       this.byName.delete(tool.name);
