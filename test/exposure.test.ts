@@ -521,4 +521,19 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     assert.match(notice, /Tool name 'mcp_catalog_search_code' .* registered as 'mcp_catalog_search_code_2'/, notice);
     assert.doesNotMatch(notice, /delete_branch/, notice);
   });
+
+  test("tool_search with a limit past its bounds loads at most 10 (or at least 1) instead of failing the call", async () => {
+    const { pi, model } = await start({ exposure: "deferred" });
+    model.script([
+      { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "pull requests", limit: 20 } }] },
+      { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "delete a branch", limit: 0 } }] },
+      { text: "done" },
+    ]);
+    await pi.session.prompt("review the open pull requests");
+    const [many, none] = toolResults(pi).filter((r) => r.toolName === TOOL_SEARCH_NAME);
+    assert.equal(many?.isError, false, JSON.stringify(many?.content));
+    assert.match(many?.content[0]?.text ?? "", /^Loaded \d+ tools?;/);
+    assert.equal(none?.isError, false, JSON.stringify(none?.content));
+    assert.match(none?.content[0]?.text ?? "", /^Loaded 1 tool;/);
+  });
 });

@@ -22,11 +22,10 @@ export const TOOL_SEARCH_PARAMETERS = {
   properties: {
     query: { type: "string", description: "What the tool should do, in a few words" },
     names: { type: "array", items: { type: "string" }, description: "Exact tool names to load" },
+    // Bounds said, not declared: pi would fail a call past them, where the search takes the nearest bound.
     limit: {
       type: "integer",
-      minimum: 1,
-      maximum: MAX_SEARCH_LIMIT,
-      description: `How many tools to load by query (default ${DEFAULT_SEARCH_LIMIT})`,
+      description: `How many tools to load by query (default ${DEFAULT_SEARCH_LIMIT}, at most ${MAX_SEARCH_LIMIT})`,
     },
   },
 } as const;
