@@ -536,4 +536,17 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     assert.equal(none?.isError, false, JSON.stringify(none?.content));
     assert.match(none?.content[0]?.text ?? "", /^Loaded 1 tool;/);
   });
+
+  test("tool_search with names in one string (one name, or several) loads them instead of failing the call", async () => {
+    const { pi, model } = await start({ exposure: "deferred" });
+    model.script([
+      { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { names: "create_issue, search_code" } }] },
+      { text: "done" },
+    ]);
+    await pi.session.prompt("file it");
+    const search = toolResults(pi).find((r) => r.toolName === TOOL_SEARCH_NAME);
+    assert.equal(search?.isError, false, JSON.stringify(search?.content));
+    assert.match(search?.content[0]?.text ?? "", /^Loaded 2 tools;/);
+    assert.deepEqual(catalogTools(model.requests.at(-1)!), ["mcp_catalog_create_issue", "mcp_catalog_search_code"]);
+  });
 });

@@ -16,13 +16,15 @@ export const TOOL_SEARCH_DESCRIPTION =
   "Load tools of connected MCP servers that are not in your tool list yet: by exact names (as the system prompt lists " +
   'them) or by what you need done, in a few words (e.g. "create a GitHub issue"). Call them by the names returned.';
 
+/** Names in an array, or one or more in a string, as models send them: pi fails a call whose arguments do not fit. */
+const NAME_LISTS = [{ type: "array", items: { type: "string" } }, { type: "string" }] as const;
+
 /** Plain JSON Schema, as pi sends tool parameters. */
 export const TOOL_SEARCH_PARAMETERS = {
   type: "object",
   properties: {
     query: { type: "string", description: "What the tool should do, in a few words" },
-    names: { type: "array", items: { type: "string" }, description: "Exact tool names to load" },
-    // Bounds said, not declared: pi would fail a call past them, where the search takes the nearest bound.
+    names: { anyOf: NAME_LISTS, description: "Exact tool names to load" },
     limit: {
       type: "integer",
       description: `How many tools to load by query (default ${DEFAULT_SEARCH_LIMIT}, at most ${MAX_SEARCH_LIMIT})`,

@@ -93,7 +93,6 @@ export class ToolSearch {
       parameters: TOOL_SEARCH_PARAMETERS as never,
       execute: async (_id, params: { query?: unknown; names?: unknown; limit?: unknown }, signal, onUpdate) => {
         const query = typeof params.query === "string" ? params.query : "";
-        // A model may send one name as a string, or names in one string.
         const given = typeof params.names === "string" ? params.names.split(/[\s,]+/) : params.names;
         const names = Array.isArray(given) ? given.filter((n): n is string => typeof n === "string") : [];
         const limit =
