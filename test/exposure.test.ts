@@ -61,13 +61,15 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     budgetMs?: number;
     /** Other extensions, loaded before the bridge. */
     extensions?: string[];
+    /** Other servers, after the catalog server. */
+    servers?: Record<string, unknown>;
   }
 
   /** pi with the catalog server configured at user level as `entry` says, plus any top-level keys. */
   async function start(
     entry: Record<string, unknown>,
     topLevel: Record<string, unknown> = {},
-    { contextWindow, ui, sessionManager, budgetMs = 60_000, extensions = [] }: StartOptions = {},
+    { contextWindow, ui, sessionManager, budgetMs = 60_000, extensions = [], servers = {} }: StartOptions = {},
   ): Promise<Setup> {
     const project = tempDir("mcp-bridge-exposure-");
     const agentDir = tempDir("mcp-bridge-agent-");
@@ -80,7 +82,7 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     };
     writeFileSync(
       path.join(agentDir.dir, "mcp.json"),
-      JSON.stringify({ approval: "never", ...topLevel, mcpServers: { catalog } }),
+      JSON.stringify({ approval: "never", ...topLevel, mcpServers: { catalog, ...servers } }),
     );
     const originalCwd = process.cwd();
     process.env.PI_CODING_AGENT_DIR = agentDir.dir;
@@ -548,5 +550,26 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     assert.equal(search?.isError, false, JSON.stringify(search?.content));
     assert.match(search?.content[0]?.text ?? "", /^Loaded 2 tools;/);
     assert.deepEqual(catalogTools(model.requests.at(-1)!), ["mcp_catalog_create_issue", "mcp_catalog_search_code"]);
+  });
+
+  test("tool_search does not wait for a server still starting whose tools will be direct: it could find none of them", async () => {
+    const gateDir = tempDir("mcp-bridge-gate-");
+    const gate = path.join(gateDir.dir, "ready");
+    const originalWait = process.env.PI_MCP_FIRST_PROMPT_WAIT_MS;
+    process.env.PI_MCP_FIRST_PROMPT_WAIT_MS = "0";
+    cleanups.push(() => {
+      writeFileSync(gate, "");
+      gateDir.cleanup();
+      if (originalWait === undefined) delete process.env.PI_MCP_FIRST_PROMPT_WAIT_MS;
+      else process.env.PI_MCP_FIRST_PROMPT_WAIT_MS = originalWait;
+    });
+    const slow = { command: process.execPath, args: [SLOW_START, "--until", gate], exposure: "direct" };
+    const { pi, model } = await start({ exposure: "deferred" }, {}, { ui: new RecordingUI(), servers: { slow }, budgetMs: 0 });
+    model.script([{ toolCalls: [{ name: TOOL_SEARCH_NAME, args: { names: ["search_code"] } }] }, { text: "done" }]);
+    const prompted = pi.session.prompt("where is main defined?");
+    await waitFor(() => toolResults(pi).some((r) => r.toolName === TOOL_SEARCH_NAME), "tool_search's answer", 10_000);
+    assert.match(toolResults(pi)[0]?.content[0]?.text ?? "", /^Loaded 1 tool;/);
+    writeFileSync(gate, "");
+    await prompted;
   });
 });

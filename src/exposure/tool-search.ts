@@ -99,9 +99,9 @@ export class ToolSearch {
           typeof params.limit === "number" && Number.isFinite(params.limit)
             ? Math.min(Math.max(1, Math.floor(params.limit)), MAX_SEARCH_LIMIT)
             : DEFAULT_SEARCH_LIMIT;
-        // A server still starting may have the tool (as a `codemode` script waits for it: ../pi/starting-waits.ts).
+        // A server still starting whose tools will be deferred may have it (../pi/starting-waits.ts waits alike).
         await this.deps.starting.untilStarted(
-          () => true,
+          (server) => this.deps.exposure.mayHave(server, "deferred"),
           signal,
           (servers) => {
             const text = `Waiting for MCP servers still starting: ${servers.join(", ")}`;
