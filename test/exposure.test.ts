@@ -564,12 +564,28 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
       else process.env.PI_MCP_FIRST_PROMPT_WAIT_MS = originalWait;
     });
     const slow = { command: process.execPath, args: [SLOW_START, "--until", gate], exposure: "direct" };
-    const { pi, model } = await start({ exposure: "deferred" }, {}, { ui: new RecordingUI(), servers: { slow }, budgetMs: 0 });
+    const { pi, model } = await start(
+      { exposure: "deferred" },
+      {},
+      { ui: new RecordingUI(), servers: { slow }, budgetMs: 0 },
+    );
     model.script([{ toolCalls: [{ name: TOOL_SEARCH_NAME, args: { names: ["search_code"] } }] }, { text: "done" }]);
     const prompted = pi.session.prompt("where is main defined?");
     await waitFor(() => toolResults(pi).some((r) => r.toolName === TOOL_SEARCH_NAME), "tool_search's answer", 10_000);
     assert.match(toolResults(pi)[0]?.content[0]?.text ?? "", /^Loaded 1 tool;/);
     writeFileSync(gate, "");
     await prompted;
+  });
+
+  test("a search that matches nothing counts only the tools not loaded yet as not in the model's list", async () => {
+    const { pi, model } = await start({ exposure: "deferred" });
+    model.script([
+      { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { names: ["create_issue", "search_code"] } }] },
+      { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "xyzzy plugh" } }] },
+      { text: "done" },
+    ]);
+    await pi.session.prompt("file it");
+    const [, none] = toolResults(pi).filter((r) => r.toolName === TOOL_SEARCH_NAME);
+    assert.match(none?.content[0]?.text ?? "", /^No tool matched "xyzzy plugh" among 5 MCP tools not in your list\./);
   });
 });

@@ -163,6 +163,7 @@ export class ToolSearch {
       for (const hit of hits) tools.push(this.index.get(hit.name)!);
     }
     const refs = tools.map((t) => ({ server: t.server, tool: t.originalName }));
+    const waiting = all.filter((t) => !this.deps.exposure.isLoaded(t.server, t.originalName)).length;
     const added = this.deps.exposure.load(refs);
     if (added.length) this.deps.record(added);
     const lines = tools.map((t) => ({
@@ -171,7 +172,7 @@ export class ToolSearch {
       description: t.description,
       nextRun: this.runTools !== undefined && !this.runTools.has(t.name),
     }));
-    return { text: formatSearchResult(words, lines, this.index.size, problems), loaded: refs };
+    return { text: formatSearchResult(words, lines, waiting, problems), loaded: refs };
   }
 
   /**
