@@ -291,6 +291,16 @@ describe(
       assert.equal(chinese?.split("\n").at(-1), "- amap: maps_geo (将详细的结构化地址转换为经纬度坐标)");
     });
 
+    test("a tool name as long as MCP allows (128) is listed whole, so the model can load it by that name", () => {
+      const name = `get_${"repository_".repeat(10)}settings`;
+      assert.ok(name.length > 64 && name.length <= 128);
+      const text = catalogPrompt([{ server: "hub", tools: [{ name, description: "Get settings." }] }], [], {
+        form: "names",
+        maxTokens: 1000,
+      });
+      assert.equal(text?.split("\n").at(-1), `- hub: ${name}`);
+    });
+
     test("a deferred server still starting is named beside the catalog of those connected, as without one", () => {
       const servers = [{ server: "github" }, { server: "jira", description: "Jira tickets", starting: true }];
       const groups = [{ server: "github", tools: [{ name: "create_issue", description: "Create an issue." }] }];

@@ -45,7 +45,7 @@ function listedLine(group: CatalogGroup, form: "names" | "brief"): string {
   const tools = [...group.tools]
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     .map(({ name, description }) => {
-      const shownName = shown(name, 64, "prompt");
+      const shownName = shown(name, 128, "prompt"); // as long as MCP names go: the model loads it by this name
       const words = form === "brief" ? brief(description) : "";
       return words ? `${shownName} (${words})` : shownName;
     });
