@@ -335,6 +335,12 @@ describe("tool search text", () => {
       /^MCP server linear waits for the user to finish signing in .*\/mcp auth linear/,
     );
   });
+  test("a name of several servers: each server/tool choice is given whole, even for a name as long as MCP allows", () => {
+    const name = `get_${"repository_".repeat(10)}settings`;
+    const choices = [`hub/${name}`, `mirror/${name}`];
+    const text = formatSearchResult("", [], 12, { unknown: [], ambiguous: [{ name, choices }], over: [] });
+    assert.ok(text.endsWith(`name one: ${choices.join(", ")}.`), text);
+  });
   test("the system prompt line: the deferred servers with short descriptions, or nothing", () => {
     assert.equal(deferredServersLine([]), undefined);
     const line = deferredServersLine([

@@ -53,7 +53,8 @@ export interface NameProblems {
   over: string[];
 }
 
-const listed = (names: readonly string[]) => names.map((name) => shown(name, 80, "prompt")).join(", ");
+/** Tools named for the model to name them again: whole, as `server/tool` with MCP's longest tool name (128). */
+const listed = (names: readonly string[]) => names.map((name) => shown(name, 200, "prompt")).join(", ");
 
 /** Why named tools were not loaded, a line each. */
 function nameLines({ unknown, ambiguous, over }: NameProblems): string[] {
