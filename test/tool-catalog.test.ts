@@ -301,6 +301,16 @@ describe(
       assert.equal(text?.split("\n").at(-1), `- hub: ${name}`);
     });
 
+    test("a server name as long as a config allows (100) is listed whole: the model writes server/tool with it", () => {
+      const server = `platform-${"engineering-".repeat(7)}github`;
+      assert.ok(server.length > 40 && server.length <= 100);
+      const text = catalogPrompt([{ server, tools: [{ name: "create_issue", description: "" }] }], [], {
+        form: "names",
+        maxTokens: 1000,
+      });
+      assert.equal(text?.split("\n").at(-1), `- ${server}: create_issue`);
+    });
+
     test("a deferred server still starting is named beside the catalog of those connected, as without one", () => {
       const servers = [{ server: "github" }, { server: "jira", description: "Jira tickets", starting: true }];
       const groups = [{ server: "github", tools: [{ name: "create_issue", description: "Create an issue." }] }];

@@ -37,7 +37,7 @@ function heading(group: CatalogGroup): string {
     const of = (group.reaches ?? []).map((server) => shown(server, 40, "prompt")).join(", ");
     return of ? `MCP resources of ${of}` : "MCP resources";
   }
-  const name = shown(group.server, 40, "prompt");
+  const name = shown(group.server, 100, "prompt"); // whole (a config's longest): the model writes server/tool
   return group.description ? `${name} (${shown(group.description, SERVER_DESCRIPTION_CHARS, "prompt")})` : name;
 }
 
