@@ -342,6 +342,14 @@ describe(`shared servers (Node ${process.versions.node}, pi ${PI_LINE})`, () => 
     await b.end();
   });
 
+  test("tool arguments over maxMessageBytes reach the server: the limit is on what the server sends, as unshared", async () => {
+    const b = bed();
+    const a = await b.open("long", { maxMessageBytes: 100_000, restartOnCrash: false });
+    const pid = await b.pidOf(a);
+    assert.equal(Number(textOf(await a.callTool("pid", { pad: "x".repeat(200_000) }))), pid);
+    await b.end();
+  });
+
   test(
     "a hub directory that is another user's symlink (to a directory of this user's) is refused: it could be turned to theirs",
     { skip: process.getuid?.() === 0 ? false : "needs root, to make a symlink another user owns" },

@@ -40,6 +40,8 @@ const LOG = path.join(dir, "hub.log");
  * stopped for want of sessions, no longer than that server's idle time, which was the wait for one already.
  */
 const EMPTY_LINGER_MS = 3000;
+/** A session's own line (its tool arguments): `maxMessageBytes` bounds what the server sends, not this; kept in a string. */
+const SESSION_LINE_MAX = 256 * 1024 * 1024;
 /** The socket's path: in the hub dir, or a named pipe on Windows (must match ./hub-launch.ts). */
 function socketPath(hubDir) {
   if (process.platform !== "win32") return path.join(hubDir, "hub.sock");
@@ -246,7 +248,7 @@ function serve() {
     });
     lines(
       socket,
-      () => session.maxLineBytes,
+      () => SESSION_LINE_MAX,
       (text) => {
         let message;
         try {
