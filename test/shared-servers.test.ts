@@ -187,6 +187,22 @@ describe(`shared servers (Node ${process.versions.node}, pi ${PI_LINE})`, () => 
     await b.end();
   });
 
+  test("a call cancelled in one session (the server never answers it) does not keep the other's questions refused", async () => {
+    const b = bed();
+    const features: ClientFeatures = { elicitation: async () => ({ action: "accept", content: { name: "c" } }) };
+    const c = await b.open("shared", {}, features);
+    const a = await b.open();
+    const aborter = new AbortController();
+    const slow = a.callTool("slow", { ms: 60_000 }, { signal: aborter.signal });
+    // Answered after the slow call was sent: that one reached the server before it is cancelled.
+    assert.equal(textOf(await a.callTool("echo", { text: "sent" })), "sent");
+    aborter.abort();
+    await assert.rejects(slow);
+    const fromC = JSON.parse(textOf(await c.callTool("ask", { question: "mine?" })));
+    assert.deepEqual(fromC, { action: "accept", content: { name: "c" } });
+    await b.end();
+  });
+
   test("progress and cancellation reach the session that asked, by its own ids", async () => {
     const b = bed();
     const a = await b.open();

@@ -209,8 +209,11 @@ export class SharedServer {
     }
     if (message.method === "notifications/cancelled") {
       for (const [hubId, request] of this.pending) {
-        if (request.session === session && request.id === message.params?.requestId)
-          return this.toServer({ ...message, params: { ...message.params, requestId: hubId } });
+        if (request.session !== session || request.id !== message.params?.requestId) continue;
+        // No longer in flight: a server need not answer a cancelled request.
+        this.pending.delete(hubId);
+        this.progress.delete(`hub-${hubId}`);
+        return this.toServer({ ...message, params: { ...message.params, requestId: hubId } });
       }
       return;
     }
