@@ -446,6 +446,17 @@ describe(`shared servers (Node ${process.versions.node}, pi ${PI_LINE})`, () => 
     if (hub !== undefined) await waitFor(() => !isAlive(hub), "the hub to exit, running nothing", 15_000);
   });
 
+  test("a hub that fails at its start: said at once, not as a server silent until initTimeout; its log says why", async () => {
+    const b = bed();
+    // What the hub cannot remove to listen: it throws at its start.
+    mkdirSync(path.join(b.hub, "hub.sock"), { recursive: true, mode: 0o700 });
+    const entry = { ...fixtureEntry(), shared: true, initTimeout: 20_000, restartOnCrash: false };
+    const { message } = await connectFailure(connectionFor("crashing-hub", entry, { hubDir: b.hub }));
+    assert.match(message, /the shared-server hub exited with code 1 \(its log: .*hub\.log\)/);
+    assert.match(readFileSync(path.join(b.hub, "hub.log"), "utf8"), /EISDIR/);
+    await b.end();
+  });
+
   test("a server that exits saying why on a last stderr line without a newline: the error reads it, as unshared", async () => {
     const b = bed();
     const said = "process.stderr.write('Error: FOO_API_KEY environment variable is required'); process.exit(1)";

@@ -4,7 +4,7 @@
  * terminal, outliving this pi) and connects once it listens. Two sessions that start one at the same moment both
  * connect to the one that won the hub's lock; the other exits at once.
  */
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { once } from "node:events";
 import * as fs from "node:fs";
@@ -44,6 +44,7 @@ function hubSocket(dir: string): string {
  */
 export async function connectHub(dir: string, deadline: number): Promise<net.Socket> {
   let startedAt: number | undefined;
+  let started: ChildProcess | undefined;
   if (fs.existsSync(dir)) ownedPrivately(dir);
   for (;;) {
     try {
@@ -54,10 +55,13 @@ export async function connectHub(dir: string, deadline: number): Promise<net.Soc
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== "ENOENT" && code !== "ECONNREFUSED") throw error;
     }
-    if (Date.now() >= deadline)
-      throw new Error(`the shared-server hub did not start in time (its log: ${path.join(dir, "hub.log")})`);
+    // A hub that failed (a hub that lost the lock to another exits with 0): said now, not as a timeout at the deadline.
+    const log = path.join(dir, "hub.log");
+    if (started?.exitCode)
+      throw new Error(`the shared-server hub exited with code ${started.exitCode} (its log: ${log})`);
+    if (Date.now() >= deadline) throw new Error(`the shared-server hub did not start in time (its log: ${log})`);
     if (startedAt === undefined || Date.now() - startedAt > RESTART_AFTER_MS) {
-      startHub(dir);
+      started = startHub(dir);
       startedAt = Date.now();
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
@@ -65,20 +69,24 @@ export async function connectHub(dir: string, deadline: number): Promise<net.Soc
 }
 
 /** Starts the hub, detached: it has no terminal, and pi's exit (or a signal to pi's group) does not reach it. */
-function startHub(dir: string): void {
+function startHub(dir: string): ChildProcess {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   ownedPrivately(dir);
+  // Its stderr (a crash at its start) goes to its log.
+  const log = fs.openSync(path.join(dir, "hub.log"), "a", 0o600);
   const child = spawn(process.execPath, [HUB_SCRIPT, dir], {
     detached: true,
-    stdio: "ignore",
+    stdio: ["ignore", "ignore", log],
     // Not the project's directory: the hub outlives the session, and would keep it in use.
     cwd: dir,
     // The hub passes each server the environment its session sent; it needs none of pi's.
     env: { PATH: process.env.PATH ?? "" },
     windowsHide: true,
   });
+  fs.closeSync(log);
   child.on("error", () => undefined);
   child.unref();
+  return child;
 }
 
 /** Refuses a hub directory another user owns or others can read: its socket would let them run this user's servers. */
