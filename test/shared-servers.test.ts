@@ -366,6 +366,14 @@ describe(`shared servers (Node ${process.versions.node}, pi ${PI_LINE})`, () => 
     await b.end();
   });
 
+  test("a 40 MB message (maxMessageBytes raised) passes the hub in seconds: its reading is linear, not quadratic", async () => {
+    const b = bed();
+    const entry = { maxMessageBytes: 50_000_000, requestTimeout: 10_000, restartOnCrash: false };
+    const a = await b.open("large", entry);
+    assert.equal(textOf(await a.callTool("big", { kb: 40_000 })).length, 40_000 * 1024);
+    await b.end();
+  });
+
   test(
     "a hub directory that is another user's symlink (to a directory of this user's) is refused: it could be turned to theirs",
     { skip: process.getuid?.() === 0 ? false : "needs root, to make a symlink another user owns" },

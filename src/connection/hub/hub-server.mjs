@@ -37,11 +37,13 @@ export function lines(stream, max, onLine, onTooLong) {
   stream.setEncoding("utf8");
   stream.on("data", (chunk) => {
     let text = partial + chunk;
-    let newline;
-    while ((newline = text.indexOf("\n")) !== -1) {
+    // A chunk without a line end only lengthens the line: searching all of it at each chunk would be quadratic.
+    let newline = chunk.includes("\n") ? text.indexOf("\n") : -1;
+    while (newline !== -1) {
       const line = text.slice(0, newline).replace(/\r$/, "");
       text = text.slice(newline + 1);
       if (line.trim()) onLine(line);
+      newline = text.indexOf("\n");
     }
     partial = text;
     if (partial.length > max()) {
