@@ -374,6 +374,13 @@ describe(`shared servers (Node ${process.versions.node}, pi ${PI_LINE})`, () => 
     await b.end();
   });
 
+  test("a message over 64 MB, within a raised maxMessageBytes, reaches a session that reads: as unshared", async () => {
+    const b = bed();
+    const a = await b.open("huge", { maxMessageBytes: 100_000_000, restartOnCrash: false });
+    assert.equal(textOf(await a.callTool("big", { kb: 70_000 })).length, 70_000 * 1024);
+    await b.end();
+  });
+
   test(
     "a hub directory that is another user's symlink (to a directory of this user's) is refused: it could be turned to theirs",
     { skip: process.getuid?.() === 0 ? false : "needs root, to make a symlink another user owns" },

@@ -58,8 +58,9 @@ const UNREAD_MAX_BYTES = 64 * 1024 * 1024;
 
 export function send(socket, value) {
   if (socket.destroyed || !socket.writable) return;
+  // What waited before this message: one message (up to the session's maxMessageBytes) may be larger.
+  if (socket.writableLength > UNREAD_MAX_BYTES) return socket.destroy();
   socket.write(`${JSON.stringify(value)}\n`);
-  if (socket.writableLength > UNREAD_MAX_BYTES) socket.destroy();
 }
 
 function errorReply(id, message) {
