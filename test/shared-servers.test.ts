@@ -4,6 +4,8 @@
  * process and real fixture server processes; test/shared-pi.test.ts runs two real pi processes.
  */
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { existsSync, lchownSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, afterEach, describe, test } from "node:test";
@@ -469,6 +471,21 @@ describe(`shared servers (Node ${process.versions.node}, pi ${PI_LINE})`, () => 
     const { message } = await connectFailure(connectionFor("crashing-hub", entry, { hubDir: b.hub }));
     assert.match(message, /the shared-server hub exited with code 1 \(its log: .*hub\.log\)/);
     assert.match(readFileSync(path.join(b.hub, "hub.log"), "utf8"), /EISDIR/);
+    await b.end();
+  });
+
+  test("a hub that holds the lock but does not answer: the timeout says so, not that the server's process ran silent", async () => {
+    const b = bed();
+    mkdirSync(b.hub, { recursive: true, mode: 0o700 });
+    // A live hub (by its command line) whose socket is gone: hubs started after it step back, and nobody listens.
+    const stuck = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)", "hub.mjs"], { stdio: "ignore" });
+    await once(stuck, "spawn");
+    writeFileSync(path.join(b.hub, "hub.lock"), String(stuck.pid));
+    const entry = { ...fixtureEntry(), shared: true, initTimeout: 2000, restartOnCrash: false };
+    const { message } = await connectFailure(connectionFor("unanswered", entry, { hubDir: b.hub }));
+    stuck.kill();
+    // Said by the session's timer or, a moment later, by the wait for the hub: either way, of the hub.
+    assert.match(message, /the shared-server hub did not start (it )?in time \(its log: .*hub\.log\)/);
     await b.end();
   });
 

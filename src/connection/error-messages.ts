@@ -62,6 +62,8 @@ export interface ErrorContext {
   servesHttp?: ServesHttp;
   /** The script a local server's entry names, which its runtime says is not there. */
   missingScript?: MissingScript;
+  /** A shared server's hub's log, when the hub had not attached the newest session to the server. */
+  hubLog?: string;
   /** Whether a local server wrote anything to stdout in its newest start. */
   wroteToStdout?: boolean;
   /** A local server's working directory, as resolved, where it is no folder (its spawn then fails with ENOENT, ENOTDIR). */
@@ -224,11 +226,13 @@ function handshakeTimeoutMessage(ctx: ErrorContext, elapsedMs: number, where: st
   } else {
     message = `MCP server '${config.name}'${where}: no answer to the MCP handshake after ${measured(elapsedMs)}, ${timer}`;
     if (local)
-      message += ctx.wroteToStdout
-        ? "; it wrote to stdout but did not complete the handshake"
-        : "; its process was running but had written nothing to stdout";
+      message += ctx.hubLog
+        ? `; the shared-server hub did not start it in time (its log: ${ctx.hubLog})`
+        : ctx.wroteToStdout
+          ? "; it wrote to stdout but did not complete the handshake"
+          : "; its process was running but had written nothing to stdout";
   }
-  if (local) message += ", so it was stopped";
+  if (local && !ctx.hubLog) message += ", so it was stopped";
   if (local && ctx.nonJsonLines > 0)
     message += `; it wrote ${ctx.nonJsonLines} line(s) to stdout that are not JSON-RPC messages (a server must log to stderr, not stdout)`;
   if (local && ctx.unreachable) {

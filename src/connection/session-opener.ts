@@ -428,6 +428,7 @@ export class SessionOpener {
         const found = unreachableHost(printed());
         return found && { ...found, sandboxed };
       },
+      hubLog: session?.hub?.unattachedLog,
       wroteToStdout: session?.stdoutLines && session.stdoutLines.read > 0,
       missingCwd:
         resolvedLocal && !statSync(resolvedLocal.cwd, { throwIfNoEntry: false })?.isDirectory()

@@ -108,6 +108,11 @@ export class HubTransport implements Transport {
     return null;
   }
 
+  /** The hub's log, while the hub has not attached this session to the server: a timeout then is the hub's. */
+  get unattachedLog(): string | undefined {
+    return this.attached ? undefined : path.join(this.options.dir, "hub.log");
+  }
+
   /** A message sent now reaches the hub. */
   get accepting(): boolean {
     const socket = this.socket;
