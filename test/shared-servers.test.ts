@@ -261,6 +261,24 @@ describe(`shared servers (Node ${process.versions.node}, pi ${PI_LINE})`, () => 
     await b.end();
   });
 
+  test('a server that answers with its ids as strings (1 as "1"): served, as unshared', async () => {
+    const stringIds = `
+      const out = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m, id: String(m.id) }) + "\\n");
+      require("readline").createInterface({ input: process.stdin }).on("line", (line) => {
+        const m = JSON.parse(line);
+        if (m.id === undefined) return;
+        const serverInfo = { name: "strings", version: "1" };
+        if (m.method === "initialize")
+          return out({ id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo } });
+        if (m.method === "tools/list") return out({ id: m.id, result: { tools: [{ name: "hi", inputSchema: { type: "object" } }] } });
+        out({ id: m.id, result: { content: [{ type: "text", text: "hello" }] } });
+      });`;
+    const b = bed();
+    const session = await b.open("strings", { command: process.execPath, args: ["-e", stringIds], initTimeout: 5000 });
+    assert.equal(textOf(await session.callTool("hi", {})), "hello");
+    await b.end();
+  });
+
   test("a server that crashes is started again, and every session reconnects to the new process", async () => {
     const b = bed();
     const a = await b.open("shared", { env: { FIXTURE_FLAVOUR: "crash" } });

@@ -248,10 +248,12 @@ export class SharedServer {
   }
 
   answer(message) {
-    const request = this.pending.get(message.id);
+    // The hub's ids are numbers; one a server echoes as a string ("1") is the same, as the SDK's client takes it.
+    const hubId = Number(message.id);
+    const request = this.pending.get(hubId);
     if (!request) return;
-    this.pending.delete(message.id);
-    this.progress.delete(`hub-${message.id}`);
+    this.pending.delete(hubId);
+    this.progress.delete(`hub-${hubId}`);
     if (request.method === "initialize") {
       if (message.result) this.initialized = message.result;
       else this.initSent = false;
