@@ -351,6 +351,23 @@ describe(`shared servers (Node ${process.versions.node}, pi ${PI_LINE})`, () => 
     await b.end();
   });
 
+  test("a hub sent SIGTERM: the sessions come back on a new hub, not on the one that is ending", async () => {
+    const b = bed();
+    const a = await b.open();
+    const before = await b.pidOf(a);
+    const hub = hubPid(b.hub)!;
+    process.kill(hub, "SIGTERM");
+    await waitFor(
+      () => a.status === "connected" && !!a.shared?.pid && a.shared.pid !== before,
+      "a to reconnect",
+      30_000,
+    );
+    const renewed = a.shared!.pid!;
+    await waitFor(() => !isAlive(hub), "the old hub to exit", 20_000);
+    assert.ok(isAlive(renewed), "the server the session came back to runs on after the old hub has exited");
+    await b.end();
+  });
+
   test("a server that logs JSON that is no JSON-RPC message on stdout: the line is skipped, the session kept, as unshared", async () => {
     const b = bed();
     const go = path.join(tmp.dir, "log-now");

@@ -284,6 +284,8 @@ function serve() {
   });
   for (const name of ["SIGTERM", "SIGINT", "SIGHUP"]) {
     process.on(name, () => {
+      // No session joins a hub that is ending: they start the next one.
+      listener?.close();
       for (const server of servers.values()) server.stop();
       setTimeout(() => shutdown(0), STOP_GRACE_MS * 2 + 500).unref();
     });
