@@ -72,18 +72,15 @@ export async function connectHub(dir: string, deadline: number): Promise<net.Soc
 function startHub(dir: string): ChildProcess {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   ownedPrivately(dir);
-  // Its stderr (a crash at its start) goes to its log.
-  const log = fs.openSync(path.join(dir, "hub.log"), "a", 0o600);
   const child = spawn(process.execPath, [HUB_SCRIPT, dir], {
     detached: true,
-    stdio: ["ignore", "ignore", log],
+    stdio: "ignore",
     // Not the project's directory: the hub outlives the session, and would keep it in use.
     cwd: dir,
     // The hub passes each server the environment its session sent; it needs none of pi's.
     env: { PATH: process.env.PATH ?? "" },
     windowsHide: true,
   });
-  fs.closeSync(log);
   child.on("error", () => undefined);
   child.unref();
   return child;

@@ -292,4 +292,9 @@ function serve() {
   }
 }
 
+// A throw (at its start, say) is logged with why: the pi that started it names this log.
+process.on("uncaughtException", (error) => {
+  log("hub.crash", { message: error.message });
+  process.exit(1);
+});
 serve();
