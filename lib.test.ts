@@ -2038,6 +2038,17 @@ describe("sandbox settings and rules", () => {
     assert.match(bad[0]!, /`sandbox.filesystem.denyread` is not a sandbox setting/);
     assert.match(bad[1]!, /is not a host name/);
     assert.match(bad[2]!, /must be true, false, or an object/);
+    // What the sandbox library refuses to allow at the start is refused here, naming it, before anything starts.
+    const refused: string[] = [];
+    const hosts = ["intranet", "*.com", "api.example.com:0443", "api.example.com:70000"];
+    assert.equal(readSandboxSetting({ network: { allowedDomains: hosts } }, "sandbox", refused), undefined);
+    for (const host of hosts) assert.match(refused[0]!, new RegExp(`"${host.replace(/[*.]/g, "\\$&")}"`), refused[0]);
+    const ok = ["localhost:8080", "[::1]:443", "10.0.0.1", "*.example.com:65535"];
+    assert.notEqual(
+      readSandboxSetting({ network: { allowedDomains: ok, deniedDomains: ["intranet"] } }, "s", refused),
+      undefined,
+    );
+    assert.equal(refused.length, 1, refused.join("\n"));
   });
   test("the defaults: secrets unreadable and unwritable, writes in cwd and the temp dir, no network", () => {
     const policy = sandboxPolicy(true, ctx);

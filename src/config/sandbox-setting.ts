@@ -29,15 +29,18 @@ const FIELDS = {
 
 /** A host as the library's lists take it: a name or `*.` wildcard, an IP literal (IPv6 in brackets), an optional port. */
 const DOMAIN = /^(\*\.)?[a-z0-9_.-]+(:\d{1,5})?$|^\[[0-9a-f:.]+\](:\d{1,5})?$/i;
+/** What the library lets a server reach (it refuses the rest at the start): a dotted name, `*.` and two labels at least. */
+const ALLOWED = /^(localhost|(\*\.)?[a-z0-9_-]+(\.[a-z0-9_-]+)+|\[[0-9a-f:.]+\])(:[1-9]\d{0,4})?$/i;
+const isAllowed = (d: string) => ALLOWED.test(d) && Number(/:(\d+)$/.exec(d)?.[1] ?? 0) <= 65535;
 
-function stringList(value: unknown, field: string, errors: string[], domains = false): string[] {
+function stringList(value: unknown, field: string, errors: string[], isHost?: (d: string) => boolean): string[] {
   if (!Array.isArray(value) || value.some((v) => typeof v !== "string" || v.trim() === "" || v.includes("\0"))) {
     errors.push(`\`${field}\` must be a list of non-empty strings`);
     return [];
   }
   const list = value as string[];
-  if (domains) {
-    const bad = list.filter((d) => !DOMAIN.test(d));
+  if (isHost) {
+    const bad = list.filter((d) => !isHost(d));
     if (bad.length)
       errors.push(
         `\`${field}\`: ${bad.map((d) => quoteValue(d)).join(", ")} is not a host name (write \`api.example.com\`, \`*.example.com\` or \`api.example.com:443\`, without a scheme or path)`,
@@ -78,7 +81,10 @@ export function readSandboxSetting(value: unknown, field: string, errors: string
   for (const key of FIELDS.filesystem)
     if (fs[key] !== undefined) rules.filesystem[key] = stringList(fs[key], `${field}.filesystem.${key}`, errors);
   for (const key of ["allowedDomains", "deniedDomains"] as const)
-    if (net[key] !== undefined) rules.network[key] = stringList(net[key], `${field}.network.${key}`, errors, true);
+    if (net[key] !== undefined)
+      rules.network[key] = stringList(net[key], `${field}.network.${key}`, errors, (d) =>
+        key === "allowedDomains" ? isAllowed(d) : DOMAIN.test(d),
+      );
   if (net.allowPackageRegistry !== undefined) {
     if (typeof net.allowPackageRegistry !== "boolean")
       errors.push(`\`${field}.network.allowPackageRegistry\` must be true or false`);
