@@ -2049,6 +2049,16 @@ describe("sandbox settings and rules", () => {
       undefined,
     );
     assert.equal(refused.length, 1, refused.join("\n"));
+    // A variable is not expanded in a sandbox path: `${HOME}/private` would deny `<cwd>/${HOME}/private`, not the files.
+    const unexpanded: string[] = [];
+    const paths = { denyRead: ["${HOME}/private"], allowWrite: ["${PROJECT_ROOT}/out"] };
+    assert.equal(readSandboxSetting({ filesystem: paths }, "sandbox", unexpanded), undefined);
+    assert.match(
+      unexpanded[0]!,
+      /`sandbox\.filesystem\.allowWrite`: "\$\{PROJECT_ROOT\}\/out" .*write ~\//,
+      unexpanded[0],
+    );
+    assert.match(unexpanded[1]!, /`sandbox\.filesystem\.denyRead`: "\$\{HOME\}\/private"/, unexpanded[1]);
   });
   test("the defaults: secrets unreadable and unwritable, writes in cwd and the temp dir, no network", () => {
     const policy = sandboxPolicy(true, ctx);

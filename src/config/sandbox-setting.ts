@@ -39,13 +39,15 @@ function stringList(value: unknown, field: string, errors: string[], isHost?: (d
     return [];
   }
   const list = value as string[];
-  if (isHost) {
-    const bad = list.filter((d) => !isHost(d));
-    if (bad.length)
-      errors.push(
-        `\`${field}\`: ${bad.map((d) => quoteValue(d)).join(", ")} is not a host name (write \`api.example.com\`, \`*.example.com\` or \`api.example.com:443\`, without a scheme or path)`,
-      );
-  }
+  const bad = list.filter((v) => (isHost ? !isHost(v) : v.includes("${"))).map((v) => quoteValue(v));
+  if (bad.length && isHost)
+    errors.push(
+      `\`${field}\`: ${bad.join(", ")} is not a host name (write \`api.example.com\`, \`*.example.com\` or \`api.example.com:443\`, without a scheme or path)`,
+    );
+  else if (bad.length)
+    errors.push(
+      `\`${field}\`: ${bad.join(", ")} holds a variable, which a sandbox path does not expand (write ~/ for the home directory, or a path relative to the server's working directory)`,
+    );
   return list;
 }
 
