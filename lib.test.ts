@@ -2213,6 +2213,14 @@ describe("sandbox refusals", () => {
       refusalMessage({ kind: "network", detail: "evil.example:443", byProxy: true }),
       /add "evil\.example" to sandbox\.network\.allowedDomains/,
     );
+    // A path denied to writing (a git hook in the working directory) stays denied whatever allowWrite says.
+    const hooks = {
+      ...policy,
+      filesystem: { ...policy.filesystem, denyWrite: ["/home/u/.ssh", "/work/p/.git/hooks"] },
+    };
+    const hook = refusalIn("EROFS: read-only file system, open '/work/p/.git/hooks/pre-commit'", hooks)!;
+    assert.doesNotMatch(refusalMessage(hook), /allowWrite/, refusalMessage(hook));
+    assert.match(refusalMessage(hook), /write to \/work\/p\/\.git\/hooks\/pre-commit, which the sandbox never lets/);
     assert.deepEqual(describePolicy(policy, "/home/u"), [
       "writes: /work/p, /tmp/box",
       "denied reads: ~/.ssh",

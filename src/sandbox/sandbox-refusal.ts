@@ -11,6 +11,8 @@ export interface SandboxRefusal {
   detail?: string;
   /** A host the sandbox's proxy denied (rather than a connection made around it). */
   byProxy?: boolean;
+  /** A path the rules deny writing: no `allowWrite` opens it. */
+  denied?: boolean;
 }
 
 const READ_ONLY = /\bEROFS\b|read-only file system/i;
@@ -41,6 +43,7 @@ export function refusalIn(line: string, policy: SandboxPolicy): SandboxRefusal |
     if (file && under(file, denyRead)) return { kind: "read", detail: file };
     // A path the sandbox lets it write was refused by the file's own permissions, not by the sandbox.
     if (file && under(file, allowWrite) && !under(file, denyWrite)) return undefined;
+    if (file && under(file, denyWrite)) return { kind: "write", detail: file, denied: true };
     if (file || READ_ONLY.test(line)) return { kind: "write", detail: file };
     return undefined;
   }
@@ -69,6 +72,8 @@ export function refusalMessage(refusal: SandboxRefusal): string {
   const { kind, detail } = refusal;
   if (kind === "read")
     return `the sandbox refused a read of ${detail ?? "a file"} (the sandbox keeps secrets from the server); if the server needs it, set "sandbox": false for it`;
+  if (kind === "write" && refusal.denied)
+    return `the sandbox refused a write to ${detail}, which the sandbox never lets a server write (another program would run or obey it, or sandbox.filesystem.denyWrite lists it)`;
   if (kind === "write")
     return `the sandbox refused a write to ${detail ?? "a read-only file"}; to allow it, add it to sandbox.filesystem.allowWrite`;
   const to = detail ? ` to ${detail}` : "";
