@@ -101,7 +101,7 @@ import { untrustedError } from "./src/connection/stop-errors.ts";
 import { connectHint } from "./src/connection/connect-hints.ts";
 import { resourceFileName } from "./src/translate/resource-output.ts";
 import { McpDashboard } from "./src/pi/dashboard.ts";
-import { describePolicy, refusalIn, refusalMessage, violationRefusal } from "./lib.ts";
+import { describePolicy, RefusalRecord, refusalIn, refusalMessage, violationRefusal } from "./lib.ts";
 
 /** The SDK's error for an HTTP answer the transport could not use. */
 function httpError(status: number, message: string): SdkHttpError {
@@ -2202,6 +2202,19 @@ describe("sandbox refusals", () => {
       kind: "network",
       detail: "/run/docker.sock",
     });
+  });
+
+  test("a refusal repeated in a flood is counted, written to the logs once, and leaves the others among the last", () => {
+    const logged: string[] = [];
+    const record = new RefusalRecord((_, message) => logged.push(message));
+    record.started(policy);
+    record.violation("deny network-outbound evil.example:443 (not allowed)");
+    for (let i = 0; i < 1000; i++) record.stderrLine("EROFS: read-only file system, open '/etc/x'");
+    assert.equal(record.count, 1001);
+    assert.equal(logged.length, 2, "one line each in mcp.log and the server's log, not 1001");
+    assert.equal(record.recent.length, 2);
+    assert.match(record.recent[0]!, /evil\.example/);
+    assert.match(record.recent[1]!, /\/etc\/x/);
   });
 
   test("each message names the setting that allows it; the policy is described for /mcp", () => {

@@ -70,3 +70,4 @@ export { otherServersSecrets } from "./src/sandbox/other-secrets.ts";
 export { describePolicy, sandboxPolicy } from "./src/sandbox/sandbox-policy.ts";
 export { effectiveSandbox, readSandboxSetting } from "./src/config/sandbox-setting.ts";
 export { refusalIn, refusalMessage, violationRefusal } from "./src/sandbox/sandbox-refusal.ts";
+export { RefusalRecord } from "./src/sandbox/refusal-record.ts";

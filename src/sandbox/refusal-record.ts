@@ -1,7 +1,7 @@
 /**
  * The refusals of one sandboxed server, across its starts: how many, and the last few (for `/mcp`), with the policy of
  * its last start (what `/mcp` says the sandbox allows, and what its stderr is read against). Bounded whatever the server
- * writes: a count and {@link RECENT_REFUSALS} sentences.
+ * writes: a count and {@link RECENT_REFUSALS} sentences, each different.
  */
 import type { SandboxPolicy } from "./sandbox-policy.ts";
 import { refusalIn, refusalMessage, type SandboxRefusal, violationRefusal } from "./sandbox-refusal.ts";
@@ -36,6 +36,9 @@ export class RefusalRecord {
   private add(refusal: SandboxRefusal): void {
     const message = refusalMessage(refusal);
     this.count++;
+    // One of the last few moves to the end, unwritten: a flood of it neither fills the logs nor hides the others.
+    const known = this.recent.indexOf(message);
+    if (known >= 0) return void this.recent.push(...this.recent.splice(known, 1));
     this.recent.push(message);
     if (this.recent.length > RECENT_REFUSALS) this.recent.shift();
     this.report(refusal, message);
