@@ -2080,6 +2080,31 @@ describe("sandbox settings and rules", () => {
     assert.ok(moved.filesystem.allowWrite.includes("/var/cache/npm"), "a cache the server's env moves is its cache");
     const uvx = sandboxPolicy(true, { ...ctx, command: "uvx" });
     assert.ok(uvx.network.allowedDomains.includes("pypi.org"));
+    // The registry pi's environment points the launcher at is its registry; one a server's own env names is not opened.
+    const company = {
+      NPM_CONFIG_REGISTRY: "https://npm.corp.example:4873/repo/",
+      UV_INDEX_URL: "https://pypi.corp.example/simple",
+    };
+    const privateNpx = sandboxPolicy(true, { ...ctx, command: "npx", piEnv: company });
+    assert.ok(
+      privateNpx.network.allowedDomains.includes("npm.corp.example:4873"),
+      `${privateNpx.network.allowedDomains}`,
+    );
+    assert.ok(!privateNpx.network.allowedDomains.includes("pypi.corp.example"));
+    const privateUvx = sandboxPolicy(true, { ...ctx, command: "uvx", piEnv: company });
+    assert.ok(privateUvx.network.allowedDomains.includes("pypi.corp.example"), `${privateUvx.network.allowedDomains}`);
+    const single = sandboxPolicy(true, {
+      ...ctx,
+      command: "npx",
+      piEnv: { npm_config_registry: "http://nexus:8081/" },
+    });
+    assert.deepEqual(
+      single.network.allowedDomains,
+      ["registry.npmjs.org", "registry.yarnpkg.com"],
+      "one the sandbox refuses",
+    );
+    const own = sandboxPolicy(true, { ...ctx, command: "npx", env: { npm_config_registry: "https://evil.example/" } });
+    assert.ok(!own.network.allowedDomains.includes("evil.example"), "a server's own env opens no host");
     const closed = sandboxPolicy(
       {
         filesystem: { allowWrite: ["out", "~/notes"], denyRead: ["secrets"], denyWrite: [] },

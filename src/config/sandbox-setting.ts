@@ -31,7 +31,7 @@ const FIELDS = {
 const DOMAIN = /^(\*\.)?[a-z0-9_.-]+(:\d{1,5})?$|^\[[0-9a-f:.]+\](:\d{1,5})?$/i;
 /** What the library lets a server reach (it refuses the rest at the start): a dotted name, `*.` and two labels at least. */
 const ALLOWED = /^(localhost|(\*\.)?[a-z0-9_-]+(\.[a-z0-9_-]+)+|\[[0-9a-f:.]+\])(:[1-9]\d{0,4})?$/i;
-const isAllowed = (d: string) => ALLOWED.test(d) && Number(/:(\d+)$/.exec(d)?.[1] ?? 0) <= 65535;
+export const isAllowedHost = (d: string) => ALLOWED.test(d) && Number(/:(\d+)$/.exec(d)?.[1] ?? 0) <= 65535;
 
 function stringList(value: unknown, field: string, errors: string[], isHost?: (d: string) => boolean): string[] {
   if (!Array.isArray(value) || value.some((v) => typeof v !== "string" || v.trim() === "" || v.includes("\0"))) {
@@ -85,7 +85,7 @@ export function readSandboxSetting(value: unknown, field: string, errors: string
   for (const key of ["allowedDomains", "deniedDomains"] as const)
     if (net[key] !== undefined)
       rules.network[key] = stringList(net[key], `${field}.network.${key}`, errors, (d) =>
-        key === "allowedDomains" ? isAllowed(d) : DOMAIN.test(d),
+        key === "allowedDomains" ? isAllowedHost(d) : DOMAIN.test(d),
       );
   if (net.allowPackageRegistry !== undefined) {
     if (typeof net.allowPackageRegistry !== "boolean")

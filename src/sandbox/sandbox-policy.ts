@@ -7,7 +7,7 @@
  * cache to write and, on a cold cache, its package registry: without them the server could not start.
  */
 import * as path from "node:path";
-import type { SandboxRules } from "../config/sandbox-setting.ts";
+import { isAllowedHost, type SandboxRules } from "../config/sandbox-setting.ts";
 
 /** Files and directories under the home directory that hold credentials, denied to reading (and writing). */
 const HOME_SECRETS =
@@ -48,6 +48,8 @@ const NPM_REGISTRIES = ["registry.npmjs.org", "registry.yarnpkg.com"];
 const NPM = { name: "npm", cacheVars: ["npm_config_cache", "NPM_CONFIG_CACHE"], registries: NPM_REGISTRIES };
 const PYPI = ["pypi.org", "files.pythonhosted.org"];
 const PYTHON = { name: "Python", cacheVars: ["UV_CACHE_DIR", "PIP_CACHE_DIR"], registries: PYPI };
+/** Where pi's environment points a launcher at another registry (a company's): its host is opened too. */
+const REGISTRY_VARS = { npm: /^npm_config_registry$/i, Python: /^(UV_INDEX_URL|UV_DEFAULT_INDEX|PIP_INDEX_URL)$/ };
 const LAUNCHERS: Record<string, Launcher> = {
   npx: { ...NPM, caches: [".npm"] },
   npm: { ...NPM, caches: [".npm"] },
@@ -79,6 +81,8 @@ export interface SandboxContext {
   command: string;
   /** The server's own environment (its `env`): where it moves a launcher's cache, that is the cache. */
   env?: Readonly<Record<string, string>>;
+  /** pi's environment: a registry it points the launcher at is the launcher's (not one the server's `env` names). */
+  piEnv?: Readonly<Record<string, string | undefined>>;
   /** Files other servers' `${VAR}`s and `!command`s read (tokens, key files): denied to this one. */
   otherSecrets: readonly string[];
 }
@@ -113,7 +117,10 @@ export function sandboxPolicy(setting: true | SandboxRules, ctx: SandboxContext)
   const rules = setting === true ? NO_RULES : setting;
   const launcher = launcherOf(ctx.command);
   const registryOpen = rules.network.allowPackageRegistry ?? launcher !== undefined;
-  const registries = registryOpen ? (launcher?.registries ?? NPM_REGISTRIES) : [];
+  const vars = REGISTRY_VARS[launcher?.name === "Python" ? "Python" : "npm"];
+  const urls = Object.entries(ctx.piEnv ?? {}).filter(([name, url]) => vars.test(name) && URL.canParse(url ?? ""));
+  const hosts = urls.map(([, url]) => new URL(url!).host).filter(isAllowedHost);
+  const registries = registryOpen ? [...(launcher?.registries ?? NPM_REGISTRIES), ...hosts] : [];
   const absolutes = (paths: readonly string[]) => paths.map((p) => absolute(p, ctx));
   const secrets = [
     ...HOME_SECRETS.split(" ").map((p) => path.join(ctx.home, p)),

@@ -61,6 +61,7 @@ export function stdioSandbox(
         tempDir,
         command: endpoint.command,
         env: endpoint.env,
+        piEnv: scope.env,
         otherSecrets,
       }),
   };
