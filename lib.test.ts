@@ -2166,12 +2166,15 @@ describe("sandbox settings and rules", () => {
         mcpServers: {
           self: { command: "x", env: { OWN: "!cat /home/ann/own-token" } },
           gh: { command: "gh-mcp", env: { TOKEN: "!cat ~/.config/tokens/gh", KEY: "${GOOGLE_CREDS}" } },
+          npm: { command: "x", env: { A: "!cat $HOME/.config/tokens/npm", B: '!cat "${HOME}/.tokens/b"' } },
         },
       }),
     ]);
     assert.deepEqual(otherServersSecrets(servers, "self", { GOOGLE_CREDS: "/home/ann/gcp.json" }).sort(), [
       "/home/ann/gcp.json",
       "~/.config/tokens/gh",
+      "~/.config/tokens/npm",
+      "~/.tokens/b",
     ]);
   });
 });

@@ -11,7 +11,10 @@ import type { ServerConfig } from "../config/types.ts";
 const PATH_WORD = /(?:^|[\s"'=<])((?:~\/|\/)[^\s"'|;&<>()`$]+)/g;
 
 function pathsIn(command: string): string[] {
-  return [...command.matchAll(PATH_WORD)].map((m) => m[1]!).filter((p) => !p.startsWith("/dev/"));
+  // `$HOME/x` and `${HOME}/x` as the shell reads them: `~/x`.
+  return [...command.replace(/\$(HOME\b|\{HOME\})(?=\/)/g, "~").matchAll(PATH_WORD)]
+    .map((m) => m[1]!)
+    .filter((p) => !p.startsWith("/dev/"));
 }
 
 /** The secret files of every server in `servers` but `self`; `env` gives the variables' values. */
