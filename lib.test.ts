@@ -2166,12 +2166,17 @@ describe("sandbox settings and rules", () => {
         mcpServers: {
           self: { command: "x", env: { OWN: "!cat /home/ann/own-token" } },
           gh: { command: "gh-mcp", env: { TOKEN: "!cat ~/.config/tokens/gh", KEY: "${GOOGLE_CREDS}" } },
-          npm: { command: "x", env: { A: "!cat $HOME/.config/tokens/npm", B: '!cat "${HOME}/.tokens/b"' } },
+          npm: {
+            command: "x",
+            env: { A: "!cat $HOME/.config/tokens/npm", B: '!cat "${HOME}/.tokens/b"', C: "!cat ${TOKEN_FILE}" },
+          },
         },
       }),
     ]);
-    assert.deepEqual(otherServersSecrets(servers, "self", { GOOGLE_CREDS: "/home/ann/gcp.json" }).sort(), [
+    const env = { GOOGLE_CREDS: "/home/ann/gcp.json", TOKEN_FILE: "/home/ann/tok" };
+    assert.deepEqual(otherServersSecrets(servers, "self", env).sort(), [
       "/home/ann/gcp.json",
+      "/home/ann/tok",
       "~/.config/tokens/gh",
       "~/.config/tokens/npm",
       "~/.tokens/b",

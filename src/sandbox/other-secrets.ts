@@ -10,11 +10,12 @@ import type { ServerConfig } from "../config/types.ts";
 /** A word that names a file: absolute, or under the home directory. */
 const PATH_WORD = /(?:^|[\s"'=<])((?:~\/|\/)[^\s"'|;&<>()`$]+)/g;
 
-function pathsIn(command: string): string[] {
-  // `$HOME/x` and `${HOME}/x` as the shell reads them: `~/x`.
-  return [...command.replace(/\$(HOME\b|\{HOME\})(?=\/)/g, "~").matchAll(PATH_WORD)]
-    .map((m) => m[1]!)
-    .filter((p) => !p.startsWith("/dev/"));
+/** The paths `command` names, its variables (`$HOME/x`, `${TOKEN_FILE}`) read as the shell reads them, from `env`. */
+function pathsIn(command: string, env: Readonly<Record<string, string | undefined>>): string[] {
+  const read = command.replace(/\$(\w+)|\$\{(\w+)\}/g, (word, a, b) =>
+    (a ?? b) === "HOME" ? "~" : (env[a ?? b] ?? word),
+  );
+  return [...read.matchAll(PATH_WORD)].map((m) => m[1]!).filter((p) => !p.startsWith("/dev/"));
 }
 
 /** The secret files of every server in `servers` but `self`; `env` gives the variables' values. */
@@ -29,7 +30,8 @@ export function otherServersSecrets(
     const values = [...Object.values(config.env), ...Object.values(config.headers)];
     const secret = config.oauth?.clientSecret;
     if (secret !== undefined) values.push(secret);
-    for (const value of values) if (isCommandValue(value)) for (const p of pathsIn(commandText(value))) files.add(p);
+    for (const value of values)
+      if (isCommandValue(value)) for (const p of pathsIn(commandText(value), env)) files.add(p);
     for (const name of configVarRefs(config)) {
       const value = env[name];
       if (value !== undefined && /^(~\/|\/)/.test(value) && !value.includes("\n")) files.add(value);
