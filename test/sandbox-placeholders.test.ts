@@ -61,4 +61,35 @@ describe("placeholders of a sandboxed start", { skip: process.platform !== "linu
       tmp.cleanup();
     }
   });
+
+  test("pi run in the home directory: an absent ~/.ssh or mcp-auth is held by a directory while a server runs, not a file", async () => {
+    const home = tempDir("mcp-bridge-placeholders-home-");
+    const agentDir = path.join(home.dir, ".pi", "agent");
+    mkdirSync(path.join(agentDir, "mcp-bridge"), { recursive: true });
+    let server: ChildProcess | undefined;
+    try {
+      const policy = sandboxPolicy(true, {
+        ...{ home: home.dir, agentDir, cwd: home.dir, projectRoot: home.dir, command: "sh", otherSecrets: [] },
+        tempDir: privateTempDir("placeholders-home"),
+      });
+      const start = await sandboxedStart(
+        { command: "sh", args: ["-c", "echo up; read x"], env: {}, cwd: home.dir },
+        policy,
+      );
+      server = spawn(start.command, start.args, { cwd: home.dir, env: { ...process.env, ...start.env } });
+      await new Promise((resolve) => server!.stdout!.once("data", resolve));
+      // ssh, gpg, docker and the bridge's own sign-ins (mcp-auth) write into these meanwhile: a file there breaks them.
+      for (const dir of [".ssh", ".aws", ".gnupg", ".docker", ".kube", path.join(".pi", "agent", "mcp-auth")]) {
+        const stat = lstatSync(path.join(home.dir, dir), { throwIfNoEntry: false });
+        assert.ok(!stat?.isFile(), `~/${dir} is a file while the server runs`);
+      }
+      server.stdin!.end();
+      await new Promise((resolve) => server!.once("exit", resolve));
+      start.release();
+    } finally {
+      server?.kill("SIGKILL");
+      await sandboxIdle();
+      home.cleanup();
+    }
+  });
 });

@@ -11,13 +11,13 @@ import { isAllowedHost, type SandboxRules } from "../config/sandbox-setting.ts";
 
 /** Files and directories under the home directory that hold credentials, denied to reading (and writing). */
 const HOME_SECRETS =
-  ".ssh .aws .gnupg .config/gcloud .docker .netrc .npmrc .pypirc .git-credentials .config/gh .kube .azure";
+  ".ssh/ .aws/ .gnupg/ .config/gcloud/ .docker/ .netrc .npmrc .pypirc .git-credentials .config/gh/ .kube/ .azure/";
 
 /**
  * In pi's agent dir: pi's API keys (`auth.json`, and `models.json`, where custom providers keep theirs), pi 1.x's MCP
  * sign-ins (`mcp-auth.json`), the bridge's OAuth tokens (`mcp-auth`), its trust answers and logs (`mcp-bridge`).
  */
-const AGENT_SECRETS = ["auth.json", "models.json", "mcp-auth.json", "mcp-auth", "mcp-bridge"];
+const AGENT_SECRETS = ["auth.json", "models.json", "mcp-auth.json", "mcp-auth/", "mcp-bridge/"];
 
 /**
  * In the server's working directory and the project root: what another program runs or obeys without asking — pi's
@@ -122,11 +122,13 @@ export function sandboxPolicy(setting: true | SandboxRules, ctx: SandboxContext)
   const hosts = urls.map(([, url]) => new URL(url!).host).filter(isAllowedHost);
   const registries = registryOpen ? [...(launcher?.registries ?? NPM_REGISTRIES), ...hosts] : [];
   const absolutes = (paths: readonly string[]) => paths.map((p) => absolute(p, ctx));
-  const secrets = [
+  const known = [
     ...HOME_SECRETS.split(" ").map((p) => path.join(ctx.home, p)),
     ...AGENT_SECRETS.map((p) => path.join(ctx.agentDir, p)),
-    ...absolutes(ctx.otherSecrets),
   ];
+  const secrets = [...known.map((p) => p.replace(/\/$/, "")), ...absolutes(ctx.otherSecrets)];
+  // A path below each directory (a trailing /) makes an absent one covered by an empty directory, as RUN_BY_OTHERS's.
+  const secretDirs = known.filter((p) => p.endsWith("/")).map((p) => `${p}config`);
   const moved = launcher?.cacheVars.map((name) => ctx.env?.[name]).find((value) => value);
   const caches = [
     ...(launcher?.caches ?? []).map((p) => path.join(ctx.home, p)),
@@ -139,6 +141,7 @@ export function sandboxPolicy(setting: true | SandboxRules, ctx: SandboxContext)
       // A working directory that holds the secrets (pi started in the home directory) must not make them writable.
       denyWrite: unique([
         ...secrets,
+        ...secretDirs,
         ...[ctx.cwd, ctx.projectRoot].flatMap((dir) => RUN_BY_OTHERS.map((p) => path.join(dir, p))),
         ...absolutes(rules.filesystem.denyWrite),
       ]),
