@@ -293,10 +293,10 @@ function mountsElsewhere() {
     try {
       const ns = statSync(`/proc/${pid}/ns/mnt`).ino;
       if (seen.has(ns)) continue;
-      seen.add(ns);
       for (const line of readFileSync(`/proc/${pid}/mountinfo`, "utf8").split("\n")) points.add(line.split(" ")[4]);
+      seen.add(ns);
     } catch {
-      // The process ended, or is not ours to look at.
+      // The process ended, or is not ours to look at: another of its namespace may still be read.
     }
   }
   return points;
