@@ -18,8 +18,8 @@ import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import type { Resource, ResourceTemplateType as ResourceTemplate } from "@modelcontextprotocol/client";
 import { type Static, type TSchema, Type } from "typebox";
 import { describeError } from "../common/errors.ts";
-import { isMethodNotFound } from "../common/error-kinds.ts";
 import type { EventSink } from "../common/events.ts";
+import { lazy } from "../common/lazy.ts";
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import type { ServerChange } from "../connection/mcp-client.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
@@ -35,6 +35,9 @@ import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
 import { formatListing, resourceOutput, type ServerPage } from "../translate/resource-output.ts";
 import { capText } from "./tool-definition.ts";
 import type { SharedTool } from "../exposure/tool-search.ts";
+
+/** They load the MCP SDK: not with pi's start, which loads this file. */
+const errorKinds = lazy(() => import("../common/error-kinds.ts"));
 
 export const LIST_RESOURCES = "list_mcp_resources";
 export const LIST_TEMPLATES = "list_mcp_resource_templates";
@@ -224,7 +227,8 @@ export class ResourceTools {
           return { server: c.name, items, nextCursor };
         } catch (error) {
           // Templates are optional, as in /mcp resources: a server that has no `resources/templates/list` has none.
-          if (key === "resourceTemplates" && isMethodNotFound(error)) return { server: c.name, items: [] };
+          if (key === "resourceTemplates" && (await errorKinds()).isMethodNotFound(error))
+            return { server: c.name, items: [] };
           return { server: c.name, error: describeError(error) };
         }
       }),
