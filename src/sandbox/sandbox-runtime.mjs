@@ -285,18 +285,20 @@ function removePlaceholders() {
   }
 }
 
-/** The mount points of every mount namespace but this process's (Linux), as /proc/<pid>/mountinfo writes them. */
+/**
+ * The mount points of every mount namespace but this process's (Linux), as /proc/<pid>/mountinfo writes them. Each
+ * process of another namespace is read, not one per namespace: two of one namespace may see it from different roots
+ * (bubblewrap's own process and the sandboxed one), and only one of them writes a mount as this process names it.
+ */
 function mountsElsewhere() {
   const points = new Set();
-  const seen = new Set([statSync("/proc/self/ns/mnt").ino]);
+  const own = statSync("/proc/self/ns/mnt").ino;
   for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
     try {
-      const ns = statSync(`/proc/${pid}/ns/mnt`).ino;
-      if (seen.has(ns)) continue;
+      if (statSync(`/proc/${pid}/ns/mnt`).ino === own) continue;
       for (const line of readFileSync(`/proc/${pid}/mountinfo`, "utf8").split("\n")) points.add(line.split(" ")[4]);
-      seen.add(ns);
     } catch {
-      // The process ended, or is not ours to look at: another of its namespace may still be read.
+      // The process ended, or is not ours to look at.
     }
   }
   return points;

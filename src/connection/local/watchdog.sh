@@ -222,14 +222,15 @@ wait_victims() {
 }
 
 # The mount points (field 5 of /proc/<pid>/mountinfo, escaped as there) of every mount namespace but this one's, one a
-# line: those of sandboxes still running, another pi's among them.
+# line: those of sandboxes still running, another pi's among them. Every process of another namespace is read: two of
+# one may see it from different roots, and only one of them writes a mount as this one names it.
 mounts_elsewhere() {
   own=$(stat -L -c %i /proc/self/ns/mnt 2>/dev/null) || return 0
   set +f
   set -- /proc/[0-9]*/ns/mnt
   set -f
   stat -L -c '%i %n' "$@" 2>/dev/null |
-    awk -v own="$own" '$1 != own && !seen[$1]++ { sub(/ns\/mnt$/, "mountinfo", $2); print $2 }' |
+    awk -v own="$own" '$1 != own { sub(/ns\/mnt$/, "mountinfo", $2); print $2 }' |
     xargs cat 2>/dev/null | awk '{ print $5 }'
 }
 
