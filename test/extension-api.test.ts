@@ -270,5 +270,19 @@ describe(
         ["later"],
       );
     });
+
+    it("a registered server that never answers its handshake does not hold back one registered after it", async () => {
+      const client = apiClient();
+      const hangs = { command: process.execPath, args: ["-e", "setInterval(() => {}, 1000)"], timeout: 60 };
+      client.registerMcpServer("hangs", hangs);
+      client.registerMcpServer("quick", fixtureEntry());
+      let attempts = 0;
+      await waitFor(
+        async () => (await list(`q-${++attempts}`)).servers.some((s) => s.name === "quick" && s.status === "connected"),
+        "the server registered after the hanging one to connect",
+        15_000,
+        100,
+      );
+    });
   },
 );

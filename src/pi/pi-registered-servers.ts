@@ -22,13 +22,16 @@ export class PiRegisteredServers {
   private readonly leftOut = new Set<string>();
   /** One sync at a time, in the order the changes came. */
   private queue: Promise<void> = Promise.resolve();
+  /** The start of each server added, by name. */
+  private readonly starting = new Map<string, Promise<void>>();
 
   constructor(private readonly deps: RegisteredServersDeps) {}
 
   /** Brings the bridge's servers in line with pi's registrations (all of them, as pi lists them). Never throws. */
   sync(registered: readonly PiRegisteredServer[]): Promise<void> {
     this.queue = this.queue.then(() => this.apply(registered)).catch(() => undefined);
-    return this.queue;
+    // Resolves once the servers added have connected; the next sync waits only for the changes, not the connects.
+    return this.queue.then(() => Promise.allSettled(this.starting.values())).then(() => undefined);
   }
 
   private async apply(registered: readonly PiRegisteredServer[]): Promise<void> {
@@ -36,6 +39,7 @@ export class PiRegisteredServers {
     for (const [name, entry] of this.added) {
       if (JSON.stringify(wanted.get(name)?.config) === entry) continue;
       this.added.delete(name);
+      await this.starting.get(name);
       await this.deps.servers.remove(name);
     }
     for (const server of registered) {
@@ -51,10 +55,13 @@ export class PiRegisteredServers {
       // Marked before it starts, so a change that comes while it connects sees it.
       this.added.set(server.name, JSON.stringify(server.config));
       const options = { by: server.extensionPath, keepIfFailed: true };
-      const added = await this.deps.servers.add(server.name, server.config, options);
-      if (added.ok) continue;
-      this.added.delete(server.name);
-      this.deps.problem(`MCP server '${server.name}' registered by ${server.extensionPath}: ${added.message}`);
+      const start = this.deps.servers.add(server.name, server.config, options).then((added) => {
+        if (added.ok) return;
+        this.added.delete(server.name);
+        this.deps.problem(`MCP server '${server.name}' registered by ${server.extensionPath}: ${added.message}`);
+      });
+      // Each connects on its own (one that never answers holds back no other); removing one waits for its start.
+      this.starting.set(server.name, start);
     }
   }
 }
