@@ -284,5 +284,19 @@ describe(
         100,
       );
     });
+
+    it("an entry the bridge refuses is told once, not again at each later registration", async () => {
+      const client = apiClient();
+      const log = path.join(process.env.PI_CODING_AGENT_DIR!, "mcp-bridge", "mcp.log");
+      const told = () =>
+        readLog(log).filter((e) => e.event === "registered.server.skipped" && String(e.message).includes("'wordy'"));
+      client.registerMcpServer("wordy", { ...fixtureEntry(), description: "x".repeat(300) });
+      await waitFor(() => told().length === 1, "the refusal to be logged");
+      client.registerMcpServer("after", fixtureEntry());
+      // Logged after what that registration's sync told.
+      const connected = () => readLog(log).some((e) => e.event === "connected" && e.server === "after");
+      await waitFor(connected, "the server registered after it to connect");
+      assert.equal(told().length, 1);
+    });
   },
 );

@@ -57,7 +57,8 @@ export class PiRegisteredServers {
       const options = { by: server.extensionPath, keepIfFailed: true };
       const start = this.deps.servers.add(server.name, server.config, options).then((added) => {
         if (added.ok) return;
-        this.added.delete(server.name);
+        // An entry refused as invalid stays marked, so that it is told once, not again at every change.
+        if (added.kind !== "invalid-entry") this.added.delete(server.name);
         this.deps.problem(`MCP server '${server.name}' registered by ${server.extensionPath}: ${added.message}`);
       });
       // Each connects on its own (one that never answers holds back no other); removing one waits for its start.
