@@ -545,6 +545,24 @@ describe("the client-credentials config: each mistake said with what to change",
       describeForTrust(enterprise).includes("reads your variables: ${IDP_SECRET}, ${ID_TOKEN}"),
       describeForTrust(enterprise).join("\n"),
     );
+    // The identity provider gets the user's ID token: it is shown as the token endpoint is, and so is a file sent.
+    assert.ok(
+      describeForTrust(enterprise).includes("OAuth endpoints: https://idp"),
+      describeForTrust(enterprise).join("\n"),
+    );
+    const fromFile = validateServerEntry(
+      "m",
+      {
+        url: "https://x/mcp",
+        auth: {
+          grantType: "urn:ietf:params:oauth:grant-type:jwt-bearer",
+          clientId: "w",
+          assertionFile: "~/.ssh/id_rsa",
+        },
+      },
+      { scope: "project", path: "/p/.pi/mcp.json" },
+    ).config!;
+    assert.ok(describeForTrust(fromFile).join("\n").includes("~/.ssh/id_rsa"), describeForTrust(fromFile).join("\n"));
   });
 
   test("what is missing, contradictory or meant for a browser sign-in", () => {

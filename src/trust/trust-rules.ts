@@ -205,11 +205,11 @@ export function describeForTrust(config: ServerConfig): string[] {
   } else {
     lines.push(`connects to: ${urlAsWritten(config.url ?? "")}${config.transport === "sse" ? " (legacy SSE)" : ""}`);
     if (Object.keys(config.headers).length) lines.push(`headers: ${namedValues(config.headers)}`);
-    const { authorizationUrl, tokenUrl, clientMetadataUrl, authServerMetadataUrl, callbackUrl } = config.oauth ?? {};
-    const endpoints = [authorizationUrl, tokenUrl, clientMetadataUrl, authServerMetadataUrl, callbackUrl].filter(
-      (u) => u !== undefined,
-    );
+    const urls = "authorizationUrl tokenUrl clientMetadataUrl authServerMetadataUrl callbackUrl idpUrl idpTokenUrl";
+    const endpoints = urls.split(" ").flatMap((key) => config.oauth?.[key as "tokenUrl"] ?? []);
+    const file = config.oauth?.assertionFile ?? config.oauth?.idTokenFile;
     if (endpoints.length) lines.push(`OAuth endpoints: ${endpoints.map(urlAsWritten).join(", ")}`);
+    if (file !== undefined) lines.push(`sends the token in this file to sign in: ${file}`);
     const secret = config.oauth?.clientSecret;
     if (secret !== undefined && isCommandValue(secret))
       lines.push(`OAuth client secret ← output of: ${commandText(secret)}`);
