@@ -61,6 +61,9 @@ describe("destructive names", () => {
     assert.deepEqual(nameWords("deleteFileNow"), ["delete", "file", "now"]);
     assert.deepEqual(nameWords("DROP-TABLE.v2"), ["drop", "table", "v2"]);
     assert.deepEqual(nameWords("__x__"), ["x"]);
+    // An acronym ends where a capitalised word starts: the verb after it is a word of its own.
+    assert.deepEqual(nameWords("GCEDeleteInstance"), ["gce", "delete", "instance"]);
+    assert.equal(destructiveWord("DBDrop"), "drop");
   });
 
   test("delete, remove, drop, deploy, destroy and purge, as words and their forms", () => {

@@ -36,10 +36,10 @@ function inflections(verb: string): string[] {
   return [verb, `${verb}s`, `${doubled}ed`, `${doubled}ing`];
 }
 
-/** The words of a tool name: split at anything but letters and digits, and where camelCase starts a word. */
+/** The words of a tool name: split at anything but letters and digits, and where camelCase starts a word (`XMLNode` too). */
 export function nameWords(name: string): string[] {
   return name
-    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .replace(/([a-z0-9])([A-Z])|([A-Z])([A-Z][a-z])/g, "$1$3 $2$4")
     .split(/[^A-Za-z0-9]+/)
     .filter((word) => word !== "")
     .map((word) => word.toLowerCase());
