@@ -2,6 +2,8 @@
  * Project trust's pure part (fingerprints, states, what the user is shown) and its store on disk.
  */
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
@@ -291,6 +293,32 @@ describe("trust store", () => {
       tmp.cleanup();
     }
   });
+});
+
+test("two pi processes answering at once keep both answers: neither write drops the other's", async () => {
+  const tmp = tempDir();
+  try {
+    const file = path.join(tmp.dir, "trust.json");
+    const store = path.resolve("src/trust/trust-store.ts");
+    const script = path.join(tmp.dir, "answer.mts");
+    writeFileSync(
+      script,
+      `import { TrustStore } from ${JSON.stringify(store)};
+       const [file, project] = process.argv.slice(2);
+       for (let i = 0; i < 40; i++)
+         await new TrustStore(file).save(project, new Map([["s" + i, { hash: "h", trusted: true }]]));`,
+    );
+    const run = (project: string) =>
+      promisify(execFile)(process.execPath, ["--import", "tsx", script, file, path.join(tmp.dir, project)]);
+    await Promise.all([run("a"), run("b")]);
+    const store2 = new TrustStore(file);
+    assert.deepEqual(
+      [(await store2.read(path.join(tmp.dir, "a"))).size, (await store2.read(path.join(tmp.dir, "b"))).size],
+      [40, 40],
+    );
+  } finally {
+    tmp.cleanup();
+  }
 });
 
 describe("trust after a write by the bridge (trustAfterWrite)", () => {

@@ -3,6 +3,7 @@
  * two changes never interleave. Config files, OAuth tokens and the tool cache are all written this way.
  */
 import { randomBytes } from "node:crypto";
+import { closeSync, openSync, statSync, unlinkSync } from "node:fs";
 import { chmod, mkdir, open, rename, unlink } from "node:fs/promises";
 import * as path from "node:path";
 
@@ -58,5 +59,38 @@ export async function replaceFile(file: string, text: string, options: ReplaceOp
   } catch (error) {
     await unlink(temp).catch(() => {});
     throw error;
+  }
+}
+
+/** A lock older than this was left by a process that died while holding it. */
+const STALE_LOCK_MS = 30_000;
+/** How long to wait for another process's lock before going on without it. */
+const LOCK_WAIT_MS = 15_000;
+const LOCK_POLL_MS = 50;
+
+/** Takes the lock file, waiting for another holder (bounded); a stale lock is broken. Returns its release. */
+export async function fileLock(file: string): Promise<() => void> {
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      closeSync(openSync(file, "wx", 0o600));
+      return () => {
+        try {
+          unlinkSync(file);
+        } catch {
+          // Already gone (broken as stale by another process).
+        }
+      };
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== "EEXIST") return () => {}; // No lock possible here (read-only dir): go on without one.
+    }
+    try {
+      if (Date.now() - statSync(file).mtimeMs > STALE_LOCK_MS) unlinkSync(file);
+    } catch {
+      // Released meanwhile.
+    }
+    if (Date.now() > deadline) return () => {};
+    await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
   }
 }

@@ -5,16 +5,11 @@
  * sign-in. As a middleware on the fetch the SDK uses, the posts of one refresh token share one request and its answer
  * — within this process, and, through a lock file next to the tokens, across pi processes that share them: a process
  * that finds the stored refresh token already rotated by another answers with the stored tokens instead of asking. */
-import { closeSync, openSync, statSync, unlinkSync } from "node:fs";
 import type { Middleware } from "@modelcontextprotocol/client";
+import { fileLock } from "../common/atomic-file.ts";
 
 /** How long a refresh's answer is reused for a late duplicate (one that was sent just after it finished). */
 const REUSE_MS = 10_000;
-/** A lock older than this was left by a process that died while refreshing. */
-const STALE_LOCK_MS = 30_000;
-/** How long to wait for another process's refresh before going ahead anyway. */
-const LOCK_WAIT_MS = 15_000;
-const LOCK_POLL_MS = 50;
 
 interface Answer {
   status: number;
@@ -65,33 +60,6 @@ function isNonceChallenge(answer: Answer): boolean {
   }
 }
 
-/** Takes the lock file, waiting for another holder (bounded); a stale lock is broken. Returns its release. */
-async function lock(path: string): Promise<() => void> {
-  const deadline = Date.now() + LOCK_WAIT_MS;
-  for (;;) {
-    try {
-      closeSync(openSync(path, "wx", 0o600));
-      return () => {
-        try {
-          unlinkSync(path);
-        } catch {
-          // Already gone (broken as stale by another process).
-        }
-      };
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code !== "EEXIST") return () => {}; // No lock possible here (read-only dir): refresh without one.
-    }
-    try {
-      if (Date.now() - statSync(path).mtimeMs > STALE_LOCK_MS) unlinkSync(path);
-    } catch {
-      // Released meanwhile.
-    }
-    if (Date.now() > deadline) return () => {};
-    await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
-  }
-}
-
 /**
  * The middleware: posts of one refresh token share one request and its answer. Answers come back as the global
  * `Response` class, the only one the SDK reads a token endpoint's error from.
@@ -117,7 +85,7 @@ export function withSharedRefresh(shared: SharedTokens): Middleware {
 }
 
 async function refresh(token: string, send: () => Promise<Response>, shared: SharedTokens): Promise<Answer> {
-  const release = await lock(shared.lockPath);
+  const release = await fileLock(shared.lockPath);
   try {
     const stored = shared.current();
     // Another process refreshed while this one waited: its tokens are the answer (posting the old token would fail).

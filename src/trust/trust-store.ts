@@ -2,11 +2,11 @@
  * The user's project-trust answers on disk (`<agent dir>/mcp-bridge/trust.json`, 0600): per project — keyed by the
  * project directory's real path, so a symlink or `..` does not make a second project — each server's fingerprint and
  * whether it is trusted (and whether only in a sandbox). Several pi processes may share the file: every write re-reads it, changes only its own
- * project's servers, and replaces the file atomically.
+ * project's servers, and replaces the file atomically, holding a lock file beside it (`trust.json.lock`).
  */
 import { realpathSync } from "node:fs";
 import * as path from "node:path";
-import { serialised } from "../common/atomic-file.ts";
+import { fileLock, serialised } from "../common/atomic-file.ts";
 import { isObject } from "../common/values.ts";
 import { readVersioned, writeVersioned } from "../common/versioned-json.ts";
 import type { TrustAnswer, TrustRecord } from "./trust-rules.ts";
@@ -72,13 +72,19 @@ export class TrustStore {
   update(projectRoot: string, change: (answers: TrustRecord) => ReadonlyMap<string, TrustAnswer>): Promise<void> {
     const key = projectKey(projectRoot);
     return serialised(this.file, async () => {
-      const projects = await this.readAll();
-      const merged = new Map(projects.get(key));
-      const answers = change(merged);
-      if (answers.size === 0) return;
-      for (const [name, answer] of answers) merged.set(name, answer);
-      projects.set(key, merged);
-      await writeVersioned(this.file, FILE_VERSION, { projects: storedProjects(projects) });
+      // Another pi's read and write must not come between this one's: it would drop the answers written here.
+      const release = await fileLock(`${this.file}.lock`);
+      try {
+        const projects = await this.readAll();
+        const merged = new Map(projects.get(key));
+        const answers = change(merged);
+        if (answers.size === 0) return;
+        for (const [name, answer] of answers) merged.set(name, answer);
+        projects.set(key, merged);
+        await writeVersioned(this.file, FILE_VERSION, { projects: storedProjects(projects) });
+      } finally {
+        release();
+      }
     });
   }
 }
