@@ -473,3 +473,42 @@ describe("approval of a bundled server's tool", () => {
     assert.deepEqual(ui.offered, [["Allow once", "Allow for this session", "Deny"]]);
   });
 });
+
+describe("approval of a tool whose name holds escape sequences", () => {
+  test("what the user and the model are told names it with the sequences written out, as the dialog does", async () => {
+    const evil = "evil\u001b]52;c;cHduZWQ=\u0007\u001b[2J";
+    const { config } = validateServerEntry(
+      "srv",
+      { url: "http://127.0.0.1:1/mcp" },
+      { scope: "user", path: "/u.json" },
+    );
+    assert.ok(config);
+    const approval = new ToolApproval({
+      find: (name) =>
+        name === "mcp_srv_evil"
+          ? {
+              name,
+              server: "srv",
+              originalName: evil,
+              description: "",
+              provenance: mcpProvenance("srv", evil),
+              inputSchema: { type: "object" },
+            }
+          : undefined,
+      configOf: () => config,
+      approvalMode: () => "ask",
+      userConfigPath: () => undefined,
+      emit: () => undefined,
+      writeConfig: async () => ({}),
+    });
+    const ui = new RecordingUI();
+    ui.answers.push("Deny", "Always allow");
+    const ask = () =>
+      approval.check({ toolName: "mcp_srv_evil", input: {} }, { hasUI: true, ui: ui.context(), signal: undefined });
+    const denied = await ask();
+    assert.doesNotMatch(denied?.reason ?? "", /[\u0000-\u001f]/, denied?.reason);
+    assert.equal(await ask(), undefined);
+    assert.equal(ui.notices.length, 1);
+    assert.doesNotMatch(ui.notices[0]!, /[\u0000-\u001f]/, ui.notices[0]);
+  });
+});

@@ -82,14 +82,14 @@ function dialogLine(text: string, max: number = SHOWN.body): string {
 
 /** `MCP tool 'x' of server 's'`, as every message names a tool. */
 function describeTool(tool: ApprovedTool): string {
-  return `MCP tool '${tool.originalName}' of server '${tool.server}'`;
+  return `MCP tool '${dialogLine(tool.originalName)}' of server '${tool.server}'`;
 }
 
 /** The exact setting that lets a call run without asking, and the file it goes in. */
 function howToAllow(tool: ApprovedTool, configPath: string, everyTime: boolean, userConfigPath?: string): string {
   const exact = everyTime ? " (a destructive tool needs its exact name there; a pattern does not cover it)" : "";
   const never = userConfigPath ? `, or set "approval": "never" in ${userConfigPath} to turn approval prompts off` : "";
-  return `To allow it, add "${tool.originalName}" to "autoApprove" of server "${tool.server}" in ${configPath}${exact}${never}.`;
+  return `To allow it, add "${dialogLine(tool.originalName)}" to "autoApprove" of server "${tool.server}" in ${configPath}${exact}${never}.`;
 }
 
 export class ToolApproval {
@@ -221,18 +221,18 @@ export class ToolApproval {
 
   /** Adds the tool to `autoApprove` in the file that defines its server. A failure is told, and this call still runs. */
   private async save(tool: ApprovedTool, config: ServerConfig, ctx: Asker): Promise<void> {
-    const file = config.source.path;
+    const [file, shownName] = [config.source.path, dialogLine(tool.originalName)];
     try {
       // The user's word on a server they trust: it stays trusted with the tool added (a change made by anyone else asks).
       const { trustError } = await this.deps.writeConfig(file, (text) =>
         addToServerList(text, tool.server, "autoApprove", tool.originalName),
       );
       this.saved.set(tool.server, (this.saved.get(tool.server) ?? new Set<string>()).add(tool.originalName));
-      ctx.ui.notify(`Added "${tool.originalName}" to autoApprove of MCP server '${tool.server}' in ${file}.`, "info");
+      ctx.ui.notify(`Added "${shownName}" to autoApprove of MCP server '${tool.server}' in ${file}.`, "info");
       if (trustError !== undefined) ctx.ui.notify(trustNotRecorded([tool.server], trustError), "warning");
     } catch (error) {
       ctx.ui.notify(
-        `Could not save "${tool.originalName}" to autoApprove of MCP server '${tool.server}' in ${file}: ${errorMessage(error)}. Allowed this once.`,
+        `Could not save "${shownName}" to autoApprove of MCP server '${tool.server}' in ${file}: ${errorMessage(error)}. Allowed this once.`,
         "error",
       );
     }
