@@ -512,3 +512,37 @@ describe("approval of a tool whose name holds escape sequences", () => {
     assert.doesNotMatch(ui.notices[0]!, /[\u0000-\u001f]/, ui.notices[0]);
   });
 });
+
+describe("approval of a tool whose name is a pattern", () => {
+  test("offers no Always allow: saved to autoApprove, 'get*' would let every get… tool run unasked", async () => {
+    const { config } = validateServerEntry(
+      "srv",
+      { url: "http://127.0.0.1:1/mcp" },
+      { scope: "user", path: "/u.json" },
+    );
+    assert.ok(config);
+    const tool = (originalName: string) => ({
+      name: `mcp_srv_${originalName}`,
+      server: "srv",
+      originalName,
+      description: "",
+      provenance: mcpProvenance("srv", originalName),
+      inputSchema: { type: "object" },
+    });
+    const approval = new ToolApproval({
+      find: (name) => [tool("get*"), tool("get_and_write")].find((t) => t.name === name),
+      configOf: () => config,
+      approvalMode: () => "ask",
+      userConfigPath: () => undefined,
+      emit: () => undefined,
+      writeConfig: async () => ({}),
+    });
+    const ui = new RecordingUI();
+    ui.answers.push("Allow once", "Deny");
+    const ask = (toolName: string) =>
+      approval.check({ toolName, input: {} }, { hasUI: true, ui: ui.context(), signal: undefined });
+    assert.equal(await ask("mcp_srv_get*"), undefined);
+    assert.deepEqual(ui.offered[0], ["Allow once", "Allow for this session", "Deny"]);
+    assert.ok((await ask("mcp_srv_get_and_write"))?.block, "another tool still asks");
+  });
+});

@@ -10,6 +10,7 @@ import { errorMessage } from "../common/errors.ts";
 import type { Logger } from "../common/log-file.ts";
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import { quoteValue } from "../common/text.ts";
+import { isExactName } from "../common/tool-pattern.ts";
 import { trustNotRecorded } from "./trust-rules.ts";
 import type { ApprovalMode, ServerConfig } from "../config/types.ts";
 import { addToServerList } from "../config/write/server-edits.ts";
@@ -187,8 +188,8 @@ export class ToolApproval {
     const options: Array<[string, Choice]> = [["Allow once", "once"]];
     if (!everyTime) options.push(["Allow for this session", "session"]);
     // The bundled file and a pi package's manifest belong to their packages: an update would replace them. A server
-    // added for this session only (by code) is in no file at all.
-    if (!["bundled", "package", "session"].includes(config.source.scope))
+    // added for this session only (by code) is in no file at all. A name with `*` or `?` would be a pattern there.
+    if (!["bundled", "package", "session"].includes(config.source.scope) && isExactName(tool.originalName))
       options.push([`Always allow (adds "${tool.originalName}" to autoApprove in ${config.source.path})`, "always"]);
     options.push(["Deny", "deny"]);
     const title = [
