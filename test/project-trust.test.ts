@@ -214,6 +214,8 @@ describe("project trust (in-process pi, recording UI and print mode)", { timeout
         /Trusted 3 MCP servers of .*\n {2}eager: trusted, connected, 2 tools\n {2}sleepy: trusted, (starting; its tools appear when it is ready|connected, 2 tools)\n {2}web: trusted, connected/,
       );
       assert.ok(running("eager"), "the eager server runs once trusted");
+      // A remote server has no process to sandbox: trusted as it is, and not said to be sandboxed.
+      assert.match(await command(current, "/mcp trust web --sandboxed", ui), /^Already trusted: web\.$/m);
       // The lazy server is unknown to the tool cache: trusted, it starts once in the background to learn its tools.
       await waitFor(() => running("sleepy"), "the lazy server to start and learn its tools");
       await waitFor(() => mcpTools(current).includes("mcp_sleepy_greet"), "the lazy server's tools");

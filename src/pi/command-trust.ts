@@ -173,7 +173,7 @@ export async function trustCommand(deps: TrustDeps, args: readonly string[], ctx
     return show(
       ctx,
       picked.length
-        ? `Already trusted${sandboxed ? " sandboxed" : ""}: ${picked.map((c) => c.name).join(", ")}.`
+        ? `Already trusted${picked.some((c) => wanted(c) === "sandboxed") ? " sandboxed" : ""}: ${picked.map((c) => c.name).join(", ")}.`
         : "No project MCP server is waiting for trust.",
     );
   const servers = todo.map((connection) => ({ connection, sandboxed }));
