@@ -714,6 +714,11 @@ describe("substituteVars", () => {
     assert.equal(substituteVars("${HOST:-fallback}", env).value, "example.com");
     assert.equal(substituteVars("${NOPE:-}", env).missing.length, 0);
   });
+  test("a default that is itself a reference, as in a shell: ${A:-${B}}", () => {
+    assert.equal(substituteVars("${NOPE:-${HOST}}/x", env).value, "example.com/x");
+    assert.deepEqual(substituteVars("${NOPE:-${GONE}}", env).missing, ["GONE"]);
+    assert.deepEqual(findVarRefs("${NOPE:-${HOST}}"), ["NOPE", "HOST"]);
+  });
   test("a missing variable is reported", () => {
     assert.deepEqual(substituteVars("a${NOPE}b${NOPE}", env), {
       value: "ab",

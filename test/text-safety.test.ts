@@ -144,6 +144,8 @@ describe("what counts as a secret in a config", () => {
   test("inline env values are secrets, except plain numbers, booleans, paths and words under keys that do not say secret", () => {
     assert.deepEqual(inlineEnvSecrets("SERVICE_ID", "zq-PLANTED-7731"), ["zq-PLANTED-7731"]);
     assert.deepEqual(inlineEnvSecrets("PORT", "8080"), []);
+    // A nested default's reference is no inline text: its value, not its name, is the secret.
+    assert.deepEqual(inlineEnvSecrets("API_KEY", "${A:-${B_KEY}}"), []);
     assert.deepEqual(inlineEnvSecrets("DEBUG", "true"), []);
     assert.deepEqual(inlineEnvSecrets("ROOT", "/srv/data"), []);
     // n8n's documented settings: hidden, every "stdio" and "error" about the server read `***`.

@@ -15,7 +15,7 @@ const VAR_NAME = "[A-Za-z_][A-Za-z0-9_]*";
  * What stands between `${` and `}`: `NAME`, `NAME:-default`, VS Code's `env:NAME`, or VS Code's `input:id` (a prompt
  * there, read here from the variable {@link inputVarName} names); the name, the input id and the default captured.
  */
-const VAR_BODY = `(?:(?:env:)?(${VAR_NAME})|input:([\\w.-]+))(?::-([^}]*))?`;
+const VAR_BODY = `(?:(?:env:)?(${VAR_NAME})|input:([\\w.-]+))(?::-((?:[^}$]|\\$(?!\\{)|\\$\\{[^}]*\\})*))?`;
 /** `${NAME}`, `${NAME:-default}`, VS Code's `${env:NAME}` and `${input:id}`. */
 const VAR_PATTERN = new RegExp(`\\$\\{${VAR_BODY}\\}`, "g");
 const WHOLE_VAR_NAME = new RegExp(`^${VAR_NAME}$`);
@@ -64,7 +64,9 @@ export function substituteVars(input: string, env: Environment, projectRoot?: st
   const empty: string[] = [];
   const secrets: string[] = [];
   const inputs: Record<string, string> = {};
-  const value = input.replace(VAR_PATTERN, (match, named?: string, id?: string, fallback?: string) => {
+  // A default may itself hold a reference (`${A:-${B}}`), as in a shell.
+  const replace = (text: string): string => text.replace(VAR_PATTERN, replacer);
+  const replacer = (match: string, named?: string, id?: string, fallback?: string): string => {
     const name = named ?? inputVarName(id ?? "");
     if (PROJECT_ROOT_VARS.has(name) && projectRoot !== undefined) return projectRoot;
     const found = Object.hasOwn(env, name) ? env[name] : undefined;
@@ -72,13 +74,13 @@ export function substituteVars(input: string, env: Environment, projectRoot?: st
       secrets.push(found);
       return found;
     }
-    if (fallback !== undefined) return fallback;
+    if (fallback !== undefined) return replace(fallback);
     const list = found === "" ? empty : missing;
     if (!list.includes(name)) list.push(name);
     if (id !== undefined) inputs[name] = match;
     return "";
-  });
-  return { value, missing, empty, secrets, inputs };
+  };
+  return { value: replace(input), missing, empty, secrets, inputs };
 }
 
 /**
@@ -107,7 +109,10 @@ export function isVarReference(inner: string): boolean {
 
 /** The variable names a string refers to (without the project root's). */
 export function findVarRefs(input: string): string[] {
-  const names = [...input.matchAll(VAR_PATTERN)].map((match) => match[1] ?? inputVarName(match[2] ?? ""));
+  const names = [...input.matchAll(VAR_PATTERN)].flatMap((m) => [
+    m[1] ?? inputVarName(m[2] ?? ""),
+    ...findVarRefs(m[3] ?? ""),
+  ]);
   return [...new Set(names.filter((name) => !PROJECT_ROOT_VARS.has(name)))];
 }
 
@@ -298,7 +303,7 @@ const PLAIN_WORD = /^[a-z]+(?:[-_][a-z]+)*$/;
 export function inlineEnvSecrets(key: string, value: string): string[] {
   // The literal parts around the references, and their defaults (a NUL cannot be in an environment value).
   const inline = value
-    .replace(VAR_PATTERN, (_m, _name, _id, fallback?: string) => `\0${fallback ?? ""}\0`)
+    .replace(VAR_PATTERN, (_m, _name, _id, fallback?: string) => `\0${(fallback ?? "").replace(VAR_PATTERN, "\0")}\0`)
     .split("\0")
     .filter((part) => part !== "");
   if (SECRET_KEY.test(key)) return inline;
