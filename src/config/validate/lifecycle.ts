@@ -99,7 +99,7 @@ function retryPolicy(entry: JsonObject, local: boolean, errors: string[]): Retry
     if (!booleanField(entry, "restartOnCrash", true, errors)) policy.maxAttempts = 0;
   } else {
     for (const field of ["restartOnCrash", "maxRestarts", "initTimeout"])
-      if (entry[field] !== undefined)
+      if (entry[field] !== undefined && entry[field] !== null)
         errors.push(
           `\`${field}\` applies to local (command) servers only; use \`reconnect\` and \`timeout\` for a remote one`,
         );
