@@ -301,6 +301,7 @@ describe("validateServerEntry", () => {
     assert.match(invalid({ url: "http://h/mcp", reconnect: "often" }), /`reconnect` must be true, false or an object/);
     // null is absent, as for every other field: a remote entry listing the local-only ones as null still loads.
     valid("r", { url: "http://h/mcp", initTimeout: null, maxRestarts: null, restartOnCrash: null });
+    assert.deepEqual(valid("s", { command: "x", shared: { idleSeconds: null } }).shared, { idleMs: 30_000 });
     assert.match(invalid({ url: "http://h/mcp", healthCheckInterval: -1 }), /`healthCheckInterval`/);
   });
   test("auth: OAuth is on for remote servers unless turned off or a static Authorization header is set", () => {

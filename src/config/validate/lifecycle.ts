@@ -69,7 +69,7 @@ function sharedSetting(value: unknown, local: boolean, errors: string[]): Server
   if (value === true) return { idleMs: DEFAULT_SHARED_IDLE_MS };
   if (isObject(value)) {
     const idle = value.idleSeconds;
-    if (idle === undefined) return { idleMs: DEFAULT_SHARED_IDLE_MS };
+    if (idle === undefined || idle === null) return { idleMs: DEFAULT_SHARED_IDLE_MS };
     if (typeof idle === "number" && Number.isFinite(idle) && idle >= 0 && idle <= 86_400)
       return { idleMs: Math.round(idle * 1000) };
   }
