@@ -144,6 +144,7 @@ describe("a package's manifest read as a config layer", () => {
         mcpServers: {
           plain: { command: "node", args: ["./server.js"] },
           sub: { command: "node", cwd: "bin" },
+          unset: { command: "node", cwd: null },
           home: { command: "node", cwd: "~/tools" },
           web: { url: "http://127.0.0.1:1/mcp" },
         },
@@ -162,8 +163,9 @@ describe("a package's manifest read as a config layer", () => {
         packages,
       });
       const byName = new Map(config.servers.map((s) => [s.name, s]));
-      assert.deepEqual([...byName.keys()].sort(), ["array", "home", "plain", "sub", "web"]);
+      assert.deepEqual([...byName.keys()].sort(), ["array", "home", "plain", "sub", "unset", "web"]);
       assert.equal(byName.get("plain")?.cwd, good);
+      assert.equal(byName.get("unset")?.cwd, good, "a null `cwd` is an absent one");
       assert.equal(byName.get("sub")?.cwd, path.join(good, "bin"));
       assert.equal(byName.get("home")?.cwd, "~/tools");
       assert.equal(byName.get("web")?.cwd, undefined);

@@ -59,7 +59,7 @@ function inPackageDir(map: unknown, dir: string): unknown {
     if (!isObject(entry) || (typeof entry.command !== "string" && !Array.isArray(entry.command))) return [name, entry];
     const cwd = entry.cwd;
     // `~/…` and `${VAR}` are expanded later, where every layer's are.
-    if (cwd === undefined) return [name, { ...entry, cwd: dir }];
+    if (cwd === undefined || cwd === null) return [name, { ...entry, cwd: dir }];
     if (typeof cwd === "string" && !/^(~|\$\{)/.test(cwd)) return [name, { ...entry, cwd: path.resolve(dir, cwd) }];
     return [name, entry];
   });
