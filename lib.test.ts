@@ -841,6 +841,12 @@ describe("resolveServerConfig", () => {
     assert.match(r.errors[0]!, /\$\{HOST\} in `url`/);
     assert.match(r.errors[0]!, /\$\{GH_TOKEN\} in header `Authorization`/);
   });
+  test("an empty variable in a remote server's url is an error (https://${HOST}/mcp would reach the host `mcp`)", () => {
+    const r = resolveServerConfig(valid("gh", { url: "https://${HOST}/mcp" }), { HOST: "" }, "/p");
+    assert.equal(r.endpoint, undefined);
+    assert.match(r.errors.join("\n"), /environment variable \$\{HOST\} in `url` is empty; set it/);
+    assert.ok(resolveServerConfig(valid("a", { url: "https://h/${P:-}mcp" }), { P: "" }, "/p").endpoint);
+  });
   test("a remote server resolves url and headers and treats header values as secrets", () => {
     const config = valid("gh", {
       url: "https://h/mcp?key=${TOKEN}",

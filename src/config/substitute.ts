@@ -270,6 +270,12 @@ export function resolveServerConfig(
     errors.push(
       `environment variable ${missing.join(", ")} is not set; set it in the environment pi starts from, or give a default with \${VAR:-value}`,
     );
+  } else if (url.empty.length) {
+    // `https://${HOST}/mcp` with HOST="" would reach the host `mcp`.
+    const names = url.empty.map((n) => `${missingText([n], url)} in \`url\``).join(", ");
+    errors.push(
+      `environment variable ${names} is empty; set it in the environment pi starts from, or give a default with \${VAR:-value}`,
+    );
   } else if (!URL.canParse(url.value)) {
     errors.push("`url` is not a valid URL after variable substitution");
   } else {
