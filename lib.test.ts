@@ -353,6 +353,9 @@ describe("validateServerEntry", () => {
   });
   test("unknown type", () => {
     assert.match(invalid({ command: "x", type: "websocket" }), /unknown `type` "websocket"/);
+    // null is absent: the transport then comes from `command` or `url`.
+    assert.equal(valid("n", { url: "https://h/mcp", type: null, transport: "sse" }).transport, "sse");
+    assert.equal(valid("n", { command: "x", type: null }).transport, "stdio");
   });
   test("type that contradicts the endpoint", () => {
     assert.match(invalid({ type: "stdio", url: "http://h" }), /runs a local command/);

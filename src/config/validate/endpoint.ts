@@ -133,7 +133,7 @@ const TYPE_FIELDS = ["type", "transport", "transportType"] as const;
 
 /** `type` (or another client's name for it) as written, and the transport it names; neither when absent or unknown. */
 function typeField(entry: JsonObject, errors: string[]): { type?: string; kind?: TransportKind; field?: string } {
-  const field = TYPE_FIELDS.find((name) => entry[name] !== undefined);
+  const field = TYPE_FIELDS.find((name) => entry[name] !== undefined && entry[name] !== null);
   if (field === undefined) return {};
   const value = entry[field];
   const kind = typeof value === "string" ? transportOfType(value) : undefined;
