@@ -356,6 +356,7 @@ describe("validateServerEntry", () => {
     // null is absent: the transport then comes from `command` or `url`.
     assert.equal(valid("n", { url: "https://h/mcp", type: null, transport: "sse" }).transport, "sse");
     assert.equal(valid("n", { command: "x", type: null }).transport, "stdio");
+    assert.equal(valid("n", { command: "x", sampling: null }).sampling, "ask");
   });
   test("type that contradicts the endpoint", () => {
     assert.match(invalid({ type: "stdio", url: "http://h" }), /runs a local command/);

@@ -42,7 +42,7 @@ export function validateUsage(entry: JsonObject, errors: string[], warnings: str
   const autoApproveReadOnly = booleanField(entry, "autoApproveReadOnly", false, errors);
 
   let sampling: SamplingMode = "ask";
-  if (entry.sampling !== undefined) {
+  if (entry.sampling !== undefined && entry.sampling !== null) {
     if (entry.sampling === "ask" || entry.sampling === "allow" || entry.sampling === "off") sampling = entry.sampling;
     else errors.push('`sampling` must be "ask", "allow" or "off"');
   }
