@@ -2036,6 +2036,7 @@ describe("sandbox settings and rules", () => {
     const errors: string[] = [];
     assert.equal(readSandboxSetting(true, "sandbox", errors), true);
     assert.equal(readSandboxSetting(false, "sandbox", errors), false);
+    assert.equal(readSandboxSetting(null, "sandbox", errors), undefined, "null is absent (the file's default applies)");
     const rules = readSandboxSetting(
       { filesystem: { allowWrite: ["~/out"] }, network: { allowedDomains: ["api.example.com", "*.example.org:443"] } },
       "sandbox",

@@ -53,7 +53,7 @@ function stringList(value: unknown, field: string, errors: string[], isHost?: (d
 
 /** Reads a `sandbox` value (`field` names it in messages: `sandbox`, or the top-level one). */
 export function readSandboxSetting(value: unknown, field: string, errors: string[]): SandboxSetting | undefined {
-  if (value === undefined) return undefined;
+  if (value === undefined || value === null) return undefined;
   if (typeof value === "boolean") return value;
   if (!isObject(value)) {
     errors.push(`\`${field}\` must be true, false, or an object with \`filesystem\` and \`network\` rules`);
