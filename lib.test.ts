@@ -306,6 +306,9 @@ describe("validateServerEntry", () => {
   });
   test("auth: OAuth is on for remote servers unless turned off or a static Authorization header is set", () => {
     assert.deepEqual(valid("r", { url: "https://h/mcp" }).oauth, { callbackPort: 9876 });
+    // null is absent, as in every other field.
+    const nulls = { type: null, scopes: null, callbackPort: null };
+    assert.equal(valid("r", { url: "https://h/mcp", auth: nulls }).oauth?.callbackPort, 9876);
     assert.equal(valid("r", { url: "https://h/mcp", headers: { authorization: "Bearer x" } }).oauth, undefined);
     assert.equal(valid("r", { url: "https://h/mcp", auth: false }).oauth, undefined);
     assert.equal(valid("r", { url: "https://h/mcp", auth: "none" }).oauth, undefined);

@@ -64,7 +64,8 @@ function oauthSettings(
       );
     else if (!OAUTH_FIELDS.has(key)) errors.push(`unknown field \`${field}.${shown(key, 60, "line")}\``);
   }
-  if (auth.type !== undefined && auth.type !== "oauth") errors.push(`\`${field}.type\` must be "oauth"`);
+  if (auth.type !== undefined && auth.type !== null && auth.type !== "oauth")
+    errors.push(`\`${field}.type\` must be "oauth"`);
   const settings: OAuthSettings = { ...defaults };
   const text = (key: string): string | undefined => {
     const value = auth[key];
@@ -92,9 +93,9 @@ function oauthSettings(
   const scopes = auth.scopes ?? auth.scope;
   if (typeof scopes === "string") settings.scopes = scopes.split(/\s+/).filter(Boolean);
   else if (Array.isArray(scopes) && scopes.every((x) => typeof x === "string")) settings.scopes = scopes as string[];
-  else if (scopes !== undefined)
+  else if (scopes !== undefined && scopes !== null)
     errors.push(`\`${field}.scopes\` must be an array of strings (or one space-separated string)`);
-  if (auth.callbackPort !== undefined) {
+  if (auth.callbackPort !== undefined && auth.callbackPort !== null) {
     const port = auth.callbackPort;
     if (typeof port !== "number" || !Number.isInteger(port) || port < 1 || port > 65535)
       errors.push(`\`${field}.callbackPort\` must be a port number, 1 to 65535`);
