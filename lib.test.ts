@@ -2040,6 +2040,8 @@ describe("sandbox settings and rules", () => {
     assert.equal(readSandboxSetting(true, "sandbox", errors), true);
     assert.equal(readSandboxSetting(false, "sandbox", errors), false);
     assert.equal(readSandboxSetting(null, "sandbox", errors), undefined, "null is absent (the file's default applies)");
+    const nulls = { filesystem: { denyRead: null }, network: null };
+    assert.deepEqual(readSandboxSetting(nulls, "sandbox", errors), readSandboxSetting({}, "sandbox", errors));
     const rules = readSandboxSetting(
       { filesystem: { allowWrite: ["~/out"] }, network: { allowedDomains: ["api.example.com", "*.example.org:443"] } },
       "sandbox",

@@ -68,7 +68,7 @@ export function readSandboxSetting(value: unknown, field: string, errors: string
     errors.push(`\`${field}.${key}\` is not a sandbox setting (use \`filesystem\` or \`network\`)`);
   for (const group of ["filesystem", "network"] as const) {
     const part = value[group];
-    if (part === undefined) continue;
+    if (part === undefined || part === null) continue;
     if (!isObject(part)) {
       errors.push(`\`${field}.${group}\` must be an object`);
       continue;
@@ -81,9 +81,10 @@ export function readSandboxSetting(value: unknown, field: string, errors: string
   const fs = isObject(value.filesystem) ? value.filesystem : {};
   const net = isObject(value.network) ? value.network : {};
   for (const key of FIELDS.filesystem)
-    if (fs[key] !== undefined) rules.filesystem[key] = stringList(fs[key], `${field}.filesystem.${key}`, errors);
+    if (fs[key] !== undefined && fs[key] !== null)
+      rules.filesystem[key] = stringList(fs[key], `${field}.filesystem.${key}`, errors);
   for (const key of ["allowedDomains", "deniedDomains"] as const)
-    if (net[key] !== undefined)
+    if (net[key] !== undefined && net[key] !== null)
       rules.network[key] = stringList(net[key], `${field}.network.${key}`, errors, (d) =>
         key === "allowedDomains" ? isAllowedHost(d) : DOMAIN.test(d),
       );
