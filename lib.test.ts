@@ -566,6 +566,12 @@ describe("layerConfigs", () => {
     const { servers, problems } = layerConfigs([{ source: project, text: "// servers go here\n/* none yet */\n" }]);
     assert.deepEqual([servers, problems], [[], []]);
   });
+  test("a top-level setting or server map written as null is absent: no problem, the defaults apply", () => {
+    const keys = ["approval", "exposure", "exposureThreshold", "toolCatalog", "autoEnableCodemode", "servers", "mcp"];
+    const doc = { ...Object.fromEntries(keys.map((key) => [key, null])), mcpServers: { a: { command: "x" } } };
+    const { servers, problems, approval } = layerConfigs([file(user, doc)]);
+    assert.deepEqual([servers.length, problems.map((p) => p.message), approval], [1, [], "ask"]);
+  });
   test("a missing file is skipped silently; a broken file is reported and the others still load", () => {
     const { servers, problems } = layerConfigs([
       { source: bundled, text: undefined },

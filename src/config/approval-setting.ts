@@ -12,7 +12,7 @@ const MODES: readonly ApprovalMode[] = ["ask", "never"];
 
 /** The mode a parsed file sets, if it sets one it may; otherwise why it is ignored. */
 export function approvalSetting(doc: unknown, source: ConfigSource): { mode?: ApprovalMode; problem?: ConfigProblem } {
-  if (!isObject(doc) || doc[APPROVAL_KEY] === undefined) return {};
+  if (!isObject(doc) || doc[APPROVAL_KEY] === undefined || doc[APPROVAL_KEY] === null) return {};
   const value = doc[APPROVAL_KEY];
   if (!MODES.includes(value as ApprovalMode)) {
     const message = `\`${APPROVAL_KEY}\` must be "ask" or "never" (got ${quoteValue(value)}); MCP tools ask before they run`;

@@ -116,7 +116,7 @@ export function exposureDefaults(
   const problems: ConfigProblem[] = [];
   if (!isObject(doc)) return { problems };
   const out: ReturnType<typeof exposureDefaults> = { problems };
-  if (doc[EXPOSURE_KEY] !== undefined) {
+  if (doc[EXPOSURE_KEY] !== undefined && doc[EXPOSURE_KEY] !== null) {
     const read = readExposure(doc[EXPOSURE_KEY], EXPOSURE_KEY, true);
     const message = read.error ? `${read.error}; ignored, as if it were not set` : read.warning;
     if (message) problems.push({ level: "warning", source, message });
@@ -125,9 +125,9 @@ export function exposureDefaults(
   }
   const auto = doc[AUTO_CODEMODE_KEY];
   if (typeof auto === "boolean") out.autoCodemode = auto;
-  else if (auto !== undefined)
+  else if (auto !== undefined && auto !== null)
     problems.push({ level: "warning", source, message: `\`${AUTO_CODEMODE_KEY}\` must be true or false; ignored` });
-  if (doc[THRESHOLD_KEY] !== undefined) {
+  if (doc[THRESHOLD_KEY] !== undefined && doc[THRESHOLD_KEY] !== null) {
     const read = readThreshold(doc[THRESHOLD_KEY]);
     if (read.error) problems.push({ level: "warning", source, message: `${read.error}; the default, "10%", is used` });
     else out.threshold = read.threshold;

@@ -157,7 +157,7 @@ export function extractServerEntries(
   }
   const seen = new Map<string, string>();
   for (const key of SERVER_MAP_KEYS) {
-    if (!(key in doc)) continue;
+    if (!(key in doc) || doc[key] === null) continue;
     const map = doc[key];
     if (!isObject(map)) {
       problem("error", `\`${key}\` must be an object mapping server names to their settings`);

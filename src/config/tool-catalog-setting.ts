@@ -35,7 +35,7 @@ export function toolCatalogSetting(
   doc: unknown,
   source: ConfigSource,
 ): { catalog?: ToolCatalogSetting; problem?: ConfigProblem } {
-  if (!isObject(doc) || doc[TOOL_CATALOG_KEY] === undefined) return {};
+  if (!isObject(doc) || doc[TOOL_CATALOG_KEY] === undefined || doc[TOOL_CATALOG_KEY] === null) return {};
   const catalog = readCatalog(doc[TOOL_CATALOG_KEY]);
   if (catalog) return { catalog };
   const message =
