@@ -769,6 +769,11 @@ describe("opencode", { timeout: 60_000 }, () => {
 describe("parseClientConfig on bad input", { timeout: 60_000 }, () => {
   const file: ClientConfigFile = { client: "cursor", scope: "user", path: "/home/ann/.cursor/mcp.json" };
 
+  it("a default that is itself a variable (${A:-${B}}) is one mcp-bridge resolves: no note about it", () => {
+    const text = JSON.stringify({ mcpServers: { s: { command: "x", args: ["${DIR:-${HOME}/data}"] } } });
+    const { servers, errors } = parseClientConfig(file, text, LOC);
+    assert.deepEqual([errors, servers.map((s) => s.notes)], [[], [[]]]);
+  });
   it("never throws, and reports each problem", () => {
     assert.deepEqual(parseClientConfig(file, "", LOC), { servers: [], errors: [] });
     assert.deepEqual(parseClientConfig(file, "{}", LOC), { servers: [], errors: [] });

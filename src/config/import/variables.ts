@@ -45,7 +45,8 @@ function rewriteText(client: ClientId, text: string, field: string, ctx: Rewrite
         `\`${match[0]}\` in \`${field}\` (opencode reads a file there) is not supported and is passed on as written`,
       );
   }
-  for (const match of out.matchAll(/\$\{([^}]*)\}/g)) {
+  // A default may hold one reference of its own: `${A:-${B}}`.
+  for (const match of out.matchAll(/\$\{((?:[^$}]|\$(?!\{)|\$\{[^}]*\})*)\}/g)) {
     // mcp-bridge resolves `${VAR}`, `${VAR:-default}`, `${env:VAR}` (and `${PROJECT_ROOT}`) itself.
     if (!isVarReference(match[1]!))
       ctx.notes.add(
