@@ -435,11 +435,11 @@ describe("pi command line", { timeout: 600_000 }, () => {
         const said = { description: "Sums and echoes", args: [...fx.args, "--instructions", "Add before you echo."] };
         pi.config({ mcpServers: { fx: { ...fx, ...said, exposure: "deferred" } } });
         const described = await pi.run(
-          'codemode const ns = await describeNamespace("fx"); const found = await searchTools("add numbers", {namespace: "fx"}); return {name: ns.name, description: ns.description, instructions: ns.instructions, tools: ns.tools.length, first: found[0].name};',
+          'codemode const ns = await describeNamespace("fx"); const found = await searchTools("add numbers", {namespace: "fx"}); const builtin = await describeNamespace("mcp__fx"); return {name: ns.name, description: ns.description, instructions: ns.instructions, tools: ns.tools.length, first: found[0].name, asBuiltin: builtin.name};',
         );
         assert.match(
           described.output,
-          /\{"name":"mcp_fx","description":"Sums and echoes","instructions":"Add before you echo\.","tools":\d+,"first":"mcp_fx_add"\}/,
+          /\{"name":"mcp_fx","description":"Sums and echoes","instructions":"Add before you echo\.","tools":\d+,"first":"mcp_fx_add","asBuiltin":"mcp_fx"\}/,
           described.output,
         );
       } finally {

@@ -31,7 +31,8 @@ export function serverNamespace(server: string, source: () => NamespaceSource | 
   const stem = (toolNameStem(server, prefix) || toolNameStem(server)).replace(/_+$/, "");
   return {
     name: stem,
-    aliases: stem === server ? [] : [server],
+    // Also as pi's built-in MCP names it (`mcp__github`): a script or skill written for that one finds it.
+    aliases: [...new Set([server, `mcp__${server}`])].filter((alias) => alias !== stem),
     get description() {
       const connection = source();
       const description = connection?.config.description;
