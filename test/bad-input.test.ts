@@ -290,7 +290,7 @@ describe("server names /mcp cannot address", () => {
       assert.match(await run.run("/mcp reconnect 'my server'"), /Reconnected to MCP server 'my server': 2 tools/);
       assert.match(await run.run("/mcp tools my\\ server"), /mcp_my_server_greet {2}· {2}mcp:my server\/greet {2}· /);
       const command = run.session.extensionRunner.getCommand("mcp")!;
-      for (const typed of ["test my", 'test "my s', "test "]) {
+      for (const typed of ["test my", 'test "my s', "test ", 'test "my ', "test my\\ "]) {
         const offered = ((await command.getArgumentCompletions?.(typed)) ?? []) as Array<{ value: string }>;
         assert.deepEqual(
           offered.map((o) => o.value),

@@ -352,9 +352,9 @@ export function registerMcpCommand(deps: CommandDeps): void {
   pi.registerCommand("mcp", {
     description: MCP_COMMAND_DESCRIPTION,
     getArgumentCompletions: (prefix) => {
-      // Quotes group words, as in the handler: `test "my server"`. A trailing space starts the next word.
+      // Quotes group words, as in the handler. A trailing space, not quoted (`test "my `), starts the next word.
       const words = splitCommandLine(prefix);
-      if (/\s$/.test(prefix) && words.length > 0) words.push("");
+      if (splitCommandLine(`${prefix}x`).length > words.length) words.push("");
       if (words.length <= 1) {
         const items = SUBCOMMANDS.filter((s) => s.name.startsWith(words[0] ?? ""));
         return items.length ? items.map((s) => ({ value: s.name, label: s.name, description: s.help })) : null;
