@@ -209,6 +209,10 @@ describe("pi command line", { timeout: 600_000 }, () => {
       const working = await runPi(["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp test quick"]);
       assert.equal(working.code, 0, working.output);
       assert.match(working.output, /MCP server 'quick' works: connected in \d+ ms over stdio, 2 tools/);
+      // A mistyped name tests nothing: a script is not told it passed.
+      const mistyped = await runPi(["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp test quik"]);
+      assert.equal(mistyped.code, 1, mistyped.output);
+      assert.match(mistyped.output, /quick/);
     } finally {
       tmp.cleanup();
     }

@@ -41,11 +41,12 @@ async function pickServer(
   const names = [...bridge.connections.keys()];
   if (name) {
     const connection = bridge.connection(name);
-    if (!connection) show(ctx, noServerNamed(bridge, name), "warning");
+    if (!connection) failed(ctx, noServerNamed(bridge, name), "warning");
     return connection;
   }
-  if (names.length === 0) return void show(ctx, "No MCP servers configured.", "warning");
-  if (!ctx.hasUI) return void show(ctx, `Usage: /mcp ${action} <server>. Configured: ${names.join(", ")}.`, "warning");
+  if (names.length === 0) return void failed(ctx, "No MCP servers configured.", "warning");
+  if (!ctx.hasUI)
+    return void failed(ctx, `Usage: /mcp ${action} <server>. Configured: ${names.join(", ")}.`, "warning");
   const choice = await ctx.ui.select(`Which server to ${action}?`, names);
   return choice ? bridge.connection(choice) : undefined;
 }
@@ -224,7 +225,7 @@ const SUBCOMMANDS: readonly Subcommand[] = [
     run: (deps, [name], ctx) =>
       name === undefined || deps.bridge.connection(name)
         ? show(ctx, formatTools(deps, name))
-        : show(ctx, noServerNamed(deps.bridge, name), "warning"),
+        : failed(ctx, noServerNamed(deps.bridge, name), "warning"),
   },
   {
     name: "prompts",
