@@ -213,6 +213,9 @@ describe("pi command line", { timeout: 600_000 }, () => {
       const mistyped = await runPi(["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp test quik"]);
       assert.equal(mistyped.code, 1, mistyped.output);
       assert.match(mistyped.output, /quick/);
+      const typo = await runPi(["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp tesst quick"]);
+      assert.equal(typo.code, 1, typo.output);
+      assert.match(typo.output, /Unknown \/mcp subcommand 'tesst'\. Did you mean 'test'\?/);
     } finally {
       tmp.cleanup();
     }

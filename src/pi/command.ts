@@ -397,6 +397,7 @@ export function registerMcpCommand(deps: CommandDeps): void {
         const table = SUBCOMMANDS.map((s) => `\n  ${s.name.padEnd(10)} ${s.help}`).join("");
         const level = sub === "help" ? "info" : "warning";
         show(ctx, `${head}${guess ? ` Did you mean '${guess}'?` : ""} Subcommands:${table}`, level);
+        if (level === "warning" && !ctx.hasUI) process.exitCode = 1; // as failed() does: a script's typo fails
       }
     },
   });
