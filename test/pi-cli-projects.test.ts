@@ -65,6 +65,9 @@ describe(`pi command line in projects (pi ${PI_LINE})`, { timeout: 300_000 }, ()
       assert.match(listed.output, /not trusted, not started \(project config\): local, later\./);
       assert.match(listed.output, /local +🔒/);
       assert.deepEqual(readLog(log), [], "no server process was started, lazy or not");
+      // A mistyped name trusts nothing: a script is told so by the exit status.
+      const mistyped = await runPi(["-e", EXTENSION_DIR, "-p", "/mcp trust locl"], 60_000, project.dir);
+      assert.equal(mistyped.code, 1, mistyped.output);
 
       const trusted = await runPi(["-e", EXTENSION_DIR, "-p", "/mcp trust local"], 60_000, project.dir);
       assert.equal(trusted.code, 0, trusted.output);

@@ -12,7 +12,7 @@ import { describeForTrust, sandboxedAnswer, trustQuestion } from "../trust/trust
 import { describeSource } from "../config/types.ts";
 import { commandArgument } from "../config/validate/name.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
-import { show } from "./command-context.ts";
+import { failed, show } from "./command-context.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
 
 export interface TrustDeps {
@@ -146,9 +146,9 @@ function pick(
   const picked: ServerConnection[] = [];
   for (const name of new Set(names)) {
     const connection = deps.bridge.connection(name);
-    if (!connection) return void show(ctx, noServerNamed(deps.bridge, name), "warning");
+    if (!connection) return void failed(ctx, noServerNamed(deps.bridge, name), "warning");
     if (deps.bridge.trust.stateOf(name) === undefined)
-      return void show(
+      return void failed(
         ctx,
         `MCP server '${name}' comes from ${describeSource(connection.config.source)}, not from the project's file: it needs no trust.`,
         "warning",
