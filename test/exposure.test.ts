@@ -325,6 +325,8 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     assert.ok(line, system);
     const tokens = Math.ceil((declared + line.length + 1) / 4);
     assert.match(list, new RegExp(`catalog .* 7 tools  about ${tokens} tokens per request`));
+    ui.noCustom = true; // as pi's RPC mode: /mcp is /mcp list's text, with what auto chose
+    assert.match(await run("/mcp"), /Tool exposure "auto" is deferred this session/);
   });
 
   test("a resumed session and a fork of it still have the tools loaded before", async () => {

@@ -165,7 +165,7 @@ async function dashboard(deps: CommandDeps, ctx: ExtensionContext): Promise<void
     // Reported below as text.
   }
   // A UI without custom components (RPC mode returns at once, without building one): the same as text.
-  if (!opened) show(ctx, formatServerList(source.rows(), deps.bridge.problems));
+  if (!opened) show(ctx, listText(deps, ctx));
 }
 
 /** Runs `action` on the named server, or on one the user picks. */
