@@ -216,6 +216,8 @@ describe("pi command line", { timeout: 600_000 }, () => {
       const typo = await runPi(["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp tesst quick"]);
       assert.equal(typo.code, 1, typo.output);
       assert.match(typo.output, /Unknown \/mcp subcommand 'tesst'\. Did you mean 'test'\?/);
+      const reconnected = await runPi(["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp reconnect broken"]);
+      assert.equal(reconnected.code, 1, reconnected.output);
     } finally {
       tmp.cleanup();
     }

@@ -149,7 +149,7 @@ async function reconnect(connection: ServerConnection, ctx: ExtensionContext): P
     await connection.reconnect();
     show(ctx, `Reconnected to MCP server '${connection.name}': ${plural(connection.tools.length, "tool")}.`);
   } catch (error) {
-    show(ctx, errorMessage(error), "error");
+    failed(ctx, errorMessage(error));
   }
 }
 
