@@ -218,6 +218,8 @@ describe("pi command line", { timeout: 600_000 }, () => {
       assert.match(typo.output, /Unknown \/mcp subcommand 'tesst'\. Did you mean 'test'\?/);
       const reconnected = await runPi(["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp reconnect broken"]);
       assert.equal(reconnected.code, 1, reconnected.output);
+      const signIn = await runPi(["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp auth quick"]);
+      assert.equal(signIn.code, 1, signIn.output);
     } finally {
       tmp.cleanup();
     }

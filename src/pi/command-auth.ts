@@ -8,7 +8,7 @@ import { errorMessage } from "../common/errors.ts";
 import { plural } from "../common/text.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { interactiveSignIn } from "../oauth/sign-in.ts";
-import { type CommandDeps, show } from "./command-context.ts";
+import { type CommandDeps, failed, show } from "./command-context.ts";
 import { saysOff } from "./command-off.ts";
 
 export async function signIn(deps: CommandDeps, connection: ServerConnection, ctx: ExtensionContext): Promise<void> {
@@ -22,7 +22,7 @@ export async function signIn(deps: CommandDeps, connection: ServerConnection, ct
     );
     show(ctx, `Signed in to MCP server '${connection.name}': ${plural(connection.tools.length, "tool")}.`);
   } catch (error) {
-    show(ctx, errorMessage(error), "error");
+    failed(ctx, errorMessage(error));
   }
 }
 
