@@ -169,6 +169,7 @@ describe("project trust (in-process pi, recording UI and print mode)", { timeout
         ["trust eager", "trust sleepy", "trust web"],
         "only project servers are offered",
       );
+      assert.equal((completions[0] as { description?: string }).description, "not trusted", "as /mcp shows it");
 
       const listing = await command(current, "/mcp list", ui);
       assert.match(listing, /eager +🔒/);

@@ -373,7 +373,7 @@ export function registerMcpCommand(deps: CommandDeps): void {
         .map((c) => ({
           value: `${words[0]} ${commandArgument(c.name)}`,
           label: c.name,
-          description: serversOff.isOff(c) ? "off for this session" : c.status,
+          description: serversOff.isOff(c) ? "off for this session" : c.trusted ? c.status : "not trusted",
         }));
       return servers.length || flags.length ? [...servers, ...flags] : null;
     },
