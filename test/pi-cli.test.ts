@@ -220,6 +220,11 @@ describe("pi command line", { timeout: 600_000 }, () => {
       assert.equal(reconnected.code, 1, reconnected.output);
       const signIn = await runPi(["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp auth quick"]);
       assert.equal(signIn.code, 1, signIn.output);
+      // Enabled but not started: as /mcp add, a script is told by the exit status.
+      writeFileSync(config, JSON.stringify({ mcpServers: { off: { command: "false", enabled: false } } }));
+      const enabled = await runPi(["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp enable off"]);
+      assert.equal(enabled.code, 1, enabled.output);
+      assert.match(enabled.output, /Enabled MCP server 'off' in .*, but it did not start/);
     } finally {
       tmp.cleanup();
     }

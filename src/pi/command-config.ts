@@ -7,7 +7,7 @@ import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { HEADER_NAME } from "../config/add-arguments.ts";
 import { type AddAuth, type AddTransport, buildEntry, suggestServerName } from "../config/add-server.ts";
 import { isVariableName } from "../config/substitute.ts";
-import { askServerName, type CommandDeps, reportTrust, show } from "./command-context.ts";
+import { askServerName, type CommandDeps, failed, reportTrust, show } from "./command-context.ts";
 import { saveAndStart } from "./command-add.ts";
 import type { ConfigScope } from "../config/types.ts";
 import { validateServerEntry } from "../config/validate/entry.ts";
@@ -274,10 +274,6 @@ export async function setEnabled(
     const started = await deps.bridge.replace({ ...connection.config, enabled: true });
     show(ctx, `Enabled MCP server '${connection.name}' ${where}: ${startedTools(started)}.`);
   } catch (error) {
-    show(
-      ctx,
-      `Enabled MCP server '${connection.name}' ${where}, but it did not start: ${errorMessage(error)}`,
-      "error",
-    );
+    failed(ctx, `Enabled MCP server '${connection.name}' ${where}, but it did not start: ${errorMessage(error)}`);
   }
 }
