@@ -240,46 +240,47 @@ describe("server-everything's sampling through pi", { timeout: 120_000 }, () => 
   });
 });
 
-describe("a sampling request the server gives up on", { timeout: 60_000 }, () => {
-  test("its dialog is dismissed once the server has given up on it", async () => {
-    const project = tempDir("mcp-bridge-sampling-cancel-project-");
-    const agentDir = tempDir("mcp-bridge-sampling-cancel-agent-");
-    const entry = { command: process.execPath, args: [ASKING_SERVER], autoApprove: ["*"], exposure: "direct" };
-    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { asking: entry } }));
-    const saved = { cwd: process.cwd(), env: { ...process.env } };
-    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
-    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
-    process.chdir(project.dir);
-    // The user does not answer: the dialog stays until it is dismissed.
-    const context = new RecordingUI().context();
-    const dialogs: string[] = [];
-    context.select = (title, _options, opts) =>
-      new Promise((resolve) => {
-        dialogs.push("open");
-        opts?.signal?.addEventListener("abort", () => resolve(void dialogs.push("dismissed")));
-      });
-    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
-    try {
-      await pi.session.bindExtensions({ uiContext: context });
-      pi.faux.setResponses([
-        fauxAssistantMessage([fauxToolCall("mcp_asking_ask_sampling", { count: 1, timeoutMs: 500 })], {
-          stopReason: "toolUse",
-        }),
-        fauxAssistantMessage("done"),
-      ]);
-      await pi.session.prompt("ask");
-      const result = pi.session.messages.find((m) => (m as { role: string }).role === "toolResult") as unknown as {
-        content: Array<{ text?: string }>;
-      };
-      assert.match(result.content[0]?.text ?? "", /^error: .*timed out/i, "the server gave up");
-      await waitFor(() => dialogs.includes("dismissed"), "the dialog dismissed", 10_000);
-      assert.deepEqual(dialogs, ["open", "dismissed"]);
-    } finally {
-      await pi.close();
-      process.chdir(saved.cwd);
-      restoreEnv(saved.env);
-      project.cleanup();
-      agentDir.cleanup();
-    }
-  });
+describe("a request the server gives up on (sampling, elicitation)", { timeout: 60_000 }, () => {
+  for (const tool of ["mcp_asking_ask_sampling", "mcp_asking_ask_elicitation"])
+    test(`${tool}: its dialog is dismissed once the server has given up on it`, async () => {
+      const project = tempDir("mcp-bridge-sampling-cancel-project-");
+      const agentDir = tempDir("mcp-bridge-sampling-cancel-agent-");
+      const entry = { command: process.execPath, args: [ASKING_SERVER], autoApprove: ["*"], exposure: "direct" };
+      writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { asking: entry } }));
+      const saved = { cwd: process.cwd(), env: { ...process.env } };
+      process.env.PI_CODING_AGENT_DIR = agentDir.dir;
+      process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
+      process.chdir(project.dir);
+      // The user does not answer: the dialog stays until it is dismissed.
+      const context = new RecordingUI().context();
+      const dialogs: string[] = [];
+      context.select = (title, _options, opts) =>
+        new Promise((resolve) => {
+          dialogs.push("open");
+          opts?.signal?.addEventListener("abort", () => resolve(void dialogs.push("dismissed")));
+        });
+      const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
+      try {
+        await pi.session.bindExtensions({ uiContext: context });
+        pi.faux.setResponses([
+          fauxAssistantMessage([fauxToolCall(tool, { count: 1, timeoutMs: 500 })], {
+            stopReason: "toolUse",
+          }),
+          fauxAssistantMessage("done"),
+        ]);
+        await pi.session.prompt("ask");
+        const result = pi.session.messages.find((m) => (m as { role: string }).role === "toolResult") as unknown as {
+          content: Array<{ text?: string }>;
+        };
+        assert.match(result.content[0]?.text ?? "", /^error: .*timed out/i, "the server gave up");
+        await waitFor(() => dialogs.includes("dismissed"), "the dialog dismissed", 10_000);
+        assert.deepEqual(dialogs, ["open", "dismissed"]);
+      } finally {
+        await pi.close();
+        process.chdir(saved.cwd);
+        restoreEnv(saved.env);
+        project.cleanup();
+        agentDir.cleanup();
+      }
+    });
 });
