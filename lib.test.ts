@@ -383,6 +383,30 @@ describe("validateServerEntry", () => {
     assert.match(errors, /args/);
     assert.match(errors, /timeout/);
   });
+  test("the filesystem server with directories in its args, offered roots by default, is warned about", () => {
+    const fs = ["-y", "@modelcontextprotocol/server-filesystem@2025.8.1", "/home/me/notes", "/srv/docs"];
+    const warned = validateServerEntry("fs", { command: "npx", args: fs }, project).warnings;
+    assert.equal(warned.length, 1);
+    assert.match(
+      warned[0]!,
+      /instead of the directories in `args` \("\/home\/me\/notes", "\/srv\/docs"\): add "roots": false/,
+    );
+    const docker = ["run", "-i", "--rm", "-v", "/home/me:/projects", "mcp/filesystem", "/projects"];
+    assert.match(
+      validateServerEntry("fs", { command: "docker", args: docker }, project).warnings.join(),
+      /"\/projects"/,
+    );
+    // Said either way, or with no directory to keep (the roots are all it has then): nothing to warn of.
+    for (const roots of [false, true])
+      assert.deepEqual(validateServerEntry("fs", { command: "npx", args: fs, roots }, project).warnings, []);
+    for (const directory of [[], ["."], ["${PROJECT_ROOT}"]]) {
+      const bare = { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", ...directory] };
+      assert.deepEqual(validateServerEntry("fs", bare, project).warnings, []);
+    }
+    const elsewhere = { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "."], cwd: "/srv" };
+    assert.equal(validateServerEntry("fs", elsewhere, project).warnings.length, 1);
+  });
+
   test("envFile is ignored with a warning", () => {
     const result = validateServerEntry("a", { command: "x", envFile: ".env" }, project);
     assert.ok(result.config);

@@ -198,6 +198,8 @@ describe("Claude Desktop", { timeout: 60_000 }, () => {
       filesystem: {
         command: "npx",
         args: ["-y", "@modelcontextprotocol/server-filesystem", "/Users/ann/Desktop", "/Users/ann/Downloads"],
+        // Offered the project root as its root, it would leave these directories for it.
+        roots: false,
       },
       github: {
         command: "docker",
@@ -222,8 +224,10 @@ describe("Claude Desktop", { timeout: 60_000 }, () => {
     for (const s of servers) {
       assert.equal(s.client, "claude-desktop");
       assert.equal(s.sourcePath, "/fixtures/claude-desktop/claude_desktop_config.json");
-      assert.deepEqual(s.notes, []);
+      const roots = s.name === "filesystem" ? [server(servers, "filesystem").notes[0]!] : [];
+      assert.deepEqual(s.notes, roots);
     }
+    assert.match(server(servers, "filesystem").notes[0]!, /"roots": false` added: the filesystem server keeps to/);
     assert.deepEqual(server(servers, "github").inlineSecrets, ["env.GITHUB_PERSONAL_ACCESS_TOKEN"]);
     // A key file's path and a boolean flag are not secrets, whatever their names.
     assert.deepEqual(server(servers, "brave-search").inlineSecrets, ["env.BRAVE_API_KEY"]);

@@ -7,6 +7,7 @@ import { defineOwn, isObject, type JsonObject } from "../../common/values.ts";
 import { isVariableName } from "../substitute.ts";
 import { transportOfType } from "../validate/endpoint.ts";
 import { SECONDS_BELOW } from "../validate/timeout.ts";
+import { filesystemDirectoriesDropped } from "../validate/usage.ts";
 import type { ClientId } from "./import-types.ts";
 import { remoteOfProxy } from "./mcp-remote.ts";
 
@@ -26,6 +27,13 @@ export function convertEntry(client: ClientId, raw: JsonObject, notes: Notes): J
       : client === "opencode"
         ? convertOpencode(raw, notes)
         : convertStandard(client, raw, notes);
+  // The directories the entry names are where the server worked in the client it comes from.
+  if (filesystemDirectoriesDropped(entry).length) {
+    entry.roots = false;
+    notes.add(
+      '`"roots": false` added: the filesystem server keeps to the directories in its `args` (offered the project root as its root, it would work there instead)',
+    );
+  }
   const remote = remoteOfProxy(entry, notes);
   // What is not about the process stays with the remote entry.
   if (remote) for (const key of ["timeout", "requestTimeout", "enabled"]) if (key in entry) remote[key] = entry[key];

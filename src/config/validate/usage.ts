@@ -48,6 +48,11 @@ export function validateUsage(entry: JsonObject, errors: string[], warnings: str
   }
 
   const roots = booleanField(entry, "roots", true, errors) ? undefined : false;
+  const dropped = filesystemDirectoriesDropped(entry).map((directory) => JSON.stringify(directory));
+  if (dropped.length)
+    warnings.push(
+      `the filesystem server works in the roots it is offered (the project root, by default) instead of the directories in \`args\` (${dropped.join(", ")}): add "roots": false to keep to those, or "roots": true to keep the project root`,
+    );
 
   if (entry.envFile !== undefined)
     warnings.push("`envFile` is not supported and is ignored; list the variables under `env`");
@@ -55,6 +60,22 @@ export function validateUsage(entry: JsonObject, errors: string[], warnings: str
     ...{ requestTimeout, enabled, prefix, autoApprove, autoApproveReadOnly, resendAfterDrop, description, sampling },
     roots,
   };
+}
+
+/** The filesystem reference server, run by npx or in its container image (a version or tag after it). */
+const FILESYSTEM_SERVER = /^(@modelcontextprotocol\/server-filesystem|(docker\.io\/)?mcp\/filesystem)([@:][^/]*)?$/;
+
+/**
+ * The directories on the command line of the filesystem reference server that it would give up: offered roots, it
+ * works in them instead, and the project root it is offered by default is not where a user who named others meant.
+ */
+export function filesystemDirectoriesDropped({ args, cwd, roots }: JsonObject): string[] {
+  if (roots !== undefined && roots !== null) return [];
+  const words = Array.isArray(args) ? args.filter((arg): arg is string => typeof arg === "string") : [];
+  const at = words.findIndex((word) => FILESYSTEM_SERVER.test(word));
+  // The project root itself (a server starts in it unless `cwd` says otherwise) is what it is offered anyway.
+  const project = new Set(["${PROJECT_ROOT}", ...(cwd ? [] : [".", "./"])]);
+  return at < 0 ? [] : words.slice(at + 1).filter((word) => !word.startsWith("-") && !project.has(word));
 }
 
 /** `description`: one short line of plain text saying what the server is for. */
