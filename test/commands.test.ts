@@ -548,6 +548,9 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     assert.doesNotMatch(readFileSync(projectConfig, "utf8"), /leaky2|sk-live/);
     assert.doesNotMatch(leaky, /sk-live/, "the value is not shown");
     assert.match(await run("/mcp add oneline --cwd"), /^--cwd needs a value\.\nUsage: \/mcp add <server>/);
+    // The filesystem server keeps to the directories named (the hello server stands in for it, ignoring them).
+    await run(`/mcp add -l notes ${hello} @modelcontextprotocol/server-filesystem /srv/notes`);
+    assert.equal((projectEntries().notes as { roots?: boolean }).roots, false);
   });
 
   test("/mcp auth and /mcp logout on a server without OAuth say so; unknown names and subcommands are explained", async () => {

@@ -14,6 +14,7 @@ import { findInlineSecrets } from "../config/import/secrets.ts";
 import type { ServerConfig } from "../config/types.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { validateServerEntry } from "../config/validate/entry.ts";
+import { filesystemDirectoriesDropped } from "../config/validate/usage.ts";
 import { commandArgument } from "../config/validate/name.ts";
 import { serverNames, setServerEntry } from "../config/write/server-edits.ts";
 import { type CommandDeps, failed, reportTrust, show } from "./command-context.ts";
@@ -53,6 +54,8 @@ export async function addServerLine(deps: CommandDeps, words: readonly string[],
     };
     show(ctx, `mcp-remote: ${notes.join("; ")}.`);
   }
+  // The directories named are where the user means it to work, not the project root it would be offered instead.
+  if (filesystemDirectoriesDropped(entry).length) entry = { ...entry, roots: false };
   const target = deps.bridge.sourceOf(scope);
   if (!target) return refuse(`There is no ${scope} config file to add '${name}' to.`);
   const validated = validateServerEntry(name, entry, target);
