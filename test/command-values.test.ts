@@ -53,6 +53,13 @@ describe("running one command", { timeout: 60_000 }, () => {
     await waitFor(() => !isAlive(sleeper), "the command's child to be ended");
   });
 
+  test("a command that exits while a background child still holds its output gives what it printed", async () => {
+    const pidFile = path.join(tmp.dir, "background.pid");
+    const outcome = await runCommand(`echo tok-bg; sleep 30 & echo $! > ${pidFile}`, { ...options, timeoutMs: 5000 });
+    assert.deepEqual(outcome, { value: "tok-bg" });
+    process.kill(Number(readFileSync(pidFile, "utf8")));
+  });
+
   test("a command that prints without end is stopped at the output bound", async () => {
     assert.deepEqual(await runCommand("yes", { ...options, maxBytes: 1000 }), {
       problem: "its command printed more than 1000 bytes",

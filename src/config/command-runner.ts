@@ -83,6 +83,9 @@ export function runCommand(command: string, options: CommandRunOptions): Promise
             : `its command could not be started (${error.code ?? "error"})`,
       });
     });
+    // A background child the command left may hold its stdout open for long after the command exited: what was
+    // printed by then is its output (waiting for the pipe's end would report a timeout).
+    child.on("exit", (code) => code === 0 && setTimeout(() => child.stdout.destroy(), 100));
     child.on("close", (code, signal) => {
       if (code !== 0) {
         finish({ problem: signal ? `its command was ended by ${signal}` : `its command exited with code ${code}` });
