@@ -884,6 +884,12 @@ describe("resolveServerConfig", () => {
     assert.match(r.errors.join("\n"), /environment variable \$\{HOST\} in `url` is empty; set it/);
     assert.ok(resolveServerConfig(valid("a", { url: "https://h/${P:-}mcp" }), { P: "" }, "/p").endpoint);
   });
+  test("an empty variable in a remote server's header is an error (Authorization: `Bearer ` helps nobody)", () => {
+    const config = valid("gh", { url: "https://h/mcp", headers: { Authorization: "Bearer ${GH_TOKEN}" } });
+    const r = resolveServerConfig(config, { GH_TOKEN: "" }, "/p");
+    assert.equal(r.endpoint, undefined);
+    assert.match(r.errors.join("\n"), /environment variable \$\{GH_TOKEN\} in header `Authorization` is empty; set it/);
+  });
   test("a remote server resolves url and headers and treats header values as secrets", () => {
     const config = valid("gh", {
       url: "https://h/mcp?key=${TOKEN}",

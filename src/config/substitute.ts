@@ -254,6 +254,7 @@ export function resolveServerConfig(
 
   const url = sub(config.url ?? "");
   const missing: string[] = [...url.missing.map((n) => `${missingText([n], url)} in \`url\``)];
+  const empty = url.empty.map((n) => `${missingText([n], url)} in \`url\``);
   const headers: Record<string, string> = {};
   for (const [key, value] of Object.entries(config.headers)) {
     if (isCommandValue(value)) {
@@ -262,6 +263,8 @@ export function resolveServerConfig(
     }
     const result = sub(value);
     for (const n of result.missing) missing.push(`${missingText([n], result)} in header \`${key}\``);
+    // `Bearer ` with the token left out helps nobody either; `${VAR:-}` says an empty value is meant.
+    for (const n of result.empty) empty.push(`${missingText([n], result)} in header \`${key}\``);
     headers[key] = result.value;
     // A header value is a credential more often than not, even when written inline.
     secrets.push(result.value.replace(/^(Bearer|Basic|Token)\s+/i, ""));
@@ -270,11 +273,10 @@ export function resolveServerConfig(
     errors.push(
       `environment variable ${missing.join(", ")} is not set; set it in the environment pi starts from, or give a default with \${VAR:-value}`,
     );
-  } else if (url.empty.length) {
+  } else if (empty.length) {
     // `https://${HOST}/mcp` with HOST="" would reach the host `mcp`.
-    const names = url.empty.map((n) => `${missingText([n], url)} in \`url\``).join(", ");
     errors.push(
-      `environment variable ${names} is empty; set it in the environment pi starts from, or give a default with \${VAR:-value}`,
+      `environment variable ${empty.join(", ")} is empty; set it in the environment pi starts from, or give a default with \${VAR:-value}`,
     );
   } else if (!URL.canParse(url.value)) {
     errors.push("`url` is not a valid URL after variable substitution");
