@@ -1178,6 +1178,21 @@ describe("normalizeToolResult", () => {
       ["image/png", "image/jpeg", "image/webp", "image/png"],
     );
   });
+  test("an image too large for a provider is described, not sent (it would fail the whole request)", () => {
+    const data = Buffer.from("\x89PNG\r\n\x1a\n").toString("base64") + "A".repeat(6 * 1024 * 1024);
+    const r = normalizeToolResult({
+      content: [
+        { type: "image", data, mimeType: "image/png" },
+        { type: "resource", resource: { uri: "file:///big.png", mimeType: "image/png", blob: data } },
+      ],
+    });
+    assert.deepEqual(r.content.length, 1, "no image part");
+    assert.match(
+      r.text,
+      /\[image: image\/png, 4\.5 MB, not shown: 6\.0 MB as base64, over the 4\.5 MB providers take\]/,
+    );
+    assert.match(r.text, /\[resource\] file:\/\/\/big\.png \(image\/png\): binary, 4\.5 MB, not shown/);
+  });
   test("an image alone has no filler text", () => {
     const r = normalizeToolResult({ content: [{ type: "image", data: "aGVsbG8=", mimeType: "image/png" }] });
     assert.deepEqual(r.content, [{ type: "image", data: "aGVsbG8=", mimeType: "image/png" }]);

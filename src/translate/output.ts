@@ -38,6 +38,9 @@ function imageBytesType(data: string, declared: string): string {
   return png ? "image/png" : jpeg ? "image/jpeg" : gif ? "image/gif" : webp ? "image/webp" : declared;
 }
 
+/** The base64 of one image a provider takes (Anthropic's bound is 5 MB; pi's own tools keep under this). */
+const MODEL_IMAGE_MAX_BASE64 = 4.5 * 1024 * 1024;
+
 const isEmpty = (text: string): boolean => text === "";
 
 /** Size in bytes of base64 data, without decoding it. */
@@ -72,8 +75,8 @@ export function resourceParts(part: JsonObject) {
   const header = `[resource] ${uri}${mime ? ` (${mime})` : ""}`;
   if (typeof part.text === "string") return { uri, header, text: part.text };
   if (typeof part.blob !== "string") return { uri, header };
-  if (mime && MODEL_IMAGE_TYPES.has(mime)) {
-    const data = part.blob.replace(/\s/g, "");
+  const data = part.blob.replace(/\s/g, "");
+  if (mime && MODEL_IMAGE_TYPES.has(mime) && data.length <= MODEL_IMAGE_MAX_BASE64) {
     return { uri, header, image: { type: "image" as const, data, mimeType: imageBytesType(data, mime) } };
   }
   if (isTextMime(mime)) return { uri, header, text: decodedText(Buffer.from(part.blob, "base64"), mime!) };
@@ -110,9 +113,16 @@ export function normalizeToolResult(result: McpToolResult, server?: string): Nor
           typeof part.mimeType === "string" ? imageType(part.mimeType) : image ? "application/octet-stream" : "audio";
         // Base64 wrapped in lines (Python's base64.encodebytes) is refused by providers: one line, as it means the same.
         const data = typeof part.data === "string" ? part.data.replace(/\s/g, "") : "";
-        if (image && MODEL_IMAGE_TYPES.has(mime) && data)
+        // One image over a provider's bound fails the whole request, and every later one of the session.
+        const tooBig = image && data.length > MODEL_IMAGE_MAX_BASE64;
+        if (image && MODEL_IMAGE_TYPES.has(mime) && data && !tooBig)
           images.push({ type: "image", data, mimeType: imageBytesType(data, mime) });
-        else texts.push(`[${part.type}: ${mime}, ${formatBytes(base64Size(data))}, not shown]`);
+        else {
+          const why = tooBig
+            ? `: ${formatBytes(data.length)} as base64, over the ${formatBytes(MODEL_IMAGE_MAX_BASE64)} providers take`
+            : "";
+          texts.push(`[${part.type}: ${mime}, ${formatBytes(base64Size(data))}, not shown${why}]`);
+        }
         break;
       }
       case "resource": {
