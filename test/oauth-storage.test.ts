@@ -248,6 +248,20 @@ describe("AuthStore", { timeout: 60_000 }, () => {
     for (const name of names) assert.equal(store.tokens(name, URL_A)?.accessToken, `token for ${name}`);
   });
 
+  it("servers whose names differ only in case (GitHub, github) get files that differ in more than case", async () => {
+    const store = new AuthStore(freshDir());
+    const names = ["github", "GitHub", "GITHUB", "a/B", "a/b"];
+    const stems = names.flatMap((name) => [
+      store.tokensPath(name),
+      store.clientPath(name),
+      store.importRecordPath(name),
+    ]);
+    // macOS and Windows file systems do not tell `GitHub.json` from `github.json`.
+    assert.equal(new Set(stems.map((file) => file.toLowerCase())).size, stems.length, stems.join("\n"));
+    for (const name of names) await store.saveTokens(name, tokens({ accessToken: `token for ${name}` }));
+    for (const name of names) assert.equal(store.tokens(name, URL_A)?.accessToken, `token for ${name}`);
+  });
+
   it("a server named as a Windows device (con, nul, aux, com1 …) gets a file Windows can write", () => {
     const store = new AuthStore(freshDir());
     for (const name of ["con", "NUL", "aux", "prn", "com1", "lpt9", "nul.x"])

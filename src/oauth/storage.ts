@@ -138,13 +138,14 @@ const WINDOWS_DEVICE = /^(con|prn|aux|nul|com\d|lpt\d)(\.|$)/i;
 
 /**
  * The file-name stem for a server: its name where that is safe on every file system, else a safe form with a hash of
- * the original, so `a/b` and `a:b` never share a file. A name that could be mistaken for another's file (one ending
+ * the original, so `a/b` and `a:b` (or `GitHub` and `github`) never share a file. A name that could be mistaken for another's file (one ending
  * in `-client`, or in what looks like the hash suffix) is hashed as well, so tokens and client files of different
  * servers can never coincide.
  */
 function fileStem(server: string): string {
   const plain =
-    /^[A-Za-z0-9_.-]+$/.test(server) &&
+    // Lowercase only: macOS and Windows would give `GitHub` and `github` one file.
+    /^[a-z0-9_.-]+$/.test(server) &&
     !server.startsWith(".") &&
     server.length <= MAX_PLAIN_NAME_LENGTH &&
     !server.endsWith(CLIENT_SUFFIX) &&
