@@ -98,6 +98,22 @@ describe("sign-in handlers", { timeout: 60_000 }, () => {
     assert.equal(prompt?.aborted, true, "the prompt is dismissed once the sign-in is over");
   });
 
+  test("without a browser: Escape on the paste prompt ends the sign-in at once, not at its timeout", async () => {
+    const callback = await CallbackServer.start({ port: 0, timeoutMs: 20_000 });
+    const grant = callback.waitForGrant("s1");
+    await interactiveSignIn(
+      { notify: () => undefined, input: async () => undefined },
+      () => undefined,
+      {},
+    )({
+      server: "gh",
+      url: new URL("https://as.example/authorize"),
+      callback,
+    });
+    await assert.rejects(grant, { reason: "cancelled" });
+    await callback.close();
+  });
+
   test("without a browser: after a pasted address that does not complete the sign-in, the address is asked for again", async () => {
     const callback = await CallbackServer.start({ port: 0, timeoutMs: 3000 });
     const grant = callback.waitForGrant("s1");

@@ -69,6 +69,8 @@ export function interactiveSignIn(ui: SignInUi, open = openBrowser, env = proces
       // Asked again after an address that does not complete it: there is no other way to finish here.
       const ask = (): void =>
         void ui.input?.(prompt, over.signal).then((pasted) => {
+          // Escape: the user gave up; there is no other way to finish here, so the sign-in ends now, not at its timeout.
+          if (pasted === undefined && !over.signal.aborted) void callback.close();
           if (!pasted?.trim()) return;
           try {
             callback.submitRedirectUrl(pasted.trim());
