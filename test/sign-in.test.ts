@@ -114,6 +114,23 @@ describe("sign-in handlers", { timeout: 60_000 }, () => {
     await callback.close();
   });
 
+  test("without a browser: Enter on an empty paste prompt asks again, rather than leaving the sign-in with no prompt", async () => {
+    const callback = await CallbackServer.start({ port: 0, timeoutMs: 5000 });
+    const grant = callback.waitForGrant("s1");
+    const answers = ["  ", `${callback.redirectUrl}?code=real&state=s1`];
+    await interactiveSignIn(
+      { notify: () => undefined, input: async () => answers.shift() },
+      () => undefined,
+      {},
+    )({
+      server: "gh",
+      url: new URL("https://as.example/authorize"),
+      callback,
+    });
+    assert.deepEqual(await grant, { code: "real" });
+    await callback.close();
+  });
+
   test("without a browser: after a pasted address that does not complete the sign-in, the address is asked for again", async () => {
     const callback = await CallbackServer.start({ port: 0, timeoutMs: 3000 });
     const grant = callback.waitForGrant("s1");

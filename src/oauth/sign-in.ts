@@ -69,9 +69,11 @@ export function interactiveSignIn(ui: SignInUi, open = openBrowser, env = proces
       // Asked again after an address that does not complete it: there is no other way to finish here.
       const ask = (): void =>
         void ui.input?.(prompt, over.signal).then((pasted) => {
+          if (over.signal.aborted) return;
           // Escape: the user gave up; there is no other way to finish here, so the sign-in ends now, not at its timeout.
-          if (pasted === undefined && !over.signal.aborted) void callback.close();
-          if (!pasted?.trim()) return;
+          if (pasted === undefined) return void callback.close();
+          // Enter on an empty prompt would otherwise leave the sign-in waiting with nothing to paste into.
+          if (!pasted.trim()) return ask();
           try {
             callback.submitRedirectUrl(pasted.trim());
           } catch (error) {
