@@ -890,6 +890,15 @@ describe("resolveServerConfig", () => {
     assert.equal(r.endpoint, undefined);
     assert.match(r.errors.join("\n"), /environment variable \$\{GH_TOKEN\} in header `Authorization` is empty; set it/);
   });
+  test("an OAuth setting from a variable that is not set is an error naming it, not a client id or secret sent empty", () => {
+    const auth = { clientId: "${CI_ID}", clientSecret: "${CI_SECRET}", grantType: "client_credentials" };
+    const r = resolveServerConfig(valid("m", { url: "https://h/mcp", auth }), { CI_ID: "job" }, "/p");
+    assert.equal(r.endpoint, undefined);
+    assert.match(r.errors.join("\n"), /environment variable \$\{CI_SECRET\} in `auth\.clientSecret` is not set/);
+    assert.ok(
+      resolveServerConfig(valid("m", { url: "https://h/mcp", auth }), { CI_ID: "a", CI_SECRET: "b" }, "/p").endpoint,
+    );
+  });
   test("a remote server resolves url and headers and treats header values as secrets", () => {
     const config = valid("gh", {
       url: "https://h/mcp?key=${TOKEN}",

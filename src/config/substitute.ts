@@ -6,7 +6,7 @@
 import * as os from "node:os";
 import * as path from "node:path";
 import { isPlainValue, MIN_SECRET_LENGTH } from "../common/redact.ts";
-import { isCommandValue, outputSecrets } from "./command-value.ts";
+import { clientSecretField, isCommandValue, outputSecrets } from "./command-value.ts";
 import type { ServerConfig, TransportKind } from "./types.ts";
 
 /** A variable's name: a letter or underscore, then letters, digits and underscores. */
@@ -268,6 +268,13 @@ export function resolveServerConfig(
     headers[key] = result.value;
     // A header value is a credential more often than not, even when written inline.
     secrets.push(result.value.replace(/^(Bearer|Basic|Token)\s+/i, ""));
+  }
+  // OAuth settings are read when the session signs in (../oauth/session.ts): unset, a client id or secret went empty.
+  const group = clientSecretField(config).split(".")[0];
+  for (const [key, value] of Object.entries(config.oauth ?? {})) {
+    if (typeof value !== "string" || isCommandValue(value)) continue;
+    const result = sub(value);
+    for (const n of result.missing) missing.push(`${missingText([n], result)} in \`${group}.${key}\``);
   }
   if (missing.length) {
     errors.push(
