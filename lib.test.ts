@@ -1202,6 +1202,21 @@ describe("normalizeToolResult", () => {
     );
     assert.match(r.text, /\[resource\] file:\/\/\/big\.png \(image\/png\): binary, 4\.5 MB, not shown/);
   });
+  test("an image sent as a data: URL (a common server mistake) reaches the model as its base64, which providers take", () => {
+    const r = normalizeToolResult({
+      content: [
+        { type: "image", data: "data:image/png;base64,aGVsbG8=", mimeType: "image/png" },
+        {
+          type: "resource",
+          resource: { uri: "file:///i.png", mimeType: "image/png", blob: "data:image/png;base64,aGVsbG8=" },
+        },
+      ],
+    });
+    assert.deepEqual(
+      r.content.flatMap((part) => (part.type === "image" ? [part.data] : [])),
+      ["aGVsbG8=", "aGVsbG8="],
+    );
+  });
   test("an image alone has no filler text", () => {
     const r = normalizeToolResult({ content: [{ type: "image", data: "aGVsbG8=", mimeType: "image/png" }] });
     assert.deepEqual(r.content, [{ type: "image", data: "aGVsbG8=", mimeType: "image/png" }]);

@@ -41,6 +41,12 @@ function imageBytesType(data: string, declared: string): string {
 /** The base64 of one image a provider takes (Anthropic's bound is 5 MB; pi's own tools keep under this). */
 const MODEL_IMAGE_MAX_BASE64 = 4.5 * 1024 * 1024;
 
+/**
+ * Base64 as providers take it: one line (Python's base64.encodebytes wraps it), and without the `data:…;base64,` some
+ * servers put before it (a provider refuses that request, and every later one that carries it).
+ */
+const base64Of = (text: string): string => text.replace(/\s/g, "").replace(/^data:[^,]*;base64,/i, "");
+
 const isEmpty = (text: string): boolean => text === "";
 
 /** Size in bytes of base64 data, without decoding it. */
@@ -75,7 +81,7 @@ export function resourceParts(part: JsonObject) {
   const header = `[resource] ${uri}${mime ? ` (${mime})` : ""}`;
   if (typeof part.text === "string") return { uri, header, text: part.text };
   if (typeof part.blob !== "string") return { uri, header };
-  const data = part.blob.replace(/\s/g, "");
+  const data = base64Of(part.blob);
   if (mime && MODEL_IMAGE_TYPES.has(mime) && data.length <= MODEL_IMAGE_MAX_BASE64) {
     return { uri, header, image: { type: "image" as const, data, mimeType: imageBytesType(data, mime) } };
   }
@@ -111,8 +117,7 @@ export function normalizeToolResult(result: McpToolResult, server?: string): Nor
         const image = part.type === "image";
         const mime =
           typeof part.mimeType === "string" ? imageType(part.mimeType) : image ? "application/octet-stream" : "audio";
-        // Base64 wrapped in lines (Python's base64.encodebytes) is refused by providers: one line, as it means the same.
-        const data = typeof part.data === "string" ? part.data.replace(/\s/g, "") : "";
+        const data = typeof part.data === "string" ? base64Of(part.data) : "";
         // One image over a provider's bound fails the whole request, and every later one of the session.
         const tooBig = image && data.length > MODEL_IMAGE_MAX_BASE64;
         if (image && MODEL_IMAGE_TYPES.has(mime) && data && !tooBig)
