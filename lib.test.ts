@@ -1217,6 +1217,19 @@ describe("normalizeToolResult", () => {
       ["aGVsbG8=", "aGVsbG8="],
     );
   });
+  test("an image whose data is not base64 (a URL where the bytes belong) is described, not sent to fail the request", () => {
+    const r = normalizeToolResult({
+      content: [
+        { type: "image", data: "https://example.com/shot.png", mimeType: "image/png" },
+        {
+          type: "resource",
+          resource: { uri: "file:///s.png", mimeType: "image/png", blob: "https://example.com/s.png" },
+        },
+      ],
+    });
+    assert.equal(r.content.length, 1, "no image part");
+    assert.match(r.text, /\[image: image\/png, .*not shown: its data is not base64\]/);
+  });
   test("an image alone has no filler text", () => {
     const r = normalizeToolResult({ content: [{ type: "image", data: "aGVsbG8=", mimeType: "image/png" }] });
     assert.deepEqual(r.content, [{ type: "image", data: "aGVsbG8=", mimeType: "image/png" }]);

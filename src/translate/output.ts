@@ -46,6 +46,7 @@ const MODEL_IMAGE_MAX_BASE64 = 4.5 * 1024 * 1024;
  * servers put before it (a provider refuses that request, and every later one that carries it).
  */
 const base64Of = (text: string): string => text.replace(/\s/g, "").replace(/^data:[^,]*;base64,/i, "");
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 const isEmpty = (text: string): boolean => text === "";
 
@@ -82,7 +83,7 @@ export function resourceParts(part: JsonObject) {
   if (typeof part.text === "string") return { uri, header, text: part.text };
   if (typeof part.blob !== "string") return { uri, header };
   const data = base64Of(part.blob);
-  if (mime && MODEL_IMAGE_TYPES.has(mime) && data.length <= MODEL_IMAGE_MAX_BASE64) {
+  if (mime && MODEL_IMAGE_TYPES.has(mime) && data.length <= MODEL_IMAGE_MAX_BASE64 && BASE64.test(data)) {
     return { uri, header, image: { type: "image" as const, data, mimeType: imageBytesType(data, mime) } };
   }
   if (isTextMime(mime)) return { uri, header, text: decodedText(Buffer.from(part.blob, "base64"), mime!) };
@@ -120,12 +121,16 @@ export function normalizeToolResult(result: McpToolResult, server?: string): Nor
         const data = typeof part.data === "string" ? base64Of(part.data) : "";
         // One image over a provider's bound fails the whole request, and every later one of the session.
         const tooBig = image && data.length > MODEL_IMAGE_MAX_BASE64;
-        if (image && MODEL_IMAGE_TYPES.has(mime) && data && !tooBig)
+        // Nor do they take data that is not base64 (a URL sent where the bytes belong).
+        const notBase64 = image && !tooBig && !BASE64.test(data);
+        if (image && MODEL_IMAGE_TYPES.has(mime) && data && !tooBig && !notBase64)
           images.push({ type: "image", data, mimeType: imageBytesType(data, mime) });
         else {
           const why = tooBig
             ? `: ${formatBytes(data.length)} as base64, over the ${formatBytes(MODEL_IMAGE_MAX_BASE64)} providers take`
-            : "";
+            : notBase64
+              ? ": its data is not base64"
+              : "";
           texts.push(`[${part.type}: ${mime}, ${formatBytes(base64Size(data))}, not shown${why}]`);
         }
         break;
