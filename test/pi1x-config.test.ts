@@ -274,7 +274,12 @@ describe("`!command` values", () => {
   });
 
   test("a command without shell syntax runs without a shell; anything else under /bin/sh -c", () => {
-    assert.deepEqual(invocationOf("gh auth token"), { shell: false, file: "gh", args: ["auth", "token"] });
+    assert.deepEqual(invocationOf("gh auth token", "linux"), { shell: false, file: "gh", args: ["auth", "token"] });
+    // On Windows `az` is az.cmd, which Node starts only through a shell: without one it is 'not found'.
+    assert.deepEqual(invocationOf("az account get-access-token", "win32"), {
+      shell: true,
+      line: "az account get-access-token",
+    });
     assert.deepEqual(invocationOf("  /usr/bin/pass show  work/api-key "), {
       shell: false,
       file: "/usr/bin/pass",

@@ -51,12 +51,15 @@ export function commandValues(config: ServerConfig): CommandValue[] {
 /** How a command is started: its program and arguments, or a command line for the shell. */
 export type Invocation = { shell: false; file: string; args: string[] } | { shell: true; line: string };
 
-/** Without a shell when the command has no shell syntax; under the shell otherwise. */
-export function invocationOf(command: string): Invocation {
+/**
+ * Without a shell when the command has no shell syntax; under the shell otherwise, and always on Windows, where a
+ * program may be a `.cmd` shim (`az`, `gcloud`, npm's) that Node starts only through a shell.
+ */
+export function invocationOf(command: string, platform: NodeJS.Platform = process.platform): Invocation {
   const line = command.trim();
   const words = line.split(/[ \t]+/);
   // `NAME=value command` sets a variable in a shell; run as a program it would look for a file named `NAME=value`.
-  if (PLAIN_COMMAND.test(line) && !words[0]!.includes("="))
+  if (platform !== "win32" && PLAIN_COMMAND.test(line) && !words[0]!.includes("="))
     return { shell: false, file: words[0]!, args: words.slice(1) };
   return { shell: true, line };
 }
