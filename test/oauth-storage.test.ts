@@ -2,7 +2,7 @@
  * On-disk OAuth state for remote MCP servers, against real files in a temp dir.
  */
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { after, describe, it } from "node:test";
@@ -260,6 +260,23 @@ describe("AuthStore", { timeout: 60_000 }, () => {
     assert.equal(new Set(stems.map((file) => file.toLowerCase())).size, stems.length, stems.join("\n"));
     for (const name of names) await store.saveTokens(name, tokens({ accessToken: `token for ${name}` }));
     for (const name of names) assert.equal(store.tokens(name, URL_A)?.accessToken, `token for ${name}`);
+  });
+
+  it("a name with capitals keeps its sign-in from before it was told apart by case, and loses it at logout", async () => {
+    const dir = freshDir();
+    const store = new AuthStore(dir);
+    mkdirSync(dir, { recursive: true });
+    // Where the files of `GitHub` were: a sign-in for its URL, and one of `Linear` for another server's.
+    writeFileSync(path.join(dir, "GitHub.json"), JSON.stringify(tokens({ accessToken: "kept" })), { mode: 0o600 });
+    writeFileSync(
+      path.join(dir, "Linear.json"),
+      JSON.stringify(tokens({ accessToken: "other", serverUrl: "https://b.example/mcp" })),
+    );
+    assert.equal(store.tokens("GitHub", URL_A)?.accessToken, "kept");
+    assert.equal(store.tokens("Linear", URL_A), undefined);
+    assert.ok(existsSync(path.join(dir, "Linear.json")), "another URL's file stays where it was");
+    await store.logout("GitHub");
+    assert.equal(store.tokens("GitHub", URL_A), undefined, "signed out means signed out");
   });
 
   it("a server named as a Windows device (con, nul, aux, com1 …) gets a file Windows can write", () => {

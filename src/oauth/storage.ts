@@ -12,7 +12,7 @@
  * another server. Reads never throw (a missing, unreadable or corrupt file reads as absent); writes and deletes throw
  * errors that name only the file and the errno code, never what was being written. Nothing here logs.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync } from "node:fs";
 import { chmod, mkdir, stat, unlink } from "node:fs/promises";
 import * as path from "node:path";
 import { type Static, type TSchema, Type } from "typebox";
@@ -160,6 +160,11 @@ function fileStem(server: string): string {
   return `${safe || "_"}-${shortHash(server)}`;
 }
 
+/** The stem a name with capitals had before case told files apart, if it had its name as is: its files are read still. */
+function formerStem(server: string): string | undefined {
+  return /[A-Z]/.test(server) && fileStem(server.toLowerCase()) === server.toLowerCase() ? server : undefined;
+}
+
 function sameUrl(a: string, b: string): boolean {
   return URL.canParse(a) && URL.canParse(b) && new URL(a).href === new URL(b).href;
 }
@@ -199,7 +204,26 @@ export class AuthStore {
 
   /** The server's tokens, or undefined when there are none, they are unreadable, or they were stored for another URL. */
   tokens(server: string, serverUrl: string): StoredTokens | undefined {
-    return this.read(this.tokensPath(server), StoredTokensSchema, serverUrl);
+    return this.read(this.movedFromFormer(server, "", serverUrl), StoredTokensSchema, serverUrl);
+  }
+
+  /**
+   * The server's file with `suffix`, after moving there the one of its former name (see `formerStem`) if that is for
+   * `serverUrl`: kept where it was, it would still be read after a logout deleted the new one.
+   */
+  private movedFromFormer(server: string, suffix: string, serverUrl: string): string {
+    const file = path.join(this.dir, `${fileStem(server)}${suffix}.json`);
+    const stem = formerStem(server);
+    const former = stem && path.join(this.dir, `${stem}${suffix}.json`);
+    const url = former && !existsSync(file) && (readJson(former) as { serverUrl?: unknown } | undefined)?.serverUrl;
+    if (former && typeof url === "string" && sameUrl(url, serverUrl)) {
+      try {
+        renameSync(former, file);
+      } catch {
+        // Left where it was: the server signs in again.
+      }
+    }
+    return file;
   }
 
   /** What `file` holds if it has the shape of `schema` and is for `serverUrl`. */
@@ -220,7 +244,8 @@ export class AuthStore {
 
   /** The server's client registration, or undefined when there is none, it is unreadable, or it is for another URL. */
   client(server: string, serverUrl: string): StoredClient | undefined {
-    return this.read(this.clientPath(server), StoredClientSchema, serverUrl) as StoredClient | undefined;
+    const file = this.movedFromFormer(server, CLIENT_SUFFIX, serverUrl);
+    return this.read(file, StoredClientSchema, serverUrl) as StoredClient | undefined;
   }
 
   saveClient(server: string, client: StoredClient): Promise<void> {
