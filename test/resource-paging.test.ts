@@ -23,6 +23,12 @@ const PNG = Buffer.from("not really a png, but the bytes the model gets").toStri
 function pagedServer(): Server {
   const server = new Server({ name: "paged", version: "1.0.0" }, { capabilities: { resources: {} } });
   server.setRequestHandler(ListResourcesRequestSchema, (request) => {
+    // A page too long for a tool result (a server that pages by hundreds), with more after it.
+    if (request.params?.cursor === "big")
+      return {
+        resources: Array.from({ length: 600 }, (_, i) => ({ uri: `paged://big/${i}`, name: `big ${i}` })),
+        nextCursor: "0",
+      };
     const start = Number(request.params?.cursor ?? 0);
     const next = start + PAGE;
     return { resources: ITEMS.slice(start, next), ...(next < ITEMS.length ? { nextCursor: String(next) } : {}) };
@@ -113,6 +119,13 @@ describe("resource tools: pages, images, redaction", { timeout: 60_000 }, () => 
       seen,
       ITEMS.map((item) => `paged ${item.uri}`),
     );
+  });
+
+  test("a page too long to show whole still tells the model its next page's cursor", async () => {
+    const { text } = await runTool(tools.get("list_mcp_resources"), { server: "paged", cursor: "big" });
+    assert.match(text, /Full output saved to: /);
+    const next = /"nextCursors": \[\s*\{\s*"server": "paged",\s*"cursor": "0"/;
+    assert.ok(next.test(text), text.slice(0, 300));
   });
 
   test("a server that has no templates (no resources/templates/list) lists none, as /mcp resources says", async () => {

@@ -32,7 +32,8 @@ export function formatListing<T extends Resource | ResourceTemplate>(
     if (page.nextCursor) more.push({ server: page.server, cursor: page.nextCursor });
   }
   const next = { nextCursors: more, note: "More items exist: call again with `server` and that server's `cursor`." };
-  const listing = { [key]: items, ...(more.length > 0 && next), ...(errors.length > 0 && { errors }) };
+  // The next pages and the failures come first: a listing too long for a tool result is cut at its end, not its head.
+  const listing = { ...(more.length > 0 && next), ...(errors.length > 0 && { errors }), [key]: items };
   return JSON.stringify(listing, null, 2);
 }
 
