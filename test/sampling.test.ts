@@ -81,6 +81,21 @@ describe("sampling requests (pure)", () => {
     ]);
   });
 
+  test("an image is sent as the tool results' images are: image/jpg and any case taken, base64 in lines made one", () => {
+    const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10]).toString("base64");
+    const image = (mimeType: string, data = jpeg) =>
+      (
+        samplingContext(
+          params({ messages: [{ role: "user", content: { type: "image", data, mimeType } }] }),
+          model("m1"),
+        ).messages[0] as { content: unknown }
+      ).content;
+    const sent = [{ type: "image", data: jpeg, mimeType: "image/jpeg" }];
+    assert.deepEqual(image("image/jpg"), sent);
+    assert.deepEqual(image("IMAGE/JPEG"), sent);
+    assert.deepEqual(image("image/jpeg", `${jpeg.slice(0, 4)}\n${jpeg.slice(4)}\n`), sent);
+  });
+
   test("a hint picks a configured model; none that matches leaves the current one", () => {
     const current = model("faux-1");
     const available = [current, model("claude-sonnet-9"), model("gpt-9-mini")];

@@ -19,7 +19,7 @@ import { errorMessage } from "../common/errors.ts";
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import type { SamplingMode } from "../config/types.ts";
 import { DENY_REST, type DialogBudget } from "./dialog-budget.ts";
-import { MODEL_IMAGE_TYPES } from "../translate/output.ts";
+import { modelImage } from "../translate/output.ts";
 import { completeWithPi } from "./pi-line.ts";
 
 type SamplingParams = CreateMessageRequest["params"];
@@ -71,8 +71,9 @@ export function samplingContext(params: SamplingParams, model: Model<Api>, now =
     const parts: Array<TextContent | ImageContent> = blocks(message).map((block) => {
       if (block.type === "text") return { type: "text", text: String(block.text) };
       const mimeType = String(block.mimeType);
-      if (block.type === "image" && MODEL_IMAGE_TYPES.has(mimeType))
-        return { type: "image", data: String(block.data), mimeType };
+      // As a tool result's image: `image/jpg` or any case taken, base64 in lines made one, typed as its bytes are.
+      const image = block.type === "image" ? modelImage(String(block.data), mimeType) : undefined;
+      if (image) return image;
       if (block.type === "image")
         return { type: "text", text: `[image left out: the model here takes no ${mimeType}]` };
       if (block.type === "audio") return { type: "text", text: "[audio left out: the model here takes no audio]" };

@@ -23,7 +23,7 @@ export interface NormalizedResult {
 }
 
 /** Image types every pi provider accepts; others are described instead of sent. */
-export const MODEL_IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+const MODEL_IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
 /** A type as providers name it: MIME types have no case, and `image/jpg` (often written) is `image/jpeg`. */
 const imageType = (mime: string) => mime.toLowerCase().replace(/^image\/jpg$/, "image/jpeg");
@@ -47,6 +47,15 @@ const MODEL_IMAGE_MAX_BASE64 = 4.5 * 1024 * 1024;
  */
 const base64Of = (text: string): string => text.replace(/\s/g, "").replace(/^data:[^,]*;base64,/i, "");
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** An image as a provider takes it (one line of base64, its type as its bytes say), or none for a type none
+ * takes, or data none takes (none, too much, not base64). */
+export function modelImage(data: string, declared: string): (PiContent & { type: "image" }) | undefined {
+  const [mime, clean] = [imageType(declared), base64Of(data)];
+  return MODEL_IMAGE_TYPES.has(mime) && clean && clean.length <= MODEL_IMAGE_MAX_BASE64 && BASE64.test(clean)
+    ? { type: "image", data: clean, mimeType: imageBytesType(clean, mime) }
+    : undefined;
+}
 
 const isEmpty = (text: string): boolean => text === "";
 
