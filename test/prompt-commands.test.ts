@@ -487,3 +487,49 @@ describe("a prompt list that pages without end", { timeout: 60_000 }, () => {
     }
   });
 });
+
+describe("an argument asked for in a dialog", { timeout: 60_000 }, () => {
+  test("reaches the server under its own name, `__proto__` too", async () => {
+    // Echoes the arguments `prompts/get` was given.
+    const script = `const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\\n");
+    require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+      const { id, method, params } = JSON.parse(line);
+      if (id === undefined) return;
+      if (method === "initialize")
+        return send({ id, result: { protocolVersion: "2025-06-18", capabilities: { prompts: {} }, serverInfo: { name: "s", version: "1" } } });
+      if (method === "prompts/list")
+        return send({ id, result: { prompts: [{ name: "p", arguments: [{ name: "__proto__", required: true }] }] } });
+      if (method === "prompts/get")
+        return send({ id, result: { messages: [{ role: "user", content: { type: "text", text: JSON.stringify(params.arguments) } }] } });
+      send({ id, result: {} });
+    });`;
+    const connection = connectionFor("echo", {
+      command: process.execPath,
+      args: ["-e", script],
+      protocolVersion: "2025-06-18",
+    });
+    const handlers = new Map<string, (line: string, ctx: never) => Promise<void>>();
+    const sent: unknown[] = [];
+    const commands = new PromptCommands({
+      registerCommand: (name, options) => void handlers.set(name, options.handler as never),
+      sendUserMessage: (content) => void sent.push(content),
+      connection: () => connection,
+    });
+    try {
+      await connection.connect();
+      await commands.refresh(connection);
+      const notices: string[] = [];
+      const ctx = {
+        hasUI: true,
+        ui: { input: async () => "given", notify: (text: string) => void notices.push(text) },
+        isIdle: () => true,
+        signal: undefined,
+      };
+      await handlers.get("mcp:echo:p")!("", ctx as never);
+      assert.deepEqual(notices, []);
+      assert.deepEqual(sent, [[{ type: "text", text: '{"__proto__":"given"}' }]]);
+    } finally {
+      await connection.close();
+    }
+  });
+});

@@ -235,7 +235,7 @@ export class PromptCommands {
       return fail(ctx, `${where}: MCP server '${command.server}' no longer offers this prompt.`);
     const parsed = parsePromptArguments(line, command.prompt.arguments);
     if (!parsed.ok) return fail(ctx, `${where}: ${parsed.error}.`);
-    const values = parsed.values;
+    let values = parsed.values;
     const missing = missingArguments(command.prompt.arguments, values);
     if (missing.length && !ctx.hasUI) {
       const names = missing.map((arg) => arg.name).join(", ");
@@ -250,7 +250,7 @@ export class PromptCommands {
         `MCP server '${shown(command.server, SHOWN.line, "line")}', prompt ${shown(command.prompt.name, SHOWN.line, "line")}: ${shown(arg.name, SHOWN.line, "line")}${about}`,
       );
       if (!answer) return ctx.ui.notify(`${where} cancelled: no value for ${arg.name}.`, "info");
-      values[arg.name] = answer;
+      values = { ...values, [arg.name]: answer }; // an own field, even named `__proto__` (assigning it would not be)
     }
     let content;
     try {
