@@ -36,6 +36,8 @@ function pagedServer(): Server {
   server.setRequestHandler(ReadResourceRequestSchema, (request) => {
     if (request.params.uri === "paged://image")
       return { contents: [{ uri: "paged://image", mimeType: "image/png", blob: PNG }] };
+    if (request.params.uri === "paged://no-image")
+      return { contents: [{ uri: "paged://no-image", mimeType: "image/png", blob: "" }] };
     if (request.params.uri === "paged://mixed")
       return {
         contents: [
@@ -148,6 +150,11 @@ describe("resource tools: pages, images, redaction", { timeout: 60_000 }, () => 
       { type: "text", text: "[resource] paged://image (image/png)" },
       { type: "image", data: PNG, mimeType: "image/png" },
     ]);
+  });
+
+  test("an image resource without bytes is said to have none, not sent as an image no provider takes", async () => {
+    const { result } = await runTool(tools.get("read_mcp_resource"), { server: "paged", uri: "paged://no-image" });
+    assert.deepEqual(result.content, [{ type: "text", text: "[resource] paged://no-image (image/png): no content" }]);
   });
 
   test("a resource of many text parts is bounded as a whole, as a tool result is", async () => {

@@ -90,11 +90,10 @@ export function resourceParts(part: JsonObject) {
   const mime = typeof part.mimeType === "string" ? imageType(part.mimeType) : undefined;
   const header = `[resource] ${uri}${mime ? ` (${mime})` : ""}`;
   if (typeof part.text === "string") return { uri, header, text: part.text };
-  if (typeof part.blob !== "string") return { uri, header };
-  const data = base64Of(part.blob);
-  if (mime && MODEL_IMAGE_TYPES.has(mime) && data.length <= MODEL_IMAGE_MAX_BASE64 && BASE64.test(data)) {
-    return { uri, header, image: { type: "image" as const, data, mimeType: imageBytesType(data, mime) } };
-  }
+  // No bytes is no content: an empty image would fail every later request of the session that holds it.
+  if (typeof part.blob !== "string" || !part.blob.trim()) return { uri, header };
+  const image = mime && modelImage(part.blob, mime);
+  if (image) return { uri, header, image };
   if (isTextMime(mime)) return { uri, header, text: decodedText(Buffer.from(part.blob, "base64"), mime!) };
   return { uri, header, blob: { data: part.blob, mimeType: mime } };
 }
