@@ -236,6 +236,25 @@ describe("server-everything's sampling through pi", { timeout: 120_000 }, () => 
     assert.match(allowed.text, /"text": "Autumn moon rising"/);
   });
 
+  test("a limit above the model's own is sent as the model's: a provider refuses a request past it", async () => {
+    writeConfig("allow");
+    const limits: unknown[] = [];
+    await callOnceInPi({
+      cwd: project.dir,
+      agentDir: agentDir.dir,
+      extensionPaths: [EXTENSION_DIR],
+      tool,
+      args: { prompt: "a haiku", maxTokens: 1_000_000 },
+      meanwhile: [
+        (_context: Context, options?: { maxTokens?: number }) => {
+          limits.push(options?.maxTokens);
+          return fauxAssistantMessage("ok");
+        },
+      ],
+    });
+    assert.deepEqual(limits, [16_384]); // the faux model's maxTokens
+  });
+
   test('"sampling": "off": not declared, so the server does not offer its sampling tool', async () => {
     writeConfig("off");
     const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });

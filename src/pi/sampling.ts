@@ -165,7 +165,8 @@ export function samplingHandler(
       if (answer !== ALLOW) throw refused(`The user declined MCP server '${server}''s sampling request`);
     }
     const reply = await completeWithPi(session.modelRegistry, model, context, {
-      maxTokens: params.maxTokens,
+      // The server's limit, within the model's own: providers refuse a request for more than the model can write.
+      maxTokens: model.maxTokens > 0 ? Math.min(params.maxTokens, model.maxTokens) : params.maxTokens,
       temperature: params.temperature,
       signal:
         cancelled && session.signal ? AbortSignal.any([cancelled, session.signal]) : (cancelled ?? session.signal),
