@@ -2,14 +2,18 @@
  * A server may tell the client that a resource changed, but only of a resource the client subscribed to. One that
  * sends updates nobody asked for (a hundred of them, with a terminal clipboard write and a bidi override in the URI)
  * gets no notice on the user's screen and no event on pi's bus. Real pi in-process with the faux model, a real local
- * server process; the subscribed case is in resources.test.ts (server-everything's own updates).
+ * server process; the subscribed case is in resources.test.ts (server-everything's own updates). A burst of updates of a
+ * subscribed resource is one notice until the resource is read again (a server script over stdio, the resource tools).
  */
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
-import { busRecorder, EXTENSION_DIR, REPO_ROOT, restoreEnv, tempDir } from "./helpers.ts";
+import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
+import { ResourceTools } from "../src/pi/resource-tools.ts";
+import { busRecorder, connectionFor, EXTENSION_DIR, REPO_ROOT, restoreEnv, tempDir, waitFor } from "./helpers.ts";
+import { runTool } from "./pi-tools.ts";
 import { startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { bundledFixture } from "./fixture-bundle.ts";
@@ -74,6 +78,58 @@ describe("resource updates a server sends on its own", { timeout: 120_000 }, () 
       restoreEnv(saved.env);
       project.cleanup();
       agentDir.cleanup();
+    }
+  });
+});
+
+describe("updates of a resource the bridge subscribed to", { timeout: 60_000 }, () => {
+  test("a burst of them is one notice until the resource is read again, each on pi's bus", async () => {
+    // Sends 20 updates of a resource once it is subscribed to, and 20 more after each later read of it.
+    const script = `const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\\n");
+    let subscribed = false;
+    const burst = (uri) => { for (let i = 0; i < 20; i++) send({ method: "notifications/resources/updated", params: { uri } }); };
+    require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+      const { id, method, params } = JSON.parse(line);
+      if (id === undefined) return;
+      if (method === "initialize")
+        return send({ id, result: { protocolVersion: "2025-06-18", capabilities: { resources: { subscribe: true } }, serverInfo: { name: "s", version: "1" } } });
+      if (method === "resources/read") {
+        send({ id, result: { contents: [{ uri: params.uri, text: "now" }] } });
+        return subscribed && burst(params.uri);
+      }
+      if (method === "resources/subscribe") {
+        send({ id, result: {} });
+        subscribed = true;
+        return burst(params.uri);
+      }
+      send({ id, result: method === "tools/list" ? { tools: [] } : {} });
+    });`;
+    const connection = connectionFor(
+      "live",
+      { command: process.execPath, args: ["-e", script], protocolVersion: "2025-06-18" },
+      { onServerChange: (c, change) => resourceTools.changed(c, change) },
+    );
+    const tools = new Map<string, ToolDefinition>();
+    const notices: string[] = [];
+    let updates = 0;
+    const resourceTools = new ResourceTools({
+      registerTool: (definition) => tools.set(definition.name, definition as unknown as ToolDefinition),
+      activate: () => undefined,
+      connections: () => [connection],
+      notify: (text) => void notices.push(text),
+      events: (channel) => void (channel === "mcp.resources.updated" && updates++),
+    });
+    try {
+      await connection.connect();
+      resourceTools.sync(connection);
+      await runTool(tools.get("read_mcp_resource"), { server: "live", uri: "live://log" });
+      await waitFor(() => updates === 20, "the first burst", 15_000);
+      assert.equal(notices.length, 1, notices.join("\n"));
+      await runTool(tools.get("read_mcp_resource"), { server: "live", uri: "live://log" });
+      await waitFor(() => updates === 40, "the second burst", 15_000);
+      assert.equal(notices.length, 2, notices.join("\n"));
+    } finally {
+      await connection.close();
     }
   });
 });

@@ -114,6 +114,8 @@ export class ResourceTools {
   private active = false;
   /** The URIs subscribed to on each connection, and the session (its `connectedAt`) they were last asked on. */
   private readonly subscribed = new WeakMap<ServerConnection, { session?: number; uris: Set<string> }>();
+  /** Each server's subscribed resources the user was told changed since they were last read (`server\nuri`). */
+  private readonly told = new Set<string>();
 
   constructor(private readonly deps: ResourceToolsDeps) {}
 
@@ -166,6 +168,8 @@ export class ResourceTools {
     // its own making, and the URI it names is one a read already took (still redacted: a read's URI is the model's).
     if (!this.subscribed.get(connection)?.uris.has(change.uri)) return;
     this.deps.events?.("mcp.resources.updated", { serverId: connection.name, uri: connection.redact(change.uri) });
+    // One notice until it is read again: a resource that changes often would fill the screen with the same line.
+    if (this.told.size === this.told.add(`${connection.name}\n${change.uri}`).size) return;
     this.deps.notify(
       `MCP server '${connection.name}': resource ${shown(connection.redact(change.uri), SHOWN.line, "visible")} changed (read it again with ${READ_RESOURCE} for the new contents)`,
     );
@@ -246,6 +250,7 @@ export class ResourceTools {
 
   private async read(params: Static<typeof READ_PARAMETERS>, signal: AbortSignal | undefined) {
     const connection = this.target(params.server);
+    this.told.delete(`${connection.name}\n${params.uri}`);
     const result = await readResource(connection, params.uri, signal);
     const { content, binaries } = resourceOutput(result.contents);
     const details: ResourceToolDetails = {
