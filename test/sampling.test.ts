@@ -12,6 +12,7 @@ import type { CreateMessageRequest } from "@modelcontextprotocol/client";
 import { describeSamplingRequest, pickModel, samplingContext } from "../src/pi/sampling.ts";
 import { EVERYTHING_SERVER, EXTENSION_DIR, REPO_ROOT, restoreEnv, tempDir, waitFor } from "./helpers.ts";
 import { bundledFixture } from "./fixture-bundle.ts";
+import { startFakeOpenAi } from "./fixtures/fake-openai.ts";
 import { callOnceInPi, requestSystemPrompt, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 
@@ -253,6 +254,28 @@ describe("server-everything's sampling through pi", { timeout: 120_000 }, () => 
       ],
     });
     assert.deepEqual(limits, [16_384]); // the faux model's maxTokens
+  });
+
+  test("a reasoning model, which providers refuse a temperature for, is asked without the server's", async () => {
+    writeConfig("allow");
+    const fake = await startFakeOpenAi();
+    const pi = await startInProcessPi({
+      cwd: project.dir,
+      agentDir: agentDir.dir,
+      extensionPaths: [EXTENSION_DIR],
+      model: { ...fake.model, reasoning: true },
+    });
+    try {
+      await pi.session.bindExtensions({});
+      fake.script([{ toolCalls: [{ name: tool, args: { prompt: "a haiku", maxTokens: 50 } }] }, { text: "a haiku" }]);
+      await pi.session.prompt(`call ${tool}`);
+      const asked = fake.requests.filter((r) => JSON.stringify(r.body.messages).includes("helpful test server"));
+      assert.equal(asked.length, 1);
+      assert.equal(asked[0]!.body.temperature, undefined); // server-everything asks for 0.7
+    } finally {
+      await pi.close();
+      await fake.close();
+    }
   });
 
   test('"sampling": "off": not declared, so the server does not offer its sampling tool', async () => {

@@ -167,7 +167,8 @@ export function samplingHandler(
     const reply = await completeWithPi(session.modelRegistry, model, context, {
       // The server's limit, within the model's own: providers refuse a request for more than the model can write.
       maxTokens: model.maxTokens > 0 ? Math.min(params.maxTokens, model.maxTokens) : params.maxTokens,
-      temperature: params.temperature,
+      // OpenAI's reasoning models refuse any temperature but their own; for a reasoning model it is left to the model.
+      temperature: model.reasoning ? undefined : params.temperature,
       signal:
         cancelled && session.signal ? AbortSignal.any([cancelled, session.signal]) : (cancelled ?? session.signal),
     }).catch((error: unknown) => {
