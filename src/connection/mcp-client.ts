@@ -21,6 +21,7 @@ import {
   type LoggingMessageNotification,
   type Root,
 } from "@modelcontextprotocol/client";
+import type { Redactor } from "../common/redact.ts";
 import { routeSdkConsole } from "../common/sdk-console.ts";
 import { PROTOCOL_REVISIONS } from "../config/protocol-setting.ts";
 import type { Negotiation } from "./protocol-negotiation.ts";
@@ -46,6 +47,25 @@ export interface ClientFeatures {
   urlElicitationRequired?: (elicitations: ElicitRequestURLParams[]) => Promise<boolean>;
   /** `notifications/elicitation/complete`: a page flow the user was sent to has finished. */
   elicitationComplete?: (elicitationId: string) => void;
+}
+
+/**
+ * What the client answers a server: roots for every server (some list a tool only for a client with roots), in a task's
+ * questions too, none for one whose entry says `"roots": false`; and the server's secrets hidden in what it asks pi's
+ * model (which the user is shown, and the model gets), as they are in its results.
+ */
+export function connectionFeatures(
+  given: ClientFeatures = {},
+  offerRoots: boolean,
+  projectRoot: string,
+  redactor: Redactor,
+): ClientFeatures {
+  const { roots = () => [directoryRoot(projectRoot)], sampling, ...features } = given;
+  return {
+    ...features,
+    ...(offerRoots && { roots }),
+    ...(sampling && { sampling: (params, cancelled) => sampling(redactor.result(params), cancelled) }),
+  };
 }
 
 /** The lists a server may say changed (`notifications/<list>/list_changed`). */

@@ -36,7 +36,7 @@ import { credentialsRefused, type FreshHeaders } from "./fresh-headers.ts";
 import type { HealthStatus, HealthTracker } from "./health.ts";
 import { LifecycleReport } from "./lifecycle-report.ts";
 import type { LiveSession, RequestOptions, Run } from "./live-session.ts";
-import { type ClientFeatures, directoryRoot, type ServerChange, type ServerList } from "./mcp-client.ts";
+import { type ClientFeatures, connectionFeatures, type ServerChange, type ServerList } from "./mcp-client.ts";
 import { ListRefresh } from "./list-refresh.ts";
 import { type CallOptions, lostCause, requestOptions, safeToRepeat, sendAgain } from "./request-recovery.ts";
 import { SessionOpener, type SessionOpenerOptions } from "./session-opener.ts";
@@ -102,10 +102,7 @@ export class ServerConnection {
     readonly config: ServerConfig,
     private readonly options: ConnectionOptions,
   ) {
-    // Roots for every server (some list a tool only for a client with roots), in a task's questions too; none for one
-    // whose entry says `"roots": false`.
-    const { roots = () => [directoryRoot(options.projectRoot)], ...features } = options.features ?? {};
-    this.features = config.roots === false ? features : { ...features, roots };
+    this.features = connectionFeatures(options.features, config.roots !== false, options.projectRoot, this.redactor);
     this.report = new LifecycleReport(config, { ...options, redactor: this.redactor }, () => this.status);
     this.toolList = new ServerToolList(config.limits);
     const { authStore: store, env, signIn, signInTimeoutMs } = options;
