@@ -169,6 +169,15 @@ describe(
       );
     });
 
+    test("server/tool in another code style, and several names in one entry of names, load those tools", async () => {
+      const { pi, model } = await start({ github: publicServer("github"), memory: publicServer("memory") });
+      const names = ["github/createIssue", "list_commits, memory/read_graph"];
+      const { second, answer } = await searchOnce(pi, model, { names });
+      assert.match(answer, /^Loaded 3 tools; call them by name:$/m);
+      assert.deepEqual(toolsOf(second, "github"), ["mcp_github_create_issue", "mcp_github_list_commits"]);
+      assert.deepEqual(toolsOf(second, "memory"), ["mcp_memory_read_graph"]);
+    });
+
     test("an unknown name gets the nearest names; a name of several servers asks which; nothing else is loaded", async () => {
       const { pi, model } = await start({ github: publicServer("github"), mirror: publicServer("github") });
       const { second, answer } = await searchOnce(pi, model, { names: ["github/create_isue", "create_issue"] });

@@ -34,7 +34,15 @@ function matches(name: string, tools: readonly SearchableTool[]): SearchableTool
   if (exact.length) return exact;
   const lower = name.toLowerCase();
   const caseless = tools.filter((tool) => forms(tool).some((form) => form.toLowerCase() === lower));
-  if (caseless.length || name.includes("/")) return caseless;
+  if (caseless.length) return caseless;
+  // `github/createIssue`: the server as written, the tool in another code style.
+  if (name.includes("/"))
+    return tools.filter(
+      (tool) =>
+        tool.server &&
+        lower.startsWith(`${tool.server.toLowerCase()}/`) &&
+        styleless(name.slice(tool.server.length + 1)) === stylelessNames(tool)[0],
+    );
   const wanted = styleless(name);
   return tools.filter((tool) => stylelessNames(tool).includes(wanted));
 }
@@ -54,7 +62,9 @@ const cleaned = (name: string) => name.trim().replace(/^[`'"]+|[`'"]+$/g, "");
 /** Resolves each name (duplicates once) against the deferred tools. */
 export function resolveNames(names: readonly string[], tools: readonly SearchableTool[]): NamedTools {
   const out: NamedTools = { found: [], ambiguous: [], unknown: [] };
-  for (const name of new Set(names.map(cleaned).filter(Boolean))) {
+  // Several names in one string ("a, b"), as models write them in a list too.
+  const each = names.flatMap((name) => name.split(/[\s,]+/));
+  for (const name of new Set(each.map(cleaned).filter(Boolean))) {
     const fits = matches(name, tools);
     const pi = fits.find((tool) => tool.name === name);
     if (fits.length === 1 || pi) {
