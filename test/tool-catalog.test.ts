@@ -190,6 +190,15 @@ describe(
         /"create_issue" names tools of several servers; name one: github\/create_issue, mirror\/create_issue\./,
       );
       assert.deepEqual([...toolsOf(second, "github"), ...toolsOf(second, "mirror")], [], "nothing loaded");
+
+      // Thousands of made-up names (each one's nearest names took 20 ms of pi's main thread): the first few get them.
+      const names = Array.from({ length: 3_000 }, (_, i) => `create_issue_${i}`);
+      model.script([{ toolCalls: [{ name: TOOL_SEARCH_NAME, args: { names } }] }, { text: "done" }]);
+      await pi.session.prompt("all of these");
+      const many = searchAnswers(pi).at(-1) ?? "";
+      assert.match(many, /^No MCP tool waiting to be loaded is named "create_issue_0"\./);
+      assert.ok((many.match(/The nearest/g) ?? []).length <= 3, many.slice(0, 500));
+      assert.ok(many.split("\n").length <= 100, `${many.split("\n").length} lines`);
     });
 
     test("a query that is tool names loads those tools; search words and names together load both", async () => {

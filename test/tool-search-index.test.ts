@@ -13,6 +13,7 @@ import { searchableTool, ToolSearchIndex } from "../src/exposure/tool-search-ind
 import { CJK_TOOLS_DIR, publicServers, publicToolsIndex } from "./fixtures/public-tools.ts";
 import { termsOf } from "../src/exposure/search-terms.ts";
 import { nameVerbs, requestAction, requestConcepts, toolAction } from "../src/exposure/search-query.ts";
+import { namesInQuery, resolveNames } from "../src/exposure/tool-names.ts";
 
 const index = publicToolsIndex();
 
@@ -226,6 +227,25 @@ describe("requests a model makes", () => {
     small.add(searchableTool(tool, "codec", toolNameFor("codec", tool.name)));
     const blob = Buffer.alloc(60_000, 7).toString("base64");
     assert.equal(small.find(`decode this ${blob}`, 3)[0]?.name, "mcp_codec_decode_base64");
+  });
+
+  test("a pasted log (120 KB) as a request, or thousands of names, take no longer to read than their first 2 KB", () => {
+    const all = index.all();
+    const took = (read: () => unknown) => {
+      const start = performance.now();
+      read();
+      return performance.now() - start;
+    };
+    // Measured against the same work on the first 2 KB, under the same load: read whole, each took seconds.
+    const bounded = (read: (text: string) => unknown, text: string, what: string) => {
+      const head = took(() => read(text.slice(0, 2_000)));
+      const whole = took(() => read(text));
+      assert.ok(whole < 4 * head + 30, `${what}: ${Math.round(whole)} ms, against ${Math.round(head)} ms`);
+    };
+    bounded((text) => index.find(text, 5), "create an issue about the flaky build ".repeat(3_200), "searched");
+    bounded((text) => namesInQuery(text, all), "get_me ".repeat(17_000), "names read in a request");
+    const names = Array.from({ length: 3_000 }, (_, i) => `tool_${i}`).join(", ");
+    bounded((text) => resolveNames([text], all), names, "names resolved");
   });
 });
 

@@ -59,11 +59,18 @@ function stylelessNames(tool: SearchableTool): string[] {
 /** Names as a model writes them: quotes and backticks around them are not part of them. */
 const cleaned = (name: string) => name.trim().replace(/^[`'"]+|[`'"]+$/g, "");
 
+/**
+ * How much of a request, and how many names, are read: a call loads at most MAX_NAMED_TOOLS by name, and a pasted log
+ * or list read whole held pi's main thread for seconds.
+ */
+const MAX_REQUEST_CHARS = 2_000;
+const MAX_NAMES_READ = 5 * MAX_NAMED_TOOLS;
+
 /** Resolves each name (duplicates once) against the deferred tools. */
 export function resolveNames(names: readonly string[], tools: readonly SearchableTool[]): NamedTools {
   const out: NamedTools = { found: [], ambiguous: [], unknown: [] };
   // Several names in one string ("a, b"), as models write them in a list too.
-  const each = names.flatMap((name) => name.split(/[\s,]+/));
+  const each = names.flatMap((name) => name.split(/[\s,]+/)).slice(0, MAX_NAMES_READ);
   for (const name of new Set(each.map(cleaned).filter(Boolean))) {
     const fits = matches(name, tools);
     const pi = fits.find((tool) => tool.name === name);
@@ -84,7 +91,8 @@ const IDENTIFIER = /[_.-]|[a-z][A-Z]/;
  * that are a tool's pi name, `server/tool`, or its own name as the catalog writes it (`kubectl_get pods`) where that
  * is written as code: forms that name a tool, never a plain word (`search`, `echo`).
  */
-export function namesInQuery(query: string, tools: readonly SearchableTool[]): { names: string[]; rest: string } {
+export function namesInQuery(request: string, tools: readonly SearchableTool[]): { names: string[]; rest: string } {
+  const query = request.slice(0, MAX_REQUEST_CHARS);
   const words = query
     .split(/[\s,]+/)
     .map(cleaned)

@@ -230,14 +230,15 @@ export class ToolSearchIndex {
   }
 
   /** The best matches for a request, best first; `accept` narrows which tools may be returned. */
-  find(query: string, limit: number, accept: (tool: SearchableTool) => boolean = () => true): SearchHit[] {
+  find(request: string, limit: number, accept: (tool: SearchableTool) => boolean = () => true): SearchHit[] {
+    // A request is a few words: its first 2,000 characters (a pasted log read whole took seconds, a long blob threw).
+    const query = request.slice(0, 2_000);
     const hits: SearchHit[] = [];
     // Each concept of the request counts once, as the best of its own words or (at RELATED_WEIGHT) its related
     // words; a tool's score is the sum, times how many concepts it meets, so a tool that meets what the request
     // acts on and what it does outranks one that meets a single word many times.
     const totals = new Map<string, { score: number; met: number }>();
-    // A request is a few words: its first 2,000 characters (a pasted log read whole took seconds, a long blob threw).
-    const concepts = requestConcepts(query.slice(0, 2_000), this.learnt.related ?? learnedRelated());
+    const concepts = requestConcepts(query, this.learnt.related ?? learnedRelated());
     const said = new Set(concepts.flatMap((concept) => [...concept.own, ...concept.related]));
     for (const concept of concepts) {
       const best = new Map<string, { score: number; met: number }>();

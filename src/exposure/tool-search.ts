@@ -149,7 +149,8 @@ export class ToolSearch {
     const { names: inQuery, rest: words } = namesInQuery(query, all);
     const named = resolveNames([...names, ...inQuery], all);
     const problems: NameProblems = {
-      unknown: named.unknown.map((name) => ({ name, nearest: this.nearest(name, all) })),
+      // The nearest names of the first few only: each costs a search, and the catalog in the prompt lists them all.
+      unknown: named.unknown.map((name, i) => ({ name, nearest: i < 3 ? this.nearest(name, all) : [] })),
       ambiguous: named.ambiguous,
       over: named.found.slice(MAX_NAMED_TOOLS).map(qualifiedName),
     };
