@@ -25,7 +25,7 @@ import { normalizeToolResult, type PiContent } from "../translate/output.ts";
 import { scriptResult, scriptResultSchema } from "../translate/script-result.ts";
 import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
 import { normalizeInputSchema, OPEN_OBJECT_SCHEMA, requiredDefaults } from "../translate/schema.ts";
-import { withToolHints } from "./pi-line.ts";
+import { checkedAsGiven, withToolHints } from "./pi-line.ts";
 import { serverNamespace } from "./tool-namespace.ts";
 import { inToolSpan } from "../telemetry/tool-span.ts";
 
@@ -105,12 +105,12 @@ function parameters(source: ToolSource): TSchema {
   try {
     // pi validates arguments with TypeBox before execute; a schema it cannot compile would fail every call.
     Compile(schema as TSchema);
-    return schema as TSchema;
+    return checkedAsGiven(schema) as TSchema;
   } catch (error) {
     note(
       `MCP server '${server}', tool '${tool.name}': input schema cannot be used (${String(error)}); arguments are passed through unchecked`,
     );
-    return { ...OPEN_OBJECT_SCHEMA, properties: {} } as TSchema;
+    return checkedAsGiven({ ...OPEN_OBJECT_SCHEMA, properties: {} }) as TSchema;
   }
 }
 
