@@ -541,6 +541,20 @@ describe("exposure and tool search in pi (in-process, a fake OpenAI-compatible m
     assert.match(none?.content[0]?.text ?? "", /^Loaded 1 tool;/);
   });
 
+  test("tool_search with null for what it leaves out (as some models send) searches as without them", async () => {
+    const { pi, model } = await start({ exposure: "deferred" });
+    model.script([
+      { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "pull requests" } }] },
+      { toolCalls: [{ name: TOOL_SEARCH_NAME, args: { query: "pull requests", names: null, limit: null } }] },
+      { text: "done" },
+    ]);
+    await pi.session.prompt("review the open pull requests");
+    const [plain, nulls] = toolResults(pi).filter((r) => r.toolName === TOOL_SEARCH_NAME);
+    assert.match(plain?.content[0]?.text ?? "", /^Loaded [2-9] tools;/);
+    assert.equal(nulls?.isError, false, JSON.stringify(nulls?.content));
+    assert.equal(nulls?.content[0]?.text, plain?.content[0]?.text);
+  });
+
   test("tool_search with names in one string (one name, or several) loads them instead of failing the call", async () => {
     const { pi, model } = await start({ exposure: "deferred" });
     model.script([

@@ -5,6 +5,7 @@
  */
 import { shown } from "../common/terminal-text.ts";
 import { commandArgument } from "../config/validate/name.ts";
+import { checkedAsGiven } from "../translate/schema.ts";
 
 export const TOOL_SEARCH_NAME = "tool_search";
 export const DEFAULT_SEARCH_LIMIT = 5;
@@ -16,21 +17,24 @@ export const TOOL_SEARCH_DESCRIPTION =
   "Load tools of connected MCP servers that are not in your tool list yet: by exact names (as the system prompt lists " +
   'them) or by what you need done, in a few words (e.g. "create a GitHub issue"). Call them by the names returned.';
 
+/** A null, which some models send for what they leave out: as if absent (pi 0.73 made a null limit 0, one tool). */
+const NULL = { type: "null" } as const;
+
 /** Names in an array, or one or more in a string, as models send them: pi fails a call whose arguments do not fit. */
-const NAME_LISTS = [{ type: "array", items: { type: "string" } }, { type: "string" }] as const;
+const NAME_LISTS = [{ type: "array", items: { type: "string" } }, { type: "string" }, NULL] as const;
 
 /** Plain JSON Schema, as pi sends tool parameters. */
-export const TOOL_SEARCH_PARAMETERS = {
+export const TOOL_SEARCH_PARAMETERS = checkedAsGiven({
   type: "object",
   properties: {
-    query: { type: "string", description: "What the tool should do, in a few words" },
+    query: { anyOf: [{ type: "string" }, NULL], description: "What the tool should do, in a few words" },
     names: { anyOf: NAME_LISTS, description: "Exact tool names to load" },
     limit: {
-      type: "integer",
+      anyOf: [{ type: "integer" }, NULL],
       description: `How many tools to load by query (default ${DEFAULT_SEARCH_LIMIT}, at most ${MAX_SEARCH_LIMIT})`,
     },
   },
-} as const;
+} as const);
 
 /** The longest description a result line quotes, and a server's description in the prompt line. */
 const RESULT_DESCRIPTION_CHARS = 160;

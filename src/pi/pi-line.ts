@@ -75,16 +75,6 @@ export function withToolHints<T extends object>(definition: T, annotations: Tool
 }
 
 /**
- * Parameters pi checks a model's arguments against as they are. pi 0.73's pi-ai first coerces them by a plain JSON
- * Schema, turning a `null` into 0, "" or false even where the schema allows null (`"limit": null` reached the server as
- * 0); it leaves a TypeBox schema alone, which this mark says (a symbol: no provider sees it). pi 1.x keeps a null the
- * schema allows, drops one it does not, and ignores the mark.
- */
-export function checkedAsGiven<T extends object>(schema: T): T {
-  return Object.assign(schema, { [Symbol.for("TypeBox.Kind")]: "Object" });
-}
-
-/**
  * How deferred tools are kept from the model. pi 1.x takes `setActiveTools` mid-run (the next request of the same run
  * declares the new set, recorded in the transcript), so there a deferred tool is simply inactive until `tool_search`
  * loads it. pi 0.73 fixes a run's tools when it starts, so a tool loaded mid-run must already be active: there every

@@ -24,8 +24,8 @@ import type { SchemaCheck } from "../translate/schema-check.ts";
 import { normalizeToolResult, type PiContent } from "../translate/output.ts";
 import { scriptResult, scriptResultSchema } from "../translate/script-result.ts";
 import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
-import { normalizeInputSchema, OPEN_OBJECT_SCHEMA, requiredDefaults } from "../translate/schema.ts";
-import { checkedAsGiven, withToolHints } from "./pi-line.ts";
+import { checkedAsGiven, normalizeInputSchema, OPEN_OBJECT_SCHEMA, requiredDefaults } from "../translate/schema.ts";
+import { withToolHints } from "./pi-line.ts";
 import { serverNamespace } from "./tool-namespace.ts";
 import { inToolSpan } from "../telemetry/tool-span.ts";
 
