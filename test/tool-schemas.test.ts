@@ -35,6 +35,16 @@ const NULLABLE: Tool = {
   },
 };
 
+/** A draft-07 schema as zod-to-json-schema writes it, with a tuple (draft-07's `items` array, no 2020-12 schema). */
+const TUPLE: Tool = {
+  name: "tuple",
+  inputSchema: {
+    $schema: "http://json-schema.org/draft-07/schema#",
+    type: "object",
+    properties: { point: { type: "array", items: [{ type: "string" }, { type: "integer" }] } },
+  },
+};
+
 describe("tool schemas against a real server", { timeout: 60_000 }, () => {
   let server: RunningServer;
   let connection: ServerConnection;
@@ -49,7 +59,7 @@ describe("tool schemas against a real server", { timeout: 60_000 }, () => {
       annotations: { title: "Blank" },
       inputSchema: { type: "object" },
     };
-    server = await startStreamableHttp({ extraTools: [TYPED, blank, NULLABLE] });
+    server = await startStreamableHttp({ extraTools: [TYPED, blank, NULLABLE, TUPLE] });
     connection = connectionFor("wx", { url: server.url, prefix: "" });
     await connection.connect();
     registry = new ToolRegistry(
@@ -108,6 +118,15 @@ describe("tool schemas against a real server", { timeout: 60_000 }, () => {
       }
     });
     if (checked !== undefined) assert.deepEqual(checked, { limit: 5 });
+  });
+
+  test("a draft-07 schema is checked as draft-07: a tuple's items in the wrong order never reach the server", async () => {
+    const tuple = tools.get("tuple")!;
+    const calls = server.calls.length;
+    await assert.rejects(runTool(tuple, { point: [1, "a"] }), /do not match the input schema of tool 'tuple'/);
+    assert.equal(server.calls.length, calls, "nothing reached the server");
+    assert.equal((await runTool(tuple, { point: ["a", 1] })).text, "called tuple");
+    assert.doesNotMatch(connection.warnings.join("\n"), /tool 'tuple'/, "nothing said about its schema");
   });
 
   test("structuredContent comes back in the details; a result that misses the outputSchema still reaches the model, and the user hears of it once", async () => {

@@ -16,14 +16,21 @@ const validator = new AjvJsonSchemaValidator();
 
 /**
  * A check for `schema`, or an error message when the validator cannot compile it (then only the server checks).
- * `$schema` and `$id` are left out: the validator knows one draft's keywords either way, and an `$id` would be shared
- * by every schema that names it (one server's could stand in for another's).
+ * `$id` is left out: it would be shared by every schema that names it (one server's could stand in for another's).
+ * `$schema` picks the draft where the validator knows it (draft-07's tuple `items` is no 2020-12 schema); a draft it
+ * does not know is read as 2020-12.
  */
 export function schemaCheck(schema: unknown): { check?: SchemaCheck; error?: string } {
   if (!isObject(schema)) return {};
   const { $schema: _draft, $id: _id, ...rest } = schema;
   try {
-    const validate = validator.getValidator(rest);
+    const draft = typeof schema.$schema === "string" ? { $schema: schema.$schema } : {};
+    let validate: ReturnType<typeof validator.getValidator>;
+    try {
+      validate = validator.getValidator({ ...rest, ...draft });
+    } catch {
+      validate = validator.getValidator(rest);
+    }
     return {
       check: (value) => {
         const result = validate(value);
