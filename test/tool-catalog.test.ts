@@ -5,6 +5,7 @@
  * (fixtures/saved-tools-server.mjs) and the small code-hosting catalog (fixtures/catalog-server.ts).
  */
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, test } from "node:test";
 import { layerConfigs } from "../src/config/layers.ts";
@@ -14,7 +15,7 @@ import { type FakeOpenAi, type RecordedRequest, startFakeOpenAi } from "./fixtur
 import { startBridgeInPi } from "./bridge-in-pi.ts";
 import type { InProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
-import { REPO_ROOT } from "./helpers.ts";
+import { REPO_ROOT, tempDir } from "./helpers.ts";
 import { bundledFixture } from "./fixture-bundle.ts";
 
 const SAVED = bundledFixture(path.join(REPO_ROOT, "test", "fixtures", "saved-tools-server.mjs"));
@@ -176,6 +177,21 @@ describe(
       assert.match(answer, /^Loaded 3 tools; call them by name:$/m);
       assert.deepEqual(toolsOf(second, "github"), ["mcp_github_create_issue", "mcp_github_list_commits"]);
       assert.deepEqual(toolsOf(second, "memory"), ["mcp_memory_read_graph"]);
+    });
+
+    test("a tool whose name has a space in it is loaded by that name, in a list or alone", async () => {
+      const dir = tempDir("mcp-bridge-spaced-");
+      cleanups.push(() => dir.cleanup());
+      const file = path.join(dir.dir, "spaced.json");
+      const tool = (name: string) => ({ name, description: `${name} for a city`, inputSchema: { type: "object" } });
+      writeFileSync(file, JSON.stringify({ tools: [tool("Get Weather"), tool("Get Forecast")] }));
+      const spaced = { command: process.execPath, args: [SAVED, file], exposure: "deferred" };
+      const { pi, model } = await start({ spaced });
+      const { second } = await searchOnce(pi, model, { names: ["Get Weather"] });
+      assert.deepEqual(toolsOf(second, "spaced"), ["mcp_spaced_Get_Weather"]);
+      model.script([{ toolCalls: [{ name: TOOL_SEARCH_NAME, args: { names: "Get Forecast" } }] }, { text: "done" }]);
+      await pi.session.prompt("and the forecast");
+      assert.match(searchAnswers(pi).at(-1) ?? "", /^Loaded 1 tool; call it by name:\n- mcp_spaced_Get_Forecast /);
     });
 
     test("an unknown name gets the nearest names; a name of several servers asks which; nothing else is loaded", async () => {

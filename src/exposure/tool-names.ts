@@ -69,8 +69,9 @@ const MAX_NAMES_READ = 5 * MAX_NAMED_TOOLS;
 /** Resolves each name (duplicates once) against the deferred tools. */
 export function resolveNames(names: readonly string[], tools: readonly SearchableTool[]): NamedTools {
   const out: NamedTools = { found: [], ambiguous: [], unknown: [] };
-  // Several names in one string ("a, b"), as models write them in a list too.
-  const each = names.flatMap((name) => name.split(/[\s,]+/)).slice(0, MAX_NAMES_READ);
+  // Several names in one string ("a, b"), as models write them in a list too; a name with a space in it is one name.
+  const split = (name: string) => (matches(cleaned(name), tools).length ? [name] : name.split(/[\s,]+/));
+  const each = names.slice(0, MAX_NAMES_READ).flatMap(split).slice(0, MAX_NAMES_READ);
   for (const name of new Set(each.map(cleaned).filter(Boolean))) {
     const fits = matches(name, tools);
     const pi = fits.find((tool) => tool.name === name);

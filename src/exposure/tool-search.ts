@@ -93,7 +93,7 @@ export class ToolSearch {
       parameters: TOOL_SEARCH_PARAMETERS as never,
       execute: async (_id, params: { query?: unknown; names?: unknown; limit?: unknown }, signal, onUpdate) => {
         const query = typeof params.query === "string" ? params.query : "";
-        const given = typeof params.names === "string" ? params.names.split(/[\s,]+/) : params.names;
+        const given = typeof params.names === "string" ? [params.names] : params.names;
         const names = Array.isArray(given) ? given.filter((n): n is string => typeof n === "string") : [];
         const limit =
           typeof params.limit === "number" && Number.isFinite(params.limit)
