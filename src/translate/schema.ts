@@ -94,9 +94,9 @@ export function requiredDefaults(input: unknown): Record<string, unknown> | unde
 /**
  * Parameters pi checks a model's arguments against as they are. pi 0.73's pi-ai first coerces them by a plain JSON
  * Schema, turning a `null` into 0, "" or false even where the schema allows null (`"limit": null` reached the server as
- * 0); it leaves a TypeBox schema alone, which this mark says (a symbol: no provider sees it). pi 1.x keeps a null the
- * schema allows, drops one it does not, and ignores the mark.
+ * 0); it leaves a TypeBox schema alone, which this mark says (a symbol, not enumerable: no provider sees it, nor a
+ * comparison). pi 1.x keeps a null the schema allows, drops one it does not, and ignores the mark.
  */
 export function checkedAsGiven<T extends object>(schema: T): T {
-  return Object.assign(schema, { [Symbol.for("TypeBox.Kind")]: "Object" });
+  return Object.defineProperty(schema, Symbol.for("TypeBox.Kind"), { value: "Object" });
 }
