@@ -64,7 +64,12 @@ function textParameter(tool: Tool): string | undefined {
   const required = Array.isArray(schema.required)
     ? schema.required.filter((n): n is string => typeof n === "string")
     : [];
-  const isText = (name: string) => isRecord(properties[name]) && properties[name].type === "string";
+  // A text parameter may also be null (`anyOf` of a string and a null), as `tool_search`'s `query` is.
+  const isString = (schema: unknown) => isRecord(schema) && schema.type === "string";
+  const isText = (name: string) => {
+    const schema = properties[name];
+    return isString(schema) || (isRecord(schema) && Array.isArray(schema.anyOf) && schema.anyOf.some(isString));
+  };
   return [...required, ...Object.keys(properties)].find(isText);
 }
 

@@ -107,6 +107,9 @@ describe("the demo's script", () => {
     });
     assert.deepEqual(pickToolCall("ev_get-sum", [sum]), { tool: "ev_get-sum", args: {} });
     assert.equal(pickToolCall("greet Ada", [sum]), undefined);
+    // A text parameter that may be null too, as tool_search's query.
+    const search = tool("tool_search", { query: { anyOf: [{ type: "string" }, { type: "null" }] } }, []);
+    assert.deepEqual(pickToolCall("search the web", [search]), { tool: "tool_search", args: { query: "the web" } });
   });
 
   test("searches once when nothing offered matches, answers from the tool result, and names the offered tools when stuck", () => {
