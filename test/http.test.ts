@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { createServer as createHttpServer } from "node:http";
+import { createServer as createHttpServer, request as httpRequest } from "node:http";
 import { createServer as createTlsServer } from "node:https";
 import { type AddressInfo, createServer } from "node:net";
 import * as path from "node:path";
@@ -582,6 +582,44 @@ describe("remote failures", { timeout: 120_000 }, () => {
       const text = `answered ${outcomes.length - 1}`;
       assert.equal(server.calls.filter((c) => c.args.text === text).length, 1, "run once");
     }));
+
+  test("a server that ends a call's SSE answer before the result: the call fails at once, not at its timeout", async () => {
+    const server = await startStreamableHttp();
+    // In front of it: the answer to a tool call ends after its first event (a progress notification), as a proxy that
+    // cuts a long stream does; everything else passes.
+    const front = createHttpServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (chunk: Buffer) => chunks.push(chunk));
+      req.on("end", () => {
+        const body = Buffer.concat(chunks);
+        const options = { port: server.port, path: req.url, method: req.method, headers: req.headers };
+        const upstream = httpRequest({ ...options, host: "127.0.0.1" }, (answer) => {
+          res.writeHead(answer.statusCode!, answer.headers);
+          if (!body.includes("tools/call")) return void answer.pipe(res);
+          answer.once("data", (first: Buffer) => res.write(first, () => res.end()));
+        });
+        upstream.end(body);
+      });
+    });
+    await new Promise<void>((resolve) => front.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(front.address() as AddressInfo).port}/mcp`;
+    const connection = connectionFor("cut", { url, requestTimeout: 60_000 });
+    try {
+      await connection.connect();
+      await assert.rejects(call(connection, "progress", { steps: 3, delayMs: 50 }), (error: Error) => {
+        assert.match(
+          error.message,
+          /dropped during the call of tool 'progress' \(.*before answering\).*may or may not have run/,
+        );
+        return true;
+      });
+    } finally {
+      await connection.close();
+      front.closeAllConnections();
+      await new Promise((resolve) => front.close(resolve));
+      await server.close();
+    }
+  });
 
   test("a server that forgot the session (404): a tool with no hints is sent again, since it did not run", async () => {
     const server = await startStreamableHttp();

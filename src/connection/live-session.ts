@@ -27,7 +27,7 @@ import type { ResolvedEndpoint, ResolvedRemote, ResolvedStdio } from "../config/
 import type { TransportAuth } from "../oauth/server-auth.ts";
 import { type Delivery, deliveryMarker, markDeliveries } from "./delivery.ts";
 import { accepting, type CloseOptions, type Held, killHeldNow, pidOf, releaseHeld } from "./held-transport.ts";
-import { ServerPool } from "./http/http-pool.ts";
+import { awaitingAnswers, failOnStreamEnd, ServerPool } from "./http/http-pool.ts";
 import { inRequestScope, requestScopeEnded } from "./http/request-scope.ts";
 import {
   type ClientFeatures,
@@ -157,8 +157,7 @@ export class LiveSession {
 
   /** A request awaits its answer (the SDK's table of them): a server busy with it may not answer a ping meanwhile. */
   get awaiting(): boolean {
-    const client = this.held?.client as unknown as { _responseHandlers?: Map<unknown, unknown> } | undefined;
-    return (client?._responseHandlers?.size ?? 0) > 0;
+    return this.held !== undefined && awaitingAnswers(this.held.client).size > 0;
   }
 
   /** A local server's pid, once spawned. */
@@ -247,8 +246,9 @@ export class LiveSession {
             middleware: auth ? auth.middleware : invalidTokenAs401,
             refused: (words) => (this.refusedSaying = words),
           });
+    const made = pool ? failOnStreamEnd(makeTransport(pool.fetch), () => held.client) : makeTransport();
     const transport = traceRequests(
-      boundNotifications(repairToolLists(guardNesting(makeTransport(pool?.fetch))), {
+      boundNotifications(repairToolLists(guardNesting(made)), {
         dropped: (kind, first) => events.notificationDropped(kind, first),
         received: events.heard,
       }),

@@ -12,7 +12,7 @@
  * whose scope fetched it, with `MessageTooLargeError`, and nothing else; one on an exchange outside any request (the
  * handshake, a standing stream) is the pool owner's to handle.
  */
-import type { FetchLike, Middleware } from "@modelcontextprotocol/client";
+import { type FetchLike, type Middleware, SdkError, SdkErrorCode, type Transport } from "@modelcontextprotocol/client";
 import { type Dispatcher, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from "undici";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../../config/defaults.ts";
 import { bodyBound, boundedResponse, unencoded } from "./bounded-response.ts";
@@ -97,3 +97,32 @@ export class ServerPool {
     await this.agent.destroy().catch(() => undefined);
   }
 }
+
+/**
+ * Makes a request sent over `transport` in a request scope fail as soon as its SSE answer ends without the result (the
+ * server or a proxy closed the stream, or it broke, with no event id to resume from), as a connection lost under it.
+ * The SDK's transport tells only whoever passed `onRequestStreamEnd`, and its client passes none: such a request
+ * waited for its whole timeout, which then said to raise it. `client` is the SDK client the transport is for.
+ */
+export function failOnStreamEnd<T extends Transport>(transport: T, client: () => object): T {
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    const scope = currentScope();
+    // (A request that listens for its stream's end itself, `subscriptions/listen`, keeps its own.)
+    if (!scope || !("id" in message) || !("method" in message) || options?.onRequestStreamEnd)
+      return send(message, options);
+    const { id } = message;
+    // Called at the end of every stream, answered or not: an answered request is gone from the SDK's table.
+    const onRequestStreamEnd = () => {
+      if (awaitingAnswers(client()).has(Number(id))) scope.fail(new SdkError(SdkErrorCode.ConnectionClosed, ENDED));
+    };
+    return send(message, { ...options, onRequestStreamEnd });
+  };
+  return transport;
+}
+
+const ENDED = "the server ended its response stream before answering";
+
+/** The SDK client's table of the requests that await their answer, by id. */
+export const awaitingAnswers = (client: object): Map<unknown, unknown> =>
+  (client as { _responseHandlers?: Map<unknown, unknown> })._responseHandlers ?? new Map();
