@@ -384,6 +384,19 @@ describe("remote failures", { timeout: 120_000 }, () => {
     }
   });
 
+  test("a refusal with an empty body (a proxy's 503, a rate limit's 429): the error names its status", async () => {
+    for (const status of [503, 429]) {
+      const server = await startAnswering(status, "");
+      const connection = connectionFor("bare", { url: server.url, reconnect: { maxAttempts: 0 } });
+      try {
+        const { message } = await connectFailure(connection);
+        assert.match(message, new RegExp(`failed to connect: Error POSTing to endpoint: HTTP ${status}\\b`));
+      } finally {
+        await server.close();
+      }
+    }
+  });
+
   test("a server that never answers: a timeout, no SSE fallback, and no socket left open", async () => {
     const server = await startHanging();
     const connection = connectionFor("slowpoke", { url: server.url, timeout: 1000 });
