@@ -68,6 +68,30 @@ async function echoOnIdleClosed(
   }
 }
 
+/**
+ * A proxy in front of the server on `port` that ends its SSE answer to the POST carrying `method` early, as a proxy that
+ * cuts a long stream does: after its first event (`afterFirst`), else right after its headers. The rest passes.
+ */
+async function cuttingFront(port: number, method: string, afterFirst: boolean) {
+  const front = createHttpServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      const options = { port, path: req.url, method: req.method, headers: req.headers };
+      const upstream = httpRequest({ ...options, host: "127.0.0.1" }, (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        if (!body.includes(`"method":"${method}"`)) return void answer.pipe(res);
+        if (!afterFirst) return void res.end();
+        answer.once("data", (first: Buffer) => res.write(first, () => res.end()));
+      });
+      upstream.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => front.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${(front.address() as AddressInfo).port}/mcp`, front };
+}
+
 async function closedPort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -598,24 +622,7 @@ describe("remote failures", { timeout: 120_000 }, () => {
 
   test("a server that ends a call's SSE answer before the result: the call fails at once, not at its timeout", async () => {
     const server = await startStreamableHttp();
-    // In front of it: the answer to a tool call ends after its first event (a progress notification), as a proxy that
-    // cuts a long stream does; everything else passes.
-    const front = createHttpServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (chunk: Buffer) => chunks.push(chunk));
-      req.on("end", () => {
-        const body = Buffer.concat(chunks);
-        const options = { port: server.port, path: req.url, method: req.method, headers: req.headers };
-        const upstream = httpRequest({ ...options, host: "127.0.0.1" }, (answer) => {
-          res.writeHead(answer.statusCode!, answer.headers);
-          if (!body.includes("tools/call")) return void answer.pipe(res);
-          answer.once("data", (first: Buffer) => res.write(first, () => res.end()));
-        });
-        upstream.end(body);
-      });
-    });
-    await new Promise<void>((resolve) => front.listen(0, "127.0.0.1", resolve));
-    const url = `http://127.0.0.1:${(front.address() as AddressInfo).port}/mcp`;
+    const { url, front } = await cuttingFront(server.port, "tools/call", true);
     const connection = connectionFor("cut", { url, requestTimeout: 60_000 });
     try {
       await connection.connect();
@@ -628,6 +635,20 @@ describe("remote failures", { timeout: 120_000 }, () => {
       });
     } finally {
       await connection.close();
+      front.closeAllConnections();
+      await new Promise((resolve) => front.close(resolve));
+      await server.close();
+    }
+  });
+
+  test("a server that ends its SSE answer to `initialize` unanswered: the connect fails then, not at its timeout", async () => {
+    const server = await startStreamableHttp();
+    const { url, front } = await cuttingFront(server.port, "initialize", false);
+    const connection = connectionFor("cut", { url, timeout: 60_000, reconnect: { maxAttempts: 0 } });
+    try {
+      const { message } = await connectFailure(connection);
+      assert.match(message, /failed to connect: the server ended its response stream before answering/);
+    } finally {
       front.closeAllConnections();
       await new Promise((resolve) => front.close(resolve));
       await server.close();

@@ -246,7 +246,7 @@ export class LiveSession {
             middleware: auth ? auth.middleware : invalidTokenAs401,
             refused: (words) => (this.refusedSaying = words),
           });
-    const made = pool ? failOnStreamEnd(makeTransport(pool.fetch), () => held.client) : makeTransport();
+    const made = pool ? failOnStreamEnd(makeTransport(pool.fetch), () => held, cutOpen) : makeTransport();
     const transport = traceRequests(
       boundNotifications(repairToolLists(guardNesting(made)), {
         dropped: (kind, first) => events.notificationDropped(kind, first),

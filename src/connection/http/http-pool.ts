@@ -99,22 +99,26 @@ export class ServerPool {
 }
 
 /**
- * Makes a request sent over `transport` in a request scope fail as soon as its SSE answer ends without the result (the
- * server or a proxy closed the stream, or it broke, with no event id to resume from), as a connection lost under it.
- * The SDK's transport tells only whoever passed `onRequestStreamEnd`, and its client passes none: such a request
- * waited for its whole timeout, which then said to raise it. `client` is the SDK client the transport is for.
+ * Makes a request sent over `transport` fail as soon as its SSE answer ends without the result (the server or a proxy
+ * closed the stream, or it broke, with no event id to resume from), as a connection lost under it: in a request scope,
+ * the request; outside any (the handshake), the open, through `unscoped` while `session().open` is false. The SDK's
+ * transport tells only whoever passed `onRequestStreamEnd`, and its client passes none: such a request waited for its
+ * whole timeout, which then said to raise it. `session().client` is the SDK client the transport is for.
  */
-export function failOnStreamEnd<T extends Transport>(transport: T, client: () => object): T {
+export function failOnStreamEnd<T extends Transport>(
+  transport: T,
+  session: () => { client: object; open: boolean },
+  unscoped: (error: Error) => void,
+): T {
   const send = transport.send.bind(transport);
   transport.send = (message, options) => {
-    const scope = currentScope();
     // (A request that listens for its stream's end itself, `subscriptions/listen`, keeps its own.)
-    if (!scope || !("id" in message) || !("method" in message) || options?.onRequestStreamEnd)
-      return send(message, options);
+    if (!("id" in message) || !("method" in message) || options?.onRequestStreamEnd) return send(message, options);
     const { id } = message;
+    const fail = currentScope()?.fail ?? ((error: Error) => session().open || unscoped(error));
     // Called at the end of every stream, answered or not: an answered request is gone from the SDK's table.
     const onRequestStreamEnd = () => {
-      if (awaitingAnswers(client()).has(Number(id))) scope.fail(new SdkError(SdkErrorCode.ConnectionClosed, ENDED));
+      if (awaitingAnswers(session().client).has(Number(id))) fail(new SdkError(SdkErrorCode.ConnectionClosed, ENDED));
     };
     return send(message, { ...options, onRequestStreamEnd });
   };
