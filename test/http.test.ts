@@ -408,6 +408,20 @@ describe("remote failures", { timeout: 120_000 }, () => {
     }
   });
 
+  test("JSON that is no JSON-RPC message where MCP was meant (a health check's, an API's): said so, not 'Invalid input' alone", async () => {
+    const server = await startAnswering(200, JSON.stringify({ status: "ok" }), "application/json");
+    const connection = connectionFor("api", { url: server.url, reconnect: { maxAttempts: 0 } });
+    try {
+      const { message } = await connectFailure(connection);
+      assert.match(
+        message,
+        /failed to connect: Invalid input \(an answer that is no MCP message.*check that `url` is the server's MCP endpoint/,
+      );
+    } finally {
+      await server.close();
+    }
+  });
+
   test("a refusal with an empty body (a proxy's 503, a rate limit's 429): the error names its status", async () => {
     for (const status of [503, 429]) {
       const server = await startAnswering(status, "");

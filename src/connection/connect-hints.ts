@@ -13,6 +13,11 @@ const CONNECT_HINTS: readonly (readonly [RegExp, string])[] = [
     "the server's answer does not follow the MCP schema: a fault of the server or of its version, which a newer one may fix",
   ],
   [/ECONNREFUSED/, "connection refused: is the server running?"],
+  // The SDK's words for a JSON answer that is no JSON-RPC message (`{"status":"ok"}`): a health check, an API, not MCP.
+  [
+    /^Invalid input$/,
+    "an answer that is no MCP message: check that `url` is the server's MCP endpoint, which often ends in /mcp, or /sse for a legacy server",
+  ],
   // An `https://` address of a server that speaks plain HTTP (as local ones often do): its answer is no TLS record.
   [/wrong version number/i, "the server did not answer in TLS: if it serves plain HTTP, write `http://` in `url`"],
   // A website, or a proxy's sign-in page, where the MCP endpoint was meant.
