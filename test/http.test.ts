@@ -435,6 +435,20 @@ describe("remote failures", { timeout: 120_000 }, () => {
     }
   });
 
+  test('a web page where a legacy SSE endpoint was meant (`type: "sse"`): the error says so, and where to look', async () => {
+    const server = await startAnswering(200, "<!doctype html><title>Sign in</title>", "text/html");
+    const connection = connectionFor("page", { type: "sse", url: server.url, reconnect: { maxAttempts: 0 } });
+    try {
+      const { message } = await connectFailure(connection);
+      assert.match(
+        message,
+        /expected "text\/event-stream" \(no SSE stream: check that `url` is the server's SSE endpoint/,
+      );
+    } finally {
+      await server.close();
+    }
+  });
+
   test("a server that never answers: a timeout, no SSE fallback, and no socket left open", async () => {
     const server = await startHanging();
     const connection = connectionFor("slowpoke", { url: server.url, timeout: 1000 });

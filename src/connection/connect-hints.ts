@@ -25,6 +25,11 @@ const CONNECT_HINTS: readonly (readonly [RegExp, string])[] = [
     /content type: text\/html/i,
     "a web page, not MCP: check that `url` is the server's MCP endpoint, which often ends in /mcp, or /sse for a legacy server; a sign-in page of a proxy in between answers like this too",
   ],
+  // The same where a legacy SSE stream was meant; the SDK does not say what came instead.
+  [
+    /Invalid content type, expected "text\/event-stream"/,
+    "no SSE stream: check that `url` is the server's SSE endpoint, which often ends in /sse; a web page, or a sign-in page of a proxy in between, answers like this too",
+  ],
   // Node trusts its own list of CAs, not the system's: an organisation's CA (or its TLS-inspecting proxy) is not in it.
   [
     /self[- ]signed certificate|unable to get local issuer certificate|unable to verify the first certificate/i,
