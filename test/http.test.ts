@@ -376,6 +376,27 @@ describe("remote failures", { timeout: 120_000 }, () => {
     }
   });
 
+  test("a header value with a character HTTP cannot carry (a curly quote pasted in): the error names the header", async () => {
+    const server = await startStreamableHttp();
+    const headers = { "X-Api-Key": "\u201csecret-key\u201d" };
+    const connection = connectionFor("quoted", { url: server.url, headers, reconnect: { maxAttempts: 0 } });
+    try {
+      await assert.rejects(connection.connect(), (error: unknown) => {
+        assert.ok(error instanceof BridgeError && error.kind === "config", String(error));
+        assert.match(
+          error.message,
+          /header `X-Api-Key` holds U\+201C, a character an HTTP header cannot carry: check its value in/,
+        );
+        assert.doesNotMatch(error.message, /secret-key/);
+        return true;
+      });
+      assert.equal(server.requests.length, 0);
+    } finally {
+      await connection.close();
+      await server.close();
+    }
+  });
+
   test("a missing variable in url or headers fails before any request", async () => {
     const server = await startStreamableHttp();
     delete process.env.MCP_TEST_UNSET_TOKEN;

@@ -420,6 +420,20 @@ export function notConnectedError(ctx: ErrorContext, state: ConnectionState, max
   return new BridgeError("transport", name, told(ctx, message));
 }
 
+/**
+ * A header whose value (as resolved) holds a character past U+00FF, which no HTTP header can carry (a pasted curly
+ * quote): every request would fail with fetch's words, which name no header.
+ */
+export function unsendableHeader(config: ServerConfig, headers: Record<string, string>): BridgeError | undefined {
+  for (const [header, value] of Object.entries(headers)) {
+    const char = /[^\0-\xff]/u.exec(value)?.[0].codePointAt(0)?.toString(16).toUpperCase();
+    const where = `${describeSource(config.source)} (or the variable it names)`;
+    const message = `header \`${header}\` holds U+${char}, a character an HTTP header cannot carry: check its value in ${where}`;
+    if (char) return new BridgeError("config", config.name, message);
+  }
+  return undefined;
+}
+
 /** A call to a server switched off in its config. */
 export function disabledError(config: ServerConfig): BridgeError {
   const message = `MCP server '${config.name}' is disabled in ${describeSource(config.enabledSource ?? config.source)}`;

@@ -29,7 +29,7 @@ import { runCommandValues } from "../config/command-runner.ts";
 import { clientSecretField } from "../config/command-value.ts";
 import { needsTrust } from "../trust/trust-rules.ts";
 import type { ServerAuth } from "../oauth/server-auth.ts";
-import { type ErrorContext, permanentFailure } from "./error-messages.ts";
+import { type ErrorContext, permanentFailure, unsendableHeader } from "./error-messages.ts";
 import type { LifecycleReport } from "./lifecycle-report.ts";
 import { LiveSession, type LiveSessionOptions, type SessionEvents } from "./live-session.ts";
 import { floodMessage } from "./notification-bound.ts";
@@ -208,6 +208,9 @@ export class SessionOpener {
         this.config.name,
         `${resolution.errors.join("; ")} (${describeSource(this.config.source)})`,
       );
+    const unsendable =
+      resolution.endpoint.kind !== "stdio" && unsendableHeader(this.config, resolution.endpoint.headers);
+    if (unsendable) throw unsendable;
     const clientSecret = commands.outputs.get(clientSecretField(this.config));
     // A local server reaches the network as pi does: through pi's proxies, CAs and registries; its own env wins.
     const endpoint: ResolvedEndpoint =
