@@ -397,6 +397,24 @@ describe("remote failures", { timeout: 120_000 }, () => {
     }
   });
 
+  test("a url with a user name and password in it (`user:pass@`), which fetch never sends: a config error saying so", async () => {
+    const server = await startStreamableHttp();
+    const url = server.url.replace("http://", "http://alice:hunter2@");
+    const connection = connectionFor("userinfo", { url, reconnect: { maxAttempts: 0 } });
+    try {
+      await assert.rejects(connection.connect(), (error: unknown) => {
+        assert.ok(error instanceof BridgeError && error.kind === "config", String(error));
+        assert.match(error.message, /`url` holds a user name and password \(`user:pass@`\), which are never sent/);
+        assert.doesNotMatch(error.message, /hunter2/);
+        return true;
+      });
+      assert.equal(server.requests.length, 0);
+    } finally {
+      await connection.close();
+      await server.close();
+    }
+  });
+
   test("a missing variable in url or headers fails before any request", async () => {
     const server = await startStreamableHttp();
     delete process.env.MCP_TEST_UNSET_TOKEN;

@@ -288,8 +288,13 @@ export function resolveServerConfig(
   } else if (!URL.canParse(url.value)) {
     errors.push("`url` is not a valid URL after variable substitution");
   } else {
-    const { protocol } = new URL(url.value);
+    const { protocol, username, password } = new URL(url.value);
     if (protocol !== "http:" && protocol !== "https:") errors.push("`url` must use http or https");
+    // fetch refuses such a URL outright, so every attempt would fail with its words, which say nothing of a fix.
+    else if (username || password)
+      errors.push(
+        "`url` holds a user name and password (`user:pass@`), which are never sent: remove them from `url`, and send them in an `Authorization` header instead (Basic authentication: the base64 of user:pass)",
+      );
     secrets.push(...urlSecrets(url.value));
   }
   return {
