@@ -722,20 +722,21 @@ describe("remote failures", { timeout: 120_000 }, () => {
     }
   });
 
-  test("a server that forgot the session (404): a tool with no hints is sent again, since it did not run", async () => {
-    const server = await startStreamableHttp();
-    const connection = connectionFor("web", { url: server.url });
-    try {
-      await connection.connect();
-      server.forgetSessions!();
-      assert.equal((await call(connection, "echo", { text: "after" })).text, "after");
-      assert.equal(server.calls.filter((c) => c.name === "echo").length, 1, "run once, on the new session");
-      assert.equal(server.requests.filter((r) => r.rpc === "initialize").length, 2, "one reconnect");
-    } finally {
-      await connection.close();
-      await server.close();
-    }
-  });
+  for (const unknownSession400 of [false, true])
+    test(`a server that forgot the session (${unknownSession400 ? "400 'No valid session ID', as server-everything" : "404"}): a tool with no hints is sent again, since it did not run`, async () => {
+      const server = await startStreamableHttp({ unknownSession400 });
+      const connection = connectionFor("web", { url: server.url });
+      try {
+        await connection.connect();
+        server.forgetSessions!();
+        assert.equal((await call(connection, "echo", { text: "after" })).text, "after");
+        assert.equal(server.calls.filter((c) => c.name === "echo").length, 1, "run once, on the new session");
+        assert.equal(server.requests.filter((r) => r.rpc === "initialize").length, 2, "one reconnect");
+      } finally {
+        await connection.close();
+        await server.close();
+      }
+    });
 
   test("a server that drops every connection: one reconnect, then a clear error", async () => {
     const server = await startStreamableHttp();

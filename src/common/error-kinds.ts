@@ -47,6 +47,15 @@ export function httpStatusOf(error: unknown): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
+/**
+ * Whether a refused request says its session is unknown (a server forgot it, as on a restart): 404, as the spec says,
+ * or a 400 that names the session, as server-everything and the SDK's example servers answer ("No valid session ID").
+ */
+export function sessionUnknown(error: unknown): boolean {
+  const status = httpStatusOf(error);
+  return status === 404 || (status === 400 && /session/i.test(errorMessage(error)));
+}
+
 /** Statuses that say who may call or when, not which transport: 401, 403 and 407 (sign-in), 408 and 429 (later). */
 const NOT_ABOUT_TRANSPORT = new Set([401, 403, 407, 408, 429]);
 

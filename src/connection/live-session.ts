@@ -20,7 +20,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { readPages } from "../common/paged-list.ts";
 import { ConnectTimeout, type ErrorKind, neverConnected } from "../common/errors.ts";
-import { httpStatusOf, kindOf, mayBeLegacySse } from "../common/error-kinds.ts";
+import { httpStatusOf, kindOf, mayBeLegacySse, sessionUnknown } from "../common/error-kinds.ts";
 import type { ProtocolSetting } from "../config/protocol-setting.ts";
 import type { ServerLimits, TransportKind } from "../config/types.ts";
 import type { ResolvedEndpoint, ResolvedRemote, ResolvedStdio } from "../config/substitute.ts";
@@ -414,10 +414,10 @@ export class LiveSession {
     return this.forgotSession(error) ? "transport" : kindOf(error);
   }
 
-  /** Streamable HTTP: a 404 to a request with a session id: the server forgot it (restarted); the spec says start anew. */
+  /** Streamable HTTP: a 404 (or 400 naming it) to a request with a session id: the server forgot it; so start anew. */
   private forgotSession(error: unknown): boolean {
     const transport = this.held?.transport;
-    return httpStatusOf(error) === 404 && transport instanceof StreamableHTTPClientTransport && !!transport.sessionId;
+    return sessionUnknown(error) && transport instanceof StreamableHTTPClientTransport && !!transport.sessionId;
   }
 
   /** A request that failed with `error` never reached the server: no connection was made, or it forgot the session. */
