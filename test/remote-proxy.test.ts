@@ -3,6 +3,7 @@
  * requests in absolute form) in front of the Streamable HTTP fixture, whose host name only the proxy can reach.
  */
 import assert from "node:assert/strict";
+import { type AddressInfo, createServer } from "node:net";
 import { describe, test } from "node:test";
 import { startStreamableHttp } from "./fixtures/http-servers.ts";
 import { forwardProxy } from "./forward-proxy.ts";
@@ -33,6 +34,30 @@ describe("remote servers through pi's proxy", { timeout: 60_000 }, () => {
       await Promise.all([far.close(), near.close()]);
       await proxy.close();
       await server.close();
+    }
+  });
+
+  test("a proxy that refuses the connection (not running, a stale HTTPS_PROXY): the error blames the proxy, not the server", async () => {
+    const saved = { ...process.env };
+    for (const name of ["NO_PROXY", "no_proxy", "http_proxy", "HTTP_PROXY", "https_proxy"]) delete process.env[name];
+    // A port nothing listens on any more.
+    const gone = createServer();
+    await new Promise<void>((resolve) => gone.listen(0, "127.0.0.1", resolve));
+    process.env.HTTPS_PROXY = `http://127.0.0.1:${(gone.address() as AddressInfo).port}`;
+    await new Promise((resolve) => gone.close(resolve));
+    const far = connectionFor("far", { url: "https://mcp.example.invalid/mcp", reconnect: { maxAttempts: 0 } });
+    try {
+      const message = await far.connect().then(
+        () => "connected",
+        (error: Error) => error.message,
+      );
+      assert.match(
+        message,
+        /ECONNREFUSED 127\.0\.0\.1:\d+ \(connection refused by the proxy HTTPS_PROXY names: is it running/,
+      );
+    } finally {
+      restoreEnv(saved);
+      await far.close();
     }
   });
 });

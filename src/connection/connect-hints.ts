@@ -2,7 +2,7 @@
  * What a failure to connect usually means, by the words it was reported in: a refused connection, an address that
  * serves nothing, a name that does not resolve, a web page where MCP was meant, a certificate Node does not trust or a
  * server that speaks no TLS (a remote server), an answer the MCP schema refuses, a host the server itself could not
- * reach (any). Pure.
+ * reach (any), a proxy of pi's that refused (read from pi's environment).
  */
 import { unreachableAdvice, unreachableHost } from "./local/unreachable-host.ts";
 
@@ -51,8 +51,20 @@ export function connectHint(detail: string, answeredBy?: "local" | "remote", sta
   const unreachable = answeredBy === "local" ? unreachableHost([detail]) : undefined;
   const advice = unreachable && unreachableAdvice(unreachable);
   if (advice) return `the server ${advice.what}: ${advice.why}`;
+  const proxy = answeredBy ? undefined : refusingProxy(detail);
+  if (proxy) return `connection refused by the proxy ${proxy} names: is it running, and is that setting still meant?`;
   if (!answeredBy && UNRESOLVED.test(detail))
     return "its host name did not resolve: check `url` for a typo, and that this machine reaches it (network, DNS, VPN or proxy)";
   // A remote server's own answer tells of its side (its upstream refused it), not of how this machine reaches it.
   return CONNECT_HINTS.slice(0, answeredBy === "remote" ? 1 : undefined).find(([pattern]) => pattern.test(detail))?.[1];
+}
+
+/**
+ * The variable naming pi's proxy (../common/env-proxy.ts) when `detail` says a connection to its port was refused:
+ * then the proxy refused, not the server, which it never reached.
+ */
+function refusingProxy(detail: string, env = process.env): string | undefined {
+  const port = /\bECONNREFUSED \S+:(\d+)/.exec(detail)?.[1];
+  const names = ["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"];
+  return names.find((name) => port && URL.canParse(env[name] ?? "") && new URL(env[name]!).port === port);
 }
