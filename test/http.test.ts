@@ -488,6 +488,17 @@ describe("remote failures", { timeout: 120_000 }, () => {
     }
   });
 
+  test('`type: "sse"` for a server that speaks Streamable HTTP (a GET without a session is 400): the error says to remove it', async () => {
+    const server = await startStreamableHttp();
+    const connection = connectionFor("moved", { type: "sse", url: server.url, reconnect: { maxAttempts: 0 } });
+    try {
+      const { message } = await connectFailure(connection);
+      assert.match(message, /Non-200 status code \(400\) \(.*if it speaks Streamable HTTP.*remove `"type": "sse"`/);
+    } finally {
+      await server.close();
+    }
+  });
+
   test("a server that never answers: a timeout, no SSE fallback, and no socket left open", async () => {
     const server = await startHanging();
     const connection = connectionFor("slowpoke", { url: server.url, timeout: 1000 });

@@ -42,10 +42,18 @@ const UNRESOLVED = /\bgetaddrinfo (ENOTFOUND|EAI_AGAIN)\b/;
 
 /**
  * The hint for a failure to connect, if its words (or the HTTP `status` of a remote server's answer: a local server
- * has no `url`) have one. `answeredBy`: they are a server's own answer, not the bridge's failure to reach it; a host
+ * has no `url`; `legacySse`: it was asked for a legacy SSE stream, as its `type` says) have one. `answeredBy`: they are a server's own answer, not the bridge's failure to reach it; a host
  * that a local server's answer names as out of reach is one the server needs (its API, to list its tools), from here.
  */
-export function connectHint(detail: string, answeredBy?: "local" | "remote", status?: number): string | undefined {
+export function connectHint(
+  detail: string,
+  answeredBy?: "local" | "remote",
+  status?: number,
+  legacySse = false,
+): string | undefined {
+  // A server that moved on to Streamable HTTP refuses the legacy stream's GET (400 without a session, or 405).
+  if (legacySse && (status === 400 || status === 405))
+    return 'the server refuses a legacy SSE stream: if it speaks Streamable HTTP, as most servers now do, remove `"type": "sse"` from its entry';
   if (status === 404 && answeredBy !== "local")
     return "nothing is served at this address: check that `url` is the server's MCP endpoint, which often ends in /mcp, or /sse for a legacy server";
   const unreachable = answeredBy === "local" ? unreachableHost([detail]) : undefined;

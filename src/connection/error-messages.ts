@@ -323,7 +323,7 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
   } else {
     const detail = describeError(error);
     const answeredBy = answered ? (config.transport === "stdio" ? "local" : "remote") : undefined;
-    const hint = connectHint(detail, answeredBy, httpStatusOf(error));
+    const hint = connectHint(detail, answeredBy, httpStatusOf(error), config.transport === "sse");
     message = `MCP server '${config.name}'${where} failed to connect: ${detail}${hint ? ` (${hint})` : ""}`;
   }
   const proxy = proxyHint(config);
