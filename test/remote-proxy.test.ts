@@ -3,7 +3,8 @@
  * requests in absolute form) in front of the Streamable HTTP fixture, whose host name only the proxy can reach.
  */
 import assert from "node:assert/strict";
-import { type AddressInfo, createServer } from "node:net";
+import { createServer as createHttpServer } from "node:http";
+import { type AddressInfo, createServer, type Socket } from "node:net";
 import { describe, test } from "node:test";
 import { startStreamableHttp } from "./fixtures/http-servers.ts";
 import { forwardProxy } from "./forward-proxy.ts";
@@ -58,6 +59,33 @@ describe("remote servers through pi's proxy", { timeout: 60_000 }, () => {
     } finally {
       restoreEnv(saved);
       await far.close();
+    }
+  });
+
+  test("a proxy that wants credentials (407 to its CONNECT): the error says to put them in the variable", async () => {
+    const proxy = createHttpServer((_req, res) => res.writeHead(407).end());
+    proxy.on("connect", (_req, socket: Socket) =>
+      socket.end("HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=corp\r\n\r\n"),
+    );
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    const saved = { ...process.env };
+    for (const name of ["NO_PROXY", "no_proxy", "http_proxy", "HTTP_PROXY", "https_proxy"]) delete process.env[name];
+    process.env.HTTPS_PROXY = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const far = connectionFor("far", { url: "https://mcp.example.invalid/mcp", reconnect: { maxAttempts: 0 } });
+    try {
+      const message = await far.connect().then(
+        () => "connected",
+        (error: Error) => error.message,
+      );
+      assert.match(
+        message,
+        /Proxy response \(407\).*\(pi's proxy asks for credentials: put them in the variable that names it .* as user:password@ before its host/,
+      );
+    } finally {
+      restoreEnv(saved);
+      await far.close();
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
     }
   });
 });

@@ -13,6 +13,12 @@ const CONNECT_HINTS: readonly (readonly [RegExp, string])[] = [
     "the server's answer does not follow the MCP schema: a fault of the server or of its version, which a newer one may fix",
   ],
   [/ECONNREFUSED/, "connection refused: is the server running?"],
+  // undici's words for a proxy (../common/env-proxy.ts) that answered its CONNECT with 407. (No example URL with
+  // credentials: it would be redacted wherever the message is shown.)
+  [
+    /Proxy response \(407\)/,
+    "pi's proxy asks for credentials: put them in the variable that names it (HTTPS_PROXY or HTTP_PROXY), as user:password@ before its host",
+  ],
   // The SDK's words for a JSON answer that is no JSON-RPC message (`{"status":"ok"}`): a health check, an API, not MCP.
   [
     /^Invalid input$/,
