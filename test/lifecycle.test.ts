@@ -667,6 +667,25 @@ describe("one attempt at a time, and what ends it", { timeout: 120_000 }, () => 
     }
   });
 
+  test("/mcp reconnect asked twice at once: both succeed, and one server process runs after", async () => {
+    const gate = path.join(tmp.dir, "twice-at-once.gate");
+    const log = path.join(tmp.dir, "twice-at-once.jsonl");
+    writeFileSync(gate, "");
+    const connection = connectionFor("twice", held(gate, log));
+    try {
+      await connection.connect();
+      const outcomes = await Promise.allSettled([connection.reconnect(), connection.reconnect()]);
+      assert.deepEqual(
+        outcomes.map((o) => (o.status === "rejected" ? (o.reason as Error).message : o.status)),
+        ["fulfilled", "fulfilled"],
+      );
+      const alive = starts(log).filter((s) => isAlive(s.pid!));
+      assert.deepEqual([connection.state.kind, alive.map((s) => s.pid)], ["live", [connection.pid]]);
+    } finally {
+      await connection.close();
+    }
+  });
+
   test("/mcp reconnect in the first connect ends that attempt first: one process at once, one session", async () => {
     const gate = path.join(tmp.dir, "first.gate");
     const log = path.join(tmp.dir, "first.jsonl");

@@ -61,6 +61,8 @@ export class ConnectionLifecycle {
   private current: ConnectionState<LiveSession>;
   /** The first connect of a run (startup, first use, `/mcp reconnect`), shared by everyone who needs the server up. */
   private starting?: Promise<void>;
+  /** A `/mcp reconnect` that is ending the old session, before its connect starts. */
+  private renewing?: Promise<void>;
   /** How the last attempt failed, where a second failure the same way rules out restarting (./local/repeated-failure.ts). */
   private lastFailure?: string;
   /** The failure that was the same as the one before: it ends the schedule. */
@@ -256,9 +258,13 @@ export class ConnectionLifecycle {
   async reconnect(): Promise<void> {
     if (this.current.kind === "closed") throw shutDownError(this.name);
     this.checkTrusted();
+    // Asked again while one still ends the old session: that one's new session is this one's too (a second would
+    // find the first's session live and be refused).
+    if (this.renewing) return this.renewing;
     // A call made meanwhile waits for the new session (`ready` awaits `starting`) rather than failing as stopped.
     const ended = this.endOnPurpose("reconnect requested");
-    this.starting = ended.then(() => {
+    this.starting = this.renewing = ended.then(() => {
+      this.renewing = undefined;
       this.schedule.reset();
       this.starting = undefined;
       return this.connect();
