@@ -408,6 +408,26 @@ describe("McpBridge", { timeout: 120_000 }, () => {
     tmp.cleanup();
   });
 
+  test("a server replaced twice at once (/mcp on typed twice): both succeed, the second's runs, none is left after", async () => {
+    const tmp = tempDir();
+    const log = path.join(tmp.dir, "events.jsonl");
+    const entries = { twice: { ...fixtureEntry(), env: { FIXTURE_LOG: log } } };
+    write(path.join(tmp.dir, "project", ".pi", "mcp.json"), JSON.stringify({ mcpServers: entries }));
+    const { bridge } = registeredBridge(tmp.dir);
+    try {
+      await bridge.start();
+      const config = bridge.connection("twice")!.config;
+      const [, second] = await Promise.all([bridge.replace(config), bridge.replace(config)]);
+      assert.equal(bridge.connection("twice"), second);
+      assert.equal(second.status, "connected");
+    } finally {
+      await bridge.shutdown();
+    }
+    const left = readLog(log).filter((e) => e.event === "start" && isAlive(e.pid));
+    assert.deepEqual(left, [], "no server process left once the bridge has shut down");
+    tmp.cleanup();
+  });
+
   test("shutdown returns only once the tool lists that arrived are in the cache file", async () => {
     const tmp = tempDir();
     const cacheFile = path.join(tmp.dir, "agent", "mcp-bridge", "tool-cache.json");

@@ -87,6 +87,8 @@ export class McpBridge implements Launcher {
   private readonly signInPages = new EventEmitter().setMaxListeners(0);
   /** Servers whose first connect under way opened a sign-in page: it waits for the user. */
   private readonly pageOpen = new Set<string>();
+  /** Each server's latest renewal (see `inTurn`). */
+  private readonly renewals = new Map<string, Promise<unknown>>();
 
   /** Local servers restarted when their watched files change (`dev.watch`). */
   private readonly devRestarts: DevRestarts;
@@ -354,15 +356,31 @@ export class McpBridge implements Launcher {
    * Replaces a server's connection with one for `config` and starts it (`/mcp enable` without a reload). Its tools
    * are registered as they arrive; the error of a failed start is thrown.
    */
-  async replace(config: ServerConfig): Promise<ServerConnection> {
-    const connection = await this.renew(config);
-    if (config.enabled && !this.trust.allows(config)) throw untrustedError(config);
-    await this.launch(connection);
-    return connection;
+  replace(config: ServerConfig): Promise<ServerConnection> {
+    return this.inTurn(config.name, async () => {
+      const connection = await this.renewNow(config);
+      if (config.enabled && !this.trust.allows(config)) throw untrustedError(config);
+      await this.launch(connection);
+      return connection;
+    });
   }
 
   /** Stops a server's connection and puts a new, unstarted one for `config` in its place. */
-  async renew(config: ServerConfig): Promise<ServerConnection> {
+  renew(config: ServerConfig): Promise<ServerConnection> {
+    return this.inTurn(config.name, () => this.renewNow(config));
+  }
+
+  /**
+   * One renewal of a server at a time (`/mcp on` typed twice): two at once would both close the same old connection,
+   * and the first's new one would run on, in nobody's hands, to the end of pi.
+   */
+  private inTurn<T>(name: string, step: () => Promise<T>): Promise<T> {
+    const turn = (this.renewals.get(name) ?? Promise.resolve()).catch(() => undefined).then(step);
+    this.renewals.set(name, turn);
+    return turn;
+  }
+
+  private async renewNow(config: ServerConfig): Promise<ServerConnection> {
     // An answer that comes after the session ended starts nothing.
     if (this.shuttingDown) throw shutDownError(config.name);
     const old = this.connections.get(config.name);
