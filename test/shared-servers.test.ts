@@ -296,6 +296,20 @@ describe(`shared servers (Node ${process.versions.node}, pi ${PI_LINE})`, () => 
     await b.end();
   });
 
+  test("a server that crashes leaving a child in its process group: the child ends with it, as unshared", async () => {
+    const b = bed();
+    const childFile = path.join(b.hub + "-child.pid");
+    const { command, args } = fixtureEntry();
+    const script = `sleep 300 & echo $! > "$1"; shift; exec "$@"`;
+    const entry = { command: "sh", args: ["-c", script, "sh", childFile, command, ...args], restartOnCrash: false };
+    const a = await b.open("leaving", entry);
+    const child = Number(readFileSync(childFile, "utf8"));
+    assert.ok(isAlive(child));
+    process.kill(await b.pidOf(a), "SIGKILL");
+    await waitFor(() => !isAlive(child), "the crashed server's child to end", 15_000);
+    await b.end();
+  });
+
   test("/mcp reconnect's restart: the server is started anew for every session, each reconnecting to the new process", async () => {
     const b = bed();
     const dropped: string[] = [];

@@ -131,6 +131,8 @@ export class SharedServer {
     // At once, in the tick of the spawn: there is no moment in which the hub could die with the group unwatched.
     if (child.pid !== undefined) watchdog?.watch(child.pid);
     child.on("exit", (code, signal) => {
+      // What is left of its group (a daemon it started, a wrapper's server) goes with it, a crash too, as unshared.
+      this.signal("SIGKILL");
       if (child.pid !== undefined) watchdog?.forget(child.pid);
       this.exited(code, signal);
     });
@@ -315,22 +317,22 @@ export class SharedServer {
     this.stopping = true;
     const { child } = this;
     child.stdin.end();
-    const signal = (name) => {
-      try {
-        if (process.platform === "win32") child.kill(name);
-        else process.kill(-(/** @type {number} */ (child.pid)), name);
-      } catch {
-        // Gone already.
-      }
-    };
-    const term = setTimeout(() => signal("SIGTERM"), STOP_GRACE_MS);
-    const kill = setTimeout(() => signal("SIGKILL"), STOP_GRACE_MS * 2);
+    const term = setTimeout(() => this.signal("SIGTERM"), STOP_GRACE_MS);
+    const kill = setTimeout(() => this.signal("SIGKILL"), STOP_GRACE_MS * 2);
     child.once("exit", () => {
       clearTimeout(term);
       clearTimeout(kill);
-      // What is left of its group (a daemon it started) goes with it.
-      signal("SIGKILL");
     });
+  }
+
+  /** Sends `name` to the server's process group. */
+  signal(name) {
+    try {
+      if (process.platform === "win32") this.child.kill(name);
+      else process.kill(-(/** @type {number} */ (this.child.pid)), name);
+    } catch {
+      // Gone already.
+    }
   }
 
   exited(code, signal) {
