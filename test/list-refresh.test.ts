@@ -5,6 +5,9 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { ListRefresh } from "../src/connection/list-refresh.ts";
+import { InMemoryTransport } from "@modelcontextprotocol/client";
+import { createMcpClient } from "../src/connection/mcp-client.ts";
+import { negotiationFor } from "../src/connection/protocol-negotiation.ts";
 import { connectionFor, waitFor } from "./helpers.ts";
 
 describe("ListRefresh", () => {
@@ -76,6 +79,35 @@ describe("a tool list change said while the first list is read", () => {
       await waitFor(() => connection.tools.some((t) => t.name === "b"), "the tool added while the first list was read");
     } finally {
       await connection.close();
+    }
+  });
+});
+
+describe("a server that says its tool list changed without pause (every 10 ms)", () => {
+  test("is heard all the same: the SDK's debounce, whose pause never comes, does not hold the change back", async () => {
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    serverSide.onmessage = (message) => {
+      if (!("method" in message) || !("id" in message)) return;
+      const params = message.params as { protocolVersion?: string };
+      const capabilities = { tools: { listChanged: true } };
+      const result = { protocolVersion: params.protocolVersion, capabilities, serverInfo: { name: "s", version: "1" } };
+      void serverSide.send({ jsonrpc: "2.0", id: message.id, result });
+    };
+    const heard: string[] = [];
+    const notifications = { listChanged: (list: string) => heard.push(list), resourceUpdated() {}, logMessage() {} };
+    const negotiation = negotiationFor("2025-06-18", undefined, true, 5_000);
+    const client = createMcpClient({ name: "test", version: "0" }, {}, notifications, negotiation);
+    await client.connect(clientSide);
+    // Same process, same timers: the next notification always comes before a 50 ms pause could.
+    const saying = setInterval(
+      () => void serverSide.send({ jsonrpc: "2.0", method: "notifications/tools/list_changed" }),
+      10,
+    );
+    try {
+      await waitFor(() => heard.length > 0, "the change to be heard", 2_000);
+    } finally {
+      clearInterval(saying);
+      await client.close();
     }
   });
 });

@@ -80,16 +80,13 @@ export type ServerChange =
 
 /** What the client hears from a server without asking. */
 export interface ServerNotifications {
-  /** `notifications/<list>/list_changed`, once per burst. */
+  /** `notifications/<list>/list_changed`, each time it comes (./list-refresh.ts bounds the reads). */
   listChanged(list: ServerList): void;
   /** `notifications/resources/updated`: a resource the client subscribed to changed. */
   resourceUpdated(uri: string): void;
   /** `notifications/message`: a log record from the server. */
   logMessage(params: LoggingMessageNotification["params"]): void;
 }
-
-/** `list_changed` often comes in bursts (a server adding several tools); fetch once per burst. */
-const LIST_CHANGED_DEBOUNCE_MS = 50;
 
 export function clientCapabilities(features: ClientFeatures): ClientCapabilities {
   const capabilities: ClientCapabilities = {};
@@ -127,9 +124,11 @@ export function createMcpClient(
   // The SDK's own console notices must not reach pi's terminal (see ../common/sdk-console.ts).
   routeSdkConsole();
   // The bridge fetches a list itself, so it can bound the fetch and drop a result from a connection since replaced.
+  // No debounce here: the SDK's waits for a pause that a server saying so without pause never makes, so its list was
+  // never read again; ./list-refresh.ts bounds the reads instead.
   const changed = (list: ServerList) => ({
     autoRefresh: false,
-    debounceMs: LIST_CHANGED_DEBOUNCE_MS,
+    debounceMs: 0,
     onChanged: () => notifications.listChanged(list),
   });
   const client = new Client(clientInfo, {
