@@ -686,6 +686,30 @@ describe("one attempt at a time, and what ends it", { timeout: 120_000 }, () => 
     }
   });
 
+  test("/mcp reconnect asked again while the first one connects: the first is not reported as failed, both end connected", async () => {
+    const gate = path.join(tmp.dir, "again.gate");
+    const log = path.join(tmp.dir, "again.jsonl");
+    writeFileSync(gate, "");
+    const connection = connectionFor("again", held(gate, log));
+    try {
+      await connection.connect();
+      rmSync(gate);
+      const first = connection.reconnect().then(
+        () => "connected",
+        (error: Error) => error.message,
+      );
+      await waitFor(() => starts(log).length === 2, "the first reconnect's process to start");
+      const second = connection.reconnect();
+      await waitFor(() => starts(log).length === 3, "the second reconnect's process to start");
+      writeFileSync(gate, "");
+      await second;
+      assert.equal(await first, "connected");
+      assert.deepEqual([connection.state.kind, connection.pid], ["live", starts(log)[2]!.pid]);
+    } finally {
+      await connection.close();
+    }
+  });
+
   test("/mcp reconnect in the first connect ends that attempt first: one process at once, one session", async () => {
     const gate = path.join(tmp.dir, "first.gate");
     const log = path.join(tmp.dir, "first.jsonl");

@@ -61,8 +61,9 @@ export class ConnectionLifecycle {
   private current: ConnectionState<LiveSession>;
   /** The first connect of a run (startup, first use, `/mcp reconnect`), shared by everyone who needs the server up. */
   private starting?: Promise<void>;
-  /** A `/mcp reconnect` that is ending the old session, before its connect starts. */
+  /** A `/mcp reconnect` that is ending the old session, before its connect starts; and the latest one. */
   private renewing?: Promise<void>;
+  private reconnecting?: Promise<void>;
   /** How the last attempt failed, where a second failure the same way rules out restarting (./local/repeated-failure.ts). */
   private lastFailure?: string;
   /** The failure that was the same as the one before: it ends the schedule. */
@@ -263,13 +264,21 @@ export class ConnectionLifecycle {
     if (this.renewing) return this.renewing;
     // A call made meanwhile waits for the new session (`ready` awaits `starting`) rather than failing as stopped.
     const ended = this.endOnPurpose("reconnect requested");
-    this.starting = this.renewing = ended.then(() => {
-      this.renewing = undefined;
-      this.schedule.reset();
-      this.starting = undefined;
-      return this.connect();
+    const mine =
+      (this.starting =
+      this.renewing =
+      this.reconnecting =
+        ended.then(() => {
+          this.renewing = undefined;
+          this.schedule.reset();
+          this.starting = undefined;
+          return this.connect();
+        }));
+    // Its connect ended by a later reconnect: that one's outcome is this one's, not a failure of its own.
+    await mine.catch((error: unknown) => {
+      if (this.reconnecting === mine) throw error;
+      return this.reconnecting;
     });
-    await this.starting;
   }
 
   /** Ends session, schedule and an attempt under way (waited for, so none runs beside the next) as the user asked. */
