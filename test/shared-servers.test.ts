@@ -136,6 +136,15 @@ describe(`shared servers (Node ${process.versions.node}, pi ${PI_LINE})`, () => 
     assert.deepEqual(log.filter((e) => e.event === "hub.empty").at(-1)?.exitInMs, 200, JSON.stringify(log));
   });
 
+  test("a session pinned to an older revision (protocolVersion) beside one that is not: each connected, two processes", async () => {
+    const b = bed();
+    const newest = await b.open("pinned");
+    const older = await b.open("pinned", { protocolVersion: "2025-03-26" });
+    assert.deepEqual([newest.protocolVersion, older.protocolVersion], ["2025-11-25", "2025-03-26"]);
+    assert.notEqual(await b.pidOf(newest), await b.pidOf(older));
+    await b.end();
+  });
+
   test("a different environment is a different server: two processes", async () => {
     const b = bed();
     const one = await b.open("one", { env: { FIXTURE_FLAVOUR: "a" } });

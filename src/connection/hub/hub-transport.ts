@@ -51,6 +51,8 @@ export interface HubTransportOptions {
   deadline: number;
   /** The server's sandbox, when it runs in one: its rules go to the hub, which sets the sandbox up (../../sandbox/sandbox-runtime.mjs). */
   sandbox?: StdioSandbox;
+  /** The server's `protocolVersion` setting: sessions pinned to another revision get a process of their own. */
+  protocol?: string;
 }
 
 /**
@@ -121,7 +123,7 @@ export class HubTransport implements Transport {
 
   /** Connects to the hub (starting it if need be) and has it attach this session to the server, started if need be. */
   async start(): Promise<void> {
-    const { dir, idleMs, endpoint, deadline, maxMessageBytes, sandbox } = this.options;
+    const { dir, idleMs, endpoint, deadline, maxMessageBytes, sandbox, protocol } = this.options;
     const socket = await connectHub(dir, deadline);
     this.socket = socket;
     if (this.closed) {
@@ -138,7 +140,7 @@ export class HubTransport implements Transport {
     const spec = spawnSpec(endpoint);
     const policy = sandbox?.policy(sharedTempDir(dir, spec));
     if (policy) sandbox?.onStart?.(policy);
-    const attach = { hub: "attach", spec, idleMs, maxLineBytes: maxMessageBytes, sandbox: policy };
+    const attach = { hub: "attach", spec, idleMs, maxLineBytes: maxMessageBytes, sandbox: policy, protocol };
     socket.write(`${JSON.stringify(attach)}\n`);
     await attached;
   }

@@ -129,25 +129,29 @@ const servers = new Map();
 let sessionCount = 0;
 let lingerTimer;
 
-/** Two definitions are one server when these are the same: what is started, where, with what, in which sandbox. */
-function keyOf(spec, sandbox) {
+/**
+ * Two definitions are one server when these are the same: what is started, where, with what, in which sandbox, and
+ * the revision asked for (the server is initialized once: a session pinned to an older one could not take its answer).
+ */
+function keyOf(spec, sandbox, protocol) {
   const canonical = JSON.stringify([
     spec.command,
     spec.args,
     Object.entries(spec.env).sort(),
     spec.cwd ?? null,
     sandbox ?? null,
+    ...(typeof protocol === "string" && protocol !== "auto" ? [protocol] : []),
   ]);
   return createHash("sha256").update(canonical).digest("hex");
 }
 
 async function attach(session, line) {
-  const { spec, idleMs, maxLineBytes, sandbox } = line;
+  const { spec, idleMs, maxLineBytes, sandbox, protocol } = line;
   if (!spec || typeof spec.command !== "string" || !Array.isArray(spec.args) || typeof spec.env !== "object")
     throw new Error("the attach request names no command");
   session.idleMs = Number.isFinite(idleMs) && idleMs >= 0 ? idleMs : session.idleMs;
   session.maxLineBytes = Number.isFinite(maxLineBytes) && maxLineBytes > 0 ? maxLineBytes : session.maxLineBytes;
-  const server = await serverFor(keyOf(spec, sandbox), spec, sandbox, session.idleMs);
+  const server = await serverFor(keyOf(spec, sandbox, protocol), spec, sandbox, session.idleMs);
   const pid = await server.spawned;
   // The session left while the server started: it is not kept for nobody.
   if (session.socket.destroyed) return server.idleIfUnused();
