@@ -241,6 +241,15 @@ describe("portable schema rules", () => {
     // A choice with an open branch accepts anything.
     assert.deepEqual(prop({ anyOf: [{ type: "string" }, {}] }), {});
   });
+  test("a required list in an allOf branch of its own still says what is required", () => {
+    const { schema } = normalizeInputSchema({ properties: { a: { type: "string" } }, allOf: [{ required: ["a"] }] });
+    assert.deepEqual(schema, { type: "object", properties: { a: { type: "string" } }, required: ["a"] });
+    assert.deepEqual(prop({ type: "object", properties: { b: { type: "number" } }, allOf: [{ required: ["b"] }] }), {
+      type: "object",
+      properties: { b: { type: "number" } },
+      required: ["b"],
+    });
+  });
   test("a choice at the top becomes one object requiring only what every branch requires", () => {
     const { schema, warnings } = normalizeInputSchema({
       anyOf: [

@@ -258,6 +258,12 @@ function portableNode(input: unknown, ctx: Context, depth: number, active: reado
     const { allOf, ...own } = node;
     const branches = [...allOf, own].map((b) => next(b));
     const merged = mergeAll(branches);
+    // A branch that only lists `required` (its properties beside the `allOf`) has no properties of its own to keep it.
+    const listed = [...allOf, own].flatMap((b) => (isObject(b) && Array.isArray(b.required) ? b.required : []));
+    const required = listed.filter(
+      (n) => typeof n === "string" && isObject(merged.properties) && Object.hasOwn(merged.properties, n),
+    );
+    if (required.length) merged.required = [...new Set([...((merged.required as string[]) ?? []), ...required])];
     if (out.description !== undefined && merged.description === undefined) merged.description = out.description;
     return merged;
   }
