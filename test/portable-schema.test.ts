@@ -341,6 +341,14 @@ describe("portable schema rules", () => {
     assert.deepEqual(Object.getOwnPropertyDescriptor(properties, "__proto__")!.value, { type: "string" });
     assert.deepEqual(schema.required, ["__proto__"]);
   });
+  test("an optional parameter named as what every object has (toString, valueOf) may be left out", () => {
+    for (const name of ["toString", "valueOf", "hasOwnProperty"]) {
+      const input = { type: "object", properties: { [name]: { type: "integer", description: "How many." }, a: {} } };
+      const { schema } = normalizeInputSchema({ ...input, properties: { ...input.properties, nested: input } });
+      for (const args of [{}, { [name]: 3 }, { nested: { a: 1 } }, { nested: { [name]: 3 } }]) piAccepts(schema, args);
+      assert.match(((schema.properties as Schema)[name] as Schema).description as string, /How many\..*integer/);
+    }
+  });
   test("a non-object top falls back to an open object schema with a warning", () => {
     const { schema, warnings } = normalizeInputSchema({ type: "string" });
     assert.deepEqual(schema, { type: "object", properties: {} });

@@ -305,7 +305,16 @@ function portableNode(input: unknown, ctx: Context, depth: number, active: reado
   if (isObject(node.properties)) {
     const properties: JsonSchema = {};
     // Defined, not assigned: a parameter named `__proto__` stays a parameter.
-    for (const [name, schema] of Object.entries(node.properties)) defineOwn(properties, name, next(schema));
+    for (const [name, schema] of Object.entries(node.properties)) {
+      const converted = next(schema);
+      const { description, ...rest } = converted;
+      // pi's check (TypeBox) takes a name every object has (`toString`) as given when it is left out, and refuses the
+      // call: such a property's shape is said in words, and the server's schema checks it.
+      const inherited = name in Object.prototype && name !== "__proto__" && Object.keys(rest).length > 0;
+      const said = { description: withNote(description, `Schema: ${JSON.stringify(rest)}.`) };
+      defineOwn(properties, name, inherited ? said : converted);
+    }
+
     body.properties = properties;
   }
   if (Array.isArray(node.required) && isObject(body.properties)) {
