@@ -1202,6 +1202,18 @@ describe("normalizeToolResult", () => {
     );
     assert.match(r.text, /\[resource\] file:\/\/\/big\.png \(image\/png\): binary, 4\.5 MB, not shown/);
   });
+  test("images that are each within a provider's bound but too many for one request: those past the bound are described", () => {
+    const data = Buffer.from("\x89PNG\r\n\x1a\n").toString("base64") + "A".repeat(4 * 1024 * 1024);
+    const image = { type: "image", data, mimeType: "image/png" };
+    const resource = { type: "resource", resource: { uri: "file:///s.png", mimeType: "image/png", blob: data } };
+    const r = normalizeToolResult({ content: [image, image, image, image, resource] });
+    assert.equal(r.content.filter((part) => part.type === "image").length, 3);
+    assert.match(r.text, /\[image: image\/png, 3\.0 MB, not shown: .*over the 13\.5 MB/);
+    assert.match(
+      r.text,
+      /\[resource\] file:\/\/\/s\.png \(image\/png\): image, 3\.0 MB, not shown: .*over the 13\.5 MB/,
+    );
+  });
   test("an image sent as a data: URL (a common server mistake) reaches the model as its base64, which providers take", () => {
     const r = normalizeToolResult({
       content: [

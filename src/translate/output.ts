@@ -40,6 +40,9 @@ function imageBytesType(data: string, declared: string): string {
 
 /** The base64 of one image a provider takes (Anthropic's bound is 5 MB; pi's own tools keep under this). */
 const MODEL_IMAGE_MAX_BASE64 = 4.5 * 1024 * 1024;
+/** The base64 of all images of one result: a provider refuses a whole request over 20–32 MB, images and all. */
+const MODEL_IMAGES_MAX_BASE64 = 3 * MODEL_IMAGE_MAX_BASE64;
+const OVER_TOTAL = `: with it, this result's images would be over the ${formatBytes(MODEL_IMAGES_MAX_BASE64)} of base64 one request takes`;
 
 /**
  * Base64 as providers take it: one line (Python's base64.encodebytes wraps it), and without the `data:…;base64,` some
@@ -114,6 +117,7 @@ function describeResourceLink(part: JsonObject, server: string | undefined): str
 export function normalizeToolResult(result: McpToolResult, server?: string): NormalizedResult {
   const texts: string[] = [];
   const images: PiContent[] = [];
+  let imageBytes = 0;
   const parts = Array.isArray(result.content) ? result.content : [];
   for (const part of parts) {
     if (!isObject(part)) continue;
@@ -131,14 +135,19 @@ export function normalizeToolResult(result: McpToolResult, server?: string): Nor
         const tooBig = image && data.length > MODEL_IMAGE_MAX_BASE64;
         // Nor do they take data that is not base64 (a URL sent where the bytes belong).
         const notBase64 = image && !tooBig && !BASE64.test(data);
-        if (image && MODEL_IMAGE_TYPES.has(mime) && data && !tooBig && !notBase64)
+        const fits = image && MODEL_IMAGE_TYPES.has(mime) && data && !tooBig && !notBase64;
+        const overTotal = fits && imageBytes + data.length > MODEL_IMAGES_MAX_BASE64;
+        if (fits && !overTotal) {
           images.push({ type: "image", data, mimeType: imageBytesType(data, mime) });
-        else {
+          imageBytes += data.length;
+        } else {
           const why = tooBig
             ? `: ${formatBytes(data.length)} as base64, over the ${formatBytes(MODEL_IMAGE_MAX_BASE64)} providers take`
             : notBase64
               ? ": its data is not base64"
-              : "";
+              : overTotal
+                ? OVER_TOTAL
+                : "";
           texts.push(`[${part.type}: ${mime}, ${formatBytes(base64Size(data))}, not shown${why}]`);
         }
         break;
@@ -147,8 +156,14 @@ export function normalizeToolResult(result: McpToolResult, server?: string): Nor
         const { header, text, image, blob } = resourceParts(isObject(part.resource) ? part.resource : {});
         if (text !== undefined) texts.push(`${header}\n${text}`);
         else if (blob) texts.push(`${header}: binary, ${formatBytes(base64Size(blob.data))}, not shown`);
-        else texts.push(header);
-        if (image) images.push(image);
+        else if (image && imageBytes + image.data.length <= MODEL_IMAGES_MAX_BASE64) {
+          texts.push(header);
+          images.push(image);
+          imageBytes += image.data.length;
+        } else
+          texts.push(
+            image ? `${header}: image, ${formatBytes(base64Size(image.data))}, not shown${OVER_TOTAL}` : header,
+          );
         break;
       }
       case "resource_link":
