@@ -43,6 +43,8 @@ describe("tool registration", { timeout: 120_000 }, () => {
   before(async () => {
     const extraTools = [
       { name: "read", description: "A tool named like pi's read", inputSchema: { type: "object" as const } },
+      // pi 1.x's own PowerShell tool (on Windows): an extension's tool of that name would replace it.
+      { name: "powershell", inputSchema: { type: "object" as const } },
       { name: "tool_search", description: "Named like the bridge's own", inputSchema: { type: "object" as const } },
       { name: LONG_NAME, inputSchema: { type: "object" as const } },
       { name: ODD_NAME, inputSchema: { type: "object" as const } },
@@ -135,6 +137,7 @@ describe("tool registration", { timeout: 120_000 }, () => {
       registry.warnings.join("\n"),
       /'read' .* is already taken by pi's built-in tool 'read'; registered as 'read_2'/,
     );
+    assert.ok(tools.has("powershell_2"));
     // Nor one of the bridge's own: pi keeps one tool of a name, so one of the two would be out of reach.
     assert.ok(tools.has("tool_search_2"));
     assert.match(registry.warnings.join("\n"), /is already taken by the MCP bridge's own tool 'tool_search'/);

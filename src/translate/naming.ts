@@ -5,8 +5,8 @@ import { shortHash } from "../common/text.ts";
 
 export const MAX_TOOL_NAME_LENGTH = 64;
 
-/** pi's built-in tools; an MCP tool never takes one of these names. */
-export const PI_BUILTIN_TOOL_NAMES: readonly string[] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+/** pi's built-in tools (`powershell` is pi 1.x's); an MCP tool never takes one of these names. */
+export const PI_BUILTIN_TOOL_NAMES: readonly string[] = "read bash edit write grep find ls powershell".split(" ");
 
 /** The name before sanitising: `mcp_<server>_<tool>`, `<prefix>_<tool>`, or the bare tool name for `prefix: ""`. */
 export function rawToolName(server: string, tool: string, prefix?: string): string {
