@@ -126,6 +126,15 @@ describe("stdio: a working server", { timeout: 120_000 }, () => {
     }
   });
 
+  test("output on one line over the cap (minified JSON) is cut within the line: the model still gets its head", async () => {
+    const { result, text } = await runTool(tools.get("mcp_fx_big"), { kb: 60, oneLine: true });
+    assert.match(text, /^x{50000}/);
+    assert.ok(Buffer.byteLength(text) < 51 * 1024, `capped output is ${text.length} chars`);
+    const file = (result.details as { truncated: { fullOutputPath: string } }).truncated.fullOutputPath;
+    assert.match(text, /\[Output truncated: .* Full output saved to: .*\]$/);
+    rmSync(path.dirname(file), { recursive: true, force: true });
+  });
+
   test("a long error text is capped as a result's text is, with the whole text in a file", async () => {
     await assert.rejects(runTool(tools.get("mcp_fx_fail"), { kb: 200 }), (error: Error) => {
       assert.ok(error.message.length < 60 * 1024, `the model is given ${error.message.length} chars`);

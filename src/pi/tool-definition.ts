@@ -90,10 +90,14 @@ export async function capText(
   const dir = await mkdtemp(path.join(tmpdir(), "pi-mcp-"));
   const file = path.join(dir, `${`${server}-${tool}`.replace(/[^A-Za-z0-9_.-]/g, "_")}.txt`);
   await writeFile(file, text, { mode: 0o600 });
+  // A first line over the cap (minified JSON) would leave the model nothing: its head is kept, cut at a character.
+  const cut = result.firstLineExceedsLimit;
+  const shown = cut ? Buffer.from(text.slice(0, DEFAULT_MAX_BYTES)).toString("utf8", 0, DEFAULT_MAX_BYTES) : "";
+  const head = cut ? shown.replace(/\uFFFD$/, "") : result.content;
   const note =
-    `\n\n[Output truncated: ${result.outputLines} of ${result.totalLines} lines ` +
-    `(${formatSize(result.outputBytes)} of ${formatSize(result.totalBytes)}). Full output saved to: ${file}]`;
-  return { text: result.content + note, truncated: { fullOutputPath: file, totalBytes: result.totalBytes } };
+    `\n\n[Output truncated: ${cut ? "part of line 1" : result.outputLines} of ${result.totalLines} lines ` +
+    `(${formatSize(Buffer.byteLength(head))} of ${formatSize(result.totalBytes)}). Full output saved to: ${file}]`;
+  return { text: head + note, truncated: { fullOutputPath: file, totalBytes: result.totalBytes } };
 }
 
 /** The tool's input schema as pi will validate it; one pi could not compile becomes an open object, with a note. */
