@@ -83,6 +83,16 @@ describe("resource output (pure)", () => {
     assert.equal(new Set(cased.map((name) => name.toLowerCase())).size, 2, cased.join(" "));
   });
 
+  test("images too many for one request (each within a provider's bound) are left to save as files, past 13.5 MB", () => {
+    const png = Buffer.from("\x89PNG\r\n\x1a\n").toString("base64") + "A".repeat(4 * 1024 * 1024);
+    const parts = [1, 2, 3, 4].map((n) => ({ uri: `a://shot${n}.png`, mimeType: "image/png", blob: png }));
+    const { content, binaries } = resourceOutput(parts);
+    assert.equal(content.filter((part) => part.type === "image").length, 3);
+    assert.deepEqual(
+      binaries.map((b) => [b.fileName, b.mimeType]),
+      [["shot4.png", "image/png"]],
+    );
+  });
   test("a listing names each item's server, the next pages and the servers that failed", () => {
     const listing = JSON.parse(
       formatListing("resources", [

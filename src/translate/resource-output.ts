@@ -9,7 +9,7 @@ import type {
   ResourceTemplateType as ResourceTemplate,
 } from "@modelcontextprotocol/client";
 import { formatBytes } from "../common/text.ts";
-import { base64Size, type PiContent, resourceParts } from "./output.ts";
+import { base64Size, MODEL_IMAGES_MAX_BASE64, type PiContent, resourceParts } from "./output.ts";
 
 /** One server's page of a listing, or why it could not be listed. */
 export type ServerPage<T> = { server: string; items: T[]; nextCursor?: string } | { server: string; error: string };
@@ -99,8 +99,12 @@ export function resourceOutput(contents: ReadResourceResult["contents"]): Resour
   const content: PiContent[] = [];
   const binaries: BinaryPart[] = [];
   const names = new Set<string>();
+  let imageBytes = 0;
   contents.forEach((part, index) => {
-    const { uri, header, text, image, blob } = resourceParts(part);
+    let { uri, header, text, image, blob } = resourceParts(part);
+    // Images past what one request takes are saved as files, as other binary parts are.
+    if (image && (imageBytes += image.data.length) > MODEL_IMAGES_MAX_BASE64)
+      [image, blob] = [undefined, { data: image.data, mimeType: image.mimeType }];
     if (text !== undefined) content.push({ type: "text", text: `${header}\n${text}` });
     else if (image) content.push({ type: "text", text: header }, image);
     else if (blob) {
