@@ -1681,6 +1681,10 @@ describe("serverLogFileName", () => {
     assert.match(serverLogFileName(".."), /^_-[0-9a-f]{8}\.log$/);
     assert.doesNotMatch(serverLogFileName("x".repeat(300)), /x{81}/);
   });
+  test("a name Windows opens a device for (nul, CON, com1.db) is no log file's name", () => {
+    for (const name of ["nul", "CON", "com1.db", "aux"])
+      assert.doesNotMatch(serverLogFileName(name), /^(con|prn|aux|nul|com\d|lpt\d)(\.|$)/i, name);
+  });
 });
 
 describe("health model", () => {

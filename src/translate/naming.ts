@@ -62,6 +62,7 @@ export function serverLogFileName(server: string): string {
   const safe = server
     .replace(/[^A-Za-z0-9_.-]/g, "_")
     .replace(/^\.+/, "_")
+    .replace(/^(con|prn|aux|nul|com\d|lpt\d)(\.|$)/i, "_$1$2") // a Windows device, not a file
     .slice(0, 80);
   return safe === server ? `${server}.log` : `${safe}-${shortHash(server)}.log`;
 }
