@@ -249,6 +249,17 @@ describe("a tool's shown text", () => {
     assert.equal(props.description!.title, "xy");
     assert.equal(tool.name, "evil\x1b[2Jtool", "the server's own object is left as it was");
   });
+  test("parameters named as keywords (default, enum) or __proto__ are parameters: their prose is cleaned, none is lost", () => {
+    const properties = JSON.parse(
+      '{"default":{"type":"string","description":"d\\u001b[2J"},"enum":{"description":"e\\u0007"},"__proto__":{"type":"string"}}',
+    );
+    const safe = safeTool({ name: "t", inputSchema: { type: "object", properties } } as Tool);
+    const props = safe.inputSchema.properties as Record<string, Record<string, unknown>>;
+    assert.deepEqual(Object.keys(props), ["default", "enum", "__proto__"]);
+    assert.equal(props.default!.description, "d");
+    assert.equal(props.enum!.description, "e");
+    assert.equal(Object.getPrototypeOf(props), Object.prototype);
+  });
 });
 
 describe("a server's lifecycle report", () => {

@@ -6,6 +6,7 @@
  */
 import type { Tool } from "@modelcontextprotocol/client";
 import { shown, SHOWN } from "../common/terminal-text.ts";
+import { defineOwn } from "../common/values.ts";
 // Deeper than any real schema; a tool whose schema nests deeper is not registered at all (./tool-list-limits.ts).
 import { MAX_SCHEMA_DEPTH } from "./tool-list-limits.ts";
 
@@ -24,15 +25,20 @@ export function safeTool(tool: Tool): Tool {
   return safe;
 }
 
-function safeSchema(value: unknown, depth: number): unknown {
+/** Keywords whose keys are names (of parameters, definitions), not keywords: `default` there is a parameter. */
+const NAME_MAPS = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]);
+
+function safeSchema(value: unknown, depth: number, names = false): unknown {
   if (value === null || typeof value !== "object" || depth > MAX_SCHEMA_DEPTH) return value;
   if (Array.isArray(value)) return value.map((item) => safeSchema(item, depth + 1));
   const out: Record<string, unknown> = {};
+  // Defined, not assigned: a parameter named `__proto__` stays a parameter.
   for (const [key, item] of Object.entries(value)) {
-    if (PROSE_KEYS.has(key) && typeof item === "string")
+    if (names) defineOwn(out, key, safeSchema(item, depth + 1));
+    else if (PROSE_KEYS.has(key) && typeof item === "string")
       out[key] = key === "title" ? shown(item, SHOWN.line, "line") : shown(item, SHOWN.body);
     else if (key === "enum" || key === "const" || key === "default" || key === "examples") out[key] = item;
-    else out[key] = safeSchema(item, depth + 1);
+    else defineOwn(out, key, safeSchema(item, depth + 1, NAME_MAPS.has(key)));
   }
   return out;
 }
