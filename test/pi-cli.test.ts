@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
@@ -225,6 +225,34 @@ describe("pi command line", { timeout: 600_000 }, () => {
       const enabled = await runPi(["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp enable off"]);
       assert.equal(enabled.code, 1, enabled.output);
       assert.match(enabled.output, /Enabled MCP server 'off' in .*, but it did not start/);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  test('`pi -p "/mcp on|enable|remove <server>"` exits 1 when the server does not start again or its file cannot be saved', async () => {
+    const tmp = tempDir();
+    const config = path.join(tmp.dir, "mcp.json");
+    const server = (script: string) => ({ command: "sh", args: ["-c", script, "sh", config, helloServer()] });
+    try {
+      // Starts once: /mcp on after /mcp off finds it failing.
+      const marker = path.join(tmp.dir, "started");
+      writeFileSync(
+        config,
+        JSON.stringify({ mcpServers: { once: server(`[ -e ${marker} ] && exit 3; : > ${marker}; exec node "$2"`) } }),
+      );
+      const on = await runPi(["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp off once", "/mcp on once"]);
+      assert.equal(on.code, 1, on.output);
+      assert.match(on.output, /Switched on MCP server 'once', but it did not start/);
+      // Its start leaves a directory where its file was (as a file made read-only would): saving there fails.
+      const spoiling = JSON.stringify({ mcpServers: { spoil: server(`rm "$1" && mkdir "$1" && exec node "$2"`) } });
+      for (const command of ["/mcp enable spoil", "/mcp remove spoil"]) {
+        rmSync(config, { recursive: true, force: true });
+        writeFileSync(config, spoiling);
+        const run = await runPi(["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp list", command]);
+        assert.equal(run.code, 1, `${command}: ${run.output}`);
+        assert.match(run.output, /Could not (save it in|remove 'spoil' from) .*mcp\.json/);
+      }
     } finally {
       tmp.cleanup();
     }

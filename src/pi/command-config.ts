@@ -218,7 +218,7 @@ export async function removeServer(
     });
     reportTrust(ctx, written, [connection.name]);
   } catch (error) {
-    return show(ctx, `Could not remove '${connection.name}' from ${source.path}: ${errorMessage(error)}`, "error");
+    return failed(ctx, `Could not remove '${connection.name}' from ${source.path}: ${errorMessage(error)}`);
   }
   deps.registry.syncServer(connection, []);
   await deps.bridge.remove(connection.name);
@@ -261,7 +261,7 @@ export async function setEnabled(
   try {
     reportTrust(ctx, await deps.bridge.writeConfig(target, save), [connection.name]);
   } catch (error) {
-    return show(ctx, `Could not save it in ${target}: ${errorMessage(error)}`, "error");
+    return failed(ctx, `Could not save it in ${target}: ${errorMessage(error)}`);
   }
   const where = `in ${target}`;
   if (!enabled) {

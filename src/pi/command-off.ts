@@ -7,7 +7,7 @@ import { errorMessage } from "../common/errors.ts";
 import { plural } from "../common/text.ts";
 import { commandArgument } from "../config/validate/name.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
-import { type CommandDeps, show } from "./command-context.ts";
+import { type CommandDeps, failed, show } from "./command-context.ts";
 import type { ServersOff } from "./servers-off.ts";
 
 /** Says so when the server is off for this session, for a command that would start it; true if it is. */
@@ -49,6 +49,6 @@ export async function switchOnCommand(deps: CommandDeps, connection: ServerConne
     const started = await deps.serversOff.switchOn(connection);
     show(ctx, `Switched on MCP server '${connection.name}' for this session: ${startedTools(started)}.`);
   } catch (error) {
-    show(ctx, `Switched on MCP server '${connection.name}', but it did not start: ${errorMessage(error)}`, "error");
+    failed(ctx, `Switched on MCP server '${connection.name}', but it did not start: ${errorMessage(error)}`);
   }
 }
