@@ -1632,6 +1632,23 @@ describe("status formatting", () => {
     board.handleInput("\x1b");
     assert.ok(closed, "Esc closes the dashboard");
   });
+  test("40 servers in a 24-row terminal: the dashboard fits, and ↓ scrolls to the last server and ↑ back", () => {
+    const many = Array.from({ length: 40 }, (_, i) => ({ ...rows[0]!, name: `s${i}` }));
+    const tui = { requestRender: () => undefined, terminal: { rows: 24 } };
+    const board = new McpDashboard(tui, { rows: () => many, logTail: () => [] }, () => undefined);
+    let screen = board.render(200);
+    assert.ok(screen.length <= 24, screen.join("\n"));
+    for (let i = 0; i < 39; i++) board.handleInput("\x1b[B");
+    screen = board.render(200);
+    assert.ok(screen.length <= 24, screen.join("\n"));
+    assert.ok(
+      screen.some((l) => l.startsWith("> s39 ")),
+      screen.join("\n"),
+    );
+    for (let i = 0; i < 39; i++) board.handleInput("\x1b[A");
+    screen = board.render(200);
+    assert.ok(screen.length <= 24 && screen.some((l) => l.startsWith("> s0 ")), screen.join("\n"));
+  });
   test("a session running outside the directory the project config came from is told", () => {
     assert.equal(projectRootWarning("/work/p", "/work/p/"), undefined);
     assert.match(

@@ -8,6 +8,8 @@ import { formatServerDetails, formatStatusTable, type ServerRow } from "./status
 
 const REFRESH_MS = 1000;
 const LOG_TAIL_LINES = 12;
+/** The table's 8 lines around its rows (title, header, rules, totals, help), and pi's own 4 below the dashboard. */
+const NOT_ROWS = 12;
 
 export interface DashboardSource {
   rows(): ServerRow[];
@@ -25,11 +27,12 @@ const KEYS = {
 
 export class McpDashboard implements Component {
   private selected = 0;
+  private top = 0; // the first row shown, where the terminal is too short for all of them
   private detail?: string;
   private readonly timer: NodeJS.Timeout;
 
   constructor(
-    private readonly tui: Pick<TUI, "requestRender">,
+    private readonly tui: Pick<TUI, "requestRender"> & { terminal?: { rows: number } },
     private readonly source: DashboardSource,
     private readonly done: () => void,
   ) {
@@ -53,10 +56,17 @@ export class McpDashboard implements Component {
 
   private tableLines(rows: ServerRow[]): string[] {
     if (rows.length === 0) return ["No MCP servers configured. Add one with /mcp add.", "", "Esc to close"];
+    const table = formatStatusTable(rows, Date.now(), this.selected);
+    // Rows past the terminal's height could not be reached: a window of them follows the selected one.
+    const room = Math.max(3, (this.tui.terminal?.rows ?? Infinity) - NOT_ROWS);
+    this.top = Math.min(Math.max(this.top, this.selected - room + 1), this.selected, Math.max(0, rows.length - room));
+    const shown = rows.length > room ? ` · ${this.top + 1}–${this.top + room} of ${rows.length}` : "";
     return [
-      ...formatStatusTable(rows, Date.now(), this.selected),
+      ...table.slice(0, 4),
+      ...table.slice(4 + this.top, 4 + this.top + room),
+      ...table.slice(4 + rows.length),
       "",
-      "↑/↓ choose a server · Enter: its tools, metrics and log · Esc: close",
+      `↑/↓ choose a server · Enter: its tools, metrics and log · Esc: close${shown}`,
     ];
   }
 
