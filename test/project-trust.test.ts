@@ -170,6 +170,12 @@ describe("project trust (in-process pi, recording UI and print mode)", { timeout
         "only project servers are offered",
       );
       assert.equal((completions[0] as { description?: string }).description, "not trusted", "as /mcp shows it");
+      // /mcp trust takes several names: the next one completes too, without those already typed.
+      const more = ((await mcp?.getArgumentCompletions?.("trust eager ")) ?? []) as Array<{ value: string }>;
+      assert.deepEqual(
+        more.map((c) => c.value),
+        ["trust eager sleepy", "trust eager web", "trust eager --sandboxed"],
+      );
 
       const listing = await command(current, "/mcp list", ui);
       assert.match(listing, /eager +🔒/);

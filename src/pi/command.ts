@@ -368,10 +368,13 @@ export function registerMcpCommand(deps: CommandDeps): void {
       const flags = (subcommand.flags ?? [])
         .filter((f) => f.startsWith(last) && (last !== "" || (completes && words.length > 2)))
         .map((f) => ({ value: [...words.slice(0, -1).map(commandArgument), f].join(" "), label: f }));
+      // trust and untrust take several names: each after the first completes too, but for those already typed.
+      const next = (c: ServerConnection) =>
+        words.length === 2 || (completes === "project server" && !words.slice(1, -1).includes(c.name));
       const servers = [...bridge.connections.values()]
-        .filter((c) => completes && words.length === 2 && c.name.startsWith(words[1] ?? "") && offers(completes, c))
+        .filter((c) => completes && next(c) && c.name.startsWith(last) && offers(completes, c))
         .map((c) => ({
-          value: `${words[0]} ${commandArgument(c.name)}`,
+          value: [...words.slice(0, -1).map(commandArgument), commandArgument(c.name)].join(" "),
           label: c.name,
           description: serversOff.isOff(c) ? "off for this session" : c.trusted ? c.status : "not trusted",
         }));
