@@ -3,9 +3,11 @@
  */
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { execFile } from "node:child_process";
 import { tmpdir } from "node:os";
 import * as path from "node:path";
 import { after, describe, it } from "node:test";
+import { promisify } from "node:util";
 import type { Tool } from "@modelcontextprotocol/client";
 import { cacheKey, ToolCache } from "../src/bridge/tool-cache.ts";
 
@@ -261,5 +263,40 @@ describe("ToolCache", { timeout: 60_000 }, () => {
     assert.match(cache.error ?? "", /cannot write tool cache/);
     assert.equal(cache.get("a")?.tools[0]?.name, "a", "still served from memory");
     assert.equal(readFileSync(blocker, "utf8"), "a file where a directory should be");
+  });
+});
+
+describe("two pi processes writing at once", { timeout: 120_000 }, () => {
+  /** Runs `body` (a module's text, given the file as `file`) in two node processes at once. */
+  async function twice(file: string, body: string): Promise<void> {
+    const script = path.join(path.dirname(file), "write.mts");
+    writeFileSync(script, `const [file, who] = process.argv.slice(2);\n${body}`);
+    const run = (who: string) => promisify(execFile)(process.execPath, ["--import", "tsx", script, file, who]);
+    await Promise.all([run("a"), run("b")]);
+  }
+
+  it("the tool cache keeps every server's tools: neither write drops the other's", async () => {
+    const file = freshFile();
+    mkdirSync(path.dirname(file), { recursive: true });
+    const cache = JSON.stringify(path.resolve("src/bridge/tool-cache.ts"));
+    await twice(
+      file,
+      `import { ToolCache } from ${cache};
+       for (let i = 0; i < 40; i++)
+         await new ToolCache(file).set(who + i, { server: who + i, tools: [{ name: "t", inputSchema: { type: "object" } }] });`,
+    );
+    assert.equal(Object.keys(readJson(file).entries).length, 80);
+  });
+
+  it("the notices given are all remembered: neither write drops the other's", async () => {
+    const file = freshFile();
+    mkdirSync(path.dirname(file), { recursive: true });
+    const memory = JSON.stringify(path.resolve("src/bridge/notice-memory.ts"));
+    await twice(
+      file,
+      `import { NoticeMemory } from ${memory};
+       for (let i = 0; i < 40; i++) await new NoticeMemory(file).firstTime([{ key: who + i }]);`,
+    );
+    assert.equal((JSON.parse(readFileSync(file, "utf8")) as { told: string[] }).told.length, 80);
   });
 });

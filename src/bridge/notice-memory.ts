@@ -4,7 +4,7 @@
  * its keys and replaces the file atomically. Remembering must never break startup: an unreadable file reads as
  * nothing told (the notice comes again), and a failed write is only recorded in `error`.
  */
-import { serialised } from "../common/atomic-file.ts";
+import { fileLock, serialised } from "../common/atomic-file.ts";
 import { errorMessage } from "../common/errors.ts";
 import { readVersioned, writeVersioned } from "../common/versioned-json.ts";
 
@@ -24,18 +24,24 @@ export class NoticeMemory {
   firstTime<T extends { key: string }>(notices: readonly T[]): Promise<T[]> {
     if (notices.length === 0) return Promise.resolve([]);
     return serialised(this.file, async () => {
-      const stored = (await readVersioned(this.file, FILE_VERSION))?.told;
-      const told = new Set(Array.isArray(stored) ? stored.filter((key): key is string => typeof key === "string") : []);
-      const fresh = notices.filter((notice) => !told.has(notice.key));
-      if (fresh.length === 0) return [];
-      for (const notice of fresh) told.add(notice.key);
-      try {
-        await writeVersioned(this.file, FILE_VERSION, { told: [...told] });
-        this.lastError = undefined;
-      } catch (error) {
-        this.lastError = `cannot write ${this.file}: ${errorMessage(error)}`;
-      }
-      return fresh;
+      // Another pi's read and write must not come between this one's: it would drop the keys written here.
+      const release = await fileLock(`${this.file}.lock`);
+      return this.remember(notices).finally(release);
     });
+  }
+
+  private async remember<T extends { key: string }>(notices: readonly T[]): Promise<T[]> {
+    const stored = (await readVersioned(this.file, FILE_VERSION))?.told;
+    const told = new Set(Array.isArray(stored) ? stored.filter((key): key is string => typeof key === "string") : []);
+    const fresh = notices.filter((notice) => !told.has(notice.key));
+    if (fresh.length === 0) return [];
+    for (const notice of fresh) told.add(notice.key);
+    try {
+      await writeVersioned(this.file, FILE_VERSION, { told: [...told] });
+      this.lastError = undefined;
+    } catch (error) {
+      this.lastError = `cannot write ${this.file}: ${errorMessage(error)}`;
+    }
+    return fresh;
   }
 }

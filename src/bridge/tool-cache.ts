@@ -3,12 +3,12 @@
  * without starting it.
  *
  * The cache is one JSON file, normally in pi's agent dir, which several pi processes may share. Every write re-reads
- * the file and merges into it, and replaces it by renaming a temp file over it, so a reader never sees half a file
- * and two processes only lose an entry if their writes overlap exactly. A cache must never break startup, so nothing
+ * the file and merges into it under a lock file, and replaces it by renaming a temp file over it, so a reader never
+ * sees half a file and two processes never lose each other's entries. A cache must never break startup, so nothing
  * here throws: a missing, unreadable or corrupt file reads as empty, and a failed write is only recorded in `error`.
  */
 import type { Tool } from "@modelcontextprotocol/client";
-import { serialised } from "../common/atomic-file.ts";
+import { fileLock, serialised } from "../common/atomic-file.ts";
 import { canonicalJson } from "../common/canonical-json.ts";
 import { errorMessage } from "../common/errors.ts";
 import { isObject } from "../common/values.ts";
@@ -97,8 +97,12 @@ export class ToolCache {
       ...(entry.protocolVersion ? { protocolVersion: entry.protocolVersion } : {}),
     };
     this.pending.set(key, stored);
-    // One write at a time per file in this process, each reading what the one before it wrote.
-    return serialised(this.file, () => this.write(key, stored));
+    // One write at a time per file in this process, each reading what the one before it wrote; another pi's read and
+    // write must not come between this one's either: it would drop the entry written here.
+    return serialised(this.file, async () => {
+      const release = await fileLock(`${this.file}.lock`);
+      await this.write(key, stored).finally(release);
+    });
   }
 
   private async write(key: string, stored: CachedTools): Promise<void> {
