@@ -988,6 +988,19 @@ describe("discoverImports", { timeout: 60_000 }, () => {
     assert.match(relative[4]!, /^Codex config <tmp>\/home\/\.codex\/config\.toml: server "unfinished": /);
   });
 
+  it("Claude Code's local server comes before its project server of the same name: local over project, as there", async () => {
+    const home = path.join(root, "scopes-home");
+    const project = path.join(root, "scopes", "shop");
+    put(path.join(project, ".mcp.json"), JSON.stringify({ mcpServers: { db: { command: "shared-db" } } }));
+    const local = { projects: { [project]: { mcpServers: { db: { command: "my-db" } } } } };
+    put(path.join(home, ".claude.json"), JSON.stringify(local));
+    const { servers } = await discoverImports({ home, projectRoot: project, platform: "linux", env: {} });
+    assert.deepEqual(
+      servers.map((s) => `${s.name} ${String(s.entry.command)}`),
+      ["db my-db"],
+    );
+  });
+
   it("finds nothing, and says nothing, in an empty home", async () => {
     const empty = path.join(root, "empty");
     mkdirSync(empty);

@@ -67,6 +67,8 @@ function jsonServers(file: ClientConfigFile, text: string, loc: ImportLocations)
   }
 }
 
+export const LOCAL_NOTE = "from Claude Code's local scope: it applies to this project only";
+
 /**
  * Claude Code's `.mcp.json` holds the project's servers. `~/.claude.json` holds the user scope at the top and the local
  * scope (one project only) under `projects["<absolute path>"]`; Claude Code prefers a local server to a user one of the
@@ -83,8 +85,7 @@ function claudeCodeServers(doc: JsonObject, loc: ImportLocations, inputs: Map<st
       if (projectKey(dir, loc.platform) === wanted && isObject(settings) && isObject(settings.mcpServers))
         local = settings.mcpServers;
   }
-  const localNote = "from Claude Code's local scope: it applies to this project only";
-  const servers = local ? mapEntries(local, [localNote]) : [];
+  const servers = local ? mapEntries(local, [LOCAL_NOTE]) : [];
   for (const server of servers)
     if (isObject(user) && server.name in user)
       server.notes.push("replaces Claude Code's user-scope server of the same name, as in Claude Code");

@@ -13,7 +13,7 @@ import { isToggleOnly } from "../parse.ts";
 import { validateServerEntry } from "../validate/entry.ts";
 import { convertEntry, Notes } from "./convert.ts";
 import { candidateFiles } from "./locations.ts";
-import { readClientServers } from "./client-servers.ts";
+import { LOCAL_NOTE, readClientServers } from "./client-servers.ts";
 import { findInlineSecrets } from "./secrets.ts";
 import {
   CLIENT_LABELS,
@@ -45,7 +45,12 @@ export async function discoverImports(loc: ImportLocations): Promise<ImportResul
       return parseClientConfig(file, text, loc);
     }),
   );
-  return { servers: results.flatMap((r) => r.servers), errors: results.flatMap((r) => r.errors) };
+  const servers = results.flatMap((r) => r.servers);
+  // Claude Code uses this project's local-scope server (~/.claude.json) over the project's own (.mcp.json) of its name.
+  const local = new Set(servers.filter((s) => s.notes.includes(LOCAL_NOTE)).map((s) => s.name));
+  const mcpJson = candidateFiles(loc).find((f) => f.client === "claude-code" && f.scope === "project")?.path;
+  const shadowed = (s: ImportedServer) => s.sourcePath === mcpJson && local.has(s.name);
+  return { servers: servers.filter((s) => !shadowed(s)), errors: results.flatMap((r) => r.errors) };
 }
 
 /** Parses one file's text. Never throws: problems come back as `errors`. */
