@@ -1001,6 +1001,23 @@ describe("discoverImports", { timeout: 60_000 }, () => {
     );
   });
 
+  it("a .mcp.json server rejected in Claude Code (disabledMcpjsonServers in .claude/settings*.json) is imported disabled", async () => {
+    const home = path.join(root, "rejected-home");
+    const project = path.join(root, "rejected", "shop");
+    const servers = { db: { command: "db-server" }, sentry: { url: "https://mcp.sentry.dev/mcp" } };
+    put(path.join(project, ".mcp.json"), JSON.stringify({ mcpServers: servers }));
+    put(path.join(project, ".claude", "settings.local.json"), JSON.stringify({ disabledMcpjsonServers: ["db"] }));
+    const found = await discoverImports({ home, projectRoot: project, platform: "linux", env: {} });
+    assert.deepEqual(
+      found.servers.map((s) => `${s.name} ${String(s.entry.enabled)}`),
+      ["db false", "sentry undefined"],
+    );
+    assert.ok(
+      found.servers[0]!.notes.some((n) => /disabled in Claude Code/.test(n)),
+      found.servers[0]!.notes.join("\n"),
+    );
+  });
+
   it("finds nothing, and says nothing, in an empty home", async () => {
     const empty = path.join(root, "empty");
     mkdirSync(empty);

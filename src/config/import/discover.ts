@@ -9,7 +9,8 @@
 import { NotUtf8Error, readUtf8File } from "../../common/utf8-file.ts";
 import { quoteValue } from "../../common/text.ts";
 import { isObject, type JsonObject } from "../../common/values.ts";
-import { isToggleOnly } from "../parse.ts";
+import * as path from "node:path";
+import { isToggleOnly, parseConfigText } from "../parse.ts";
 import { validateServerEntry } from "../validate/entry.ts";
 import { convertEntry, Notes } from "./convert.ts";
 import { candidateFiles } from "./locations.ts";
@@ -50,7 +51,24 @@ export async function discoverImports(loc: ImportLocations): Promise<ImportResul
   const local = new Set(servers.filter((s) => s.notes.includes(LOCAL_NOTE)).map((s) => s.name));
   const mcpJson = candidateFiles(loc).find((f) => f.client === "claude-code" && f.scope === "project")?.path;
   const shadowed = (s: ImportedServer) => s.sourcePath === mcpJson && local.has(s.name);
+  const rejected = mcpJson ? await rejectedInClaudeCode(path.dirname(mcpJson)) : new Set<string>();
+  for (const s of servers)
+    if (s.sourcePath === mcpJson && rejected.has(s.name) && s.entry.enabled !== false) {
+      s.entry.enabled = false;
+      s.notes.push('disabled in Claude Code (disabledMcpjsonServers); imported with "enabled": false');
+    }
   return { servers: servers.filter((s) => !shadowed(s)), errors: results.flatMap((r) => r.errors) };
+}
+
+/** The project's .mcp.json servers the user rejected in Claude Code: `disabledMcpjsonServers` of .claude/settings*.json. */
+async function rejectedInClaudeCode(root: string): Promise<Set<string>> {
+  const names = new Set<string>();
+  for (const file of ["settings.json", "settings.local.json"]) {
+    const doc = parseConfigText(await readUtf8File(path.join(root, ".claude", file)).catch(() => "")).value;
+    const list = isObject(doc) ? doc.disabledMcpjsonServers : undefined;
+    for (const name of Array.isArray(list) ? list : []) if (typeof name === "string") names.add(name);
+  }
+  return names;
 }
 
 /** Parses one file's text. Never throws: problems come back as `errors`. */
