@@ -79,6 +79,12 @@ describe(`pi command line in projects (pi ${PI_LINE})`, { timeout: 300_000 }, ()
         ["start"],
         "only the trusted server started",
       );
+      // Trusted but not started: as /mcp enable, a script is told by the exit status.
+      const broken = { mcpServers: { local: entry, later: { ...entry, lazy: true }, broken: { command: "false" } } };
+      writeFileSync(path.join(project.dir, ".pi", "mcp.json"), JSON.stringify(broken));
+      const failing = await runPi(["-e", EXTENSION_DIR, "-p", "/mcp trust broken"], 60_000, project.dir);
+      assert.equal(failing.code, 1, failing.output);
+      assert.match(failing.output, /broken: trusted, but it did not start/);
     } finally {
       project.cleanup();
     }

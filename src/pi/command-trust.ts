@@ -65,11 +65,10 @@ async function trustAndStart(deps: TrustDeps, servers: readonly Trusted[], ctx: 
       return `  ${connection.name}: ${how}, starting; its tools appear when it is ready`;
     return `  ${connection.name}: ${how}, ${connection.status}, ${plural(connection.tools.length, "tool")}`;
   });
-  show(
-    ctx,
-    [`Trusted ${plural(results.length, "MCP server")} of ${deps.bridge.projectRoot}:`, ...lines].join("\n"),
-    results.some((r) => r.error) ? "warning" : "info",
-  );
+  const text = [`Trusted ${plural(results.length, "MCP server")} of ${deps.bridge.projectRoot}:`, ...lines].join("\n");
+  // One that did not start fails a script, as /mcp enable does.
+  if (results.some((r) => r.error)) failed(ctx, text, "warning");
+  else show(ctx, text);
 }
 
 /** How the user trusted a server so far: `"sandboxed"`, `"fully"`, or not at all. */
