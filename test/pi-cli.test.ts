@@ -244,6 +244,11 @@ describe("pi command line", { timeout: 600_000 }, () => {
       const on = await runPi(["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp off once", "/mcp on once"]);
       assert.equal(on.code, 1, on.output);
       assert.match(on.output, /Switched on MCP server 'once', but it did not start/);
+      // Disabled in its file: /mcp on does not start it (/mcp enable does), and a script is told so.
+      writeFileSync(config, JSON.stringify({ mcpServers: { off: { command: "false", enabled: false } } }));
+      const disabled = await runPi(["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp on off"]);
+      assert.equal(disabled.code, 1, disabled.output);
+      assert.match(disabled.output, /MCP server 'off' is disabled in its config; \/mcp enable off turns it on/);
       // Its start leaves a directory where its file was (as a file made read-only would): saving there fails.
       const spoiling = JSON.stringify({ mcpServers: { spoil: server(`rm "$1" && mkdir "$1" && exec node "$2"`) } });
       for (const command of ["/mcp enable spoil", "/mcp remove spoil"]) {

@@ -42,7 +42,7 @@ export async function switchOffCommand(deps: CommandDeps, connection: ServerConn
 export async function switchOnCommand(deps: CommandDeps, connection: ServerConnection, ctx: ExtensionContext) {
   const name = commandArgument(connection.name);
   if (connection.status === "disabled")
-    return show(ctx, `${disabledText(connection)}; /mcp enable ${name} turns it on and saves that.`, "warning");
+    return failed(ctx, `${disabledText(connection)}; /mcp enable ${name} turns it on and saves that.`, "warning");
   if (!deps.serversOff.isOff(connection))
     return show(ctx, `MCP server '${connection.name}' is on already (${connection.status}).`);
   try {
