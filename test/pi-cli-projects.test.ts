@@ -3,7 +3,7 @@
  * and a project nobody has trusted yet. Moved out of ./pi-cli.test.ts so the two run side by side.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import {
@@ -85,6 +85,19 @@ describe(`pi command line in projects (pi ${PI_LINE})`, { timeout: 300_000 }, ()
       const failing = await runPi(["-e", EXTENSION_DIR, "-p", "/mcp trust broken"], 60_000, project.dir);
       assert.equal(failing.code, 1, failing.output);
       assert.match(failing.output, /broken: trusted, but it did not start/);
+      // An answer that cannot be saved ends with this run: a script is told it did not take.
+      const store = path.join(home.dir, "agent", "mcp-bridge", "trust.json");
+      rmSync(store, { force: true });
+      mkdirSync(store);
+      try {
+        for (const command of ["/mcp trust local", "/mcp untrust local"]) {
+          const unsaved = await runPi(["-e", EXTENSION_DIR, "-p", command], 60_000, project.dir);
+          assert.equal(unsaved.code, 1, `${command}: ${unsaved.output}`);
+          assert.match(unsaved.output, /but the answer could not be saved/);
+        }
+      } finally {
+        rmSync(store, { recursive: true, force: true });
+      }
     } finally {
       project.cleanup();
     }

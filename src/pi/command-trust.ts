@@ -52,7 +52,11 @@ async function trustAndStart(deps: TrustDeps, servers: readonly Trusted[], ctx: 
   try {
     results = (await Promise.all([trust(true), trust(false)])).flat();
   } catch (error) {
-    return show(ctx, `Trusted for this session, but the answer could not be saved: ${errorMessage(error)}`, "warning");
+    return failed(
+      ctx,
+      `Trusted for this session, but the answer could not be saved: ${errorMessage(error)}`,
+      "warning",
+    );
   }
   const lines = results.map(({ connection, error }) => {
     const boxed = deps.bridge.trust.sandboxed(connection.config);
@@ -193,7 +197,11 @@ export async function untrustCommand(deps: TrustDeps, names: readonly string[], 
   try {
     await deps.bridge.trust.distrust(picked);
   } catch (error) {
-    return show(ctx, `Stopped for this session, but the answer could not be saved: ${errorMessage(error)}`, "warning");
+    return failed(
+      ctx,
+      `Stopped for this session, but the answer could not be saved: ${errorMessage(error)}`,
+      "warning",
+    );
   }
   const stopped = picked.map((c) => c.name);
   show(
