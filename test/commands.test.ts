@@ -107,17 +107,17 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
       servers.map((s) => s.value),
       ["test local"],
     );
-    // `trust` takes a flag, once typed or after a server.
-    for (const [typed, completed] of [
+    // `trust` takes a flag, once typed or after a server (and the other project servers, as it takes several).
+    for (const [typed, ...completed] of [
       ["trust --s", "trust --sandboxed"],
-      ["trust local ", "trust local --sandboxed"],
+      ["trust local ", "trust local web", "trust local --sandboxed"],
       ["add fs --cw", "add fs --cwd"],
       ["import --a", "import --all"],
     ]) {
       const offered = ((await command.getArgumentCompletions?.(typed!)) ?? []) as Array<{ value: string }>;
       assert.deepEqual(
         offered.map((s) => s.value),
-        [completed],
+        completed,
         typed,
       );
     }
