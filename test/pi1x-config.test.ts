@@ -474,6 +474,23 @@ describe("`oauth`, pi 1.x's name for `auth`", () => {
     );
   });
 
+  test("authServerMetadataUrl and clientMetadataUrl written as a ${VAR} are taken: the variable is filled in at connect time", () => {
+    assert.equal(
+      errorsOf({ oauth: { authServerMetadataUrl: "${AUTH_METADATA_URL}", clientMetadataUrl: "${CLIENT_DOCUMENT}" } }),
+      "",
+    );
+    assert.match(
+      errorsOf({
+        oauth: {
+          authServerMetadataUrl: "${META}",
+          authorizationUrl: "https://a.example/a",
+          tokenUrl: "https://a.example/t",
+        },
+      }),
+      /both replace discovery/,
+    );
+  });
+
   test("pi 1.x's `auth.provider` is refused with what to do instead", () => {
     assert.match(
       errorsOf({ auth: { provider: "github" } }),

@@ -88,7 +88,8 @@ function oauthSettings(
     );
   if (settings.clientSecret !== undefined && settings.clientId === undefined)
     errors.push(`\`${field}.clientSecret\` needs \`${field}.clientId\``);
-  if (settings.clientMetadataUrl !== undefined && !/^https:\/\/[^/]+\/./.test(settings.clientMetadataUrl))
+  // A URL that is all a `${VAR}` is known only at connect time (session.ts fills it in), as for `url`.
+  if (settings.clientMetadataUrl !== undefined && !/^(https:\/\/[^/]+\/.|\$\{)/.test(settings.clientMetadataUrl))
     errors.push(`\`${field}.clientMetadataUrl\` must be an https URL with a path`);
   const scopes = auth.scopes ?? auth.scope;
   if (typeof scopes === "string") settings.scopes = scopes.split(/\s+/).filter(Boolean);
@@ -182,7 +183,8 @@ function metadataUrl(auth: JsonObject, settings: OAuthSettings, field: string, e
   const value = auth.authServerMetadataUrl;
   if (value === undefined || value === null) return undefined;
   const url = typeof value === "string" && URL.canParse(value) ? new URL(value) : undefined;
-  if (!url || !(url.protocol === "https:" || (url.protocol === "http:" && LOOPBACK_HOSTS.includes(url.hostname)))) {
+  const later = typeof value === "string" && value.startsWith("${");
+  if (!later && !(url?.protocol === "https:" || (url?.protocol === "http:" && LOOPBACK_HOSTS.includes(url.hostname)))) {
     errors.push(
       `\`${field}.authServerMetadataUrl\` must be an https URL, or http on localhost, 127.0.0.1 or [::1] (got ${quoteValue(value)})`,
     );
