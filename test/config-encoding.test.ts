@@ -5,10 +5,12 @@
  * way (a writer that rewrote such a file would lose its bytes).
  */
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { closeSync, constants, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import { firstNonUtf8Byte } from "../src/common/utf8-file.ts";
+import { loadLayeredConfig } from "../src/config/files.ts";
 import { discoverImports } from "../src/config/import/discover.ts";
 import { updateConfigFile } from "../src/config/write/update-file.ts";
 import { EXTENSION_DIR, fixtureEntry, tempDir, trustProjectServers } from "./helpers.ts";
@@ -90,6 +92,37 @@ describe("config files that are not UTF-8", { timeout: 120_000 }, () => {
       assert.deepEqual(readFileSync(claude), bytes, "not rewritten");
     } finally {
       home.cleanup();
+    }
+  });
+});
+
+describe("a config file that is a pipe", () => {
+  test("is reported and skipped, not waited on: the user's servers still load", async () => {
+    const root = tempDir("mcp-bridge-fifo-");
+    const fifo = path.join(root.dir, ".pi", "mcp.json");
+    mkdirSync(path.dirname(fifo));
+    execFileSync("mkfifo", [fifo]);
+    writeFileSync(path.join(root.dir, "mcp.json"), JSON.stringify({ mcpServers: { mine: { command: "x" } } }));
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const load = loadLayeredConfig({ projectRoot: root.dir, agentDir: root.dir, bundledPath: "/none.json" });
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error("still waiting on the pipe after 10 s")), 10_000);
+      });
+      const config = await Promise.race([load, late]);
+      assert.deepEqual(
+        config.problems.map((p) => `${p.source.path}: ${p.message}`),
+        [`${fifo}: cannot read the file: not a regular file (a pipe, a socket or a device); nothing is read from it`],
+      );
+      assert.deepEqual(
+        config.servers.map((s) => s.name),
+        ["mine"],
+      );
+    } finally {
+      clearTimeout(timer);
+      // A writer that comes and goes ends a read still waiting, so a failed run does not keep the process alive.
+      closeSync(openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK));
+      root.cleanup();
     }
   });
 });

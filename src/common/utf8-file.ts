@@ -3,9 +3,12 @@
  * offset, not a U+FFFD that changes a value (a path, a token) unseen.
  */
 import { isUtf8 } from "node:buffer";
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 
-export class NotUtf8Error extends Error {
+/** A file whose text is not read: said in its message. */
+export class UnreadableTextError extends Error {}
+
+class NotUtf8Error extends UnreadableTextError {
   constructor(readonly offset: number) {
     super(`not valid UTF-8 at byte ${offset}; save it as UTF-8`);
   }
@@ -27,6 +30,11 @@ export function firstNonUtf8Byte(bytes: Buffer): number | undefined {
 
 /** The file's text, or a {@link NotUtf8Error}; a byte-order mark stays, as `readFile` keeps it. */
 export async function readUtf8File(file: string): Promise<string> {
+  // A FIFO blocks the open (and pi's exit) until something writes to it, and /dev/zero (a cloned project's
+  // `.pi/mcp.json` may link to it) never ends; a directory still fails as EISDIR.
+  const info = await stat(file);
+  if (!info.isFile() && !info.isDirectory())
+    throw new UnreadableTextError("not a regular file (a pipe, a socket or a device); nothing is read from it");
   const bytes = await readFile(file);
   const invalidAt = firstNonUtf8Byte(bytes);
   if (invalidAt !== undefined) throw new NotUtf8Error(invalidAt);

@@ -5,7 +5,7 @@
 import * as os from "node:os";
 import * as path from "node:path";
 import { errorMessage } from "../common/errors.ts";
-import { NotUtf8Error, readUtf8File } from "../common/utf8-file.ts";
+import { readUtf8File, UnreadableTextError } from "../common/utf8-file.ts";
 import { layerConfigs } from "./layers.ts";
 import { type PackageDir, readPackageLayer } from "./package-servers.ts";
 import { expandHome } from "./substitute.ts";
@@ -50,7 +50,8 @@ async function readSource(source: ConfigSource): Promise<{ input: ConfigFileInpu
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" && source.scope !== "flag") return { input: { source, text: undefined } };
-    const reason = error instanceof NotUtf8Error ? error.message : (READ_ERRORS.get(code ?? "") ?? String(error));
+    const reason =
+      error instanceof UnreadableTextError ? error.message : (READ_ERRORS.get(code ?? "") ?? String(error));
     const problem: ConfigProblem = { level: "error", source, message: `cannot read the file: ${reason}` };
     return { input: { source, text: undefined }, problem };
   }

@@ -6,7 +6,7 @@
  *
  * Values are never echoed into notes or errors: a config file often holds credentials, and the import UI shows both.
  */
-import { NotUtf8Error, readUtf8File } from "../../common/utf8-file.ts";
+import { readUtf8File, UnreadableTextError } from "../../common/utf8-file.ts";
 import { quoteValue } from "../../common/text.ts";
 import { isObject, type JsonObject } from "../../common/values.ts";
 import * as path from "node:path";
@@ -40,7 +40,7 @@ export async function discoverImports(loc: ImportLocations): Promise<ImportResul
         if (code === "ENOENT" || code === "ENOTDIR") return { servers: [], errors: [] };
         const denied = code === "EACCES" || code === "EPERM";
         const why = code === "EISDIR" ? "it is a directory" : denied ? "permission denied" : (code ?? "unknown error");
-        const reason = error instanceof NotUtf8Error ? error.message : why;
+        const reason = error instanceof UnreadableTextError ? error.message : why;
         return { servers: [], errors: [`${describeClientFile(file)}: cannot read the file: ${reason}`] };
       }
       return parseClientConfig(file, text, loc);

@@ -8,7 +8,7 @@ import { realpath, stat } from "node:fs/promises";
 import * as path from "node:path";
 import { replaceFile, serialised } from "../../common/atomic-file.ts";
 import { errorMessage } from "../../common/errors.ts";
-import { NotUtf8Error, readUtf8File } from "../../common/utf8-file.ts";
+import { readUtf8File, UnreadableTextError } from "../../common/utf8-file.ts";
 import { parseConfigText } from "../parse.ts";
 import { ConfigWriteError } from "./error.ts";
 
@@ -45,7 +45,7 @@ async function update(file: string, change: (text: string | undefined) => string
     mode = (await stat(target)).mode & 0o7777;
   } catch (error) {
     // Rewritten, its bytes that are not UTF-8 would be lost.
-    if (error instanceof NotUtf8Error) throw new ConfigWriteError("unparsable", `${file} is ${error.message}`);
+    if (error instanceof UnreadableTextError) throw new ConfigWriteError("unparsable", `${file} is ${error.message}`);
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw ioError("read", file, error);
     text = undefined;
   }
