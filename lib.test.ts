@@ -641,6 +641,15 @@ describe("layerConfigs", () => {
     assert.deepEqual(servers[0]!.source, user);
     assert.deepEqual(servers[0]!.enabledSource, project);
   });
+  test("`disabled: false` (Cline's, Cursor's word) switches back on a server a lower layer switched off", () => {
+    for (const lower of [{ disabled: true }, { enabled: false }]) {
+      const { servers } = layerConfigs([
+        file(user, { mcpServers: { a: { command: "user-a", ...lower } } }),
+        file(project, { mcpServers: { a: { disabled: false } } }),
+      ]);
+      assert.equal(servers[0]!.enabled, true, JSON.stringify(lower));
+    }
+  });
   test("a toggle whose `enabled` or `disabled` is no boolean is reported, not ignored without a word", () => {
     for (const toggle of [{ enabled: "false" }, { disabled: "yes" }]) {
       const { servers, problems } = layerConfigs([

@@ -145,8 +145,9 @@ function applyToggle(
   const errors: string[] = [];
   const warnings: string[] = [];
   const server = serverLabel(config.name);
-  const enabled =
-    !booleanField(entry, "disabled", false, errors) && booleanField(entry, "enabled", config.enabled, errors);
+  // The toggle's own word decides: `"disabled": false` switches back on a server the lower layer switched off.
+  const off = booleanField(entry, "disabled", !config.enabled, errors);
+  const enabled = booleanField(entry, "enabled", !off, errors) && entry.disabled !== true;
   const next: ServerConfig = { ...config, enabled };
   if ("enabled" in entry || "disabled" in entry) next.enabledSource = source;
   if ("exposure" in entry || "toolExposure" in entry) {
