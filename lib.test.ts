@@ -819,6 +819,12 @@ describe("substituteVars", () => {
       auth: { clientId: "${CLIENT_ID}", clientSecret: "${CLIENT_SECRET}" },
     });
     assert.deepEqual(configVarRefs(oauth).sort(), ["CLIENT_ID", "CLIENT_SECRET"]);
+    // Each OAuth setting the session fills in is named, so the trust question lists every variable a server reads.
+    const urls = valid("c", {
+      url: "https://h/mcp",
+      auth: { authServerMetadataUrl: "https://a.example/${META}", clientMetadataUrl: "https://a.example/${DOC}" },
+    });
+    assert.deepEqual(configVarRefs(urls).sort(), ["DOC", "META"]);
   });
 });
 

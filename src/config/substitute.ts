@@ -126,7 +126,8 @@ export function configVarRefs(config: ServerConfig): string[] {
     ...[...Object.values(config.env), ...Object.values(config.headers)].map(plain),
     ...[oauth?.clientId, plain(oauth?.clientSecret), oauth?.authorizationUrl, oauth?.tokenUrl, oauth?.privateKeyFile],
     ...[oauth?.assertion, oauth?.assertionFile, oauth?.idpUrl, oauth?.idpTokenUrl, oauth?.idpClientId],
-    ...[oauth?.idpClientSecret, oauth?.idToken, oauth?.idTokenFile],
+    ...[oauth?.idpClientSecret, oauth?.idToken, oauth?.idTokenFile, oauth?.keyId],
+    ...[oauth?.clientMetadataUrl, oauth?.authServerMetadataUrl],
   ];
   return [...new Set(texts.flatMap((text) => findVarRefs(text ?? "")))];
 }
