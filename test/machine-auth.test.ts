@@ -128,6 +128,20 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     );
   });
 
+  test("private_key_jwt with a key file under ${PROJECT_ROOT}: the project's file is read", async () => {
+    const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+    const { fixture, authDir } = await setup({
+      machineClients: [{ clientId: "in-project", method: "private_key_jwt", publicKey }],
+    });
+    writeFileSync(path.join(tmp.dir, "project.pem"), privateKey.export({ format: "pem", type: "sec1" }), {
+      mode: 0o600,
+    });
+    const auth = { clientId: "in-project", privateKeyFile: "${PROJECT_ROOT}/project.pem" };
+    const connection = connect(fixture, authDir, auth, { projectRoot: tmp.dir });
+    await connection.connect();
+    assert.equal(await echo(connection, "from the project"), "from the project");
+  });
+
   test("private_key_jwt with a JWK key file and keyId: the assertion's header names the key", async () => {
     const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
     const { fixture, authDir } = await setup({

@@ -44,6 +44,8 @@ export interface ConnectOptions extends ConnectDefaults {
   env?: NodeJS.ProcessEnv;
   /** Whether the project's config is trusted (a `!command` secret runs only then). */
   trusted?: () => boolean;
+  /** The project root `${PROJECT_ROOT}` names, when not the repository's. */
+  projectRoot?: string;
 }
 
 export interface OAuthBed {
@@ -122,6 +124,7 @@ export function oauthBed(prefix: string, defaults: ConnectDefaults = {}): OAuthB
         logger: bed.logger,
         ...(env ? { env } : {}),
         ...(options.trusted ? { trusted: options.trusted } : {}),
+        ...(options.projectRoot ? { projectRoot: options.projectRoot } : {}),
       });
       bed.connections.push(connection);
       return connection;

@@ -109,7 +109,7 @@ export class ServerConnection {
     const onSecrets = (values: string[]) => this.redactor.add(values);
     const report = this.report;
     this.auth = new ServerAuth({
-      ...{ server: config.name, settings: config.oauth, env, store },
+      ...{ server: config.name, settings: config.oauth, env, store, projectRoot: options.projectRoot },
       ...{ signIn, signInTimeoutMs, report, onSecrets },
     });
     this.opener = new SessionOpener(config, {

@@ -21,6 +21,8 @@ export interface ServerAuthOptions {
   /** The server's `auth` settings; undefined when OAuth is off for it. */
   settings?: OAuthSettings;
   env: Environment;
+  /** What `${PROJECT_ROOT}` in its settings names. */
+  projectRoot?: string;
   /** Where tokens and client registrations are kept; without it there is no OAuth. */
   store?: AuthStore;
   /** Who can send the user to a sign-in page right now, if anyone. */
@@ -96,6 +98,7 @@ export class ServerAuth {
         settings,
         clientSecret,
         env: this.options.env,
+        projectRoot: this.options.projectRoot,
         store,
         signIn: () => (this.signInsHeld ? undefined : (this.override ?? this.options.signIn?.())),
         signInTimeoutMs: this.options.signInTimeoutMs,

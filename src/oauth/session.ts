@@ -26,6 +26,7 @@ export interface OAuthSessionOptions extends Omit<OAuthProviderOptions, "now" | 
   /** The client secret as a `!command` printed it, used instead of the written one. */
   clientSecret?: string;
   env: Environment;
+  projectRoot?: string;
   signIn: () => SignInHandler | undefined;
   /** Told every token, client secret and authorization code handled here, to keep them out of messages. */
   onSecrets?: (values: string[]) => void;
@@ -80,7 +81,7 @@ export class OAuthSession {
     const secrets: string[] = [];
     const resolve = (value: string | undefined): string | undefined => {
       if (value === undefined) return undefined;
-      const result = substituteVars(value, options.env);
+      const result = substituteVars(value, options.env, options.projectRoot);
       secrets.push(...result.secrets);
       return result.value;
     };
