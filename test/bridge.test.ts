@@ -140,11 +140,10 @@ describe("McpBridge", { timeout: 120_000 }, () => {
         (name) => bridge.connection(name),
       );
       for (const c of bridge.connections.values()) if (c.status === "connected") registry.registerServer(c);
-      const summary = formatStartupSummary(
-        serverRows(bridge, registry, process.env),
-        bridge.problems,
-        registry.warnings,
-      );
+      const rows = serverRows(bridge, registry, process.env);
+      // The user's file, where it is on, is not where to look for why it is off.
+      assert.equal(rows.find((r) => r.name === "switchedOff")!.source, "user, switched in project");
+      const summary = formatStartupSummary(rows, bridge.problems, registry.warnings);
       assert.match(summary!, /MCP: 4 of 4 servers connected/);
       assert.match(summary!, /server 'broken' in user config .*: `url` is not a valid URL/);
     } finally {

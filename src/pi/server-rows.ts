@@ -43,10 +43,12 @@ function requestTokens(
 }
 
 function sourceLabel(c: ServerConnection): string {
-  const importedFrom = c.config.raw.importedFrom;
-  return typeof importedFrom === "string"
-    ? `${scopeLabel(c.config.source)}, imported from ${shown(importedFrom, SHOWN.line, "line")}`
-    : scopeLabel(c.config.source);
+  const { raw, source, enabledSource } = c.config;
+  // A higher file that switches it on or off is named: the file that defines it would not say why it is off (or on).
+  const switched = enabledSource ? `, switched in ${scopeLabel(enabledSource)}` : "";
+  return typeof raw.importedFrom === "string"
+    ? `${scopeLabel(source)}${switched}, imported from ${shown(raw.importedFrom, SHOWN.line, "line")}`
+    : `${scopeLabel(source)}${switched}`;
 }
 
 /** What `/mcp` says of a sandboxed server's sandbox: its last start's rules, and its refusals. */
