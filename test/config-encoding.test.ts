@@ -6,7 +6,17 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { closeSync, constants, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import { firstNonUtf8Byte } from "../src/common/utf8-file.ts";
@@ -118,10 +128,15 @@ describe("a config file that is a pipe", () => {
         config.servers.map((s) => s.name),
         ["mine"],
       );
+      // A link to /dev/null, though, reads as an empty file, as it always did.
+      rmSync(fifo);
+      symlinkSync("/dev/null", fifo);
+      const empty = await loadLayeredConfig({ projectRoot: root.dir, agentDir: root.dir, bundledPath: "/none.json" });
+      assert.deepEqual(empty.problems, []);
     } finally {
       clearTimeout(timer);
       // A writer that comes and goes ends a read still waiting, so a failed run does not keep the process alive.
-      closeSync(openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK));
+      if (statSync(fifo).isFIFO()) closeSync(openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK));
       root.cleanup();
     }
   });

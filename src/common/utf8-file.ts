@@ -4,6 +4,7 @@
  */
 import { isUtf8 } from "node:buffer";
 import { readFile, stat } from "node:fs/promises";
+import { devNull } from "node:os";
 
 /** A file whose text is not read: said in its message. */
 export class UnreadableTextError extends Error {}
@@ -33,6 +34,8 @@ export async function readUtf8File(file: string): Promise<string> {
   // A FIFO blocks the open (and pi's exit) until something writes to it, and /dev/zero (a cloned project's
   // `.pi/mcp.json` may link to it) never ends; a directory still fails as EISDIR.
   const info = await stat(file);
+  // A link to /dev/null is a way to say "no servers": empty, as it always read.
+  if (info.isCharacterDevice() && info.rdev === (await stat(devNull)).rdev) return "";
   if (!info.isFile() && !info.isDirectory())
     throw new UnreadableTextError("not a regular file (a pipe, a socket or a device); nothing is read from it");
   const bytes = await readFile(file);
