@@ -106,6 +106,23 @@ describe("config files that are not UTF-8", { timeout: 120_000 }, () => {
   });
 });
 
+describe("a config file that is a link to nothing", () => {
+  test("is reported, naming where it points, not taken for a file never written", async () => {
+    const root = tempDir("mcp-bridge-dangling-");
+    try {
+      const target = path.join(root.dir, "dotfiles", "mcp.json");
+      symlinkSync(target, path.join(root.dir, "mcp.json"));
+      const config = await loadLayeredConfig({ projectRoot: root.dir, agentDir: root.dir, bundledPath: "/none.json" });
+      assert.deepEqual(
+        config.problems.map((p) => p.message),
+        [`cannot read the file: it links to ${target}, which does not exist`],
+      );
+    } finally {
+      root.cleanup();
+    }
+  });
+});
+
 describe("a config file that is a pipe", () => {
   test("is reported and skipped, not waited on: the user's servers still load", async () => {
     const root = tempDir("mcp-bridge-fifo-");

@@ -2,6 +2,7 @@
  * Finds and reads the config layers: `--mcp-config` file, project `.pi/mcp.json`, user `<agent dir>/mcp.json`, the
  * manifests of installed pi packages, and the `mcp.json` bundled with the extension.
  */
+import { readlink } from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
 import { errorMessage } from "../common/errors.ts";
@@ -49,9 +50,15 @@ async function readSource(source: ConfigSource): Promise<{ input: ConfigFileInpu
     return { input: { source, text: await readUtf8File(source.path) } };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" && source.scope !== "flag") return { input: { source, text: undefined } };
+    // A link whose file is gone (a dotfiles checkout moved) is not a file never written: its servers are missing.
+    const link = code === "ENOENT" ? await readlink(source.path).catch(() => undefined) : undefined;
+    if (code === "ENOENT" && source.scope !== "flag" && link === undefined)
+      return { input: { source, text: undefined } };
+    const dangling = link && `it links to ${path.resolve(path.dirname(source.path), link)}, which does not exist`;
     const reason =
-      error instanceof UnreadableTextError ? error.message : (READ_ERRORS.get(code ?? "") ?? String(error));
+      error instanceof UnreadableTextError
+        ? error.message
+        : ((dangling || READ_ERRORS.get(code ?? "")) ?? String(error));
     const problem: ConfigProblem = { level: "error", source, message: `cannot read the file: ${reason}` };
     return { input: { source, text: undefined }, problem };
   }
