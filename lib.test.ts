@@ -1291,6 +1291,14 @@ describe("normalizeToolResult", () => {
     }));
     assert.deepEqual(normalizeToolResult({ content: parts }).text.match(/\na: 1/g)?.length, 2);
   });
+  test("a text blob of a source or data type (toml, ndjson, sql, shell) is text, not binary", () => {
+    const types = ["application/toml", "application/x-ndjson", "application/sql", "application/x-sh"];
+    const parts = types.map((mimeType) => ({
+      type: "resource",
+      resource: { uri: "file:///f", mimeType, blob: Buffer.from("a = 1").toString("base64") },
+    }));
+    assert.equal(normalizeToolResult({ content: parts }).text.match(/\na = 1/g)?.length, types.length);
+  });
   test("a text blob in another charset than UTF-8 is read in the charset its type names", () => {
     const blob = Buffer.from("café, 20 °C", "latin1").toString("base64");
     const resource = { uri: "file:///w.txt", mimeType: "text/plain; charset=ISO-8859-1", blob };
