@@ -100,12 +100,12 @@ describe("task wire shapes (pure)", () => {
   });
 });
 
-async function connect(url: string, mode: Mode): Promise<Client> {
+async function connect(url: string, mode: Mode, fetch?: typeof globalThis.fetch): Promise<Client> {
   const client = new Client(
     { name: "tool-tasks-test", version: "0.0.0" },
     { versionNegotiation: { mode }, capabilities: { elicitation: {} } },
   );
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch }));
   return client;
 }
 
@@ -384,6 +384,31 @@ for (const bed of BEDS) {
           (error) => error instanceof TaskCancelledError,
         );
         assert.deepEqual(dialogs, ["open", "dismissed"]);
+      },
+    );
+
+    it(
+      "a task's question under a key every object has (`__proto__`) is answered under that key",
+      { skip: bed.dialect !== "extension", timeout: 15_000 },
+      async () => {
+        // What pi sends; the v2 SDK's server then drops that key itself, so the task goes on without the answer.
+        const sent: unknown[] = [];
+        const watching = await connect(server.url, bed.mode, async (url, init) => {
+          const body = typeof init?.body === "string" ? (JSON.parse(init.body) as { method?: string }) : {};
+          if (body.method === "tasks/update") sent.push(body);
+          return fetch(url, init);
+        });
+        const elicitation = async (): Promise<ElicitResult> => ({ action: "accept", content: { go: true } });
+        const args = { steps: 1, stepMs: 10, ask: true, askKey: "__proto__", gateMs: 1000 };
+        await toolCallRun("long_job", args, undefined, { elicitation })
+          .run(watching, {})
+          .catch(() => undefined)
+          .finally(() => watching.close());
+        const responses = (sent[0] as { params: { inputResponses: object } }).params.inputResponses;
+        assert.deepEqual(Object.getOwnPropertyDescriptor(responses, "__proto__")?.value, {
+          action: "accept",
+          content: { go: true },
+        });
       },
     );
 

@@ -93,15 +93,16 @@ async function answerInputRequests(
   answers: Answers,
   signal: AbortSignal,
 ): Promise<Record<string, unknown>> {
-  const responses: Record<string, unknown> = {};
+  // Gathered as entries: a key the server chose may be `__proto__`, which an assignment would not keep.
+  const responses: Array<[string, unknown]> = [];
   for (const [key, request] of Object.entries(requests)) {
     const { method, params } = (request ?? {}) as { method?: string; params?: never };
     if (method === "elicitation/create" && answers.elicitation)
-      responses[key] = await answers.elicitation(params!, signal);
+      responses.push([key, await answers.elicitation(params!, signal)]);
     else if (method === "sampling/createMessage" && answers.sampling)
-      responses[key] = await answers.sampling(params!, signal);
-    else if (method === "roots/list" && answers.roots) responses[key] = { roots: answers.roots() };
+      responses.push([key, await answers.sampling(params!, signal)]);
+    else if (method === "roots/list" && answers.roots) responses.push([key, { roots: answers.roots() }]);
     else throw new Error(`the task asked for ${method ?? "something"}, which this client does not answer`);
   }
-  return responses;
+  return Object.fromEntries(responses);
 }
