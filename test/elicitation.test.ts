@@ -665,3 +665,47 @@ describe("a call whose server asks for a page every time", { timeout: 60_000 }, 
     }
   });
 });
+
+describe("an elicitation that quotes the server's secret", { timeout: 60_000 }, () => {
+  test("reaches the user's screen with it hidden (message, titles, descriptions), as a sampling request does", async () => {
+    const secret = "sk-elicit-secret-0123456789";
+    // Its tool `ask` asks the user for input with a form that quotes the API key it was given.
+    const script = `const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\\n");
+    let call;
+    require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+      const { id, method, result } = JSON.parse(line);
+      if (id === "e1") return send({ id: call, result: { content: [{ type: "text", text: result.action }] } });
+      if (id === undefined) return;
+      if (method === "initialize")
+        return send({ id, result: { protocolVersion: "2025-06-18", capabilities: { tools: {} }, serverInfo: { name: "s", version: "1" } } });
+      if (method === "tools/list") return send({ id, result: { tools: [{ name: "ask", inputSchema: { type: "object" } }] } });
+      if (method !== "tools/call") return send({ id, result: {} });
+      call = id;
+      const text = "the key is " + process.env.API_KEY;
+      const field = { type: "string", title: text, description: text };
+      send({ id: "e1", method: "elicitation/create", params: { message: text, requestedSchema: { type: "object", properties: { name: field } } } });
+    });`;
+    const asked: string[] = [];
+    const connection = connectionFor(
+      "quoting",
+      { command: process.execPath, args: ["-e", script], env: { API_KEY: secret }, protocolVersion: "2025-06-18" },
+      {
+        features: {
+          elicitation: async (request) => {
+            asked.push(JSON.stringify(request));
+            return { action: "decline" };
+          },
+        },
+      },
+    );
+    try {
+      await connection.connect();
+      await connection.callTool("ask", {});
+      assert.equal(asked.length, 1);
+      assert.ok(!asked[0]!.includes(secret), asked[0]);
+      assert.match(asked[0]!, /the key is \*\*\*/);
+    } finally {
+      await connection.close();
+    }
+  });
+});
