@@ -9,7 +9,8 @@ import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type Api, type Context, fauxAssistantMessage, fauxToolCall, type Model } from "@mariozechner/pi-ai";
 import type { CreateMessageRequest } from "@modelcontextprotocol/client";
-import { describeSamplingRequest, pickModel, samplingContext } from "../src/pi/sampling.ts";
+import { DialogBudget } from "../src/pi/dialog-budget.ts";
+import { describeSamplingRequest, pickModel, samplingContext, samplingHandler } from "../src/pi/sampling.ts";
 import { connectionFor, EVERYTHING_SERVER, EXTENSION_DIR, REPO_ROOT, restoreEnv, tempDir, waitFor } from "./helpers.ts";
 import { bundledFixture } from "./fixture-bundle.ts";
 import { startFakeOpenAi } from "./fixtures/fake-openai.ts";
@@ -129,6 +130,22 @@ describe("sampling requests (pure)", () => {
       model("m1"),
     );
     assert.match(long, /\(3 earlier messages\)\nuser: message 4\n[^]*\nuser: message 9$/);
+  });
+});
+
+describe("requests refused before any dialog", () => {
+  test("take none of the server's 5 dialogs a minute: with no model, or asking for tool use", async () => {
+    const ui = new RecordingUI();
+    ui.answers = ["Deny"];
+    const session = { hasUI: true, ui: ui.context(), model: undefined as Model<Api> | undefined };
+    const ctx = () => ({ ...session, modelRegistry: { getAvailable: () => [] }, signal: undefined }) as never;
+    const handler = samplingHandler("srv", "ask", ctx, new DialogBudget(() => undefined));
+    for (let i = 0; i < 6; i++) await assert.rejects(handler(params()), /pi has no model selected/);
+    session.model = model("m1");
+    const tools = params({ tools: [{ name: "t", inputSchema: { type: "object" } }] });
+    for (let i = 0; i < 6; i++) await assert.rejects(handler(tools), /sampling with tools is not supported/);
+    await assert.rejects(handler(params()), /The user declined MCP server 'srv''s sampling request/);
+    assert.equal(ui.asked.length, 1);
   });
 });
 

@@ -157,54 +157,56 @@ export function samplingHandler(
     const model = pickModel(params, session.model, session.modelRegistry.getAvailable());
     if (!model) throw refused("pi has no model selected to answer with");
     const context = samplingContext(params, model);
-    if (askUser && mode === "ask") {
-      const answer = await session.ui.select(describeSamplingRequest(server, params, model), [ALLOW, DENY, DENY_REST], {
-        signal: cancelled,
-      });
-      first(answer);
-      if (answer !== ALLOW) throw refused(`The user declined MCP server '${server}''s sampling request`);
-    }
-    const reply = await completeWithPi(session.modelRegistry, model, context, {
-      // The server's limit, within the model's own: providers refuse a request for more than the model can write.
-      maxTokens: model.maxTokens > 0 ? Math.min(params.maxTokens, model.maxTokens) : params.maxTokens,
-      // OpenAI's reasoning models refuse any temperature but their own; for a reasoning model it is left to the model.
-      temperature: model.reasoning ? undefined : params.temperature,
-      signal:
-        cancelled && session.signal ? AbortSignal.any([cancelled, session.signal]) : (cancelled ?? session.signal),
-    }).catch((error: unknown) => {
-      throw refused(errorMessage(error));
-    });
-    if (reply.stopReason === "error" || reply.stopReason === "aborted")
-      throw new SamplingError(-32603, `The model failed: ${reply.errorMessage ?? reply.stopReason}`);
-    let text = reply.content.flatMap((c) => (c.type === "text" ? [c.text] : [])).join("");
-    if (askUser) {
-      const choice = await session.ui.select(
-        `${model.id} answered MCP server '${server}':\n${shown(text, SHOWN.view)}`,
-        [SEND, EDIT, REFUSE, ...(mode === "ask" ? [] : [DENY_REST])],
-        { signal: cancelled },
-      );
-      first(choice);
-      if (choice === EDIT) {
-        const edited = await session.ui.editor(`The answer MCP server '${server}' will get`, text);
-        if (edited === undefined) throw refused(`The user withheld the answer to MCP server '${server}'`);
-        text = edited;
-      } else if (choice !== SEND) throw refused(`The user withheld the answer to MCP server '${server}'`);
-    }
-    return {
-      role: "assistant",
-      content: { type: "text", text },
-      model: model.id,
-      stopReason: reply.stopReason === "length" ? "maxTokens" : "endTurn",
-    };
-  };
-  return (params, cancelled) =>
-    ctx()?.hasUI
-      ? budget.run(
-          server,
-          () => respond(params, cancelled),
-          (reason) => {
-            throw refused(reason);
+    // Refused above, a request asked nobody: only one that may put up a dialog takes a turn in the budget.
+    const dialogs = async (): Promise<CreateMessageResult> => {
+      if (askUser && mode === "ask") {
+        const answer = await session.ui.select(
+          describeSamplingRequest(server, params, model),
+          [ALLOW, DENY, DENY_REST],
+          {
+            signal: cancelled,
           },
-        )
-      : respond(params, cancelled);
+        );
+        first(answer);
+        if (answer !== ALLOW) throw refused(`The user declined MCP server '${server}''s sampling request`);
+      }
+      const reply = await completeWithPi(session.modelRegistry, model, context, {
+        // The server's limit, within the model's own: providers refuse a request for more than the model can write.
+        maxTokens: model.maxTokens > 0 ? Math.min(params.maxTokens, model.maxTokens) : params.maxTokens,
+        // OpenAI's reasoning models refuse any temperature but their own; for a reasoning model it is left to the model.
+        temperature: model.reasoning ? undefined : params.temperature,
+        signal:
+          cancelled && session.signal ? AbortSignal.any([cancelled, session.signal]) : (cancelled ?? session.signal),
+      }).catch((error: unknown) => {
+        throw refused(errorMessage(error));
+      });
+      if (reply.stopReason === "error" || reply.stopReason === "aborted")
+        throw new SamplingError(-32603, `The model failed: ${reply.errorMessage ?? reply.stopReason}`);
+      let text = reply.content.flatMap((c) => (c.type === "text" ? [c.text] : [])).join("");
+      if (askUser) {
+        const choice = await session.ui.select(
+          `${model.id} answered MCP server '${server}':\n${shown(text, SHOWN.view)}`,
+          [SEND, EDIT, REFUSE, ...(mode === "ask" ? [] : [DENY_REST])],
+          { signal: cancelled },
+        );
+        first(choice);
+        if (choice === EDIT) {
+          const edited = await session.ui.editor(`The answer MCP server '${server}' will get`, text);
+          if (edited === undefined) throw refused(`The user withheld the answer to MCP server '${server}'`);
+          text = edited;
+        } else if (choice !== SEND) throw refused(`The user withheld the answer to MCP server '${server}'`);
+      }
+      return {
+        role: "assistant",
+        content: { type: "text", text },
+        model: model.id,
+        stopReason: reply.stopReason === "length" ? "maxTokens" : "endTurn",
+      };
+    };
+    const refuse = (reason: string): never => {
+      throw refused(reason);
+    };
+    return askUser ? budget.run(server, dialogs, refuse) : dialogs();
+  };
+  return respond;
 }
