@@ -131,6 +131,12 @@ describe("sampling requests (pure)", () => {
     );
     assert.match(long, /\(3 earlier messages\)\nuser: message 4\n[^]*\nuser: message 9$/);
   });
+
+  test("the limit shown is the one the model is asked with: the server's, within what the model can write", () => {
+    const small = { ...model("m1"), maxTokens: 100 } as Model<Api>;
+    const text = describeSamplingRequest("notes", params({ maxTokens: 1_000_000 }), small);
+    assert.match(text, /^MCP server 'notes' wants m1 to answer it \(at most 100 tokens\)\./);
+  });
 });
 
 describe("requests refused before any dialog", () => {

@@ -116,9 +116,15 @@ export function pickModel(
   return current;
 }
 
+/** The server's limit, within the model's own: providers refuse a request for more than the model can write. Pure. */
+const tokenLimit = (params: SamplingParams, model: Model<Api>): number =>
+  model.maxTokens > 0 ? Math.min(params.maxTokens, model.maxTokens) : params.maxTokens;
+
 /** What the user sees before the model is asked: who asks, for what, with which limit. Pure. */
 export function describeSamplingRequest(server: string, params: SamplingParams, model: Model<Api>): string {
-  const lines = [`MCP server '${server}' wants ${model.id} to answer it (at most ${params.maxTokens} tokens).`];
+  const lines = [
+    `MCP server '${server}' wants ${model.id} to answer it (at most ${tokenLimit(params, model)} tokens).`,
+  ];
   if (params.systemPrompt) lines.push(`System prompt: ${shown(params.systemPrompt, SHOWN_CHARS)}`);
   const earlier = params.messages.length - SHOWN_MESSAGES;
   if (earlier > 0) lines.push(`(${earlier} earlier messages)`);
@@ -171,8 +177,7 @@ export function samplingHandler(
         if (answer !== ALLOW) throw refused(`The user declined MCP server '${server}''s sampling request`);
       }
       const reply = await completeWithPi(session.modelRegistry, model, context, {
-        // The server's limit, within the model's own: providers refuse a request for more than the model can write.
-        maxTokens: model.maxTokens > 0 ? Math.min(params.maxTokens, model.maxTokens) : params.maxTokens,
+        maxTokens: tokenLimit(params, model),
         // OpenAI's reasoning models refuse any temperature but their own; for a reasoning model it is left to the model.
         temperature: model.reasoning ? undefined : params.temperature,
         signal:
