@@ -130,6 +130,8 @@ describe("sampling requests (pure)", () => {
       model("m1"),
     );
     assert.match(long, /\(3 earlier messages\)\nuser: message 4\n[^]*\nuser: message 9$/);
+    const seven = params({ messages: Array.from({ length: 7 }, (_, i) => turn(i + 1)) });
+    assert.match(describeSamplingRequest("notes", seven, model("m1")), /\n\(1 earlier message\)\nuser: message 2\n/);
   });
 
   test("the limit shown is the one the model is asked with: the server's, within what the model can write", () => {

@@ -16,6 +16,7 @@ import {
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { CreateMessageRequest, CreateMessageResult, SamplingMessage } from "@modelcontextprotocol/client";
 import { errorMessage } from "../common/errors.ts";
+import { plural } from "../common/text.ts";
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import type { SamplingMode } from "../config/types.ts";
 import { DENY_REST, type DialogBudget } from "./dialog-budget.ts";
@@ -127,7 +128,7 @@ export function describeSamplingRequest(server: string, params: SamplingParams, 
   ];
   if (params.systemPrompt) lines.push(`System prompt: ${shown(params.systemPrompt, SHOWN_CHARS)}`);
   const earlier = params.messages.length - SHOWN_MESSAGES;
-  if (earlier > 0) lines.push(`(${earlier} earlier messages)`);
+  if (earlier > 0) lines.push(`(${plural(earlier, "earlier message")})`);
   for (const message of params.messages.slice(-SHOWN_MESSAGES)) {
     const text = blocks(message)
       .map((b) => (b.type === "text" ? String(b.text) : `[${String(b.type)}]`))
