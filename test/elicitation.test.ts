@@ -255,6 +255,17 @@ describe("the elicitation dialogs", () => {
     assert.match(ui.asked.at(-1)!, /\nconstructor: \(not given\)$/);
   });
 
+  test("a field named '__proto__' (the server names its fields) is sent under that name, and shown as given", async () => {
+    const ui = new RecordingUI();
+    ui.answers = ["Fill in", "ann", "Send"];
+    const form = JSON.parse(
+      '{"message":"who?","requestedSchema":{"type":"object","properties":{"__proto__":{"type":"string"}}}}',
+    );
+    const result = await answerElicitation("crm", form, ui.context());
+    assert.equal(JSON.stringify(result), '{"action":"accept","content":{"__proto__":"ann"}}');
+    assert.match(ui.asked.at(-1)!, /\n__proto__: ann$/);
+  });
+
   test("an optional field with a default, skipped, shows and sends that default, which the SDK would send anyway", async () => {
     const ui = new RecordingUI();
     ui.answers = ["Fill in", "(skip)", "(skip)", "(skip)", "Send"];

@@ -131,15 +131,17 @@ export async function answerElicitation(
     }
     const start = picked(first(await ui.select(intro, [FILL_IN, DECLINE, CANCEL, ...rest])));
     if (start !== FILL_IN) return { action: start === DECLINE ? "decline" : "cancel" };
-    const content: Record<string, FieldValue> = {};
+    const given: Array<[string, FieldValue]> = [];
     for (const field of fields) {
       const value = await ask(
         field,
         `${who}: ${field.label}${fieldHint(field)}${field.description ? `\n${field.description}` : ""}`,
         ui,
       );
-      if (value !== undefined) content[field.key] = value;
+      if (value !== undefined) given.push([field.key, value]);
     }
+    // From entries: a field named `__proto__` is one like any other (assigning it would set the prototype instead).
+    const content: Record<string, FieldValue> = Object.fromEntries(given);
     const summary = fields
       .map((f) => `${f.label}: ${Object.hasOwn(content, f.key) ? show(content[f.key]!) : "(not given)"}`)
       .join("\n");
