@@ -413,6 +413,21 @@ for (const bed of BEDS) {
     );
 
     it(
+      "a task that asks for a form and for something pi does not answer: the call fails before the form is shown",
+      { skip: bed.dialect !== "extension", timeout: 15_000 },
+      async () => {
+        const forms: unknown[] = [];
+        const elicitation = async (form: unknown): Promise<ElicitResult> => (forms.push(form), { action: "accept" });
+        const args = { steps: 1, stepMs: 10, ask: true, askAlso: "tasks/unknown" };
+        await assert.rejects(
+          toolCallRun("long_job", args, undefined, { elicitation }).run(client, {}),
+          /asked for tasks\/unknown, which this client does not answer/,
+        );
+        assert.deepEqual(forms, [], "the user is not asked for what cannot be sent");
+      },
+    );
+
+    it(
       "a call the server answers at once (no task) shows its progress, which keeps it alive past one request's time",
       { skip: bed.dialect !== "extension" },
       async () => {

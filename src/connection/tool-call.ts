@@ -93,16 +93,23 @@ async function answerInputRequests(
   answers: Answers,
   signal: AbortSignal,
 ): Promise<Record<string, unknown>> {
+  const handler = (method: string | undefined) =>
+    method === "elicitation/create"
+      ? answers.elicitation
+      : method === "sampling/createMessage"
+        ? answers.sampling
+        : method === "roots/list" && answers.roots
+          ? () => ({ roots: answers.roots!() })
+          : undefined;
+  // Every question is checked first: a form the user filled in for a task whose other question fails would be lost.
+  const asked = Object.entries(requests).map(([key, request]) => {
+    const { method, params } = (request ?? {}) as { method?: string; params?: never };
+    const answer = handler(method);
+    if (!answer) throw new Error(`the task asked for ${method ?? "something"}, which this client does not answer`);
+    return [key, answer, params] as const;
+  });
   // Gathered as entries: a key the server chose may be `__proto__`, which an assignment would not keep.
   const responses: Array<[string, unknown]> = [];
-  for (const [key, request] of Object.entries(requests)) {
-    const { method, params } = (request ?? {}) as { method?: string; params?: never };
-    if (method === "elicitation/create" && answers.elicitation)
-      responses.push([key, await answers.elicitation(params!, signal)]);
-    else if (method === "sampling/createMessage" && answers.sampling)
-      responses.push([key, await answers.sampling(params!, signal)]);
-    else if (method === "roots/list" && answers.roots) responses.push([key, { roots: answers.roots() }]);
-    else throw new Error(`the task asked for ${method ?? "something"}, which this client does not answer`);
-  }
+  for (const [key, answer, params] of asked) responses.push([key, await answer(params!, signal)]);
   return Object.fromEntries(responses);
 }
