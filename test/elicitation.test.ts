@@ -720,3 +720,24 @@ describe("an elicitation that quotes the server's secret", { timeout: 60_000 }, 
     }
   });
 });
+
+describe("a page a call needs first, whose message quotes the server's secret", { timeout: 60_000 }, () => {
+  test("is offered with the secret hidden, as a form is", async () => {
+    const secret = "sk-page-secret-0123456789";
+    const offered: string[] = [];
+    const connection = connectionFor(
+      "pages",
+      { ...fixtureEntry(), env: { FIXTURE_SECRET: secret } },
+      { features: { urlElicitationRequired: async (pages) => (offered.push(JSON.stringify(pages)), false) } },
+    );
+    try {
+      await connection.connect();
+      await assert.rejects(connection.callTool("needs_page", {}), /Open the consent page first/);
+      assert.equal(offered.length, 1);
+      assert.ok(!offered[0]!.includes(secret), offered[0]);
+      assert.match(offered[0]!, /Consent with \*\*\*/);
+    } finally {
+      await connection.close();
+    }
+  });
+});

@@ -52,7 +52,8 @@ export interface ClientFeatures {
 /**
  * What the client answers a server: roots for every server (some list a tool only for a client with roots), in a task's
  * questions too, none for one whose entry says `"roots": false`; and the server's secrets hidden in what it asks pi's
- * model (which the user is shown, and the model gets) and the user (elicitation), as they are in its results.
+ * model (which the user is shown, and the model gets) and the user (elicitation, a page a call needs first), as they
+ * are in its results.
  */
 export function connectionFeatures(
   given: ClientFeatures = {},
@@ -61,11 +62,13 @@ export function connectionFeatures(
   redactor: Redactor,
 ): ClientFeatures {
   const { roots = () => [directoryRoot(projectRoot)], sampling, elicitation, ...features } = given;
+  const pages = given.urlElicitationRequired;
   return {
     ...features,
     ...(offerRoots && { roots }),
     ...(sampling && { sampling: (params, cancelled) => sampling(redactor.result(params), cancelled) }),
     ...(elicitation && { elicitation: (params, cancelled) => elicitation(redactor.result(params), cancelled) }),
+    ...(pages && { urlElicitationRequired: (elicitations) => pages(redactor.result(elicitations)) }),
   };
 }
 
