@@ -154,18 +154,19 @@ export function samplingHandler(
   };
   // `cancelled`: the server gave up on the request; its dialogs are dismissed and its model call ended.
   const respond = async (params: SamplingParams, cancelled?: AbortSignal): Promise<CreateMessageResult> => {
-    const session = ctx();
-    if (!session) throw refused(`pi has no session running to answer MCP server '${server}' with a model`);
-    const askUser = session.hasUI;
+    const asked = ctx();
+    if (!asked) throw refused(`pi has no session running to answer MCP server '${server}' with a model`);
+    const askUser = asked.hasUI;
     if (!askUser && mode !== "allow")
       throw refused(
         `Sampling for MCP server '${server}' needs the user's approval and there is no UI to ask in; set "sampling": "allow" for it to answer without asking`,
       );
-    const model = pickModel(params, session.model, session.modelRegistry.getAvailable());
+    const model = pickModel(params, asked.model, asked.modelRegistry.getAvailable());
     if (!model) throw refused("pi has no model selected to answer with");
     const context = samplingContext(params, model);
     // Refused above, a request asked nobody: only one that may put up a dialog takes a turn in the budget.
-    const dialogs = async (): Promise<CreateMessageResult> => {
+    // The session of the request's turn: another may have started while it waited, and the old one's context is stale.
+    const dialogs = async (session = ctx() ?? asked): Promise<CreateMessageResult> => {
       if (askUser && mode === "ask") {
         const answer = await session.ui.select(
           describeSamplingRequest(server, params, model),
