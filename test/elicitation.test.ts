@@ -505,6 +505,18 @@ describe("URL mode: a page to open", () => {
     }
   });
 
+  test("a page a call needs first offers to decline the rest from the server, as a form or a page asked for does", async () => {
+    const ui = new RecordingUI();
+    ui.answers = ["Decline the rest"];
+    const features = elicitationFeatures("crm", () => ui.context(), new DialogBudget(() => undefined));
+    assert.equal(await features.urlElicitationRequired!([page, page]), false);
+    assert.deepEqual(ui.offered, [
+      ["Open in browser", "Decline", "Cancel", "Decline the rest from this server for this session"],
+    ]);
+    assert.deepEqual(await features.elicitation!(page), { action: "decline" }, "declined without asking");
+    assert.equal(ui.asked.length, 1);
+  });
+
   test("pages a call needs first: each opened, then the call is retried only if the user says so", async () => {
     const ui = new RecordingUI();
     const opened: string[] = [];

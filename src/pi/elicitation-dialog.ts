@@ -76,7 +76,7 @@ export function elicitationFeatures(
       ui()
         ? budget.run(
             server,
-            () => sendToRequiredPages(server, elicitations, ui(), opener(elicitations)),
+            () => sendToRequiredPages(server, elicitations, ui(), opener(elicitations), denyRest),
             () => false,
           )
         : Promise.resolve(false),
@@ -110,12 +110,7 @@ export async function answerElicitation(
   denyRest?: () => void,
 ): Promise<ElicitResult> {
   if (!ui) return { action: "decline" };
-  const rest = denyRest ? [DECLINE_REST] : [];
-  /** The first dialog's answer; declining the rest declines this one too. */
-  const first = (answer: string | undefined) => {
-    if (answer === DECLINE_REST) denyRest?.();
-    return answer === DECLINE_REST ? DECLINE : answer;
-  };
+  const { rest, first } = firstDialog(denyRest);
   if (params.mode === "url") return answerUrl(server, params, ui, open, rest, first);
   if (!("requestedSchema" in params)) return { action: "decline" };
   const { fields, unsupported } = formFields(params);
@@ -152,6 +147,15 @@ export async function answerElicitation(
     if (error instanceof Cancelled) return { action: "cancel" };
     throw error;
   }
+}
+
+/** `denyRest` offered in the first dialog, and that dialog's answer: declining the rest declines this one too. */
+function firstDialog(denyRest?: () => void) {
+  const first = (answer: string | undefined) => {
+    if (answer === DECLINE_REST) denyRest?.();
+    return answer === DECLINE_REST ? DECLINE : answer;
+  };
+  return { rest: denyRest ? [DECLINE_REST] : [], first };
 }
 
 function show(value: FieldValue): string {
@@ -259,16 +263,21 @@ async function answerUrl(
   return { action: "accept" };
 }
 
-/** A call needs the user on these pages first: each is asked for as in URL mode, then whether to run the call again. */
+/**
+ * A call needs the user on these pages first: each is asked for as in URL mode, then whether to run the call again.
+ * `denyRest`, when given, is offered in the first dialog.
+ */
 export async function sendToRequiredPages(
   server: string,
   elicitations: ElicitRequestURLParams[],
   ui: ElicitationUi | undefined,
   open: PageOpener = openIfPossible,
+  denyRest?: () => void,
 ): Promise<boolean> {
   if (!ui || elicitations.length === 0) return false;
-  for (const params of elicitations) {
-    if ((await answerUrl(server, params, ui, open)).action !== "accept") return false;
+  const { rest, first } = firstDialog(denyRest);
+  for (const [i, params] of elicitations.entries()) {
+    if ((await answerUrl(server, params, ui, open, i === 0 ? rest : [], first)).action !== "accept") return false;
   }
   const again = await ui.select(
     `MCP server '${server}' needs that done before the call can run. Retry it once you have finished in the browser.`,
