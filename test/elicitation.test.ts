@@ -185,6 +185,8 @@ describe("an elicitation form's fields", () => {
     const bounded = { key: "k", label: "Nick", required: true, kind: "text", minLength: 2, maxLength: 3 } as const;
     assert.deepEqual(parseTypedAnswer(bounded, "日本😀"), { value: "日本😀" });
     assert.match(parseTypedAnswer(bounded, "😀").error!, /at least 2 characters/);
+    const initial = { key: "k", label: "Initial", required: true, kind: "text", maxLength: 1 } as const;
+    assert.equal(parseTypedAnswer(initial, "AB").error, "Initial takes at most 1 character.");
   });
 
   test("a date-time is one a server's schema check takes (RFC 3339: seconds and a zone) on a day that exists", () => {

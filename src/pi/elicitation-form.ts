@@ -7,6 +7,7 @@
  */
 import type { ElicitRequestFormParams } from "@modelcontextprotocol/client";
 import { shown } from "../common/terminal-text.ts";
+import { plural } from "../common/text.ts";
 import { isObject } from "../common/values.ts";
 
 type TextFormat = "email" | "uri" | "date" | "date-time";
@@ -212,9 +213,9 @@ export function parseTypedAnswer(
   }
   const length = [...answer].length; // code points, as JSON Schema counts (an emoji is one)
   if (field.minLength !== undefined && length < field.minLength)
-    return { error: `${field.label} needs at least ${field.minLength} characters.` };
+    return { error: `${field.label} needs at least ${plural(field.minLength, "character")}.` };
   if (field.maxLength !== undefined && length > field.maxLength)
-    return { error: `${field.label} takes at most ${field.maxLength} characters.` };
+    return { error: `${field.label} takes at most ${plural(field.maxLength, "character")}.` };
   if (field.format === "email" && !EMAIL.test(answer)) return { error: `${field.label} must be an email address.` };
   if (field.format === "uri" && !URL.canParse(answer))
     return { error: `${field.label} must be a URL with its scheme (https://…).` };
