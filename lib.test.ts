@@ -1293,6 +1293,7 @@ describe("normalizeToolResult", () => {
   });
   test("a text blob of a source or data type (toml, ndjson, sql, shell) is text, not binary", () => {
     const types = ["application/toml", "application/x-ndjson", "application/sql", "application/x-sh"];
+    types.push("application/typescript", "application/ecmascript", "application/jsonl", "application/x-jsonlines");
     const parts = types.map((mimeType) => ({
       type: "resource",
       resource: { uri: "file:///f", mimeType, blob: Buffer.from("a = 1").toString("base64") },

@@ -70,7 +70,10 @@ export function base64Size(data: string): number {
 }
 
 function isTextMime(mime: string | undefined): boolean {
-  return mime !== undefined && /^text\/|[/+-]((nd)?json|xml|yaml|toml|javascript|csv|sql|sh)\b/.test(mime);
+  return (
+    mime !== undefined &&
+    /^text\/|[/+-]((nd)?json(l|lines)?|xml|yaml|toml|(java|type|ecma)script|csv|sql|sh)\b/.test(mime)
+  );
 }
 
 /** Text in the charset its type names (`text/plain; charset=ISO-8859-1`); UTF-8 where it names none or an unknown one. */
