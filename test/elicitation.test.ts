@@ -699,7 +699,8 @@ describe("an elicitation that quotes the server's secret", { timeout: 60_000 }, 
     let call;
     require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
       const { id, method, result } = JSON.parse(line);
-      if (id === "e1") return send({ id: call, result: { content: [{ type: "text", text: result.action }] } });
+      const kept = result?.content?.pick === process.env.API_KEY ? "kept" : "changed";
+      if (id === "e1") return send({ id: call, result: { content: [{ type: "text", text: result.action + " " + kept } ] } });
       if (id === undefined) return;
       if (method === "initialize")
         return send({ id, result: { protocolVersion: "2025-06-18", capabilities: { tools: {} }, serverInfo: { name: "s", version: "1" } } });
@@ -708,7 +709,8 @@ describe("an elicitation that quotes the server's secret", { timeout: 60_000 }, 
       call = id;
       const text = "the key is " + process.env.API_KEY;
       const field = { type: "string", title: text, description: text };
-      send({ id: "e1", method: "elicitation/create", params: { message: text, requestedSchema: { type: "object", properties: { name: field } } } });
+      const pick = { type: "string", enum: [process.env.API_KEY] };
+      send({ id: "e1", method: "elicitation/create", params: { message: text, requestedSchema: { type: "object", properties: { name: field, pick } } } });
     });`;
     const asked: string[] = [];
     const connection = connectionFor(
@@ -716,16 +718,20 @@ describe("an elicitation that quotes the server's secret", { timeout: 60_000 }, 
       { command: process.execPath, args: ["-e", script], env: { API_KEY: secret }, protocolVersion: "2025-06-18" },
       {
         features: {
+          // What the user reads is checked; the one choice is picked, and goes back as the server gave it.
           elicitation: async (request) => {
-            asked.push(JSON.stringify(request));
-            return { action: "decline" };
+            const { message, requestedSchema } = request as ElicitRequestFormParams;
+            const { name, pick } = requestedSchema.properties as Record<string, { enum?: string[] }>;
+            asked.push(JSON.stringify({ message, name }));
+            return { action: "accept", content: { pick: pick!.enum![0]! } };
           },
         },
       },
     );
     try {
       await connection.connect();
-      await connection.callTool("ask", {});
+      const { content } = await connection.callTool("ask", {});
+      assert.deepEqual(content, [{ type: "text", text: "accept kept" }]);
       assert.equal(asked.length, 1);
       assert.ok(!asked[0]!.includes(secret), asked[0]);
       assert.match(asked[0]!, /the key is \*\*\*/);

@@ -67,9 +67,20 @@ export function connectionFeatures(
     ...features,
     ...(offerRoots && { roots }),
     ...(sampling && { sampling: (params, cancelled) => sampling(redactor.result(params), cancelled) }),
-    ...(elicitation && { elicitation: (params, cancelled) => elicitation(redactor.result(params), cancelled) }),
-    ...(pages && { urlElicitationRequired: (elicitations) => pages(redactor.result(elicitations)) }),
+    ...(elicitation && { elicitation: (params, cancelled) => elicitation(prose(params, redactor), cancelled) }),
+    ...(pages && { urlElicitationRequired: (elicitations) => pages(prose(elicitations, redactor)) }),
   };
+}
+
+/** What only the user reads: a request's values (choices, defaults, a page's URL) go back or are opened as given. */
+const PROSE = new Set(["message", "title", "description", "enumNames"]);
+
+/** `value` with the server's secrets hidden in its prose; from entries, so a field named `__proto__` stays one. */
+function prose<T>(value: T, redactor: Redactor, key = "", depth = 0): T {
+  if (typeof value === "string") return (PROSE.has(key) ? redactor.result(value) : value) as T;
+  if (depth > 64 || value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return value.map((item) => prose(item, redactor, key, depth + 1)) as T;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, prose(v, redactor, k, depth + 1)])) as T;
 }
 
 /** The lists a server may say changed (`notifications/<list>/list_changed`). */
