@@ -48,8 +48,10 @@ describe("/mcp auth without a server named, in pi's UI", { timeout: 120_000 }, (
         "both",
         30_000,
       );
-      // Picked: all; each sign-in then asks for the address a browser would end on (none here: left unanswered).
-      ui.answers = ["All that wait for a sign-in", undefined, undefined];
+      // Picked: all; each sign-in then asks for the address a browser would end on (none here: the question is left
+      // open, as a user whose browser completes the sign-in leaves it; Escape would end the sign-in).
+      const leftOpen = () => new Promise<undefined>(() => undefined);
+      ui.answers = ["All that wait for a sign-in", leftOpen(), leftOpen()];
       const command = pi.session.prompt("/mcp auth");
       const signedIn: string[] = [];
       for (let n = 1; n <= 2; n++) {
