@@ -279,6 +279,11 @@ ${waits.join("\n")}\n`,
     assert.equal(servesHttp(["OAuth callback server running at http://127.0.0.1:5678/oauth/callback"]), undefined);
     assert.equal(servesHttp(["Dashboard listening on http://localhost:9000"]), undefined);
     assert.equal(servesHttp(["Connecting to remote server: https://example.com/mcp"]), undefined);
+    // server-everything's `sse` mode says what it serves on one line and its port on the next.
+    const everything = ["Starting SSE server...", "Server is running on port 3001"];
+    assert.deepEqual(servesHttp(everything), { line: "Server is running on port 3001" });
+    assert.equal(servesHttp(["Starting SSE server...", "Server is running on stdio"]), undefined);
+    assert.equal(servesHttp(["MCP server starting...", "Dashboard running on port 8080"]), undefined);
   });
 
   test("a server that says it serves MCP on stdio, and names a port of something else, is not one that serves HTTP", async () => {

@@ -20,12 +20,16 @@ const SAYS_MCP_OVER_HTTP = /\b(?:MCP|Streamable HTTP|SSE)\b.*\b(?:on|at) (?:port
 
 /** The first line saying the program serves MCP over HTTP, if one does. */
 export function servesHttp(lines: readonly string[]): ServesHttp | undefined {
+  let before = "";
   for (const raw of lines) {
     const line = raw.trim();
+    // server-everything's `sse`: "Starting SSE server...", then "Server is running on port 3001".
+    const said = /\b(?:SSE|Streamable HTTP)\b/i.test(before) ? `${before} ${line}` : line;
+    before = line;
     // A line that says it serves on stdio names a port of something else (a browser extension's bridge, a dashboard).
     if (!LISTENS.test(line) || /\b(?:on|over|via) stdio\b/i.test(line)) continue;
     const url = MCP_URL.exec(line)?.[0];
-    if (url || SAYS_MCP_OVER_HTTP.test(line)) return url ? { line, url } : { line };
+    if (url || SAYS_MCP_OVER_HTTP.test(said)) return url ? { line, url } : { line };
   }
   return undefined;
 }
