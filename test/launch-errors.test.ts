@@ -187,6 +187,12 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
         await failure("py", "python3", py),
         /^MCP server 'py': the Python it runs lacks the module 'example_not_installed_mcp' the server imports .*its virtualenv's python/,
       );
+      // `python -m <module>` names a module that is not there without quotes.
+      assert.match(
+        (await connectFailure(connectionFor("pym", { command: "python3", args: ["-m", "example_not_installed_mcp"] })))
+          .message,
+        /^MCP server 'pym': the Python it runs lacks the module 'example_not_installed_mcp' .*its virtualenv's python/,
+      );
     } finally {
       tmp.cleanup();
     }

@@ -13,7 +13,8 @@ import { shellVariables } from "../../config/substitute.ts";
 const NOT_FOUND = /Cannot find module '([^']+)'|can't open file '([^']+)': \[Errno 2\]/;
 
 /** Node's `Cannot find package 'x' imported from /p/server.mjs` (or a bare `Cannot find module 'x'`), Python's. */
-const NO_PACKAGE = /Cannot find (?:package|module) '([^'./][^']*)'(?: imported from (\S+))?|No module named '([^']+)'/;
+const NO_PACKAGE =
+  /Cannot find (?:package|module) '([^'./][^']*)'(?: imported from (\S+))?|No module named '?([^'\s]+)/;
 
 /** The script, as the process looked for it, and the argument that named it; or the package it lacks. */
 export type MissingScript = (
