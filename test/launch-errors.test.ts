@@ -49,6 +49,16 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
     }
   });
 
+  test("a command not found on the `PATH` the entry's own `env` sets: said so, not that pi's PATH lacks it", async () => {
+    const env = { PATH: "/nonexistent/bin" };
+    const { message, state } = await connectFailure(connectionFor("own", { command: "npx", args: ["-y", "x"], env }));
+    assert.equal(
+      message,
+      "MCP server 'own': command 'npx' was not found (is it installed, in a folder of the `PATH` its `env` sets?)",
+    );
+    assert.equal(state, "gaveUp");
+  });
+
   test("a `cwd` that does not exist, or is a file: said so, not that the command was not found; not restarted", async () => {
     const tmp = tempDir();
     after(() => tmp.cleanup());

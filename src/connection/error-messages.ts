@@ -279,8 +279,10 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
     message = `MCP server '${config.name}': its working directory ${ctx.missingCwd} ${wrong}: check \`cwd\` of '${config.name}' in ${config.source.path}`;
   } else if (config.transport === "stdio" && codeOf(error) === "ENOENT") {
     const command = config.command ?? "";
-    message = `MCP server '${config.name}': command '${command}' was not found (is it installed and on PATH?)`;
-    const source = launcherSource(command);
+    // The entry's own PATH (one that does not take pi's ${PATH}) is where a bare name was looked for.
+    const own = !/[\\/]/.test(command) && !/PATH\b/.test(config.env.PATH ?? "PATH");
+    message = `MCP server '${config.name}': command '${command}' was not found (${own ? "is it installed, in a folder of the `PATH` its `env` sets?" : "is it installed and on PATH?"})`;
+    const source = !own && launcherSource(command);
     if (source) message += `: ${source}`;
     const [first = "", ...words] = command.trim().split(/\s+/);
     // Not a path with a space in it (`/opt/My Tools/server`): what follows the space goes on with the path.
