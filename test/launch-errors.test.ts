@@ -117,6 +117,17 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
     assert.deepEqual(permanentLaunchFailure(9009, said), { reason });
   });
 
+  test("a script whose `#!/usr/bin/env node` finds no node on the PATH its `env` sets: names node, not its command", async () => {
+    const tmp = tempDir();
+    after(() => tmp.cleanup());
+    const script = path.join(tmp.dir, "server");
+    writeFileSync(script, "#!/usr/bin/env node\n", { mode: 0o755 });
+    const entry = { command: script, env: { PATH: path.join(tmp.dir, "bin") } };
+    const { message, state } = await connectFailure(connectionFor("env", entry));
+    assert.match(message, /^MCP server 'env': the program 'node' it runs was not found \(exit code 127\)/);
+    assert.equal(state, "gaveUp");
+  });
+
   test("a long line that says it needs a newer Node.js (a JSON log line): quoted within bounds", () => {
     const line = `{"level":60,"msg":"This server requires Node.js 22 or later","stack":"${"at x (/a.js:1:1) ".repeat(200)}"}`;
     const { reason } = permanentLaunchFailure(1, line)!;

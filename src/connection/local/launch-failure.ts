@@ -132,12 +132,17 @@ export function permanentLaunchFailure(
     };
   // cmd's 9009 on Windows, where a command runs through `cmd /c` (./platform-command.ts): `'uvx' is not recognized …`.
   if (exitCode === 127 || exitCode === 9009) {
-    // The shell names what it could not find: for `npx`, the program of the package (`sh: 1: create-mcp-route: not found`).
+    // The shell names what it could not find: for `npx`, the program of the package (`sh: 1: create-mcp-route: not found`);
+    // env, that of a script's `#!/usr/bin/env node` line (`/usr/bin/env: 'node': No such file or directory`).
     const named =
-      /\b(?:ba|da|z)?sh: (?:\d+: )?(?:line \d+: )?([^\s:]+): (?:command )?not found|^'([^']+)' is not recognized/m;
-    const name = named.exec(stderr)?.slice(1).find(Boolean);
+      /\b(?:ba|da|z)?sh: (?:\d+: )?(?:line \d+: )?([^\s:]+): (?:command )?not found|^'([^']+)' is not recognized|\benv: '?([^\s':]+)'?: No such file/m;
+    const found = named.exec(stderr);
+    const name = found?.slice(1).find(Boolean);
     return {
       reason: `${name ? `the program '${name}' it runs` : "its command"} was not found (exit code ${exitCode})`,
+      ...(found?.[3] && {
+        fix: `its script's \`#!\` line looks for it on the PATH the server gets: install it, or check \`PATH\` in \`env\``,
+      }),
     };
   }
   if (exitCode === 126) return { reason: "its command could not be run (exit code 126)" };
