@@ -128,6 +128,14 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
     assert.equal(state, "gaveUp");
   });
 
+  test("an npx package written so npm cannot read it (a scope alone, a version range mistyped): said so, not retried", async () => {
+    for (const spec of ["@modelcontextprotocol", "@modelcontextprotocol/server-memory@^^1"]) {
+      const { message, state } = await connectFailure(connectionFor("npm", { command: "npx", args: ["-y", spec] }));
+      assert.match(message, /^MCP server 'npm': npm cannot read the package it runs .*\(npm EINVALIDTAGNAME\); check/);
+      assert.equal(state, "gaveUp");
+    }
+  });
+
   test("a long line that says it needs a newer Node.js (a JSON log line): quoted within bounds", () => {
     const line = `{"level":60,"msg":"This server requires Node.js 22 or later","stack":"${"at x (/a.js:1:1) ".repeat(200)}"}`;
     const { reason } = permanentLaunchFailure(1, line)!;

@@ -45,6 +45,8 @@ export function permanentLaunchFailure(
       reason: `npx could not download its package: npm does not trust the registry's certificate (npm ${untrusted}), as where a company proxy or gateway inspects TLS`,
       fix: "start pi with NODE_EXTRA_CA_CERTS set to that CA's PEM file (the bridge passes it on to the server), or set npm's `cafile` to it (`npm config set cafile <file>`, which npm then trusts alone), and reconnect (`/mcp reconnect`)",
     };
+  const unreadable = /\bnpm (?:error|ERR!) code (EINVALIDTAGNAME|EINVALIDPACKAGENAME)\b/.exec(stderr)?.[1];
+  if (unreadable) return { reason: `npm cannot read the package it runs as a name and version (npm ${unreadable})` };
   if (/\bnpm (?:error|ERR!) code ETARGET\b/.test(stderr))
     return { reason: "no version of the package it runs matches the one asked for (npm ETARGET)" };
   // A package with no program (`bin`), or several none of which is named like it: a library, or the wrong name.
