@@ -136,6 +136,17 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
     }
   });
 
+  test("an npx package written with its flags in one string: npm takes it for a folder; said so, not retried", async () => {
+    const args = ["-y", "@modelcontextprotocol/server-memory --port 3000"];
+    const { message, state } = await connectFailure(connectionFor("npm", { command: "npx", args }));
+    assert.match(
+      message,
+      /^MCP server 'npm': npx took its package for a folder, '\S+server-memory --port 3000', which has/,
+    );
+    assert.match(message, /write the package's name alone as a string of `args`/);
+    assert.equal(state, "gaveUp");
+  });
+
   test("a long line that says it needs a newer Node.js (a JSON log line): quoted within bounds", () => {
     const line = `{"level":60,"msg":"This server requires Node.js 22 or later","stack":"${"at x (/a.js:1:1) ".repeat(200)}"}`;
     const { reason } = permanentLaunchFailure(1, line)!;

@@ -47,6 +47,13 @@ export function permanentLaunchFailure(
     };
   const unreadable = /\bnpm (?:error|ERR!) code (EINVALIDTAGNAME|EINVALIDPACKAGENAME)\b/.exec(stderr)?.[1];
   if (unreadable) return { reason: `npm cannot read the package it runs as a name and version (npm ${unreadable})` };
+  // A spec with a space in it (`"pkg --port 3000"`) or a path is a folder to npm.
+  const folder = /\benoent Could not read package\.json: .* open '(.+)[\\/]package\.json'/.exec(stderr)?.[1];
+  if (folder)
+    return {
+      reason: `npx took its package for a folder, '${folder}', which has no package.json`,
+      fix: "write the package's name alone as a string of `args`, each of its flags a string after it (or a folder's path that has a package.json)",
+    };
   if (/\bnpm (?:error|ERR!) code ETARGET\b/.test(stderr))
     return { reason: "no version of the package it runs matches the one asked for (npm ETARGET)" };
   // A package with no program (`bin`), or several none of which is named like it: a library, or the wrong name.
