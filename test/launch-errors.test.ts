@@ -147,6 +147,14 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
     assert.equal(state, "gaveUp");
   });
 
+  test("`npx <package>` without -y, which npx may not ask to install without a terminal: said so, with the fix", () => {
+    const said = `npm error npx canceled due to missing packages and no YES option: ["@modelcontextprotocol/server-gdrive@2025.1.14"]`;
+    assert.deepEqual(permanentLaunchFailure(1, said), {
+      reason: "npx would install its package only once asked, and without a terminal it cannot ask (no `-y`)",
+      fix: 'add "-y" to `args`, before the package',
+    });
+  });
+
   test("a long line that says it needs a newer Node.js (a JSON log line): quoted within bounds", () => {
     const line = `{"level":60,"msg":"This server requires Node.js 22 or later","stack":"${"at x (/a.js:1:1) ".repeat(200)}"}`;
     const { reason } = permanentLaunchFailure(1, line)!;

@@ -54,6 +54,11 @@ export function permanentLaunchFailure(
       reason: `npx took its package for a folder, '${folder}', which has no package.json`,
       fix: "write the package's name alone as a string of `args`, each of its flags a string after it (or a folder's path that has a package.json)",
     };
+  if (/\bnpx canceled due to missing packages and no YES option\b/.test(stderr))
+    return {
+      reason: "npx would install its package only once asked, and without a terminal it cannot ask (no `-y`)",
+      fix: 'add "-y" to `args`, before the package',
+    };
   if (/\bnpm (?:error|ERR!) code ETARGET\b/.test(stderr))
     return { reason: "no version of the package it runs matches the one asked for (npm ETARGET)" };
   // A package with no program (`bin`), or several none of which is named like it: a library, or the wrong name.
