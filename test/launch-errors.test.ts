@@ -155,6 +155,24 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
     });
   });
 
+  test("npx whose npm cache holds files owned by root (after a `sudo npm`): npm's own fix is given; not an ordinary crash", () => {
+    const said = [
+      "npm error code EACCES",
+      "npm error syscall mkdir",
+      "npm error path /Users/me/.npm/_cacache/content-v2/sha512/ab",
+      "npm error errno -13",
+      "npm error",
+      "npm error Your cache folder contains root-owned files, due to a bug in previous versions of npm which has since been addressed.",
+      "npm error",
+      "npm error To permanently fix this problem, please run:",
+      'npm error   sudo chown -R 501:20 "/Users/me/.npm"',
+    ].join("\n");
+    assert.deepEqual(permanentLaunchFailure(243, said), {
+      reason: "npx could not install its package: npm's cache folder holds files owned by root (npm EACCES)",
+      fix: 'run `sudo chown -R 501:20 "/Users/me/.npm"` in a terminal, as npm says, then reconnect (`/mcp reconnect`)',
+    });
+  });
+
   test("a long line that says it needs a newer Node.js (a JSON log line): quoted within bounds", () => {
     const line = `{"level":60,"msg":"This server requires Node.js 22 or later","stack":"${"at x (/a.js:1:1) ".repeat(200)}"}`;
     const { reason } = permanentLaunchFailure(1, line)!;

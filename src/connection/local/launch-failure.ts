@@ -59,6 +59,12 @@ export function permanentLaunchFailure(
       reason: "npx would install its package only once asked, and without a terminal it cannot ask (no `-y`)",
       fix: 'add "-y" to `args`, before the package',
     };
+  const chown = /\bcache folder contains root-owned files\b[\s\S]*?(sudo chown -R \S+ ".+")$/m.exec(stderr)?.[1];
+  if (chown)
+    return {
+      reason: "npx could not install its package: npm's cache folder holds files owned by root (npm EACCES)",
+      fix: `run \`${chown}\` in a terminal, as npm says, then reconnect (\`/mcp reconnect\`)`,
+    };
   if (/\bnpm (?:error|ERR!) code ETARGET\b/.test(stderr))
     return { reason: "no version of the package it runs matches the one asked for (npm ETARGET)" };
   // A package with no program (`bin`), or several none of which is named like it: a library, or the wrong name.
