@@ -7,6 +7,8 @@ import assert from "node:assert/strict";
 import childProcess, { spawnSync } from "node:child_process";
 import { readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { permanentLaunchFailure } from "../src/connection/local/launch-failure.ts";
@@ -171,6 +173,35 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
       reason: "npx could not install its package: npm's cache folder holds files owned by root (npm EACCES)",
       fix: 'run `sudo chown -R 501:20 "/Users/me/.npm"` in a terminal, as npm says, then reconnect (`/mcp reconnect`)',
     });
+  });
+
+  test("npx whose registry refuses the package (npm E401, E403: a private one not signed in to): said so; not retried", async () => {
+    const tmp = tempDir();
+    after(() => tmp.cleanup());
+    for (const status of [401, 403]) {
+      const registry = createServer((_req, res) => res.writeHead(status).end("{}"));
+      await new Promise<void>((resolve) => registry.listen(0, "127.0.0.1", resolve));
+      try {
+        const { port } = registry.address() as AddressInfo;
+        const env = {
+          npm_config_registry: `http://127.0.0.1:${port}/`,
+          npm_config_cache: path.join(tmp.dir, `${status}`),
+        };
+        const entry = { command: "npx", args: ["-y", "@acme/private-mcp"], env };
+        const { message, state } = await connectFailure(connectionFor("private", entry));
+        assert.match(
+          message,
+          new RegExp(`^MCP server 'private': the npm registry refused npx its package \\(npm E${status}`),
+        );
+        assert.match(
+          message,
+          /`npm login --registry=<its URL>`.*add that variable to `env` \("NPM_TOKEN": "\$\{NPM_TOKEN\}"\)/,
+        );
+        assert.equal(state, "gaveUp");
+      } finally {
+        registry.close();
+      }
+    }
   });
 
   test("a long line that says it needs a newer Node.js (a JSON log line): quoted within bounds", () => {

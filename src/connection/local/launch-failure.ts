@@ -65,6 +65,12 @@ export function permanentLaunchFailure(
       reason: "npx could not install its package: npm's cache folder holds files owned by root (npm EACCES)",
       fix: `run \`${chown}\` in a terminal, as npm says, then reconnect (\`/mcp reconnect\`)`,
     };
+  const refused = /\bnpm (?:error|ERR!) code (E401|E403)\b/.exec(stderr)?.[1];
+  if (refused)
+    return {
+      reason: `the npm registry refused npx its package (npm ${refused}: not signed in to it, or not allowed)`,
+      fix: 'sign in to that registry (`npm login --registry=<its URL>`); where an npmrc reads its token from a variable (`${NPM_TOKEN}`), add that variable to `env` ("NPM_TOKEN": "${NPM_TOKEN}"): a local server gets only the variables its `env` names. Then reconnect (`/mcp reconnect`)',
+    };
   if (/\bnpm (?:error|ERR!) code ETARGET\b/.test(stderr))
     return { reason: "no version of the package it runs matches the one asked for (npm ETARGET)" };
   // A package with no program (`bin`), or several none of which is named like it: a library, or the wrong name.
