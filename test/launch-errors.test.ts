@@ -61,6 +61,14 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
     assert.equal(state, "gaveUp");
   });
 
+  test("a command that is a folder (a server's clone, not its program): said so, not that it is not executable", async () => {
+    const tmp = tempDir();
+    after(() => tmp.cleanup());
+    const { message, state } = await connectFailure(connectionFor("folder", { command: tmp.dir }));
+    assert.match(message, new RegExp(`^MCP server 'folder': command '${tmp.dir}' is a folder, not a program`));
+    assert.equal(state, "gaveUp");
+  });
+
   test("a `cwd` that does not exist, or is a file: said so, not that the command was not found; not restarted", async () => {
     const tmp = tempDir();
     after(() => tmp.cleanup());

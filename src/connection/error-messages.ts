@@ -68,6 +68,8 @@ export interface ErrorContext {
   wroteToStdout?: boolean;
   /** A local server's working directory, as resolved, where it is no folder (its spawn then fails with ENOENT, ENOTDIR). */
   missingCwd?: string;
+  /** A local server's command is a path to a folder (its spawn then fails with EACCES). */
+  commandIsFolder?: boolean;
   /** Why the bridge stopped the server, if it did: something it sent was over a limit. */
   violation?: string;
   /** Lines the server wrote to stdout that were not JSON-RPC. */
@@ -293,7 +295,9 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
     if (/^cmd(\.exe)?$/i.test(command.trim()) && /^\/c$/i.test(flag ?? "") && program)
       message += `: the entry is written for Windows (\`cmd /c\`); here, start the program itself: "command": ${JSON.stringify(program)}, "args": ${JSON.stringify(rest)} (in ${config.source.path})`;
   } else if (config.transport === "stdio" && codeOf(error) === "EACCES") {
-    message = `MCP server '${config.name}': command '${config.command ?? ""}' could not be run (permission denied: is it executable?)`;
+    message = ctx.commandIsFolder
+      ? `MCP server '${config.name}': command '${config.command ?? ""}' is a folder, not a program: write the path of the server's program (or its runtime, with its script in \`args\`) in \`command\` of '${config.name}' in ${config.source.path}`
+      : `MCP server '${config.name}': command '${config.command ?? ""}' could not be run (permission denied: is it executable?)`;
   } else if (config.transport === "stdio" && codeOf(error) === "E2BIG") {
     message = `MCP server '${config.name}': its command line and environment are longer than the system allows (E2BIG); shorten \`args\` or \`env\` of '${config.name}' in ${config.source.path}`;
   } else if (ctx.violation) {

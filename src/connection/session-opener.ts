@@ -7,6 +7,7 @@
  * from here, redacted.
  */
 import { statSync } from "node:fs";
+import path from "node:path";
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import { BridgeError, errorMessage } from "../common/errors.ts";
 import { closedDuringProbe, probeInconclusive } from "../common/error-kinds.ts";
@@ -437,6 +438,10 @@ export class SessionOpener {
         resolvedLocal && !statSync(resolvedLocal.cwd, { throwIfNoEntry: false })?.isDirectory()
           ? resolvedLocal.cwd
           : undefined,
+      get commandIsFolder() {
+        const { command = "", cwd = "" } = resolvedLocal ?? {};
+        return /[\\/]/.test(command) && statSync(path.resolve(cwd, command), { throwIfNoEntry: false })?.isDirectory();
+      },
       violation: session?.violation,
       nonJsonLines: session?.stdoutLines?.nonJson ?? 0,
       refusal: session?.refusedSaying,
