@@ -69,6 +69,16 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
     assert.equal(state, "gaveUp");
   });
 
+  test("a command that is a script without a `#!` line (a shell runs it): said so, with its runtime to name", async () => {
+    const tmp = tempDir();
+    after(() => tmp.cleanup());
+    const script = path.join(tmp.dir, "index.js");
+    writeFileSync(script, 'console.log("started");\n', { mode: 0o755 });
+    const { message, state } = await connectFailure(connectionFor("js", { command: script }));
+    assert.match(message, /^MCP server 'js': its command is a script without a `#!` line, so a shell ran it/);
+    assert.equal(state, "gaveUp");
+  });
+
   test("a `cwd` that does not exist, or is a file: said so, not that the command was not found; not restarted", async () => {
     const tmp = tempDir();
     after(() => tmp.cleanup());

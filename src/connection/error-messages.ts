@@ -68,8 +68,8 @@ export interface ErrorContext {
   wroteToStdout?: boolean;
   /** A local server's working directory, as resolved, where it is no folder (its spawn then fails with ENOENT, ENOTDIR). */
   missingCwd?: string;
-  /** A local server's command is a path to a folder (its spawn then fails with EACCES). */
-  commandIsFolder?: boolean;
+  /** A local server's command is a path to a folder (its spawn fails with EACCES), or a script without a `#!` line. */
+  commandFault?: "folder" | "shebangless";
   /** Why the bridge stopped the server, if it did: something it sent was over a limit. */
   violation?: string;
   /** Lines the server wrote to stdout that were not JSON-RPC. */
@@ -161,6 +161,11 @@ export function callError(
 
 /** Why a local server's start failed for good, from its exit, its output and npm's files; undefined if nothing says. */
 export function permanentFailure(ctx: ErrorContext): LaunchFailure | undefined {
+  if (ctx.exitDescription && ctx.commandFault === "shebangless")
+    return {
+      reason: "its command is a script without a `#!` line, so a shell ran it (the system's fallback), not its runtime",
+      fix: `name its runtime in \`command\` and the script in \`args\` ("command": "node", "args": [${JSON.stringify(ctx.config.command)}]), or begin the script with a \`#!\` line`,
+    };
   const launch = permanentLaunchFailure(ctx.exitCode, ctx.stderr(), ctx.npxFailure);
   if (launch || !ctx.exitDescription) return launch;
   // Each of these reads the server's output afresh: once here.
@@ -295,9 +300,10 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
     if (/^cmd(\.exe)?$/i.test(command.trim()) && /^\/c$/i.test(flag ?? "") && program)
       message += `: the entry is written for Windows (\`cmd /c\`); here, start the program itself: "command": ${JSON.stringify(program)}, "args": ${JSON.stringify(rest)} (in ${config.source.path})`;
   } else if (config.transport === "stdio" && codeOf(error) === "EACCES") {
-    message = ctx.commandIsFolder
-      ? `MCP server '${config.name}': command '${config.command ?? ""}' is a folder, not a program: write the path of the server's program (or its runtime, with its script in \`args\`) in \`command\` of '${config.name}' in ${config.source.path}`
-      : `MCP server '${config.name}': command '${config.command ?? ""}' could not be run (permission denied: is it executable?)`;
+    message =
+      ctx.commandFault === "folder"
+        ? `MCP server '${config.name}': command '${config.command ?? ""}' is a folder, not a program: write the path of the server's program (or its runtime, with its script in \`args\`) in \`command\` of '${config.name}' in ${config.source.path}`
+        : `MCP server '${config.name}': command '${config.command ?? ""}' could not be run (permission denied: is it executable?)`;
   } else if (config.transport === "stdio" && codeOf(error) === "E2BIG") {
     message = `MCP server '${config.name}': its command line and environment are longer than the system allows (E2BIG); shorten \`args\` or \`env\` of '${config.name}' in ${config.source.path}`;
   } else if (ctx.violation) {

@@ -7,7 +7,6 @@
  * from here, redacted.
  */
 import { statSync } from "node:fs";
-import path from "node:path";
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import { BridgeError, errorMessage } from "../common/errors.ts";
 import { closedDuringProbe, probeInconclusive } from "../common/error-kinds.ts";
@@ -39,7 +38,7 @@ import { ClosedBeforeAnswer } from "./local/server-started.ts";
 import { FreshHeaders, rereadableHeaders } from "./fresh-headers.ts";
 import { unreachableHost } from "./local/unreachable-host.ts";
 import { servesHttp } from "./local/serves-http.ts";
-import { missingScript } from "./local/missing-script.ts";
+import { commandFault, missingScript } from "./local/missing-script.ts";
 import { startFailureKey } from "./local/repeated-failure.ts";
 import type { OpenTime } from "./connect-deadline.ts";
 import {
@@ -438,9 +437,8 @@ export class SessionOpener {
         resolvedLocal && !statSync(resolvedLocal.cwd, { throwIfNoEntry: false })?.isDirectory()
           ? resolvedLocal.cwd
           : undefined,
-      get commandIsFolder() {
-        const { command = "", cwd = "" } = resolvedLocal ?? {};
-        return /[\\/]/.test(command) && statSync(path.resolve(cwd, command), { throwIfNoEntry: false })?.isDirectory();
+      get commandFault() {
+        return resolvedLocal && commandFault(resolvedLocal.command, resolvedLocal.cwd);
       },
       violation: session?.violation,
       nonJsonLines: session?.stdoutLines?.nonJson ?? 0,

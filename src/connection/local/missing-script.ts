@@ -5,7 +5,7 @@
  * the script imports that is not installed for it (a server cloned without `npm install`, a Python server started
  * with a Python that lacks its packages).
  */
-import { existsSync, realpathSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import { shellVariables } from "../../config/substitute.ts";
 
@@ -44,6 +44,23 @@ export function missingScript(
       lacks ??= { package: (none[1] ?? none[3])!, python: !!none[3], from: none[2] };
   }
   return lacks;
+}
+
+/**
+ * What is wrong with a command written as a path, where its start failed: a folder, or a text file without a `#!` line
+ * (the system hands such a file to sh, execvp's fallback, rather than to its runtime).
+ */
+export function commandFault(command: string, cwd: string): "folder" | "shebangless" | undefined {
+  if (!/[\\/]/.test(command) || process.platform === "win32") return undefined;
+  try {
+    const file = path.resolve(cwd, command);
+    const stat = statSync(file);
+    if (stat.isDirectory()) return "folder";
+    const head = stat.size < 1 << 20 ? readFileSync(file).subarray(0, 512) : Buffer.from("#!");
+    return head.includes(0) || head.toString("latin1").startsWith("#!") ? undefined : "shebangless";
+  } catch {
+    return undefined;
+  }
 }
 
 /** Why the start failed, and the change to the server's entry. */
