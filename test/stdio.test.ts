@@ -210,6 +210,23 @@ describe("stdio: timeouts", { timeout: 120_000 }, () => {
     }
   });
 
+  test("a server whose output opens with a UTF-8 byte order mark (as Windows tools write it) connects", async () => {
+    const { command, args } = fixtureEntry();
+    const bom = `printf '\\357\\273\\277'; exec "$0" "$@"`;
+    const connection = connectionFor("bom", {
+      command: "sh",
+      args: ["-c", bom, command, ...args],
+      maxRestarts: 0,
+      initTimeout: 10_000,
+    });
+    try {
+      await connection.connect();
+      assert.equal(connection.state.kind, "live");
+    } finally {
+      await connection.close();
+    }
+  });
+
   test("progress notifications reset the request timeout", async () => {
     const tmp = tempDir();
     const release = path.join(tmp.dir, "release");

@@ -65,7 +65,8 @@ export class LineFraming {
     const line = this.readLine();
     if (line === null) return null;
     try {
-      return deserializeMessage(line);
+      // A byte order mark, which Windows tools (.NET, PowerShell) may write first, is no part of the JSON.
+      return deserializeMessage(line.charCodeAt(0) === 0xfeff ? line.slice(1) : line);
     } catch (error) {
       throw new NonJsonLine(line, error);
     }
