@@ -222,6 +222,14 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
     }
   });
 
+  test("npm E404, which npm also answers for a private package npx is not signed in to see: both causes are named", () => {
+    const said = "npm error code E404\nnpm error 404 Not Found - GET https://registry.npmjs.org/@acme%2fprivate-mcp";
+    assert.match(
+      permanentLaunchFailure(1, said)?.fix ?? "",
+      /^check the package's name .*; if it is private, sign in .*add that variable to `env`/,
+    );
+  });
+
   test("a long line that says it needs a newer Node.js (a JSON log line): quoted within bounds", () => {
     const line = `{"level":60,"msg":"This server requires Node.js 22 or later","stack":"${"at x (/a.js:1:1) ".repeat(200)}"}`;
     const { reason } = permanentLaunchFailure(1, line)!;

@@ -8,6 +8,10 @@ import { type NpxFailure, npxCopyIn } from "./npx-failure.ts";
 /** Why a local server's launcher failed for good, and the fix where it is not in the entry (`command`, `args`). */
 export type LaunchFailure = { reason: string; fix?: string };
 
+/** How npx gets a package a registry gives only to those signed in. */
+const SIGN_IN =
+  'sign in to that registry (`npm login --registry=<its URL>`); where an npmrc reads its token from a variable (`${NPM_TOKEN}`), add that variable to `env` ("NPM_TOKEN": "${NPM_TOKEN}"): a local server gets only the variables its `env` names. Then reconnect (`/mcp reconnect`)';
+
 /** "Your Node version 20.20.2 is too old. Convex requires at least Node v22.0", "requires Node.js 22 or later". */
 const NODE_TOO_OLD =
   /^.*(?:\bNode(?:\.js)?\b.*\b(?:is too old|is not supported|is unsupported)|\b[Rr]equires? (?:at least )?Node(?:\.js)? (?:v|version )?\d+).*$/m;
@@ -38,7 +42,10 @@ export function permanentLaunchFailure(
   npx?: NpxFailure,
 ): LaunchFailure | undefined {
   if (/\bnpm (?:error|ERR!) (?:code E404|404\b)/.test(stderr))
-    return { reason: "the package it runs does not exist in the npm registry (npm E404)" };
+    return {
+      reason: "the package it runs does not exist in the npm registry (npm E404)",
+      fix: `check the package's name (its README gives it) in \`args\`; if it is private, ${SIGN_IN}`,
+    };
   const untrusted = UNTRUSTED_REGISTRY.exec(stderr)?.[1];
   if (untrusted)
     return {
@@ -69,7 +76,7 @@ export function permanentLaunchFailure(
   if (refused)
     return {
       reason: `the npm registry refused npx its package (npm ${refused}: not signed in to it, or not allowed)`,
-      fix: 'sign in to that registry (`npm login --registry=<its URL>`); where an npmrc reads its token from a variable (`${NPM_TOKEN}`), add that variable to `env` ("NPM_TOKEN": "${NPM_TOKEN}"): a local server gets only the variables its `env` names. Then reconnect (`/mcp reconnect`)',
+      fix: SIGN_IN,
     };
   if (/\bnpm (?:error|ERR!) code ETARGET\b/.test(stderr))
     return { reason: "no version of the package it runs matches the one asked for (npm ETARGET)" };
