@@ -155,6 +155,13 @@ describe("requests refused before any dialog", () => {
     await assert.rejects(handler(params()), /The user declined MCP server 'srv''s sampling request/);
     assert.equal(ui.asked.length, 1);
   });
+
+  test("a model call that throws (no key, network) is an internal error to the server, not the user's refusal", async () => {
+    const fail = async () => Promise.reject(new Error("No key for faux: not signed in"));
+    const session = { hasUI: false, model: model("m1"), modelRegistry: { getAvailable: () => [], complete: fail } };
+    const handler = samplingHandler("srv", "allow", () => session as never, new DialogBudget(() => undefined));
+    await assert.rejects(handler(params()), { code: -32603, message: /The model failed: No key for faux/ });
+  });
 });
 
 describe("server-everything's sampling through pi", { timeout: 120_000 }, () => {

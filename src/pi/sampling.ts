@@ -185,7 +185,8 @@ export function samplingHandler(
         signal:
           cancelled && session.signal ? AbortSignal.any([cancelled, session.signal]) : (cancelled ?? session.signal),
       }).catch((error: unknown) => {
-        throw refused(errorMessage(error));
+        // The model failed (no key, network), as an error answer would: the user refused nothing.
+        throw new SamplingError(-32603, `The model failed: ${errorMessage(error)}`);
       });
       if (reply.stopReason === "error" || reply.stopReason === "aborted")
         throw new SamplingError(-32603, `The model failed: ${reply.errorMessage ?? reply.stopReason}`);
