@@ -126,6 +126,13 @@ describe("Redactor", () => {
     assert.deepEqual({ ...boxed }, { text: "plain" });
   });
 
+  test("a __proto__ key (as JSON.parse makes it) is kept in a copy where something was hidden", () => {
+    const result = JSON.parse('{"a": "a s3cret-value", "__proto__": {"b": "s3cret-value"}, "c": 1}') as object;
+    const out = new Redactor(["s3cret-value"]).result(result);
+    assert.equal(JSON.stringify(out), '{"a":"a ***","__proto__":{"b":"***"},"c":1}');
+    assert.equal(Object.getPrototypeOf(out), Object.prototype);
+  });
+
   test("a payload nested deeper than any real one is cut, not walked without end", () => {
     let deep: unknown = "s3cret-value";
     for (let i = 0; i < 10_000; i++) deep = { d: deep };

@@ -83,6 +83,9 @@ export function redactShapes(text: string): string {
 const BINARY_KEYS = new Set(["data", "blob"]);
 const MAX_DEPTH = 64;
 const TOO_DEEP = "(nested too deeply to show)";
+/** Sets `key` as its own: a `__proto__` key (as JSON.parse makes) would set the prototype by assignment, and be lost. */
+const put = (out: object, key: string, value: unknown) =>
+  Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
 
 /**
  * One server's secrets, and the filter for what leaves the bridge about that server. Secrets are only ever added: a
@@ -175,9 +178,9 @@ export class Redactor {
           : this.walk(item, depth + 1, filter, keepBinary);
       if (walked !== item && !out) {
         out = {};
-        for (let j = 0; j < i; j++) out[keys[j]!] = record[keys[j]!];
+        for (let j = 0; j < i; j++) put(out, keys[j]!, record[keys[j]!]);
       }
-      if (out) out[key] = walked;
+      if (out) put(out, key, walked);
     }
     return out ?? value;
   }
