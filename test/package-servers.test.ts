@@ -99,7 +99,7 @@ describe(`servers of pi packages (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
     const manifest = readFileSync(path.join(pkg, "package.json"), "utf8");
     const { run } = piCliIn(home);
     const removed = await run(["-e", EXTENSION_DIR, "-p", "/mcp remove bundled"], 90_000, project);
-    assert.equal(removed.code, 0, removed.output);
+    assert.equal(removed.code, 1, removed.output); // refused: a script is told by the exit status
     assert.match(removed.output, /comes with the pi package demo-mcp-package .* cannot be removed/, removed.output);
     const disabled = await run(["-e", EXTENSION_DIR, "-p", "/mcp disable bundled"], 90_000, project);
     assert.equal(disabled.code, 0, disabled.output);

@@ -183,11 +183,11 @@ async function saveNewEntry(
   await saveAndStart(deps, ctx, name, entry, target.path);
 }
 
-/** A server added for this session only is in no file: says so, `why` after it, and returns true. */
+/** A server added for this session only is in no file: says so (as a refusal), `why` after it, and returns true. */
 function inNoFile(connection: ServerConnection, ctx: ExtensionCommandContext, why: string): boolean {
   const { scope, path } = connection.config.source;
   const text = `'${connection.name}' was added for this session only (${path})${why}.`;
-  if (scope === "session") show(ctx, text, "warning");
+  if (scope === "session") failed(ctx, text, "warning");
   return scope === "session";
 }
 
@@ -203,7 +203,7 @@ export async function removeServer(
   if (source.scope === "bundled" || source.scope === "package") {
     const from = source.package ? `the pi package ${source.package.name}` : "the extension";
     const off = `/mcp disable ${commandArgument(connection.name)}`;
-    return show(
+    return failed(
       ctx,
       `'${connection.name}' comes with ${from} (${source.path}) and cannot be removed; ${off} turns it off.`,
       "warning",
