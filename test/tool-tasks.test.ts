@@ -428,6 +428,22 @@ for (const bed of BEDS) {
     );
 
     it(
+      "a task's sampling request without the fields the spec requires (maxTokens, messages) fails the call, unasked",
+      { skip: bed.dialect !== "extension", timeout: 15_000 },
+      async () => {
+        const asked: unknown[] = [];
+        const sampling = async (params: unknown) => (asked.push(params), {}) as never;
+        const elicitation = async (): Promise<ElicitResult> => ({ action: "accept", content: { go: true } });
+        const args = { steps: 1, stepMs: 10, ask: true, askAlso: "sampling/createMessage" };
+        await assert.rejects(
+          toolCallRun("long_job", args, undefined, { elicitation, sampling }).run(client, {}),
+          /the task's sampling\/createMessage request \(key 'also'\) is not valid: .*maxTokens/,
+        );
+        assert.deepEqual(asked, [], "nobody is asked what the server did not ask in full");
+      },
+    );
+
+    it(
       "a call the server answers at once (no task) shows its progress, which keeps it alive past one request's time",
       { skip: bed.dialect !== "extension" },
       async () => {

@@ -6,6 +6,7 @@
  * exists may always be run again, where a plain call the server may have received may not (./request-recovery.ts).
  */
 import type { CallToolResult, Client, Progress, RequestOptions, Tool } from "@modelcontextprotocol/client";
+import { CreateMessageRequestSchema, ElicitRequestSchema } from "@modelcontextprotocol/core";
 import type { ClientFeatures } from "./mcp-client.ts";
 import type { Run } from "./live-session.ts";
 import {
@@ -106,6 +107,11 @@ async function answerInputRequests(
     const { method, params } = (request ?? {}) as { method?: string; params?: never };
     const answer = handler(method);
     if (!answer) throw new Error(`the task asked for ${method ?? "something"}, which this client does not answer`);
+    // Checked as the SDK checks a request outside tasks: a handler given no `params`, or no `maxTokens`, breaks.
+    const schema = { "elicitation/create": ElicitRequestSchema, "sampling/createMessage": CreateMessageRequestSchema };
+    const issues = schema[method as keyof typeof schema]?.safeParse({ method, params }).error?.issues ?? [];
+    const wrong = issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ");
+    if (wrong) throw new Error(`the task's ${method} request (key '${key}') is not valid: ${wrong}`);
     return [key, answer, params] as const;
   });
   // Gathered as entries: a key the server chose may be `__proto__`, which an assignment would not keep.
