@@ -499,6 +499,18 @@ describe("remote failures", { timeout: 120_000 }, () => {
     }
   });
 
+  test('`type: "sse"` for a stateless Streamable HTTP server (its GET stream names no endpoint): the timeout says to remove it', async () => {
+    const server = await startStreamableHttp({ stateless: true });
+    const entry = { type: "sse", url: server.url, timeout: 1000, reconnect: { maxAttempts: 0 } } as const;
+    const connection = connectionFor("stateless", entry);
+    try {
+      const { message } = await connectFailure(connection);
+      assert.match(message, /no endpoint on its SSE stream, .*if it speaks Streamable HTTP.*remove `"type": "sse"`/);
+    } finally {
+      await server.close();
+    }
+  });
+
   test("a server that never answers: a timeout, no SSE fallback, and no socket left open", async () => {
     const server = await startHanging();
     const connection = connectionFor("slowpoke", { url: server.url, timeout: 1000 });

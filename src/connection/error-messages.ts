@@ -221,6 +221,8 @@ function handshakeTimeoutMessage(ctx: ErrorContext, elapsedMs: number, where: st
       ? ` (counted from its program's start, after npx installed its package in ${measured(ctx.npxInstallMs)})`
       : "";
   const timer = `when its \`${field}\` of ${seconds(config.timeout)} ran out${install}`;
+  // A legacy SSE server names its endpoint on its stream at once; a Streamable HTTP server's GET stream never does.
+  const sse = config.transport === "sse";
   let message: string;
   if (ctx.stage === "installing")
     return (
@@ -231,7 +233,7 @@ function handshakeTimeoutMessage(ctx: ErrorContext, elapsedMs: number, where: st
   if (ctx.stage === "tools") {
     message = `MCP server '${config.name}'${where} completed the MCP handshake, but its tool list had not arrived after ${measured(elapsedMs)}, ${timer}`;
   } else {
-    message = `MCP server '${config.name}'${where}: no answer to the MCP handshake after ${measured(elapsedMs)}, ${timer}`;
+    message = `MCP server '${config.name}'${where}: ${sse ? "no endpoint on its SSE stream, or " : ""}no answer to the MCP handshake after ${measured(elapsedMs)}, ${timer}`;
     if (local)
       message += ctx.hubLog
         ? `; the shared-server hub did not start it in time (its log: ${ctx.hubLog})`
@@ -248,7 +250,7 @@ function handshakeTimeoutMessage(ctx: ErrorContext, elapsedMs: number, where: st
   }
   const slow = local
     ? "it is just slow to start (the first `npx` download of a server can take a minute)"
-    : "the server is just slow to answer";
+    : `the server is just slow to answer${sse ? '; if it speaks Streamable HTTP, as most servers now do, remove `"type": "sse"` from its entry instead' : ""}`;
   return `${message}. Raise \`${field}\` for '${config.name}' in ${config.source.path} if ${slow}.`;
 }
 
