@@ -6,6 +6,8 @@ import assert from "node:assert/strict";
 import { createServer as createHttpServer } from "node:http";
 import { type AddressInfo, createServer, type Socket } from "node:net";
 import { describe, test } from "node:test";
+import { Agent } from "undici";
+import { dispatcherFor } from "../src/common/env-proxy.ts";
 import { startStreamableHttp } from "./fixtures/http-servers.ts";
 import { forwardProxy } from "./forward-proxy.ts";
 import { connectionFor, restoreEnv } from "./helpers.ts";
@@ -36,6 +38,14 @@ describe("remote servers through pi's proxy", { timeout: 60_000 }, () => {
       await proxy.close();
       await server.close();
     }
+  });
+
+  test("an empty http_proxy turns the proxy off, as for curl, Python and undici: HTTP_PROXY is not read then", () => {
+    const proxy = "http://127.0.0.1:9";
+    assert.ok(
+      dispatcherFor({}, { http_proxy: "", HTTP_PROXY: proxy, https_proxy: "", HTTPS_PROXY: proxy }) instanceof Agent,
+    );
+    assert.ok(!(dispatcherFor({}, { http_proxy: "", HTTPS_PROXY: proxy }) instanceof Agent));
   });
 
   test("a proxy that refuses the connection (not running, a stale HTTPS_PROXY): the error blames the proxy, not the server", async () => {

@@ -10,8 +10,9 @@ const LOOPBACK = ["localhost", "127.0.0.1", "[::1]"];
 
 /** A dispatcher with `options` that goes through pi's proxy where one is named; a plain agent where none is. */
 export function dispatcherFor(options: Agent.Options = {}, env = process.env): Dispatcher {
-  const httpProxy = env.http_proxy || env.HTTP_PROXY || undefined;
-  const httpsProxy = env.https_proxy || env.HTTPS_PROXY || undefined;
+  // An empty lowercase variable turns the proxy off, as for curl, Python and undici: the uppercase one is not read then.
+  const httpProxy = (env.http_proxy ?? env.HTTP_PROXY) || undefined;
+  const httpsProxy = (env.https_proxy ?? env.HTTPS_PROXY) || undefined;
   if (!httpProxy && !httpsProxy) return new Agent(options);
   const noProxy = [env.no_proxy ?? env.NO_PROXY, ...LOOPBACK].filter(Boolean).join(",");
   return new EnvHttpProxyAgent({ ...options, httpProxy, httpsProxy, noProxy });
