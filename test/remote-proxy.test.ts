@@ -48,6 +48,12 @@ describe("remote servers through pi's proxy", { timeout: 60_000 }, () => {
     assert.ok(!(dispatcherFor({}, { http_proxy: "", HTTPS_PROXY: proxy }) instanceof Agent));
   });
 
+  test("NO_PROXY=* reaches every host directly, as for curl and undici (the loopback hosts added must not spoil it)", () => {
+    const proxy = "http://127.0.0.1:9";
+    assert.ok(dispatcherFor({}, { HTTPS_PROXY: proxy, HTTP_PROXY: proxy, NO_PROXY: "*" }) instanceof Agent);
+    assert.ok(dispatcherFor({}, { https_proxy: proxy, no_proxy: "*" }) instanceof Agent);
+  });
+
   test("a proxy that refuses the connection (not running, a stale HTTPS_PROXY): the error blames the proxy, not the server", async () => {
     const saved = { ...process.env };
     for (const name of ["NO_PROXY", "no_proxy", "http_proxy", "HTTP_PROXY", "https_proxy"]) delete process.env[name];

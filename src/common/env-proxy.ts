@@ -13,7 +13,9 @@ export function dispatcherFor(options: Agent.Options = {}, env = process.env): D
   // An empty lowercase variable turns the proxy off, as for curl, Python and undici: the uppercase one is not read then.
   const httpProxy = (env.http_proxy ?? env.HTTP_PROXY) || undefined;
   const httpsProxy = (env.https_proxy ?? env.HTTPS_PROXY) || undefined;
-  if (!httpProxy && !httpsProxy) return new Agent(options);
-  const noProxy = [env.no_proxy ?? env.NO_PROXY, ...LOOPBACK].filter(Boolean).join(",");
+  const named = env.no_proxy ?? env.NO_PROXY;
+  // `*` is every host only as the whole value: with the loopback hosts added undici would no longer read it so.
+  if ((!httpProxy && !httpsProxy) || named === "*") return new Agent(options);
+  const noProxy = [named, ...LOOPBACK].filter(Boolean).join(",");
   return new EnvHttpProxyAgent({ ...options, httpProxy, httpsProxy, noProxy });
 }
