@@ -580,4 +580,11 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     );
     assert.equal(unknown.split("\n").slice(1).join("\n"), help.split("\n").slice(1).join("\n"), "the same table");
   });
+
+  test("/mcp remove of a user server this project's file switches: the switch goes too, not left to fail the next load", async () => {
+    assert.match(readFileSync(projectConfig, "utf8"), /"shared": \{\s*"enabled": true\s*\}/);
+    assert.match(await run("/mcp remove shared", [true]), /Removed MCP server 'shared' from .*mcp\.json/);
+    assert.doesNotMatch(readFileSync(userConfig, "utf8"), /"shared"/);
+    assert.doesNotMatch(readFileSync(projectConfig, "utf8"), /"shared"/);
+  });
 });

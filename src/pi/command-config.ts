@@ -211,14 +211,18 @@ export async function removeServer(
   }
   if (ctx.hasUI && !(await ctx.ui.confirm("Remove?", `Remove MCP server '${connection.name}' from ${source.path}?`)))
     return show(ctx, "Nothing removed.");
-  try {
-    const written = await deps.bridge.writeConfig(source.path, (text) => {
-      if (text === undefined) throw new Error("the file is gone");
-      return removeServerEntry(text, connection.name);
-    });
-    reportTrust(ctx, written, [connection.name]);
-  } catch (error) {
-    return failed(ctx, `Could not remove '${connection.name}' from ${source.path}: ${errorMessage(error)}`);
+  // A higher file's switch of it (this project's override) would be left switching nothing: an error at each load.
+  const override = (await deps.bridge.configured()).find((c) => c.name === connection.name)?.enabledSource?.path;
+  for (const file of new Set([source.path, override ?? source.path])) {
+    try {
+      const written = await deps.bridge.writeConfig(file, (text) => {
+        if (text === undefined) throw new Error("the file is gone");
+        return removeServerEntry(text, connection.name);
+      });
+      reportTrust(ctx, written, [connection.name]);
+    } catch (error) {
+      return failed(ctx, `Could not remove '${connection.name}' from ${file}: ${errorMessage(error)}`);
+    }
   }
   deps.registry.syncServer(connection, []);
   await deps.bridge.remove(connection.name);
