@@ -451,6 +451,13 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     assert.doesNotMatch(readFileSync(userConfig, "utf8"), /eu-west-1/, "a value typed with a name is not written");
   });
 
+  test("/mcp add: for a server named with a digit first, the variable suggested is one Enter can take", async () => {
+    const text = await run("/mcp add", ["A URL", "https://mcp.linear.app/mcp", "1pass", "Bearer", "", "All projects"]);
+    assert.doesNotMatch(text, /is not an environment variable name/);
+    const saved = JSON.parse(readFileSync(userConfig, "utf8")) as { mcpServers: Record<string, { headers?: object }> };
+    assert.deepEqual(saved.mcpServers["1pass"]?.headers, { Authorization: "Bearer ${MCP_1PASS_TOKEN}" });
+  });
+
   test("/mcp add: a remote server with a token from a variable that is not set says how to set it", async () => {
     const text = await run("/mcp add", [
       "A URL",

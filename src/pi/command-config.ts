@@ -143,7 +143,11 @@ export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext)
   } else {
     const choice = await ctx.ui.select("How does it authenticate?", AUTH_CHOICES);
     if (!choice) return cancelled();
-    const stem = name.toUpperCase().replace(/[^A-Z0-9]/g, "_");
+    // A variable name may not start with a digit (a server named `1pass`): the suggestion must be one Enter can take.
+    const stem = name
+      .toUpperCase()
+      .replace(/[^A-Z0-9]/g, "_")
+      .replace(/^(?=[0-9])/, "MCP_");
     if (choice === AUTH_CHOICES[1]) {
       const variable = await askVariable(ctx, "The environment variable that holds the token", `${stem}_TOKEN`);
       if (!variable) return cancelled();
