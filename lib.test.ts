@@ -2387,6 +2387,12 @@ describe("sandbox refusals", () => {
     assert.deepEqual(refusalIn("connect ENETUNREACH [::1]:443", policy), { kind: "network", detail: "[::1]:443" });
     assert.equal(refusalIn("listening on stdio", policy), undefined);
     assert.deepEqual(refusalIn("sh: /etc/y: Read-only file system", policy), { kind: "write", detail: "/etc/y" });
+    // A read-only file system is a refused write, also of a secret (ssh adding to ~/.ssh/known_hosts).
+    assert.deepEqual(refusalIn("EROFS: read-only file system, open '/home/u/.ssh/known_hosts'", policy), {
+      kind: "write",
+      detail: "/home/u/.ssh/known_hosts",
+      denied: true,
+    });
   });
 
   test("the library's violation lines: hosts its proxy denied, syscalls its monitor saw", () => {

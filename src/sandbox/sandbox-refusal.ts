@@ -40,7 +40,9 @@ export function refusalIn(line: string, policy: SandboxPolicy): SandboxRefusal |
   const file = match?.[1] ?? match?.[2] ?? match?.[3];
   const { denyRead, allowWrite, denyWrite } = policy.filesystem;
   if (READ_ONLY.test(line) || NOT_PERMITTED.test(line)) {
-    if (file && under(file, denyRead)) return { kind: "read", detail: file };
+    // A read-only file system refuses writes only: a path denied to reading is denied to writing too.
+    if (file && under(file, denyRead))
+      return READ_ONLY.test(line) ? { kind: "write", detail: file, denied: true } : { kind: "read", detail: file };
     // A path the sandbox lets it write was refused by the file's own permissions, not by the sandbox.
     if (file && under(file, allowWrite) && !under(file, denyWrite)) return undefined;
     if (file && under(file, denyWrite)) return { kind: "write", detail: file, denied: true };
