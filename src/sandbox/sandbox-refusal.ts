@@ -17,6 +17,8 @@ export interface SandboxRefusal {
 
 const READ_ONLY = /\bEROFS\b|read-only file system/i;
 const NOT_PERMITTED = /\bE(PERM|ACCES)\b|operation not permitted|permission denied/i;
+/** Node's words for a call that only reads (`EACCES: permission denied, scandir '/root'`). */
+const READ_CALL = /, (scandir|opendir|stat|lstat|readlink) '/;
 const NOT_FOUND = /\bENOENT\b|no such file or directory/i;
 const UNREACHABLE = /\bENETUNREACH\b|\bECONNREFUSED\b|network is unreachable|connection refused/i;
 /** A quoted absolute path (Node's `open '/x'`, Python's `: '/x'`), else a shell's `sh: /x: Read-only file system`. */
@@ -43,8 +45,8 @@ export function refusalIn(line: string, policy: SandboxPolicy): SandboxRefusal |
     // A read-only file system refuses writes only: a path denied to reading is denied to writing too.
     if (file && under(file, denyRead))
       return READ_ONLY.test(line) ? { kind: "write", detail: file, denied: true } : { kind: "read", detail: file };
-    // A path the sandbox lets it write was refused by the file's own permissions, not by the sandbox.
-    if (file && under(file, allowWrite) && !under(file, denyWrite)) return undefined;
+    // A path the sandbox lets it write, or any read outside denyRead, was refused by the file's own permissions.
+    if ((file && under(file, allowWrite) && !under(file, denyWrite)) || READ_CALL.test(line)) return undefined;
     if (file && under(file, denyWrite)) return { kind: "write", detail: file, denied: true };
     if (file || READ_ONLY.test(line)) return { kind: "write", detail: file };
     return undefined;
