@@ -213,8 +213,8 @@ describe("a sandboxed server where bubblewrap is missing", { timeout: 180_000 },
   after(() => home.cleanup());
 
   /** `pi -p <command>` as a child process with that PATH: its exit code and all it wrote. */
-  async function piPrint(command: string): Promise<{ code: number | null; output: string }> {
-    const child = spawn(process.execPath, [PI_CLI, "--no-session", "-e", EXTENSION_DIR, "-p", command], {
+  async function piPrint(command: string, ...flags: string[]): Promise<{ code: number | null; output: string }> {
+    const child = spawn(process.execPath, [PI_CLI, "--no-session", "-e", EXTENSION_DIR, ...flags, "-p", command], {
       cwd: home.dir,
       env: {
         HOME: home.dir,
@@ -243,6 +243,24 @@ describe("a sandboxed server where bubblewrap is missing", { timeout: 180_000 },
     assert.match(output, /none can be set up here, so it was not started/, output);
     assert.match(output, /bubblewrap \(bwrap\) not installed\. Install bubblewrap/, output);
     assert.doesNotMatch(output, /socat not installed|ripgrep \(rg\) not found/, "only bwrap is missing");
+  });
+
+  test("a server sandboxed by the user's default: the message names the file that sets it, not the server's", async () => {
+    const flagFile = path.join(home.dir, "flag.json");
+    const probe = { command: process.execPath, args: [PROBE], env: { SANDBOX_PROBE_MARKER: marker } };
+    writeFileSync(flagFile, JSON.stringify({ mcpServers: { probe } }));
+    const userFile = path.join(agentDir, "mcp.json");
+    const before = readFileSync(userFile, "utf8");
+    writeFileSync(userFile, JSON.stringify({ sandbox: true, mcpServers: {} }));
+    try {
+      const { output } = await piPrint("/mcp", "--mcp-config", flagFile);
+      assert.equal(existsSync(marker), false, "the probe server never started");
+      assert.match(output, /none can be set up here/, output);
+      assert.doesNotMatch(output, /"sandbox" in flag config/, output);
+      assert.match(output, /it asks for a sandbox \(the top-level "sandbox" of your config/, output);
+    } finally {
+      writeFileSync(userFile, before);
+    }
   });
 
   test('"/mcp test probe" says the sandbox cannot run here before it connects; "/mcp doctor" names bubblewrap', async () => {

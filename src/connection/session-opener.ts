@@ -12,6 +12,7 @@ import { BridgeError, errorMessage } from "../common/errors.ts";
 import { closedDuringProbe, probeInconclusive } from "../common/error-kinds.ts";
 import { LEVEL_OF_MCP_LEVEL, type Logger, NULL_LOGGER } from "../common/log-file.ts";
 import { describeSource, type ServerConfig } from "../config/types.ts";
+import { isSandboxed } from "../config/sandbox-setting.ts";
 import type { Redactor } from "../common/redact.ts";
 import {
   type Environment,
@@ -251,11 +252,12 @@ export class SessionOpener {
     // server's sandbox is set up by the hub: here it is only checked that it can be.)
     if (sandbox) {
       const setUp = hub ? sandboxProblems().then(unavailable) : sandboxManager().then(watchSandboxRelays);
+      // Its entry (or its file's default) asks, else the user's top-level default or a trust given "sandboxed" does.
       await setUp.catch((error: unknown) => {
         throw new BridgeError(
           "config",
           this.config.name,
-          `it asks for a sandbox ("sandbox" in ${describeSource(this.config.source)}), and none can be set up here, so it was not started: ${errorMessage(error)}. Or set "sandbox": false for it to run with your full rights.`,
+          `it asks for a sandbox (${isSandboxed(this.config.sandbox) ? `"sandbox" in ${describeSource(this.config.source)}` : `the top-level "sandbox" of your config, or your "Trust, sandboxed" answer`}), and none can be set up here, so it was not started: ${errorMessage(error)}. Or set "sandbox": false for it to run with your full rights.`,
         );
       });
     }
