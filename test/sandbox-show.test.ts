@@ -12,7 +12,7 @@ import { after, before, describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { spawn } from "node:child_process";
 import { existsSync, symlinkSync } from "node:fs";
-import { EXTENSION_DIR, tempDir } from "./helpers.ts";
+import { EXTENSION_DIR, REPO_ROOT, tempDir } from "./helpers.ts";
 import { loopbackListener, PLANTED_KEY, PROBE, sandboxBed } from "./sandbox-bed.ts";
 import { startInProcessPi } from "./pi-harness.ts";
 import { PI_CLI } from "./tmux.ts";
@@ -280,4 +280,33 @@ describe("a sandboxed server where bubblewrap is missing", { timeout: 180_000 },
       doctor.output,
     );
   });
+});
+
+test("where the sandbox library cannot be loaded, /mcp doctor says to reinstall the bridge, not to install bubblewrap", async () => {
+  const home = tempDir("mcp-bridge-sandbox-nolib-");
+  // A resolve hook that finds no sandbox library, as where it is missing from node_modules.
+  const hook = path.join(home.dir, "no-library.mjs");
+  const resolve = `export async function resolve(s,c,n){if(s==="@anthropic-ai/sandbox-runtime")throw new Error("Cannot find package");return n(s,c)}`;
+  writeFileSync(
+    hook,
+    `import { register } from "node:module";\nregister(${JSON.stringify(`data:text/javascript,${resolve}`)});\n`,
+  );
+  const script = `const m = await import("./src/pi/sandbox-check.ts"); console.log((await m.sandboxCheck()).text);`;
+  const child = spawn(process.execPath, ["--import", "tsx", "--import", hook, "--input-type=module", "-e", script], {
+    cwd: REPO_ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (d) => (output += d));
+  child.stderr.on("data", (d) => (output += d));
+  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  await new Promise((resolve) => child.on("exit", resolve));
+  clearTimeout(timer);
+  home.cleanup();
+  assert.match(
+    output,
+    /the sandbox library could not be loaded \(Cannot find package\)\. Reinstall the MCP bridge/,
+    output,
+  );
+  assert.doesNotMatch(output, /Install bubblewrap/, output);
 });

@@ -23,7 +23,7 @@ export interface SandboxedStart extends SpawnSpec {
 /** Throws (naming what to install) for what the sandbox lacks here, if anything. */
 export function unavailable(problems: readonly string[]): void;
 /** What to install, in the words of the user's platform. */
-export function installHint(platform?: NodeJS.Platform): string;
+export function installHint(problems: readonly string[], platform?: NodeJS.Platform): string;
 /** What the sandbox lacks on this machine (nothing: it can run). Loads the library; starts nothing. */
 export function sandboxProblems(): Promise<string[]>;
 /** The library, set up (its proxies listening); rejects where it cannot run. */

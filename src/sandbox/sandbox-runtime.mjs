@@ -29,7 +29,7 @@ import * as path from "node:path";
 /** The sandbox cannot be set up on this machine: what is missing, and what to install. */
 class SandboxUnavailable extends Error {
   constructor(problems) {
-    super(`${problems.join("; ")}. ${installHint()}`);
+    super(`${problems.join("; ")}. ${installHint(problems)}`);
     this.name = "SandboxUnavailable";
     this.problems = problems;
   }
@@ -40,14 +40,18 @@ export function unavailable(problems) {
   if (problems.length) throw new SandboxUnavailable(problems);
 }
 
-/** What to install, in the words of the user's platform. */
-export function installHint(platform = process.platform) {
+/** What to install for `problems`, in the words of the user's platform. */
+export function installHint(problems, platform = process.platform) {
+  // The library missing is no system tool missing: installing those would not help.
+  if (problems.some((p) => p.startsWith(NO_LIBRARY)))
+    return "Reinstall the MCP bridge (`pi install`), whose dependency it is";
   if (platform === "linux")
     return "Install bubblewrap, socat and ripgrep (Debian/Ubuntu: `sudo apt-get install bubblewrap socat ripgrep`; Fedora: `sudo dnf install bubblewrap socat ripgrep`; Arch: `sudo pacman -S bubblewrap socat ripgrep`)";
   if (platform === "darwin") return "Install ripgrep (`brew install ripgrep`); sandbox-exec comes with macOS";
   return "Sandboxed MCP servers run on Linux and macOS only";
 }
 
+const NO_LIBRARY = "the sandbox library could not be loaded";
 let library;
 let ready;
 /** The library's reset under way, if any: a new setup waits for it, or the reset would stop what the setup starts. */
@@ -67,7 +71,7 @@ export async function sandboxProblems() {
   try {
     manager = (await load()).SandboxManager;
   } catch (error) {
-    return [`the sandbox library could not be loaded (${error instanceof Error ? error.message : String(error)})`];
+    return [`${NO_LIBRARY} (${error instanceof Error ? error.message : String(error)})`];
   }
   // The library's Windows sandbox (a restricted account) is an alpha that needs a machine-wide install step.
   if (process.platform === "win32" || !manager.isSupportedPlatform())
