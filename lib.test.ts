@@ -2247,6 +2247,9 @@ describe("sandbox settings and rules", () => {
     assert.ok(npx.network.allowedDomains.includes("registry.npmjs.org"));
     const moved = sandboxPolicy(true, { ...ctx, command: "npx", env: { npm_config_cache: "/var/cache/npm" } });
     assert.ok(moved.filesystem.allowWrite.includes("/var/cache/npm"), "a cache the server's env moves is its cache");
+    // A HOME the server's env sets is where the launcher keeps its cache (~/.npm is $HOME/.npm).
+    const homed = sandboxPolicy(true, { ...ctx, command: "npx", env: { HOME: "/srv/bot" } });
+    assert.ok(homed.filesystem.allowWrite.includes("/srv/bot/.npm"), `${homed.filesystem.allowWrite}`);
     const uvx = sandboxPolicy(true, { ...ctx, command: "uvx" });
     assert.ok(uvx.network.allowedDomains.includes("pypi.org"));
     // The registry pi's environment points the launcher at is its registry; one a server's own env names is not opened.

@@ -131,7 +131,8 @@ export function sandboxPolicy(setting: true | SandboxRules, ctx: SandboxContext)
   const secretDirs = known.filter((p) => p.endsWith("/")).map((p) => `${p}config`);
   const moved = launcher?.cacheVars.map((name) => ctx.env?.[name]).find((value) => value);
   const caches = [
-    ...(launcher?.caches ?? []).map((p) => path.join(ctx.home, p)),
+    // Under the HOME the launcher gets: the server's env may set another.
+    ...(launcher?.caches ?? []).map((p) => path.join(ctx.env?.HOME || ctx.home, p)),
     ...(moved ? [absolute(moved, ctx)] : []),
   ];
   return {
