@@ -2340,7 +2340,11 @@ describe("sandbox settings and rules", () => {
           gh: { command: "gh-mcp", env: { TOKEN: "!cat ~/.config/tokens/gh", KEY: "${GOOGLE_CREDS}" } },
           npm: {
             command: "x",
-            env: { A: "!cat $HOME/.config/tokens/npm", B: '!cat "${HOME}/.tokens/b"', C: "!cat ${TOKEN_FILE}" },
+            env: {
+              ...{ A: "!cat $HOME/.config/tokens/npm", B: '!cat "${HOME}/.tokens/b"', C: "!cat ${TOKEN_FILE}" },
+              // A quoted path holds its spaces.
+              D: `!cat "$HOME/My Tokens/d" '/home/ann/key store/e'`,
+            },
           },
         },
       }),
@@ -2348,10 +2352,12 @@ describe("sandbox settings and rules", () => {
     const env = { GOOGLE_CREDS: "/home/ann/gcp.json", TOKEN_FILE: "/home/ann/tok" };
     assert.deepEqual(otherServersSecrets(servers, "self", env).sort(), [
       "/home/ann/gcp.json",
+      "/home/ann/key store/e",
       "/home/ann/tok",
       "~/.config/tokens/gh",
       "~/.config/tokens/npm",
       "~/.tokens/b",
+      "~/My Tokens/d",
     ]);
   });
 });
