@@ -13,7 +13,9 @@ import * as path from "node:path";
 import { after, describe, test } from "node:test";
 import { permanentLaunchFailure } from "../src/connection/local/launch-failure.ts";
 import { servesHttp } from "../src/connection/local/serves-http.ts";
-import { busRecorder, connectFailure, connectionFor, EXTENSION_DIR, tempDir, waitFor } from "./helpers.ts";
+import { busRecorder, connectFailure, connectionFor, EXTENSION_DIR, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { stdioSandbox } from "../src/sandbox/server-sandbox.ts";
+import { sandboxIdle } from "../src/sandbox/sandbox-runtime.mjs";
 import { startInProcessPi } from "./pi-harness.ts";
 
 /** One argument well past Linux's limit of 128 KiB for a single argument (and any system's for the whole line). */
@@ -130,6 +132,31 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
       assert.equal(state, "gaveUp", socket);
     }
   });
+
+  const docker = spawnSync("sh", ["-c", "command -v docker && command -v bwrap"]).status === 0;
+  test(
+    'docker refused its daemon\'s socket by the sandbox: said so, with "sandbox": false, not the docker group',
+    { skip: docker ? false : "no docker or bubblewrap here" },
+    async () => {
+      const home = tempDir("mcp-bridge-docker-sandbox-");
+      const scope = { servers: [], agentDir: home.dir, projectRoot: REPO_ROOT, env: process.env };
+      const connection = connectionFor(
+        "boxed",
+        { command: "docker", args: ["ps"], sandbox: true },
+        {
+          sandbox: (endpoint) => stdioSandbox(connection.config, true, endpoint, scope),
+        },
+      );
+      try {
+        const { message } = await connectFailure(connection);
+        assert.doesNotMatch(message, /docker group/, message);
+        assert.match(message, /the sandbox keeps docker from the Docker daemon's socket/, message);
+      } finally {
+        await sandboxIdle();
+        home.cleanup();
+      }
+    },
+  );
 
   test("on Windows, where a command runs through `cmd /c`, cmd's 9009 is a command not found, as a shell's 127", () => {
     const said = "'uvx' is not recognized as an internal or external command,\r\noperable program or batch file.";

@@ -45,6 +45,8 @@ export interface ErrorContext {
   exitDescription?: string;
   /** Its exit code, if it exited by itself. */
   exitCode?: number | null;
+  /** It ran in a sandbox. */
+  sandboxed?: boolean;
   /** Why an `npx` start failed, from what npm left behind (./local/npx-failure.ts). */
   npxFailure?: NpxFailure;
   /** How long after its spawn it ended, in ms, and how long of that npx spent installing its package. */
@@ -166,7 +168,7 @@ export function permanentFailure(ctx: ErrorContext): LaunchFailure | undefined {
       reason: "its command is a script without a `#!` line, so a shell ran it (the system's fallback), not its runtime",
       fix: `name its runtime in \`command\` and the script in \`args\` ("command": "node", "args": [${JSON.stringify(ctx.config.command)}]), or begin the script with a \`#!\` line`,
     };
-  const launch = permanentLaunchFailure(ctx.exitCode, ctx.stderr(), ctx.npxFailure);
+  const launch = permanentLaunchFailure(ctx.exitCode, ctx.stderr(), ctx.npxFailure, ctx.sandboxed);
   if (launch || !ctx.exitDescription) return launch;
   // Each of these reads the server's output afresh: once here.
   const { asksFor: asks, missingScript: script } = ctx;

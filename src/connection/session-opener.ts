@@ -407,6 +407,7 @@ export class SessionOpener {
       },
       exitDescription: process?.exitDescription,
       exitCode: process?.exitCode,
+      sandboxed,
       // Read from the process table and npm's files, so only by the messages that ask.
       get npxFailure() {
         return process?.npxFailure;

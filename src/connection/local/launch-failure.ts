@@ -40,6 +40,7 @@ export function permanentLaunchFailure(
   exitCode: number | null | undefined,
   stderr: string,
   npx?: NpxFailure,
+  sandboxed?: boolean,
 ): LaunchFailure | undefined {
   if (/\bnpm (?:error|ERR!) (?:code E404|404\b)/.test(stderr))
     return {
@@ -87,10 +88,16 @@ export function permanentLaunchFailure(
       fix: "check the package's name in the server's README, or name the program with `--package=<package>` and the program after it in `args`",
     };
   if (/\bpermission denied while trying to connect to the Docker (?:daemon socket|API)\b/i.test(stderr))
-    return {
-      reason: "docker may not use the Docker daemon's socket (permission denied)",
-      fix: "add your user to the docker group (`sudo usermod -aG docker $USER`, then log in again) and reconnect",
-    };
+    return sandboxed
+      ? // The sandbox blocks Unix sockets: the docker group would not help.
+        {
+          reason: "the sandbox keeps docker from the Docker daemon's socket",
+          fix: 'set "sandbox": false for it to run with your full rights',
+        }
+      : {
+          reason: "docker may not use the Docker daemon's socket (permission denied)",
+          fix: "add your user to the docker group (`sudo usermod -aG docker $USER`, then log in again) and reconnect",
+        };
   const unknown = DOCKER_UNKNOWN.exec(stderr);
   if (unknown) {
     const command = unknown[1] ?? unknown[2];
