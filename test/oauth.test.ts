@@ -282,6 +282,15 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     assert.equal(fixture.authorizations.length, 0);
   });
 
+  test("an authorization server without a registration endpoint: the error says to set `clientId`", async () => {
+    const { fixture, authDir, callbackPort } = await setup({
+      advertise: { registration_endpoint: undefined } as never,
+    });
+    const connection = connect(fixture, authDir, { callbackPort });
+    await assert.rejects(connection.connect(), /does not support dynamic client registration: set `clientId`/);
+    assert.equal(fixture.authorizations.length, 0);
+  });
+
   test("a server that needed a sign-in nobody could do at startup signs in at its first call once someone can", async () => {
     const { fixture, authDir, callbackPort } = await setup();
     let handler: SignInHandler | undefined;

@@ -291,6 +291,15 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
       const why = `its authorization server does not support Client ID Metadata Documents, and \`clientRegistration\` is "cimd"; use "auto" or "dcr".`;
       throw this.problem("auth", why);
     }
+    // The SDK's own error ("Incompatible auth server") does not say what to do: a client registered beforehand.
+    const metadata = state.authorizationServerMetadata;
+    const cimd = this.clientMetadataUrl && metadata?.client_id_metadata_document_supported;
+    const issuer = metadata?.issuer ?? state.authorizationServerUrl;
+    if (metadata && !metadata.registration_endpoint && !cimd && !this.clientInformation({ issuer }))
+      throw this.problem(
+        "auth",
+        "its authorization server does not support dynamic client registration: set `clientId` (a client registered with it).",
+      );
   }
 
   override async invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): Promise<void> {
