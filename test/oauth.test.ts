@@ -291,6 +291,16 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     assert.equal(fixture.authorizations.length, 0);
   });
 
+  test("a 403 insufficient_scope asks for the larger scope, though `scopes` are configured", async () => {
+    const { fixture, authDir, callbackPort } = await setup({ requiredScope: "admin" });
+    const connection = connect(fixture, authDir, { callbackPort, scopes: ["tools"] });
+    await connection.connect();
+    assert.equal(await echo(connection, "more"), "more");
+    const asked = fixture.authorizations.map((query) => query.get("scope"));
+    assert.equal(asked[0], "tools", "the configured scopes first");
+    assert.deepEqual(asked.at(-1)?.split(" ").sort(), ["admin", "tools"], "then the larger scope");
+  });
+
   test("a server that needed a sign-in nobody could do at startup signs in at its first call once someone can", async () => {
     const { fixture, authDir, callbackPort } = await setup();
     let handler: SignInHandler | undefined;
