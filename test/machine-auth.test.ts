@@ -112,6 +112,18 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     assert.equal(grants(fixture)[0]!.get("scope"), "tools", "the configured scopes");
   });
 
+  test("a 403 insufficient_scope gets a token with the larger scope, though `scopes` are configured", async () => {
+    const { fixture, authDir } = await setup({
+      machineClients: [{ clientId: "stepper", method: "client_secret_basic", secret: SECRET }],
+      requiredScope: "admin",
+    });
+    const connection = connect(fixture, authDir, { clientId: "stepper", clientSecret: SECRET, scopes: ["tools"] });
+    await connection.connect();
+    assert.equal(await echo(connection, "more"), "more");
+    assert.equal(grants(fixture)[0]!.get("scope"), "tools", "the configured scopes first");
+    assert.deepEqual(grants(fixture).at(-1)!.get("scope")?.split(" ").sort(), ["admin", "tools"]);
+  });
+
   test("private_key_jwt with a PEM key (SEC1 EC): the assertion verifies against the client's public key", async () => {
     const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
     const { fixture, authDir } = await setup({

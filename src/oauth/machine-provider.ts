@@ -109,10 +109,9 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
     return (this.grant = grant);
   }
 
-  /** The grant's parameters for the configured scopes (else what the SDK chose), by the SDK provider. */
+  /** The grant's parameters for the configured scopes (and a step-up's; else what the SDK chose), by the SDK provider. */
   async prepareTokenRequest(scope?: string): Promise<URLSearchParams | undefined> {
-    const wanted = this.settings.scopes?.length ? this.settings.scopes.join(" ") : scope;
-    return (await this.sdkProvider().prepareTokenRequest?.(wanted)) ?? undefined;
+    return (await this.sdkProvider().prepareTokenRequest?.(this.scopeFor(scope))) ?? undefined;
   }
 
   get addClientAuthentication(): AddClientAuthentication | undefined {

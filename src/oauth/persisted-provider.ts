@@ -70,6 +70,15 @@ export abstract class PersistedProvider {
     }
   }
 
+  /** The scopes the server asked for in a 403 `insufficient_scope` (a step-up), added to the configured ones. */
+  readonly stepUpScopes = new Set<string>();
+
+  /** The configured scopes and those of a step-up, else what the SDK chose. */
+  protected scopeFor(sdkScope: string | undefined): string | undefined {
+    const { scopes } = this.settings;
+    return scopes?.length ? [...new Set([...scopes, ...this.stepUpScopes])].join(" ") : sdkScope;
+  }
+
   protected get settings(): OAuthSettings {
     return this.options.settings;
   }

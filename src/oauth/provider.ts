@@ -259,11 +259,9 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
     const callback = await started;
     const url = new URL(authorizationUrl);
     url.searchParams.set("redirect_uri", callback.redirectUrl);
-    // Scopes from the config come first (the SDK prefers the server's hints); a step-up over stored tokens (a 403
-    // insufficient_scope) adds the scopes the server asked for, which asking for the config's alone would not get.
-    const { scopes } = this.settings;
-    const more = this.stored() ? (url.searchParams.get("scope") ?? "").split(" ") : [];
-    if (scopes?.length) url.searchParams.set("scope", [...new Set([...scopes, ...more])].filter(Boolean).join(" "));
+    // Scopes from the config come first (the SDK prefers the server's hints), with any a step-up asked for.
+    const scope = this.scopeFor(undefined);
+    if (scope) url.searchParams.set("scope", scope);
     try {
       await handler({ server: this.options.server, url, callback });
     } catch (error) {

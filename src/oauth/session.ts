@@ -7,6 +7,7 @@ import * as os from "node:os";
 import {
   applyMiddlewares,
   auth,
+  extractWWWAuthenticateParams,
   isDpopNonceChallenge,
   type Middleware,
   type OAuthTokens,
@@ -119,6 +120,10 @@ export class OAuthSession {
     const presented = /^(bearer|dpop) /i.test(new Headers(init?.headers).get("authorization") ?? "");
     const refused = response.status === 401 && presented && !isDpopNonceChallenge(response);
     if (refused) await this.provider.invalidateCredentials("discovery");
+    // A step-up: the configured scopes alone would get a token the server refuses the same way.
+    const asked = response.status === 403 ? extractWWWAuthenticateParams(response) : undefined;
+    if (asked?.error === "insufficient_scope")
+      for (const scope of asked.scope?.split(" ") ?? []) if (scope) this.provider.stepUpScopes.add(scope);
     return response;
   };
 
