@@ -394,6 +394,25 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
       }
     });
 
+    test("a refusal at the MCP server's authorization server names the enterprise keys, not a workload JWT's", async () => {
+      const { idp, fixture, authDir, auth } = await enterprise();
+      const alice = await idp.idToken("alice");
+      const env = { ...process.env, IDP_SECRET, ID_TOKEN: alice };
+      const wrong = { ...auth, clientSecret: "not-the-secret-1234", idToken: "${ID_TOKEN}" };
+      const connection = connect(fixture, authDir, wrong, { env });
+      try {
+        await assert.rejects(connection.connect(), (error: unknown) => {
+          messages.push(String(error));
+          assert.match(String(error), /refused client 'mcp-client'.*Check `auth\.clientId` and `auth\.clientSecret`/);
+          assert.doesNotMatch(String(error), /auth\.assertion/, "the config has no workload JWT");
+          return true;
+        });
+      } finally {
+        issuedElsewhere.push(alice, ...idp.issued);
+        await idp.close();
+      }
+    });
+
     test("an expired ID token fails with the identity provider's answer; no secret or token in the message", async () => {
       const { idp, fixture, authDir, auth } = await enterprise();
       const expired = await idp.idToken("bob", true);

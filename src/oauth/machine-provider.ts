@@ -241,12 +241,17 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
     const code = (error as { code?: unknown }).code ?? (error as { errorCode?: unknown }).errorCode;
     const description = (error as Error).message;
     const answer = description && description !== code ? `${String(code)} (${description})` : String(code);
+    const client =
+      tokenEndpointAuthMethod === "private_key_jwt"
+        ? "`auth.privateKeyFile` (and the key registered for the client)"
+        : "`auth.clientSecret`";
+    // Enterprise-managed authorization has no workload JWT: its grant comes from the identity provider.
     const proof =
-      grantType === JWT_BEARER_GRANT
-        ? "the workload's JWT (`auth.assertion` or `auth.assertionFile`: its audience, expiry, and that the authorization server trusts its issuer)"
-        : tokenEndpointAuthMethod === "private_key_jwt"
-          ? "`auth.privateKeyFile` (and the key registered for the client)"
-          : "`auth.clientSecret`";
+      grantType !== JWT_BEARER_GRANT
+        ? client
+        : this.settings.idpClientId !== undefined
+          ? `${client}, and that the authorization server trusts the identity provider's grants`
+          : "the workload's JWT (`auth.assertion` or `auth.assertionFile`: its audience, expiry, and that the authorization server trusts its issuer)";
     const message = `MCP server '${server}': the authorization server refused client '${clientId}' at ${endpoint}: ${answer}. Check \`auth.clientId\` and ${proof}.`;
     return new BridgeError("auth", server, this.hide(message), { cause: error });
   }
