@@ -310,6 +310,24 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
       issuedElsewhere.push(first, second);
     });
 
+    test("a workload client that proves itself with a key file signs a client assertion beside the JWT", async () => {
+      const { fixture, authDir } = await setup({
+        machineClients: [],
+        workloadIssuer: { issuer: WORKLOAD_ISSUER, publicKey },
+      });
+      const jwt = await workloadJwt(privateKey, fixture.origin);
+      issuedElsewhere.push(jwt);
+      const keyFile = path.join(tmp.dir, "workload-client.pem");
+      writeFileSync(keyFile, privateKey.export({ format: "pem", type: "pkcs8" }), { mode: 0o600 });
+      const auth = { grantType: JWT_BEARER, clientId: "workload", assertion: jwt, privateKeyFile: keyFile };
+      const connection = connect(fixture, authDir, auth);
+      await connection.connect();
+      assert.equal(await echo(connection, "keyed"), "keyed");
+      const form = fixture.tokenRequests.find((p) => p.get("grant_type") === JWT_BEARER)!;
+      assert.equal(form.get("assertion"), jwt);
+      assert.equal(form.get("client_assertion_type"), "urn:ietf:params:oauth:client-assertion-type:jwt-bearer");
+    });
+
     test("an expired JWT from a variable fails with the token endpoint's answer, the JWT hidden even where the server quotes it", async () => {
       const { fixture, authDir } = await setup({
         machineClients: [],

@@ -1,6 +1,6 @@
 /**
  * A machine client (`"grantType": "client_credentials"` or RFC 7523's JWT bearer grant): the SDK's own providers
- * (`ClientCredentialsProvider`, `PrivateKeyJwtProvider`, `CrossAppAccessProvider`) make the grant, and `auth()` does
+ * (`ClientCredentialsProvider`, `CrossAppAccessProvider`; `createPrivateKeyJwtAuth`) make the grant, and `auth()` does
  * discovery, the resource indicator, issuer checks and the token request; no one is ever sent to a browser. Around
  * them, ./persisted-provider.ts keeps the tokens; this class adds what the SDK's providers lack: a token fetched again
  * shortly before it expires, one request for concurrent callers, the configured scopes and auth method, a `kid` in a
@@ -12,6 +12,7 @@ import {
   type AddClientAuthentication,
   auth,
   ClientCredentialsProvider,
+  createPrivateKeyJwtAuth,
   CrossAppAccessProvider,
   type CrossAppAccessContext,
   discoverAndRequestJwtAuthGrant,
@@ -21,7 +22,6 @@ import {
   type OAuthClientProvider,
   OAuthError,
   type OAuthTokens,
-  PrivateKeyJwtProvider,
   requestJwtAuthorizationGrant,
 } from "@modelcontextprotocol/client";
 import { BridgeError, codeOf, describeError } from "../common/errors.ts";
@@ -52,6 +52,7 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
   readonly pending = undefined;
   /** The SDK provider that makes the grant; made at the first token request (a key file that fails is read again). */
   private grant?: OAuthClientProvider;
+  private signer?: AddClientAuthentication;
   private fetching?: Promise<void>;
   /** What was read from files or obtained on the way (a workload JWT, an ID-JAG): hidden in errors too. */
   private readonly seen: string[] = [];
@@ -83,7 +84,7 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
   /** The SDK provider for the configured grant (their own client records are unused: the issuer is stamped above). */
   private sdkProvider(): OAuthClientProvider {
     if (this.grant) return this.grant;
-    const { clientId = "", clientSecret = "", tokenEndpointAuthMethod } = this.settings;
+    const { clientId = "", clientSecret = "" } = this.settings;
     // Only to keep the SDK from warning that no issuer was named: the record it stamps is not the one used.
     const common = { clientId, clientName: CLIENT_NAME, expectedIssuer: this.options.serverUrl };
     if (this.settings.grantType === JWT_BEARER_GRANT) {
@@ -93,30 +94,35 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
       grant.saveResourceUrl?.(this.options.serverUrl);
       return (this.grant = grant);
     }
-    if (tokenEndpointAuthMethod !== "private_key_jwt")
-      return (this.grant = new ClientCredentialsProvider({ ...common, clientSecret }));
-    const { privateKeyFile = "", signingAlgorithm, keyId } = this.settings;
+    return (this.grant = new ClientCredentialsProvider({ ...common, clientSecret }));
+  }
+
+  /** `private_key_jwt`, for either grant: the client's assertion, signed anew for each token request. */
+  private clientAssertion(): AddClientAuthentication {
+    if (this.signer) return this.signer;
+    const { clientId = "", privateKeyFile = "", signingAlgorithm, keyId } = this.settings;
     let key: ReturnType<typeof loadSigningKey>;
     try {
       key = loadSigningKey(privateKeyFile, signingAlgorithm);
     } catch (error) {
       throw this.problem("config", `${describeError(error)}; fix \`auth.privateKeyFile\`.`);
     }
-    const grant = new PrivateKeyJwtProvider({ ...common, privateKey: key.jwk, algorithm: key.algorithm });
     const kid = keyId ?? (typeof key.jwk.kid === "string" ? key.jwk.kid : undefined);
     // The SDK's assertion has no `kid` header, which servers holding several keys of a client need.
-    if (kid !== undefined) grant.addClientAuthentication = signWithKeyId(clientId, key.jwk, key.algorithm, kid);
-    return (this.grant = grant);
+    return (this.signer =
+      kid !== undefined
+        ? signWithKeyId(clientId, key.jwk, key.algorithm, kid)
+        : createPrivateKeyJwtAuth({ issuer: clientId, subject: clientId, privateKey: key.jwk, alg: key.algorithm }));
   }
 
-  /** The grant's parameters for the configured scopes (and a step-up's; else what the SDK chose), by the SDK provider. */
+  /** The grant's parameters for the configured scopes and a step-up's (else the SDK's choice), by the SDK provider. */
   async prepareTokenRequest(scope?: string): Promise<URLSearchParams | undefined> {
     return (await this.sdkProvider().prepareTokenRequest?.(this.scopeFor(scope))) ?? undefined;
   }
 
   get addClientAuthentication(): AddClientAuthentication | undefined {
     if (this.settings.tokenEndpointAuthMethod !== "private_key_jwt") return undefined;
-    return (...args) => this.sdkProvider().addClientAuthentication!(...args);
+    return (...args) => this.clientAssertion()(...args);
   }
 
   /** What discovery found, for the ID-JAG's audience and resource. */
