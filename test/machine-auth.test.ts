@@ -431,6 +431,24 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
       }
     });
 
+    test("an expired ID token from a file: the error names `auth.idTokenFile`, the key that holds it", async () => {
+      const { idp, fixture, authDir, auth } = await enterprise();
+      const expired = await idp.idToken("carol", true);
+      issuedElsewhere.push(expired);
+      const idTokenFile = path.join(tmp.dir, "expired-id-token");
+      writeFileSync(idTokenFile, expired);
+      const connection = connect(fixture, authDir, { ...auth, idTokenFile }, { env: { ...process.env, IDP_SECRET } });
+      try {
+        await assert.rejects(connection.connect(), (error: unknown) => {
+          messages.push(String(error));
+          assert.match(String(error), /Check `auth\.idTokenFile` \(is it current\?\)/);
+          return true;
+        });
+      } finally {
+        await idp.close();
+      }
+    });
+
     test("an expired ID token fails with the identity provider's answer; no secret or token in the message", async () => {
       const { idp, fixture, authDir, auth } = await enterprise();
       const expired = await idp.idToken("bob", true);

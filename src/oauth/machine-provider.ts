@@ -186,7 +186,7 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
       const code = (error as { code?: unknown }).code;
       const said = isTokenEndpointError(error) && typeof code === "string" && code !== (error as Error).message;
       const answer = said ? `${code} (${(error as Error).message})` : describeError(error);
-      const message = `MCP server '${server}': the identity provider ${idpTokenUrl ?? idpUrl} did not exchange the ID token for an authorization grant: ${answer}. Check \`auth.idToken\` (is it current?) and \`auth.idpClientId\`.`;
+      const message = `MCP server '${server}': the identity provider ${idpTokenUrl ?? idpUrl} did not exchange the ID token for an authorization grant: ${answer}. Check \`auth.${idToken === undefined ? "idTokenFile" : "idToken"}\` (is it current?) and \`auth.idpClientId\`.`;
       throw new BridgeError("auth", server, this.hide(message), { cause: error });
     }
   }
