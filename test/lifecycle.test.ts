@@ -11,7 +11,7 @@ import { LogFile } from "../src/common/log-file.ts";
 import type { EventSink } from "../src/common/events.ts";
 import { BridgeError, ShutDownError } from "../src/common/errors.ts";
 import { inSchedule } from "../src/connection/connection-state.ts";
-import { stillReconnectingError, waitingNote } from "../src/connection/error-messages.ts";
+import { stillReconnectingError, waitingNote } from "../src/connection/call-errors.ts";
 import { startStreamableHttp } from "./fixtures/http-servers.ts";
 import {
   connectionFor,

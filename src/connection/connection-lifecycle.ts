@@ -20,14 +20,8 @@ import {
   ownsAttempt,
   transition,
 } from "./connection-state.ts";
-import {
-  cancelledError,
-  connectError,
-  disabledError,
-  notConnectedError,
-  stillReconnectingError,
-  waitingNote,
-} from "./error-messages.ts";
+import { cancelledError, connectError, disabledError } from "./error-messages.ts";
+import { notConnectedError, stillReconnectingError, waitingNote } from "./call-errors.ts";
 import { shutDownError, untrustedError } from "./stop-errors.ts";
 import { HealthChecks } from "./health-checks.ts";
 import type { LifecycleReport } from "./lifecycle-report.ts";

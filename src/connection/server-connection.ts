@@ -25,13 +25,8 @@ import { ServerToolList } from "../translate/server-tool-list.ts";
 import { ConnectionLifecycle } from "./connection-lifecycle.ts";
 import { type ConnectionState, errorOf, statusOf } from "./connection-state.ts";
 import type { Delivery } from "./delivery.ts";
-import {
-  lostAgainError,
-  mayHaveRunError,
-  noOAuthError,
-  reconnectFailedError,
-  refusedAfterRereadError,
-} from "./error-messages.ts";
+import { noOAuthError, refusedAfterRereadError } from "./error-messages.ts";
+import { lostAgainError, mayHaveRunError, reconnectFailedError } from "./call-errors.ts";
 import { credentialsRefused, type FreshHeaders } from "./fresh-headers.ts";
 import type { HealthStatus, HealthTracker } from "./health.ts";
 import { LifecycleReport } from "./lifecycle-report.ts";

@@ -8,11 +8,10 @@
  */
 import { statSync } from "node:fs";
 import { shown, SHOWN } from "../common/terminal-text.ts";
-import { BridgeError, errorMessage } from "../common/errors.ts";
+import { BridgeError } from "../common/errors.ts";
 import { closedDuringProbe, probeInconclusive } from "../common/error-kinds.ts";
 import { LEVEL_OF_MCP_LEVEL, type Logger, NULL_LOGGER } from "../common/log-file.ts";
 import { describeSource, type ServerConfig } from "../config/types.ts";
-import { isSandboxed } from "../config/sandbox-setting.ts";
 import type { Redactor } from "../common/redact.ts";
 import {
   type Environment,
@@ -30,7 +29,7 @@ import { runCommandValues } from "../config/command-runner.ts";
 import { clientSecretField } from "../config/command-value.ts";
 import { needsTrust } from "../trust/trust-rules.ts";
 import type { ServerAuth } from "../oauth/server-auth.ts";
-import { type ErrorContext, permanentFailure, unsendableHeader } from "./error-messages.ts";
+import { type ErrorContext, permanentFailure, sandboxUnavailableError, unsendableHeader } from "./error-messages.ts";
 import type { LifecycleReport } from "./lifecycle-report.ts";
 import { LiveSession, type LiveSessionOptions, type SessionEvents } from "./live-session.ts";
 import { floodMessage } from "./notification-bound.ts";
@@ -252,13 +251,8 @@ export class SessionOpener {
     // server's sandbox is set up by the hub: here it is only checked that it can be.)
     if (sandbox) {
       const setUp = hub ? sandboxProblems().then(unavailable) : sandboxManager().then(watchSandboxRelays);
-      // Its entry (or its file's default) asks, else the user's top-level default or a trust given "sandboxed" does.
       await setUp.catch((error: unknown) => {
-        throw new BridgeError(
-          "config",
-          this.config.name,
-          `it asks for a sandbox (${isSandboxed(this.config.sandbox) ? `"sandbox" in ${describeSource(this.config.source)}` : `the top-level "sandbox" of your config, or your "Trust, sandboxed" answer`}), and none can be set up here, so it was not started: ${errorMessage(error)}. Or set "sandbox": false for it to run with your full rights.`,
-        );
+        throw sandboxUnavailableError(this.config, error);
       });
     }
     if (this.recalled === undefined) this.recalled = this.options.recallProtocol?.() ?? null;
