@@ -51,11 +51,23 @@ const OVER_TOTAL = `: with it, this result's images would be over the ${formatBy
 const base64Of = (text: string): string => text.replace(/\s/g, "").replace(/^data:[^,]*;base64,/i, "");
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-/** An image as a provider takes it (one line of base64, its type as its bytes say), or none for a type none
- * takes, or data none takes (none, too much, not base64). */
+/**
+ * Why a provider would not take an image with this data (one line of base64, as `base64Of` gives it) and type: the
+ * words for the note that stands in for it ("" for a type none takes, or no data), or undefined where it would.
+ */
+function imageRefusal(data: string, mime: string): string | undefined {
+  // One image over a provider's bound fails the whole request, and every later one of the session.
+  if (data.length > MODEL_IMAGE_MAX_BASE64)
+    return `: ${formatBytes(data.length)} as base64, over the ${formatBytes(MODEL_IMAGE_MAX_BASE64)} providers take`;
+  // Nor do they take data that is not base64 (a URL sent where the bytes belong).
+  if (!BASE64.test(data)) return ": its data is not base64";
+  return MODEL_IMAGE_TYPES.has(mime) && data ? undefined : "";
+}
+
+/** An image as a provider takes it (its type as its bytes say), or none where `imageRefusal` says it would not. */
 export function modelImage(data: string, declared: string): (PiContent & { type: "image" }) | undefined {
   const [mime, clean] = [imageType(declared), base64Of(data)];
-  return MODEL_IMAGE_TYPES.has(mime) && clean && clean.length <= MODEL_IMAGE_MAX_BASE64 && BASE64.test(clean)
+  return imageRefusal(clean, mime) === undefined
     ? { type: "image", data: clean, mimeType: imageBytesType(clean, mime) }
     : undefined;
 }
@@ -134,24 +146,13 @@ export function normalizeToolResult(result: McpToolResult, server?: string): Nor
         const mime =
           typeof part.mimeType === "string" ? imageType(part.mimeType) : image ? "application/octet-stream" : "audio";
         const data = typeof part.data === "string" ? base64Of(part.data) : "";
-        // One image over a provider's bound fails the whole request, and every later one of the session.
-        const tooBig = image && data.length > MODEL_IMAGE_MAX_BASE64;
-        // Nor do they take data that is not base64 (a URL sent where the bytes belong).
-        const notBase64 = image && !tooBig && !BASE64.test(data);
-        const fits = image && MODEL_IMAGE_TYPES.has(mime) && data && !tooBig && !notBase64;
-        const overTotal = fits && imageBytes + data.length > MODEL_IMAGES_MAX_BASE64;
-        if (fits && !overTotal) {
+        const why = image ? imageRefusal(data, mime) : "";
+        const overTotal = why === undefined && imageBytes + data.length > MODEL_IMAGES_MAX_BASE64;
+        if (why === undefined && !overTotal) {
           images.push({ type: "image", data, mimeType: imageBytesType(data, mime) });
           imageBytes += data.length;
         } else {
-          const why = tooBig
-            ? `: ${formatBytes(data.length)} as base64, over the ${formatBytes(MODEL_IMAGE_MAX_BASE64)} providers take`
-            : notBase64
-              ? ": its data is not base64"
-              : overTotal
-                ? OVER_TOTAL
-                : "";
-          texts.push(`[${part.type}: ${mime}, ${formatBytes(base64Size(data))}, not shown${why}]`);
+          texts.push(`[${part.type}: ${mime}, ${formatBytes(base64Size(data))}, not shown${why ?? OVER_TOTAL}]`);
         }
         break;
       }
