@@ -195,7 +195,8 @@ async function withDevServer(globs: string[], layout: (root: string) => void, ru
       status: () => bridge.devWatchOf(bridge.connection("dev")!),
       restarted: (before) =>
         waitFor(
-          async () => bridge.connection("dev")!.state.kind === "live" && (await pid()) !== before,
+          // A call that meets the restart itself fails (its process is stopped under it): asked again.
+          async () => bridge.connection("dev")!.state.kind === "live" && (await pid().catch(() => before)) !== before,
           "a restart",
           30_000,
         ),
