@@ -10,6 +10,7 @@ import { after, describe, test } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { OrphanWatchdog } from "../src/connection/local/orphan-watchdog.ts";
+import { bundledFixture } from "./fixture-bundle.ts";
 import type { ProcessExitInfo, ProcessGroupStdioOptions } from "../src/connection/local/stdio-options.ts";
 import { BURST_WRITE, ProcessGroupStdioTransport } from "../src/connection/local/stdio-transport.ts";
 import {
@@ -263,6 +264,34 @@ describe("ProcessGroupStdioTransport", { timeout: 120_000 }, () => {
       const pid = t.transport.pid;
       if (pid !== undefined && isAlive(pid)) process.kill(-pid, "SIGKILL");
     }
+  });
+
+  // pi slow to exit (a busy machine) after it handed its servers over: the close goes on, and once it is done nothing
+  // is watched, so the watchdog is told to let go of pi's mark. A daemon the server double-forked (outside its group
+  // and tree, found only by the mark) must be gone by then, or nothing ends it.
+  test("pi quitting but living on past the grace: the close ends the server's double-forked daemon before it lets the watchdog go", async () => {
+    const log = path.join(temp.dir, "double-fork.log");
+    const watchdog = new OrphanWatchdog();
+    const t = track({
+      command: process.execPath,
+      args: [bundledFixture(path.join(REPO_ROOT, "test", "fixtures", "double-fork-server.mjs"))],
+      env: { FIXTURE_LOG: log },
+      watchdog,
+    });
+    const client = newClient();
+    await client.connect(t.transport);
+    const [sleeper] = readFileSync(log, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => (JSON.parse(line) as { pid: number }).pid);
+    assert.ok(sleeper !== undefined && isAlive(sleeper), "the server's daemon runs");
+    otherPids.push(sleeper);
+    watchdog.handOver();
+    await client.close();
+    const livesOn = setInterval(() => undefined, 1000);
+    await t.transport.handedOver?.finally(() => clearInterval(livesOn));
+    await waitFor(() => watchdog.pid === undefined, "the watchdog to be let go once nothing is watched");
+    assert.ok(!isAlive(sleeper), `the daemon ${sleeper} is gone`);
   });
 
   test("a server that crashes on start reports its exit code, its stderr, then closes", async () => {

@@ -320,6 +320,9 @@ export async function terminateProcesses(
   for (const p of alive) signal(p, "SIGKILL");
 }
 
+/** Ends a server's processes that carry its mark (those that left its group and tree, a double fork's daemon). */
+export const endMarked = (mark: string): Promise<void> => terminateProcesses(markedProcesses(mark));
+
 /** Synchronous last resort for `process.on("exit")`: SIGKILL whatever is still alive. */
 export function killProcessesNow(processes: readonly ProcessInfo[]): void {
   for (const p of processes) if (isSameProcessAlive(p)) signal(p, "SIGKILL");

@@ -18,7 +18,14 @@ import {
 } from "@modelcontextprotocol/client";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "../../config/defaults.ts";
 import type { Watch } from "./orphan-watchdog.ts";
-import { groupHasLiveMember, newOwnerMark, NPM_ROLLBACK_MS, npxInstalling, OWNER_ENV } from "./process-tree.ts";
+import {
+  endMarked,
+  groupHasLiveMember,
+  newOwnerMark,
+  NPM_ROLLBACK_MS,
+  npxInstalling,
+  OWNER_ENV,
+} from "./process-tree.ts";
 import { asError } from "../../common/errors.ts";
 import { InOrderDelivery, LineFraming, NonJsonLine } from "./stdio-framing.ts";
 import { StderrLines } from "./stderr-lines.ts";
@@ -311,6 +318,8 @@ export class ProcessGroupStdioTransport implements Transport {
       }
     }
     this.finished = true;
+    // A daemon (double-forked out of group and tree) goes before the watchdog may let go of the mark that finds it.
+    if (child?.pid !== undefined) await endMarked(this.ownerMark);
     this.watched?.forget();
     // Let what the process wrote before it ended arrive; then let go of pipes that a process outside the group holds.
     await this.waitUntil(() => this.openStreams === 0, Math.min(this.graceMs, STREAM_DRAIN_MS));
@@ -384,9 +393,7 @@ export class ProcessGroupStdioTransport implements Transport {
   }
 
   private destroyStreams(): void {
-    const child = this.child;
-    if (!child) return;
-    for (const stream of [child.stdin, child.stdout, child.stderr]) stream.destroy();
+    for (const stream of this.child ? [this.child.stdin, this.child.stdout, this.child.stderr] : []) stream.destroy();
   }
 
   /** Whether anything of the server is still running: the process itself, or (POSIX) another live member of its group. */
