@@ -241,7 +241,7 @@ describe("ProcessGroupStdioTransport", { timeout: 120_000 }, () => {
   test("pi quitting: close() ends the input and leaves the server to the watchdog; if pi lives on, the close goes on", async () => {
     const log = path.join(temp.dir, "lingering.log");
     const watchdog = new OrphanWatchdog();
-    const t = track({ ...fixtureEntry("lingering"), env: { FIXTURE_LOG: log }, watchdog });
+    const t = track({ ...fixtureEntry("lingering"), env: { FIXTURE_LOG: log }, watchdog, closeGraceMs: 400 });
     await t.transport.start();
     try {
       watchdog.handOver();
@@ -250,7 +250,7 @@ describe("ProcessGroupStdioTransport", { timeout: 120_000 }, () => {
       assert.ok(t.transport.handedOver);
       assert.equal(t.closes, 1, "the session is over for the client");
       // This process lives on (the timer stands for what else keeps it running; the close itself holds nothing): its own
-      // close sends SIGTERM after the grace (a quitting pi has exited by then).
+      // close sends SIGTERM after five graces (a quitting pi has exited long before).
       const livesOn = setInterval(() => undefined, 1000);
       await t.transport.handedOver?.finally(() => clearInterval(livesOn));
       assert.deepEqual(
@@ -258,6 +258,8 @@ describe("ProcessGroupStdioTransport", { timeout: 120_000 }, () => {
         ["start", "stdin-end", "sigterm"],
       );
       assert.deepEqual(t.transport.ending?.by, "SIGTERM");
+      // Not before five graces: a pi slow to exit must not cut short the grace the watchdog gives from pi's exit.
+      assert.ok(t.transport.ending!.durationMs >= 5 * 400, `ended after ${t.transport.ending!.durationMs} ms`);
       assert.equal(t.closes, 1);
       await waitFor(() => watchdog.pid === undefined, "the watchdog to be let go once nothing is watched");
     } finally {

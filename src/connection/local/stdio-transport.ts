@@ -98,10 +98,7 @@ export class ProcessGroupStdioTransport implements Transport {
   /** Messages sent in this turn of the event loop: the first is written at once, the others are held (corked). */
   private burst = 0;
   private prepared?: PreparedSpawn;
-  /**
-   * pi is quitting and close() left the server to the watchdog (see `leftToWatchdog`): the rest of the close, which
-   * goes on after close() resolved, its timers not holding pi's exit.
-   */
+  /** pi quits, close() left the server to the watchdog (`leftToWatchdog`): the rest of the close, not holding pi. */
   handedOver?: Promise<void>;
 
   constructor(private readonly options: ProcessGroupStdioOptions) {
@@ -297,7 +294,8 @@ export class ProcessGroupStdioTransport implements Transport {
     child.unref();
     for (const stream of [child.stdin, child.stdout, child.stderr] as Array<{ unref?(): void }>) stream.unref?.();
     this.handedOver = Promise.resolve().then(async () => {
-      await this.waitUntil(() => this.ended, this.graceMs);
+      // Five graces: the watchdog's starts at pi's exit, and a pi slow to exit must not cut it short.
+      await this.waitUntil(() => this.ended, 5 * this.graceMs);
       await this.escalate(child);
     });
     this.fireClose();
