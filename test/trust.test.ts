@@ -4,9 +4,10 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { describe, test } from "node:test";
+import { fileLock } from "../src/common/atomic-file.ts";
 import { visible } from "../src/common/terminal-text.ts";
 import { McpBridge } from "../src/bridge/mcp-bridge.ts";
 import { ProjectTrust } from "../src/trust/project-trust.ts";
@@ -316,6 +317,19 @@ test("two pi processes answering at once keep both answers: neither write drops 
       [(await store2.read(path.join(tmp.dir, "a"))).size, (await store2.read(path.join(tmp.dir, "b"))).size],
       [40, 40],
     );
+  } finally {
+    tmp.cleanup();
+  }
+});
+
+test("the first answer ever, its directory not made yet, is written under the lock too", async () => {
+  const tmp = tempDir();
+  try {
+    const lock = path.join(tmp.dir, "agent", "mcp-bridge", "trust.json.lock");
+    const release = await fileLock(lock);
+    assert.ok(existsSync(lock), "another pi process waits for this one");
+    release();
+    assert.ok(!existsSync(lock));
   } finally {
     tmp.cleanup();
   }

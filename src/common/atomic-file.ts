@@ -3,7 +3,7 @@
  * two changes never interleave. Config files, OAuth tokens and the tool cache are all written this way.
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, openSync, statSync, unlinkSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, statSync, unlinkSync } from "node:fs";
 import { chmod, mkdir, open, rename, unlink } from "node:fs/promises";
 import * as path from "node:path";
 
@@ -68,6 +68,15 @@ const STALE_LOCK_MS = 30_000;
 const LOCK_WAIT_MS = 15_000;
 const LOCK_POLL_MS = 50;
 
+/** Makes `dir` (0700) where it is missing; whether it made one. */
+function madeDirectory(dir: string): boolean {
+  try {
+    return mkdirSync(dir, { recursive: true, mode: 0o700 }) !== undefined;
+  } catch {
+    return false;
+  }
+}
+
 /** Takes the lock file, waiting for another holder (bounded); a stale lock is broken. Returns its release. */
 export async function fileLock(file: string): Promise<() => void> {
   const deadline = Date.now() + LOCK_WAIT_MS;
@@ -83,6 +92,8 @@ export async function fileLock(file: string): Promise<() => void> {
       };
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
+      // The first write ever makes the directory: two pi processes doing theirs at once must still take turns.
+      if (code === "ENOENT" && madeDirectory(path.dirname(file))) continue;
       if (code !== "EEXIST") return () => {}; // No lock possible here (read-only dir): go on without one.
     }
     try {
