@@ -244,6 +244,8 @@ describe("the elicitation dialogs", () => {
       ui.asked.at(-1)!,
       /Send this to MCP server 'crm'\?\nName: Ada\nAgree: true\nemail: ada@example.com\nborn: \(not given\)/,
     );
+    // Choices as the user picked them, by their titles, not the values the server gets.
+    assert.match(ui.asked.at(-1)!, /\nhero: Superman\npet: \(not given\)\ntools: saw, drill$/);
   });
 
   test("an optional field named as a property every object has ('constructor'), skipped, is shown as not given", async () => {

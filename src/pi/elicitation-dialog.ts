@@ -14,6 +14,7 @@ import { isLoopbackHost } from "../oauth/endpoint-policy.ts";
 import { canOpenBrowser, openBrowser } from "../oauth/sign-in.ts";
 import { DENY_REST, type DialogBudget } from "./dialog-budget.ts";
 import {
+  asPicked,
   checkPicks,
   type FieldValue,
   fieldHint,
@@ -138,7 +139,7 @@ export async function answerElicitation(
     // From entries: a field named `__proto__` is one like any other (assigning it would set the prototype instead).
     const content: Record<string, FieldValue> = Object.fromEntries(given);
     const summary = fields
-      .map((f) => `${f.label}: ${Object.hasOwn(content, f.key) ? show(content[f.key]!) : "(not given)"}`)
+      .map((f) => `${f.label}: ${Object.hasOwn(content, f.key) ? show(asPicked(f, content[f.key]!)) : "(not given)"}`)
       .join("\n");
     const end = picked(await ui.select(`Send this to ${who}?\n${shown(summary, SHOWN.body)}`, [SEND, DECLINE, CANCEL]));
     if (end === SEND) return { action: "accept", content };

@@ -152,6 +152,13 @@ export function formFields(params: Pick<ElicitRequestFormParams, "requestedSchem
   return { fields, unsupported };
 }
 
+/** A value as the user picked it: a choice's by its title (the user picks choices by their titles, never sees values). */
+export function asPicked(field: FormField, value: FieldValue): FieldValue {
+  if (!("choices" in field)) return value;
+  const title = (v: string) => field.choices.find((c) => c.value === v)?.title ?? v;
+  return Array.isArray(value) ? value.map(title) : typeof value === "string" ? title(value) : value;
+}
+
 /** What a field expects, for the question: `(optional, 1-100, default 42)`. */
 export function fieldHint(field: FormField): string {
   const parts: string[] = [];
@@ -164,12 +171,7 @@ export function fieldHint(field: FormField): string {
   }
   if (field.kind === "multi" && (field.minItems !== undefined || field.maxItems !== undefined))
     parts.push(`pick ${field.minItems ?? 0} to ${field.maxItems ?? field.choices.length}`);
-  // A choice's default by its title: the user picks choices by their titles and never sees their values.
-  const titles =
-    "choices" in field
-      ? [field.default ?? []].flat().map((v) => field.choices.find((c) => c.value === v)?.title ?? v)
-      : undefined;
-  const fallback = titles ?? field.default;
+  const fallback = field.default === undefined ? undefined : asPicked(field, field.default);
   if (fallback !== undefined && !(Array.isArray(fallback) && fallback.length === 0))
     parts.push(`default ${shown(Array.isArray(fallback) ? fallback.join(", ") : String(fallback), MAX_LABEL, "line")}`);
   return parts.length ? ` (${parts.join("; ")})` : "";
