@@ -1722,6 +1722,12 @@ describe("serverLogFileName", () => {
     assert.match(serverLogFileName(".."), /^_-[0-9a-f]{8}\.log$/);
     assert.doesNotMatch(serverLogFileName("x".repeat(300)), /x{81}/);
   });
+  test("names told apart only by case, or one that looks like another's hashed name, get files of their own", () => {
+    const names = ["GitHub", "github", "a/b"];
+    names.push(serverLogFileName("a/b").replace(/\.log$/, ""));
+    const files = names.map((name) => serverLogFileName(name).toLowerCase());
+    assert.equal(new Set(files).size, names.length, files.join(" "));
+  });
   test("a name Windows opens a device for (nul, CON, com1.db) is no log file's name", () => {
     for (const name of ["nul", "CON", "com1.db", "aux"])
       assert.doesNotMatch(serverLogFileName(name), /^(con|prn|aux|nul|com\d|lpt\d)(\.|$)/i, name);

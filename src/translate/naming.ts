@@ -56,7 +56,8 @@ export function allocateToolName(name: string, isTaken: (candidate: string) => b
 
 /**
  * A file name for a server's own log: its name where that is safe on every file system, else a safe form with a hash
- * of the original, so `a/b` and `a:b` do not share a file.
+ * of the original, so `a/b` and `a:b` do not share a file, nor `GitHub` and `github` (one file on macOS and Windows), nor
+ * a name that looks hashed (`a_b-1a2b3c4d`) and the name it looks like.
  */
 export function serverLogFileName(server: string): string {
   const safe = server
@@ -64,5 +65,6 @@ export function serverLogFileName(server: string): string {
     .replace(/^\.+/, "_")
     .replace(/^(con|prn|aux|nul|com\d|lpt\d)(\.|$)/i, "_$1$2") // a Windows device, not a file
     .slice(0, 80);
-  return safe === server ? `${server}.log` : `${safe}-${shortHash(server)}.log`;
+  const plain = safe === server && server === server.toLowerCase() && !/-[0-9a-f]{8}$/.test(server);
+  return plain ? `${server}.log` : `${safe}-${shortHash(server)}.log`;
 }
