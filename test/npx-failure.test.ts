@@ -4,7 +4,8 @@
  * path (a real npx, a real failing script) is tested in hostile.test.ts.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, realpathSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { permanentLaunchFailure } from "../src/connection/local/launch-failure.ts";
@@ -207,6 +208,35 @@ describe("a module missing from npx's copy of a package", () => {
       const moved = await connectFailure(connectionFor("acme", entry));
       assert.match(moved.message, /after [\d.]+ s, [\d.]+ s of it npx installing its package, saying so\)/);
     } finally {
+      tmp.cleanup();
+    }
+  });
+
+  // The XDG Base Directory advice writes `cache=${XDG_CACHE_HOME}/npm` in ~/.npmrc. A server gets only a few of pi's
+  // variables, so its npm finds that one unset and, as npm does, keeps the words and takes them from where it runs.
+  test("an npmrc's cache named by a variable the server does not get: npm's folder, not the one pi's variable names", async () => {
+    const tmp = tempDir();
+    const before = process.env.XDG_CACHE_HOME;
+    try {
+      process.env.XDG_CACHE_HOME = path.join(tmp.dir, "xdg");
+      const cwd = path.join(tmp.dir, "server");
+      mkdirSync(cwd);
+      writeFileSync(path.join(tmp.dir, ".npmrc"), "cache=${XDG_CACHE_HOME}/npm\n");
+      const env = { HOME: tmp.dir, PATH: process.env.PATH ?? "" };
+      const cache = execFileSync("npm", ["config", "get", "cache"], { cwd, env, encoding: "utf8" }).trim();
+      // npm knows its folder by its real path (macOS's /tmp is /private/tmp).
+      assert.equal(cache, path.join(realpathSync(cwd), "${XDG_CACHE_HOME}", "npm"), "real npm");
+      const npx = path.join(tmp.dir, "npx");
+      const install = `d='${cache}/_npx/0123456789abcdef'; mkdir -p "$d/node_modules"`;
+      const manifest = `echo '{"dependencies":{"@acme/mcp":"^1.0.0"}}' > "$d/package.json"`;
+      const done = `sleep 0.2; echo '{}' > "$d/node_modules/.package-lock.json"; echo 'Error: MCP_TEST_KEY environment variable is required' >&2; exit 1`;
+      writeFileSync(npx, `#!/bin/sh\n${install}\n${manifest}\n${done}\n`, { mode: 0o755 });
+      const entry = { command: npx, args: ["-y", "@acme/mcp"], cwd, env: { HOME: tmp.dir } };
+      const { message } = await connectFailure(connectionFor("acme", entry));
+      assert.match(message, /after [\d.]+ s, [\d.]+ s of it npx installing its package, saying so\)/);
+    } finally {
+      if (before === undefined) delete process.env.XDG_CACHE_HOME;
+      else process.env.XDG_CACHE_HOME = before;
       tmp.cleanup();
     }
   });

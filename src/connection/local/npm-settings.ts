@@ -8,6 +8,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
+import { getDefaultEnvironment } from "@modelcontextprotocol/client/stdio";
 
 export type NpmEnv = Readonly<Record<string, string>>;
 
@@ -32,7 +33,11 @@ export interface NpmRun {
 export function npmSettings({ env, cwd }: NpmRun): NpmSetting {
   const home = npmHome(env);
   const rc = new Map<string, string>();
-  const expand = (written: string, name: string) => env[name] ?? process.env[name] ?? written;
+  // npm expands from its own environment: pi's few safe variables and the server's `env`, not the rest of pi's. One
+  // unset is kept as written (a folder named `${XDG_CACHE_HOME}`), or dropped where written `${NAME?}`.
+  const own: NpmEnv = { ...getDefaultEnvironment(), ...env };
+  const expand = (written: string, name: string, optional?: string) =>
+    (Object.hasOwn(own, name) ? own[name] : undefined) ?? (optional ? "" : written);
   // npm's prefix holds node itself on Windows, and `bin/node` elsewhere.
   const node = path.dirname(process.execPath);
   const prefix = fromEnv(env, "prefix") ?? (process.platform === "win32" ? node : path.dirname(node));
@@ -47,7 +52,7 @@ export function npmSettings({ env, cwd }: NpmRun): NpmSetting {
       for (const [, key = "", written = ""] of text.matchAll(/^[ \t]*([\w-]+)[ \t]*=[ \t]*(.*?)[ \t]*$/gm)) {
         // As npm's ini reads a value: a quoted one whole, another up to a comment (`;` or `#`).
         const value = /^(["'])(.*)\1$/.exec(written)?.[2] ?? written.replace(/[;#].*/, "").trim();
-        if (value) rc.set(key, value.replace(/^~(?=$|[\\/])/, home).replace(/\$\{([^${}]+)\}/g, expand));
+        if (value) rc.set(key, value.replace(/^~(?=$|[\\/])/, home).replace(/\$\{([^${}?]+)(\?)?\}/g, expand));
       }
     } catch {
       // No such npmrc: the others, or npm's defaults.

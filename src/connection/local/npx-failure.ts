@@ -99,11 +99,12 @@ function cacheDir(run: NpmRun): string {
   const inherited = (name: string) => run.env[name] ?? process.env[name];
   const localAppData = process.platform === "win32" ? inherited("LOCALAPPDATA") : undefined;
   const fallback = localAppData ? path.join(localAppData, "npm-cache") : path.join(npmHome(run.env), ".npm");
-  return npmSettings(run)("cache") ?? fallback;
+  // npm takes a relative folder (a variable it kept unexpanded) from where it runs.
+  return path.resolve(run.cwd ?? "", npmSettings(run)("cache") ?? fallback);
 }
 
 function logsDir(run: NpmRun): string {
-  return npmSettings(run)("logs-dir") ?? path.join(cacheDir(run), "_logs");
+  return path.resolve(run.cwd ?? "", npmSettings(run)("logs-dir") ?? path.join(cacheDir(run), "_logs"));
 }
 
 /**
