@@ -1018,6 +1018,22 @@ describe("discoverImports", { timeout: 60_000 }, () => {
     );
   });
 
+  // Claude Code also keeps the answer in ~/.claude.json, under the project's own entry (the fixture's empty lists).
+  it("a .mcp.json server rejected in Claude Code's ~/.claude.json (the project's disabledMcpjsonServers) is imported disabled", async () => {
+    const home = path.join(root, "rejected-json-home");
+    const project = path.join(root, "rejected-json", "shop");
+    const servers = { db: { command: "db-server" }, sentry: { url: "https://mcp.sentry.dev/mcp" } };
+    put(path.join(project, ".mcp.json"), JSON.stringify({ mcpServers: servers }));
+    const other = { disabledMcpjsonServers: ["sentry"] };
+    const projects = { [project]: { disabledMcpjsonServers: ["db"] }, [path.join(root, "elsewhere")]: other };
+    put(path.join(home, ".claude.json"), JSON.stringify({ projects }));
+    const found = await discoverImports({ home, projectRoot: project, platform: "linux", env: {} });
+    assert.deepEqual(
+      found.servers.map((s) => `${s.name} ${String(s.entry.enabled)}`),
+      ["db false", "sentry undefined"],
+    );
+  });
+
   it("finds nothing, and says nothing, in an empty home", async () => {
     const empty = path.join(root, "empty");
     mkdirSync(empty);

@@ -78,13 +78,8 @@ function claudeCodeServers(doc: JsonObject, loc: ImportLocations, inputs: Map<st
   const user = doc.mcpServers;
   if (user !== undefined && user !== null && !isObject(user))
     return { error: "`mcpServers` must be an object mapping server names to their settings" };
-  let local: JsonObject | undefined;
-  if (isObject(doc.projects)) {
-    const wanted = projectKey(loc.projectRoot, loc.platform);
-    for (const [dir, settings] of Object.entries(doc.projects))
-      if (projectKey(dir, loc.platform) === wanted && isObject(settings) && isObject(settings.mcpServers))
-        local = settings.mcpServers;
-  }
+  const local = claudeProjects(doc, loc).findLast((settings) => isObject(settings.mcpServers))?.mcpServers as
+    JsonObject | undefined;
   const servers = local ? mapEntries(local, [LOCAL_NOTE]) : [];
   for (const server of servers)
     if (isObject(user) && server.name in user)
@@ -92,6 +87,14 @@ function claudeCodeServers(doc: JsonObject, loc: ImportLocations, inputs: Map<st
   for (const server of isObject(user) ? mapEntries(user) : [])
     if (!local || !(server.name in local)) servers.push(server);
   return { servers, inputs };
+}
+
+/** This project's entries in `~/.claude.json` (its local-scope servers, its answers about `.mcp.json`). */
+export function claudeProjects(doc: JsonObject, loc: Pick<ImportLocations, "projectRoot" | "platform">): JsonObject[] {
+  const wanted = projectKey(loc.projectRoot, loc.platform);
+  return Object.entries(isObject(doc.projects) ? doc.projects : {})
+    .filter(([dir, settings]) => projectKey(dir, loc.platform) === wanted && isObject(settings))
+    .map(([, settings]) => settings as JsonObject);
 }
 
 /** `~/.claude.json` keys projects by absolute path, with forward slashes on Windows. */

@@ -14,7 +14,7 @@ import { isToggleOnly, parseConfigText } from "../parse.ts";
 import { validateServerEntry } from "../validate/entry.ts";
 import { convertEntry, Notes } from "./convert.ts";
 import { candidateFiles } from "./locations.ts";
-import { LOCAL_NOTE, readClientServers } from "./client-servers.ts";
+import { claudeProjects, LOCAL_NOTE, readClientServers } from "./client-servers.ts";
 import { findInlineSecrets } from "./secrets.ts";
 import {
   CLIENT_LABELS,
@@ -51,7 +51,7 @@ export async function discoverImports(loc: ImportLocations): Promise<ImportResul
   const local = new Set(servers.filter((s) => s.notes.includes(LOCAL_NOTE)).map((s) => s.name));
   const mcpJson = candidateFiles(loc).find((f) => f.client === "claude-code" && f.scope === "project")?.path;
   const shadowed = (s: ImportedServer) => s.sourcePath === mcpJson && local.has(s.name);
-  const rejected = mcpJson ? await rejectedInClaudeCode(path.dirname(mcpJson)) : new Set<string>();
+  const rejected = mcpJson ? await rejectedInClaudeCode(loc, mcpJson) : new Set<string>();
   for (const s of servers)
     if (s.sourcePath === mcpJson && rejected.has(s.name) && s.entry.enabled !== false) {
       s.entry.enabled = false;
@@ -60,15 +60,22 @@ export async function discoverImports(loc: ImportLocations): Promise<ImportResul
   return { servers: servers.filter((s) => !shadowed(s)), errors: results.flatMap((r) => r.errors) };
 }
 
-/** The project's .mcp.json servers the user rejected in Claude Code: `disabledMcpjsonServers` of .claude/settings*.json. */
-async function rejectedInClaudeCode(root: string): Promise<Set<string>> {
-  const names = new Set<string>();
-  for (const file of ["settings.json", "settings.local.json"]) {
-    const doc = parseConfigText(await readUtf8File(path.join(root, ".claude", file)).catch(() => "")).value;
-    const list = isObject(doc) ? doc.disabledMcpjsonServers : undefined;
-    for (const name of Array.isArray(list) ? list : []) if (typeof name === "string") names.add(name);
-  }
-  return names;
+/**
+ * The project's .mcp.json servers the user rejected in Claude Code: `disabledMcpjsonServers` of .claude/settings*.json,
+ * or of the project's entry in ~/.claude.json.
+ */
+async function rejectedInClaudeCode(loc: ImportLocations, mcpJson: string): Promise<Set<string>> {
+  const read = async (file: string) => parseConfigText(await readUtf8File(file).catch(() => "")).value;
+  const claudeJson = candidateFiles(loc).find((f) => f.client === "claude-code" && f.scope === "user");
+  const local = claudeJson && (await read(claudeJson.path));
+  const docs = [
+    ...(await Promise.all(
+      ["settings.json", "settings.local.json"].map((f) => read(path.join(mcpJson, "..", ".claude", f))),
+    )),
+    ...(isObject(local) ? claudeProjects(local, loc) : []),
+  ];
+  const lists = docs.map((doc) => (isObject(doc) ? doc.disabledMcpjsonServers : undefined));
+  return new Set(lists.flatMap((list) => (Array.isArray(list) ? list : [])).filter((n) => typeof n === "string"));
 }
 
 /** Parses one file's text. Never throws: problems come back as `errors`. */
