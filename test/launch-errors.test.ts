@@ -183,6 +183,19 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
     }
   });
 
+  // A scope copied without its @ is a GitHub repository to npm: npm 11 runs git, which fails, and exits with git's 128
+  // saying nothing, so the error only said to check the entry and run it in a terminal (where it says nothing either).
+  test("an npx package written `owner/name` (a scope without its @), which npm takes for a GitHub repository: said so, not retried", async () => {
+    const args = ["-y", "modelcontextprotocol/server-memory"];
+    const { message, state } = await connectFailure(connectionFor("npm", { command: "npx", args }));
+    assert.match(
+      message,
+      /^MCP server 'npm': npx took its package 'modelcontextprotocol\/server-memory' for the GitHub repository github\.com\/modelcontextprotocol\/server-memory, which git could not fetch \(the process exited with code 128 after [\d.]+ s\)/,
+    );
+    assert.match(message, /"@modelcontextprotocol\/server-memory"/);
+    assert.equal(state, "gaveUp");
+  });
+
   test("an npx package written with its flags in one string: npm takes it for a folder; said so, not retried", async () => {
     const args = ["-y", "@modelcontextprotocol/server-memory --port 3000"];
     const { message, state } = await connectFailure(connectionFor("npm", { command: "npx", args }));

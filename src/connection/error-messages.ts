@@ -18,7 +18,7 @@ import { INSTALL_LIMIT_MS } from "./connect-deadline.ts";
 import { connectHint } from "./connect-hints.ts";
 import { type LaunchFailure, launcherSource, permanentLaunchFailure } from "./local/launch-failure.ts";
 import { proxyHint, signInWaitIn } from "./local/mcp-remote-entry.ts";
-import type { NpxFailure } from "./local/npx-failure.ts";
+import { type NpxFailure, npxLaunch } from "./local/npx-failure.ts";
 import { unreachableAdvice, type UnreachableHost } from "./local/unreachable-host.ts";
 import type { ServesHttp } from "./local/serves-http.ts";
 import { askedFailure, type AsksFor, missingVariables } from "./local/missing-variable.ts";
@@ -169,6 +169,13 @@ export function permanentFailure(ctx: ErrorContext): LaunchFailure | undefined {
     };
   const launch = permanentLaunchFailure(ctx.exitCode, ctx.stderr(), ctx.npxFailure, ctx.sandboxed);
   if (launch || !ctx.exitDescription) return launch;
+  // npm takes `owner/name` for a GitHub repository; npm 11 exits with git's 128 when git cannot fetch it, saying nothing.
+  const spec = ctx.exitCode === 128 ? npxLaunch(ctx.config.command ?? "", ctx.config.args)?.spec : undefined;
+  if (spec && /^\w[\w.-]*\/[\w.-]+$/.test(spec))
+    return {
+      reason: `npx took its package '${spec}' for the GitHub repository github.com/${spec}, which git could not fetch (the process ${ctx.exitDescription}${exitedAfter(ctx)})`,
+      fix: `an npm package of a scope begins with @: write "@${spec}" in \`args\` of '${ctx.config.name}' in ${ctx.config.source.path}`,
+    };
   // Each of these reads the server's output afresh: once here.
   const { asksFor: asks, missingScript: script } = ctx;
   if (!asks) return undefined;
