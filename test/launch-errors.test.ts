@@ -388,6 +388,25 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
     }
   });
 
+  // A Python server on the MCP SDK's FastMCP started with its HTTP transport: Uvicorn's own lines, on stderr, name no
+  // MCP and no path, and the wait ended as a plain timeout, restarted to wait as long again.
+  test("a Python server run by Uvicorn (HTTP) where it was started as a stdio server: said so; not restarted", async () => {
+    const uvicorn = [
+      "INFO:     Started server process [4242]",
+      "INFO:     Waiting for application startup.",
+      "INFO:     Application startup complete.",
+      "INFO:     Uvicorn running on http://127.0.0.1:8000 (Press CTRL+C to quit)",
+    ];
+    const script = `${uvicorn.map((line) => `echo '${line}' >&2`).join("; ")}; exec sleep 30`;
+    const entry = { command: "sh", args: ["-c", script], initTimeout: 1000 };
+    const { message, state } = await connectFailure(connectionFor("py", entry));
+    assert.match(
+      message,
+      /^MCP server 'py': it serves MCP over HTTP, not over stdio where it was started \(it said "INFO: {5}Uvicorn running on http:\/\/127\.0\.0\.1:8000 \(Press CTRL\+C to quit\)"\)/,
+    );
+    assert.equal(state, "gaveUp");
+  });
+
   // mcp-remote, a stdio proxy to a remote server from another client's README, waits for a sign-in in a browser.
   test("an entry that runs mcp-remote and fails: the error gives the remote entry the bridge reaches itself", async () => {
     const tmp = tempDir();

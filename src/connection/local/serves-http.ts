@@ -29,7 +29,9 @@ export function servesHttp(lines: readonly string[]): ServesHttp | undefined {
     // A line that says it serves on stdio names a port of something else (a browser extension's bridge, a dashboard).
     if (!LISTENS.test(line) || /\b(?:on|over|via) stdio\b/i.test(line)) continue;
     const url = MCP_URL.exec(line)?.[0];
-    if (url || SAYS_MCP_OVER_HTTP.test(said)) return url ? { line, url } : { line };
+    // Uvicorn, the ASGI server Python's MCP SDK serves HTTP with, names neither MCP nor the path.
+    if (url || SAYS_MCP_OVER_HTTP.test(said) || /\bUvicorn running on http/.test(line))
+      return url ? { line, url } : { line };
   }
   return undefined;
 }
