@@ -263,6 +263,24 @@ describe("pi command line", { timeout: 600_000 }, () => {
     }
   });
 
+  // `/mcp reconnect` of a server disabled in its config exits 1 (it did not reconnect): so does one of a server off for
+  // the session, which it does not reconnect either; `/mcp off` of one off already did what was asked.
+  test('`pi -p "/mcp reconnect <server>"` of a server off for the session exits 1: nothing was reconnected', async () => {
+    const tmp = tempDir();
+    const config = path.join(tmp.dir, "mcp.json");
+    writeFileSync(config, JSON.stringify({ mcpServers: { quick: { command: "node", args: [helloServer()] } } }));
+    try {
+      const args = ["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp off quick"];
+      const reconnected = await runPi([...args, "/mcp reconnect quick"]);
+      assert.equal(reconnected.code, 1, reconnected.output);
+      assert.match(reconnected.output, /MCP server 'quick' is off for this session; \/mcp on quick turns it on\./);
+      const offAgain = await runPi([...args, "/mcp off quick"]);
+      assert.equal(offAgain.code, 0, offAgain.output);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
   test('`pi -p "/mcp add <server> -- <command>"` writes the entry and starts the server in that run; a refusal exits 1', async () => {
     // A home of its own: the entry goes to the user's mcp.json, which the other tests' runs would load.
     const own = tempDir("mcp-bridge-add-home-");

@@ -10,11 +10,14 @@ import type { ServerConnection } from "../connection/server-connection.ts";
 import { type CommandDeps, failed, show } from "./command-context.ts";
 import type { ServersOff } from "./servers-off.ts";
 
-/** Says so when the server is off for this session, for a command that would start it; true if it is. */
-export function saysOff(serversOff: ServersOff, connection: ServerConnection, ctx: ExtensionContext): boolean {
+/**
+ * Says so when the server is off for this session, for a command that would start it (which a script is told by the
+ * exit status: it did nothing), or `say`s so; true if it is.
+ */
+export function saysOff(serversOff: ServersOff, connection: ServerConnection, ctx: ExtensionContext, say = failed) {
   if (!serversOff.isOff(connection)) return false;
   const name = commandArgument(connection.name);
-  show(ctx, `MCP server '${connection.name}' is off for this session; /mcp on ${name} turns it on.`, "warning");
+  say(ctx, `MCP server '${connection.name}' is off for this session; /mcp on ${name} turns it on.`, "warning");
   return true;
 }
 
@@ -30,7 +33,7 @@ function disabledText(connection: ServerConnection): string {
 export async function switchOffCommand(deps: CommandDeps, connection: ServerConnection, ctx: ExtensionContext) {
   const name = commandArgument(connection.name);
   if (connection.status === "disabled") return show(ctx, `${disabledText(connection)}; it is not running.`);
-  if (saysOff(deps.serversOff, connection, ctx)) return;
+  if (saysOff(deps.serversOff, connection, ctx, show)) return;
   await deps.serversOff.switchOff(connection);
   show(
     ctx,
