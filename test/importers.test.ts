@@ -1034,6 +1034,24 @@ describe("discoverImports", { timeout: 60_000 }, () => {
     );
   });
 
+  // Claude Code's /mcp menu switches a server off for one project in ~/.claude.json: `disabledMcpServers`.
+  it("a server of this project switched off in Claude Code's /mcp (the project's disabledMcpServers) is imported disabled", async () => {
+    const home = path.join(root, "switched-home");
+    const project = path.join(root, "switched", "shop");
+    put(path.join(project, ".mcp.json"), JSON.stringify({ mcpServers: { db: { command: "db-server" } } }));
+    const local = { mcpServers: { notes: { command: "notes-server" } }, disabledMcpServers: ["db", "notes"] };
+    put(path.join(home, ".claude.json"), JSON.stringify({ projects: { [project]: local } }));
+    const found = await discoverImports({ home, projectRoot: project, platform: "linux", env: {} });
+    assert.deepEqual(found.servers.map((s) => `${s.name} ${String(s.entry.enabled)}`).sort(), [
+      "db false",
+      "notes false",
+    ]);
+    assert.ok(
+      found.servers.every((s) => s.notes.some((n) => /disabledMcpServers/.test(n))),
+      found.servers.map((s) => s.notes.join("\n")).join("\n"),
+    );
+  });
+
   it("finds nothing, and says nothing, in an empty home", async () => {
     const empty = path.join(root, "empty");
     mkdirSync(empty);

@@ -51,31 +51,41 @@ export async function discoverImports(loc: ImportLocations): Promise<ImportResul
   const local = new Set(servers.filter((s) => s.notes.includes(LOCAL_NOTE)).map((s) => s.name));
   const mcpJson = candidateFiles(loc).find((f) => f.client === "claude-code" && f.scope === "project")?.path;
   const shadowed = (s: ImportedServer) => s.sourcePath === mcpJson && local.has(s.name);
-  const rejected = mcpJson ? await rejectedInClaudeCode(loc, mcpJson) : new Set<string>();
-  for (const s of servers)
-    if (s.sourcePath === mcpJson && rejected.has(s.name) && s.entry.enabled !== false) {
-      s.entry.enabled = false;
-      s.notes.push('disabled in Claude Code (disabledMcpjsonServers); imported with "enabled": false');
-    }
+  const { rejected, off } = mcpJson ? await offInClaudeCode(loc, mcpJson) : { rejected: [], off: [] };
+  for (const s of servers) {
+    const ours = s.sourcePath === mcpJson || s.notes.includes(LOCAL_NOTE);
+    const why =
+      s.sourcePath === mcpJson && rejected.includes(s.name)
+        ? "disabled in Claude Code (disabledMcpjsonServers)"
+        : ours && off.includes(s.name)
+          ? "switched off for this project in Claude Code (disabledMcpServers)"
+          : undefined;
+    if (!why || s.entry.enabled === false) continue;
+    s.entry.enabled = false;
+    s.notes.push(`${why}; imported with "enabled": false`);
+  }
   return { servers: servers.filter((s) => !shadowed(s)), errors: results.flatMap((r) => r.errors) };
 }
 
 /**
- * The project's .mcp.json servers the user rejected in Claude Code: `disabledMcpjsonServers` of .claude/settings*.json,
- * or of the project's entry in ~/.claude.json.
+ * What the user switched off in Claude Code: the project's .mcp.json servers it rejected (`disabledMcpjsonServers` of
+ * .claude/settings*.json or of the project's entry in ~/.claude.json), and this project's servers switched off in its
+ * /mcp menu (`disabledMcpServers` of that entry).
  */
-async function rejectedInClaudeCode(loc: ImportLocations, mcpJson: string): Promise<Set<string>> {
+async function offInClaudeCode(loc: ImportLocations, mcpJson: string): Promise<Record<"rejected" | "off", unknown[]>> {
   const read = async (file: string) => parseConfigText(await readUtf8File(file).catch(() => "")).value;
   const claudeJson = candidateFiles(loc).find((f) => f.client === "claude-code" && f.scope === "user");
   const local = claudeJson && (await read(claudeJson.path));
-  const docs = [
-    ...(await Promise.all(
-      ["settings.json", "settings.local.json"].map((f) => read(path.join(mcpJson, "..", ".claude", f))),
-    )),
-    ...(isObject(local) ? claudeProjects(local, loc) : []),
-  ];
-  const lists = docs.map((doc) => (isObject(doc) ? doc.disabledMcpjsonServers : undefined));
-  return new Set(lists.flatMap((list) => (Array.isArray(list) ? list : [])).filter((n) => typeof n === "string"));
+  const projects = isObject(local) ? claudeProjects(local, loc) : [];
+  const settings = await Promise.all(
+    ["settings.json", "settings.local.json"].map((f) => read(path.join(mcpJson, "..", ".claude", f))),
+  );
+  const listed = (docs: unknown[], key: string) =>
+    docs.flatMap((doc) => (isObject(doc) && Array.isArray(doc[key]) ? doc[key] : []));
+  return {
+    rejected: listed([...settings, ...projects], "disabledMcpjsonServers"),
+    off: listed(projects, "disabledMcpServers"),
+  };
 }
 
 /** Parses one file's text. Never throws: problems come back as `errors`. */
