@@ -1052,6 +1052,29 @@ describe("discoverImports", { timeout: 60_000 }, () => {
     );
   });
 
+  // "A disabledMcpjsonServers entry in any settings file still rejects the server": the user's own too.
+  it("a .mcp.json server rejected in the user's Claude Code settings (~/.claude/settings.json) is imported disabled", async () => {
+    const home = path.join(root, "rejected-user-home");
+    const project = path.join(root, "rejected-user", "shop");
+    const servers = { db: { command: "db-server" }, sentry: { url: "https://mcp.sentry.dev/mcp" } };
+    put(path.join(project, ".mcp.json"), JSON.stringify({ mcpServers: servers }));
+    put(path.join(home, ".claude", "settings.json"), JSON.stringify({ disabledMcpjsonServers: ["db"] }));
+    const found = await discoverImports({ home, projectRoot: project, platform: "linux", env: {} });
+    assert.deepEqual(
+      found.servers.map((s) => `${s.name} ${String(s.entry.enabled)}`),
+      ["db false", "sentry undefined"],
+    );
+    // Where CLAUDE_CONFIG_DIR moves Claude Code's folder, its settings are there.
+    const moved = path.join(root, "rejected-user-config");
+    put(path.join(moved, "settings.json"), JSON.stringify({ disabledMcpjsonServers: ["sentry"] }));
+    const env = { CLAUDE_CONFIG_DIR: moved };
+    const there = await discoverImports({ home: project, projectRoot: project, platform: "linux", env });
+    assert.deepEqual(
+      there.servers.map((s) => `${s.name} ${String(s.entry.enabled)}`),
+      ["db undefined", "sentry false"],
+    );
+  });
+
   it("finds nothing, and says nothing, in an empty home", async () => {
     const empty = path.join(root, "empty");
     mkdirSync(empty);

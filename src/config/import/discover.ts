@@ -69,17 +69,18 @@ export async function discoverImports(loc: ImportLocations): Promise<ImportResul
 
 /**
  * What the user switched off in Claude Code: the project's .mcp.json servers it rejected (`disabledMcpjsonServers` of
- * .claude/settings*.json or of the project's entry in ~/.claude.json), and this project's servers switched off in its
- * /mcp menu (`disabledMcpServers` of that entry).
+ * its settings, the project's and the user's, or of the project's entry in ~/.claude.json), and this project's servers
+ * switched off in its /mcp menu (`disabledMcpServers` of that entry).
  */
 async function offInClaudeCode(loc: ImportLocations, mcpJson: string): Promise<Record<"rejected" | "off", unknown[]>> {
   const read = async (file: string) => parseConfigText(await readUtf8File(file).catch(() => "")).value;
   const claudeJson = candidateFiles(loc).find((f) => f.client === "claude-code" && f.scope === "user");
   const local = claudeJson && (await read(claudeJson.path));
   const projects = isObject(local) ? claudeProjects(local, loc) : [];
-  const settings = await Promise.all(
-    ["settings.json", "settings.local.json"].map((f) => read(path.join(mcpJson, "..", ".claude", f))),
-  );
+  // The user's settings are beside ~/.claude.json in CLAUDE_CONFIG_DIR, else in ~/.claude.
+  const own = loc.env.CLAUDE_CONFIG_DIR?.trim() ? loc.env.CLAUDE_CONFIG_DIR : path.join(loc.home, ".claude");
+  const files = ["settings.json", "settings.local.json"].map((f) => path.join(mcpJson, "..", ".claude", f));
+  const settings = await Promise.all([...files, path.join(own, "settings.json")].map(read));
   const listed = (docs: unknown[], key: string) =>
     docs.flatMap((doc) => (isObject(doc) && Array.isArray(doc[key]) ? doc[key] : []));
   return {
