@@ -360,6 +360,14 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     assert.match(await run("/mcp import --local"), /Name the servers to import, or say --all \(not both\)\./);
   });
 
+  // `/mcp add` refuses the two options that name different files; import took the project's file without a word.
+  test("/mcp import with --local and --scope user is refused, as /mcp add refuses them, not imported into one of them", async () => {
+    assert.match(
+      await run("/mcp import fromcursor --local --scope user"),
+      /^--local and --scope user say different files\.\nUsage:/,
+    );
+  });
+
   test("/mcp import with words says what it could not import: a server named that cannot be is not 'not found'", async () => {
     const vscode = path.join(project.dir, ".vscode", "mcp.json");
     mkdirSync(path.dirname(vscode), { recursive: true });

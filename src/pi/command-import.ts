@@ -101,6 +101,8 @@ function fromWords(
   const { values, positionals } = parsed;
   if (values.scope !== undefined && values.scope !== "project" && values.scope !== "user")
     return void failed(ctx, `--scope is project or user, not '${values.scope}'.\n${IMPORT_USAGE}`);
+  if (values.local && values.scope === "user")
+    return void failed(ctx, `--local and --scope user say different files.\n${IMPORT_USAGE}`);
   const named = positionals.length > 0;
   if ((values.all === true) === named)
     return void failed(ctx, `Name the servers to import, or say --all (not both).\n${IMPORT_USAGE}`);
