@@ -2350,6 +2350,8 @@ describe("sandbox settings and rules", () => {
               ...{ A: "!cat $HOME/.config/tokens/npm", B: '!cat "${HOME}/.tokens/b"', C: "!cat ${TOKEN_FILE}" },
               // A quoted path holds its spaces.
               D: `!cat "$HOME/My Tokens/d" '/home/ann/key store/e'`,
+              // As the shell reads an unquoted one: a backslash keeps the space that follows it.
+              F: "!cat ~/My\\ Keys/f",
             },
           },
         },
@@ -2363,6 +2365,7 @@ describe("sandbox settings and rules", () => {
       "~/.config/tokens/gh",
       "~/.config/tokens/npm",
       "~/.tokens/b",
+      "~/My Keys/f",
       "~/My Tokens/d",
     ]);
   });

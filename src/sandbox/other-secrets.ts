@@ -7,15 +7,16 @@ import { commandText, isCommandValue } from "../config/command-value.ts";
 import { configVarRefs } from "../config/substitute.ts";
 import type { ServerConfig } from "../config/types.ts";
 
-/** A word that names a file: absolute, or under the home directory; a quoted one with its spaces. */
-const PATH_WORD = /"((?:~\/|\/)[^"`$]+)"|'((?:~\/|\/)[^']+)'|(?:^|[\s"'=<])((?:~\/|\/)[^\s"'|;&<>()`$]+)/g;
+/** A word that names a file: absolute, or under the home directory; a quoted one, or one with `\ `, with its spaces. */
+const PATH_WORD = /"((?:~\/|\/)[^"`$]+)"|'((?:~\/|\/)[^']+)'|(?:^|[\s"'=<])((?:~\/|\/)(?:\\.|[^\s"'|;&<>()`$\\])+)/g;
 
 /** The paths `command` names, its variables (`$HOME/x`, `${TOKEN_FILE}`) read as the shell reads them, from `env`. */
 function pathsIn(command: string, env: Readonly<Record<string, string | undefined>>): string[] {
   const read = command.replace(/\$(\w+)|\$\{(\w+)\}/g, (word, a, b) =>
     (a ?? b) === "HOME" ? "~" : (env[a ?? b] ?? word),
   );
-  return [...read.matchAll(PATH_WORD)].map((m) => (m[1] ?? m[2] ?? m[3])!).filter((p) => !p.startsWith("/dev/"));
+  const paths = [...read.matchAll(PATH_WORD)].map((m) => m[1] ?? m[2] ?? m[3]!.replace(/\\(.)/g, "$1"));
+  return paths.filter((p) => !p.startsWith("/dev/"));
 }
 
 /** The secret files of every server in `servers` but `self`; `env` gives the variables' values. */
