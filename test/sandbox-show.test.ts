@@ -310,3 +310,27 @@ test("where the sandbox library cannot be loaded, /mcp doctor says to reinstall 
   );
   assert.doesNotMatch(output, /Install bubblewrap/, output);
 });
+
+test("/mcp doctor passes on what the sandbox library warns of here (an old bubblewrap), not only that it can run", async () => {
+  const dir = tempDir("mcp-bridge-sandbox-oldbwrap-");
+  // A bubblewrap that says it is 0.4.0 and is the real one otherwise.
+  writeFileSync(
+    path.join(dir.dir, "bwrap"),
+    `#!/bin/sh\n[ "$1" = --version ] && { echo "bubblewrap 0.4.0"; exit 0; }\nexec /usr/bin/bwrap "$@"\n`,
+    { mode: 0o755 },
+  );
+  const script = `const m = await import("./src/pi/sandbox-check.ts"); console.log((await m.sandboxCheck()).text);`;
+  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, PATH: `${dir.dir}:${process.env.PATH}` },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (d) => (output += d));
+  child.stderr.on("data", (d) => (output += d));
+  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  await new Promise((resolve) => child.on("exit", resolve));
+  clearTimeout(timer);
+  dir.cleanup();
+  assert.match(output, /The sandbox can run here.*bubblewrap 0\.4\.0 .* is older than 0\.5\.0/, output);
+});

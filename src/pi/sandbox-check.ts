@@ -6,7 +6,9 @@ import { installHint, sandboxProblems } from "../sandbox/sandbox-runtime.mjs";
 
 export async function sandboxCheck(): Promise<{ ok: boolean; text: string }> {
   const problems = await sandboxProblems();
-  if (problems.length === 0) return { ok: true, text: "The sandbox can run here: its tools are installed." };
+  // It runs, but with less than it could (Unix sockets left open without seccomp): the user should know.
+  const warned = problems.warnings?.length ? ` The sandbox library warns: ${problems.warnings.join("; ")}.` : "";
+  if (problems.length === 0) return { ok: true, text: `The sandbox can run here: its tools are installed.${warned}` };
   return {
     ok: false,
     text: `The sandbox cannot run here, so sandboxed servers are not started: ${problems.join("; ")}. ${installHint(problems)}.`,

@@ -24,8 +24,8 @@ export interface SandboxedStart extends SpawnSpec {
 export function unavailable(problems: readonly string[]): void;
 /** What to install, in the words of the user's platform. */
 export function installHint(problems: readonly string[], platform?: NodeJS.Platform): string;
-/** What the sandbox lacks on this machine (nothing: it can run). Loads the library; starts nothing. */
-export function sandboxProblems(): Promise<string[]>;
+/** What the sandbox lacks on this machine (nothing: it can run), and what the library warns of. Starts nothing. */
+export function sandboxProblems(): Promise<string[] & { warnings?: string[] }>;
 /** The library, set up (its proxies listening); rejects where it cannot run. */
 export function sandboxManager(): Promise<typeof SandboxManager>;
 /** A private temp dir for one server start (removed by `release`). */

@@ -65,7 +65,10 @@ function load() {
   return library;
 }
 
-/** What the sandbox lacks on this machine (nothing: it can run). Loads the library; starts nothing. */
+/**
+ * What the sandbox lacks on this machine (nothing: it can run), with what it runs without (`warnings`: no seccomp, an
+ * old bubblewrap). Loads the library; starts nothing.
+ */
 export async function sandboxProblems() {
   let manager;
   try {
@@ -76,7 +79,8 @@ export async function sandboxProblems() {
   // The library's Windows sandbox (a restricted account) is an alpha that needs a machine-wide install step.
   if (process.platform === "win32" || !manager.isSupportedPlatform())
     return [`the bridge does not sandbox servers on ${process.platform}`];
-  return manager.checkDependencies().errors;
+  const { errors, warnings } = manager.checkDependencies();
+  return Object.assign(errors, { warnings });
 }
 
 /**
