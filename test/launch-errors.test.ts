@@ -158,6 +158,35 @@ describe("permanent launch errors", { timeout: 120_000 }, () => {
     },
   );
 
+  test(
+    "bubblewrap refused a namespace (user namespaces restricted): said it is the sandbox, not the entry's command",
+    { skip: spawnSync("sh", ["-c", "command -v bwrap"]).status === 0 ? false : "no bubblewrap here" },
+    async () => {
+      const home = tempDir("mcp-bridge-bwrap-refused-");
+      // A bubblewrap that fails as Ubuntu's (24.04 and later) does, where AppArmor restricts user namespaces.
+      const fake = `#!/bin/sh\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n`;
+      writeFileSync(path.join(home.dir, "bwrap"), fake, { mode: 0o755 });
+      const scope = { servers: [], agentDir: home.dir, projectRoot: REPO_ROOT, env: process.env };
+      const env = { PATH: `${home.dir}:${process.env.PATH}` };
+      const entry = { command: process.execPath, args: ["-e", "0"], sandbox: true, env };
+      const connection = connectionFor("boxed", entry, {
+        sandbox: (endpoint) => stdioSandbox(connection.config, true, endpoint, scope),
+      });
+      try {
+        const { message, state } = await connectFailure(connection);
+        assert.match(message, /bubblewrap could not set up the sandbox.*user namespaces/, message);
+        assert.doesNotMatch(message, /check `command`/, message);
+        assert.equal(state, "gaveUp");
+        // Bubblewrap's other failures are no restricted namespaces, and may pass (a mount point another start made).
+        const other = "bwrap: Can't create file at /p/.pi/extensions: Read-only file system";
+        assert.equal(permanentLaunchFailure(1, other, undefined, true), undefined);
+      } finally {
+        await sandboxIdle();
+        home.cleanup();
+      }
+    },
+  );
+
   test("on Windows, where a command runs through `cmd /c`, cmd's 9009 is a command not found, as a shell's 127", () => {
     const said = "'uvx' is not recognized as an internal or external command,\r\noperable program or batch file.";
     const reason = "the program 'uvx' it runs was not found (exit code 9009)";

@@ -98,6 +98,13 @@ export function permanentLaunchFailure(
           reason: "docker may not use the Docker daemon's socket (permission denied)",
           fix: "add your user to the docker group (`sudo usermod -aG docker $USER`, then log in again) and reconnect",
         };
+  // Bubblewrap could not make the sandbox's namespaces: the server never ran, nor will (Ubuntu 24.04's AppArmor).
+  const bwrap = sandboxed ? /^\s*(bwrap: .*(?:namespace|uid map|gid map|RTM_NEWADDR).*)/m.exec(stderr)?.[1] : undefined;
+  if (bwrap)
+    return {
+      reason: `bubblewrap could not set up the sandbox (it said ${quoteValue(bwrap)}): unprivileged user namespaces are restricted here`,
+      fix: 'allow them (Ubuntu: `sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0`, or an AppArmor profile for bwrap; Debian: `sudo sysctl kernel.unprivileged_userns_clone=1`) and reconnect, or set "sandbox": false for it to run with your full rights',
+    };
   const unknown = DOCKER_UNKNOWN.exec(stderr);
   if (unknown) {
     const command = unknown[1] ?? unknown[2];
