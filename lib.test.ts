@@ -2414,6 +2414,10 @@ describe("sandbox refusals", () => {
     // The sandbox lets every file outside denyRead be read: listing one the user may not is the file's own refusal.
     assert.equal(refusalIn("Error: EACCES: permission denied, scandir '/root'", policy), undefined);
     assert.equal(refusalIn("EACCES: permission denied, stat '/root/x'", policy), undefined);
+    // On Linux the sandbox refuses a write as a read-only file system: a permission error outside denyRead is the file's
+    // own (a server reading a log the user may not read), which no allowWrite would change.
+    const unreadable = refusalIn("PermissionError: [Errno 13] Permission denied: '/var/log/syslog'", policy);
+    if (process.platform === "linux") assert.equal(unreadable, undefined);
   });
 
   test("the library's violation lines: hosts its proxy denied, syscalls its monitor saw", () => {

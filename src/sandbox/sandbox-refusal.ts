@@ -45,8 +45,10 @@ export function refusalIn(line: string, policy: SandboxPolicy): SandboxRefusal |
     // A read-only file system refuses writes only: a path denied to reading is denied to writing too.
     if (file && under(file, denyRead))
       return READ_ONLY.test(line) ? { kind: "write", detail: file, denied: true } : { kind: "read", detail: file };
-    // A path the sandbox lets it write, or any read outside denyRead, was refused by the file's own permissions.
-    if ((file && under(file, allowWrite) && !under(file, denyWrite)) || READ_CALL.test(line)) return undefined;
+    // A path the sandbox lets it write, or any read outside denyRead, was refused by the file's own permissions; so was
+    // any other on Linux, where the sandbox refuses a write as a read-only file system.
+    const own = READ_CALL.test(line) || (process.platform === "linux" && !READ_ONLY.test(line));
+    if ((file && under(file, allowWrite) && !under(file, denyWrite)) || own) return undefined;
     if (file && under(file, denyWrite)) return { kind: "write", detail: file, denied: true };
     if (file || READ_ONLY.test(line)) return { kind: "write", detail: file };
     return undefined;
