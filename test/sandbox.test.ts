@@ -7,7 +7,16 @@
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { commandLine, EXTENSION_DIR, isAlive, killIfAlive, REPO_ROOT, restoreEnv, waitFor } from "./helpers.ts";
@@ -156,6 +165,29 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
       for (const pid of [hub, ...relays]) killIfAlive(pid);
       rmSync(path.join(hubDir, "hub.lock"), { force: true });
     }
+  });
+
+  test("a secret kept elsewhere and linked into a denied directory (dotfiles by stow) is denied where it is kept", async () => {
+    const dotfiles = path.join(bed.home, "dotfiles");
+    mkdirSync(path.join(dotfiles, "aws"), { recursive: true });
+    mkdirSync(path.join(bed.home, ".aws"));
+    writeFileSync(path.join(dotfiles, "aws", "credentials"), `${PLANTED_KEY}\n`);
+    symlinkSync(path.join(dotfiles, "aws", "credentials"), path.join(bed.home, ".aws", "credentials"));
+    const server = { command: process.execPath, args: [PROBE], sandbox: true, autoApprove: ["*"] };
+    writeFileSync(
+      path.join(agentDir, "mcp.json"),
+      JSON.stringify({ exposure: "direct", mcpServers: { probe: server } }),
+    );
+    const args = { read: path.join(dotfiles, "aws", "credentials") };
+    const { text } = await callOnceInPi({
+      cwd: project,
+      agentDir,
+      extensionPaths: [EXTENSION_DIR],
+      tool: "mcp_probe_probe",
+      args,
+    });
+    assert.match(text, /^read: failed/m, text);
+    assert.doesNotMatch(text, new RegExp(PLANTED_KEY), text);
   });
 
   test('"sandbox": false: the same server reads, writes and connects (so the first test can fail)', async () => {

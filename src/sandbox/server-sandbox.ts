@@ -3,7 +3,7 @@
  * (../config/sandbox-setting.ts), turned into rules for where this start runs (./sandbox-policy.ts). The files other
  * servers' secrets come from are denied to it, where they exist as files.
  */
-import { statSync } from "node:fs";
+import { readdirSync, realpathSync, statSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { Environment, ResolvedStdio } from "../config/substitute.ts";
@@ -18,6 +18,26 @@ function isFile(file: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * What links inside the denied directories (two levels down) lead to: a secret kept elsewhere and linked in (dotfiles
+ * by stow: `~/.aws/credentials` -> `~/dotfiles/aws/credentials`) would be read where it is kept.
+ */
+function linkedTargets(dirs: readonly string[], depth = 2): string[] {
+  const entries = dirs.flatMap((dir) => {
+    try {
+      return readdirSync(dir, { withFileTypes: true }).map((entry) => ({ entry, file: path.join(dir, entry.name) }));
+    } catch {
+      return [];
+    }
+  });
+  const links = entries.filter(({ entry }) => entry.isSymbolicLink()).map(({ file }) => file);
+  const below = entries.filter(({ entry }) => depth > 1 && entry.isDirectory()).map(({ file }) => file);
+  return [
+    ...links.filter(isFile).map((file) => realpathSync(file)),
+    ...(below.length ? linkedTargets(below, depth - 1) : []),
+  ];
 }
 
 /** A local server's sandbox: its rules, given the private temp dir made for each start. */
@@ -52,8 +72,8 @@ export function stdioSandbox(
     .filter(isFile);
   return {
     server: config.name,
-    policy: (tempDir) =>
-      sandboxPolicy(setting, {
+    policy: (tempDir) => {
+      const policy = sandboxPolicy(setting, {
         home,
         agentDir: scope.agentDir,
         cwd: endpoint.cwd,
@@ -63,6 +83,10 @@ export function stdioSandbox(
         env: endpoint.env,
         piEnv: scope.env,
         otherSecrets,
-      }),
+      });
+      const { denyRead } = policy.filesystem;
+      policy.filesystem.denyRead = [...new Set([...denyRead, ...linkedTargets(denyRead)])];
+      return policy;
+    },
   };
 }
