@@ -190,6 +190,41 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.doesNotMatch(text, new RegExp(PLANTED_KEY), text);
   });
 
+  test("what git runs of a submodule's (.git/modules) and of a repository below the server's directory cannot be written", async () => {
+    const code = path.join(outside, "code");
+    const gitDir = (dir: string, hooks = true) => {
+      mkdirSync(path.join(dir, hooks ? "hooks" : ""), { recursive: true });
+      writeFileSync(path.join(dir, "HEAD"), "ref: refs/heads/main\n");
+      writeFileSync(path.join(dir, "config"), "[core]\n");
+      return [path.join(dir, "hooks", "pre-commit"), path.join(dir, "config")];
+    };
+    // A submodule added at libs/ui keeps its git directory at .git/modules/libs/ui; git runs its hooks and obeys its config.
+    const inProject = gitDir(path.join(project, ".git", "modules", "libs", "ui"));
+    // A server working in a directory of repositories, not where pi runs: the library looks below pi's directory only.
+    const inCode = [...gitDir(path.join(code, "app", ".git"), false), ...gitDir(path.join(code, "org", "lib", ".git"))];
+    for (const [cwd, files] of [
+      [project, inProject],
+      [code, inCode],
+    ] as const) {
+      const server = { command: process.execPath, args: [PROBE], sandbox: true, autoApprove: ["*"], cwd };
+      writeFileSync(
+        path.join(agentDir, "mcp.json"),
+        JSON.stringify({ exposure: "direct", mcpServers: { probe: server } }),
+      );
+      const args = { write: [...files, path.join(cwd, "inside.txt")] };
+      const { text } = await callOnceInPi({
+        cwd: project,
+        agentDir,
+        extensionPaths: [EXTENSION_DIR],
+        tool: "mcp_probe_probe",
+        args,
+      });
+      for (const file of files) assert.match(text, new RegExp(`^write ${file}: failed`, "m"), text);
+      assert.match(text, /^write \S+\/inside\.txt: ok/m, text);
+    }
+    assert.equal(readFileSync(inCode[1]!, "utf8"), "[core]\n");
+  });
+
   test('"sandbox": false: the same server reads, writes and connects (so the first test can fail)', async () => {
     const before = listener.connections();
     const text = await withCompanyNetwork(() => probe(false, "open"));

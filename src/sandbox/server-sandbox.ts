@@ -3,7 +3,7 @@
  * (../config/sandbox-setting.ts), turned into rules for where this start runs (./sandbox-policy.ts). The files other
  * servers' secrets come from are denied to it, where they exist as files.
  */
-import { readdirSync, realpathSync, statSync } from "node:fs";
+import { type Dirent, existsSync, readdirSync, realpathSync, statSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { Environment, ResolvedStdio } from "../config/substitute.ts";
@@ -20,20 +20,37 @@ function isFile(file: string): boolean {
   }
 }
 
+function entries(dir: string): Dirent[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The git directories below `dir` whose hooks git runs and whose config it obeys: repositories three levels down (the
+ * library looks below pi's own directory only, and a server may work elsewhere) and their submodules' in
+ * `.git/modules`, which no one looks in (a module's name is a path: `libs/ui`).
+ */
+function gitDirs(dir: string, depth = 3, modules = false): string[] {
+  return entries(dir).flatMap((entry) => {
+    const sub = path.join(dir, entry.name);
+    if (!entry.isDirectory() || entry.name === "node_modules") return [];
+    if (modules ? existsSync(path.join(sub, "HEAD")) : entry.name === ".git")
+      return [sub, ...gitDirs(path.join(sub, "modules"), 0, true)];
+    return modules || depth > 1 ? gitDirs(sub, depth - 1, modules) : [];
+  });
+}
+
 /**
  * What links inside the denied directories (two levels down) lead to: a secret kept elsewhere and linked in (dotfiles
  * by stow: `~/.aws/credentials` -> `~/dotfiles/aws/credentials`) would be read where it is kept.
  */
 function linkedTargets(dirs: readonly string[], depth = 2): string[] {
-  const entries = dirs.flatMap((dir) => {
-    try {
-      return readdirSync(dir, { withFileTypes: true }).map((entry) => ({ entry, file: path.join(dir, entry.name) }));
-    } catch {
-      return [];
-    }
-  });
-  const links = entries.filter(({ entry }) => entry.isSymbolicLink()).map(({ file }) => file);
-  const below = entries.filter(({ entry }) => depth > 1 && entry.isDirectory()).map(({ file }) => file);
+  const found = dirs.flatMap((dir) => entries(dir).map((entry) => ({ entry, file: path.join(dir, entry.name) })));
+  const links = found.filter(({ entry }) => entry.isSymbolicLink()).map(({ file }) => file);
+  const below = found.filter(({ entry }) => depth > 1 && entry.isDirectory()).map(({ file }) => file);
   return [
     ...links.filter(isFile).map((file) => realpathSync(file)),
     ...(below.length ? linkedTargets(below, depth - 1) : []),
@@ -84,8 +101,10 @@ export function stdioSandbox(
         piEnv: scope.env,
         otherSecrets,
       });
-      const { denyRead } = policy.filesystem;
+      const { denyRead, denyWrite } = policy.filesystem;
       policy.filesystem.denyRead = [...new Set([...denyRead, ...linkedTargets(denyRead)])];
+      const git = gitDirs(endpoint.cwd).flatMap((dir) => [path.join(dir, "hooks"), path.join(dir, "config")]);
+      policy.filesystem.denyWrite = [...new Set([...denyWrite, ...git])];
       return policy;
     },
   };
