@@ -2431,6 +2431,9 @@ describe("sandbox refusals", () => {
       detail: "evil.example",
       byProxy: true,
     });
+    // An allowed host that resolves to a loopback address stays refused: no allowedDomains entry would help.
+    const loopback = violationRefusal("deny network-outbound localhost:8080 (resolved to a loopback address)");
+    assert.doesNotMatch(refusalMessage(loopback), /add "localhost"/, refusalMessage(loopback));
     assert.deepEqual(violationRefusal("deny connect /run/docker.sock"), {
       kind: "network",
       detail: "/run/docker.sock",

@@ -138,6 +138,39 @@ describe("sandboxed servers in /mcp", { timeout: 180_000 }, () => {
       assert.match(log, new RegExp(`"event":"sandbox\\.refused".*"kind":"${kind}"`), log);
   });
 
+  test("a host another sandboxed server denies: the refusal says so, not to add the host to allowedDomains", async () => {
+    const probe = (network: Record<string, unknown>) => ({
+      command: process.execPath,
+      args: [PROBE],
+      autoApprove: ["*"],
+      sandbox: { network },
+    });
+    const mcpServers = {
+      guard: probe({ deniedDomains: ["*.example.com"] }),
+      probe: probe({ allowedDomains: [DENIED_HOST.replace(/:\d+$/, "")] }),
+    };
+    writeFileSync(path.join(agentDir, "mcp.json"), JSON.stringify({ exposure: "direct", mcpServers }));
+    const pi = await startInProcessPi({ cwd: project, agentDir, extensionPaths: [EXTENSION_DIR] });
+    const printed: string[] = [];
+    const { log } = console;
+    try {
+      await pi.session.bindExtensions({});
+      pi.faux.setResponses([
+        fauxAssistantMessage([fauxToolCall("mcp_probe_probe", { proxy: DENIED_HOST })], { stopReason: "toolUse" }),
+        fauxAssistantMessage("done"),
+      ]);
+      await pi.session.prompt("call the probe");
+      console.log = (...parts: unknown[]) => printed.push(parts.join(" "));
+      await pi.session.prompt("/mcp");
+    } finally {
+      console.log = log;
+      await pi.close();
+    }
+    const listing = printed.join("\n");
+    assert.match(listing, /refused a connection to denied\.example\.com:443 \(host is on the deny list\)/, listing);
+    assert.doesNotMatch(listing, /add "denied\.example\.com" to sandbox\.network\.allowedDomains/, listing);
+  });
+
   test("a sandboxed server that exits when it cannot reach a host: its error names the sandbox, not the network", async () => {
     const fetcher = {
       command: process.execPath,

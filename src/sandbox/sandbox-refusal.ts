@@ -13,6 +13,8 @@ export interface SandboxRefusal {
   byProxy?: boolean;
   /** A path the rules deny writing: no `allowWrite` opens it. */
   denied?: boolean;
+  /** Why the proxy denied a host that the allow list may hold (a deny list, an address it resolved to). */
+  reason?: string;
 }
 
 const READ_ONLY = /\bEROFS\b|read-only file system/i;
@@ -31,6 +33,8 @@ const HOST_PORT = /(\[[0-9a-f:.]+\]|[a-z0-9][a-z0-9.-]*):(\d{1,5})\b/i;
  */
 const PROXY_DENY = /^deny (?:network-outbound|socks-tunnel) (\S+)/;
 const HTTP_DENY = /^deny http-request \S+ (\S+)/;
+/** The proxy's reasons that no `allowedDomains` entry lifts: a deny list's host, an address it never lets through. */
+const UNLIFTED = / \((host is on the deny list|resolved to .+)\)$/;
 const SYSCALL_DENY = /^deny (\S+) (.*)$/;
 
 const under = (file: string, entries: readonly string[]) =>
@@ -63,10 +67,12 @@ export function refusalIn(line: string, policy: SandboxPolicy): SandboxRefusal |
 
 /** The refusal a line of the library's violation store records (a host its proxy denied). */
 export function violationRefusal(line: string): SandboxRefusal {
+  const why = UNLIFTED.exec(line)?.[1];
+  const reason = why ? { reason: why } : {};
   const host = PROXY_DENY.exec(line)?.[1];
-  if (host) return { kind: "network", detail: host, byProxy: true };
+  if (host) return { kind: "network", detail: host, byProxy: true, ...reason };
   const url = HTTP_DENY.exec(line)?.[1];
-  if (url) return { kind: "network", detail: URL.canParse(url) ? new URL(url).host : url, byProxy: true };
+  if (url) return { kind: "network", detail: URL.canParse(url) ? new URL(url).host : url, byProxy: true, ...reason };
   const [, syscall = "", target] = SYSCALL_DENY.exec(line) ?? [];
   if (/connect|socket|bind|send/.test(syscall)) return { kind: "network", detail: target };
   const kind = /write|unlink|rename|mkdir|creat|trunc|chmod|chown|link/.test(syscall) ? "write" : "read";
@@ -85,6 +91,12 @@ export function refusalMessage(refusal: SandboxRefusal): string {
   const to = detail ? ` to ${detail}` : "";
   if (!refusal.byProxy)
     return `the sandbox refused a connection${to}; a sandboxed server reaches only the hosts in sandbox.network.allowedDomains, through the sandbox's proxy`;
+  // The library keeps one deny list per process: another server's deniedDomains may be what refused it.
+  const listed = refusal.reason?.includes("deny list")
+    ? ": the sandbox.network.deniedDomains of a sandboxed server of this pi lists it (they apply to all)"
+    : "";
+  if (refusal.reason)
+    return `the sandbox refused a connection${to} (${refusal.reason}), which no sandbox.network.allowedDomains opens${listed}`;
   const host = detail?.replace(/:\d+$/, "");
   return `the sandbox refused a connection${to}; to allow it, add ${host ? `"${host}"` : "the host"} to sandbox.network.allowedDomains`;
 }
