@@ -62,6 +62,39 @@ describe("placeholders of a sandboxed start", { skip: process.platform !== "linu
     }
   });
 
+  test("servers started at once in a project without .pi, .vscode, .claude: each starts (one's bubblewrap makes them)", async () => {
+    const tmp = tempDir("mcp-bridge-placeholders-race-");
+    const project = path.join(tmp.dir, "project");
+    mkdirSync(project);
+    const failed: string[] = [];
+    /** One sandboxed `sleep`, started `delay` ms from now: what bubblewrap said, if it failed. */
+    const start = async (delay: number) => {
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      const policy = sandboxPolicy(true, {
+        ...{ home: homedir(), agentDir: path.join(tmp.dir, "agent"), cwd: project, projectRoot: project },
+        ...{ tempDir: privateTempDir("placeholders-race"), command: "sh", otherSecrets: [] },
+      });
+      const started = await sandboxedStart({ command: "sh", args: ["-c", "sleep 1"], env: {}, cwd: project }, policy);
+      const server = spawn(started.command, started.args, { cwd: project, env: { ...process.env, ...started.env } });
+      let stderr = "";
+      server.stderr!.on("data", (d) => (stderr += d));
+      const code = await new Promise((resolve) => server.once("exit", resolve));
+      started.release();
+      if (code !== 0) failed.push(stderr.trim());
+    };
+    try {
+      // Rounds of four, some together, some apart: a start planned while another's bubblewrap makes its mount points.
+      for (let round = 0; round < 8; round++) {
+        await Promise.all([0, 1, 2, 3].map((i) => start(i * 15 * (round % 4))));
+        await sandboxIdle();
+      }
+      assert.deepEqual(failed, []);
+    } finally {
+      await sandboxIdle();
+      tmp.cleanup();
+    }
+  });
+
   test("pi run in the home directory: an absent ~/.ssh or mcp-auth is held by a directory while a server runs, not a file", async () => {
     const home = tempDir("mcp-bridge-placeholders-home-");
     const agentDir = path.join(home.dir, ".pi", "agent");

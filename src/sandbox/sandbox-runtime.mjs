@@ -146,23 +146,33 @@ async function wrap(spec, policy, onViolation) {
     for (const d of newDenied) denied.add(d);
     manager.updateConfig(globalConfig());
   }
-  const mountPoints = absentMountPoints(policy);
-  makePlaceholders(mountPoints, policy);
   // 128 random bits: the library binds a connection to this list by the id its proxy settings carry.
   const commandId = randomBytes(16).toString("base64url");
   const words = [spec.command, ...spec.args];
   const line = `TMPDIR=${shellQuote(policy.tempDir)} exec ${words.map(shellQuote).join(" ")}`;
-  const wrapped = await manager.wrapWithSandboxArgv(
-    line,
-    undefined,
-    {
-      filesystem: policy.filesystem,
-      network: { allowedDomains: policy.network.allowedDomains, deniedDomains: [...denied] },
-    },
-    undefined,
-    spec.cwd,
-    { commandId, commandText: words.join(" ") },
-  );
+  const mountPoints = [];
+  let wrapped;
+  // Another start's bubblewrap makes its mount points (an absent `.pi`) while this one is planned: the library, finding
+  // one made, binds it read-only and then cannot make the placeholder inside it ("bwrap: Can't create file at
+  // .pi/extensions: Read-only file system"). Planned again, with this start's placeholders in it, when that happened.
+  for (let tries = 1; ; tries++) {
+    const absent = absentMountPoints(policy);
+    mountPoints.push(...absent.filter((p) => !mountPoints.includes(p)));
+    makePlaceholders(absent, policy);
+    const planned = absentMountPoints(policy).join("\0");
+    wrapped = await manager.wrapWithSandboxArgv(
+      line,
+      undefined,
+      {
+        filesystem: policy.filesystem,
+        network: { allowedDomains: policy.network.allowedDomains, deniedDomains: [...denied] },
+      },
+      undefined,
+      spec.cwd,
+      { commandId, commandText: words.join(" ") },
+    );
+    if (tries === 3 || absentMountPoints(policy).join("\0") === planned) break;
+  }
   const added = {};
   for (const [key, value] of Object.entries(wrapped.env))
     if (value !== undefined && process.env[key] !== value) added[key] = value;
