@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, symlinkSync } from "node:fs";
 import { EXTENSION_DIR, REPO_ROOT, tempDir } from "./helpers.ts";
 import { loopbackListener, PLANTED_KEY, PROBE, sandboxBed } from "./sandbox-bed.ts";
@@ -367,3 +367,27 @@ test("/mcp doctor passes on what the sandbox library warns of here (an old bubbl
   dir.cleanup();
   assert.match(output, /The sandbox can run here.*bubblewrap 0\.4\.0 .* is older than 0\.5\.0/, output);
 });
+
+test(
+  "/mcp doctor as root without CAP_SETFCAP: the library's words on what to do, not to install tools that are there",
+  {
+    skip:
+      process.getuid?.() === 0 && spawnSync("setpriv", ["--version"]).status === 0 ? false : "not root, or no setpriv",
+  },
+  async () => {
+    const script = `const m = await import("./src/pi/sandbox-check.ts"); console.log((await m.sandboxCheck()).text);`;
+    const child = spawn(
+      "setpriv",
+      ["--bounding-set", "-setfcap", process.execPath, "--import", "tsx", "--input-type=module", "-e", script],
+      { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let output = "";
+    child.stdout.on("data", (d) => (output += d));
+    child.stderr.on("data", (d) => (output += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    await new Promise((resolve) => child.on("exit", resolve));
+    clearTimeout(timer);
+    assert.match(output, /The sandbox cannot run here.*CAP_SETFCAP.*or run as a non-root user/, output);
+    assert.doesNotMatch(output, /Install bubblewrap/, output);
+  },
+);

@@ -11,6 +11,6 @@ export async function sandboxCheck(): Promise<{ ok: boolean; text: string }> {
   if (problems.length === 0) return { ok: true, text: `The sandbox can run here: its tools are installed.${warned}` };
   return {
     ok: false,
-    text: `The sandbox cannot run here, so sandboxed servers are not started: ${problems.join("; ")}. ${installHint(problems)}.`,
+    text: `The sandbox cannot run here, so sandboxed servers are not started: ${[problems.join("; "), installHint(problems)].filter(Boolean).join(". ")}.`,
   };
 }

@@ -22,7 +22,7 @@ export interface SandboxedStart extends SpawnSpec {
 
 /** Throws (naming what to install) for what the sandbox lacks here, if anything. */
 export function unavailable(problems: readonly string[]): void;
-/** What to install, in the words of the user's platform. */
+/** What to install, in the words of the user's platform; empty where no tool is missing. */
 export function installHint(problems: readonly string[], platform?: NodeJS.Platform): string;
 /** What the sandbox lacks on this machine (nothing: it can run), and what the library warns of. Starts nothing. */
 export function sandboxProblems(): Promise<string[] & { warnings?: string[] }>;

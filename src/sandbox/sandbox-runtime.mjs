@@ -29,7 +29,7 @@ import * as path from "node:path";
 /** The sandbox cannot be set up on this machine: what is missing, and what to install. */
 class SandboxUnavailable extends Error {
   constructor(problems) {
-    super(`${problems.join("; ")}. ${installHint(problems)}`);
+    super([problems.join("; "), installHint(problems)].filter(Boolean).join(". "));
     this.name = "SandboxUnavailable";
     this.problems = problems;
   }
@@ -40,11 +40,14 @@ export function unavailable(problems) {
   if (problems.length) throw new SandboxUnavailable(problems);
 }
 
-/** What to install for `problems`, in the words of the user's platform. */
+/** What to install for `problems`, in the words of the user's platform; empty where no tool is missing. */
 export function installHint(problems, platform = process.platform) {
   // The library missing is no system tool missing: installing those would not help.
   if (problems.some((p) => p.startsWith(NO_LIBRARY)))
     return "Reinstall the MCP bridge (`pi install`), whose dependency it is";
+  // Nor where they are all there (root without CAP_SETFCAP): the problem says what to do.
+  const missing = problems.some((p) => /not installed|not found|not executable/.test(p));
+  if (!missing && (platform === "linux" || platform === "darwin")) return "";
   if (platform === "linux")
     return "Install bubblewrap, socat and ripgrep (Debian/Ubuntu: `sudo apt-get install bubblewrap socat ripgrep`; Fedora: `sudo dnf install bubblewrap socat ripgrep`; Arch: `sudo pacman -S bubblewrap socat ripgrep`)";
   if (platform === "darwin") return "Install ripgrep (`brew install ripgrep`); sandbox-exec comes with macOS";
