@@ -391,3 +391,27 @@ test(
     assert.doesNotMatch(output, /Install bubblewrap/, output);
   },
 );
+
+test("/mcp doctor where bubblewrap may not make namespaces (Ubuntu 24.04's AppArmor): the sandbox cannot run, said so", async () => {
+  const dir = tempDir("mcp-bridge-sandbox-userns-");
+  // A bubblewrap that fails as Ubuntu's does where user namespaces are restricted; its version is the real one's.
+  writeFileSync(
+    path.join(dir.dir, "bwrap"),
+    `#!/bin/sh\n[ "$1" = --version ] && exec /usr/bin/bwrap --version\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n`,
+    { mode: 0o755 },
+  );
+  const script = `const m = await import("./src/pi/sandbox-check.ts"); console.log((await m.sandboxCheck()).text);`;
+  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, PATH: `${dir.dir}:${process.env.PATH}` },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (d) => (output += d));
+  child.stderr.on("data", (d) => (output += d));
+  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  await new Promise((resolve) => child.on("exit", resolve));
+  clearTimeout(timer);
+  dir.cleanup();
+  assert.match(output, /The sandbox cannot run here.*setting up uid map.*user namespaces are restricted/, output);
+});

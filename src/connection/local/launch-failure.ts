@@ -24,6 +24,10 @@ const NATIVE_MODULE =
 const UNTRUSTED_REGISTRY =
   /\bnpm (?:error|ERR!) code (SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_GET_ISSUER_CERT(?:_LOCALLY)?|UNABLE_TO_VERIFY_LEAF_SIGNATURE)\b/;
 
+/** How to let bubblewrap make its namespaces where the system restricts them. */
+export const ALLOW_USERNS =
+  "allow them (Ubuntu: `sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0`, or an AppArmor profile for bwrap; Debian: `sudo sysctl kernel.unprivileged_userns_clone=1`)";
+
 /** docker 28's `docker: unknown command: docker mcp`, older docker's `docker: 'mcp' is not a docker command.` */
 const DOCKER_UNKNOWN = /\bdocker: (?:unknown command: docker ([\w-]+)|'([\w-]+)' is not a docker command)/;
 
@@ -103,7 +107,7 @@ export function permanentLaunchFailure(
   if (bwrap)
     return {
       reason: `bubblewrap could not set up the sandbox (it said ${quoteValue(bwrap)}): unprivileged user namespaces are restricted here`,
-      fix: 'allow them (Ubuntu: `sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0`, or an AppArmor profile for bwrap; Debian: `sudo sysctl kernel.unprivileged_userns_clone=1`) and reconnect, or set "sandbox": false for it to run with your full rights',
+      fix: `${ALLOW_USERNS} and reconnect, or set "sandbox": false for it to run with your full rights`,
     };
   const unknown = DOCKER_UNKNOWN.exec(stderr);
   if (unknown) {
