@@ -2352,19 +2352,23 @@ describe("sandbox settings and rules", () => {
               D: `!cat "$HOME/My Tokens/d" '/home/ann/key store/e'`,
               // As the shell reads an unquoted one: a backslash keeps the space that follows it.
               F: "!cat ~/My\\ Keys/f",
+              // A variable quoted alone, the path going on after it: one word to the shell.
+              G: '!cat "$HOME"/.tokens/g "${TOKEN_DIR}"/h',
             },
           },
         },
       }),
     ]);
-    const env = { GOOGLE_CREDS: "/home/ann/gcp.json", TOKEN_FILE: "/home/ann/tok" };
+    const env = { GOOGLE_CREDS: "/home/ann/gcp.json", TOKEN_FILE: "/home/ann/tok", TOKEN_DIR: "/home/ann/tokens" };
     assert.deepEqual(otherServersSecrets(servers, "self", env).sort(), [
       "/home/ann/gcp.json",
       "/home/ann/key store/e",
       "/home/ann/tok",
+      "/home/ann/tokens/h",
       "~/.config/tokens/gh",
       "~/.config/tokens/npm",
       "~/.tokens/b",
+      "~/.tokens/g",
       "~/My Keys/f",
       "~/My Tokens/d",
     ]);

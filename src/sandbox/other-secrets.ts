@@ -12,8 +12,9 @@ const PATH_WORD = /"((?:~\/|\/)[^"`$]+)"|'((?:~\/|\/)[^']+)'|(?:^|[\s"'=<])((?:~
 
 /** The paths `command` names, its variables (`$HOME/x`, `${TOKEN_FILE}`) read as the shell reads them, from `env`. */
 function pathsIn(command: string, env: Readonly<Record<string, string | undefined>>): string[] {
-  const read = command.replace(/\$(\w+)|\$\{(\w+)\}/g, (word, a, b) =>
-    (a ?? b) === "HOME" ? "~" : (env[a ?? b] ?? word),
+  // A variable quoted alone (`"$HOME"/.tokens/gh`) is one word with the path that goes on after its quotes.
+  const read = command.replace(/"\$\{?(\w+)\}?"|\$(\w+)|\$\{(\w+)\}/g, (word, a, b, c) =>
+    (a ?? b ?? c) === "HOME" ? "~" : (env[a ?? b ?? c] ?? word),
   );
   const paths = [...read.matchAll(PATH_WORD)].map((m) => m[1] ?? m[2] ?? m[3]!.replace(/\\(.)/g, "$1"));
   return paths.filter((p) => !p.startsWith("/dev/"));
