@@ -225,6 +225,26 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.equal(readFileSync(inCode[1]!, "utf8"), "[core]\n");
   });
 
+  test("pi run in the home directory: what every zsh, login bash and git reads there cannot be written", async () => {
+    mkdirSync(path.join(bed.home, ".config", "git"), { recursive: true });
+    const server = { command: process.execPath, args: [PROBE], sandbox: true, autoApprove: ["*"], cwd: bed.home };
+    writeFileSync(
+      path.join(agentDir, "mcp.json"),
+      JSON.stringify({ exposure: "direct", mcpServers: { probe: server } }),
+    );
+    const files = [".zshenv", ".zlogin", ".bash_login", path.join(".config", "git", "config")];
+    const args = { write: [...files, "inside.txt"].map((file) => path.join(bed.home, file)) };
+    const { text } = await callOnceInPi({
+      cwd: bed.home,
+      agentDir,
+      extensionPaths: [EXTENSION_DIR],
+      tool: "mcp_probe_probe",
+      args,
+    });
+    for (const file of files) assert.match(text, new RegExp(`^write ${path.join(bed.home, file)}: failed`, "m"), text);
+    assert.match(text, /^write \S+\/inside\.txt: ok/m, text);
+  });
+
   test('"sandbox": false: the same server reads, writes and connects (so the first test can fail)', async () => {
     const before = listener.connections();
     const text = await withCompanyNetwork(() => probe(false, "open"));

@@ -28,7 +28,8 @@ const AGENT_SECRETS = ["auth.json", "models.json", "mcp-auth.json", "mcp-auth/",
  * the server runs, and a `.pi` that is a file breaks the project config of every pi started there meanwhile.
  */
 const RUN_BY_OTHERS = (
-  ".pi .pi/extensions .git/hooks .git/config .gitmodules .envrc .bashrc .bash_profile .zshrc .zprofile .profile " +
+  ".pi .pi/extensions .git/hooks .git/config .gitmodules .envrc .bashrc .bash_profile .bash_login .zshenv .zshrc " +
+  ".zprofile .zlogin .profile " +
   ".gitconfig .vscode .vscode/tasks.json .idea .idea/workspace.xml .claude .claude/settings.json .cursor .cursor/mcp.json " +
   ".mcp.json .ripgreprc"
 ).split(" ");
@@ -144,6 +145,8 @@ export function sandboxPolicy(setting: true | SandboxRules, ctx: SandboxContext)
         ...secrets,
         ...secretDirs,
         ...[ctx.cwd, ctx.projectRoot].flatMap((dir) => RUN_BY_OTHERS.map((p) => path.join(dir, p))),
+        // Git's own config in the home directory (the one besides ~/.gitconfig), which a server working there could write.
+        ...["git", "git/config"].map((p) => path.join(ctx.home, ".config", p)),
         ...absolutes(rules.filesystem.denyWrite),
       ]),
     },
