@@ -2234,6 +2234,10 @@ describe("sandbox settings and rules", () => {
       unexpanded[0],
     );
     assert.match(unexpanded[1]!, /`sandbox\.filesystem\.denyRead`: "\$\{HOME\}\/private"/, unexpanded[1]);
+    // Nor is one without braces, as a shell would write it: `$HOME/private` would leave ~/private readable.
+    const bare: string[] = [];
+    assert.equal(readSandboxSetting({ filesystem: { denyRead: ["$HOME/private"] } }, "sandbox", bare), undefined);
+    assert.match(bare[0] ?? "", /`sandbox\.filesystem\.denyRead`: "\$HOME\/private" holds a variable/, bare[0]);
   });
   test("the defaults: secrets unreadable and unwritable, writes in cwd and the temp dir, no network", () => {
     const policy = sandboxPolicy(true, ctx);

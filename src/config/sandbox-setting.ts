@@ -39,7 +39,7 @@ function stringList(value: unknown, field: string, errors: string[], isHost?: (d
     return [];
   }
   const list = value as string[];
-  const bad = list.filter((v) => (isHost ? !isHost(v) : v.includes("${"))).map((v) => quoteValue(v));
+  const bad = list.filter((v) => (isHost ? !isHost(v) : /\$(\{|\w)/.test(v))).map((v) => quoteValue(v));
   if (bad.length && isHost)
     errors.push(
       `\`${field}\`: ${bad.join(", ")} is not a host name (write \`api.example.com\`, \`*.example.com\` or \`api.example.com:443\`, without a scheme or path)`,
