@@ -2422,6 +2422,10 @@ describe("sandbox refusals", () => {
     // The sandbox lets every file outside denyRead be read: listing one the user may not is the file's own refusal.
     assert.equal(refusalIn("Error: EACCES: permission denied, scandir '/root'", policy), undefined);
     assert.equal(refusalIn("EACCES: permission denied, stat '/root/x'", policy), undefined);
+    // A path allowWrite lists that was not there when the server started: the sandbox opens only what exists.
+    const cache = { ...policy, filesystem: { ...policy.filesystem, allowWrite: ["/work/p", "/home/u/.cache/x"] } };
+    const unmade = refusalIn("EROFS: read-only file system, mkdir '/home/u/.cache/x'", cache);
+    assert.match(unmade ? refusalMessage(unmade) : "", /\/home\/u\/\.cache\/x.*did not exist when the server started/);
     // On Linux the sandbox refuses a write as a read-only file system: a permission error outside denyRead is the file's
     // own (a server reading a log the user may not read), which no allowWrite would change.
     const unreadable = refusalIn("PermissionError: [Errno 13] Permission denied: '/var/log/syslog'", policy);

@@ -189,6 +189,24 @@ describe("sandboxed servers in /mcp", { timeout: 180_000 }, () => {
     assert.doesNotMatch(listing, /check that this machine reaches it/, listing);
   });
 
+  test("a directory allowWrite lists that is not there yet: the refusal says to make it, not to add it to allowWrite", async () => {
+    const cache = path.join(bed.home, ".cache", "made-later");
+    mkdirSync(path.dirname(cache), { recursive: true });
+    const maker = {
+      command: process.execPath,
+      args: ["-e", `require("fs").mkdirSync(${JSON.stringify(cache)})`],
+      sandbox: { filesystem: { allowWrite: ["~/.cache/made-later"] } },
+      maxRestarts: 0,
+    };
+    const listing = await listingOf({ maker });
+    assert.match(
+      listing,
+      /refused a write to \S+made-later, which sandbox\.filesystem\.allowWrite lets it write but/,
+      listing,
+    );
+    assert.doesNotMatch(listing, /made-later; to allow it, add it to sandbox\.filesystem\.allowWrite/, listing);
+  });
+
   test("a sandboxed server whose script the sandbox hides: told so, not that the script does not exist", async () => {
     // The script is there, under ~/.ssh, which a sandbox does not let a server read.
     const script = path.join(path.dirname(secret), "server.mjs");

@@ -13,6 +13,8 @@ export interface SandboxRefusal {
   byProxy?: boolean;
   /** A path the rules deny writing: no `allowWrite` opens it. */
   denied?: boolean;
+  /** A path `allowWrite` lists, read-only all the same: it was not there when the server started. */
+  unmade?: boolean;
   /** Why the proxy denied a host that the allow list may hold (a deny list, an address it resolved to). */
   reason?: string;
 }
@@ -52,7 +54,12 @@ export function refusalIn(line: string, policy: SandboxPolicy): SandboxRefusal |
     // A path the sandbox lets it write, or any read outside denyRead, was refused by the file's own permissions; so was
     // any other on Linux, where the sandbox refuses a write as a read-only file system.
     const own = READ_CALL.test(line) || (process.platform === "linux" && !READ_ONLY.test(line));
-    if ((file && under(file, allowWrite) && !under(file, denyWrite)) || own) return undefined;
+    const allowed = file && under(file, allowWrite) && !under(file, denyWrite);
+    // Read-only in a directory allowWrite adds (not the working directory's own): it was not there at the start, and
+    // the sandbox opens only what exists.
+    const added = allowWrite.slice(1).filter((dir) => dir !== policy.tempDir && !under(dir, allowWrite.slice(0, 1)));
+    if (allowed && READ_ONLY.test(line) && under(file, added)) return { kind: "write", detail: file, unmade: true };
+    if (allowed || own) return undefined;
     if (file && under(file, denyWrite)) return { kind: "write", detail: file, denied: true };
     if (file || READ_ONLY.test(line)) return { kind: "write", detail: file };
     return undefined;
@@ -84,6 +91,8 @@ export function refusalMessage(refusal: SandboxRefusal): string {
   const { kind, detail } = refusal;
   if (kind === "read")
     return `the sandbox refused a read of ${detail ?? "a file"} (the sandbox keeps secrets from the server); if the server needs it, set "sandbox": false for it`;
+  if (kind === "write" && refusal.unmade)
+    return `the sandbox refused a write to ${detail}, which sandbox.filesystem.allowWrite lets it write but which did not exist when the server started (the sandbox opens only what exists): make it, then restart the server`;
   if (kind === "write" && refusal.denied)
     return `the sandbox refused a write to ${detail}, which the sandbox never lets a server write (another program would run or obey it, or sandbox.filesystem.denyWrite lists it)`;
   if (kind === "write")
