@@ -2422,6 +2422,8 @@ describe("sandbox refusals", () => {
     // The sandbox lets every file outside denyRead be read: listing one the user may not is the file's own refusal.
     assert.equal(refusalIn("Error: EACCES: permission denied, scandir '/root'", policy), undefined);
     assert.equal(refusalIn("EACCES: permission denied, stat '/root/x'", policy), undefined);
+    // Node's dump of the error after its message (`code: 'EROFS',`) is the same refusal again, without its path.
+    assert.equal(refusalIn("  code: 'EROFS',", policy), undefined);
     // A path allowWrite lists that was not there when the server started: the sandbox opens only what exists.
     const cache = { ...policy, filesystem: { ...policy.filesystem, allowWrite: ["/work/p", "/home/u/.cache/x"] } };
     const unmade = refusalIn("EROFS: read-only file system, mkdir '/home/u/.cache/x'", cache);

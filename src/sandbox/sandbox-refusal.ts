@@ -44,6 +44,8 @@ const under = (file: string, entries: readonly string[]) =>
 
 /** The refusal `line` (one stderr line of a server sandboxed by `policy`) reports, if it reports one. */
 export function refusalIn(line: string, policy: SandboxPolicy): SandboxRefusal | undefined {
+  // Node's dump of an error's fields after its message (`code: 'EROFS',`): the message was the refusal, with its path.
+  if (/^\s*code: '\w+',?$/.test(line)) return undefined;
   const match = PATH.exec(line);
   const file = match?.[1] ?? match?.[2] ?? match?.[3];
   const { denyRead, allowWrite, denyWrite } = policy.filesystem;
