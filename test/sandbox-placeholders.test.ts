@@ -95,6 +95,38 @@ describe("placeholders of a sandboxed start", { skip: process.platform !== "linu
     }
   });
 
+  test("a launcher's cache kept on another disk by a link (~/.npm -> /data/npm): the server writes it", async () => {
+    const tmp = tempDir("mcp-bridge-placeholders-cache-");
+    const home = path.join(tmp.dir, "home");
+    const elsewhere = path.join(tmp.dir, "data", "npm");
+    const project = path.join(tmp.dir, "project");
+    mkdirSync(home);
+    mkdirSync(project);
+    mkdirSync(elsewhere, { recursive: true });
+    symlinkSync(elsewhere, path.join(home, ".npm"));
+    const saved = process.env.HOME;
+    process.env.HOME = home;
+    try {
+      const policy = sandboxPolicy(true, {
+        ...{ home, agentDir: path.join(home, ".pi", "agent"), cwd: project, projectRoot: project, otherSecrets: [] },
+        ...{ tempDir: privateTempDir("placeholders-cache"), command: "npx" },
+      });
+      const write = `echo cached > ${path.join(home, ".npm", "probe")}`;
+      const start = await sandboxedStart({ command: "sh", args: ["-c", write], env: {}, cwd: project }, policy);
+      const server = spawn(start.command, start.args, { cwd: project, env: { ...process.env, ...start.env } });
+      let stderr = "";
+      server.stderr!.on("data", (d) => (stderr += d));
+      const code = await new Promise((resolve) => server.once("exit", resolve));
+      start.release();
+      assert.equal(code, 0, stderr);
+      assert.equal(readFileSync(path.join(elsewhere, "probe"), "utf8"), "cached\n");
+    } finally {
+      process.env.HOME = saved;
+      await sandboxIdle();
+      tmp.cleanup();
+    }
+  });
+
   test("pi run in the home directory: an absent ~/.ssh or mcp-auth is held by a directory while a server runs, not a file", async () => {
     const home = tempDir("mcp-bridge-placeholders-home-");
     const agentDir = path.join(home.dir, ".pi", "agent");

@@ -19,6 +19,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -144,6 +145,13 @@ async function wrap(spec, policy, onViolation) {
   mkdirSync(policy.tempDir, { recursive: true, mode: 0o700 });
   // The sandbox can only open a directory that exists, and the launcher inside could not make its cache itself.
   for (const cache of policy.caches) mkdirSync(cache, { recursive: true, mode: 0o700 });
+  // One kept elsewhere by a link (~/.npm -> /data/npm): the library binds no link that leads out of its own tree, so
+  // where it leads is allowed; only for the user's own (in the home directory, not the project) and the temp dir,
+  // links a project could not have made.
+  const users = (p) => p.startsWith(`${os.homedir()}/`) && !(spec.cwd && p.startsWith(`${spec.cwd}/`));
+  const linked = [policy.tempDir, ...policy.caches.filter(users)];
+  const own = new Map(linked.map((p) => [p, realpathSync(p)]));
+  const filesystem = { ...policy.filesystem, allowWrite: policy.filesystem.allowWrite.map((p) => own.get(p) ?? p) };
   const newDenied = policy.network.deniedDomains.filter((d) => !denied.has(d));
   if (newDenied.length) {
     for (const d of newDenied) denied.add(d);
@@ -167,7 +175,7 @@ async function wrap(spec, policy, onViolation) {
       line,
       undefined,
       {
-        filesystem: policy.filesystem,
+        filesystem,
         network: { allowedDomains: policy.network.allowedDomains, deniedDomains: [...denied] },
       },
       undefined,
