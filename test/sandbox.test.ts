@@ -245,6 +245,30 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.match(text, /^write \S+\/inside\.txt: ok/m, text);
   });
 
+  test("a working directory reached by a link outside the project (~/code -> /data/code): the server writes there", async () => {
+    const real = path.join(outside, "data-code");
+    const link = path.join(outside, "linked-code");
+    mkdirSync(path.join(real, ".git", "hooks"), { recursive: true });
+    symlinkSync(real, link);
+    const server = { command: process.execPath, args: [PROBE], sandbox: true, autoApprove: ["*"], cwd: link };
+    writeFileSync(
+      path.join(agentDir, "mcp.json"),
+      JSON.stringify({ exposure: "direct", mcpServers: { probe: server } }),
+    );
+    const args = { write: [path.join(link, "a.txt"), "b.txt", path.join(link, ".git", "hooks", "pre-commit")] };
+    const { text } = await callOnceInPi({
+      cwd: project,
+      agentDir,
+      extensionPaths: [EXTENSION_DIR],
+      tool: "mcp_probe_probe",
+      args,
+    });
+    assert.match(text, /^write \S+\/a\.txt: ok/m, text);
+    assert.match(text, /^write b\.txt: ok/m, text);
+    assert.match(text, /^write \S+\/pre-commit: failed/m, text);
+    assert.equal(existsSync(path.join(real, "b.txt")), true);
+  });
+
   test('"sandbox": false: the same server reads, writes and connects (so the first test can fail)', async () => {
     const before = listener.connections();
     const text = await withCompanyNetwork(() => probe(false, "open"));

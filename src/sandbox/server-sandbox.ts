@@ -87,13 +87,18 @@ export function stdioSandbox(
   const otherSecrets = otherServersSecrets(scope.servers, config.name, scope.env)
     .map((p) => (p.startsWith("~/") ? path.join(home, p.slice(2)) : p))
     .filter(isFile);
+  // A working directory reached by a link outside the project (~/code -> /data/code) is where it leads: the library
+  // binds no link that leads out of its own tree. One inside the project stays a link (the project could have made it).
+  const { projectRoot } = scope;
+  const inProject = endpoint.cwd === projectRoot || endpoint.cwd.startsWith(`${projectRoot}/`);
+  const cwd = inProject || !existsSync(endpoint.cwd) ? endpoint.cwd : realpathSync(endpoint.cwd);
   return {
     server: config.name,
     policy: (tempDir) => {
       const policy = sandboxPolicy(setting, {
         home,
         agentDir: scope.agentDir,
-        cwd: endpoint.cwd,
+        cwd,
         projectRoot: scope.projectRoot,
         tempDir,
         command: endpoint.command,
@@ -103,7 +108,7 @@ export function stdioSandbox(
       });
       const { denyRead, denyWrite } = policy.filesystem;
       policy.filesystem.denyRead = [...new Set([...denyRead, ...linkedTargets(denyRead)])];
-      const git = gitDirs(endpoint.cwd).flatMap((dir) => [path.join(dir, "hooks"), path.join(dir, "config")]);
+      const git = gitDirs(cwd).flatMap((dir) => [path.join(dir, "hooks"), path.join(dir, "config")]);
       policy.filesystem.denyWrite = [...new Set([...denyWrite, ...git])];
       return policy;
     },
