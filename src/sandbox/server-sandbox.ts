@@ -1,7 +1,8 @@
 /**
  * The sandbox of one configured local server, as its connection asks for it at each start: the effective setting
  * (../config/sandbox-setting.ts), turned into rules for where this start runs (./sandbox-policy.ts). The files other
- * servers' secrets come from are denied to it, where they exist as files.
+ * servers' secrets come from are denied to it, where they exist as files, and what is on disk adds to the rules: where
+ * links in denied directories lead, and the hooks and config of the git directories below its working directory.
  */
 import { type Dirent, existsSync, readdirSync, realpathSync, statSync } from "node:fs";
 import * as os from "node:os";
