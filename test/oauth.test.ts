@@ -102,6 +102,15 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     assert.ok(refreshes() <= 1, `${refreshes()} refreshes for 4 calls within a token's 2 minutes`);
   });
 
+  test('a token answered with `"expires_in": null` (no lifetime given) is not refreshed before every call', async () => {
+    const { fixture, authDir, callbackPort } = await setup({ accessTtl: null });
+    const connection = connect(fixture, authDir, { callbackPort });
+    await connection.connect();
+    const refreshes = () => fixture.tokenRequests.filter((p) => p.get("grant_type") === "refresh_token").length;
+    for (const text of ["one", "two", "three"]) assert.equal(await echo(connection, text), text);
+    assert.equal(refreshes(), 0, "refreshed though nothing said it expires");
+  });
+
   test("concurrent calls after the server expired the token share one refresh", async () => {
     const { fixture, authDir, callbackPort } = await setup();
     const connection = connect(fixture, authDir, { callbackPort });

@@ -106,7 +106,8 @@ export function toStoredTokens(
     savedAt: new Date(now).toISOString(),
   };
   if (tokens.refresh_token !== undefined) stored.refreshToken = tokens.refresh_token;
-  if (typeof tokens.expires_in === "number" && Number.isFinite(tokens.expires_in))
+  // The SDK reads a provider's `"expires_in": null` as 0: no lifetime given, not a token that is already expired.
+  if (typeof tokens.expires_in === "number" && Number.isFinite(tokens.expires_in) && tokens.expires_in > 0)
     stored.expiresAt = now + Math.round(tokens.expires_in * 1000);
   if (tokens.scope !== undefined) stored.scopes = tokens.scope.split(/\s+/).filter((scope) => scope !== "");
   if (tokens.id_token !== undefined) stored.idToken = tokens.id_token;
