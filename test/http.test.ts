@@ -18,6 +18,7 @@ import { TINY_PNG } from "./fixtures/fixture-server.ts";
 import {
   type RunningServer,
   startHanging,
+  startPlain,
   startAnswering,
   startSse,
   startStreamableHttp,
@@ -235,6 +236,21 @@ describe("the SSE fallback", { timeout: 120_000 }, () => {
       assert.ok(
         server.requests.some((r) => r.method === "GET"),
         "the legacy transport was tried",
+      );
+    } finally {
+      await connection.close();
+      await server.close();
+    }
+  });
+
+  test("an address that takes neither (404 to the POST, 405 to the legacy GET): the POST's answer, and check `url`", async () => {
+    const server = await startPlain((req, res) => res.writeHead(req.method === "POST" ? 404 : 405).end("Not Found"));
+    const connection = connectionFor("neither", { url: server.url, reconnect: { maxAttempts: 0 } });
+    try {
+      const { message } = await connectFailure(connection);
+      assert.match(
+        message,
+        /Error POSTing to endpoint: Not Found \(nothing is served at this address: check that `url`/,
       );
     } finally {
       await connection.close();

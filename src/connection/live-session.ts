@@ -209,8 +209,8 @@ export class LiveSession {
       const status = httpStatusOf(error);
       if (this.closed || !mayBeLegacySse(status)) throw error;
       // The legacy attempt's failure says more, unless the POST's answer was no legacy one (404, 405), or the address
-      // serves neither (404 to both: the POST's answer has the server's words).
-      const legacy = (sse: unknown) => (status === 404 || status === 405) && httpStatusOf(sse) !== 404;
+      // serves neither (a 404 or 405 to the GET too: the POST's answer has the server's words).
+      const legacy = (sse: unknown) => (status === 404 || status === 405) && ![404, 405].includes(httpStatusOf(sse)!);
       await remote("sse").catch((sse: unknown) => Promise.reject(legacy(sse) ? sse : error));
       this.fellBackToSse = true;
     }
