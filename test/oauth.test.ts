@@ -14,12 +14,13 @@ import { BridgeError } from "../src/common/errors.ts";
 import type { SignInHandler } from "../src/oauth/provider.ts";
 import { AuthStore } from "../src/oauth/storage.ts";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
+import { startStreamableHttp } from "./fixtures/http-servers.ts";
+import { connectionFor } from "./helpers.ts";
 import { oauthBed } from "./oauth-bed.ts";
 
 describe("OAuth against a real authorization server", { timeout: 120_000 }, () => {
-  const { setup, connect, echo, fixtures, events, messages, logger } = oauthBed("mcp-bridge-oauth-", {
-    signInTimeoutMs: 5000,
-  });
+  const bed = oauthBed("mcp-bridge-oauth-", { signInTimeoutMs: 5000 });
+  const { setup, connect, echo, fixtures, events, messages, logger } = bed;
 
   test("first sign-in through the callback server; tokens 0600 in a 0700 directory; a restart reuses them", async () => {
     const { fixture, authDir, callbackPort } = await setup();
@@ -234,6 +235,20 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     assert.equal(new AuthStore(authDir).tokens("secure", fixture.url), undefined);
     assert.equal(new AuthStore(authDir).client("secure", fixture.url), undefined);
     await assert.rejects(echo(connection, "out"), /Signed out of MCP server 'secure'/);
+  });
+
+  test("/mcp logout of a remote server that never used OAuth (nothing stored): it stays connected", async () => {
+    const server = await startStreamableHttp();
+    const connection = connectionFor("plain", { url: server.url }, { authStore: new AuthStore(bed.newAuthDir()) });
+    try {
+      await connection.connect();
+      assert.equal((await connection.logout()).removed, false);
+      assert.equal(connection.state.kind, "live", "not cut off by a sign-out of nothing");
+      assert.equal(await echo(connection, "still"), "still");
+    } finally {
+      await connection.close();
+      await server.close();
+    }
   });
 
   test("endpoints and a pre-registered client from the config replace discovery and registration", async () => {

@@ -417,12 +417,15 @@ export class ServerConnection {
   /** `/mcp logout`: forgets tokens and registration, disconnects. Names pi 1.x's file if it holds a sign-in (it is pi's). */
   async logout(): Promise<{ removed: boolean; piFileKept?: string }> {
     if (!this.auth.configured) return { removed: false };
-    await this.lifecycle.endOnPurpose("signed out");
+    // A server up with no tokens stored does not use OAuth: nothing to sign out of, so it stays up.
+    const signedIn = this.state.kind !== "live" || this.auth.hasTokens;
+    if (signedIn) await this.lifecycle.endOnPurpose("signed out");
     const endpoint = this.opener.endpoint();
     const removed = await this.auth.forget(endpoint?.kind === "stdio" ? undefined : endpoint?.url);
-    this.lifecycle.signedOut(
-      `Signed out of MCP server '${this.name}'. Run /mcp auth ${commandArgument(this.name)} to sign in again.`,
-    );
+    if (signedIn)
+      this.lifecycle.signedOut(
+        `Signed out of MCP server '${this.name}'. Run /mcp auth ${commandArgument(this.name)} to sign in again.`,
+      );
     return { removed, piFileKept: this.auth.piSignInKept };
   }
 

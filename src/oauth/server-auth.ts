@@ -79,6 +79,12 @@ export class ServerAuth {
     return !!provider && (this.machine || provider.metadataFound || provider.signInRequired || signingIn);
   }
 
+  /** Tokens are stored for the URL in use. */
+  get hasTokens(): boolean {
+    const url = this.session?.serverUrl;
+    return url !== undefined && this.options.store?.tokens(this.options.server, url) !== undefined;
+  }
+
   /** The last connect needed a sign-in that nobody could do. */
   get signInRequired(): boolean {
     return this.session?.provider.signInRequired === true;
