@@ -225,6 +225,16 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     assert.match(connection.lastError ?? "", /refused client 'ci-job'/);
   });
 
+  test("a secret from a ${VAR} set to an empty string: an error naming the variable, and no token request", async () => {
+    const { fixture, authDir } = await setup({
+      machineClients: [{ clientId: "ci-job", method: "client_secret_basic", secret: SECRET }],
+    });
+    const env = { ...process.env, CI_SECRET: "" };
+    const connection = connect(fixture, authDir, { clientId: "ci-job", clientSecret: "${CI_SECRET}" }, { env });
+    await assert.rejects(connection.connect(), /environment variable \$\{CI_SECRET\} in `auth\.clientSecret` is empty/);
+    assert.equal(grants(fixture).length, 0, "no secret-less token request");
+  });
+
   test("a secret revoked while connected: the next call, refused, fails with the token endpoint's answer, not 'sign in'", async () => {
     const client: MachineClient = { clientId: "ci-job", method: "client_secret_basic", secret: SECRET };
     const { fixture, authDir } = await setup({ machineClients: [client] });

@@ -270,12 +270,14 @@ export function resolveServerConfig(
     // A header value is a credential more often than not, even when written inline.
     secrets.push(result.value.replace(/^(Bearer|Basic|Token)\s+/i, ""));
   }
-  // OAuth settings are read when the session signs in (../oauth/session.ts): unset, a client id or secret went empty.
+  // OAuth settings are read when the session signs in (../oauth/session.ts): unset or empty, a client id or secret
+  // would go empty (the SDK then says only that a secret is required).
   const group = clientSecretField(config).split(".")[0];
   for (const [key, value] of Object.entries(config.oauth ?? {})) {
     if (typeof value !== "string" || isCommandValue(value)) continue;
     const result = sub(value);
     for (const n of result.missing) missing.push(`${missingText([n], result)} in \`${group}.${key}\``);
+    for (const n of result.empty) empty.push(`${missingText([n], result)} in \`${group}.${key}\``);
   }
   if (missing.length) {
     errors.push(
