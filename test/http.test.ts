@@ -490,6 +490,22 @@ describe("remote failures", { timeout: 120_000 }, () => {
     }
   });
 
+  test("a server that answers 503 with `Retry-After`: the reconnects wait as long as it asked, not the shorter backoff", async () => {
+    const server = await startAnswering(503, "busy", "text/plain", { "Retry-After": "1" });
+    const entry = { url: server.url, reconnect: { maxAttempts: 2, initialDelay: 20, maxDelay: 5000 } };
+    const connection = connectionFor("busy", entry);
+    try {
+      const started = Date.now();
+      await assert.rejects(connection.connect(), /Error POSTing to endpoint: busy/);
+      await waitFor(() => connection.state.kind === "gaveUp", "the reconnects to give up", 10_000);
+      // Two reconnects, each a second after the 503 before it.
+      assert.ok(Date.now() - started >= 1900, `gave up after ${Date.now() - started} ms`);
+    } finally {
+      await connection.close();
+      await server.close();
+    }
+  });
+
   test('a web page where a legacy SSE endpoint was meant (`type: "sse"`): the error says so, and where to look', async () => {
     const server = await startAnswering(200, "<!doctype html><title>Sign in</title>", "text/html");
     const connection = connectionFor("page", { type: "sse", url: server.url, reconnect: { maxAttempts: 0 } });

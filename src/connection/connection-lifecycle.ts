@@ -73,6 +73,7 @@ export class ConnectionLifecycle {
         retryable: (error) => error !== this.repeated && worthRetrying(error, config.transport === "stdio"),
         scheduled: (attempt, at) => this.apply({ type: "scheduled", attempt, at }),
         gaveUp: (error) => this.giveUp(error),
+        url: () => (options.opener.endpoint() as { url?: string } | undefined)?.url,
       },
       options.stableAfterMs,
     );

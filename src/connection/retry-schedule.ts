@@ -25,6 +25,15 @@ export function worthRetrying(error: unknown, local: boolean): boolean {
   return !PERMANENT_SPAWN_CODES.has(codeOf((error as { cause?: unknown } | undefined)?.cause) ?? "");
 }
 
+/** Until when (epoch ms) the server at each origin asked to be left alone: a 429 or 503 with `Retry-After`. */
+const askedToWait = new Map<string, number>();
+
+/** Notes the `Retry-After` (seconds, or an HTTP date) of a 429 or 503 from `url`: the next attempt waits for it. */
+export function noteRetryAfter(url: string, header: string | null, now = Date.now()): void {
+  const at = header === null ? NaN : /^\s*\d+\s*$/.test(header) ? now + Number(header) * 1000 : Date.parse(header);
+  if (Number.isFinite(at)) askedToWait.set(new URL(url).origin, at);
+}
+
 /** A server that stays connected this long has recovered: a later drop starts the attempt count again. */
 export const STABLE_AFTER_MS = 60_000;
 
@@ -39,6 +48,8 @@ export interface RetryHooks {
   failed?(n: number, error: unknown, retryIn: number | null): void;
   /** The schedule ended without success; `error` is the last failure. */
   gaveUp(error: unknown): void;
+  /** A remote server's URL: a wait it asked for (`noteRetryAfter`) holds the next attempt, up to the longest delay. */
+  url?(): string | undefined;
 }
 
 export class RetrySchedule {
@@ -74,7 +85,14 @@ export class RetrySchedule {
 
   /** The wait before the next attempt after a failure with `error`; null when none is left or retrying cannot help. */
   retryIn(error: unknown): number | null {
-    return this.exhausted || !this.hooks.retryable(error) ? null : backoffDelay(this.used, this.policy);
+    return this.exhausted || !this.hooks.retryable(error) ? null : this.delay(this.used);
+  }
+
+  /** The wait before retry `attempt` (0-based): the backoff, or the longer wait the server asked for. */
+  private delay(attempt: number): number {
+    const url = this.hooks.url?.();
+    const asked = (url && URL.canParse(url) ? (askedToWait.get(new URL(url).origin) ?? 0) : 0) - Date.now();
+    return Math.max(backoffDelay(attempt, this.policy), Math.min(asked, this.policy.maxDelayMs));
   }
 
   /** The next failure starts again at attempt 1. */
@@ -128,7 +146,7 @@ export class RetrySchedule {
     let lastError = cause;
     const first = this.used + 1;
     for (let n = first; n <= policy.maxAttempts; n++) {
-      const delay = backoffDelay(n - 1, policy);
+      const delay = this.delay(n - 1);
       // Later attempts were announced when the one before failed, with this same delay.
       if (n === first) hooks.scheduled(n, Date.now() + delay);
       if (!(await this.sleep(delay))) return;

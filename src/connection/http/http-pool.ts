@@ -19,6 +19,7 @@ import { bodyBound, boundedResponse, unencoded } from "./bounded-response.ts";
 import type { MessageTooLargeError } from "../message-limit.ts";
 import { dispatcherFor } from "../../common/env-proxy.ts";
 import { noteRefusals } from "./refusal-words.ts";
+import { noteRetryAfter } from "../retry-schedule.ts";
 import { currentScope, outsideRequestScope } from "./request-scope.ts";
 import { exchangeStarting, sendUntilRead } from "./unread-request.ts";
 
@@ -88,6 +89,8 @@ export class ServerPool {
     // A request written on a connection the server was closing as idle never reached it: sent again on another.
     const send = () => undiciFetch(url, options) as unknown as Promise<Response>;
     const response = await sendUntilRead(send, init?.body, MAX_CONNECTIONS_PER_SERVER);
+    if (response.status === 429 || response.status === 503)
+      noteRetryAfter(String(url), response.headers.get("retry-after"));
     if (unencoded(response.headers.get("content-encoding"))) return response;
     return boundedResponse(response, this.limit, this.tooLargeHere());
   }
