@@ -15,6 +15,7 @@ import type { SignInHandler } from "../src/oauth/provider.ts";
 import { AuthStore } from "../src/oauth/storage.ts";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { startStreamableHttp } from "./fixtures/http-servers.ts";
+import type { OAuthFixtureOptions } from "./fixtures/oauth-server.ts";
 import { connectionFor } from "./helpers.ts";
 import { oauthBed } from "./oauth-bed.ts";
 
@@ -122,6 +123,18 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     const refreshes = fixture.tokenRequests.filter((p) => p.get("grant_type") === "refresh_token").length;
     assert.equal(refreshes, 1, "one refresh (the server rotates refresh tokens: a second would have failed)");
     assert.equal(fixture.authorizations.length, 1, "and no new sign-in");
+  });
+
+  test("an authorization server that takes a refresh and never answers: the call signs in anew, not waits out its timeout", async () => {
+    const options: OAuthFixtureOptions = {};
+    const { fixture, authDir, callbackPort } = await setup(options);
+    const connection = connect(fixture, authDir, { callbackPort }, { entry: { requestTimeout: 20_000 } });
+    await connection.connect();
+    options.refreshHangs = true;
+    fixture.expireAccessTokens();
+    // The refresh is given up after the sign-in's 5 s (the suite's), and the automatic sign-in answers at once.
+    assert.equal(await echo(connection, "after the hang"), "after the hang");
+    assert.equal(fixture.authorizations.length, 2, "signed in anew");
   });
 
   test("two pi processes sharing the tokens refresh once: the second uses what the first stored", async () => {

@@ -7,6 +7,7 @@
  * that finds the stored refresh token already rotated by another answers with the stored tokens instead of asking. */
 import type { Middleware } from "@modelcontextprotocol/client";
 import { fileLock } from "../common/atomic-file.ts";
+import { within } from "../common/wait.ts";
 
 /** How long a refresh's answer is reused for a late duplicate (one that was sent just after it finished). */
 const REUSE_MS = 10_000;
@@ -26,6 +27,8 @@ export interface SharedTokens {
   current(): Record<string, unknown> | undefined;
   /** Stores a token endpoint's successful answer before the lock is released, so the next process sees it. */
   save(answer: Record<string, unknown>): Promise<void>;
+  /** How long the token endpoint has to answer: one that never does would hold every call waiting on the refresh. */
+  timeoutMs: number;
 }
 
 function refreshTokenOf(init: RequestInit | undefined): string | undefined {
@@ -90,7 +93,8 @@ async function refresh(token: string, send: () => Promise<Response>, shared: Sha
     const stored = shared.current();
     // Another process refreshed while this one waited: its tokens are the answer (posting the old token would fail).
     if (stored && typeof stored.refresh_token === "string" && stored.refresh_token !== token) return jsonAnswer(stored);
-    const response = await send();
+    const timedOut = () => new Error(`the token endpoint did not answer a refresh within ${shared.timeoutMs / 1000} s`);
+    const response = await within(send(), { ms: shared.timeoutMs, timedOut });
     const { status, statusText, headers } = response;
     const answer: Answer = { status, statusText, headers: [...headers.entries()], body: await response.arrayBuffer() };
     if (answer.status === 200) {

@@ -33,6 +33,9 @@ export interface OAuthSessionOptions extends Omit<OAuthProviderOptions, "now" | 
   onSecrets?: (values: string[]) => void;
 }
 
+/** The longest a token endpoint may take to answer a refresh (no longer than a sign-in may take): then one is asked for. */
+const REFRESH_TIMEOUT_MS = 30_000;
+
 /** What a server that waits for a sign-in says when it is used. */
 export function needsSignInMessage(server: string): string {
   return `MCP server '${server}' needs you to sign in (OAuth). Run /mcp auth ${commandArgument(server)} in pi to open the sign-in page.`;
@@ -75,6 +78,7 @@ export class OAuthSession {
         const issuer = store.tokens(server, serverUrl)?.issuer;
         await this.provider.saveTokens({ ...(answer as OAuthTokens), ...(issuer ? { issuer } : {}) });
       },
+      timeoutMs: Math.min(REFRESH_TIMEOUT_MS, options.signInTimeoutMs ?? REFRESH_TIMEOUT_MS),
     });
     this.middleware = applyMiddlewares(sharedRefresh, this.rediscoverOnRefusal);
     // Token requests (the provider's own, not the transports'): undici's answers read as the SDK reads them.
