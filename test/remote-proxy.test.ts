@@ -3,14 +3,21 @@
  * requests in absolute form) in front of the Streamable HTTP fixture, whose host name only the proxy can reach.
  */
 import assert from "node:assert/strict";
-import { createServer as createHttpServer } from "node:http";
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createServer as createHttpServer, request as httpRequest } from "node:http";
+import { createServer as createTlsServer } from "node:https";
+import * as path from "node:path";
 import { type AddressInfo, createServer, type Socket } from "node:net";
 import { describe, test } from "node:test";
 import { Agent } from "undici";
 import { dispatcherFor } from "../src/common/env-proxy.ts";
 import { startStreamableHttp } from "./fixtures/http-servers.ts";
 import { forwardProxy } from "./forward-proxy.ts";
-import { connectionFor, restoreEnv } from "./helpers.ts";
+import { connectionFor, freePort, restoreEnv, tempDir } from "./helpers.ts";
+import { type OAuthFixtureOptions, startOAuthServer } from "./fixtures/oauth-server.ts";
+import { automaticSignIn } from "../src/oauth/sign-in.ts";
+import { AuthStore } from "../src/oauth/storage.ts";
 import { runTool, toolsOf } from "./pi-tools.ts";
 
 describe("remote servers through pi's proxy", { timeout: 60_000 }, () => {
@@ -102,6 +109,49 @@ describe("remote servers through pi's proxy", { timeout: 60_000 }, () => {
       await far.close();
       proxy.closeAllConnections();
       await new Promise((resolve) => proxy.close(resolve));
+    }
+  });
+
+  test("a sign-in whose token endpoint only the proxy reaches: the code is exchanged through the proxy too", async () => {
+    const options: OAuthFixtureOptions = {};
+    const fixture = await startOAuthServer(options);
+    const tmp = tempDir();
+    // The token endpoint at a name only the proxy reaches: https, relayed to the fixture's own.
+    const [key, cert] = [path.join(tmp.dir, "key.pem"), path.join(tmp.dir, "cert.pem")];
+    const request = "req -x509 -newkey rsa:2048 -nodes -subj /CN=auth.example.invalid -days 1".split(" ");
+    execFileSync("openssl", [...request, "-keyout", key, "-out", cert], { stdio: "ignore", timeout: 60_000 });
+    const relay = createTlsServer({ key: readFileSync(key), cert: readFileSync(cert) }, (req, res) => {
+      const target = { host: "127.0.0.1", port: new URL(fixture.origin).port, path: req.url, method: req.method };
+      req.pipe(
+        httpRequest({ ...target, headers: req.headers }, (answer) =>
+          answer.pipe(res.writeHead(answer.statusCode!, answer.headers)),
+        ),
+      );
+    });
+    await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve));
+    const relayPort = (relay.address() as AddressInfo).port;
+    options.advertise = { token_endpoint: `https://auth.example.invalid:${relayPort}/token` };
+    const proxy = await forwardProxy(relayPort);
+    const saved = { ...process.env };
+    for (const name of ["NO_PROXY", "no_proxy", "http_proxy", "HTTP_PROXY", "https_proxy"]) delete process.env[name];
+    process.env.HTTPS_PROXY = proxy.url;
+    // The relay's certificate is its own.
+    process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
+    const signIn = automaticSignIn();
+    const auth = { authStore: new AuthStore(tmp.dir), signIn: () => signIn };
+    const connection = connectionFor("secure", { url: fixture.url, auth: { callbackPort: await freePort() } }, auth);
+    try {
+      await connection.connect();
+      assert.equal((await runTool(toolsOf(connection).get("mcp_secure_echo"), { text: "in" })).text, "in");
+      assert.ok(proxy.asked.includes(`auth.example.invalid:${relayPort}`), `the proxy was asked for ${proxy.asked}`);
+    } finally {
+      restoreEnv(saved);
+      await connection.close();
+      await proxy.close();
+      relay.closeAllConnections();
+      await new Promise((resolve) => relay.close(resolve));
+      await fixture.close();
+      tmp.cleanup();
     }
   });
 });

@@ -8,6 +8,7 @@ import {
   applyMiddlewares,
   auth,
   extractWWWAuthenticateParams,
+  type FetchLike,
   isDpopNonceChallenge,
   type Middleware,
   type OAuthTokens,
@@ -64,6 +65,8 @@ export class OAuthSession {
   readonly provider: BridgeOAuthProvider | MachineOAuthProvider;
   /** What the transports' fetch goes through (outermost last): shared refreshes, then a look for a moved server. */
   readonly middleware: Middleware;
+  /** What the provider's own requests go through (pi's proxy): the exchange of a sign-in's code too. */
+  private readonly fetch?: FetchLike;
 
   constructor(private readonly options: OAuthSessionOptions) {
     const { store, server, serverUrl } = options;
@@ -83,6 +86,7 @@ export class OAuthSession {
     this.middleware = applyMiddlewares(sharedRefresh, this.rediscoverOnRefusal);
     // Token requests (the provider's own, not the transports'): undici's answers read as the SDK reads them.
     const fetch = options.fetch && applyMiddlewares(withGlobalResponses, sharedRefresh)(options.fetch);
+    this.fetch = fetch;
     const secrets: string[] = [];
     const resolve = (value: string | undefined): string | undefined => {
       if (value === undefined) return undefined;
@@ -150,7 +154,8 @@ export class OAuthSession {
       // Requests refused together wait for one sign-in: its code is exchanged once (a second exchange is refused).
       pending.exchanged ??= pending.grant.then(async ({ code, iss }) => {
         this.options.onSecrets?.([code]);
-        const result = await auth(provider, { serverUrl: this.options.serverUrl, authorizationCode: code, iss });
+        const { serverUrl } = this.options;
+        const result = await auth(provider, { serverUrl, authorizationCode: code, iss, fetchFn: this.fetch });
         if (result !== "AUTHORIZED") throw new Error("the authorization server did not issue tokens");
       });
       await pending.exchanged;
