@@ -137,6 +137,14 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     assert.equal(fixture.authorizations.length, 2, "signed in anew");
   });
 
+  test("an authorization server that takes the sign-in's code and never answers: the sign-in fails in time, saying so", async () => {
+    const { fixture, authDir, callbackPort } = await setup({ exchangeHangs: true });
+    const connection = connect(fixture, authDir, { callbackPort });
+    const hung = new Promise((resolve) => setTimeout(resolve, 20_000, "still waiting after 20 s").unref());
+    const outcome = await Promise.race([connection.signIn(automaticSignIn()).then(() => "signed in", String), hung]);
+    assert.match(String(outcome), /Signing in to MCP server 'secure' failed: .*did not answer within 5 s/);
+  });
+
   test("two pi processes sharing the tokens refresh once: the second uses what the first stored", async () => {
     const { fixture, authDir, callbackPort } = await setup();
     const first = connect(fixture, authDir, { callbackPort });

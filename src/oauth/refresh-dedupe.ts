@@ -93,7 +93,7 @@ async function refresh(token: string, send: () => Promise<Response>, shared: Sha
     const stored = shared.current();
     // Another process refreshed while this one waited: its tokens are the answer (posting the old token would fail).
     if (stored && typeof stored.refresh_token === "string" && stored.refresh_token !== token) return jsonAnswer(stored);
-    const timedOut = () => new Error(`the token endpoint did not answer a refresh within ${shared.timeoutMs / 1000} s`);
+    const timedOut = () => new Error(`the token endpoint did not answer within ${shared.timeoutMs / 1000} s`);
     const response = await within(send(), { ms: shared.timeoutMs, timedOut });
     const { status, statusText, headers } = response;
     const answer: Answer = { status, statusText, headers: [...headers.entries()], body: await response.arrayBuffer() };

@@ -23,6 +23,7 @@ import { toOAuthTokens } from "./storage.ts";
 import { withGlobalResponses, withSharedRefresh } from "./refresh-dedupe.ts";
 import { type Environment, expandHome, substituteVars } from "../config/substitute.ts";
 import { commandArgument } from "../config/validate/name.ts";
+import { within } from "../common/wait.ts";
 
 export interface OAuthSessionOptions extends Omit<OAuthProviderOptions, "now" | "signIn"> {
   /** The client secret as a `!command` printed it, used instead of the written one. */
@@ -34,8 +35,11 @@ export interface OAuthSessionOptions extends Omit<OAuthProviderOptions, "now" | 
   onSecrets?: (values: string[]) => void;
 }
 
-/** The longest a token endpoint may take to answer a refresh (no longer than a sign-in may take): then one is asked for. */
-const REFRESH_TIMEOUT_MS = 30_000;
+/**
+ * The longest a token endpoint may take to answer a refresh (then a sign-in is asked for) or a sign-in's code (then it
+ * fails): no longer than a sign-in may take.
+ */
+const TOKEN_TIMEOUT_MS = 30_000;
 
 /** What a server that waits for a sign-in says when it is used. */
 export function needsSignInMessage(server: string): string {
@@ -67,9 +71,11 @@ export class OAuthSession {
   readonly middleware: Middleware;
   /** What the provider's own requests go through (pi's proxy): the exchange of a sign-in's code too. */
   private readonly fetch?: FetchLike;
+  private readonly tokenWait: number;
 
   constructor(private readonly options: OAuthSessionOptions) {
     const { store, server, serverUrl } = options;
+    this.tokenWait = Math.min(TOKEN_TIMEOUT_MS, options.signInTimeoutMs ?? TOKEN_TIMEOUT_MS);
     // Refreshes are shared across pi processes through the token file: see refresh-dedupe.ts.
     const sharedRefresh = withSharedRefresh({
       lockPath: `${store.tokensPath(server)}.lock`,
@@ -81,7 +87,7 @@ export class OAuthSession {
         const issuer = store.tokens(server, serverUrl)?.issuer;
         await this.provider.saveTokens({ ...(answer as OAuthTokens), ...(issuer ? { issuer } : {}) });
       },
-      timeoutMs: Math.min(REFRESH_TIMEOUT_MS, options.signInTimeoutMs ?? REFRESH_TIMEOUT_MS),
+      timeoutMs: this.tokenWait,
     });
     this.middleware = applyMiddlewares(sharedRefresh, this.rediscoverOnRefusal);
     // Token requests (the provider's own, not the transports'): undici's answers read as the SDK reads them.
@@ -158,7 +164,8 @@ export class OAuthSession {
         const result = await auth(provider, { serverUrl, authorizationCode: code, iss, fetchFn: this.fetch });
         if (result !== "AUTHORIZED") throw new Error("the authorization server did not issue tokens");
       });
-      await pending.exchanged;
+      const timedOut = () => new Error(`the token endpoint did not answer within ${this.tokenWait / 1000} s`);
+      await within(pending.exchanged, { ms: this.tokenWait, timedOut });
       onEvent("mcp.auth.completed", {});
     } catch (error) {
       // The SDK's OAuth errors may carry only their code (invalid_grant …), not a message.
