@@ -235,6 +235,16 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     assert.equal(grants(fixture).length, 0, "no secret-less token request");
   });
 
+  test("a token endpoint that takes the request and never answers: the connect fails in time, naming it, not the server", async () => {
+    const { fixture, authDir } = await setup({
+      machineClients: [{ clientId: "ci-job", method: "client_secret_basic", secret: SECRET }],
+      clientCredentialsHang: true,
+    });
+    const auth = { clientId: "ci-job", clientSecret: SECRET };
+    const connection = connect(fixture, authDir, auth, { entry: { reconnect: false, timeout: 20_000 } });
+    await assert.rejects(connection.connect(), /no access token from http:\/\/127\.0\.0\.1:\d+\/token: .*timeout/i);
+  });
+
   test("a secret revoked while connected: the next call, refused, fails with the token endpoint's answer, not 'sign in'", async () => {
     const client: MachineClient = { clientId: "ci-job", method: "client_secret_basic", secret: SECRET };
     const { fixture, authDir } = await setup({ machineClients: [client] });

@@ -91,7 +91,13 @@ export class OAuthSession {
     });
     this.middleware = applyMiddlewares(sharedRefresh, this.rediscoverOnRefusal);
     // Token requests (the provider's own, not the transports'): undici's answers read as the SDK reads them.
-    const fetch = options.fetch && applyMiddlewares(withGlobalResponses, sharedRefresh)(options.fetch);
+    // Each within the token wait: one the authorization server never answers would hold the connect or the call.
+    const timed: Middleware = (next) => (url, init) =>
+      next(url, {
+        ...init,
+        signal: AbortSignal.any([AbortSignal.timeout(this.tokenWait), ...(init?.signal ? [init.signal] : [])]),
+      });
+    const fetch = options.fetch && applyMiddlewares(withGlobalResponses, sharedRefresh, timed)(options.fetch);
     this.fetch = fetch;
     const secrets: string[] = [];
     const resolve = (value: string | undefined): string | undefined => {
