@@ -3,7 +3,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { RetrySchedule, STABLE_AFTER_MS } from "../src/connection/retry-schedule.ts";
+import { noteRetryAfter, RetrySchedule, STABLE_AFTER_MS } from "../src/connection/retry-schedule.ts";
 import { waitFor } from "./helpers.ts";
 
 /**
@@ -175,5 +175,30 @@ describe("RetrySchedule", { timeout: 30_000 }, () => {
     await run;
     assert.deepEqual(calls.slice(4), ["attempt 2"], "the second, hurried too, connected");
     assert.equal(slow.attemptsMade, 2, "hurried attempts count as the schedule's own");
+  });
+
+  test("hurry() does not end a wait the server asked for (`Retry-After`): the attempt comes when it said", async () => {
+    const url = "http://127.0.0.1:9/mcp";
+    const started: number[] = [];
+    const asking = new RetrySchedule(
+      { maxAttempts: 2, initialDelayMs: 10, maxDelayMs: 60_000 },
+      {
+        attempt: async () => {
+          started.push(performance.now());
+          noteRetryAfter(url, "1");
+          throw new Error("busy");
+        },
+        retryable: () => true,
+        scheduled: () => undefined,
+        gaveUp: () => undefined,
+        url: () => url,
+      },
+    );
+    const run = asking.start();
+    await waitFor(() => started.length === 1, "the first attempt");
+    asking.hurry();
+    await run;
+    const waited = started[1]! - started[0]!;
+    assert.ok(waited >= 900, `the second attempt came ${waited.toFixed(0)} ms after the 503 asked for 1 s`);
   });
 });

@@ -90,9 +90,13 @@ export class RetrySchedule {
 
   /** The wait before retry `attempt` (0-based): the backoff, or the longer wait the server asked for. */
   private delay(attempt: number): number {
+    return Math.max(backoffDelay(attempt, this.policy), Math.min(this.asked(), this.policy.maxDelayMs));
+  }
+
+  /** What is left of the wait the server asked for (ms; 0 or less: none). */
+  private asked(): number {
     const url = this.hooks.url?.();
-    const asked = (url && URL.canParse(url) ? (askedToWait.get(new URL(url).origin) ?? 0) : 0) - Date.now();
-    return Math.max(backoffDelay(attempt, this.policy), Math.min(asked, this.policy.maxDelayMs));
+    return (url && URL.canParse(url) ? (askedToWait.get(new URL(url).origin) ?? 0) : 0) - Date.now();
   }
 
   /** The next failure starts again at attempt 1. */
@@ -133,7 +137,8 @@ export class RetrySchedule {
    * while pi was idle is likely back), and the backoff is for nobody then. The attempt counts as the schedule's own.
    */
   hurry(): void {
-    this.endWait?.();
+    // Not while the server's own `Retry-After` runs: it said it would not be back sooner.
+    if (this.asked() <= 0) this.endWait?.();
   }
 
   /** Aborted when the schedule is stopped: for waits outside it that should end with it (a sign-in). */
