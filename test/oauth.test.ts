@@ -258,7 +258,7 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     await assert.rejects(echo(connection, "out"), /Signed out of MCP server 'secure'/);
   });
 
-  test("/mcp logout of a remote server that never used OAuth (nothing stored): it stays connected", async () => {
+  test("/mcp logout and /mcp auth of a remote server that never used OAuth: it stays connected, and is not signed in", async () => {
     const server = await startStreamableHttp();
     const connection = connectionFor("plain", { url: server.url }, { authStore: new AuthStore(bed.newAuthDir()) });
     try {
@@ -266,6 +266,12 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
       assert.equal((await connection.logout()).removed, false);
       assert.equal(connection.state.kind, "live", "not cut off by a sign-out of nothing");
       assert.equal(await echo(connection, "still"), "still");
+      // Nor is `/mcp auth` said to have signed in to it: it asked for no sign-in.
+      await assert.rejects(
+        connection.signIn(automaticSignIn()),
+        /'plain' does not use OAuth \(it asks for no sign-in\)/,
+      );
+      assert.equal(await echo(connection, "again"), "again");
     } finally {
       await connection.close();
       await server.close();

@@ -394,8 +394,9 @@ export function disabledError(config: ServerConfig): BridgeError {
 }
 
 /** `/mcp auth` for a server that does not sign in with OAuth. */
-export function noOAuthError(config: ServerConfig): BridgeError {
+export function noOAuthError(config: ServerConfig, reason?: string): BridgeError {
   const why =
-    config.transport === "stdio" ? "it is a local server" : "its config turns it off or sets an Authorization header";
+    reason ??
+    (config.transport === "stdio" ? "it is a local server" : "its config turns it off or sets an Authorization header");
   return new BridgeError("config", config.name, `MCP server '${config.name}' does not use OAuth (${why})`);
 }

@@ -412,6 +412,8 @@ export class ServerConnection {
     if (!this.auth.configured) throw noOAuthError(this.config);
     this.lifecycle.checkTrusted();
     await this.auth.signInWith(handler, () => this.reconnect());
+    // Connected with no token stored: the server took the requests without asking for a sign-in, and none was made.
+    if (!this.auth.hasTokens) throw noOAuthError(this.config, "it asks for no sign-in");
   }
 
   /** `/mcp logout`: forgets tokens and registration, disconnects. Names pi 1.x's file if it holds a sign-in (it is pi's). */
