@@ -278,6 +278,16 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     }
   });
 
+  test("an authServerMetadataUrl on this machine with its port in a ${VAR} (a local Keycloak's) is taken, and used", async () => {
+    const { fixture, authDir, callbackPort } = await setup();
+    const env = { ...process.env, AUTH_PORT: new URL(fixture.origin).port };
+    const authServerMetadataUrl = "http://127.0.0.1:${AUTH_PORT}/custom/openid-configuration";
+    const connection = connect(fixture, authDir, { callbackPort, authServerMetadataUrl }, { env });
+    await connection.connect();
+    assert.equal(await echo(connection, "configured"), "configured");
+    assert.ok(fixture.metadataRequests.includes("/custom/openid-configuration"), "the document named was read");
+  });
+
   test("endpoints and a pre-registered client from the config replace discovery and registration", async () => {
     const { fixture, authDir, callbackPort } = await setup();
     // Register a client by hand, as an administrator would.

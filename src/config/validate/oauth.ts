@@ -183,7 +183,8 @@ function metadataUrl(auth: JsonObject, settings: OAuthSettings, field: string, e
   const value = auth.authServerMetadataUrl;
   if (value === undefined || value === null) return undefined;
   const url = typeof value === "string" && URL.canParse(value) ? new URL(value) : undefined;
-  const later = typeof value === "string" && value.startsWith("${");
+  // A URL with a variable in it (its port, say) is checked by the endpoint policy once that is known, at connect time.
+  const later = typeof value === "string" && value.includes("${") && /^(https?:\/\/|\$\{)/i.test(value);
   if (!later && !(url?.protocol === "https:" || (url?.protocol === "http:" && LOOPBACK_HOSTS.includes(url.hostname)))) {
     errors.push(
       `\`${field}.authServerMetadataUrl\` must be an https URL, or http on localhost, 127.0.0.1 or [::1] (got ${quoteValue(value)})`,
