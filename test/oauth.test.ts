@@ -113,6 +113,15 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     assert.equal(refreshes(), 0, "refreshed though nothing said it expires");
   });
 
+  test('a token answer with `null` for the fields it has no value for (`"scope": null`): signs in and refreshes', async () => {
+    const { fixture, authDir, callbackPort } = await setup({ nullFields: true, accessTtl: 60 });
+    const connection = connect(fixture, authDir, { callbackPort });
+    await connection.connect();
+    assert.equal(await echo(connection, "with nulls"), "with nulls");
+    const refreshes = fixture.tokenRequests.filter((p) => p.get("grant_type") === "refresh_token").length;
+    assert.ok(refreshes >= 1, "refreshed ahead of expiry, with nulls in that answer too");
+  });
+
   test("concurrent calls after the server expired the token share one refresh", async () => {
     const { fixture, authDir, callbackPort } = await setup();
     const connection = connect(fixture, authDir, { callbackPort });

@@ -7,6 +7,7 @@
  * that finds the stored refresh token already rotated by another answers with the stored tokens instead of asking. */
 import type { Middleware } from "@modelcontextprotocol/client";
 import { fileLock } from "../common/atomic-file.ts";
+import { isObject } from "../common/values.ts";
 import { within } from "../common/wait.ts";
 
 /** How long a refresh's answer is reused for a late duplicate (one that was sent just after it finished). */
@@ -98,8 +99,10 @@ async function refresh(token: string, send: () => Promise<Response>, shared: Sha
     const { status, statusText, headers } = response;
     const answer: Answer = { status, statusText, headers: [...headers.entries()], body: await response.arrayBuffer() };
     if (answer.status === 200) {
+      const text = withoutNulls(new TextDecoder().decode(answer.body));
+      answer.body = new TextEncoder().encode(text).buffer as ArrayBuffer;
       try {
-        await shared.save(JSON.parse(new TextDecoder().decode(answer.body)) as Record<string, unknown>);
+        await shared.save(JSON.parse(text) as Record<string, unknown>);
       } catch {
         // Not JSON: the SDK reports it; nothing to share.
       }
@@ -110,10 +113,26 @@ async function refresh(token: string, send: () => Promise<Response>, shared: Sha
   }
 }
 
-/** The SDK reads a token endpoint's error only from the global `Response` class; undici's own is passed on as one. */
+/**
+ * The SDK reads a token endpoint's error only from the global `Response` class; undici's own is passed on as one. A
+ * JSON answer loses its `null` fields (see `withoutNulls`).
+ */
 export const withGlobalResponses: Middleware = (next) => async (url, init) => {
-  const response: Pick<Response, "body" | "status" | "statusText" | "headers"> = await next(url, init);
-  if (response instanceof Response) return response;
-  const { body, status, statusText, headers } = response;
-  return new Response(body, { status, statusText, headers });
+  const response: Pick<Response, "body" | "status" | "statusText" | "headers" | "text"> = await next(url, init);
+  const { status, statusText, headers } = response;
+  if (/json/i.test(headers.get("content-type") ?? ""))
+    return new Response(withoutNulls(await response.text()), { status, statusText, headers });
+  return response instanceof Response ? response : new Response(response.body, { status, statusText, headers });
 };
+
+/** A JSON object's text without its `null` fields: servers send them for what they have no value for (`"scope": null`), and the SDK's schemas take only absent. */
+function withoutNulls(text: string): string {
+  try {
+    const body: unknown = JSON.parse(text);
+    return isObject(body)
+      ? JSON.stringify(Object.fromEntries(Object.entries(body).filter(([, v]) => v !== null)))
+      : text;
+  } catch {
+    return text;
+  }
+}
