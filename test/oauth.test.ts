@@ -278,7 +278,7 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
       // Nor is `/mcp auth` said to have signed in to it: it asked for no sign-in.
       await assert.rejects(
         connection.signIn(automaticSignIn()),
-        /'plain' does not use OAuth \(it asks for no sign-in\)/,
+        /MCP server 'plain' did not ask for a sign-in: it connected without one/,
       );
       assert.equal(await echo(connection, "again"), "again");
     } finally {

@@ -394,9 +394,8 @@ export function disabledError(config: ServerConfig): BridgeError {
 }
 
 /** `/mcp auth` for a server that does not sign in with OAuth. */
-export function noOAuthError(config: ServerConfig, reason?: string): BridgeError {
+export function noOAuthError(config: ServerConfig): BridgeError {
   const why =
-    reason ??
-    (config.transport === "stdio" ? "it is a local server" : "its config turns it off or sets an Authorization header");
+    config.transport === "stdio" ? "it is a local server" : "its config turns it off or sets an Authorization header";
   return new BridgeError("config", config.name, `MCP server '${config.name}' does not use OAuth (${why})`);
 }

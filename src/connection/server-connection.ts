@@ -13,7 +13,7 @@ import {
   type Tool,
   UrlElicitationRequiredError,
 } from "@modelcontextprotocol/client";
-import { describeError } from "../common/errors.ts";
+import { BridgeError, describeError } from "../common/errors.ts";
 import type { EventSink } from "../common/events.ts";
 import { Redactor } from "../common/redact.ts";
 import type { ServerConfig, TransportKind } from "../config/types.ts";
@@ -413,7 +413,8 @@ export class ServerConnection {
     this.lifecycle.checkTrusted();
     await this.auth.signInWith(handler, () => this.reconnect());
     // Connected with no token stored: the server took the requests without asking for a sign-in, and none was made.
-    if (!this.auth.hasTokens) throw noOAuthError(this.config, "it asks for no sign-in");
+    const none = `MCP server '${this.name}' did not ask for a sign-in: it connected without one`;
+    if (!this.auth.hasTokens) throw new BridgeError("other", this.name, none);
   }
 
   /** `/mcp logout`: forgets tokens and registration, disconnects. Names pi 1.x's file if it holds a sign-in (it is pi's). */
