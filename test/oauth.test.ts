@@ -154,6 +154,16 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     assert.match(String(outcome), /Signing in to MCP server 'secure' failed: .*did not answer within 5 s/);
   });
 
+  test("a user who takes longer in the browser than the token endpoint may take to answer still signs in", async () => {
+    const { fixture, authDir, callbackPort } = await setup();
+    // 31 s on the page: longer than the 30 s the exchange of the code may take, within the sign-in's minute.
+    const slowUser: SignInHandler = (request) =>
+      void setTimeout(() => automaticSignIn()(request)?.catch(() => {}), 31_000);
+    const connection = connect(fixture, authDir, { callbackPort }, { signIn: slowUser, signInTimeoutMs: 60_000 });
+    await connection.connect();
+    assert.equal(await echo(connection, "took my time"), "took my time");
+  });
+
   test("two pi processes sharing the tokens refresh once: the second uses what the first stored", async () => {
     const { fixture, authDir, callbackPort } = await setup();
     const first = connect(fixture, authDir, { callbackPort });

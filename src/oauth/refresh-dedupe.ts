@@ -125,7 +125,10 @@ export const withGlobalResponses: Middleware = (next) => async (url, init) => {
   return response instanceof Response ? response : new Response(response.body, { status, statusText, headers });
 };
 
-/** A JSON object's text without its `null` fields: servers send them for what they have no value for (`"scope": null`), and the SDK's schemas take only absent. */
+/**
+ * A JSON object's text without its `null` fields: servers send them for what they have no value for (`"scope": null`),
+ * and the SDK's schemas take only absent.
+ */
 function withoutNulls(text: string): string {
   try {
     const body: unknown = JSON.parse(text);

@@ -167,11 +167,13 @@ export class OAuthSession {
       pending.exchanged ??= pending.grant.then(async ({ code, iss }) => {
         this.options.onSecrets?.([code]);
         const { serverUrl } = this.options;
-        const result = await auth(provider, { serverUrl, authorizationCode: code, iss, fetchFn: this.fetch });
+        // The exchange alone is bounded, not the user's time in the browser before it.
+        const timedOut = () => new Error(`the token endpoint did not answer within ${this.tokenWait / 1000} s`);
+        const exchange = auth(provider, { serverUrl, authorizationCode: code, iss, fetchFn: this.fetch });
+        const result = await within(exchange, { ms: this.tokenWait, timedOut });
         if (result !== "AUTHORIZED") throw new Error("the authorization server did not issue tokens");
       });
-      const timedOut = () => new Error(`the token endpoint did not answer within ${this.tokenWait / 1000} s`);
-      await within(pending.exchanged, { ms: this.tokenWait, timedOut });
+      await pending.exchanged;
       onEvent("mcp.auth.completed", {});
     } catch (error) {
       // The SDK's OAuth errors may carry only their code (invalid_grant …), not a message.
