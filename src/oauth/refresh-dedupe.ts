@@ -115,12 +115,12 @@ async function refresh(token: string, send: () => Promise<Response>, shared: Sha
 
 /**
  * The SDK reads a token endpoint's error only from the global `Response` class; undici's own is passed on as one. A
- * JSON answer loses its `null` fields (see `withoutNulls`).
+ * JSON answer (200) loses its `null` fields (see `withoutNulls`).
  */
 export const withGlobalResponses: Middleware = (next) => async (url, init) => {
   const response: Pick<Response, "body" | "status" | "statusText" | "headers" | "text"> = await next(url, init);
   const { status, statusText, headers } = response;
-  if (/json/i.test(headers.get("content-type") ?? ""))
+  if (status === 200 && /json/i.test(headers.get("content-type") ?? ""))
     return new Response(withoutNulls(await response.text()), { status, statusText, headers });
   return response instanceof Response ? response : new Response(response.body, { status, statusText, headers });
 };
