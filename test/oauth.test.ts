@@ -406,6 +406,16 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     }
   });
 
+  test("the PKCE verifier of its sign-in is hidden in what the server sends back", async () => {
+    const { fixture, authDir, callbackPort } = await setup();
+    const connection = connect(fixture, authDir, { callbackPort });
+    await connection.connect();
+    const exchange = fixture.tokenRequests.find((form) => form.get("grant_type") === "authorization_code");
+    const verifier = exchange?.get("code_verifier");
+    assert.ok(verifier, "the code was exchanged with a verifier");
+    assert.equal(await echo(connection, `got ${verifier}`), "got ***");
+  });
+
   test("a server that moved its users to another authorization server: one connect signs in there too and is live", async () => {
     const { fixture: next } = await setup();
     const moves = [next];

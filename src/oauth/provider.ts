@@ -273,6 +273,8 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
   saveCodeVerifier(verifier: string): void {
     if (this.pending) return;
     this.verifier = verifier;
+    // It goes to the token endpoint beside the code, and an error there may quote the request.
+    this.secretsSeen(verifier);
   }
 
   codeVerifier(): string {
