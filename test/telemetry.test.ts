@@ -21,6 +21,8 @@ import { FAUX_MODEL_EXTENSION, PI_CLI } from "./tmux.ts";
 import { bundledFixture } from "./fixture-bundle.ts";
 
 const TRACE_FIXTURE = path.join(REPO_ROOT, "test", "fixtures", "trace-server.ts");
+/** An API key the fixture quotes back in a tool result. */
+const TRACE_SECRET = "trace-key-5f0c9a71";
 const API_GLOBAL = Symbol.for("opentelemetry.js.api.1");
 const OTEL_VARS = ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_SERVICE_NAME"] as const;
 
@@ -102,6 +104,7 @@ describe("OpenTelemetry spans of MCP requests", { timeout: 180_000 }, () => {
       exposure: "direct",
       // The call that never gets an answer gives up after this.
       requestTimeout: 3000,
+      env: { TRACE_SECRET },
     };
     writeFileSync(
       path.join(agentDir.dir, "mcp.json"),
@@ -386,6 +389,21 @@ describe("OpenTelemetry spans of MCP requests", { timeout: 180_000 }, () => {
     const attributes = attributesOf(span?.attributes ?? []);
     assert.equal(attributes["gen_ai.tool.call.arguments"], "{}");
     assert.match(String(attributes["gen_ai.tool.call.result"]), /traceparent/);
+  });
+
+  test("MCP_BRIDGE_OTEL_RECORD_CONTENT=true: the result recorded has the server's secrets hidden, as the model got it", async () => {
+    exporting("http/json");
+    process.env.MCP_BRIDGE_OTEL_RECORD_CONTENT = "true";
+    const from = posts.length;
+    try {
+      assert.equal((await call("secret")).text, "key ***");
+    } finally {
+      delete process.env.MCP_BRIDGE_OTEL_RECORD_CONTENT;
+    }
+    const span = jsonSpans(from).find((s) => s.name === "tools/call secret");
+    const result = String(attributesOf(span?.attributes ?? [])["gen_ai.tool.call.result"]);
+    assert.match(result, /key \*\*\*/);
+    assert.ok(!posts.slice(from).some((post) => post.body.toString("utf8").includes(TRACE_SECRET)), "no export has it");
   });
 
   test("http/protobuf, the default protocol: the spans are posted as protobuf", async () => {

@@ -48,7 +48,7 @@ import { boundNotifications, type FloodKind } from "./notification-bound.ts";
 import { negotiationFor } from "./protocol-negotiation.ts";
 import { type ConnectClock, INSTALL_LIMIT_MS, type OpenTime, untilDeadline } from "./connect-deadline.ts";
 import { untilServerAnswers } from "./local/server-started.ts";
-import { traceRequests } from "../telemetry/request-spans.ts";
+import { type RequestTarget, traceRequests } from "../telemetry/request-spans.ts";
 import { HubTransport, type HubTransportOptions } from "./hub/hub-transport.ts";
 import { ProcessReport } from "./local/process-report.ts";
 import { createRemoteTransport, createStdioTransport } from "./transports.ts";
@@ -91,6 +91,8 @@ export interface LiveSessionOptions {
   sandbox?: StdioSandbox;
   /** A local server shared with other pi sessions (`"shared"`): it runs under the hub, reached through it. */
   hub?: Pick<HubTransportOptions, "dir" | "idleMs">;
+  /** The server's secrets, hidden in what telemetry records of its calls. */
+  redactor?: RequestTarget["redactor"];
 }
 
 export interface RequestOptions {
@@ -216,13 +218,9 @@ export class LiveSession {
     }
   }
 
-  private async attempt(
-    kind: TransportKind,
-    makeTransport: (fetch?: FetchLike) => Transport,
-    time: OpenTime,
-  ): Promise<void> {
+  private async attempt(kind: TransportKind, make: (fetch?: FetchLike) => Transport, time: OpenTime): Promise<void> {
     if (this.closed) throw new Error("the session was closed");
-    const { clientInfo, features, auth, events, protocol = "auto", remembered } = this.options;
+    const { clientInfo, features, auth, events, protocol = "auto", remembered, redactor } = this.options;
     const clock: ConnectClock = (this.clock = { ...time });
     const remaining = () => Math.max(1, clock.deadline - Date.now());
     const sdkTimeout = () => remaining() + SDK_TIMEOUT_SLACK_MS;
@@ -246,13 +244,13 @@ export class LiveSession {
             middleware: auth ? auth.middleware : invalidTokenAs401,
             refused: (words) => (this.refusedSaying = words),
           });
-    const made = pool ? failOnStreamEnd(makeTransport(pool.fetch), () => held, cutOpen) : makeTransport();
+    const made = pool ? failOnStreamEnd(make(pool.fetch), () => held, cutOpen) : make();
     const transport = traceRequests(
       boundNotifications(repairToolLists(guardNesting(made)), {
         dropped: (kind, first) => events.notificationDropped(kind, first),
         received: events.heard,
       }),
-      { network: kind === "stdio" ? "pipe" : "tcp", url: (this.options.endpoint as Partial<ResolvedRemote>).url },
+      { url: (this.options.endpoint as Partial<ResolvedRemote>).url, redactor },
       () => this.protocolVersion,
     );
     markDeliveries(transport, () => held.open && accepting(transport));

@@ -268,6 +268,7 @@ export class SessionOpener {
       remembered,
       sandbox,
       hub,
+      redactor: this.options.redactor,
     });
     this.newest = session;
     if (endpoint.kind !== "stdio" && !sessionAuth && rereadableHeaders(this.config).length) {

@@ -15,14 +15,15 @@ import {
   type Transport,
 } from "@modelcontextprotocol/client";
 import type { Attributes, Span } from "@opentelemetry/api";
+import type { Redactor } from "../common/redact.ts";
 import { failSpan, type Telemetry, telemetry } from "./telemetry-setup.ts";
 
 /** What a span says about where a request went. */
 export interface RequestTarget {
-  /** `pipe` for a local server's stdio, `tcp` for HTTP. */
-  network: "pipe" | "tcp";
-  /** A remote server's URL. */
+  /** A remote server's URL (reached by `tcp`); none for a local server's stdio (a `pipe`). */
   url?: string;
+  /** Hides the server's secrets in the arguments and results recorded, as they are hidden from the model. */
+  redactor?: Pick<Redactor, "result">;
 }
 
 type Params = Record<string, unknown> & { _meta?: Record<string, unknown> };
@@ -32,11 +33,13 @@ const NAMED_TARGET: Readonly<Record<string, string>> = { "tools/call": "name", "
 /** Where the server is (how it is reached, and a remote one's address and port), and the revision spoken if known. */
 function serverAttributes(target: RequestTarget, version: string | undefined): Attributes {
   const spoken = version ? { "mcp.protocol.version": version } : {};
-  if (!target.url) return { "network.transport": target.network, ...spoken };
+  if (!target.url) return { "network.transport": "pipe", ...spoken };
   const url = new URL(target.url);
   const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
-  return { "network.transport": target.network, "server.address": url.hostname, "server.port": port, ...spoken };
+  return { "network.transport": "tcp", "server.address": url.hostname, "server.port": port, ...spoken };
 }
+
+const recorded = (target: RequestTarget, value: unknown) => JSON.stringify(target.redactor?.result(value) ?? value);
 
 /** The span's name and attributes for `request`, by the conventions. */
 function requestSpanShape(
@@ -58,7 +61,7 @@ function requestSpanShape(
   if (method === "tools/call" && named) {
     attributes["gen_ai.tool.name"] = named;
     attributes["gen_ai.operation.name"] = "execute_tool";
-    if (recordContent) attributes["gen_ai.tool.call.arguments"] = JSON.stringify(params.arguments ?? {});
+    if (recordContent) attributes["gen_ai.tool.call.arguments"] = recorded(target, params.arguments ?? {});
   }
   if (method === "prompts/get" && named) attributes["gen_ai.prompt.name"] = named;
   if (method.startsWith("resources/") && typeof params.uri === "string") attributes["mcp.resource.uri"] = params.uri;
@@ -177,7 +180,7 @@ export function traceRequests<T extends Transport>(
     if (!request) return;
     open.delete(message.id);
     if (t.recordContent && "result" in message && request.method === "tools/call")
-      request.span.setAttribute("gen_ai.tool.call.result", JSON.stringify(message.result));
+      request.span.setAttribute("gen_ai.tool.call.result", recorded(target, message.result));
     endRequest(t, request, answerErrorType(message, request.method));
   });
   observe(transport, "onclose", () => {
