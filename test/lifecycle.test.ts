@@ -586,6 +586,28 @@ describe("local server lifecycle", { timeout: 120_000 }, () => {
     assert.doesNotMatch(text, /sk-live-supersecret/, "secrets are not logged");
     assert.match(text, /token=\*\*\*/, "the leaked line is there, redacted");
   });
+
+  test("a signed URL a server logs keeps its signature out of the log file", async () => {
+    const file = path.join(tmp.dir, "signed-logs", "mcp.log");
+    const logger = new LogFile(file);
+    const signature = "9e1d6c0f4b2a7d8e3f5a1b6c2d7e8f90a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6";
+    const url = `https://bucket.s3.amazonaws.com/report.csv?X-Amz-Expires=3600&X-Amz-Signature=${signature}`;
+    const connection = connectionFor("signed", fixtureEntry(), { logger });
+    try {
+      await connection.connect();
+      await runTool(toolsOf(connection).get("mcp_signed_log_message"), { text: `upload failed: ${url}` });
+      await waitFor(() => {
+        logger.flush();
+        return readFileSync(file, "utf8").includes("upload failed");
+      }, "the server's log message to reach the file");
+    } finally {
+      await connection.close();
+      await logger.close();
+    }
+    const text = readFileSync(file, "utf8");
+    assert.doesNotMatch(text, new RegExp(signature), "the signature is not logged");
+    assert.match(text, /X-Amz-Expires=3600&X-Amz-Signature=\*\*\*/, "the rest of the URL is");
+  });
 });
 
 /** A tool definition for a server whose tools were never listed (it never started). */
