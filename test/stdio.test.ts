@@ -62,6 +62,19 @@ describe("stdio: a working server", { timeout: 120_000 }, () => {
     assert.deepEqual(JSON.parse(structured.text), { temperature: 21.5, unit: "C" });
   });
 
+  test("a text field named `data` in structured content has the server's secrets hidden, as any other text", async () => {
+    const secret = "data-key-7c1e5a93";
+    const leaky = connectionFor("leaky", { ...fixtureEntry(), env: { FIXTURE_DATA: secret } });
+    try {
+      await leaky.connect();
+      const { text, result } = await runTool(toolsOf(leaky).get("mcp_leaky_structured"), {});
+      assert.deepEqual(JSON.parse(text), { temperature: 21.5, unit: "C", data: "key ***" });
+      assert.ok(!JSON.stringify(result).includes(secret), "nor in the details");
+    } finally {
+      await leaky.close();
+    }
+  });
+
   test("images reach pi as images", async () => {
     const { result } = await runTool(tools.get("mcp_fx_image"), {});
     assert.deepEqual(result.content, [

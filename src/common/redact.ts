@@ -79,8 +79,9 @@ export function redactShapes(text: string): string {
   return out;
 }
 
-/** Keys of binary payloads (base64 images, blobs): left alone, since a match inside them means nothing. */
-const BINARY_KEYS = new Set(["data", "blob"]);
+/** Binary payloads (an image's or audio's base64 `data`, a blob) are left alone: a match inside them means nothing. */
+const isBinary = (record: Record<string, unknown>, key: string) =>
+  key === "blob" || (key === "data" && (record.type === "image" || record.type === "audio"));
 const MAX_DEPTH = 64;
 const TOO_DEEP = "(nested too deeply to show)";
 /** Sets `key` as its own: a `__proto__` key (as JSON.parse makes) would set the prototype by assignment, and be lost. */
@@ -173,7 +174,7 @@ export class Redactor {
       const key = keys[i]!;
       const item = record[key];
       const walked =
-        keepBinary && BINARY_KEYS.has(key) && typeof item === "string"
+        keepBinary && typeof item === "string" && isBinary(record, key)
           ? item
           : this.walk(item, depth + 1, filter, keepBinary);
       if (walked !== item && !out) {
