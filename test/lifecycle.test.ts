@@ -587,6 +587,32 @@ describe("local server lifecycle", { timeout: 120_000 }, () => {
     assert.match(text, /token=\*\*\*/, "the leaked line is there, redacted");
   });
 
+  test("request headers a server dumps (an HTTP client's error, JSON or as Node prints objects) keep their credentials out of the log file", async () => {
+    const file = path.join(tmp.dir, "header-logs", "mcp.log");
+    const logger = new LogFile(file);
+    const secrets = ["ghp_9f8e7d6c5b4a39281706", "sk-ant-api03-a1b2c3d4e5", "sid=4f3e2d1c0b9a"];
+    const dumps = [
+      `headers: { Accept: 'application/json', Authorization: 'token ${secrets[0]}', 'X-API-Key': '${secrets[1]}' }`,
+      `{"accept":"application/json","cookie":"${secrets[2]}","authorization":"token ${secrets[0]}"}`,
+    ];
+    const connection = connectionFor("dumps", fixtureEntry(), { logger });
+    try {
+      await connection.connect();
+      const log = toolsOf(connection).get("mcp_dumps_log_message");
+      for (const dump of dumps) await runTool(log, { text: `request failed; ${dump}` });
+      await waitFor(() => {
+        logger.flush();
+        return readFileSync(file, "utf8").split("request failed").length > dumps.length;
+      }, "the server's log messages to reach the file");
+    } finally {
+      await connection.close();
+      await logger.close();
+    }
+    const text = readFileSync(file, "utf8");
+    for (const secret of secrets) assert.ok(!text.includes(secret), `${secret} is not logged`);
+    assert.match(text, /Accept: 'application\/json'/, "the rest of the line is there");
+  });
+
   test("a signed URL a server logs keeps its signature out of the log file", async () => {
     const file = path.join(tmp.dir, "signed-logs", "mcp.log");
     const logger = new LogFile(file);

@@ -45,8 +45,9 @@ export function isPlainValue(value: string): boolean {
   return false;
 }
 
-/** Names (of query parameters, JSON keys, variables) whose values are credentials: `access_token`, `API_KEY`, … */
-const SECRET_NAME = "[A-Za-z0-9_-]*(?:token|secret|password|passwd|api[_-]?key|apikey|credentials?)";
+/** Names (of query parameters, JSON keys, variables, headers) whose values are credentials: `access_token`, `API_KEY`, … */
+const SECRET_NAME =
+  "[A-Za-z0-9_-]*(?:token|secret|password|passwd|api[_-]?key|apikey|credentials?|authorization|cookie)";
 /** In a URL also these: an authorization code, an API key or a signature (a signed URL's `X-Amz-Signature` too). */
 const SECRET_QUERY_NAME = `(?:${SECRET_NAME}|code|key|[A-Za-z0-9_-]*sig|[A-Za-z0-9_-]*signature)`;
 
@@ -58,6 +59,8 @@ const SECRET_SHAPES: Array<[RegExp, string]> = [
   // `"refresh_token": "…"` in JSON (a token endpoint's answer quoted in an error).
   // Not a `${VAR}` reference: a message that shows the `env` entry to write names the variable, not its value.
   [new RegExp(`("${SECRET_NAME}"\\s*:\\s*")(?!\\$\\{\\w+\\}")(?:[^"\\\\]|\\\\.)+(")`, "gi"), `$1${MASK}$2`],
+  // `'X-API-Key': '…'`, `apiKey: '…'`: an object as Node prints it (an HTTP client's error dumping its request).
+  [new RegExp(`((?:'${SECRET_NAME}'|\\b${SECRET_NAME})\\s*:\\s*')(?:[^'\\\\]|\\\\.)+(')`, "gi"), `$1${MASK}$2`],
   // `API_KEY=…`, `--client-secret=…` on a command line or in a server's own log line.
   [new RegExp(`(\\b${SECRET_NAME}=)[^\\s&"']+`, "gi"), `$1${MASK}`],
   // `Authorization: Bearer …`, `Basic …`: a token has a digit, a symbol or a capital after its first letter (prose such
@@ -67,7 +70,7 @@ const SECRET_SHAPES: Array<[RegExp, string]> = [
 
 /**
  * What every shape above needs: `=` (a query or `NAME=` value), `"` (JSON), `:` (a URL's userinfo) or `Bearer`/`Basic`.
- * Text with none of them (a tool name, a method, most log fields) is left as it is without running the five patterns.
+ * Text with none of them (a tool name, a method, most log fields) is left as it is without running the patterns.
  */
 const SHAPE_HINT = /[=":]|Bearer|Basic/i;
 
