@@ -10,7 +10,7 @@ import { readFileSync, statSync } from "node:fs";
 import { createServer } from "node:http";
 import * as path from "node:path";
 import { describe, test } from "node:test";
-import { BridgeError } from "../src/common/errors.ts";
+import { BridgeError, errorMessage } from "../src/common/errors.ts";
 import type { SignInHandler } from "../src/oauth/provider.ts";
 import { AuthStore } from "../src/oauth/storage.ts";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
@@ -414,6 +414,24 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     const verifier = exchange?.get("code_verifier");
     assert.ok(verifier, "the code was exchanged with a verifier");
     assert.equal(await echo(connection, `got ${verifier}`), "got ***");
+  });
+
+  test("a token endpoint that quotes the code exchange back: the error /mcp auth shows has no client secret or code", async () => {
+    const { fixture, authDir, callbackPort } = await setup({ confidential: "client_secret_post", echoForm: true });
+    const connection = connect(fixture, authDir, { callbackPort });
+    const error = await connection.signIn(automaticSignIn()).then(
+      () => assert.fail("the exchange is refused"),
+      (e: unknown) => e,
+    );
+    const form = fixture.tokenRequests.find((p) => p.get("grant_type") === "authorization_code")!;
+    const message = errorMessage(error);
+    assert.match(
+      message,
+      /cannot use grant_type=authorization_code&code=\*\*\*/,
+      "the server's words are quoted, redacted",
+    );
+    for (const name of ["client_secret", "code"])
+      assert.ok(!message.includes(form.get(name)!), `the ${name} is not shown: ${message}`);
   });
 
   test("a server that moved its users to another authorization server: one connect signs in there too and is live", async () => {

@@ -160,6 +160,8 @@ export class ConnectionLifecycle {
       const retryIn = signIn ? null : this.schedule.retryIn(wrapped);
       const said = this.options.redactor.text(message);
       this.apply({ type: "failed", id, error: said, kind, durationMs, signIn, retryIn });
+      // Shown as it is by `/mcp auth`, `/mcp reconnect`, …: a sign-in's error quotes the authorization server.
+      wrapped.message = said;
       throw wrapped;
     }
     this.schedule.connected();
