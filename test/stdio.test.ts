@@ -75,6 +75,18 @@ describe("stdio: a working server", { timeout: 120_000 }, () => {
     }
   });
 
+  test("a password written inline under a *_PASS or *_PASSPHRASE key is hidden, even a plain word", async () => {
+    const env = { SMTP_PASS: "hunter", GPG_PASSPHRASE: "correcthorse" };
+    const leaky = connectionFor("pass", { ...fixtureEntry(), env });
+    try {
+      await leaky.connect();
+      for (const name of Object.keys(env))
+        assert.equal((await runTool(toolsOf(leaky).get("mcp_pass_env"), { name })).text, "***", name);
+    } finally {
+      await leaky.close();
+    }
+  });
+
   test("images reach pi as images", async () => {
     const { result } = await runTool(tools.get("mcp_fx_image"), {});
     assert.deepEqual(result.content, [

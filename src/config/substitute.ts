@@ -309,7 +309,8 @@ export function resolveServerConfig(
 }
 
 /** A key whose value is a credential by its name, however short or plain the value. */
-const SECRET_KEY = /(key|token|secret|passw(or)?d|pwd|auth|credential|private|session|cookie|pat)s?$/i;
+const SECRET_KEY =
+  /(key|token|secret|passw(or)?d|(?<![a-z])pass(phrase)?|pwd|auth|credential|private|session|cookie|pat)s?$/i;
 
 /**
  * A setting's word (`stdio`, `error`, `read-only`): n8n's documented `MCP_MODE: "stdio"` and `LOG_LEVEL: "error"`,
