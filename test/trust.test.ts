@@ -178,6 +178,16 @@ describe("what the user is shown", () => {
     assert.ok(lines.includes("runs without asking: the tools it marks read-only"), lines.join("\n"));
   });
 
+  test("a local server's command line hides the values of secret-looking flags, as /mcp import's list does", () => {
+    const lines = describeForTrust(
+      config({
+        ...LOCAL,
+        args: ["-y", "pkg", "--api-key", "sk-live-inline-9f3c", "--token=ghp_inline7a1b", "--port", "8080"],
+      }),
+    );
+    assert.equal(lines[0], "runs: npx -y pkg --api-key *** --token=*** --port 8080");
+  });
+
   test("a remote server: its URL without a password or inline query values, header names, OAuth endpoints", () => {
     const lines = describeForTrust(
       config({

@@ -5,10 +5,11 @@
  */
 import { canonicalHash } from "../common/canonical-json.ts";
 import { errorMessage } from "../common/errors.ts";
+import { redact } from "../common/redact.ts";
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import { shellWord } from "../common/text.ts";
 import { commandText, isCommandValue } from "../config/command-value.ts";
-import { configVarRefs, findVarRefs } from "../config/substitute.ts";
+import { argSecrets, configVarRefs, findVarRefs, inlineEnvSecrets } from "../config/substitute.ts";
 import type { ServerConfig } from "../config/types.ts";
 import { commandArgument } from "../config/validate/name.ts";
 import type { SandboxSetting } from "../config/sandbox-setting.ts";
@@ -199,7 +200,9 @@ function sandboxLine(setting: SandboxSetting | undefined): string | undefined {
 export function describeForTrust(config: ServerConfig): string[] {
   const lines: string[] = [];
   if (config.transport === "stdio") {
-    lines.push(`runs: ${[config.command ?? "", ...config.args].map(shellWord).join(" ")}`);
+    // A flag's key written inline is hidden as an inline `env` value is; a `${VAR}` in it is shown.
+    const secrets = argSecrets(config.args).flatMap((value) => inlineEnvSecrets("token", value));
+    lines.push(`runs: ${redact([config.command ?? "", ...config.args].map(shellWord).join(" "), secrets)}`);
     if (config.cwd) lines.push(`in: ${config.cwd}`);
     if (Object.keys(config.env).length) lines.push(`env: ${namedValues(config.env)}`);
   } else {
