@@ -246,6 +246,28 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     await assert.rejects(connection.connect(), /no access token from http:\/\/127\.0\.0\.1:\d+\/token: .*timeout/i);
   });
 
+  test("a signed assertion the token endpoint quotes back in its refusal is hidden like a secret", async () => {
+    const registered = generateKeyPairSync("ec", { namedCurve: "P-256" });
+    const other = generateKeyPairSync("ec", { namedCurve: "P-256" });
+    const { fixture, authDir } = await setup({
+      machineClients: [{ clientId: "signer", method: "private_key_jwt", publicKey: registered.publicKey }],
+      echoSecrets: true,
+    });
+    const keyFile = path.join(tmp.dir, "wrong-signer.pem");
+    writeFileSync(keyFile, other.privateKey.export({ format: "pem", type: "sec1" }), { mode: 0o600 });
+    const connection = connect(fixture, authDir, { clientId: "signer", privateKeyFile: keyFile });
+    const error = await connection.connect().then(
+      () => assert.fail("the assertion is refused"),
+      (e: unknown) => e,
+    );
+    const assertions = grants(fixture).map((form) => form.get("client_assertion")!);
+    assert.ok(assertions.length > 0);
+    issuedElsewhere.push(...assertions);
+    assert.match(String(error), /assertion rejected: signature verification failed in \*\*\*/);
+    for (const text of [String(error), connection.lastError ?? "", JSON.stringify(events)])
+      for (const assertion of assertions) assert.ok(!text.includes(assertion), text);
+  });
+
   test("a secret revoked while connected: the next call, refused, fails with the token endpoint's answer, not 'sign in'", async () => {
     const client: MachineClient = { clientId: "ci-job", method: "client_secret_basic", secret: SECRET };
     const { fixture, authDir } = await setup({ machineClients: [client] });

@@ -122,7 +122,11 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
 
   get addClientAuthentication(): AddClientAuthentication | undefined {
     if (this.settings.tokenEndpointAuthMethod !== "private_key_jwt") return undefined;
-    return (...args) => this.clientAssertion()(...args);
+    // The signed assertion is the client's credential for minutes: hidden as its secret would be.
+    return async (headers, params, ...rest) => {
+      await this.clientAssertion()(headers, params, ...rest);
+      this.secretsSeen(params.get("client_assertion") ?? undefined);
+    };
   }
 
   /** What discovery found, for the ID-JAG's audience and resource. */
