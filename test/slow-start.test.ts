@@ -245,6 +245,21 @@ describe("a failed connect names the timer that fired and the time it took", { t
     }
   });
 
+  test("the command to run in a terminal hides a password given on it, even one with a quote in it", async () => {
+    const password = "it's-s3cret-77";
+    const connection = connectionFor("quoted", {
+      ...{ command: "sh", args: ["-c", "sleep 0.2; exit 1", "sh", "--password", password] },
+      maxRestarts: 0,
+    });
+    try {
+      const { error } = await failedConnect(connection);
+      assert.match(error.message, /and run `sh -c 'sleep 0\.2; exit 1' sh --password \*\*\*` in a terminal/);
+      assert.doesNotMatch(error.message, /s3cret-77/);
+    } finally {
+      await connection.close();
+    }
+  });
+
   test("a remote server that never answers: its `timeout`, the seconds it waited, nothing about stdout", async () => {
     const silent = createServer(() => undefined);
     servers.push(silent);

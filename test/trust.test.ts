@@ -186,6 +186,8 @@ describe("what the user is shown", () => {
       }),
     );
     assert.equal(lines[0], "runs: npx -y pkg --api-key *** --token=*** --port 8080");
+    const quoted = describeForTrust(config({ ...LOCAL, args: ["--password", "it's-s3cret-77"] }));
+    assert.equal(quoted[0], "runs: npx --password ***", "a quote in it does not hide it from the redaction");
   });
 
   test("a remote server: its URL without a password or inline query values, header names, OAuth endpoints", () => {

@@ -204,7 +204,9 @@ function wantingVariable(ctx: ErrorContext, error: unknown, timedOut: boolean): 
 /** The server's command line for a terminal, and the variables its `env` sets there (names only: values may be secret). */
 function rerunHint(ctx: ErrorContext): string {
   const { command = "", args, env } = ctx.config;
-  const line = ctx.redact([command, ...args].map(shellWord).join(" "));
+  // Each word hidden before it is quoted: quoting changes a secret with a `'` in it, which then goes unrecognised.
+  const word = (text: string) => (ctx.redact(text) === text ? shellWord(text) : ctx.redact(text));
+  const line = ctx.redact([command, ...args].map(word).join(" "));
   const names = Object.keys(env);
   return `\`${line}\` in a terminal${names.length ? ` with ${names.join(", ")} set as its \`env\` sets them` : ""}`;
 }

@@ -202,7 +202,9 @@ export function describeForTrust(config: ServerConfig): string[] {
   if (config.transport === "stdio") {
     // A flag's key written inline is hidden as an inline `env` value is; a `${VAR}` in it is shown.
     const secrets = argSecrets(config.args).flatMap((value) => inlineEnvSecrets("token", value));
-    lines.push(`runs: ${redact([config.command ?? "", ...config.args].map(shellWord).join(" "), secrets)}`);
+    // Hidden before quoted: quoting changes a key with a `'` in it, which then goes unrecognised.
+    const word = (text: string) => (redact(text, secrets) === text ? shellWord(text) : redact(text, secrets));
+    lines.push(`runs: ${[config.command ?? "", ...config.args].map(word).join(" ")}`);
     if (config.cwd) lines.push(`in: ${config.cwd}`);
     if (Object.keys(config.env).length) lines.push(`env: ${namedValues(config.env)}`);
   } else {
