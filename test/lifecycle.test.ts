@@ -613,6 +613,28 @@ describe("local server lifecycle", { timeout: 120_000 }, () => {
     assert.match(text, /Accept: 'application\/json'/, "the rest of the line is there");
   });
 
+  test("a server's log message that is an object keeps a secret with a quote or backslash in it out of the log file", async () => {
+    const file = path.join(tmp.dir, "object-logs", "mcp.log");
+    const logger = new LogFile(file);
+    const password = 'pa"ss\\w0rd-7f3a';
+    const connection = connectionFor("objects", { ...fixtureEntry(), env: { DB_PASSWORD: password } }, { logger });
+    try {
+      await connection.connect();
+      const log = toolsOf(connection).get("mcp_objects_log_message");
+      await runTool(log, { text: `connecting with ${password}`, object: true });
+      await waitFor(() => {
+        logger.flush();
+        return readFileSync(file, "utf8").includes("connecting with");
+      }, "the server's log message to reach the file");
+    } finally {
+      await connection.close();
+      await logger.close();
+    }
+    const text = readFileSync(file, "utf8");
+    assert.doesNotMatch(text, /w0rd-7f3a/, "the password is not logged");
+    assert.match(text, /connecting with \*\*\*/);
+  });
+
   test("a signed URL a server logs keeps its signature out of the log file", async () => {
     const file = path.join(tmp.dir, "signed-logs", "mcp.log");
     const logger = new LogFile(file);

@@ -134,7 +134,8 @@ export class SessionOpener {
         this.refusals.stderrLine(text);
       },
       logMessage: ({ level, logger, data }) => {
-        const text = this.redact(typeof data === "string" ? data : JSON.stringify(data));
+        // An object's strings first: a secret with a `"` or `\` in it is escaped in its JSON, and not known there.
+        const text = this.redact(typeof data === "string" ? data : JSON.stringify(redactor.value(data)));
         report.log(LEVEL_OF_MCP_LEVEL[level] ?? "info", "server.log", { logger, data: text });
       },
       notificationDropped: (kind, first) => {
