@@ -87,6 +87,17 @@ describe("stdio: a working server", { timeout: 120_000 }, () => {
     }
   });
 
+  test("a secret with a lone surrogate in it (a JSON escape in the config) breaks neither the connect nor the calls", async () => {
+    const odd = connectionFor("odd", { ...fixtureEntry(), env: { API_KEY: "k3y-\ud800-value" } });
+    try {
+      await odd.connect();
+      assert.equal((await runTool(toolsOf(odd).get("mcp_odd_echo"), { text: "fine" })).text, "fine");
+      assert.equal((await runTool(toolsOf(odd).get("mcp_odd_echo"), { text: "k3y-\ud800-value" })).text, "***");
+    } finally {
+      await odd.close();
+    }
+  });
+
   test("images reach pi as images", async () => {
     const { result } = await runTool(tools.get("mcp_fx_image"), {});
     assert.deepEqual(result.content, [

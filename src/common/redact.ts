@@ -19,13 +19,22 @@ export function redact(text: string, secrets: readonly string[]): string {
   return redactSorted(text, [...secrets].sort(longestFirst));
 }
 
+/** `text` as a URL carries it; itself where it has a lone surrogate (a JSON escape in a config or a token), which has none. */
+function percentEncoded(text: string): string {
+  try {
+    return encodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
 /** `redact` for secrets already sorted longest first. */
 function redactSorted(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const secret of secrets) {
     if (secret.length < MIN_SECRET_LENGTH) continue;
     if (out.includes(secret)) out = out.split(secret).join(MASK);
-    const encoded = encodeURIComponent(secret);
+    const encoded = percentEncoded(secret);
     if (encoded !== secret && out.includes(encoded)) out = out.split(encoded).join(MASK);
   }
   return out;
