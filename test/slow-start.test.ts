@@ -260,6 +260,28 @@ describe("a failed connect names the timer that fired and the time it took", { t
     }
   });
 
+  test("the command to run in a terminal hides a key given with --key (Smithery's CLI), --secret-key or --private-key", async () => {
+    const keys = ["5f0c9a71-2b3d-4e5f-8a9b-0c1d2e3f4a5b", "sk-inline-7e1d", "pk-inline-3c9a"];
+    const args = [
+      "-c",
+      "sleep 0.2; exit 1",
+      "sh",
+      "--key",
+      keys[0]!,
+      `--secret-key=${keys[1]}`,
+      "--private-key",
+      keys[2]!,
+    ];
+    const connection = connectionFor("keyed", { command: "sh", args, maxRestarts: 0 });
+    try {
+      const { error } = await failedConnect(connection);
+      assert.match(error.message, /sh --key \*\*\* --secret-key=\*\*\* --private-key \*\*\*` in a terminal/);
+      for (const key of keys) assert.ok(!error.message.includes(key), error.message);
+    } finally {
+      await connection.close();
+    }
+  });
+
   test("a remote server that never answers: its `timeout`, the seconds it waited, nothing about stdout", async () => {
     const silent = createServer(() => undefined);
     servers.push(silent);

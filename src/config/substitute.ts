@@ -338,8 +338,8 @@ export function inlineEnvSecrets(key: string, value: string): string[] {
   });
 }
 
-/** A command-line flag whose value is a credential: `--api-key`, `--token`, `-password`, … */
-const SECRET_FLAG = /^--?[A-Za-z0-9_-]*(token|secret|passw(or)?d|api[_-]?key|apikey|credentials?)$/i;
+/** A command-line flag whose value is a credential: `--api-key`, `--token`, `-password`, `--key` (Smithery's CLI), … */
+const SECRET_FLAG = /^--?[A-Za-z0-9_-]*(token|secret|passw(or)?d|key|credentials?)$/i;
 
 /** Values given to secret-looking flags on a command line: `--token X`, `--token=X`, and `"--token X"` as one word. */
 export function argSecrets(args: readonly string[]): string[] {
