@@ -282,6 +282,22 @@ describe("a failed connect names the timer that fired and the time it took", { t
     }
   });
 
+  test("a remote server whose URL holds its key in its path (Zapier's): the messages name the URL without the key", async () => {
+    const key = "NjNkNTc4ZDMtMjA0Zi00MjEzLWJhMmEtODJhZjRkNjU4NDI2OjE2Yzk0Zm==";
+    const refusing = createServer((_req, res) => res.writeHead(404).end("not here"));
+    servers.push(refusing);
+    await new Promise<void>((resolve) => refusing.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}/api/mcp/s/${key}/mcp`;
+    const connection = connectionFor("zapier", { url, reconnect: { maxAttempts: 0 } });
+    try {
+      const { error } = await failedConnect(connection);
+      assert.match(error.message, /^MCP server 'zapier' at http:\/\/127\.0\.0\.1:\d+\/api\/mcp\/s\/\*\*\*\/mcp/);
+      for (const text of [error.message, connection.lastError ?? ""]) assert.ok(!text.includes(key.slice(0, 20)), text);
+    } finally {
+      await connection.close();
+    }
+  });
+
   test("a remote server that never answers: its `timeout`, the seconds it waited, nothing about stdout", async () => {
     const silent = createServer(() => undefined);
     servers.push(silent);

@@ -8,6 +8,7 @@ import * as path from "node:path";
 import { isPlainValue, MIN_SECRET_LENGTH } from "../common/redact.ts";
 import { clientSecretField, isCommandValue, outputSecrets } from "./command-value.ts";
 import type { ServerConfig, TransportKind } from "./types.ts";
+import { pathSecrets } from "./import/secrets.ts";
 
 /** A variable's name: a letter or underscore, then letters, digits and underscores. */
 const VAR_NAME = "[A-Za-z_][A-Za-z0-9_]*";
@@ -350,11 +351,11 @@ export function argSecrets(args: readonly string[]): string[] {
   });
 }
 
-/** The secret parts of a URL: its password and query values. */
+/** The secret parts of a URL: its password, query values, and a key in its path (Zapier's `/s/<key>/mcp`). */
 function urlSecrets(text: string): string[] {
   if (!URL.canParse(text)) return [text];
   const url = new URL(text);
-  return [...(url.password ? [decoded(url.password)] : []), ...url.searchParams.values()];
+  return [...(url.password ? [decoded(url.password)] : []), ...url.searchParams.values(), ...pathSecrets(text)];
 }
 
 /** A URL's part decoded, or as written where a `%` in it starts no escape (`50%off`). */
