@@ -207,6 +207,12 @@ describe("what the user is shown", () => {
     assert.doesNotMatch(lines.join("\n"), /hunter22|abc123secret|inline-value/);
   });
 
+  test("a remote server whose URL holds its key in its path (Zapier's): the key is hidden, the host and path shown", () => {
+    const key = "NjNkNTc4ZDMtMjA0Zi00MjEzLWJhMmEtODJhZjRkNjU4NDI2OjE2Yzk0Zm==";
+    const lines = describeForTrust(config({ url: `https://mcp.zapier.com/api/mcp/s/${key}/mcp` }));
+    assert.equal(lines[0], "connects to: https://mcp.zapier.com/api/mcp/s/***/mcp");
+  });
+
   test("a shared server says so: being shared is part of what is trusted, and adding it asks again", () => {
     const lines = describeForTrust(config({ ...LOCAL, shared: true }));
     assert.ok(

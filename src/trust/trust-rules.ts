@@ -10,6 +10,7 @@ import { shown, SHOWN } from "../common/terminal-text.ts";
 import { shellWord } from "../common/text.ts";
 import { commandText, isCommandValue } from "../config/command-value.ts";
 import { argSecrets, configVarRefs, findVarRefs, inlineEnvSecrets } from "../config/substitute.ts";
+import { pathSecrets } from "../config/import/secrets.ts";
 import type { ServerConfig } from "../config/types.ts";
 import { commandArgument } from "../config/validate/name.ts";
 import type { SandboxSetting } from "../config/sandbox-setting.ts";
@@ -152,7 +153,10 @@ export function trustAfterWrite(
 function urlAsWritten(url: string): string {
   const [base = "", query] = url.split(/\?(.*)/s, 2);
   // The user and password run to the authority's last '@' (as URL parsers read it): either may hold an '@' of its own.
-  const withoutPassword = base.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/?#:]*):[^/?#]*@/i, "$1:***@");
+  const withoutPassword = redact(
+    base.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/?#:]*):[^/?#]*@/i, "$1:***@"),
+    pathSecrets(base),
+  );
   if (query === undefined) return withoutPassword;
   const params = query.split("&").map((pair) => {
     const eq = pair.indexOf("=");
