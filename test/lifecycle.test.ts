@@ -635,6 +635,27 @@ describe("local server lifecycle", { timeout: 120_000 }, () => {
     assert.match(text, /connecting with \*\*\*/);
   });
 
+  test("a connection string a server logs keeps its whole password out of the log file, an '@' in it too", async () => {
+    const file = path.join(tmp.dir, "dsn-logs", "mcp.log");
+    const logger = new LogFile(file);
+    const connection = connectionFor("dsn", fixtureEntry(), { logger });
+    try {
+      await connection.connect();
+      const text = "cannot reach postgres://app:p@ss-9e1d@db.internal:5432/orders";
+      await runTool(toolsOf(connection).get("mcp_dsn_log_message"), { text });
+      await waitFor(() => {
+        logger.flush();
+        return readFileSync(file, "utf8").includes("cannot reach");
+      }, "the server's log message to reach the file");
+    } finally {
+      await connection.close();
+      await logger.close();
+    }
+    const text = readFileSync(file, "utf8");
+    assert.doesNotMatch(text, /ss-9e1d/, "no part of the password is logged");
+    assert.match(text, /cannot reach postgres:\/\/\*\*\*@db\.internal:5432\/orders/);
+  });
+
   test("a signed URL a server logs keeps its signature out of the log file", async () => {
     const file = path.join(tmp.dir, "signed-logs", "mcp.log");
     const logger = new LogFile(file);

@@ -61,8 +61,9 @@ const SECRET_NAME =
 const SECRET_QUERY_NAME = `(?:${SECRET_NAME}|code|key|[A-Za-z0-9_-]*sig|[A-Za-z0-9_-]*signature)`;
 
 const SECRET_SHAPES: Array<[RegExp, string]> = [
-  // `scheme://user:pass@host`, `https://token@host`: the whole userinfo.
-  [/(\b[A-Za-z][A-Za-z0-9+.-]*:\/\/)[^\s/?#@"'<>]+@/g, `$1${MASK}@`],
+  // `scheme://user:pass@host`, `https://token@host`: the whole userinfo, to the authority's last `@` (a password may
+  // have one).
+  [/(\b[A-Za-z][A-Za-z0-9+.-]*:\/\/)[^\s/?#"'<>]+@/g, `$1${MASK}@`],
   // `?access_token=…`, `&code=…` in a URL or a form body.
   [new RegExp(`([?&]${SECRET_QUERY_NAME}=)[^&#\\s"'<>]+`, "gi"), `$1${MASK}`],
   // `"refresh_token": "…"` in JSON (a token endpoint's answer quoted in an error).
