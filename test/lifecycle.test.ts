@@ -656,6 +656,27 @@ describe("local server lifecycle", { timeout: 120_000 }, () => {
     assert.match(text, /cannot reach postgres:\/\/\*\*\*@db\.internal:5432\/orders/);
   });
 
+  test('a key a server logs in quotes (OPENAI_API_KEY="sk-…", as a .env file has it) is hidden in the log file', async () => {
+    const file = path.join(tmp.dir, "dotenv-logs", "mcp.log");
+    const logger = new LogFile(file);
+    const connection = connectionFor("dotenv", fixtureEntry(), { logger });
+    try {
+      await connection.connect();
+      const log = toolsOf(connection).get("mcp_dotenv_log_message");
+      await runTool(log, { text: `loaded .env: OPENAI_API_KEY="sk-proj-4f1e9c" DB_PASSWORD='hunter-77a2'` });
+      await waitFor(() => {
+        logger.flush();
+        return readFileSync(file, "utf8").includes("loaded .env");
+      }, "the server's log message to reach the file");
+    } finally {
+      await connection.close();
+      await logger.close();
+    }
+    const text = readFileSync(file, "utf8");
+    assert.doesNotMatch(text, /4f1e9c|hunter-77a2/, "the values are not logged");
+    assert.match(text, /OPENAI_API_KEY=\\"\*\*\*\\" DB_PASSWORD='\*\*\*'/);
+  });
+
   test("a signed URL a server logs keeps its signature out of the log file", async () => {
     const file = path.join(tmp.dir, "signed-logs", "mcp.log");
     const logger = new LogFile(file);

@@ -71,8 +71,8 @@ const SECRET_SHAPES: Array<[RegExp, string]> = [
   [new RegExp(`("${SECRET_NAME}"\\s*:\\s*")(?!\\$\\{\\w+\\}")(?:[^"\\\\]|\\\\.)+(")`, "gi"), `$1${MASK}$2`],
   // `'X-API-Key': '…'`, `apiKey: '…'`: an object as Node prints it (an HTTP client's error dumping its request).
   [new RegExp(`((?:'${SECRET_NAME}'|\\b${SECRET_NAME})\\s*:\\s*')(?:[^'\\\\]|\\\\.)+(')`, "gi"), `$1${MASK}$2`],
-  // `API_KEY=…`, `--client-secret=…` on a command line or in a server's own log line.
-  [new RegExp(`(\\b${SECRET_NAME}=)[^\\s&"']+`, "gi"), `$1${MASK}`],
+  // `API_KEY=…`, `--client-secret=…` on a command line or in a server's own log line; `API_KEY="…"` as a .env has it.
+  [new RegExp(`(\\b${SECRET_NAME}=["']?)[^\\s&"']+`, "gi"), `$1${MASK}`],
   // `Authorization: Bearer …`, `Basic …`: a token has a digit, a symbol or a capital after its first letter (prose such
   // as "Basic authentication" has none of these).
   [/\b(Bearer|Basic)\s+(?=[A-Za-z]*[0-9._~+/=-]|[A-Za-z][a-z]*[A-Z])[A-Za-z0-9._~+/=-]{8,}/g, `$1 ${MASK}`],
