@@ -677,6 +677,29 @@ describe("local server lifecycle", { timeout: 120_000 }, () => {
     assert.match(text, /OPENAI_API_KEY=\\"\*\*\*\\" DB_PASSWORD='\*\*\*'/);
   });
 
+  test("a request a server traces (curl -v) keeps a token sent as `token …` (GitHub's) or `DPoP …` out of the log file", async () => {
+    const file = path.join(tmp.dir, "trace-logs", "mcp.log");
+    const logger = new LogFile(file);
+    const tokens = ["ghp_16C7e42F292c6912E7710c838347Ae178B4a", "eyJhbGciOiJFUzI1NiJ9.e30.c2lnbmF0dXJl"];
+    const connection = connectionFor("traced", fixtureEntry(), { logger });
+    try {
+      await connection.connect();
+      const log = toolsOf(connection).get("mcp_traced_log_message");
+      await runTool(log, { text: `> Authorization: token ${tokens[0]}` });
+      await runTool(log, { text: `> Authorization: DPoP ${tokens[1]}` });
+      await waitFor(() => {
+        logger.flush();
+        return readFileSync(file, "utf8").split("> Authorization").length > 2;
+      }, "the server's log messages to reach the file");
+    } finally {
+      await connection.close();
+      await logger.close();
+    }
+    const text = readFileSync(file, "utf8");
+    for (const token of tokens) assert.ok(!text.includes(token), `${token} is not logged`);
+    assert.match(text, /Authorization: token \*\*\*"/);
+  });
+
   test("a signed URL a server logs keeps its signature out of the log file", async () => {
     const file = path.join(tmp.dir, "signed-logs", "mcp.log");
     const logger = new LogFile(file);

@@ -73,16 +73,20 @@ const SECRET_SHAPES: Array<[RegExp, string]> = [
   [new RegExp(`((?:'${SECRET_NAME}'|\\b${SECRET_NAME})\\s*:\\s*')(?:[^'\\\\]|\\\\.)+(')`, "gi"), `$1${MASK}$2`],
   // `API_KEY=…`, `--client-secret=…` on a command line or in a server's own log line; `API_KEY="…"` as a .env has it.
   [new RegExp(`(\\b${SECRET_NAME}=["']?)[^\\s&"']+`, "gi"), `$1${MASK}`],
-  // `Authorization: Bearer …`, `Basic …`: a token has a digit, a symbol or a capital after its first letter (prose such
-  // as "Basic authentication" has none of these).
-  [/\b(Bearer|Basic)\s+(?=[A-Za-z]*[0-9._~+/=-]|[A-Za-z][a-z]*[A-Z])[A-Za-z0-9._~+/=-]{8,}/g, `$1 ${MASK}`],
+  // `Authorization: Bearer …`, `Basic …`, `DPoP …`, GitHub's `token …`: a token has a digit, a symbol or a capital after
+  // its first letter (prose such as "Basic authentication" has none of these).
+  [
+    /\b(Bearer|Basic|DPoP|[Tt]oken)\s+(?=[A-Za-z]*[0-9._~+/=-]|[A-Za-z][a-z]*[A-Z])[A-Za-z0-9._~+/=-]{8,}/g,
+    `$1 ${MASK}`,
+  ],
 ];
 
 /**
- * What every shape above needs: `=` (a query or `NAME=` value), `"` (JSON), `:` (a URL's userinfo) or `Bearer`/`Basic`.
- * Text with none of them (a tool name, a method, most log fields) is left as it is without running the patterns.
+ * What every shape above needs: `=` (a query or `NAME=` value), `"` (JSON), `:` (a URL's userinfo) or a scheme's word
+ * (`Bearer`, `Basic`, `DPoP`, `token`). Text with none of them (a tool name, a method, most log fields) is left as it is
+ * without running the patterns.
  */
-const SHAPE_HINT = /[=":]|Bearer|Basic/i;
+const SHAPE_HINT = /[=":]|Bearer|Basic|DPoP|token/i;
 
 /** Hides what looks like a credential by its shape, whatever its value. */
 export function redactShapes(text: string): string {
