@@ -362,6 +362,23 @@ describe("remote failures", { timeout: 120_000 }, () => {
     }
   });
 
+  test("a key sent under another scheme (`ApiKey …`, Elastic's; `SSWS …`, Okta's) and quoted back alone is hidden", async () => {
+    for (const scheme of ["ApiKey", "SSWS"]) {
+      const key = `${scheme.toLowerCase()}-key-4e7a9c1b`;
+      const server = await startAnswering(401, JSON.stringify({ message: `The key ${key} is not valid` }));
+      try {
+        const connection = connectionFor("schemed", {
+          url: server.url,
+          headers: { Authorization: `${scheme} ${key}` },
+        });
+        const { message } = await connectFailure(connection);
+        assert.ok(message.includes('saying "The key *** is not valid"'), message);
+      } finally {
+        await server.close();
+      }
+    }
+  });
+
   test("a token revoked mid-session: the call fails with the auth message and is not retried", async () => {
     const auth = { token: "tok-first-valid" };
     const server = await startStreamableHttp({ auth });

@@ -64,8 +64,11 @@ export function invocationOf(command: string, platform: NodeJS.Platform = proces
   return { shell: true, line };
 }
 
-/** The secrets in a command's output: the whole of it, and a header value without its scheme (`Bearer …`). */
+/**
+ * The secrets in a header value (or a command's output): the whole of it, and without its scheme (`Bearer …`, `ApiKey …`,
+ * `SSWS …`: one word before the one token).
+ */
 export function outputSecrets(output: string): string[] {
-  const bare = output.replace(/^(Bearer|Basic|Token)\s+/i, "");
+  const bare = output.replace(/^[A-Za-z][\w-]*\s+(?=\S+$)/, "");
   return bare === output ? [output] : [output, bare];
 }

@@ -269,7 +269,7 @@ export function resolveServerConfig(
     for (const n of result.empty) empty.push(`${missingText([n], result)} in header \`${key}\``);
     headers[key] = result.value;
     // A header value is a credential more often than not, even when written inline.
-    secrets.push(result.value.replace(/^(Bearer|Basic|Token)\s+/i, ""));
+    secrets.push(...outputSecrets(result.value));
   }
   // OAuth settings are read when the session signs in (../oauth/session.ts): unset or empty, a client id or secret
   // would go empty (the SDK then says only that a secret is required).
