@@ -434,6 +434,23 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
       assert.ok(!message.includes(form.get(name)!), `the ${name} is not shown: ${message}`);
   });
 
+  test("a token endpoint that quotes the code exchange back form-encoded: a verifier with a ~ (%7E there) is hidden too", async () => {
+    const { fixture, authDir, callbackPort } = await setup({ echoForm: true });
+    const verifiers = () =>
+      fixture.tokenRequests.map((form) => form.get("code_verifier")!).filter((verifier) => verifier.includes("~"));
+    // A verifier has a `~` about every other time: sign in until one has.
+    for (let i = 0; i < 30 && verifiers().length === 0; i++) {
+      const connection = connect(fixture, authDir, { callbackPort });
+      await connection.connect().then(
+        () => assert.fail("the exchange is refused"),
+        () => connection.close(),
+      );
+      const encoded = new URLSearchParams({ v: verifiers()[0] ?? "" }).toString().slice(2);
+      if (verifiers().length) assert.ok(!(connection.lastError ?? "").includes(encoded), connection.lastError);
+    }
+    assert.ok(verifiers().length > 0, "a verifier with a ~ was made");
+  });
+
   test("a server that moved its users to another authorization server: one connect signs in there too and is live", async () => {
     const { fixture: next } = await setup();
     const moves = [next];
