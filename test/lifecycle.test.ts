@@ -700,6 +700,30 @@ describe("local server lifecycle", { timeout: 120_000 }, () => {
     assert.match(text, /Authorization: token \*\*\*"/);
   });
 
+  test("an AWS secret access key or a service account's private key a server logs is hidden in the log file", async () => {
+    const file = path.join(tmp.dir, "cloud-logs", "mcp.log");
+    const logger = new LogFile(file);
+    const connection = connectionFor("cloud", fixtureEntry(), { logger });
+    try {
+      await connection.connect();
+      const log = toolsOf(connection).get("mcp_cloud_log_message");
+      await runTool(log, { text: "env: AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY" });
+      await runTool(log, {
+        text: 'bad credentials file: {"type":"service_account","private_key":"-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADAN"}',
+      });
+      await waitFor(() => {
+        logger.flush();
+        const text = readFileSync(file, "utf8");
+        return text.includes("env: AWS") && text.includes("bad credentials file");
+      }, "the server's log messages to reach the file");
+    } finally {
+      await connection.close();
+      await logger.close();
+    }
+    const text = readFileSync(file, "utf8");
+    assert.doesNotMatch(text, /wJalrXUtnFEMI|MIIEvQIBADAN/, "neither key is logged");
+  });
+
   test("a signed URL a server logs keeps its signature out of the log file", async () => {
     const file = path.join(tmp.dir, "signed-logs", "mcp.log");
     const logger = new LogFile(file);

@@ -56,7 +56,7 @@ export function isPlainValue(value: string): boolean {
 
 /** Names (of query parameters, JSON keys, variables, headers) whose values are credentials: `access_token`, `API_KEY`, … */
 const SECRET_NAME =
-  "[A-Za-z0-9_-]*(?:token|secret|password|passwd|api[_-]?key|apikey|credentials?|authorization|cookie|verifier)";
+  "[A-Za-z0-9_-]*(?:token|secret|password|passwd|api[_-]?key|apikey|credentials?|authorization|cookie|verifier|(?:private|secret|access)[_-]?key)";
 /** In a URL also these: an authorization code, an API key or a signature (a signed URL's `X-Amz-Signature` too). */
 const SECRET_QUERY_NAME = `(?:${SECRET_NAME}|code|key|[A-Za-z0-9_-]*sig|[A-Za-z0-9_-]*signature)`;
 
