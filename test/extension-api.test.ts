@@ -13,6 +13,8 @@ import { type BridgeInPi, startBridgeInPi } from "./bridge-in-pi.ts";
 import { apiClient, type ApiReply, setUpApiClient } from "./fixtures/api-client-extension.ts";
 import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { PI_LINE } from "./pi-line.ts";
+import type { ExtensionUIContext } from "@mariozechner/pi-coding-agent";
+import { RecordingUI } from "./recording-ui.ts";
 
 const CLIENT_EXTENSION = path.join(REPO_ROOT, "test", "fixtures", "api-client-extension.ts");
 
@@ -300,3 +302,38 @@ describe(
     });
   },
 );
+
+describe("a call still running when pi reloads", () => {
+  it("its caller's reply callback gets the answer, and the bridge the reload ended throws nothing into pi", async () => {
+    setUpApiClient({});
+    // The approval dialog is answered only after the reload, as a UI may (pi's RPC mode leaves it to its client).
+    let allow = (_answer: string) => {};
+    const ui = new RecordingUI();
+    const answered = new Promise<string>((resolve) => (allow = resolve));
+    const context = { ...ui.context(), select: () => answered };
+    const run = await startBridgeInPi({
+      mcpConfig: { mcpServers: { fx: fixtureEntry() } },
+      extensionPaths: [CLIENT_EXTENSION],
+      uiContext: context as unknown as ExtensionUIContext,
+    });
+    // On pi 1.x the old bridge's pi refuses everything once the reload is done: a throw there went unhandled.
+    const unhandled: unknown[] = [];
+    const record = (error: unknown) => void unhandled.push(error);
+    process.on("unhandledRejection", record);
+    try {
+      const args = { text: "late" };
+      const replied = new Promise<ApiReply>((reply) =>
+        apiClient().request("mcp.api.call", { id: "across-reload", server: "fx", tool: "echo", args, reply }),
+      );
+      await run.pi.session.reload();
+      allow("Allow once");
+      const reply = await replied;
+      assert.match(reply.error?.message ?? "", /MCP server 'fx' is shut down/);
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(unhandled.map(String), []);
+    } finally {
+      process.off("unhandledRejection", record);
+      await run.close();
+    }
+  });
+});

@@ -71,7 +71,14 @@ export function ownedBus(events: ExtensionApiDeps["events"]): ExtensionApiDeps["
   const offs: unknown[] = [];
   const on = (channel: string, handler: (data: unknown) => void) => offs.push(events.on(channel, handler));
   const off = () => offs.splice(0).forEach((stop) => typeof stop === "function" && stop());
-  return { emit: (channel, data) => events.emit(channel, data), on, off };
+  const emit = (channel: string, data: unknown) => {
+    try {
+      events.emit(channel, data);
+    } catch {
+      // pi 1.x refuses it once the session ended (a reload, /new): nobody of that session is left to hear a late reply.
+    }
+  };
+  return { emit, on, off };
 }
 
 /** A request's answer when it failed, said as a value. */
