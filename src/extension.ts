@@ -397,10 +397,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     // once, from the tools known now, against the model's context window.
     exposure.restore(ctx.sessionManager.getBranch());
     toolSearch.decideAuto(requestToolWire(ctx.model), ctx.model?.contextWindow);
-    registry.bindActivation({
-      getActiveTools: () => pi.getActiveTools(),
-      setActiveTools: (names) => pi.setActiveTools(names),
-    });
+    registry.bindActivation(pi);
     registry.resolveShadowed(pi.getAllTools());
     // After the moves: tool_search gives their new names, and pi 1.x activates the tools registered anew.
     toolSearch.sync();
@@ -432,6 +429,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     declareTools();
   });
   pi.on("session_shutdown", async (event, ctx) => {
+    sessionCtx = undefined; // what comes later (a notice's timer, a server's question) is for no one: pi 1.x refuses it
     exitGuard.release();
     bus.off();
     endTurns();

@@ -163,4 +163,30 @@ describe("a server that asks the user too often", { timeout: 180_000 }, () => {
       /^Refused 3 requests .*as you chose to deny the rest/,
     );
   });
+
+  test("a burst refused just before /reload: the notice due after it throws nothing into pi", async () => {
+    const ui = new RecordingUI();
+    ui.answers = Array(5).fill("Decline");
+    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
+    // On pi 1.x the old session's context refuses everything once the reload is done: a throw in a timer is uncaught.
+    const uncaught: unknown[] = [];
+    const record = (error: unknown) => void uncaught.push(error);
+    process.on("uncaughtException", record);
+    try {
+      await pi.session.bindExtensions({ uiContext: ui.context() });
+      pi.faux.setResponses([
+        fauxAssistantMessage([fauxToolCall("mcp_asking_ask_elicitation", { count: 30 })], { stopReason: "toolUse" }),
+        fauxAssistantMessage("done"),
+      ]);
+      const burst = Date.now();
+      await pi.session.prompt("call ask_elicitation");
+      await pi.session.reload();
+      // The burst's notice was due a second after it (NOTICE_DELAY_MS); nothing can be awaited of a bridge that ended.
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, burst + 1500 - Date.now())));
+      assert.deepEqual(uncaught.map(String), []);
+    } finally {
+      process.off("uncaughtException", record);
+      await pi.close();
+    }
+  });
 });
