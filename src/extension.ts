@@ -220,7 +220,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   if (!inactiveDeferred) pi.on("agent_start", () => toolSearch.runStarted());
   function declareTools(): void {
     if (inactiveDeferred) registry.activateAll(toolSearch.declarations());
-    turnOnCodemode();
+    if (sessionCtx) turnOnCodemode(); // pi 1.x lists its tools only while a session runs, not while extensions load
   }
   toolSearch.register();
   // The resource tools, shared by every server that offers resources; they exist while one does.

@@ -39,6 +39,7 @@ import {
   waitFor,
 } from "./helpers.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { startBridgeInPi } from "./bridge-in-pi.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { bundledFixture } from "./fixture-bundle.ts";
@@ -376,6 +377,22 @@ describe("prompt commands without a UI", { timeout: 120_000 }, () => {
       assert.equal(last?.content[0]?.text, "the answer");
     } finally {
       await pi.close();
+    }
+  });
+});
+
+describe("the prompts of a server whose exposure is `codemode` (pi 1.x's own default)", { timeout: 60_000 }, () => {
+  test("are commands once it connects while pi loads, as any server's are", async () => {
+    const server = {
+      command: process.execPath,
+      args: [bundledFixture(path.join(REPO_ROOT, "test", "fixtures", "prompt-server.ts"))],
+    };
+    const run = await startBridgeInPi({ mcpConfig: { mcpServers: { coded: { ...server, exposure: "codemode" } } } });
+    try {
+      const command = () => run.pi.session.extensionRunner.getCommand("mcp:coded:greet");
+      await waitFor(() => command() !== undefined, "the server's prompt command");
+    } finally {
+      await run.close();
     }
   });
 });
