@@ -397,6 +397,26 @@ describe("the prompts of a server whose exposure is `codemode` (pi 1.x's own def
   });
 });
 
+describe("/mcp test of a server with prompts", { timeout: 60_000 }, () => {
+  test("leaves its prompt commands offered: the test's own connection closing is not the server going away", async () => {
+    const server = {
+      command: process.execPath,
+      args: [bundledFixture(path.join(REPO_ROOT, "test", "fixtures", "prompt-server.ts"))],
+    };
+    const ui = new RecordingUI();
+    const run = await startBridgeInPi({ mcpConfig: { mcpServers: { pr: server } }, uiContext: ui.context() });
+    try {
+      const command = () => run.pi.session.extensionRunner.getCommand("mcp:pr:greet");
+      await waitFor(() => command() !== undefined, "the server's prompt command");
+      await run.pi.session.prompt("/mcp test pr");
+      assert.match(ui.notices.at(-1) ?? "", /^MCP server 'pr' works/);
+      assert.equal(command()?.description, "Greets someone — who=<Whom to greet> (MCP server 'pr')");
+    } finally {
+      await run.close();
+    }
+  });
+});
+
 describe("prompt lists that answer out of turn", { timeout: 60_000 }, () => {
   /** Each `prompts/list` waiting for the test to answer it, in the order they came. */
   const held: Array<(prompts: Prompt[]) => void> = [];

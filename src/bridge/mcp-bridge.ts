@@ -292,7 +292,8 @@ export class McpBridge implements Launcher {
   /** A connection for a config that is not (or not yet) one of the bridge's: `/mcp test`. Publishes and registers nothing. */
   async scratchConnection(config: ServerConfig): Promise<ServerConnection> {
     const { ServerConnection } = await connectionCode();
-    return new ServerConnection(config, this.baseOptions(config));
+    // Its close is not the server's: the server's prompt commands and resource tools stay as they are.
+    return new ServerConnection(config, { ...this.baseOptions(config), onServerChange: undefined });
   }
 
   /** Stops a server and forgets it (its entry was removed). */
