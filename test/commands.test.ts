@@ -9,6 +9,7 @@ import { after, before, describe, test } from "node:test";
 import type { AgentSession } from "@mariozechner/pi-coding-agent";
 import { visibleWidth } from "@mariozechner/pi-tui";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { startBridgeInPi } from "./bridge-in-pi.ts";
 import { PI_LINE } from "./pi-line.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
@@ -601,5 +602,32 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     assert.match(await run("/mcp remove shared", [true]), /Removed MCP server 'shared' from .*mcp\.json/);
     assert.doesNotMatch(readFileSync(userConfig, "utf8"), /"shared"/);
     assert.doesNotMatch(readFileSync(projectConfig, "utf8"), /"shared"/);
+  });
+});
+
+describe("/mcp test when the session ends while it connects", { timeout: 60_000 }, () => {
+  test("/reload ends the test's own server too, and the command ends without a stale-context error", async () => {
+    const logs = tempDir("mcp-bridge-test-reload-");
+    const log = path.join(logs.dir, "slow.jsonl");
+    // Deaf until a file that never comes: the test's connect waits for it.
+    const args = [path.join(REPO_ROOT, "test", "fixtures", "slow-start.mjs"), "--until", path.join(logs.dir, "never")];
+    const slow = { command: process.execPath, args, env: { FIXTURE_LOG: log } };
+    const run = await startBridgeInPi({
+      mcpConfig: { mcpServers: { slow } },
+      uiContext: new RecordingUI().context(),
+      startupBudgetMs: 100,
+    });
+    const starts = () => readLog(log).filter((e) => e.event === "start");
+    try {
+      await waitFor(() => starts().length === 1, "the configured server to start");
+      const testing = run.pi.session.prompt("/mcp test slow");
+      await waitFor(() => starts().length === 2, "the test's own server to start");
+      await run.pi.session.reload();
+      await waitFor(() => !isAlive(starts()[1]!.pid), "the test's server to end with the session");
+      await testing;
+    } finally {
+      await run.close();
+      logs.cleanup();
+    }
   });
 });

@@ -87,6 +87,7 @@ export class McpBridge implements Launcher {
   private readonly signInPages = new EventEmitter().setMaxListeners(0);
   /** Servers whose first connect under way opened a sign-in page: it waits for the user. */
   private readonly pageOpen = new Set<string>();
+  private readonly scratches = new Set<ServerConnection>(); // `/mcp test`'s, open: the session's end closes them too
   /** Each server's latest renewal (see `inTurn`). */
   private readonly renewals = new Map<string, Promise<unknown>>();
 
@@ -292,8 +293,10 @@ export class McpBridge implements Launcher {
   /** A connection for a config that is not (or not yet) one of the bridge's: `/mcp test`. Publishes and registers nothing. */
   async scratchConnection(config: ServerConfig): Promise<ServerConnection> {
     const { ServerConnection } = await connectionCode();
-    // Its close is not the server's: the server's prompt commands and resource tools stay as they are.
-    return new ServerConnection(config, { ...this.baseOptions(config), onServerChange: undefined });
+    if (this.shuttingDown) throw shutDownError(config.name);
+    const forget: ConnectionOptions["onServerChange"] = (c, { kind }) => kind === "closed" && this.scratches.delete(c);
+    const scratch = new ServerConnection(config, { ...this.baseOptions(config), onServerChange: forget });
+    return this.scratches.add(scratch) && scratch;
   }
 
   /** Stops a server and forgets it (its entry was removed). */
@@ -434,7 +437,7 @@ export class McpBridge implements Launcher {
     this.shuttingDown ??= (async () => {
       if (quitting) orphanWatchdog.handOver();
       this.devRestarts.stop();
-      await Promise.allSettled([...this.connections.values()].map((c) => c.close()));
+      await Promise.allSettled([...this.connections.values(), ...this.scratches].map((c) => c.close()));
       await Promise.allSettled([...this.cacheWrites]);
       await Promise.allSettled(pendingWrites());
       if (await sandboxIdle()) forgetSandboxLeftovers();
