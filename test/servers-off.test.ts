@@ -335,3 +335,27 @@ describe(
     });
   },
 );
+
+describe("/reload while a server switched off is still stopping", { timeout: 60_000 }, () => {
+  test("the reload waits for its process to end, and its close reaches nothing of the session that ended", async () => {
+    const logs = tempDir("mcp-bridge-off-stopping-");
+    const log = path.join(logs.dir, "events.jsonl");
+    // Outlives its input closing: its close takes the 2 s grace, then SIGTERM.
+    const lingering = { ...fixtureEntry("lingering"), env: { FIXTURE_LOG: log } };
+    const run = await startBridgeInPi({
+      mcpConfig: { mcpServers: { lingering } },
+      uiContext: new RecordingUI().context(),
+    });
+    try {
+      const pid = readLog(log).find((e) => e.event === "start")!.pid;
+      const off = run.pi.session.prompt("/mcp off lingering");
+      await waitFor(() => readLog(log).some((e) => e.event === "stdin-end"), "its input to be closed");
+      await run.pi.session.reload();
+      assert.equal(isAlive(pid), false, "its process ended before the session did");
+      await off;
+    } finally {
+      await run.close();
+      logs.cleanup();
+    }
+  });
+});

@@ -435,12 +435,14 @@ export class ServerConnection {
   /** Stops the server for the rest of the session (`/mcp disable`): shown as disabled at once, whatever it did. */
   disable = (): Promise<void> => this.close(true);
 
+  /** The close under way: another (the session's end meeting `/mcp off`) waits for it, so none outlasts the session. */
+  private closing?: Promise<void>;
+
   async close(disabled = false): Promise<void> {
-    const closing = this.lifecycle.close(disabled);
-    if (!closing) return;
+    const ending = this.lifecycle.close(disabled);
+    if (!ending) return this.closing;
     this.capabilities = undefined;
-    await closing;
-    this.options.onServerChange?.(this, { kind: "closed" });
+    return (this.closing = ending.then(() => void this.options.onServerChange?.(this, { kind: "closed" })));
   }
 
   /** Synchronous last resort when pi exits without a shutdown event. */
