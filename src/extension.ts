@@ -53,7 +53,7 @@ import { PiRegisteredServers } from "./pi/pi-registered-servers.ts";
 import { installedPackages } from "./pi/pi-packages.ts";
 import { SessionNotices } from "./pi/session-notices.ts";
 import { SERVERS_OFF_ENTRY, ServersOff } from "./pi/servers-off.ts";
-import { ToolApproval } from "./trust/tool-approval.ts";
+import { ALLOWED_ENTRY, ToolApproval } from "./trust/tool-approval.ts";
 import { LOADED_TOOLS_ENTRY, ToolExposure } from "./exposure/tool-exposure.ts";
 import { ToolRegistry } from "./pi/tool-registry.ts";
 import { ToolSearch } from "./exposure/tool-search.ts";
@@ -266,6 +266,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     userConfigPath: () => bridge.sourceOf("user")?.path,
     emit: (channel, payload) => pi.events.emit(channel, payload),
     writeConfig: (file, change) => bridge.writeConfig(file, change),
+    remember: (allowed) => pi.appendEntry(ALLOWED_ENTRY, allowed),
     logger,
   });
   waitForStartingServers(pi, bridge, (server, setting) => exposure.mayHave(server, setting));
@@ -392,7 +393,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     // Without a UI (print mode, JSON mode, an embedding) nobody would see a late server's tools arrive: the session
     // runs once every server has connected or failed, each within its own timeout. With a UI, startup never waits.
     if (!ctx.hasUI) await bridge.settled();
-    approval.sessionStarted();
+    approval.sessionStarted(event.reason === "reload" ? ctx.sessionManager.getEntries() : []);
     // Tools loaded on this branch earlier (before a /reload, a resume or a fork) are loaded again; `auto` is decided
     // once, from the tools known now, against the model's context window.
     exposure.restore(ctx.sessionManager.getBranch());
@@ -424,10 +425,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     }
   });
   // Another point of the session's tree (`/tree`): the tools loaded on that branch, and no others.
-  pi.on("session_tree", (_event, ctx) => {
-    exposure.restore(ctx.sessionManager.getBranch());
-    declareTools();
-  });
+  pi.on("session_tree", (_event, ctx) => (exposure.restore(ctx.sessionManager.getBranch()), declareTools()));
   pi.on("session_shutdown", async (event, ctx) => {
     sessionCtx = undefined; // what comes later (a notice's timer, a server's question) is for no one: pi 1.x refuses it
     exitGuard.release();

@@ -16,7 +16,9 @@ import { layerConfigs } from "../src/config/layers.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { ToolApproval } from "../src/trust/tool-approval.ts";
 import { type RunningServer, startStreamableHttp } from "./fixtures/http-servers.ts";
-import { EXTENSION_DIR, tempDir, waitFor } from "./helpers.ts";
+import { EXTENSION_DIR, fixtureEntry, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { startBridgeInPi } from "./bridge-in-pi.ts";
+import { apiClient, setUpApiClient } from "./fixtures/api-client-extension.ts";
 import { mcpProvenance } from "../src/translate/provenance.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
@@ -544,5 +546,30 @@ describe("approval of a tool whose name is a pattern", () => {
     assert.equal(await ask("mcp_srv_get*"), undefined);
     assert.deepEqual(ui.offered[0], ["Allow once", "Allow for this session", "Deny"]);
     assert.ok((await ask("mcp_srv_get_and_write"))?.block, "another tool still asks");
+  });
+});
+
+describe("'Allow for this session', then /reload", { timeout: 60_000 }, () => {
+  test("pi's /reload goes on with the same session: the tool asks no more", async () => {
+    setUpApiClient({});
+    const ui = new RecordingUI();
+    const run = await startBridgeInPi({
+      mcpConfig: { mcpServers: { fx: fixtureEntry() } },
+      extensionPaths: [path.join(REPO_ROOT, "test", "fixtures", "api-client-extension.ts")],
+      uiContext: ui.context(),
+    });
+    // Another extension's call takes the model's approval path, and needs no model (pi 0.73's reload drops the faux one).
+    const echo = (id: string) =>
+      apiClient().request("mcp.api.call", { id, server: "fx", tool: "echo", args: { text: id } });
+    try {
+      ui.answers = ["Allow for this session"];
+      assert.equal((await echo("before")).ok, true);
+      await run.pi.session.reload();
+      const after = await echo("after");
+      assert.equal(after.ok, true, JSON.stringify(after.error));
+      assert.equal(ui.asked.length, 1, ui.asked.join("\n"));
+    } finally {
+      await run.close();
+    }
   });
 });

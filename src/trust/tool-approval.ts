@@ -11,6 +11,7 @@ import type { Logger } from "../common/log-file.ts";
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import { quoteValue } from "../common/text.ts";
 import { isExactName } from "../common/tool-pattern.ts";
+import { isObject } from "../common/values.ts";
 import { trustNotRecorded } from "./trust-rules.ts";
 import type { ApprovalMode, ServerConfig } from "../config/types.ts";
 import { addToServerList } from "../config/write/server-edits.ts";
@@ -18,6 +19,8 @@ import { type ApprovalDecision, decideApproval } from "./approval-policy.ts";
 
 /** The bus channel on which another extension may decide instead of the dialog. */
 const APPROVAL_REQUEST_CHANNEL = "mcp.approval.request";
+/** The session entry that records a tool allowed for the session (`{server, tool}`). */
+export const ALLOWED_ENTRY = "mcp-bridge.allowed-for-session";
 
 /** What another extension may answer (this call, every call of the tool in this session, or none), as a choice. */
 const HOOK_CHOICES = { allow: "once", "allow-session": "session", deny: "deny" } as const;
@@ -61,6 +64,8 @@ export interface ToolApprovalDeps {
   emit(channel: string, payload: unknown): void;
   /** Changes a config file as the user asked, keeping the server's project trust (`McpBridge.writeConfig`). */
   writeConfig(file: string, change: (text: string | undefined) => string): Promise<{ trustError?: unknown }>;
+  /** Records a tool allowed for this session in pi's session, for the bridge a /reload loads anew into it. */
+  remember?(allowed: { server: string; tool: string }): void;
   logger?: Logger;
 }
 
@@ -114,9 +119,12 @@ export class ToolApproval {
     return { block: true, reason };
   }
 
-  /** A new session: what was allowed "for this session" asks again. */
-  sessionStarted(): void {
+  /** A new session: what was allowed "for this session" asks again; a reload goes on with what its `entries` record. */
+  sessionStarted(entries: readonly unknown[] = []): void {
     this.allowedForSession.clear();
+    for (const e of entries)
+      if (isObject(e) && e.customType === ALLOWED_ENTRY && isObject(e.data))
+        this.allowedForSession.add(`${e.data.server}\0${e.data.tool}`);
   }
 
   /** pi's `tool_call` handler: `undefined` lets the call run, `{block, reason}` refuses it with that reason. */
@@ -215,7 +223,10 @@ export class ToolApproval {
   ): Promise<ToolCallEventResult | undefined> {
     this.log(tool, choice, by);
     if (choice === "deny" || choice === "dismissed") return this.refuse(tool, refusal);
-    if (choice === "session") this.allowedForSession.add(`${tool.server}\0${tool.originalName}`);
+    if (choice === "session") {
+      this.allowedForSession.add(`${tool.server}\0${tool.originalName}`);
+      this.deps.remember?.({ server: tool.server, tool: tool.originalName });
+    }
     if (choice === "always") await this.save(tool, config, ctx);
     return undefined;
   }
