@@ -24,7 +24,7 @@ import { MCP_COMMAND_DESCRIPTION, registerFlags, registerMcpOff } from "./pi/com
 import { registerLazyCommand } from "./pi/lazy-command.ts";
 import { PromptCommands } from "./pi/prompt-commands.ts";
 import { ResourceTools } from "./pi/resource-tools.ts";
-import { DialogBudget } from "./pi/dialog-budget.ts";
+import { DENIED_ENTRY, DialogBudget } from "./pi/dialog-budget.ts";
 import { elicitationFeatures } from "./pi/elicitation-dialog.ts";
 import { samplingHandler } from "./pi/sampling.ts";
 import { waitForStartingServers } from "./pi/starting-waits.ts";
@@ -108,10 +108,13 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     // Bounded for a host that never starts a session: the oldest go first.
     if (held.push([channel, payload]) > HELD_EVENTS_MAX) held.shift();
   };
-  const dialogBudget = new DialogBudget((text) => {
-    if (sessionCtx?.hasUI) sessionCtx.ui.notify(text, "warning");
-    else logger.log({ level: "warn", event: "dialogs.refused", message: text });
-  });
+  const dialogBudget = new DialogBudget(
+    (text) => {
+      if (sessionCtx?.hasUI) sessionCtx.ui.notify(text, "warning");
+      else logger.log({ level: "warn", event: "dialogs.refused", message: text });
+    },
+    (server) => pi.appendEntry(DENIED_ENTRY, { server }),
+  );
   const budget = Number(env[STARTUP_BUDGET_ENV]);
   // pi gives a factory no working directory; in its CLI that is the process's own.
   const projectRoot = process.cwd();
@@ -381,8 +384,8 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     for (const [channel, payload] of early) pi.events.emit(channel, payload);
     exitGuard.sessionStarted();
     sessionCtx = ctx;
-    // A server the user denied, or one that asked too often, may ask again in a new session.
-    dialogBudget.reset();
+    // A denied server may ask again in a new session, not after a reload; one that asked too often, after either.
+    dialogBudget.reset(event.reason === "reload" ? ctx.sessionManager.getEntries() : []);
     // pi 1.x's answer on trusting the project now decides: the project servers it trusts start (as the others did at
     // load), and those it does not are stopped.
     piTrust = piTrustsProject(ctx);

@@ -13,6 +13,7 @@ import { EXTENSION_DIR, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import { bundledFixture } from "./fixture-bundle.ts";
+import { apiClient, setUpApiClient } from "./fixtures/api-client-extension.ts";
 
 const ASKING_SERVER = bundledFixture(path.join(REPO_ROOT, "test", "fixtures", "asking-server.mjs"));
 
@@ -186,6 +187,29 @@ describe("a server that asks the user too often", { timeout: 180_000 }, () => {
       assert.deepEqual(uncaught.map(String), []);
     } finally {
       process.off("uncaughtException", record);
+      await pi.close();
+    }
+  });
+
+  test("declined the rest, then /reload: pi's reload goes on with the same session, and the server still asks no more", async () => {
+    setUpApiClient({});
+    const ui = new RecordingUI();
+    ui.answers = ["Decline the rest"];
+    const extensionPaths = [EXTENSION_DIR, path.join(REPO_ROOT, "test", "fixtures", "api-client-extension.ts")];
+    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths });
+    // Another extension's call runs the tool without the model (pi 0.73's reload drops the faux one).
+    const ask = async (id: string) => {
+      const args = { count: 1 };
+      const reply = await apiClient().request("mcp.api.call", { id, server: "asking", tool: "ask_elicitation", args });
+      return (reply.content as Array<{ text: string }>)[0]?.text;
+    };
+    try {
+      await pi.session.bindExtensions({ uiContext: ui.context() });
+      assert.equal(await ask("before"), "declined");
+      await pi.session.reload();
+      assert.equal(await ask("after"), "declined");
+      assert.equal(ui.asked.length, 1, ui.asked.join("\n"));
+    } finally {
       await pi.close();
     }
   });

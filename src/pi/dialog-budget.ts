@@ -7,12 +7,15 @@
  * request; the server gets an error or a decline that says why.
  */
 import { plural } from "../common/text.ts";
+import { isObject } from "../common/values.ts";
 
 const DIALOGS_PER_MINUTE = 5;
 const WINDOW_MS = 60_000;
 /** A burst's notice waits this long for the rest of the burst; a server gets at most one such notice a minute. */
 const NOTICE_DELAY_MS = 1000;
 
+/** The session entry that records a server the user refused for the rest of the session (`{server}`). */
+export const DENIED_ENTRY = "mcp-bridge.dialogs-denied";
 /** What the dialog offers so that a server asks no more this session. */
 export const DENY_REST = "Deny the rest from this server for this session";
 
@@ -33,7 +36,11 @@ interface ServerState {
 export class DialogBudget {
   private servers = new Map<string, ServerState>();
 
-  constructor(private readonly notify: (text: string) => void) {}
+  constructor(
+    private readonly notify: (text: string) => void,
+    /** Records in pi's session a server the user refused for the rest of it, for the bridge a /reload loads anew. */
+    private readonly record?: (server: string) => void,
+  ) {}
 
   /**
    * Runs `dialog` for `server` once the dialogs before it are done, when the server may ask now; otherwise returns
@@ -55,12 +62,16 @@ export class DialogBudget {
   /** The user chose {@link DENY_REST} in one of `server`'s dialogs. */
   denyRest(server: string): void {
     this.stateOf(server).denied = true;
+    this.record?.(server);
   }
 
-  /** A new pi session: every server may ask again. */
-  reset(): void {
+  /** A new pi session: every server may ask again; a reload goes on with those its `entries` record as refused. */
+  reset(entries: readonly unknown[] = []): void {
     for (const state of this.servers.values()) clearTimeout(state.timer);
     this.servers.clear();
+    for (const e of entries)
+      if (isObject(e) && e.customType === DENIED_ENTRY && isObject(e.data) && typeof e.data.server === "string")
+        this.stateOf(e.data.server).denied = true;
   }
 
   private stateOf(server: string): ServerState {
