@@ -310,7 +310,8 @@ describe("a call still running when pi reloads", () => {
     let allow = (_answer: string) => {};
     const ui = new RecordingUI();
     const answered = new Promise<string>((resolve) => (allow = resolve));
-    const context = { ...ui.context(), select: () => answered };
+    let asked = false;
+    const context = { ...ui.context(), select: () => ((asked = true), answered) };
     const run = await startBridgeInPi({
       mcpConfig: { mcpServers: { fx: fixtureEntry() } },
       extensionPaths: [CLIENT_EXTENSION],
@@ -325,6 +326,7 @@ describe("a call still running when pi reloads", () => {
       const replied = new Promise<ApiReply>((reply) =>
         apiClient().request("mcp.api.call", { id: "across-reload", server: "fx", tool: "echo", args, reply }),
       );
+      await waitFor(() => asked, "the approval dialog");
       await run.pi.session.reload();
       allow("Allow once");
       const reply = await replied;
