@@ -304,6 +304,30 @@ describe(
 );
 
 describe("a call still running when pi reloads", () => {
+  it("a call cut short by the end of the session is told so, not told to resend the tool after a dropped connection", async () => {
+    const logs = tempDir("mcp-bridge-api-cut-");
+    const fxLog = path.join(logs.dir, "fx.jsonl");
+    setUpApiClient({});
+    const run = await startBridgeInPi({
+      mcpConfig: { mcpServers: { fx: { ...fixtureEntry(), env: { FIXTURE_LOG: fxLog }, autoApprove: ["slow"] } } },
+      extensionPaths: [CLIENT_EXTENSION],
+    });
+    try {
+      const args = { ms: 60_000 };
+      const replied = new Promise<ApiReply>((reply) =>
+        apiClient().request("mcp.api.call", { id: "cut", server: "fx", tool: "slow", args, reply }),
+      );
+      await waitFor(() => readLog(fxLog).some((e) => e.event === "call" && e.name === "slow"), "the slow call");
+      await run.pi.session.reload();
+      const message = (await replied).error?.message ?? "";
+      assert.match(message, /^MCP server 'fx' was stopped during the call of tool 'slow' \(pi's session ended/);
+      assert.doesNotMatch(message, /resendAfterDrop|dropped/);
+    } finally {
+      await run.close();
+      logs.cleanup();
+    }
+  });
+
   it("its caller's reply callback gets the answer, and the bridge the reload ended throws nothing into pi", async () => {
     setUpApiClient({});
     // The approval dialog is answered only after the reload, as a UI may (pi's RPC mode leaves it to its client).

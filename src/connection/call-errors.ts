@@ -42,6 +42,13 @@ export function mayHaveRunError(
   return new BridgeError("transport", name, ctx.redact(message), { cause: error });
 }
 
+/** A tool call whose server the bridge itself stopped under it: nothing dropped, and sending it again is not for the user. */
+export function stoppedDuringCallError(ctx: ErrorContext, toolName: string, error: unknown): BridgeError {
+  const { name } = ctx.config;
+  const message = `MCP server '${name}' was stopped during the call of tool '${toolName}' (pi's session ended, or the server was switched off or disabled). The call may or may not have run on the server: check before calling it again.`;
+  return new BridgeError("transport", name, ctx.redact(message), { cause: error });
+}
+
 /** Where a reconnect under way stands: ` (attempt 3/10; last error: …)`; before its first retry, only the error. */
 function attemptsSoFar(state: ConnectionState, maxAttempts: number): string {
   const attempt = "attempt" in state && state.attempt > 0 ? `attempt ${state.attempt}/${maxAttempts}` : undefined;

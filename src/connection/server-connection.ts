@@ -26,7 +26,7 @@ import { ConnectionLifecycle } from "./connection-lifecycle.ts";
 import { type ConnectionState, errorOf, statusOf } from "./connection-state.ts";
 import type { Delivery } from "./delivery.ts";
 import { noOAuthError, refusedAfterRereadError } from "./error-messages.ts";
-import { lostAgainError, mayHaveRunError, reconnectFailedError } from "./call-errors.ts";
+import { lostAgainError, mayHaveRunError, reconnectFailedError, stoppedDuringCallError } from "./call-errors.ts";
 import { credentialsRefused, type FreshHeaders } from "./fresh-headers.ts";
 import type { HealthStatus, HealthTracker } from "./health.ts";
 import { LifecycleReport } from "./lifecycle-report.ts";
@@ -383,6 +383,7 @@ export class ServerConnection {
       return (this.lifecycle.live ?? (await this.lifecycle.ready(what, signal))).request(run, sent);
     }
     const cause = lost(on, error);
+    if (this.state.kind === "closed") throw stoppedDuringCallError(ctx(), what, error);
     if (!sendAgain(delivery, on, error, repeatable))
       throw mayHaveRunError(ctx(), what, cause, error, on.violation !== undefined);
     const next = await this.lifecycle.ready(what, signal, sent.onProgress).catch((reconnectError: unknown) => {
