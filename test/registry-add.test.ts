@@ -16,6 +16,7 @@ import { startStreamableHttp, type RunningServer } from "./fixtures/http-servers
 import { type RegistryFixture, startRegistry } from "./fixtures/registry-server.ts";
 import { EXTENSION_DIR, freePort, restoreEnv, tempDir, TEST_SOURCE } from "./helpers.ts";
 import { type InProcessPi, startInProcessPi } from "./pi-harness.ts";
+import { startBridgeInPi } from "./bridge-in-pi.ts";
 import { RecordingUI } from "./recording-ui.ts";
 
 /** The official examples' shapes: an npm package with a required directory and variables, and a container image. */
@@ -447,6 +448,36 @@ describe("/mcp add from the MCP registry (pi's command API, scripted UI)", { tim
     } finally {
       process.env.MCP_REGISTRY_URL = registry.url;
       await new Promise((resolve) => garbled.close(resolve));
+    }
+  });
+});
+
+describe("/mcp add from the registry when pi reloads while the registry answers", { timeout: 60_000 }, () => {
+  test("the command ends quietly with the session it ran in, without a stale-context error in the next", async () => {
+    // A registry that answers only when the test says so, with nothing found.
+    let answer = () => {};
+    let asked = () => {};
+    const searched = new Promise<void>((resolve) => (asked = resolve));
+    const registry = createServer((_req, res) => {
+      answer = () => res.writeHead(200, { "content-type": "application/json" }).end('{"servers":[],"metadata":{}}');
+      asked();
+    });
+    await new Promise<void>((resolve) => registry.listen(0, "127.0.0.1", resolve));
+    process.env.MCP_REGISTRY_URL = `http://127.0.0.1:${(registry.address() as AddressInfo).port}`;
+    const ui = new RecordingUI();
+    ui.answers = ["Find it in the MCP registry", "nothing-matches"];
+    const run = await startBridgeInPi({ mcpConfig: { mcpServers: {} }, uiContext: ui.context() });
+    try {
+      const adding = run.pi.session.prompt("/mcp add");
+      await searched;
+      await run.pi.session.reload();
+      answer();
+      await adding;
+    } finally {
+      await run.close();
+      delete process.env.MCP_REGISTRY_URL;
+      registry.closeAllConnections();
+      registry.close();
     }
   });
 });

@@ -29,6 +29,24 @@ export function registerLazyCommand(
   pi.registerCommand(name, {
     description,
     getArgumentCompletions: async (prefix) => (await command()).getArgumentCompletions?.(prefix) ?? null,
-    handler: async (args, ctx) => (await command()).handler(args, ctx),
+    handler: async (args, ctx) => {
+      try {
+        await (await command()).handler(args, ctx);
+      } catch (error) {
+        // A run that outlived its session (a /reload or /new meanwhile): pi 1.x refuses the ended session's context,
+        // and that refusal would only show up in the next session as an error of the command.
+        if (!ended(ctx)) throw error;
+      }
+    },
   });
+}
+
+/** Whether the session this context belongs to has ended (pi 1.x then refuses it). */
+function ended(ctx: { hasUI: boolean }): boolean {
+  try {
+    void ctx.hasUI;
+    return false;
+  } catch {
+    return true;
+  }
 }
