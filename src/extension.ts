@@ -113,7 +113,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       if (sessionCtx?.hasUI) sessionCtx.ui.notify(text, "warning");
       else logger.log({ level: "warn", event: "dialogs.refused", message: text });
     },
-    (server) => pi.appendEntry(DENIED_ENTRY, { server }),
+    (server) => sessionCtx && pi.appendEntry(DENIED_ENTRY, { server }), // an ended session's pi takes no entry
   );
   const budget = Number(env[STARTUP_BUDGET_ENV]);
   // pi gives a factory no working directory; in its CLI that is the process's own.
@@ -269,7 +269,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     userConfigPath: () => bridge.sourceOf("user")?.path,
     emit: (channel, payload) => pi.events.emit(channel, payload),
     writeConfig: (file, change) => bridge.writeConfig(file, change),
-    remember: (allowed) => pi.appendEntry(ALLOWED_ENTRY, allowed),
+    remember: (allowed) => sessionCtx && pi.appendEntry(ALLOWED_ENTRY, allowed),
     logger,
   });
   waitForStartingServers(pi, bridge, (server, setting) => exposure.mayHave(server, setting));

@@ -352,7 +352,7 @@ describe("a call still running when pi reloads", () => {
       );
       await waitFor(() => asked, "the approval dialog");
       await run.pi.session.reload();
-      allow("Allow once");
+      allow("Allow for this session");
       const reply = await replied;
       assert.match(reply.error?.message ?? "", /MCP server 'fx' is shut down/);
       await new Promise((resolve) => setImmediate(resolve));
