@@ -435,7 +435,6 @@ export class ServerConnection {
 
   /** Stops the server for the rest of the session (`/mcp disable`): shown as disabled at once, whatever it did. */
   disable = (): Promise<void> => this.close(true);
-
   /** The close under way: another (the session's end meeting `/mcp off`) waits for it, so none outlasts the session. */
   private closing?: Promise<void>;
 
