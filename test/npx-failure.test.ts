@@ -41,6 +41,9 @@ describe("npxLaunch", () => {
       rerun: "npm exec --foreground-scripts --yes -- pkg@1 --dir 'my files'",
     });
     assert.equal(npxLaunch("C:\\node\\npx.cmd", ["-y", "pkg"])?.spec, "pkg");
+    // A flag of npm's with its value apart: the value is no package.
+    assert.equal(npxLaunch("npx", ["-y", "--registry", "https://npm.example.com/", "pkg"])?.spec, "pkg");
+    assert.equal(npxLaunch("npx", ["--cache", "/tmp/npm-cache", "-y", "pkg"])?.spec, "pkg");
     for (const [command, args] of [
       ["node", ["server.js"]],
       ["npm", ["start"]],

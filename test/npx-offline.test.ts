@@ -82,6 +82,15 @@ describe(`npx without a network (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
     assert.equal(npmSettings({ env: user })("registry"), "http://127.0.0.1:9/", "no folder: no project");
     const set = { ...user, npm_config_registry: "http://127.0.0.1:9/" };
     assert.equal(npmSettings({ env: set, cwd: deeper })("registry"), "http://127.0.0.1:9/", "the server's env first");
+    // npx's command line before the package, over everything else; after it, the server's own arguments.
+    const args = ["-y", "--registry", NOWHERE, "pkg", "--registry", "http://127.0.0.1:9/"];
+    assert.equal(npmSettings({ env: set, cwd: deeper, args })("registry"), NOWHERE);
+    assert.equal(await offlineRegistry(set, npmSettings({ env: set, args })), "mcp-bridge-offline.invalid");
+    assert.equal(npmSettings({ env: user, args: [`--registry=${NOWHERE}`, "pkg"] })("registry"), NOWHERE);
+    assert.equal(
+      npmSettings({ env: user, args: ["-y", "pkg", "--registry", NOWHERE] })("registry"),
+      "http://127.0.0.1:9/",
+    );
   });
 
   /**

@@ -24,13 +24,29 @@ export function npmHome(env: NpmEnv): string {
 export interface NpmRun {
   env: NpmEnv;
   cwd?: string;
+  /** npx's arguments: npm's flags before the package win over the rest (`--registry <url>`). */
+  args?: readonly string[];
+}
+
+/** npm's flags that take a value, which may follow as the next argument (then it is no package). */
+export const NPM_VALUE_FLAG =
+  /^(--(registry|cache|userconfig|globalconfig|prefix|loglevel|logs-dir|call|workspace)|-[cw])$/;
+
+/** The value npx's arguments give to setting `name` before the package: `--name <value>` or `--name=<value>`. */
+function fromArgs(args: readonly string[], name: string): string | undefined {
+  for (let i = args[0] === "exec" || args[0] === "x" ? 1 : 0; i < args.length && /^-./.test(args[i]!); i++) {
+    if (args[i] === `--${name}`) return args[i + 1];
+    if (args[i]!.startsWith(`--${name}=`)) return args[i]!.slice(name.length + 3);
+    if (NPM_VALUE_FLAG.test(args[i]!)) i++;
+  }
+  return undefined;
 }
 
 /**
  * npm's settings for a run (see {@link NpmSetting}). The npmrc files are read once, when this is called; as in npm, a
  * key written twice has its last value, a file nearer the run wins over a farther one, and `${NAME}` is expanded.
  */
-export function npmSettings({ env, cwd }: NpmRun): NpmSetting {
+export function npmSettings({ env, cwd, args = [] }: NpmRun): NpmSetting {
   const home = npmHome(env);
   const rc = new Map<string, string>();
   // npm expands from its own environment: pi's few safe variables and the server's `env`, not the rest of pi's. One
@@ -58,7 +74,7 @@ export function npmSettings({ env, cwd }: NpmRun): NpmSetting {
       // No such npmrc: the others, or npm's defaults.
     }
   }
-  return (name) => fromEnv(env, name) ?? rc.get(name);
+  return (name) => fromArgs(args, name) ?? fromEnv(env, name) ?? rc.get(name);
 }
 
 /** The project npm finds for a run in `cwd`: the nearest folder up with a `package.json` or `node_modules`, else `cwd`. */

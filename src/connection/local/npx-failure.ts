@@ -10,7 +10,7 @@
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
 import path from "node:path";
 import { programName, shellWord } from "../../common/text.ts";
-import { npmHome, type NpmRun, type NpmSetting, npmSettings } from "./npm-settings.ts";
+import { npmHome, NPM_VALUE_FLAG, type NpmRun, type NpmSetting, npmSettings } from "./npm-settings.ts";
 
 /** An `npx …` (or `npm exec …`) start: the package it runs, and the same command showing install scripts' output. */
 export interface NpxLaunch {
@@ -42,7 +42,9 @@ export function npxLaunch(command: string, args: readonly string[]): NpxLaunch |
   if (base !== "npx" && !exec) return undefined;
   const rest = exec ? args.slice(1) : args;
   // `--package=<package>` names the package; the program after it is not one.
-  const spec = rest.map((arg) => arg.replace(/^--package=/, "")).find((arg) => arg !== "--" && !arg.startsWith("-"));
+  const spec = rest
+    .map((arg) => arg.replace(/^--package=/, ""))
+    .find((arg, i) => arg !== "--" && !arg.startsWith("-") && !NPM_VALUE_FLAG.test(rest[i - 1] ?? ""));
   if (!spec) return undefined;
   // npm's own flags go before the package.
   const words = [base, ...(exec ? [args[0]!] : []), "--foreground-scripts", ...rest];
