@@ -2241,7 +2241,15 @@ describe("sandbox settings and rules", () => {
   });
   test("the defaults: secrets unreadable and unwritable, writes in cwd and the temp dir, no network", () => {
     const policy = sandboxPolicy(true, ctx);
-    for (const secret of ["/home/ann/.ssh", "/home/ann/.aws", "/home/ann/.npmrc", "/home/ann/.pi/agent/auth.json"]) {
+    // git's credential store keeps its tokens in ~/.git-credentials or, where that file is absent, ~/.config/git/credentials.
+    const gitStore = "/home/ann/.config/git/credentials";
+    for (const secret of [
+      "/home/ann/.ssh",
+      "/home/ann/.aws",
+      "/home/ann/.npmrc",
+      "/home/ann/.pi/agent/auth.json",
+      gitStore,
+    ]) {
       assert.ok(policy.filesystem.denyRead.includes(secret), secret);
       assert.ok(policy.filesystem.denyWrite.includes(secret), secret);
     }

@@ -9,9 +9,13 @@
 import * as path from "node:path";
 import { isAllowedHost, type SandboxRules } from "../config/sandbox-setting.ts";
 
-/** Files and directories under the home directory that hold credentials, denied to reading (and writing). */
+/**
+ * Files and directories under the home directory that hold credentials, denied to reading (and writing). git's
+ * credential store writes `.config/git/credentials` where `.git-credentials` is absent.
+ */
 const HOME_SECRETS =
-  ".ssh/ .aws/ .gnupg/ .config/gcloud/ .docker/ .netrc .npmrc .pypirc .git-credentials .config/gh/ .kube/ .azure/";
+  ".ssh/ .aws/ .gnupg/ .config/gcloud/ .docker/ .netrc .npmrc .pypirc .git-credentials .config/git/credentials " +
+  ".config/gh/ .kube/ .azure/";
 
 /**
  * In pi's agent dir: pi's API keys (`auth.json`, and `models.json`, where custom providers keep theirs), pi 1.x's MCP
