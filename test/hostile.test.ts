@@ -482,6 +482,7 @@ describe("hostile local servers", { timeout: 300_000 }, () => {
       ...{ command: "npx", args: ["-y", `--package=${tarball}`, "failpost"], reconnect: FAST },
       env: { HOME: home, npm_config_audit: "false", npm_config_update_notifier: "false" },
     });
+    let flaggedConnection: ReturnType<typeof connectionFor> | undefined;
     try {
       const quoted = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
       await assert.rejects(
@@ -499,8 +500,17 @@ describe("hostile local servers", { timeout: 300_000 }, () => {
         moved.connect(),
         new RegExp(`\\(npm's log: ${quoted(path.join(home, "moved-cache", "_logs"))}/`),
       );
+      // And moved on npx's command line, before the package.
+      const flagged = path.join(tmp.dir, "flagged-cache");
+      const args = ["-y", "--cache", flagged, `--package=${tarball}`, "failpost"];
+      const quiet = { npm_config_audit: "false", npm_config_update_notifier: "false" };
+      flaggedConnection = connectionFor("flagged", { command: "npx", args, env: quiet, reconnect: FAST });
+      await assert.rejects(
+        flaggedConnection.connect(),
+        new RegExp(`\\(npm's log: ${quoted(path.join(flagged, "_logs"))}/`),
+      );
     } finally {
-      await Promise.all([connection.close(), moved.close()]);
+      await Promise.all([connection.close(), moved.close(), flaggedConnection?.close()]);
     }
   });
   test("npx that leaves out an optional dependency whose install fails, which the server then says it lacks: not 'could not install', and not retried", async () => {

@@ -336,7 +336,7 @@ export class LiveSession {
   private localTransport(endpoint: ResolvedStdio, deadline: number): Transport {
     const { events, hub, limits, sandbox, protocol } = this.options;
     const launch = npxLaunch(endpoint.command, endpoint.args);
-    const npx = launch && { ...launch, env: endpoint.env, cwd: endpoint.cwd };
+    const npx = launch && { ...launch, env: endpoint.env, cwd: endpoint.cwd, args: endpoint.args };
     const hooks = this.process.started(events.stderrLine, (error) => (this.violation = error.message), npx);
     const maxMessageBytes = limits?.maxMessageBytes;
     if (hub) return new HubTransport({ ...hub, endpoint, hooks, deadline, maxMessageBytes, sandbox, protocol });
