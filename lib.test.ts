@@ -2265,6 +2265,11 @@ describe("sandbox settings and rules", () => {
     assert.ok(npx.network.allowedDomains.includes("registry.npmjs.org"));
     const moved = sandboxPolicy(true, { ...ctx, command: "npx", env: { npm_config_cache: "/var/cache/npm" } });
     assert.ok(moved.filesystem.allowWrite.includes("/var/cache/npm"), "a cache the server's env moves is its cache");
+    // As one moved on npx's command line, before the package (after it, the flag is the server's own).
+    const flagged = sandboxPolicy(true, { ...ctx, command: "npx", args: ["-y", "--cache", "/var/cache/npm", "pkg"] });
+    assert.ok(flagged.caches.includes("/var/cache/npm") && flagged.filesystem.allowWrite.includes("/var/cache/npm"));
+    const serverOwn = sandboxPolicy(true, { ...ctx, command: "npx", args: ["-y", "pkg", "--cache", "/srv"] });
+    assert.ok(!serverOwn.filesystem.allowWrite.includes("/srv"));
     // A HOME the server's env sets is where the launcher keeps its cache (~/.npm is $HOME/.npm).
     const homed = sandboxPolicy(true, { ...ctx, command: "npx", env: { HOME: "/srv/bot" } });
     assert.ok(homed.filesystem.allowWrite.includes("/srv/bot/.npm"), `${homed.filesystem.allowWrite}`);

@@ -8,6 +8,7 @@
  */
 import * as path from "node:path";
 import { isAllowedHost, type SandboxRules } from "../config/sandbox-setting.ts";
+import { npmFlag } from "../connection/local/npm-flags.ts";
 
 /**
  * Files and directories under the home directory that hold credentials, denied to reading (and writing). git's
@@ -86,6 +87,8 @@ export interface SandboxContext {
   command: string;
   /** The server's own environment (its `env`): where it moves a launcher's cache, that is the cache. */
   env?: Readonly<Record<string, string>>;
+  /** Its arguments: npx's `--cache <dir>` moves the cache as its `env` does. */
+  args?: readonly string[];
   /** pi's environment: a registry it points the launcher at is the launcher's (not one the server's `env` names). */
   piEnv?: Readonly<Record<string, string | undefined>>;
   /** Files other servers' `${VAR}`s and `!command`s read (tokens, key files): denied to this one. */
@@ -134,7 +137,8 @@ export function sandboxPolicy(setting: true | SandboxRules, ctx: SandboxContext)
   const secrets = [...known.map((p) => p.replace(/\/$/, "")), ...absolutes(ctx.otherSecrets)];
   // A path below each directory (a trailing /) makes an absent one covered by an empty directory, as RUN_BY_OTHERS's.
   const secretDirs = known.filter((p) => p.endsWith("/")).map((p) => `${p}config`);
-  const moved = launcher?.cacheVars.map((name) => ctx.env?.[name]).find((value) => value);
+  const flag = launcher?.name === "npm" ? npmFlag(ctx.args ?? [], "cache") : undefined;
+  const moved = flag || launcher?.cacheVars.map((name) => ctx.env?.[name]).find((value) => value);
   const caches = [
     // Under the HOME the launcher gets: the server's env may set another.
     ...(launcher?.caches ?? []).map((p) => path.join(ctx.env?.HOME || ctx.home, p)),

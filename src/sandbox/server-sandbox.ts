@@ -104,6 +104,7 @@ export function stdioSandbox(
         tempDir,
         command: endpoint.command,
         env: endpoint.env,
+        args: endpoint.args,
         piEnv: scope.env,
         otherSecrets,
       });

@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
 import { getDefaultEnvironment } from "@modelcontextprotocol/client/stdio";
+import { npmFlag } from "./npm-flags.ts";
 
 export type NpmEnv = Readonly<Record<string, string>>;
 
@@ -26,20 +27,6 @@ export interface NpmRun {
   cwd?: string;
   /** npx's arguments: npm's flags before the package win over the rest (`--registry <url>`). */
   args?: readonly string[];
-}
-
-/** npm's flags that take a value, which may follow as the next argument (then it is no package). */
-export const NPM_VALUE_FLAG =
-  /^(--(registry|cache|userconfig|globalconfig|prefix|loglevel|logs-dir|call|workspace)|-[cw])$/;
-
-/** The value npx's arguments give to setting `name` before the package: `--name <value>` or `--name=<value>`. */
-function fromArgs(args: readonly string[], name: string): string | undefined {
-  for (let i = args[0] === "exec" || args[0] === "x" ? 1 : 0; i < args.length && /^-./.test(args[i]!); i++) {
-    if (args[i] === `--${name}`) return args[i + 1];
-    if (args[i]!.startsWith(`--${name}=`)) return args[i]!.slice(name.length + 3);
-    if (NPM_VALUE_FLAG.test(args[i]!)) i++;
-  }
-  return undefined;
 }
 
 /**
@@ -74,7 +61,7 @@ export function npmSettings({ env, cwd, args = [] }: NpmRun): NpmSetting {
       // No such npmrc: the others, or npm's defaults.
     }
   }
-  return (name) => fromArgs(args, name) ?? fromEnv(env, name) ?? rc.get(name);
+  return (name) => npmFlag(args, name) ?? fromEnv(env, name) ?? rc.get(name);
 }
 
 /** The project npm finds for a run in `cwd`: the nearest folder up with a `package.json` or `node_modules`, else `cwd`. */

@@ -10,7 +10,8 @@
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
 import path from "node:path";
 import { programName, shellWord } from "../../common/text.ts";
-import { npmHome, NPM_VALUE_FLAG, type NpmRun, type NpmSetting, npmSettings } from "./npm-settings.ts";
+import { NPM_VALUE_FLAG } from "./npm-flags.ts";
+import { npmHome, type NpmRun, type NpmSetting, npmSettings } from "./npm-settings.ts";
 
 /** An `npx …` (or `npm exec …`) start: the package it runs, and the same command showing install scripts' output. */
 export interface NpxLaunch {
