@@ -85,6 +85,8 @@ describe(`npx without a network (pi ${PI_LINE})`, { timeout: 300_000 }, () => {
     // npx's command line before the package, over everything else; after it, the server's own arguments.
     const args = ["-y", "--registry", NOWHERE, "pkg", "--registry", "http://127.0.0.1:9/"];
     assert.equal(npmSettings({ env: set, cwd: deeper, args })("registry"), NOWHERE);
+    // A path there starts from the home directory as npm takes it (no shell expands `~` in `args`).
+    assert.equal(npmSettings({ env, args: ["--cache", "~/flagged", "pkg"] })("cache"), path.join(home.dir, "flagged"));
     assert.equal(await offlineRegistry(set, npmSettings({ env: set, args })), "mcp-bridge-offline.invalid");
     assert.equal(npmSettings({ env: user, args: [`--registry=${NOWHERE}`, "pkg"] })("registry"), NOWHERE);
     assert.equal(

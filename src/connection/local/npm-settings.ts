@@ -61,7 +61,8 @@ export function npmSettings({ env, cwd, args = [] }: NpmRun): NpmSetting {
       // No such npmrc: the others, or npm's defaults.
     }
   }
-  return (name) => npmFlag(args, name) ?? fromEnv(env, name) ?? rc.get(name);
+  // No shell expands a `~` in `args`: npm does, for a path.
+  return (name) => npmFlag(args, name)?.replace(/^~(?=$|[\\/])/, home) ?? fromEnv(env, name) ?? rc.get(name);
 }
 
 /** The project npm finds for a run in `cwd`: the nearest folder up with a `package.json` or `node_modules`, else `cwd`. */
