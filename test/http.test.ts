@@ -810,6 +810,38 @@ describe("remote failures", { timeout: 120_000 }, () => {
       }
     });
 
+  test("a tool call answered 503 (a proxy with no backend up): sent again after the reconnect, since it did not run", async () => {
+    const server = await startStreamableHttp();
+    let refused = 0;
+    // In front of the server, a proxy that has no backend for the first tool call: 503, the call never passed on.
+    const front = createHttpServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (chunk: Buffer) => chunks.push(chunk));
+      req.on("end", () => {
+        const body = Buffer.concat(chunks);
+        if (body.includes('"method":"tools/call"') && refused++ === 0) return void res.writeHead(503).end();
+        const options = { port: server.port, path: req.url, method: req.method, headers: req.headers };
+        httpRequest({ ...options, host: "127.0.0.1" }, (answer) => {
+          res.writeHead(answer.statusCode!, answer.headers);
+          answer.pipe(res);
+        }).end(body);
+      });
+    });
+    await new Promise<void>((resolve) => front.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(front.address() as AddressInfo).port}/mcp`;
+    const connection = connectionFor("web", { url, reconnect: { initialDelay: 10, maxDelay: 20 } });
+    try {
+      await connection.connect();
+      assert.equal((await call(connection, "echo", { text: "after" })).text, "after");
+      assert.equal(server.calls.filter((c) => c.name === "echo").length, 1, "run once");
+    } finally {
+      await connection.close();
+      front.closeAllConnections();
+      await new Promise((resolve) => front.close(resolve));
+      await server.close();
+    }
+  });
+
   test("a server that drops every connection: one reconnect, then a clear error", async () => {
     const server = await startStreamableHttp();
     const connection = connectionFor("web", { url: server.url, resendAfterDrop: ["crash_always"] });

@@ -418,9 +418,9 @@ export class LiveSession {
     return sessionUnknown(error) && transport instanceof StreamableHTTPClientTransport && !!transport.sessionId;
   }
 
-  /** A request that failed with `error` never reached the server: no connection was made, or it forgot the session. */
+  /** A request that failed with `error` was not handled: no connection was made, the session forgotten, or a 503. */
   notTaken(error: unknown): boolean {
-    return neverConnected(error) || this.forgotSession(error);
+    return neverConnected(error) || this.forgotSession(error) || httpStatusOf(error) === 503;
   }
 
   /** Ends the session (an open under way fails) and releases everything it holds. Safe to call more than once. */
