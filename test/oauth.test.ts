@@ -267,6 +267,12 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     });
     assert.equal(headless.state.kind, "needsSignIn", "not retried: retrying cannot sign in");
     await headless.close();
+    // A logout with nothing stored (a client from the config) signs nobody out: it still waits for a sign-in.
+    const waiting = connect(fixture, bed.newAuthDir(), { callbackPort, clientId: "by-hand" }, { signIn: null });
+    await assert.rejects(waiting.connect(), /needs you to sign in/);
+    assert.equal((await waiting.logout()).removed, false);
+    assert.equal(waiting.state.kind, "needsSignIn", "not 'Signed out of …'");
+    await waiting.close();
 
     const connection = connect(fixture, authDir, { callbackPort });
     await connection.signIn(automaticSignIn());

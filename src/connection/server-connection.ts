@@ -421,8 +421,8 @@ export class ServerConnection {
   /** `/mcp logout`: forgets tokens and registration, disconnects. Names pi 1.x's file if it holds a sign-in (it is pi's). */
   async logout(): Promise<{ removed: boolean; piFileKept?: string }> {
     if (!this.auth.configured) return { removed: false };
-    // A server up with no tokens stored does not use OAuth: nothing to sign out of, so it stays up.
-    const signedIn = this.state.kind !== "live" || this.auth.hasTokens;
+    // A server up, or waiting for a sign-in, with no tokens stored: nothing to sign out of, so it stays as it is.
+    const signedIn = !["live", "needsSignIn"].includes(this.state.kind) || this.auth.hasTokens;
     if (signedIn) await this.lifecycle.endOnPurpose("signed out");
     const endpoint = this.opener.endpoint();
     const removed = await this.auth.forget(endpoint?.kind === "stdio" ? undefined : endpoint?.url);
