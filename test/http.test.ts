@@ -507,6 +507,19 @@ describe("remote failures", { timeout: 120_000 }, () => {
     }
   });
 
+  test("a gateway's error page (a 502's HTML): the error names its status, not the page's markup", async () => {
+    const page = `<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title><style>${"p{}".repeat(500)}</style></head></html>`;
+    const server = await startAnswering(502, page, "text/html");
+    const connection = connectionFor("gateway", { url: server.url, reconnect: { maxAttempts: 0 } });
+    try {
+      const { message } = await connectFailure(connection);
+      assert.match(message, /failed to connect: Error POSTing to endpoint: HTTP 502\b/);
+      assert.doesNotMatch(message, /DOCTYPE|<style>/);
+    } finally {
+      await server.close();
+    }
+  });
+
   test("a server that answers 503 with `Retry-After`: the reconnects wait as long as it asked, not the shorter backoff", async () => {
     const server = await startAnswering(503, "busy", "text/plain", { "Retry-After": "1" });
     const entry = { url: server.url, reconnect: { maxAttempts: 2, initialDelay: 20, maxDelay: 5000 } };

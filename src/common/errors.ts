@@ -107,9 +107,9 @@ export function describeError(error: unknown): string {
       (link instanceof Error ? link.message : typeof link === "string" ? link : JSON.stringify(link));
     // Prefixes that mean nothing to a reader: a server error's "MCP error <code>", the SDK's probe a refusal failed.
     text = text.replace(/^MCP error -?\d+: |^Version negotiation probe failed: (?=fetch failed)/, "");
-    // An HTTP refusal with an empty body (a proxy's 503): the SDK's words end where the body would be; the status says.
+    // An HTTP refusal with an empty body (a proxy's 503), or a page of HTML (a gateway's 502): the status says it.
     const status = (link as { status?: unknown } | null)?.status;
-    if (typeof status === "number" && /: ?$/.test(text)) text = `${text.replace(/ ?$/, " ")}HTTP ${status}`;
+    if (typeof status === "number") text = text.replace(/: ?(\s*<(!doctype|html)\b[^]*)?$/i, `: HTTP ${status}`);
     if (text && !parts.some((p) => p.includes(text))) parts.push(text);
   }
   return parts.join(": ") || "unknown error";
