@@ -16,7 +16,7 @@ import { AuthStore } from "../src/oauth/storage.ts";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { startStreamableHttp } from "./fixtures/http-servers.ts";
 import type { OAuthFixtureOptions } from "./fixtures/oauth-server.ts";
-import { connectionFor } from "./helpers.ts";
+import { connectFailure, connectionFor } from "./helpers.ts";
 import { oauthBed } from "./oauth-bed.ts";
 
 describe("OAuth against a real authorization server", { timeout: 120_000 }, () => {
@@ -152,6 +152,18 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     const hung = new Promise((resolve) => setTimeout(resolve, 20_000, "still waiting after 20 s").unref());
     const outcome = await Promise.race([connection.signIn(automaticSignIn()).then(() => "signed in", String), hung]);
     assert.match(String(outcome), /Signing in to MCP server 'secure' failed: .*did not answer within 5 s/);
+  });
+
+  test("an authorization server whose metadata never comes: the connect fails in the token wait, saying so", async () => {
+    const { fixture, authDir, callbackPort } = await setup({ metadataHangs: true });
+    const connection = connect(fixture, authDir, { callbackPort }, { entry: { timeout: 20_000 } });
+    const started = Date.now();
+    const { message } = await connectFailure(connection);
+    assert.ok(Date.now() - started < 15_000, `failed after ${Date.now() - started} ms: ${message}`);
+    assert.match(
+      message,
+      /failed to connect: the OAuth metadata at http:\/\/\S+\/\.well-known\/\S+ did not answer within 5 s/,
+    );
   });
 
   test("a user who takes longer in the browser than the token endpoint may take to answer still signs in", async () => {

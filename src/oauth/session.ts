@@ -89,7 +89,6 @@ export class OAuthSession {
       },
       timeoutMs: this.tokenWait,
     });
-    this.middleware = applyMiddlewares(sharedRefresh, this.rediscoverOnRefusal);
     // Token requests (the provider's own, not the transports'): undici's answers read as the SDK reads them.
     // Each within the token wait: one the authorization server never answers would hold the connect or the call.
     const timed: Middleware = (next) => (url, init) =>
@@ -97,6 +96,15 @@ export class OAuthSession {
         ...init,
         signal: AbortSignal.any([AbortSignal.timeout(this.tokenWait), ...(init?.signal ? [init.signal] : [])]),
       });
+    // So is the discovery after a 401, made through the transports' fetch: its metadata documents are well-known URLs.
+    const discovery: Middleware = (next) => (url, init) => {
+      if (!String(url).includes("/.well-known/")) return next(url, init);
+      const late = `the OAuth metadata at ${String(url)} did not answer within ${this.tokenWait / 1000} s`;
+      return timed(next)(url, init).catch((error: unknown) => {
+        throw (error as Error)?.name === "TimeoutError" ? new Error(late) : error;
+      });
+    };
+    this.middleware = applyMiddlewares(sharedRefresh, this.rediscoverOnRefusal, discovery);
     const fetch = options.fetch && applyMiddlewares(withGlobalResponses, sharedRefresh, timed)(options.fetch);
     this.fetch = fetch;
     const secrets: string[] = [];
