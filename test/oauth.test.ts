@@ -162,8 +162,17 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     assert.ok(Date.now() - started < 15_000, `failed after ${Date.now() - started} ms: ${message}`);
     assert.match(
       message,
-      /failed to connect: the OAuth metadata at http:\/\/\S+\/\.well-known\/\S+ did not answer within 5 s/,
+      /failed to connect: the OAuth request to http:\/\/\S+\/\.well-known\/\S+ got no answer within 5 s/,
     );
+  });
+
+  test("an authorization server that takes a registration and never answers: the connect fails in the token wait", async () => {
+    const { fixture, authDir, callbackPort } = await setup({ registrationHangs: true });
+    const connection = connect(fixture, authDir, { callbackPort }, { entry: { timeout: 20_000 } });
+    const started = Date.now();
+    const { message } = await connectFailure(connection);
+    assert.ok(Date.now() - started < 15_000, `failed after ${Date.now() - started} ms: ${message}`);
+    assert.match(message, /failed to connect: the OAuth request to http:\/\/\S+\/register got no answer within 5 s/);
   });
 
   test("a user who takes longer in the browser than the token endpoint may take to answer still signs in", async () => {

@@ -44,6 +44,12 @@ export abstract class PersistedProvider {
     return this.discovery?.resourceMetadata !== undefined || this.discovery?.authorizationServerMetadata !== undefined;
   }
 
+  /** Whether `url` is where discovery found to register a client (the SDK posts there through the transports' fetch). */
+  registersAt(url: string): boolean {
+    const endpoint = this.discovery?.authorizationServerMetadata?.registration_endpoint;
+    return endpoint !== undefined && URL.canParse(endpoint) && new URL(endpoint).href === url;
+  }
+
   constructor(protected readonly options: PersistedOptions) {
     const { server, settings } = options;
     this.now = options.now ?? Date.now;

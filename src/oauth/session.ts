@@ -96,10 +96,11 @@ export class OAuthSession {
         ...init,
         signal: AbortSignal.any([AbortSignal.timeout(this.tokenWait), ...(init?.signal ? [init.signal] : [])]),
       });
-    // So is the discovery after a 401, made through the transports' fetch: its metadata documents are well-known URLs.
+    // So are discovery and registration after a 401, made through the transports' fetch: metadata is at well-known URLs.
     const discovery: Middleware = (next) => (url, init) => {
-      if (!String(url).includes("/.well-known/")) return next(url, init);
-      const late = `the OAuth metadata at ${String(url)} did not answer within ${this.tokenWait / 1000} s`;
+      const href = String(url);
+      if (!href.includes("/.well-known/") && !this.provider.registersAt(href)) return next(url, init);
+      const late = `the OAuth request to ${href} got no answer within ${this.tokenWait / 1000} s`;
       return timed(next)(url, init).catch((error: unknown) => {
         throw (error as Error)?.name === "TimeoutError" ? new Error(late) : error;
       });
