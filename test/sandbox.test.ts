@@ -190,6 +190,25 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.doesNotMatch(text, new RegExp(PLANTED_KEY), text);
   });
 
+  test("another tool's token where it exists (Codex's sign-in, ~/.codex/auth.json) is denied", async () => {
+    mkdirSync(path.join(bed.home, ".codex"), { recursive: true });
+    writeFileSync(path.join(bed.home, ".codex", "auth.json"), `{"OPENAI_API_KEY":"${PLANTED_KEY}"}\n`);
+    const server = { command: process.execPath, args: [PROBE], sandbox: true, autoApprove: ["*"] };
+    writeFileSync(
+      path.join(agentDir, "mcp.json"),
+      JSON.stringify({ exposure: "direct", mcpServers: { probe: server } }),
+    );
+    const { text } = await callOnceInPi({
+      cwd: project,
+      agentDir,
+      extensionPaths: [EXTENSION_DIR],
+      tool: "mcp_probe_probe",
+      args: { read: path.join(bed.home, ".codex", "auth.json") },
+    });
+    assert.match(text, /^read: failed/m, text);
+    assert.doesNotMatch(text, new RegExp(PLANTED_KEY), text);
+  });
+
   test("what git runs of a submodule's (.git/modules) and of a repository below the server's directory cannot be written", async () => {
     const code = path.join(outside, "code");
     const gitDir = (dir: string, hooks = true) => {

@@ -19,6 +19,15 @@ const HOME_SECRETS =
   ".config/gh/ .kube/ .azure/";
 
 /**
+ * Other tools' tokens under the home directory, denied where they exist (./server-sandbox.ts looks): an absent one would
+ * get an empty placeholder on the host while the server runs, which a tool there could read as a broken file.
+ */
+export const TOOL_TOKENS = (
+  ".config/containers/auth.json .cargo/credentials .cargo/credentials.toml .pgpass .gem/credentials .vault-token " +
+  ".terraform.d/credentials.tfrc.json .yarnrc.yml .claude/.credentials.json .codex/auth.json"
+).split(" ");
+
+/**
  * In pi's agent dir: pi's API keys (`auth.json`, and `models.json`, where custom providers keep theirs), pi 1.x's MCP
  * sign-ins (`mcp-auth.json`), the bridge's OAuth tokens (`mcp-auth`), its trust answers and logs (`mcp-bridge`).
  */
@@ -91,7 +100,7 @@ export interface SandboxContext {
   args?: readonly string[];
   /** pi's environment: a registry it points the launcher at is the launcher's (not one the server's `env` names). */
   piEnv?: Readonly<Record<string, string | undefined>>;
-  /** Files other servers' `${VAR}`s and `!command`s read (tokens, key files): denied to this one. */
+  /** Files other servers' `${VAR}`s and `!command`s read (tokens, key files), and other tools' tokens: denied. */
   otherSecrets: readonly string[];
 }
 

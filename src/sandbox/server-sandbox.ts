@@ -10,7 +10,7 @@ import * as path from "node:path";
 import type { Environment, ResolvedStdio } from "../config/substitute.ts";
 import type { ServerConfig } from "../config/types.ts";
 import { otherServersSecrets } from "./other-secrets.ts";
-import { type SandboxPolicy, sandboxPolicy } from "./sandbox-policy.ts";
+import { type SandboxPolicy, sandboxPolicy, TOOL_TOKENS } from "./sandbox-policy.ts";
 import { isSandboxed, type SandboxSetting } from "../config/sandbox-setting.ts";
 
 function isFile(file: string): boolean {
@@ -87,6 +87,7 @@ export function stdioSandbox(
   const home = os.homedir();
   const otherSecrets = otherServersSecrets(scope.servers, config.name, scope.env)
     .map((p) => (p.startsWith("~/") ? path.join(home, p.slice(2)) : p))
+    .concat(TOOL_TOKENS.map((p) => path.join(home, p)))
     .filter(isFile);
   // A working directory reached by a link outside the project (~/code -> /data/code) is where it leads: the library
   // binds no link that leads out of its own tree. One inside the project stays a link (the project could have made it).
