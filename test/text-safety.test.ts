@@ -79,6 +79,13 @@ describe("Redactor", () => {
     );
   });
 
+  test("a value hidden by its shape keeps the punctuation after it, so the sentence still reads", () => {
+    assert.equal(
+      redactShapes("GET https://x.example/?api_key=sk-abc123, which failed (see API_KEY=sk-abc123)."),
+      "GET https://x.example/?api_key=***, which failed (see API_KEY=***).",
+    );
+  });
+
   test("everything it filters loses control sequences; payloads are walked, errors become their filtered message", () => {
     const redactor = new Redactor(["s3cret-value"]);
     assert.equal(redactor.text("\x1b]52;c;x\x07s3cret-value\x1b[2J"), "***");

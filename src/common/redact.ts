@@ -60,19 +60,29 @@ const SECRET_NAME =
 /** In a URL also these: an authorization code, an API key or a signature (a signed URL's `X-Amz-Signature` too). */
 const SECRET_QUERY_NAME = `(?:${SECRET_NAME}|code|key|[A-Za-z0-9_-]*sig|[A-Za-z0-9_-]*signature)`;
 
-const SECRET_SHAPES: Array<[RegExp, string]> = [
+/**
+ * `$1***` and the punctuation that ended the value (`?api_key=…, which`, `(API_KEY=…)`): a token does not end in it, and
+ * the sentence reads wrong without it. Trimmed in a loop, since a regex for it backtracks on a long run of it.
+ */
+const maskValue = (_match: string, name: string, value: string) => {
+  let end = value.length;
+  while (end > 0 && ",.;:!?)]}".includes(value[end - 1]!)) end--;
+  return name + MASK + value.slice(end);
+};
+
+const SECRET_SHAPES: Array<[RegExp, string | typeof maskValue]> = [
   // `scheme://user:pass@host`, `https://token@host`: the whole userinfo, to the authority's last `@` (a password may
   // have one).
   [/(\b[A-Za-z][A-Za-z0-9+.-]*:\/\/)[^\s/?#"'<>]+@/g, `$1${MASK}@`],
   // `?access_token=…`, `&code=…` in a URL or a form body.
-  [new RegExp(`([?&]${SECRET_QUERY_NAME}=)[^&#\\s"'<>]+`, "gi"), `$1${MASK}`],
+  [new RegExp(`([?&]${SECRET_QUERY_NAME}=)([^&#\\s"'<>]+)`, "gi"), maskValue],
   // `"refresh_token": "…"` in JSON (a token endpoint's answer quoted in an error).
   // Not a `${VAR}` reference: a message that shows the `env` entry to write names the variable, not its value.
   [new RegExp(`("${SECRET_NAME}"\\s*:\\s*")(?!\\$\\{\\w+\\}")(?:[^"\\\\]|\\\\.)+(")`, "gi"), `$1${MASK}$2`],
   // `'X-API-Key': '…'`, `apiKey: '…'`: an object as Node prints it (an HTTP client's error dumping its request).
   [new RegExp(`((?:'${SECRET_NAME}'|\\b${SECRET_NAME})\\s*:\\s*')(?:[^'\\\\]|\\\\.)+(')`, "gi"), `$1${MASK}$2`],
   // `API_KEY=…`, `--client-secret=…` on a command line or in a server's own log line; `API_KEY="…"` as a .env has it.
-  [new RegExp(`(\\b${SECRET_NAME}=["']?)[^\\s&"']+`, "gi"), `$1${MASK}`],
+  [new RegExp(`(\\b${SECRET_NAME}=["']?)([^\\s&"']+)`, "gi"), maskValue],
   // `Authorization: Bearer …`, `Basic …`, `DPoP …`, GitHub's `token …`: a token has a digit, a symbol or a capital after
   // its first letter (prose such as "Basic authentication" has none of these).
   [
@@ -92,7 +102,7 @@ const SHAPE_HINT = /[=":]|Bearer|Basic|DPoP|token/i;
 export function redactShapes(text: string): string {
   if (!SHAPE_HINT.test(text)) return text;
   let out = text;
-  for (const [pattern, replacement] of SECRET_SHAPES) out = out.replace(pattern, replacement);
+  for (const [pattern, replacement] of SECRET_SHAPES) out = out.replace(pattern, replacement as string);
   return out;
 }
 
