@@ -86,6 +86,11 @@ describe("Redactor", () => {
     );
   });
 
+  test("a known value with a quote or backslash is hidden also where it is quoted as JSON", () => {
+    const redactor = new Redactor(['p\\a"ss-1234']);
+    assert.equal(redactor.text(`it said ${JSON.stringify('bad key p\\a"ss-1234')}`), 'it said "bad key ***"');
+  });
+
   test("everything it filters loses control sequences; payloads are walked, errors become their filtered message", () => {
     const redactor = new Redactor(["s3cret-value"]);
     assert.equal(redactor.text("\x1b]52;c;x\x07s3cret-value\x1b[2J"), "***");

@@ -36,6 +36,9 @@ function redactSorted(text: string, secrets: readonly string[]): string {
     if (out.includes(secret)) out = out.split(secret).join(MASK);
     const encoded = percentEncoded(secret);
     if (encoded !== secret && out.includes(encoded)) out = out.split(encoded).join(MASK);
+    // As a message quotes it in JSON (`saying "…"`), where a `"` or `\` in it is escaped.
+    const quoted = JSON.stringify(secret).slice(1, -1);
+    if (quoted !== secret && out.includes(quoted)) out = out.split(quoted).join(MASK);
   }
   return out;
 }
