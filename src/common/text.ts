@@ -109,3 +109,14 @@ export function firstSentence(text: string): string {
   const end = text.search(/[.!?](?=\s|$)|[。！？]|\n/);
   return end < 0 ? text : text.slice(0, end);
 }
+
+/**
+ * `text` cut to at most `max` characters, before the word the cut would split if a space is near: text is redacted
+ * after its cut, and a secret the cut split would show its beginning.
+ */
+export function cutBetweenWords(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const from = Math.max(0, max - 256);
+  const space = text.slice(from, max + 1).search(/\s\S*$/);
+  return text.slice(0, space < 0 ? max : from + space);
+}

@@ -3,6 +3,8 @@
  * newline must not grow memory without bound, so a line past {@link MAX_STDERR_LINE} characters is reported cut (with
  * `…`) and the rest of it, up to its newline, is dropped.
  */
+import { cutBetweenWords } from "../../common/text.ts";
+
 const MAX_STDERR_LINE = 4096;
 
 export class StderrLines {
@@ -37,6 +39,6 @@ export class StderrLines {
 
   private send(line: string): void {
     if (line.endsWith("\r")) line = line.slice(0, -1);
-    this.emit(line.length > MAX_STDERR_LINE ? `${line.slice(0, MAX_STDERR_LINE)}…` : line);
+    this.emit(line.length > MAX_STDERR_LINE ? `${cutBetweenWords(line, MAX_STDERR_LINE)}…` : line);
   }
 }
