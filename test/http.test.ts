@@ -339,6 +339,11 @@ describe("remote failures", { timeout: 120_000 }, () => {
       ],
       [await startAnswering(401, "<html><body>Sign in to continue</body></html>", "text/html"), undefined],
       [await startAnswering(401, JSON.stringify({ error: "invalid_token" }), "application/json"), undefined],
+      // Cut to 200 characters before the key the cut would split: it is redacted after the cut.
+      [
+        await startAnswering(401, JSON.stringify({ message: `${"word ".repeat(36)}bad key was: wrong-key-1234` })),
+        `${"word ".repeat(36)}bad key was:`,
+      ],
       // NestJS's shape: the status's one word in `error`, the server's own words in `message`.
       [await startAnswering(401, JSON.stringify({ statusCode: 401, error: "Unauthorized", message: apiKey })), apiKey],
     ];

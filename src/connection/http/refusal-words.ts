@@ -5,6 +5,7 @@
  * line of text.
  */
 import { extractWWWAuthenticateParams, type Middleware } from "@modelcontextprotocol/client";
+import { cutBetweenWords } from "../../common/text.ts";
 import { isObject } from "../../common/values.ts";
 
 /** What is kept of a refusal's body (bounded as every response is): its words are at the start. */
@@ -30,7 +31,7 @@ export function noteRefusals(heard: (words: string | undefined) => void): Middle
     const body = (await response.text().catch(() => "")).slice(0, MAX_BODY_CHARS);
     const said = extractWWWAuthenticateParams(response).errorDescription ?? wordsIn(body);
     // One word (`unauthorized`, `invalid_token`) says no more than the status does.
-    const words = said?.includes(" ") ? said.replace(/\s+/g, " ").trim().slice(0, MAX_WORDS_CHARS) : undefined;
+    const words = said?.includes(" ") ? cutBetweenWords(said.replace(/\s+/g, " ").trim(), MAX_WORDS_CHARS) : undefined;
     holding = words !== undefined;
     heard(words);
     const { status, statusText, headers } = response;
