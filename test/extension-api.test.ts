@@ -147,6 +147,10 @@ describe("the bus API for other extensions", () => {
     const bad = await request("mcp.api.register", { id: "r1", name: "broken", entry: { command: 42 } });
     assert.equal(bad.error?.kind, "invalid-entry");
     assert.match(bad.error?.message ?? "", /MCP server entry 'broken' is not valid: .*command/);
+    // What it quotes of the entry is redacted, as a config file's problems are: a credential in the wrong field.
+    const misplaced = { command: "node", headersTtl: "Bearer ghp_misplaced1234" };
+    const quoted = await request("mcp.api.register", { id: "r1b", name: "broken", entry: misplaced });
+    assert.match(quoted.error?.message ?? "", /headersTtl.*Bearer \*\*\*/);
     const taken = await request("mcp.api.register", { id: "r2", name: "fx", entry: fixtureEntry() });
     assert.equal(taken.error?.kind, "name-taken");
 

@@ -5,6 +5,7 @@
  * can run the same command itself), and is written to no file. Removing one stops it.
  */
 import { describeError } from "../common/errors.ts";
+import { redactShapes } from "../common/redact.ts";
 import type { ServerConfig } from "../config/types.ts";
 import { validateServerEntry } from "../config/validate/entry.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
@@ -57,7 +58,9 @@ export class SessionServers {
     }
     const source = { scope: "session" as const, path: `the entry added by ${options.by}` };
     const { config, errors, warnings } = validateServerEntry(name, entry, source);
-    if (!config) return refusal("invalid-entry", `MCP server entry '${name}' is not valid: ${errors.join("; ")}`);
+    // Redacted as a config file's problems are: what it quotes may be a credential in the wrong field.
+    const invalid = `MCP server entry '${name}' is not valid: ${redactShapes(errors.join("; "))}`;
+    if (!config) return refusal("invalid-entry", invalid);
     this.adding.add(name);
     try {
       return { ok: true, connection: await this.bridge.replace(config), warnings };
