@@ -204,6 +204,9 @@ describe("what counts as a secret in a config", () => {
       argSecrets(["s.js", "--api-key", "k-1234", "--token=t-5678", "--verbose", "x", "-password", "p-9"]),
       ["k-1234", "t-5678", "p-9"],
     );
+    // A flag that names a field (`--sort-key name`): hiding its word would turn every "name" about the server into ***.
+    const fields = ["--sort-key", "name", "--primary-key=user_id", "--key", "5f0c9a71-2b3d", "--api-key", "secret"];
+    assert.deepEqual(argSecrets(fields), ["5f0c9a71-2b3d", "secret"]);
   });
 
   test("a secret flag and its value written as one argument: a secret, and kept out of the warning about it", () => {

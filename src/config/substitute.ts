@@ -341,13 +341,16 @@ export function inlineEnvSecrets(key: string, value: string): string[] {
 
 /** A command-line flag whose value is a credential: `--api-key`, `--token`, `-password`, `--key` (Smithery's CLI), … */
 const SECRET_FLAG = /^--?[A-Za-z0-9_-]*(token|secret|passw(or)?d|key|credentials?)$/i;
+const NAMED_SECRET_FLAG = /(token|secret|passw(or)?d|credentials?|(api|secret|private|access)[_-]?key)$/i;
 
 /** Values given to secret-looking flags on a command line: `--token X`, `--token=X`, and `"--token X"` as one word. */
 export function argSecrets(args: readonly string[]): string[] {
   return args.flatMap((arg, i) => {
     const joined = /^(-[^\s=]+)(?:=|\s+)(.*)$/s.exec(arg);
     const [flag, value] = joined ? [joined[1]!, joined[2]!] : [args[i - 1] ?? "", arg];
-    return SECRET_FLAG.test(flag) && value !== "" ? [value] : [];
+    // A flag that ends in `key` may name a field (`--sort-key name`): a plain word after it is no credential.
+    const field = !NAMED_SECRET_FLAG.test(flag) && PLAIN_WORD.test(value);
+    return SECRET_FLAG.test(flag) && value !== "" && !field ? [value] : [];
   });
 }
 
