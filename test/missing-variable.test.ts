@@ -302,6 +302,22 @@ describe("a server whose env lacks a variable it needs", () => {
     }
   });
 
+  test("the handshake error it quotes is redacted before it is quoted: a key in it stays hidden", async () => {
+    const server = [
+      `process.stderr.write('No API key found: pass it as KEYED_API_KEY.\\n');`,
+      'require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {',
+      "  const { id } = JSON.parse(line);",
+      '  const error = { code: -32603, message: \'Not authenticated with {"api_key": "sk-stale-9911"}\' };',
+      '  if (id !== undefined) process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id, error }) + "\\n");',
+      "});",
+    ].join("\n");
+    const { message } = await connectFailure(
+      connectionFor("keyed", { command: process.execPath, args: ["-e", server] }),
+    );
+    assert.match(message, /answered the MCP handshake with "[^\n]*Not authenticated with /, message);
+    assert.doesNotMatch(message, /sk-stale-9911/);
+  });
+
   // @gannonh/firebase-mcp without its key logs "[ERROR] SERVICE_ACCOUNT_KEY_PATH not set" and waits for ever.
   test("a server that asks for a variable and then never answers: the entry to add when its initTimeout ends, no restart", async () => {
     const tmp = tempDir();

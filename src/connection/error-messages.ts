@@ -114,7 +114,7 @@ function authMessage(ctx: ErrorContext, error: unknown): string {
 }
 
 /** `, saying "Invalid or missing API key"`: the server's own words for its refusal, where it gave some. */
-const saying = (ctx: ErrorContext) => (ctx.refusal ? `, saying ${JSON.stringify(ctx.refusal)}` : "");
+const saying = (ctx: ErrorContext) => (ctx.refusal ? `, saying ${JSON.stringify(ctx.redact(ctx.refusal))}` : "");
 
 const STATUS_TEXT: Record<number, string> = { 401: "HTTP 401 (unauthorized)", 403: "HTTP 403 (forbidden)" };
 const statusText = (status?: number) => STATUS_TEXT[status ?? 0] ?? "an authentication error";
@@ -197,7 +197,7 @@ function wantingVariable(ctx: ErrorContext, error: unknown, timedOut: boolean): 
   if (!asks?.names.length) return undefined;
   const did = timedOut
     ? `gave no answer to the MCP handshake within its \`${handshakeTimeoutField(ctx.config.raw, true)}\` of ${seconds(ctx.config.timeout)}`
-    : `answered ${ctx.stage === "tools" ? "the request for its tools" : "the MCP handshake"} with ${JSON.stringify(describeError(error))}`;
+    : `answered ${ctx.stage === "tools" ? "the request for its tools" : "the MCP handshake"} with ${JSON.stringify(ctx.redact(describeError(error)))}`;
   return missingVariables(ctx.config, did, asks, ctx.stderr().includes(asks.asking ?? ""));
 }
 
@@ -286,7 +286,7 @@ export function connectError(ctx: ErrorContext, error: unknown, elapsedMs: numbe
   ) {
     const { line, url } = ctx.servesHttp;
     const connect = url ? `, or start it yourself and connect to it by \`"url": ${JSON.stringify(url)}\`` : "";
-    message = `MCP server '${config.name}': it serves MCP over HTTP, not over stdio where it was started (it said ${JSON.stringify(line)}), and had not answered the handshake after ${measured(elapsedMs)}, so it was stopped; give it the option that makes it speak over stdio (its README names it, often \`--stdio\`) in \`args\` of '${config.name}' in ${config.source.path}${connect}. Restarting would not help, so it was not retried`;
+    message = `MCP server '${config.name}': it serves MCP over HTTP, not over stdio where it was started (it said ${JSON.stringify(ctx.redact(line))}), and had not answered the handshake after ${measured(elapsedMs)}, so it was stopped; give it the option that makes it speak over stdio (its README names it, often \`--stdio\`) in \`args\` of '${config.name}' in ${config.source.path}${connect}. Restarting would not help, so it was not retried`;
     permanent = { reason: message };
   } else if (kind === "timeout" && proxyHint(config) && (signIn = signInWaitIn(ctx.stderr()))) {
     message = `MCP server '${config.name}': mcp-remote had waited ${measured(elapsedMs)} for a sign-in in a browser at ${signIn}, which pi cannot show, so it was stopped; each start would begin another sign-in, so it was not restarted`;
