@@ -282,6 +282,19 @@ describe("a failed connect names the timer that fired and the time it took", { t
     }
   });
 
+  test("the command to run in a terminal hides a key in the path of a URL argument (mcp-remote's to Zapier)", async () => {
+    const key = "NjNkNTc4ZDMtMjA0Zi00MjEzLWJhMmEtODJhZjRkNjU4NDI2OjE2Yzk0Zm==";
+    const args = ["-c", "sleep 0.2; exit 1", "sh", `https://mcp.zapier.com/api/mcp/s/${key}/sse`];
+    const connection = connectionFor("proxied", { command: "sh", args, maxRestarts: 0 });
+    try {
+      const { error } = await failedConnect(connection);
+      assert.match(error.message, /sh https:\/\/mcp\.zapier\.com\/api\/mcp\/s\/\*\*\*\/sse` in a terminal/);
+      assert.ok(!error.message.includes(key.slice(0, 20)), error.message);
+    } finally {
+      await connection.close();
+    }
+  });
+
   test("a remote server whose URL holds its key in its path (Zapier's): the messages name the URL without the key", async () => {
     const key = "NjNkNTc4ZDMtMjA0Zi00MjEzLWJhMmEtODJhZjRkNjU4NDI2OjE2Yzk0Zm==";
     const refusing = createServer((_req, res) => res.writeHead(404).end("not here"));

@@ -223,7 +223,8 @@ export function resolveServerConfig(
     };
     const command = pathValue("command", config.command ?? "");
     const args = config.args.map((arg, i) => pathValue(`args[${i}]`, arg));
-    secrets.push(...argSecrets(args));
+    // And a key in the path of a URL argument (mcp-remote's to Zapier's `/api/mcp/s/<key>/sse`).
+    secrets.push(...argSecrets(args), ...args.flatMap(pathSecrets));
     const childEnv: Record<string, string> = {};
     for (const [key, value] of Object.entries(config.env)) {
       if (isCommandValue(value)) {
