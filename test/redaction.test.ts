@@ -53,7 +53,8 @@ describe("secrets and terminal escapes in pi (in-process, faux model)", { timeou
   const viaVar = planted("VIAVAR");
   const crashSecret = planted("CRASHY");
   // Its beginning too: an overlong stderr line is cut, and a cut must not leave the start of a secret.
-  const secrets = [inline, viaVar, crashSecret, crashSecret.slice(0, 15)];
+  // And a token it logs in a JSON line that the cut ends in, known to nobody.
+  const secrets = [inline, viaVar, crashSecret, crashSecret.slice(0, 15), "ya29-unkn"];
   const originalCwd = process.cwd();
   const output: string[] = [];
   let pi: InProcessPi;
@@ -116,7 +117,7 @@ describe("secrets and terminal escapes in pi (in-process, faux model)", { timeou
             command: "sh",
             args: [
               "-c",
-              "echo the key is $API_KEY >&2; printf '%4080s %s\\n' x \"$API_KEY\" >&2; printf 'boom \\033]52;c;cHduZWQ=\\007 \\033[2J\\n' >&2; exit 1",
+              'echo the key is $API_KEY >&2; printf \'%4080s %s\\n\' x "$API_KEY" >&2; printf \'{"pad":"%s","access_token":"ya29-unknown-4d1f7a"}\\n\' $(head -c 4060 /dev/zero | tr \'\\0\' a) >&2; printf \'boom \\033]52;c;cHduZWQ=\\007 \\033[2J\\n\' >&2; exit 1',
             ],
             env: { API_KEY: crashSecret },
             reconnect: { ...FAST_RECONNECT, maxAttempts: 2 },
