@@ -117,7 +117,15 @@ describe("secrets and terminal escapes in pi (in-process, faux model)", { timeou
             command: "sh",
             args: [
               "-c",
-              'echo the key is $API_KEY >&2; printf \'%4080s %s\\n\' x "$API_KEY" >&2; printf \'{"pad":"%s","access_token":"ya29-unknown-4d1f7a"}\\n\' $(head -c 4060 /dev/zero | tr \'\\0\' a) >&2; printf \'boom \\033]52;c;cHduZWQ=\\007 \\033[2J\\n\' >&2; exit 1',
+              [
+                "echo the key is $API_KEY >&2",
+                // Lines over 4096 characters, cut in the middle of a secret: known (after a space, in JSON) or not.
+                `printf '%4080s %s\\n' x "$API_KEY" >&2`,
+                `printf '{"pad":"%s","key":"%s"}\\n' $(head -c 4062 /dev/zero | tr '\\0' a) "$API_KEY" >&2`,
+                `printf '{"pad":"%s","access_token":"ya29-unknown-4d1f7a"}\\n' $(head -c 4060 /dev/zero | tr '\\0' a) >&2`,
+                "printf 'boom \\033]52;c;cHduZWQ=\\007 \\033[2J\\n' >&2",
+                "exit 1",
+              ].join("; "),
             ],
             env: { API_KEY: crashSecret },
             reconnect: { ...FAST_RECONNECT, maxAttempts: 2 },

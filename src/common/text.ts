@@ -111,12 +111,12 @@ export function firstSentence(text: string): string {
 }
 
 /**
- * `text` cut to at most `max` characters, before the word the cut would split if a space is near: text is redacted
- * after its cut, and a secret the cut split would show its beginning.
+ * `text` cut to at most `max` characters, before the word (or JSON string) the cut would split if a space, quote or
+ * comma is near: text is redacted after its cut, and a secret the cut split would show its beginning.
  */
 export function cutBetweenWords(text: string, max: number): string {
   if (text.length <= max) return text;
   const from = Math.max(0, max - 256);
-  const space = text.slice(from, max + 1).search(/\s\S*$/);
+  const space = text.slice(from, max + 1).search(/[\s"',][^\s"',]*$/);
   return text.slice(0, space < 0 ? max : from + space);
 }
