@@ -555,6 +555,19 @@ describe(`shared servers (Node ${process.versions.node}, pi ${PI_LINE})`, () => 
     assert.match(message, /it needs FOO_API_KEY, which its `env` does not set/);
     await b.end();
   });
+
+  test("a stderr line the hub cuts at 4096 characters does not show the beginning of a secret the cut split", async () => {
+    const b = bed();
+    const secret = "hubkey-7f3a9c1e5b2d";
+    const said = `process.stderr.write(" ".repeat(4080) + "x " + process.env.HUB_SECRET + "\\n"); process.exit(1)`;
+    const entry = { command: process.execPath, args: ["-e", said], env: { HUB_SECRET: secret }, shared: true };
+    const logged: unknown[] = [];
+    const logger = { log: (record: unknown) => logged.push(record) };
+    await connectFailure(connectionFor("leaky", { ...entry, restartOnCrash: false }, { hubDir: b.hub, logger }));
+    assert.ok(JSON.stringify(logged).includes(" x"), "the line was logged");
+    assert.ok(!JSON.stringify(logged).includes(secret.slice(0, 10)), JSON.stringify(logged).slice(-300));
+    await b.end();
+  });
 });
 
 describe("the shared setting", () => {

@@ -11,6 +11,15 @@ import { once } from "node:events";
 /** How long a server gets after its stdin closes, and again after SIGTERM to its group, before the next step. */
 export const STOP_GRACE_MS = 2000;
 const STDERR_LINE_MAX = 4096;
+/**
+ * `line` cut to STDERR_LINE_MAX, before a word or JSON string the cut would split (as `cutBetweenWords` does): pi
+ * redacts it after the cut, and a secret split there would show its beginning.
+ */
+function cutLine(line) {
+  if (line.length <= STDERR_LINE_MAX) return line;
+  const at = line.slice(STDERR_LINE_MAX - 256, STDERR_LINE_MAX + 1).search(/[\s"',][^\s"',]*$/);
+  return line.slice(0, at < 0 ? STDERR_LINE_MAX : STDERR_LINE_MAX - 256 + at);
+}
 /** Requests of the server's own (elicitation, sampling) go to the session whose call is in flight: these are not calls. */
 const BACKGROUND = new Set([
   "ping",
@@ -125,7 +134,7 @@ export class SharedServer {
     child.stderr.on("data", (chunk) => {
       const parts = (stderrPartial + chunk).split(/\r?\n/);
       stderrPartial = parts.pop()?.slice(0, STDERR_LINE_MAX) ?? "";
-      for (const line of parts) this.broadcast({ hub: "stderr", line: line.slice(0, STDERR_LINE_MAX) });
+      for (const line of parts) this.broadcast({ hub: "stderr", line: cutLine(line) });
     });
     child.stderr.on("end", () => stderrPartial && this.broadcast({ hub: "stderr", line: stderrPartial }));
     // At once, in the tick of the spawn: there is no moment in which the hub could die with the group unwatched.
@@ -241,7 +250,7 @@ export class SharedServer {
     try {
       message = JSON.parse(line);
     } catch {
-      return this.broadcast({ hub: "stderr", line: `(not JSON-RPC on stdout) ${line.slice(0, STDERR_LINE_MAX)}` });
+      return this.broadcast({ hub: "stderr", line: `(not JSON-RPC on stdout) ${cutLine(line)}` });
     }
     if (message === null || typeof message !== "object") return;
     if (message.method === undefined) return this.answer(message);
