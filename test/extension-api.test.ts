@@ -366,4 +366,33 @@ describe("a call still running when pi reloads", () => {
       await run.close();
     }
   });
+
+  it("a call whose approval dialog is open at the reload gets a reply: pi closes the dialog, and answers it only through its signal", async () => {
+    setUpApiClient({});
+    let asked = false;
+    // As pi's TUI: the reload hides the dialog, and its promise settles only if the caller's signal aborts.
+    const select = (_title: string, _options: string[], opts?: { signal?: AbortSignal }) =>
+      new Promise<undefined>((resolve) => {
+        asked = true;
+        opts?.signal?.addEventListener("abort", () => resolve(undefined), { once: true });
+      });
+    const run = await startBridgeInPi({
+      mcpConfig: { mcpServers: { fx: fixtureEntry() } },
+      extensionPaths: [CLIENT_EXTENSION],
+      uiContext: { ...new RecordingUI().context(), select } as unknown as ExtensionUIContext,
+    });
+    try {
+      const replied = new Promise<ApiReply>((reply) =>
+        apiClient().request("mcp.api.call", { id: "open-dialog", server: "fx", tool: "echo", args: {}, reply }),
+      );
+      await waitFor(() => asked, "the approval dialog");
+      await run.pi.session.reload();
+      const timeout = new Promise<string>((resolve) => setTimeout(() => resolve("no reply"), 5_000).unref());
+      const reply = await Promise.race([replied, timeout]);
+      assert.notEqual(reply, "no reply");
+      assert.match((reply as ApiReply).error?.message ?? "", /pi's session has ended/);
+    } finally {
+      await run.close();
+    }
+  });
 });

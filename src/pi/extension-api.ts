@@ -49,6 +49,8 @@ export interface ExtensionApiDeps {
   events: {
     on(channel: string, handler: (data: unknown) => void): unknown;
     emit(channel: string, data: unknown): void;
+    /** Aborts when the session ends (`ownedBus`'s `off()`). */
+    ended?: AbortSignal;
   };
   connections(): Iterable<ServerConnection>;
   /** The MCP tools pi has that the model may reach (hidden ones are left out). */
@@ -69,8 +71,9 @@ export interface ExtensionApiDeps {
 /** `events`, whose listeners added through it all end with `off()`. */
 export function ownedBus(events: ExtensionApiDeps["events"]): ExtensionApiDeps["events"] & { off(): void } {
   const offs: unknown[] = [];
+  const end = new AbortController();
   const on = (channel: string, handler: (data: unknown) => void) => offs.push(events.on(channel, handler));
-  const off = () => offs.splice(0).forEach((stop) => typeof stop === "function" && stop());
+  const off = () => (end.abort(), offs.splice(0).forEach((stop) => typeof stop === "function" && stop()));
   const emit = (channel: string, data: unknown) => {
     try {
       events.emit(channel, data);
@@ -78,7 +81,7 @@ export function ownedBus(events: ExtensionApiDeps["events"]): ExtensionApiDeps["
       // pi 1.x refuses it once the session ended (a reload, /new): nobody of that session is left to hear a late reply.
     }
   };
-  return { emit, on, off };
+  return { emit, on, off, ended: end.signal };
 }
 
 /** A request's answer when it failed, said as a value. */
@@ -229,9 +232,11 @@ export class ExtensionApi {
     }
     const verdict = await this.deps.approve(
       { toolName: tool.name, input: args },
-      { hasUI: ctx.hasUI, ui: ctx.ui, signal },
+      // pi's reload hides an open dialog and settles it only through its signal: the session's end aborts it too.
+      { hasUI: ctx.hasUI, ui: ctx.ui, signal: AbortSignal.any([signal, this.deps.events.ended ?? signal]) },
     );
     if (signal.aborted) throw signal.reason;
+    if (verdict?.block) await this.deps.session(); // a dialog the session's end closed: the session's end is the answer
     if (verdict?.block) return refused("denied", verdict.reason ?? "The call was not approved.");
     const result = await definition.execute(`mcp-api-${String(id)}`, args, signal, undefined, ctx);
     // The tool's own error (`isError`): thrown on pi 0.73 (see `callFailure`), returned as a result on pi 1.x.
