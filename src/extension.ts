@@ -444,6 +444,6 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     pi.events.emit("mcp.metrics", { servers: bridge.metrics() });
     await Promise.all([logger, ...serverLogs].map((log) => log.close()));
     // A reload goes on with the same session, which may still read them.
-    if (event.reason !== "reload") resourceTools.removeFiles();
+    if (event.reason !== "reload") resourceTools.removeFiles(ctx.sessionManager.getSessionId());
   });
 }

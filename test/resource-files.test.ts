@@ -79,6 +79,48 @@ describe("files of binary resources", { timeout: 120_000 }, () => {
     }
   });
 
+  test("two pi sessions in one process (an SDK host): one ending leaves the other's files", async () => {
+    const project = tempDir("mcp-bridge-resfiles-two-project-");
+    const agentDir = tempDir("mcp-bridge-resfiles-two-agent-");
+    writeConfig(agentDir.dir);
+    const originalCwd = process.cwd();
+    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
+    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
+    process.chdir(project.dir);
+    const options = { cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] };
+    const reader = await startInProcessPi(options);
+    const other = await startInProcessPi(options);
+    const open = new Set([reader, other]);
+    try {
+      for (const pi of open)
+        await pi.session.bindExtensions({ onError: (error) => assert.fail(JSON.stringify(error)) });
+      reader.faux.setResponses([
+        fauxAssistantMessage([fauxToolCall("mcp_everything_gzip-file-as-resource", GZIP_ARGS)], {
+          stopReason: "toolUse",
+        }),
+        fauxAssistantMessage([fauxToolCall("read_mcp_resource", READ_ARGS)], { stopReason: "toolUse" }),
+        fauxAssistantMessage("done"),
+      ]);
+      await reader.session.prompt("save the notes");
+      const read = reader.session.messages
+        .filter((m) => (m as { role: string }).role === "toolResult")
+        .at(-1) as unknown as { content: Array<{ text?: string }> };
+      const file = SAVED.exec(read.content.map((c) => c.text ?? "").join("\n"))?.[1];
+      assert.ok(file, JSON.stringify(read.content));
+      await other.close();
+      open.delete(other);
+      assert.ok(existsSync(file), "the file of the session still running is still there");
+      await reader.close();
+      open.delete(reader);
+      assert.ok(!existsSync(file), "and gone once its own session ends");
+    } finally {
+      for (const pi of open) await pi.close();
+      process.chdir(originalCwd);
+      project.cleanup();
+      agentDir.cleanup();
+    }
+  });
+
   test("a process that exits without a shutdown takes the saved files with it", async () => {
     const work = tempDir("mcp-bridge-resfiles-exit-");
     const agentDir = path.join(work.dir, "agent");

@@ -75,9 +75,10 @@ export interface ResourceToolsDeps {
  * session goes on, and its files with it: so the list is the process's, not one load's.
  */
 const SAVED_DIRS = Symbol.for("pi-mcp-bridge.resource-dirs");
-function savedDirs(): Set<string> {
-  const shared = globalThis as { [SAVED_DIRS]?: Set<string> };
-  return (shared[SAVED_DIRS] ??= new Set());
+/** Each directory's pi session (by id): two sessions in one process (an SDK host) each end with only their own. */
+function savedDirs(): Map<string, string> {
+  const shared = globalThis as { [SAVED_DIRS]?: Map<string, string> };
+  return (shared[SAVED_DIRS] ??= new Map());
 }
 
 type ListTool = ToolDefinition<ReturnType<typeof listParameters>, ResourceToolDetails>;
@@ -202,7 +203,8 @@ export class ResourceTools {
           "Reads one resource of an MCP server by its URI (from list_mcp_resources, a template, or a resource link in a tool result). " +
           "Text comes back as text, images as images; other binary content is saved to a file whose path is given.",
         parameters: READ_PARAMETERS,
-        execute: (_id, params, signal) => this.read(params, signal),
+        execute: (_id, params, signal, _update, ctx) =>
+          this.read(params, signal, ctx?.sessionManager.getSessionId() ?? ""),
       },
     ];
   }
@@ -248,7 +250,7 @@ export class ResourceTools {
     return { content: [{ type: "text" as const, text: capped.text }], details };
   }
 
-  private async read(params: Static<typeof READ_PARAMETERS>, signal: AbortSignal | undefined) {
+  private async read(params: Static<typeof READ_PARAMETERS>, signal: AbortSignal | undefined, session: string) {
     const connection = this.target(params.server);
     this.told.delete(`${connection.name}\n${params.uri}`);
     const result = await readResource(connection, params.uri, signal);
@@ -260,7 +262,7 @@ export class ResourceTools {
     };
     if (binaries.length) {
       const dir = await mkdtemp(path.join(tmpdir(), "pi-mcp-resource-"));
-      savedDirs().add(dir);
+      savedDirs().set(dir, session);
       details.files = [];
       for (const binary of binaries) {
         const file = path.join(dir, binary.fileName);
@@ -290,10 +292,11 @@ export class ResourceTools {
     return { content: out, details };
   }
 
-  /** Removes the files binary contents were saved to; synchronous, as it also runs while pi's process exits. */
-  removeFiles(): void {
-    for (const dir of savedDirs()) rmSync(dir, { recursive: true, force: true });
-    savedDirs().clear();
+  /** Removes the files binary contents were saved to in `session` (all, without one); synchronous for process exit. */
+  removeFiles(session?: string): void {
+    for (const [dir, owner] of savedDirs())
+      if (session === undefined || owner === session)
+        savedDirs().delete(dir) && rmSync(dir, { recursive: true, force: true });
   }
 
   /** Asks the server to say when a resource just read changes, once per session, where the server can. */
