@@ -484,6 +484,33 @@ describe("OpenTelemetry spans of MCP requests", { timeout: 180_000 }, () => {
     }
   });
 
+  test("a host's meter provider: the counters of a bridge whose session ended are no longer reported", async () => {
+    notExporting();
+    const api = await import("@opentelemetry/api");
+    const { TracerProvider } = await import("@opentelemetry/sdk-trace");
+    const { MeterProvider, PeriodicExportingMetricReader, InMemoryMetricExporter, AggregationTemporality } =
+      await import("@opentelemetry/sdk-metrics");
+    const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+    const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
+    api.trace.setGlobalTracerProvider(new TracerProvider());
+    api.metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
+    try {
+      await call("traceparent");
+      const { resourceMetrics } = await reader.collect();
+      const reported = resourceMetrics.scopeMetrics.flatMap((sm) =>
+        sm.metrics.filter((m) => m.descriptor.name.startsWith("mcp_bridge.server.") && m.dataPoints.length > 0),
+      );
+      assert.deepEqual(
+        reported.map((m) => m.descriptor.name),
+        [],
+      );
+    } finally {
+      await reader.shutdown();
+      api.metrics.disable();
+      api.trace.disable();
+    }
+  });
+
   test("pi -p flushes the spans of its tool call before it exits", async () => {
     const from = posts.length;
     const home = tempDir("mcp-bridge-otel-home-");

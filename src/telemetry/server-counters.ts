@@ -39,8 +39,13 @@ export function observeServerCounters(source: CounterSource): void {
   const t = telemetry();
   if (!t) return;
   for (const [name, key, description] of COUNTERS) {
-    t.meter.createObservableCounter(name, { description, valueType: t.api.ValueType.INT }).addCallback((result) => {
+    const counter = t.meter.createObservableCounter(name, { description, valueType: t.api.ValueType.INT });
+    const observe: Parameters<typeof counter.addCallback>[0] = (result) => {
+      // A host's meter outlives the bridge (a /reload, another session): an ended bridge reports nothing, and goes
+      // (after this collection: removed while the meter goes through its callbacks, the next one would be skipped).
+      if (telemetry() !== t) return queueMicrotask(() => counter.removeCallback(observe));
       for (const server of countsOf(source)) result.observe(server[key], { "mcp_bridge.server": server.serverId });
-    });
+    };
+    counter.addCallback(observe);
   }
 }

@@ -173,9 +173,9 @@ async function metricsReader(json: boolean) {
 export async function stopTelemetry(ms: number): Promise<void> {
   const api = current?.api;
   const mine = owned;
-  current = undefined;
   owned = undefined;
-  if (!mine) return;
-  await settleWithin(mine.shutdown(), ms);
-  if (mine.registeredContext) api?.context.disable();
+  // Still current while the last metrics are collected: the counters of an ended bridge observe nothing.
+  if (mine) await settleWithin(mine.shutdown(), ms);
+  current = undefined;
+  if (mine?.registeredContext) api?.context.disable();
 }
