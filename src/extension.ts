@@ -433,6 +433,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     sessionCtx = undefined; // what comes later (a notice's timer, a server's question) is for no one: pi 1.x refuses it
     exitGuard.release();
     bus.off();
+    sessionStarted(); // an API call still waiting for a session that never started is told it ended, not kept 60 s
     endTurns();
     const installing = [...bridge.connections.values()].filter((c) => c.installing).map((c) => c.name);
     const note = rollbackNote(installing, NPM_ROLLBACK_MS / 1000);

@@ -11,7 +11,8 @@ import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type BridgeInPi, startBridgeInPi } from "./bridge-in-pi.ts";
 import { apiClient, type ApiReply, setUpApiClient } from "./fixtures/api-client-extension.ts";
-import { fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { EXTENSION_DIR, fixtureEntry, isAlive, readLog, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
+import { startInProcessPi } from "./pi-harness.ts";
 import { PI_LINE } from "./pi-line.ts";
 import type { ExtensionUIContext } from "@mariozechner/pi-coding-agent";
 import { RecordingUI } from "./recording-ui.ts";
@@ -364,6 +365,33 @@ describe("a call still running when pi reloads", () => {
     } finally {
       process.off("unhandledRejection", record);
       await run.close();
+    }
+  });
+
+  it("a call waiting for a session that ends without starting (an SDK host that never binds) is answered at its end", async () => {
+    setUpApiClient({});
+    const project = tempDir("mcp-bridge-api-unbound-");
+    const agentDir = tempDir("mcp-bridge-api-unbound-agent-");
+    const saved = { cwd: process.cwd(), agentDir: process.env.PI_CODING_AGENT_DIR };
+    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
+    process.chdir(project.dir);
+    try {
+      const options = { cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR, CLIENT_EXTENSION] };
+      const pi = await startInProcessPi(options);
+      const replied = new Promise<ApiReply>((reply) =>
+        apiClient().request("mcp.api.call", { id: "unbound", server: "fx", tool: "echo", args: {}, reply }),
+      );
+      await pi.close();
+      const timeout = new Promise<string>((resolve) => setTimeout(() => resolve("no reply"), 5_000).unref());
+      const reply = await Promise.race([replied, timeout]);
+      assert.notEqual(reply, "no reply");
+      assert.match((reply as ApiReply).error?.message ?? "", /pi's session has ended/);
+    } finally {
+      process.chdir(saved.cwd);
+      if (saved.agentDir === undefined) delete process.env.PI_CODING_AGENT_DIR;
+      else process.env.PI_CODING_AGENT_DIR = saved.agentDir;
+      project.cleanup();
+      agentDir.cleanup();
     }
   });
 
