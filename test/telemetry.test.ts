@@ -484,6 +484,35 @@ describe("OpenTelemetry spans of MCP requests", { timeout: 180_000 }, () => {
     }
   });
 
+  test("two pi sessions in one process: the first one ending leaves the other's requests in its tool calls' traces", async () => {
+    exporting("http/json");
+    const from = posts.length;
+    const options = { cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] };
+    let result = "";
+    const first = await startInProcessPi(options);
+    const second = await startInProcessPi(options);
+    try {
+      await first.session.bindExtensions({});
+      await second.session.bindExtensions({});
+    } finally {
+      await first.close();
+    }
+    try {
+      second.faux.setResponses([
+        fauxAssistantMessage([fauxToolCall("mcp_traced_traceparent", {})], { stopReason: "toolUse" }),
+        fauxAssistantMessage("done"),
+      ]);
+      await second.session.prompt("call it");
+      result = JSON.stringify(second.session.messages.at(-2));
+    } finally {
+      await second.close();
+    }
+    const spans = jsonSpans(from);
+    const request = spans.find((s) => s.name === "tools/call traceparent");
+    assert.ok(request, `the span was exported: ${spans.map((s) => s.name).join(", ")}; ${result}`);
+    assert.equal(spans.find((s) => s.spanId === request.parentSpanId)?.name, "execute_tool traceparent");
+  });
+
   test("a host's meter provider: the counters of a bridge whose session ended are no longer reported", async () => {
     notExporting();
     const api = await import("@opentelemetry/api");

@@ -36,6 +36,11 @@ const RECORD_CONTENT_ENV = "MCP_BRIDGE_OTEL_RECORD_CONTENT";
 let current: Telemetry | undefined;
 /** The provider the bridge set up itself, and whether it registered the context manager (to take back on stop). */
 let owned: { shutdown(): Promise<void>; registeredContext: boolean } | undefined;
+/** The bridges of this process (two pi sessions: an SDK host) whose spans follow the context manager one registered. */
+const CONTEXT_USERS = Symbol.for("pi-mcp-bridge.otel-context-users");
+const shared = globalThis as { [CONTEXT_USERS]?: number };
+/** The bridges using `current`: the published bundle is one module for every pi session of the process. */
+let users = 0;
 
 /** The conventions' bucket boundaries for MCP durations, in seconds. */
 const DURATION_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
@@ -89,8 +94,11 @@ function exportWanted(env: NodeJS.ProcessEnv): boolean {
  * provider already registered) or `"exporting"`. A problem (a protocol the bridge cannot send) comes back as text.
  */
 export async function startTelemetry(env: NodeJS.ProcessEnv): Promise<{ mode: string; problem?: string }> {
+  if (current) return (users++, { mode: owned ? "exporting" : "host" });
   try {
-    return await setUp(env);
+    const started = await setUp(env);
+    users = current ? 1 : 0;
+    return started;
   } catch (error) {
     // The OpenTelemetry packages are optional (an install without them is 19 MB smaller): asked for, they are missing.
     // ESM says ERR_MODULE_NOT_FOUND; pi's loader (jiti) requires, which says MODULE_NOT_FOUND.
@@ -152,7 +160,9 @@ async function setUp(env: NodeJS.ProcessEnv): Promise<{ mode: string; problem?: 
   });
   const meters = metrics && new metrics.MeterProvider({ resource, readers: [metrics.reader] });
   // A tool call's span is the parent of the requests it sends only if the active context follows async calls.
-  const registeredContext = api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  const registeredContext =
+    api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable()) || !!shared[CONTEXT_USERS];
+  if (registeredContext) shared[CONTEXT_USERS] = (shared[CONTEXT_USERS] ?? 0) + 1;
   const shutdown = async () => void (await Promise.all([provider.shutdown(), meters?.shutdown()]));
   owned = { shutdown, registeredContext };
   const meter = meters?.getMeter(TRACER_NAME) ?? api.metrics.getMeter(TRACER_NAME);
@@ -171,11 +181,15 @@ async function metricsReader(json: boolean) {
 
 /** Sends the spans and metrics not yet exported and lets go of the bridge's own provider, within `ms`. */
 export async function stopTelemetry(ms: number): Promise<void> {
+  if (users > 1) return void users--; // another session's bridge still traces
+  users = 0;
   const api = current?.api;
   const mine = owned;
   owned = undefined;
   // Still current while the last metrics are collected: the counters of an ended bridge observe nothing.
   if (mine) await settleWithin(mine.shutdown(), ms);
   current = undefined;
-  if (mine?.registeredContext) api?.context.disable();
+  // The last of them takes it back: disabled sooner, the other bridges' requests would fall out of their traces.
+  if (mine?.registeredContext && (shared[CONTEXT_USERS] = (shared[CONTEXT_USERS] ?? 1) - 1) === 0)
+    api?.context.disable();
 }
