@@ -490,6 +490,28 @@ describe("the orphan watchdog", { timeout: 120_000 }, () => {
       tmp.cleanup();
     }
   });
+
+  // Two sessions at once in one process (an SDK host, an in-process subagent): one quitting is not the process ending.
+  test("a session that quits leaves the servers of another session still running in the process to their own close", async () => {
+    const tmp = tempDir();
+    const config = path.join(tmp.dir, "mcp.json");
+    writeFileSync(config, JSON.stringify({ mcpServers: { stubborn: fixtureEntry("stubborn") } }));
+    const quitting = testBridge(tmp.dir, { extraPath: config });
+    const other = testBridge(tmp.dir, { extraPath: config });
+    try {
+      await Promise.all([quitting.start(), other.start()]);
+      const pid = other.connections.get("stubborn")?.pid;
+      assert.ok(pid, "the other session's server runs");
+      await quitting.shutdown({ quitting: true });
+      // `/new` in the other session: its end waits for its servers, the stubborn one ignoring its input's end.
+      await other.shutdown();
+      assert.equal(isAlive(pid), false, "ended (SIGKILL) before the other session's end resolved");
+    } finally {
+      await Promise.all([quitting.shutdown(), other.shutdown()]);
+      orphanWatchdog.takeBack();
+      tmp.cleanup();
+    }
+  });
 });
 
 /** Starts `pi --mode rpc` with one wrapped server and waits until pi answers (its servers connected). */
