@@ -46,8 +46,6 @@ const FIRST_CONNECT_WAIT_MS = INSTALL_LIMIT_MS + 60_000;
 
 /** The connection code and the MCP SDK under it load with the first server: a start with none pays for neither. */
 const connectionCode = lazy(() => import("../connection/server-connection.ts"));
-/** The bridges of pi's sessions still running in this process: a session quitting is the process ending only alone. */
-const running = new Set<McpBridge>();
 
 export interface BridgeOptions
   extends ConfigLocations, Omit<ConnectionOptions, "projectRoot" | "onTools" | "features"> {
@@ -161,8 +159,7 @@ export class McpBridge implements Launcher {
    */
   async start(): Promise<void> {
     // A session that starts after one quit: the process was not ending after all.
-    orphanWatchdog.takeBack();
-    running.add(this);
+    orphanWatchdog.takeBack(this);
     const [config] = await Promise.all([loadLayeredConfig(this.options), this.options.projectTrust?.load()]);
     this.problems = config.problems;
     this.approval = config.approval;
@@ -438,8 +435,7 @@ export class McpBridge implements Launcher {
    */
   async shutdown({ quitting = false } = {}): Promise<void> {
     this.shuttingDown ??= (async () => {
-      running.delete(this);
-      if (quitting && running.size === 0) orphanWatchdog.handOver();
+      orphanWatchdog.sessionEnded(this, quitting);
       this.devRestarts.stop();
       await Promise.allSettled([...this.connections.values(), ...this.scratches].map((c) => c.close()));
       await Promise.allSettled([...this.cacheWrites]);

@@ -52,6 +52,8 @@ export class OrphanWatchdog {
   private replacements = 0;
   /** pi is quitting: what has not exited when its process ends is left to the watchdog (see `handOver`). */
   private handedOver = false;
+  /** The sessions (their bridges) running in this process. */
+  private readonly sessions = new Set<object>();
 
   constructor(options: WatchdogOptions = {}) {
     this.graceSeconds = Math.max(0, Math.round(options.graceSeconds ?? DEFAULT_GRACE_SECONDS));
@@ -107,8 +109,15 @@ export class OrphanWatchdog {
     this.write("+ q\n");
   }
 
+  /** A session's end: one that quit ends the process only if no other session runs in it (an SDK host runs several). */
+  sessionEnded(session: object, quitting: boolean): void {
+    this.sessions.delete(session);
+    if (quitting && this.sessions.size === 0) this.handOver();
+  }
+
   /** A session started after `handOver`: this process lives on (it embeds pi), and closes wait for servers again. */
-  takeBack(): void {
+  takeBack(session?: object): void {
+    if (session) this.sessions.add(session);
     if (!this.handedOver) return;
     this.handedOver = false;
     this.write("- q\n");
