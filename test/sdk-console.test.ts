@@ -4,8 +4,11 @@
  * what reaches the terminal is read where the console writes, below whatever the process installed before.
  */
 import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
 import { test } from "node:test";
-import type { LogRecord } from "../src/common/log-file.ts";
+import { LogFile, type LogRecord } from "../src/common/log-file.ts";
 import { routeSdkConsole } from "../src/common/sdk-console.ts";
 
 /**
@@ -57,4 +60,20 @@ test("an SDK notice quoting a secret reaches the log without it, and not the con
   );
   assert.doesNotMatch(JSON.stringify(logged), /s3cret/);
   assert.equal(logged[1]!.level, "debug");
+});
+
+test("two pi sessions in one process: the SDK's notices still reach the log of the one running once the other's ended", async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "mcp-bridge-sdk-console-"));
+  try {
+    const running = new LogFile(path.join(dir, "running.log"));
+    const ended = new LogFile(path.join(dir, "ended.log"));
+    routeSdkConsole(running);
+    routeSdkConsole(ended);
+    await ended.close();
+    console.warn("[mcp-sdk] a notice for the session still running");
+    await running.close();
+    assert.match(readFileSync(path.join(dir, "running.log"), "utf8"), /a notice for the session still running/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -48,6 +48,7 @@ export interface LogRecord {
 
 export interface Logger {
   log(record: LogRecord): void;
+  readonly closed?: boolean;
 }
 
 /** For callers with no log configured: drops everything. */
@@ -115,7 +116,7 @@ export class LogFile implements Logger {
   private dropped = 0;
   private scheduled: { kind: "timer"; handle: NodeJS.Timeout } | { kind: "turn"; handle: NodeJS.Immediate } | undefined;
   private prepared = false;
-  private closed = false;
+  closed = false;
   private failure: string | undefined;
   private lastTime?: { ms: number; text: string };
 

@@ -14,7 +14,7 @@ const SDK_DEBUG = /^Client\.\w+\(\) called but server does not advertise/;
 const CAUSE = /\s*Cause:[\s\S]*$/;
 
 const ROUTING = Symbol.for("pi-mcp-bridge.sdk-console");
-const processWide = globalThis as typeof globalThis & { [ROUTING]?: { sink?: Logger } };
+const processWide = globalThis as typeof globalThis & { [ROUTING]?: { sinks: Logger[] } };
 
 /** What an SDK notice may say in the bridge's log: its own words, not what it quotes. */
 function sdkNoticeText(text: string): string {
@@ -28,14 +28,17 @@ function isSdkNotice(first: unknown): first is string {
 /** Takes the SDK's console notices off the console (idempotent); `logger`, when given, receives them from now on. */
 export function routeSdkConsole(logger?: Logger): void {
   const installed = processWide[ROUTING];
-  const routing = (processWide[ROUTING] ??= {});
-  if (logger) routing.sink = logger;
+  const routing = (processWide[ROUTING] ??= { sinks: [] });
+  // Each session's log (an SDK host runs several at once): the notices go to the newest one still open.
+  if (logger) routing.sinks = [...routing.sinks.filter((sink) => !sink.closed), logger];
   if (installed) return;
   for (const method of ["warn", "debug"] as const) {
     const original = console[method].bind(console);
     console[method] = (...args: unknown[]) => {
       if (!isSdkNotice(args[0])) return original(...args);
-      routing.sink?.log({ level: method, event: "sdk.notice", message: sdkNoticeText(args[0]) });
+      routing.sinks
+        .findLast((sink) => !sink.closed)
+        ?.log({ level: method, event: "sdk.notice", message: sdkNoticeText(args[0]) });
     };
   }
 }
