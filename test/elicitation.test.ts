@@ -155,6 +155,23 @@ describe("an elicitation form's fields", () => {
     assert.deepEqual(odd.unsupported, ["where", "ns"]);
   });
 
+  test("a single choice with nothing to pick (an empty enum) is reported: the user is not asked a dead end", async () => {
+    const ui = new RecordingUI();
+    ui.answers = ["Fill in", "Send"];
+    const form = {
+      message: "pick",
+      requestedSchema: {
+        type: "object" as const,
+        properties: {
+          plan: { type: "string" as const, enum: [] },
+        },
+        required: ["plan"],
+      },
+    };
+    assert.deepEqual(await answerElicitation("crm", form, ui.context()), { action: "decline" });
+    assert.deepEqual(ui.notices, ["MCP server 'crm' asked for fields pi cannot show (plan); the request is declined."]);
+  });
+
   test("a task's question, which the SDK does not check: a field that is not a schema at all is reported, not a crash", async () => {
     const ui = new RecordingUI();
     const form = { message: "m", requestedSchema: { type: "object", properties: { where: null, n: 3 } } } as never;

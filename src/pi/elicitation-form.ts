@@ -110,7 +110,9 @@ export function formFields(params: Pick<ElicitRequestFormParams, "requestedSchem
     } else if (type === "string") {
       const choices = choicesOf(property);
       const fallback = typeof property.default === "string" ? property.default : undefined;
-      if (choices)
+      if (choices?.length === 0)
+        unsupported.push(key); // a list with nothing to pick: no answer the user could give
+      else if (choices)
         fields.push({
           ...base,
           kind: "choice",
