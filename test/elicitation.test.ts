@@ -760,6 +760,41 @@ describe("an elicitation that quotes the server's secret", { timeout: 60_000 }, 
   });
 });
 
+describe("a choice whose default is none of its choices", { timeout: 60_000 }, () => {
+  test("skipped: the last dialog shows what the server gets (the SDK sends the schema's default for a field left out)", async () => {
+    // Its tool `ask` asks for a form, then answers with the content it got.
+    const script = `const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\\n");
+    let call;
+    require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
+      const { id, method, result } = JSON.parse(line);
+      if (id === "e1") return send({ id: call, result: { content: [{ type: "text", text: JSON.stringify(result.content) }] } });
+      if (id === undefined) return;
+      if (method === "initialize")
+        return send({ id, result: { protocolVersion: "2025-06-18", capabilities: { tools: {} }, serverInfo: { name: "s", version: "1" } } });
+      if (method === "tools/list") return send({ id, result: { tools: [{ name: "ask", inputSchema: { type: "object" } }] } });
+      if (method !== "tools/call") return send({ id, result: {} });
+      call = id;
+      const mode = { type: "string", enum: ["fast", "safe"], default: "turbo" };
+      send({ id: "e1", method: "elicitation/create", params: { message: "how?", requestedSchema: { type: "object", properties: { mode } } } });
+    });`;
+    const ui = new RecordingUI();
+    ui.answers = ["Fill in", "(skip)", "Send"];
+    const connection = connectionFor(
+      "defaults",
+      { command: process.execPath, args: ["-e", script], protocolVersion: "2025-06-18" },
+      { features: { elicitation: (request) => answerElicitation("defaults", request, ui.context()) } },
+    );
+    try {
+      await connection.connect();
+      const { content } = await connection.callTool("ask", {});
+      assert.deepEqual(content, [{ type: "text", text: '{"mode":"turbo"}' }]);
+      assert.match(ui.asked.at(-1)!, /\nmode: turbo$/);
+    } finally {
+      await connection.close();
+    }
+  });
+});
+
 describe("a page a call needs first, whose message quotes the server's secret", { timeout: 60_000 }, () => {
   test("is offered with the secret hidden, as a form is", async () => {
     const secret = "sk-page-secret-0123456789";

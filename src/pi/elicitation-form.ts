@@ -117,7 +117,7 @@ export function formFields(params: Pick<ElicitRequestFormParams, "requestedSchem
           ...base,
           kind: "choice",
           choices,
-          default: choices.some((c) => c.value === fallback) ? fallback : undefined,
+          default: fallback, // kept when none of the choices: the SDK sends it for a field left out, so it is shown
         });
       else {
         const format = FORMATS.find((f) => f === property.format);
