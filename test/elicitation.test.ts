@@ -195,6 +195,10 @@ describe("an elicitation form's fields", () => {
     assert.match(parseTypedAnswer(text("age"), "4.5").error!, /whole number/);
     assert.match(parseTypedAnswer(text("age"), "131").error!, /at most 130/);
     assert.match(parseTypedAnswer(text("age"), "abc").error!, /must be a number/);
+    // JavaScript reads these as numbers (26, 3, 15); a person typing them did not mean a decimal number.
+    for (const typed of ["0x1A", "0b11", "0o17"])
+      assert.match(parseTypedAnswer(text("age"), typed).error ?? "", /must be a number/, typed);
+    assert.deepEqual(parseTypedAnswer(text("age"), "1e2"), { value: 100 });
     assert.deepEqual(parseTypedAnswer(text("age"), "42"), { value: 42 });
   });
 

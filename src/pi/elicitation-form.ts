@@ -207,7 +207,8 @@ export function parseTypedAnswer(
   }
   if (field.kind === "number") {
     const value = Number(answer);
-    if (!Number.isFinite(value)) return { error: `${field.label} must be a number.` };
+    // Decimal only: Number() also reads hex, binary and octal (`0x1A` is 26), which nobody typing a number means.
+    if (!Number.isFinite(value) || /^0[box]/i.test(answer)) return { error: `${field.label} must be a number.` };
     if (field.integer && !Number.isInteger(value)) return { error: `${field.label} must be a whole number.` };
     if (field.minimum !== undefined && value < field.minimum)
       return { error: `${field.label} must be at least ${field.minimum}.` };
