@@ -199,6 +199,10 @@ describe("an elicitation form's fields", () => {
     for (const typed of ["0x1A", "0b11", "0o17"])
       assert.match(parseTypedAnswer(text("age"), typed).error ?? "", /must be a number/, typed);
     assert.deepEqual(parseTypedAnswer(text("age"), "1e2"), { value: 100 });
+    // Past 2^53 a JavaScript number is not the one typed: the server would get 12345678901234567000.
+    const id = { key: "id", label: "Account", required: true, kind: "number", integer: true } as const;
+    assert.match(parseTypedAnswer(id, "12345678901234567891").error ?? "", /too large/);
+    assert.deepEqual(parseTypedAnswer(id, "9007199254740991"), { value: 9007199254740991 });
     assert.deepEqual(parseTypedAnswer(text("age"), "42"), { value: 42 });
   });
 

@@ -210,6 +210,7 @@ export function parseTypedAnswer(
     // Decimal only: Number() also reads hex, binary and octal (`0x1A` is 26), which nobody typing a number means.
     if (!Number.isFinite(value) || /^0[box]/i.test(answer)) return { error: `${field.label} must be a number.` };
     if (field.integer && !Number.isInteger(value)) return { error: `${field.label} must be a whole number.` };
+    if (field.integer && !Number.isSafeInteger(value)) return { error: `${field.label} is too large to send exactly.` };
     if (field.minimum !== undefined && value < field.minimum)
       return { error: `${field.label} must be at least ${field.minimum}.` };
     if (field.maximum !== undefined && value > field.maximum)
