@@ -1161,7 +1161,7 @@ describe("normalizeToolResult", () => {
     assert.match(r.text, /\[image: image\/svg\+xml, 5 B, not shown\]/);
   });
   test("a JPEG or PNG whose type is written image/jpg or in capitals passes as an image, of the type providers name", () => {
-    const parts = ["image/jpg", "image/JPEG", "Image/PNG"].map((mimeType) => ({
+    const parts = ["image/jpg", "image/JPEG", "Image/PNG", "image/png; charset=binary"].map((mimeType) => ({
       type: "image",
       data: "aGVsbG8=",
       mimeType,
@@ -1169,8 +1169,10 @@ describe("normalizeToolResult", () => {
     const r = normalizeToolResult({ content: parts });
     assert.deepEqual(
       r.content.map((part) => (part.type === "image" ? part.mimeType : part.text)),
-      ["image/jpeg", "image/jpeg", "image/png"],
+      ["image/jpeg", "image/jpeg", "image/png", "image/png"],
     );
+    // A saved resource's type with parameters still names its extension.
+    assert.equal(resourceFileName("file:///report", "application/pdf; x=y"), "report.pdf");
   });
   test("an image's base64 wrapped in lines (as Python's base64.encodebytes writes it) reaches the model as one line", () => {
     const data = "aGVs\nbG8=\n";

@@ -120,3 +120,8 @@ export function cutBetweenWords(text: string, max: number): string {
   const space = text.slice(from, max + 1).search(/[\s"',][^\s"',]*$/);
   return text.slice(0, space < 0 ? max : from + space);
 }
+
+/** A MIME type without its parameters and case (`Image/PNG; charset=binary` is `image/png`). */
+export function mediaType(mime: string): string {
+  return mime.split(";")[0]!.trim().toLowerCase();
+}

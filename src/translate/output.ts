@@ -1,7 +1,7 @@
 /**
  * MCP tool results → pi tool content. Pure.
  */
-import { formatBytes } from "../common/text.ts";
+import { formatBytes, mediaType } from "../common/text.ts";
 import { isObject, type JsonObject } from "../common/values.ts";
 
 export type PiContent = { type: "text"; text: string } | { type: "image"; data: string; mimeType: string };
@@ -25,8 +25,8 @@ export interface NormalizedResult {
 /** Image types every pi provider accepts; others are described instead of sent. */
 const MODEL_IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
-/** A type as providers name it: MIME types have no case, and `image/jpg` (often written) is `image/jpeg`. */
-const imageType = (mime: string) => mime.toLowerCase().replace(/^image\/jpg$/, "image/jpeg");
+/** A type as providers name it: no parameters, no case, and `image/jpg` (often written) is `image/jpeg`. */
+const imageType = (mime: string) => mediaType(mime).replace(/^image\/jpg$/, "image/jpeg");
 
 /**
  * The type an image's bytes are, where they are one a model takes (a provider refuses an image sent as another: 'Image
@@ -105,14 +105,15 @@ function decodedText(bytes: Buffer, mime: string): string {
  */
 export function resourceParts(part: JsonObject) {
   const uri = String(part.uri ?? "");
-  const mime = typeof part.mimeType === "string" ? imageType(part.mimeType) : undefined;
+  const declared = typeof part.mimeType === "string" ? part.mimeType : undefined;
+  const mime = declared === undefined ? undefined : imageType(declared);
   const header = `[resource] ${uri}${mime ? ` (${mime})` : ""}`;
   if (typeof part.text === "string") return { uri, header, text: part.text };
   // No bytes is no content: an empty image would fail every later request of the session that holds it.
   if (typeof part.blob !== "string" || !part.blob.trim()) return { uri, header };
   const image = mime && modelImage(part.blob, mime);
   if (image) return { uri, header, image };
-  if (isTextMime(mime)) return { uri, header, text: decodedText(Buffer.from(part.blob, "base64"), mime!) };
+  if (isTextMime(mime)) return { uri, header, text: decodedText(Buffer.from(part.blob, "base64"), declared!) };
   return { uri, header, blob: { data: part.blob, mimeType: mime } };
 }
 

@@ -8,7 +8,7 @@ import type {
   Resource,
   ResourceTemplateType as ResourceTemplate,
 } from "@modelcontextprotocol/client";
-import { formatBytes } from "../common/text.ts";
+import { formatBytes, mediaType } from "../common/text.ts";
 import { base64Size, MODEL_IMAGES_MAX_BASE64, type PiContent, resourceParts } from "./output.ts";
 
 /** One server's page of a listing, or why it could not be listed. */
@@ -90,7 +90,8 @@ export function resourceFileName(uri: string, mimeType: string, index = 0): stri
   if (index > 0) base = `${index + 1}-${base}`;
   // The whole name stays within 80 characters: what the URI gave is cut, not the extension.
   const own = /\.[A-Za-z0-9]{1,8}$/.exec(base)?.[0] ?? "";
-  const extension = own || (Object.hasOwn(EXTENSIONS, mimeType) && EXTENSIONS[mimeType]) || ".bin";
+  const type = mediaType(mimeType);
+  const extension = own || (Object.hasOwn(EXTENSIONS, type) && EXTENSIONS[type]) || ".bin";
   return `${base.slice(0, base.length - own.length).slice(0, 80 - extension.length)}${extension}`;
 }
 

@@ -8,6 +8,7 @@
  * the SDK reads it (`boundedResponse`).
  */
 import type { Dispatcher } from "undici";
+import { mediaType } from "../../common/text.ts";
 import { MessageSizeCounter, MessageTooLargeError } from "../message-limit.ts";
 
 type TooLarge = (error: MessageTooLargeError) => void;
@@ -17,7 +18,7 @@ const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 /** Whether a `Content-Type` is an SSE stream (`text/event-stream; charset=utf-8` is). */
 function isEventStream(contentType: string | null | undefined): boolean {
-  return (contentType ?? "").split(";")[0]!.trim().toLowerCase() === "text/event-stream";
+  return mediaType(contentType ?? "") === "text/event-stream";
 }
 
 /** Whether a body with this `Content-Encoding` arrives as it is read (none, or `identity`). */
