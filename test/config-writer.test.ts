@@ -405,6 +405,19 @@ describe("updateConfigFile", { timeout: 60_000 }, () => {
     assert.deepEqual(readdirSync(path.dirname(file)), ["mcp.json"]);
   });
 
+  it("leaves a read-only file untouched: the rename would replace it even so (and always for root)", async () => {
+    const file = freshFile();
+    await updateConfigFile(file, (t) => setServerEntry(t, "a", { command: "a" }));
+    const before = readFileSync(file, "utf8");
+    chmodSync(file, 0o444);
+    await assertRejectsWith(
+      updateConfigFile(file, (t) => setServerEntry(t, "b", { command: "b" })),
+      "io",
+      /cannot write .*mcp\.json: it is read-only/,
+    );
+    assert.equal(readFileSync(file, "utf8"), before);
+  });
+
   it("edits a file in place byte-for-byte except the change", async () => {
     const file = freshFile();
     await updateConfigFile(file, () => FOUR_SPACE);

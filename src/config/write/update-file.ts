@@ -56,6 +56,9 @@ async function update(file: string, change: (text: string | undefined) => string
   }
   const next = change(text);
   if (next === text) return next;
+  // The rename would replace a file the user made read-only (and root may write any): it is left as it is.
+  if (text !== undefined && (mode & 0o222) === 0)
+    throw new ConfigWriteError("io", `cannot write ${file}: it is read-only`);
   try {
     await replaceFile(target, next, { mode });
   } catch (error) {
