@@ -220,6 +220,11 @@ describe("pi command line", { timeout: 600_000 }, () => {
       assert.equal(reconnected.code, 1, reconnected.output);
       const signIn = await runPi(["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp auth quick"]);
       assert.equal(signIn.code, 1, signIn.output);
+      // No server named, no UI to pick one: the usage names the subcommand typed, as it must be typed.
+      const unnamed = await runPi(["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp logs", "/mcp off"]);
+      assert.equal(unnamed.code, 1, unnamed.output);
+      assert.match(unnamed.output, /Usage: \/mcp logs <server>\. Configured: quick, broken\./);
+      assert.match(unnamed.output, /Usage: \/mcp off <server>\./);
       // Enabled but not started: as /mcp add, a script is told by the exit status.
       writeFileSync(config, JSON.stringify({ mcpServers: { off: { command: "false", enabled: false } } }));
       const enabled = await runPi(["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp enable off"]);

@@ -37,6 +37,7 @@ async function pickServer(
   name: string | undefined,
   ctx: ExtensionContext,
   action: string,
+  subcommand = action,
 ): Promise<ServerConnection | undefined> {
   const names = [...bridge.connections.keys()];
   if (name) {
@@ -46,7 +47,7 @@ async function pickServer(
   }
   if (names.length === 0) return void failed(ctx, "No MCP servers configured.", "warning");
   if (!ctx.hasUI)
-    return void failed(ctx, `Usage: /mcp ${action} <server>. Configured: ${names.join(", ")}.`, "warning");
+    return void failed(ctx, `Usage: /mcp ${subcommand} <server>. Configured: ${names.join(", ")}.`, "warning");
   const choice = await ctx.ui.select(`Which server to ${action}?`, names);
   return choice ? bridge.connection(choice) : undefined;
 }
@@ -173,8 +174,8 @@ function onServer(
   verb: string,
   action: (deps: CommandDeps, connection: ServerConnection, ctx: ExtensionCommandContext) => Promise<void>,
 ) {
-  return async (deps: CommandDeps, [name]: string[], ctx: ExtensionCommandContext) => {
-    const connection = await pickServer(deps.bridge, name, ctx, verb);
+  return async (deps: CommandDeps, [name]: string[], ctx: ExtensionCommandContext, subcommand?: string) => {
+    const connection = await pickServer(deps.bridge, name, ctx, verb, subcommand);
     if (connection) await action(deps, connection, ctx);
   };
 }
@@ -208,7 +209,7 @@ interface Subcommand {
   completes?: "server" | "project server" | "server on" | "server off";
   /** Options completion offers after the subcommand, beside the servers. */
   flags?: readonly string[];
-  run: (deps: CommandDeps, args: string[], ctx: ExtensionCommandContext) => Promise<void> | void;
+  run: (deps: CommandDeps, args: string[], ctx: ExtensionCommandContext, subcommand: string) => Promise<void> | void;
 }
 
 /** Every `/mcp` subcommand, in the order completion offers them. */
@@ -309,7 +310,7 @@ const SUBCOMMANDS: readonly Subcommand[] = [
     completes: "server",
     run: async (deps, args, ctx) => {
       if (args[0] === undefined && (await signInToWaiting(deps, ctx))) return;
-      await onServer("sign in to", signIn)(deps, args, ctx);
+      await onServer("sign in to", signIn)(deps, args, ctx, "auth");
     },
   },
   {
@@ -390,7 +391,7 @@ export function registerMcpCommand(deps: CommandDeps): void {
       }
       const subcommand = SUBCOMMANDS.find((s) => s.name === sub);
       if (subcommand) {
-        await subcommand.run(deps, names, ctx);
+        await subcommand.run(deps, names, ctx, sub);
         // A command that put a new connection in an off server's place (enable, trust, remove) lifted its switch.
         serversOff.recordChanges();
       } else {
