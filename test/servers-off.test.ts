@@ -140,6 +140,8 @@ describe("/mcp off and /mcp on: a server off for this session only", { timeout: 
     assert.equal(ui.statuses.get("mcp"), "MCP 1/1", "the footer counts neither the off server nor the untrusted one");
     assert.deepEqual(await completions("off "), ["off proj", "off shared"]);
     assert.deepEqual(await completions("on "), ["on local"]);
+    // /mcp reconnect refuses a server off for the session or disabled in its config: completion does not offer them.
+    assert.deepEqual(await completions("reconnect "), ["reconnect proj", "reconnect shared"]);
     const command = session.extensionRunner.getCommand("mcp")!;
     const [offered] = ((await command.getArgumentCompletions?.("on l")) ?? []) as Array<{ description?: string }>;
     assert.equal(offered?.description, "off for this session");

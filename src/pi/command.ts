@@ -267,7 +267,7 @@ const SUBCOMMANDS: readonly Subcommand[] = [
   {
     name: "reconnect",
     help: "Drop a server's connection and connect again",
-    completes: "server",
+    completes: "server on",
     run: onServer("reconnect", async (deps, connection, ctx) => {
       // Disabled in its config: not started, and told how to enable it, as /mcp on says.
       if (connection.status === "disabled") return switchOnCommand(deps, connection, ctx);
