@@ -297,6 +297,8 @@ describe("pi command line", { timeout: 600_000 }, () => {
       const added = await run(`/mcp add hello -- ${process.execPath} ${hello}`, "/mcp list", "/mcp add");
       assert.equal(added.code, 0, added.output);
       assert.match(added.output, /\/mcp add asks its questions in pi's interactive mode/);
+      // The one-line form works here: it is what to do instead, not only editing the file by hand.
+      assert.match(added.output, /Without it, give them on one line: \/mcp add <server> \[options\] -- <command>/);
       assert.match(added.output, /Added MCP server 'hello' to .*\/agent\/mcp\.json: connected, 2 tools\.\n/);
       assert.match(added.output, /hello {2}connected {2}stdio {2}MCP 2025-11-25 {2}2 tools/, "listed in the same run");
       const saved = JSON.parse(readFileSync(path.join(own.dir, "agent", "mcp.json"), "utf8")) as unknown;

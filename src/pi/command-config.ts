@@ -93,7 +93,7 @@ export async function addServer(deps: CommandDeps, ctx: ExtensionCommandContext)
   if (!ctx.hasUI)
     return show(
       ctx,
-      '/mcp add asks its questions in pi\'s interactive mode. Without it, add the server to .pi/mcp.json (project) or ~/.pi/agent/mcp.json (user) under "mcpServers".',
+      '/mcp add asks its questions in pi\'s interactive mode. Without it, give them on one line: /mcp add <server> [options] -- <command> (or --url <url>); or add the server to .pi/mcp.json (project) or ~/.pi/agent/mcp.json (user) under "mcpServers".',
       "warning",
     );
   const cancelled = () => ctx.ui.notify("No server added.", "info");
