@@ -328,6 +328,16 @@ describe("setServerEntry and removeServerEntry keep the rest of the file", { tim
     }
     assertWriteError(() => setServerEntry(`{ "mcpServers": [] }`, "a", {}), "not-object", /mcpServers/);
   });
+
+  it("adds to a file whose map is null, which loading reads as no servers: the map takes the null's place", () => {
+    const text = `{\n  "mcpServers": null,\n  "exposure": "auto"\n}\n`;
+    const out = setServerEntry(text, "a", { command: "a" });
+    assert.deepEqual(JSON.parse(JSON.stringify(parseConfigText(out).value)), {
+      mcpServers: { a: { command: "a" } },
+      exposure: "auto",
+    });
+    assert.deepEqual(serverNames(setServerField(text, "b", "enabled", false)), ["b"]);
+  });
 });
 
 describe("setServerField", { timeout: 60_000 }, () => {

@@ -34,8 +34,12 @@ function findServer(doc: Doc, name: string): { key: string; map: Node; prop: Nod
 function targetMap(doc: Doc): { key: string; map: Node } | undefined {
   const maps = serverMaps(doc);
   if (maps.length > 0) return maps[0];
-  for (const key of SERVER_MAP_KEYS)
-    if (property(doc.root, key)) throw new ConfigWriteError("not-object", `\`${key}\` in the config must be an object`);
+  for (const key of SERVER_MAP_KEYS) {
+    const value = property(doc.root, key)?.children?.[1];
+    // `null`, which loading reads as no servers: a map takes its place.
+    if (value?.type === "null") return { key, map: value };
+    if (value) throw new ConfigWriteError("not-object", `\`${key}\` in the config must be an object`);
+  }
   return undefined;
 }
 
@@ -49,6 +53,8 @@ export function setServerEntry(text: string | undefined, name: string, entry: Re
   const found = findServer(doc, name);
   if (found) return finish(doc, replaceValue(doc, found.map, found.prop, entry));
   const target = targetMap(doc);
+  if (target?.map.type === "null")
+    return finish(doc, replaceValue(doc, doc.root, property(doc.root, target.key)!, { [name]: entry }));
   if (target) return finish(doc, insertProperty(doc, target.map, name, entry));
   return finish(doc, insertProperty(doc, doc.root, DEFAULT_MAP_KEY, { [name]: entry }));
 }
