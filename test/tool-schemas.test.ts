@@ -45,6 +45,17 @@ const TUPLE: Tool = {
   },
 };
 
+/** Parameters named as APIs name them (`filter[id]`, OData's `$top`), which Anthropic and Bedrock refuse as keys. */
+const BRACKETS: Tool = {
+  name: "brackets",
+  inputSchema: {
+    type: "object",
+    properties: { "filter[id]": { type: "string" }, $top: { type: "integer" }, filter_id_: { type: "boolean" } },
+    required: ["filter[id]"],
+    additionalProperties: false,
+  },
+};
+
 describe("tool schemas against a real server", { timeout: 60_000 }, () => {
   let server: RunningServer;
   let connection: ServerConnection;
@@ -59,7 +70,7 @@ describe("tool schemas against a real server", { timeout: 60_000 }, () => {
       annotations: { title: "Blank" },
       inputSchema: { type: "object" },
     };
-    server = await startStreamableHttp({ extraTools: [TYPED, blank, NULLABLE, TUPLE] });
+    server = await startStreamableHttp({ extraTools: [TYPED, blank, NULLABLE, TUPLE, BRACKETS] });
     connection = connectionFor("wx", { url: server.url, prefix: "" });
     await connection.connect();
     registry = new ToolRegistry(
@@ -127,6 +138,19 @@ describe("tool schemas against a real server", { timeout: 60_000 }, () => {
     assert.equal(server.calls.length, calls, "nothing reached the server");
     assert.equal((await runTool(tuple, { point: ["a", 1] })).text, "called tuple");
     assert.doesNotMatch(connection.warnings.join("\n"), /tool 'tuple'/, "nothing said about its schema");
+  });
+
+  test("parameter names Anthropic refuses (filter[id], $top) are renamed for the model and sent to the server as it names them", async () => {
+    const brackets = tools.get("brackets")!;
+    const parameters = brackets.parameters as { properties: object; required?: string[] };
+    // Anthropic (and Bedrock) refuse a whole request, every tool in it, over one such key.
+    for (const key of Object.keys(parameters.properties)) assert.match(key, /^[a-zA-Z0-9_.-]{1,64}$/);
+    assert.deepEqual(Object.keys(parameters.properties), ["filter_id__2", "_top", "filter_id_"]);
+    assert.deepEqual(parameters.required, ["filter_id__2"]);
+    const args = { filter_id__2: "7", _top: 5, filter_id_: true };
+    validateToolArguments(brackets as never, { type: "toolCall", id: "1", name: "brackets", arguments: args } as never);
+    await runTool(brackets, args);
+    assert.deepEqual(server.calls.at(-1)?.args, { "filter[id]": "7", $top: 5, filter_id_: true });
   });
 
   test("structuredContent comes back in the details; a result that misses the outputSchema still reaches the model, and the user hears of it once", async () => {

@@ -24,7 +24,14 @@ import type { SchemaCheck } from "../translate/schema-check.ts";
 import { normalizeToolResult, type PiContent } from "../translate/output.ts";
 import { scriptResult, scriptResultSchema } from "../translate/script-result.ts";
 import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
-import { checkedAsGiven, normalizeInputSchema, OPEN_OBJECT_SCHEMA, requiredDefaults } from "../translate/schema.ts";
+import {
+  checkedAsGiven,
+  type NormalizedSchema,
+  normalizeInputSchema,
+  OPEN_OBJECT_SCHEMA,
+  requiredDefaults,
+  serverArguments,
+} from "../translate/schema.ts";
 import { withToolHints } from "./pi-line.ts";
 import { serverNamespace } from "./tool-namespace.ts";
 import { inToolSpan } from "../telemetry/tool-span.ts";
@@ -101,9 +108,8 @@ export async function capText(
 }
 
 /** The tool's input schema as pi will validate it; one pi could not compile becomes an open object, with a note. */
-function parameters(source: ToolSource): TSchema {
+function parameters(source: ToolSource, { schema, warnings, uncarried }: NormalizedSchema): TSchema {
   const { server, tool, note } = source;
-  const { schema, warnings, uncarried } = normalizeInputSchema(tool.inputSchema);
   for (const warning of warnings) note(`MCP server '${server}', tool '${tool.name}': ${warning}`);
   if (uncarried.length) source.uncarried?.(uncarried);
   try {
@@ -163,13 +169,15 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
   );
   const checkOutput = tool.outputSchema && outputSchemaCheck(source);
   const defaults = requiredDefaults(tool.inputSchema);
+  const normalized = normalizeInputSchema(tool.inputSchema);
+  const { renamed } = normalized;
   // Permission extensions on pi 1.x read the server's hints (read-only, destructive…) from pi's tool list.
   return withToolHints<McpToolDefinition>(
     {
       name: source.name,
       label: `${title} (${server})`,
       description: source.description,
-      parameters: parameters(source),
+      parameters: parameters(source, normalized),
       ...(source.scriptResults && {
         outputSchema: scriptResultSchema(tool.outputSchema),
         namespace: serverNamespace(server, () => source.connectionFor(server)),
@@ -179,7 +187,7 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
         if (!connection)
           throw new Error(`MCP server '${server}' is no longer configured; its tool '${originalName}' cannot run`);
         const given = (params ?? {}) as Record<string, unknown>;
-        const args = defaults ? { ...defaults, ...given } : given;
+        const args = defaults || renamed ? serverArguments(given, defaults, renamed) : given;
         const mismatch = (await checkFor())?.(args);
         if (mismatch)
           throw new Error(

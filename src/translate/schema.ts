@@ -3,7 +3,8 @@
  * subset every provider accepts (./portable-schema.ts). The server's own schema stays the one a call is checked
  * against before it is sent (../pi/tool-definition.ts). Pure.
  */
-import { isObject } from "../common/values.ts";
+import { defineOwn, isObject } from "../common/values.ts";
+import { allocateToolName } from "./naming.ts";
 import { type JsonSchema, mergeAlternatives, portableSchema, SchemaTooLarge } from "./portable-schema.ts";
 
 export type { JsonSchema } from "./portable-schema.ts";
@@ -13,6 +14,42 @@ export interface NormalizedSchema {
   warnings: string[];
   /** Rule keywords of the server's schema the model's copy leaves out (`not`, `if`, …); the server's schema checks them. */
   uncarried: string[];
+  /** Parameters the copy names otherwise (see `renameKeys`): the copy's name → the server's. */
+  renamed?: Record<string, string>;
+}
+
+/** The parameter names Anthropic and Bedrock take: one other name refuses the whole request, every tool in it. */
+const PORTABLE_KEY = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** Renames parameters such as `filter[id]` or OData's `$top` (to `filter_id_`, `_top`), in place. */
+function renameKeys(schema: JsonSchema): Record<string, string> | undefined {
+  const properties = schema.properties as JsonSchema;
+  const names = Object.keys(properties);
+  const taken = new Set(names.filter((name) => PORTABLE_KEY.test(name)));
+  if (taken.size === names.length) return undefined;
+  const safe = new Map<string, string>();
+  for (const name of names.filter((n) => !taken.has(n))) {
+    const key = allocateToolName(name.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 64) || "_", (k) => taken.has(k));
+    safe.set(name, key);
+    taken.add(key);
+  }
+  const copy: JsonSchema = {};
+  for (const name of names) defineOwn(copy, safe.get(name) ?? name, properties[name]);
+  schema.properties = copy;
+  if (Array.isArray(schema.required)) schema.required = schema.required.map((n) => safe.get(n as string) ?? n);
+  return Object.fromEntries([...safe].map(([name, key]) => [key, name]));
+}
+
+/** The arguments as the server takes them: its names for renamed parameters, and its defaults where none was given. */
+export function serverArguments(
+  given: Record<string, unknown>,
+  defaults: Record<string, unknown> = {},
+  renamed: Record<string, string> = {},
+): Record<string, unknown> {
+  const args = { ...defaults };
+  for (const [key, value] of Object.entries(given))
+    defineOwn(args, Object.hasOwn(renamed, key) ? renamed[key]! : key, value);
+  return args;
 }
 
 /**
@@ -70,7 +107,8 @@ export function normalizeInputSchema(input: unknown): NormalizedSchema {
     if (required.length) schema.required = required;
     else delete schema.required;
   }
-  return { schema, warnings: converted.warnings, uncarried: converted.uncarried };
+  const renamed = renameKeys(schema);
+  return { schema, warnings: converted.warnings, uncarried: converted.uncarried, ...(renamed && { renamed }) };
 }
 
 /**
