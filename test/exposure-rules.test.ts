@@ -199,6 +199,25 @@ describe("which exposure a tool gets", () => {
     assert.match(exposure.autoNote() ?? "", /about 800 tokens .*Deferred as they connected later .*: large, later\./);
   });
 
+  test("auto: past 100 tools deferred, however few tokens they take (OpenAI refuses a request of over 128 tools)", () => {
+    const exposure = new ToolExposure(
+      () => ({ exposure: "auto", threshold: { tokens: 1_000_000 } }),
+      () => undefined,
+    );
+    const tools = (server: string, count: number) =>
+      Array.from({ length: count }, (_, i) => ({ server, tool: `t${i}`, chars: 200 }));
+    assert.equal(exposure.decideAuto(tools("many", 150), 1_000_000).exposure, "deferred");
+    assert.match(exposure.autoNote() ?? "", /deferred this session: .* 150 tools, more than the 100 /);
+    const fewer = new ToolExposure(
+      () => ({ exposure: "auto", threshold: { tokens: 1_000_000 } }),
+      () => undefined,
+    );
+    assert.equal(fewer.decideAuto(tools("first", 60), 1_000_000).exposure, "direct");
+    fewer.placeLate(tools("late", 60));
+    assert.equal(fewer.exposureOf("late", "t0"), "deferred", "60 more would make 120");
+    assert.equal(fewer.exposureOf("first", "t0"), "direct");
+  });
+
   test("auto set on one server only, which comes late: /mcp's note says what auto chose for it", () => {
     const config = validateServerEntry("slow", { ...entry, exposure: "auto" }, user).config!;
     const exposure = new ToolExposure(

@@ -31,7 +31,15 @@ export interface AutoDecision extends ReturnType<typeof decideAuto> {
   contextWindow?: number;
   /** How many tools were set to `auto`: known then, or placed later. */
   covered: number;
+  /** How many MCP tools every request declares as decided: `auto` ones where it is direct, and `direct` ones. */
+  count: number;
 }
+
+/**
+ * The most MCP tools `auto` declares: OpenAI refuses a request with over 128 tools (pi's own and other extensions'
+ * among them), every request of the session, however few tokens they take.
+ */
+const MAX_DIRECT_TOOLS = 100;
 
 /** A tool as the decision sees it: where it comes from and what its definition costs. */
 export interface CostedTool extends ToolRef {
@@ -135,19 +143,16 @@ export class ToolExposure {
    */
   decideAuto(tools: readonly CostedTool[], contextWindow: number | undefined): AutoDecision {
     if (this.decision) return this.decision;
-    let chars = 0;
-    let covered = 0;
+    let [chars, covered, count] = [0, 0, 0];
     for (const tool of tools) {
       const setting = this.setting(tool.server, tool.tool);
-      if (setting === "auto" || setting === "direct") chars += tool.chars;
+      if (setting === "auto" || setting === "direct") [chars, count] = [chars + tool.chars, count + 1];
       if (setting === "auto") covered++;
       this.decidedWith.add(tool.server);
     }
-    this.decision = {
-      ...decideAuto(chars, autoLimitTokens(this.defaults().threshold, contextWindow)),
-      contextWindow,
-      covered,
-    };
+    const decided = decideAuto(chars, autoLimitTokens(this.defaults().threshold, contextWindow));
+    if (count > MAX_DIRECT_TOOLS) decided.exposure = "deferred";
+    this.decision = { ...decided, contextWindow, covered, count };
     return this.decision;
   }
 
@@ -166,21 +171,26 @@ export class ToolExposure {
     const decision = this.decision;
     if (!decision) return;
     // Per server: what its `auto` tools would add, and what its `direct` ones add whatever `auto` becomes.
-    const chars = new Map<string, { auto: number; direct: number }>();
+    const chars = new Map<string, { auto: number; direct: number; autos: number; directs: number }>();
     for (const tool of tools) {
       if (!this.isUnplaced(tool.server)) continue;
       const setting = this.setting(tool.server, tool.tool);
-      const server = chars.get(tool.server) ?? { auto: 0, direct: 0 };
+      const server = chars.get(tool.server) ?? { auto: 0, direct: 0, autos: 0, directs: 0 };
       if (setting === "auto" || setting === "direct") server[setting] += tool.chars;
+      if (setting === "auto" || setting === "direct") server[`${setting}s`]++;
       if (setting === "auto") decision.covered++;
       chars.set(tool.server, server);
     }
-    for (const [server, { auto, direct }] of chars) {
+    for (const [server, { auto, direct, autos, directs }] of chars) {
       const tokens = estimatedTokens(auto + direct);
-      const fits = decision.exposure === "direct" && decision.tokens + tokens <= decision.limitTokens;
+      const fits =
+        decision.exposure === "direct" &&
+        decision.tokens + tokens <= decision.limitTokens &&
+        decision.count + autos + directs <= MAX_DIRECT_TOOLS;
       this.late.set(server, fits || auto === 0 ? "direct" : "deferred");
       // Where `auto` is direct, the total is what every request declares: a deferred server's `direct` tools too.
       if (decision.exposure === "direct") decision.tokens += fits ? tokens : estimatedTokens(direct);
+      decision.count += fits ? autos + directs : directs;
     }
   }
 
@@ -196,7 +206,11 @@ export class ToolExposure {
       : `a ${n(FALLBACK_CONTEXT_WINDOW)}-token context window, assumed as no model was selected`;
     const limit = share ? `${share} of ${window}` : "the configured exposureThreshold";
     const relation = decision.tokens > decision.limitTokens ? "over" : "within";
-    const note = `Tool exposure "auto" is ${decision.exposure} this session: MCP tool definitions of about ${n(decision.tokens)} tokens are ${relation} the limit of ${n(decision.limitTokens)} (${limit}).`;
+    const many =
+      decision.count > MAX_DIRECT_TOOLS
+        ? `; they are ${n(decision.count)} tools, more than the ${MAX_DIRECT_TOOLS} it declares at most (OpenAI refuses a request of over 128)`
+        : "";
+    const note = `Tool exposure "auto" is ${decision.exposure} this session: MCP tool definitions of about ${n(decision.tokens)} tokens are ${relation} the limit of ${n(decision.limitTokens)} (${limit})${many}.`;
     const over = decision.exposure === "direct" ? [...this.late].filter(([, e]) => e === "deferred") : [];
     if (over.length === 0) return note;
     return `${note} Deferred as they connected later and would have gone over it: ${over.map(([s]) => s).join(", ")}.`;
