@@ -304,6 +304,11 @@ describe("portable schema rules", () => {
     for (const p of [{ type: ["integer", "null"], enum: [1, 2, null] }, { enum: [true, "x"] }])
       assert.deepEqual(geminiProblems(convert(p).schema), [], JSON.stringify(p));
   });
+  test("an enum with an empty string (as mcp-server-excel's actions have), which Gemini refuses, moves to the description", () => {
+    const schema = { type: "string", enum: ["list", "open", ""] };
+    assert.deepEqual(prop(schema), { type: "string", description: 'Allowed values: "list", "open", "".' });
+    assert.deepEqual(geminiProblems(convert({ type: "object", properties: { action: schema } }).schema), []);
+  });
   test("defaults move into the description; provider-specific keywords go", () => {
     assert.deepEqual(
       prop({ type: "string", default: "info", description: "Level.", pattern: "^a", minLength: 1, format: "uri" }),

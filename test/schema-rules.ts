@@ -9,7 +9,7 @@
  *   applied: pi sends `strict: false`, and they would make pi refuse calls the server accepts.
  * - Gemini function declarations (the OpenAPI 3.0 subset of `parameters`): one `type` per schema, never a list;
  *   no `$ref`, `$defs`, `$schema`, `additionalProperties`, `const`, `oneOf`, `allOf`, `title`; enums of strings only,
- *   on string schemas; `format` only `date-time` on strings.
+ *   none of them empty ("enum[3]: cannot be empty"), on string schemas; `format` only `date-time` on strings.
  *
  * Both: every schema says its `type` or is an `anyOf`; every array says its `items`.
  */
@@ -112,6 +112,7 @@ export function geminiProblems(schema: unknown): string[] {
     if (node.enum !== undefined) {
       if (!Array.isArray(node.enum) || !node.enum.every((v) => typeof v === "string"))
         problems.push(`${path}: enum of non-strings`);
+      else if (node.enum.includes("")) problems.push(`${path}: an empty enum value`);
       if (node.type !== "string") problems.push(`${path}: enum on a ${JSON.stringify(node.type)} schema`);
     }
     if (node.format !== undefined && !(node.type === "string" && node.format === "date-time"))

@@ -188,11 +188,11 @@ function splitTypes(types: string[], schema: JsonSchema): JsonSchema {
   return out;
 }
 
-/** A type-specific rewrite of enums Gemini rejects (non-strings) into a note in the description. */
+/** A type-specific rewrite of enums Gemini rejects (non-strings, an empty string) into a note in the description. */
 function portableEnum(schema: JsonSchema): void {
   if (!Array.isArray(schema.enum)) return;
   const values = schema.enum;
-  if (values.every((v) => typeof v === "string")) {
+  if (values.every((v) => typeof v === "string" && v !== "")) {
     if (schema.type === undefined) schema.type = "string";
     return;
   }
