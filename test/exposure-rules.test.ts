@@ -246,7 +246,7 @@ describe("which exposure a tool gets", () => {
 });
 
 /** The request body pi-ai's own client for `api` builds (captured before anything is sent), with two tools. */
-async function providerBody(api: string): Promise<unknown> {
+async function providerBody(api: string, apiKey = "x", extra: string[] = []): Promise<unknown> {
   const model = {
     id: "m",
     name: "m",
@@ -266,6 +266,7 @@ async function providerBody(api: string): Promise<unknown> {
     tools: [
       { name: "read", description: "Read a file", parameters },
       { name: "mcp_gh_get", description: "Get an issue", parameters },
+      ...extra.map((name) => ({ name, description: "A tool", parameters })),
     ],
   };
   let captured: unknown;
@@ -273,7 +274,7 @@ async function providerBody(api: string): Promise<unknown> {
     model as unknown as Model<Api>,
     context as never,
     {
-      apiKey: "x",
+      apiKey,
       onPayload: (payload: unknown) => {
         captured = payload;
         throw new Error("captured; nothing is sent");
@@ -314,6 +315,15 @@ describe("taking undeclared tools out of a provider request", () => {
       assert.equal(JSON.stringify(body), text, "the original body is left as it was");
     });
   }
+
+  test("signed in to Anthropic with a subscription, a tool named as Claude Code's (glob, task) is dropped too", async () => {
+    // pi-ai then writes such names in Claude Code's casing (Glob, Task).
+    const body = await providerBody("anthropic-messages", "sk-ant-oat01-x", ["glob", "task"]);
+    assert.match(JSON.stringify(body), /"Glob"/);
+    const filtered = JSON.stringify(withoutTools(body, (name) => name === "glob" || name === "task"));
+    assert.doesNotMatch(filtered, /"Glob"|"Task"/);
+    assert.match(filtered, /"Read"/, "the tools not dropped stay");
+  });
 
   test("nothing to drop: the same object back; everything dropped: no empty list (some APIs refuse one)", () => {
     const body = { tools: [{ name: "read" }] };

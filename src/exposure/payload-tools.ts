@@ -10,6 +10,12 @@ import { isObject } from "../common/values.ts";
 
 type Drop = (name: string) => boolean;
 
+/** Signed in with a subscription, pi-ai's Anthropic client writes these names as Claude Code does: `glob` as `Glob`. */
+const CLAUDE_CODE_NAMES = new Set([
+  ..."Read Write Edit Bash Grep Glob AskUserQuestion EnterPlanMode ExitPlanMode KillShell".split(" "),
+  ..."NotebookEdit Skill Task TaskOutput TodoWrite WebFetch WebSearch".split(" "),
+]);
+
 /** The name a tool declaration carries, in any of the shapes above. */
 function declaredName(item: unknown): string | undefined {
   if (!isObject(item)) return undefined;
@@ -23,7 +29,7 @@ function declaredName(item: unknown): string | undefined {
 function filterTools(tools: unknown[], drop: Drop): unknown[] {
   const dropped = (item: unknown) => {
     const name = declaredName(item);
-    return name !== undefined && drop(name);
+    return name !== undefined && (drop(name) || (CLAUDE_CODE_NAMES.has(name) && drop(name.toLowerCase())));
   };
   const kept = tools.flatMap((item) => {
     if (!isObject(item) || !Array.isArray(item.functionDeclarations)) return dropped(item) ? [] : [item];
