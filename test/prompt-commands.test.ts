@@ -172,6 +172,14 @@ describe("prompt commands (pure)", () => {
       { type: "text", text: "[user]\nHi\n\n[assistant]\nHello" },
     ]);
   });
+
+  test("images in several messages, each within a provider's bound but too many for one request: those past it are described", () => {
+    const data = Buffer.from("\x89PNG\r\n\x1a\n").toString("base64") + "A".repeat(4 * 1024 * 1024);
+    const image = { role: "user" as const, content: { type: "image" as const, data, mimeType: "image/png" } };
+    const content = promptMessageContent({ messages: [image, image, image, image] }, "srv");
+    assert.equal(content.filter((part) => part.type === "image").length, 3);
+    assert.match((content[0] as { text: string }).text, /\[image: image\/png, 3\.0 MB, not shown: .*over the 13\.5 MB/);
+  });
 });
 
 /** An inline env value of the prompt fixture, which its greet prompt quotes: a secret of that server's config. */

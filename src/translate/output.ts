@@ -42,7 +42,7 @@ function imageBytesType(data: string, declared: string): string {
 const MODEL_IMAGE_MAX_BASE64 = 4.5 * 1024 * 1024;
 /** The base64 of all images of one result: a provider refuses a whole request over 20–32 MB, images and all. */
 export const MODEL_IMAGES_MAX_BASE64 = 3 * MODEL_IMAGE_MAX_BASE64;
-const OVER_TOTAL = `: with it, this result's images would be over the ${formatBytes(MODEL_IMAGES_MAX_BASE64)} of base64 one request takes`;
+export const OVER_TOTAL = `: with it, this result's images would be over the ${formatBytes(MODEL_IMAGES_MAX_BASE64)} of base64 one request takes`;
 
 /**
  * Base64 as providers take it: one line (Python's base64.encodebytes wraps it), and without the `data:…;base64,` some

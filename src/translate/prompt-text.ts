@@ -8,7 +8,8 @@
  */
 import type { GetPromptResult, Prompt, PromptArgument } from "@modelcontextprotocol/client";
 import { shown, SHOWN } from "../common/terminal-text.ts";
-import { normalizeToolResult, type PiContent } from "./output.ts";
+import { formatBytes } from "../common/text.ts";
+import { base64Size, MODEL_IMAGES_MAX_BASE64, normalizeToolResult, OVER_TOTAL, type PiContent } from "./output.ts";
 
 /** A name pi can take as one command word: no spaces, no control characters, nothing a shell-like reader trips on. */
 function commandPart(name: string): string {
@@ -134,10 +135,18 @@ export function promptMessageContent(result: GetPromptResult, server: string | u
   const labelled = result.messages.some((message) => message.role !== "user");
   const texts: string[] = [];
   const images: PiContent[] = [];
+  let imageBytes = 0;
   for (const message of result.messages) {
     const normalized = normalizeToolResult({ content: [message.content] }, server);
-    if (normalized.text) texts.push(labelled ? `[${message.role}]\n${normalized.text}` : normalized.text);
-    images.push(...normalized.content.filter((part) => part.type === "image"));
+    let text = normalized.text;
+    for (const part of normalized.content) {
+      if (part.type !== "image") continue;
+      // One message's images are bounded, and so are all of them: the provider takes one request's within a bound.
+      if ((imageBytes += part.data.length) <= MODEL_IMAGES_MAX_BASE64) images.push(part);
+      else
+        text += `${text && "\n"}[image: ${part.mimeType}, ${formatBytes(base64Size(part.data))}, not shown${OVER_TOTAL}]`;
+    }
+    if (text) texts.push(labelled ? `[${message.role}]\n${text}` : text);
   }
   const text = texts.join("\n\n");
   return [
