@@ -142,8 +142,10 @@ export function promptMessageContent(result: GetPromptResult, server: string | u
     for (const part of normalized.content) {
       if (part.type !== "image") continue;
       // One message's images are bounded, and so are all of them: the provider takes one request's within a bound.
-      if ((imageBytes += part.data.length) <= MODEL_IMAGES_MAX_BASE64) images.push(part);
-      else
+      if (imageBytes + part.data.length <= MODEL_IMAGES_MAX_BASE64) {
+        images.push(part);
+        imageBytes += part.data.length;
+      } else
         text += `${text && "\n"}[image: ${part.mimeType}, ${formatBytes(base64Size(part.data))}, not shown${OVER_TOTAL}]`;
     }
     if (text) texts.push(labelled ? `[${message.role}]\n${text}` : text);
