@@ -67,6 +67,7 @@ describe("Redactor", () => {
     // A `${VAR}` reference is the name of a value, shown where a message gives the `env` entry to write.
     assert.equal(redactShapes('add "BRAVE_API_KEY": "${BRAVE_API_KEY}"'), 'add "BRAVE_API_KEY": "${BRAVE_API_KEY}"');
     assert.equal(redactShapes('"api_key": "${X}tail"'), '"api_key": "***"');
+    assert.equal(redactShapes("request { apiKey: 'sk-abcdef123456…"), "request { apiKey: '***…");
     assert.equal(
       redactShapes("OPENAI_API_KEY=sk-123 --client-secret=shh max_tokens=100"),
       "OPENAI_API_KEY=*** --client-secret=*** max_tokens=100",

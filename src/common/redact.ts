@@ -83,8 +83,8 @@ const SECRET_SHAPES: Array<[RegExp, string | typeof maskValue]> = [
   // Not a `${VAR}` reference: a message that shows the `env` entry to write names the variable, not its value.
   // Or one a cut ends in (`…` at the end of a long log line).
   [new RegExp(`("${SECRET_NAME}"\\s*:\\s*")(?!\\$\\{\\w+\\}")(?:[^"\\\\]|\\\\.)+("|…$)`, "gi"), `$1${MASK}$2`],
-  // `'X-API-Key': '…'`, `apiKey: '…'`: an object as Node prints it (an HTTP client's error dumping its request).
-  [new RegExp(`((?:'${SECRET_NAME}'|\\b${SECRET_NAME})\\s*:\\s*')(?:[^'\\\\]|\\\\.)+(')`, "gi"), `$1${MASK}$2`],
+  // `'X-API-Key': '…'`, `apiKey: '…'`: an object as Node prints it (a client's error dumping its request), or cut off.
+  [new RegExp(`((?:'${SECRET_NAME}'|\\b${SECRET_NAME})\\s*:\\s*')(?:[^'\\\\]|\\\\.)+('|…$)`, "gi"), `$1${MASK}$2`],
   // `API_KEY=…`, `--client-secret=…` on a command line or in a server's own log line; `API_KEY="…"` as a .env has it.
   [new RegExp(`(\\b${SECRET_NAME}=["']?)([^\\s&"']+)`, "gi"), maskValue],
   // `Authorization: Bearer …`, `Basic …`, `DPoP …`, GitHub's `token …`: a token has a digit, a symbol or a capital after
