@@ -73,6 +73,7 @@ describe("Redactor", () => {
       "OPENAI_API_KEY=*** --client-secret=*** max_tokens=100",
     );
     assert.equal(redactShapes("Authorization: Bearer eyJhbGciOi.x.y"), "Authorization: Bearer ***");
+    assert.equal(redactShapes("authorization: bearer xyz12345abc"), "authorization: bearer ***");
     assert.equal(redactShapes("Basic dXNlcjpwYXNz"), "Basic ***");
     assert.equal(
       redactShapes("Basic authentication failed; see https://docs.example/auth?page=2"),

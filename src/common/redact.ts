@@ -88,9 +88,9 @@ const SECRET_SHAPES: Array<[RegExp, string | typeof maskValue]> = [
   // `API_KEY=…`, `--client-secret=…` on a command line or in a server's own log line; `API_KEY="…"` as a .env has it.
   [new RegExp(`(\\b${SECRET_NAME}=["']?)([^\\s&"']+)`, "gi"), maskValue],
   // `Authorization: Bearer …`, `Basic …`, `DPoP …`, GitHub's `token …`: a token has a digit, a symbol or a capital after
-  // its first letter (prose such as "Basic authentication" has none of these).
+  // its first letter (prose such as "Basic authentication" has none of these); curl's lowercase `bearer` too.
   [
-    /\b(Bearer|Basic|DPoP|[Tt]oken)\s+(?=[A-Za-z]*[0-9._~+/=-]|[A-Za-z][a-z]*[A-Z])[A-Za-z0-9._~+/=-]{8,}/g,
+    /\b([Bb]earer|Basic|DPoP|[Tt]oken)\s+(?=[A-Za-z]*[0-9._~+/=-]|[A-Za-z][a-z]*[A-Z])[A-Za-z0-9._~+/=-]{8,}/g,
     `$1 ${MASK}`,
   ],
 ];
