@@ -73,6 +73,10 @@ describe("Redactor", () => {
       "OPENAI_API_KEY=*** --client-secret=*** max_tokens=100",
     );
     assert.equal(redactShapes("Authorization: Bearer eyJhbGciOi.x.y"), "Authorization: Bearer ***");
+    assert.equal(
+      redactShapes(`API_KEY="sk-1 2" TOKEN='a b' PASSWORD="" next`),
+      `API_KEY="***" TOKEN='***' PASSWORD="" next`,
+    );
     assert.equal(redactShapes("authorization: bearer xyz12345abc"), "authorization: bearer ***");
     assert.equal(redactShapes("Basic dXNlcjpwYXNz"), "Basic ***");
     assert.equal(

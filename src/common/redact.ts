@@ -85,8 +85,8 @@ const SECRET_SHAPES: Array<[RegExp, string | typeof maskValue]> = [
   [new RegExp(`("${SECRET_NAME}"\\s*:\\s*")(?!\\$\\{\\w+\\}")(?:[^"\\\\]|\\\\.)+("|…$)`, "gi"), `$1${MASK}$2`],
   // `'X-API-Key': '…'`, `apiKey: '…'`: an object as Node prints it (a client's error dumping its request), or cut off.
   [new RegExp(`((?:'${SECRET_NAME}'|\\b${SECRET_NAME})\\s*:\\s*')(?:[^'\\\\]|\\\\.)+('|…$)`, "gi"), `$1${MASK}$2`],
-  // `API_KEY=…`, `--client-secret=…` on a command line or in a server's own log line; `API_KEY="…"` as a .env has it.
-  [new RegExp(`(\\b${SECRET_NAME}=["']?)([^\\s&"']+)`, "gi"), maskValue],
+  // `API_KEY=…`, `--client-secret=…` on a command line or a log line; `API_KEY="…"` (to its quote: spaces too).
+  [new RegExp(`(\\b${SECRET_NAME}=["']?)((?<=")[^"\\n]+(?=")|(?<=')[^'\\n]+(?=')|[^\\s&"']+)`, "gi"), maskValue],
   // `Authorization: Bearer …`, `Basic …`, `DPoP …`, GitHub's `token …`: a token has a digit, a symbol or a capital after
   // its first letter (prose such as "Basic authentication" has none of these); curl's lowercase `bearer` too.
   [
