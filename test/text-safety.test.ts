@@ -53,6 +53,12 @@ describe("Redactor", () => {
       redactor.text("token abcd1234 and abcd12345678; q=a%2Fb%2Fc%2Fd; ab stays"),
       "token *** and ***; q=***; ab stays",
     );
+    // As a URL's query writes `'` (%27), and a form a space (+); a tool result too.
+    const quoted = new Redactor(["it's-a-secret", "two words (x)"]);
+    const url = new URL("https://h.example/?q=it's-a-secret").href;
+    const form = new URLSearchParams({ q: "two words (x)" }).toString();
+    assert.equal(quoted.text(`${url} ${form}`), "https://h.example/?q=*** q=***");
+    assert.deepEqual(quoted.result({ text: `${url} ${form}` }), { text: "https://h.example/?q=*** q=***" });
   });
 
   test("credentials by their shape: URL userinfo, secret query values, JSON token fields, KEY=value, Bearer", () => {

@@ -19,12 +19,14 @@ export function redact(text: string, secrets: readonly string[]): string {
   return redactSorted(text, [...secrets].sort(longestFirst));
 }
 
-/** `text` as a URL carries it; itself where it has a lone surrogate (a JSON escape in a config or a token), which has none. */
-function percentEncoded(text: string): string {
+/** `text` as a URL carries it (a URL's query writes `'` as `%27`, a form a space as `+`); itself with a lone surrogate. */
+function percentEncoded(text: string): string[] {
   try {
-    return encodeURIComponent(text);
+    const encoded = encodeURIComponent(text);
+    if (!/[ !'()~]/.test(text)) return [encoded];
+    return [encoded, encoded.replace(/'/g, "%27"), new URLSearchParams([["", text]]).toString().slice(1)];
   } catch {
-    return text;
+    return [text];
   }
 }
 
@@ -34,8 +36,8 @@ function redactSorted(text: string, secrets: readonly string[]): string {
   for (const secret of secrets) {
     if (secret.length < MIN_SECRET_LENGTH) continue;
     if (out.includes(secret)) out = out.split(secret).join(MASK);
-    const encoded = percentEncoded(secret);
-    if (encoded !== secret && out.includes(encoded)) out = out.split(encoded).join(MASK);
+    for (const encoded of percentEncoded(secret))
+      if (encoded !== secret && out.includes(encoded)) out = out.split(encoded).join(MASK);
     // As a message quotes it in JSON (`saying "…"`), where a `"` or `\` in it is escaped.
     const quoted = JSON.stringify(secret).slice(1, -1);
     if (quoted !== secret && out.includes(quoted)) out = out.split(quoted).join(MASK);
