@@ -155,14 +155,18 @@ describe("the bus API for other extensions", () => {
     const taken = await request("mcp.api.register", { id: "r2", name: "fx", entry: fixtureEntry() });
     assert.equal(taken.error?.kind, "name-taken");
 
+    // `$HOME` written where `${HOME}` was meant: warned about, and what the warning quotes of it is redacted.
+    const { command, args } = fixtureEntry();
     const entry = {
-      ...fixtureEntry(),
+      command,
+      args: [...args, "--client-secret=k9Zq7pL$HOME"],
       env: { FIXTURE_LOG: extraLog },
       autoApprove: ["pid", "slow"],
       requestTimeout: 2000,
     };
     const added = await request("mcp.api.register", { id: "r3", name: "extra", entry, by: "the API test" });
     assert.equal(added.ok, true, JSON.stringify(added.error));
+    assert.match(String(added.warnings), /holds \$HOME.*--client-secret=\*\*\*/);
     assert.deepEqual(added.server, {
       name: "extra",
       status: "connected",

@@ -57,9 +57,10 @@ export class SessionServers {
       return refusal("name-taken", `MCP server '${name}' is ${how}.`);
     }
     const source = { scope: "session" as const, path: `the entry added by ${options.by}` };
-    const { config, errors, warnings } = validateServerEntry(name, entry, source);
+    const { config, errors, warnings: found } = validateServerEntry(name, entry, source);
     // Redacted as a config file's problems are: what it quotes may be a credential in the wrong field.
     const invalid = `MCP server entry '${name}' is not valid: ${redactShapes(errors.join("; "))}`;
+    const warnings = found.map(redactShapes);
     if (!config) return refusal("invalid-entry", invalid);
     this.adding.add(name);
     try {
