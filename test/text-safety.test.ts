@@ -11,6 +11,7 @@ import { stripControls, stripControlsLine } from "../src/common/terminal-text.ts
 import { argSecrets, inlineEnvSecrets, resolveServerConfig } from "../src/config/substitute.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { LifecycleReport } from "../src/connection/lifecycle-report.ts";
+import { normalizeToolResult } from "../src/translate/output.ts";
 import { safeTool } from "../src/translate/server-text.ts";
 
 const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/;
@@ -127,6 +128,23 @@ describe("Redactor", () => {
       { type: "text", text: "password=hunter22 *** /home/someone/file " },
       { type: "image", data: "s3cret-value", mimeType: "image/png" },
     ]);
+  });
+
+  test("a text resource sent as a blob, which the model is shown decoded, has its secret hidden; other blobs are kept", () => {
+    const redactor = new Redactor(["s3cret-value"]);
+    const b64 = (text: string) => Buffer.from(text).toString("base64");
+    const resource = (mimeType: string, text: string) => ({
+      type: "resource",
+      resource: { uri: "a://b", mimeType, blob: b64(text) },
+    });
+    const clean = resource("text/plain", "nothing to hide");
+    const binary = resource("application/octet-stream", "s3cret-value");
+    const result = redactor.result({
+      content: [resource("application/json", '{"k": "s3cret-value"}\x1b[2J'), clean, binary],
+    });
+    assert.equal(normalizeToolResult(result).text.split("\n")[1], '{"k": "***"}');
+    assert.equal(result.content[1], clean);
+    assert.equal(result.content[2], binary);
   });
 
   test("what is filtered is a copy: the original is never changed, and parts with nothing to hide are kept as they are", () => {

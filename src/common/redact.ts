@@ -112,6 +112,25 @@ export function redactShapes(text: string): string {
   return out;
 }
 
+/** Whether a blob of this type is text (`text/plain`, JSON, YAML…), which the model is shown decoded. */
+export function isTextMime(mime: unknown): boolean {
+  return (
+    typeof mime === "string" &&
+    /^text\/|[/+-]((nd)?json(l|lines)?|xml|yaml|toml|(java|type|ecma)script|csv|sql|sh)\b/.test(mime.toLowerCase())
+  );
+}
+
+/** A blob's text in the charset its type names (`text/plain; charset=ISO-8859-1`); UTF-8 where it names none or an unknown one. */
+export function decodedText(blob: string, mime: string): string {
+  const bytes = Buffer.from(blob, "base64");
+  const charset = /;\s*charset="?([\w.:-]+)/i.exec(mime)?.[1];
+  try {
+    return new TextDecoder(charset ?? "utf-8").decode(bytes);
+  } catch {
+    return bytes.toString("utf8");
+  }
+}
+
 /** Binary payloads (an image's or audio's base64 `data`, a blob) are left alone: a match inside them means nothing. */
 const isBinary = (record: Record<string, unknown>, key: string) =>
   key === "blob" || (key === "data" && (record.type === "image" || record.type === "audio"));
@@ -201,7 +220,14 @@ export class Redactor {
     if (value instanceof Error) return filter(value.message);
     const proto: unknown = Object.getPrototypeOf(value);
     let out: Record<string, unknown> | undefined = proto === Object.prototype ? undefined : {};
-    const record = value as Record<string, unknown>;
+    let record = value as Record<string, unknown>;
+    // A text blob, which the model is shown decoded: where its text has something to hide, it becomes that text.
+    const blob = keepBinary && isTextMime(record.mimeType) ? record.blob : undefined;
+    const text = typeof blob === "string" && decodedText(blob, record.mimeType as string);
+    if (text && filter(text) !== text) {
+      const { blob: _blob, ...rest } = record;
+      record = { ...rest, text: filter(text) };
+    }
     const keys = Object.keys(record);
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i]!;
@@ -216,6 +242,6 @@ export class Redactor {
       }
       if (out) put(out, key, walked);
     }
-    return out ?? value;
+    return out ?? record;
   }
 }

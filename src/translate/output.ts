@@ -1,6 +1,7 @@
 /**
  * MCP tool results → pi tool content. Pure.
  */
+import { decodedText, isTextMime } from "../common/redact.ts";
 import { formatBytes, mediaType } from "../common/text.ts";
 import { isObject, type JsonObject } from "../common/values.ts";
 
@@ -81,23 +82,6 @@ export function base64Size(data: string): number {
   return Math.max(0, Math.floor((trimmed.length * 3) / 4) - padding);
 }
 
-function isTextMime(mime: string | undefined): boolean {
-  return (
-    mime !== undefined &&
-    /^text\/|[/+-]((nd)?json(l|lines)?|xml|yaml|toml|(java|type|ecma)script|csv|sql|sh)\b/.test(mime)
-  );
-}
-
-/** Text in the charset its type names (`text/plain; charset=ISO-8859-1`); UTF-8 where it names none or an unknown one. */
-function decodedText(bytes: Buffer, mime: string): string {
-  const charset = /;\s*charset="?([\w.:-]+)/i.exec(mime)?.[1];
-  try {
-    return new TextDecoder(charset ?? "utf-8").decode(bytes);
-  } catch {
-    return bytes.toString("utf8");
-  }
-}
-
 /**
  * A resource as the model takes it (embedded in a result, or read; loose on purpose, as servers send what they send):
  * the line that names it, and its text (a blob of a text type decoded) or its image; `blob` is binary content of any
@@ -113,7 +97,7 @@ export function resourceParts(part: JsonObject) {
   if (typeof part.blob !== "string" || !part.blob.trim()) return { uri, header };
   const image = mime && modelImage(part.blob, mime);
   if (image) return { uri, header, image };
-  if (isTextMime(mime)) return { uri, header, text: decodedText(Buffer.from(part.blob, "base64"), declared!) };
+  if (isTextMime(mime)) return { uri, header, text: decodedText(part.blob, declared!) };
   return { uri, header, blob: { data: part.blob, mimeType: mime } };
 }
 
