@@ -75,6 +75,8 @@ describe("Redactor", () => {
     assert.equal(redactShapes('add "BRAVE_API_KEY": "${BRAVE_API_KEY}"'), 'add "BRAVE_API_KEY": "${BRAVE_API_KEY}"');
     assert.equal(redactShapes('"api_key": "${X}tail"'), '"api_key": "***"');
     assert.equal(redactShapes("request { apiKey: 'sk-abcdef123456…"), "request { apiKey: '***…");
+    // Node and Python quote a value that has a `'` in it with `"`.
+    assert.equal(redactShapes(`{ apiKey: "sk-it's-9f", 'x-api-key': "k'9" }`), `{ apiKey: "***", 'x-api-key': "***" }`);
     assert.equal(
       redactShapes("OPENAI_API_KEY=sk-123 --client-secret=shh max_tokens=100"),
       "OPENAI_API_KEY=*** --client-secret=*** max_tokens=100",

@@ -85,8 +85,11 @@ const SECRET_SHAPES: Array<[RegExp, string | typeof maskValue]> = [
   // Not a `${VAR}` reference: a message that shows the `env` entry to write names the variable, not its value.
   // Or one a cut ends in (`…` at the end of a long log line).
   [new RegExp(`("${SECRET_NAME}"\\s*:\\s*")(?!\\$\\{\\w+\\}")(?:[^"\\\\]|\\\\.)+("|…$)`, "gi"), `$1${MASK}$2`],
-  // `'X-API-Key': '…'`, `apiKey: '…'`: an object as Node prints it (a client's error dumping its request), or cut off.
-  [new RegExp(`((?:'${SECRET_NAME}'|\\b${SECRET_NAME})\\s*:\\s*')(?:[^'\\\\]|\\\\.)+('|…$)`, "gi"), `$1${MASK}$2`],
+  // `'X-API-Key': '…'`, `apiKey: '…'` (`"…"` for a value with a `'`): an object as Node or Python prints it, or cut off.
+  [
+    new RegExp(`((?:'${SECRET_NAME}'|\\b${SECRET_NAME})\\s*:\\s*(['"]))(?:(?!\\2)[^\\\\]|\\\\.)+(\\2|…$)`, "gi"),
+    `$1${MASK}$3`,
+  ],
   // `API_KEY=…`, `--client-secret=…` on a command line or a log line; `API_KEY="…"` (to its quote: spaces too).
   [new RegExp(`(\\b${SECRET_NAME}=["']?)((?<=")[^"\\n]+(?=")|(?<=')[^'\\n]+(?=')|[^\\s&"']+)`, "gi"), maskValue],
   // `Authorization: Bearer …`, `Basic …`, `DPoP …`, GitHub's `token …`: a token has a digit, a symbol or a capital after
