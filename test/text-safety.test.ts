@@ -86,6 +86,11 @@ describe("Redactor", () => {
       redactShapes(`API_KEY="sk-1 2" TOKEN='a b' PASSWORD="" next`),
       `API_KEY="***" TOKEN='***' PASSWORD="" next`,
     );
+    // As a JSON string quotes it (a server's error body).
+    assert.equal(
+      redactShapes(String.raw`{"e":"bad API_KEY=\"sk-1 2\" given"}`),
+      String.raw`{"e":"bad API_KEY=\"***\" given"}`,
+    );
     assert.equal(redactShapes("authorization: bearer xyz12345abc"), "authorization: bearer ***");
     assert.equal(redactShapes("Basic dXNlcjpwYXNz"), "Basic ***");
     assert.equal(

@@ -90,8 +90,14 @@ const SECRET_SHAPES: Array<[RegExp, string | typeof maskValue]> = [
     new RegExp(`((?:'${SECRET_NAME}'|\\b${SECRET_NAME})\\s*:\\s*(['"]))(?:(?!\\2)[^\\\\]|\\\\.)+(\\2|…$)`, "gi"),
     `$1${MASK}$3`,
   ],
-  // `API_KEY=…`, `--client-secret=…` on a command line or a log line; `API_KEY="…"` (to its quote: spaces too).
-  [new RegExp(`(\\b${SECRET_NAME}=["']?)((?<=")[^"\\n]+(?=")|(?<=')[^'\\n]+(?=')|[^\\s&"']+)`, "gi"), maskValue],
+  // `API_KEY=…`, `--client-secret=…` on a command line or a log line; `API_KEY="…"` to its quote (`\"…\"` in JSON).
+  [
+    new RegExp(
+      `(\\b${SECRET_NAME}=\\\\?["']?)((?<=")(?:[^"\\n\\\\]|\\\\(?!"))+(?=\\\\?")|(?<=')[^'\\n]+(?=')|[^\\s&"']+)`,
+      "gi",
+    ),
+    maskValue,
+  ],
   // `Authorization: Bearer …`, `Basic …`, `DPoP …`, GitHub's `token …`: a token has a digit, a symbol or a capital after
   // its first letter (prose such as "Basic authentication" has none of these); curl's lowercase `bearer` too.
   [
