@@ -223,6 +223,19 @@ describe("what counts as a secret in a config", () => {
     assert.equal(isPlainValue("C:\\Users\\me"), true);
   });
 
+  test("a webhook URL's key (in its path) is a secret, inline or from a variable, hidden in tool results too", () => {
+    const hook =
+      "https://discord.com/api/webhooks/1234567890123456789/Xk3pQ9vL2mZr8TbN4wYc7Hs1Jd6Fg0Ae5UoIiK_R2tVy-8nBqW3eLpMx9ZaS4hDj";
+    for (const value of [hook, "${HOOK}"]) {
+      const config = entry({ command: "node", env: { DISCORD_WEBHOOK_URL: value } });
+      const { secrets } = resolveServerConfig(config, { HOOK: hook }, "/p");
+      assert.equal(
+        new Redactor(secrets).result(`posted to ${hook}`),
+        "posted to https://discord.com/api/webhooks/1234567890123456789/***",
+      );
+    }
+  });
+
   test("a URL password with a % that starts no escape (50%off) is a secret as written, not a crash of the whole start", () => {
     assert.deepEqual(inlineEnvSecrets("DATABASE_URL", "postgres://u:50%off@db.example/x"), ["50%off"]);
     const config = entry({ url: "https://u:50%off@h.example/mcp" });

@@ -72,7 +72,8 @@ export function substituteVars(input: string, env: Environment, projectRoot?: st
     if (PROJECT_ROOT_VARS.has(name) && projectRoot !== undefined) return projectRoot;
     const found = Object.hasOwn(env, name) ? env[name] : undefined;
     if (found !== undefined && found !== "") {
-      secrets.push(found);
+      // And a key in the path of a URL it holds (a webhook's): tool results hide that, not a URL that looks plain.
+      secrets.push(found, ...pathSecrets(found));
       return found;
     }
     if (fallback !== undefined) return replace(fallback);
@@ -334,8 +335,8 @@ export function inlineEnvSecrets(key: string, value: string): string[] {
     .filter((part) => part !== "");
   if (SECRET_KEY.test(key)) return inline;
   return inline.flatMap((part) => {
-    if (isPlainValue(part) || PLAIN_WORD.test(part)) return [];
     if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(part.trim())) return urlSecrets(part.trim());
+    if (isPlainValue(part) || PLAIN_WORD.test(part)) return [];
     return [part];
   });
 }
