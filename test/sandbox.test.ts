@@ -60,6 +60,17 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     }
   }
 
+  /** The probe server, sandboxed and working in `cwd` (pi's own where unset), called once through pi started in `piCwd`. */
+  async function probeOnce(args: Record<string, unknown>, cwd?: string, piCwd = project): Promise<string> {
+    const server = { command: process.execPath, args: [PROBE], sandbox: true, autoApprove: ["*"], ...(cwd && { cwd }) };
+    writeFileSync(
+      path.join(agentDir, "mcp.json"),
+      JSON.stringify({ exposure: "direct", mcpServers: { probe: server } }),
+    );
+    const call = { cwd: piCwd, agentDir, extensionPaths: [EXTENSION_DIR], tool: "mcp_probe_probe", args };
+    return (await callOnceInPi(call)).text;
+  }
+
   async function probe(sandbox: boolean, tag: string, more: Record<string, unknown> = {}): Promise<string> {
     writeFileSync(
       path.join(agentDir, "mcp.json"),
@@ -173,19 +184,8 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     mkdirSync(path.join(bed.home, ".aws"));
     writeFileSync(path.join(dotfiles, "aws", "credentials"), `${PLANTED_KEY}\n`);
     symlinkSync(path.join(dotfiles, "aws", "credentials"), path.join(bed.home, ".aws", "credentials"));
-    const server = { command: process.execPath, args: [PROBE], sandbox: true, autoApprove: ["*"] };
-    writeFileSync(
-      path.join(agentDir, "mcp.json"),
-      JSON.stringify({ exposure: "direct", mcpServers: { probe: server } }),
-    );
     const args = { read: path.join(dotfiles, "aws", "credentials") };
-    const { text } = await callOnceInPi({
-      cwd: project,
-      agentDir,
-      extensionPaths: [EXTENSION_DIR],
-      tool: "mcp_probe_probe",
-      args,
-    });
+    const text = await probeOnce(args);
     assert.match(text, /^read: failed/m, text);
     assert.doesNotMatch(text, new RegExp(PLANTED_KEY), text);
   });
@@ -193,18 +193,7 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
   test("another tool's token where it exists (Codex's sign-in, ~/.codex/auth.json) is denied", async () => {
     mkdirSync(path.join(bed.home, ".codex"), { recursive: true });
     writeFileSync(path.join(bed.home, ".codex", "auth.json"), `{"OPENAI_API_KEY":"${PLANTED_KEY}"}\n`);
-    const server = { command: process.execPath, args: [PROBE], sandbox: true, autoApprove: ["*"] };
-    writeFileSync(
-      path.join(agentDir, "mcp.json"),
-      JSON.stringify({ exposure: "direct", mcpServers: { probe: server } }),
-    );
-    const { text } = await callOnceInPi({
-      cwd: project,
-      agentDir,
-      extensionPaths: [EXTENSION_DIR],
-      tool: "mcp_probe_probe",
-      args: { read: path.join(bed.home, ".codex", "auth.json") },
-    });
+    const text = await probeOnce({ read: path.join(bed.home, ".codex", "auth.json") });
     assert.match(text, /^read: failed/m, text);
     assert.doesNotMatch(text, new RegExp(PLANTED_KEY), text);
   });
@@ -225,19 +214,8 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
       [project, inProject],
       [code, inCode],
     ] as const) {
-      const server = { command: process.execPath, args: [PROBE], sandbox: true, autoApprove: ["*"], cwd };
-      writeFileSync(
-        path.join(agentDir, "mcp.json"),
-        JSON.stringify({ exposure: "direct", mcpServers: { probe: server } }),
-      );
       const args = { write: [...files, path.join(cwd, "inside.txt")] };
-      const { text } = await callOnceInPi({
-        cwd: project,
-        agentDir,
-        extensionPaths: [EXTENSION_DIR],
-        tool: "mcp_probe_probe",
-        args,
-      });
+      const text = await probeOnce(args, cwd);
       for (const file of files) assert.match(text, new RegExp(`^write ${file}: failed`, "m"), text);
       assert.match(text, /^write \S+\/inside\.txt: ok/m, text);
     }
@@ -246,20 +224,9 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
 
   test("pi run in the home directory: what every zsh, login bash and git reads there cannot be written", async () => {
     mkdirSync(path.join(bed.home, ".config", "git"), { recursive: true });
-    const server = { command: process.execPath, args: [PROBE], sandbox: true, autoApprove: ["*"], cwd: bed.home };
-    writeFileSync(
-      path.join(agentDir, "mcp.json"),
-      JSON.stringify({ exposure: "direct", mcpServers: { probe: server } }),
-    );
     const files = [".zshenv", ".zlogin", ".bash_login", path.join(".config", "git", "config")];
     const args = { write: [...files, "inside.txt"].map((file) => path.join(bed.home, file)) };
-    const { text } = await callOnceInPi({
-      cwd: bed.home,
-      agentDir,
-      extensionPaths: [EXTENSION_DIR],
-      tool: "mcp_probe_probe",
-      args,
-    });
+    const text = await probeOnce(args, bed.home, bed.home);
     for (const file of files) assert.match(text, new RegExp(`^write ${path.join(bed.home, file)}: failed`, "m"), text);
     assert.match(text, /^write \S+\/inside\.txt: ok/m, text);
   });
@@ -269,19 +236,8 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     const link = path.join(outside, "linked-code");
     mkdirSync(path.join(real, ".git", "hooks"), { recursive: true });
     symlinkSync(real, link);
-    const server = { command: process.execPath, args: [PROBE], sandbox: true, autoApprove: ["*"], cwd: link };
-    writeFileSync(
-      path.join(agentDir, "mcp.json"),
-      JSON.stringify({ exposure: "direct", mcpServers: { probe: server } }),
-    );
     const args = { write: [path.join(link, "a.txt"), "b.txt", path.join(link, ".git", "hooks", "pre-commit")] };
-    const { text } = await callOnceInPi({
-      cwd: project,
-      agentDir,
-      extensionPaths: [EXTENSION_DIR],
-      tool: "mcp_probe_probe",
-      args,
-    });
+    const text = await probeOnce(args, link);
     assert.match(text, /^write \S+\/a\.txt: ok/m, text);
     assert.match(text, /^write b\.txt: ok/m, text);
     assert.match(text, /^write \S+\/pre-commit: failed/m, text);
