@@ -333,6 +333,29 @@ describe("a sandboxed server where bubblewrap is missing", { timeout: 180_000 },
   });
 });
 
+/**
+ * `/mcp doctor`'s sandbox check run in a node process of its own, its output: `before` runs first (setpriv), `imports`
+ * are loaded before it (a resolve hook), `env` is its environment (a PATH with a stand-in bubblewrap).
+ */
+async function doctorOutput(options: { before?: string[]; imports?: string[]; env?: NodeJS.ProcessEnv } = {}) {
+  const script = `const m = await import("./src/pi/sandbox-check.ts"); console.log((await m.sandboxCheck()).text);`;
+  const imports = (options.imports ?? []).flatMap((file) => ["--import", file]);
+  const node = [process.execPath, "--import", "tsx", ...imports, "--input-type=module", "-e", script];
+  const [command, ...args] = [...(options.before ?? []), ...node];
+  const child = spawn(command!, args, {
+    cwd: REPO_ROOT,
+    env: options.env ?? process.env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (d) => (output += d));
+  child.stderr.on("data", (d) => (output += d));
+  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  await new Promise((resolve) => child.on("exit", resolve));
+  clearTimeout(timer);
+  return output;
+}
+
 test("where the sandbox library cannot be loaded, /mcp doctor says to reinstall the bridge, not to install bubblewrap", async () => {
   const home = tempDir("mcp-bridge-sandbox-nolib-");
   // A resolve hook that finds no sandbox library, as where it is missing from node_modules.
@@ -342,17 +365,7 @@ test("where the sandbox library cannot be loaded, /mcp doctor says to reinstall 
     hook,
     `import { register } from "node:module";\nregister(${JSON.stringify(`data:text/javascript,${resolve}`)});\n`,
   );
-  const script = `const m = await import("./src/pi/sandbox-check.ts"); console.log((await m.sandboxCheck()).text);`;
-  const child = spawn(process.execPath, ["--import", "tsx", "--import", hook, "--input-type=module", "-e", script], {
-    cwd: REPO_ROOT,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stdout.on("data", (d) => (output += d));
-  child.stderr.on("data", (d) => (output += d));
-  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-  await new Promise((resolve) => child.on("exit", resolve));
-  clearTimeout(timer);
+  const output = await doctorOutput({ imports: [hook] });
   home.cleanup();
   assert.match(
     output,
@@ -370,18 +383,7 @@ test("/mcp doctor passes on what the sandbox library warns of here (an old bubbl
     `#!/bin/sh\n[ "$1" = --version ] && { echo "bubblewrap 0.4.0"; exit 0; }\nexec /usr/bin/bwrap "$@"\n`,
     { mode: 0o755 },
   );
-  const script = `const m = await import("./src/pi/sandbox-check.ts"); console.log((await m.sandboxCheck()).text);`;
-  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, PATH: `${dir.dir}:${process.env.PATH}` },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stdout.on("data", (d) => (output += d));
-  child.stderr.on("data", (d) => (output += d));
-  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-  await new Promise((resolve) => child.on("exit", resolve));
-  clearTimeout(timer);
+  const output = await doctorOutput({ env: { ...process.env, PATH: `${dir.dir}:${process.env.PATH}` } });
   dir.cleanup();
   assert.match(output, /The sandbox can run here.*bubblewrap 0\.4\.0 .* is older than 0\.5\.0/, output);
 });
@@ -393,18 +395,7 @@ test(
       process.getuid?.() === 0 && spawnSync("setpriv", ["--version"]).status === 0 ? false : "not root, or no setpriv",
   },
   async () => {
-    const script = `const m = await import("./src/pi/sandbox-check.ts"); console.log((await m.sandboxCheck()).text);`;
-    const child = spawn(
-      "setpriv",
-      ["--bounding-set", "-setfcap", process.execPath, "--import", "tsx", "--input-type=module", "-e", script],
-      { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] },
-    );
-    let output = "";
-    child.stdout.on("data", (d) => (output += d));
-    child.stderr.on("data", (d) => (output += d));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-    await new Promise((resolve) => child.on("exit", resolve));
-    clearTimeout(timer);
+    const output = await doctorOutput({ before: ["setpriv", "--bounding-set", "-setfcap"] });
     assert.match(output, /The sandbox cannot run here.*CAP_SETFCAP.*or run as a non-root user/, output);
     assert.doesNotMatch(output, /Install bubblewrap/, output);
   },
@@ -418,18 +409,7 @@ test("/mcp doctor where bubblewrap may not make namespaces (Ubuntu 24.04's AppAr
     `#!/bin/sh\n[ "$1" = --version ] && exec /usr/bin/bwrap --version\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n`,
     { mode: 0o755 },
   );
-  const script = `const m = await import("./src/pi/sandbox-check.ts"); console.log((await m.sandboxCheck()).text);`;
-  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, PATH: `${dir.dir}:${process.env.PATH}` },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stdout.on("data", (d) => (output += d));
-  child.stderr.on("data", (d) => (output += d));
-  const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-  await new Promise((resolve) => child.on("exit", resolve));
-  clearTimeout(timer);
+  const output = await doctorOutput({ env: { ...process.env, PATH: `${dir.dir}:${process.env.PATH}` } });
   dir.cleanup();
   assert.match(output, /The sandbox cannot run here.*setting up uid map.*user namespaces are restricted/, output);
 });
