@@ -14,9 +14,9 @@ export const MIN_SECRET_LENGTH = 4;
 const MASK = "***";
 const longestFirst = (a: string, b: string) => b.length - a.length;
 
-/** Replaces every secret in `text` with `***`. Longest first, so a secret containing another is fully hidden. */
+/** Replaces every secret in `text` with `***`, however it is written (see `formsOf`). */
 export function redact(text: string, secrets: readonly string[]): string {
-  return redactSorted(text, [...secrets].sort(longestFirst));
+  return masked(text, formsOf(secrets));
 }
 
 /** `text` as a URL carries it (a URL's query writes `'` as `%27`, a form a space as `+`); itself with a lone surrogate. */
@@ -30,18 +30,23 @@ function percentEncoded(text: string): string[] {
   }
 }
 
-/** `redact` for secrets already sorted longest first. */
-function redactSorted(text: string, secrets: readonly string[]): string {
+/**
+ * Every way the secrets may stand in text, each once, longest first (a secret containing another is hidden whole): as
+ * they are, as a URL or a form carries them, and as JSON quotes them (`saying "…"`, a `"` or `\` in it escaped). Made
+ * when secrets are added, not for every text.
+ */
+function formsOf(secrets: Iterable<string>): string[] {
+  const forms = new Set<string>();
+  for (const secret of secrets)
+    if (secret.length >= MIN_SECRET_LENGTH)
+      for (const form of [secret, ...percentEncoded(secret), JSON.stringify(secret).slice(1, -1)]) forms.add(form);
+  return [...forms].sort(longestFirst);
+}
+
+/** `text` with every one of `forms` (longest first) replaced with `***`. */
+function masked(text: string, forms: readonly string[]): string {
   let out = text;
-  for (const secret of secrets) {
-    if (secret.length < MIN_SECRET_LENGTH) continue;
-    if (out.includes(secret)) out = out.split(secret).join(MASK);
-    for (const encoded of percentEncoded(secret))
-      if (encoded !== secret && out.includes(encoded)) out = out.split(encoded).join(MASK);
-    // As a message quotes it in JSON (`saying "…"`), where a `"` or `\` in it is escaped.
-    const quoted = JSON.stringify(secret).slice(1, -1);
-    if (quoted !== secret && out.includes(quoted)) out = out.split(quoted).join(MASK);
-  }
+  for (const form of forms) if (out.includes(form)) out = out.split(form).join(MASK);
   return out;
 }
 
@@ -155,10 +160,13 @@ const put = (out: object, key: string, value: unknown) =>
  * control sequences here, since every place it goes (a terminal, a log, the model) should not get them.
  */
 export class Redactor {
-  /** Longest first. */
   private secrets: string[] = [];
-  /** The ones a tool result hides: those that are not plain values (see `result`). Longest first. */
-  private resultSecrets: string[] = [];
+  /**
+   * How the secrets may be written (`formsOf`); and, for a tool result, the forms of those that are not plain values
+   * (see `result`).
+   */
+  private forms: string[] = [];
+  private resultForms: string[] = [];
 
   // Made once: every tool result and log line is walked with one of them.
   private readonly textFilter = (text: string) => this.text(text);
@@ -178,8 +186,9 @@ export class Redactor {
       changed = true;
     }
     if (!changed) return;
-    this.secrets = [...known].sort(longestFirst);
-    this.resultSecrets = this.secrets.filter((secret) => !isPlainValue(secret));
+    this.secrets = [...known];
+    this.forms = formsOf(this.secrets);
+    this.resultForms = formsOf(this.secrets.filter((secret) => !isPlainValue(secret)));
   }
 
   /** `text` with control sequences stripped and every secret, known or by shape, replaced with `***`. */
@@ -202,11 +211,11 @@ export class Redactor {
   }
 
   private known(text: string): string {
-    return redactSorted(stripControls(text), this.secrets);
+    return masked(stripControls(text), this.forms);
   }
 
   private knownSecret(text: string): string {
-    return redactSorted(stripControls(text), this.resultSecrets);
+    return masked(stripControls(text), this.resultForms);
   }
 
   private walk(value: unknown, depth: number, filter: (text: string) => string, keepBinary: boolean): unknown {
