@@ -424,6 +424,21 @@ describe("validateServerEntry", () => {
       "unknown field `shared.idleSecond` is ignored; did you mean `shared.idleSeconds`?",
     ]);
   });
+  test("a local server's `headers`, a remote server's `args`, `env` and `cwd`: ignored, with a warning saying where it goes", () => {
+    const local = validateServerEntry("l", { command: "x", headers: { Authorization: "Bearer abc" } }, project);
+    assert.ok(local.config);
+    assert.deepEqual(local.warnings, [
+      "`headers` applies to remote (url) servers only, and is ignored for this local one: what it needs goes in `env` or `args`",
+    ]);
+    const remote = validateServerEntry("r", { url: "https://h/mcp", env: { API_KEY: "k" }, cwd: "/srv" }, project);
+    assert.ok(remote.config);
+    assert.deepEqual(remote.warnings, [
+      "`env`, `cwd` apply to local (command) servers only, and are ignored for this remote one: what it needs goes in `headers`",
+    ]);
+    // Empty ones say nothing (other clients' files often carry `"env": {}` on every entry).
+    const empty = validateServerEntry("e", { url: "https://h/mcp", env: {}, args: [] }, project);
+    assert.deepEqual(empty.warnings, []);
+  });
   test("`serverUrl` (Windsurf) and `httpUrl` (Gemini CLI) say what `url` says; one of them only", () => {
     for (const field of ["serverUrl", "httpUrl"]) {
       const result = validateServerEntry("w", { [field]: "https://h/mcp" }, project);
@@ -498,7 +513,9 @@ describe("validateServerEntry", () => {
     // What else an `env` or header value holds may be a secret (a password with a `$` in it): not quoted.
     const password = { command: "node", env: { DB_PASSWORD: "hunter2$SECRETXYZ" }, headers: { A: "Bearer abc1$T $U" } };
     assert.deepEqual(
-      validateServerEntry("p", password, project).warnings.map((w) => w.slice(w.indexOf("write"))),
+      validateServerEntry("p", password, project)
+        .warnings.filter((w) => w.includes("no shell reads"))
+        .map((w) => w.slice(w.indexOf("write"))),
       ['write "${SECRETXYZ}" for the variable\'s value', 'write "${T} ${U}" for the variable\'s value'],
     );
     const headers = { Authorization: "Bearer $API_TOKEN", "X-Token": "!echo $API_TOKEN" };

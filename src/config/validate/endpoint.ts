@@ -107,12 +107,40 @@ export function validateEndpoint(entry: JsonObject, errors: string[], warnings: 
     if (typeof entry.cwd !== "string" || entry.cwd.trim() === "") errors.push("`cwd` must be a non-empty string");
     else cwd = entry.cwd;
   }
+  if (hasUrl !== hasCommand) misplacedFields(hasUrl, { args, env, headers, cwd }, warnings);
   const transport = kind ?? (hasUrl ? "http" : "stdio");
   // A shell's `-c` script reads its own variables.
   const shell = command !== undefined && SHELLS.has(programName(command)) && args[0] === "-c";
   const fields = { command, cwd, url, ...(!shell && prefixed("args", args)), ...prefixed("env", env) };
   checkShellVariables({ ...fields, ...prefixed("headers", headers) }, warnings);
   return { transport, type, command, args, url, env, headers, headersTtl, cwd };
+}
+
+/**
+ * Fields of the other kind of server are ignored, and a user who wrote them expects them to reach the server (a token
+ * in a remote server's `env`, a local one's `headers`): a 401 or a server without its key would not say why.
+ */
+function misplacedFields(
+  remote: boolean,
+  fields: { args: string[]; env: Record<string, string>; headers: Record<string, string>; cwd?: string },
+  warnings: string[],
+): void {
+  const given = {
+    args: fields.args.length > 0,
+    env: Object.keys(fields.env).length > 0,
+    cwd: fields.cwd !== undefined,
+    headers: Object.keys(fields.headers).length > 0,
+  };
+  const names = (remote ? (["args", "env", "cwd"] as const) : (["headers"] as const))
+    .filter((name) => given[name])
+    .map((name) => `\`${name}\``);
+  if (names.length === 0) return;
+  const [verb, be] = names.length > 1 ? ["apply", "are"] : ["applies", "is"];
+  warnings.push(
+    remote
+      ? `${names.join(", ")} ${verb} to local (command) servers only, and ${be} ignored for this remote one: what it needs goes in \`headers\``
+      : `\`headers\` applies to remote (url) servers only, and is ignored for this local one: what it needs goes in \`env\` or \`args\``,
+  );
 }
 
 /** `headersTtl`: seconds a `!command` header value may be sent before its command runs again; in ms. */
