@@ -408,6 +408,23 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     assert.deepEqual(asked.at(-1)?.split(" ").sort(), ["admin", "tools"], "then the larger scope");
   });
 
+  test("a refresh answered without `scope` keeps the scope granted before: a step-up after it asks for both", async () => {
+    const options: OAuthFixtureOptions = { accessTtl: 60 };
+    const { fixture, authDir, callbackPort } = await setup(options);
+    const connection = connect(fixture, authDir, { callbackPort });
+    await connection.connect();
+    assert.equal(await echo(connection, "refreshed"), "refreshed");
+    assert.ok(
+      fixture.tokenRequests.some((form) => form.get("grant_type") === "refresh_token"),
+      "refreshed",
+    );
+    const stored = JSON.parse(readFileSync(path.join(authDir, "secure.json"), "utf8")) as { scopes?: string[] };
+    assert.deepEqual(stored.scopes, ["tools"], "the same scope as before (RFC 6749 section 5.1)");
+    options.requiredScope = "admin";
+    assert.equal(await echo(connection, "more"), "more");
+    assert.deepEqual(fixture.authorizations.at(-1)?.get("scope")?.split(" ").sort(), ["admin", "tools"]);
+  });
+
   test("a server that needed a sign-in nobody could do at startup signs in at its first call once someone can", async () => {
     const { fixture, authDir, callbackPort } = await setup();
     let handler: SignInHandler | undefined;

@@ -99,10 +99,12 @@ async function refresh(token: string, send: () => Promise<Response>, shared: Sha
     const { status, statusText, headers } = response;
     const answer: Answer = { status, statusText, headers: [...headers.entries()], body: await response.arrayBuffer() };
     if (answer.status === 200) {
-      const text = withoutNulls(new TextDecoder().decode(answer.body));
-      answer.body = new TextEncoder().encode(text).buffer as ArrayBuffer;
       try {
-        await shared.save(JSON.parse(text) as Record<string, unknown>);
+        const tokens = JSON.parse(withoutNulls(new TextDecoder().decode(answer.body))) as Record<string, unknown>;
+        // No `scope`: the scope granted before (RFC 6749 section 5.1), which a step-up must ask for along with its own.
+        tokens.scope ??= stored?.scope;
+        answer.body = new TextEncoder().encode(JSON.stringify(tokens)).buffer as ArrayBuffer;
+        await shared.save(tokens);
       } catch {
         // Not JSON: the SDK reports it; nothing to share.
       }
