@@ -36,6 +36,8 @@ export interface ConnectDefaults {
   piSignIns?: boolean;
   /** Bounds a sign-in (10 s unless set). */
   signInTimeoutMs?: number;
+  /** Bounds each answer of the token endpoint (30 s, and no longer than the sign-in, unless set). */
+  tokenTimeoutMs?: number;
 }
 
 export interface ConnectOptions extends ConnectDefaults {
@@ -120,6 +122,7 @@ export function oauthBed(prefix: string, defaults: ConnectDefaults = {}): OAuthB
         authStore: store,
         signIn: options.signInNow ?? defaults.signInNow ?? (() => signIn ?? undefined),
         signInTimeoutMs,
+        tokenTimeoutMs: settings.tokenTimeoutMs,
         events: bed.sink,
         logger: bed.logger,
         ...(env ? { env } : {}),

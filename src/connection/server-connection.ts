@@ -49,6 +49,7 @@ export interface ConnectionOptions extends Pick<
   /** Who can send the user to a sign-in page right now, if anyone. */
   signIn?: () => SignInHandler | undefined;
   signInTimeoutMs?: number;
+  tokenTimeoutMs?: number;
   /** False while a project server is not trusted: nothing starts or connects it (startup, call, reconnect, sign-in). */
   trusted?: () => boolean;
   /** Answers to the requests a server sends the client (elicitation, …); roots default to the project root. */
@@ -100,12 +101,11 @@ export class ServerConnection {
     this.features = connectionFeatures(options.features, config.roots !== false, options.projectRoot, this.redactor);
     this.report = new LifecycleReport(config, { ...options, redactor: this.redactor }, () => this.status);
     this.toolList = new ServerToolList(config.limits);
-    const { authStore: store, env, signIn, signInTimeoutMs } = options;
     const onSecrets = (values: string[]) => this.redactor.add(values);
     const report = this.report;
     this.auth = new ServerAuth({
-      ...{ server: config.name, settings: config.oauth, env, store, projectRoot: options.projectRoot },
-      ...{ signIn, signInTimeoutMs, report, onSecrets },
+      ...{ ...options, server: config.name, settings: config.oauth, store: options.authStore },
+      ...{ report, onSecrets },
     });
     this.opener = new SessionOpener(config, {
       ...options,
@@ -122,7 +122,7 @@ export class ServerConnection {
     });
     this.lifecycle = new ConnectionLifecycle({
       ...{ config, opener: this.opener, report, redactor: this.redactor, auth: this.auth },
-      ...{ trusted: () => this.trusted, signIn, stableAfterMs: options.stableAfterMs },
+      ...{ trusted: () => this.trusted, signIn: options.signIn, stableAfterMs: options.stableAfterMs },
       adopt: (session) => this.adopt(session),
       connected: () => this.options.onTools?.(this, this.tools),
     });

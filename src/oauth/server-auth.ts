@@ -28,6 +28,8 @@ export interface ServerAuthOptions {
   /** Who can send the user to a sign-in page right now, if anyone. */
   signIn?: () => SignInHandler | undefined;
   signInTimeoutMs?: number;
+  /** How long a token endpoint may take to answer, in ms: 30 s, and no longer than a sign-in. */
+  tokenTimeoutMs?: number;
   /** Where its progress goes: events on pi's bus (`mcp.auth.started`, …) and lines in the bridge's log. */
   report: AuthReport;
   /** Told every token, client secret and authorization code this server's OAuth handles, to keep them out of messages. */
@@ -108,6 +110,7 @@ export class ServerAuth {
         store,
         signIn: () => (this.signInsHeld ? undefined : (this.override ?? this.options.signIn?.())),
         signInTimeoutMs: this.options.signInTimeoutMs,
+        tokenTimeoutMs: this.options.tokenTimeoutMs,
         onSecrets: this.options.onSecrets,
         // A sign-in the user asked for gets tokens of its own, not pi's.
         mayImport: () => this.override === undefined,

@@ -31,6 +31,8 @@ export interface OAuthSessionOptions extends Omit<OAuthProviderOptions, "now" | 
   env: Environment;
   projectRoot?: string;
   signIn: () => SignInHandler | undefined;
+  /** How long a token endpoint may take to answer, in ms (`TOKEN_TIMEOUT_MS` unless set), at most the sign-in's time. */
+  tokenTimeoutMs?: number;
   /** Told every token, client secret and authorization code handled here, to keep them out of messages. */
   onSecrets?: (values: string[]) => void;
 }
@@ -75,7 +77,7 @@ export class OAuthSession {
 
   constructor(private readonly options: OAuthSessionOptions) {
     const { store, server, serverUrl } = options;
-    this.tokenWait = Math.min(TOKEN_TIMEOUT_MS, options.signInTimeoutMs ?? TOKEN_TIMEOUT_MS);
+    this.tokenWait = Math.min(options.tokenTimeoutMs ?? TOKEN_TIMEOUT_MS, options.signInTimeoutMs ?? TOKEN_TIMEOUT_MS);
     // Refreshes are shared across pi processes through the token file: see refresh-dedupe.ts.
     const sharedRefresh = withSharedRefresh({
       lockPath: `${store.tokensPath(server)}.lock`,
