@@ -37,6 +37,13 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
   const issuedElsewhere: string[] = [];
   const grants = (fixture: OAuthFixture) =>
     fixture.tokenRequests.filter((p) => p.get("grant_type") === "client_credentials");
+  /** The stored token made one of an hour with 30 s left, as a long session finds it: inside the 60 s margin. */
+  const nearExpiry = (authDir: string) => {
+    const file = path.join(authDir, "machine.json");
+    const stored = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
+    const savedAt = new Date(Date.now() - 3_600_000).toISOString();
+    writeFileSync(file, JSON.stringify({ ...stored, savedAt, expiresAt: Date.now() + 30_000 }));
+  };
 
   test("client_secret_basic from a ${VAR}: connects and calls a tool with no sign-in; the token is stored 0600 and reused", async () => {
     const { fixture, authDir } = await setup({
@@ -176,13 +183,12 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
   });
 
   test("a token about to expire is fetched again before use (no 401); one the server stopped accepting is replaced after its 401", async () => {
-    // 30 s is inside the bridge's 60 s margin: every use asks for a new token first.
     const { fixture, authDir } = await setup({
       machineClients: [{ clientId: "short", method: "client_secret_basic", secret: SECRET }],
-      accessTtl: 30,
     });
     const connection = connect(fixture, authDir, { clientId: "short", clientSecret: SECRET });
     await connection.connect();
+    nearExpiry(authDir);
     const before = grants(fixture).length;
     assert.equal(await echo(connection, "fresh"), "fresh");
     assert.ok(grants(fixture).length > before, "a new token was fetched ahead of expiry");
@@ -199,6 +205,17 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     assert.ok(other.unauthorized >= 1, "the server refused the old token");
     assert.equal(grants(other).length, 2, "one new token");
     assert.equal(lasting.needsSignIn, false);
+  });
+
+  test("tokens that live less than the refresh margin (a minute) are not fetched again for every call", async () => {
+    const { fixture, authDir } = await setup({
+      machineClients: [{ clientId: "brief", method: "client_secret_basic", secret: SECRET }],
+      accessTtl: 60,
+    });
+    const connection = connect(fixture, authDir, { clientId: "brief", clientSecret: SECRET });
+    await connection.connect();
+    for (const text of ["one", "two", "three", "four"]) assert.equal(await echo(connection, text), text);
+    assert.equal(grants(fixture).length, 1, "one token for calls within the first half of its minute");
   });
 
   test("a wrong secret fails clearly: the server, the token endpoint and its answer, never the secret; not 'needs sign-in'", async () => {
@@ -328,7 +345,6 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
       const { fixture, authDir } = await setup({
         machineClients: [],
         workloadIssuer: { issuer: WORKLOAD_ISSUER, publicKey },
-        accessTtl: 30,
       });
       const jwtFile = path.join(tmp.dir, "workload-token");
       const first = await workloadJwt(privateKey, fixture.origin);
@@ -345,9 +361,10 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
           fixture.workloadGrants.every((g) => g.ok && g.assertion === first && g.clientId === "workload"),
       );
       assert.equal(fixture.authorizations.length + fixture.registrations.length, 0, "no sign-in, no registration");
-      // The platform replaces the file with a new token; the next token request (30 s tokens: every use) sends it.
+      // The platform replaces the file with a new token; the next token request (the token is near its end) sends it.
       const second = await workloadJwt(privateKey, fixture.origin);
       writeFileSync(jwtFile, second);
+      nearExpiry(authDir);
       assert.equal(await echo(connection, "rotated"), "rotated");
       assert.equal(fixture.workloadGrants.at(-1)!.assertion, second);
       issuedElsewhere.push(first, second);
@@ -427,7 +444,7 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     }
 
     test("an ID token from a file becomes an ID-JAG for this server, then a token: no sign-in; the file is read again", async () => {
-      const { idp, fixture, authDir, auth } = await enterprise({ accessTtl: 30 });
+      const { idp, fixture, authDir, auth } = await enterprise();
       const idTokenFile = path.join(tmp.dir, "id-token");
       const alice = await idp.idToken("alice");
       writeFileSync(idTokenFile, alice);
@@ -445,8 +462,9 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
         );
         assert.equal(fixture.authorizations.length + fixture.registrations.length, 0);
         assert.equal(idp.exchanges[0]!.user, "alice");
-        // Another sign-in replaces the file; the next token (30 s tokens: every use) is asked for with the new ID token.
+        // Another sign-in replaces the file; the next token (this one is near its end) is asked for with the new ID token.
         writeFileSync(idTokenFile, await idp.idToken("alice-again"));
+        nearExpiry(authDir);
         assert.equal(await echo(connection, "again"), "again");
         assert.equal(idp.exchanges.at(-1)!.user, "alice-again");
       } finally {

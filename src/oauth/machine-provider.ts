@@ -208,7 +208,9 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
   /** The stored token, or a new one when there is none or it is about to expire (one request for all who ask). */
   async tokens(): Promise<OAuthTokens | undefined> {
     let stored = this.stored();
-    if (!stored || expiresWithin(stored, MACHINE_REFRESH_MARGIN_MS, this.now())) {
+    // A token that lives less than twice the margin is fetched again half-way through its life, not at every use.
+    const life = stored?.expiresAt === undefined ? NaN : stored.expiresAt - Date.parse(stored.savedAt);
+    if (!stored || expiresWithin(stored, Math.min(MACHINE_REFRESH_MARGIN_MS, life / 2 || Infinity), this.now())) {
       await this.fetchTokens();
       stored = this.stored();
     }
