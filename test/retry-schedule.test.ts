@@ -201,4 +201,22 @@ describe("RetrySchedule", { timeout: 30_000 }, () => {
     const waited = started[1]! - started[0]!;
     assert.ok(waited >= 900, `the second attempt came ${waited.toFixed(0)} ms after the 503 asked for 1 s`);
   });
+
+  test("a `Retry-After` holds the reconnects of the server that sent it, not another's at the same origin (a gateway's)", async () => {
+    noteRetryAfter("http://127.0.0.1:7/jira/mcp", "60");
+    let due = Infinity;
+    const github = new RetrySchedule(
+      { maxAttempts: 1, initialDelayMs: 10, maxDelayMs: 60_000 },
+      {
+        attempt: async () => undefined,
+        retryable: () => true,
+        scheduled: (_n, at) => (due = at - Date.now()),
+        gaveUp: () => undefined,
+        url: () => "http://127.0.0.1:7/github/mcp",
+      },
+    );
+    const run = github.start();
+    assert.ok(due < 1000, `the attempt was put off ${due} ms by another server's Retry-After`);
+    await run;
+  });
 });

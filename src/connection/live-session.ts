@@ -243,6 +243,7 @@ export class LiveSession {
             tooLarge,
             middleware: auth ? auth.middleware : invalidTokenAs401,
             refused: (words) => (this.refusedSaying = words),
+            url: (this.options.endpoint as Partial<ResolvedRemote>).url,
           });
     const made = pool ? failOnStreamEnd(make(pool.fetch), () => held, cutOpen) : make();
     const transport = traceRequests(

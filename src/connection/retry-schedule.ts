@@ -25,13 +25,13 @@ export function worthRetrying(error: unknown, local: boolean): boolean {
   return !PERMANENT_SPAWN_CODES.has(codeOf((error as { cause?: unknown } | undefined)?.cause) ?? "");
 }
 
-/** Until when (epoch ms) the server at each origin asked to be left alone: a 429 or 503 with `Retry-After`. */
+/** Until when (epoch ms) the server at each URL (not origin: a gateway's servers share one) asked to be left alone. */
 const askedToWait = new Map<string, number>();
 
-/** Notes the `Retry-After` (seconds, or an HTTP date) of a 429 or 503 from `url`: the next attempt waits for it. */
+/** Notes the `Retry-After` (seconds, or an HTTP date) of a 429 or 503 from the server at `url`: its next attempt waits. */
 export function noteRetryAfter(url: string, header: string | null, now = Date.now()): void {
   const at = header === null ? NaN : /^\s*\d+\s*$/.test(header) ? now + Number(header) * 1000 : Date.parse(header);
-  if (Number.isFinite(at)) askedToWait.set(new URL(url).origin, at);
+  if (Number.isFinite(at)) askedToWait.set(new URL(url).href, at);
 }
 
 /** A server that stays connected this long has recovered: a later drop starts the attempt count again. */
@@ -96,7 +96,7 @@ export class RetrySchedule {
   /** What is left of the wait the server asked for (ms; 0 or less: none). */
   private asked(): number {
     const url = this.hooks.url?.();
-    return (url && URL.canParse(url) ? (askedToWait.get(new URL(url).origin) ?? 0) : 0) - Date.now();
+    return (url && URL.canParse(url) ? (askedToWait.get(new URL(url).href) ?? 0) : 0) - Date.now();
   }
 
   /** The next failure starts again at attempt 1. */

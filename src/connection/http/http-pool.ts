@@ -44,6 +44,8 @@ export interface ServerPoolOptions {
   middleware?: Middleware;
   /** What the server said when it last refused a request's credentials (./refusal-words.ts), if it said anything. */
   refused?: (words: string | undefined) => void;
+  /** The server's URL: a `Retry-After` on any request of its (an SSE message endpoint's too) holds its reconnects. */
+  url?: string;
 }
 
 /** One server's connection pool, and `fetch` through it in the shape the SDK transports take. */
@@ -90,7 +92,7 @@ export class ServerPool {
     const send = () => undiciFetch(url, options) as unknown as Promise<Response>;
     const response = await sendUntilRead(send, init?.body, MAX_CONNECTIONS_PER_SERVER);
     if (response.status === 429 || response.status === 503)
-      noteRetryAfter(String(url), response.headers.get("retry-after"));
+      noteRetryAfter(this.options.url ?? String(url), response.headers.get("retry-after"));
     if (unencoded(response.headers.get("content-encoding"))) return response;
     return boundedResponse(response, this.limit, this.tooLargeHere());
   }
