@@ -114,6 +114,9 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
       ["trust local ", "trust local web", "trust local --sandboxed"],
       ["add fs --cw", "add fs --cwd"],
       ["import --a", "import --all"],
+      // Only a server that may use OAuth can be signed in to or out of: not a local one.
+      ["auth ", "auth web"],
+      ["logout ", "logout web"],
     ]) {
       const offered = ((await command.getArgumentCompletions?.(typed!)) ?? []) as Array<{ value: string }>;
       assert.deepEqual(

@@ -204,9 +204,9 @@ interface Subcommand {
   help: string;
   /**
    * Which servers completion offers as the argument: any, those that need trust, those that run or may (not off for
-   * the session nor disabled), those off for the session; or none (no argument).
+   * the session nor disabled), those off for the session, those that may use OAuth; or none (no argument).
    */
-  completes?: "server" | "project server" | "server on" | "server off";
+  completes?: "server" | "project server" | "server on" | "server off" | "OAuth server";
   /** Options completion offers after the subcommand, beside the servers. */
   flags?: readonly string[];
   run: (deps: CommandDeps, args: string[], ctx: ExtensionCommandContext, subcommand: string) => Promise<void> | void;
@@ -307,7 +307,7 @@ const SUBCOMMANDS: readonly Subcommand[] = [
   {
     name: "auth",
     help: "Sign in to a server that uses OAuth (or sign in again); without a name, to each that waits for a sign-in",
-    completes: "server",
+    completes: "OAuth server",
     run: async (deps, args, ctx) => {
       if (args[0] === undefined && (await signInToWaiting(deps, ctx))) return;
       await onServer("sign in to", signIn)(deps, args, ctx, "auth");
@@ -316,7 +316,7 @@ const SUBCOMMANDS: readonly Subcommand[] = [
   {
     name: "logout",
     help: "Forget a server's OAuth tokens and client registration",
-    completes: "server",
+    completes: "OAuth server",
     run: onServer("sign out of", (_, connection, ctx) => logout(connection, ctx)),
   },
   {
@@ -349,6 +349,7 @@ export function registerMcpCommand(deps: CommandDeps): void {
   const offers = (completes: NonNullable<Subcommand["completes"]>, c: ServerConnection) => {
     if (completes === "project server") return bridge.trust.stateOf(c.name) !== undefined;
     if (completes === "server off") return serversOff.isOff(c);
+    if (completes === "OAuth server") return c.config.oauth !== undefined;
     return completes === "server" || (!serversOff.isOff(c) && c.status !== "disabled");
   };
   pi.registerCommand("mcp", {
