@@ -222,6 +222,17 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.equal(readFileSync(inCode[1]!, "utf8"), "[core]\n");
   });
 
+  test("what a package manager obeys in the project (its .npmrc, .yarnrc, .yarnrc.yml) cannot be written, nor made", async () => {
+    // npm obeys a project's .npmrc on every install and script (`node-options`, `script-shell`, `registry`); yarn runs
+    // the `yarnPath` (`yarn-path`) its rc file names.
+    writeFileSync(path.join(project, ".npmrc"), "fund=false\n");
+    const files = [".npmrc", ".yarnrc", ".yarnrc.yml"].map((file) => path.join(project, file));
+    const text = await probeOnce({ write: [...files, path.join(project, "inside.txt")] });
+    for (const file of files) assert.match(text, new RegExp(`^write ${file}: failed`, "m"), text);
+    assert.match(text, /^write \S+\/inside\.txt: ok/m, text);
+    assert.equal(readFileSync(files[0]!, "utf8"), "fund=false\n");
+  });
+
   test("pi run in the home directory: what every zsh, login bash and git reads there cannot be written", async () => {
     mkdirSync(path.join(bed.home, ".config", "git"), { recursive: true });
     const files = [".zshenv", ".zlogin", ".bash_login", path.join(".config", "git", "config")];
