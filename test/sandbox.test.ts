@@ -190,6 +190,17 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.doesNotMatch(text, new RegExp(PLANTED_KEY), text);
   });
 
+  test("a directory kept elsewhere and linked into a denied directory (~/.aws/sso -> dotfiles) is denied where it is kept", async () => {
+    const kept = path.join(bed.home, "dotfiles", "aws-sso");
+    mkdirSync(path.join(kept, "cache"), { recursive: true });
+    mkdirSync(path.join(bed.home, ".aws"), { recursive: true });
+    writeFileSync(path.join(kept, "cache", "token.json"), `${PLANTED_KEY}\n`);
+    symlinkSync(kept, path.join(bed.home, ".aws", "sso"));
+    const text = await probeOnce({ read: path.join(kept, "cache", "token.json") });
+    assert.match(text, /^read: failed/m, text);
+    assert.doesNotMatch(text, new RegExp(PLANTED_KEY), text);
+  });
+
   test("another tool's token where it exists (Codex's sign-in, ~/.codex/auth.json) is denied", async () => {
     mkdirSync(path.join(bed.home, ".codex"), { recursive: true });
     writeFileSync(path.join(bed.home, ".codex", "auth.json"), `{"OPENAI_API_KEY":"${PLANTED_KEY}"}\n`);

@@ -13,9 +13,10 @@ import { otherServersSecrets } from "./other-secrets.ts";
 import { type SandboxPolicy, sandboxPolicy, TOOL_TOKENS } from "./sandbox-policy.ts";
 import { isSandboxed, type SandboxSetting } from "../config/sandbox-setting.ts";
 
-function isFile(file: string): boolean {
+function isFile(file: string, orDirectory = false): boolean {
   try {
-    return statSync(file).isFile();
+    const stat = statSync(file);
+    return stat.isFile() || (orDirectory && stat.isDirectory());
   } catch {
     return false;
   }
@@ -46,14 +47,14 @@ function gitDirs(dir: string, depth = 3, modules = false): string[] {
 
 /**
  * What links inside the denied directories (two levels down) lead to: a secret kept elsewhere and linked in (dotfiles
- * by stow: `~/.aws/credentials` -> `~/dotfiles/aws/credentials`) would be read where it is kept.
+ * by stow: `~/.aws/credentials` -> `~/dotfiles/aws/credentials`, a directory too) would be read where it is kept.
  */
 function linkedTargets(dirs: readonly string[], depth = 2): string[] {
   const found = dirs.flatMap((dir) => entries(dir).map((entry) => ({ entry, file: path.join(dir, entry.name) })));
   const links = found.filter(({ entry }) => entry.isSymbolicLink()).map(({ file }) => file);
   const below = found.filter(({ entry }) => depth > 1 && entry.isDirectory()).map(({ file }) => file);
   return [
-    ...links.filter(isFile).map((file) => realpathSync(file)),
+    ...links.filter((file) => isFile(file, true)).map((file) => realpathSync(file)),
     ...(below.length ? linkedTargets(below, depth - 1) : []),
   ];
 }
@@ -88,7 +89,7 @@ export function stdioSandbox(
   const otherSecrets = otherServersSecrets(scope.servers, config.name, scope.env)
     .map((p) => (p.startsWith("~/") ? path.join(home, p.slice(2)) : p))
     .concat(TOOL_TOKENS.map((p) => path.join(home, p)))
-    .filter(isFile);
+    .filter((file) => isFile(file));
   // A working directory reached by a link outside the project (~/code -> /data/code) is where it leads: the library
   // binds no link that leads out of its own tree. One inside the project stays a link (the project could have made it).
   const { projectRoot } = scope;
