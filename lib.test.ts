@@ -2516,6 +2516,9 @@ describe("sandbox refusals", () => {
     const hook = refusalIn("EROFS: read-only file system, open '/work/p/.git/hooks/pre-commit'", hooks)!;
     assert.doesNotMatch(refusalMessage(hook), /allowWrite/, refusalMessage(hook));
     assert.match(refusalMessage(hook), /write to \/work\/p\/\.git\/hooks\/pre-commit, which the sandbox never lets/);
+    // A relative path, as the server named it (Node's and Python's errors quote it so), is in its working directory.
+    assert.deepEqual(refusalIn("EROFS: read-only file system, open '.git/hooks/pre-commit'", hooks), { ...hook });
+    assert.deepEqual(refusalIn("OSError: [Errno 30] Read-only file system: 'notes.txt'", hooks), undefined);
     assert.deepEqual(describePolicy(policy, "/home/u"), [
       "writes: /work/p, /tmp/box",
       "denied reads: ~/.ssh",

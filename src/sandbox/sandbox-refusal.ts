@@ -3,6 +3,7 @@
  * texts), or a denial the sandbox library's network proxy recorded. Pure. On Linux a denied directory is mounted empty,
  * so a missing file there (ENOENT) is a refused read too; a missing file anywhere else is the server's own business.
  */
+import * as path from "node:path";
 import type { SandboxPolicy } from "./sandbox-policy.ts";
 
 export interface SandboxRefusal {
@@ -25,8 +26,8 @@ const NOT_PERMITTED = /\bE(PERM|ACCES)\b|operation not permitted|permission deni
 const READ_CALL = /, (scandir|opendir|stat|lstat|readlink) '/;
 const NOT_FOUND = /\bENOENT\b|no such file or directory/i;
 const UNREACHABLE = /\bENETUNREACH\b|\bECONNREFUSED\b|network is unreachable|connection refused/i;
-/** A quoted absolute path (Node's `open '/x'`, Python's `: '/x'`), else a shell's `sh: /x: Read-only file system`. */
-const PATH = /'(\/[^']*)'|"(\/[^"]*)"|(?:^|\s)(\/[^\s'",:]+):/;
+/** A quoted path (Node's `open 'x'`, Python's `: 'x'`; relative: in the working directory), or a shell's `sh: /x:`. */
+const PATH = /'([^']+)'|"(\/[^"]*)"|(?:^|\s)(\/[^\s'",:]+):/;
 /** `127.0.0.1:8080`, `[::1]:443`, `example.com:443`. */
 const HOST_PORT = /(\[[0-9a-f:.]+\]|[a-z0-9][a-z0-9.-]*):(\d{1,5})\b/i;
 /**
@@ -46,9 +47,10 @@ const under = (file: string, entries: readonly string[]) =>
 export function refusalIn(line: string, policy: SandboxPolicy): SandboxRefusal | undefined {
   // Node's dump of an error's fields after its message (`code: 'EROFS',`): the message was the refusal, with its path.
   if (/^\s*code: '\w+',?$/.test(line)) return undefined;
-  const match = PATH.exec(line);
-  const file = match?.[1] ?? match?.[2] ?? match?.[3];
   const { denyRead, allowWrite, denyWrite } = policy.filesystem;
+  const [, ...groups] = PATH.exec(line) ?? [];
+  const named = groups.find(Boolean);
+  const file = named && path.resolve(allowWrite[0] ?? "/", named);
   if (READ_ONLY.test(line) || NOT_PERMITTED.test(line)) {
     // A read-only file system refuses writes only: a path denied to reading is denied to writing too.
     if (file && under(file, denyRead))
