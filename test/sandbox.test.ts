@@ -244,6 +244,19 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.equal(readFileSync(files[0]!, "utf8"), "fund=false\n");
   });
 
+  test("a repository's per-worktree config (.git/config.worktree, which a sparse checkout turns on) cannot be written", async () => {
+    // With extensions.worktreeConfig set, git obeys it as it obeys .git/config: a core.fsmonitor there runs at `git status`.
+    const own = path.join(project, ".git", "config.worktree");
+    writeFileSync(own, "[core]\n\tsparseCheckout = true\n");
+    const nested = path.join(project, "lib", ".git");
+    mkdirSync(nested, { recursive: true });
+    writeFileSync(path.join(nested, "HEAD"), "ref: refs/heads/main\n");
+    const files = [own, path.join(nested, "config.worktree")];
+    const text = await probeOnce({ write: files });
+    for (const file of files) assert.match(text, new RegExp(`^write ${file}: failed`, "m"), text);
+    assert.equal(readFileSync(own, "utf8"), "[core]\n\tsparseCheckout = true\n");
+  });
+
   test("pi run in the home directory: what every zsh, login bash and git reads there cannot be written", async () => {
     mkdirSync(path.join(bed.home, ".config", "git"), { recursive: true });
     const files = [".zshenv", ".zlogin", ".bash_login", path.join(".config", "git", "config")];

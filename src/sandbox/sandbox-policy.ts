@@ -42,8 +42,8 @@ const AGENT_SECRETS = ["auth.json", "models.json", "mcp-auth.json", "mcp-auth/",
  * the server runs, and a `.pi` that is a file breaks the project config of every pi started there meanwhile.
  */
 const RUN_BY_OTHERS = (
-  ".pi .pi/extensions .git/hooks .git/config .gitmodules .envrc .bashrc .bash_profile .bash_login .zshenv .zshrc " +
-  ".zprofile .zlogin .profile " +
+  ".pi .pi/extensions .git/hooks .git/config .git/config.worktree .gitmodules .envrc .bashrc .bash_profile " +
+  ".bash_login .zshenv .zshrc .zprofile .zlogin .profile " +
   ".gitconfig .vscode .vscode/tasks.json .idea .idea/workspace.xml .claude .claude/settings.json .cursor .cursor/mcp.json " +
   ".mcp.json .ripgreprc .npmrc .yarnrc .yarnrc.yml"
 ).split(" ");

@@ -112,7 +112,7 @@ export function stdioSandbox(
       });
       const { denyRead, denyWrite } = policy.filesystem;
       policy.filesystem.denyRead = [...new Set([...denyRead, ...linkedTargets(denyRead)])];
-      const git = gitDirs(cwd).flatMap((dir) => [path.join(dir, "hooks"), path.join(dir, "config")]);
+      const git = gitDirs(cwd).flatMap((dir) => ["hooks", "config", "config.worktree"].map((p) => path.join(dir, p)));
       policy.filesystem.denyWrite = [...new Set([...denyWrite, ...git])];
       return policy;
     },
