@@ -244,6 +244,16 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.equal(readFileSync(files[0]!, "utf8"), "fund=false\n");
   });
 
+  test("a submodule's .git file, which names the git directory git obeys in it, cannot be written", async () => {
+    // Pointed at a git directory of the server's own making (its config's core.fsmonitor), it would run at `git status`.
+    const dotGit = path.join(project, "libs", "api", ".git");
+    mkdirSync(path.dirname(dotGit), { recursive: true });
+    writeFileSync(dotGit, "gitdir: ../../.git/modules/libs/api\n");
+    const text = await probeOnce({ write: [dotGit] });
+    assert.match(text, new RegExp(`^write ${dotGit}: failed`, "m"), text);
+    assert.equal(readFileSync(dotGit, "utf8"), "gitdir: ../../.git/modules/libs/api\n");
+  });
+
   test("a repository's per-worktree config (.git/config.worktree, which a sparse checkout turns on) cannot be written", async () => {
     // With extensions.worktreeConfig set, git obeys it as it obeys .git/config: a core.fsmonitor there runs at `git status`.
     const own = path.join(project, ".git", "config.worktree");

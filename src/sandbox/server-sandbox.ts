@@ -33,11 +33,13 @@ function entries(dir: string): Dirent[] {
 /**
  * The git directories below `dir` whose hooks git runs and whose config it obeys: repositories three levels down (the
  * library looks below pi's own directory only, and a server may work elsewhere) and their submodules' in
- * `.git/modules`, which no one looks in (a module's name is a path: `libs/ui`).
+ * `.git/modules`, which no one looks in (a module's name is a path: `libs/ui`). A submodule's `.git` file, which names
+ * its git directory, is one too: what is denied below it holds the file itself (the library makes it read-only).
  */
 function gitDirs(dir: string, depth = 3, modules = false): string[] {
   return entries(dir).flatMap((entry) => {
     const sub = path.join(dir, entry.name);
+    if (!modules && entry.name === ".git" && entry.isFile()) return [sub];
     if (!entry.isDirectory() || entry.name === "node_modules") return [];
     if (modules ? existsSync(path.join(sub, "HEAD")) : entry.name === ".git")
       return [sub, ...gitDirs(path.join(sub, "modules"), 0, true)];
