@@ -254,6 +254,16 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.equal(readFileSync(dotGit, "utf8"), "gitdir: ../../.git/modules/libs/api\n");
   });
 
+  test("pi's config and extensions of a package below the server's directory (a monorepo's packages/app/.pi) cannot be written", async () => {
+    // pi run in packages/app loads them: the user's next pi there would run what the server wrote.
+    const dotPi = path.join(project, "packages", "app", ".pi");
+    mkdirSync(path.join(dotPi, "extensions"), { recursive: true });
+    const files = [path.join(dotPi, "extensions", "evil.ts"), path.join(dotPi, "settings.json")];
+    const text = await probeOnce({ write: [...files, path.join(project, "packages", "app", "index.ts")] });
+    for (const file of files) assert.match(text, new RegExp(`^write ${file}: failed`, "m"), text);
+    assert.match(text, /^write \S+\/index\.ts: ok/m, text);
+  });
+
   test("a repository's per-worktree config (.git/config.worktree, which a sparse checkout turns on) cannot be written", async () => {
     // With extensions.worktreeConfig set, git obeys it as it obeys .git/config: a core.fsmonitor there runs at `git status`.
     const own = path.join(project, ".git", "config.worktree");

@@ -34,16 +34,18 @@ function entries(dir: string): Dirent[] {
  * The git directories below `dir` whose hooks git runs and whose config it obeys: repositories three levels down (the
  * library looks below pi's own directory only, and a server may work elsewhere) and their submodules' in
  * `.git/modules`, which no one looks in (a module's name is a path: `libs/ui`). A submodule's `.git` file, which names
- * its git directory, is one too: what is denied below it holds the file itself (the library makes it read-only).
+ * its git directory, is one too: what is denied below it holds the file itself (the library makes it read-only). And
+ * the `.pi` directories there, which a pi run in their directory (a monorepo's package) loads.
  */
-function gitDirs(dir: string, depth = 3, modules = false): string[] {
+function gitAndPiDirs(dir: string, depth = 3, modules = false): string[] {
   return entries(dir).flatMap((entry) => {
     const sub = path.join(dir, entry.name);
     if (!modules && entry.name === ".git" && entry.isFile()) return [sub];
     if (!entry.isDirectory() || entry.name === "node_modules") return [];
+    if (!modules && entry.name === ".pi") return [sub];
     if (modules ? existsSync(path.join(sub, "HEAD")) : entry.name === ".git")
-      return [sub, ...gitDirs(path.join(sub, "modules"), 0, true)];
-    return modules || depth > 1 ? gitDirs(sub, depth - 1, modules) : [];
+      return [sub, ...gitAndPiDirs(path.join(sub, "modules"), 0, true)];
+    return modules || depth > 1 ? gitAndPiDirs(sub, depth - 1, modules) : [];
   });
 }
 
@@ -114,7 +116,9 @@ export function stdioSandbox(
       });
       const { denyRead, denyWrite } = policy.filesystem;
       policy.filesystem.denyRead = [...new Set([...denyRead, ...linkedTargets(denyRead)])];
-      const git = gitDirs(cwd).flatMap((dir) => ["hooks", "config", "config.worktree"].map((p) => path.join(dir, p)));
+      const git = gitAndPiDirs(cwd).flatMap((dir) =>
+        dir.endsWith("/.pi") ? [dir] : ["hooks", "config", "config.worktree"].map((p) => path.join(dir, p)),
+      );
       policy.filesystem.denyWrite = [...new Set([...denyWrite, ...git])];
       return policy;
     },
