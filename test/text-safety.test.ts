@@ -9,6 +9,7 @@ import type { Tool } from "@modelcontextprotocol/client";
 import { isPlainValue, Redactor, redactShapes } from "../src/common/redact.ts";
 import { stripControls, stripControlsLine } from "../src/common/terminal-text.ts";
 import { argSecrets, inlineEnvSecrets, resolveServerConfig } from "../src/config/substitute.ts";
+import { pathSecrets } from "../src/config/import/secrets.ts";
 import { validateServerEntry } from "../src/config/validate/entry.ts";
 import { LifecycleReport } from "../src/connection/lifecycle-report.ts";
 import { normalizeToolResult } from "../src/translate/output.ts";
@@ -234,6 +235,18 @@ describe("what counts as a secret in a config", () => {
         "posted to https://discord.com/api/webhooks/1234567890123456789/***",
       );
     }
+  });
+
+  test("a Slack webhook's key (24 letters and digits, shorter than other keys) is hidden in tool results too", () => {
+    const hook = "https://hooks.slack.com/services/T0ABCDEFG/B0HIJKLMN/q8Vz2LmX7pR4tN1wK9cJ5hYb";
+    const config = entry({ command: "node", env: { SLACK_WEBHOOK_URL: "${HOOK}" } });
+    const { secrets } = resolveServerConfig(config, { HOOK: hook }, "/p");
+    assert.equal(
+      new Redactor(secrets).result(`posted to ${hook}`),
+      "posted to https://hooks.slack.com/services/T0ABCDEFG/B0HIJKLMN/***",
+    );
+    // A path's words are no key.
+    assert.deepEqual(pathSecrets("https://h.example/api/2024-01-15-release-notes/getUserProfile/mcp"), []);
   });
 
   test("a URL password with a % that starts no escape (50%off) is a secret as written, not a crash of the whole start", () => {

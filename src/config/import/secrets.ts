@@ -100,9 +100,14 @@ function argHoldsSecret(arg: string, previous: unknown): boolean {
   return (afterSecretFlag && !arg.startsWith("-") && !isPlainValue(arg)) || looksLikeSecretValue(arg);
 }
 
+/** A key in a path may be shorter than a value's: Slack's webhook ends in 24 letters and digits, no word among them. */
+const pathKey = (segment: string) =>
+  looksLikeSecretValue(segment) ||
+  (/^(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9]{20,}$/.test(segment) && entropyBitsPerChar(segment) >= 3.5);
+
 /** The segments of a URL's path shaped like credentials: a key in the path, as Zapier's is (`/api/mcp/s/<key>/mcp`). */
 export function pathSecrets(url: string): string[] {
-  return URL.canParse(url) ? new URL(url).pathname.split("/").filter(looksLikeSecretValue) : [];
+  return URL.canParse(url) ? new URL(url).pathname.split("/").filter(pathKey) : [];
 }
 
 function urlHoldsSecret(url: string): boolean {
