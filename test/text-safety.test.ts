@@ -183,6 +183,13 @@ describe("Redactor", () => {
     assert.equal(Object.getPrototypeOf(out), Object.prototype);
   });
 
+  test("a secret used as a key (a tool's structured content keyed by token) is hidden as a value is", () => {
+    const redactor = new Redactor(["s3cret-value"]);
+    const result = redactor.result({ structuredContent: { "s3cret-value": { scopes: ["repo"] }, other: 1 } });
+    assert.equal(JSON.stringify(result), '{"structuredContent":{"***":{"scopes":["repo"]},"other":1}}');
+    assert.equal(JSON.stringify(redactor.value({ "by s3cret-value": 1 })), '{"by ***":1}');
+  });
+
   test("a payload nested deeper than any real one is cut, not walked without end", () => {
     let deep: unknown = "s3cret-value";
     for (let i = 0; i < 10_000; i++) deep = { d: deep };

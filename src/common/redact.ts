@@ -254,11 +254,13 @@ export class Redactor {
         keepBinary && typeof item === "string" && isBinary(record, key)
           ? item
           : this.walk(item, depth + 1, filter, keepBinary);
-      if (walked !== item && !out) {
+      // A key may be a secret too: a map keyed by token or webhook URL.
+      const name = filter(key);
+      if ((walked !== item || name !== key) && !out) {
         out = {};
         for (let j = 0; j < i; j++) put(out, keys[j]!, record[keys[j]!]);
       }
-      if (out) put(out, key, walked);
+      if (out) put(out, name, walked);
     }
     return out ?? record;
   }
