@@ -162,7 +162,7 @@ describe("secrets and terminal escapes in pi (in-process, faux model)", { timeou
   });
 
   test("tool names, titles, descriptions and parameter descriptions reach the model without escapes; calls use the server's name", async () => {
-    const tools = pi.session.getAllTools().filter((t) => t.name.startsWith("mcp_hostile_"));
+    const tools = pi.session.getAllTools().filter((t) => /^mcp_(hostile|viavar)_/.test(t.name));
     const evil = tools.find((t) => t.name === "mcp_hostile_eviltool");
     assert.ok(evil, `tools: ${tools.map((t) => t.name).join(", ")}`);
     assertClean(

@@ -236,7 +236,7 @@ export class ServerConnection {
 
   /** Takes a tool list the server sent (or the cache kept); what the limits leave out is logged once. */
   private acceptTools(listed: Tool[]): void {
-    const warning = this.toolList.accept(listed);
+    const warning = this.toolList.accept(listed, (tool) => this.redactor.result(tool));
     if (warning) this.report.log("warn", "tools.limited", { listed: listed.length, kept: this.tools.length, warning });
   }
 

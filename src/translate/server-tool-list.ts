@@ -22,8 +22,12 @@ export class ServerToolList {
 
   constructor(private readonly limits: ServerLimits) {}
 
-  /** Takes a list the server sent (or the cache kept). Returns the warning if it differs from the last list's, to log once. */
-  accept(listed: Tool[]): string | undefined {
+  /**
+   * Takes a list the server sent (or the cache kept). Returns the warning if it differs from the last list's, to log
+   * once. The model reads a tool's text as it reads a result, so `redact` hides the server's secrets in it (a server
+   * may name its own key in a description); the name stays the server's, to call the tool by.
+   */
+  accept(listed: Tool[], redact = (tool: Tool) => tool): string | undefined {
     const { tools, warning } = limitTools(listed, this.limits);
     const changed = warning !== this.warning ? warning : undefined;
     this.warning = warning;
@@ -31,7 +35,7 @@ export class ServerToolList {
     this.findings.clear();
     this.serverNames.clear();
     this.tools = tools.flatMap((tool) => {
-      const safe = safeTool(tool);
+      const safe = safeTool({ ...redact(tool), name: tool.name });
       // A name an earlier tool has once cleaned (`lookup ` after `lookup`): the first keeps it, as in pi's registry.
       if (this.definitions.has(safe.name)) return [];
       if (safe.name !== tool.name) this.serverNames.set(safe.name, tool.name);
