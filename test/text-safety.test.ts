@@ -100,6 +100,27 @@ describe("Redactor", () => {
     );
   });
 
+  test("headers as a server logs them, and curl's -u, are hidden; prose after such a name is kept", () => {
+    assert.equal(redactShapes("> x-api-key: sk-abc123def\n> Accept: */*"), "> x-api-key: ***\n> Accept: */*");
+    assert.equal(redactShapes("Authorization: sk-abc123def456"), "Authorization: ***");
+    assert.equal(redactShapes("Cookie: session=abc123; theme=dark\nnext"), "Cookie: ***\nnext");
+    assert.equal(redactShapes("set-cookie: sid=abcdef1234; Path=/"), "set-cookie: ***");
+    assert.equal(
+      redactShapes('curl -u admin:hunter2 https://x.example; curl --user "me:pa55" y'),
+      'curl -u admin:*** https://x.example; curl --user "me:***" y',
+    );
+    for (const kept of [
+      "token: invalid or expired",
+      "password: 8 characters at least",
+      "Authorization: Bearer ***",
+      "Authorization: token ***",
+      "set X-Api-Key: ${API_KEY} in headers",
+      "docker run -u 1000:1000 img",
+      `{ apiKey: '***' }`,
+    ])
+      assert.equal(redactShapes(kept), kept);
+  });
+
   test("a value hidden by its shape keeps the punctuation after it, so the sentence still reads", () => {
     assert.equal(
       redactShapes("GET https://x.example/?api_key=sk-abc123, which failed (see API_KEY=sk-abc123)."),

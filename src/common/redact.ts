@@ -103,6 +103,18 @@ const SECRET_SHAPES: Array<[RegExp, string | typeof maskValue]> = [
     ),
     maskValue,
   ],
+  // A header as a server logs it: `X-API-Key: sk-…`, a cookie's every pair to the line's end. A value without a digit
+  // or a symbol, or shorter than a key, is prose (`token: invalid`, `password: 8 characters`); a scheme's word is for
+  // the pattern below.
+  [
+    new RegExp(
+      `(\\b${SECRET_NAME}:[ \\t]*)(?!['"]|\\$\\{|(?:Bearer|Basic|DPoP|token)\\b)(?=[^\\s,;]*[0-9=._~+/-])(?=[^\\s"',;]{4})(?:(?<=cookie:[ \\t]*)[^\\n"]+|[^\\s"',;]+)`,
+      "gi",
+    ),
+    `$1${MASK}`,
+  ],
+  // curl's `-u user:password`: the password.
+  [/((?:^|\s)(?:-u|--user)[\s=]+["']?[^\s:"']+:)(?=[^\s"']*[A-Za-z])[^\s"']+/g, `$1${MASK}`],
   // `Authorization: Bearer …`, `Basic …`, `DPoP …`, GitHub's `token …`: a token has a digit, a symbol or a capital after
   // its first letter (prose such as "Basic authentication" has none of these); curl's lowercase `bearer` too.
   [
