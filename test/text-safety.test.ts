@@ -159,6 +159,14 @@ describe("Redactor", () => {
     ]);
   });
 
+  test("a base64 key that starts with `/` (as one AWS secret key in 64 does) is hidden in a tool result; a path is not", () => {
+    const key = "/HDmYkGqPsCU36yDz5nzF2VVZnI2+878nlOXLV2U";
+    const redactor = new Redactor([key, "/Users/JohnSmith/MyProjects2024/AppV2"]);
+    assert.deepEqual(redactor.result({ text: `key ${key} in /Users/JohnSmith/MyProjects2024/AppV2/x` }), {
+      text: "key *** in /Users/JohnSmith/MyProjects2024/AppV2/x",
+    });
+  });
+
   test("a text resource sent as a blob, which the model is shown decoded, has its secret hidden; other blobs are kept", () => {
     const redactor = new Redactor(["s3cret-value"]);
     const b64 = (text: string) => Buffer.from(text).toString("base64");

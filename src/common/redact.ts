@@ -59,10 +59,18 @@ function masked(text: string, forms: readonly string[]): string {
 export function isPlainValue(value: string): boolean {
   const v = value.trim();
   if (v === "" || /^(?:true|false|yes|no|on|off|null|none|\d{1,6})$/i.test(v)) return true;
-  if (/^(?:\/|~[/\\]|\.{1,2}[/\\]|[A-Za-z]:[/\\])/.test(v)) return true;
+  if (/^(?:\/|~[/\\]|\.{1,2}[/\\]|[A-Za-z]:[/\\])/.test(v) && !isBase64Key(v)) return true;
   if (/^https?:\/\//i.test(v) && !/^[a-z]+:\/\/[^/@]*@/i.test(v) && !v.includes("?")) return true;
   return false;
 }
+
+/**
+ * Base64 that starts with `/` (one AWS secret key in 64 does), not a path: its letters change case, or turn to digits,
+ * at every third character or more often, where a path's change at its words' starts.
+ */
+const isBase64Key = (v: string) =>
+  /^[A-Za-z0-9+/=]{20,}$/.test(v) &&
+  (v.match(/[a-z](?=[A-Z0-9])|[A-Z](?=[a-z0-9])|[0-9](?=[A-Za-z])/g)?.length ?? 0) >= v.length * 0.35;
 
 /** Names (of query parameters, JSON keys, variables, headers) whose values are credentials: `access_token`, `API_KEY`, … */
 const SECRET_NAME =
