@@ -190,6 +190,26 @@ describe("what the user is shown", () => {
     assert.equal(quoted[0], "runs: npx --password ***", "a quote in it does not hide it from the redaction");
   });
 
+  test("a URL argument (mcp-remote's) and a `NAME=value` one (docker's -e) are shown as `url` and `env` values are", () => {
+    const key = "NjNkNTc4ZDMtMjA0Zi00MjEzLWJhMmEtODJhZjRkNjU4NDI2OjE2Yzk0Zm==";
+    const args = [
+      "-y",
+      "mcp-remote",
+      `https://mcp.zapier.com/api/mcp/s/${key}/sse`,
+      "https://u:pw-9f8e@h.example/mcp?api_key=sk-live-abc123&k=${K}",
+    ];
+    const lines = describeForTrust(
+      config({
+        ...LOCAL,
+        args: [...args, "-e", "GITHUB_TOKEN=ghp_abc123def456", "-e", "LOG_LEVEL=debug", "TOKEN=${T}"],
+      }),
+    );
+    assert.equal(
+      lines[0],
+      "runs: npx -y mcp-remote https://mcp.zapier.com/api/mcp/s/***/sse https://u:***@h.example/mcp?api_key=…&k=${K} -e GITHUB_TOKEN=*** -e LOG_LEVEL=debug TOKEN=${T}",
+    );
+  });
+
   test("a remote server: its URL without a password or inline query values, header names, OAuth endpoints", () => {
     const lines = describeForTrust(
       config({

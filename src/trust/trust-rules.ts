@@ -206,8 +206,14 @@ export function describeForTrust(config: ServerConfig): string[] {
   if (config.transport === "stdio") {
     // A flag's key written inline is hidden as an inline `env` value is; a `${VAR}` in it is shown.
     const secrets = argSecrets(config.args).flatMap((value) => inlineEnvSecrets("token", value));
+    // A URL (mcp-remote's) is shown as `url` is, `NAME=value` (docker's `-e`) as an inline `env` value is.
+    const hidden = (text: string) => {
+      const env = /^([A-Za-z_]\w*)=(.*)$/s.exec(text);
+      if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return urlAsWritten(text);
+      return redact(text, env ? [...secrets, ...inlineEnvSecrets(env[1]!, env[2]!)] : secrets);
+    };
     // Hidden before quoted: quoting changes a key with a `'` in it, which then goes unrecognised.
-    const word = (text: string) => (redact(text, secrets) === text ? shellWord(text) : redact(text, secrets));
+    const word = (text: string) => (hidden(text) === text ? shellWord(text) : hidden(text));
     lines.push(`runs: ${[config.command ?? "", ...config.args].map(word).join(" ")}`);
     if (config.cwd) lines.push(`in: ${config.cwd}`);
     if (Object.keys(config.env).length) lines.push(`env: ${namedValues(config.env)}`);
