@@ -308,6 +308,13 @@ describe("what counts as a secret in a config", () => {
     assert.deepEqual(argSecrets(fields), ["5f0c9a71-2b3d", "secret"]);
   });
 
+  test("a secret variable set on the command line (docker's -e GITHUB_TOKEN=…) is a secret; other settings are not", () => {
+    const args = ["run", "-e", "GITHUB_TOKEN=ghp_abc123def456", "-e", "LOG_LEVEL=debug", "db=main", "img"];
+    assert.deepEqual(argSecrets(args), ["ghp_abc123def456"]);
+    const { secrets } = resolveServerConfig(entry({ command: "docker", args }), {}, "/p");
+    assert.equal(new Redactor(secrets).result("token ghp_abc123def456"), "token ***");
+  });
+
   test("a secret flag and its value written as one argument: a secret, and kept out of the warning about it", () => {
     assert.deepEqual(argSecrets(["--api-key sk-live-1234", "--token  t-5678"]), ["sk-live-1234", "t-5678"]);
     const file = { scope: "user", path: "/u/mcp.json" } as const;

@@ -345,9 +345,15 @@ export function inlineEnvSecrets(key: string, value: string): string[] {
 const SECRET_FLAG = /^--?[A-Za-z0-9_-]*(token|secret|passw(or)?d|key|credentials?)$/i;
 const NAMED_SECRET_FLAG = /(token|secret|passw(or)?d|credentials?|(api|secret|private|access)[_-]?key)$/i;
 
-/** Values given to secret-looking flags on a command line: `--token X`, `--token=X`, and `"--token X"` as one word. */
+/**
+ * Values given to secret-looking flags on a command line: `--token X`, `--token=X`, and `"--token X"` as one word; and
+ * of secret-looking variables set there.
+ */
 export function argSecrets(args: readonly string[]): string[] {
   return args.flatMap((arg, i) => {
+    // A variable set on the command line under a secret's name: docker's `-e GITHUB_TOKEN=…`, `env API_KEY=… server`.
+    const variable = /^([A-Za-z_]\w*)=(.*)$/s.exec(arg);
+    if (variable && SECRET_KEY.test(variable[1]!)) return inlineEnvSecrets(variable[1]!, variable[2]!);
     const joined = /^(-[^\s=]+)(?:=|\s+)(.*)$/s.exec(arg);
     const [flag, value] = joined ? [joined[1]!, joined[2]!] : [args[i - 1] ?? "", arg];
     // A flag that ends in `key` may name a field (`--sort-key name`): a plain word after it is no credential.
