@@ -285,6 +285,14 @@ describe("what counts as a secret in a config", () => {
     assert.deepEqual(pathSecrets("https://h.example/api/2024-01-15-release-notes/getUserProfile/mcp"), []);
   });
 
+  test("a URL's query settings (Supabase's read_only=true, features=docs) are no secrets; its keys are", () => {
+    const url = "https://mcp.supabase.com/mcp?project_ref=abcd1234ef&read_only=true&features=docs&key=sk-9f8e7d";
+    const { secrets } = resolveServerConfig(entry({ url }), {}, "/p");
+    const redactor = new Redactor(secrets);
+    assert.equal(redactor.text("read_only is true: see the docs"), "read_only is true: see the docs");
+    assert.equal(redactor.result("project abcd1234ef, key sk-9f8e7d"), "project ***, key ***");
+  });
+
   test("a URL password with a % that starts no escape (50%off) is a secret as written, not a crash of the whole start", () => {
     assert.deepEqual(inlineEnvSecrets("DATABASE_URL", "postgres://u:50%off@db.example/x"), ["50%off"]);
     const config = entry({ url: "https://u:50%off@h.example/mcp" });

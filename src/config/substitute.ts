@@ -362,11 +362,13 @@ export function argSecrets(args: readonly string[]): string[] {
   });
 }
 
-/** The secret parts of a URL: its password, query values, and a key in its path (Zapier's `/s/<key>/mcp`). */
+/** The secret parts of a URL: its password, query values but settings, and a key in its path (Zapier's `/s/<key>/mcp`). */
 function urlSecrets(text: string): string[] {
   if (!URL.canParse(text)) return [text];
   const url = new URL(text);
-  return [...(url.password ? [decoded(url.password)] : []), ...url.searchParams.values(), ...pathSecrets(text)];
+  // A query value is judged as an inline `env` value is: `read_only=true`, `features=docs` are settings, not keys.
+  const query = [...url.searchParams].flatMap(([name, value]) => inlineEnvSecrets(name, value));
+  return [...(url.password ? [decoded(url.password)] : []), ...query, ...pathSecrets(text)];
 }
 
 /** A URL's part decoded, or as written where a `%` in it starts no escape (`50%off`). */
