@@ -293,6 +293,18 @@ describe("what counts as a secret in a config", () => {
     assert.equal(redactor.result("project abcd1234ef, key sk-9f8e7d"), "project ***, key ***");
   });
 
+  test("a database URL from a variable has its password hidden on its own, as one written inline has", () => {
+    const url = "postgres://admin:Sup3r-s3cret@db.example:5432/app?sslmode=require";
+    for (const value of [url, "${DATABASE_URL}"]) {
+      const config = entry({ command: "node", env: { DATABASE_URL: value } });
+      const { secrets } = resolveServerConfig(config, { DATABASE_URL: url }, "/p");
+      assert.equal(
+        new Redactor(secrets).result("connected to postgres://admin:Sup3r-s3cret@db.example:5432/app"),
+        "connected to postgres://admin:***@db.example:5432/app",
+      );
+    }
+  });
+
   test("a URL password with a % that starts no escape (50%off) is a secret as written, not a crash of the whole start", () => {
     assert.deepEqual(inlineEnvSecrets("DATABASE_URL", "postgres://u:50%off@db.example/x"), ["50%off"]);
     const config = entry({ url: "https://u:50%off@h.example/mcp" });

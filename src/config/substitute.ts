@@ -72,8 +72,9 @@ export function substituteVars(input: string, env: Environment, projectRoot?: st
     if (PROJECT_ROOT_VARS.has(name) && projectRoot !== undefined) return projectRoot;
     const found = Object.hasOwn(env, name) ? env[name] : undefined;
     if (found !== undefined && found !== "") {
-      // And a key in the path of a URL it holds (a webhook's): tool results hide that, not a URL that looks plain.
-      secrets.push(found, ...pathSecrets(found));
+      // And the secret parts of a URL it holds (a password, a webhook's key) on their own, as where written inline:
+      // tool results hide those, not a URL that looks plain, nor one written otherwise.
+      secrets.push(found, ...(/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(found) ? urlSecrets(found) : []));
       return found;
     }
     if (fallback !== undefined) return replace(fallback);
