@@ -212,11 +212,8 @@ export class ToolRegistry {
     if (removed.length) this.options.events?.("tools.deregistered", { serverId: server, tools: describe(removed) });
     for (const [other, renamed] of moved)
       if (other !== server) this.options.events?.("tools.updated", { serverId: other, tools: describe(renamed) });
-    return {
-      added: added.map((t) => t.name),
-      updated: updated.map((t) => t.name),
-      removed: removed.map((t) => t.name),
-    };
+    const names = (list: RegisteredTool[]) => list.map((t) => t.name);
+    return { added: names(added), updated: names(updated), removed: names(removed) };
   }
 
   /** The servers whose lists arrived, in config order; a server the order does not name comes last, as it arrived. */
@@ -243,17 +240,20 @@ export class ToolRegistry {
     );
     const names = new Map<string, string>();
     this.collisions.clear();
-    for (const { connection, tools } of this.inConfigOrder()) {
+    const hidden = (server: string, tool: Tool) => Number(this.options.isHidden?.(server, tool.name) ?? false);
+    // A hidden tool never reaches the model: it is named after every visible one (taking no name one wants), unsaid.
+    const dealt = this.inConfigOrder()
+      .flatMap(({ connection, tools }) => tools.map((tool) => ({ connection, tool })))
+      .sort((a, b) => hidden(a.connection.name, a.tool) - hidden(b.connection.name, b.tool));
+    for (const { connection, tool } of dealt) {
       const server = connection.name;
-      for (const tool of tools) {
-        const key = `${server}\0${tool.name}`;
-        const wanted = toolNameFor(server, tool.name, connection.config.prefix);
-        const name = allocateToolName(wanted, (candidate) => owners.has(candidate));
-        if (name !== wanted)
-          this.collisions.set(key, { server, tool: tool.name, wanted, name, ...owners.get(wanted)! });
-        owners.set(name, { owner: `tool '${tool.name}' of MCP server '${server}'`, ownerServer: server });
-        names.set(key, name);
-      }
+      const key = `${server}\0${tool.name}`;
+      const wanted = toolNameFor(server, tool.name, connection.config.prefix);
+      const name = allocateToolName(wanted, (candidate) => owners.has(candidate));
+      if (name !== wanted && !hidden(server, tool))
+        this.collisions.set(key, { server, tool: tool.name, wanted, name, ...owners.get(wanted)! });
+      owners.set(name, { owner: `tool '${tool.name}' of MCP server '${server}'`, ownerServer: server });
+      names.set(key, name);
     }
     // A withdrawn tool whose name went to a listed one loses it: should it come back, it gets a name like any other.
     for (const [key, name] of this.assigned) if (!names.has(key) && owners.has(name)) this.assigned.delete(key);
