@@ -35,6 +35,24 @@ const NULLABLE: Tool = {
   },
 };
 
+/** Nulls where the schema takes none: a required parameter, and a field of a nullable object (pydantic's Optional). */
+const NESTED_NULLS: Tool = {
+  name: "nested_nulls",
+  inputSchema: {
+    type: "object",
+    properties: {
+      query: { type: "string" },
+      filter: {
+        anyOf: [
+          { type: "object", properties: { tag: { type: "string" }, max: { type: "integer" } } },
+          { type: "null" },
+        ],
+      },
+    },
+    required: ["query"],
+  },
+};
+
 /** A draft-07 schema as zod-to-json-schema writes it, with a tuple (draft-07's `items` array, no 2020-12 schema). */
 const TUPLE: Tool = {
   name: "tuple",
@@ -70,7 +88,7 @@ describe("tool schemas against a real server", { timeout: 60_000 }, () => {
       annotations: { title: "Blank" },
       inputSchema: { type: "object" },
     };
-    server = await startStreamableHttp({ extraTools: [TYPED, blank, NULLABLE, TUPLE, BRACKETS] });
+    server = await startStreamableHttp({ extraTools: [TYPED, blank, NULLABLE, NESTED_NULLS, TUPLE, BRACKETS] });
     connection = connectionFor("wx", { url: server.url, prefix: "" });
     await connection.connect();
     registry = new ToolRegistry(
@@ -129,6 +147,21 @@ describe("tool schemas against a real server", { timeout: 60_000 }, () => {
       }
     });
     if (checked !== undefined) assert.deepEqual(checked, { limit: 5 });
+  });
+
+  test('a null where the schema takes none (a required parameter, a field of a nullable object) never reaches the server as "null", 0 or false', async () => {
+    const tool = tools.get("nested_nulls")!;
+    // As pi's agent loop does: the tool's own preparation of the arguments, then pi's check.
+    const check = (args: Record<string, unknown>) =>
+      validateToolArguments(
+        tool as never,
+        { type: "toolCall", id: "1", name: "nested_nulls", arguments: tool.prepareArguments?.(args) ?? args } as never,
+      );
+    const checked = check({ query: "a", filter: { tag: null, max: null } });
+    assert.deepEqual(checked, { query: "a", filter: {} }, "left out, as pi 1.x leaves out such a null elsewhere");
+    await runTool(tool, checked);
+    assert.deepEqual(server.calls.at(-1)?.args, { query: "a", filter: {} });
+    assert.throws(() => check({ query: null }), /query/, "a required one is missing: the call is refused naming it");
   });
 
   test("a draft-07 schema is checked as draft-07: a tuple's items in the wrong order never reach the server", async () => {

@@ -31,6 +31,7 @@ import {
   OPEN_OBJECT_SCHEMA,
   requiredDefaults,
   serverArguments,
+  withoutRefusedNulls,
 } from "../translate/schema.ts";
 import { withToolHints } from "./pi-line.ts";
 import { serverNamespace } from "./tool-namespace.ts";
@@ -171,13 +172,15 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
   const defaults = requiredDefaults(tool.inputSchema);
   const normalized = normalizeInputSchema(tool.inputSchema);
   const { renamed } = normalized;
+  const checked = parameters(source, normalized);
   // Permission extensions on pi 1.x read the server's hints (read-only, destructive…) from pi's tool list.
   return withToolHints<McpToolDefinition>(
     {
       name: source.name,
       label: `${title} (${server})`,
       description: source.description,
-      parameters: parameters(source, normalized),
+      parameters: checked,
+      prepareArguments: (args) => withoutRefusedNulls(args, checked) as Record<string, unknown>,
       ...(source.scriptResults && {
         outputSchema: scriptResultSchema(tool.outputSchema),
         namespace: serverNamespace(server, () => source.connectionFor(server)),

@@ -52,6 +52,41 @@ export function serverArguments(
   return args;
 }
 
+/** Whether a schema of the copy takes `null`: a null type or branch, or no type (any value). */
+function takesNull(schema: unknown): boolean {
+  if (!isObject(schema) || schema.type === "null") return true;
+  return schema.type === undefined && (!Array.isArray(schema.anyOf) || schema.anyOf.some(takesNull));
+}
+
+/**
+ * The model's arguments without the nulls the copy does not take there, before pi checks them (`prepareArguments`).
+ * pi 1.x leaves out such a null only in an optional property outside any choice; a required one, or one inside a
+ * nullable object or list, it turned into "null", 0 or false, which the server took as meant. Left out, a required one
+ * is refused naming it. Copies only what changes.
+ */
+export function withoutRefusedNulls(value: unknown, schema: unknown): unknown {
+  if (!isObject(schema) || value === null || typeof value !== "object") return value;
+  const list = Array.isArray(value);
+  if (Array.isArray(schema.anyOf))
+    return withoutRefusedNulls(
+      value,
+      schema.anyOf.find((b) => isObject(b) && b.type === (list ? "array" : "object")),
+    );
+  const properties = isObject(schema.properties) && !list ? schema.properties : {};
+  let out: Record<string, unknown> | undefined;
+  for (const key in value) {
+    const item = (value as Record<string, unknown>)[key];
+    const property = list ? schema.items : Object.hasOwn(properties, key) ? properties[key] : undefined;
+    const refused = item === null && !list && property !== undefined && !takesNull(property);
+    const next = refused ? undefined : withoutRefusedNulls(item, property);
+    if (next === item) continue;
+    out ??= (list ? [...(value as unknown[])] : { ...value }) as Record<string, unknown>;
+    if (refused) delete out[key];
+    else defineOwn(out, key, next);
+  }
+  return out ?? value;
+}
+
 /**
  * Accepts any arguments: for a tool without a schema, and for schemas that cannot be used as they are. Without
  * `additionalProperties` (which Gemini rejects) an object schema already allows any property.
