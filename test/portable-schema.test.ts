@@ -329,6 +329,16 @@ describe("portable schema rules", () => {
       description: 'Lang Default: "en".',
     });
   });
+  test("a date-time the server's schema takes (a space before the time, an offset without a colon) passes pi's check", () => {
+    const input = { type: "object", properties: { at: { type: "string", format: "date-time" } } };
+    const { check } = schemaCheck(input);
+    for (const at of ["2024-06-01 10:00:00Z", "2024-06-01T10:00:00+0200"]) {
+      assert.equal(check!({ at }), undefined, `${at} is valid for the server`);
+      assert.doesNotThrow(() => piAccepts(normalizeInputSchema(input).schema, { at }), at);
+    }
+    assert.notEqual(check!({ at: "tomorrow" }), undefined, "the server's schema still refuses what is no date-time");
+    assert.match(String(prop({ type: "string", format: "date-time" }).description), /date-time/, "the model is told");
+  });
   test("schemas nested past the depth limit are cut with a placeholder", () => {
     let deep: Schema = { type: "string" };
     for (let i = 0; i < 100; i++) deep = { type: "object", properties: { n: deep } };

@@ -39,9 +39,6 @@ const UNCARRIED = new Set([
 /** What some generators write for every map (zod's records): it holds for any JSON object, so it hides nothing. */
 const KEYS_ARE_STRINGS = JSON.stringify({ type: "string" });
 
-/** String formats both OpenAI and Gemini know; another format is only a hint and is dropped. */
-const PORTABLE_FORMATS = new Set(["date-time"]);
-
 export class SchemaTooLarge extends Error {}
 
 interface Context {
@@ -174,7 +171,6 @@ function splitTypes(types: string[], schema: JsonSchema): JsonSchema {
     }
     if (type === "array") branch.items = rest.items ?? {};
     for (const key of KEPT_FOR[type] ?? []) if (rest[key] !== undefined) branch[key] = rest[key];
-    if (type === "string" && rest.format !== undefined) branch.format = rest.format;
     if (Array.isArray(rest.enum) && type !== "null") {
       const values = rest.enum.filter((v) => typeOf(v) === type || (type === "number" && typeOf(v) === "integer"));
       if (values.length === 0) continue;
@@ -329,7 +325,8 @@ function portableNode(input: unknown, ctx: Context, depth: number, active: reado
   if (Array.isArray(node.enum) && node.enum.length) body.enum = node.enum;
   for (const key of ["minimum", "maximum", "minItems", "maxItems"])
     if (typeof node[key] === "number") body[key] = node[key];
-  if (typeof node.format === "string" && PORTABLE_FORMATS.has(node.format)) body.format = node.format;
+  // Not as a keyword: pi's check of one refuses forms the server's schema takes (`2024-06-01 10:00:00Z`, `+0200`).
+  if (node.format === "date-time") out.description = withNote(out.description, "Format: date-time (RFC 3339).");
   if (node.default !== undefined) {
     // Some providers reject `default`; the model still learns it from the description.
     out.description = withNote(out.description, `Default: ${JSON.stringify(node.default)}.`);
