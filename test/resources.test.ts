@@ -93,6 +93,21 @@ describe("resource output (pure)", () => {
       [["shot4.png", "image/png"]],
     );
   });
+  test("an image that still fits beside those shown is shown, though one before it was too many", () => {
+    const png = Buffer.from("\x89PNG\r\n\x1a\n").toString("base64");
+    const big = png + "A".repeat(4 * 1024 * 1024);
+    const parts = [big, big, big, big, png].map((blob, n) => ({
+      uri: `a://shot${n}.png`,
+      mimeType: "image/png",
+      blob,
+    }));
+    const { content, binaries } = resourceOutput(parts);
+    assert.equal(content.filter((part) => part.type === "image").length, 4, "three big ones and the small one");
+    assert.deepEqual(
+      binaries.map((b) => b.fileName),
+      ["shot3.png"],
+    );
+  });
   test("a listing names each item's server, the next pages and the servers that failed", () => {
     const listing = JSON.parse(
       formatListing("resources", [

@@ -103,9 +103,10 @@ export function resourceOutput(contents: ReadResourceResult["contents"]): Resour
   let imageBytes = 0;
   contents.forEach((part, index) => {
     let { uri, header, text, image, blob } = resourceParts(part);
-    // Images past what one request takes are saved as files, as other binary parts are.
-    if (image && (imageBytes += image.data.length) > MODEL_IMAGES_MAX_BASE64)
+    // Images past what one request takes are saved as files, as other binary parts are; only those shown count.
+    if (image && imageBytes + image.data.length > MODEL_IMAGES_MAX_BASE64)
       [image, blob] = [undefined, { data: image.data, mimeType: image.mimeType }];
+    else if (image) imageBytes += image.data.length;
     if (text !== undefined) content.push({ type: "text", text: `${header}\n${text}` });
     else if (image) content.push({ type: "text", text: header }, image);
     else if (blob) {
