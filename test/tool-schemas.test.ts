@@ -68,7 +68,11 @@ const BRACKETS: Tool = {
   name: "brackets",
   inputSchema: {
     type: "object",
-    properties: { "filter[id]": { type: "string" }, $top: { type: "integer" }, filter_id_: { type: "boolean" } },
+    properties: {
+      "filter[id]": { type: "string", pattern: "^[0-9]+$" },
+      $top: { type: "integer" },
+      filter_id_: { type: "boolean" },
+    },
     required: ["filter[id]"],
     additionalProperties: false,
   },
@@ -184,6 +188,12 @@ describe("tool schemas against a real server", { timeout: 60_000 }, () => {
     validateToolArguments(brackets as never, { type: "toolCall", id: "1", name: "brackets", arguments: args } as never);
     await runTool(brackets, args);
     assert.deepEqual(server.calls.at(-1)?.args, { "filter[id]": "7", $top: 5, filter_id_: true });
+    // What the server's schema refuses is said in the model's name of the parameter, the one it can fix.
+    await assert.rejects(runTool(brackets, { ...args, filter_id__2: "x" }), (error: Error) => {
+      assert.match(error.message, /filter_id__2 must match pattern/);
+      assert.doesNotMatch(error.message, /filter\[id\]/);
+      return true;
+    });
   });
 
   test("structuredContent comes back in the details; a result that misses the outputSchema still reaches the model, and the user hears of it once", async () => {

@@ -26,6 +26,7 @@ import { scriptResult, scriptResultSchema } from "../translate/script-result.ts"
 import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
 import {
   checkedAsGiven,
+  inModelNames,
   type NormalizedSchema,
   normalizeInputSchema,
   OPEN_OBJECT_SCHEMA,
@@ -194,7 +195,7 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
         const mismatch = (await checkFor())?.(args);
         if (mismatch)
           throw new Error(
-            `The arguments do not match the input schema of tool '${originalName}' (MCP server '${server}'): ${mismatch}. Fix the arguments and call the tool again.`,
+            `The arguments do not match the input schema of tool '${originalName}' (MCP server '${server}'): ${renamed ? inModelNames(mismatch, renamed) : mismatch}. Fix the arguments and call the tool again.`,
           );
         const result = await inToolSpan(server, originalName, () =>
           connection.callTool(originalName, args, {

@@ -52,6 +52,17 @@ export function serverArguments(
   return args;
 }
 
+/** A check's message in the model's names of renamed parameters (`data/filter_id_`, not `data/filter[id]`), longest first. */
+export function inModelNames(message: string, renamed: Record<string, string>): string {
+  for (const [key, name] of Object.entries(renamed).sort((a, b) => b[1].length - a[1].length)) {
+    const pointer = name.replace(/~/g, "~0").replace(/\//g, "~1");
+    message = message
+      .replaceAll(`data/${pointer}`, `data/${key}`)
+      .replaceAll(`property '${name}'`, `property '${key}'`);
+  }
+  return message;
+}
+
 /** Whether a schema of the copy takes `null`: a null type or branch, or no type (any value). */
 function takesNull(schema: unknown): boolean {
   if (!isObject(schema) || schema.type === "null") return true;
