@@ -339,6 +339,18 @@ describe("portable schema rules", () => {
     assert.notEqual(check!({ at: "tomorrow" }), undefined, "the server's schema still refuses what is no date-time");
     assert.match(String(prop({ type: "string", format: "date-time" }).description), /date-time/, "the model is told");
   });
+  test("a format the server's schema check does not know (pydantic's path) is ignored without a word on pi's screen", () => {
+    const printed: unknown[] = [];
+    const warn = console.warn;
+    console.warn = (...args: unknown[]) => printed.push(args);
+    try {
+      const { check } = schemaCheck({ type: "object", properties: { p: { type: "string", format: "path" } } });
+      assert.equal(check!({ p: "src/a.ts" }), undefined);
+    } finally {
+      console.warn = warn;
+    }
+    assert.deepEqual(printed, []);
+  });
   test("schemas nested past the depth limit are cut with a placeholder", () => {
     let deep: Schema = { type: "string" };
     for (let i = 0; i < 100; i++) deep = { type: "object", properties: { n: deep } };

@@ -26,10 +26,15 @@ export function schemaCheck(schema: unknown): { check?: SchemaCheck; error?: str
   try {
     const draft = typeof schema.$schema === "string" ? { $schema: schema.$schema } : {};
     let validate: ReturnType<typeof validator.getValidator>;
+    // It tells the console of each format it does not know (pydantic's `path`), which it ignores: over pi's screen.
+    const warn = console.warn;
+    console.warn = () => {};
     try {
       validate = validator.getValidator({ ...rest, ...draft });
     } catch {
       validate = validator.getValidator(rest);
+    } finally {
+      console.warn = warn;
     }
     return {
       check: (value) => {
