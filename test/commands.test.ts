@@ -275,6 +275,13 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     assert.equal(starts(), before + 1);
   });
 
+  test("/mcp enable of a server enabled and running already: it keeps running, not restarted", async () => {
+    const starts = () => readLog(log).filter((e) => e.event === "start").length;
+    const before = starts();
+    assert.match(await run("/mcp enable local"), /Enabled MCP server 'local' in .*mcp\.json: \d+ tools\./);
+    assert.equal(starts(), before, "no second start of its process");
+  });
+
   test("/mcp disable and enable: saved in the defining file, or as this project's override of a user server; tools leave at once", async () => {
     const text = await run("/mcp disable web");
     assert.match(text, /Disabled MCP server 'web' in .*\.pi\/mcp\.json; its tools are gone/);
