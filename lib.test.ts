@@ -1675,6 +1675,17 @@ describe("status formatting", () => {
     board.handleInput("\x1b");
     assert.ok(closed, "Esc closes the dashboard");
   });
+  test("↓ and Enter on a dashboard with no servers yet: the first server that comes is the one selected", () => {
+    let shown: typeof rows = [];
+    const tui = { requestRender: () => undefined, terminal: { rows: 40 } };
+    const board = new McpDashboard(tui, { rows: () => shown, logTail: () => [] }, () => undefined);
+    assert.match(board.render(200).join("\n"), /No MCP servers configured/);
+    board.handleInput("\x1b[B");
+    board.handleInput("\r");
+    shown = rows.slice(0, 2);
+    const screen = board.render(200);
+    assert.match(screen[4]!, /^> github/, screen.join("\n"));
+  });
   test("40 servers in a 24-row terminal: the dashboard fits, and ↓ scrolls to the last server and ↑ back", () => {
     const many = Array.from({ length: 40 }, (_, i) => ({ ...rows[0]!, name: `s${i}` }));
     const tui = { requestRender: () => undefined, terminal: { rows: 24 } };

@@ -42,7 +42,8 @@ export class McpDashboard implements Component {
 
   render(width: number): string[] {
     const rows = this.source.rows();
-    this.selected = Math.min(this.selected, Math.max(0, rows.length - 1));
+    // Never below 0: after ↓ with no rows yet, the first row that comes is the one selected.
+    this.selected = Math.max(0, Math.min(this.selected, rows.length - 1));
     const row = this.detail !== undefined ? rows.find((r) => r.name === this.detail) : undefined;
     if (!row) this.detail = undefined; // its server was removed: the table is shown, and the keys are the table's
     const fit = Math.max(1, width);
