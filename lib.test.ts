@@ -1686,6 +1686,13 @@ describe("status formatting", () => {
     const screen = board.render(200);
     assert.match(screen[4]!, /^> github/, screen.join("\n"));
   });
+  test("two servers in a 40-row terminal: the dashboard draws each line of the table once", () => {
+    const tui = { requestRender: () => undefined, terminal: { rows: 40 } };
+    const board = new McpDashboard(tui, { rows: () => rows.slice(0, 2), logTail: () => [] }, () => undefined);
+    const screen = board.render(200);
+    assert.equal(screen.filter((l) => l.includes("servers configured")).length, 1, screen.join("\n"));
+    assert.equal(screen.filter((l) => /^─+$/.test(l)).length, 3, screen.join("\n"));
+  });
   test("40 servers in a 24-row terminal: the dashboard fits, and ↓ scrolls to the last server and ↑ back", () => {
     const many = Array.from({ length: 40 }, (_, i) => ({ ...rows[0]!, name: `s${i}` }));
     const tui = { requestRender: () => undefined, terminal: { rows: 24 } };

@@ -64,7 +64,7 @@ export class McpDashboard implements Component {
     const shown = rows.length > room ? ` · ${this.top + 1}–${this.top + room} of ${rows.length}` : "";
     return [
       ...table.slice(0, 4),
-      ...table.slice(4 + this.top, 4 + this.top + room),
+      ...table.slice(4 + this.top, 4 + Math.min(this.top + room, rows.length)),
       ...table.slice(4 + rows.length),
       "",
       `↑/↓ choose a server · Enter: its tools, metrics and log · Esc: close${shown}`,
