@@ -19,7 +19,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { type GetPromptResult, ListPromptsRequestSchema, type Prompt } from "@modelcontextprotocol/sdk/types.js";
 import type { ServerConnection } from "../src/connection/server-connection.ts";
 import { listPrompts } from "../src/connection/server-prompts.ts";
-import { PromptCommands } from "../src/pi/prompt-commands.ts";
+import { PromptCommands, type PromptCommandsDeps } from "../src/pi/prompt-commands.ts";
 import {
   argumentHint,
   completionTarget,
@@ -100,6 +100,10 @@ describe("prompt commands (pure)", () => {
     );
     assert.deepEqual(
       missingArguments(ARGS, { city: "" }).map((a) => a.name),
+      ["city"],
+    );
+    assert.deepEqual(
+      missingArguments(ARGS, { city: " \t " }).map((a) => a.name),
       ["city"],
     );
     // Arguments named as every JavaScript object's own fields are arguments like any other.
@@ -534,47 +538,56 @@ describe("a prompt list that pages without end", { timeout: 60_000 }, () => {
 });
 
 describe("an argument asked for in a dialog", { timeout: 60_000 }, () => {
-  test("reaches the server under its own name, `__proto__` too", async () => {
-    // Echoes the arguments `prompts/get` was given.
-    const script = `const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\\n");
+  // Echoes the arguments `prompts/get` was given.
+  const script = `const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\\n");
     require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
       const { id, method, params } = JSON.parse(line);
       if (id === undefined) return;
       if (method === "initialize")
         return send({ id, result: { protocolVersion: "2025-06-18", capabilities: { prompts: {} }, serverInfo: { name: "s", version: "1" } } });
       if (method === "prompts/list")
-        return send({ id, result: { prompts: [{ name: "p", arguments: [{ name: "__proto__", required: true }] }] } });
+        return send({ id, result: { prompts: [{ name: "p", arguments: [{ name: "__proto__", required: true }] }, { name: "q", arguments: [{ name: "first name", required: true }] }] } });
       if (method === "prompts/get")
         return send({ id, result: { messages: [{ role: "user", content: { type: "text", text: JSON.stringify(params.arguments) } }] } });
       send({ id, result: {} });
     });`;
-    const connection = connectionFor("echo", {
-      command: process.execPath,
-      args: ["-e", script],
-      protocolVersion: "2025-06-18",
+  const connection = connectionFor("echo", {
+    command: process.execPath,
+    args: ["-e", script],
+    protocolVersion: "2025-06-18",
+  });
+  const commands = new Map<string, Parameters<PromptCommandsDeps["registerCommand"]>[1]>();
+  let sent: unknown[] = [];
+  let notices: string[] = [];
+  const prompts = new PromptCommands({
+    registerCommand: (name, options) => void commands.set(name, options),
+    sendUserMessage: (content) => void sent.push(content),
+    connection: () => connection,
+  });
+  /** Runs the command with `answer` typed into each dialog; what it sent and said. */
+  async function run(name: string, line: string, answer: string) {
+    [sent, notices] = [[], []];
+    const ui = { input: async () => answer, notify: (text: string) => void notices.push(text) };
+    await commands.get(name)!.handler(line, { hasUI: true, ui, isIdle: () => true, signal: undefined } as never);
+    return { sent, notices };
+  }
+  before(async () => {
+    await connection.connect();
+    await prompts.refresh(connection);
+  });
+  after(() => connection.close());
+
+  test("reaches the server under its own name, `__proto__` too", async () => {
+    assert.deepEqual(await run("mcp:echo:p", "", "given"), {
+      sent: [[{ type: "text", text: '{"__proto__":"given"}' }]],
+      notices: [],
     });
-    const handlers = new Map<string, (line: string, ctx: never) => Promise<void>>();
-    const sent: unknown[] = [];
-    const commands = new PromptCommands({
-      registerCommand: (name, options) => void handlers.set(name, options.handler as never),
-      sendUserMessage: (content) => void sent.push(content),
-      connection: () => connection,
+  });
+
+  test("a required argument answered with spaces only is missing: nothing is sent", async () => {
+    assert.deepEqual(await run("mcp:echo:p", "", "   "), {
+      sent: [],
+      notices: ["/mcp:echo:p cancelled: no value for __proto__."],
     });
-    try {
-      await connection.connect();
-      await commands.refresh(connection);
-      const notices: string[] = [];
-      const ctx = {
-        hasUI: true,
-        ui: { input: async () => "given", notify: (text: string) => void notices.push(text) },
-        isIdle: () => true,
-        signal: undefined,
-      };
-      await handlers.get("mcp:echo:p")!("", ctx as never);
-      assert.deepEqual(notices, []);
-      assert.deepEqual(sent, [[{ type: "text", text: '{"__proto__":"given"}' }]]);
-    } finally {
-      await connection.close();
-    }
   });
 });

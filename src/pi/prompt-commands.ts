@@ -249,7 +249,7 @@ export class PromptCommands {
       const answer = await ctx.ui.input(
         `MCP server '${shown(command.server, SHOWN.line, "line")}', prompt ${shown(command.prompt.name, SHOWN.line, "line")}: ${shown(arg.name, SHOWN.line, "line")}${about}`,
       );
-      if (!answer) return ctx.ui.notify(`${where} cancelled: no value for ${arg.name}.`, "info");
+      if (!answer?.trim()) return ctx.ui.notify(`${where} cancelled: no value for ${arg.name}.`, "info");
       values = { ...values, [arg.name]: answer }; // an own field, even named `__proto__` (assigning it would not be)
     }
     let content;

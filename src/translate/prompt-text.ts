@@ -89,12 +89,12 @@ export function parsePromptArguments(line: string, args: readonly PromptArgument
   return { ok: true, values: Object.fromEntries(values) };
 }
 
-/** The required arguments `values` lacks (an empty value counts as missing). */
+/** The required arguments `values` lacks (an empty value, or spaces only, counts as missing). */
 export function missingArguments(
   args: readonly PromptArgument[] | undefined,
   values: Record<string, string>,
 ): PromptArgument[] {
-  return (args ?? []).filter((arg) => arg.required && !(Object.hasOwn(values, arg.name) && values[arg.name]));
+  return (args ?? []).filter((arg) => arg.required && !(Object.hasOwn(values, arg.name) && values[arg.name]!.trim()));
 }
 
 /** What the end of an argument line asks to complete: an argument's name, or the value of a named one. */
