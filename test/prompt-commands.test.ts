@@ -584,6 +584,14 @@ describe("an argument asked for in a dialog", { timeout: 60_000 }, () => {
     });
   });
 
+  test("an argument whose name has a space: the name its completion offers, a value typed after it, runs", async () => {
+    const [offered] = (await commands.get("mcp:echo:q")!.getArgumentCompletions!("fi")) ?? [];
+    assert.deepEqual(await run("mcp:echo:q", `${offered!.value}Ann`, "asked"), {
+      sent: [[{ type: "text", text: '{"first name":"Ann"}' }]],
+      notices: [],
+    });
+  });
+
   test("a required argument answered with spaces only is missing: nothing is sent", async () => {
     assert.deepEqual(await run("mcp:echo:p", "", "   "), {
       sent: [],

@@ -201,7 +201,8 @@ export class PromptCommands {
     if (!target) return null;
     if (target.kind === "name")
       return target.candidates.map((arg) => ({
-        value: `${target.before}${arg.name}=`,
+        // A name with a space or a quote is inserted quoted: the value typed after it joins it as one word.
+        value: `${target.before}${/[\s"'\\]/.test(arg.name) ? JSON.stringify(`${arg.name}=`) : `${arg.name}=`}`,
         label: `${shown(arg.name, SHOWN.line, "line")}=`,
         ...(arg.description ? { description: shown(arg.description, SHOWN.line, "line") } : {}),
       }));
