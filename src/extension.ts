@@ -304,8 +304,8 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
       const connection = bridge.connection(name);
       return connection !== undefined && !isSessionServer(connection.config);
     },
-    problem: (text) => {
-      logger.log({ level: "warn", event: "registered.server.skipped", message: text });
+    problem: (text, warning) => {
+      logger.log({ level: "warn", event: `registered.server.${warning ? "warning" : "skipped"}`, message: text });
       if (sessionCtx?.hasUI) sessionCtx.ui.notify(text, "warning");
     },
   });

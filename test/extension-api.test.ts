@@ -296,6 +296,17 @@ describe(
       );
     });
 
+    it("a registered entry's warnings (a misspelt field) are told, not dropped", async () => {
+      const log = path.join(process.env.PI_CODING_AGENT_DIR!, "mcp-bridge", "mcp.log");
+      apiClient().registerMcpServer("warned", { ...fixtureEntry(), autoAprove: ["echo"] });
+      const told = () =>
+        readLog(log).some(
+          (e) =>
+            e.event === "registered.server.warning" && /'warned'.*unknown field `autoAprove`/.test(String(e.message)),
+        );
+      await waitFor(told, "the warning to be logged");
+    });
+
     it("an entry the bridge refuses is told once, not again at each later registration", async () => {
       const client = apiClient();
       const log = path.join(process.env.PI_CODING_AGENT_DIR!, "mcp-bridge", "mcp.log");

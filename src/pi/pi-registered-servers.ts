@@ -11,8 +11,8 @@ export interface RegisteredServersDeps {
   servers: SessionServers;
   /** Whether a server of this name comes from a config file (it wins over a registered one). */
   configured(name: string): boolean;
-  /** A registration the bridge could not follow, in a sentence for the user. */
-  problem(text: string): void;
+  /** A registration the bridge could not follow (or, `warning`, took with a warning), in a sentence for the user. */
+  problem(text: string, warning?: boolean): void;
 }
 
 export class PiRegisteredServers {
@@ -56,10 +56,11 @@ export class PiRegisteredServers {
       this.added.set(server.name, JSON.stringify(server.config));
       const options = { by: server.extensionPath, keepIfFailed: true };
       const start = this.deps.servers.add(server.name, server.config, options).then((added) => {
-        if (added.ok) return;
+        const by = `MCP server '${server.name}' registered by ${server.extensionPath}`;
+        if (added.ok) return added.warnings.forEach((warning) => this.deps.problem(`${by}: ${warning}`, true));
         // An entry refused as invalid stays marked, so that it is told once, not again at every change.
         if (added.kind !== "invalid-entry") this.added.delete(server.name);
-        this.deps.problem(`MCP server '${server.name}' registered by ${server.extensionPath}: ${added.message}`);
+        this.deps.problem(`${by}: ${added.message}`);
       });
       // Each connects on its own (one that never answers holds back no other); removing one waits for its start.
       this.starting.set(server.name, start);
