@@ -296,6 +296,21 @@ describe(
       );
     });
 
+    it("unregistering a server still in its handshake ends it at once, not when its handshake deadline (60 s) has passed", async () => {
+      const log = path.join(logs.dir, "deaf.jsonl");
+      // Deaf until a file that never comes: its handshake waits.
+      const args = [
+        path.join(REPO_ROOT, "test", "fixtures", "slow-start.mjs"),
+        "--until",
+        path.join(logs.dir, "never"),
+      ];
+      apiClient().registerMcpServer("deaf", { command: process.execPath, args, env: { FIXTURE_LOG: log } });
+      await waitFor(() => readLog(log).some((e) => e.event === "start"), "the server to start");
+      const { pid } = readLog(log).find((e) => e.event === "start")!;
+      apiClient().unregisterMcpServer("deaf");
+      await waitFor(() => !isAlive(Number(pid)), "the unregistered server's process to end", 10_000);
+    });
+
     it("a registered entry's warnings (a misspelt field) are told, not dropped", async () => {
       const log = path.join(process.env.PI_CODING_AGENT_DIR!, "mcp-bridge", "mcp.log");
       apiClient().registerMcpServer("warned", { ...fixtureEntry(), autoAprove: ["echo"] });

@@ -37,8 +37,11 @@ export function isSessionServer(config: ServerConfig): boolean {
 }
 
 export class SessionServers {
-  /** Names whose adding is under way: a second add of one at the same time is refused, not put in its place. */
-  private readonly adding = new Set<string>();
+  /**
+   * Names whose adding is under way (a second add of one at the same time is refused, not put in its place): when its
+   * connection is in place, and when the add is done. Removing one waits for the first and ends its connect.
+   */
+  private readonly adding = new Map<string, { placed: Promise<unknown>; done: Promise<void> }>();
 
   constructor(
     private readonly bridge: McpBridge,
@@ -62,21 +65,30 @@ export class SessionServers {
     const invalid = `MCP server entry '${name}' is not valid: ${redactShapes(errors.join("; "))}`;
     const warnings = found.map(redactShapes);
     if (!config) return refusal("invalid-entry", invalid);
-    this.adding.add(name);
+    const placed = this.bridge.renew(config);
+    let added = () => {};
+    const done = new Promise<void>((resolve) => (added = resolve));
+    this.adding.set(name, { placed: placed.catch(() => undefined), done });
     try {
-      return { ok: true, connection: await this.bridge.replace(config), warnings };
+      const connection = await placed;
+      await this.bridge.launch(connection);
+      return { ok: true, connection, warnings };
     } catch (error) {
       const connection = this.bridge.connection(name);
       if (connection && options.keepIfFailed) return { ok: true, connection, warnings };
-      if (connection) await this.remove(name);
+      if (connection) this.withdraw(connection);
+      if (connection) await this.bridge.remove(name);
       return refusal("start-failed", `MCP server '${name}' did not start: ${describeError(error)}`);
     } finally {
       this.adding.delete(name);
+      added();
     }
   }
 
   /** Takes a server added for this session out of pi and stops it; a server from a config file is refused. */
   async remove(name: string): Promise<{ ok: true } | SessionServerRefusal> {
+    const adding = this.adding.get(name);
+    await adding?.placed;
     const connection = this.bridge.connection(name);
     if (!connection) return refusal("unknown-server", `There is no MCP server '${name}' in this session.`);
     if (!isSessionServer(connection.config))
@@ -86,6 +98,7 @@ export class SessionServers {
       );
     this.withdraw(connection);
     await this.bridge.remove(name);
+    await adding?.done; // its connect ended with it: the name is free for the next add
     return { ok: true };
   }
 }

@@ -39,7 +39,7 @@ export class PiRegisteredServers {
     for (const [name, entry] of this.added) {
       if (JSON.stringify(wanted.get(name)?.config) === entry) continue;
       this.added.delete(name);
-      await this.starting.get(name);
+      this.starting.delete(name); // its connect, if under way, ends with it, and is not told as a failure
       await this.deps.servers.remove(name);
     }
     for (const server of registered) {
@@ -57,12 +57,13 @@ export class PiRegisteredServers {
       const options = { by: server.extensionPath, keepIfFailed: true };
       const start = this.deps.servers.add(server.name, server.config, options).then((added) => {
         const by = `MCP server '${server.name}' registered by ${server.extensionPath}`;
+        if (this.starting.get(server.name) !== start) return;
         if (added.ok) return added.warnings.forEach((warning) => this.deps.problem(`${by}: ${warning}`, true));
         // An entry refused as invalid stays marked, so that it is told once, not again at every change.
         if (added.kind !== "invalid-entry") this.added.delete(server.name);
         this.deps.problem(`${by}: ${added.message}`);
       });
-      // Each connects on its own (one that never answers holds back no other); removing one waits for its start.
+      // Each connects on its own (one that never answers holds back no other).
       this.starting.set(server.name, start);
     }
   }
