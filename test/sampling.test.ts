@@ -16,6 +16,7 @@ import { bundledFixture } from "./fixture-bundle.ts";
 import { startFakeOpenAi } from "./fixtures/fake-openai.ts";
 import { callOnceInPi, requestSystemPrompt, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
+import type { ExtensionUIContext } from "@mariozechner/pi-coding-agent";
 
 const ASKING_SERVER = bundledFixture(path.join(REPO_ROOT, "test", "fixtures", "asking-server.mjs"));
 const model = (id: string) => ({ id, api: "faux", provider: "faux" }) as unknown as Model<Api>;
@@ -330,16 +331,45 @@ describe("server-everything's sampling through pi", { timeout: 120_000 }, () => 
 });
 
 describe("a request the server gives up on (sampling, elicitation)", { timeout: 60_000 }, () => {
+  /** pi in-process with the asking fixture and `context` as its UI; the model calls `tool`, then says `replies`. */
+  async function askingPi(
+    context: ExtensionUIContext,
+    tool: string,
+    args: Record<string, unknown>,
+    replies: string[],
+    meanwhile: (result: string) => Promise<void>,
+  ): Promise<void> {
+    const project = tempDir("mcp-bridge-sampling-cancel-project-");
+    const agentDir = tempDir("mcp-bridge-sampling-cancel-agent-");
+    const entry = { command: process.execPath, args: [ASKING_SERVER], autoApprove: ["*"], exposure: "direct" };
+    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { asking: entry } }));
+    const saved = { cwd: process.cwd(), env: { ...process.env } };
+    process.env.PI_CODING_AGENT_DIR = agentDir.dir;
+    process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
+    process.chdir(project.dir);
+    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
+    try {
+      await pi.session.bindExtensions({ uiContext: context });
+      pi.faux.setResponses([
+        fauxAssistantMessage([fauxToolCall(tool, args)], { stopReason: "toolUse" }),
+        ...replies.map((reply) => fauxAssistantMessage(reply)),
+      ]);
+      await pi.session.prompt("ask");
+      const result = pi.session.messages.find((m) => (m as { role: string }).role === "toolResult") as unknown as {
+        content: Array<{ text?: string }>;
+      };
+      await meanwhile(result.content[0]?.text ?? "");
+    } finally {
+      await pi.close();
+      process.chdir(saved.cwd);
+      restoreEnv(saved.env);
+      project.cleanup();
+      agentDir.cleanup();
+    }
+  }
+
   for (const tool of ["mcp_asking_ask_sampling", "mcp_asking_ask_elicitation"])
     test(`${tool}: its dialog is dismissed once the server has given up on it`, async () => {
-      const project = tempDir("mcp-bridge-sampling-cancel-project-");
-      const agentDir = tempDir("mcp-bridge-sampling-cancel-agent-");
-      const entry = { command: process.execPath, args: [ASKING_SERVER], autoApprove: ["*"], exposure: "direct" };
-      writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: { asking: entry } }));
-      const saved = { cwd: process.cwd(), env: { ...process.env } };
-      process.env.PI_CODING_AGENT_DIR = agentDir.dir;
-      process.env.PI_MCP_STARTUP_BUDGET_MS = "60000";
-      process.chdir(project.dir);
       // The user does not answer: the dialog stays until it is dismissed.
       const context = new RecordingUI().context();
       const dialogs: string[] = [];
@@ -348,30 +378,32 @@ describe("a request the server gives up on (sampling, elicitation)", { timeout: 
           dialogs.push("open");
           opts?.signal?.addEventListener("abort", () => resolve(void dialogs.push("dismissed")));
         });
-      const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
-      try {
-        await pi.session.bindExtensions({ uiContext: context });
-        pi.faux.setResponses([
-          fauxAssistantMessage([fauxToolCall(tool, { count: 1, timeoutMs: 500 })], {
-            stopReason: "toolUse",
-          }),
-          fauxAssistantMessage("done"),
-        ]);
-        await pi.session.prompt("ask");
-        const result = pi.session.messages.find((m) => (m as { role: string }).role === "toolResult") as unknown as {
-          content: Array<{ text?: string }>;
-        };
-        assert.match(result.content[0]?.text ?? "", /^error: .*timed out/i, "the server gave up");
+      await askingPi(context, tool, { count: 1, timeoutMs: 500 }, ["done"], async (result) => {
+        assert.match(result, /^error: .*timed out/i, "the server gave up");
         await waitFor(() => dialogs.includes("dismissed"), "the dialog dismissed", 10_000);
         assert.deepEqual(dialogs, ["open", "dismissed"]);
-      } finally {
-        await pi.close();
-        process.chdir(saved.cwd);
-        restoreEnv(saved.env);
-        project.cleanup();
-        agentDir.cleanup();
-      }
+      });
     });
+
+  test("an answer the user is editing when the server gives up: they are told at once that it will not be sent", async () => {
+    // pi's editor cannot be dismissed: the user edits on until told.
+    const ui = new RecordingUI();
+    ui.answers = ["Allow", "Edit"];
+    const context = ui.context();
+    let edit = (_text: string) => {};
+    const editing: string[] = [];
+    context.editor = (title) => new Promise((resolve) => (editing.push(title), (edit = resolve)));
+    const args = { count: 1, timeoutMs: 3000 };
+    await askingPi(context, "mcp_asking_ask_sampling", args, ["a draft", "done"], async (result) => {
+      assert.match(result, /^error: .*timed out/i, "the server gave up");
+      assert.deepEqual(editing, ["The answer MCP server 'asking' will get"]);
+      await waitFor(() => ui.notices.some((n) => n.includes("gave up")), "the user told", 10_000);
+      assert.deepEqual(ui.notices, [
+        "MCP server 'asking' gave up on its request: the answer you are editing will not be sent.",
+      ]);
+      edit("my answer");
+    });
+  });
 });
 
 describe("a sampling request that quotes the server's secret", { timeout: 60_000 }, () => {

@@ -199,7 +199,16 @@ export function samplingHandler(
         );
         first(choice);
         if (choice === EDIT) {
-          const edited = await session.ui.editor(`The answer MCP server '${server}' will get`, text);
+          // pi's editor cannot be dismissed: a server that gives up meanwhile would take the user's edit nowhere.
+          const gaveUp = () =>
+            session.ui.notify(
+              `MCP server '${server}' gave up on its request: the answer you are editing will not be sent.`,
+              "warning",
+            );
+          cancelled?.addEventListener("abort", gaveUp);
+          const edited = await session.ui
+            .editor(`The answer MCP server '${server}' will get`, text)
+            .finally(() => cancelled?.removeEventListener("abort", gaveUp));
           if (edited === undefined) throw refused(`The user withheld the answer to MCP server '${server}'`);
           text = edited;
         } else if (choice !== SEND) throw refused(`The user withheld the answer to MCP server '${server}'`);
