@@ -99,6 +99,32 @@ describe("sampling requests (pure)", () => {
     assert.deepEqual(image("image/jpeg", `${jpeg.slice(0, 4)}\n${jpeg.slice(4)}\n`), sent);
   });
 
+  test("the images of one request are bounded together, as a tool result's are: a provider refuses a request past it", () => {
+    // Five PNGs of 4.4 MB of base64 each, every one within a provider's bound for one image: 22 MB in one request.
+    const png = Buffer.from("\x89PNG\r\n\x1a\n\0", "latin1")
+      .toString("base64")
+      .padEnd(4.4 * 1024 * 1024, "A");
+    const image = { type: "image" as const, data: png, mimeType: "image/png" };
+    const context = samplingContext(
+      params({
+        messages: [{ role: "user", content: [image, image, image, { type: "text", text: "and" }, image, image] }],
+      }),
+      model("m1"),
+    );
+    const parts = (context.messages[0] as { content: Array<{ type: string; text?: string }> }).content;
+    assert.deepEqual(
+      parts.map((p) => p.text ?? p.type),
+      [
+        "image",
+        "image",
+        "image",
+        "and",
+        "[image left out: with it, the request's images would be over the 13.5 MB of base64 one request takes]",
+        "[image left out: with it, the request's images would be over the 13.5 MB of base64 one request takes]",
+      ],
+    );
+  });
+
   test("a hint picks a configured model; none that matches leaves the current one", () => {
     const current = model("faux-1");
     const available = [current, model("claude-sonnet-9"), model("gpt-9-mini")];

@@ -16,11 +16,11 @@ import {
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { CreateMessageRequest, CreateMessageResult, SamplingMessage } from "@modelcontextprotocol/client";
 import { errorMessage } from "../common/errors.ts";
-import { plural } from "../common/text.ts";
+import { formatBytes, plural } from "../common/text.ts";
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import type { SamplingMode } from "../config/types.ts";
 import { DENY_REST, type DialogBudget } from "./dialog-budget.ts";
-import { modelImage } from "../translate/output.ts";
+import { MODEL_IMAGES_MAX_BASE64, modelImage } from "../translate/output.ts";
 import { completeWithPi } from "./pi-line.ts";
 
 type SamplingParams = CreateMessageRequest["params"];
@@ -68,13 +68,23 @@ const NO_TOKENS = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
 export function samplingContext(params: SamplingParams, model: Model<Api>, now = Date.now()): Context {
   if (params.tools?.length || params.toolChoice)
     throw new SamplingError(-32602, "sampling with tools is not supported by this client (it offers no tool use)");
+  let imageBytes = 0;
   const messages: Context["messages"] = params.messages.map((message) => {
     const parts: Array<TextContent | ImageContent> = blocks(message).map((block) => {
       if (block.type === "text") return { type: "text", text: String(block.text) };
       const mimeType = String(block.mimeType);
       // As a tool result's image: `image/jpg` or any case taken, base64 in lines made one, typed as its bytes are.
       const image = block.type === "image" ? modelImage(String(block.data), mimeType) : undefined;
-      if (image) return image;
+      // A provider refuses a whole request past its bound, images and all, as it would a tool result's.
+      if (image && imageBytes + image.data.length > MODEL_IMAGES_MAX_BASE64)
+        return {
+          type: "text",
+          text: `[image left out: with it, the request's images would be over the ${formatBytes(MODEL_IMAGES_MAX_BASE64)} of base64 one request takes]`,
+        };
+      if (image) {
+        imageBytes += image.data.length;
+        return image;
+      }
       if (block.type === "image")
         return { type: "text", text: `[image left out: the model here takes no ${mimeType}]` };
       if (block.type === "audio") return { type: "text", text: "[audio left out: the model here takes no audio]" };
