@@ -125,6 +125,22 @@ describe("sampling requests (pure)", () => {
     );
   });
 
+  test("an image left out for its size or its data says so, not that the model takes no PNG", () => {
+    const note = (data: string) =>
+      (
+        samplingContext(
+          params({ messages: [{ role: "user", content: { type: "image", data, mimeType: "image/png" } }] }),
+          model("m1"),
+        ).messages[0] as { content: unknown }
+      ).content;
+    assert.deepEqual(note("A".repeat(5 * 1024 * 1024)), [
+      { type: "text", text: "[image left out: 5.0 MB as base64, over the 4.5 MB providers take]" },
+    ]);
+    assert.deepEqual(note("https://example.com/cat.png"), [
+      { type: "text", text: "[image left out: its data is not base64]" },
+    ]);
+  });
+
   test("a hint picks a configured model; none that matches leaves the current one", () => {
     const current = model("faux-1");
     const available = [current, model("claude-sonnet-9"), model("gpt-9-mini")];

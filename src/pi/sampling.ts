@@ -20,7 +20,7 @@ import { formatBytes, plural } from "../common/text.ts";
 import { shown, SHOWN } from "../common/terminal-text.ts";
 import type { SamplingMode } from "../config/types.ts";
 import { DENY_REST, type DialogBudget } from "./dialog-budget.ts";
-import { MODEL_IMAGES_MAX_BASE64, modelImage } from "../translate/output.ts";
+import { imageRefusalOf, MODEL_IMAGES_MAX_BASE64, modelImage } from "../translate/output.ts";
 import { completeWithPi } from "./pi-line.ts";
 
 type SamplingParams = CreateMessageRequest["params"];
@@ -85,8 +85,9 @@ export function samplingContext(params: SamplingParams, model: Model<Api>, now =
         imageBytes += image.data.length;
         return image;
       }
+      const why = block.type === "image" && imageRefusalOf(String(block.data), mimeType);
       if (block.type === "image")
-        return { type: "text", text: `[image left out: the model here takes no ${mimeType}]` };
+        return { type: "text", text: `[image left out${why || `: the model here takes no ${mimeType}`}]` };
       if (block.type === "audio") return { type: "text", text: "[audio left out: the model here takes no audio]" };
       throw new SamplingError(
         -32602,

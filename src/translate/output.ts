@@ -65,6 +65,9 @@ function imageRefusal(data: string, mime: string): string | undefined {
   return MODEL_IMAGE_TYPES.has(mime) && data ? undefined : "";
 }
 
+/** Why `modelImage` takes no image with this data and type, in words after "not shown" ("" for a type none takes). */
+export const imageRefusalOf = (data: string, declared: string) => imageRefusal(base64Of(data), imageType(declared));
+
 /** An image as a provider takes it (its type as its bytes say), or none where `imageRefusal` says it would not. */
 export function modelImage(data: string, declared: string): (PiContent & { type: "image" }) | undefined {
   const [mime, clean] = [imageType(declared), base64Of(data)];
