@@ -17,12 +17,15 @@ import {
   EXTENSION_DIR,
   fixtureEntry,
   readLog,
+  REPO_ROOT,
   restoreEnv,
   tempDir,
 } from "./helpers.ts";
+import { bundledFixture } from "./fixture-bundle.ts";
 import { callOnceInPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 
+const ASKING_SERVER = bundledFixture(path.join(REPO_ROOT, "test", "fixtures", "asking-server.mjs"));
 const FORM: ElicitRequestFormParams = {
   message: "Tell us \x1b[2Jabout you",
   requestedSchema: {
@@ -721,28 +724,11 @@ describe("a call whose server asks for a page every time", { timeout: 60_000 }, 
 describe("an elicitation that quotes the server's secret", { timeout: 60_000 }, () => {
   test("reaches the user's screen with it hidden (message, titles, descriptions), as a sampling request does", async () => {
     const secret = "sk-elicit-secret-0123456789";
-    // Its tool `ask` asks the user for input with a form that quotes the API key it was given.
-    const script = `const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\\n");
-    let call;
-    require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
-      const { id, method, result } = JSON.parse(line);
-      const kept = result?.content?.pick === process.env.API_KEY ? "kept" : "changed";
-      if (id === "e1") return send({ id: call, result: { content: [{ type: "text", text: result.action + " " + kept } ] } });
-      if (id === undefined) return;
-      if (method === "initialize")
-        return send({ id, result: { protocolVersion: "2025-06-18", capabilities: { tools: {} }, serverInfo: { name: "s", version: "1" } } });
-      if (method === "tools/list") return send({ id, result: { tools: [{ name: "ask", inputSchema: { type: "object" } }] } });
-      if (method !== "tools/call") return send({ id, result: {} });
-      call = id;
-      const text = "the key is " + process.env.API_KEY;
-      const field = { type: "string", title: text, description: text };
-      const pick = { type: "string", enum: [process.env.API_KEY] };
-      send({ id: "e1", method: "elicitation/create", params: { message: text, requestedSchema: { type: "object", properties: { name: field, pick } } } });
-    });`;
     const asked: string[] = [];
     const connection = connectionFor(
       "quoting",
-      { command: process.execPath, args: ["-e", script], env: { API_KEY: secret }, protocolVersion: "2025-06-18" },
+      // Its tool `quote_secret` asks the user for input with a form that quotes the API key it was given.
+      { command: process.execPath, args: [ASKING_SERVER], env: { API_KEY: secret }, protocolVersion: "2025-06-18" },
       {
         features: {
           // What the user reads is checked; the one choice is picked, and goes back as the server gave it.
@@ -757,7 +743,7 @@ describe("an elicitation that quotes the server's secret", { timeout: 60_000 }, 
     );
     try {
       await connection.connect();
-      const { content } = await connection.callTool("ask", {});
+      const { content } = await connection.callTool("quote_secret", { kind: "form" });
       assert.deepEqual(content, [{ type: "text", text: "accept kept" }]);
       assert.equal(asked.length, 1);
       assert.ok(!asked[0]!.includes(secret), asked[0]);
@@ -770,31 +756,19 @@ describe("an elicitation that quotes the server's secret", { timeout: 60_000 }, 
 
 describe("a choice whose default is none of its choices", { timeout: 60_000 }, () => {
   test("skipped: the last dialog shows what the server gets (the SDK sends the schema's default for a field left out)", async () => {
-    // Its tool `ask` asks for a form, then answers with the content it got.
-    const script = `const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\\n");
-    let call;
-    require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
-      const { id, method, result } = JSON.parse(line);
-      if (id === "e1") return send({ id: call, result: { content: [{ type: "text", text: JSON.stringify(result.content) }] } });
-      if (id === undefined) return;
-      if (method === "initialize")
-        return send({ id, result: { protocolVersion: "2025-06-18", capabilities: { tools: {} }, serverInfo: { name: "s", version: "1" } } });
-      if (method === "tools/list") return send({ id, result: { tools: [{ name: "ask", inputSchema: { type: "object" } }] } });
-      if (method !== "tools/call") return send({ id, result: {} });
-      call = id;
-      const mode = { type: "string", enum: ["fast", "safe"], default: "turbo" };
-      send({ id: "e1", method: "elicitation/create", params: { message: "how?", requestedSchema: { type: "object", properties: { mode } } } });
-    });`;
     const ui = new RecordingUI();
     ui.answers = ["Fill in", "(skip)", "Send"];
     const connection = connectionFor(
       "defaults",
-      { command: process.execPath, args: ["-e", script], protocolVersion: "2025-06-18" },
+      { command: process.execPath, args: [ASKING_SERVER], protocolVersion: "2025-06-18" },
       { features: { elicitation: (request) => answerElicitation("defaults", request, ui.context()) } },
     );
     try {
       await connection.connect();
-      const { content } = await connection.callTool("ask", {});
+      // The tool asks for the form, then answers with the content it got.
+      const mode = { type: "string", enum: ["fast", "safe"], default: "turbo" };
+      const schema = { type: "object", properties: { mode } };
+      const { content } = await connection.callTool("ask_form", { message: "how?", schema });
       assert.deepEqual(content, [{ type: "text", text: '{"mode":"turbo"}' }]);
       assert.match(ui.asked.at(-1)!, /\nmode: turbo$/);
     } finally {

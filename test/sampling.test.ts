@@ -451,25 +451,11 @@ describe("a request the server gives up on (sampling, elicitation)", { timeout: 
 describe("a sampling request that quotes the server's secret", { timeout: 60_000 }, () => {
   test("reaches pi's model and the user's screen with it hidden, as a tool result does", async () => {
     const secret = "sk-sampling-secret-0123456789";
-    // Its tool `ask` has the client's model answer a request that quotes the API key it was given.
-    const script = `const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\\n");
-    let call;
-    require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
-      const { id, method, result } = JSON.parse(line);
-      if (id === "s1") return send({ id: call, result: { content: [{ type: "text", text: result.content.text }] } });
-      if (id === undefined) return;
-      if (method === "initialize")
-        return send({ id, result: { protocolVersion: "2025-06-18", capabilities: { tools: {} }, serverInfo: { name: "s", version: "1" } } });
-      if (method === "tools/list") return send({ id, result: { tools: [{ name: "ask", inputSchema: { type: "object" } }] } });
-      if (method !== "tools/call") return send({ id, result: {} });
-      call = id;
-      const text = "the key is " + process.env.API_KEY;
-      send({ id: "s1", method: "sampling/createMessage", params: { systemPrompt: text, messages: [{ role: "user", content: { type: "text", text } }], maxTokens: 10 } });
-    });`;
     const asked: string[] = [];
     const connection = connectionFor(
       "quoting",
-      { command: process.execPath, args: ["-e", script], env: { API_KEY: secret }, protocolVersion: "2025-06-18" },
+      // Its tool `quote_secret` has the client's model answer a request that quotes the API key it was given.
+      { command: process.execPath, args: [ASKING_SERVER], env: { API_KEY: secret }, protocolVersion: "2025-06-18" },
       {
         features: {
           sampling: async (request) => {
@@ -481,7 +467,8 @@ describe("a sampling request that quotes the server's secret", { timeout: 60_000
     );
     try {
       await connection.connect();
-      await connection.callTool("ask", {});
+      const { content } = await connection.callTool("quote_secret", { kind: "sampling" });
+      assert.deepEqual(content, [{ type: "text", text: "ok" }], "the answer reached the server");
       assert.equal(asked.length, 1);
       assert.ok(!asked[0]!.includes(secret), asked[0]);
       assert.match(asked[0]!, /the key is \*\*\*/);
