@@ -176,7 +176,7 @@ async function main(): Promise<number> {
     signInTimeoutMs: 20_000,
     // pi's own elicitation dialogs, answered as a user pressing Enter at each: the first option (Fill in, a field's
     // default, Send) and an empty line (a field's default). The scenario checks the defaults arrive.
-    features: elicitationFeatures("conformance", () => PRESS_ENTER, new DialogBudget(() => {})),
+    features: elicitationFeatures("conformance", () => ({ ui: PRESS_ENTER }), new DialogBudget(() => {})),
   });
   try {
     await connection.connect();

@@ -139,7 +139,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     // `sampling` setting says otherwise.
     // Either waits its turn for the user, and a server may ask only so often (./pi/dialog-budget.ts).
     featuresFor: (server) => ({
-      ...elicitationFeatures(server.name, () => (sessionCtx?.hasUI ? sessionCtx.ui : undefined), dialogBudget),
+      ...elicitationFeatures(server.name, () => (sessionCtx?.hasUI ? sessionCtx : undefined), dialogBudget),
       ...(server.sampling === "off"
         ? {}
         : { sampling: samplingHandler(server.name, server.sampling, () => sessionCtx, dialogBudget) }),

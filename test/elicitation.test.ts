@@ -522,7 +522,7 @@ describe("URL mode: a page to open", () => {
     process.env.PI_MCP_NO_BROWSER = "1";
     try {
       const ui = new RecordingUI();
-      const features = elicitationFeatures("crm", () => ui.context(), new DialogBudget(() => undefined));
+      const features = elicitationFeatures("crm", () => ({ ui: ui.context() }), new DialogBudget(() => undefined));
       features.elicitationComplete!("never-asked");
       ui.answers = ["Open in browser", "Decline"];
       await features.elicitation!(page);
@@ -540,7 +540,7 @@ describe("URL mode: a page to open", () => {
   test("a page a call needs first offers to decline the rest from the server, as a form or a page asked for does", async () => {
     const ui = new RecordingUI();
     ui.answers = ["Decline the rest"];
-    const features = elicitationFeatures("crm", () => ui.context(), new DialogBudget(() => undefined));
+    const features = elicitationFeatures("crm", () => ({ ui: ui.context() }), new DialogBudget(() => undefined));
     assert.equal(await features.urlElicitationRequired!([page, page]), false);
     assert.deepEqual(ui.offered, [
       ["Open in browser", "Decline", "Cancel", "Decline the rest from this server for this session"],

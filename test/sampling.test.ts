@@ -14,7 +14,7 @@ import { describeSamplingRequest, pickModel, samplingContext, samplingHandler } 
 import { connectionFor, EVERYTHING_SERVER, EXTENSION_DIR, REPO_ROOT, restoreEnv, tempDir, waitFor } from "./helpers.ts";
 import { bundledFixture } from "./fixture-bundle.ts";
 import { startFakeOpenAi } from "./fixtures/fake-openai.ts";
-import { callOnceInPi, requestSystemPrompt, startInProcessPi } from "./pi-harness.ts";
+import { callOnceInPi, type InProcessPi, requestSystemPrompt, startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
 import type { ExtensionUIContext } from "@mariozechner/pi-coding-agent";
 
@@ -380,6 +380,7 @@ describe("a request the server gives up on (sampling, elicitation)", { timeout: 
     args: Record<string, unknown>,
     replies: string[],
     meanwhile: (result: string) => Promise<void>,
+    during?: (pi: InProcessPi) => Promise<void>,
   ): Promise<void> {
     const project = tempDir("mcp-bridge-sampling-cancel-project-");
     const agentDir = tempDir("mcp-bridge-sampling-cancel-agent-");
@@ -396,11 +397,11 @@ describe("a request the server gives up on (sampling, elicitation)", { timeout: 
         fauxAssistantMessage([fauxToolCall(tool, args)], { stopReason: "toolUse" }),
         ...replies.map((reply) => fauxAssistantMessage(reply)),
       ]);
-      await pi.session.prompt("ask");
+      await Promise.all([pi.session.prompt("ask"), during?.(pi)]);
       const result = pi.session.messages.find((m) => (m as { role: string }).role === "toolResult") as unknown as {
         content: Array<{ text?: string }>;
       };
-      await meanwhile(result.content[0]?.text ?? "");
+      await meanwhile(result?.content[0]?.text ?? "");
     } finally {
       await pi.close();
       process.chdir(saved.cwd);
@@ -425,6 +426,32 @@ describe("a request the server gives up on (sampling, elicitation)", { timeout: 
         await waitFor(() => dialogs.includes("dismissed"), "the dialog dismissed", 10_000);
         assert.deepEqual(dialogs, ["open", "dismissed"]);
       });
+    });
+
+  for (const tool of ["mcp_asking_ask_sampling", "mcp_asking_ask_elicitation"])
+    test(`${tool}: its dialog is dismissed when pi's turn is aborted, as the model's answer to it is ended`, async () => {
+      const context = new RecordingUI().context();
+      const dialogs: string[] = [];
+      context.select = (title, _options, opts) =>
+        new Promise((resolve) => {
+          dialogs.push("open");
+          opts?.signal?.addEventListener("abort", () => resolve(void dialogs.push("dismissed")));
+        });
+      const abort = async (pi: InProcessPi) => {
+        await waitFor(() => dialogs.includes("open"), "the dialog open", 10_000);
+        await pi.session.abort();
+      };
+      await askingPi(
+        context,
+        tool,
+        { count: 1 },
+        ["done"],
+        async () => {
+          await waitFor(() => dialogs.includes("dismissed"), "the dialog dismissed", 10_000);
+          assert.deepEqual(dialogs, ["open", "dismissed"]);
+        },
+        abort,
+      );
     });
 
   test("an answer the user is editing when the server gives up: they are told at once that it will not be sent", async () => {

@@ -51,9 +51,13 @@ const openIfPossible: PageOpener = (url) => {
  */
 export function elicitationFeatures(
   server: string,
-  ui: () => ElicitationUi | undefined,
+  /** The session, where it has a UI; the abort of its turn dismisses the dialogs, as the server's giving up does. */
+  session: () => { ui: ElicitationUi; signal?: AbortSignal } | undefined,
   budget: DialogBudget,
 ): ClientFeatures {
+  const ui = () => session()?.ui;
+  const ended = (cancelled?: AbortSignal) =>
+    AbortSignal.any([cancelled, session()?.signal].filter((s) => s !== undefined));
   const denyRest = () => budget.denyRest(server);
   const declined = (): ElicitResult => ({ action: "decline" });
   /** The pages the user went to, by id, until the server says they are done: it may not say so of any other. */
@@ -69,7 +73,7 @@ export function elicitationFeatures(
       ui()
         ? budget.run(
             server,
-            () => answerElicitation(server, params, until(cancelled, ui()), opener([params]), denyRest),
+            () => answerElicitation(server, params, until(ended(cancelled), ui()), opener([params]), denyRest),
             declined,
           )
         : Promise.resolve(declined()),
@@ -77,7 +81,7 @@ export function elicitationFeatures(
       ui()
         ? budget.run(
             server,
-            () => sendToRequiredPages(server, elicitations, ui(), opener(elicitations), denyRest),
+            () => sendToRequiredPages(server, elicitations, until(ended(), ui()), opener(elicitations), denyRest),
             () => false,
           )
         : Promise.resolve(false),
@@ -86,8 +90,8 @@ export function elicitationFeatures(
   };
 }
 
-/** `ui` with its dialogs dismissed once `signal` aborts: the server gave up on the request. */
-const until = (signal: AbortSignal | undefined, ui: ElicitationUi | undefined): ElicitationUi | undefined =>
+/** `ui` with its dialogs dismissed once `signal` aborts: the server gave up on the request, or pi's turn was aborted. */
+const until = (signal: AbortSignal, ui: ElicitationUi | undefined): ElicitationUi | undefined =>
   ui && {
     select: (title, options) => ui.select(title, options, { signal }),
     input: (title, placeholder) => ui.input(title, placeholder, { signal }),

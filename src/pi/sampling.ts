@@ -178,13 +178,14 @@ export function samplingHandler(
     // Refused above, a request asked nobody: only one that may put up a dialog takes a turn in the budget.
     // The session of the request's turn: another may have started while it waited, and the old one's context is stale.
     const dialogs = async (session = ctx() ?? asked): Promise<CreateMessageResult> => {
+      // The server gave up, or pi's turn was aborted: the dialogs are dismissed and the model's answer ended.
+      const ended = () =>
+        cancelled && session.signal ? AbortSignal.any([cancelled, session.signal]) : (cancelled ?? session.signal);
       if (askUser && mode === "ask") {
         const answer = await session.ui.select(
           describeSamplingRequest(server, params, model),
           [ALLOW, DENY, DENY_REST],
-          {
-            signal: cancelled,
-          },
+          { signal: ended() },
         );
         first(answer);
         if (answer !== ALLOW) throw refused(`The user declined MCP server '${server}''s sampling request`);
@@ -193,8 +194,7 @@ export function samplingHandler(
         maxTokens: tokenLimit(params, model),
         // OpenAI's reasoning models refuse any temperature but their own; for a reasoning model it is left to the model.
         temperature: model.reasoning ? undefined : params.temperature,
-        signal:
-          cancelled && session.signal ? AbortSignal.any([cancelled, session.signal]) : (cancelled ?? session.signal),
+        signal: ended(),
       }).catch((error: unknown) => {
         // The model failed (no key, network), as an error answer would: the user refused nothing.
         throw new SamplingError(-32603, `The model failed: ${errorMessage(error)}`);
@@ -206,7 +206,7 @@ export function samplingHandler(
         const choice = await session.ui.select(
           `${model.id} answered MCP server '${server}':\n${shown(text, SHOWN.view)}`,
           [SEND, EDIT, REFUSE, ...(mode === "ask" ? [] : [DENY_REST])],
-          { signal: cancelled },
+          { signal: ended() },
         );
         first(choice);
         if (choice === EDIT) {
