@@ -2,13 +2,15 @@
  * The bridge as a whole: config files on disk in every layer, parallel connects, what is reported, and shutdown.
  */
 import assert from "node:assert/strict";
+import fs from "node:fs";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { syncBuiltinESMExports } from "node:module";
 import * as path from "node:path";
 import { describe, test } from "node:test";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { type BridgeOptions, McpBridge } from "../src/bridge/mcp-bridge.ts";
 import { loadLayeredConfig } from "../src/config/files.ts";
-import { WATCHDOG_SCRIPT } from "../src/connection/local/orphan-watchdog.ts";
+import { orphanWatchdog, WATCHDOG_SCRIPT } from "../src/connection/local/orphan-watchdog.ts";
 import { processTree } from "../src/connection/local/process-tree.ts";
 import { ToolCache } from "../src/bridge/tool-cache.ts";
 import { TrustStore } from "../src/trust/trust-store.ts";
@@ -30,6 +32,7 @@ import {
   FAST_RECONNECT,
   fixtureEntry,
   isAlive,
+  killIfAlive,
   readLog,
   REPO_ROOT,
   tempDir,
@@ -674,6 +677,33 @@ describe("McpBridge", { timeout: 120_000 }, () => {
     const pids = readLog(log).flatMap((e) => (e.event === "grandchild" ? [e.pid, e.childPid as number] : [e.pid]));
     assert.equal(new Set(pids).size >= 8, true, `servers, a restart and two grandchildren: ${pids.length}`);
     await waitFor(() => pids.every((pid) => !isAlive(pid)), "every server process to be gone", 5000);
+  });
+
+  // A scan reads every process's files (tens of ms on a desktop); pi with 20 servers spent over a second quitting on them.
+  test("a server's close reads the whole process table once, and none when pi quits and leaves it to the watchdog", async (t) => {
+    const tmp = tempDir();
+    t.after(() => tmp.cleanup());
+    const scans = { count: 0 };
+    const readdir = fs.readdirSync;
+    t.after(() => ((fs.readdirSync = readdir), syncBuiltinESMExports()));
+    fs.readdirSync = ((dir: string, ...rest: []) => (dir === "/proc" && scans.count++, readdir(dir, ...rest))) as never;
+    syncBuiltinESMExports();
+    // Servers that end on their input's end; then ones that outlive it, which a quitting pi leaves to its watchdog.
+    for (const quitting of [false, true]) {
+      const servers = Object.fromEntries(
+        ["a", "b", "c"].map((name) => [name, fixtureEntry(quitting ? "lingering" : "normal")]),
+      );
+      write(path.join(tmp.dir, "project", ".pi", "mcp.json"), JSON.stringify({ mcpServers: servers }));
+      const bridge = makeBridge(tmp.dir);
+      await bridge.start();
+      const pids = [...bridge.connections.values()].map((c) => c.pid);
+      assert.equal(pids.filter(Boolean).length, 3);
+      scans.count = 0;
+      await bridge.shutdown({ quitting });
+      assert.ok(scans.count <= (quitting ? 0 : 3), `${scans.count} scans of /proc (quitting: ${quitting})`);
+      orphanWatchdog.takeBack();
+      for (const pid of pids) killIfAlive(pid!);
+    }
   });
 
   test(

@@ -56,10 +56,10 @@ export function pidOf(transport: Transport): number | undefined {
 }
 
 /** A server's processes now: those recorded, its tree (until released: its pid may be reused then), its mark's. */
-function serverProcesses(held: Held): ProcessInfo[] {
+function serverProcesses(held: Held, marked = true): ProcessInfo[] {
   const { pid, ownerMark } = held.transport as Partial<ProcessGroupStdioTransport>;
   const tree = pid && !held.released ? processTree(pid) : [];
-  return mergeProcesses(held.processes, tree, ownerMark ? markedProcesses(ownerMark) : []);
+  return mergeProcesses(held.processes, tree, ownerMark && marked ? markedProcesses(ownerMark) : []);
 }
 
 /** False once a local server's transport can write nothing more (its process ended); a remote one has no such state. */
@@ -78,7 +78,8 @@ export function releaseHeld(held: Held, options: CloseOptions): Promise<void> {
     held.releasing = true;
     held.open = false;
     const { client, transport, pool } = held;
-    const processes = serverProcesses(held);
+    // A scan of every process for the mark costs tens of ms: a close that runs its course makes the one it needs.
+    const processes = serverProcesses(held, !options.graceful);
     if (options.terminateSession && transport instanceof StreamableHTTPClientTransport && transport.sessionId)
       await settleWithin(transport.terminateSession(), SESSION_TERMINATE_TIMEOUT_MS);
     // npm stopped while it installs is given the time to roll the install back (./local/stdio-transport.ts).
@@ -90,13 +91,16 @@ export function releaseHeld(held: Held, options: CloseOptions): Promise<void> {
     const closing = client.close().then(() => transport.close());
     const grace = STDIO_CLOSE_GRACE_MS * 2 + 500 + (installing ? NPM_ROLLBACK_MS : 0);
     if (!(await settleWithin(closing, grace))) await terminateProcesses(processes);
-    await closing.catch(() => undefined);
+    const closed = await closing.then(
+      () => true,
+      () => false,
+    );
     await pool?.destroy();
     // pi is quitting: what is left of the server is its watchdog's, which still watches every process recorded here.
     if ((transport as Partial<ProcessGroupStdioTransport>).handedOver) return;
-    // Again with the mark: what was started while the server was being stopped.
+    // Again with the mark (what was started while the server was being stopped), unless the transport's close did.
     const { ownerMark } = transport as Partial<ProcessGroupStdioTransport>;
-    await terminateProcesses(ownerMark ? mergeProcesses(processes, markedProcesses(ownerMark)) : processes);
+    await terminateProcesses(ownerMark && !closed ? mergeProcesses(processes, markedProcesses(ownerMark)) : processes);
     for (const watch of held.watched) watch.forget();
   })();
   return held.released;
