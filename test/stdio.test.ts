@@ -507,6 +507,38 @@ describe("stdio: servers that misbehave", { timeout: 120_000 }, () => {
     }
   });
 
+  test("a server that closes its stdout during a call but runs on: the call fails then, saying so, not at its timeout", async () => {
+    const tmp = tempDir();
+    const server = path.join(tmp.dir, "closer.mjs");
+    writeFileSync(
+      server,
+      `import { closeSync } from "node:fs";
+      const out = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\\n");
+      const tools = [{ name: "shut", inputSchema: { type: "object" } }];
+      const serverInfo = { name: "closer", version: "1" };
+      process.stdin.setEncoding("utf8").on("data", (text) => {
+        for (const m of text.split("\\n").filter(Boolean).map((line) => JSON.parse(line))) {
+          if (m.method === "initialize") out({ id: m.id, result: { ...m.params, capabilities: { tools: {} }, serverInfo } });
+          else if (m.method === "tools/list") out({ id: m.id, result: { tools } });
+          else if (m.method === "tools/call") closeSync(1);
+        }
+      });
+      setInterval(() => {}, 1 << 30);`,
+    );
+    const entry = { command: process.execPath, args: [server], protocolVersion: "2025-06-18", requestTimeout: 30_000 };
+    const connection = connectionFor("closer", { ...entry, maxRestarts: 0 });
+    try {
+      await connection.connect();
+      await assert.rejects(runTool(toolsOf(connection).get("mcp_closer_shut"), {}), (error: Error) => {
+        assert.match(error.message, /closed its stdout but kept running/);
+        return true;
+      });
+    } finally {
+      await connection.close();
+      tmp.cleanup();
+    }
+  });
+
   test("a server that dies again after the reconnect: a clear error with its stderr", async () => {
     const connection = connectionFor("doomed", { ...fixtureEntry(), resendAfterDrop: ["crash_*"] });
     try {

@@ -76,8 +76,8 @@ export class ProcessGroupStdioTransport implements Transport {
   private openStreams = 0;
   private closeFired = false;
   private closing?: Promise<void>;
-  /** When the bridge began to stop the process, and the last signal it sent the group before the process exited. */
-  private stopping?: { at: number; signal?: "SIGTERM" | "SIGKILL" };
+  /** When the bridge began to stop the process, the last signal it sent the group before it exited, why if unasked. */
+  private stopping?: { at: number; signal?: "SIGTERM" | "SIGKILL"; why?: string };
   /** Set when the process exits after the bridge began to stop it. */
   ending?: ProcessEnding;
   /** close() has finished: the group is not signalled any more (its id could be reused). */
@@ -184,10 +184,14 @@ export class ProcessGroupStdioTransport implements Transport {
       child.stdin.on("error", (error) => this.reportError(error));
       child.stdout.on("data", (chunk: Buffer) => this.handleStdout(chunk));
       child.stdout.on("error", (error) => this.reportError(error));
-      child.stdout.on("close", () => {
+      child.stdout.on("close", async () => {
         this.readBuffer.end();
         this.delivery.drain();
         this.streamClosed();
+        // Closed while the process runs on, it can answer nothing more: it is stopped, its exit saying why.
+        if (this.ended || (await this.waitUntil(() => this.ended || !!this.closing, this.graceMs))) return;
+        this.stopping = { at: Date.now(), why: "closed its stdout but kept running, so it was stopped" };
+        void this.close();
       });
       child.stderr.setEncoding("utf8");
       const stderr = new StderrLines((line) => this.options.onStderrLine?.(line));
@@ -329,14 +333,11 @@ export class ProcessGroupStdioTransport implements Transport {
     this.ended = true;
     if (this.stopping) this.ending = { by: this.stopping.signal ?? "stdin", durationMs: Date.now() - this.stopping.at };
     this.wake();
-    this.options.onExit?.({ code, signal, description: signal ? `killed by ${signal}` : `exited with code ${code}` });
-    if (this.openStreams === 0) {
-      this.fireClose();
-    } else if (!this.closing) {
-      // Something that outlived the process (a child that left the group) may hold stdout open indefinitely.
-      this.afterExitTimer = setTimeout(() => this.fireClose(), this.graceMs);
-      this.afterExitTimer.unref();
-    }
+    const description = signal ? `killed by ${signal}` : `exited with code ${code}`;
+    this.options.onExit?.({ code, signal, description: this.stopping?.why ?? description });
+    if (this.openStreams === 0) this.fireClose();
+    // Something that outlived the process (a child that left the group) may hold stdout open indefinitely.
+    else if (!this.closing) this.afterExitTimer = setTimeout(() => this.fireClose(), this.graceMs).unref();
   }
 
   private streamClosed(): void {
