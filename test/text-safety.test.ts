@@ -111,6 +111,8 @@ describe("Redactor", () => {
     );
     for (const kept of [
       "token: invalid or expired",
+      "refused at https://as.example/token: invalid_client (client authentication failed)",
+      "token: insufficient_scope",
       "password: 8 characters at least",
       "Authorization: Bearer ***",
       "Authorization: token ***",
