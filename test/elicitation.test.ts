@@ -505,6 +505,21 @@ describe("URL mode: a page to open", () => {
     );
   });
 
+  test("a page whose host is spelt in look-alike letters (a Cyrillic 'а') is shown by the name the browser goes to", async () => {
+    const ui = new RecordingUI();
+    const opened: string[] = [];
+    ui.answers = ["Open in browser"];
+    const url = "https://\u0430ccounts.google.com/login";
+    const answer = await answerElicitation("crm", { ...page, url }, ui.context(), (u) => opened.push(u));
+    assert.deepEqual(answer, { action: "accept" });
+    assert.equal(
+      ui.asked[0],
+      "select: MCP server 'crm' asks you to open a page:\nLink your account\nhttps://xn--ccounts-1fg.google.com/login",
+    );
+    assert.match(ui.notices[0]!, /\nhttps:\/\/xn--ccounts-1fg\.google\.com\/login$/);
+    assert.deepEqual(opened, [url]);
+  });
+
   test("a page whose address hides its host behind a user name ('https://accounts.google.com@evil.example') is declined", async () => {
     const ui = new RecordingUI();
     const opened: string[] = [];

@@ -252,19 +252,20 @@ async function answerUrl(
     ui.notify(`${who} wanted to send you to a page, but ${problem}; declined.`, "warning");
     return { action: "decline" };
   }
+  // As the browser goes there: a host in look-alike letters (a Cyrillic 'а' in 'аccounts.google.com') in punycode.
+  const address = shown(new URL(params.url).href, SHOWN.body, "visible");
   const answer = first(
-    await ui.select(
-      `${who} asks you to open a page:\n${shown(params.message, SHOWN.body)}\n${shown(params.url, SHOWN.body, "visible")}`,
-      [OPEN, DECLINE, CANCEL, ...rest],
-    ),
+    await ui.select(`${who} asks you to open a page:\n${shown(params.message, SHOWN.body)}\n${address}`, [
+      OPEN,
+      DECLINE,
+      CANCEL,
+      ...rest,
+    ]),
   );
   if (answer === undefined || answer === CANCEL) return { action: "cancel" };
   if (answer === DECLINE) return { action: "decline" };
   open(params.url);
-  ui.notify(
-    `Opening the page of ${who} (if no browser appears, open it yourself):\n${shown(params.url, SHOWN.body, "visible")}`,
-    "info",
-  );
+  ui.notify(`Opening the page of ${who} (if no browser appears, open it yourself):\n${address}`, "info");
   return { action: "accept" };
 }
 
