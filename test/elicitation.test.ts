@@ -175,6 +175,16 @@ describe("an elicitation form's fields", () => {
     assert.deepEqual(ui.notices, ["MCP server 'crm' asked for fields pi cannot show (plan); the request is declined."]);
   });
 
+  test("a task's question, which the SDK does not check: an enum value that is no string leaves the others' titles theirs", () => {
+    const { fields } = formFields({
+      requestedSchema: {
+        type: "object",
+        properties: { pet: { type: "string", enum: [1, "p2"], enumNames: ["One", "Dogs"] } as never },
+      },
+    });
+    assert.deepEqual((fields[0] as Extract<FormField, { kind: "choice" }>).choices, [{ value: "p2", title: "Dogs" }]);
+  });
+
   test("a task's question, which the SDK does not check: a field that is not a schema at all is reported, not a crash", async () => {
     const ui = new RecordingUI();
     const form = { message: "m", requestedSchema: { type: "object", properties: { where: null, n: 3 } } } as never;

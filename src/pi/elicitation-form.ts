@@ -69,9 +69,10 @@ function titledChoices(schema: Record<string, unknown>): Choice[] | undefined {
   }
   if (!Array.isArray(schema.enum)) return undefined;
   const names = Array.isArray(schema.enumNames) ? schema.enumNames : [];
-  return schema.enum
-    .filter((v): v is string => typeof v === "string")
-    .map((value, i) => ({ value, title: label(names[i]) ?? label(value) ?? "" }));
+  // Each name by its value's place in the list the server wrote, before values that are no strings are left out.
+  return schema.enum.flatMap((value, i) =>
+    typeof value === "string" ? [{ value, title: label(names[i]) ?? label(value) ?? "" }] : [],
+  );
 }
 
 /** The form's fields in the server's order; a field of a shape the spec does not allow is reported, not guessed at. */
