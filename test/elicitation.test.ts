@@ -409,6 +409,23 @@ describe("the elicitation dialogs", () => {
     assert.deepEqual(placeholders, ["/tmp"]);
   });
 
+  test("a multi-select changed past its bound cancels the form, and says so: the form does not just vanish", async () => {
+    const ui = new RecordingUI();
+    ui.answers = ["Fill in", "[ ] a", "[x] a", "[ ] a", "[x] a", "[ ] a"];
+    const form = {
+      message: "which?",
+      requestedSchema: {
+        type: "object" as const,
+        properties: {
+          sides: { type: "array" as const, title: "Sides", items: { type: "string" as const, enum: ["a"] } },
+        },
+      },
+    };
+    assert.deepEqual(await answerElicitation("crm", form, ui.context()), { action: "cancel" });
+    assert.deepEqual(ui.answers, []);
+    assert.deepEqual(ui.notices, ["Sides: too many tries; the form is cancelled."]);
+  });
+
   test("Decline and Cancel at the start or the end, Escape anywhere; a form nobody can answer is declined", async () => {
     const ui = new RecordingUI();
     ui.answers = ["Decline"];

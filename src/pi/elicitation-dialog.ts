@@ -224,6 +224,7 @@ async function askPicks(
     const choice = field.choices[options.indexOf(answer)];
     if (choice) chosen.has(choice.value) ? chosen.delete(choice.value) : chosen.add(choice.value);
   }
+  ui.notify(`${field.label}: too many tries; the form is cancelled.`, "warning");
   throw new Cancelled();
 }
 
