@@ -42,6 +42,7 @@ const NESTED_NULLS: Tool = {
     type: "object",
     properties: {
       query: { type: "string" },
+      tags: { type: "array", items: { type: "string" } },
       filter: {
         anyOf: [
           { type: "object", properties: { tag: { type: "string" }, max: { type: "integer" } } },
@@ -166,6 +167,7 @@ describe("tool schemas against a real server", { timeout: 60_000 }, () => {
     await runTool(tool, checked);
     assert.deepEqual(server.calls.at(-1)?.args, { query: "a", filter: {} });
     assert.throws(() => check({ query: null }), /query/, "a required one is missing: the call is refused naming it");
+    assert.deepEqual(check({ query: "a", tags: ["x", null] }), { query: "a", tags: ["x"] }, "nor is one in a list");
   });
 
   test("a draft-07 schema is checked as draft-07: a tuple's items in the wrong order never reach the server", async () => {

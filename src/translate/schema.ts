@@ -72,8 +72,8 @@ function takesNull(schema: unknown): boolean {
 /**
  * The model's arguments without the nulls the copy does not take there, before pi checks them (`prepareArguments`).
  * pi 1.x leaves out such a null only in an optional property outside any choice; a required one, or one inside a
- * nullable object or list, it turned into "null", 0 or false, which the server took as meant. Left out, a required one
- * is refused naming it. Copies only what changes.
+ * nullable object or list, or an item of a list, it turned into "null", 0 or false, which the server took as meant.
+ * Left out, a required one is refused naming it. Copies only what changes.
  */
 export function withoutRefusedNulls(value: unknown, schema: unknown): unknown {
   if (!isObject(schema) || value === null || typeof value !== "object") return value;
@@ -88,14 +88,15 @@ export function withoutRefusedNulls(value: unknown, schema: unknown): unknown {
   for (const key in value) {
     const item = (value as Record<string, unknown>)[key];
     const property = list ? schema.items : Object.hasOwn(properties, key) ? properties[key] : undefined;
-    const refused = item === null && !list && property !== undefined && !takesNull(property);
+    const refused = item === null && property !== undefined && !takesNull(property);
     const next = refused ? undefined : withoutRefusedNulls(item, property);
     if (next === item) continue;
     out ??= (list ? [...(value as unknown[])] : { ...value }) as Record<string, unknown>;
     if (refused) delete out[key];
     else defineOwn(out, key, next);
   }
-  return out ?? value;
+  // A list's items left out close up (filter skips the holes `delete` left).
+  return list && out ? (out as unknown as unknown[]).filter(() => true) : (out ?? value);
 }
 
 /**
