@@ -625,6 +625,33 @@ describe(`no orphans when pi is killed (pi ${PI_LINE})`, { timeout: 180_000 }, (
     }
   });
 
+  test('pi -p "/mcp test" waits neither for the test\'s own server that outlives its input nor for the configured one', async () => {
+    const tmp = tempDir();
+    try {
+      const log = path.join(tmp.dir, "server.log");
+      const config = path.join(tmp.dir, "mcp.json");
+      const lingering = { ...fixtureEntry("lingering"), env: { FIXTURE_LOG: log } };
+      writeFileSync(config, JSON.stringify({ mcpServers: { lingering } }));
+      const args = ["-e", EXTENSION_DIR, "--mcp-config", config, "-p", "/mcp test lingering"];
+      const { code, output } = await runPiCli(args, { home: home.dir, cwd: tmp.dir, env: GENEROUS_BUDGET });
+      assert.equal(code, 0, output);
+      assert.match(output, /MCP server 'lingering' works/);
+      const starts = readLog(log).filter((e) => e.event === "start");
+      assert.equal(starts.length, 2, "the configured server and the test's own");
+      await waitFor(() => starts.every((s) => !isAlive(s.pid)), "both to be ended by the watchdog", 20_000);
+      for (const start of starts) {
+        const events = readLog(log).filter((e) => e.pid === start.pid);
+        const sigterm = events.find((e) => e.event === "sigterm");
+        const waited = (sigterm!.at as number) - (events.find((e) => e.event === "stdin-end")!.at as number);
+        // From pi itself only after its five graces (a pi slow to exit), never after one (a pi that waited for it).
+        if (sigterm!.ppid === start.ppid)
+          assert.ok(waited > 5000, `pi sent SIGTERM ${waited} ms after the input ended`);
+      }
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
   test("a clean shutdown (SIGTERM) ends the servers, and the watchdog exits with them", async () => {
     const run = await startPi();
     try {

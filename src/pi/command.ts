@@ -134,7 +134,8 @@ async function testServer(deps: CommandDeps, connection: ServerConnection, ctx: 
     const kind = error instanceof BridgeError ? ` [${error.kind}]` : "";
     failed(ctx, `MCP server '${connection.name}' failed the test${kind}: ${errorMessage(error)}`);
   } finally {
-    await scratch.close();
+    // Not waited for: a server that outlives its input would hold the command, and `pi -p`'s exit, for its grace.
+    void scratch.close();
   }
 }
 

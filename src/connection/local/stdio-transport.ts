@@ -281,17 +281,17 @@ export class ProcessGroupStdioTransport implements Transport {
       } catch {
         // Already closed.
       }
-      if (this.leftToWatchdog(child)) return;
-      await this.waitUntil(() => this.ended, this.graceMs);
+      await this.waitUntil(() => this.ended || this.options.watchdog?.takesOver === true, this.graceMs);
+      if (!this.ended && this.leftToWatchdog(child)) return;
     }
     await this.escalate(child);
   }
 
   /**
-   * pi is quitting, and its watchdog takes the server over once pi's process has ended (not while npm installs for
-   * npx: pi says it waits for the rollback). pi's exit does not wait for the server then: nothing of the server holds
-   * pi's event loop, the session is over for the client (`onclose` now), and if pi lives on after all, the close goes
-   * on as usual in the background.
+   * pi is quitting (or quit during the grace of a close begun earlier, `/mcp test`'s), and its watchdog takes the server
+   * over once pi's process has ended (not while npm installs for npx: pi says it waits for the rollback). pi's exit
+   * does not wait for the server then: nothing of it holds pi's event loop, the session is over for the client
+   * (`onclose` now), and if pi lives on after all, the close goes on as usual in the background.
    */
   private leftToWatchdog(child: Child): boolean {
     if (!this.options.watchdog?.takesOver || !this.watched || npxInstalling(child.pid)) return false;
