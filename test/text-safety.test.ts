@@ -295,7 +295,7 @@ describe("what counts as a secret in a config", () => {
     assert.equal(redactor.result("project abcd1234ef, key sk-9f8e7d"), "project ***, key ***");
   });
 
-  test("a database URL from a variable has its password hidden on its own, as one written inline has", () => {
+  test("a database URL from a variable or an argument has its password hidden on its own, as one in `env` has", () => {
     const url = "postgres://admin:Sup3r-s3cret@db.example:5432/app?sslmode=require";
     for (const value of [url, "${DATABASE_URL}"]) {
       const config = entry({ command: "node", env: { DATABASE_URL: value } });
@@ -305,6 +305,10 @@ describe("what counts as a secret in a config", () => {
         "connected to postgres://admin:***@db.example:5432/app",
       );
     }
+    // Or as an argument, as the reference Postgres server takes it.
+    const config = entry({ command: "npx", args: ["-y", "@modelcontextprotocol/server-postgres", url] });
+    const { secrets } = resolveServerConfig(config, {}, "/p");
+    assert.equal(new Redactor(secrets).result("as admin:Sup3r-s3cret@db"), "as admin:***@db");
   });
 
   test("a URL password with a % that starts no escape (50%off) is a secret as written, not a crash of the whole start", () => {

@@ -74,7 +74,7 @@ export function substituteVars(input: string, env: Environment, projectRoot?: st
     if (found !== undefined && found !== "") {
       // And the secret parts of a URL it holds (a password, a webhook's key) on their own, as where written inline:
       // tool results hide those, not a URL that looks plain, nor one written otherwise.
-      secrets.push(found, ...(/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(found) ? urlSecrets(found) : []));
+      secrets.push(found, ...urlPartSecrets(found));
       return found;
     }
     if (fallback !== undefined) return replace(fallback);
@@ -225,8 +225,9 @@ export function resolveServerConfig(
     };
     const command = pathValue("command", config.command ?? "");
     const args = config.args.map((arg, i) => pathValue(`args[${i}]`, arg));
-    // And a key in the path of a URL argument (mcp-remote's to Zapier's `/api/mcp/s/<key>/sse`).
-    secrets.push(...argSecrets(args), ...args.flatMap(pathSecrets));
+    // And the secret parts of a URL argument: a key in its path (mcp-remote's to Zapier's `/api/mcp/s/<key>/sse`), the
+    // password of a database's.
+    secrets.push(...argSecrets(args), ...args.flatMap(urlPartSecrets));
     const childEnv: Record<string, string> = {};
     for (const [key, value] of Object.entries(config.env)) {
       if (isCommandValue(value)) {
@@ -371,6 +372,9 @@ function urlSecrets(text: string): string[] {
   const query = [...url.searchParams].flatMap(([name, value]) => inlineEnvSecrets(name, value));
   return [...(url.password ? [decoded(url.password)] : []), ...query, ...pathSecrets(text)];
 }
+
+/** The secret parts of `text` if it is a URL (`scheme://…`). */
+const urlPartSecrets = (text: string) => (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(text) ? urlSecrets(text) : []);
 
 /** A URL's part decoded, or as written where a `%` in it starts no escape (`50%off`). */
 function decoded(text: string): string {
