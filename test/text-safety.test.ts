@@ -113,6 +113,7 @@ describe("Redactor", () => {
       "token: invalid or expired",
       "refused at https://as.example/token: invalid_client (client authentication failed)",
       "token: insufficient_scope",
+      "at https://as.example/token: invalid_client (wrong secret)",
       "password: 8 characters at least",
       "Authorization: Bearer ***",
       "Authorization: token ***",

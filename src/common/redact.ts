@@ -112,11 +112,11 @@ const SECRET_SHAPES: Array<[RegExp, string | typeof maskValue]> = [
     maskValue,
   ],
   // A header as a server logs it: `X-API-Key: sk-…`, a cookie's every pair to the line's end. A value without a digit
-  // (unless long and more than words joined by `_`, as OAuth's error codes are: `/token: invalid_client`), or shorter
-  // than a key, is prose (`token: invalid`, `password: 8 characters`); a scheme's word is for the pattern below.
+  // or a `=`, or shorter than a key, is prose (`token: invalid_client`, `password: 8 characters`); a scheme's word is for
+  // the pattern below.
   [
     new RegExp(
-      `(\\b${SECRET_NAME}:[ \\t]*)(?!['"]|\\$\\{|(?:Bearer|Basic|DPoP|token)\\b)(?=[^\\s"',;]*\\d|(?![a-z_]+\\b)[^\\s"',;]{16})(?=[^\\s"',;]{4})(?:(?<=cookie:[ \\t]*)[^\\n"]+|[^\\s"',;]+)`,
+      `(\\b${SECRET_NAME}:[ \\t]*)(?!['"]|\\$\\{|(?:Bearer|Basic|DPoP|token)\\b)(?=[^\\s,;]*[0-9=])(?=[^\\s"',;]{4})(?:(?<=cookie:[ \\t]*)[^\\n"]+|[^\\s"',;]+)`,
       "gi",
     ),
     `$1${MASK}`,
