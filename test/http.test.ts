@@ -9,7 +9,7 @@ import { createServer as createTlsServer } from "node:https";
 import { type AddressInfo, createServer } from "node:net";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { BridgeError } from "../src/common/errors.ts";
+import { BridgeError, describeError } from "../src/common/errors.ts";
 import { redactShapes } from "../src/common/redact.ts";
 import { automaticSignIn } from "../src/oauth/sign-in.ts";
 import { AuthStore } from "../src/oauth/storage.ts";
@@ -521,6 +521,27 @@ describe("remote failures", { timeout: 120_000 }, () => {
       assert.match(message, /failed to connect: Error POSTing to endpoint: HTTP 502\b/);
       assert.doesNotMatch(message, /DOCTYPE|<style>/);
     } finally {
+      await server.close();
+    }
+  });
+
+  test("a server that quotes its key back while it will not start: a request's error hides it in its causes too", async () => {
+    const key = "sk-live-9f8e7d6c5b";
+    const server = await startAnswering(500, `key ${key} is over its quota`, "text/plain");
+    const entry = { url: server.url, headers: { "X-Api-Key": key }, reconnect: { maxAttempts: 0 } };
+    const connection = connectionFor("quota", entry);
+    try {
+      // `/mcp resources`, `read_mcp_resource` and a prompt command describe an error with its causes.
+      const error = await connection
+        .withSession("resources/list", (c, options) => c.listResources(undefined, options))
+        .then(
+          () => assert.fail("listed"),
+          (e: unknown) => e,
+        );
+      assert.match(describeError(error), /key \*\*\* is over its quota/);
+      assert.doesNotMatch(describeError(error), /9f8e7d/);
+    } finally {
+      await connection.close();
       await server.close();
     }
   });

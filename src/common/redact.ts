@@ -216,6 +216,12 @@ export class Redactor {
     return redactShapes(this.known(text));
   }
 
+  /** `error`'s message and its causes' (the first five) filtered by `text()`, in place: a description names them all. */
+  error(error: unknown): void {
+    for (let link = error, i = 0; link instanceof Error && i < 5; link = (link as Error).cause, i++)
+      link.message = this.text(link.message);
+  }
+
   /** A copy of `value` (an event payload, log fields) with every string in it filtered by `text()`. */
   value<T>(value: T): T {
     return this.walk(value, 0, this.textFilter, false) as T;

@@ -344,8 +344,8 @@ export class ServerConnection {
   }
 
   private failed(pending: Pending<unknown>, error: unknown): never {
-    // Most messages were worded with the redaction already; one that came through as it was gets it here.
-    if (error instanceof Error) error.message = this.redactor.text(error.message);
+    // Most messages were worded with the redaction already; one that came through as it was gets it here, causes too.
+    this.redactor.error(error);
     if (pending.started !== undefined) this.report.called(pending.what, pending.started, { error });
     throw error;
   }
