@@ -263,6 +263,14 @@ describe("what counts as a secret in a config", () => {
     assert.equal(isPlainValue("C:\\Users\\me"), true);
   });
 
+  test("a boolean under a name that says secret (REQUIRE_AUTH: true) is a setting: every `true` about the server stays", () => {
+    assert.deepEqual(inlineEnvSecrets("REQUIRE_AUTH", "true"), []);
+    assert.deepEqual(inlineEnvSecrets("USE_PRIVATE", "False"), []);
+    const config = entry({ command: "node", env: { DISABLE_AUTH: "false", API_KEY: "sk-9f8e7d" } });
+    const { secrets } = resolveServerConfig(config, {}, "/p");
+    assert.equal(new Redactor(secrets).text("readOnly: false, key sk-9f8e7d"), "readOnly: false, key ***");
+  });
+
   test("a webhook URL's key (in its path) is a secret, inline or from a variable, hidden in tool results too", () => {
     const hook =
       "https://discord.com/api/webhooks/1234567890123456789/Xk3pQ9vL2mZr8TbN4wYc7Hs1Jd6Fg0Ae5UoIiK_R2tVy-8nBqW3eLpMx9ZaS4hDj";

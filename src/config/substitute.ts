@@ -335,7 +335,8 @@ export function inlineEnvSecrets(key: string, value: string): string[] {
     .replace(VAR_PATTERN, (_m, _name, _id, fallback?: string) => `\0${(fallback ?? "").replace(VAR_PATTERN, "\0")}\0`)
     .split("\0")
     .filter((part) => part !== "");
-  if (SECRET_KEY.test(key)) return inline;
+  // Even a number or a word is hidden under such a name; a boolean (`REQUIRE_AUTH: "true"`) is a setting all the same.
+  if (SECRET_KEY.test(key)) return inline.filter((part) => !/^\s*(?:true|false)\s*$/i.test(part));
   return inline.flatMap((part) => {
     if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(part.trim())) return urlSecrets(part.trim());
     if (isPlainValue(part) || PLAIN_WORD.test(part)) return [];
