@@ -269,6 +269,10 @@ describe("what counts as a secret in a config", () => {
     const config = entry({ command: "node", env: { DISABLE_AUTH: "false", API_KEY: "sk-9f8e7d" } });
     const { secrets } = resolveServerConfig(config, {}, "/p");
     assert.equal(new Redactor(secrets).text("readOnly: false, key sk-9f8e7d"), "readOnly: false, key ***");
+    // Nor from a variable, nor in a header.
+    const remote = entry({ url: "https://h.example/mcp", headers: { "X-Read-Only": "${RO}", "X-Strict": "TRUE" } });
+    const fromVariable = new Redactor(resolveServerConfig(remote, { RO: "true" }, "/p").secrets);
+    assert.equal(fromVariable.text("readOnly: true, strict: TRUE"), "readOnly: true, strict: TRUE");
   });
 
   test("a webhook URL's key (in its path) is a secret, inline or from a variable, hidden in tool results too", () => {

@@ -12,6 +12,8 @@ import { stripControls } from "./terminal-text.ts";
 export const MIN_SECRET_LENGTH = 4;
 
 const MASK = "***";
+/** Long enough to hide, and no boolean (a `${READ_ONLY}` of `true`): hiding it would hide every `true` said. */
+const hideable = (value: string) => value.length >= MIN_SECRET_LENGTH && !/^(?:true|false)$/i.test(value);
 const longestFirst = (a: string, b: string) => b.length - a.length;
 
 /** Replaces every secret in `text` with `***`, however it is written (see `formsOf`). */
@@ -38,7 +40,7 @@ function percentEncoded(text: string): string[] {
 function formsOf(secrets: Iterable<string>): string[] {
   const forms = new Set<string>();
   for (const secret of secrets)
-    if (secret.length >= MIN_SECRET_LENGTH)
+    if (hideable(secret))
       for (const form of [secret, ...percentEncoded(secret), JSON.stringify(secret).slice(1, -1)]) forms.add(form);
   return [...forms].sort(longestFirst);
 }
@@ -196,12 +198,12 @@ export class Redactor {
     this.add(secrets);
   }
 
-  /** Adds values to hide; ones too short to redact safely are ignored. */
+  /** Adds values to hide; ones too short to redact safely, and booleans, are ignored. */
   add(values: Iterable<string>): void {
     const known = new Set(this.secrets);
     let changed = false;
     for (const value of values) {
-      if (value.length < MIN_SECRET_LENGTH || known.has(value)) continue;
+      if (!hideable(value) || known.has(value)) continue;
       known.add(value);
       changed = true;
     }
