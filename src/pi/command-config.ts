@@ -277,11 +277,13 @@ export async function setEnabled(
     await connection.disable();
     return show(ctx, `Disabled MCP server '${connection.name}' ${where}; its tools are gone from this session.`);
   }
-  // The saved entry may differ from the one this session started with only in `enabled`: start it now. One that runs
+  // The saved entry may differ from the one this session started with only in `enabled`: start it now. One connected
   // already keeps its session: a restart would lose what the server holds for it.
   try {
-    const running = ["connected", "connecting"].includes(connection.status) && !deps.serversOff.isOff(connection);
-    const started = running ? connection : await deps.bridge.replace({ ...connection.config, enabled: true });
+    const started =
+      connection.status === "connected"
+        ? connection
+        : await deps.bridge.replace({ ...connection.config, enabled: true });
     show(ctx, `Enabled MCP server '${connection.name}' ${where}: ${startedTools(started)}.`);
   } catch (error) {
     failed(ctx, `Enabled MCP server '${connection.name}' ${where}, but it did not start: ${errorMessage(error)}`);
