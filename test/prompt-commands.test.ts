@@ -57,6 +57,8 @@ describe("prompt commands (pure)", () => {
 
   test("the description has the argument hints, required bare and optional in brackets, without escapes", () => {
     assert.equal(argumentHint(ARGS), "city=<Name of the city> [state=<Name of the state>]");
+    // A name with a space is written as it must be typed, quoted: bare, its two words would be two arguments.
+    assert.equal(argumentHint([{ name: "first name", required: true }]), '"first name="<value>');
     const description = promptCommandDescription("everything", {
       name: "args-prompt",
       description: "Two \x1b]0;x\x07args",

@@ -27,6 +27,7 @@ import { offersResources } from "../connection/server-resources.ts";
 import type { PiContent } from "../translate/output.ts";
 import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
 import {
+  argumentWord,
   completionTarget,
   missingArguments,
   parsePromptArguments,
@@ -201,8 +202,7 @@ export class PromptCommands {
     if (!target) return null;
     if (target.kind === "name")
       return target.candidates.map((arg) => ({
-        // A name with a space or a quote is inserted quoted: the value typed after it joins it as one word.
-        value: `${target.before}${/[\s"'\\]/.test(arg.name) ? JSON.stringify(`${arg.name}=`) : `${arg.name}=`}`,
+        value: `${target.before}${argumentWord(arg.name)}`,
         label: `${shown(arg.name, SHOWN.line, "line")}=`,
         ...(arg.description ? { description: shown(arg.description, SHOWN.line, "line") } : {}),
       }));

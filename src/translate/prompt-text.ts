@@ -21,12 +21,15 @@ export function promptCommandName(server: string, prompt: string): string {
   return `mcp:${commandPart(server)}:${commandPart(prompt)}`;
 }
 
+/** `name=` as it is typed: quoted where the name has a space or a quote, so that the value typed after it joins it. */
+export const argumentWord = (name: string) => (/[\s"'\\]/.test(name) ? JSON.stringify(`${name}=`) : `${name}=`);
+
 /** `city=<Name of the city> [state=<…>]`: required arguments bare, optional ones in brackets. Empty without arguments. */
 export function argumentHint(args: readonly PromptArgument[] | undefined): string {
   return (args ?? [])
     .map((arg) => {
       const about = arg.description ? `<${shown(arg.description, SHOWN.line, "line")}>` : "<value>";
-      const word = `${shown(arg.name, SHOWN.line, "line")}=${about}`;
+      const word = `${argumentWord(shown(arg.name, SHOWN.line, "line"))}${about}`;
       return arg.required ? word : `[${word}]`;
     })
     .join(" ");
