@@ -218,6 +218,16 @@ describe("the bus API for other extensions", () => {
     );
   });
 
+  it("a call to a server switched off for the session is not-connected, not unknown-tool", async () => {
+    const { request } = apiClient();
+    const entry = { ...fixtureEntry(), autoApprove: ["pid"] };
+    assert.equal((await request("mcp.api.register", { id: "o1", name: "offed", entry })).ok, true);
+    await run.pi.session.prompt("/mcp off offed");
+    const call = await request("mcp.api.call", { id: "o2", server: "offed", tool: "pid", args: {} });
+    assert.equal(call.error?.kind, "not-connected", JSON.stringify(call.error));
+    assert.equal((await request("mcp.api.unregister", { id: "o3", name: "offed" })).ok, true);
+  });
+
   it("two registrations of one name at once: one server, and the other is told the name is taken", async () => {
     const { request } = apiClient();
     const entry = { ...fixtureEntry(), autoApprove: ["pid"] };

@@ -222,7 +222,9 @@ export class ExtensionApi {
     const tool = this.deps.tools().find((t) => t.server === server && t.originalName === toolName);
     const definition = tool && this.deps.definition(tool.name);
     if (!tool || !definition) {
-      const down = connection.status !== "connected" && connection.tools.length === 0;
+      // A server stopped (switched off, disabled) keeps the tool list it had: a tool of that list is down, not unknown.
+      const mayHave = connection.tools.length === 0 || connection.tools.some((t) => t.name === toolName);
+      const down = connection.status !== "connected" && mayHave;
       return down
         ? refused(
             "not-connected",
