@@ -289,7 +289,8 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
     assert.match(saved, /"web": \{\s*"url": "[^"]+",\s*"enabled": false\s*\}/);
     assert.match(saved, /^ {8}"local": /m, "the rest of the file kept its indentation");
     assert.equal(session.getActiveToolNames().includes("mcp_web_echo"), false);
-    assert.match(await run("/mcp list"), /web +⚫/);
+    // Its Details say why it is ⚫ (disabled, not off for this session), as for a server disabled at load.
+    assert.match(await run("/mcp list"), /^ {2}web +⚫ .*disabled$/m);
 
     await run("/mcp disable shared", ["Only in this project"]);
     assert.match(readFileSync(projectConfig, "utf8"), /"shared": \{\s*"enabled": false\s*\}/);

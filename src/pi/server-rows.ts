@@ -106,7 +106,7 @@ export function serverRows(
       // What it speaks once it has connected; before that, a revision its config pins ("auto" says nothing yet).
       protocol: c.protocolVersion ?? (c.config.protocol === "auto" ? undefined : c.config.protocol),
       source: sourceLabel(c),
-      enabled: c.config.enabled,
+      enabled: c.config.enabled && c.status !== "disabled", // `/mcp disable` switches it off without a new config
       toolCount: toolsUsable(c.status) ? tools.length : 0,
       lastActive: c.health.lastHeard,
       detail: !trusted
