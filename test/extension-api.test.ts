@@ -228,6 +228,21 @@ describe("the bus API for other extensions", () => {
     assert.equal((await request("mcp.api.unregister", { id: "o3", name: "offed" })).ok, true);
   });
 
+  it("an unregistration sent right after the registration, without waiting for its reply, removes the server", async () => {
+    const { request } = apiClient();
+    const entry = { ...fixtureEntry(), autoApprove: ["pid"] };
+    const [, removed] = await Promise.all([
+      request("mcp.api.register", { id: "q1", name: "brief", entry }),
+      request("mcp.api.unregister", { id: "q2", name: "brief" }),
+    ]);
+    assert.equal(removed.ok, true, JSON.stringify(removed.error));
+    const listed = (await request("mcp.api.list", { id: "q3" })) as ApiReply & Listed;
+    assert.equal(
+      listed.servers.some((s) => s.name === "brief"),
+      false,
+    );
+  });
+
   it("two registrations of one name at once: one server, and the other is told the name is taken", async () => {
     const { request } = apiClient();
     const entry = { ...fixtureEntry(), autoApprove: ["pid"] };
