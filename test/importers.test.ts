@@ -317,6 +317,16 @@ describe("mcp-remote entries", { timeout: 60_000 }, () => {
     assertNoSecretValues(result, [key]);
   });
 
+  it("an argument it does not know, a flag's value written with `=` or a bare key, is noted without the key", () => {
+    const key = "sk-EXAMPLEonlyNotARealKey000000";
+    const args = ["-y", "mcp-remote", "https://mcp.example.com/mcp", `--header=Authorization: Bearer ${key}`, key];
+    const text = JSON.stringify({ mcpServers: { eq: { command: "npx", args } } });
+    const file: ClientConfigFile = { client: "claude-desktop", scope: "user", path: "/fixtures/eq.json" };
+    const result = parseClientConfig(file, text, LOC);
+    assert.match(server(result.servers, "eq").notes.join("\n"), /`--header=…` is not needed/);
+    assertNoSecretValues(result, [key]);
+  });
+
   it("are found behind Windows' `cmd /c`, as guides for Claude Desktop on Windows write them", () => {
     const args = ["/c", "npx", "-y", "mcp-remote", "https://mcp.example.com/sse"];
     const text = JSON.stringify({ mcpServers: { win: { command: "cmd", args } } });

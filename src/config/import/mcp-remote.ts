@@ -72,7 +72,11 @@ export function remoteOfProxy(entry: JsonObject, notes: Notes): JsonObject | und
     } else if (/^\d+$/.test(arg)) auth.callbackPort = Number(arg);
     else {
       if (NOTED_VALUE_FLAGS.has(arg) && value !== undefined) i++;
-      notes.add(`mcp-remote's \`${arg}\` is not needed by mcp-bridge and was left out`);
+      // Named without a value written in it (`--header=Authorization: Bearer …`), nor a bare key.
+      const word = arg.replace(/=.*$/s, "=…");
+      notes.add(
+        `mcp-remote's \`${looksLikeSecretValue(word) ? "***" : word}\` is not needed by mcp-bridge and was left out`,
+      );
     }
   }
   for (const name of Object.keys(env))
