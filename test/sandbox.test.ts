@@ -264,6 +264,18 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.match(text, /^write \S+\/index\.ts: ok/m, text);
   });
 
+  test("the hooks of a repository whose config moves them (core.hooksPath = .githooks) cannot be written", async () => {
+    const repo = path.join(outside, "hooked");
+    mkdirSync(path.join(repo, ".git"), { recursive: true });
+    mkdirSync(path.join(repo, ".githooks"));
+    writeFileSync(path.join(repo, ".git", "HEAD"), "ref: refs/heads/main\n");
+    writeFileSync(path.join(repo, ".git", "config"), "[core]\n\tbare = false\n\thooksPath = .githooks\n");
+    const hook = path.join(repo, ".githooks", "pre-commit");
+    const text = await probeOnce({ write: [hook, path.join(repo, "inside.txt")] }, repo);
+    assert.match(text, new RegExp(`^write ${hook}: failed`, "m"), text);
+    assert.match(text, /^write \S+\/inside\.txt: ok/m, text);
+  });
+
   test("a repository's per-worktree config (.git/config.worktree, which a sparse checkout turns on) cannot be written", async () => {
     // With extensions.worktreeConfig set, git obeys it as it obeys .git/config: a core.fsmonitor there runs at `git status`.
     const own = path.join(project, ".git", "config.worktree");

@@ -4,7 +4,7 @@
  * servers' secrets come from are denied to it, where they exist as files, and what is on disk adds to the rules: where
  * links in denied directories lead, and the hooks and config of the git directories below its working directory.
  */
-import { type Dirent, existsSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { type Dirent, existsSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { Environment, ResolvedStdio } from "../config/substitute.ts";
@@ -47,6 +47,14 @@ function gitAndPiDirs(dir: string, depth = 3, modules = false): string[] {
       return [sub, ...gitAndPiDirs(path.join(sub, "modules"), 0, true)];
     return modules || depth > 1 ? gitAndPiDirs(sub, depth - 1, modules) : [];
   });
+}
+
+/** What git runs or obeys of a git directory; also where its config moves the hooks (`core.hooksPath`: `.githooks`). */
+function gitDenied(gitDir: string): string[] {
+  const config = path.join(gitDir, "config");
+  const moved = isFile(config) && /^\s*hooksPath\s*=\s*"?(.+?)"?\s*$/im.exec(readFileSync(config, "utf8"))?.[1];
+  const hooks = moved && path.basename(gitDir) === ".git" ? [path.resolve(path.dirname(gitDir), moved)] : [];
+  return [...["hooks", "config", "config.worktree"].map((p) => path.join(gitDir, p)), ...hooks];
 }
 
 /**
@@ -116,9 +124,7 @@ export function stdioSandbox(
       });
       const { denyRead, denyWrite } = policy.filesystem;
       policy.filesystem.denyRead = [...new Set([...denyRead, ...linkedTargets(denyRead)])];
-      const git = gitAndPiDirs(cwd).flatMap((dir) =>
-        dir.endsWith("/.pi") ? [dir] : ["hooks", "config", "config.worktree"].map((p) => path.join(dir, p)),
-      );
+      const git = gitAndPiDirs(cwd).flatMap((dir) => (dir.endsWith("/.pi") ? [dir] : gitDenied(dir)));
       policy.filesystem.denyWrite = [...new Set([...denyWrite, ...git])];
       return policy;
     },
