@@ -276,6 +276,19 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.match(text, /^write \S+\/inside\.txt: ok/m, text);
   });
 
+  test("what a hook manager runs at a commit (husky's .husky/pre-commit, pre-commit's config) cannot be written", async () => {
+    // husky 9 points core.hooksPath at .husky/_, whose stubs run the scripts in .husky itself.
+    const repo = path.join(outside, "husky");
+    mkdirSync(path.join(repo, ".git"), { recursive: true });
+    mkdirSync(path.join(repo, ".husky", "_"), { recursive: true });
+    writeFileSync(path.join(repo, ".git", "config"), "[core]\n\thooksPath = .husky/_\n");
+    writeFileSync(path.join(repo, ".husky", "pre-commit"), "npm test\n");
+    const files = [path.join(repo, ".husky", "pre-commit"), path.join(repo, ".pre-commit-config.yaml")];
+    const text = await probeOnce({ write: [...files, path.join(repo, "inside.txt")] }, repo);
+    for (const file of files) assert.match(text, new RegExp(`^write ${file}: failed`, "m"), text);
+    assert.match(text, /^write \S+\/inside\.txt: ok/m, text);
+  });
+
   test("a repository's per-worktree config (.git/config.worktree, which a sparse checkout turns on) cannot be written", async () => {
     // With extensions.worktreeConfig set, git obeys it as it obeys .git/config: a core.fsmonitor there runs at `git status`.
     const own = path.join(project, ".git", "config.worktree");

@@ -35,17 +35,18 @@ const AGENT_SECRETS = ["auth.json", "models.json", "mcp-auth.json", "mcp-auth/",
 
 /**
  * In the server's working directory and the project root: what another program runs or obeys without asking — pi's
- * project config and extensions, git hooks and config, shell start-up files, direnv, editors', agents' and npm's settings. A
- * sandboxed server writing one would run code outside its sandbox later. (The library guards some of these below pi's
- * own working directory; these hold wherever the server works.) A path below each directory here makes the library
- * cover an absent one with an empty directory, not an empty file: bubblewrap makes that mount point on the host while
- * the server runs, and a `.pi` that is a file breaks the project config of every pi started there meanwhile.
+ * project config and extensions, git hooks (and hook managers') and config, shell start-up files, direnv, editors',
+ * agents' and npm's settings. A sandboxed server writing one would run code outside its sandbox later. (The library
+ * guards some of these below pi's own working directory; these hold wherever the server works.) A path below each
+ * directory here makes the library cover an absent one with an empty directory, not an empty file: bubblewrap makes
+ * that mount point on the host while the server runs, and a `.pi` that is a file breaks the project config of every pi
+ * started there meanwhile.
  */
 const RUN_BY_OTHERS = (
   ".pi .pi/extensions .git/hooks .git/config .git/config.worktree .gitmodules .envrc .bashrc .bash_profile " +
   ".bash_login .zshenv .zshrc .zprofile .zlogin .profile " +
   ".gitconfig .vscode .vscode/tasks.json .idea .idea/workspace.xml .claude .claude/settings.json .cursor .cursor/mcp.json " +
-  ".mcp.json .ripgreprc .npmrc .yarnrc .yarnrc.yml"
+  ".mcp.json .ripgreprc .npmrc .yarnrc .yarnrc.yml .husky .husky/_ .pre-commit-config.yaml"
 ).split(" ");
 
 interface Launcher {
