@@ -201,6 +201,17 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.doesNotMatch(text, new RegExp(PLANTED_KEY), text);
   });
 
+  test("the user's MCP config, which holds other servers' keys and headers as written, is denied", async () => {
+    const other = { url: "https://api.example.com/mcp", headers: { Authorization: `Bearer ${PLANTED_KEY}` } };
+    const server = { command: process.execPath, args: [PROBE], sandbox: true, autoApprove: ["*"] };
+    const config = path.join(agentDir, "mcp.json");
+    writeFileSync(config, JSON.stringify({ exposure: "direct", mcpServers: { probe: server, other } }));
+    const call = { cwd: project, agentDir, extensionPaths: [EXTENSION_DIR], tool: "mcp_probe_probe" };
+    const { text } = await callOnceInPi({ ...call, args: { read: config } });
+    assert.doesNotMatch(text, new RegExp(PLANTED_KEY), text);
+    assert.match(text, /^read: /m, text);
+  });
+
   test("another tool's token where it exists (Codex's sign-in, ~/.codex/auth.json) is denied", async () => {
     mkdirSync(path.join(bed.home, ".codex"), { recursive: true });
     writeFileSync(path.join(bed.home, ".codex", "auth.json"), `{"OPENAI_API_KEY":"${PLANTED_KEY}"}\n`);

@@ -29,9 +29,10 @@ export const TOOL_TOKENS = (
 
 /**
  * In pi's agent dir: pi's API keys (`auth.json`, and `models.json`, where custom providers keep theirs), pi 1.x's MCP
- * sign-ins (`mcp-auth.json`), the bridge's OAuth tokens (`mcp-auth`), its trust answers and logs (`mcp-bridge`).
+ * sign-ins (`mcp-auth.json`), the bridge's OAuth tokens (`mcp-auth`), its trust answers and logs (`mcp-bridge`), and
+ * the user's MCP config (`mcp.json`), which holds the other servers' keys and headers as written.
  */
-const AGENT_SECRETS = ["auth.json", "models.json", "mcp-auth.json", "mcp-auth/", "mcp-bridge/"];
+const AGENT_SECRETS = ["auth.json", "models.json", "mcp-auth.json", "mcp-auth/", "mcp-bridge/", "mcp.json"];
 
 /**
  * In the server's working directory and the project root: what another program runs or obeys without asking — pi's
