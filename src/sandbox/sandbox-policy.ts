@@ -50,6 +50,9 @@ const RUN_BY_OTHERS = (
   ".mcp.json .ripgreprc .npmrc .yarnrc .yarnrc.yml .husky .husky/_ .pre-commit-config.yaml"
 ).split(" ");
 
+/** A path below each directory here makes an absent one covered by an empty directory, as RUN_BY_OTHERS's. */
+const HOME_RUN = ".config/git .config/git/config .config/fish .config/fish/config.fish .local/bin .local/bin/git";
+
 interface Launcher {
   /** What the docs and `/mcp` call it. */
   name: string;
@@ -164,8 +167,9 @@ export function sandboxPolicy(setting: true | SandboxRules, ctx: SandboxContext)
         ...secrets,
         ...secretDirs,
         ...[ctx.cwd, ctx.projectRoot].flatMap((dir) => RUN_BY_OTHERS.map((p) => path.join(dir, p))),
-        // Git's own config in the home directory (the one besides ~/.gitconfig), which a server working there could write.
-        ...["git", "git/config"].map((p) => path.join(ctx.home, ".config", p)),
+        // In the home directory, which a server working there could write: git's own config (besides ~/.gitconfig), fish's
+        // start-up files, and the commands of ~/.local/bin, which comes first on PATH.
+        ...HOME_RUN.split(" ").map((p) => path.join(ctx.home, p)),
         ...absolutes(rules.filesystem.denyWrite),
       ]),
     },
