@@ -13,22 +13,21 @@ import { otherServersSecrets } from "./other-secrets.ts";
 import { type SandboxPolicy, sandboxPolicy, TOOL_TOKENS } from "./sandbox-policy.ts";
 import { isSandboxed, type SandboxSetting } from "../config/sandbox-setting.ts";
 
-function isFile(file: string, orDirectory = false): boolean {
+/** What `run` returns, or `otherwise` where it throws (a file gone, or not the user's to read). */
+function attempt<T>(run: () => T, otherwise: T): T {
   try {
-    const stat = statSync(file);
-    return stat.isFile() || (orDirectory && stat.isDirectory());
+    return run();
   } catch {
-    return false;
+    return otherwise;
   }
 }
 
-function entries(dir: string): Dirent[] {
-  try {
-    return readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return [];
-  }
+function isFile(file: string, orDirectory = false): boolean {
+  const stat = attempt(() => statSync(file), undefined);
+  return !!stat && (stat.isFile() || (orDirectory && stat.isDirectory()));
 }
+
+const entries = (dir: string): Dirent[] => attempt(() => readdirSync(dir, { withFileTypes: true }), []);
 
 /**
  * The git directories below `dir` whose hooks git runs and whose config it obeys: repositories three levels down (the
@@ -51,8 +50,8 @@ function gitAndPiDirs(dir: string, depth = 3, modules = false): string[] {
 
 /** What git runs or obeys of a git directory; also where its config moves the hooks (`core.hooksPath`: `.githooks`). */
 function gitDenied(gitDir: string): string[] {
-  const config = path.join(gitDir, "config");
-  const moved = isFile(config) && /^\s*hooksPath\s*=\s*"?(.+?)"?\s*$/im.exec(readFileSync(config, "utf8"))?.[1];
+  const config = attempt(() => readFileSync(path.join(gitDir, "config"), "utf8"), "");
+  const moved = /^\s*hooksPath\s*=\s*"?(.+?)"?\s*$/im.exec(config)?.[1];
   const hooks = moved && path.basename(gitDir) === ".git" ? [path.resolve(path.dirname(gitDir), moved)] : [];
   return [...["hooks", "config", "config.worktree"].map((p) => path.join(gitDir, p)), ...hooks];
 }
