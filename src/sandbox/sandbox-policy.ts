@@ -35,6 +35,13 @@ export const TOOL_TOKENS = (
 const AGENT_SECRETS = ["auth.json", "models.json", "mcp-auth.json", "mcp-auth/", "mcp-bridge/", "mcp.json"];
 
 /**
+ * In pi's agent dir, what pi runs at its start, however a server came to write there (a cache its `env` moves, rules):
+ * its extensions, the pi packages it installed from git, its settings (which packages it loads). With a path below each
+ * directory, as RUN_BY_OTHERS's.
+ */
+const AGENT_RUN = "extensions extensions/index.ts git git/github.com settings.json".split(" ");
+
+/**
  * In the server's working directory and the project root: what another program runs or obeys without asking — pi's
  * project config and extensions, git hooks (and hook managers') and config, shell start-up files, direnv, editors',
  * agents' and npm's settings. A sandboxed server writing one would run code outside its sandbox later. (The library
@@ -170,6 +177,7 @@ export function sandboxPolicy(setting: true | SandboxRules, ctx: SandboxContext)
         // In the home directory, which a server working there could write: git's own config (besides ~/.gitconfig), fish's
         // start-up files, and the commands of ~/.local/bin, which comes first on PATH.
         ...HOME_RUN.split(" ").map((p) => path.join(ctx.home, p)),
+        ...AGENT_RUN.map((p) => path.join(ctx.agentDir, p)),
         ...absolutes(rules.filesystem.denyWrite),
       ]),
     },
