@@ -300,6 +300,13 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.match(text, /^write \S+\/inside\.txt: ok/m, text);
   });
 
+  test("other agents' project settings, which start MCP servers and plugins (Gemini CLI's, opencode's, Codex's), cannot be written", async () => {
+    const files = [".gemini/settings.json", ".opencode/plugin/evil.ts", ".codex/config.toml"];
+    for (const file of files) mkdirSync(path.dirname(path.join(project, file)), { recursive: true });
+    const text = await probeOnce({ write: files.map((file) => path.join(project, file)) });
+    for (const file of files) assert.match(text, new RegExp(`^write ${path.join(project, file)}: failed`, "m"), text);
+  });
+
   test("a repository's per-worktree config (.git/config.worktree, which a sparse checkout turns on) cannot be written", async () => {
     // With extensions.worktreeConfig set, git obeys it as it obeys .git/config: a core.fsmonitor there runs at `git status`.
     const own = path.join(project, ".git", "config.worktree");

@@ -54,6 +54,7 @@ const RUN_BY_OTHERS = (
   ".pi .pi/extensions .git/hooks .git/config .git/config.worktree .gitmodules .envrc .bashrc .bash_profile " +
   ".bash_login .zshenv .zshrc .zprofile .zlogin .profile " +
   ".gitconfig .vscode .vscode/tasks.json .idea .idea/workspace.xml .claude .claude/settings.json .cursor .cursor/mcp.json " +
+  ".gemini .gemini/settings.json .opencode .opencode/plugin .codex .codex/config.toml " +
   ".mcp.json .ripgreprc .npmrc .yarnrc .yarnrc.yml .husky .husky/_ .pre-commit-config.yaml"
 ).split(" ");
 
