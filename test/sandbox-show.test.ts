@@ -6,7 +6,7 @@
  * same server with `"sandbox": false` shows no mark and records no refusal. Needs bubblewrap, socat and ripgrep.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
@@ -311,6 +311,26 @@ describe("a sandboxed server where bubblewrap is missing", { timeout: 180_000 },
       assert.match(output, /it asks for a sandbox \(the top-level "sandbox" of your config/, output);
     } finally {
       writeFileSync(userFile, before);
+    }
+  });
+
+  test("a project's server sandboxed by the user's default: the message does not tell to set the \"sandbox\": false it has", async () => {
+    const projectFile = path.join(home.dir, ".pi", "mcp.json");
+    mkdirSync(path.dirname(projectFile), { recursive: true });
+    const own = { command: process.execPath, args: [PROBE], sandbox: false, env: { SANDBOX_PROBE_MARKER: marker } };
+    writeFileSync(projectFile, JSON.stringify({ mcpServers: { own } }));
+    const userFile = path.join(agentDir, "mcp.json");
+    const before = readFileSync(userFile, "utf8");
+    writeFileSync(userFile, JSON.stringify({ sandbox: true, mcpServers: {} }));
+    try {
+      const { output } = await piPrint("/mcp trust own");
+      assert.equal(existsSync(marker), false, "the server never started");
+      assert.match(output, /none can be set up here/, output);
+      assert.doesNotMatch(output, /set "sandbox": false for it/, output);
+      assert.match(output, /top-level "sandbox"/, output);
+    } finally {
+      writeFileSync(userFile, before);
+      rmSync(path.dirname(projectFile), { recursive: true, force: true });
     }
   });
 

@@ -385,7 +385,13 @@ export function sandboxUnavailableError(config: ServerConfig, error: unknown): B
   const asks = isSandboxed(config.sandbox)
     ? `"sandbox" in ${describeSource(config.source)}`
     : `the top-level "sandbox" of your config, or your "Trust, sandboxed" answer`;
-  const message = `it asks for a sandbox (${asks}), and none can be set up here, so it was not started: ${errorMessage(error)}. Or set "sandbox": false for it to run with your full rights.`;
+  // A project's own `false` yields to the user's default and to a "Trust, sandboxed" answer: setting it changes nothing.
+  const fromProject = config.source.scope === "project" || config.source.package?.installed === "project";
+  const instead =
+    fromProject && !isSandboxed(config.sandbox)
+      ? `A project's "sandbox": false does not take it out of either: for it to run with your full rights, set your top-level "sandbox" to false, or trust it fully (\`/mcp trust ${commandArgument(config.name)}\`) if you trusted it sandboxed.`
+      : `Or set "sandbox": false for it to run with your full rights.`;
+  const message = `it asks for a sandbox (${asks}), and none can be set up here, so it was not started: ${errorMessage(error)}. ${instead}`;
   return new BridgeError("config", config.name, message);
 }
 
