@@ -34,21 +34,16 @@ export const TOOL_TOKENS = (
  */
 const AGENT_SECRETS = ["auth.json", "models.json", "mcp-auth.json", "mcp-auth/", "mcp-bridge/", "mcp.json"];
 
-/**
- * In pi's agent dir, what pi runs at its start, however a server came to write there (a cache its `env` moves, rules):
- * its extensions, the pi packages it installed from git, its settings (which packages it loads). With a path below each
- * directory, as RUN_BY_OTHERS's.
- */
+/** In pi's agent dir, what pi runs at its start (its extensions, git packages, settings), as RUN_BY_OTHERS's. */
 const AGENT_RUN = "extensions extensions/index.ts git git/github.com settings.json".split(" ");
 
 /**
  * In the server's working directory and the project root: what another program runs or obeys without asking — pi's
  * project config and extensions, git hooks (and hook managers') and config, shell start-up files, direnv, editors',
  * agents' and npm's settings. A sandboxed server writing one would run code outside its sandbox later. (The library
- * guards some of these below pi's own working directory; these hold wherever the server works.) A path below each
- * directory here makes the library cover an absent one with an empty directory, not an empty file: bubblewrap makes
- * that mount point on the host while the server runs, and a `.pi` that is a file breaks the project config of every pi
- * started there meanwhile.
+ * guards some below pi's own directory; these hold wherever the server works.) A path below each directory makes the
+ * library cover an absent one with an empty directory, not a file: bubblewrap makes that mount point on the host while
+ * the server runs, and a `.pi` that is a file breaks the project config of every pi started there meanwhile.
  */
 const RUN_BY_OTHERS = (
   ".pi .pi/extensions .git/hooks .git/config .git/config.worktree .gitmodules .envrc .bashrc .bash_profile " +
