@@ -196,8 +196,14 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     mkdirSync(path.join(bed.home, ".aws"), { recursive: true });
     writeFileSync(path.join(kept, "cache", "token.json"), `${PLANTED_KEY}\n`);
     symlinkSync(kept, path.join(bed.home, ".aws", "sso"));
-    const text = await probeOnce({ read: path.join(kept, "cache", "token.json") });
+    // One that leads to a directory holding the server's own is not denied: the server could not read its own files.
+    symlinkSync(path.dirname(project), path.join(bed.home, ".aws", "workspaces"));
+    const text = await probeOnce({
+      read: path.join(kept, "cache", "token.json"),
+      write: [path.join(project, "in.txt")],
+    });
     assert.match(text, /^read: failed/m, text);
+    assert.match(text, /^write \S+\/in\.txt: ok/m, text);
     assert.doesNotMatch(text, new RegExp(PLANTED_KEY), text);
   });
 

@@ -122,7 +122,9 @@ export function stdioSandbox(
         otherSecrets,
       });
       const { denyRead, denyWrite } = policy.filesystem;
-      policy.filesystem.denyRead = [...new Set([...denyRead, ...linkedTargets(denyRead)])];
+      // Not a directory that holds the server's own: it could not read its own files, nor start.
+      const linked = linkedTargets(denyRead).filter((target) => path.relative(target, cwd).startsWith(".."));
+      policy.filesystem.denyRead = [...new Set([...denyRead, ...linked])];
       const git = gitAndPiDirs(cwd).flatMap((dir) => (dir.endsWith("/.pi") ? [dir] : gitDenied(dir)));
       policy.filesystem.denyWrite = [...new Set([...denyWrite, ...git])];
       return policy;
