@@ -2392,6 +2392,14 @@ describe("sandbox settings and rules", () => {
     const remote = layerConfigs([file(user, { mcpServers: { r: { url: "https://example.com/mcp", sandbox: true } } })]);
     assert.match(remote.problems[0]!.message, /`sandbox` applies to local servers only/);
   });
+  test("other servers' config files, which hold their keys and headers as written (a --mcp-config file): denied", () => {
+    const headers = { Authorization: "Bearer sk-inline" };
+    const { servers } = layerConfigs([
+      file(flag, { mcpServers: { other: { url: "https://api.example.com/mcp", headers } } }),
+      file(user, { mcpServers: { self: { command: "x" } } }),
+    ]);
+    assert.deepEqual(otherServersSecrets(servers, "self", {}), ["/p/demo.json"]);
+  });
   test("other servers' secret files: paths in their !commands, variables holding paths, OAuth key files", () => {
     const { servers } = layerConfigs([
       file(user, {
@@ -2419,6 +2427,7 @@ describe("sandbox settings and rules", () => {
       "/home/ann/key store/e",
       "/home/ann/tok",
       "/home/ann/tokens/h",
+      "/home/u/.pi/agent/mcp.json",
       "~/.config/tokens/gh",
       "~/.config/tokens/npm",
       "~/.tokens/b",

@@ -1,7 +1,7 @@
 /**
- * The files other servers' secrets come from, so a sandboxed server cannot read them: a path a `!command` names
- * (`!cat ~/.config/tokens/gh`), a variable whose value is a path (`${GOOGLE_APPLICATION_CREDENTIALS}`), and the key,
- * assertion and ID-token files of OAuth machine grants. Pure.
+ * The files other servers' secrets come from, so a sandboxed server cannot read them: their config files, a path a
+ * `!command` names (`!cat ~/.config/tokens/gh`), a variable whose value is a path (`${GOOGLE_APPLICATION_CREDENTIALS}`),
+ * and the key, assertion and ID-token files of OAuth machine grants. Pure.
  */
 import { commandText, isCommandValue } from "../config/command-value.ts";
 import { configVarRefs } from "../config/substitute.ts";
@@ -29,6 +29,8 @@ export function otherServersSecrets(
   const files = new Set<string>();
   for (const config of servers) {
     if (config.name === self) continue;
+    // Its config file holds its keys and headers as written (a package's manifest and the bundled file hold none).
+    if (!config.source.package && config.source.scope !== "bundled") files.add(config.source.path);
     const values = [...Object.values(config.env), ...Object.values(config.headers)];
     const secret = config.oauth?.clientSecret;
     if (secret !== undefined) values.push(secret);
