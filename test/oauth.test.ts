@@ -104,6 +104,17 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     assert.ok(refreshes() <= 1, `${refreshes()} refreshes for 4 calls within a token's 2 minutes`);
   });
 
+  test("a refresh ahead of expiry that the token endpoint does not answer is not waited for again at every call", async () => {
+    const { fixture, authDir, callbackPort } = await setup({ accessTtl: 120, refreshHangs: true });
+    const connection = connect(fixture, authDir, { callbackPort }, { tokenTimeoutMs: 500 });
+    await connection.connect();
+    // The token still has two minutes: each call goes through with it, but only the first waits on the token endpoint.
+    for (const text of ["one", "two", "three"]) assert.equal(await echo(connection, text), text);
+    const refreshes = fixture.tokenRequests.filter((p) => p.get("grant_type") === "refresh_token").length;
+    assert.equal(refreshes, 1, "one refresh tried, not one per request");
+    assert.equal(fixture.authorizations.length, 1, "no new sign-in");
+  });
+
   test('a token answered with `"expires_in": null` (no lifetime given) is not refreshed before every call', async () => {
     const { fixture, authDir, callbackPort } = await setup({ accessTtl: null });
     const connection = connect(fixture, authDir, { callbackPort });

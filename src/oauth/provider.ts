@@ -65,7 +65,7 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
   private currentState?: string;
   private callback?: CallbackServer;
   private refreshing?: Promise<void>;
-  /** No refresh ahead before (epoch ms): half-way through the life of the last token refreshed (a short-lived one). */
+  /** No refresh ahead before (epoch ms): half-way through a refreshed token's life, or a minute after a failure. */
   private refreshAfter = 0;
   /** The one look for pi 1.x's sign-in this provider makes, shared by the requests that wait on it. */
   private importing?: Promise<void>;
@@ -204,7 +204,9 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
       await this.saveTokens({ ...tokens, issuer: String(discovery.authorizationServerUrl) });
       if (tokens.expires_in !== undefined) this.refreshAfter = this.now() + tokens.expires_in * 500;
     } catch {
-      // Expired or revoked: the next request gets a 401 and the SDK refreshes or signs in again.
+      // Expired or revoked: the next request gets a 401 and the SDK refreshes or signs in again. The token still works
+      // meanwhile: a token endpoint that is down is tried again in a minute, not waited on by every request.
+      this.refreshAfter = this.now() + 60_000;
     }
   }
 
