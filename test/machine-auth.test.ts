@@ -218,6 +218,19 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     assert.equal(grants(fixture).length, 1, "one token for calls within the first half of its minute");
   });
 
+  test("a token near its end still works while the token endpoint does not answer for a new one: calls go through", async () => {
+    const options: OAuthFixtureOptions = {
+      machineClients: [{ clientId: "ci-job", method: "client_secret_basic", secret: SECRET }],
+    };
+    const { fixture, authDir } = await setup(options);
+    const connection = connect(fixture, authDir, { clientId: "ci-job", clientSecret: SECRET }, { tokenTimeoutMs: 500 });
+    await connection.connect();
+    nearExpiry(authDir);
+    options.clientCredentialsHang = true;
+    for (const text of ["one", "two"]) assert.equal(await echo(connection, text), text);
+    assert.equal(grants(fixture).length, 2, "one new token asked for, not one per call");
+  });
+
   test("a wrong secret fails clearly: the server, the token endpoint and its answer, never the secret; not 'needs sign-in'", async () => {
     const { fixture, authDir } = await setup({
       machineClients: [{ clientId: "ci-job", method: "client_secret_basic", secret: "the-right-one-1234" }],

@@ -54,6 +54,8 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
   private grant?: OAuthClientProvider;
   private signer?: AddClientAuthentication;
   private fetching?: Promise<void>;
+  /** No new token before (epoch ms) while the stored one works: set a minute after the token endpoint failed. */
+  private fetchAfter = 0;
   /** What was read from files or obtained on the way (a workload JWT, an ID-JAG): hidden in errors too. */
   private readonly seen: string[] = [];
 
@@ -210,9 +212,16 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
     let stored = this.stored();
     // A token that lives less than twice the margin is fetched again half-way through its life, not at every use.
     const life = stored?.expiresAt === undefined ? NaN : stored.expiresAt - Date.parse(stored.savedAt);
-    if (!stored || expiresWithin(stored, Math.min(MACHINE_REFRESH_MARGIN_MS, life / 2 || Infinity), this.now())) {
-      await this.fetchTokens();
-      stored = this.stored();
+    const margin = Math.min(MACHINE_REFRESH_MARGIN_MS, life / 2 || Infinity);
+    if (!stored || (expiresWithin(stored, margin, this.now()) && this.now() >= this.fetchAfter)) {
+      // A token not yet expired still works: used while the token endpoint fails, which is tried again in a minute.
+      try {
+        await this.fetchTokens();
+      } catch (error) {
+        if (!stored || expiresWithin(stored, 0, this.now())) throw error;
+        this.fetchAfter = this.now() + 60_000;
+      }
+      stored = this.stored() ?? stored;
     }
     if (!stored) return undefined;
     this.secretsSeen(stored.accessToken);
