@@ -96,6 +96,19 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     await second.close();
   });
 
+  test("a token answered without `scope` has the scope asked for: a step-up after it asks for both", async () => {
+    const options: OAuthFixtureOptions = {
+      machineClients: [{ clientId: "ci-job", method: "client_secret_basic", secret: SECRET }],
+      omitScope: true,
+    };
+    const { fixture, authDir } = await setup(options);
+    const connection = connect(fixture, authDir, { clientId: "ci-job", clientSecret: SECRET });
+    await connection.connect();
+    options.requiredScope = "admin";
+    assert.equal(await echo(connection, "more"), "more");
+    assert.deepEqual(grants(fixture).at(-1)?.get("scope")?.split(" ").sort(), ["admin", "tools"]);
+  });
+
   test("client_secret_post when the config says so: the secret goes in the form, not a header", async () => {
     // The server takes both; without the setting the SDK would choose Basic.
     const { fixture, authDir } = await setup({

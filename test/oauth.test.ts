@@ -436,6 +436,16 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     assert.deepEqual(fixture.authorizations.at(-1)?.get("scope")?.split(" ").sort(), ["admin", "tools"]);
   });
 
+  test("tokens answered without `scope` have the scope asked for: a step-up after them asks for both", async () => {
+    const options: OAuthFixtureOptions = { omitScope: true };
+    const { fixture, authDir, callbackPort } = await setup(options);
+    const connection = connect(fixture, authDir, { callbackPort });
+    await connection.connect();
+    options.requiredScope = "admin";
+    assert.equal(await echo(connection, "more"), "more");
+    assert.deepEqual(fixture.authorizations.at(-1)?.get("scope")?.split(" ").sort(), ["admin", "tools"]);
+  });
+
   test("a server that needed a sign-in nobody could do at startup signs in at its first call once someone can", async () => {
     const { fixture, authDir, callbackPort } = await setup();
     let handler: SignInHandler | undefined;

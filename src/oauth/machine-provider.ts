@@ -119,7 +119,9 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
 
   /** The grant's parameters for the configured scopes and a step-up's (else the SDK's choice), by the SDK provider. */
   async prepareTokenRequest(scope?: string): Promise<URLSearchParams | undefined> {
-    return (await this.sdkProvider().prepareTokenRequest?.(this.scopeFor(scope))) ?? undefined;
+    const params = await this.sdkProvider().prepareTokenRequest?.(this.scopeFor(scope));
+    this.askedScope = params?.get("scope") ?? undefined;
+    return params ?? undefined;
   }
 
   get addClientAuthentication(): AddClientAuthentication | undefined {

@@ -78,6 +78,8 @@ export abstract class PersistedProvider {
 
   /** The scopes the server asked for in a 403 `insufficient_scope` (a step-up), added to the configured ones. */
   readonly stepUpScopes = new Set<string>();
+  /** What the last sign-in or token request asked for: the scope of tokens answered without one (RFC 6749 5.1). */
+  protected askedScope?: string;
 
   /** The configured scopes and those of a step-up, else what the SDK chose. */
   protected scopeFor(sdkScope: string | undefined): string | undefined {
@@ -108,7 +110,8 @@ export abstract class PersistedProvider {
     const { store, server, serverUrl } = this.options;
     const { issuer, refreshToken } = this.stored() ?? {};
     const kept = !issuer || !tokens.issuer || issuer === tokens.issuer ? refreshToken : undefined;
-    const merged = tokens.refresh_token || !kept ? tokens : { ...tokens, refresh_token: kept };
+    const asked = { ...tokens, scope: tokens.scope ?? this.askedScope };
+    const merged = tokens.refresh_token || !kept ? asked : { ...asked, refresh_token: kept };
     this.secretsSeen(merged.access_token, merged.refresh_token, merged.id_token);
     const dpopKey = this.dpopKeys.keyFor(merged.token_type);
     await store.saveTokens(server, toStoredTokens(merged, serverUrl, this.now(), dpopKey));

@@ -264,6 +264,7 @@ export class BridgeOAuthProvider extends PersistedProvider implements OAuthClien
     // Scopes from the config come first (the SDK prefers the server's hints), with any a step-up asked for.
     const scope = this.scopeFor(undefined);
     if (scope) url.searchParams.set("scope", scope);
+    this.askedScope = url.searchParams.get("scope") ?? undefined;
     try {
       await handler({ server: this.options.server, url, callback });
     } catch (error) {
