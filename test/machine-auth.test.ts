@@ -284,8 +284,9 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
       clientCredentialsHang: true,
     });
     const auth = { clientId: "ci-job", clientSecret: SECRET };
-    // The connect's revision probe has half its time: more than the token request's 10 s (the suite's sign-in time).
-    const connection = connect(fixture, authDir, auth, { entry: { reconnect: false, timeout: 45_000 } });
+    // The connect's revision probe has half its time: more than the token request's 1 s.
+    const entry = { reconnect: false, timeout: 45_000 };
+    const connection = connect(fixture, authDir, auth, { entry, tokenTimeoutMs: 1000 });
     await assert.rejects(connection.connect(), /no access token from http:\/\/127\.0\.0\.1:\d+\/token: .*timeout/i);
   });
 

@@ -148,42 +148,53 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
   test("an authorization server that takes a refresh and never answers: the call signs in anew, not waits out its timeout", async () => {
     const options: OAuthFixtureOptions = {};
     const { fixture, authDir, callbackPort } = await setup(options);
-    const connection = connect(fixture, authDir, { callbackPort }, { entry: { requestTimeout: 20_000 } });
+    const entry = { requestTimeout: 20_000 };
+    const connection = connect(fixture, authDir, { callbackPort }, { entry, tokenTimeoutMs: 1000 });
     await connection.connect();
     options.refreshHangs = true;
     fixture.expireAccessTokens();
-    // The refresh is given up after the sign-in's 5 s (the suite's), and the automatic sign-in answers at once.
+    // The refresh is given up after the token wait's 1 s, and the automatic sign-in answers at once.
     assert.equal(await echo(connection, "after the hang"), "after the hang");
     assert.equal(fixture.authorizations.length, 2, "signed in anew");
   });
 
   test("an authorization server that takes the sign-in's code and never answers: the sign-in fails in time, saying so", async () => {
     const { fixture, authDir, callbackPort } = await setup({ exchangeHangs: true });
-    const connection = connect(fixture, authDir, { callbackPort });
+    const connection = connect(fixture, authDir, { callbackPort }, { tokenTimeoutMs: 1000 });
     const hung = new Promise((resolve) => setTimeout(resolve, 20_000, "still waiting after 20 s").unref());
     const outcome = await Promise.race([connection.signIn(automaticSignIn()).then(() => "signed in", String), hung]);
-    assert.match(String(outcome), /Signing in to MCP server 'secure' failed: .*did not answer within 5 s/);
+    assert.match(String(outcome), /Signing in to MCP server 'secure' failed: .*did not answer within 1 s/);
   });
 
   test("an authorization server whose metadata never comes: the connect fails in the token wait, saying so", async () => {
     const { fixture, authDir, callbackPort } = await setup({ metadataHangs: true });
-    const connection = connect(fixture, authDir, { callbackPort }, { entry: { timeout: 20_000 } });
+    const connection = connect(
+      fixture,
+      authDir,
+      { callbackPort },
+      { entry: { timeout: 20_000 }, tokenTimeoutMs: 1000 },
+    );
     const started = Date.now();
     const { message } = await connectFailure(connection);
     assert.ok(Date.now() - started < 15_000, `failed after ${Date.now() - started} ms: ${message}`);
     assert.match(
       message,
-      /failed to connect: the OAuth request to http:\/\/\S+\/\.well-known\/\S+ got no answer within 5 s/,
+      /failed to connect: the OAuth request to http:\/\/\S+\/\.well-known\/\S+ got no answer within 1 s/,
     );
   });
 
   test("an authorization server that takes a registration and never answers: the connect fails in the token wait", async () => {
     const { fixture, authDir, callbackPort } = await setup({ registrationHangs: true });
-    const connection = connect(fixture, authDir, { callbackPort }, { entry: { timeout: 20_000 } });
+    const connection = connect(
+      fixture,
+      authDir,
+      { callbackPort },
+      { entry: { timeout: 20_000 }, tokenTimeoutMs: 1000 },
+    );
     const started = Date.now();
     const { message } = await connectFailure(connection);
     assert.ok(Date.now() - started < 15_000, `failed after ${Date.now() - started} ms: ${message}`);
-    assert.match(message, /failed to connect: the OAuth request to http:\/\/\S+\/register got no answer within 5 s/);
+    assert.match(message, /failed to connect: the OAuth request to http:\/\/\S+\/register got no answer within 1 s/);
   });
 
   test("a user who takes longer in the browser than the token endpoint may take to answer still signs in", async () => {
