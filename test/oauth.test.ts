@@ -430,6 +430,20 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     assert.deepEqual(asked.at(-1)?.split(" ").sort(), ["admin", "tools"], "then the larger scope");
   });
 
+  test("with `scopes` configured, a step-up in a later session asks for the scopes the token had too", async () => {
+    const options: OAuthFixtureOptions = { requiredScope: "admin" };
+    const { fixture, authDir, callbackPort } = await setup(options);
+    const first = connect(fixture, authDir, { callbackPort, scopes: ["tools"] });
+    await first.connect();
+    assert.equal(await echo(first, "admin"), "admin");
+    await first.close();
+    // pi again, and the server now wants another scope as well.
+    options.requiredScope = "write";
+    const second = connect(fixture, authDir, { callbackPort, scopes: ["tools"] });
+    await second.connect();
+    assert.deepEqual(fixture.authorizations.at(-1)?.get("scope")?.split(" ").sort(), ["admin", "tools", "write"]);
+  });
+
   test("a refresh answered without `scope` keeps the scope granted before: a step-up after it asks for both", async () => {
     const options: OAuthFixtureOptions = { accessTtl: 60 };
     const { fixture, authDir, callbackPort } = await setup(options);

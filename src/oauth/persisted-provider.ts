@@ -81,10 +81,11 @@ export abstract class PersistedProvider {
   /** What the last sign-in or token request asked for: the scope of tokens answered without one (RFC 6749 5.1). */
   protected askedScope?: string;
 
-  /** The configured scopes and those of a step-up, else what the SDK chose. */
+  /** The configured scopes and a step-up's (with the token's own: a step-up adds to them), else the SDK's choice. */
   protected scopeFor(sdkScope: string | undefined): string | undefined {
     const { scopes } = this.settings;
-    return scopes?.length ? [...new Set([...scopes, ...this.stepUpScopes])].join(" ") : sdkScope;
+    const had = this.stepUpScopes.size ? (this.stored()?.scopes ?? []) : [];
+    return scopes?.length ? [...new Set([...scopes, ...had, ...this.stepUpScopes])].join(" ") : sdkScope;
   }
 
   protected get settings(): OAuthSettings {
