@@ -19,6 +19,7 @@ import { AuthStore } from "../src/oauth/storage.ts";
 import type { MachineClient } from "./fixtures/client-credentials.ts";
 import type { OAuthFixture, OAuthFixtureOptions } from "./fixtures/oauth-server.ts";
 import { oauthBed } from "./oauth-bed.ts";
+import { waitFor } from "./helpers.ts";
 import { SignJWT } from "jose";
 import { startEnterpriseIdp } from "./fixtures/enterprise-idp.ts";
 
@@ -288,6 +289,21 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     const entry = { reconnect: false, timeout: 45_000 };
     const connection = connect(fixture, authDir, auth, { entry, tokenTimeoutMs: 1000 });
     await assert.rejects(connection.connect(), /no access token from http:\/\/127\.0\.0\.1:\d+\/token: .*timeout/i);
+  });
+
+  test("a token endpoint that did not answer the connect's request is asked again: the server connects once it answers", async () => {
+    const options: OAuthFixtureOptions = {
+      machineClients: [{ clientId: "ci-job", method: "client_secret_basic", secret: SECRET }],
+      clientCredentialsHang: true,
+    };
+    const { fixture, authDir } = await setup(options);
+    const auth = { clientId: "ci-job", clientSecret: SECRET };
+    const entry = { reconnect: { initialDelay: 20, maxDelay: 200 } };
+    const connection = connect(fixture, authDir, auth, { entry, tokenTimeoutMs: 500 });
+    await assert.rejects(connection.connect(), /no access token from/);
+    options.clientCredentialsHang = false;
+    await waitFor(() => connection.status === "connected", "a reconnect once the token endpoint answers");
+    assert.equal(await echo(connection, "back"), "back");
   });
 
   test("a signed assertion the token endpoint quotes back in its refusal is hidden like a secret", async () => {

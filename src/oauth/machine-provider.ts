@@ -257,7 +257,9 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
     const { clientId, tokenEndpointAuthMethod, grantType } = this.settings;
     const endpoint = this.discovery?.authorizationServerMetadata?.token_endpoint ?? "its token endpoint";
     if (!isTokenEndpointError(error)) {
-      const kind = classifyError(error) === "transport" ? "transport" : "auth";
+      // A token endpoint that did not answer in time may next time: retried as a lost connection is, unlike a refusal.
+      const late = (error as Error | undefined)?.name === "TimeoutError";
+      const kind = late || classifyError(error) === "transport" ? "transport" : "auth";
       const message = `MCP server '${server}': no access token from ${endpoint}: ${describeError(error)}`;
       return new BridgeError(kind, server, this.hide(message), { cause: error });
     }
