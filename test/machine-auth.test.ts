@@ -306,6 +306,24 @@ describe("OAuth for machines: the client-credentials grant", { timeout: 120_000 
     assert.equal(await echo(connection, "back"), "back");
   });
 
+  test("a token endpoint in trouble (server_error) is not said to refuse the client, and is asked again", async () => {
+    const options: OAuthFixtureOptions = {
+      machineClients: [{ clientId: "ci-job", method: "client_secret_basic", secret: SECRET }],
+      clientCredentialsStatus: 500,
+    };
+    const { fixture, authDir } = await setup(options);
+    const auth = { clientId: "ci-job", clientSecret: SECRET };
+    const connection = connect(fixture, authDir, auth, { entry: { reconnect: { initialDelay: 20, maxDelay: 200 } } });
+    const { message } = await connection.connect().then(
+      () => assert.fail("no token"),
+      (error: Error) => error,
+    );
+    assert.match(message, /server_error/);
+    assert.doesNotMatch(message, /refused client|Check `auth\.clientId`/);
+    delete options.clientCredentialsStatus;
+    await waitFor(() => connection.status === "connected", "a reconnect once the token endpoint issues tokens");
+  });
+
   test("a signed assertion the token endpoint quotes back in its refusal is hidden like a secret", async () => {
     const registered = generateKeyPairSync("ec", { namedCurve: "P-256" });
     const other = generateKeyPairSync("ec", { namedCurve: "P-256" });

@@ -266,6 +266,11 @@ export class MachineOAuthProvider extends PersistedProvider implements OAuthClie
     const code = (error as { code?: unknown }).code ?? (error as { errorCode?: unknown }).errorCode;
     const description = (error as Error).message;
     const answer = description && description !== code ? `${String(code)} (${description})` : String(code);
+    // An authorization server in trouble did not judge the client: no key to check, and asked again later.
+    if (code === "server_error" || code === "temporarily_unavailable") {
+      const message = `MCP server '${server}': the authorization server could not issue a token at ${endpoint}: ${answer}.`;
+      return new BridgeError("transport", server, this.hide(message), { cause: error });
+    }
     const client =
       tokenEndpointAuthMethod === "private_key_jwt"
         ? "`auth.privateKeyFile` (and the key registered for the client)"
