@@ -76,4 +76,29 @@ describe("/mcp auth without a server named, in pi's UI", { timeout: 120_000 }, (
       for (const dir of [project, agentDir]) dir.cleanup();
     }
   });
+  test("a server disabled in its config is not signed in to (nor started) by /mcp auth, nor offered for it", async () => {
+    const fixture = await startOAuthServer();
+    const [project, agentDir] = [tempDir(), tempDir()];
+    const saved = { ...process.env };
+    const servers = { dormant: { url: fixture.url, enabled: false, auth: { callbackPort: await freePort() } } };
+    writeFileSync(path.join(agentDir.dir, "mcp.json"), JSON.stringify({ mcpServers: servers }));
+    Object.assign(process.env, { HOME: project.dir, PI_CODING_AGENT_DIR: agentDir.dir, PI_MCP_NO_BROWSER: "1" });
+    const pi = await startInProcessPi({ cwd: project.dir, agentDir: agentDir.dir, extensionPaths: [EXTENSION_DIR] });
+    const ui = new RecordingUI();
+    try {
+      await pi.session.bindExtensions({ uiContext: ui.context() });
+      const mcp = pi.session.extensionRunner.getCommand("mcp")!;
+      assert.equal(await mcp.getArgumentCompletions?.("auth "), null, "nothing to offer");
+      await pi.session.prompt("/mcp auth dormant");
+      assert.match(ui.notices.join("\n"), /MCP server 'dormant' is disabled in its config; \/mcp enable dormant/);
+      assert.equal(fixture.authorizations.length, 0, "no sign-in page");
+      await pi.session.prompt("/mcp list");
+      assert.match(ui.notices.at(-1) ?? "", /^dormant {2}disabled/m);
+    } finally {
+      await pi.close();
+      restoreEnv(saved);
+      await fixture.close();
+      for (const dir of [project, agentDir]) dir.cleanup();
+    }
+  });
 });

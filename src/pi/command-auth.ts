@@ -9,9 +9,11 @@ import { plural } from "../common/text.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { interactiveSignIn } from "../oauth/sign-in.ts";
 import { type CommandDeps, failed, show } from "./command-context.ts";
-import { saysOff } from "./command-off.ts";
+import { saysOff, switchOnCommand } from "./command-off.ts";
 
 export async function signIn(deps: CommandDeps, connection: ServerConnection, ctx: ExtensionContext): Promise<void> {
+  // Disabled in its config: not started by a sign-in, and told how to enable it, as /mcp reconnect does.
+  if (connection.status === "disabled") return switchOnCommand(deps, connection, ctx);
   if (saysOff(deps.serversOff, connection, ctx)) return;
   try {
     await connection.signIn(

@@ -205,7 +205,7 @@ interface Subcommand {
   help: string;
   /**
    * Which servers completion offers as the argument: any, those that need trust, those that run or may (not off for
-   * the session nor disabled), those off for the session, those that may use OAuth; or none (no argument).
+   * the session nor disabled), those off for the session, those of these that may use OAuth; or none (no argument).
    */
   completes?: "server" | "project server" | "server on" | "server off" | "OAuth server";
   /** Options completion offers after the subcommand, beside the servers. */
@@ -350,8 +350,8 @@ export function registerMcpCommand(deps: CommandDeps): void {
   const offers = (completes: NonNullable<Subcommand["completes"]>, c: ServerConnection) => {
     if (completes === "project server") return bridge.trust.stateOf(c.name) !== undefined;
     if (completes === "server off") return serversOff.isOff(c);
-    if (completes === "OAuth server") return c.config.oauth !== undefined;
-    return completes === "server" || (!serversOff.isOff(c) && c.status !== "disabled");
+    const on = !serversOff.isOff(c) && c.status !== "disabled";
+    return completes === "server" || (on && (completes === "server on" || c.config.oauth !== undefined));
   };
   pi.registerCommand("mcp", {
     description: MCP_COMMAND_DESCRIPTION,
