@@ -76,7 +76,7 @@ describe("/mcp auth without a server named, in pi's UI", { timeout: 120_000 }, (
       for (const dir of [project, agentDir]) dir.cleanup();
     }
   });
-  test("a server disabled in its config is not signed in to (nor started) by /mcp auth, nor offered for it", async () => {
+  test("a server disabled in its config: /mcp auth neither signs in to it nor starts it; /mcp logout leaves it disabled", async () => {
     const fixture = await startOAuthServer();
     const [project, agentDir] = [tempDir(), tempDir()];
     const saved = { ...process.env };
@@ -89,11 +89,20 @@ describe("/mcp auth without a server named, in pi's UI", { timeout: 120_000 }, (
       await pi.session.bindExtensions({ uiContext: ui.context() });
       const mcp = pi.session.extensionRunner.getCommand("mcp")!;
       assert.equal(await mcp.getArgumentCompletions?.("auth "), null, "nothing to offer");
+      const logout = (await mcp.getArgumentCompletions?.("logout ")) as Array<{ value: string }>;
+      assert.deepEqual(
+        logout?.map((item) => item.value),
+        ["logout dormant"],
+        "its sign-in may still be forgotten",
+      );
       await pi.session.prompt("/mcp auth dormant");
       assert.match(ui.notices.join("\n"), /MCP server 'dormant' is disabled in its config; \/mcp enable dormant/);
       assert.equal(fixture.authorizations.length, 0, "no sign-in page");
+      await pi.session.prompt("/mcp logout dormant");
       await pi.session.prompt("/mcp list");
-      assert.match(ui.notices.at(-1) ?? "", /^dormant {2}disabled/m);
+      const listed = ui.notices.at(-1) ?? "";
+      assert.match(listed, /^dormant {2}disabled/m);
+      assert.doesNotMatch(listed, /Signed out|Run \/mcp auth/, "not told to sign in to a server that is disabled");
     } finally {
       await pi.close();
       restoreEnv(saved);

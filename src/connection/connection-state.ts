@@ -92,6 +92,8 @@ export function transition<S>(state: ConnectionState<S>, event: ConnectionEvent<
       if (state.kind === "idle" || state.kind === "disabled") return state;
       return { kind: "stopped", reason: event.reason, wasUp };
     case "signedOut":
+      // A server disabled in its config stays so: a sign-in is not what it waits for.
+      if (state.kind === "disabled") return state;
       return { kind: "gaveUp", error: event.message, attempts: 0, exhausted: false, wasUp };
     case "closed": {
       const started = state.kind !== "idle" && state.kind !== "disabled";

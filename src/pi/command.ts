@@ -205,9 +205,9 @@ interface Subcommand {
   help: string;
   /**
    * Which servers completion offers as the argument: any, those that need trust, those that run or may (not off for
-   * the session nor disabled), those off for the session, those of these that may use OAuth; or none (no argument).
+   * the session nor disabled), those off for the session, those that may use OAuth (and are on); or none (no argument).
    */
-  completes?: "server" | "project server" | "server on" | "server off" | "OAuth server";
+  completes?: "server" | "project server" | "server on" | "server off" | "OAuth server" | "OAuth server on";
   /** Options completion offers after the subcommand, beside the servers. */
   flags?: readonly string[];
   run: (deps: CommandDeps, args: string[], ctx: ExtensionCommandContext, subcommand: string) => Promise<void> | void;
@@ -308,7 +308,7 @@ const SUBCOMMANDS: readonly Subcommand[] = [
   {
     name: "auth",
     help: "Sign in to a server that uses OAuth (or sign in again); without a name, to each that waits for a sign-in",
-    completes: "OAuth server",
+    completes: "OAuth server on",
     run: async (deps, args, ctx) => {
       if (args[0] === undefined && (await signInToWaiting(deps, ctx))) return;
       await onServer("sign in to", signIn)(deps, args, ctx, "auth");
@@ -350,8 +350,8 @@ export function registerMcpCommand(deps: CommandDeps): void {
   const offers = (completes: NonNullable<Subcommand["completes"]>, c: ServerConnection) => {
     if (completes === "project server") return bridge.trust.stateOf(c.name) !== undefined;
     if (completes === "server off") return serversOff.isOff(c);
-    const on = !serversOff.isOff(c) && c.status !== "disabled";
-    return completes === "server" || (on && (completes === "server on" || c.config.oauth !== undefined));
+    if (completes.startsWith("OAuth") && c.config.oauth === undefined) return false;
+    return completes === "server" || completes === "OAuth server" || (!serversOff.isOff(c) && c.status !== "disabled");
   };
   pi.registerCommand("mcp", {
     description: MCP_COMMAND_DESCRIPTION,
