@@ -839,3 +839,37 @@ describe("a page a call needs first, whose message quotes the server's secret", 
     }
   });
 });
+
+describe("a form whose choices and defaults are the server's secret", { timeout: 60_000 }, () => {
+  test("shows them hidden, and sends them back as the server gave them", async () => {
+    const secret = "sk-choice-secret-0123456789";
+    const ui = new RecordingUI();
+    // The choice (its only one, untitled), then Enter in the text field for its default, then the multi-select's Done.
+    ui.answers = ["Fill in", 0, "", "Done", "Send"];
+    const features = elicitationFeatures("secretive", () => ({ ui: ui.context() }), new DialogBudget(() => undefined));
+    // What goes back to the server (the tool's result, which echoes it, has the secret hidden as any result has).
+    const answers: unknown[] = [];
+    const elicitation: typeof features.elicitation = async (...args) => {
+      const answer = await features.elicitation!(...args);
+      return (answers.push(answer), answer);
+    };
+    const connection = connectionFor(
+      "secretive",
+      { command: process.execPath, args: [ASKING_SERVER], env: { API_KEY: secret }, protocolVersion: "2025-06-18" },
+      { features: { ...features, elicitation } },
+    );
+    try {
+      await connection.connect();
+      const pick = { type: "string", enum: [secret] };
+      const token = { type: "string", default: secret };
+      const keys = { type: "array", items: { type: "string", enum: [secret, "other"] }, default: [secret] };
+      const schema = { type: "object", properties: { pick, token, keys }, required: ["pick", "token"] };
+      await connection.callTool("ask_form", { message: "which?", schema });
+      assert.deepEqual(answers, [{ action: "accept", content: { pick: secret, token: secret, keys: [secret] } }]);
+      const screen = JSON.stringify([ui.asked, ui.offered, ui.placeholders, ui.notices]);
+      assert.ok(!screen.includes(secret), screen);
+    } finally {
+      await connection.close();
+    }
+  });
+});

@@ -32,10 +32,14 @@ export interface ClientInfo {
   version: string;
 }
 
+/** A server's text as the user may see it: its secrets hidden. */
+export type Hide = (text: string) => string;
+
 /** Answers to the requests a server may send the client. Each one present is declared as a capability. */
 export interface ClientFeatures {
   /** Asks the user for input on the server's behalf (`elicitation/create`). */
-  elicitation?: (request: ElicitRequest["params"], cancelled?: AbortSignal) => Promise<ElicitResult>;
+  /** `hide` is for what is drawn on screen: the values that go back (choices, defaults) keep the server's secrets. */
+  elicitation?: (request: ElicitRequest["params"], cancelled?: AbortSignal, hide?: Hide) => Promise<ElicitResult>;
   /** Has the client's model answer the server (`sampling/createMessage`); without tool use inside sampling. */
   sampling?: (request: CreateMessageRequest["params"], cancelled?: AbortSignal) => Promise<CreateMessageResult>;
   /** The directories the server may work in (`roots/list`), as they are at the time of asking. */
@@ -44,7 +48,7 @@ export interface ClientFeatures {
    * A request failed because the server first needs the user on these pages (error -32042): sends the user there and
    * says whether to run the request again. Given, it also declares URL-mode elicitation, which `elicitation` answers.
    */
-  urlElicitationRequired?: (elicitations: ElicitRequestURLParams[]) => Promise<boolean>;
+  urlElicitationRequired?: (elicitations: ElicitRequestURLParams[], hide?: Hide) => Promise<boolean>;
   /** `notifications/elicitation/complete`: a page flow the user was sent to has finished. */
   elicitationComplete?: (elicitationId: string) => void;
 }
@@ -63,12 +67,13 @@ export function connectionFeatures(
 ): ClientFeatures {
   const { roots = () => [directoryRoot(projectRoot)], sampling, elicitation, ...features } = given;
   const pages = given.urlElicitationRequired;
+  const hide: Hide = (text) => redactor.result(text);
   return {
     ...features,
     ...(offerRoots && { roots }),
     ...(sampling && { sampling: (params, cancelled) => sampling(redactor.result(params), cancelled) }),
-    ...(elicitation && { elicitation: (params, cancelled) => elicitation(prose(params, redactor), cancelled) }),
-    ...(pages && { urlElicitationRequired: (elicitations) => pages(prose(elicitations, redactor)) }),
+    ...(elicitation && { elicitation: (params, cancelled) => elicitation(prose(params, redactor), cancelled, hide) }),
+    ...(pages && { urlElicitationRequired: (elicitations) => pages(prose(elicitations, redactor), hide) }),
   };
 }
 

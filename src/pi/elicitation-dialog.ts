@@ -9,7 +9,7 @@
 import type { ExtensionUIContext } from "@mariozechner/pi-coding-agent";
 import type { ElicitRequest, ElicitRequestURLParams, ElicitResult } from "@modelcontextprotocol/client";
 import { shown, SHOWN } from "../common/terminal-text.ts";
-import type { ClientFeatures } from "../connection/mcp-client.ts";
+import type { ClientFeatures, Hide } from "../connection/mcp-client.ts";
 import { isLoopbackHost } from "../oauth/endpoint-policy.ts";
 import { canOpenBrowser, openBrowser } from "../oauth/sign-in.ts";
 import { DENY_REST, type DialogBudget } from "./dialog-budget.ts";
@@ -69,19 +69,19 @@ export function elicitationFeatures(
       openIfPossible(url);
     };
   return {
-    elicitation: (params, cancelled) =>
+    elicitation: (params, cancelled, hide) =>
       ui()
         ? budget.run(
             server,
-            () => answerElicitation(server, params, until(ended(cancelled), ui()), opener([params]), denyRest),
+            () => answerElicitation(server, params, until(ended(cancelled), ui(), hide), opener([params]), denyRest),
             declined,
           )
         : Promise.resolve(declined()),
-    urlElicitationRequired: (elicitations) =>
+    urlElicitationRequired: (elicitations, hide) =>
       ui()
         ? budget.run(
             server,
-            () => sendToRequiredPages(server, elicitations, until(ended(), ui()), opener(elicitations), denyRest),
+            () => sendToRequiredPages(server, elicitations, until(ended(), ui(), hide), opener(elicitations), denyRest),
             () => false,
           )
         : Promise.resolve(false),
@@ -90,12 +90,19 @@ export function elicitationFeatures(
   };
 }
 
-/** `ui` with its dialogs dismissed once `signal` aborts: the server gave up on the request, or pi's turn was aborted. */
-const until = (signal: AbortSignal, ui: ElicitationUi | undefined): ElicitationUi | undefined =>
+/**
+ * `ui` with its dialogs dismissed once `signal` aborts (the server gave up on the request, or pi's turn was aborted),
+ * and the server's secrets hidden in all it draws: a choice or a default may be one, and goes back as the server gave it.
+ */
+const until = (signal: AbortSignal, ui: ElicitationUi | undefined, hide: Hide = (t) => t): ElicitationUi | undefined =>
   ui && {
-    select: (title, options) => ui.select(title, options, { signal }),
-    input: (title, placeholder) => ui.input(title, placeholder, { signal }),
-    notify: (message, type) => ui.notify(message, type),
+    select: async (title, options) => {
+      const drawn = options.map(hide);
+      const answer = await ui.select(hide(title), drawn, { signal });
+      return answer === undefined ? undefined : options[drawn.indexOf(answer)];
+    },
+    input: (title, placeholder) => ui.input(hide(title), placeholder && hide(placeholder), { signal }),
+    notify: (message, type) => ui.notify(hide(message), type),
   };
 
 /** Stands for Escape (or a closed dialog) anywhere in the form: the user cancelled. */
