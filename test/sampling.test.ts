@@ -141,6 +141,18 @@ describe("sampling requests (pure)", () => {
     ]);
   });
 
+  test("an image in an earlier answer of the model (which pi's answers cannot hold) is named, not dropped unsaid", () => {
+    const image = { type: "image" as const, data: "aGk=", mimeType: "image/png" };
+    const context = samplingContext(
+      params({ messages: [{ role: "assistant", content: [{ type: "text", text: "Here:" }, image] }] }),
+      model("m1"),
+    );
+    assert.deepEqual((context.messages[0] as { content: unknown }).content, [
+      { type: "text", text: "Here:" },
+      { type: "text", text: "[image left out: the model here takes images only in the user's messages]" },
+    ]);
+  });
+
   test("a hint picks a configured model; none that matches leaves the current one", () => {
     const current = model("faux-1");
     const available = [current, model("claude-sonnet-9"), model("gpt-9-mini")];

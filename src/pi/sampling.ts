@@ -72,6 +72,9 @@ export function samplingContext(params: SamplingParams, model: Model<Api>, now =
   const messages: Context["messages"] = params.messages.map((message) => {
     const parts: Array<TextContent | ImageContent> = blocks(message).map((block) => {
       if (block.type === "text") return { type: "text", text: String(block.text) };
+      // pi's model answers hold no images: one the server quotes in an earlier answer is named, not dropped unsaid.
+      if (block.type === "image" && message.role === "assistant")
+        return { type: "text", text: "[image left out: the model here takes images only in the user's messages]" };
       const mimeType = String(block.mimeType);
       // As a tool result's image: `image/jpg` or any case taken, base64 in lines made one, typed as its bytes are.
       const image = block.type === "image" ? modelImage(String(block.data), mimeType) : undefined;
