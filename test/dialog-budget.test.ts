@@ -8,7 +8,10 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { type Api, fauxAssistantMessage, fauxToolCall, type Model } from "@mariozechner/pi-ai";
+import { DialogBudget } from "../src/pi/dialog-budget.ts";
+import { elicitationFeatures } from "../src/pi/elicitation-dialog.ts";
+import { samplingHandler } from "../src/pi/sampling.ts";
 import { EXTENSION_DIR, REPO_ROOT, tempDir, waitFor } from "./helpers.ts";
 import { startInProcessPi } from "./pi-harness.ts";
 import { RecordingUI } from "./recording-ui.ts";
@@ -212,5 +215,56 @@ describe("a server that asks the user too often", { timeout: 180_000 }, () => {
     } finally {
       await pi.close();
     }
+  });
+});
+
+describe("two servers asking at once", () => {
+  /** A UI whose dialogs each stay open for a turn of the event loop, counting the most open at once. */
+  function countingUi(answers: unknown[]) {
+    const ui = new RecordingUI();
+    ui.answers = answers;
+    const context = ui.context();
+    const seen = { open: 0, most: 0 };
+    const select = context.select;
+    context.select = async (...args) => {
+      seen.most = Math.max(seen.most, ++seen.open);
+      await new Promise((resolve) => setImmediate(resolve));
+      try {
+        return await select(...args);
+      } finally {
+        seen.open--;
+      }
+    };
+    return { ui, context, seen };
+  }
+  const form = { message: "m", requestedSchema: { type: "object" as const, properties: {} } };
+
+  test("one dialog at a time on screen: pi shows one, a second would replace the first and leave it unanswerable", async () => {
+    const { context, seen } = countingUi(["Decline", "Decline"]);
+    const budget = new DialogBudget(() => undefined);
+    const [a, b] = ["a", "b"].map((server) => elicitationFeatures(server, () => ({ ui: context }), budget));
+    assert.deepEqual(await Promise.all([a!.elicitation!(form), b!.elicitation!(form)]), [
+      { action: "decline" },
+      { action: "decline" },
+    ]);
+    assert.equal(seen.most, 1);
+  });
+
+  test("a sampling request's model call holds no other server's dialog", async () => {
+    const { ui, context } = countingUi(["Allow", "Decline", "Send"]);
+    const budget = new DialogBudget(() => undefined);
+    let answer: (reply: unknown) => void = () => undefined;
+    const complete = () => new Promise((resolve) => (answer = resolve));
+    const model = { id: "m1", api: "faux", provider: "faux" } as unknown as Model<Api>;
+    const session = { hasUI: true, ui: context, model, modelRegistry: { getAvailable: () => [], complete } };
+    const sampling = samplingHandler("s", "ask", () => session as never, budget);
+    const messages = [{ role: "user" as const, content: { type: "text" as const, text: "hi" } }];
+    const sampled = sampling({ messages, maxTokens: 10 });
+    await waitFor(() => ui.asked.length === 1, "the sampling request's approval");
+    // The other server's form is asked while the model answers.
+    const elicitation = elicitationFeatures("e", () => ({ ui: context }), budget).elicitation!(form);
+    assert.deepEqual(await elicitation, { action: "decline" });
+    answer({ role: "assistant", content: [{ type: "text", text: "hello" }], stopReason: "stop" });
+    assert.equal(((await sampled).content as { text: string }).text, "hello");
   });
 });

@@ -1,10 +1,10 @@
 /**
  * How much of the user's attention a server's requests may take (sampling, elicitation, a page a call needs first):
- * one dialog at a time from each server, since pi shows one and a second would cover the first (a dialog that never
- * ends, covered by another's, holds up only its own server); at most 5 requests a minute from each server, so a burst
- * is refused at once, unasked, rather than queued; none at all from a server the user chose to refuse for the rest of
- * the pi session. Refusals are told to the user in one notice per burst, with their count and why, never one per
- * request; the server gets an error or a decline that says why.
+ * one request at a time from each server, and one dialog at a time of all servers, since pi shows one and a second
+ * would replace the first; at most 5 requests a minute from each server, so a burst is refused at once, unasked,
+ * rather than queued; none at all from a server the user chose to refuse for the rest of the pi session. Refusals are
+ * told to the user in one notice per burst, with their count and why, never one per request; the server gets an error
+ * or a decline that says why.
  */
 import { plural } from "../common/text.ts";
 import { isObject } from "../common/values.ts";
@@ -35,6 +35,8 @@ interface ServerState {
 
 export class DialogBudget {
   private servers = new Map<string, ServerState>();
+  /** The dialog on screen, of any server: pi shows one, and a second replaces the first, left unanswered unseen. */
+  private screen: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly notify: (text: string) => void,
@@ -44,9 +46,10 @@ export class DialogBudget {
 
   /**
    * Runs `dialog` for `server` once the dialogs before it are done, when the server may ask now; otherwise returns
-   * `refuse(reason)` at once, where `reason` is what the server is told.
+   * `refuse(reason)` at once, where `reason` is what the server is told. `screen`: the whole of `dialog` is one on
+   * screen (a form); else it puts each of its own there ({@link onScreen}), a model's answer between them.
    */
-  async run<T>(server: string, dialog: () => Promise<T>, refuse: (reason: string) => T): Promise<T> {
+  async run<T>(server: string, dialog: () => Promise<T>, refuse: (reason: string) => T, screen = true): Promise<T> {
     const state = this.stateOf(server);
     const now = Date.now();
     state.admitted = state.admitted.filter((t) => now - t < WINDOW_MS);
@@ -54,8 +57,17 @@ export class DialogBudget {
     if (state.admitted.length >= DIALOGS_PER_MINUTE) return refuse(this.refused(server, state, "limit"));
     state.admitted.push(now);
     // Requests let through before the user denied the rest are refused when their turn comes.
-    const turn = state.shown.then(() => (state.denied ? refuse(this.refused(server, state, "denied")) : dialog()));
+    const turn = state.shown.then(() =>
+      state.denied ? refuse(this.refused(server, state, "denied")) : screen ? this.onScreen(dialog) : dialog(),
+    );
     state.shown = turn.catch(() => undefined);
+    return turn;
+  }
+
+  /** Shows `dialogs` once no other's are on screen; a model's answer is not awaited here, so holds up no one. */
+  onScreen<T>(dialogs: () => Promise<T>): Promise<T> {
+    const turn = this.screen.then(dialogs);
+    this.screen = turn.catch(() => undefined);
     return turn;
   }
 

@@ -185,10 +185,10 @@ export function samplingHandler(
       const ended = () =>
         cancelled && session.signal ? AbortSignal.any([cancelled, session.signal]) : (cancelled ?? session.signal);
       if (askUser && mode === "ask") {
-        const answer = await session.ui.select(
-          describeSamplingRequest(server, params, model),
-          [ALLOW, DENY, DENY_REST],
-          { signal: ended() },
+        const answer = await budget.onScreen(() =>
+          session.ui.select(describeSamplingRequest(server, params, model), [ALLOW, DENY, DENY_REST], {
+            signal: ended(),
+          }),
         );
         first(answer);
         if (answer !== ALLOW) throw refused(`The user declined MCP server '${server}''s sampling request`);
@@ -206,10 +206,12 @@ export function samplingHandler(
         throw new SamplingError(-32603, `The model failed: ${reply.errorMessage ?? reply.stopReason}`);
       let text = reply.content.flatMap((c) => (c.type === "text" ? [c.text] : [])).join("");
       if (askUser) {
-        const choice = await session.ui.select(
-          `${model.id} answered MCP server '${server}':\n${shown(text, SHOWN.view)}`,
-          [SEND, EDIT, REFUSE, ...(mode === "ask" ? [] : [DENY_REST])],
-          { signal: ended() },
+        const choice = await budget.onScreen(() =>
+          session.ui.select(
+            `${model.id} answered MCP server '${server}':\n${shown(text, SHOWN.view)}`,
+            [SEND, EDIT, REFUSE, ...(mode === "ask" ? [] : [DENY_REST])],
+            { signal: ended() },
+          ),
         );
         first(choice);
         if (choice === EDIT) {
@@ -220,8 +222,8 @@ export function samplingHandler(
               "warning",
             );
           cancelled?.addEventListener("abort", gaveUp);
-          const edited = await session.ui
-            .editor(`The answer MCP server '${server}' will get`, text)
+          const edited = await budget
+            .onScreen(() => session.ui.editor(`The answer MCP server '${server}' will get`, text))
             .finally(() => cancelled?.removeEventListener("abort", gaveUp));
           if (edited === undefined) throw refused(`The user withheld the answer to MCP server '${server}'`);
           text = edited;
@@ -237,7 +239,7 @@ export function samplingHandler(
     const refuse = (reason: string): never => {
       throw refused(reason);
     };
-    return askUser ? budget.run(server, dialogs, refuse) : dialogs();
+    return askUser ? budget.run(server, dialogs, refuse, false) : dialogs();
   };
   return respond;
 }
