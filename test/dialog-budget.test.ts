@@ -250,6 +250,21 @@ describe("two servers asking at once", () => {
     assert.equal(seen.most, 1);
   });
 
+  test("a new session shows its dialogs though pi took an old one away unanswered (it does on /new), never ended", async () => {
+    const { ui, context } = countingUi(["Decline"]);
+    const select = context.select;
+    let calls = 0;
+    context.select = (...args) => (calls++ === 0 ? new Promise(() => undefined) : select(...args));
+    const budget = new DialogBudget(() => undefined);
+    const [a, b] = ["a", "b"].map((server) => elicitationFeatures(server, () => ({ ui: context }), budget));
+    void a!.elicitation!(form);
+    await waitFor(() => calls === 1, "the first dialog");
+    budget.reset();
+    const answer = b!.elicitation!(form);
+    await waitFor(() => ui.asked.length === 1, "the new session's dialog");
+    assert.deepEqual(await answer, { action: "decline" });
+  });
+
   test("a sampling request's model call holds no other server's dialog", async () => {
     const { ui, context } = countingUi(["Allow", "Decline", "Send"]);
     const budget = new DialogBudget(() => undefined);

@@ -81,6 +81,8 @@ export class DialogBudget {
   reset(entries: readonly unknown[] = []): void {
     for (const state of this.servers.values()) clearTimeout(state.timer);
     this.servers.clear();
+    // pi takes the old session's dialogs away unanswered (on /new, a resume): none is on screen any more.
+    this.screen = Promise.resolve();
     for (const e of entries)
       if (isObject(e) && e.customType === DENIED_ENTRY && isObject(e.data) && typeof e.data.server === "string")
         this.stateOf(e.data.server).denied = true;
