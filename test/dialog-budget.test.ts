@@ -265,6 +265,19 @@ describe("two servers asking at once", () => {
     assert.deepEqual(await answer, { action: "decline" });
   });
 
+  test("a dialog pi took away with the old session (on /new) is ended: its server hears 'cancel' at once", async () => {
+    const { context } = countingUi([]);
+    // As pi's TUI: the dialog ends only when answered or when its signal aborts.
+    context.select = (_title, _options, opts) =>
+      new Promise((resolve) => opts?.signal?.addEventListener("abort", () => resolve(undefined)));
+    const budget = new DialogBudget(() => undefined);
+    const answer = elicitationFeatures("a", () => ({ ui: context }), budget).elicitation!(form);
+    await new Promise((resolve) => setImmediate(resolve));
+    budget.reset();
+    const late = new Promise((resolve) => setTimeout(resolve, 5000, "still waiting").unref());
+    assert.deepEqual(await Promise.race([answer, late]), { action: "cancel" });
+  });
+
   test("a sampling request's model call holds no other server's dialog", async () => {
     const { ui, context } = countingUi(["Allow", "Decline", "Send"]);
     const budget = new DialogBudget(() => undefined);

@@ -37,6 +37,8 @@ export class DialogBudget {
   private servers = new Map<string, ServerState>();
   /** The dialog on screen, of any server: pi shows one, and a second replaces the first, left unanswered unseen. */
   private screen: Promise<unknown> = Promise.resolve();
+  /** Aborted when a new session starts: pi took the old one's dialogs away unanswered, and their servers are told. */
+  private session = new AbortController();
 
   constructor(
     private readonly notify: (text: string) => void,
@@ -71,6 +73,11 @@ export class DialogBudget {
     return turn;
   }
 
+  /** Aborts once the session the dialogs are shown in has ended. */
+  get ended(): AbortSignal {
+    return this.session.signal;
+  }
+
   /** The user chose {@link DENY_REST} in one of `server`'s dialogs. */
   denyRest(server: string): void {
     this.stateOf(server).denied = true;
@@ -83,6 +90,8 @@ export class DialogBudget {
     this.servers.clear();
     // pi takes the old session's dialogs away unanswered (on /new, a resume): none is on screen any more.
     this.screen = Promise.resolve();
+    this.session.abort();
+    this.session = new AbortController();
     for (const e of entries)
       if (isObject(e) && e.customType === DENIED_ENTRY && isObject(e.data) && typeof e.data.server === "string")
         this.stateOf(e.data.server).denied = true;

@@ -57,7 +57,7 @@ export function elicitationFeatures(
 ): ClientFeatures {
   const ui = () => session()?.ui;
   const ended = (cancelled?: AbortSignal) =>
-    AbortSignal.any([cancelled, session()?.signal].filter((s) => s !== undefined));
+    AbortSignal.any([cancelled, session()?.signal, budget.ended].filter((s) => s !== undefined));
   const denyRest = () => budget.denyRest(server);
   const declined = (): ElicitResult => ({ action: "decline" });
   /** The pages the user went to, by id, until the server says they are done: it may not say so of any other. */

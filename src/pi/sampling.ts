@@ -182,8 +182,7 @@ export function samplingHandler(
     // The session of the request's turn: another may have started while it waited, and the old one's context is stale.
     const dialogs = async (session = ctx() ?? asked): Promise<CreateMessageResult> => {
       // The server gave up, or pi's turn was aborted: the dialogs are dismissed and the model's answer ended.
-      const ended = () =>
-        cancelled && session.signal ? AbortSignal.any([cancelled, session.signal]) : (cancelled ?? session.signal);
+      const ended = () => AbortSignal.any([cancelled, session.signal, budget.ended].filter((s) => s !== undefined));
       if (askUser && mode === "ask") {
         const answer = await budget.onScreen(() =>
           session.ui.select(describeSamplingRequest(server, params, model), [ALLOW, DENY, DENY_REST], {
