@@ -281,7 +281,7 @@ describe("two servers asking at once", () => {
   test("a sampling request's model call holds no other server's dialog", async () => {
     const { ui, context } = countingUi(["Allow", "Decline", "Send"]);
     const budget = new DialogBudget(() => undefined);
-    let answer: (reply: unknown) => void = () => undefined;
+    let answer: ((reply: unknown) => void) | undefined;
     const complete = () => new Promise((resolve) => (answer = resolve));
     const model = { id: "m1", api: "faux", provider: "faux" } as unknown as Model<Api>;
     const session = { hasUI: true, ui: context, model, modelRegistry: { getAvailable: () => [], complete } };
@@ -292,7 +292,8 @@ describe("two servers asking at once", () => {
     // The other server's form is asked while the model answers.
     const elicitation = elicitationFeatures("e", () => ({ ui: context }), budget).elicitation!(form);
     assert.deepEqual(await elicitation, { action: "decline" });
-    answer({ role: "assistant", content: [{ type: "text", text: "hello" }], stopReason: "stop" });
+    await waitFor(() => answer !== undefined, "the model call");
+    answer!({ role: "assistant", content: [{ type: "text", text: "hello" }], stopReason: "stop" });
     assert.equal(((await sampled).content as { text: string }).text, "hello");
   });
 });
