@@ -211,6 +211,15 @@ describe("requests refused before any dialog", () => {
     assert.equal(ui.asked.length, 1);
   });
 
+  test("a limit of no tokens (0, or below) is refused unasked: pi's providers would take it for no limit at all", async () => {
+    const ui = new RecordingUI();
+    const session = { hasUI: true, ui: ui.context(), model: model("m1"), modelRegistry: { getAvailable: () => [] } };
+    const handler = samplingHandler("srv", "ask", () => session as never, new DialogBudget(() => undefined));
+    for (const maxTokens of [0, -5])
+      await assert.rejects(handler(params({ maxTokens })), { code: -32602, message: /maxTokens must be at least 1/ });
+    assert.deepEqual(ui.asked, []);
+  });
+
   test("a model call that throws (no key, network) is an internal error to the server, not the user's refusal", async () => {
     const fail = async () => Promise.reject(new Error("No key for faux: not signed in"));
     const session = { hasUI: false, model: model("m1"), modelRegistry: { getAvailable: () => [], complete: fail } };

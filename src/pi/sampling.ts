@@ -68,6 +68,9 @@ const NO_TOKENS = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
 export function samplingContext(params: SamplingParams, model: Model<Api>, now = Date.now()): Context {
   if (params.tools?.length || params.toolChoice)
     throw new SamplingError(-32602, "sampling with tools is not supported by this client (it offers no tool use)");
+  // pi's providers take no limit (0) for none at all: the model would write thousands of tokens for "at most 0".
+  if (!(params.maxTokens >= 1))
+    throw new SamplingError(-32602, `maxTokens must be at least 1, not ${params.maxTokens}`);
   let imageBytes = 0;
   const messages: Context["messages"] = params.messages.map((message) => {
     const parts: Array<TextContent | ImageContent> = blocks(message).map((block) => {
