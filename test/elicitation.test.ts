@@ -873,3 +873,38 @@ describe("a form whose choices and defaults are the server's secret", { timeout:
     }
   });
 });
+
+describe("a form whose choices are two of the server's secrets", { timeout: 60_000 }, () => {
+  test("shows them apart, and sends the one picked", async () => {
+    const [one, two] = ["sk-first-secret-0123456789", "sk-second-secret-0123456789"];
+    const ui = new RecordingUI();
+    ui.answers = ["Fill in", 1, "Send"];
+    const features = elicitationFeatures("secretive", () => ({ ui: ui.context() }), new DialogBudget(() => undefined));
+    const answers: unknown[] = [];
+    const elicitation: typeof features.elicitation = async (...args) => {
+      const answer = await features.elicitation!(...args);
+      return (answers.push(answer), answer);
+    };
+    const connection = connectionFor(
+      "secretive",
+      {
+        command: process.execPath,
+        args: [ASKING_SERVER],
+        env: { API_KEY: one, OTHER_KEY: two },
+        protocolVersion: "2025-06-18",
+      },
+      { features: { ...features, elicitation } },
+    );
+    try {
+      await connection.connect();
+      const schema = { type: "object", properties: { key: { type: "string", enum: [one, two] } }, required: ["key"] };
+      await connection.callTool("ask_form", { message: "which?", schema });
+      assert.deepEqual(answers, [{ action: "accept", content: { key: two } }]);
+      const choices = ui.offered[1]!;
+      assert.equal(new Set(choices).size, 2, JSON.stringify(choices));
+      assert.ok(!JSON.stringify(ui.offered).includes("secret-0123"), JSON.stringify(ui.offered));
+    } finally {
+      await connection.close();
+    }
+  });
+});

@@ -97,7 +97,11 @@ export function elicitationFeatures(
 const until = (signal: AbortSignal, ui: ElicitationUi | undefined, hide: Hide = (t) => t): ElicitationUi | undefined =>
   ui && {
     select: async (title, options) => {
-      const drawn = options.map(hide);
+      // Two secrets hidden alike would read as one choice, and the first be sent for either: each is numbered apart.
+      const seen = new Map<string, number>();
+      const drawn = options
+        .map(hide)
+        .map((o) => (seen.set(o, (seen.get(o) ?? 0) + 1).get(o)! > 1 ? `${o} (${seen.get(o)})` : o));
       const answer = await ui.select(hide(title), drawn, { signal });
       return answer === undefined ? undefined : options[drawn.indexOf(answer)];
     },
