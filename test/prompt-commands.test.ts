@@ -119,6 +119,9 @@ describe("prompt commands (pure)", () => {
     const named = parsePromptArguments("__proto__=a", proto);
     assert.deepEqual(named.ok && JSON.stringify(named.values), '{"__proto__":"a"}');
     assert.deepEqual(named.ok && missingArguments(proto, named.values), []);
+    // A name with `=` in it (as a server may declare: `a=b`) is given by name as it is described, `a=b=<value>`.
+    const withEq = [{ name: "a=b" }, { name: "c" }];
+    assert.deepEqual(parsePromptArguments("c=1 a=b=2", withEq), { ok: true, values: { c: "1", "a=b": "2" } });
     const inOrder = parsePromptArguments("a c", proto);
     assert.deepEqual(inOrder.ok && JSON.stringify(inOrder.values), '{"__proto__":"a","b":"c"}');
     const offered = completionTarget("", js);

@@ -75,9 +75,9 @@ export function parsePromptArguments(line: string, args: readonly PromptArgument
   const values = new Map<string, string>();
   const positional: string[] = [];
   for (const word of splitWords(line).words) {
-    const eq = word.indexOf("=");
-    const name = eq > 0 ? word.slice(0, eq) : undefined;
-    if (name !== undefined && names.has(name)) values.set(name, word.slice(eq + 1));
+    // The longest name the word starts with, then `=`: a name may hold `=` itself (`a=b=<value>`).
+    const name = [...names].filter((n) => n && word.startsWith(`${n}=`)).sort((a, b) => b.length - a.length)[0];
+    if (name !== undefined) values.set(name, word.slice(name.length + 1));
     else positional.push(word);
   }
   for (const word of positional) {
