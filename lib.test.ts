@@ -1693,6 +1693,16 @@ describe("status formatting", () => {
     assert.equal(screen.filter((l) => l.includes("servers configured")).length, 1, screen.join("\n"));
     assert.equal(screen.filter((l) => /^─+$/.test(l)).length, 3, screen.join("\n"));
   });
+  test("a remote server's details say it has no log of its own, as /mcp logs does, not that its log is empty", () => {
+    const tui = { requestRender: () => undefined, terminal: { rows: 40 } };
+    const board = new McpDashboard(tui, { rows: () => rows.slice(0, 2), logTail: () => [] }, () => undefined);
+    board.handleInput("\x1b[B");
+    board.handleInput("\r");
+    const screen = board.render(200).join("\n");
+    assert.match(screen, /^jira /m, screen);
+    assert.doesNotMatch(screen, /log is empty/, screen);
+    assert.match(screen, /remote: it has no stderr/, screen);
+  });
   test("40 servers in a 24-row terminal: the dashboard fits, and ↓ scrolls to the last server and ↑ back", () => {
     const many = Array.from({ length: 40 }, (_, i) => ({ ...rows[0]!, name: `s${i}` }));
     const tui = { requestRender: () => undefined, terminal: { rows: 24 } };

@@ -73,10 +73,12 @@ export class McpDashboard implements Component {
 
   private detailLines(row: ServerRow): string[] {
     const log = this.source.logTail(row.name, LOG_TAIL_LINES);
+    // Its log is what it writes to stderr: a remote server has none (as /mcp logs says).
+    const none = row.transport.startsWith("stdio") ? "Its log is empty." : "It is remote: it has no stderr.";
     return [
       ...formatServerDetails(row),
       "",
-      log.length ? `Last lines of its log:` : "Its log is empty.",
+      log.length ? `Last lines of its log:` : none,
       ...log.map((l) => `    ${shown(l, SHOWN.line, "line")}`),
       "",
       "Esc: back to the table",
