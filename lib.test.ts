@@ -101,6 +101,8 @@ import { untrustedError } from "./src/connection/stop-errors.ts";
 import { connectHint } from "./src/connection/connect-hints.ts";
 import { resourceFileName } from "./src/translate/resource-output.ts";
 import { McpDashboard } from "./src/pi/dashboard.ts";
+import { registerLazyCommand } from "./src/pi/lazy-command.ts";
+import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { describePolicy, RefusalRecord, refusalIn, refusalMessage, violationRefusal } from "./lib.ts";
 
 /** The SDK's error for an HTTP answer the transport could not use. */
@@ -2724,5 +2726,24 @@ describe("/mcp add on one line (parseAddLine)", () => {
       refused("fs -H 'Authorization: Bearer x' --bearer-token-env-var T https://a.example/mcp"),
       /both set the same header/,
     );
+  });
+});
+
+describe("a command whose module loads on first use", () => {
+  test("a load that failed (a file missing while the package updates) is tried again at the next run", async () => {
+    const commands = new Map<string, Parameters<ExtensionAPI["registerCommand"]>[1]>();
+    const pi = { registerCommand: (name: string, options: never) => commands.set(name, options) } as never;
+    let loads = 0;
+    let ran = "";
+    registerLazyCommand(pi, "x", "X", async (inner) => {
+      if (++loads === 1) throw new Error("ENOENT: no such file");
+      inner.registerCommand("x", { description: "X", handler: async (args) => void (ran = args) });
+    });
+    const ctx = { hasUI: false } as never;
+    await assert.rejects(commands.get("x")!.handler("a", ctx), /ENOENT/);
+    await commands.get("x")!.handler("b", ctx);
+    assert.equal(ran, "b");
+    await commands.get("x")!.handler("c", ctx);
+    assert.deepEqual([ran, loads], ["c", 2], "a load that worked is kept");
   });
 });

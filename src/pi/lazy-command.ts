@@ -17,15 +17,20 @@ export function registerLazyCommand(
   load: (pi: ExtensionAPI) => Promise<void>,
 ): void {
   let loaded: Promise<CommandOptions> | undefined;
-  const command = () =>
-    (loaded ??= new Promise<CommandOptions>((resolve, reject) => {
+  const command = () => {
+    if (loaded) return loaded;
+    const loading = new Promise<CommandOptions>((resolve, reject) => {
       const registerCommand = (registered: string, options: CommandOptions) =>
         registered === name ? resolve(options) : pi.registerCommand(registered, options);
       load(Object.create(pi, { registerCommand: { value: registerCommand } }) as ExtensionAPI).then(
         () => reject(new Error(`The module behind /${name} did not register it`)),
         reject,
       );
-    }));
+    });
+    // A load that failed is not kept: the next use tries again (its files may be back, after an update).
+    loading.catch(() => loaded === loading && (loaded = undefined));
+    return (loaded = loading);
+  };
   pi.registerCommand(name, {
     description,
     getArgumentCompletions: async (prefix) => (await command()).getArgumentCompletions?.(prefix) ?? null,
