@@ -278,8 +278,11 @@ describe("/mcp subcommands (pi's command API, scripted UI)", { timeout: 120_000 
   test("/mcp enable of a server enabled and running already: it keeps running, not restarted", async () => {
     const starts = () => readLog(log).filter((e) => e.event === "start").length;
     const before = starts();
+    const file = readFileSync(projectConfig, "utf8");
     assert.match(await run("/mcp enable local"), /Enabled MCP server 'local' in .*mcp\.json: \d+ tools\./);
     assert.equal(starts(), before, "no second start of its process");
+    // A project file is often committed: enabling what is enabled leaves it as it was, not a diff to commit.
+    assert.equal(readFileSync(projectConfig, "utf8"), file);
   });
 
   test("/mcp disable and enable: saved in the defining file, or as this project's override of a user server; tools leave at once", async () => {

@@ -247,9 +247,12 @@ export async function setEnabled(
   const { source } = connection.config;
   const project = deps.bridge.sourceOf("project");
   // A higher file's switch of this server (this project's override) decides it: it is changed there.
-  const override = (await deps.bridge.configured()).find((c) => c.name === connection.name)?.enabledSource;
+  const configured = (await deps.bridge.configured()).find((c) => c.name === connection.name);
+  const override = configured?.enabledSource;
   let target = source.path;
   if (override) target = override.path;
+  // Enabled in its files already: nothing is written (a project file is often committed), it is only started.
+  else if (enabled && configured?.enabled) target = source.path;
   // A package's manifest is the package's own: an update would replace it, so the switch goes into the project's file.
   else if ((source.scope === "bundled" || source.scope === "package") && project) target = project.path;
   else if (source.scope === "user" && project && ctx.hasUI) {
@@ -267,7 +270,7 @@ export async function setEnabled(
   const save = (text?: string) =>
     setServerField(setServerField(text, name, "disabled", undefined), name, "enabled", enabled);
   try {
-    reportTrust(ctx, await deps.bridge.writeConfig(target, save), [connection.name]);
+    if (!enabled || !configured?.enabled) reportTrust(ctx, await deps.bridge.writeConfig(target, save), [name]);
   } catch (error) {
     return failed(ctx, `Could not save it in ${target}: ${errorMessage(error)}`);
   }
