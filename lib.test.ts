@@ -1705,6 +1705,20 @@ describe("status formatting", () => {
     assert.doesNotMatch(screen, /log is empty/, screen);
     assert.match(screen, /remote: it has no stderr/, screen);
   });
+  test("a server with 50 tools in a 24-row terminal: its details fit, its state and error first, and ↓ reaches its last tool", () => {
+    const tools = Array.from({ length: 50 }, (_, i) => ({ name: `t${i}`, originalName: `t${i}` }));
+    const tui = { requestRender: () => undefined, terminal: { rows: 24 } };
+    const board = new McpDashboard(tui, { rows: () => [{ ...rows[1]!, tools }], logTail: () => [] }, () => undefined);
+    board.handleInput("\r");
+    let screen = board.render(200);
+    assert.ok(screen.length <= 20, screen.join("\n"));
+    assert.match(screen.join("\n"), /^jira .*\n {4}connection refused/, screen.join("\n"));
+    for (let i = 0; i < 60; i++) board.handleInput("\x1b[B");
+    screen = board.render(200);
+    assert.ok(screen.length <= 20 && screen.some((l) => l.includes("- t49")), screen.join("\n"));
+    board.handleInput("\x1b");
+    assert.match(board.render(200).join("\n"), /^> jira/m, "Esc: back to the table");
+  });
   test("40 servers in a 24-row terminal: the dashboard fits, and ↓ scrolls to the last server and ↑ back", () => {
     const many = Array.from({ length: 40 }, (_, i) => ({ ...rows[0]!, name: `s${i}` }));
     const tui = { requestRender: () => undefined, terminal: { rows: 24 } };

@@ -29,6 +29,7 @@ export class McpDashboard implements Component {
   private selected = 0;
   private top = 0; // the first row shown, where the terminal is too short for all of them
   private detail?: string;
+  private scroll = 0; // the first line of a server's details shown, where they do not fit
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -49,10 +50,16 @@ export class McpDashboard implements Component {
     const fit = Math.max(1, width);
     // A server's details (a long error above all) are read whole, wrapped; the table's columns keep to one line each.
     if (!row) return this.tableLines(rows).map((line) => truncateToWidth(line, fit));
-    return this.detailLines(row).flatMap((line) => {
+    const lines = this.detailLines(row).flatMap((line) => {
       const pad = " ".repeat(Math.min(line.length - line.trimStart().length, fit - 1));
       return wrapTextWithAnsi(line.trimStart(), fit - pad.length).map((part) => pad + part);
     });
+    // Lines past the terminal's height could not be read (its state and error first of all): a window of them scrolls.
+    const room = Math.max(3, (this.tui.terminal?.rows ?? Infinity) - 5); // pi's own 4 lines, and the help line
+    if (lines.length <= room + 1) return lines;
+    this.scroll = Math.min(this.scroll, lines.length - 1 - room);
+    const at = `lines ${this.scroll + 1}–${this.scroll + room} of ${lines.length - 1}`;
+    return [...lines.slice(this.scroll, this.scroll + room), truncateToWidth(`↑/↓ scroll (${at}) · Esc: back`, fit)];
   }
 
   private tableLines(rows: ServerRow[]): string[] {
@@ -88,9 +95,11 @@ export class McpDashboard implements Component {
   handleInput(data: string): void {
     if (this.detail !== undefined) {
       if (KEYS.back.includes(data)) this.detail = undefined;
+      else if (KEYS.up.includes(data) || KEYS.down.includes(data))
+        this.scroll = Math.max(0, this.scroll + (KEYS.up.includes(data) ? -1 : 1));
     } else if (KEYS.up.includes(data)) this.selected = Math.max(0, this.selected - 1);
     else if (KEYS.down.includes(data)) this.selected = Math.min(this.source.rows().length - 1, this.selected + 1);
-    else if (KEYS.enter.includes(data)) this.detail = this.source.rows()[this.selected]?.name;
+    else if (KEYS.enter.includes(data)) [this.detail, this.scroll] = [this.source.rows()[this.selected]?.name, 0];
     else if (KEYS.back.includes(data)) {
       this.dispose();
       this.done();
