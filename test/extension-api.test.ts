@@ -228,6 +228,16 @@ describe("the bus API for other extensions", () => {
     assert.equal((await request("mcp.api.unregister", { id: "o3", name: "offed" })).ok, true);
   });
 
+  it("a server registered disabled is switched on for the session by /mcp on (it has no file for /mcp enable)", async () => {
+    const { request } = apiClient();
+    const entry = { ...fixtureEntry(), autoApprove: ["pid"], enabled: false };
+    assert.equal((await request("mcp.api.register", { id: "d1", name: "dormant", entry })).ok, true);
+    await run.pi.session.prompt("/mcp on dormant");
+    const call = await request("mcp.api.call", { id: "d2", server: "dormant", tool: "pid", args: {} });
+    assert.equal(call.ok, true, JSON.stringify(call.error));
+    assert.equal((await request("mcp.api.unregister", { id: "d3", name: "dormant" })).ok, true);
+  });
+
   it("an unregistration sent right after the registration, without waiting for its reply, removes the server", async () => {
     const { request } = apiClient();
     const entry = { ...fixtureEntry(), autoApprove: ["pid"] };

@@ -9,6 +9,7 @@ import { commandArgument } from "../config/validate/name.ts";
 import type { ServerConnection } from "../connection/server-connection.ts";
 import { type CommandDeps, failed, show } from "./command-context.ts";
 import type { ServersOff } from "./servers-off.ts";
+import { isSessionServer } from "../bridge/session-servers.ts";
 
 /**
  * Says so when the server is off for this session, for a command that would start it (which a script is told by the
@@ -44,12 +45,16 @@ export async function switchOffCommand(deps: CommandDeps, connection: ServerConn
 /** `/mcp on`: a server switched off for this session starts again, as it would at load. */
 export async function switchOnCommand(deps: CommandDeps, connection: ServerConnection, ctx: ExtensionContext) {
   const name = commandArgument(connection.name);
-  if (connection.status === "disabled")
+  // One added disabled for this session only has no file for /mcp enable: it is switched on for the session.
+  const disabled = connection.status === "disabled";
+  if (disabled && !isSessionServer(connection.config))
     return failed(ctx, `${disabledText(connection)}; /mcp enable ${name} turns it on and saves that.`, "warning");
-  if (!deps.serversOff.isOff(connection))
+  if (!disabled && !deps.serversOff.isOff(connection))
     return show(ctx, `MCP server '${connection.name}' is on already (${connection.status}).`);
   try {
-    const started = await deps.serversOff.switchOn(connection);
+    const started = disabled
+      ? await deps.bridge.replace({ ...connection.config, enabled: true })
+      : await deps.serversOff.switchOn(connection);
     show(ctx, `Switched on MCP server '${connection.name}' for this session: ${startedTools(started)}.`);
   } catch (error) {
     failed(ctx, `Switched on MCP server '${connection.name}', but it did not start: ${errorMessage(error)}`);
