@@ -238,6 +238,19 @@ describe("the bus API for other extensions", () => {
     assert.equal((await request("mcp.api.unregister", { id: "d3", name: "dormant" })).ok, true);
   });
 
+  it("/mcp add under the name of a server added for the session is refused: the server stays its extension's", async () => {
+    const { request } = apiClient();
+    const entry = { ...fixtureEntry(), autoApprove: ["pid"] };
+    assert.equal((await request("mcp.api.register", { id: "n1", name: "theirs", entry })).ok, true);
+    await run.pi.session.prompt(`/mcp add theirs -- ${process.execPath} -e 0`);
+    // Refused without a UI, it set the exit status a script would see (this test's process is no script).
+    assert.equal(process.exitCode, 1);
+    process.exitCode = undefined;
+    assert.doesNotMatch(readFileSync(path.join(agentDir, "mcp.json"), "utf8"), /theirs/, "nothing written");
+    const removed = await request("mcp.api.unregister", { id: "n2", name: "theirs" });
+    assert.equal(removed.ok, true, JSON.stringify(removed.error));
+  });
+
   it("an unregistration sent right after the registration, without waiting for its reply, removes the server", async () => {
     const { request } = apiClient();
     const entry = { ...fixtureEntry(), autoApprove: ["pid"] };

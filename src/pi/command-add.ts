@@ -17,7 +17,7 @@ import { validateServerEntry } from "../config/validate/entry.ts";
 import { filesystemDirectoriesDropped } from "../config/validate/usage.ts";
 import { commandArgument } from "../config/validate/name.ts";
 import { serverNames, setServerEntry } from "../config/write/server-edits.ts";
-import { type CommandDeps, failed, reportTrust, show } from "./command-context.ts";
+import { type CommandDeps, failed, reportTrust, sessionHolds, show } from "./command-context.ts";
 
 /** The names of the servers a config file defines; none when it is missing or does not parse (then it is not written). */
 async function namesIn(file: string): Promise<string[]> {
@@ -83,6 +83,7 @@ export async function saveAndStart(
   entry: Record<string, unknown>,
   file: string,
 ): Promise<void> {
+  if (sessionHolds(deps, name)) return failed(ctx, sessionHolds(deps, name)!);
   try {
     // The user wrote this entry just now: it needs no question about trusting it.
     reportTrust(ctx, await deps.bridge.writeConfig(file, (text) => setServerEntry(text, name, entry), [name]), [name]);

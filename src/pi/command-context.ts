@@ -79,6 +79,13 @@ function isCommandContext(ctx: ExtensionContext): ctx is ExtensionCommandContext
   return typeof (ctx as Partial<ExtensionCommandContext>).waitForIdle === "function";
 }
 
+/** Why `name` is not free for a file's entry: a server added for this session has it (its entry would replace it). */
+export function sessionHolds(deps: CommandDeps, name: string): string | undefined {
+  const source = deps.bridge.connection(name)?.config.source;
+  if (source?.scope === "session")
+    return `Not added: '${name}' is taken by a server added for this session (${source.path}); pick another name.`;
+}
+
 /** A name for a new server, `suggested` by default; undefined if the user gives up (or keeps one that exists). */
 export async function askServerName(
   deps: CommandDeps,
@@ -89,6 +96,7 @@ export async function askServerName(
   if (typed === undefined) return undefined;
   const name = typed.trim() || suggested;
   if (!deps.bridge.connection(name)) return name;
+  if (sessionHolds(deps, name)) return void ctx.ui.notify(sessionHolds(deps, name)!, "error");
   return (await ctx.ui.confirm("Replace?", `A server named '${name}' exists. Replace its entry?`)) ? name : undefined;
 }
 
