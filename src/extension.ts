@@ -367,6 +367,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
         return readLogTail(file, lines, log === "bridge" ? server : undefined);
       },
       importLocations: () => ({ home: os.homedir(), projectRoot: bridge.projectRoot, platform: process.platform, env }),
+      syncRegistered: () => void (readRegistered && piRegistered.sync(readRegistered())),
     });
   registerLazyCommand(pi, "mcp", MCP_COMMAND_DESCRIPTION, loadMcpCommand);
   const noticeMemory = new NoticeMemory(path.join(dataDir, "notices.json"));

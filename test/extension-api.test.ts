@@ -370,6 +370,27 @@ describe(
       await waitFor(told, "the warning to be logged");
     });
 
+    it("a registration left out for a config server of its name is added once /mcp remove takes that server out", async () => {
+      const client = apiClient();
+      const log = path.join(process.env.PI_CODING_AGENT_DIR!, "mcp-bridge", "mcp.log");
+      const { command, args } = fixtureEntry();
+      await run.pi.session.prompt(`/mcp add clash -- ${[command, ...args].join(" ")}`);
+      client.registerMcpServer("clash", fixtureEntry());
+      const skipped = (e: Record<string, unknown>) => e.event === "registered.server.skipped";
+      await waitFor(() => readLog(log).some((e) => skipped(e) && String(e.message).includes("'clash'")), "left out");
+      await run.pi.session.prompt("/mcp remove clash");
+      let attempts = 0;
+      await waitFor(
+        async () =>
+          (await list(`c-${++attempts}`)).servers.some(
+            (s) => s.name === "clash" && s.source === "session" && s.status === "connected",
+          ),
+        "the registered server to be added in its place",
+        10_000,
+        100,
+      );
+    });
+
     it("an entry the bridge refuses is told once, not again at each later registration", async () => {
       const client = apiClient();
       const log = path.join(process.env.PI_CODING_AGENT_DIR!, "mcp-bridge", "mcp.log");

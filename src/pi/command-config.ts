@@ -230,6 +230,7 @@ export async function removeServer(
   }
   deps.registry.syncServer(connection, []);
   await deps.bridge.remove(connection.name);
+  deps.syncRegistered?.(); // a server another extension registered under its name is no longer left out
   show(ctx, `Removed MCP server '${connection.name}' from ${source.path}; its tools are gone from this session.`);
 }
 

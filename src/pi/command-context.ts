@@ -45,6 +45,8 @@ export interface CommandDeps {
   logFile(server: string, log: LogKind): string;
   /** Where other clients keep their configs (for /mcp import). */
   importLocations(): ImportLocations;
+  /** pi 1.x: takes in again the servers pi has registered (one left out for a config server's name may fit now). */
+  syncRegistered?: () => void;
 }
 
 /**
