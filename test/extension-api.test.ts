@@ -5,7 +5,7 @@
  * with `pi.registerMcpServer()` reach the bridge too.
  */
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { getEventListeners } from "node:events";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -238,7 +238,7 @@ describe("the bus API for other extensions", () => {
     assert.equal((await request("mcp.api.unregister", { id: "d3", name: "dormant" })).ok, true);
   });
 
-  it("/mcp add under the name of a server added for the session is refused: the server stays its extension's", async () => {
+  it("/mcp add or import under the name of a server added for the session is refused: the server stays its extension's", async () => {
     const { request } = apiClient();
     const entry = { ...fixtureEntry(), autoApprove: ["pid"] };
     assert.equal((await request("mcp.api.register", { id: "n1", name: "theirs", entry })).ok, true);
@@ -249,6 +249,14 @@ describe("the bus API for other extensions", () => {
     assert.doesNotMatch(readFileSync(path.join(agentDir, "mcp.json"), "utf8"), /theirs/, "nothing written");
     const removed = await request("mcp.api.unregister", { id: "n2", name: "theirs" });
     assert.equal(removed.ok, true, JSON.stringify(removed.error));
+    // Nor does /mcp import --replace take it (here from Claude Code's .mcp.json).
+    assert.equal((await request("mcp.api.register", { id: "n3", name: "theirs", entry })).ok, true);
+    writeFileSync(path.join(run.project, ".mcp.json"), JSON.stringify({ mcpServers: { theirs: fixtureEntry() } }));
+    await run.pi.session.prompt("/mcp import theirs --replace");
+    process.exitCode = undefined; // nothing imported: failed, as a script would be told
+    assert.doesNotMatch(readFileSync(path.join(agentDir, "mcp.json"), "utf8"), /theirs/, "nothing imported");
+    assert.equal((await request("mcp.api.unregister", { id: "n4", name: "theirs" })).ok, true);
+    rmSync(path.join(run.project, ".mcp.json"));
   });
 
   it("an unregistration sent right after the registration, without waiting for its reply, removes the server", async () => {

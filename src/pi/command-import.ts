@@ -17,7 +17,7 @@ import { argSecrets, inlineEnvSecrets } from "../config/substitute.ts";
 import type { ConfigScope } from "../config/types.ts";
 import { setServerEntry } from "../config/write/server-edits.ts";
 import { startWritten } from "./command-add.ts";
-import { type CommandDeps, failed, reportTrust, show } from "./command-context.ts";
+import { type CommandDeps, failed, reportTrust, sessionHolds, show } from "./command-context.ts";
 import { askTarget } from "./command-config.ts";
 
 const IMPORT_USAGE = `Usage: /mcp import                      shows what other clients have, and asks what to copy
@@ -172,6 +172,11 @@ async function copy(deps: CommandDeps, choices: Choices, ctx: ExtensionCommandCo
   for (const server of chosen) {
     if (accepted.some((taken) => taken.name === server.name)) {
       skipped.push(`${server.name} (${server.client}): another client's '${server.name}' was taken first`);
+      continue;
+    }
+    // Its extension's, in no file: an entry written under its name would take it from that extension.
+    if (sessionHolds(deps, server.name)) {
+      skipped.push(`${server.name}: the name of a server added for this session`);
       continue;
     }
     if (deps.bridge.connection(server.name) && !(await replace(server))) {
