@@ -232,6 +232,12 @@ describe("the bus API for other extensions", () => {
     const { request } = apiClient();
     const entry = { ...fixtureEntry(), autoApprove: ["pid"], enabled: false };
     assert.equal((await request("mcp.api.register", { id: "d1", name: "dormant", entry })).ok, true);
+    const command = run.pi.session.extensionRunner.getCommand("mcp")!;
+    const offered = ((await command.getArgumentCompletions?.("on d")) ?? []) as Array<{ value: string }>;
+    assert.deepEqual(
+      offered.map((item) => item.value),
+      ["on dormant"],
+    );
     await run.pi.session.prompt("/mcp on dormant");
     const call = await request("mcp.api.call", { id: "d2", server: "dormant", tool: "pid", args: {} });
     assert.equal(call.ok, true, JSON.stringify(call.error));

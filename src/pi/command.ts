@@ -30,6 +30,7 @@ import { sandboxCheck } from "./sandbox-check.ts";
 import { saysOff, switchOffCommand, switchOnCommand } from "./command-off.ts";
 import { logsText } from "./command-logs.ts";
 import { logout, signIn, signInToWaiting } from "./command-auth.ts";
+import { isSessionServer } from "../bridge/session-servers.ts";
 
 /** The named server, or one the user picks; undefined (with a message) when there is none. */
 async function pickServer(
@@ -349,7 +350,9 @@ export function registerMcpCommand(deps: CommandDeps): void {
   const { pi, bridge, serversOff } = deps;
   const offers = (completes: NonNullable<Subcommand["completes"]>, c: ServerConnection) => {
     if (completes === "project server") return bridge.trust.stateOf(c.name) !== undefined;
-    if (completes === "server off") return serversOff.isOff(c);
+    // And one added disabled for this session, which /mcp on starts (it has no file for /mcp enable).
+    if (completes === "server off")
+      return serversOff.isOff(c) || (c.status === "disabled" && isSessionServer(c.config));
     if (completes.startsWith("OAuth") && c.config.oauth === undefined) return false;
     return completes === "server" || completes === "OAuth server" || (!serversOff.isOff(c) && c.status !== "disabled");
   };
