@@ -122,6 +122,8 @@ describe("prompt commands (pure)", () => {
     // A name with `=` in it (as a server may declare: `a=b`) is given by name as it is described, `a=b=<value>`.
     const withEq = [{ name: "a=b" }, { name: "c" }];
     assert.deepEqual(parsePromptArguments("c=1 a=b=2", withEq), { ok: true, values: { c: "1", "a=b": "2" } });
+    const value = completionTarget("c=1 a=b=x", withEq);
+    assert.deepEqual(value?.kind === "value" && [value.name, value.prefix, value.before], ["a=b", "x", "c=1 a=b="]);
     const inOrder = parsePromptArguments("a c", proto);
     assert.deepEqual(inOrder.ok && JSON.stringify(inOrder.values), '{"__proto__":"a","b":"c"}');
     const offered = completionTarget("", js);

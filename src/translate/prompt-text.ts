@@ -65,18 +65,23 @@ function splitWords(line: string): { words: string[]; midWord: boolean } {
   return { words, midWord: word !== undefined };
 }
 
+/** The name `word` gives a value to: the longest declared name it starts with, then `=` (a name may hold `=`). */
+const namedIn = (word: string, args: readonly PromptArgument[]) =>
+  args
+    .map((arg) => arg.name)
+    .filter((n) => n && word.startsWith(`${n}=`))
+    .sort((a, b) => b.length - a.length)[0];
+
 export type ParsedArguments = { ok: true; values: Record<string, string> } | { ok: false; error: string };
 
 /** Reads `line` against the prompt's declared arguments: `name=value` words by name, the rest in declared order. */
 export function parsePromptArguments(line: string, args: readonly PromptArgument[] | undefined): ParsedArguments {
   const declared = args ?? [];
-  const names = new Set(declared.map((arg) => arg.name));
   // A Map: an argument named `__proto__` is one like any other, not the object's prototype.
   const values = new Map<string, string>();
   const positional: string[] = [];
   for (const word of splitWords(line).words) {
-    // The longest name the word starts with, then `=`: a name may hold `=` itself (`a=b=<value>`).
-    const name = [...names].filter((n) => n && word.startsWith(`${n}=`)).sort((a, b) => b.length - a.length)[0];
+    const name = namedIn(word, declared);
     if (name !== undefined) values.set(name, word.slice(name.length + 1));
     else positional.push(word);
   }
@@ -119,12 +124,9 @@ export function completionTarget(
   if (/["'\\]/.test(word) || splitWords(before).midWord) return undefined;
   const parsed = parsePromptArguments(before, declared);
   const given = parsed.ok ? parsed.values : {};
-  const eq = word.indexOf("=");
-  if (eq > 0) {
-    const name = word.slice(0, eq);
-    if (!declared.some((arg) => arg.name === name)) return undefined;
-    return { kind: "value", before: `${before}${name}=`, name, prefix: word.slice(eq + 1), given };
-  }
+  const name = namedIn(word, declared);
+  if (name !== undefined)
+    return { kind: "value", before: `${before}${name}=`, name, prefix: word.slice(name.length + 1), given };
   const candidates = declared.filter((arg) => !Object.hasOwn(given, arg.name) && arg.name.startsWith(word));
   return candidates.length ? { kind: "name", before, prefix: word, candidates } : undefined;
 }
