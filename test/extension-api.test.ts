@@ -405,6 +405,23 @@ describe(
       );
     });
 
+    it("a registration whose name a session server (added over the bus) has is told once, not at each later one", async () => {
+      const client = apiClient();
+      const log = path.join(process.env.PI_CODING_AGENT_DIR!, "mcp-bridge", "mcp.log");
+      const told = () =>
+        readLog(log).filter((e) => e.event === "registered.server.skipped" && String(e.message).includes("'busy'"));
+      assert.equal(
+        (await client.request("mcp.api.register", { id: "b1", name: "busy", entry: fixtureEntry() })).ok,
+        true,
+      );
+      client.registerMcpServer("busy", fixtureEntry());
+      await waitFor(() => told().length === 1, "the name taken to be logged");
+      client.registerMcpServer("later2", fixtureEntry());
+      const connected = () => readLog(log).some((e) => e.event === "connected" && e.server === "later2");
+      await waitFor(connected, "the server registered after it to connect");
+      assert.equal(told().length, 1);
+    });
+
     it("an entry the bridge refuses is told once, not again at each later registration", async () => {
       const client = apiClient();
       const log = path.join(process.env.PI_CODING_AGENT_DIR!, "mcp-bridge", "mcp.log");

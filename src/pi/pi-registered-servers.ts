@@ -18,7 +18,7 @@ export interface RegisteredServersDeps {
 export class PiRegisteredServers {
   /** The registrations added, by name: their entries as JSON, to tell a new entry from the same one. */
   private readonly added = new Map<string, string>();
-  /** Registrations left out for a config file's server of the same name, told once each. */
+  /** Registrations left out for a config file's (or another session) server of the same name, told once each. */
   private readonly leftOut = new Set<string>();
   /** One sync at a time, in the order the changes came. */
   private queue: Promise<void> = Promise.resolve();
@@ -61,6 +61,9 @@ export class PiRegisteredServers {
         if (added.ok) return added.warnings.forEach((warning) => this.deps.problem(`${by}: ${warning}`, true));
         // An entry refused as invalid stays marked, so that it is told once, not again at every change.
         if (added.kind !== "invalid-entry") this.added.delete(server.name);
+        // A name another session server has is tried again at each change (it may be free then), but told once.
+        if (added.kind === "name-taken" && this.leftOut.has(server.name)) return;
+        if (added.kind === "name-taken") this.leftOut.add(server.name);
         this.deps.problem(`${by}: ${added.message}`);
       });
       // Each connects on its own (one that never answers holds back no other).
