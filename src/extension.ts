@@ -275,11 +275,15 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   waitForStartingServers(pi, bridge, (server, setting) => exposure.mayHave(server, setting));
   pi.on("tool_call", (event, ctx) => approval.check(event, ctx));
   // Servers added for this session only, by code: over pi's bus (below), or with pi 1.x's pi.registerMcpServer().
-  const sessionServers = new SessionServers(bridge, (connection) => {
-    registry.syncServer(connection, []);
-    toolSearch.sync();
-    declareTools();
-  });
+  const sessionServers = new SessionServers(
+    bridge,
+    (connection) => {
+      registry.syncServer(connection, []);
+      toolSearch.sync();
+      declareTools();
+    },
+    () => syncRegistered(),
+  );
   // Other extensions list and call MCP tools and add servers on pi's bus (docs/api.md). Calls wait for the session:
   // their approval may ask the user. Replies go out at once, never held like the events above.
   let sessionStarted = () => {};
@@ -310,6 +314,8 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     },
   });
   const readRegistered = followRegisteredServers(pi, (servers) => void piRegistered.sync(servers));
+  // A name freed (a session server removed, a config server taken out by /mcp remove): a registration left out for it.
+  const syncRegistered = () => void (readRegistered && piRegistered.sync(readRegistered()));
   const catalogSetting = () => bridge.exposureDefaults.catalog ?? DEFAULT_TOOL_CATALOG;
   const catalogCharacters = () => catalogShares(toolSearch.catalog(), catalogSetting());
   // What each server is for (its config's `description`, its own `instructions`) goes into the system prompt.
@@ -367,7 +373,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
         return readLogTail(file, lines, log === "bridge" ? server : undefined);
       },
       importLocations: () => ({ home: os.homedir(), projectRoot: bridge.projectRoot, platform: process.platform, env }),
-      syncRegistered: () => void (readRegistered && piRegistered.sync(readRegistered())),
+      syncRegistered,
     });
   registerLazyCommand(pi, "mcp", MCP_COMMAND_DESCRIPTION, loadMcpCommand);
   const noticeMemory = new NoticeMemory(path.join(dataDir, "notices.json"));

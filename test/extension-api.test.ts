@@ -420,6 +420,15 @@ describe(
       const connected = () => readLog(log).some((e) => e.event === "connected" && e.server === "later2");
       await waitFor(connected, "the server registered after it to connect");
       assert.equal(told().length, 1);
+      // Once the bus's server is removed, the name is free: the registration is added.
+      assert.equal((await client.request("mcp.api.unregister", { id: "b2", name: "busy" })).ok, true);
+      let attempts = 0;
+      await waitFor(
+        async () => (await list(`b-${++attempts}`)).servers.some((s) => s.name === "busy" && s.status === "connected"),
+        "the registered server to be added",
+        10_000,
+        100,
+      );
     });
 
     it("an entry the bridge refuses is told once, not again at each later registration", async () => {

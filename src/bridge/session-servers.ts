@@ -47,6 +47,8 @@ export class SessionServers {
     private readonly bridge: McpBridge,
     /** Takes a server's tools out of pi before it stops (the tool registry's part). */
     private readonly withdraw: (connection: ServerConnection) => void,
+    /** After one was removed: its name is free (for a registration left out for it). */
+    private readonly removed = () => {},
   ) {}
 
   /** Validates the entry, then starts the server; its tools reach pi as any server's do. Never throws. */
@@ -99,6 +101,7 @@ export class SessionServers {
     this.withdraw(connection);
     await this.bridge.remove(name);
     await adding?.done; // its connect ended with it: the name is free for the next add
+    this.removed();
     return { ok: true };
   }
 }
