@@ -1,6 +1,4 @@
-/**
- * mcp-bridge: MCP servers' tools as native pi tools. Wiring only; the parts live beside it in src/.
- */
+/** mcp-bridge: MCP servers' tools as native pi tools. Wiring only; the parts live beside it in src/. */
 import * as os from "node:os";
 import * as path from "node:path";
 import { type ExtensionAPI, type ExtensionContext, getAgentDir } from "@mariozechner/pi-coding-agent";
@@ -108,11 +106,12 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     // Bounded for a host that never starts a session: the oldest go first.
     if (held.push([channel, payload]) > HELD_EVENTS_MAX) held.shift();
   };
+  const tell = (text: string, level: "info" | "warning", event: string) => {
+    if (sessionCtx?.hasUI) sessionCtx.ui.notify(text, level);
+    else logger.log({ level: level === "info" ? "info" : "warn", event, message: text });
+  };
   const dialogBudget = new DialogBudget(
-    (text) => {
-      if (sessionCtx?.hasUI) sessionCtx.ui.notify(text, "warning");
-      else logger.log({ level: "warn", event: "dialogs.refused", message: text });
-    },
+    (text) => tell(text, "warning", "dialogs.refused"),
     (server) => sessionCtx && pi.appendEntry(DENIED_ENTRY, { server }), // an ended session's pi takes no entry
   );
   const budget = Number(env[STARTUP_BUDGET_ENV]);
@@ -134,10 +133,9 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     serverLogFor,
     // A server with no sign-in of its own takes over the one pi 1.x's built-in MCP stored, where it can.
     authStore: new AuthStore(authDir(getAgentDir()), { piAuthFile: piAuthFile(getAgentDir()) }),
-    // A server that asks the user for input (a form, or a page to open) gets pi's dialogs, naming the server; without a
-    // UI it is declined. One that asks for a model's answer (sampling) gets it with the user's approval, unless its
-    // `sampling` setting says otherwise.
-    // Either waits its turn for the user, and a server may ask only so often (./pi/dialog-budget.ts).
+    // A server asking for input (a form, a page to open) gets pi's dialogs, naming it; without a UI it is declined. One
+    // asking for a model's answer (sampling) gets it with the user's approval unless its `sampling` says otherwise; each
+    // waits its turn, and a server may ask only so often (./pi/dialog-budget.ts).
     featuresFor: (server) => ({
       ...elicitationFeatures(server.name, () => (sessionCtx?.hasUI ? sessionCtx : undefined), dialogBudget),
       ...(server.sampling === "off"
@@ -231,10 +229,7 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
     registerTool: (tool) => pi.registerTool(tool),
     activate: (name, on) => registry.activate(name, on),
     connections: () => bridge.connections.values(),
-    notify: (text) => {
-      if (sessionCtx?.hasUI) sessionCtx.ui.notify(text, "info");
-      else logger.log({ level: "info", event: "resources.updated", message: text });
-    },
+    notify: (text) => tell(text, "info", "resources.updated"),
     events: emit,
   });
   // Each server's prompts as `/mcp:<server>:<prompt>` commands, registered as they arrive.
@@ -275,15 +270,11 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   waitForStartingServers(pi, bridge, (server, setting) => exposure.mayHave(server, setting));
   pi.on("tool_call", (event, ctx) => approval.check(event, ctx));
   // Servers added for this session only, by code: over pi's bus (below), or with pi 1.x's pi.registerMcpServer().
-  const sessionServers = new SessionServers(
-    bridge,
-    (connection) => {
-      registry.syncServer(connection, []);
-      toolSearch.sync();
-      declareTools();
-    },
-    () => syncRegistered(),
-  );
+  const sessionServers = new SessionServers(bridge, syncRegistered, (connection) => {
+    registry.syncServer(connection, []);
+    toolSearch.sync();
+    declareTools();
+  });
   // Other extensions list and call MCP tools and add servers on pi's bus (docs/api.md). Calls wait for the session:
   // their approval may ask the user. Replies go out at once, never held like the events above.
   let sessionStarted = () => {};
@@ -315,7 +306,9 @@ export default async function mcpBridge(pi: ExtensionAPI): Promise<void> {
   });
   const readRegistered = followRegisteredServers(pi, (servers) => void piRegistered.sync(servers));
   // A name freed (a session server removed, a config server taken out by /mcp remove): a registration left out for it.
-  const syncRegistered = () => void (readRegistered && piRegistered.sync(readRegistered()));
+  function syncRegistered(): void {
+    if (readRegistered) void piRegistered.sync(readRegistered());
+  }
   const catalogSetting = () => bridge.exposureDefaults.catalog ?? DEFAULT_TOOL_CATALOG;
   const catalogCharacters = () => catalogShares(toolSearch.catalog(), catalogSetting());
   // What each server is for (its config's `description`, its own `instructions`) goes into the system prompt.

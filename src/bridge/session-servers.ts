@@ -45,10 +45,10 @@ export class SessionServers {
 
   constructor(
     private readonly bridge: McpBridge,
+    /** After one was removed: its name is free (for a registration left out for it). */
+    private readonly removed: () => void,
     /** Takes a server's tools out of pi before it stops (the tool registry's part). */
     private readonly withdraw: (connection: ServerConnection) => void,
-    /** After one was removed: its name is free (for a registration left out for it). */
-    private readonly removed = () => {},
   ) {}
 
   /** Validates the entry, then starts the server; its tools reach pi as any server's do. Never throws. */
