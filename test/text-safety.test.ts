@@ -131,6 +131,17 @@ describe("Redactor", () => {
     );
   });
 
+  test("a long line of kebab-case words is filtered in time linear in its length (a server may flood stderr with them)", () => {
+    // Each took seconds (the time grew with the square of the length); now a few milliseconds: the bound is far from both.
+    for (const end of ["=", ":", "://", ": 'x'"]) {
+      const line = "ab-".repeat(15_000) + end;
+      const started = performance.now();
+      assert.equal(redactShapes(line), line);
+      assert.ok(performance.now() - started < 1500, `${end}: ${Math.round(performance.now() - started)} ms`);
+    }
+    assert.equal(redactShapes("x-ab--client-secret=shh -https://u:p@h"), "x-ab--client-secret=*** -https://***@h");
+  });
+
   test("a known value with a quote or backslash is hidden also where it is quoted as JSON", () => {
     const redactor = new Redactor(['p\\a"ss-1234']);
     assert.equal(redactor.text(`it said ${JSON.stringify('bad key p\\a"ss-1234')}`), 'it said "bad key ***"');

@@ -75,8 +75,9 @@ const isBase64Key = (v: string) =>
   (v.match(/[a-z](?=[A-Z0-9])|[A-Z](?=[a-z0-9])|[0-9](?=[A-Za-z])/g)?.length ?? 0) >= v.length * 0.35;
 
 /** Names (of query parameters, JSON keys, variables, headers) whose values are credentials: `access_token`, `API_KEY`, … */
+// Tried from a name's start only: tried from each word of a long kebab-case line, each try ran to the line's end.
 const SECRET_NAME =
-  "[A-Za-z0-9_-]*(?:token|secret|password|passwd|api[_-]?key|apikey|credentials?|authorization|cookie|verifier|(?:private|secret|access)[_-]?key)";
+  "(?<![A-Za-z0-9_-])[A-Za-z0-9_-]*(?:token|secret|password|passwd|api[_-]?key|apikey|credentials?|authorization|cookie|verifier|(?:private|secret|access)[_-]?key)";
 /** In a URL also these: an authorization code, an API key or a signature (a signed URL's `X-Amz-Signature` too). */
 const SECRET_QUERY_NAME = `(?:${SECRET_NAME}|code|key|[A-Za-z0-9_-]*sig|[A-Za-z0-9_-]*signature)`;
 
@@ -92,8 +93,8 @@ const maskValue = (_match: string, name: string, value: string) => {
 
 const SECRET_SHAPES: Array<[RegExp, string | typeof maskValue]> = [
   // `scheme://user:pass@host`, `https://token@host`: the whole userinfo, to the authority's last `@` (a password may
-  // have one).
-  [/(\b[A-Za-z][A-Za-z0-9+.-]*:\/\/)[^\s/?#"'<>]+@/g, `$1${MASK}@`],
+  // have one). A scheme is short: tried from every word of a long kebab-case line, an unbounded one ran to its end.
+  [/(\b[A-Za-z][A-Za-z0-9+.-]{0,31}:\/\/)[^\s/?#"'<>]+@/g, `$1${MASK}@`],
   // `?access_token=…`, `&code=…` in a URL or a form body.
   [new RegExp(`([?&]${SECRET_QUERY_NAME}=)([^&#\\s"'<>]+)`, "gi"), maskValue],
   // `"refresh_token": "…"` in JSON (a token endpoint's answer quoted in an error).
@@ -102,13 +103,13 @@ const SECRET_SHAPES: Array<[RegExp, string | typeof maskValue]> = [
   [new RegExp(`("${SECRET_NAME}"\\s*:\\s*")(?!\\$\\{\\w+\\}")(?:[^"\\\\]|\\\\.)+("|…$)`, "gi"), `$1${MASK}$2`],
   // `'X-API-Key': '…'`, `apiKey: '…'` (`"…"` for a value with a `'`): an object as Node or Python prints it, or cut off.
   [
-    new RegExp(`((?:'${SECRET_NAME}'|\\b${SECRET_NAME})\\s*:\\s*(['"]))(?:(?!\\2)[^\\\\]|\\\\.)+(\\2|…$)`, "gi"),
+    new RegExp(`((?:'${SECRET_NAME}'|${SECRET_NAME})\\s*:\\s*(['"]))(?:(?!\\2)[^\\\\]|\\\\.)+(\\2|…$)`, "gi"),
     `$1${MASK}$3`,
   ],
   // `API_KEY=…`, `--client-secret=…` on a command line or a log line; `API_KEY="…"` to its quote (`\"…\"` in JSON).
   [
     new RegExp(
-      `(\\b${SECRET_NAME}=\\\\?["']?)((?<=")(?:[^"\\n\\\\]|\\\\(?!"))+(?=\\\\?")|(?<=')[^'\\n]+(?=')|[^\\s&"']+)`,
+      `(${SECRET_NAME}=\\\\?["']?)((?<=")(?:[^"\\n\\\\]|\\\\(?!"))+(?=\\\\?")|(?<=')[^'\\n]+(?=')|[^\\s&"']+)`,
       "gi",
     ),
     maskValue,
@@ -118,7 +119,7 @@ const SECRET_SHAPES: Array<[RegExp, string | typeof maskValue]> = [
   // the pattern below.
   [
     new RegExp(
-      `(\\b${SECRET_NAME}:[ \\t]*)(?!['"]|\\$\\{|(?:Bearer|Basic|DPoP|token)\\b)(?=[^\\s,;]*[0-9=])(?=[^\\s"',;]{4})(?:(?<=cookie:[ \\t]*)[^\\n"]+|[^\\s"',;]+)`,
+      `(${SECRET_NAME}:[ \\t]*)(?!['"]|\\$\\{|(?:Bearer|Basic|DPoP|token)\\b)(?=[^\\s,;]*[0-9=])(?=[^\\s"',;]{4})(?:(?<=cookie:[ \\t]*)[^\\n"]+|[^\\s"',;]+)`,
       "gi",
     ),
     `$1${MASK}`,
