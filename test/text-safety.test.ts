@@ -286,6 +286,22 @@ describe("what counts as a secret in a config", () => {
     assert.equal(fromVariable.text("readOnly: true, strict: TRUE"), "readOnly: true, strict: TRUE");
   });
 
+  test("a port or a setting's word from a variable whose name does not say secret is kept; under one that does, hidden", () => {
+    const env = { MCP_MODE: "${MODE}", API_KEY: "${KEY}" };
+    const vars = { PORT: "8080", MODE: "stdio", KEY: "123456" };
+    for (const config of [
+      entry({ url: "http://localhost:${PORT}/mcp" }),
+      entry({ command: "srv", args: ["-p", "${PORT}"], env }),
+    ]) {
+      const redactor = new Redactor(resolveServerConfig(config, vars, "/p").secrets);
+      const said = "http://localhost:8080/mcp: connect ECONNREFUSED 127.0.0.1:8080 (stdio mode)";
+      assert.equal(redactor.text(said), said);
+    }
+    const local = entry({ command: "srv", env: { ...env, PGPASSWORD: "${DBPW}" } });
+    const { secrets } = resolveServerConfig(local, { ...vars, DBPW: "hunter" }, "/p");
+    assert.equal(new Redactor(secrets).text("key 123456, password hunter"), "key ***, password ***");
+  });
+
   test("a webhook URL's key (in its path) is a secret, inline or from a variable, hidden in tool results too", () => {
     const hook =
       "https://discord.com/api/webhooks/1234567890123456789/Xk3pQ9vL2mZr8TbN4wYc7Hs1Jd6Fg0Ae5UoIiK_R2tVy-8nBqW3eLpMx9ZaS4hDj";

@@ -58,9 +58,9 @@ export interface Substitution {
 /**
  * Replaces variable references. `${VAR:-default}` uses the default when VAR is unset or empty (as in a shell);
  * `${PROJECT_ROOT}` (or `${workspaceFolder}`) is the session's project root. A missing or empty variable becomes an
- * empty string and is reported.
+ * empty string and is reported. `field`: the `env` key it is set under, which may say the value is secret.
  */
-export function substituteVars(input: string, env: Environment, projectRoot?: string): Substitution {
+export function substituteVars(input: string, env: Environment, projectRoot?: string, field = ""): Substitution {
   const missing: string[] = [];
   const empty: string[] = [];
   const secrets: string[] = [];
@@ -74,7 +74,11 @@ export function substituteVars(input: string, env: Environment, projectRoot?: st
     if (found !== undefined && found !== "") {
       // And the secret parts of a URL it holds (a password, a webhook's key) on their own, as where written inline:
       // tool results hide those, not a URL that looks plain, nor one written otherwise.
-      secrets.push(found, ...urlPartSecrets(found));
+      secrets.push(...urlPartSecrets(found));
+      // Not a port or a setting's word (`${PORT}`, `${LOG_LEVEL}`) where no name says secret: every 8080 or debug about
+      // the server would read ***.
+      if (SECRET_KEY.test(name) || SECRET_KEY.test(field) || !(/^\d{1,6}$/.test(found) || PLAIN_WORD.test(found)))
+        secrets.push(found);
       return found;
     }
     if (fallback !== undefined) return replace(fallback);
@@ -195,8 +199,8 @@ export function resolveServerConfig(
   const errors: string[] = [];
   const warnings: string[] = [];
   const secrets: string[] = [];
-  const sub = (text: string) => {
-    const result = substituteVars(text, env, projectRoot);
+  const sub = (text: string, field?: string) => {
+    const result = substituteVars(text, env, projectRoot, field);
     secrets.push(...result.secrets);
     return result;
   };
@@ -234,7 +238,7 @@ export function resolveServerConfig(
         childEnv[key] = commandOutput(`env.${key}`) ?? value;
         continue;
       }
-      const result = sub(value);
+      const result = sub(value, key);
       if (result.missing.length) {
         warnings.push(
           `environment variable ${missingText(result.missing, result)} is not set, so \`env.${key}\` is not passed to the server`,
