@@ -68,6 +68,7 @@ describe("Redactor", () => {
     assert.equal(redactShapes("https://ghp_abc123@github.com/o/r"), "https://***@github.com/o/r");
     assert.equal(redactShapes("GET /cb?code=abc&state=s1&page=2"), "GET /cb?code=***&state=s1&page=2");
     assert.equal(redactShapes("/x?access_token=t1&api_key=k2&sig=s3"), "/x?access_token=***&api_key=***&sig=***");
+    assert.equal(redactShapes("/cb#code=c1a2b3&state=s1"), "/cb#code=***&state=s1", "a code in a redirect's fragment");
     assert.equal(
       redactShapes(`{"access_token":"t-1","refresh_token" : "r\\"2","token_type":"Bearer"}`),
       `{"access_token":"***","refresh_token" : "***","token_type":"Bearer"}`,

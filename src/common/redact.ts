@@ -95,8 +95,8 @@ const SECRET_SHAPES: Array<[RegExp, string | typeof maskValue]> = [
   // `scheme://user:pass@host`, `https://token@host`: the whole userinfo, to the authority's last `@` (a password may
   // have one). A scheme is short: tried from every word of a long kebab-case line, an unbounded one ran to its end.
   [/(\b[A-Za-z][A-Za-z0-9+.-]{0,31}:\/\/)[^\s/?#"'<>]+@/g, `$1${MASK}@`],
-  // `?access_token=…`, `&code=…` in a URL or a form body.
-  [new RegExp(`([?&]${SECRET_QUERY_NAME}=)([^&#\\s"'<>]+)`, "gi"), maskValue],
+  // `?access_token=…`, `&code=…` in a URL or a form body; `#code=…` in a fragment (an implicit or fragment redirect).
+  [new RegExp(`([?&#]${SECRET_QUERY_NAME}=)([^&#\\s"'<>]+)`, "gi"), maskValue],
   // `"refresh_token": "…"` in JSON (a token endpoint's answer quoted in an error).
   // Not a `${VAR}` reference: a message that shows the `env` entry to write names the variable, not its value.
   // Or one a cut ends in (`…` at the end of a long log line).
