@@ -95,6 +95,8 @@ describe("Redactor", () => {
     );
     assert.equal(redactShapes("authorization: bearer xyz12345abc"), "authorization: bearer ***");
     assert.equal(redactShapes("Basic dXNlcjpwYXNz"), "Basic ***");
+    const jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJlLXZhbHVl";
+    assert.equal(redactShapes(`session ${jwt} expired; {"jwt": "${jwt}"}`), 'session *** expired; {"jwt": "***"}');
     assert.equal(
       redactShapes("Basic authentication failed; see https://docs.example/auth?page=2"),
       "Basic authentication failed; see https://docs.example/auth?page=2",

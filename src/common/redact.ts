@@ -132,14 +132,16 @@ const SECRET_SHAPES: Array<[RegExp, string | typeof maskValue]> = [
     /\b([Bb]earer|Basic|DPoP|[Tt]oken)\s+(?=[A-Za-z]*[0-9._~+/=-]|[A-Za-z][a-z]*[A-Z])[A-Za-z0-9._~+/=-]{8,}/g,
     `$1 ${MASK}`,
   ],
+  // A JWT without a name or a scheme before it (an ID or access token a server logs as it is): `eyJ…` is `{"` in base64.
+  [/\beyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]*/g, MASK],
 ];
 
 /**
- * What every shape above needs: `=` (a query or `NAME=` value), `"` (JSON), `:` (a URL's userinfo) or a scheme's word
- * (`Bearer`, `Basic`, `DPoP`, `token`). Text with none of them (a tool name, a method, most log fields) is left as it is
+ * What every shape above needs: `=` (a query or `NAME=` value), `"` (JSON), `:` (a URL's userinfo), a scheme's word
+ * (`Bearer`, `Basic`, `DPoP`, `token`) or a JWT's start. Text with none of them (a tool name, a method, most log fields) is left as it is
  * without running the patterns.
  */
-const SHAPE_HINT = /[=":]|Bearer|Basic|DPoP|token/i;
+const SHAPE_HINT = /[=":]|Bearer|Basic|DPoP|token|eyJ/i;
 
 /** Hides what looks like a credential by its shape, whatever its value. */
 export function redactShapes(text: string): string {
