@@ -236,6 +236,13 @@ describe("Redactor", () => {
     assert.equal(JSON.stringify(redactor.value({ "by s3cret-value": 1 })), '{"by ***":1}');
   });
 
+  test("a secret of digits held as a JSON number (structured content's account number) is hidden as the string is", () => {
+    const redactor = new Redactor(["73920184", "sk-9f8e7d"]);
+    const content = { account: 73920184, other: 173920184, count: 5, price: 7392.5 };
+    const hidden = { account: "***", other: "1***", count: 5, price: 7392.5 };
+    assert.deepEqual(redactor.result(content), hidden);
+  });
+
   test("a payload nested deeper than any real one is cut, not walked without end", () => {
     let deep: unknown = "s3cret-value";
     for (let i = 0; i < 10_000; i++) deep = { d: deep };

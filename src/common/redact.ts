@@ -192,6 +192,11 @@ export class Redactor {
    */
   private forms: string[] = [];
   private resultForms: string[] = [];
+  /**
+   * Whether a secret is digits too many to be a plain value, which a tool result's JSON number may hold too (an account
+   * number in `structuredContent`). The bridge's own numbers in events (a pid, a count) stay numbers.
+   */
+  private numeric = false;
 
   // Made once: every tool result and log line is walked with one of them.
   private readonly textFilter = (text: string) => this.text(text);
@@ -214,6 +219,7 @@ export class Redactor {
     this.secrets = [...known];
     this.forms = formsOf(this.secrets);
     this.resultForms = formsOf(this.secrets.filter((secret) => !isPlainValue(secret)));
+    this.numeric = this.secrets.some((secret) => /^\d{7,}$/.test(secret));
   }
 
   /** `text` with control sequences stripped and every secret, known or by shape, replaced with `***`. */
@@ -251,6 +257,8 @@ export class Redactor {
 
   private walk(value: unknown, depth: number, filter: (text: string) => string, keepBinary: boolean): unknown {
     if (typeof value === "string") return filter(value);
+    if (typeof value === "number" && keepBinary && this.numeric)
+      return filter(`${value}`) === `${value}` ? value : filter(`${value}`);
     if (value === null || typeof value !== "object") return value;
     // Nested deeper than any real payload: a hostile one, replaced rather than walked (or stringified) without end.
     if (depth > MAX_DEPTH) return TOO_DEEP;
