@@ -145,6 +145,20 @@ describe("Redactor", () => {
     assert.equal(redactShapes("x-ab--client-secret=shh -https://u:p@h"), "x-ab--client-secret=*** -https://***@h");
   });
 
+  test("a secret of several lines (a PEM key) is hidden also line by line, as a server's stderr comes", () => {
+    const body = ["MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7", "VJTUt9Us8cKjMzEfYyjiWA4R4/M2bS1+fW"];
+    const pem = `-----BEGIN PRIVATE KEY-----\r\n${body.join("\r\n")}\r\n-----END PRIVATE KEY-----\r\n`;
+    const redactor = new Redactor([pem]);
+    assert.deepEqual(
+      body.map((line) => redactor.text(`key: ${line}`)),
+      ["key: ***", "key: ***"],
+    );
+    // Its CRs are stripped from what is filtered, so the whole no longer stands there either.
+    const read = redactor.result(`read ${pem}`);
+    assert.ok(!body.some((line) => read.includes(line)), read);
+    assert.equal(redactor.text("-----BEGIN PRIVATE KEY-----"), "-----BEGIN PRIVATE KEY-----");
+  });
+
   test("a known value with a quote or backslash is hidden also where it is quoted as JSON", () => {
     const redactor = new Redactor(['p\\a"ss-1234']);
     assert.equal(redactor.text(`it said ${JSON.stringify('bad key p\\a"ss-1234')}`), 'it said "bad key ***"');

@@ -39,11 +39,20 @@ function percentEncoded(text: string): string[] {
  */
 function formsOf(secrets: Iterable<string>): string[] {
   const forms = new Set<string>();
-  for (const secret of secrets)
+  for (const secret of [...secrets].flatMap(withLines))
     if (hideable(secret))
       for (const form of [secret, ...percentEncoded(secret), JSON.stringify(secret).slice(1, -1)]) forms.add(form);
   return [...forms].sort(longestFirst);
 }
+
+/**
+ * A secret, and each long line of one of several (a PEM key's): a server's stderr and log come a line at a time, in
+ * which the whole never stands. Not a PEM key's `-----BEGIN …-----` line, which hides nothing.
+ */
+const withLines = (secret: string) =>
+  [secret, ...(secret.includes("\n") ? secret.split("\n").map((line) => line.trim()) : [])].filter(
+    (line, i) => i === 0 || (line.length >= 16 && !/^-----/.test(line)),
+  );
 
 /** `text` with every one of `forms` (longest first) replaced with `***`. */
 function masked(text: string, forms: readonly string[]): string {
