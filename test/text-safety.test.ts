@@ -95,6 +95,10 @@ describe("Redactor", () => {
     );
     assert.equal(redactShapes("authorization: bearer xyz12345abc"), "authorization: bearer ***");
     assert.equal(redactShapes("Basic dXNlcjpwYXNz"), "Basic ***");
+    assert.equal(
+      redactShapes(`DB_PASS=hunter2 MYSQL_PWD='s3cr3t' {"smtp-pass": "x9", "sshPassphrase": "y8"} bypass=true PWD=/x`),
+      `DB_PASS=*** MYSQL_PWD='***' {"smtp-pass": "***", "sshPassphrase": "***"} bypass=true PWD=/x`,
+    );
     const jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJlLXZhbHVl";
     assert.equal(redactShapes(`session ${jwt} expired; {"jwt": "${jwt}"}`), 'session *** expired; {"jwt": "***"}');
     assert.equal(
@@ -118,6 +122,7 @@ describe("Redactor", () => {
       "token: insufficient_scope",
       "at https://as.example/token: invalid_client (wrong secret)",
       "password: 8 characters at least",
+      "first pass: 1200ms",
       "Authorization: Bearer ***",
       "Authorization: token ***",
       "set X-Api-Key: ${API_KEY} in headers",

@@ -83,10 +83,13 @@ const isBase64Key = (v: string) =>
   /^[A-Za-z0-9+/=]{20,}$/.test(v) &&
   (v.match(/[a-z](?=[A-Z0-9])|[A-Z](?=[a-z0-9])|[0-9](?=[A-Za-z])/g)?.length ?? 0) >= v.length * 0.35;
 
-/** Names (of query parameters, JSON keys, variables, headers) whose values are credentials: `access_token`, `API_KEY`, … */
+/**
+ * Names (of query parameters, JSON keys, variables, headers) whose values are credentials: `access_token`, `API_KEY`,
+ * `DB_PASS`, `MYSQL_PWD`, … (not `bypass`, a `first pass: 1200 ms`, nor the shell's `PWD`).
+ */
 // Tried from a name's start only: tried from each word of a long kebab-case line, each try ran to the line's end.
 const SECRET_NAME =
-  "(?<![A-Za-z0-9_-])[A-Za-z0-9_-]*(?:token|secret|password|passwd|api[_-]?key|apikey|credentials?|authorization|cookie|verifier|(?:private|secret|access)[_-]?key)";
+  "(?<![A-Za-z0-9_-])[A-Za-z0-9_-]*(?:token|secret|password|passwd|api[_-]?key|apikey|credentials?|authorization|cookie|verifier|(?:private|secret|access)[_-]?key|passphrase|(?<=[_-])(?:pass|pwd))";
 /** In a URL also these: an authorization code, an API key or a signature (a signed URL's `X-Amz-Signature` too). */
 const SECRET_QUERY_NAME = `(?:${SECRET_NAME}|code|key|[A-Za-z0-9_-]*sig|[A-Za-z0-9_-]*signature)`;
 
