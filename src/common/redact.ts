@@ -145,7 +145,7 @@ const SECRET_SHAPES: Array<[RegExp, string | typeof maskValue]> = [
     `$1 ${MASK}`,
   ],
   // A JWT without a name or a scheme before it (an ID or access token a server logs as it is): `eyJ…` is `{"` in base64.
-  [/\beyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]*/g, MASK],
+  [/(?<![\w-])eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]*/g, MASK],
 ];
 
 /**
