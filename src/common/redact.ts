@@ -127,11 +127,11 @@ const SECRET_SHAPES: Array<[RegExp, string | typeof maskValue]> = [
     maskValue,
   ],
   // A header as a server logs it: `X-API-Key: sk-…`, a cookie's every pair to the line's end. A value without a digit
-  // or a `=`, or shorter than a key, is prose (`token: invalid_client`, `password: 8 characters`); a scheme's word is for
-  // the pattern below.
+  // or a `=` (in its first 256 characters: not to the line's end from every name), or shorter than a key, is prose
+  // (`token: invalid_client`, `password: 8 characters`); a scheme's word is for the pattern below.
   [
     new RegExp(
-      `(${SECRET_NAME}:[ \\t]*)(?!['"]|\\$\\{|(?:Bearer|Basic|DPoP|token)\\b)(?=[^\\s,;]*[0-9=])(?=[^\\s"',;]{4})(?:(?<=cookie:[ \\t]*)[^\\n"]+|[^\\s"',;]+)`,
+      `(${SECRET_NAME}:[ \\t]*)(?!['"]|\\$\\{|(?:Bearer|Basic|DPoP|token)\\b)(?=[^\\s,;]{0,256}[0-9=])(?=[^\\s"',;]{4})(?:(?<=cookie:[ \\t]*)[^\\n"]+|[^\\s"',;]+)`,
       "gi",
     ),
     `$1${MASK}`,
