@@ -46,6 +46,13 @@ describe("stripControls", () => {
   test("the one-line form joins lines and tabs with single spaces and trims", () => {
     assert.equal(stripControlsLine("  Evil \x1b]0;x\x07title\n\tsecond  line\r\n"), "Evil title second  line");
   });
+
+  test("a long run of spaces (a server's description padded with them) is made one line in time linear in its length", () => {
+    const padded = `a${" ".repeat(60_000)}b\n${" ".repeat(60_000)}c`;
+    const started = performance.now();
+    assert.equal(stripControlsLine(padded), `a${" ".repeat(60_000)}b c`);
+    assert.ok(performance.now() - started < 1500, `${Math.round(performance.now() - started)} ms`);
+  });
 });
 
 describe("Redactor", () => {

@@ -41,8 +41,9 @@ export function stripControls(text: string): string {
 
 /** For a name, a title or a one-line label: `stripControls`, with line breaks and tabs as single spaces, trimmed. */
 export function stripControlsLine(text: string): string {
+  // From a run of white space's start only: tried from each of a long run's spaces, each try ran to its end.
   return stripControls(text)
-    .replace(/\s*[\n\t]+\s*/g, " ")
+    .replace(/(?<!\s)\s*[\n\t]+\s*/g, " ")
     .trim();
 }
 
