@@ -413,6 +413,19 @@ describe("what counts as a secret in a config", () => {
     assert.deepEqual(argSecrets(fields), ["5f0c9a71-2b3d", "secret"]);
   });
 
+  test("a header's value given on the command line (mcp-remote's --header) is a secret, as a value in `headers` is", () => {
+    const args = [
+      "mcp-remote",
+      "https://h.example/sse",
+      "--header",
+      "Authorization: Bearer sk-live-9f8e7d",
+      "-H",
+      "X-Key:k-1a2b",
+    ];
+    const { secrets } = resolveServerConfig(entry({ command: "npx", args }), {}, "/p");
+    assert.equal(new Redactor(secrets).result("sent sk-live-9f8e7d and k-1a2b"), "sent *** and ***");
+  });
+
   test("a secret variable set on the command line (docker's -e GITHUB_TOKEN=…) is a secret; other settings are not", () => {
     const args = ["run", "-e", "GITHUB_TOKEN=ghp_abc123def456", "-e", "LOG_LEVEL=debug", "db=main", "img"];
     assert.deepEqual(argSecrets(args), ["ghp_abc123def456"]);

@@ -353,8 +353,8 @@ const SECRET_FLAG = /^--?[A-Za-z0-9_-]*(token|secret|passw(or)?d|key|credentials
 const NAMED_SECRET_FLAG = /(token|secret|passw(or)?d|credentials?|(api|secret|private|access)[_-]?key)$/i;
 
 /**
- * Values given to secret-looking flags on a command line: `--token X`, `--token=X`, and `"--token X"` as one word; and
- * of secret-looking variables set there.
+ * Values given to secret-looking flags on a command line: `--token X`, `--token=X`, and `"--token X"` as one word; of
+ * secret-looking variables set there; and of headers (`--header "X-Api-Key: …"`).
  */
 export function argSecrets(args: readonly string[]): string[] {
   return args.flatMap((arg, i) => {
@@ -363,6 +363,9 @@ export function argSecrets(args: readonly string[]): string[] {
     if (variable && SECRET_KEY.test(variable[1]!)) return inlineEnvSecrets(variable[1]!, variable[2]!);
     const joined = /^(-[^\s=]+)(?:=|\s+)(.*)$/s.exec(arg);
     const [flag, value] = joined ? [joined[1]!, joined[2]!] : [args[i - 1] ?? "", arg];
+    // A header given on the command line (mcp-remote's `--header "Authorization: Bearer …"`): its value, as `headers`'.
+    const header = /^(?:--header|-H)$/.test(flag) && /^[\w-]+:\s*(\S[^]*)$/.exec(value);
+    if (header) return outputSecrets(header[1]!.trim());
     // A flag that ends in `key` may name a field (`--sort-key name`): a plain word after it is no credential.
     const field = !NAMED_SECRET_FLAG.test(flag) && PLAIN_WORD.test(value);
     return SECRET_FLAG.test(flag) && value !== "" && !field ? [value] : [];
