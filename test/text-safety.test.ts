@@ -424,6 +424,7 @@ describe("what counts as a secret in a config", () => {
     ];
     const { secrets } = resolveServerConfig(entry({ command: "npx", args }), {}, "/p");
     assert.equal(new Redactor(secrets).result("sent sk-live-9f8e7d and k-1a2b"), "sent *** and ***");
+    assert.deepEqual(argSecrets(["--header", "Authorization: Bearer ${TOKEN}"]), ["${TOKEN}"]);
   });
 
   test("a secret variable set on the command line (docker's -e GITHUB_TOKEN=…) is a secret; other settings are not", () => {

@@ -363,9 +363,10 @@ export function argSecrets(args: readonly string[]): string[] {
     if (variable && SECRET_KEY.test(variable[1]!)) return inlineEnvSecrets(variable[1]!, variable[2]!);
     const joined = /^(-[^\s=]+)(?:=|\s+)(.*)$/s.exec(arg);
     const [flag, value] = joined ? [joined[1]!, joined[2]!] : [args[i - 1] ?? "", arg];
-    // A header given on the command line (mcp-remote's `--header "Authorization: Bearer …"`): its value, as `headers`'.
+    // A header given on the command line (mcp-remote's `--header "Authorization: Bearer …"`): its value, as `headers`',
+    // without its scheme (a trust dialog showing `Bearer ${TOKEN}` would hide `Bearer`).
     const header = /^(?:--header|-H)$/.test(flag) && /^[\w-]+:\s*(\S[^]*)$/.exec(value);
-    if (header) return outputSecrets(header[1]!.trim());
+    if (header) return outputSecrets(header[1]!.trim()).slice(-1);
     // A flag that ends in `key` may name a field (`--sort-key name`): a plain word after it is no credential.
     const field = !NAMED_SECRET_FLAG.test(flag) && PLAIN_WORD.test(value);
     return SECRET_FLAG.test(flag) && value !== "" && !field ? [value] : [];
