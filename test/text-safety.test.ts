@@ -120,6 +120,10 @@ describe("Redactor", () => {
     assert.equal(redactShapes("Cookie: session=abc123; theme=dark\nnext"), "Cookie: ***\nnext");
     assert.equal(redactShapes("set-cookie: sid=abcdef1234; Path=/"), "set-cookie: ***");
     assert.equal(
+      redactShapes("> Authorization: Bot MTIzNDU2Nzg5.Gx1.abc\nauthorization: ApiKey dGVzdDp0ZXN0MTIz"),
+      "> Authorization: Bot ***\nauthorization: ApiKey ***",
+    );
+    assert.equal(
       redactShapes('curl -u admin:hunter2 https://x.example; curl --user "me:pa55" y'),
       'curl -u admin:*** https://x.example; curl --user "me:***" y',
     );
@@ -130,6 +134,8 @@ describe("Redactor", () => {
       "at https://as.example/token: invalid_client (wrong secret)",
       "password: 8 characters at least",
       "first pass: 1200ms",
+      "Authorization: Basic authentication failed",
+      "authorization: missing credentials",
       "Authorization: Bearer ***",
       "Authorization: token ***",
       "set X-Api-Key: ${API_KEY} in headers",

@@ -144,6 +144,8 @@ const SECRET_SHAPES: Array<[RegExp, string | typeof maskValue]> = [
     /\b([Bb]earer|Basic|DPoP|[Tt]oken)\s+(?=[A-Za-z]*[0-9._~+/=-]|[A-Za-z][a-z]*[A-Z])[A-Za-z0-9._~+/=-]{8,}/g,
     `$1 ${MASK}`,
   ],
+  // Any other scheme's token in an `Authorization:` header line (Discord's `Bot …`, Elastic's `ApiKey …`, Okta's `SSWS …`).
+  [/\b((?:proxy-)?authorization:[ \t]*[A-Za-z][\w-]*[ \t]+)(?=[^\s"',;]*[0-9=._~+/-])[^\s"',;]{8,}/gi, `$1${MASK}`],
   // A JWT without a name or a scheme before it (an ID or access token a server logs as it is): `eyJ…` is `{"` in base64.
   [/(?<![\w-])eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]*/g, MASK],
 ];
