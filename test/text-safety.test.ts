@@ -319,6 +319,19 @@ describe("what counts as a secret in a config", () => {
     assert.equal(isPlainValue("C:\\Users\\me"), true);
   });
 
+  test("a setting in capitals or a cloud region (awslabs' FASTMCP_LOG_LEVEL: ERROR, AWS_REGION: us-east-1) is no secret", () => {
+    const env = { FASTMCP_LOG_LEVEL: "ERROR", AWS_REGION: "us-east-1", MODE: "READ_ONLY", API_KEY: "ABCDEFGH" };
+    const { secrets } = resolveServerConfig(
+      entry({ command: "uvx", args: ["awslabs.lambda-mcp-server"], env }),
+      {},
+      "/p",
+    );
+    const redactor = new Redactor(secrets);
+    const said = "[ERROR] arn:aws:lambda:us-east-1:123456789012:function:f is READ_ONLY";
+    assert.equal(redactor.result(said), said);
+    assert.equal(redactor.text(`${said}, key ABCDEFGH`), `${said}, key ***`);
+  });
+
   test("a boolean under a name that says secret (REQUIRE_AUTH: true) is a setting: every `true` about the server stays", () => {
     assert.deepEqual(inlineEnvSecrets("REQUIRE_AUTH", "true"), []);
     assert.deepEqual(inlineEnvSecrets("USE_PRIVATE", "False"), []);

@@ -327,6 +327,11 @@ const SECRET_KEY =
  * alone.
  */
 const PLAIN_WORD = /^[a-z]+(?:[-_][a-z]+)*$/;
+/**
+ * A setting in capitals (awslabs' documented `FASTMCP_LOG_LEVEL: "ERROR"`, `MODE: "READ_ONLY"`) or a cloud region
+ * (`AWS_REGION: "us-east-1"`): hidden, every ERROR in the server's log and us-east-1 in its results read ***.
+ */
+const SETTING = /^(?:[A-Z]+(?:_[A-Z]+)*|[a-z]{2}(?:-[a-z]+)+-\d)$/;
 
 /**
  * What of an `env` value written inline (not through a `${VAR}`) is secret. Such values are treated as secrets like
@@ -343,7 +348,7 @@ export function inlineEnvSecrets(key: string, value: string): string[] {
   if (SECRET_KEY.test(key)) return inline.filter((part) => !/^\s*(?:true|false)\s*$/i.test(part));
   return inline.flatMap((part) => {
     if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(part.trim())) return urlSecrets(part.trim());
-    if (isPlainValue(part) || PLAIN_WORD.test(part)) return [];
+    if (isPlainValue(part) || PLAIN_WORD.test(part) || SETTING.test(part)) return [];
     return [part];
   });
 }
