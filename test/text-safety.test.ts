@@ -330,6 +330,13 @@ describe("what counts as a secret in a config", () => {
     const said = "[ERROR] arn:aws:lambda:us-east-1:123456789012:function:f is READ_ONLY";
     assert.equal(redactor.result(said), said);
     assert.equal(redactor.text(`${said}, key ABCDEFGH`), `${said}, key ***`);
+    const fromVariables = { FASTMCP_LOG_LEVEL: "${LEVEL}", AWS_REGION: "${AWS_REGION}" };
+    const resolved = resolveServerConfig(
+      entry({ command: "uvx", env: fromVariables }),
+      { LEVEL: "ERROR", AWS_REGION: "us-east-1" },
+      "/p",
+    );
+    assert.equal(new Redactor(resolved.secrets).result(said), said);
   });
 
   test("a boolean under a name that says secret (REQUIRE_AUTH: true) is a setting: every `true` about the server stays", () => {

@@ -77,8 +77,8 @@ export function substituteVars(input: string, env: Environment, projectRoot?: st
       secrets.push(...urlPartSecrets(found));
       // Not a port or a setting's word (`${PORT}`, `${LOG_LEVEL}`) where no name says secret: every 8080 or debug about
       // the server would read ***.
-      if (SECRET_KEY.test(name) || SECRET_KEY.test(field) || !(/^\d{1,6}$/.test(found) || PLAIN_WORD.test(found)))
-        secrets.push(found);
+      const plain = /^\d{1,6}$/.test(found) || PLAIN_WORD.test(found) || SETTING.test(found);
+      if (!plain || SECRET_KEY.test(name) || SECRET_KEY.test(field)) secrets.push(found);
       return found;
     }
     if (fallback !== undefined) return replace(fallback);
