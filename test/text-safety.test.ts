@@ -83,6 +83,10 @@ describe("Redactor", () => {
     // A `${VAR}` reference is the name of a value, shown where a message gives the `env` entry to write.
     assert.equal(redactShapes('add "BRAVE_API_KEY": "${BRAVE_API_KEY}"'), 'add "BRAVE_API_KEY": "${BRAVE_API_KEY}"');
     assert.equal(redactShapes('"api_key": "${X}tail"'), '"api_key": "***"');
+    assert.equal(
+      redactShapes('{"db_password": 73920184, "max_tokens": 4096}'),
+      '{"db_password": ***, "max_tokens": 4096}',
+    );
     assert.equal(redactShapes("request { apiKey: 'sk-abcdef123456…"), "request { apiKey: '***…");
     // Node and Python quote a value that has a `'` in it with `"`.
     assert.equal(redactShapes(`{ apiKey: "sk-it's-9f", 'x-api-key': "k'9" }`), `{ apiKey: "***", 'x-api-key': "***" }`);

@@ -113,6 +113,8 @@ const SECRET_SHAPES: Array<[RegExp, string | typeof maskValue]> = [
   // Not a `${VAR}` reference: a message that shows the `env` entry to write names the variable, not its value.
   // Or one a cut ends in (`…` at the end of a long log line).
   [new RegExp(`("${SECRET_NAME}"\\s*:\\s*")(?!\\$\\{\\w+\\}")(?:[^"\\\\]|\\\\.)+("|…$)`, "gi"), `$1${MASK}$2`],
+  // Or a number (`"password": 12345678`, as a config that was dumped holds a numeric one).
+  [new RegExp(`("${SECRET_NAME}"\\s*:\\s*)\\d{4,}\\b`, "gi"), `$1${MASK}`],
   // `'X-API-Key': '…'`, `apiKey: '…'` (`"…"` for a value with a `'`): an object as Node or Python prints it, or cut off.
   [
     new RegExp(`((?:'${SECRET_NAME}'|${SECRET_NAME})\\s*:\\s*(['"]))(?:(?!\\2)[^\\\\]|\\\\.)+(\\2|…$)`, "gi"),
