@@ -182,6 +182,11 @@ describe("Redactor", () => {
     const read = redactor.result(`read ${pem}`);
     assert.ok(!body.some((line) => read.includes(line)), read);
     assert.equal(redactor.text("-----BEGIN PRIVATE KEY-----"), "-----BEGIN PRIVATE KEY-----");
+    // Written with `\n`s, as a variable holds it, and printed by the server as the lines they stand for.
+    const escaped = new Redactor([
+      `-----BEGIN RSA PRIVATE KEY-----\\n${body.join("\\n")}\\n-----END RSA PRIVATE KEY-----`,
+    ]);
+    assert.equal(escaped.text(body[0]!), "***");
   });
 
   test("a known value with a quote or backslash is hidden also where it is quoted as JSON", () => {

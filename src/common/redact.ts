@@ -47,11 +47,12 @@ function formsOf(secrets: Iterable<string>): string[] {
 
 /**
  * A secret, and each long line of one of several (a PEM key's): a server's stderr and log come a line at a time, in
- * which the whole never stands. Not a PEM key's `-----BEGIN …-----` line, which hides nothing.
+ * which the whole never stands; also at a written `\n` (a key in a variable, which the server turns into lines). Not a
+ * PEM key's `-----BEGIN …-----` line, which hides nothing.
  */
 const withLines = (secret: string) =>
-  [secret, ...(secret.includes("\n") ? secret.split("\n").map((line) => line.trim()) : [])].filter(
-    (line, i) => i === 0 || (line.length >= 16 && !/^-----/.test(line)),
+  [secret, ...secret.split(/\\n|\n/).map((line) => line.trim())].filter(
+    (line, i) => i === 0 || (line.length >= 16 && !/^-----/.test(line) && line !== secret),
   );
 
 /** `text` with every one of `forms` (longest first) replaced with `***`. */
