@@ -155,8 +155,8 @@ const SECRET_SHAPES: Array<[RegExp, string | typeof maskValue]> = [
 
 /**
  * What every shape above needs: `=` (a query or `NAME=` value), `"` (JSON), `:` (a URL's userinfo), a scheme's word
- * (`Bearer`, `Basic`, `DPoP`, `token`) or a JWT's start. Text with none of them (a tool name, a method, most log fields) is left as it is
- * without running the patterns.
+ * (`Bearer`, `Basic`, `DPoP`, `token`) or a JWT's start. Text with none of them (a tool name, a method, most log fields)
+ * is left as it is without running the patterns.
  */
 const SHAPE_HINT = /[=":]|Bearer|Basic|DPoP|token|eyJ/i;
 
