@@ -107,6 +107,12 @@ describe("Redactor", () => {
     assert.equal(redactShapes("authorization: bearer xyz12345abc"), "authorization: bearer ***");
     assert.equal(redactShapes("Basic dXNlcjpwYXNz"), "Basic ***");
     assert.equal(
+      redactShapes(
+        'aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\npassword = "hunter two"\ntoken = None',
+      ),
+      "aws_secret_access_key = ***\npassword = ***\ntoken = None",
+    );
+    assert.equal(
       redactShapes(`DB_PASS=hunter2 MYSQL_PWD='s3cr3t' {"smtp-pass": "x9", "sshPassphrase": "y8"} bypass=true PWD=/x`),
       `DB_PASS=*** MYSQL_PWD='***' {"smtp-pass": "***", "sshPassphrase": "***"} bypass=true PWD=/x`,
     );

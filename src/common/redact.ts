@@ -129,6 +129,15 @@ const SECRET_SHAPES: Array<[RegExp, string | typeof maskValue]> = [
     ),
     maskValue,
   ],
+  // `aws_secret_access_key = …`, `password = "…"` as an INI or TOML file (AWS's credentials file) has it: a value with a
+  // digit or a symbol, or quoted (`token = None` is code).
+  [
+    new RegExp(
+      `(${SECRET_NAME}(?:[ \\t]+=[ \\t]*|=[ \\t]+))(?:"[^"\\n]+"|'[^'\\n]+'|(?=[^\\s,;]{0,256}[0-9=/+])[^\\s"',;]{4,})`,
+      "gi",
+    ),
+    `$1${MASK}`,
+  ],
   // A header as a server logs it: `X-API-Key: sk-…`, a cookie's every pair to the line's end. A value without a digit
   // or a `=` (in its first 256 characters: not to the line's end from every name), or shorter than a key, is prose
   // (`token: invalid_client`, `password: 8 characters`); a scheme's word is for the pattern below.
