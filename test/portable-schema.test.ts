@@ -6,7 +6,7 @@ import { validateToolArguments } from "@mariozechner/pi-ai";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { schemaCheck } from "../src/translate/schema-check.ts";
 import { MAX_PORTABLE_NODES, portableSchema } from "../src/translate/portable-schema.ts";
-import { normalizeInputSchema } from "../src/translate/schema.ts";
+import { checkedAsGiven, normalizeInputSchema } from "../src/translate/schema.ts";
 import { geminiProblems, openAiProblems } from "./schema-rules.ts";
 
 type Schema = Record<string, unknown>;
@@ -356,6 +356,24 @@ describe("portable schema rules", () => {
     for (let i = 0; i < 100; i++) deep = { type: "object", properties: { n: deep } };
     const { warnings } = portableSchema(deep);
     assert.match(warnings[0]!, /nested deeper/);
+  });
+  test("a tuple's items past those it names pass pi's check as given (prefixItems with items; draft-07 items without additionalItems)", () => {
+    const draft07 = "http://json-schema.org/draft-07/schema#";
+    for (const [$schema, p, value] of [
+      [
+        undefined,
+        { type: "array", prefixItems: [{ type: "string" }, { type: "number" }], items: { type: "number" } },
+        ["a", 0.5, 2],
+      ],
+      [draft07, { type: "array", items: [{ type: "string" }] }, ["a", 0.5]],
+    ] as const) {
+      const input = { ...($schema && { $schema }), type: "object", properties: { p } };
+      assert.equal(schemaCheck(input).check!({ p: value }), undefined, "valid for the server");
+      const parameters = checkedAsGiven(normalizeInputSchema(input).schema);
+      const call = { type: "toolCall", id: "1", name: "t", arguments: { p: value } };
+      // pi 0.73 refused it; pi 1.x turned 0.5 into "0.5".
+      assert.deepEqual(validateToolArguments({ name: "t", parameters } as never, call as never), { p: value });
+    }
   });
   test("a parameter named __proto__ stays a parameter and sets no prototype", () => {
     const input = JSON.parse(

@@ -318,10 +318,14 @@ function portableNode(input: unknown, ctx: Context, depth: number, active: reado
     const names = node.required.filter((n) => typeof n === "string" && Object.hasOwn(properties, n));
     if (names.length) body.required = names;
   }
-  if (node.items !== undefined) {
-    // A tuple becomes an array whose items may be any of the tuple's item shapes.
-    body.items = Array.isArray(node.items) ? next(node.items.length ? { anyOf: node.items } : {}) : next(node.items);
-  }
+  const tuple = Array.isArray(node.prefixItems) ? node.prefixItems : Array.isArray(node.items) ? node.items : undefined;
+  if (tuple) {
+    // A tuple becomes an array whose items may be any of the tuple's item shapes, or of those after it (any, unless
+    // `items` in 2020-12, or draft-07's `additionalItems`, say otherwise).
+    const rest = tuple === node.items ? node.additionalItems : node.items;
+    const shapes = rest === false ? tuple : isObject(rest) ? [...tuple, rest] : [];
+    body.items = next(shapes.length ? { anyOf: shapes } : {});
+  } else if (node.items !== undefined) body.items = next(node.items);
   if (Array.isArray(node.enum) && node.enum.length) body.enum = node.enum;
   for (const key of ["minimum", "maximum", "minItems", "maxItems"])
     if (typeof node[key] === "number") body[key] = node[key];
