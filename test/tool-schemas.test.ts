@@ -170,6 +170,22 @@ describe("tool schemas against a real server", { timeout: 60_000 }, () => {
     assert.deepEqual(check({ query: "a", tags: ["x", null] }), { query: "a", tags: ["x"] }, "nor is one in a list");
   });
 
+  test('a number the model gave is never changed into another (3.5 into 3, true into 1, "" into 0): the call is refused naming it', () => {
+    const prepared = (name: string, args: Record<string, unknown>) => {
+      const tool = tools.get(name)!;
+      const call = { type: "toolCall", id: "1", name, arguments: tool.prepareArguments?.(args) ?? args };
+      return validateToolArguments(tool as never, call as never);
+    };
+    for (const limit of [3.5, true, "", "3.5", "true"])
+      assert.throws(() => prepared("nullable", { limit }), new RegExp(`limit.*integer.*${JSON.stringify(limit)}`, "s"));
+    assert.throws(() => prepared("nested_nulls", { query: "a", filter: { max: 0.5 } }), /filter\.max.*integer.*0\.5/s);
+    assert.deepEqual(
+      prepared("nullable", { limit: 3, kind: "x" }),
+      { limit: 3, kind: "x" },
+      "a right one passes as given",
+    );
+  });
+
   test("a draft-07 schema is checked as draft-07: a tuple's items in the wrong order never reach the server", async () => {
     const tuple = tools.get("tuple")!;
     const calls = server.calls.length;

@@ -70,10 +70,27 @@ function takesNull(schema: unknown): boolean {
 }
 
 /**
+ * What a parameter must be where pi 1.x's check would turn the model's value into a number it did not give (3.5 into 3
+ * for an integer, true into 1, "" into 0), if so; a number written as a string ("3") it converts as meant.
+ */
+function changedNumber(value: unknown, schema: unknown): string | undefined {
+  if (!isObject(schema) || (typeof value !== "number" && typeof value !== "boolean" && typeof value !== "string"))
+    return undefined;
+  if (typeof value === schema.type || (schema.type === "integer" && Number.isInteger(value))) return undefined;
+  const types = Array.isArray(schema.anyOf) ? schema.anyOf.map((b) => isObject(b) && b.type) : [schema.type];
+  const want = types.includes("number") ? "a number" : types.includes("integer") ? "an integer" : undefined;
+  if (!want || types.includes(typeof value)) return undefined;
+  const number = typeof value === "string" && value.trim() ? Number(value) : value;
+  return typeof number === "number" && Number.isFinite(number) && (want === "a number" || Number.isInteger(number))
+    ? undefined
+    : want;
+}
+
+/**
  * The model's arguments without the nulls the copy does not take there, before pi checks them (`prepareArguments`).
  * pi 1.x leaves out such a null only in an optional property outside any choice; a required one, or one inside a
  * nullable object or list, or an item of a list, it turned into "null", 0 or false, which the server took as meant.
- * Left out, a required one is refused naming it. Copies only what changes.
+ * Left out, a required one is refused naming it. Copies only what changes; throws on a number pi 1.x would change.
  */
 export function withoutRefusedNulls(value: unknown, schema: unknown): unknown {
   if (!isObject(schema) || value === null || typeof value !== "object") return value;
@@ -89,7 +106,15 @@ export function withoutRefusedNulls(value: unknown, schema: unknown): unknown {
     const item = (value as Record<string, unknown>)[key];
     const property = list ? schema.items : Object.hasOwn(properties, key) ? properties[key] : undefined;
     const refused = item === null && property !== undefined && !takesNull(property);
-    const next = refused ? undefined : withoutRefusedNulls(item, property);
+    const want = changedNumber(item, property);
+    if (want) throw new Error(`${key} must be ${want}, not ${JSON.stringify(item)}; fix it and call the tool again`);
+    let next: unknown;
+    try {
+      next = refused ? undefined : withoutRefusedNulls(item, property);
+    } catch (error) {
+      // The path from the top, as pi names one (`filter.max`).
+      throw new Error(`${key}.${(error as Error).message}`);
+    }
     if (next === item) continue;
     out ??= (list ? [...(value as unknown[])] : { ...value }) as Record<string, unknown>;
     if (refused) delete out[key];
