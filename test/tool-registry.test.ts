@@ -144,6 +144,23 @@ describe("tool registration", { timeout: 120_000 }, () => {
     assert.doesNotMatch(registry.notesFor("alpha").clashes.join("\n"), /'echo'/, "nor of the hidden tool's name");
   });
 
+  test("a tool the user hid leaves its name to a visible tool of a server that connects after the session started", () => {
+    const tools = new Map<string, ToolDefinition>();
+    const registry = new ToolRegistry(
+      (def) => tools.set(def.name, def as ToolDefinition),
+      (name) => connections.get(name),
+      { serverOrder: () => ["alpha", "beta"], isHidden: (server, tool) => server === "alpha" && tool === "echo" },
+    );
+    registry.registerServer(connections.get("alpha")!);
+    registry.bindActivation({ getActiveTools: () => [...tools.keys()], setActiveTools: () => {} });
+    // beta is slower than the startup budget: pi never had the hidden tool's name, so nothing holds it.
+    registry.registerServer(connections.get("beta")!);
+    assert.equal(registry.find("echo")?.server, "beta", "beta's echo is registered as echo, not echo_2");
+    assert.ok(tools.has("echo") && !tools.has("echo_2"));
+    assert.doesNotMatch(registry.notesFor("beta").clashes.join("\n"), /'echo'/);
+    assert.equal(registry.toolsOf("alpha").filter((t) => t.originalName === "echo").length, 1, "the hidden one kept");
+  });
+
   test("a name of one of pi's tools is never taken over", () => {
     const { tools, registry } = register();
     assert.equal(tools.has("read"), false);

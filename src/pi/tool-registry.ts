@@ -11,6 +11,7 @@ import { toolDescription } from "../exposure/definition-cost.ts";
 import { TOOL_SEARCH_NAME } from "../exposure/tool-search-text.ts";
 import { allocateToolName, PI_BUILTIN_TOOL_NAMES, toolNameFor } from "../translate/naming.ts";
 import { type McpProvenance, mcpProvenance } from "../translate/provenance.ts";
+import { signature, uniqueByName } from "../translate/server-tool-list.ts";
 import { type McpToolDefinition, toolDefinition, unavailableDefinition } from "./tool-definition.ts";
 import * as toolNotes from "./tool-notes.ts";
 import { LIST_RESOURCES, LIST_TEMPLATES, READ_RESOURCE } from "./resource-tools.ts";
@@ -49,17 +50,6 @@ export interface PiToolInfo {
 export interface ToolActivation {
   getActiveTools(): string[];
   setActiveTools(names: string[]): void;
-}
-
-/** What the registry remembers of a tool so a changed definition can be told from an unchanged one. */
-function signature(tool: Tool): string {
-  return JSON.stringify([tool.title, tool.description, tool.inputSchema, tool.annotations, tool.outputSchema]);
-}
-
-/** A server's tools, each name once (the first wins, as a server listing a name twice can only run one of them). */
-function uniqueByName(tools: readonly Tool[]): Tool[] {
-  const seen = new Set<string>();
-  return tools.filter((tool) => !seen.has(tool.name) && seen.add(tool.name));
 }
 
 export interface ToolRegistryOptions {
@@ -377,10 +367,16 @@ export class ToolRegistry {
     if (name === undefined) {
       // Only once the session runs (before, every name was dealt already): the first name nobody has or had.
       const wanted = toolNameFor(server, tool.name, connection.config.prefix);
-      name = allocateToolName(
-        wanted,
-        (candidate) => this.ownerOf(candidate) !== undefined || this.withdrawn.has(candidate),
-      );
+      const taken = (candidate: string) => this.ownerOf(candidate) !== undefined || this.withdrawn.has(candidate);
+      const holder = this.byName.get(wanted);
+      // pi never had a hidden tool's name: a visible tool that wants it takes it, the hidden one the next free name.
+      if (
+        holder &&
+        this.options.isHidden?.(holder.server, holder.originalName) &&
+        !this.options.isHidden(server, tool.name)
+      )
+        this.moveTo(holder, this.definitions.get(wanted)!, allocateToolName(wanted, taken));
+      name = allocateToolName(wanted, taken);
       if (name !== wanted) {
         const owner = this.ownerOf(wanted) ?? "a tool its server withdrew";
         const ownerServer = this.byName.get(wanted)?.server;
@@ -439,12 +435,16 @@ export class ToolRegistry {
       (this.options.isHidden?.(tool.server, tool.originalName) ? [] : this.notes).push(
         `Tool name '${tool.name}' of MCP server '${tool.server}' (tool '${tool.originalName}') is already used by another extension (${winner.sourceInfo.path}); registered as '${name}'`,
       );
-      this.byName.delete(tool.name);
-      this.definitions.delete(tool.name);
-      const moved: RegisteredTool = { ...tool, name };
-      this.byName.set(name, moved);
-      this.assigned.set(`${tool.server}\0${tool.originalName}`, name);
-      this.install({ ...definition, name });
+      this.moveTo(tool, definition, name);
     }
+  }
+
+  /** Moves a tool of ours, and what the model is sent of it, to another name. */
+  private moveTo(tool: RegisteredTool, definition: McpToolDefinition, name: string): void {
+    this.byName.delete(tool.name);
+    this.definitions.delete(tool.name);
+    this.byName.set(name, { ...tool, name });
+    this.assigned.set(`${tool.server}\0${tool.originalName}`, name);
+    this.install({ ...definition, name });
   }
 }

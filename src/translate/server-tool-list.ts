@@ -8,6 +8,17 @@ import type { ServerLimits } from "../config/types.ts";
 import { limitTools } from "./tool-list-limits.ts";
 import { safeTool } from "./server-text.ts";
 
+/** What the registry remembers of a tool so a changed definition can be told from an unchanged one. */
+export function signature(tool: Tool): string {
+  return JSON.stringify([tool.title, tool.description, tool.inputSchema, tool.annotations, tool.outputSchema]);
+}
+
+/** A server's tools, each name once (the first wins, as a server listing a name twice can only run one of them). */
+export function uniqueByName(tools: readonly Tool[]): Tool[] {
+  const seen = new Set<string>();
+  return tools.filter((tool) => !seen.has(tool.name) && seen.add(tool.name));
+}
+
 export class ServerToolList {
   /** The tools as pi registers them. */
   tools: Tool[] = [];
