@@ -161,6 +161,23 @@ describe("tool registration", { timeout: 120_000 }, () => {
     assert.equal(registry.toolsOf("alpha").filter((t) => t.originalName === "echo").length, 1, "the hidden one kept");
   });
 
+  test("a hidden tool's schema is not said: the model never sees it, and there is nothing to do about it", () => {
+    const registry = new ToolRegistry(
+      () => {},
+      (name) => connections.get(name),
+      { isHidden: (_server, tool) => tool !== "shown" },
+    );
+    const conditional = { type: "object" as const, properties: { a: { type: "string" } }, not: { required: ["a"] } };
+    const bad = { type: "object" as const, properties: { q: { type: "string", pattern: "(" } } };
+    registry.syncServer(connections.get("alpha")!, [
+      { name: "shown", inputSchema: conditional },
+      { name: "hidden", inputSchema: conditional },
+      { name: "hidden_bad", inputSchema: bad },
+    ]);
+    assert.match(registry.notesFor("alpha").schema.join("\n"), /^1 tool uses schema keywords/);
+    assert.doesNotMatch(registry.warnings.join("\n"), /hidden_bad/);
+  });
+
   test("a name of one of pi's tools is never taken over", () => {
     const { tools, registry } = register();
     assert.equal(tools.has("read"), false);

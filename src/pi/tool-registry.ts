@@ -363,6 +363,7 @@ export class ToolRegistry {
   private registerOne(connection: ServerConnection, tool: Tool): RegisteredTool {
     const server = connection.name;
     const key = `${server}\0${tool.name}`;
+    const hidden = this.options.isHidden?.(server, tool.name);
     let name = this.assigned.get(key);
     if (name === undefined) {
       // Only once the session runs (before, every name was dealt already): the first name nobody has or had.
@@ -370,11 +371,7 @@ export class ToolRegistry {
       const taken = (candidate: string) => this.ownerOf(candidate) !== undefined || this.withdrawn.has(candidate);
       const holder = this.byName.get(wanted);
       // pi never had a hidden tool's name: a visible tool that wants it takes it, the hidden one the next free name.
-      if (
-        holder &&
-        this.options.isHidden?.(holder.server, holder.originalName) &&
-        !this.options.isHidden(server, tool.name)
-      )
+      if (!hidden && holder && this.options.isHidden?.(holder.server, holder.originalName))
         this.moveTo(holder, this.definitions.get(wanted)!, allocateToolName(wanted, taken));
       name = allocateToolName(wanted, taken);
       if (name !== wanted) {
@@ -388,7 +385,8 @@ export class ToolRegistry {
     const description = toolDescription(server, tool);
     this.uncarried.delete(key);
     const uncarried = (keywords: string[]) => {
-      this.uncarried.set(key, keywords);
+      // The model never sees a hidden tool: what its copy leaves out is nothing to tell the user.
+      if (!hidden) this.uncarried.set(key, keywords);
       this.options.logger?.log(toolNotes.uncarriedRecord(server, tool.name, keywords));
     };
     const registered: RegisteredTool = {
@@ -411,7 +409,7 @@ export class ToolRegistry {
         tool,
         description,
         connectionFor: this.connectionFor,
-        note: (text) => this.notes.push(text),
+        note: (text) => (hidden ? undefined : this.notes.push(text)),
         uncarried,
         scriptResults: this.options.scriptResults,
       }),
