@@ -161,6 +161,28 @@ describe("tool registration", { timeout: 120_000 }, () => {
     assert.equal(registry.toolsOf("alpha").filter((t) => t.originalName === "echo").length, 1, "the hidden one kept");
   });
 
+  test("a hidden tool listed after the session started takes no name a visible one has, unsaid", () => {
+    const [alpha, beta] = [connections.get("alpha")!, connections.get("beta")!];
+    const withoutEcho = alpha.tools.filter((t) => t.name !== "echo");
+    const started = (alphaTools: typeof alpha.tools) => {
+      const tools = new Map<string, ToolDefinition>();
+      const registry = new ToolRegistry(
+        (def) => tools.set(def.name, def as ToolDefinition),
+        (name) => connections.get(name),
+        { serverOrder: () => ["alpha", "beta"], isHidden: (server, tool) => server === "alpha" && tool === "echo" },
+      );
+      registry.syncServer(alpha, alphaTools);
+      registry.bindActivation({ getActiveTools: () => [...tools.keys()], setActiveTools: () => {} });
+      return registry;
+    };
+    const later = started(withoutEcho);
+    later.registerServer(beta);
+    later.syncServer(alpha, alpha.tools);
+    assert.equal(later.find("echo")?.server, "beta");
+    for (const server of ["alpha", "beta"])
+      assert.doesNotMatch(later.notesFor(server).clashes.join("\n"), /'echo'/, server);
+  });
+
   test("a hidden tool's schema is not said: the model never sees it, and there is nothing to do about it", () => {
     const registry = new ToolRegistry(
       () => {},

@@ -374,7 +374,7 @@ export class ToolRegistry {
       if (!hidden && holder && this.options.isHidden?.(holder.server, holder.originalName))
         this.moveTo(holder, this.definitions.get(wanted)!, allocateToolName(wanted, taken));
       name = allocateToolName(wanted, taken);
-      if (name !== wanted) {
+      if (name !== wanted && !hidden) {
         const owner = this.ownerOf(wanted) ?? "a tool its server withdrew";
         const ownerServer = this.byName.get(wanted)?.server;
         this.collisions.set(key, { server, tool: tool.name, wanted, name, owner, ownerServer });
