@@ -181,6 +181,13 @@ describe("tool registration", { timeout: 120_000 }, () => {
     assert.equal(later.find("echo")?.server, "beta");
     for (const server of ["alpha", "beta"])
       assert.doesNotMatch(later.notesFor(server).clashes.join("\n"), /'echo'/, server);
+    // Listed, dropped while a visible tool took the name, then listed again: the hidden tool stays off that name.
+    const again = started(alpha.tools);
+    again.syncServer(alpha, withoutEcho);
+    again.registerServer(beta);
+    again.syncServer(alpha, alpha.tools);
+    assert.equal(again.find("echo")?.server, "beta");
+    assert.ok(again.toolsOf("beta").some((t) => t.name === "echo"));
   });
 
   test("a hidden tool's schema is not said: the model never sees it, and there is nothing to do about it", () => {

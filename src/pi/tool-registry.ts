@@ -302,6 +302,8 @@ export class ToolRegistry {
     this.byName.delete(tool.name);
     this.signatures.delete(`${tool.server}\0${tool.originalName}`);
     if (this.options.isHidden?.(tool.server, tool.originalName)) {
+      // pi never had its name: listed again, it takes a free one, not one a visible tool has since.
+      this.assigned.delete(`${tool.server}\0${tool.originalName}`);
       this.definitions.delete(tool.name);
       return;
     }
