@@ -79,6 +79,22 @@ const BRACKETS: Tool = {
   },
 };
 
+/** A parameter of one of two object shapes, told apart by `kind` (a discriminated union). */
+const CHOICE: Tool = {
+  name: "choice",
+  inputSchema: {
+    type: "object",
+    properties: {
+      item: {
+        anyOf: [
+          { type: "object", properties: { kind: { const: "count" }, value: { type: "integer" } } },
+          { type: "object", properties: { kind: { const: "label" }, value: { type: "string" } } },
+        ],
+      },
+    },
+  },
+};
+
 describe("tool schemas against a real server", { timeout: 60_000 }, () => {
   let server: RunningServer;
   let connection: ServerConnection;
@@ -93,7 +109,7 @@ describe("tool schemas against a real server", { timeout: 60_000 }, () => {
       annotations: { title: "Blank" },
       inputSchema: { type: "object" },
     };
-    server = await startStreamableHttp({ extraTools: [TYPED, blank, NULLABLE, NESTED_NULLS, TUPLE, BRACKETS] });
+    server = await startStreamableHttp({ extraTools: [TYPED, blank, NULLABLE, NESTED_NULLS, TUPLE, BRACKETS, CHOICE] });
     connection = connectionFor("wx", { url: server.url, prefix: "" });
     await connection.connect();
     registry = new ToolRegistry(
@@ -184,6 +200,8 @@ describe("tool schemas against a real server", { timeout: 60_000 }, () => {
       { limit: 3, kind: "x" },
       "a right one passes as given",
     );
+    const label = { item: { kind: "label", value: "ten" } };
+    assert.deepEqual(prepared("choice", label), label, "a string where another of the shapes takes one");
   });
 
   test("a draft-07 schema is checked as draft-07: a tuple's items in the wrong order never reach the server", async () => {

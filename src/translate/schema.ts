@@ -92,14 +92,15 @@ function changedNumber(value: unknown, schema: unknown): string | undefined {
  * nullable object or list, or an item of a list, it turned into "null", 0 or false, which the server took as meant.
  * Left out, a required one is refused naming it. Copies only what changes; throws on a number pi 1.x would change.
  */
-export function withoutRefusedNulls(value: unknown, schema: unknown): unknown {
+export function withoutRefusedNulls(value: unknown, schema: unknown, sure = true): unknown {
   if (!isObject(schema) || value === null || typeof value !== "object") return value;
   const list = Array.isArray(value);
-  if (Array.isArray(schema.anyOf))
-    return withoutRefusedNulls(
-      value,
-      schema.anyOf.find((b) => isObject(b) && b.type === (list ? "array" : "object")),
-    );
+  if (Array.isArray(schema.anyOf)) {
+    const shape = (b: unknown) => isObject(b) && b.type === (list ? "array" : "object");
+    // Of several shapes, the first is not surely the one meant: a number it refuses another may take.
+    const one = schema.anyOf.find(shape) === schema.anyOf.findLast(shape);
+    return withoutRefusedNulls(value, schema.anyOf.find(shape), sure && one);
+  }
   const properties = isObject(schema.properties) && !list ? schema.properties : {};
   let out: Record<string, unknown> | undefined;
   for (const key in value) {
@@ -107,10 +108,11 @@ export function withoutRefusedNulls(value: unknown, schema: unknown): unknown {
     const property = list ? schema.items : Object.hasOwn(properties, key) ? properties[key] : undefined;
     const refused = item === null && property !== undefined && !takesNull(property);
     const want = changedNumber(item, property);
-    if (want) throw new Error(`${key} must be ${want}, not ${JSON.stringify(item)}; fix it and call the tool again`);
+    if (want && sure)
+      throw new Error(`${key} must be ${want}, not ${JSON.stringify(item)}; fix it and call the tool again`);
     let next: unknown;
     try {
-      next = refused ? undefined : withoutRefusedNulls(item, property);
+      next = refused ? undefined : withoutRefusedNulls(item, property, sure);
     } catch (error) {
       // The path from the top, as pi names one (`filter.max`).
       throw new Error(`${key}.${(error as Error).message}`);
