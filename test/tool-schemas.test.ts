@@ -95,6 +95,13 @@ const CHOICE: Tool = {
   },
 };
 
+/** A required parameter with a default that is one of the server's secrets (a header value here, as a project id). */
+const PROJECT = "Proj-7f3kQ92x";
+const DEFAULTED: Tool = {
+  name: "defaulted",
+  inputSchema: { type: "object", properties: { project: { type: "string", default: PROJECT } }, required: ["project"] },
+};
+
 describe("tool schemas against a real server", { timeout: 60_000 }, () => {
   let server: RunningServer;
   let connection: ServerConnection;
@@ -109,8 +116,10 @@ describe("tool schemas against a real server", { timeout: 60_000 }, () => {
       annotations: { title: "Blank" },
       inputSchema: { type: "object" },
     };
-    server = await startStreamableHttp({ extraTools: [TYPED, blank, NULLABLE, NESTED_NULLS, TUPLE, BRACKETS, CHOICE] });
-    connection = connectionFor("wx", { url: server.url, prefix: "" });
+    server = await startStreamableHttp({
+      extraTools: [TYPED, blank, NULLABLE, NESTED_NULLS, TUPLE, BRACKETS, CHOICE, DEFAULTED],
+    });
+    connection = connectionFor("wx", { url: server.url, prefix: "", headers: { "X-Project": PROJECT } });
     await connection.connect();
     registry = new ToolRegistry(
       (def) => tools.set(def.name, def as ToolDefinition),
@@ -202,6 +211,13 @@ describe("tool schemas against a real server", { timeout: 60_000 }, () => {
     );
     const label = { item: { kind: "label", value: "ten" } };
     assert.deepEqual(prepared("choice", label), label, "a string where another of the shapes takes one");
+  });
+
+  test("a required parameter's default reaches the server as the server wrote it, though the model is shown it hidden", async () => {
+    const tool = tools.get("defaulted")!;
+    assert.doesNotMatch(JSON.stringify(tool.parameters), new RegExp(PROJECT), "the model does not see the secret");
+    await runTool(tool, {});
+    assert.deepEqual(server.calls.at(-1)?.args, { project: PROJECT }, "not ***");
   });
 
   test("a draft-07 schema is checked as draft-07: a tuple's items in the wrong order never reach the server", async () => {

@@ -81,7 +81,7 @@ export class ServerConnection {
   private readonly report: LifecycleReport;
   /** This server's secrets, applied to all that leaves about it: log lines, events, messages, tool results. */
   private readonly redactor = new Redactor();
-  private readonly toolList: ServerToolList;
+  readonly toolList: ServerToolList;
   private readonly auth: ServerAuth;
   private readonly opener: SessionOpener;
   private readonly lifecycle: ConnectionLifecycle;

@@ -170,7 +170,9 @@ export function toolDefinition(source: ToolSource): McpToolDefinition {
     ),
   );
   const checkOutput = tool.outputSchema && outputSchemaCheck(source);
-  const defaults = requiredDefaults(tool.inputSchema);
+  // As the server wrote them: the tool as listed has its secrets hidden, and a default that is one must reach it as is.
+  const listed = source.connectionFor(server)?.toolList.definition(originalName);
+  const defaults = requiredDefaults((listed ?? tool).inputSchema);
   const normalized = normalizeInputSchema(tool.inputSchema);
   const { renamed } = normalized;
   const checked = parameters(source, normalized);
