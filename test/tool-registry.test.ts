@@ -190,6 +190,25 @@ describe("tool registration", { timeout: 120_000 }, () => {
     assert.ok(again.toolsOf("beta").some((t) => t.name === "echo"));
   });
 
+  test("a hidden tool never brings back to the model the name of a tool another server stopped listing", () => {
+    const tools = new Map<string, ToolDefinition>();
+    const registry = new ToolRegistry(
+      (def) => tools.set(def.name, def as ToolDefinition),
+      (name) => connections.get(name),
+      { serverOrder: () => ["alpha", "beta"], isHidden: (server, tool) => server === "beta" && tool === "echo" },
+    );
+    const alpha = connections.get("alpha")!;
+    registry.syncServer(alpha, alpha.tools);
+    registry.syncServer(
+      alpha,
+      alpha.tools.filter((t) => t.name !== "echo"),
+    );
+    registry.registerServer(connections.get("beta")!);
+    let active = [...tools.keys()];
+    registry.bindActivation({ getActiveTools: () => active, setActiveTools: (names) => (active = names) });
+    assert.ok(!active.includes("echo"), "pi's 'echo' only says it is no longer available");
+  });
+
   test("a hidden tool's schema is not said: the model never sees it, and there is nothing to do about it", () => {
     const registry = new ToolRegistry(
       () => {},

@@ -191,7 +191,8 @@ export class ToolRegistry {
       const registered = this.registerOne(connection, tool);
       this.signatures.set(key, signature(tool));
       (known ? updated : added).push(registered);
-      if (this.withdrawn.delete(registered.name)) this.activate(registered.name, true);
+      if (this.withdrawn.delete(registered.name) && !this.options.isHidden?.(server, tool.name))
+        this.activate(registered.name, true);
     }
     for (const { name, tool, definition } of vacated) if (!this.byName.has(name)) this.retire(name, tool, definition);
     for (const tool of moved.get(server) ?? []) if (!updated.some((t) => t.name === tool.name)) updated.push(tool);
@@ -378,8 +379,7 @@ export class ToolRegistry {
       name = allocateToolName(wanted, taken);
       if (name !== wanted && !hidden) {
         const owner = this.ownerOf(wanted) ?? "a tool its server withdrew";
-        const ownerServer = this.byName.get(wanted)?.server;
-        this.collisions.set(key, { server, tool: tool.name, wanted, name, owner, ownerServer });
+        this.collisions.set(key, { server, tool: tool.name, wanted, name, owner, ownerServer: holder?.server });
         this.logClashes();
       }
       this.assigned.set(key, name);
