@@ -375,6 +375,17 @@ describe("portable schema rules", () => {
       assert.deepEqual(validateToolArguments({ name: "t", parameters } as never, call as never), { p: value });
     }
   });
+  test("a parameter renamed for Anthropic (名前, 住所: underscores alone) tells the model which of the server's it is", () => {
+    const { schema, renamed } = normalizeInputSchema({
+      type: "object",
+      properties: { 名前: { type: "string", description: "Name" }, 住所: { type: "string" } },
+    });
+    const properties = schema.properties as Record<string, Schema>;
+    assert.deepEqual(Object.keys(properties), ["__", "___2"]);
+    assert.deepEqual(renamed, { __: "名前", ___2: "住所" });
+    assert.match(String(properties.__!.description), /^Name.*名前/);
+    assert.match(String(properties.___2!.description), /住所/);
+  });
   test("a parameter named __proto__ stays a parameter and sets no prototype", () => {
     const input = JSON.parse(
       '{"type":"object","properties":{"__proto__":{"type":"string"},"a":{"type":"number"}},"required":["__proto__"]}',

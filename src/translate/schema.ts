@@ -34,7 +34,12 @@ function renameKeys(schema: JsonSchema): Record<string, string> | undefined {
     taken.add(key);
   }
   const copy: JsonSchema = {};
-  for (const name of names) defineOwn(copy, safe.get(name) ?? name, properties[name]);
+  for (const name of names) {
+    const [key, property] = [safe.get(name), properties[name] as JsonSchema];
+    // Underscores alone (名前 → __) would leave the model guessing which parameter is which.
+    const said = [property.description, `(The server names it ${JSON.stringify(name)}.)`].filter(Boolean).join(" ");
+    defineOwn(copy, key ?? name, key ? { ...property, description: said } : property);
+  }
   schema.properties = copy;
   if (Array.isArray(schema.required)) schema.required = schema.required.map((n) => safe.get(n as string) ?? n);
   return Object.fromEntries([...safe].map(([name, key]) => [key, name]));
