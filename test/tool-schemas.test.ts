@@ -201,7 +201,8 @@ describe("tool schemas against a real server", { timeout: 60_000 }, () => {
       const call = { type: "toolCall", id: "1", name, arguments: tool.prepareArguments?.(args) ?? args };
       return validateToolArguments(tool as never, call as never);
     };
-    for (const limit of [3.5, true, "", "3.5", "true"])
+    // A snowflake id written as a string: as a number it would be another id (…890 → …900).
+    for (const limit of [3.5, true, "", "3.5", "true", "12345678901234567890"])
       assert.throws(() => prepared("nullable", { limit }), new RegExp(`limit.*integer.*${JSON.stringify(limit)}`, "s"));
     assert.throws(() => prepared("nested_nulls", { query: "a", filter: { max: 0.5 } }), /filter\.max.*integer.*0\.5/s);
     assert.deepEqual(

@@ -86,9 +86,9 @@ function changedNumber(value: unknown, schema: unknown): string | undefined {
   const want = types.includes("number") ? "a number" : types.includes("integer") ? "an integer" : undefined;
   if (!want || types.includes(typeof value)) return undefined;
   const number = typeof value === "string" && value.trim() ? Number(value) : value;
-  return typeof number === "number" && Number.isFinite(number) && (want === "a number" || Number.isInteger(number))
-    ? undefined
-    : want;
+  // Past 2^53 a string's digits do not survive as a number: "12345678901234567890" would be another id.
+  const whole = typeof value === "string" ? Number.isSafeInteger(number) : Number.isInteger(number);
+  return typeof number === "number" && Number.isFinite(number) && (want === "a number" || whole) ? undefined : want;
 }
 
 /**
