@@ -207,6 +207,22 @@ describe("tool registration", { timeout: 120_000 }, () => {
     let active = [...tools.keys()];
     registry.bindActivation({ getActiveTools: () => active, setActiveTools: (names) => (active = names) });
     assert.ok(!active.includes("echo"), "pi's 'echo' only says it is no longer available");
+    // Nor when the hidden tool had the name first, gave it up to alpha's, and moves back to it once alpha drops it.
+    const second = new Map<string, ToolDefinition>();
+    const again = new ToolRegistry(
+      (def) => second.set(def.name, def as ToolDefinition),
+      (name) => connections.get(name),
+      { serverOrder: () => ["alpha", "beta"], isHidden: (server, tool) => server === "beta" && tool === "echo" },
+    );
+    again.registerServer(connections.get("beta")!);
+    again.syncServer(alpha, alpha.tools);
+    again.syncServer(
+      alpha,
+      alpha.tools.filter((t) => t.name !== "echo"),
+    );
+    active = [...second.keys()];
+    again.bindActivation({ getActiveTools: () => active, setActiveTools: (names) => (active = names) });
+    assert.ok(!active.includes("echo"), "nor after a move");
   });
 
   test("a hidden tool's schema is not said: the model never sees it, and there is nothing to do about it", () => {

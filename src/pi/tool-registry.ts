@@ -191,8 +191,7 @@ export class ToolRegistry {
       const registered = this.registerOne(connection, tool);
       this.signatures.set(key, signature(tool));
       (known ? updated : added).push(registered);
-      if (this.withdrawn.delete(registered.name) && !this.options.isHidden?.(server, tool.name))
-        this.activate(registered.name, true);
+      if (this.withdrawn.delete(registered.name)) this.activate(registered.name, true);
     }
     for (const { name, tool, definition } of vacated) if (!this.byName.has(name)) this.retire(name, tool, definition);
     for (const tool of moved.get(server) ?? []) if (!updated.some((t) => t.name === tool.name)) updated.push(tool);
@@ -240,7 +239,8 @@ export class ToolRegistry {
       const server = connection.name;
       const key = `${server}\0${tool.name}`;
       const wanted = toolNameFor(server, tool.name, connection.config.prefix);
-      const name = allocateToolName(wanted, (candidate) => owners.has(candidate));
+      // pi still has a withdrawn name (its tool explains it is gone): a hidden tool, never registered, cannot take it.
+      const name = allocateToolName(wanted, (c) => owners.has(c) || (!!hidden(server, tool) && this.withdrawn.has(c)));
       if (name !== wanted && !hidden(server, tool))
         this.collisions.set(key, { server, tool: tool.name, wanted, name, ...owners.get(wanted)! });
       owners.set(name, { owner: `tool '${tool.name}' of MCP server '${server}'`, ownerServer: server });
