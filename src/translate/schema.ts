@@ -83,12 +83,16 @@ function changedNumber(value: unknown, schema: unknown): string | undefined {
     return undefined;
   if (typeof value === schema.type || (schema.type === "integer" && Number.isInteger(value))) return undefined;
   const types = Array.isArray(schema.anyOf) ? schema.anyOf.map((b) => isObject(b) && b.type) : [schema.type];
-  const want = types.includes("number") ? "a number" : types.includes("integer") ? "an integer" : undefined;
+  // A whole number past 2^53 lost digits as the call was parsed: as a string ("…567000") it would be another id.
+  const lost = Number.isInteger(value) && !Number.isSafeInteger(value) && types.includes("string");
+  const quoted = lost ? "a string in quotes (as a number it loses its last digits)" : undefined;
+  const want = types.includes("number") ? "a number" : types.includes("integer") ? "an integer" : quoted;
   if (!want || types.includes(typeof value)) return undefined;
   const number = typeof value === "string" && value.trim() ? Number(value) : value;
   // Past 2^53 a string's digits do not survive as a number: "12345678901234567890" would be another id.
   const whole = typeof value === "string" ? Number.isSafeInteger(number) : Number.isInteger(number);
-  return typeof number === "number" && Number.isFinite(number) && (want === "a number" || whole) ? undefined : want;
+  const kept = want === "a number" || (want === "an integer" && whole);
+  return typeof number === "number" && Number.isFinite(number) && kept ? undefined : want;
 }
 
 /**
