@@ -233,12 +233,16 @@ describe("tool registration", { timeout: 120_000 }, () => {
     );
     const conditional = { type: "object" as const, properties: { a: { type: "string" } }, not: { required: ["a"] } };
     const bad = { type: "object" as const, properties: { q: { type: "string", pattern: "(" } } };
+    const typeless = { type: "object" as const, properties: {} };
+    const meta = { "mcp-bridge/input-schema-without-type": true };
     registry.syncServer(connections.get("alpha")!, [
       { name: "shown", inputSchema: conditional },
       { name: "hidden", inputSchema: conditional },
       { name: "hidden_bad", inputSchema: bad },
+      { name: "hidden_typeless", inputSchema: typeless, _meta: meta },
     ]);
     assert.match(registry.notesFor("alpha").schema.join("\n"), /^1 tool uses schema keywords/);
+    assert.doesNotMatch(registry.notesFor("alpha").schema.join("\n"), /without `type`/);
     assert.doesNotMatch(registry.warnings.join("\n"), /hidden_bad/);
   });
 

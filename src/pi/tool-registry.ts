@@ -118,8 +118,8 @@ export class ToolRegistry {
   notesFor(server: string): { clashes: string[]; schema: string[] } {
     const uncarried = this.toolsOf(server).map((t) => this.uncarried.get(`${server}\0${t.originalName}`));
     const clashes = toolNotes.clashNotes(server, this.collisions.values());
-    const typeless = toolNotes.typelessNote(this.listed.get(server)?.tools ?? []);
-    return { clashes, schema: [...toolNotes.uncarriedNote(uncarried), ...typeless] };
+    const shown = (this.listed.get(server)?.tools ?? []).filter((t) => !this.options.isHidden?.(server, t.name));
+    return { clashes, schema: [...toolNotes.uncarriedNote(uncarried), ...toolNotes.typelessNote(shown)] };
   }
 
   /** Clashes between servers into the log, each once: names are final only once the session runs. */
