@@ -2276,6 +2276,10 @@ describe("sandbox settings and rules", () => {
     assert.match(bad[0]!, /`sandbox.filesystem.denyread` is not a sandbox setting/);
     assert.match(bad[1]!, /is not a host name/);
     assert.match(bad[2]!, /must be true, false, or an object/);
+    // A name every object has is no setting either: `constructor` was taken for one and dropped unreported.
+    const inherited: string[] = [];
+    assert.equal(readSandboxSetting({ constructor: {}, toString: true }, "sandbox", inherited), undefined);
+    assert.match(inherited.join("\n"), /`sandbox.constructor` is not a sandbox setting[^]*`sandbox.toString`/);
     // What the sandbox library refuses to allow at the start is refused here, naming it, before anything starts.
     const refused: string[] = [];
     const hosts = ["intranet", "*.com", "api.example.com:0443", "api.example.com:70000"];

@@ -64,7 +64,7 @@ export function readSandboxSetting(value: unknown, field: string, errors: string
     network: { allowedDomains: [], deniedDomains: [] },
   };
   const before = errors.length;
-  for (const key of Object.keys(value).filter((k) => !(k in FIELDS)))
+  for (const key of Object.keys(value).filter((k) => !Object.hasOwn(FIELDS, k)))
     errors.push(`\`${field}.${key}\` is not a sandbox setting (use \`filesystem\` or \`network\`)`);
   for (const group of ["filesystem", "network"] as const) {
     const part = value[group];
