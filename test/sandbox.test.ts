@@ -361,6 +361,32 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.match(text, /^write \S+\/cache\.txt: ok/m, text);
   });
 
+  test("a launcher's cache moved to the home directory or a parent of the project opens neither (~/.config/autostart, a sibling)", async () => {
+    const npx = path.join(outside, "bin", "npx");
+    mkdirSync(path.dirname(npx), { recursive: true });
+    if (!existsSync(npx)) symlinkSync(process.execPath, npx);
+    mkdirSync(path.join(bed.home, ".config", "autostart"), { recursive: true });
+    const files = { [bed.home]: path.join(bed.home, ".config", "autostart", "evil.desktop") };
+    files[path.dirname(project)] = path.join(outside, "evil.txt");
+    for (const [cache, file] of Object.entries(files)) {
+      const server = {
+        command: npx,
+        args: [PROBE],
+        sandbox: true,
+        autoApprove: ["*"],
+        env: { npm_config_cache: cache },
+      };
+      writeFileSync(
+        path.join(agentDir, "mcp.json"),
+        JSON.stringify({ exposure: "direct", mcpServers: { probe: server } }),
+      );
+      const call = { cwd: project, agentDir, extensionPaths: [EXTENSION_DIR], tool: "mcp_probe_probe" };
+      const { text } = await callOnceInPi({ ...call, args: { write: [file, path.join(project, "inside.txt")] } });
+      assert.match(text, new RegExp(`^write ${file}: failed`, "m"), text);
+      assert.match(text, /^write \S+\/inside\.txt: ok/m, text);
+    }
+  });
+
   test("a working directory reached by a link outside the project (~/code -> /data/code): the server writes there", async () => {
     const real = path.join(outside, "data-code");
     const link = path.join(outside, "linked-code");

@@ -156,10 +156,14 @@ export function sandboxPolicy(setting: true | SandboxRules, ctx: SandboxContext)
   const secretDirs = known.filter((p) => p.endsWith("/")).map((p) => `${p}config`);
   const flag = launcher?.name === "npm" ? npmFlag(ctx.args ?? [], "cache") : undefined;
   const moved = flag || launcher?.cacheVars.map((name) => ctx.env?.[name]).find((value) => value);
+  const at = moved ? absolute(moved, ctx) : "";
+  // Not one that holds the home directory or the project (`~`, `/`, `..`): all of it would be writable.
+  const holds = (p: string) => p === at || p.startsWith(at.endsWith("/") ? at : `${at}/`);
+  const opens = at && !holds(ctx.home) && [ctx.projectRoot, ctx.cwd].every((p) => p === at || !holds(p));
   const caches = [
     // Under the HOME the launcher gets: the server's env may set another.
     ...(launcher?.caches ?? []).map((p) => path.join(ctx.env?.HOME || ctx.home, p)),
-    ...(moved ? [absolute(moved, ctx)] : []),
+    ...(opens ? [at] : []),
   ];
   return {
     filesystem: {
