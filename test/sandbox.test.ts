@@ -387,6 +387,33 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     }
   });
 
+  test("what the desktop and systemd start at login (~/.config/autostart, ~/.config/systemd/user) cannot be written, from a cache moved to ~/.config either", async () => {
+    const files = [
+      path.join(".config", "autostart", "evil.desktop"),
+      path.join(".config", "systemd", "user", "evil.service"),
+    ];
+    for (const file of files) mkdirSync(path.join(bed.home, path.dirname(file)), { recursive: true });
+    const args = { write: [...files, "inside.txt"].map((file) => path.join(bed.home, file)) };
+    const text = await probeOnce(args, bed.home, bed.home);
+    for (const file of files) assert.match(text, new RegExp(`^write ${path.join(bed.home, file)}: failed`, "m"), text);
+    assert.match(text, /^write \S+\/inside\.txt: ok/m, text);
+    const npx = path.join(outside, "bin", "npx");
+    mkdirSync(path.dirname(npx), { recursive: true });
+    if (!existsSync(npx)) symlinkSync(process.execPath, npx);
+    const env = { npm_config_cache: path.join(bed.home, ".config") };
+    const server = { command: npx, args: [PROBE], sandbox: true, autoApprove: ["*"], env };
+    writeFileSync(
+      path.join(agentDir, "mcp.json"),
+      JSON.stringify({ exposure: "direct", mcpServers: { probe: server } }),
+    );
+    const call = { cwd: project, agentDir, extensionPaths: [EXTENSION_DIR], tool: "mcp_probe_probe" };
+    const cache = path.join(bed.home, ".config", "cache.txt");
+    const moved = (await callOnceInPi({ ...call, args: { write: [...args.write.slice(0, 2), cache] } })).text;
+    for (const file of files)
+      assert.match(moved, new RegExp(`^write ${path.join(bed.home, file)}: failed`, "m"), moved);
+    assert.match(moved, /^write \S+\/cache\.txt: ok/m, moved);
+  });
+
   test("a working directory reached by a link outside the project (~/code -> /data/code): the server writes there", async () => {
     const real = path.join(outside, "data-code");
     const link = path.join(outside, "linked-code");

@@ -54,7 +54,9 @@ const RUN_BY_OTHERS = (
 ).split(" ");
 
 /** A path below each directory here makes an absent one covered by an empty directory, as RUN_BY_OTHERS's. */
-const HOME_RUN = ".config/git .config/git/config .config/fish .config/fish/config.fish .local/bin .local/bin/git";
+const HOME_RUN =
+  ".config/git .config/git/config .config/fish .config/fish/config.fish .local/bin .local/bin/git " +
+  ".config/autostart .config/autostart/.keep .config/systemd .config/systemd/user";
 
 interface Launcher {
   /** What the docs and `/mcp` call it. */
@@ -175,7 +177,7 @@ export function sandboxPolicy(setting: true | SandboxRules, ctx: SandboxContext)
         ...secretDirs,
         ...[ctx.cwd, ctx.projectRoot].flatMap((dir) => RUN_BY_OTHERS.map((p) => path.join(dir, p))),
         // In the home directory, which a server working there could write: git's own config (besides ~/.gitconfig), fish's
-        // start-up files, and the commands of ~/.local/bin, which comes first on PATH.
+        // start-up files, the commands of ~/.local/bin, which comes first on PATH, and what starts at login.
         ...HOME_RUN.split(" ").map((p) => path.join(ctx.home, p)),
         ...AGENT_RUN.map((p) => path.join(ctx.agentDir, p)),
         ...absolutes(rules.filesystem.denyWrite),
