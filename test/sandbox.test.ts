@@ -226,6 +226,17 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.doesNotMatch(text, new RegExp(PLANTED_KEY), text);
   });
 
+  test("other MCP clients' user configs, which hold their servers' keys (~/.claude.json, Windsurf's), are denied", async () => {
+    const files = [".claude.json", path.join(".codeium", "windsurf", "mcp_config.json")];
+    for (const file of files.map((f) => path.join(bed.home, f))) {
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, JSON.stringify({ mcpServers: { gh: { env: { GITHUB_TOKEN: PLANTED_KEY } } } }));
+      const text = await probeOnce({ read: file });
+      assert.match(text, /^read: failed/m, text);
+      assert.doesNotMatch(text, new RegExp(PLANTED_KEY), text);
+    }
+  });
+
   test("what git runs of a submodule's (.git/modules) and of a repository below the server's directory cannot be written", async () => {
     const code = path.join(outside, "code");
     const gitDir = (dir: string, hooks = true) => {

@@ -7,6 +7,7 @@
 import { type Dirent, existsSync, readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { candidateFiles } from "../config/import/locations.ts";
 import type { Environment, ResolvedStdio } from "../config/substitute.ts";
 import type { ServerConfig } from "../config/types.ts";
 import { otherServersSecrets } from "./other-secrets.ts";
@@ -97,9 +98,15 @@ export function stdioSandbox(
 ): StdioSandbox | undefined {
   if (!isSandboxed(setting)) return undefined;
   const home = os.homedir();
+  // Other MCP clients' own configs (~/.claude.json, ~/.cursor/mcp.json): their servers' keys and headers as written.
+  const where = { home, projectRoot: scope.projectRoot, platform: process.platform, env: scope.env };
+  const clients = candidateFiles(where).filter((file) => file.scope === "user");
   const otherSecrets = otherServersSecrets(scope.servers, config.name, scope.env)
     .map((p) => (p.startsWith("~/") ? path.join(home, p.slice(2)) : p))
-    .concat(TOOL_TOKENS.map((p) => path.join(home, p)))
+    .concat(
+      TOOL_TOKENS.map((p) => path.join(home, p)),
+      clients.map((file) => file.path),
+    )
     .filter((file) => isFile(file));
   // A working directory reached by a link outside the project (~/code -> /data/code) is where it leads: the library
   // binds no link that leads out of its own tree. One inside the project stays a link (the project could have made it).
