@@ -337,6 +337,16 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.equal(readFileSync(own, "utf8"), "[core]\n\tsparseCheckout = true\n");
   });
 
+  test("what git obeys in a linked worktree (.git/worktrees/<name>/config.worktree, commondir) cannot be written", async () => {
+    // `git worktree add ../wt` keeps them in the main repository: commondir names the git directory whose config it obeys.
+    const linked = path.join(project, ".git", "worktrees", "wt");
+    mkdirSync(linked, { recursive: true });
+    writeFileSync(path.join(linked, "commondir"), "../..\n");
+    const files = [path.join(linked, "config.worktree"), path.join(linked, "commondir")];
+    const text = await probeOnce({ write: files });
+    for (const file of files) assert.match(text, new RegExp(`^write ${file}: failed`, "m"), text);
+  });
+
   test("pi run in the home directory: what every zsh, login bash and git reads there cannot be written", async () => {
     mkdirSync(path.join(bed.home, ".config", "git"), { recursive: true });
     const files = [".zshenv", ".zlogin", ".bash_login", path.join(".config", "git", "config")];

@@ -54,7 +54,10 @@ function gitDenied(gitDir: string): string[] {
   const config = attempt(() => readFileSync(path.join(gitDir, "config"), "utf8"), "");
   const moved = /^\s*hooksPath\s*=\s*"?(.+?)"?\s*$/im.exec(config)?.[1];
   const hooks = moved && path.basename(gitDir) === ".git" ? [path.resolve(path.dirname(gitDir), moved)] : [];
-  return [...["hooks", "config", "config.worktree"].map((p) => path.join(gitDir, p)), ...hooks];
+  // A linked worktree's own (`git worktree add`): its config.worktree, and commondir, which names the config it obeys.
+  const linked = entries(path.join(gitDir, "worktrees")).map((entry) => path.join(gitDir, "worktrees", entry.name));
+  const own = linked.flatMap((dir) => [path.join(dir, "config.worktree"), path.join(dir, "commondir")]);
+  return [...["hooks", "config", "config.worktree"].map((p) => path.join(gitDir, p)), ...hooks, ...own];
 }
 
 /**
