@@ -272,6 +272,20 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.equal(readFileSync(files[0]!, "utf8"), "fund=false\n");
   });
 
+  test("what cargo, bun and version managers run from the project (.cargo/config.toml, bunfig.toml, .tool-versions) cannot be written, nor made", async () => {
+    // cargo runs the `runner` and `rustc-wrapper` its config names, bun the `preload` of bunfig.toml, and asdf or mise
+    // put a `path:` version's bin on PATH.
+    writeFileSync(path.join(project, "bunfig.toml"), "telemetry = false\n");
+    mkdirSync(path.join(project, ".cargo"), { recursive: true });
+    const files = [path.join(".cargo", "config.toml"), "bunfig.toml", ".tool-versions"].map((f) =>
+      path.join(project, f),
+    );
+    const text = await probeOnce({ write: [...files, path.join(project, "inside.txt")] });
+    for (const file of files) assert.match(text, new RegExp(`^write ${file}: failed`, "m"), text);
+    assert.match(text, /^write \S+\/inside\.txt: ok/m, text);
+    assert.equal(readFileSync(files[1]!, "utf8"), "telemetry = false\n");
+  });
+
   test("a submodule's .git file, which names the git directory git obeys in it, cannot be written", async () => {
     // Pointed at a git directory of the server's own making (its config's core.fsmonitor), it would run at `git status`.
     const dotGit = path.join(project, "libs", "api", ".git");

@@ -40,7 +40,7 @@ const AGENT_RUN = "extensions extensions/index.ts git git/github.com settings.js
 /**
  * In the server's working directory and the project root: what another program runs or obeys without asking — pi's
  * project config and extensions, git hooks (and hook managers') and config, shell start-up files, direnv, editors',
- * agents' and npm's settings. A sandboxed server writing one would run code outside its sandbox later. (The library
+ * agents', npm's, cargo's and bun's settings, and the versions asdf or mise put on PATH. A sandboxed server writing one would run code outside its sandbox later. (The library
  * guards some below pi's own directory; these hold wherever the server works.) A path below each directory makes the
  * library cover an absent one with an empty directory, not a file: bubblewrap makes that mount point on the host while
  * the server runs, and a `.pi` that is a file breaks the project config of every pi started there meanwhile.
@@ -50,7 +50,8 @@ const RUN_BY_OTHERS = (
   ".bash_login .zshenv .zshrc .zprofile .zlogin .profile " +
   ".gitconfig .vscode .vscode/tasks.json .idea .idea/workspace.xml .claude .claude/settings.json .cursor .cursor/mcp.json " +
   ".gemini .gemini/settings.json .opencode .opencode/plugin .codex .codex/config.toml " +
-  ".mcp.json .ripgreprc .npmrc .yarnrc .yarnrc.yml .husky .husky/_ .pre-commit-config.yaml"
+  ".mcp.json .ripgreprc .npmrc .yarnrc .yarnrc.yml .husky .husky/_ .pre-commit-config.yaml " +
+  ".cargo .cargo/config.toml bunfig.toml .tool-versions"
 ).split(" ");
 
 /** A path below each directory here makes an absent one covered by an empty directory, as RUN_BY_OTHERS's. */
