@@ -286,6 +286,17 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.equal(readFileSync(files[1]!, "utf8"), "telemetry = false\n");
   });
 
+  test("what lefthook runs at a commit and mise at a cd (their configs there, lefthook's local one) cannot be written", async () => {
+    // mise trusts a config by its path: a hook written into a trusted one runs at the user's next cd into the project.
+    writeFileSync(path.join(project, "lefthook.yml"), "pre-commit:\n");
+    writeFileSync(path.join(project, ".mise.toml"), "[tools]\n");
+    const files = ["lefthook.yml", "lefthook-local.yml", ".mise.toml"].map((f) => path.join(project, f));
+    const text = await probeOnce({ write: [...files, path.join(project, "inside.txt")] });
+    for (const file of files) assert.match(text, new RegExp(`^write ${file}: failed`, "m"), text);
+    assert.match(text, /^write \S+\/inside\.txt: ok/m, text);
+    for (const file of ["lefthook.yml", ".mise.toml"]) rmSync(path.join(project, file));
+  });
+
   test("a submodule's .git file, which names the git directory git obeys in it, cannot be written", async () => {
     // Pointed at a git directory of the server's own making (its config's core.fsmonitor), it would run at `git status`.
     const dotGit = path.join(project, "libs", "api", ".git");

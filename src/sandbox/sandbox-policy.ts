@@ -54,6 +54,13 @@ const RUN_BY_OTHERS = (
   ".cargo .cargo/config.toml bunfig.toml .tool-versions"
 ).split(" ");
 
+/**
+ * As RUN_BY_OTHERS's, where they are there: an empty one in their place would change what the tool does (lefthook uses
+ * any one of its configs; mise asks to trust a new one, and trusts a config by its path).
+ */
+export const RUN_IF_THERE =
+  "lefthook.yml .lefthook.yml lefthook.yaml lefthook.toml lefthook.json mise.toml .mise.toml".split(" ");
+
 /** A path below each directory here makes an absent one covered by an empty directory, as RUN_BY_OTHERS's. */
 const HOME_RUN =
   ".config/git .config/git/config .config/fish .config/fish/config.fish .local/bin .local/bin/git " +

@@ -11,7 +11,7 @@ import { candidateFiles } from "../config/import/locations.ts";
 import type { Environment, ResolvedStdio } from "../config/substitute.ts";
 import type { ServerConfig } from "../config/types.ts";
 import { otherServersSecrets } from "./other-secrets.ts";
-import { type SandboxPolicy, sandboxPolicy, TOOL_TOKENS } from "./sandbox-policy.ts";
+import { RUN_IF_THERE, type SandboxPolicy, sandboxPolicy, TOOL_TOKENS } from "./sandbox-policy.ts";
 import { isSandboxed, type SandboxSetting } from "../config/sandbox-setting.ts";
 
 /** What `run` returns, or `otherwise` where it throws (a file gone, or not the user's to read). */
@@ -136,7 +136,14 @@ export function stdioSandbox(
       const linked = linkedTargets(denyRead).filter((target) => path.relative(target, cwd).startsWith(".."));
       policy.filesystem.denyRead = [...new Set([...denyRead, ...linked])];
       const git = gitAndPiDirs(cwd).flatMap((dir) => (dir.endsWith("/.pi") ? [dir] : gitDenied(dir)));
-      policy.filesystem.denyWrite = [...new Set([...denyWrite, ...git])];
+      const there = [cwd, projectRoot]
+        .flatMap((dir) => RUN_IF_THERE.map((p) => path.join(dir, p)))
+        .filter((f) => isFile(f));
+      // lefthook merges its local config (lefthook-local.yml): a missing one cannot be made; an empty one adds nothing.
+      const local = there
+        .filter((f) => /lefthook\.(yml|yaml|toml)$/.test(f))
+        .map((f) => f.replace(/\.(\w+)$/, "-local.$1"));
+      policy.filesystem.denyWrite = [...new Set([...denyWrite, ...git, ...there, ...local])];
       return policy;
     },
   };
