@@ -297,6 +297,15 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     for (const file of ["lefthook.yml", ".mise.toml"]) rmSync(path.join(project, file));
   });
 
+  test("a project's .pnpmfile.cjs, which pnpm runs at the next install, cannot be written", async () => {
+    const file = path.join(project, ".pnpmfile.cjs");
+    writeFileSync(file, "module.exports = { hooks: {} };\n");
+    const text = await probeOnce({ write: [file, path.join(project, "inside.txt")] });
+    assert.match(text, new RegExp(`^write ${file}: failed`, "m"), text);
+    assert.match(text, /^write \S+\/inside\.txt: ok/m, text);
+    rmSync(file);
+  });
+
   test("a submodule's .git file, which names the git directory git obeys in it, cannot be written", async () => {
     // Pointed at a git directory of the server's own making (its config's core.fsmonitor), it would run at `git status`.
     const dotGit = path.join(project, "libs", "api", ".git");

@@ -56,10 +56,11 @@ const RUN_BY_OTHERS = (
 
 /**
  * As RUN_BY_OTHERS's, where they are there: an empty one in their place would change what the tool does (lefthook uses
- * any one of its configs; mise asks to trust a new one, and trusts a config by its path).
+ * any one of its configs; mise asks to trust a new one, and trusts a config by its path; pnpm records a pnpmfile's
+ * checksum in its lockfile).
  */
 export const RUN_IF_THERE =
-  "lefthook.yml .lefthook.yml lefthook.yaml lefthook.toml lefthook.json mise.toml .mise.toml".split(" ");
+  "lefthook.yml .lefthook.yml lefthook.yaml lefthook.toml lefthook.json mise.toml .mise.toml .pnpmfile.cjs".split(" ");
 
 /** A path below each directory here makes an absent one covered by an empty directory, as RUN_BY_OTHERS's. */
 const HOME_RUN =
