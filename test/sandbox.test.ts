@@ -237,6 +237,22 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     }
   });
 
+  test("other agents' sign-ins and Gemini CLI's MCP config (~/.gemini, opencode's auth.json, Copilot's) are denied", async () => {
+    const files = [
+      path.join(".gemini", "settings.json"),
+      path.join(".gemini", "oauth_creds.json"),
+      path.join(".local", "share", "opencode", "auth.json"),
+      path.join(".config", "github-copilot", "apps.json"),
+    ];
+    for (const file of files.map((f) => path.join(bed.home, f))) {
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, JSON.stringify({ token: PLANTED_KEY }));
+      const text = await probeOnce({ read: file });
+      assert.match(text, /^read: failed/m, text);
+      assert.doesNotMatch(text, new RegExp(PLANTED_KEY), text);
+    }
+  });
+
   test("what git runs of a submodule's (.git/modules) and of a repository below the server's directory cannot be written", async () => {
     const code = path.join(outside, "code");
     const gitDir = (dir: string, hooks = true) => {

@@ -24,7 +24,9 @@ const HOME_SECRETS =
  */
 export const TOOL_TOKENS = (
   ".config/containers/auth.json .cargo/credentials .cargo/credentials.toml .pgpass .gem/credentials .vault-token " +
-  ".terraform.d/credentials.tfrc.json .yarnrc.yml .claude/.credentials.json .codex/auth.json"
+  ".terraform.d/credentials.tfrc.json .yarnrc.yml .claude/.credentials.json .codex/auth.json .gemini/settings.json " +
+  ".gemini/oauth_creds.json .local/share/opencode/auth.json .config/github-copilot/apps.json " +
+  ".config/github-copilot/hosts.json"
 ).split(" ");
 
 /**
