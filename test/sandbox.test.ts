@@ -485,6 +485,23 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.match(moved, /^write \S+\/cache\.txt: ok/m, moved);
   });
 
+  test("a launcher's cache moved into pi's agent dir: the fd and rg pi runs from it (bin, and tools, moved to bin) stay read-only", async () => {
+    const uvx = path.join(outside, "bin", "uvx");
+    mkdirSync(path.dirname(uvx), { recursive: true });
+    if (!existsSync(uvx)) symlinkSync(process.execPath, uvx);
+    for (const dir of ["bin", "tools"]) mkdirSync(path.join(agentDir, dir), { recursive: true });
+    const server = { command: uvx, args: [PROBE], sandbox: true, autoApprove: ["*"], env: { UV_CACHE_DIR: agentDir } };
+    writeFileSync(
+      path.join(agentDir, "mcp.json"),
+      JSON.stringify({ exposure: "direct", mcpServers: { probe: server } }),
+    );
+    const files = [path.join(agentDir, "bin", "rg"), path.join(agentDir, "tools", "fd")];
+    const call = { cwd: project, agentDir, extensionPaths: [EXTENSION_DIR], tool: "mcp_probe_probe" };
+    const { text } = await callOnceInPi({ ...call, args: { write: [...files, path.join(agentDir, "cache.txt")] } });
+    for (const file of files) assert.match(text, new RegExp(`^write ${file}: failed`, "m"), text);
+    assert.match(text, /^write \S+\/cache\.txt: ok/m, text);
+  });
+
   test("a working directory reached by a link outside the project (~/code -> /data/code): the server writes there", async () => {
     const real = path.join(outside, "data-code");
     const link = path.join(outside, "linked-code");

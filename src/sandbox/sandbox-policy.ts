@@ -36,8 +36,12 @@ export const TOOL_TOKENS = (
  */
 const AGENT_SECRETS = ["auth.json", "models.json", "mcp-auth.json", "mcp-auth/", "mcp-bridge/", "mcp.json"];
 
-/** In pi's agent dir, what pi runs at its start (its extensions, git packages, settings), as RUN_BY_OTHERS's. */
-const AGENT_RUN = "extensions extensions/index.ts git git/github.com settings.json".split(" ");
+/**
+ * In pi's agent dir, what pi runs at its start (its extensions, git packages, settings, and the fd and rg of `bin`, which
+ * it runs before the system's, and moves there from `tools`), as RUN_BY_OTHERS's.
+ */
+const AGENT_RUN =
+  "extensions extensions/index.ts git git/github.com settings.json bin bin/.keep tools tools/.keep".split(" ");
 
 /**
  * In the server's working directory and the project root: what another program runs or obeys without asking — pi's
