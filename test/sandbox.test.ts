@@ -406,6 +406,20 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.match(text, /^write \S+\/inside\.txt: ok/m, text);
   });
 
+  test("pi run in the home directory: the MCP configs other clients start servers from (Windsurf's, VS Code's, Claude Desktop's, opencode's) cannot be written", async () => {
+    const files = [
+      path.join(".codeium", "windsurf", "mcp_config.json"),
+      path.join(".config", "Code", "User", "mcp.json"),
+      path.join(".config", "Claude", "claude_desktop_config.json"),
+      path.join(".config", "opencode", "opencode.json"),
+    ];
+    for (const file of files) mkdirSync(path.join(bed.home, path.dirname(file)), { recursive: true });
+    const args = { write: [...files, "inside.txt"].map((file) => path.join(bed.home, file)) };
+    const text = await probeOnce(args, bed.home, bed.home);
+    for (const file of files) assert.match(text, new RegExp(`^write ${path.join(bed.home, file)}: failed`, "m"), text);
+    assert.match(text, /^write \S+\/inside\.txt: ok/m, text);
+  });
+
   test("pi run in the home directory: fish's config and the commands of ~/.local/bin (first on PATH) cannot be written", async () => {
     const files = [path.join(".config", "fish", "config.fish"), path.join(".local", "bin", "git")];
     for (const file of files) mkdirSync(path.join(bed.home, path.dirname(file)), { recursive: true });

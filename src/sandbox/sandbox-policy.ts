@@ -71,7 +71,8 @@ export const RUN_IF_THERE =
 /** A path below each directory here makes an absent one covered by an empty directory, as RUN_BY_OTHERS's. */
 const HOME_RUN =
   ".config/git .config/git/config .config/fish .config/fish/config.fish .local/bin .local/bin/git " +
-  ".config/autostart .config/autostart/.keep .config/systemd .config/systemd/user";
+  ".config/autostart .config/autostart/.keep .config/systemd .config/systemd/user .codeium .codeium/.keep " +
+  ".config/Code/User .config/Code/User/.keep .config/Claude .config/Claude/.keep .config/opencode .config/opencode/.keep";
 
 interface Launcher {
   /** What the docs and `/mcp` call it. */
@@ -192,7 +193,8 @@ export function sandboxPolicy(setting: true | SandboxRules, ctx: SandboxContext)
         ...secretDirs,
         ...[ctx.cwd, ctx.projectRoot].flatMap((dir) => RUN_BY_OTHERS.map((p) => path.join(dir, p))),
         // In the home directory, which a server working there could write: git's own config (besides ~/.gitconfig), fish's
-        // start-up files, the commands of ~/.local/bin, which comes first on PATH, and what starts at login.
+        // start-up files, the commands of ~/.local/bin, which comes first on PATH, what starts at login, and the
+        // settings other MCP clients start servers from (.cursor's, .gemini's and .claude's are RUN_BY_OTHERS's).
         ...HOME_RUN.split(" ").map((p) => path.join(ctx.home, p)),
         ...AGENT_RUN.map((p) => path.join(ctx.agentDir, p)),
         ...absolutes(rules.filesystem.denyWrite),
