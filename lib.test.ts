@@ -2430,6 +2430,24 @@ describe("sandbox settings and rules", () => {
     ]);
     assert.deepEqual(otherServersSecrets(servers, "self", {}), ["/p/demo.json"]);
   });
+  test("another server's OAuth key file written with a variable (${KEY_DIR}/sa.pem, ${HOME}/...) is denied where it is", () => {
+    const other = (privateKeyFile: string) => ({
+      url: "https://api.example.com/mcp",
+      auth: { grantType: "client_credentials", clientId: "c", privateKeyFile },
+    });
+    const { servers } = layerConfigs([
+      file(user, {
+        mcpServers: {
+          ...{ self: { command: "x" }, a: other("${KEY_DIR}/sa.pem"), b: other("${HOME}/keys/b.pem") },
+          c: other("${PROJECT_ROOT}/project.pem"),
+        },
+      }),
+    ]);
+    const secrets = otherServersSecrets(servers, "self", { KEY_DIR: "/home/ann/keys", HOME: "/home/ann" }, "/work/p");
+    assert.ok(secrets.includes("/work/p/project.pem"), secrets.join(", "));
+    assert.ok(secrets.includes("/home/ann/keys/sa.pem"), secrets.join(", "));
+    assert.ok(secrets.includes("/home/ann/keys/b.pem"), secrets.join(", "));
+  });
   test("other servers' secret files: paths in their !commands, variables holding paths, OAuth key files", () => {
     const { servers } = layerConfigs([
       file(user, {

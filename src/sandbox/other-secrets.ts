@@ -4,7 +4,7 @@
  * and the key, assertion and ID-token files of OAuth machine grants. Pure.
  */
 import { commandText, isCommandValue } from "../config/command-value.ts";
-import { configVarRefs } from "../config/substitute.ts";
+import { configVarRefs, substituteVars } from "../config/substitute.ts";
 import type { ServerConfig } from "../config/types.ts";
 
 /** A word that names a file: absolute, or under the home directory; a quoted one, or one with `\ `, with its spaces. */
@@ -20,11 +20,12 @@ function pathsIn(command: string, env: Readonly<Record<string, string | undefine
   return paths.filter((p) => !p.startsWith("/dev/"));
 }
 
-/** The secret files of every server in `servers` but `self`; `env` gives the variables' values. */
+/** The secret files of every server in `servers` but `self`; `env` and `projectRoot` give the variables' values. */
 export function otherServersSecrets(
   servers: readonly ServerConfig[],
   self: string,
   env: Readonly<Record<string, string | undefined>>,
+  projectRoot?: string,
 ): string[] {
   const files = new Set<string>();
   for (const config of servers) {
@@ -41,7 +42,9 @@ export function otherServersSecrets(
       if (value !== undefined && /^(~\/|\/)/.test(value) && !value.includes("\n")) files.add(value);
     }
     const { privateKeyFile, assertionFile, idTokenFile } = config.oauth ?? {};
-    for (const file of [privateKeyFile, assertionFile, idTokenFile]) if (file !== undefined) files.add(file);
+    // As the bridge reads them: `${KEY_DIR}/sa.pem` is no file, and KEY_DIR's value alone is a directory.
+    for (const file of [privateKeyFile, assertionFile, idTokenFile])
+      if (file !== undefined) files.add(substituteVars(file, env, projectRoot).value);
   }
   return [...files];
 }

@@ -104,7 +104,7 @@ export function stdioSandbox(
   // Other MCP clients' own configs (~/.claude.json, ~/.cursor/mcp.json): their servers' keys and headers as written.
   const where = { home, projectRoot: scope.projectRoot, platform: process.platform, env: scope.env };
   const clients = candidateFiles(where).filter((file) => file.scope === "user");
-  const otherSecrets = otherServersSecrets(scope.servers, config.name, scope.env)
+  const otherSecrets = otherServersSecrets(scope.servers, config.name, scope.env, scope.projectRoot)
     .map((p) => (p.startsWith("~/") ? path.join(home, p.slice(2)) : p))
     .concat(
       TOOL_TOKENS.map((p) => path.join(home, p)),
