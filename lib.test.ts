@@ -2448,6 +2448,15 @@ describe("sandbox settings and rules", () => {
     assert.ok(secrets.includes("/home/ann/keys/sa.pem"), secrets.join(", "));
     assert.ok(secrets.includes("/home/ann/keys/b.pem"), secrets.join(", "));
   });
+  test("another server's !command that reads a file of the project by a relative path (!cat .secrets/gh) denies it", () => {
+    const env = { TOKEN: "!cat .secrets/gh", KEY: "!jq -r .key keys.json" };
+    const { servers } = layerConfigs([
+      file(user, { mcpServers: { self: { command: "x" }, gh: { command: "y", env } } }),
+    ]);
+    const secrets = otherServersSecrets(servers, "self", {}, "/work/p");
+    assert.ok(secrets.includes("/work/p/.secrets/gh"), secrets.join(", "));
+    assert.ok(secrets.includes("/work/p/keys.json"), secrets.join(", "));
+  });
   test("other servers' secret files: paths in their !commands, variables holding paths, OAuth key files", () => {
     const { servers } = layerConfigs([
       file(user, {
