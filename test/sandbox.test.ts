@@ -420,6 +420,15 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.match(text, /^write \S+\/inside\.txt: ok/m, text);
   });
 
+  test("pi run in the home directory: mise's global config and direnv's direnvrc, which run at every prompt and cd, cannot be written", async () => {
+    const files = [path.join(".config", "mise", "config.toml"), path.join(".config", "direnv", "direnvrc")];
+    for (const file of files) mkdirSync(path.join(bed.home, path.dirname(file)), { recursive: true });
+    const args = { write: [...files, "inside.txt"].map((file) => path.join(bed.home, file)) };
+    const text = await probeOnce(args, bed.home, bed.home);
+    for (const file of files) assert.match(text, new RegExp(`^write ${path.join(bed.home, file)}: failed`, "m"), text);
+    assert.match(text, /^write \S+\/inside\.txt: ok/m, text);
+  });
+
   test("pi run in the home directory: fish's config and the commands of ~/.local/bin (first on PATH) cannot be written", async () => {
     const files = [path.join(".config", "fish", "config.fish"), path.join(".local", "bin", "git")];
     for (const file of files) mkdirSync(path.join(bed.home, path.dirname(file)), { recursive: true });

@@ -37,8 +37,8 @@ export const TOOL_TOKENS = (
 const AGENT_SECRETS = ["auth.json", "models.json", "mcp-auth.json", "mcp-auth/", "mcp-bridge/", "mcp.json"];
 
 /**
- * In pi's agent dir, what pi runs at its start (its extensions, git packages, settings, and the fd and rg of `bin`, which
- * it runs before the system's, and moves there from `tools`), as RUN_BY_OTHERS's.
+ * In pi's agent dir, what pi runs at its start (its extensions, git packages, settings, and the fd and rg of `bin`,
+ * which it runs before the system's, and moves there from `tools`), as RUN_BY_OTHERS's.
  */
 const AGENT_RUN =
   "extensions extensions/index.ts git git/github.com settings.json bin bin/.keep tools tools/.keep".split(" ");
@@ -46,10 +46,11 @@ const AGENT_RUN =
 /**
  * In the server's working directory and the project root: what another program runs or obeys without asking — pi's
  * project config and extensions, git hooks (and hook managers') and config, shell start-up files, direnv, editors',
- * agents', npm's, cargo's and bun's settings, and the versions asdf or mise put on PATH. A sandboxed server writing one would run code outside its sandbox later. (The library
- * guards some below pi's own directory; these hold wherever the server works.) A path below each directory makes the
- * library cover an absent one with an empty directory, not a file: bubblewrap makes that mount point on the host while
- * the server runs, and a `.pi` that is a file breaks the project config of every pi started there meanwhile.
+ * agents', npm's, cargo's and bun's settings, and the versions asdf or mise put on PATH. A sandboxed server writing
+ * one would run code outside its sandbox later. (The library guards some below pi's own directory; these hold wherever
+ * the server works.) A path below each directory makes the library cover an absent one with an empty directory, not a
+ * file: bubblewrap makes that mount point on the host while the server runs, and a `.pi` that is a file breaks the
+ * project config of every pi started there meanwhile.
  */
 const RUN_BY_OTHERS = (
   ".pi .pi/extensions .git/hooks .git/config .git/config.worktree .gitmodules .envrc .bashrc .bash_profile " +
@@ -72,7 +73,8 @@ export const RUN_IF_THERE =
 const HOME_RUN =
   ".config/git .config/git/config .config/fish .config/fish/config.fish .local/bin .local/bin/git " +
   ".config/autostart .config/autostart/.keep .config/systemd .config/systemd/user .codeium .codeium/.keep " +
-  ".config/Code/User .config/Code/User/.keep .config/Claude .config/Claude/.keep .config/opencode .config/opencode/.keep";
+  ".config/Code/User .config/Code/User/.keep .config/Claude .config/Claude/.keep .config/opencode " +
+  ".config/opencode/.keep .config/mise .config/mise/config.toml .config/direnv .config/direnv/direnvrc";
 
 interface Launcher {
   /** What the docs and `/mcp` call it. */
@@ -193,8 +195,9 @@ export function sandboxPolicy(setting: true | SandboxRules, ctx: SandboxContext)
         ...secretDirs,
         ...[ctx.cwd, ctx.projectRoot].flatMap((dir) => RUN_BY_OTHERS.map((p) => path.join(dir, p))),
         // In the home directory, which a server working there could write: git's own config (besides ~/.gitconfig), fish's
-        // start-up files, the commands of ~/.local/bin, which comes first on PATH, what starts at login, and the
-        // settings other MCP clients start servers from (.cursor's, .gemini's and .claude's are RUN_BY_OTHERS's).
+        // start-up files (and mise's and direnv's, run at every prompt and cd), the commands of ~/.local/bin, which
+        // comes first on PATH, what starts at login, and the settings other MCP clients start servers from (.cursor's,
+        // .gemini's and .claude's are RUN_BY_OTHERS's).
         ...HOME_RUN.split(" ").map((p) => path.join(ctx.home, p)),
         ...AGENT_RUN.map((p) => path.join(ctx.agentDir, p)),
         ...absolutes(rules.filesystem.denyWrite),
