@@ -525,6 +525,29 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.match(text, /^write \S+\/cache\.txt: ok/m, text);
   });
 
+  test("a launcher's cache moved into another agent's settings (~/.claude, ~/.cursor): what those run stays read-only", async () => {
+    const npx = path.join(outside, "bin", "npx");
+    mkdirSync(path.dirname(npx), { recursive: true });
+    if (!existsSync(npx)) symlinkSync(process.execPath, npx);
+    for (const [dir, file] of [
+      [".claude", "settings.json"],
+      [".cursor", "mcp.json"],
+    ] as const) {
+      mkdirSync(path.join(bed.home, dir), { recursive: true });
+      const env = { npm_config_cache: path.join(bed.home, dir) };
+      const server = { command: npx, args: [PROBE], sandbox: true, autoApprove: ["*"], env };
+      writeFileSync(
+        path.join(agentDir, "mcp.json"),
+        JSON.stringify({ exposure: "direct", mcpServers: { probe: server } }),
+      );
+      const call = { cwd: project, agentDir, extensionPaths: [EXTENSION_DIR], tool: "mcp_probe_probe" };
+      const target = path.join(bed.home, dir, file);
+      const { text } = await callOnceInPi({ ...call, args: { write: [target, path.join(project, "inside.txt")] } });
+      assert.match(text, new RegExp(`^write ${target}: failed`, "m"), text);
+      assert.match(text, /^write \S+\/inside\.txt: ok/m, text);
+    }
+  });
+
   test("a working directory reached by a link outside the project (~/code -> /data/code): the server writes there", async () => {
     const real = path.join(outside, "data-code");
     const link = path.join(outside, "linked-code");

@@ -194,6 +194,9 @@ export function sandboxPolicy(setting: true | SandboxRules, ctx: SandboxContext)
         ...secrets,
         ...secretDirs,
         ...[ctx.cwd, ctx.projectRoot].flatMap((dir) => RUN_BY_OTHERS.map((p) => path.join(dir, p))),
+        // And in the home directory, which a launcher's moved cache may open in part (~/.claude, ~/.cursor); not ~/.pi,
+        // which holds pi's agent dir (its own list is below).
+        ...RUN_BY_OTHERS.filter((p) => !p.startsWith(".pi")).map((p) => path.join(ctx.home, p)),
         // In the home directory, which a server working there could write: git's own config (besides ~/.gitconfig), fish's
         // start-up files (and mise's and direnv's, run at every prompt and cd), the commands of ~/.local/bin, which
         // comes first on PATH, what starts at login, and the settings other MCP clients start servers from (.cursor's,
