@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
 
 const MAX_FILE_LINES = 450;
-const MAX_TOTAL_LINES = 32909;
+const MAX_TOTAL_LINES = 33117;
 const root = resolve(dirname(new URL(import.meta.url).pathname), "..");
 
 const sourceFiles = (dir) =>
