@@ -24,12 +24,24 @@ describe("tool registration", { timeout: 120_000 }, () => {
   let beta: RunningServer;
   const connections = new Map<string, ServerConnection>();
 
-  function register(): { tools: Map<string, ToolDefinition>; registry: ToolRegistry } {
+  /** A registry over `servers` (no server registered yet), and the pi tools it registers, by name. */
+  function registryOf(servers: Map<string, ServerConnection>, options?: ConstructorParameters<typeof ToolRegistry>[2]) {
     const tools = new Map<string, ToolDefinition>();
     const registry = new ToolRegistry(
       (def) => tools.set(def.name, def as ToolDefinition),
-      (name) => connections.get(name),
+      (name) => servers.get(name),
+      options,
     );
+    return { tools, registry };
+  }
+  /** alpha before beta, and `echo` of one of them hidden by the user. */
+  const hidingEcho = (of: string) => ({
+    serverOrder: () => ["alpha", "beta"],
+    isHidden: (server: string, tool: string) => server === of && tool === "echo",
+  });
+
+  function register(): { tools: Map<string, ToolDefinition>; registry: ToolRegistry } {
+    const { tools, registry } = registryOf(connections);
     for (const connection of connections.values()) registry.registerServer(connection);
     return { tools, registry };
   }
@@ -97,11 +109,7 @@ describe("tool registration", { timeout: 120_000 }, () => {
       await third.connect();
       const three = new Map([...[...connections].filter(([name]) => name !== "gamma"), ["delta", third]]);
       assert.deepEqual([...three.keys()], ["alpha", "beta", "delta"]);
-      const tools = new Map<string, ToolDefinition>();
-      const registry = new ToolRegistry(
-        (def) => tools.set(def.name, def as ToolDefinition),
-        (name) => three.get(name),
-      );
+      const { tools, registry } = registryOf(three);
       for (const connection of three.values()) registry.registerServer(connection);
       const owner = (name: string) => registry.tools.find((t) => t.name === name)?.server;
       assert.deepEqual(["echo", "echo_2", "echo_3", "echo_4"].map(owner), ["alpha", "beta", "delta", undefined]);
@@ -130,12 +138,7 @@ describe("tool registration", { timeout: 120_000 }, () => {
   });
 
   test("a tool the user hid leaves its name to a tool of a later server that wants it, and no conflict is said", () => {
-    const tools = new Map<string, ToolDefinition>();
-    const registry = new ToolRegistry(
-      (def) => tools.set(def.name, def as ToolDefinition),
-      (name) => connections.get(name),
-      { serverOrder: () => ["alpha", "beta"], isHidden: (server, tool) => server === "alpha" && tool === "echo" },
-    );
+    const { tools, registry } = registryOf(connections, hidingEcho("alpha"));
     registry.registerServer(connections.get("alpha")!);
     registry.registerServer(connections.get("beta")!);
     assert.equal(registry.find("echo")?.server, "beta", "beta's echo is registered as echo, not echo_2");
@@ -145,12 +148,7 @@ describe("tool registration", { timeout: 120_000 }, () => {
   });
 
   test("a tool the user hid leaves its name to a visible tool of a server that connects after the session started", () => {
-    const tools = new Map<string, ToolDefinition>();
-    const registry = new ToolRegistry(
-      (def) => tools.set(def.name, def as ToolDefinition),
-      (name) => connections.get(name),
-      { serverOrder: () => ["alpha", "beta"], isHidden: (server, tool) => server === "alpha" && tool === "echo" },
-    );
+    const { tools, registry } = registryOf(connections, hidingEcho("alpha"));
     registry.registerServer(connections.get("alpha")!);
     registry.bindActivation({ getActiveTools: () => [...tools.keys()], setActiveTools: () => {} });
     // beta is slower than the startup budget: pi never had the hidden tool's name, so nothing holds it.
@@ -165,12 +163,7 @@ describe("tool registration", { timeout: 120_000 }, () => {
     const [alpha, beta] = [connections.get("alpha")!, connections.get("beta")!];
     const withoutEcho = alpha.tools.filter((t) => t.name !== "echo");
     const started = (alphaTools: typeof alpha.tools) => {
-      const tools = new Map<string, ToolDefinition>();
-      const registry = new ToolRegistry(
-        (def) => tools.set(def.name, def as ToolDefinition),
-        (name) => connections.get(name),
-        { serverOrder: () => ["alpha", "beta"], isHidden: (server, tool) => server === "alpha" && tool === "echo" },
-      );
+      const { tools, registry } = registryOf(connections, hidingEcho("alpha"));
       registry.syncServer(alpha, alphaTools);
       registry.bindActivation({ getActiveTools: () => [...tools.keys()], setActiveTools: () => {} });
       return registry;
@@ -191,12 +184,7 @@ describe("tool registration", { timeout: 120_000 }, () => {
   });
 
   test("a hidden tool never brings back to the model the name of a tool another server stopped listing", () => {
-    const tools = new Map<string, ToolDefinition>();
-    const registry = new ToolRegistry(
-      (def) => tools.set(def.name, def as ToolDefinition),
-      (name) => connections.get(name),
-      { serverOrder: () => ["alpha", "beta"], isHidden: (server, tool) => server === "beta" && tool === "echo" },
-    );
+    const { tools, registry } = registryOf(connections, hidingEcho("beta"));
     const alpha = connections.get("alpha")!;
     registry.syncServer(alpha, alpha.tools);
     registry.syncServer(
@@ -371,11 +359,7 @@ describe("tool registration", { timeout: 120_000 }, () => {
   });
 
   test("registering a server again keeps its names", () => {
-    const tools = new Map<string, ToolDefinition>();
-    const registry = new ToolRegistry(
-      (def) => tools.set(def.name, def as ToolDefinition),
-      (name) => connections.get(name),
-    );
+    const { tools, registry } = registryOf(connections);
     registry.registerServer(connections.get("alpha")!);
     registry.registerServer(connections.get("beta")!);
     const before = registry.tools.map((t) => t.name);
