@@ -840,24 +840,32 @@ describe("a page a call needs first, whose message quotes the server's secret", 
   });
 });
 
+/**
+ * The asking server given `env` (its secrets), its forms filled in by `ui`; `answers` holds what went back to it (the
+ * tool's result, which echoes it, has the secrets hidden as any result has).
+ */
+function secretiveServer(env: Record<string, string>, ui: RecordingUI) {
+  const features = elicitationFeatures("secretive", () => ({ ui: ui.context() }), new DialogBudget(() => undefined));
+  const answers: unknown[] = [];
+  const elicitation: typeof features.elicitation = async (...args) => {
+    const answer = await features.elicitation!(...args);
+    return (answers.push(answer), answer);
+  };
+  const connection = connectionFor(
+    "secretive",
+    { command: process.execPath, args: [ASKING_SERVER], env, protocolVersion: "2025-06-18" },
+    { features: { ...features, elicitation } },
+  );
+  return { connection, answers };
+}
+
 describe("a form whose choices and defaults are the server's secret", { timeout: 60_000 }, () => {
   test("shows them hidden, and sends them back as the server gave them", async () => {
     const secret = "sk-choice-secret-0123456789";
     const ui = new RecordingUI();
     // The choice (its only one, untitled), then Enter in the text field for its default, then the multi-select's Done.
     ui.answers = ["Fill in", 0, "", "Done", "Send"];
-    const features = elicitationFeatures("secretive", () => ({ ui: ui.context() }), new DialogBudget(() => undefined));
-    // What goes back to the server (the tool's result, which echoes it, has the secret hidden as any result has).
-    const answers: unknown[] = [];
-    const elicitation: typeof features.elicitation = async (...args) => {
-      const answer = await features.elicitation!(...args);
-      return (answers.push(answer), answer);
-    };
-    const connection = connectionFor(
-      "secretive",
-      { command: process.execPath, args: [ASKING_SERVER], env: { API_KEY: secret }, protocolVersion: "2025-06-18" },
-      { features: { ...features, elicitation } },
-    );
+    const { connection, answers } = secretiveServer({ API_KEY: secret }, ui);
     try {
       await connection.connect();
       const pick = { type: "string", enum: [secret] };
@@ -879,22 +887,7 @@ describe("a form whose choices are two of the server's secrets", { timeout: 60_0
     const [one, two] = ["sk-first-secret-0123456789", "sk-second-secret-0123456789"];
     const ui = new RecordingUI();
     ui.answers = ["Fill in", 1, "Send"];
-    const features = elicitationFeatures("secretive", () => ({ ui: ui.context() }), new DialogBudget(() => undefined));
-    const answers: unknown[] = [];
-    const elicitation: typeof features.elicitation = async (...args) => {
-      const answer = await features.elicitation!(...args);
-      return (answers.push(answer), answer);
-    };
-    const connection = connectionFor(
-      "secretive",
-      {
-        command: process.execPath,
-        args: [ASKING_SERVER],
-        env: { API_KEY: one, OTHER_KEY: two },
-        protocolVersion: "2025-06-18",
-      },
-      { features: { ...features, elicitation } },
-    );
+    const { connection, answers } = secretiveServer({ API_KEY: one, OTHER_KEY: two }, ui);
     try {
       await connection.connect();
       const schema = { type: "object", properties: { key: { type: "string", enum: [one, two] } }, required: ["key"] };
